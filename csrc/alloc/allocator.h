@@ -1,0 +1,42 @@
+/* The allocator interface: a small vtable behind every storage's memory.
+ *
+ * The CPU allocator implements it here; the CUDA caching allocator (cuda/) implements the same
+ * vtable and registers itself through the C API. Memory owned by someone else (a NumPy array)
+ * is wrapped by an allocator whose free releases the owner. */
+#ifndef MT_ALLOCATOR_H
+#define MT_ALLOCATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/device.h"
+#include "core/status.h"
+
+typedef struct mt_alloc_stats {
+    int64_t allocated_bytes;      /* bytes currently handed out */
+    int64_t peak_allocated_bytes; /* high-water mark of allocated_bytes */
+    int64_t reserved_bytes;       /* bytes held from the system (equal to allocated without a cache) */
+    int64_t num_allocs;           /* calls to alloc that succeeded */
+    int64_t num_frees;
+} mt_alloc_stats;
+
+typedef struct mt_allocator mt_allocator;
+struct mt_allocator {
+    const char *name;
+    /* *out receives nbytes of memory; *ctx receives what free needs back (may be NULL). */
+    mt_status (*alloc)(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx);
+    void (*free)(mt_allocator *self, void *ptr, size_t nbytes, void *ctx);
+    void (*stats)(mt_allocator *self, mt_alloc_stats *out);
+    void (*empty_cache)(mt_allocator *self);
+};
+
+/* Every allocation is aligned to this, for vector loads and as PyTorch's CPU allocator does. */
+#define MT_CPU_ALIGNMENT 64
+
+mt_allocator *mt_cpu_allocator(void);
+
+/* The allocator for a device type; CUDA's is NULL until _C_cuda registers one. */
+mt_allocator *mt_allocator_for(mt_device dev);
+void mt_register_allocator(mt_device_type type, mt_allocator *a);
+
+#endif

@@ -1,0 +1,99 @@
+/* The CPU allocator: 64-byte aligned blocks from the C library, with byte counts.
+ *
+ * It must not cache: freed memory goes straight back to the C library (PyTorch's
+ * DefaultCPUAllocator does the same). Counters are atomic so any thread may allocate. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "alloc/allocator.h"
+
+typedef struct cpu_allocator {
+    mt_allocator base;
+    atomic_llong allocated;
+    atomic_llong peak;
+    atomic_llong num_allocs;
+    atomic_llong num_frees;
+} cpu_allocator;
+
+static mt_status
+cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx)
+{
+    cpu_allocator *a = (cpu_allocator *)self;
+    (void)dev;
+    /* aligned_alloc wants a multiple of the alignment, and a zero-byte tensor still gets a
+     * valid pointer so that its data_ptr and buffer export are well defined. */
+    size_t rounded = (nbytes + MT_CPU_ALIGNMENT - 1) / MT_CPU_ALIGNMENT * MT_CPU_ALIGNMENT;
+    if (rounded == 0) {
+        rounded = MT_CPU_ALIGNMENT;
+    }
+    void *p = rounded < nbytes ? NULL : aligned_alloc(MT_CPU_ALIGNMENT, rounded);
+    if (p == NULL) {
+        return mt_fail(MT_ENOMEM,
+                       "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu bytes. "
+                       "Error code 12 (Cannot allocate memory)",
+                       nbytes);
+    }
+    long long now = atomic_fetch_add(&a->allocated, (long long)nbytes) + (long long)nbytes;
+    long long peak = atomic_load(&a->peak);
+    while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {
+    }
+    atomic_fetch_add(&a->num_allocs, 1);
+    *out = p;
+    *ctx = NULL;
+    return MT_OK;
+}
+
+static void
+cpu_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
+{
+    cpu_allocator *a = (cpu_allocator *)self;
+    (void)ctx;
+    if (ptr == NULL) {
+        return;
+    }
+    free(ptr);
+    atomic_fetch_sub(&a->allocated, (long long)nbytes);
+    atomic_fetch_add(&a->num_frees, 1);
+}
+
+static void
+cpu_stats(mt_allocator *self, mt_alloc_stats *out)
+{
+    cpu_allocator *a = (cpu_allocator *)self;
+    out->allocated_bytes = atomic_load(&a->allocated);
+    out->peak_allocated_bytes = atomic_load(&a->peak);
+    out->reserved_bytes = out->allocated_bytes;
+    out->num_allocs = atomic_load(&a->num_allocs);
+    out->num_frees = atomic_load(&a->num_frees);
+}
+
+static void
+cpu_empty_cache(mt_allocator *self)
+{
+    (void)self; /* nothing is cached */
+}
+
+static cpu_allocator the_cpu_allocator = {
+    .base = {"cpu", cpu_alloc, cpu_free, cpu_stats, cpu_empty_cache},
+};
+
+static mt_allocator *allocators[MT_NUM_DEVICE_TYPES] = {&the_cpu_allocator.base, NULL};
+
+mt_allocator *
+mt_cpu_allocator(void)
+{
+    return &the_cpu_allocator.base;
+}
+
+mt_allocator *
+mt_allocator_for(mt_device dev)
+{
+    return allocators[dev.type];
+}
+
+void
+mt_register_allocator(mt_device_type type, mt_allocator *a)
+{
+    allocators[type] = a;
+}

@@ -1,0 +1,108 @@
+/* Tables of element types. Pure data and promotion rules; no allocation. */
+#include "core/dtype.h"
+
+static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8};
+static const char *const scalar_names[MT_NUM_DTYPES] = {"Bool", "Int", "Long", "Float", "Double"};
+static const char *const c_names[MT_NUM_DTYPES] = {"bool", "int", "long int", "float", "double"};
+static const char *const names[MT_NUM_DTYPES] = {"bool", "int32", "int64", "float32", "float64"};
+
+size_t
+mt_dtype_size(mt_dtype dt)
+{
+    return sizes[dt];
+}
+
+const char *
+mt_dtype_scalar_name(mt_dtype dt)
+{
+    return scalar_names[dt];
+}
+
+const char *
+mt_dtype_c_name(mt_dtype dt)
+{
+    return c_names[dt];
+}
+
+const char *
+mt_dtype_name(mt_dtype dt)
+{
+    return names[dt];
+}
+
+mt_dtype
+mt_promote_types(mt_dtype a, mt_dtype b)
+{
+    /* bool < int32 < int64 < float32 < float64 is a chain for the dtypes we have. */
+    return a > b ? a : b;
+}
+
+bool
+mt_can_cast(mt_dtype from, mt_dtype to)
+{
+    if (mt_dtype_is_float(from) && mt_dtype_is_integral(to, true)) {
+        return false;
+    }
+    if (from != MT_BOOL && to == MT_BOOL) {
+        return false;
+    }
+    return true;
+}
+
+void
+mt_promotion_init(mt_promotion *p)
+{
+    p->dim = p->zero = p->wrapped = -1;
+}
+
+static int
+promote_skip_none(int a, int b)
+{
+    if (a < 0) {
+        return b;
+    }
+    if (b < 0) {
+        return a;
+    }
+    return (int)mt_promote_types((mt_dtype)a, (mt_dtype)b);
+}
+
+void
+mt_promotion_add(mt_promotion *p, mt_dtype dt, int ndim, bool wrapped)
+{
+    if (wrapped) {
+        /* A Python float is "a float" and counts as the default float dtype. */
+        mt_dtype as = mt_dtype_is_float(dt) ? MT_DEFAULT_FLOAT : dt;
+        p->wrapped = promote_skip_none(p->wrapped, (int)as);
+    } else if (ndim == 0) {
+        p->zero = promote_skip_none(p->zero, (int)dt);
+    } else {
+        p->dim = promote_skip_none(p->dim, (int)dt);
+    }
+}
+
+static int
+category(int dt)
+{
+    return dt < 0 ? -1 : dt == MT_BOOL ? 0 : mt_dtype_is_float((mt_dtype)dt) ? 2 : 1;
+}
+
+/* PyTorch's combine_categories: the lower-ranked dtype counts only from a higher category. */
+static int
+combine(int higher, int lower)
+{
+    if (higher >= 0 && mt_dtype_is_float((mt_dtype)higher)) {
+        return higher;
+    }
+    if (higher == MT_BOOL || category(lower) == 2) {
+        return promote_skip_none(higher, lower);
+    }
+    return higher >= 0 ? higher : lower;
+}
+
+mt_dtype
+mt_promotion_result(const mt_promotion *p)
+{
+    int r = combine(p->dim, combine(p->zero, p->wrapped));
+    return r < 0 ? MT_DEFAULT_FLOAT : (mt_dtype)r;
+}

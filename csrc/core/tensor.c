@@ -1,0 +1,368 @@
+/* Storage and tensor lifetimes and geometry. No kernels and no dispatch here. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tensor.h"
+
+mt_status
+mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out)
+{
+    mt_allocator *a = mt_allocator_for(dev);
+    if (a == NULL) {
+        return mt_fail(MT_EDEVICE, "no allocator for device type %d: minitorch was built without CUDA",
+                       (int)dev.type);
+    }
+    void *data = NULL, *ctx = NULL;
+    mt_status st = a->alloc(a, nbytes, dev, &data, &ctx);
+    if (st) {
+        return st;
+    }
+    st = mt_storage_wrap(data, nbytes, dev, a, ctx, out);
+    if (st) {
+        a->free(a, data, nbytes, ctx);
+    }
+    return st;
+}
+
+mt_status
+mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocator, void *ctx,
+                mt_storage **out)
+{
+    mt_storage *s = malloc(sizeof(*s));
+    if (s == NULL) {
+        return mt_fail(MT_ENOMEM, "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                                  "%zu bytes. Error code 12 (Cannot allocate memory)",
+                       sizeof(*s));
+    }
+    atomic_init(&s->refcount, 1);
+    s->data = data;
+    s->nbytes = nbytes;
+    s->allocator = allocator;
+    s->ctx = ctx;
+    s->device = dev;
+    atomic_init(&s->version, 0);
+    *out = s;
+    return MT_OK;
+}
+
+void
+mt_storage_retain(mt_storage *s)
+{
+    atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+}
+
+void
+mt_storage_release(mt_storage *s)
+{
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) {
+        return;
+    }
+    s->allocator->free(s->allocator, s->data, s->nbytes, s->ctx);
+    free(s);
+}
+
+static mt_status
+tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t *strides,
+             int64_t offset, mt_dtype dtype, mt_tensor **out)
+{
+    mt_tensor *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        return mt_fail(MT_ENOMEM, "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                                  "%zu bytes. Error code 12 (Cannot allocate memory)",
+                       sizeof(*t));
+    }
+    atomic_init(&t->refcount, 1);
+    t->storage = storage;
+    t->offset = offset;
+    t->ndim = ndim;
+    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    t->dtype = dtype;
+    *out = t;
+    return MT_OK;
+}
+
+mt_status
+mt_check_sizes(int ndim, const int64_t *sizes)
+{
+    char buf[256];
+    if (ndim > MT_MAX_DIMS) {
+        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions, got %d", MT_MAX_DIMS,
+                       ndim);
+    }
+    uint64_t n = 1;
+    bool overflow = false;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] < 0) {
+            return mt_fail(MT_ERUNTIME, "Trying to create tensor with negative dimension %" PRId64 ": %s",
+                           sizes[d], mt_format_sizes(buf, sizeof(buf), ndim, sizes));
+        }
+        if (sizes[d] != 0 && n > (uint64_t)INT64_MAX / 8 / (uint64_t)sizes[d]) {
+            overflow = true;
+        }
+        n *= (uint64_t)sizes[d];
+    }
+    /* A zero size anywhere makes the product 0, whatever the other sizes are. */
+    if (overflow && n != 0) {
+        return mt_fail(MT_ERUNTIME, "Storage size calculation overflowed with sizes=%s",
+                       mt_format_sizes(buf, sizeof(buf), ndim, sizes));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_tensor_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out)
+{
+    mt_status st = mt_check_sizes(ndim, sizes);
+    if (st) {
+        return st;
+    }
+    int64_t strides[MT_MAX_DIMS];
+    mt_contiguous_strides(ndim, sizes, strides);
+    mt_storage *s;
+    st = mt_storage_new((size_t)mt_numel(ndim, sizes) * mt_dtype_size(dtype), dev, &s);
+    if (st) {
+        return st;
+    }
+    st = tensor_alloc(s, ndim, sizes, strides, 0, dtype, out);
+    if (st) {
+        mt_storage_release(s);
+    }
+    return st;
+}
+
+mt_status
+mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+               int64_t offset, mt_tensor **out)
+{
+    return mt_tensor_on_storage(base->storage, ndim, sizes, strides, offset, base->dtype, out);
+}
+
+mt_status
+mt_tensor_on_storage(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t *strides,
+                     int64_t offset, mt_dtype dtype, mt_tensor **out)
+{
+    char sb[256], tb[256];
+    mt_status st = mt_check_sizes(ndim, sizes);
+    if (st) {
+        return st;
+    }
+    if (offset < 0) {
+        return mt_fail(MT_ERUNTIME, "Tensor: invalid storage offset %" PRId64, offset);
+    }
+    /* The last element reached must lie inside the storage. */
+    uint64_t itemsize = mt_dtype_size(dtype);
+    uint64_t needed = 0;
+    if (mt_numel(ndim, sizes) > 0) {
+        uint64_t last = (uint64_t)offset;
+        for (int d = 0; d < ndim; d++) {
+            if (strides[d] < 0) {
+                return mt_fail(MT_ERUNTIME, "as_strided: Negative strides are not supported at the "
+                                            "moment, got strides: %s",
+                               mt_format_sizes(tb, sizeof(tb), ndim, strides));
+            }
+            last += (uint64_t)(sizes[d] - 1) * (uint64_t)strides[d];
+        }
+        needed = (last + 1) * itemsize;
+    }
+    if (needed > storage->nbytes) {
+        return mt_fail(MT_ERUNTIME,
+                       "setStorage: sizes %s, strides %s, storage offset %" PRId64
+                       ", and itemsize %d requiring a storage size of %" PRIu64
+                       " are out of bounds for storage of size %zu",
+                       mt_format_sizes(sb, sizeof(sb), ndim, sizes),
+                       mt_format_sizes(tb, sizeof(tb), ndim, strides), offset, (int)itemsize,
+                       needed, storage->nbytes);
+    }
+    mt_storage_retain(storage);
+    st = tensor_alloc(storage, ndim, sizes, strides, offset, dtype, out);
+    if (st) {
+        mt_storage_release(storage);
+    }
+    return st;
+}
+
+mt_status
+mt_tensor_scalar(mt_scalar value, mt_dtype dtype, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(0, NULL, dtype, MT_DEVICE_CPU, out);
+    if (st) {
+        return st;
+    }
+    mt_store_scalar(mt_tensor_data(*out), dtype, value);
+    (*out)->is_wrapped_number = true;
+    return MT_OK;
+}
+
+void
+mt_tensor_release(mt_tensor *t)
+{
+    if (t == NULL ||
+        atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) {
+        return;
+    }
+    if (t->grad) {
+        mt_tensor_release(t->grad);
+    }
+    mt_storage_release(t->storage);
+    free(t);
+}
+
+void
+mt_tensor_clear(mt_tensor **t)
+{
+    if (*t) {
+        mt_tensor_release(*t);
+        *t = NULL;
+    }
+}
+
+int64_t
+mt_numel(int ndim, const int64_t *sizes)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        n *= sizes[d];
+    }
+    return n;
+}
+
+void
+mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= sizes[d] > 1 ? sizes[d] : 1;
+    }
+}
+
+bool
+mt_tensor_is_contiguous(const mt_tensor *t)
+{
+    /* As PyTorch: strides of size-1 dims do not matter, nor anything in an empty tensor. */
+    int64_t expected = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->sizes[d] == 0) {
+            return true;
+        }
+        if (t->sizes[d] != 1) {
+            if (t->strides[d] != expected) {
+                return false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    return true;
+}
+
+bool
+mt_tensor_same_view(const mt_tensor *a, const mt_tensor *b)
+{
+    return a->storage == b->storage && a->offset == b->offset && a->ndim == b->ndim &&
+           memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0 &&
+           memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+mt_status
+mt_wrap_dim(int64_t dim, int ndim, int *out)
+{
+    int64_t n = ndim > 0 ? ndim : 1;
+    if (dim < -n || dim >= n) {
+        return mt_fail(MT_EINDEX,
+                       "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                       "], but got %" PRId64 ")",
+                       -n, n - 1, dim);
+    }
+    *out = (int)(dim < 0 ? dim + n : dim);
+    return MT_OK;
+}
+
+char *
+mt_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)
+{
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && used < n; d++) {
+        used += (size_t)snprintf(buf + used, n - used, d ? ", %" PRId64 : "%" PRId64, sizes[d]);
+    }
+    if (used < n) {
+        snprintf(buf + used, n - used, "]");
+    }
+    return buf;
+}
+
+mt_scalar
+mt_load_scalar(const char *p, mt_dtype dt)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return mt_scalar_bool(*(const bool *)p);
+    case MT_INT32:
+        return mt_scalar_int(*(const int32_t *)p);
+    case MT_INT64:
+        return mt_scalar_int(*(const int64_t *)p);
+    case MT_FLOAT32:
+        return mt_scalar_float(*(const float *)p);
+    default:
+        return mt_scalar_float(*(const double *)p);
+    }
+}
+
+void
+mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
+{
+    switch (dt) {
+    case MT_BOOL:
+        *(bool *)p = v.type == MT_FLOAT64 ? v.v.f != 0.0 : mt_scalar_to_int(v) != 0;
+        break;
+    case MT_INT32:
+        *(int32_t *)p = (int32_t)mt_scalar_to_int(v);
+        break;
+    case MT_INT64:
+        *(int64_t *)p = mt_scalar_to_int(v);
+        break;
+    case MT_FLOAT32:
+        *(float *)p = (float)mt_scalar_to_double(v);
+        break;
+    default:
+        *(double *)p = mt_scalar_to_double(v);
+        break;
+    }
+}
+
+mt_status
+mt_tensor_item(const mt_tensor *t, mt_scalar *out)
+{
+    int64_t n = mt_tensor_numel(t);
+    if (n != 1) {
+        return mt_fail(MT_ERUNTIME, "a Tensor with %" PRId64 " elements cannot be converted to Scalar",
+                       n);
+    }
+    if (mt_tensor_device(t).type != MT_CPU) {
+        return mt_fail(MT_EDEVICE, "item() of a CUDA tensor needs the CUDA backend");
+    }
+    *out = mt_load_scalar(mt_tensor_data(t), t->dtype);
+    return MT_OK;
+}
+
+mt_status
+mt_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int k = 0; k < n; k++) {
+        /* k counts dims from the right, as broadcasting aligns trailing dims. */
+        int64_t sa = k < na ? a[na - 1 - k] : 1;
+        int64_t sb = k < nb ? b[nb - 1 - k] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            return mt_fail(MT_ESHAPE,
+                           "The size of tensor a (%" PRId64 ") must match the size of tensor b (%" PRId64
+                           ") at non-singleton dimension %d",
+                           sa, sb, n - 1 - k);
+        }
+        out[n - 1 - k] = sa == 1 ? sb : sa;
+    }
+    *nout = n;
+    return MT_OK;
+}

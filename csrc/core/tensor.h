@@ -1,0 +1,121 @@
+/* Storage and tensor: the data model of minitorch.
+ *
+ * A storage is a refcounted block of memory from an allocator. A tensor is a strided view of a
+ * storage: sizes, strides and offset in elements, a dtype, and the flags autograd needs. Views
+ * share their storage, and with it the version counter that in-place ops bump. Neither struct
+ * knows about Python; `pyobj` is an opaque back pointer kept by the binding layer. */
+#ifndef MT_TENSOR_H
+#define MT_TENSOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc/allocator.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/scalar.h"
+#include "core/status.h"
+
+/* Most dims a tensor may have; sizes and strides are stored inline (NumPy allows 64). */
+#define MT_MAX_DIMS 16
+
+typedef struct mt_storage {
+    atomic_long refcount;
+    void *data;
+    size_t nbytes;
+    mt_allocator *allocator; /* frees data */
+    void *ctx;               /* the allocator's per-block context */
+    mt_device device;
+    atomic_long version; /* bumped by every in-place write through any view */
+} mt_storage;
+
+typedef struct mt_tensor {
+    atomic_long refcount;
+    mt_storage *storage;
+    int64_t offset; /* in elements */
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS];
+    int64_t strides[MT_MAX_DIMS]; /* in elements, never negative */
+    mt_dtype dtype;
+    bool requires_grad;
+    bool is_wrapped_number; /* made from a Python number: weaker in type promotion */
+    struct mt_tensor *grad;
+    void *pyobj; /* borrowed: the live Python wrapper of this tensor, if any */
+} mt_tensor;
+
+mt_status mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out);
+/* Wraps memory owned elsewhere; allocator->free(allocator, data, nbytes, ctx) runs at the end. */
+mt_status mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocator,
+                          void *ctx, mt_storage **out);
+void mt_storage_retain(mt_storage *s);
+void mt_storage_release(mt_storage *s);
+
+/* A new contiguous tensor; its memory is uninitialised. */
+mt_status mt_tensor_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev,
+                          mt_tensor **out);
+/* A view of base's storage with the given geometry, checked against the storage's bounds. */
+mt_status mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                         int64_t offset, mt_tensor **out);
+/* A tensor on storage (which it retains), checked against the storage's bounds. */
+mt_status mt_tensor_on_storage(mt_storage *storage, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset, mt_dtype dtype,
+                               mt_tensor **out);
+/* A 0-dim CPU tensor holding a Python number, flagged as a wrapped number. */
+mt_status mt_tensor_scalar(mt_scalar value, mt_dtype dtype, mt_tensor **out);
+
+static inline mt_tensor *
+mt_tensor_retain(mt_tensor *t)
+{
+    atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+    return t;
+}
+void mt_tensor_release(mt_tensor *t);
+/* Releases *t if set and clears it. */
+void mt_tensor_clear(mt_tensor **t);
+
+int64_t mt_numel(int ndim, const int64_t *sizes);
+static inline int64_t
+mt_tensor_numel(const mt_tensor *t)
+{
+    return mt_numel(t->ndim, t->sizes);
+}
+static inline mt_device
+mt_tensor_device(const mt_tensor *t)
+{
+    return t->storage->device;
+}
+static inline char *
+mt_tensor_data(const mt_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)mt_dtype_size(t->dtype);
+}
+static inline void
+mt_tensor_bump_version(mt_tensor *t)
+{
+    atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
+}
+
+void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+bool mt_tensor_is_contiguous(const mt_tensor *t);
+/* Whether a and b are the same view: same storage, offset, sizes and strides. */
+bool mt_tensor_same_view(const mt_tensor *a, const mt_tensor *b);
+
+/* Wraps a possibly negative dim into [0, ndim), with PyTorch's IndexError message. A 0-dim
+ * tensor accepts dims -1 and 0, as in PyTorch. */
+mt_status mt_wrap_dim(int64_t dim, int ndim, int *out);
+/* The broadcast shape of a and b, with PyTorch's error message; out may alias a or b. */
+mt_status mt_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                              int64_t *out);
+/* Checks sizes are non-negative and their product fits; PyTorch's messages. */
+mt_status mt_check_sizes(int ndim, const int64_t *sizes);
+/* Writes "[2, 3]" into buf; returns buf. */
+char *mt_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
+/* Reads and writes one element of dtype dt at p. */
+mt_scalar mt_load_scalar(const char *p, mt_dtype dt);
+void mt_store_scalar(char *p, mt_dtype dt, mt_scalar v);
+/* The value of a one-element tensor. */
+mt_status mt_tensor_item(const mt_tensor *t, mt_scalar *out);
+
+#endif

@@ -1,0 +1,423 @@
+/* Matrix products on the CPU: addmm, mm, bmm, mv, dot, on OpenBLAS (scipy-openblas32).
+ *
+ * Every product reduces to gemm(): strided 2-D operands are handed to BLAS as they lie when
+ * their layout allows (row-major or transposed), else copied; a product with one row or one
+ * column becomes gemv, as PyTorch does. Integer dtypes use plain loops (no BLAS has them). */
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "cpu/copy.h"
+#include "dispatch/kernels.h"
+#include "profiler/trace.h"
+
+/* scipy-openblas32 prefixes every symbol with "scipy_". */
+#define MT_CBLAS(name) scipy_cblas_##name
+
+static void
+lib_enter(const char *name)
+{
+    if (mt_trace_on) {
+        mt_trace_enter(MT_LAYER_LIBRARY, name, "OpenBLAS");
+    }
+}
+
+static void
+lib_exit(void)
+{
+    if (mt_trace_on) {
+        mt_trace_exit();
+    }
+}
+
+/* How BLAS can read t (rows x cols) in place: row-major with leading dim *ld, or transposed. */
+static bool
+blas_layout(const mt_tensor *t, bool *trans, int64_t *ld)
+{
+    int64_t rows = t->sizes[0], cols = t->sizes[1], s0 = t->strides[0], s1 = t->strides[1];
+    int64_t maxc = cols > 1 ? cols : 1, maxr = rows > 1 ? rows : 1;
+    if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= maxc)) {
+        *trans = false;
+        *ld = rows == 1 ? maxc : s0;
+        return *ld <= INT_MAX;
+    }
+    if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= maxr)) {
+        *trans = true;
+        *ld = cols == 1 ? maxr : s1;
+        return *ld <= INT_MAX;
+    }
+    return false;
+}
+
+/* The stride of a vector for BLAS (which rejects 0), or 0 if it must be copied. */
+static int64_t
+vec_inc(int64_t size, int64_t stride)
+{
+    return size == 1 ? 1 : stride > 0 && stride <= INT_MAX ? stride : 0;
+}
+
+// A (m,k), B (k,n), C (m,n) contiguous float; C = alpha * A @ B + beta * C
+static void
+gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, double beta)
+{
+    int m = (int)A->sizes[0], k = (int)A->sizes[1], n = (int)B->sizes[1];
+    bool ta, tb;
+    int64_t lda, ldb;
+    blas_layout(A, &ta, &lda);
+    blas_layout(B, &tb, &ldb);
+    bool f32 = C->dtype == MT_FLOAT32;
+    char *a = mt_tensor_data(A), *b = mt_tensor_data(B), *c = mt_tensor_data(C);
+    int64_t inc_a = vec_inc(k, A->strides[1]), inc_b = vec_inc(k, B->strides[0]);
+    if (n == 1 && inc_b) {
+        /* C[:, 0] = A @ B[:, 0] */
+        enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
+        int rows = ta ? k : m, cols = ta ? m : k;
+        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        if (f32) {
+            MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)a, (int)lda,
+                            (float *)b, (int)inc_b, (float)beta, (float *)c, 1);
+        } else {
+            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)a, (int)lda,
+                            (double *)b, (int)inc_b, beta, (double *)c, 1);
+        }
+        lib_exit();
+        return;
+    }
+    if (m == 1 && inc_a) {
+        /* C[0, :] = B^T @ A[0, :] */
+        enum CBLAS_TRANSPOSE t = tb ? CblasNoTrans : CblasTrans;
+        int rows = tb ? n : k, cols = tb ? k : n;
+        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        if (f32) {
+            MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)b, (int)ldb,
+                            (float *)a, (int)inc_a, (float)beta, (float *)c, 1);
+        } else {
+            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)b, (int)ldb,
+                            (double *)a, (int)inc_a, beta, (double *)c, 1);
+        }
+        lib_exit();
+        return;
+    }
+    enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    lib_enter(f32 ? "cblas_sgemm" : "cblas_dgemm");
+    if (f32) {
+        MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (float *)a, (int)lda,
+                        (float *)b, (int)ldb, (float)beta, (float *)c, n);
+    } else {
+        MT_CBLAS(dgemm)(CblasRowMajor, at, bt, m, n, k, alpha, (double *)a, (int)lda, (double *)b,
+                        (int)ldb, beta, (double *)c, n);
+    }
+    lib_exit();
+}
+
+#define GEMM_INT_LOOP(T)                                                                  \
+    for (int64_t i = 0; i < m; i++) {                                                     \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            int64_t s = 0;                                                                \
+            for (int64_t p = 0; p < k; p++) {                                             \
+                s += (int64_t)((T *)a)[i * A->strides[0] + p * A->strides[1]] *           \
+                     (int64_t)((T *)b)[p * B->strides[0] + j * B->strides[1]];            \
+            }                                                                             \
+            T *o = (T *)c + i * n + j;                                                    \
+            *o = (T)(alpha * s + (beta != 0 ? beta * *o : 0));                            \
+        }                                                                                 \
+    }
+
+// A (m,k), B (k,n) strided, C (m,n) contiguous; C = alpha * A @ B + beta * C
+static mt_status
+gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta_s)
+{
+    int64_t m = A->sizes[0], k = A->sizes[1], n = B->sizes[1];
+    double alpha = mt_scalar_to_double(alpha_s), beta = mt_scalar_to_double(beta_s);
+    mt_tensor *ca = NULL, *cb = NULL;
+    mt_status st = MT_OK;
+    if (m == 0 || n == 0) {
+        return MT_OK;
+    }
+    if (k == 0) {
+        /* An empty sum: C = beta * C, and beta == 0 clears C even of NaN. */
+        if (beta == 0) {
+            mt_cpu_fill(C, mt_scalar_int(0));
+        } else if (beta != 1) {
+            char *c = mt_tensor_data(C);
+            size_t item = mt_dtype_size(C->dtype);
+            for (int64_t i = 0; i < m * n; i++) {
+                mt_scalar v = mt_load_scalar(c + i * (int64_t)item, C->dtype);
+                mt_store_scalar(c + i * (int64_t)item, C->dtype,
+                                mt_scalar_float(beta * mt_scalar_to_double(v)));
+            }
+        }
+        return MT_OK;
+    }
+    if (!mt_dtype_is_float(C->dtype)) {
+        char *a = mt_tensor_data(A), *b = mt_tensor_data(B), *c = mt_tensor_data(C);
+        int64_t ai = mt_scalar_to_int(alpha_s), bi = mt_scalar_to_int(beta_s);
+        (void)ai;
+        (void)bi;
+        if (C->dtype == MT_INT32) {
+            GEMM_INT_LOOP(int32_t)
+        } else {
+            GEMM_INT_LOOP(int64_t)
+        }
+        return MT_OK;
+    }
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
+        return mt_fail(MT_ERUNTIME, "matrix dimensions exceed what 32-bit BLAS can address");
+    }
+    bool t;
+    int64_t ld;
+    if (!blas_layout(A, &t, &ld) && (st = mt_cpu_cast(A, A->dtype, &ca)) == MT_OK) {
+        A = ca;
+    }
+    if (st == MT_OK && !blas_layout(B, &t, &ld) && (st = mt_cpu_cast(B, B->dtype, &cb)) == MT_OK) {
+        B = cb;
+    }
+    if (st == MT_OK) {
+        gemm_blas(A, B, C, alpha, beta);
+    }
+    mt_tensor_clear(&ca);
+    mt_tensor_clear(&cb);
+    return st;
+}
+
+static mt_status
+check_matrix(const mt_tensor *t, const char *what)
+{
+    if (t->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "%s must be a matrix, got %d-D tensor", what, t->ndim);
+    }
+    return MT_OK;
+}
+
+static mt_status
+check_multipliable(const mt_tensor *a, const mt_tensor *b)
+{
+    if (a->sizes[1] != b->sizes[0]) {
+        return mt_fail(MT_ERUNTIME,
+                       "mat1 and mat2 shapes cannot be multiplied (%" PRId64 "x%" PRId64 " and %" PRId64
+                       "x%" PRId64 ")",
+                       a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
+    }
+    return MT_OK;
+}
+
+static mt_status
+check_dtype(const mt_tensor *t)
+{
+    if (t->dtype == MT_BOOL) {
+        return mt_fail(MT_ENOTIMPL, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+    }
+    return MT_OK;
+}
+
+// self broadcast to (m,n), mat1 (m,k), mat2 (k,n); out (m,n) = beta * self + alpha * mat1 @ mat2
+mt_status
+mt_cpu_addmm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
+    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
+    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_status st;
+    if ((st = check_matrix(m1, "mat1")) || (st = check_matrix(m2, "mat2")) ||
+        (st = check_multipliable(m1, m2))) {
+        return st;
+    }
+    if (m1->dtype != m2->dtype) {
+        return mt_fail(MT_ERUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                       mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
+    }
+    if (self->dtype != m1->dtype) {
+        return mt_fail(MT_ERUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
+    }
+    if ((st = check_dtype(m1))) {
+        return st;
+    }
+    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
+    st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out);
+    if (st) {
+        return st;
+    }
+    bool use_self = mt_scalar_to_double(beta) != 0;
+    if (use_self && (st = mt_cpu_copy_into(out, self))) {
+        goto out_release;
+    }
+    st = gemm(m1, m2, out, alpha, use_self ? beta : mt_scalar_int(0));
+    if (st) {
+        goto out_release;
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    mt_tensor_clear(&out);
+    return st;
+}
+
+// self (m,k), mat2 (k,n); out (m,n) = self @ mat2
+mt_status
+mt_cpu_mm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *m2 = a->t[1], *out = NULL;
+    mt_status st;
+    if ((st = check_matrix(self, "self")) || (st = check_matrix(m2, "mat2")) ||
+        (st = check_multipliable(self, m2))) {
+        return st;
+    }
+    if (self->dtype != m2->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                       mt_dtype_c_name(self->dtype), mt_dtype_c_name(m2->dtype));
+    }
+    if ((st = check_dtype(self))) {
+        return st;
+    }
+    int64_t sizes[2] = {self->sizes[0], m2->sizes[1]};
+    st = mt_tensor_empty(2, sizes, self->dtype, mt_tensor_device(self), &out);
+    if (st == MT_OK && (st = gemm(self, m2, out, mt_scalar_int(1), mt_scalar_int(0))) == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+    mt_tensor_clear(&out);
+    return st;
+}
+
+/* Matrix b of a 3-D tensor, as a 2-D view that owns nothing (valid while t lives). */
+static mt_tensor
+batch_matrix(const mt_tensor *t, int64_t b)
+{
+    mt_tensor m = *t;
+    m.ndim = 2;
+    m.offset = t->offset + b * t->strides[0];
+    m.sizes[0] = t->sizes[1];
+    m.sizes[1] = t->sizes[2];
+    m.strides[0] = t->strides[1];
+    m.strides[1] = t->strides[2];
+    return m;
+}
+
+// self (B,m,k), mat2 (B,k,n); out (B,m,n) = self[b] @ mat2[b] for each b
+mt_status
+mt_cpu_bmm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *m2 = a->t[1], *out = NULL;
+    mt_status st = MT_OK;
+    if (self->ndim != 3) {
+        return mt_fail(MT_ERUNTIME, "batch1 must be a 3D tensor");
+    }
+    if (m2->ndim != 3) {
+        return mt_fail(MT_ERUNTIME, "batch2 must be a 3D tensor");
+    }
+    if (m2->sizes[0] != self->sizes[0] || m2->sizes[1] != self->sizes[2]) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
+                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
+                       self->sizes[0], self->sizes[2], m2->sizes[0], m2->sizes[1]);
+    }
+    if (self->dtype != m2->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
+    }
+    if ((st = check_dtype(self))) {
+        return st;
+    }
+    int64_t sizes[3] = {self->sizes[0], self->sizes[1], m2->sizes[2]};
+    st = mt_tensor_empty(3, sizes, self->dtype, mt_tensor_device(self), &out);
+    for (int64_t b = 0; st == MT_OK && b < sizes[0]; b++) {
+        mt_tensor x = batch_matrix(self, b), y = batch_matrix(m2, b), o = batch_matrix(out, b);
+        st = gemm(&x, &y, &o, mt_scalar_int(1), mt_scalar_int(0));
+    }
+    if (st == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+    mt_tensor_clear(&out);
+    return st;
+}
+
+// self (m,k), vec (k); out (m) = self @ vec
+mt_status
+mt_cpu_mv(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *vec = a->t[1], *out = NULL;
+    if (self->ndim != 2 || vec->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", self->ndim,
+                       vec->ndim);
+    }
+    if (self->sizes[1] != vec->sizes[0]) {
+        return mt_fail(MT_ERUNTIME,
+                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
+                       "), vec (%" PRId64 ")",
+                       self->sizes[0], self->sizes[0], self->sizes[1], vec->sizes[0]);
+    }
+    if (self->dtype != vec->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(vec->dtype));
+    }
+    mt_status st = check_dtype(self);
+    if (st) {
+        return st;
+    }
+    st = mt_tensor_empty(1, self->sizes, self->dtype, mt_tensor_device(self), &out);
+    if (st) {
+        return st;
+    }
+    mt_tensor col = *vec, o = *out;
+    col.ndim = o.ndim = 2;
+    col.sizes[1] = o.sizes[1] = 1;
+    col.strides[1] = o.strides[1] = 1;
+    st = gemm(self, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
+    if (st == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+    mt_tensor_clear(&out);
+    return st;
+}
+
+// self (n), tensor (n); out () = sum(self * tensor)
+mt_status
+mt_cpu_dot(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
+    if (x->ndim != 1 || y->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "1D tensors expected, but got %dD and %dD tensors", x->ndim,
+                       y->ndim);
+    }
+    if (x->sizes[0] != y->sizes[0]) {
+        return mt_fail(MT_ERUNTIME,
+                       "inconsistent tensor size, expected tensor [%" PRId64 "] and src [%" PRId64
+                       "] to have the same number of elements, but got %" PRId64 " and %" PRId64
+                       " elements respectively",
+                       x->sizes[0], y->sizes[0], x->sizes[0], y->sizes[0]);
+    }
+    if (x->dtype != y->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "dot : expected both vectors to have same dtype, but found %s and %s",
+                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(y->dtype));
+    }
+    mt_status st = check_dtype(x);
+    if (st) {
+        return st;
+    }
+    st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out);
+    if (st) {
+        return st;
+    }
+    /* (1,n) @ (n,1): gemm turns it into gemv. */
+    mt_tensor row = *x, col = *y, o = *out;
+    row.ndim = col.ndim = o.ndim = 2;
+    row.sizes[1] = x->sizes[0];
+    row.strides[1] = x->strides[0];
+    row.sizes[0] = 1;
+    row.strides[0] = x->sizes[0];
+    col.sizes[1] = o.sizes[0] = o.sizes[1] = 1;
+    col.strides[1] = o.strides[0] = o.strides[1] = 1;
+    st = gemm(&row, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
+    if (st == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+    mt_tensor_clear(&out);
+    return st;
+}

@@ -1,0 +1,150 @@
+/* copy_ and fill_ on the CPU, and the casts every other kernel uses. */
+#include <inttypes.h>
+
+#include "cpu/copy.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
+#include "dispatch/kernels.h"
+
+// out (any shape), in broadcast to it; out = (TO)in
+#define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                          \
+    static void cast_##FROM_S##_##TO_S(char **data, const int64_t *strides, int64_t n, \
+                                       void *ctx)                                      \
+    {                                                                                  \
+        (void)ctx;                                                                     \
+        if (strides[0] == sizeof(TO_T) && strides[1] == sizeof(FROM_T)) {             \
+            TO_T *o = (TO_T *)data[0];                                                 \
+            const FROM_T *x = (const FROM_T *)data[1];                                 \
+            for (int64_t i = 0; i < n; i++) {                                          \
+                o[i] = (TO_T)x[i];                                                     \
+            }                                                                          \
+            return;                                                                    \
+        }                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                              \
+            MT_AT(TO_T, 0, i) = (TO_T)MT_AT(FROM_T, 1, i);                             \
+        }                                                                              \
+    }
+#define CAST_TO(T, S, E) MT_DTYPES_INNER(CAST_LOOP, T, S)
+#define CAST_TO_ARGS(E, T, S) CAST_TO(T, S, E)
+MT_DTYPES(CAST_TO_ARGS)
+
+#define CAST_ENTRY(TO_T, TO_S, FROM_T, FROM_S) cast_##FROM_S##_##TO_S,
+#define CAST_ROW(E, T, S) {MT_DTYPES_INNER(CAST_ENTRY, T, S)},
+/* cast_loops[to][from] */
+static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_DTYPES(CAST_ROW)};
+
+static bool
+overlaps(const mt_tensor *a, const mt_tensor *b)
+{
+    /* Conservative: the same storage and not the very same view. */
+    return a->storage == b->storage && !mt_tensor_same_view(a, b);
+}
+
+mt_status
+mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src)
+{
+    char b1[256], b2[256];
+    mt_status st;
+    mt_tensor *tmp = NULL;
+    if (src->ndim > dst->ndim) {
+        goto out_shape;
+    }
+    for (int d = 0; d < src->ndim; d++) {
+        int td = d + dst->ndim - src->ndim;
+        int64_t s = src->sizes[d], t = dst->sizes[td];
+        if (s != t && s != 1) {
+            return mt_fail(MT_ERUNTIME,
+                           "The expanded size of the tensor (%" PRId64 ") must match the existing "
+                           "size (%" PRId64 ") at non-singleton dimension %d.  Target sizes: %s.  "
+                           "Tensor sizes: %s",
+                           t, s, td, mt_format_sizes(b1, sizeof(b1), dst->ndim, dst->sizes),
+                           mt_format_sizes(b2, sizeof(b2), src->ndim, src->sizes));
+        }
+    }
+    if (overlaps(dst, src)) {
+        /* Reading and writing the same memory in one pass would read values already written. */
+        st = mt_cpu_cast(src, src->dtype, &tmp);
+        if (st) {
+            return st;
+        }
+        src = tmp;
+    }
+    mt_iter it;
+    mt_tensor *ops[2] = {dst, src};
+    st = mt_iter_build(&it, dst->ndim, dst->sizes, ops, 2);
+    if (st == MT_OK) {
+        mt_iter_run(&it, cast_loops[dst->dtype][src->dtype], NULL);
+    }
+    mt_tensor_clear(&tmp);
+    return st;
+out_shape:
+    return mt_fail(MT_ERUNTIME,
+                   "expand: the number of sizes provided (%d) must be greater or equal to the "
+                   "number of dimensions in the tensor (%d): cannot copy %s into %s",
+                   dst->ndim, src->ndim,
+                   mt_format_sizes(b1, sizeof(b1), src->ndim, src->sizes),
+                   mt_format_sizes(b2, sizeof(b2), dst->ndim, dst->sizes));
+}
+
+mt_status
+mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(src->ndim, src->sizes, dt, mt_tensor_device(src), out);
+    if (st) {
+        return st;
+    }
+    mt_iter it;
+    mt_tensor *ops[2] = {*out, src};
+    st = mt_iter_build(&it, src->ndim, src->sizes, ops, 2);
+    if (st) {
+        mt_tensor_clear(out);
+        return st;
+    }
+    mt_iter_run(&it, cast_loops[dt][src->dtype], NULL);
+    return MT_OK;
+}
+
+#define FILL_LOOP(E, T, S)                                                              \
+    static void fill_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
+    {                                                                                   \
+        T v = *(const T *)ctx;                                                          \
+        for (int64_t i = 0; i < n; i++) {                                               \
+            MT_AT(T, 0, i) = v;                                                         \
+        }                                                                               \
+    }
+MT_DTYPES(FILL_LOOP)
+#define FILL_ENTRY(E, T, S) fill_##S,
+static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {MT_DTYPES(FILL_ENTRY)};
+
+void
+mt_cpu_fill(mt_tensor *dst, mt_scalar value)
+{
+    _Alignas(8) char v[8];
+    mt_store_scalar(v, dst->dtype, value);
+    mt_iter it;
+    if (mt_iter_build(&it, dst->ndim, dst->sizes, &dst, 1) == MT_OK) {
+        mt_iter_run(&it, fill_loops[dst->dtype], v);
+    }
+}
+
+// self (any shape) = src broadcast to it
+mt_status
+mt_cpu_copy_(mt_args *a)
+{
+    mt_status st = mt_cpu_copy_into(a->t[0], a->t[1]);
+    if (st) {
+        return st;
+    }
+    mt_tensor_bump_version(a->t[0]);
+    a->out[0] = mt_tensor_retain(a->t[0]);
+    return MT_OK;
+}
+
+mt_status
+mt_cpu_fill_(mt_args *a)
+{
+    mt_cpu_fill(a->t[0], a->s[0]);
+    mt_tensor_bump_version(a->t[0]);
+    a->out[0] = mt_tensor_retain(a->t[0]);
+    return MT_OK;
+}

@@ -1,0 +1,13 @@
+/* Copies with casting and broadcasting between CPU tensors; fills. */
+#ifndef MT_CPU_COPY_H
+#define MT_CPU_COPY_H
+
+#include "core/tensor.h"
+
+/* dst[...] = src[...] broadcast to dst's shape, converting dtype. Handles overlap. */
+mt_status mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src);
+/* A new contiguous tensor of dtype dt with src's values. */
+mt_status mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+void mt_cpu_fill(mt_tensor *dst, mt_scalar value);
+
+#endif

@@ -1,0 +1,18 @@
+/* The driver every CPU elementwise kernel shares: type promotion, broadcasting, output
+ * allocation or in-place checks, casting of inputs, then one iterator run of a loop. */
+#ifndef MT_CPU_ELEMENTWISE_H
+#define MT_CPU_ELEMENTWISE_H
+
+#include "cpu/iter.h"
+#include "dispatch/dispatch.h"
+
+/* The dtype that PyTorch's type promotion gives the operands. */
+mt_dtype mt_result_type(mt_tensor *const *ops, int n);
+
+/* Runs loop over ins (broadcast together, cast to `compute`) into a new tensor of dtype
+ * `compute` in *out, or, when inplace, into ins[0] (which must keep its shape and accept the
+ * dtype); *out then holds a new reference to ins[0]. ctx goes to the loop. */
+mt_status mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn loop,
+                             void *ctx, bool inplace, mt_tensor **out);
+
+#endif

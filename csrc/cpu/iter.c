@@ -1,0 +1,112 @@
+/* The iterator of iter.h. Owns no memory: it only arranges pointers and strides. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu/iter.h"
+
+mt_status
+mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int nops)
+{
+    char b1[256], b2[256];
+    it->nops = nops;
+    for (int k = 0; k < nops; k++) {
+        const mt_tensor *t = ops[k];
+        if (t->ndim > ndim) {
+            return mt_fail(MT_ESHAPE, "operand of shape %s cannot broadcast to %s",
+                           mt_format_sizes(b1, sizeof(b1), t->ndim, t->sizes),
+                           mt_format_sizes(b2, sizeof(b2), ndim, shape));
+        }
+        it->data[k] = mt_tensor_data(t);
+    }
+    /* Gather dims innermost-first, dropping size-1 dims. */
+    int n = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] == 1) {
+            continue;
+        }
+        it->shape[n] = shape[d];
+        for (int k = 0; k < nops; k++) {
+            const mt_tensor *t = ops[k];
+            int td = d - (ndim - t->ndim);
+            int64_t itemsize = (int64_t)mt_dtype_size(t->dtype);
+            if (td < 0 || t->sizes[td] == 1) {
+                it->strides[n][k] = 0;
+            } else if (t->sizes[td] == shape[d]) {
+                it->strides[n][k] = t->strides[td] * itemsize;
+            } else {
+                return mt_fail(MT_ESHAPE, "operand of shape %s cannot broadcast to %s",
+                               mt_format_sizes(b1, sizeof(b1), t->ndim, t->sizes),
+                               mt_format_sizes(b2, sizeof(b2), ndim, shape));
+            }
+        }
+        n++;
+    }
+    /* Merge dim d+1 into d when every operand steps through both as through one. */
+    int m = 0;
+    for (int d = 1; d < n; d++) {
+        bool mergeable = true;
+        for (int k = 0; k < nops; k++) {
+            if (it->strides[d][k] != it->strides[m][k] * it->shape[m]) {
+                mergeable = false;
+                break;
+            }
+        }
+        if (mergeable) {
+            it->shape[m] *= it->shape[d];
+        } else {
+            m++;
+            it->shape[m] = it->shape[d];
+            memcpy(it->strides[m], it->strides[d], sizeof(it->strides[d]));
+        }
+    }
+    it->ndim = n ? m + 1 : 0;
+    /* An empty shape anywhere means nothing to do. */
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 0) {
+            it->ndim = 1;
+            it->shape[0] = 0;
+            memset(it->strides[0], 0, sizeof(it->strides[0]));
+        }
+    }
+    return MT_OK;
+}
+
+void
+mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx)
+{
+    char *data[MT_ITER_MAX_OPS];
+    int64_t inner_strides[MT_ITER_MAX_OPS];
+    int nops = it->nops;
+    memcpy(data, it->data, sizeof(data));
+    if (it->ndim == 0) {
+        memset(inner_strides, 0, sizeof(inner_strides));
+        loop(data, inner_strides, 1, ctx);
+        return;
+    }
+    int64_t n = it->shape[0];
+    if (n == 0) {
+        return;
+    }
+    memcpy(inner_strides, it->strides[0], sizeof(inner_strides));
+    int64_t counter[MT_MAX_DIMS] = {0};
+    for (;;) {
+        loop(data, inner_strides, n, ctx);
+        /* Advance the outer dims like an odometer. */
+        int d = 1;
+        for (; d < it->ndim; d++) {
+            for (int k = 0; k < nops; k++) {
+                data[k] += it->strides[d][k];
+            }
+            if (++counter[d] < it->shape[d]) {
+                break;
+            }
+            for (int k = 0; k < nops; k++) {
+                data[k] -= it->strides[d][k] * it->shape[d];
+            }
+            counter[d] = 0;
+        }
+        if (d == it->ndim) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/* Helpers for writing inner loops once per dtype (included by the files of csrc/cpu/ only). */
+#ifndef MT_CPU_LOOPS_H
+#define MT_CPU_LOOPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
+
+/* X(dtype enum, C type, suffix) for every dtype, in enum order; two copies so that one can be
+ * nested inside the other. */
+#define MT_DTYPES(X) \
+    X(MT_BOOL, bool, b8) X(MT_INT32, int32_t, i32) X(MT_INT64, int64_t, i64) \
+    X(MT_FLOAT32, float, f32) X(MT_FLOAT64, double, f64)
+#define MT_DTYPES_INNER(X, OT, OS) \
+    X(OT, OS, bool, b8) X(OT, OS, int32_t, i32) X(OT, OS, int64_t, i64) \
+    X(OT, OS, float, f32) X(OT, OS, double, f64)
+
+/* Element i of operand k inside an inner loop. */
+#define MT_AT(T, k, i) (*(T *)(data[k] + (i) * strides[k]))
+
+#endif

@@ -1,0 +1,23 @@
+/* The random generator: xoshiro256** seeded through splitmix64.
+ *
+ * One generator per process, as PyTorch's default CPU generator; manual_seed resets it.
+ * Values are reproducible for a seed but are not PyTorch's. Calls hold the GIL today; the
+ * threads issue makes the state per thread or locked. */
+#ifndef MT_CPU_RANDOM_H
+#define MT_CPU_RANDOM_H
+
+#include <stdint.h>
+
+/* PyTorch's default seed, so a fresh process starts from a fixed state as PyTorch's does. */
+#define MT_DEFAULT_SEED 67280421310721ULL
+
+void mt_manual_seed(uint64_t seed);
+uint64_t mt_initial_seed(void);
+uint64_t mt_random_u64(void);
+/* Uniform in [0, 1) with 24 (float) or 53 (double) random bits. */
+float mt_random_float(void);
+double mt_random_double(void);
+/* Standard normal, by Box-Muller. */
+double mt_random_normal(void);
+
+#endif

@@ -1,0 +1,190 @@
+/* The dispatcher and its tables, generated from ops.def.
+ *
+ * It must stay cheap: computing the key set is a loop over at most four tensors, and the
+ * journey trace is one branch when off. Argument checks belong to the kernels. */
+#include <stdio.h>
+
+#include "dispatch/kernels.h"
+#include "profiler/trace.h"
+
+const char *const mt_op_names[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) #name,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+const char *const mt_op_schemas[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) schema,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+const int mt_op_nout[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) nout,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+const int mt_op_flags[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) flags,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+const char *const mt_key_names[MT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Tracer",
+                                               "CompositeImplicitAutograd"};
+
+/* Kernels known at compile time; _C_cuda and autograd add theirs with mt_register_kernel. */
+#define MT_KERNEL_CPU(name) {mt_cpu_##name, "mt_cpu_" #name}
+#define MT_KERNEL_COMPOSITE(name) {mt_composite_##name, "mt_composite_" #name}
+#define MT_KERNEL__(name) {NULL, NULL}
+static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    [MT_OP_##name] = {[MT_KEY_CPU] = MT_KERNEL_##cpu(name), \
+                      [MT_KEY_COMPOSITE] = MT_KERNEL_##composite(name)},
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+static _Thread_local bool grad_enabled = true;
+
+bool
+mt_grad_enabled(void)
+{
+    return grad_enabled;
+}
+
+void
+mt_set_grad_enabled(bool on)
+{
+    grad_enabled = on;
+}
+
+void
+mt_args_init(mt_args *a)
+{
+    *a = (mt_args){.dtype = -1, .i_none = ~0u};
+    for (int k = 0; k < 3; k++) {
+        a->s[k].type = MT_NUM_DTYPES;
+    }
+    a->l[0].none = a->l[1].none = true;
+}
+
+void
+mt_register_kernel(mt_op op, mt_key key, mt_kernel_fn fn, const char *name)
+{
+    table[op][key].fn = fn;
+    table[op][key].name = name;
+}
+
+const mt_kernel *
+mt_kernel_for(mt_op op, mt_key key)
+{
+    return &table[op][key];
+}
+
+static char *
+device_str(char *buf, size_t n, mt_device d)
+{
+    if (d.type == MT_CPU) {
+        snprintf(buf, n, "cpu");
+    } else {
+        snprintf(buf, n, "cuda:%d", d.index);
+    }
+    return buf;
+}
+
+/* The key set of a call: bit k set for mt_key k. */
+static mt_status
+compute_keys(mt_op op, const mt_args *a, unsigned *out)
+{
+    unsigned keys = 0;
+    bool have_device = false, needs_grad = false;
+    mt_device dev = MT_DEVICE_CPU;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        const mt_tensor *t = a->t[k];
+        /* A wrapped Python number lives on the CPU but may join tensors on any device. */
+        if (t == NULL || t->is_wrapped_number) {
+            continue;
+        }
+        mt_device d = mt_tensor_device(t);
+        if (have_device && !mt_device_eq(d, dev)) {
+            char b1[32], b2[32];
+            return mt_fail(MT_EDEVICE,
+                           "Expected all tensors to be on the same device, but found at least two "
+                           "devices, %s and %s! (when checking argument for %s)",
+                           device_str(b1, sizeof(b1), dev), device_str(b2, sizeof(b2), d),
+                           mt_op_names[op]);
+        }
+        dev = d;
+        have_device = true;
+        needs_grad |= t->requires_grad;
+    }
+    if (!have_device && a->has_device) {
+        dev = a->device;
+    }
+    keys |= 1u << (dev.type == MT_CUDA ? MT_KEY_CUDA : MT_KEY_CPU);
+    if (needs_grad && grad_enabled) {
+        keys |= 1u << MT_KEY_AUTOGRAD;
+    }
+    *out = keys;
+    return MT_OK;
+}
+
+static mt_status
+run(mt_op op, mt_args *a, unsigned keys)
+{
+    const mt_kernel *k = NULL;
+    int key;
+    for (key = MT_KEY_TRACER; key >= 0; key--) {
+        if ((keys >> key & 1u) && table[op][key].fn) {
+            k = &table[op][key];
+            break;
+        }
+    }
+    if (k == NULL) {
+        key = MT_KEY_COMPOSITE;
+        k = &table[op][key];
+        if (k->fn == NULL) {
+            int backend = keys >> MT_KEY_CUDA & 1u ? MT_KEY_CUDA : MT_KEY_CPU;
+            return mt_fail(MT_ENOTIMPL,
+                           "Could not run 'aten::%s' with arguments from the '%s' backend.",
+                           mt_op_names[op], mt_key_names[backend]);
+        }
+    }
+    if (!mt_trace_on) {
+        return k->fn(a);
+    }
+    mt_trace_enter(MT_LAYER_OP, mt_op_names[op], mt_key_names[key]);
+    if (key != MT_KEY_COMPOSITE) {
+        mt_trace_enter(MT_LAYER_KERNEL, k->name, mt_key_names[key]);
+    }
+    mt_status st = k->fn(a);
+    if (key != MT_KEY_COMPOSITE) {
+        mt_trace_exit();
+    }
+    mt_trace_exit();
+    return st;
+}
+
+mt_status
+mt_dispatch(mt_op op, mt_args *a)
+{
+    unsigned keys;
+    mt_status st = compute_keys(op, a, &keys);
+    if (st) {
+        return st;
+    }
+    return run(op, a, keys);
+}
+
+mt_status
+mt_redispatch(mt_op op, mt_args *a, mt_key below)
+{
+    unsigned keys;
+    mt_status st = compute_keys(op, a, &keys);
+    if (st) {
+        return st;
+    }
+    return run(op, a, keys & ((1u << below) - 1u));
+}

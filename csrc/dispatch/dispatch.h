@@ -1,0 +1,90 @@
+/* The dispatcher: operator ids from ops.def, dispatch keys, boxed arguments, kernel table.
+ *
+ * Every tensor operation is mt_dispatch(op, args): the key set comes from the arguments
+ * (their devices; whether any requires grad) and thread-local state (grad mode, tracing); the
+ * highest-priority key with a kernel runs, else the op's composite kernel. Kernels take one
+ * boxed mt_args, so the profiler, the tracer and Python-registered kernels see every op alike. */
+#ifndef MT_DISPATCH_H
+#define MT_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/device.h"
+#include "core/scalar.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+typedef enum mt_op {
+#define MT_OP(name, cpu, composite, nout, flags, schema) MT_OP_##name,
+#include "dispatch/ops.def"
+#undef MT_OP
+    MT_NUM_OPS
+} mt_op;
+
+/* In priority order, lowest first; Composite is the fallback, not a key of any tensor. */
+typedef enum mt_key {
+    MT_KEY_CPU = 0,
+    MT_KEY_CUDA,
+    MT_KEY_AUTOGRAD,
+    MT_KEY_TRACER,
+    MT_KEY_COMPOSITE,
+    MT_NUM_KEYS
+} mt_key;
+
+/* flags of ops.def */
+#define METHOD 1
+#define FUNCTION 2
+#define INPLACE 4
+
+#define MT_MAX_TENSOR_ARGS 4
+#define MT_MAX_OUTPUTS 2
+
+typedef struct mt_intlist {
+    int n;
+    bool none; /* an absent optional int[] */
+    int64_t v[MT_MAX_DIMS];
+} mt_intlist;
+
+/* The boxed arguments of one call. Slots are filled in schema order (see ops.def). */
+typedef struct mt_args {
+    mt_tensor *t[MT_MAX_TENSOR_ARGS]; /* borrowed; NULL for an absent optional */
+    mt_scalar s[3];
+    int64_t i[4];
+    unsigned i_none; /* bit k: int slot k is an absent optional */
+    mt_intlist l[2];
+    bool b[2];
+    int dtype; /* an mt_dtype, or -1 for None */
+    bool has_device;
+    mt_device device;
+    mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
+} mt_args;
+
+typedef mt_status (*mt_kernel_fn)(mt_args *a);
+
+typedef struct mt_kernel {
+    mt_kernel_fn fn;
+    const char *name; /* for the journey and the profiler: "mt_cpu_addmm" */
+} mt_kernel;
+
+/* Resets a to "no arguments": no tensors, no optional values, dtype None. */
+void mt_args_init(mt_args *a);
+
+mt_status mt_dispatch(mt_op op, mt_args *a);
+/* Runs the kernel for key below `below` (used by Autograd and Tracer kernels). */
+mt_status mt_redispatch(mt_op op, mt_args *a, mt_key below);
+
+void mt_register_kernel(mt_op op, mt_key key, mt_kernel_fn fn, const char *name);
+const mt_kernel *mt_kernel_for(mt_op op, mt_key key);
+
+extern const char *const mt_op_names[MT_NUM_OPS];
+extern const char *const mt_op_schemas[MT_NUM_OPS];
+extern const int mt_op_nout[MT_NUM_OPS];
+extern const int mt_op_flags[MT_NUM_OPS];
+extern const char *const mt_key_names[MT_NUM_KEYS];
+
+/* Thread-local grad mode, read by the dispatcher once autograd is registered. */
+bool mt_grad_enabled(void);
+void mt_set_grad_enabled(bool on);
+
+#endif

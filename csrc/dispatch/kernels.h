@@ -1,0 +1,15 @@
+/* Prototypes of every kernel named in ops.def: mt_cpu_<op> and mt_composite_<op>. */
+#ifndef MT_KERNELS_H
+#define MT_KERNELS_H
+
+#include "dispatch/dispatch.h"
+
+#define MT_DECL_CPU(name) mt_status mt_cpu_##name(mt_args *a);
+#define MT_DECL_COMPOSITE(name) mt_status mt_composite_##name(mt_args *a);
+#define MT_DECL__(name)
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    MT_DECL_##cpu(name) MT_DECL_##composite(name)
+#include "dispatch/ops.def"
+#undef MT_OP
+
+#endif

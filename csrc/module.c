@@ -1,0 +1,251 @@
+/* PyInit__C: the minitorch._C extension module, and its module-level functions that are not
+ * ops (ops come from the op table in python/args.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "cpu/random.h"
+#include "profiler/trace.h"
+#include "python/pyminitorch.h"
+
+static PyObject *
+py_register_classes(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *tensor_cls, *device_cls;
+    if (!PyArg_ParseTuple(args, "OO", &tensor_cls, &device_cls)) {
+        return NULL;
+    }
+    if (!PyType_Check(tensor_cls) ||
+        !PyType_IsSubtype((PyTypeObject *)tensor_cls, &mt_py_TensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "the tensor class must subclass TensorBase");
+        return NULL;
+    }
+    Py_INCREF(tensor_cls);
+    Py_XSETREF(mt_py_tensor_class, (PyTypeObject *)tensor_cls);
+    mt_py_set_device_class(device_cls);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_dispatch_table(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) {
+        return NULL;
+    }
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (strcmp(mt_op_names[op], s) != 0) {
+            continue;
+        }
+        PyObject *d = PyDict_New();
+        for (int k = 0; d && k < MT_NUM_KEYS; k++) {
+            const mt_kernel *kern = mt_kernel_for((mt_op)op, (mt_key)k);
+            if (kern->fn == NULL) {
+                continue;
+            }
+            PyObject *v = PyUnicode_FromString(kern->name);
+            if (v == NULL || PyDict_SetItemString(d, mt_key_names[k], v) < 0) {
+                Py_XDECREF(v);
+                Py_CLEAR(d);
+                break;
+            }
+            Py_DECREF(v);
+        }
+        return d;
+    }
+    return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);
+}
+
+static PyObject *
+py_op_info(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) {
+        return NULL;
+    }
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (strcmp(mt_op_names[op], s) == 0) {
+            int f = mt_op_flags[op];
+            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O}", "schema", mt_op_schemas[op], "nout",
+                                 mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
+                                 "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
+                                 (f & INPLACE) ? Py_True : Py_False);
+        }
+    }
+    return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);
+}
+
+static PyObject *
+py_manual_seed(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    mt_manual_seed(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_initial_seed(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(mt_initial_seed());
+}
+
+static PyObject *
+py_set_grad_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    mt_set_grad_enabled(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_grad_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(mt_grad_enabled());
+}
+
+static PyObject *
+py_cpu_allocator_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    mt_allocator *a = mt_cpu_allocator();
+    mt_alloc_stats s;
+    a->stats(a, &s);
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "allocated_bytes", (long long)s.allocated_bytes,
+                         "peak_allocated_bytes", (long long)s.peak_allocated_bytes,
+                         "reserved_bytes", (long long)s.reserved_bytes, "num_allocs",
+                         (long long)s.num_allocs, "num_frees", (long long)s.num_frees);
+}
+
+static PyObject *
+py_trace_start(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    mt_trace_start();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_trace_stop(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    mt_trace_event *ev;
+    int n = mt_trace_stop(&ev);
+    PyObject *list = PyList_New(n);
+    for (int k = 0; list && k < n; k++) {
+        const mt_trace_event *e = &ev[k];
+        PyObject *full = Py_BuildValue("(isssd)", e->depth, mt_layer_names[e->layer], e->name,
+                                       e->detail, (e->end_ns - e->start_ns) / 1000.0);
+        if (full == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, k, full);
+    }
+    free(ev);
+    return list;
+}
+
+static PyObject *
+py_trace_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(mt_trace_on);
+}
+
+static PyObject *
+py_trace_enter(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *layer, *name;
+    if (!PyArg_ParseTuple(args, "ss", &layer, &name)) {
+        return NULL;
+    }
+    if (mt_trace_on) {
+        mt_trace_enter(MT_LAYER_PYTHON, name, layer);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_trace_exit(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    if (mt_trace_on) {
+        mt_trace_exit();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"tensor", (PyCFunction)(void (*)(void))mt_py_tensor_new, METH_VARARGS | METH_KEYWORDS,
+     "tensor(data, *, dtype=None, device=None, requires_grad=False): a new tensor with data's "
+     "values."},
+    {"from_numpy", mt_py_from_numpy, METH_O, "A tensor sharing the memory of a NumPy array."},
+    {"_register_classes", py_register_classes, METH_VARARGS, NULL},
+    {"_dispatch_table", py_dispatch_table, METH_O,
+     "The kernels an op has, by dispatch key: {'CPU': 'mt_cpu_addmm'}."},
+    {"_op_info", py_op_info, METH_O, "An op's schema and flags from the op table."},
+    {"manual_seed", py_manual_seed, METH_O, NULL},
+    {"initial_seed", py_initial_seed, METH_NOARGS, NULL},
+    {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
+    {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
+    {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
+    {"_trace_start", py_trace_start, METH_NOARGS, NULL},
+    {"_trace_stop", py_trace_stop, METH_NOARGS,
+     "Stops the journey trace: [(depth, layer, name, detail, duration_us), ...]."},
+    {"_trace_enabled", py_trace_enabled, METH_NOARGS, NULL},
+    {"_trace_enter", py_trace_enter, METH_VARARGS, NULL},
+    {"_trace_exit", py_trace_exit, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "minitorch._C", "The C core of minitorch.", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__C(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (mt_py_schemas_init() < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
+        PyModule_AddFunctions(m, mt_py_op_functions) < 0) {
+        goto out_fail;
+    }
+    PyObject *ops = PyTuple_New(MT_NUM_OPS);
+    for (int op = 0; ops && op < MT_NUM_OPS; op++) {
+        PyTuple_SET_ITEM(ops, op, PyUnicode_FromString(mt_op_names[op]));
+    }
+    if (ops == NULL || PyModule_AddObjectRef(m, "OPS", ops) < 0) {
+        Py_XDECREF(ops);
+        goto out_fail;
+    }
+    Py_DECREF(ops);
+    return m;
+out_fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,285 @@
+/* Composite ops: written in terms of other ops through the dispatcher, for every device.
+ *
+ * This is where the journey's decompositions come from: linear -> t + addmm (or matmul),
+ * relu -> clamp_min, matmul -> mm / mv / dot / bmm, zeros -> empty + zero_. */
+#include <string.h>
+
+#include "cpu/random.h"
+#include "dispatch/kernels.h"
+#include "ops/ops.h"
+
+// self (any shape); out = max(self, 0)
+mt_status
+mt_composite_relu(mt_args *a)
+{
+    return mt_op_clamp_min(a->t[0], mt_scalar_int(0), &a->out[0]);
+}
+
+mt_status
+mt_composite_relu_(mt_args *a)
+{
+    mt_status st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
+    if (st == MT_OK) {
+        a->out[0] = mt_tensor_retain(a->t[0]);
+    }
+    return st;
+}
+
+// input (*, in), weight (out, in), bias (out) or NULL; out (*, out) = input @ weight^T + bias
+mt_status
+mt_composite_linear(mt_args *a)
+{
+    mt_tensor *input = a->t[0], *weight = a->t[1], *bias = a->t[2], *wt = NULL;
+    mt_status st = mt_op_t(weight, &wt);
+    if (st) {
+        return st;
+    }
+    if (input->ndim == 2 && bias != NULL) {
+        st = mt_op_addmm(bias, input, wt, mt_scalar_int(1), mt_scalar_int(1), &a->out[0]);
+    } else {
+        st = mt_op_matmul(input, wt, &a->out[0]);
+        if (st == MT_OK && bias != NULL && (st = mt_op_add_(a->out[0], bias, mt_scalar_int(1)))) {
+            mt_tensor_clear(&a->out[0]);
+        }
+    }
+    mt_tensor_release(wt);
+    return st;
+}
+
+/* matmul of tensors with at least one of them 3-D or more: broadcast the batch dims and bmm.
+ * A 1-D operand is made a matrix first and its dim removed from the result. */
+static mt_status
+matmul_batched(mt_tensor *x, mt_tensor *y, mt_tensor **out)
+{
+    mt_status st = MT_OK;
+    mt_tensor *xm = NULL, *ym = NULL, *xe = NULL, *ye = NULL, *xb = NULL, *yb = NULL, *r = NULL;
+    bool x_vec = x->ndim == 1, y_vec = y->ndim == 1;
+    if (x_vec) {
+        st = mt_op_unsqueeze(x, 0, &xm);
+    } else {
+        xm = mt_tensor_retain(x);
+    }
+    if (st == MT_OK && y_vec) {
+        st = mt_op_unsqueeze(y, 1, &ym);
+    } else if (st == MT_OK) {
+        ym = mt_tensor_retain(y);
+    }
+    if (st) {
+        goto out_release;
+    }
+    int nb;
+    int64_t batch[MT_MAX_DIMS], shape[MT_MAX_DIMS];
+    st = mt_broadcast_shapes(xm->ndim - 2, xm->sizes, ym->ndim - 2, ym->sizes, &nb, batch);
+    if (st) {
+        goto out_release;
+    }
+    int64_t bsz = mt_numel(nb, batch);
+    int64_t n = xm->sizes[xm->ndim - 2], k = xm->sizes[xm->ndim - 1];
+    int64_t k2 = ym->sizes[ym->ndim - 2], p = ym->sizes[ym->ndim - 1];
+    if (k != k2) {
+        st = mt_fail(MT_ERUNTIME,
+                     "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] "
+                     "but got: [%lld, %lld].",
+                     (long long)bsz, (long long)k, (long long)bsz, (long long)k2);
+        goto out_release;
+    }
+    memcpy(shape, batch, sizeof(int64_t) * (size_t)nb);
+    shape[nb] = n;
+    shape[nb + 1] = k;
+    if ((st = mt_op_expand(xm, nb + 2, shape, &xe))) {
+        goto out_release;
+    }
+    shape[nb] = k;
+    shape[nb + 1] = p;
+    if ((st = mt_op_expand(ym, nb + 2, shape, &ye))) {
+        goto out_release;
+    }
+    int64_t s3[3] = {bsz, n, k};
+    if ((st = mt_op_reshape(xe, 3, s3, &xb))) {
+        goto out_release;
+    }
+    s3[1] = k;
+    s3[2] = p;
+    if ((st = mt_op_reshape(ye, 3, s3, &yb)) || (st = mt_op_bmm(xb, yb, &r))) {
+        goto out_release;
+    }
+    /* The result's shape: batch, then n unless x was a vector, then p unless y was one. */
+    int nd = nb;
+    if (!x_vec) {
+        shape[nd++] = n;
+    }
+    if (!y_vec) {
+        shape[nd++] = p;
+    }
+    st = mt_op_view(r, nd, shape, out);
+out_release:
+    mt_tensor_clear(&xm);
+    mt_tensor_clear(&ym);
+    mt_tensor_clear(&xe);
+    mt_tensor_clear(&ye);
+    mt_tensor_clear(&xb);
+    mt_tensor_clear(&yb);
+    mt_tensor_clear(&r);
+    return st;
+}
+
+// PyTorch's matmul: dot, mv, mm, or a broadcast batched product by the operands' dims
+mt_status
+mt_composite_matmul(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *y = a->t[1], *tmp = NULL, *r = NULL;
+    mt_status st;
+    int dx = x->ndim, dy = y->ndim;
+    if (dx == 0 || dy == 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
+                       dx, dy);
+    }
+    if (dx == 1 && dy == 1) {
+        return mt_op_dot(x, y, &a->out[0]);
+    }
+    if (dx == 2 && dy == 1) {
+        return mt_op_mv(x, y, &a->out[0]);
+    }
+    if (dx == 1 && dy == 2) {
+        if ((st = mt_op_unsqueeze(x, 0, &tmp)) == MT_OK && (st = mt_op_mm(tmp, y, &r)) == MT_OK) {
+            st = mt_op_squeeze_dim(r, 0, &a->out[0]);
+        }
+        goto out_release;
+    }
+    if (dx == 2 && dy == 2) {
+        return mt_op_mm(x, y, &a->out[0]);
+    }
+    if (dx >= 3 && dy <= 2 && (dy == 2 || x->sizes[dx - 1] == y->sizes[0])) {
+        /* Fold x's batch dims into its rows: one mm instead of a bmm over broadcast copies. */
+        int64_t rows[2] = {-1, x->sizes[dx - 1]}, shape[MT_MAX_DIMS];
+        memcpy(shape, x->sizes, sizeof(int64_t) * (size_t)(dx - 1));
+        if ((st = mt_op_reshape(x, 2, rows, &tmp))) {
+            goto out_release;
+        }
+        if (dy == 2) {
+            st = mt_op_mm(tmp, y, &r);
+            shape[dx - 1] = y->sizes[1];
+        } else {
+            st = mt_op_mv(tmp, y, &r);
+        }
+        if (st == MT_OK) {
+            st = mt_op_view(r, dy == 2 ? dx : dx - 1, shape, &a->out[0]);
+        }
+        goto out_release;
+    }
+    return matmul_batched(x, y, &a->out[0]);
+out_release:
+    mt_tensor_clear(&tmp);
+    mt_tensor_clear(&r);
+    return st;
+}
+
+mt_status
+mt_composite_zero_(mt_args *a)
+{
+    mt_status st = mt_op_fill_(a->t[0], mt_scalar_int(0));
+    if (st == MT_OK) {
+        a->out[0] = mt_tensor_retain(a->t[0]);
+    }
+    return st;
+}
+
+// out = a contiguous copy of self
+mt_status
+mt_composite_clone(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    mt_status st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
+                               &a->out[0]);
+    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
+mt_status
+mt_composite_contiguous(mt_args *a)
+{
+    if (mt_tensor_is_contiguous(a->t[0])) {
+        a->out[0] = mt_tensor_retain(a->t[0]);
+        return MT_OK;
+    }
+    return mt_op_clone(a->t[0], &a->out[0]);
+}
+
+// out = self converted to dtype and/or moved to device (always a copy)
+mt_status
+mt_composite__to_copy(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self->dtype;
+    mt_device dev = a->has_device ? a->device : mt_tensor_device(self);
+    mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, &a->out[0]);
+    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
+/* A factory: empty, then fill in place with `fill` (an in-place op) and its scalars. */
+static mt_status
+factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
+{
+    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_DEFAULT_FLOAT;
+    mt_device dev = a->has_device ? a->device : MT_DEVICE_CPU;
+    mt_tensor *t;
+    mt_status st = mt_op_empty(a->l[0].n, a->l[0].v, dt, dev, &t);
+    if (st) {
+        return st;
+    }
+    mt_args f;
+    mt_args_init(&f);
+    f.t[0] = t;
+    f.s[0] = x;
+    f.s[1] = y;
+    st = mt_dispatch(fill, &f);
+    if (st) {
+        mt_tensor_release(t);
+        return st;
+    }
+    mt_tensor_release(f.out[0]);
+    t->requires_grad = a->b[0];
+    a->out[0] = t;
+    return MT_OK;
+}
+
+mt_status
+mt_composite_zeros(mt_args *a)
+{
+    return factory(a, MT_OP_zero_, mt_scalar_int(0), mt_scalar_int(0));
+}
+
+mt_status
+mt_composite_ones(mt_args *a)
+{
+    return factory(a, MT_OP_fill_, mt_scalar_int(1), mt_scalar_int(0));
+}
+
+mt_status
+mt_composite_full(mt_args *a)
+{
+    /* Without a dtype, full takes the fill value's: a bool, int64 or the default float. */
+    if (a->dtype < 0) {
+        mt_dtype t = a->s[0].type;
+        a->dtype = (int)(t == MT_FLOAT64 ? MT_DEFAULT_FLOAT : t);
+    }
+    return factory(a, MT_OP_fill_, a->s[0], mt_scalar_int(0));
+}
+
+mt_status
+mt_composite_rand(mt_args *a)
+{
+    return factory(a, MT_OP_uniform_, mt_scalar_int(0), mt_scalar_int(1));
+}
+
+mt_status
+mt_composite_randn(mt_args *a)
+{
+    return factory(a, MT_OP_normal_, mt_scalar_int(0), mt_scalar_int(1));
+}

@@ -1,0 +1,442 @@
+/* Python calls of ops: each op's schema string (ops.def) is parsed once at import, and a call's
+ * positional and keyword arguments are matched to it and converted into the boxed mt_args.
+ *
+ * Error messages follow PyTorch's python_arg_parser ("add(): argument 'other' (position 1)
+ * must be Tensor, not str"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "python/pyminitorch.h"
+
+typedef enum argtype {
+    A_TENSOR,
+    A_TENSOR_OR_SCALAR,
+    A_SCALAR,
+    A_INT,
+    A_INTLIST,
+    A_BOOL,
+    A_DTYPE,
+    A_DEVICE,
+} argtype;
+
+#define MAX_PARAMS 10
+
+typedef struct param {
+    argtype type;
+    bool optional; /* "Type?": accepts None */
+    bool kwonly;
+    bool has_default;
+    PyObject *dflt; /* the default as a Python object (owned), or NULL */
+    PyObject *name; /* interned str */
+    int slot;       /* index within its slot array of mt_args */
+} param;
+
+typedef struct schema {
+    int nparams;
+    int npositional;
+    param params[MAX_PARAMS];
+} schema;
+
+static schema schemas[MT_NUM_OPS];
+
+static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int",
+                                         "int[]", "bool", "ScalarType", "Device"};
+
+static PyObject *
+parse_default(const char *s)
+{
+    if (strcmp(s, "None") == 0) {
+        Py_RETURN_NONE;
+    }
+    if (strcmp(s, "True") == 0) {
+        Py_RETURN_TRUE;
+    }
+    if (strcmp(s, "False") == 0) {
+        Py_RETURN_FALSE;
+    }
+    if (strchr(s, '.')) {
+        return PyFloat_FromDouble(atof(s));
+    }
+    return PyLong_FromLongLong(atoll(s));
+}
+
+/* One parameter: "Tensor? bias=None". */
+static int
+parse_param(const char *op, char *text, param *p, int *slots)
+{
+    char type[32], name[64];
+    char *eq = strchr(text, '=');
+    if (eq) {
+        *eq = '\0';
+    }
+    if (sscanf(text, " %31s %63s", type, name) != 2) {
+        PyErr_Format(PyExc_SystemError, "bad schema parameter '%s' of %s", text, op);
+        return -1;
+    }
+    size_t tl = strlen(type);
+    p->optional = type[tl - 1] == '?';
+    if (p->optional) {
+        type[tl - 1] = '\0';
+    }
+    int t = -1;
+    for (int k = 0; k < (int)(sizeof(type_names) / sizeof(type_names[0])); k++) {
+        if (strcmp(type, type_names[k]) == 0) {
+            t = k;
+        }
+    }
+    if (t < 0) {
+        PyErr_Format(PyExc_SystemError, "unknown schema type '%s' in %s", type, op);
+        return -1;
+    }
+    p->type = (argtype)t;
+    /* Tensor and Tensor|Scalar share the tensor slots. */
+    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR : t;
+    p->slot = slots[cls]++;
+    p->name = PyUnicode_InternFromString(name);
+    p->has_default = eq != NULL;
+    p->dflt = eq ? parse_default(eq + 1) : NULL;
+    return p->name && (!eq || p->dflt) ? 0 : -1;
+}
+
+static int
+parse_schema(const char *text, schema *s)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", text);
+    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    if (!open || !close) {
+        PyErr_Format(PyExc_SystemError, "bad schema '%s'", text);
+        return -1;
+    }
+    *close = '\0';
+    int slots[8] = {0};
+    bool kwonly = false;
+    s->nparams = s->npositional = 0;
+    for (char *tok = strtok(open + 1, ","); tok; tok = strtok(NULL, ",")) {
+        while (*tok == ' ') {
+            tok++;
+        }
+        if (strcmp(tok, "*") == 0) {
+            kwonly = true;
+            continue;
+        }
+        param *p = &s->params[s->nparams++];
+        p->kwonly = kwonly;
+        if (parse_param(text, tok, p, slots) < 0) {
+            return -1;
+        }
+        s->npositional += !kwonly;
+    }
+    return 0;
+}
+
+int
+mt_py_schemas_init(void)
+{
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (parse_schema(mt_op_schemas[op], &schemas[op]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+arg_error(mt_op op, const param *p, int pos, PyObject *got, const char *want)
+{
+    return PyErr_Format(PyExc_TypeError, "%s(): argument '%U' (position %d) must be %s, not %s",
+                        mt_op_names[op], p->name, pos + 1, want, Py_TYPE(got)->tp_name);
+}
+
+static int
+to_int(PyObject *o, int64_t *out)
+{
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        return -1;
+    }
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        return -2;
+    }
+    *out = v;
+    return 0;
+}
+
+static int
+to_intlist(PyObject *o, mt_intlist *l)
+{
+    int64_t v = 0;
+    int r = to_int(o, &v);
+    if (r != -1) {
+        l->n = 1;
+        l->v[0] = v;
+        return r;
+    }
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (n > MT_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions, got %zd",
+                     MT_MAX_DIMS, n);
+        return -2;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        r = to_int(PySequence_Fast_GET_ITEM(o, k), &l->v[k]);
+        if (r) {
+            return r;
+        }
+    }
+    l->n = (int)n;
+    return 0;
+}
+
+/* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
+static int
+convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
+{
+    int r;
+    if (o == Py_None && p->optional) {
+        switch (p->type) {
+        case A_TENSOR:
+        case A_TENSOR_OR_SCALAR:
+            a->t[p->slot] = NULL;
+            break;
+        case A_INT:
+            a->i_none |= 1u << p->slot;
+            break;
+        case A_INTLIST:
+            a->l[p->slot].none = true;
+            break;
+        case A_DTYPE:
+            a->dtype = -1;
+            break;
+        case A_DEVICE:
+            a->has_device = false;
+            break;
+        default:
+            break; /* a Scalar slot stays "None" */
+        }
+        return 0;
+    }
+    switch (p->type) {
+    case A_TENSOR_OR_SCALAR:
+        if (!mt_py_is_tensor(o)) {
+            mt_scalar s;
+            r = mt_py_to_scalar(o, &s);
+            if (r == -1) {
+                arg_error(op, p, pos, o, "Tensor");
+                return -1;
+            }
+            if (r < 0) {
+                return -1;
+            }
+            mt_status st = mt_tensor_scalar(s, s.type, &a->t[p->slot]);
+            if (st) {
+                mt_py_raise(st);
+                return -1;
+            }
+            *owned |= 1u << p->slot;
+            return 0;
+        }
+        /* fall through */
+    case A_TENSOR:
+        if (!mt_py_is_tensor(o)) {
+            arg_error(op, p, pos, o, "Tensor");
+            return -1;
+        }
+        a->t[p->slot] = mt_py_unwrap(o);
+        return 0;
+    case A_SCALAR:
+        r = mt_py_to_scalar(o, &a->s[p->slot]);
+        if (r == -1) {
+            arg_error(op, p, pos, o, "Number");
+        }
+        return r < 0 ? -1 : 0;
+    case A_INT:
+        r = to_int(o, &a->i[p->slot]);
+        if (r == -1) {
+            arg_error(op, p, pos, o, "int");
+        }
+        a->i_none &= ~(1u << p->slot);
+        return r < 0 ? -1 : 0;
+    case A_INTLIST:
+        a->l[p->slot].none = false;
+        r = to_intlist(o, &a->l[p->slot]);
+        if (r == -1) {
+            arg_error(op, p, pos, o, "tuple of ints");
+        }
+        return r < 0 ? -1 : 0;
+    case A_BOOL:
+        if (!PyBool_Check(o)) {
+            arg_error(op, p, pos, o, "bool");
+            return -1;
+        }
+        a->b[p->slot] = o == Py_True;
+        return 0;
+    case A_DTYPE: {
+        mt_dtype dt;
+        if (mt_py_to_dtype(o, &dt) < 0) {
+            PyErr_Clear();
+            arg_error(op, p, pos, o, "minitorch.dtype");
+            return -1;
+        }
+        a->dtype = (int)dt;
+        return 0;
+    }
+    case A_DEVICE:
+        if (mt_py_to_device(o, &a->device) < 0) {
+            return -1;
+        }
+        a->has_device = true;
+        return 0;
+    }
+    return 0;
+}
+
+/* Matches the call's arguments to the schema's parameters: vals[k] is param k's object. */
+static int
+bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+     PyObject *kwnames, PyObject **vals, PyObject **varargs)
+{
+    const char *name = mt_op_names[op];
+    PyObject *const *kwvals = args + nargs;
+    int first = 0;
+    if (self) {
+        vals[first++] = self;
+    }
+    /* Like PyTorch: a single int[] parameter also takes its ints spread out: x.view(2, 3). */
+    int npos = s->npositional - first;
+    if (npos == 1 && s->params[first].type == A_INTLIST && nargs >= 1 &&
+        (nargs > 1 || PyLong_Check(args[0]))) {
+        PyObject *tuple = PyTuple_New(nargs);
+        if (tuple == NULL) {
+            return -1;
+        }
+        for (Py_ssize_t k = 0; k < nargs; k++) {
+            Py_INCREF(args[k]);
+            PyTuple_SET_ITEM(tuple, k, args[k]);
+        }
+        *varargs = tuple;
+        vals[first] = tuple;
+        nargs = 0;
+        first++;
+    }
+    if (nargs > s->npositional - first) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given", name,
+                     s->npositional, nargs + first);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        vals[first + k] = args[k];
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int found = -1;
+        for (int j = 0; j < s->nparams && found < 0; j++) {
+            if (s->params[j].name == key || PyUnicode_Compare(s->params[j].name, key) == 0) {
+                found = j;
+            }
+        }
+        if (found < 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", name, key);
+            return -1;
+        }
+        if (vals[found]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", name, key);
+            return -1;
+        }
+        vals[found] = kwvals[k];
+    }
+    for (int j = 0; j < s->nparams; j++) {
+        if (vals[j] == NULL && !s->params[j].has_default) {
+            PyErr_Format(PyExc_TypeError, "%s() missing 1 required positional arguments: \"%U\"",
+                         name, s->params[j].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyObject *
+mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames)
+{
+    const schema *s = &schemas[op];
+    PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL;
+    unsigned owned = 0;
+    mt_args a;
+    mt_args_init(&a);
+    if (bind(op, s, self, args, nargs, kwnames, vals, &varargs) < 0) {
+        goto out;
+    }
+    for (int j = 0; j < s->nparams; j++) {
+        PyObject *o = vals[j] ? vals[j] : s->params[j].dflt;
+        if (convert(op, &s->params[j], j - (self != NULL), o, &a, &owned) < 0) {
+            goto out;
+        }
+    }
+    mt_status st = mt_dispatch(op, &a);
+    if (st) {
+        mt_py_raise(st);
+        goto out;
+    }
+    if (mt_op_nout[op] == 1) {
+        res = mt_py_wrap(a.out[0]);
+    } else {
+        res = PyTuple_New(mt_op_nout[op]);
+        for (int k = 0; k < mt_op_nout[op]; k++) {
+            PyObject *o = mt_py_wrap(a.out[k]);
+            if (res && o) {
+                PyTuple_SET_ITEM(res, k, o);
+            } else {
+                Py_XDECREF(o);
+                Py_CLEAR(res);
+            }
+        }
+    }
+out:
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (owned >> k & 1u) {
+            mt_tensor_release(a.t[k]);
+        }
+    }
+    Py_XDECREF(varargs);
+    return res;
+}
+
+/* One C function per op for the method and function tables (PyMethodDef has no closure). */
+#define MT_OP(name, cpu, composite, nout, flags, schema)                                     \
+    static PyObject *py_m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,   \
+                                 PyObject *kwnames)                                         \
+    {                                                                                       \
+        return mt_py_call_op(MT_OP_##name, self, args, nargs, kwnames);                     \
+    }                                                                                       \
+    static PyObject *py_f_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs, \
+                                 PyObject *kwnames)                                         \
+    {                                                                                       \
+        (void)module;                                                                       \
+        return mt_py_call_op(MT_OP_##name, NULL, args, nargs, kwnames);                     \
+    }
+#include "dispatch/ops.def"
+#undef MT_OP
+
+/* Methods exist for METHOD ops; the rest get a NULL-named entry skipped at registration. */
+PyMethodDef mt_py_tensor_op_methods[] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema)                                 \
+    {((flags) & METHOD) ? #name : "", (PyCFunction)(void (*)(void))py_m_##name,          \
+     METH_FASTCALL | METH_KEYWORDS, schema},
+#include "dispatch/ops.def"
+#undef MT_OP
+    {NULL, NULL, 0, NULL},
+};
+
+/* Every op is a function of _C (minitorch/ re-exports the FUNCTION ones). */
+PyMethodDef mt_py_op_functions[] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    {#name, (PyCFunction)(void (*)(void))py_f_##name, METH_FASTCALL | METH_KEYWORDS, schema},
+#include "dispatch/ops.def"
+#undef MT_OP
+    {NULL, NULL, 0, NULL},
+};

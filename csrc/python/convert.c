@@ -1,0 +1,411 @@
+/* Tensors to and from Python data: tolist(), minitorch.tensor(data), from_numpy and the
+ * buffer protocol (which makes Tensor.numpy() and np.asarray(t) zero-copy). */
+#include <string.h>
+
+#include "ops/ops.h"
+#include "python/pyminitorch.h"
+
+/* ---- tolist ---- */
+
+static PyObject *
+tolist_at(const mt_tensor *t, int d, const char *p)
+{
+    if (d == t->ndim) {
+        mt_scalar s = mt_load_scalar(p, t->dtype);
+        return mt_py_from_scalar(s);
+    }
+    PyObject *list = PyList_New(t->sizes[d]);
+    int64_t step = t->strides[d] * (int64_t)mt_dtype_size(t->dtype);
+    for (int64_t i = 0; list && i < t->sizes[d]; i++) {
+        PyObject *item = tolist_at(t, d + 1, p + i * step);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+PyObject *
+mt_py_tensor_tolist(mt_tensor *t)
+{
+    if (mt_tensor_device(t).type != MT_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "tolist() of a CUDA tensor needs the CUDA backend");
+        return NULL;
+    }
+    return tolist_at(t, 0, mt_tensor_data(t));
+}
+
+/* ---- minitorch.tensor(data) ---- */
+
+typedef struct infer {
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS];
+    int category; /* -1 nothing seen, 0 bool, 1 int, 2 float */
+} infer;
+
+static int
+is_sequence(PyObject *o)
+{
+    return PyList_Check(o) || PyTuple_Check(o);
+}
+
+/* The category of a leaf, or -1 with TypeError. */
+static int
+leaf_category(PyObject *o)
+{
+    if (PyBool_Check(o)) {
+        return 0;
+    }
+    if (mt_py_is_tensor(o) && mt_tensor_numel(mt_py_unwrap(o)) == 1) {
+        mt_dtype dt = mt_py_unwrap(o)->dtype;
+        return dt == MT_BOOL ? 0 : mt_dtype_is_float(dt) ? 2 : 1;
+    }
+    mt_scalar s;
+    int r = mt_py_to_scalar(o, &s);
+    if (r == 0) {
+        return s.type == MT_BOOL ? 0 : s.type == MT_INT64 ? 1 : 2;
+    }
+    if (r == -1) {
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
+    }
+    return -1;
+}
+
+/* First pass: the shape (from the first element at each depth) and the dtype category. */
+static int
+infer_shape(PyObject *o, int d, infer *inf)
+{
+    if (!is_sequence(o)) {
+        if (d != inf->ndim) {
+            PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %s)",
+                         (long long)inf->sizes[d], d, Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        int c = leaf_category(o);
+        if (c < 0) {
+            return -1;
+        }
+        inf->category = c > inf->category ? c : inf->category;
+        return 0;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (d == inf->ndim) {
+        if (d == MT_MAX_DIMS) {
+            PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+            return -1;
+        }
+        inf->sizes[inf->ndim++] = n;
+    } else if (d > inf->ndim || inf->sizes[d] != n) {
+        PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
+                     d < inf->ndim ? (long long)inf->sizes[d] : 0LL, d, n);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (infer_shape(PySequence_Fast_GET_ITEM(o, k), d + 1, inf) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Second pass: writes the leaves in row-major order. */
+static int
+fill(PyObject *o, mt_dtype dt, char **p)
+{
+    if (is_sequence(o)) {
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(o); k++) {
+            if (fill(PySequence_Fast_GET_ITEM(o, k), dt, p) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    mt_scalar s;
+    if (mt_py_is_tensor(o)) {
+        mt_status st = mt_tensor_item(mt_py_unwrap(o), &s);
+        if (st) {
+            mt_py_raise(st);
+            return -1;
+        }
+    } else if (mt_py_to_scalar(o, &s) != 0) {
+        return -1;
+    }
+    mt_store_scalar(*p, dt, s);
+    *p += mt_dtype_size(dt);
+    return 0;
+}
+
+static mt_status
+tensor_from_sequence(PyObject *data, int dtype, mt_tensor **out, int *pyerr)
+{
+    infer inf = {.ndim = 0, .category = -1};
+    if (infer_shape(data, 0, &inf) < 0) {
+        *pyerr = 1;
+        return MT_ERUNTIME;
+    }
+    static const mt_dtype by_category[] = {MT_BOOL, MT_INT64, MT_DEFAULT_FLOAT};
+    mt_dtype dt = dtype >= 0 ? (mt_dtype)dtype
+                  : inf.category < 0 ? MT_DEFAULT_FLOAT
+                                     : by_category[inf.category];
+    mt_status st = mt_tensor_empty(inf.ndim, inf.sizes, dt, MT_DEVICE_CPU, out);
+    if (st) {
+        return st;
+    }
+    char *p = mt_tensor_data(*out);
+    if (fill(data, dt, &p) < 0) {
+        mt_tensor_clear(out);
+        *pyerr = 1;
+        return MT_ERUNTIME;
+    }
+    return MT_OK;
+}
+
+/* tensor(data, *, dtype=None, device=None, requires_grad=False): always copies data. */
+PyObject *
+mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    (void)module;
+    static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
+    PyObject *data, *dtype_obj = Py_None, *device_obj = Py_None;
+    int requires_grad = 0, pin = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpp:tensor", kwlist, &data, &dtype_obj,
+                                     &device_obj, &requires_grad, &pin)) {
+        return NULL;
+    }
+    mt_dtype dt = MT_DEFAULT_FLOAT;
+    int dtype = -1;
+    mt_device dev = MT_DEVICE_CPU;
+    if (dtype_obj != Py_None) {
+        if (mt_py_to_dtype(dtype_obj, &dt) < 0) {
+            return NULL;
+        }
+        dtype = (int)dt;
+    }
+    if (device_obj != Py_None && mt_py_to_device(device_obj, &dev) < 0) {
+        return NULL;
+    }
+    mt_tensor *t = NULL, *moved = NULL;
+    mt_status st;
+    int pyerr = 0;
+    if (mt_py_is_tensor(data)) {
+        mt_tensor *src = mt_py_unwrap(data);
+        st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
+    } else if (!is_sequence(data) && PyObject_CheckBuffer(data)) {
+        PyObject *shared = mt_py_from_numpy(NULL, data);
+        if (shared == NULL) {
+            return NULL;
+        }
+        mt_tensor *src = mt_py_unwrap(shared);
+        st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
+        Py_DECREF(shared);
+    } else {
+        st = tensor_from_sequence(data, dtype, &t, &pyerr);
+    }
+    if (st) {
+        return pyerr ? NULL : mt_py_raise(st);
+    }
+    if (dev.type != MT_CPU) {
+        st = mt_op_to_copy(t, t->dtype, dev, &moved);
+        mt_tensor_release(t);
+        if (st) {
+            return mt_py_raise(st);
+        }
+        t = moved;
+    }
+    if (requires_grad && !mt_dtype_is_float(t->dtype)) {
+        mt_tensor_release(t);
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Only Tensors of floating point and complex dtype can require gradients");
+        return NULL;
+    }
+    t->requires_grad = requires_grad;
+    return mt_py_wrap(t);
+}
+
+/* ---- from_numpy: share the memory of any buffer exporter ---- */
+
+typedef struct buffer_allocator {
+    mt_allocator base;
+} buffer_allocator;
+
+static void
+buffer_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
+{
+    (void)self;
+    (void)ptr;
+    (void)nbytes;
+    /* The last view may die on any thread; releasing the exporter needs the GIL. */
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_buffer *view = ctx;
+    PyBuffer_Release(view);
+    PyMem_Free(view);
+    PyGILState_Release(g);
+}
+
+static buffer_allocator python_buffer_allocator = {
+    .base = {"python-buffer", NULL, buffer_free, NULL, NULL},
+};
+
+static int
+buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
+{
+    const char *f = v->format ? v->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') {
+        f++;
+    }
+    if (f[0] != '\0' && f[1] == '\0') {
+        switch (f[0]) {
+        case 'f':
+            *dt = MT_FLOAT32;
+            return 0;
+        case 'd':
+            *dt = MT_FLOAT64;
+            return 0;
+        case '?':
+            *dt = MT_BOOL;
+            return 0;
+        case 'q':
+        case 'l':
+        case 'i':
+            if (v->itemsize == 8 || v->itemsize == 4) {
+                *dt = v->itemsize == 8 ? MT_INT64 : MT_INT32;
+                return 0;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    PyObject *np_dtype = PyObject_GetAttrString(arr, "dtype");
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "can't convert np.ndarray of type %S. The only supported types are: float64, "
+                 "float32, int64, int32, and bool.",
+                 np_dtype ? np_dtype : (PyObject *)Py_TYPE(arr));
+    Py_XDECREF(np_dtype);
+    return -1;
+}
+
+PyObject *
+mt_py_from_numpy(PyObject *module, PyObject *arr)
+{
+    (void)module;
+    Py_buffer *view = PyMem_Calloc(1, sizeof(Py_buffer));
+    if (view == NULL) {
+        return PyErr_NoMemory();
+    }
+    /* Writable when the exporter allows, so writes show on both sides; else read-only. */
+    if (PyObject_GetBuffer(arr, view, PyBUF_RECORDS) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(arr, view, PyBUF_RECORDS_RO) < 0) {
+            PyMem_Free(view);
+            PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(arr)->tp_name);
+            return NULL;
+        }
+    }
+    mt_dtype dt;
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    mt_storage *storage = NULL;
+    mt_tensor *t = NULL;
+    mt_status st;
+    if (buffer_dtype(arr, view, &dt) < 0) {
+        goto out_release_view;
+    }
+    if (view->ndim > MT_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions, got %d",
+                     MT_MAX_DIMS, view->ndim);
+        goto out_release_view;
+    }
+    size_t span = view->len > 0 ? (size_t)view->itemsize : 0;
+    for (int d = 0; d < view->ndim; d++) {
+        Py_ssize_t s = view->strides[d];
+        if (s < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "At least one stride in the given numpy array is negative, and tensors "
+                            "with negative strides are not currently supported. (You can probably "
+                            "work around this by making a copy of your array  with array.copy().) ");
+            goto out_release_view;
+        }
+        if (s % view->itemsize != 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "given numpy array strides not a multiple of the element byte size. "
+                            "Copy the numpy array to reallocate the memory.");
+            goto out_release_view;
+        }
+        sizes[d] = view->shape[d];
+        strides[d] = s / view->itemsize;
+        if (view->len > 0) {
+            span += (size_t)(view->shape[d] - 1) * (size_t)s;
+        }
+    }
+    st = mt_storage_wrap(view->buf, span, MT_DEVICE_CPU, &python_buffer_allocator.base, view,
+                         &storage);
+    if (st) {
+        mt_py_raise(st);
+        goto out_release_view;
+    }
+    /* The storage owns the view from here: releasing the storage releases the buffer. */
+    st = mt_tensor_on_storage(storage, view->ndim, sizes, strides, 0, dt, &t);
+    mt_storage_release(storage);
+    return st ? mt_py_raise(st) : mt_py_wrap(t);
+out_release_view:
+    PyBuffer_Release(view);
+    PyMem_Free(view);
+    return NULL;
+}
+
+/* ---- the buffer protocol ---- */
+
+static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d"};
+
+int
+mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    (void)flags;
+    mt_tensor *t = mt_py_unwrap(self);
+    if (mt_tensor_device(t).type != MT_CPU) {
+        PyErr_Format(PyExc_TypeError,
+                     "can't convert cuda:%d device type tensor to numpy. Use Tensor.cpu() to copy "
+                     "the tensor to host memory first.",
+                     mt_tensor_device(t).index);
+        return -1;
+    }
+    if (t->requires_grad) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Can't call numpy() on Tensor that requires grad. Use "
+                        "tensor.detach().numpy() instead.");
+        return -1;
+    }
+    /* shape and strides live in one block freed by releasebuffer. */
+    Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim ? t->ndim : 1));
+    if (dims == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t item = (Py_ssize_t)mt_dtype_size(t->dtype);
+    for (int d = 0; d < t->ndim; d++) {
+        dims[d] = (Py_ssize_t)t->sizes[d];
+        dims[t->ndim + d] = (Py_ssize_t)t->strides[d] * item;
+    }
+    view->buf = mt_tensor_data(t);
+    view->obj = Py_NewRef(self);
+    view->len = (Py_ssize_t)mt_tensor_numel(t) * item;
+    view->readonly = 0;
+    view->itemsize = item;
+    view->format = (char *)formats[t->dtype];
+    view->ndim = t->ndim;
+    view->shape = dims;
+    view->strides = dims + t->ndim;
+    view->suboffsets = NULL;
+    view->internal = dims;
+    return 0;
+}
+
+void
+mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view)
+{
+    (void)self;
+    PyMem_Free(view->internal);
+}

@@ -1,0 +1,74 @@
+/* The binding layer's shared declarations: the Python types and the conversions between Python
+ * objects and the core's values. Only csrc/python/ and module.c include this (and Python.h). */
+#ifndef MT_PYMINITORCH_H
+#define MT_PYMINITORCH_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "dispatch/dispatch.h"
+
+typedef struct mt_py_tensor {
+    PyObject_HEAD
+    mt_tensor *t; /* owned */
+} mt_py_tensor;
+
+extern PyTypeObject mt_py_TensorBase_Type;
+extern PyTypeObject mt_py_Size_Type;
+extern PyTypeObject mt_py_dtype_Type;
+
+/* The Python class results are made as (minitorch.Tensor once registered). */
+extern PyTypeObject *mt_py_tensor_class;
+extern PyObject *mt_py_device_class;
+
+int mt_py_tensor_init_types(PyObject *module);
+int mt_py_values_init(PyObject *module);
+void mt_py_set_oom_error(PyObject *cls);
+void mt_py_set_device_class(PyObject *cls);
+
+static inline int
+mt_py_is_tensor(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &mt_py_TensorBase_Type);
+}
+
+static inline mt_tensor *
+mt_py_unwrap(PyObject *o)
+{
+    return ((mt_py_tensor *)o)->t;
+}
+
+/* Steals a reference to t; returns its live wrapper if it has one, else a new one. */
+PyObject *mt_py_wrap(mt_tensor *t);
+/* Sets the Python exception for a failed core call; always returns NULL. */
+PyObject *mt_py_raise(mt_status st);
+/* A Python bool/int/float as an mt_scalar; returns -1 without an exception if o is none of
+ * those. */
+int mt_py_to_scalar(PyObject *o, mt_scalar *out);
+PyObject *mt_py_from_scalar(mt_scalar s);
+
+PyObject *mt_py_dtype_obj(mt_dtype dt); /* borrowed */
+int mt_py_to_dtype(PyObject *o, mt_dtype *out); /* -1 with TypeError */
+PyObject *mt_py_device_obj(mt_device d);  /* new reference */
+int mt_py_to_device(PyObject *o, mt_device *out);
+PyObject *mt_py_size_obj(int n, const int64_t *v);
+
+/* Calls op with Python arguments parsed by its schema (self first for methods). */
+PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames);
+int mt_py_schemas_init(void);
+extern PyMethodDef mt_py_tensor_op_methods[];
+extern PyMethodDef mt_py_op_functions[];
+
+/* Conversions (convert.c) */
+PyObject *mt_py_tensor_tolist(mt_tensor *t);
+PyObject *mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *mt_py_from_numpy(PyObject *module, PyObject *arr);
+int mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
+void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
+
+/* Indexing (indexing.c) */
+PyObject *mt_py_getitem(PyObject *self, PyObject *index);
+int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);
+
+#endif

@@ -1,0 +1,662 @@
+/* minitorch._C.TensorBase: the C type under minitorch.Tensor.
+ *
+ * It holds one reference to an mt_tensor; the mt_tensor points back at its live wrapper so an
+ * op that returns its input (contiguous(), an in-place op) returns the same Python object.
+ * The hot paths (operators, indexing, shape queries) are slots here; conveniences live in
+ * minitorch/_tensor.py. */
+#include <string.h>
+
+#include "ops/ops.h"
+#include "python/pyminitorch.h"
+
+PyTypeObject *mt_py_tensor_class = NULL;
+
+PyObject *
+mt_py_wrap(mt_tensor *t)
+{
+    if (t->pyobj) {
+        PyObject *o = t->pyobj;
+        Py_INCREF(o);
+        mt_tensor_release(t);
+        return o;
+    }
+    PyTypeObject *tp = mt_py_tensor_class ? mt_py_tensor_class : &mt_py_TensorBase_Type;
+    mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
+    if (o == NULL) {
+        mt_tensor_release(t);
+        return NULL;
+    }
+    o->t = t;
+    t->pyobj = o;
+    return (PyObject *)o;
+}
+
+static void
+tensor_dealloc(PyObject *self)
+{
+    mt_py_tensor *o = (mt_py_tensor *)self;
+    if (o->t) {
+        o->t->pyobj = NULL;
+        mt_tensor_release(o->t);
+        o->t = NULL;
+    }
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)type;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_TypeError,
+                    "minitorch.Tensor cannot be constructed directly; use minitorch.tensor(data), "
+                    "minitorch.empty(size) or another factory");
+    return NULL;
+}
+
+#define T(self) mt_py_unwrap(self)
+
+/* ---- geometry ---- */
+
+static int
+dim_arg(PyObject *self, PyObject *arg, int *d)
+{
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    mt_status st = mt_wrap_dim(v, T(self)->ndim, d);
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *dim = nargs > 0 ? args[0] : NULL;
+    if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
+        dim = args[0];
+    }
+    if (dim == NULL || dim == Py_None) {
+        return mt_py_size_obj(T(self)->ndim, T(self)->sizes);
+    }
+    int d;
+    if (dim_arg(self, dim, &d) < 0) {
+        return NULL;
+    }
+    return PyLong_FromLongLong(T(self)->ndim ? T(self)->sizes[d] : 1);
+}
+
+static PyObject *
+tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *dim = nargs > 0 ? args[0] : NULL;
+    if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
+        dim = args[0];
+    }
+    if (dim == NULL || dim == Py_None) {
+        PyObject *res = PyTuple_New(T(self)->ndim);
+        for (int k = 0; res && k < T(self)->ndim; k++) {
+            PyTuple_SET_ITEM(res, k, PyLong_FromLongLong(T(self)->strides[k]));
+        }
+        return res;
+    }
+    int d;
+    if (dim_arg(self, dim, &d) < 0) {
+        return NULL;
+    }
+    return PyLong_FromLongLong(T(self)->ndim ? T(self)->strides[d] : 1);
+}
+
+static PyObject *
+tensor_dim(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(T(self)->ndim);
+}
+
+static PyObject *
+tensor_numel(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(mt_tensor_numel(T(self)));
+}
+
+static PyObject *
+tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    (void)args;
+    (void)nargs;
+    (void)kw;
+    return PyBool_FromLong(mt_tensor_is_contiguous(T(self)));
+}
+
+static PyObject *
+tensor_storage_offset(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(T(self)->offset);
+}
+
+static PyObject *
+tensor_data_ptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(mt_tensor_data(T(self)));
+}
+
+static PyObject *
+tensor_element_size(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromSize_t(mt_dtype_size(T(self)->dtype));
+}
+
+static PyObject *
+tensor_item(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    mt_scalar s;
+    mt_status st = mt_tensor_item(T(self), &s);
+    return st ? mt_py_raise(st) : mt_py_from_scalar(s);
+}
+
+static PyObject *
+tensor_tolist(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return mt_py_tensor_tolist(T(self));
+}
+
+static PyObject *
+tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    (void)kw;
+    int on = nargs > 0 ? PyObject_IsTrue(args[0]) : 1;
+    if (on < 0) {
+        return NULL;
+    }
+    if (on && !mt_dtype_is_float(T(self)->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "only Tensors of floating point dtype can require gradients");
+        return NULL;
+    }
+    T(self)->requires_grad = on;
+    Py_INCREF(self);
+    return self;
+}
+
+/* Tensor._make_subclass(cls, data, require_grad=False): a cls object sharing data's storage. */
+static PyObject *
+tensor_make_subclass(PyObject *unused, PyObject *args)
+{
+    (void)unused;
+    PyObject *cls, *data;
+    int require_grad = 0;
+    if (!PyArg_ParseTuple(args, "OO|p", &cls, &data, &require_grad)) {
+        return NULL;
+    }
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &mt_py_TensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of minitorch.Tensor");
+        return NULL;
+    }
+    if (!mt_py_is_tensor(data)) {
+        PyErr_Format(PyExc_TypeError, "data must be a Tensor, not %s", Py_TYPE(data)->tp_name);
+        return NULL;
+    }
+    mt_tensor *src = T(data), *alias;
+    mt_status st = mt_tensor_view(src, src->ndim, src->sizes, src->strides, src->offset, &alias);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    alias->requires_grad = require_grad;
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
+    if (o == NULL) {
+        mt_tensor_release(alias);
+        return NULL;
+    }
+    o->t = alias;
+    alias->pyobj = o;
+    return (PyObject *)o;
+}
+
+/* ---- properties ---- */
+
+static PyObject *
+get_shape(PyObject *self, void *c)
+{
+    (void)c;
+    return mt_py_size_obj(T(self)->ndim, T(self)->sizes);
+}
+
+static PyObject *
+get_dtype(PyObject *self, void *c)
+{
+    (void)c;
+    PyObject *d = mt_py_dtype_obj(T(self)->dtype);
+    Py_INCREF(d);
+    return d;
+}
+
+static PyObject *
+get_device(PyObject *self, void *c)
+{
+    (void)c;
+    return mt_py_device_obj(mt_tensor_device(T(self)));
+}
+
+static PyObject *
+get_is_cuda(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(mt_tensor_device(T(self)).type == MT_CUDA);
+}
+
+static PyObject *
+get_ndim(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(T(self)->ndim);
+}
+
+static PyObject *
+get_requires_grad(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(T(self)->requires_grad);
+}
+
+static int
+set_requires_grad(PyObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (v == NULL || !PyBool_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    PyObject *r = tensor_requires_grad_(self, &v, 1, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static PyObject *
+get_grad(PyObject *self, void *c)
+{
+    (void)c;
+    mt_tensor *g = T(self)->grad;
+    if (g == NULL) {
+        Py_RETURN_NONE;
+    }
+    return mt_py_wrap(mt_tensor_retain(g));
+}
+
+static int
+set_grad(PyObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (v != NULL && v != Py_None && !mt_py_is_tensor(v)) {
+        PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got %s",
+                     Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    mt_tensor *g = (v && v != Py_None) ? mt_tensor_retain(T(v)) : NULL;
+    mt_tensor_clear(&T(self)->grad);
+    T(self)->grad = g;
+    return 0;
+}
+
+static PyObject *
+get_none(PyObject *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+get_true(PyObject *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+get_version(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(atomic_load(&T(self)->storage->version));
+}
+
+static PyObject *
+get_itemsize(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromSize_t(mt_dtype_size(T(self)->dtype));
+}
+
+static PyObject *
+get_nbytes(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLongLong(mt_tensor_numel(T(self)) * (int64_t)mt_dtype_size(T(self)->dtype));
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", get_shape, NULL, "The sizes of the tensor, as a minitorch.Size.", NULL},
+    {"dtype", get_dtype, NULL, NULL, NULL},
+    {"device", get_device, NULL, NULL, NULL},
+    {"is_cuda", get_is_cuda, NULL, NULL, NULL},
+    {"ndim", get_ndim, NULL, NULL, NULL},
+    {"requires_grad", get_requires_grad, set_requires_grad, NULL, NULL},
+    {"grad", get_grad, set_grad, NULL, NULL},
+    /* Autograd (a later issue) gives tensors a grad_fn; until then every tensor is a leaf. */
+    {"grad_fn", get_none, NULL, NULL, NULL},
+    {"is_leaf", get_true, NULL, NULL, NULL},
+    {"_version", get_version, NULL, NULL, NULL},
+    {"itemsize", get_itemsize, NULL, NULL, NULL},
+    {"nbytes", get_nbytes, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef tensor_methods[] = {
+    {"size", (PyCFunction)(void (*)(void))tensor_size, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"stride", (PyCFunction)(void (*)(void))tensor_stride, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"dim", tensor_dim, METH_NOARGS, NULL},
+    {"ndimension", tensor_dim, METH_NOARGS, NULL},
+    {"numel", tensor_numel, METH_NOARGS, NULL},
+    {"nelement", tensor_numel, METH_NOARGS, NULL},
+    {"is_contiguous", (PyCFunction)(void (*)(void))tensor_is_contiguous,
+     METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"storage_offset", tensor_storage_offset, METH_NOARGS, NULL},
+    {"data_ptr", tensor_data_ptr, METH_NOARGS, NULL},
+    {"element_size", tensor_element_size, METH_NOARGS, NULL},
+    {"item", tensor_item, METH_NOARGS, NULL},
+    {"tolist", tensor_tolist, METH_NOARGS, NULL},
+    {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
+     METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- operators ---- */
+
+/* o as a tensor: itself, or a wrapped Python number (new reference in *owned). */
+static mt_tensor *
+operand(PyObject *o, mt_tensor **owned, int *err)
+{
+    if (mt_py_is_tensor(o)) {
+        return T(o);
+    }
+    mt_scalar s;
+    int r = mt_py_to_scalar(o, &s);
+    if (r == -1) {
+        return NULL; /* not ours: NotImplemented */
+    }
+    mt_status st = r ? MT_OK : mt_tensor_scalar(s, s.type, owned);
+    if (r || st) {
+        if (st) {
+            mt_py_raise(st);
+        }
+        *err = 1;
+        return NULL;
+    }
+    return *owned;
+}
+
+static PyObject *
+binary(mt_op op, PyObject *x, PyObject *y)
+{
+    mt_tensor *ox = NULL, *oy = NULL;
+    int err = 0;
+    PyObject *res = NULL;
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = operand(x, &ox, &err);
+    a.t[1] = err ? NULL : operand(y, &oy, &err);
+    if (err) {
+        goto out;
+    }
+    if (a.t[0] == NULL || a.t[1] == NULL) {
+        res = Py_NewRef(Py_NotImplemented);
+        goto out;
+    }
+    mt_status st = mt_dispatch(op, &a);
+    res = st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
+out:
+    mt_tensor_clear(&ox);
+    mt_tensor_clear(&oy);
+    return res;
+}
+
+static PyObject *
+nb_add(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_add, x, y);
+}
+
+static PyObject *
+nb_sub(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_sub, x, y);
+}
+
+static PyObject *
+nb_mul(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_mul, x, y);
+}
+
+static PyObject *
+nb_div(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_div, x, y);
+}
+
+static PyObject *
+nb_iadd(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_add_, x, y);
+}
+
+static PyObject *
+nb_isub(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_sub_, x, y);
+}
+
+static PyObject *
+nb_imul(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_mul_, x, y);
+}
+
+static PyObject *
+nb_idiv(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_div_, x, y);
+}
+
+
+static PyObject *
+nb_matmul(PyObject *x, PyObject *y)
+{
+    if (!mt_py_is_tensor(x) || !mt_py_is_tensor(y)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    mt_tensor *out;
+    mt_status st = mt_op_matmul(T(x), T(y), &out);
+    return st ? mt_py_raise(st) : mt_py_wrap(out);
+}
+
+static PyObject *
+nb_neg(PyObject *x)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = T(x);
+    mt_status st = mt_dispatch(MT_OP_neg, &a);
+    return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
+}
+
+static PyObject *
+nb_pos(PyObject *x)
+{
+    return Py_NewRef(x);
+}
+
+/* bool(t), float(t), int(t): the value of a one-element tensor. */
+static int
+single_value(PyObject *x, mt_scalar *s, const char *what)
+{
+    mt_tensor *t = T(x);
+    if (mt_tensor_numel(t) != 1) {
+        if (what[0] == 'b') {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "Boolean value of Tensor with more than one value is ambiguous");
+        } else {
+            PyErr_SetString(PyExc_TypeError,
+                            "only one element tensors can be converted to Python scalars");
+        }
+        return -1;
+    }
+    mt_status st = mt_tensor_item(t, s);
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+nb_bool(PyObject *x)
+{
+    mt_scalar s;
+    if (single_value(x, &s, "bool") < 0) {
+        return -1;
+    }
+    return mt_scalar_to_double(s) != 0 || (s.type == MT_FLOAT64 && s.v.f != s.v.f);
+}
+
+static PyObject *
+nb_float(PyObject *x)
+{
+    mt_scalar s;
+    return single_value(x, &s, "float") < 0 ? NULL : PyFloat_FromDouble(mt_scalar_to_double(s));
+}
+
+static PyObject *
+nb_int(PyObject *x)
+{
+    mt_scalar s;
+    if (single_value(x, &s, "int") < 0) {
+        return NULL;
+    }
+    return s.type == MT_FLOAT64 ? PyLong_FromDouble(s.v.f) : PyLong_FromLongLong(mt_scalar_to_int(s));
+}
+
+static PyObject *
+nb_index(PyObject *x)
+{
+    if (!mt_dtype_is_integral(T(x)->dtype, true) || mt_tensor_numel(T(x)) != 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    return nb_int(x);
+}
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_sub,
+    .nb_multiply = nb_mul,
+    .nb_true_divide = nb_div,
+    .nb_inplace_add = nb_iadd,
+    .nb_inplace_subtract = nb_isub,
+    .nb_inplace_multiply = nb_imul,
+    .nb_inplace_true_divide = nb_idiv,
+    .nb_matrix_multiply = nb_matmul,
+    .nb_negative = nb_neg,
+    .nb_positive = nb_pos,
+    .nb_bool = nb_bool,
+    .nb_float = nb_float,
+    .nb_int = nb_int,
+    .nb_index = nb_index,
+};
+
+static Py_ssize_t
+mp_length(PyObject *self)
+{
+    if (T(self)->ndim == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+        return -1;
+    }
+    return (Py_ssize_t)T(self)->sizes[0];
+}
+
+static int
+mp_ass_subscript(PyObject *self, PyObject *index, PyObject *value)
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Tensor does not support deleting items");
+        return -1;
+    }
+    return mt_py_setitem(self, index, value);
+}
+
+static PyMappingMethods tensor_as_mapping = {
+    .mp_length = mp_length,
+    .mp_subscript = mt_py_getitem,
+    .mp_ass_subscript = mp_ass_subscript,
+};
+
+static PyBufferProcs tensor_as_buffer = {
+    .bf_getbuffer = mt_py_tensor_getbuffer,
+    .bf_releasebuffer = mt_py_tensor_releasebuffer,
+};
+
+PyTypeObject mt_py_TensorBase_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch._C.TensorBase",
+    .tp_basicsize = sizeof(mt_py_tensor),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C part of minitorch.Tensor: a strided view of a storage.",
+    .tp_new = tensor_new,
+    .tp_dealloc = tensor_dealloc,
+    .tp_getset = tensor_getset,
+    .tp_as_number = &tensor_as_number,
+    .tp_as_mapping = &tensor_as_mapping,
+    .tp_as_buffer = &tensor_as_buffer,
+};
+
+int
+mt_py_tensor_init_types(PyObject *module)
+{
+    /* The hand-written methods, then one per METHOD op of ops.def. */
+    size_t nhand = sizeof(tensor_methods) / sizeof(tensor_methods[0]) - 1, nops = 0;
+    for (PyMethodDef *m = mt_py_tensor_op_methods; m->ml_name; m++) {
+        nops += m->ml_name[0] != '\0';
+    }
+    PyMethodDef *all = PyMem_Calloc(nhand + nops + 1, sizeof(PyMethodDef));
+    if (all == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(all, tensor_methods, nhand * sizeof(PyMethodDef));
+    size_t n = nhand;
+    for (PyMethodDef *m = mt_py_tensor_op_methods; m->ml_name; m++) {
+        if (m->ml_name[0] != '\0') {
+            all[n++] = *m;
+        }
+    }
+    /* Lives as long as the type, i.e. the process. */
+    mt_py_TensorBase_Type.tp_methods = all;
+    if (PyType_Ready(&mt_py_TensorBase_Type) < 0) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(module, "TensorBase", (PyObject *)&mt_py_TensorBase_Type);
+}

@@ -1,0 +1,364 @@
+/* Python values of the core's small types: errors, scalars, dtype objects, devices, Size. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/pyminitorch.h"
+
+PyObject *mt_py_device_class = NULL;
+static PyObject *oom_error = NULL; /* minitorch.cuda.OutOfMemoryError once registered */
+
+PyObject *
+mt_py_raise(mt_status st)
+{
+    PyObject *cls;
+    switch (st) {
+    case MT_EINDEX:
+        cls = PyExc_IndexError;
+        break;
+    case MT_ETYPE:
+        cls = PyExc_TypeError;
+        break;
+    case MT_EVALUE:
+        cls = PyExc_ValueError;
+        break;
+    case MT_ENOTIMPL:
+        cls = PyExc_NotImplementedError;
+        break;
+    case MT_ECUDA_OOM:
+        cls = oom_error ? oom_error : PyExc_RuntimeError;
+        break;
+    default:
+        cls = PyExc_RuntimeError;
+        break;
+    }
+    PyErr_SetString(cls, mt_last_error());
+    return NULL;
+}
+
+int
+mt_py_to_scalar(PyObject *o, mt_scalar *out)
+{
+    if (PyBool_Check(o)) {
+        *out = mt_scalar_bool(o == Py_True);
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            /* Too big for int64: PyTorch keeps such numbers as doubles too. */
+            *out = mt_scalar_float(PyLong_AsDouble(o));
+            return PyErr_Occurred() ? -2 : 0;
+        }
+        *out = mt_scalar_int(v);
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        *out = mt_scalar_float(PyFloat_AS_DOUBLE(o));
+        return 0;
+    }
+    if (mt_py_is_tensor(o) || PyUnicode_Check(o) || PySequence_Check(o)) {
+        return -1;
+    }
+    /* NumPy scalars and other number types. */
+    if (PyIndex_Check(o)) {
+        PyObject *i = PyNumber_Index(o);
+        if (i == NULL) {
+            return -2;
+        }
+        int r = mt_py_to_scalar(i, out);
+        Py_DECREF(i);
+        return r;
+    }
+    if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) {
+            return -2;
+        }
+        *out = mt_scalar_float(v);
+        return 0;
+    }
+    return -1;
+}
+
+PyObject *
+mt_py_from_scalar(mt_scalar s)
+{
+    switch (s.type) {
+    case MT_BOOL:
+        return PyBool_FromLong(s.v.b);
+    case MT_INT64:
+        return PyLong_FromLongLong(s.v.i);
+    default:
+        return PyFloat_FromDouble(s.v.f);
+    }
+}
+
+/* ---- dtype ---- */
+
+typedef struct dtype_obj {
+    PyObject_HEAD
+    mt_dtype dt;
+} dtype_obj;
+
+static dtype_obj *dtypes[MT_NUM_DTYPES];
+
+PyObject *
+mt_py_dtype_obj(mt_dtype dt)
+{
+    return (PyObject *)dtypes[dt];
+}
+
+int
+mt_py_to_dtype(PyObject *o, mt_dtype *out)
+{
+    if (PyObject_TypeCheck(o, &mt_py_dtype_Type)) {
+        *out = ((dtype_obj *)o)->dt;
+        return 0;
+    }
+    /* Python's own types stand for their dtypes, as in PyTorch. */
+    if (o == (PyObject *)&PyFloat_Type) {
+        *out = MT_FLOAT64;
+        return 0;
+    }
+    if (o == (PyObject *)&PyLong_Type) {
+        *out = MT_INT64;
+        return 0;
+    }
+    if (o == (PyObject *)&PyBool_Type) {
+        *out = MT_BOOL;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "expected a minitorch.dtype, got %s", Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+static PyObject *
+dtype_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("minitorch.%s", mt_dtype_name(((dtype_obj *)self)->dt));
+}
+
+static PyObject *
+dtype_is_floating_point(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(mt_dtype_is_float(((dtype_obj *)self)->dt));
+}
+
+static PyObject *
+dtype_is_signed(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((dtype_obj *)self)->dt != MT_BOOL);
+}
+
+static PyObject *
+dtype_is_complex(PyObject *self, void *closure)
+{
+    (void)self;
+    (void)closure;
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+dtype_itemsize(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(mt_dtype_size(((dtype_obj *)self)->dt));
+}
+
+static PyObject *
+dtype_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    /* Pickled by name, so unpickling returns the singleton. */
+    return PyUnicode_FromString(mt_dtype_name(((dtype_obj *)self)->dt));
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"is_floating_point", dtype_is_floating_point, NULL, NULL, NULL},
+    {"is_signed", dtype_is_signed, NULL, NULL, NULL},
+    {"is_complex", dtype_is_complex, NULL, NULL, NULL},
+    {"itemsize", dtype_itemsize, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject mt_py_dtype_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch.dtype",
+    .tp_basicsize = sizeof(dtype_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_repr = dtype_repr,
+    .tp_getset = dtype_getset,
+    .tp_methods = dtype_methods,
+    .tp_doc = "The element type of a tensor.",
+};
+
+/* ---- Size: a tuple of ints that prints as minitorch.Size([2, 3]) ---- */
+
+static PyObject *
+size_repr(PyObject *self)
+{
+    PyObject *list = PySequence_List(self), *res = NULL;
+    if (list) {
+        res = PyUnicode_FromFormat("minitorch.Size(%R)", list);
+        Py_DECREF(list);
+    }
+    return res;
+}
+
+static PyObject *
+size_numel(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    long long n = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self); k++) {
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(self, k));
+        if (v == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        n *= v;
+    }
+    return PyLong_FromLongLong(n);
+}
+
+static PyMethodDef size_methods[] = {
+    {"numel", size_numel, METH_NOARGS, "The number of elements a tensor of this size holds."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject mt_py_Size_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch.Size",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_TUPLE_SUBCLASS,
+    .tp_repr = size_repr,
+    .tp_methods = size_methods,
+    .tp_doc = "The shape of a tensor: a tuple of ints.",
+};
+
+PyObject *
+mt_py_size_obj(int n, const int64_t *v)
+{
+    PyObject *t = mt_py_Size_Type.tp_alloc(&mt_py_Size_Type, n);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (int k = 0; k < n; k++) {
+        PyObject *i = PyLong_FromLongLong(v[k]);
+        if (i == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, i);
+    }
+    return t;
+}
+
+/* ---- devices: minitorch.device is a Python class; the core sees (type, index) ---- */
+
+static PyObject *cpu_device = NULL;
+
+PyObject *
+mt_py_device_obj(mt_device d)
+{
+    if (d.type == MT_CPU && cpu_device) {
+        Py_INCREF(cpu_device);
+        return cpu_device;
+    }
+    if (mt_py_device_class == NULL) {
+        return PyUnicode_FromString(d.type == MT_CPU ? "cpu" : "cuda");
+    }
+    PyObject *res = d.type == MT_CPU
+                        ? PyObject_CallFunction(mt_py_device_class, "s", "cpu")
+                        : PyObject_CallFunction(mt_py_device_class, "si", "cuda", d.index);
+    if (res && d.type == MT_CPU) {
+        Py_INCREF(res);
+        cpu_device = res;
+    }
+    return res;
+}
+
+int
+mt_py_to_device(PyObject *o, mt_device *out)
+{
+    if (PyLong_Check(o)) {
+        long i = PyLong_AsLong(o);
+        if (i < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
+            return -1;
+        }
+        *out = (mt_device){MT_CUDA, (int)i};
+        return 0;
+    }
+    PyObject *s = PyObject_Str(o);
+    if (s == NULL) {
+        return -1;
+    }
+    const char *str = PyUnicode_AsUTF8(s);
+    int rc = -1;
+    if (str == NULL) {
+        goto out;
+    }
+    if (strcmp(str, "cpu") == 0) {
+        *out = MT_DEVICE_CPU;
+        rc = 0;
+    } else if (strncmp(str, "cuda", 4) == 0 && (str[4] == '\0' || str[4] == ':')) {
+        char *end = NULL;
+        long idx = str[4] ? strtol(str + 5, &end, 10) : 0;
+        if (str[4] && (end == str + 5 || *end != '\0' || idx < 0)) {
+            PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", str);
+            goto out;
+        }
+        *out = (mt_device){MT_CUDA, (int)idx};
+        rc = 0;
+    } else {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected one of cpu, cuda device type at start of device string: %s", str);
+    }
+out:
+    Py_DECREF(s);
+    return rc;
+}
+
+int
+mt_py_values_init(PyObject *module)
+{
+    mt_py_Size_Type.tp_base = &PyTuple_Type;
+    if (PyType_Ready(&mt_py_dtype_Type) < 0 || PyType_Ready(&mt_py_Size_Type) < 0) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(module, "dtype", (PyObject *)&mt_py_dtype_Type) < 0 ||
+        PyModule_AddObjectRef(module, "Size", (PyObject *)&mt_py_Size_Type) < 0) {
+        return -1;
+    }
+    for (int k = 0; k < MT_NUM_DTYPES; k++) {
+        dtypes[k] = PyObject_New(dtype_obj, &mt_py_dtype_Type);
+        if (dtypes[k] == NULL) {
+            return -1;
+        }
+        dtypes[k]->dt = (mt_dtype)k;
+        if (PyModule_AddObjectRef(module, mt_dtype_name((mt_dtype)k), (PyObject *)dtypes[k]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void
+mt_py_set_oom_error(PyObject *cls)
+{
+    Py_XINCREF(cls);
+    Py_XSETREF(oom_error, cls);
+}
+
+void
+mt_py_set_device_class(PyObject *cls)
+{
+    Py_XINCREF(cls);
+    Py_XSETREF(mt_py_device_class, cls);
+    Py_CLEAR(cpu_device);
+}

@@ -1,0 +1,91 @@
+"""minitorch: a small, real PyTorch written in C under a Python API.
+
+`import minitorch as torch` and write PyTorch code; every tensor operation is one call into
+the C extension minitorch._C, whose dispatcher picks a kernel by dispatch key.
+"""
+import ctypes as _ctypes
+import os as _os
+
+import scipy_openblas32 as _openblas
+
+# _C links libscipy_openblas.so; load it from the installed wheel first so that the loader finds
+# it wherever the wheel lives (the build-time rpath may point into a temporary build env).
+_ctypes.CDLL(
+    _os.path.join(_openblas.get_lib_dir(), f"lib{_openblas.get_library()}.so"), mode=_ctypes.RTLD_GLOBAL
+)
+
+from . import _C  # noqa: E402
+from ._C import Size, dtype  # noqa: E402
+from ._C import bool, float32, float64, int32, int64  # noqa: E402,A004
+from ._device import device  # noqa: E402
+from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from ._tensor import Tensor  # noqa: E402
+
+_C._register_classes(Tensor, device)
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+half = None
+del half
+
+# Every op of the op table flagged FUNCTION is a minitorch.<name> function.
+for _name in _C.OPS:
+    if _C._op_info(_name)["function"]:
+        globals()[_name] = getattr(_C, _name)
+del _name
+
+tensor = _C.tensor
+from_numpy = _C.from_numpy
+manual_seed = _C.manual_seed
+initial_seed = _C.initial_seed
+
+
+def _like(name):
+    factory = getattr(_C, name)
+
+    def like(input, *, dtype=None, device=None, requires_grad=False):
+        return factory(
+            input.shape,
+            dtype=dtype if dtype is not None else input.dtype,
+            device=device if device is not None else input.device,
+            requires_grad=requires_grad,
+        )
+
+    like.__name__ = like.__qualname__ = name + "_like"
+    like.__doc__ = f"{name}(input.shape) with input's dtype and device."
+    return like
+
+
+empty_like = _like("empty")
+zeros_like = _like("zeros")
+ones_like = _like("ones")
+rand_like = _like("rand")
+randn_like = _like("randn")
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """full(input.shape, fill_value) with input's dtype and device."""
+    return _C.full(
+        input.shape,
+        fill_value,
+        dtype=dtype if dtype is not None else input.dtype,
+        device=device if device is not None else input.device,
+        requires_grad=requires_grad,
+    )
+
+
+def is_tensor(obj) -> "bool":
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> "int":
+    return input.numel()
+
+
+def get_default_dtype():
+    return float32
+
+
+from . import nn  # noqa: E402

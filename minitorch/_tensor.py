@@ -1,0 +1,154 @@
+"""minitorch.Tensor: the Python class over the C TensorBase.
+
+Everything that computes is a C slot or an op method generated from the op table; this class
+adds only pure-Python conveniences (conversions, printing, NumPy interop)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _C
+from ._device import device as _device
+
+
+class Tensor(_C.TensorBase):
+    # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
+    __array_priority__ = 1000
+
+    def __repr__(self) -> str:
+        from ._tensor_str import _str
+
+        return _str(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __reversed__(self):
+        return (self[i] for i in range(self.shape[0] - 1, -1, -1))
+
+    # ---- NumPy ----
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The tensor's memory as a NumPy array (no copy)."""
+        t = self.detach() if force else self
+        return np.asarray(memoryview(t))
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(memoryview(self))
+        if dtype is not None:
+            return a.astype(dtype, copy=bool(copy) if copy is not None else False)
+        return a.copy() if copy else a
+
+    # ---- conversions ----
+    def to(self, *args, **kwargs) -> "Tensor":
+        """to(dtype) / to(device) / to(device, dtype) / to(other): self if nothing changes."""
+        dtype = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, dev = a.dtype, a.device
+            elif isinstance(a, (str, _device, int)):
+                dev = a
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if dev is not None:
+            dev = _device(dev) if not isinstance(dev, int) else _device("cuda", dev)
+            if dev.type == "cuda" and dev.index is None:
+                dev = _device("cuda", 0)
+        same_dtype = dtype is None or dtype == self.dtype
+        same_device = dev is None or dev == self.device
+        if same_dtype and same_device and not copy:
+            return self
+        return _C._to_copy(self, dtype=dtype, device=dev)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        return self.to(_device("cuda", device if isinstance(device, int) else 0) if not isinstance(device, (str, _device)) else device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"minitorch.{self.dtype.__repr__().split('.')[-1].capitalize()}Tensor"
+        return self.to(dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(_C.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_C.float64)
+
+    def long(self) -> "Tensor":
+        return self.to(_C.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_C.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_C.bool)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def new_empty(self, size, *, dtype=None, device=None) -> "Tensor":
+        return _C.empty(size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_zeros(self, size, *, dtype=None, device=None) -> "Tensor":
+        return _C.zeros(size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_ones(self, size, *, dtype=None, device=None) -> "Tensor":
+        return _C.ones(size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_tensor(self, data, *, dtype=None, device=None) -> "Tensor":
+        return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*range(self.dim() - 1, -1, -1))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        with_grad = self.requires_grad
+        self.requires_grad_(False)
+        if value.shape != self.shape or value.dtype != self.dtype:
+            raise RuntimeError("minitorch supports .data assignment only for the same shape and dtype")
+        self.copy_(value)
+        self.requires_grad_(with_grad)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.detach().numpy().copy(), str(self.device), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = self.detach().clone()
+        t.requires_grad_(self.requires_grad)
+        memo[id(self)] = t
+        return t
+
+
+def _rebuild(array, dev, requires_grad):
+    t = _C.tensor(array).to(dev)
+    t.requires_grad_(requires_grad)
+    return t

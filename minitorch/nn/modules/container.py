@@ -1,0 +1,221 @@
+"""Containers: Sequential (children called in order) and ModuleList (children held in a list).
+
+Both keep their children in Module._modules under string keys "0", "1", ... (Sequential may
+also be built from an OrderedDict of names), so parameters, state_dict keys and repr come
+from Module unchanged. Deleting an item renumbers the keys, as PyTorch does.
+"""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, Iterator, List, Optional, Union
+
+from minitorch.nn.modules.module import Module, _addindent
+
+__all__ = ["Sequential", "ModuleList"]
+
+
+def _abs_index(idx: Any, size: int) -> int:
+    """idx as an index into a container of `size` items; IndexError when out of range."""
+    idx = operator.index(idx)
+    if not -size <= idx < size:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % size if size else idx
+
+
+class Sequential(Module):
+    """Calls its children in order, feeding each one's output to the next.
+
+    Sequential(m0, m1, ...) names them "0", "1", ...; Sequential(OrderedDict([(name, m), ...]))
+    keeps the given names.
+    """
+
+    def __init__(self, *args: Module) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _key_at(self, idx: int) -> str:
+        keys = list(self._modules.keys())
+        return keys[_abs_index(idx, len(keys))]
+
+    def _renumber(self) -> None:
+        self.__dict__["_modules"] = OrderedDict(
+            (str(i), module) for i, module in enumerate(self._modules.values())
+        )
+
+    def __getitem__(self, idx: Union[int, slice]) -> Union[Module, "Sequential"]:
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key_at(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key_at(idx), module)
+
+    def __delitem__(self, idx: Union[int, slice]) -> None:
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._key_at(idx))
+        self._renumber()
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        result = Sequential()
+        for module in list(self) + list(other):
+            result.append(module)
+        return result
+
+    def __iadd__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        for module in list(other):
+            self.append(module)
+        return self
+
+    def append(self, module: Module) -> "Sequential":
+        """Add module at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> "Sequential":
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(modules))
+        return self
+
+    def extend(self, sequential: Iterable) -> "Sequential":
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def pop(self, key: Union[int, slice]) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def forward(self, input: Any) -> Any:
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """Holds submodules in a list; indexing, len, iteration, append, extend, insert.
+
+    It has no forward: the owner decides how the children are called.
+    """
+
+    def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def _key(self, idx: Any) -> str:
+        return str(_abs_index(idx, len(self._modules)))
+
+    def _renumber(self) -> None:
+        self.__dict__["_modules"] = OrderedDict(
+            (str(i), module) for i, module in enumerate(self._modules.values())
+        )
+
+    def __getitem__(self, idx: Union[int, slice]) -> Union[Module, "ModuleList"]:
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: Union[int, slice]) -> None:
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._key(idx))
+        self._renumber()
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
+        return ModuleList(list(self) + list(other))
+
+    def insert(self, index: int, module: Module) -> None:
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self.__dict__["_modules"] = OrderedDict()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
+        start = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(start + i), module)
+        return self
+
+    def pop(self, key: Union[int, slice]) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def __repr__(self) -> str:
+        # Runs of children with the same repr print once: "(0-2): 3 x Linear(...)".
+        reprs = [repr(module) for module in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs: List[List[Any]] = []  # [first index, last index, repr]
+        for i, text in enumerate(reprs):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = []
+        for first, last, text in runs:
+            if first == last:
+                line = f"({first}): {text}"
+            else:
+                line = f"({first}-{last}): {last - first + 1} x {text}"
+            lines.append(_addindent(line, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

@@ -1,0 +1,712 @@
+"""nn.Module: the base class of every layer, and the bookkeeping that makes a tree of them a model.
+
+A Module keeps three ordered tables, filled by attribute assignment: `_parameters` (Parameters),
+`_buffers` (tensors that are state but not learned) and `_modules` (child Modules). Everything else
+here walks that tree: listing parameters, saving and loading a state_dict, moving to a device or
+dtype, switching train/eval, printing. No tensor values are computed here; copies and conversions
+are single tensor methods (`copy_`, `to`).
+"""
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+
+import minitorch
+from minitorch import _C
+from minitorch.nn.parameter import Parameter
+
+__all__ = ["Module"]
+
+# The journey display asks each Module call to open a "Python" frame while a trace records.
+# Looked up once: when the core has no tracer, the check is a call that returns False.
+_trace_enabled = getattr(_C, "_trace_enabled", None)
+_trace_enter = getattr(_C, "_trace_enter", None)
+_trace_exit = getattr(_C, "_trace_exit", None)
+if _trace_enabled is None or _trace_enter is None or _trace_exit is None:
+
+    def _trace_enabled() -> bool:
+        return False
+
+
+def _typename(obj: Any) -> str:
+    """The type name PyTorch's error messages print for `obj`."""
+    if isinstance(obj, _C.TensorBase):
+        type_fn = getattr(obj, "type", None)
+        return type_fn() if callable(type_fn) else type(obj).__name__
+    module = getattr(obj, "__module__", "") or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:
+        name = type(obj).__name__
+    if module in ("", "builtins"):
+        return name
+    return f"{module}.{name}"
+
+
+def _addindent(text: str, spaces: int) -> str:
+    """Indent every line of `text` but the first by `spaces` spaces."""
+    first, *rest = text.split("\n")
+    pad = " " * spaces
+    return "\n".join([first] + [pad + line for line in rest])
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns: the keys it expected and missed, and those it did not expect."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """Returned by the register_*_hook methods; `remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: "OrderedDict[int, Any]", *extra: "OrderedDict[int, Any]") -> None:
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+        # Weak references: a handle kept by the user must not keep a dead Module's hooks alive.
+        self._refs = [weakref.ref(d) for d in (hooks,) + extra]
+
+    def remove(self) -> None:
+        for ref in self._refs:
+            table = ref()
+            if table is not None:
+                table.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+class Module:
+    """Base class for all neural network modules.
+
+    Subclasses call `super().__init__()` first, then assign their Parameters, buffers and
+    submodules as attributes, and define `forward`. Calling the module runs `forward`.
+    """
+
+    _version: int = 1
+    training: bool
+
+    def __init__(self) -> None:
+        # Set through __dict__: our __setattr__ reads these tables, so they must exist first.
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+
+    def forward(self, *input: Any) -> Any:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    # ---- calling ----------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _trace_enabled():
+            return self._traced_call(args, kwargs)
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _traced_call(self, args: tuple, kwargs: dict) -> Any:
+        _trace_enter("Python", "nn.Module: " + type(self).__name__)
+        try:
+            return self._call_with_hooks(args, kwargs)
+        finally:
+            _trace_exit()
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {res}."
+                        )
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        result = self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_with_kwargs:
+                res = hook(self, args, kwargs, result)
+            else:
+                res = hook(self, args, result)
+            if res is not None:
+                result = res
+        return result
+
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """hook(module, args) -> None or new args; with_kwargs: hook(module, args, kwargs)."""
+        return self._add_hook(
+            self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs, hook, prepend, with_kwargs
+        )
+
+    def register_forward_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """hook(module, args, output) -> None or new output; with_kwargs adds kwargs before output."""
+        return self._add_hook(
+            self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
+        )
+
+    @staticmethod
+    def _add_hook(
+        hooks: OrderedDict, kw_ids: OrderedDict, hook: Callable, prepend: bool, with_kwargs: bool
+    ) -> RemovableHandle:
+        handle = RemovableHandle(hooks, kw_ids)
+        hooks[handle.id] = hook
+        if with_kwargs:
+            kw_ids[handle.id] = True
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # ---- registration -----------------------------------------------------------------------
+
+    def _check_new_name(self, kind: str, name: Any, table: dict) -> None:
+        """PyTorch's checks on the name of a new parameter, buffer or module."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in table:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Add a Parameter (or None, a declared but absent one) under `name`."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_new_name("parameter", name, self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
+        if param is not None and getattr(param, "grad_fn", None) is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method."
+            )
+        self._parameters[name] = param
+
+    def register_buffer(
+        self, name: str, tensor: Optional[minitorch.Tensor], persistent: bool = True
+    ) -> None:
+        """Add a tensor that is state but not a parameter; persistent ones go in the state_dict."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_new_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, _C.TensorBase):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Optional["Module"]) -> None:
+        """Add a child module, reachable as attribute `name`."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path `target` ("" is self)."""
+        mod: Module = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    # ---- attribute protocol -----------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: the three tables hold the registered state.
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table in d and name in d[table]:
+                return d[table][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _forget(self, name: str, *tables: str) -> None:
+        for table in tables:
+            if table == "__dict__":
+                self.__dict__.pop(name, None)
+            elif table == "_non_persistent_buffers_set":
+                self._non_persistent_buffers_set.discard(name)
+            else:
+                self.__dict__[table].pop(name, None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, "__dict__", "_buffers", "_modules", "_non_persistent_buffers_set")
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(
+                name, "__dict__", "_parameters", "_buffers", "_non_persistent_buffers_set"
+            )
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(torch.nn.Module or None expected)"
+                )
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, _C.TensorBase):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> List[str]:
+        keys = set(dir(type(self))) | set(self.__dict__)
+        keys |= set(self._parameters) | set(self._modules) | set(self._buffers)
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # ---- walking the tree -------------------------------------------------------------------
+
+    def named_modules(
+        self, memo: Optional[Set["Module"]] = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[Tuple[str, "Module"]]:
+        """(dotted name, module) for self and every descendant, depth first, each module once."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                sub_prefix = prefix + "." + name if prefix else name
+                yield from module.named_modules(memo, sub_prefix, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[Tuple[str, "Module"]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(
+        self, table: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[Tuple[str, Any]]:
+        # Tensors are compared by identity: a Tensor's __eq__ is elementwise, not a key.
+        seen: Set[int] = set()
+        if recurse:
+            walk = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            walk = iter([(prefix, self)])
+        for module_prefix, module in walk:
+            for name, value in module.__dict__[table].items():
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield (module_prefix + "." + name if module_prefix else name), value
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[Tuple[str, Parameter]]:
+        """(dotted name, Parameter) in registration order, a shared Parameter once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[Tuple[str, minitorch.Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[minitorch.Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call fn on every child (recursively) and then on self; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- state_dict -------------------------------------------------------------------------
+
+    def _local_state(self) -> Dict[str, minitorch.Tensor]:
+        """Parameters, then persistent buffers, that are not None: what this module saves."""
+        state = {k: v for k, v in self._parameters.items() if v is not None}
+        for k, v in self._buffers.items():
+            if v is not None and k not in self._non_persistent_buffers_set:
+                state[k] = v
+        return state
+
+    def state_dict(
+        self, destination: Optional[Dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False
+    ) -> Dict[str, Any]:
+        """An OrderedDict from dotted name to tensor, detached unless keep_vars (sharing storage)."""
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": self._version}
+        for name, value in self._local_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _load_local(
+        self,
+        state_dict: Mapping,
+        prefix: str,
+        assign: bool,
+        missing: List[str],
+        unexpected: List[str],
+        errors: List[str],
+    ) -> None:
+        """Load this module's own entries of state_dict (keys already filtered to prefix)."""
+        local = self._local_state()
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, _C.TensorBase):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(value)}"
+                )
+                continue
+            if tuple(value.shape) != tuple(param.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            try:
+                with minitorch.no_grad():
+                    if assign:
+                        self._assign_loaded(name, param, value)
+                    else:
+                        param.copy_(value)
+            except Exception as ex:
+                errors.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.size()} and whose dimensions in the checkpoint are "
+                    f"{value.size()}, an exception occurred : {ex.args}."
+                )
+        for key in state_dict:
+            if not key.startswith(prefix):
+                continue
+            head, dot, _ = key[len(prefix):].partition(".")
+            if (dot and head not in self._modules) or (not dot and head not in local):
+                unexpected.append(key)
+
+    def _assign_loaded(self, name: str, param: minitorch.Tensor, value: minitorch.Tensor) -> None:
+        if name in self._parameters:
+            if not isinstance(value, Parameter):
+                value = Parameter(value, requires_grad=param.requires_grad)
+            self._parameters[name] = value
+        else:
+            self._buffers[name] = value
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Copy state_dict's tensors into this module's parameters and buffers, in place.
+
+        With strict, missing or unexpected keys are an error; a shape mismatch always is.
+        assign=True replaces the tensors instead of copying into them.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: List[str] = []
+        unexpected: List[str] = []
+        errors: List[str] = []
+
+        def load(module: Module, local_dict: Mapping, prefix: str) -> None:
+            module._load_local(local_dict, prefix, assign, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_dict = {k: v for k, v in local_dict.items() if k.startswith(child_prefix)}
+                    load(child, child_dict, child_prefix)
+
+        load(self, OrderedDict(state_dict), "")
+        if strict:
+            if missing or unexpected:
+                key_errors = []
+                if missing:
+                    keys = ", ".join(f'"{k}"' for k in missing)
+                    key_errors.append(f"Missing key(s) in state_dict: {keys}. ")
+                if unexpected:
+                    keys = ", ".join(f'"{k}"' for k in unexpected)
+                    key_errors.append(f"Unexpected key(s) in state_dict: {keys}. ")
+                errors = key_errors + errors
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
+            )
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- modes and gradients ----------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode on self and every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's grad, or with set_to_none=False zero it in place."""
+        for param in self.parameters():
+            grad = param.grad
+            if grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                if grad.requires_grad:
+                    grad.requires_grad_(False)
+                grad.zero_()
+
+    # ---- device and dtype -------------------------------------------------------------------
+
+    def _apply(self, fn: Callable[[minitorch.Tensor], minitorch.Tensor]) -> "Module":
+        """Replace every parameter, grad and buffer t by fn(t), children first.
+
+        A Parameter stays the same object where the Tensor lets its data be swapped (`.data = `),
+        as PyTorch does, so an optimizer built before `.to()` still holds the model's parameters.
+        """
+        for module in self.children():
+            module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with minitorch.no_grad():
+                new_data = fn(param)
+            target = param if new_data is param else _rebind(param, new_data)
+            self._parameters[key] = target
+            if param.grad is not None:
+                with minitorch.no_grad():
+                    new_grad = fn(param.grad)
+                if new_grad is not param.grad or target is not param:
+                    target.grad = new_grad
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """to(device), to(dtype), to(tensor), to(device, dtype): move/cast parameters and buffers.
+
+        A dtype applies to floating-point tensors only; integer buffers keep theirs.
+        """
+        device, dtype, non_blocking = _parse_to(args, kwargs)
+        if dtype is not None and not (
+            dtype.is_floating_point or getattr(dtype, "is_complex", False)
+        ):
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
+                + str(dtype)
+            )
+
+        def convert(t: minitorch.Tensor) -> minitorch.Tensor:
+            to_args: List[Any] = []
+            if device is not None:
+                to_args.append(device)
+            if dtype is not None and t.dtype.is_floating_point:
+                to_args.append(dtype)
+            if not to_args:
+                return t
+            if non_blocking:
+                return t.to(*to_args, non_blocking=True)
+            return t.to(*to_args)
+
+        return self._apply(convert)
+
+    def cpu(self) -> "Module":
+        return self._apply(lambda t: t.to("cpu"))
+
+    def cuda(self, device: Optional[Any] = None) -> "Module":
+        target = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
+        return self._apply(lambda t: t.to(target))
+
+    def float(self) -> "Module":
+        return self._apply(lambda t: t.to(minitorch.float32) if t.dtype.is_floating_point else t)
+
+    def double(self) -> "Module":
+        return self._apply(lambda t: t.to(minitorch.float64) if t.dtype.is_floating_point else t)
+
+    # ---- printing ---------------------------------------------------------------------------
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """One or more lines shown inside this module's repr; subclasses override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        children = [
+            "(" + name + "): " + _addindent(repr(module), 2) for name, module in self._modules.items()
+        ]
+        if not lines and not children:
+            body = ""
+        elif len(lines) == 1 and not children:
+            body = lines[0]
+        else:
+            body = "\n  " + "\n  ".join(lines + children) + "\n"
+        return self._get_name() + "(" + body + ")"
+
+
+_data_settable: Optional[bool] = None
+
+
+def _rebind(param: Parameter, new_data: minitorch.Tensor) -> Parameter:
+    """Point `param` at new_data's storage if the Tensor allows it, else wrap it in a new Parameter."""
+    global _data_settable
+    if _data_settable is None:
+        descriptor = None
+        for klass in type(param).__mro__:
+            if "data" in klass.__dict__:
+                descriptor = klass.__dict__["data"]
+                break
+        # Without a data descriptor, `param.data = x` would only add an instance attribute.
+        _data_settable = descriptor is not None and hasattr(descriptor, "__set__")
+    if _data_settable:
+        try:
+            param.data = new_data
+            return param
+        except (AttributeError, TypeError, RuntimeError):
+            pass
+    return Parameter(new_data, param.requires_grad)
+
+
+def _parse_to(args: tuple, kwargs: dict) -> Tuple[Any, Any, bool]:
+    """(device, dtype, non_blocking) from Module.to's arguments, as Tensor.to reads them."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    kwargs.pop("copy", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dtype_type = type(minitorch.float32)
+    for arg in args:
+        if isinstance(arg, bool):
+            non_blocking = arg
+        elif isinstance(arg, dtype_type):
+            dtype = arg
+        elif isinstance(arg, _C.TensorBase):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, int):
+            device = f"cuda:{arg}"
+        elif arg is not None:
+            device = arg
+    return device, dtype, non_blocking

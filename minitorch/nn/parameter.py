@@ -1,0 +1,33 @@
+"""nn.Parameter: a Tensor that a Module registers as one of its learnable weights.
+
+A Parameter owns no memory of its own: it is a second Python object, of class Parameter, over the
+storage of the tensor it was made from (`_C.TensorBase._make_subclass`). It computes nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import minitorch
+from minitorch import _C
+
+__all__ = ["Parameter"]
+
+
+class Parameter(minitorch.Tensor):
+    """A Tensor that, assigned as a Module attribute, is listed in `Module.parameters()`.
+
+    `Parameter(data)` shares `data`'s storage and requires grad unless told otherwise;
+    `Parameter()` holds an empty tensor, as `torch.nn.Parameter()` does.
+    """
+
+    def __new__(cls, data: Optional[minitorch.Tensor] = None, requires_grad: bool = True) -> "Parameter":
+        if data is None:
+            data = minitorch.empty(0)
+        return _C.TensorBase._make_subclass(cls, data, requires_grad)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Everything was set in __new__; this keeps a base __init__ from seeing the arguments.
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
