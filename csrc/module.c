@@ -133,6 +133,18 @@ py_cpu_allocator_stats(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+py_set_alloc_poison(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    mt_cpu_allocator_set_poison(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 py_trace_start(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -210,6 +222,8 @@ static PyMethodDef module_methods[] = {
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
+    {"_set_alloc_poison", py_set_alloc_poison, METH_O,
+     "Fill new CPU allocations with 0xff bytes, so a kernel that skips an element is caught."},
     {"_trace_start", py_trace_start, METH_NOARGS, NULL},
     {"_trace_stop", py_trace_stop, METH_NOARGS,
      "Stops the journey trace: [(depth, layer, name, detail, duration_us), ...]."},

@@ -6,6 +6,7 @@
 #ifndef MT_ALLOCATOR_H
 #define MT_ALLOCATOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@ struct mt_allocator {
 #define MT_CPU_ALIGNMENT 64
 
 mt_allocator *mt_cpu_allocator(void);
+/* When on, every new CPU block is filled with 0xff bytes (NaN for floats, -1 for ints). */
+void mt_cpu_allocator_set_poison(bool on);
 
 /* The allocator for a device type; CUDA's is NULL until _C_cuda registers one. */
 mt_allocator *mt_allocator_for(mt_device dev);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc/allocator.h"
 
@@ -14,6 +15,7 @@ typedef struct cpu_allocator {
     atomic_llong peak;
     atomic_llong num_allocs;
     atomic_llong num_frees;
+    atomic_bool poison; /* tests fill new blocks with 0xff so unwritten outputs show */
 } cpu_allocator;
 
 static mt_status
@@ -39,6 +41,9 @@ cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **c
     while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {
     }
     atomic_fetch_add(&a->num_allocs, 1);
+    if (atomic_load_explicit(&a->poison, memory_order_relaxed)) {
+        memset(p, 0xff, rounded);
+    }
     *out = p;
     *ctx = NULL;
     return MT_OK;
@@ -96,4 +101,10 @@ void
 mt_register_allocator(mt_device_type type, mt_allocator *a)
 {
     allocators[type] = a;
+}
+
+void
+mt_cpu_allocator_set_poison(bool on)
+{
+    atomic_store(&the_cpu_allocator.poison, on);
 }

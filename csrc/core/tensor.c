@@ -77,8 +77,10 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
     t->storage = storage;
     t->offset = offset;
     t->ndim = ndim;
-    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) { /* a 0-dim tensor may come with NULL sizes and strides */
+        memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+        memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    }
     t->dtype = dtype;
     *out = t;
     return MT_OK;
@@ -93,19 +95,23 @@ mt_check_sizes(int ndim, const int64_t *sizes)
                        ndim);
     }
     uint64_t n = 1;
-    bool overflow = false;
+    bool overflow = false, empty = false;
     for (int d = 0; d < ndim; d++) {
         if (sizes[d] < 0) {
             return mt_fail(MT_ERUNTIME, "Trying to create tensor with negative dimension %" PRId64 ": %s",
                            sizes[d], mt_format_sizes(buf, sizeof(buf), ndim, sizes));
         }
-        if (sizes[d] != 0 && n > (uint64_t)INT64_MAX / 8 / (uint64_t)sizes[d]) {
+        empty |= sizes[d] == 0;
+        /* Bytes, not elements, must fit: leave room for the widest dtype (8 bytes). */
+        if (!overflow && sizes[d] != 0 && n > (uint64_t)INT64_MAX / 8 / (uint64_t)sizes[d]) {
             overflow = true;
         }
-        n *= (uint64_t)sizes[d];
+        if (!overflow) {
+            n *= (uint64_t)sizes[d];
+        }
     }
     /* A zero size anywhere makes the product 0, whatever the other sizes are. */
-    if (overflow && n != 0) {
+    if (overflow && !empty) {
         return mt_fail(MT_ERUNTIME, "Storage size calculation overflowed with sizes=%s",
                        mt_format_sizes(buf, sizeof(buf), ndim, sizes));
     }
@@ -163,9 +169,15 @@ mt_tensor_on_storage(mt_storage *storage, int ndim, const int64_t *sizes, const 
                                             "moment, got strides: %s",
                                mt_format_sizes(tb, sizeof(tb), ndim, strides));
             }
-            last += (uint64_t)(sizes[d] - 1) * (uint64_t)strides[d];
+            uint64_t span;
+            if (__builtin_mul_overflow((uint64_t)(sizes[d] - 1), (uint64_t)strides[d], &span) ||
+                __builtin_add_overflow(last, span, &last)) {
+                last = UINT64_MAX / itemsize; /* unreachable: fails the bound below */
+            }
         }
-        needed = (last + 1) * itemsize;
+        if (__builtin_mul_overflow(last + 1, itemsize, &needed)) {
+            needed = UINT64_MAX;
+        }
     }
     if (needed > storage->nbytes) {
         return mt_fail(MT_ERUNTIME,

@@ -132,7 +132,7 @@ binary(mt_args *a, binop op, bool inplace)
                        "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
                        "the `^` or `logical_xor()` operator instead.");
     }
-    mt_scalar alpha = (op == OP_ADD || op == OP_SUB) ? a->s[0] : mt_scalar_int(1);
+    mt_scalar alpha = (op == OP_ADD || op == OP_SUB) ? a->s[0] : (mt_scalar){.type = MT_NUM_DTYPES};
     mt_status st = check_alpha(alpha, dt);
     if (st) {
         return st;

@@ -23,7 +23,9 @@ set_list(mt_intlist *l, int n, const int64_t *v)
 {
     l->none = false;
     l->n = n;
-    memcpy(l->v, v, sizeof(int64_t) * (size_t)n);
+    if (n > 0) {
+        memcpy(l->v, v, sizeof(int64_t) * (size_t)n);
+    }
 }
 
 static mt_status

@@ -31,3 +31,20 @@ class Parameter(minitorch.Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__  # print(p) shows the header too, as PyTorch's does
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.detach().clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        # Pickled as the plain tensor it wraps, and made a Parameter again when loaded.
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _rebuild_parameter(data: minitorch.Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)

@@ -77,11 +77,37 @@ def test_parameter_shares_storage_and_requires_grad():
 def test_parameter_repr():
     p = nn.Parameter(mt.ones(2))
     assert repr(p) == "Parameter containing:\n" + mt.Tensor.__repr__(p)
+    assert str(p) == f"{p}" == repr(p)
 
 
 def test_parameter_repr_matches_torch():
     torch = pytest.importorskip("torch")
     assert repr(nn.Parameter(mt.ones(2))) == repr(torch.nn.Parameter(torch.ones(2)))
+
+
+def test_parameter_deepcopy_and_pickle():
+    import copy
+    import pickle
+
+    p = nn.Parameter(from_np([1.0, 2.0]))
+    for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert type(q) is nn.Parameter and q.requires_grad
+        assert q.data_ptr() != p.data_ptr() and q.tolist() == [1.0, 2.0]
+    frozen = nn.Parameter(mt.ones(1), requires_grad=False)
+    assert not copy.deepcopy(frozen).requires_grad
+
+
+def test_module_deepcopy_and_pickle_keep_sharing():
+    import copy
+    import pickle
+
+    shared = nn.Linear(2, 2)
+    net = nn.Sequential(shared, nn.ReLU(), shared)
+    for twin in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+        assert repr(twin) == repr(net) and twin[0] is twin[2]
+        assert all(isinstance(p, nn.Parameter) for p in twin.parameters())
+        for a, b in zip(net.parameters(), twin.parameters()):
+            assert a.data_ptr() != b.data_ptr() and a.tolist() == b.tolist()
 
 
 # ---- registration and walking -----------------------------------------------------------------
@@ -583,6 +609,22 @@ def test_init_functions():
         assert init.kaiming_uniform_(x) is x
 
 
+def test_xavier_and_normal_init():
+    mt.manual_seed(0)
+    t = mt.empty(200, 100)
+    init.xavier_uniform_(t, gain=2.0)
+    assert np.abs(as_np(t)).max() <= 2.0 * math.sqrt(6.0 / 300)
+    if not hasattr(mt.Tensor, "normal_"):
+        assert not hasattr(init, "normal_")
+        return
+    a = as_np(init.normal_(t, 1.0, 2.0))
+    assert abs(a.mean() - 1.0) < 0.05 and abs(a.std() / 2.0 - 1) < 0.03
+    a = as_np(init.kaiming_normal_(t, nonlinearity="relu"))
+    assert abs(a.std() / math.sqrt(2.0 / 100) - 1) < 0.03
+    a = as_np(init.xavier_normal_(t))
+    assert abs(a.std() / math.sqrt(2.0 / 300) - 1) < 0.03
+
+
 def test_calculate_gain_matches_torch():
     torch = pytest.importorskip("torch")
     cases = [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None), ("relu", None),
@@ -680,3 +722,23 @@ def test_trace_frames_wrap_forward(monkeypatch):
     with pytest.raises(NotImplementedError):
         nn.Module()()
     assert events == [("Python", "nn.Module: Module"), "exit"]
+
+
+def test_trace_records_module_frames():
+    if not hasattr(mt._C, "_trace_start"):
+        pytest.skip("the core has no journey trace")
+    net = seed_net(nn)
+    x = mt.ones(3, 4)
+    mt._C._trace_start()
+    try:
+        net(x)
+    finally:
+        events = mt._C._trace_stop()
+    frames = [(ev[0], ev[2]) for ev in events if ev[1] == "Python"]
+    assert frames == [
+        (0, "nn.Module: Sequential"),
+        (1, "nn.Module: Linear"),
+        (1, "nn.Module: ReLU"),
+        (1, "nn.Module: Linear"),
+    ]
+    assert not mt._C._trace_enabled()

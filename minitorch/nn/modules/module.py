@@ -669,8 +669,13 @@ _data_settable: Optional[bool] = None
 
 
 def _rebind(param: Parameter, new_data: minitorch.Tensor) -> Parameter:
-    """Point `param` at new_data's storage if the Tensor allows it, else wrap it in a new Parameter."""
+    """Point `param` at new_data's storage if the Tensor allows it, else wrap it in a new Parameter.
+
+    Only a true rebinding counts (param then shares new_data's memory, as after PyTorch's
+    set_data); a `.data` setter that copies or refuses leaves the fallback.
+    """
     global _data_settable
+    requires_grad = param.requires_grad  # read first: a failing setter may have changed it
     if _data_settable is None:
         descriptor = None
         for klass in type(param).__mro__:
@@ -682,10 +687,13 @@ def _rebind(param: Parameter, new_data: minitorch.Tensor) -> Parameter:
     if _data_settable:
         try:
             param.data = new_data
-            return param
+            rebound = param.data_ptr() == new_data.data_ptr() and param.dtype == new_data.dtype
         except (AttributeError, TypeError, RuntimeError):
-            pass
-    return Parameter(new_data, param.requires_grad)
+            rebound = False
+        param.requires_grad_(requires_grad)
+        if rebound:
+            return param
+    return Parameter(new_data, requires_grad)
 
 
 def _parse_to(args: tuple, kwargs: dict) -> Tuple[Any, Any, bool]:

@@ -1,0 +1,40 @@
+# The two commands of the README: `make demo` and `make test`.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+TORCH_VERSION := 2.13.0
+
+.PHONY: demo test install install-test build test-sanitize bench clean
+
+## make demo: install minitorch (editable, with its dependencies) and run the main job
+demo: install
+	$(PYTHON) -m minitorch
+
+install:
+	$(PIP) install -q -e .
+
+## make test: install the test dependencies (PyTorch CPU as the reference) and run pytest
+test: install-test
+	$(PYTHON) -m pytest
+
+install-test:
+	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q torch==$(TORCH_VERSION)
+
+## rebuild the extension in place after editing csrc/ (what `pip install -e .` ran)
+build:
+	$(PYTHON) setup.py -q build_ext --inplace
+
+## the test suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs this too);
+## --capture=sys leaves fd 2 alone so a sanitizer's report reaches the log
+test-sanitize:
+	MINITORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	MINITORCH_HYPOTHESIS=ci MINITORCH_TEST_NO_TORCH=1 $(PYTHON) -m pytest -p no:cacheprovider --capture=sys
+	$(PYTHON) setup.py -q build_ext --inplace --force
+
+bench:
+	$(PYTHON) benchmarks/bench_overhead.py
+
+clean:
+	rm -rf build minitorch/*.so *.egg-info

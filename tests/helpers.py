@@ -1,0 +1,138 @@
+"""The one helper every op test uses: run an op in minitorch, NumPy and (where installed)
+PyTorch on the same inputs, and compare values, shape and dtype.
+
+An op is written once as `fn(lib, *tensors)`, called with lib=minitorch and lib=torch; NumPy is
+the numerical reference in float64, `ref(*arrays)`. Inputs are laid out non-contiguously on
+request (a transposed or sliced copy viewed back to the same logical values), the way Cornell
+MiniTorch and needle test strided kernels.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitorch
+
+try:
+    import torch
+except ImportError:  # the comparisons with PyTorch are skipped where it is absent
+    torch = None
+
+MT_DTYPES = {
+    "float32": minitorch.float32,
+    "float64": minitorch.float64,
+    "int64": minitorch.int64,
+    "int32": minitorch.int32,
+    "bool": minitorch.bool,
+}
+LAYOUTS = ("contiguous", "transposed", "sliced")
+
+
+def to_layout(a: np.ndarray, layout: str, device: str = "cpu") -> minitorch.Tensor:
+    """A minitorch tensor equal to `a`, stored in the given layout."""
+    if layout == "contiguous" or a.ndim == 0:
+        t = minitorch.tensor(a)
+    elif layout == "transposed":
+        # Store the reversed-axes array contiguously, then permute back: strides are reversed.
+        t = minitorch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
+    elif layout == "sliced":
+        # Every other element of a twice-as-long last dim.
+        wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+        wide[..., ::2] = a
+        t = minitorch.tensor(wide)[..., ::2]
+    else:
+        raise ValueError(layout)
+    return t if device == "cpu" else t.to(device)
+
+
+def as_numpy(t: minitorch.Tensor) -> np.ndarray:
+    # Through the buffer protocol: keeps the shape of empty tensors, which tolist() cannot.
+    return np.array(memoryview(t.detach().cpu()), copy=True)
+
+
+def check(
+    fn: Callable,
+    ref: Callable,
+    arrays: Sequence[np.ndarray],
+    *,
+    layout: str = "contiguous",
+    device: str = "cpu",
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    dtype=None,
+    scalars: Sequence = (),
+) -> minitorch.Tensor:
+    """fn(minitorch, *tensors, *scalars) must equal ref(*float64 arrays, *scalars) to atol/rtol,
+    with ref's shape; its dtype must be `dtype` if given and PyTorch's where torch is installed,
+    and its values PyTorch's too. Returns minitorch's result."""
+    inputs = [to_layout(a, layout, device) for a in arrays]
+    before = [x.tolist() for x in inputs]
+    out = fn(minitorch, *inputs, *scalars)
+    assert [x.tolist() for x in inputs] == before, "the op modified its input"
+    wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays]
+    expected = np.asarray(ref(*wide, *scalars))
+    got = as_numpy(out)
+    assert tuple(out.shape) == expected.shape, f"shape {tuple(out.shape)} != {expected.shape}"
+    if dtype is not None:
+        assert out.dtype == dtype, f"dtype {out.dtype} != {dtype}"
+    if expected.dtype.kind in "fc" or got.dtype.kind == "f":
+        np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol)
+    else:
+        np.testing.assert_array_equal(got, expected)
+    if torch is not None:
+        t_out = fn(torch, *[torch.tensor(a) for a in arrays], *scalars)
+        assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], (
+            f"dtype {out.dtype} differs from PyTorch's {t_out.dtype}"
+        )
+        np.testing.assert_allclose(got.astype(np.float64), t_out.double().numpy(), atol=atol, rtol=rtol)
+    return out
+
+
+def raises_like_torch(fn: Callable, *arrays: np.ndarray, scalars: Sequence = ()) -> type:
+    """fn must raise in minitorch, with the same exception class PyTorch raises (if installed).
+    Returns the class."""
+    try:
+        fn(minitorch, *[minitorch.tensor(a) for a in arrays], *scalars)
+    except Exception as e:  # noqa: BLE001 - the class is what is checked
+        cls = type(e)
+    else:
+        raise AssertionError("minitorch did not raise")
+    if torch is not None:
+        try:
+            fn(torch, *[torch.tensor(a) for a in arrays], *scalars)
+        except Exception as e:  # noqa: BLE001
+            assert issubclass(cls, type(e)) or issubclass(type(e), cls), f"{cls} vs PyTorch's {type(e)}"
+        else:
+            raise AssertionError("PyTorch did not raise")
+    return cls
+
+
+# ---- hypothesis strategies ----
+
+def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 5):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def arrays(dtype: str, shape, *, low: float = -10, high: float = 10):
+    """Arrays of the dtype with values in [low, high] (floats finite, no subnormals)."""
+    if dtype == "bool":
+        elements = st.booleans()
+    elif dtype.startswith("int"):
+        elements = st.integers(int(low), int(high))
+    else:
+        width = 32 if dtype == "float32" else 64
+        elements = st.floats(low, high, width=width, allow_subnormal=False)
+    return hnp.arrays(np.dtype(dtype), shape, elements=elements)
+
+
+def broadcastable_pair(max_dims: int = 4, max_side: int = 5):
+    """Two shapes that broadcast together."""
+    return hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=max_dims, max_side=max_side).map(
+        lambda s: s.input_shapes
+    )
+
+
+layouts = st.sampled_from(LAYOUTS)
