@@ -50,7 +50,8 @@ def cases():
         lin = lib.nn.functional.linear
         with lib.no_grad():
             out.setdefault("add, 1 element (a + b)", {})[name] = lambda a=a, b=b: a + b
-            out.setdefault("linear, 1x4 @ 4x8 + bias", {})[name] = lambda: lin(lx, lw, lb)
+            # Default arguments bind this iteration's objects (a closure would see the last lib's).
+            out.setdefault("linear, 1x4 @ 4x8 + bias", {})[name] = lambda lin=lin, lx=lx, lw=lw, lb=lb: lin(lx, lw, lb)
             out.setdefault("seed network forward", {})[name] = lambda net=net, lx=lx: net(lx)
     out["add, 1 element (a + b)"]["numpy"] = lambda: one + one
     out["linear, 1x4 @ 4x8 + bias"]["numpy"] = lambda: x @ w1.T + b1

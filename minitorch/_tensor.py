@@ -131,12 +131,11 @@ class Tensor(_C.TensorBase):
 
     @data.setter
     def data(self, value: "Tensor") -> None:
-        with_grad = self.requires_grad
-        self.requires_grad_(False)
-        if value.shape != self.shape or value.dtype != self.dtype:
-            raise RuntimeError("minitorch supports .data assignment only for the same shape and dtype")
-        self.copy_(value)
-        self.requires_grad_(with_grad)
+        # The tensor keeps its identity (a Parameter stays the optimizer's) and now views value's
+        # memory, whatever its shape, dtype or device.
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._set_data(value)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().numpy().copy(), str(self.device), self.requires_grad))

@@ -182,6 +182,18 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
     return st;
 }
 
+/* Hands out to the caller on success, else releases it. */
+static mt_status
+finish(mt_args *a, mt_status st, mt_tensor *out)
+{
+    if (st == MT_OK) {
+        a->out[0] = out;
+    } else {
+        mt_tensor_clear(&out);
+    }
+    return st;
+}
+
 static mt_status
 check_matrix(const mt_tensor *t, const char *what)
 {
@@ -274,12 +286,10 @@ mt_cpu_mm(mt_args *a)
     }
     int64_t sizes[2] = {self->sizes[0], m2->sizes[1]};
     st = mt_tensor_empty(2, sizes, self->dtype, mt_tensor_device(self), &out);
-    if (st == MT_OK && (st = gemm(self, m2, out, mt_scalar_int(1), mt_scalar_int(0))) == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
+    if (st == MT_OK) {
+        st = gemm(self, m2, out, mt_scalar_int(1), mt_scalar_int(0));
     }
-    mt_tensor_clear(&out);
-    return st;
+    return finish(a, st, out);
 }
 
 /* Matrix b of a 3-D tensor, as a 2-D view that owns nothing (valid while t lives). */
@@ -327,12 +337,7 @@ mt_cpu_bmm(mt_args *a)
         mt_tensor x = batch_matrix(self, b), y = batch_matrix(m2, b), o = batch_matrix(out, b);
         st = gemm(&x, &y, &o, mt_scalar_int(1), mt_scalar_int(0));
     }
-    if (st == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
-    mt_tensor_clear(&out);
-    return st;
+    return finish(a, st, out);
 }
 
 // self (m,k), vec (k); out (m) = self @ vec
@@ -367,12 +372,7 @@ mt_cpu_mv(mt_args *a)
     col.sizes[1] = o.sizes[1] = 1;
     col.strides[1] = o.strides[1] = 1;
     st = gemm(self, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
-    if (st == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
-    mt_tensor_clear(&out);
-    return st;
+    return finish(a, st, out);
 }
 
 // self (n), tensor (n); out () = sum(self * tensor)
@@ -414,10 +414,5 @@ mt_cpu_dot(mt_args *a)
     col.sizes[1] = o.sizes[0] = o.sizes[1] = 1;
     col.strides[1] = o.strides[0] = o.strides[1] = 1;
     st = gemm(&row, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
-    if (st == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
-    mt_tensor_clear(&out);
-    return st;
+    return finish(a, st, out);
 }

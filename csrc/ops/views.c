@@ -107,14 +107,21 @@ compute_stride(const mt_tensor *t, int ndim, const int64_t *sizes, int64_t *stri
     return view_d == -1;
 }
 
+/* The size list of view/reshape with its -1 filled in. */
+static mt_status
+requested_sizes(const mt_args *a, int64_t *sizes)
+{
+    memcpy(sizes, a->l[0].v, sizeof(int64_t) * (size_t)a->l[0].n);
+    return infer_size(a->l[0].n, sizes, mt_tensor_numel(a->t[0]));
+}
+
 mt_status
 mt_composite_view(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     int ndim = a->l[0].n;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    memcpy(sizes, a->l[0].v, sizeof(int64_t) * (size_t)ndim);
-    mt_status st = infer_size(ndim, sizes, mt_tensor_numel(self));
+    mt_status st = requested_sizes(a, sizes);
     if (st) {
         return st;
     }
@@ -133,8 +140,7 @@ mt_composite_reshape(mt_args *a)
     mt_tensor *self = a->t[0];
     int ndim = a->l[0].n;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    memcpy(sizes, a->l[0].v, sizeof(int64_t) * (size_t)ndim);
-    mt_status st = infer_size(ndim, sizes, mt_tensor_numel(self));
+    mt_status st = requested_sizes(a, sizes);
     if (st) {
         return st;
     }

@@ -225,6 +225,27 @@ tensor_make_subclass(PyObject *unused, PyObject *args)
     return (PyObject *)o;
 }
 
+/* t._set_data(new): t becomes a view of new's memory (storage, geometry, dtype, device) and
+ * keeps its identity and autograd flags, as PyTorch's `t.data = new`. */
+static PyObject *
+tensor_set_data(PyObject *self, PyObject *other)
+{
+    if (!mt_py_is_tensor(other)) {
+        PyErr_Format(PyExc_TypeError, "data must be a Tensor, not %s", Py_TYPE(other)->tp_name);
+        return NULL;
+    }
+    mt_tensor *t = T(self), *src = T(other);
+    mt_storage_retain(src->storage);
+    mt_storage_release(t->storage);
+    t->storage = src->storage;
+    t->offset = src->offset;
+    t->ndim = src->ndim;
+    memcpy(t->sizes, src->sizes, sizeof(t->sizes));
+    memcpy(t->strides, src->strides, sizeof(t->strides));
+    t->dtype = src->dtype;
+    Py_RETURN_NONE;
+}
+
 /* ---- properties ---- */
 
 static PyObject *
@@ -381,6 +402,7 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
+    {"_set_data", tensor_set_data, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -162,3 +162,24 @@ def test_inplace_with_overlapping_operand_reads_old_values():
 )
 def test_bad_elementwise_calls_raise_like_torch(fn):
     raises_like_torch(fn, np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
+
+
+INPLACE_FORMS = {
+    "add_": (lambda x, y: x.add_(y, alpha=2), lambda x, y: x + 2 * y),
+    "sub_": (lambda x, y: x.sub_(y), np.subtract),
+    "mul_": (lambda x, y: x.mul_(y), np.multiply),
+    "div_": (lambda x, y: x.div_(y), np.true_divide),
+    "neg_": (lambda x, y: x.neg_(), lambda x, y: -x),
+    "clamp_min_": (lambda x, y: x.clamp_min_(0.5), lambda x, y: np.maximum(x, 0.5)),
+    "relu_": (lambda x, y: minitorch.relu_(x), lambda x, y: np.maximum(x, 0)),
+}
+
+
+@pytest.mark.parametrize("name", INPLACE_FORMS)
+def test_inplace_forms_write_self_and_return_it(name):
+    fn, ref = INPLACE_FORMS[name]
+    a = np.array([[-1.5, 2.0, 0.25], [3.0, -4.0, 1.0]], np.float32)
+    b = np.array([2.0, -1.0, 4.0], np.float32)
+    x = minitorch.tensor(a)
+    assert fn(x, minitorch.tensor(b)) is x
+    np.testing.assert_allclose(x.numpy(), ref(a, b), rtol=1e-6)
