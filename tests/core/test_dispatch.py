@@ -129,3 +129,12 @@ def test_cpu_allocator_counts_bytes():
     assert t.data_ptr() % 64 == 0
     del t
     assert minitorch._C._cpu_allocator_stats()["allocated_bytes"] == before["allocated_bytes"]
+
+
+def test_type_stub_is_generated_from_the_op_table():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_stub", TESTS.parent / "tools" / "gen_stub.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert (TESTS.parent / "minitorch" / "_C.pyi").read_text() == gen.render(), "run python tools/gen_stub.py"
