@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TYPES = {
     "Tensor": "TensorBase", "Tensor?": "Optional[TensorBase]", "Tensor|Scalar": "Union[TensorBase, Number]",
     "Scalar": "Number", "Scalar?": "Optional[Number]", "int": "int", "int?": "Optional[int]",
-    "int[]": "Union[int, Sequence[int]]", "int[]?": "Union[int, Sequence[int], None]", "bool": "bool",
+    "int[]": "Union[int, Sequence[int]]", "int[]?": "Union[int, Sequence[int], None]",
+    "int[1]": "Union[int, Sequence[int]]", "int[1]?": "Union[int, Sequence[int], None]", "bool": "bool",
     "ScalarType?": "Optional[dtype]", "Device?": "Optional[Union[str, int, Any]]",
 }
 

@@ -255,11 +255,11 @@ bool
 mt_tensor_is_contiguous(const mt_tensor *t)
 {
     /* As PyTorch: strides of size-1 dims do not matter, nor anything in an empty tensor. */
+    if (mt_tensor_numel(t) == 0) {
+        return true;
+    }
     int64_t expected = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->sizes[d] == 0) {
-            return true;
-        }
         if (t->sizes[d] != 1) {
             if (t->strides[d] != expected) {
                 return false;
@@ -268,6 +268,62 @@ mt_tensor_is_contiguous(const mt_tensor *t)
         }
     }
     return true;
+}
+
+bool
+mt_tensor_has_internal_overlap(const mt_tensor *t)
+{
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] > 1 && t->strides[d] == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+mt_status
+mt_tensor_set_requires_grad(mt_tensor *t, bool on)
+{
+    if (on && !mt_dtype_is_float(t->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Only Tensors of floating point and complex dtype can require gradients");
+    }
+    t->requires_grad = on;
+    return MT_OK;
+}
+
+mt_status
+mt_check_writable(const mt_tensor *t)
+{
+    if (mt_tensor_has_internal_overlap(t)) {
+        return mt_fail(MT_ERUNTIME,
+                       "unsupported operation: more than one element of the written-to tensor "
+                       "refers to a single memory location. Please clone() the tensor before "
+                       "performing the operation.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
+{
+    /* [lo, hi) as doubles: both bounds are powers of two, so exactly representable. */
+    double lo, hi;
+    if (dt == MT_INT64) {
+        lo = -9223372036854775808.0, hi = 9223372036854775808.0;
+    } else if (dt == MT_INT32) {
+        lo = -2147483648.0, hi = 2147483648.0;
+    } else {
+        return MT_OK; /* floats take any value (inf on overflow); bools any truth value */
+    }
+    bool ok = v.type == MT_INT64   ? (dt == MT_INT64 || (v.v.i >= INT32_MIN && v.v.i <= INT32_MAX))
+              : v.type == MT_FLOAT64 ? (v.v.f >= lo && v.v.f < hi) /* false for NaN */
+                                     : true;
+    if (!ok) {
+        return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
+                       dt == MT_INT64 ? "int64_t" : "int");
+    }
+    return MT_OK;
 }
 
 bool

@@ -99,6 +99,16 @@ mt_tensor_bump_version(mt_tensor *t)
 
 void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 bool mt_tensor_is_contiguous(const mt_tensor *t);
+/* Whether some memory location is reached by two elements (a size>1 dim with stride 0), which
+ * makes writing through t ill-defined; PyTorch's has_internal_overlap, the cases it is sure of. */
+bool mt_tensor_has_internal_overlap(const mt_tensor *t);
+/* Sets requires_grad; only floating-point tensors may require it (PyTorch's error). */
+mt_status mt_tensor_set_requires_grad(mt_tensor *t, bool on);
+/* PyTorch's error for an in-place write into a tensor with internal overlap. */
+mt_status mt_check_writable(const mt_tensor *t);
+/* MT_OK if writing the scalar into dtype dt keeps its value's range (no integer overflow, no
+ * NaN or infinity into an integer), else PyTorch's overflow error. */
+mt_status mt_check_scalar_fits(mt_scalar v, mt_dtype dt);
 /* Whether a and b are the same view: same storage, offset, sizes and strides. */
 bool mt_tensor_same_view(const mt_tensor *a, const mt_tensor *b);
 

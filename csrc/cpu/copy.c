@@ -131,7 +131,10 @@ mt_cpu_fill(mt_tensor *dst, mt_scalar value)
 mt_status
 mt_cpu_copy_(mt_args *a)
 {
-    mt_status st = mt_cpu_copy_into(a->t[0], a->t[1]);
+    mt_status st = mt_check_writable(a->t[0]);
+    if (st == MT_OK) {
+        st = mt_cpu_copy_into(a->t[0], a->t[1]);
+    }
     if (st) {
         return st;
     }
@@ -143,6 +146,10 @@ mt_cpu_copy_(mt_args *a)
 mt_status
 mt_cpu_fill_(mt_args *a)
 {
+    mt_status st = mt_check_scalar_fits(a->s[0], a->t[0]->dtype);
+    if (st) {
+        return st;
+    }
     mt_cpu_fill(a->t[0], a->s[0]);
     mt_tensor_bump_version(a->t[0]);
     a->out[0] = mt_tensor_retain(a->t[0]);

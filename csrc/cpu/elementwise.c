@@ -51,6 +51,9 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
     }
     if (inplace) {
         st = check_inplace(ins[0], ndim, shape, compute);
+        if (st == MT_OK) {
+            st = mt_check_writable(ins[0]);
+        }
         if (st) {
             return st;
         }

@@ -15,8 +15,8 @@ mt_cpu_empty(mt_args *a)
 {
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_DEFAULT_FLOAT;
     mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, dt, factory_device(a), &a->out[0]);
-    if (st == MT_OK) {
-        a->out[0]->requires_grad = a->b[0];
+    if (st == MT_OK && (st = mt_tensor_set_requires_grad(a->out[0], a->b[0]))) {
+        mt_tensor_clear(&a->out[0]);
     }
     return st;
 }
@@ -44,7 +44,7 @@ mt_cpu_arange(mt_args *a)
         return mt_fail(MT_ERUNTIME, "unsupported range: %g -> %g", s, e);
     }
     if ((d > 0 && e < s) || (d < 0 && e > s)) {
-        return mt_fail(MT_ERUNTIME, "upper bound and larger bound inconsistent with step sign");
+        return mt_fail(MT_ERUNTIME, "upper bound and lower bound inconsistent with step sign");
     }
     if (dt == MT_BOOL) {
         return mt_fail(MT_ENOTIMPL, "\"arange_cpu\" not implemented for 'Bool'");
@@ -66,6 +66,8 @@ mt_cpu_arange(mt_args *a)
         mt_scalar v = ints ? mt_scalar_int(si + i * di) : mt_scalar_float(s + (double)i * d);
         mt_store_scalar(p + i * (int64_t)item, dt, v);
     }
-    a->out[0]->requires_grad = a->b[0];
-    return MT_OK;
+    if ((st = mt_tensor_set_requires_grad(a->out[0], a->b[0]))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
 }

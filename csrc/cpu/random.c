@@ -133,7 +133,10 @@ fill_random(mt_args *a, const char *name, mt_loop_fn f32, mt_loop_fn f64, double
     }
     dist d = {x, y};
     mt_iter it;
-    mt_status st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
+    mt_status st = mt_check_writable(self);
+    if (st == MT_OK) {
+        st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
+    }
     if (st) {
         return st;
     }

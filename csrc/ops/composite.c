@@ -244,7 +244,13 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
         return st;
     }
     mt_tensor_release(f.out[0]);
-    t->requires_grad = a->b[0];
+    /* Filling a tensor nobody has seen yet is not a modification: it starts at version 0. */
+    atomic_store(&t->storage->version, 0);
+    st = mt_tensor_set_requires_grad(t, a->b[0]);
+    if (st) {
+        mt_tensor_release(t);
+        return st;
+    }
     a->out[0] = t;
     return MT_OK;
 }

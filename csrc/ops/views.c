@@ -78,7 +78,8 @@ static bool
 compute_stride(const mt_tensor *t, int ndim, const int64_t *sizes, int64_t *strides)
 {
     int64_t numel = mt_tensor_numel(t);
-    if (numel == 0) {
+    /* An empty tensor or a single element (a 0-dim tensor) fits any shape of its numel. */
+    if (numel == 0 || t->ndim == 0) {
         mt_contiguous_strides(ndim, sizes, strides);
         return true;
     }

@@ -14,6 +14,7 @@ typedef enum argtype {
     A_SCALAR,
     A_INT,
     A_INTLIST,
+    A_INTLIST1,
     A_BOOL,
     A_DTYPE,
     A_DEVICE,
@@ -39,8 +40,10 @@ typedef struct schema {
 
 static schema schemas[MT_NUM_OPS];
 
-static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int",
-                                         "int[]", "bool", "ScalarType", "Device"};
+/* int[1] is a list of ints that may also be given as one int (dim=0); a plain int[] takes a
+ * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
+static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
+                                         "int[1]", "bool", "ScalarType", "Device"};
 
 static PyObject *
 parse_default(const char *s)
@@ -89,8 +92,8 @@ parse_param(const char *op, char *text, param *p, int *slots)
         return -1;
     }
     p->type = (argtype)t;
-    /* Tensor and Tensor|Scalar share the tensor slots. */
-    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR : t;
+    /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
+    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR : t == A_INTLIST1 ? A_INTLIST : t;
     p->slot = slots[cls]++;
     p->name = PyUnicode_InternFromString(name);
     p->has_default = eq != NULL;
@@ -109,7 +112,7 @@ parse_schema(const char *text, schema *s)
         return -1;
     }
     *close = '\0';
-    int slots[8] = {0};
+    int slots[16] = {0}; /* indexed by argtype */
     bool kwonly = false;
     s->nparams = s->npositional = 0;
     for (char *tok = strtok(open + 1, ","); tok; tok = strtok(NULL, ",")) {
@@ -156,6 +159,10 @@ to_int(PyObject *o, int64_t *out)
     }
     long long v = PyLong_AsLongLong(o);
     if (v == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            return -1; /* too big for int64: a type error of the argument, as PyTorch */
+        }
         return -2;
     }
     *out = v;
@@ -163,10 +170,10 @@ to_int(PyObject *o, int64_t *out)
 }
 
 static int
-to_intlist(PyObject *o, mt_intlist *l)
+to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
 {
     int64_t v = 0;
-    int r = to_int(o, &v);
+    int r = allow_int ? to_int(o, &v) : -1;
     if (r != -1) {
         l->n = 1;
         l->v[0] = v;
@@ -206,6 +213,7 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
             a->i_none |= 1u << p->slot;
             break;
         case A_INTLIST:
+        case A_INTLIST1:
             a->l[p->slot].none = true;
             break;
         case A_DTYPE:
@@ -248,6 +256,14 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         a->t[p->slot] = mt_py_unwrap(o);
         return 0;
     case A_SCALAR:
+        if (mt_py_is_tensor(o) && mt_py_unwrap(o)->ndim == 0) {
+            mt_status st = mt_tensor_item(mt_py_unwrap(o), &a->s[p->slot]);
+            if (st) {
+                mt_py_raise(st);
+                return -1;
+            }
+            return 0;
+        }
         r = mt_py_to_scalar(o, &a->s[p->slot]);
         if (r == -1) {
             arg_error(op, p, pos, o, "Number");
@@ -261,8 +277,9 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         a->i_none &= ~(1u << p->slot);
         return r < 0 ? -1 : 0;
     case A_INTLIST:
+    case A_INTLIST1:
         a->l[p->slot].none = false;
-        r = to_intlist(o, &a->l[p->slot]);
+        r = to_intlist(o, &a->l[p->slot], p->type == A_INTLIST1);
         if (r == -1) {
             arg_error(op, p, pos, o, "tuple of ints");
         }
@@ -308,7 +325,7 @@ bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_
     /* Like PyTorch: a single int[] parameter also takes its ints spread out: x.view(2, 3). */
     int npos = s->npositional - first;
     if (npos == 1 && s->params[first].type == A_INTLIST && nargs >= 1 &&
-        (nargs > 1 || PyLong_Check(args[0]))) {
+        (nargs > 1 || (!PyTuple_Check(args[0]) && !PyList_Check(args[0])))) {
         PyObject *tuple = PyTuple_New(nargs);
         if (tuple == NULL) {
             return -1;

@@ -40,9 +40,10 @@ mt_py_tensor_tolist(mt_tensor *t)
 /* ---- minitorch.tensor(data) ---- */
 
 typedef struct infer {
-    int ndim;
+    int ndim;       /* fixed by the first leaf: every leaf must sit at this depth */
+    bool leaf_seen;
     int64_t sizes[MT_MAX_DIMS];
-    int category; /* -1 nothing seen, 0 bool, 1 int, 2 float */
+    int dtype; /* promotion of the leaves' dtypes so far, -1 before the first */
 } infer;
 
 static int
@@ -51,55 +52,110 @@ is_sequence(PyObject *o)
     return PyList_Check(o) || PyTuple_Check(o);
 }
 
-/* The category of a leaf, or -1 with TypeError. */
+/* A NumPy scalar's dtype (np.float64(1) is float64, not a Python float), or -1. */
 static int
-leaf_category(PyObject *o)
+numpy_scalar_dtype(PyObject *o)
 {
-    if (PyBool_Check(o)) {
-        return 0;
+    if (!PyObject_HasAttrString(o, "dtype") || !PyObject_HasAttrString(o, "item")) {
+        return -1;
     }
-    if (mt_py_is_tensor(o) && mt_tensor_numel(mt_py_unwrap(o)) == 1) {
-        mt_dtype dt = mt_py_unwrap(o)->dtype;
-        return dt == MT_BOOL ? 0 : mt_dtype_is_float(dt) ? 2 : 1;
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
+    const char *n = name ? PyUnicode_AsUTF8(name) : NULL;
+    int res = -1;
+    for (int k = 0; n && k < MT_NUM_DTYPES; k++) {
+        if (strcmp(n, mt_dtype_name((mt_dtype)k)) == 0) {
+            res = k;
+        }
+    }
+    PyErr_Clear();
+    Py_XDECREF(name);
+    Py_XDECREF(dt);
+    return res;
+}
+
+/* The dtype a leaf asks for (PyTorch's infer_scalar_type), or -1 with an exception set. */
+static int
+leaf_dtype(PyObject *o)
+{
+    /* Exact Python numbers first: the common case, and no attribute look-ups. */
+    if (PyFloat_CheckExact(o)) {
+        return MT_DEFAULT_FLOAT;
+    }
+    if (PyBool_Check(o)) {
+        return MT_BOOL;
+    }
+    if (mt_py_is_tensor(o)) {
+        if (mt_tensor_numel(mt_py_unwrap(o)) != 1) {
+            PyErr_SetString(PyExc_ValueError,
+                            "only one element tensors can be converted to Python scalars");
+            return -1;
+        }
+        return mt_py_unwrap(o)->dtype;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+            return -1;
+        }
+        return MT_INT64;
+    }
+    int np = numpy_scalar_dtype(o);
+    if (np >= 0) {
+        return np;
+    }
+    if (PyFloat_Check(o)) {
+        return MT_DEFAULT_FLOAT;
     }
     mt_scalar s;
     int r = mt_py_to_scalar(o, &s);
     if (r == 0) {
-        return s.type == MT_BOOL ? 0 : s.type == MT_INT64 ? 1 : 2;
+        return s.type == MT_FLOAT64 ? MT_DEFAULT_FLOAT : (int)s.type;
     }
     if (r == -1) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
+        PyErr_Format(o == Py_None ? PyExc_RuntimeError : PyExc_TypeError,
+                     o == Py_None ? "Could not infer dtype of %s" : "new(): invalid data type '%s'",
+                     Py_TYPE(o)->tp_name);
     }
     return -1;
 }
 
-/* First pass: the shape (from the first element at each depth) and the dtype category. */
+/* First pass: the shape and the promoted dtype. Ragged or mixed nesting is an error, so the
+ * second pass writes exactly numel elements. */
 static int
 infer_shape(PyObject *o, int d, infer *inf)
 {
     if (!is_sequence(o)) {
-        if (d != inf->ndim) {
-            PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %s)",
-                         (long long)inf->sizes[d], d, Py_TYPE(o)->tp_name);
+        if (inf->leaf_seen ? d != inf->ndim : d < inf->ndim) {
+            PyErr_SetString(PyExc_TypeError, "not a sequence");
             return -1;
         }
-        int c = leaf_category(o);
-        if (c < 0) {
+        inf->leaf_seen = true;
+        inf->ndim = d;
+        int dt = leaf_dtype(o);
+        if (dt < 0) {
             return -1;
         }
-        inf->category = c > inf->category ? c : inf->category;
+        inf->dtype = inf->dtype < 0 ? dt : (int)mt_promote_types((mt_dtype)inf->dtype, (mt_dtype)dt);
         return 0;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (inf->leaf_seen && d >= inf->ndim) {
+        PyErr_Format(PyExc_TypeError, "'%s' object cannot be interpreted as an integer",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
     if (d == inf->ndim) {
         if (d == MT_MAX_DIMS) {
             PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
             return -1;
         }
         inf->sizes[inf->ndim++] = n;
-    } else if (d > inf->ndim || inf->sizes[d] != n) {
+    } else if (inf->sizes[d] != n) {
         PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
-                     d < inf->ndim ? (long long)inf->sizes[d] : 0LL, d, n);
+                     (long long)inf->sizes[d], d, n);
         return -1;
     }
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -132,6 +188,11 @@ fill(PyObject *o, mt_dtype dt, char **p)
     } else if (mt_py_to_scalar(o, &s) != 0) {
         return -1;
     }
+    mt_status st = mt_check_scalar_fits(s, dt);
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
     mt_store_scalar(*p, dt, s);
     *p += mt_dtype_size(dt);
     return 0;
@@ -140,15 +201,12 @@ fill(PyObject *o, mt_dtype dt, char **p)
 static mt_status
 tensor_from_sequence(PyObject *data, int dtype, mt_tensor **out, int *pyerr)
 {
-    infer inf = {.ndim = 0, .category = -1};
+    infer inf = {.ndim = 0, .leaf_seen = false, .dtype = -1};
     if (infer_shape(data, 0, &inf) < 0) {
         *pyerr = 1;
         return MT_ERUNTIME;
     }
-    static const mt_dtype by_category[] = {MT_BOOL, MT_INT64, MT_DEFAULT_FLOAT};
-    mt_dtype dt = dtype >= 0 ? (mt_dtype)dtype
-                  : inf.category < 0 ? MT_DEFAULT_FLOAT
-                                     : by_category[inf.category];
+    mt_dtype dt = dtype >= 0 ? (mt_dtype)dtype : inf.dtype < 0 ? MT_DEFAULT_FLOAT : (mt_dtype)inf.dtype;
     mt_status st = mt_tensor_empty(inf.ndim, inf.sizes, dt, MT_DEVICE_CPU, out);
     if (st) {
         return st;
@@ -192,7 +250,8 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     if (mt_py_is_tensor(data)) {
         mt_tensor *src = mt_py_unwrap(data);
         st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
-    } else if (!is_sequence(data) && PyObject_CheckBuffer(data)) {
+    } else if (!is_sequence(data) && PyObject_CheckBuffer(data) &&
+               PyObject_HasAttrString(data, "__array_interface__")) {
         PyObject *shared = mt_py_from_numpy(NULL, data);
         if (shared == NULL) {
             return NULL;
@@ -252,6 +311,12 @@ static int
 buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
 {
     const char *f = v->format ? v->format : "B";
+    if (*f == '>' || *f == '!') {
+        PyErr_SetString(PyExc_ValueError,
+                        "given numpy array has byte order different from the native byte order. "
+                        "Conversion between byte orders is currently not supported.");
+        return -1;
+    }
     if (*f == '<' || *f == '=' || *f == '@') {
         f++;
     }
@@ -292,6 +357,11 @@ PyObject *
 mt_py_from_numpy(PyObject *module, PyObject *arr)
 {
     (void)module;
+    /* NumPy arrays (and look-alikes), not any buffer: bytes must not become writable. */
+    if (!PyObject_HasAttrString(arr, "__array_interface__") || !PyObject_CheckBuffer(arr)) {
+        PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(arr)->tp_name);
+        return NULL;
+    }
     Py_buffer *view = PyMem_Calloc(1, sizeof(Py_buffer));
     if (view == NULL) {
         return PyErr_NoMemory();

@@ -1,6 +1,7 @@
 /* Basic indexing: t[ints, slices, None, ...] as select / slice / unsqueeze views (PyTorch's
  * applySlicing), and t[index] = value as a view followed by copy_ or fill_. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
@@ -21,6 +22,10 @@ is_int_tensor_scalar(PyObject *o)
 static PyObject *
 unsupported(PyObject *item)
 {
+    if (PyUnicode_Check(item)) {
+        /* PyTorch reads a str as data for an index tensor and rejects its type. */
+        return PyErr_Format(PyExc_TypeError, "new(): invalid data type 'str'");
+    }
     if (mt_py_is_tensor(item) || PyList_Check(item) || PyBool_Check(item)) {
         return PyErr_Format(PyExc_IndexError,
                             "advanced indexing (tensors, lists and bools as indices) is not "
@@ -73,7 +78,8 @@ index_view(PyObject *self, PyObject *index)
         PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", self_ndim);
         goto out_fail;
     }
-    int64_t dim = 0;
+    int64_t dim = 0;  /* the dim of cur the next item applies to */
+    int self_dim = 0; /* its position among the dims indexed so far, PyTorch's in messages */
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *it = PyTuple_GET_ITEM(items, k);
         mt_status st;
@@ -83,26 +89,32 @@ index_view(PyObject *self, PyObject *index)
                 goto out_fail;
             }
             dim++;
+            self_dim++;
         } else if (it == Py_Ellipsis) {
             dim += self_ndim - consumed;
+            self_dim += self_ndim - consumed;
         } else if (is_int_index(it) || is_int_tensor_scalar(it)) {
             PyObject *as_int = PyNumber_Index(it);
             long long i = as_int ? PyLong_AsLongLong(as_int) : -1;
             Py_XDECREF(as_int);
             if (i == -1 && PyErr_Occurred()) {
+                if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+                }
                 goto out_fail;
             }
             int64_t size = cur->sizes[dim];
             if (i < -size || i >= size) {
                 PyErr_Format(PyExc_IndexError,
                              "index %lld is out of bounds for dimension %d with size %" PRId64, i,
-                             (int)dim, size);
+                             self_dim, size);
                 goto out_fail;
             }
             st = mt_op_select(cur, dim, i, &next);
             if (step(&cur, st, next) < 0) {
                 goto out_fail;
             }
+            self_dim++;
         } else if (PySlice_Check(it)) {
             Py_ssize_t start, stop, stp;
             if (PySlice_Unpack(it, &start, &stop, &stp) < 0) {
@@ -122,6 +134,7 @@ index_view(PyObject *self, PyObject *index)
                 }
             }
             dim++;
+            self_dim++;
         } else {
             unsupported(it);
             goto out_fail;
@@ -166,9 +179,30 @@ mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
     }
     mt_status st;
     mt_scalar s;
+    int overflow = 0;
+    if (PyLong_Check(value) && mt_dtype_is_integral(v->dtype, false)) {
+        PyLong_AsLongLongAndOverflow(value, &overflow);
+    }
+    if (overflow) {
+        mt_tensor_release(v);
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return -1;
+    }
     int r = mt_py_is_tensor(value) ? -1 : mt_py_to_scalar(value, &s);
     if (mt_py_is_tensor(value)) {
-        st = mt_op_copy_(v, mt_py_unwrap(value));
+        /* As PyTorch: leading size-1 dims of the value beyond the view's dims are dropped. */
+        mt_tensor *src = mt_py_unwrap(value), stripped = *src;
+        int extra = 0;
+        while (extra < src->ndim - v->ndim && src->sizes[extra] == 1) {
+            extra++;
+        }
+        if (extra) {
+            stripped.ndim -= extra;
+            memmove(stripped.sizes, src->sizes + extra, sizeof(int64_t) * (size_t)stripped.ndim);
+            memmove(stripped.strides, src->strides + extra, sizeof(int64_t) * (size_t)stripped.ndim);
+            src = &stripped;
+        }
+        st = mt_op_copy_(v, src);
     } else if (r == 0) {
         st = mt_op_fill_(v, s);
     } else {

@@ -66,6 +66,10 @@ dim_arg(PyObject *self, PyObject *arg, int *d)
     if (v == -1 && PyErr_Occurred()) {
         return -1;
     }
+    if (T(self)->ndim == 0) {
+        PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", v);
+        return -1;
+    }
     mt_status st = mt_wrap_dim(v, T(self)->ndim, d);
     if (st) {
         mt_py_raise(st);
@@ -77,6 +81,11 @@ dim_arg(PyObject *self, PyObject *arg, int *d)
 static PyObject *
 tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + nkw > 1 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "size");
+        return NULL;
+    }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
     if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
         dim = args[0];
@@ -88,12 +97,17 @@ tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     if (dim_arg(self, dim, &d) < 0) {
         return NULL;
     }
-    return PyLong_FromLongLong(T(self)->ndim ? T(self)->sizes[d] : 1);
+    return PyLong_FromLongLong(T(self)->sizes[d]);
 }
 
 static PyObject *
 tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + nkw > 1 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "stride");
+        return NULL;
+    }
     PyObject *dim = nargs > 0 ? args[0] : NULL;
     if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
         dim = args[0];
@@ -109,7 +123,7 @@ tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     if (dim_arg(self, dim, &d) < 0) {
         return NULL;
     }
-    return PyLong_FromLongLong(T(self)->ndim ? T(self)->strides[d] : 1);
+    return PyLong_FromLongLong(T(self)->strides[d]);
 }
 
 static PyObject *
@@ -542,7 +556,7 @@ single_value(PyObject *x, mt_scalar *s, const char *what)
             PyErr_SetString(PyExc_RuntimeError,
                             "Boolean value of Tensor with more than one value is ambiguous");
         } else {
-            PyErr_SetString(PyExc_TypeError,
+            PyErr_SetString(PyExc_ValueError,
                             "only one element tensors can be converted to Python scalars");
         }
         return -1;

@@ -1,0 +1,523 @@
+"""Basic indexing, reading and assignment: ints, negative ints, slices with steps, None, ...,
+and their combinations, against NumPy (values and shapes) and PyTorch (strides, offsets, errors).
+
+Every read is a view: its data pointer is the base's plus its offset, and a write through it lands
+where NumPy's `a[index] = v` lands. Assignment bumps the version counter once. Advanced indexing
+(tensors, lists, bools as indices) is out of scope for now and must fail with a clear IndexError."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch
+from helpers import arrays, shapes, to_layout
+
+DTYPES = ("float32", "float64", "int64", "int32", "bool")
+
+
+def base_array(shape, dtype="float64"):
+    return (np.arange(int(np.prod(shape))) + 1).astype(dtype).reshape(shape)
+
+
+def torch_layout(torch, a, layout):
+    """PyTorch's twin of helpers.to_layout: same values, strides and offset."""
+    if layout == "contiguous" or a.ndim == 0:
+        return torch.tensor(a)
+    if layout == "transposed":
+        return torch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
+    wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+    wide[..., ::2] = a
+    return torch.tensor(wide)[..., ::2]
+
+
+def long_strides(t):
+    """The strides of the dims longer than 1: the only ones that say where elements are."""
+    return tuple(s for n, s in zip(t.shape, t.stride()) if n > 1)
+
+
+def assert_views_base(view, base):
+    delta = (view.storage_offset() - base.storage_offset()) * view.element_size()
+    assert view.data_ptr() == base.data_ptr() + delta
+
+
+# ---- a hypothesis strategy for basic index tuples ----
+
+@st.composite
+def slices(draw, size):
+    bound = st.one_of(st.none(), st.integers(-size - 2, size + 2))
+    return slice(draw(bound), draw(bound), draw(st.one_of(st.none(), st.integers(1, 3))))
+
+
+@st.composite
+def basic_index(draw, shape):
+    """An index of ints (in range), slices, None and at most one Ellipsis for an array of shape."""
+    ndim = len(shape)
+    ellipsis = draw(st.booleans())
+    n_front = draw(st.integers(0, ndim))
+    n_back = draw(st.integers(0, ndim - n_front)) if ellipsis else 0
+    dims = list(range(n_front)) + list(range(ndim - n_back, ndim))
+
+    def item(d):
+        size = shape[d]
+        if size and draw(st.booleans()):
+            return draw(st.integers(-size, size - 1))
+        return draw(slices(size))
+
+    items = [item(d) for d in dims]
+    if ellipsis:
+        items.insert(n_front, Ellipsis)
+    for _ in range(draw(st.integers(0, 2))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    if len(items) == 1 and draw(st.booleans()):
+        return items[0]  # a bare index, not a tuple
+    return tuple(items)
+
+
+@st.composite
+def indexed(draw, max_dims=4):
+    shape = draw(shapes(min_dims=0, max_dims=max_dims, max_side=5))
+    return shape, draw(basic_index(shape))
+
+
+# ---- reading ----
+
+@given(indexed(), st.sampled_from(("contiguous", "transposed", "sliced")), st.sampled_from(DTYPES))
+def test_getitem_matches_numpy(si, layout, dtype):
+    shape, index = si
+    a = base_array(shape, dtype)
+    t = to_layout(a, layout)
+    version = t._version
+    r = t[index]
+    expected = np.asarray(a[index])
+    assert tuple(r.shape) == expected.shape
+    assert r.dtype == t.dtype
+    np.testing.assert_array_equal(np.asarray(r), expected)
+    assert t._version == version, "reading must not bump the version counter"
+    assert_views_base(r, t)
+
+
+@given(indexed(), st.sampled_from(("contiguous", "transposed", "sliced")))
+def test_getitem_writes_through(si, layout):
+    shape, index = si
+    a = base_array(shape)
+    t = to_layout(a, layout)
+    r = t[index]
+    r.fill_(-1)
+    a[index] = -1
+    np.testing.assert_array_equal(np.asarray(t), a)
+
+
+@given(indexed(), st.sampled_from(("contiguous", "transposed", "sliced")))
+def test_getitem_geometry_matches_torch(si, layout):
+    torch = pytest.importorskip("torch")
+    shape, index = si
+    a = base_array(shape)
+    t = to_layout(a, layout)
+    tt = torch_layout(torch, a, layout)
+    r, tr = t[index], tt[index]
+    assert r.shape == tuple(tr.shape)
+    if r.numel():  # (the stride of a size-1 dim means nothing, and is left out)
+        assert long_strides(r) == long_strides(tr)
+        # (An empty slice keeps its offset inside the storage, where PyTorch's may point past it.)
+        assert r.storage_offset() == tr.storage_offset()
+
+
+@pytest.mark.parametrize(
+    "index, shape",
+    [
+        (0, (4,)),
+        (-1, (4,)),
+        ((1, 2), ()),
+        ((-2, -1), ()),
+        (slice(1, 3), (2, 4)),
+        (slice(None, None, 2), (2, 4)),
+        ((slice(None), slice(1, None, 2)), (3, 2)),
+        ((Ellipsis, 0), (3,)),
+        ((0, Ellipsis), (4,)),
+        ((None, 0), (1, 4)),
+        ((0, None, slice(None), None), (1, 4, 1)),
+        ((None, Ellipsis, None), (1, 3, 4, 1)),
+        ((slice(-100, 100),), (3, 4)),
+        ((slice(5, None),), (0, 4)),
+        ((slice(2, 1),), (0, 4)),
+        ((), (3, 4)),
+        (Ellipsis, (3, 4)),
+        ((1, slice(None), Ellipsis), (4,)),
+    ],
+)
+def test_getitem_cases(index, shape):
+    a = base_array((3, 4))
+    r = minitorch.tensor(a)[index]
+    assert tuple(r.shape) == shape
+    np.testing.assert_array_equal(np.asarray(r), a[index])
+
+
+@pytest.mark.parametrize(
+    "index",
+    [np.int64(1), np.int32(1), minitorch.tensor(1), minitorch.tensor(1, dtype=minitorch.int32), np.array(1)],
+    ids=["np.int64", "np.int32", "tensor_int64", "tensor_int32", "np_0d_array"],
+)
+def test_integer_like_indices(index):
+    t = minitorch.arange(6).view(2, 3)
+    assert t[index].tolist() == [3, 4, 5]
+    assert t[:, index].tolist() == [1, 4]
+
+
+def test_slice_bounds_can_be_integer_likes():
+    t = minitorch.arange(6)
+    assert t[np.int64(1):minitorch.tensor(5):np.int32(2)].tolist() == [1, 3]
+
+
+@pytest.mark.parametrize("index", [Ellipsis, slice(None), ()], ids=["ellipsis", "colon", "empty_tuple"])
+def test_full_index_is_a_new_view(index):
+    t = minitorch.arange(6.0).view(2, 3)
+    v = t[index]
+    assert v is not t
+    assert v.shape == t.shape and v.stride() == t.stride() and v.data_ptr() == t.data_ptr()
+
+
+def test_index_of_0d_tensor():
+    t = minitorch.tensor(5.0)
+    assert t[None].shape == (1,)
+    assert t[...].shape == () and t[()].shape == ()
+    assert t[None, ..., None].shape == (1, 1)
+    with pytest.raises(IndexError):
+        t[0]
+    with pytest.raises(IndexError):
+        t[:]
+
+
+# ---- read errors ----
+
+@pytest.mark.parametrize(
+    "shape, index, message",
+    [
+        ((3,), 5, "index 5 is out of bounds for dimension 0 with size 3"),
+        ((3,), -4, "index -4 is out of bounds for dimension 0 with size 3"),
+        ((3,), 3, "index 3 is out of bounds for dimension 0 with size 3"),
+        ((3, 4), (slice(None), 4), "index 4 is out of bounds for dimension 1 with size 4"),
+        ((3, 4), (Ellipsis, -5), "index -5 is out of bounds for dimension 1 with size 4"),
+        ((3,), (None, 3), "index 3 is out of bounds for dimension 1 with size 3"),
+        ((0,), 0, "index 0 is out of bounds for dimension 0 with size 0"),
+        ((3, 4), (1, 4), "index 4 is out of bounds for dimension 1 with size 4"),
+        ((2, 3, 4), (0, 0, 9), "index 9 is out of bounds for dimension 2 with size 4"),
+    ],
+)
+def test_out_of_range_index(shape, index, message):
+    t = minitorch.zeros(shape)
+    with pytest.raises(IndexError) as e:
+        t[index]
+    assert str(e.value) == message
+    with pytest.raises(IndexError) as e:
+        t[index] = 1
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    "shape, index, message",
+    [
+        ((3,), (0, 0), "too many indices for tensor of dimension 1"),
+        ((2, 3), (0, slice(None), None, 1), "too many indices for tensor of dimension 2"),
+        ((2, 3), (Ellipsis, 0, 0, 0), "too many indices for tensor of dimension 2"),
+    ],
+)
+def test_too_many_indices(shape, index, message):
+    with pytest.raises(IndexError, match=message):
+        minitorch.zeros(shape)[index]
+
+
+@pytest.mark.parametrize(
+    "index, message",
+    [
+        (slice(None, None, 0), "slice step cannot be zero"),
+        ((slice(None), slice(None, None, 0)), "slice step cannot be zero"),
+        (slice(None, None, -1), "step must be greater than zero"),
+        ((0, slice(3, 0, -2)), "step must be greater than zero"),
+    ],
+)
+def test_bad_steps_raise_value_error(index, message):
+    t = minitorch.zeros(2, 3)
+    with pytest.raises(ValueError, match=message):
+        t[index]
+    with pytest.raises(ValueError, match=message):
+        t[index] = 0
+
+
+@pytest.mark.parametrize(
+    "index",
+    [[0, 1], (0, [1]), True, False, minitorch.tensor([0, 1]), minitorch.tensor([True, False]),
+     minitorch.tensor(True), minitorch.tensor(1.0)],
+    ids=["list", "list_in_tuple", "True", "False", "int_tensor", "bool_tensor", "bool_0d", "float_0d"],
+)
+def test_advanced_indexing_is_a_clear_error(index):
+    t = minitorch.zeros(2, 3)
+    with pytest.raises(IndexError, match="not supported"):
+        t[index]
+    with pytest.raises(IndexError, match="not supported"):
+        t[index] = 1
+
+
+@pytest.mark.parametrize("index", [1.0, object(), {}], ids=["float", "object", "dict"])
+def test_other_index_types(index):
+    with pytest.raises(IndexError, match="only integers, slices"):
+        minitorch.zeros(2, 3)[index]
+
+
+def test_str_index_is_a_type_error_as_in_pytorch():
+    # PyTorch reads a str as data for an index tensor: TypeError "new(): invalid data type 'str'"
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        minitorch.zeros(2, 3)["a"]
+
+
+def test_numpy_array_index_raises():
+    with pytest.raises((IndexError, TypeError)):
+        minitorch.zeros(2, 3)[np.array([0, 1])]
+
+
+def test_huge_int_index_raises():
+    with pytest.raises(Exception) as e:  # noqa: PT011 - the class is checked in test_errors.py
+        minitorch.zeros(3)[2**70]
+    assert isinstance(e.value, (IndexError, ValueError, OverflowError))
+
+
+# ---- assignment ----
+
+@st.composite
+def value_for(draw, target_shape, dtype):
+    """A scalar, or an array broadcastable to target_shape (no extra leading dims)."""
+    kind = draw(st.sampled_from(["int", "float", "bool", "array"]))
+    if kind == "int":
+        return draw(st.integers(-10, 10))
+    if kind == "float":
+        return draw(st.floats(-10, 10, width=32))
+    if kind == "bool":
+        return draw(st.booleans())
+    keep = len(target_shape) - draw(st.integers(0, len(target_shape)))
+    shape = tuple(s if draw(st.booleans()) else 1 for s in target_shape[len(target_shape) - keep:])
+    return draw(arrays(draw(st.sampled_from(DTYPES)) if draw(st.booleans()) else dtype, shape))
+
+
+@given(indexed(), st.sampled_from(("contiguous", "transposed", "sliced")), st.sampled_from(DTYPES), st.data())
+def test_setitem_matches_numpy(si, layout, dtype, data):
+    shape, index = si
+    a = base_array(shape, dtype)
+    t = to_layout(a, layout)
+    value = data.draw(value_for(np.asarray(a[index]).shape, dtype))
+    version = t._version
+    t[index] = minitorch.tensor(value) if isinstance(value, np.ndarray) else value
+    expected = a.copy()
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and a.dtype.kind in "iub":
+        value = value.astype(a.dtype)  # NumPy's same_kind casting refuses float->int; the cast truncates
+    expected[index] = value
+    np.testing.assert_array_equal(np.asarray(t), expected)
+    assert t._version == version + 1
+
+
+@pytest.mark.parametrize(
+    "index, value, expected",
+    [
+        (0, 5, [[5, 5, 5, 5], [4, 5, 6, 7], [8, 9, 10, 11]]),
+        ((slice(None), 1), -1, [[0, -1, 2, 3], [4, -1, 6, 7], [8, -1, 10, 11]]),
+        ((slice(None, None, 2), slice(None, None, 3)), 7, [[7, 1, 2, 7], [4, 5, 6, 7], [7, 9, 10, 7]]),
+        (1, [9, 8, 7, 6], [[0, 1, 2, 3], [9, 8, 7, 6], [8, 9, 10, 11]]),
+        (slice(None), [1, 2, 3, 4], [[1, 2, 3, 4]] * 3),
+        ((slice(None), slice(None, 2)), [[1], [2], [3]], [[1, 1, 2, 3], [2, 2, 6, 7], [3, 3, 10, 11]]),
+        ((-1, -1), 99, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 99]]),
+        ((Ellipsis, 0), 0.9, [[0, 1, 2, 3], [0, 5, 6, 7], [0, 9, 10, 11]]),
+        (0, 2.7, [[2, 2, 2, 2], [4, 5, 6, 7], [8, 9, 10, 11]]),
+        (0, True, [[1, 1, 1, 1], [4, 5, 6, 7], [8, 9, 10, 11]]),
+        (0, np.int64(3), [[3, 3, 3, 3], [4, 5, 6, 7], [8, 9, 10, 11]]),
+        (0, [1.5, 2.5, -3.5, 4.5], [[1, 2, -3, 4], [4, 5, 6, 7], [8, 9, 10, 11]]),
+        (None, 1, [[1] * 4] * 3),
+        (slice(1, 1), 5, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]),
+    ],
+)
+def test_setitem_cases(index, value, expected):
+    t = minitorch.arange(12).view(3, 4).clone()
+    t[index] = minitorch.tensor(value) if isinstance(value, list) else value
+    assert t.tolist() == expected
+
+
+def test_setitem_0d_tensor_value():
+    t = minitorch.zeros(2, 3, dtype=minitorch.int64)
+    t[0] = minitorch.tensor(3.9)
+    assert t.tolist() == [[3, 3, 3], [0, 0, 0]]
+
+
+def test_setitem_from_overlapping_view_of_itself():
+    t = minitorch.arange(9.0).view(3, 3)
+    t[:] = t.t()
+    assert t.tolist() == [[0.0, 3.0, 6.0], [1.0, 4.0, 7.0], [2.0, 5.0, 8.0]]
+
+
+def test_setitem_through_expanded_view():
+    base = minitorch.zeros(3, 1)
+    t = base.expand(3, 4)
+    t[1] = 1
+    assert base.tolist() == [[0.0], [1.0], [0.0]]
+
+
+def test_setitem_writes_into_view_base():
+    base = minitorch.zeros(4, 4)
+    v = base.t()[1:, ::2]
+    v[0] = 5
+    assert base[:, 1].tolist() == [5.0, 0.0, 5.0, 0.0]
+    assert base._version == v._version
+
+
+@pytest.mark.parametrize("value_shape", [(1, 4), (1, 1, 4)])
+def test_setitem_value_with_leading_ones(value_shape):
+    t = minitorch.zeros(3, 4)
+    t[0] = minitorch.ones(value_shape)
+    assert t.tolist()[0] == [1.0] * 4
+
+
+def test_setitem_shape_mismatch():
+    t = minitorch.zeros(3, 4)
+    with pytest.raises(RuntimeError, match="must match the existing size"):
+        t[0] = minitorch.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError):
+        t[0] = minitorch.zeros(2, 4)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [("a", "can't assign a str to a minitorch.LongTensor"),
+     (None, "can't assign a NoneType to a minitorch.LongTensor"),
+     ([1, 2, 3, 4], "can't assign a list to a minitorch.LongTensor"),
+     (object(), "can't assign a object to a minitorch.LongTensor")],
+    ids=["str", "None", "list", "object"],
+)
+def test_setitem_bad_value_type(value, message):
+    t = minitorch.zeros(3, 4, dtype=minitorch.int64)
+    with pytest.raises(TypeError, match=message):
+        t[0] = value
+    assert t.tolist() == [[0] * 4] * 3
+
+
+def test_delitem_raises():
+    t = minitorch.zeros(3)
+    with pytest.raises(TypeError, match="does not support deleting"):
+        del t[0]
+
+
+@pytest.mark.parametrize(
+    "dtype, value",
+    [
+        (minitorch.int64, 2**70),
+        (minitorch.int32, 2**40),
+        (minitorch.int64, float("nan")),
+    ],
+)
+def test_setitem_out_of_range_scalar_raises(dtype, value):
+    t = minitorch.zeros(2, dtype=dtype)
+    with pytest.raises((ValueError, RuntimeError, OverflowError)):
+        t[0] = value
+
+
+# ---- the version counter ----
+
+def test_version_counter_counts_in_place_writes():
+    t = minitorch.zeros(3, 4)
+    v0 = t._version
+    _ = t[0] + 1
+    _ = t[1:, ::2]
+    assert t._version == v0
+    t[0] = 1
+    assert t._version == v0 + 1
+    t[:, 1] = minitorch.ones(3)
+    assert t._version == v0 + 2
+    view = t[1]
+    view.fill_(2)
+    assert t._version == view._version == v0 + 3
+    t.add_(1)
+    assert t._version == v0 + 4
+    t += 1
+    assert t._version == v0 + 5
+    t[1:1] = 5  # an empty target still counts, as in PyTorch
+    assert t._version == v0 + 6
+
+
+def test_version_counter_unchanged_by_failed_setitem():
+    t = minitorch.zeros(3)
+    v0 = t._version
+    with pytest.raises(IndexError):
+        t[5] = 1
+    with pytest.raises(TypeError):
+        t[0] = "a"
+    assert t._version == v0
+
+
+def test_version_counter_is_shared_with_views_not_copies():
+    t = minitorch.zeros(3, 4)
+    v, c = t.t(), t.clone()
+    v[0] = 1
+    assert t._version == v._version
+    before = c._version
+    t[1] = 2
+    assert c._version == before
+
+
+@pytest.mark.parametrize("make", [lambda: minitorch.zeros(3), lambda: minitorch.ones(3), lambda: minitorch.full((3,), 2.0)],
+                         ids=["zeros", "ones", "full"])
+def test_fresh_tensor_version_is_zero(make):
+    assert make()._version == 0
+
+
+# ---- copy_ and zero_: the in-place writes assignment is made of ----
+
+@pytest.mark.parametrize("dst_layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("src_shape", [(3, 4), (4,), (1, 4), (3, 1), ()])
+def test_copy_broadcasts_into_any_layout(src_shape, dst_layout):
+    dst = to_layout(np.zeros((3, 4)), dst_layout)
+    src = np.arange(int(np.prod(src_shape)), dtype=np.float64).reshape(src_shape) + 1
+    version = dst._version
+    out = dst.copy_(minitorch.tensor(src))
+    assert out is dst
+    np.testing.assert_array_equal(np.asarray(dst), np.broadcast_to(src, (3, 4)))
+    assert dst._version == version + 1
+
+
+@pytest.mark.parametrize("src_dtype", DTYPES)
+@pytest.mark.parametrize("dst_dtype", DTYPES)
+def test_copy_converts_dtype(src_dtype, dst_dtype):
+    src = np.array([[0.0, 1.5], [-2.5, 3.0]]).astype(src_dtype)
+    dst = minitorch.zeros(2, 2, dtype=getattr(minitorch, dst_dtype))
+    dst.copy_(minitorch.tensor(src).t())
+    np.testing.assert_array_equal(np.asarray(dst), src.T.astype(dst_dtype))
+    assert dst.dtype == getattr(minitorch, dst_dtype)
+
+
+def test_copy_errors():
+    with pytest.raises(RuntimeError, match="must match the existing size"):
+        minitorch.zeros(2, 3).copy_(minitorch.zeros(3, 2))
+    with pytest.raises(RuntimeError):
+        minitorch.zeros(2, 3).copy_(minitorch.zeros(1, 2, 3))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        minitorch.zeros(3).copy_(3)
+
+
+def test_copy_from_overlapping_source():
+    t = minitorch.arange(5.0)
+    t[1:].copy_(t[:-1])
+    assert t.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zero_(dtype):
+    t = minitorch.ones(3, 4, dtype=getattr(minitorch, dtype))
+    version = t._version
+    out = t.t()[1:].zero_()
+    assert out.shape == (3, 3)
+    expected = np.ones((3, 4), dtype=dtype)
+    expected[:, 1:] = 0
+    np.testing.assert_array_equal(np.asarray(t), expected)
+    assert t._version == version + 1
+    assert t.zero_() is t and not np.asarray(t).any()
+
+
+def test_fill_():
+    t = minitorch.zeros(2, 3, dtype=minitorch.int32)
+    assert t[:, ::2].fill_(7) is not None
+    assert t.tolist() == [[7, 0, 7], [7, 0, 7]]
+    assert t.fill_(2.9).tolist() == [[2, 2, 2], [2, 2, 2]]

@@ -1,0 +1,340 @@
+"""NumPy interop: Tensor.numpy(), np.asarray(t), __array__ and from_numpy share memory (no copy) in
+both directions, with the right dtype and strides, for the five dtypes; unsupported dtypes and
+negative strides are refused; and each side keeps the memory alive as long as it needs it."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch
+from helpers import shapes
+
+DTYPES = {
+    "float32": minitorch.float32,
+    "float64": minitorch.float64,
+    "int64": minitorch.int64,
+    "int32": minitorch.int32,
+    "bool": minitorch.bool,
+}
+
+
+def strides_of_long_dims(shape, strides):
+    """Strides of the dims with more than one element: the others' strides mean nothing (NumPy's
+    buffer export normalises them for contiguous arrays)."""
+    return tuple(st for n, st in zip(shape, strides) if n > 1)
+
+
+def address(a):
+    return a.__array_interface__["data"][0]
+
+
+def sample(dtype, shape=(2, 3)):
+    return (np.arange(int(np.prod(shape))) % 5).astype(dtype).reshape(shape)
+
+
+def other_value(dtype):
+    return np.array(1 if dtype == "bool" else 9).astype(dtype)
+
+
+# ---- tensor -> NumPy ----
+
+@pytest.mark.parametrize("convert", [lambda t: t.numpy(), np.asarray, lambda t: t.__array__()],
+                         ids=["numpy", "asarray", "__array__"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensor_to_numpy_shares_memory(dtype, convert):
+    t = minitorch.tensor(sample(dtype), dtype=DTYPES[dtype])
+    a = convert(t)
+    assert isinstance(a, np.ndarray)
+    assert a.dtype == np.dtype(dtype) and a.shape == (2, 3)
+    assert address(a) == t.data_ptr()
+    assert a.strides == tuple(s * t.element_size() for s in t.stride())
+    a[1, 2] = other_value(dtype)
+    assert t[1, 2].item() == other_value(dtype)
+    t[0, 0] = other_value(dtype).item()
+    assert a[0, 0] == other_value(dtype)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: minitorch.arange(12.0).view(3, 4).t(),
+     lambda: minitorch.arange(12.0).view(3, 4)[1:, ::2],
+     lambda: minitorch.arange(24.0).view(2, 3, 4).permute(2, 0, 1)[1],
+     lambda: minitorch.arange(3.0).expand(4, 3),
+     lambda: minitorch.arange(6.0)[3:],
+     lambda: minitorch.zeros(2, 0, 3),
+     lambda: minitorch.tensor(2.5)],
+    ids=["transposed", "sliced", "permuted_selected", "expanded", "offset", "empty", "0d"],
+)
+def test_strided_tensor_to_numpy(make):
+    t = make()
+    a = t.numpy()
+    assert a.shape == tuple(t.shape)
+    if t.numel():
+        assert address(a) == t.data_ptr()
+        assert a.strides == tuple(s * t.element_size() for s in t.stride())
+    assert a.tolist() == t.tolist()
+
+
+def test_numpy_of_view_writes_into_base():
+    base = minitorch.zeros(3, 4)
+    a = base.t()[1:].numpy()
+    a[:] = 7
+    assert base.tolist() == [[0.0, 7.0, 7.0, 7.0]] * 3
+
+
+def test_numpy_results_share_one_buffer():
+    t = minitorch.arange(6.0)
+    assert np.shares_memory(t.numpy(), np.asarray(t[2:]))
+
+
+def test_np_array_copies():
+    t = minitorch.arange(6.0)
+    a = np.array(t)
+    assert address(a) != t.data_ptr()
+    a[0] = 5
+    assert t[0].item() == 0
+
+
+@pytest.mark.parametrize("np_dtype", [np.float64, np.int64, np.float32])
+def test_array_with_dtype_casts(np_dtype):
+    t = minitorch.tensor([1.5, 2.5])
+    a = np.asarray(t, dtype=np_dtype)
+    assert a.dtype == np_dtype
+    np.testing.assert_array_equal(a, np.array([1.5, 2.5]).astype(np_dtype))
+    assert t.__array__(np_dtype).dtype == np_dtype
+
+
+def test_array_copy_flag():
+    t = minitorch.arange(3.0)
+    assert address(t.__array__(copy=True)) != t.data_ptr()
+    assert address(t.__array__(copy=False)) == t.data_ptr()
+
+
+def test_numpy_ufuncs_take_tensors():
+    t = minitorch.tensor([1.0, 4.0])
+    np.testing.assert_array_equal(np.sqrt(t), [1.0, 2.0])
+    np.testing.assert_array_equal(np.add(t, 1), [2.0, 5.0])
+
+
+def test_numpy_of_requires_grad_raises():
+    t = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        t.numpy()
+    assert t.numpy(force=True).tolist() == [1.0, 1.0]
+    assert t.detach().numpy().tolist() == [1.0, 1.0]
+
+
+def test_memoryview_of_tensor():
+    t = minitorch.zeros(2, 3, dtype=minitorch.int32).t()
+    m = memoryview(t)
+    assert m.format == "i" and m.itemsize == 4 and m.shape == (3, 2) and m.strides == (4, 12)
+    assert not m.readonly
+
+
+# ---- NumPy -> tensor ----
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_from_numpy_shares_memory(dtype):
+    a = sample(dtype)
+    t = minitorch.from_numpy(a)
+    assert t.dtype == DTYPES[dtype]
+    assert t.shape == a.shape and t.stride() == (3, 1) and t.storage_offset() == 0
+    assert t.data_ptr() == address(a)
+    assert t.tolist() == a.tolist()
+    a[1, 1] = other_value(dtype)
+    assert t[1, 1].item() == other_value(dtype)
+    t[0, 2] = other_value(dtype).item()
+    assert a[0, 2] == other_value(dtype)
+    assert address(t.numpy()) == address(a)
+
+
+@pytest.mark.parametrize("np_dtype, dtype", [(np.intc, "int32"), (np.longlong, "int64"), (np.int_, "int64"),
+                                             (np.single, "float32"), (np.double, "float64"), (np.bool_, "bool")])
+def test_from_numpy_dtype_aliases(np_dtype, dtype):
+    assert minitorch.from_numpy(np.zeros(2, dtype=np_dtype)).dtype == DTYPES[dtype]
+
+
+@st.composite
+def strided_arrays(draw):
+    """A view of a NumPy array: any shape, positive steps, an offset, and a permutation of axes."""
+    shape = draw(shapes(min_dims=1, max_dims=4, min_side=1, max_side=5))
+    dtype = draw(st.sampled_from(sorted(DTYPES)))
+    base = (np.arange(int(np.prod(shape))) + 1).astype(dtype).reshape(shape)
+    index = tuple(slice(draw(st.integers(0, s - 1)), None, draw(st.integers(1, 3))) for s in shape)
+    perm = draw(st.permutations(range(len(shape))))
+    return base, base[index].transpose(perm)
+
+
+@given(strided_arrays())
+def test_from_numpy_strided_shares_memory(arrays):
+    base, a = arrays
+    t = minitorch.from_numpy(a)
+    assert t.shape == a.shape
+    assert strides_of_long_dims(t.shape, t.stride()) == strides_of_long_dims(a.shape, [s // a.itemsize for s in a.strides])
+    assert t.data_ptr() == address(a)
+    assert t.tolist() == a.tolist()
+    np.testing.assert_array_equal(np.asarray(t), a)
+    assert np.shares_memory(t.numpy(), base)
+    if a.size and a.dtype != np.bool_:
+        t.fill_(0)
+        assert not a.any()
+
+
+@given(strided_arrays())
+def test_from_numpy_strides_match_torch(arrays):
+    torch = pytest.importorskip("torch")
+    _, a = arrays
+    t, r = minitorch.from_numpy(a), torch.from_numpy(a)
+    assert t.shape == tuple(r.shape)
+    assert strides_of_long_dims(t.shape, t.stride()) == strides_of_long_dims(r.shape, r.stride())
+
+
+@pytest.mark.parametrize(
+    "a",
+    [np.zeros((2, 0, 3)), np.array(3.5), np.zeros(0, dtype=np.int32), np.broadcast_to(np.arange(3.0), (2, 3))],
+    ids=["empty", "0d", "empty_int32", "broadcast"],
+)
+def test_from_numpy_special_arrays(a):
+    t = minitorch.from_numpy(a)
+    assert t.shape == a.shape
+    assert t.tolist() == a.tolist()
+    if a.size and a.ndim:
+        assert t.stride() == tuple(s // a.itemsize for s in a.strides)
+
+
+@pytest.mark.parametrize(
+    "np_dtype",
+    [np.uint8, np.int8, np.int16, np.uint16, np.uint32, np.uint64, np.float16, np.complex64, np.complex128,
+     np.object_, "U3", [("a", "f4"), ("b", "i4")], "datetime64[s]"],
+    ids=["uint8", "int8", "int16", "uint16", "uint32", "uint64", "float16", "complex64", "complex128",
+         "object", "str", "struct", "datetime"],
+)
+def test_from_numpy_unsupported_dtype_raises_type_error(np_dtype):
+    with pytest.raises(TypeError):
+        minitorch.from_numpy(np.zeros(3, dtype=np_dtype))
+    with pytest.raises(TypeError):
+        minitorch.tensor(np.zeros(3, dtype=np_dtype))
+
+
+@pytest.mark.parametrize("np_dtype", [np.uint8, np.complex64, np.float16])
+def test_unsupported_dtype_message(np_dtype):
+    with pytest.raises(TypeError, match="can't convert np.ndarray of type .*The only supported types are"):
+        minitorch.from_numpy(np.zeros(3, dtype=np_dtype))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: np.arange(5.0)[::-1], lambda: np.arange(6).reshape(2, 3)[:, ::-1],
+     lambda: np.arange(6, dtype=np.int32).reshape(2, 3)[::-1], lambda: np.flip(np.ones((2, 2, 2)), 1)],
+    ids=["1d", "2d_last", "2d_first", "flip"],
+)
+def test_negative_strides_raise_value_error(make):
+    with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+        minitorch.from_numpy(make())
+
+
+def test_tensor_of_negative_stride_array():
+    # PyTorch's tensor() refuses them too (it shares through from_numpy first).
+    with pytest.raises(ValueError, match="negative"):
+        minitorch.tensor(np.arange(5.0)[::-1])
+
+
+def test_misaligned_strides_raise_value_error():
+    a = np.ndarray((2,), dtype=np.int32, buffer=np.zeros(12, np.int8), offset=1, strides=(5,))
+    with pytest.raises(ValueError, match="not a multiple of the element byte size"):
+        minitorch.from_numpy(a)
+
+
+def test_from_numpy_rejects_non_arrays():
+    with pytest.raises(TypeError, match="expected np.ndarray"):
+        minitorch.from_numpy([1, 2])
+    with pytest.raises(TypeError):
+        minitorch.from_numpy("abc")
+
+
+def test_from_numpy_refuses_read_only_non_arrays():
+    with pytest.raises(TypeError):
+        minitorch.from_numpy(memoryview(b"abcdefgh").cast("q"))
+
+
+def test_from_numpy_too_many_dims():
+    with pytest.raises(ValueError, match="at most 16 dimensions"):
+        minitorch.from_numpy(np.zeros((1,) * 17))
+
+
+# ---- lifetimes ----
+
+def test_tensor_keeps_array_alive():
+    a = np.arange(6.0)
+    ref = weakref.ref(a)
+    t = minitorch.from_numpy(a)[2:]
+    del a
+    gc.collect()
+    assert ref() is not None
+    assert t.tolist() == [2.0, 3.0, 4.0, 5.0]
+    t.fill_(1)
+    del t
+    gc.collect()
+    assert ref() is None, "the array leaked after its last tensor died"
+
+
+def test_views_of_from_numpy_keep_array_alive():
+    a = np.arange(12.0).reshape(3, 4)
+    ref = weakref.ref(a)
+    v = minitorch.from_numpy(a).t()[1]
+    del a
+    gc.collect()
+    assert v.tolist() == [1.0, 5.0, 9.0]
+    del v
+    gc.collect()
+    assert ref() is None
+
+
+def test_array_keeps_tensor_alive():
+    t = minitorch.arange(6.0)
+    ref = weakref.ref(t)
+    a = t.numpy()[1:]
+    del t
+    gc.collect()
+    assert ref() is not None
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    a[:] = 0
+    del a
+    gc.collect()
+    assert ref() is None, "the tensor leaked after its last array died"
+
+
+def test_array_of_view_outlives_base_and_view():
+    t = minitorch.arange(12.0).view(3, 4)
+    a = np.asarray(t.t()[2:])
+    del t
+    gc.collect()
+    assert a.tolist() == [[2.0, 6.0, 10.0], [3.0, 7.0, 11.0]]
+
+
+def test_round_trip_chain_lifetime():
+    a = np.arange(8, dtype=np.int32)
+    b = minitorch.from_numpy(a)[::2].numpy()
+    c = minitorch.from_numpy(b)
+    del a, b
+    gc.collect()
+    assert c.tolist() == [0, 2, 4, 6]
+    c[1] = 5
+    assert c.numpy().tolist() == [0, 5, 4, 6]
+
+
+def test_many_round_trips_do_not_leak():
+    a = np.arange(1000.0)
+    ref = weakref.ref(a)
+    t = minitorch.from_numpy(a)
+    for _ in range(200):
+        t = minitorch.from_numpy(t.numpy())
+    del a
+    gc.collect()
+    assert t[999].item() == 999.0
+    del t
+    gc.collect()
+    assert ref() is None
