@@ -89,3 +89,4 @@ def get_default_dtype():
 
 
 from . import nn  # noqa: E402
+from .serialization import load, save  # noqa: E402

@@ -1,0 +1,142 @@
+"""minitorch.save / minitorch.load: round trips, and files that are truncated, corrupted or
+malicious raise RuntimeError without running anything."""
+import io
+import os
+import pickle
+import struct
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import nn
+
+
+def roundtrip(obj):
+    buf = io.BytesIO()
+    minitorch.save(obj, buf)
+    buf.seek(0)
+    return minitorch.load(buf)
+
+
+def same(a, b):
+    assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+    assert a.requires_grad == b.requires_grad
+    np.testing.assert_array_equal(np.asarray(a.detach()), np.asarray(b.detach()))
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int64, minitorch.int32,
+                                   minitorch.bool])
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 0, 4), (2, 3, 4)])
+def test_tensor_roundtrip(dtype, shape):
+    t = (minitorch.rand(*shape) * 10).to(dtype) if shape else minitorch.tensor(7).to(dtype)
+    same(roundtrip(t), t)
+
+
+def test_views_are_saved_as_their_values():
+    base = minitorch.arange(24.0).reshape(4, 6)
+    view = base.t()[1:, ::2]
+    got = roundtrip(view)
+    assert got.is_contiguous() and got.tolist() == view.tolist()
+
+
+def test_containers_and_plain_values_keep_their_types():
+    obj = {"a": [1, 2.5, None, True, "s"], "b": (minitorch.ones(2), {"c": minitorch.zeros(1)}),
+           3: float("inf"), "od": OrderedDict([("x", 1), ("y", 2)])}
+    got = roundtrip(obj)
+    assert got["a"] == [1, 2.5, None, True, "s"] and got[3] == float("inf")
+    assert isinstance(got["b"], tuple) and got["b"][0].tolist() == [1.0, 1.0]
+    assert type(got["od"]) is OrderedDict and list(got["od"].items()) == [("x", 1), ("y", 2)]
+
+
+def test_state_dict_and_parameters(tmp_path):
+    minitorch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    path = tmp_path / "model.mt"
+    minitorch.save(model.state_dict(), path)
+    other = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    other.load_state_dict(minitorch.load(path))
+    x = minitorch.randn(3, 4)
+    assert model(x).tolist() == other(x).tolist()
+    p = roundtrip([model[0].weight])[0]
+    assert isinstance(p, nn.Parameter) and p.requires_grad
+    minitorch.save(model.state_dict(), str(path))
+    assert list(minitorch.load(str(path), map_location="cpu")) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_unsupported_objects_raise_type_error():
+    with pytest.raises(TypeError):
+        minitorch.save({"f": lambda: 0}, io.BytesIO())
+    with pytest.raises(TypeError):
+        minitorch.save({(1, 2): 0}, io.BytesIO())
+
+
+def saved_bytes():
+    buf = io.BytesIO()
+    minitorch.save({"w": minitorch.arange(6.0).reshape(2, 3), "n": 5}, buf)
+    return buf.getvalue()
+
+
+def load_bytes(raw):
+    return minitorch.load(io.BytesIO(raw))
+
+
+@pytest.mark.parametrize("cut", range(0, 400, 7))
+def test_truncated_files_raise(cut):
+    raw = saved_bytes()
+    if cut >= len(raw):
+        pytest.skip("past the end")
+    with pytest.raises(RuntimeError):
+        load_bytes(raw[:cut])
+
+
+def test_every_corrupted_byte_is_detected():
+    raw = saved_bytes()
+    for i in range(len(raw)):
+        bad = bytearray(raw)
+        bad[i] ^= 0x5A
+        with pytest.raises(RuntimeError):
+            load_bytes(bytes(bad))
+
+
+class Boom:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /tmp/minitorch_pwned",))
+
+
+def test_a_pickle_is_not_executed(tmp_path):
+    marker = "/tmp/minitorch_pwned"
+    if os.path.exists(marker):
+        os.remove(marker)
+    with pytest.raises(RuntimeError, match="not a minitorch file"):
+        load_bytes(pickle.dumps(Boom()))
+    assert not os.path.exists(marker)
+
+
+def forged(header: bytes, data: bytes = b"") -> bytes:
+    import zlib
+
+    return b"MTORCH\x00\x01" + struct.pack("<QI", len(header), zlib.crc32(header)) + header + data
+
+
+@pytest.mark.parametrize("header", [
+    b'{"format": 1, "object": {"tensor": 0}, "tensors": [{"dtype": "float32", "shape": [1000000000000], "offset": 0}], "data_crc32": 0}',
+    b'{"format": 1, "object": {"tensor": 5}, "tensors": [], "data_crc32": 0}',
+    b'{"format": 1, "object": {"eval": "__import__(\'os\')"}, "tensors": [], "data_crc32": 0}',
+    b'{"format": 1, "object": null, "tensors": [{"dtype": "object", "shape": [1], "offset": 0}], "data_crc32": 0}',
+    b'{"format": 1, "object": null, "tensors": [{"dtype": "float32", "shape": [-1], "offset": 0}], "data_crc32": 0}',
+    b'{"format": 2, "object": null, "tensors": [], "data_crc32": 0}',
+    b'{"format": 1, "object": ' + b'{"list": [' * 5000 + b']}' * 5000 + b', "tensors": [], "data_crc32": 0}',
+    b"[1, 2, 3]",
+    b"\xff\xfe not json",
+], ids=["huge_shape", "bad_index", "unknown_node", "bad_dtype", "negative_shape", "future_format",
+        "deep_nesting", "not_an_object", "not_utf8"])
+def test_forged_headers_raise(header):
+    with pytest.raises(RuntimeError):
+        load_bytes(forged(header))
+
+
+def test_huge_header_length_is_not_read():
+    with pytest.raises(RuntimeError, match="truncated"):
+        load_bytes(b"MTORCH\x00\x01" + struct.pack("<QI", 2**62, 0))
