@@ -4,13 +4,26 @@ Importing this needs minitorch.Tensor to exist already (Parameter subclasses it)
 """
 from minitorch.nn.parameter import Parameter
 from minitorch.nn import functional, init
-from minitorch.nn.modules import Identity, Linear, Module, ModuleList, ReLU, Sequential
+from minitorch.nn.modules import (
+    Flatten,
+    Identity,
+    Linear,
+    Module,
+    ModuleDict,
+    ModuleList,
+    ReLU,
+    Sequential,
+    Unflatten,
+)
 
 __all__ = [
     "Parameter",
     "Module",
     "Sequential",
     "ModuleList",
+    "ModuleDict",
+    "Flatten",
+    "Unflatten",
     "Linear",
     "Identity",
     "ReLU",

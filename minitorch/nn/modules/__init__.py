@@ -1,7 +1,8 @@
 """The layers of minitorch.nn, laid out as torch/nn/modules/ is."""
 from minitorch.nn.modules.module import Module
-from minitorch.nn.modules.container import ModuleList, Sequential
+from minitorch.nn.modules.container import ModuleDict, ModuleList, Sequential
+from minitorch.nn.modules.flatten import Flatten, Unflatten
 from minitorch.nn.modules.linear import Identity, Linear
 from minitorch.nn.modules.activation import ReLU
 
-__all__ = ["Module", "Sequential", "ModuleList", "Linear", "Identity", "ReLU"]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "ReLU", "Flatten", "Unflatten"]

@@ -13,7 +13,7 @@ from typing import Any, Iterator, List, Optional, Union
 
 from minitorch.nn.modules.module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
 
 def _abs_index(idx: Any, size: int) -> int:
@@ -219,3 +219,68 @@ class ModuleList(Module):
                 line = f"({first}-{last}): {last - first + 1} x {text}"
             lines.append(_addindent(line, 2))
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """Holds submodules by name, in insertion order: d["name"], in, len, keys/values/items,
+    update, pop, clear. Like ModuleList it has no forward."""
+
+    def __init__(self, modules: Optional[Any] = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        value = self[key]
+        del self[key]
+        return value
+
+    def update(self, modules: Any) -> None:
+        if isinstance(modules, (dict, ModuleDict)):
+            pairs = modules.items()
+        elif isinstance(modules, Iterable):
+            pairs = []
+            for j, pair in enumerate(modules):
+                if not isinstance(pair, Iterable) or len(pair) != 2:
+                    raise ValueError(
+                        f"ModuleDict update sequence element #{j} has length "
+                        f"{len(pair) if hasattr(pair, '__len__') else type(pair).__name__}; 2 is required"
+                    )
+                pairs.append(tuple(pair))
+        else:
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
+        for key, module in pairs:
+            self[key] = module
