@@ -1,0 +1,81 @@
+"""Throughput of large ops: minitorch next to NumPy and PyTorch, in one process.
+
+Cases (issue 3's list, as far as minitorch has the ops): add and mul on 16M float32 with the
+memory bandwidth they imply (two reads and a write per element), sum over 16M, and sgemm at
+1024^3 and 2048^3 in GFLOP/s. Cases for ops minitorch lacks yet are skipped with a note.
+Best of several repeats; quote the ratios. Run: python benchmarks/bench_ops.py [--quick]
+"""
+import sys
+import time
+
+import numpy as np
+
+import minitorch
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+QUICK = "--quick" in sys.argv
+
+
+def best_seconds(fn, repeats=3 if QUICK else 7):
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def make_cases():
+    n = (1 << 22) if QUICK else (1 << 24)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    libs = {"minitorch": minitorch, "numpy": np}
+    if torch is not None:
+        libs["torch"] = torch
+    cases = []
+    elem_bytes = 3 * 4 * n  # two inputs read, one output written
+
+    def tensors(lib, *arrays):
+        return [np.asarray(x) if lib is np else lib.from_numpy(x) for x in arrays]
+
+    for label, op in (("add", lambda x, y: x + y), ("mul", lambda x, y: x * y)):
+        fns = {}
+        for name, lib in libs.items():
+            x, y = tensors(lib, a, b)
+            fns[name] = lambda x=x, y=y, op=op: op(x, y)
+        cases.append((f"{label} {n >> 20}M float32", fns, lambda s: f"{elem_bytes / s / 1e9:6.1f} GB/s"))
+    fns = {}
+    for name, lib in libs.items():
+        (x,) = tensors(lib, a)
+        fns[name] = (lambda x=x: x.sum())
+    cases.append((f"sum {n >> 20}M float32", fns, lambda s: f"{4 * n / s / 1e9:6.1f} GB/s"))
+    for size in ((512, 1024) if QUICK else (1024, 2048)):
+        m1 = rng.standard_normal((size, size), np.float32)
+        m2 = rng.standard_normal((size, size), np.float32)
+        fns = {}
+        for name, lib in libs.items():
+            x, y = tensors(lib, m1, m2)
+            fns[name] = lambda x=x, y=y: x @ y
+        flops = 2 * size**3
+        cases.append((f"sgemm {size}^3", fns, lambda s, f=flops: f"{f / s / 1e9:6.1f} GFLOP/s"))
+    return cases
+
+
+def main():
+    print(f"{'case':<22} {'minitorch':>22} {'numpy':>22} {'torch':>22} {'mt/numpy':>9} {'mt/torch':>9}")
+    print("(time per call, and the rate it implies; ratios are minitorch's throughput over the other's)")
+    for label, fns, rate in make_cases():
+        t = {name: best_seconds(fn) for name, fn in fns.items()}
+        cell = lambda name: f"{t[name] * 1e3:8.2f} ms {rate(t[name])}" if name in t else f"{'-':>22}"
+        ratio = lambda name: f"{t[name] / t['minitorch']:9.2f}" if name in t else f"{'-':>9}"
+        print(f"{label:<22} {cell('minitorch'):>22} {cell('numpy'):>22} {cell('torch'):>22} {ratio('numpy')} {ratio('torch')}")
+    print("not yet measured (ops missing in minitorch): softmax (4096, 1024), conv2d (32, 64, 56, 56) 3x3")
+
+
+if __name__ == "__main__":
+    main()
