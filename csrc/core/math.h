@@ -4,11 +4,87 @@
 #ifndef MT_MATH_H
 #define MT_MATH_H
 
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
 #ifdef __CUDACC__
 #define MT_HD __host__ __device__
 #else
 #define MT_HD
 #endif
+
+#define MT_SQRT1_2 0.70710678118654752440 /* 1/sqrt(2), for the exact (erf) GELU */
+
+/* Float math of the unary ops, for float (f32, libm suffix f) and double (f64, no suffix).
+ * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf;
+ * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them. */
+#define MT_DEFINE_FLOAT_MATH(T, suffix, F)                                                   \
+    static inline MT_HD T mt_exp_##suffix(T x) { return exp##F(x); }                         \
+    static inline MT_HD T mt_log_##suffix(T x) { return log##F(x); }                         \
+    static inline MT_HD T mt_log1p_##suffix(T x) { return log1p##F(x); }                     \
+    static inline MT_HD T mt_sqrt_##suffix(T x) { return sqrt##F(x); }                       \
+    static inline MT_HD T mt_rsqrt_##suffix(T x) { return (T)1 / sqrt##F(x); }               \
+    static inline MT_HD T mt_sin_##suffix(T x) { return sin##F(x); }                         \
+    static inline MT_HD T mt_cos_##suffix(T x) { return cos##F(x); }                         \
+    static inline MT_HD T mt_tanh_##suffix(T x) { return tanh##F(x); }                       \
+    static inline MT_HD T mt_abs_##suffix(T x) { return fabs##F(x); }                        \
+    static inline MT_HD T mt_sigmoid_##suffix(T x)                                           \
+    {                                                                                        \
+        if (x >= 0) {                                                                        \
+            return (T)1 / ((T)1 + exp##F(-x));                                               \
+        }                                                                                    \
+        const T e = exp##F(x); /* also the NaN path: x >= 0 is false for NaN */             \
+        return e / ((T)1 + e);                                                               \
+    }                                                                                        \
+    static inline MT_HD T mt_silu_##suffix(T x) { return x * mt_sigmoid_##suffix(x); }       \
+    static inline MT_HD T mt_gelu_##suffix(T x)                                              \
+    {                                                                                        \
+        return (T)0.5 * x * ((T)1 + erf##F(x * (T)MT_SQRT1_2));                              \
+    }                                                                                        \
+    static inline MT_HD bool mt_isnan_##suffix(T x) { return x != x; }                       \
+    static inline MT_HD bool mt_isinf_##suffix(T x) { return isinf(x); }
+MT_DEFINE_FLOAT_MATH(float, f32, f)
+MT_DEFINE_FLOAT_MATH(double, f64, )
+#undef MT_DEFINE_FLOAT_MATH
+
+/* Integers and bools are never NaN or inf. */
+#define MT_DEFINE_INT_MATH(T, suffix)                                                        \
+    static inline MT_HD T mt_abs_##suffix(T x) { return x < 0 ? (T)-x : x; }                 \
+    static inline MT_HD bool mt_isnan_##suffix(T x) { (void)x; return false; }               \
+    static inline MT_HD bool mt_isinf_##suffix(T x) { (void)x; return false; }
+MT_DEFINE_INT_MATH(int32_t, i32)
+MT_DEFINE_INT_MATH(int64_t, i64)
+#undef MT_DEFINE_INT_MATH
+static inline MT_HD bool mt_isnan_b8(bool x) { (void)x; return false; }
+static inline MT_HD bool mt_isinf_b8(bool x) { (void)x; return false; }
+
+/* sign is PyTorch's (0 < x) - (x < 0): sign(NaN) is 0, sign(-0.0) is 0 (a bool's sign is itself). */
+#define MT_DEFINE_SIGN(T, suffix) \
+    static inline MT_HD T mt_sign_##suffix(T x) { return (T)((0 < x) - (x < 0)); }
+MT_DEFINE_SIGN(int32_t, i32)
+MT_DEFINE_SIGN(int64_t, i64)
+MT_DEFINE_SIGN(float, f32)
+MT_DEFINE_SIGN(double, f64)
+#undef MT_DEFINE_SIGN
+
+/* maximum and minimum propagate NaN from either operand, as PyTorch's do: NaN > y and
+ * NaN < y are false, so a NaN y is returned unless x itself is NaN. */
+#define MT_DEFINE_MINMAX(T, suffix)                                                          \
+    static inline MT_HD T mt_maximum_##suffix(T x, T y)                                      \
+    {                                                                                        \
+        return (mt_isnan_##suffix(x) || x > y) ? x : y;                                      \
+    }                                                                                        \
+    static inline MT_HD T mt_minimum_##suffix(T x, T y)                                      \
+    {                                                                                        \
+        return (mt_isnan_##suffix(x) || x < y) ? x : y;                                      \
+    }
+MT_DEFINE_MINMAX(bool, b8)
+MT_DEFINE_MINMAX(int32_t, i32)
+MT_DEFINE_MINMAX(int64_t, i64)
+MT_DEFINE_MINMAX(float, f32)
+MT_DEFINE_MINMAX(double, f64)
+#undef MT_DEFINE_MINMAX
 
 /* clamp_min and relu propagate NaN from either side, as PyTorch does. */
 #define MT_DEFINE_CLAMP_MIN(T, suffix)                                   \

@@ -16,7 +16,7 @@ mt_result_type(mt_tensor *const *ops, int n)
 }
 
 static mt_status
-check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype compute)
+check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result)
 {
     char b1[256], b2[256];
     if (ndim != self->ndim || memcmp(shape, self->sizes, sizeof(int64_t) * (size_t)ndim) != 0) {
@@ -24,9 +24,9 @@ check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype co
                        mt_format_sizes(b1, sizeof(b1), self->ndim, self->sizes),
                        mt_format_sizes(b2, sizeof(b2), ndim, shape));
     }
-    if (!mt_can_cast(compute, self->dtype)) {
+    if (!mt_can_cast(result, self->dtype)) {
         return mt_fail(MT_ERUNTIME, "result type %s can't be cast to the desired output type %s",
-                       mt_dtype_scalar_name(compute), mt_dtype_scalar_name(self->dtype));
+                       mt_dtype_scalar_name(result), mt_dtype_scalar_name(self->dtype));
     }
     return MT_OK;
 }
@@ -34,6 +34,18 @@ check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype co
 mt_status
 mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn loop, void *ctx,
                    bool inplace, mt_tensor **out)
+{
+    mt_dtype in_dtypes[MT_ITER_MAX_OPS];
+    for (int k = 0; k < nin && k < MT_ITER_MAX_OPS; k++) {
+        in_dtypes[k] = compute;
+    }
+    return mt_cpu_elementwise_typed(ins, nin, in_dtypes, compute, loop, ctx, inplace, out);
+}
+
+mt_status
+mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtypes,
+                         mt_dtype result, mt_loop_fn loop, void *ctx, bool inplace,
+                         mt_tensor **out)
 {
     mt_status st;
     int ndim = 0;
@@ -50,7 +62,7 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
         }
     }
     if (inplace) {
-        st = check_inplace(ins[0], ndim, shape, compute);
+        st = check_inplace(ins[0], ndim, shape, result);
         if (st == MT_OK) {
             st = mt_check_writable(ins[0]);
         }
@@ -59,15 +71,15 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
         }
         /* Write through a temporary when the result needs a cast, or when another input
          * shares memory with self in a different layout. */
-        need_tmp = ins[0]->dtype != compute;
+        need_tmp = ins[0]->dtype != result;
         for (int k = 1; k < nin; k++) {
             need_tmp |= ins[k]->storage == ins[0]->storage && !mt_tensor_same_view(ins[k], ins[0]);
         }
     }
     for (int k = 0; k < nin; k++) {
         ops[k + 1] = ins[k];
-        if (ins[k]->dtype != compute) {
-            st = mt_cpu_cast(ins[k], compute, &cast[k]);
+        if (ins[k]->dtype != in_dtypes[k]) {
+            st = mt_cpu_cast(ins[k], in_dtypes[k], &cast[k]);
             if (st) {
                 goto out_release;
             }
@@ -77,7 +89,7 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
     if (inplace && !need_tmp) {
         res = mt_tensor_retain(ins[0]);
     } else {
-        st = mt_tensor_empty(ndim, shape, compute, mt_tensor_device(ins[0]), &res);
+        st = mt_tensor_empty(ndim, shape, result, mt_tensor_device(ins[0]), &res);
         if (st) {
             goto out_release;
         }

@@ -15,4 +15,12 @@ mt_dtype mt_result_type(mt_tensor *const *ops, int n);
 mt_status mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn loop,
                              void *ctx, bool inplace, mt_tensor **out);
 
+/* The general form: input k is cast to in_dtypes[k] and the loop writes a result of dtype
+ * `result` (a comparison computes in the operands' common dtype and writes bool; where's
+ * condition stays bool while its values take their common dtype). In place, ins[0] must accept
+ * `result`, and gets it through a temporary when its dtype differs. */
+mt_status mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtypes,
+                                   mt_dtype result, mt_loop_fn loop, void *ctx, bool inplace,
+                                   mt_tensor **out);
+
 #endif

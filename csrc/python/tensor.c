@@ -518,6 +518,42 @@ nb_idiv(PyObject *x, PyObject *y)
     return binary(MT_OP_div_, x, y);
 }
 
+static PyObject *
+nb_and(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_and, x, y);
+}
+
+static PyObject *
+nb_or(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_or, x, y);
+}
+
+static PyObject *
+nb_iand(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_and_, x, y);
+}
+
+static PyObject *
+nb_ior(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_or_, x, y);
+}
+
+/* x == y, x < y, ...: Python hands the reflected form (5 < x is x > 5) to the tensor, so self
+ * is always a tensor; anything that is not a number gives NotImplemented, so == falls back to
+ * identity as in PyTorch. */
+static PyObject *
+tensor_richcompare(PyObject *self, PyObject *other, int cmp)
+{
+    static const mt_op ops[] = {
+        [Py_LT] = MT_OP_lt, [Py_LE] = MT_OP_le, [Py_EQ] = MT_OP_eq,
+        [Py_NE] = MT_OP_ne, [Py_GT] = MT_OP_gt, [Py_GE] = MT_OP_ge,
+    };
+    return binary(ops[cmp], self, other);
+}
 
 static PyObject *
 nb_matmul(PyObject *x, PyObject *y)
@@ -537,6 +573,23 @@ nb_neg(PyObject *x)
     mt_args_init(&a);
     a.t[0] = T(x);
     mt_status st = mt_dispatch(MT_OP_neg, &a);
+    return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
+}
+
+/* ~x: PyTorch refuses it for float tensors in Python, before dispatch, with a TypeError. */
+static PyObject *
+nb_invert(PyObject *x)
+{
+    if (mt_dtype_is_float(T(x)->dtype)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors");
+        return NULL;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = T(x);
+    mt_status st = mt_dispatch(MT_OP_bitwise_not, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
 
@@ -619,6 +672,11 @@ static PyNumberMethods tensor_as_number = {
     .nb_matrix_multiply = nb_matmul,
     .nb_negative = nb_neg,
     .nb_positive = nb_pos,
+    .nb_invert = nb_invert,
+    .nb_and = nb_and,
+    .nb_or = nb_or,
+    .nb_inplace_and = nb_iand,
+    .nb_inplace_or = nb_ior,
     .nb_bool = nb_bool,
     .nb_float = nb_float,
     .nb_int = nb_int,
@@ -667,6 +725,7 @@ PyTypeObject mt_py_TensorBase_Type = {
     .tp_as_number = &tensor_as_number,
     .tp_as_mapping = &tensor_as_mapping,
     .tp_as_buffer = &tensor_as_buffer,
+    .tp_richcompare = tensor_richcompare,
 };
 
 int
@@ -691,6 +750,8 @@ mt_py_tensor_init_types(PyObject *module)
     }
     /* Lives as long as the type, i.e. the process. */
     mt_py_TensorBase_Type.tp_methods = all;
+    /* Defining == would make tensors unhashable; like PyTorch's, they hash by identity. */
+    mt_py_TensorBase_Type.tp_hash = PyBaseObject_Type.tp_hash;
     if (PyType_Ready(&mt_py_TensorBase_Type) < 0) {
         return -1;
     }
