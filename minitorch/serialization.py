@@ -10,6 +10,9 @@ File format (version 1), little-endian:
                   "data_crc32": CRC-32 of the data}
     20+n    ...   the data: every tensor's bytes, contiguous, row-major, at ENTRY["offset"]
 
+The header is padded with spaces so that the data starts at a multiple of 64 bytes, and each
+tensor's offset is a multiple of 64 (zero bytes between): every tensor is aligned in the file.
+
 TREE is JSON where a tensor is {"tensor": i} (an index into "tensors"), and containers are
 tagged so that they come back as they went: {"dict": [[key, TREE], ...]}, {"odict": ...}
 (OrderedDict), {"list": [...]}, {"tuple": [...]}; numbers, strings, booleans and None are
@@ -38,6 +41,7 @@ FORMAT = 1
 _DTYPES = {"float32": _C.float32, "float64": _C.float64, "int64": _C.int64, "int32": _C.int32, "bool": _C.bool}
 # The most a header may claim; larger is taken for corruption, not read into memory.
 _MAX_HEADER = 1 << 30
+_ALIGN = 64
 
 PathOrFile = Union[str, os.PathLike, BinaryIO]
 
@@ -60,8 +64,9 @@ def save(obj: Any, f: PathOrFile) -> None:
             entries.append({"dtype": _dtype_name(t.dtype), "shape": list(t.shape), "offset": offset,
                             "requires_grad": bool(o.requires_grad),
                             "parameter": type(o).__name__ == "Parameter"})
-            blobs.append(data)
-            offset += len(data)
+            pad = -len(data) % _ALIGN
+            blobs.append(data + bytes(pad))
+            offset += len(data) + pad
             return {"tensor": len(entries) - 1}
         if o is None or isinstance(o, (bool, int, float, str)):
             if isinstance(o, float) and not np.isfinite(o):
@@ -83,6 +88,7 @@ def save(obj: Any, f: PathOrFile) -> None:
     for b in blobs:
         data_crc = zlib.crc32(b, data_crc)
     header = json.dumps({"format": FORMAT, "object": tree, "tensors": entries, "data_crc32": data_crc}).encode()
+    header += b" " * (-(20 + len(header)) % _ALIGN)
     with _open(f, "wb") as out:
         out.write(MAGIC)
         out.write(struct.pack("<QI", len(header), zlib.crc32(header)))

@@ -69,9 +69,10 @@ def check(
     with ref's shape; its dtype must be `dtype` if given and PyTorch's where torch is installed,
     and its values PyTorch's too. Returns minitorch's result."""
     inputs = [to_layout(a, layout, device) for a in arrays]
-    before = [x.tolist() for x in inputs]
+    before = [as_numpy(x) for x in inputs]
     out = fn(minitorch, *inputs, *scalars)
-    assert [x.tolist() for x in inputs] == before, "the op modified its input"
+    for x, b in zip(inputs, before):
+        np.testing.assert_array_equal(as_numpy(x), b, err_msg="the op modified its input")  # NaN == NaN here
     wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays]
     expected = np.asarray(ref(*wide, *scalars))
     got = as_numpy(out)
@@ -79,6 +80,7 @@ def check(
     if dtype is not None:
         assert out.dtype == dtype, f"dtype {out.dtype} != {dtype}"
     if expected.dtype.kind in "fc" or got.dtype.kind == "f":
+        # assert_allclose counts NaN as equal to NaN, so NaN and inf inputs can be checked too.
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol)
     else:
         np.testing.assert_array_equal(got, expected)

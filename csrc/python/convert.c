@@ -1,5 +1,6 @@
 /* Tensors to and from Python data: tolist(), minitorch.tensor(data), from_numpy and the
  * buffer protocol (which makes Tensor.numpy() and np.asarray(t) zero-copy). */
+#include <stdint.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -38,6 +39,8 @@ mt_py_tensor_tolist(mt_tensor *t)
 }
 
 /* ---- minitorch.tensor(data) ---- */
+
+static PyObject *from_array(PyObject *arr, bool copy);
 
 typedef struct infer {
     int ndim;       /* fixed by the first leaf: every leaf must sit at this depth */
@@ -252,13 +255,13 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
         st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
     } else if (!is_sequence(data) && PyObject_CheckBuffer(data) &&
                PyObject_HasAttrString(data, "__array_interface__")) {
-        PyObject *shared = mt_py_from_numpy(NULL, data);
-        if (shared == NULL) {
+        PyObject *copied = from_array(data, true);
+        if (copied == NULL) {
             return NULL;
         }
-        mt_tensor *src = mt_py_unwrap(shared);
+        mt_tensor *src = mt_py_unwrap(copied);
         st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
-        Py_DECREF(shared);
+        Py_DECREF(copied);
     } else {
         st = tensor_from_sequence(data, dtype, &t, &pyerr);
     }
@@ -353,10 +356,32 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
     return -1;
 }
 
-PyObject *
-mt_py_from_numpy(PyObject *module, PyObject *arr)
+/* A new contiguous tensor with the values of the buffer `view` (any strides, any alignment):
+ * what tensor(ndarray) makes. Releases nothing. */
+static PyObject *
+copy_of_buffer(Py_buffer *view, mt_dtype dt)
 {
-    (void)module;
+    int64_t sizes[MT_MAX_DIMS];
+    for (int d = 0; d < view->ndim; d++) {
+        sizes[d] = view->shape[d];
+    }
+    mt_tensor *t;
+    mt_status st = mt_tensor_empty(view->ndim, sizes, dt, MT_DEVICE_CPU, &t);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    /* Byte-wise, so an unaligned or negatively strided array is read without typed loads. */
+    if (view->len > 0 && PyBuffer_ToContiguous(mt_tensor_data(t), view, view->len, 'C') < 0) {
+        mt_tensor_release(t);
+        return NULL;
+    }
+    return mt_py_wrap(t);
+}
+
+/* The tensor of a NumPy array: sharing its memory, or (copy) with a copy of its values. */
+static PyObject *
+from_array(PyObject *arr, bool copy)
+{
     /* NumPy arrays (and look-alikes), not any buffer: bytes must not become writable. */
     if (!PyObject_HasAttrString(arr, "__array_interface__") || !PyObject_CheckBuffer(arr)) {
         PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(arr)->tp_name);
@@ -410,6 +435,20 @@ mt_py_from_numpy(PyObject *module, PyObject *arr)
             span += (size_t)(view->shape[d] - 1) * (size_t)s;
         }
     }
+    if (copy) {
+        PyObject *res = copy_of_buffer(view, dt);
+        PyBuffer_Release(view);
+        PyMem_Free(view);
+        return res;
+    }
+    /* Kernels load elements as their C type, which must be aligned (NumPy allows unaligned
+     * arrays, e.g. views into a byte buffer at an odd offset). */
+    if ((uintptr_t)view->buf % (uintptr_t)view->itemsize != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "given numpy array is not aligned to its element size; minitorch cannot "
+                        "share its memory. Copy it first (array.copy() or minitorch.tensor(array)).");
+        goto out_release_view;
+    }
     st = mt_storage_wrap(view->buf, span, MT_DEVICE_CPU, &python_buffer_allocator.base, view,
                          &storage);
     if (st) {
@@ -424,6 +463,13 @@ out_release_view:
     PyBuffer_Release(view);
     PyMem_Free(view);
     return NULL;
+}
+
+PyObject *
+mt_py_from_numpy(PyObject *module, PyObject *arr)
+{
+    (void)module;
+    return from_array(arr, false);
 }
 
 /* ---- the buffer protocol ---- */

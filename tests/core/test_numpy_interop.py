@@ -338,3 +338,15 @@ def test_many_round_trips_do_not_leak():
     del t
     gc.collect()
     assert ref() is None
+
+
+def test_unaligned_array_is_copied_by_tensor_and_refused_by_from_numpy():
+    # A float64 view at an odd byte offset: sharing it would make every kernel load misaligned.
+    raw = np.arange(17, dtype=np.uint8)
+    a = raw[1:17].view(np.float64)
+    assert a.ctypes.data % 8 != 0
+    with pytest.raises(ValueError, match="not aligned"):
+        minitorch.from_numpy(a)
+    t = minitorch.tensor(a)
+    assert t.data_ptr() % 8 == 0
+    np.testing.assert_array_equal(t.numpy(), a)
