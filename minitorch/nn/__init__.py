@@ -5,7 +5,11 @@ Importing this needs minitorch.Tensor to exist already (Parameter subclasses it)
 from minitorch.nn.parameter import Parameter
 from minitorch.nn import functional, init
 from minitorch.nn.modules import (
+    GELU,
     Flatten,
+    SiLU,
+    Sigmoid,
+    Tanh,
     Identity,
     Linear,
     Module,
@@ -24,6 +28,10 @@ __all__ = [
     "ModuleDict",
     "Flatten",
     "Unflatten",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Sigmoid",
     "Linear",
     "Identity",
     "ReLU",

@@ -9,7 +9,7 @@ from typing import Optional
 
 from minitorch import _C, Tensor
 
-__all__ = ["linear", "relu"]
+__all__ = ["linear", "relu", "gelu", "silu", "tanh", "sigmoid"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
@@ -22,3 +22,25 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
         return _C.relu_(input)
     return _C.relu(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF (the exact, erf form)."""
+    if approximate != "none":
+        raise NotImplementedError(f"gelu(approximate={approximate!r}): only the exact form exists yet")
+    return _C.gelu(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    if inplace:
+        return input.copy_(_C.silu(input))
+    return _C.silu(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _C.tanh(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _C.sigmoid(input)

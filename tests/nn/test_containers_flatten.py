@@ -58,3 +58,29 @@ def test_unflatten(dim, sizes):
 def test_flatten_in_a_sequential():
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 2))
     assert model(minitorch.ones(5, 3, 4)).shape == (5, 2)
+
+
+ACTIVATIONS = [("GELU", lambda x: 0.5 * x * (1 + np.vectorize(__import__("math").erf)(x / np.sqrt(2)))),
+               ("SiLU", lambda x: x / (1 + np.exp(-x))), ("Tanh", np.tanh), ("Sigmoid", lambda x: 1 / (1 + np.exp(-x)))]
+
+
+@pytest.mark.parametrize("name, ref", ACTIVATIONS)
+def test_activation_modules(name, ref):
+    x = np.linspace(-5, 5, 41)
+    out = getattr(nn, name)()(minitorch.tensor(x))
+    np.testing.assert_allclose(out.numpy(), ref(x), rtol=1e-12, atol=1e-12)
+    torch = torch_or_skip()
+    assert repr(getattr(nn, name)()) == repr(getattr(torch.nn, name)())
+    with torch.no_grad():
+        np.testing.assert_allclose(out.numpy(), getattr(torch.nn, name)()(torch.tensor(x)).numpy(), rtol=1e-12)
+
+
+def test_functional_forms():
+    x = minitorch.tensor([-1.0, 0.0, 2.0])
+    F = nn.functional
+    assert F.silu(x).tolist() == minitorch.silu(x).tolist()
+    assert F.gelu(x).tolist() == minitorch.gelu(x).tolist()
+    y = x.clone()
+    assert F.silu(y, inplace=True) is y and y.tolist() == minitorch.silu(x).tolist()
+    with pytest.raises(NotImplementedError):
+        F.gelu(x, approximate="tanh")

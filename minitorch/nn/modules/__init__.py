@@ -3,6 +3,6 @@ from minitorch.nn.modules.module import Module
 from minitorch.nn.modules.container import ModuleDict, ModuleList, Sequential
 from minitorch.nn.modules.flatten import Flatten, Unflatten
 from minitorch.nn.modules.linear import Identity, Linear
-from minitorch.nn.modules.activation import ReLU
+from minitorch.nn.modules.activation import GELU, ReLU, Sigmoid, SiLU, Tanh
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "ReLU", "Flatten", "Unflatten"]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "ReLU", "Flatten", "Unflatten", "GELU", "SiLU", "Tanh", "Sigmoid"]
