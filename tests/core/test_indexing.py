@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import arrays, shapes, to_layout
+from helpers import arrays, shapes, to_layout, torch_layout
 
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
 
@@ -19,15 +19,6 @@ def base_array(shape, dtype="float64"):
     return (np.arange(int(np.prod(shape))) + 1).astype(dtype).reshape(shape)
 
 
-def torch_layout(torch, a, layout):
-    """PyTorch's twin of helpers.to_layout: same values, strides and offset."""
-    if layout == "contiguous" or a.ndim == 0:
-        return torch.tensor(a)
-    if layout == "transposed":
-        return torch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
-    wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
-    wide[..., ::2] = a
-    return torch.tensor(wide)[..., ::2]
 
 
 def long_strides(t):

@@ -13,20 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import shapes, to_layout
+from helpers import shapes, to_layout, torch_layout
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
-def torch_layout(torch, a, layout):
-    """PyTorch's twin of helpers.to_layout: same values, same strides and offset."""
-    if layout == "contiguous" or a.ndim == 0:
-        return torch.tensor(a)
-    if layout == "transposed":
-        return torch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
-    wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
-    wide[..., ::2] = a
-    return torch.tensor(wide)[..., ::2]
 
 
 def base_array(shape, dtype="float64"):
