@@ -21,12 +21,12 @@ def openblas():
 def c_extension():
     inc, libdir, lib = openblas()
     sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*.c"))
-    cflags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
+    cflags = ["-std=c11", "-O3", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
               "-fvisibility=hidden"]
     ldflags = []
     if os.environ.get("MINITORCH_SANITIZE") == "1":
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
-        cflags = [f for f in cflags if f != "-O2"] + ["-O1", "-g"] + san
+        cflags = [f for f in cflags if f != "-O3"] + ["-O1", "-g"] + san
         ldflags += san
     if os.environ.get("MINITORCH_WERROR") == "1":
         cflags.append("-Werror")

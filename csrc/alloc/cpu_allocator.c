@@ -2,12 +2,18 @@
  *
  * It must not cache: freed memory goes straight back to the C library (PyTorch's
  * DefaultCPUAllocator does the same). Counters are atomic so any thread may allocate. */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc/allocator.h"
+
+#define MT_HUGE_PAGE ((size_t)2 << 20) /* a transparent huge page on x86-64 and arm64 */
+#define MT_HUGE_BLOCK ((size_t)4 << 20) /* blocks from this size up get huge pages */
 
 typedef struct cpu_allocator {
     mt_allocator base;
@@ -29,7 +35,18 @@ cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **c
     if (rounded == 0) {
         rounded = MT_CPU_ALIGNMENT;
     }
-    void *p = rounded < nbytes ? NULL : aligned_alloc(MT_CPU_ALIGNMENT, rounded);
+    /* Big blocks come from fresh mmaps, so every new output would fault in 4 KiB pages: align
+     * them to 2 MiB and ask for transparent huge pages, as NumPy does. */
+    size_t align = rounded >= MT_HUGE_BLOCK ? MT_HUGE_PAGE : MT_CPU_ALIGNMENT;
+    if (align == MT_HUGE_PAGE) {
+        rounded = (rounded + MT_HUGE_PAGE - 1) / MT_HUGE_PAGE * MT_HUGE_PAGE;
+    }
+    void *p = rounded < nbytes ? NULL : aligned_alloc(align, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p != NULL && align == MT_HUGE_PAGE) {
+        madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+    }
+#endif
     if (p == NULL) {
         return mt_fail(MT_ENOMEM,
                        "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu bytes. "

@@ -63,8 +63,8 @@ static void
 gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, double beta)
 {
     int m = (int)A->sizes[0], k = (int)A->sizes[1], n = (int)B->sizes[1];
-    bool ta, tb;
-    int64_t lda, ldb;
+    bool ta = false, tb = false;
+    int64_t lda = 1, ldb = 1;
     blas_layout(A, &ta, &lda);
     blas_layout(B, &tb, &ldb);
     bool f32 = C->dtype == MT_FLOAT32;

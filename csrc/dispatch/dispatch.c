@@ -170,7 +170,7 @@ run(mt_op op, mt_args *a, unsigned keys)
 mt_status
 mt_dispatch(mt_op op, mt_args *a)
 {
-    unsigned keys;
+    unsigned keys = 0;
     mt_status st = compute_keys(op, a, &keys);
     if (st) {
         return st;
@@ -181,7 +181,7 @@ mt_dispatch(mt_op op, mt_args *a)
 mt_status
 mt_redispatch(mt_op op, mt_args *a, mt_key below)
 {
-    unsigned keys;
+    unsigned keys = 0;
     mt_status st = compute_keys(op, a, &keys);
     if (st) {
         return st;
