@@ -141,13 +141,8 @@ run(mt_args *a, op_id id, bool inplace)
 }
 
 /* The kernels of ops.def: mt_cpu_<op> and, where PyTorch has it, mt_cpu_<op>_. */
-#define KERNEL(op, id, inplace)     \
-    mt_status                       \
-    mt_cpu_##op(mt_args *a)         \
-    {                               \
-        return run(a, id, inplace); \
-    }
-#define KERNELS(op, id) KERNEL(op, id, false) KERNEL(op##_, id, true)
+#define KERNELS(op, id) MT_CPU_KERNELS(op, run, id)
+#define KERNEL(op, id, inplace) MT_CPU_KERNEL(op, run, id, inplace)
 
 KERNELS(eq, C_EQ)
 KERNELS(ne, C_NE)

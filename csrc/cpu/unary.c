@@ -99,13 +99,8 @@ unary(mt_args *a, unop_id id, bool inplace)
 }
 
 /* The kernels of ops.def: mt_cpu_<op> and, where PyTorch has it, mt_cpu_<op>_. */
-#define KERNEL(op, id, inplace)       \
-    mt_status                         \
-    mt_cpu_##op(mt_args *a)           \
-    {                                 \
-        return unary(a, id, inplace); \
-    }
-#define KERNELS(op, id) KERNEL(op, id, false) KERNEL(op##_, id, true)
+#define KERNELS(op, id) MT_CPU_KERNELS(op, unary, id)
+#define KERNEL(op, id, inplace) MT_CPU_KERNEL(op, unary, id, inplace)
 
 KERNELS(exp, U_EXP)
 KERNELS(log, U_LOG)

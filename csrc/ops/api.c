@@ -38,16 +38,6 @@ tensors2(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out)
     return call(op, &a, out);
 }
 
-mt_status
-mt_op_add(mt_tensor *self, mt_tensor *other, mt_scalar alpha, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = self;
-    a.t[1] = other;
-    a.s[0] = alpha;
-    return call(MT_OP_add, &a, out);
-}
 
 mt_status
 mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha)
@@ -60,11 +50,6 @@ mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha)
     return call(MT_OP_add_, &a, NULL);
 }
 
-mt_status
-mt_op_mul(mt_tensor *self, mt_tensor *other, mt_tensor **out)
-{
-    return tensors2(MT_OP_mul, self, other, out);
-}
 
 mt_status
 mt_op_clamp_min(mt_tensor *self, mt_scalar min, mt_tensor **out)
@@ -266,11 +251,6 @@ mt_op_clone(mt_tensor *self, mt_tensor **out)
     return tensors2(MT_OP_clone, self, NULL, out);
 }
 
-mt_status
-mt_op_contiguous(mt_tensor *self, mt_tensor **out)
-{
-    return tensors2(MT_OP_contiguous, self, NULL, out);
-}
 
 mt_status
 mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out)

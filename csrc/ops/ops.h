@@ -7,9 +7,7 @@
 
 #include "dispatch/dispatch.h"
 
-mt_status mt_op_add(mt_tensor *self, mt_tensor *other, mt_scalar alpha, mt_tensor **out);
 mt_status mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha);
-mt_status mt_op_mul(mt_tensor *self, mt_tensor *other, mt_tensor **out);
 mt_status mt_op_clamp_min(mt_tensor *self, mt_scalar min, mt_tensor **out);
 mt_status mt_op_clamp_min_(mt_tensor *self, mt_scalar min);
 
@@ -40,7 +38,6 @@ mt_status mt_op_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device 
 mt_status mt_op_fill_(mt_tensor *self, mt_scalar value);
 mt_status mt_op_copy_(mt_tensor *self, mt_tensor *src);
 mt_status mt_op_clone(mt_tensor *self, mt_tensor **out);
-mt_status mt_op_contiguous(mt_tensor *self, mt_tensor **out);
 mt_status mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out);
 
 #endif
