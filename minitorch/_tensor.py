@@ -83,8 +83,9 @@ class Tensor(_C.TensorBase):
         return self.to(_device("cuda", device if isinstance(device, int) else 0) if not isinstance(device, (str, _device)) else device)
 
     def type(self, dtype=None):
+        """The legacy type name ('minitorch.FloatTensor'), or a cast when dtype is given."""
         if dtype is None:
-            return f"minitorch.{self.dtype.__repr__().split('.')[-1].capitalize()}Tensor"
+            return f"minitorch.{_TYPE_NAMES[repr(self.dtype)]}Tensor"
         return self.to(dtype)
 
     def float(self) -> "Tensor":
@@ -145,6 +146,10 @@ class Tensor(_C.TensorBase):
         t.requires_grad_(self.requires_grad)
         memo[id(self)] = t
         return t
+
+
+_TYPE_NAMES = {"minitorch.float32": "Float", "minitorch.float64": "Double", "minitorch.int64": "Long",
+               "minitorch.int32": "Int", "minitorch.bool": "Bool"}
 
 
 def _rebuild(array, dev, requires_grad):

@@ -600,3 +600,11 @@ def test_bool_of_many_raises():
 def test_python_scalar_conversion_of_many_raises_value_error(conv):
     with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
         conv(minitorch.zeros(2))
+
+
+@pytest.mark.parametrize("dtype, name", [(minitorch.float32, "FloatTensor"), (minitorch.float64, "DoubleTensor"),
+                                         (minitorch.int64, "LongTensor"), (minitorch.int32, "IntTensor"),
+                                         (minitorch.bool, "BoolTensor")])
+def test_legacy_type_name(dtype, name):
+    assert minitorch.zeros(2, dtype=dtype).type() == "minitorch." + name
+    assert minitorch.zeros(2).type(dtype).dtype == dtype
