@@ -245,7 +245,7 @@ PyInit__C(void)
     if (m == NULL) {
         return NULL;
     }
-    if (mt_py_schemas_init() < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
+    if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0) {
         goto out_fail;
     }

@@ -1,13 +1,21 @@
-/* Reductions on the CPU: sum.
+/* Reductions on the CPU over a set of dims: sum, mean, prod, amax, amin, all, any, norm.
  *
- * The output is viewed with stride 0 along reduced dims, so the shared iterator walks the
- * input once and the inner loop accumulates; floats accumulate in double, integers in int64. */
+ * The accumulator is viewed with stride 0 along reduced dims, so the shared iterator walks the
+ * input once and the inner loop accumulates. Float sums, products and norms accumulate in
+ * double, integer ones in int64; amax and amin keep the input dtype. Reductions that need a
+ * whole row at once (max with indices, var, softmax, ...) are in reduce_dim.c. */
+#include <math.h>
 #include <string.h>
 
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
+#include "cpu/reduce.h"
 #include "dispatch/kernels.h"
+
+typedef struct reduce_ctx {
+    double p; /* the norm's order */
+} reduce_ctx;
 
 // acc (input shape, stride 0 on reduced dims), in; acc += in
 #define SUM_LOOP(name, ACC, T)                                                  \
@@ -51,9 +59,64 @@ SUM_LOOP(sum_f32, double, float)
 SUM_LOOP(sum_f64, double, double)
 static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, sum_f32, sum_f64};
 
-/* Which dims a reduction covers: none given (or an empty list) means all. */
-static mt_status
-reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
+// acc (input shape, stride 0 on reduced dims), in; acc = COMBINE(acc, x) for each x of in
+#define REDUCE_LOOP(name, ACC, T, COMBINE)                                      \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        const double p = ((const reduce_ctx *)ctx)->p;                          \
+        (void)p;                                                                \
+        if (strides[0] == 0) {                                                  \
+            ACC acc = *(ACC *)data[0];                                          \
+            for (int64_t i = 0; i < n; i++) {                                   \
+                const ACC x = (ACC)MT_AT(T, 1, i);                              \
+                acc = (COMBINE);                                                \
+            }                                                                   \
+            *(ACC *)data[0] = acc;                                              \
+            return;                                                             \
+        }                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            const ACC acc = MT_AT(ACC, 0, i), x = (ACC)MT_AT(T, 1, i);          \
+            MT_AT(ACC, 0, i) = (COMBINE);                                       \
+        }                                                                       \
+    }
+/* Every dtype, accumulating in ACC_INT for bool and integers and ACC_FLOAT for floats. */
+#define REDUCE_LOOPS(op, ACC_INT, ACC_FLOAT, COMBINE)        \
+    REDUCE_LOOP(op##_b8, ACC_INT, bool, COMBINE)             \
+    REDUCE_LOOP(op##_i32, ACC_INT, int32_t, COMBINE)         \
+    REDUCE_LOOP(op##_i64, ACC_INT, int64_t, COMBINE)         \
+    REDUCE_LOOP(op##_f32, ACC_FLOAT, float, COMBINE)         \
+    REDUCE_LOOP(op##_f64, ACC_FLOAT, double, COMBINE)        \
+    static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
+                                                         op##_f64};
+/* The same over the input's own type: max and min keep the dtype. A NaN, once met, stays
+ * (x != x is true only for NaN; acc > NaN is false). */
+#define EXTREMUM_LOOPS(op, BETTER)                                   \
+    REDUCE_LOOP(op##_b8, bool, bool, (BETTER) ? x : acc)             \
+    REDUCE_LOOP(op##_i32, int32_t, int32_t, (BETTER) ? x : acc)      \
+    REDUCE_LOOP(op##_i64, int64_t, int64_t, (BETTER) ? x : acc)      \
+    REDUCE_LOOP(op##_f32, float, float, (BETTER) || x != x ? x : acc) \
+    REDUCE_LOOP(op##_f64, double, double, (BETTER) || x != x ? x : acc) \
+    static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
+                                                         op##_f64};
+/* Norms: floats only, accumulating in double. */
+#define NORM_LOOPS(op, COMBINE)                                \
+    REDUCE_LOOP(op##_f32, double, float, COMBINE)              \
+    REDUCE_LOOP(op##_f64, double, double, COMBINE)
+
+REDUCE_LOOPS(prod, int64_t, double, acc * x)
+REDUCE_LOOPS(all, bool, bool, acc && x)
+REDUCE_LOOPS(any, bool, bool, acc || x)
+EXTREMUM_LOOPS(amax, x > acc)
+EXTREMUM_LOOPS(amin, x < acc)
+NORM_LOOPS(norm0, acc + (x != 0))
+NORM_LOOPS(norm1, acc + fabs(x))
+NORM_LOOPS(norm2, acc + x * x)
+NORM_LOOPS(normp, acc + pow(fabs(x), p))
+NORM_LOOPS(norminf, fabs(x) > acc || x != x ? fabs(x) : acc)
+NORM_LOOPS(normninf, fabs(x) < acc || x != x ? fabs(x) : acc)
+
+mt_status
+mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
 {
     memset(reduce, 0, sizeof(bool) * MT_MAX_DIMS);
     if (dims->none || dims->n == 0) {
@@ -76,66 +139,467 @@ reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
     return MT_OK;
 }
 
-// self (any shape), dims; out = sum of self over dims (kept as size 1 when keepdim)
 mt_status
-mt_cpu_sum(mt_args *a)
+mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
+                 mt_tensor **out)
 {
-    mt_tensor *self = a->t[0], *in = self, *cast = NULL, *acc = NULL, *res = NULL;
-    bool keepdim = a->b[0];
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = reduced_dims(self, &a->l[0], reduce);
-    if (st) {
-        return st;
+    if (keepdim) {
+        *out = res;
+        return MT_OK;
     }
-    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                      : mt_dtype_is_integral(self->dtype, true) ? MT_INT64
-                                                                : self->dtype;
-    mt_dtype acc_dt = mt_dtype_is_float(out_dt) ? MT_FLOAT64 : MT_INT64;
-    /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
-    if (mt_dtype_is_float(in->dtype) != mt_dtype_is_float(out_dt)) {
-        st = mt_cpu_cast(self, out_dt, &cast);
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!reduce[d]) {
+            sizes[n] = self->sizes[d];
+            strides[n++] = res->strides[d];
+        }
+    }
+    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
+    mt_tensor_release(res);
+    return st;
+}
+
+mt_intlist
+mt_dim_list(const mt_args *a, int slot)
+{
+    mt_intlist l = {.n = 1, .none = (a->i_none >> slot & 1u) != 0, .v = {a->i[slot]}};
+    return l;
+}
+
+/* One reduction: the input cast to `in_dt`, accumulated by `loops` into `acc_dt` from `init`. */
+typedef struct reduction {
+    const char *name;
+    const mt_loop_fn *loops; /* by in_dt; NULL where the dtype is not supported */
+    mt_dtype in_dt, acc_dt;
+    mt_scalar init;
+    bool needs_elements; /* max and min of nothing are errors */
+    reduce_ctx ctx;
+} reduction;
+
+/* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt;
+ * *count = the number of elements reduced into each result. */
+static mt_status
+accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **acc,
+           int64_t *count)
+{
+    mt_tensor *in = self, *cast = NULL;
+    if (r->loops[r->in_dt] == NULL) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_cpu\" not implemented for '%s'", r->name,
+                       mt_dtype_scalar_name(r->in_dt));
+    }
+    int64_t keep[MT_MAX_DIMS];
+    *count = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        keep[d] = reduce[d] ? 1 : self->sizes[d];
+        *count *= reduce[d] ? self->sizes[d] : 1;
+    }
+    if (r->needs_elements && *count == 0 && mt_numel(self->ndim, keep) > 0) {
+        for (int d = 0; d < self->ndim; d++) {
+            if (reduce[d] && self->sizes[d] == 0) {
+                return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                               r->name, d);
+            }
+        }
+    }
+    if (r->needs_elements && mt_tensor_numel(self) == 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                       "Specify the reduction dim with the 'dim' argument.",
+                       r->name);
+    }
+    mt_status st = MT_OK;
+    if (in->dtype != r->in_dt) {
+        st = mt_cpu_cast(self, r->in_dt, &cast);
         if (st) {
             return st;
         }
         in = cast;
     }
-    int64_t keep[MT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) {
-        keep[d] = reduce[d] ? 1 : self->sizes[d];
-    }
-    st = mt_tensor_empty(self->ndim, keep, acc_dt, mt_tensor_device(self), &acc);
+    st = mt_tensor_empty(self->ndim, keep, r->acc_dt, mt_tensor_device(self), acc);
     if (st) {
-        goto out_release;
+        goto out_release_cast;
     }
-    mt_cpu_fill(acc, mt_scalar_int(0));
+    mt_cpu_fill(*acc, r->init);
     mt_iter it;
-    mt_tensor *ops[2] = {acc, in};
+    mt_tensor *ops[2] = {*acc, in};
     st = mt_iter_build(&it, self->ndim, self->sizes, ops, 2);
     if (st) {
-        goto out_release;
+        mt_tensor_clear(acc);
+        goto out_release_cast;
     }
-    mt_iter_run(&it, sum_loops[in->dtype], NULL);
+    reduce_ctx ctx = r->ctx;
+    mt_iter_run(&it, r->loops[r->in_dt], &ctx);
+out_release_cast:
+    mt_tensor_clear(&cast);
+    return st;
+}
+
+/* The float64 elements of a contiguous accumulator, for finishing a mean or a norm in place. */
+static void
+map_double(mt_tensor *acc, double (*fn)(double, double), double arg)
+{
+    double *v = (double *)mt_tensor_data(acc);
+    for (int64_t i = 0, n = mt_tensor_numel(acc); i < n; i++) {
+        v[i] = fn(v[i], arg);
+    }
+}
+
+static double
+divide(double x, double n)
+{
+    return x / n;
+}
+
+static double
+root(double x, double p)
+{
+    return p == 2 ? sqrt(x) : p == 1 ? x : pow(x, 1.0 / p);
+}
+
+/* Runs r over self's dims and gives out_dt (finish, if given, maps each accumulated value). */
+static mt_status
+run(mt_args *a, const mt_intlist *dims, bool keepdim, const reduction *r, mt_dtype out_dt,
+    double (*finish)(double, double), bool finish_by_count)
+{
+    mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
+    bool reduce[MT_MAX_DIMS];
+    int64_t count;
+    mt_status st = mt_reduced_dims(self, dims, reduce);
+    if (st) {
+        return st;
+    }
+    st = accumulate(self, reduce, r, &acc, &count);
+    if (st) {
+        return st;
+    }
+    if (finish) {
+        map_double(acc, finish, finish_by_count ? (double)count : r->ctx.p);
+    }
     st = mt_cpu_cast(acc, out_dt, &res);
+    mt_tensor_release(acc);
+    if (st) {
+        return st;
+    }
+    return mt_reduce_result(self, reduce, keepdim, res, &a->out[0]);
+}
+
+/* The accumulator of a sum-like reduction of dtype dt. */
+static mt_dtype
+wide(mt_dtype dt)
+{
+    return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
+}
+
+// self (any shape), dims; out = sum of self over dims (kept as size 1 when keepdim)
+mt_status
+mt_cpu_sum(mt_args *a)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+                      : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                            : self_dt;
+    /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
+    mt_dtype in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(out_dt) ? out_dt : self_dt;
+    reduction r = {"sum", sum_loops, in_dt, wide(out_dt), mt_scalar_int(0), false, {0}};
+    return run(a, &a->l[0], a->b[0], &r, out_dt, NULL, false);
+}
+
+mt_status
+mt_cpu_mean(mt_args *a)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
+    if (!mt_dtype_is_float(out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "mean(): could not infer output dtype. %s dtype must be either a floating "
+                       "point or complex dtype. Got: %s",
+                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(out_dt));
+    }
+    reduction r = {"mean", sum_loops, out_dt, MT_FLOAT64, mt_scalar_int(0), false, {0}};
+    return run(a, &a->l[0], a->b[0], &r, out_dt, divide, true);
+}
+
+mt_status
+mt_cpu_prod(mt_args *a)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+                      : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                            : self_dt;
+    mt_dtype in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(out_dt) ? out_dt : self_dt;
+    reduction r = {"prod", prod_loops, in_dt, wide(out_dt), mt_scalar_int(1), false, {0}};
+    mt_intlist dims = mt_dim_list(a, 0);
+    return run(a, &dims, a->b[0], &r, out_dt, NULL, false);
+}
+
+/* The identity of max (lowest) or min (highest) in dtype dt. */
+static mt_scalar
+extremum_init(mt_dtype dt, bool lowest)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return mt_scalar_bool(!lowest);
+    case MT_INT32:
+        return mt_scalar_int(lowest ? INT32_MIN : INT32_MAX);
+    case MT_INT64:
+        return mt_scalar_int(lowest ? INT64_MIN : INT64_MAX);
+    default:
+        return mt_scalar_float(lowest ? -INFINITY : INFINITY);
+    }
+}
+
+static mt_status
+extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    reduction r = {name, loops, dt, dt, extremum_init(dt, is_max), true, {0}};
+    return run(a, &a->l[0], a->b[0], &r, dt, NULL, false);
+}
+
+mt_status
+mt_cpu_amax(mt_args *a)
+{
+    return extremum(a, "amax", amax_loops, true);
+}
+
+mt_status
+mt_cpu_amin(mt_args *a)
+{
+    return extremum(a, "amin", amin_loops, false);
+}
+
+// self (any shape, no dims); out = the largest element (0-dim)
+mt_status
+mt_cpu_max(mt_args *a)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    reduction r = {"max", amax_loops, dt, dt, extremum_init(dt, true), true, {0}};
+    mt_intlist all = {.n = 0, .none = true};
+    return run(a, &all, false, &r, dt, NULL, false);
+}
+
+mt_status
+mt_cpu_min(mt_args *a)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    reduction r = {"min", amin_loops, dt, dt, extremum_init(dt, false), true, {0}};
+    mt_intlist all = {.n = 0, .none = true};
+    return run(a, &all, false, &r, dt, NULL, false);
+}
+
+static mt_status
+logical(mt_args *a, const char *name, const mt_loop_fn *loops, bool init)
+{
+    reduction r = {name, loops, MT_BOOL, MT_BOOL, mt_scalar_bool(init), false, {0}};
+    return run(a, &a->l[0], a->b[0], &r, MT_BOOL, NULL, false);
+}
+
+mt_status
+mt_cpu_all(mt_args *a)
+{
+    return logical(a, "all", all_loops, true);
+}
+
+mt_status
+mt_cpu_any(mt_args *a)
+{
+    return logical(a, "any", any_loops, false);
+}
+
+// self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
+mt_status
+mt_cpu_norm(mt_args *a)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
+    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                       "Got %s",
+                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? out_dt : self_dt));
+    }
+    double p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
+    static const mt_loop_fn l0[] = {NULL, NULL, NULL, norm0_f32, norm0_f64};
+    static const mt_loop_fn l1[] = {NULL, NULL, NULL, norm1_f32, norm1_f64};
+    static const mt_loop_fn l2[] = {NULL, NULL, NULL, norm2_f32, norm2_f64};
+    static const mt_loop_fn lp[] = {NULL, NULL, NULL, normp_f32, normp_f64};
+    static const mt_loop_fn linf[] = {NULL, NULL, NULL, norminf_f32, norminf_f64};
+    static const mt_loop_fn lninf[] = {NULL, NULL, NULL, normninf_f32, normninf_f64};
+    bool inf = isinf(p);
+    reduction r = {"norm",
+                   inf ? (p > 0 ? linf : lninf) : p == 0 ? l0 : p == 1 ? l1 : p == 2 ? l2 : lp,
+                   out_dt,
+                   MT_FLOAT64,
+                   mt_scalar_float(inf && p < 0 ? INFINITY : 0),
+                   inf && p < 0,
+                   {p}};
+    return run(a, &a->l[0], a->b[0], &r, out_dt, inf || p == 0 || p == 1 ? NULL : root, false);
+}
+
+/* ---- two-pass reductions: var and std about the mean, logsumexp about the max ---- */
+
+// acc (stride 0 on reduced dims), x, c (a float64 centre, broadcast like acc); acc += (x - c)^2
+#define DEVIATION_LOOP(name, T)                                                 \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        (void)ctx;                                                              \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            const double d = (double)MT_AT(T, 1, i) - MT_AT(double, 2, i);      \
+            MT_AT(double, 0, i) += d * d;                                       \
+        }                                                                       \
+    }
+// acc, x, c as above; acc += exp(x - c)
+#define EXP_SUM_LOOP(name, T)                                                   \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        (void)ctx;                                                              \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            MT_AT(double, 0, i) += exp((double)MT_AT(T, 1, i) - MT_AT(double, 2, i)); \
+        }                                                                       \
+    }
+DEVIATION_LOOP(deviation_f32, float)
+DEVIATION_LOOP(deviation_f64, double)
+EXP_SUM_LOOP(exp_sum_f32, float)
+EXP_SUM_LOOP(exp_sum_f64, double)
+
+/* *acc = sum over reduce[] of loop(x, centre), float64 of centre's shape. */
+static mt_status
+about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
+{
+    mt_status st = mt_tensor_empty(centre->ndim, centre->sizes, MT_FLOAT64, mt_tensor_device(x), acc);
+    if (st) {
+        return st;
+    }
+    mt_cpu_fill(*acc, mt_scalar_int(0));
+    mt_iter it;
+    mt_tensor *ops[3] = {*acc, x, centre};
+    st = mt_iter_build(&it, x->ndim, x->sizes, ops, 3);
+    if (st) {
+        mt_tensor_clear(acc);
+        return st;
+    }
+    mt_iter_run(&it, loop, NULL);
+    return MT_OK;
+}
+
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
+static mt_status
+moment(mt_args *a, bool root_it)
+{
+    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
+    }
+    double correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
+                                                    : mt_scalar_to_double(a->s[0]);
+    bool reduce[MT_MAX_DIMS];
+    int64_t count;
+    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
+    if (st) {
+        return st;
+    }
+    reduction r = {"var", sum_loops, self->dtype, MT_FLOAT64, mt_scalar_int(0), false, {0}};
+    st = accumulate(self, reduce, &r, &mean, &count);
+    if (st) {
+        return st;
+    }
+    map_double(mean, divide, (double)count);
+    st = about(self, mean, self->dtype == MT_FLOAT32 ? deviation_f32 : deviation_f64, &acc);
     if (st) {
         goto out_release;
     }
-    if (keepdim) {
-        a->out[0] = res;
-        res = NULL;
-    } else {
-        int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-        int n = 0;
-        for (int d = 0; d < self->ndim; d++) {
-            if (!reduce[d]) {
-                sizes[n++] = self->sizes[d];
-            }
-        }
-        mt_contiguous_strides(n, sizes, strides);
-        st = mt_tensor_view(res, n, sizes, strides, 0, &a->out[0]);
+    double dof = (double)count - correction;
+    map_double(acc, divide, dof > 0 ? dof : 0.0);
+    if (root_it) {
+        map_double(acc, root, 2.0);
+    }
+    st = mt_cpu_cast(acc, self->dtype, &res);
+    if (st == MT_OK) {
+        st = mt_reduce_result(self, reduce, a->b[1], res, &a->out[0]);
     }
 out_release:
-    mt_tensor_clear(&res);
     mt_tensor_clear(&acc);
+    mt_tensor_clear(&mean);
+    return st;
+}
+
+mt_status
+mt_cpu_var(mt_args *a)
+{
+    return moment(a, false);
+}
+
+mt_status
+mt_cpu_std(mt_args *a)
+{
+    return moment(a, true);
+}
+
+static double
+finite_or_zero(double x, double unused)
+{
+    (void)unused;
+    return isinf(x) ? 0.0 : x;
+}
+
+static double
+log_plus(double x, double unused)
+{
+    (void)unused;
+    return log(x);
+}
+
+// self, dims; out = log(sum exp(self)) over dims, computed as m + log(sum exp(self - m))
+mt_status
+mt_cpu_logsumexp(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *in = self, *cast = NULL, *m = NULL, *centre = NULL, *acc = NULL;
+    mt_tensor *res = NULL;
+    mt_dtype dt = mt_dtype_is_float(self->dtype) ? self->dtype : MT_DEFAULT_FLOAT;
+    bool reduce[MT_MAX_DIMS];
+    int64_t count;
+    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
+    if (st) {
+        return st;
+    }
+    if (dt != self->dtype) {
+        st = mt_cpu_cast(self, dt, &cast);
+        if (st) {
+            return st;
+        }
+        in = cast;
+    }
+    reduction r = {"logsumexp", amax_loops, dt, dt, mt_scalar_float(-INFINITY), false, {0}};
+    st = accumulate(in, reduce, &r, &m, &count);
+    if (st) {
+        goto out_release;
+    }
+    /* An infinite max (a row of -inf, or one holding +inf) centres at 0, so that exp sees
+     * -inf - 0 and inf - 0 rather than inf - inf. */
+    st = mt_cpu_cast(m, MT_FLOAT64, &centre);
+    if (st) {
+        goto out_release;
+    }
+    map_double(centre, finite_or_zero, 0);
+    st = about(in, centre, dt == MT_FLOAT32 ? exp_sum_f32 : exp_sum_f64, &acc);
+    if (st) {
+        goto out_release;
+    }
+    map_double(acc, log_plus, 0);
+    double *v = (double *)mt_tensor_data(acc);
+    const double *c = (const double *)mt_tensor_data(centre);
+    for (int64_t i = 0, n = mt_tensor_numel(acc); i < n; i++) {
+        v[i] += c[i];
+    }
+    st = mt_cpu_cast(acc, dt, &res);
+    if (st == MT_OK) {
+        st = mt_reduce_result(self, reduce, a->b[0], res, &a->out[0]);
+    }
+out_release:
+    mt_tensor_clear(&acc);
+    mt_tensor_clear(&centre);
+    mt_tensor_clear(&m);
     mt_tensor_clear(&cast);
     return st;
 }

@@ -133,15 +133,47 @@ parse_schema(const char *text, schema *s)
     return 0;
 }
 
-int
-mt_py_schemas_init(void)
+/* Ops with two results return them as PyTorch's named tuples, torch.return_types.max(values=...,
+ * indices=...): a structseq named after the schema's function (max_dim's schema says "max"). */
+static PyTypeObject *return_types[MT_NUM_OPS];
+static char return_type_names[MT_NUM_OPS][64];
+static PyStructSequence_Field return_fields[] = {
+    {"values", NULL}, {"indices", NULL}, {NULL, NULL}};
+static PyStructSequence_Desc return_descs[MT_NUM_OPS];
+
+static int
+add_return_type(PyObject *types, int op)
 {
+    const char *text = mt_op_schemas[op];
+    int len = (int)(strchr(text, '(') - text);
+    snprintf(return_type_names[op], sizeof(return_type_names[op]), "minitorch.return_types.%.*s",
+             len, text);
+    return_descs[op] = (PyStructSequence_Desc){return_type_names[op], NULL, return_fields, 2};
+    return_types[op] = PyStructSequence_NewType(&return_descs[op]);
+    if (return_types[op] == NULL) {
+        return -1;
+    }
+    return PyDict_SetItemString(types, return_type_names[op] + strlen("minitorch.return_types."),
+                                (PyObject *)return_types[op]);
+}
+
+int
+mt_py_schemas_init(PyObject *m)
+{
+    PyObject *types = PyDict_New();
+    if (types == NULL) {
+        return -1;
+    }
     for (int op = 0; op < MT_NUM_OPS; op++) {
-        if (parse_schema(mt_op_schemas[op], &schemas[op]) < 0) {
+        if (parse_schema(mt_op_schemas[op], &schemas[op]) < 0 ||
+            (mt_op_nout[op] == 2 && add_return_type(types, op) < 0)) {
+            Py_DECREF(types);
             return -1;
         }
     }
-    return 0;
+    int r = PyModule_AddObjectRef(m, "_return_types", types);
+    Py_DECREF(types);
+    return r;
 }
 
 static PyObject *
@@ -402,11 +434,12 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     if (mt_op_nout[op] == 1) {
         res = mt_py_wrap(a.out[0]);
     } else {
-        res = PyTuple_New(mt_op_nout[op]);
+        res = return_types[op] ? PyStructSequence_New(return_types[op])
+                               : PyTuple_New(mt_op_nout[op]);
         for (int k = 0; k < mt_op_nout[op]; k++) {
             PyObject *o = mt_py_wrap(a.out[k]);
             if (res && o) {
-                PyTuple_SET_ITEM(res, k, o);
+                PyTuple_SET_ITEM(res, k, o); /* also a structseq's item */
             } else {
                 Py_XDECREF(o);
                 Py_CLEAR(res);

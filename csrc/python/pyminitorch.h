@@ -56,7 +56,7 @@ PyObject *mt_py_size_obj(int n, const int64_t *v);
 /* Calls op with Python arguments parsed by its schema (self first for methods). */
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
-int mt_py_schemas_init(void);
+int mt_py_schemas_init(PyObject *m);
 extern PyMethodDef mt_py_tensor_op_methods[];
 extern PyMethodDef mt_py_op_functions[];
 

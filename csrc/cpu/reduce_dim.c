@@ -1,0 +1,347 @@
+/* Reductions along one dim on the CPU, which need a whole row at a time: max and min with
+ * their indices, argmax, argmin, cumsum, cumprod, softmax, log_softmax.
+ *
+ * The input is made contiguous in the compute dtype and seen as (outer, n, inner), n the
+ * reduced dim: element (o, j, i) is at (o * n + j) * inner + i. Loops run j outside i so that
+ * the inner lanes are read in memory order. */
+#include <math.h>
+#include <string.h>
+
+#include "core/math.h"
+#include "cpu/copy.h"
+#include "cpu/loops.h"
+#include "cpu/reduce.h"
+#include "dispatch/kernels.h"
+
+typedef struct lanes {
+    mt_tensor *x; /* contiguous, owned */
+    int64_t outer, n, inner;
+} lanes;
+
+/* self as (outer, n, inner) around dim, contiguous and of dtype dt. */
+static mt_status
+lanes_of(mt_tensor *self, int dim, mt_dtype dt, lanes *l)
+{
+    l->outer = l->inner = 1;
+    l->n = self->ndim ? self->sizes[dim] : 1;
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < dim) {
+            l->outer *= self->sizes[d];
+        } else if (d > dim) {
+            l->inner *= self->sizes[d];
+        }
+    }
+    if (self->dtype == dt && mt_tensor_is_contiguous(self)) {
+        l->x = mt_tensor_retain(self);
+        return MT_OK;
+    }
+    return mt_cpu_cast(self, dt, &l->x);
+}
+
+/* self's shape with dim kept as size 1. */
+static void
+keep_shape(const mt_tensor *self, int dim, int64_t *keep)
+{
+    for (int d = 0; d < self->ndim; d++) {
+        keep[d] = d == dim ? 1 : self->sizes[d];
+    }
+}
+
+/* ---- max, min, argmax, argmin: the extreme value of each row and its first index ---- */
+
+/* x (outer, n, inner) -> values (outer, inner) (may be NULL), indices (outer, inner) int64.
+ * BETTER(v, best) says v replaces best; a NaN wins and then stays (as PyTorch). */
+#define ARG_LOOP(name, T, BETTER)                                                              \
+    static void name(const void *xv, void *vv, int64_t *idx, int64_t outer, int64_t n,        \
+                     int64_t inner)                                                           \
+    {                                                                                          \
+        const T *x = (const T *)xv;                                                            \
+        T *best = (T *)vv;                                                                     \
+        for (int64_t o = 0; o < outer; o++) {                                                  \
+            T *b = best + o * inner;                                                           \
+            int64_t *k = idx + o * inner;                                                      \
+            const T *row = x + o * n * inner;                                                  \
+            for (int64_t i = 0; i < inner; i++) {                                              \
+                b[i] = row[i];                                                                 \
+                k[i] = 0;                                                                      \
+            }                                                                                  \
+            for (int64_t j = 1; j < n; j++) {                                                  \
+                const T *r = row + j * inner;                                                  \
+                for (int64_t i = 0; i < inner; i++) {                                          \
+                    const T v = r[i];                                                          \
+                    if (b[i] == b[i] && (BETTER || v != v)) {                                  \
+                        b[i] = v;                                                              \
+                        k[i] = j;                                                              \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,
+                       int64_t inner);
+#define ARG_LOOPS(op, BETTER)                                                              \
+    ARG_LOOP(op##_b8, bool, BETTER)                                                        \
+    ARG_LOOP(op##_i32, int32_t, BETTER)                                                    \
+    ARG_LOOP(op##_i64, int64_t, BETTER)                                                    \
+    ARG_LOOP(op##_f32, float, BETTER)                                                      \
+    ARG_LOOP(op##_f64, double, BETTER)                                                     \
+    static const arg_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
+                                                     op##_f64};
+ARG_LOOPS(argmax, v > b[i])
+ARG_LOOPS(argmin, v < b[i])
+
+/* values (unless want_values is false) and int64 indices of the extreme of self along dim;
+ * a dim of None (want_values false only) means the flattened tensor. */
+static mt_status
+arg_extreme(mt_args *a, const char *name, const arg_fn *loops, const mt_intlist *dimarg,
+            bool keepdim, bool want_values)
+{
+    mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
+    bool reduce[MT_MAX_DIMS];
+    mt_status st = mt_reduced_dims(self, dimarg, reduce);
+    if (st) {
+        return st;
+    }
+    lanes l = {0};
+    int dim = 0;
+    if (dimarg->none) {
+        if (mt_tensor_numel(self) == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "%s(): Expected reduction dim to be specified for input.numel() == 0.",
+                           name);
+        }
+        int64_t n = mt_tensor_numel(self);
+        st = lanes_of(self, 0, self->dtype, &l);
+        l.outer = l.inner = 1;
+        l.n = n;
+    } else {
+        dim = self->ndim ? (int)(dimarg->v[0] < 0 ? dimarg->v[0] + self->ndim : dimarg->v[0]) : 0;
+        if (self->ndim && self->sizes[dim] == 0) {
+            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                           name, dim);
+        }
+        st = lanes_of(self, dim, self->dtype, &l);
+    }
+    if (st) {
+        return st;
+    }
+    int64_t keep[MT_MAX_DIMS];
+    if (dimarg->none) {
+        for (int d = 0; d < self->ndim; d++) {
+            keep[d] = 1;
+        }
+    } else {
+        keep_shape(self, dim, keep);
+    }
+    st = mt_tensor_empty(self->ndim, keep, MT_INT64, mt_tensor_device(self), &indices);
+    if (st) {
+        goto out_release;
+    }
+    st = mt_tensor_empty(self->ndim, keep, self->dtype, mt_tensor_device(self), &values);
+    if (st) {
+        goto out_release;
+    }
+    loops[self->dtype](mt_tensor_data(l.x), mt_tensor_data(values),
+                       (int64_t *)mt_tensor_data(indices), l.outer, l.n, l.inner);
+    if (want_values) {
+        st = mt_reduce_result(self, reduce, keepdim, values, &a->out[0]);
+        values = NULL;
+        if (st) {
+            goto out_release;
+        }
+        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[1]);
+        indices = NULL;
+        if (st) {
+            mt_tensor_clear(&a->out[0]);
+        }
+    } else {
+        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[0]);
+        indices = NULL;
+    }
+out_release:
+    mt_tensor_clear(&values);
+    mt_tensor_clear(&indices);
+    mt_tensor_clear(&l.x);
+    return st;
+}
+
+// self (any shape), dim; out[0] = max along dim, out[1] = its index (int64)
+mt_status
+mt_cpu_max_dim(mt_args *a)
+{
+    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
+    return arg_extreme(a, "max", argmax_loops, &dim, a->b[0], true);
+}
+
+mt_status
+mt_cpu_min_dim(mt_args *a)
+{
+    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
+    return arg_extreme(a, "min", argmin_loops, &dim, a->b[0], true);
+}
+
+mt_status
+mt_cpu_argmax(mt_args *a)
+{
+    mt_intlist dim = mt_dim_list(a, 0);
+    return arg_extreme(a, "argmax", argmax_loops, &dim, a->b[0], false);
+}
+
+mt_status
+mt_cpu_argmin(mt_args *a)
+{
+    mt_intlist dim = mt_dim_list(a, 0);
+    return arg_extreme(a, "argmin", argmin_loops, &dim, a->b[0], false);
+}
+
+/* ---- scans and softmax: the output has the input's shape ---- */
+
+/* The output dtype of a row op and the dtype its input is converted to. */
+typedef void (*row_fn)(const void *x, void *y, int64_t outer, int64_t n, int64_t inner);
+
+/* out = fn over the rows of self along a->i[0], in dtype dt (contiguous, self's shape). */
+static mt_status
+row_op(mt_args *a, mt_dtype dt, row_fn fn)
+{
+    mt_tensor *self = a->t[0];
+    int dim = 0;
+    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
+    if (st) {
+        return st;
+    }
+    lanes l;
+    st = lanes_of(self, dim, dt, &l);
+    if (st) {
+        return st;
+    }
+    st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]);
+    if (st == MT_OK) {
+        fn(mt_tensor_data(l.x), mt_tensor_data(a->out[0]), l.outer, l.n, l.inner);
+    }
+    mt_tensor_release(l.x);
+    return st;
+}
+
+// x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i]
+#define SCAN_LOOP(name, T, ACC, OP, INIT)                                                  \
+    static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner)    \
+    {                                                                                      \
+        const T *x = (const T *)xv;                                                        \
+        T *y = (T *)yv;                                                                    \
+        for (int64_t o = 0; o < outer; o++) {                                              \
+            for (int64_t i = 0; i < inner; i++) {                                          \
+                ACC acc = INIT;                                                            \
+                for (int64_t j = 0; j < n; j++) {                                          \
+                    const int64_t at = (o * n + j) * inner + i;                            \
+                    acc = acc OP (ACC)x[at];                                               \
+                    y[at] = (T)acc;                                                        \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+SCAN_LOOP(cumsum_i32, int32_t, int64_t, +, 0)
+SCAN_LOOP(cumsum_i64, int64_t, int64_t, +, 0)
+SCAN_LOOP(cumsum_f32, float, double, +, 0)
+SCAN_LOOP(cumsum_f64, double, double, +, 0)
+SCAN_LOOP(cumprod_i32, int32_t, int64_t, *, 1)
+SCAN_LOOP(cumprod_i64, int64_t, int64_t, *, 1)
+SCAN_LOOP(cumprod_f32, float, double, *, 1)
+SCAN_LOOP(cumprod_f64, double, double, *, 1)
+
+static mt_status
+scan(mt_args *a, const row_fn *loops)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    mt_dtype dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+                  : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                        : self_dt;
+    if (loops[dt] == NULL) {
+        return mt_fail(MT_ENOTIMPL, "\"cumsum_cpu\" not implemented for '%s'",
+                       mt_dtype_scalar_name(dt));
+    }
+    return row_op(a, dt, loops[dt]);
+}
+
+mt_status
+mt_cpu_cumsum(mt_args *a)
+{
+    static const row_fn loops[] = {NULL, cumsum_i32, cumsum_i64, cumsum_f32, cumsum_f64};
+    return scan(a, loops);
+}
+
+mt_status
+mt_cpu_cumprod(mt_args *a)
+{
+    static const row_fn loops[] = {NULL, cumprod_i32, cumprod_i64, cumprod_f32, cumprod_f64};
+    return scan(a, loops);
+}
+
+/* x, y (outer, n, inner); y = softmax (or log_softmax when LOG) of x along n. Subtracting the
+ * row's max keeps exp from overflowing; the sum accumulates in double. */
+#define SOFTMAX_LOOP(name, T, S, LOG)                                                     \
+    static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner)   \
+    {                                                                                     \
+        const T *x = (const T *)xv;                                                       \
+        T *y = (T *)yv;                                                                   \
+        for (int64_t o = 0; o < outer; o++) {                                             \
+            for (int64_t i = 0; i < inner; i++) {                                         \
+                const T *xr = x + o * n * inner + i;                                      \
+                T *yr = y + o * n * inner + i;                                            \
+                T m = -INFINITY;                                                          \
+                for (int64_t j = 0; j < n; j++) {                                         \
+                    const T v = xr[j * inner];                                            \
+                    m = v > m || v != v ? v : m;                                          \
+                }                                                                         \
+                if (isinf(m)) {                                                           \
+                    m = m > 0 ? m : 0; /* a row of -inf: exp(x - 0) gives 0/0 = NaN */    \
+                }                                                                         \
+                double sum = 0;                                                           \
+                for (int64_t j = 0; j < n; j++) {                                         \
+                    const T e = mt_exp_##S(xr[j * inner] - m);                            \
+                    sum += e;                                                             \
+                    if (!(LOG)) {                                                         \
+                        yr[j * inner] = e;                                                \
+                    }                                                                     \
+                }                                                                         \
+                if (LOG) {                                                                \
+                    const T lse = m + (T)log(sum);                                        \
+                    for (int64_t j = 0; j < n; j++) {                                     \
+                        yr[j * inner] = xr[j * inner] - lse;                              \
+                    }                                                                     \
+                } else {                                                                  \
+                    const T scale = (T)(1.0 / sum);                                       \
+                    for (int64_t j = 0; j < n; j++) {                                     \
+                        yr[j * inner] *= scale;                                           \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+SOFTMAX_LOOP(softmax_f32, float, f32, false)
+SOFTMAX_LOOP(softmax_f64, double, f64, false)
+SOFTMAX_LOOP(log_softmax_f32, float, f32, true)
+SOFTMAX_LOOP(log_softmax_f64, double, f64, true)
+
+static mt_status
+softmax(mt_args *a, const char *name, row_fn f32, row_fn f64)
+{
+    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
+    if (!mt_dtype_is_float(dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
+                       mt_dtype_scalar_name(dt));
+    }
+    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
+}
+
+// self (any shape), dim; out = exp(self) / sum of exp(self) along dim
+mt_status
+mt_cpu_softmax(mt_args *a)
+{
+    return softmax(a, "softmax", softmax_f32, softmax_f64);
+}
+
+mt_status
+mt_cpu_log_softmax(mt_args *a)
+{
+    return softmax(a, "log_softmax", log_softmax_f32, log_softmax_f64);
+}
