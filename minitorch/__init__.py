@@ -36,6 +36,8 @@ for _name in _C.OPS:
         globals()[_name] = getattr(_C, _name)
 del _name
 
+from ._reductions import max, min  # noqa: E402,A004
+
 tensor = _C.tensor
 from_numpy = _C.from_numpy
 manual_seed = _C.manual_seed

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _C
 from ._device import device as _device
+from ._reductions import max as _max, min as _min
 
 
 class Tensor(_C.TensorBase):
@@ -35,6 +36,9 @@ class Tensor(_C.TensorBase):
 
     def __reversed__(self):
         return (self[i] for i in range(self.shape[0] - 1, -1, -1))
+
+    max = _max
+    min = _min
 
     # ---- NumPy ----
     def numpy(self, *, force: bool = False) -> np.ndarray:

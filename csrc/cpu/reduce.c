@@ -194,19 +194,23 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
         keep[d] = reduce[d] ? 1 : self->sizes[d];
         *count *= reduce[d] ? self->sizes[d] : 1;
     }
-    if (r->needs_elements && *count == 0 && mt_numel(self->ndim, keep) > 0) {
-        for (int d = 0; d < self->ndim; d++) {
-            if (reduce[d] && self->sizes[d] == 0) {
-                return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                               r->name, d);
-            }
-        }
+    /* Like PyTorch: reducing every dim of an empty tensor asks for a dim; reducing an empty
+     * dim while others remain names it. */
+    bool all_dims = true;
+    for (int d = 0; d < self->ndim; d++) {
+        all_dims &= reduce[d];
     }
-    if (r->needs_elements && mt_tensor_numel(self) == 0) {
+    if (r->needs_elements && *count == 0 && all_dims) {
         return mt_fail(MT_ERUNTIME,
                        "%s(): Expected reduction dim to be specified for input.numel() == 0. "
                        "Specify the reduction dim with the 'dim' argument.",
                        r->name);
+    }
+    for (int d = 0; d < self->ndim && r->needs_elements && *count == 0; d++) {
+        if (reduce[d] && self->sizes[d] == 0) {
+            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                           r->name, d);
+        }
     }
     mt_status st = MT_OK;
     if (in->dtype != r->in_dt) {

@@ -97,6 +97,9 @@ arg_extreme(mt_args *a, const char *name, const arg_fn *loops, const mt_intlist 
             bool keepdim, bool want_values)
 {
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
+    if (!want_values && self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "%s(): does not support bool input", name);
+    }
     bool reduce[MT_MAX_DIMS];
     mt_status st = mt_reduced_dims(self, dimarg, reduce);
     if (st) {
@@ -106,7 +109,7 @@ arg_extreme(mt_args *a, const char *name, const arg_fn *loops, const mt_intlist 
     int dim = 0;
     if (dimarg->none) {
         if (mt_tensor_numel(self) == 0) {
-            return mt_fail(MT_ERUNTIME,
+            return mt_fail(MT_EINDEX,
                            "%s(): Expected reduction dim to be specified for input.numel() == 0.",
                            name);
         }

@@ -27,7 +27,8 @@ def test_every_op_has_a_kernel_and_its_python_forms():
         info = minitorch._C._op_info(op)
         table = minitorch._C._dispatch_table(op)
         assert table, f"{op} has no kernel"
-        assert info["schema"].startswith(op + "(")
+        # an overload (max_dim) carries its Python name in the schema (max)
+        assert info["schema"].split("(")[0] in (op, op.rsplit("_", 1)[0]), op
         if info["function"]:
             assert callable(getattr(minitorch, op)), op
         if info["method"]:
