@@ -30,6 +30,11 @@ def best_seconds(fn, repeats=3 if QUICK else 7):
     return best
 
 
+def _np_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def make_cases():
     n = (1 << 22) if QUICK else (1 << 24)
     rng = np.random.default_rng(0)
@@ -54,6 +59,16 @@ def make_cases():
         (x,) = tensors(lib, a)
         fns[name] = (lambda x=x: x.sum())
     cases.append((f"sum {n >> 20}M float32", fns, lambda s: f"{4 * n / s / 1e9:6.1f} GB/s"))
+    rows = rng.standard_normal((1024 if QUICK else 4096, 1024), np.float32)
+    fns = {}
+    for name, lib in libs.items():
+        if lib is np:
+            fns[name] = lambda x=rows: _np_softmax(x)
+        else:
+            (x,) = tensors(lib, rows)
+            fns[name] = lambda x=x: x.softmax(-1)
+    nbytes = 2 * rows.nbytes  # one read, one write
+    cases.append((f"softmax {rows.shape}", fns, lambda s: f"{nbytes / s / 1e9:6.1f} GB/s"))
     for size in ((512, 1024) if QUICK else (1024, 2048)):
         m1 = rng.standard_normal((size, size), np.float32)
         m2 = rng.standard_normal((size, size), np.float32)
@@ -74,7 +89,7 @@ def main():
         cell = lambda name: f"{t[name] * 1e3:8.2f} ms {rate(t[name])}" if name in t else f"{'-':>22}"
         ratio = lambda name: f"{t[name] / t['minitorch']:9.2f}" if name in t else f"{'-':>9}"
         print(f"{label:<22} {cell('minitorch'):>22} {cell('numpy'):>22} {cell('torch'):>22} {ratio('numpy')} {ratio('torch')}")
-    print("not yet measured (ops missing in minitorch): softmax (4096, 1024), conv2d (32, 64, 56, 56) 3x3")
+    print("not yet measured (ops missing in minitorch): conv2d (32, 64, 56, 56) 3x3")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 /* PyInit__C: the minitorch._C extension module, and its module-level functions that are not
  * ops (ops come from the op table in python/args.c). */
+#include "python/pyminitorch.h" /* Python.h first: it sets the feature-test macros */
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
 #include "cpu/random.h"
 #include "profiler/trace.h"
-#include "python/pyminitorch.h"
 
 static PyObject *
 py_register_classes(PyObject *m, PyObject *args)

@@ -73,7 +73,7 @@ mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src)
     mt_tensor *ops[2] = {dst, src};
     st = mt_iter_build(&it, dst->ndim, dst->sizes, ops, 2);
     if (st == MT_OK) {
-        mt_iter_run(&it, cast_loops[dst->dtype][src->dtype], NULL);
+        mt_iter_run_parallel(&it, cast_loops[dst->dtype][src->dtype], NULL);
     }
     mt_tensor_clear(&tmp);
     return st;
@@ -100,7 +100,7 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         mt_tensor_clear(out);
         return st;
     }
-    mt_iter_run(&it, cast_loops[dt][src->dtype], NULL);
+    mt_iter_run_parallel(&it, cast_loops[dt][src->dtype], NULL);
     return MT_OK;
 }
 
@@ -123,7 +123,7 @@ mt_cpu_fill(mt_tensor *dst, mt_scalar value)
     mt_store_scalar(v, dst->dtype, value);
     mt_iter it;
     if (mt_iter_build(&it, dst->ndim, dst->sizes, &dst, 1) == MT_OK) {
-        mt_iter_run(&it, fill_loops[dst->dtype], v);
+        mt_iter_run_parallel(&it, fill_loops[dst->dtype], v);
     }
 }
 

@@ -100,7 +100,7 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
     if (st) {
         goto out_release;
     }
-    mt_iter_run(&it, loop, ctx);
+    mt_iter_run_parallel(&it, loop, ctx);
     if (inplace) {
         if (need_tmp) {
             st = mt_cpu_copy_into(ins[0], res);

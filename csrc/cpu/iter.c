@@ -1,5 +1,6 @@
 /* The iterator of iter.h. Owns no memory: it only arranges pointers and strides. */
 #include <inttypes.h>
+#include <omp.h>
 #include <string.h>
 
 #include "cpu/iter.h"
@@ -108,5 +109,60 @@ mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx)
         if (d == it->ndim) {
             return;
         }
+    }
+}
+
+#define MT_GRAIN 32768 /* elements below which a thread costs more than it saves (PyTorch's GRAIN_SIZE) */
+
+int
+mt_parallel_parts(int64_t n, int64_t grain)
+{
+    int64_t parts = n / (grain > 0 ? grain : 1), most = omp_get_max_threads();
+    return (int)(parts < 1 ? 1 : parts > most ? most : parts);
+}
+
+int
+mt_iter_parts(const mt_iter *it)
+{
+    if (it->ndim == 0) {
+        return 1;
+    }
+    int64_t numel = 1;
+    for (int d = 0; d < it->ndim; d++) {
+        numel *= it->shape[d];
+    }
+    int parts = mt_parallel_parts(numel, MT_GRAIN);
+    int64_t top = it->shape[it->ndim - 1];
+    return top < parts ? (int)(top < 1 ? 1 : top) : parts;
+}
+
+void
+mt_iter_part(const mt_iter *it, int parts, int p, mt_iter *sub)
+{
+    *sub = *it;
+    if (parts <= 1 || it->ndim == 0) {
+        return;
+    }
+    int d = it->ndim - 1;
+    int64_t top = it->shape[d], begin = top * p / parts, end = top * (p + 1) / parts;
+    sub->shape[d] = end - begin;
+    for (int k = 0; k < it->nops; k++) {
+        sub->data[k] += begin * it->strides[d][k];
+    }
+}
+
+void
+mt_iter_run_parallel(const mt_iter *it, mt_loop_fn loop, void *ctx)
+{
+    int parts = mt_iter_parts(it);
+    if (parts == 1) {
+        mt_iter_run(it, loop, ctx);
+        return;
+    }
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        mt_iter sub;
+        mt_iter_part(it, parts, p, &sub);
+        mt_iter_run(&sub, loop, ctx);
     }
 }

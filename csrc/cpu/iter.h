@@ -29,4 +29,14 @@ mt_status mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *
                         int nops);
 void mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx);
 
+/* Threads: the outermost dim is split into `parts` ranges, one per thread. mt_iter_parts says how
+ * many are worth it (1 for small work); mt_iter_part gives range p as an iterator of its own. */
+int mt_iter_parts(const mt_iter *it);
+void mt_iter_part(const mt_iter *it, int parts, int p, mt_iter *sub);
+/* mt_iter_run on mt_iter_parts threads. Only for loops whose output (operand 0) has no stride-0
+ * dim, so that the threads write disjoint elements, and whose ctx is read-only. */
+void mt_iter_run_parallel(const mt_iter *it, mt_loop_fn loop, void *ctx);
+/* The number of threads worth using for n units of work of `grain` each (at least 1). */
+int mt_parallel_parts(int64_t n, int64_t grain);
+
 #endif

@@ -16,6 +16,14 @@
     X(OT, OS, bool, b8) X(OT, OS, int32_t, i32) X(OT, OS, int64_t, i64) \
     X(OT, OS, float, f32) X(OT, OS, double, f64)
 
+/* A hot loop compiled three times, for AVX-512, AVX2+FMA and the x86-64 baseline; the loader
+ * picks the best the CPU has (an ifunc), so one build serves every machine. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define MT_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MT_SIMD_CLONES
+#endif
+
 /* Element i of operand k inside an inner loop. */
 #define MT_AT(T, k, i) (*(T *)(data[k] + (i) * strides[k]))
 

@@ -19,22 +19,16 @@ typedef struct reduce_ctx {
 
 // acc (input shape, stride 0 on reduced dims), in; acc += in
 #define SUM_LOOP(name, ACC, T)                                                  \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                           \
         (void)ctx;                                                              \
         if (strides[0] == 0 && strides[1] == sizeof(T)) {                       \
-            /* Eight independent partial sums: the loop vectorises (a single      \
-             * accumulator is a serial chain of adds). */                        \
+            /* simd reduction: the compiler keeps one partial sum per lane (a   \
+             * single accumulator would be a serial chain of adds). */           \
             const T *xs = (const T *)data[1];                                   \
-            ACC p[8] = {0};                                                     \
-            int64_t i = 0;                                                      \
-            for (; i + 8 <= n; i += 8) {                                        \
-                for (int j = 0; j < 8; j++) {                                   \
-                    p[j] += (ACC)xs[i + j];                                     \
-                }                                                               \
-            }                                                                   \
-            ACC s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7])); \
-            for (; i < n; i++) {                                                \
+            ACC s = 0;                                                          \
+            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++) \
+            {                                                                   \
                 s += (ACC)xs[i];                                                \
             }                                                                   \
             *(ACC *)data[0] += s;                                               \
@@ -175,7 +169,47 @@ typedef struct reduction {
     mt_scalar init;
     bool needs_elements; /* max and min of nothing are errors */
     reduce_ctx ctx;
+    const mt_loop_fn *combine; /* by acc_dt: folds one partial result into another; NULL: loops */
 } reduction;
+
+/* Runs loop over it (operand 0 the accumulator acc, contiguous) on several threads. Threads
+ * that split a reduced dim would add into the same elements, so each extra thread then
+ * accumulates into its own copy of acc, filled with init, and `combine` folds the copies in. */
+static mt_status
+run_reduction(const mt_iter *it, mt_tensor *acc, mt_scalar init, mt_loop_fn loop,
+              mt_loop_fn combine, void *ctx)
+{
+    int parts = mt_iter_parts(it);
+    if (parts == 1 || it->strides[it->ndim - 1][0] != 0) {
+        mt_iter_run_parallel(it, loop, ctx);
+        return MT_OK;
+    }
+    const int64_t n = mt_tensor_numel(acc), bytes = n * (int64_t)mt_dtype_size(acc->dtype);
+    int64_t total = (parts - 1) * n;
+    mt_tensor *partial = NULL;
+    mt_status st = mt_tensor_empty(1, &total, acc->dtype, mt_tensor_device(acc), &partial);
+    if (st) {
+        return st;
+    }
+    mt_cpu_fill(partial, init);
+    char *base = mt_tensor_data(acc), *copies = mt_tensor_data(partial);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        mt_iter sub;
+        mt_iter_part(it, parts, p, &sub);
+        if (p > 0) {
+            sub.data[0] = copies + (p - 1) * bytes + (sub.data[0] - base);
+        }
+        mt_iter_run(&sub, loop, ctx);
+    }
+    const int64_t step = (int64_t)mt_dtype_size(acc->dtype), strides[2] = {step, step};
+    for (int p = 1; p < parts; p++) {
+        char *data[2] = {base, copies + (p - 1) * bytes};
+        combine(data, strides, n, ctx);
+    }
+    mt_tensor_release(partial);
+    return MT_OK;
+}
 
 /* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt;
  * *count = the number of elements reduced into each result. */
@@ -233,7 +267,11 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
         goto out_release_cast;
     }
     reduce_ctx ctx = r->ctx;
-    mt_iter_run(&it, r->loops[r->in_dt], &ctx);
+    st = run_reduction(&it, *acc, r->init, r->loops[r->in_dt],
+                       (r->combine ? r->combine : r->loops)[r->acc_dt], &ctx);
+    if (st) {
+        mt_tensor_clear(acc);
+    }
 out_release_cast:
     mt_tensor_clear(&cast);
     return st;
@@ -437,7 +475,8 @@ mt_cpu_norm(mt_args *a)
                    MT_FLOAT64,
                    mt_scalar_float(inf && p < 0 ? INFINITY : 0),
                    inf && p < 0,
-                   {p}};
+                   {p},
+                   inf ? NULL : sum_loops}; /* partial sums of |x|^p add up */
     return run(a, &a->l[0], a->b[0], &r, out_dt, inf || p == 0 || p == 1 ? NULL : root, false);
 }
 
@@ -483,8 +522,11 @@ about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
         mt_tensor_clear(acc);
         return st;
     }
-    mt_iter_run(&it, loop, NULL);
-    return MT_OK;
+    st = run_reduction(&it, *acc, mt_scalar_int(0), loop, sum_loops[MT_FLOAT64], NULL);
+    if (st) {
+        mt_tensor_clear(acc);
+    }
+    return st;
 }
 
 // self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
