@@ -40,6 +40,10 @@ class Tensor(_C.TensorBase):
     max = _max
     min = _min
 
+    def where(self, condition: "Tensor", other) -> "Tensor":
+        """self where condition holds, else other: minitorch.where(condition, self, other)."""
+        return _C.where(condition, self, other)
+
     # ---- NumPy ----
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The tensor's memory as a NumPy array (no copy)."""

@@ -385,6 +385,7 @@ def test_where(dtype, data, layout):
     y = data.draw(arrays(dtype, sy))
     lay = layout if c.ndim and x.ndim and y.ndim else "contiguous"
     check(lambda m, c, x, y: m.where(c, x, y), np.where, [c, x, y], layout=lay)
+    check(lambda m, c, x, y: x.where(c, y), np.where, [c, x, y], layout=lay)  # the method: self is input
 
 
 @pytest.mark.parametrize(
