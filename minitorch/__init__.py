@@ -78,6 +78,11 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     )
 
 
+def split(tensor, split_size_or_sections, dim=0) -> "tuple":
+    """tensor.split(split_size_or_sections, dim): views of one size, or of each size in a list."""
+    return tensor.split(split_size_or_sections, dim)
+
+
 def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
 

@@ -146,6 +146,17 @@ class Tensor(_C.TensorBase):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._set_data(value)
 
+    def split(self, split_size, dim=0) -> tuple:
+        """Views of split_size along dim (the last one shorter), or of each size in a list."""
+        if isinstance(split_size, Tensor):
+            try:
+                split_size = int(split_size)
+            except ValueError:
+                pass
+        if isinstance(split_size, int):
+            return _C.split(self, split_size, dim)
+        return _C.split_with_sizes(self, split_size, dim)
+
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().numpy().copy(), str(self.device), self.requires_grad))
 

@@ -1,8 +1,10 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
- * It must stay cheap: computing the key set is a loop over at most four tensors, and the
- * journey trace is one branch when off. Argument checks belong to the kernels. */
+ * It must stay cheap: computing the key set is a loop over at most four tensors (and a Tensor[]
+ * argument's list), and the journey trace is one branch when off. Argument checks belong to the
+ * kernels. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "dispatch/kernels.h"
 #include "profiler/trace.h"
@@ -70,6 +72,31 @@ mt_args_init(mt_args *a)
     a->l[0].none = a->l[1].none = true;
 }
 
+mt_status
+mt_args_alloc_outl(mt_args *a, int64_t n)
+{
+    if (n > INT32_MAX) {
+        return mt_fail(MT_EVALUE, "too many results: %lld", (long long)n);
+    }
+    a->outl = calloc(n > 0 ? (size_t)n : 1, sizeof(*a->outl));
+    if (a->outl == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for %lld results", (long long)n);
+    }
+    a->noutl = (int)n;
+    return MT_OK;
+}
+
+void
+mt_args_clear_outl(mt_args *a)
+{
+    for (int k = 0; a->outl && k < a->noutl; k++) {
+        mt_tensor_clear(&a->outl[k]);
+    }
+    free(a->outl);
+    a->outl = NULL;
+    a->noutl = 0;
+}
+
 void
 mt_register_kernel(mt_op op, mt_key key, mt_kernel_fn fn, const char *name)
 {
@@ -94,37 +121,56 @@ device_str(char *buf, size_t n, mt_device d)
     return buf;
 }
 
+/* What the key set has seen so far: the common device, and whether any tensor needs grad. */
+typedef struct key_state {
+    bool have_device, needs_grad;
+    mt_device dev;
+} key_state;
+
+static mt_status
+see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
+{
+    /* A wrapped Python number lives on the CPU but may join tensors on any device. */
+    if (t == NULL || t->is_wrapped_number) {
+        return MT_OK;
+    }
+    mt_device d = mt_tensor_device(t);
+    if (ks->have_device && !mt_device_eq(d, ks->dev)) {
+        char b1[32], b2[32];
+        return mt_fail(MT_EDEVICE,
+                       "Expected all tensors to be on the same device, but found at least two "
+                       "devices, %s and %s! (when checking argument for %s)",
+                       device_str(b1, sizeof(b1), ks->dev), device_str(b2, sizeof(b2), d),
+                       mt_op_names[op]);
+    }
+    ks->dev = d;
+    ks->have_device = true;
+    ks->needs_grad |= t->requires_grad;
+    return MT_OK;
+}
+
 /* The key set of a call: bit k set for mt_key k. */
 static mt_status
 compute_keys(mt_op op, const mt_args *a, unsigned *out)
 {
     unsigned keys = 0;
-    bool have_device = false, needs_grad = false;
-    mt_device dev = MT_DEVICE_CPU;
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        const mt_tensor *t = a->t[k];
-        /* A wrapped Python number lives on the CPU but may join tensors on any device. */
-        if (t == NULL || t->is_wrapped_number) {
-            continue;
-        }
-        mt_device d = mt_tensor_device(t);
-        if (have_device && !mt_device_eq(d, dev)) {
-            char b1[32], b2[32];
-            return mt_fail(MT_EDEVICE,
-                           "Expected all tensors to be on the same device, but found at least two "
-                           "devices, %s and %s! (when checking argument for %s)",
-                           device_str(b1, sizeof(b1), dev), device_str(b2, sizeof(b2), d),
-                           mt_op_names[op]);
-        }
-        dev = d;
-        have_device = true;
-        needs_grad |= t->requires_grad;
+    key_state ks = {.have_device = false, .needs_grad = false, .dev = MT_DEVICE_CPU};
+    mt_status st = MT_OK;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
+        st = see_tensor(op, a->t[k], &ks);
     }
-    if (!have_device && a->has_device) {
+    for (int k = 0; k < a->ntl && st == MT_OK; k++) {
+        st = see_tensor(op, a->tl[k], &ks);
+    }
+    if (st) {
+        return st;
+    }
+    mt_device dev = ks.dev;
+    if (!ks.have_device && a->has_device) {
         dev = a->device;
     }
     keys |= 1u << (dev.type == MT_CUDA ? MT_KEY_CUDA : MT_KEY_CPU);
-    if (needs_grad && grad_enabled) {
+    if (ks.needs_grad && grad_enabled) {
         keys |= 1u << MT_KEY_AUTOGRAD;
     }
     *out = keys;

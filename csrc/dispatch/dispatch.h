@@ -36,6 +36,8 @@ typedef enum mt_key {
 #define METHOD 1
 #define FUNCTION 2
 #define INPLACE 4
+/* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
+#define LIST -1
 
 #define MT_MAX_TENSOR_ARGS 4
 #define MT_MAX_OUTPUTS 2
@@ -58,6 +60,10 @@ typedef struct mt_args {
     bool has_device;
     mt_device device;
     mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
+    mt_tensor **tl;                  /* a Tensor[] argument: ntl tensors, borrowed */
+    int ntl;
+    mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
+    int noutl;
 } mt_args;
 
 typedef mt_status (*mt_kernel_fn)(mt_args *a);
@@ -69,6 +75,9 @@ typedef struct mt_kernel {
 
 /* Resets a to "no arguments": no tensors, no optional values, dtype None. */
 void mt_args_init(mt_args *a);
+/* Makes room for n results (all NULL) in a->outl; mt_args_clear_outl releases them and it. */
+mt_status mt_args_alloc_outl(mt_args *a, int64_t n);
+void mt_args_clear_outl(mt_args *a);
 
 mt_status mt_dispatch(mt_op op, mt_args *a);
 /* Runs the kernel for key below `below` (used by Autograd and Tracer kernels). */

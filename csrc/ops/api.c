@@ -263,3 +263,30 @@ mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out)
     a.device = dev;
     return call(MT_OP__to_copy, &a, out);
 }
+
+/* ---- shape ops ---- */
+
+mt_status
+mt_op_cat(int n, mt_tensor **tensors, int64_t dim, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.tl = tensors;
+    a.ntl = n;
+    a.i[0] = dim;
+    a.i_none = 0;
+    return call(MT_OP_cat, &a, out);
+}
+
+mt_status
+mt_op_narrow(mt_tensor *self, int64_t dim, int64_t start, int64_t length, mt_tensor **out)
+{
+    int64_t v[3] = {dim, start, length};
+    return ints_op(MT_OP_narrow, self, 3, v, out);
+}
+
+mt_status
+mt_op_permute(mt_tensor *self, int ndim, const int64_t *dims, mt_tensor **out)
+{
+    return list_op(MT_OP_permute, self, ndim, dims, out);
+}

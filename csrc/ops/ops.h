@@ -40,4 +40,10 @@ mt_status mt_op_copy_(mt_tensor *self, mt_tensor *src);
 mt_status mt_op_clone(mt_tensor *self, mt_tensor **out);
 mt_status mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out);
 
+/* shape ops (csrc/ops/shape.c, csrc/cpu/shape.c) */
+mt_status mt_op_cat(int n, mt_tensor **tensors, int64_t dim, mt_tensor **out);
+mt_status mt_op_narrow(mt_tensor *self, int64_t dim, int64_t start, int64_t length,
+                       mt_tensor **out);
+mt_status mt_op_permute(mt_tensor *self, int ndim, const int64_t *dims, mt_tensor **out);
+
 #endif

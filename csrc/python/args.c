@@ -18,6 +18,7 @@ typedef enum argtype {
     A_BOOL,
     A_DTYPE,
     A_DEVICE,
+    A_TENSORLIST,
 } argtype;
 
 #define MAX_PARAMS 10
@@ -43,7 +44,8 @@ static schema schemas[MT_NUM_OPS];
 /* int[1] is a list of ints that may also be given as one int (dim=0); a plain int[] takes a
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
-                                         "int[1]", "bool", "ScalarType", "Device"};
+                                         "int[1]", "bool", "ScalarType", "Device",
+                                         "Tensor[]"};
 
 static PyObject *
 parse_default(const char *s)
@@ -95,6 +97,10 @@ parse_param(const char *op, char *text, param *p, int *slots)
     /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
     int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR : t == A_INTLIST1 ? A_INTLIST : t;
     p->slot = slots[cls]++;
+    if (t == A_TENSORLIST && p->slot > 0) {
+        PyErr_Format(PyExc_SystemError, "%s: mt_args holds one Tensor[] argument", op);
+        return -1;
+    }
     p->name = PyUnicode_InternFromString(name);
     p->has_default = eq != NULL;
     p->dflt = eq ? parse_default(eq + 1) : NULL;
@@ -230,6 +236,68 @@ to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
     return 0;
 }
 
+/* A list or tuple of tensors into a->tl; each tensor is retained until release_tensorlist. */
+static int
+to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
+{
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        arg_error(op, p, pos, o, "tuple of Tensors");
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many tensors");
+        return -1;
+    }
+    a->tl = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*a->tl));
+    if (a->tl == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(o, k);
+        if (!mt_py_is_tensor(item)) {
+            PyErr_Format(PyExc_TypeError,
+                         "expected Tensor as element %zd in argument %d, but got %s", k, pos,
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        /* Owned, not borrowed: a Python kernel run by the dispatcher could change the list. */
+        a->tl[k] = mt_tensor_retain(mt_py_unwrap(item));
+        a->ntl = (int)k + 1;
+    }
+    return 0;
+}
+
+static void
+release_tensorlist(mt_args *a)
+{
+    for (int k = 0; k < a->ntl; k++) {
+        mt_tensor_release(a->tl[k]);
+    }
+    PyMem_Free(a->tl);
+    a->tl = NULL;
+    a->ntl = 0;
+}
+
+/* A Tensor[] result as a tuple; the references move into it. */
+static PyObject *
+wrap_tensorlist(mt_args *a)
+{
+    PyObject *res = PyTuple_New(a->noutl);
+    for (int k = 0; res && k < a->noutl; k++) {
+        PyObject *o = mt_py_wrap(a->outl[k]);
+        a->outl[k] = NULL;
+        if (o == NULL) {
+            Py_CLEAR(res);
+        } else {
+            PyTuple_SET_ITEM(res, k, o);
+        }
+    }
+    mt_args_clear_outl(a);
+    return res;
+}
+
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
 static int
 convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
@@ -339,6 +407,8 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         }
         a->has_device = true;
         return 0;
+    case A_TENSORLIST:
+        return to_tensorlist(op, p, pos, o, a);
     }
     return 0;
 }
@@ -433,6 +503,8 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     if (mt_op_nout[op] == 1) {
         res = mt_py_wrap(a.out[0]);
+    } else if (mt_op_nout[op] == LIST) {
+        res = wrap_tensorlist(&a);
     } else {
         res = return_types[op] ? PyStructSequence_New(return_types[op])
                                : PyTuple_New(mt_op_nout[op]);
@@ -452,6 +524,8 @@ out:
             mt_tensor_release(a.t[k]);
         }
     }
+    release_tensorlist(&a);
+    mt_args_clear_outl(&a); /* set only if the result could not be made */
     Py_XDECREF(varargs);
     return res;
 }

@@ -1,0 +1,252 @@
+/* Shape kernels on the CPU that move elements: cat, flip, tril and triu (and their in-place
+ * forms). Views (narrow, split, ...) live in csrc/ops/, since they move nothing.
+ *
+ * cat copies each input into its slice of the result with mt_cpu_copy_into, so any strides and
+ * any mix of dtypes work; flip gathers with negative strides, which no tensor may hold. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "dispatch/kernels.h"
+
+/* PyTorch still accepts 1-D empty tensors of any other shape in cat, and skips them. */
+static bool
+cat_skips(const mt_tensor *t)
+{
+    return t->ndim == 1 && t->sizes[0] == 0;
+}
+
+/* Checks that t matches the reference tensor in every dim but dim; PyTorch's messages. */
+static mt_status
+check_cat_shape(const mt_tensor *ref, const mt_tensor *t, int dim, int index)
+{
+    if (ref->ndim != t->ndim) {
+        return mt_fail(MT_ERUNTIME, "Tensors must have same number of dimensions: got %d and %d",
+                       ref->ndim, t->ndim);
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        if (d != dim && ref->sizes[d] != t->sizes[d]) {
+            return mt_fail(MT_ERUNTIME,
+                           "Sizes of tensors must match except in dimension %d. Expected size "
+                           "%" PRId64 " but got size %" PRId64 " for tensor number %d in the list.",
+                           dim, ref->sizes[d], t->sizes[d], index);
+        }
+    }
+    return MT_OK;
+}
+
+// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (A, sum k_i, B), of
+// the promoted dtype
+mt_status
+mt_cpu_cat(mt_args *a)
+{
+    int n = a->ntl;
+    mt_tensor **ts = a->tl;
+    if (n == 0) {
+        return mt_fail(MT_EVALUE, "torch.cat(): expected a non-empty list of Tensors");
+    }
+    mt_dtype dt = ts[0]->dtype;
+    int ref = -1;
+    for (int k = 0; k < n; k++) {
+        if (ts[k]->ndim == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "zero-dimensional tensor (at position %d) cannot be concatenated", k);
+        }
+        dt = mt_promote_types(dt, ts[k]->dtype);
+        if (ref < 0 && !cat_skips(ts[k])) {
+            ref = k;
+        }
+    }
+    int ndim = 1, dim = 0;
+    int64_t sizes[MT_MAX_DIMS] = {0};
+    if (ref >= 0) {
+        mt_status st = mt_wrap_dim(a->i[0], ts[ref]->ndim, &dim);
+        if (st) {
+            return st;
+        }
+        ndim = ts[ref]->ndim;
+        memcpy(sizes, ts[ref]->sizes, sizeof(sizes));
+        sizes[dim] = 0;
+        for (int k = ref; k < n; k++) {
+            if (cat_skips(ts[k])) {
+                continue;
+            }
+            if ((st = check_cat_shape(ts[ref], ts[k], dim, k))) {
+                return st;
+            }
+            sizes[dim] += ts[k]->sizes[dim];
+        }
+    }
+    mt_tensor *out;
+    mt_status st = mt_tensor_empty(ndim, sizes, dt, mt_tensor_device(ts[0]), &out);
+    if (st) {
+        return st;
+    }
+    int64_t at = 0; /* where the next input starts along dim */
+    for (int k = 0; k < n && st == MT_OK && mt_tensor_numel(out) > 0; k++) {
+        if (cat_skips(ts[k]) || ts[k]->sizes[dim] == 0) {
+            continue;
+        }
+        mt_tensor *slot;
+        st = mt_tensor_view(out, ndim, ts[k]->sizes, out->strides, at * out->strides[dim], &slot);
+        if (st == MT_OK) {
+            st = mt_cpu_copy_into(slot, ts[k]);
+            mt_tensor_release(slot);
+        }
+        at += ts[k]->sizes[dim];
+    }
+    if (st) {
+        mt_tensor_release(out);
+        return st;
+    }
+    a->out[0] = out;
+    return MT_OK;
+}
+
+/* Copies the elements of a strided block (byte strides, which may be negative) to dst in
+ * row-major order; ndim may be 0 (one element). */
+static void
+gather(char *dst, const char *src, int ndim, const int64_t *sizes, const int64_t *strides,
+       size_t esize)
+{
+    int64_t idx[MT_MAX_DIMS] = {0};
+    int64_t inner = ndim ? sizes[ndim - 1] : 1, step = ndim ? strides[ndim - 1] : 0;
+    int64_t rows = mt_numel(ndim, sizes) / inner;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < inner; i++, dst += esize) {
+            memcpy(dst, src + i * step, esize);
+        }
+        for (int d = ndim - 2; d >= 0; d--) {
+            src += strides[d];
+            if (++idx[d] < sizes[d]) {
+                break;
+            }
+            src -= strides[d] * sizes[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+// self (any shape), dims; out (same shape, contiguous) with the dims in dims reversed
+mt_status
+mt_cpu_flip(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *out;
+    bool flip[MT_MAX_DIMS] = {false};
+    for (int k = 0; k < a->l[0].n; k++) {
+        int d;
+        mt_status st = mt_wrap_dim(a->l[0].v[k], self->ndim, &d);
+        if (st) {
+            return st;
+        }
+        if (flip[d]) {
+            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
+        }
+        flip[d] = true;
+    }
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
+                                   &out);
+    if (st) {
+        return st;
+    }
+    if (mt_tensor_numel(out) > 0) {
+        size_t esize = mt_dtype_size(self->dtype);
+        const char *src = mt_tensor_data(self);
+        int64_t strides[MT_MAX_DIMS];
+        for (int d = 0; d < self->ndim; d++) {
+            strides[d] = self->strides[d] * (int64_t)esize;
+            if (flip[d]) {
+                src += (self->sizes[d] - 1) * strides[d];
+                strides[d] = -strides[d];
+            }
+        }
+        gather(mt_tensor_data(out), src, self->ndim, self->sizes, strides, esize);
+    }
+    a->out[0] = out;
+    return MT_OK;
+}
+
+/* Zeroes the elements of t (..., M, N) outside its lower (tril) or upper (triu) triangle:
+ * element (i, j) stays when j - i <= diagonal (lower), when j - i >= diagonal (upper). Zero is
+ * all bits clear in every dtype. */
+static void
+zero_triangle(mt_tensor *t, int64_t diagonal, bool lower)
+{
+    int nd = t->ndim;
+    int64_t m = t->sizes[nd - 2], n = t->sizes[nd - 1];
+    if (m == 0 || n == 0) {
+        return;
+    }
+    size_t esize = mt_dtype_size(t->dtype);
+    int64_t rs = t->strides[nd - 2] * (int64_t)esize, cs = t->strides[nd - 1] * (int64_t)esize;
+    /* Beyond these bounds every diagonal gives the same result; they keep i + k in range. */
+    int64_t k = diagonal < -m ? -m : diagonal > n ? n : diagonal;
+    int64_t batches = mt_tensor_numel(t) / (m * n);
+    for (int64_t b = 0; b < batches; b++) {
+        char *base = mt_tensor_data(t);
+        for (int64_t rest = b, d = nd - 3; d >= 0; d--) {
+            base += (rest % t->sizes[d]) * t->strides[d] * (int64_t)esize;
+            rest /= t->sizes[d];
+        }
+        for (int64_t i = 0; i < m; i++) {
+            /* zero the columns [lo, hi) of row i */
+            int64_t lo = lower ? i + k + 1 : 0, hi = lower ? n : i + k;
+            lo = lo < 0 ? 0 : lo > n ? n : lo;
+            hi = hi < 0 ? 0 : hi > n ? n : hi;
+            char *row = base + i * rs;
+            if (cs == (int64_t)esize && hi > lo) {
+                memset(row + lo * cs, 0, (size_t)(hi - lo) * esize);
+                continue;
+            }
+            for (int64_t j = lo; j < hi; j++) {
+                memset(row + j * cs, 0, esize);
+            }
+        }
+    }
+}
+
+static mt_status
+triangle(mt_args *a, const char *name, bool lower, bool inplace)
+{
+    mt_tensor *self = a->t[0];
+    if (self->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: input tensor must have at least 2 dimensions", name);
+    }
+    if (inplace) {
+        zero_triangle(self, a->i[0], lower);
+        mt_tensor_bump_version(self);
+        a->out[0] = mt_tensor_retain(self);
+        return MT_OK;
+    }
+    mt_status st = mt_cpu_cast(self, self->dtype, &a->out[0]);
+    if (st == MT_OK) {
+        zero_triangle(a->out[0], a->i[0], lower);
+    }
+    return st;
+}
+
+// self (..., M, N); out (..., M, N): self below and on the diagonal-th diagonal, else 0
+mt_status
+mt_cpu_tril(mt_args *a)
+{
+    return triangle(a, "tril", true, false);
+}
+
+mt_status
+mt_cpu_tril_(mt_args *a)
+{
+    return triangle(a, "tril", true, true);
+}
+
+// self (..., M, N); out (..., M, N): self above and on the diagonal-th diagonal, else 0
+mt_status
+mt_cpu_triu(mt_args *a)
+{
+    return triangle(a, "triu", false, false);
+}
+
+mt_status
+mt_cpu_triu_(mt_args *a)
+{
+    return triangle(a, "triu", false, true);
+}
