@@ -37,7 +37,7 @@ typedef enum mt_key {
 #define FUNCTION 2
 #define INPLACE 4
 
-#define MT_MAX_TENSOR_ARGS 4
+#define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
 #define MT_MAX_OUTPUTS 2
 
 typedef struct mt_intlist {
