@@ -1,4 +1,4 @@
-/* The generator of random.h and the CPU kernels uniform_ and normal_. */
+/* The generator of random.h and the CPU kernels uniform_, normal_ and bernoulli_. */
 #include <math.h>
 
 #include "cpu/iter.h"
@@ -123,6 +123,25 @@ normal_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
     }
 }
 
+// out (any shape); out = 1 with probability p (dist.a), else 0
+static void
+bernoulli_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    const dist *d = ctx;
+    for (int64_t i = 0; i < n; i++) {
+        MT_AT(float, 0, i) = (float)(mt_random_double() < d->a);
+    }
+}
+
+static void
+bernoulli_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    const dist *d = ctx;
+    for (int64_t i = 0; i < n; i++) {
+        MT_AT(double, 0, i) = (double)(mt_random_double() < d->a);
+    }
+}
+
 static mt_status
 fill_random(mt_args *a, const char *name, mt_loop_fn f32, mt_loop_fn f64, double x, double y)
 {
@@ -168,4 +187,14 @@ mt_cpu_normal_(mt_args *a)
         return mt_fail(MT_ERUNTIME, "normal expects std >= 0.0, but found std %g", std);
     }
     return fill_random(a, "normal", normal_f32, normal_f64, mean, std);
+}
+
+mt_status
+mt_cpu_bernoulli_(mt_args *a)
+{
+    double p = mt_scalar_is_none(a->s[0]) ? 0.5 : mt_scalar_to_double(a->s[0]);
+    if (!(p >= 0 && p <= 1)) {
+        return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+    }
+    return fill_random(a, "bernoulli", bernoulli_f32, bernoulli_f64, p, 0);
 }

@@ -39,7 +39,7 @@ typedef enum mt_key {
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 
-#define MT_MAX_TENSOR_ARGS 4
+#define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
 #define MT_MAX_OUTPUTS 2
 
 typedef struct mt_intlist {

@@ -19,6 +19,10 @@ from minitorch.nn.modules import (
     Sequential,
     Unflatten,
 )
+from minitorch.nn.modules import (
+    BCELoss, BCEWithLogitsLoss, BatchNorm1d, BatchNorm2d, CrossEntropyLoss, Dropout, Embedding, L1Loss,
+    LayerNorm, LogSoftmax, MSELoss, NLLLoss, Softmax,
+)
 
 __all__ = [
     "Parameter",
@@ -38,3 +42,5 @@ __all__ = [
     "functional",
     "init",
 ]
+__all__ += ["Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding"]
+__all__ += ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]

@@ -1,11 +1,13 @@
 """Activation layers: thin Modules over the functions in nn.functional."""
 from __future__ import annotations
 
+from typing import Optional
+
 from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn.modules.module import Module
 
-__all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid"]
+__all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
 
 
 class ReLU(Module):
@@ -58,3 +60,35 @@ class Tanh(Module):
 class Sigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.sigmoid(input)
+
+
+class Softmax(Module):
+    """softmax along dim (rows sum to 1)."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: Optional[int] = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """log(softmax(x)) along dim, computed without forming the softmax."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: Optional[int] = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

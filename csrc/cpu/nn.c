@@ -1,0 +1,422 @@
+/* CPU kernels of the nn layers: embedding, one_hot, layer_norm and batch_norm (dropout's noise
+ * is bernoulli_, in random.c). Statistics accumulate in double whatever the input's dtype; inputs are made
+ * contiguous first, so the loops index plain arrays. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "cpu/loops.h"
+#include "dispatch/kernels.h"
+
+/* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
+static mt_status
+dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
+{
+    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_cpu_cast(t, dt, out);
+}
+
+/* ---- embedding, one_hot ---- */
+
+/* An index tensor's values as int64 (int32 is widened), contiguous. */
+static mt_status
+indices_of(mt_tensor *idx, mt_tensor **out)
+{
+    return dense(idx, MT_INT64, out);
+}
+
+// weight (V, D), indices (*) int64 or int32; out (*, D) = the rows of weight named by indices
+mt_status
+mt_cpu_embedding(mt_args *a)
+{
+    mt_tensor *weight = a->t[0], *indices = a->t[1], *w = NULL, *idx = NULL;
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected tensor for argument #1 'indices' to have one of the following "
+                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
+                       "checking arguments for embedding)",
+                       mt_dtype_scalar_name(indices->dtype));
+    }
+    if (weight->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
+    }
+    if (indices->ndim + 1 > MT_MAX_DIMS) {
+        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
+    }
+    int64_t vocab = weight->sizes[0], dim = weight->sizes[1];
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[indices->ndim] = dim;
+    mt_status st = indices_of(indices, &idx);
+    if (st == MT_OK) {
+        st = dense(weight, weight->dtype, &w);
+    }
+    if (st) {
+        goto out_release;
+    }
+    const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
+    int64_t n = mt_tensor_numel(idx);
+    for (int64_t i = 0; i < n; i++) {
+        if (ix[i] < 0 || ix[i] >= vocab) {
+            st = mt_fail(MT_EINDEX, "index out of range in self");
+            goto out_release;
+        }
+    }
+    st = mt_tensor_empty(indices->ndim + 1, shape, weight->dtype, mt_tensor_device(weight),
+                         &a->out[0]);
+    if (st) {
+        goto out_release;
+    }
+    size_t row = (size_t)dim * mt_dtype_size(weight->dtype);
+    const char *src = mt_tensor_data(w);
+    char *dst = mt_tensor_data(a->out[0]);
+    for (int64_t i = 0; i < n && row > 0; i++) {
+        memcpy(dst + (size_t)i * row, src + (size_t)ix[i] * row, row);
+    }
+out_release:
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&idx);
+    return st;
+}
+
+// self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
+mt_status
+mt_cpu_one_hot(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *idx = NULL;
+    int64_t classes = (a->i_none & 1u) ? -1 : a->i[0];
+    if (self->dtype != MT_INT64) {
+        return mt_fail(MT_ERUNTIME, "one_hot is only applicable to index tensor of type LongTensor.");
+    }
+    if (self->ndim + 1 > MT_MAX_DIMS) {
+        return mt_fail(MT_ERUNTIME, "one_hot: the input has too many dimensions");
+    }
+    int64_t n = mt_tensor_numel(self);
+    if (n == 0 && classes == -1) {
+        return mt_fail(MT_ERUNTIME, "Can not infer total number of classes from empty tensor.");
+    }
+    mt_status st = dense(self, MT_INT64, &idx);
+    if (st) {
+        return st;
+    }
+    const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
+    int64_t lo = 0, hi = -1;
+    for (int64_t i = 0; i < n; i++) {
+        lo = ix[i] < lo ? ix[i] : lo;
+        hi = ix[i] > hi ? ix[i] : hi;
+    }
+    if (lo < 0) {
+        st = mt_fail(MT_ERUNTIME, "Class values must be non-negative.");
+        goto out_release;
+    }
+    if (classes == -1) {
+        classes = hi + 1;
+    } else if (hi >= classes) {
+        st = mt_fail(MT_ERUNTIME, "Class values must be smaller than num_classes.");
+        goto out_release;
+    }
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    shape[self->ndim] = classes;
+    if ((st = mt_check_sizes(self->ndim + 1, shape)) ||
+        (st = mt_tensor_empty(self->ndim + 1, shape, MT_INT64, mt_tensor_device(self),
+                              &a->out[0]))) {
+        goto out_release;
+    }
+    int64_t *out = (int64_t *)mt_tensor_data(a->out[0]);
+    memset(out, 0, sizeof(int64_t) * (size_t)(n * classes));
+    for (int64_t i = 0; i < n; i++) {
+        out[i * classes + ix[i]] = 1;
+    }
+out_release:
+    mt_tensor_clear(&idx);
+    return st;
+}
+
+/* ---- normalisation ---- */
+
+/* Per-feature scale and shift, as double arrays of length n: weight and bias, or 1 and 0. */
+typedef struct affine {
+    mt_tensor *w, *b; /* contiguous float64 copies, owned, or NULL */
+} affine;
+
+static mt_status
+affine_of(mt_tensor *weight, mt_tensor *bias, affine *af)
+{
+    af->w = af->b = NULL;
+    mt_status st = weight ? mt_cpu_cast(weight, MT_FLOAT64, &af->w) : MT_OK;
+    if (st == MT_OK && bias) {
+        st = mt_cpu_cast(bias, MT_FLOAT64, &af->b);
+    }
+    return st;
+}
+
+static void
+affine_release(affine *af)
+{
+    mt_tensor_clear(&af->w);
+    mt_tensor_clear(&af->b);
+}
+
+static inline double
+scale_at(const affine *af, int64_t j)
+{
+    return af->w ? ((const double *)mt_tensor_data(af->w))[j] : 1.0;
+}
+
+static inline double
+shift_at(const affine *af, int64_t j)
+{
+    return af->b ? ((const double *)mt_tensor_data(af->b))[j] : 0.0;
+}
+
+/* PyTorch's CPU check that weight and the other parameters have the input's dtype. */
+static mt_status
+check_param_dtype(const mt_tensor *input, const mt_tensor *p)
+{
+    if (p && p->dtype != input->dtype) {
+        return mt_fail(MT_ERUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of %s",
+                       mt_dtype_scalar_name(input->dtype));
+    }
+    return MT_OK;
+}
+
+// x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
+#define LAYER_NORM_LOOP(name, T)                                                              \
+    static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,         \
+                     const affine *af)                                                       \
+    {                                                                                         \
+        for (int64_t r = 0; r < rows; r++) {                                                  \
+            const T *x = (const T *)xv + r * n;                                               \
+            T *y = (T *)yv + r * n;                                                           \
+            double mean = 0, var = 0;                                                         \
+            for (int64_t j = 0; j < n; j++) {                                                 \
+                mean += x[j];                                                                 \
+            }                                                                                 \
+            mean /= (double)n;                                                                \
+            for (int64_t j = 0; j < n; j++) {                                                 \
+                var += ((double)x[j] - mean) * ((double)x[j] - mean);                         \
+            }                                                                                 \
+            const double rstd = 1.0 / sqrt(var / (double)n + eps);                            \
+            for (int64_t j = 0; j < n; j++) {                                                 \
+                y[j] = (T)(((double)x[j] - mean) * rstd * scale_at(af, j) + shift_at(af, j)); \
+            }                                                                                 \
+        }                                                                                     \
+    }
+LAYER_NORM_LOOP(layer_norm_f32, float)
+LAYER_NORM_LOOP(layer_norm_f64, double)
+
+/* Whether p (weight or bias) has the shape normalized_shape. */
+static mt_status
+check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
+{
+    if (p == NULL || (p->ndim == shape->n &&
+                      memcmp(p->sizes, shape->v, sizeof(int64_t) * (size_t)shape->n) == 0)) {
+        return MT_OK;
+    }
+    char b1[256], b2[256];
+    return mt_fail(MT_ERUNTIME,
+                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
+                   "and normalized_shape = %s",
+                   what, what, mt_format_sizes(b1, sizeof(b1), p->ndim, p->sizes),
+                   mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
+}
+
+// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
+mt_status
+mt_cpu_layer_norm(mt_args *a)
+{
+    mt_tensor *input = a->t[0], *x = NULL;
+    const mt_intlist *shape = &a->l[0];
+    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    char b1[256], b2[256], b3[256];
+    if (shape->n < 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+                       "at least one element, but got normalized_shape = []");
+    }
+    mt_status st;
+    if ((st = check_norm_param("weight", a->t[1], shape)) ||
+        (st = check_norm_param("bias", a->t[2], shape))) {
+        return st;
+    }
+    int lead = input->ndim - shape->n;
+    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
+                       "input of size%s",
+                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
+                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
+                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
+    }
+    if (!mt_dtype_is_float(input->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
+                       mt_dtype_scalar_name(input->dtype));
+    }
+    if ((st = check_param_dtype(input, a->t[1])) || (st = check_param_dtype(input, a->t[2]))) {
+        return st;
+    }
+    int64_t n = mt_numel(shape->n, shape->v), rows = n ? mt_tensor_numel(input) / n : 0;
+    affine af;
+    if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
+        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
+                              &a->out[0]))) {
+        goto out_release;
+    }
+    (input->dtype == MT_FLOAT32 ? layer_norm_f32 : layer_norm_f64)(
+        mt_tensor_data(x), mt_tensor_data(a->out[0]), rows, n, eps, &af);
+out_release:
+    affine_release(&af);
+    mt_tensor_clear(&x);
+    return st;
+}
+
+/* x, y (outer, C, inner); y = (x - mean[c]) * rstd[c] * w[c] + b[c]. With stats NULL the
+ * mean and biased variance of each channel are computed into mean/var first. */
+#define BATCH_NORM_LOOP(name, T)                                                              \
+    static void name(const void *xv, void *yv, int64_t outer, int64_t C, int64_t inner,     \
+                     double *mean, double *var, bool compute, double eps, const affine *af)  \
+    {                                                                                         \
+        const T *x = (const T *)xv;                                                           \
+        T *y = (T *)yv;                                                                       \
+        const double count = (double)(outer * inner);                                         \
+        for (int64_t c = 0; c < C; c++) {                                                     \
+            if (compute) {                                                                    \
+                double s = 0, ss = 0;                                                         \
+                for (int64_t o = 0; o < outer; o++) {                                         \
+                    const T *r = x + (o * C + c) * inner;                                     \
+                    for (int64_t i = 0; i < inner; i++) {                                     \
+                        s += r[i];                                                            \
+                    }                                                                         \
+                }                                                                             \
+                mean[c] = s / count;                                                          \
+                for (int64_t o = 0; o < outer; o++) {                                         \
+                    const T *r = x + (o * C + c) * inner;                                     \
+                    for (int64_t i = 0; i < inner; i++) {                                     \
+                        ss += ((double)r[i] - mean[c]) * ((double)r[i] - mean[c]);            \
+                    }                                                                         \
+                }                                                                             \
+                var[c] = ss / count;                                                          \
+            }                                                                                 \
+            const double k = scale_at(af, c) / sqrt(var[c] + eps), m = mean[c];               \
+            const double b = shift_at(af, c);                                                 \
+            for (int64_t o = 0; o < outer; o++) {                                             \
+                const T *r = x + (o * C + c) * inner;                                         \
+                T *q = y + (o * C + c) * inner;                                               \
+                for (int64_t i = 0; i < inner; i++) {                                         \
+                    q[i] = (T)(((double)r[i] - m) * k + b);                                   \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+BATCH_NORM_LOOP(batch_norm_f32, float)
+BATCH_NORM_LOOP(batch_norm_f64, double)
+
+static mt_status
+check_channels(const char *what, const mt_tensor *t, int64_t C)
+{
+    if (t && mt_tensor_numel(t) != C) {
+        return mt_fail(MT_ERUNTIME, "%s should contain %lld elements not %lld", what,
+                       (long long)C, (long long)mt_tensor_numel(t));
+    }
+    return MT_OK;
+}
+
+/* running = (1 - momentum) * running + momentum * stat, written back into running's dtype. */
+static mt_status
+update_running(mt_tensor *running, const double *stat, double momentum, double correction)
+{
+    mt_tensor *r = NULL;
+    mt_status st = mt_cpu_cast(running, MT_FLOAT64, &r);
+    if (st) {
+        return st;
+    }
+    double *v = (double *)mt_tensor_data(r);
+    for (int64_t c = 0; c < mt_tensor_numel(r); c++) {
+        v[c] = (1 - momentum) * v[c] + momentum * stat[c] * correction;
+    }
+    st = mt_cpu_copy_into(running, r);
+    mt_tensor_bump_version(running);
+    mt_tensor_release(r);
+    return st;
+}
+
+// input (N, C, *), weight, bias, running_mean, running_var (C) or NULL; out like input.
+// Training normalises by the batch's statistics and moves the running ones towards them (the
+// variance unbiased, as PyTorch); evaluation uses the running statistics.
+mt_status
+mt_cpu_batch_norm(mt_args *a)
+{
+    mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4], *x = NULL, *stats = NULL;
+    bool training = a->b[0];
+    double momentum = mt_scalar_to_double(a->s[0]), eps = mt_scalar_to_double(a->s[1]);
+    if (input->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "batch_norm: expected 2D or more input (got %dD input)",
+                       input->ndim);
+    }
+    int64_t C = input->sizes[1], outer = input->sizes[0], inner = 1;
+    for (int d = 2; d < input->ndim; d++) {
+        inner *= input->sizes[d];
+    }
+    mt_status st;
+    if ((st = check_channels("weight", a->t[1], C)) || (st = check_channels("bias", a->t[2], C)) ||
+        (st = check_channels("running_mean", rm, C)) ||
+        (st = check_channels("running_var", rv, C))) {
+        return st;
+    }
+    if (!training && (rm == NULL || rv == NULL)) {
+        return mt_fail(MT_ERUNTIME, "running_%s must be defined in evaluation mode",
+                       rm == NULL ? "mean" : "var");
+    }
+    if (!mt_dtype_is_float(input->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"batch_norm_cpu\" not implemented for '%s'",
+                       mt_dtype_scalar_name(input->dtype));
+    }
+    for (int k = 1; k < 5; k++) {
+        if ((st = check_param_dtype(input, a->t[k]))) {
+            return st;
+        }
+    }
+    affine af;
+    int64_t two[2] = {2, C};
+    if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
+        (st = mt_tensor_empty(2, two, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {
+        goto out_release;
+    }
+    double *mean = (double *)mt_tensor_data(stats), *var = mean + C;
+    if (!training) {
+        mt_tensor *m64 = NULL, *v64 = NULL;
+        if ((st = mt_cpu_cast(rm, MT_FLOAT64, &m64)) == MT_OK &&
+            (st = mt_cpu_cast(rv, MT_FLOAT64, &v64)) == MT_OK) {
+            memcpy(mean, mt_tensor_data(m64), sizeof(double) * (size_t)C);
+            memcpy(var, mt_tensor_data(v64), sizeof(double) * (size_t)C);
+        }
+        mt_tensor_clear(&m64);
+        mt_tensor_clear(&v64);
+        if (st) {
+            goto out_release;
+        }
+    }
+    if ((st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
+                              &a->out[0]))) {
+        goto out_release;
+    }
+    (input->dtype == MT_FLOAT32 ? batch_norm_f32 : batch_norm_f64)(
+        mt_tensor_data(x), mt_tensor_data(a->out[0]), outer, C, inner, mean, var, training, eps,
+        &af);
+    if (training) {
+        double n = (double)(outer * inner);
+        if ((rm && (st = update_running(rm, mean, momentum, 1.0))) ||
+            (rv && (st = update_running(rv, var, momentum, n / (n - 1))))) {
+            mt_tensor_clear(&a->out[0]);
+        }
+    }
+out_release:
+    affine_release(&af);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&stats);
+    return st;
+}

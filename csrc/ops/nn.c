@@ -1,0 +1,365 @@
+/* Composite nn ops, in terms of other ops through the dispatcher: dropout (bernoulli_ noise),
+ * mse_loss, l1_loss and cross_entropy_loss (log_softmax + nll_loss, plus label smoothing and
+ * class-probability targets), and the loss reduction the loss kernels share.
+ *
+ * Each function keeps its intermediate tensors in a scratch array released on one exit, so
+ * an error at any step leaks nothing. */
+#include "dispatch/kernels.h"
+#include "ops/nn.h"
+#include "ops/ops.h"
+
+#define SCRATCH 12 /* the most intermediates one composite here holds */
+
+/* Runs op on a (already filled) and hands its result to *out. */
+static mt_status
+run(mt_op op, mt_args *a, mt_tensor **out)
+{
+    mt_status st = mt_dispatch(op, a);
+    if (st == MT_OK) {
+        *out = a->out[0];
+    }
+    return st;
+}
+
+/* out = op(x, y), y NULL for a unary op. */
+static mt_status
+op2(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    a.t[1] = y;
+    return run(op, &a, out);
+}
+
+/* out = op(x, v) with v a Python number (a wrapped scalar: it does not change x's dtype). */
+static mt_status
+op_num(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out)
+{
+    mt_tensor *w = NULL;
+    mt_status st = mt_tensor_scalar(v, v.type, &w);
+    if (st == MT_OK) {
+        st = op2(op, x, w, out);
+        mt_tensor_release(w);
+    }
+    return st;
+}
+
+/* out = where(cond, 0, x): PyTorch's x.masked_fill(cond, 0) */
+static mt_status
+zero_where(mt_tensor *cond, mt_tensor *x, mt_tensor **out)
+{
+    mt_tensor *zero = NULL;
+    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
+    if (st == MT_OK) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = cond;
+        a.t[1] = zero;
+        a.t[2] = x;
+        st = run(MT_OP_where, &a, out);
+        mt_tensor_release(zero);
+    }
+    return st;
+}
+
+/* out = sum of x over dim, or over everything when dim < 0. */
+static mt_status
+sum_dim(mt_tensor *x, int dim, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    if (dim >= 0) {
+        a.l[0] = (mt_intlist){.n = 1, .none = false, .v = {dim}};
+    }
+    return run(MT_OP_sum, &a, out);
+}
+
+static void
+release_all(mt_tensor **t, int n)
+{
+    for (int k = 0; k < n; k++) {
+        mt_tensor_clear(&t[k]);
+    }
+}
+
+mt_status
+mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor **out)
+{
+    mt_status st = MT_OK;
+    if (weight) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = loss;
+        a.t[1] = weight;
+        if ((st = mt_dispatch(MT_OP_mul_, &a))) {
+            goto out_release;
+        }
+        mt_tensor_release(a.out[0]);
+    }
+    if (reduction == MT_REDUCTION_NONE) {
+        *out = loss;
+        return MT_OK;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = loss;
+    st = run(reduction == MT_REDUCTION_SUM ? MT_OP_sum : MT_OP_mean, &a, out);
+out_release:
+    mt_tensor_release(loss);
+    return st;
+}
+
+/* ---- dropout ---- */
+
+/* PyTorch's _dropout: x times noise, noise 0 with probability p, else 1 / (1 - p). Not
+ * training, p == 0 or an empty x give x itself. */
+static mt_status
+dropout(mt_args *a, bool inplace)
+{
+    mt_tensor *x = a->t[0], *t[SCRATCH] = {NULL};
+    double p = mt_scalar_to_double(a->s[0]);
+    mt_op mul = inplace ? MT_OP_mul_ : MT_OP_mul, div = MT_OP_div_;
+    mt_status st;
+    if (!(p >= 0 && p <= 1)) {
+        return mt_fail(MT_ERUNTIME, "dropout probability has to be between 0 and 1, but got %g", p);
+    }
+    if (p == 0 || !a->b[0] || mt_tensor_numel(x) == 0) {
+        a->out[0] = mt_tensor_retain(x);
+        return MT_OK;
+    }
+    if (p == 1) {
+        return op_num(mul, x, mt_scalar_int(0), &a->out[0]);
+    }
+    mt_args b;
+    mt_args_init(&b);
+    if ((st = mt_op_empty(x->ndim, x->sizes, x->dtype, mt_tensor_device(x), &t[0]))) {
+        goto out_release;
+    }
+    b.t[0] = t[0];
+    b.s[0] = mt_scalar_float(1 - p);
+    if ((st = run(MT_OP_bernoulli_, &b, &t[1])) ||
+        (st = op_num(div, t[0], mt_scalar_float(1 - p), &t[2]))) {
+        goto out_release;
+    }
+    st = op2(mul, x, t[0], &a->out[0]);
+out_release:
+    release_all(t, SCRATCH);
+    return st;
+}
+
+// input (any shape), p, train; out = input * noise (noise in {0, 1/(1-p)})
+mt_status
+mt_composite_dropout(mt_args *a)
+{
+    return dropout(a, false);
+}
+
+mt_status
+mt_composite_dropout_(mt_args *a)
+{
+    return dropout(a, true);
+}
+
+/* ---- regression losses ---- */
+
+// self, target (broadcast together); out = (self - target)^2, reduced
+mt_status
+mt_composite_mse_loss(mt_args *a)
+{
+    mt_tensor *d = NULL, *sq = NULL;
+    mt_status st = op2(MT_OP_sub, a->t[0], a->t[1], &d);
+    if (st == MT_OK && (st = op2(MT_OP_mul, d, d, &sq)) == MT_OK) {
+        st = mt_loss_finish(sq, NULL, a->i[0], &a->out[0]);
+    }
+    mt_tensor_clear(&d);
+    return st;
+}
+
+// self, target (broadcast together); out = |self - target|, reduced
+mt_status
+mt_composite_l1_loss(mt_args *a)
+{
+    mt_tensor *d = NULL, *ad = NULL;
+    mt_status st = op2(MT_OP_sub, a->t[0], a->t[1], &d);
+    if (st == MT_OK && (st = op2(MT_OP_abs, d, NULL, &ad)) == MT_OK) {
+        st = mt_loss_finish(ad, NULL, a->i[0], &a->out[0]);
+    }
+    mt_tensor_clear(&d);
+    return st;
+}
+
+/* ---- cross entropy ---- */
+
+/* weight (C) seen as (1, C, 1, ...) to broadcast against logp along class_dim. */
+static mt_status
+weight_along(mt_tensor *weight, const mt_tensor *logp, int class_dim, mt_tensor **out)
+{
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < logp->ndim; d++) {
+        shape[d] = d == class_dim ? -1 : 1;
+    }
+    return mt_op_view(weight, logp->ndim, shape, out);
+}
+
+/* Class-probability targets (target shaped as self): out = -sum_c w_c p_c logp_c, with
+ * p = p (1 - eps) + eps / C; the mean divides by the number of rows, numel / C. */
+static mt_status
+cross_entropy_probs(mt_args *a, mt_tensor *logp, int class_dim, double eps, mt_tensor **out)
+{
+    mt_tensor *target = a->t[1], *weight = a->t[2], *t[SCRATCH] = {NULL};
+    int64_t reduction = a->i[0], n_classes = logp->ndim ? logp->sizes[class_dim] : 1;
+    mt_status st = MT_OK;
+    if (!(a->i_none & 2u) && a->i[1] != -100) {
+        return mt_fail(MT_ERUNTIME, "ignore_index is not supported for floating point target");
+    }
+    mt_tensor *p = target, *prod;
+    if (eps > 0) {
+        if ((st = op_num(MT_OP_mul, target, mt_scalar_float(1 - eps), &t[0])) ||
+            (st = op_num(MT_OP_add, t[0], mt_scalar_float(eps / (double)n_classes), &t[1]))) {
+            goto out_release;
+        }
+        p = t[1];
+    }
+    if ((st = op2(MT_OP_mul, logp, p, &t[2]))) {
+        goto out_release;
+    }
+    prod = t[2];
+    if (weight) {
+        if ((st = weight_along(weight, logp, class_dim, &t[3])) ||
+            (st = op2(MT_OP_mul, prod, t[3], &t[4]))) {
+            goto out_release;
+        }
+        prod = t[4];
+    }
+    if ((st = sum_dim(prod, reduction == MT_REDUCTION_NONE ? class_dim : -1, &t[5]))) {
+        goto out_release;
+    }
+    if (reduction != MT_REDUCTION_MEAN) {
+        st = op2(MT_OP_neg, t[5], NULL, out);
+        goto out_release;
+    }
+    double rows = n_classes ? (double)(mt_tensor_numel(logp) / n_classes) : 0;
+    if ((st = op2(MT_OP_neg, t[5], NULL, &t[6]))) {
+        goto out_release;
+    }
+    st = op_num(MT_OP_div, t[6], mt_scalar_float(rows), out);
+out_release:
+    release_all(t, SCRATCH);
+    return st;
+}
+
+/* The label-smoothing term of class-index targets: -sum_c w_c logp_c per element, zero where
+ * target is ignore_index, reduced (the mean divides by the weights of the targets kept). */
+static mt_status
+smoothing_term(mt_args *a, mt_tensor *logp, int class_dim, mt_tensor **out)
+{
+    mt_tensor *target = a->t[1], *weight = a->t[2], *t[SCRATCH] = {NULL};
+    int64_t reduction = a->i[0];
+    mt_tensor *prod = logp;
+    mt_status st = op_num(MT_OP_eq, target, mt_scalar_int(a->i[1]), &t[0]);
+    if (st) {
+        goto out_release;
+    }
+    if (weight) {
+        if ((st = weight_along(weight, logp, class_dim, &t[1])) ||
+            (st = op2(MT_OP_mul, logp, t[1], &t[2]))) {
+            goto out_release;
+        }
+        prod = t[2];
+    }
+    if ((st = sum_dim(prod, class_dim, &t[3])) || (st = op2(MT_OP_neg, t[3], NULL, &t[4])) ||
+        (st = zero_where(t[0], t[4], &t[5]))) {
+        goto out_release;
+    }
+    if (reduction == MT_REDUCTION_NONE) {
+        *out = mt_tensor_retain(t[5]);
+        goto out_release;
+    }
+    if ((st = sum_dim(t[5], -1, &t[6]))) {
+        goto out_release;
+    }
+    if (reduction == MT_REDUCTION_SUM) {
+        *out = mt_tensor_retain(t[6]);
+        goto out_release;
+    }
+    if (weight) {
+        /* the weights of the kept targets: weight gathered by target (ignored ones as 0) */
+        int64_t col[2] = {-1, 1};
+        if ((st = zero_where(t[0], target, &t[7])) || (st = mt_op_view(weight, 2, col, &t[8]))) {
+            goto out_release;
+        }
+        mt_args e;
+        mt_args_init(&e);
+        e.t[0] = t[8];
+        e.t[1] = t[7];
+        e.i[0] = -1;
+        if ((st = run(MT_OP_embedding, &e, &t[9])) ||
+            (st = mt_op_view(t[9], target->ndim, target->sizes, &t[10])) ||
+            (st = zero_where(t[0], t[10], &t[11]))) {
+            goto out_release;
+        }
+    } else if ((st = op2(MT_OP_logical_not, t[0], NULL, &t[11]))) {
+        goto out_release;
+    }
+    mt_tensor *kept = t[11];
+    t[11] = NULL;
+    st = sum_dim(kept, -1, &t[11]);
+    mt_tensor_release(kept);
+    if (st == MT_OK) {
+        st = op2(MT_OP_div, t[6], t[11], out);
+    }
+out_release:
+    release_all(t, SCRATCH);
+    return st;
+}
+
+// self (C) or (N, C, d1, ...), target (N, d1, ...) class indices or shaped as self
+// (probabilities), weight (C) or NULL; out = the cross entropy, reduced
+mt_status
+mt_composite_cross_entropy_loss(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *target = a->t[1], *t[SCRATCH] = {NULL};
+    double eps = mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_double(a->s[0]);
+    int class_dim = self->ndim == 1 ? 0 : 1;
+    mt_status st;
+    if (!(eps >= 0 && eps <= 1)) {
+        return mt_fail(MT_ERUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", eps);
+    }
+    mt_args b;
+    mt_args_init(&b);
+    b.t[0] = self;
+    b.i[0] = class_dim;
+    b.i_none = 0;
+    if ((st = run(MT_OP_log_softmax, &b, &t[0]))) {
+        return st;
+    }
+    if (mt_dtype_is_float(target->dtype)) {
+        st = cross_entropy_probs(a, t[0], class_dim, eps, &a->out[0]);
+        goto out_release;
+    }
+    mt_args n;
+    mt_args_init(&n);
+    n.t[0] = t[0];
+    n.t[1] = target;
+    n.t[2] = a->t[2];
+    n.i[0] = a->i[0];
+    n.i[1] = a->i[1];
+    n.i_none = 0;
+    if (eps == 0) {
+        st = run(MT_OP_nll_loss, &n, &a->out[0]);
+        goto out_release;
+    }
+    int64_t n_classes = self->sizes[class_dim];
+    if ((st = run(MT_OP_nll_loss, &n, &t[1])) ||
+        (st = smoothing_term(a, t[0], class_dim, &t[2])) ||
+        (st = op_num(MT_OP_mul, t[1], mt_scalar_float(1 - eps), &t[3])) ||
+        (st = op_num(MT_OP_mul, t[2], mt_scalar_float(eps / (double)n_classes), &t[4]))) {
+        goto out_release;
+    }
+    st = op2(MT_OP_add, t[3], t[4], &a->out[0]);
+out_release:
+    release_all(t, SCRATCH);
+    return st;
+}

@@ -1,0 +1,15 @@
+/* What the loss kernels of csrc/cpu/ share with the nn composites of nn.c: the reduction of
+ * a per-element loss, as PyTorch's apply_loss_reduction. */
+#ifndef MT_OPS_NN_H
+#define MT_OPS_NN_H
+
+#include "dispatch/dispatch.h"
+
+/* PyTorch's Reduction enum, the int `reduction` argument of every loss op. */
+enum { MT_REDUCTION_NONE = 0, MT_REDUCTION_MEAN = 1, MT_REDUCTION_SUM = 2 };
+
+/* *out = loss (times weight, in place, when weight is given) reduced: itself, its mean or its
+ * sum. Takes over the reference to loss. */
+mt_status mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor **out);
+
+#endif
