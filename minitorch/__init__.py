@@ -76,6 +76,10 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     )
 
 
+from ._random import randint, randint_like  # noqa: E402
+from .functional import einsum  # noqa: E402
+
+
 def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
 
