@@ -223,8 +223,12 @@ mt_status
 mt_cpu_random_(mt_args *a)
 {
     mt_tensor *self = a->t[0];
-    int64_t from = mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
-    int64_t to = mt_scalar_is_none(a->s[1]) ? default_to(self->dtype) : mt_scalar_to_int(a->s[1]);
+    /* PyTorch's overloads random_(from, to), random_(to) and random_(): one value is `to`. */
+    bool one = !mt_scalar_is_none(a->s[0]) && mt_scalar_is_none(a->s[1]);
+    int64_t from = one || mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
+    int64_t to = one ? mt_scalar_to_int(a->s[0])
+                     : mt_scalar_is_none(a->s[1]) ? default_to(self->dtype)
+                                                  : mt_scalar_to_int(a->s[1]);
     if (from >= to) {
         return mt_fail(MT_ERUNTIME,
                        "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
@@ -241,7 +245,7 @@ mt_cpu_randperm(mt_args *a)
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
     int64_t n = a->i[0];
     if (dt == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"randperm_cpu\" not implemented for 'Bool'");
+        return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
     }
     mt_tensor *out;
     mt_status st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out);
