@@ -3,7 +3,8 @@
 einsum is a composite: the equation is parsed here, and the operands are contracted a pair at a
 time with views (permute, reshape, expand, as_strided for a repeated subscript) and one product
 through the dispatcher: mm or bmm when subscripts are summed over, mul (broadcast) when none is,
-sum for a subscript only one operand has. No tensor value is computed in Python.
+sum for a subscript only one operand has. "..." stands for broadcast dims, right-aligned across
+operands as NumPy and PyTorch align them. No tensor value is computed in Python.
 """
 from __future__ import annotations
 
@@ -16,7 +17,22 @@ __all__ = ["einsum"]
 Term = Tuple["_C.TensorBase", str]
 
 
+def _check_subscripts(parts: List[str]) -> None:
+    pos = 0
+    for part in parts:
+        for c in part.replace("...", "\0\0\0"):
+            if not ("a" <= c <= "z" or "A" <= c <= "Z" or c == "\0"):
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {pos} in the equation string, "
+                    "subscripts must be in [a-zA-Z]"
+                )
+            pos += 1
+        pos += 1
+
+
 def _parse(equation: str, operands: Sequence) -> Tuple[List[str], str]:
+    """The operands' subscripts and the output's, with "..." spelt out as characters outside
+    [a-zA-Z] (one per broadcast dim, right-aligned across operands)."""
     eq = equation.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
@@ -24,28 +40,27 @@ def _parse(equation: str, operands: Sequence) -> Tuple[List[str], str]:
         raise RuntimeError("einsum(): more operands were provided than specified in the equation")
     if len(terms) > len(operands):
         raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
-    if "." in eq:
-        raise NotImplementedError("einsum(): ellipsis ('...') is not supported by minitorch yet")
-    pos = 0
-    for part in terms + ([rhs] if arrow else []):
-        for c in part:
-            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-                raise RuntimeError(
-                    f"einsum(): invalid subscript given at index {pos} in the equation string, "
-                    "subscripts must be in [a-zA-Z]"
-                )
-            pos += 1
-        pos += 1
+    _check_subscripts(terms + ([rhs] if arrow else []))
+    n_ell = 0
     for i, (t, op) in enumerate(zip(terms, operands)):
-        if len(t) != op.dim():
+        named = len(t) - (3 if "..." in t else 0)
+        if named > op.dim() or ("..." not in t and named != op.dim()):
             raise RuntimeError(
-                f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the number "
-                f"of dimensions ({op.dim()}) for operand {i} and no ellipsis was given"
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the number "
+                f"of dimensions ({op.dim()}) for operand {i}"
+                + ("" if "..." in t else " and no ellipsis was given")
             )
+        if "..." in t:
+            n_ell = max(n_ell, op.dim() - named)
+    ell = "".join(chr(0x100 + k) for k in range(n_ell))
+    terms = [t.replace("...", ell[n_ell - (op.dim() - len(t) + 3):] if n_ell else "")
+             for t, op in zip(terms, operands)]
     seen = "".join(terms)
     if not arrow:
-        # Implicit output: the subscripts that appear once, in alphabetical order (A-Z before a-z).
-        return terms, "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+        # Implicit output: broadcast dims, then the subscripts that appear once, in alphabetical
+        # order (A-Z before a-z).
+        return terms, ell + "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell))
+    rhs = rhs.replace("...", ell)
     for c in rhs:
         if rhs.count(c) > 1:
             raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")

@@ -1,4 +1,4 @@
-"""baddbmm, addmv, outer/ger and einsum against NumPy (float64) and PyTorch: shapes (empty ones
+"""baddbmm, addmv, outer/ger and einsum (ellipsis included) against NumPy (float64) and PyTorch: shapes (empty ones
 included), layouts, dtypes, beta/alpha, broadcasting of self, the einsum forms models use, the
 ops einsum decomposes into, and bad calls."""
 import numpy as np
@@ -128,6 +128,12 @@ EINSUM = {
     "ij,ij->ij broadcast": [(2, 1), (2, 3)],
     "ik,kj->ij broadcast": [(2, 1), (3, 4)],
     "Ab,bA->A": [(2, 3), (3, 2)],
+    "...ij,...jk->...ik": [(2, 2, 3), (2, 3, 4)],
+    "...ij,...jk->...ik broadcast": [(2, 1, 2, 3), (3, 3, 4)],
+    "...ij,...jk": [(2, 2, 3), (3, 4)],
+    "b...d->b...": [(2, 3, 1, 2)],
+    "...ij->...": [(2, 3, 2)],
+    "i...,i...->...i": [(2, 3), (2, 1)],
 }
 
 
@@ -144,6 +150,11 @@ def test_einsum(eq, dtype, data, layout):
 def test_einsum_takes_a_list_of_operands_and_spaces():
     a, b = minitorch.ones(2, 3), minitorch.ones(3, 4)
     assert minitorch.einsum("ij, jk -> ik", [a, b]).tolist() == [[3.0] * 4] * 2
+
+
+def test_einsum_sums_broadcast_dims_left_out_of_the_output_like_torch():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    check(lambda lib, x: lib.einsum("i...,i...->i", x, x), lambda x: (x * x).sum(axis=(1, 2)), [a])
 
 
 def test_einsum_decomposes_into_views_and_bmm():
@@ -169,6 +180,8 @@ EINSUM_BAD = [
     lambda m: m.einsum("ii->i", m.ones(2, 3)),
     lambda m: m.einsum("ij,jk->ik", m.ones(2, 3), m.ones(3, 2, dtype=m.float64)),
     lambda m: m.einsum(["ij->ji"], m.ones(2, 3)),
+    lambda m: m.einsum("...ij,...jk", m.ones(2, 2, 3), m.ones(3, 3, 4)),
+    lambda m: m.einsum("...ijk->...", m.ones(2, 3)),
 ]
 
 
@@ -176,7 +189,3 @@ EINSUM_BAD = [
 def test_einsum_bad_calls_raise_like_torch(fn):
     raises_like_torch(fn)
 
-
-def test_einsum_ellipsis_is_not_supported_yet():
-    with pytest.raises(NotImplementedError):
-        minitorch.einsum("...ij,...jk->...ik", minitorch.ones(2, 3), minitorch.ones(3, 4))
