@@ -369,7 +369,8 @@ mt_cpu_baddbmm(mt_args *a)
     mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
     mt_status st = check_batches(b1, b2);
     if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
-        st = mt_fail(MT_ERUNTIME, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+        st = mt_fail(MT_ERUNTIME,
+                     "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
                      mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
                      mt_dtype_c_name(b2->dtype));
     }

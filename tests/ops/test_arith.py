@@ -396,6 +396,9 @@ def test_clamp_empty_and_zero_dim():
 
 # ---- unary: square, reciprocal, exp2, expm1, log2, log10, gelu(approximate='tanh') ----
 
+_erf = np.vectorize(math.erf, otypes=[float])
+
+
 def gelu_tanh_ref(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -415,7 +418,7 @@ UNARY = {
     "log10": (lambda m, x: x.log10(), np.log10, (0.5, 10), NUMERIC),
     "gelu_tanh": (lambda m, x: nn_or_top(m, "gelu")(x, approximate="tanh"), gelu_tanh_ref, (-10, 10), FLOATS),
     "gelu_none": (lambda m, x: nn_or_top(m, "gelu")(x, approximate="none"),
-                  lambda x: 0.5 * x * (1 + np.vectorize(math.erf, otypes=[float])(x / math.sqrt(2))), (-10, 10), FLOATS),
+                  lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), (-10, 10), FLOATS),
 }
 
 
