@@ -463,3 +463,13 @@ def test_division_empty_and_zero_dim():
     z = minitorch.tensor(7) // minitorch.tensor(-2)
     assert z.shape == () and z.item() == -4
     assert (minitorch.tensor(7) % minitorch.tensor([-2, 3])).tolist() == [-1, 1]
+
+
+@pytest.mark.parametrize("op", ("//", "%", "**"))
+@pytest.mark.parametrize("dtype", NUMERIC)
+@pytest.mark.parametrize("zero_dim", ("int64", "float64", "bool"))
+def test_zero_dim_operand_does_not_promote_past_its_category(op, dtype, zero_dim):
+    a = np.array([3, 4, 5]).astype(dtype)
+    z = np.array(2).astype(zero_dim)
+    same_as_torch(lambda m, x, y: OPERATORS[op](x, y), [a, z])
+    same_as_torch(lambda m, x, y: OPERATORS[op](y, x), [a, z])
