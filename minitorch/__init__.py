@@ -83,6 +83,10 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
     return tensor.split(split_size_or_sections, dim)
 
 
+from ._random import randint, randint_like  # noqa: E402
+from .functional import einsum  # noqa: E402
+
+
 def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
 

@@ -96,4 +96,102 @@ MT_DEFINE_CLAMP_MIN(float, f32)
 MT_DEFINE_CLAMP_MIN(double, f64)
 #undef MT_DEFINE_CLAMP_MIN
 
+/* More float math: unary ops of issue 3, and GELU's tanh approximation (PyTorch's constants:
+ * sqrt(2/pi) and 0.044715). */
+#define MT_DEFINE_FLOAT_MATH2(T, suffix, F)                                                  \
+    static inline MT_HD T mt_reciprocal_##suffix(T x) { return (T)1 / x; }                   \
+    static inline MT_HD T mt_exp2_##suffix(T x) { return exp2##F(x); }                       \
+    static inline MT_HD T mt_expm1_##suffix(T x) { return expm1##F(x); }                     \
+    static inline MT_HD T mt_log2_##suffix(T x) { return log2##F(x); }                       \
+    static inline MT_HD T mt_log10_##suffix(T x) { return log10##F(x); }                     \
+    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
+    {                                                                                        \
+        const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
+        return (T)0.5 * x * ((T)1 + tanh##F(inner));                                         \
+    }                                                                                        \
+    static inline MT_HD T mt_pow_##suffix(T x, T y) { return pow##F(x, y); }                 \
+    static inline MT_HD T mt_fmod_##suffix(T x, T y) { return fmod##F(x, y); }               \
+    static inline MT_HD T mt_div_trunc_##suffix(T x, T y) { return trunc##F(x / y); }        \
+    /* Python's sign rule: the remainder takes the divisor's sign. */                        \
+    static inline MT_HD T mt_remainder_##suffix(T x, T y)                                    \
+    {                                                                                        \
+        T mod = fmod##F(x, y);                                                               \
+        return (mod != 0 && ((y < 0) != (mod < 0))) ? mod + y : mod;                         \
+    }                                                                                        \
+    /* PyTorch's div_floor_floating: exact where floor(x / y) would round up a quotient. */ \
+    static inline MT_HD T mt_div_floor_##suffix(T x, T y)                                   \
+    {                                                                                        \
+        if (y == 0) {                                                                        \
+            return x / y; /* IEEE: inf or NaN */                                             \
+        }                                                                                    \
+        T mod = fmod##F(x, y);                                                               \
+        T div = (x - mod) / y;                                                               \
+        if (mod != 0 && ((y < 0) != (mod < 0))) {                                            \
+            div -= (T)1;                                                                     \
+        }                                                                                    \
+        if (div == 0) {                                                                      \
+            return copysign##F((T)0, x / y);                                                 \
+        }                                                                                    \
+        T fl = floor##F(div);                                                                \
+        return div - fl > (T)0.5 ? fl + (T)1 : fl;                                           \
+    }
+MT_DEFINE_FLOAT_MATH2(float, f32, f)
+MT_DEFINE_FLOAT_MATH2(double, f64, )
+#undef MT_DEFINE_FLOAT_MATH2
+
+/* Integer division, remainder and power. The caller has excluded a zero divisor (PyTorch
+ * raises ZeroDivisionError); a divisor of -1 is answered without dividing, since INT_MIN / -1
+ * traps (SIGFPE) on x86. Negation and products wrap through the unsigned type U, as PyTorch's
+ * integers do. pow of a negative exponent (reached only from a tensor exponent; a Python-number
+ * one is refused first) is 1 / base rounded toward zero: 1, +-1 for -1, else 0. */
+#define MT_DEFINE_INT_DIV(T, U, suffix)                                                      \
+    static inline MT_HD T mt_div_trunc_##suffix(T x, T y)                                    \
+    {                                                                                        \
+        return y == -1 ? (T)(0 - (U)x) : (T)(x / y);                                         \
+    }                                                                                        \
+    static inline MT_HD T mt_div_floor_##suffix(T x, T y)                                    \
+    {                                                                                        \
+        if (y == -1) {                                                                       \
+            return (T)(0 - (U)x);                                                            \
+        }                                                                                    \
+        const T q = (T)(x / y);                                                              \
+        return (x % y != 0 && ((x < 0) != (y < 0))) ? (T)(q - 1) : q;                        \
+    }                                                                                        \
+    static inline MT_HD T mt_remainder_##suffix(T x, T y)                                    \
+    {                                                                                        \
+        if (y == -1) {                                                                       \
+            return 0;                                                                        \
+        }                                                                                    \
+        const T r = (T)(x % y);                                                              \
+        return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r;                            \
+    }                                                                                        \
+    static inline MT_HD T mt_fmod_##suffix(T x, T y) { return y == -1 ? 0 : (T)(x % y); }    \
+    static inline MT_HD T mt_pow_##suffix(T base, T exp)                                     \
+    {                                                                                        \
+        if (exp < 0) {                                                                       \
+            return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;                    \
+        }                                                                                    \
+        U r = 1, b = (U)base;                                                                \
+        for (; exp; exp >>= 1) {                                                             \
+            if (exp & 1) {                                                                   \
+                r *= b;                                                                      \
+            }                                                                                \
+            b *= b;                                                                          \
+        }                                                                                    \
+        return (T)r;                                                                         \
+    }
+MT_DEFINE_INT_DIV(int32_t, uint32_t, i32)
+MT_DEFINE_INT_DIV(int64_t, uint64_t, i64)
+#undef MT_DEFINE_INT_DIV
+
+/* clamp_max mirrors clamp_min: a NaN bound propagates. */
+#define MT_DEFINE_CLAMP_MAX(T, suffix)                                   \
+    static inline MT_HD T mt_clamp_max_##suffix(T x, T hi)               \
+    {                                                                    \
+        return (hi != hi) ? hi : (x > hi ? hi : x);                      \
+    }
+MT_DEFINE_CLAMP_MAX(float, f32)
+MT_DEFINE_CLAMP_MAX(double, f64)
+#undef MT_DEFINE_CLAMP_MAX
+
 #endif

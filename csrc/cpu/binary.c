@@ -1,10 +1,12 @@
-/* Arithmetic on the CPU: add, sub, mul, div (and in place), neg, clamp_min.
+/* Arithmetic on the CPU: add, sub, mul, div, true_divide (and in place), neg, clamp_min,
+ * clamp_max. div with a rounding mode is arith.c's.
  *
  * Each op contributes only its inner loops; promotion, broadcasting and output handling are
  * the shared driver's (elementwise.c). */
 #include <string.h>
 
 #include "core/math.h"
+#include "cpu/arith.h"
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
@@ -75,8 +77,14 @@ UNARY_LOOP(clamp_min_i32, int32_t, x < k ? k : x)
 UNARY_LOOP(clamp_min_i64, int64_t, x < k ? k : x)
 UNARY_LOOP(clamp_min_f32, float, mt_clamp_min_f32(x, k))
 UNARY_LOOP(clamp_min_f64, double, mt_clamp_min_f64(x, k))
+UNARY_LOOP(clamp_max_i32, int32_t, x > k ? k : x)
+UNARY_LOOP(clamp_max_i64, int64_t, x > k ? k : x)
+UNARY_LOOP(clamp_max_f32, float, mt_clamp_max_f32(x, k))
+UNARY_LOOP(clamp_max_f64, double, mt_clamp_max_f64(x, k))
 
-typedef enum binop { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_CLAMP_MIN, NUM_BINOPS } binop;
+typedef enum binop {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_CLAMP_MIN, OP_CLAMP_MAX, NUM_BINOPS
+} binop;
 
 static const mt_loop_fn loops[NUM_BINOPS][MT_NUM_DTYPES] = {
     [OP_ADD] = {add_b8, add_i32, add_i64, add_f32, add_f64},
@@ -85,8 +93,10 @@ static const mt_loop_fn loops[NUM_BINOPS][MT_NUM_DTYPES] = {
     [OP_DIV] = {NULL, NULL, NULL, div_f32, div_f64},
     [OP_NEG] = NUMERIC_TABLE(neg),
     [OP_CLAMP_MIN] = NUMERIC_TABLE(clamp_min),
+    [OP_CLAMP_MAX] = NUMERIC_TABLE(clamp_max),
 };
-static const char *const op_names[NUM_BINOPS] = {"add", "sub", "mul", "div", "neg", "clamp_min"};
+static const char *const op_names[NUM_BINOPS] = {"add", "sub", "mul", "div", "neg", "clamp_min",
+                                                 "clamp_max"};
 
 static mt_status
 check_alpha(mt_scalar alpha, mt_dtype dt)
@@ -131,6 +141,13 @@ binary(mt_args *a, binop op, bool inplace)
         return mt_fail(MT_ERUNTIME,
                        "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
                        "the `^` or `logical_xor()` operator instead.");
+    }
+    if (op == OP_SUB && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
+        /* PyTorch refuses a bool operand of any kind, even x - True for a float x. */
+        return mt_fail(MT_ERUNTIME,
+                       "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                       "instead.");
     }
     mt_scalar alpha = (op == OP_ADD || op == OP_SUB) ? a->s[0] : (mt_scalar){.type = MT_NUM_DTYPES};
     mt_status st = check_alpha(alpha, dt);
@@ -179,11 +196,23 @@ mt_cpu_mul_(mt_args *a)
 mt_status
 mt_cpu_div(mt_args *a)
 {
-    return binary(a, OP_DIV, false);
+    return a->str[0] ? mt_cpu_div_rounding(a, false) : binary(a, OP_DIV, false);
 }
 
 mt_status
 mt_cpu_div_(mt_args *a)
+{
+    return a->str[0] ? mt_cpu_div_rounding(a, true) : binary(a, OP_DIV, true);
+}
+
+mt_status
+mt_cpu_true_divide(mt_args *a)
+{
+    return binary(a, OP_DIV, false);
+}
+
+mt_status
+mt_cpu_true_divide_(mt_args *a)
 {
     return binary(a, OP_DIV, true);
 }
@@ -213,27 +242,39 @@ mt_cpu_neg_(mt_args *a)
 }
 
 
-// self (any shape); out = max(self, min), NaN-propagating
+// self (any shape); out = max(self, min) or min(self, max), NaN-propagating
 static mt_status
-clamp_min(mt_args *a, bool inplace)
+clamp_bound(mt_args *a, binop op, bool inplace)
 {
     mt_promotion p;
     mt_promotion_init(&p);
     mt_promotion_add(&p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->is_wrapped_number);
     mt_promotion_add(&p, a->s[0].type, 0, true);
     mt_dtype dt = mt_promotion_result(&p);
-    return run(a, OP_CLAMP_MIN, 1, dt, a->s[0], inplace);
+    return run(a, op, 1, dt, a->s[0], inplace);
 }
 
 mt_status
 mt_cpu_clamp_min(mt_args *a)
 {
-    return clamp_min(a, false);
+    return clamp_bound(a, OP_CLAMP_MIN, false);
 }
 
 mt_status
 mt_cpu_clamp_min_(mt_args *a)
 {
-    return clamp_min(a, true);
+    return clamp_bound(a, OP_CLAMP_MIN, true);
+}
+
+mt_status
+mt_cpu_clamp_max(mt_args *a)
+{
+    return clamp_bound(a, OP_CLAMP_MAX, false);
+}
+
+mt_status
+mt_cpu_clamp_max_(mt_args *a)
+{
+    return clamp_bound(a, OP_CLAMP_MAX, true);
 }
 

@@ -1,4 +1,5 @@
-/* Matrix products on the CPU: addmm, mm, bmm, mv, dot, on OpenBLAS (scipy-openblas32).
+/* Matrix products on the CPU: addmm, mm, bmm, baddbmm, mv, addmv, dot, on OpenBLAS
+ * (scipy-openblas32).
  *
  * Every product reduces to gemm(): strided 2-D operands are handed to BLAS as they lie when
  * their layout allows (row-major or transposed), else copied; a product with one row or one
@@ -306,36 +307,115 @@ batch_matrix(const mt_tensor *t, int64_t b)
     return m;
 }
 
+/* The checks bmm and baddbmm share (the dtypes are each one's own). */
+static mt_status
+check_batches(const mt_tensor *b1, const mt_tensor *b2)
+{
+    if (b1->ndim != 3) {
+        return mt_fail(MT_ERUNTIME, "batch1 must be a 3D tensor");
+    }
+    if (b2->ndim != 3) {
+        return mt_fail(MT_ERUNTIME, "batch2 must be a 3D tensor");
+    }
+    if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2]) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
+                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
+                       b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
+    }
+    return check_dtype(b1);
+}
+
+// self broadcast to (B,m,n) or NULL, b1 (B,m,k), b2 (B,k,n);
+// out (B,m,n) = beta * self + alpha * b1[b] @ b2[b] for each b
+static mt_status
+batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar beta,
+        mt_scalar alpha)
+{
+    mt_tensor *out = NULL;
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    mt_status st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out);
+    bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
+    if (st == MT_OK && use_self) {
+        st = mt_cpu_copy_into(out, self);
+    }
+    for (int64_t b = 0; st == MT_OK && b < sizes[0]; b++) {
+        mt_tensor x = batch_matrix(b1, b), y = batch_matrix(b2, b), o = batch_matrix(out, b);
+        st = gemm(&x, &y, &o, alpha, use_self ? beta : mt_scalar_int(0));
+    }
+    return finish(a, st, out);
+}
+
 // self (B,m,k), mat2 (B,k,n); out (B,m,n) = self[b] @ mat2[b] for each b
 mt_status
 mt_cpu_bmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *m2 = a->t[1], *out = NULL;
-    mt_status st = MT_OK;
-    if (self->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch1 must be a 3D tensor");
+    mt_tensor *self = a->t[0], *m2 = a->t[1];
+    mt_status st = check_batches(self, m2);
+    if (st == MT_OK && self->dtype != m2->dtype) {
+        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
     }
-    if (m2->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch2 must be a 3D tensor");
+    return st ? st : batched(a, NULL, self, m2, mt_scalar_int(0), mt_scalar_int(1));
+}
+
+// self broadcast to (B,m,n), batch1 (B,m,k), batch2 (B,k,n);
+// out (B,m,n) = beta * self + alpha * batch1 @ batch2
+mt_status
+mt_cpu_baddbmm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
+    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
+    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_status st = check_batches(b1, b2);
+    if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
+        st = mt_fail(MT_ERUNTIME,
+                     "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+                     mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
+                     mt_dtype_c_name(b2->dtype));
     }
-    if (m2->sizes[0] != self->sizes[0] || m2->sizes[1] != self->sizes[2]) {
+    return st ? st : batched(a, self, b1, b2, beta, alpha);
+}
+
+/* The checks mv and addmv share; input is addmv's self, or NULL for mv. */
+static mt_status
+check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec)
+{
+    int64_t n_in = input == NULL ? mat->sizes[0] : input->ndim == 0 ? 1 : input->sizes[0];
+    if (mat->ndim != 2 || vec->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got %d, %d, %d",
+                       input ? input->ndim : 1, mat->ndim, vec->ndim);
+    }
+    if (mat->sizes[1] != vec->sizes[0] || (input && input->ndim > 1) ||
+        (n_in != mat->sizes[0] && n_in != 1)) {
         return mt_fail(MT_ERUNTIME,
-                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
-                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
-                       self->sizes[0], self->sizes[2], m2->sizes[0], m2->sizes[1]);
+                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
+                       "), vec (%" PRId64 ")",
+                       n_in, mat->sizes[0], mat->sizes[1], vec->sizes[0]);
     }
-    if (self->dtype != m2->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
+    return MT_OK;
+}
+
+// self broadcast to (m) or NULL, mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
+static mt_status
+matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta,
+       mt_scalar alpha)
+{
+    mt_tensor *out = NULL;
+    mt_status st = check_dtype(mat);
+    if (st == MT_OK) {
+        st = mt_tensor_empty(1, mat->sizes, mat->dtype, mt_tensor_device(mat), &out);
     }
-    if ((st = check_dtype(self))) {
-        return st;
+    bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
+    if (st == MT_OK && use_self) {
+        st = mt_cpu_copy_into(out, self);
     }
-    int64_t sizes[3] = {self->sizes[0], self->sizes[1], m2->sizes[2]};
-    st = mt_tensor_empty(3, sizes, self->dtype, mt_tensor_device(self), &out);
-    for (int64_t b = 0; st == MT_OK && b < sizes[0]; b++) {
-        mt_tensor x = batch_matrix(self, b), y = batch_matrix(m2, b), o = batch_matrix(out, b);
-        st = gemm(&x, &y, &o, mt_scalar_int(1), mt_scalar_int(0));
+    if (st == MT_OK) {
+        mt_tensor col = *vec, o = *out;
+        col.ndim = o.ndim = 2;
+        col.sizes[1] = o.sizes[1] = 1;
+        col.strides[1] = o.strides[1] = 1;
+        st = gemm(mat, &col, &o, alpha, use_self ? beta : mt_scalar_int(0));
     }
     return finish(a, st, out);
 }
@@ -344,35 +424,30 @@ mt_cpu_bmm(mt_args *a)
 mt_status
 mt_cpu_mv(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *vec = a->t[1], *out = NULL;
-    if (self->ndim != 2 || vec->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", self->ndim,
-                       vec->ndim);
+    mt_tensor *self = a->t[0], *vec = a->t[1];
+    mt_status st = check_matvec(NULL, self, vec);
+    if (st == MT_OK && self->dtype != vec->dtype) {
+        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(vec->dtype));
     }
-    if (self->sizes[1] != vec->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
-                       "), vec (%" PRId64 ")",
-                       self->sizes[0], self->sizes[0], self->sizes[1], vec->sizes[0]);
+    return st ? st : matvec(a, NULL, self, vec, mt_scalar_int(0), mt_scalar_int(1));
+}
+
+// self broadcast to (m), mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
+mt_status
+mt_cpu_addmv(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
+    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
+    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_status st = check_matvec(self, mat, vec);
+    if (st == MT_OK && (self->dtype != mat->dtype || mat->dtype != vec->dtype)) {
+        st = mt_fail(MT_ERUNTIME,
+                     "addmv input tensors must have the same dtype, but got %s, %s, and %s",
+                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(mat->dtype),
+                     mt_dtype_scalar_name(vec->dtype));
     }
-    if (self->dtype != vec->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(vec->dtype));
-    }
-    mt_status st = check_dtype(self);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(1, self->sizes, self->dtype, mt_tensor_device(self), &out);
-    if (st) {
-        return st;
-    }
-    mt_tensor col = *vec, o = *out;
-    col.ndim = o.ndim = 2;
-    col.sizes[1] = o.sizes[1] = 1;
-    col.strides[1] = o.strides[1] = 1;
-    st = gemm(self, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
-    return finish(a, st, out);
+    return st ? st : matvec(a, self, mat, vec, beta, alpha);
 }
 
 // self (n), tensor (n); out () = sum(self * tensor)

@@ -34,7 +34,8 @@ void mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx);
 int mt_iter_parts(const mt_iter *it);
 void mt_iter_part(const mt_iter *it, int parts, int p, mt_iter *sub);
 /* mt_iter_run on mt_iter_parts threads. Only for loops whose output (operand 0) has no stride-0
- * dim, so that the threads write disjoint elements, and whose ctx is read-only. */
+ * dim, so that the threads write disjoint elements, and that only read ctx (or write it
+ * atomically). */
 void mt_iter_run_parallel(const mt_iter *it, mt_loop_fn loop, void *ctx);
 /* The number of threads worth using for n units of work of `grain` each (at least 1). */
 int mt_parallel_parts(int64_t n, int64_t grain);

@@ -1,4 +1,5 @@
-/* The generator of random.h and the CPU kernels uniform_, normal_ and bernoulli_. */
+/* The generator of random.h and the CPU kernels uniform_, normal_, bernoulli_, random_ (the
+ * kernel of randint) and randperm. */
 #include <math.h>
 
 #include "cpu/iter.h"
@@ -142,6 +143,25 @@ bernoulli_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
     }
 }
 
+/* Runs loop over self in place (the in-place kernels' shared tail): out = self. */
+static mt_status
+fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
+{
+    mt_tensor *self = a->t[0];
+    mt_iter it;
+    mt_status st = mt_check_writable(self);
+    if (st == MT_OK) {
+        st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
+    }
+    if (st) {
+        return st;
+    }
+    mt_iter_run(&it, loop, ctx);
+    mt_tensor_bump_version(self);
+    a->out[0] = mt_tensor_retain(self);
+    return MT_OK;
+}
+
 static mt_status
 fill_random(mt_args *a, const char *name, mt_loop_fn f32, mt_loop_fn f64, double x, double y)
 {
@@ -151,18 +171,7 @@ fill_random(mt_args *a, const char *name, mt_loop_fn f32, mt_loop_fn f64, double
                        mt_dtype_scalar_name(self->dtype));
     }
     dist d = {x, y};
-    mt_iter it;
-    mt_status st = mt_check_writable(self);
-    if (st == MT_OK) {
-        st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
-    }
-    if (st) {
-        return st;
-    }
-    mt_iter_run(&it, self->dtype == MT_FLOAT32 ? f32 : f64, &d);
-    mt_tensor_bump_version(self);
-    a->out[0] = mt_tensor_retain(self);
-    return MT_OK;
+    return fill_with(a, self->dtype == MT_FLOAT32 ? f32 : f64, &d);
 }
 
 mt_status
@@ -197,4 +206,96 @@ mt_cpu_bernoulli_(mt_args *a)
         return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
     }
     return fill_random(a, "bernoulli", bernoulli_f32, bernoulli_f64, p, 0);
+}
+
+/* [from, from + span) with span >= 1; the modulo's bias (span / 2^64) is far below sampling
+ * noise for any span a tensor can use. */
+typedef struct int_range {
+    int64_t from;
+    uint64_t span;
+} int_range;
+
+// out (any shape); out = a uniform integer of the range, as T
+#define RANDOM_LOOP(E, T, S)                                                                \
+    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
+    {                                                                                       \
+        const int_range *r = ctx;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            MT_AT(T, 0, i) = (T)(r->from + (int64_t)(mt_random_u64() % r->span));           \
+        }                                                                                   \
+    }
+MT_DTYPES(RANDOM_LOOP)
+static const mt_loop_fn random_loops[MT_NUM_DTYPES] = {random_b8, random_i32, random_i64,
+                                                       random_f32, random_f64};
+
+/* random_'s upper bound without `to`: the largest integer the dtype holds exactly, plus one
+ * for the floats (PyTorch's 2^24 and 2^53, inclusive). */
+static int64_t
+default_to(mt_dtype dt)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return 2;
+    case MT_INT32:
+        return INT32_MAX;
+    case MT_INT64:
+        return INT64_MAX;
+    case MT_FLOAT32:
+        return (1LL << 24) + 1;
+    default:
+        return (1LL << 53) + 1;
+    }
+}
+
+// self (any shape); self = uniform integers in [from, to)
+mt_status
+mt_cpu_random_(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    /* PyTorch's overloads random_(from, to), random_(to) and random_(): one value is `to`. */
+    bool one = !mt_scalar_is_none(a->s[0]) && mt_scalar_is_none(a->s[1]);
+    int64_t from = one || mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
+    int64_t to = one ? mt_scalar_to_int(a->s[0])
+                     : mt_scalar_is_none(a->s[1]) ? default_to(self->dtype)
+                                                  : mt_scalar_to_int(a->s[1]);
+    if (from >= to) {
+        return mt_fail(MT_ERUNTIME,
+                       "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                       (long long)from, (long long)to);
+    }
+    int_range r = {from, (uint64_t)to - (uint64_t)from};
+    return fill_with(a, random_loops[self->dtype], &r);
+}
+
+// out (n) = a random permutation of 0 .. n-1 (Fisher-Yates)
+mt_status
+mt_cpu_randperm(mt_args *a)
+{
+    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
+    int64_t n = a->i[0];
+    if (dt == MT_BOOL) {
+        return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
+    }
+    mt_tensor *out;
+    mt_status st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out);
+    if (st) {
+        return st;
+    }
+    char *p = mt_tensor_data(out);
+    int64_t item = (int64_t)mt_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) {
+        mt_store_scalar(p + i * item, dt, mt_scalar_int(i));
+    }
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(mt_random_u64() % (uint64_t)(i + 1));
+        mt_scalar vi = mt_load_scalar(p + i * item, dt), vj = mt_load_scalar(p + j * item, dt);
+        mt_store_scalar(p + i * item, dt, vj);
+        mt_store_scalar(p + j * item, dt, vi);
+    }
+    if ((st = mt_tensor_set_requires_grad(out, a->b[0]))) {
+        mt_tensor_release(out);
+        return st;
+    }
+    a->out[0] = out;
+    return MT_OK;
 }

@@ -1,9 +1,11 @@
-/* Unary math on the CPU: exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, abs, sign (and
- * in place), gelu, silu.
+/* Unary math on the CPU: exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, abs, sign,
+ * reciprocal, exp2, expm1, log2, log10 (and in place), gelu (exact or tanh), silu.
  *
  * Each op contributes only its inner loops, each a call of a formula of core/math.h (no formula
  * is written here), and its dtype rule; broadcasting, casting and output handling are the
  * shared driver's (elementwise.c). */
+#include <string.h>
+
 #include "core/math.h"
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
@@ -47,6 +49,12 @@ FLOAT_LOOPS(tanh)
 FLOAT_LOOPS(sigmoid)
 FLOAT_LOOPS(gelu)
 FLOAT_LOOPS(silu)
+FLOAT_LOOPS(gelu_tanh)
+FLOAT_LOOPS(reciprocal)
+FLOAT_LOOPS(exp2)
+FLOAT_LOOPS(expm1)
+FLOAT_LOOPS(log2)
+FLOAT_LOOPS(log10)
 FLOAT_LOOPS(abs)
 INT_LOOPS(abs)
 FLOAT_LOOPS(sign)
@@ -57,7 +65,8 @@ UNARY_LOOP(sign_b8, bool, SAME)
 
 typedef enum unop_id {
     U_EXP, U_LOG, U_LOG1P, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
-    U_ABS, U_SIGN, U_GELU, U_SILU, NUM_UNOPS
+    U_ABS, U_SIGN, U_GELU, U_SILU, U_GELU_TANH, U_RECIPROCAL, U_EXP2, U_EXPM1, U_LOG2, U_LOG10,
+    NUM_UNOPS
 } unop_id;
 
 typedef struct unop {
@@ -80,6 +89,12 @@ static const unop unops[NUM_UNOPS] = {
     [U_SIGN] = {"sign_cpu", false, {sign_b8, sign_i32, sign_i64, sign_f32, sign_f64}},
     [U_GELU] = {"GeluKernelImpl", false, FLOAT_TABLE(gelu)},
     [U_SILU] = {"silu_cpu", false, FLOAT_TABLE(silu)},
+    [U_GELU_TANH] = {"GeluKernelImpl", false, FLOAT_TABLE(gelu_tanh)},
+    [U_RECIPROCAL] = {"reciprocal_cpu", true, FLOAT_TABLE(reciprocal)},
+    [U_EXP2] = {"exp2_cpu", true, FLOAT_TABLE(exp2)},
+    [U_EXPM1] = {"expm1_vml_cpu", true, FLOAT_TABLE(expm1)},
+    [U_LOG2] = {"log2_vml_cpu", true, FLOAT_TABLE(log2)},
+    [U_LOG10] = {"log10_vml_cpu", true, FLOAT_TABLE(log10)},
 };
 
 // self (any shape); out = f(self), of self's dtype or, for the to_float ops, a float dtype
@@ -113,5 +128,23 @@ KERNELS(tanh, U_TANH)
 KERNELS(sigmoid, U_SIGMOID)
 KERNELS(abs, U_ABS)
 KERNELS(sign, U_SIGN)
-KERNEL(gelu, U_GELU, false)
+KERNELS(reciprocal, U_RECIPROCAL)
+KERNELS(exp2, U_EXP2)
+KERNELS(expm1, U_EXPM1)
+KERNELS(log2, U_LOG2)
+KERNELS(log10, U_LOG10)
 KERNEL(silu, U_SILU, false)
+
+// self (any shape); out = gelu(self), approximate 'none' (erf) or 'tanh'
+mt_status
+mt_cpu_gelu(mt_args *a)
+{
+    const char *approx = a->str[0] ? a->str[0] : "none";
+    if (strcmp(approx, "none") == 0) {
+        return unary(a, U_GELU, false);
+    }
+    if (strcmp(approx, "tanh") == 0) {
+        return unary(a, U_GELU_TANH, false);
+    }
+    return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+}

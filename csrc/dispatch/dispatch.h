@@ -56,6 +56,7 @@ typedef struct mt_args {
     unsigned i_none; /* bit k: int slot k is an absent optional */
     mt_intlist l[2];
     bool b[2];
+    const char *str[1]; /* borrowed for the call; NULL for an absent optional */
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;

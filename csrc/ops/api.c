@@ -72,6 +72,24 @@ mt_op_clamp_min_(mt_tensor *self, mt_scalar min)
 }
 
 mt_status
+mt_op_mul(mt_tensor *self, mt_tensor *other, mt_tensor **out)
+{
+    return tensors2(MT_OP_mul, self, other, out);
+}
+
+mt_status
+mt_op_pow(mt_tensor *self, mt_tensor *exponent, mt_tensor **out)
+{
+    return tensors2(MT_OP_pow, self, exponent, out);
+}
+
+mt_status
+mt_op_pow_(mt_tensor *self, mt_tensor *exponent)
+{
+    return tensors2(MT_OP_pow_, self, exponent, NULL);
+}
+
+mt_status
 mt_op_addmm(mt_tensor *self, mt_tensor *mat1, mt_tensor *mat2, mt_scalar beta, mt_scalar alpha,
             mt_tensor **out)
 {

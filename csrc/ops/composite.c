@@ -289,3 +289,12 @@ mt_composite_randn(mt_args *a)
 {
     return factory(a, MT_OP_normal_, mt_scalar_int(0), mt_scalar_int(1));
 }
+
+mt_status
+mt_composite_randint(mt_args *a)
+{
+    if (a->dtype < 0) {
+        a->dtype = (int)MT_INT64;
+    }
+    return factory(a, MT_OP_random_, mt_scalar_int(a->i[0]), mt_scalar_int(a->i[1]));
+}

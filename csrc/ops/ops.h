@@ -10,6 +10,9 @@
 mt_status mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha);
 mt_status mt_op_clamp_min(mt_tensor *self, mt_scalar min, mt_tensor **out);
 mt_status mt_op_clamp_min_(mt_tensor *self, mt_scalar min);
+mt_status mt_op_mul(mt_tensor *self, mt_tensor *other, mt_tensor **out);
+mt_status mt_op_pow(mt_tensor *self, mt_tensor *exponent, mt_tensor **out);
+mt_status mt_op_pow_(mt_tensor *self, mt_tensor *exponent);
 
 mt_status mt_op_addmm(mt_tensor *self, mt_tensor *mat1, mt_tensor *mat2, mt_scalar beta,
                       mt_scalar alpha, mt_tensor **out);

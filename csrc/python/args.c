@@ -19,6 +19,7 @@ typedef enum argtype {
     A_DTYPE,
     A_DEVICE,
     A_TENSORLIST,
+    A_STR, /* borrowed for the call: rounding_mode, approximate */
 } argtype;
 
 #define MAX_PARAMS 10
@@ -45,7 +46,7 @@ static schema schemas[MT_NUM_OPS];
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]"};
+                                         "Tensor[]", "str"};
 
 static PyObject *
 parse_default(const char *s)
@@ -58,6 +59,9 @@ parse_default(const char *s)
     }
     if (strcmp(s, "False") == 0) {
         Py_RETURN_FALSE;
+    }
+    if (s[0] == '\'') {
+        return PyUnicode_FromStringAndSize(s + 1, (Py_ssize_t)strlen(s) - 2); /* 'none' */
     }
     if (strchr(s, '.')) {
         return PyFloat_FromDouble(atof(s));
@@ -322,6 +326,9 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         case A_DEVICE:
             a->has_device = false;
             break;
+        case A_STR:
+            a->str[p->slot] = NULL;
+            break;
         default:
             break; /* a Scalar slot stays "None" */
         }
@@ -409,6 +416,13 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         return 0;
     case A_TENSORLIST:
         return to_tensorlist(op, p, pos, o, a);
+    case A_STR:
+        if (!PyUnicode_Check(o)) {
+            arg_error(op, p, pos, o, "str");
+            return -1;
+        }
+        a->str[p->slot] = PyUnicode_AsUTF8(o); /* lives as long as o, which outlives the call */
+        return a->str[p->slot] ? 0 : -1;
     }
     return 0;
 }

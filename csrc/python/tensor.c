@@ -519,6 +519,50 @@ nb_idiv(PyObject *x, PyObject *y)
 }
 
 static PyObject *
+nb_floordiv(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_floor_divide, x, y);
+}
+
+static PyObject *
+nb_rem(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_remainder, x, y);
+}
+
+/* x ** y and 2 ** x (pow takes a Python-number base); the three-argument pow() has no tensor
+ * form, as in PyTorch. */
+static PyObject *
+nb_pow(PyObject *x, PyObject *y, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return binary(MT_OP_pow, x, y);
+}
+
+static PyObject *
+nb_ifloordiv(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_floor_divide_, x, y);
+}
+
+static PyObject *
+nb_irem(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_remainder_, x, y);
+}
+
+static PyObject *
+nb_ipow(PyObject *x, PyObject *y, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return binary(MT_OP_pow_, x, y);
+}
+
+static PyObject *
 nb_and(PyObject *x, PyObject *y)
 {
     return binary(MT_OP_bitwise_and, x, y);
@@ -669,6 +713,12 @@ static PyNumberMethods tensor_as_number = {
     .nb_inplace_subtract = nb_isub,
     .nb_inplace_multiply = nb_imul,
     .nb_inplace_true_divide = nb_idiv,
+    .nb_floor_divide = nb_floordiv,
+    .nb_remainder = nb_rem,
+    .nb_power = nb_pow,
+    .nb_inplace_floor_divide = nb_ifloordiv,
+    .nb_inplace_remainder = nb_irem,
+    .nb_inplace_power = nb_ipow,
     .nb_matrix_multiply = nb_matmul,
     .nb_negative = nb_neg,
     .nb_positive = nb_pos,

@@ -33,10 +33,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """x * Phi(x), Phi the standard normal CDF (the exact, erf form)."""
-    if approximate != "none":
-        raise NotImplementedError(f"gelu(approximate={approximate!r}): only the exact form exists yet")
-    return _C.gelu(input)
+    """x * Phi(x), Phi the standard normal CDF: the exact erf form, or with approximate='tanh'
+    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))."""
+    return _C.gelu(input, approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

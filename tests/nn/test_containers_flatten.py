@@ -82,5 +82,6 @@ def test_functional_forms():
     assert F.gelu(x).tolist() == minitorch.gelu(x).tolist()
     y = x.clone()
     assert F.silu(y, inplace=True) is y and y.tolist() == minitorch.silu(x).tolist()
-    with pytest.raises(NotImplementedError):
-        F.gelu(x, approximate="tanh")
+    assert F.gelu(x, approximate="tanh").tolist() == minitorch.gelu(x, approximate="tanh").tolist()
+    with pytest.raises(RuntimeError):
+        F.gelu(x, approximate="erf")
