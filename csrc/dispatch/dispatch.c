@@ -101,8 +101,8 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     unsigned keys = 0;
     bool have_device = false, needs_grad = false;
     mt_device dev = MT_DEVICE_CPU;
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        const mt_tensor *t = a->t[k];
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS + a->ntl; k++) {
+        const mt_tensor *t = k < MT_MAX_TENSOR_ARGS ? a->t[k] : a->tl[k - MT_MAX_TENSOR_ARGS];
         /* A wrapped Python number lives on the CPU but may join tensors on any device. */
         if (t == NULL || t->is_wrapped_number) {
             continue;

@@ -38,7 +38,7 @@ typedef enum mt_key {
 #define INPLACE 4
 
 #define MT_MAX_TENSOR_ARGS 4
-#define MT_MAX_OUTPUTS 2
+#define MT_MAX_OUTPUTS 3 /* _unique2: values, inverse, counts */
 
 typedef struct mt_intlist {
     int n;
@@ -53,11 +53,14 @@ typedef struct mt_args {
     int64_t i[4];
     unsigned i_none; /* bit k: int slot k is an absent optional */
     mt_intlist l[2];
-    bool b[2];
+    bool b[3];
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;
     mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
+    /* A Tensor?[] argument (index's indices): borrowed, NULL entries are absent. */
+    int ntl;
+    mt_tensor *tl[MT_MAX_DIMS];
 } mt_args;
 
 typedef mt_status (*mt_kernel_fn)(mt_args *a);

@@ -263,3 +263,35 @@ mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out)
     a.device = dev;
     return call(MT_OP__to_copy, &a, out);
 }
+
+static void
+set_tensorlist(mt_args *a, int n, mt_tensor *const *indices)
+{
+    a->ntl = n;
+    for (int k = 0; k < n; k++) {
+        a->tl[k] = indices[k];
+    }
+}
+
+mt_status
+mt_op_index(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = self;
+    set_tensorlist(&a, n, indices);
+    return call(MT_OP_index, &a, out);
+}
+
+mt_status
+mt_op_index_put_(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor *values,
+                 bool accumulate)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = self;
+    a.t[1] = values;
+    a.b[0] = accumulate;
+    set_tensorlist(&a, n, indices);
+    return call(MT_OP_index_put_, &a, NULL);
+}

@@ -18,6 +18,7 @@ typedef enum argtype {
     A_BOOL,
     A_DTYPE,
     A_DEVICE,
+    A_TENSORLIST,
 } argtype;
 
 #define MAX_PARAMS 10
@@ -43,7 +44,7 @@ static schema schemas[MT_NUM_OPS];
 /* int[1] is a list of ints that may also be given as one int (dim=0); a plain int[] takes a
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
-                                         "int[1]", "bool", "ScalarType", "Device"};
+                                         "int[1]", "bool", "ScalarType", "Device", "Tensor?[]"};
 
 static PyObject *
 parse_default(const char *s)
@@ -230,6 +231,33 @@ to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
     return 0;
 }
 
+/* A Tensor?[]: a list or tuple of tensors and Nones, borrowed into a->tl. */
+static int
+to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
+{
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        arg_error(op, p, pos, o, "tuple of Tensors");
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (n > MT_MAX_DIMS) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor (got %zd)", n);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(o, k);
+        if (item != Py_None && !mt_py_is_tensor(item)) {
+            PyErr_Format(PyExc_TypeError,
+                         "expected Tensor as element %zd in argument %d, but got %s", k, pos,
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        a->tl[k] = item == Py_None ? NULL : mt_py_unwrap(item);
+    }
+    a->ntl = (int)n;
+    return 0;
+}
+
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
 static int
 convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
@@ -339,6 +367,8 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         }
         a->has_device = true;
         return 0;
+    case A_TENSORLIST:
+        return to_tensorlist(op, p, pos, o, a);
     }
     return 0;
 }
