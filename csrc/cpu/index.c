@@ -334,6 +334,7 @@ typedef struct offset_ctx {
             if (j < -c->size || j >= c->size) {                                     \
                 c->bad = true;                                                      \
                 c->bad_index = j;                                                   \
+                return;                                                             \
             }                                                                       \
             MT_AT(int64_t, 0, i) += (j < 0 ? j + c->size : j) * c->step;            \
         }                                                                           \
