@@ -105,14 +105,16 @@ check_index_dtype(const mt_tensor *index, const char *op)
     return MT_OK;
 }
 
-/* index as a contiguous int64 tensor (a new reference), every value checked to lie in
- * [0, size); the message of an index outside is PyTorch's gather and scatter one. */
+/* index as a contiguous int64 tensor (a new reference, a copy if it shares the memory of
+ * `written`), every value checked to lie in [0, size); the message of an index outside is
+ * PyTorch's gather and scatter one. */
 static mt_status
-positions(mt_tensor *index, int dim, int64_t size, mt_tensor **out)
+positions(mt_tensor *index, int dim, int64_t size, const mt_tensor *written, mt_tensor **out)
 {
-    mt_status st = index->dtype == MT_INT64 && mt_tensor_is_contiguous(index)
-                       ? (*out = mt_tensor_retain(index), MT_OK)
-                       : mt_cpu_cast(index, MT_INT64, out);
+    bool reuse = index->dtype == MT_INT64 && mt_tensor_is_contiguous(index) &&
+                 (written == NULL || index->storage != written->storage);
+    mt_status st = reuse ? (*out = mt_tensor_retain(index), MT_OK)
+                         : mt_cpu_cast(index, MT_INT64, out);
     if (st) {
         return st;
     }
@@ -164,7 +166,7 @@ mt_cpu_gather(mt_args *a)
                            mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), dim);
         }
     }
-    if ((st = positions(index, dim, ss[dim], &pos))) {
+    if ((st = positions(index, dim, ss[dim], NULL, &pos))) {
         return st;
     }
     int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
@@ -232,7 +234,7 @@ scatter_into(mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src, bool ad
     int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
     int n = geometry1(self, ss, sst);
     geometry1(index, is, ist);
-    mt_status st = positions(index, dim, ss[dim], &pos);
+    mt_status st = positions(index, dim, ss[dim], self, &pos);
     if (st) {
         return st;
     }

@@ -75,6 +75,14 @@ masked_fill(mt_args *a, bool inplace)
             goto out_release;
         }
     }
+    if (mask->storage == target->storage) {
+        /* a mask in the memory being filled is read in full first */
+        mt_tensor *copy = NULL;
+        if ((st = mt_cpu_cast(mask, MT_BOOL, &copy))) {
+            goto out_release;
+        }
+        mask = copy;
+    }
     uint64_t bytes = 0; /* the value in self's dtype, read by the loop as its width */
     mt_store_scalar((char *)&bytes, self->dtype, v);
     mt_tensor *ops[2] = {target, mask};
@@ -85,8 +93,11 @@ masked_fill(mt_args *a, bool inplace)
     mt_iter_run(&it, fill_loop(self->dtype), &bytes);
     mt_tensor_bump_version(target);
     a->out[0] = target;
-    return MT_OK;
+    target = NULL;
 out_release:
+    if (mask != a->t[1]) {
+        mt_tensor_release(mask);
+    }
     mt_tensor_clear(&target);
     return st;
 }

@@ -447,6 +447,8 @@ def test_index_put_(accumulate, dtype):
         return out
 
     check(lambda m, x, i, v: x.clone().index_put_((i,), v, accumulate=accumulate), ref, [a, idx, v])
+    check(lambda m, x, i, v: m.index_put(x, (i,), v, accumulate), ref, [a, idx, v])
+    check(lambda m, x, i, v: x.index_put([i], v, accumulate=accumulate), ref, [a, idx, v])
     x = minitorch.tensor(a)
     ver = x._version
     assert x.index_put_([minitorch.tensor(idx)], minitorch.tensor(v), accumulate) is x and x._version == ver + 1
