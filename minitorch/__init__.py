@@ -20,6 +20,7 @@ from ._C import bool, float32, float64, int32, int64  # noqa: E402,A004
 from ._device import device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from ._tensor import Tensor  # noqa: E402
+from ._indexing import argwhere, nonzero, unique  # noqa: E402
 
 _C._register_classes(Tensor, device)
 

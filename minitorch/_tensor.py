@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C
+from . import _C, _indexing
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -125,6 +125,16 @@ class Tensor(_C.TensorBase):
 
     def new_tensor(self, data, *, dtype=None, device=None) -> "Tensor":
         return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+
+    # ---- selection with a variable number of results (minitorch/_indexing.py) ----
+    def nonzero(self, *, as_tuple: bool = False):
+        return _indexing.nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self) -> "Tensor":
+        return _indexing.argwhere(self)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
+        return _indexing.unique(self, sorted, return_inverse, return_counts, dim)
 
     @property
     def T(self) -> "Tensor":

@@ -40,7 +40,7 @@ typedef enum mt_key {
 #define LIST -1
 
 #define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
-#define MT_MAX_OUTPUTS 2
+#define MT_MAX_OUTPUTS 3 /* _unique2: values, inverse, counts */
 
 typedef struct mt_intlist {
     int n;
@@ -55,13 +55,15 @@ typedef struct mt_args {
     int64_t i[4];
     unsigned i_none; /* bit k: int slot k is an absent optional */
     mt_intlist l[2];
-    bool b[2];
+    bool b[3];
     const char *str[1]; /* borrowed for the call; NULL for an absent optional */
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;
     mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
-    mt_tensor **tl;                  /* a Tensor[] argument: ntl tensors, borrowed */
+    /* a Tensor[] argument: ntl tensors, owned for the call; a Tensor?[] (index's indices) may
+     * hold NULL entries */
+    mt_tensor **tl;
     int ntl;
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;

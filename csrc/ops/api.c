@@ -308,3 +308,35 @@ mt_op_permute(mt_tensor *self, int ndim, const int64_t *dims, mt_tensor **out)
 {
     return list_op(MT_OP_permute, self, ndim, dims, out);
 }
+
+/* ---- indexing ---- */
+
+static void
+set_tensorlist(mt_args *a, int n, mt_tensor *const *indices)
+{
+    a->tl = (mt_tensor **)indices; /* borrowed: the kernels only read the list */
+    a->ntl = n;
+}
+
+mt_status
+mt_op_index(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = self;
+    set_tensorlist(&a, n, indices);
+    return call(MT_OP_index, &a, out);
+}
+
+mt_status
+mt_op_index_put_(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor *values,
+                 bool accumulate)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = self;
+    a.t[1] = values;
+    a.b[0] = accumulate;
+    set_tensorlist(&a, n, indices);
+    return call(MT_OP_index_put_, &a, NULL);
+}

@@ -298,3 +298,14 @@ mt_composite_randint(mt_args *a)
     }
     return factory(a, MT_OP_random_, mt_scalar_int(a->i[0]), mt_scalar_int(a->i[1]));
 }
+
+// self (*), indices, values; out = a copy of self with self[indices] = values (or += values)
+mt_status
+mt_composite_index_put(mt_args *a)
+{
+    mt_status st = mt_op_clone(a->t[0], &a->out[0]);
+    if (st == MT_OK && (st = mt_op_index_put_(a->out[0], a->ntl, a->tl, a->t[1], a->b[0]))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}

@@ -41,6 +41,10 @@ mt_status mt_op_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device 
 mt_status mt_op_fill_(mt_tensor *self, mt_scalar value);
 mt_status mt_op_copy_(mt_tensor *self, mt_tensor *src);
 mt_status mt_op_clone(mt_tensor *self, mt_tensor **out);
+/* self[indices] and self[indices] = values with index tensors (NULL entries skip a dim) */
+mt_status mt_op_index(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out);
+mt_status mt_op_index_put_(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor *values,
+                           bool accumulate);
 mt_status mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out);
 
 /* shape ops (csrc/ops/shape.c, csrc/cpu/shape.c) */

@@ -20,6 +20,7 @@ typedef enum argtype {
     A_DEVICE,
     A_TENSORLIST,
     A_STR, /* borrowed for the call: rounding_mode, approximate */
+    A_TENSORLIST_OPT, /* Tensor?[]: None entries allowed */
 } argtype;
 
 #define MAX_PARAMS 10
@@ -46,7 +47,7 @@ static schema schemas[MT_NUM_OPS];
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]", "str"};
+                                         "Tensor[]", "str", "Tensor?[]"};
 
 static PyObject *
 parse_default(const char *s)
@@ -99,9 +100,12 @@ parse_param(const char *op, char *text, param *p, int *slots)
     }
     p->type = (argtype)t;
     /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
-    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR : t == A_INTLIST1 ? A_INTLIST : t;
+    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR
+              : t == A_INTLIST1           ? A_INTLIST
+              : t == A_TENSORLIST_OPT     ? A_TENSORLIST
+                                          : t;
     p->slot = slots[cls]++;
-    if (t == A_TENSORLIST && p->slot > 0) {
+    if (cls == A_TENSORLIST && p->slot > 0) {
         PyErr_Format(PyExc_SystemError, "%s: mt_args holds one Tensor[] argument", op);
         return -1;
     }
@@ -240,17 +244,19 @@ to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
     return 0;
 }
 
-/* A list or tuple of tensors into a->tl; each tensor is retained until release_tensorlist. */
+/* A list or tuple of tensors (and, for Tensor?[], Nones) into a->tl; each tensor is retained
+ * until release_tensorlist. */
 static int
 to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
 {
+    const bool allow_none = p->type == A_TENSORLIST_OPT;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
         arg_error(op, p, pos, o, "tuple of Tensors");
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (n > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "too many tensors");
+    if (n > INT32_MAX || (allow_none && n > MT_MAX_DIMS)) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor (got %zd)", n);
         return -1;
     }
     a->tl = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*a->tl));
@@ -260,14 +266,14 @@ to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *item = PySequence_Fast_GET_ITEM(o, k);
-        if (!mt_py_is_tensor(item)) {
+        if (!(allow_none && item == Py_None) && !mt_py_is_tensor(item)) {
             PyErr_Format(PyExc_TypeError,
                          "expected Tensor as element %zd in argument %d, but got %s", k, pos,
                          Py_TYPE(item)->tp_name);
             return -1;
         }
         /* Owned, not borrowed: a Python kernel run by the dispatcher could change the list. */
-        a->tl[k] = mt_tensor_retain(mt_py_unwrap(item));
+        a->tl[k] = item == Py_None ? NULL : mt_tensor_retain(mt_py_unwrap(item));
         a->ntl = (int)k + 1;
     }
     return 0;
@@ -277,7 +283,9 @@ static void
 release_tensorlist(mt_args *a)
 {
     for (int k = 0; k < a->ntl; k++) {
-        mt_tensor_release(a->tl[k]);
+        if (a->tl[k]) {
+            mt_tensor_release(a->tl[k]);
+        }
     }
     PyMem_Free(a->tl);
     a->tl = NULL;
@@ -415,6 +423,7 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         a->has_device = true;
         return 0;
     case A_TENSORLIST:
+    case A_TENSORLIST_OPT:
         return to_tensorlist(op, p, pos, o, a);
     case A_STR:
         if (!PyUnicode_Check(o)) {

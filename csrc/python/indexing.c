@@ -1,15 +1,45 @@
-/* Basic indexing: t[ints, slices, None, ...] as select / slice / unsqueeze views (PyTorch's
- * applySlicing), and t[index] = value as a view followed by copy_ or fill_. */
+/* Indexing: t[index] and t[index] = value, as PyTorch's applySlicing.
+ *
+ * Basic items (ints, slices, None, ...) become views: select, slice, unsqueeze. Advanced items
+ * (integer and bool tensors, lists, NumPy arrays, Python bools) are collected, one entry per dim
+ * of that view they apply to, and handed to the index op (reading) or index_put_ (assignment),
+ * whose loops are in csrc/cpu/index.c. Without advanced items, reading returns the view and
+ * assignment copies or fills into it. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
 
+/* The view after the basic items and the advanced items that remain to apply to it. */
+typedef struct indexing {
+    mt_tensor *view; /* owned */
+    int n;
+    mt_tensor *idx[MT_MAX_DIMS]; /* per dim of view from the left: an index (owned) or NULL */
+    bool advanced;               /* whether any idx is set */
+} indexing;
+
+static void
+indexing_clear(indexing *ix)
+{
+    mt_tensor_clear(&ix->view);
+    for (int k = 0; k < ix->n; k++) {
+        mt_tensor_clear(&ix->idx[k]);
+    }
+}
+
 static int
 is_int_index(PyObject *o)
 {
-    return !PyBool_Check(o) && (PyLong_Check(o) || (PyIndex_Check(o) && !mt_py_is_tensor(o)));
+    if (PyBool_Check(o) || mt_py_is_tensor(o) || !PyIndex_Check(o)) {
+        return 0;
+    }
+    /* A NumPy array has __index__, but is an integer only without dims (np.int64 has none). */
+    PyObject *nd = PyLong_Check(o) ? NULL : PyObject_GetAttrString(o, "ndim");
+    long ndim = nd ? PyLong_AsLong(nd) : 0;
+    Py_XDECREF(nd);
+    PyErr_Clear();
+    return ndim == 0;
 }
 
 static int
@@ -26,23 +56,79 @@ unsupported(PyObject *item)
         /* PyTorch reads a str as data for an index tensor and rejects its type. */
         return PyErr_Format(PyExc_TypeError, "new(): invalid data type 'str'");
     }
-    if (mt_py_is_tensor(item) || PyList_Check(item) || PyBool_Check(item)) {
-        return PyErr_Format(PyExc_IndexError,
-                            "advanced indexing (tensors, lists and bools as indices) is not "
-                            "supported yet; use ints, slices, None and ...");
-    }
     return PyErr_Format(PyExc_IndexError,
                         "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                         "Variables are valid indices (got %s)",
                         Py_TYPE(item)->tp_name);
 }
 
-/* Replaces *cur by a new view (steals the old reference); NULL on failure with it released. */
-static int
-step(mt_tensor **cur, mt_status st, mt_tensor *next)
+/* PyTorch's treatSequenceAsTuple: a list holding a sequence, slice, tensor, None or ... is
+ * read as a tuple of items (x[[0, slice(None)]] is x[0, :]), any other list as one index. */
+static bool
+list_is_tuple(PyObject *index)
 {
-    mt_tensor_release(*cur);
-    *cur = st ? NULL : next;
+    if (!PyList_Check(index) || PyList_GET_SIZE(index) >= 32) {
+        return false;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(index); k++) {
+        PyObject *it = PyList_GET_ITEM(index, k);
+        if (mt_py_is_tensor(it) || PyList_Check(it) || PyTuple_Check(it) || PySlice_Check(it) ||
+            it == Py_Ellipsis || it == Py_None) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A list, tuple or array as an index tensor: bool stays bool, anything else becomes int64
+ * (PyTorch's indexing_tensor_from_data). NULL with an exception, or with none if item is not
+ * data at all. */
+static mt_tensor *
+data_index(PyObject *item)
+{
+    if (!PyList_Check(item) && !PyTuple_Check(item) &&
+        !PyObject_HasAttrString(item, "__array_interface__")) {
+        return NULL;
+    }
+    PyObject *args = PyTuple_Pack(1, item);
+    PyObject *obj = args ? mt_py_tensor_new(NULL, args, NULL) : NULL;
+    Py_XDECREF(args);
+    if (obj == NULL) {
+        return NULL;
+    }
+    mt_tensor *t = mt_tensor_retain(mt_py_unwrap(obj)), *cast = NULL;
+    Py_DECREF(obj);
+    if (t->dtype == MT_BOOL || t->dtype == MT_INT64) {
+        return t;
+    }
+    mt_status st = mt_op_to_copy(t, MT_INT64, MT_DEVICE_CPU, &cast);
+    mt_tensor_release(t);
+    return st ? mt_py_raise(st), NULL : cast;
+}
+
+/* The one-element (true) or empty (false) int64 index a Python bool stands for, on a new dim. */
+static mt_tensor *
+bool_index(bool on)
+{
+    mt_tensor *t = NULL;
+    int64_t n = on;
+    mt_status st = mt_tensor_empty(1, &n, MT_INT64, MT_DEVICE_CPU, &t);
+    if (st) {
+        mt_py_raise(st);
+        return NULL;
+    }
+    if (on) {
+        *(int64_t *)mt_tensor_data(t) = 0;
+    }
+    return t;
+}
+
+/* Replaces ix->view by a new view (steals the old reference); -1 on failure. */
+static int
+step(indexing *ix, mt_status st, mt_tensor *next)
+{
+    mt_tensor_release(ix->view);
+    ix->view = st ? NULL : next;
     if (st) {
         mt_py_raise(st);
         return -1;
@@ -50,174 +136,272 @@ step(mt_tensor **cur, mt_status st, mt_tensor *next)
     return 0;
 }
 
-static mt_tensor *
-index_view(PyObject *self, PyObject *index)
+static int
+record(indexing *ix, mt_tensor *index)
 {
-    mt_tensor *cur = mt_tensor_retain(mt_py_unwrap(self)), *next = NULL;
-    int self_ndim = cur->ndim;
-    PyObject *items = PyTuple_Check(index) ? Py_NewRef(index) : PyTuple_Pack(1, index);
-    if (items == NULL) {
-        mt_tensor_release(cur);
-        return NULL;
+    if (ix->n == MT_MAX_DIMS) {
+        mt_tensor_release(index);
+        PyErr_Format(PyExc_IndexError, "minitorch supports at most %d indexed dimensions",
+                     MT_MAX_DIMS);
+        return -1;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(items);
-    int consumed = 0, ellipses = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *it = PyTuple_GET_ITEM(items, k);
-        if (it == Py_Ellipsis) {
-            ellipses++;
-        } else if (it != Py_None) {
-            consumed++;
+    ix->idx[ix->n++] = index;
+    ix->advanced |= index != NULL;
+    return 0;
+}
+
+/* t[int]: a select, with PyTorch's messages. */
+static int
+apply_int(indexing *ix, PyObject *it, int64_t dim, int self_dim)
+{
+    PyObject *as_int = PyNumber_Index(it);
+    long long i = as_int ? PyLong_AsLongLong(as_int) : -1;
+    Py_XDECREF(as_int);
+    if (i == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
         }
+        return -1;
+    }
+    int64_t size = ix->view->sizes[dim];
+    if (i < -size || i >= size) {
+        PyErr_Format(PyExc_IndexError,
+                     "index %lld is out of bounds for dimension %d with size %" PRId64, i,
+                     self_dim, size);
+        return -1;
+    }
+    mt_tensor *next = NULL;
+    mt_status st = mt_op_select(ix->view, dim, i, &next);
+    return step(ix, st, next);
+}
+
+static int
+apply_slice(indexing *ix, PyObject *it, int64_t dim)
+{
+    Py_ssize_t start, stop, stp;
+    if (PySlice_Unpack(it, &start, &stop, &stp) < 0) {
+        return -1;
+    }
+    if (stp <= 0) {
+        PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
+        return -1;
+    }
+    PySliceObject *sl = (PySliceObject *)it;
+    if (sl->start == Py_None && sl->stop == Py_None && stp == 1) {
+        return 0;
+    }
+    mt_tensor *next = NULL;
+    mt_status st = mt_op_slice(ix->view, dim, sl->start == Py_None ? INT64_MIN : start,
+                               sl->stop == Py_None ? INT64_MAX : stop, stp, &next);
+    return step(ix, st, next);
+}
+
+/* items[k] as an index tensor in conv[k] (owned) when it is data (a list, an array); the number
+ * of dims of self the items use up, or -1 with an exception. */
+static int
+convert_items(PyObject *items, mt_tensor **conv)
+{
+    int consumed = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
+        PyObject *it = PyTuple_GET_ITEM(items, k);
+        mt_tensor *t = mt_py_is_tensor(it) ? mt_py_unwrap(it) : NULL;
+        if (it == Py_None || it == Py_Ellipsis || PyBool_Check(it)) {
+            continue;
+        }
+        if (is_int_index(it) || is_int_tensor_scalar(it) || PySlice_Check(it)) {
+            consumed++;
+            continue;
+        }
+        if (t == NULL) {
+            t = conv[k] = data_index(it);
+            if (t == NULL) {
+                if (!PyErr_Occurred()) {
+                    unsupported(it);
+                }
+                return -1;
+            }
+        }
+        consumed += t->dtype == MT_BOOL ? t->ndim : 1;
+    }
+    return consumed;
+}
+
+/* Applies the basic items of index to self and collects the advanced ones into ix. */
+static int
+apply_index(PyObject *self, PyObject *index, indexing *ix)
+{
+    *ix = (indexing){mt_tensor_retain(mt_py_unwrap(self)), 0, {NULL}, false};
+    int self_ndim = ix->view->ndim, r = -1;
+    mt_tensor *conv[MT_MAX_DIMS * 2] = {NULL};
+    PyObject *items = PyTuple_Check(index) ? Py_NewRef(index)
+                      : list_is_tuple(index) ? PySequence_Tuple(index)
+                                             : PyTuple_Pack(1, index);
+    if (items == NULL) {
+        goto out;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(items), ellipses = 0;
+    if (n > MT_MAX_DIMS * 2) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", self_ndim);
+        goto out;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        ellipses += PyTuple_GET_ITEM(items, k) == Py_Ellipsis;
     }
     if (ellipses > 1) {
         PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-        goto out_fail;
+        goto out;
+    }
+    int consumed = convert_items(items, conv);
+    if (consumed < 0) {
+        goto out;
     }
     if (consumed > self_ndim) {
         PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", self_ndim);
-        goto out_fail;
+        goto out;
     }
-    int64_t dim = 0;  /* the dim of cur the next item applies to */
+    int64_t dim = 0;  /* the dim of the view the next item applies to */
     int self_dim = 0; /* its position among the dims indexed so far, PyTorch's in messages */
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *it = PyTuple_GET_ITEM(items, k);
-        mt_status st;
-        if (it == Py_None) {
-            st = mt_op_unsqueeze(cur, dim, &next);
-            if (step(&cur, st, next) < 0) {
-                goto out_fail;
+        mt_tensor *t = conv[k] ? conv[k] : mt_py_is_tensor(it) ? mt_py_unwrap(it) : NULL;
+        mt_tensor *next = NULL;
+        int rc = 0;
+        if (it == Py_Ellipsis) {
+            for (int j = 0; j < self_ndim - consumed && rc == 0; j++) {
+                rc = record(ix, NULL);
             }
-            dim++;
-            self_dim++;
-        } else if (it == Py_Ellipsis) {
             dim += self_ndim - consumed;
             self_dim += self_ndim - consumed;
         } else if (is_int_index(it) || is_int_tensor_scalar(it)) {
-            PyObject *as_int = PyNumber_Index(it);
-            long long i = as_int ? PyLong_AsLongLong(as_int) : -1;
-            Py_XDECREF(as_int);
-            if (i == -1 && PyErr_Occurred()) {
-                if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                    PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
-                }
-                goto out_fail;
-            }
-            int64_t size = cur->sizes[dim];
-            if (i < -size || i >= size) {
-                PyErr_Format(PyExc_IndexError,
-                             "index %lld is out of bounds for dimension %d with size %" PRId64, i,
-                             self_dim, size);
-                goto out_fail;
-            }
-            st = mt_op_select(cur, dim, i, &next);
-            if (step(&cur, st, next) < 0) {
-                goto out_fail;
-            }
-            self_dim++;
+            rc = apply_int(ix, it, dim, self_dim++);
         } else if (PySlice_Check(it)) {
-            Py_ssize_t start, stop, stp;
-            if (PySlice_Unpack(it, &start, &stop, &stp) < 0) {
-                goto out_fail;
+            rc = apply_slice(ix, it, dim++);
+            rc = rc ? rc : record(ix, NULL);
+            self_dim++;
+        } else if (it == Py_None || PyBool_Check(it) || (t->ndim == 0 && t->dtype == MT_BOOL)) {
+            /* a new dim of size 1, which a bool then keeps (true) or empties (false) */
+            mt_status st = mt_op_unsqueeze(ix->view, dim++, &next);
+            rc = step(ix, st, next);
+            mt_tensor *b = NULL;
+            if (rc == 0 && it != Py_None) {
+                bool on = PyBool_Check(it) ? it == Py_True : *(bool *)mt_tensor_data(t);
+                rc = (b = bool_index(on)) ? 0 : -1;
             }
-            if (stp <= 0) {
-                PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
-                goto out_fail;
-            }
-            PySliceObject *sl = (PySliceObject *)it;
-            bool full = sl->start == Py_None && sl->stop == Py_None && stp == 1;
-            if (!full) {
-                st = mt_op_slice(cur, dim, sl->start == Py_None ? INT64_MIN : start,
-                                 sl->stop == Py_None ? INT64_MAX : stop, stp, &next);
-                if (step(&cur, st, next) < 0) {
-                    goto out_fail;
-                }
-            }
-            dim++;
+            rc = rc ? rc : record(ix, b);
             self_dim++;
         } else {
-            unsupported(it);
-            goto out_fail;
+            int used = t->dtype == MT_BOOL ? t->ndim : 1;
+            rc = record(ix, mt_tensor_retain(t));
+            dim += used;
+            self_dim += used;
+        }
+        if (rc < 0) {
+            goto out;
         }
     }
-    Py_DECREF(items);
-    return cur;
-out_fail:
-    Py_DECREF(items);
-    if (cur) {
-        mt_tensor_release(cur);
+    r = 0;
+out:
+    Py_XDECREF(items);
+    for (int k = 0; k < MT_MAX_DIMS * 2; k++) {
+        mt_tensor_clear(&conv[k]);
     }
-    return NULL;
+    if (r < 0) {
+        indexing_clear(ix);
+    }
+    return r;
 }
 
 PyObject *
 mt_py_getitem(PyObject *self, PyObject *index)
 {
-    mt_tensor *v = index_view(self, index);
-    if (v == NULL) {
+    indexing ix;
+    if (apply_index(self, index, &ix) < 0) {
         return NULL;
     }
-    /* t[...] and t[:] return a new view, never self (as PyTorch's alias). */
-    if (v == mt_py_unwrap(self)) {
-        mt_tensor *alias;
-        mt_status st = mt_tensor_view(v, v->ndim, v->sizes, v->strides, v->offset, &alias);
-        mt_tensor_release(v);
-        if (st) {
-            return mt_py_raise(st);
-        }
-        v = alias;
+    mt_tensor *res = NULL;
+    mt_status st = MT_OK;
+    if (ix.advanced) {
+        st = mt_op_index(ix.view, ix.n, ix.idx, &res);
+    } else if (ix.view == mt_py_unwrap(self)) {
+        /* t[...] and t[:] return a new view, never self (as PyTorch's alias). */
+        mt_tensor *v = ix.view;
+        st = mt_tensor_view(v, v->ndim, v->sizes, v->strides, v->offset, &res);
+    } else {
+        res = mt_tensor_retain(ix.view);
     }
-    return mt_py_wrap(v);
+    indexing_clear(&ix);
+    return st ? mt_py_raise(st) : mt_py_wrap(res);
+}
+
+/* A tensor value without its leading size-1 dims beyond ndim, which PyTorch drops. */
+static mt_tensor *
+strip_value(mt_tensor *src, int ndim)
+{
+    mt_tensor *t = NULL;
+    int extra = 0;
+    while (extra < src->ndim - ndim && src->sizes[extra] == 1) {
+        extra++;
+    }
+    mt_status st = mt_tensor_view(src, src->ndim - extra, src->sizes + extra, src->strides + extra,
+                                  src->offset, &t);
+    return st ? mt_py_raise(st), NULL : t;
+}
+
+/* A Python number to write into a tensor of dtype dt; -1 with an exception. */
+static int
+number_value(PyObject *value, mt_dtype dt, mt_scalar *s)
+{
+    int overflow = 0;
+    if (PyLong_Check(value) && mt_dtype_is_integral(dt, false)) {
+        PyLong_AsLongLongAndOverflow(value, &overflow);
+    }
+    if (overflow) {
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return -1;
+    }
+    if (mt_py_to_scalar(value, s) < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "can't assign a %s to a minitorch.%sTensor",
+                         Py_TYPE(value)->tp_name, mt_dtype_scalar_name(dt));
+        }
+        return -1;
+    }
+    return 0;
 }
 
 int
 mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
 {
-    mt_tensor *v = index_view(self, index);
-    if (v == NULL) {
+    indexing ix;
+    if (apply_index(self, index, &ix) < 0) {
         return -1;
     }
-    mt_status st;
+    mt_tensor *v = NULL;
+    mt_status st = MT_OK;
     mt_scalar s;
-    int overflow = 0;
-    if (PyLong_Check(value) && mt_dtype_is_integral(v->dtype, false)) {
-        PyLong_AsLongLongAndOverflow(value, &overflow);
-    }
-    if (overflow) {
-        mt_tensor_release(v);
-        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
-        return -1;
-    }
-    int r = mt_py_is_tensor(value) ? -1 : mt_py_to_scalar(value, &s);
     if (mt_py_is_tensor(value)) {
-        /* As PyTorch: leading size-1 dims of the value beyond the view's dims are dropped. */
-        mt_tensor *src = mt_py_unwrap(value), stripped = *src;
-        int extra = 0;
-        while (extra < src->ndim - v->ndim && src->sizes[extra] == 1) {
-            extra++;
+        if ((v = strip_value(mt_py_unwrap(value), ix.view->ndim)) == NULL) {
+            goto out_fail;
         }
-        if (extra) {
-            stripped.ndim -= extra;
-            memmove(stripped.sizes, src->sizes + extra, sizeof(int64_t) * (size_t)stripped.ndim);
-            memmove(stripped.strides, src->strides + extra, sizeof(int64_t) * (size_t)stripped.ndim);
-            src = &stripped;
-        }
-        st = mt_op_copy_(v, src);
-    } else if (r == 0) {
-        st = mt_op_fill_(v, s);
-    } else {
-        mt_tensor_release(v);
-        if (r == -1) {
-            PyErr_Format(PyExc_TypeError,
-                         "can't assign a %s to a minitorch.%sTensor", Py_TYPE(value)->tp_name,
-                         mt_dtype_scalar_name(mt_py_unwrap(self)->dtype));
-        }
-        return -1;
+        st = ix.advanced ? mt_op_index_put_(ix.view, ix.n, ix.idx, v, false)
+                         : mt_op_copy_(ix.view, v);
+    } else if (number_value(value, mt_py_unwrap(self)->dtype, &s) < 0) {
+        goto out_fail;
+    } else if (!ix.advanced) {
+        st = mt_op_fill_(ix.view, s);
+    } else if ((st = mt_check_scalar_fits(s, ix.view->dtype)) == MT_OK &&
+               (st = mt_tensor_scalar(s, ix.view->dtype, &v)) == MT_OK) {
+        st = mt_op_index_put_(ix.view, ix.n, ix.idx, v, false);
     }
-    mt_tensor_release(v);
     if (st) {
         mt_py_raise(st);
-        return -1;
+        goto out_fail;
     }
+    mt_tensor_clear(&v);
+    indexing_clear(&ix);
     return 0;
+out_fail:
+    mt_tensor_clear(&v);
+    indexing_clear(&ix);
+    return -1;
 }

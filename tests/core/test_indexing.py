@@ -1,9 +1,13 @@
-"""Basic indexing, reading and assignment: ints, negative ints, slices with steps, None, ...,
-and their combinations, against NumPy (values and shapes) and PyTorch (strides, offsets, errors).
+"""Indexing, reading and assignment, against NumPy (values and shapes) and PyTorch (strides,
+offsets, errors).
 
-Every read is a view: its data pointer is the base's plus its offset, and a write through it lands
-where NumPy's `a[index] = v` lands. Assignment bumps the version counter once. Advanced indexing
-(tensors, lists, bools as indices) is out of scope for now and must fail with a clear IndexError."""
+Basic indexing (ints, negative ints, slices with steps, None, ...): every read is a view, its data
+pointer the base's plus its offset, and a write through it lands where NumPy's `a[index] = v`
+lands. Advanced indexing (integer tensors, lists, NumPy arrays, bool masks, Python bools, mixed
+with basic items): reads are copies with NumPy's shapes (broadcast index dims in place when
+adjacent, else in front), assignment is index_put_. Assignment bumps the version counter once."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -234,20 +238,6 @@ def test_bad_steps_raise_value_error(index, message):
         t[index] = 0
 
 
-@pytest.mark.parametrize(
-    "index",
-    [[0, 1], (0, [1]), True, False, minitorch.tensor([0, 1]), minitorch.tensor([True, False]),
-     minitorch.tensor(True), minitorch.tensor(1.0)],
-    ids=["list", "list_in_tuple", "True", "False", "int_tensor", "bool_tensor", "bool_0d", "float_0d"],
-)
-def test_advanced_indexing_is_a_clear_error(index):
-    t = minitorch.zeros(2, 3)
-    with pytest.raises(IndexError, match="not supported"):
-        t[index]
-    with pytest.raises(IndexError, match="not supported"):
-        t[index] = 1
-
-
 @pytest.mark.parametrize("index", [1.0, object(), {}], ids=["float", "object", "dict"])
 def test_other_index_types(index):
     with pytest.raises(IndexError, match="only integers, slices"):
@@ -258,11 +248,6 @@ def test_str_index_is_a_type_error_as_in_pytorch():
     # PyTorch reads a str as data for an index tensor: TypeError "new(): invalid data type 'str'"
     with pytest.raises(TypeError, match="invalid data type 'str'"):
         minitorch.zeros(2, 3)["a"]
-
-
-def test_numpy_array_index_raises():
-    with pytest.raises((IndexError, TypeError)):
-        minitorch.zeros(2, 3)[np.array([0, 1])]
 
 
 def test_huge_int_index_raises():
@@ -512,3 +497,234 @@ def test_fill_():
     assert t[:, ::2].fill_(7) is not None
     assert t.tolist() == [[7, 0, 7], [7, 0, 7]]
     assert t.fill_(2.9).tolist() == [[2, 2, 2], [2, 2, 2]]
+
+
+# ---- advanced indexing: integer tensors, lists, arrays, bool masks ----
+
+@st.composite
+def advanced_index(draw, shape):
+    """An index spec for an array of shape: slices and integer arrays broadcasting together, or
+    one bool mask over some consecutive dims among slices; maybe an Ellipsis or a None. Arrays are
+    ("int", array, form) or ("mask", array, form), form saying how build() passes them."""
+    ndim = len(shape)
+    forms = st.sampled_from(["int64", "int32", "list", "numpy"])
+    items = []
+    sized = [d for d in range(ndim) if shape[d]]
+    if draw(st.booleans()) or not sized:
+        start = draw(st.integers(0, ndim - 1))
+        k = draw(st.integers(1, ndim - start))
+        mask = draw(arrays("bool", shape[start:start + k]))
+        items = [draw(slices(shape[d])) for d in range(start)] + [("mask", mask, draw(forms))]
+        items += [draw(slices(s)) for s in shape[start + k:]]
+    else:
+        bshape = draw(shapes(min_dims=1, max_dims=2, min_side=0, max_side=3))
+        picked = draw(st.sets(st.sampled_from(sized), min_size=1))
+        for d in range(ndim):
+            if d in picked:
+                idx = draw(arrays("int64", bshape, low=-shape[d], high=shape[d] - 1))
+                items.append(("int", idx, draw(forms)))
+            else:
+                items.append(draw(slices(shape[d])))
+    while items and isinstance(items[-1], slice) and draw(st.booleans()):
+        items.pop()  # trailing dims left out
+    if draw(st.booleans()):
+        items.insert(draw(st.integers(0, len(items))), None)
+    if draw(st.booleans()):
+        # an Ellipsis standing for the slices it replaces
+        at = draw(st.integers(0, len(items)))
+        end = at
+        while end < len(items) and isinstance(items[end], slice) and items[end] == slice(None):
+            end += 1
+        items[at:end] = [Ellipsis]
+    return tuple(items)
+
+
+def build(spec, lib):
+    """The index spec for minitorch, torch or NumPy (lib=np: plain NumPy arrays)."""
+    out = []
+    for item in spec:
+        if not isinstance(item, tuple):
+            out.append(item)
+            continue
+        _, arr, form = item
+        if lib is np or form == "numpy":
+            out.append(arr)
+        elif form == "list":
+            out.append(arr.tolist() if arr.size else lib.tensor(arr))  # ([] would be a float list)
+        else:
+            out.append(lib.tensor(arr.astype(form) if arr.dtype != bool else arr))
+    return tuple(out)
+
+
+@st.composite
+def advanced_case(draw):
+    """(NumPy array, the same as a tensor in some layout, an advanced index spec for them)."""
+    shape = draw(shapes(min_dims=1, max_dims=4, max_side=4))
+    a = base_array(shape, draw(st.sampled_from(DTYPES)))
+    return a, to_layout(a, draw(st.sampled_from(("contiguous", "transposed", "sliced")))), draw(advanced_index(shape))
+
+
+@given(advanced_case())
+def test_advanced_getitem_matches_numpy(case):
+    a, t, spec = case
+    version = t._version
+    r = t[build(spec, minitorch)]
+    expected = a[build(spec, np)]
+    assert tuple(r.shape) == expected.shape and r.dtype == t.dtype
+    np.testing.assert_array_equal(np.asarray(r), expected)
+    assert t._version == version
+    if r.numel():
+        assert r.data_ptr() != t.data_ptr() or t.numel() == 0, "advanced indexing copies"
+
+
+@given(advanced_case(), st.data())
+def test_advanced_setitem_matches_numpy(case, data):
+    a, t, spec = case
+    target = np.arange(a.size).reshape(a.shape)[build(spec, np)]
+    expected = a.copy()
+    if np.unique(target).size == target.size and data.draw(st.booleans()):
+        # an array value (no element written twice, so the order of writes does not matter)
+        keep = data.draw(st.integers(0, target.ndim))
+        vshape = tuple(s if data.draw(st.booleans()) else 1 for s in target.shape[target.ndim - keep:])
+        value = data.draw(arrays(str(a.dtype), vshape))
+        t[build(spec, minitorch)] = minitorch.tensor(value)
+    else:
+        value = data.draw(st.sampled_from([0, 1, True, -2]))
+        t[build(spec, minitorch)] = value
+    expected[build(spec, np)] = value
+    np.testing.assert_array_equal(np.asarray(t), expected)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda L: [0, 1],
+        lambda L: [[0, 1], [1, 0]],  # a list of sequences reads as a tuple, as in PyTorch
+        lambda L: [0, slice(None)],
+        lambda L: [],
+        lambda L: L.tensor([1, 0], dtype=L.int32),
+        lambda L: np.array([1, 0]),
+        lambda L: [True, False],
+        lambda L: [True, 0],
+        lambda L: [1.0, 0.0],
+        lambda L: True,
+        lambda L: False,
+        lambda L: (None, True, 0),
+        lambda L: L.tensor(True),
+        lambda L: L.tensor(False),
+        lambda L: ([0, 1], slice(None), [1, 2]),
+        lambda L: (slice(None), [0, 1], [1, 2]),
+        lambda L: (0, slice(None), [1, 2]),  # the int is a select first: shape (3, 2), not NumPy's (2, 3)
+        lambda L: ([0], slice(None), 1),
+        lambda L: (L.ones(2, 3, dtype=L.bool), 1),
+        lambda L: (1, L.tensor([True, False, True])),
+        lambda L: (Ellipsis, [0, 1]),
+        lambda L: ([0], Ellipsis, [0]),
+        lambda L: ([0], None, [0]),
+        lambda L: (L.tensor(1), slice(None), [0, 1]),
+        lambda L: (L.tensor([[0], [1]]), slice(1, None), L.tensor([0, 3, 2])),
+        lambda L: L.arange(24).reshape(2, 3, 4) > 10,
+        lambda L: (slice(None), L.tensor([[0, 2], [1, 1]]), slice(None, None, 2)),
+        lambda L: (L.tensor([-1, -2]),),
+    ],
+)
+def test_advanced_getitem_cases_match_torch(index):
+    torch = pytest.importorskip("torch")
+    a = base_array((2, 3, 4))
+    for layout in ("contiguous", "transposed"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # PyTorch's about a list read as a tuple
+            expected = torch_layout(torch, a, layout)[index(torch)]
+        r = to_layout(a, layout)[index(minitorch)]
+        assert tuple(r.shape) == tuple(expected.shape)
+        np.testing.assert_array_equal(np.asarray(r), expected.numpy())
+        t, tt = to_layout(a, layout), torch_layout(torch, a, layout)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # PyTorch's about a list read as a tuple
+            tt[index(torch)] = -1
+        t[index(minitorch)] = -1
+        np.testing.assert_array_equal(np.asarray(t), tt.numpy())
+
+
+def test_advanced_0d_and_empty():
+    t = minitorch.tensor(5.0)
+    assert t[True].tolist() == [5.0] and t[minitorch.tensor(False)].shape == (0,)
+    e = minitorch.zeros(0, 3)
+    assert e[minitorch.tensor([], dtype=minitorch.int64)].shape == (0, 3)
+    assert e[:, [0, 2]].shape == (0, 2)
+    assert e[e > 0].shape == (0,)
+    e[e > 0] = 1.0
+    e[:, [1]] = 2.0
+
+
+def test_mask_assignment_and_index_put_dispatch():
+    t = minitorch.tensor([[1.0, -2.0], [-3.0, 4.0]])
+    version = t._version
+    t[t < 0] = 0
+    assert t.tolist() == [[1.0, 0.0], [0.0, 4.0]] and t._version == version + 1
+    t[[0, 1], [1, 0]] = minitorch.tensor([7.0, 8.0])
+    assert t.tolist() == [[1.0, 7.0], [8.0, 4.0]]
+    t[minitorch.tensor([1])] = minitorch.tensor([[5.0, 6.0]])
+    assert t.tolist()[1] == [5.0, 6.0]
+    t[0, [0, 0]] = minitorch.tensor([1.0, 2.0])  # the later write wins, as in PyTorch on the CPU
+    assert t.tolist()[0][0] == 2.0
+    _, events = __import__("minitorch._journey", fromlist=["record"]).record(lambda: t[t > 1])
+    assert "index" in [e.name for e in events if e.layer == "Op"]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda L: L.tensor([5]),
+        lambda L: (slice(None), L.tensor([-5])),
+        lambda L: L.tensor([0.0]),
+        lambda L: L.ones(3, dtype=L.bool),
+        lambda L: L.ones(2, 4, dtype=L.bool),
+        lambda L: (L.tensor([0, 1]), L.tensor([0, 1, 2])),
+        lambda L: L.ones(2, 3, 4, 5, dtype=L.bool),
+        lambda L: (0, 0, 0, [0]),
+        lambda L: (L.tensor([[0, 1]]), L.tensor([0, 1]), 0, [0]),
+    ],
+    ids=["out_of_range", "negative_out_of_range", "float_tensor", "mask_shape",
+         "mask_2d_shape", "broadcast", "mask_too_many", "too_many", "too_many_mixed"],
+)
+def test_advanced_index_errors_match_torch(index):
+    torch = pytest.importorskip("torch")
+    a = base_array((2, 3, 4))
+    for read in (True, False):
+        with pytest.raises(Exception) as ours:  # noqa: PT011 - the class is compared with PyTorch's
+            t = minitorch.tensor(a)
+            if read:
+                t[index(minitorch)]
+            else:
+                t[index(minitorch)] = 1.0
+        with pytest.raises(Exception) as theirs:  # noqa: PT011
+            tt = torch.tensor(a)
+            if read:
+                tt[index(torch)]
+            else:
+                tt[index(torch)] = 1.0
+        assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+
+
+def test_advanced_index_error_messages():
+    t = minitorch.zeros(2, 3, 4)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 2"):
+        t[minitorch.tensor([5])]
+    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
+        t[minitorch.tensor([0.0])]
+    with pytest.raises(IndexError, match=r"The shape of the mask \[3\] at index 0 does not match the shape of "
+                                         r"the indexed tensor \[2, 3, 4\] at index 0"):
+        t[minitorch.ones(3, dtype=minitorch.bool)]
+    with pytest.raises(IndexError, match=r"could not be broadcast together with shapes \[2\], \[3\]"):
+        t[[0, 1], [0, 1, 2]]
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match, got "
+                                           "Float for the destination and Long for the source."):
+        t[[0]] = minitorch.zeros(1, 3, 4, dtype=minitorch.int64)
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to "
+                                           r"indexing result of shape \[2, 3, 4\]"):
+        t[[0, 1]] = minitorch.zeros(3)
+    before = t.clone()
+    with pytest.raises(IndexError):
+        t[[0, 7]] = 1.0
+    assert t.tolist() == before.tolist(), "a bad index must leave the tensor untouched"

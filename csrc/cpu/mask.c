@@ -1,0 +1,215 @@
+/* Selection by a mask on the CPU: masked_fill, masked_select, nonzero.
+ *
+ * The shared iterator walks its operands in row-major order of their logical shape (it drops and
+ * merges dims but never reorders them), so masked_select and nonzero can append to their output
+ * as they go. Elements move as raw bytes of their width. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
+#include "dispatch/kernels.h"
+
+/* ---- masked_fill ---- */
+
+// self (*), mask (broadcast to self) bool; self[i] = value where mask[i]
+#define FILL_LOOP(name, T)                                                      \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        const T v = *(const T *)ctx;                                            \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            if (MT_AT(bool, 1, i)) {                                            \
+                MT_AT(T, 0, i) = v;                                             \
+            }                                                                   \
+        }                                                                       \
+    }
+FILL_LOOP(fill_w1, uint8_t)
+FILL_LOOP(fill_w4, uint32_t)
+FILL_LOOP(fill_w8, uint64_t)
+
+static mt_loop_fn
+fill_loop(mt_dtype dt)
+{
+    size_t w = mt_dtype_size(dt);
+    return w == 1 ? fill_w1 : w == 4 ? fill_w4 : fill_w8;
+}
+
+static mt_status
+masked_fill(mt_args *a, bool inplace)
+{
+    mt_tensor *self = a->t[0], *mask = a->t[1], *value = a->t[2], *target = NULL;
+    char b1[256], b2[256];
+    if (mask->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                       mt_dtype_c_name(mask->dtype));
+    }
+    if (value->ndim != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                       "with %d dimension(s).",
+                       value->ndim);
+    }
+    mt_scalar v = mt_load_scalar(mt_tensor_data(value), value->dtype);
+    int64_t shape[MT_MAX_DIMS];
+    int ndim = 0;
+    mt_status st = mt_check_scalar_fits(v, self->dtype);
+    if (st || (st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
+                                        shape))) {
+        return st;
+    }
+    if (inplace) {
+        if (ndim != self->ndim || memcmp(shape, self->sizes, sizeof(int64_t) * (size_t)ndim)) {
+            return mt_fail(MT_ERUNTIME, "output with shape %s doesn't match the broadcast shape %s",
+                           mt_format_sizes(b1, sizeof(b1), self->ndim, self->sizes),
+                           mt_format_sizes(b2, sizeof(b2), ndim, shape));
+        }
+        if ((st = mt_check_writable(self))) {
+            return st;
+        }
+        target = mt_tensor_retain(self);
+    } else {
+        st = mt_tensor_empty(ndim, shape, self->dtype, mt_tensor_device(self), &target);
+        if (st || (st = mt_cpu_copy_into(target, self))) {
+            goto out_release;
+        }
+    }
+    if (mask->storage == target->storage) {
+        /* a mask in the memory being filled is read in full first */
+        mt_tensor *copy = NULL;
+        if ((st = mt_cpu_cast(mask, MT_BOOL, &copy))) {
+            goto out_release;
+        }
+        mask = copy;
+    }
+    uint64_t bytes = 0; /* the value in self's dtype, read by the loop as its width */
+    mt_store_scalar((char *)&bytes, self->dtype, v);
+    mt_tensor *ops[2] = {target, mask};
+    mt_iter it;
+    if ((st = mt_iter_build(&it, ndim, shape, ops, 2))) {
+        goto out_release;
+    }
+    mt_iter_run(&it, fill_loop(self->dtype), &bytes);
+    mt_tensor_bump_version(target);
+    a->out[0] = target;
+    target = NULL;
+out_release:
+    if (mask != a->t[1]) {
+        mt_tensor_release(mask);
+    }
+    mt_tensor_clear(&target);
+    return st;
+}
+
+// self (*), mask bool and value (0-dim) broadcast with self; out = self with value where mask
+mt_status
+mt_cpu_masked_fill(mt_args *a)
+{
+    return masked_fill(a, false);
+}
+
+mt_status
+mt_cpu_masked_fill_(mt_args *a)
+{
+    return masked_fill(a, true);
+}
+
+/* ---- masked_select ---- */
+
+typedef struct select_ctx {
+    char *out;     /* the next free element of the result */
+    int64_t count; /* of true mask elements */
+} select_ctx;
+
+// mask (*) bool; count += number of trues
+static void
+count_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        c += MT_AT(bool, 1, i);
+    }
+    ((select_ctx *)ctx)->count += c;
+}
+
+// self (*), mask (*) bool; appends self[i] where mask[i]
+#define SELECT_LOOP(name, T)                                                    \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        select_ctx *c = ctx;                                                    \
+        T *out = (T *)c->out;                                                   \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            if (MT_AT(bool, 1, i)) {                                            \
+                *out++ = MT_AT(T, 0, i);                                        \
+            }                                                                   \
+        }                                                                       \
+        c->out = (char *)out;                                                   \
+    }
+SELECT_LOOP(select_w1, uint8_t)
+SELECT_LOOP(select_w4, uint32_t)
+SELECT_LOOP(select_w8, uint64_t)
+
+// self (*), mask (*) bool, broadcast together; out (count of trues) = self's elements where mask
+mt_status
+mt_cpu_masked_select(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *mask = a->t[1];
+    if (mask->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "masked_select: expected BoolTensor for mask");
+    }
+    int64_t shape[MT_MAX_DIMS];
+    int ndim = 0;
+    mt_status st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
+                                       shape);
+    mt_tensor *ops[2] = {self, mask};
+    mt_iter it;
+    if (st || (st = mt_iter_build(&it, ndim, shape, ops, 2))) {
+        return st;
+    }
+    select_ctx c = {NULL, 0};
+    mt_iter_run(&it, count_loop, &c);
+    if ((st = mt_tensor_empty(1, &c.count, self->dtype, mt_tensor_device(self), &a->out[0]))) {
+        return st;
+    }
+    size_t w = mt_dtype_size(self->dtype);
+    c.out = mt_tensor_data(a->out[0]);
+    mt_iter_run(&it, w == 1 ? select_w1 : w == 4 ? select_w4 : select_w8, &c);
+    return MT_OK;
+}
+
+/* ---- nonzero ---- */
+
+// self (*); out (count, ndim) int64: the coordinates of self's nonzero elements in row-major
+// order (NaN counts as nonzero)
+mt_status
+mt_cpu_nonzero(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *flags = NULL;
+    mt_status st = mt_cpu_cast(self, MT_BOOL, &flags); /* contiguous: element i is flat i */
+    if (st) {
+        return st;
+    }
+    const bool *f = (const bool *)mt_tensor_data(flags);
+    int64_t n = mt_tensor_numel(flags), count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        count += f[i];
+    }
+    int64_t shape[2] = {count, self->ndim};
+    if ((st = mt_tensor_empty(2, shape, MT_INT64, mt_tensor_device(self), &a->out[0]))) {
+        goto out_release;
+    }
+    int64_t *out = (int64_t *)mt_tensor_data(a->out[0]), coord[MT_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        if (f[i] && self->ndim) {
+            memcpy(out, coord, sizeof(int64_t) * (size_t)self->ndim);
+            out += self->ndim;
+        }
+        for (int d = self->ndim - 1; d >= 0 && ++coord[d] == self->sizes[d]; d--) {
+            coord[d] = 0;
+        }
+    }
+out_release:
+    mt_tensor_clear(&flags);
+    return st;
+}

@@ -1,0 +1,260 @@
+/* Sorting on the CPU: sort, argsort, topk, and _unique2 (the kernel of unique).
+ *
+ * The input is made contiguous and seen as (outer, n, inner) around dim, as in reduce_dim.c.
+ * Each row along dim is copied with its indices into a scratch buffer, merge-sorted there and
+ * written back. The merge sort is stable, so stable=True and stable=False give the same result
+ * (PyTorch's unstable sort may order ties otherwise; both orders are valid). NaN sorts above
+ * every number, as in PyTorch: last ascending, first descending. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "cpu/loops.h"
+#include "dispatch/kernels.h"
+
+/* Strictly before: ascending a < b, descending a > b, with NaN as the largest value. Ties are
+ * never "before", which keeps the merge stable. */
+#define BEFORE(a, b, desc) \
+    ((desc) ? ((a) > (b) || ((a) != (a) && (b) == (b))) : ((a) < (b) || ((a) == (a) && (b) != (b))))
+
+/* x (outer, n, inner); values, indices (outer, k, inner): the first k of each row along n once
+ * sorted, and their positions in the row. values may be NULL. key/tk and idx/ti are scratch
+ * rows of n elements. */
+#define SORT_ROWS(S, T)                                                                        \
+    static void sort_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,       \
+                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,       \
+                              void *tkv, int64_t *idx, int64_t *ti)                             \
+    {                                                                                          \
+        const T *x = (const T *)xv;                                                            \
+        T *values = (T *)vv;                                                                   \
+        for (int64_t o = 0; o < outer; o++) {                                                  \
+            for (int64_t i = 0; i < inner; i++) {                                              \
+                T *key = (T *)keyv, *tk = (T *)tkv;                                            \
+                int64_t *id = idx, *tid = ti;                                                  \
+                for (int64_t j = 0; j < n; j++) {                                              \
+                    key[j] = x[(o * n + j) * inner + i];                                       \
+                    id[j] = j;                                                                 \
+                }                                                                              \
+                /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid) */ \
+                for (int64_t w = 1; w < n; w *= 2) {                                           \
+                    for (int64_t lo = 0; lo < n; lo += 2 * w) {                                \
+                        int64_t mid = lo + w < n ? lo + w : n;                                 \
+                        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
+                        int64_t a = lo, b = mid, t = lo;                                       \
+                        while (a < mid && b < hi) {                                            \
+                            int64_t from = BEFORE(key[b], key[a], desc) ? b++ : a++;           \
+                            tk[t] = key[from];                                                 \
+                            tid[t++] = id[from];                                               \
+                        }                                                                      \
+                        for (; a < mid; a++, t++) {                                            \
+                            tk[t] = key[a];                                                    \
+                            tid[t] = id[a];                                                    \
+                        }                                                                      \
+                        for (; b < hi; b++, t++) {                                             \
+                            tk[t] = key[b];                                                    \
+                            tid[t] = id[b];                                                    \
+                        }                                                                      \
+                    }                                                                          \
+                    T *sk = key;                                                               \
+                    key = tk;                                                                  \
+                    tk = sk;                                                                   \
+                    int64_t *sid = id;                                                         \
+                    id = tid;                                                                  \
+                    tid = sid;                                                                 \
+                }                                                                              \
+                for (int64_t j = 0; j < k; j++) {                                              \
+                    const int64_t at = (o * k + j) * inner + i;                                \
+                    if (values) {                                                              \
+                        values[at] = key[j];                                                   \
+                    }                                                                          \
+                    indices[at] = id[j];                                                       \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+#define SORT_ROWS_ARGS(E, T, S) SORT_ROWS(S, T)
+MT_DTYPES(SORT_ROWS_ARGS)
+typedef void (*sort_fn)(const void *x, void *values, int64_t *indices, int64_t outer, int64_t n,
+                        int64_t inner, int64_t k, bool desc, void *key, void *tk, int64_t *idx,
+                        int64_t *ti);
+static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, sort_rows_i64,
+                                                  sort_rows_f32, sort_rows_f64};
+
+/* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
+ * shaped like self with k along dim. */
+static mt_status
+sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
+           mt_tensor **indices)
+{
+    mt_tensor *x = NULL, *scratch = NULL;
+    int64_t outer = 1, inner = 1, n = self->ndim ? self->sizes[dim] : 1;
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) {
+        outer *= d < dim ? self->sizes[d] : 1;
+        inner *= d > dim ? self->sizes[d] : 1;
+        shape[d] = d == dim ? k : self->sizes[d];
+    }
+    int64_t scratch_n = 4 * n; /* key, tk (as 8-byte slots), idx, ti */
+    mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
+                                                 : mt_cpu_cast(self, self->dtype, &x);
+    if (st == MT_OK) {
+        st = mt_tensor_empty(1, &scratch_n, MT_INT64, mt_tensor_device(self), &scratch);
+    }
+    if (st == MT_OK) {
+        st = mt_tensor_empty(self->ndim, shape, MT_INT64, mt_tensor_device(self), indices);
+    }
+    if (st == MT_OK && values) {
+        st = mt_tensor_empty(self->ndim, shape, self->dtype, mt_tensor_device(self), values);
+    }
+    if (st == MT_OK) {
+        int64_t *s = (int64_t *)mt_tensor_data(scratch);
+        sort_loops[self->dtype](mt_tensor_data(x), values ? mt_tensor_data(*values) : NULL,
+                                (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc, s,
+                                s + n, s + 2 * n, s + 3 * n);
+    } else {
+        mt_tensor_clear(indices);
+        if (values) {
+            mt_tensor_clear(values);
+        }
+    }
+    mt_tensor_clear(&scratch);
+    mt_tensor_clear(&x);
+    return st;
+}
+
+/* sort and argsort: the whole of each row along a->i[0], values only when asked for */
+static mt_status
+sort_op(mt_args *a, bool want_values)
+{
+    mt_tensor *self = a->t[0];
+    int dim = 0;
+    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
+    if (st) {
+        return st;
+    }
+    int64_t n = self->ndim ? self->sizes[dim] : 1;
+    return want_values ? sort_along(self, dim, n, a->b[0], &a->out[0], &a->out[1])
+                       : sort_along(self, dim, n, a->b[0], NULL, &a->out[0]);
+}
+
+// self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
+mt_status
+mt_cpu_sort(mt_args *a)
+{
+    return sort_op(a, true);
+}
+
+mt_status
+mt_cpu_argsort(mt_args *a)
+{
+    return sort_op(a, false);
+}
+
+// self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
+mt_status
+mt_cpu_topk(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    int64_t k = a->i[0];
+    int dim = 0;
+    mt_status st = mt_wrap_dim(a->i[1], self->ndim, &dim);
+    if (st) {
+        return st;
+    }
+    if (self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "topk does not support bool dtypes on CPU");
+    }
+    int64_t n = self->ndim ? self->sizes[dim] : 1;
+    if (k < 0 || k > n) {
+        return mt_fail(MT_ERUNTIME, "selected index k out of range");
+    }
+    /* a 0-dim self gives its one element whatever k is, as PyTorch */
+    return sort_along(self, dim, self->ndim ? k : 1, a->b[0], &a->out[0], &a->out[1]);
+}
+
+/* ---- unique ---- */
+
+/* sorted (n) ascending with their flat positions perm; writes the distinct values, the group of
+ * each position (inverse) and each group's size. Returns the number of groups. NaN != NaN, so
+ * every NaN is a group of its own, as in PyTorch. */
+#define UNIQUE_LOOP(E, T, S)                                                                  \
+    static int64_t unique_##S(const void *sv, const int64_t *perm, int64_t n, void *uv,       \
+                              int64_t *inverse, int64_t *counts)                              \
+    {                                                                                         \
+        const T *sorted = (const T *)sv;                                                      \
+        T *u = (T *)uv;                                                                       \
+        int64_t g = -1;                                                                       \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            if (j == 0 || !(sorted[j] == sorted[j - 1])) {                                    \
+                u[++g] = sorted[j];                                                           \
+                counts[g] = 0;                                                                \
+            }                                                                                 \
+            counts[g]++;                                                                      \
+            inverse[perm[j]] = g;                                                             \
+        }                                                                                     \
+        return g + 1;                                                                         \
+    }
+MT_DTYPES(UNIQUE_LOOP)
+typedef int64_t (*unique_fn)(const void *sorted, const int64_t *perm, int64_t n, void *u,
+                             int64_t *inverse, int64_t *counts);
+static const unique_fn unique_loops[MT_NUM_DTYPES] = {unique_b8, unique_i32, unique_i64,
+                                                      unique_f32, unique_f64};
+
+// self (*); out[0] (u) = its distinct values ascending, out[1] (self's shape) = the group of
+// each element if return_inverse, out[2] (u) = each group's size if return_counts; the ones not
+// asked for are empty (as PyTorch's _unique2; on the CPU the result is sorted either way)
+mt_status
+mt_cpu__unique2(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *flat = NULL, *row = NULL, *sorted = NULL, *perm = NULL;
+    mt_tensor *inverse = NULL, *counts = NULL, *u = NULL;
+    int64_t n = mt_tensor_numel(self), zero = 0, one = 1;
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
+                                                 : mt_cpu_cast(self, self->dtype, &flat);
+    if (st == MT_OK) {
+        st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &row);
+    }
+    if (st == MT_OK) {
+        st = sort_along(row, 0, n, false, &sorted, &perm);
+    }
+    if (st == MT_OK) {
+        st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &inverse);
+    }
+    if (st == MT_OK) {
+        st = mt_tensor_empty(1, &n, MT_INT64, dev, &counts);
+    }
+    if (st == MT_OK) {
+        st = mt_tensor_empty(1, &n, self->dtype, dev, &u);
+    }
+    if (st) {
+        goto out_release;
+    }
+    int64_t groups = unique_loops[self->dtype](mt_tensor_data(sorted),
+                                               (int64_t *)mt_tensor_data(perm), n,
+                                               mt_tensor_data(u), (int64_t *)mt_tensor_data(inverse),
+                                               (int64_t *)mt_tensor_data(counts));
+    st = mt_tensor_view(u, 1, &groups, &one, 0, &a->out[0]);
+    if (st == MT_OK) {
+        st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
+                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
+    }
+    if (st == MT_OK) {
+        st = a->b[2] ? mt_tensor_view(counts, 1, &groups, &one, 0, &a->out[2])
+                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
+    }
+    if (st) {
+        for (int k = 0; k < 3; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+    }
+out_release:
+    mt_tensor_clear(&flat);
+    mt_tensor_clear(&row);
+    mt_tensor_clear(&sorted);
+    mt_tensor_clear(&perm);
+    mt_tensor_clear(&inverse);
+    mt_tensor_clear(&counts);
+    mt_tensor_clear(&u);
+    return st;
+}

@@ -1,0 +1,36 @@
+"""The selection ops whose number of results depends on an argument: nonzero(as_tuple=...),
+argwhere and unique. Each is one call of a C kernel (nonzero, _unique2) plus the choice of
+what to return, as PyTorch's torch/functional.py does for unique."""
+from __future__ import annotations
+
+from . import _C
+
+
+def nonzero(input, *, as_tuple: bool = False):
+    """The indices of the nonzero elements: an (n, input.dim()) int64 tensor, or with
+    as_tuple=True one 1-D tensor per dim (a 0-dim input counts as 1-D)."""
+    if not as_tuple:
+        return _C.nonzero(input)
+    x = input.reshape(1) if input.dim() == 0 else input
+    nz = _C.nonzero(x)
+    return tuple(nz[:, d] for d in range(x.dim()))
+
+
+def argwhere(input):
+    """nonzero(input): the (n, input.dim()) indices of its nonzero elements."""
+    return _C.nonzero(input)
+
+
+def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
+    """The distinct elements of input, ascending; with return_inverse the index of each
+    element's value among them (input's shape), with return_counts how often each occurs."""
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported yet; minitorch's unique flattens the input")
+    output, inverse, counts = _C._unique2(input, sorted, return_inverse, return_counts)
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
