@@ -64,7 +64,7 @@ parse_default(const char *s)
     if (s[0] == '\'') {
         return PyUnicode_FromStringAndSize(s + 1, (Py_ssize_t)strlen(s) - 2); /* 'none' */
     }
-    if (strchr(s, '.')) {
+    if (strpbrk(s, ".eE")) { /* 0.5, 1e-05 */
         return PyFloat_FromDouble(atof(s));
     }
     return PyLong_FromLongLong(atoll(s));
