@@ -39,6 +39,15 @@ del _name
 
 from ._reductions import max, min  # noqa: E402,A004
 
+
+def where(condition, input=None, other=None):
+    """input where condition holds, else other; where(condition) alone is
+    nonzero(condition, as_tuple=True), as in PyTorch."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return _C.where(condition, input, other)
+
+
 tensor = _C.tensor
 from_numpy = _C.from_numpy
 manual_seed = _C.manual_seed

@@ -401,6 +401,12 @@ def test_where_scalars_and_promotion(dtype, s1, s2):
     check(lambda m, c, x, y: m.where(c, x, y), np.where, [c, x, x.astype(np.float64)])
 
 
+def test_where_of_condition_alone_is_nonzero():
+    c = np.array([[True, False, True], [False, False, True]])
+    got = minitorch.where(minitorch.tensor(c))
+    assert isinstance(got, tuple) and [g.tolist() for g in got] == [list(i) for i in np.nonzero(c)]
+
+
 def test_where_empty_and_zero_dim():
     assert minitorch.where(minitorch.ones(0, 2).bool(), 1.0, 0.0).shape == (0, 2)
     z = minitorch.where(minitorch.tensor(True), minitorch.tensor(3), minitorch.tensor([1, 2]))
