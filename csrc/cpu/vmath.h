@@ -17,8 +17,11 @@ static inline float
 mt_vexp_f32(float x)
 {
     const float max_x = 88.7228391f, min_x = -87.3365448f; /* ln(FLT_MAX), ln(FLT_MIN) */
+    /* Selects, not branches, so that a loop around this vectorises: a NaN is reduced as 0
+     * and put back at the end. */
     float xc = x > max_x ? max_x : x;
-    xc = xc < min_x || xc != xc ? min_x : xc;
+    xc = xc < min_x ? min_x : xc;
+    xc = x != x ? 0.0f : xc;
     /* Adding and subtracting 1.5 * 2^23 rounds to the nearest integer in float arithmetic. */
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f;
@@ -31,13 +34,15 @@ mt_vexp_f32(float x)
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
     /* n reaches 128 just below ln(FLT_MAX), one past the largest exponent: take a 2 out. */
-    const int32_t k = (int32_t)n - (n > 127.0f);
-    p = n > 127.0f ? p * 2.0f : p;
-    const uint32_t bits = (uint32_t)(k + 127) << 23;
+    const int32_t big = n > 127.0f;
+    p = p * (float)(1 + big);
+    const uint32_t bits = (uint32_t)((int32_t)n - big + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof(scale));
-    const float e = p * scale;
-    return x != x ? x : x > max_x ? INFINITY : x < min_x ? 0.0f : e;
+    float e = p * scale;
+    e = x > max_x ? INFINITY : e;
+    e = x < min_x ? 0.0f : e;
+    return x != x ? x : e;
 }
 
 #endif
