@@ -38,3 +38,6 @@ __all__ = [
     "functional",
     "init",
 ]
+from minitorch.nn.modules import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
+
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]

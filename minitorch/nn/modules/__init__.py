@@ -6,3 +6,7 @@ from minitorch.nn.modules.linear import Identity, Linear
 from minitorch.nn.modules.activation import GELU, ReLU, Sigmoid, SiLU, Tanh
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "ReLU", "Flatten", "Unflatten", "GELU", "SiLU", "Tanh", "Sigmoid"]
+from minitorch.nn.modules.conv import Conv2d
+from minitorch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
