@@ -185,6 +185,15 @@ def test_conv2d_1x1_reads_the_image_as_it_lies():
           [x, w[:, :2].copy()])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_conv2d_in_blocks_of_output_rows(dtype):
+    # col of 576 rows x 40 columns per output row: the kernel fills and multiplies it a few rows at a time
+    x, w, b = values(0, (2, 64, 21, 40), dtype), values(1, (6, 32, 3, 3), dtype), values(2, (6,), dtype)
+    kw = dict(padding=(1, 2), groups=2)
+    check(lambda m, x, w, b: m.conv2d(x, w, b, **kw), lambda x, w, b: conv2d_ref(x, w, b, **kw), [x, w, b],
+          layout="transposed", atol=1e-4, rtol=1e-4)
+
+
 def test_conv2d_empty_batch_and_channels():
     out = minitorch.conv2d(minitorch.zeros(0, 3, 5, 5), minitorch.zeros(4, 3, 3, 3))
     assert tuple(out.shape) == (0, 4, 3, 3)
