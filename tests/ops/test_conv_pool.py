@@ -84,7 +84,7 @@ def max_pool_indices_ref(x, kernel_size, stride=None, padding=0, dilation=1, cei
     flat = np.arange(x.shape[-2] * x.shape[-1], dtype=np.float64).reshape(x.shape[-2:])
     where = pool_windows(np.broadcast_to(flat, x.shape), *args, -1)
     shape = win.shape[:-2] + (-1,)
-    at = win.reshape(shape).argmax(-1)[..., None]
+    at = np.nanargmax(win.reshape(shape), -1)[..., None]  # no NaN here: the first maximum
     return np.take_along_axis(where.reshape(shape), at, -1)[..., 0].astype(np.int64)
 
 
