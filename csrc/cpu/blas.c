@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "cpu/blas.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "profiler/trace.h"
@@ -31,6 +32,22 @@ lib_exit(void)
     if (mt_trace_on) {
         mt_trace_exit();
     }
+}
+
+void
+mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha, const void *a,
+                int lda, const void *b, int ldb, double beta, void *c, int ldc)
+{
+    enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+    lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    if (dt == MT_FLOAT32) {
+        MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (const float *)a, lda,
+                        (const float *)b, ldb, (float)beta, (float *)c, ldc);
+    } else {
+        MT_CBLAS(dgemm)(CblasRowMajor, at, bt, m, n, k, alpha, (const double *)a, lda,
+                        (const double *)b, ldb, beta, (double *)c, ldc);
+    }
+    lib_exit();
 }
 
 /* How BLAS can read t (rows x cols) in place: row-major with leading dim *ld, or transposed. */
@@ -101,16 +118,7 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
         lib_exit();
         return;
     }
-    enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
-    lib_enter(f32 ? "cblas_sgemm" : "cblas_dgemm");
-    if (f32) {
-        MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (float *)a, (int)lda,
-                        (float *)b, (int)ldb, (float)beta, (float *)c, n);
-    } else {
-        MT_CBLAS(dgemm)(CblasRowMajor, at, bt, m, n, k, alpha, (double *)a, (int)lda, (double *)b,
-                        (int)ldb, beta, (double *)c, n);
-    }
-    lib_exit();
+    mt_cpu_gemm_raw(C->dtype, ta, tb, m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c, n);
 }
 
 #define GEMM_INT_LOOP(T)                                                                  \

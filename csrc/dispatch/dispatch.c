@@ -69,7 +69,9 @@ mt_args_init(mt_args *a)
     for (int k = 0; k < 3; k++) {
         a->s[k].type = MT_NUM_DTYPES;
     }
-    a->l[0].none = a->l[1].none = true;
+    for (int k = 0; k < 4; k++) {
+        a->l[k].none = true;
+    }
 }
 
 mt_status

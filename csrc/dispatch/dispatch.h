@@ -54,7 +54,7 @@ typedef struct mt_args {
     mt_scalar s[3];
     int64_t i[4];
     unsigned i_none; /* bit k: int slot k is an absent optional */
-    mt_intlist l[2];
+    mt_intlist l[4];
     bool b[3];
     const char *str[1]; /* borrowed for the call; NULL for an absent optional */
     int dtype; /* an mt_dtype, or -1 for None */

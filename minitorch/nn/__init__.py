@@ -44,3 +44,6 @@ __all__ = [
 ]
 __all__ += ["Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding"]
 __all__ += ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
+from minitorch.nn.modules import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
+
+__all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]

@@ -1,0 +1,349 @@
+/* conv2d on the CPU: im2col, then one BLAS gemm per image and group (Caffe's layout).
+ *
+ * For image b, col (C*KH*KW, OH*OW) holds in row (c, kh, kw) what kernel tap (kh, kw) of channel
+ * c sees at every output position, 0 where the tap falls in the padding. Then
+ * out[b] (OC, OH*OW) = weight (OC, C/groups*KH*KW) @ col, one gemm per group on row blocks of
+ * weight and col, written straight into the NCHW output, so nothing is transposed afterwards.
+ * A 1x1 kernel with stride 1 and no padding needs no col: the image is its own. Integer dtypes,
+ * which no BLAS has, use a plain loop on the same col. The checks run in PyTorch's order
+ * (Convolution.cpp), so the first failing one gives PyTorch's message. */
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "cpu/blas.h"
+#include "cpu/copy.h"
+#include "dispatch/kernels.h"
+
+/* Most bytes of one block of col: the gemm then reads it from L2 rather than from memory
+ * (512 KiB measured best for (32, 64, 56, 56) * (64, 64, 3, 3), 15% faster than no blocks). */
+#define CONV_COL_BYTES (1 << 19)
+
+typedef struct conv_geom {
+    int64_t n, c, h, w; /* input (N, C, H, W) */
+    int64_t oc, kh, kw; /* weight (OC, C / groups, KH, KW) */
+    int64_t oh, ow;     /* out (N, OC, OH, OW) */
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+} conv_geom;
+
+/* An int[] argument as one value per spatial dim of the weight: a single int stands for both
+ * (PyTorch's int[2] parsing, then expand_param_if_needed). Returns the count in *n. */
+static mt_status
+expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int *n)
+{
+    memcpy(out, l->v, sizeof(int64_t) * (size_t)l->n);
+    *n = l->n;
+    if (*n == 1) {
+        out[1] = out[0];
+        *n = 2;
+    }
+    if (*n != dims) {
+        char buf[256];
+        return mt_fail(MT_ERUNTIME,
+                       "expected %s to be a single integer value or a list of %d values to match "
+                       "the convolution dimensions, but got %s=%s",
+                       name, dims, name, mt_format_sizes(buf, sizeof(buf), *n, out));
+    }
+    return MT_OK;
+}
+
+/* Argument checks of PyTorch's conv2d and _convolution; fills g. */
+static mt_status
+conv_check(const mt_args *a, conv_geom *g)
+{
+    const mt_tensor *x = a->t[0], *wt = a->t[1], *bias = a->t[2];
+    char b1[256], b2[256];
+    if (x->ndim != 3 && x->ndim != 4) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of "
+                       "size: %s",
+                       mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes));
+    }
+    if (bias && bias->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "Input type (%s) and bias type (%s) should be the same",
+                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(bias->dtype));
+    }
+    if (wt->ndim < 3) {
+        return mt_fail(MT_ERUNTIME, "weight should have at least three dimensions");
+    }
+    g->groups = a->i[0];
+    if (g->groups <= 0) {
+        return mt_fail(MT_ERUNTIME, "non-positive groups is not supported");
+    }
+    int dims = wt->ndim - 2, ns, np, nd;
+    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS];
+    mt_status st;
+    if ((st = expand_param(&a->l[0], "stride", dims, stride, &ns)) ||
+        (st = expand_param(&a->l[1], "padding", dims, pad, &np)) ||
+        (st = expand_param(&a->l[2], "dilation", dims, dil, &nd))) {
+        return st;
+    }
+    for (int k = 0; k < dims; k++) {
+        if (pad[k] < 0) {
+            return mt_fail(MT_ERUNTIME, "negative padding is not supported");
+        }
+    }
+    for (int k = 0; k < dims; k++) {
+        if (stride[k] <= 0) {
+            return mt_fail(MT_ERUNTIME, "non-positive stride is not supported");
+        }
+    }
+    for (int k = 0; k < dims; k++) {
+        if (dil[k] <= 0) {
+            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
+                           mt_format_sizes(b1, sizeof(b1), nd, dil));
+        }
+    }
+    /* The messages show an unbatched input as the batch of one it becomes. */
+    int64_t xs[4] = {1, 1, 1, 1};
+    memcpy(xs + 4 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+    mt_format_sizes(b1, sizeof(b1), 4, xs);
+    mt_format_sizes(b2, sizeof(b2), wt->ndim, wt->sizes);
+    if (wt->ndim != 4) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                       "4-dimensional input of size %s instead",
+                       wt->ndim, wt->ndim, b2, b1);
+    }
+    if (wt->sizes[0] < g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be at least %" PRId64
+                       " at dimension 0, but got weight of size %s instead",
+                       g->groups, g->groups, b2);
+    }
+    if (wt->sizes[0] % g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
+                       " at dimension 0, but got weight of size [%s] instead",
+                       g->groups, g->groups, b2);
+    }
+    if (xs[1] != wt->sizes[1] * g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", weight of size %s, expected input%s to have "
+                       "%" PRId64 " channels, but got %" PRId64 " channels instead",
+                       g->groups, b2, b1, wt->sizes[1] * g->groups, xs[1]);
+    }
+    if (bias && (bias->ndim != 1 || bias->sizes[0] != wt->sizes[0])) {
+        char b3[256];
+        return mt_fail(MT_ERUNTIME,
+                       "Given weight of size %s, expected bias to be 1-dimensional with %" PRId64
+                       " elements, but got bias of size %s instead",
+                       b2, wt->sizes[0], mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
+    }
+    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = wt->sizes[0],
+                     .kh = wt->sizes[2], .kw = wt->sizes[3], .sh = stride[0], .sw = stride[1],
+                     .ph = pad[0], .pw = pad[1], .dh = dil[0], .dw = dil[1], .groups = g->groups};
+    int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
+    int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
+    if (in_h < k_h || in_w < k_w) {
+        return mt_fail(MT_ERUNTIME,
+                       "Calculated padded input size per channel: (%" PRId64 " x %" PRId64
+                       "). Kernel size: (%" PRId64 " x %" PRId64
+                       "). Kernel size can't be greater than actual input size",
+                       in_h, in_w, k_h, k_w);
+    }
+    if (g->kh <= 0 || g->kw <= 0) {
+        /* PyTorch's slow_conv2d message (its oneDNN path fails with a oneDNN one). */
+        return mt_fail(MT_ERUNTIME, "kernel size should be greater than zero, but got kH: %" PRId64
+                       " kW: %" PRId64, g->kh, g->kw);
+    }
+    if (wt->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(wt->dtype));
+    }
+    /* PyTorch's dilated kernel, which runs for any dilation > 1, lacks int32 as well. */
+    bool dilated = dil[0] > 1 || dil[1] > 1;
+    if (x->dtype == MT_BOOL || (dilated && x->dtype == MT_INT32)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'",
+                       dilated ? "slow_conv_dilated<>" : "slow_conv2d_cpu",
+                       mt_dtype_scalar_name(x->dtype));
+    }
+    g->oh = (in_h - k_h) / g->sh + 1;
+    g->ow = (in_w - k_w) / g->sw + 1;
+    int64_t kg = g->c / g->groups * g->kh * g->kw;
+    if (g->oc > INT_MAX || g->oh * g->ow > INT_MAX || kg > INT_MAX) {
+        return mt_fail(MT_ERUNTIME, "conv2d: sizes exceed what 32-bit BLAS can address");
+    }
+    return MT_OK;
+}
+
+/* The first ow in [0, OW) at which tap offset `off` lands at or right of 0, and the first at
+ * which it lands at or beyond `size`: the taps in [lo, hi) read the image. */
+static void
+inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *lo, int64_t *hi)
+{
+    *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    *hi = size - off <= 0 ? 0 : (size - off + stride - 1) / stride;
+    *hi = *hi < ow ? *hi : ow;
+    *lo = *lo < *hi ? *lo : *hi;
+}
+
+// x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1);
+// elements of `item` bytes (4 or 8)
+static void
+im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0, int64_t oh1)
+{
+    const int64_t rowbytes = g->ow * (int64_t)item;
+    for (int64_t c = 0; c < g->c; c++) {
+        for (int64_t i = 0; i < g->kh; i++) {
+            for (int64_t j = 0; j < g->kw; j++) {
+                int64_t off = j * g->dw - g->pw, lo, hi;
+                inside(off, g->sw, g->w, g->ow, &lo, &hi);
+                for (int64_t oh = oh0; oh < oh1; oh++, col += rowbytes) {
+                    int64_t ih = oh * g->sh + i * g->dh - g->ph;
+                    if (ih < 0 || ih >= g->h) {
+                        memset(col, 0, (size_t)rowbytes);
+                        continue;
+                    }
+                    /* src[ow * sw] is the pixel tap (i, j) sees at output column ow */
+                    const char *src = x + ((c * g->h + ih) * g->w + off) * (int64_t)item;
+                    memset(col, 0, (size_t)(lo * (int64_t)item));
+                    if (g->sw == 1) {
+                        memcpy(col + lo * (int64_t)item, src + lo * (int64_t)item,
+                               (size_t)((hi - lo) * (int64_t)item));
+                    } else if (item == 4) {
+                        for (int64_t ow = lo; ow < hi; ow++) {
+                            memcpy(col + ow * 4, src + ow * g->sw * 4, 4);
+                        }
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ow++) {
+                            memcpy(col + ow * 8, src + ow * g->sw * 8, 8);
+                        }
+                    }
+                    memset(col + hi * (int64_t)item, 0, (size_t)((g->ow - hi) * (int64_t)item));
+                }
+            }
+        }
+    }
+}
+
+/* out (m, n) += w (m, k) @ col (k, n), row strides ldc and ldb; integers wrap on overflow
+ * (unsigned arithmetic). */
+#define INT_GEMM(name, T, U)                                                                       \
+    static void name(const void *wv, const void *colv, int64_t ldb, void *outv, int64_t ldc,       \
+                     int64_t m, int64_t n, int64_t k)                                              \
+    {                                                                                              \
+        const T *w = (const T *)wv, *col = (const T *)colv;                                        \
+        T *out = (T *)outv;                                                                        \
+        for (int64_t i = 0; i < m; i++) {                                                          \
+            T *o = out + i * ldc;                                                                  \
+            for (int64_t p = 0; p < k; p++) {                                                      \
+                const U wip = (U)w[i * k + p];                                                     \
+                const T *c = col + p * ldb;                                                        \
+                for (int64_t j = 0; j < n; j++) {                                                  \
+                    o[j] = (T)((U)o[j] + wip * (U)c[j]);                                           \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+INT_GEMM(gemm_int32, int32_t, uint32_t)
+INT_GEMM(gemm_int64, int64_t, uint64_t)
+
+/* Every row of out (OC, n), rows ldc apart, starts as its channel's bias, or 0. */
+static void
+init_rows(char *out, int64_t ldc, const mt_tensor *bias, int64_t oc, int64_t n, size_t item)
+{
+    const char *b = bias ? mt_tensor_data(bias) : NULL;
+    for (int64_t o = 0; o < oc; o++) {
+        char *row = out + o * ldc * (int64_t)item;
+        if (b == NULL) {
+            memset(row, 0, (size_t)n * item);
+            continue;
+        }
+        const char *v = b + o * bias->strides[0] * (int64_t)item;
+        for (int64_t j = 0; j < n; j++) {
+            memcpy(row + j * (int64_t)item, v, item);
+        }
+    }
+}
+
+// out (OC, n) = bias + weight (OC, C/G*KH*KW) @ col (C*KH*KW, n), group by group: n columns
+// of an image's OH*OW; the rows of col are ldb apart, those of out ldc apart
+static void
+conv_block(const char *w, const char *col, int64_t ldb, char *out, int64_t ldc, int64_t n,
+           const mt_tensor *bias, const conv_geom *g, mt_dtype dt)
+{
+    size_t item = mt_dtype_size(dt);
+    int64_t m = g->oc / g->groups, k = g->c / g->groups * g->kh * g->kw;
+    bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
+    if (bias || !blas || k == 0) {
+        init_rows(out, ldc, bias, g->oc, n, item);
+    }
+    for (int64_t gi = 0; gi < g->groups && k > 0; gi++) {
+        const char *wg = w + gi * m * k * (int64_t)item, *cg = col + gi * k * ldb * (int64_t)item;
+        char *og = out + gi * m * ldc * (int64_t)item;
+        if (blas) {
+            mt_cpu_gemm_raw(dt, false, false, (int)m, (int)n, (int)k, 1.0, wg, (int)k, cg,
+                            (int)ldb, bias ? 1.0 : 0.0, og, (int)ldc);
+        } else if (dt == MT_INT32) {
+            gemm_int32(wg, cg, ldb, og, ldc, m, n, k);
+        } else {
+            gemm_int64(wg, cg, ldb, og, ldc, m, n, k);
+        }
+    }
+}
+
+/* t itself if contiguous, else a contiguous copy; either way a reference the caller releases. */
+static mt_status
+contiguous(mt_tensor *t, mt_tensor **out)
+{
+    if (mt_tensor_is_contiguous(t)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_cpu_cast(t, t->dtype, out);
+}
+
+// input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
+// out (N, OC, OH, OW) or (OC, OH, OW)
+mt_status
+mt_cpu_conv2d(mt_args *a)
+{
+    conv_geom g = {0};
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
+    mt_status st = conv_check(a, &g);
+    if (st) {
+        return st;
+    }
+    mt_dtype dt = a->t[0]->dtype;
+    size_t item = mt_dtype_size(dt);
+    int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
+    bool batched = a->t[0]->ndim == 4;
+    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, mt_tensor_device(a->t[0]),
+                              &out)) ||
+        (st = contiguous(a->t[0], &x)) || (st = contiguous(a->t[1], &w))) {
+        goto out_release;
+    }
+    /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col
+     * holds a block of `rows` output rows, small enough to stay in cache for the gemm. */
+    bool own_col = !(g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0);
+    const int64_t n = g.oh * g.ow, krows = g.c * g.kh * g.kw;
+    int64_t rows = own_col ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
+    rows = rows < 1 ? 1 : rows > g.oh ? g.oh : rows;
+    int64_t col_sizes[2] = {krows, rows * g.ow};
+    if (own_col && g.n > 0 &&
+        (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
+        goto out_release;
+    }
+    const int64_t in_bytes = g.c * g.h * g.w * (int64_t)item;
+    for (int64_t b = 0; b < g.n; b++) {
+        const char *image = mt_tensor_data(x) + b * in_bytes;
+        char *out_b = mt_tensor_data(out) + b * g.oc * n * (int64_t)item;
+        for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
+            int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
+            if (own_col) {
+                im2col(image, mt_tensor_data(col), &g, item, oh0, oh1);
+            }
+            conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
+                       out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);
+        }
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    mt_tensor_clear(&col);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&out);
+    return st;
+}
