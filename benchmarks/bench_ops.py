@@ -1,8 +1,8 @@
 """Throughput of large ops: minitorch next to NumPy and PyTorch, in one process.
 
-Cases (issue 3's list, as far as minitorch has the ops): add and mul on 16M float32 with the
-memory bandwidth they imply (two reads and a write per element), sum over 16M, and sgemm at
-1024^3 and 2048^3 in GFLOP/s. Cases for ops minitorch lacks yet are skipped with a note.
+Cases (issue 3's list): add and mul on 16M float32 with the memory bandwidth they imply (two
+reads and a write per element), sum over 16M, softmax over (4096, 1024) rows, sgemm at 1024^3
+and 2048^3, and conv2d on (32, 64, 56, 56) with 64 3x3 filters and padding 1 (no NumPy twin).
 Best of several repeats; quote the ratios. Run: python benchmarks/bench_ops.py [--quick]
 """
 import sys
@@ -78,6 +78,16 @@ def make_cases():
             fns[name] = lambda x=x, y=y: x @ y
         flops = 2 * size**3
         cases.append((f"sgemm {size}^3", fns, lambda s, f=flops: f"{f / s / 1e9:6.1f} GFLOP/s"))
+    n_img = 8 if QUICK else 32
+    img = rng.standard_normal((n_img, 64, 56, 56), np.float32)
+    w = rng.standard_normal((64, 64, 3, 3), np.float32) * 0.05
+    fns = {}
+    for name, lib in libs.items():
+        if lib is not np:  # NumPy has no convolution
+            x, k = tensors(lib, img, w)
+            fns[name] = lambda x=x, k=k, lib=lib: lib.nn.functional.conv2d(x, k, padding=1)
+    conv_flops = 2 * n_img * 64 * 56 * 56 * 64 * 9
+    cases.append((f"conv2d ({n_img},64,56,56) 3x3", fns, lambda s: f"{conv_flops / s / 1e9:6.1f} GFLOP/s"))
     return cases
 
 
@@ -89,7 +99,6 @@ def main():
         cell = lambda name: f"{t[name] * 1e3:8.2f} ms {rate(t[name])}" if name in t else f"{'-':>22}"
         ratio = lambda name: f"{t[name] / t['minitorch']:9.2f}" if name in t else f"{'-':>9}"
         print(f"{label:<22} {cell('minitorch'):>22} {cell('numpy'):>22} {cell('torch'):>22} {ratio('numpy')} {ratio('torch')}")
-    print("not yet measured (ops missing in minitorch): conv2d (32, 64, 56, 56) 3x3")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@
 #include "alloc/allocator.h"
 
 #define MT_HUGE_PAGE ((size_t)2 << 20) /* a transparent huge page on x86-64 and arm64 */
-#define MT_HUGE_BLOCK ((size_t)4 << 20) /* blocks from this size up get huge pages */
+#define MT_HUGE_BLOCK ((size_t)32 << 20) /* blocks from this size up get huge pages */
 
 typedef struct cpu_allocator {
     mt_allocator base;
@@ -35,8 +35,10 @@ cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **c
     if (rounded == 0) {
         rounded = MT_CPU_ALIGNMENT;
     }
-    /* Big blocks come from fresh mmaps, so every new output would fault in 4 KiB pages: align
-     * them to 2 MiB and ask for transparent huge pages, as NumPy does. */
+    /* Blocks above glibc's largest mmap threshold (32 MiB) come from fresh mmaps, so every new
+     * output would fault in 4 KiB pages: align them to 2 MiB and ask for transparent huge pages,
+     * as NumPy does. Smaller ones are left to malloc, whose heap reuses freed pages (a 16 MiB
+     * softmax output spent a third of its time faulting pages in when it was given huge pages). */
     size_t align = rounded >= MT_HUGE_BLOCK ? MT_HUGE_PAGE : MT_CPU_ALIGNMENT;
     if (align == MT_HUGE_PAGE) {
         rounded = (rounded + MT_HUGE_PAGE - 1) / MT_HUGE_PAGE * MT_HUGE_PAGE;

@@ -354,7 +354,7 @@ softmax_rows_f32(const float *x, float *y, int64_t rows, int64_t n, bool log)
         if (log) {
 #pragma omp simd reduction(+ : sum)
             for (int64_t j = 0; j < n; j++) {
-                sum += mt_vexp_f32(xr[j] - m);
+                sum += mt_vexp_nonpos_f32(xr[j] - m);
             }
             const float lse = m + logf(sum);
 #pragma omp simd
@@ -365,7 +365,7 @@ softmax_rows_f32(const float *x, float *y, int64_t rows, int64_t n, bool log)
         }
 #pragma omp simd reduction(+ : sum)
         for (int64_t j = 0; j < n; j++) {
-            yr[j] = mt_vexp_f32(xr[j] - m);
+            yr[j] = mt_vexp_nonpos_f32(xr[j] - m);
             sum += yr[j];
         }
         const float scale = 1.0f / sum;

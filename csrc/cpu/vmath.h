@@ -1,8 +1,9 @@
 /* Vectorisable float math for the CPU's hot loops.
  *
  * libm's expf is a call per element, which no loop around it can turn into SIMD code; this exp
- * is straight-line arithmetic that the compiler inlines and vectorises. It is the CPU's fast
- * path only: core/math.h keeps the reference formula of every op (and CUDA has __expf). */
+ * is straight-line arithmetic that the compiler inlines and vectorises (selects, not branches;
+ * the build's -fno-trapping-math lets them if-convert). It is the CPU's fast path only:
+ * core/math.h keeps the reference formula of every op (and CUDA has __expf). */
 #ifndef MT_CPU_VMATH_H
 #define MT_CPU_VMATH_H
 
@@ -10,21 +11,22 @@
 #include <stdint.h>
 #include <string.h>
 
-/* exp(x) for float, within 2 ulp of expf: exp(x) = 2^n * exp(r) with n = round(x / ln 2) and
- * |r| <= ln2 / 2, exp(r) by Cephes' degree-6 polynomial. Below the smallest normal result it
- * gives 0 (expf would give a subnormal), above the largest float inf; NaN stays NaN. */
+#define MT_VEXP_MIN_X -87.3365448f /* ln(FLT_MIN): below it the result is 0 */
+#define MT_VEXP_MAX_X 88.7228391f  /* ln(FLT_MAX): above it, inf */
+
+/* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, for x in [MIN_X, MAX_X] (or NaN,
+ * which comes out NaN): Cephes' degree-6 polynomial, within 2 ulp of expf. `big` (n = 128,
+ * just below MAX_X) is one past the largest exponent, so a 2 is taken out of 2^n. */
 static inline float
-mt_vexp_f32(float x)
+vexp_core(float x, int big)
 {
-    const float max_x = 88.7228391f, min_x = -87.3365448f; /* ln(FLT_MAX), ln(FLT_MIN) */
-    /* Selects, not branches, so that a loop around this vectorises: a NaN is reduced as 0
-     * and put back at the end. */
-    float xc = x > max_x ? max_x : x;
-    xc = xc < min_x ? min_x : xc;
-    xc = x != x ? 0.0f : xc;
-    /* Adding and subtracting 1.5 * 2^23 rounds to the nearest integer in float arithmetic. */
-    const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = xc - n * 0.693359375f;
+    /* x / ln 2 + 1.5 * 2^23 rounds to an integer in float arithmetic, which then sits in the
+     * low mantissa bits: n and its bits without a float-to-int conversion. */
+    const float t = x * 1.44269504088896341f + 12582912.0f;
+    const float n = t - 12582912.0f;
+    uint32_t tbits;
+    memcpy(&tbits, &t, sizeof(tbits));
+    float r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f; /* ln 2 in two parts: n * ln2_hi is exact */
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -33,16 +35,28 @@ mt_vexp_f32(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    /* n reaches 128 just below ln(FLT_MAX), one past the largest exponent: take a 2 out. */
-    const int32_t big = n > 127.0f;
-    p = p * (float)(1 + big);
-    const uint32_t bits = (uint32_t)((int32_t)n - big + 127) << 23;
+    const uint32_t bits = (tbits - 0x4B400000u + 127u - (uint32_t)big) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof(scale));
-    float e = p * scale;
-    e = x > max_x ? INFINITY : e;
-    e = x < min_x ? 0.0f : e;
-    return x != x ? x : e;
+    return big ? p * 2.0f * scale : p * scale;
+}
+
+/* exp(x) for float: 0 below MIN_X (expf would give a subnormal), inf above MAX_X, NaN stays. */
+static inline float
+mt_vexp_f32(float x)
+{
+    float xc = x > MT_VEXP_MAX_X ? MT_VEXP_MAX_X : x;
+    xc = xc < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : xc;
+    const float e = vexp_core(xc, xc * 1.44269504088896341f > 127.5f);
+    return x > MT_VEXP_MAX_X ? INFINITY : x < MT_VEXP_MIN_X ? 0.0f : e;
+}
+
+/* exp(x) for x <= 0 or NaN, as softmax's x - max is: mt_vexp_f32 without the overflow cases. */
+static inline float
+mt_vexp_nonpos_f32(float x)
+{
+    const float e = vexp_core(x < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : x, 0);
+    return x < MT_VEXP_MIN_X ? 0.0f : e;
 }
 
 #endif
