@@ -40,6 +40,15 @@ class Tensor(_C.TensorBase):
     max = _max
     min = _min
 
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Accumulates the gradient of self into the .grad of the leaves it depends on."""
+        from . import autograd
+
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        raise NotImplementedError("Tensor.register_hook is not supported by minitorch's autograd yet")
+
     def where(self, condition: "Tensor", other) -> "Tensor":
         """self where condition holds, else other: minitorch.where(condition, self, other)."""
         return _C.where(condition, self, other)

@@ -149,3 +149,44 @@ def broadcastable_pair(max_dims: int = 4, max_side: int = 5):
 
 
 layouts = st.sampled_from(LAYOUTS)
+
+
+# ---- gradients ----
+
+def check_grad(fn: Callable, arrays: Sequence[np.ndarray], *, layout: str = "contiguous", atol: float = 1e-5,
+               rtol: float = 1e-4, gradcheck: bool = True, scalars: Sequence = ()) -> None:
+    """The gradients of fn(m, *tensors, *scalars) with respect to every float input: autograd's
+    (backward of a random weighting of the output) must equal central finite differences in float64
+    (minitorch.autograd.gradcheck, when `gradcheck`) and PyTorch's for the same inputs and weights
+    (where torch is installed). Non-float arrays are passed as tensors that need no grad."""
+    rng = np.random.default_rng(0)
+    wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays]
+
+    def leaves(lib, make):
+        out = []
+        for a in wide:
+            t = make(a)
+            if a.dtype.kind == "f":
+                t.requires_grad_(True)
+            out.append(t)
+        return out
+
+    xs = leaves(minitorch, lambda a: to_layout(a, layout).detach())
+    out = fn(minitorch, *xs, *scalars)
+    weight = rng.standard_normal(tuple(out.shape))
+    (out * minitorch.tensor(weight)).sum().backward()
+    grads = [x.grad for x in xs]
+    for x, a, g in zip(xs, wide, grads):
+        if a.dtype.kind == "f":
+            assert g is not None, "no gradient reached an input"
+            assert tuple(g.shape) == a.shape and g.dtype == x.dtype
+    if gradcheck:
+        fresh = leaves(minitorch, lambda a: to_layout(a, layout).detach())
+        minitorch.autograd.gradcheck(lambda *t: fn(minitorch, *t, *scalars), fresh, atol=atol, rtol=rtol)
+    if torch is not None:
+        ts = leaves(torch, lambda a: torch.tensor(a))
+        t_out = fn(torch, *ts, *scalars)
+        (t_out * torch.tensor(weight)).sum().backward()
+        for g, t in zip(grads, ts):
+            if t.requires_grad:
+                np.testing.assert_allclose(as_numpy(g), t.grad.numpy(), atol=atol, rtol=rtol)

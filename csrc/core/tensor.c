@@ -218,6 +218,9 @@ mt_tensor_release(mt_tensor *t)
     if (t->grad) {
         mt_tensor_release(t->grad);
     }
+    if (t->grad_fn) {
+        mt_autograd_forget(t);
+    }
     mt_storage_release(t->storage);
     free(t);
 }

@@ -43,6 +43,14 @@ typedef struct mt_tensor {
     bool is_wrapped_number; /* made from a Python number: weaker in type promotion */
     struct mt_tensor *grad;
     void *pyobj; /* borrowed: the live Python wrapper of this tensor, if any */
+    /* autograd (autograd/autograd.h): the node that made this tensor (owned; NULL for a leaf)
+     * and which of its outputs it is; a leaf's AccumulateGrad node (borrowed: the node owns
+     * the leaf and clears this when it goes) */
+    struct mt_node *grad_fn;
+    int output_nr;
+    bool retains_grad;
+    bool is_view; /* made by a differentiable view op from a tensor that requires grad */
+    struct mt_node *grad_acc;
 } mt_tensor;
 
 mt_status mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out);
@@ -72,6 +80,8 @@ mt_tensor_retain(mt_tensor *t)
     return t;
 }
 void mt_tensor_release(mt_tensor *t);
+/* Autograd's part of a tensor's end (autograd.c): drops its grad_fn and retain_grad link. */
+void mt_autograd_forget(mt_tensor *t);
 /* Releases *t if set and clears it. */
 void mt_tensor_clear(mt_tensor **t);
 

@@ -200,7 +200,9 @@ run(mt_op op, mt_args *a, unsigned keys)
                            mt_op_names[op], mt_key_names[backend]);
         }
     }
-    if (!mt_trace_on) {
+    /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
+     * journey shows the op once, with the backend kernel that computed it. */
+    if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
         return k->fn(a);
     }
     mt_trace_enter(MT_LAYER_OP, mt_op_names[op], mt_key_names[key]);

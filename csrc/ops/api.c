@@ -40,6 +40,12 @@ tensors2(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out)
 
 
 mt_status
+mt_op_add(mt_tensor *self, mt_tensor *other, mt_tensor **out)
+{
+    return tensors2(MT_OP_add, self, other, out);
+}
+
+mt_status
 mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha)
 {
     mt_args a;

@@ -37,9 +37,15 @@ mt_composite_linear(mt_args *a)
     if (input->ndim == 2 && bias != NULL) {
         st = mt_op_addmm(bias, input, wt, mt_scalar_int(1), mt_scalar_int(1), &a->out[0]);
     } else {
-        st = mt_op_matmul(input, wt, &a->out[0]);
-        if (st == MT_OK && bias != NULL && (st = mt_op_add_(a->out[0], bias, mt_scalar_int(1)))) {
-            mt_tensor_clear(&a->out[0]);
+        /* Out of place: matmul's result may be a view (of its bmm), and autograd does not
+         * take in-place ops on views. */
+        mt_tensor *prod = NULL;
+        st = mt_op_matmul(input, wt, &prod);
+        if (st == MT_OK && bias != NULL) {
+            st = mt_op_add(prod, bias, &a->out[0]);
+            mt_tensor_release(prod);
+        } else if (st == MT_OK) {
+            a->out[0] = prod;
         }
     }
     mt_tensor_release(wt);

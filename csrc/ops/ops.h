@@ -7,6 +7,7 @@
 
 #include "dispatch/dispatch.h"
 
+mt_status mt_op_add(mt_tensor *self, mt_tensor *other, mt_tensor **out);
 mt_status mt_op_add_(mt_tensor *self, mt_tensor *other, mt_scalar alpha);
 mt_status mt_op_clamp_min(mt_tensor *self, mt_scalar min, mt_tensor **out);
 mt_status mt_op_clamp_min_(mt_tensor *self, mt_scalar min);

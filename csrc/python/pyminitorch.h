@@ -57,6 +57,10 @@ PyObject *mt_py_size_obj(int n, const int64_t *v);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);
+/* autograd.c: the Node type, _run_backward, and the engine's start-up */
+struct mt_node;
+int mt_py_autograd_init(PyObject *m);
+PyObject *mt_py_node_wrap(struct mt_node *n); /* steals the reference */
 extern PyMethodDef mt_py_tensor_op_methods[];
 extern PyMethodDef mt_py_op_functions[];
 

@@ -6,6 +6,7 @@
  * minitorch/_tensor.py. */
 #include <string.h>
 
+#include "autograd/autograd.h"
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
 
@@ -199,6 +200,13 @@ tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
                         "only Tensors of floating point dtype can require gradients");
         return NULL;
     }
+    if (T(self)->grad_fn && !on) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "you can only change requires_grad flags of leaf variables. If you want to "
+                        "use a computed variable in a subgraph that doesn't require "
+                        "differentiation use var_no_grad = var.detach().");
+        return NULL;
+    }
     T(self)->requires_grad = on;
     Py_INCREF(self);
     return self;
@@ -346,19 +354,46 @@ set_grad(PyObject *self, PyObject *v, void *c)
 }
 
 static PyObject *
-get_none(PyObject *self, void *c)
+get_grad_fn(PyObject *self, void *c)
 {
-    (void)self;
     (void)c;
-    Py_RETURN_NONE;
+    struct mt_node *n = T(self)->grad_fn;
+    if (n == NULL) {
+        Py_RETURN_NONE;
+    }
+    return mt_py_node_wrap(mt_node_retain(n));
 }
 
 static PyObject *
-get_true(PyObject *self, void *c)
+get_is_leaf(PyObject *self, void *c)
 {
-    (void)self;
     (void)c;
-    Py_RETURN_TRUE;
+    return PyBool_FromLong(T(self)->grad_fn == NULL);
+}
+
+static PyObject *
+get_retains_grad(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(T(self)->retains_grad);
+}
+
+/* t.retain_grad(): a non-leaf keeps its gradient in .grad after backward. */
+static PyObject *
+tensor_retain_grad(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    mt_tensor *t = T(self);
+    if (!t->requires_grad) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "can't retain_grad on Tensor that has requires_grad=False");
+        return NULL;
+    }
+    if (t->grad_fn && !t->retains_grad) {
+        t->grad_fn->retains[t->output_nr] = t;
+        t->retains_grad = true;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -390,9 +425,10 @@ static PyGetSetDef tensor_getset[] = {
     {"ndim", get_ndim, NULL, NULL, NULL},
     {"requires_grad", get_requires_grad, set_requires_grad, NULL, NULL},
     {"grad", get_grad, set_grad, NULL, NULL},
-    /* Autograd (a later issue) gives tensors a grad_fn; until then every tensor is a leaf. */
-    {"grad_fn", get_none, NULL, NULL, NULL},
-    {"is_leaf", get_true, NULL, NULL, NULL},
+    {"grad_fn", get_grad_fn, NULL, "The autograd node that made this tensor (None for a leaf).",
+     NULL},
+    {"is_leaf", get_is_leaf, NULL, NULL, NULL},
+    {"retains_grad", get_retains_grad, NULL, NULL, NULL},
     {"_version", get_version, NULL, NULL, NULL},
     {"itemsize", get_itemsize, NULL, NULL, NULL},
     {"nbytes", get_nbytes, NULL, NULL, NULL},
@@ -417,6 +453,7 @@ static PyMethodDef tensor_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
     {"_set_data", tensor_set_data, METH_O, NULL},
+    {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

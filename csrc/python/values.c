@@ -11,6 +11,9 @@ PyObject *
 mt_py_raise(mt_status st)
 {
     PyObject *cls;
+    if (st == MT_EPYTHON && PyErr_Occurred()) {
+        return NULL;
+    }
     switch (st) {
     case MT_EINDEX:
         cls = PyExc_IndexError;

@@ -36,7 +36,7 @@ def test_every_op_has_a_kernel_and_its_python_forms():
 
 
 def test_dispatch_table_shows_keys():
-    assert minitorch._C._dispatch_table("addmm") == {"CPU": "mt_cpu_addmm"}
+    assert minitorch._C._dispatch_table("addmm") == {"CPU": "mt_cpu_addmm", "Autograd": "mt_autograd_kernel"}
     assert minitorch._C._dispatch_table("linear") == {"CompositeImplicitAutograd": "mt_composite_linear"}
     with pytest.raises(ValueError):
         minitorch._C._dispatch_table("no_such_op")
@@ -58,7 +58,7 @@ def test_linear_decomposes_into_t_transpose_as_strided_and_addmm():
 def test_batched_linear_goes_through_matmul():
     _, events = record(nn.functional.linear, minitorch.ones(2, 3, 4), minitorch.ones(5, 4), minitorch.ones(5))
     names = [n for _, n in ops_of(events)]
-    assert names[:5] == ["linear", "t", "transpose", "as_strided", "matmul"] and "add_" in names
+    assert names[:5] == ["linear", "t", "transpose", "as_strided", "matmul"] and "add" in names
 
 
 def test_relu_is_clamp_min():
@@ -86,7 +86,7 @@ def test_seed_network_matches_numpy():
     x = minitorch.randn(5, 4)
     p = {k: v.numpy().astype(np.float64) for k, v in model.state_dict().items()}
     h = np.maximum(x.numpy().astype(np.float64) @ p["0.weight"].T + p["0.bias"], 0)
-    np.testing.assert_allclose(model(x).numpy(), h @ p["2.weight"].T + p["2.bias"], atol=1e-6)
+    np.testing.assert_allclose(model(x).detach().numpy(), h @ p["2.weight"].T + p["2.bias"], atol=1e-6)
 
 
 def test_main_job_prints_the_journey():

@@ -1,0 +1,450 @@
+/* The Autograd dispatch key: recording nodes, and their life.
+ *
+ * One kernel serves every op with a formula: it runs the op below the Autograd key with grad
+ * mode off (so nothing inside records), then links the outputs to a new node. In-place ops on
+ * tensors that require grad move the tensor's history to the new node. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "ops/ops.h"
+
+static const mt_formula *formulas[MT_NUM_OPS];
+static atomic_ullong next_sequence_nr;
+
+void
+mt_autograd_set_formula(mt_op op, const mt_formula *f)
+{
+    formulas[op] = f;
+}
+
+static void
+free_node(mt_node *n)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor_clear(&n->saved[k]);
+    }
+    for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
+        mt_tensor_clear(&n->saved_out[k]);
+        mt_tensor_clear(&n->buffer[k]);
+    }
+    for (int e = 0; e < n->nedges; e++) {
+        if (n->edges[e].node) {
+            mt_node_release(n->edges[e].node);
+        }
+    }
+    if (n->variable) {
+        n->variable->grad_acc = NULL;
+        mt_tensor_release(n->variable);
+    }
+    if (n->user_free) {
+        n->user_free(n->user);
+    }
+    free(n->edges);
+    free(n->in_meta);
+    free(n);
+}
+
+void
+mt_node_release(mt_node *n)
+{
+    /* A long chain (an RNN unrolled, a loop of updates) would recurse once per node; free the
+     * chain iteratively through each node's single upstream edge where it has one. */
+    while (n && atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) == 1) {
+        mt_node *next = NULL;
+        if (n->nedges == 1) {
+            next = n->edges[0].node;
+            n->edges[0].node = NULL;
+        }
+        free_node(n);
+        n = next;
+    }
+}
+
+void
+mt_autograd_forget(mt_tensor *t)
+{
+    mt_node *n = t->grad_fn;
+    if (t->retains_grad && n->retains[t->output_nr] == t) {
+        n->retains[t->output_nr] = NULL;
+    }
+    t->grad_fn = NULL;
+    mt_node_release(n);
+}
+
+static void
+meta_of(const mt_tensor *t, mt_meta *m)
+{
+    m->ndim = t->ndim;
+    memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+    m->dtype = t->dtype;
+    m->device = mt_tensor_device(t);
+}
+
+static mt_node *
+new_node(const mt_formula *f, const char *name, int nedges)
+{
+    mt_node *n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        return NULL;
+    }
+    n->edges = calloc(nedges > 0 ? (size_t)nedges : 1, sizeof(*n->edges));
+    n->in_meta = calloc(nedges > 0 ? (size_t)nedges : 1, sizeof(*n->in_meta));
+    if (n->edges == NULL || n->in_meta == NULL) {
+        free(n->edges);
+        free(n->in_meta);
+        free(n);
+        return NULL;
+    }
+    atomic_init(&n->refcount, 1);
+    n->formula = f;
+    n->name = name;
+    n->nedges = nedges;
+    n->sequence_nr = atomic_fetch_add(&next_sequence_nr, 1);
+    return n;
+}
+
+mt_status
+mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
+{
+    e->node = NULL;
+    e->input_nr = 0;
+    if (t == NULL || !t->requires_grad) {
+        return MT_OK;
+    }
+    if (t->grad_fn) {
+        e->node = mt_node_retain(t->grad_fn);
+        e->input_nr = t->output_nr;
+        return MT_OK;
+    }
+    if (t->grad_acc == NULL) {
+        mt_node *acc = new_node(NULL, "AccumulateGrad", 0);
+        if (acc == NULL) {
+            return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+        }
+        acc->variable = mt_tensor_retain(t);
+        acc->nout = 1;
+        acc->out_diff[0] = true;
+        meta_of(t, &acc->out_meta[0]);
+        t->grad_acc = acc; /* borrowed; the first edge below owns it */
+        e->node = acc;
+        return MT_OK;
+    }
+    e->node = mt_node_retain(t->grad_acc);
+    return MT_OK;
+}
+
+static mt_status
+stale(const mt_tensor *t, long saved, const mt_node *n, int k)
+{
+    char buf[128];
+    static const char *const names[] = {"Bool", "Int", "Long", "Float", "Double"};
+    return mt_fail(MT_ERUNTIME,
+                   "one of the variables needed for gradient computation has been modified by an "
+                   "inplace operation: [minitorch.%sTensor %s], which is output %d of %s, is at "
+                   "version %ld; expected version %ld instead.",
+                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), k,
+                   n->name, atomic_load(&t->storage->version), saved);
+}
+
+static mt_status
+released(void)
+{
+    return mt_fail(MT_ERUNTIME,
+                   "Trying to backward through the graph a second time (or directly access saved "
+                   "tensors after they have already been freed). Saved intermediate values of the "
+                   "graph are freed when you call .backward() or autograd.grad(). Specify "
+                   "retain_graph=True if you need to backward through the graph a second time or "
+                   "if you need to access saved tensors after calling backward.");
+}
+
+mt_status
+mt_saved_input(mt_node *n, int slot, mt_tensor **out)
+{
+    mt_tensor *t = n->saved[slot];
+    if (n->released) {
+        return released();
+    }
+    if (t == NULL) {
+        return mt_fail(MT_ERUNTIME, "%s: input %d was not saved", n->name, slot);
+    }
+    if (atomic_load(&t->storage->version) != n->saved_version[slot]) {
+        return stale(t, n->saved_version[slot], n, t->grad_fn ? t->output_nr : 0);
+    }
+    *out = t;
+    return MT_OK;
+}
+
+mt_status
+mt_saved_output(mt_node *n, int k, mt_tensor **out)
+{
+    mt_tensor *t = n->saved_out[k];
+    if (n->released) {
+        return released();
+    }
+    if (t == NULL) {
+        return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
+    }
+    if (atomic_load(&t->storage->version) != n->saved_out_version[k]) {
+        return stale(t, n->saved_out_version[k], n, k);
+    }
+    *out = t;
+    return MT_OK;
+}
+
+/* A tensor the node keeps: the same memory and version counter, but no grad_fn, so that a
+ * saved output does not keep its own node alive through itself. */
+static mt_status
+detached(mt_tensor *t, mt_tensor **out)
+{
+    return mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, out);
+}
+
+/* Whether any differentiable input of the call requires grad. */
+static bool
+needs_node(const mt_formula *f, const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if ((f->diff_inputs >> k & 1u) && a->t[k] && a->t[k]->requires_grad) {
+            return true;
+        }
+    }
+    for (int k = 0; f->diff_list && k < a->ntl; k++) {
+        if (a->tl[k] && a->tl[k]->requires_grad) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static mt_status
+check_inplace(mt_op op, mt_tensor *self)
+{
+    if (!self->requires_grad) {
+        return MT_OK;
+    }
+    if (self->grad_fn == NULL && !self->is_view) {
+        return mt_fail(MT_ERUNTIME,
+                       "a leaf Variable that requires grad is being used in an in-place operation.");
+    }
+    if (self->is_view) {
+        return mt_fail(MT_ENOTIMPL,
+                       "%s: an in-place operation on a view of a tensor that requires grad is not "
+                       "supported by minitorch's autograd yet; clone() the view first",
+                       mt_op_names[op]);
+    }
+    return MT_OK;
+}
+
+/* The node of one call: edges to the inputs' nodes, saved tensors, the arguments. An in-place
+ * op saves original_self (self before it was overwritten) in place of self. */
+static mt_status
+record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_node **out)
+{
+    int nedges = 0;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        nedges += (f->diff_inputs >> k & 1u) != 0;
+    }
+    nedges += f->diff_list ? a->ntl : 0;
+    mt_node *n = new_node(f, f->name, nedges);
+    if (n == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+    }
+    if ((op == MT_OP_sum || op == MT_OP_mean) && (a->l[0].none || a->l[0].n == 0)) {
+        n->name = op == MT_OP_sum ? "SumBackward0" : "MeanBackward0"; /* PyTorch's overload */
+    }
+    mt_status st = MT_OK;
+    int e = 0;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (!(f->diff_inputs >> k & 1u)) {
+            continue;
+        }
+        mt_tensor *in = a->t[k];
+        if (in && !in->is_wrapped_number) {
+            meta_of(in, &n->in_meta[e]);
+            if (st == MT_OK && mt_dtype_is_float(in->dtype)) {
+                st = mt_autograd_edge_of(in, &n->edges[e]);
+            }
+        }
+        e++;
+    }
+    for (int k = 0; f->diff_list && k < a->ntl; k++, e++) {
+        if (a->tl[k]) {
+            meta_of(a->tl[k], &n->in_meta[e]);
+            if (st == MT_OK && mt_dtype_is_float(a->tl[k]->dtype)) {
+                st = mt_autograd_edge_of(a->tl[k], &n->edges[e]);
+            }
+        }
+    }
+    for (int k = 0; st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
+        if ((f->save_inputs >> k & 1u) && in) {
+            n->saved[k] = mt_tensor_retain(in);
+            n->saved_version[k] = atomic_load(&in->storage->version);
+            n->has_saved = true;
+        }
+    }
+    n->args = *a;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        n->args.t[k] = NULL;
+    }
+    n->args.tl = NULL;
+    n->args.outl = NULL;
+    n->args.noutl = 0;
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        n->args.out[k] = NULL;
+    }
+    if (a->str[0]) {
+        snprintf(n->str, sizeof(n->str), "%s", a->str[0]);
+        n->args.str[0] = n->str;
+    }
+    n->nout = mt_op_nout[op] > 0 ? mt_op_nout[op] : 0;
+    for (int k = 0; st == MT_OK && k < n->nout; k++) {
+        mt_tensor *o = a->out[k];
+        meta_of(o, &n->out_meta[k]);
+        n->out_diff[k] = mt_dtype_is_float(o->dtype);
+        if (f->save_outputs && n->out_diff[k]) {
+            st = detached(o, &n->saved_out[k]);
+            n->saved_out_version[k] = atomic_load(&o->storage->version);
+            n->has_saved = true;
+        }
+    }
+    if (st) {
+        mt_node_release(n);
+        return st;
+    }
+    *out = n;
+    return MT_OK;
+}
+
+/* The Autograd key's kernel of op: the op below, then its node. */
+static mt_status
+autograd_call(mt_op op, mt_args *a)
+{
+    const mt_formula *f = formulas[op];
+    bool inplace = (mt_op_flags[op] & INPLACE) != 0;
+    mt_tensor *original_self = NULL;
+    mt_status st;
+    bool record_it = needs_node(f, a);
+    if (record_it && inplace) {
+        if ((st = check_inplace(op, a->t[0]))) {
+            return st;
+        }
+        /* The formula may need self as it was: keep a copy (the op overwrites it). */
+        if (f->save_inputs & 1u) {
+            bool was = mt_grad_enabled();
+            mt_set_grad_enabled(false);
+            st = mt_op_clone(a->t[0], &original_self);
+            mt_set_grad_enabled(was);
+            if (st) {
+                return st;
+            }
+        }
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
+    mt_set_grad_enabled(was);
+    if (st || !record_it) {
+        mt_tensor_clear(&original_self);
+        return st;
+    }
+    /* For an in-place op, self's grad_fn is still its history before this op here: its edge
+     * points there, and self moves to the new node below. */
+    mt_node *n = NULL;
+    st = record(op, f, a, original_self, &n);
+    mt_tensor_clear(&original_self);
+    if (st) {
+        for (int k = 0; k < MT_MAX_OUTPUTS && !inplace; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+        return st;
+    }
+    for (int k = 0; k < n->nout; k++) {
+        mt_tensor *o = a->out[k];
+        if (!n->out_diff[k]) {
+            continue;
+        }
+        if (o->grad_fn) {
+            mt_autograd_forget(o); /* in place: the tensor's history continues in n */
+        }
+        o->grad_fn = mt_node_retain(n);
+        o->output_nr = k;
+        o->requires_grad = true;
+        o->is_view = f->is_view;
+    }
+    mt_node_release(n);
+    return MT_OK;
+}
+
+mt_status
+mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(void *), int nin,
+                          mt_tensor *const *inputs, int nout, mt_tensor *const *outputs)
+{
+    if (nout > MT_NODE_MAX_OUT) {
+        return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
+                       MT_NODE_MAX_OUT);
+    }
+    mt_node *n = new_node(f, f->name, nin);
+    if (n == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+    }
+    mt_status st = MT_OK;
+    for (int k = 0; st == MT_OK && k < nin; k++) {
+        if (inputs[k]) {
+            meta_of(inputs[k], &n->in_meta[k]);
+            st = mt_autograd_edge_of(inputs[k], &n->edges[k]);
+        }
+    }
+    if (st) {
+        mt_node_release(n);
+        return st;
+    }
+    n->user = user;
+    n->user_free = user_free;
+    n->nout = nout;
+    for (int k = 0; k < nout; k++) {
+        meta_of(outputs[k], &n->out_meta[k]);
+        n->out_diff[k] = mt_dtype_is_float(outputs[k]->dtype);
+        if (n->out_diff[k]) {
+            if (outputs[k]->grad_fn) {
+                mt_autograd_forget(outputs[k]);
+            }
+            outputs[k]->grad_fn = mt_node_retain(n);
+            outputs[k]->output_nr = k;
+            outputs[k]->requires_grad = true;
+        }
+    }
+    mt_node_release(n);
+    return MT_OK;
+}
+
+/* One kernel function per op (mt_kernel_fn carries no op id). */
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    static mt_status ag_##name(mt_args *a)               \
+    {                                                    \
+        return autograd_call(MT_OP_##name, a);           \
+    }
+#include "dispatch/ops.def"
+#undef MT_OP
+
+static const mt_kernel_fn autograd_kernels[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) ag_##name,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+void mt_autograd_register_formulas(void);
+
+void
+mt_autograd_init(void)
+{
+    mt_autograd_register_formulas();
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (formulas[op]) {
+            mt_register_kernel((mt_op)op, MT_KEY_AUTOGRAD, autograd_kernels[op],
+                               "mt_autograd_kernel");
+        }
+    }
+}

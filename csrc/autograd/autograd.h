@@ -1,0 +1,128 @@
+/* Autograd: the graph that differentiable ops record, and the engine that runs it backwards.
+ *
+ * The Autograd dispatch key's kernel (autograd.c) runs an op below the key with grad mode off,
+ * then, when an input requires grad, records a node: the op's backward formula (a row of the
+ * formula table, formulas*.c), its saved tensors with their versions, a copy of its non-tensor
+ * arguments, and one edge per differentiable input to the node that produced it (or to the
+ * AccumulateGrad node of a leaf). backward() (engine.c) counts dependencies over the nodes
+ * reachable from the roots and runs each once all its gradients have arrived. Formulas compute
+ * with ops, through the dispatcher, so they run on any device. No Python here. */
+#ifndef MT_AUTOGRAD_H
+#define MT_AUTOGRAD_H
+
+#include <stdatomic.h>
+
+#include "dispatch/dispatch.h"
+
+typedef struct mt_node mt_node;
+
+/* Where a gradient goes: input `input_nr` of `node` (the node's output slot it fills). */
+typedef struct mt_edge {
+    mt_node *node; /* owned; NULL: the input needs no gradient */
+    int input_nr;
+} mt_edge;
+
+/* Shape, dtype and device of a tensor, to check (and reduce, cast) gradients against. */
+typedef struct mt_meta {
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS];
+    mt_dtype dtype;
+    mt_device device;
+} mt_meta;
+
+/* grads[k]: the gradient of output k (never NULL: zeros when nothing flowed there). Writes
+ * grad_inputs[e] for each edge e (NULL: no gradient, e.g. for an input that needs none). */
+typedef mt_status (*mt_backward_fn)(mt_node *n, mt_tensor *const *grads, mt_tensor **grad_inputs);
+
+/* A row of the formula table: what a differentiable op records. */
+typedef struct mt_formula {
+    const char *name;      /* PyTorch's node name: "AddmmBackward0" */
+    mt_backward_fn backward;
+    unsigned diff_inputs;  /* bit k: tensor slot t[k] is differentiable (gets an edge) */
+    bool diff_list;        /* the Tensor[] argument's tensors are differentiable (cat, stack) */
+    unsigned save_inputs;  /* bit k: keep t[k] for the backward */
+    bool save_outputs;     /* keep the outputs for the backward */
+    bool is_view;          /* the output shares its input's memory */
+} mt_formula;
+
+#define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
+
+struct mt_node {
+    atomic_long refcount;
+    const mt_formula *formula; /* NULL for AccumulateGrad */
+    const char *name;
+    uint64_t sequence_nr; /* creation order: later nodes run first among the ready ones */
+    mt_args args;         /* the op's non-tensor arguments (tensor slots NULL) */
+    char str[32];         /* a copy of args.str[0] */
+    mt_tensor *saved[MT_MAX_TENSOR_ARGS]; /* owned, per save_inputs */
+    long saved_version[MT_MAX_TENSOR_ARGS];
+    mt_tensor *saved_out[MT_NODE_MAX_OUT]; /* owned detached aliases, per save_outputs */
+    long saved_out_version[MT_NODE_MAX_OUT];
+    bool has_saved;
+    bool released; /* its saved tensors were freed by a backward without retain_graph */
+    int nedges;
+    mt_edge *edges;    /* nedges, owned */
+    mt_meta *in_meta;  /* per edge: the input's metadata */
+    int nout;
+    mt_meta out_meta[MT_NODE_MAX_OUT];
+    bool out_diff[MT_NODE_MAX_OUT]; /* whether output k is differentiable (a float) */
+    mt_tensor *retains[MT_NODE_MAX_OUT]; /* borrowed: outputs that retain_grad() */
+    mt_tensor *variable; /* AccumulateGrad: the leaf, owned */
+    void *user;          /* a formula's own state (a Python autograd.Function's ctx), owned */
+    void (*user_free)(void *user);
+    void *pyobj;         /* borrowed: its live Python wrapper, if any */
+    /* engine scratch, valid while run == the engine's current run id */
+    uint64_t run;
+    int deps;
+    mt_tensor *buffer[MT_NODE_MAX_OUT];
+};
+
+static inline mt_node *
+mt_node_retain(mt_node *n)
+{
+    atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+    return n;
+}
+void mt_node_release(mt_node *n);
+
+/* Registers the Autograd kernel of every op with a formula (and a refusing one for the
+ * differentiable ops without); called once at import. */
+void mt_autograd_init(void);
+void mt_autograd_set_formula(mt_op op, const mt_formula *f);
+
+/* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
+ * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */
+mt_status mt_autograd_edge_of(mt_tensor *t, mt_edge *e);
+
+/* A saved tensor of node n, checked against its version at save time. Borrowed. */
+mt_status mt_saved_input(mt_node *n, int slot, mt_tensor **out);
+mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);
+
+/* A node for a Python autograd.Function (formula f, with its own state `user`): edges to the
+ * inputs that require grad, and each float output made its result. */
+mt_status mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(void *),
+                                    int nin, mt_tensor *const *inputs, int nout,
+                                    mt_tensor *const *outputs);
+
+/* Runs the graph backwards from roots[k] with grads[k] (NULL: ones, for a one-element root).
+ * With inputs (n_inputs > 0) it returns their gradients in captured[] (new references, NULL
+ * where none flowed) instead of accumulating into leaves' .grad (autograd.grad). */
+mt_status mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads,
+                      bool retain_graph, bool create_graph, int n_inputs,
+                      mt_tensor *const *inputs, mt_tensor **captured);
+
+/* ---- helpers for formulas: one op each, through the dispatcher ---- */
+
+/* *out = op(t0, t1) for binary ops with a self and an other (mul, div, sub ...). */
+mt_status mt_ag_binary(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out);
+mt_status mt_ag_unary(mt_op op, mt_tensor *x, mt_tensor **out);
+/* *out = x * s (s a number) */
+mt_status mt_ag_scale(mt_tensor *x, double s, mt_tensor **out);
+/* *out = x summed to the shape of m (the reduction of a broadcast). */
+mt_status mt_ag_sum_to(mt_tensor *x, const mt_meta *m, mt_tensor **out);
+/* *out = x expanded (a view) to the shape of m. */
+mt_status mt_ag_expand_to(mt_tensor *x, const mt_meta *m, mt_tensor **out);
+/* *out = zeros of m's shape and dtype */
+mt_status mt_ag_zeros(const mt_meta *m, mt_tensor **out);
+
+#endif

@@ -1,0 +1,410 @@
+/* The backward engine: dependency counting over the reachable graph, then the nodes in reverse
+ * creation order as their gradients complete (PyTorch's engine, on one thread).
+ *
+ * Gradients are checked against what each node's input was: summed back over broadcast dims
+ * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "ops/ops.h"
+
+static atomic_ullong run_ids;
+
+/* The nodes of one run: all reached (owned references), and a max-heap of the ready ones. */
+typedef struct graph {
+    uint64_t run;
+    mt_node **all;
+    int nall, capall;
+    mt_node **heap;
+    int nheap, capheap;
+} graph;
+
+static mt_status
+push(mt_node ***v, int *n, int *cap, mt_node *x)
+{
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 64;
+        mt_node **p = realloc(*v, sizeof(*p) * (size_t)c);
+        if (p == NULL) {
+            return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+        }
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return MT_OK;
+}
+
+static mt_status
+ready(graph *g, mt_node *x)
+{
+    mt_status st = push(&g->heap, &g->nheap, &g->capheap, x);
+    for (int i = g->nheap - 1; st == MT_OK && i > 0;) {
+        int parent = (i - 1) / 2;
+        if (g->heap[parent]->sequence_nr >= g->heap[i]->sequence_nr) {
+            break;
+        }
+        mt_node *t = g->heap[parent];
+        g->heap[parent] = g->heap[i];
+        g->heap[i] = t;
+        i = parent;
+    }
+    return st;
+}
+
+static mt_node *
+pop(graph *g)
+{
+    mt_node *top = g->heap[0];
+    g->heap[0] = g->heap[--g->nheap];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < g->nheap && g->heap[l]->sequence_nr > g->heap[m]->sequence_nr) {
+            m = l;
+        }
+        if (r < g->nheap && g->heap[r]->sequence_nr > g->heap[m]->sequence_nr) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        mt_node *t = g->heap[m];
+        g->heap[m] = g->heap[i];
+        g->heap[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Marks every node reachable from n as part of this run and counts its incoming edges. */
+static mt_status
+discover(graph *g, mt_node *root)
+{
+    mt_node **stack = NULL;
+    int n = 0, cap = 0;
+    mt_status st = MT_OK;
+    if (root->run != g->run) {
+        root->run = g->run;
+        root->deps = 0;
+        st = push(&g->all, &g->nall, &g->capall, mt_node_retain(root));
+        if (st == MT_OK) {
+            st = push(&stack, &n, &cap, root);
+        }
+    }
+    while (st == MT_OK && n > 0) {
+        mt_node *x = stack[--n];
+        for (int e = 0; st == MT_OK && e < x->nedges; e++) {
+            mt_node *next = x->edges[e].node;
+            if (next == NULL) {
+                continue;
+            }
+            if (next->run != g->run) {
+                next->run = g->run;
+                next->deps = 0;
+                st = push(&g->all, &g->nall, &g->capall, mt_node_retain(next));
+                if (st == MT_OK) {
+                    st = push(&stack, &n, &cap, next);
+                }
+            }
+            next->deps++;
+        }
+    }
+    free(stack);
+    return st;
+}
+
+/* Adds grad into n's buffer for output nr (takes the reference to grad). */
+static mt_status
+accumulate(mt_node *n, int nr, mt_tensor *grad)
+{
+    if (n->buffer[nr] == NULL) {
+        n->buffer[nr] = grad;
+        return MT_OK;
+    }
+    mt_tensor *sum = NULL;
+    mt_status st = mt_ag_binary(MT_OP_add, n->buffer[nr], grad, &sum);
+    mt_tensor_release(grad);
+    if (st == MT_OK) {
+        mt_tensor_release(n->buffer[nr]);
+        n->buffer[nr] = sum;
+    }
+    return st;
+}
+
+static bool
+same_shape(const mt_tensor *t, const mt_meta *m)
+{
+    return t->ndim == m->ndim && memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0;
+}
+
+/* grad made to match m: summed over broadcast dims, cast to m's dtype (takes the reference). */
+static mt_status
+conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, mt_tensor **out)
+{
+    mt_status st = MT_OK;
+    mt_tensor *g = grad;
+    if (!same_shape(g, m)) {
+        char b1[128], b2[128];
+        mt_format_sizes(b1, sizeof(b1), g->ndim, g->sizes);
+        mt_tensor *r = NULL;
+        st = mt_ag_sum_to(g, m, &r);
+        mt_tensor_release(g);
+        if (st) {
+            return mt_fail(MT_ERUNTIME,
+                           "Function %s returned an invalid gradient - got %s but expected shape "
+                           "compatible with %s",
+                           n->name, b1, mt_format_sizes(b2, sizeof(b2), m->ndim, m->sizes));
+        }
+        g = r;
+    }
+    if (g->dtype != m->dtype || !mt_device_eq(mt_tensor_device(g), m->device)) {
+        mt_tensor *c = NULL;
+        st = mt_op_to_copy(g, m->dtype, m->device, &c);
+        mt_tensor_release(g);
+        g = c;
+    }
+    *out = g;
+    return st;
+}
+
+/* leaf.grad += grad, or = grad (takes the reference). */
+static mt_status
+accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
+{
+    mt_status st = MT_OK;
+    if (leaf->grad == NULL) {
+        /* Keep the gradient itself when nobody else can see it, else a copy of its own. */
+        if (!create_graph && (atomic_load(&grad->refcount) > 1 || grad->grad_fn ||
+                              !mt_tensor_is_contiguous(grad))) {
+            mt_tensor *c = NULL;
+            st = mt_op_clone(grad, &c);
+            mt_tensor_release(grad);
+            grad = c;
+        }
+        if (st == MT_OK) {
+            leaf->grad = grad;
+        }
+        return st;
+    }
+    if (create_graph) {
+        mt_tensor *sum = NULL;
+        st = mt_ag_binary(MT_OP_add, leaf->grad, grad, &sum);
+        if (st == MT_OK) {
+            mt_tensor_release(leaf->grad);
+            leaf->grad = sum;
+        }
+    } else {
+        st = mt_op_add_(leaf->grad, grad, mt_scalar_int(1));
+    }
+    mt_tensor_release(grad);
+    return st;
+}
+
+/* x.grad for a tensor that retains its gradient: a copy of, or a sum with, g. */
+static mt_status
+retain(mt_tensor *x, mt_tensor *g)
+{
+    mt_tensor *r = NULL;
+    mt_status st = x->grad ? mt_ag_binary(MT_OP_add, x->grad, g, &r) : mt_op_clone(g, &r);
+    if (st == MT_OK) {
+        mt_tensor_clear(&x->grad);
+        x->grad = r;
+    }
+    return st;
+}
+
+/* Runs node n: its formula on its completed buffers, the results sent along its edges. */
+static mt_status
+run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
+{
+    mt_tensor *grads[MT_NODE_MAX_OUT] = {NULL};
+    mt_tensor **gin = NULL;
+    mt_status st = MT_OK;
+    for (int k = 0; st == MT_OK && k < n->nout; k++) {
+        grads[k] = n->buffer[k];
+        n->buffer[k] = NULL;
+        if (grads[k] == NULL && n->out_diff[k]) {
+            st = mt_ag_zeros(&n->out_meta[k], &grads[k]);
+        }
+        if (st == MT_OK && n->retains[k] && grads[k]) {
+            st = retain(n->retains[k], grads[k]);
+        }
+    }
+    if (st == MT_OK) {
+        gin = calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
+        if (gin == NULL) {
+            st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+        }
+    }
+    if (st == MT_OK) {
+        bool was = mt_grad_enabled();
+        mt_set_grad_enabled(create_graph);
+        st = n->formula->backward(n, grads, gin);
+        mt_set_grad_enabled(was);
+    }
+    for (int e = 0; e < n->nedges && gin; e++) {
+        mt_edge *edge = &n->edges[e];
+        mt_tensor *gi = gin[e];
+        gin[e] = NULL;
+        if (edge->node == NULL) {
+            mt_tensor_clear(&gi);
+            continue;
+        }
+        if (st == MT_OK && gi) {
+            st = conform(gi, &n->in_meta[e], n, &gi);
+            if (st == MT_OK) {
+                st = accumulate(edge->node, edge->input_nr, gi);
+            }
+        } else {
+            mt_tensor_clear(&gi);
+        }
+        if (--edge->node->deps == 0 && st == MT_OK) {
+            st = ready(g, edge->node);
+        }
+    }
+    free(gin);
+    for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
+        mt_tensor_clear(&grads[k]);
+    }
+    if (st == MT_OK && !retain_graph && n->has_saved) {
+        for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+            mt_tensor_clear(&n->saved[k]);
+        }
+        for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
+            mt_tensor_clear(&n->saved_out[k]);
+        }
+        n->released = true;
+    }
+    return st;
+}
+
+static mt_status
+root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
+{
+    char b1[128], b2[128];
+    if (!root->requires_grad) {
+        return mt_fail(MT_ERUNTIME,
+                       "element %d of tensors does not require grad and does not have a grad_fn", k);
+    }
+    if (given) {
+        if (given->ndim != root->ndim ||
+            memcmp(given->sizes, root->sizes, sizeof(int64_t) * (size_t)root->ndim) != 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "Mismatch in shape: grad_output[%d] has a shape of minitorch.Size(%s) "
+                           "and output[%d] has a shape of minitorch.Size(%s).",
+                           k, mt_format_sizes(b1, sizeof(b1), given->ndim, given->sizes), k,
+                           mt_format_sizes(b2, sizeof(b2), root->ndim, root->sizes));
+        }
+        *out = mt_tensor_retain(given);
+        return MT_OK;
+    }
+    if (mt_tensor_numel(root) != 1) {
+        return mt_fail(MT_ERUNTIME, "grad can be implicitly created only for scalar outputs");
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.l[0].none = false;
+    a.l[0].n = root->ndim;
+    memcpy(a.l[0].v, root->sizes, sizeof(int64_t) * (size_t)root->ndim);
+    a.dtype = (int)root->dtype;
+    a.has_device = true;
+    a.device = mt_tensor_device(root);
+    mt_status st = mt_dispatch(MT_OP_ones, &a);
+    *out = a.out[0];
+    return st;
+}
+
+mt_status
+mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
+            bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
+{
+    graph g = {.run = atomic_fetch_add(&run_ids, 1) + 1};
+    mt_edge *targets = calloc(n_inputs > 0 ? (size_t)n_inputs : 1, sizeof(*targets));
+    mt_status st = targets ? MT_OK : mt_fail(MT_ENOMEM, "out of memory starting backward");
+    bool capture = n_inputs > 0;
+    for (int i = 0; st == MT_OK && i < n_inputs; i++) {
+        captured[i] = NULL;
+        if (!inputs[i]->requires_grad) {
+            st = mt_fail(MT_ERUNTIME, "One of the differentiated Tensors does not require grad");
+        } else {
+            st = mt_autograd_edge_of(inputs[i], &targets[i]);
+        }
+    }
+    /* Roots: find the graph, then seed the roots' buffers. */
+    mt_edge *root_edges = calloc(n_roots > 0 ? (size_t)n_roots : 1, sizeof(*root_edges));
+    if (st == MT_OK && root_edges == NULL) {
+        st = mt_fail(MT_ENOMEM, "out of memory starting backward");
+    }
+    for (int k = 0; st == MT_OK && k < n_roots; k++) {
+        if (!roots[k]->requires_grad) {
+            mt_tensor *unused;
+            st = root_grad(k, roots[k], NULL, &unused);
+            break;
+        }
+        st = mt_autograd_edge_of(roots[k], &root_edges[k]);
+        if (st == MT_OK) {
+            st = discover(&g, root_edges[k].node);
+        }
+    }
+    for (int k = 0; st == MT_OK && k < n_roots; k++) {
+        mt_tensor *grad = NULL;
+        st = root_grad(k, roots[k], grads[k], &grad);
+        if (st == MT_OK) {
+            st = accumulate(root_edges[k].node, root_edges[k].input_nr, grad);
+        }
+    }
+    for (int i = 0; st == MT_OK && i < g.nall; i++) {
+        if (g.all[i]->deps == 0) {
+            st = ready(&g, g.all[i]);
+        }
+    }
+    while (st == MT_OK && g.nheap > 0) {
+        mt_node *n = pop(&g);
+        for (int i = 0; capture && i < n_inputs; i++) {
+            mt_tensor *b = n->buffer[targets[i].input_nr];
+            if (targets[i].node == n && b && captured[i] == NULL) {
+                captured[i] = mt_tensor_retain(b);
+            }
+        }
+        if (n->formula == NULL) { /* AccumulateGrad */
+            mt_tensor *grad = n->buffer[0];
+            n->buffer[0] = NULL;
+            if (!capture && grad) {
+                st = conform(grad, &n->out_meta[0], n, &grad);
+                if (st == MT_OK) {
+                    st = accumulate_grad(n->variable, grad, create_graph);
+                }
+            } else {
+                mt_tensor_clear(&grad);
+            }
+            continue;
+        }
+        st = run_node(&g, n, retain_graph, create_graph);
+    }
+    for (int i = 0; i < g.nall; i++) {
+        for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
+            mt_tensor_clear(&g.all[i]->buffer[k]);
+        }
+        g.all[i]->run = 0;
+        mt_node_release(g.all[i]);
+    }
+    for (int k = 0; root_edges && k < n_roots; k++) {
+        if (root_edges[k].node) {
+            mt_node_release(root_edges[k].node);
+        }
+    }
+    for (int i = 0; i < n_inputs; i++) {
+        if (targets[i].node) {
+            mt_node_release(targets[i].node);
+        }
+        if (st) {
+            mt_tensor_clear(&captured[i]);
+        }
+    }
+    free(root_edges);
+    free(targets);
+    free(g.all);
+    free(g.heap);
+    return st;
+}

@@ -1,0 +1,448 @@
+/* Backward formulas: arithmetic, the matmul family, sum/mean, views and copies.
+ *
+ * One row per op (PyTorch's derivatives.yaml, as C): its node name, which inputs get gradients,
+ * what it saves, and a backward function written with ops. Gradients may come back in the
+ * broadcast shape or another dtype: the engine sums and casts them to each input's. */
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "ops/ops.h"
+
+#define G(name) static mt_status name(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+#define SAVED(slot, var)                                   \
+    mt_tensor *var = NULL;                                 \
+    do {                                                   \
+        mt_status st_ = mt_saved_input(n, slot, &var);     \
+        if (st_) {                                         \
+            return st_;                                    \
+        }                                                  \
+    } while (0)
+#define RESULT(var)                                        \
+    mt_tensor *var = NULL;                                 \
+    do {                                                   \
+        mt_status st_ = mt_saved_output(n, 0, &var);       \
+        if (st_) {                                         \
+            return st_;                                    \
+        }                                                  \
+    } while (0)
+
+static double
+scalar_or(mt_scalar s, double dflt)
+{
+    return mt_scalar_is_none(s) ? dflt : mt_scalar_to_double(s);
+}
+
+/* *out = g * s, or g itself when s is 1. */
+static mt_status
+times(mt_tensor *g, double s, mt_tensor **out)
+{
+    if (s == 1.0) {
+        *out = mt_tensor_retain(g);
+        return MT_OK;
+    }
+    return mt_ag_scale(g, s, out);
+}
+
+// self, other, alpha: self + alpha * other
+G(add_backward)
+{
+    mt_status st = times(g[0], 1.0, &gi[0]);
+    return st ? st : times(g[0], scalar_or(n->args.s[0], 1.0), &gi[1]);
+}
+
+G(sub_backward)
+{
+    mt_status st = times(g[0], 1.0, &gi[0]);
+    return st ? st : times(g[0], -scalar_or(n->args.s[0], 1.0), &gi[1]);
+}
+
+G(mul_backward)
+{
+    SAVED(0, self);
+    SAVED(1, other);
+    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
+    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+}
+
+// self / other: d/dself = g / other, d/dother = -g * self / other^2
+G(div_backward)
+{
+    SAVED(0, self);
+    SAVED(1, other);
+    mt_tensor *q = NULL, *q2 = NULL;
+    mt_status st = mt_ag_binary(MT_OP_div, g[0], other, &gi[0]);
+    if (st == MT_OK && n->edges[1].node) {
+        if ((st = mt_ag_binary(MT_OP_mul, gi[0], self, &q)) == MT_OK &&
+            (st = mt_ag_binary(MT_OP_div, q, other, &q2)) == MT_OK) {
+            st = mt_ag_unary(MT_OP_neg, q2, &gi[1]);
+        }
+    }
+    mt_tensor_clear(&q);
+    mt_tensor_clear(&q2);
+    return st;
+}
+
+G(neg_backward)
+{
+    (void)n;
+    return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
+}
+
+/* g where mask holds, else 0 */
+static mt_status
+masked(mt_tensor *g, mt_tensor *mask, mt_tensor **out)
+{
+    return mt_ag_binary(MT_OP_mul, g, mask, out);
+}
+
+// clamp_min(self, min): the gradient passes where self >= min
+G(clamp_min_backward)
+{
+    SAVED(0, self);
+    mt_tensor *lo = NULL, *mask = NULL;
+    mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_ge, self, lo, &mask)) == MT_OK) {
+        st = masked(g[0], mask, &gi[0]);
+    }
+    mt_tensor_clear(&lo);
+    mt_tensor_clear(&mask);
+    return st;
+}
+
+// relu: the gradient passes where the result is positive (0 at 0, as PyTorch)
+G(relu_backward)
+{
+    RESULT(out);
+    mt_tensor *zero = NULL, *mask = NULL;
+    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_gt, out, zero, &mask)) == MT_OK) {
+        st = masked(g[0], mask, &gi[0]);
+    }
+    mt_tensor_clear(&zero);
+    mt_tensor_clear(&mask);
+    return st;
+}
+
+/* ---- unary math with the result or the input saved ---- */
+
+G(exp_backward)
+{
+    RESULT(out);
+    return mt_ag_binary(MT_OP_mul, g[0], out, &gi[0]);
+}
+
+G(log_backward)
+{
+    SAVED(0, self);
+    return mt_ag_binary(MT_OP_div, g[0], self, &gi[0]);
+}
+
+// tanh: g * (1 - out^2)
+G(tanh_backward)
+{
+    RESULT(out);
+    mt_tensor *sq = NULL, *d = NULL;
+    mt_status st = mt_ag_binary(MT_OP_mul, out, out, &sq);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, g[0], sq, &d)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_sub, g[0], d, &gi[0]);
+    }
+    mt_tensor_clear(&sq);
+    mt_tensor_clear(&d);
+    return st;
+}
+
+// sigmoid: g * out * (1 - out)
+G(sigmoid_backward)
+{
+    RESULT(out);
+    mt_tensor *go = NULL, *goo = NULL;
+    mt_status st = mt_ag_binary(MT_OP_mul, g[0], out, &go);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, go, out, &goo)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_sub, go, goo, &gi[0]);
+    }
+    mt_tensor_clear(&go);
+    mt_tensor_clear(&goo);
+    return st;
+}
+
+/* ---- matrix products ---- */
+
+// self (n), mat1 (n, k), mat2 (k, m): beta * self + alpha * mat1 @ mat2
+G(addmm_backward)
+{
+    mt_tensor *m1 = NULL, *m2 = NULL, *t = NULL, *p = NULL;
+    mt_status st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
+    double alpha = scalar_or(n->args.s[1], 1.0);
+    if (st == MT_OK && n->edges[1].node) {
+        if ((st = mt_saved_input(n, 2, &m2)) == MT_OK && (st = mt_op_t(m2, &t)) == MT_OK &&
+            (st = mt_op_mm(g[0], t, &p)) == MT_OK) {
+            st = times(p, alpha, &gi[1]);
+        }
+        mt_tensor_clear(&t);
+        mt_tensor_clear(&p);
+    }
+    if (st == MT_OK && n->edges[2].node) {
+        if ((st = mt_saved_input(n, 1, &m1)) == MT_OK && (st = mt_op_t(m1, &t)) == MT_OK &&
+            (st = mt_op_mm(t, g[0], &p)) == MT_OK) {
+            st = times(p, alpha, &gi[2]);
+        }
+        mt_tensor_clear(&t);
+        mt_tensor_clear(&p);
+    }
+    return st;
+}
+
+// self (n, k), mat2 (k, m)
+G(mm_backward)
+{
+    mt_tensor *x = NULL, *t = NULL;
+    mt_status st = MT_OK;
+    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
+        (st = mt_op_t(x, &t)) == MT_OK) {
+        st = mt_op_mm(g[0], t, &gi[0]);
+    }
+    mt_tensor_clear(&t);
+    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
+        (st = mt_op_t(x, &t)) == MT_OK) {
+        st = mt_op_mm(t, g[0], &gi[1]);
+    }
+    mt_tensor_clear(&t);
+    return st;
+}
+
+// self (b, n, k), mat2 (b, k, m)
+G(bmm_backward)
+{
+    mt_tensor *x = NULL, *t = NULL;
+    mt_status st = MT_OK;
+    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
+        (st = mt_op_transpose(x, 1, 2, &t)) == MT_OK) {
+        st = mt_op_bmm(g[0], t, &gi[0]);
+    }
+    mt_tensor_clear(&t);
+    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
+        (st = mt_op_transpose(x, 1, 2, &t)) == MT_OK) {
+        st = mt_op_bmm(t, g[0], &gi[1]);
+    }
+    mt_tensor_clear(&t);
+    return st;
+}
+
+// self (n, k), vec (k): d/dself = g (n) outer vec, d/dvec = self^T @ g
+G(mv_backward)
+{
+    mt_tensor *x = NULL, *col = NULL, *t = NULL;
+    mt_status st = MT_OK;
+    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
+        (st = mt_op_unsqueeze(g[0], 1, &col)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_mul, col, x, &gi[0]);
+    }
+    mt_tensor_clear(&col);
+    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
+        (st = mt_op_t(x, &t)) == MT_OK) {
+        st = mt_op_mv(t, g[0], &gi[1]);
+    }
+    mt_tensor_clear(&t);
+    return st;
+}
+
+G(dot_backward)
+{
+    SAVED(0, self);
+    SAVED(1, other);
+    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
+    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+}
+
+/* ---- reductions: the gradient spreads back over the reduced dims ---- */
+
+/* g (the reduction's result) reshaped with size-1 dims where input dims were reduced, then
+ * expanded to the input's shape. */
+static mt_status
+spread(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
+{
+    const mt_meta *m = &n->in_meta[0];
+    bool reduce[MT_MAX_DIMS] = {false};
+    bool all = dims->none || dims->n == 0;
+    for (int k = 0; k < dims->n && !all; k++) {
+        int64_t d = dims->v[k] < 0 ? dims->v[k] + m->ndim : dims->v[k];
+        if (d >= 0 && d < m->ndim) {
+            reduce[d] = true;
+        }
+    }
+    int64_t keep[MT_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) {
+        keep[d] = all || reduce[d] ? 1 : m->sizes[d];
+    }
+    mt_tensor *r = NULL;
+    mt_status st = mt_op_reshape(g, m->ndim, keep, &r);
+    if (st == MT_OK) {
+        st = mt_ag_expand_to(r, m, out);
+    }
+    mt_tensor_clear(&r);
+    return st;
+}
+
+G(sum_backward)
+{
+    return spread(n, &n->args.l[0], g[0], &gi[0]);
+}
+
+G(mean_backward)
+{
+    int64_t in = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
+    int64_t out = mt_numel(n->out_meta[0].ndim, n->out_meta[0].sizes);
+    mt_tensor *s = NULL;
+    mt_status st = times(g[0], out ? (double)out / (double)(in ? in : 1) : 0.0, &s);
+    if (st == MT_OK) {
+        st = spread(n, &n->args.l[0], s, &gi[0]);
+    }
+    mt_tensor_clear(&s);
+    return st;
+}
+
+/* ---- views and copies ---- */
+
+G(identity_backward)
+{
+    (void)n;
+    gi[0] = mt_tensor_retain(g[0]);
+    return MT_OK;
+}
+
+G(view_backward)
+{
+    return mt_op_reshape(g[0], n->in_meta[0].ndim, n->in_meta[0].sizes, &gi[0]);
+}
+
+G(t_backward)
+{
+    (void)n;
+    return mt_op_t(g[0], &gi[0]);
+}
+
+G(transpose_backward)
+{
+    return mt_op_transpose(g[0], n->args.i[0], n->args.i[1], &gi[0]);
+}
+
+G(permute_backward)
+{
+    const mt_intlist *p = &n->args.l[0];
+    int64_t inverse[MT_MAX_DIMS];
+    for (int k = 0; k < p->n; k++) {
+        int64_t d = p->v[k] < 0 ? p->v[k] + p->n : p->v[k];
+        inverse[d] = k;
+    }
+    return mt_op_permute(g[0], p->n, inverse, &gi[0]);
+}
+
+/* A zero tensor of the input's shape with g written into the part a view op took. */
+static mt_status
+embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
+{
+    mt_tensor *z = NULL, *part = NULL;
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
+    if (st) {
+        return st;
+    }
+    if (view == MT_OP_select) {
+        st = mt_op_select(z, n->args.i[0], n->args.i[1], &part);
+    } else {
+        int64_t start = n->args.i_none >> 1 & 1u ? INT64_MIN : n->args.i[1];
+        int64_t end = n->args.i_none >> 2 & 1u ? INT64_MAX : n->args.i[2];
+        st = mt_op_slice(z, n->args.i[0], start, end, n->args.i[3], &part);
+    }
+    if (st == MT_OK) {
+        st = mt_op_copy_(part, g);
+    }
+    mt_tensor_clear(&part);
+    if (st) {
+        mt_tensor_release(z);
+        return st;
+    }
+    *out = z;
+    return MT_OK;
+}
+
+G(select_backward)
+{
+    return embed(n, g[0], MT_OP_select, &gi[0]);
+}
+
+G(slice_backward)
+{
+    return embed(n, g[0], MT_OP_slice, &gi[0]);
+}
+
+// copy_(self, src): self's old value is gone (no gradient), src gets g
+G(copy_backward)
+{
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &gi[0]);
+    if (st == MT_OK) {
+        gi[1] = mt_tensor_retain(g[0]);
+    }
+    return st;
+}
+
+G(zero_backward)
+{
+    (void)g;
+    return mt_ag_zeros(&n->in_meta[0], &gi[0]);
+}
+
+#define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
+    static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
+    mt_autograd_set_formula(MT_OP_##op, &f_##op)
+
+void mt_autograd_register_formulas(void);
+
+void
+mt_autograd_register_formulas(void)
+{
+    /* op, node name, backward, differentiable slots, saved slots, saves result, is a view */
+    ROW(add, "AddBackward0", add_backward, 0x3, 0, false, false);
+    ROW(add_, "AddBackward0", add_backward, 0x3, 0, false, false);
+    ROW(sub, "SubBackward0", sub_backward, 0x3, 0, false, false);
+    ROW(sub_, "SubBackward0", sub_backward, 0x3, 0, false, false);
+    ROW(mul, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
+    ROW(mul_, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
+    ROW(div, "DivBackward0", div_backward, 0x3, 0x3, false, false);
+    ROW(div_, "DivBackward0", div_backward, 0x3, 0x3, false, false);
+    ROW(neg, "NegBackward0", neg_backward, 0x1, 0, false, false);
+    ROW(neg_, "NegBackward0", neg_backward, 0x1, 0, false, false);
+    ROW(clamp_min, "ClampMinBackward0", clamp_min_backward, 0x1, 0x1, false, false);
+    ROW(clamp_min_, "ClampMinBackward0", clamp_min_backward, 0x1, 0x1, false, false);
+    ROW(relu, "ReluBackward0", relu_backward, 0x1, 0, true, false);
+    ROW(relu_, "ReluBackward0", relu_backward, 0x1, 0, true, false);
+    ROW(exp, "ExpBackward0", exp_backward, 0x1, 0, true, false);
+    ROW(exp_, "ExpBackward0", exp_backward, 0x1, 0, true, false);
+    ROW(log, "LogBackward0", log_backward, 0x1, 0x1, false, false);
+    ROW(log_, "LogBackward0", log_backward, 0x1, 0x1, false, false);
+    ROW(tanh, "TanhBackward0", tanh_backward, 0x1, 0, true, false);
+    ROW(tanh_, "TanhBackward0", tanh_backward, 0x1, 0, true, false);
+    ROW(sigmoid, "SigmoidBackward0", sigmoid_backward, 0x1, 0, true, false);
+    ROW(sigmoid_, "SigmoidBackward0", sigmoid_backward, 0x1, 0, true, false);
+    ROW(addmm, "AddmmBackward0", addmm_backward, 0x7, 0x6, false, false);
+    ROW(mm, "MmBackward0", mm_backward, 0x3, 0x3, false, false);
+    ROW(bmm, "BmmBackward0", bmm_backward, 0x3, 0x3, false, false);
+    ROW(mv, "MvBackward0", mv_backward, 0x3, 0x3, false, false);
+    ROW(dot, "DotBackward0", dot_backward, 0x3, 0x3, false, false);
+    ROW(sum, "SumBackward1", sum_backward, 0x1, 0, false, false);
+    ROW(mean, "MeanBackward1", mean_backward, 0x1, 0, false, false);
+    ROW(view, "ViewBackward0", view_backward, 0x1, 0, false, true);
+    ROW(t, "TBackward0", t_backward, 0x1, 0, false, true);
+    ROW(transpose, "TransposeBackward0", transpose_backward, 0x1, 0, false, true);
+    ROW(permute, "PermuteBackward0", permute_backward, 0x1, 0, false, true);
+    ROW(expand, "ExpandBackward0", identity_backward, 0x1, 0, false, true);
+    ROW(squeeze, "SqueezeBackward0", view_backward, 0x1, 0, false, true);
+    ROW(unsqueeze, "UnsqueezeBackward0", view_backward, 0x1, 0, false, true);
+    ROW(select, "SelectBackward0", select_backward, 0x1, 0, false, true);
+    ROW(slice, "SliceBackward0", slice_backward, 0x1, 0, false, true);
+    ROW(alias, "AliasBackward0", identity_backward, 0x1, 0, false, true);
+    ROW(clone, "CloneBackward0", identity_backward, 0x1, 0, false, false);
+    ROW(_to_copy, "ToCopyBackward0", identity_backward, 0x1, 0, false, false);
+    ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
+    ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
+    ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
+}

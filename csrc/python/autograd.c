@@ -1,0 +1,369 @@
+/* Python's view of autograd: grad_fn nodes as objects, and backward() / autograd.grad().
+ *
+ * A node's Python class is named after it (type(y.grad_fn).__name__ == "AddmmBackward0", as in
+ * PyTorch): one subclass of minitorch._C.Node per name, made on first use. */
+#include "python/pyminitorch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+
+typedef struct {
+    PyObject_HEAD
+    mt_node *node; /* owned */
+} node_object;
+
+static PyObject *node_types; /* name -> subclass of Node */
+
+static void
+node_dealloc(PyObject *self)
+{
+    node_object *o = (node_object *)self;
+    if (o->node) {
+        o->node->pyobj = NULL;
+        mt_node_release(o->node);
+    }
+    /* The per-name subclasses are heap types: their subtype_dealloc drops the type's reference
+     * after this returns. */
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+node_name(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(((node_object *)self)->node->name);
+}
+
+static PyObject *
+node_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<%s object at %p>", ((node_object *)self)->node->name, self);
+}
+
+static PyObject *
+node_next_functions(PyObject *self, void *c)
+{
+    (void)c;
+    mt_node *n = ((node_object *)self)->node;
+    PyObject *res = PyTuple_New(n->nedges);
+    for (int e = 0; res && e < n->nedges; e++) {
+        PyObject *next = n->edges[e].node ? mt_py_node_wrap(mt_node_retain(n->edges[e].node))
+                                          : Py_NewRef(Py_None);
+        PyObject *pair = next ? Py_BuildValue("(Ni)", next, n->edges[e].input_nr) : NULL;
+        if (pair == NULL) {
+            Py_CLEAR(res);
+            break;
+        }
+        PyTuple_SET_ITEM(res, e, pair);
+    }
+    return res;
+}
+
+static PyObject *
+node_variable(PyObject *self, void *c)
+{
+    (void)c;
+    mt_node *n = ((node_object *)self)->node;
+    if (n->variable == NULL) {
+        return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute 'variable'",
+                            n->name);
+    }
+    return mt_py_wrap(mt_tensor_retain(n->variable));
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, "The node's name, e.g. 'AddmmBackward0'."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", node_next_functions, NULL,
+     "((node, input_nr), ...): where this node sends each input's gradient.", NULL},
+    {"variable", node_variable, NULL, "AccumulateGrad's leaf tensor.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject mt_py_Node_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch._C.Node",
+    .tp_basicsize = sizeof(node_object),
+    .tp_dealloc = node_dealloc,
+    .tp_repr = node_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A node of the autograd graph (a tensor's grad_fn).",
+    .tp_methods = node_methods,
+    .tp_getset = node_getset,
+};
+
+/* The subclass of Node named name (borrowed). */
+static PyTypeObject *
+type_for(const char *name)
+{
+    PyObject *tp = PyDict_GetItemString(node_types, name);
+    if (tp) {
+        return (PyTypeObject *)tp;
+    }
+    PyObject *dict = PyDict_New();
+    PyObject *args = dict ? Py_BuildValue("(s(O)O)", name, &mt_py_Node_Type, dict) : NULL;
+    Py_XDECREF(dict);
+    if (args == NULL) {
+        return NULL;
+    }
+    tp = PyObject_Call((PyObject *)&PyType_Type, args, NULL);
+    Py_DECREF(args);
+    if (tp == NULL || PyObject_SetAttrString(tp, "__module__", Py_None) < 0 ||
+        PyDict_SetItemString(node_types, name, tp) < 0) {
+        Py_XDECREF(tp);
+        return NULL;
+    }
+    Py_DECREF(tp); /* the dict keeps it */
+    return (PyTypeObject *)tp;
+}
+
+PyObject *
+mt_py_node_wrap(mt_node *n)
+{
+    if (n->pyobj) {
+        PyObject *o = n->pyobj;
+        Py_INCREF(o);
+        mt_node_release(n);
+        return o;
+    }
+    PyTypeObject *tp = type_for(n->name);
+    node_object *o = tp ? (node_object *)tp->tp_alloc(tp, 0) : NULL;
+    if (o == NULL) {
+        mt_node_release(n);
+        return NULL;
+    }
+    o->node = n;
+    n->pyobj = o;
+    return (PyObject *)o;
+}
+
+/* A tuple or list of tensors (None allowed when none_ok) as a C array (borrowed entries). */
+static int
+tensors_of(PyObject *seq, const char *what, bool none_ok, mt_tensor ***out, Py_ssize_t *n)
+{
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of Tensors");
+    if (fast == NULL) {
+        return -1;
+    }
+    *n = PySequence_Fast_GET_SIZE(fast);
+    *out = PyMem_Calloc(*n > 0 ? (size_t)*n : 1, sizeof(**out));
+    if (*out == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < *n; k++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
+        if (o == Py_None && none_ok) {
+            continue;
+        }
+        if (!mt_py_is_tensor(o)) {
+            PyErr_Format(PyExc_TypeError, "%s: expected a Tensor at position %zd, got %s", what, k,
+                         Py_TYPE(o)->tp_name);
+            PyMem_Free(*out);
+            Py_DECREF(fast);
+            return -1;
+        }
+        (*out)[k] = mt_py_unwrap(o);
+    }
+    Py_DECREF(fast); /* the caller's sequence keeps the tensors alive */
+    return 0;
+}
+
+/* _C._run_backward(roots, grads, retain_graph, create_graph, inputs) -> None or a tuple of the
+ * inputs' gradients (None where none flowed). */
+static PyObject *
+run_backward(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *roots_o, *grads_o, *inputs_o, *res = NULL;
+    int retain_graph, create_graph;
+    if (!PyArg_ParseTuple(args, "OOppO", &roots_o, &grads_o, &retain_graph, &create_graph,
+                          &inputs_o)) {
+        return NULL;
+    }
+    mt_tensor **roots = NULL, **grads = NULL, **inputs = NULL, **captured = NULL;
+    Py_ssize_t nr, ng, ni;
+    if (tensors_of(roots_o, "backward", false, &roots, &nr) < 0) {
+        return NULL;
+    }
+    if (tensors_of(grads_o, "backward", true, &grads, &ng) < 0) {
+        goto out;
+    }
+    if (tensors_of(inputs_o, "grad", false, &inputs, &ni) < 0) {
+        goto out;
+    }
+    if (ng != nr) {
+        PyErr_Format(PyExc_RuntimeError, "got %zd tensors and %zd gradients", nr, ng);
+        goto out;
+    }
+    captured = PyMem_Calloc(ni > 0 ? (size_t)ni : 1, sizeof(*captured));
+    if (captured == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    mt_status st = mt_backward((int)nr, roots, grads, retain_graph, create_graph, (int)ni,
+                               inputs, captured);
+    if (st) {
+        mt_py_raise(st);
+        goto out;
+    }
+    if (ni == 0) {
+        res = Py_NewRef(Py_None);
+        goto out;
+    }
+    res = PyTuple_New(ni);
+    for (Py_ssize_t k = 0; k < ni; k++) {
+        PyObject *g = captured[k] ? mt_py_wrap(captured[k]) : Py_NewRef(Py_None);
+        captured[k] = NULL;
+        if (res == NULL || g == NULL) {
+            Py_XDECREF(g);
+            Py_CLEAR(res);
+            continue;
+        }
+        PyTuple_SET_ITEM(res, k, g);
+    }
+out:
+    for (Py_ssize_t k = 0; captured && k < ni; k++) {
+        mt_tensor_clear(&captured[k]);
+    }
+    PyMem_Free(roots);
+    PyMem_Free(grads);
+    PyMem_Free(inputs);
+    PyMem_Free(captured);
+    return res;
+}
+
+/* ---- autograd.Function: a node whose backward is Python ---- */
+
+typedef struct py_function {
+    PyObject *ctx; /* the Function's ctx; its _do_backward(*grads) gives the inputs' grads */
+    char name[64];
+} py_function;
+
+static void
+py_function_free(void *user)
+{
+    py_function *f = user;
+    Py_XDECREF(f->ctx);
+    PyMem_Free(f);
+}
+
+static mt_status
+py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
+{
+    py_function *f = n->user;
+    PyObject *args = PyTuple_New(n->nout), *res = NULL;
+    for (int k = 0; args && k < n->nout; k++) {
+        PyObject *g = grads[k] ? mt_py_wrap(mt_tensor_retain(grads[k])) : Py_NewRef(Py_None);
+        if (g == NULL) {
+            Py_CLEAR(args);
+            break;
+        }
+        PyTuple_SET_ITEM(args, k, g);
+    }
+    PyObject *fn = args ? PyObject_GetAttrString(f->ctx, "_do_backward") : NULL;
+    res = fn ? PyObject_Call(fn, args, NULL) : NULL;
+    Py_XDECREF(fn);
+    Py_XDECREF(args);
+    if (res == NULL) {
+        /* The Python error stays set; the binding layer re-raises it as it is. */
+        return mt_fail(MT_EPYTHON, "error in %s.backward", f->name);
+    }
+    PyObject *fast = PySequence_Fast(res, "backward must return a tuple of gradients");
+    Py_DECREF(res);
+    if (fast == NULL) {
+        return mt_fail(MT_EPYTHON, "error in %s.backward", f->name);
+    }
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(fast);
+    if (m != n->nedges) {
+        Py_DECREF(fast);
+        return mt_fail(MT_ERUNTIME,
+                       "function %s returned an incorrect number of gradients (expected %d, got "
+                       "%zd)",
+                       f->name, n->nedges, m);
+    }
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
+        if (o != Py_None && mt_py_is_tensor(o)) {
+            gi[k] = mt_tensor_retain(mt_py_unwrap(o));
+        }
+    }
+    Py_DECREF(fast);
+    return MT_OK;
+}
+
+static const mt_formula py_function_formula = {"PythonFunction", py_function_backward, 0, false,
+                                               0, false, false};
+
+/* _C._function_record(ctx, name, inputs, outputs): links outputs to a node that calls
+ * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient). */
+static PyObject *
+function_record(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *ctx, *inputs_o, *outputs_o;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "OsOO", &ctx, &name, &inputs_o, &outputs_o)) {
+        return NULL;
+    }
+    mt_tensor **inputs = NULL, **outputs = NULL;
+    Py_ssize_t ni, no;
+    if (tensors_of(inputs_o, "Function", true, &inputs, &ni) < 0) {
+        return NULL;
+    }
+    if (tensors_of(outputs_o, "Function", false, &outputs, &no) < 0) {
+        PyMem_Free(inputs);
+        return NULL;
+    }
+    py_function *f = PyMem_Calloc(1, sizeof(*f));
+    if (f == NULL) {
+        PyMem_Free(inputs);
+        PyMem_Free(outputs);
+        return PyErr_NoMemory();
+    }
+    f->ctx = Py_NewRef(ctx);
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    mt_status st = mt_autograd_record_custom(&py_function_formula, f, py_function_free, (int)ni,
+                                             inputs, (int)no, outputs);
+    if (st == MT_OK && no > 0 && outputs[0]->grad_fn) {
+        outputs[0]->grad_fn->name = f->name;
+    }
+    if (st) {
+        py_function_free(f);
+    }
+    PyMem_Free(inputs);
+    PyMem_Free(outputs);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef autograd_functions[] = {
+    {"_function_record", function_record, METH_VARARGS,
+     "_function_record(ctx, name, inputs, outputs)"},
+    {"_run_backward", run_backward, METH_VARARGS,
+     "_run_backward(roots, grads, retain_graph, create_graph, inputs)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+mt_py_autograd_init(PyObject *m)
+{
+    if (PyType_Ready(&mt_py_Node_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Node", (PyObject *)&mt_py_Node_Type) < 0 ||
+        PyModule_AddFunctions(m, autograd_functions) < 0) {
+        return -1;
+    }
+    node_types = PyDict_New();
+    if (node_types == NULL || PyModule_AddObjectRef(m, "_node_types", node_types) < 0) {
+        return -1;
+    }
+    mt_autograd_init();
+    return 0;
+}

@@ -1,0 +1,71 @@
+"""autograd.Function: an op written in Python, with its own forward and backward.
+
+forward runs with grad mode off; its tensor outputs are linked to a node (named after the
+class, as PyTorch's `MyFnBackward`) whose backward calls the class's backward with the ctx.
+"""
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+from .. import _C
+from .._grad_mode import no_grad
+
+
+class FunctionCtx:
+    def save_for_backward(self, *tensors) -> None:
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self) -> Tuple:
+        return getattr(self, "to_save", ())
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+
+class _Ctx(FunctionCtx):
+    def __init__(self, fn, n_inputs):
+        self._fn = fn
+        self._n_inputs = n_inputs
+        self.needs_input_grad = ()
+
+    def _do_backward(self, *grads):
+        res = self._fn.backward(self, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) != self._n_inputs:
+            raise RuntimeError(f"function {self._fn.__name__}Backward returned an incorrect number of "
+                               f"gradients (expected {self._n_inputs}, got {len(res)})")
+        return res
+
+
+class Function:
+    """Subclass with staticmethods forward(ctx, *args) and backward(ctx, *grad_outputs), then call
+    MyFunction.apply(*args)."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        ctx = _Ctx(cls, len(args))
+        ctx.needs_input_grad = tuple(isinstance(a, _C.TensorBase) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        outs = out if isinstance(out, tuple) else (out,)
+        tensors_out = [o for o in outs if isinstance(o, _C.TensorBase)]
+        if _C.is_grad_enabled() and any(ctx.needs_input_grad):
+            skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+            record = [o for o in tensors_out if id(o) not in skip]
+            inputs = [a if isinstance(a, _C.TensorBase) else None for a in args]
+            _C._function_record(ctx, cls.__name__ + "Backward", inputs, record)
+        return out

@@ -1,0 +1,148 @@
+"""The autograd engine: graph recording, node names, leaves, accumulation, retain_graph,
+autograd.grad, in-place and version checks, custom Functions, gradcheck; the formulas of the
+core ops through the shared check_grad helper."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import check_grad
+
+rng = np.random.default_rng(0)
+
+
+def r(*shape):
+    return rng.standard_normal(shape)
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("add", lambda m, x, y: x + 2 * y, [(3, 4), (4,)]),
+    ("sub", lambda m, x, y: m.sub(x, y, alpha=3), [(2, 3), (2, 1)]),
+    ("mul", lambda m, x, y: x * y, [(3, 1), (1, 4)]),
+    ("div", lambda m, x, y: x / (y * y + 1), [(3, 4), (3, 4)]),
+    ("neg", lambda m, x: -x, [(5,)]),
+    ("relu", lambda m, x: m.relu(x), [(4, 3)]),
+    ("clamp_min", lambda m, x: m.clamp_min(x, 0.3), [(4, 3)]),
+    ("exp_log", lambda m, x: m.log(m.exp(x) + 1), [(3, 2)]),
+    ("tanh_sigmoid", lambda m, x: m.tanh(x) * m.sigmoid(x), [(6,)]),
+    ("addmm", lambda m, b, x, y: m.addmm(b, x, y, beta=0.5, alpha=2), [(4,), (3, 5), (5, 4)]),
+    ("mm", lambda m, x, y: m.mm(x, y), [(2, 3), (3, 4)]),
+    ("bmm", lambda m, x, y: m.bmm(x, y), [(2, 2, 3), (2, 3, 4)]),
+    ("mv", lambda m, x, y: m.mv(x, y), [(2, 3), (3,)]),
+    ("dot", lambda m, x, y: m.dot(x, y), [(5,), (5,)]),
+    ("matmul_batched", lambda m, x, y: m.matmul(x, y), [(2, 1, 3, 4), (3, 4, 2)]),
+    ("linear", lambda m, x, w, b: m.nn.functional.linear(x, w, b), [(3, 4), (5, 4), (5,)]),
+    ("sum", lambda m, x: x.sum((0, 2), keepdim=True) + x.sum(), [(2, 3, 4)]),
+    ("mean", lambda m, x: x.mean(1), [(2, 3, 4)]),
+    ("views", lambda m, x: x.t().reshape(6, 2).unsqueeze(0).permute(2, 0, 1).squeeze(1).expand(3, 2, 6)
+     .transpose(0, 2)[1:4:2, 0], [(2, 6)]),
+    ("select", lambda m, x: x[1] * x[:, -1:], [(3, 3)]),
+    ("clone_to", lambda m, x: x.clone().to(m.float64).contiguous() * 2, [(3,)]),
+])
+def test_formulas(name, fn, shapes):
+    check_grad(fn, [r(*s) for s in shapes])
+
+
+def test_node_names_and_graph():
+    x = minitorch.randn(3, 4, requires_grad=True)
+    w = minitorch.randn(5, 4, requires_grad=True)
+    y = minitorch.nn.functional.linear(x, w, minitorch.zeros(5))
+    assert type(y.grad_fn).__name__ == "AddmmBackward0" and y.grad_fn.name() == "AddmmBackward0"
+    nexts = [f.name() if f else None for f, _ in y.grad_fn.next_functions]
+    assert nexts == [None, "AccumulateGrad", "TBackward0"]
+    assert y.grad_fn.next_functions[1][0].variable is x
+    assert not y.is_leaf and x.is_leaf and y.requires_grad
+    assert y.sum().grad_fn.name() == "SumBackward0" and y.sum(0).grad_fn.name() == "SumBackward1"
+    assert y.detach().grad_fn is None and not y.detach().requires_grad
+
+
+def test_accumulation_and_retain_graph():
+    x = minitorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [4, 8, 12])
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_errors_as_pytorch():
+    x = minitorch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        minitorch.ones(2).sum().backward()
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    y = x.exp()
+    z = y * 2
+    y.add_(1)  # exp saved its result, which this modifies
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        z.requires_grad_(False)
+
+
+def test_inplace_on_a_non_leaf_moves_its_history():
+    x = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    y = x * 3
+    y.relu_()
+    assert y.grad_fn.name() == "ReluBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [3, 0])
+
+
+def test_autograd_grad_and_retain_grad():
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    h.retain_grad()
+    (g,) = minitorch.autograd.grad(h.sum(), x, retain_graph=True)
+    np.testing.assert_allclose(np.asarray(g), [2, 4])
+    assert x.grad is None  # grad() does not accumulate
+    (h * 3).sum().backward()
+    np.testing.assert_allclose(np.asarray(h.grad), [4, 4])  # grad() filled it too, as in PyTorch
+    u = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not have been used"):
+        minitorch.autograd.grad((x * 2).sum(), u)
+    assert minitorch.autograd.grad((x * 2).sum(), u, allow_unused=True) == (None,)
+
+
+def test_no_grad_records_nothing():
+    x = minitorch.ones(2, requires_grad=True)
+    with minitorch.no_grad():
+        y = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_custom_function():
+    class Cube(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x * x * x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * ctx.k * g, None
+
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    y = Cube.apply(x, 2.0)
+    assert type(y.grad_fn).__name__ == "CubeBackward"
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [6, 24])
+
+
+def test_gradcheck_catches_a_wrong_formula():
+    class Wrong(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = minitorch.randn(3, dtype=minitorch.float64, requires_grad=True)
+    assert minitorch.autograd.gradcheck(lambda t: t * t, (x,))
+    assert not minitorch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
