@@ -435,6 +435,19 @@ static const mt_kernel_fn autograd_kernels[MT_NUM_OPS] = {
 #undef MT_OP
 };
 
+/* An op with a kernel but no formula still records, so that a backward through it fails with
+ * PyTorch's message rather than its inputs silently getting no gradient. */
+static mt_formula refusing[MT_NUM_OPS];
+
+static mt_status
+refuse(mt_node *n, mt_tensor *const *grads, mt_tensor **grad_inputs)
+{
+    (void)grads;
+    (void)grad_inputs;
+    return mt_fail(MT_ENOTIMPL, "the derivative for '%s' is not implemented.",
+                   mt_op_names[n->formula - refusing]);
+}
+
 void mt_autograd_register_formulas(void);
 
 void
@@ -442,6 +455,11 @@ mt_autograd_init(void)
 {
     mt_autograd_register_formulas();
     for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
+            refusing[op] = (mt_formula){"NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u,
+                                        true, 0, false, false};
+            formulas[op] = &refusing[op];
+        }
         if (formulas[op]) {
             mt_register_kernel((mt_op)op, MT_KEY_AUTOGRAD, autograd_kernels[op],
                                "mt_autograd_kernel");
