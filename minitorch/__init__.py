@@ -110,6 +110,7 @@ def get_default_dtype():
 
 
 from . import nn  # noqa: E402
+from . import optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
