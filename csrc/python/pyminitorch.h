@@ -71,6 +71,9 @@ PyObject *mt_py_from_numpy(PyObject *module, PyObject *arr);
 int mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
 
+/* The fused optimizer updates (optim.c): _fused_sgd_, _fused_adam_, _fused_rmsprop_ */
+extern PyMethodDef mt_py_optim_functions[];
+
 /* Indexing (indexing.c) */
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);
 int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);

@@ -378,6 +378,29 @@ get_retains_grad(PyObject *self, void *c)
     return PyBool_FromLong(T(self)->retains_grad);
 }
 
+/* t.detach_(): t itself leaves the graph (a leaf that does not require grad). */
+static PyObject *
+tensor_detach_(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    mt_tensor *t = T(self);
+    if (t->is_view) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Can't detach views in-place. Use detach() instead. If you are using "
+                        "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                        "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                        "be called on these gradients. To fix this error, please refer to the "
+                        "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
+        return NULL;
+    }
+    if (t->grad_fn) {
+        mt_autograd_forget(t);
+    }
+    t->retains_grad = false;
+    t->requires_grad = false;
+    return Py_NewRef(self);
+}
+
 /* t.retain_grad(): a non-leaf keeps its gradient in .grad after backward. */
 static PyObject *
 tensor_retain_grad(PyObject *self, PyObject *unused)
@@ -454,6 +477,7 @@ static PyMethodDef tensor_methods[] = {
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
     {"_set_data", tensor_set_data, METH_O, NULL},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
+    {"detach_", tensor_detach_, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,117 @@
+"""optim.Adam: adaptive moment estimation, with AMSGrad, coupled or decoupled weight decay.
+
+The update of every parameter of a group is one call of _C._fused_adam_ (csrc/cpu/optim.c),
+with PyTorch's formula; the state (step count, exp_avg, exp_avg_sq, max_exp_avg_sq) is made
+here, once per parameter, and updated in place there.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple
+
+import minitorch
+from minitorch import _C
+
+from .optimizer import Optimizer, ParamsT, _check_supported, _to_scalar
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    """Implements the Adam algorithm, as torch.optim.Adam.
+
+    foreach and fused are accepted and ignored: the update is always one fused C call.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: Tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: Optional[bool] = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        if isinstance(lr, minitorch.Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (
+            (isinstance(betas[0], float) and isinstance(betas[1], float))
+            or (isinstance(betas[0], minitorch.Tensor) and isinstance(betas[1], minitorch.Tensor))
+        ):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, beta in enumerate(betas):
+            if isinstance(beta, minitorch.Tensor) and beta.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(map(_to_scalar, betas))
+        _check_supported(differentiable, capturable)
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                             differentiable=False, decoupled_weight_decay=False, fused=None)
+        self._steps_as_tensors()
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
+        """Performs a single optimization step."""
+        loss = self._closure_loss(closure)
+        for group, params in self._groups_with_grads():
+            states = [self._state_of(p, group["amsgrad"]) for p in params]
+            beta1, beta2 = group["betas"]
+            _C._fused_adam_(
+                params,
+                [p.grad for p in params],
+                [s["exp_avg"] for s in states],
+                [s["exp_avg_sq"] for s in states],
+                [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
+                [s["step"] for s in states],
+                float(_to_scalar(group["lr"])),
+                float(_to_scalar(beta1)),
+                float(_to_scalar(beta2)),
+                float(group["eps"]),
+                float(group["weight_decay"]),
+                bool(group["amsgrad"]),
+                bool(group["maximize"]),
+                bool(group["decoupled_weight_decay"]),
+            )
+        return loss
+
+    def _state_of(self, p: minitorch.Tensor, amsgrad: bool) -> dict:
+        """p's state, made on its first step: a float32 step count and zeroed moving averages."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = minitorch.tensor(0.0, dtype=minitorch.float32)
+            state["exp_avg"] = minitorch.zeros_like(p)
+            state["exp_avg_sq"] = minitorch.zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = minitorch.zeros_like(p)
+        return state

@@ -1,0 +1,302 @@
+"""optim.Optimizer: parameter groups, per-parameter state, zero_grad and state dicts.
+
+The base class of every optimizer, as torch.optim.Optimizer: it holds the parameters in groups
+(each group a dict of the parameters and their options), the state of each parameter (momentum
+buffers, moving averages, step counts, all tensors) and turns both into a state dict that
+refers to parameters by index. It computes nothing: each subclass's step() gathers the
+parameters that have a gradient and hands them, with their state, to one fused C call.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from copy import deepcopy
+from itertools import chain
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+import minitorch
+
+__all__ = ["Optimizer", "required"]
+
+ParamsT = Union[Iterable[minitorch.Tensor], Iterable[Dict[str, Any]]]
+StateDict = Dict[str, Any]
+
+
+class _RequiredParameter:
+    """The default of an option that every parameter group must give."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj: Any) -> str:
+    """torch.typename: 'minitorch.FloatTensor' for a float32 tensor, else the class's name."""
+    if isinstance(obj, minitorch.Tensor):
+        names = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+        return f"minitorch.{names.get(str(obj.dtype).split('.')[-1], '')}Tensor"
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("builtins", None) else f"{module}.{cls.__qualname__}"
+
+
+def _to_scalar(x: Any) -> float:
+    """An option given as a one-element tensor (lr=minitorch.tensor(0.1)), as a Python number."""
+    return x.item() if isinstance(x, minitorch.Tensor) else x
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    Args:
+        params: an iterable of tensors, or of dicts ("params" and per-group options).
+        defaults: the options of a group that does not give its own.
+    """
+
+    def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, minitorch.Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be "
+                "an iterable of Tensors or dicts, but got " + _typename(params)
+            )
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: List[Dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self) -> str:
+        format_string = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            format_string += "\n"
+            format_string += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    format_string += f"    {key}: {group[key]}\n"
+        format_string += ")"
+        return format_string
+
+    # ---- parameter groups ----------------------------------------------------------------------
+
+    def add_param_group(self, param_group: Dict[str, Any]) -> None:
+        """Adds a group of parameters, with its own options, to param_groups."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, minitorch.Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+
+        # named_parameters() gives (name, tensor) pairs; the names go to "param_names"
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
+            param_group["param_names"] = names
+
+        for param in param_group["params"]:
+            if not isinstance(param, minitorch.Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+                )
+            if not self.defaults.get("differentiable", None) and not (
+                getattr(param, "is_leaf", True) or getattr(param, "retains_grad", False)
+            ):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
+            param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+
+        param_set: set = set()
+        for group in self.param_groups:
+            param_set.update(set(group["params"]))
+            if ("param_names" in param_group) != ("param_names" in group):
+                current = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current} to the optimizer"
+                )
+        if not param_set.isdisjoint(set(param_group["params"])):
+            raise ValueError("some parameters appear in more than one parameter group")
+
+        self.param_groups.append(param_group)
+
+    # ---- gradients -----------------------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drops every parameter's grad, or with set_to_none=False zeroes it in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                if getattr(grad, "grad_fn", None) is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                grad.zero_()
+
+    def step(self, closure: Optional[Callable[[], float]] = None) -> Optional[float]:
+        """Performs one optimization step (updates the parameters)."""
+        raise NotImplementedError
+
+    def _closure_loss(self, closure: Optional[Callable[[], float]]) -> Optional[float]:
+        if closure is None:
+            return None
+        with minitorch.enable_grad():
+            return closure()
+
+    def _groups_with_grads(self) -> Iterator[Tuple[Dict[str, Any], List[minitorch.Tensor]]]:
+        """Each group with its parameters that have a gradient (the only ones a step updates),
+        for the groups that have any."""
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                yield group, params
+
+    def _group_defaults(self, **options: Any) -> None:
+        """Options that state dicts of older versions lack get their defaults."""
+        for group in self.param_groups:
+            for name, value in options.items():
+                group.setdefault(name, value)
+
+    def _steps_as_tensors(self) -> None:
+        """Step counts saved as numbers (older PyTorch state dicts) become float32 tensors."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], minitorch.Tensor):
+                    p_state["step"] = minitorch.tensor(float(p_state["step"]))
+
+    # ---- state dicts ---------------------------------------------------------------------------
+
+    def state_dict(self) -> StateDict:
+        """{'state': {index: per-parameter state}, 'param_groups': [options + 'params': [index]]}.
+
+        Parameters are referred to by their index in the order of the groups; the state's tensors
+        are the optimizer's own (not copies), as in PyTorch."""
+        param_mappings: Dict[int, int] = {}
+        start_index = 0
+
+        def pack_group(group: Dict[str, Any]) -> Dict[str, Any]:
+            nonlocal start_index
+            packed = {k: v for k, v in group.items() if k != "params"}
+            param_mappings.update(
+                {id(p): i for i, p in enumerate(group["params"], start_index) if id(p) not in param_mappings}
+            )
+            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
+            start_index += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {
+            (param_mappings[id(k)] if isinstance(k, minitorch.Tensor) else k): v
+            for k, v in self.state.items()
+        }
+        return {"state": packed_state, "param_groups": param_groups}
+
+    def load_state_dict(self, state_dict: StateDict) -> None:
+        """Loads the state and options of a state_dict() of an optimizer of the same parameters.
+
+        State tensors are converted to their parameter's dtype and device (the step counts kept
+        as they are); like PyTorch's, tensors that need no conversion are used, not copied."""
+        state_dict = state_dict.copy()
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group "
+                "that doesn't match the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
+
+        def cast(param: minitorch.Tensor, value: Any, key: Any = None) -> Any:
+            if isinstance(value, minitorch.Tensor):
+                if key == "step":
+                    return value
+                if param.is_floating_point():
+                    return value.to(dtype=param.dtype, device=param.device)
+                return value.to(device=param.device)
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+
+        def update_group(group: Dict[str, Any], new_group: Dict[str, Any]) -> Dict[str, Any]:
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+
+def _check_supported(differentiable: bool, capturable: bool = False) -> None:
+    """Options PyTorch has that minitorch's fused C updates do not: a step autograd records,
+    and CUDA-graph capture."""
+    if differentiable:
+        raise NotImplementedError("minitorch optimizers do not support differentiable=True")
+    if capturable:
+        raise NotImplementedError("minitorch optimizers do not support capturable=True")

@@ -1,0 +1,93 @@
+"""optim.SGD: stochastic gradient descent, with momentum, dampening, Nesterov and weight decay.
+
+The update of every parameter of a group is one call of _C._fused_sgd_ (csrc/cpu/optim.c),
+with PyTorch's formula; the momentum buffers are made here, once, and updated in place there.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import minitorch
+from minitorch import _C
+
+from .optimizer import Optimizer, ParamsT, _check_supported, _to_scalar
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Implements stochastic gradient descent (optionally with momentum), as torch.optim.SGD.
+
+    foreach and fused are accepted and ignored: the update is always one fused C call.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: Optional[bool] = None,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
+    ) -> None:
+        if isinstance(lr, minitorch.Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_supported(differentiable)
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._group_defaults(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                             fused=False)
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
+        """Performs a single optimization step."""
+        loss = self._closure_loss(closure)
+        for group, params in self._groups_with_grads():
+            bufs, first = [], []
+            if group["momentum"] != 0:
+                for p in params:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    first.append(buf is None)
+                    if buf is None:
+                        # The C update starts it as the gradient, as PyTorch's clone of it.
+                        buf = state["momentum_buffer"] = minitorch.zeros_like(p)
+                    bufs.append(buf)
+            _C._fused_sgd_(
+                params,
+                [p.grad for p in params],
+                bufs,
+                first,
+                float(_to_scalar(group["lr"])),
+                float(group["momentum"]),
+                float(group["dampening"]),
+                float(group["weight_decay"]),
+                bool(group["nesterov"]),
+                bool(group["maximize"]),
+            )
+        return loss

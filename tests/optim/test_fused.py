@@ -1,0 +1,198 @@
+"""The fused C updates behind minitorch.optim: one call per step, checks before any write, version
+counters, zero_grad; none of these need PyTorch (they run in the sanitizer build too)."""
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import _C, _journey
+
+OPTIMIZERS = [
+    ("SGD", {"lr": 0.1, "momentum": 0.9}, "_fused_sgd_"),
+    ("Adam", {"amsgrad": True}, "_fused_adam_"),
+    ("AdamW", {}, "_fused_adam_"),
+    ("RMSprop", {"centered": True, "momentum": 0.5}, "_fused_rmsprop_"),
+]
+
+
+def params_with_grads(n, dtype=minitorch.float32):
+    ps = [minitorch.nn.Parameter(minitorch.randn(3, k + 1, dtype=dtype)) for k in range(n)]
+    for p in ps:
+        p.grad = minitorch.randn(*p.shape, dtype=dtype)
+    return ps
+
+
+@pytest.mark.parametrize("name,kwargs,fused", OPTIMIZERS)
+def test_one_fused_call_per_step(name, kwargs, fused, monkeypatch):
+    calls = []
+    original = getattr(_C, fused)
+
+    def counting(params, *args):
+        calls.append(len(params))
+        return original(params, *args)
+
+    monkeypatch.setattr(_C, fused, counting)
+    ps = params_with_grads(7)
+    opt = getattr(minitorch.optim, name)(ps, **kwargs)
+    for _ in range(3):
+        opt.step()
+    assert calls == [7, 7, 7]
+
+
+@pytest.mark.parametrize("name,kwargs,fused", OPTIMIZERS)
+def test_journey_shows_one_kernel_and_no_ops(name, kwargs, fused):
+    ps = params_with_grads(5)
+    opt = getattr(minitorch.optim, name)(ps, **kwargs)
+    opt.step()  # makes the state (zeros_like: ops)
+    _, events = _journey.record(opt.step)
+    assert [e.label for e in events] == [f"Kernel::mt_cpu{fused[:-1]}" + ("w" if name == "AdamW" else "")]
+
+
+@pytest.mark.parametrize("name,kwargs,fused", OPTIMIZERS)
+def test_step_bumps_versions_and_skips_none_grads(name, kwargs, fused):
+    ps = params_with_grads(3)
+    ps[1].grad = None
+    before = [p.detach().numpy().copy() for p in ps]
+    versions = [p._version for p in ps]
+    opt = getattr(minitorch.optim, name)(ps, **kwargs)
+    opt.step()
+    assert not np.array_equal(ps[0].detach().numpy(), before[0])
+    np.testing.assert_array_equal(ps[1].detach().numpy(), before[1])
+    assert ps[1] not in opt.state
+    assert [p._version for p in ps] == [versions[0] + 1, versions[1], versions[2] + 1]
+
+
+def test_sgd_against_numpy():
+    """SGD with momentum, dampening and weight decay, computed in NumPy float64."""
+    rng = np.random.default_rng(0)
+    p0, grads = rng.standard_normal(6), [rng.standard_normal(6) for _ in range(4)]
+    p = minitorch.nn.Parameter(minitorch.tensor(p0, dtype=minitorch.float64))
+    opt = minitorch.optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01)
+    ref, buf = p0.copy(), None
+    for g in grads:
+        p.grad = minitorch.tensor(g, dtype=minitorch.float64)
+        opt.step()
+        d = g + 0.01 * ref
+        buf = d.copy() if buf is None else 0.9 * buf + 0.8 * d
+        ref = ref - 0.1 * buf
+    np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-14)
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad(set_to_none):
+    ps = params_with_grads(3)
+    ps[2].grad = None
+    grads = [p.grad for p in ps[:2]]
+    opt = minitorch.optim.SGD(ps, lr=0.1)
+    opt.zero_grad(set_to_none=set_to_none)
+    assert ps[2].grad is None
+    for p, g in zip(ps[:2], grads):
+        if set_to_none:
+            assert p.grad is None
+        else:
+            assert p.grad is not None and not p.grad.requires_grad
+            np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape, np.float32))
+            np.testing.assert_array_equal(g.numpy(), np.zeros(p.shape, np.float32))  # in place
+
+
+def test_zero_grad_default_sets_none():
+    ps = params_with_grads(1)
+    minitorch.optim.Adam(ps).zero_grad()
+    assert ps[0].grad is None
+
+
+def test_bad_calls_raise_and_write_nothing():
+    p, q = minitorch.ones(3), minitorch.ones(2, 2)
+    g3, g22 = minitorch.ones(3), minitorch.ones(2, 2)
+    s1, s2 = minitorch.tensor(0.0), minitorch.tensor(0.0)
+    z = minitorch.zeros_like
+    adam = _C._fused_adam_
+
+    def adam_call(params, grads, avgs, sqs, steps, **kw):
+        return adam(params, grads, avgs, sqs, [], steps, 0.1, 0.9, 0.999, 1e-8, 0.0, **kw)
+
+    bad = [
+        (RuntimeError, "has shape [2, 2] but params[0] has shape [3]",
+         lambda: adam_call([p, q], [g22, g22], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
+        (RuntimeError, "expected 2 grads",
+         lambda: adam_call([p, q], [g3], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
+        (RuntimeError, "dtype float64 but params[1] has dtype float32",
+         lambda: adam_call([p, q], [g3, g22], [z(p), z(q, dtype=minitorch.float64)], [z(p), z(q)], [s1, s2])),
+        (RuntimeError, "steps[1] must be a one-element CPU tensor",
+         lambda: adam_call([p, q], [g3, g22], [z(p), z(q)], [z(p), z(q)], [s1, minitorch.zeros(2)])),
+        (RuntimeError, "max_exp_avg_sqs are needed",
+         lambda: adam_call([p, q], [g3, g22], [z(p), z(q)], [z(p), z(q)], [s1, s2], amsgrad=True)),
+        (RuntimeError, "params[0] has dtype int64",
+         lambda: adam_call([minitorch.ones(3, dtype=minitorch.int64)], [g3], [z(p)], [z(p)], [s1])),
+        (TypeError, "grads[1] must be a Tensor",
+         lambda: adam_call([p, q], [g3, 1.0], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
+        (TypeError, "exp_avgs must be a list",
+         lambda: adam_call([p, q], [g3, g22], None, [z(p), z(q)], [s1, s2])),
+        (RuntimeError, "momentum_buffers are needed",
+         lambda: _C._fused_sgd_([p], [g3], [], [True], 0.1, 0.9, 0.0, 0.0)),
+        (RuntimeError, "expected 1 first_step flags",
+         lambda: _C._fused_sgd_([p], [g3], [z(p)], [], 0.1, 0.9, 0.0, 0.0)),
+        (RuntimeError, "grad_avgs are needed",
+         lambda: _C._fused_rmsprop_([p], [g3], [z(p)], [], [], [s1], 0.1, 0.9, 1e-8, 0.0, 0.0, True)),
+        (RuntimeError, "more than one element of the written-to tensor",
+         lambda: _C._fused_sgd_([minitorch.ones(1).expand(3)], [g3], [], [], 0.1, 0.0, 0.0, 0.0)),
+    ]
+    for cls, message, call in bad:
+        with pytest.raises(cls) as info:
+            call()
+        assert message in str(info.value)
+    # every check ran before any write: nothing moved, no step was counted
+    np.testing.assert_array_equal(p.numpy(), np.ones(3, np.float32))
+    np.testing.assert_array_equal(q.numpy(), np.ones((2, 2), np.float32))
+    assert s1.item() == 0 and s2.item() == 0
+
+
+def test_empty_lists_and_empty_tensors():
+    _C._fused_adam_([], [], [], [], [], [], 0.1, 0.9, 0.999, 1e-8, 0.0)
+    e = minitorch.ones(0, 3)
+    _C._fused_sgd_([e], [minitorch.ones(0, 3)], [], [], 0.1, 0.0, 0.0, 0.0)
+    assert e.shape == (0, 3)
+
+
+def test_large_tensor_parallel_update():
+    """Enough elements for the threaded path: every element is updated, as in a small one."""
+    n = 200_003
+    p = minitorch.nn.Parameter(minitorch.ones(n, dtype=minitorch.float64))
+    p.grad = minitorch.arange(n, dtype=minitorch.float64)
+    opt = minitorch.optim.RMSprop([p], lr=0.01, momentum=0.9)
+    opt.step()
+    g = np.arange(n, dtype=np.float64)
+    avg = np.sqrt(0.01 * g * g) + 1e-8
+    np.testing.assert_allclose(p.detach().numpy(), 1 - 0.01 * g / avg, rtol=1e-12)
+
+
+def test_state_dict_refers_to_params_by_index():
+    ps = params_with_grads(3)
+    opt = minitorch.optim.Adam([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.5}], lr=0.1)
+    opt.step()
+    sd = opt.state_dict()
+    assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
+    assert [g["lr"] for g in sd["param_groups"]] == [0.1, 0.5]
+    assert sorted(sd["state"]) == [0, 1, 2]
+    assert sorted(sd["state"][0]) == ["exp_avg", "exp_avg_sq", "step"]
+    assert sd["state"][2]["step"].item() == 1.0
+
+
+def test_load_state_dict_casts_state_to_the_params_dtype():
+    ps = params_with_grads(1, dtype=minitorch.float64)
+    opt = minitorch.optim.SGD(ps, lr=0.1, momentum=0.9)
+    opt.load_state_dict({"state": {0: {"momentum_buffer": minitorch.ones(3, 1)}},
+                         "param_groups": [{**opt.state_dict()["param_groups"][0]}]})
+    assert opt.state[ps[0]]["momentum_buffer"].dtype == minitorch.float64
+    opt.step()
+    np.testing.assert_allclose(opt.state[ps[0]]["momentum_buffer"].numpy(), 0.9 + ps[0].grad.numpy())
+
+
+def test_closure_and_pickling():
+    import pickle
+
+    ps = params_with_grads(2)
+    opt = minitorch.optim.AdamW(ps)
+    assert opt.step(lambda: 3.5) == 3.5
+    opt2 = pickle.loads(pickle.dumps(opt))
+    assert repr(opt2) == repr(opt)
+    assert len(opt2.state) == 2
