@@ -237,11 +237,29 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
         }
     }
+    /* With create_graph the formula's ops record too, and a saved output must lead back to
+     * this node (it is a function of the inputs): link it for the call only, so that no cycle
+     * (node -> saved output -> node) outlives it; what the formula recorded holds n itself. */
+    for (int k = 0; create_graph && k < n->nout; k++) {
+        mt_tensor *o = n->saved_out[k];
+        if (o && o->grad_fn == NULL) {
+            o->grad_fn = mt_node_retain(n);
+            o->output_nr = k;
+            o->requires_grad = true;
+        }
+    }
     if (st == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);
         mt_set_grad_enabled(was);
+    }
+    for (int k = 0; create_graph && k < n->nout; k++) {
+        mt_tensor *o = n->saved_out[k];
+        if (o && o->grad_fn) {
+            mt_autograd_forget(o);
+            o->requires_grad = false;
+        }
     }
     for (int e = 0; e < n->nedges && gin; e++) {
         mt_edge *edge = &n->edges[e];

@@ -146,3 +146,16 @@ def test_gradcheck_catches_a_wrong_formula():
     x = minitorch.randn(3, dtype=minitorch.float64, requires_grad=True)
     assert minitorch.autograd.gradcheck(lambda t: t * t, (x,))
     assert not minitorch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
+
+
+def test_create_graph_gives_second_derivatives():
+    torch = pytest.importorskip("torch")
+    got = []
+    for lib in (minitorch, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = (lib.exp(x) * x).sum() + lib.tanh(x).sum() + (x.sigmoid() * x * x).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        got.append((np.asarray(g.detach()), np.asarray(h.detach())))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-5)
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5)
