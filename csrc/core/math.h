@@ -194,4 +194,24 @@ MT_DEFINE_CLAMP_MAX(float, f32)
 MT_DEFINE_CLAMP_MAX(double, f64)
 #undef MT_DEFINE_CLAMP_MAX
 
+/* The derivatives of GELU that its backward kernel multiplies the gradient by (PyTorch's
+ * GeluBackwardKernelImpl): exact, Phi(x) + x phi(x); and of the tanh approximation. */
+#define MT_DEFINE_GELU_BACKWARD(T, suffix, F)                                                \
+    static inline MT_HD T mt_gelu_backward_##suffix(T g, T x)                                \
+    {                                                                                        \
+        const T cdf = (T)0.5 * ((T)1 + erf##F(x * (T)MT_SQRT1_2));                           \
+        const T pdf = (T)0.39894228040143267794 * exp##F((T)-0.5 * x * x); /* 1/sqrt(2pi) */ \
+        return g * (cdf + x * pdf);                                                          \
+    }                                                                                        \
+    static inline MT_HD T mt_gelu_tanh_backward_##suffix(T g, T x)                           \
+    {                                                                                        \
+        const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                       \
+        const T t = tanh##F(beta * (x + kappa * x * x * x));                                 \
+        const T inner = beta * ((T)1 + (T)3 * kappa * x * x);                                \
+        return g * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * inner);             \
+    }
+MT_DEFINE_GELU_BACKWARD(float, f32, f)
+MT_DEFINE_GELU_BACKWARD(double, f64, )
+#undef MT_DEFINE_GELU_BACKWARD
+
 #endif

@@ -1,0 +1,652 @@
+/* Backward formulas of the elementwise math: unary functions, activations, powers, division
+ * with rounding, remainders, clamps, maximum/minimum, where, masked_fill; and baddbmm, addmv.
+ *
+ * Rows as in formulas.c (PyTorch's derivatives.yaml as C; the same inputs saved as PyTorch
+ * saves, so in-place changes fail alike). Each formula is a chain of ops through the
+ * dispatcher, written with a small scratch list (tmp) that owns the intermediates: a failed
+ * step makes every later one a no-op, and finish() releases them all on every path. */
+#include <math.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "autograd/formulas_math.h"
+#include "ops/ops.h"
+
+#define G(name) static mt_status name(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+#define TMP_MAX 32 /* intermediates of the longest formula (pow's, 18), with room to spare */
+
+typedef struct tmp {
+    mt_status st;
+    int n;
+    mt_tensor *t[TMP_MAX];
+} tmp;
+
+/* Takes the reference *out (of an op that returned st) into s; NULL once s has failed. A
+ * pointer, read after the op's call: C leaves the order of the arguments' evaluation open. */
+static mt_tensor *
+own(tmp *s, mt_status st, mt_tensor **out)
+{
+    mt_tensor *r = *out;
+    if (st == MT_OK && s->n == TMP_MAX) {
+        mt_tensor_clear(&r);
+        st = mt_fail(MT_ERUNTIME, "autograd formula: too many intermediates");
+    }
+    if (st) {
+        s->st = st;
+        return NULL;
+    }
+    s->t[s->n++] = r;
+    return r;
+}
+
+static bool
+failed(tmp *s, mt_tensor *x, mt_tensor *y)
+{
+    if (s->st == MT_OK && (x == NULL || y == NULL)) {
+        s->st = mt_fail(MT_ERUNTIME, "autograd formula: missing operand");
+    }
+    return s->st != MT_OK;
+}
+
+static mt_tensor *
+bin(tmp *s, mt_op op, mt_tensor *x, mt_tensor *y)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, y) ? NULL : own(s, mt_ag_binary(op, x, y, &r), &r);
+}
+
+static mt_tensor *
+un(tmp *s, mt_op op, mt_tensor *x)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_ag_unary(op, x, &r), &r);
+}
+
+/* A Python number as the ops see one: weak in type promotion, so g keeps its dtype. */
+static mt_tensor *
+num(tmp *s, double v)
+{
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_float(v), MT_FLOAT64, &r), &r);
+}
+
+/* cond ? x : y */
+static mt_tensor *
+sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
+{
+    if (failed(s, cond, x) || failed(s, y, y)) {
+        return NULL;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = cond;
+    a.t[1] = x;
+    a.t[2] = y;
+    mt_status st = mt_dispatch(MT_OP_where, &a);
+    return own(s, st, &a.out[0]);
+}
+
+/* x * v, or x itself when v is 1 */
+static mt_tensor *
+scaled(tmp *s, mt_tensor *x, double v)
+{
+    return v == 1.0 ? x : bin(s, MT_OP_mul, x, num(s, v));
+}
+
+static mt_tensor *
+zeros_of(tmp *s, const mt_meta *m)
+{
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_ag_zeros(m, &r), &r);
+}
+
+static mt_tensor *
+saved(tmp *s, mt_node *n, int slot)
+{
+    mt_tensor *r = NULL;
+    if (s->st == MT_OK && (s->st = mt_saved_input(n, slot, &r)) == MT_OK) {
+        return r;
+    }
+    return NULL;
+}
+
+static mt_tensor *
+result(tmp *s, mt_node *n)
+{
+    mt_tensor *r = NULL;
+    if (s->st == MT_OK && (s->st = mt_saved_output(n, 0, &r)) == MT_OK) {
+        return r;
+    }
+    return NULL;
+}
+
+/* *out = x (a new reference), unless s has failed. */
+static void
+give(tmp *s, mt_tensor *x, mt_tensor **out)
+{
+    if (!failed(s, x, x)) {
+        *out = mt_tensor_retain(x);
+    }
+}
+
+/* Releases the intermediates; the formula's status. */
+static mt_status
+finish(tmp *s)
+{
+    for (int k = 0; k < s->n; k++) {
+        mt_tensor_clear(&s->t[k]);
+    }
+    return s->st;
+}
+
+static bool
+wants(const mt_node *n, int edge)
+{
+    return n->edges[edge].node != NULL;
+}
+
+/* g times the derivative d (one input) */
+static mt_status
+chain(tmp *s, mt_tensor *g, mt_tensor *d, mt_tensor **out)
+{
+    give(s, bin(s, MT_OP_mul, g, d), out);
+    return finish(s);
+}
+
+/* ---- unary math: g times f'(x), from the input or the result, as PyTorch saves ---- */
+
+#define LN2 0.69314718055994530942
+#define LN10 2.30258509299404568402
+
+// sqrt: g / (2 * result)
+G(sqrt_backward)
+{
+    tmp s = {0};
+    give(&s, bin(&s, MT_OP_div, g[0], scaled(&s, result(&s, n), 2.0)), &gi[0]);
+    return finish(&s);
+}
+
+// rsqrt: -0.5 * g * result^3
+G(rsqrt_backward)
+{
+    tmp s = {0};
+    mt_tensor *cube = bin(&s, MT_OP_pow, result(&s, n), num(&s, 3.0));
+    return chain(&s, g[0], scaled(&s, cube, -0.5), &gi[0]);
+}
+
+G(sin_backward)
+{
+    tmp s = {0};
+    return chain(&s, g[0], un(&s, MT_OP_cos, saved(&s, n, 0)), &gi[0]);
+}
+
+G(cos_backward)
+{
+    tmp s = {0};
+    return chain(&s, g[0], un(&s, MT_OP_neg, un(&s, MT_OP_sin, saved(&s, n, 0))), &gi[0]);
+}
+
+// abs: g * sign(x), so 0 at 0 as PyTorch
+G(abs_backward)
+{
+    tmp s = {0};
+    return chain(&s, g[0], un(&s, MT_OP_sign, saved(&s, n, 0)), &gi[0]);
+}
+
+// sign: a step, zero gradient almost everywhere (PyTorch gives zeros, not None)
+G(zero_grad_backward)
+{
+    (void)g;
+    return wants(n, 0) ? mt_ag_zeros(&n->in_meta[0], &gi[0]) : MT_OK;
+}
+
+// log1p: g / (x + 1)
+G(log1p_backward)
+{
+    tmp s = {0};
+    mt_tensor *x1 = bin(&s, MT_OP_add, saved(&s, n, 0), num(&s, 1.0));
+    give(&s, bin(&s, MT_OP_div, g[0], x1), &gi[0]);
+    return finish(&s);
+}
+
+// exp2: g * result * ln 2
+G(exp2_backward)
+{
+    tmp s = {0};
+    return chain(&s, g[0], scaled(&s, result(&s, n), LN2), &gi[0]);
+}
+
+// expm1: g * (result + 1)
+G(expm1_backward)
+{
+    tmp s = {0};
+    return chain(&s, g[0], bin(&s, MT_OP_add, result(&s, n), num(&s, 1.0)), &gi[0]);
+}
+
+/* log_b: g / (x * ln b) */
+static mt_status
+log_base_backward(mt_node *n, mt_tensor *g, double ln_base, mt_tensor **out)
+{
+    tmp s = {0};
+    give(&s, bin(&s, MT_OP_div, g, scaled(&s, saved(&s, n, 0), ln_base)), out);
+    return finish(&s);
+}
+
+G(log2_backward)
+{
+    return log_base_backward(n, g[0], LN2, &gi[0]);
+}
+
+G(log10_backward)
+{
+    return log_base_backward(n, g[0], LN10, &gi[0]);
+}
+
+// reciprocal: -g * result^2
+G(reciprocal_backward)
+{
+    tmp s = {0};
+    mt_tensor *r = result(&s, n);
+    return chain(&s, g[0], un(&s, MT_OP_neg, bin(&s, MT_OP_mul, r, r)), &gi[0]);
+}
+
+// gelu: a kernel of its own (the exact form's derivative needs erf)
+G(gelu_backward)
+{
+    mt_tensor *self = NULL;
+    mt_status st = mt_saved_input(n, 0, &self);
+    if (st) {
+        return st;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = g[0];
+    a.t[1] = self;
+    a.str[0] = n->args.str[0];
+    st = mt_dispatch(MT_OP_gelu_backward, &a);
+    gi[0] = st ? NULL : a.out[0];
+    return st;
+}
+
+// silu: g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))
+G(silu_backward)
+{
+    tmp s = {0};
+    mt_tensor *x = saved(&s, n, 0);
+    mt_tensor *sig = un(&s, MT_OP_sigmoid, x);
+    mt_tensor *one = num(&s, 1.0);
+    mt_tensor *inner = bin(&s, MT_OP_mul, x, bin(&s, MT_OP_sub, one, sig));
+    return chain(&s, g[0], bin(&s, MT_OP_mul, sig, bin(&s, MT_OP_add, inner, one)), &gi[0]);
+}
+
+/* ---- powers ---- */
+
+static double
+item(const mt_tensor *t)
+{
+    mt_scalar v;
+    return mt_tensor_item(t, &v) == MT_OK ? mt_scalar_to_double(v) : NAN;
+}
+
+// pow(self, exponent), either a Python number:
+//   d/dself = g * exponent * self^(exponent - 1), 0 where exponent is 0
+//   d/dexponent = g * result * log(self), 0 where self is 0 and exponent >= 0
+G(pow_backward)
+{
+    tmp s = {0};
+    mt_tensor *self = saved(&s, n, 0), *e = saved(&s, n, 1);
+    if (wants(n, 0) && e && e->is_wrapped_number) {
+        double v = item(e);
+        mt_tensor *d = v == 0.0 ? zeros_of(&s, &n->in_meta[0])
+                                : scaled(&s, bin(&s, MT_OP_pow, self, num(&s, v - 1.0)), v);
+        give(&s, v == 0.0 ? d : bin(&s, MT_OP_mul, g[0], d), &gi[0]);
+    } else if (wants(n, 0)) {
+        mt_tensor *power = bin(&s, MT_OP_pow, self, bin(&s, MT_OP_sub, e, num(&s, 1.0)));
+        mt_tensor *d = bin(&s, MT_OP_mul, e, power);
+        mt_tensor *zero_e = bin(&s, MT_OP_eq, e, num(&s, 0.0));
+        give(&s, sel(&s, zero_e, num(&s, 0.0), bin(&s, MT_OP_mul, g[0], d)), &gi[0]);
+    }
+    if (wants(n, 1) && s.st == MT_OK) {
+        mt_tensor *r = result(&s, n), *log_self;
+        if (self->is_wrapped_number) {
+            log_self = num(&s, log(item(self)));
+        } else if (self->dtype != n->out_meta[0].dtype) {
+            /* an integer base: its log in the result's dtype, as PyTorch promotes it */
+            mt_tensor *c = NULL;
+            mt_status st = mt_op_to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
+            log_self = un(&s, MT_OP_log, own(&s, st, &c));
+        } else {
+            log_self = un(&s, MT_OP_log, self);
+        }
+        mt_tensor *flat = bin(&s, MT_OP_logical_and, bin(&s, MT_OP_eq, self, num(&s, 0.0)),
+                              bin(&s, MT_OP_ge, e, num(&s, 0.0)));
+        mt_tensor *d = sel(&s, flat, num(&s, 0.0), bin(&s, MT_OP_mul, r, log_self));
+        give(&s, bin(&s, MT_OP_mul, g[0], d), &gi[1]);
+    }
+    return finish(&s);
+}
+
+/* ---- division and remainders ---- */
+
+// self / other: d/dself = g / other, d/dother = -g * self / other^2; with a rounding mode the
+// result is a step function of both, and PyTorch gives them zero gradients
+G(div_backward)
+{
+    tmp s = {0};
+    if (n->args.str[0]) {
+        for (int e = 0; e < 2; e++) {
+            if (wants(n, e)) {
+                give(&s, zeros_of(&s, &n->in_meta[e]), &gi[e]);
+            }
+        }
+        return finish(&s);
+    }
+    mt_tensor *other = saved(&s, n, 1);
+    mt_tensor *q = bin(&s, MT_OP_div, g[0], other);
+    if (wants(n, 0)) {
+        give(&s, q, &gi[0]);
+    }
+    if (wants(n, 1)) {
+        mt_tensor *x = bin(&s, MT_OP_div, saved(&s, n, 0), other);
+        give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, q, x)), &gi[1]);
+    }
+    return finish(&s);
+}
+
+/* self - other * rounded(self / other): d/dself = g, d/dother = -g * rounded(self / other) */
+static mt_status
+mod_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, const char *rounding, const char *op)
+{
+    tmp s = {0};
+    if (wants(n, 0)) {
+        give(&s, g, &gi[0]);
+    }
+    mt_tensor *self = wants(n, 1) ? saved(&s, n, 0) : NULL;
+    if (self && self->is_wrapped_number) {
+        /* PyTorch has no formula for a Python-number dividend either */
+        s.st = mt_fail(MT_ERUNTIME, "derivative for aten::%s is not implemented", op);
+    } else if (self) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = self;
+        a.t[1] = saved(&s, n, 1);
+        a.str[0] = rounding;
+        mt_tensor *q = a.t[1] ? own(&s, mt_dispatch(MT_OP_div, &a), &a.out[0]) : NULL;
+        give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, g, q)), &gi[1]);
+    }
+    return finish(&s);
+}
+
+G(remainder_backward)
+{
+    return mod_backward(n, g[0], gi, "floor", "remainder");
+}
+
+G(fmod_backward)
+{
+    return mod_backward(n, g[0], gi, "trunc", "fmod");
+}
+
+// floor_divide: PyTorch records a node whose backward refuses
+G(floor_divide_backward)
+{
+    (void)n, (void)g, (void)gi;
+    return mt_fail(MT_ERUNTIME, "derivative for aten::floor_divide is not implemented");
+}
+
+/* ---- clamps and selections: the gradient goes where the value came from ---- */
+
+/* The given bound of slot k (min 1, max 2), or NULL when absent. */
+static mt_tensor *
+bound(tmp *s, mt_node *n, int k)
+{
+    return n->saved[k] ? saved(s, n, k) : NULL;
+}
+
+/* mask ? g : 0 */
+static mt_tensor *
+pass(tmp *s, mt_tensor *mask, mt_tensor *g)
+{
+    return sel(s, mask, g, num(s, 0.0));
+}
+
+// clamp(self, min, max), bounds numbers or tensors: self gets g where min <= self <= max; a
+// tensor min gets g where self < min (and min < max), a tensor max where self > max (or
+// max < min, where max wins), PyTorch's subgradients at the bounds
+G(clamp_backward)
+{
+    tmp s = {0};
+    mt_tensor *self = saved(&s, n, 0), *lo = bound(&s, n, 1), *hi = bound(&s, n, 2);
+    if (wants(n, 0)) {
+        mt_tensor *ge = lo ? bin(&s, MT_OP_ge, self, lo) : NULL;
+        mt_tensor *le = hi ? bin(&s, MT_OP_le, self, hi) : NULL;
+        mt_tensor *in = ge && le ? bin(&s, MT_OP_logical_and, ge, le) : ge ? ge : le;
+        give(&s, pass(&s, in, g[0]), &gi[0]);
+    }
+    if (wants(n, 1)) {
+        mt_tensor *below = bin(&s, MT_OP_lt, self, lo);
+        if (hi) {
+            below = bin(&s, MT_OP_logical_and, below, bin(&s, MT_OP_lt, lo, hi));
+        }
+        give(&s, pass(&s, below, g[0]), &gi[1]);
+    }
+    if (wants(n, 2)) {
+        mt_tensor *above = bin(&s, MT_OP_gt, self, hi);
+        if (lo) {
+            above = bin(&s, MT_OP_logical_or, above, bin(&s, MT_OP_lt, hi, lo));
+        }
+        give(&s, pass(&s, above, g[0]), &gi[2]);
+    }
+    return finish(&s);
+}
+
+// clamp_max(self, max): g where self <= max
+G(clamp_max_backward)
+{
+    tmp s = {0};
+    mt_tensor *hi = NULL;
+    mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &hi);
+    mt_tensor *le = bin(&s, MT_OP_le, saved(&s, n, 0), own(&s, st, &hi));
+    give(&s, pass(&s, le, g[0]), &gi[0]);
+    return finish(&s);
+}
+
+/* maximum (larger) or minimum: g goes to the chosen input, half to each on a tie */
+static mt_status
+extremum_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, bool larger)
+{
+    tmp s = {0};
+    mt_tensor *x = saved(&s, n, 0), *y = saved(&s, n, 1);
+    mt_tensor *split = sel(&s, bin(&s, MT_OP_eq, x, y), scaled(&s, g, 0.5), g);
+    mt_tensor *zero = num(&s, 0.0);
+    if (wants(n, 0)) {
+        give(&s, sel(&s, bin(&s, larger ? MT_OP_lt : MT_OP_gt, x, y), zero, split), &gi[0]);
+    }
+    if (wants(n, 1)) {
+        give(&s, sel(&s, bin(&s, larger ? MT_OP_gt : MT_OP_lt, x, y), zero, split), &gi[1]);
+    }
+    return finish(&s);
+}
+
+G(maximum_backward)
+{
+    return extremum_backward(n, g[0], gi, true);
+}
+
+G(minimum_backward)
+{
+    return extremum_backward(n, g[0], gi, false);
+}
+
+// where(condition, input, other): edges input, other
+G(where_backward)
+{
+    tmp s = {0};
+    mt_tensor *cond = saved(&s, n, 0), *zero = num(&s, 0.0);
+    if (wants(n, 0)) {
+        give(&s, sel(&s, cond, g[0], zero), &gi[0]);
+    }
+    if (wants(n, 1)) {
+        give(&s, sel(&s, cond, zero, g[0]), &gi[1]);
+    }
+    return finish(&s);
+}
+
+// masked_fill(self, mask, value): edges self, value; a 0-dim tensor value gets the sum of g
+// over the mask (the engine sums the broadcast gradient down to its shape)
+G(masked_fill_backward)
+{
+    tmp s = {0};
+    mt_tensor *mask = saved(&s, n, 1), *zero = num(&s, 0.0);
+    if (wants(n, 0)) {
+        give(&s, sel(&s, mask, zero, g[0]), &gi[0]);
+    }
+    if (wants(n, 1)) {
+        give(&s, sel(&s, mask, g[0], zero), &gi[1]);
+    }
+    return finish(&s);
+}
+
+/* ---- products ---- */
+
+static double
+scalar_or_one(mt_scalar v)
+{
+    return mt_scalar_is_none(v) ? 1.0 : mt_scalar_to_double(v);
+}
+
+// self (b, n, m) or broadcast to it, batch1 (b, n, k), batch2 (b, k, m):
+// beta * self + alpha * batch1 @ batch2
+G(baddbmm_backward)
+{
+    tmp s = {0};
+    double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
+    if (wants(n, 0)) {
+        give(&s, scaled(&s, g[0], beta), &gi[0]);
+    }
+    for (int e = 1; e < 3; e++) {
+        if (!wants(n, e)) {
+            continue;
+        }
+        mt_tensor *t = NULL, *p = NULL;
+        mt_tensor *other = saved(&s, n, 3 - e); /* batch1's gradient needs batch2, and back */
+        mt_status st = other ? mt_op_transpose(other, 1, 2, &t) : s.st;
+        t = own(&s, st, &t);
+        if (t) {
+            st = e == 1 ? mt_op_bmm(g[0], t, &p) : mt_op_bmm(t, g[0], &p);
+            give(&s, scaled(&s, own(&s, st, &p), alpha), &gi[e]);
+        }
+    }
+    return finish(&s);
+}
+
+// self (n) or broadcast to it, mat (n, k), vec (k): beta * self + alpha * mat @ vec
+G(addmv_backward)
+{
+    tmp s = {0};
+    double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
+    mt_tensor *t = NULL;
+    mt_status st;
+    if (wants(n, 0)) {
+        give(&s, scaled(&s, g[0], beta), &gi[0]);
+    }
+    if (wants(n, 1) && s.st == MT_OK) {
+        st = mt_op_unsqueeze(g[0], 1, &t);
+        mt_tensor *outer = bin(&s, MT_OP_mul, own(&s, st, &t), saved(&s, n, 2));
+        give(&s, scaled(&s, outer, alpha), &gi[1]);
+    }
+    mt_tensor *mat = wants(n, 2) ? saved(&s, n, 1) : NULL;
+    if (mat) {
+        mt_tensor *mt = NULL, *p = NULL;
+        st = mt_op_t(mat, &mt);
+        mt = own(&s, st, &mt);
+        if (mt) {
+            st = mt_op_mv(mt, g[0], &p);
+            give(&s, scaled(&s, own(&s, st, &p), alpha), &gi[2]);
+        }
+    }
+    return finish(&s);
+}
+
+/* ---- PyTorch's overloads: one op here, several node names there ---- */
+
+static bool
+is_number(const mt_tensor *t)
+{
+    return t != NULL && t->is_wrapped_number;
+}
+
+const char *
+mt_autograd_math_node_name(mt_op op, const mt_args *a)
+{
+    switch (op) {
+    case MT_OP_pow:
+    case MT_OP_pow_:
+        return is_number(a->t[0]) ? "PowBackward2" : is_number(a->t[1]) ? "PowBackward0"
+                                                                        : "PowBackward1";
+    case MT_OP_div:
+    case MT_OP_div_:
+        return a->str[0] ? "DivBackward2" : NULL;
+    case MT_OP_remainder:
+    case MT_OP_remainder_:
+        return is_number(a->t[0]) ? "NotImplemented" : is_number(a->t[1]) ? "RemainderBackward0"
+                                                                          : "RemainderBackward1";
+    case MT_OP_fmod:
+    case MT_OP_fmod_:
+        return is_number(a->t[1]) ? "FmodBackward0" : "FmodBackward1";
+    case MT_OP_clamp:
+    case MT_OP_clamp_:
+        /* clamp.Tensor when a bound is a tensor, else clamp (Scalar bounds) */
+        return (a->t[1] && !is_number(a->t[1])) || (a->t[2] && !is_number(a->t[2]))
+                   ? "ClampBackward0"
+                   : "ClampBackward1";
+    case MT_OP_masked_fill:
+    case MT_OP_masked_fill_:
+        return is_number(a->t[2]) ? "MaskedFillBackward0" : "MaskedFillBackward1";
+    default:
+        return NULL;
+    }
+}
+
+#define ROW(op, nm, fn, diff, save_in, save_out)                                        \
+    static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, false};   \
+    mt_autograd_set_formula(MT_OP_##op, &f_##op)
+/* An op and its in-place twin share one row's formula. */
+#define ROWS(op, nm, fn, diff, save_in, save_out) \
+    ROW(op, nm, fn, diff, save_in, save_out);     \
+    ROW(op##_, nm, fn, diff, save_in, save_out)
+
+void
+mt_autograd_register_math(void)
+{
+    /* op, node name, backward, differentiable slots, saved slots, saves result */
+    ROWS(sqrt, "SqrtBackward0", sqrt_backward, 0x1, 0, true);
+    ROWS(rsqrt, "RsqrtBackward0", rsqrt_backward, 0x1, 0, true);
+    ROWS(sin, "SinBackward0", sin_backward, 0x1, 0x1, false);
+    ROWS(cos, "CosBackward0", cos_backward, 0x1, 0x1, false);
+    ROWS(abs, "AbsBackward0", abs_backward, 0x1, 0x1, false);
+    ROWS(sign, "SignBackward0", zero_grad_backward, 0x1, 0, false);
+    ROWS(log1p, "Log1PBackward0", log1p_backward, 0x1, 0x1, false);
+    ROWS(exp2, "Exp2Backward0", exp2_backward, 0x1, 0, true);
+    ROWS(expm1, "Expm1Backward0", expm1_backward, 0x1, 0, true);
+    ROWS(log2, "Log2Backward0", log2_backward, 0x1, 0x1, false);
+    ROWS(log10, "Log10Backward0", log10_backward, 0x1, 0x1, false);
+    ROWS(reciprocal, "ReciprocalBackward0", reciprocal_backward, 0x1, 0, true);
+    ROW(gelu, "GeluBackward0", gelu_backward, 0x1, 0x1, false);
+    ROW(silu, "SiluBackward0", silu_backward, 0x1, 0x1, false);
+    ROWS(pow, "PowBackward0", pow_backward, 0x3, 0x3, true);
+    /* div's rows replace formulas.c's: these also know rounding_mode */
+    ROWS(div, "DivBackward0", div_backward, 0x3, 0x3, false);
+    ROWS(true_divide, "DivBackward0", div_backward, 0x3, 0x3, false);
+    ROWS(floor_divide, "NotImplemented", floor_divide_backward, 0x3, 0, false);
+    ROWS(remainder, "RemainderBackward0", remainder_backward, 0x3, 0x3, false);
+    ROWS(fmod, "FmodBackward0", fmod_backward, 0x3, 0x3, false);
+    ROWS(clamp, "ClampBackward1", clamp_backward, 0x7, 0x7, false);
+    ROWS(clamp_max, "ClampMaxBackward0", clamp_max_backward, 0x1, 0x1, false);
+    ROW(maximum, "MaximumBackward0", maximum_backward, 0x3, 0x3, false);
+    ROW(minimum, "MinimumBackward0", minimum_backward, 0x3, 0x3, false);
+    ROW(where, "WhereBackward0", where_backward, 0x6, 0x1, false);
+    ROWS(masked_fill, "MaskedFillBackward0", masked_fill_backward, 0x5, 0x2, false);
+    ROW(baddbmm, "BaddbmmBackward0", baddbmm_backward, 0x7, 0x6, false);
+    ROW(addmv, "AddmvBackward0", addmv_backward, 0x7, 0x6, false);
+}
