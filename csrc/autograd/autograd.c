@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/formulas_math.h"
 #include "ops/ops.h"
 
 static const mt_formula *formulas[MT_NUM_OPS];
@@ -253,6 +254,10 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     }
     if ((op == MT_OP_sum || op == MT_OP_mean) && (a->l[0].none || a->l[0].n == 0)) {
         n->name = op == MT_OP_sum ? "SumBackward0" : "MeanBackward0"; /* PyTorch's overload */
+    }
+    const char *overload = mt_autograd_math_node_name(op, a); /* pow(Tensor, Tensor): PowBackward1 */
+    if (overload) {
+        n->name = overload;
     }
     mt_status st = MT_OK;
     int e = 0;

@@ -64,35 +64,30 @@ G(mul_backward)
     return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
 }
 
-// self / other: d/dself = g / other, d/dother = -g * self / other^2
-G(div_backward)
-{
-    SAVED(0, self);
-    SAVED(1, other);
-    mt_tensor *q = NULL, *q2 = NULL;
-    mt_status st = mt_ag_binary(MT_OP_div, g[0], other, &gi[0]);
-    if (st == MT_OK && n->edges[1].node) {
-        if ((st = mt_ag_binary(MT_OP_mul, gi[0], self, &q)) == MT_OK &&
-            (st = mt_ag_binary(MT_OP_div, q, other, &q2)) == MT_OK) {
-            st = mt_ag_unary(MT_OP_neg, q2, &gi[1]);
-        }
-    }
-    mt_tensor_clear(&q);
-    mt_tensor_clear(&q2);
-    return st;
-}
-
 G(neg_backward)
 {
     (void)n;
     return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
 }
 
-/* g where mask holds, else 0 */
+/* g where mask holds, else 0 (a select, not g * mask: an inf gradient outside stays 0) */
 static mt_status
 masked(mt_tensor *g, mt_tensor *mask, mt_tensor **out)
 {
-    return mt_ag_binary(MT_OP_mul, g, mask, out);
+    mt_tensor *zero = NULL;
+    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
+    if (st) {
+        return st;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = mask;
+    a.t[1] = g;
+    a.t[2] = zero;
+    st = mt_dispatch(MT_OP_where, &a);
+    mt_tensor_release(zero);
+    *out = st ? NULL : a.out[0];
+    return st;
 }
 
 // clamp_min(self, min): the gradient passes where self >= min
@@ -407,8 +402,6 @@ mt_autograd_register_formulas(void)
     ROW(sub_, "SubBackward0", sub_backward, 0x3, 0, false, false);
     ROW(mul, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
     ROW(mul_, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
-    ROW(div, "DivBackward0", div_backward, 0x3, 0x3, false, false);
-    ROW(div_, "DivBackward0", div_backward, 0x3, 0x3, false, false);
     ROW(neg, "NegBackward0", neg_backward, 0x1, 0, false, false);
     ROW(neg_, "NegBackward0", neg_backward, 0x1, 0, false, false);
     ROW(clamp_min, "ClampMinBackward0", clamp_min_backward, 0x1, 0x1, false, false);

@@ -250,7 +250,6 @@ def test_node_names(name, fn):
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="autograd.c's record() does not yet take the overload's name")
 @pytest.mark.parametrize("name, fn", OVERLOADS, ids=[c[0] for c in OVERLOADS])
 def test_overload_node_names(name, fn):
     ours, theirs = node_names(fn)
