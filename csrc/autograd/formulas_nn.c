@@ -74,6 +74,20 @@ set_list(mt_intlist *l, int k, const int64_t *v)
     memcpy(l->v, v, sizeof(int64_t) * (size_t)k);
 }
 
+/* *out = op(g, saved input `slot`, the rest of a): a backward op of the usual form. */
+static mt_status
+with_saved(mt_node *n, int slot, mt_op op, mt_tensor *g, mt_args *a, mt_tensor **out)
+{
+    mt_tensor *x = NULL;
+    mt_status st = mt_saved_input(n, slot, &x);
+    if (st) {
+        return st;
+    }
+    a->t[0] = g;
+    a->t[1] = x;
+    return run1(op, a, out);
+}
+
 /* ---- convolution ---- */
 
 /* The arguments of a conv2d backward op: grad, a tensor, a size, and the forward's stride,
@@ -152,29 +166,15 @@ G(max_pool2d_backward)
 // input (N, C, H, W) or (C, H, W); the backward op takes the forward's arguments as they are
 G(avg_pool2d_backward)
 {
-    mt_tensor *x = NULL;
-    mt_status st = mt_saved_input(n, 0, &x);
-    if (st) {
-        return st;
-    }
     mt_args a = n->args;
-    a.t[0] = g[0];
-    a.t[1] = x;
-    return run1(MT_OP_avg_pool2d_backward, &a, &gi[0]);
+    return with_saved(n, 0, MT_OP_avg_pool2d_backward, g[0], &a, &gi[0]);
 }
 
 G(adaptive_avg_pool2d_backward)
 {
-    mt_tensor *x = NULL;
-    mt_status st = mt_saved_input(n, 0, &x);
-    if (st) {
-        return st;
-    }
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = g[0];
-    a.t[1] = x;
-    return run1(MT_OP__adaptive_avg_pool2d_backward, &a, &gi[0]);
+    return with_saved(n, 0, MT_OP__adaptive_avg_pool2d_backward, g[0], &a, &gi[0]);
 }
 
 /* ---- normalisation ---- */
@@ -244,20 +244,13 @@ G(batch_norm_backward)
 // weight (V, D), indices (*)
 G(embedding_backward)
 {
-    mt_tensor *idx = NULL;
-    mt_status st = mt_saved_input(n, 1, &idx);
-    if (st) {
-        return st;
-    }
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = g[0];
-    a.t[1] = idx;
     a.i[0] = n->in_meta[0].sizes[0];
     a.i[1] = n->args.i[0];
     a.i_none = 0;
     a.b[0] = n->args.b[0];
-    return run1(MT_OP_embedding_dense_backward, &a, &gi[0]);
+    return with_saved(n, 1, MT_OP_embedding_dense_backward, g[0], &a, &gi[0]);
 }
 
 /* ---- losses ---- */
@@ -415,6 +408,64 @@ out_release:
     return st;
 }
 
+/* ---- the pieces the composite losses are made of (l1_loss: abs; cross_entropy_loss:
+ * log_softmax, and where for label smoothing), until the math formulas have them ---- */
+
+G(abs_backward)
+{
+    mt_tensor *x = NULL, *sign = NULL;
+    mt_status st = mt_saved_input(n, 0, &x);
+    if (st == MT_OK && (st = mt_ag_unary(MT_OP_sign, x, &sign)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_mul, g[0], sign, &gi[0]);
+    }
+    mt_tensor_clear(&sign);
+    return st;
+}
+
+// out = log_softmax(x, dim): d x = g - exp(out) * sum(g, dim)
+G(log_softmax_backward)
+{
+    mt_tensor *out = NULL, *s[3] = {NULL};
+    mt_status st = mt_saved_output(n, 0, &out);
+    if (st) {
+        return st;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = g[0];
+    set_list(&a.l[0], 1, &n->args.i[0]);
+    a.b[0] = true;
+    if ((st = run1(MT_OP_sum, &a, &s[0])) == MT_OK &&
+        (st = mt_ag_unary(MT_OP_exp, out, &s[1])) == MT_OK &&
+        (st = mt_ag_binary(MT_OP_mul, s[1], s[0], &s[2])) == MT_OK) {
+        st = mt_ag_binary(MT_OP_sub, g[0], s[2], &gi[0]);
+    }
+    release_all(s, 3);
+    return st;
+}
+
+// where(condition, input, other): g goes to input where condition holds, else to other
+G(where_backward)
+{
+    mt_tensor *cond = NULL, *zero = NULL;
+    mt_status st = mt_saved_input(n, 0, &cond);
+    if (st || (st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero))) {
+        return st;
+    }
+    mt_args a;
+    for (int e = 0; e < 2 && st == MT_OK; e++) {
+        if (n->edges[e].node) {
+            mt_args_init(&a);
+            a.t[0] = cond;
+            a.t[1] = e == 0 ? g[0] : zero;
+            a.t[2] = e == 0 ? zero : g[0];
+            st = run1(MT_OP_where, &a, &gi[e]);
+        }
+    }
+    mt_tensor_release(zero);
+    return st;
+}
+
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
@@ -438,4 +489,8 @@ mt_autograd_register_nn(void)
         0x7, false, false);
     ROW(binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
         binary_cross_entropy_with_logits_backward, 0x3, 0xf, false, false);
+    ROW(abs, "AbsBackward0", abs_backward, 0x1, 0x1, false, false);
+    ROW(abs_, "AbsBackward0", abs_backward, 0x1, 0x1, false, false);
+    ROW(log_softmax, "LogSoftmaxBackward0", log_softmax_backward, 0x1, 0, true, false);
+    ROW(where, "WhereBackward0", where_backward, 0x6, 0x1, false, false);
 }

@@ -85,17 +85,6 @@ backward_geom(const mt_args *a, const mt_tensor *go, int in_ndim, const int64_t 
     return MT_OK;
 }
 
-/* t as a contiguous tensor of dtype dt (itself when it is one); a reference to release. */
-static mt_status
-dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
-{
-    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cpu_cast(t, dt, out);
-}
-
 /* A new tensor of zeros. */
 static mt_status
 zeros(int ndim, const int64_t *sizes, mt_dtype dt, mt_tensor **out)
@@ -159,8 +148,8 @@ mt_cpu_convolution_backward_input(mt_args *a)
     const int64_t og = g.oc / g.groups;
     bool own_col = !col_is_image(&g);
     int64_t col_sizes[2] = {g.c * g.kh * g.kw, ohw};
-    if ((st = zeros(in->n, in->v, dt, &gx)) || (st = dense(a->t[0], dt, &go)) ||
-        (st = dense(a->t[1], dt, &w)) ||
+    if ((st = zeros(in->n, in->v, dt, &gx)) || (st = mt_cpu_dense(a->t[0], dt, &go)) ||
+        (st = mt_cpu_dense(a->t[1], dt, &w)) ||
         (own_col && (st = mt_tensor_empty(2, col_sizes, dt, MT_DEVICE_CPU, &col)))) {
         goto out_release;
     }
@@ -208,8 +197,8 @@ mt_cpu_convolution_backward_weight(mt_args *a)
     const int64_t og = g.oc / g.groups;
     bool own_col = !col_is_image(&g);
     int64_t col_sizes[2] = {g.c * g.kh * g.kw, ohw};
-    if ((st = zeros(ws->n, ws->v, dt, &gw)) || (st = dense(a->t[0], dt, &go)) ||
-        (st = dense(a->t[1], dt, &x)) ||
+    if ((st = zeros(ws->n, ws->v, dt, &gw)) || (st = mt_cpu_dense(a->t[0], dt, &go)) ||
+        (st = mt_cpu_dense(a->t[1], dt, &x)) ||
         (own_col && (st = mt_tensor_empty(2, col_sizes, dt, MT_DEVICE_CPU, &col)))) {
         goto out_release;
     }

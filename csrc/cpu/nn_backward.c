@@ -12,17 +12,6 @@
 #include "dispatch/kernels.h"
 #include "ops/nn.h"
 
-/* t as a contiguous tensor of dtype dt (itself when it is one); a reference to release. */
-static mt_status
-dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
-{
-    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cpu_cast(t, dt, out);
-}
-
 static void
 release_all(mt_tensor **t, int n)
 {
@@ -77,6 +66,23 @@ from_doubles(const double *v, int ndim, const int64_t *sizes, mt_dtype dt, mt_te
         }
     }
     return st;
+}
+
+/* The results of a normalisation's backward: *gx, and the gradients of weight and bias from
+ * acc (each shaped `sizes`, one after the other), in gx's dtype. Takes *gx on success. */
+static mt_status
+three_grads(mt_args *a, mt_tensor **gx, const double *acc, int ndim, const int64_t *sizes)
+{
+    int64_t n = mt_numel(ndim, sizes);
+    mt_status st;
+    if ((st = from_doubles(acc, ndim, sizes, (*gx)->dtype, &a->out[1])) ||
+        (st = from_doubles(acc + n, ndim, sizes, (*gx)->dtype, &a->out[2]))) {
+        mt_tensor_clear(&a->out[1]);
+        return st;
+    }
+    a->out[0] = *gx;
+    *gx = NULL;
+    return MT_OK;
 }
 
 /* element i of a float32 or float64 array */
@@ -160,20 +166,14 @@ mt_cpu_layer_norm_backward(mt_args *a)
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
-    if ((st = dense(a->t[0], dt, &t[0])) || (st = dense(input, dt, &t[1])) ||
+    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
         (st = features("layer_norm_backward", a->t[2], n, &t[2])) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;
     }
     layer_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[3]), dt, rows, n,
                     eps, t[2] ? (const double *)mt_tensor_data(t[2]) : NULL, acc, acc + n);
-    if ((st = from_doubles(acc, shape->n, shape->v, dt, &a->out[1])) ||
-        (st = from_doubles(acc + n, shape->n, shape->v, dt, &a->out[2]))) {
-        mt_tensor_clear(&a->out[1]);
-        goto out_release;
-    }
-    a->out[0] = t[3];
-    t[3] = NULL;
+    st = three_grads(a, &t[3], acc, shape->n, shape->v);
 out_release:
     free(acc);
     release_all(t, 4);
@@ -266,7 +266,7 @@ mt_cpu_batch_norm_backward(mt_args *a)
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
     }
-    if ((st = dense(a->t[0], dt, &t[0])) || (st = dense(input, dt, &t[1])) ||
+    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
         (st = features("batch_norm_backward", a->t[2], C, &t[2])) ||
         (!training && (st = features("batch_norm_backward", a->t[3], C, &t[3]))) ||
         (!training && (st = features("batch_norm_backward", a->t[4], C, &t[4]))) ||
@@ -279,13 +279,7 @@ mt_cpu_batch_norm_backward(mt_args *a)
     }
     batch_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[5]), dt, outer,
                     C, inner, eps, d[0], d[1], d[2], acc, acc + C);
-    if ((st = from_doubles(acc, 1, &C, dt, &a->out[1])) ||
-        (st = from_doubles(acc + C, 1, &C, dt, &a->out[2]))) {
-        mt_tensor_clear(&a->out[1]);
-        goto out_release;
-    }
-    a->out[0] = t[5];
-    t[5] = NULL;
+    st = three_grads(a, &t[5], acc, 1, &C);
 out_release:
     free(acc);
     release_all(t, 6);
@@ -320,7 +314,7 @@ mt_cpu_embedding_dense_backward(mt_args *a)
     }
     mt_dtype dt = grad->dtype;
     int64_t sizes[2] = {num_weights, dim};
-    if ((st = dense(grad, dt, &g)) || (st = dense(indices, MT_INT64, &ix)) ||
+    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix)) ||
         (st = mt_tensor_empty(2, sizes, dt, MT_DEVICE_CPU, &out))) {
         goto out_release;
     }
@@ -391,7 +385,7 @@ mt_cpu_nll_loss_backward(mt_args *a)
         return st;
     }
     mt_dtype dt = grad->dtype;
-    if ((st = dense(grad, MT_FLOAT64, &t[0])) || (st = dense(target, MT_INT64, &t[1])) ||
+    if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) || (st = mt_cpu_dense(target, MT_INT64, &t[1])) ||
         (st = features("nll_loss_backward", a->t[3], C, &t[2])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;

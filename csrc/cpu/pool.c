@@ -109,8 +109,8 @@ shape_check(const mt_tensor *x, const pool_geom *g)
 
 /* Window geometry of max_pool2d and avg_pool2d from their int[] arguments kernel_size, stride
  * and padding (slots 0-2); `op` names the op in the messages. */
-mt_status
-mt_cpu_pool_window_args(const mt_args *a, const char *op, pool_geom *g)
+static mt_status
+window_args(const mt_args *a, const char *op, pool_geom *g)
 {
     const mt_intlist *stride = &a->l[1];
     if (!pair(&a->l[0], &g->kh, &g->kw)) {
@@ -134,8 +134,8 @@ mt_cpu_pool_window_args(const mt_args *a, const char *op, pool_geom *g)
 }
 
 /* Output sizes and the checks that follow them; x has at least 3 dims. */
-mt_status
-mt_cpu_pool_window_shape(const mt_tensor *x, bool ceil_mode, pool_geom *g)
+static mt_status
+window_shape(const mt_tensor *x, bool ceil_mode, pool_geom *g)
 {
     g->h = x->sizes[x->ndim - 2];
     g->w = x->sizes[x->ndim - 1];
@@ -328,7 +328,7 @@ max_pool(mt_args *a, bool want_idx)
 {
     const mt_tensor *x = a->t[0];
     pool_geom g = {0};
-    mt_status st = mt_cpu_pool_window_args(a, "max_pool2d", &g);
+    mt_status st = window_args(a, "max_pool2d", &g);
     if (st) {
         return st;
     }
@@ -339,7 +339,7 @@ max_pool(mt_args *a, bool want_idx)
     if (x->ndim != 3 && x->ndim != 4) {
         return mt_fail(MT_ERUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
     }
-    if ((st = mt_cpu_pool_window_shape(x, a->b[0], &g))) {
+    if ((st = window_shape(x, a->b[0], &g))) {
         return st;
     }
     static const pool_fn loops[MT_NUM_DTYPES] = {
@@ -375,22 +375,33 @@ has_dim_minus_3(const mt_tensor *x)
     return mt_wrap_dim(-3, x->ndim, &d);
 }
 
+mt_status
+mt_cpu_avg_pool_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
+{
+    *g = (pool_geom){.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
+    mt_status st = window_args(a, "avg_pool2d", g);
+    if (st) {
+        return st;
+    }
+    g->has_divisor = !(a->i_none & 1u);
+    g->divisor = a->i[0];
+    if (g->has_divisor && g->divisor == 0) {
+        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
+    }
+    if ((st = has_dim_minus_3(x))) {
+        return st;
+    }
+    return window_shape(x, a->b[0], g);
+}
+
 // self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW)
 mt_status
 mt_cpu_avg_pool2d(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
-    pool_geom g = {.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
-    mt_status st = mt_cpu_pool_window_args(a, "avg_pool2d", &g);
+    pool_geom g;
+    mt_status st = mt_cpu_avg_pool_geom(a, x, &g);
     if (st) {
-        return st;
-    }
-    g.has_divisor = !(a->i_none & 1u);
-    g.divisor = a->i[0];
-    if (g.has_divisor && g.divisor == 0) {
-        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
-    }
-    if ((st = has_dim_minus_3(x)) || (st = mt_cpu_pool_window_shape(x, a->b[0], &g))) {
         return st;
     }
     static const pool_fn loops[MT_NUM_DTYPES] = {

@@ -13,9 +13,8 @@ typedef struct pool_geom {
     int64_t divisor;
 } pool_geom;
 
-/* kernel_size, stride and padding (int[] slots 0-2) into g; `op` names the op in messages. */
-mt_status mt_cpu_pool_window_args(const mt_args *a, const char *op, pool_geom *g);
-/* The output size of windows g over x (..., H, W), after PyTorch's checks of it. */
-mt_status mt_cpu_pool_window_shape(const mt_tensor *x, bool ceil_mode, pool_geom *g);
+/* avg_pool2d's window geometry for input x from its arguments (kernel_size, stride, padding,
+ * ceil_mode, count_include_pad, divisor_override in their slots), after PyTorch's checks. */
+mt_status mt_cpu_avg_pool_geom(const mt_args *a, const mt_tensor *x, pool_geom *g);
 
 #endif

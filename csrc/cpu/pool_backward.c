@@ -12,17 +12,6 @@
 #include "cpu/pool.h"
 #include "dispatch/kernels.h"
 
-/* t as a contiguous tensor of dtype dt (itself when it is one); a reference to release. */
-static mt_status
-dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
-{
-    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cpu_cast(t, dt, out);
-}
-
 /* grad (..., OH, OW) must have self's (..., H, W) leading dims, OH and OW when those are >= 0,
  * and a float dtype. Fills g's planes, h, w, oh, ow. */
 static mt_status
@@ -147,10 +136,10 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
     mt_status st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &gx);
     if (st == MT_OK) {
         memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * item);
-        st = dense(a->t[0], dt, &grad);
+        st = mt_cpu_dense(a->t[0], dt, &grad);
     }
     if (st == MT_OK && idx) {
-        st = dense(idx, MT_INT64, &ix);
+        st = mt_cpu_dense(idx, MT_INT64, &ix);
     }
     if (st) {
         goto out_release;
@@ -199,21 +188,9 @@ mt_status
 mt_cpu_avg_pool2d_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1];
-    pool_geom g = {.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
-    mt_status st = mt_cpu_pool_window_args(a, "avg_pool2d", &g);
-    if (st) {
-        return st;
-    }
-    g.has_divisor = !(a->i_none & 1u);
-    g.divisor = a->i[0];
-    if (g.has_divisor && g.divisor == 0) {
-        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
-    }
-    if (self->ndim != 3 && self->ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
-    }
-    if ((st = mt_cpu_pool_window_shape(self, a->b[0], &g)) ||
-        (st = check_grad(grad, self, g.oh, g.ow, &g))) {
+    pool_geom g;
+    mt_status st = mt_cpu_avg_pool_geom(a, self, &g);
+    if (st || (st = check_grad(grad, self, g.oh, g.ow, &g))) {
         return st;
     }
     return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &g, NULL);

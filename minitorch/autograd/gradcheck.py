@@ -30,18 +30,18 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         n_out = out0.numel()
         for k in diff:
             x = inputs[k]
-            flat = x.detach().numpy().reshape(-1)  # a view of x's memory
+            arr = x.detach().numpy()  # a view of x's memory; reshape(-1) may copy it
             numerical = np.zeros((x.numel(), n_out))
-            for i in range(x.numel()):
-                orig = flat[i]
-                flat[i] = orig + eps
+            for i in np.ndindex(*arr.shape):
+                orig = arr[i]
+                arr[i] = orig + eps
                 with no_grad():
                     plus = np.array(_as_tuple(func(*inputs))[o_idx].detach().numpy(), dtype=np.float64).reshape(-1)
-                flat[i] = orig - eps
+                arr[i] = orig - eps
                 with no_grad():
                     minus = np.array(_as_tuple(func(*inputs))[o_idx].detach().numpy(), dtype=np.float64).reshape(-1)
-                flat[i] = orig
-                numerical[i] = (plus - minus) / (2 * eps)
+                arr[i] = orig
+                numerical[np.ravel_multi_index(i, arr.shape) if arr.ndim else 0] = (plus - minus) / (2 * eps)
             analytical = np.zeros((x.numel(), n_out))
             for j in range(n_out):
                 out = _as_tuple(func(*inputs))[o_idx]
