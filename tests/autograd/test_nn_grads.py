@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check_grad
+from helpers import check_grad, torch
 
-torch = pytest.importorskip("torch")
+needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
 
 rng = np.random.default_rng(0)
 
@@ -188,12 +188,14 @@ def test_one_hot_is_not_differentiable():
     lambda m, x: m.log_softmax(x, 1),
     lambda m, x: m.where(x > 0, x, 0.0),
 ])
+@needs_torch
 def test_node_names(call):
     x = minitorch.randn(2, 3, 4, 4, requires_grad=True)
     t = torch.randn(2, 3, 4, 4, requires_grad=True)
     assert type(call(minitorch, x).grad_fn).__name__ == type(call(torch, t).grad_fn).__name__
 
 
+@needs_torch
 def test_backward_ops_directly():
     """The backward ops as _C functions, against PyTorch's aten ops of the same names."""
     C, aten = minitorch._C, torch.ops.aten
@@ -266,6 +268,7 @@ def _cnn(nn):
     )
 
 
+@needs_torch
 def test_small_cnn_matches_pytorch():
     torch.manual_seed(0)
     ref = _cnn(torch.nn)
@@ -287,3 +290,40 @@ def test_small_cnn_matches_pytorch():
             assert mine[name].grad is not None, name
             np.testing.assert_allclose(np.asarray(mine[name].grad), p.grad.numpy(), atol=1e-5, rtol=1e-4,
                                        err_msg=name)
+
+
+def test_backward_ops_reject_bad_arguments():
+    """Callable from Python, the backward ops check what they are given (no torch needed)."""
+    C, t = minitorch._C, minitorch.tensor
+    g, w, x = minitorch.ones(1, 2, 3, 3), minitorch.ones(2, 1, 2, 2), minitorch.ones(1, 1, 4, 4)
+    with pytest.raises(RuntimeError, match="grad_output"):
+        C.convolution_backward_weight(g, x, [2, 1, 3, 3], 1, 0, 1, 1)
+    with pytest.raises(RuntimeError):
+        C.convolution_backward_input(g, w, [1, 2, 4, 4], 1, 0, 1, 1)  # channels do not match
+    with pytest.raises(RuntimeError):
+        C.convolution_backward_input(g.long(), w.long(), [1, 1, 4, 4], 1, 0, 1, 1)
+    gp = minitorch.ones(1, 1, 2, 2)
+    with pytest.raises(IndexError):
+        C.max_pool2d_with_indices_backward(gp, x, 2, 2, 0, 1, False, minitorch.full((1, 1, 2, 2), -1))
+    with pytest.raises(RuntimeError):
+        C.max_pool2d_with_indices_backward(gp, x, 2, 2, 0, 1, False, minitorch.zeros(1, 1, 2, 3).long())
+    with pytest.raises(RuntimeError, match="does not fit"):
+        C.avg_pool2d_backward(minitorch.ones(1, 1, 3, 3), x, 2, 2, 0, False, True, None)
+    with pytest.raises(RuntimeError, match="does not fit"):
+        C._adaptive_avg_pool2d_backward(minitorch.ones(1, 2, 3, 3), x)
+    with pytest.raises(RuntimeError):
+        C.layer_norm_backward(minitorch.ones(2, 3), minitorch.ones(2, 4), [4], None, 1e-5)
+    with pytest.raises(RuntimeError):
+        C.batch_norm_backward(minitorch.ones(2, 3), minitorch.ones(2, 3), minitorch.ones(2), None, None, True, 1e-5)
+    with pytest.raises(RuntimeError):
+        C.embedding_dense_backward(minitorch.ones(3, 2), t([[0, 1]]), 4, -1, False)
+    with pytest.raises(IndexError, match="out of bounds"):
+        C.nll_loss_backward(t(1.0), minitorch.ones(2, 3), t([0, 5]), None, 1, -100)
+    with pytest.raises(RuntimeError):
+        C.nll_loss_backward(minitorch.ones(3), minitorch.ones(2, 3), t([0, 1]), None, 0, -100)
+
+
+def test_max_pool_gradient_on_ties_goes_to_one_position():
+    x = minitorch.ones(1, 1, 2, 4, dtype=minitorch.float64, requires_grad=True)
+    minitorch.nn.functional.max_pool2d(x, 2).sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad)[0, 0], [[1, 0, 1, 0], [0, 0, 0, 0]])
