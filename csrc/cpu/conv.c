@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cpu/blas.h"
+#include "cpu/conv.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 
@@ -19,12 +20,6 @@
  * (512 KiB measured best for (32, 64, 56, 56) * (64, 64, 3, 3), 15% faster than no blocks). */
 #define CONV_COL_BYTES (1 << 19)
 
-typedef struct conv_geom {
-    int64_t n, c, h, w; /* input (N, C, H, W) */
-    int64_t oc, kh, kw; /* weight (OC, C / groups, KH, KW) */
-    int64_t oh, ow;     /* out (N, OC, OH, OW) */
-    int64_t sh, sw, ph, pw, dh, dw, groups;
-} conv_geom;
 
 /* An int[] argument as one value per spatial dim of the weight: a single int stands for both
  * (PyTorch's int[2] parsing, then expand_param_if_needed). Returns the count in *n. */
@@ -167,28 +162,17 @@ conv_check(const mt_args *a, conv_geom *g)
     return MT_OK;
 }
 
-/* The first ow in [0, OW) at which tap offset `off` lands at or right of 0, and the first at
- * which it lands at or beyond `size`: the taps in [lo, hi) read the image. */
-static void
-inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *lo, int64_t *hi)
-{
-    *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    *hi = size - off <= 0 ? 0 : (size - off + stride - 1) / stride;
-    *hi = *hi < ow ? *hi : ow;
-    *lo = *lo < *hi ? *lo : *hi;
-}
-
 // x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1);
 // elements of `item` bytes (4 or 8)
-static void
-im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0, int64_t oh1)
+void
+mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0, int64_t oh1)
 {
     const int64_t rowbytes = g->ow * (int64_t)item;
     for (int64_t c = 0; c < g->c; c++) {
         for (int64_t i = 0; i < g->kh; i++) {
             for (int64_t j = 0; j < g->kw; j++) {
                 int64_t off = j * g->dw - g->pw, lo, hi;
-                inside(off, g->sw, g->w, g->ow, &lo, &hi);
+                mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);
                 for (int64_t oh = oh0; oh < oh1; oh++, col += rowbytes) {
                     int64_t ih = oh * g->sh + i * g->dh - g->ph;
                     if (ih < 0 || ih >= g->h) {
@@ -332,7 +316,7 @@ mt_cpu_conv2d(mt_args *a)
         for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
             int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
             if (own_col) {
-                im2col(image, mt_tensor_data(col), &g, item, oh0, oh1);
+                mt_cpu_im2col(image, mt_tensor_data(col), &g, item, oh0, oh1);
             }
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
                        out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);

@@ -155,3 +155,13 @@ mt_cpu_fill_(mt_args *a)
     a->out[0] = mt_tensor_retain(a->t[0]);
     return MT_OK;
 }
+
+mt_status
+mt_cpu_dense(mt_tensor *src, mt_dtype dt, mt_tensor **out)
+{
+    if (src->dtype == dt && mt_tensor_is_contiguous(src)) {
+        *out = mt_tensor_retain(src);
+        return MT_OK;
+    }
+    return mt_cpu_cast(src, dt, out);
+}

@@ -8,6 +8,9 @@
 mt_status mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src);
 /* A new contiguous tensor of dtype dt with src's values. */
 mt_status mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+/* src itself (a new reference) when it is contiguous and of dtype dt, else mt_cpu_cast's copy:
+ * for kernels that index plain arrays. */
+mt_status mt_cpu_dense(mt_tensor *src, mt_dtype dt, mt_tensor **out);
 void mt_cpu_fill(mt_tensor *dst, mt_scalar value);
 
 #endif

@@ -10,15 +10,8 @@
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/pool.h"
 #include "dispatch/kernels.h"
-
-typedef struct pool_geom {
-    int64_t planes, h, w, oh, ow; /* input (planes, H, W), out (planes, OH, OW) */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    bool count_include_pad;
-    bool has_divisor;
-    int64_t divisor;
-} pool_geom;
 
 /* ---- argument checks ---- */
 
@@ -382,22 +375,33 @@ has_dim_minus_3(const mt_tensor *x)
     return mt_wrap_dim(-3, x->ndim, &d);
 }
 
+mt_status
+mt_cpu_avg_pool_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
+{
+    *g = (pool_geom){.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
+    mt_status st = window_args(a, "avg_pool2d", g);
+    if (st) {
+        return st;
+    }
+    g->has_divisor = !(a->i_none & 1u);
+    g->divisor = a->i[0];
+    if (g->has_divisor && g->divisor == 0) {
+        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
+    }
+    if ((st = has_dim_minus_3(x))) {
+        return st;
+    }
+    return window_shape(x, a->b[0], g);
+}
+
 // self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW)
 mt_status
 mt_cpu_avg_pool2d(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
-    pool_geom g = {.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
-    mt_status st = window_args(a, "avg_pool2d", &g);
+    pool_geom g;
+    mt_status st = mt_cpu_avg_pool_geom(a, x, &g);
     if (st) {
-        return st;
-    }
-    g.has_divisor = !(a->i_none & 1u);
-    g.divisor = a->i[0];
-    if (g.has_divisor && g.divisor == 0) {
-        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
-    }
-    if ((st = has_dim_minus_3(x)) || (st = window_shape(x, a->b[0], &g))) {
         return st;
     }
     static const pool_fn loops[MT_NUM_DTYPES] = {

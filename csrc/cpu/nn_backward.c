@@ -1,0 +1,422 @@
+/* The backward kernels of nn.c's layers and of nll_loss (loss.c): layer_norm and batch_norm
+ * (gradients of the input, weight and bias in one pass, the statistics recomputed from the
+ * saved input), embedding (rows of the gradient added into the weight's), nll_loss.
+ *
+ * As the forwards, they make their inputs contiguous and accumulate in double. These ops are
+ * callable from Python (_C), so shapes, dtypes and indices are checked. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "dispatch/kernels.h"
+#include "ops/nn.h"
+
+static void
+release_all(mt_tensor **t, int n)
+{
+    for (int k = 0; k < n; k++) {
+        mt_tensor_clear(&t[k]);
+    }
+}
+
+/* Whether a and b have one shape. */
+static bool
+same_shape(const mt_tensor *a, const mt_tensor *b)
+{
+    return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+static mt_status
+float_only(const char *op, const mt_tensor *t)
+{
+    if (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
+                       mt_dtype_scalar_name(t->dtype));
+    }
+    return MT_OK;
+}
+
+/* The float64 array of an optional per-feature tensor of n elements (NULL when absent). */
+static mt_status
+features(const char *op, mt_tensor *p, int64_t n, mt_tensor **out)
+{
+    *out = NULL;
+    if (p == NULL) {
+        return MT_OK;
+    }
+    if (mt_tensor_numel(p) != n) {
+        return mt_fail(MT_ERUNTIME, "%s: expected a parameter of %lld elements, got %lld", op,
+                       (long long)n, (long long)mt_tensor_numel(p));
+    }
+    return mt_cpu_cast(p, MT_FLOAT64, out);
+}
+
+/* Writes the double values v[0..n) into the new tensor *out of the given shape and dtype. */
+static mt_status
+from_doubles(const double *v, int ndim, const int64_t *sizes, mt_dtype dt, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(ndim, sizes, dt, MT_DEVICE_CPU, out);
+    int64_t n = st ? 0 : mt_tensor_numel(*out);
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == MT_FLOAT32) {
+            ((float *)mt_tensor_data(*out))[i] = (float)v[i];
+        } else {
+            ((double *)mt_tensor_data(*out))[i] = v[i];
+        }
+    }
+    return st;
+}
+
+/* The results of a normalisation's backward: *gx, and the gradients of weight and bias from
+ * acc (each shaped `sizes`, one after the other), in gx's dtype. Takes *gx on success. */
+static mt_status
+three_grads(mt_args *a, mt_tensor **gx, const double *acc, int ndim, const int64_t *sizes)
+{
+    int64_t n = mt_numel(ndim, sizes);
+    mt_status st;
+    if ((st = from_doubles(acc, ndim, sizes, (*gx)->dtype, &a->out[1])) ||
+        (st = from_doubles(acc + n, ndim, sizes, (*gx)->dtype, &a->out[2]))) {
+        mt_tensor_clear(&a->out[1]);
+        return st;
+    }
+    a->out[0] = *gx;
+    *gx = NULL;
+    return MT_OK;
+}
+
+/* element i of a float32 or float64 array */
+static inline double
+at(const void *p, mt_dtype dt, int64_t i)
+{
+    return dt == MT_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static inline void
+put(void *p, mt_dtype dt, int64_t i, double v)
+{
+    if (dt == MT_FLOAT32) {
+        ((float *)p)[i] = (float)v;
+    } else {
+        ((double *)p)[i] = v;
+    }
+}
+
+/* ---- layer_norm ---- */
+
+// grad_out, x, gx (rows, n), w (n) or NULL; gw, gb (n) accumulated. With xh = (x - mean) * rstd
+// per row: gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)), dy = grad_out * w
+static void
+layer_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t rows, int64_t n,
+                double eps, const double *w, double *gw, double *gb)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t base = r * n;
+        double mean = 0, var = 0, sdy = 0, sdyx = 0;
+        for (int64_t j = 0; j < n; j++) {
+            mean += at(xv, dt, base + j);
+        }
+        mean /= (double)n;
+        for (int64_t j = 0; j < n; j++) {
+            double d = at(xv, dt, base + j) - mean;
+            var += d * d;
+        }
+        const double rstd = 1.0 / sqrt(var / (double)n + eps);
+        for (int64_t j = 0; j < n; j++) {
+            double g = at(gov, dt, base + j), xh = (at(xv, dt, base + j) - mean) * rstd;
+            double dy = g * (w ? w[j] : 1.0);
+            sdy += dy;
+            sdyx += dy * xh;
+            gw[j] += g * xh;
+            gb[j] += g;
+        }
+        sdy /= (double)n;
+        sdyx /= (double)n;
+        for (int64_t j = 0; j < n; j++) {
+            double xh = (at(xv, dt, base + j) - mean) * rstd;
+            double dy = at(gov, dt, base + j) * (w ? w[j] : 1.0);
+            put(gxv, dt, base + j, rstd * (dy - sdy - xh * sdyx));
+        }
+    }
+}
+
+// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; out: the gradients
+// of input, weight and bias (the last two shaped normalized_shape)
+mt_status
+mt_cpu_layer_norm_backward(mt_args *a)
+{
+    mt_tensor *t[4] = {NULL}; /* grad_out, input, weight as float64, the gradient of input */
+    mt_tensor *input = a->t[1];
+    const mt_intlist *shape = &a->l[0];
+    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    int lead = input->ndim - shape->n;
+    mt_status st;
+    if (shape->n < 1 || lead < 0 ||
+        memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n) ||
+        !same_shape(a->t[0], input)) {
+        return mt_fail(MT_ERUNTIME, "layer_norm_backward: grad_out and input must have one shape "
+                                    "ending in normalized_shape");
+    }
+    if ((st = float_only("layer_norm_backward", a->t[0]))) {
+        return st;
+    }
+    mt_dtype dt = a->t[0]->dtype;
+    int64_t n = mt_numel(shape->n, shape->v), rows = n ? mt_tensor_numel(input) / n : 0;
+    double *acc = calloc((size_t)(2 * n + 1), sizeof(double));
+    if (acc == NULL) {
+        return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
+    }
+    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
+        (st = features("layer_norm_backward", a->t[2], n, &t[2])) ||
+        (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
+        goto out_release;
+    }
+    layer_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[3]), dt, rows, n,
+                    eps, t[2] ? (const double *)mt_tensor_data(t[2]) : NULL, acc, acc + n);
+    st = three_grads(a, &t[3], acc, shape->n, shape->v);
+out_release:
+    free(acc);
+    release_all(t, 4);
+    return st;
+}
+
+/* ---- batch_norm ---- */
+
+// grad_out, x, gx (outer, C, inner); w, mean, var (C) (mean, var: NULL in training: the
+// batch's); gw, gb (C). With xh = (x - mean) * rstd and M = outer * inner: in training
+// gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else gx = g * w * rstd
+static void
+batch_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t outer, int64_t C,
+                int64_t inner, double eps, const double *w, const double *rm, const double *rv,
+                double *gw, double *gb)
+{
+    const double count = (double)(outer * inner);
+    for (int64_t c = 0; c < C; c++) {
+        double mean = 0, var = 0, sg = 0, sgx = 0;
+        if (rm == NULL) {
+            for (int64_t o = 0; o < outer; o++) {
+                for (int64_t i = 0; i < inner; i++) {
+                    mean += at(xv, dt, (o * C + c) * inner + i);
+                }
+            }
+            mean /= count;
+            for (int64_t o = 0; o < outer; o++) {
+                for (int64_t i = 0; i < inner; i++) {
+                    double d = at(xv, dt, (o * C + c) * inner + i) - mean;
+                    var += d * d;
+                }
+            }
+            var /= count;
+        } else {
+            mean = rm[c];
+            var = rv[c];
+        }
+        const double rstd = 1.0 / sqrt(var + eps), k = (w ? w[c] : 1.0) * rstd;
+        for (int64_t o = 0; o < outer; o++) {
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t e = (o * C + c) * inner + i;
+                double g = at(gov, dt, e);
+                sg += g;
+                sgx += g * (at(xv, dt, e) - mean) * rstd;
+            }
+        }
+        gw[c] = sgx;
+        gb[c] = sg;
+        for (int64_t o = 0; o < outer; o++) {
+            for (int64_t i = 0; i < inner; i++) {
+                int64_t e = (o * C + c) * inner + i;
+                double g = at(gov, dt, e);
+                if (rm == NULL) {
+                    double xh = (at(xv, dt, e) - mean) * rstd;
+                    g -= sg / count + xh * sgx / count;
+                }
+                put(gxv, dt, e, k * g);
+            }
+        }
+    }
+}
+
+// grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
+// statistics are read when not training); out: the gradients of input, weight and bias (C)
+mt_status
+mt_cpu_batch_norm_backward(mt_args *a)
+{
+    mt_tensor *t[6] = {NULL}; /* grad_out, input, weight, mean, var, the gradient of input */
+    mt_tensor *input = a->t[1];
+    bool training = a->b[0];
+    double eps = mt_scalar_to_double(a->s[0]);
+    mt_status st;
+    if (input->ndim < 2 || !same_shape(a->t[0], input)) {
+        return mt_fail(MT_ERUNTIME, "batch_norm_backward: grad_out and input must have one shape "
+                                    "(N, C, *)");
+    }
+    if (!training && (a->t[3] == NULL || a->t[4] == NULL)) {
+        return mt_fail(MT_ERUNTIME, "running_%s must be defined in evaluation mode",
+                       a->t[3] == NULL ? "mean" : "var");
+    }
+    if ((st = float_only("batch_norm_backward", a->t[0]))) {
+        return st;
+    }
+    mt_dtype dt = a->t[0]->dtype;
+    int64_t C = input->sizes[1], outer = input->sizes[0], inner = 1;
+    for (int d = 2; d < input->ndim; d++) {
+        inner *= input->sizes[d];
+    }
+    double *acc = calloc((size_t)(2 * C + 1), sizeof(double));
+    if (acc == NULL) {
+        return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
+    }
+    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
+        (st = features("batch_norm_backward", a->t[2], C, &t[2])) ||
+        (!training && (st = features("batch_norm_backward", a->t[3], C, &t[3]))) ||
+        (!training && (st = features("batch_norm_backward", a->t[4], C, &t[4]))) ||
+        (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
+        goto out_release;
+    }
+    const double *d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = t[k + 2] ? (const double *)mt_tensor_data(t[k + 2]) : NULL;
+    }
+    batch_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[5]), dt, outer,
+                    C, inner, eps, d[0], d[1], d[2], acc, acc + C);
+    st = three_grads(a, &t[5], acc, 1, &C);
+out_release:
+    free(acc);
+    release_all(t, 6);
+    return st;
+}
+
+/* ---- embedding ---- */
+
+// grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
+// the gradient rows whose index is v (divided by v's count with scale_grad_by_freq), 0 for
+// padding_idx
+mt_status
+mt_cpu_embedding_dense_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *indices = a->t[1], *g = NULL, *ix = NULL, *out = NULL;
+    int64_t num_weights = a->i[0], padding_idx = a->i[1];
+    bool scale = a->b[0];
+    int64_t *counts = NULL;
+    mt_status st;
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: expected int64 or int32 indices");
+    }
+    int64_t n = mt_tensor_numel(indices);
+    int64_t dim = grad->ndim == indices->ndim + 1 ? grad->sizes[grad->ndim - 1] : -1;
+    if (dim < 0 || memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) ||
+        num_weights < 0) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: grad_output must be shaped "
+                                    "(*indices.shape, embedding_dim)");
+    }
+    if ((st = float_only("embedding_dense_backward", grad))) {
+        return st;
+    }
+    mt_dtype dt = grad->dtype;
+    int64_t sizes[2] = {num_weights, dim};
+    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix)) ||
+        (st = mt_tensor_empty(2, sizes, dt, MT_DEVICE_CPU, &out))) {
+        goto out_release;
+    }
+    memset(mt_tensor_data(out), 0, (size_t)(num_weights * dim) * mt_dtype_size(dt));
+    const int64_t *v = (const int64_t *)mt_tensor_data(ix);
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] < 0 || v[i] >= num_weights) {
+            st = mt_fail(MT_EINDEX, "index out of range in self");
+            goto out_release;
+        }
+    }
+    if (scale && (counts = calloc((size_t)num_weights + 1, sizeof(int64_t))) == NULL) {
+        st = mt_fail(MT_ENOMEM, "embedding_dense_backward: out of memory");
+        goto out_release;
+    }
+    for (int64_t i = 0; scale && i < n; i++) {
+        counts[v[i]]++;
+    }
+    void *o = mt_tensor_data(out);
+    const void *src = mt_tensor_data(g);
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] == padding_idx) {
+            continue;
+        }
+        double k = scale ? 1.0 / (double)counts[v[i]] : 1.0;
+        for (int64_t j = 0; j < dim; j++) {
+            put(o, dt, v[i] * dim + j, at(o, dt, v[i] * dim + j) + k * at(src, dt, i * dim + j));
+        }
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    free(counts);
+    mt_tensor_clear(&g);
+    mt_tensor_clear(&ix);
+    mt_tensor_clear(&out);
+    return st;
+}
+
+/* ---- nll_loss ---- */
+
+// grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
+// target (N, d1, ...), weight (C) or NULL; out (self's shape): -w[t] * grad at each target
+// class (divided by the kept targets' total weight for the mean), 0 elsewhere
+mt_status
+mt_cpu_nll_loss_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
+    mt_tensor *t[4] = {NULL}; /* grad_output, target, weight as float64, the gradient */
+    int64_t reduction = a->i[0], ignore = a->i[1];
+    mt_status st;
+    if (self->ndim < 1 || target->dtype != MT_INT64) {
+        return mt_fail(MT_ERUNTIME, "nll_loss_backward: expected an input of 1 or more dims and "
+                                    "int64 targets");
+    }
+    int64_t N = 1, C = self->sizes[0], K = 1;
+    if (self->ndim >= 2) {
+        N = self->sizes[0];
+        C = self->sizes[1];
+        K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
+    }
+    bool none = reduction == MT_REDUCTION_NONE;
+    if (mt_tensor_numel(target) != N * K || mt_tensor_numel(grad) != (none ? N * K : 1)) {
+        return mt_fail(MT_ERUNTIME, "nll_loss_backward: grad_output and target do not fit the "
+                                    "input");
+    }
+    if ((st = float_only("nll_loss_backward", grad))) {
+        return st;
+    }
+    mt_dtype dt = grad->dtype;
+    if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) || (st = mt_cpu_dense(target, MT_INT64, &t[1])) ||
+        (st = features("nll_loss_backward", a->t[3], C, &t[2])) ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
+        goto out_release;
+    }
+    memset(mt_tensor_data(t[3]), 0, (size_t)mt_tensor_numel(t[3]) * mt_dtype_size(dt));
+    const double *g = (const double *)mt_tensor_data(t[0]);
+    const double *w = t[2] ? (const double *)mt_tensor_data(t[2]) : NULL;
+    const int64_t *tg = (const int64_t *)mt_tensor_data(t[1]);
+    double total = 0;
+    for (int64_t e = 0; e < N * K; e++) {
+        if (tg[e] == ignore) {
+            continue;
+        }
+        if (tg[e] < 0 || tg[e] >= C) {
+            st = mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)tg[e]);
+            goto out_release;
+        }
+        total += w ? w[tg[e]] : 1.0;
+    }
+    double scale = reduction == MT_REDUCTION_MEAN ? 1.0 / total : 1.0;
+    for (int64_t e = 0; e < N * K; e++) {
+        if (tg[e] == ignore) {
+            continue;
+        }
+        int64_t n = e / K, k = e % K;
+        double v = -(w ? w[tg[e]] : 1.0) * (none ? g[e] : g[0] * scale);
+        put(mt_tensor_data(t[3]), dt, (n * C + tg[e]) * K + k, v);
+    }
+    a->out[0] = t[3];
+    t[3] = NULL;
+out_release:
+    release_all(t, 4);
+    return st;
+}

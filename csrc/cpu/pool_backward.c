@@ -1,0 +1,217 @@
+/* 2-D pooling's backward on the CPU: max_pool2d (the gradient goes to each window's argmax, from
+ * the forward's indices), avg_pool2d and adaptive_avg_pool2d (each window's gradient spread
+ * evenly over the pixels it averaged, with the forward's divisor).
+ *
+ * As in the forward, tensors are seen as planes (P, H, W); the gradient of the input is zeros of
+ * self's shape into which every output element adds its share. These ops are callable from
+ * Python (_C), so shapes and indices are checked; floats only. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "cpu/pool.h"
+#include "dispatch/kernels.h"
+
+/* grad (..., OH, OW) must have self's (..., H, W) leading dims, OH and OW when those are >= 0,
+ * and a float dtype. Fills g's planes, h, w, oh, ow. */
+static mt_status
+check_grad(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g)
+{
+    char b1[256], b2[256];
+    bool ok = self->ndim >= 2 && grad->ndim == self->ndim &&
+              memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)(self->ndim - 2)) == 0 &&
+              (oh < 0 || grad->sizes[grad->ndim - 2] == oh) &&
+              (ow < 0 || grad->sizes[grad->ndim - 1] == ow);
+    if (!ok) {
+        return mt_fail(MT_ERUNTIME, "pooling backward: grad_output of size %s does not fit an "
+                                    "input of size %s",
+                       mt_format_sizes(b1, sizeof(b1), grad->ndim, grad->sizes),
+                       mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes));
+    }
+    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "pooling backward not implemented for '%s'",
+                       mt_dtype_scalar_name(grad->dtype));
+    }
+    g->h = self->sizes[self->ndim - 2];
+    g->w = self->sizes[self->ndim - 1];
+    g->oh = grad->sizes[grad->ndim - 2];
+    g->ow = grad->sizes[grad->ndim - 1];
+    g->planes = g->h * g->w > 0 ? mt_tensor_numel(self) / (g->h * g->w) : 0;
+    return MT_OK;
+}
+
+/* One plane: gx (H, W) += what grad (OH, OW) gives back; idx (OH, OW) for max pooling. Returns
+ * false on an index outside the plane. */
+typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, const pool_geom *g);
+
+// grad, idx (OH, OW), gx (H, W): gx[idx[o]] += grad[o]
+#define MAX_BACK(name, T)                                                                   \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)      \
+    {                                                                                       \
+        const T *grad = (const T *)gv;                                                      \
+        T *gx = (T *)xv;                                                                    \
+        for (int64_t o = 0; o < g->oh * g->ow; o++) {                                       \
+            if (idx[o] < 0 || idx[o] >= g->h * g->w) {                                      \
+                return false;                                                               \
+            }                                                                               \
+            gx[idx[o]] += grad[o];                                                          \
+        }                                                                                   \
+        return true;                                                                        \
+    }
+
+// grad (OH, OW), gx (H, W): each window's grad / divisor added to its pixels inside the image
+// (windows, divisors as avg_pool2d's forward in pool.c)
+#define AVG_BACK(name, T)                                                                   \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)      \
+    {                                                                                       \
+        (void)idx;                                                                          \
+        const T *grad = (const T *)gv;                                                      \
+        T *gx = (T *)xv;                                                                    \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                            \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                        \
+                int64_t h0 = oh * g->sh - g->ph, h1 = h0 + g->kh;                           \
+                int64_t w0 = ow * g->sw - g->pw, w1 = w0 + g->kw;                           \
+                h1 = h1 < g->h + g->ph ? h1 : g->h + g->ph;                                 \
+                w1 = w1 < g->w + g->pw ? w1 : g->w + g->pw;                                 \
+                int64_t pool_size = (h1 - h0) * (w1 - w0);                                  \
+                h0 = h0 > 0 ? h0 : 0;                                                       \
+                w0 = w0 > 0 ? w0 : 0;                                                       \
+                h1 = h1 < g->h ? h1 : g->h;                                                 \
+                w1 = w1 < g->w ? w1 : g->w;                                                 \
+                if (h0 >= h1 || w0 >= w1) {                                                 \
+                    continue;                                                               \
+                }                                                                           \
+                int64_t divide = g->has_divisor         ? g->divisor                        \
+                                 : g->count_include_pad ? pool_size                         \
+                                                        : (h1 - h0) * (w1 - w0);            \
+                const T v = grad[oh * g->ow + ow] / (T)divide;                              \
+                for (int64_t ih = h0; ih < h1; ih++) {                                      \
+                    for (int64_t iw = w0; iw < w1; iw++) {                                  \
+                        gx[ih * g->w + iw] += v;                                            \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        return true;                                                                        \
+    }
+
+// grad (OH, OW), gx (H, W): window (oh, ow) spans rows [floor(oh*H/OH), ceil((oh+1)*H/OH))
+// and the columns likewise; its grad / its size goes to each of its pixels
+#define ADAPTIVE_BACK(name, T)                                                              \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)      \
+    {                                                                                       \
+        (void)idx;                                                                          \
+        const T *grad = (const T *)gv;                                                      \
+        T *gx = (T *)xv;                                                                    \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                            \
+            int64_t h0 = oh * g->h / g->oh, h1 = ((oh + 1) * g->h + g->oh - 1) / g->oh;     \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                        \
+                int64_t w0 = ow * g->w / g->ow, w1 = ((ow + 1) * g->w + g->ow - 1) / g->ow; \
+                const T v = grad[oh * g->ow + ow] / (T)(h1 - h0) / (T)(w1 - w0);            \
+                for (int64_t ih = h0; ih < h1; ih++) {                                      \
+                    for (int64_t iw = w0; iw < w1; iw++) {                                  \
+                        gx[ih * g->w + iw] += v;                                            \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        return true;                                                                        \
+    }
+
+MAX_BACK(max_back_f32, float)
+MAX_BACK(max_back_f64, double)
+AVG_BACK(avg_back_f32, float)
+AVG_BACK(avg_back_f64, double)
+ADAPTIVE_BACK(adaptive_back_f32, float)
+ADAPTIVE_BACK(adaptive_back_f64, double)
+
+/* a->out[0] = zeros shaped as self (t[1]) with loop's gradient of grad (t[0]) added, plane by
+ * plane; idx (or NULL) the forward's indices. */
+static mt_status
+run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
+{
+    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL;
+    mt_dtype dt = a->t[0]->dtype;
+    size_t item = mt_dtype_size(dt);
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &gx);
+    if (st == MT_OK) {
+        memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * item);
+        st = mt_cpu_dense(a->t[0], dt, &grad);
+    }
+    if (st == MT_OK && idx) {
+        st = mt_cpu_dense(idx, MT_INT64, &ix);
+    }
+    if (st) {
+        goto out_release;
+    }
+    const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow;
+    for (int64_t p = 0; p < g->planes; p++) {
+        if (!loop(mt_tensor_data(grad) + p * out_plane * (int64_t)item,
+                  ix ? (const int64_t *)mt_tensor_data(ix) + p * out_plane : NULL,
+                  mt_tensor_data(gx) + p * in_plane * (int64_t)item, g)) {
+            st = mt_fail(MT_EINDEX, "max_pool2d_with_indices_backward: an index is outside its "
+                                    "plane of %" PRId64 " elements", in_plane);
+            goto out_release;
+        }
+    }
+    a->out[0] = gx;
+    gx = NULL;
+out_release:
+    mt_tensor_clear(&grad);
+    mt_tensor_clear(&ix);
+    mt_tensor_clear(&gx);
+    return st;
+}
+
+// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
+// grad_output's shape) of each window's maximum in its plane; out (self's shape)
+mt_status
+mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
+    pool_geom g = {0};
+    mt_status st = check_grad(grad, self, -1, -1, &g);
+    if (st) {
+        return st;
+    }
+    if (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
+        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim)) {
+        return mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices "
+                                    "of grad_output's shape");
+    }
+    return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &g, idx);
+}
+
+// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), the forward's
+// window arguments; out (self's shape)
+mt_status
+mt_cpu_avg_pool2d_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *self = a->t[1];
+    pool_geom g;
+    mt_status st = mt_cpu_avg_pool_geom(a, self, &g);
+    if (st || (st = check_grad(grad, self, g.oh, g.ow, &g))) {
+        return st;
+    }
+    return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &g, NULL);
+}
+
+// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W); out (self's shape)
+mt_status
+mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *self = a->t[1];
+    pool_geom g = {0};
+    if (self->ndim != 3 && self->ndim != 4) {
+        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d_backward: expected 3D or 4D input");
+    }
+    mt_status st = check_grad(grad, self, -1, -1, &g);
+    if (st) {
+        return st;
+    }
+    if (g.oh == 0 || g.ow == 0) { /* no windows: nothing flows back */
+        g.planes = 0;
+    }
+    return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64, &g,
+                    NULL);
+}
