@@ -89,6 +89,7 @@ void mt_node_release(mt_node *n);
  * differentiable ops without); called once at import. */
 void mt_autograd_init(void);
 void mt_autograd_set_formula(mt_op op, const mt_formula *f);
+void mt_autograd_register_shape(void); /* formulas_shape.c: reductions, shape, indexing */
 
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */

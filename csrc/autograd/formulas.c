@@ -445,4 +445,5 @@ mt_autograd_register_formulas(void)
     ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
     ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
     ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
+    mt_autograd_register_shape();
 }
