@@ -210,17 +210,21 @@ G(topk_backward)
 }
 
 /* The two factors of norm's gradient, gi = scaled * scale, for p not 0, 1, 2 (PyTorch's
- * norm_backward): |x|^(p-1) sign(x) and g / norm^(p-1), with the limits PyTorch takes at 0. */
+ * norm_backward): sign(x) |x|^(p-1) and g / norm^(p-1). Where x or the norm is 0, the factors
+ * are taken at 1 instead of 0 (so nothing is inf): the other factor is 0 there, which gives
+ * PyTorch's 0 with ops that all have formulas, so the backward is differentiable. */
 static mt_status
 norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool *red,
              mt_tensor **scaled, mt_tensor **scale)
 {
-    mt_tensor *sg = NULL, *ab = NULL, *pw = NULL, *zero = NULL, *t = NULL, *q = NULL;
+    mt_tensor *sg = NULL, *ab = NULL, *base = NULL, *pw = NULL, *t = NULL, *den = NULL;
     mt_status st = mt_ag_unary(MT_OP_sign, self, &sg);
+    if (st == MT_OK) {
+        st = mt_ag_unary(MT_OP_abs, self, &ab);
+    }
     if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties */
         mt_tensor *count = NULL;
-        if ((st = mt_ag_unary(MT_OP_abs, self, &ab)) == MT_OK &&
-            (st = mt_ag_binary(MT_OP_eq, ab, nk, &t)) == MT_OK &&
+        if ((st = mt_ag_binary(MT_OP_eq, ab, nk, &t)) == MT_OK &&
             (st = mt_ags_sum_keep(t, red, &count)) == MT_OK &&
             (st = mul(sg, t, scaled)) == MT_OK) {
             st = mt_ag_binary(MT_OP_div, gk, count, scale);
@@ -228,43 +232,32 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
         mt_tensor_clear(&count);
     } else if (st == MT_OK) {
         bool small = p < 1, big = p >= 2;
-        if ((st = mt_ag_unary(MT_OP_abs, self, &ab)) == MT_OK &&
-            (st = mt_ags_with_number(MT_OP_pow, ab, big ? p - 2 : p - 1, &pw)) == MT_OK) {
-            if (small) { /* 0^(p-1) is inf for p < 1; PyTorch takes 0 there */
-                mt_tensor *z = NULL;
-                if ((st = mt_ags_with_number(MT_OP_eq, self, 0, &zero)) == MT_OK &&
-                    (st = mt_ags_masked_fill(pw, zero, 0, &z)) == MT_OK) {
-                    mt_tensor_release(pw);
-                    pw = z;
-                }
-            }
-            if (st == MT_OK) {
-                st = mul(big ? self : sg, pw, scaled);
-            }
+        /* x |x|^(p-2) for p >= 2, else sign(x) |x|^(p-1) with |x| taken at 1 where x is 0 */
+        if ((st = small ? mt_ags_nonzero(ab, &base) : (base = mt_tensor_retain(ab), MT_OK)) ==
+                MT_OK &&
+            (st = mt_ags_with_number(MT_OP_pow, base, big ? p - 2 : p - 1, &pw)) == MT_OK) {
+            st = mul(big ? self : sg, pw, scaled);
         }
-        mt_tensor_clear(&zero);
         if (st == MT_OK && small) { /* g * norm^(1-p) */
             if ((st = mt_ags_with_number(MT_OP_pow, nk, 1 - p, &t)) == MT_OK) {
                 st = mul(gk, t, scale);
             }
-        } else if (st == MT_OK) { /* g / norm^(p-1), 0 where the norm is 0 */
-            if ((st = mt_ags_with_number(MT_OP_pow, nk, p - 1, &t)) == MT_OK &&
-                (st = mt_ag_binary(MT_OP_div, gk, t, &q)) == MT_OK &&
-                (st = mt_ags_with_number(MT_OP_eq, nk, 0, &zero)) == MT_OK) {
-                st = mt_ags_masked_fill(q, zero, 0, scale);
-            }
+        } else if (st == MT_OK && (st = mt_ags_with_number(MT_OP_pow, nk, p - 1, &t)) == MT_OK &&
+                   (st = mt_ags_nonzero(t, &den)) == MT_OK) { /* g / norm^(p-1) */
+            st = mt_ag_binary(MT_OP_div, gk, den, scale);
         }
     }
     mt_tensor_clear(&sg);
     mt_tensor_clear(&ab);
+    mt_tensor_clear(&base);
     mt_tensor_clear(&pw);
-    mt_tensor_clear(&zero);
     mt_tensor_clear(&t);
-    mt_tensor_clear(&q);
+    mt_tensor_clear(&den);
     return st;
 }
 
-// self (S) -> the p-norm over dims: p = 1: sign(x) g; p = 2: x g / norm (0 where norm is 0)
+// self (S) -> the p-norm over dims: p = 1: sign(x) g; p = 2: x g / norm (0 where norm is 0,
+// where x is 0 too: the norm is taken at 1 there)
 G(norm_backward)
 {
     SAVED(0, self);
@@ -276,16 +269,15 @@ G(norm_backward)
     }
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(m, &n->args.l[0], red);
-    mt_tensor *gk = NULL, *nk = NULL, *q = NULL, *zero = NULL, *scaled = NULL, *scale = NULL;
+    mt_tensor *gk = NULL, *nk = NULL, *den = NULL, *scaled = NULL, *scale = NULL;
     mt_status st = mt_ags_keep(g[0], m, red, &gk);
     if (st == MT_OK && p == 1) {
         if ((st = mt_ag_unary(MT_OP_sign, self, &scaled)) == MT_OK) {
             st = mul(scaled, gk, &gi[0]);
         }
     } else if (st == MT_OK && (st = mt_ags_keep(res, m, red, &nk)) == MT_OK && p == 2) {
-        if ((st = mt_ag_binary(MT_OP_div, gk, nk, &q)) == MT_OK &&
-            (st = mt_ags_with_number(MT_OP_eq, nk, 0, &zero)) == MT_OK &&
-            (st = mt_ags_masked_fill(q, zero, 0, &scale)) == MT_OK) {
+        if ((st = mt_ags_nonzero(nk, &den)) == MT_OK &&
+            (st = mt_ag_binary(MT_OP_div, gk, den, &scale)) == MT_OK) {
             st = mul(self, scale, &gi[0]);
         }
     } else if (st == MT_OK &&
@@ -294,8 +286,7 @@ G(norm_backward)
     }
     mt_tensor_clear(&gk);
     mt_tensor_clear(&nk);
-    mt_tensor_clear(&q);
-    mt_tensor_clear(&zero);
+    mt_tensor_clear(&den);
     mt_tensor_clear(&scaled);
     mt_tensor_clear(&scale);
     return st;
@@ -346,21 +337,20 @@ G(var_backward)
     return var_grad(n, self, g[0], &gi[0]);
 }
 
-// std = sqrt(var): g / (2 std) (0 where std is 0) through var's gradient
+// std = sqrt(var): g / (2 std) through var's gradient; where std is 0, x - mean is 0 too and
+// 2 std is taken at 1, which gives PyTorch's 0
 G(std_backward)
 {
     SAVED(0, self);
     RESULT(res);
-    mt_tensor *twice = NULL, *q = NULL, *zero = NULL, *gv = NULL;
+    mt_tensor *twice = NULL, *den = NULL, *gv = NULL;
     mt_status st = mt_ag_scale(res, 2.0, &twice);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_div, g[0], twice, &q)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_eq, res, 0, &zero)) == MT_OK &&
-        (st = mt_ags_masked_fill(q, zero, 0, &gv)) == MT_OK) {
+    if (st == MT_OK && (st = mt_ags_nonzero(twice, &den)) == MT_OK &&
+        (st = mt_ag_binary(MT_OP_div, g[0], den, &gv)) == MT_OK) {
         st = var_grad(n, self, gv, &gi[0]);
     }
     mt_tensor_clear(&twice);
-    mt_tensor_clear(&q);
-    mt_tensor_clear(&zero);
+    mt_tensor_clear(&den);
     mt_tensor_clear(&gv);
     return st;
 }
@@ -428,9 +418,9 @@ at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, int d,
         (st = mt_ag_binary(MT_OP_logical_and, zero, one, &first)) == MT_OK &&
         (st = mt_ag_binary(MT_OP_logical_or, before, first, &upto)) == MT_OK &&
         /* head: the product before the first zero; tail: cumprod with 1s up to it */
-        (st = mt_ags_masked_fill(x, nz, 1, &xb)) == MT_OK &&
+        (st = mt_ags_one_where(x, nz, &xb)) == MT_OK &&
         (st = mt_ags_along(MT_OP_cumprod, xb, d, &head)) == MT_OK &&
-        (st = mt_ags_masked_fill(x, upto, 1, &xa)) == MT_OK &&
+        (st = mt_ags_one_where(x, upto, &xa)) == MT_OK &&
         (st = mt_ags_along(MT_OP_cumprod, xa, d, &tail)) == MT_OK &&
         (st = mul(g, tail, &gt)) == MT_OK &&
         (st = mt_ags_with_number(MT_OP_ge, cz, 1, &from)) == MT_OK &&
@@ -473,7 +463,7 @@ G(cumprod_backward)
         (st = mt_ags_along(MT_OP_cumsum, zero, d, &cz)) == MT_OK &&
         (st = mt_ags_with_number(MT_OP_ne, cz, 0, &nz)) == MT_OK &&
         /* from the first zero on, y and so rc are exactly 0: divide by 1 there instead */
-        (st = mt_ags_masked_fill(self, nz, 1, &xs)) == MT_OK &&
+        (st = mt_ags_one_where(self, nz, &xs)) == MT_OK &&
         (st = mt_ag_binary(MT_OP_div, rc, xs, &a)) == MT_OK &&
         (st = at_first_zero(self, g[0], cz, zero, d, &b)) == MT_OK) {
         st = mt_ag_binary(MT_OP_add, a, b, &gi[0]);

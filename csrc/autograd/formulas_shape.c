@@ -50,17 +50,27 @@ mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
 }
 
 mt_status
-mt_ags_masked_fill(mt_tensor *x, mt_tensor *mask, double v, mt_tensor **out)
+mt_ags_one_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    mt_status st = mt_ags_number(v, &a.t[2]);
-    if (st == MT_OK) {
-        a.t[0] = x;
-        a.t[1] = mask;
-        st = mt_ags_call(MT_OP_masked_fill, &a, out);
+    mt_tensor *keep = NULL, *kept = NULL;
+    mt_status st = mt_ag_unary(MT_OP_logical_not, mask, &keep);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, x, keep, &kept)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_add, kept, mask, out);
     }
-    mt_tensor_clear(&a.t[2]);
+    mt_tensor_clear(&keep);
+    mt_tensor_clear(&kept);
+    return st;
+}
+
+mt_status
+mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
+{
+    mt_tensor *zero = NULL;
+    mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &zero);
+    if (st == MT_OK) {
+        st = mt_ag_binary(MT_OP_add, x, zero, out);
+    }
+    mt_tensor_clear(&zero);
     return st;
 }
 

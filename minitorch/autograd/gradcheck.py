@@ -30,17 +30,19 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         n_out = out0.numel()
         for k in diff:
             x = inputs[k]
-            flat = x.detach().numpy().reshape(-1)  # a view of x's memory
+            # a view of x's memory, indexed by position (reshape(-1) would copy a transposed x)
+            arr = x.detach().numpy()
             numerical = np.zeros((x.numel(), n_out))
             for i in range(x.numel()):
-                orig = flat[i]
-                flat[i] = orig + eps
+                at = np.unravel_index(i, arr.shape)
+                orig = arr[at]
+                arr[at] = orig + eps
                 with no_grad():
                     plus = np.array(_as_tuple(func(*inputs))[o_idx].detach().numpy(), dtype=np.float64).reshape(-1)
-                flat[i] = orig - eps
+                arr[at] = orig - eps
                 with no_grad():
                     minus = np.array(_as_tuple(func(*inputs))[o_idx].detach().numpy(), dtype=np.float64).reshape(-1)
-                flat[i] = orig
+                arr[at] = orig
                 numerical[i] = (plus - minus) / (2 * eps)
             analytical = np.zeros((x.numel(), n_out))
             for j in range(n_out):
