@@ -460,7 +460,9 @@ mt_autograd_init(void)
 {
     mt_autograd_register_formulas();
     for (int op = 0; op < MT_NUM_OPS; op++) {
-        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
+        /* (index and index_put_ register Autograd kernels of their own: formulas_shape.c) */
+        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn &&
+            mt_kernel_for((mt_op)op, MT_KEY_AUTOGRAD)->fn == NULL) {
             refusing[op] = (mt_formula){"NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u,
                                         true, 0, false, false};
             formulas[op] = &refusing[op];

@@ -91,6 +91,7 @@ void mt_autograd_init(void);
 void mt_autograd_set_formula(mt_op op, const mt_formula *f);
 void mt_autograd_register_math(void); /* formulas_math.c */
 void mt_autograd_register_nn(void); /* formulas_nn.c */
+void mt_autograd_register_shape(void); /* formulas_shape.c: reductions, shape, indexing */
 
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */

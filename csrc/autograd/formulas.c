@@ -440,4 +440,5 @@ mt_autograd_register_formulas(void)
     ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
     mt_autograd_register_math();
     mt_autograd_register_nn();
+    mt_autograd_register_shape();
 }

@@ -408,30 +408,6 @@ out_release:
     return st;
 }
 
-/* ---- log_softmax: the piece cross_entropy_loss is made of ---- */
-
-// out = log_softmax(x, dim): d x = g - exp(out) * sum(g, dim)
-G(log_softmax_backward)
-{
-    mt_tensor *out = NULL, *s[3] = {NULL};
-    mt_status st = mt_saved_output(n, 0, &out);
-    if (st) {
-        return st;
-    }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g[0];
-    set_list(&a.l[0], 1, &n->args.i[0]);
-    a.b[0] = true;
-    if ((st = run1(MT_OP_sum, &a, &s[0])) == MT_OK &&
-        (st = mt_ag_unary(MT_OP_exp, out, &s[1])) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_mul, s[1], s[0], &s[2])) == MT_OK) {
-        st = mt_ag_binary(MT_OP_sub, g[0], s[2], &gi[0]);
-    }
-    release_all(s, 3);
-    return st;
-}
-
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
@@ -455,5 +431,4 @@ mt_autograd_register_nn(void)
         0x7, false, false);
     ROW(binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
         binary_cross_entropy_with_logits_backward, 0x3, 0xf, false, false);
-    ROW(log_softmax, "LogSoftmaxBackward0", log_softmax_backward, 0x1, 0, true, false);
 }

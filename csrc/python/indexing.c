@@ -333,7 +333,8 @@ mt_py_getitem(PyObject *self, PyObject *index)
     return st ? mt_py_raise(st) : mt_py_wrap(res);
 }
 
-/* A tensor value without its leading size-1 dims beyond ndim, which PyTorch drops. */
+/* A tensor value without its leading size-1 dims beyond ndim, which PyTorch drops. Through
+ * the view op (or the value itself), so that a value that requires grad gets its gradient. */
 static mt_tensor *
 strip_value(mt_tensor *src, int ndim)
 {
@@ -342,8 +343,10 @@ strip_value(mt_tensor *src, int ndim)
     while (extra < src->ndim - ndim && src->sizes[extra] == 1) {
         extra++;
     }
-    mt_status st = mt_tensor_view(src, src->ndim - extra, src->sizes + extra, src->strides + extra,
-                                  src->offset, &t);
+    if (extra == 0) {
+        return mt_tensor_retain(src);
+    }
+    mt_status st = mt_op_view(src, src->ndim - extra, src->sizes + extra, &t);
     return st ? mt_py_raise(st), NULL : t;
 }
 

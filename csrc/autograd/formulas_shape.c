@@ -1,0 +1,582 @@
+/* Backward formulas of the shape and indexing ops: cat, flip, repeat, tril/triu, as_strided,
+ * index_select, gather, scatter, scatter_add, masked_select, index and index_put_, plus the
+ * small op calls formulas_reduce.c shares (formulas_shape.h).
+ *
+ * The composite shape ops (stack, narrow, split, chunk, unbind, movedim, expand_as, view_as,
+ * reshape, index_put) have no row: their parts record (split's pieces are narrow's slices,
+ * unbind's are selects). index and index_put_ keep their index tensors, a Tensor?[] argument
+ * that a node's saved slots cannot hold, so they have their own Autograd kernels below, which
+ * record through mt_autograd_record_custom with the indices as the node's state. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/formulas_shape.h"
+
+/* ---- shared op calls ---- */
+
+mt_status
+mt_ags_call(mt_op op, mt_args *a, mt_tensor **out)
+{
+    mt_status st = mt_dispatch(op, a);
+    if (st) {
+        return st;
+    }
+    *out = a->out[0];
+    for (int k = 1; k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor_clear(&a->out[k]);
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_ags_number(double v, mt_tensor **out)
+{
+    if (v == (double)(int64_t)v) {
+        return mt_tensor_scalar(mt_scalar_int((int64_t)v), MT_INT64, out);
+    }
+    return mt_tensor_scalar(mt_scalar_float(v), MT_FLOAT64, out);
+}
+
+mt_status
+mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
+{
+    mt_tensor *k = NULL;
+    mt_status st = mt_ags_number(v, &k);
+    if (st == MT_OK) {
+        st = mt_ag_binary(op, x, k, out);
+    }
+    mt_tensor_clear(&k);
+    return st;
+}
+
+mt_status
+mt_ags_one_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out)
+{
+    mt_tensor *keep = NULL, *kept = NULL;
+    mt_status st = mt_ag_unary(MT_OP_logical_not, mask, &keep);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, x, keep, &kept)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_add, kept, mask, out);
+    }
+    mt_tensor_clear(&keep);
+    mt_tensor_clear(&kept);
+    return st;
+}
+
+mt_status
+mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
+{
+    mt_tensor *zero = NULL;
+    mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &zero);
+    if (st == MT_OK) {
+        st = mt_ag_binary(MT_OP_add, x, zero, out);
+    }
+    mt_tensor_clear(&zero);
+    return st;
+}
+
+mt_status
+mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    a.l[0].none = x->ndim == 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) {
+            a.l[0].v[a.l[0].n++] = d;
+        }
+    }
+    if (x->ndim > 0 && a.l[0].n == 0) { /* nothing reduced (an empty dim list means all) */
+        *out = mt_tensor_retain(x);
+        return MT_OK;
+    }
+    a.b[0] = true;
+    return mt_ags_call(MT_OP_sum, &a, out);
+}
+
+mt_status
+mt_ags_keep(mt_tensor *x, const mt_meta *m, const bool *red, mt_tensor **out)
+{
+    int64_t keep[MT_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) {
+        keep[d] = red[d] ? 1 : m->sizes[d];
+    }
+    return mt_op_reshape(x, m->ndim, keep, out);
+}
+
+void
+mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red)
+{
+    bool all = dims->none || dims->n == 0;
+    for (int d = 0; d < MT_MAX_DIMS; d++) {
+        red[d] = all;
+    }
+    for (int k = 0; k < dims->n && !all; k++) {
+        int d;
+        if (mt_wrap_dim(dims->v[k], m->ndim, &d) == MT_OK) {
+            red[d] = true;
+        }
+    }
+}
+
+mt_status
+mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    if (op == MT_OP_flip) {
+        a.l[0].none = false;
+        a.l[0].n = 1;
+        a.l[0].v[0] = dim;
+    } else {
+        a.i[0] = dim;
+        a.i_none = 0;
+    }
+    return mt_ags_call(op, &a, out);
+}
+
+/* ---- joining, flipping, tiling, triangles ---- */
+
+// tensors (k of them) joined along dim: each gets its slice of g back
+G(cat_backward)
+{
+    int d;
+    mt_status st = mt_wrap_dim(n->args.i[0], n->out_meta[0].ndim, &d);
+    int64_t start = 0;
+    for (int e = 0; st == MT_OK && e < n->nedges; e++) {
+        const mt_meta *m = &n->in_meta[e];
+        if (m->ndim == 1 && m->sizes[0] == 0 && n->out_meta[0].ndim != 1) {
+            /* a legacy empty (0,) tensor, which cat skips */
+            st = n->edges[e].node ? mt_ag_zeros(m, &gi[e]) : MT_OK;
+            continue;
+        }
+        if (n->edges[e].node) {
+            st = mt_op_narrow(g[0], d, start, m->sizes[d], &gi[e]);
+        }
+        start += m->sizes[d];
+    }
+    return st;
+}
+
+G(flip_backward)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = g[0];
+    a.l[0] = n->args.l[0];
+    return mt_ags_call(MT_OP_flip, &a, &gi[0]);
+}
+
+// self (S) tiled R times, len(R) >= dim(S); g (R_d * S'_d), S' = S with leading 1s: each
+// dim d seen as (R_d, S'_d) and summed over the R_d copies
+G(repeat_backward)
+{
+    const mt_meta *m = &n->in_meta[0];
+    const mt_intlist *r = &n->args.l[0];
+    int lead = r->n - m->ndim;
+    mt_tensor *cur = mt_tensor_retain(g[0]), *split = NULL;
+    mt_status st = MT_OK;
+    for (int d = 0; d < r->n && st == MT_OK; d++) {
+        if (r->v[d] == 1) {
+            continue;
+        }
+        if (r->n + 1 > MT_MAX_DIMS) {
+            st = mt_fail(MT_EVALUE, "repeat: minitorch supports at most %d dimensions",
+                         MT_MAX_DIMS);
+            break;
+        }
+        int64_t sizes[MT_MAX_DIMS];
+        memcpy(sizes, cur->sizes, sizeof(int64_t) * (size_t)d);
+        sizes[d] = r->v[d];
+        sizes[d + 1] = d < lead ? 1 : m->sizes[d - lead];
+        memcpy(sizes + d + 2, cur->sizes + d + 1, sizeof(int64_t) * (size_t)(r->n - d - 1));
+        if ((st = mt_op_reshape(cur, r->n + 1, sizes, &split)) == MT_OK) {
+            mt_args a;
+            mt_args_init(&a);
+            a.t[0] = split;
+            a.l[0] = (mt_intlist){.n = 1, .none = false, .v = {d}};
+            mt_tensor_clear(&cur);
+            st = mt_ags_call(MT_OP_sum, &a, &cur);
+        }
+        mt_tensor_clear(&split);
+    }
+    if (st == MT_OK) {
+        st = mt_op_reshape(cur, m->ndim, m->sizes, &gi[0]);
+    }
+    mt_tensor_clear(&cur);
+    return st;
+}
+
+static mt_status
+triangle(mt_op op, mt_node *n, mt_tensor *g, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = g;
+    a.i[0] = n->args.i[0];
+    a.i_none = 0;
+    return mt_ags_call(op, &a, out);
+}
+
+G(tril_backward)
+{
+    return triangle(MT_OP_tril, n, g[0], &gi[0]);
+}
+
+G(triu_backward)
+{
+    return triangle(MT_OP_triu, n, g[0], &gi[0]);
+}
+
+/* ---- as_strided ---- */
+
+/* Whether t's elements fill offset .. offset + numel - 1 of its storage, each once (a
+ * permutation of a contiguous layout). */
+static bool
+dense(const mt_tensor *t)
+{
+    int order[MT_MAX_DIMS], nd = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] != 1) {
+            int k = nd++;
+            for (; k > 0 && t->strides[order[k - 1]] > t->strides[d]; k--) {
+                order[k] = order[k - 1];
+            }
+            order[k] = d;
+        }
+    }
+    int64_t expected = 1;
+    for (int k = 0; k < nd; k++) {
+        if (t->strides[order[k]] != expected) {
+            return false;
+        }
+        expected *= t->sizes[order[k]];
+    }
+    return true;
+}
+
+/* *out = the int64 map of self's memory: element p of self's span holds the flat (row-major)
+ * index of the element of self stored there. */
+static mt_status
+position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
+{
+    mt_tensor *map = NULL, *view = NULL, *flat = NULL, *shaped = NULL;
+    mt_args a;
+    mt_args_init(&a);
+    a.s[0] = mt_scalar_int(0);
+    a.s[1] = mt_scalar_int(numel);
+    a.dtype = MT_INT64;
+    a.has_device = true;
+    a.device = mt_tensor_device(self);
+    mt_status st = mt_op_empty(1, &numel, MT_INT64, a.device, &map);
+    if (st == MT_OK && (st = mt_ags_call(MT_OP_arange, &a, &flat)) == MT_OK &&
+        (st = mt_op_reshape(flat, self->ndim, self->sizes, &shaped)) == MT_OK &&
+        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->strides, 0, &view)) == MT_OK &&
+        (st = mt_op_copy_(view, shaped)) == MT_OK) {
+        *out = mt_tensor_retain(map);
+    }
+    mt_tensor_clear(&map);
+    mt_tensor_clear(&view);
+    mt_tensor_clear(&flat);
+    mt_tensor_clear(&shaped);
+    return st;
+}
+
+// self (S), dense in memory; out (size) with stride, from storage_offset: each element of g is
+// added to the element of self it read (several, where out's elements overlap)
+G(as_strided_backward)
+{
+    SAVED(0, self);
+    const mt_meta *m = &n->in_meta[0];
+    const mt_intlist *size = &n->args.l[0], *stride = &n->args.l[1];
+    int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(size->n, size->v);
+    int64_t from = (n->args.i_none & 1u) ? 0 : n->args.i[0] - self->offset, last = from;
+    if (count == 0 || numel == 0) {
+        return mt_ag_zeros(m, &gi[0]);
+    }
+    for (int d = 0; d < size->n; d++) {
+        last += (size->v[d] - 1) * stride->v[d];
+    }
+    if (!dense(self) || from < 0 || last >= numel) {
+        return mt_fail(MT_ENOTIMPL,
+                       "as_strided: minitorch's backward supports only inputs whose elements are "
+                       "dense in memory and results that stay within them");
+    }
+    mt_tensor *map = NULL, *idx = NULL, *flat_idx = NULL, *flat_g = NULL, *z = NULL;
+    mt_status st = position_map(self, numel, &map);
+    if (st == MT_OK &&
+        (st = mt_op_as_strided(map, size->n, size->v, stride->v, from, &idx)) == MT_OK &&
+        (st = mt_op_reshape(idx, 1, &count, &flat_idx)) == MT_OK &&
+        (st = mt_op_reshape(g[0], 1, &count, &flat_g)) == MT_OK &&
+        (st = mt_op_empty(1, &numel, g[0]->dtype, m->device, &z)) == MT_OK &&
+        (st = mt_op_fill_(z, mt_scalar_int(0))) == MT_OK &&
+        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true)) == MT_OK) {
+        st = mt_op_reshape(z, m->ndim, m->sizes, &gi[0]);
+    }
+    mt_tensor_clear(&map);
+    mt_tensor_clear(&idx);
+    mt_tensor_clear(&flat_idx);
+    mt_tensor_clear(&flat_g);
+    mt_tensor_clear(&z);
+    return st;
+}
+
+/* ---- indexing along a dim ---- */
+
+// self (S), index (k) or 0-dim along dim: g (S with k at dim) added into zeros at index
+G(index_select_backward)
+{
+    SAVED(1, index);
+    const mt_meta *m = &n->in_meta[0];
+    int d;
+    if (m->ndim == 0) {
+        gi[0] = mt_tensor_retain(g[0]);
+        return MT_OK;
+    }
+    mt_status st = mt_wrap_dim(n->args.i[0], m->ndim, &d);
+    if (st) {
+        return st;
+    }
+    int64_t k = mt_tensor_numel(index);
+    mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *z = NULL;
+    if ((st = mt_op_reshape(index, 1, &k, &idx[d])) == MT_OK &&
+        (st = mt_ag_zeros(m, &z)) == MT_OK &&
+        (st = mt_op_index_put_(z, d + 1, idx, g[0], true)) == MT_OK) {
+        gi[0] = mt_tensor_retain(z);
+    }
+    mt_tensor_clear(&idx[d]);
+    mt_tensor_clear(&z);
+    return st;
+}
+
+/* *out = op(self, dim, index, src) for gather, scatter and scatter_add. */
+static mt_status
+by_index(mt_op op, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src,
+         mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = self;
+    a.i[0] = dim;
+    a.i_none = 0;
+    a.t[1] = index;
+    a.t[2] = src;
+    return mt_ags_call(op, &a, out);
+}
+
+// self (S), index (I) along dim -> out (I): g added into zeros at index
+G(gather_backward)
+{
+    SAVED(1, index);
+    mt_tensor *z = NULL;
+    if (n->in_meta[0].ndim == 0) {
+        gi[0] = mt_tensor_retain(g[0]);
+        return MT_OK;
+    }
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
+    if (st == MT_OK) {
+        st = by_index(MT_OP_scatter_add, z, n->args.i[0], index, g[0], &gi[0]);
+    }
+    mt_tensor_clear(&z);
+    return st;
+}
+
+/* scatter and scatter_add's src: the elements of g it was written to. As PyTorch, src must be
+ * shaped like index (else the engine reports the gradient's shape). */
+static mt_status
+src_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
+{
+    SAVED(1, index);
+    return n->edges[1].node ? by_index(MT_OP_gather, g, n->args.i[0], index, NULL, out) : MT_OK;
+}
+
+// self (S), index and src (I) along dim: self's gradient is g with the written places zeroed
+G(scatter_backward)
+{
+    SAVED(1, index);
+    mt_status st = MT_OK;
+    if (n->edges[0].node) {
+        mt_tensor *zero = NULL;
+        if ((st = mt_ags_number(0, &zero)) == MT_OK) {
+            st = by_index(MT_OP_scatter, g[0], n->args.i[0], index, zero, &gi[0]);
+        }
+        mt_tensor_clear(&zero);
+    }
+    return st ? st : src_grad(n, g[0], &gi[1]);
+}
+
+G(scatter_add_backward)
+{
+    gi[0] = n->edges[0].node ? mt_tensor_retain(g[0]) : NULL;
+    return src_grad(n, g[0], &gi[1]);
+}
+
+// self (S), mask broadcast with it -> out (count): g written into zeros where the mask holds
+G(masked_select_backward)
+{
+    SAVED(1, mask);
+    const mt_meta *m = &n->in_meta[0];
+    mt_meta shape = *m;
+    mt_tensor *wide = NULL, *z = NULL;
+    mt_status st = mt_broadcast_shapes(m->ndim, m->sizes, mask->ndim, mask->sizes, &shape.ndim,
+                                       shape.sizes);
+    if (st == MT_OK && (st = mt_ag_expand_to(mask, &shape, &wide)) == MT_OK &&
+        (st = mt_ag_zeros(&shape, &z)) == MT_OK &&
+        (st = mt_op_index_put_(z, 1, &wide, g[0], false)) == MT_OK) {
+        gi[0] = mt_tensor_retain(z); /* the engine sums a broadcast self's back */
+    }
+    mt_tensor_clear(&wide);
+    mt_tensor_clear(&z);
+    return st;
+}
+
+/* ---- index and index_put_: Autograd kernels that keep the indices ---- */
+
+typedef struct indices {
+    int n;
+    mt_tensor *idx[MT_MAX_DIMS]; /* owned; NULL entries skip a dim */
+    bool accumulate;
+} indices;
+
+static void
+indices_free(void *p)
+{
+    indices *s = p;
+    for (int k = 0; s && k < s->n; k++) {
+        mt_tensor_clear(&s->idx[k]);
+    }
+    free(s);
+}
+
+// self[indices]: g added into zeros at the same places
+G(index_backward)
+{
+    indices *s = n->user;
+    mt_tensor *z = NULL;
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
+    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true)) == MT_OK) {
+        gi[0] = mt_tensor_retain(z);
+    }
+    mt_tensor_clear(&z);
+    return st;
+}
+
+// self[indices] = values (+= with accumulate): values get g[indices]; self gets g, zeroed at
+// the overwritten places unless accumulating
+G(index_put_backward)
+{
+    indices *s = n->user;
+    mt_status st = MT_OK;
+    if (n->edges[0].node && s->accumulate) {
+        gi[0] = mt_tensor_retain(g[0]);
+    } else if (n->edges[0].node) {
+        mt_tensor *zero = NULL, *c = NULL;
+        if ((st = mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &zero)) == MT_OK &&
+            (st = mt_op_clone(g[0], &c)) == MT_OK &&
+            (st = mt_op_index_put_(c, s->n, s->idx, zero, false)) == MT_OK) {
+            gi[0] = mt_tensor_retain(c);
+        }
+        mt_tensor_clear(&zero);
+        mt_tensor_clear(&c);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_op_index(g[0], s->n, s->idx, &gi[1]);
+    }
+    return st;
+}
+
+static const mt_formula f_index = {"IndexBackward0", index_backward, 0x1, false, 0, false, false};
+static const mt_formula f_index_put = {"IndexPutBackward0", index_put_backward, 0x3, false, 0,
+                                       false, false};
+
+/* The op below the Autograd key, then a node holding the indices if an input needs grad:
+ * self (index), or self and values (index_put_, in place on self). */
+static mt_status
+record_indexing(mt_op op, const mt_formula *f, mt_args *a)
+{
+    mt_tensor *self = a->t[0], *values = op == MT_OP_index_put_ ? a->t[1] : NULL;
+    bool needs = (self->requires_grad || (values && values->requires_grad)) &&
+                 mt_dtype_is_float(self->dtype);
+    if (needs && op == MT_OP_index_put_ && self->requires_grad) {
+        /* autograd.c's rules for in-place ops */
+        if (self->grad_fn == NULL && !self->is_view) {
+            return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
+                                        "in-place operation.");
+        }
+        if (self->is_view) {
+            return mt_fail(MT_ENOTIMPL,
+                           "index_put_: an in-place operation on a view of a tensor that requires "
+                           "grad is not supported by minitorch's autograd yet; clone() the view "
+                           "first");
+        }
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
+    mt_set_grad_enabled(was);
+    if (st || !needs) {
+        return st;
+    }
+    indices *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        st = mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+        goto out_release;
+    }
+    s->n = a->ntl;
+    s->accumulate = op == MT_OP_index_put_ && a->b[0];
+    for (int k = 0; k < a->ntl; k++) {
+        s->idx[k] = a->tl[k] ? mt_tensor_retain(a->tl[k]) : NULL;
+    }
+    mt_tensor *inputs[2] = {self, values};
+    st = mt_autograd_record_custom(f, s, indices_free, values ? 2 : 1, inputs, 1, &a->out[0]);
+    if (st) {
+        indices_free(s);
+        goto out_release;
+    }
+    return MT_OK;
+out_release:
+    mt_tensor_clear(&a->out[0]);
+    return st;
+}
+
+static mt_status
+index_autograd(mt_args *a)
+{
+    return record_indexing(MT_OP_index, &f_index, a);
+}
+
+static mt_status
+index_put_autograd(mt_args *a)
+{
+    return record_indexing(MT_OP_index_put_, &f_index_put, a);
+}
+
+void
+mt_autograd_register_shape(void)
+{
+    ROW(cat, "CatBackward0", cat_backward, 0, true, 0, false, false);
+    ROW(flip, "FlipBackward0", flip_backward, 0x1, false, 0, false, false);
+    ROW(repeat, "RepeatBackward0", repeat_backward, 0x1, false, 0, false, false);
+    ROW(tril, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
+    ROW(tril_, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
+    ROW(triu, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
+    ROW(triu_, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
+    ROW(as_strided, "AsStridedBackward0", as_strided_backward, 0x1, false, 0x1, false, true);
+    ROW(index_select, "IndexSelectBackward0", index_select_backward, 0x1, false, 0x2, false,
+        false);
+    ROW(gather, "GatherBackward0", gather_backward, 0x1, false, 0x2, false, false);
+    /* a number src is PyTorch's ScatterBackward1, an overload the table cannot tell apart */
+    ROW(scatter, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
+    ROW(scatter_, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
+    ROW(scatter_add, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false, false);
+    ROW(scatter_add_, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false,
+        false);
+    ROW(masked_select, "MaskedSelectBackward0", masked_select_backward, 0x1, false, 0x2, false,
+        false);
+    mt_autograd_register_reduce();
+    /* index and index_put_ have no row (mt_autograd_init would put the generic kernel back) */
+    mt_register_kernel(MT_OP_index, MT_KEY_AUTOGRAD, index_autograd, "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_index_put_, MT_KEY_AUTOGRAD, index_put_autograd,
+                       "mt_autograd_kernel");
+}
