@@ -52,6 +52,15 @@ typedef struct scalar_ctx {
     {                                                                            \
         const T k = *(const T *)((scalar_ctx *)ctx)->v;                          \
         (void)k;                                                                 \
+        if (strides[0] == sizeof(T) && strides[1] == sizeof(T)) {                \
+            T *o = (T *)data[0];                                                 \
+            const T *xs = (const T *)data[1];                                    \
+            for (int64_t i = 0; i < n; i++) {                                    \
+                const T x = xs[i];                                               \
+                o[i] = (T)(EXPR);                                                \
+            }                                                                    \
+            return;                                                              \
+        }                                                                        \
         for (int64_t i = 0; i < n; i++) {                                        \
             const T x = MT_AT(T, 1, i);                                          \
             MT_AT(T, 0, i) = (T)(EXPR);                                          \

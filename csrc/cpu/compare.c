@@ -37,6 +37,20 @@
     static void where_##S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
     {                                                                                  \
         (void)ctx;                                                                     \
+        /* Contiguous output and condition, values contiguous or one number each (the    \
+         * masks of backward formulas): loops the compiler vectorises. */              \
+        if (strides[0] == sizeof(T) && strides[1] == sizeof(bool) &&                   \
+            (strides[2] == 0 || strides[2] == sizeof(T)) &&                            \
+            (strides[3] == 0 || strides[3] == sizeof(T))) {                            \
+            T *o = (T *)data[0];                                                       \
+            const bool *c = (const bool *)data[1];                                     \
+            const T *x = (const T *)data[2], *y = (const T *)data[3];                  \
+            const int64_t sx = strides[2] ? 1 : 0, sy = strides[3] ? 1 : 0;             \
+            for (int64_t i = 0; i < n; i++) {                                          \
+                o[i] = c[i] ? x[i * sx] : y[i * sy];                                   \
+            }                                                                          \
+            return;                                                                    \
+        }                                                                              \
         for (int64_t i = 0; i < n; i++) {                                              \
             MT_AT(T, 0, i) = MT_AT(bool, 1, i) ? MT_AT(T, 2, i) : MT_AT(T, 3, i);      \
         }                                                                              \
