@@ -20,6 +20,12 @@ mt_autograd_set_formula(mt_op op, const mt_formula *f)
     formulas[op] = f;
 }
 
+const mt_formula *
+mt_autograd_formula(mt_op op)
+{
+    return formulas[op];
+}
+
 static void
 free_node(mt_node *n)
 {

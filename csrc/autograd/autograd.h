@@ -89,6 +89,9 @@ void mt_node_release(mt_node *n);
  * differentiable ops without); called once at import. */
 void mt_autograd_init(void);
 void mt_autograd_set_formula(mt_op op, const mt_formula *f);
+/* The formula op records (NULL: none; the refusing "NotImplemented" one for a differentiable
+ * op without a formula). */
+const mt_formula *mt_autograd_formula(mt_op op);
 void mt_autograd_register_math(void); /* formulas_math.c */
 void mt_autograd_register_nn(void); /* formulas_nn.c */
 void mt_autograd_register_shape(void); /* formulas_shape.c: reductions, shape, indexing */

@@ -344,7 +344,26 @@ function_record(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _C._autograd_formula(op) -> the node name op records under autograd, or None. */
+static PyObject *
+autograd_formula(PyObject *module, PyObject *name)
+{
+    (void)module;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) {
+        return NULL;
+    }
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (strcmp(mt_op_names[op], s) == 0) {
+            const mt_formula *f = mt_autograd_formula((mt_op)op);
+            return f ? PyUnicode_FromString(f->name) : Py_NewRef(Py_None);
+        }
+    }
+    return PyErr_Format(PyExc_ValueError, "no op named '%s'", s);
+}
+
 static PyMethodDef autograd_functions[] = {
+    {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
      "_function_record(ctx, name, inputs, outputs)"},
     {"_run_backward", run_backward, METH_VARARGS,

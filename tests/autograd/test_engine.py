@@ -159,3 +159,24 @@ def test_create_graph_gives_second_derivatives():
         got.append((np.asarray(g.detach()), np.asarray(h.detach())))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-5)
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5)
+
+
+# Ops that record PyTorch's "NotImplemented" node: not differentiable by nature (bool or integer
+# results, random fills, factories) or, as in PyTorch, without a derivative (floor_divide, the
+# backward kernels themselves). A new op missing from here and without a formula fails below.
+NOT_DIFFERENTIABLE = set("""
+floor_divide floor_divide_ eq eq_ ne ne_ lt lt_ le le_ gt gt_ ge ge_ logical_and logical_and_
+logical_or logical_or_ bitwise_and bitwise_and_ bitwise_or bitwise_or_ logical_not logical_not_
+bitwise_not bitwise_not_ isnan isinf all any argmax argmin empty arange uniform_ normal_ bernoulli_
+one_hot random_ randperm linspace logspace eye nonzero argsort _unique2 gelu_backward
+convolution_backward_input convolution_backward_weight max_pool2d_with_indices_backward
+avg_pool2d_backward _adaptive_avg_pool2d_backward layer_norm_backward batch_norm_backward
+embedding_dense_backward nll_loss_backward
+""".split())
+
+
+def test_every_differentiable_op_has_a_formula():
+    refused = {op for op in minitorch._C.OPS if minitorch._C._autograd_formula(op) == "NotImplemented"}
+    assert refused <= NOT_DIFFERENTIABLE, f"ops with a kernel but no backward formula: {sorted(refused - NOT_DIFFERENTIABLE)}"
+    assert minitorch._C._autograd_formula("addmm") == "AddmmBackward0"
+    assert minitorch._C._autograd_formula("linear") is None  # composite: its parts record
