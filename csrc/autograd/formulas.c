@@ -386,6 +386,28 @@ G(zero_backward)
     return mt_ag_zeros(&n->in_meta[0], &gi[0]);
 }
 
+/* ---- a loss PyTorch gives a node of its own ---- */
+
+// mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N]
+G(mse_loss_backward)
+{
+    SAVED(0, self);
+    SAVED(1, target);
+    mt_tensor *diff = NULL, *scaled = NULL;
+    int64_t numel = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
+    double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
+    mt_status st = mt_ag_binary(MT_OP_sub, self, target, &diff);
+    if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_mul, scaled, g[0], &gi[0]);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_unary(MT_OP_neg, gi[0], &gi[1]);
+    }
+    mt_tensor_clear(&diff);
+    mt_tensor_clear(&scaled);
+    return st;
+}
+
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
@@ -438,6 +460,7 @@ mt_autograd_register_formulas(void)
     ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
     ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
     ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
+    ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
     mt_autograd_register_math();
     mt_autograd_register_nn();
     mt_autograd_register_shape();

@@ -36,6 +36,9 @@ def r(*shape):
     ("views", lambda m, x: x.t().reshape(6, 2).unsqueeze(0).permute(2, 0, 1).squeeze(1).expand(3, 2, 6)
      .transpose(0, 2)[1:4:2, 0], [(2, 6)]),
     ("select", lambda m, x: x[1] * x[:, -1:], [(3, 3)]),
+    ("mse_loss", lambda m, x, t: m.nn.functional.mse_loss(x, t), [(3, 4), (3, 4)]),
+    ("mse_loss_sum", lambda m, x, t: m.nn.functional.mse_loss(x, t, reduction="sum"), [(5,), (5,)]),
+    ("mse_loss_none", lambda m, x, t: m.nn.functional.mse_loss(x, t, reduction="none"), [(2, 3), (2, 3)]),
     ("clone_to", lambda m, x: x.clone().to(m.float64).contiguous() * 2, [(3,)]),
 ])
 def test_formulas(name, fn, shapes):
@@ -53,6 +56,8 @@ def test_node_names_and_graph():
     assert not y.is_leaf and x.is_leaf and y.requires_grad
     assert y.sum().grad_fn.name() == "SumBackward0" and y.sum(0).grad_fn.name() == "SumBackward1"
     assert y.detach().grad_fn is None and not y.detach().requires_grad
+    loss = minitorch.nn.functional.mse_loss(y, minitorch.zeros(3, 5))
+    assert loss.grad_fn.name() == "MseLossBackward0"
 
 
 def test_accumulation_and_retain_graph():
