@@ -8,23 +8,7 @@
 #include "autograd/autograd.h"
 #include "ops/ops.h"
 
-#define G(name) static mt_status name(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-#define SAVED(slot, var)                                   \
-    mt_tensor *var = NULL;                                 \
-    do {                                                   \
-        mt_status st_ = mt_saved_input(n, slot, &var);     \
-        if (st_) {                                         \
-            return st_;                                    \
-        }                                                  \
-    } while (0)
-#define RESULT(var)                                        \
-    mt_tensor *var = NULL;                                 \
-    do {                                                   \
-        mt_status st_ = mt_saved_output(n, 0, &var);       \
-        if (st_) {                                         \
-            return st_;                                    \
-        }                                                  \
-    } while (0)
+#include "autograd/formula_macros.h"
 
 static double
 scalar_or(mt_scalar s, double dflt)

@@ -12,7 +12,7 @@
 #include "autograd/formulas_math.h"
 #include "ops/ops.h"
 
-#define G(name) static mt_status name(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+#include "autograd/formula_macros.h"
 #define TMP_MAX 32 /* intermediates of the longest formula (pow's, 18), with room to spare */
 
 typedef struct tmp {

@@ -11,7 +11,7 @@
 #include "ops/nn.h"
 #include "ops/ops.h"
 
-#define G(name) static mt_status name(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+#include "autograd/formula_macros.h"
 #define SCRATCH 8 /* the most intermediates one formula here holds */
 
 static void
