@@ -54,10 +54,11 @@ put_tensor(text *shapes, text *dtypes, const mt_tensor *x, bool first)
 }
 
 void
-mt_trace_record_inputs(mt_trace_event *e, const struct mt_args *a)
+mt_trace_format_inputs(const struct mt_args *a, char *shapes_buf, size_t nshapes, char *dtypes_buf,
+                       size_t ndtypes)
 {
-    text shapes = {e->shapes, sizeof(e->shapes), 0, false};
-    text dtypes = {e->dtypes, sizeof(e->dtypes), 0, false};
+    text shapes = {shapes_buf, nshapes, 0, false};
+    text dtypes = {dtypes_buf, ndtypes, 0, false};
     int last = MT_MAX_TENSOR_ARGS - 1;
     while (last >= 0 && a->t[last] == NULL) {
         last--;

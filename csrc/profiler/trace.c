@@ -32,8 +32,10 @@ typedef struct thread_buf {
     unsigned session;        /* the recording its events belong to */
     bool dead;               /* its thread exited: the next stop frees it */
     int64_t tid;
-    mt_trace_event *events;
+    mt_trace_event *events; /* kept between recordings: fresh pages cost more than the events */
     int nevents, capacity;
+    char *text; /* copied names and input shapes, NUL-terminated, found by offset */
+    int32_t ntext, text_capacity;
     int open_stack[MT_TRACE_MAX_DEPTH]; /* index of each open event, -1 when dropped */
     int depth;
 } thread_buf;
@@ -71,9 +73,43 @@ make_exit_key(void)
 static void
 reset(thread_buf *b)
 {
+    b->nevents = b->depth = 0;
+    b->ntext = 0;
+}
+
+static void
+release(thread_buf *b)
+{
     free(b->events);
-    b->events = NULL;
-    b->nevents = b->capacity = b->depth = 0;
+    free(b->text);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+/* Copies str into b's text; its offset, or -1 when memory ran out. */
+static int32_t
+keep_text(thread_buf *b, const char *str)
+{
+    size_t n = strlen(str) + 1;
+    if (n > (size_t)(INT32_MAX / 2) - (size_t)b->ntext) {
+        return -1;
+    }
+    if ((size_t)b->ntext + n > (size_t)b->text_capacity) {
+        int32_t cap = b->text_capacity ? b->text_capacity : 4096;
+        while ((size_t)cap < (size_t)b->ntext + n) {
+            cap *= 2;
+        }
+        char *grown = realloc(b->text, (size_t)cap);
+        if (grown == NULL) {
+            return -1;
+        }
+        b->text = grown;
+        b->text_capacity = cap;
+    }
+    memcpy(b->text + b->ntext, str, n);
+    int32_t at = b->ntext;
+    b->ntext += (int32_t)n;
+    return at;
 }
 
 /* The calling thread's buffer for the current recording, registered on first use. */
@@ -123,37 +159,77 @@ mt_trace_start(void)
 }
 
 int
-mt_trace_stop(mt_trace_event **out)
+mt_trace_stop(mt_trace_recording *out)
 {
     atomic_store(&mt_trace_on, false);
     mt_set_alloc_observer(NULL);
     pthread_mutex_lock(&list_lock);
-    int total = 0;
+    size_t total = 0, ntext = 1;
     for (thread_buf *b = buffers; b; b = b->next) {
-        total += b->session == session ? b->nevents : 0;
+        if (b->session == session) {
+            total += (size_t)b->nevents;
+            ntext += (size_t)b->ntext;
+        }
     }
-    mt_trace_event *all = malloc(sizeof(*all) * (size_t)(total ? total : 1));
-    int n = 0;
+    out->events = malloc(sizeof(*out->events) * (total ? total : 1));
+    out->text = malloc(ntext);
+    out->nevents = 0;
+    bool ok = out->events && out->text;
+    if (ok) {
+        out->text[0] = '\0'; /* offset 0: the empty string */
+    }
+    int32_t text_at = 1;
     for (thread_buf **link = &buffers; *link;) {
         thread_buf *b = *link;
         pthread_mutex_lock(&b->lock);
-        if (all && b->session == session && b->nevents) {
-            memcpy(all + n, b->events, sizeof(*all) * (size_t)b->nevents);
-            n += b->nevents;
+        if (ok && b->session == session && b->nevents) {
+            for (int k = 0; k < b->nevents; k++) {
+                mt_trace_event e = b->events[k];
+                e.name_at = e.name_at >= 0 ? e.name_at + text_at : -1;
+                e.shapes_at = e.shapes_at >= 0 ? e.shapes_at + text_at : 0;
+                e.dtypes_at = e.dtypes_at >= 0 ? e.dtypes_at + text_at : 0;
+                out->events[out->nevents++] = e;
+            }
+            memcpy(out->text + text_at, b->text, (size_t)b->ntext);
+            text_at += b->ntext;
         }
         reset(b);
         pthread_mutex_unlock(&b->lock);
         if (b->dead) {
             *link = b->next;
-            pthread_mutex_destroy(&b->lock);
-            free(b);
+            release(b);
         } else {
             link = &b->next;
         }
     }
     pthread_mutex_unlock(&list_lock);
-    *out = all;
-    return all ? n : -1;
+    if (!ok) {
+        mt_trace_recording_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void
+mt_trace_recording_free(mt_trace_recording *r)
+{
+    free(r->events);
+    free(r->text);
+    r->events = NULL;
+    r->text = NULL;
+    r->nevents = 0;
+}
+
+const char *
+mt_trace_text(const mt_trace_recording *r, int32_t at)
+{
+    return at >= 0 ? r->text + at : "";
+}
+
+const char *
+mt_trace_name(const mt_trace_recording *r, const mt_trace_event *e)
+{
+    return e->name ? e->name : mt_trace_text(r, e->name_at);
 }
 
 /* A new event slot in b (locked), or NULL when memory ran out. */
@@ -170,18 +246,13 @@ append(thread_buf *b)
         b->capacity = cap;
     }
     mt_trace_event *e = &b->events[b->nevents++];
-    memset(e, 0, offsetof(mt_trace_event, start_ns));
-    e->depth = b->depth;
-    e->tid = b->tid;
-    e->bytes = 0;
-    e->ptr = 0;
-    e->device = MT_DEVICE_CPU;
-    e->cache = -1;
+    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .depth = b->depth,
+                          .tid = b->tid, .device = MT_DEVICE_CPU, .cache = -1};
     return e;
 }
 
 static void
-enter(mt_layer layer, const char *name, const char *detail, const struct mt_args *a)
+enter(mt_layer layer, const char *name, bool copy, const char *detail, const struct mt_args *a)
 {
     thread_buf *b = my_buffer();
     if (b == NULL) {
@@ -195,11 +266,18 @@ enter(mt_layer layer, const char *name, const char *detail, const struct mt_args
     }
     b->depth++;
     if (e) {
-        e->layer = layer;
-        snprintf(e->name, sizeof(e->name), "%s", name);
-        snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+        e->layer = (int8_t)layer;
+        e->detail = detail ? detail : "";
+        if (copy) {
+            e->name_at = keep_text(b, name);
+        } else {
+            e->name = name;
+        }
         if (a && mt_trace_cfg.record_shapes) {
-            mt_trace_record_inputs(e, a);
+            char shapes[256], dtypes[160];
+            mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
+            e->shapes_at = keep_text(b, shapes);
+            e->dtypes_at = keep_text(b, dtypes);
         }
         e->start_ns = e->end_ns = now_ns();
     }
@@ -209,13 +287,19 @@ enter(mt_layer layer, const char *name, const char *detail, const struct mt_args
 void
 mt_trace_enter(mt_layer layer, const char *name, const char *detail)
 {
-    enter(layer, name, detail, NULL);
+    enter(layer, name, false, detail, NULL);
+}
+
+void
+mt_trace_enter_copy(mt_layer layer, const char *name, const char *detail)
+{
+    enter(layer, name, true, detail, NULL);
 }
 
 void
 mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a)
 {
-    enter(MT_LAYER_OP, name, key, a);
+    enter(MT_LAYER_OP, name, false, key, a);
 }
 
 void
@@ -252,13 +336,13 @@ mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, in
     mt_trace_event *e = b->depth < MT_TRACE_MAX_DEPTH ? append(b) : NULL;
     if (e) {
         e->layer = MT_LAYER_MEM;
-        snprintf(e->name, sizeof(e->name), "%s", bytes >= 0 ? "alloc" : "free");
-        snprintf(e->detail, sizeof(e->detail), "%s", pool ? pool : "");
+        e->name = bytes >= 0 ? "alloc" : "free";
+        e->detail = pool ? pool : ""; /* allocators name their pools with literals */
         e->start_ns = e->end_ns = now_ns();
         e->bytes = bytes;
         e->ptr = (uintptr_t)ptr;
         e->device = dev;
-        e->cache = cache;
+        e->cache = (int8_t)cache;
     }
     pthread_mutex_unlock(&b->lock);
 }

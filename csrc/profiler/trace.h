@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/device.h"
@@ -23,21 +24,31 @@ typedef enum mt_layer {
     MT_NUM_LAYERS
 } mt_layer;
 
+/* Kept small (pages of events are written once each): strings are pointers to names that outlive
+ * the recording (op, key, kernel and library names), or offsets into the recording's text. */
 typedef struct mt_trace_event {
-    mt_layer layer;
-    int depth;          /* nesting within its thread, 0 outermost */
-    char name[64];      /* "addmm", "mt_cpu_addmm", "cblas_sgemv", "Linear", "alloc" */
-    char detail[64];    /* dispatch key, library, "nn.Module", "user_annotation", or pool */
-    char shapes[160];   /* record_shapes: the tensor inputs' sizes, "[[1, 4], [8, 4], [8]]" */
-    char dtypes[96];    /* record_shapes: their dtypes, "['float', 'float', 'float']" */
+    const char *name;   /* "addmm", "mt_cpu_addmm", "cblas_sgemv", "alloc"; NULL: see name_at */
+    const char *detail; /* dispatch key, library, "nn.Module", "user_annotation", or pool */
+    int32_t name_at;    /* a copied name (a module's class, a record_function's): offset in text */
+    int32_t shapes_at;  /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
+    int32_t dtypes_at;  /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
+    int32_t depth;      /* nesting within its thread, 0 outermost */
     int64_t start_ns;   /* CLOCK_MONOTONIC */
     int64_t end_ns;     /* equal to start_ns for Mem events (instants) */
     int64_t tid;        /* the recording thread's id, as the OS numbers it */
     int64_t bytes;      /* Mem: bytes allocated (> 0) or freed (< 0) */
     uintptr_t ptr;      /* Mem: the block's address */
     mt_device device;   /* Mem: where the block lives */
-    int cache;          /* Mem: 1 served from a cache, 0 a real allocation, -1 no cache */
+    int8_t layer;       /* an mt_layer */
+    int8_t cache;       /* Mem: 1 served from a cache, 0 a real allocation, -1 no cache */
 } mt_trace_event;
+
+/* What a stop returns: every thread's events, each thread's in start order, and their text. */
+typedef struct mt_trace_recording {
+    mt_trace_event *events;
+    int nevents;
+    char *text;
+} mt_trace_recording;
 
 typedef struct mt_trace_config {
     bool record_shapes;  /* Op events carry their inputs' shapes and dtypes */
@@ -52,17 +63,25 @@ extern const char *const mt_layer_names[MT_NUM_LAYERS];
 /* Starts a recording with no shapes and no memory events (the journey's). */
 void mt_trace_start(void);
 void mt_trace_start_with(mt_trace_config cfg);
-/* Stops recording; *events (malloc'd, the caller frees) receives every thread's events, each
- * thread's in start order. Returns their count, or -1 when out of memory. */
-int mt_trace_stop(mt_trace_event **events);
-/* Opens an event as a child of the thread's innermost open one. */
+/* Stops recording; *out receives what was recorded (release it with mt_trace_recording_free).
+ * Returns MT_ENOMEM-like -1 when the collection ran out of memory, else 0. */
+int mt_trace_stop(mt_trace_recording *out);
+void mt_trace_recording_free(mt_trace_recording *r);
+/* An event's strings ("" when absent). */
+const char *mt_trace_name(const mt_trace_recording *r, const mt_trace_event *e);
+const char *mt_trace_text(const mt_trace_recording *r, int32_t at);
+/* Opens an event as a child of the thread's innermost open one. name and detail must outlive the
+ * recording (literals, table entries); mt_trace_enter_copy copies name (Python's strings). */
 void mt_trace_enter(mt_layer layer, const char *name, const char *detail);
+void mt_trace_enter_copy(mt_layer layer, const char *name, const char *detail);
 /* The same for an op at dispatcher entry: with record_shapes, its inputs' shapes and dtypes. */
 struct mt_args;
 void mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a);
 void mt_trace_exit(void);
-/* Fills e's shapes and dtypes from an op's boxed arguments (profiler/inputs.c). */
-void mt_trace_record_inputs(mt_trace_event *e, const struct mt_args *a);
+/* Writes an op's inputs' shapes and dtypes, as PyTorch lists them, into shapes and dtypes
+ * (profiler/inputs.c). */
+void mt_trace_format_inputs(const struct mt_args *a, char *shapes, size_t nshapes, char *dtypes,
+                            size_t ndtypes);
 /* An instant Mem event: an allocation (bytes > 0) or a free (bytes < 0) of ptr on dev. */
 void mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache);
 

@@ -20,14 +20,15 @@ py_trace_start(PyObject *m, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-event_tuple(const mt_trace_event *e)
+event_tuple(const mt_trace_recording *r, const mt_trace_event *e)
 {
-    return Py_BuildValue("(isssdLLLssLKiii)", e->depth, mt_layer_names[e->layer], e->name,
-                         e->detail, (e->end_ns - e->start_ns) / 1000.0, (long long)e->start_ns,
-                         (long long)e->end_ns,
-                         (long long)e->tid, e->shapes, e->dtypes, (long long)e->bytes,
+    return Py_BuildValue("(isssdLLLssLKiii)", (int)e->depth, mt_layer_names[e->layer],
+                         mt_trace_name(r, e), e->detail, (e->end_ns - e->start_ns) / 1000.0,
+                         (long long)e->start_ns, (long long)e->end_ns, (long long)e->tid,
+                         mt_trace_text(r, e->shapes_at), mt_trace_text(r, e->dtypes_at),
+                         (long long)e->bytes,
                          (unsigned long long)e->ptr, (int)e->device.type, e->device.index,
-                         e->cache);
+                         (int)e->cache);
 }
 
 static PyObject *
@@ -35,21 +36,20 @@ py_trace_stop(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    mt_trace_event *ev;
-    int n = mt_trace_stop(&ev);
-    if (n < 0) {
+    mt_trace_recording r;
+    if (mt_trace_stop(&r) < 0) {
         return PyErr_NoMemory();
     }
-    PyObject *list = PyList_New(n);
-    for (int k = 0; list && k < n; k++) {
-        PyObject *item = event_tuple(&ev[k]);
+    PyObject *list = PyList_New(r.nevents);
+    for (int k = 0; list && k < r.nevents; k++) {
+        PyObject *item = event_tuple(&r, &r.events[k]);
         if (item == NULL) {
             Py_CLEAR(list);
             break;
         }
         PyList_SET_ITEM(list, k, item);
     }
-    free(ev);
+    mt_trace_recording_free(&r);
     return list;
 }
 
@@ -70,7 +70,7 @@ py_trace_enter(PyObject *m, PyObject *args)
         return NULL;
     }
     if (mt_trace_on) {
-        mt_trace_enter(MT_LAYER_PYTHON, name, kind);
+        mt_trace_enter_copy(MT_LAYER_PYTHON, name, kind[0] == 'u' ? "user_annotation" : "nn.Module");
     }
     Py_RETURN_NONE;
 }
