@@ -7,7 +7,6 @@
 
 #include "alloc/allocator.h"
 #include "cpu/random.h"
-#include "profiler/trace.h"
 
 static PyObject *
 py_register_classes(PyObject *m, PyObject *args)
@@ -145,70 +144,6 @@ py_set_alloc_poison(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-static PyObject *
-py_trace_start(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    mt_trace_start();
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-py_trace_stop(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    mt_trace_event *ev;
-    int n = mt_trace_stop(&ev);
-    PyObject *list = PyList_New(n);
-    for (int k = 0; list && k < n; k++) {
-        const mt_trace_event *e = &ev[k];
-        PyObject *full = Py_BuildValue("(isssd)", e->depth, mt_layer_names[e->layer], e->name,
-                                       e->detail, (e->end_ns - e->start_ns) / 1000.0);
-        if (full == NULL) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, k, full);
-    }
-    free(ev);
-    return list;
-}
-
-static PyObject *
-py_trace_enabled(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    return PyBool_FromLong(mt_trace_on);
-}
-
-static PyObject *
-py_trace_enter(PyObject *m, PyObject *args)
-{
-    (void)m;
-    const char *layer, *name;
-    if (!PyArg_ParseTuple(args, "ss", &layer, &name)) {
-        return NULL;
-    }
-    if (mt_trace_on) {
-        mt_trace_enter(MT_LAYER_PYTHON, name, layer);
-    }
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-py_trace_exit(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    if (mt_trace_on) {
-        mt_trace_exit();
-    }
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef module_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))mt_py_tensor_new, METH_VARARGS | METH_KEYWORDS,
      "tensor(data, *, dtype=None, device=None, requires_grad=False): a new tensor with data's "
@@ -225,12 +160,6 @@ static PyMethodDef module_methods[] = {
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
     {"_set_alloc_poison", py_set_alloc_poison, METH_O,
      "Fill new CPU allocations with 0xff bytes, so a kernel that skips an element is caught."},
-    {"_trace_start", py_trace_start, METH_NOARGS, NULL},
-    {"_trace_stop", py_trace_stop, METH_NOARGS,
-     "Stops the journey trace: [(depth, layer, name, detail, duration_us), ...]."},
-    {"_trace_enabled", py_trace_enabled, METH_NOARGS, NULL},
-    {"_trace_enter", py_trace_enter, METH_VARARGS, NULL},
-    {"_trace_exit", py_trace_exit, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -248,7 +177,8 @@ PyInit__C(void)
     }
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_optim_functions) < 0) {
+        PyModule_AddFunctions(m, mt_py_optim_functions) < 0 ||
+        PyModule_AddFunctions(m, mt_py_profiler_functions) < 0) {
         goto out_fail;
     }
     PyObject *ops = PyTuple_New(MT_NUM_OPS);

@@ -109,7 +109,7 @@ def get_default_dtype():
     return float32
 
 
-from . import autograd, nn, optim  # noqa: E402
+from . import autograd, nn, optim, profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'

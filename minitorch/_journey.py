@@ -1,6 +1,6 @@
 """The journey of one call: what ran, layer by layer, read off the C trace.
 
-A first, plain view of what the profiler issue turns into a full profiler: the Python modules,
+The plainest view of the profiler's events (minitorch.profiler has the full one): the Python modules,
 the ops at each dispatcher entry (with the dispatch key that ran), the kernels, and the library
 calls under them (OpenBLAS's cblas_sgemv ...), nested, with wall-clock time at each level.
 """
@@ -16,13 +16,13 @@ from . import _C
 class Event:
     depth: int
     layer: str   # Python, Op, Kernel, Library
-    name: str
-    detail: str  # dispatch key, or the library
+    name: str    # "addmm", or a module's class: "Linear"
+    detail: str  # dispatch key, the library, or "nn.Module"
     us: float
 
     @property
     def label(self) -> str:
-        return f"{self.layer}::{self.name}" if self.layer != "Python" else self.name
+        return f"{self.layer}::{self.name}"
 
 
 def record(fn: Callable, *args, **kwargs):
@@ -31,7 +31,7 @@ def record(fn: Callable, *args, **kwargs):
     try:
         result = fn(*args, **kwargs)
     finally:
-        events = [Event(*e) for e in _C._trace_stop()]
+        events = [Event(*e[:5]) for e in _C._trace_stop()]
     return result, events
 
 

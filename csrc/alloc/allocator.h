@@ -38,6 +38,16 @@ mt_allocator *mt_cpu_allocator(void);
 /* When on, every new CPU block is filled with 0xff bytes (NaN for floats, -1 for ints). */
 void mt_cpu_allocator_set_poison(bool on);
 
+/* Watches allocations (bytes > 0) and frees (bytes < 0): the profiler's Mem events. pool names
+ * where the block came from ("cpu", "small", "large"); cache is 1 for a block a cache served, 0
+ * for a real allocation, -1 for an allocator without a cache. Called with no allocator lock held. */
+typedef void (*mt_alloc_observer)(const void *ptr, int64_t bytes, mt_device dev, const char *pool,
+                                  int cache);
+/* NULL stops watching. The profiler sets it while it records with profile_memory. */
+void mt_set_alloc_observer(mt_alloc_observer fn);
+/* Every allocator calls this after a successful alloc and before a free: one branch when unwatched. */
+void mt_alloc_report(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache);
+
 /* The allocator for a device type; CUDA's is NULL until _C_cuda registers one. */
 mt_allocator *mt_allocator_for(mt_device dev);
 void mt_register_allocator(mt_device_type type, mt_allocator *a);

@@ -65,6 +65,7 @@ cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **c
     }
     *out = p;
     *ctx = NULL;
+    mt_alloc_report(p, (int64_t)nbytes, dev, "cpu", -1);
     return MT_OK;
 }
 
@@ -76,6 +77,7 @@ cpu_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
     if (ptr == NULL) {
         return;
     }
+    mt_alloc_report(ptr, -(int64_t)nbytes, MT_DEVICE_CPU, "cpu", -1);
     free(ptr);
     atomic_fetch_sub(&a->allocated, (long long)nbytes);
     atomic_fetch_add(&a->num_frees, 1);
@@ -101,6 +103,23 @@ cpu_empty_cache(mt_allocator *self)
 static cpu_allocator the_cpu_allocator = {
     .base = {"cpu", cpu_alloc, cpu_free, cpu_stats, cpu_empty_cache},
 };
+
+static _Atomic(mt_alloc_observer) observer;
+
+void
+mt_set_alloc_observer(mt_alloc_observer fn)
+{
+    atomic_store(&observer, fn);
+}
+
+void
+mt_alloc_report(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache)
+{
+    mt_alloc_observer fn = atomic_load_explicit(&observer, memory_order_relaxed);
+    if (fn) {
+        fn(ptr, bytes, dev, pool, cache);
+    }
+}
 
 static mt_allocator *allocators[MT_NUM_DEVICE_TYPES] = {&the_cpu_allocator.base, NULL};
 

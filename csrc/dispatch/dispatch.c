@@ -1,7 +1,7 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
  * It must stay cheap: computing the key set is a loop over at most four tensors (and a Tensor[]
- * argument's list), and the journey trace is one branch when off. Argument checks belong to the
+ * argument's list), and the profiler is one branch when off. Argument checks belong to the
  * kernels. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,7 +205,7 @@ run(mt_op op, mt_args *a, unsigned keys)
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
         return k->fn(a);
     }
-    mt_trace_enter(MT_LAYER_OP, mt_op_names[op], mt_key_names[key]);
+    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a);
     if (key != MT_KEY_COMPOSITE) {
         mt_trace_enter(MT_LAYER_KERNEL, k->name, mt_key_names[key]);
     }

@@ -1,12 +1,18 @@
-/* The journey trace: a per-thread, nested record of what one call ran, layer by layer.
+/* Profiler events: a per-thread, nested record of what ran, layer by layer.
  *
- * Recording costs one predictable branch per op when off (mt_trace_on is false). The profiler
- * issue grows this into full profiler events; the layers are those of the journey table. */
+ * Recording costs one predictable branch per op when off (mt_trace_on is false). While on, each
+ * thread appends to its own buffer (its first event registers it); mt_trace_stop collects every
+ * thread's events. The layers are those of the journey table. No Python here: the bindings in
+ * module.c turn events into tuples, and minitorch/profiler/ builds PyTorch's views from them. */
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "core/device.h"
 
 typedef enum mt_layer {
     MT_LAYER_PYTHON = 0,
@@ -18,22 +24,65 @@ typedef enum mt_layer {
     MT_NUM_LAYERS
 } mt_layer;
 
+/* Kept small (pages of events are written once each): strings are pointers to names that outlive
+ * the recording (op, key, kernel and library names), or offsets into the recording's text. */
 typedef struct mt_trace_event {
-    mt_layer layer;
-    int depth;
-    char name[64];
-    char detail[64];
-    int64_t start_ns;
-    int64_t end_ns;
+    const char *name;   /* "addmm", "mt_cpu_addmm", "cblas_sgemv", "alloc"; NULL: see name_at */
+    const char *detail; /* dispatch key, library, "nn.Module", "user_annotation", or pool */
+    int32_t name_at;    /* a copied name (a module's class, a record_function's): offset in text */
+    int32_t shapes_at;  /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
+    int32_t dtypes_at;  /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
+    int32_t depth;      /* nesting within its thread, 0 outermost */
+    int64_t start_ns;   /* CLOCK_MONOTONIC */
+    int64_t end_ns;     /* equal to start_ns for Mem events (instants) */
+    int64_t tid;        /* the recording thread's id, as the OS numbers it */
+    int64_t bytes;      /* Mem: bytes allocated (> 0) or freed (< 0) */
+    uintptr_t ptr;      /* Mem: the block's address */
+    mt_device device;   /* Mem: where the block lives */
+    int8_t layer;       /* an mt_layer */
+    int8_t cache;       /* Mem: 1 served from a cache, 0 a real allocation, -1 no cache */
 } mt_trace_event;
 
-extern _Thread_local bool mt_trace_on;
+/* What a stop returns: every thread's events, each thread's in start order, and their text. */
+typedef struct mt_trace_recording {
+    mt_trace_event *events;
+    int nevents;
+    char *text;
+} mt_trace_recording;
+
+typedef struct mt_trace_config {
+    bool record_shapes;  /* Op events carry their inputs' shapes and dtypes */
+    bool profile_memory; /* allocators report Mem::alloc / Mem::free */
+} mt_trace_config;
+
+/* Read with a plain load: every op tests it once. Set only by start and stop. */
+extern atomic_bool mt_trace_on;
+extern mt_trace_config mt_trace_cfg;
 extern const char *const mt_layer_names[MT_NUM_LAYERS];
 
+/* Starts a recording with no shapes and no memory events (the journey's). */
 void mt_trace_start(void);
-/* Stops recording; *events (malloc'd, the caller frees) receives the events in start order. */
-int mt_trace_stop(mt_trace_event **events);
+void mt_trace_start_with(mt_trace_config cfg);
+/* Stops recording; *out receives what was recorded (release it with mt_trace_recording_free).
+ * Returns MT_ENOMEM-like -1 when the collection ran out of memory, else 0. */
+int mt_trace_stop(mt_trace_recording *out);
+void mt_trace_recording_free(mt_trace_recording *r);
+/* An event's strings ("" when absent). */
+const char *mt_trace_name(const mt_trace_recording *r, const mt_trace_event *e);
+const char *mt_trace_text(const mt_trace_recording *r, int32_t at);
+/* Opens an event as a child of the thread's innermost open one. name and detail must outlive the
+ * recording (literals, table entries); mt_trace_enter_copy copies name (Python's strings). */
 void mt_trace_enter(mt_layer layer, const char *name, const char *detail);
+void mt_trace_enter_copy(mt_layer layer, const char *name, const char *detail);
+/* The same for an op at dispatcher entry: with record_shapes, its inputs' shapes and dtypes. */
+struct mt_args;
+void mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a);
 void mt_trace_exit(void);
+/* Writes an op's inputs' shapes and dtypes, as PyTorch lists them, into shapes and dtypes
+ * (profiler/inputs.c). */
+void mt_trace_format_inputs(const struct mt_args *a, char *shapes, size_t nshapes, char *dtypes,
+                            size_t ndtypes);
+/* An instant Mem event: an allocation (bytes > 0) or a free (bytes < 0) of ptr on dev. */
+void mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache);
 
 #endif

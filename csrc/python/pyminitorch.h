@@ -73,6 +73,8 @@ void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
 
 /* The fused optimizer updates (optim.c): _fused_sgd_, _fused_adam_, _fused_rmsprop_ */
 extern PyMethodDef mt_py_optim_functions[];
+/* _trace_start, _trace_stop, _trace_enter, ...: the profiler's recording (python/profiler.c) */
+extern PyMethodDef mt_py_profiler_functions[];
 
 /* Indexing (indexing.c) */
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);

@@ -708,20 +708,20 @@ def test_trace_frames_wrap_forward(monkeypatch):
 
     events = []
     monkeypatch.setattr(module_mod, "_trace_enabled", lambda: True)
-    monkeypatch.setattr(module_mod, "_trace_enter", lambda layer, name: events.append((layer, name)))
+    monkeypatch.setattr(module_mod, "_trace_enter", lambda name, kind: events.append((name, kind)))
     monkeypatch.setattr(module_mod, "_trace_exit", lambda: events.append("exit"))
     net = nn.Sequential(nn.Identity(), AddOne())
     assert net(1) == ("out", 1, 1)
     assert events == [
-        ("Python", "nn.Module: Sequential"),
-        ("Python", "nn.Module: Identity"), "exit",
-        ("Python", "nn.Module: AddOne"), "exit",
+        ("Sequential", "nn.Module"),
+        ("Identity", "nn.Module"), "exit",
+        ("AddOne", "nn.Module"), "exit",
         "exit",
     ]
     events.clear()
     with pytest.raises(NotImplementedError):
         nn.Module()()
-    assert events == [("Python", "nn.Module: Module"), "exit"]
+    assert events == [("Module", "nn.Module"), "exit"]
 
 
 def test_trace_records_module_frames():
@@ -735,10 +735,5 @@ def test_trace_records_module_frames():
     finally:
         events = mt._C._trace_stop()
     frames = [(ev[0], ev[2]) for ev in events if ev[1] == "Python"]
-    assert frames == [
-        (0, "nn.Module: Sequential"),
-        (1, "nn.Module: Linear"),
-        (1, "nn.Module: ReLU"),
-        (1, "nn.Module: Linear"),
-    ]
+    assert frames == [(0, "Sequential"), (1, "Linear"), (1, "ReLU"), (1, "Linear")]
     assert not mt._C._trace_enabled()

@@ -1,0 +1,243 @@
+"""Profiler events and PyTorch's views of them: events(), key_averages().table(), the Chrome trace.
+
+Built in Python from the tuples minitorch._C._trace_stop returns (the C side only records). Names
+carry their layer as the journey writes them: Python::Linear, Op::addmm, Kernel::mt_cpu_addmm,
+Library::cblas_sgemv; a record_function range keeps the user's name, as in PyTorch.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+_DEVICE_TYPES = ("cpu", "cuda")
+
+
+def _parse_list(text: str) -> list:
+    if not text:
+        return []
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):  # a list cut short in C ends in "..."
+        return [text]
+
+
+@dataclass(eq=False)
+class MemoryEvent:
+    """Mem::alloc or Mem::free: bytes > 0 for an allocation, < 0 for a free (PyTorch's sign)."""
+
+    name: str
+    bytes: int
+    ptr: int
+    device: str
+    pool: str
+    cache: int  # 1: a cache served it, 0: a real allocation, -1: an allocator without a cache
+    thread: int
+    time_ns: int
+    cpu_parent: Optional["FunctionEvent"] = None
+
+    @property
+    def layer(self) -> str:
+        return "Mem"
+
+
+@dataclass(eq=False)
+class FunctionEvent:
+    """One range: a Python module call or record_function, an op, a kernel or a library call."""
+
+    id: int
+    name: str
+    layer: str    # Python, Op, Library, Runtime, Kernel
+    detail: str   # dispatch key, library, "nn.Module" or "user_annotation"
+    thread: int
+    depth: int
+    start_ns: int
+    end_ns: int
+    input_shapes: list = field(default_factory=list)
+    input_dtypes: list = field(default_factory=list)
+    device_type: str = "CPU"
+    device_time_total: float = 0.0  # us on the GPU; no CPU event has any
+    self_device_time_total: float = 0.0
+    cpu_parent: Optional["FunctionEvent"] = None
+    cpu_children: List["FunctionEvent"] = field(default_factory=list)
+    memory: List[MemoryEvent] = field(default_factory=list)  # Mem events directly inside
+    stack: list = field(default_factory=list)
+    count: int = 1
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def is_user_annotation(self) -> bool:
+        return self.detail == "user_annotation"
+
+    @property
+    def time_range(self):
+        return (self.start_ns / 1e3, self.end_ns / 1e3)
+
+    @property
+    def cpu_time_total(self) -> float:
+        """Wall time of the range, us."""
+        return (self.end_ns - self.start_ns) / 1e3
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Its time less its children's, us."""
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return sum(m.bytes for m in self.memory if m.device == "cpu")
+
+    @property
+    def cpu_memory_usage(self) -> int:
+        return self.self_cpu_memory_usage + sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    @property
+    def self_device_memory_usage(self) -> int:
+        return sum(m.bytes for m in self.memory if m.device != "cpu")
+
+    @property
+    def device_memory_usage(self) -> int:
+        return self.self_device_memory_usage + sum(c.device_memory_usage for c in self.cpu_children)
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent name={self.name} thread={self.thread} cpu_time={self.cpu_time_total:.3f}us "
+                f"self_cpu_time={self.self_cpu_time_total:.3f}us input_shapes={self.input_shapes}>")
+
+
+def build(raw: list):
+    """Turns _C._trace_stop()'s tuples into (function events, memory events), parents linked."""
+    functions: List[FunctionEvent] = []
+    memory: List[MemoryEvent] = []
+    open_by_thread: Dict[int, List[FunctionEvent]] = {}
+    for (depth, layer, name, detail, _, start, end, tid, shapes, dtypes, nbytes, ptr, dev_type, dev_index,
+         cache) in raw:
+        stack = open_by_thread.setdefault(tid, [])
+        del stack[depth:]
+        parent = stack[-1] if stack else None
+        if layer == "Mem":
+            device = _DEVICE_TYPES[dev_type] + ("" if dev_type == 0 else f":{dev_index}")
+            m = MemoryEvent(f"Mem::{name}", nbytes, ptr, device, detail, cache, tid, start, parent)
+            memory.append(m)
+            if parent is not None:
+                parent.memory.append(m)
+            continue
+        label = name if detail == "user_annotation" else f"{layer}::{name}"
+        e = FunctionEvent(len(functions), label, layer, detail, tid, depth, start, end,
+                          _parse_list(shapes), _parse_list(dtypes), cpu_parent=parent)
+        if parent is not None:
+            parent.cpu_children.append(e)
+        stack.append(e)
+        functions.append(e)
+    return functions, memory
+
+
+@dataclass(eq=False)
+class FunctionEventAvg:
+    """A row of key_averages(): the events of one name (and input shapes), summed."""
+
+    key: str
+    input_shapes: list
+    count: int = 0
+    cpu_time_total: float = 0.0
+    self_cpu_time_total: float = 0.0
+    device_time_total: float = 0.0
+    self_device_time_total: float = 0.0
+    cpu_memory_usage: int = 0
+    self_cpu_memory_usage: int = 0
+    device_memory_usage: int = 0
+    self_device_memory_usage: int = 0
+
+    def add(self, e: FunctionEvent) -> None:
+        self.count += 1
+        for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
+                     "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage",
+                     "self_device_memory_usage"):
+            setattr(self, attr, getattr(self, attr) + getattr(e, attr))
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def device_time(self) -> float:
+        return self.device_time_total / self.count if self.count else 0.0
+
+    # PyTorch's older names for the device columns
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+
+
+class EventList(list):
+    """A list of events with PyTorch's EventList methods."""
+
+    def __init__(self, items=(), use_device: Optional[str] = None, profile_memory: bool = False):
+        super().__init__(items)
+        self.use_device = use_device
+        self.profile_memory = profile_memory
+
+    def key_averages(self, group_by_input_shape: bool = False) -> "EventList":
+        rows: "OrderedDict[tuple, FunctionEventAvg]" = OrderedDict()
+        for e in self:
+            k = (e.key, str(e.input_shapes)) if group_by_input_shape else (e.key,)
+            if k not in rows:
+                rows[k] = FunctionEventAvg(e.key, e.input_shapes if group_by_input_shape else [])
+            rows[k].add(e)
+        return EventList(rows.values(), self.use_device, self.profile_memory)
+
+    def table(self, sort_by: Optional[str] = None, row_limit: int = 100, max_name_column_width: int = 55,
+              max_shapes_column_width: int = 80, header: Optional[str] = None,
+              top_level_events_only: bool = False) -> str:
+        from .table import build_table
+
+        return build_table(self, sort_by, row_limit, max_name_column_width, max_shapes_column_width, header,
+                           self.profile_memory, self.use_device)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return sum(e.self_cpu_time_total for e in self)
+
+
+def chrome_trace(functions: List[FunctionEvent], memory: List[MemoryEvent], path: str) -> None:
+    """Writes Chrome's trace-event JSON (Perfetto and chrome://tracing open it)."""
+    starts = [e.start_ns for e in functions] + [m.time_ns for m in memory]
+    base = min(starts, default=0)
+    pid = os.getpid()
+    cats = {"Op": "cpu_op", "Kernel": "kernel", "Library": "cpu_op", "Runtime": "cuda_runtime"}
+    out = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "python"}}]
+    for tid in sorted({e.thread for e in functions} | {m.thread for m in memory}):
+        out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                    "args": {"name": f"thread {tid} (python)"}})
+    for e in functions:
+        cat = "user_annotation" if e.is_user_annotation else \
+            "python_function" if e.layer == "Python" else cats.get(e.layer, "cpu_op")
+        args = {"Layer": e.layer, "Detail": e.detail}
+        if e.input_shapes:
+            args["Input Dims"] = e.input_shapes
+            args["Input type"] = e.input_dtypes
+        out.append({"ph": "X", "cat": cat, "name": e.name, "pid": pid, "tid": e.thread,
+                    "ts": (e.start_ns - base) / 1e3, "dur": (e.end_ns - e.start_ns) / 1e3, "args": args})
+    total = 0
+    for m in memory:
+        total += m.bytes
+        dev_type, _, dev_index = m.device.partition(":")
+        out.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": pid,
+                    "tid": m.thread, "ts": (m.time_ns - base) / 1e3,
+                    "args": {"Bytes": m.bytes, "Addr": m.ptr, "Total Allocated": total,
+                             "Device Type": _DEVICE_TYPES.index(dev_type),
+                             "Device Id": int(dev_index) if dev_index else -1, "Pool": m.pool}})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "displayTimeUnit": "ms", "baseTimeNanoseconds": base,
+                   "traceEvents": out}, f)
