@@ -74,6 +74,9 @@ void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
 /* The fused optimizer updates (optim.c): _fused_sgd_, _fused_adam_, _fused_rmsprop_ */
 extern PyMethodDef mt_py_optim_functions[];
 
+/* _C._HostCachingAllocator (caching.c): the caching allocator over host memory, for tests */
+int mt_py_caching_init(PyObject *module);
+
 /* Indexing (indexing.c) */
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);
 int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);
