@@ -15,6 +15,10 @@
 #include "alloc/allocator.h"
 #include "core/status.h"
 
+#ifdef __cplusplus
+extern "C" { /* cuda/ includes this from C++ */
+#endif
+
 #define MT_MIN_BLOCK_SIZE ((size_t)512)      /* every size rounds up to a multiple of this */
 #define MT_SMALL_SIZE ((size_t)1 << 20)      /* the largest request served by the small pool */
 #define MT_SMALL_BUFFER ((size_t)2 << 20)    /* small requests are carved from 2 MiB segments */
@@ -113,5 +117,9 @@ void mt_caching_snapshot_free(mt_caching_segment_info *segs, int n);
 /* The allocator vtable of DESIGN.md over this instance: alloc uses the backend's current
  * stream and ignores the device argument (one instance per device: the caller routes). */
 mt_allocator *mt_caching_as_allocator(mt_caching_allocator *ca);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
