@@ -76,6 +76,9 @@ extern PyMethodDef mt_py_optim_functions[];
 /* _trace_start, _trace_stop, _trace_enter, ...: the profiler's recording (python/profiler.c) */
 extern PyMethodDef mt_py_profiler_functions[];
 
+/* _C._HostCachingAllocator (caching.c): the caching allocator over host memory, for tests */
+int mt_py_caching_init(PyObject *module);
+
 /* Indexing (indexing.c) */
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);
 int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);

@@ -1,0 +1,125 @@
+/* The caching allocator: PyTorch's CUDACachingAllocator algorithm, with no CUDA in it.
+ *
+ * One instance serves one device. It gets its memory from a raw backend (cudaMalloc/cudaFree
+ * in cuda/, malloc'd host memory in the tests) in segments, carves blocks out of them, keeps
+ * freed blocks cached per stream, and gives segments back only on empty_cache or when the
+ * backend runs out. The rules (sizes, pools, splitting, merging, retry, statistics) are
+ * PyTorch's, so memory_stats() reads the same; this file must not include CUDA or Python. */
+#ifndef MT_CACHING_H
+#define MT_CACHING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc/allocator.h"
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" { /* cuda/ includes this from C++ */
+#endif
+
+#define MT_MIN_BLOCK_SIZE ((size_t)512)      /* every size rounds up to a multiple of this */
+#define MT_SMALL_SIZE ((size_t)1 << 20)      /* the largest request served by the small pool */
+#define MT_SMALL_BUFFER ((size_t)2 << 20)    /* small requests are carved from 2 MiB segments */
+#define MT_MIN_LARGE_ALLOC ((size_t)10 << 20) /* requests below 10 MiB share 20 MiB segments */
+#define MT_LARGE_BUFFER ((size_t)20 << 20)   /* the segment of a 1-10 MiB request */
+#define MT_ROUND_LARGE ((size_t)2 << 20)     /* larger requests get their size rounded to 2 MiB */
+
+/* Where the memory comes from. A stream is the backend's handle (cudaStream_t), 0 the default
+ * stream. `state` is the backend's own, passed back to every call. */
+typedef struct mt_caching_backend {
+    /* MT_OK, or MT_ECUDA_OOM when the memory is not there (the allocator then frees its cache
+     * and retries once); any other status is passed on to the caller unchanged. */
+    mt_status (*raw_alloc)(void *state, size_t size, void **ptr);
+    void (*raw_free)(void *state, void *ptr, size_t size);
+    /* The device's free and total bytes, for the out-of-memory message. */
+    void (*mem_get_info)(void *state, size_t *free_bytes, size_t *total_bytes);
+    /* The stream the mt_allocator vtable allocates on (the current stream). */
+    uintptr_t (*current_stream)(void *state);
+    /* A marker after the work queued on stream so far; NULL if it could not be recorded (the
+     * block it guards then stays out of the cache for good, which is safe). */
+    void *(*event_record)(void *state, uintptr_t stream);
+    bool (*event_query)(void *state, void *event); /* true once the work before it is done */
+    void (*event_synchronize)(void *state, void *event); /* waits for that work */
+    void (*event_destroy)(void *state, void *event);
+} mt_caching_backend;
+
+/* PyTorch's Stat: a gauge with its high-water mark and the running totals of its moves. */
+typedef struct mt_stat {
+    int64_t current, peak, allocated, freed;
+} mt_stat;
+
+/* Indices of the stat arrays: every stat is kept for all blocks and for each pool. */
+enum { MT_STAT_ALL, MT_STAT_SMALL_POOL, MT_STAT_LARGE_POOL, MT_NUM_STAT_TYPES };
+
+/* PyTorch's DeviceStats: memory_stats() flattens it to "allocated_bytes.all.current" etc. */
+typedef struct mt_caching_stats {
+    mt_stat allocation[MT_NUM_STAT_TYPES];     /* blocks handed out */
+    mt_stat segment[MT_NUM_STAT_TYPES];        /* segments held from the backend */
+    mt_stat active[MT_NUM_STAT_TYPES];         /* blocks handed out or waiting for streams */
+    mt_stat inactive_split[MT_NUM_STAT_TYPES]; /* free blocks inside partly used segments */
+    mt_stat allocated_bytes[MT_NUM_STAT_TYPES];
+    mt_stat reserved_bytes[MT_NUM_STAT_TYPES];
+    mt_stat active_bytes[MT_NUM_STAT_TYPES];
+    mt_stat inactive_split_bytes[MT_NUM_STAT_TYPES];
+    mt_stat requested_bytes[MT_NUM_STAT_TYPES]; /* the sizes asked for, before rounding */
+    mt_stat oversize_allocations, oversize_segments; /* stay 0: no max_split_size here */
+    int64_t num_alloc_retries;    /* failed raw allocations retried after freeing the cache */
+    int64_t num_ooms;             /* out-of-memory errors returned */
+    int64_t num_sync_all_streams; /* waits on every outstanding event (empty_cache, retry) */
+    int64_t num_device_alloc, num_device_free; /* raw_alloc successes, raw_free calls */
+    int64_t max_split_size;       /* -1: every block may be split, as PyTorch's default */
+} mt_caching_stats;
+
+/* A block of a segment, as snapshot() reports it. */
+typedef struct mt_caching_block_info {
+    uintptr_t address;
+    size_t size, requested_size;
+    bool allocated; /* handed out */
+    bool active;    /* handed out, or freed but still waiting for another stream */
+} mt_caching_block_info;
+
+typedef struct mt_caching_segment_info {
+    uintptr_t address, stream;
+    size_t total_size, allocated_size, active_size, requested_size;
+    bool is_small;
+    int nblocks;
+    mt_caching_block_info *blocks; /* by address */
+} mt_caching_segment_info;
+
+typedef struct mt_caching_allocator mt_caching_allocator;
+
+/* A new allocator for device `device` over backend (both borrowed: they must outlive it). */
+mt_status mt_caching_create(const mt_caching_backend *backend, void *state, int device,
+                            mt_caching_allocator **out);
+/* Gives every segment back, in use or not: nothing may be using its memory any more. */
+void mt_caching_destroy(mt_caching_allocator *ca);
+
+/* size bytes usable on stream; 0 bytes gives NULL, as PyTorch's allocator does. */
+mt_status mt_caching_malloc(mt_caching_allocator *ca, size_t size, uintptr_t stream, void **ptr);
+/* ptr must come from mt_caching_malloc; NULL is ignored. */
+mt_status mt_caching_free(mt_caching_allocator *ca, void *ptr);
+/* ptr's block is used on stream too: once freed, it is not reused before that stream's work
+ * queued so far is done. */
+mt_status mt_caching_record_stream(mt_caching_allocator *ca, void *ptr, uintptr_t stream);
+/* Waits for outstanding streams, then gives back every segment with no block in use. */
+void mt_caching_empty_cache(mt_caching_allocator *ca);
+
+void mt_caching_get_stats(mt_caching_allocator *ca, mt_caching_stats *out);
+void mt_caching_reset_peak_stats(mt_caching_allocator *ca);
+void mt_caching_reset_accumulated_stats(mt_caching_allocator *ca);
+
+/* Every segment with its blocks, by address; free with mt_caching_snapshot_free. */
+mt_status mt_caching_snapshot(mt_caching_allocator *ca, mt_caching_segment_info **segs, int *n);
+void mt_caching_snapshot_free(mt_caching_segment_info *segs, int n);
+
+/* The allocator vtable of DESIGN.md over this instance: alloc uses the backend's current
+ * stream and ignores the device argument (one instance per device: the caller routes). */
+mt_allocator *mt_caching_as_allocator(mt_caching_allocator *ca);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,56 @@
+/* The caching allocator's private state, shared by caching.c (the algorithm) and
+ * caching_info.c (statistics, snapshots, the vtable, set-up and teardown). Only those two
+ * files include it. */
+#ifndef MT_CACHING_IMPL_H
+#define MT_CACHING_IMPL_H
+
+#include <pthread.h>
+
+#include "alloc/caching.h"
+
+typedef struct mt_pool mt_pool;
+
+typedef struct mt_block {
+    uintptr_t stream;      /* the stream it was allocated on; only that stream reuses it */
+    size_t size;           /* bytes, a multiple of MT_MIN_BLOCK_SIZE */
+    size_t requested_size; /* what the caller asked for */
+    mt_pool *pool;
+    char *ptr;
+    bool allocated;
+    struct mt_block *prev, *next; /* neighbours in the segment */
+    int event_count;           /* outstanding events of other streams */
+    uintptr_t *stream_uses;    /* streams record_stream named since the allocation */
+    int nuses, cap_uses;
+} mt_block;
+
+/* Free blocks, sorted by (stream, size, address). Room for every block of the pool is reserved
+ * when the block is made, so putting a block back never needs memory. */
+struct mt_pool {
+    bool is_small;
+    mt_block **free;
+    size_t nfree, cap, nblocks; /* nblocks: every block of this pool, free or not */
+};
+
+typedef struct mt_pending {
+    void *event;
+    mt_block *b;
+} mt_pending;
+
+struct mt_caching_allocator {
+    mt_allocator base; /* first: the vtable's self is the allocator */
+    const mt_caching_backend *backend;
+    void *state;
+    int device;
+    pthread_mutex_t mutex;
+    mt_pool small, large;
+    mt_block **live; /* open addressing by address, linear probing; NULL is empty */
+    size_t live_cap, nlive;
+    mt_pending *events; /* in the order recorded */
+    size_t nevents, cap_events, nuses;
+    mt_caching_stats stats;
+};
+
+/* Frees a block struct (not its memory). */
+void mt_caching_block_delete(mt_block *b);
+
+#endif
