@@ -1,13 +1,26 @@
-"""Builds minitorch._C from csrc/ (and, in a later issue, minitorch._C_cuda from cuda/).
+"""Builds minitorch._C from csrc/ and, when a CUDA toolkit is found, minitorch._C_cuda from cuda/.
 
 The BLAS is OpenBLAS from the scipy-openblas32 wheel, the one NumPy ships: its headers and
 library come from the installed package, and minitorch/__init__.py loads the library before _C.
 Set MINITORCH_SANITIZE=1 to build with AddressSanitizer and UndefinedBehaviorSanitizer.
+
+The CUDA toolkit is looked for in $CUDA_HOME (or $CUDA_PATH), beside the nvcc on PATH, in
+/usr/local/cuda, and in the PyPI nvidia-* wheels (nvidia/cu13/..., nvidia/cuda_nvcc/...; cuBLAS
+usually comes from there, with PyTorch). MINITORCH_CUDA=0 skips _C_cuda, MINITORCH_CUDA=1 makes a
+missing toolkit an error; by default it is built when nvcc is found. Without the cuBLAS headers
+_C_cuda is built without the matrix products.
 """
+import glob
 import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).parent
 
@@ -48,4 +61,118 @@ def c_extension():
     )
 
 
-setup(ext_modules=[c_extension()])
+def nvidia_wheel_roots():
+    """The nvidia/<component> folders of the nvidia-* wheels installed for this Python."""
+    dirs = list(site.getsitepackages()) + [site.getusersitepackages(), sysconfig.get_paths()["purelib"]]
+    return sorted({p for d in dirs for p in glob.glob(os.path.join(d, "nvidia", "*")) if os.path.isdir(p)})
+
+
+def find_cuda():
+    """{nvcc, include_dirs, library_dirs, cublas} for the first toolkit found, or None."""
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        homes.append(str(Path(nvcc).resolve().parent.parent))
+    homes.append("/usr/local/cuda")
+    homes += nvidia_wheel_roots()
+    # The first home with nvcc and the CUDA runtime (an nvcc on PATH may be a wrapper script).
+    for home in homes:
+        if home and os.path.isfile(os.path.join(home, "bin", "nvcc")):
+            found = toolkit_at(home)
+            if found:
+                return found
+    return None
+
+
+def toolkit_at(home):
+    roots = [home] + nvidia_wheel_roots()
+    incs = [d for r in roots for d in (os.path.join(r, "include"), os.path.join(r, "targets", "x86_64-linux", "include"))
+            if os.path.isfile(os.path.join(d, "cuda_runtime_api.h")) or os.path.isfile(os.path.join(d, "cublas_v2.h"))]
+
+    def lib_dir(name):
+        for r in roots:
+            for sub in ("lib64", "lib", "targets/x86_64-linux/lib"):
+                hits = sorted(glob.glob(os.path.join(r, sub, f"lib{name}.so*")))
+                if hits:
+                    return os.path.join(r, sub), os.path.basename(hits[0])
+        return None, None
+
+    cudart_dir, cudart = lib_dir("cudart")
+    cublas_dir, cublas = lib_dir("cublas")
+    has_cublas_h = any(os.path.isfile(os.path.join(d, "cublas_v2.h")) for d in incs)
+    if cudart_dir is None:
+        return None
+    libs = [(cudart_dir, cudart)]
+    if cublas_dir and has_cublas_h:
+        libs.append((cublas_dir, cublas))
+    return {"nvcc": os.path.join(home, "bin", "nvcc"), "include_dirs": incs, "libs": libs,
+            "cublas": cublas_dir is not None and has_cublas_h}
+
+
+def cuda_extension(cuda, cflags, ldflags):
+    sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").glob("*.c"))
+    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").glob("*.cu"))
+    lib_dirs = sorted({d for d, _ in cuda["libs"]})
+    # A wheel ships libcublas.so.13 with no unversioned name, so libraries are named by file.
+    link = [f"-l:{name}" for _, name in cuda["libs"]] + ["-lstdc++"]  # nvcc's host code is C++
+    macros = [("MT_CUDA_CUBLAS", "1")] if cuda["cublas"] else []
+    return Extension(
+        "minitorch._C_cuda",
+        sources=sources,
+        include_dirs=["csrc", "."] + cuda["include_dirs"],
+        define_macros=macros,
+        library_dirs=lib_dirs,
+        runtime_library_dirs=lib_dirs,
+        extra_compile_args=[f for f in cflags if f != "-fopenmp"],
+        extra_link_args=[f for f in ldflags if f != "-fopenmp"] + link,
+    )
+
+
+class BuildExt(build_ext):
+    """Compiles an extension's .cu sources with nvcc (sm_90 code plus compute_90 PTX, which any
+    newer GPU JIT-compiles), then lets setuptools compile the .c files and link everything."""
+
+    nvcc = None
+
+    def build_extension(self, ext):
+        cu = [s for s in ext.sources if s.endswith(".cu")]
+        if cu:
+            ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+            objs = []
+            for src in cu:
+                obj = os.path.join(self.build_temp, src[:-3] + ".o")
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                objs.append(obj)
+                inputs = [src, *glob.glob("cuda/*.h"), "csrc/core/math.h", "csrc/core/dtype.h"]
+                if not self.force and os.path.exists(obj) and all(
+                        os.path.getmtime(obj) >= os.path.getmtime(p) for p in inputs):
+                    continue
+                macros = [f"-D{k}={v}" for k, v in ext.define_macros]
+                cmd = [self.nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden",
+                       "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
+                       *macros, *[f"-I{d}" for d in ext.include_dirs]]
+                self.announce(" ".join(cmd), level=2)
+                subprocess.check_call(cmd)
+            ext.extra_objects = list(ext.extra_objects or []) + objs
+            ext.depends = list(ext.depends or []) + objs  # a new object relinks the extension
+        super().build_extension(ext)
+
+
+def extensions():
+    c = c_extension()
+    want = os.environ.get("MINITORCH_CUDA", "")
+    if want == "0":
+        return [c]
+    cuda = find_cuda()
+    if cuda is None:
+        if want == "1":
+            sys.exit("MINITORCH_CUDA=1 but no CUDA toolkit (nvcc, cudart) was found: set CUDA_HOME")
+        print("minitorch: no CUDA toolkit found, building without minitorch._C_cuda", file=sys.stderr)
+        return [c]
+    if not cuda["cublas"]:
+        print("minitorch: cuBLAS headers not found, _C_cuda is built without matrix products", file=sys.stderr)
+    BuildExt.nvcc = cuda["nvcc"]
+    return [c, cuda_extension(cuda, c.extra_compile_args, c.extra_link_args)]
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

@@ -20,6 +20,7 @@ typedef enum mt_status {
     MT_ECUDA,     /* a CUDA runtime or library call failed -> RuntimeError */
     MT_ENOTIMPL,  /* no kernel for this op, key or dtype -> NotImplementedError */
     MT_EPYTHON,   /* Python code called from C (autograd.Function) raised: its error stands */
+    MT_ENOCUDA,   /* a CUDA device asked of a build without the CUDA backend -> AssertionError */
 } mt_status;
 
 /* Records the message (printf format) for the calling thread and returns code. */

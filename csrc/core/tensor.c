@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/tensor.h"
+#include "ops/ops.h" /* item() of a device tensor copies it to the host */
 
 mt_status
 mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out)
@@ -412,7 +413,14 @@ mt_tensor_item(const mt_tensor *t, mt_scalar *out)
                        n);
     }
     if (mt_tensor_device(t).type != MT_CPU) {
-        return mt_fail(MT_EDEVICE, "item() of a CUDA tensor needs the CUDA backend");
+        /* through a host copy: the copy_ kernel of the device's backend reads it */
+        mt_tensor *host = NULL;
+        mt_status st = mt_op_to_copy((mt_tensor *)t, t->dtype, MT_DEVICE_CPU, &host);
+        if (st == MT_OK) {
+            *out = mt_load_scalar(mt_tensor_data(host), host->dtype);
+            mt_tensor_release(host);
+        }
+        return st;
     }
     *out = mt_load_scalar(mt_tensor_data(t), t->dtype);
     return MT_OK;

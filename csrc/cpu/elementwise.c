@@ -15,8 +15,8 @@ mt_result_type(mt_tensor *const *ops, int n)
     return mt_promotion_result(&p);
 }
 
-static mt_status
-check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result)
+mt_status
+mt_check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result)
 {
     char b1[256], b2[256];
     if (ndim != self->ndim || memcmp(shape, self->sizes, sizeof(int64_t) * (size_t)ndim) != 0) {
@@ -62,7 +62,7 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
         }
     }
     if (inplace) {
-        st = check_inplace(ins[0], ndim, shape, result);
+        st = mt_check_inplace(ins[0], ndim, shape, result);
         if (st == MT_OK) {
             st = mt_check_writable(ins[0]);
         }

@@ -9,6 +9,9 @@
 /* The dtype that PyTorch's type promotion gives the operands. */
 mt_dtype mt_result_type(mt_tensor *const *ops, int n);
 
+/* PyTorch's errors for an in-place result of shape (ndim, shape) and dtype result into self. */
+mt_status mt_check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result);
+
 /* Runs loop over ins (broadcast together, cast to `compute`) into a new tensor of dtype
  * `compute` in *out, or, when inplace, into ins[0] (which must keep its shape and accept the
  * dtype); *out then holds a new reference to ins[0]. ctx goes to the loop. */

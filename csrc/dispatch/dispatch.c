@@ -138,6 +138,12 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
     }
     mt_device d = mt_tensor_device(t);
     if (ks->have_device && !mt_device_eq(d, ks->dev)) {
+        /* copy_ moves data between devices; the CUDA kernel does both directions. */
+        if (op == MT_OP_copy_) {
+            ks->dev = d.type == MT_CUDA ? d : ks->dev;
+            ks->needs_grad |= t->requires_grad;
+            return MT_OK;
+        }
         char b1[32], b2[32];
         return mt_fail(MT_EDEVICE,
                        "Expected all tensors to be on the same device, but found at least two "
@@ -170,6 +176,9 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     mt_device dev = ks.dev;
     if (!ks.have_device && a->has_device) {
         dev = a->device;
+    }
+    if (dev.type == MT_CUDA && mt_allocator_for(dev) == NULL) {
+        return mt_fail(MT_ENOCUDA, "minitorch not compiled with CUDA enabled");
     }
     keys |= 1u << (dev.type == MT_CUDA ? MT_KEY_CUDA : MT_KEY_CPU);
     if (ks.needs_grad && grad_enabled) {

@@ -190,7 +190,9 @@ mt_trace_stop(mt_trace_recording *out)
                 e.dtypes_at = e.dtypes_at >= 0 ? e.dtypes_at + text_at : 0;
                 out->events[out->nevents++] = e;
             }
-            memcpy(out->text + text_at, b->text, (size_t)b->ntext);
+            if (b->ntext > 0) { /* a buffer that saw no text has none (NULL) */
+                memcpy(out->text + text_at, b->text, (size_t)b->ntext);
+            }
             text_at += b->ntext;
         }
         reset(b);

@@ -32,8 +32,15 @@ PyObject *
 mt_py_tensor_tolist(mt_tensor *t)
 {
     if (mt_tensor_device(t).type != MT_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "tolist() of a CUDA tensor needs the CUDA backend");
-        return NULL;
+        /* a device tensor is read through a copy on the host (PyTorch copies too) */
+        mt_tensor *host = NULL;
+        mt_status st = mt_op_to_copy(t, t->dtype, MT_DEVICE_CPU, &host);
+        if (st) {
+            return mt_py_raise(st);
+        }
+        PyObject *res = tolist_at(host, 0, mt_tensor_data(host));
+        mt_tensor_release(host);
+        return res;
     }
     return tolist_at(t, 0, mt_tensor_data(t));
 }

@@ -25,6 +25,8 @@ int mt_py_tensor_init_types(PyObject *module);
 int mt_py_values_init(PyObject *module);
 void mt_py_set_oom_error(PyObject *cls);
 void mt_py_set_device_class(PyObject *cls);
+/* capi.c: the C API capsule _C_API for plug-ins, and _set_oom_error */
+int mt_py_capi_init(PyObject *module);
 
 static inline int
 mt_py_is_tensor(PyObject *o)

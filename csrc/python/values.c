@@ -30,6 +30,9 @@ mt_py_raise(mt_status st)
     case MT_ECUDA_OOM:
         cls = oom_error ? oom_error : PyExc_RuntimeError;
         break;
+    case MT_ENOCUDA:
+        cls = PyExc_AssertionError; /* as PyTorch's CPU build: "Torch not compiled with CUDA enabled" */
+        break;
     default:
         cls = PyExc_RuntimeError;
         break;

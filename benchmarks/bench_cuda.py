@@ -1,0 +1,79 @@
+"""The GPU benchmark of issue 5: sgemm, vector add against a device-to-device copy, and the
+launch latency of a tiny add, each beside PyTorch on the same GPU. Prints a table and writes it
+(and a JSON copy) into the folder given as the first argument, if any.
+
+Timing: wall clock around n calls, with a synchronize before and after (minitorch has no CUDA
+events yet), best of `repeats` rounds."""
+import json
+import os
+import sys
+import time
+
+import minitorch
+
+try:
+    import torch
+except ImportError:  # the table then has no PyTorch column
+    torch = None
+
+
+def timed(fn, sync, n, repeats=5):
+    """Best seconds per call of fn over `repeats` rounds of n calls."""
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best
+
+
+def cases(lib, sync, device):
+    out = {}
+    for n in (4096, 8192):
+        a = lib.randn(n, n).to(device) if lib is minitorch else lib.randn(n, n, device=device)
+        b = lib.randn(n, n).to(device) if lib is minitorch else lib.randn(n, n, device=device)
+        s = timed(lambda: a @ b, sync, 5 if n == 4096 else 2)
+        out[f"sgemm {n}^3 (TFLOP/s)"] = 2 * n**3 / s / 1e12
+        del a, b
+    n = 256 << 20
+    x = lib.ones(n, device=device)
+    y = lib.ones(n, device=device)
+    z = lib.empty(n, device=device)
+    s_add = timed(lambda: lib.add(x, y), sync, 10)
+    s_copy = timed(lambda: z.copy_(x), sync, 10)
+    out["add 256M f32 (GB/s)"] = 3 * 4 * n / s_add / 1e9
+    out["copy 256M f32 (GB/s)"] = 2 * 4 * n / s_copy / 1e9
+    del x, y, z
+    t = lib.ones(1, device=device)
+    out["tiny add (us/op)"] = timed(lambda: t + t, sync, 2000) * 1e6
+    return out
+
+
+def main():
+    if not minitorch.cuda.is_available():
+        sys.exit(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}")
+    mine = cases(minitorch, minitorch.cuda.synchronize, "cuda")
+    theirs = cases(torch, torch.cuda.synchronize, "cuda") if torch is not None and torch.cuda.is_available() else {}
+    lines = [f"GPU: {minitorch.cuda.get_device_name()}",
+             f"{'case':<26}{'minitorch':>12}{'PyTorch':>12}{'ratio':>8}"]
+    for k, v in mine.items():
+        p = theirs.get(k)
+        ratio = f"{v / p:.2f}" if p else "-"
+        lines.append(f"{k:<26}{v:>12.2f}{(f'{p:.2f}' if p else '-'):>12}{ratio:>8}")
+    lines.append(f"elementwise add / copy bandwidth: {mine['add 256M f32 (GB/s)'] / mine['copy 256M f32 (GB/s)']:.2f}")
+    text = "\n".join(lines)
+    print(text)
+    if len(sys.argv) > 1:
+        os.makedirs(sys.argv[1], exist_ok=True)
+        with open(os.path.join(sys.argv[1], "bench_cuda.txt"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(sys.argv[1], "bench_cuda.json"), "w") as f:
+            json.dump({"minitorch": mine, "pytorch": theirs}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

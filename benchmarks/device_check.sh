@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The GPU check of issue 5, for a machine with a CUDA GPU, nvcc, Python, NumPy and PyTorch but
+# no network: builds minitorch in place (with _C_cuda), runs tests/cuda against the CPU results,
+# then benchmarks/bench_cuda.py. Full results go into the folder given as $1 (or $OUT).
+#
+# minitorch needs the scipy-openblas32 wheel, which such a machine lacks: bring it along in
+# benchmarks/wheels (git-ignored), fetched beforehand where there is a network with
+#   pip download scipy-openblas32 --python-version 3.12 --only-binary=:all: --no-deps -d benchmarks/wheels
+# cuBLAS comes from the CUDA toolkit or from PyTorch's nvidia-* wheels (setup.py finds both).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+RESULTS=${1:-${OUT:-results}}
+mkdir -p "$RESULTS"
+PYTHON=${PYTHON:-python3}
+status=0
+
+{
+    echo "== machine"; nvidia-smi 2>&1 | head -15; "$PYTHON" --version; nvcc --version | tail -1
+    if ! "$PYTHON" -c "import scipy_openblas32" 2>/dev/null; then
+        echo "== installing scipy-openblas32 from benchmarks/wheels"
+        "$PYTHON" -m pip install -q --no-index --find-links benchmarks/wheels scipy-openblas32 || status=1
+    fi
+    echo "== build (MINITORCH_CUDA=1: a missing toolkit is an error)"
+    start=$(date +%s)
+    MINITORCH_CUDA=1 "$PYTHON" setup.py -q build_ext --inplace --force || status=1
+    echo "build took $(( $(date +%s) - start )) s"
+    echo "== minitorch.cuda"
+    PYTHONPATH=. "$PYTHON" -c "import minitorch as m; print('available:', m.cuda.is_available(), m.cuda._unavailable_reason()); print(m.cuda.get_device_name() if m.cuda.is_available() else '')"
+    echo "== tests/cuda"
+    PYTHONPATH=. timeout 300 "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/cuda tests/core/test_cuda_stub.py \
+        --junitxml="$RESULTS/tests_cuda.xml" || status=1
+    echo "== benchmark"
+    PYTHONPATH=. timeout 300 "$PYTHON" benchmarks/bench_cuda.py "$RESULTS" || status=1
+    echo "== exit status $status"
+    exit "$status"
+} 2>&1 | tee "$RESULTS/device_check.log"
+exit "${PIPESTATUS[0]}"

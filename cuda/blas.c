@@ -1,0 +1,348 @@
+/* The matrix products on cuBLAS: mm and addmm (cublas<t>gemm; one row goes to gemv, as in
+ * PyTorch), mv (gemv) and bmm (gemmStridedBatched), float32 and float64.
+ *
+ * cuBLAS is column-major: a row-major (m,n) matrix is, to cuBLAS, its (n,m) transpose. So
+ * out = A @ B is computed as out^T = B^T @ A^T, with each operand passed as it lies in memory
+ * (row-major -> "N", a transposed view -> "T") and anything else made contiguous first.
+ * Built only when the cuBLAS headers are found (MT_CUDA_CUBLAS); otherwise the products have no
+ * CUDA kernel. */
+#include <inttypes.h>
+#include <limits.h>
+
+#include "cuda/elementwise.h"
+
+#ifdef MT_CUDA_CUBLAS
+#include <cublas_v2.h>
+
+#define MT_CUDA_MAX_DEVICES 64 /* handles are kept per device, made on first use */
+
+static mt_status
+cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
+{
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ECUDA, "CUDA error: %s when calling `%s` (%s:%d)", cublasGetStatusName(s),
+                   call, file, line);
+}
+/* st = mt_cublas_check(cublasSgemm(...)); the cuBLAS twin of mt_cuda_check */
+#define mt_cublas_check(call) cublas_check_at((call), #call, __FILE__, __LINE__)
+
+static cublasHandle_t handles[MT_CUDA_MAX_DEVICES];
+
+static mt_status
+handle_for(mt_device dev, cublasHandle_t *out)
+{
+    mt_status st = mt_cuda_use_device(dev);
+    if (st) {
+        return st;
+    }
+    if (dev.index >= MT_CUDA_MAX_DEVICES) {
+        return mt_fail(MT_ECUDA, "cuBLAS: device cuda:%d is beyond the %d supported", dev.index,
+                       MT_CUDA_MAX_DEVICES);
+    }
+    if (handles[dev.index] == NULL && (st = mt_cublas_check(cublasCreate(&handles[dev.index])))) {
+        return st;
+    }
+    *out = handles[dev.index];
+    return MT_OK;
+}
+
+/* A (rows, cols) matrix with strides (s0, s1) as cuBLAS takes it: *trans false for row-major
+ * (ld s0), true for column-major (ld s1); false return: neither, copy it first. */
+static bool
+layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1, bool *trans, int64_t *ld)
+{
+    if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= (cols > 1 ? cols : 1))) {
+        *trans = false;
+        *ld = rows == 1 ? (cols > 1 ? cols : 1) : s0;
+        return true;
+    }
+    if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= (rows > 1 ? rows : 1))) {
+        *trans = true;
+        *ld = cols == 1 ? (rows > 1 ? rows : 1) : s1;
+        return true;
+    }
+    return false;
+}
+
+/* t itself when layout() takes its last two dims, else a contiguous copy (owned in *tmp). */
+static mt_status
+usable(mt_tensor *t, mt_tensor **tmp, mt_tensor **use)
+{
+    int r = t->ndim - 2, c = t->ndim - 1;
+    bool trans = false;
+    int64_t ld = 0;
+    *use = t;
+    if (layout(t->sizes[r], t->sizes[c], t->strides[r], t->strides[c], &trans, &ld)) {
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_empty(t->ndim, t->sizes, t->dtype, mt_tensor_device(t), tmp);
+    if (st == MT_OK && (st = mt_cuda_copy_into(*tmp, t)) == MT_OK) {
+        *use = *tmp;
+    }
+    return st;
+}
+
+static bool
+fits_int(int64_t v)
+{
+    return v <= INT_MAX;
+}
+
+// A (batch, m, k), B (batch, k, n) -> C (batch, m, n) contiguous: C = alpha A @ B + beta C
+static mt_status
+gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
+{
+    int nd = C->ndim;
+    int64_t m = C->sizes[nd - 2], n = C->sizes[nd - 1], k = A->sizes[nd - 1];
+    int64_t batch = nd == 3 ? C->sizes[0] : 1;
+    if (m == 0 || n == 0 || batch == 0) {
+        return MT_OK;
+    }
+    mt_tensor *ta = NULL, *tb = NULL, *a_use, *b_use;
+    cublasHandle_t h = NULL;
+    mt_status st;
+    if ((st = handle_for(mt_tensor_device(C), &h)) || (st = usable(A, &ta, &a_use)) ||
+        (st = usable(B, &tb, &b_use))) {
+        goto out_release;
+    }
+    if (!fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(batch)) {
+        st = mt_fail(MT_ENOTIMPL, "cuBLAS products of sizes beyond 2^31 are not implemented");
+        goto out_release;
+    }
+    bool tra = false, trb = false;
+    int64_t lda = 0, ldb = 0;
+    layout(m, k, a_use->strides[nd - 2], a_use->strides[nd - 1], &tra, &lda);
+    layout(k, n, b_use->strides[nd - 2], b_use->strides[nd - 1], &trb, &ldb);
+    cublasOperation_t opa = tra ? CUBLAS_OP_T : CUBLAS_OP_N, opb = trb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const void *a = mt_tensor_data(a_use), *b = mt_tensor_data(b_use);
+    void *c = mt_tensor_data(C);
+    int64_t sa = nd == 3 ? a_use->strides[0] : 0, sb = nd == 3 ? b_use->strides[0] : 0;
+    if (C->dtype == MT_FLOAT32) {
+        float al = (float)alpha, be = (float)beta;
+        st = batch == 1 ? mt_cublas_check(cublasSgemm(h, opb, opa, (int)n, (int)m, (int)k, &al, b,
+                                                       (int)ldb, a, (int)lda, &be, c, (int)n))
+                        : mt_cublas_check(cublasSgemmStridedBatched(
+                              h, opb, opa, (int)n, (int)m, (int)k, &al, b, (int)ldb, sb, a,
+                              (int)lda, sa, &be, c, (int)n, m * n, (int)batch));
+    } else {
+        st = batch == 1 ? mt_cublas_check(cublasDgemm(h, opb, opa, (int)n, (int)m, (int)k, &alpha,
+                                                       b, (int)ldb, a, (int)lda, &beta, c, (int)n))
+                        : mt_cublas_check(cublasDgemmStridedBatched(
+                              h, opb, opa, (int)n, (int)m, (int)k, &alpha, b, (int)ldb, sb, a,
+                              (int)lda, sa, &beta, c, (int)n, m * n, (int)batch));
+    }
+out_release:
+    mt_tensor_clear(&ta);
+    mt_tensor_clear(&tb);
+    return st;
+}
+
+// M (r, c) with strides (s0, s1), x (c) with stride incx -> y (r) contiguous: y = al M x + be y
+static mt_status
+gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
+{
+    int64_t r = M->sizes[0], c = M->sizes[1];
+    if (r == 0) {
+        return MT_OK;
+    }
+    mt_tensor *tm = NULL, *m_use;
+    cublasHandle_t h = NULL;
+    mt_status st;
+    if ((st = handle_for(mt_tensor_device(y), &h)) || (st = usable(M, &tm, &m_use))) {
+        goto out_release;
+    }
+    if (!fits_int(r) || !fits_int(c) || !fits_int(x->strides[0])) {
+        st = mt_fail(MT_ENOTIMPL, "cuBLAS products of sizes beyond 2^31 are not implemented");
+        goto out_release;
+    }
+    bool trans = false;
+    int64_t ld = 0;
+    layout(r, c, m_use->strides[0], m_use->strides[1], &trans, &ld);
+    /* row-major M is cuBLAS's (c, r) matrix: y = op(it) x with op = T; a transposed view is
+     * cuBLAS's (r, c) matrix, taken as is */
+    cublasOperation_t op = trans ? CUBLAS_OP_N : CUBLAS_OP_T;
+    int rows = trans ? (int)r : (int)c, cols = trans ? (int)c : (int)r;
+    int incx = x->strides[0] > 0 ? (int)x->strides[0] : 1;
+    const void *mp = mt_tensor_data(m_use), *xp = mt_tensor_data(x);
+    void *yp = mt_tensor_data(y);
+    if (y->dtype == MT_FLOAT32) {
+        float al = (float)alpha, be = (float)beta;
+        st = mt_cublas_check(
+            cublasSgemv(h, op, rows, cols, &al, mp, (int)ld, xp, incx, &be, yp, 1));
+    } else {
+        st = mt_cublas_check(
+            cublasDgemv(h, op, rows, cols, &alpha, mp, (int)ld, xp, incx, &beta, yp, 1));
+    }
+out_release:
+    mt_tensor_clear(&tm);
+    return st;
+}
+
+static mt_status
+check_float(const char *op, mt_dtype dt)
+{
+    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", op,
+                       mt_dtype_scalar_name(dt));
+    }
+    return MT_OK;
+}
+
+static mt_status
+check_mm(const mt_tensor *m1, const mt_tensor *m2, const char *name1)
+{
+    if (m1->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "%s must be a matrix, got %d-D tensor", name1, m1->ndim);
+    }
+    if (m2->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->ndim);
+    }
+    if (m1->sizes[1] != m2->sizes[0]) {
+        return mt_fail(MT_ERUNTIME,
+                       "mat1 and mat2 shapes cannot be multiplied (%" PRId64 "x%" PRId64
+                       " and %" PRId64 "x%" PRId64 ")",
+                       m1->sizes[0], m1->sizes[1], m2->sizes[0], m2->sizes[1]);
+    }
+    if (m1->dtype != m2->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                       mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
+    }
+    return check_float("addmm", m1->dtype);
+}
+
+/* out (m,n) = alpha m1 @ m2 + beta out; a single row is gemv over m2 (PyTorch does the same) */
+static mt_status
+product(mt_tensor *m1, mt_tensor *m2, mt_tensor *out, double alpha, double beta)
+{
+    if (m1->sizes[0] != 1) {
+        return gemm(m1, m2, out, alpha, beta);
+    }
+    /* out (1,n) = m1 (1,k) @ m2 (k,n): out^T = m2^T m1^T, gemv with the (n,k) matrix m2^T */
+    mt_tensor *m2t = NULL, *x = NULL, *y = NULL;
+    int64_t st_t[2] = {m2->strides[1], m2->strides[0]}, sz_t[2] = {m2->sizes[1], m2->sizes[0]};
+    int64_t one = 1;
+    mt_status st;
+    if ((st = mt_tensor_view(m2, 2, sz_t, st_t, m2->offset, &m2t)) ||
+        (st = mt_tensor_view(m1, 1, &m1->sizes[1], &m1->strides[1], m1->offset, &x)) ||
+        (st = mt_tensor_view(out, 1, &out->sizes[1], &one, out->offset, &y))) {
+        goto out_release;
+    }
+    st = gemv(m2t, x, y, alpha, beta);
+out_release:
+    mt_tensor_clear(&m2t);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&y);
+    return st;
+}
+
+static mt_status
+finish(mt_args *a, mt_status st, mt_tensor *out)
+{
+    if (st) {
+        mt_tensor_clear(&out);
+    }
+    a->out[0] = out;
+    return st;
+}
+
+// self (m,k), mat2 (k,n) -> out (m,n) = self @ mat2
+static mt_status
+cuda_mm(mt_args *a)
+{
+    mt_tensor *m1 = a->t[0], *m2 = a->t[1], *out = NULL;
+    mt_status st = check_mm(m1, m2, "self");
+    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
+    if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
+        return st;
+    }
+    return finish(a, product(m1, m2, out, 1.0, 0.0), out);
+}
+
+// self broadcast to (m,n), mat1 (m,k), mat2 (k,n) -> out = beta self + alpha mat1 @ mat2
+static mt_status
+cuda_addmm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
+    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
+    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
+    mt_status st = check_mm(m1, m2, "mat1");
+    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
+    if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
+        return st;
+    }
+    /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
+    if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+        return finish(a, st, out);
+    }
+    return finish(a, product(m1, m2, out, alpha, beta), out);
+}
+
+// self (m,k), vec (k) -> out (m) = self @ vec
+static mt_status
+cuda_mv(mt_args *a)
+{
+    mt_tensor *m = a->t[0], *v = a->t[1], *out = NULL;
+    if (m->ndim != 2 || v->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", m->ndim,
+                       v->ndim);
+    }
+    if (m->sizes[1] != v->sizes[0]) {
+        return mt_fail(MT_ERUNTIME,
+                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
+                       "), vec (%" PRId64 ")",
+                       m->sizes[0], m->sizes[0], m->sizes[1], v->sizes[0]);
+    }
+    mt_status st = check_float("addmv", m->dtype);
+    if (st || (st = mt_tensor_empty(1, m->sizes, m->dtype, mt_tensor_device(m), &out))) {
+        return st;
+    }
+    return finish(a, gemv(m, v, out, 1.0, 0.0), out);
+}
+
+// self (b,m,k), mat2 (b,k,n) -> out (b,m,n)
+static mt_status
+cuda_bmm(mt_args *a)
+{
+    mt_tensor *b1 = a->t[0], *b2 = a->t[1], *out = NULL;
+    if (b1->ndim != 3 || b2->ndim != 3) {
+        return mt_fail(MT_ERUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
+    }
+    if (b1->sizes[0] != b2->sizes[0] || b1->sizes[2] != b2->sizes[1]) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
+                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
+                       b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
+    }
+    mt_status st = check_float("bmm", b1->dtype);
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    if (st || (st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out))) {
+        return st;
+    }
+    if (b2->dtype != b1->dtype) {
+        return finish(a, mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                                 mt_dtype_scalar_name(b1->dtype), mt_dtype_scalar_name(b2->dtype)),
+                      out);
+    }
+    return finish(a, gemm(b1, b2, out, 1.0, 0.0), out);
+}
+
+void
+mt_cuda_register_blas(void)
+{
+    mt_register_kernel(MT_OP_mm, MT_KEY_CUDA, cuda_mm, "mt_cuda_mm");
+    mt_register_kernel(MT_OP_addmm, MT_KEY_CUDA, cuda_addmm, "mt_cuda_addmm");
+    mt_register_kernel(MT_OP_mv, MT_KEY_CUDA, cuda_mv, "mt_cuda_mv");
+    mt_register_kernel(MT_OP_bmm, MT_KEY_CUDA, cuda_bmm, "mt_cuda_bmm");
+}
+
+#else
+
+void
+mt_cuda_register_blas(void)
+{
+    /* built without cuBLAS: the products have no CUDA kernel */
+}
+
+#endif

@@ -1,0 +1,113 @@
+"""minitorch.cuda: the CUDA devices, as torch.cuda.
+
+The CUDA backend is a second extension, minitorch._C_cuda, built only where a CUDA toolkit was
+found. Importing minitorch never fails for its sake: without it (or without a driver or a GPU)
+is_available() is False, _unavailable_reason() says why, and asking for a CUDA tensor raises
+PyTorch's error (AssertionError "... not compiled with CUDA enabled" on a build without CUDA,
+RuntimeError with CUDA's own message where the backend is built but no device is usable).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import _C
+
+try:
+    from .. import _C_cuda
+    _load_error: Optional[str] = None
+except ImportError as e:  # not built (ModuleNotFoundError), or its libraries failed to load
+    _C_cuda = None
+    _load_error = None if isinstance(e, ModuleNotFoundError) and e.name == "minitorch._C_cuda" else str(e)
+
+
+class OutOfMemoryError(RuntimeError):
+    """Raised when a CUDA allocation fails, as torch.cuda.OutOfMemoryError."""
+
+
+_C._set_oom_error(OutOfMemoryError)
+
+_NOT_COMPILED = "minitorch not compiled with CUDA enabled"
+
+
+def _unavailable_reason() -> Optional[str]:
+    """Why CUDA cannot be used (CUDA's error string, or why the backend did not load), or None."""
+    if _C_cuda is None:
+        if _load_error is not None:
+            return f"minitorch._C_cuda failed to load: {_load_error}"
+        return "minitorch was built without CUDA"
+    return _C_cuda.unavailable_reason()
+
+
+def is_available() -> bool:
+    """Whether a CUDA device can be used."""
+    return _C_cuda is not None and _C_cuda.device_count() > 0
+
+
+def is_built() -> bool:
+    """Whether minitorch has its CUDA backend (torch.backends.cuda.is_built)."""
+    return _C_cuda is not None
+
+
+def device_count() -> int:
+    """The number of usable CUDA devices; 0 where there is none, as in PyTorch."""
+    return _C_cuda.device_count() if _C_cuda is not None else 0
+
+
+def _lazy_init() -> None:
+    if _C_cuda is None:
+        raise AssertionError(_NOT_COMPILED)
+    reason = _C_cuda.unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"CUDA error: {reason}")
+
+
+def _index(device: Any) -> int:
+    from .._device import device as _device
+
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    d = _device(device)
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return current_device() if d.index is None else d.index
+
+
+def current_device() -> int:
+    """The index of the calling thread's current device."""
+    _lazy_init()
+    return _C_cuda.current_device()
+
+
+def set_device(device: Any) -> None:
+    """Makes device the current one; a negative index does nothing, as in PyTorch."""
+    idx = _index(device) if device is not None else -1
+    if idx >= 0:
+        _lazy_init()
+        _C_cuda.set_device(idx)
+
+
+def synchronize(device: Any = None) -> None:
+    """Waits for every kernel on device (default: the current one) to finish."""
+    _lazy_init()
+    _C_cuda.synchronize(_index(device))
+
+
+def get_device_name(device: Any = None) -> str:
+    """The device's name, as cudaGetDeviceProperties reports it ("NVIDIA H200")."""
+    _lazy_init()
+    return _C_cuda.get_device_name(_index(device))
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of device memory held by tensors (the plain allocator's count, all devices)."""
+    return _C_cuda.memory_allocated()[0] if _C_cuda is not None else 0
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    return _C_cuda.memory_allocated()[1] if _C_cuda is not None else 0
+
+
+__all__ = ["OutOfMemoryError", "current_device", "device_count", "get_device_name", "is_available",
+           "max_memory_allocated", "memory_allocated", "set_device", "synchronize"]

@@ -1,0 +1,82 @@
+"""The CUDA backend as far as a machine without a GPU can check it: the package imports, the
+C API capsule exists, _C_cuda is built where a toolkit is (and loads, or says why not), and CUDA
+requests fail with PyTorch's exception classes."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import minitorch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_capsule_exists():
+    assert type(minitorch._C._C_API).__name__ == "PyCapsule"
+    assert "minitorch._C._C_API" in repr(minitorch._C._C_API)
+
+
+@pytest.mark.skipif(not (os.environ.get("CUDA_HOME") or shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")),
+                    reason="no CUDA toolkit here: _C_cuda is not built")
+def test_cuda_extension_was_built_and_loads_or_says_why():
+    if os.environ.get("MINITORCH_CUDA") == "0":
+        pytest.skip("MINITORCH_CUDA=0")
+    assert minitorch.cuda.is_built(), minitorch.cuda._unavailable_reason()
+    assert minitorch._C._dispatch_table("add").get("CUDA") == "mt_cuda_add"
+
+
+def test_unavailable_has_a_reason():
+    if minitorch.cuda.is_available():
+        assert minitorch.cuda._unavailable_reason() is None
+        return
+    why = minitorch.cuda._unavailable_reason()
+    assert isinstance(why, str) and why
+    assert minitorch.cuda.device_count() == 0
+
+
+def expected_error():
+    """PyTorch's: AssertionError on a build without CUDA, RuntimeError with CUDA's words else."""
+    if not minitorch.cuda.is_built():
+        return AssertionError, "minitorch not compiled with CUDA enabled"
+    return RuntimeError, minitorch.cuda._unavailable_reason()
+
+
+@pytest.mark.skipif(minitorch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("make", [
+    lambda: minitorch.zeros(2, device="cuda"),
+    lambda: minitorch.ones(2).cuda(),
+    lambda: minitorch.ones(2).to("cuda:0"),
+    lambda: minitorch.empty(0, device=minitorch.device("cuda", 0)),
+    lambda: minitorch.nn.Linear(2, 2).to("cuda"),
+    lambda: minitorch.cuda.current_device(),
+    lambda: minitorch.cuda.synchronize(),
+    lambda: minitorch.cuda.get_device_name(),
+])
+def test_cuda_requests_raise_pytorchs_class(make):
+    cls, words = expected_error()
+    with pytest.raises(cls) as e:
+        make()
+    assert words in str(e.value)
+
+
+def test_without_the_backend_it_is_pytorchs_assertion():
+    # A fresh interpreter where _C_cuda cannot be imported: a CPU-only build.
+    code = ("import sys; sys.modules['minitorch._C_cuda'] = None\n"
+            "import minitorch\n"
+            "assert not minitorch.cuda.is_available() and minitorch.cuda.device_count() == 0\n"
+            "assert minitorch.cuda._unavailable_reason() is not None\n"
+            "try:\n    minitorch.zeros(1, device='cuda')\nexcept AssertionError as e:\n"
+            "    assert str(e) == 'minitorch not compiled with CUDA enabled', e\n"
+            "else:\n    raise SystemExit('no error')\n"
+            "try:\n    minitorch.cuda.current_device()\nexcept AssertionError:\n    pass\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT)
+
+
+def test_cuda_devices_parse():
+    d = minitorch.device("cuda:1")
+    assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
+    assert minitorch.device("cuda") == minitorch.device("cuda")
+    assert issubclass(minitorch.cuda.OutOfMemoryError, RuntimeError)
