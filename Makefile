@@ -29,7 +29,7 @@ build:
 test-sanitize:
 	MINITORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	MINITORCH_HYPOTHESIS=ci MINITORCH_TEST_NO_TORCH=1 $(PYTHON) -m pytest -p no:cacheprovider --capture=sys
 	$(PYTHON) setup.py -q build_ext --inplace --force
 

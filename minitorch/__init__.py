@@ -50,6 +50,7 @@ def where(condition, input=None, other=None):
 
 tensor = _C.tensor
 from_numpy = _C.from_numpy
+from ._dlpack import from_dlpack  # noqa: E402
 manual_seed = _C.manual_seed
 initial_seed = _C.initial_seed
 

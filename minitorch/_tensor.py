@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _indexing
+from . import _C, _dlpack, _indexing
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -178,6 +178,9 @@ class Tensor(_C.TensorBase):
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().numpy().copy(), str(self.device), self.requires_grad))
+
+    __dlpack__ = _dlpack.tensor_dlpack
+    __dlpack_device__ = _dlpack.tensor_dlpack_device
 
     def __deepcopy__(self, memo):
         t = self.detach().clone()

@@ -85,4 +85,7 @@ int mt_py_caching_init(PyObject *module);
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);
 int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* DLPack (dlpack.c): _to_dlpack, _dlpack_device, _from_dlpack_capsule, _dlpack_stats */
+int mt_py_dlpack_init(PyObject *module);
+
 #endif

@@ -1,0 +1,181 @@
+"""DLPack: zero-copy exchange with NumPy and PyTorch, both capsule kinds, the deleter running
+exactly once, read-only sources, and the errors PyTorch raises."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import minitorch
+from helpers import to_layout
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+
+
+def stats():
+    gc.collect()
+    return minitorch._C._dlpack_stats()
+
+
+def sample(dtype, shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    return (a % 2 == 1) if dtype == "bool" else a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple),
+       layout=st.sampled_from(["contiguous", "transposed", "sliced"]))
+def test_to_numpy_shares_memory(dtype, shape, layout):
+    if layout != "contiguous" and len(shape) == 0:
+        layout = "contiguous"
+    a = sample(dtype, shape)
+    t = to_layout(a, layout) if shape and 0 not in shape else minitorch.tensor(a)
+    n = np.from_dlpack(t)
+    assert n.dtype == a.dtype and n.shape == a.shape
+    np.testing.assert_array_equal(n, a)
+    if t.numel():
+        assert n.ctypes.data == t.data_ptr()
+        for d, size in enumerate(t.shape):
+            if size > 1:  # a size-1 dim's stride is free
+                assert n.strides[d] == t.stride(d) * t.element_size()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_from_numpy_shares_memory_both_ways(dtype):
+    base = sample(dtype, (4, 6))
+    view = base[1:, ::2].T  # offset, non-unit and transposed strides
+    t = minitorch.from_dlpack(view)
+    assert t.dtype == getattr(minitorch, dtype) and tuple(t.shape) == view.shape
+    assert t.stride() == tuple(s // view.itemsize for s in view.strides)
+    assert t.data_ptr() == view.ctypes.data
+    np.testing.assert_array_equal(t.numpy(), view)
+    if dtype != "bool":
+        view[0, 0] = 42
+        assert t[0, 0].item() == 42
+        t[1, 1] = 7
+        assert view[1, 1] == 7
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_round_trip_zero_copy(dtype):
+    t = minitorch.tensor(sample(dtype, (3, 5)))[:, 1::2]
+    p = torch.from_dlpack(t)
+    assert p.data_ptr() == t.data_ptr() and p.stride() == t.stride()
+    assert str(p.dtype).split(".")[1] == dtype
+    np.testing.assert_array_equal(p.numpy(), t.numpy())
+    q = torch.tensor(sample(dtype, (4, 3))).t()[1:]
+    m = minitorch.from_dlpack(q)
+    assert m.data_ptr() == q.data_ptr() and m.stride() == q.stride()
+    np.testing.assert_array_equal(m.numpy(), q.numpy())
+    if dtype == "float32":
+        q[0, 0] = 99
+        assert m[0, 0].item() == 99
+
+
+def test_capsule_kinds_and_device():
+    t = minitorch.ones(2)
+    assert t.__dlpack_device__() == (1, 0)
+    assert 'dltensor"' in repr(t.__dlpack__())
+    assert 'dltensor"' in repr(t.__dlpack__(max_version=(0, 8)))
+    assert '"dltensor_versioned"' in repr(t.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor_versioned"' in repr(t.__dlpack__(max_version=(1, 3), dl_device=(1, 0)))
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_capsule_consumed_once_and_renamed(max_version):
+    t = minitorch.arange(4.0)
+    cap = t.__dlpack__(max_version=max_version)
+    m = minitorch.from_dlpack(cap)
+    assert repr(cap).startswith('<capsule object "used_dltensor')
+    assert m.data_ptr() == t.data_ptr()
+    with pytest.raises(RuntimeError, match="consumed only once"):
+        minitorch.from_dlpack(cap)
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_deleter_runs_exactly_once(max_version):
+    before = stats()
+    t = minitorch.arange(6.0)
+    # dropped unconsumed: the capsule's destructor runs the deleter
+    t.__dlpack__(max_version=max_version)
+    # consumed by minitorch, NumPy and PyTorch: the consumer runs it when its tensor dies
+    caps = [t.__dlpack__(max_version=max_version) for _ in range(2)]
+    m = minitorch.from_dlpack(caps[0])
+    a = np.from_dlpack(t)
+    p = torch.from_dlpack(t) if torch is not None else None
+    mid = stats()
+    assert mid["exported"] - before["exported"] == 4 + (p is not None)
+    assert mid["deleted"] - before["deleted"] == 1
+    del caps, m, a, p
+    after = stats()
+    assert after["exported"] - before["exported"] == after["deleted"] - before["deleted"]
+    np.testing.assert_array_equal(t.numpy(), np.arange(6.0))  # producer untouched
+
+
+def test_import_releases_producer_once():
+    a = np.arange(8.0)
+    base = sys.getrefcount(a)
+    ts = [minitorch.from_dlpack(a) for _ in range(3)]
+    views = [t[1:] for t in ts]
+    assert sys.getrefcount(a) > base
+    del ts
+    gc.collect()
+    assert sys.getrefcount(a) > base  # the views still hold the memory
+    del views
+    gc.collect()
+    assert sys.getrefcount(a) == base
+
+
+def test_copy_flags():
+    t = minitorch.arange(4.0)
+    c = minitorch.from_dlpack(t, copy=True)
+    assert c.data_ptr() != t.data_ptr()
+    assert minitorch.from_dlpack(t, copy=False).data_ptr() == t.data_ptr()
+    n = np.from_dlpack(t, copy=True)
+    assert n.ctypes.data != t.data_ptr()
+    np.testing.assert_array_equal(n, t.numpy())
+    a = np.arange(3.0)
+    assert minitorch.from_dlpack(a, copy=True).data_ptr() != a.ctypes.data
+
+
+def test_read_only_source():
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    with pytest.raises(BufferError, match="read-only"):
+        minitorch.from_dlpack(a, copy=False)
+    t = minitorch.from_dlpack(a)  # copied: minitorch tensors are writable
+    assert t.data_ptr() != a.ctypes.data
+    t[0] = 5
+    assert a[0] == 0
+
+
+def test_unsupported_dtypes_and_devices():
+    with pytest.raises(BufferError, match="unsupported DLPack dtype"):
+        minitorch.from_dlpack(np.ones(2, np.float16))
+    with pytest.raises(BufferError, match="unsupported DLPack dtype"):
+        minitorch.from_dlpack(np.ones(2, np.complex64))
+    with pytest.raises(BufferError, match="negative strides"):
+        minitorch.from_dlpack(np.arange(3.0)[::-1])
+    with pytest.raises(BufferError, match="DLPack device"):
+        minitorch.ones(2).__dlpack__(dl_device=(2, 0))
+    with pytest.raises(ValueError, match="without copying"):
+        minitorch.ones(2).__dlpack__(dl_device=(2, 0), copy=False)
+
+
+def test_export_errors_match_torch():
+    for lib in [minitorch] + ([torch] if torch is not None else []):
+        with pytest.raises(BufferError, match="require gradient"):
+            lib.ones(2, requires_grad=True).__dlpack__()
+        with pytest.raises(AssertionError, match="stream should be None on cpu"):
+            lib.ones(2).__dlpack__(stream=3)
+        with pytest.raises(TypeError, match="stream must be"):
+            lib.ones(2).__dlpack__(stream="x")
+    assert minitorch.ones(2).detach().__dlpack__(stream=-1) is not None
