@@ -1,5 +1,6 @@
 """minitorch.profiler on the seed network: the exact nesting and names, nested times, balanced memory
 events, the Chrome trace, the table against the events, record_function, schedule, and the off path."""
+import gc
 import json
 import threading
 
@@ -20,8 +21,15 @@ def seed():
 
 def run(**kwargs):
     model, x = seed()
-    with profile(activities=[ProfilerActivity.CPU], **kwargs) as prof:
-        y = model(x)
+    # No garbage collection inside the recording: freeing an earlier test's tensors there would
+    # add Mem::free events that are not the model's.
+    gc.collect()
+    gc.disable()
+    try:
+        with profile(activities=[ProfilerActivity.CPU], **kwargs) as prof:
+            y = model(x)
+    finally:
+        gc.enable()
     return prof, y
 
 
