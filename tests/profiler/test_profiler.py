@@ -221,3 +221,5 @@ def test_main_job_shows_the_journey_and_writes_the_trace(tmp_path):
         assert "CUDA not available: CPU path shown" in out.stdout
     trace = json.loads((tmp_path / "seed_trace.json").read_text())
     assert any(e.get("name") == "Op::addmm" for e in trace["traceEvents"])
+    graph = (tmp_path / "seed_graph.svg").read_text()  # minitorch.viz's drawing of the network
+    assert graph.startswith("<svg") and ">linear</text>" in graph and ">0.weight</text>" in graph
