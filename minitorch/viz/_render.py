@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 FILL = {"op": "#dbe9f6", "input": "#fff2b3", "output": "#fff2b3", "param": "#d9f0d3",
         "const": "#eeeeee", "module": "#fbd9b5", "grad_fn": "#dbe9f6", "leaf": "#d9f0d3"}
-CHAR_W, LINE_H, PAD, GAP_X, GAP_Y = 7.2, 15, 8, 28, 46
+CHAR_W, LINE_H, PAD, GAP_X, GAP_Y = 7.2, 15, 8, 40, 46
 
 
 def _mkey(path: Tuple[str, ...]) -> str:
@@ -72,6 +72,9 @@ def _layout(g) -> Tuple[Dict[str, Tuple[float, float, float, float]], float, flo
             indeg[j] -= 1
             if indeg[j] == 0:
                 ready.append(j)
+    for i in ids:  # a parameter sits just above the op that reads it, inside that op's module box
+        if not preds[i] and succs[i] and g.node(i).kind != "input":
+            layer[i] = min(layer[j] for j in succs[i]) - 1
     nlayers = max(layer.values(), default=-1) + 1
     layers: List[List[str]] = [[i for i in ids if layer[i] == k] for k in range(nlayers)]
     pos = {i: float(k) for lay in layers for k, i in enumerate(lay)}
