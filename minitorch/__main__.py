@@ -10,6 +10,7 @@ from minitorch import nn
 from minitorch.profiler import ProfilerActivity, profile, supported_activities
 
 TRACE = "seed_trace.json"
+GRAPH = "seed_graph.svg"
 
 
 def main() -> None:
@@ -34,6 +35,8 @@ def main() -> None:
     kernels = sorted({e.name for e in events if e.layer in ("Kernel", "Library")})
     print(f"\n{sum(e.layer == 'Op' for e in events)} ops dispatched; kernels and library calls: {', '.join(kernels)}")
     print(f"Chrome trace written to {os.path.abspath(TRACE)} (open it in https://ui.perfetto.dev)")
+    minitorch.viz.trace(model, x).save(GRAPH)
+    print(f"Graph of the network written to {os.path.abspath(GRAPH)}")
     seen = {e.layer for e in events} | ({"Mem"} if prof.memory_events() else set())
     missing = [layer for layer in ("Python", "Op", "Library", "Runtime", "Kernel", "Mem") if layer not in seen]
     if not gpu:

@@ -48,7 +48,28 @@ static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
 #undef MT_OP
 };
 
+static mt_fallback_fn fallbacks[MT_NUM_KEYS];
+
 static _Thread_local bool grad_enabled = true;
+static _Thread_local bool tracing;
+
+void
+mt_register_fallback(mt_key key, mt_fallback_fn fn)
+{
+    fallbacks[key] = fn;
+}
+
+bool
+mt_tracing_enabled(void)
+{
+    return tracing;
+}
+
+void
+mt_set_tracing(bool on)
+{
+    tracing = on;
+}
 
 bool
 mt_grad_enabled(void)
@@ -184,6 +205,9 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     if (ks.needs_grad && grad_enabled) {
         keys |= 1u << MT_KEY_AUTOGRAD;
     }
+    if (tracing) {
+        keys |= 1u << MT_KEY_TRACER;
+    }
     *out = keys;
     return MT_OK;
 }
@@ -197,6 +221,10 @@ run(mt_op op, mt_args *a, unsigned keys)
         if ((keys >> key & 1u) && table[op][key].fn) {
             k = &table[op][key];
             break;
+        }
+        /* the fallback redispatches below its key, and that call is the one profiled */
+        if ((keys >> key & 1u) && fallbacks[key]) {
+            return fallbacks[key](op, a);
         }
     }
     if (k == NULL) {
@@ -246,4 +274,22 @@ mt_redispatch(mt_op op, mt_args *a, mt_key below)
         return st;
     }
     return run(op, a, keys & ((1u << below) - 1u));
+}
+
+mt_status
+mt_backend_key(mt_op op, const mt_args *a, mt_key *out)
+{
+    unsigned keys = 0;
+    mt_status st = compute_keys(op, a, &keys);
+    if (st) {
+        return st;
+    }
+    *out = MT_KEY_COMPOSITE;
+    for (int key = MT_KEY_AUTOGRAD - 1; key >= 0; key--) {
+        if ((keys >> key & 1u) && table[op][key].fn) {
+            *out = (mt_key)key;
+            break;
+        }
+    }
+    return MT_OK;
 }

@@ -95,6 +95,16 @@ extern const int mt_op_nout[MT_NUM_OPS];
 extern const int mt_op_flags[MT_NUM_OPS];
 extern const char *const mt_key_names[MT_NUM_KEYS];
 
+/* A boxed fallback: one kernel for every op of a key (PyTorch's backend fallback), used where the
+ * op has no kernel of its own for that key. The Tracer key's is the graph tracer (csrc/tracer/). */
+typedef mt_status (*mt_fallback_fn)(mt_op op, mt_args *a);
+void mt_register_fallback(mt_key key, mt_fallback_fn fn);
+/* Thread-local tracing: while on, every call's key set has MT_KEY_TRACER. */
+bool mt_tracing_enabled(void);
+void mt_set_tracing(bool on);
+/* The key whose kernel computes op below Autograd (CPU, CUDA or the composite). */
+mt_status mt_backend_key(mt_op op, const mt_args *a, mt_key *out);
+
 /* Thread-local grad mode, read by the dispatcher once autograd is registered. */
 bool mt_grad_enabled(void);
 void mt_set_grad_enabled(bool on);

@@ -77,6 +77,8 @@ void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
 extern PyMethodDef mt_py_optim_functions[];
 /* _trace_start, _trace_stop, _trace_enter, ...: the profiler's recording (python/profiler.c) */
 extern PyMethodDef mt_py_profiler_functions[];
+/* _tracer_start, _tracer_stop, _tracer_count: the graph tracer (python/tracer.c) */
+int mt_py_tracer_init(PyObject *module);
 
 /* _C._HostCachingAllocator (caching.c): the caching allocator over host memory, for tests */
 int mt_py_caching_init(PyObject *module);

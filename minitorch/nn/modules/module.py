@@ -29,6 +29,9 @@ if _trace_enabled is None or _trace_enter is None or _trace_exit is None:
     def _trace_enabled() -> bool:
         return False
 
+# minitorch.viz.trace sets this while it traces: each Module call marks its scope in it.
+_viz_scope = None
+
 
 def _typename(obj: Any) -> str:
     """The type name PyTorch's error messages print for `obj`."""
@@ -119,17 +122,22 @@ class Module:
     # ---- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _trace_enabled():
+        if _viz_scope is not None or _trace_enabled():
             return self._traced_call(args, kwargs)
         if self._forward_pre_hooks or self._forward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     def _traced_call(self, args: tuple, kwargs: dict) -> Any:
+        scope = _viz_scope
         _trace_enter(type(self).__name__, "nn.Module")
+        if scope is not None:
+            scope.push(self)
         try:
             return self._call_with_hooks(args, kwargs)
         finally:
+            if scope is not None:
+                scope.pop()
             _trace_exit()
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:

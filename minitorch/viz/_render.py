@@ -1,0 +1,206 @@
+"""Drawing a Graph: Graphviz source, an SVG from our own small layered layout, and one HTML page.
+
+The layout needs no Graphviz: nodes go on layers by longest path from the sources, are ordered in
+each layer by the mean position of their predecessors (two sweeps), and edges are straight arrows
+labelled with the tensor's shape. Module groups are boxes around the nodes they ran, outer boxes
+padded more than inner ones. With `dot` installed, to_svg(use_dot=True) lets Graphviz draw it.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Dict, List, Tuple
+from xml.sax.saxutils import escape, quoteattr
+
+FILL = {"op": "#dbe9f6", "input": "#fff2b3", "output": "#fff2b3", "param": "#d9f0d3",
+        "const": "#eeeeee", "module": "#fbd9b5", "grad_fn": "#dbe9f6", "leaf": "#d9f0d3"}
+CHAR_W, LINE_H, PAD, GAP_X, GAP_Y = 7.2, 15, 8, 40, 46
+
+
+def _mkey(path: Tuple[str, ...]) -> str:
+    return "/".join(path) or "."
+
+
+def to_dot(g) -> str:
+    lines = [f"digraph {quoteattr(g.title or 'graph')} {{",
+             '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    def node_line(n, indent):
+        label = n.label.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'{indent}"{n.id}" [label="{label}", fillcolor="{FILL.get(n.kind, "#ffffff")}"];'
+
+    def emit(path: Tuple[str, ...], indent: str) -> None:
+        for n in g.nodes:
+            if n.module == path:
+                lines.append(node_line(n, indent))
+        for child in sorted(p for p in g.modules if len(p) == len(path) + 1 and p[: len(path)] == path):
+            qual, cls = g.modules[child]
+            lines.append(f'{indent}subgraph "cluster_{_mkey(child)}" {{')
+            lines.append(f'{indent}  label="{qual + ": " if qual else ""}{cls}"; style="rounded,dashed";')
+            emit(child, indent + "  ")
+            lines.append(f"{indent}}}")
+
+    emit((), "  ")
+    # nodes whose module is not in the tree (collapsed away) still need a line
+    known = set(g.modules) | {()}
+    for n in g.nodes:
+        if n.module not in known:
+            lines.append(node_line(n, "  "))
+    for e in g.edges:
+        lab = f' [label="{e.label}"]' if e.label else ""
+        lines.append(f'  "{e.src}" -> "{e.dst}"{lab};')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _layout(g) -> Tuple[Dict[str, Tuple[float, float, float, float]], float, float]:
+    """{node id: (x, y, w, h)} (top-left corner) and the drawing's width and height."""
+    ids = [n.id for n in g.nodes]
+    preds: Dict[str, List[str]] = {i: [] for i in ids}
+    succs: Dict[str, List[str]] = {i: [] for i in ids}
+    for e in g.edges:
+        preds[e.dst].append(e.src)
+        succs[e.src].append(e.dst)
+    # longest-path layering (Kahn's order; the graph is a DAG)
+    indeg = {i: len(preds[i]) for i in ids}
+    layer = {i: 0 for i in ids}
+    ready = [i for i in ids if indeg[i] == 0]
+    while ready:
+        i = ready.pop(0)
+        for j in succs[i]:
+            layer[j] = max(layer[j], layer[i] + 1)
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    for i in ids:  # a parameter sits just above the op that reads it, inside that op's module box
+        if not preds[i] and succs[i] and g.node(i).kind != "input":
+            layer[i] = min(layer[j] for j in succs[i]) - 1
+    nlayers = max(layer.values(), default=-1) + 1
+    layers: List[List[str]] = [[i for i in ids if layer[i] == k] for k in range(nlayers)]
+    pos = {i: float(k) for lay in layers for k, i in enumerate(lay)}
+    for _ in range(2):  # barycenter ordering by the predecessors' places
+        for lay in layers[1:]:
+            lay.sort(key=lambda i: sum(pos[p] for p in preds[i]) / len(preds[i]) if preds[i] else pos[i])
+            for k, i in enumerate(lay):
+                pos[i] = float(k)
+    size = {}
+    for n in g.nodes:
+        text = n.label.split("\n")
+        size[n.id] = (max(len(t) for t in text) * CHAR_W + 2 * PAD, len(text) * LINE_H + 2 * PAD)
+    depth = max((len(p) for p in g.modules), default=0)
+    margin = 20 + 14 * depth
+    boxes: Dict[str, Tuple[float, float, float, float]] = {}
+    widths = [sum(size[i][0] for i in lay) + GAP_X * (len(lay) - 1) for lay in layers]
+    width = max(widths, default=0) + 2 * margin
+    y = margin + 10
+    for lay, w in zip(layers, widths):
+        x = (width - w) / 2
+        h = max(size[i][1] for i in lay)
+        for i in lay:
+            boxes[i] = (x, y + (h - size[i][1]) / 2, size[i][0], size[i][1])
+            x += size[i][0] + GAP_X
+        y += h + GAP_Y + 6 * depth
+    return boxes, width, y + margin - GAP_Y
+
+
+def _inside(path: Tuple[str, ...], module: Tuple[str, ...]) -> bool:
+    return len(module) >= len(path) and module[: len(path)] == path
+
+
+def to_svg(g, use_dot: bool = False) -> str:
+    if use_dot and shutil.which("dot"):
+        done = subprocess.run(["dot", "-Tsvg"], input=g.to_dot(), capture_output=True, text=True, check=True)
+        return done.stdout[done.stdout.find("<svg"):]
+    boxes, width, height = _layout(g)
+    mods = {n.id: n.module for n in g.nodes}
+    mid = {p: f"m{k}" for k, p in enumerate(sorted(g.modules, key=len))}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+           f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+           'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+           f"<title>{escape(g.title)}</title>"]
+
+    def classes(paths_ok) -> str:
+        return " ".join(f"in-{mid[p]}" for p in g.modules if paths_ok(p))
+
+    for p in sorted(g.modules, key=len):  # outer boxes first, so inner ones are drawn above them
+        members = [boxes[n.id] for n in g.nodes if _inside(p, n.module)]
+        if not members:
+            continue
+        pad = 8 + 12 * (max(len(q) for q in g.modules) - len(p))
+        x0 = min(b[0] for b in members) - pad
+        y0 = min(b[1] for b in members) - pad - 12
+        x1 = max(b[0] + b[2] for b in members) + pad
+        y1 = max(b[1] + b[3] for b in members) + pad
+        qual, cls = g.modules[p]
+        name = f"{qual}: {cls}" if qual else cls
+        out.append(f'<g class="module {classes(lambda q: len(q) < len(p) and _inside(q, p))}" '
+                   f'id="{mid[p]}" data-name={quoteattr(name)}>'
+                   f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="8" '
+                   f'fill="#fafafa" fill-opacity="0.4" stroke="#999" stroke-dasharray="4 3"/>'
+                   f'<text x="{x0 + 6:.1f}" y="{y0 + 13:.1f}" fill="#555">{escape(name)}</text></g>')
+    for e in g.edges:
+        x0, y0, w0, h0 = boxes[e.src]
+        x1, y1, w1, _ = boxes[e.dst]
+        ax, ay, bx, by = x0 + w0 / 2, y0 + h0, x1 + w1 / 2, y1
+        both = classes(lambda q: _inside(q, mods[e.src]) and _inside(q, mods[e.dst]))
+        tip = f"{e.label} {e.dtype} {e.device}".strip() or f"{e.src} -> {e.dst}"
+        out.append(f'<g class="edge {both}" data-shape={quoteattr(tip)}><title>{escape(tip)}</title>'
+                   f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="#555" '
+                   f'stroke-width="1.2" marker-end="url(#arrow)"/>'
+                   f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="transparent" '
+                   f'stroke-width="8"/>')
+        if e.label:
+            out.append(f'<text x="{(ax + bx) / 2 + 4:.1f}" y="{(ay + by) / 2 + 4:.1f}" fill="#333" '
+                       f'font-size="9">{escape(e.label)}</text>')
+        out.append("</g>")
+    for n in g.nodes:
+        x, y, w, h = boxes[n.id]
+        tip = n.name + (f" [{n.key}] {n.kernel}" if n.kind == "op" else "")
+        if n.parts:
+            tip += " = " + ", ".join("  " * (d - 1) + op for d, op, _ in n.parts)
+        out.append(f'<g class="node {n.kind} {classes(lambda q: _inside(q, n.module))}" id={quoteattr(n.id)}>'
+                   f"<title>{escape(tip)}</title>"
+                   f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="5" '
+                   f'fill="{FILL.get(n.kind, "#fff")}" stroke="#444"/>')
+        for k, line in enumerate(n.label.split("\n")):
+            bold = ' font-weight="bold"' if k == 0 else ""
+            out.append(f'<text x="{x + w / 2:.1f}" y="{y + PAD + LINE_H * (k + 1) - 4:.1f}" '
+                       f'text-anchor="middle"{bold}>{escape(line)}</text>')
+        out.append("</g>")
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+_SCRIPT = """
+document.querySelectorAll('g.module').forEach(function (m) {
+  m.style.cursor = 'pointer';
+  m.addEventListener('click', function (ev) {
+    ev.stopPropagation();
+    var closed = m.classList.toggle('collapsed');
+    m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
+    m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
+    document.querySelectorAll('.in-' + m.id).forEach(function (el) {
+      var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
+      n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
+      el.dataset.hiddenBy = n.join(' ');
+      el.style.display = n.length ? 'none' : '';
+    });
+  });
+});
+var info = document.getElementById('info');
+document.querySelectorAll('g.edge').forEach(function (e) {
+  e.addEventListener('mouseenter', function () { info.textContent = 'tensor ' + e.dataset.shape; });
+  e.addEventListener('mouseleave', function () { info.textContent = ''; });
+});
+"""
+
+
+def to_html(g) -> str:
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{escape(g.title or 'graph')}</title>"
+            "<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px}"
+            "#info{height:1.4em;color:#333}g.edge:hover line{stroke:#d62728}</style></head>\n<body>"
+            f"<h3>{escape(g.title)}</h3><p>Click a module box to collapse or expand it; hover an edge "
+            "for its tensor.</p><div id=\"info\"></div>\n" + to_svg(g) +
+            f"<script>{_SCRIPT}</script>\n</body></html>\n")
