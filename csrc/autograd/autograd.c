@@ -261,6 +261,14 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     if ((op == MT_OP_sum || op == MT_OP_mean) && (a->l[0].none || a->l[0].n == 0)) {
         n->name = op == MT_OP_sum ? "SumBackward0" : "MeanBackward0"; /* PyTorch's overload */
     }
+    /* PyTorch's overloads of one op record differently numbered nodes */
+    if (op == MT_OP_prod && !(a->i_none & 1u)) {
+        n->name = "ProdBackward1"; /* prod(dim) */
+    } else if (op == MT_OP_squeeze && !a->l[0].none) {
+        n->name = a->l[0].n == 1 ? "SqueezeBackward1" : "SqueezeBackward2"; /* (dim), (dims) */
+    } else if (op == MT_OP_scatter && a->t[2] && a->t[2]->is_wrapped_number) {
+        n->name = "ScatterBackward1"; /* scatter(..., value) */
+    }
     const char *overload = mt_autograd_math_node_name(op, a); /* pow(Tensor, Tensor): PowBackward1 */
     if (overload) {
         n->name = overload;

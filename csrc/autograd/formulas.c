@@ -392,6 +392,18 @@ G(mse_loss_backward)
     return st;
 }
 
+// stack(tensors, dim): input k's gradient is g's slice k along dim
+G(stack_backward)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; st == MT_OK && k < n->nedges; k++) {
+        if (n->edges[k].node) {
+            st = mt_op_select(g[0], n->args.i[0], k, &gi[k]);
+        }
+    }
+    return st;
+}
+
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
@@ -445,6 +457,8 @@ mt_autograd_register_formulas(void)
     ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
     ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
     ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
+    static const mt_formula f_stack = {"StackBackward0", stack_backward, 0, true, 0, false, false};
+    mt_autograd_set_formula(MT_OP_stack, &f_stack); /* composite, but PyTorch names its node */
     mt_autograd_register_math();
     mt_autograd_register_nn();
     mt_autograd_register_shape();

@@ -285,10 +285,12 @@ def test_double_backward():
     np.testing.assert_allclose(out[0], out[1], rtol=1e-6, atol=1e-8)
 
 
-# PyTorch's names; the overloads the formula table cannot tell apart (prod(dim): ProdBackward1,
-# squeeze(dim)/squeeze(dims): SqueezeBackward1/2, scatter with a number: ScatterBackward1) and the
-# composites PyTorch gives their own node (stack, split, unbind) are left out.
+# PyTorch's names, overloads included (prod(dim) is ProdBackward1, squeeze(dim) SqueezeBackward1,
+# scatter with a number ScatterBackward1, stack StackBackward0); split's and unbind's pieces
+# (PyTorch's multi-output SplitBackward0/UnbindBackward0) are left out.
 NAMED = [
+    lambda m, x: x.prod(1), lambda m, x: x[None].squeeze(0), lambda m, x: x[None, :, None].squeeze((0, 2)),
+    lambda m, x: x.scatter(1, m.tensor([[0], [2]]), 5.0), lambda m, x: m.stack([x, x], 1),
     lambda m, x: x.prod(), lambda m, x: x.amax(1), lambda m, x: x.amin(), lambda m, x: m.max(x),
     lambda m, x: m.min(x), lambda m, x: m.max(x, 1)[0], lambda m, x: m.min(x, 0)[0],
     lambda m, x: x.norm(), lambda m, x: x.norm(1, 1), lambda m, x: x.norm(INF), lambda m, x: x.norm(3, 0),
