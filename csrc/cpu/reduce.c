@@ -391,43 +391,41 @@ extremum_init(mt_dtype dt, bool lowest)
     }
 }
 
+/* max or min (is_max) over dims, keeping the input's dtype. */
 static mt_status
-extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max)
+extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max,
+         const mt_intlist *dims, bool keepdim)
 {
     mt_dtype dt = a->t[0]->dtype;
     reduction r = {name, loops, dt, dt, extremum_init(dt, is_max), true, {0}};
-    return run(a, &a->l[0], a->b[0], &r, dt, NULL, false);
+    return run(a, dims, keepdim, &r, dt, NULL, false);
 }
 
 mt_status
 mt_cpu_amax(mt_args *a)
 {
-    return extremum(a, "amax", amax_loops, true);
+    return extremum(a, "amax", amax_loops, true, &a->l[0], a->b[0]);
 }
 
 mt_status
 mt_cpu_amin(mt_args *a)
 {
-    return extremum(a, "amin", amin_loops, false);
+    return extremum(a, "amin", amin_loops, false, &a->l[0], a->b[0]);
 }
+
+static const mt_intlist all_dims = {.n = 0, .none = true};
 
 // self (any shape, no dims); out = the largest element (0-dim)
 mt_status
 mt_cpu_max(mt_args *a)
 {
-    mt_dtype dt = a->t[0]->dtype;
-    reduction r = {"max", amax_loops, dt, dt, extremum_init(dt, true), true, {0}};
-    mt_intlist all = {.n = 0, .none = true};
-    return run(a, &all, false, &r, dt, NULL, false);
+    return extremum(a, "max", amax_loops, true, &all_dims, false);
 }
 
 mt_status
 mt_cpu_min(mt_args *a)
 {
-    mt_dtype dt = a->t[0]->dtype;
-    reduction r = {"min", amin_loops, dt, dt, extremum_init(dt, false), true, {0}};
-    mt_intlist all = {.n = 0, .none = true};
-    return run(a, &all, false, &r, dt, NULL, false);
+    return extremum(a, "min", amin_loops, false, &all_dims, false);
 }
 
 static mt_status
