@@ -163,17 +163,11 @@ first_tap(int64_t start, int64_t dil)
     return start >= 0 ? start : start + (-start + dil - 1) / dil * dil;
 }
 
-/* min(a, b) and max(a, b) */
+/* min(a, b) */
 static int64_t
 lo(int64_t a, int64_t b)
 {
     return a < b ? a : b;
-}
-
-static int64_t
-hi(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
 }
 
 // x (H, W), out (OH, OW), idx (OH, OW) int64 flat h*W+w, or NULL.
@@ -232,17 +226,9 @@ hi(int64_t a, int64_t b)
         T *out = (T *)ov;                                                                          \
         for (int64_t oh = 0; oh < g->oh; oh++) {                                                   \
             for (int64_t ow = 0; ow < g->ow; ow++) {                                               \
-                int64_t h0 = oh * g->sh - g->ph, h1 = lo(h0 + g->kh, g->h + g->ph);                \
-                int64_t w0 = ow * g->sw - g->pw, w1 = lo(w0 + g->kw, g->w + g->pw);                \
-                int64_t pool_size = (h1 - h0) * (w1 - w0);                                         \
-                h0 = hi(h0, 0);                                                                    \
-                w0 = hi(w0, 0);                                                                    \
-                h1 = lo(h1, g->h);                                                                 \
-                w1 = lo(w1, g->w);                                                                 \
+                int64_t h0, h1, w0, w1;                                                            \
+                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1);          \
                 ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                            \
-                int64_t divide = g->has_divisor         ? g->divisor                               \
-                                 : g->count_include_pad ? pool_size                                \
-                                                        : (h1 - h0) * (w1 - w0);                   \
                 /* a window of padding only is 0 (its divisor may be too) */                       \
                 *out++ = h0 < h1 && w0 < w1 ? (T)(sum / (ACC)divide) : 0;                          \
             }                                                                                      \
@@ -258,9 +244,10 @@ hi(int64_t a, int64_t b)
         const T *x = (const T *)xv;                                                                \
         T *out = (T *)ov;                                                                          \
         for (int64_t oh = 0; oh < g->oh; oh++) {                                                   \
-            int64_t h0 = oh * g->h / g->oh, h1 = ((oh + 1) * g->h + g->oh - 1) / g->oh;            \
+            int64_t h0, h1, w0, w1;                                                                \
+            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                                         \
             for (int64_t ow = 0; ow < g->ow; ow++) {                                               \
-                int64_t w0 = ow * g->w / g->ow, w1 = ((ow + 1) * g->w + g->ow - 1) / g->ow;        \
+                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                                     \
                 ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                            \
                 *out++ = (T)(sum / (ACC)(h1 - h0) / (ACC)(w1 - w0));                               \
             }                                                                                      \

@@ -69,21 +69,11 @@ typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, con
         T *gx = (T *)xv;                                                                    \
         for (int64_t oh = 0; oh < g->oh; oh++) {                                            \
             for (int64_t ow = 0; ow < g->ow; ow++) {                                        \
-                int64_t h0 = oh * g->sh - g->ph, h1 = h0 + g->kh;                           \
-                int64_t w0 = ow * g->sw - g->pw, w1 = w0 + g->kw;                           \
-                h1 = h1 < g->h + g->ph ? h1 : g->h + g->ph;                                 \
-                w1 = w1 < g->w + g->pw ? w1 : g->w + g->pw;                                 \
-                int64_t pool_size = (h1 - h0) * (w1 - w0);                                  \
-                h0 = h0 > 0 ? h0 : 0;                                                       \
-                w0 = w0 > 0 ? w0 : 0;                                                       \
-                h1 = h1 < g->h ? h1 : g->h;                                                 \
-                w1 = w1 < g->w ? w1 : g->w;                                                 \
+                int64_t h0, h1, w0, w1;                                                     \
+                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1);   \
                 if (h0 >= h1 || w0 >= w1) {                                                 \
                     continue;                                                               \
                 }                                                                           \
-                int64_t divide = g->has_divisor         ? g->divisor                        \
-                                 : g->count_include_pad ? pool_size                         \
-                                                        : (h1 - h0) * (w1 - w0);            \
                 const T v = grad[oh * g->ow + ow] / (T)divide;                              \
                 for (int64_t ih = h0; ih < h1; ih++) {                                      \
                     for (int64_t iw = w0; iw < w1; iw++) {                                  \
@@ -104,9 +94,10 @@ typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, con
         const T *grad = (const T *)gv;                                                      \
         T *gx = (T *)xv;                                                                    \
         for (int64_t oh = 0; oh < g->oh; oh++) {                                            \
-            int64_t h0 = oh * g->h / g->oh, h1 = ((oh + 1) * g->h + g->oh - 1) / g->oh;     \
+            int64_t h0, h1, w0, w1;                                                         \
+            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                                  \
             for (int64_t ow = 0; ow < g->ow; ow++) {                                        \
-                int64_t w0 = ow * g->w / g->ow, w1 = ((ow + 1) * g->w + g->ow - 1) / g->ow; \
+                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                              \
                 const T v = grad[oh * g->ow + ow] / (T)(h1 - h0) / (T)(w1 - w0);            \
                 for (int64_t ih = h0; ih < h1; ih++) {                                      \
                     for (int64_t iw = w0; iw < w1; iw++) {                                  \
