@@ -157,3 +157,14 @@ if hasattr(Tensor, "normal_"):
         return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
 
     __all__ += ["normal_", "xavier_normal_", "kaiming_normal_"]
+
+
+def _reset_weight_and_bias(weight, bias) -> None:
+    """Linear's and Conv's default initialisation (PyTorch's reset_parameters): weight from
+    kaiming_uniform_ with a=sqrt(5), which makes its bound exactly 1/sqrt(fan_in), and bias from
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -6,7 +6,6 @@ fan_in = in_channels // groups * kH * kW, and the same bound for the bias.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Tuple, Union
 
 import minitorch
@@ -81,12 +80,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # a=sqrt(5) makes the gain sqrt(1/3), so the weight's bound is exactly 1/sqrt(fan_in).
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._reset_weight_and_bias(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

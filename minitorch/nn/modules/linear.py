@@ -6,7 +6,6 @@ and the same bound for the bias. The product itself is one call, F.linear.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import minitorch
@@ -50,12 +49,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # a=sqrt(5) makes the gain sqrt(1/3), so the weight's bound is exactly 1/sqrt(fan_in).
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
