@@ -166,41 +166,9 @@ binary(mt_args *a, binop op, bool inplace)
     return run(a, op, 2, dt, alpha, inplace);
 }
 
-mt_status
-mt_cpu_add(mt_args *a)
-{
-    return binary(a, OP_ADD, false);
-}
-
-mt_status
-mt_cpu_add_(mt_args *a)
-{
-    return binary(a, OP_ADD, true);
-}
-
-mt_status
-mt_cpu_sub(mt_args *a)
-{
-    return binary(a, OP_SUB, false);
-}
-
-mt_status
-mt_cpu_sub_(mt_args *a)
-{
-    return binary(a, OP_SUB, true);
-}
-
-mt_status
-mt_cpu_mul(mt_args *a)
-{
-    return binary(a, OP_MUL, false);
-}
-
-mt_status
-mt_cpu_mul_(mt_args *a)
-{
-    return binary(a, OP_MUL, true);
-}
+MT_CPU_KERNELS(add, binary, OP_ADD)
+MT_CPU_KERNELS(sub, binary, OP_SUB)
+MT_CPU_KERNELS(mul, binary, OP_MUL)
 
 mt_status
 mt_cpu_div(mt_args *a)
@@ -214,18 +182,7 @@ mt_cpu_div_(mt_args *a)
     return a->str[0] ? mt_cpu_div_rounding(a, true) : binary(a, OP_DIV, true);
 }
 
-mt_status
-mt_cpu_true_divide(mt_args *a)
-{
-    return binary(a, OP_DIV, false);
-}
-
-mt_status
-mt_cpu_true_divide_(mt_args *a)
-{
-    return binary(a, OP_DIV, true);
-}
-
+MT_CPU_KERNELS(true_divide, binary, OP_DIV)
 
 static mt_status
 neg(mt_args *a, bool inplace)
@@ -250,7 +207,6 @@ mt_cpu_neg_(mt_args *a)
     return neg(a, true);
 }
 
-
 // self (any shape); out = max(self, min) or min(self, max), NaN-propagating
 static mt_status
 clamp_bound(mt_args *a, binop op, bool inplace)
@@ -263,27 +219,5 @@ clamp_bound(mt_args *a, binop op, bool inplace)
     return run(a, op, 1, dt, a->s[0], inplace);
 }
 
-mt_status
-mt_cpu_clamp_min(mt_args *a)
-{
-    return clamp_bound(a, OP_CLAMP_MIN, false);
-}
-
-mt_status
-mt_cpu_clamp_min_(mt_args *a)
-{
-    return clamp_bound(a, OP_CLAMP_MIN, true);
-}
-
-mt_status
-mt_cpu_clamp_max(mt_args *a)
-{
-    return clamp_bound(a, OP_CLAMP_MAX, false);
-}
-
-mt_status
-mt_cpu_clamp_max_(mt_args *a)
-{
-    return clamp_bound(a, OP_CLAMP_MAX, true);
-}
-
+MT_CPU_KERNELS(clamp_min, clamp_bound, OP_CLAMP_MIN)
+MT_CPU_KERNELS(clamp_max, clamp_bound, OP_CLAMP_MAX)
