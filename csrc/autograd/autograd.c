@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
-#include "autograd/formulas_math.h"
 #include "ops/ops.h"
 
 static const mt_formula *formulas[MT_NUM_OPS];
@@ -18,6 +17,14 @@ void
 mt_autograd_set_formula(mt_op op, const mt_formula *f)
 {
     formulas[op] = f;
+}
+
+static mt_overload_name_fn overload_names[MT_NUM_OPS];
+
+void
+mt_autograd_set_overload_name(mt_op op, mt_overload_name_fn fn)
+{
+    overload_names[op] = fn;
 }
 
 const mt_formula *
@@ -258,20 +265,11 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     if (n == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
     }
-    if ((op == MT_OP_sum || op == MT_OP_mean) && (a->l[0].none || a->l[0].n == 0)) {
-        n->name = op == MT_OP_sum ? "SumBackward0" : "MeanBackward0"; /* PyTorch's overload */
-    }
-    /* PyTorch's overloads of one op record differently numbered nodes */
-    if (op == MT_OP_prod && !(a->i_none & 1u)) {
-        n->name = "ProdBackward1"; /* prod(dim) */
-    } else if (op == MT_OP_squeeze && !a->l[0].none) {
-        n->name = a->l[0].n == 1 ? "SqueezeBackward1" : "SqueezeBackward2"; /* (dim), (dims) */
-    } else if (op == MT_OP_scatter && a->t[2] && a->t[2]->is_wrapped_number) {
-        n->name = "ScatterBackward1"; /* scatter(..., value) */
-    }
-    const char *overload = mt_autograd_math_node_name(op, a); /* pow(Tensor, Tensor): PowBackward1 */
-    if (overload) {
-        n->name = overload;
+    if (overload_names[op]) {
+        const char *name = overload_names[op](op, a); /* pow(2, x): PowBackward2 */
+        if (name) {
+            n->name = name;
+        }
     }
     mt_status st = MT_OK;
     int e = 0;

@@ -89,6 +89,10 @@ void mt_node_release(mt_node *n);
  * differentiable ops without); called once at import. */
 void mt_autograd_init(void);
 void mt_autograd_set_formula(mt_op op, const mt_formula *f);
+/* PyTorch names the node of one op differently by overload (pow(2, x) is PowBackward2, sum()
+ * SumBackward0 but sum(dim) SumBackward1): fn gives the name for a call, or NULL for the row's. */
+typedef const char *(*mt_overload_name_fn)(mt_op op, const mt_args *a);
+void mt_autograd_set_overload_name(mt_op op, mt_overload_name_fn fn);
 /* The formula op records (NULL: none; the refusing "NotImplemented" one for a differentiable
  * op without a formula). */
 const mt_formula *mt_autograd_formula(mt_op op);

@@ -404,6 +404,26 @@ G(stack_backward)
     return st;
 }
 
+/* The overloads of the ops in this file that PyTorch numbers apart. */
+static const char *
+overload_name(mt_op op, const mt_args *a)
+{
+    switch (op) {
+    case MT_OP_sum:
+        return a->l[0].none || a->l[0].n == 0 ? "SumBackward0" : NULL;
+    case MT_OP_mean:
+        return a->l[0].none || a->l[0].n == 0 ? "MeanBackward0" : NULL;
+    case MT_OP_squeeze: /* squeeze(dim), squeeze(dims) */
+        return a->l[0].none ? NULL : a->l[0].n == 1 ? "SqueezeBackward1" : "SqueezeBackward2";
+    case MT_OP_prod: /* prod(dim) */
+        return a->i_none & 1u ? NULL : "ProdBackward1";
+    case MT_OP_scatter: /* scatter(..., value) */
+        return a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1" : NULL;
+    default:
+        return NULL;
+    }
+}
+
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
@@ -459,6 +479,11 @@ mt_autograd_register_formulas(void)
     ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
     static const mt_formula f_stack = {"StackBackward0", stack_backward, 0, true, 0, false, false};
     mt_autograd_set_formula(MT_OP_stack, &f_stack); /* composite, but PyTorch names its node */
+    static const mt_op numbered[] = {MT_OP_sum, MT_OP_mean, MT_OP_squeeze, MT_OP_prod,
+                                     MT_OP_scatter};
+    for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
+        mt_autograd_set_overload_name(numbered[k], overload_name);
+    }
     mt_autograd_register_math();
     mt_autograd_register_nn();
     mt_autograd_register_shape();

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
-#include "autograd/formulas_math.h"
 #include "ops/ops.h"
 
 #include "autograd/formula_macros.h"
@@ -576,8 +575,9 @@ is_number(const mt_tensor *t)
     return t != NULL && t->is_wrapped_number;
 }
 
-const char *
-mt_autograd_math_node_name(mt_op op, const mt_args *a)
+/* The overloads PyTorch numbers apart (pow(Tensor, Tensor): PowBackward1 ...). */
+static const char *
+overload_name(mt_op op, const mt_args *a)
 {
     switch (op) {
     case MT_OP_pow:
@@ -649,4 +649,11 @@ mt_autograd_register_math(void)
     ROWS(masked_fill, "MaskedFillBackward0", masked_fill_backward, 0x5, 0x2, false);
     ROW(baddbmm, "BaddbmmBackward0", baddbmm_backward, 0x7, 0x6, false);
     ROW(addmv, "AddmvBackward0", addmv_backward, 0x7, 0x6, false);
+    static const mt_op numbered[] = {MT_OP_pow,  MT_OP_pow_,  MT_OP_div,       MT_OP_div_,
+                                     MT_OP_remainder, MT_OP_remainder_, MT_OP_fmod,
+                                     MT_OP_fmod_, MT_OP_clamp, MT_OP_clamp_,
+                                     MT_OP_masked_fill, MT_OP_masked_fill_};
+    for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
+        mt_autograd_set_overload_name(numbered[k], overload_name);
+    }
 }
