@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "autograd/autograd.h"
 #include "cpu/random.h"
 
 static PyObject *
@@ -133,6 +134,17 @@ py_cpu_allocator_stats(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+py_live_objects(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    int64_t tensors, storages;
+    mt_live_counts(&tensors, &storages);
+    return Py_BuildValue("{s:L,s:L,s:L}", "tensors", (long long)tensors, "storages",
+                         (long long)storages, "nodes", (long long)mt_live_nodes());
+}
+
+static PyObject *
 py_set_alloc_poison(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -158,6 +170,8 @@ static PyMethodDef module_methods[] = {
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
+    {"_live_objects", py_live_objects, METH_NOARGS,
+     "How many C tensor, storage and autograd node structs are alive (for leak tests)."},
     {"_set_alloc_poison", py_set_alloc_poison, METH_O,
      "Fill new CPU allocations with 0xff bytes, so a kernel that skips an element is caught."},
     {NULL, NULL, 0, NULL},

@@ -12,6 +12,13 @@
 
 static const mt_formula *formulas[MT_NUM_OPS];
 static atomic_ullong next_sequence_nr;
+static atomic_llong live_nodes; /* for leak tests */
+
+int64_t
+mt_live_nodes(void)
+{
+    return atomic_load_explicit(&live_nodes, memory_order_relaxed);
+}
 
 void
 mt_autograd_set_formula(mt_op op, const mt_formula *f)
@@ -58,6 +65,7 @@ free_node(mt_node *n)
     free(n->edges);
     free(n->in_meta);
     free(n);
+    atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
 }
 
 void
@@ -112,6 +120,7 @@ new_node(const mt_formula *f, const char *name, int nedges)
         return NULL;
     }
     atomic_init(&n->refcount, 1);
+    atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
     n->formula = f;
     n->name = name;
     n->nedges = nedges;

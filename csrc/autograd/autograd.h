@@ -84,6 +84,8 @@ mt_node_retain(mt_node *n)
     return n;
 }
 void mt_node_release(mt_node *n);
+/* The number of autograd nodes now alive (for leak tests). */
+int64_t mt_live_nodes(void);
 
 /* Registers the Autograd kernel of every op with a formula (and a refusing one for the
  * differentiable ops without); called once at import. */

@@ -7,6 +7,16 @@
 #include "core/tensor.h"
 #include "ops/ops.h" /* item() of a device tensor copies it to the host */
 
+/* How many tensor and storage structs exist: the leak tests check they return to zero. */
+static atomic_llong live_tensors, live_storages;
+
+void
+mt_live_counts(int64_t *tensors, int64_t *storages)
+{
+    *tensors = atomic_load_explicit(&live_tensors, memory_order_relaxed);
+    *storages = atomic_load_explicit(&live_storages, memory_order_relaxed);
+}
+
 mt_status
 mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out)
 {
@@ -38,6 +48,7 @@ mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocato
                        sizeof(*s));
     }
     atomic_init(&s->refcount, 1);
+    atomic_fetch_add_explicit(&live_storages, 1, memory_order_relaxed);
     s->data = data;
     s->nbytes = nbytes;
     s->allocator = allocator;
@@ -62,6 +73,7 @@ mt_storage_release(mt_storage *s)
     }
     s->allocator->free(s->allocator, s->data, s->nbytes, s->ctx);
     free(s);
+    atomic_fetch_sub_explicit(&live_storages, 1, memory_order_relaxed);
 }
 
 static mt_status
@@ -75,6 +87,7 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
                        sizeof(*t));
     }
     atomic_init(&t->refcount, 1);
+    atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
     t->storage = storage;
     t->offset = offset;
     t->ndim = ndim;
@@ -224,6 +237,7 @@ mt_tensor_release(mt_tensor *t)
     }
     mt_storage_release(t->storage);
     free(t);
+    atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
 }
 
 void

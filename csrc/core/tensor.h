@@ -84,6 +84,8 @@ void mt_tensor_release(mt_tensor *t);
 void mt_autograd_forget(mt_tensor *t);
 /* Releases *t if set and clears it. */
 void mt_tensor_clear(mt_tensor **t);
+/* The number of tensor and storage structs now alive (for leak tests). */
+void mt_live_counts(int64_t *tensors, int64_t *storages);
 
 int64_t mt_numel(int ndim, const int64_t *sizes);
 static inline int64_t
