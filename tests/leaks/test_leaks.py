@@ -4,8 +4,9 @@ live bytes and the counts of C tensors, storages and autograd nodes are back whe
 after a warm-up. One leaked 32-byte block per step would be 3 MB of live bytes here.
 
 The sanitizer run (MINITORCH_SANITIZE_RUN=1, set by `make test-sanitize`) does fewer steps, as
-ASan makes each one several times slower and LeakSanitizer sees any leaked block anyway;
-MINITORCH_LEAK_STEPS overrides the count."""
+ASan makes each one several times slower and LeakSanitizer sees any leaked block anyway, and it
+skips the resident-memory check: ASan's quarantine keeps freed blocks (up to 256 MB) out of reuse,
+so the RSS grows there without a leak. MINITORCH_LEAK_STEPS overrides the count."""
 import os
 import time
 
@@ -13,7 +14,7 @@ import minitorch
 from minitorch import nn
 
 _SANITIZED = os.environ.get("MINITORCH_SANITIZE_RUN") == "1"
-STEPS = int(os.environ.get("MINITORCH_LEAK_STEPS", 10_000 if _SANITIZED else 100_000))
+STEPS = int(os.environ.get("MINITORCH_LEAK_STEPS", 20_000 if _SANITIZED else 100_000))
 WARMUP = 2_000
 # Resident memory may move a little (the interpreter's free lists, pages glibc keeps); a leak of
 # even 8 bytes a step would move it by 800 kB over 100,000 steps, and live bytes catch less.
@@ -66,7 +67,8 @@ def test_training_loop_returns_to_its_starting_memory(capsys):
     assert end["live_bytes"] == start["live_bytes"]
     assert (end["tensors"], end["storages"], end["nodes"]) == (
         start["tensors"], start["storages"], start["nodes"])
-    assert end["rss"] - start["rss"] <= RSS_TOLERANCE, (start, end)
+    if not _SANITIZED:
+        assert end["rss"] - start["rss"] <= RSS_TOLERANCE, (start, end)
 
 
 def test_a_dropped_model_frees_everything():
