@@ -30,8 +30,10 @@ build:
 ## caller, so tests/lsan.supp can drop the interpreter's and libraries' own leaks by that caller
 ## while a block allocated by _C itself still fails the run (a deeper stack reaches Python's
 ## frames and would be suppressed). For a longer stack of a reported leak, rerun its test with
-## malloc_context_size=30 and without the suppressions.
-SANITIZE_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+## malloc_context_size=30 and without the suppressions. PYTHONMALLOC=malloc puts Python's objects
+## on the heap LeakSanitizer scans: in pymalloc's arenas, a tensor that a live Python object still
+## holds at exit would look leaked.
+SANITIZE_ENV = PYTHONMALLOC=malloc LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:abort_on_error=1:allocator_may_return_null=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
