@@ -19,5 +19,6 @@ def test_valgrind_finds_no_definite_leak_from_our_code(capsys):
     r = subprocess.run(["bash", str(SCRIPT), sys.executable], capture_output=True, text=True,
                        timeout=600)
     with capsys.disabled():
-        print("\n" + r.stdout.strip().splitlines()[0] if r.stdout.strip() else r.stderr[-2000:])
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("valgrind:")]
+        print("\n" + (lines[0] if lines else r.stderr[-2000:]))
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]
