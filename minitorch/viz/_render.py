@@ -4,11 +4,13 @@ The layout needs no Graphviz: nodes go on layers by longest path from the source
 each layer by the mean position of their predecessors (two sweeps), and edges are straight arrows
 labelled with the tensor's shape. Module groups are boxes around the nodes they ran, outer boxes
 padded more than inner ones. With `dot` installed, to_svg(use_dot=True) lets Graphviz draw it.
+The HTML is the SVG with a small script scoped to its own <div>, so a notebook page can hold several.
 """
 from __future__ import annotations
 
 import shutil
 import subprocess
+import uuid
 from typing import Dict, List, Tuple
 from xml.sax.saxutils import escape, quoteattr
 
@@ -173,34 +175,42 @@ def to_svg(g, use_dot: bool = False) -> str:
 
 
 _SCRIPT = """
-document.querySelectorAll('g.module').forEach(function (m) {
-  m.style.cursor = 'pointer';
-  m.addEventListener('click', function (ev) {
-    ev.stopPropagation();
-    var closed = m.classList.toggle('collapsed');
-    m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
-    m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
-    document.querySelectorAll('.in-' + m.id).forEach(function (el) {
-      var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
-      n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
-      el.dataset.hiddenBy = n.join(' ');
-      el.style.display = n.length ? 'none' : '';
+(function (root) {
+  var info = root.querySelector('.mt-info');
+  root.querySelectorAll('g.module').forEach(function (m) {
+    m.style.cursor = 'pointer';
+    m.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      var closed = m.classList.toggle('collapsed');
+      m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
+      m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
+      root.querySelectorAll('.in-' + m.id).forEach(function (el) {
+        var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
+        n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
+        el.dataset.hiddenBy = n.join(' ');
+        el.style.display = n.length ? 'none' : '';
+      });
     });
   });
-});
-var info = document.getElementById('info');
-document.querySelectorAll('g.edge').forEach(function (e) {
-  e.addEventListener('mouseenter', function () { info.textContent = 'tensor ' + e.dataset.shape; });
-  e.addEventListener('mouseleave', function () { info.textContent = ''; });
-});
+  root.querySelectorAll('g.edge').forEach(function (e) {
+    e.addEventListener('mouseenter', function () { info.textContent = 'tensor ' + e.dataset.shape; });
+    e.addEventListener('mouseleave', function () { info.textContent = ''; });
+  });
+})(document.getElementById(ROOT));
 """
+
+
+def to_html_fragment(g, root: str = "") -> str:
+    """The graph as a <div> with its own script, scoped to that div: several can share a page (Jupyter)."""
+    root = root or f"mtviz-{uuid.uuid4().hex[:12]}"  # unique even across kernel restarts in one page
+    return (f'<div id="{root}" class="mt-graph"><style>#{root} .mt-info{{height:1.4em;color:#333;'
+            f'font-family:Helvetica,Arial,sans-serif}}#{root} g.edge:hover line{{stroke:#d62728}}</style>'
+            f'<div class="mt-info"></div>\n{to_svg(g)}<script>{_SCRIPT.replace("ROOT", repr(root))}</script></div>\n')
 
 
 def to_html(g) -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{escape(g.title or 'graph')}</title>"
-            "<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px}"
-            "#info{height:1.4em;color:#333}g.edge:hover line{stroke:#d62728}</style></head>\n<body>"
+            "<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px}</style></head>\n<body>"
             f"<h3>{escape(g.title)}</h3><p>Click a module box to collapse or expand it; hover an edge "
-            "for its tensor.</p><div id=\"info\"></div>\n" + to_svg(g) +
-            f"<script>{_SCRIPT}</script>\n</body></html>\n")
+            "for its tensor.</p>\n" + to_html_fragment(g, "graph") + "</body></html>\n")

@@ -24,18 +24,22 @@ ARTIFACTS = Path(os.environ.get("MINITORCH_TEST_ARTIFACTS") or Path(__file__).re
 
 _PROBE = """<script>
 window.addEventListener('load', function () {
-  function shown(id) { var e = document.getElementById(id); return getComputedStyle(e).display !== 'none'; }
-  var box = Array.prototype.find.call(document.querySelectorAll('g.module'),
+  var roots = document.querySelectorAll('div.mt-graph'), root = roots[roots.length - 1];
+  function shown(id, r) {
+    return getComputedStyle((r || root).querySelector('[id="' + id + '"]')).display !== 'none';
+  }
+  var box = Array.prototype.find.call(root.querySelectorAll('g.module'),
                                       function (m) { return m.dataset.name === '0: Linear'; });
   var state = {before: [shown('LINEAR'), shown('RELU')]};
   box.dispatchEvent(new MouseEvent('click', {bubbles: true}));
   state.collapsed = [shown('LINEAR'), shown('RELU'), box.classList.contains('collapsed')];
+  state.others = Array.prototype.map.call(roots, function (r) { return shown('LINEAR', r); });
   if (location.hash !== '#collapse') {
     box.dispatchEvent(new MouseEvent('click', {bubbles: true}));
   }
   state.expanded = [shown('LINEAR'), shown('RELU'), box.classList.contains('collapsed')];
-  document.querySelector('g.edge').dispatchEvent(new MouseEvent('mouseenter'));
-  state.hover = document.getElementById('info').textContent;
+  root.querySelector('g.edge').dispatchEvent(new MouseEvent('mouseenter'));
+  state.hover = root.querySelector('.mt-info').textContent;
   var out = document.createElement('pre');
   out.id = 'probe';
   out.textContent = JSON.stringify(state);
@@ -96,6 +100,9 @@ def page(tmp_path_factory):
     path = tmp_path_factory.mktemp("graph") / "seed_graph.html"
     graph.save(str(path))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    # a notebook's page: two graphs' _repr_html_ side by side, each with its own scoped script
+    both = path.with_name("notebook.html")
+    both.write_text(f"<!DOCTYPE html><html><body>{graph._repr_html_()}{graph._repr_html_()}</body></html>")
     return path, ops[("", "0")], ops[("", "1")]
 
 
@@ -118,18 +125,30 @@ def test_graph_is_visible_in_a_screenshot(page):
         assert counts.get(rgb, 0) > 200, f"no {name} box in the screenshot"
 
 
+def probe(page, linear, relu, suffix=""):
+    """The state the probe script recorded after clicking Linear 0's box (in the page's last graph)."""
+    out = page.with_name("probe_" + page.name)
+    script = _PROBE.replace("LINEAR", linear).replace("RELU", relu)  # the ops of Linear 0 and of ReLU
+    out.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
+    dom = chromium("--virtual-time-budget=2000", "--dump-dom", out.as_uri() + suffix).stdout
+    return out, json.loads(dom.split('<pre id="probe">')[1].split("</pre>")[0].replace("&quot;", '"'))
+
+
 def test_click_on_a_module_collapses_and_expands_it(page):
     page, linear, relu = page
-    probe = page.with_name("probe.html")
-    script = _PROBE.replace("LINEAR", linear).replace("RELU", relu)  # the ops of Linear 0 and of ReLU
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
-    dom = chromium("--virtual-time-budget=2000", "--dump-dom", probe.as_uri()).stdout
-    state = json.loads(dom.split('<pre id="probe">')[1].split("</pre>")[0].replace("&quot;", '"'))
+    out, state = probe(page, linear, relu)
     assert state["before"] == [True, True]
     assert state["collapsed"] == [False, True, True]  # Linear 0's op hidden, ReLU's still shown
     assert state["expanded"] == [True, True, False]
     assert state["hover"] == "tensor (1, 4) float32 cpu"
     shot = ARTIFACTS / "seed_graph_collapsed.png"
     shot.unlink(missing_ok=True)
-    chromium(f"--screenshot={shot}", probe.as_uri() + "#collapse")
+    chromium(f"--screenshot={shot}", out.as_uri() + "#collapse")
     assert shot.stat().st_size > 1000
+
+
+def test_graphs_in_one_notebook_page_are_independent(page):
+    page, linear, relu = page
+    _, state = probe(page.with_name("notebook.html"), linear, relu)
+    assert state["collapsed"] == [False, True, True] and state["others"] == [True, False]
+    assert state["expanded"] == [True, True, False] and state["hover"] == "tensor (1, 4) float32 cpu"

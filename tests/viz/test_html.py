@@ -117,3 +117,15 @@ def test_journey_and_key_averages_tables():
         assert {r[0]: int(r[-1]) for r in table[1:]}["Op::addmm"] == 2
         assert q.blocks[-1].startswith("Self CPU time total:")
     assert q.blocks[0] == "seed"
+
+
+def test_graph_html_in_a_notebook_is_a_scoped_fragment():
+    model, x = seed()
+    g = minitorch.viz.trace(model, x)
+    first, second = g._repr_html_(), g._repr_html_()
+    for html in (first, second):
+        p = Tables(html)  # well-formed
+        assert html.startswith('<div id="mtviz-') and "<html" not in html and html.count("<script>") == 1
+        root = html.split('"')[1]
+        assert f"document.getElementById('{root}')" in html and "document.querySelectorAll" not in html
+    assert first.split('"')[1] != second.split('"')[1]  # two outputs of one page never share an id
