@@ -24,6 +24,11 @@ class Tensor(_C.TensorBase):
 
     __str__ = __repr__
 
+    def _repr_html_(self) -> str:
+        from ._html import tensor_html  # Jupyter: values as a table when small, else a summary
+
+        return tensor_html(self)
+
     def __format__(self, spec: str) -> str:
         if self.dim() == 0:
             return self.item().__format__(spec)

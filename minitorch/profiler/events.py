@@ -197,13 +197,17 @@ class EventList(list):
     def table(self, sort_by: Optional[str] = None, row_limit: int = 100, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: Optional[str] = None,
               top_level_events_only: bool = False) -> str:
+        from .._html import Table  # a str that notebooks show as an HTML table
         from .table import build_table
 
-        return build_table(self, sort_by, row_limit, max_name_column_width, max_shapes_column_width, header,
-                           self.profile_memory, self.use_device)
+        return Table(build_table(self, sort_by, row_limit, max_name_column_width, max_shapes_column_width, header,
+                                 self.profile_memory, self.use_device))
 
     def __str__(self) -> str:
-        return self.table()
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
     @property
     def self_cpu_time_total(self) -> float:

@@ -194,4 +194,6 @@ class profile:
     def journey(self, call: Optional[str] = None, gpu: bool = False) -> str:
         """The seed article's view: the layered table, then the tree of one call (the first top-level
         range, or the first named `call`) from the Python module down to the kernels."""
-        return journey_view(self._functions, self._memory, call, self.use_device)
+        from .._html import Journey  # a str that notebooks show as an HTML table
+
+        return Journey(journey_view(self._functions, self._memory, call, self.use_device))

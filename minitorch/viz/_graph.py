@@ -120,7 +120,8 @@ class Graph:
         return self.to_svg()
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        from minitorch.viz import _render
+        return _render.to_html_fragment(self)
 
     def __repr__(self) -> str:
         kinds: Dict[str, int] = {}

@@ -1,14 +1,18 @@
 """Drawing a Graph: Graphviz source, an SVG from our own small layered layout, and one HTML page.
 
-The layout needs no Graphviz: nodes go on layers by longest path from the sources, are ordered in
-each layer by the mean position of their predecessors (two sweeps), and edges are straight arrows
-labelled with the tensor's shape. Module groups are boxes around the nodes they ran, outer boxes
+The layout needs no Graphviz (Sugiyama's scheme, small): nodes go on layers by longest path from the
+sources, an edge that skips layers passes a dummy node in each layer it crosses, nodes are ordered
+in each layer by the mean position of their neighbours (sweeps down and up) and placed as near
+their neighbours as the order allows, and edges are polylines through their dummies, labelled with
+the tensor's shape. Module groups are boxes around the nodes they ran, outer boxes
 padded more than inner ones. With `dot` installed, to_svg(use_dot=True) lets Graphviz draw it.
+The HTML is the SVG with a small script scoped to its own <div>, so a notebook page can hold several.
 """
 from __future__ import annotations
 
 import shutil
 import subprocess
+import uuid
 from typing import Dict, List, Tuple
 from xml.sax.saxutils import escape, quoteattr
 
@@ -53,8 +57,15 @@ def to_dot(g) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _layout(g) -> Tuple[Dict[str, Tuple[float, float, float, float]], float, float]:
-    """{node id: (x, y, w, h)} (top-left corner) and the drawing's width and height."""
+Box = Tuple[float, float, float, float]  # x, y (top-left corner), width, height
+DUMMY_W = 12  # the slot an edge takes in each layer it passes through
+
+
+def _layout(g) -> Tuple[Dict[str, Box], List[List[Tuple[float, float]]], float, float]:
+    """{node id: box}, each edge's route (points from the source's bottom to the target's top) and the
+    drawing's width and height. Sugiyama's scheme: longest-path layers; an edge that skips layers gets a
+    dummy node in each layer it crosses, so the ordering makes room for it and it never runs through a
+    node's box; barycenter ordering, sweeping down and up."""
     ids = [n.id for n in g.nodes]
     preds: Dict[str, List[str]] = {i: [] for i in ids}
     succs: Dict[str, List[str]] = {i: [] for i in ids}
@@ -75,32 +86,102 @@ def _layout(g) -> Tuple[Dict[str, Tuple[float, float, float, float]], float, flo
     for i in ids:  # a parameter sits just above the op that reads it, inside that op's module box
         if not preds[i] and succs[i] and g.node(i).kind != "input":
             layer[i] = min(layer[j] for j in succs[i]) - 1
+    # the same graph with each long edge split into a chain through dummy nodes
+    up: Dict[str, List[str]] = {i: [] for i in ids}
+    down: Dict[str, List[str]] = {i: [] for i in ids}
+    chains: List[List[str]] = []
+    dummies = set()
+    for k, e in enumerate(g.edges):
+        chain = [e.src]
+        for lay in range(layer[e.src] + 1, layer[e.dst]):
+            d = f"dummy {k} {lay}"  # a space: no node id has one
+            layer[d], up[d], down[d] = lay, [], []
+            dummies.add(d)
+            chain.append(d)
+        chain.append(e.dst)
+        for a, b in zip(chain, chain[1:]):
+            up[b].append(a)
+            down[a].append(b)
+        chains.append(chain)
     nlayers = max(layer.values(), default=-1) + 1
-    layers: List[List[str]] = [[i for i in ids if layer[i] == k] for k in range(nlayers)]
+    layers: List[List[str]] = [[] for _ in range(nlayers)]
+    for i in up:  # real nodes in graph order, then dummies in edge order
+        layers[layer[i]].append(i)
     pos = {i: float(k) for lay in layers for k, i in enumerate(lay)}
-    for _ in range(2):  # barycenter ordering by the predecessors' places
-        for lay in layers[1:]:
-            lay.sort(key=lambda i: sum(pos[p] for p in preds[i]) / len(preds[i]) if preds[i] else pos[i])
+
+    def sweep(order: List[List[str]], near: Dict[str, List[str]]) -> None:
+        for lay in order:
+            lay.sort(key=lambda i: sum(pos[p] for p in near[i]) / len(near[i]) if near[i] else pos[i])
             for k, i in enumerate(lay):
                 pos[i] = float(k)
-    size = {}
+
+    for _ in range(2):
+        sweep(layers[1:], up)
+        sweep(layers[-2::-1], down)
+    sweep(layers[1:], up)
+    size = {i: (DUMMY_W, 0.0) for i in dummies}
     for n in g.nodes:
         text = n.label.split("\n")
         size[n.id] = (max(len(t) for t in text) * CHAR_W + 2 * PAD, len(text) * LINE_H + 2 * PAD)
     depth = max((len(p) for p in g.modules), default=0)
     margin = 20 + 14 * depth
-    boxes: Dict[str, Tuple[float, float, float, float]] = {}
-    widths = [sum(size[i][0] for i in lay) + GAP_X * (len(lay) - 1) for lay in layers]
-    width = max(widths, default=0) + 2 * margin
+    # x: each node as near the mean centre of its neighbours as its row's order and gaps allow,
+    # sweeping down then up, so that chains of dummies run straight and edges stay short
+    centre: Dict[str, float] = {}
+    for lay in layers:
+        x = 0.0
+        for i in lay:
+            centre[i] = x + size[i][0] / 2
+            x += size[i][0] + GAP_X
+    for _ in range(4):
+        for order, near in ((layers[1:], up), (layers[-2::-1], down)):
+            for lay in order:
+                want = [sum(centre[j] for j in near[i]) / len(near[i]) if near[i] else centre[i] for i in lay]
+                centre.update(zip(lay, _pack([size[i][0] for i in lay], want)))
+    left = min((centre[i] - size[i][0] / 2 for i in centre), default=0.0)
+    right = max((centre[i] + size[i][0] / 2 for i in centre), default=0.0)
+    width = right - left + 2 * margin
+    boxes: Dict[str, Box] = {}
     y = margin + 10
-    for lay, w in zip(layers, widths):
-        x = (width - w) / 2
+    for lay in layers:
         h = max(size[i][1] for i in lay)
         for i in lay:
-            boxes[i] = (x, y + (h - size[i][1]) / 2, size[i][0], size[i][1])
-            x += size[i][0] + GAP_X
+            x = centre[i] - size[i][0] / 2 - left + margin
+            # a dummy spans the whole row, so its edge runs straight down through it
+            boxes[i] = (x, y, DUMMY_W, h) if i in dummies else (x, y + (h - size[i][1]) / 2, *size[i])
         y += h + GAP_Y + 6 * depth
-    return boxes, width, y + margin - GAP_Y
+    routes = []
+    for chain in chains:
+        x0, y0, w0, h0 = boxes[chain[0]]
+        points = [(x0 + w0 / 2, y0 + h0)]
+        for d in chain[1:-1]:
+            x, y1, w, h = boxes[d]
+            points += [(x + w / 2, y1), (x + w / 2, y1 + h)]
+        x1, y1, w1, _ = boxes[chain[-1]]
+        routes.append(points + [(x1 + w1 / 2, y1)])
+    return {i: boxes[i] for i in ids}, routes, width, y + margin - GAP_Y
+
+
+def _pack(widths: List[float], want: List[float]) -> List[float]:
+    """Centres for boxes of these widths, kept in order GAP_X apart, as near the wanted centres as can be:
+    overlapping neighbours merge into a block placed at the mean of its members' wishes."""
+    blocks: List[List[float]] = []  # [first index, last index, left edge]
+    for k, (w, c) in enumerate(zip(widths, want)):
+        blocks.append([k, k, c - w / 2])
+        while len(blocks) > 1:
+            a, b = blocks[-2], blocks[-1]
+            if a[2] + sum(widths[a[0]:a[1] + 1]) + GAP_X * (a[1] - a[0] + 1) <= b[2]:
+                break
+            first, last = a[0], b[1]
+            offsets = [sum(widths[first:j]) + GAP_X * (j - first) for j in range(first, last + 1)]
+            lefts = [want[j] - widths[j] / 2 - off for j, off in zip(range(first, last + 1), offsets)]
+            blocks[-2:] = [[first, last, sum(lefts) / len(lefts)]]
+    out = []
+    for first, last, x in blocks:
+        for j in range(first, last + 1):
+            out.append(x + widths[j] / 2)
+            x += widths[j] + GAP_X
+    return out
 
 
 def _inside(path: Tuple[str, ...], module: Tuple[str, ...]) -> bool:
@@ -111,7 +192,7 @@ def to_svg(g, use_dot: bool = False) -> str:
     if use_dot and shutil.which("dot"):
         done = subprocess.run(["dot", "-Tsvg"], input=g.to_dot(), capture_output=True, text=True, check=True)
         return done.stdout[done.stdout.find("<svg"):]
-    boxes, width, height = _layout(g)
+    boxes, routes, width, height = _layout(g)
     mods = {n.id: n.module for n in g.nodes}
     mid = {p: f"m{k}" for k, p in enumerate(sorted(g.modules, key=len))}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -139,18 +220,16 @@ def to_svg(g, use_dot: bool = False) -> str:
                    f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="8" '
                    f'fill="#fafafa" fill-opacity="0.4" stroke="#999" stroke-dasharray="4 3"/>'
                    f'<text x="{x0 + 6:.1f}" y="{y0 + 13:.1f}" fill="#555">{escape(name)}</text></g>')
-    for e in g.edges:
-        x0, y0, w0, h0 = boxes[e.src]
-        x1, y1, w1, _ = boxes[e.dst]
-        ax, ay, bx, by = x0 + w0 / 2, y0 + h0, x1 + w1 / 2, y1
+    for e, route in zip(g.edges, routes):
         both = classes(lambda q: _inside(q, mods[e.src]) and _inside(q, mods[e.dst]))
         tip = f"{e.label} {e.dtype} {e.device}".strip() or f"{e.src} -> {e.dst}"
+        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in route)
         out.append(f'<g class="edge {both}" data-shape={quoteattr(tip)}><title>{escape(tip)}</title>'
-                   f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="#555" '
-                   f'stroke-width="1.2" marker-end="url(#arrow)"/>'
-                   f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="transparent" '
-                   f'stroke-width="8"/>')
-        if e.label:
+                   f'<polyline points="{points}" fill="none" stroke="#555" stroke-width="1.2" '
+                   f'marker-end="url(#arrow)"/>'
+                   f'<polyline points="{points}" fill="none" stroke="transparent" stroke-width="8"/>')
+        if e.label:  # beside the first segment, which leaves the source
+            (ax, ay), (bx, by) = route[0], route[1]
             out.append(f'<text x="{(ax + bx) / 2 + 4:.1f}" y="{(ay + by) / 2 + 4:.1f}" fill="#333" '
                        f'font-size="9">{escape(e.label)}</text>')
         out.append("</g>")
@@ -173,34 +252,42 @@ def to_svg(g, use_dot: bool = False) -> str:
 
 
 _SCRIPT = """
-document.querySelectorAll('g.module').forEach(function (m) {
-  m.style.cursor = 'pointer';
-  m.addEventListener('click', function (ev) {
-    ev.stopPropagation();
-    var closed = m.classList.toggle('collapsed');
-    m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
-    m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
-    document.querySelectorAll('.in-' + m.id).forEach(function (el) {
-      var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
-      n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
-      el.dataset.hiddenBy = n.join(' ');
-      el.style.display = n.length ? 'none' : '';
+(function (root) {
+  var info = root.querySelector('.mt-info');
+  root.querySelectorAll('g.module').forEach(function (m) {
+    m.style.cursor = 'pointer';
+    m.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      var closed = m.classList.toggle('collapsed');
+      m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
+      m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
+      root.querySelectorAll('.in-' + m.id).forEach(function (el) {
+        var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
+        n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
+        el.dataset.hiddenBy = n.join(' ');
+        el.style.display = n.length ? 'none' : '';
+      });
     });
   });
-});
-var info = document.getElementById('info');
-document.querySelectorAll('g.edge').forEach(function (e) {
-  e.addEventListener('mouseenter', function () { info.textContent = 'tensor ' + e.dataset.shape; });
-  e.addEventListener('mouseleave', function () { info.textContent = ''; });
-});
+  root.querySelectorAll('g.edge').forEach(function (e) {
+    e.addEventListener('mouseenter', function () { info.textContent = 'tensor ' + e.dataset.shape; });
+    e.addEventListener('mouseleave', function () { info.textContent = ''; });
+  });
+})(document.getElementById(ROOT));
 """
+
+
+def to_html_fragment(g, root: str = "") -> str:
+    """The graph as a <div> with its own script, scoped to that div: several can share a page (Jupyter)."""
+    root = root or f"mtviz-{uuid.uuid4().hex[:12]}"  # unique even across kernel restarts in one page
+    return (f'<div id="{root}" class="mt-graph"><style>#{root} .mt-info{{height:1.4em;color:#333;'
+            f'font-family:Helvetica,Arial,sans-serif}}#{root} g.edge:hover polyline:first-of-type{{stroke:#d62728}}</style>'
+            f'<div class="mt-info"></div>\n{to_svg(g)}<script>{_SCRIPT.replace("ROOT", repr(root))}</script></div>\n')
 
 
 def to_html(g) -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{escape(g.title or 'graph')}</title>"
-            "<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px}"
-            "#info{height:1.4em;color:#333}g.edge:hover line{stroke:#d62728}</style></head>\n<body>"
+            "<style>body{font-family:Helvetica,Arial,sans-serif;margin:16px}</style></head>\n<body>"
             f"<h3>{escape(g.title)}</h3><p>Click a module box to collapse or expand it; hover an edge "
-            "for its tensor.</p><div id=\"info\"></div>\n" + to_svg(g) +
-            f"<script>{_SCRIPT}</script>\n</body></html>\n")
+            "for its tensor.</p>\n" + to_html_fragment(g, "graph") + "</body></html>\n")

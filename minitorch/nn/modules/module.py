@@ -672,6 +672,11 @@ class Module:
             body = "\n  " + "\n  ".join(lines + children) + "\n"
         return self._get_name() + "(" + body + ")"
 
+    def _repr_html_(self) -> str:
+        from minitorch._html import module_html  # Jupyter: the module tree with parameter shapes
+
+        return module_html(self)
+
 
 _data_settable: Optional[bool] = None
 
