@@ -3,6 +3,7 @@
  * One kernel serves every op with a formula: it runs the op below the Autograd key with grad
  * mode off (so nothing inside records), then links the outputs to a new node. In-place ops on
  * tensors that require grad move the tensor's history to the new node. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ mt_live_nodes(void)
 {
     return atomic_load_explicit(&live_nodes, memory_order_relaxed);
 }
+/* Guards every tensor's grad_acc, a weak reference: threads without the GIL may record edges to
+ * a leaf's AccumulateGrad while another drops its last reference. */
+static pthread_mutex_t grad_acc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
 mt_autograd_set_formula(mt_op op, const mt_formula *f)
@@ -56,7 +60,11 @@ free_node(mt_node *n)
         }
     }
     if (n->variable) {
-        n->variable->grad_acc = NULL;
+        pthread_mutex_lock(&grad_acc_lock);
+        if (n->variable->grad_acc == n) { /* not already replaced by a new one */
+            n->variable->grad_acc = NULL;
+        }
+        pthread_mutex_unlock(&grad_acc_lock);
         mt_tensor_release(n->variable);
     }
     if (n->user_free) {
@@ -141,20 +149,29 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
         e->input_nr = t->output_nr;
         return MT_OK;
     }
-    if (t->grad_acc == NULL) {
-        mt_node *acc = new_node(NULL, "AccumulateGrad", 0);
-        if (acc == NULL) {
-            return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
-        }
-        acc->variable = mt_tensor_retain(t);
-        acc->nout = 1;
-        acc->out_diff[0] = true;
-        meta_of(t, &acc->out_meta[0]);
-        t->grad_acc = acc; /* borrowed; the first edge below owns it */
+    pthread_mutex_lock(&grad_acc_lock);
+    mt_node *acc = t->grad_acc;
+    /* A node whose count reached 0 is being freed: it is replaced, not revived. */
+    long count = acc ? atomic_load(&acc->refcount) : 0;
+    while (count > 0 && !atomic_compare_exchange_weak(&acc->refcount, &count, count + 1)) {
+    }
+    if (count > 0) {
         e->node = acc;
+        pthread_mutex_unlock(&grad_acc_lock);
         return MT_OK;
     }
-    e->node = mt_node_retain(t->grad_acc);
+    acc = new_node(NULL, "AccumulateGrad", 0);
+    if (acc == NULL) {
+        pthread_mutex_unlock(&grad_acc_lock);
+        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+    }
+    acc->variable = mt_tensor_retain(t);
+    acc->nout = 1;
+    acc->out_diff[0] = true;
+    meta_of(t, &acc->out_meta[0]);
+    t->grad_acc = acc; /* borrowed; the first edge below owns it */
+    e->node = acc;
+    pthread_mutex_unlock(&grad_acc_lock);
     return MT_OK;
 }
 

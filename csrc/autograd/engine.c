@@ -3,6 +3,9 @@
  *
  * Gradients are checked against what each node's input was: summed back over broadcast dims
  * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. */
+#define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
+
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,9 +336,9 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
     return st;
 }
 
-mt_status
-mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
-            bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
+static mt_status
+backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
+         bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
 {
     graph g = {.run = atomic_fetch_add(&run_ids, 1) + 1};
     mt_edge *targets = calloc(n_inputs > 0 ? (size_t)n_inputs : 1, sizeof(*targets));
@@ -424,5 +427,34 @@ mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool 
     free(targets);
     free(g.all);
     free(g.heap);
+    return st;
+}
+
+/* Runs of the engine take turns: nodes keep a run's state (buffers, dependency counts), and two
+ * threads' graphs may share nodes (the AccumulateGrad of a parameter both use). Recursive, as an
+ * autograd.Function's backward may itself call backward. Callers release the GIL first, so a
+ * waiting thread never holds what the running one needs. */
+static pthread_mutex_t engine_lock;
+static pthread_once_t engine_lock_once = PTHREAD_ONCE_INIT;
+
+static void
+init_engine_lock(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&engine_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+mt_status
+mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool retain_graph,
+            bool create_graph, int n_inputs, mt_tensor *const *inputs, mt_tensor **captured)
+{
+    pthread_once(&engine_lock_once, init_engine_lock);
+    pthread_mutex_lock(&engine_lock);
+    mt_status st = backward(n_roots, roots, grads, retain_graph, create_graph, n_inputs, inputs,
+                            captured);
+    pthread_mutex_unlock(&engine_lock);
     return st;
 }

@@ -1,6 +1,7 @@
 /* The generator of random.h and the CPU kernels uniform_, normal_, bernoulli_, random_ (the
  * kernel of randint) and randperm. */
 #include <math.h>
+#include <pthread.h>
 
 #include "cpu/iter.h"
 #include "cpu/loops.h"
@@ -10,6 +11,7 @@
 static uint64_t state[4];
 static uint64_t seed_used;
 static int seeded;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t
 splitmix64(uint64_t *x)
@@ -21,7 +23,19 @@ splitmix64(uint64_t *x)
 }
 
 void
-mt_manual_seed(uint64_t seed)
+mt_random_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void
+mt_random_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void
+seed_locked(uint64_t seed)
 {
     uint64_t x = seed;
     for (int k = 0; k < 4; k++) {
@@ -31,10 +45,21 @@ mt_manual_seed(uint64_t seed)
     seeded = 1;
 }
 
+void
+mt_manual_seed(uint64_t seed)
+{
+    pthread_mutex_lock(&lock);
+    seed_locked(seed);
+    pthread_mutex_unlock(&lock);
+}
+
 uint64_t
 mt_initial_seed(void)
 {
-    return seeded ? seed_used : MT_DEFAULT_SEED;
+    pthread_mutex_lock(&lock);
+    uint64_t s = seeded ? seed_used : MT_DEFAULT_SEED;
+    pthread_mutex_unlock(&lock);
+    return s;
 }
 
 static uint64_t
@@ -47,7 +72,7 @@ uint64_t
 mt_random_u64(void)
 {
     if (!seeded) {
-        mt_manual_seed(MT_DEFAULT_SEED);
+        seed_locked(MT_DEFAULT_SEED);
     }
     uint64_t result = rotl(state[1] * 5, 7) * 9;
     uint64_t t = state[1] << 17;
@@ -156,7 +181,9 @@ fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
     if (st) {
         return st;
     }
+    mt_random_lock();
     mt_iter_run(&it, loop, ctx);
+    mt_random_unlock();
     mt_tensor_bump_version(self);
     a->out[0] = mt_tensor_retain(self);
     return MT_OK;
@@ -286,12 +313,14 @@ mt_cpu_randperm(mt_args *a)
     for (int64_t i = 0; i < n; i++) {
         mt_store_scalar(p + i * item, dt, mt_scalar_int(i));
     }
+    mt_random_lock();
     for (int64_t i = n - 1; i > 0; i--) {
         int64_t j = (int64_t)(mt_random_u64() % (uint64_t)(i + 1));
         mt_scalar vi = mt_load_scalar(p + i * item, dt), vj = mt_load_scalar(p + j * item, dt);
         mt_store_scalar(p + i * item, dt, vj);
         mt_store_scalar(p + j * item, dt, vi);
     }
+    mt_random_unlock();
     if ((st = mt_tensor_set_requires_grad(out, a->b[0]))) {
         mt_tensor_release(out);
         return st;

@@ -1,8 +1,9 @@
 /* The random generator: xoshiro256** seeded through splitmix64.
  *
  * One generator per process, as PyTorch's default CPU generator; manual_seed resets it.
- * Values are reproducible for a seed but are not PyTorch's. Calls hold the GIL today; the
- * threads issue makes the state per thread or locked. */
+ * Values are reproducible for a seed but are not PyTorch's. Kernels may run without the GIL, so
+ * the state is locked as PyTorch's generator is: a kernel holds the lock (mt_random_lock) for all
+ * its draws, which keeps one call's values a contiguous run of the sequence. */
 #ifndef MT_CPU_RANDOM_H
 #define MT_CPU_RANDOM_H
 
@@ -13,6 +14,9 @@
 
 void mt_manual_seed(uint64_t seed);
 uint64_t mt_initial_seed(void);
+/* Around a kernel's draws; mt_random_u64 and its derivatives must be called under it. */
+void mt_random_lock(void);
+void mt_random_unlock(void);
 uint64_t mt_random_u64(void);
 /* Uniform in [0, 1) with 24 (float) or 53 (double) random bits. */
 float mt_random_float(void);

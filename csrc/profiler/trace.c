@@ -1,9 +1,14 @@
 /* Storage of profiler events: one buffer per recording thread, collected when recording stops.
  *
- * A thread's first event while on registers its buffer in a global list; its own events are
- * appended under the buffer's lock, uncontended but for the moment stop collects it. A thread
- * that exits leaves its buffer to be collected and freed by the next stop. Nothing here may fail
- * loudly: out of memory drops events and keeps the nesting balanced. */
+ * Recordings (sessions) belong to the thread that starts them: a thread inside its own profile()
+ * records into its session only, so two threads profiling at once each get exactly their own
+ * events. A thread with no session of its own records into the oldest open one, as PyTorch's
+ * profiler records the threads its profile() did not start (a worker thread of the profiled
+ * code). A thread's first event while on registers its buffer in a global list; its own events
+ * are appended under the buffer's lock, uncontended but for the moment stop collects it. A
+ * thread that exits, or moves to another session while its buffer holds events, leaves the
+ * buffer to be collected and freed by a later stop. Nothing here may fail loudly: out of memory
+ * drops events and keeps the nesting balanced. */
 #define _DEFAULT_SOURCE /* syscall */
 
 #include <pthread.h>
@@ -22,7 +27,7 @@
 #define MT_TRACE_MAX_DEPTH 64
 
 atomic_bool mt_trace_on = false;
-mt_trace_config mt_trace_cfg;
+mt_trace_config mt_trace_cfg; /* what any open session asks for: the union of their options */
 const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library",
                                                    "Runtime", "Kernel", "Mem"};
 
@@ -30,7 +35,8 @@ typedef struct thread_buf {
     pthread_mutex_t lock;
     struct thread_buf *next; /* in the global list, under list_lock */
     unsigned session;        /* the recording its events belong to */
-    bool dead;               /* its thread exited: the next stop frees it */
+    mt_trace_config cfg;     /* that recording's options */
+    bool dead;               /* its thread exited or left it: a stop frees it */
     int64_t tid;
     mt_trace_event *events; /* kept between recordings: fresh pages cost more than the events */
     int nevents, capacity;
@@ -42,7 +48,19 @@ typedef struct thread_buf {
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static thread_buf *buffers;
-static unsigned session; /* under list_lock; bumped by each start */
+static unsigned last_session; /* under list_lock; bumped by each start (0: none) */
+
+typedef struct session {
+    unsigned id;
+    mt_trace_config cfg;
+    struct session *next; /* open sessions, oldest first, under list_lock */
+} session;
+
+static session *open_sessions;
+/* The oldest open session: where threads without one of their own record (0: none). */
+static atomic_uint shared_session;
+/* The session this thread started and has not stopped (0: none). */
+static _Thread_local unsigned own_session;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static _Thread_local thread_buf *mine;
@@ -112,61 +130,92 @@ keep_text(thread_buf *b, const char *str)
     return at;
 }
 
-/* The calling thread's buffer for the current recording, registered on first use. */
+static session *
+find_session(unsigned id)
+{
+    session *x = open_sessions;
+    while (x && x->id != id) {
+        x = x->next;
+    }
+    return x;
+}
+
+/* After the open sessions changed: the shared one, the on flag, the union of options and the
+ * allocation observer (under list_lock). */
+static void
+sessions_changed(void)
+{
+    mt_trace_config any = {false, false};
+    for (session *x = open_sessions; x; x = x->next) {
+        any.record_shapes |= x->cfg.record_shapes;
+        any.profile_memory |= x->cfg.profile_memory;
+    }
+    mt_trace_cfg = any;
+    atomic_store(&shared_session, open_sessions ? open_sessions->id : 0u);
+    mt_set_alloc_observer(any.profile_memory ? mt_trace_mem : NULL);
+    atomic_store(&mt_trace_on, open_sessions != NULL);
+}
+
+static thread_buf *
+new_buffer(void)
+{
+    thread_buf *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        return NULL;
+    }
+    pthread_mutex_init(&b->lock, NULL);
+    b->tid = (int64_t)syscall(SYS_gettid);
+    pthread_once(&exit_key_once, make_exit_key);
+    pthread_setspecific(exit_key, b);
+    b->next = buffers;
+    buffers = b;
+    return b;
+}
+
+/* The calling thread's buffer for the session it records into, registered on first use; NULL
+ * when no session is open for it (one stopped between the caller's test and here). */
 static thread_buf *
 my_buffer(void)
 {
-    if (mine == NULL) {
-        thread_buf *b = calloc(1, sizeof(*b));
-        if (b == NULL) {
-            return NULL;
-        }
-        pthread_mutex_init(&b->lock, NULL);
-        b->tid = (int64_t)syscall(SYS_gettid);
-        pthread_once(&exit_key_once, make_exit_key);
-        pthread_setspecific(exit_key, b);
-        pthread_mutex_lock(&list_lock);
-        b->session = session;
-        b->next = buffers;
-        buffers = b;
-        pthread_mutex_unlock(&list_lock);
-        mine = b;
+    unsigned want = own_session ? own_session : atomic_load(&shared_session);
+    if (mine != NULL && want != 0 && mine->session == want) {
+        return mine;
     }
-    return mine;
-}
-
-void
-mt_trace_start_with(mt_trace_config cfg)
-{
     pthread_mutex_lock(&list_lock);
-    session++;
-    for (thread_buf *b = buffers; b; b = b->next) {
+    want = own_session ? own_session : atomic_load(&shared_session);
+    session *x = find_session(want);
+    thread_buf *b = mine;
+    if (x == NULL) {
+        b = NULL;
+    } else if (b != NULL && b->nevents > 0 && find_session(b->session)) {
+        /* its events belong to another open session, whose stop will collect and free it */
+        pthread_mutex_lock(&b->lock);
+        b->dead = true;
+        pthread_mutex_unlock(&b->lock);
+        mine = NULL; /* a stop may free it from now on */
+        b = new_buffer();
+    } else if (b == NULL) {
+        b = new_buffer();
+    }
+    if (b != NULL && x != NULL) {
         pthread_mutex_lock(&b->lock);
         reset(b);
-        b->session = session;
+        b->session = want;
+        b->cfg = x->cfg;
         pthread_mutex_unlock(&b->lock);
+        mine = b;
     }
-    mt_trace_cfg = cfg;
-    mt_set_alloc_observer(cfg.profile_memory ? mt_trace_mem : NULL);
-    atomic_store(&mt_trace_on, true);
     pthread_mutex_unlock(&list_lock);
+    return b;
 }
 
-void
-mt_trace_start(void)
+/* Collects session id's events into out (under list_lock); frees the buffers left to a stop. */
+static bool
+collect(unsigned id, mt_trace_recording *out)
 {
-    mt_trace_start_with((mt_trace_config){false, false});
-}
-
-int
-mt_trace_stop(mt_trace_recording *out)
-{
-    atomic_store(&mt_trace_on, false);
-    mt_set_alloc_observer(NULL);
-    pthread_mutex_lock(&list_lock);
     size_t total = 0, ntext = 1;
     for (thread_buf *b = buffers; b; b = b->next) {
-        if (b->session == session) {
+        if (b->session == id) {
             total += (size_t)b->nevents;
             ntext += (size_t)b->ntext;
         }
@@ -182,7 +231,8 @@ mt_trace_stop(mt_trace_recording *out)
     for (thread_buf **link = &buffers; *link;) {
         thread_buf *b = *link;
         pthread_mutex_lock(&b->lock);
-        if (ok && b->session == session && b->nevents) {
+        bool ours = b->session == id;
+        if (ok && ours && b->nevents) {
             for (int k = 0; k < b->nevents; k++) {
                 mt_trace_event e = b->events[k];
                 e.name_at = e.name_at >= 0 ? e.name_at + text_at : -1;
@@ -195,15 +245,76 @@ mt_trace_stop(mt_trace_recording *out)
             }
             text_at += b->ntext;
         }
-        reset(b);
+        if (ours) {
+            reset(b);
+        }
         pthread_mutex_unlock(&b->lock);
-        if (b->dead) {
+        if (b->dead && (ours || find_session(b->session) == NULL)) {
             *link = b->next;
             release(b);
         } else {
             link = &b->next;
         }
     }
+    return ok;
+}
+
+void
+mt_trace_start_with(mt_trace_config cfg)
+{
+    session *x = calloc(1, sizeof(*x));
+    pthread_mutex_lock(&list_lock);
+    if (own_session) { /* a second start in this thread replaces its recording */
+        for (session **link = &open_sessions; *link; link = &(*link)->next) {
+            if ((*link)->id == own_session) {
+                session *old = *link;
+                *link = old->next;
+                free(old);
+                break;
+            }
+        }
+        own_session = 0;
+    }
+    if (x != NULL) { /* out of memory: nothing is recorded */
+        if (++last_session == 0) {
+            last_session = 1;
+        }
+        x->id = last_session;
+        x->cfg = cfg;
+        session **link = &open_sessions;
+        while (*link) {
+            link = &(*link)->next;
+        }
+        *link = x;
+        own_session = x->id;
+    }
+    sessions_changed();
+    pthread_mutex_unlock(&list_lock);
+}
+
+void
+mt_trace_start(void)
+{
+    mt_trace_start_with((mt_trace_config){false, false});
+}
+
+int
+mt_trace_stop(mt_trace_recording *out)
+{
+    pthread_mutex_lock(&list_lock);
+    unsigned id = own_session;
+    own_session = 0;
+    for (session **link = &open_sessions; id && *link; link = &(*link)->next) {
+        if ((*link)->id == id) {
+            session *x = *link;
+            *link = x->next;
+            free(x);
+            break;
+        }
+    }
+    sessions_changed();
+    /* a thread that started nothing gets an empty recording */
+    bool ok = collect(id ? id : (unsigned)-1, out);
     pthread_mutex_unlock(&list_lock);
     if (!ok) {
         mt_trace_recording_free(out);
@@ -275,7 +386,7 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
         } else {
             e->name = name;
         }
-        if (a && mt_trace_cfg.record_shapes) {
+        if (a && b->cfg.record_shapes) {
             char shapes[256], dtypes[160];
             mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
             e->shapes_at = keep_text(b, shapes);
@@ -327,11 +438,11 @@ mt_trace_exit(void)
 void
 mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache)
 {
-    if (!atomic_load_explicit(&mt_trace_on, memory_order_relaxed) || !mt_trace_cfg.profile_memory) {
+    if (!atomic_load_explicit(&mt_trace_on, memory_order_relaxed)) {
         return;
     }
     thread_buf *b = my_buffer();
-    if (b == NULL) {
+    if (b == NULL || !b->cfg.profile_memory) {
         return;
     }
     pthread_mutex_lock(&b->lock);

@@ -1,8 +1,10 @@
 /* Profiler events: a per-thread, nested record of what ran, layer by layer.
  *
- * Recording costs one predictable branch per op when off (mt_trace_on is false). While on, each
- * thread appends to its own buffer (its first event registers it); mt_trace_stop collects every
- * thread's events. The layers are those of the journey table. No Python here: the bindings in
+ * Recording costs one predictable branch per op when off (mt_trace_on is false). A recording
+ * belongs to the thread that starts it: a thread inside its own recording records into it alone,
+ * one without records into the oldest open recording (trace.c). Each thread appends to its own
+ * buffer (its first event registers it); mt_trace_stop collects the caller's recording's events
+ * from every thread. The layers are those of the journey table. No Python here: the bindings in
  * module.c turn events into tuples, and minitorch/profiler/ builds PyTorch's views from them. */
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
@@ -55,15 +57,18 @@ typedef struct mt_trace_config {
     bool profile_memory; /* allocators report Mem::alloc / Mem::free */
 } mt_trace_config;
 
-/* Read with a plain load: every op tests it once. Set only by start and stop. */
+/* Whether any thread's recording is open. Read with a plain load: every op tests it once.
+ * Set only by start and stop. */
 extern atomic_bool mt_trace_on;
 extern mt_trace_config mt_trace_cfg;
 extern const char *const mt_layer_names[MT_NUM_LAYERS];
 
-/* Starts a recording with no shapes and no memory events (the journey's). */
+/* Starts the calling thread's recording (replacing one it had open), with no shapes and no
+ * memory events (the journey's). */
 void mt_trace_start(void);
 void mt_trace_start_with(mt_trace_config cfg);
-/* Stops recording; *out receives what was recorded (release it with mt_trace_recording_free).
+/* Stops the calling thread's recording (an empty one if it started none); *out receives what
+ * was recorded (release it with mt_trace_recording_free).
  * Returns MT_ENOMEM-like -1 when the collection ran out of memory, else 0. */
 int mt_trace_stop(mt_trace_recording *out);
 void mt_trace_recording_free(mt_trace_recording *r);

@@ -519,7 +519,7 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             goto out;
         }
     }
-    mt_status st = mt_dispatch(op, &a);
+    mt_status st = mt_py_dispatch(op, &a);
     if (st) {
         mt_py_raise(st);
         goto out;

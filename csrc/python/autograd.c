@@ -206,8 +206,12 @@ run_backward(PyObject *module, PyObject *args)
         PyErr_NoMemory();
         goto out;
     }
-    mt_status st = mt_backward((int)nr, roots, grads, retain_graph, create_graph, (int)ni,
-                               inputs, captured);
+    /* The engine is C but for autograd.Function nodes, which take the GIL back themselves. */
+    mt_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mt_backward((int)nr, roots, grads, retain_graph, create_graph, (int)ni, inputs,
+                     captured);
+    Py_END_ALLOW_THREADS
     if (st) {
         mt_py_raise(st);
         goto out;
@@ -245,16 +249,20 @@ typedef struct py_function {
     char name[64];
 } py_function;
 
+/* The node may go, and the engine run it, on a thread without the GIL (a kernel or backward
+ * that released it): both take it here. */
 static void
 py_function_free(void *user)
 {
+    PyGILState_STATE g = PyGILState_Ensure();
     py_function *f = user;
     Py_XDECREF(f->ctx);
     PyMem_Free(f);
+    PyGILState_Release(g);
 }
 
 static mt_status
-py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
+call_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
 {
     py_function *f = n->user;
     PyObject *args = PyTuple_New(n->nout), *res = NULL;
@@ -295,6 +303,15 @@ py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     }
     Py_DECREF(fast);
     return MT_OK;
+}
+
+static mt_status
+py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    mt_status st = call_backward(n, grads, gi); /* a Python error stays set on this thread */
+    PyGILState_Release(g);
+    return st;
 }
 
 static const mt_formula py_function_formula = {"PythonFunction", py_function_backward, 0, false,

@@ -56,6 +56,10 @@ int mt_py_to_device(PyObject *o, mt_device *out);
 PyObject *mt_py_size_obj(int n, const int64_t *v);
 
 /* Calls op with Python arguments parsed by its schema (self first for methods). */
+/* mt_dispatch, without the GIL when the call has enough work (nogil.c): the tensors in a must
+ * be kept alive by the caller, and the error, if any, is raised once the GIL is back. */
+bool mt_py_worth_releasing_gil(mt_op op, const mt_args *a);
+mt_status mt_py_dispatch(mt_op op, mt_args *a);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);

@@ -523,7 +523,7 @@ binary(mt_op op, PyObject *x, PyObject *y)
         res = Py_NewRef(Py_NotImplemented);
         goto out;
     }
-    mt_status st = mt_dispatch(op, &a);
+    mt_status st = mt_py_dispatch(op, &a);
     res = st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 out:
     mt_tensor_clear(&ox);
@@ -666,9 +666,12 @@ nb_matmul(PyObject *x, PyObject *y)
     if (!mt_py_is_tensor(x) || !mt_py_is_tensor(y)) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    mt_tensor *out;
-    mt_status st = mt_op_matmul(T(x), T(y), &out);
-    return st ? mt_py_raise(st) : mt_py_wrap(out);
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = T(x);
+    a.t[1] = T(y);
+    mt_status st = mt_py_dispatch(MT_OP_matmul, &a);
+    return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
 
 static PyObject *
@@ -677,7 +680,7 @@ nb_neg(PyObject *x)
     mt_args a;
     mt_args_init(&a);
     a.t[0] = T(x);
-    mt_status st = mt_dispatch(MT_OP_neg, &a);
+    mt_status st = mt_py_dispatch(MT_OP_neg, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
 
@@ -694,7 +697,7 @@ nb_invert(PyObject *x)
     mt_args a;
     mt_args_init(&a);
     a.t[0] = T(x);
-    mt_status st = mt_dispatch(MT_OP_bitwise_not, &a);
+    mt_status st = mt_py_dispatch(MT_OP_bitwise_not, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
 
