@@ -10,11 +10,12 @@
 #ifndef MT_CAPI_H
 #define MT_CAPI_H
 
-#include "cpu/elementwise.h"
+#include "core/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/ops.h"
+#include "ops/reduce_dims.h"
 
-#define MT_CAPI_VERSION 1
+#define MT_CAPI_VERSION 2
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -62,7 +63,22 @@
       (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
     F(mt_status, mt_op_expand, (mt_tensor * self, int ndim, const int64_t *sizes, mt_tensor **out), \
-      (self, ndim, sizes, out))
+      (self, ndim, sizes, out))                                                                  \
+    F(mt_status, mt_ew_begin,                                                                    \
+      (mt_ew_plan * p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,                  \
+       const mt_dtype *in_dtypes, mt_dtype result, bool inplace),                                \
+      (p, be, ins, nin, in_dtypes, result, inplace))                                             \
+    F(mt_status, mt_ew_end, (mt_ew_plan * p, mt_status st, mt_tensor **out), (p, st, out))    \
+    F(const char *, mt_dtype_c_name, (mt_dtype dt), (dt))                                        \
+    F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor **out),          \
+      (value, dtype, out))                                                                       \
+    F(mt_status, mt_reduced_dims, (const mt_tensor *self, const mt_intlist *dims, bool *reduce), \
+      (self, dims, reduce))                                                                      \
+    F(mt_status, mt_reduce_result,                                                               \
+      (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
+      (self, reduce, keepdim, res, out))                                                         \
+    F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
+    F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */
