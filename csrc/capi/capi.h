@@ -78,7 +78,8 @@
       (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
       (self, reduce, keepdim, res, out))                                                         \
     F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
-    F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))
+    F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))              \
+    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */
