@@ -2,9 +2,6 @@
  * the CPU kernels of csrc/cpu/binary.c, arith.c, unary.c, compare.c and mask.c give them), then
  * elementwise.c's driver with one mt_cuda_ew_op. Integer division by zero is not detected on
  * the GPU (PyTorch's CUDA kernels do not raise either). */
-#include <math.h>
-#include <string.h>
-
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 
@@ -19,23 +16,6 @@ run(mt_args *a, int nin, mt_dtype dt, mt_dtype result, mt_cuda_ew_op op, mt_scal
 
 /* ---- add, sub, mul, div, true_divide ---- */
 
-static mt_status
-check_alpha(mt_scalar alpha, mt_dtype dt)
-{
-    if (mt_scalar_is_none(alpha)) {
-        return MT_OK;
-    }
-    if (mt_dtype_is_integral(dt, true) && alpha.type == MT_FLOAT64) {
-        return mt_fail(MT_ERUNTIME,
-                       "For integral input tensors, argument alpha must not be a floating point "
-                       "number.");
-    }
-    if (dt == MT_BOOL && alpha.type != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
-    }
-    return MT_OK;
-}
-
 static const char *const basic_names[] = {"fill", "add", "sub", "mul", "div"};
 
 // self, other broadcast together; out = self (op) alpha * other (alpha only for add, sub)
@@ -46,19 +26,9 @@ binary(mt_args *a, mt_cuda_ew_op op, bool inplace)
     if (op == MT_CUDA_DIV && !mt_dtype_is_float(dt)) {
         dt = MT_DEFAULT_FLOAT; /* true division of integers */
     }
-    if (op == MT_CUDA_SUB && dt == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
-                       "the `^` or `logical_xor()` operator instead.");
-    }
-    if (op == MT_CUDA_SUB && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
-        return mt_fail(MT_ERUNTIME,
-                       "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
-                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                       "instead.");
-    }
-    mt_scalar alpha = op == MT_CUDA_ADD || op == MT_CUDA_SUB ? a->s[0] : NONE_SCALAR;
-    mt_status st = check_alpha(alpha, dt);
+    bool has_alpha = op == MT_CUDA_ADD || op == MT_CUDA_SUB;
+    mt_scalar alpha = has_alpha ? a->s[0] : NONE_SCALAR;
+    mt_status st = has_alpha ? mt_check_add_sub(a, op == MT_CUDA_SUB, dt) : MT_OK;
     if (st) {
         return st;
     }
@@ -71,21 +41,10 @@ binary(mt_args *a, mt_cuda_ew_op op, bool inplace)
 static mt_status
 arith(mt_args *a, mt_cuda_ew_op op, const char *name, bool inplace)
 {
-    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number) {
-        return mt_fail(MT_ETYPE,
-                       "%s() received an invalid combination of arguments - got (Number, Number)",
-                       name);
-    }
     mt_dtype dt = mt_result_type(a->t, 2);
-    if (op == MT_CUDA_POW && !mt_dtype_is_float(dt) && a->t[1]->is_wrapped_number) {
-        mt_scalar e;
-        mt_status st = mt_tensor_item(a->t[1], &e);
-        if (st) {
-            return st;
-        }
-        if (mt_scalar_to_double(e) < 0) {
-            return mt_fail(MT_ERUNTIME, "Integers to negative integer powers are not allowed.");
-        }
+    mt_status st = mt_check_arith(a, name, op == MT_CUDA_POW, dt);
+    if (st) {
+        return st;
     }
     return run(a, 2, dt, dt, op, NONE_SCALAR, name, inplace);
 }
@@ -97,77 +56,32 @@ div_any(mt_args *a, bool inplace)
     if (mode == NULL) {
         return binary(a, MT_CUDA_DIV, inplace);
     }
-    if (strcmp(mode, "trunc") == 0) {
-        return arith(a, MT_CUDA_DIV_TRUNC, "div", inplace);
-    }
-    if (strcmp(mode, "floor") == 0) {
-        return arith(a, MT_CUDA_DIV_FLOOR, "div", inplace);
-    }
-    return mt_fail(MT_ERUNTIME,
-                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                   "'%s'",
-                   mode);
+    bool floor;
+    mt_status st = mt_div_rounding_mode(mode, &floor);
+    return st ? st : arith(a, floor ? MT_CUDA_DIV_FLOOR : MT_CUDA_DIV_TRUNC, "div", inplace);
 }
 
 /* ---- clamps ---- */
 
-// out = clamp(self, bound) with a Scalar bound: a float bound on an integer tensor gives float
+// out = clamp(self, bound) with a Scalar bound, in the dtype the bound promotes self to
 static mt_status
 clamp_scalar(mt_args *a, mt_cuda_ew_op op, const char *name, bool inplace)
 {
-    mt_dtype dt = a->t[0]->dtype;
-    if (a->s[0].type == MT_FLOAT64 && !mt_dtype_is_float(dt)) {
-        dt = MT_DEFAULT_FLOAT;
-    }
+    mt_dtype dt = mt_clamp_bound_dtype(a);
     return run(a, 1, dt, dt, op, a->s[0], name, inplace);
-}
-
-/* The bound that clamps nothing, standing in for an absent min (lowest) or max (highest). */
-static mt_scalar
-no_bound(mt_dtype dt, bool highest)
-{
-    switch (dt) {
-    case MT_BOOL:
-        return mt_scalar_bool(highest);
-    case MT_INT32:
-        return mt_scalar_int(highest ? INT32_MAX : INT32_MIN);
-    case MT_INT64:
-        return mt_scalar_int(highest ? INT64_MAX : INT64_MIN);
-    default:
-        return mt_scalar_float(highest ? INFINITY : -INFINITY);
-    }
 }
 
 // self, min, max (one may be absent) broadcast together; out = min(max(self, min), max)
 static mt_status
 clamp(mt_args *a, bool inplace)
 {
-    mt_tensor *ops[3] = {a->t[0], a->t[1], a->t[2]}, *given[3] = {a->t[0]}, *bound = NULL;
-    int n = 1;
-    bool scalar_bound = false;
-    for (int k = 1; k < 3; k++) {
-        if (ops[k]) {
-            scalar_bound |= ops[k]->is_wrapped_number;
-            given[n++] = ops[k];
-        }
+    mt_tensor *ops[3], *bound = NULL;
+    mt_dtype dt;
+    mt_status st = mt_clamp_operands(a, "cuda", ops, &dt, &bound);
+    if (st == MT_OK) {
+        st = mt_cuda_elementwise(ops, 3, dt, MT_CUDA_CLAMP, NONE_SCALAR, "clamp", inplace,
+                                 &a->out[0]);
     }
-    if (n == 1) {
-        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
-    }
-    mt_dtype dt = mt_result_type(given, n);
-    if (dt == MT_BOOL && scalar_bound) {
-        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_cuda\" not implemented for 'Bool'");
-    }
-    int missing = ops[1] == NULL ? 1 : ops[2] == NULL ? 2 : 0;
-    mt_status st;
-    if (missing && (st = mt_tensor_scalar(no_bound(dt, missing == 2), dt, &bound))) {
-        return st;
-    }
-    if (missing) {
-        ops[missing] = bound;
-    }
-    st = mt_cuda_elementwise(ops, 3, dt, MT_CUDA_CLAMP, NONE_SCALAR, "clamp", inplace,
-                             &a->out[0]);
     mt_tensor_clear(&bound);
     return st;
 }
@@ -188,46 +102,32 @@ unary(mt_args *a, mt_cuda_ew_op op, const char *name, bool to_float, bool inplac
 static mt_status
 neg(mt_args *a, bool inplace)
 {
-    if (a->t[0]->dtype == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-    }
-    return unary(a, MT_CUDA_NEG, "neg", false, inplace);
-}
-
-/* approximate='none' or 'tanh': which of the two ops, or -1 after the error */
-static int
-gelu_form(const char *approx, mt_cuda_ew_op exact, mt_cuda_ew_op tanh_form)
-{
-    approx = approx ? approx : "none";
-    if (strcmp(approx, "none") == 0) {
-        return (int)exact;
-    }
-    if (strcmp(approx, "tanh") == 0) {
-        return (int)tanh_form;
-    }
-    mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
-    return -1;
+    mt_status st = mt_check_neg(a->t[0]);
+    return st ? st : unary(a, MT_CUDA_NEG, "neg", false, inplace);
 }
 
 static mt_status
 cuda_gelu(mt_args *a)
 {
-    int op = gelu_form(a->str[0], MT_CUDA_GELU, MT_CUDA_GELU_TANH);
-    return op < 0 ? MT_ERUNTIME : unary(a, (mt_cuda_ew_op)op, "GeluKernelImpl", false, false);
+    bool tanh_form;
+    mt_status st = mt_gelu_approximate(a->str[0], &tanh_form);
+    return st ? st
+              : unary(a, tanh_form ? MT_CUDA_GELU_TANH : MT_CUDA_GELU, "GeluKernelImpl", false,
+                      false);
 }
 
 // grad_output, self broadcast together (floats); out = grad_output * gelu'(self)
 static mt_status
 cuda_gelu_backward(mt_args *a)
 {
-    int op = gelu_form(a->str[0], MT_CUDA_GELU_BACKWARD, MT_CUDA_GELU_TANH_BACKWARD);
-    if (op < 0) {
-        return MT_ERUNTIME;
+    bool tanh_form;
+    mt_status st = mt_gelu_approximate(a->str[0], &tanh_form);
+    if (st) {
+        return st;
     }
     mt_dtype dt = mt_result_type(a->t, 2);
-    return run(a, 2, dt, dt, (mt_cuda_ew_op)op, NONE_SCALAR, "GeluBackwardKernelImpl", false);
+    return run(a, 2, dt, dt, tanh_form ? MT_CUDA_GELU_TANH_BACKWARD : MT_CUDA_GELU_BACKWARD,
+               NONE_SCALAR, "GeluBackwardKernelImpl", false);
 }
 
 /* ---- comparisons, logical and bitwise ops, maximum and minimum ---- */
@@ -259,11 +159,9 @@ same(mt_args *a, mt_cuda_ew_op op, const char *name, int nin, bool inplace)
 static mt_status
 cuda_where(mt_args *a)
 {
-    if (a->t[0]->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "where expected condition to be a boolean tensor, but got a tensor with "
-                       "dtype %s",
-                       mt_dtype_scalar_name(a->t[0]->dtype));
+    mt_status st = mt_check_where(a->t[0]);
+    if (st) {
+        return st;
     }
     mt_dtype dt = mt_result_type(a->t + 1, 2);
     return run(a, 3, dt, dt, MT_CUDA_WHERE, NONE_SCALAR, "where", false);
@@ -274,21 +172,9 @@ static mt_status
 masked_fill(mt_args *a, bool inplace)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1], *value = a->t[2], *number = NULL;
-    if (mask->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                       mt_dtype_c_name(mask->dtype));
-    }
-    if (value->ndim != 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                       "with %d dimension(s).",
-                       value->ndim);
-    }
     mt_scalar v;
-    mt_status st = mt_tensor_item(value, &v);
-    if (st || (st = mt_check_scalar_fits(v, self->dtype)) ||
-        (st = mt_tensor_scalar(v, self->dtype, &number))) {
+    mt_status st = mt_check_masked_fill(self, mask, value, &v);
+    if (st || (st = mt_tensor_scalar(v, self->dtype, &number))) {
         return st;
     }
     mt_tensor *ins[3] = {self, mask, number};

@@ -20,34 +20,6 @@ typedef struct red_req {
     const mt_tensor *centre; /* float64, the shape of the result, or NULL */
 } red_req;
 
-/* PyTorch's errors for an extremum over no elements. */
-static mt_status
-check_elements(const mt_tensor *self, const bool *reduce, const char *name)
-{
-    int64_t count = 1;
-    bool all_dims = true;
-    for (int d = 0; d < self->ndim; d++) {
-        count *= reduce[d] ? self->sizes[d] : 1;
-        all_dims &= reduce[d];
-    }
-    if (count != 0) {
-        return MT_OK;
-    }
-    if (all_dims) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s(): Expected reduction dim to be specified for input.numel() == 0. "
-                       "Specify the reduction dim with the 'dim' argument.",
-                       name);
-    }
-    for (int d = 0; d < self->ndim; d++) {
-        if (reduce[d] && self->sizes[d] == 0) {
-            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                           name, d);
-        }
-    }
-    return MT_OK;
-}
-
 /* *acc (and *idx, when idx is given: int64 positions) = r over reduce[] of self, of self's
  * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. */
 static mt_status
@@ -59,7 +31,7 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
         return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", r->name,
                        mt_dtype_scalar_name(r->in_dt));
     }
-    mt_status st = r->needs_elements ? check_elements(self, reduce, r->name) : MT_OK;
+    mt_status st = r->needs_elements ? mt_check_reduce_elements(self, reduce, r->name) : MT_OK;
     if (st) {
         return st;
     }
@@ -155,12 +127,8 @@ wide(mt_dtype dt)
 static mt_status
 sum_like(mt_args *a, mt_cuda_red_op op, const char *name, const mt_intlist *dims)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                      : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                            : self_dt;
-    /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
-    mt_dtype in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(out_dt) ? out_dt : self_dt;
+    mt_dtype in_dt, out_dt;
+    mt_sum_dtypes(a, &in_dt, &out_dt);
     red_req r = {name, op, in_dt, wide(in_dt), false, 0, 0, NULL};
     return run(a, dims, a->b[0], &r, out_dt);
 }
@@ -181,12 +149,10 @@ cuda_prod(mt_args *a)
 static mt_status
 cuda_mean(mt_args *a)
 {
-    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
-    if (!mt_dtype_is_float(out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "mean(): could not infer output dtype. %s dtype must be either a floating "
-                       "point or complex dtype. Got: %s",
-                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(out_dt));
+    mt_dtype out_dt;
+    mt_status st = mt_mean_dtype(a, &out_dt);
+    if (st) {
+        return st;
     }
     red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, false, 0, 1, NULL};
     return run(a, &a->l[0], a->b[0], &r, out_dt);
@@ -224,15 +190,12 @@ cuda_any(mt_args *a)
 static mt_status
 cuda_norm(mt_args *a)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
-    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? out_dt : self_dt));
+    mt_dtype out_dt;
+    double p;
+    mt_status st = mt_norm_dtype(a, &out_dt, &p);
+    if (st) {
+        return st;
     }
-    double p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
     mt_cuda_red_op op = isinf(p)  ? (p > 0 ? MT_CUDA_RED_NORMINF : MT_CUDA_RED_NORMNINF)
                         : p == 0 ? MT_CUDA_RED_NORM0
                         : p == 1 ? MT_CUDA_RED_NORM1
@@ -247,14 +210,10 @@ static mt_status
 moment(mt_args *a, bool root)
 {
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
-    }
-    double correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
-                                                    : mt_scalar_to_double(a->s[0]);
+    double correction;
     bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
-    if (st) {
+    mt_status st = mt_check_moment(a, &correction);
+    if (st || (st = mt_reduced_dims(self, &a->l[0], reduce))) {
         return st;
     }
     red_req first = {"var", MT_CUDA_RED_SUM, self->dtype, MT_FLOAT64, false, 0, 1, NULL};
@@ -339,26 +298,12 @@ static mt_status
 arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
 {
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    if (!want_values && self->dtype == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "%s(): does not support bool input", name);
-    }
     mt_intlist dims = mt_dim_list(a, 0);
     bool keepdim = a->b[0];
     bool reduce[MT_MAX_DIMS];
     mt_status st = mt_reduced_dims(self, &dims, reduce);
-    if (st) {
+    if (st || (st = mt_check_arg_extreme(self, &dims, reduce, name, want_values))) {
         return st;
-    }
-    if (dims.none && mt_tensor_numel(self) == 0) {
-        return mt_fail(MT_EINDEX,
-                       "%s(): Expected reduction dim to be specified for input.numel() == 0.",
-                       name);
-    }
-    for (int d = 0; d < self->ndim && !dims.none; d++) {
-        if (reduce[d] && self->sizes[d] == 0) {
-            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                           name, d);
-        }
     }
     red_req r = {name, op, self->dtype, self->dtype, false, 0, 0, NULL};
     if ((st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices))) {
@@ -452,10 +397,7 @@ out_release:
 static mt_status
 scan(mt_args *a, mt_cuda_row_op op, const char *name)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                  : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                        : self_dt;
+    mt_dtype dt = mt_scan_dtype(a);
     if (mt_cuda_row_kernel(op, dt) == NULL) {
         return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", name,
                        mt_dtype_scalar_name(dt));
@@ -466,12 +408,9 @@ scan(mt_args *a, mt_cuda_row_op op, const char *name)
 static mt_status
 softmax(mt_args *a, mt_cuda_row_op op, const char *name)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
-    if (!mt_dtype_is_float(dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(dt));
-    }
-    return row_op(a, dt, op);
+    mt_dtype dt;
+    mt_status st = mt_softmax_dtype(a, name, &dt);
+    return st ? st : row_op(a, dt, op);
 }
 
 static mt_status

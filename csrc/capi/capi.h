@@ -12,6 +12,7 @@
 
 #include "core/elementwise.h"
 #include "dispatch/dispatch.h"
+#include "ops/arg_checks.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 
@@ -79,7 +80,34 @@
       (self, reduce, keepdim, res, out))                                                         \
     F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
     F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))              \
-    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))
+    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                      \
+    F(mt_status, mt_check_add_sub, (const mt_args *a, bool is_sub, mt_dtype dt), (a, is_sub, dt)) \
+    F(mt_dtype, mt_clamp_bound_dtype, (const mt_args *a), (a))                                   \
+    F(mt_status, mt_check_neg, (const mt_tensor *self), (self))                                  \
+    F(mt_status, mt_check_arith, (const mt_args *a, const char *name, bool is_pow, mt_dtype dt), \
+      (a, name, is_pow, dt))                                                                     \
+    F(mt_status, mt_div_rounding_mode, (const char *mode, bool *floor), (mode, floor))           \
+    F(mt_status, mt_gelu_approximate, (const char *approx, bool *tanh_form), (approx, tanh_form)) \
+    F(mt_status, mt_clamp_operands,                                                              \
+      (const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt, mt_tensor **bound),  \
+      (a, device, ops, dt, bound))                                                               \
+    F(mt_status, mt_check_where, (const mt_tensor *condition), (condition))                      \
+    F(mt_status, mt_check_masked_fill,                                                           \
+      (const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value, mt_scalar *v),      \
+      (self, mask, value, v))                                                                    \
+    V(mt_sum_dtypes, (const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt), (a, in_dt, out_dt))  \
+    F(mt_status, mt_mean_dtype, (const mt_args *a, mt_dtype *out_dt), (a, out_dt))               \
+    F(mt_status, mt_norm_dtype, (const mt_args *a, mt_dtype *out_dt, double *p), (a, out_dt, p)) \
+    F(mt_status, mt_check_moment, (const mt_args *a, double *correction), (a, correction))       \
+    F(mt_status, mt_check_reduce_elements,                                                       \
+      (const mt_tensor *self, const bool *reduce, const char *name), (self, reduce, name))       \
+    F(mt_status, mt_check_arg_extreme,                                                           \
+      (const mt_tensor *self, const mt_intlist *dims, const bool *reduce, const char *name,      \
+       bool want_values),                                                                        \
+      (self, dims, reduce, name, want_values))                                                   \
+    F(mt_status, mt_softmax_dtype, (const mt_args *a, const char *name, mt_dtype *dt),           \
+      (a, name, dt))                                                                             \
+    F(mt_dtype, mt_scan_dtype, (const mt_args *a), (a))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */
