@@ -99,8 +99,16 @@ round_trip(mt_op op, mt_args *a)
         goto out_release;
     }
     for (int k = 0; k < op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
-        if (c.out[k] && (st = mt_op_to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]))) {
-            for (int j = 0; j < k; j++) {
+        if (c.out[k] == NULL) {
+            continue;
+        }
+        st = mt_op_to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]);
+        if (st == MT_OK && c.out[k]->requires_grad) {
+            /* a factory's requires_grad=True: the copy is made with grad off */
+            st = mt_tensor_set_requires_grad(a->out[k], true);
+        }
+        if (st) {
+            for (int j = 0; j <= k; j++) {
                 mt_tensor_clear(&a->out[j]);
             }
             goto out_release;
