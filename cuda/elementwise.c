@@ -1,6 +1,7 @@
-/* The CUDA elementwise driver: from tensors to one mt_cuda_ew launch. Broadcasting and
- * dimension coalescing happen here, on the host, so a kernel only turns a linear index into
- * offsets (or, when everything is contiguous, uses it as is). */
+/* The CUDA elementwise driver: from tensors to one mt_cuda_ew launch. Promotion, broadcasting,
+ * in-place checks and the output are the shared front end's (core/elementwise.c, through the
+ * C API); dimension coalescing happens here, on the host, so a kernel only turns a linear
+ * index into offsets (or, when everything is contiguous, uses it as is). */
 #include <string.h>
 
 #include "cuda/elementwise.h"
@@ -27,6 +28,9 @@ geometry(mt_cuda_ew *p, int ndim, const int64_t *shape, mt_tensor *const *ops, i
     int64_t st[MT_CUDA_MAX_OPERANDS][MT_MAX_DIMS] = {{0}};
     for (int k = 0; k < nops; k++) {
         const mt_tensor *t = ops[k];
+        if (t == NULL) {
+            continue; /* a Python number: stride 0 everywhere */
+        }
         int lead = ndim - t->ndim;
         for (int d = 0; d < t->ndim; d++) {
             st[k][lead + d] = t->sizes[d] == 1 ? 0 : t->strides[d];
@@ -63,13 +67,12 @@ geometry(mt_cuda_ew *p, int ndim, const int64_t *shape, mt_tensor *const *ops, i
 }
 
 static mt_status
-launch(const void *kernel, mt_cuda_ew *p, int per_thread)
+launch(const void *kernel, mt_cuda_ew *p)
 {
     int64_t threads = MT_CUDA_THREADS;
-    int64_t blocks = p->contig ? (p->n + threads * per_thread - 1) / (threads * per_thread)
-                               : (p->n + threads - 1) / threads;
-    if (!p->contig && blocks > 65536 * 8) {
-        blocks = 65536 * 8; /* the strided loop strides over the grid; more blocks buy nothing */
+    int64_t blocks = (p->n + threads - 1) / threads;
+    if (blocks > 65536 * 8) {
+        blocks = 65536 * 8; /* the kernels' loops stride over the grid; more blocks buy nothing */
     }
     void *args[] = {p};
     return mt_cuda_launch(kernel, (unsigned)blocks, (unsigned)threads, args);
@@ -97,7 +100,7 @@ mt_cuda_copy_into(mt_tensor *dst, mt_tensor *src)
                                              (size_t)p.n * mt_dtype_size(dst->dtype),
                                              cudaMemcpyDeviceToDevice, 0));
     }
-    return launch(mt_cuda_cast_kernel(dst->dtype, src->dtype), &p, 1);
+    return launch(mt_cuda_cast_kernel(dst->dtype, src->dtype), &p);
 }
 
 mt_status
@@ -112,100 +115,69 @@ mt_cuda_fill(mt_tensor *dst, mt_scalar value)
     if (st || p.n == 0) {
         return st;
     }
-    return launch(mt_cuda_ew_kernel(MT_CUDA_FILL, dst->dtype), &p,
-                  16 / (int)mt_dtype_size(dst->dtype));
+    return launch(mt_cuda_ew_kernel(MT_CUDA_FILL, dst->dtype), &p);
 }
 
 mt_status
-mt_cuda_elementwise(mt_tensor *const *ins, int nin, mt_dtype dt, mt_cuda_ew_op op, mt_scalar k,
-                    const char *name, bool inplace, mt_tensor **out)
+mt_cuda_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(src->ndim, src->sizes, dt, mt_tensor_device(src), out);
+    if (st == MT_OK && (st = mt_cuda_copy_into(*out, src))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+static const mt_ew_backend cuda_backend = {mt_cuda_cast, mt_cuda_copy_into, true};
+
+mt_status
+mt_cuda_elementwise_typed(mt_tensor *const *ins, int nin, mt_dtype dt, mt_dtype result,
+                          mt_cuda_ew_op op, mt_scalar k, const char *name, bool inplace,
+                          mt_tensor **out)
 {
     const void *kernel = mt_cuda_ew_kernel(op, dt);
     if (kernel == NULL) {
         return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", name,
                        mt_dtype_scalar_name(dt));
     }
-    mt_status st = MT_OK;
-    int ndim = 0;
-    int64_t shape[MT_MAX_DIMS] = {0};
-    mt_tensor *cast[MT_CUDA_MAX_OPERANDS] = {NULL};
-    mt_tensor *ops[MT_CUDA_MAX_OPERANDS] = {NULL};
-    mt_tensor *res = NULL;
-    bool need_tmp = false;
+    mt_dtype in_dtypes[MT_EW_MAX_OPS] = {dt, dt, dt, dt};
+    mt_ew_plan plan;
+    mt_status st = mt_ew_begin(&plan, &cuda_backend, ins, nin, in_dtypes, result, inplace);
+    if (st) {
+        return st;
+    }
     mt_cuda_ew p;
     memset(&p, 0, sizeof(p));
-
-    for (int j = 0; j < nin; j++) {
-        st = mt_broadcast_shapes(ndim, shape, ins[j]->ndim, ins[j]->sizes, &ndim, shape);
-        if (st) {
-            return st;
-        }
-    }
-    if (inplace) {
-        if ((st = mt_check_inplace(ins[0], ndim, shape, dt)) || (st = mt_check_writable(ins[0]))) {
-            return st;
-        }
-        need_tmp = ins[0]->dtype != dt;
-        for (int j = 1; j < nin; j++) {
-            need_tmp |= ins[j]->storage == ins[0]->storage && !mt_tensor_same_view(ins[j], ins[0]);
-        }
-    }
-    for (int j = 0; j < nin; j++) {
-        ops[j + 1] = ins[j];
-        if (is_number(ins[j])) {
+    mt_tensor *ops[MT_CUDA_MAX_OPERANDS] = {plan.ops[0]}; /* NULL for a Python number */
+    for (int j = 1; j <= nin; j++) {
+        mt_tensor *t = plan.ops[j];
+        if (is_number(t)) {
             mt_scalar v;
-            if ((st = mt_tensor_item(ins[j], &v))) {
-                goto out_release;
+            if ((st = mt_tensor_item(t, &v))) {
+                return mt_ew_end(&plan, st, out);
             }
-            p.scalar[j + 1] = to_cuda_scalar(v);
-            continue;
-        }
-        p.data[j + 1] = mt_tensor_data(ins[j]);
-        if (ins[j]->dtype != dt) {
-            if ((st = mt_tensor_empty(ins[j]->ndim, ins[j]->sizes, dt, mt_tensor_device(ins[j]),
-                                      &cast[j])) ||
-                (st = mt_cuda_copy_into(cast[j], ins[j]))) {
-                goto out_release;
-            }
-            ops[j + 1] = cast[j];
-            p.data[j + 1] = mt_tensor_data(cast[j]);
+            p.scalar[j] = to_cuda_scalar(v);
+        } else {
+            ops[j] = t;
+            p.data[j] = mt_tensor_data(t);
         }
     }
-    /* The device: the first tensor's that is not a Python number. */
-    mt_device dev = {MT_CUDA, 0};
-    for (int j = nin - 1; j >= 0; j--) {
-        dev = is_number(ins[j]) ? dev : mt_tensor_device(ins[j]);
-    }
-    if (inplace && !need_tmp) {
-        res = mt_tensor_retain(ins[0]);
-    } else if ((st = mt_tensor_empty(ndim, shape, dt, dev, &res))) {
-        goto out_release;
-    }
-    ops[0] = res;
-    p.data[0] = mt_tensor_data(res);
+    p.data[0] = mt_tensor_data(plan.ops[0]);
     p.nin = nin;
     p.k = to_cuda_scalar(mt_scalar_is_none(k) ? mt_scalar_int(1) : k);
-    geometry(&p, ndim, shape, ops, nin + 1);
-    if (p.n > 0 && ((st = mt_cuda_use_device(dev)) ||
-                    (st = launch(kernel, &p, 16 / (int)mt_dtype_size(dt))))) {
-        goto out_release;
-    }
-    if (inplace) {
-        if (need_tmp) {
-            st = mt_cuda_copy_into(ins[0], res);
-            mt_tensor_release(res);
-            res = st ? NULL : mt_tensor_retain(ins[0]);
-        }
-        if (res) {
-            mt_tensor_bump_version(ins[0]);
+    geometry(&p, plan.ndim, plan.shape, ops, nin + 1);
+    if (p.n > 0) {
+        st = mt_cuda_use_device(mt_tensor_device(plan.ops[0]));
+        if (st == MT_OK) {
+            st = launch(kernel, &p);
         }
     }
-    *out = res;
-    res = NULL;
-out_release:
-    mt_tensor_clear(&res);
-    for (int j = 0; j < MT_CUDA_MAX_OPERANDS; j++) {
-        mt_tensor_clear(&cast[j]);
-    }
-    return st;
+    return mt_ew_end(&plan, st, out);
+}
+
+mt_status
+mt_cuda_elementwise(mt_tensor *const *ins, int nin, mt_dtype dt, mt_cuda_ew_op op, mt_scalar k,
+                    const char *name, bool inplace, mt_tensor **out)
+{
+    return mt_cuda_elementwise_typed(ins, nin, dt, dt, op, k, name, inplace, out);
 }

@@ -1,48 +1,22 @@
-// The elementwise, cast and sum kernels of the CUDA backend, and the tables the host code picks
-// them from. Kernels only index and compute: the scalar math is core/math.h's (MT_HD), the
-// argument checks, promotion and launches are the host code's (elementwise.c, ops.c, blas.c).
+// The elementwise and cast kernels of the CUDA backend, and the tables the host code picks
+// them from. Kernels only index and compute: the scalar math is core/math.h's (MT_HD, through
+// device_math.h), the argument checks, promotion and launches are the host code's
+// (elementwise.c, ops_ew.c).
 #include <stdbool.h>
 #include <stdint.h>
 
-extern "C" {
-#include "core/math.h"
-}
+#include "cuda/device_math.h"
 #include "cuda/kernels.h"
 
-// ---- the scalar math of each op, per dtype: a thin overload layer over core/math.h ----
-
-#define FLOAT_MATH(fn)                                                                    \
-    static __device__ __forceinline__ float fn##_(float x) { return mt_##fn##_f32(x); }   \
-    static __device__ __forceinline__ double fn##_(double x) { return mt_##fn##_f64(x); }
-FLOAT_MATH(exp)
-FLOAT_MATH(log)
-FLOAT_MATH(sqrt)
-FLOAT_MATH(rsqrt)
-FLOAT_MATH(sin)
-FLOAT_MATH(cos)
-FLOAT_MATH(tanh)
-FLOAT_MATH(sigmoid)
-FLOAT_MATH(reciprocal)
-#undef FLOAT_MATH
-static __device__ __forceinline__ float abs_(float x) { return mt_abs_f32(x); }
-static __device__ __forceinline__ double abs_(double x) { return mt_abs_f64(x); }
-static __device__ __forceinline__ int32_t abs_(int32_t x) { return mt_abs_i32(x); }
-static __device__ __forceinline__ int64_t abs_(int64_t x) { return mt_abs_i64(x); }
-static __device__ __forceinline__ float clamp_min_(float x, float k) { return mt_clamp_min_f32(x, k); }
-static __device__ __forceinline__ double clamp_min_(double x, double k) { return mt_clamp_min_f64(x, k); }
-template <typename T> static __device__ __forceinline__ T clamp_min_(T x, T k) { return x < k ? k : x; }
-static __device__ __forceinline__ float clamp_max_(float x, float k) { return mt_clamp_max_f32(x, k); }
-static __device__ __forceinline__ double clamp_max_(double x, double k) { return mt_clamp_max_f64(x, k); }
-template <typename T> static __device__ __forceinline__ T clamp_max_(T x, T k) { return x > k ? k : x; }
-
-// One functor per op: out = f(x, y, k) with k the op's scalar.
+// One functor per op: f(x, y, z, k) with k the op's scalar; the kernel casts the value to the
+// output dtype (T, or bool for comparisons).
 #define OP(Name, EXPR)                                                                     \
     struct Name {                                                                          \
         template <typename T>                                                              \
-        __device__ __forceinline__ T operator()(T x, T y, T k) const                       \
+        __device__ __forceinline__ auto operator()(T x, T y, T z, T k) const               \
         {                                                                                  \
-            (void)x, (void)y, (void)k;                                                     \
-            return (T)(EXPR);                                                              \
+            (void)x, (void)y, (void)z, (void)k;                                            \
+            return EXPR;                                                                   \
         }                                                                                  \
     };
 OP(Fill, k)
@@ -63,6 +37,41 @@ OP(Tanh, tanh_(x))
 OP(Sigmoid, sigmoid_(x))
 OP(Abs, abs_(x))
 OP(Reciprocal, reciprocal_(x))
+OP(Log1p, log1p_(x))
+OP(Exp2, exp2_(x))
+OP(Expm1, expm1_(x))
+OP(Log2, log2_(x))
+OP(Log10, log10_(x))
+OP(Sign, sign_(x))
+OP(Gelu, gelu_(x))
+OP(GeluTanh, gelu_tanh_(x))
+OP(Silu, silu_(x))
+OP(GeluBackward, gelu_backward_(x, y))
+OP(GeluTanhBackward, gelu_tanh_backward_(x, y))
+OP(DivFloor, div_floor_(x, y))
+OP(DivTrunc, div_trunc_(x, y))
+OP(Remainder, remainder_(x, y))
+OP(Fmod, fmod_(x, y))
+OP(Pow, pow_(x, y))
+OP(Maximum, maximum_(x, y))
+OP(Minimum, minimum_(x, y))
+OP(BitwiseAnd, x & y)
+OP(BitwiseOr, x | y)
+OP(BitwiseNot, bitwise_not_(x))
+OP(Clamp, minimum_(maximum_(x, y), z))
+OP(Where, x != (T)0 ? y : z)
+OP(MaskedFill, y != (T)0 ? z : x)
+OP(Eq, x == y)
+OP(Ne, x != y)
+OP(Lt, x < y)
+OP(Le, x <= y)
+OP(Gt, x > y)
+OP(Ge, x >= y)
+OP(LogicalAnd, x != (T)0 && y != (T)0)
+OP(LogicalOr, x != (T)0 || y != (T)0)
+OP(LogicalNot, x == (T)0)
+OP(Isnan, isnan_(x))
+OP(Isinf, isinf_(x))
 #undef OP
 
 // ---- loading operands ----
@@ -81,10 +90,10 @@ template <> __device__ __forceinline__ int64_t scalar_as<int64_t>(const mt_cuda_
 }
 template <> __device__ __forceinline__ bool scalar_as<bool>(const mt_cuda_scalar &s)
 {
-    return s.i != 0;
+    return s.i != 0 || s.f != 0;
 }
 
-// Input k (1 or 2) at element offset off, or its scalar when it has no data.
+// Input k (1 to 3) at element offset off, or its scalar when it has no data.
 template <typename T>
 static __device__ __forceinline__ T load(const mt_cuda_ew &p, int k, int64_t off)
 {
@@ -94,72 +103,32 @@ static __device__ __forceinline__ T load(const mt_cuda_ew &p, int k, int64_t off
 // The element offsets of linear index i in each operand (strided path).
 static __device__ __forceinline__ void offsets(const mt_cuda_ew &p, int64_t i, int64_t *off)
 {
-    off[0] = off[1] = off[2] = 0;
+    for (int k = 0; k < MT_CUDA_MAX_OPERANDS; k++) {
+        off[k] = 0;
+    }
     for (int d = p.ndim - 1; d >= 0; d--) {
         const int64_t idx = i % p.sizes[d];
         i /= p.sizes[d];
-        off[0] += idx * p.strides[0][d];
-        off[1] += idx * p.strides[1][d];
-        off[2] += idx * p.strides[2][d];
+        for (int k = 0; k < MT_CUDA_MAX_OPERANDS; k++) {
+            off[k] += idx * p.strides[k][d];
+        }
     }
 }
 
-// Elements per thread on the contiguous path: one 16-byte load per operand when aligned.
-template <typename T> struct Vec {
-    static constexpr int N = sizeof(T) >= 16 ? 1 : 16 / (int)sizeof(T);
-};
-template <typename T, int N> struct __align__(sizeof(T) * N) Pack {
-    T v[N];
-};
-
-static __device__ __forceinline__ bool aligned16(const void *p)
-{
-    return p == nullptr || ((uintptr_t)p & 15) == 0;
-}
-
-// out, x, y broadcast to one shape (p.sizes); out = Op(x, y, k)
-template <typename T, typename Op> __global__ void ew_kernel(mt_cuda_ew p)
+// out (R), x, y, z (T) broadcast to one shape (p.sizes); out = Op(x, y, z, k). A grid-stride
+// loop: any grid size covers any n.
+template <typename T, typename R, typename Op> __global__ void ew_kernel(mt_cuda_ew p)
 {
     const Op op;
     const T k = scalar_as<T>(p.k);
-    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (p.contig) {
-        constexpr int N = Vec<T>::N;
-        const int64_t base = tid * N;
-        if (base >= p.n) {
-            return;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {
+        int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
+        if (!p.contig) {
+            offsets(p, i, off);
         }
-        T *out = (T *)p.data[0];
-        if (base + N <= p.n && aligned16(out + base) &&
-            aligned16(p.data[1] ? (const T *)p.data[1] + base : nullptr) &&
-            aligned16(p.data[2] ? (const T *)p.data[2] + base : nullptr)) {
-            Pack<T, N> x, y, o;
-            for (int j = 0; j < N; j++) {
-                x.v[j] = scalar_as<T>(p.scalar[1]);
-                y.v[j] = scalar_as<T>(p.scalar[2]);
-            }
-            if (p.data[1]) {
-                x = *(const Pack<T, N> *)((const T *)p.data[1] + base);
-            }
-            if (p.data[2]) {
-                y = *(const Pack<T, N> *)((const T *)p.data[2] + base);
-            }
-#pragma unroll
-            for (int j = 0; j < N; j++) {
-                o.v[j] = op(x.v[j], y.v[j], k);
-            }
-            *(Pack<T, N> *)(out + base) = o;
-            return;
-        }
-        for (int64_t i = base; i < base + N && i < p.n; i++) {
-            out[i] = op(load<T>(p, 1, i), load<T>(p, 2, i), k);
-        }
-        return;
-    }
-    for (int64_t i = tid; i < p.n; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t off[3];
-        offsets(p, i, off);
-        ((T *)p.data[0])[off[0]] = op(load<T>(p, 1, off[1]), load<T>(p, 2, off[2]), k);
+        const T x = load<T>(p, 1, off[1]), y = load<T>(p, 2, off[2]), z = load<T>(p, 3, off[3]);
+        ((R *)p.data[0])[off[0]] = (R)op(x, y, z, k);
     }
 }
 
@@ -168,7 +137,7 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t off[3] = {i, i, i};
+        int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
         if (!p.contig) {
             offsets(p, i, off);
         }
@@ -177,40 +146,69 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
     }
 }
 
-// x (n) contiguous -> acc (gridDim.x) partial sums, one per block; a second launch with one
-// block reduces the partials.
-template <typename T, typename Acc> __global__ void sum_kernel(const T *x, int64_t n, Acc *acc)
-{
-    __shared__ Acc part[MT_CUDA_SUM_THREADS];
-    Acc s = 0;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        s += (Acc)x[i];
-    }
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half) {
-            part[threadIdx.x] += part[threadIdx.x + half];
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        acc[blockIdx.x] = part[0];
-    }
-}
-
 // ---- the tables (positional: mt_dtype order bool, int32, int64, float32, float64) ----
 
-#define K(T, Op) (const void *)ew_kernel<T, Op>
-#define ALL(Op) {K(bool, Op), K(int32_t, Op), K(int64_t, Op), K(float, Op), K(double, Op)}
-#define NUMERIC(Op) {nullptr, K(int32_t, Op), K(int64_t, Op), K(float, Op), K(double, Op)}
-#define FLOATS(Op) {nullptr, nullptr, nullptr, K(float, Op), K(double, Op)}
+#define K(T, R, Op) (const void *)ew_kernel<T, R, Op>
+#define ALL(Op) {K(bool, bool, Op), K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
+#define ALL_B(Op) {K(bool, bool, Op), K(int32_t, bool, Op), K(int64_t, bool, Op), K(float, bool, Op), K(double, bool, Op)}
+#define NUMERIC(Op) {nullptr, K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
+#define INTS(Op) {K(bool, bool, Op), K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), nullptr, nullptr}
+#define FLOATS(Op) {nullptr, nullptr, nullptr, K(float, float, Op), K(double, double, Op)}
+// Indexed by mt_cuda_ew_op (checked by the designators' order) and dtype.
 static const void *const ew_kernels[MT_CUDA_NUM_EW_OPS][MT_NUM_DTYPES] = {
-    ALL(Fill),      NUMERIC(Add),   NUMERIC(Sub),     NUMERIC(Mul),  FLOATS(Div),
-    NUMERIC(Neg),   NUMERIC(ClampMin), NUMERIC(ClampMax), FLOATS(Exp), FLOATS(Log),
-    FLOATS(Sqrt),   FLOATS(Rsqrt),  FLOATS(Sin),      FLOATS(Cos),   FLOATS(Tanh),
-    FLOATS(Sigmoid), NUMERIC(Abs),  FLOATS(Reciprocal),
+    [MT_CUDA_FILL] = ALL(Fill),
+    [MT_CUDA_ADD] = ALL(Add),
+    [MT_CUDA_SUB] = NUMERIC(Sub),
+    [MT_CUDA_MUL] = ALL(Mul),
+    [MT_CUDA_DIV] = FLOATS(Div),
+    [MT_CUDA_NEG] = NUMERIC(Neg),
+    [MT_CUDA_CLAMP_MIN] = NUMERIC(ClampMin),
+    [MT_CUDA_CLAMP_MAX] = NUMERIC(ClampMax),
+    [MT_CUDA_EXP] = FLOATS(Exp),
+    [MT_CUDA_LOG] = FLOATS(Log),
+    [MT_CUDA_SQRT] = FLOATS(Sqrt),
+    [MT_CUDA_RSQRT] = FLOATS(Rsqrt),
+    [MT_CUDA_SIN] = FLOATS(Sin),
+    [MT_CUDA_COS] = FLOATS(Cos),
+    [MT_CUDA_TANH] = FLOATS(Tanh),
+    [MT_CUDA_SIGMOID] = FLOATS(Sigmoid),
+    [MT_CUDA_ABS] = NUMERIC(Abs),
+    [MT_CUDA_RECIPROCAL] = FLOATS(Reciprocal),
+    [MT_CUDA_LOG1P] = FLOATS(Log1p),
+    [MT_CUDA_EXP2] = FLOATS(Exp2),
+    [MT_CUDA_EXPM1] = FLOATS(Expm1),
+    [MT_CUDA_LOG2] = FLOATS(Log2),
+    [MT_CUDA_LOG10] = FLOATS(Log10),
+    [MT_CUDA_SIGN] = ALL(Sign),
+    [MT_CUDA_GELU] = FLOATS(Gelu),
+    [MT_CUDA_GELU_TANH] = FLOATS(GeluTanh),
+    [MT_CUDA_SILU] = FLOATS(Silu),
+    [MT_CUDA_GELU_BACKWARD] = FLOATS(GeluBackward),
+    [MT_CUDA_GELU_TANH_BACKWARD] = FLOATS(GeluTanhBackward),
+    [MT_CUDA_DIV_FLOOR] = NUMERIC(DivFloor),
+    [MT_CUDA_DIV_TRUNC] = NUMERIC(DivTrunc),
+    [MT_CUDA_REMAINDER] = NUMERIC(Remainder),
+    [MT_CUDA_FMOD] = NUMERIC(Fmod),
+    [MT_CUDA_POW] = NUMERIC(Pow),
+    [MT_CUDA_MAXIMUM] = ALL(Maximum),
+    [MT_CUDA_MINIMUM] = ALL(Minimum),
+    [MT_CUDA_BITWISE_AND] = INTS(BitwiseAnd),
+    [MT_CUDA_BITWISE_OR] = INTS(BitwiseOr),
+    [MT_CUDA_BITWISE_NOT] = INTS(BitwiseNot),
+    [MT_CUDA_CLAMP] = ALL(Clamp),
+    [MT_CUDA_WHERE] = ALL(Where),
+    [MT_CUDA_MASKED_FILL] = ALL(MaskedFill),
+    [MT_CUDA_EQ] = ALL_B(Eq),
+    [MT_CUDA_NE] = ALL_B(Ne),
+    [MT_CUDA_LT] = ALL_B(Lt),
+    [MT_CUDA_LE] = ALL_B(Le),
+    [MT_CUDA_GT] = ALL_B(Gt),
+    [MT_CUDA_GE] = ALL_B(Ge),
+    [MT_CUDA_LOGICAL_AND] = ALL_B(LogicalAnd),
+    [MT_CUDA_LOGICAL_OR] = ALL_B(LogicalOr),
+    [MT_CUDA_LOGICAL_NOT] = ALL_B(LogicalNot),
+    [MT_CUDA_ISNAN] = ALL_B(Isnan),
+    [MT_CUDA_ISINF] = ALL_B(Isinf),
 };
 #undef K
 
@@ -220,12 +218,6 @@ static const void *const cast_kernels[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
     FROM(bool), FROM(int32_t), FROM(int64_t), FROM(float), FROM(double),
 };
 #undef C
-
-static const void *const sum_kernels[MT_NUM_DTYPES] = {
-    (const void *)sum_kernel<bool, int64_t>,  (const void *)sum_kernel<int32_t, int64_t>,
-    (const void *)sum_kernel<int64_t, int64_t>, (const void *)sum_kernel<float, float>,
-    (const void *)sum_kernel<double, double>,
-};
 
 extern "C" const void *
 mt_cuda_ew_kernel(mt_cuda_ew_op op, mt_dtype dt)
@@ -237,16 +229,4 @@ extern "C" const void *
 mt_cuda_cast_kernel(mt_dtype to, mt_dtype from)
 {
     return cast_kernels[to][from];
-}
-
-extern "C" const void *
-mt_cuda_sum_kernel(mt_dtype dt)
-{
-    return sum_kernels[dt];
-}
-
-extern "C" mt_dtype
-mt_cuda_sum_acc(mt_dtype dt)
-{
-    return dt == MT_FLOAT32 || dt == MT_FLOAT64 ? dt : MT_INT64;
 }

@@ -1,5 +1,5 @@
-/* What the host code (C) and the kernels (.cu) share: the parameter block of an elementwise
- * launch, the op ids, and the kernel tables the .cu files export. */
+/* What the host code (C) and the kernels (.cu) share: the parameter blocks of the elementwise
+ * and reduction launches, the op ids, and the kernel tables the .cu files export. */
 #ifndef MT_CUDA_KERNELS_H
 #define MT_CUDA_KERNELS_H
 
@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define MT_CUDA_THREADS 256 /* threads per block of the elementwise kernels */
-#define MT_CUDA_MAX_OPERANDS 3 /* out and up to two inputs */
+#define MT_CUDA_MAX_OPERANDS 4 /* out and up to three inputs (where, clamp) */
 
 /* A value stored both ways, so a kernel of any dtype reads it without a host-side switch. */
 typedef struct mt_cuda_scalar {
@@ -23,9 +23,10 @@ typedef struct mt_cuda_scalar {
 } mt_cuda_scalar;
 
 /* One elementwise launch, passed by value. Operand 0 is the output. Inputs already have the
- * kernel's dtype; an input whose data is NULL is a Python number held in scalar[k]. Sizes and
- * strides (in elements) are after broadcasting and dimension coalescing; contig says every
- * operand with data is contiguous, so element i sits at offset i everywhere. */
+ * kernel's dtype; an input whose data is NULL is a Python number held in scalar[k] (or an
+ * absent operand, read as 0). Sizes and strides (in elements) are after broadcasting and
+ * dimension coalescing; contig says every operand with data is contiguous, so element i sits
+ * at offset i everywhere. */
 typedef struct mt_cuda_ew {
     int ndim, nin, contig;
     int64_t n;
@@ -36,6 +37,8 @@ typedef struct mt_cuda_ew {
     mt_cuda_scalar k; /* the op's own scalar: alpha of add/sub, the bound of clamp_min */
 } mt_cuda_ew;
 
+/* The elementwise ops: out = f(x, y, z, k) for inputs x, y, z and the op's scalar k, all in
+ * the kernel's dtype T. The ops from MT_CUDA_EQ on write bool, the others T. */
 typedef enum mt_cuda_ew_op {
     MT_CUDA_FILL, /* out = k; no inputs */
     MT_CUDA_ADD,  /* out = x + k * y */
@@ -55,6 +58,41 @@ typedef enum mt_cuda_ew_op {
     MT_CUDA_SIGMOID,
     MT_CUDA_ABS,
     MT_CUDA_RECIPROCAL,
+    MT_CUDA_LOG1P,
+    MT_CUDA_EXP2,
+    MT_CUDA_EXPM1,
+    MT_CUDA_LOG2,
+    MT_CUDA_LOG10,
+    MT_CUDA_SIGN,
+    MT_CUDA_GELU,
+    MT_CUDA_GELU_TANH,
+    MT_CUDA_SILU,
+    MT_CUDA_GELU_BACKWARD,      /* x grad, y input */
+    MT_CUDA_GELU_TANH_BACKWARD,
+    MT_CUDA_DIV_FLOOR,
+    MT_CUDA_DIV_TRUNC,
+    MT_CUDA_REMAINDER,
+    MT_CUDA_FMOD,
+    MT_CUDA_POW,
+    MT_CUDA_MAXIMUM,
+    MT_CUDA_MINIMUM,
+    MT_CUDA_BITWISE_AND,
+    MT_CUDA_BITWISE_OR,
+    MT_CUDA_BITWISE_NOT,
+    MT_CUDA_CLAMP,       /* out = min(max(x, y), z) */
+    MT_CUDA_WHERE,       /* out = x ? y : z */
+    MT_CUDA_MASKED_FILL, /* out = y ? z : x */
+    MT_CUDA_EQ,          /* bool results from here on */
+    MT_CUDA_NE,
+    MT_CUDA_LT,
+    MT_CUDA_LE,
+    MT_CUDA_GT,
+    MT_CUDA_GE,
+    MT_CUDA_LOGICAL_AND,
+    MT_CUDA_LOGICAL_OR,
+    MT_CUDA_LOGICAL_NOT,
+    MT_CUDA_ISNAN,
+    MT_CUDA_ISINF,
     MT_CUDA_NUM_EW_OPS
 } mt_cuda_ew_op;
 
@@ -62,12 +100,64 @@ typedef enum mt_cuda_ew_op {
 const void *mt_cuda_ew_kernel(mt_cuda_ew_op op, mt_dtype dt);
 /* The kernel that copies operand 1 (dtype from) into operand 0 (dtype to), casting. */
 const void *mt_cuda_cast_kernel(mt_dtype to, mt_dtype from);
-/* Sum of a contiguous x (n elements of dtype dt) into acc[blockIdx.x] per block: args
- * (const void *x, int64_t n, void *acc); the accumulator dtype is mt_cuda_sum_acc(dt). */
-const void *mt_cuda_sum_kernel(mt_dtype dt);
-mt_dtype mt_cuda_sum_acc(mt_dtype dt);
-#define MT_CUDA_SUM_THREADS 512
-#define MT_CUDA_SUM_BLOCKS 1024 /* most partial sums of the first pass */
+
+/* ---- reductions (reduce.cu) ---- */
+
+#define MT_CUDA_RED_THREADS 256 /* threads per block (a power of two: the tree halves it) */
+
+/* One reduction launch, passed by value: x (input dtype) reduced over the red dims into nout
+ * results, one block per result. Result o is the o-th in row-major order of the kept dims
+ * (out_sizes; out_strides are x's strides of them); the elements it covers are x's at the
+ * red dims, j-th in row-major order of red_sizes. Strides are in elements, x points at the
+ * tensor's first element. */
+typedef struct mt_cuda_red {
+    int out_ndim, red_ndim;
+    int64_t nout, nred;
+    int64_t out_sizes[MT_CUDA_MAX_DIMS], out_strides[MT_CUDA_MAX_DIMS];
+    int64_t red_sizes[MT_CUDA_MAX_DIMS], red_strides[MT_CUDA_MAX_DIMS];
+    const char *x;
+    char *out;             /* nout results in the op's result dtype, or NULL (argmax) */
+    int64_t *idx;          /* nout int64 positions j (argmax, argmin, max_dim), or NULL */
+    const double *centre;  /* nout values the two-pass ops reduce about, or NULL */
+    double p;              /* the norm's order; var's correction */
+    int flag;              /* sum: divide by nred (mean); var: take the root (std) */
+} mt_cuda_red;
+
+/* The result dtype: float64 (sum and prod of floats, norms, var, logsumexp), int64 (sum and
+ * prod of integers and bools), the input's (amax, amin, argmax's values), bool (all, any). */
+typedef enum mt_cuda_red_op {
+    MT_CUDA_RED_SUM,
+    MT_CUDA_RED_PROD,
+    MT_CUDA_RED_AMAX,
+    MT_CUDA_RED_AMIN,
+    MT_CUDA_RED_ALL, /* bool input */
+    MT_CUDA_RED_ANY,
+    MT_CUDA_RED_NORM0, /* count of nonzeros */
+    MT_CUDA_RED_NORM1,
+    MT_CUDA_RED_NORM2,
+    MT_CUDA_RED_NORMP,
+    MT_CUDA_RED_NORMINF,  /* max |x| */
+    MT_CUDA_RED_NORMNINF, /* min |x| */
+    MT_CUDA_RED_DEVSQ,    /* sum (x - centre)^2 / max(0, nred - p), its root when flag */
+    MT_CUDA_RED_EXPSUM,   /* log(sum exp(x - c)) + c, c = centre or 0 where that is infinite */
+    MT_CUDA_RED_ARGMAX,   /* first position of the largest (NaN counts largest) */
+    MT_CUDA_RED_ARGMIN,
+    MT_CUDA_NUM_RED_OPS
+} mt_cuda_red_op;
+
+/* The kernel (a __global__ taking one mt_cuda_red) of op on input dtype dt, or NULL. */
+const void *mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt);
+
+/* Ops along one dim with the input's shape: args (const T *x, T *y, int64_t outer, int64_t n,
+ * int64_t inner), x and y contiguous (outer, n, inner), any grid of MT_CUDA_THREADS threads. */
+typedef enum mt_cuda_row_op {
+    MT_CUDA_ROW_CUMSUM, /* int32, int64, floats; accumulated in int64 or float64 */
+    MT_CUDA_ROW_CUMPROD,
+    MT_CUDA_ROW_SOFTMAX, /* floats */
+    MT_CUDA_ROW_LOG_SOFTMAX,
+    MT_CUDA_NUM_ROW_OPS
+} mt_cuda_row_op;
+const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
 
 #ifdef __cplusplus
 }

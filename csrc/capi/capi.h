@@ -10,11 +10,13 @@
 #ifndef MT_CAPI_H
 #define MT_CAPI_H
 
-#include "cpu/elementwise.h"
+#include "core/elementwise.h"
 #include "dispatch/dispatch.h"
+#include "ops/arg_checks.h"
 #include "ops/ops.h"
+#include "ops/reduce_dims.h"
 
-#define MT_CAPI_VERSION 1
+#define MT_CAPI_VERSION 2
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -62,7 +64,50 @@
       (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
     F(mt_status, mt_op_expand, (mt_tensor * self, int ndim, const int64_t *sizes, mt_tensor **out), \
-      (self, ndim, sizes, out))
+      (self, ndim, sizes, out))                                                                  \
+    F(mt_status, mt_ew_begin,                                                                    \
+      (mt_ew_plan * p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,                  \
+       const mt_dtype *in_dtypes, mt_dtype result, bool inplace),                                \
+      (p, be, ins, nin, in_dtypes, result, inplace))                                             \
+    F(mt_status, mt_ew_end, (mt_ew_plan * p, mt_status st, mt_tensor **out), (p, st, out))    \
+    F(const char *, mt_dtype_c_name, (mt_dtype dt), (dt))                                        \
+    F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor **out),          \
+      (value, dtype, out))                                                                       \
+    F(mt_status, mt_reduced_dims, (const mt_tensor *self, const mt_intlist *dims, bool *reduce), \
+      (self, dims, reduce))                                                                      \
+    F(mt_status, mt_reduce_result,                                                               \
+      (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
+      (self, reduce, keepdim, res, out))                                                         \
+    F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
+    F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))              \
+    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                      \
+    F(mt_status, mt_check_add_sub, (const mt_args *a, bool is_sub, mt_dtype dt), (a, is_sub, dt)) \
+    F(mt_dtype, mt_clamp_bound_dtype, (const mt_args *a), (a))                                   \
+    F(mt_status, mt_check_neg, (const mt_tensor *self), (self))                                  \
+    F(mt_status, mt_check_arith, (const mt_args *a, const char *name, bool is_pow, mt_dtype dt), \
+      (a, name, is_pow, dt))                                                                     \
+    F(mt_status, mt_div_rounding_mode, (const char *mode, bool *floor), (mode, floor))           \
+    F(mt_status, mt_gelu_approximate, (const char *approx, bool *tanh_form), (approx, tanh_form)) \
+    F(mt_status, mt_clamp_operands,                                                              \
+      (const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt, mt_tensor **bound),  \
+      (a, device, ops, dt, bound))                                                               \
+    F(mt_status, mt_check_where, (const mt_tensor *condition), (condition))                      \
+    F(mt_status, mt_check_masked_fill,                                                           \
+      (const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value, mt_scalar *v),      \
+      (self, mask, value, v))                                                                    \
+    V(mt_sum_dtypes, (const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt), (a, in_dt, out_dt))  \
+    F(mt_status, mt_mean_dtype, (const mt_args *a, mt_dtype *out_dt), (a, out_dt))               \
+    F(mt_status, mt_norm_dtype, (const mt_args *a, mt_dtype *out_dt, double *p), (a, out_dt, p)) \
+    F(mt_status, mt_check_moment, (const mt_args *a, double *correction), (a, correction))       \
+    F(mt_status, mt_check_reduce_elements,                                                       \
+      (const mt_tensor *self, const bool *reduce, const char *name), (self, reduce, name))       \
+    F(mt_status, mt_check_arg_extreme,                                                           \
+      (const mt_tensor *self, const mt_intlist *dims, const bool *reduce, const char *name,      \
+       bool want_values),                                                                        \
+      (self, dims, reduce, name, want_values))                                                   \
+    F(mt_status, mt_softmax_dtype, (const mt_args *a, const char *name, mt_dtype *dt),           \
+      (a, name, dt))                                                                             \
+    F(mt_dtype, mt_scan_dtype, (const mt_args *a), (a))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

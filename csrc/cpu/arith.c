@@ -14,6 +14,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 /* What a loop reports back: it met a zero integer divisor. Atomic: the loop may run on
  * several threads at once (mt_iter_run_parallel). */
@@ -87,39 +88,19 @@ static const arith_op arith_ops[NUM_ARITH] = {
     [A_POW] = {"pow", "pow", NUMERIC_TABLE(pow)},
 };
 
-/* PyTorch's pow(Tensor, Scalar) refuses what its integer loop could only truncate to 0. */
-static mt_status
-check_int_exponent(const mt_tensor *exponent, mt_dtype dt)
-{
-    mt_scalar e;
-    if (mt_dtype_is_float(dt) || !exponent->is_wrapped_number) {
-        return MT_OK;
-    }
-    mt_status st = mt_tensor_item(exponent, &e);
-    if (st == MT_OK && mt_scalar_to_double(e) < 0) {
-        st = mt_fail(MT_ERUNTIME, "Integers to negative integer powers are not allowed.");
-    }
-    return st;
-}
-
 // self, other broadcast together (either may be a Python number, not both); out = op(self, other)
 static mt_status
 arith(mt_args *a, arith_id id, bool inplace)
 {
     const arith_op *op = &arith_ops[id];
-    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number) {
-        return mt_fail(MT_ETYPE,
-                       "%s() received an invalid combination of arguments - got (Number, Number)",
-                       op->name);
-    }
     mt_dtype dt = mt_result_type(a->t, 2);
-    mt_status st;
+    mt_status st = mt_check_arith(a, op->name, id == A_POW, dt);
+    if (st) {
+        return st;
+    }
     if (op->loops[dt] == NULL) {
         return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op->kernel,
                        mt_dtype_scalar_name(dt));
-    }
-    if (id == A_POW && (st = check_int_exponent(a->t[1], dt))) {
-        return st;
     }
     arith_ctx ctx;
     atomic_init(&ctx.zero_div, false);
@@ -140,17 +121,9 @@ KERNELS(pow, A_POW)
 mt_status
 mt_cpu_div_rounding(mt_args *a, bool inplace)
 {
-    const char *mode = a->str[0];
-    if (strcmp(mode, "trunc") == 0) {
-        return arith(a, A_DIV_TRUNC, inplace);
-    }
-    if (strcmp(mode, "floor") == 0) {
-        return arith(a, A_DIV_FLOOR, inplace);
-    }
-    return mt_fail(MT_ERUNTIME,
-                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                   "'%s'",
-                   mode);
+    bool floor;
+    mt_status st = mt_div_rounding_mode(a->str[0], &floor);
+    return st ? st : arith(a, floor ? A_DIV_FLOOR : A_DIV_TRUNC, inplace);
 }
 
 // out, x, lo, hi (T) broadcast to one shape; out = min(max(x, lo), hi), NaN-propagating
@@ -167,51 +140,16 @@ MT_DTYPES(CLAMP_LOOP)
 static const mt_loop_fn clamp_loops[MT_NUM_DTYPES] = {clamp_b8, clamp_i32, clamp_i64, clamp_f32,
                                                       clamp_f64};
 
-/* The bound that clamps nothing, standing in for an absent min (lowest) or max (highest). */
-static mt_scalar
-no_bound(mt_dtype dt, bool highest)
-{
-    switch (dt) {
-    case MT_BOOL:
-        return mt_scalar_bool(highest);
-    case MT_INT32:
-        return mt_scalar_int(highest ? INT32_MAX : INT32_MIN);
-    case MT_INT64:
-        return mt_scalar_int(highest ? INT64_MAX : INT64_MIN);
-    default:
-        return mt_scalar_float(highest ? INFINITY : -INFINITY);
-    }
-}
-
 // self, min, max (one may be absent) broadcast together; out = min(max(self, min), max)
 static mt_status
 clamp(mt_args *a, bool inplace)
 {
-    mt_tensor *ops[3] = {a->t[0], a->t[1], a->t[2]}, *given[3] = {a->t[0]}, *bound = NULL;
-    int n = 1;
-    bool scalar_bound = false;
-    for (int k = 1; k < 3; k++) {
-        if (ops[k]) {
-            scalar_bound |= ops[k]->is_wrapped_number;
-            given[n++] = ops[k];
-        }
+    mt_tensor *ops[3], *bound = NULL;
+    mt_dtype dt;
+    mt_status st = mt_clamp_operands(a, "cpu", ops, &dt, &bound);
+    if (st == MT_OK) {
+        st = mt_cpu_elementwise(ops, 3, dt, clamp_loops[dt], NULL, inplace, &a->out[0]);
     }
-    if (n == 1) {
-        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
-    }
-    mt_dtype dt = mt_result_type(given, n);
-    if (dt == MT_BOOL && scalar_bound) {
-        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_cpu\" not implemented for 'Bool'");
-    }
-    int missing = ops[1] == NULL ? 1 : ops[2] == NULL ? 2 : 0;
-    mt_status st;
-    if (missing && (st = mt_tensor_scalar(no_bound(dt, missing == 2), dt, &bound))) {
-        return st;
-    }
-    if (missing) {
-        ops[missing] = bound;
-    }
-    st = mt_cpu_elementwise(ops, 3, dt, clamp_loops[dt], NULL, inplace, &a->out[0]);
     mt_tensor_clear(&bound);
     return st;
 }

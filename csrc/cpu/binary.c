@@ -10,6 +10,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 /* The loops' context: a scalar operand (alpha, min) stored as the compute dtype. */
 typedef struct scalar_ctx {
@@ -108,23 +109,6 @@ static const char *const op_names[NUM_BINOPS] = {"add", "sub", "mul", "div", "ne
                                                  "clamp_max"};
 
 static mt_status
-check_alpha(mt_scalar alpha, mt_dtype dt)
-{
-    if (mt_scalar_is_none(alpha)) {
-        return MT_OK;
-    }
-    if (mt_dtype_is_integral(dt, true) && alpha.type == MT_FLOAT64) {
-        return mt_fail(MT_ERUNTIME,
-                       "For integral input tensors, argument alpha must not be a floating point "
-                       "number.");
-    }
-    if (dt == MT_BOOL && alpha.type != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
-    }
-    return MT_OK;
-}
-
-static mt_status
 run(mt_args *a, binop op, int nin, mt_dtype dt, mt_scalar k, bool inplace)
 {
     mt_loop_fn loop = loops[op][dt];
@@ -146,20 +130,9 @@ binary(mt_args *a, binop op, bool inplace)
     if (op == OP_DIV && !mt_dtype_is_float(dt)) {
         dt = MT_DEFAULT_FLOAT; /* true division of integers */
     }
-    if (op == OP_SUB && dt == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
-                       "the `^` or `logical_xor()` operator instead.");
-    }
-    if (op == OP_SUB && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
-        /* PyTorch refuses a bool operand of any kind, even x - True for a float x. */
-        return mt_fail(MT_ERUNTIME,
-                       "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
-                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                       "instead.");
-    }
-    mt_scalar alpha = (op == OP_ADD || op == OP_SUB) ? a->s[0] : (mt_scalar){.type = MT_NUM_DTYPES};
-    mt_status st = check_alpha(alpha, dt);
+    bool has_alpha = op == OP_ADD || op == OP_SUB;
+    mt_scalar alpha = has_alpha ? a->s[0] : (mt_scalar){.type = MT_NUM_DTYPES};
+    mt_status st = has_alpha ? mt_check_add_sub(a, op == OP_SUB, dt) : MT_OK;
     if (st) {
         return st;
     }
@@ -187,10 +160,9 @@ MT_CPU_KERNELS(true_divide, binary, OP_DIV)
 static mt_status
 neg(mt_args *a, bool inplace)
 {
-    if (a->t[0]->dtype == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    mt_status st = mt_check_neg(a->t[0]);
+    if (st) {
+        return st;
     }
     return run(a, OP_NEG, 1, a->t[0]->dtype, mt_scalar_int(0), inplace);
 }
@@ -211,12 +183,7 @@ mt_cpu_neg_(mt_args *a)
 static mt_status
 clamp_bound(mt_args *a, binop op, bool inplace)
 {
-    mt_promotion p;
-    mt_promotion_init(&p);
-    mt_promotion_add(&p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->is_wrapped_number);
-    mt_promotion_add(&p, a->s[0].type, 0, true);
-    mt_dtype dt = mt_promotion_result(&p);
-    return run(a, op, 1, dt, a->s[0], inplace);
+    return run(a, op, 1, mt_clamp_bound_dtype(a), a->s[0], inplace);
 }
 
 MT_CPU_KERNELS(clamp_min, clamp_bound, OP_CLAMP_MIN)

@@ -9,6 +9,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 // out (R), x, y (T) broadcast to one shape; out = EXPR(x, y)
 #define BINARY_LOOP(name, R, T, EXPR)                                            \
@@ -182,11 +183,9 @@ static const mt_loop_fn where_loops[MT_NUM_DTYPES] = TABLE(where);
 mt_status
 mt_cpu_where(mt_args *a)
 {
-    if (a->t[0]->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "where expected condition to be a boolean tensor, but got a tensor with "
-                       "dtype %s",
-                       mt_dtype_scalar_name(a->t[0]->dtype));
+    mt_status st = mt_check_where(a->t[0]);
+    if (st) {
+        return st;
     }
     mt_dtype dt = mt_result_type(a->t + 1, 2);
     mt_dtype in_dtypes[3] = {MT_BOOL, dt, dt};

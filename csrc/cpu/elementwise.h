@@ -1,16 +1,14 @@
-/* The driver every CPU elementwise kernel shares: type promotion, broadcasting, output
- * allocation or in-place checks, casting of inputs, then one iterator run of a loop. */
+/* The driver every CPU elementwise kernel shares: the device-independent front end of
+ * core/elementwise.h (promotion, broadcasting, in-place checks, casts, the output), then one
+ * iterator run of a loop. */
 #ifndef MT_CPU_ELEMENTWISE_H
 #define MT_CPU_ELEMENTWISE_H
 
+#include "core/elementwise.h"
 #include "cpu/iter.h"
 #include "dispatch/dispatch.h"
 
-/* The dtype that PyTorch's type promotion gives the operands. */
-mt_dtype mt_result_type(mt_tensor *const *ops, int n);
-
-/* PyTorch's errors for an in-place result of shape (ndim, shape) and dtype result into self. */
-mt_status mt_check_inplace(const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result);
+_Static_assert(MT_EW_MAX_OPS <= MT_ITER_MAX_OPS, "an elementwise call fits one iterator");
 
 /* Runs loop over ins (broadcast together, cast to `compute`) into a new tensor of dtype
  * `compute` in *out, or, when inplace, into ins[0] (which must keep its shape and accept the

@@ -10,6 +10,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 /* ---- masked_fill ---- */
 
@@ -40,21 +41,10 @@ masked_fill(mt_args *a, bool inplace)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1], *value = a->t[2], *target = NULL;
     char b1[256], b2[256];
-    if (mask->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME,
-                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                       mt_dtype_c_name(mask->dtype));
-    }
-    if (value->ndim != 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                       "with %d dimension(s).",
-                       value->ndim);
-    }
-    mt_scalar v = mt_load_scalar(mt_tensor_data(value), value->dtype);
+    mt_scalar v;
     int64_t shape[MT_MAX_DIMS];
     int ndim = 0;
-    mt_status st = mt_check_scalar_fits(v, self->dtype);
+    mt_status st = mt_check_masked_fill(self, mask, value, &v);
     if (st || (st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
                                         shape))) {
         return st;

@@ -12,6 +12,7 @@
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 typedef struct reduce_ctx {
     double p; /* the norm's order */
@@ -109,58 +110,6 @@ NORM_LOOPS(normp, acc + pow(fabs(x), p))
 NORM_LOOPS(norminf, fabs(x) > acc || x != x ? fabs(x) : acc)
 NORM_LOOPS(normninf, fabs(x) < acc || x != x ? fabs(x) : acc)
 
-mt_status
-mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
-{
-    memset(reduce, 0, sizeof(bool) * MT_MAX_DIMS);
-    if (dims->none || dims->n == 0) {
-        for (int d = 0; d < self->ndim; d++) {
-            reduce[d] = true;
-        }
-        return MT_OK;
-    }
-    for (int k = 0; k < dims->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (reduce[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
-        }
-        reduce[d] = self->ndim > 0;
-    }
-    return MT_OK;
-}
-
-mt_status
-mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
-                 mt_tensor **out)
-{
-    if (keepdim) {
-        *out = res;
-        return MT_OK;
-    }
-    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    int n = 0;
-    for (int d = 0; d < self->ndim; d++) {
-        if (!reduce[d]) {
-            sizes[n] = self->sizes[d];
-            strides[n++] = res->strides[d];
-        }
-    }
-    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
-    mt_tensor_release(res);
-    return st;
-}
-
-mt_intlist
-mt_dim_list(const mt_args *a, int slot)
-{
-    mt_intlist l = {.n = 1, .none = (a->i_none >> slot & 1u) != 0, .v = {a->i[slot]}};
-    return l;
-}
-
 /* One reduction: the input cast to `in_dt`, accumulated by `loops` into `acc_dt` from `init`. */
 typedef struct reduction {
     const char *name;
@@ -228,22 +177,10 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
         keep[d] = reduce[d] ? 1 : self->sizes[d];
         *count *= reduce[d] ? self->sizes[d] : 1;
     }
-    /* Like PyTorch: reducing every dim of an empty tensor asks for a dim; reducing an empty
-     * dim while others remain names it. */
-    bool all_dims = true;
-    for (int d = 0; d < self->ndim; d++) {
-        all_dims &= reduce[d];
-    }
-    if (r->needs_elements && *count == 0 && all_dims) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s(): Expected reduction dim to be specified for input.numel() == 0. "
-                       "Specify the reduction dim with the 'dim' argument.",
-                       r->name);
-    }
-    for (int d = 0; d < self->ndim && r->needs_elements && *count == 0; d++) {
-        if (reduce[d] && self->sizes[d] == 0) {
-            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                           r->name, d);
+    if (r->needs_elements) {
+        mt_status st = mt_check_reduce_elements(self, reduce, r->name);
+        if (st) {
+            return st;
         }
     }
     mt_status st = MT_OK;
@@ -337,12 +274,8 @@ wide(mt_dtype dt)
 mt_status
 mt_cpu_sum(mt_args *a)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                      : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                            : self_dt;
-    /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
-    mt_dtype in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(out_dt) ? out_dt : self_dt;
+    mt_dtype in_dt, out_dt;
+    mt_sum_dtypes(a, &in_dt, &out_dt);
     reduction r = {"sum", sum_loops, in_dt, wide(out_dt), mt_scalar_int(0), false, {0}};
     return run(a, &a->l[0], a->b[0], &r, out_dt, NULL, false);
 }
@@ -350,13 +283,10 @@ mt_cpu_sum(mt_args *a)
 mt_status
 mt_cpu_mean(mt_args *a)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
-    if (!mt_dtype_is_float(out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "mean(): could not infer output dtype. %s dtype must be either a floating "
-                       "point or complex dtype. Got: %s",
-                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(out_dt));
+    mt_dtype out_dt;
+    mt_status st = mt_mean_dtype(a, &out_dt);
+    if (st) {
+        return st;
     }
     reduction r = {"mean", sum_loops, out_dt, MT_FLOAT64, mt_scalar_int(0), false, {0}};
     return run(a, &a->l[0], a->b[0], &r, out_dt, divide, true);
@@ -365,11 +295,8 @@ mt_cpu_mean(mt_args *a)
 mt_status
 mt_cpu_prod(mt_args *a)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                      : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                            : self_dt;
-    mt_dtype in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(out_dt) ? out_dt : self_dt;
+    mt_dtype in_dt, out_dt;
+    mt_sum_dtypes(a, &in_dt, &out_dt);
     reduction r = {"prod", prod_loops, in_dt, wide(out_dt), mt_scalar_int(1), false, {0}};
     mt_intlist dims = mt_dim_list(a, 0);
     return run(a, &dims, a->b[0], &r, out_dt, NULL, false);
@@ -451,15 +378,12 @@ mt_cpu_any(mt_args *a)
 mt_status
 mt_cpu_norm(mt_args *a)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
-    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? out_dt : self_dt));
+    mt_dtype out_dt;
+    double p;
+    mt_status st = mt_norm_dtype(a, &out_dt, &p);
+    if (st) {
+        return st;
     }
-    double p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
     static const mt_loop_fn l0[] = {NULL, NULL, NULL, norm0_f32, norm0_f64};
     static const mt_loop_fn l1[] = {NULL, NULL, NULL, norm1_f32, norm1_f64};
     static const mt_loop_fn l2[] = {NULL, NULL, NULL, norm2_f32, norm2_f64};
@@ -532,15 +456,11 @@ static mt_status
 moment(mt_args *a, bool root_it)
 {
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
-    }
-    double correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
-                                                    : mt_scalar_to_double(a->s[0]);
+    double correction;
     bool reduce[MT_MAX_DIMS];
     int64_t count;
-    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
-    if (st) {
+    mt_status st = mt_check_moment(a, &correction);
+    if (st || (st = mt_reduced_dims(self, &a->l[0], reduce))) {
         return st;
     }
     reduction r = {"var", sum_loops, self->dtype, MT_FLOAT64, mt_scalar_int(0), false, {0}};

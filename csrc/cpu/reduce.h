@@ -1,22 +1,8 @@
-/* What the CPU reduction files share: which dims a reduction covers, and the shape of its
- * result. */
+/* What the CPU reduction files share: which dims a reduction covers and the shape of its
+ * result, now device-independent in ops/reduce_dims.h (the CUDA reductions use them too). */
 #ifndef MT_CPU_REDUCE_H
 #define MT_CPU_REDUCE_H
 
-#include <stdbool.h>
-
-#include "dispatch/dispatch.h"
-
-/* reduce[d] is set for each dim of self that dims names; none given (or an empty list) means
- * all. A repeated dim is an error. */
-mt_status mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce);
-
-/* *out = res (self's rank, size 1 on reduced dims) as the reduction's result: res itself when
- * keepdim, else a view without the reduced dims. Takes over the reference to res. */
-mt_status mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
-                           mt_tensor **out);
-
-/* The one-int-dim-or-all form (prod, argmax): dim as an int list, none if absent. */
-mt_intlist mt_dim_list(const mt_args *a, int slot);
+#include "ops/reduce_dims.h"
 
 #endif

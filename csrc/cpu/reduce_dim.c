@@ -14,6 +14,7 @@
 #include "cpu/reduce.h"
 #include "cpu/vmath.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 typedef struct lanes {
     mt_tensor *x; /* contiguous, owned */
@@ -99,32 +100,20 @@ arg_extreme(mt_args *a, const char *name, const arg_fn *loops, const mt_intlist 
             bool keepdim, bool want_values)
 {
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    if (!want_values && self->dtype == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "%s(): does not support bool input", name);
-    }
     bool reduce[MT_MAX_DIMS];
     mt_status st = mt_reduced_dims(self, dimarg, reduce);
-    if (st) {
+    if (st || (st = mt_check_arg_extreme(self, dimarg, reduce, name, want_values))) {
         return st;
     }
     lanes l = {0};
     int dim = 0;
     if (dimarg->none) {
-        if (mt_tensor_numel(self) == 0) {
-            return mt_fail(MT_EINDEX,
-                           "%s(): Expected reduction dim to be specified for input.numel() == 0.",
-                           name);
-        }
         int64_t n = mt_tensor_numel(self);
         st = lanes_of(self, 0, self->dtype, &l);
         l.outer = l.inner = 1;
         l.n = n;
     } else {
         dim = self->ndim ? (int)(dimarg->v[0] < 0 ? dimarg->v[0] + self->ndim : dimarg->v[0]) : 0;
-        if (self->ndim && self->sizes[dim] == 0) {
-            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                           name, dim);
-        }
         st = lanes_of(self, dim, self->dtype, &l);
     }
     if (st) {
@@ -265,10 +254,7 @@ SCAN_LOOP(cumprod_f64, double, double, *, 1)
 static mt_status
 scan(mt_args *a, const row_fn *loops)
 {
-    mt_dtype self_dt = a->t[0]->dtype;
-    mt_dtype dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-                  : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                        : self_dt;
+    mt_dtype dt = mt_scan_dtype(a);
     if (loops[dt] == NULL) {
         return mt_fail(MT_ENOTIMPL, "\"cumsum_cpu\" not implemented for '%s'",
                        mt_dtype_scalar_name(dt));
@@ -399,12 +385,9 @@ log_softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t i
 static mt_status
 softmax(mt_args *a, const char *name, row_fn f32, row_fn f64)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
-    if (!mt_dtype_is_float(dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(dt));
-    }
-    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
+    mt_dtype dt;
+    mt_status st = mt_softmax_dtype(a, name, &dt);
+    return st ? st : row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
 }
 
 // self (any shape), dim; out = exp(self) / sum of exp(self) along dim

@@ -4,12 +4,12 @@
  * Each op contributes only its inner loops, each a call of a formula of core/math.h (no formula
  * is written here), and its dtype rule; broadcasting, casting and output handling are the
  * shared driver's (elementwise.c). */
-#include <string.h>
 
 #include "core/math.h"
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 // out, x of one shape, both T; out = F(x)
 #define UNARY_LOOP(name, T, F)                                                   \
@@ -139,12 +139,7 @@ KERNEL(silu, U_SILU, false)
 mt_status
 mt_cpu_gelu(mt_args *a)
 {
-    const char *approx = a->str[0] ? a->str[0] : "none";
-    if (strcmp(approx, "none") == 0) {
-        return unary(a, U_GELU, false);
-    }
-    if (strcmp(approx, "tanh") == 0) {
-        return unary(a, U_GELU_TANH, false);
-    }
-    return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+    bool tanh_form;
+    mt_status st = mt_gelu_approximate(a->str[0], &tanh_form);
+    return st ? st : unary(a, tanh_form ? U_GELU_TANH : U_GELU, false);
 }

@@ -2,12 +2,12 @@
  * exact derivative needs erf (autograd's GeluBackward0 calls gelu_backward).
  *
  * Only loops and the dtype rule live here; the derivatives are core/math.h's. */
-#include <string.h>
 
 #include "core/math.h"
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 // out, g, x (T) broadcast to one shape; out = F(g, x), the gradient g times f'(x)
 #define GRAD_LOOP(name, T, F)                                                    \
@@ -32,15 +32,12 @@ mt_cpu_gelu_backward(mt_args *a)
                                                     [MT_FLOAT64] = gelu_backward_f64};
     static const mt_loop_fn tanh_form[MT_NUM_DTYPES] = {[MT_FLOAT32] = gelu_tanh_backward_f32,
                                                         [MT_FLOAT64] = gelu_tanh_backward_f64};
-    const char *approx = a->str[0] ? a->str[0] : "none";
-    const mt_loop_fn *loops;
-    if (strcmp(approx, "none") == 0) {
-        loops = exact;
-    } else if (strcmp(approx, "tanh") == 0) {
-        loops = tanh_form;
-    } else {
-        return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+    bool use_tanh;
+    mt_status st = mt_gelu_approximate(a->str[0], &use_tanh);
+    if (st) {
+        return st;
     }
+    const mt_loop_fn *loops = use_tanh ? tanh_form : exact;
     mt_dtype dt = mt_result_type(a->t, 2);
     if (loops[dt] == NULL) {
         return mt_fail(MT_ENOTIMPL, "\"GeluBackwardKernelImpl\" not implemented for '%s'",

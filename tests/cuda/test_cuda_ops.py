@@ -127,3 +127,222 @@ def test_linear_forward_and_mixed_devices():
     same(minitorch.relu(lin(x.cuda())), ref, atol=1e-5)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         x.cuda() + x
+
+
+# ---- every elementwise op, reduction and op along a dim of the CUDA key, against the CPU ----
+
+
+def both(fn, *tensors, atol=1e-5, rtol=1e-5):
+    """fn on the CPU tensors and on their CUDA copies: same values, dtypes and shapes."""
+    cpu = fn(*tensors)
+    gpu = fn(*[t.cuda() if isinstance(t, minitorch.Tensor) else t for t in tensors])
+    if isinstance(cpu, tuple):
+        for g, c in zip(gpu, cpu):
+            same(g, c, atol=atol, rtol=rtol)
+    else:
+        same(gpu, cpu, atol=atol, rtol=rtol)
+
+
+def values(shape, dtype=minitorch.float32, nan=False):
+    a = RNG.standard_normal(shape) * 2
+    if nan and a.size > 2:
+        a.flat[1] = np.nan
+    return minitorch.tensor(a).to(dtype)
+
+
+ALL_UNARY = ["neg", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "sign",
+             "reciprocal", "exp2", "expm1", "log2", "log10", "isnan", "isinf", "logical_not"]
+
+
+@pytest.mark.parametrize("op", ALL_UNARY)
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int64])
+def test_every_unary(op, dtype):
+    x = values((7, 5), dtype)
+    if op in ("log", "log1p", "sqrt", "rsqrt", "log2", "log10"):
+        x = x.abs() + 1
+    f = getattr(minitorch, op)
+    both(f, x)
+    both(f, x.t())
+    both(f, x[::2, 1:])
+    if (dtype != minitorch.int64 or op in ("neg", "abs", "sign")) and hasattr(x, op + "_"):
+        g, want = x.cuda(), x.clone()
+        getattr(g, op + "_")()
+        getattr(want, op + "_")()
+        same(g, want)
+
+
+def test_activations_and_bitwise():
+    x = values((6, 9), minitorch.float64)
+    both(minitorch.nn.functional.gelu, x)
+    both(lambda t: minitorch.nn.functional.gelu(t, approximate="tanh"), x)
+    both(minitorch.nn.functional.silu, x)
+    g = values((6, 9), minitorch.float64)
+    both(lambda a, b: minitorch._C.gelu_backward(a, b), g, x)
+    both(lambda a, b: minitorch._C.gelu_backward(a, b, approximate="tanh"), g, x)
+    i = minitorch.tensor(RNG.integers(-9, 9, (4, 6)))
+    j = minitorch.tensor(RNG.integers(-9, 9, (6,)))
+    both(minitorch.bitwise_and, i, j)
+    both(minitorch.bitwise_or, i, j)
+    both(minitorch.bitwise_not, i)
+    b = i > 0
+    both(minitorch.bitwise_not, b)
+    both(minitorch.bitwise_and, b, j > 0)
+
+
+ALL_BINARY = ["add", "sub", "mul", "div", "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum",
+              "logical_and", "logical_or", "pow", "remainder", "fmod", "floor_divide"]
+
+
+@pytest.mark.parametrize("op", ALL_BINARY)
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int32])
+def test_every_binary(op, dtype):
+    f = getattr(minitorch, op)
+    x = values((5, 8), dtype, nan=dtype != minitorch.int32)
+    y = values((8,), dtype)
+    if op in ("remainder", "fmod", "floor_divide") and dtype == minitorch.int32:
+        x, y = x * 2 + 1, y * 2 + 1  # odd, never 0: integer division by zero is not checked on the GPU
+    if op == "pow":
+        x, y = x.abs(), y.abs() if dtype == minitorch.int32 else y
+    both(f, x, y, atol=1e-4, rtol=1e-4)  # broadcast
+    both(f, x.t().contiguous().t(), x, atol=1e-4, rtol=1e-4)  # strided
+    if op not in ("logical_and", "logical_or", "maximum", "minimum"):
+        both(lambda a: f(a, 3), x, atol=1e-4, rtol=1e-4)  # a Python number
+    if op not in ("logical_and", "logical_or", "maximum", "minimum", "true_divide", "div") or dtype != minitorch.int32:
+        if hasattr(x, op + "_"):
+            g = x.cuda()
+            getattr(g, op + "_")(y.cuda())
+            want = x.clone()
+            getattr(want, op + "_")(y)
+            same(g, want, atol=1e-4, rtol=1e-4)
+    both(lambda a, b: f(a, b), values((), dtype), y, atol=1e-4, rtol=1e-4)  # a 0-dim tensor
+
+
+def test_division_modes_where_clamp_masked_fill():
+    x = values((6, 7), minitorch.float32)
+    y = values((6, 7), minitorch.float32)
+    for mode in ("trunc", "floor"):
+        both(lambda a, b: minitorch.div(a, b, rounding_mode=mode), x, y, atol=1e-4)
+    both(lambda a: minitorch.pow(2, a), x)
+    both(lambda a: minitorch.remainder(5, a), y)
+    c = x > 0
+    both(minitorch.where, c, x, y)
+    both(lambda cc, a: minitorch.where(cc, a, 0.5), c, x)
+    both(lambda a, lo, hi: minitorch.clamp(a, lo, hi), x, y - 1, y + 1)
+    both(lambda a: minitorch.clamp(a, min=-0.5), x)
+    both(lambda a: minitorch.clamp(a, max=0.5), x)
+    both(lambda a: a.clamp(-0.5, 0.5), x)
+    both(lambda a, m: a.masked_fill(m, -2.0), x, c[0])
+    g = x.cuda()
+    g.masked_fill_(c.cuda(), 7)
+    same(g, x.masked_fill(c, 7))
+    i = minitorch.arange(12).reshape(3, 4)
+    both(lambda a: minitorch.clamp(a, 2, 9), i)
+    both(lambda a: a // 3, i)
+
+
+REDUCTIONS = {
+    "sum": lambda x, d, k: x.sum(d, keepdim=k),
+    "mean": lambda x, d, k: x.mean(d, keepdim=k),
+    "amax": lambda x, d, k: x.amax(d, keepdim=k),
+    "amin": lambda x, d, k: x.amin(d, keepdim=k),
+    "all": lambda x, d, k: (x > 0).all(d, keepdim=k),
+    "any": lambda x, d, k: (x > 0).any(d, keepdim=k),
+    "norm": lambda x, d, k: x.norm(2, d, keepdim=k),
+    "norm1": lambda x, d, k: x.norm(1, d, keepdim=k),
+    "norm3": lambda x, d, k: x.norm(3, d, keepdim=k),
+    "norminf": lambda x, d, k: x.norm(float("inf"), d, keepdim=k),
+    "var": lambda x, d, k: x.var(d, keepdim=k),
+    "std": lambda x, d, k: x.std(d, keepdim=k, correction=0),
+    "logsumexp": lambda x, d, k: x.logsumexp(d if d is not None else [0, 1, 2], keepdim=k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_reductions_over_dims(name, dtype):
+    f = REDUCTIONS[name]
+    x = values((4, 5, 6), dtype)
+    for d in (None, 0, -1, (0, 2), (1,)):
+        for k in (False, True):
+            if d is None and k:
+                continue
+            both(lambda t: f(t, d, k), x, atol=1e-4, rtol=1e-4)
+            both(lambda t: f(t, d, k), x.permute(2, 0, 1), atol=1e-4, rtol=1e-4)
+
+
+def test_reductions_integers_nan_empty():
+    i = minitorch.tensor(RNG.integers(-5, 5, (3, 4, 5)), dtype=minitorch.int32)
+    both(lambda t: t.sum(1), i)
+    both(lambda t: t.prod(1), i)
+    both(lambda t: t.prod(), i)
+    both(lambda t: t.amax((0, 2)), i)
+    both(lambda t: minitorch.max(t), i)
+    both(lambda t: t.sum(dtype=minitorch.float64), i)
+    x = values((5, 6), minitorch.float32, nan=True)
+    for op in ("sum", "amax", "amin", "argmax", "argmin"):
+        both(lambda t: getattr(t, op)(1), x)
+    both(lambda t: minitorch.max(t), x)
+    both(lambda t: minitorch.min(t, 0), x)
+    both(lambda t: minitorch.max(t, 1, keepdim=True), x)
+    both(lambda t: t.argmax(), x)
+    both(lambda t: t.argmin(0, keepdim=True), x)
+    ties = minitorch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+    both(lambda t: t.argmax(1), ties)
+    both(lambda t: minitorch.max(t, 1), ties)
+    e = minitorch.zeros(0, 3)
+    both(lambda t: t.sum(0), e)
+    both(lambda t: t.prod(0), e)
+    both(lambda t: t.logsumexp(0), e)
+    both(lambda t: t.mean(), minitorch.tensor(2.5))
+    big = values((3, 100000), minitorch.float32)
+    both(lambda t: t.sum(1), big, atol=1e-3, rtol=1e-4)
+    both(lambda t: t.sum(), big, atol=1e-2, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "softmax", "log_softmax"])
+def test_ops_along_a_dim(op):
+    f = getattr(minitorch, op)
+    x = values((4, 5, 3), minitorch.float32) * 0.5
+    for d in (0, 1, -1):
+        both(lambda t: f(t, d), x, atol=1e-5, rtol=1e-4)
+        both(lambda t: f(t, d), x.permute(1, 0, 2), atol=1e-5, rtol=1e-4)
+    i = minitorch.tensor(RNG.integers(-3, 4, (4, 5)))
+    if op in ("cumsum", "cumprod"):
+        both(lambda t: f(t, 1), i)
+    else:
+        both(lambda t: f(t, 1, dtype=minitorch.float64), i)
+
+
+def test_host_round_trip_ops():
+    x = values((2, 3, 8, 8), minitorch.float32)
+    w = values((4, 3, 3, 3), minitorch.float32)
+    F = minitorch.nn.functional
+    both(lambda a, b: F.conv2d(a, b, padding=1), x, w, atol=1e-4, rtol=1e-4)
+    both(lambda a: F.max_pool2d(a, 2), x)
+    idx = minitorch.tensor([2, 0, 1])
+    both(lambda a, i: a.index_select(1, i), x, idx)
+    logits = values((5, 4), minitorch.float32)
+    target = minitorch.tensor([0, 3, 1, 1, 2])
+    both(F.cross_entropy, logits, target, atol=1e-5)
+    both(lambda a: minitorch.sort(a, 1), logits)
+    same(minitorch.arange(5, device="cuda"), minitorch.arange(5))
+
+
+def seed_step(device):
+    minitorch.manual_seed(0)
+    model = minitorch.nn.Sequential(minitorch.nn.Linear(4, 8), minitorch.nn.ReLU(), minitorch.nn.Linear(8, 2))
+    model.to(device)
+    rng = np.random.default_rng(1)
+    x = minitorch.tensor(rng.standard_normal((5, 4)).astype(np.float32)).to(device)
+    y = minitorch.tensor(rng.standard_normal((5, 2)).astype(np.float32)).to(device)
+    loss = minitorch.nn.MSELoss()(model(x), y)
+    loss.backward()
+    return loss, [p.grad for p in model.parameters()]
+
+
+def test_seed_network_backward_on_cuda():
+    loss_c, grads_c = seed_step("cpu")
+    loss_g, grads_g = seed_step("cuda")
+    same(loss_g.detach(), loss_c.detach(), atol=1e-5)
+    for g, c in zip(grads_g, grads_c):
+        same(g, c, atol=1e-5)

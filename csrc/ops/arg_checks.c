@@ -1,0 +1,303 @@
+/* The shared argument checks and dtype rules of ops/arg_checks.h. */
+#include <math.h>
+#include <string.h>
+
+#include "core/elementwise.h"
+#include "ops/arg_checks.h"
+
+/* ---- elementwise ---- */
+
+mt_status
+mt_check_add_sub(const mt_args *a, bool is_sub, mt_dtype dt)
+{
+    if (is_sub && dt == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+                       "the `^` or `logical_xor()` operator instead.");
+    }
+    if (is_sub && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
+        /* PyTorch refuses a bool operand of any kind, even x - True for a float x. */
+        return mt_fail(MT_ERUNTIME,
+                       "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                       "instead.");
+    }
+    mt_scalar alpha = a->s[0];
+    if (mt_scalar_is_none(alpha)) {
+        return MT_OK;
+    }
+    if (mt_dtype_is_integral(dt, true) && alpha.type == MT_FLOAT64) {
+        return mt_fail(MT_ERUNTIME,
+                       "For integral input tensors, argument alpha must not be a floating point "
+                       "number.");
+    }
+    if (dt == MT_BOOL && alpha.type != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
+    return MT_OK;
+}
+
+mt_dtype
+mt_clamp_bound_dtype(const mt_args *a)
+{
+    mt_promotion p;
+    mt_promotion_init(&p);
+    mt_promotion_add(&p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->is_wrapped_number);
+    mt_promotion_add(&p, a->s[0].type, 0, true);
+    return mt_promotion_result(&p);
+}
+
+mt_status
+mt_check_neg(const mt_tensor *self)
+{
+    if (self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt)
+{
+    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number) {
+        return mt_fail(MT_ETYPE,
+                       "%s() received an invalid combination of arguments - got (Number, Number)",
+                       name);
+    }
+    /* PyTorch's pow(Tensor, Scalar) refuses what its integer loop could only truncate to 0. */
+    if (!is_pow || mt_dtype_is_float(dt) || !a->t[1]->is_wrapped_number) {
+        return MT_OK;
+    }
+    mt_scalar e;
+    mt_status st = mt_tensor_item(a->t[1], &e);
+    if (st == MT_OK && mt_scalar_to_double(e) < 0) {
+        st = mt_fail(MT_ERUNTIME, "Integers to negative integer powers are not allowed.");
+    }
+    return st;
+}
+
+mt_status
+mt_div_rounding_mode(const char *mode, bool *floor)
+{
+    *floor = strcmp(mode, "floor") == 0;
+    if (*floor || strcmp(mode, "trunc") == 0) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME,
+                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                   "'%s'",
+                   mode);
+}
+
+mt_status
+mt_gelu_approximate(const char *approx, bool *tanh_form)
+{
+    approx = approx ? approx : "none";
+    *tanh_form = strcmp(approx, "tanh") == 0;
+    if (*tanh_form || strcmp(approx, "none") == 0) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+}
+
+/* The bound that clamps nothing, standing in for an absent min (lowest) or max (highest). */
+static mt_scalar
+no_bound(mt_dtype dt, bool highest)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return mt_scalar_bool(highest);
+    case MT_INT32:
+        return mt_scalar_int(highest ? INT32_MAX : INT32_MIN);
+    case MT_INT64:
+        return mt_scalar_int(highest ? INT64_MAX : INT64_MIN);
+    default:
+        return mt_scalar_float(highest ? INFINITY : -INFINITY);
+    }
+}
+
+mt_status
+mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt,
+                  mt_tensor **bound)
+{
+    mt_tensor *given[3] = {a->t[0]};
+    int n = 1;
+    bool scalar_bound = false;
+    *bound = NULL;
+    for (int k = 0; k < 3; k++) {
+        ops[k] = a->t[k];
+        if (k > 0 && ops[k]) {
+            scalar_bound |= ops[k]->is_wrapped_number;
+            given[n++] = ops[k];
+        }
+    }
+    if (n == 1) {
+        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    }
+    *dt = mt_result_type(given, n);
+    if (*dt == MT_BOOL && scalar_bound) {
+        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'", device);
+    }
+    int missing = ops[1] == NULL ? 1 : ops[2] == NULL ? 2 : 0;
+    if (missing == 0) {
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_scalar(no_bound(*dt, missing == 2), *dt, bound);
+    ops[missing] = *bound;
+    return st;
+}
+
+mt_status
+mt_check_where(const mt_tensor *condition)
+{
+    if (condition->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "where expected condition to be a boolean tensor, but got a tensor with "
+                       "dtype %s",
+                       mt_dtype_scalar_name(condition->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
+                     mt_scalar *v)
+{
+    if (mask->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                       mt_dtype_c_name(mask->dtype));
+    }
+    if (value->ndim != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                       "with %d dimension(s).",
+                       value->ndim);
+    }
+    mt_status st = mt_tensor_item(value, v);
+    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+}
+
+/* ---- reductions ---- */
+
+void
+mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    *out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+              : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                    : self_dt;
+    /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
+    *in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(*out_dt) ? *out_dt : self_dt;
+}
+
+mt_status
+mt_mean_dtype(const mt_args *a, mt_dtype *out_dt)
+{
+    *out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
+    if (!mt_dtype_is_float(*out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "mean(): could not infer output dtype. %s dtype must be either a floating "
+                       "point or complex dtype. Got: %s",
+                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(*out_dt));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    *out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
+    *p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
+    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(*out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                       "Got %s",
+                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? *out_dt : self_dt));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_moment(const mt_args *a, double *correction)
+{
+    if (!mt_dtype_is_float(a->t[0]->dtype)) {
+        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
+    }
+    *correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
+                                              : mt_scalar_to_double(a->s[0]);
+    return MT_OK;
+}
+
+mt_status
+mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *name)
+{
+    int64_t count = 1;
+    bool all_dims = true;
+    for (int d = 0; d < self->ndim; d++) {
+        count *= reduce[d] ? self->sizes[d] : 1;
+        all_dims &= reduce[d];
+    }
+    if (count != 0) {
+        return MT_OK;
+    }
+    /* Like PyTorch: reducing every dim of an empty tensor asks for a dim; reducing an empty
+     * dim while others remain names it. */
+    if (all_dims) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                       "Specify the reduction dim with the 'dim' argument.",
+                       name);
+    }
+    for (int d = 0; d < self->ndim; d++) {
+        if (reduce[d] && self->sizes[d] == 0) {
+            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                           name, d);
+        }
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *reduce,
+                     const char *name, bool want_values)
+{
+    if (!want_values && self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "%s(): does not support bool input", name);
+    }
+    if (dims->none && mt_tensor_numel(self) == 0) {
+        return mt_fail(MT_EINDEX,
+                       "%s(): Expected reduction dim to be specified for input.numel() == 0.",
+                       name);
+    }
+    for (int d = 0; d < self->ndim && !dims->none; d++) {
+        if (reduce[d] && self->sizes[d] == 0) {
+            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                           name, d);
+        }
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt)
+{
+    *dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
+    if (!mt_dtype_is_float(*dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
+                       mt_dtype_scalar_name(*dt));
+    }
+    return MT_OK;
+}
+
+mt_dtype
+mt_scan_dtype(const mt_args *a)
+{
+    mt_dtype self_dt = a->t[0]->dtype;
+    return a->dtype >= 0                          ? (mt_dtype)a->dtype
+           : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                 : self_dt;
+}

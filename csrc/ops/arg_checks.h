@@ -1,0 +1,56 @@
+/* The argument checks and dtype rules of the kernels, written once for every device: the CPU
+ * kernels (csrc/cpu/) and the CUDA ones (cuda/ops_*.c, through the C API) call these before
+ * their loops, so both raise PyTorch's errors with the same words. */
+#ifndef MT_OPS_ARG_CHECKS_H
+#define MT_OPS_ARG_CHECKS_H
+
+#include "dispatch/dispatch.h"
+
+/* ---- elementwise ---- */
+
+/* add and sub (is_sub) computing in dt: the alpha rules, and no bool operand for sub. */
+mt_status mt_check_add_sub(const mt_args *a, bool is_sub, mt_dtype dt);
+/* clamp_min and clamp_max with a Scalar bound: the dtype they compute in. */
+mt_dtype mt_clamp_bound_dtype(const mt_args *a);
+/* neg: not of a bool tensor. */
+mt_status mt_check_neg(const mt_tensor *self);
+/* floor_divide, remainder, fmod, pow and div with a rounding mode (name for the message):
+ * not two Python numbers; pow of an integer dt to a negative Python number is refused. */
+mt_status mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt);
+/* div's rounding_mode (not None): *floor is false for 'trunc', true for 'floor'. */
+mt_status mt_div_rounding_mode(const char *mode, bool *floor);
+/* gelu's approximate (NULL is 'none'): *tanh_form for 'tanh'. */
+mt_status mt_gelu_approximate(const char *approx, bool *tanh_form);
+/* clamp(self, min, max) as three operands of one dtype: ops[0..2] = self, min, max with an
+ * absent bound replaced by *bound (a new Python number that clamps nothing, or NULL); *dt the
+ * promoted dtype. device ("cpu", "cuda") names PyTorch's kernel in the bool error. */
+mt_status mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt,
+                            mt_tensor **bound);
+/* where's condition must be bool. */
+mt_status mt_check_where(const mt_tensor *condition);
+/* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
+mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
+                               const mt_tensor *value, mt_scalar *v);
+
+/* ---- reductions ---- */
+
+/* sum and prod: the result dtype, and the dtype the input is summed in. */
+void mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt);
+/* mean: the (float) result dtype. */
+mt_status mt_mean_dtype(const mt_args *a, mt_dtype *out_dt);
+/* norm: the (float) result dtype and the order p. */
+mt_status mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p);
+/* var and std: a float input, and the correction. */
+mt_status mt_check_moment(const mt_args *a, double *correction);
+/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element. */
+mt_status mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *name);
+/* argmax, argmin, max_dim, min_dim over dims (an int or None): bool refused when !want_values,
+ * PyTorch's errors for an empty reduction. */
+mt_status mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *reduce,
+                               const char *name, bool want_values);
+/* softmax and log_softmax (name): the float dtype they compute in. */
+mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
+/* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
+mt_dtype mt_scan_dtype(const mt_args *a);
+
+#endif

@@ -1,0 +1,57 @@
+/* Which dims a reduction covers and the shape of its result (ops/reduce_dims.h): shared by the
+ * CPU reductions and, through the C API, the CUDA ones. */
+#include <string.h>
+
+#include "ops/reduce_dims.h"
+
+mt_status
+mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
+{
+    memset(reduce, 0, sizeof(bool) * MT_MAX_DIMS);
+    if (dims->none || dims->n == 0) {
+        for (int d = 0; d < self->ndim; d++) {
+            reduce[d] = true;
+        }
+        return MT_OK;
+    }
+    for (int k = 0; k < dims->n; k++) {
+        int d;
+        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
+        if (st) {
+            return st;
+        }
+        if (reduce[d]) {
+            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
+        }
+        reduce[d] = self->ndim > 0;
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
+                 mt_tensor **out)
+{
+    if (keepdim) {
+        *out = res;
+        return MT_OK;
+    }
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!reduce[d]) {
+            sizes[n] = self->sizes[d];
+            strides[n++] = res->strides[d];
+        }
+    }
+    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
+    mt_tensor_release(res);
+    return st;
+}
+
+mt_intlist
+mt_dim_list(const mt_args *a, int slot)
+{
+    mt_intlist l = {.n = 1, .none = (a->i_none >> slot & 1u) != 0, .v = {a->i[slot]}};
+    return l;
+}

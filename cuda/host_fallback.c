@@ -1,0 +1,157 @@
+/* The CUDA key's stand-in for the ops that have a CPU kernel but no CUDA kernel yet (indexing,
+ * sorting, convolution and pooling, the nn layers and losses, random fills, some factories):
+ * the tensor arguments are copied to the host, the CPU kernel runs, and its results are copied
+ * back to the GPU (in place: into self). Correct and slow: each is a TODO for a real kernel,
+ * and tests/cuda/test_cuda_coverage.py lists them by their kernel name mt_cuda_host_<op>. */
+#include <stdlib.h>
+
+#include "cuda/ops.h"
+
+static const int op_nout[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = (nout),
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+static const int op_flags[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = (flags),
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+static const char *const op_names[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = #name,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+static bool
+on_gpu(const mt_tensor *t)
+{
+    return t != NULL && mt_tensor_device(t).type == MT_CUDA;
+}
+
+/* *out = t itself (a new reference) when it is not on a GPU, else a host copy. */
+static mt_status
+to_host(mt_tensor *t, mt_tensor **out)
+{
+    if (!on_gpu(t)) {
+        *out = t ? mt_tensor_retain(t) : NULL;
+        return MT_OK;
+    }
+    return mt_op_to_copy(t, t->dtype, MT_DEVICE_CPU, out);
+}
+
+static mt_status
+round_trip(mt_op op, mt_args *a)
+{
+    const mt_kernel *cpu = mt_kernel_for(op, MT_KEY_CPU);
+    if (cpu->fn == NULL || op_nout[op] < 0) {
+        return mt_fail(MT_ENOTIMPL, "%s is not implemented on CUDA", op_names[op]);
+    }
+    mt_args c = *a;
+    mt_status st = MT_OK;
+    bool found = false;
+    mt_device dev = a->has_device ? a->device : (mt_device){MT_CUDA, 0};
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        c.t[k] = NULL;
+    }
+    c.tl = NULL;
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        c.out[k] = NULL;
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (!found && on_gpu(a->t[k])) {
+            dev = mt_tensor_device(a->t[k]);
+            found = true;
+        }
+        if ((st = to_host(a->t[k], &c.t[k]))) {
+            goto out_release;
+        }
+    }
+    if (a->ntl > 0) {
+        c.tl = calloc((size_t)a->ntl, sizeof(mt_tensor *));
+        if (c.tl == NULL) {
+            st = mt_fail(MT_ENOMEM, "out of memory");
+            goto out_release;
+        }
+        for (int k = 0; k < a->ntl; k++) {
+            if (!found && on_gpu(a->tl[k])) {
+                dev = mt_tensor_device(a->tl[k]);
+                found = true;
+            }
+            if ((st = to_host(a->tl[k], &c.tl[k]))) {
+                goto out_release;
+            }
+        }
+    }
+    if (c.has_device) {
+        c.device = MT_DEVICE_CPU; /* a factory: made on the host, then moved */
+    }
+    if ((st = cpu->fn(&c))) {
+        goto out_release;
+    }
+    if (op_flags[op] & INPLACE) {
+        /* the kernel wrote the host copy of self: write it back */
+        if ((st = mt_op_copy_(a->t[0], c.t[0]))) {
+            goto out_release;
+        }
+        a->out[0] = mt_tensor_retain(a->t[0]);
+        goto out_release;
+    }
+    for (int k = 0; k < op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
+        if (c.out[k] == NULL) {
+            continue;
+        }
+        st = mt_op_to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]);
+        if (st == MT_OK && c.out[k]->requires_grad) {
+            /* a factory's requires_grad=True: the copy is made with grad off */
+            st = mt_tensor_set_requires_grad(a->out[k], true);
+        }
+        if (st) {
+            for (int j = 0; j <= k; j++) {
+                mt_tensor_clear(&a->out[j]);
+            }
+            goto out_release;
+        }
+    }
+out_release:
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor_clear(&c.out[k]);
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor_clear(&c.t[k]);
+    }
+    if (c.tl) {
+        for (int k = 0; k < a->ntl; k++) {
+            mt_tensor_clear(&c.tl[k]);
+        }
+        free(c.tl);
+    }
+    return st;
+}
+
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    static mt_status host_##name(mt_args *a)             \
+    {                                                    \
+        return round_trip(MT_OP_##name, a);              \
+    }
+#include "dispatch/ops.def"
+#undef MT_OP
+
+void
+mt_cuda_register_host_fallback(void)
+{
+    static const mt_cuda_reg all[] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) \
+    {MT_OP_##name, host_##name, "mt_cuda_host_" #name},
+#include "dispatch/ops.def"
+#undef MT_OP
+    };
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+        mt_op op = all[k].op;
+        if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
+            op_nout[op] >= 0) {
+            mt_register_kernel(op, MT_KEY_CUDA, all[k].fn, all[k].name);
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/* The CUDA key's kernel files (ops*.c) and how each registers its kernels into _C. */
+#ifndef MT_CUDA_OPS_H
+#define MT_CUDA_OPS_H
+
+#include "cuda/cuda.h"
+
+typedef struct mt_cuda_reg {
+    mt_op op;
+    mt_kernel_fn fn;
+    const char *name;
+} mt_cuda_reg;
+
+/* {MT_OP_<name>, cuda_<name>, "mt_cuda_<name>"}; REG2 also the in-place <name>_ */
+#define MT_CUDA_REG(name) {MT_OP_##name, cuda_##name, "mt_cuda_" #name}
+#define MT_CUDA_REG2(name) MT_CUDA_REG(name), MT_CUDA_REG(name##_)
+
+/* Registers n kernels for the CUDA key. */
+void mt_cuda_register_all(const mt_cuda_reg *kernels, size_t n);
+
+void mt_cuda_register_elementwise(void); /* ops_ew.c */
+void mt_cuda_register_reduce(void);      /* ops_reduce.c */
+/* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
+void mt_cuda_register_host_fallback(void); /* host_fallback.c */
+
+#endif

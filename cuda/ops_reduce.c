@@ -1,0 +1,452 @@
+/* The CUDA key's reductions (sum, mean, prod, amax, amin, all, any, norm, var, std, logsumexp,
+ * max, min, max_dim, min_dim, argmax, argmin) and the ops along one dim (cumsum, cumprod,
+ * softmax, log_softmax): PyTorch's dtype rules and errors as the CPU kernels of
+ * csrc/cpu/reduce.c and reduce_dim.c give them, the dims and result shape from the shared
+ * ops/reduce_dims.h, then reduce.cu's kernels. */
+#include <math.h>
+#include <string.h>
+
+#include "cuda/elementwise.h"
+#include "cuda/ops.h"
+
+/* One reduction's request: op over the dims marked in reduce[] of self cast to in_dt. */
+typedef struct red_req {
+    const char *name;
+    mt_cuda_red_op op;
+    mt_dtype in_dt, acc_dt; /* acc_dt: the kernel's result dtype (kernels.h) */
+    bool needs_elements;    /* max and min of nothing are errors */
+    double p;
+    int flag;
+    const mt_tensor *centre; /* float64, the shape of the result, or NULL */
+} red_req;
+
+/* *acc (and *idx, when idx is given: int64 positions) = r over reduce[] of self, of self's
+ * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. */
+static mt_status
+reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **acc,
+            mt_tensor **idx)
+{
+    const void *kernel = mt_cuda_red_kernel(r->op, r->in_dt);
+    if (kernel == NULL) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", r->name,
+                       mt_dtype_scalar_name(r->in_dt));
+    }
+    mt_status st = r->needs_elements ? mt_check_reduce_elements(self, reduce, r->name) : MT_OK;
+    if (st) {
+        return st;
+    }
+    mt_tensor *x = NULL;
+    if (self->dtype == r->in_dt) {
+        x = mt_tensor_retain(self);
+    } else if ((st = mt_cuda_cast(self, r->in_dt, &x))) {
+        return st;
+    }
+    mt_device dev = mt_tensor_device(self);
+    mt_cuda_red p;
+    memset(&p, 0, sizeof(p));
+    int64_t keep[MT_MAX_DIMS];
+    p.nout = p.nred = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        keep[d] = reduce[d] ? 1 : x->sizes[d];
+        if (x->sizes[d] == 1) {
+            continue; /* covered by offset 0 either way */
+        }
+        if (reduce[d]) {
+            p.red_sizes[p.red_ndim] = x->sizes[d];
+            p.red_strides[p.red_ndim++] = x->strides[d];
+            p.nred *= x->sizes[d];
+        } else {
+            p.out_sizes[p.out_ndim] = x->sizes[d];
+            p.out_strides[p.out_ndim++] = x->strides[d];
+            p.nout *= x->sizes[d];
+        }
+    }
+    if (acc && (st = mt_tensor_empty(x->ndim, keep, r->acc_dt, dev, acc))) {
+        goto out_release;
+    }
+    if (idx && (st = mt_tensor_empty(x->ndim, keep, MT_INT64, dev, idx))) {
+        goto out_release;
+    }
+    p.x = mt_tensor_data(x);
+    p.out = acc ? mt_tensor_data(*acc) : NULL;
+    p.idx = idx ? (int64_t *)mt_tensor_data(*idx) : NULL;
+    p.centre = r->centre ? (const double *)mt_tensor_data(r->centre) : NULL;
+    p.p = r->p;
+    p.flag = r->flag;
+    if (p.nout > 0) {
+        int64_t blocks = p.nout < (1 << 20) ? p.nout : (1 << 20); /* the kernel strides over results */
+        void *args[] = {&p};
+        if ((st = mt_cuda_use_device(dev)) ||
+            (st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {
+            goto out_release;
+        }
+    }
+out_release:
+    if (st) {
+        if (acc) {
+            mt_tensor_clear(acc);
+        }
+        if (idx) {
+            mt_tensor_clear(idx);
+        }
+    }
+    mt_tensor_clear(&x);
+    return st;
+}
+
+/* a->out[0] = r over dims of self, cast to out_dt, shaped by keepdim. */
+static mt_status
+run(mt_args *a, const mt_intlist *dims, bool keepdim, const red_req *r, mt_dtype out_dt)
+{
+    mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
+    bool reduce[MT_MAX_DIMS];
+    mt_status st = mt_reduced_dims(self, dims, reduce);
+    if (st || (st = reduce_into(self, reduce, r, &acc, NULL))) {
+        return st;
+    }
+    if (acc->dtype == out_dt) {
+        res = acc;
+        acc = NULL;
+    } else if ((st = mt_cuda_cast(acc, out_dt, &res))) {
+        goto out_release;
+    }
+    st = mt_reduce_result(self, reduce, keepdim, res, &a->out[0]);
+out_release:
+    mt_tensor_clear(&acc);
+    return st;
+}
+
+/* The kernel's result dtype of a sum or prod of dt (kernels.h). */
+static mt_dtype
+wide(mt_dtype dt)
+{
+    return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
+}
+
+// self (any shape), dims; out = sum (prod) of self over dims
+static mt_status
+sum_like(mt_args *a, mt_cuda_red_op op, const char *name, const mt_intlist *dims)
+{
+    mt_dtype in_dt, out_dt;
+    mt_sum_dtypes(a, &in_dt, &out_dt);
+    red_req r = {name, op, in_dt, wide(in_dt), false, 0, 0, NULL};
+    return run(a, dims, a->b[0], &r, out_dt);
+}
+
+static mt_status
+cuda_sum(mt_args *a)
+{
+    return sum_like(a, MT_CUDA_RED_SUM, "sum", &a->l[0]);
+}
+
+static mt_status
+cuda_prod(mt_args *a)
+{
+    mt_intlist dims = mt_dim_list(a, 0);
+    return sum_like(a, MT_CUDA_RED_PROD, "prod", &dims);
+}
+
+static mt_status
+cuda_mean(mt_args *a)
+{
+    mt_dtype out_dt;
+    mt_status st = mt_mean_dtype(a, &out_dt);
+    if (st) {
+        return st;
+    }
+    red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, false, 0, 1, NULL};
+    return run(a, &a->l[0], a->b[0], &r, out_dt);
+}
+
+static const mt_intlist all_dims = {.n = 0, .none = true};
+
+#define EXTREMUM(name, OP, dims, keepdim)                                                   \
+    static mt_status cuda_##name(mt_args *a)                                               \
+    {                                                                                       \
+        mt_dtype dt = a->t[0]->dtype;                                                       \
+        red_req r = {#name, OP, dt, dt, true, 0, 0, NULL};                                  \
+        return run(a, dims, keepdim, &r, dt);                                               \
+    }
+EXTREMUM(amax, MT_CUDA_RED_AMAX, &a->l[0], a->b[0])
+EXTREMUM(amin, MT_CUDA_RED_AMIN, &a->l[0], a->b[0])
+EXTREMUM(max, MT_CUDA_RED_AMAX, &all_dims, false)
+EXTREMUM(min, MT_CUDA_RED_AMIN, &all_dims, false)
+
+static mt_status
+cuda_all(mt_args *a)
+{
+    red_req r = {"all", MT_CUDA_RED_ALL, MT_BOOL, MT_BOOL, false, 0, 0, NULL};
+    return run(a, &a->l[0], a->b[0], &r, MT_BOOL);
+}
+
+static mt_status
+cuda_any(mt_args *a)
+{
+    red_req r = {"any", MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, false, 0, 0, NULL};
+    return run(a, &a->l[0], a->b[0], &r, MT_BOOL);
+}
+
+// self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
+static mt_status
+cuda_norm(mt_args *a)
+{
+    mt_dtype out_dt;
+    double p;
+    mt_status st = mt_norm_dtype(a, &out_dt, &p);
+    if (st) {
+        return st;
+    }
+    mt_cuda_red_op op = isinf(p)  ? (p > 0 ? MT_CUDA_RED_NORMINF : MT_CUDA_RED_NORMNINF)
+                        : p == 0 ? MT_CUDA_RED_NORM0
+                        : p == 1 ? MT_CUDA_RED_NORM1
+                        : p == 2 ? MT_CUDA_RED_NORM2
+                                 : MT_CUDA_RED_NORMP;
+    red_req r = {"norm", op, out_dt, MT_FLOAT64, isinf(p) && p < 0, p, 0, NULL};
+    return run(a, &a->l[0], a->b[0], &r, out_dt);
+}
+
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
+static mt_status
+moment(mt_args *a, bool root)
+{
+    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
+    double correction;
+    bool reduce[MT_MAX_DIMS];
+    mt_status st = mt_check_moment(a, &correction);
+    if (st || (st = mt_reduced_dims(self, &a->l[0], reduce))) {
+        return st;
+    }
+    red_req first = {"var", MT_CUDA_RED_SUM, self->dtype, MT_FLOAT64, false, 0, 1, NULL};
+    if ((st = reduce_into(self, reduce, &first, &mean, NULL))) {
+        return st;
+    }
+    red_req second = {"var", MT_CUDA_RED_DEVSQ, self->dtype, MT_FLOAT64, false, correction, root,
+                      mean};
+    if ((st = reduce_into(self, reduce, &second, &acc, NULL)) ||
+        (st = mt_cuda_cast(acc, self->dtype, &res))) {
+        goto out_release;
+    }
+    st = mt_reduce_result(self, reduce, a->b[1], res, &a->out[0]);
+out_release:
+    mt_tensor_clear(&acc);
+    mt_tensor_clear(&mean);
+    return st;
+}
+
+static mt_status
+cuda_var(mt_args *a)
+{
+    return moment(a, false);
+}
+
+static mt_status
+cuda_std(mt_args *a)
+{
+    return moment(a, true);
+}
+
+// self, dims; out = log(sum exp(self)) over dims, as m + log(sum exp(self - m)), m the max
+static mt_status
+cuda_logsumexp(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *in = NULL, *m = NULL, *centre = NULL, *acc = NULL, *res = NULL;
+    mt_dtype dt = mt_dtype_is_float(self->dtype) ? self->dtype : MT_DEFAULT_FLOAT;
+    bool reduce[MT_MAX_DIMS];
+    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
+    if (st || (st = mt_cuda_cast(self, dt, &in))) {
+        return st;
+    }
+    int64_t count = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        count *= reduce[d] ? in->sizes[d] : 1;
+    }
+    red_req first = {"logsumexp", MT_CUDA_RED_AMAX, dt, dt, false, 0, 0, NULL};
+    if (count == 0) {
+        /* nothing to sum: log(0) = -inf, as the CPU's centre of -inf (then 0) gives */
+        int64_t keep[MT_MAX_DIMS];
+        for (int d = 0; d < in->ndim; d++) {
+            keep[d] = reduce[d] ? 1 : in->sizes[d];
+        }
+        if ((st = mt_tensor_empty(in->ndim, keep, dt, mt_tensor_device(in), &res)) ||
+            (st = mt_cuda_fill(res, mt_scalar_float(-INFINITY)))) {
+            goto out_release;
+        }
+    } else if ((st = reduce_into(in, reduce, &first, &m, NULL)) ||
+               (st = mt_cuda_cast(m, MT_FLOAT64, &centre))) {
+        goto out_release;
+    } else {
+        red_req second = {"logsumexp", MT_CUDA_RED_EXPSUM, dt, MT_FLOAT64, false, 0, 0, centre};
+        if ((st = reduce_into(in, reduce, &second, &acc, NULL)) ||
+            (st = mt_cuda_cast(acc, dt, &res))) {
+            goto out_release;
+        }
+    }
+    st = mt_reduce_result(self, reduce, a->b[0], res, &a->out[0]);
+    res = NULL;
+out_release:
+    mt_tensor_clear(&res);
+    mt_tensor_clear(&acc);
+    mt_tensor_clear(&centre);
+    mt_tensor_clear(&m);
+    mt_tensor_clear(&in);
+    return st;
+}
+
+/* values (unless want_values is false) and int64 indices of the extreme of self along dim;
+ * a dim of None (want_values false only) means the flattened tensor. */
+static mt_status
+arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
+{
+    mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
+    mt_intlist dims = mt_dim_list(a, 0);
+    bool keepdim = a->b[0];
+    bool reduce[MT_MAX_DIMS];
+    mt_status st = mt_reduced_dims(self, &dims, reduce);
+    if (st || (st = mt_check_arg_extreme(self, &dims, reduce, name, want_values))) {
+        return st;
+    }
+    red_req r = {name, op, self->dtype, self->dtype, false, 0, 0, NULL};
+    if ((st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices))) {
+        return st;
+    }
+    if (want_values) {
+        st = mt_reduce_result(self, reduce, keepdim, values, &a->out[0]);
+        values = NULL;
+        if (st == MT_OK) {
+            st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[1]);
+            indices = NULL;
+            if (st) {
+                mt_tensor_clear(&a->out[0]);
+            }
+        }
+    } else {
+        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[0]);
+        indices = NULL;
+    }
+    mt_tensor_clear(&values);
+    mt_tensor_clear(&indices);
+    return st;
+}
+
+static mt_status
+cuda_max_dim(mt_args *a)
+{
+    return arg_extreme(a, "max", MT_CUDA_RED_ARGMAX, true);
+}
+
+static mt_status
+cuda_min_dim(mt_args *a)
+{
+    return arg_extreme(a, "min", MT_CUDA_RED_ARGMIN, true);
+}
+
+static mt_status
+cuda_argmax(mt_args *a)
+{
+    return arg_extreme(a, "argmax", MT_CUDA_RED_ARGMAX, false);
+}
+
+static mt_status
+cuda_argmin(mt_args *a)
+{
+    return arg_extreme(a, "argmin", MT_CUDA_RED_ARGMIN, false);
+}
+
+/* ---- along one dim, the result shaped like the input ---- */
+
+/* out = op over the lanes of self along a->i[0], in dtype dt (contiguous, self's shape). */
+static mt_status
+row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
+{
+    mt_tensor *self = a->t[0], *x = NULL;
+    int dim = 0;
+    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
+    if (st) {
+        return st;
+    }
+    if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &x)) ||
+        (st = mt_cuda_copy_into(x, self)) ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]))) {
+        goto out_release;
+    }
+    int64_t outer = 1, n = self->ndim ? self->sizes[dim] : 1, inner = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        outer *= d < dim ? self->sizes[d] : 1;
+        inner *= d > dim ? self->sizes[d] : 1;
+    }
+    int64_t lanes = outer * inner;
+    if (lanes > 0 && n > 0) {
+        int64_t blocks = (lanes + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
+        blocks = blocks < (1 << 20) ? blocks : (1 << 20);
+        void *xd = mt_tensor_data(x), *yd = mt_tensor_data(a->out[0]);
+        void *args[] = {&xd, &yd, &outer, &n, &inner};
+        if ((st = mt_cuda_use_device(mt_tensor_device(self))) ||
+            (st = mt_cuda_launch(mt_cuda_row_kernel(op, dt), (unsigned)blocks, MT_CUDA_THREADS,
+                                 args))) {
+            mt_tensor_clear(&a->out[0]);
+        }
+    }
+out_release:
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    mt_tensor_clear(&x);
+    return st;
+}
+
+static mt_status
+scan(mt_args *a, mt_cuda_row_op op, const char *name)
+{
+    mt_dtype dt = mt_scan_dtype(a);
+    if (mt_cuda_row_kernel(op, dt) == NULL) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", name,
+                       mt_dtype_scalar_name(dt));
+    }
+    return row_op(a, dt, op);
+}
+
+static mt_status
+softmax(mt_args *a, mt_cuda_row_op op, const char *name)
+{
+    mt_dtype dt;
+    mt_status st = mt_softmax_dtype(a, name, &dt);
+    return st ? st : row_op(a, dt, op);
+}
+
+static mt_status
+cuda_cumsum(mt_args *a)
+{
+    return scan(a, MT_CUDA_ROW_CUMSUM, "cumsum");
+}
+
+static mt_status
+cuda_cumprod(mt_args *a)
+{
+    return scan(a, MT_CUDA_ROW_CUMPROD, "cumprod");
+}
+
+static mt_status
+cuda_softmax(mt_args *a)
+{
+    return softmax(a, MT_CUDA_ROW_SOFTMAX, "softmax");
+}
+
+static mt_status
+cuda_log_softmax(mt_args *a)
+{
+    return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX, "log_softmax");
+}
+
+void
+mt_cuda_register_reduce(void)
+{
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(sum),     MT_CUDA_REG(mean),    MT_CUDA_REG(prod),      MT_CUDA_REG(amax),
+        MT_CUDA_REG(amin),    MT_CUDA_REG(max),     MT_CUDA_REG(min),       MT_CUDA_REG(all),
+        MT_CUDA_REG(any),     MT_CUDA_REG(norm),    MT_CUDA_REG(var),       MT_CUDA_REG(std),
+        MT_CUDA_REG(logsumexp), MT_CUDA_REG(max_dim), MT_CUDA_REG(min_dim), MT_CUDA_REG(argmax),
+        MT_CUDA_REG(argmin),  MT_CUDA_REG(cumsum),  MT_CUDA_REG(cumprod),   MT_CUDA_REG(softmax),
+        MT_CUDA_REG(log_softmax),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
+}

@@ -1,0 +1,353 @@
+// The reduction kernels of the CUDA backend: one generic strided kernel (a block per result,
+// each thread folding a strided share of the reduced elements, then a shared-memory tree) and
+// one small reducer per op; and the ops along one dim with the input's shape (cumsum, cumprod,
+// softmax, log_softmax), a thread per lane. The host code (ops_reduce.c) picks dims, dtypes
+// and errors.
+#include <math.h>
+
+#include "cuda/device_math.h"
+#include "cuda/kernels.h"
+
+// The accumulator of sum and prod: float64 for floats (as the CPU's), int64 for the rest.
+template <typename T> struct Wide {
+    using type = int64_t;
+};
+template <> struct Wide<float> {
+    using type = double;
+};
+template <> struct Wide<double> {
+    using type = double;
+};
+
+#define D __device__ __forceinline__
+
+// A reducer: its state S (plain data, so it can live in shared memory), the state of no
+// elements, step (fold element j, value x, in; c is the result's centre), join (fold two
+// states; a's elements come from threads of lower id), done (write result o).
+template <typename T> struct SumR {
+    using S = typename Wide<T>::type;
+    D S init() const { return 0; }
+    D S step(S s, T x, int64_t, double) const { return s + (S)x; }
+    D S join(S a, S b) const { return a + b; }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        ((S *)p.out)[o] = p.flag ? (S)(s / (S)p.nred) : s;
+    }
+};
+
+template <typename T> struct ProdR {
+    using S = typename Wide<T>::type;
+    D S init() const { return 1; }
+    D S step(S s, T x, int64_t, double) const { return s * (S)x; }
+    D S join(S a, S b) const { return a * b; }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((S *)p.out)[o] = s; }
+};
+
+// amax (IsMax) and amin, NaN-propagating; the host refuses an empty reduction
+template <typename T, bool IsMax> struct ExtremumR {
+    struct S {
+        T v;
+        bool has;
+    };
+    D static T pick(T a, T b) { return IsMax ? maximum_(a, b) : minimum_(a, b); }
+    D S init() const { return S{T(0), false}; }
+    D S step(S s, T x, int64_t, double) const { return S{s.has ? pick(s.v, x) : x, true}; }
+    D S join(S a, S b) const { return !a.has ? b : !b.has ? a : S{pick(a.v, b.v), true}; }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((T *)p.out)[o] = s.v; }
+};
+
+template <bool IsAll> struct LogicalR {
+    using S = bool;
+    D S init() const { return IsAll; }
+    D S step(S s, bool x, int64_t, double) const { return IsAll ? (s && x) : (s || x); }
+    D S join(S a, S b) const { return IsAll ? (a && b) : (a || b); }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((bool *)p.out)[o] = s; }
+};
+
+// The norms: Kind 0, 1, 2, 3 (general p) sum a power of |x|; 4 (inf) and 5 (-inf) keep the
+// largest or smallest |x|, NaN-propagating.
+template <typename T, int Kind> struct NormR {
+    using S = double;
+    D S init() const { return Kind == 5 ? INFINITY : 0.0; }
+    D S step(S s, T x, int64_t, double) const
+    {
+        const double v = (double)x, a = fabs(v);
+        switch (Kind) {
+        case 0:
+            return s + (v != 0);
+        case 1:
+            return s + a;
+        case 2:
+            return s + v * v;
+        case 4:
+            return (a > s || v != v) ? a : s;
+        case 5:
+            return (a < s || v != v) ? a : s;
+        default:
+            return s; // Kind 3 needs p: NormPR
+        }
+    }
+    D S join(S a, S b) const
+    {
+        if (Kind == 4) {
+            return (b > a || b != b) ? b : a;
+        }
+        if (Kind == 5) {
+            return (b < a || b != b) ? b : a;
+        }
+        return a + b;
+    }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        ((double *)p.out)[o] = Kind == 2 ? sqrt(s) : s;
+    }
+};
+
+template <typename T> struct NormPR {
+    using S = double;
+    double p;
+    D S init() const { return 0.0; }
+    D S step(S s, T x, int64_t, double) const { return s + pow(fabs((double)x), p); }
+    D S join(S a, S b) const { return a + b; }
+    D void done(S s, const mt_cuda_red &q, int64_t o, double) const
+    {
+        ((double *)q.out)[o] = pow(s, 1.0 / p);
+    }
+};
+
+// var and std about a centre (the mean, from a first pass)
+template <typename T> struct DevSqR {
+    using S = double;
+    D S init() const { return 0.0; }
+    D S step(S s, T x, int64_t, double c) const
+    {
+        const double d = (double)x - c;
+        return s + d * d;
+    }
+    D S join(S a, S b) const { return a + b; }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        const double dof = (double)p.nred - p.p;
+        const double v = s / (dof > 0 ? dof : 0.0);
+        ((double *)p.out)[o] = p.flag ? sqrt(v) : v;
+    }
+};
+
+// logsumexp about a centre (the max, from a first pass); an infinite max centres at 0, so
+// that exp sees -inf - 0 and inf - 0 rather than inf - inf (as the CPU's)
+static D double finite_or_zero(double c) { return isinf(c) ? 0.0 : c; }
+template <typename T> struct ExpSumR {
+    using S = double;
+    D S init() const { return 0.0; }
+    D S step(S s, T x, int64_t, double c) const { return s + exp((double)x - finite_or_zero(c)); }
+    D S join(S a, S b) const { return a + b; }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double c) const
+    {
+        ((double *)p.out)[o] = log(s) + finite_or_zero(c);
+    }
+};
+
+// argmax (IsMax) and argmin: the first position of the extreme, a NaN counting as the extreme
+template <typename T, bool IsMax> struct ArgR {
+    struct S {
+        T v;
+        int64_t i; /* -1: no element yet */
+    };
+    D static bool better(T x, T v)
+    {
+        if (isnan_(v)) {
+            return false;
+        }
+        return isnan_(x) || (IsMax ? x > v : x < v);
+    }
+    D S init() const { return S{T(0), -1}; }
+    D S step(S s, T x, int64_t j, double) const
+    {
+        return (s.i < 0 || better(x, s.v)) ? S{x, j} : s;
+    }
+    D S join(S a, S b) const
+    {
+        if (a.i < 0 || better(b.v, a.v)) {
+            return b.i < 0 ? a : b;
+        }
+        if (b.i < 0 || better(a.v, b.v)) {
+            return a;
+        }
+        return a.i <= b.i ? a : b; // equal values (or both NaN): the first
+    }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        if (p.out) {
+            ((T *)p.out)[o] = s.v;
+        }
+        if (p.idx) {
+            p.idx[o] = s.i;
+        }
+    }
+};
+
+template <typename R> struct Make {
+    D static R make(const mt_cuda_red &) { return R(); }
+};
+template <typename T> struct Make<NormPR<T>> {
+    D static NormPR<T> make(const mt_cuda_red &p) { return NormPR<T>{p.p}; }
+};
+#undef D
+
+// x (any strides) -> nout results; blockDim.x must be MT_CUDA_RED_THREADS. A block takes
+// results blockIdx.x, blockIdx.x + gridDim.x, ...: every thread of a block runs the same
+// number of iterations, so the __syncthreads() are reached by all.
+template <typename T, typename R> __global__ void red_kernel(mt_cuda_red p)
+{
+    using S = typename R::S;
+    __shared__ S buf[MT_CUDA_RED_THREADS];
+    const R r = Make<R>::make(p);
+    const T *x = (const T *)p.x;
+    for (int64_t o = blockIdx.x; o < p.nout; o += gridDim.x) {
+        int64_t base = 0, rem = o;
+        for (int d = p.out_ndim - 1; d >= 0; d--) {
+            base += (rem % p.out_sizes[d]) * p.out_strides[d];
+            rem /= p.out_sizes[d];
+        }
+        const double c = p.centre ? p.centre[o] : 0.0;
+        S s = r.init();
+        for (int64_t j = threadIdx.x; j < p.nred; j += blockDim.x) {
+            int64_t off = base, q = j;
+            for (int d = p.red_ndim - 1; d >= 0; d--) {
+                off += (q % p.red_sizes[d]) * p.red_strides[d];
+                q /= p.red_sizes[d];
+            }
+            s = r.step(s, x[off], j, c);
+        }
+        buf[threadIdx.x] = s;
+        __syncthreads();
+        for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
+            if (threadIdx.x < h) {
+                buf[threadIdx.x] = r.join(buf[threadIdx.x], buf[threadIdx.x + h]);
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            r.done(buf[0], p, o, c);
+        }
+        __syncthreads(); // buf is reused by the next result
+    }
+}
+
+// ---- ops along one dim whose result has the input's shape: one thread per lane ----
+
+// x, y (outer, n, inner) contiguous; the lanes are the outer * inner rows along n, each walked
+// by one thread (simple and obviously correct; fast enough while n is moderate).
+#define LANES(BODY)                                                                      \
+    const int64_t lanes = outer * inner;                                                 \
+    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lanes;          \
+         l += (int64_t)gridDim.x * blockDim.x) {                                         \
+        const int64_t o = l / inner, i = l % inner;                                      \
+        const T *xr = x + o * n * inner + i;                                             \
+        T *yr = y + o * n * inner + i;                                                   \
+        BODY                                                                             \
+    }
+
+// y = running sum (IsProd: product) of x along n, accumulated in A
+template <typename T, typename A, bool IsProd>
+__global__ void scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+{
+    LANES({
+        A acc = IsProd ? 1 : 0;
+        for (int64_t j = 0; j < n; j++) {
+            acc = IsProd ? acc * (A)xr[j * inner] : acc + (A)xr[j * inner];
+            yr[j * inner] = (T)acc;
+        }
+    })
+}
+
+// y = softmax (IsLog: log_softmax) of x along n: the CPU's SOFTMAX_LOOP (cpu/reduce_dim.c)
+template <typename T, bool IsLog>
+__global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+{
+    LANES({
+        T m = -INFINITY;
+        for (int64_t j = 0; j < n; j++) {
+            const T v = xr[j * inner];
+            m = v > m || v != v ? v : m;
+        }
+        if (isinf(m)) {
+            m = m > 0 ? m : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            const T e = exp_((T)(xr[j * inner] - m));
+            sum += e;
+            if (!IsLog) {
+                yr[j * inner] = e;
+            }
+        }
+        if (IsLog) {
+            const T lse = m + (T)log(sum);
+            for (int64_t j = 0; j < n; j++) {
+                yr[j * inner] = xr[j * inner] - lse;
+            }
+        } else {
+            const T scale = (T)(1.0 / sum);
+            for (int64_t j = 0; j < n; j++) {
+                yr[j * inner] *= scale;
+            }
+        }
+    })
+}
+#undef LANES
+
+// ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64) ----
+
+#define K(T, ...) (const void *)red_kernel<T, __VA_ARGS__>
+#define ALL(R) {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), K(double, R<double>)}
+#define ALL2(R, B) {K(bool, R<bool, B>), K(int32_t, R<int32_t, B>), K(int64_t, R<int64_t, B>), K(float, R<float, B>), K(double, R<double, B>)}
+#define FLOATS(R) {nullptr, nullptr, nullptr, K(float, R<float>), K(double, R<double>)}
+#define NORM(N) {nullptr, nullptr, nullptr, K(float, NormR<float, N>), K(double, NormR<double, N>)}
+#define BOOL_ONLY(R) {K(bool, R), nullptr, nullptr, nullptr, nullptr}
+static const void *const red_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = {
+    [MT_CUDA_RED_SUM] = ALL(SumR),
+    [MT_CUDA_RED_PROD] = ALL(ProdR),
+    [MT_CUDA_RED_AMAX] = ALL2(ExtremumR, true),
+    [MT_CUDA_RED_AMIN] = ALL2(ExtremumR, false),
+    [MT_CUDA_RED_ALL] = BOOL_ONLY(LogicalR<true>),
+    [MT_CUDA_RED_ANY] = BOOL_ONLY(LogicalR<false>),
+    [MT_CUDA_RED_NORM0] = NORM(0),
+    [MT_CUDA_RED_NORM1] = NORM(1),
+    [MT_CUDA_RED_NORM2] = NORM(2),
+    [MT_CUDA_RED_NORMP] = FLOATS(NormPR),
+    [MT_CUDA_RED_NORMINF] = NORM(4),
+    [MT_CUDA_RED_NORMNINF] = NORM(5),
+    [MT_CUDA_RED_DEVSQ] = FLOATS(DevSqR),
+    [MT_CUDA_RED_EXPSUM] = FLOATS(ExpSumR),
+    [MT_CUDA_RED_ARGMAX] = ALL2(ArgR, true),
+    [MT_CUDA_RED_ARGMIN] = ALL2(ArgR, false),
+};
+#undef K
+
+extern "C" const void *
+mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt)
+{
+    return red_kernels[op][dt];
+}
+
+#define R(...) (const void *)__VA_ARGS__
+static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
+    [MT_CUDA_ROW_CUMSUM] = {nullptr, R(scan_kernel<int32_t, int64_t, false>),
+                            R(scan_kernel<int64_t, int64_t, false>), R(scan_kernel<float, double, false>),
+                            R(scan_kernel<double, double, false>)},
+    [MT_CUDA_ROW_CUMPROD] = {nullptr, R(scan_kernel<int32_t, int64_t, true>),
+                             R(scan_kernel<int64_t, int64_t, true>), R(scan_kernel<float, double, true>),
+                             R(scan_kernel<double, double, true>)},
+    [MT_CUDA_ROW_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, false>),
+                             R(softmax_kernel<double, false>)},
+    [MT_CUDA_ROW_LOG_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, true>),
+                                 R(softmax_kernel<double, true>)},
+};
+#undef R
+
+extern "C" const void *
+mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt)
+{
+    return row_kernels[op][dt];
+}

@@ -1,0 +1,54 @@
+"""Which kernel the CUDA key runs for each op (no GPU needed: _C_cuda registers its kernels at
+import, device or not): every op with a CPU kernel has a CUDA kernel (mt_cuda_<op>), or is in
+HOST_ROUND_TRIP, the explicit list of ops that still run through cuda/host_fallback.c (copy to
+the host, CPU kernel, copy back) until they get a CUDA kernel of their own."""
+import pytest
+
+import minitorch
+from minitorch import _C
+
+if minitorch.cuda._C_cuda is None:
+    pytest.skip(f"minitorch._C_cuda is not built: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
+
+# Not yet on CUDA: a host round trip stands in. Remove an op here when its CUDA kernel lands.
+HOST_ROUND_TRIP = {
+    # linear algebra and shape ops without a cuBLAS or device kernel yet
+    "dot", "baddbmm", "addmv", "cat", "flip", "tril", "tril_", "triu", "triu_",
+    # factories and random fills (the CPU generator; no Philox on the GPU yet)
+    "arange", "linspace", "logspace", "eye", "randperm", "uniform_", "normal_", "bernoulli_", "random_",
+    # indexing, selection and sorting
+    "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "index", "index_put_",
+    "masked_select", "nonzero", "sort", "argsort", "topk", "_unique2", "one_hot",
+    # nn layers, their backward ops, and losses
+    "embedding", "embedding_dense_backward", "layer_norm", "layer_norm_backward", "batch_norm",
+    "batch_norm_backward", "nll_loss", "nll_loss_backward", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    # convolution and pooling (cuDNN is not used yet)
+    "conv2d", "convolution_backward_input", "convolution_backward_weight", "max_pool2d",
+    "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d", "avg_pool2d_backward",
+    "adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
+}
+
+
+def cuda_kernel(op):
+    return _C._dispatch_table(op).get("CUDA")
+
+
+def test_every_cpu_kernel_has_a_cuda_kernel_or_is_listed():
+    wrong = []
+    for op in _C.OPS:
+        if "CPU" not in _C._dispatch_table(op):
+            continue
+        want = f"mt_cuda_host_{op}" if op in HOST_ROUND_TRIP else f"mt_cuda_{op}"
+        if cuda_kernel(op) != want:
+            wrong.append((op, cuda_kernel(op), want))
+    assert wrong == []
+
+
+def test_the_list_names_only_ops_with_cpu_kernels():
+    assert all(op in _C.OPS and "CPU" in _C._dispatch_table(op) for op in HOST_ROUND_TRIP)
+
+
+@pytest.mark.parametrize("op", ["add", "where", "sum", "var", "argmax", "softmax", "cumsum", "masked_fill", "gelu_backward"])
+def test_kernels_of_this_issue_are_device_kernels(op):
+    assert cuda_kernel(op) == f"mt_cuda_{op}"
