@@ -10,11 +10,12 @@
 #ifndef MT_CAPI_H
 #define MT_CAPI_H
 
+#include "alloc/caching.h"
 #include "cpu/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/ops.h"
 
-#define MT_CAPI_VERSION 1
+#define MT_CAPI_VERSION 2 /* 2: the caching allocator (mt_caching_*), mt_alloc_report */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -62,7 +63,22 @@
       (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
     F(mt_status, mt_op_expand, (mt_tensor * self, int ndim, const int64_t *sizes, mt_tensor **out), \
-      (self, ndim, sizes, out))
+      (self, ndim, sizes, out))                                                                  \
+    F(mt_status, mt_caching_device,                                                              \
+      (int device, const mt_caching_backend *backend, void *state, mt_caching_allocator **out),  \
+      (device, backend, state, out))                                                             \
+    F(mt_allocator *, mt_caching_as_allocator, (mt_caching_allocator * ca), (ca))               \
+    F(mt_status, mt_caching_malloc, (mt_caching_allocator * ca, size_t size, uintptr_t stream,  \
+                                     void **ptr),                                                \
+      (ca, size, stream, ptr))                                                                   \
+    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))             \
+    F(mt_status, mt_caching_record_stream,                                                       \
+      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))               \
+    V(mt_caching_empty_cache, (mt_caching_allocator * ca), (ca))                                 \
+    V(mt_caching_get_stats, (mt_caching_allocator * ca, mt_caching_stats * out), (ca, out))      \
+    V(mt_alloc_report, (const void *ptr, int64_t bytes, mt_device dev, const char *pool,         \
+                        int cache),                                                              \
+      (ptr, bytes, dev, pool, cache))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */
