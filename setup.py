@@ -8,7 +8,11 @@ The CUDA toolkit is looked for in $CUDA_HOME (or $CUDA_PATH), beside the nvcc on
 /usr/local/cuda, and in the PyPI nvidia-* wheels (nvidia/cu13/..., nvidia/cuda_nvcc/...; cuBLAS
 usually comes from there, with PyTorch). MINITORCH_CUDA=0 skips _C_cuda, MINITORCH_CUDA=1 makes a
 missing toolkit an error; by default it is built when nvcc is found. Without the cuBLAS headers
-_C_cuda is built without the matrix products.
+_C_cuda is built without the matrix products. cuBLAS and cuDNN (nvidia-cublas, nvidia-cudnn-cu13
+wheels: nvidia/cu13/{include,lib}, nvidia/cudnn/...) are linked by file name with an rpath to
+their folder, so _C_cuda loads from the wheels without LD_LIBRARY_PATH; MT_CUDA_CUBLAS and
+MT_CUDA_CUDNN say to the code which were found. (A fresh venv has neither: the nvidia-cublas
+wheel is some 400 MB, too much for every CI run, so CI builds _C_cuda without the products.)
 """
 import glob
 import os
@@ -87,7 +91,7 @@ def find_cuda():
 def toolkit_at(home):
     roots = [home] + nvidia_wheel_roots()
     incs = [d for r in roots for d in (os.path.join(r, "include"), os.path.join(r, "targets", "x86_64-linux", "include"))
-            if os.path.isfile(os.path.join(d, "cuda_runtime_api.h")) or os.path.isfile(os.path.join(d, "cublas_v2.h"))]
+            if any(os.path.isfile(os.path.join(d, h)) for h in ("cuda_runtime_api.h", "cublas_v2.h", "cudnn.h"))]
 
     def lib_dir(name):
         for r in roots:
@@ -97,16 +101,19 @@ def toolkit_at(home):
                     return os.path.join(r, sub), os.path.basename(hits[0])
         return None, None
 
-    cudart_dir, cudart = lib_dir("cudart")
-    cublas_dir, cublas = lib_dir("cublas")
-    has_cublas_h = any(os.path.isfile(os.path.join(d, "cublas_v2.h")) for d in incs)
-    if cudart_dir is None:
+    def library(name, header):
+        """(dir, file) of a library whose header is found too, else None."""
+        d, f = lib_dir(name)
+        has_h = any(os.path.isfile(os.path.join(i, header)) for i in incs)
+        return (d, f) if d and has_h else None
+
+    cudart = library("cudart", "cuda_runtime_api.h")
+    if cudart is None:
         return None
-    libs = [(cudart_dir, cudart)]
-    if cublas_dir and has_cublas_h:
-        libs.append((cublas_dir, cublas))
+    cublas, cudnn = library("cublas", "cublas_v2.h"), library("cudnn", "cudnn.h")
+    libs = [cudart] + [lib for lib in (cublas, cudnn) if lib]
     return {"nvcc": os.path.join(home, "bin", "nvcc"), "include_dirs": incs, "libs": libs,
-            "cublas": cublas_dir is not None and has_cublas_h}
+            "cublas": cublas is not None, "cudnn": cudnn is not None}
 
 
 def cuda_extension(cuda, cflags, ldflags):
@@ -115,7 +122,7 @@ def cuda_extension(cuda, cflags, ldflags):
     lib_dirs = sorted({d for d, _ in cuda["libs"]})
     # A wheel ships libcublas.so.13 with no unversioned name, so libraries are named by file.
     link = [f"-l:{name}" for _, name in cuda["libs"]] + ["-lstdc++"]  # nvcc's host code is C++
-    macros = [("MT_CUDA_CUBLAS", "1")] if cuda["cublas"] else []
+    macros = [(m, "1") for m, on in (("MT_CUDA_CUBLAS", cuda["cublas"]), ("MT_CUDA_CUDNN", cuda["cudnn"])) if on]
     return Extension(
         "minitorch._C_cuda",
         sources=sources,

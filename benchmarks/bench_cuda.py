@@ -1,11 +1,13 @@
-"""The GPU benchmark of issue 5: sgemm, vector add against a device-to-device copy, and the
-launch latency of a tiny add, each beside PyTorch on the same GPU. Prints a table and writes it
-(and a JSON copy) into the folder given as the first argument, if any.
+"""The GPU benchmark of issue 5: sgemm, vector add against a device-to-device copy, the launch
+latency of a tiny add, the cached allocation latency (a 1 MiB tensor made and dropped) and the
+seed network's forward latency, each beside PyTorch on the same GPU. Prints a table and writes
+it (and a JSON copy) into the folder given as the first argument, if any.
 
-Timing: wall clock around n calls, with a synchronize before and after (minitorch has no CUDA
-events yet), best of `repeats` rounds."""
+Timing: wall clock around n calls, with a synchronize before and after; throughput rows take
+the best of `repeats` rounds, latency rows of the allocator and the seed network the median."""
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -31,6 +33,28 @@ def timed(fn, sync, n, repeats=5):
     return best
 
 
+def median_us(fn, sync, n=200, rounds=11):
+    """Median microseconds per call of fn over `rounds` rounds of n calls."""
+    fn()
+    sync()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / n)
+    return statistics.median(times) * 1e6
+
+
+def seed_network(lib, device):
+    """The seed network of python -m minitorch and its (1, 4) input, on device."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+    return model, lib.randn(1, 4).to(device)
+
+
 def cases(lib, sync, device):
     out = {}
     for n in (4096, 8192):
@@ -50,6 +74,10 @@ def cases(lib, sync, device):
     del x, y, z
     t = lib.ones(1, device=device)
     out["tiny add (us/op)"] = timed(lambda: t + t, sync, 2000) * 1e6
+    # A 1 MiB float32 tensor made and dropped: the caching allocator's hit path, no cudaMalloc.
+    out["cached alloc 1 MiB (us)"] = median_us(lambda: lib.empty(1 << 18, device=device), sync, 1000)
+    model, x = seed_network(lib, device)
+    out["seed forward (us)"] = median_us(lambda: model(x), sync, 500)
     return out
 
 

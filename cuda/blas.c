@@ -14,7 +14,6 @@
 #ifdef MT_CUDA_CUBLAS
 #include <cublas_v2.h>
 
-#define MT_CUDA_MAX_DEVICES 64 /* handles are kept per device, made on first use */
 
 static mt_status
 cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
@@ -28,7 +27,7 @@ cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
 /* st = mt_cublas_check(cublasSgemm(...)); the cuBLAS twin of mt_cuda_check */
 #define mt_cublas_check(call) cublas_check_at((call), #call, __FILE__, __LINE__)
 
-static cublasHandle_t handles[MT_CUDA_MAX_DEVICES];
+static cublasHandle_t handles[MT_CUDA_MAX_DEVICES]; /* per device, made on first use */
 
 static mt_status
 handle_for(mt_device dev, cublasHandle_t *out)
@@ -44,8 +43,12 @@ handle_for(mt_device dev, cublasHandle_t *out)
     if (handles[dev.index] == NULL && (st = mt_cublas_check(cublasCreate(&handles[dev.index])))) {
         return st;
     }
+    /* The handle is shared by every thread, so the caller's current stream is set on each call.
+     * Two threads on different streams can still race between this and their gemm: PyTorch
+     * keeps a handle per thread (a pool), which is still to do here. */
+    st = mt_cublas_check(cublasSetStream(handles[dev.index], mt_cuda_current_stream(dev.index)));
     *out = handles[dev.index];
-    return MT_OK;
+    return st;
 }
 
 /* A (rows, cols) matrix with strides (s0, s1) as cuBLAS takes it: *trans false for row-major

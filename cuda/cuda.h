@@ -20,8 +20,9 @@ mt_status mt_cuda_check_at(cudaError_t err, const char *call, const char *file, 
 /* st = mt_cuda_check(cudaMalloc(&p, n)); if (st) goto out_release; */
 #define mt_cuda_check(call) mt_cuda_check_at((call), #call, __FILE__, __LINE__)
 
-/* Launches kernel (a __global__ function's address) on the current device's default stream
- * with grid x block threads and its argument pointers, then checks the launch. */
+/* Launches kernel (a __global__ function's address) on the calling thread's current stream of
+ * its current device with grid x block threads and its argument pointers, then checks the
+ * launch. */
 mt_status mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args,
                             const char *name, const char *file, int line);
 #define mt_cuda_launch(kernel, grid, block, args) \
@@ -37,13 +38,29 @@ int mt_cuda_device_count(void);
 /* Makes dev the calling thread's current device (a device guard without the restore: every
  * kernel entry sets it, so nothing depends on what was current before). */
 mt_status mt_cuda_use_device(mt_device dev);
+/* Whether a device has been made current yet (torch.cuda.is_initialized()). */
+bool mt_cuda_is_initialized(void);
 
-/* The allocator _C_cuda registers for MT_CUDA: cudaMalloc/cudaFree behind the mt_allocator
- * vtable. The caching allocator replaces it by changing what this returns. */
+#define MT_CUDA_MAX_DEVICES 64 /* per-device state (streams, handles) is kept in arrays */
+
+/* The allocator _C_cuda registers for MT_CUDA (alloc.c): it routes each request to its
+ * device's caching allocator (alloc/caching.h, kept by _C), over cudaMalloc/cudaFree. */
 mt_allocator *mt_cuda_allocator(void);
-/* The raw backend under any allocator: one device allocation, PyTorch's OOM error on failure. */
-mt_status mt_cuda_raw_alloc(size_t nbytes, mt_device dev, void **out);
-void mt_cuda_raw_free(void *ptr, mt_device dev);
+/* ptr (a block's start, from mt_cuda_allocator) is used on stream too (Tensor.record_stream). */
+mt_status mt_cuda_record_stream(int device, void *ptr, cudaStream_t stream);
+/* Raw blocks of device's caching allocator (torch.cuda.caching_allocator_alloc/delete). */
+mt_status mt_cuda_caching_alloc(int device, size_t size, cudaStream_t stream, void **ptr);
+mt_status mt_cuda_caching_free(int device, void *ptr);
+
+/* Streams (stream.c). The calling thread's current stream on device: NULL (the legacy default
+ * stream) until it sets another; NULL for a device index out of range. */
+cudaStream_t mt_cuda_current_stream(int device);
+void mt_cuda_set_current_stream(int device, cudaStream_t stream);
+/* A stream of device's pool (PyTorch's: 32 per priority class, made on first use, handed out
+ * round-robin, never destroyed). priority < 0 asks for the high-priority class. */
+mt_status mt_cuda_stream_from_pool(int device, int priority, cudaStream_t *out);
+/* A new event on device (timing off unless asked; blocking: a host wait sleeps, not spins). */
+mt_status mt_cuda_event_create(int device, bool timing, bool blocking, cudaEvent_t *out);
 
 /* Registers the CUDA kernels and the allocator into _C (ops.c), and the cuBLAS products
  * (blas.c; nothing when built without cuBLAS). */

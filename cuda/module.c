@@ -4,6 +4,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+
 #include "cuda/capi_import.h"
 #include "cuda/cuda.h"
 
@@ -118,14 +120,258 @@ py_get_device_name(PyObject *m, PyObject *args)
 }
 
 static PyObject *
-py_memory_allocated(PyObject *m, PyObject *unused)
+py_is_initialized(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    mt_allocator *a = mt_cuda_allocator();
-    mt_alloc_stats s;
-    a->stats(a, &s);
-    return Py_BuildValue("(LL)", (long long)s.allocated_bytes, (long long)s.peak_allocated_bytes);
+    return PyBool_FromLong(mt_cuda_is_initialized());
+}
+
+/* Handles (streams, events, device pointers) travel to Python as ints. */
+#define H(x) PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)(x))
+
+static PyObject *
+py_current_stream(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    if (!PyArg_ParseTuple(args, "i", &d)) {
+        return NULL;
+    }
+    return H(mt_cuda_current_stream(d));
+}
+
+static PyObject *
+py_set_current_stream(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    unsigned long long s;
+    if (!PyArg_ParseTuple(args, "iK", &d, &s)) {
+        return NULL;
+    }
+    mt_cuda_set_current_stream(d, (cudaStream_t)(uintptr_t)s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_stream_from_pool(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d, priority;
+    cudaStream_t s;
+    if (!PyArg_ParseTuple(args, "ii", &d, &priority)) {
+        return NULL;
+    }
+    if (mt_cuda_stream_from_pool(d, priority, &s)) {
+        return raise_status();
+    }
+    return H(s);
+}
+
+/* query: whether the work queued on a stream (is_stream) or before an event is done. */
+static PyObject *
+query(PyObject *args, bool is_stream)
+{
+    unsigned long long h;
+    if (!PyArg_ParseTuple(args, "K", &h)) {
+        return NULL;
+    }
+    cudaError_t err = is_stream ? cudaStreamQuery((cudaStream_t)(uintptr_t)h)
+                                : cudaEventQuery((cudaEvent_t)(uintptr_t)h);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        Py_RETURN_FALSE;
+    }
+    if (mt_cuda_check(err)) {
+        return raise_status();
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+py_stream_query(PyObject *m, PyObject *args)
+{
+    (void)m;
+    return query(args, true);
+}
+
+static PyObject *
+py_event_query(PyObject *m, PyObject *args)
+{
+    (void)m;
+    return query(args, false);
+}
+
+static PyObject *
+synchronize_handle(PyObject *args, bool is_stream)
+{
+    unsigned long long h;
+    if (!PyArg_ParseTuple(args, "K", &h)) {
+        return NULL;
+    }
+    mt_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = is_stream ? mt_cuda_check(cudaStreamSynchronize((cudaStream_t)(uintptr_t)h))
+                   : mt_cuda_check(cudaEventSynchronize((cudaEvent_t)(uintptr_t)h));
+    Py_END_ALLOW_THREADS
+    if (st) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_stream_synchronize(PyObject *m, PyObject *args)
+{
+    (void)m;
+    return synchronize_handle(args, true);
+}
+
+static PyObject *
+py_event_synchronize(PyObject *m, PyObject *args)
+{
+    (void)m;
+    return synchronize_handle(args, false);
+}
+
+static PyObject *
+py_stream_wait_event(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long s, e;
+    if (!PyArg_ParseTuple(args, "KK", &s, &e)) {
+        return NULL;
+    }
+    if (mt_cuda_check(cudaStreamWaitEvent((cudaStream_t)(uintptr_t)s, (cudaEvent_t)(uintptr_t)e, 0))) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_event_create(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d, timing, blocking;
+    cudaEvent_t e;
+    if (!PyArg_ParseTuple(args, "ipp", &d, &timing, &blocking)) {
+        return NULL;
+    }
+    if (mt_cuda_event_create(d, timing, blocking, &e)) {
+        return raise_status();
+    }
+    return H(e);
+}
+
+static PyObject *
+py_event_record(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    unsigned long long e, s;
+    if (!PyArg_ParseTuple(args, "iKK", &d, &e, &s)) {
+        return NULL;
+    }
+    if (mt_cuda_use_device((mt_device){MT_CUDA, d}) ||
+        mt_cuda_check(cudaEventRecord((cudaEvent_t)(uintptr_t)e, (cudaStream_t)(uintptr_t)s))) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_event_elapsed_time(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long a, b;
+    float ms = 0;
+    if (!PyArg_ParseTuple(args, "KK", &a, &b)) {
+        return NULL;
+    }
+    if (mt_cuda_check(cudaEventElapsedTime(&ms, (cudaEvent_t)(uintptr_t)a, (cudaEvent_t)(uintptr_t)b))) {
+        return raise_status();
+    }
+    return PyFloat_FromDouble(ms);
+}
+
+static PyObject *
+py_event_destroy(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long e;
+    if (!PyArg_ParseTuple(args, "K", &e)) {
+        return NULL;
+    }
+    (void)cudaEventDestroy((cudaEvent_t)(uintptr_t)e); /* from __del__: nothing to report to */
+    (void)cudaGetLastError();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_record_stream(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    unsigned long long p, s;
+    if (!PyArg_ParseTuple(args, "iKK", &d, &p, &s)) {
+        return NULL;
+    }
+    if (mt_cuda_record_stream(d, (void *)(uintptr_t)p, (cudaStream_t)(uintptr_t)s)) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_caching_alloc(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    Py_ssize_t n;
+    unsigned long long s;
+    void *p;
+    if (!PyArg_ParseTuple(args, "inK", &d, &n, &s)) {
+        return NULL;
+    }
+    if (n < 0) {
+        return PyErr_Format(PyExc_ValueError, "size must be non-negative, got %zd", n);
+    }
+    if (mt_cuda_caching_alloc(d, (size_t)n, (cudaStream_t)(uintptr_t)s, &p)) {
+        return raise_status();
+    }
+    return H(p);
+}
+
+static PyObject *
+py_caching_free(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    unsigned long long p;
+    if (!PyArg_ParseTuple(args, "iK", &d, &p)) {
+        return NULL;
+    }
+    if (mt_cuda_caching_free(d, (void *)(uintptr_t)p)) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_mem_get_info(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    size_t free_b = 0, total_b = 0;
+    if (!PyArg_ParseTuple(args, "i", &d)) {
+        return NULL;
+    }
+    if (mt_cuda_use_device((mt_device){MT_CUDA, d}) ||
+        mt_cuda_check(cudaMemGetInfo(&free_b, &total_b))) {
+        return raise_status();
+    }
+    return Py_BuildValue("(nn)", (Py_ssize_t)free_b, (Py_ssize_t)total_b);
 }
 
 static PyMethodDef methods[] = {
@@ -136,8 +382,23 @@ static PyMethodDef methods[] = {
     {"set_device", py_set_device, METH_O, NULL},
     {"synchronize", py_synchronize, METH_VARARGS, NULL},
     {"get_device_name", py_get_device_name, METH_VARARGS, NULL},
-    {"memory_allocated", py_memory_allocated, METH_NOARGS,
-     "(allocated bytes, peak allocated bytes) of the CUDA allocator."},
+    {"is_initialized", py_is_initialized, METH_NOARGS, "Whether a device has been made current."},
+    {"current_stream", py_current_stream, METH_VARARGS, "current_stream(device) -> handle"},
+    {"set_current_stream", py_set_current_stream, METH_VARARGS, NULL},
+    {"stream_from_pool", py_stream_from_pool, METH_VARARGS, "stream_from_pool(device, priority)"},
+    {"stream_query", py_stream_query, METH_VARARGS, NULL},
+    {"stream_synchronize", py_stream_synchronize, METH_VARARGS, NULL},
+    {"stream_wait_event", py_stream_wait_event, METH_VARARGS, "stream_wait_event(stream, event)"},
+    {"event_create", py_event_create, METH_VARARGS, "event_create(device, timing, blocking)"},
+    {"event_record", py_event_record, METH_VARARGS, "event_record(device, event, stream)"},
+    {"event_query", py_event_query, METH_VARARGS, NULL},
+    {"event_synchronize", py_event_synchronize, METH_VARARGS, NULL},
+    {"event_elapsed_time", py_event_elapsed_time, METH_VARARGS, "milliseconds from a to b"},
+    {"event_destroy", py_event_destroy, METH_VARARGS, NULL},
+    {"record_stream", py_record_stream, METH_VARARGS, "record_stream(device, block, stream)"},
+    {"caching_alloc", py_caching_alloc, METH_VARARGS, "caching_alloc(device, size, stream)"},
+    {"caching_free", py_caching_free, METH_VARARGS, "caching_free(device, ptr)"},
+    {"mem_get_info", py_mem_get_info, METH_VARARGS, "mem_get_info(device) -> (free, total)"},
     {NULL, NULL, 0, NULL},
 };
 

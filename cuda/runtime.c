@@ -1,10 +1,8 @@
-/* The CUDA runtime layer: checked calls and launches, lazy device discovery, the device guard,
- * and the plain cudaMalloc/cudaFree allocator that stands until the caching allocator lands.
+/* The CUDA runtime layer: checked calls and launches, lazy device discovery and the device
+ * guard. (The allocator is alloc.c, the streams stream.c.)
  *
  * Nothing here may exit or assert: every failure becomes an mt_status with CUDA's own words. */
 #include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
 
 #include "cuda/cuda.h"
 
@@ -20,6 +18,8 @@ mt_cuda_check_at(cudaError_t err, const char *call, const char *file, int line)
                    line);
 }
 
+static _Thread_local int current = -1; /* what this thread last set with cudaSetDevice */
+
 mt_status
 mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args,
                   const char *name, const char *file, int line)
@@ -28,7 +28,9 @@ mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args
         return MT_OK; /* nothing to do: CUDA rejects an empty grid */
     }
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    mt_status st = mt_cuda_check_at(cudaLaunchKernel(kernel, g, b, args, 0, 0), name, file, line);
+    cudaStream_t stream = mt_cuda_current_stream(current);
+    mt_status st =
+        mt_cuda_check_at(cudaLaunchKernel(kernel, g, b, args, 0, stream), name, file, line);
     if (st == MT_OK) {
         st = mt_cuda_check_at(cudaGetLastError(), name, file, line);
     }
@@ -79,7 +81,7 @@ mt_cuda_lazy_init(void)
     return MT_OK;
 }
 
-static _Thread_local int current = -1; /* what this thread last set with cudaSetDevice */
+static atomic_bool initialized; /* a device has been made current: torch.cuda.is_initialized() */
 
 mt_status
 mt_cuda_use_device(mt_device dev)
@@ -95,119 +97,13 @@ mt_cuda_use_device(mt_device dev)
     st = mt_cuda_check(cudaSetDevice(dev.index));
     if (st == MT_OK) {
         current = dev.index;
+        atomic_store(&initialized, true);
     }
     return st;
 }
 
-static void
-format_bytes(char *buf, size_t n, double bytes)
+bool
+mt_cuda_is_initialized(void)
 {
-    snprintf(buf, n, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-    if (bytes < 1024.0 * 1024.0 * 1024.0) {
-        snprintf(buf, n, "%.2f MiB", bytes / (1024.0 * 1024.0));
-    }
-}
-
-mt_status
-mt_cuda_raw_alloc(size_t nbytes, mt_device dev, void **out)
-{
-    mt_status st = mt_cuda_use_device(dev);
-    if (st) {
-        return st;
-    }
-    cudaError_t err = cudaMalloc(out, nbytes);
-    if (err != cudaErrorMemoryAllocation) {
-        return mt_cuda_check(err);
-    }
-    (void)cudaGetLastError();
-    size_t free_b = 0, total_b = 0;
-    (void)cudaMemGetInfo(&free_b, &total_b);
-    char want[32], total[32], avail[32];
-    format_bytes(want, sizeof(want), (double)nbytes);
-    format_bytes(total, sizeof(total), (double)total_b);
-    format_bytes(avail, sizeof(avail), (double)free_b);
-    return mt_fail(MT_ECUDA_OOM,
-                   "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
-                   "of which %s is free.",
-                   want, dev.index, total, avail);
-}
-
-void
-mt_cuda_raw_free(void *ptr, mt_device dev)
-{
-    if (ptr == NULL || mt_cuda_use_device(dev) != MT_OK) {
-        return;
-    }
-    /* A free cannot report failure; a failing cudaFree means a dead context, where the memory
-     * is gone anyway. */
-    (void)cudaFree(ptr);
-    (void)cudaGetLastError();
-}
-
-/* The plain allocator: every alloc is a cudaMalloc (which synchronises often; the caching
- * allocator exists to avoid that). Counters are atomic, as the CPU allocator's. */
-typedef struct plain_allocator {
-    mt_allocator base;
-    atomic_llong allocated, peak, num_allocs, num_frees;
-} plain_allocator;
-
-static mt_status
-plain_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx)
-{
-    plain_allocator *a = (plain_allocator *)self;
-    *ctx = NULL;
-    *out = NULL;
-    if (nbytes == 0) {
-        return mt_cuda_lazy_init(); /* an empty tensor still needs a usable device */
-    }
-    mt_status st = mt_cuda_raw_alloc(nbytes, dev, out);
-    if (st) {
-        return st;
-    }
-    long long now = atomic_fetch_add(&a->allocated, (long long)nbytes) + (long long)nbytes;
-    long long peak = atomic_load(&a->peak);
-    while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {
-    }
-    atomic_fetch_add(&a->num_allocs, 1);
-    *ctx = (void *)(intptr_t)dev.index; /* free needs the device back */
-    return MT_OK;
-}
-
-static void
-plain_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
-{
-    plain_allocator *a = (plain_allocator *)self;
-    if (ptr == NULL) {
-        return;
-    }
-    mt_cuda_raw_free(ptr, (mt_device){MT_CUDA, (int)(intptr_t)ctx});
-    atomic_fetch_sub(&a->allocated, (long long)nbytes);
-    atomic_fetch_add(&a->num_frees, 1);
-}
-
-static void
-plain_stats(mt_allocator *self, mt_alloc_stats *out)
-{
-    plain_allocator *a = (plain_allocator *)self;
-    out->allocated_bytes = atomic_load(&a->allocated);
-    out->peak_allocated_bytes = atomic_load(&a->peak);
-    out->reserved_bytes = out->allocated_bytes;
-    out->num_allocs = atomic_load(&a->num_allocs);
-    out->num_frees = atomic_load(&a->num_frees);
-}
-
-static void
-plain_empty_cache(mt_allocator *self)
-{
-    (void)self; /* nothing is cached */
-}
-
-static plain_allocator the_plain_allocator = {
-    .base = {"cuda", plain_alloc, plain_free, plain_stats, plain_empty_cache},
-};
-
-mt_allocator *
-mt_cuda_allocator(void)
-{
-    return &the_plain_allocator.base;
+    return atomic_load(&initialized);
 }

@@ -98,6 +98,13 @@ class Tensor(_C.TensorBase):
             return self
         return _C._to_copy(self, dtype=dtype, device=dev)
 
+    def record_stream(self, stream) -> None:
+        """Marks the tensor's memory as used on stream: the caching allocator does not reuse it
+        before the work queued there so far is done."""
+        from .cuda.streams import _record_stream
+
+        _record_stream(self, stream)
+
     def cpu(self) -> "Tensor":
         return self.to("cpu")
 

@@ -505,7 +505,8 @@ get_free_block(mt_pool *p, uintptr_t stream, size_t size)
 }
 
 static mt_status
-caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, void **ptr)
+caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, void **ptr,
+               bool *cached)
 {
     process_events(ca, false);
     if (orig_size > SIZE_MAX - MT_ROUND_LARGE) {
@@ -519,6 +520,7 @@ caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, voi
         return st;
     }
     mt_block *b = get_free_block(p, stream, size);
+    *cached = b != NULL;
     if (b == NULL) {
         st = alloc_block(ca, p, stream, alloc_size, false, &b);
         if (st == MT_ECUDA_OOM) {
@@ -543,16 +545,25 @@ caching_malloc(mt_caching_allocator *ca, size_t orig_size, uintptr_t stream, voi
 /* ---- the public functions ---- */
 
 mt_status
-mt_caching_malloc(mt_caching_allocator *ca, size_t size, uintptr_t stream, void **ptr)
+mt_caching_malloc_from(mt_caching_allocator *ca, size_t size, uintptr_t stream, void **ptr,
+                       bool *cached)
 {
     *ptr = NULL;
+    *cached = false;
     if (size == 0) {
         return MT_OK;
     }
     pthread_mutex_lock(&ca->mutex);
-    mt_status st = caching_malloc(ca, size, stream, ptr);
+    mt_status st = caching_malloc(ca, size, stream, ptr, cached);
     pthread_mutex_unlock(&ca->mutex);
     return st;
+}
+
+mt_status
+mt_caching_malloc(mt_caching_allocator *ca, size_t size, uintptr_t stream, void **ptr)
+{
+    bool cached;
+    return mt_caching_malloc_from(ca, size, stream, ptr, &cached);
 }
 
 mt_status

@@ -118,6 +118,18 @@ void mt_caching_snapshot_free(mt_caching_segment_info *segs, int n);
  * stream and ignores the device argument (one instance per device: the caller routes). */
 mt_allocator *mt_caching_as_allocator(mt_caching_allocator *ca);
 
+/* ---- one allocator per CUDA device ----
+ * _C keeps them, so that minitorch.cuda.memory_stats() and empty_cache() (csrc/python/) read
+ * the same instances _C_cuda allocates from. They live as long as the process: tensors may
+ * still hold their blocks at exit. */
+#define MT_CACHING_MAX_DEVICES 64
+
+/* device's allocator, made over backend (with state) by the first call. */
+mt_status mt_caching_device(int device, const mt_caching_backend *backend, void *state,
+                            mt_caching_allocator **out);
+/* device's allocator, or NULL if mt_caching_device has not made one. */
+mt_caching_allocator *mt_caching_for_device(int device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,11 @@ struct mt_caching_allocator {
     mt_caching_stats stats;
 };
 
+/* mt_caching_malloc that also says whether a cached block served the request (for the
+ * profiler's Mem events). */
+mt_status mt_caching_malloc_from(mt_caching_allocator *ca, size_t size, uintptr_t stream,
+                                 void **ptr, bool *cached);
+
 /* Frees a block struct (not its memory). */
 void mt_caching_block_delete(mt_block *b);
 

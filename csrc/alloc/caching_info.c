@@ -1,5 +1,6 @@
 /* The caching allocator's bookkeeping around the algorithm of caching.c: statistics and their
  * resets, segment snapshots, the mt_allocator vtable, creation and teardown. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "alloc/caching_impl.h"
@@ -178,23 +179,39 @@ mt_caching_snapshot_free(mt_caching_segment_info *segs, int n)
 
 /* ---- the allocator vtable ---- */
 
+static const char *
+pool_name(size_t nbytes)
+{
+    return nbytes <= MT_SMALL_SIZE ? "small" : "large";
+}
+
 static mt_status
 vt_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx)
 {
     mt_caching_allocator *ca = (mt_caching_allocator *)self;
     (void)dev;
     uintptr_t stream = ca->backend->current_stream ? ca->backend->current_stream(ca->state) : 0;
+    bool cached;
     *ctx = NULL;
-    return mt_caching_malloc(ca, nbytes, stream, out);
+    mt_status st = mt_caching_malloc_from(ca, nbytes, stream, out, &cached);
+    if (st == MT_OK && *out != NULL) {
+        mt_alloc_report(*out, (int64_t)nbytes, (mt_device){MT_CUDA, ca->device}, pool_name(nbytes),
+                        cached);
+    }
+    return st;
 }
 
 static void
 vt_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
 {
-    (void)nbytes;
+    mt_caching_allocator *ca = (mt_caching_allocator *)self;
     (void)ctx;
+    if (ptr != NULL) {
+        mt_alloc_report(ptr, -(int64_t)nbytes, (mt_device){MT_CUDA, ca->device},
+                        pool_name(nbytes), 1);
+    }
     /* The pointer came from vt_alloc, so the lookup cannot fail. */
-    (void)mt_caching_free((mt_caching_allocator *)self, ptr);
+    (void)mt_caching_free(ca, ptr);
 }
 
 static void
@@ -275,4 +292,40 @@ mt_caching_destroy(mt_caching_allocator *ca)
     free(ca->events);
     pthread_mutex_destroy(&ca->mutex);
     free(ca);
+}
+
+/* ---- the per-device instances ---- */
+
+static _Atomic(mt_caching_allocator *) devices[MT_CACHING_MAX_DEVICES];
+static pthread_mutex_t devices_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+mt_caching_allocator *
+mt_caching_for_device(int device)
+{
+    if (device < 0 || device >= MT_CACHING_MAX_DEVICES) {
+        return NULL;
+    }
+    return atomic_load(&devices[device]);
+}
+
+mt_status
+mt_caching_device(int device, const mt_caching_backend *backend, void *state,
+                  mt_caching_allocator **out)
+{
+    if (device < 0 || device >= MT_CACHING_MAX_DEVICES) {
+        return mt_fail(MT_ERUNTIME, "caching allocator: device %d is beyond the %d supported",
+                       device, MT_CACHING_MAX_DEVICES);
+    }
+    *out = atomic_load(&devices[device]);
+    if (*out != NULL) {
+        return MT_OK;
+    }
+    mt_status st = MT_OK;
+    pthread_mutex_lock(&devices_mutex);
+    *out = atomic_load(&devices[device]); /* another thread may have made it meanwhile */
+    if (*out == NULL && (st = mt_caching_create(backend, state, device, out)) == MT_OK) {
+        atomic_store(&devices[device], *out);
+    }
+    pthread_mutex_unlock(&devices_mutex);
+    return st;
 }

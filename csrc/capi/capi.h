@@ -10,13 +10,14 @@
 #ifndef MT_CAPI_H
 #define MT_CAPI_H
 
+#include "alloc/caching.h"
 #include "core/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 
-#define MT_CAPI_VERSION 2
+#define MT_CAPI_VERSION 3 /* 2: elementwise front end, arg checks; 3: caching allocator */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -107,7 +108,22 @@
       (self, dims, reduce, name, want_values))                                                   \
     F(mt_status, mt_softmax_dtype, (const mt_args *a, const char *name, mt_dtype *dt),           \
       (a, name, dt))                                                                             \
-    F(mt_dtype, mt_scan_dtype, (const mt_args *a), (a))
+    F(mt_dtype, mt_scan_dtype, (const mt_args *a), (a))                                          \
+    F(mt_status, mt_caching_device,                                                              \
+      (int device, const mt_caching_backend *backend, void *state, mt_caching_allocator **out),  \
+      (device, backend, state, out))                                                             \
+    F(mt_allocator *, mt_caching_as_allocator, (mt_caching_allocator * ca), (ca))               \
+    F(mt_status, mt_caching_malloc, (mt_caching_allocator * ca, size_t size, uintptr_t stream,  \
+                                     void **ptr),                                                \
+      (ca, size, stream, ptr))                                                                   \
+    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))             \
+    F(mt_status, mt_caching_record_stream,                                                       \
+      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))               \
+    V(mt_caching_empty_cache, (mt_caching_allocator * ca), (ca))                                 \
+    V(mt_caching_get_stats, (mt_caching_allocator * ca, mt_caching_stats * out), (ca, out))      \
+    V(mt_alloc_report, (const void *ptr, int64_t bytes, mt_device dev, const char *pool,         \
+                        int cache),                                                              \
+      (ptr, bytes, dev, pool, cache))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

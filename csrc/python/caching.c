@@ -1,5 +1,6 @@
 /* _C._HostCachingAllocator: the caching allocator (alloc/caching.h) over the host backend, for
- * the tests of its rules on machines without a GPU. Addresses are plain ints; nothing here
+ * the tests of its rules on machines without a GPU; and _C._cuda_memory_stats() etc., the same
+ * views of the CUDA devices' allocators for minitorch.cuda. Addresses are plain ints; nothing here
  * reads or writes the memory. memory_stats() flattens the stats as torch.cuda.memory_stats()
  * does, so the key names can be compared with PyTorch's. */
 #include "python/pyminitorch.h"
@@ -152,16 +153,11 @@ add_stat(PyObject *d, const char *name, const mt_stat *s)
     return 0;
 }
 
-/* torch.cuda.memory_stats()'s flat dict, keys sorted as it sorts them. */
+/* torch.cuda.memory_stats()'s flat dict of s, keys sorted as it sorts them. */
 static PyObject *
-hc_memory_stats(host_caching *self, PyObject *unused)
+stats_dict(const mt_caching_stats *sp)
 {
-    (void)unused;
-    if (!ready(self)) {
-        return NULL;
-    }
-    mt_caching_stats s;
-    mt_caching_get_stats(self->ca, &s);
+    mt_caching_stats s = *sp;
     static const char *pools[] = {"all", "small_pool", "large_pool"};
     struct {
         const char *name;
@@ -212,6 +208,18 @@ out:
     Py_XDECREF(keys);
     Py_DECREF(d);
     return res;
+}
+
+static PyObject *
+hc_memory_stats(host_caching *self, PyObject *unused)
+{
+    (void)unused;
+    if (!ready(self)) {
+        return NULL;
+    }
+    mt_caching_stats s;
+    mt_caching_get_stats(self->ca, &s);
+    return stats_dict(&s);
 }
 
 /* One of the current/peak numbers the torch.cuda.memory_* functions read. */
@@ -301,7 +309,7 @@ block_dict(const mt_caching_block_info *b)
 }
 
 static PyObject *
-segment_dict(const mt_caching_segment_info *seg)
+segment_dict(const mt_caching_segment_info *seg, int device)
 {
     PyObject *blocks = PyList_New(seg->nblocks);
     for (int k = 0; blocks != NULL && k < seg->nblocks; k++) {
@@ -315,7 +323,7 @@ segment_dict(const mt_caching_segment_info *seg)
     if (blocks == NULL) {
         return NULL;
     }
-    return Py_BuildValue("{s:i,s:K,s:n,s:n,s:n,s:n,s:K,s:s,s:N}", "device", 0, "address",
+    return Py_BuildValue("{s:i,s:K,s:n,s:n,s:n,s:n,s:K,s:s,s:N}", "device", device, "address",
                          (unsigned long long)seg->address, "total_size",
                          (Py_ssize_t)seg->total_size, "allocated_size",
                          (Py_ssize_t)seg->allocated_size, "active_size",
@@ -325,30 +333,36 @@ segment_dict(const mt_caching_segment_info *seg)
                          seg->is_small ? "small" : "large", "blocks", blocks);
 }
 
-/* The segments as torch.cuda.memory_snapshot() lists them (by address, blocks in order). */
+/* ca's segments as torch.cuda.memory_snapshot() lists them (by address, blocks in order),
+ * appended to list. */
+static int
+append_segments(PyObject *list, mt_caching_allocator *ca, int device)
+{
+    mt_caching_segment_info *segs;
+    int n;
+    mt_status st = mt_caching_snapshot(ca, &segs, &n);
+    if (st != MT_OK) {
+        mt_py_raise(st);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        PyObject *d = segment_dict(&segs[i], device);
+        rc = d == NULL ? -1 : PyList_Append(list, d);
+        Py_XDECREF(d);
+    }
+    mt_caching_snapshot_free(segs, n);
+    return rc;
+}
+
 static PyObject *
 hc_segments(host_caching *self, PyObject *unused)
 {
     (void)unused;
-    if (!ready(self)) {
-        return NULL;
+    PyObject *list = ready(self) ? PyList_New(0) : NULL;
+    if (list != NULL && append_segments(list, self->ca, 0) < 0) {
+        Py_CLEAR(list);
     }
-    mt_caching_segment_info *segs;
-    int n;
-    mt_status st = mt_caching_snapshot(self->ca, &segs, &n);
-    if (st != MT_OK) {
-        return mt_py_raise(st);
-    }
-    PyObject *list = PyList_New(n);
-    for (int i = 0; list != NULL && i < n; i++) {
-        PyObject *d = segment_dict(&segs[i]);
-        if (d == NULL) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, i, d);
-    }
-    mt_caching_snapshot_free(segs, n);
     return list;
 }
 
@@ -496,11 +510,115 @@ static PyTypeObject host_caching_Type = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ---- the CUDA devices' allocators (made and fed by _C_cuda), for minitorch.cuda ---- */
+
+/* device's allocator; NULL without an exception when it has none yet (nothing allocated). */
+static int
+device_arg(PyObject *arg, mt_caching_allocator **out)
+{
+    long d = PyLong_AsLong(arg);
+    if (d == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (d < 0 || d >= MT_CACHING_MAX_DEVICES) {
+        PyErr_Format(PyExc_RuntimeError, "Invalid device argument %ld", d);
+        return -1;
+    }
+    *out = mt_caching_for_device((int)d);
+    return 0;
+}
+
+static PyObject *
+cuda_memory_stats(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    mt_caching_allocator *ca;
+    if (device_arg(arg, &ca) < 0) {
+        return NULL;
+    }
+    mt_caching_stats s = {.max_split_size = -1}; /* a device with nothing allocated yet */
+    if (ca != NULL) {
+        mt_caching_get_stats(ca, &s);
+    }
+    return stats_dict(&s);
+}
+
+static PyObject *
+cuda_reset_stats(PyObject *arg, void (*reset)(mt_caching_allocator *))
+{
+    mt_caching_allocator *ca;
+    if (device_arg(arg, &ca) < 0) {
+        return NULL;
+    }
+    if (ca != NULL) {
+        reset(ca);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cuda_reset_peak(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    return cuda_reset_stats(arg, mt_caching_reset_peak_stats);
+}
+
+static PyObject *
+cuda_reset_accumulated(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    return cuda_reset_stats(arg, mt_caching_reset_accumulated_stats);
+}
+
+static PyObject *
+cuda_empty_cache(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    for (int d = 0; d < MT_CACHING_MAX_DEVICES; d++) {
+        mt_caching_allocator *ca = mt_caching_for_device(d);
+        if (ca != NULL) {
+            Py_BEGIN_ALLOW_THREADS /* it waits for the streams */
+            mt_caching_empty_cache(ca);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cuda_memory_snapshot(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    for (int d = 0; list != NULL && d < MT_CACHING_MAX_DEVICES; d++) {
+        mt_caching_allocator *ca = mt_caching_for_device(d);
+        if (ca != NULL && append_segments(list, ca, d) < 0) {
+            Py_CLEAR(list);
+        }
+    }
+    return list;
+}
+
+static PyMethodDef cuda_memory_methods[] = {
+    {"_cuda_memory_stats", cuda_memory_stats, METH_O,
+     "_cuda_memory_stats(device): torch.cuda.memory_stats()'s dict for a CUDA device."},
+    {"_cuda_reset_peak_memory_stats", cuda_reset_peak, METH_O, NULL},
+    {"_cuda_reset_accumulated_memory_stats", cuda_reset_accumulated, METH_O, NULL},
+    {"_cuda_empty_cache", cuda_empty_cache, METH_NOARGS,
+     "Gives every CUDA device's unused cached segments back to the driver."},
+    {"_cuda_memory_snapshot", cuda_memory_snapshot, METH_NOARGS,
+     "Every CUDA device's segments, as torch.cuda.memory_snapshot() lists them."},
+    {NULL, NULL, 0, NULL},
+};
+
 int
 mt_py_caching_init(PyObject *module)
 {
-    if (PyType_Ready(&host_caching_Type) < 0) {
+    if (PyType_Ready(&host_caching_Type) < 0 ||
+        PyModule_AddObjectRef(module, "_HostCachingAllocator", (PyObject *)&host_caching_Type) < 0) {
         return -1;
     }
-    return PyModule_AddObjectRef(module, "_HostCachingAllocator", (PyObject *)&host_caching_Type);
+    return PyModule_AddFunctions(module, cuda_memory_methods);
 }

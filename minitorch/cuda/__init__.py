@@ -100,14 +100,15 @@ def get_device_name(device: Any = None) -> str:
     return _C_cuda.get_device_name(_index(device))
 
 
-def memory_allocated(device: Any = None) -> int:
-    """Bytes of device memory held by tensors (the plain allocator's count, all devices)."""
-    return _C_cuda.memory_allocated()[0] if _C_cuda is not None else 0
+def is_initialized() -> bool:
+    """Whether CUDA has been initialised (a device made current), as torch.cuda.is_initialized."""
+    return _C_cuda is not None and _C_cuda.is_initialized()
 
 
-def max_memory_allocated(device: Any = None) -> int:
-    return _C_cuda.memory_allocated()[1] if _C_cuda is not None else 0
-
+from .memory import *  # noqa: E402,F401,F403  (they use the functions above)
+from .memory import __all__ as _memory_all  # noqa: E402
+from .streams import *  # noqa: E402,F401,F403
+from .streams import __all__ as _streams_all  # noqa: E402
 
 __all__ = ["OutOfMemoryError", "current_device", "device_count", "get_device_name", "is_available",
-           "max_memory_allocated", "memory_allocated", "set_device", "synchronize"]
+           "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all

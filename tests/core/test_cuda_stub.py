@@ -80,3 +80,69 @@ def test_cuda_devices_parse():
     assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1")
     assert minitorch.device("cuda") == minitorch.device("cuda")
     assert issubclass(minitorch.cuda.OutOfMemoryError, RuntimeError)
+
+
+@pytest.mark.skipif(minitorch.cuda.is_available(), reason="a GPU is present")
+def test_memory_functions_without_a_device_are_pytorchs():
+    c = minitorch.cuda
+    assert not c.is_initialized()
+    for f in (c.memory_allocated, c.max_memory_allocated, c.memory_reserved, c.max_memory_reserved):
+        assert f() == 0 and f(0) == 0
+    assert c.memory_stats() == {} and type(c.memory_stats()).__name__ == "OrderedDict"
+    assert c.empty_cache() is None
+    with pytest.raises(KeyError, match="allocated_bytes.all.current"):
+        c.memory_summary()  # PyTorch's too: its stats are empty before CUDA is initialised
+    cls, words = expected_error()
+    if not c.is_built():
+        cls, words = AttributeError, "_cuda_resetPeakMemoryStats"
+    with pytest.raises(cls, match=words):
+        c.reset_peak_memory_stats()
+
+
+@pytest.mark.skipif(minitorch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("make", [
+    lambda: minitorch.cuda.Stream(),
+    lambda: minitorch.cuda.current_stream(),
+    lambda: minitorch.cuda.default_stream(),
+    lambda: minitorch.cuda.Event(enable_timing=True).record(),
+    lambda: minitorch.cuda.caching_allocator_alloc(16),
+])
+def test_streams_and_events_without_a_device_raise(make):
+    cls, words = expected_error()
+    if not minitorch.cuda.is_built():
+        words = ""  # Stream/Event say "requires CUDA support" / "dummy base class", others assert
+        cls = (RuntimeError, AssertionError)
+    with pytest.raises(cls, match=words):
+        make()
+
+
+def test_stream_context_of_none_and_record_stream_type():
+    with minitorch.cuda.stream(None):
+        pass
+    assert minitorch.cuda.StreamContext(None).stream is None
+    with pytest.raises(RuntimeError, match="unknown parameter type"):
+        minitorch.ones(2).record_stream(None)
+
+
+def test_memory_summary_is_pytorchs_table():
+    torch = pytest.importorskip("torch")
+    from unittest import mock
+
+    import minitorch.cuda.memory as mm
+    stats = minitorch._C._HostCachingAllocator().memory_stats()
+    for k, v in zip(sorted(stats), [0, 7, 900_000, 3 << 30, 10**6, 5 << 40] * 100):
+        stats[k] = v
+    with mock.patch.object(torch.cuda.memory, "memory_stats", lambda device=None: stats):
+        want = torch.cuda.memory.memory_summary(0) + torch.cuda.memory.memory_summary(0, abbreviated=True)
+    with mock.patch.object(mm, "memory_stats", lambda device=None: stats):
+        got = mm.memory_summary(0) + mm.memory_summary(0, abbreviated=True)
+    assert got == want
+
+
+def test_cuda_memory_stats_keys_are_the_host_allocators():
+    # The device view and the host-backend test view share one flattening, PyTorch's names.
+    dev = minitorch._C._cuda_memory_stats(0)
+    host = minitorch._C._HostCachingAllocator().memory_stats()
+    assert list(dev) == list(host) and dev == host
+    assert {"allocated_bytes.all.current", "reserved_bytes.all.peak", "num_alloc_retries", "num_ooms",
+            "segment.small_pool.current"} <= set(dev)

@@ -1,0 +1,189 @@
+"""minitorch.cuda's memory functions, as torch.cuda.memory: the caching allocator's statistics.
+
+The allocator is _C's (csrc/alloc/caching.c, PyTorch's algorithm); _C_cuda feeds it device
+memory. As in PyTorch, the statistics read empty until CUDA is initialised, so on a machine
+without a GPU memory_allocated() is 0 and memory_stats() an empty dict.
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any, Optional
+
+from .. import _C
+from . import _C_cuda, _index, _lazy_init, is_available, is_initialized
+
+__all__ = ["caching_allocator_alloc", "caching_allocator_delete", "empty_cache",
+           "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
+           "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict",
+           "memory_summary", "reset_accumulated_memory_stats", "reset_peak_memory_stats"]
+
+
+def _missing(name: str) -> AttributeError:
+    # What PyTorch's CPU-only build raises for these: its _C lacks the binding.
+    return AttributeError(f"module 'minitorch._C' has no attribute '{name}'")
+
+
+def _optional_index(device: Any) -> Optional[int]:
+    """torch.cuda._utils._get_device_index(device, optional=True): None with no usable device."""
+    if device is None:
+        return _index(None) if is_available() else None
+    return _index(device)
+
+
+def memory_stats(device: Any = None) -> "collections.OrderedDict[str, int]":
+    """The allocator's statistics under PyTorch's key names ("allocated_bytes.all.current", ...)."""
+    return collections.OrderedDict(sorted(memory_stats_as_nested_dict(device).items()))
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> dict:
+    # The C side gives the flat names already; nothing nests them further here.
+    if not is_initialized():
+        return {}
+    return _C._cuda_memory_stats(_index(device))
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes held by tensors on device."""
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes the allocator holds from the driver (cached or in use)."""
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def empty_cache() -> None:
+    """Gives the cached segments no tensor uses back to the driver."""
+    if is_initialized():
+        _C._cuda_empty_cache()
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    if _C_cuda is None:
+        raise _missing("_cuda_resetPeakMemoryStats")
+    _lazy_init()
+    _C._cuda_reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    if _C_cuda is None:
+        raise _missing("_cuda_resetAccumulatedMemoryStats")
+    _lazy_init()
+    _C._cuda_reset_accumulated_memory_stats(_index(device))
+
+
+def memory_snapshot() -> list:
+    """Every segment with its blocks (a subset of torch.cuda.memory_snapshot()'s fields)."""
+    if _C_cuda is None:
+        raise _missing("_cuda_memorySnapshot")
+    return _C._cuda_memory_snapshot()
+
+
+def mem_get_info(device: Any = None) -> tuple:
+    """(free, total) bytes of device, as cudaMemGetInfo reports them."""
+    _lazy_init()
+    return _C_cuda.mem_get_info(_index(device))
+
+
+_raw_blocks: dict = {}  # address -> device, for caching_allocator_delete
+
+
+def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -> int:
+    """size bytes from the caching allocator, as an address; free with caching_allocator_delete."""
+    from .streams import Stream, current_stream
+
+    _lazy_init()
+    idx = _index(device)
+    if stream is None:
+        stream = current_stream(idx)
+    if isinstance(stream, Stream):
+        stream = stream.cuda_stream
+    if not isinstance(stream, int):
+        raise TypeError("Invalid type for stream argument, must be `minitorch.cuda.Stream` or `int` "
+                        "representing a pointer to an existing stream")
+    ptr = _C_cuda.caching_alloc(idx, size, stream)
+    if ptr:
+        _raw_blocks[ptr] = idx
+    return ptr
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    if _C_cuda is None:
+        raise _missing("_cuda_cudaCachingAllocator_raw_delete")
+    if mem_ptr in _raw_blocks:
+        _C_cuda.caching_free(_raw_blocks.pop(mem_ptr), mem_ptr)
+
+
+def _scaled(n: int, pref: float, prefixes: list, limit: int, step: int) -> tuple:
+    """n in the unit its row's reference value pref reads best in (PyTorch's rule)."""
+    prefix = prefixes[0]
+    for new_prefix in prefixes[1:]:
+        if pref < limit:
+            break
+        prefix, n, pref = new_prefix, n // step, pref / step
+    return n, prefix
+
+
+def _format_size(sz: int, pref_sz: float) -> str:
+    sz, prefix = _scaled(sz, pref_sz, ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"], 768 * 1024, 1024)
+    return f"{sz:6d} {prefix}"
+
+
+def _format_count(cnt: int, pref_cnt: float) -> str:
+    cnt, prefix = _scaled(cnt, pref_cnt, [" ", "K", "M"], 750 * 1000, 1000)
+    return f"{cnt:7d} {prefix} "
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """PyTorch's table of the allocator's statistics (torch.cuda.memory_summary's layout)."""
+    device = _optional_index(device)
+    stats = memory_stats(device)
+    metrics = [
+        ("allocated_bytes", "Allocated memory", _format_size),
+        ("active_bytes", "Active memory", _format_size),
+        ("requested_bytes", "Requested memory", _format_size),
+        ("reserved_bytes", "GPU reserved memory", _format_size),
+        ("inactive_split_bytes", "Non-releasable memory", _format_size),
+        ("allocation", "Allocations", _format_count),
+        ("active", "Active allocs", _format_count),
+        ("segment", "GPU reserved segments", _format_count),
+        ("inactive_split", "Non-releasable allocs", _format_count),
+    ]
+    lines = ["=" * 75,
+             " {_:16} PyTorch CUDA memory summary, device ID {device:<17d} ",
+             "-" * 75,
+             "  {_:9} CUDA OOMs: {num_ooms:<12d} | {_:6} cudaMalloc retries: {num_alloc_retries:<8d}  ",
+             "=" * 75,
+             "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  "]
+
+    def row(name, prefix, fmt, ref):
+        vals = [stats[prefix + k] for k in ("current", "peak", "allocated", "freed")]
+        refs = vals if ref is None else ref
+        cells = " | ".join(fmt(v, r) for v, r in zip(vals, refs))
+        lines.append(f" {name:<21} | {cells} ")
+        return refs
+
+    for key, name, fmt in metrics:
+        lines.append("-" * 75)
+        subs = [("all", name)] + ([] if abbreviated else [("large_pool", "      from large pool"),
+                                                          ("small_pool", "      from small pool")])
+        ref = None
+        for sub, sub_name in subs:
+            ref = row(sub_name, f"{key}.{sub}.", fmt, ref)
+    for key, name in [("oversize_allocations", "Oversize allocations"),
+                      ("oversize_segments", "Oversize GPU segments")]:
+        lines.append("-" * 75)
+        row(name, key + ".", _format_count, None)
+    lines.append("=" * 75)
+    fmt_dict = {"_": "", "device": device}
+    for k, v in stats.items():
+        fmt_dict[k.replace(".", "-")] = v
+    return "|" + "|\n|".join(lines).format(**fmt_dict) + "|\n"
