@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cuda/cuda.h"
+#include "cuda/profile.h"
 
 mt_status
 mt_cuda_check_at(cudaError_t err, const char *call, const char *file, int line)
@@ -28,7 +29,10 @@ mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args
         return MT_OK; /* nothing to do: CUDA rejects an empty grid */
     }
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
-    mt_status st = mt_cuda_check_at(cudaLaunchKernel(kernel, g, b, args, 0, 0), name, file, line);
+    mt_cuda_span span = mt_cuda_span_launch(kernel, name);
+    cudaError_t err = cudaLaunchKernel(kernel, g, b, args, 0, 0);
+    mt_cuda_span_end(&span);
+    mt_status st = mt_cuda_check_at(err, name, file, line);
     if (st == MT_OK) {
         st = mt_cuda_check_at(cudaGetLastError(), name, file, line);
     }
@@ -115,7 +119,9 @@ mt_cuda_raw_alloc(size_t nbytes, mt_device dev, void **out)
     if (st) {
         return st;
     }
+    mt_cuda_span span = mt_cuda_runtime_begin("Malloc");
     cudaError_t err = cudaMalloc(out, nbytes);
+    mt_cuda_span_end(&span);
     if (err != cudaErrorMemoryAllocation) {
         return mt_cuda_check(err);
     }
@@ -140,7 +146,9 @@ mt_cuda_raw_free(void *ptr, mt_device dev)
     }
     /* A free cannot report failure; a failing cudaFree means a dead context, where the memory
      * is gone anyway. */
+    mt_cuda_span span = mt_cuda_runtime_begin("Free");
     (void)cudaFree(ptr);
+    mt_cuda_span_end(&span);
     (void)cudaGetLastError();
 }
 

@@ -13,8 +13,9 @@
 #include "cpu/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/ops.h"
+#include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 1
+#define MT_CAPI_VERSION 2
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -62,7 +63,19 @@
       (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
     F(mt_status, mt_op_expand, (mt_tensor * self, int ndim, const int64_t *sizes, mt_tensor **out), \
-      (self, ndim, sizes, out))
+      (self, ndim, sizes, out))                                                                  \
+    F(bool, mt_trace_enabled, (void), ())                                                        \
+    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                   \
+      (layer, name, detail))                                                                     \
+    V(mt_trace_exit, (void), ())                                                                 \
+    F(int64_t, mt_trace_now_ns, (void), ())                                                      \
+    F(int64_t, mt_trace_next_correlation, (void), ())                                            \
+    V(mt_trace_set_correlation, (int64_t corr), (corr))                                          \
+    V(mt_trace_set_gpu_hooks, (mt_trace_gpu_hook start, mt_trace_gpu_hook stop), (start, stop)) \
+    V(mt_trace_gpu_event_add,                                                                    \
+      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
+       int64_t end_ns),                                                                          \
+      (kind, name, device, stream, corr, start_ns, end_ns))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -23,6 +23,7 @@
 
 atomic_bool mt_trace_on = false;
 mt_trace_config mt_trace_cfg;
+void (*mt_trace_stack_fn)(char *buf, size_t n);
 const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library",
                                                    "Runtime", "Kernel", "Mem"};
 
@@ -188,6 +189,7 @@ mt_trace_stop(mt_trace_recording *out)
                 e.name_at = e.name_at >= 0 ? e.name_at + text_at : -1;
                 e.shapes_at = e.shapes_at >= 0 ? e.shapes_at + text_at : 0;
                 e.dtypes_at = e.dtypes_at >= 0 ? e.dtypes_at + text_at : 0;
+                e.stack_at = e.stack_at >= 0 ? e.stack_at + text_at : 0;
                 out->events[out->nevents++] = e;
             }
             if (b->ntext > 0) { /* a buffer that saw no text has none (NULL) */
@@ -248,7 +250,8 @@ append(thread_buf *b)
         b->capacity = cap;
     }
     mt_trace_event *e = &b->events[b->nevents++];
-    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .depth = b->depth,
+    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .stack_at = -1,
+                          .depth = b->depth,
                           .tid = b->tid, .device = MT_DEVICE_CPU, .cache = -1};
     return e;
 }
@@ -259,6 +262,12 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
     thread_buf *b = my_buffer();
     if (b == NULL) {
         return;
+    }
+    /* Before the lock: the stack is read under the GIL, which a stopping thread may hold while
+     * it waits for this buffer. */
+    char stack[1024] = "";
+    if (a && mt_trace_cfg.with_stack && mt_trace_stack_fn) {
+        mt_trace_stack_fn(stack, sizeof(stack));
     }
     pthread_mutex_lock(&b->lock);
     mt_trace_event *e = NULL;
@@ -280,6 +289,9 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
             mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
             e->shapes_at = keep_text(b, shapes);
             e->dtypes_at = keep_text(b, dtypes);
+        }
+        if (stack[0]) {
+            e->stack_at = keep_text(b, stack);
         }
         e->start_ns = e->end_ns = now_ns();
     }
@@ -320,6 +332,21 @@ mt_trace_exit(void)
             b->open_stack[b->depth] < b->nevents) {
             b->events[b->open_stack[b->depth]].end_ns = t;
         }
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+void
+mt_trace_set_correlation(int64_t corr)
+{
+    thread_buf *b = mine;
+    if (b == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&b->lock);
+    int at = b->depth > 0 && b->depth <= MT_TRACE_MAX_DEPTH ? b->open_stack[b->depth - 1] : -1;
+    if (at >= 0 && at < b->nevents) {
+        b->events[at].corr = corr;
     }
     pthread_mutex_unlock(&b->lock);
 }
