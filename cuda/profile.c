@@ -288,26 +288,35 @@ cupti_start(void)
     atomic_store(&cupti_on, ok);
 }
 
+static int
+by_cupti_corr(const void *a, const void *b)
+{
+    uint32_t x = ((const external *)a)->corr, y = ((const external *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+/* Our correlation id for CUPTI's, 0 when none; links sorted by CUPTI's. */
 static int64_t
 ours_for(uint32_t corr)
 {
-    for (int k = nlinks - 1; k >= 0; k--) {
-        if (links[k].corr == corr) {
-            return links[k].ours;
-        }
-    }
-    return 0;
+    external key = {corr, 0};
+    const external *hit = bsearch(&key, links, (size_t)nlinks, sizeof(*links), by_cupti_corr);
+    return hit ? hit->ours : 0;
 }
 
+static int
+by_corr(const void *a, const void *b)
+{
+    int64_t x = ((const pending *)a)->corr, y = ((const pending *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+/* The pending record of a span; records sorted by correlation id. */
 static pending *
 record_for(int64_t ours)
 {
-    for (int k = 0; k < nrecords; k++) {
-        if (records[k].corr == ours) {
-            return &records[k];
-        }
-    }
-    return NULL;
+    pending key = {.corr = ours};
+    return ours ? bsearch(&key, records, (size_t)nrecords, sizeof(*records), by_corr) : NULL;
 }
 
 /* Reports the kernels of library calls (ours have their events) on the stream numbers our own
@@ -323,6 +332,12 @@ cupti_stop(void)
         (void)cupti.disable(cupti_kinds[k]);
     }
     pthread_mutex_lock(&cupti_lock);
+    if (nlinks > 0) {
+        qsort(links, (size_t)nlinks, sizeof(*links), by_cupti_corr);
+    }
+    if (nrecords > 0) { /* threads may have opened them out of id order */
+        qsort(records, (size_t)nrecords, sizeof(*records), by_corr);
+    }
     int default_stream = -1; /* CUPTI's number of the stream our events are recorded on */
     for (int k = 0; k < nfound && default_stream < 0; k++) {
         pending *p = record_for(ours_for(found[k].corr));
