@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cuda/cuda.h"
+#include "cuda/profile.h"
 
 /* The backend's state is the device index itself. */
 static int
@@ -27,7 +28,9 @@ raw_alloc(void *state, size_t size, void **ptr)
     if (st) {
         return st;
     }
+    mt_cuda_span span = mt_cuda_runtime_begin("Malloc"); /* a real cudaMalloc, not a cache hit */
     cudaError_t err = cudaMalloc(ptr, size);
+    mt_cuda_span_end(&span);
     if (err == cudaErrorMemoryAllocation) {
         /* The allocator frees its cache and retries, then writes PyTorch's message itself. */
         (void)cudaGetLastError();
@@ -45,7 +48,9 @@ raw_free(void *state, void *ptr, size_t size)
     }
     /* A free cannot report failure; a failing cudaFree means a dead context, where the memory
      * is gone anyway. */
+    mt_cuda_span span = mt_cuda_runtime_begin("Free");
     (void)cudaFree(ptr);
+    mt_cuda_span_end(&span);
     (void)cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@
 #include <limits.h>
 
 #include "cuda/elementwise.h"
+#include "cuda/profile.h"
 
 #ifdef MT_CUDA_CUBLAS
 #include <cublas_v2.h>
@@ -28,6 +29,14 @@ cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
 #define mt_cublas_check(call) cublas_check_at((call), #call, __FILE__, __LINE__)
 
 static cublasHandle_t handles[MT_CUDA_MAX_DEVICES]; /* per device, made on first use */
+
+/* A cuBLAS call as a Library:: event; the kernels it runs get its correlation id (call: a
+ * literal, the exported symbol the cublas_v2.h macro names). */
+static mt_cuda_span
+library_begin(const char *call)
+{
+    return mt_cuda_span_begin(call, MT_LAYER_LIBRARY, "cuBLAS", MT_GPU_KERNEL, call);
+}
 
 static mt_status
 handle_for(mt_device dev, cublasHandle_t *out)
@@ -122,6 +131,10 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
     const void *a = mt_tensor_data(a_use), *b = mt_tensor_data(b_use);
     void *c = mt_tensor_data(C);
     int64_t sa = nd == 3 ? a_use->strides[0] : 0, sb = nd == 3 ? b_use->strides[0] : 0;
+    const char *call = C->dtype == MT_FLOAT32
+                           ? (batch == 1 ? "cublasSgemm_v2" : "cublasSgemmStridedBatched")
+                           : (batch == 1 ? "cublasDgemm_v2" : "cublasDgemmStridedBatched");
+    mt_cuda_span span = library_begin(call);
     if (C->dtype == MT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;
         st = batch == 1 ? mt_cublas_check(cublasSgemm(h, opb, opa, (int)n, (int)m, (int)k, &al, b,
@@ -136,6 +149,7 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
                               h, opb, opa, (int)n, (int)m, (int)k, &alpha, b, (int)ldb, sb, a,
                               (int)lda, sa, &beta, c, (int)n, m * n, (int)batch));
     }
+    mt_cuda_span_end(&span);
 out_release:
     mt_tensor_clear(&ta);
     mt_tensor_clear(&tb);
@@ -170,6 +184,7 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
     int incx = x->strides[0] > 0 ? (int)x->strides[0] : 1;
     const void *mp = mt_tensor_data(m_use), *xp = mt_tensor_data(x);
     void *yp = mt_tensor_data(y);
+    mt_cuda_span span = library_begin(y->dtype == MT_FLOAT32 ? "cublasSgemv_v2" : "cublasDgemv_v2");
     if (y->dtype == MT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;
         st = mt_cublas_check(
@@ -178,6 +193,7 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
         st = mt_cublas_check(
             cublasDgemv(h, op, rows, cols, &alpha, mp, (int)ld, xp, incx, &beta, yp, 1));
     }
+    mt_cuda_span_end(&span);
 out_release:
     mt_tensor_clear(&tm);
     return st;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda/elementwise.h"
+#include "cuda/profile.h"
 
 _Static_assert(MT_CUDA_MAX_DIMS == MT_MAX_DIMS, "cuda/kernels.h copies MT_MAX_DIMS");
 
@@ -96,9 +97,13 @@ mt_cuda_copy_into(mt_tensor *dst, mt_tensor *src)
         return st;
     }
     if (p.contig && dst->dtype == src->dtype) {
-        return mt_cuda_check(cudaMemcpyAsync(p.data[0], p.data[1],
-                                             (size_t)p.n * mt_dtype_size(dst->dtype),
-                                             cudaMemcpyDeviceToDevice, 0));
+        mt_cuda_span span = mt_cuda_span_begin("MemcpyAsync", MT_LAYER_RUNTIME, "CUDA",
+                                               MT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)");
+        cudaError_t err = cudaMemcpyAsync(p.data[0], p.data[1],
+                                          (size_t)p.n * mt_dtype_size(dst->dtype),
+                                          cudaMemcpyDeviceToDevice, 0);
+        mt_cuda_span_end(&span);
+        return mt_cuda_check(err);
     }
     return launch(mt_cuda_cast_kernel(dst->dtype, src->dtype), &p);
 }

@@ -8,6 +8,7 @@
 
 #include "cuda/capi_import.h"
 #include "cuda/cuda.h"
+#include "cuda/profile.h"
 
 static PyObject *
 raise_status(void)
@@ -92,7 +93,10 @@ py_synchronize(PyObject *m, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = mt_cuda_use_device((mt_device){MT_CUDA, d});
     if (st == MT_OK) {
-        st = mt_cuda_check(cudaDeviceSynchronize());
+        mt_cuda_span span = mt_cuda_runtime_begin("DeviceSynchronize");
+        cudaError_t err = cudaDeviceSynchronize();
+        mt_cuda_span_end(&span);
+        st = mt_cuda_check(err);
     }
     Py_END_ALLOW_THREADS
     if (st) {
@@ -424,5 +428,6 @@ PyInit__C_cuda(void)
         return NULL;
     }
     mt_cuda_register();
+    mt_cuda_profiler_register();
     return m;
 }

@@ -5,6 +5,7 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
+#include "cuda/profile.h"
 
 // out (size) uninitialised, on a->device
 static mt_status
@@ -23,6 +24,19 @@ is_dense_as(const mt_tensor *t, const mt_tensor *like)
 {
     return mt_tensor_is_contiguous(t) && t->dtype == like->dtype && t->ndim == like->ndim &&
            memcmp(t->sizes, like->sizes, sizeof(int64_t) * (size_t)t->ndim) == 0;
+}
+
+/* One synchronous cudaMemcpy as a Runtime::Memcpy event, its device time as PyTorch names it. */
+static mt_status
+traced_memcpy(void *dst, const void *src, size_t nbytes, enum cudaMemcpyKind kind)
+{
+    mt_cuda_span span = mt_cuda_span_begin(
+        "Memcpy", MT_LAYER_RUNTIME, "CUDA", MT_GPU_MEMCPY,
+        kind == cudaMemcpyHostToDevice ? "Memcpy HtoD (Pageable -> Device)"
+                                       : "Memcpy DtoH (Device -> Pageable)");
+    cudaError_t err = cudaMemcpy(dst, src, nbytes, kind);
+    mt_cuda_span_end(&span);
+    return mt_cuda_check(err);
 }
 
 /* dst (CUDA) = src (CPU): the host side makes a dense copy in dst's dtype and shape when src is
@@ -45,8 +59,8 @@ host_to_device(mt_tensor *dst, mt_tensor *src)
     target = staged ? staged : dst;
     size_t nbytes = (size_t)mt_tensor_numel(dst) * mt_dtype_size(dst->dtype);
     if (nbytes > 0 && ((st = mt_cuda_use_device(mt_tensor_device(dst))) ||
-                       (st = mt_cuda_check(cudaMemcpy(mt_tensor_data(target), mt_tensor_data(dense),
-                                                      nbytes, cudaMemcpyHostToDevice))))) {
+                       (st = traced_memcpy(mt_tensor_data(target), mt_tensor_data(dense), nbytes,
+                                           cudaMemcpyHostToDevice)))) {
         goto out_release;
     }
     if (staged) {
@@ -78,8 +92,8 @@ device_to_host(mt_tensor *dst, mt_tensor *src)
     mt_tensor *target = staged ? staged : dst;
     size_t nbytes = (size_t)mt_tensor_numel(dst) * mt_dtype_size(dst->dtype);
     if (nbytes > 0 && ((st = mt_cuda_use_device(mt_tensor_device(src))) ||
-                       (st = mt_cuda_check(cudaMemcpy(mt_tensor_data(target), mt_tensor_data(dense),
-                                                      nbytes, cudaMemcpyDeviceToHost))))) {
+                       (st = traced_memcpy(mt_tensor_data(target), mt_tensor_data(dense), nbytes,
+                                           cudaMemcpyDeviceToHost)))) {
         goto out_release;
     }
     if (staged) {

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "cuda/cuda.h"
+#include "cuda/profile.h"
 
 mt_status
 mt_cuda_check_at(cudaError_t err, const char *call, const char *file, int line)
@@ -29,8 +30,10 @@ mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args
     }
     dim3 g = {grid, 1, 1}, b = {block, 1, 1};
     cudaStream_t stream = mt_cuda_current_stream(current);
-    mt_status st =
-        mt_cuda_check_at(cudaLaunchKernel(kernel, g, b, args, 0, stream), name, file, line);
+    mt_cuda_span span = mt_cuda_span_launch(kernel, name);
+    cudaError_t err = cudaLaunchKernel(kernel, g, b, args, 0, stream);
+    mt_cuda_span_end(&span);
+    mt_status st = mt_cuda_check_at(err, name, file, line);
     if (st == MT_OK) {
         st = mt_cuda_check_at(cudaGetLastError(), name, file, line);
     }

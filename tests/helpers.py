@@ -8,6 +8,8 @@ MiniTorch and needle test strided kernels.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -15,6 +17,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def child_env(**extra: str) -> dict:
+    """The environment for a Python subprocess that must import this checkout's minitorch."""
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
 
 try:
     import torch

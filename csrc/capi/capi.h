@@ -16,8 +16,9 @@
 #include "ops/arg_checks.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
+#include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 3 /* 2: elementwise front end, arg checks; 3: caching allocator */
+#define MT_CAPI_VERSION 4 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -123,7 +124,19 @@
     V(mt_caching_get_stats, (mt_caching_allocator * ca, mt_caching_stats * out), (ca, out))      \
     V(mt_alloc_report, (const void *ptr, int64_t bytes, mt_device dev, const char *pool,         \
                         int cache),                                                              \
-      (ptr, bytes, dev, pool, cache))
+      (ptr, bytes, dev, pool, cache))                                                            \
+    F(bool, mt_trace_enabled, (void), ())                                                        \
+    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                   \
+      (layer, name, detail))                                                                     \
+    V(mt_trace_exit, (void), ())                                                                 \
+    F(int64_t, mt_trace_now_ns, (void), ())                                                      \
+    F(int64_t, mt_trace_next_correlation, (void), ())                                            \
+    V(mt_trace_set_correlation, (int64_t corr), (corr))                                          \
+    V(mt_trace_set_gpu_hooks, (mt_trace_gpu_hook start, mt_trace_gpu_hook stop), (start, stop)) \
+    V(mt_trace_gpu_event_add,                                                                    \
+      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
+       int64_t end_ns),                                                                          \
+      (kind, name, device, stream, corr, start_ns, end_ns))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -28,6 +28,7 @@
 
 atomic_bool mt_trace_on = false;
 mt_trace_config mt_trace_cfg; /* what any open session asks for: the union of their options */
+void (*mt_trace_stack_fn)(char *buf, size_t n);
 const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library",
                                                    "Runtime", "Kernel", "Mem"};
 
@@ -145,10 +146,11 @@ find_session(unsigned id)
 static void
 sessions_changed(void)
 {
-    mt_trace_config any = {false, false};
+    mt_trace_config any = {false, false, false};
     for (session *x = open_sessions; x; x = x->next) {
         any.record_shapes |= x->cfg.record_shapes;
         any.profile_memory |= x->cfg.profile_memory;
+        any.with_stack |= x->cfg.with_stack;
     }
     mt_trace_cfg = any;
     atomic_store(&shared_session, open_sessions ? open_sessions->id : 0u);
@@ -238,6 +240,7 @@ collect(unsigned id, mt_trace_recording *out)
                 e.name_at = e.name_at >= 0 ? e.name_at + text_at : -1;
                 e.shapes_at = e.shapes_at >= 0 ? e.shapes_at + text_at : 0;
                 e.dtypes_at = e.dtypes_at >= 0 ? e.dtypes_at + text_at : 0;
+                e.stack_at = e.stack_at >= 0 ? e.stack_at + text_at : 0;
                 out->events[out->nevents++] = e;
             }
             if (b->ntext > 0) { /* a buffer that saw no text has none (NULL) */
@@ -295,7 +298,7 @@ mt_trace_start_with(mt_trace_config cfg)
 void
 mt_trace_start(void)
 {
-    mt_trace_start_with((mt_trace_config){false, false});
+    mt_trace_start_with((mt_trace_config){false, false, false});
 }
 
 int
@@ -359,7 +362,8 @@ append(thread_buf *b)
         b->capacity = cap;
     }
     mt_trace_event *e = &b->events[b->nevents++];
-    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .depth = b->depth,
+    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .stack_at = -1,
+                          .depth = b->depth,
                           .tid = b->tid, .device = MT_DEVICE_CPU, .cache = -1};
     return e;
 }
@@ -370,6 +374,12 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
     thread_buf *b = my_buffer();
     if (b == NULL) {
         return;
+    }
+    /* Before the lock: the stack is read under the GIL, which a stopping thread may hold while
+     * it waits for this buffer. */
+    char stack[1024] = "";
+    if (a && mt_trace_cfg.with_stack && mt_trace_stack_fn) {
+        mt_trace_stack_fn(stack, sizeof(stack));
     }
     pthread_mutex_lock(&b->lock);
     mt_trace_event *e = NULL;
@@ -391,6 +401,9 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
             mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
             e->shapes_at = keep_text(b, shapes);
             e->dtypes_at = keep_text(b, dtypes);
+        }
+        if (stack[0]) {
+            e->stack_at = keep_text(b, stack);
         }
         e->start_ns = e->end_ns = now_ns();
     }
@@ -431,6 +444,21 @@ mt_trace_exit(void)
             b->open_stack[b->depth] < b->nevents) {
             b->events[b->open_stack[b->depth]].end_ns = t;
         }
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+void
+mt_trace_set_correlation(int64_t corr)
+{
+    thread_buf *b = mine;
+    if (b == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&b->lock);
+    int at = b->depth > 0 && b->depth <= MT_TRACE_MAX_DEPTH ? b->open_stack[b->depth - 1] : -1;
+    if (at >= 0 && at < b->nevents) {
+        b->events[at].corr = corr;
     }
     pthread_mutex_unlock(&b->lock);
 }

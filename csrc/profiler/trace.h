@@ -34,11 +34,13 @@ typedef struct mt_trace_event {
     int32_t name_at;    /* a copied name (a module's class, a record_function's): offset in text */
     int32_t shapes_at;  /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
     int32_t dtypes_at;  /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
+    int32_t stack_at;   /* with_stack, Op events: "file(line): function" lines in text, or -1 */
     int32_t depth;      /* nesting within its thread, 0 outermost */
     int64_t start_ns;   /* CLOCK_MONOTONIC */
     int64_t end_ns;     /* equal to start_ns for Mem events (instants) */
     int64_t tid;        /* the recording thread's id, as the OS numbers it */
     int64_t bytes;      /* Mem: bytes allocated (> 0) or freed (< 0) */
+    int64_t corr;       /* Runtime/Library: correlation id of the GPU work it started, else 0 */
     uintptr_t ptr;      /* Mem: the block's address */
     mt_device device;   /* Mem: where the block lives */
     int8_t layer;       /* an mt_layer */
@@ -55,6 +57,7 @@ typedef struct mt_trace_recording {
 typedef struct mt_trace_config {
     bool record_shapes;  /* Op events carry their inputs' shapes and dtypes */
     bool profile_memory; /* allocators report Mem::alloc / Mem::free */
+    bool with_stack;     /* Op events carry the Python stack (mt_trace_stack_fn) */
 } mt_trace_config;
 
 /* Whether any thread's recording is open. Read with a plain load: every op tests it once.
@@ -89,5 +92,46 @@ void mt_trace_format_inputs(const struct mt_args *a, char *shapes, size_t nshape
                             size_t ndtypes);
 /* An instant Mem event: an allocation (bytes > 0) or a free (bytes < 0) of ptr on dev. */
 void mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache);
+
+/* with_stack: writes the calling thread's Python stack, innermost frame first, one
+ * "file(line): function" per line, into buf (set by the Python bindings; NULL: no stacks). */
+extern void (*mt_trace_stack_fn)(char *buf, size_t n);
+/* Tags the calling thread's innermost open event with a correlation id (its GPU work's). */
+void mt_trace_set_correlation(int64_t corr);
+
+/* The GPU half (profiler/gpu.c): device events arrive from a backend (minitorch._C_cuda, through
+ * the C API) when a recording with CUDA activity stops, and are kept apart from the threads' CPU
+ * events: they have no nesting, only a correlation id tying each to the Runtime or Library event
+ * that started it. */
+typedef enum mt_gpu_kind { MT_GPU_KERNEL = 0, MT_GPU_MEMCPY, MT_GPU_MEMSET } mt_gpu_kind;
+
+typedef struct mt_trace_gpu_event {
+    char *name; /* owned: a kernel's name as CUPTI or the launch site gives it */
+    int kind;   /* an mt_gpu_kind */
+    int device, stream;
+    int64_t corr;
+    int64_t start_ns, end_ns; /* CLOCK_MONOTONIC, as the CPU events */
+} mt_trace_gpu_event;
+
+typedef void (*mt_trace_gpu_hook)(void);
+
+/* Whether a recording is on: the backend's one branch per launch. */
+bool mt_trace_enabled(void);
+/* The CPU events' clock. */
+int64_t mt_trace_now_ns(void);
+/* A fresh correlation id (> 0), unique in the process. */
+int64_t mt_trace_next_correlation(void);
+/* The backend's start (before a recording with CUDA activity starts) and stop (after it stops:
+ * it resolves device times and reports them with mt_trace_gpu_event). NULL clears them. */
+void mt_trace_set_gpu_hooks(mt_trace_gpu_hook start, mt_trace_gpu_hook stop);
+void mt_trace_gpu_start(void);
+void mt_trace_gpu_stop(void);
+/* Adds one device event (name is copied); events that do not fit are dropped. */
+void mt_trace_gpu_event_add(int kind, const char *name, int device, int stream, int64_t corr,
+                            int64_t start_ns, int64_t end_ns);
+/* Hands over (and forgets) the device events collected so far: *n of them, free with
+ * mt_trace_gpu_events_free. */
+mt_trace_gpu_event *mt_trace_gpu_take(int *n);
+void mt_trace_gpu_events_free(mt_trace_gpu_event *events, int n);
 
 #endif

@@ -107,7 +107,7 @@ class profile:
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
-        self.with_stack = with_stack  # accepted; events carry no Python stack yet
+        self.with_stack = with_stack  # Op events carry the Python stack (file(line): function)
         self.step_num = 0
         self.current_action = ProfilerAction.NONE
         self._recording = False
@@ -117,14 +117,16 @@ class profile:
 
     # the recording itself
     def _begin(self) -> None:
-        _C._trace_start(record_shapes=self.record_shapes, profile_memory=self.profile_memory)
+        _C._trace_start(record_shapes=self.record_shapes, profile_memory=self.profile_memory,
+                        with_stack=self.with_stack, cuda=self.use_device == "cuda")
         self._recording = True
 
     def _end(self, keep: bool) -> None:
         raw = _C._trace_stop()
+        gpu = _C._trace_gpu_events()
         self._recording = False
         if keep:
-            self._functions, self._memory = _events.build(raw)
+            self._functions, self._memory = _events.build(raw, gpu)
             if self.on_trace_ready is not None:
                 self.on_trace_ready(self)
 
@@ -186,7 +188,7 @@ class profile:
         return list(self._memory)
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> _events.EventList:
-        return self.events().key_averages(group_by_input_shape)
+        return self.events().key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path: str) -> None:
         _events.chrome_trace(self._functions, self._memory, path)

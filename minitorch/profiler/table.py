@@ -26,13 +26,24 @@ def format_memory(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
+def trim_path(path: str, width: int) -> str:
+    if len(path) > width:
+        path = path[len(path) - width:]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
 def build_table(events, sort_by: Optional[str], row_limit: int, max_name_width: int, max_shapes_width: int,
-                header: Optional[str], profile_memory: bool, use_device: Optional[str]) -> str:
+                header: Optional[str], profile_memory: bool, use_device: Optional[str],
+                max_src_width: int = 75) -> str:
     if len(events) == 0:
         return ""
     has_device_time = any(e.self_device_time_total > 0 for e in events)
     has_device_mem = any(e.self_device_memory_usage > 0 for e in events)
     has_shapes = any(e.input_shapes for e in events)
+    stacks = [e.stack for e in events if getattr(e, "stack", None)]
+    src_width = min(max(len(f) for st in stacks for f in st) + 4, max_src_width) if stacks else 0
     if sort_by is not None:
         attr = sort_by.replace("cuda", "device")
         events = sorted(events, key=lambda e: getattr(e, attr), reverse=True)
@@ -51,12 +62,18 @@ def build_table(events, sort_by: Optional[str], row_limit: int, max_name_width: 
     if has_shapes:
         headers.append("Input Shapes")
         widths.append(shapes_width)
-    row_format = "".join("{: >" + str(w) + "}" + " " * _SPACING for w in widths)
+    if stacks:
+        headers.append("Source Location")
+        widths.append(src_width)
+    row_format = "".join("{: " + ("<" if stacks and k == len(widths) - 1 else ">") + str(w) + "}" + " " * _SPACING
+                         for k, w in enumerate(widths))
     sep = "".join("-" * w + " " * _SPACING for w in widths)
     line_length = sum(w + _SPACING for w in widths) - _SPACING
 
     self_cpu_total = sum(e.self_cpu_time_total for e in events)
-    self_dev_total = sum(e.self_device_time_total for e in events)
+    # PyTorch's total counts the GPU events only: an op's device time is its kernels' again
+    self_dev_total = sum(e.self_device_time_total for e in events
+                         if getattr(e, "device_type", "CPU") != "CPU" and not getattr(e, "is_user_annotation", False))
     lines = []
     if header is not None:
         lines += ["=" * line_length, header]
@@ -78,7 +95,13 @@ def build_table(events, sort_by: Optional[str], row_limit: int, max_name_width: 
         row.append(e.count)
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_width])
+        if stacks:
+            row.append(trim_path(e.stack[0], src_width) if e.stack else "")
         lines.append(row_format.format(*row))
+        if stacks:
+            for frame in e.stack[1:]:
+                lines.append(row_format.format(*([""] * (len(headers) - 1) + [trim_path(frame, src_width)])))
+            lines.append(row_format.format(*([""] * len(headers))))
     lines += [sep, f"Self CPU time total: {format_time(self_cpu_total)}"]
     if has_device_time:
         lines.append(f"Self {dev} time total: {format_time(self_dev_total)}")

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import child_env as helpers_child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # (id, the call: Python source run with L = minitorch, or L = torch in the parent)
@@ -171,8 +173,7 @@ for i in range(int(sys.argv[1]), len(cases)):
 
 
 def child_env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env = helpers_child_env()
     if "ASAN_OPTIONS" in env or "libasan" in env.get("LD_PRELOAD", ""):
         # Under AddressSanitizer a huge malloc must fail as malloc does, not abort the process.
         env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "allocator_may_return_null=1"]))
