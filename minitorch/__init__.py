@@ -55,19 +55,43 @@ manual_seed = _C.manual_seed
 initial_seed = _C.initial_seed
 
 
-def _like(name):
+def _dense_strides(input):
+    """input's strides if its elements fill its span with no gaps or overlaps, else None.
+
+    PyTorch's memory_format=torch.preserve_format: a *_like result of such a tensor keeps its
+    strides (a transposed matrix gives a transposed result); any other layout gives a contiguous one.
+    """
+    shape, stride = tuple(input.shape), tuple(input.stride())
+    expected = 1
+    for size, st in sorted((p for p in zip(shape, stride) if p[0] != 1), key=lambda p: p[1]):
+        if st != expected:
+            return None
+        expected *= size
+    return None if stride == _contiguous_strides(shape) else stride
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size if size > 1 else 1  # as PyTorch: a size-0 dim still steps by 1
+    return tuple(reversed(strides))
+
+
+def _like(name, *args):
     factory = getattr(_C, name)
 
     def like(input, *, dtype=None, device=None, requires_grad=False):
-        return factory(
-            input.shape,
-            dtype=dtype if dtype is not None else input.dtype,
-            device=device if device is not None else input.device,
-            requires_grad=requires_grad,
-        )
+        dtype = dtype if dtype is not None else input.dtype
+        device = device if device is not None else input.device
+        strides = _dense_strides(input)
+        if strides is None:
+            return factory(input.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
+        flat = factory((input.numel(),), *args, dtype=dtype, device=device)
+        return flat.as_strided(input.shape, strides).requires_grad_(requires_grad)
 
     like.__name__ = like.__qualname__ = name + "_like"
-    like.__doc__ = f"{name}(input.shape) with input's dtype and device."
+    like.__doc__ = f"{name}(input.shape) with input's dtype, device and (dense) strides."
     return like
 
 
@@ -79,14 +103,8 @@ randn_like = _like("randn")
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    """full(input.shape, fill_value) with input's dtype and device."""
-    return _C.full(
-        input.shape,
-        fill_value,
-        dtype=dtype if dtype is not None else input.dtype,
-        device=device if device is not None else input.device,
-        requires_grad=requires_grad,
-    )
+    """full(input.shape, fill_value) with input's dtype, device and (dense) strides."""
+    return _like("full", fill_value)(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def split(tensor, split_size_or_sections, dim=0) -> "tuple":

@@ -264,6 +264,13 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
 mt_status
 mt_composite_zeros(mt_args *a)
 {
+    /* torch 2.13's zeros checks sizes itself, with its own words; the other factories leave it to
+     * the allocation ("Trying to create tensor with negative dimension"). */
+    for (int i = 0; i < a->l[0].n; i++) {
+        if (a->l[0].v[i] < 0) {
+            return mt_fail(MT_ERUNTIME, "zeros: Dimension size must be non-negative.");
+        }
+    }
     return factory(a, MT_OP_zero_, mt_scalar_int(0), mt_scalar_int(0));
 }
 
