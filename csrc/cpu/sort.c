@@ -80,6 +80,81 @@ typedef void (*sort_fn)(const void *x, void *values, int64_t *indices, int64_t o
 static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, sort_rows_i64,
                                                   sort_rows_f32, sort_rows_f64};
 
+/* (va, ia) comes after (vb, ib) in the sorted row: the later value, or the later position of
+ * equal ones (the merge sort's stable order, so topk and sort agree on ties). */
+#define AFTER(va, ia, vb, ib, desc) (BEFORE(vb, va, desc) || (!BEFORE(va, vb, desc) && (ia) > (ib)))
+
+/* Moves the hole at `at` of the heap (key, id)[0, size) down to where (v, vj) belongs. */
+#define SIFT_DOWN(key, id, at, size, v, vj, desc)                                             \
+    for (;;) {                                                                                \
+        int64_t c = 2 * (at) + 1;                                                             \
+        if (c >= (size)) {                                                                    \
+            break;                                                                            \
+        }                                                                                     \
+        if (c + 1 < (size) && AFTER(key[c + 1], id[c + 1], key[c], id[c], desc)) {            \
+            c++;                                                                              \
+        }                                                                                     \
+        if (!AFTER(key[c], id[c], v, vj, desc)) {                                             \
+            break;                                                                            \
+        }                                                                                     \
+        key[at] = key[c];                                                                     \
+        id[at] = id[c];                                                                       \
+        (at) = c;                                                                             \
+    }
+
+/* The same result as SORT_ROWS for k much smaller than n, in O(n log k): a heap of the k first
+ * seen so far whose root is the one that would sort last; then the heap is emptied from the back. */
+#define TOPK_ROWS(S, T)                                                                        \
+    static void topk_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,       \
+                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,       \
+                              int64_t *id)                                                      \
+    {                                                                                          \
+        const T *x = (const T *)xv;                                                            \
+        T *values = (T *)vv, *key = (T *)keyv;                                                 \
+        for (int64_t o = 0; o < outer; o++) {                                                  \
+            for (int64_t i = 0; i < inner; i++) {                                              \
+                int64_t size = 0;                                                              \
+                for (int64_t j = 0; j < n; j++) {                                              \
+                    const T v = x[(o * n + j) * inner + i];                                    \
+                    int64_t at;                                                                \
+                    if (size < k) { /* sift up from the new leaf */                            \
+                        at = size++;                                                           \
+                        while (at > 0 && AFTER(v, j, key[(at - 1) / 2], id[(at - 1) / 2], desc)) { \
+                            key[at] = key[(at - 1) / 2];                                       \
+                            id[at] = id[(at - 1) / 2];                                         \
+                            at = (at - 1) / 2;                                                 \
+                        }                                                                      \
+                    } else if (AFTER(key[0], id[0], v, j, desc)) { /* replaces the root */     \
+                        at = 0;                                                                \
+                        SIFT_DOWN(key, id, at, size, v, j, desc)                               \
+                    } else {                                                                   \
+                        continue;                                                              \
+                    }                                                                          \
+                    key[at] = v;                                                               \
+                    id[at] = j;                                                                \
+                }                                                                              \
+                /* pop the root (the last in order) into place k-1, k-2, ... */                \
+                for (int64_t last = size - 1; last >= 0; last--) {                             \
+                    const int64_t out = (o * k + last) * inner + i;                            \
+                    values[out] = key[0];                                                      \
+                    indices[out] = id[0];                                                      \
+                    const T v = key[last];                                                     \
+                    const int64_t vj = id[last];                                               \
+                    int64_t at = 0;                                                            \
+                    SIFT_DOWN(key, id, at, last, v, vj, desc)                                  \
+                    key[at] = v;                                                               \
+                    id[at] = vj;                                                               \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+#define TOPK_ROWS_ARGS(E, T, S) TOPK_ROWS(S, T)
+MT_DTYPES(TOPK_ROWS_ARGS)
+typedef void (*topk_fn)(const void *x, void *values, int64_t *indices, int64_t outer, int64_t n,
+                        int64_t inner, int64_t k, bool desc, void *key, int64_t *id);
+static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, topk_rows_i64,
+                                                  topk_rows_f32, topk_rows_f64};
+
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim. */
 static mt_status
@@ -108,9 +183,15 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
     }
     if (st == MT_OK) {
         int64_t *s = (int64_t *)mt_tensor_data(scratch);
-        sort_loops[self->dtype](mt_tensor_data(x), values ? mt_tensor_data(*values) : NULL,
-                                (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc, s,
-                                s + n, s + 2 * n, s + 3 * n);
+        if (values && k * 8 < n) {
+            topk_loops[self->dtype](mt_tensor_data(x), mt_tensor_data(*values),
+                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k,
+                                    desc, s, s + n);
+        } else {
+            sort_loops[self->dtype](mt_tensor_data(x), values ? mt_tensor_data(*values) : NULL,
+                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc,
+                                    s, s + n, s + 2 * n, s + 3 * n);
+        }
     } else {
         mt_tensor_clear(indices);
         if (values) {

@@ -372,6 +372,22 @@ def test_topk(a, layout, data):
                                   np.sort(np.take_along_axis(a, order(a), dim), axis=dim))
 
 
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 12), largest=st.booleans(),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32, np.int64]), dim=st.integers(0, 1))
+def test_topk_small_k_is_sorts_prefix(seed, k, largest, dtype, dim):
+    # k * 8 < n takes the heap; it must give exactly sort's first k, ties and NaN in the same order
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-5, 6, (120, 130)).astype(dtype)  # many ties
+    if dtype == np.float32:
+        a.flat[rng.integers(0, a.size, 40)] = math.nan
+        a.flat[rng.integers(0, a.size, 40)] = -math.inf
+    x = minitorch.tensor(a)
+    values, indices = minitorch.topk(x, k, dim, largest)
+    sv, si = minitorch.sort(x, dim, descending=largest)
+    np.testing.assert_array_equal(values.numpy(), sv.numpy().take(np.arange(k), axis=dim))
+    np.testing.assert_array_equal(indices.numpy(), si.numpy().take(np.arange(k), axis=dim))
+
+
 def test_topk_nan_and_ties():
     check(lambda m, x: m.topk(x, 2).values, lambda x: [math.nan, 3.0], [np.array([1.0, math.nan, 3.0])])
     check(lambda m, x: m.topk(x, 2, largest=False).values, lambda x: [1.0, 3.0], [np.array([1.0, math.nan, 3.0])])
