@@ -55,10 +55,17 @@ manual_seed = _C.manual_seed
 initial_seed = _C.initial_seed
 
 
+def _expect_tensor(fname, input):
+    """PyTorch's TypeError for a non-tensor input (before .shape would raise AttributeError)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _like(name):
     factory = getattr(_C, name)
 
     def like(input, *, dtype=None, device=None, requires_grad=False):
+        _expect_tensor(name + "_like", input)
         return factory(
             input.shape,
             dtype=dtype if dtype is not None else input.dtype,
@@ -80,6 +87,7 @@ randn_like = _like("randn")
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     """full(input.shape, fill_value) with input's dtype and device."""
+    _expect_tensor("full_like", input)
     return _C.full(
         input.shape,
         fill_value,
@@ -103,6 +111,7 @@ def is_tensor(obj) -> "bool":
 
 
 def numel(input) -> "int":
+    _expect_tensor("numel", input)
     return input.numel()
 
 
