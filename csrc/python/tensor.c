@@ -63,7 +63,13 @@ tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static int
 dim_arg(PyObject *self, PyObject *arg, int *d)
 {
-    long long v = PyLong_AsLongLong(arg);
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (overflow) {
+        /* PyTorch's error, not Python's OverflowError */
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return -1;
+    }
     if (v == -1 && PyErr_Occurred()) {
         return -1;
     }

@@ -171,8 +171,9 @@ def _parse_schema(schema: str):
     return params
 
 
-# Every callable the fuzzer targets: (label, callable-maker, params). callable-maker takes the
-# first argument (self for a method) and returns the bound callable and its source.
+# Every callable the fuzzer targets: (label, params), label "module.name" (a key of MODULES) or
+# "Tensor.method" (a method of the first argument), params [(schema type, name, has_default, kwonly)].
+MODULES = {"minitorch": minitorch, "_C": _C, "F": F, "Tensor": minitorch.Tensor}
 OP_SCHEMAS = {}
 for name in _C.OPS:
     info = _C._op_info(name)
@@ -184,11 +185,11 @@ def _op_targets():
     for name, (info, params) in OP_SCHEMAS.items():
         pyname = info["schema"].split("(")[0]
         if info["function"] and hasattr(minitorch, pyname):
-            out.append(("minitorch." + pyname, lambda a, n=pyname: (getattr(minitorch, n), f"minitorch.{n}"), params, False))
+            out.append(("minitorch." + pyname, params))
         if info["method"] and hasattr(minitorch.Tensor, pyname) and params and params[0][0].startswith("Tensor"):
-            out.append(("Tensor." + pyname, None, params, True))
+            out.append(("Tensor." + pyname, params))
         if not info["function"] and not info["method"] and hasattr(_C, pyname):
-            out.append(("_C." + pyname, lambda a, n=pyname: (getattr(_C, n), f"_C.{n}"), params, False))
+            out.append(("_C." + pyname, params))
     return out
 
 
@@ -216,7 +217,7 @@ def _f_targets():
             if p.name == "reduction":
                 typ = "Fstr"
             params.append((typ, p.name, p.default is not p.empty, p.kind == p.KEYWORD_ONLY))
-        out.append(("F." + name, lambda a, n=name: (getattr(F, n), f"F.{n}"), params, False))
+        out.append(("F." + name, params))
     return out
 
 
@@ -303,10 +304,8 @@ def _extra_targets():
     out = []
     for label, params in EXTRA.items():
         where, name = label.split(".")
-        if where == "Tensor":
-            out.append((label, None, params, True))
-        elif hasattr(minitorch, name):
-            out.append((label, lambda a, n=name: (getattr(minitorch, n), f"minitorch.{n}"), params, False))
+        if hasattr(MODULES[where], name):
+            out.append((label, params))
     return out
 
 
@@ -356,7 +355,8 @@ def calls(draw):
         s_expr, o_expr = exprs[how]
         call = f"{s_expr}.{op}({o_expr})"
         return "overlap " + op, src.replace("__OP__", call), lambda: eval(src.replace("__OP__", call), {"minitorch": minitorch}), ("overlap", op, how, base)
-    label, maker, params, is_method = draw(st.sampled_from(TARGETS))
+    label, params = draw(st.sampled_from(TARGETS))
+    is_method = label.startswith("Tensor.")
     args, kwargs, srcs = [], {}, []
     for i, (typ, pname, has_default, kwonly) in enumerate(params):
         if has_default and draw(st.integers(0, 2)) == 0:
@@ -383,7 +383,8 @@ def calls(draw):
         target = lambda: getattr(self_.value, fname)  # noqa: E731
     else:
         rest = args
-        fn, fn_src = maker(None)
+        where, name = label.split(".")
+        fn, fn_src = getattr(MODULES[where], name), label
         target = lambda: fn  # noqa: E731
     argsrc = ", ".join([a.src for a in rest] + [f"{k}={v.src}" for k, v in kwargs.items()])
     src = f"{fn_src}({argsrc})"
@@ -432,7 +433,8 @@ def reference(name: str, args, kwargs):
             return None
     alpha = kwargs.get("alpha")
     if alpha is not None:
-        if type(alpha.value) is not float or not math.isfinite(alpha.value) or abs(alpha.value) > 1e30:
+        # (alpha is computed in the tensor's dtype too: a float64-only value has no reference here)
+        if type(alpha.value) is not float or not (alpha.value == 0 or 1e-30 < abs(alpha.value) < 1e30):
             return None
         arrays_[1] = arrays_[1] * alpha.value
     with np.errstate(all="ignore"):
@@ -453,7 +455,7 @@ def well_formed(r, depth=0):
             assert a.shape == shape, f"buffer shape {a.shape} != {shape}"
             r.tolist()
         return
-    if isinstance(r, (tuple, list)) and depth < 3:
+    if isinstance(r, (tuple, list)) and depth < 32:  # tolist() of a tensor nests as deep as its dims
         for x in r:
             well_formed(x, depth + 1)
         return

@@ -1,6 +1,7 @@
-"""The fuzzer's worker process: `python fuzz_worker.py N_CALLS TRACE_FILE`.
+"""The fuzzer's worker process: `python fuzz_worker.py N_CALLS TRACE_FILE [SEED]`.
 
-Draws N_CALLS calls with hypothesis (fuzz_calls.calls), runs each and checks it. Before each call
+Draws N_CALLS calls with hypothesis (fuzz_calls.calls; the same calls every run for one SEED,
+0 by default), runs each and checks it. Before each call
 its source is written over TRACE_FILE, so that when the process dies (a segfault, an abort, a
 sanitizer report) or hangs, the parent names the call that did it. At the end one JSON line on
 stdout gives the counts and every failing call (the first few of each kind).
@@ -13,7 +14,7 @@ import sys
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_calls import ALLOWED, TORCH_ASSERTIONS, calls, check_overlap, check_values, reference, well_formed  # noqa: E402
@@ -25,6 +26,7 @@ PER_EXAMPLE = 10  # calls drawn per hypothesis example (its overhead is per exam
 
 def main():
     n_calls, trace_path = int(sys.argv[1]), sys.argv[2]
+    fixed_seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     faulthandler.enable()
     if "asan" not in os.environ.get("LD_PRELOAD", ""):
         # A size that slipped past a check must fail to allocate, not swap the machine to death
@@ -75,7 +77,8 @@ def main():
         except ALLOWED + (AssertionError,) as e:
             fail(label, src, "bad result", f"{type(e).__name__}: {e}")
 
-    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None, derandomize=True,
+    @seed(fixed_seed)
+    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None,
               suppress_health_check=list(HealthCheck), phases=["generate"])
     @given(st.lists(calls(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
     def fuzz(batch):

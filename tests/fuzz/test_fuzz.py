@@ -4,7 +4,8 @@ worker dying or timing out, with the call it was running named.
 
 Every call must either raise one of PyTorch's exception classes or return well-formed tensors
 (equal to NumPy's float64 answer for the ops with a reference). MINITORCH_FUZZ_EXAMPLES sets the
-number of calls (2,000 by default, for CI; e.g. 100000 for a long hunt).
+number of calls (2,000 by default, for CI; e.g. 100000 for a long hunt), MINITORCH_FUZZ_SEED the
+seed (fixed by default, so CI draws the same calls every run).
 """
 import os
 import signal
@@ -17,6 +18,7 @@ import minitorch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_CALLS = int(os.environ.get("MINITORCH_FUZZ_EXAMPLES", "2000"))
+SEED = os.environ.get("MINITORCH_FUZZ_SEED", "0")
 
 
 def run_worker(n_calls, tmp_path):
@@ -30,7 +32,7 @@ def run_worker(n_calls, tmp_path):
     sanitized = "asan" in env.get("LD_PRELOAD", "")
     timeout = 120 + n_calls * (0.1 if sanitized else 0.02)
     try:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_worker.py"), str(n_calls), str(trace)],
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_worker.py"), str(n_calls), str(trace), SEED],
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         call = trace.read_text(errors="replace") if trace.exists() else "?"
@@ -47,11 +49,12 @@ def run_worker(n_calls, tmp_path):
 def test_random_calls_raise_cleanly_or_answer_right(tmp_path, record_property, pytestconfig):
     report = run_worker(N_CALLS, tmp_path)
     c = report["counts"]
-    line = (f"fuzz: {c['calls']} calls, {c['raised']} raised, {c['returned']} returned "
+    line = (f"fuzz (seed {SEED}): {c['calls']} calls, {c['raised']} raised, {c['returned']} returned "
             f"({c['checked']} checked against NumPy)")
     print("\n" + line)
     record_property("fuzz_calls", c["calls"])
     pytestconfig._minitorch_fuzz_lines = getattr(pytestconfig, "_minitorch_fuzz_lines", []) + [line]
     lines = [f"- {f['kind']}: {f['call'][:600]}\n    {f['detail'][:600]}" for f in report["failures"]]
-    assert not lines, f"{report['distinct']} distinct bad outcomes; the first ones:\n" + "\n".join(lines[:30])
+    assert not lines, (f"{report['distinct']} distinct bad outcomes (reproduce one with `cd tests/fuzz && python -c "
+                       f"'from fuzz_calls import *; print(CALL)'`); the first ones:\n" + "\n".join(lines[:30]))
     assert c["calls"] >= N_CALLS * 0.9

@@ -53,3 +53,11 @@ def test_a_non_tensor_argument_raises_type_error(call):
     # was: AttributeError ('float' object has no attribute 'dim' / 'size' / 'shape' / 'copy_')
     with pytest.raises(TypeError, match="must be Tensor|expected Tensor|Tensor"):
         call()
+
+
+@pytest.mark.parametrize("method", ["size", "stride"])
+@pytest.mark.parametrize("dim", [2**63, -(2**70), 2**64])
+def test_a_dim_past_int64_raises_value_error(method, dim):
+    # was: Python's OverflowError; PyTorch raises ValueError("Overflow when unpacking long long")
+    with pytest.raises(ValueError, match="Overflow when unpacking long"):
+        getattr(minitorch.ones(2, 3), method)(dim)
