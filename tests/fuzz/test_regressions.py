@@ -61,3 +61,15 @@ def test_a_dim_past_int64_raises_value_error(method, dim):
     # was: Python's OverflowError; PyTorch raises ValueError("Overflow when unpacking long long")
     with pytest.raises(ValueError, match="Overflow when unpacking long"):
         getattr(minitorch.ones(2, 3), method)(dim)
+
+
+def test_bool_bytes_other_than_0_and_1_read_as_true():
+    # was: undefined behaviour (UBSan: "load of value 255, which is not a valid value for type
+    # '_Bool'") in tolist() and in indexing by a 0-dim bool tensor, as on the bytes of empty()
+    import numpy as np
+
+    b = minitorch.from_numpy(np.array([0, 1, 255, 7], dtype=np.uint8).view(np.bool_))
+    assert b.tolist() == [False, True, True, True]
+    x = minitorch.arange(3.0)
+    assert x[b[2]].shape == (1, 3) and x[b[0]].shape == (0, 3)
+    assert isinstance(minitorch.empty(5, dtype=minitorch.bool).tolist(), list)
