@@ -73,3 +73,10 @@ def test_bool_bytes_other_than_0_and_1_read_as_true():
     x = minitorch.arange(3.0)
     assert x[b[2]].shape == (1, 3) and x[b[0]].shape == (0, 3)
     assert isinstance(minitorch.empty(5, dtype=minitorch.bool).tolist(), list)
+
+
+@pytest.mark.parametrize("operands", [("abc",), (None,), ([1.0],), (minitorch.ones(2), 3)], ids=repr)
+def test_einsum_of_a_non_tensor_raises_type_error(operands):
+    # was: AttributeError ('str' object has no attribute 'dim')
+    with pytest.raises(TypeError, match="einsum"):
+        minitorch.einsum("->" if len(operands) == 1 else "i,->i", *operands)
