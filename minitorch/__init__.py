@@ -55,6 +55,12 @@ manual_seed = _C.manual_seed
 initial_seed = _C.initial_seed
 
 
+def _expect_tensor(fname, input):
+    """PyTorch's TypeError for a non-tensor input (before .shape would raise AttributeError)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _dense_strides(input):
     """input's strides if its elements fill its span with no gaps or overlaps, else None.
 
@@ -82,6 +88,7 @@ def _like(name, *args):
     factory = getattr(_C, name)
 
     def like(input, *, dtype=None, device=None, requires_grad=False):
+        _expect_tensor(name + "_like", input)
         dtype = dtype if dtype is not None else input.dtype
         device = device if device is not None else input.device
         strides = _dense_strides(input)
@@ -121,6 +128,7 @@ def is_tensor(obj) -> "bool":
 
 
 def numel(input) -> "int":
+    _expect_tensor("numel", input)
     return input.numel()
 
 

@@ -41,6 +41,8 @@ def randint(*args: Any, generator: Any = None, dtype: Any = None, device: Any = 
 def randint_like(input: "_C.TensorBase", *args: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
     """randint(low, high, input.shape) with input's dtype and device unless given."""
+    if not isinstance(input, _C.TensorBase):
+        raise TypeError(f"randint_like(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     b = _bind("randint_like", args, kwargs, ("low", "high"))
     return _C.randint(
         b["low"], b["high"], input.shape,

@@ -140,6 +140,9 @@ def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
         raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    for t in operands:
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"einsum(): operands must be Tensors, not {type(t).__name__}")
     terms, out = _parse(equation, operands)
     sizes: Dict[str, int] = {}
     ops: List[Term] = []

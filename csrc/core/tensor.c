@@ -384,7 +384,9 @@ mt_load_scalar(const char *p, mt_dtype dt)
 {
     switch (dt) {
     case MT_BOOL:
-        return mt_scalar_bool(*(const bool *)p);
+        /* As bytes: the memory of empty() may hold any byte, and loading one that is not 0 or 1
+         * as a C bool is undefined behaviour. */
+        return mt_scalar_bool(*(const uint8_t *)p != 0);
     case MT_INT32:
         return mt_scalar_int(*(const int32_t *)p);
     case MT_INT64:

@@ -284,8 +284,15 @@ apply_index(PyObject *self, PyObject *index, indexing *ix)
             rc = step(ix, st, next);
             mt_tensor *b = NULL;
             if (rc == 0 && it != Py_None) {
-                bool on = PyBool_Check(it) ? it == Py_True : *(bool *)mt_tensor_data(t);
-                rc = (b = bool_index(on)) ? 0 : -1;
+                /* item(): a device tensor's byte is not host memory, and any nonzero byte is true */
+                mt_scalar v = mt_scalar_bool(it == Py_True);
+                mt_status ist = PyBool_Check(it) ? MT_OK : mt_tensor_item(t, &v);
+                if (ist) {
+                    mt_py_raise(ist);
+                    rc = -1;
+                } else {
+                    rc = (b = bool_index(mt_scalar_to_int(v) != 0)) ? 0 : -1;
+                }
             }
             rc = rc ? rc : record(ix, b);
             self_dim++;

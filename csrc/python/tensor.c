@@ -63,7 +63,13 @@ tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static int
 dim_arg(PyObject *self, PyObject *arg, int *d)
 {
-    long long v = PyLong_AsLongLong(arg);
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (overflow) {
+        /* PyTorch's error, not Python's OverflowError */
+        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+        return -1;
+    }
     if (v == -1 && PyErr_Occurred()) {
         return -1;
     }
@@ -531,6 +537,21 @@ out:
     return res;
 }
 
+/* x += y with a y that is no tensor or number: PyTorch's TypeError. Returning NotImplemented
+ * would not do: the Python subclass inherits __iadd__ as sq_inplace_concat too, and CPython
+ * hands that slot's NotImplemented back as the value of `x += []`. */
+static PyObject *
+inplace(mt_op op, const char *sym, PyObject *x, PyObject *y)
+{
+    PyObject *res = binary(op, x, y);
+    if (res == Py_NotImplemented) {
+        Py_DECREF(res);
+        return PyErr_Format(PyExc_TypeError, "unsupported operand type(s) for %s: '%.100s' and '%.100s'",
+                            sym, Py_TYPE(x)->tp_name, Py_TYPE(y)->tp_name);
+    }
+    return res;
+}
+
 static PyObject *
 nb_add(PyObject *x, PyObject *y)
 {
@@ -558,25 +579,25 @@ nb_div(PyObject *x, PyObject *y)
 static PyObject *
 nb_iadd(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_add_, x, y);
+    return inplace(MT_OP_add_, "+=", x, y);
 }
 
 static PyObject *
 nb_isub(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_sub_, x, y);
+    return inplace(MT_OP_sub_, "-=", x, y);
 }
 
 static PyObject *
 nb_imul(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_mul_, x, y);
+    return inplace(MT_OP_mul_, "*=", x, y);
 }
 
 static PyObject *
 nb_idiv(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_div_, x, y);
+    return inplace(MT_OP_div_, "/=", x, y);
 }
 
 static PyObject *
@@ -605,13 +626,13 @@ nb_pow(PyObject *x, PyObject *y, PyObject *mod)
 static PyObject *
 nb_ifloordiv(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_floor_divide_, x, y);
+    return inplace(MT_OP_floor_divide_, "//=", x, y);
 }
 
 static PyObject *
 nb_irem(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_remainder_, x, y);
+    return inplace(MT_OP_remainder_, "%=", x, y);
 }
 
 static PyObject *
@@ -620,7 +641,7 @@ nb_ipow(PyObject *x, PyObject *y, PyObject *mod)
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return binary(MT_OP_pow_, x, y);
+    return inplace(MT_OP_pow_, "**=", x, y);
 }
 
 static PyObject *
@@ -638,13 +659,13 @@ nb_or(PyObject *x, PyObject *y)
 static PyObject *
 nb_iand(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_bitwise_and_, x, y);
+    return inplace(MT_OP_bitwise_and_, "&=", x, y);
 }
 
 static PyObject *
 nb_ior(PyObject *x, PyObject *y)
 {
-    return binary(MT_OP_bitwise_or_, x, y);
+    return inplace(MT_OP_bitwise_or_, "|=", x, y);
 }
 
 /* x == y, x < y, ...: Python hands the reflected form (5 < x is x > 5) to the tensor, so self

@@ -23,6 +23,14 @@ __all__ = [
 ]
 
 
+def _tensors(fname: str, **args) -> None:
+    """PyTorch's TypeError for an argument that must be a tensor and is not (before any Python
+    here reads its .size(), which would raise AttributeError instead)."""
+    for pos, (name, value) in enumerate(args.items(), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not {type(value).__name__}")
+
+
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
     return _C.linear(input, weight, bias)
@@ -44,7 +52,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
     if inplace:
-        return input.copy_(_C.silu(input))
+        out = _C.silu(input)  # first: it raises PyTorch's TypeError for a non-tensor input
+        return input.copy_(out)
     return _C.silu(input)
 
 
@@ -71,6 +80,7 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed in dtype when given."""
     if dim is None:
+        _tensors("softmax", input=input)
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
     return _C.softmax(input, dim, dtype)
 
@@ -78,6 +88,7 @@ def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtyp
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """x - logsumexp(x) along dim, computed in dtype when given."""
     if dim is None:
+        _tensors("log_softmax", input=input)
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _C.log_softmax(input, dim, dtype)
 
@@ -123,6 +134,7 @@ def batch_norm(
     training (then running_mean/running_var move towards them in place, the variance unbiased),
     else by running_mean and running_var."""
     if training:
+        _tensors("batch_norm", input=input)
         _verify_batch_size(input.size())
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
@@ -141,6 +153,7 @@ def embedding(
     sparse: bool = False,
 ) -> Tensor:
     """The rows of weight (num_embeddings, embedding_dim) named by the indices in input."""
+    _tensors("embedding", input=input, weight=weight)
     if padding_idx is not None:
         if padding_idx > 0:
             assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
@@ -186,6 +199,7 @@ def _legacy_reduction(size_average: Optional[bool], reduce: Optional[bool]) -> s
 
 def _pointwise_loss(op, input, target, size_average, reduce, reduction, weight):
     """mse_loss and l1_loss: the C op, or PyTorch's Python form when weighted."""
+    _tensors(op.__name__, input=input, target=target)
     if target.size() != input.size():
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
@@ -197,6 +211,7 @@ def _pointwise_loss(op, input, target, size_average, reduce, reduction, weight):
         reduction = _legacy_reduction(size_average, reduce)
     if weight is None:
         return op(input, target, _reduction_enum(reduction))
+    _tensors(op.__name__, input=input, target=target, weight=weight)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
     weighted = op(input, target, 0) * weight
@@ -280,6 +295,7 @@ def binary_cross_entropy(
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     reduction_enum = _reduction_enum(reduction)
+    _tensors("binary_cross_entropy", input=input, target=target)
     if target.size() != input.size():
         raise ValueError(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) "
@@ -302,6 +318,7 @@ def binary_cross_entropy_with_logits(
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     reduction_enum = _reduction_enum(reduction)
+    _tensors("binary_cross_entropy_with_logits", input=input, target=target)
     if not (target.size() == input.size()):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
@@ -331,7 +348,7 @@ def conv2d(
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     if any(s != 1 for s in _pair(stride)):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    if weight.dim() != 4:  # let the op report the bad weight
+    if not isinstance(weight, Tensor) or weight.dim() != 4:  # let the op report the bad weight
         return _C.conv2d(input, weight, bias, stride, 0, dilation, groups)
     # Total padding d*(k-1) per dim, split left = total // 2, right = the rest (PyTorch's split).
     total = [d * (k - 1) for d, k in zip(_pair(dilation), weight.shape[2:])]
@@ -380,6 +397,7 @@ def avg_pool2d(
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Mean over output_size windows that tile (H, W); None in output_size keeps that size."""
+    _tensors("adaptive_avg_pool2d", input=input)
     size = _list_with_default(output_size, input.size())
     if size == 1 or (not isinstance(size, int) and list(size) == [1, 1]):
         # As PyTorch: a 1x1 output is the mean over H and W.

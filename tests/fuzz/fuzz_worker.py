@@ -1,0 +1,94 @@
+"""The fuzzer's worker process: `python fuzz_worker.py N_CALLS TRACE_FILE [SEED]`.
+
+Draws N_CALLS calls with hypothesis (fuzz_calls.calls; the same calls every run for one SEED,
+0 by default), runs each and checks it. Before each call
+its source is written over TRACE_FILE, so that when the process dies (a segfault, an abort, a
+sanitizer report) or hangs, the parent names the call that did it. At the end one JSON line on
+stdout gives the counts and every failing call (the first few of each kind).
+"""
+import faulthandler
+import json
+import os
+import resource
+import sys
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_calls import ALLOWED, TORCH_ASSERTIONS, calls, check_overlap, check_values, reference, well_formed  # noqa: E402
+
+import minitorch  # noqa: E402
+
+PER_EXAMPLE = 10  # calls drawn per hypothesis example (its overhead is per example)
+
+
+def main():
+    n_calls, trace_path = int(sys.argv[1]), sys.argv[2]
+    fixed_seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    faulthandler.enable()
+    if "asan" not in os.environ.get("LD_PRELOAD", ""):
+        # A size that slipped past a check must fail to allocate, not swap the machine to death
+        # (ASan reserves terabytes of address space, so no limit there).
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+    minitorch._C._set_alloc_poison(True)
+    warnings.simplefilter("ignore")
+    trace = os.open(trace_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    counts = {"calls": 0, "raised": 0, "returned": 0, "checked": 0}
+    failures, seen = [], {}
+
+    def fail(label, src, kind, detail):
+        key = (label, kind, detail.splitlines()[0][:60] if detail else "")
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= 2 and len(failures) < 200:
+            failures.append({"call": src, "kind": kind, "detail": detail[:2000]})
+
+    def run_one(label, src, thunk, info):
+        data = src.encode("utf-8", "replace")[:4000]
+        os.ftruncate(trace, 0)
+        os.pwrite(trace, data, 0)
+        counts["calls"] += 1
+        try:
+            result = thunk()
+        except ALLOWED:
+            counts["raised"] += 1
+            return
+        except AssertionError as e:
+            if not any(words in str(e) for words in TORCH_ASSERTIONS):
+                fail(label, src, "wrong exception class", f"AssertionError: {e}")
+            counts["raised"] += 1
+            return
+        except BaseException as e:  # noqa: BLE001 - anything else is what we hunt
+            fail(label, src, "wrong exception class", f"{type(e).__name__}: {e}")
+            counts["raised"] += 1
+            return
+        counts["returned"] += 1
+        try:
+            well_formed(result)
+            if info and info[0] == "overlap":
+                check_overlap(result, info)
+                counts["checked"] += 1
+            elif info and info[0] == "ref":
+                ref = reference(info[1], info[2], info[3])
+                if ref is not None:
+                    check_values(result, ref)
+                    counts["checked"] += 1
+        except ALLOWED + (AssertionError,) as e:
+            fail(label, src, "bad result", f"{type(e).__name__}: {e}")
+
+    @seed(fixed_seed)
+    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None,
+              suppress_health_check=list(HealthCheck), phases=["generate"])
+    @given(st.lists(calls(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
+    def fuzz(batch):
+        for call in batch:
+            run_one(*call)
+
+    fuzz()
+    os.ftruncate(trace, 0)
+    print(json.dumps({"counts": counts, "failures": failures, "distinct": len(seen)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
