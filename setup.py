@@ -150,7 +150,7 @@ class BuildExt(build_ext):
                 obj = os.path.join(self.build_temp, src[:-3] + ".o")
                 os.makedirs(os.path.dirname(obj), exist_ok=True)
                 objs.append(obj)
-                inputs = [src, *glob.glob("cuda/*.h"), "csrc/core/math.h", "csrc/core/dtype.h"]
+                inputs = [src, *glob.glob("cuda/*.h"), "csrc/core/math.h", "csrc/core/dtype.h", "csrc/cpu/pool_window.h"]
                 if not self.force and os.path.exists(obj) and all(
                         os.path.getmtime(obj) >= os.path.getmtime(p) for p in inputs):
                     continue

@@ -28,7 +28,9 @@ cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
 /* st = mt_cublas_check(cublasSgemm(...)); the cuBLAS twin of mt_cuda_check */
 #define mt_cublas_check(call) cublas_check_at((call), #call, __FILE__, __LINE__)
 
-static cublasHandle_t handles[MT_CUDA_MAX_DEVICES]; /* per device, made on first use */
+/* Per device per thread, made on first use and kept for the process (PyTorch keeps a handle
+ * per thread too: a shared one races between cublasSetStream and the call). */
+static _Thread_local cublasHandle_t handles[MT_CUDA_MAX_DEVICES];
 
 /* A cuBLAS call as a Library:: event; the kernels it runs get its correlation id (call: a
  * literal, the exported symbol the cublas_v2.h macro names). */
@@ -50,11 +52,10 @@ handle_for(mt_device dev, cublasHandle_t *out)
                        MT_CUDA_MAX_DEVICES);
     }
     if (handles[dev.index] == NULL && (st = mt_cublas_check(cublasCreate(&handles[dev.index])))) {
+        handles[dev.index] = NULL;
         return st;
     }
-    /* The handle is shared by every thread, so the caller's current stream is set on each call.
-     * Two threads on different streams can still race between this and their gemm: PyTorch
-     * keeps a handle per thread (a pool), which is still to do here. */
+    /* the thread's current stream may have changed since the last call */
     st = mt_cublas_check(cublasSetStream(handles[dev.index], mt_cuda_current_stream(dev.index)));
     *out = handles[dev.index];
     return st;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
+#include "cpu/pool_window.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
 #define MT_CUDA_MAX_DIMS 16
 
@@ -158,6 +159,23 @@ typedef enum mt_cuda_row_op {
     MT_CUDA_NUM_ROW_OPS
 } mt_cuda_row_op;
 const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
+
+/* ---- 2-D pooling (pool.cu) ----
+ * args (pool_geom g, const T *in, T *out, int64_t *idx, int *bad), one thread per element of
+ * the (P, OH, OW) output side, any grid of MT_CUDA_THREADS (a grid-stride loop). Forward: in x
+ * (P, H, W), out (P, OH, OW), idx the argmax or NULL. Backward: in grad (P, OH, OW), out gx
+ * (P, H, W) zeroed beforehand, idx the forward's (max), *bad set to 1 on an index outside its
+ * plane. All contiguous; floats only, but for MT_CUDA_POOL_MAX also int32 and int64. */
+typedef enum mt_cuda_pool_op {
+    MT_CUDA_POOL_MAX,
+    MT_CUDA_POOL_AVG,
+    MT_CUDA_POOL_ADAPTIVE,
+    MT_CUDA_POOL_MAX_BACK,
+    MT_CUDA_POOL_AVG_BACK,
+    MT_CUDA_POOL_ADAPTIVE_BACK,
+    MT_CUDA_NUM_POOL_OPS
+} mt_cuda_pool_op;
+const void *mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt);
 
 #ifdef __cplusplus
 }

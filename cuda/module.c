@@ -427,6 +427,16 @@ PyInit__C_cuda(void)
     if (m == NULL) {
         return NULL;
     }
+#ifdef MT_CUDA_CUDNN
+    const int has_cudnn = 1;
+#else
+    const int has_cudnn = 0;
+#endif
+    /* which libraries it was built with: conv2d is on cuDNN or the host round trip */
+    if (PyModule_AddIntConstant(m, "has_cudnn", has_cudnn) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     mt_cuda_register();
     mt_cuda_profiler_register();
     return m;

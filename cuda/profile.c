@@ -42,6 +42,8 @@ typedef struct pending {
     bool ok;          /* both events recorded */
     int64_t corr;
     cudaEvent_t start, end;
+    cudaStream_t stream; /* the launching thread's current stream: the events are recorded there */
+    int stream_id;       /* its number in the trace: 0 for the legacy default, else CUDA's id */
 } pending;
 
 typedef struct device_pool {
@@ -411,6 +413,13 @@ open_record(const char *name, int kind, bool library, int64_t corr, unsigned *ge
         return -1;
     }
     device_pool *p = &pools[dev];
+    /* the work goes to the current stream, so its events must too, or user streams mis-time */
+    cudaStream_t stream = mt_cuda_current_stream(dev);
+    unsigned long long sid = 0;
+    if (stream != NULL && cudaStreamGetId(stream, &sid) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
     pthread_mutex_lock(&lock);
     int at = -1;
     cudaEvent_t start = NULL, end = NULL;
@@ -418,13 +427,14 @@ open_record(const char *name, int kind, bool library, int64_t corr, unsigned *ge
         (nrecords < records_capacity || grow_records()) && (start = take_event(p)) &&
         (end = take_event(p))) {
         at = nrecords++;
-        records[at] = (pending){name, kind, dev, library, false, false, corr, start, end};
+        records[at] = (pending){name, kind, dev, library, false, false, corr, start, end, stream,
+                                (int)sid};
         *gen = generation;
     } else {
         give_event(p, start);
     }
     pthread_mutex_unlock(&lock);
-    if (at >= 0 && cudaEventRecord(start, 0) != cudaSuccess) {
+    if (at >= 0 && cudaEventRecord(start, stream) != cudaSuccess) {
         (void)cudaGetLastError();
         return -1; /* stays not ok: skipped at the stop */
     }
@@ -436,7 +446,7 @@ close_record(int at, unsigned gen)
 {
     pthread_mutex_lock(&lock);
     if (gen == generation && at < nrecords) {
-        records[at].ok = cudaEventRecord(records[at].end, 0) == cudaSuccess;
+        records[at].ok = cudaEventRecord(records[at].end, records[at].stream) == cudaSuccess;
         if (!records[at].ok) {
             (void)cudaGetLastError();
         }
@@ -578,8 +588,8 @@ hook_stop(void)
         if (r->ok && !r->covered && cudaEventSynchronize(r->end) == cudaSuccess &&
             cudaEventElapsedTime(&a, p->base, r->start) == cudaSuccess &&
             cudaEventElapsedTime(&b, p->base, r->end) == cudaSuccess) {
-            mt_trace_gpu_event_add(r->kind, r->name, r->device, 0, r->corr, p->base_ns + to_ns(a),
-                                   p->base_ns + to_ns(b));
+            mt_trace_gpu_event_add(r->kind, r->name, r->device, r->stream_id, r->corr,
+                                   p->base_ns + to_ns(a), p->base_ns + to_ns(b));
         }
         (void)cudaGetLastError();
         give_event(p, r->start);

@@ -8,7 +8,8 @@
  *
  * Off, a span costs one call and one branch (mt_trace_enabled). On, it records a CPU event with a
  * fresh correlation id; with CUDA activity (and a gpu_name) also a pair of CUDA events from a pool
- * around the call, on the legacy default stream, resolved to times when the recording stops. */
+ * around the call, on the calling thread's current stream (its id in the trace), resolved to
+ * times when the recording stops. */
 #ifndef MT_CUDA_PROFILE_H
 #define MT_CUDA_PROFILE_H
 

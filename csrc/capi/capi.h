@@ -12,13 +12,17 @@
 
 #include "alloc/caching.h"
 #include "core/elementwise.h"
+#include "cpu/conv.h"
+#include "cpu/pool.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 4 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing */
+/* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing; 5: conv and pool
+ * geometry */
+#define MT_CAPI_VERSION 5
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -136,7 +140,21 @@
     V(mt_trace_gpu_event_add,                                                                    \
       (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
        int64_t end_ns),                                                                          \
-      (kind, name, device, stream, corr, start_ns, end_ns))
+      (kind, name, device, stream, corr, start_ns, end_ns))                                    \
+    F(mt_status, mt_conv2d_geom, (const mt_args *a, conv_geom *g), (a, g))                      \
+    F(mt_status, mt_conv_backward_geom,                                                          \
+      (const mt_args *a, const mt_tensor *go, int in_ndim, const int64_t *in_sizes, int w_ndim,  \
+       const int64_t *w_sizes, conv_geom *g),                                                    \
+      (a, go, in_ndim, in_sizes, w_ndim, w_sizes, g))                                            \
+    F(mt_status, mt_max_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
+      (a, x, g))                                                                                 \
+    F(mt_status, mt_avg_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
+      (a, x, g))                                                                                 \
+    F(mt_status, mt_adaptive_avg_pool2d_geom,                                                    \
+      (const mt_args *a, const mt_tensor *x, pool_geom *g), (a, x, g))                           \
+    F(mt_status, mt_pool_backward_geom,                                                          \
+      (const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g),     \
+      (grad, self, oh, ow, g))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

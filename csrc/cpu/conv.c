@@ -42,9 +42,8 @@ expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int 
     return MT_OK;
 }
 
-/* Argument checks of PyTorch's conv2d and _convolution; fills g. */
-static mt_status
-conv_check(const mt_args *a, conv_geom *g)
+mt_status
+mt_conv2d_geom(const mt_args *a, conv_geom *g)
 {
     const mt_tensor *x = a->t[0], *wt = a->t[1], *bias = a->t[2];
     char b1[256], b2[256];
@@ -285,7 +284,7 @@ mt_cpu_conv2d(mt_args *a)
 {
     conv_geom g = {0};
     mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
-    mt_status st = conv_check(a, &g);
+    mt_status st = mt_conv2d_geom(a, &g);
     if (st) {
         return st;
     }

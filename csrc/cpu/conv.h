@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/dispatch.h"
+
 typedef struct conv_geom {
     int64_t n, c, h, w; /* input (N, C, H, W) */
     int64_t oc, kh, kw; /* weight (OC, C / groups, KH, KW) */
@@ -23,6 +25,15 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
     *hi = *hi < ow ? *hi : ow;
     *lo = *lo < *hi ? *lo : *hi;
 }
+
+/* The shared argument checks (PyTorch's, in its order) and geometry, also used by the CUDA
+ * kernels through the C API: conv2d's from its arguments (input, weight, bias; stride, padding,
+ * dilation, groups), and the backward ops' from the forward's input and weight sizes (grad_out
+ * must have the forward output's shape and a float dtype). */
+mt_status mt_conv2d_geom(const mt_args *a, conv_geom *g);
+mt_status mt_conv_backward_geom(const mt_args *a, const mt_tensor *go, int in_ndim,
+                                const int64_t *in_sizes, int w_ndim, const int64_t *w_sizes,
+                                conv_geom *g);
 
 void mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0,
                    int64_t oh1);

@@ -28,11 +28,9 @@ pair(const mt_intlist *l, int64_t *first, int64_t *second)
     return true;
 }
 
-/* The geometry of the forward conv2d that took an input of in_sizes (N, C, H, W or C, H, W) and
- * a weight of w_sizes (OC, C/G, KH, KW), with stride, padding, dilation (l[1..3]) and groups
- * (i[0]); grad_out must have its output's shape and dtype. */
-static mt_status
-backward_geom(const mt_args *a, const mt_tensor *go, int in_ndim, const int64_t *in_sizes,
+mt_status
+mt_conv_backward_geom(const mt_args *a, const mt_tensor *go, int in_ndim,
+                      const int64_t *in_sizes,
               int w_ndim, const int64_t *w_sizes, conv_geom *g)
 {
     char b1[256], b2[256];
@@ -138,7 +136,8 @@ mt_cpu_convolution_backward_input(mt_args *a)
     mt_tensor *go = NULL, *w = NULL, *col = NULL, *gx = NULL;
     const mt_intlist *in = &a->l[0];
     conv_geom g;
-    mt_status st = backward_geom(a, a->t[0], in->n, in->v, a->t[1]->ndim, a->t[1]->sizes, &g);
+    mt_status st =
+        mt_conv_backward_geom(a, a->t[0], in->n, in->v, a->t[1]->ndim, a->t[1]->sizes, &g);
     if (st) {
         return st;
     }
@@ -187,7 +186,8 @@ mt_cpu_convolution_backward_weight(mt_args *a)
     mt_tensor *go = NULL, *x = NULL, *col = NULL, *gw = NULL;
     const mt_intlist *ws = &a->l[0];
     conv_geom g;
-    mt_status st = backward_geom(a, a->t[0], a->t[1]->ndim, a->t[1]->sizes, ws->n, ws->v, &g);
+    mt_status st =
+        mt_conv_backward_geom(a, a->t[0], a->t[1]->ndim, a->t[1]->sizes, ws->n, ws->v, &g);
     if (st) {
         return st;
     }

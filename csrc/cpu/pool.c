@@ -310,23 +310,31 @@ out_release:
 
 /* ---- the ops ---- */
 
-static mt_status
-max_pool(mt_args *a, bool want_idx)
+mt_status
+mt_max_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
 {
-    const mt_tensor *x = a->t[0];
-    pool_geom g = {0};
-    mt_status st = window_args(a, "max_pool2d", &g);
+    *g = (pool_geom){0};
+    mt_status st = window_args(a, "max_pool2d", g);
     if (st) {
         return st;
     }
-    if (!pair(&a->l[3], &g.dh, &g.dw)) {
+    if (!pair(&a->l[3], &g->dh, &g->dw)) {
         return mt_fail(MT_ERUNTIME,
                        "max_pool2d: dilation must be either a single int, or a tuple of two ints");
     }
     if (x->ndim != 3 && x->ndim != 4) {
         return mt_fail(MT_ERUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
     }
-    if ((st = window_shape(x, a->b[0], &g))) {
+    return window_shape(x, a->b[0], g);
+}
+
+static mt_status
+max_pool(mt_args *a, bool want_idx)
+{
+    const mt_tensor *x = a->t[0];
+    pool_geom g;
+    mt_status st = mt_max_pool2d_geom(a, x, &g);
+    if (st) {
         return st;
     }
     static const pool_fn loops[MT_NUM_DTYPES] = {
@@ -363,7 +371,7 @@ has_dim_minus_3(const mt_tensor *x)
 }
 
 mt_status
-mt_cpu_avg_pool_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
+mt_avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
 {
     *g = (pool_geom){.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
     mt_status st = window_args(a, "avg_pool2d", g);
@@ -387,7 +395,7 @@ mt_cpu_avg_pool2d(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
     pool_geom g;
-    mt_status st = mt_cpu_avg_pool_geom(a, x, &g);
+    mt_status st = mt_avg_pool2d_geom(a, x, &g);
     if (st) {
         return st;
     }
@@ -399,26 +407,24 @@ mt_cpu_avg_pool2d(mt_args *a)
     return run_pool(a, loops[x->dtype], &g, false);
 }
 
-// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), output_size (OH, OW)
 mt_status
-mt_cpu_adaptive_avg_pool2d(mt_args *a)
+mt_adaptive_avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
 {
-    const mt_tensor *x = a->t[0];
-    pool_geom g = {0};
+    *g = (pool_geom){0};
     char buf[256];
     if (a->l[0].n == 1) {
-        g.oh = g.ow = a->l[0].v[0];
+        g->oh = g->ow = a->l[0].v[0];
     } else if (a->l[0].n == 2) {
-        g.oh = a->l[0].v[0];
-        g.ow = a->l[0].v[1];
+        g->oh = a->l[0].v[0];
+        g->ow = a->l[0].v[1];
     } else {
         return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d: output_size must be 2");
     }
-    if (g.oh < 0 || g.ow < 0) {
+    if (g->oh < 0 || g->ow < 0) {
         return mt_fail(MT_ERUNTIME,
                        "adaptive_avg_pool2d: elements of output_size must be greater than or "
                        "equal to 0 but received {%" PRId64 ", %" PRId64 "}",
-                       g.oh, g.ow);
+                       g->oh, g->ow);
     }
     if (x->ndim != 3 && x->ndim != 4) {
         return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got %s",
@@ -433,13 +439,26 @@ mt_cpu_adaptive_avg_pool2d(mt_args *a)
                            mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), d);
         }
     }
+    g->h = x->sizes[x->ndim - 2];
+    g->w = x->sizes[x->ndim - 1];
+    g->planes = mt_tensor_numel(x) / (g->h * g->w);
+    return MT_OK;
+}
+
+// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), output_size (OH, OW)
+mt_status
+mt_cpu_adaptive_avg_pool2d(mt_args *a)
+{
+    const mt_tensor *x = a->t[0];
+    pool_geom g;
+    mt_status st = mt_adaptive_avg_pool2d_geom(a, x, &g);
+    if (st) {
+        return st;
+    }
     static const pool_fn loops[MT_NUM_DTYPES] = {[MT_FLOAT32] = adaptive_f32,
                                                  [MT_FLOAT64] = adaptive_f64};
     if (loops[x->dtype] == NULL) {
         return not_implemented("adaptive_avg_pool2d", x->dtype);
     }
-    g.h = x->sizes[x->ndim - 2];
-    g.w = x->sizes[x->ndim - 1];
-    g.planes = mt_tensor_numel(x) / (g.h * g.w);
     return run_pool(a, loops[x->dtype], &g, false);
 }

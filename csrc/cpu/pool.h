@@ -1,46 +1,21 @@
-/* What 2-D pooling's forward (pool.c) shares with its backward (pool_backward.c): the window
- * geometry and PyTorch's checks of it. */
+/* What 2-D pooling's forward (pool.c) shares with its backward (pool_backward.c) and the CUDA
+ * kernels: the window geometry (pool_window.h) and PyTorch's checks of it. */
 #ifndef MT_CPU_POOL_H
 #define MT_CPU_POOL_H
 
+#include "cpu/pool_window.h"
 #include "dispatch/dispatch.h"
-
-typedef struct pool_geom {
-    int64_t planes, h, w, oh, ow; /* input (planes, H, W), out (planes, OH, OW) */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    bool count_include_pad;
-    bool has_divisor;
-    int64_t divisor;
-} pool_geom;
-
-/* avg_pool2d's window (oh, ow): the taps inside the image, rows [*h0, *h1) and columns
- * [*w0, *w1) (empty for a window of padding only), and the divisor: divisor_override, or the
- * window's size clipped to the padded image (count_include_pad), or the count of taps inside. */
-static inline int64_t
-mt_avg_pool_window(const pool_geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1,
-                   int64_t *w0, int64_t *w1)
-{
-    int64_t a = oh * g->sh - g->ph, b = a + g->kh, c = ow * g->sw - g->pw, d = c + g->kw;
-    b = b < g->h + g->ph ? b : g->h + g->ph;
-    d = d < g->w + g->pw ? d : g->w + g->pw;
-    const int64_t padded = (b - a) * (d - c);
-    *h0 = a > 0 ? a : 0;
-    *w0 = c > 0 ? c : 0;
-    *h1 = b < g->h ? b : g->h;
-    *w1 = d < g->w ? d : g->w;
-    return g->has_divisor ? g->divisor : g->count_include_pad ? padded : (*h1 - *h0) * (*w1 - *w0);
-}
-
-/* adaptive pooling's window i of n over a dim of size len: [floor(i*len/n), ceil((i+1)*len/n)) */
-static inline void
-mt_adaptive_window(int64_t i, int64_t len, int64_t n, int64_t *start, int64_t *end)
-{
-    *start = i * len / n;
-    *end = ((i + 1) * len + n - 1) / n;
-}
 
 /* avg_pool2d's window geometry for input x from its arguments (kernel_size, stride, padding,
  * ceil_mode, count_include_pad, divisor_override in their slots), after PyTorch's checks. */
-mt_status mt_cpu_avg_pool_geom(const mt_args *a, const mt_tensor *x, pool_geom *g);
+mt_status mt_avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g);
+/* The same for max_pool2d (kernel_size, stride, padding, dilation, ceil_mode) and
+ * adaptive_avg_pool2d (output_size); dtypes are the kernel's to check. */
+mt_status mt_max_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g);
+mt_status mt_adaptive_avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g);
+/* The pooling backward ops' check: grad (..., OH, OW) must have self's (..., H, W) leading
+ * dims, OH and OW when those are >= 0, and a float dtype. Fills g's planes, h, w, oh, ow. */
+mt_status mt_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh,
+                                int64_t ow, pool_geom *g);
 
 #endif

@@ -12,10 +12,9 @@
 #include "cpu/pool.h"
 #include "dispatch/kernels.h"
 
-/* grad (..., OH, OW) must have self's (..., H, W) leading dims, OH and OW when those are >= 0,
- * and a float dtype. Fills g's planes, h, w, oh, ow. */
-static mt_status
-check_grad(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g)
+mt_status
+mt_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow,
+                      pool_geom *g)
 {
     char b1[256], b2[256];
     bool ok = self->ndim >= 2 && grad->ndim == self->ndim &&
@@ -161,7 +160,7 @@ mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
     pool_geom g = {0};
-    mt_status st = check_grad(grad, self, -1, -1, &g);
+    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
     if (st) {
         return st;
     }
@@ -180,8 +179,8 @@ mt_cpu_avg_pool2d_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1];
     pool_geom g;
-    mt_status st = mt_cpu_avg_pool_geom(a, self, &g);
-    if (st || (st = check_grad(grad, self, g.oh, g.ow, &g))) {
+    mt_status st = mt_avg_pool2d_geom(a, self, &g);
+    if (st || (st = mt_pool_backward_geom(grad, self, g.oh, g.ow, &g))) {
         return st;
     }
     return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &g, NULL);
@@ -196,7 +195,7 @@ mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
     if (self->ndim != 3 && self->ndim != 4) {
         return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d_backward: expected 3D or 4D input");
     }
-    mt_status st = check_grad(grad, self, -1, -1, &g);
+    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
     if (st) {
         return st;
     }

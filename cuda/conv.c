@@ -1,0 +1,362 @@
+/* conv2d and its backward (convolution_backward_input / _weight) on cuDNN, NCHW float32 and
+ * float64. The argument checks and geometry are the CPU ops' (cpu/conv.c, conv_backward.c,
+ * through the C API), so both backends fail alike; every operand is made contiguous first.
+ *
+ * One cuDNN handle per device per thread (as PyTorch keeps them: a handle shared by threads
+ * races between cudnnSetStream and the call), set to the thread's current stream before each
+ * use. The algorithm is cuDNN's first heuristic choice (the _v7 queries), its workspace a
+ * device tensor from our caching allocator. Float32 asks for FMA math only: TF32 tensor cores
+ * would drift from the CPU result beyond what the tests allow. Built only with the cuDNN
+ * headers (MT_CUDA_CUDNN); otherwise conv2d stays on the host round trip. */
+#include "cuda/elementwise.h"
+#include "cuda/ops.h"
+#include "cuda/profile.h"
+
+#ifdef MT_CUDA_CUDNN
+#include <cudnn.h>
+
+static mt_status
+cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line)
+{
+    if (s == CUDNN_STATUS_SUCCESS) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME, "cuDNN error: %s when calling `%s` (%s:%d)",
+                   cudnnGetErrorString(s), call, file, line);
+}
+#define cudnn_check(call) cudnn_check_at((call), #call, __FILE__, __LINE__)
+
+/* A cuDNN call as a Library:: event, its kernels under the call's name (a literal). */
+#define CUDNN_TRACED(st, name, call)                                                      \
+    do {                                                                                  \
+        mt_cuda_span span_ =                                                              \
+            mt_cuda_span_begin(name, MT_LAYER_LIBRARY, "cuDNN", MT_GPU_KERNEL, name);     \
+        (st) = cudnn_check(call);                                                         \
+        mt_cuda_span_end(&span_);                                                         \
+    } while (0)
+
+/* Created on first use, never destroyed: a thread's handles live as long as the process. */
+static _Thread_local cudnnHandle_t handles[MT_CUDA_MAX_DEVICES];
+
+static mt_status
+handle_for(mt_device dev, cudnnHandle_t *out)
+{
+    mt_status st = mt_cuda_use_device(dev);
+    if (st) {
+        return st;
+    }
+    if (dev.index >= MT_CUDA_MAX_DEVICES) {
+        return mt_fail(MT_ECUDA, "cuDNN: device cuda:%d is beyond the %d supported", dev.index,
+                       MT_CUDA_MAX_DEVICES);
+    }
+    if (handles[dev.index] == NULL) {
+        CUDNN_TRACED(st, "cudnnCreate", cudnnCreate(&handles[dev.index]));
+        if (st) {
+            handles[dev.index] = NULL;
+            return st;
+        }
+    }
+    *out = handles[dev.index];
+    return cudnn_check(cudnnSetStream(*out, mt_cuda_current_stream(dev.index)));
+}
+
+/* The descriptors of one convolution: input x (N, C, H, W), weight w (OC, C/G, KH, KW),
+ * output y (N, OC, OH, OW), all contiguous, and the convolution itself. */
+typedef struct conv_plan {
+    cudnnHandle_t h;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnDataType_t type;
+} conv_plan;
+
+static void
+plan_destroy(conv_plan *p)
+{
+    if (p->x) {
+        cudnnDestroyTensorDescriptor(p->x);
+    }
+    if (p->y) {
+        cudnnDestroyTensorDescriptor(p->y);
+    }
+    if (p->w) {
+        cudnnDestroyFilterDescriptor(p->w);
+    }
+    if (p->conv) {
+        cudnnDestroyConvolutionDescriptor(p->conv);
+    }
+}
+
+static mt_status
+plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt, mt_device dev)
+{
+    *p = (conv_plan){0};
+    p->type = dt == MT_FLOAT32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    mt_status st;
+    if ((st = handle_for(dev, &p->h)) ||
+        (st = cudnn_check(cudnnCreateTensorDescriptor(&p->x))) ||
+        (st = cudnn_check(cudnnCreateTensorDescriptor(&p->y))) ||
+        (st = cudnn_check(cudnnCreateFilterDescriptor(&p->w))) ||
+        (st = cudnn_check(cudnnCreateConvolutionDescriptor(&p->conv))) ||
+        (st = cudnn_check(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, p->type, (int)g->n,
+                                                     (int)g->c, (int)g->h, (int)g->w))) ||
+        (st = cudnn_check(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, p->type, (int)g->n,
+                                                     (int)g->oc, (int)g->oh, (int)g->ow))) ||
+        (st = cudnn_check(cudnnSetFilter4dDescriptor(p->w, p->type, CUDNN_TENSOR_NCHW,
+                                                     (int)g->oc, (int)(g->c / g->groups),
+                                                     (int)g->kh, (int)g->kw))) ||
+        (st = cudnn_check(cudnnSetConvolution2dDescriptor(
+             p->conv, (int)g->ph, (int)g->pw, (int)g->sh, (int)g->sw, (int)g->dh, (int)g->dw,
+             CUDNN_CROSS_CORRELATION, p->type))) ||
+        (st = cudnn_check(cudnnSetConvolutionGroupCount(p->conv, (int)g->groups))) ||
+        (st = cudnn_check(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH)))) {
+        plan_destroy(p);
+    }
+    return st;
+}
+
+/* *ws = a device buffer of at least bytes (NULL tensor for 0), from the caching allocator. */
+static mt_status
+workspace(size_t bytes, mt_device dev, mt_tensor **ws)
+{
+    if (bytes == 0) {
+        return MT_OK;
+    }
+    int64_t n = (int64_t)((bytes + 7) / 8);
+    return mt_tensor_empty(1, &n, MT_FLOAT64, dev, ws);
+}
+
+static void *
+ws_data(mt_tensor *ws)
+{
+    return ws ? mt_tensor_data(ws) : NULL;
+}
+
+/* t itself (a new reference) when contiguous of dtype dt, else such a copy. */
+static mt_status
+dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out)
+{
+    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_cuda_cast(t, dt, out);
+}
+
+static mt_status
+check_float(const char *op, mt_dtype dt)
+{
+    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
+                       mt_dtype_scalar_name(dt));
+    }
+    return MT_OK;
+}
+
+/* Whether cuDNN has any work: it rejects zero-sized dims, and a convolution over no input
+ * channels sums nothing. */
+static bool
+has_work(const conv_geom *g)
+{
+    return g->n > 0 && g->oc > 0 && g->oh > 0 && g->ow > 0 && g->c > 0 && g->h > 0 && g->w > 0;
+}
+
+// input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
+// out (N, OC, OH, OW) or (OC, OH, OW)
+static mt_status
+cuda_conv2d(mt_args *a)
+{
+    conv_geom g;
+    mt_tensor *x = NULL, *w = NULL, *out = NULL, *ws = NULL, *bias = a->t[2];
+    mt_status st = mt_conv2d_geom(a, &g);
+    if (st || (st = check_float("conv2d", a->t[0]->dtype))) {
+        return st;
+    }
+    mt_dtype dt = a->t[0]->dtype;
+    mt_device dev = mt_tensor_device(a->t[0]);
+    int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
+    bool batched = a->t[0]->ndim == 4;
+    conv_plan p = {0};
+    bool planned = false;
+    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, dev, &out))) {
+        return st;
+    }
+    if (!bias && !has_work(&g)) { /* no taps: zeros */
+        st = mt_cuda_fill(out, mt_scalar_int(0));
+        goto out_release;
+    }
+    if (bias) { /* bias (OC) broadcast over (N, OC, OH, OW): cuDNN then adds the convolution */
+        int64_t bs[3] = {g.oc, 1, 1};
+        mt_tensor *bv = NULL;
+        int64_t bst[3] = {bias->strides[0], 0, 0};
+        if ((st = mt_tensor_view(bias, 3, bs, bst, bias->offset, &bv))) {
+            goto out_release;
+        }
+        st = mt_cuda_copy_into(out, bv);
+        mt_tensor_clear(&bv);
+        if (st || !has_work(&g)) { /* no taps: the output is the bias */
+            goto out_release;
+        }
+    }
+    if ((st = dense_as(a->t[0], dt, &x)) || (st = dense_as(a->t[1], dt, &w)) ||
+        (st = plan_init(&p, &g, dt, dev))) {
+        goto out_release;
+    }
+    planned = true;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    size_t bytes = 0;
+    CUDNN_TRACED(st, "cudnnGetConvolutionForwardAlgorithm_v7",
+                 cudnnGetConvolutionForwardAlgorithm_v7(p.h, p.x, p.w, p.conv, p.y,
+                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &found, perf));
+    if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
+        (st = cudnn_check(cudnnGetConvolutionForwardWorkspaceSize(p.h, p.x, p.w, p.conv, p.y,
+                                                                  perf[0].algo, &bytes))) ||
+        (st = workspace(bytes, dev, &ws))) {
+        goto out_release;
+    }
+    double one = 1.0, beta = bias ? 1.0 : 0.0;
+    float onef = 1.0f, betaf = (float)beta;
+    const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
+    const void *be = dt == MT_FLOAT32 ? (const void *)&betaf : (const void *)&beta;
+    CUDNN_TRACED(st, "cudnnConvolutionForward",
+                 cudnnConvolutionForward(p.h, al, p.x, mt_tensor_data(x), p.w, mt_tensor_data(w),
+                                         p.conv, perf[0].algo, ws_data(ws), bytes, be, p.y,
+                                         mt_tensor_data(out)));
+out_release:
+    if (planned) {
+        plan_destroy(&p);
+    }
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&ws);
+    if (st) {
+        mt_tensor_clear(&out);
+    }
+    a->out[0] = out;
+    return st;
+}
+
+/* The two backward ops: which gradient, and the result's sizes. */
+typedef enum { GRAD_INPUT, GRAD_WEIGHT } grad_kind;
+
+// grad_output (N, OC, OH, OW) or unbatched; GRAD_INPUT: weight t[1], input_size l[0] ->
+// out (input_size); GRAD_WEIGHT: input t[1], weight_size l[0] -> out (weight_size)
+static mt_status
+conv_backward(mt_args *a, grad_kind kind)
+{
+    const mt_intlist *sz = &a->l[0];
+    mt_tensor *other = a->t[1], *go = NULL, *o = NULL, *out = NULL, *ws = NULL;
+    conv_geom g;
+    mt_status st = kind == GRAD_INPUT
+                       ? mt_conv_backward_geom(a, a->t[0], sz->n, sz->v, other->ndim,
+                                               other->sizes, &g)
+                       : mt_conv_backward_geom(a, a->t[0], other->ndim, other->sizes, sz->n,
+                                               sz->v, &g);
+    if (st) {
+        return st;
+    }
+    mt_dtype dt = a->t[0]->dtype;
+    mt_device dev = mt_tensor_device(a->t[0]);
+    conv_plan p = {0};
+    bool planned = false;
+    if ((st = mt_tensor_empty(sz->n, sz->v, dt, dev, &out))) {
+        return st;
+    }
+    if (!has_work(&g)) {
+        st = mt_cuda_fill(out, mt_scalar_int(0));
+        goto out_release;
+    }
+    if ((st = dense_as(a->t[0], dt, &go)) || (st = dense_as(other, dt, &o)) ||
+        (st = plan_init(&p, &g, dt, dev))) {
+        goto out_release;
+    }
+    planned = true;
+    double one = 1.0, zero = 0.0;
+    float onef = 1.0f, zerof = 0.0f;
+    const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
+    const void *be = dt == MT_FLOAT32 ? (const void *)&zerof : (const void *)&zero;
+    size_t bytes = 0;
+    int found = 0;
+    if (kind == GRAD_INPUT) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        CUDNN_TRACED(st, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                     cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                         p.h, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                         &found, perf));
+        if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
+            (st = cudnn_check(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                 p.h, p.w, p.y, p.conv, p.x, perf[0].algo, &bytes))) ||
+            (st = workspace(bytes, dev, &ws))) {
+            goto out_release;
+        }
+        CUDNN_TRACED(st, "cudnnConvolutionBackwardData",
+                     cudnnConvolutionBackwardData(p.h, al, p.w, mt_tensor_data(o), p.y,
+                                                  mt_tensor_data(go), p.conv, perf[0].algo,
+                                                  ws_data(ws), bytes, be, p.x,
+                                                  mt_tensor_data(out)));
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        CUDNN_TRACED(st, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                     cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                         p.h, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                         &found, perf));
+        if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
+            (st = cudnn_check(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                 p.h, p.x, p.y, p.conv, p.w, perf[0].algo, &bytes))) ||
+            (st = workspace(bytes, dev, &ws))) {
+            goto out_release;
+        }
+        CUDNN_TRACED(st, "cudnnConvolutionBackwardFilter",
+                     cudnnConvolutionBackwardFilter(p.h, al, p.x, mt_tensor_data(o), p.y,
+                                                    mt_tensor_data(go), p.conv, perf[0].algo,
+                                                    ws_data(ws), bytes, be, p.w,
+                                                    mt_tensor_data(out)));
+    }
+out_release:
+    if (planned) {
+        plan_destroy(&p);
+    }
+    mt_tensor_clear(&go);
+    mt_tensor_clear(&o);
+    mt_tensor_clear(&ws);
+    if (st) {
+        mt_tensor_clear(&out);
+    }
+    a->out[0] = out;
+    return st;
+}
+
+static mt_status
+cuda_convolution_backward_input(mt_args *a)
+{
+    return conv_backward(a, GRAD_INPUT);
+}
+
+static mt_status
+cuda_convolution_backward_weight(mt_args *a)
+{
+    return conv_backward(a, GRAD_WEIGHT);
+}
+
+void
+mt_cuda_register_conv(void)
+{
+    static const mt_cuda_reg all[] = {
+        MT_CUDA_REG(conv2d),
+        MT_CUDA_REG(convolution_backward_input),
+        MT_CUDA_REG(convolution_backward_weight),
+    };
+    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
+}
+
+#else
+
+void
+mt_cuda_register_conv(void)
+{
+    /* built without cuDNN: conv2d and its backward stay on the host round trip */
+}
+
+#endif

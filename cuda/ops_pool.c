@@ -1,0 +1,217 @@
+/* 2-D pooling on CUDA: max_pool2d (+ with_indices and its backward), avg_pool2d (+ backward),
+ * adaptive_avg_pool2d (+ backward). The argument checks and window geometry are the CPU ops'
+ * (cpu/pool.c, through the C API), the kernels pool.cu's; cuDNN pooling is not used since it
+ * returns no indices and cannot express ceil_mode's clipped windows or divisor_override. */
+#include <string.h>
+
+#include "cuda/elementwise.h"
+#include "cuda/ops.h"
+
+/* t itself (a new reference) when contiguous, else a contiguous copy. */
+static mt_status
+dense(mt_tensor *t, mt_tensor **out)
+{
+    if (mt_tensor_is_contiguous(t)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_cuda_cast(t, t->dtype, out);
+}
+
+static mt_status
+not_implemented(const char *op, mt_dtype dt)
+{
+    return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op, mt_dtype_scalar_name(dt));
+}
+
+/* Runs pool kernel op over in into out (both contiguous, on one device); idx and bad as
+ * kernels.h says. */
+static mt_status
+launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt_tensor *idx,
+       int *bad)
+{
+    int64_t n = g->planes * g->oh * g->ow;
+    if (n == 0) {
+        return MT_OK;
+    }
+    const void *kernel = mt_cuda_pool_kernel(op, in->dtype);
+    pool_geom geom = *g;
+    const void *src = mt_tensor_data(in);
+    void *dst = mt_tensor_data(out);
+    int64_t *ip = idx ? (int64_t *)mt_tensor_data(idx) : NULL;
+    void *args[] = {&geom, &src, &dst, &ip, &bad};
+    int64_t blocks = (n + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
+    blocks = blocks < (1 << 20) ? blocks : (1 << 20);
+    mt_status st = mt_cuda_use_device(mt_tensor_device(out));
+    return st ? st : mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_THREADS, args);
+}
+
+/* a->out[0] (and out[1], int64 indices, for want_idx) = op over self (t[0]) with geometry g */
+static mt_status
+forward(mt_args *a, mt_cuda_pool_op op, const char *name, const pool_geom *g, bool want_idx)
+{
+    mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
+    if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
+        return not_implemented(name, self->dtype);
+    }
+    int64_t sizes[MT_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    sizes[self->ndim - 2] = g->oh;
+    sizes[self->ndim - 1] = g->ow;
+    mt_device dev = mt_tensor_device(self);
+    mt_status st;
+    if ((st = mt_tensor_empty(self->ndim, sizes, self->dtype, dev, &out)) ||
+        (want_idx && (st = mt_tensor_empty(self->ndim, sizes, MT_INT64, dev, &idx))) ||
+        (st = dense(self, &x)) || (st = launch(op, g, x, out, idx, NULL))) {
+        goto out_release;
+    }
+    a->out[0] = out;
+    a->out[1] = idx;
+    out = idx = NULL;
+out_release:
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&idx);
+    return st;
+}
+
+// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW)
+static mt_status
+cuda_max_pool2d(mt_args *a)
+{
+    pool_geom g;
+    mt_status st = mt_max_pool2d_geom(a, a->t[0], &g);
+    return st ? st : forward(a, MT_CUDA_POOL_MAX, "max_pool2d", &g, false);
+}
+
+// as max_pool2d; indices (int64, out's shape) of each maximum within its plane, h * W + w
+static mt_status
+cuda_max_pool2d_with_indices(mt_args *a)
+{
+    pool_geom g;
+    mt_status st = mt_max_pool2d_geom(a, a->t[0], &g);
+    return st ? st : forward(a, MT_CUDA_POOL_MAX, "max_pool2d", &g, true);
+}
+
+static mt_status
+cuda_avg_pool2d(mt_args *a)
+{
+    pool_geom g;
+    mt_status st = mt_avg_pool2d_geom(a, a->t[0], &g);
+    return st ? st : forward(a, MT_CUDA_POOL_AVG, "avg_pool2d", &g, false);
+}
+
+// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), output_size (OH, OW)
+static mt_status
+cuda_adaptive_avg_pool2d(mt_args *a)
+{
+    pool_geom g;
+    mt_status st = mt_adaptive_avg_pool2d_geom(a, a->t[0], &g);
+    return st ? st : forward(a, MT_CUDA_POOL_ADAPTIVE, "adaptive_avg_pool2d", &g, false);
+}
+
+/* a->out[0] = zeros shaped as self (t[1]) with op's gradient of grad (t[0]) scattered in;
+ * idx: the forward's indices (max) or NULL, checked to lie in their planes. */
+static mt_status
+backward(mt_args *a, mt_cuda_pool_op op, const pool_geom *g, mt_tensor *idx)
+{
+    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL, *bad = NULL, *bad_h = NULL;
+    mt_dtype dt = a->t[0]->dtype;
+    mt_device dev = mt_tensor_device(self);
+    int64_t one = 1;
+    mt_status st;
+    if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &gx)) ||
+        (st = mt_cuda_fill(gx, mt_scalar_int(0))) || (st = dense(a->t[0], &grad))) {
+        goto out_release;
+    }
+    if (idx && ((st = dense(idx, &ix)) || (st = mt_tensor_empty(1, &one, MT_INT32, dev, &bad)) ||
+                (st = mt_cuda_fill(bad, mt_scalar_int(0))))) {
+        goto out_release;
+    }
+    if ((st = launch(op, g, grad, gx, ix, bad ? (int *)mt_tensor_data(bad) : NULL))) {
+        goto out_release;
+    }
+    if (bad) {
+        /* the check waits for the kernel, as PyTorch's device-side assert would not */
+        if ((st = mt_op_to_copy(bad, MT_INT32, MT_DEVICE_CPU, &bad_h))) {
+            goto out_release;
+        }
+        if (*(const int32_t *)mt_tensor_data(bad_h)) {
+            st = mt_fail(MT_EINDEX, "max_pool2d_with_indices_backward: an index is outside its "
+                                    "plane of %lld elements", (long long)(g->h * g->w));
+            goto out_release;
+        }
+    }
+    a->out[0] = gx;
+    gx = NULL;
+out_release:
+    mt_tensor_clear(&grad);
+    mt_tensor_clear(&ix);
+    mt_tensor_clear(&gx);
+    mt_tensor_clear(&bad);
+    mt_tensor_clear(&bad_h);
+    return st;
+}
+
+// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
+// grad_output's shape); out (self's shape)
+static mt_status
+cuda_max_pool2d_with_indices_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
+    pool_geom g = {0};
+    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
+    if (st) {
+        return st;
+    }
+    if (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
+        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim)) {
+        return mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices "
+                                    "of grad_output's shape");
+    }
+    return backward(a, MT_CUDA_POOL_MAX_BACK, &g, idx);
+}
+
+static mt_status
+cuda_avg_pool2d_backward(mt_args *a)
+{
+    pool_geom g;
+    mt_status st = mt_avg_pool2d_geom(a, a->t[1], &g);
+    if (st || (st = mt_pool_backward_geom(a->t[0], a->t[1], g.oh, g.ow, &g))) {
+        return st;
+    }
+    return backward(a, MT_CUDA_POOL_AVG_BACK, &g, NULL);
+}
+
+static mt_status
+cuda__adaptive_avg_pool2d_backward(mt_args *a)
+{
+    mt_tensor *self = a->t[1];
+    pool_geom g = {0};
+    if (self->ndim != 3 && self->ndim != 4) {
+        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d_backward: expected 3D or 4D input");
+    }
+    mt_status st = mt_pool_backward_geom(a->t[0], self, -1, -1, &g);
+    if (st) {
+        return st;
+    }
+    if (g.oh == 0 || g.ow == 0) { /* no windows: nothing flows back */
+        g.planes = 0;
+    }
+    return backward(a, MT_CUDA_POOL_ADAPTIVE_BACK, &g, NULL);
+}
+
+void
+mt_cuda_register_pool(void)
+{
+    static const mt_cuda_reg all[] = {
+        MT_CUDA_REG(max_pool2d),
+        MT_CUDA_REG(max_pool2d_with_indices),
+        MT_CUDA_REG(avg_pool2d),
+        MT_CUDA_REG(adaptive_avg_pool2d),
+        MT_CUDA_REG(max_pool2d_with_indices_backward),
+        MT_CUDA_REG(avg_pool2d_backward),
+        MT_CUDA_REG(_adaptive_avg_pool2d_backward),
+    };
+    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
+}
