@@ -432,8 +432,15 @@ PyInit__C_cuda(void)
 #else
     const int has_cudnn = 0;
 #endif
-    /* which libraries it was built with: conv2d is on cuDNN or the host round trip */
-    if (PyModule_AddIntConstant(m, "has_cudnn", has_cudnn) < 0) {
+#ifdef MT_CUDA_CUBLAS
+    const int has_cublas = 1;
+#else
+    const int has_cublas = 0;
+#endif
+    /* which libraries it was built with: conv2d is on cuDNN, the products on cuBLAS, or each on
+     * the host round trip */
+    if (PyModule_AddIntConstant(m, "has_cudnn", has_cudnn) < 0 ||
+        PyModule_AddIntConstant(m, "has_cublas", has_cublas) < 0) {
         Py_DECREF(m);
         return NULL;
     }
