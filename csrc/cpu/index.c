@@ -1,5 +1,7 @@
 /* Gathering and scattering through index tensors on the CPU: index_select, gather, scatter,
- * scatter_add, and index / index_put_, the kernels of advanced indexing (t[idx], t[idx] = v).
+ * scatter_add, embedding, and index / index_put_, the kernels of advanced indexing (t[idx],
+ * t[idx] = v). The checks and plans are ops/index_plan.c's, for every device; this file is the
+ * CPU's backend to them: reading positions and the loops.
  *
  * Each kernel is one run of the shared iterator over three operands of one shape: a destination,
  * a source, and int64 positions. The tensor that is indexed is viewed with that shape and a
@@ -88,11 +90,10 @@ run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *p
 
 /* ---- shared checks ---- */
 
-/* index as a contiguous int64 tensor (a new reference, a copy if it shares the memory of
- * `written`), every value checked to lie in [0, size); the message of an index outside is
- * PyTorch's gather and scatter one. */
+/* The CPU's positions (ops/index_plan.h's mt_index_backend). */
 static mt_status
-positions(mt_tensor *index, int dim, int64_t size, const mt_tensor *written, mt_tensor **out)
+positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **out, bool *bad,
+          int64_t *bad_value)
 {
     bool reuse = index->dtype == MT_INT64 && mt_tensor_is_contiguous(index) &&
                  (written == NULL || index->storage != written->storage);
@@ -104,130 +105,14 @@ positions(mt_tensor *index, int dim, int64_t size, const mt_tensor *written, mt_
     const int64_t *v = (const int64_t *)mt_tensor_data(*out);
     for (int64_t i = 0, n = mt_tensor_numel(*out); i < n; i++) {
         if (v[i] < 0 || v[i] >= size) {
+            *bad = true;
+            *bad_value = v[i];
             mt_tensor_clear(out);
-            return mt_fail_index_bounds(v[i], dim, size, MT_ERUNTIME);
+            break;
         }
     }
     return MT_OK;
 }
-
-/* A view of t with the given sizes and strides (in elements) at t's own offset. */
-static mt_status
-restride(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, mt_tensor **out)
-{
-    return mt_tensor_view(t, ndim, sizes, strides, t->offset, out);
-}
-
-/* ---- gather ---- */
-
-// self (*), index (*) int32/int64 of self's rank, no larger than self but along dim;
-// out (index's shape)[..., i, ...] = self[..., index[..., i, ...], ...] with i at dim
-mt_status
-mt_cpu_gather(mt_args *a)
-{
-    mt_tensor *self = a->t[0], *index = a->t[1], *pos = NULL, *src = NULL;
-    int dim = 0;
-    mt_status st = mt_check_gather(self, a->i[0], index, &dim);
-    if (st) {
-        return st;
-    }
-    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
-    int n = mt_index_geometry1(self, ss, sst);
-    mt_index_geometry1(index, is, ist);
-    if ((st = positions(index, dim, ss[dim], NULL, &pos))) {
-        return st;
-    }
-    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
-    sst[dim] = 0;
-    st = restride(self, n, is, sst, &src);
-    if (st == MT_OK) {
-        st = mt_tensor_empty(index->ndim, index->sizes, self->dtype, mt_tensor_device(self),
-                             &a->out[0]);
-    }
-    if (st == MT_OK) {
-        st = run(n, is, a->out[0], src, pos, by_width(take_loops, self->dtype), step);
-    }
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
-    mt_tensor_clear(&src);
-    mt_tensor_clear(&pos);
-    return st;
-}
-
-/* ---- scatter, scatter_add ---- */
-
-// self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
-// self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=), i at dim
-static mt_status
-scatter_into(mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src, bool add)
-{
-    mt_tensor *pos = NULL, *dst = NULL, *from = NULL;
-    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
-    int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
-    int n = mt_index_geometry1(self, ss, sst);
-    mt_index_geometry1(index, is, ist);
-    mt_status st = positions(index, dim, ss[dim], self, &pos);
-    if (st) {
-        return st;
-    }
-    if (src->is_wrapped_number || src->storage == self->storage) {
-        /* A number takes self's dtype; a source sharing self's memory is read before writing. */
-        st = mt_cpu_cast(src, self->dtype, &from);
-    } else {
-        from = mt_tensor_retain(src);
-    }
-    if (st == MT_OK && from->ndim > 0) {
-        mt_index_geometry1(from, cs, cst);
-        mt_tensor *v = NULL;
-        st = restride(from, n, is, cst, &v);
-        mt_tensor_release(from);
-        from = v;
-    }
-    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
-    sst[dim] = 0;
-    if (st == MT_OK) {
-        st = restride(self, n, is, sst, &dst);
-    }
-    if (st == MT_OK) {
-        mt_loop_fn loop = add ? add_loops[self->dtype] : by_width(put_loops, self->dtype);
-        st = run(n, is, dst, from, pos, loop, step);
-        mt_tensor_bump_version(self);
-    }
-    mt_tensor_clear(&dst);
-    mt_tensor_clear(&from);
-    mt_tensor_clear(&pos);
-    return st;
-}
-
-static mt_status
-scatter(mt_args *a, bool add, bool inplace)
-{
-    mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
-    int dim = 0;
-    mt_status st = mt_check_scatter(self, a->i[0], index, src, &dim);
-    if (st) {
-        return st;
-    }
-    if (inplace) {
-        if ((st = mt_check_writable(self))) {
-            return st;
-        }
-        target = mt_tensor_retain(self);
-    } else if ((st = mt_cpu_cast(self, self->dtype, &target))) {
-        return st;
-    }
-    st = scatter_into(target, dim, index, src, add);
-    if (st) {
-        mt_tensor_release(target);
-        return st;
-    }
-    a->out[0] = target;
-    return MT_OK;
-}
-
-MT_CPU_KERNELS(scatter, scatter, false)
-MT_CPU_KERNELS(scatter_add, scatter, true)
 
 /* ---- advanced indexing: index, index_put_, index_select ---- */
 
@@ -286,111 +171,53 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
     return st;
 }
 
-/* out = self[indices] (a new tensor) */
 static mt_status
-take(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
+run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
+         mt_index_mode mode, int64_t step)
 {
-    mt_index_plan p;
-    mt_status st = mt_index_plan_make(self, n, indices, offsets, &p);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
-    if (st == MT_OK && (st = run(p.ndim, p.shape, *out, p.src, p.pos,
-                                 by_width(take_loops, self->dtype), 1))) {
-        mt_tensor_clear(out);
-    }
-    mt_index_plan_release(&p);
-    return st;
+    mt_loop_fn loop = mode == MT_INDEX_TAKE ? by_width(take_loops, dst->dtype)
+                      : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
+                                             : add_loops[dst->dtype];
+    return run(ndim, shape, dst, src, pos, loop, step);
 }
 
-// self (*), indices (tensors or NULL, one per leading dim); out = self[indices]
+static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};
+
+mt_status
+mt_cpu_gather(mt_args *a)
+{
+    return mt_index_gather(a, &cpu);
+}
+
+static mt_status
+scatter(mt_args *a, bool add, bool inplace)
+{
+    return mt_index_scatter(a, &cpu, add, inplace);
+}
+
+MT_CPU_KERNELS(scatter, scatter, false)
+MT_CPU_KERNELS(scatter_add, scatter, true)
+
 mt_status
 mt_cpu_index(mt_args *a)
 {
-    return take(a->t[0], a->ntl, a->tl, &a->out[0]);
+    return mt_index_index(a, &cpu);
 }
 
-// self (*), indices as for index, values broadcast to self[indices]'s shape, of self's dtype;
-// self[indices] = values (or += values when accumulate)
 mt_status
 mt_cpu_index_put_(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL;
-    mt_status st = mt_check_index_put_dtype(self, values);
-    if (st || (st = mt_check_writable(self))) {
-        return st;
-    }
-    mt_index_plan p;
-    if ((st = mt_index_plan_make(self, a->ntl, a->tl, offsets, &p))) {
-        return st;
-    }
-    if ((st = mt_check_index_put(values, &p))) {
-        goto out_release;
-    }
-    /* values that share self's memory are read in full before anything is written */
-    st = values->storage == self->storage ? mt_cpu_cast(values, values->dtype, &from)
-                                          : (from = mt_tensor_retain(values), MT_OK);
-    if (st == MT_OK) {
-        mt_loop_fn loop = a->b[0] ? add_loops[self->dtype] : by_width(put_loops, self->dtype);
-        st = run(p.ndim, p.shape, p.src, from, p.pos, loop, 1);
-        mt_tensor_bump_version(self);
-    }
-    if (st == MT_OK) {
-        a->out[0] = mt_tensor_retain(self);
-    }
-out_release:
-    mt_tensor_clear(&from);
-    mt_index_plan_release(&p);
-    return st;
+    return mt_index_put(a, &cpu);
 }
 
-// self (*), index (n) or 0-dim, int32/int64; out = self with dim's entries self[..., index, ...]
 mt_status
 mt_cpu_index_select(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *index = a->t[1], *flat = NULL, *res = NULL;
-    int dim = 0;
-    int64_t n = 0;
-    mt_status st = mt_check_index_select(self, a->i[0], index, &dim, &n);
-    if (st) {
-        return st;
-    }
-    int64_t size = self->ndim ? self->sizes[dim] : 1;
-    if ((st = mt_cpu_cast(index, MT_INT64, &flat))) {
-        return st;
-    }
-    const int64_t *v = (const int64_t *)mt_tensor_data(flat);
-    for (int64_t i = 0; i < n; i++) {
-        if (v[i] < 0 || v[i] >= size) {
-            st = mt_fail(MT_EINDEX, "index out of range in self");
-            goto out_release;
-        }
-    }
-    /* a 0-dim self is one element of a 1-dim one; a 0-dim index one of a 1-dim index */
-    int64_t one = 1, zero = 0;
-    mt_tensor *base = self;
-    if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
-        goto out_release;
-    }
-    mt_tensor *view = NULL;
-    if ((st = mt_tensor_view(flat, 1, &n, &one, 0, &view)) == MT_OK) {
-        mt_tensor *indices[MT_MAX_DIMS] = {NULL};
-        indices[dim] = view;
-        st = take(base, dim + 1, indices, &res);
-        mt_tensor_release(view);
-    }
-    if (base != self) {
-        mt_tensor_release(base);
-    }
-    if (st == MT_OK && self->ndim == 0) {
-        /* the one element back as a 0-dim tensor */
-        st = mt_tensor_view(res, 0, NULL, NULL, res->offset, &a->out[0]);
-        mt_tensor_clear(&res);
-    } else {
-        a->out[0] = res;
-    }
-out_release:
-    mt_tensor_clear(&flat);
-    return st;
+    return mt_index_select(a, &cpu);
+}
+
+mt_status
+mt_cpu_embedding(mt_args *a)
+{
+    return mt_index_embedding(a, &cpu);
 }

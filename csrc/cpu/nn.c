@@ -19,68 +19,7 @@ dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
     return mt_cpu_cast(t, dt, out);
 }
 
-/* ---- embedding, one_hot ---- */
-
-/* An index tensor's values as int64 (int32 is widened), contiguous. */
-static mt_status
-indices_of(mt_tensor *idx, mt_tensor **out)
-{
-    return dense(idx, MT_INT64, out);
-}
-
-// weight (V, D), indices (*) int64 or int32; out (*, D) = the rows of weight named by indices
-mt_status
-mt_cpu_embedding(mt_args *a)
-{
-    mt_tensor *weight = a->t[0], *indices = a->t[1], *w = NULL, *idx = NULL;
-    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected tensor for argument #1 'indices' to have one of the following "
-                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
-                       "checking arguments for embedding)",
-                       mt_dtype_scalar_name(indices->dtype));
-    }
-    if (weight->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
-    }
-    if (indices->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
-    }
-    int64_t vocab = weight->sizes[0], dim = weight->sizes[1];
-    int64_t shape[MT_MAX_DIMS];
-    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[indices->ndim] = dim;
-    mt_status st = indices_of(indices, &idx);
-    if (st == MT_OK) {
-        st = dense(weight, weight->dtype, &w);
-    }
-    if (st) {
-        goto out_release;
-    }
-    const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
-    int64_t n = mt_tensor_numel(idx);
-    for (int64_t i = 0; i < n; i++) {
-        if (ix[i] < 0 || ix[i] >= vocab) {
-            st = mt_fail(MT_EINDEX, "index out of range in self");
-            goto out_release;
-        }
-    }
-    st = mt_tensor_empty(indices->ndim + 1, shape, weight->dtype, mt_tensor_device(weight),
-                         &a->out[0]);
-    if (st) {
-        goto out_release;
-    }
-    size_t row = (size_t)dim * mt_dtype_size(weight->dtype);
-    const char *src = mt_tensor_data(w);
-    char *dst = mt_tensor_data(a->out[0]);
-    for (int64_t i = 0; i < n && row > 0; i++) {
-        memcpy(dst + (size_t)i * row, src + (size_t)ix[i] * row, row);
-    }
-out_release:
-    mt_tensor_clear(&w);
-    mt_tensor_clear(&idx);
-    return st;
-}
+/* ---- one_hot (embedding is an index kernel, index.c) ---- */
 
 // self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
 mt_status

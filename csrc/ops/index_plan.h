@@ -49,4 +49,36 @@ void mt_index_plan_release(mt_index_plan *p);
 mt_status mt_check_index_put_dtype(const mt_tensor *self, const mt_tensor *values);
 mt_status mt_check_index_put(const mt_tensor *values, const mt_index_plan *p);
 
+/* ---- the kernels, over a device's backend ---- */
+
+typedef enum mt_index_mode {
+    MT_INDEX_TAKE, /* dst = *(src + pos * step) */
+    MT_INDEX_PUT,  /* *(dst + pos * step) = src */
+    MT_INDEX_ADD,  /* *(dst + pos * step) += src (atomically where positions repeat) */
+} mt_index_mode;
+
+/* What a device gives the index kernels below. */
+typedef struct mt_index_backend {
+    /* *out = index as a contiguous int64 tensor (a copy when it shares written's memory), or,
+     * when a value lies outside [0, size), *out NULL, *bad true and *bad_value the first one. */
+    mt_status (*positions)(mt_tensor *index, int64_t size, const mt_tensor *written,
+                           mt_tensor **out, bool *bad, int64_t *bad_value);
+    /* *out = a new contiguous copy of src in dtype dt. */
+    mt_status (*cast)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+    /* One pass of mode over dst, src (of dst's dtype) and pos (int64), each broadcast to shape;
+     * step is the bytes per unit of position. */
+    mt_status (*run)(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src,
+                     mt_tensor *pos, mt_index_mode mode, int64_t step);
+    mt_index_offsets_fn offsets;
+} mt_index_backend;
+
+/* The kernels of gather, scatter and scatter_add (add) in place or not, index, index_put_,
+ * index_select and embedding, for any device. */
+mt_status mt_index_gather(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace);
+mt_status mt_index_index(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_put(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_select(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_embedding(mt_args *a, const mt_index_backend *be);
+
 #endif
