@@ -14,11 +14,13 @@
 #include "core/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
+#include "ops/index_plan.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 4 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing */
+#define MT_CAPI_VERSION 5 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
+                            * 5: index kernels, factory and random checks */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -136,7 +138,16 @@
     V(mt_trace_gpu_event_add,                                                                    \
       (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
        int64_t end_ns),                                                                          \
-      (kind, name, device, stream, corr, start_ns, end_ns))
+      (kind, name, device, stream, corr, start_ns, end_ns))                                    \
+    F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))           \
+    F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool add, bool inplace), \
+      (a, be, add, inplace))                                                                     \
+    F(mt_status, mt_index_index, (mt_args * a, const mt_index_backend *be), (a, be))            \
+    F(mt_status, mt_index_put, (mt_args * a, const mt_index_backend *be), (a, be))              \
+    F(mt_status, mt_index_select, (mt_args * a, const mt_index_backend *be), (a, be))           \
+    F(mt_status, mt_index_embedding, (mt_args * a, const mt_index_backend *be), (a, be))        \
+    F(mt_status, mt_fail_index_bounds, (int64_t index, int dim, int64_t size, mt_status code),  \
+      (index, dim, size, code))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

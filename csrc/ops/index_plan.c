@@ -487,9 +487,14 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
     if ((st = mt_check_index_put(values, &p))) {
         goto out_release;
     }
-    /* values that share self's memory are read in full before anything is written */
-    st = values->storage == self->storage ? be->cast(values, values->dtype, &from)
-                                          : (from = mt_tensor_retain(values), MT_OK);
+    /* values that share self's memory are read in full before anything is written; a Python
+     * number (on the CPU) moves to self's device */
+    if (values->is_wrapped_number) {
+        st = mt_op_to_copy(values, self->dtype, mt_tensor_device(self), &from);
+    } else {
+        st = values->storage == self->storage ? be->cast(values, values->dtype, &from)
+                                              : (from = mt_tensor_retain(values), MT_OK);
+    }
     if (st == MT_OK) {
         st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT,
                      1);

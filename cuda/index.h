@@ -1,0 +1,56 @@
+/* What ops_index.c and the other new kernel files share with their kernels (index.cu,
+ * factory.cu, random.cu): the parameter blocks and the kernel getters. */
+#ifndef MT_CUDA_INDEX_H
+#define MT_CUDA_INDEX_H
+
+#include <stdint.h>
+
+#include "cuda/kernels.h"
+
+#ifndef __CUDACC__
+#include "cuda/cuda.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One pass of ops/index_plan.h's mt_index_mode over dst, src and pos (int64), each with its
+ * element strides over one shape (sizes); step is the bytes per unit of position. */
+typedef struct mt_cuda_move {
+    int ndim;
+    int64_t n;
+    int64_t sizes[MT_CUDA_MAX_DIMS];
+    int64_t strides[3][MT_CUDA_MAX_DIMS]; /* dst, src, pos */
+    char *dst;
+    const char *src;
+    const int64_t *pos;
+    int64_t step;
+} mt_cuda_move;
+
+/* The kernel (one mt_cuda_move) of mode (0 take, 1 put, 2 add) on dtype dt. */
+const void *mt_cuda_move_kernel(int mode, mt_dtype dt);
+/* (const int64_t *v, int64_t n, int64_t lo, int64_t hi, unsigned long long *first): *first =
+ * min(*first, i) for each v[i] outside [lo, hi). */
+const void *mt_cuda_range_check_kernel(void);
+/* (int64_t *pos, const int64_t *v, int64_t n, int64_t size, int64_t step): pos[i] += v[i]
+ * (a negative one counting from size) * step. */
+const void *mt_cuda_add_offsets_kernel(void);
+
+#ifndef __CUDACC__
+/* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
+
+/* Launches kernel with enough blocks of MT_CUDA_THREADS threads for n elements (capped: the
+ * kernels loop over the grid) on the current device; nothing when n is 0. */
+mt_status mt_cuda_launch_n(const void *kernel, int64_t n, void **args);
+/* *bad (and *value, the first one) when an element of v (contiguous int64, CUDA) lies outside
+ * [lo, hi); reads two numbers back from the device. */
+mt_status mt_cuda_check_range(const mt_tensor *v, int64_t lo, int64_t hi, bool *bad,
+                              int64_t *value);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

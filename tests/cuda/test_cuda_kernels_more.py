@@ -1,0 +1,112 @@
+"""The CUDA kernels of indexing, shape ops, factories, random fills, nn layers and losses against
+the CPU (cuda/ops_index.c, ops_shape.c, ops_random.c, ops_nn.c): same values, dtypes, shapes,
+and the same exception class and message for bad arguments, bad indices included."""
+import numpy as np
+import pytest
+
+import minitorch
+
+if not minitorch.cuda.is_available():
+    pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
+
+from test_cuda_ops import both, same, values  # noqa: E402  (tests/cuda is on sys.path under pytest)
+
+RNG = np.random.default_rng(5)
+
+
+def cu(*ts):
+    return [t.cuda() if isinstance(t, minitorch.Tensor) else t for t in ts]
+
+
+def same_error(fn, *tensors):
+    """fn raises on the CPU and on CUDA: the same class and message."""
+    with pytest.raises(Exception) as cpu:
+        fn(*tensors)
+    with pytest.raises(Exception) as gpu:
+        fn(*cu(*tensors))
+        minitorch.cuda.synchronize()
+    assert type(gpu.value) is type(cpu.value) and str(gpu.value) == str(cpu.value)
+
+
+def ints(shape, high, dtype=minitorch.int64, low=0):
+    return minitorch.tensor(RNG.integers(low, high, size=shape)).to(dtype)
+
+
+# ---- indexing ----
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int32, minitorch.int64, minitorch.bool])
+def test_gather_scatter_index_select(dtype):
+    x = values((4, 6, 5), dtype)
+    for idt in (minitorch.int64, minitorch.int32):
+        i = ints((4, 3, 5), 6, idt)
+        both(lambda t, j: minitorch.gather(t, 1, j), x, i)
+        both(lambda t, j: t.gather(-1, j[:, :, :2]), x, ints((4, 3, 2), 5, idt))
+        both(lambda t, j: t.index_select(1, j), x, ints((7,), 6, idt))
+        both(lambda t, j: t.index_select(0, j), x, minitorch.tensor(2).to(idt))
+    both(lambda t, j: t.t().index_select(0, j), values((3, 8), dtype), ints((4,), 8))  # strided self
+    # scatter: a permutation along dim, so no two writes collide
+    perm = minitorch.tensor(np.stack([RNG.permutation(6) for _ in range(4 * 5)]).reshape(4, 5, 6).transpose(0, 2, 1).copy())
+    src = values((4, 6, 5), dtype)
+    both(lambda t, j, s: t.scatter(1, j, s), x, perm, src)
+    both(lambda t, j: t.scatter(1, j, 1), x, perm)
+    both(lambda t, j, s: t.clone().scatter_(1, j, s), x, perm, src)
+    if dtype != minitorch.bool:
+        both(lambda t, j, s: t.scatter_add(1, j, s), x, ints((4, 9, 5), 6), values((4, 9, 5), dtype), atol=1e-4)
+        both(lambda t, j, s: t.clone().scatter_add_(0, j, s), x, ints((7, 6, 5), 4), values((7, 6, 5), dtype), atol=1e-4)
+    both(lambda t, j: minitorch.gather(t, 0, j), values((), dtype), minitorch.tensor(0))
+
+
+def test_scatter_add_collisions_sum_atomically():
+    x = minitorch.zeros(3, dtype=minitorch.float64)
+    i = minitorch.tensor([0, 1, 0, 2, 0] * 2000)
+    s = minitorch.ones(10000, dtype=minitorch.float64)
+    both(lambda t, j, v: t.scatter_add(0, j, v), x, i, s)
+    both(lambda t, j, v: t.to(minitorch.int64).scatter_add(0, j, v.to(minitorch.int64)), x, i, s)
+    both(lambda t, j, v: t.to(minitorch.float32).index_put_((j,), v.float(), accumulate=True), x, i, s)
+
+
+def test_advanced_indexing():
+    x = values((5, 6, 7))
+    i, j = ints((3, 1), 6, low=-6), ints((4,), 7)
+    both(lambda t, a: t[a], x, ints((2, 3), 5))
+    both(lambda t, a, b: t[:, a, b], x, i, j)  # adjacent: in place
+    both(lambda t, a, b: t[a, :, b], x, ints((4,), 5), j)  # apart: in front
+    both(lambda t: t[t > 0.5], x)  # a mask (nonzero on the host round trip)
+    both(lambda t, a: t.t()[a], values((4, 9)), ints((3,), 9))
+    both(lambda t, a, v: t.clone().index_put_((a,), v), x, ints((3,), 5), values((6, 7)))
+    both(lambda t, a, b, v: t.clone().index_put_((a, b), v, accumulate=True), x, ints((8,), 5), ints((8,), 6), values((8, 7)), atol=1e-4)
+    y = values((6, 5)).cuda()
+    y[minitorch.tensor([1, -1]).cuda()] = 3.0
+    assert (y.cpu()[1] == 3).all() and (y.cpu()[5] == 3).all()
+
+
+def test_embedding():
+    w = values((10, 4))
+    both(lambda a, b: minitorch.nn.functional.embedding(b, a), w, ints((3, 5), 10))
+    both(lambda a, b: minitorch.nn.functional.embedding(b, a), w, ints((0,), 10, minitorch.int32))
+    both(lambda a, b: minitorch.nn.functional.embedding(b, a), w.t().contiguous().t(), ints((6,), 10))
+
+
+def test_index_errors_match_the_cpu():
+    x = values((4, 5))
+    same_error(lambda t, j: t.gather(1, j), x, minitorch.tensor([[0, 5]]))
+    same_error(lambda t, j: t.gather(1, j), x, minitorch.tensor([[-1, 0]]))
+    same_error(lambda t, j: t.gather(1, j.float()), x, minitorch.tensor([[0, 1]]))
+    same_error(lambda t, j, s: t.scatter(0, j, s), x, minitorch.tensor([[4, 0]]), values((1, 2)))
+    same_error(lambda t, j, s: t.scatter_add_(0, j, s), x, minitorch.tensor([[0, 9]]), values((1, 2)))
+    same_error(lambda t, j, s: t.scatter(0, j, s), x, minitorch.tensor([[0]]), values((1, 1), minitorch.float64))
+    same_error(lambda t, j: t.index_select(0, j), x, minitorch.tensor([0, 4]))
+    same_error(lambda t, j: t.index_select(0, j), x, minitorch.tensor([[0]]))
+    same_error(lambda t, j: t[j], x, minitorch.tensor([1, 4, 0]))
+    same_error(lambda t, j: t[j], x, minitorch.tensor([-5]))
+    same_error(lambda t, j: t[:, j], x, minitorch.tensor([5]))
+    same_error(lambda t, j, v: t.index_put_((j,), v), x, minitorch.tensor([7]), values((5,)))
+    same_error(lambda t, j, v: t.index_put_((j,), v), x, minitorch.tensor([1]), values((4,)))
+    same_error(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([0, 4]))
+    same_error(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([-1]))
+    # nothing was written before the bad index was found
+    y = values((4, 5)).cuda()
+    before = y.cpu().numpy().copy()
+    with pytest.raises(RuntimeError):
+        y.scatter_(0, minitorch.tensor([[0, 1, 2, 3, 4]]).cuda(), 9.0)
+    np.testing.assert_array_equal(y.cpu().numpy(), before)
