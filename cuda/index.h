@@ -37,6 +37,23 @@ const void *mt_cuda_range_check_kernel(void);
  * (a negative one counting from size) * step. */
 const void *mt_cuda_add_offsets_kernel(void);
 
+/* ---- random fills (random.cu) ---- */
+
+/* One fill of n contiguous elements: element i draws from Philox4x32-10 with key seed and
+ * counter (i, offset), so every launch (a new offset) and every element gets its own stream. */
+typedef struct mt_cuda_rand {
+    char *out;
+    int64_t n;
+    uint64_t seed, offset;
+    double a, b;   /* uniform: from, to; normal: mean, std; bernoulli: p */
+    int64_t from;  /* random_: [from, from + span) */
+    uint64_t span;
+} mt_cuda_rand;
+
+/* The kernel (one mt_cuda_rand) of kind (ops/arg_checks.h's mt_random_kind) on dtype dt, or
+ * NULL. */
+const void *mt_cuda_rand_kernel(int kind, mt_dtype dt);
+
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
 

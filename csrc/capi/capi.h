@@ -11,6 +11,7 @@
 #define MT_CAPI_H
 
 #include "alloc/caching.h"
+#include "cpu/random.h"
 #include "core/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
@@ -147,7 +148,11 @@
     F(mt_status, mt_index_select, (mt_args * a, const mt_index_backend *be), (a, be))           \
     F(mt_status, mt_index_embedding, (mt_args * a, const mt_index_backend *be), (a, be))        \
     F(mt_status, mt_fail_index_bounds, (int64_t index, int dim, int64_t size, mt_status code),  \
-      (index, dim, size, code))
+      (index, dim, size, code))                                                                  \
+    F(mt_status, mt_random_spec_of,                                                              \
+      (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
+      (a, kind, device, out))                                                                    \
+    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

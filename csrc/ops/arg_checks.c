@@ -1,5 +1,6 @@
 /* The shared argument checks and dtype rules of ops/arg_checks.h. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/elementwise.h"
@@ -300,4 +301,84 @@ mt_scan_dtype(const mt_args *a)
     return a->dtype >= 0                          ? (mt_dtype)a->dtype
            : mt_dtype_is_integral(self_dt, true) ? MT_INT64
                                                  : self_dt;
+}
+
+/* ---- random fills ---- */
+
+static double
+scalar_or(mt_scalar s, double dflt)
+{
+    return mt_scalar_is_none(s) ? dflt : mt_scalar_to_double(s);
+}
+
+/* random_'s upper bound without `to`: the largest integer the dtype holds exactly, plus one
+ * for the floats (PyTorch's 2^24 and 2^53, inclusive). */
+static int64_t
+default_to(mt_dtype dt)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return 2;
+    case MT_INT32:
+        return INT32_MAX;
+    case MT_INT64:
+        return INT64_MAX;
+    case MT_FLOAT32:
+        return (1LL << 24) + 1;
+    default:
+        return (1LL << 53) + 1;
+    }
+}
+
+static const char *const random_names[] = {"uniform", "normal", "bernoulli", "random"};
+
+mt_status
+mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    *out = (mt_random_spec){0, 0, 0, 1};
+    if (kind != MT_RANDOM_INTS && !mt_dtype_is_float(dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_kernel_%s\" not implemented for '%s'", random_names[kind],
+                       device, mt_dtype_scalar_name(dt));
+    }
+    switch (kind) {
+    case MT_RANDOM_UNIFORM:
+        out->a = scalar_or(a->s[0], 0);
+        out->b = scalar_or(a->s[1], 1);
+        if (out->a > out->b) {
+            return mt_fail(MT_ERUNTIME,
+                           "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
+                           out->a, out->b);
+        }
+        return MT_OK;
+    case MT_RANDOM_NORMAL:
+        out->a = scalar_or(a->s[0], 0);
+        out->b = scalar_or(a->s[1], 1);
+        if (out->b < 0) {
+            return mt_fail(MT_ERUNTIME, "normal expects std >= 0.0, but found std %g", out->b);
+        }
+        return MT_OK;
+    case MT_RANDOM_BERNOULLI:
+        out->a = scalar_or(a->s[0], 0.5);
+        if (!(out->a >= 0 && out->a <= 1)) {
+            return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g",
+                           out->a);
+        }
+        return MT_OK;
+    default:
+        break;
+    }
+    /* PyTorch's overloads random_(from, to), random_(to) and random_(): one value is `to`. */
+    bool one = !mt_scalar_is_none(a->s[0]) && mt_scalar_is_none(a->s[1]);
+    int64_t from = one || mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
+    int64_t to = one ? mt_scalar_to_int(a->s[0])
+                     : mt_scalar_is_none(a->s[1]) ? default_to(dt) : mt_scalar_to_int(a->s[1]);
+    if (from >= to) {
+        return mt_fail(MT_ERUNTIME,
+                       "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                       (long long)from, (long long)to);
+    }
+    out->from = from;
+    out->span = (uint64_t)to - (uint64_t)from;
+    return MT_OK;
 }

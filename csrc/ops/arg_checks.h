@@ -53,4 +53,24 @@ mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
 /* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
 mt_dtype mt_scan_dtype(const mt_args *a);
 
+/* ---- random fills ---- */
+
+typedef enum mt_random_kind {
+    MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
+    MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
+    MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
+    MT_RANDOM_INTS,      /* random_(from, to): from, span */
+} mt_random_kind;
+
+typedef struct mt_random_spec {
+    double a, b;
+    int64_t from;
+    uint64_t span; /* >= 1 */
+} mt_random_spec;
+
+/* The fill's parameters from a (self in t[0], its Scalars in s[]) with PyTorch's defaults and
+ * errors; device ("cpu", "cuda") names PyTorch's kernel where a float fill meets another dtype. */
+mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device,
+                            mt_random_spec *out);
+
 #endif

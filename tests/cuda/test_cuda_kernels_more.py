@@ -110,3 +110,41 @@ def test_index_errors_match_the_cpu():
     with pytest.raises(RuntimeError):
         y.scatter_(0, minitorch.tensor([[0, 1, 2, 3, 4]]).cuda(), 9.0)
     np.testing.assert_array_equal(y.cpu().numpy(), before)
+
+
+# ---- random fills (Philox on the device): the distribution, not the CPU's numbers ----
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_random_fills_have_the_right_distribution(dtype):
+    n = 200_000
+    x = minitorch.empty(n, dtype=dtype, device="cuda")
+    u = x.uniform_(-2, 3).cpu().numpy()
+    assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.03 and abs(u.std() - 5 / 12 ** 0.5) < 0.03
+    g = minitorch.empty(400, 500, dtype=dtype, device="cuda").t().normal_(1.5, 2.0).cpu().numpy()  # strided
+    assert abs(g.mean() - 1.5) < 0.03 and abs(g.std() - 2.0) < 0.03
+    b = x.bernoulli_(0.3).cpu().numpy()
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.01
+    r = minitorch.empty(n, dtype=minitorch.int64, device="cuda").random_(3, 10).cpu().numpy()
+    assert r.min() == 3 and r.max() == 9 and abs(r.mean() - 6) < 0.05
+    assert set(np.unique(minitorch.empty(1000, dtype=minitorch.bool, device="cuda").random_().cpu().numpy())) == {False, True}
+
+
+def test_random_fills_follow_manual_seed_and_advance():
+    minitorch.manual_seed(7)
+    a = minitorch.empty(1000, device="cuda").uniform_().cpu().numpy()
+    b = minitorch.empty(1000, device="cuda").uniform_().cpu().numpy()
+    minitorch.manual_seed(7)
+    a2 = minitorch.empty(1000, device="cuda").uniform_().cpu().numpy()
+    assert (a == a2).all() and not (a == b).all()
+    d = minitorch.nn.functional.dropout(minitorch.ones(10000, device="cuda"), 0.5).cpu().numpy()
+    assert set(np.unique(d)) <= {0.0, 2.0} and 0.45 < (d > 0).mean() < 0.55
+
+
+def test_random_fill_errors_match_the_cpu():
+    x = values((3,))
+    same_error(lambda t: t.uniform_(2, 1), x)
+    same_error(lambda t: t.normal_(0, -1), x)
+    same_error(lambda t: t.bernoulli_(1.5), x)
+    same_error(lambda t: t.random_(5, 5), x)
+    with pytest.raises(NotImplementedError, match="uniform_kernel_cuda"):
+        minitorch.zeros(3, dtype=minitorch.int64, device="cuda").uniform_()
