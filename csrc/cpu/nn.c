@@ -7,6 +7,7 @@
 #include "cpu/copy.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/factory_args.h"
 
 /* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
 static mt_status
@@ -26,19 +27,9 @@ mt_status
 mt_cpu_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL;
-    int64_t classes = (a->i_none & 1u) ? -1 : a->i[0];
-    if (self->dtype != MT_INT64) {
-        return mt_fail(MT_ERUNTIME, "one_hot is only applicable to index tensor of type LongTensor.");
-    }
-    if (self->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_ERUNTIME, "one_hot: the input has too many dimensions");
-    }
-    int64_t n = mt_tensor_numel(self);
-    if (n == 0 && classes == -1) {
-        return mt_fail(MT_ERUNTIME, "Can not infer total number of classes from empty tensor.");
-    }
-    mt_status st = dense(self, MT_INT64, &idx);
-    if (st) {
+    int64_t classes, n = mt_tensor_numel(self);
+    mt_status st = mt_check_one_hot(self, a, &classes);
+    if (st || (st = dense(self, MT_INT64, &idx))) {
         return st;
     }
     const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
