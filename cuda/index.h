@@ -54,6 +54,27 @@ typedef struct mt_cuda_rand {
  * NULL. */
 const void *mt_cuda_rand_kernel(int kind, mt_dtype dt);
 
+/* ---- factories and triangles (factory.cu) ---- */
+
+/* n values of a range into out (contiguous): mode 0 si + i * di (int64), 1 s + i * d (double),
+ * 2 linspace's point i of n from s to e, 3 base to that power. */
+typedef struct mt_cuda_range {
+    char *out;
+    int64_t n;
+    int mode, f32;
+    int64_t si, di;
+    double s, d, e, base;
+} mt_cuda_range;
+
+/* (mt_cuda_range) on dtype dt */
+const void *mt_cuda_range_kernel(mt_dtype dt);
+/* (char *out, int64_t n, int64_t m): out (n, m) contiguous = the identity, on dtype dt */
+const void *mt_cuda_eye_kernel(mt_dtype dt);
+/* (const char *x, char *out, int64_t total, int64_t rows, int64_t cols, int64_t k, int lower):
+ * x and out (..., rows, cols) contiguous (may be one tensor); out = x in the triangle of
+ * diagonal k (lower: j - i <= k, else j - i >= k), 0 elsewhere */
+const void *mt_cuda_triangle_kernel(mt_dtype dt);
+
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
 

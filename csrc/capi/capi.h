@@ -15,6 +15,7 @@
 #include "core/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
+#include "ops/factory_args.h"
 #include "ops/index_plan.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
@@ -152,7 +153,21 @@
     F(mt_status, mt_random_spec_of,                                                              \
       (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
       (a, kind, device, out))                                                                    \
-    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))
+    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))                                      \
+    F(mt_status, mt_arange_spec, (const mt_args *a, const char *device, mt_range_spec *r),      \
+      (a, device, r))                                                                            \
+    F(mt_status, mt_spaced_spec, (const mt_args *a, const char *kernel, mt_range_spec *r),      \
+      (a, kernel, r))                                                                            \
+    F(mt_status, mt_eye_spec, (const mt_args *a, mt_dtype *dt, int64_t *n, int64_t *m),         \
+      (a, dt, n, m))                                                                             \
+    F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor *out), (a, out))                    \
+    F(mt_status, mt_cat_with,                                                                    \
+      (mt_args * a, mt_status(*copy_into)(mt_tensor * dst, mt_tensor * src)), (a, copy_into))  \
+    F(mt_status, mt_check_one_hot, (const mt_tensor *self, const mt_args *a, int64_t *classes), \
+      (self, a, classes))                                                                        \
+    F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
+    F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
+      (self, dims, flip))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

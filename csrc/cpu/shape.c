@@ -10,38 +10,10 @@
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
 
-// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (A, sum k_i, B), of
-// the promoted dtype
 mt_status
 mt_cpu_cat(mt_args *a)
 {
-    mt_dtype dt;
-    int ndim, dim;
-    int64_t sizes[MT_MAX_DIMS];
-    mt_tensor **ts = a->tl, *out;
-    mt_status st = mt_cat_spec(a, &dt, &ndim, sizes, &dim);
-    if (st || (st = mt_tensor_empty(ndim, sizes, dt, mt_tensor_device(ts[0]), &out))) {
-        return st;
-    }
-    int64_t at = 0; /* where the next input starts along dim */
-    for (int k = 0; k < a->ntl && st == MT_OK && mt_tensor_numel(out) > 0; k++) {
-        if (mt_cat_skips(ts[k]) || ts[k]->sizes[dim] == 0) {
-            continue;
-        }
-        mt_tensor *slot;
-        st = mt_tensor_view(out, ndim, ts[k]->sizes, out->strides, at * out->strides[dim], &slot);
-        if (st == MT_OK) {
-            st = mt_cpu_copy_into(slot, ts[k]);
-            mt_tensor_release(slot);
-        }
-        at += ts[k]->sizes[dim];
-    }
-    if (st) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return mt_cat_with(a, mt_cpu_copy_into);
 }
 
 /* Copies the elements of a strided block (byte strides, which may be negative) to dst in
@@ -73,20 +45,12 @@ mt_status
 mt_cpu_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out;
-    bool flip[MT_MAX_DIMS] = {false};
-    for (int k = 0; k < a->l[0].n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(a->l[0].v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (flip[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
-        }
-        flip[d] = true;
+    bool flip[MT_MAX_DIMS];
+    mt_status st = mt_flip_dims(self, &a->l[0], flip);
+    if (st) {
+        return st;
     }
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
-                                   &out);
+    st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
     if (st) {
         return st;
     }

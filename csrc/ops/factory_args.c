@@ -98,8 +98,9 @@ mt_factory_finish(mt_args *a, mt_tensor *out)
     return MT_OK;
 }
 
-bool
-mt_cat_skips(const mt_tensor *t)
+/* PyTorch still accepts 1-D empty tensors of any other shape in cat, and skips them. */
+static bool
+cat_skips(const mt_tensor *t)
 {
     return t->ndim == 1 && t->sizes[0] == 0;
 }
@@ -123,8 +124,9 @@ check_cat_shape(const mt_tensor *ref, const mt_tensor *t, int dim, int index)
     return MT_OK;
 }
 
-mt_status
-mt_cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim)
+/* cat(tensors, dim): PyTorch's checks; the promoted dtype, the result's rank, sizes, and dim. */
+static mt_status
+cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim)
 {
     int n = a->ntl;
     mt_tensor **ts = a->tl;
@@ -139,7 +141,7 @@ mt_cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim)
                            "zero-dimensional tensor (at position %d) cannot be concatenated", k);
         }
         *dt = mt_promote_types(*dt, ts[k]->dtype);
-        if (ref < 0 && !mt_cat_skips(ts[k])) {
+        if (ref < 0 && !cat_skips(ts[k])) {
             ref = k;
         }
     }
@@ -157,7 +159,7 @@ mt_cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim)
     memcpy(sizes, ts[ref]->sizes, sizeof(int64_t) * (size_t)*ndim);
     sizes[*dim] = 0;
     for (int k = ref; k < n; k++) {
-        if (mt_cat_skips(ts[k])) {
+        if (cat_skips(ts[k])) {
             continue;
         }
         if ((st = check_cat_shape(ts[ref], ts[k], *dim, k))) {
@@ -165,6 +167,40 @@ mt_cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim)
         }
         sizes[*dim] += ts[k]->sizes[*dim];
     }
+    return MT_OK;
+}
+
+// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (A, sum k_i, B), of
+// the promoted dtype
+mt_status
+mt_cat_with(mt_args *a, mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src))
+{
+    mt_dtype dt = MT_FLOAT32;
+    int ndim = 1, dim = 0;
+    int64_t sizes[MT_MAX_DIMS];
+    mt_tensor **ts = a->tl, *out;
+    mt_status st = cat_spec(a, &dt, &ndim, sizes, &dim);
+    if (st || (st = mt_tensor_empty(ndim, sizes, dt, mt_tensor_device(ts[0]), &out))) {
+        return st;
+    }
+    int64_t at = 0; /* where the next input starts along dim */
+    for (int k = 0; k < a->ntl && st == MT_OK && mt_tensor_numel(out) > 0; k++) {
+        if (cat_skips(ts[k]) || ts[k]->sizes[dim] == 0) {
+            continue;
+        }
+        mt_tensor *slot;
+        st = mt_tensor_view(out, ndim, ts[k]->sizes, out->strides, at * out->strides[dim], &slot);
+        if (st == MT_OK) {
+            st = copy_into(slot, ts[k]);
+            mt_tensor_release(slot);
+        }
+        at += ts[k]->sizes[dim];
+    }
+    if (st) {
+        mt_tensor_release(out);
+        return st;
+    }
+    a->out[0] = out;
     return MT_OK;
 }
 
@@ -189,6 +225,26 @@ mt_check_triangle(const mt_tensor *self, const char *name)
 {
     if (self->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "%s: input tensor must have at least 2 dimensions", name);
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_flip_dims(const mt_tensor *self, const mt_intlist *dims, bool *flip)
+{
+    for (int d = 0; d < MT_MAX_DIMS; d++) {
+        flip[d] = false;
+    }
+    for (int k = 0; k < dims->n; k++) {
+        int d;
+        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
+        if (st) {
+            return st;
+        }
+        if (flip[d]) {
+            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
+        }
+        flip[d] = true;
     }
     return MT_OK;
 }

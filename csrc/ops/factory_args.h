@@ -24,12 +24,13 @@ mt_status mt_eye_spec(const mt_args *a, mt_dtype *dt, int64_t *n, int64_t *m);
 /* A finished factory result to the caller, with requires_grad set (out released on error). */
 mt_status mt_factory_finish(mt_args *a, mt_tensor *out);
 
-/* cat(tensors, dim): PyTorch's checks; the promoted dtype, the result's rank, sizes, and dim. */
-mt_status mt_cat_spec(const mt_args *a, mt_dtype *dt, int *ndim, int64_t *sizes, int *dim);
-/* PyTorch still accepts 1-D empty tensors of any other shape in cat, and skips them. */
-bool mt_cat_skips(const mt_tensor *t);
+/* cat's kernel for any device: each input copied into its slot of the result by copy_into
+ * (dst = src cast to dst's dtype, on one device). */
+mt_status mt_cat_with(mt_args *a, mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src));
 /* one_hot(self, num_classes): the checks before the values are seen; *classes the argument. */
 mt_status mt_check_one_hot(const mt_tensor *self, const mt_args *a, int64_t *classes);
+/* flip(self, dims): flip[d] for each dim in dims, no dim twice. */
+mt_status mt_flip_dims(const mt_tensor *self, const mt_intlist *dims, bool *flip);
 /* tril, triu (name) need 2 dims. */
 mt_status mt_check_triangle(const mt_tensor *self, const char *name);
 

@@ -13,11 +13,11 @@ if minitorch.cuda._C_cuda is None:
 # Not yet on CUDA: a host round trip stands in. Remove an op here when its CUDA kernel lands.
 HOST_ROUND_TRIP = {
     # linear algebra and shape ops without a cuBLAS or device kernel yet
-    "dot", "baddbmm", "addmv", "cat", "flip", "tril", "tril_", "triu", "triu_",
+    "dot", "baddbmm", "addmv",
     # factories and random fills (the CPU generator; no Philox on the GPU yet)
-    "arange", "linspace", "logspace", "eye", "randperm",
+    "randperm",
     # indexing, selection and sorting
-    "masked_select", "nonzero", "sort", "argsort", "topk", "_unique2", "one_hot",
+    "masked_select", "nonzero", "sort", "argsort", "topk", "_unique2",
     # nn layers, their backward ops, and losses
     "embedding_dense_backward", "layer_norm", "layer_norm_backward", "batch_norm",
     "batch_norm_backward", "nll_loss", "nll_loss_backward", "binary_cross_entropy",
@@ -50,6 +50,7 @@ def test_the_list_names_only_ops_with_cpu_kernels():
 
 @pytest.mark.parametrize("op", ["add", "where", "sum", "var", "argmax", "softmax", "cumsum", "masked_fill", "gelu_backward",
                                 "gather", "scatter_add_", "index", "index_put_", "index_select", "embedding",
-                                "uniform_", "normal_", "bernoulli_", "random_"])
+                                "uniform_", "normal_", "bernoulli_", "random_", "arange", "linspace", "logspace",
+                                "eye", "cat", "flip", "tril", "triu_", "one_hot"])
 def test_kernels_of_this_issue_are_device_kernels(op):
     assert cuda_kernel(op) == f"mt_cuda_{op}"

@@ -148,3 +148,77 @@ def test_random_fill_errors_match_the_cpu():
     same_error(lambda t: t.random_(5, 5), x)
     with pytest.raises(NotImplementedError, match="uniform_kernel_cuda"):
         minitorch.zeros(3, dtype=minitorch.int64, device="cuda").uniform_()
+
+
+# ---- factories and shape kernels ----
+
+def test_factories():
+    for args, kw in [((5,), {}), ((2, 11, 3), {}), ((0.5, 3.2, 0.25), {}), ((10, 2, -3), {}),
+                     ((4,), {"dtype": minitorch.float64}), ((1, 6), {"dtype": minitorch.int32}),
+                     ((0.0, 2.5, 0.5), {"dtype": minitorch.int64})]:
+        same(minitorch.arange(*args, device="cuda", **kw), minitorch.arange(*args, **kw))
+    for steps in (0, 1, 2, 7, 100):
+        same(minitorch.linspace(-1.5, 3, steps, device="cuda"), minitorch.linspace(-1.5, 3, steps))
+        same(minitorch.linspace(0, 10, steps, dtype=minitorch.int64, device="cuda"), minitorch.linspace(0, 10, steps, dtype=minitorch.int64))
+        same(minitorch.logspace(-2, 2, steps, base=2.0, dtype=minitorch.float64, device="cuda"),
+             minitorch.logspace(-2, 2, steps, base=2.0, dtype=minitorch.float64), rtol=1e-12)
+    for n, m in [(3, None), (2, 5), (4, 1), (0, 3)]:
+        same(minitorch.eye(n, m, device="cuda"), minitorch.eye(n, m))
+    same(minitorch.eye(3, dtype=minitorch.bool, device="cuda"), minitorch.eye(3, dtype=minitorch.bool))
+    x = minitorch.arange(4.0, device="cuda", requires_grad=True)
+    assert x.requires_grad and x.is_cuda
+
+
+def test_factory_errors_match_the_cpu():
+    calls = [lambda d: minitorch.arange(0, 5, 0, device=d), lambda d: minitorch.arange(5, 0, 1, device=d),
+             lambda d: minitorch.linspace(0, 1, -1, device=d), lambda d: minitorch.eye(-1, device=d),
+             lambda d: minitorch.eye(2, -3, device=d)]
+    for fn in calls:
+        errs = []
+        for dev in ("cpu", "cuda"):
+            with pytest.raises(Exception) as e:
+                fn(dev)
+            errs.append((type(e.value), str(e.value)))
+        assert errs[0] == errs[1]
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.int64, minitorch.bool])
+def test_shape_kernels(dtype):
+    for name, x in [("c", values((3, 5, 6), dtype)), ("t", values((6, 5), dtype).t()), ("s", values((4, 8), dtype)[:, ::3])]:
+        for k in (-7, -1, 0, 2, 9):
+            both(lambda t: minitorch.tril(t, k), x)
+            both(lambda t: t.triu(k), x)
+            both(lambda t: t.clone().tril_(k), x)
+            both(lambda t: t.clone().triu_(k), x)
+        both(lambda t: t.flip([0]), x)
+        both(lambda t: t.flip([-1, 0]), x)
+        both(lambda t: t.flip([]), x)
+        both(lambda t, u: minitorch.cat([t, u, t], 0), x, x)
+        both(lambda t, u: minitorch.cat([t, u], -1), x, x)
+    y = values((3, 4), dtype)
+    g = y.cuda()
+    g.t().tril_(1)  # in place through a strided view
+    same(g, y.clone().t().tril_(1).t())
+    both(lambda t: t.flip([0]), values((), dtype))
+    both(lambda a, b: minitorch.cat([a, minitorch.zeros(0), b]), values((2, 3)), values((1, 3)))
+    both(lambda a, b: minitorch.cat([a, b], 1), values((2, 3), minitorch.int32), values((2, 2), minitorch.float64))
+
+
+def test_one_hot():
+    F = minitorch.nn.functional
+    both(lambda t: F.one_hot(t), ints((4, 5), 7))
+    both(lambda t: F.one_hot(t, 9), ints((10,), 9))
+    both(lambda t: F.one_hot(t, 3), ints((0,), 3))
+    both(lambda t: F.one_hot(t[:, ::2]), ints((3, 6), 4))
+
+
+def test_shape_errors_match_the_cpu():
+    F = minitorch.nn.functional
+    same_error(lambda t: t.tril(), values((3,)))
+    same_error(lambda t: t.flip([0, 0]), values((3, 2)))
+    same_error(lambda a, b: minitorch.cat([a, b]), values((2, 3)), values((2, 4)))
+    same_error(lambda a, b: minitorch.cat([a, b]), values((2, 3)), values((3,)))
+    same_error(lambda t: F.one_hot(t, 3), minitorch.tensor([0, 3]))
+    same_error(lambda t: F.one_hot(t, 3), minitorch.tensor([1, -1]))
+    same_error(lambda t: F.one_hot(t), minitorch.tensor([], dtype=minitorch.int64))
+    same_error(lambda t: F.one_hot(t), minitorch.tensor([1.0]))
