@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
-#include "cuda/index.h"
+#include "cuda/kernels_more.h"
 
 extern "C" {
 #include "ops/range_point.h"

@@ -3,7 +3,7 @@
 // indexing. The plans and the checks are ops/index_plan.c's, the launches ops_index.c's.
 #include <stdint.h>
 
-#include "cuda/index.h"
+#include "cuda/kernels_more.h"
 
 #define GRID_STRIDE(i, n)                                                            \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \

@@ -22,6 +22,7 @@ void mt_cuda_register_reduce(void);      /* ops_reduce.c */
 void mt_cuda_register_index(void);       /* ops_index.c */
 void mt_cuda_register_random(void);      /* ops_random.c */
 void mt_cuda_register_shape(void);       /* ops_shape.c */
+void mt_cuda_register_nn(void);          /* ops_nn.c */
 /* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
 void mt_cuda_register_host_fallback(void); /* host_fallback.c */
 

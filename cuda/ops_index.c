@@ -6,7 +6,7 @@
 #include <limits.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/index.h"
+#include "cuda/kernels_more.h"
 #include "cuda/ops.h"
 
 mt_status

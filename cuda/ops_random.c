@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/index.h"
+#include "cuda/kernels_more.h"
 #include "cuda/ops.h"
 
 typedef struct generator {

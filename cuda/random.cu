@@ -4,7 +4,7 @@
 // value, so a fill needs no state on the device; ops_random.c picks the seed and the offset.
 #include <stdint.h>
 
-#include "cuda/index.h"
+#include "cuda/kernels_more.h"
 
 struct u32x4 {
     uint32_t v[4];

@@ -167,7 +167,10 @@
       (self, a, classes))                                                                        \
     F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
     F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
-      (self, dims, flip))
+      (self, dims, flip))                                                                        \
+    F(mt_status, mt_layer_norm_spec,                                                             \
+      (const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps),            \
+      (a, device, n, rows, eps))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

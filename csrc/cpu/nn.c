@@ -7,6 +7,7 @@
 #include "cpu/copy.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 #include "ops/factory_args.h"
 
 /* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
@@ -103,17 +104,6 @@ shift_at(const affine *af, int64_t j)
     return af->b ? ((const double *)mt_tensor_data(af->b))[j] : 0.0;
 }
 
-/* PyTorch's CPU check that weight and the other parameters have the input's dtype. */
-static mt_status
-check_param_dtype(const mt_tensor *input, const mt_tensor *p)
-{
-    if (p && p->dtype != input->dtype) {
-        return mt_fail(MT_ERUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of %s",
-                       mt_dtype_scalar_name(input->dtype));
-    }
-    return MT_OK;
-}
-
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
 #define LAYER_NORM_LOOP(name, T)                                                              \
     static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,         \
@@ -139,57 +129,17 @@ check_param_dtype(const mt_tensor *input, const mt_tensor *p)
 LAYER_NORM_LOOP(layer_norm_f32, float)
 LAYER_NORM_LOOP(layer_norm_f64, double)
 
-/* Whether p (weight or bias) has the shape normalized_shape. */
-static mt_status
-check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
-{
-    if (p == NULL || (p->ndim == shape->n &&
-                      memcmp(p->sizes, shape->v, sizeof(int64_t) * (size_t)shape->n) == 0)) {
-        return MT_OK;
-    }
-    char b1[256], b2[256];
-    return mt_fail(MT_ERUNTIME,
-                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
-                   "and normalized_shape = %s",
-                   what, what, mt_format_sizes(b1, sizeof(b1), p->ndim, p->sizes),
-                   mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
-}
-
 // input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
 mt_status
 mt_cpu_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL;
-    const mt_intlist *shape = &a->l[0];
-    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
-    char b1[256], b2[256], b3[256];
-    if (shape->n < 1) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
-                       "at least one element, but got normalized_shape = []");
-    }
-    mt_status st;
-    if ((st = check_norm_param("weight", a->t[1], shape)) ||
-        (st = check_norm_param("bias", a->t[2], shape))) {
+    int64_t n, rows;
+    double eps;
+    mt_status st = mt_layer_norm_spec(a, "CPU", &n, &rows, &eps);
+    if (st) {
         return st;
     }
-    int lead = input->ndim - shape->n;
-    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
-                       "input of size%s",
-                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
-                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
-                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
-    }
-    if (!mt_dtype_is_float(input->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
-                       mt_dtype_scalar_name(input->dtype));
-    }
-    if ((st = check_param_dtype(input, a->t[1])) || (st = check_param_dtype(input, a->t[2]))) {
-        return st;
-    }
-    int64_t n = mt_numel(shape->n, shape->v), rows = n ? mt_tensor_numel(input) / n : 0;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
@@ -306,7 +256,7 @@ mt_cpu_batch_norm(mt_args *a)
                        mt_dtype_scalar_name(input->dtype));
     }
     for (int k = 1; k < 5; k++) {
-        if ((st = check_param_dtype(input, a->t[k]))) {
+        if ((st = mt_check_param_dtype(input, a->t[k], "CPU"))) {
             return st;
         }
     }

@@ -382,3 +382,70 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_
     out->span = (uint64_t)to - (uint64_t)from;
     return MT_OK;
 }
+
+/* ---- nn layers ---- */
+
+mt_status
+mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device)
+{
+    if (p && p->dtype != input->dtype) {
+        return mt_fail(MT_ERUNTIME, "mixed dtype (%s): expect parameter to have scalar type of %s",
+                       device, mt_dtype_scalar_name(input->dtype));
+    }
+    return MT_OK;
+}
+
+/* Whether p (weight or bias) has the shape normalized_shape. */
+static mt_status
+check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
+{
+    if (p == NULL || (p->ndim == shape->n &&
+                      memcmp(p->sizes, shape->v, sizeof(int64_t) * (size_t)shape->n) == 0)) {
+        return MT_OK;
+    }
+    char b1[256], b2[256];
+    return mt_fail(MT_ERUNTIME,
+                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
+                   "and normalized_shape = %s",
+                   what, what, mt_format_sizes(b1, sizeof(b1), p->ndim, p->sizes),
+                   mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
+}
+
+mt_status
+mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps)
+{
+    const mt_tensor *input = a->t[0];
+    const mt_intlist *shape = &a->l[0];
+    char b1[256], b2[256], b3[256];
+    *eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    if (shape->n < 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+                       "at least one element, but got normalized_shape = []");
+    }
+    mt_status st;
+    if ((st = check_norm_param("weight", a->t[1], shape)) ||
+        (st = check_norm_param("bias", a->t[2], shape))) {
+        return st;
+    }
+    int lead = input->ndim - shape->n;
+    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
+                       "input of size%s",
+                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
+                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
+                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
+    }
+    if (!mt_dtype_is_float(input->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
+                       mt_dtype_scalar_name(input->dtype));
+    }
+    if ((st = mt_check_param_dtype(input, a->t[1], device)) ||
+        (st = mt_check_param_dtype(input, a->t[2], device))) {
+        return st;
+    }
+    *n = mt_numel(shape->n, shape->v);
+    *rows = *n ? mt_tensor_numel(input) / *n : 0;
+    return MT_OK;
+}

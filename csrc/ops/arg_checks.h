@@ -53,6 +53,16 @@ mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
 /* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
 mt_dtype mt_scan_dtype(const mt_args *a);
 
+/* ---- nn layers ---- */
+
+/* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
+ * device ("CPU", "CUDA") as in its message. */
+mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device);
+/* layer_norm(input, normalized_shape, weight, bias, eps): PyTorch's checks; n the elements of a
+ * normalized row, rows their number, eps the argument. */
+mt_status mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows,
+                             double *eps);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {

@@ -222,3 +222,24 @@ def test_shape_errors_match_the_cpu():
     same_error(lambda t: F.one_hot(t, 3), minitorch.tensor([1, -1]))
     same_error(lambda t: F.one_hot(t), minitorch.tensor([], dtype=minitorch.int64))
     same_error(lambda t: F.one_hot(t), minitorch.tensor([1.0]))
+
+
+# ---- nn layers ----
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_layer_norm(dtype):
+    F = minitorch.nn.functional
+    x = values((4, 3, 300), dtype)
+    w, b = values((300,), dtype), values((300,), dtype)
+    both(lambda t: F.layer_norm(t, (300,)), x, atol=1e-5)
+    both(lambda t, u, v: F.layer_norm(t, (300,), u, v, eps=1e-3), x, w, b, atol=1e-5)
+    both(lambda t, u: F.layer_norm(t, (3, 300), u), x, values((3, 300), dtype), atol=1e-5)
+    both(lambda t: F.layer_norm(t.transpose(0, 1), (4,)), values((5, 4), dtype).t(), atol=1e-5)
+    both(lambda t: F.layer_norm(t, (7,)), values((0, 7), dtype))
+
+
+def test_layer_norm_errors_match_the_cpu():
+    F = minitorch.nn.functional
+    same_error(lambda t: F.layer_norm(t, (5,)), values((3, 4)))
+    same_error(lambda t, u: F.layer_norm(t, (4,), u), values((3, 4)), values((3,)))
+    same_error(lambda t: F.layer_norm(t, (4,)), values((3, 4), minitorch.int64))

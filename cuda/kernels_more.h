@@ -1,7 +1,8 @@
-/* What ops_index.c and the other new kernel files share with their kernels (index.cu,
- * factory.cu, random.cu): the parameter blocks and the kernel getters. */
-#ifndef MT_CUDA_INDEX_H
-#define MT_CUDA_INDEX_H
+/* What the kernel files ops_index.c, ops_random.c, ops_shape.c and ops_nn.c share with their
+ * kernels (index.cu, random.cu, factory.cu, nn.cu): the parameter blocks and the kernel getters,
+ * and ops_index.c's launch and range-check helpers. */
+#ifndef MT_CUDA_KERNELS_MORE_H
+#define MT_CUDA_KERNELS_MORE_H
 
 #include <stdint.h>
 
@@ -74,6 +75,15 @@ const void *mt_cuda_eye_kernel(mt_dtype dt);
  * x and out (..., rows, cols) contiguous (may be one tensor); out = x in the triangle of
  * diagonal k (lower: j - i <= k, else j - i >= k), 0 elsewhere */
 const void *mt_cuda_triangle_kernel(mt_dtype dt);
+
+/* ---- nn layers (nn.cu) ---- */
+
+#define MT_CUDA_ROW_THREADS 256 /* threads of a block per row (a power of two) */
+
+/* (const char *x, char *y, int64_t rows, int64_t n, double eps, const double *w,
+ * const double *b): x, y (rows, n) contiguous of dtype dt (a float), w and b (n) or NULL;
+ * y = layer_norm(x) row by row, one block per row */
+const void *mt_cuda_layer_norm_kernel(mt_dtype dt);
 
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
