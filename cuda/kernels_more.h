@@ -85,6 +85,12 @@ const void *mt_cuda_triangle_kernel(mt_dtype dt);
  * y = layer_norm(x) row by row, one block per row */
 const void *mt_cuda_layer_norm_kernel(mt_dtype dt);
 
+/* (const char *x, const char *t, const char *pw, char *out, int64_t n, int *flags): x, t, pw
+ * (or NULL: 1) and out (n) contiguous of dtype dt (a float); out = binary_cross_entropy(x, t)
+ * with flags |= 1 for an x, 2 for a t outside [0, 1] (logits 0), or its with_logits form with
+ * pos_weight pw (logits 1) */
+const void *mt_cuda_bce_kernel(int logits, mt_dtype dt);
+
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
 

@@ -1,7 +1,9 @@
-// The CUDA kernels of the nn layers: layer_norm, a block per row, its statistics in double as
+// The CUDA kernels of the nn layers and losses: binary_cross_entropy (with logits), and
+// layer_norm, a block per row, its statistics in double as
 // the CPU kernel's (csrc/cpu/nn.c). The checks are ops/arg_checks.c's, the launches ops_nn.c's.
 #include <stdint.h>
 
+#include "cuda/device_math.h"
 #include "cuda/kernels_more.h"
 
 // The sum of v over the block (MT_CUDA_ROW_THREADS threads), in every thread; buf is reusable
@@ -44,6 +46,45 @@ __global__ void layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_
             y[j] = (T)(((double)x[j] - mean) * rstd * (w ? w[j] : 1.0) + (b ? b[j] : 0.0));
         }
     }
+}
+
+// out = -(t log x + (1 - t) log(1 - x)), each log clamped at -100 (Logits 0); or
+// (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
+template <typename T, int Logits>
+__global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n,
+                           int *flags)
+{
+    const T *x = (const T *)xv, *t = (const T *)tv, *pw = (const T *)pwv;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const T xi = x[i], ti = t[i];
+        T v;
+        if constexpr (Logits == 0) {
+            const int bad = (xi >= (T)0 && xi <= (T)1 ? 0 : 1) | (ti >= (T)0 && ti <= (T)1 ? 0 : 2);
+            if (bad) {
+                atomicOr(flags, bad);
+            }
+            const T lx = fmax(log_(xi), (T)-100), l1x = fmax(log1p_(-xi), (T)-100);
+            v = (ti - (T)1) * l1x - ti * lx;
+        } else {
+            const T p = pw ? pw[i] : (T)1;
+            const T log_sig = fmin(xi, (T)0) - log1p_(exp_(-fabs(xi)));
+            v = ((T)1 - ti) * xi - log_sig * ((T)1 + (p - (T)1) * ti);
+        }
+        ((T *)outv)[i] = v;
+    }
+}
+
+extern "C" const void *
+mt_cuda_bce_kernel(int logits, mt_dtype dt)
+{
+    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
+        return nullptr;
+    }
+    if (logits) {
+        return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 1> : (const void *)bce_kernel<double, 1>;
+    }
+    return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 0> : (const void *)bce_kernel<double, 0>;
 }
 
 extern "C" const void *

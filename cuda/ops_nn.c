@@ -1,4 +1,5 @@
-/* The CUDA key's nn layers: layer_norm (nn.cu), with the shared checks of ops/arg_checks.c. */
+/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits) (nn.cu),
+ * with the shared checks of ops/arg_checks.c and the shared reduction of a loss (ops/nn.c). */
 #include "cuda/elementwise.h"
 #include "cuda/kernels_more.h"
 #include "cuda/ops.h"
@@ -47,11 +48,114 @@ out_release:
     return st;
 }
 
+/* dense[k] = ins[k] (k < n; NULL stays NULL) broadcast together, contiguous in dtype dt; *numel
+ * their element count; *shape and *ndim the common shape. */
+static mt_status
+dense_broadcast(mt_tensor *const *ins, int n, mt_dtype dt, mt_tensor **dense, int *ndim,
+                int64_t *shape)
+{
+    mt_status st = MT_OK;
+    *ndim = 0;
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        if (ins[k]) {
+            st = mt_broadcast_shapes(*ndim, shape, ins[k]->ndim, ins[k]->sizes, ndim, shape);
+        }
+    }
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        mt_tensor *e = NULL;
+        dense[k] = NULL;
+        if (ins[k] && (st = mt_op_expand(ins[k], *ndim, shape, &e)) == MT_OK) {
+            st = mt_cuda_cast(e, dt, &dense[k]);
+            mt_tensor_release(e);
+        }
+    }
+    return st;
+}
+
+/* The per-element loss of x, t (and pw) by the bce kernel, then weight and reduction. */
+static mt_status
+bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
+{
+    mt_tensor *d[3] = {NULL}, *loss = NULL, *flags = NULL;
+    int ndim, bad = 0;
+    int64_t shape[MT_MAX_DIMS], one = 1;
+    mt_device dev = mt_tensor_device(a->t[0]);
+    mt_status st = dense_broadcast(ins, 3, dt, d, &ndim, shape);
+    if (st || (st = mt_tensor_empty(ndim, shape, dt, dev, &loss)) ||
+        (st = mt_tensor_empty(1, &one, MT_INT32, dev, &flags)) ||
+        (st = mt_cuda_fill(flags, mt_scalar_int(0)))) {
+        goto out_release;
+    }
+    const char *x = mt_tensor_data(d[0]), *t = mt_tensor_data(d[1]);
+    const char *pw = d[2] ? mt_tensor_data(d[2]) : NULL;
+    char *out = mt_tensor_data(loss);
+    int *fl = (int *)mt_tensor_data(flags);
+    int64_t n = mt_tensor_numel(loss);
+    void *args[] = {&x, &t, &pw, &out, &n, &fl};
+    if ((st = mt_cuda_use_device(dev)) ||
+        (st = mt_cuda_launch_n(mt_cuda_bce_kernel(logits, dt), n, args))) {
+        goto out_release;
+    }
+    if (!logits) {
+        cudaStream_t stream = mt_cuda_current_stream(dev.index);
+        if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, fl, sizeof(bad), cudaMemcpyDeviceToHost,
+                                                stream))) ||
+            (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+            goto out_release;
+        }
+        if (bad) {
+            st = mt_fail(MT_ERUNTIME, "all elements of %s should be between 0 and 1",
+                         (bad & 1) ? "input" : "target");
+            goto out_release;
+        }
+    }
+    st = mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    loss = NULL; /* mt_loss_finish took it */
+out_release:
+    mt_tensor_clear(&loss);
+    mt_tensor_clear(&flags);
+    for (int k = 0; k < 3; k++) {
+        mt_tensor_clear(&d[k]);
+    }
+    return st;
+}
+
+// self, target (one shape) probabilities, weight (broadcasts to it) or NULL; out = the binary
+// cross entropy, reduced
+static mt_status
+cuda_binary_cross_entropy(mt_args *a)
+{
+    mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
+    mt_status st = mt_check_bce(a->t[0], a->t[1]);
+    return st ? st : bce(a, ins, a->t[0]->dtype, 0);
+}
+
+// self, target logits and probabilities, weight and pos_weight (broadcast to them) or NULL
+static mt_status
+cuda_binary_cross_entropy_with_logits(mt_args *a)
+{
+    mt_tensor *one = NULL;
+    mt_status st = MT_OK;
+    if (a->t[3] == NULL && (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one))) {
+        return st;
+    }
+    mt_tensor *types[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
+    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
+    mt_dtype dt;
+    if ((st = mt_bce_logits_dtype(types, &dt)) == MT_OK) {
+        st = bce(a, ins, dt, 1);
+    }
+    mt_tensor_clear(&one);
+    return st;
+}
+
 void
 mt_cuda_register_nn(void)
 {
     static const mt_cuda_reg kernels[] = {
         MT_CUDA_REG(layer_norm),
+        MT_CUDA_REG(binary_cross_entropy),
+        MT_CUDA_REG(binary_cross_entropy_with_logits),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -17,6 +17,7 @@
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
 #include "ops/index_plan.h"
+#include "ops/nn.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
@@ -170,7 +171,12 @@
       (self, dims, flip))                                                                        \
     F(mt_status, mt_layer_norm_spec,                                                             \
       (const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps),            \
-      (a, device, n, rows, eps))
+      (a, device, n, rows, eps))                                                                 \
+    F(mt_status, mt_check_bce, (const mt_tensor *self, const mt_tensor *target), (self, target)) \
+    F(mt_status, mt_bce_logits_dtype, (mt_tensor *const *ins, mt_dtype *dt), (ins, dt))         \
+    F(mt_status, mt_loss_finish,                                                                 \
+      (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
+      (loss, weight, reduction, out))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

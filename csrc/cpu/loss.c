@@ -9,6 +9,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 #include "ops/nn.h"
 
 /* ---- nll_loss ---- */
@@ -193,17 +194,13 @@ mt_status
 mt_cpu_binary_cross_entropy(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *loss = NULL;
-    if (target->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
-                       mt_dtype_scalar_name(target->dtype), mt_dtype_scalar_name(self->dtype));
-    }
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy\" not implemented for '%s'",
-                       mt_dtype_scalar_name(self->dtype));
+    mt_status st = mt_check_bce(self, target);
+    if (st) {
+        return st;
     }
     range_flags r = {false, false};
     mt_tensor *ins[2] = {self, target};
-    mt_status st = mt_cpu_elementwise(ins, 2, self->dtype,
+    st = mt_cpu_elementwise(ins, 2, self->dtype,
                                       self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false, &loss);
     if (st) {
         return st;
@@ -242,11 +239,8 @@ mt_cpu_binary_cross_entropy_with_logits(mt_args *a)
         return st;
     }
     mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
-    mt_dtype dt = mt_result_type(ins, 3);
-    if (!mt_dtype_is_float(dt)) {
-        st = mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy_with_logits\" not implemented for '%s'",
-                     mt_dtype_scalar_name(dt));
-    } else {
+    mt_dtype dt;
+    if ((st = mt_bce_logits_dtype(ins, &dt)) == MT_OK) {
         st = mt_cpu_elementwise(ins, 3, dt, dt == MT_FLOAT32 ? bce_logits_f32 : bce_logits_f64,
                                 NULL, false, &loss);
     }

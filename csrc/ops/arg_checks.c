@@ -449,3 +449,28 @@ mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *ro
     *rows = *n ? mt_tensor_numel(input) / *n : 0;
     return MT_OK;
 }
+
+mt_status
+mt_check_bce(const mt_tensor *self, const mt_tensor *target)
+{
+    if (target->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
+                       mt_dtype_scalar_name(target->dtype), mt_dtype_scalar_name(self->dtype));
+    }
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy\" not implemented for '%s'",
+                       mt_dtype_scalar_name(self->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt)
+{
+    *dt = mt_result_type(ins, 3);
+    if (!mt_dtype_is_float(*dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy_with_logits\" not implemented for '%s'",
+                       mt_dtype_scalar_name(*dt));
+    }
+    return MT_OK;
+}

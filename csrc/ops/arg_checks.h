@@ -63,6 +63,12 @@ mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const
 mt_status mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows,
                              double *eps);
 
+/* binary_cross_entropy(self, target): one float dtype. */
+mt_status mt_check_bce(const mt_tensor *self, const mt_tensor *target);
+/* binary_cross_entropy_with_logits: ins (self, target, pos_weight or one) promote to a float
+ * *dt. */
+mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {

@@ -20,8 +20,7 @@ HOST_ROUND_TRIP = {
     "masked_select", "nonzero", "sort", "argsort", "topk", "_unique2",
     # nn layers, their backward ops, and losses
     "embedding_dense_backward", "layer_norm_backward", "batch_norm",
-    "batch_norm_backward", "nll_loss", "nll_loss_backward", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
+    "batch_norm_backward", "nll_loss", "nll_loss_backward",
     # convolution and pooling (cuDNN is not used yet)
     "conv2d", "convolution_backward_input", "convolution_backward_weight", "max_pool2d",
     "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d", "avg_pool2d_backward",
@@ -51,6 +50,7 @@ def test_the_list_names_only_ops_with_cpu_kernels():
 @pytest.mark.parametrize("op", ["add", "where", "sum", "var", "argmax", "softmax", "cumsum", "masked_fill", "gelu_backward",
                                 "gather", "scatter_add_", "index", "index_put_", "index_select", "embedding",
                                 "uniform_", "normal_", "bernoulli_", "random_", "arange", "linspace", "logspace",
-                                "eye", "cat", "flip", "tril", "triu_", "one_hot", "layer_norm"])
+                                "eye", "cat", "flip", "tril", "triu_", "one_hot", "layer_norm",
+                                "binary_cross_entropy", "binary_cross_entropy_with_logits"])
 def test_kernels_of_this_issue_are_device_kernels(op):
     assert cuda_kernel(op) == f"mt_cuda_{op}"

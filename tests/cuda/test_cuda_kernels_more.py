@@ -243,3 +243,30 @@ def test_layer_norm_errors_match_the_cpu():
     same_error(lambda t: F.layer_norm(t, (5,)), values((3, 4)))
     same_error(lambda t, u: F.layer_norm(t, (4,), u), values((3, 4)), values((3,)))
     same_error(lambda t: F.layer_norm(t, (4,)), values((3, 4), minitorch.int64))
+
+
+def probs(shape, dtype=minitorch.float32):
+    return minitorch.tensor(RNG.uniform(0, 1, size=shape)).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_binary_cross_entropy(dtype):
+    F = minitorch.nn.functional
+    x, t, w = probs((6, 5), dtype), probs((6, 5), dtype), probs((5,), dtype)
+    for red in ("mean", "sum", "none"):
+        both(lambda a, b: F.binary_cross_entropy(a, b, reduction=red), x, t)
+        both(lambda a, b, c: F.binary_cross_entropy(a, b, weight=c, reduction=red), x, t, w)
+        both(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=red), values((6, 5), dtype), t)
+        both(lambda a, b, c: F.binary_cross_entropy_with_logits(a, b, weight=c, pos_weight=c * 3, reduction=red),
+             values((6, 5), dtype), t, w)
+    both(lambda a, b: F.binary_cross_entropy(a.t(), b.t()), x, t)
+    edge = minitorch.tensor([0.0, 1.0, 0.5]).to(dtype)
+    both(lambda a, b: F.binary_cross_entropy(a, b, reduction="none"), edge, minitorch.tensor([1.0, 0.0, 0.5]).to(dtype))
+    both(lambda a, b: F.binary_cross_entropy_with_logits(a * 100, b), values((9,), dtype), probs((9,), dtype))
+
+
+def test_binary_cross_entropy_errors_match_the_cpu():
+    F = minitorch.nn.functional
+    same_error(lambda a, b: F.binary_cross_entropy(a, b), minitorch.tensor([0.5, 1.5]), probs((2,)))
+    same_error(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), minitorch.tensor([-0.5, 0.5]))
+    same_error(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), probs((2,), minitorch.float64))
