@@ -91,6 +91,14 @@ const void *mt_cuda_layer_norm_kernel(mt_dtype dt);
  * pos_weight pw (logits 1) */
 const void *mt_cuda_bce_kernel(int logits, mt_dtype dt);
 
+/* (const char *g, const int64_t *ix, const char *counts, char *out, int64_t n, int64_t dim,
+ * int64_t padding_idx): g (n, dim), out (num_weights, dim) zeroed, counts (num_weights) or NULL,
+ * of dtype dt (a float), ix (n) in range; out[ix[i]] += g[i] (divided by counts[ix[i]] when
+ * given) for each ix[i] != padding_idx, atomically */
+const void *mt_cuda_embedding_backward_kernel(mt_dtype dt);
+/* (const int64_t *ix, char *counts, int64_t n): counts[ix[i]] += 1, counts of dtype dt */
+const void *mt_cuda_count_kernel(mt_dtype dt);
+
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
 

@@ -75,6 +75,48 @@ __global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char
     }
 }
 
+// out (num_weights, dim) += the rows of g at ix (kernels_more.h); an element per thread
+template <typename T>
+__global__ void embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv,
+                                          char *outv, int64_t n, int64_t dim, int64_t padding_idx)
+{
+    const T *g = (const T *)gv, *counts = (const T *)countsv;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * dim;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = e / dim, j = e % dim, v = ix[i];
+        if (v == padding_idx) {
+            continue;
+        }
+        const T k = counts ? (T)1 / counts[v] : (T)1;
+        atomicAdd((T *)outv + v * dim + j, k * g[e]);
+    }
+}
+
+// counts[ix[i]] += 1
+template <typename T> __global__ void count_kernel(const int64_t *ix, char *counts, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        atomicAdd((T *)counts + ix[i], (T)1);
+    }
+}
+
+extern "C" const void *
+mt_cuda_embedding_backward_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)embedding_backward_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)embedding_backward_kernel<double>
+                              : nullptr;
+}
+
+extern "C" const void *
+mt_cuda_count_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)count_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)count_kernel<double>
+                              : nullptr;
+}
+
 extern "C" const void *
 mt_cuda_bce_kernel(int logits, mt_dtype dt)
 {

@@ -1,5 +1,6 @@
-/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits) (nn.cu),
- * with the shared checks of ops/arg_checks.c and the shared reduction of a loss (ops/nn.c). */
+/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits) and
+ * embedding_dense_backward (nn.cu), with the shared checks of ops/arg_checks.c and the shared
+ * reduction of a loss (ops/nn.c). */
 #include "cuda/elementwise.h"
 #include "cuda/kernels_more.h"
 #include "cuda/ops.h"
@@ -149,6 +150,63 @@ cuda_binary_cross_entropy_with_logits(mt_args *a)
     return st;
 }
 
+// grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
+// the gradient rows whose index is v (divided by v's count with scale_grad_by_freq), 0 for
+// padding_idx
+static mt_status
+cuda_embedding_dense_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
+    int64_t num_weights = a->i[0], padding_idx = a->i[1], n, dim, bad_value;
+    bool bad = false;
+    mt_device dev = mt_tensor_device(grad);
+    mt_status st = mt_check_embedding_backward(grad, a->t[1], num_weights, &n, &dim);
+    if (st) {
+        return st;
+    }
+    mt_dtype dt = grad->dtype;
+    int64_t sizes[2] = {num_weights, dim};
+    if ((st = mt_cuda_cast(grad, dt, &g)) || (st = mt_cuda_cast(a->t[1], MT_INT64, &ix)) ||
+        (st = mt_cuda_check_range(ix, 0, num_weights, &bad, &bad_value))) {
+        goto out_release;
+    }
+    if (bad) {
+        st = mt_fail(MT_EINDEX, "index out of range in self");
+        goto out_release;
+    }
+    if ((st = mt_tensor_empty(2, sizes, dt, dev, &out)) ||
+        (st = mt_cuda_fill(out, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+        goto out_release;
+    }
+    const int64_t *ixd = (const int64_t *)mt_tensor_data(ix);
+    const char *cd = NULL, *gd = mt_tensor_data(g);
+    char *od = mt_tensor_data(out);
+    if (a->b[0]) {
+        /* scale_grad_by_freq: each index's count first */
+        if ((st = mt_tensor_empty(1, &num_weights, dt, dev, &counts)) ||
+            (st = mt_cuda_fill(counts, mt_scalar_int(0)))) {
+            goto out_release;
+        }
+        char *c = mt_tensor_data(counts);
+        void *cargs[] = {&ixd, &c, &n};
+        if ((st = mt_cuda_launch_n(mt_cuda_count_kernel(dt), n, cargs))) {
+            goto out_release;
+        }
+        cd = c;
+    }
+    void *args[] = {&gd, &ixd, &cd, &od, &n, &dim, &padding_idx};
+    if ((st = mt_cuda_launch_n(mt_cuda_embedding_backward_kernel(dt), n * dim, args)) == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&counts);
+    mt_tensor_clear(&ix);
+    mt_tensor_clear(&g);
+    return st;
+}
+
 void
 mt_cuda_register_nn(void)
 {
@@ -156,6 +214,7 @@ mt_cuda_register_nn(void)
         MT_CUDA_REG(layer_norm),
         MT_CUDA_REG(binary_cross_entropy),
         MT_CUDA_REG(binary_cross_entropy_with_logits),
+        MT_CUDA_REG(embedding_dense_backward),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -176,7 +176,11 @@
     F(mt_status, mt_bce_logits_dtype, (mt_tensor *const *ins, mt_dtype *dt), (ins, dt))         \
     F(mt_status, mt_loss_finish,                                                                 \
       (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
-      (loss, weight, reduction, out))
+      (loss, weight, reduction, out))                                                           \
+    F(mt_status, mt_check_embedding_backward,                                                    \
+      (const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights, int64_t *n,         \
+       int64_t *dim),                                                                            \
+      (grad, indices, num_weights, n, dim))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

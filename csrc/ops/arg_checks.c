@@ -474,3 +474,24 @@ mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt)
     }
     return MT_OK;
 }
+
+mt_status
+mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights,
+                            int64_t *n, int64_t *dim)
+{
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: expected int64 or int32 indices");
+    }
+    *n = mt_tensor_numel(indices);
+    *dim = grad->ndim == indices->ndim + 1 ? grad->sizes[grad->ndim - 1] : -1;
+    if (*dim < 0 || memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) ||
+        num_weights < 0) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: grad_output must be shaped "
+                                    "(*indices.shape, embedding_dim)");
+    }
+    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "\"embedding_dense_backward\" not implemented for '%s'",
+                       mt_dtype_scalar_name(grad->dtype));
+    }
+    return MT_OK;
+}

@@ -69,6 +69,11 @@ mt_status mt_check_bce(const mt_tensor *self, const mt_tensor *target);
  * *dt. */
 mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
 
+/* embedding_dense_backward(grad_output, indices, num_weights, ...): int indices, grad_output
+ * (*indices.shape, D) of a float dtype; *n the indices, *dim D. */
+mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices,
+                                      int64_t num_weights, int64_t *n, int64_t *dim);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {

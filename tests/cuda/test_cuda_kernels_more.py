@@ -270,3 +270,15 @@ def test_binary_cross_entropy_errors_match_the_cpu():
     same_error(lambda a, b: F.binary_cross_entropy(a, b), minitorch.tensor([0.5, 1.5]), probs((2,)))
     same_error(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), minitorch.tensor([-0.5, 0.5]))
     same_error(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), probs((2,), minitorch.float64))
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_embedding_dense_backward(scale):
+    for dtype in (minitorch.float32, minitorch.float64):
+        g, i = values((3, 4, 5), dtype), ints((3, 4), 6)
+        for pad in (-1, 2):
+            both(lambda a, b: minitorch._C.embedding_dense_backward(a, b, 6, pad, scale), g, i, atol=1e-5)
+    same_error(lambda a, b: minitorch._C.embedding_dense_backward(a, b, 6, -1, scale), values((2, 5)), minitorch.tensor([0, 6]))
+    w = values((6, 5)).cuda().requires_grad_()
+    minitorch.nn.functional.embedding(ints((7,), 6).cuda(), w).sum().backward()
+    assert w.grad.is_cuda and float(w.grad.sum().cpu().item()) == pytest.approx(35.0)
