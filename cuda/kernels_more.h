@@ -99,6 +99,13 @@ const void *mt_cuda_embedding_backward_kernel(mt_dtype dt);
 /* (const int64_t *ix, char *counts, int64_t n): counts[ix[i]] += 1, counts of dtype dt */
 const void *mt_cuda_count_kernel(mt_dtype dt);
 
+/* (const char *x, const int64_t *t, const double *w, char *loss, double *wt, int64_t N,
+ * int64_t C, int64_t K, int64_t ignore, unsigned long long *first_bad): x (N, C, K), t, loss and
+ * wt (N, K) contiguous, x and loss of dtype dt (a float), w (C) or NULL; loss = -w[t] x[n, t, k]
+ * and wt = w[t] (both 0 where t is ignore), *first_bad = min(*first_bad, e) for each target e
+ * outside [0, C) */
+const void *mt_cuda_nll_kernel(mt_dtype dt);
+
 #ifndef __CUDACC__
 /* ---- host side (ops_index.c), for the kernel files ops_*.c ---- */
 

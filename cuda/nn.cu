@@ -117,6 +117,40 @@ mt_cuda_count_kernel(mt_dtype dt)
                               : nullptr;
 }
 
+// loss[n, k] = -w[t] x[n, t, k], wt[n, k] = w[t]; 0 for an ignored target (kernels_more.h)
+template <typename T>
+__global__ void nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv,
+                           double *wt, int64_t N, int64_t C, int64_t K, int64_t ignore,
+                           unsigned long long *first_bad)
+{
+    const T *x = (const T *)xv;
+    T *loss = (T *)lossv;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < N * K;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t n = e / K, k = e % K, ti = t[e];
+        loss[e] = (T)0;
+        wt[e] = 0;
+        if (ti == ignore) {
+            continue;
+        }
+        if (ti < 0 || ti >= C) {
+            atomicMin(first_bad, (unsigned long long)e);
+            continue;
+        }
+        const double wv = w ? w[ti] : 1.0;
+        loss[e] = (T)(-wv * (double)x[(n * C + ti) * K + k]);
+        wt[e] = wv;
+    }
+}
+
+extern "C" const void *
+mt_cuda_nll_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)nll_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)nll_kernel<double>
+                              : nullptr;
+}
+
 extern "C" const void *
 mt_cuda_bce_kernel(int logits, mt_dtype dt)
 {

@@ -1,6 +1,8 @@
-/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits) and
- * embedding_dense_backward (nn.cu), with the shared checks of ops/arg_checks.c and the shared
+/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits), nll_loss
+ * and embedding_dense_backward (nn.cu), with the shared checks of ops/arg_checks.c and the shared
  * reduction of a loss (ops/nn.c). */
+#include <limits.h>
+
 #include "cuda/elementwise.h"
 #include "cuda/kernels_more.h"
 #include "cuda/ops.h"
@@ -207,6 +209,107 @@ out_release:
     return st;
 }
 
+/* *v = the sum of t (CUDA, a float) in double, read back. */
+static mt_status
+sum_to_host(mt_tensor *t, double *v)
+{
+    mt_args m;
+    mt_args_init(&m);
+    m.t[0] = t;
+    m.l[0].n = 0;
+    m.l[0].none = true;
+    m.dtype = MT_FLOAT64;
+    mt_tensor *host = NULL;
+    mt_scalar s;
+    mt_status st = mt_dispatch(MT_OP_sum, &m);
+    if (st == MT_OK && (st = mt_op_to_copy(m.out[0], MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK &&
+        (st = mt_tensor_item(host, &s)) == MT_OK) {
+        *v = mt_scalar_to_double(s);
+    }
+    mt_tensor_clear(&host);
+    mt_tensor_clear(&m.out[0]);
+    return st;
+}
+
+/* Fails with nll_loss's message when *first (a device flag) names a target. */
+static mt_status
+check_targets(const unsigned long long *first, const int64_t *t, mt_device dev)
+{
+    cudaStream_t stream = mt_cuda_current_stream(dev.index);
+    unsigned long long e = 0;
+    int64_t bad = 0;
+    mt_status st = mt_cuda_check(cudaMemcpyAsync(&e, first, sizeof(e), cudaMemcpyDeviceToHost, stream));
+    if (st || (st = mt_cuda_check(cudaStreamSynchronize(stream))) || e == ULLONG_MAX) {
+        return st;
+    }
+    if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, t + e, sizeof(bad), cudaMemcpyDeviceToHost,
+                                            stream))) ||
+        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+        return st;
+    }
+    return mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)bad);
+}
+
+// self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
+// weight (C) or NULL; out = -weight[target] * self[target], reduced
+static mt_status
+cuda_nll_loss(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *target = a->t[1], *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
+    mt_tensor *wt = NULL, *flag = NULL;
+    int64_t reduction = a->i[0], ignore = a->i[1], N, C, K, one = 1;
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_nll_spec(self, target, a->t[2], &N, &C, &K);
+    if (st) {
+        return st;
+    }
+    int64_t nk = N * K;
+    /* without a batch dim the one loss is 0-dim, whatever target's rank */
+    int ndim = self->ndim == 1 ? 0 : target->ndim;
+    if ((st = mt_cuda_cast(self, self->dtype, &x)) || (st = mt_cuda_cast(target, MT_INT64, &t)) ||
+        (st = as_double(a->t[2], &w)) ||
+        (st = mt_tensor_empty(ndim, target->sizes, self->dtype, dev, &loss)) ||
+        (st = mt_tensor_empty(1, &nk, MT_FLOAT64, dev, &wt)) ||
+        (st = mt_tensor_empty(1, &one, MT_INT64, dev, &flag)) || (st = mt_cuda_use_device(dev))) {
+        goto out_release;
+    }
+    const char *xd = mt_tensor_data(x);
+    const int64_t *td = (const int64_t *)mt_tensor_data(t);
+    const double *wd = w ? (const double *)mt_tensor_data(w) : NULL;
+    char *ld = mt_tensor_data(loss);
+    double *wtd = (double *)mt_tensor_data(wt);
+    unsigned long long *first = (unsigned long long *)mt_tensor_data(flag);
+    void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &first};
+    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(*first),
+                                            mt_cuda_current_stream(dev.index)))) ||
+        (st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) ||
+        (st = check_targets(first, td, dev))) {
+        goto out_release;
+    }
+    if (reduction == MT_REDUCTION_NONE) {
+        a->out[0] = loss;
+        loss = NULL;
+        goto out_release;
+    }
+    double total = 0, wsum = 0;
+    if ((st = sum_to_host(loss, &total)) || (st = sum_to_host(wt, &wsum))) {
+        goto out_release;
+    }
+    double v = reduction == MT_REDUCTION_SUM ? total : total / wsum;
+    if ((st = mt_tensor_empty(0, NULL, self->dtype, dev, &a->out[0])) == MT_OK &&
+        (st = mt_cuda_fill(a->out[0], mt_scalar_float(v)))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+out_release:
+    mt_tensor_clear(&flag);
+    mt_tensor_clear(&wt);
+    mt_tensor_clear(&loss);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&t);
+    mt_tensor_clear(&x);
+    return st;
+}
+
 void
 mt_cuda_register_nn(void)
 {
@@ -215,6 +318,7 @@ mt_cuda_register_nn(void)
         MT_CUDA_REG(binary_cross_entropy),
         MT_CUDA_REG(binary_cross_entropy_with_logits),
         MT_CUDA_REG(embedding_dense_backward),
+        MT_CUDA_REG(nll_loss),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -180,7 +180,11 @@
     F(mt_status, mt_check_embedding_backward,                                                    \
       (const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights, int64_t *n,         \
        int64_t *dim),                                                                            \
-      (grad, indices, num_weights, n, dim))
+      (grad, indices, num_weights, n, dim))                                                      \
+    F(mt_status, mt_nll_spec,                                                                    \
+      (const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,      \
+       int64_t *C, int64_t *K),                                                                  \
+      (self, target, weight, N, C, K))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

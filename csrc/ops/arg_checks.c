@@ -495,3 +495,78 @@ mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices, int
     }
     return MT_OK;
 }
+
+/* PyTorch's shape checks of nll_loss_nd; C is the class count. */
+static mt_status
+check_nll_shapes(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight)
+{
+    char b1[256], b2[256];
+    if (self->ndim < 1) {
+        return mt_fail(MT_EVALUE, "Expected 1 or more dimensions (got %d)", self->ndim);
+    }
+    if (self->ndim != 1 && (target->ndim < 1 || self->sizes[0] != target->sizes[0])) {
+        return mt_fail(MT_EVALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                       (long long)self->sizes[0],
+                       (long long)(target->ndim ? target->sizes[0] : 1));
+    }
+    if (self->ndim == 1 && target->ndim == 1 && target->sizes[0] != 1) {
+        return mt_fail(MT_EVALUE,
+                       "For 1D input, 1D target must have size 1, but got target size: %lld",
+                       (long long)target->sizes[0]);
+    }
+    if (self->ndim == 1 && target->ndim > 1) {
+        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
+    }
+    if (self->ndim >= 3 &&
+        (target->ndim != self->ndim - 1 ||
+         memcmp(target->sizes + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2)))) {
+        int64_t want[MT_MAX_DIMS];
+        want[0] = self->sizes[0];
+        memcpy(want + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2));
+        return mt_fail(MT_ERUNTIME, "Expected target size %s, got %s",
+                       mt_format_sizes(b1, sizeof(b1), self->ndim - 1, want),
+                       mt_format_sizes(b2, sizeof(b2), target->ndim, target->sizes));
+    }
+    if (self->ndim == 2 && target->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
+    }
+    int64_t C = self->ndim == 1 ? self->sizes[0] : self->sizes[1];
+    if (weight && (weight->ndim != 1 || weight->sizes[0] != C)) {
+        return mt_fail(MT_ERUNTIME,
+                       "weight tensor should be defined either for all %lld classes or no classes "
+                       "but got weight tensor of shape: %s",
+                       (long long)C, mt_format_sizes(b1, sizeof(b1), weight->ndim, weight->sizes));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,
+            int64_t *C, int64_t *K)
+{
+    mt_status st = check_nll_shapes(self, target, weight);
+    if (st) {
+        return st;
+    }
+    if (target->dtype != MT_INT64) {
+        return mt_fail(MT_ERUNTIME, "expected target dtype to be Long or Byte, but got %s",
+                       mt_dtype_scalar_name(target->dtype));
+    }
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"nll_loss_out_frame\" not implemented for '%s'",
+                       mt_dtype_scalar_name(self->dtype));
+    }
+    if (weight && weight->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(weight->dtype));
+    }
+    *N = 1;
+    *C = self->sizes[0];
+    *K = 1;
+    if (self->ndim >= 2) {
+        *N = self->sizes[0];
+        *C = self->sizes[1];
+        *K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
+    }
+    return MT_OK;
+}

@@ -74,6 +74,10 @@ mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
 mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices,
                                       int64_t num_weights, int64_t *n, int64_t *dim);
 
+/* nll_loss(self, target, weight): PyTorch's checks; self seen as (N, C, K), target (N, K). */
+mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
+                      int64_t *N, int64_t *C, int64_t *K);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {

@@ -282,3 +282,23 @@ def test_embedding_dense_backward(scale):
     w = values((6, 5)).cuda().requires_grad_()
     minitorch.nn.functional.embedding(ints((7,), 6).cuda(), w).sum().backward()
     assert w.grad.is_cuda and float(w.grad.sum().cpu().item()) == pytest.approx(35.0)
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_nll_loss(dtype):
+    F = minitorch.nn.functional
+    x, t, w = values((6, 4), dtype), ints((6,), 4), probs((4,), dtype)
+    for red in ("mean", "sum", "none"):
+        both(lambda a, b: F.nll_loss(a, b, reduction=red), x, t, atol=1e-5)
+        both(lambda a, b, c: F.nll_loss(a, b, weight=c, reduction=red, ignore_index=2), x, t, w, atol=1e-5)
+        both(lambda a, b: F.nll_loss(a, b, reduction=red), values((3, 4, 2, 5), dtype), ints((3, 2, 5), 4), atol=1e-5)
+    both(lambda a, b: F.nll_loss(a, b), values((4,), dtype), ints((), 4))
+    both(lambda a, b: F.cross_entropy(a, b), x, t, atol=1e-5)
+
+
+def test_nll_loss_errors_match_the_cpu():
+    F = minitorch.nn.functional
+    same_error(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, 4, 1]))
+    same_error(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, -3, 9]))
+    same_error(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, 1]))
+    same_error(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0.0, 1.0, 2.0]))
