@@ -12,15 +12,14 @@ if minitorch.cuda._C_cuda is None:
 
 # Not yet on CUDA: a host round trip stands in. Remove an op here when its CUDA kernel lands.
 HOST_ROUND_TRIP = {
-    # linear algebra and shape ops without a cuBLAS or device kernel yet
+    # linear algebra without a cuBLAS kernel yet
     "dot", "baddbmm", "addmv",
-    # factories and random fills (the CPU generator; no Philox on the GPU yet)
+    # a random permutation (the fills use Philox on the device)
     "randperm",
     # indexing, selection and sorting
     "masked_select", "nonzero", "sort", "argsort", "topk", "_unique2",
-    # nn layers, their backward ops, and losses
-    "layer_norm_backward", "batch_norm",
-    "batch_norm_backward", "nll_loss_backward",
+    # nn layers and backward ops
+    "layer_norm_backward", "batch_norm", "batch_norm_backward", "nll_loss_backward",
     # convolution and pooling (cuDNN is not used yet)
     "conv2d", "convolution_backward_input", "convolution_backward_weight", "max_pool2d",
     "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d", "avg_pool2d_backward",
