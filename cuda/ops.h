@@ -21,6 +21,10 @@ void mt_cuda_register_elementwise(void); /* ops_ew.c */
 void mt_cuda_register_reduce(void);      /* ops_reduce.c */
 void mt_cuda_register_pool(void);        /* ops_pool.c */
 void mt_cuda_register_conv(void);        /* conv.c (cuDNN; nothing without it) */
+void mt_cuda_register_index(void);       /* ops_index.c */
+void mt_cuda_register_random(void);      /* ops_random.c */
+void mt_cuda_register_shape(void);       /* ops_shape.c */
+void mt_cuda_register_nn(void);          /* ops_nn.c */
 /* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
 void mt_cuda_register_host_fallback(void); /* host_fallback.c */
 

@@ -11,18 +11,21 @@
 #define MT_CAPI_H
 
 #include "alloc/caching.h"
+#include "cpu/random.h"
 #include "core/elementwise.h"
 #include "cpu/conv.h"
 #include "cpu/pool.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
+#include "ops/factory_args.h"
+#include "ops/index_plan.h"
+#include "ops/nn.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-/* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing; 5: conv and pool
- * geometry */
-#define MT_CAPI_VERSION 5
+#define MT_CAPI_VERSION 6 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
+                           * 5: conv/pool checks; 6: index, factory, random, nn checks */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -154,7 +157,50 @@
       (const mt_args *a, const mt_tensor *x, pool_geom *g), (a, x, g))                           \
     F(mt_status, mt_pool_backward_geom,                                                          \
       (const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g),     \
-      (grad, self, oh, ow, g))
+      (grad, self, oh, ow, g))                                                                  \
+    F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))           \
+    F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool add, bool inplace), \
+      (a, be, add, inplace))                                                                     \
+    F(mt_status, mt_index_index, (mt_args * a, const mt_index_backend *be), (a, be))            \
+    F(mt_status, mt_index_put, (mt_args * a, const mt_index_backend *be), (a, be))              \
+    F(mt_status, mt_index_select, (mt_args * a, const mt_index_backend *be), (a, be))           \
+    F(mt_status, mt_index_embedding, (mt_args * a, const mt_index_backend *be), (a, be))        \
+    F(mt_status, mt_fail_index_bounds, (int64_t index, int dim, int64_t size, mt_status code),  \
+      (index, dim, size, code))                                                                  \
+    F(mt_status, mt_random_spec_of,                                                              \
+      (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
+      (a, kind, device, out))                                                                    \
+    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))                                      \
+    F(mt_status, mt_arange_spec, (const mt_args *a, const char *device, mt_range_spec *r),      \
+      (a, device, r))                                                                            \
+    F(mt_status, mt_spaced_spec, (const mt_args *a, const char *kernel, mt_range_spec *r),      \
+      (a, kernel, r))                                                                            \
+    F(mt_status, mt_eye_spec, (const mt_args *a, mt_dtype *dt, int64_t *n, int64_t *m),         \
+      (a, dt, n, m))                                                                             \
+    F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor *out), (a, out))                    \
+    F(mt_status, mt_cat_with,                                                                    \
+      (mt_args * a, mt_status(*copy_into)(mt_tensor * dst, mt_tensor * src)), (a, copy_into))  \
+    F(mt_status, mt_check_one_hot, (const mt_tensor *self, const mt_args *a, int64_t *classes), \
+      (self, a, classes))                                                                        \
+    F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
+    F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
+      (self, dims, flip))                                                                        \
+    F(mt_status, mt_layer_norm_spec,                                                             \
+      (const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps),            \
+      (a, device, n, rows, eps))                                                                 \
+    F(mt_status, mt_check_bce, (const mt_tensor *self, const mt_tensor *target), (self, target)) \
+    F(mt_status, mt_bce_logits_dtype, (mt_tensor *const *ins, mt_dtype *dt), (ins, dt))         \
+    F(mt_status, mt_loss_finish,                                                                 \
+      (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
+      (loss, weight, reduction, out))                                                           \
+    F(mt_status, mt_check_embedding_backward,                                                    \
+      (const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights, int64_t *n,         \
+       int64_t *dim),                                                                            \
+      (grad, indices, num_weights, n, dim))                                                      \
+    F(mt_status, mt_nll_spec,                                                                    \
+      (const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,      \
+       int64_t *C, int64_t *K),                                                                  \
+      (self, target, weight, N, C, K))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -1,5 +1,7 @@
 /* Gathering and scattering through index tensors on the CPU: index_select, gather, scatter,
- * scatter_add, and index / index_put_, the kernels of advanced indexing (t[idx], t[idx] = v).
+ * scatter_add, embedding, and index / index_put_, the kernels of advanced indexing (t[idx],
+ * t[idx] = v). The checks and plans are ops/index_plan.c's, for every device; this file is the
+ * CPU's backend to them: reading positions and the loops.
  *
  * Each kernel is one run of the shared iterator over three operands of one shape: a destination,
  * a source, and int64 positions. The tensor that is indexed is viewed with that shape and a
@@ -8,8 +10,6 @@
  * are checked against their dim before anything is written, so a bad index leaves the
  * destination untouched. Elements move as raw bytes of their width, so one loop serves every
  * dtype of a width; only the accumulating forms compute, per dtype. */
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cpu/copy.h"
@@ -17,6 +17,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/index_plan.h"
 
 /* ---- the loops: data[0] destination, data[1] source, data[2] int64 positions ---- */
 
@@ -89,35 +90,10 @@ run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *p
 
 /* ---- shared checks ---- */
 
-/* t's sizes and strides with at least one dim: gather and scatter see a 0-dim tensor as one
- * element of a 1-dim one, as PyTorch does. Returns the number of dims. */
-static int
-geometry1(const mt_tensor *t, int64_t *sizes, int64_t *strides)
-{
-    if (t->ndim == 0) {
-        sizes[0] = 1;
-        strides[0] = 0;
-        return 1;
-    }
-    memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-    memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
-    return t->ndim;
-}
-
+/* The CPU's positions (ops/index_plan.h's mt_index_backend). */
 static mt_status
-check_index_dtype(const mt_tensor *index, const char *op)
-{
-    if (index->dtype != MT_INT64 && index->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME, "%s(): Expected dtype int32/int64 for index", op);
-    }
-    return MT_OK;
-}
-
-/* index as a contiguous int64 tensor (a new reference, a copy if it shares the memory of
- * `written`), every value checked to lie in [0, size); the message of an index outside is
- * PyTorch's gather and scatter one. */
-static mt_status
-positions(mt_tensor *index, int dim, int64_t size, const mt_tensor *written, mt_tensor **out)
+positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **out, bool *bad,
+          int64_t *bad_value)
 {
     bool reuse = index->dtype == MT_INT64 && mt_tensor_is_contiguous(index) &&
                  (written == NULL || index->storage != written->storage);
@@ -129,204 +105,16 @@ positions(mt_tensor *index, int dim, int64_t size, const mt_tensor *written, mt_
     const int64_t *v = (const int64_t *)mt_tensor_data(*out);
     for (int64_t i = 0, n = mt_tensor_numel(*out); i < n; i++) {
         if (v[i] < 0 || v[i] >= size) {
+            *bad = true;
+            *bad_value = v[i];
             mt_tensor_clear(out);
-            return mt_fail(MT_ERUNTIME,
-                           "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
-                           v[i], dim, size);
+            break;
         }
     }
     return MT_OK;
 }
-
-/* A view of t with the given sizes and strides (in elements) at t's own offset. */
-static mt_status
-restride(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, mt_tensor **out)
-{
-    return mt_tensor_view(t, ndim, sizes, strides, t->offset, out);
-}
-
-/* ---- gather ---- */
-
-// self (*), index (*) int32/int64 of self's rank, no larger than self but along dim;
-// out (index's shape)[..., i, ...] = self[..., index[..., i, ...], ...] with i at dim
-mt_status
-mt_cpu_gather(mt_args *a)
-{
-    mt_tensor *self = a->t[0], *index = a->t[1], *pos = NULL, *src = NULL;
-    char b1[256], b2[256];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st || (st = check_index_dtype(index, "gather"))) {
-        return st;
-    }
-    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
-    int n = geometry1(self, ss, sst);
-    if (geometry1(index, is, ist) != n) {
-        return mt_fail(MT_ERUNTIME,
-                       "Index tensor must have the same number of dimensions as input tensor");
-    }
-    for (int d = 0; d < n; d++) {
-        if (d != dim && is[d] > ss[d]) {
-            return mt_fail(MT_ERUNTIME,
-                           "Size does not match at dimension %d expected index %s to be no larger "
-                           "than self %s apart from dimension %d",
-                           d, mt_format_sizes(b1, sizeof(b1), index->ndim, index->sizes),
-                           mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), dim);
-        }
-    }
-    if ((st = positions(index, dim, ss[dim], NULL, &pos))) {
-        return st;
-    }
-    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
-    sst[dim] = 0;
-    st = restride(self, n, is, sst, &src);
-    if (st == MT_OK) {
-        st = mt_tensor_empty(index->ndim, index->sizes, self->dtype, mt_tensor_device(self),
-                             &a->out[0]);
-    }
-    if (st == MT_OK) {
-        st = run(n, is, a->out[0], src, pos, by_width(take_loops, self->dtype), step);
-    }
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
-    mt_tensor_clear(&src);
-    mt_tensor_clear(&pos);
-    return st;
-}
-
-/* ---- scatter, scatter_add ---- */
-
-/* PyTorch's scatter_shape_check: index no larger than src, nor than self apart from dim. */
-static mt_status
-check_scatter_shapes(const mt_tensor *self, const mt_tensor *index, const mt_tensor *src, int dim)
-{
-    char b1[256], b2[256], b3[256];
-    int64_t ss[MT_MAX_DIMS], st_[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
-    int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
-    int n = geometry1(self, ss, st_);
-    if (geometry1(index, is, ist) != n) {
-        return mt_fail(MT_ERUNTIME,
-                       "Index tensor must have the same number of dimensions as self tensor");
-    }
-    if (src && geometry1(src, cs, cst) != n) {
-        return mt_fail(MT_ERUNTIME,
-                       "Index tensor must have the same number of dimensions as src tensor");
-    }
-    for (int d = 0; d < n; d++) {
-        if ((d != dim && is[d] > ss[d]) || (src && is[d] > cs[d])) {
-            mt_format_sizes(b1, sizeof(b1), index->ndim, index->sizes);
-            mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes);
-            if (src == NULL) {
-                return mt_fail(MT_ERUNTIME,
-                               "Expected index %s to be no larger than self %s apart from "
-                               "dimension %d",
-                               b1, b2, dim);
-            }
-            return mt_fail(MT_ERUNTIME,
-                           "Expected index %s to be no larger than self %s apart from dimension "
-                           "%d and to be no larger size than src %s",
-                           b1, b2, dim, mt_format_sizes(b3, sizeof(b3), src->ndim, src->sizes));
-        }
-    }
-    return MT_OK;
-}
-
-// self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
-// self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=), i at dim
-static mt_status
-scatter_into(mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src, bool add)
-{
-    mt_tensor *pos = NULL, *dst = NULL, *from = NULL;
-    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
-    int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
-    int n = geometry1(self, ss, sst);
-    geometry1(index, is, ist);
-    mt_status st = positions(index, dim, ss[dim], self, &pos);
-    if (st) {
-        return st;
-    }
-    if (src->is_wrapped_number || src->storage == self->storage) {
-        /* A number takes self's dtype; a source sharing self's memory is read before writing. */
-        st = mt_cpu_cast(src, self->dtype, &from);
-    } else {
-        from = mt_tensor_retain(src);
-    }
-    if (st == MT_OK && from->ndim > 0) {
-        geometry1(from, cs, cst);
-        mt_tensor *v = NULL;
-        st = restride(from, n, is, cst, &v);
-        mt_tensor_release(from);
-        from = v;
-    }
-    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
-    sst[dim] = 0;
-    if (st == MT_OK) {
-        st = restride(self, n, is, sst, &dst);
-    }
-    if (st == MT_OK) {
-        mt_loop_fn loop = add ? add_loops[self->dtype] : by_width(put_loops, self->dtype);
-        st = run(n, is, dst, from, pos, loop, step);
-        mt_tensor_bump_version(self);
-    }
-    mt_tensor_clear(&dst);
-    mt_tensor_clear(&from);
-    mt_tensor_clear(&pos);
-    return st;
-}
-
-static mt_status
-scatter(mt_args *a, bool add, bool inplace)
-{
-    mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
-    bool value = src->is_wrapped_number;
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st || (st = check_index_dtype(index, "scatter"))) {
-        return st;
-    }
-    if (!value && src->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME, "scatter(): Expected self.dtype to be equal to src.dtype");
-    }
-    if (value && (st = mt_check_scalar_fits(mt_load_scalar(mt_tensor_data(src), src->dtype),
-                                            self->dtype))) {
-        return st;
-    }
-    if ((st = check_scatter_shapes(self, index, value ? NULL : src, dim))) {
-        return st;
-    }
-    if (inplace) {
-        if ((st = mt_check_writable(self))) {
-            return st;
-        }
-        target = mt_tensor_retain(self);
-    } else if ((st = mt_cpu_cast(self, self->dtype, &target))) {
-        return st;
-    }
-    st = scatter_into(target, dim, index, src, add);
-    if (st) {
-        mt_tensor_release(target);
-        return st;
-    }
-    a->out[0] = target;
-    return MT_OK;
-}
-
-MT_CPU_KERNELS(scatter, scatter, false)
-MT_CPU_KERNELS(scatter_add, scatter, true)
 
 /* ---- advanced indexing: index, index_put_, index_select ---- */
-
-/* self[indices] as PyTorch's index sees it. indices[k] applies to the next dim of self (a bool
- * mask of m dims to the next m, as the columns of its nonzero()); NULL skips a dim. The index
- * tensors broadcast to one shape B, which replaces the indexed dims in the result: in their place
- * if they are adjacent, else in front (NumPy's rule). */
-typedef struct index_plan {
-    int ndim;
-    int64_t shape[MT_MAX_DIMS]; /* the result's */
-    mt_tensor *src;             /* self with the result's shape, stride 0 along B */
-    mt_tensor *pos;             /* int64 byte offsets into self, shape B seen as the result's */
-} index_plan;
 
 typedef struct offset_ctx {
     int64_t size, step; /* of the indexed dim: its size, its stride in bytes */
@@ -352,89 +140,7 @@ typedef struct offset_ctx {
 OFFSET_LOOP(offset_i32, int32_t)
 OFFSET_LOOP(offset_i64, int64_t)
 
-static void
-plan_release(index_plan *p)
-{
-    mt_tensor_clear(&p->src);
-    mt_tensor_clear(&p->pos);
-}
-
-/* idx[d] for each dim d of self (owned; NULL where not indexed), masks replaced by their
- * nonzero() columns. */
-static mt_status
-expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **idx)
-{
-    char b1[256], b2[256];
-    mt_status st = MT_OK;
-    int d = 0;
-    for (int k = 0; k < n && st == MT_OK; k++) {
-        mt_tensor *t = indices[k];
-        int need = t && t->dtype == MT_BOOL ? t->ndim : 1;
-        if (d + need > self->ndim) {
-            return mt_fail(MT_EINDEX, "too many indices for tensor of dimension %d (got %d)",
-                           self->ndim, d + need);
-        }
-        if (t == NULL) {
-            d++;
-        } else if (t->dtype == MT_INT64 || t->dtype == MT_INT32) {
-            idx[d++] = mt_tensor_retain(t);
-        } else if (t->dtype != MT_BOOL) {
-            return mt_fail(MT_EINDEX,
-                           "tensors used as indices must be long, int, byte or bool tensors");
-        } else {
-            for (int j = 0; j < t->ndim; j++) {
-                if (t->sizes[j] != self->sizes[d + j]) {
-                    return mt_fail(MT_EINDEX,
-                                   "The shape of the mask %s at index %d does not match the shape "
-                                   "of the indexed tensor %s at index %d",
-                                   mt_format_sizes(b1, sizeof(b1), t->ndim, t->sizes), j,
-                                   mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), d + j);
-                }
-            }
-            mt_args na;
-            mt_args_init(&na);
-            na.t[0] = t;
-            if ((st = mt_cpu_nonzero(&na))) {
-                return st;
-            }
-            mt_tensor *nz = na.out[0]; /* (count, t->ndim) */
-            for (int j = 0; j < t->ndim && st == MT_OK; j++, d++) {
-                int64_t stride = t->ndim;
-                st = mt_tensor_view(nz, 1, nz->sizes, &stride, j, &idx[d]);
-            }
-            mt_tensor_release(nz);
-        }
-    }
-    return st;
-}
-
-/* The broadcast shape of the index tensors, with PyTorch's IndexError if there is none. */
-static mt_status
-broadcast_indices(int ndim, mt_tensor *const *idx, int *nb, int64_t *b)
-{
-    *nb = 0;
-    for (int d = 0; d < ndim; d++) {
-        if (idx[d] && mt_broadcast_shapes(*nb, b, idx[d]->ndim, idx[d]->sizes, nb, b)) {
-            char msg[1024] = "", buf[256];
-            size_t len = 0;
-            for (int e = 0; e < ndim; e++) {
-                if (idx[e]) {
-                    len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", len ? ", " : "",
-                                            mt_format_sizes(buf, sizeof(buf), idx[e]->ndim,
-                                                            idx[e]->sizes));
-                    len = len < sizeof(msg) ? len : sizeof(msg) - 1;
-                }
-            }
-            return mt_fail(MT_EINDEX,
-                           "shape mismatch: indexing tensors could not be broadcast together "
-                           "with shapes %s",
-                           msg);
-        }
-    }
-    return MT_OK;
-}
-
-/* The byte offsets (shape B, contiguous int64) of the indexed dims' elements. */
+/* The CPU's mt_index_offsets_fn (ops/index_plan.h). */
 static mt_status
 offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_tensor **out)
 {
@@ -456,9 +162,7 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
         }
         mt_iter_run(&it, idx[d]->dtype == MT_INT32 ? offset_i32 : offset_i64, &c);
         if (c.bad) {
-            st = mt_fail(MT_EINDEX,
-                         "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
-                         c.bad_index, d, c.size);
+            st = mt_fail_index_bounds(c.bad_index, d, c.size, MT_EINDEX);
         }
     }
     if (st) {
@@ -468,201 +172,52 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
 }
 
 static mt_status
-plan_index(mt_tensor *self, int n, mt_tensor *const *indices, index_plan *p)
+run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
+         mt_index_mode mode, int64_t step)
 {
-    mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *pos = NULL;
-    int64_t b[MT_MAX_DIMS], src_strides[MT_MAX_DIMS], pos_strides[MT_MAX_DIMS];
-    int nb = 0, first = -1, last = -1;
-    *p = (index_plan){0};
-    mt_status st = expand_indices(self, n, indices, idx);
-    if (st == MT_OK) {
-        st = broadcast_indices(self->ndim, idx, &nb, b);
-    }
-    if (st == MT_OK) {
-        st = offsets(self, idx, nb, b, &pos);
-    }
-    if (st) {
-        goto out_release;
-    }
-    bool adjacent = true;
-    for (int d = 0; d < self->ndim; d++) {
-        if (idx[d]) {
-            adjacent &= last < 0 || last == d - 1;
-            first = first < 0 ? d : first;
-            last = d;
-        }
-    }
-    /* the result: unindexed dims before `at`, then B, then the other unindexed dims */
-    int at = adjacent && first >= 0 ? first : 0, m = 0;
-    int64_t bstrides[MT_MAX_DIMS];
-    mt_contiguous_strides(nb, b, bstrides);
-    for (int d = 0; d <= self->ndim; d++) {
-        if (d == at) {
-            if (m + nb > MT_MAX_DIMS) {
-                st = mt_fail(MT_ERUNTIME, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
-                goto out_release;
-            }
-            for (int j = 0; j < nb; j++, m++) {
-                p->shape[m] = b[j];
-                src_strides[m] = 0;
-                pos_strides[m] = bstrides[j];
-            }
-        }
-        if (d < self->ndim && idx[d] == NULL) {
-            p->shape[m] = self->sizes[d];
-            src_strides[m] = self->strides[d];
-            pos_strides[m++] = 0;
-        }
-    }
-    p->ndim = m;
-    st = restride(self, m, p->shape, src_strides, &p->src);
-    if (st == MT_OK) {
-        st = mt_tensor_view(pos, m, p->shape, pos_strides, 0, &p->pos);
-    }
-out_release:
-    if (st) {
-        plan_release(p);
-    }
-    for (int d = 0; d < MT_MAX_DIMS; d++) {
-        mt_tensor_clear(&idx[d]);
-    }
-    mt_tensor_clear(&pos);
-    return st;
+    mt_loop_fn loop = mode == MT_INDEX_TAKE ? by_width(take_loops, dst->dtype)
+                      : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
+                                             : add_loops[dst->dtype];
+    return run(ndim, shape, dst, src, pos, loop, step);
 }
 
-/* out = self[indices] (a new tensor) */
+static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};
+
+mt_status
+mt_cpu_gather(mt_args *a)
+{
+    return mt_index_gather(a, &cpu);
+}
+
 static mt_status
-take(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
+scatter(mt_args *a, bool add, bool inplace)
 {
-    index_plan p;
-    mt_status st = plan_index(self, n, indices, &p);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
-    if (st == MT_OK && (st = run(p.ndim, p.shape, *out, p.src, p.pos,
-                                 by_width(take_loops, self->dtype), 1))) {
-        mt_tensor_clear(out);
-    }
-    plan_release(&p);
-    return st;
+    return mt_index_scatter(a, &cpu, add, inplace);
 }
 
-// self (*), indices (tensors or NULL, one per leading dim); out = self[indices]
+MT_CPU_KERNELS(scatter, scatter, false)
+MT_CPU_KERNELS(scatter_add, scatter, true)
+
 mt_status
 mt_cpu_index(mt_args *a)
 {
-    return take(a->t[0], a->ntl, a->tl, &a->out[0]);
+    return mt_index_index(a, &cpu);
 }
 
-// self (*), indices as for index, values broadcast to self[indices]'s shape, of self's dtype;
-// self[indices] = values (or += values when accumulate)
 mt_status
 mt_cpu_index_put_(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL;
-    char b1[256], b2[256];
-    if (values->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME,
-                       "Index put requires the source and destination dtypes match, got %s for "
-                       "the destination and %s for the source.",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(values->dtype));
-    }
-    mt_status st = mt_check_writable(self);
-    if (st) {
-        return st;
-    }
-    index_plan p;
-    if ((st = plan_index(self, a->ntl, a->tl, &p))) {
-        return st;
-    }
-    bool fits = values->ndim <= p.ndim;
-    for (int d = 0; fits && d < values->ndim; d++) {
-        int64_t s = values->sizes[d];
-        fits = s == 1 || s == p.shape[p.ndim - values->ndim + d];
-    }
-    if (!fits) {
-        st = mt_fail(MT_ERUNTIME,
-                     "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
-                     "result of shape %s",
-                     mt_format_sizes(b1, sizeof(b1), values->ndim, values->sizes),
-                     mt_format_sizes(b2, sizeof(b2), p.ndim, p.shape));
-        goto out_release;
-    }
-    /* values that share self's memory are read in full before anything is written */
-    st = values->storage == self->storage ? mt_cpu_cast(values, values->dtype, &from)
-                                          : (from = mt_tensor_retain(values), MT_OK);
-    if (st == MT_OK) {
-        mt_loop_fn loop = a->b[0] ? add_loops[self->dtype] : by_width(put_loops, self->dtype);
-        st = run(p.ndim, p.shape, p.src, from, p.pos, loop, 1);
-        mt_tensor_bump_version(self);
-    }
-    if (st == MT_OK) {
-        a->out[0] = mt_tensor_retain(self);
-    }
-out_release:
-    mt_tensor_clear(&from);
-    plan_release(&p);
-    return st;
+    return mt_index_put(a, &cpu);
 }
 
-// self (*), index (n) or 0-dim, int32/int64; out = self with dim's entries self[..., index, ...]
 mt_status
 mt_cpu_index_select(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *index = a->t[1], *flat = NULL, *res = NULL;
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
-    if (index->ndim > 1) {
-        return mt_fail(MT_EINDEX, "index_select(): Index is supposed to be a vector");
-    }
-    if (index->dtype != MT_INT64 && index->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME, "index_select(): Expected dtype int32 or int64 for index");
-    }
-    int64_t n = mt_tensor_numel(index), size = self->ndim ? self->sizes[dim] : 1;
-    if (self->ndim == 0 && n != 1) {
-        return mt_fail(MT_ERUNTIME,
-                       "index_select(): Index to scalar can have only 1 value, got %" PRId64
-                       " value(s)",
-                       n);
-    }
-    if ((st = mt_cpu_cast(index, MT_INT64, &flat))) {
-        return st;
-    }
-    const int64_t *v = (const int64_t *)mt_tensor_data(flat);
-    for (int64_t i = 0; i < n; i++) {
-        if (v[i] < 0 || v[i] >= size) {
-            st = mt_fail(MT_EINDEX, "index out of range in self");
-            goto out_release;
-        }
-    }
-    /* a 0-dim self is one element of a 1-dim one; a 0-dim index one of a 1-dim index */
-    int64_t one = 1, zero = 0;
-    mt_tensor *base = self;
-    if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
-        goto out_release;
-    }
-    mt_tensor *view = NULL;
-    if ((st = mt_tensor_view(flat, 1, &n, &one, 0, &view)) == MT_OK) {
-        mt_tensor *indices[MT_MAX_DIMS] = {NULL};
-        indices[dim] = view;
-        st = take(base, dim + 1, indices, &res);
-        mt_tensor_release(view);
-    }
-    if (base != self) {
-        mt_tensor_release(base);
-    }
-    if (st == MT_OK && self->ndim == 0) {
-        /* the one element back as a 0-dim tensor */
-        st = mt_tensor_view(res, 0, NULL, NULL, res->offset, &a->out[0]);
-        mt_tensor_clear(&res);
-    } else {
-        a->out[0] = res;
-    }
-out_release:
-    mt_tensor_clear(&flat);
-    return st;
+    return mt_index_select(a, &cpu);
+}
+
+mt_status
+mt_cpu_embedding(mt_args *a)
+{
+    return mt_index_embedding(a, &cpu);
 }

@@ -9,53 +9,10 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 #include "ops/nn.h"
 
 /* ---- nll_loss ---- */
-
-/* PyTorch's shape checks of nll_loss_nd; C is the class count. */
-static mt_status
-check_nll_shapes(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight)
-{
-    char b1[256], b2[256];
-    if (self->ndim < 1) {
-        return mt_fail(MT_EVALUE, "Expected 1 or more dimensions (got %d)", self->ndim);
-    }
-    if (self->ndim != 1 && (target->ndim < 1 || self->sizes[0] != target->sizes[0])) {
-        return mt_fail(MT_EVALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
-                       (long long)self->sizes[0],
-                       (long long)(target->ndim ? target->sizes[0] : 1));
-    }
-    if (self->ndim == 1 && target->ndim == 1 && target->sizes[0] != 1) {
-        return mt_fail(MT_EVALUE,
-                       "For 1D input, 1D target must have size 1, but got target size: %lld",
-                       (long long)target->sizes[0]);
-    }
-    if (self->ndim == 1 && target->ndim > 1) {
-        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
-    }
-    if (self->ndim >= 3 &&
-        (target->ndim != self->ndim - 1 ||
-         memcmp(target->sizes + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2)))) {
-        int64_t want[MT_MAX_DIMS];
-        want[0] = self->sizes[0];
-        memcpy(want + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2));
-        return mt_fail(MT_ERUNTIME, "Expected target size %s, got %s",
-                       mt_format_sizes(b1, sizeof(b1), self->ndim - 1, want),
-                       mt_format_sizes(b2, sizeof(b2), target->ndim, target->sizes));
-    }
-    if (self->ndim == 2 && target->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
-    }
-    int64_t C = self->ndim == 1 ? self->sizes[0] : self->sizes[1];
-    if (weight && (weight->ndim != 1 || weight->sizes[0] != C)) {
-        return mt_fail(MT_ERUNTIME,
-                       "weight tensor should be defined either for all %lld classes or no classes "
-                       "but got weight tensor of shape: %s",
-                       (long long)C, mt_format_sizes(b1, sizeof(b1), weight->ndim, weight->sizes));
-    }
-    return MT_OK;
-}
 
 typedef struct nll_frame {
     int64_t N, C, K;    /* x is (N, C, K), target and the per-element loss (N, K) */
@@ -108,27 +65,10 @@ mt_cpu_nll_loss(mt_args *a)
     mt_tensor *self = a->t[0], *target = a->t[1], *weight = a->t[2];
     mt_tensor *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
     int64_t reduction = a->i[0];
-    mt_status st = check_nll_shapes(self, target, weight);
+    nll_frame f = {.ignore = a->i[1]};
+    mt_status st = mt_nll_spec(self, target, weight, &f.N, &f.C, &f.K);
     if (st) {
         return st;
-    }
-    if (target->dtype != MT_INT64) {
-        return mt_fail(MT_ERUNTIME, "expected target dtype to be Long or Byte, but got %s",
-                       mt_dtype_scalar_name(target->dtype));
-    }
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"nll_loss_out_frame\" not implemented for '%s'",
-                       mt_dtype_scalar_name(self->dtype));
-    }
-    if (weight && weight->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(weight->dtype));
-    }
-    nll_frame f = {.N = 1, .C = self->sizes[0], .K = 1, .ignore = a->i[1]};
-    if (self->ndim >= 2) {
-        f.N = self->sizes[0];
-        f.C = self->sizes[1];
-        f.K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
     }
     if ((st = mt_cpu_cast(self, self->dtype, &x)) || (st = mt_cpu_cast(target, MT_INT64, &t)) ||
         (weight && (st = mt_cpu_cast(weight, MT_FLOAT64, &w)))) {
@@ -193,17 +133,13 @@ mt_status
 mt_cpu_binary_cross_entropy(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *loss = NULL;
-    if (target->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
-                       mt_dtype_scalar_name(target->dtype), mt_dtype_scalar_name(self->dtype));
-    }
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy\" not implemented for '%s'",
-                       mt_dtype_scalar_name(self->dtype));
+    mt_status st = mt_check_bce(self, target);
+    if (st) {
+        return st;
     }
     range_flags r = {false, false};
     mt_tensor *ins[2] = {self, target};
-    mt_status st = mt_cpu_elementwise(ins, 2, self->dtype,
+    st = mt_cpu_elementwise(ins, 2, self->dtype,
                                       self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false, &loss);
     if (st) {
         return st;
@@ -242,11 +178,8 @@ mt_cpu_binary_cross_entropy_with_logits(mt_args *a)
         return st;
     }
     mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
-    mt_dtype dt = mt_result_type(ins, 3);
-    if (!mt_dtype_is_float(dt)) {
-        st = mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy_with_logits\" not implemented for '%s'",
-                     mt_dtype_scalar_name(dt));
-    } else {
+    mt_dtype dt;
+    if ((st = mt_bce_logits_dtype(ins, &dt)) == MT_OK) {
         st = mt_cpu_elementwise(ins, 3, dt, dt == MT_FLOAT32 ? bce_logits_f32 : bce_logits_f64,
                                 NULL, false, &loss);
     }

@@ -7,6 +7,8 @@
 #include "cpu/copy.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
+#include "ops/factory_args.h"
 
 /* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
 static mt_status
@@ -19,87 +21,16 @@ dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
     return mt_cpu_cast(t, dt, out);
 }
 
-/* ---- embedding, one_hot ---- */
-
-/* An index tensor's values as int64 (int32 is widened), contiguous. */
-static mt_status
-indices_of(mt_tensor *idx, mt_tensor **out)
-{
-    return dense(idx, MT_INT64, out);
-}
-
-// weight (V, D), indices (*) int64 or int32; out (*, D) = the rows of weight named by indices
-mt_status
-mt_cpu_embedding(mt_args *a)
-{
-    mt_tensor *weight = a->t[0], *indices = a->t[1], *w = NULL, *idx = NULL;
-    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected tensor for argument #1 'indices' to have one of the following "
-                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
-                       "checking arguments for embedding)",
-                       mt_dtype_scalar_name(indices->dtype));
-    }
-    if (weight->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
-    }
-    if (indices->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
-    }
-    int64_t vocab = weight->sizes[0], dim = weight->sizes[1];
-    int64_t shape[MT_MAX_DIMS];
-    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[indices->ndim] = dim;
-    mt_status st = indices_of(indices, &idx);
-    if (st == MT_OK) {
-        st = dense(weight, weight->dtype, &w);
-    }
-    if (st) {
-        goto out_release;
-    }
-    const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
-    int64_t n = mt_tensor_numel(idx);
-    for (int64_t i = 0; i < n; i++) {
-        if (ix[i] < 0 || ix[i] >= vocab) {
-            st = mt_fail(MT_EINDEX, "index out of range in self");
-            goto out_release;
-        }
-    }
-    st = mt_tensor_empty(indices->ndim + 1, shape, weight->dtype, mt_tensor_device(weight),
-                         &a->out[0]);
-    if (st) {
-        goto out_release;
-    }
-    size_t row = (size_t)dim * mt_dtype_size(weight->dtype);
-    const char *src = mt_tensor_data(w);
-    char *dst = mt_tensor_data(a->out[0]);
-    for (int64_t i = 0; i < n && row > 0; i++) {
-        memcpy(dst + (size_t)i * row, src + (size_t)ix[i] * row, row);
-    }
-out_release:
-    mt_tensor_clear(&w);
-    mt_tensor_clear(&idx);
-    return st;
-}
+/* ---- one_hot (embedding is an index kernel, index.c) ---- */
 
 // self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
 mt_status
 mt_cpu_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL;
-    int64_t classes = (a->i_none & 1u) ? -1 : a->i[0];
-    if (self->dtype != MT_INT64) {
-        return mt_fail(MT_ERUNTIME, "one_hot is only applicable to index tensor of type LongTensor.");
-    }
-    if (self->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_ERUNTIME, "one_hot: the input has too many dimensions");
-    }
-    int64_t n = mt_tensor_numel(self);
-    if (n == 0 && classes == -1) {
-        return mt_fail(MT_ERUNTIME, "Can not infer total number of classes from empty tensor.");
-    }
-    mt_status st = dense(self, MT_INT64, &idx);
-    if (st) {
+    int64_t classes, n = mt_tensor_numel(self);
+    mt_status st = mt_check_one_hot(self, a, &classes);
+    if (st || (st = dense(self, MT_INT64, &idx))) {
         return st;
     }
     const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
@@ -173,17 +104,6 @@ shift_at(const affine *af, int64_t j)
     return af->b ? ((const double *)mt_tensor_data(af->b))[j] : 0.0;
 }
 
-/* PyTorch's CPU check that weight and the other parameters have the input's dtype. */
-static mt_status
-check_param_dtype(const mt_tensor *input, const mt_tensor *p)
-{
-    if (p && p->dtype != input->dtype) {
-        return mt_fail(MT_ERUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of %s",
-                       mt_dtype_scalar_name(input->dtype));
-    }
-    return MT_OK;
-}
-
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
 #define LAYER_NORM_LOOP(name, T)                                                              \
     static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,         \
@@ -209,57 +129,17 @@ check_param_dtype(const mt_tensor *input, const mt_tensor *p)
 LAYER_NORM_LOOP(layer_norm_f32, float)
 LAYER_NORM_LOOP(layer_norm_f64, double)
 
-/* Whether p (weight or bias) has the shape normalized_shape. */
-static mt_status
-check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
-{
-    if (p == NULL || (p->ndim == shape->n &&
-                      memcmp(p->sizes, shape->v, sizeof(int64_t) * (size_t)shape->n) == 0)) {
-        return MT_OK;
-    }
-    char b1[256], b2[256];
-    return mt_fail(MT_ERUNTIME,
-                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
-                   "and normalized_shape = %s",
-                   what, what, mt_format_sizes(b1, sizeof(b1), p->ndim, p->sizes),
-                   mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
-}
-
 // input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
 mt_status
 mt_cpu_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL;
-    const mt_intlist *shape = &a->l[0];
-    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
-    char b1[256], b2[256], b3[256];
-    if (shape->n < 1) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
-                       "at least one element, but got normalized_shape = []");
-    }
-    mt_status st;
-    if ((st = check_norm_param("weight", a->t[1], shape)) ||
-        (st = check_norm_param("bias", a->t[2], shape))) {
+    int64_t n, rows;
+    double eps;
+    mt_status st = mt_layer_norm_spec(a, "CPU", &n, &rows, &eps);
+    if (st) {
         return st;
     }
-    int lead = input->ndim - shape->n;
-    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
-                       "input of size%s",
-                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
-                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
-                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
-    }
-    if (!mt_dtype_is_float(input->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
-                       mt_dtype_scalar_name(input->dtype));
-    }
-    if ((st = check_param_dtype(input, a->t[1])) || (st = check_param_dtype(input, a->t[2]))) {
-        return st;
-    }
-    int64_t n = mt_numel(shape->n, shape->v), rows = n ? mt_tensor_numel(input) / n : 0;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
@@ -376,7 +256,7 @@ mt_cpu_batch_norm(mt_args *a)
                        mt_dtype_scalar_name(input->dtype));
     }
     for (int k = 1; k < 5; k++) {
-        if ((st = check_param_dtype(input, a->t[k]))) {
+        if ((st = mt_check_param_dtype(input, a->t[k], "CPU"))) {
             return st;
         }
     }

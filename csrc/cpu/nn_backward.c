@@ -10,6 +10,7 @@
 
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 #include "ops/nn.h"
 
 static void
@@ -299,17 +300,8 @@ mt_cpu_embedding_dense_backward(mt_args *a)
     bool scale = a->b[0];
     int64_t *counts = NULL;
     mt_status st;
-    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: expected int64 or int32 indices");
-    }
-    int64_t n = mt_tensor_numel(indices);
-    int64_t dim = grad->ndim == indices->ndim + 1 ? grad->sizes[grad->ndim - 1] : -1;
-    if (dim < 0 || memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) ||
-        num_weights < 0) {
-        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: grad_output must be shaped "
-                                    "(*indices.shape, embedding_dim)");
-    }
-    if ((st = float_only("embedding_dense_backward", grad))) {
+    int64_t n, dim;
+    if ((st = mt_check_embedding_backward(grad, indices, num_weights, &n, &dim))) {
         return st;
     }
     mt_dtype dt = grad->dtype;

@@ -7,10 +7,12 @@
 #include "cpu/loops.h"
 #include "cpu/random.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 static uint64_t state[4];
 static uint64_t seed_used;
 static int seeded;
+static uint64_t epoch;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t
@@ -50,6 +52,7 @@ mt_manual_seed(uint64_t seed)
 {
     pthread_mutex_lock(&lock);
     seed_locked(seed);
+    epoch++;
     pthread_mutex_unlock(&lock);
 }
 
@@ -60,6 +63,16 @@ mt_initial_seed(void)
     uint64_t s = seeded ? seed_used : MT_DEFAULT_SEED;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+uint64_t
+mt_seed_epoch(uint64_t *seed)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t e = epoch;
+    *seed = seeded ? seed_used : MT_DEFAULT_SEED;
+    pthread_mutex_unlock(&lock);
+    return e;
 }
 
 static uint64_t
@@ -189,52 +202,6 @@ fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
     return MT_OK;
 }
 
-static mt_status
-fill_random(mt_args *a, const char *name, mt_loop_fn f32, mt_loop_fn f64, double x, double y)
-{
-    mt_tensor *self = a->t[0];
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_kernel_cpu\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(self->dtype));
-    }
-    dist d = {x, y};
-    return fill_with(a, self->dtype == MT_FLOAT32 ? f32 : f64, &d);
-}
-
-mt_status
-mt_cpu_uniform_(mt_args *a)
-{
-    double from = mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_double(a->s[0]);
-    double to = mt_scalar_is_none(a->s[1]) ? 1 : mt_scalar_to_double(a->s[1]);
-    if (from > to) {
-        return mt_fail(MT_ERUNTIME,
-                       "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
-                       from, to);
-    }
-    return fill_random(a, "uniform", uniform_f32, uniform_f64, from, to);
-}
-
-mt_status
-mt_cpu_normal_(mt_args *a)
-{
-    double mean = mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_double(a->s[0]);
-    double std = mt_scalar_is_none(a->s[1]) ? 1 : mt_scalar_to_double(a->s[1]);
-    if (std < 0) {
-        return mt_fail(MT_ERUNTIME, "normal expects std >= 0.0, but found std %g", std);
-    }
-    return fill_random(a, "normal", normal_f32, normal_f64, mean, std);
-}
-
-mt_status
-mt_cpu_bernoulli_(mt_args *a)
-{
-    double p = mt_scalar_is_none(a->s[0]) ? 0.5 : mt_scalar_to_double(a->s[0]);
-    if (!(p >= 0 && p <= 1)) {
-        return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
-    }
-    return fill_random(a, "bernoulli", bernoulli_f32, bernoulli_f64, p, 0);
-}
-
 /* [from, from + span) with span >= 1; the modulo's bias (span / 2^64) is far below sampling
  * noise for any span a tensor can use. */
 typedef struct int_range {
@@ -252,47 +219,41 @@ typedef struct int_range {
         }                                                                                   \
     }
 MT_DTYPES(RANDOM_LOOP)
-static const mt_loop_fn random_loops[MT_NUM_DTYPES] = {random_b8, random_i32, random_i64,
-                                                       random_f32, random_f64};
 
-/* random_'s upper bound without `to`: the largest integer the dtype holds exactly, plus one
- * for the floats (PyTorch's 2^24 and 2^53, inclusive). */
-static int64_t
-default_to(mt_dtype dt)
+/* The loops of each fill (mt_random_kind order) by dtype; NULL: not for that dtype. */
+#define FLOATS(f) {NULL, NULL, NULL, f##_f32, f##_f64}
+static const mt_loop_fn fill_loops[4][MT_NUM_DTYPES] = {
+    FLOATS(uniform),
+    FLOATS(normal),
+    FLOATS(bernoulli),
+    {random_b8, random_i32, random_i64, random_f32, random_f64},
+};
+#undef FLOATS
+
+static mt_status
+fill_random(mt_args *a, mt_random_kind kind)
 {
-    switch (dt) {
-    case MT_BOOL:
-        return 2;
-    case MT_INT32:
-        return INT32_MAX;
-    case MT_INT64:
-        return INT64_MAX;
-    case MT_FLOAT32:
-        return (1LL << 24) + 1;
-    default:
-        return (1LL << 53) + 1;
+    mt_random_spec r;
+    mt_status st = mt_random_spec_of(a, kind, "cpu", &r);
+    if (st) {
+        return st;
     }
+    dist d = {r.a, r.b};
+    int_range ir = {r.from, r.span};
+    void *ctx = kind == MT_RANDOM_INTS ? (void *)&ir : (void *)&d;
+    return fill_with(a, fill_loops[kind][a->t[0]->dtype], ctx);
 }
 
-// self (any shape); self = uniform integers in [from, to)
-mt_status
-mt_cpu_random_(mt_args *a)
-{
-    mt_tensor *self = a->t[0];
-    /* PyTorch's overloads random_(from, to), random_(to) and random_(): one value is `to`. */
-    bool one = !mt_scalar_is_none(a->s[0]) && mt_scalar_is_none(a->s[1]);
-    int64_t from = one || mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
-    int64_t to = one ? mt_scalar_to_int(a->s[0])
-                     : mt_scalar_is_none(a->s[1]) ? default_to(self->dtype)
-                                                  : mt_scalar_to_int(a->s[1]);
-    if (from >= to) {
-        return mt_fail(MT_ERUNTIME,
-                       "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
-                       (long long)from, (long long)to);
+// self (any shape); self = draws of the kind (random_: uniform integers in [from, to))
+#define FILL(op, kind)                  \
+    mt_status mt_cpu_##op(mt_args *a)   \
+    {                                   \
+        return fill_random(a, kind);    \
     }
-    int_range r = {from, (uint64_t)to - (uint64_t)from};
-    return fill_with(a, random_loops[self->dtype], &r);
-}
+FILL(uniform_, MT_RANDOM_UNIFORM)
+FILL(normal_, MT_RANDOM_NORMAL)
+FILL(bernoulli_, MT_RANDOM_BERNOULLI)
+FILL(random_, MT_RANDOM_INTS)
 
 // out (n) = a random permutation of 0 .. n-1 (Fisher-Yates)
 mt_status

@@ -14,6 +14,9 @@
 
 void mt_manual_seed(uint64_t seed);
 uint64_t mt_initial_seed(void);
+/* How many times manual_seed has run (0 before the first), with the seed now in *seed: the
+ * CUDA generators restart from the seed when it changes, as PyTorch's manual_seed seeds them. */
+uint64_t mt_seed_epoch(uint64_t *seed);
 /* Around a kernel's draws; mt_random_u64 and its derivatives must be called under it. */
 void mt_random_lock(void);
 void mt_random_unlock(void);

@@ -8,99 +8,12 @@
 
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
+#include "ops/factory_args.h"
 
-/* PyTorch still accepts 1-D empty tensors of any other shape in cat, and skips them. */
-static bool
-cat_skips(const mt_tensor *t)
-{
-    return t->ndim == 1 && t->sizes[0] == 0;
-}
-
-/* Checks that t matches the reference tensor in every dim but dim; PyTorch's messages. */
-static mt_status
-check_cat_shape(const mt_tensor *ref, const mt_tensor *t, int dim, int index)
-{
-    if (ref->ndim != t->ndim) {
-        return mt_fail(MT_ERUNTIME, "Tensors must have same number of dimensions: got %d and %d",
-                       ref->ndim, t->ndim);
-    }
-    for (int d = 0; d < t->ndim; d++) {
-        if (d != dim && ref->sizes[d] != t->sizes[d]) {
-            return mt_fail(MT_ERUNTIME,
-                           "Sizes of tensors must match except in dimension %d. Expected size "
-                           "%" PRId64 " but got size %" PRId64 " for tensor number %d in the list.",
-                           dim, ref->sizes[d], t->sizes[d], index);
-        }
-    }
-    return MT_OK;
-}
-
-// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (A, sum k_i, B), of
-// the promoted dtype
 mt_status
 mt_cpu_cat(mt_args *a)
 {
-    int n = a->ntl;
-    mt_tensor **ts = a->tl;
-    if (n == 0) {
-        return mt_fail(MT_EVALUE, "torch.cat(): expected a non-empty list of Tensors");
-    }
-    mt_dtype dt = ts[0]->dtype;
-    int ref = -1;
-    for (int k = 0; k < n; k++) {
-        if (ts[k]->ndim == 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "zero-dimensional tensor (at position %d) cannot be concatenated", k);
-        }
-        dt = mt_promote_types(dt, ts[k]->dtype);
-        if (ref < 0 && !cat_skips(ts[k])) {
-            ref = k;
-        }
-    }
-    int ndim = 1, dim = 0;
-    int64_t sizes[MT_MAX_DIMS] = {0};
-    if (ref >= 0) {
-        mt_status st = mt_wrap_dim(a->i[0], ts[ref]->ndim, &dim);
-        if (st) {
-            return st;
-        }
-        ndim = ts[ref]->ndim;
-        memcpy(sizes, ts[ref]->sizes, sizeof(sizes));
-        sizes[dim] = 0;
-        for (int k = ref; k < n; k++) {
-            if (cat_skips(ts[k])) {
-                continue;
-            }
-            if ((st = check_cat_shape(ts[ref], ts[k], dim, k))) {
-                return st;
-            }
-            sizes[dim] += ts[k]->sizes[dim];
-        }
-    }
-    mt_tensor *out;
-    mt_status st = mt_tensor_empty(ndim, sizes, dt, mt_tensor_device(ts[0]), &out);
-    if (st) {
-        return st;
-    }
-    int64_t at = 0; /* where the next input starts along dim */
-    for (int k = 0; k < n && st == MT_OK && mt_tensor_numel(out) > 0; k++) {
-        if (cat_skips(ts[k]) || ts[k]->sizes[dim] == 0) {
-            continue;
-        }
-        mt_tensor *slot;
-        st = mt_tensor_view(out, ndim, ts[k]->sizes, out->strides, at * out->strides[dim], &slot);
-        if (st == MT_OK) {
-            st = mt_cpu_copy_into(slot, ts[k]);
-            mt_tensor_release(slot);
-        }
-        at += ts[k]->sizes[dim];
-    }
-    if (st) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return mt_cat_with(a, mt_cpu_copy_into);
 }
 
 /* Copies the elements of a strided block (byte strides, which may be negative) to dst in
@@ -132,20 +45,12 @@ mt_status
 mt_cpu_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out;
-    bool flip[MT_MAX_DIMS] = {false};
-    for (int k = 0; k < a->l[0].n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(a->l[0].v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (flip[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
-        }
-        flip[d] = true;
+    bool flip[MT_MAX_DIMS];
+    mt_status st = mt_flip_dims(self, &a->l[0], flip);
+    if (st) {
+        return st;
     }
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
-                                   &out);
+    st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
     if (st) {
         return st;
     }
@@ -209,8 +114,9 @@ static mt_status
 triangle(mt_args *a, const char *name, bool lower, bool inplace)
 {
     mt_tensor *self = a->t[0];
-    if (self->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "%s: input tensor must have at least 2 dimensions", name);
+    mt_status st = mt_check_triangle(self, name);
+    if (st) {
+        return st;
     }
     if (inplace) {
         zero_triangle(self, a->i[0], lower);
@@ -218,7 +124,7 @@ triangle(mt_args *a, const char *name, bool lower, bool inplace)
         a->out[0] = mt_tensor_retain(self);
         return MT_OK;
     }
-    mt_status st = mt_cpu_cast(self, self->dtype, &a->out[0]);
+    st = mt_cpu_cast(self, self->dtype, &a->out[0]);
     if (st == MT_OK) {
         zero_triangle(a->out[0], a->i[0], lower);
     }

@@ -53,4 +53,49 @@ mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
 /* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
 mt_dtype mt_scan_dtype(const mt_args *a);
 
+/* ---- nn layers ---- */
+
+/* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
+ * device ("CPU", "CUDA") as in its message. */
+mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device);
+/* layer_norm(input, normalized_shape, weight, bias, eps): PyTorch's checks; n the elements of a
+ * normalized row, rows their number, eps the argument. */
+mt_status mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows,
+                             double *eps);
+
+/* binary_cross_entropy(self, target): one float dtype. */
+mt_status mt_check_bce(const mt_tensor *self, const mt_tensor *target);
+/* binary_cross_entropy_with_logits: ins (self, target, pos_weight or one) promote to a float
+ * *dt. */
+mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
+
+/* embedding_dense_backward(grad_output, indices, num_weights, ...): int indices, grad_output
+ * (*indices.shape, D) of a float dtype; *n the indices, *dim D. */
+mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices,
+                                      int64_t num_weights, int64_t *n, int64_t *dim);
+
+/* nll_loss(self, target, weight): PyTorch's checks; self seen as (N, C, K), target (N, K). */
+mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
+                      int64_t *N, int64_t *C, int64_t *K);
+
+/* ---- random fills ---- */
+
+typedef enum mt_random_kind {
+    MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
+    MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
+    MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
+    MT_RANDOM_INTS,      /* random_(from, to): from, span */
+} mt_random_kind;
+
+typedef struct mt_random_spec {
+    double a, b;
+    int64_t from;
+    uint64_t span; /* >= 1 */
+} mt_random_spec;
+
+/* The fill's parameters from a (self in t[0], its Scalars in s[]) with PyTorch's defaults and
+ * errors; device ("cpu", "cuda") names PyTorch's kernel where a float fill meets another dtype. */
+mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device,
+                            mt_random_spec *out);
+
 #endif

@@ -1,0 +1,601 @@
+/* The device-independent half of the index kernels (ops/index_plan.h): PyTorch's argument checks
+ * and the plan of advanced indexing. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/index_plan.h"
+#include "ops/ops.h"
+
+int
+mt_index_geometry1(const mt_tensor *t, int64_t *sizes, int64_t *strides)
+{
+    if (t->ndim == 0) {
+        sizes[0] = 1;
+        strides[0] = 0;
+        return 1;
+    }
+    memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+    memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    return t->ndim;
+}
+
+static mt_status
+check_index_dtype(const mt_tensor *index, const char *op)
+{
+    if (index->dtype != MT_INT64 && index->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "%s(): Expected dtype int32/int64 for index", op);
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_fail_index_bounds(int64_t index, int dim, int64_t size, mt_status code)
+{
+    return mt_fail(code, "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
+                   index, dim, size);
+}
+
+mt_status
+mt_check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim)
+{
+    char b1[256], b2[256];
+    mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
+    if (st || (st = check_index_dtype(index, "gather"))) {
+        return st;
+    }
+    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
+    int n = mt_index_geometry1(self, ss, sst);
+    if (mt_index_geometry1(index, is, ist) != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "Index tensor must have the same number of dimensions as input tensor");
+    }
+    for (int d = 0; d < n; d++) {
+        if (d != *wdim && is[d] > ss[d]) {
+            return mt_fail(MT_ERUNTIME,
+                           "Size does not match at dimension %d expected index %s to be no larger "
+                           "than self %s apart from dimension %d",
+                           d, mt_format_sizes(b1, sizeof(b1), index->ndim, index->sizes),
+                           mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), *wdim);
+        }
+    }
+    return MT_OK;
+}
+
+/* PyTorch's scatter_shape_check: index no larger than src, nor than self apart from dim. */
+static mt_status
+check_scatter_shapes(const mt_tensor *self, const mt_tensor *index, const mt_tensor *src, int dim)
+{
+    char b1[256], b2[256], b3[256];
+    int64_t ss[MT_MAX_DIMS], st_[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
+    int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
+    int n = mt_index_geometry1(self, ss, st_);
+    if (mt_index_geometry1(index, is, ist) != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "Index tensor must have the same number of dimensions as self tensor");
+    }
+    if (src && mt_index_geometry1(src, cs, cst) != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "Index tensor must have the same number of dimensions as src tensor");
+    }
+    for (int d = 0; d < n; d++) {
+        if ((d != dim && is[d] > ss[d]) || (src && is[d] > cs[d])) {
+            mt_format_sizes(b1, sizeof(b1), index->ndim, index->sizes);
+            mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes);
+            if (src == NULL) {
+                return mt_fail(MT_ERUNTIME,
+                               "Expected index %s to be no larger than self %s apart from "
+                               "dimension %d",
+                               b1, b2, dim);
+            }
+            return mt_fail(MT_ERUNTIME,
+                           "Expected index %s to be no larger than self %s apart from dimension "
+                           "%d and to be no larger size than src %s",
+                           b1, b2, dim, mt_format_sizes(b3, sizeof(b3), src->ndim, src->sizes));
+        }
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index, const mt_tensor *src,
+                 int *wdim)
+{
+    bool value = src->is_wrapped_number;
+    mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
+    if (st || (st = check_index_dtype(index, "scatter"))) {
+        return st;
+    }
+    if (!value && src->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "scatter(): Expected self.dtype to be equal to src.dtype");
+    }
+    if (value && (st = mt_check_scalar_fits(mt_load_scalar(mt_tensor_data(src), src->dtype),
+                                            self->dtype))) {
+        return st;
+    }
+    return check_scatter_shapes(self, index, value ? NULL : src, *wdim);
+}
+
+mt_status
+mt_check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim,
+                      int64_t *n)
+{
+    mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
+    if (st) {
+        return st;
+    }
+    if (index->ndim > 1) {
+        return mt_fail(MT_EINDEX, "index_select(): Index is supposed to be a vector");
+    }
+    if (index->dtype != MT_INT64 && index->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "index_select(): Expected dtype int32 or int64 for index");
+    }
+    *n = mt_tensor_numel(index);
+    if (self->ndim == 0 && *n != 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "index_select(): Index to scalar can have only 1 value, got %" PRId64
+                       " value(s)",
+                       *n);
+    }
+    return MT_OK;
+}
+
+/* ---- advanced indexing ---- */
+
+void
+mt_index_plan_release(mt_index_plan *p)
+{
+    mt_tensor_clear(&p->src);
+    mt_tensor_clear(&p->pos);
+}
+
+/* idx[d] for each dim d of self (owned; NULL where not indexed), masks replaced by their
+ * nonzero() columns. */
+static mt_status
+expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **idx)
+{
+    char b1[256], b2[256];
+    mt_status st = MT_OK;
+    int d = 0;
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        mt_tensor *t = indices[k];
+        int need = t && t->dtype == MT_BOOL ? t->ndim : 1;
+        if (d + need > self->ndim) {
+            return mt_fail(MT_EINDEX, "too many indices for tensor of dimension %d (got %d)",
+                           self->ndim, d + need);
+        }
+        if (t == NULL) {
+            d++;
+        } else if (t->dtype == MT_INT64 || t->dtype == MT_INT32) {
+            idx[d++] = mt_tensor_retain(t);
+        } else if (t->dtype != MT_BOOL) {
+            return mt_fail(MT_EINDEX,
+                           "tensors used as indices must be long, int, byte or bool tensors");
+        } else {
+            for (int j = 0; j < t->ndim; j++) {
+                if (t->sizes[j] != self->sizes[d + j]) {
+                    return mt_fail(MT_EINDEX,
+                                   "The shape of the mask %s at index %d does not match the shape "
+                                   "of the indexed tensor %s at index %d",
+                                   mt_format_sizes(b1, sizeof(b1), t->ndim, t->sizes), j,
+                                   mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), d + j);
+                }
+            }
+            mt_args na;
+            mt_args_init(&na);
+            na.t[0] = t;
+            if ((st = mt_dispatch(MT_OP_nonzero, &na))) {
+                return st;
+            }
+            mt_tensor *nz = na.out[0]; /* (count, t->ndim) */
+            for (int j = 0; j < t->ndim && st == MT_OK; j++, d++) {
+                int64_t stride = t->ndim;
+                st = mt_tensor_view(nz, 1, nz->sizes, &stride, j, &idx[d]);
+            }
+            mt_tensor_release(nz);
+        }
+    }
+    return st;
+}
+
+/* The broadcast shape of the index tensors, with PyTorch's IndexError if there is none. */
+static mt_status
+broadcast_indices(int ndim, mt_tensor *const *idx, int *nb, int64_t *b)
+{
+    *nb = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (idx[d] && mt_broadcast_shapes(*nb, b, idx[d]->ndim, idx[d]->sizes, nb, b)) {
+            char msg[1024] = "", buf[256];
+            size_t len = 0;
+            for (int e = 0; e < ndim; e++) {
+                if (idx[e]) {
+                    len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", len ? ", " : "",
+                                            mt_format_sizes(buf, sizeof(buf), idx[e]->ndim,
+                                                            idx[e]->sizes));
+                    len = len < sizeof(msg) ? len : sizeof(msg) - 1;
+                }
+            }
+            return mt_fail(MT_EINDEX,
+                           "shape mismatch: indexing tensors could not be broadcast together "
+                           "with shapes %s",
+                           msg);
+        }
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
+                   mt_index_offsets_fn offsets, mt_index_plan *p)
+{
+    mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *pos = NULL;
+    int64_t b[MT_MAX_DIMS], src_strides[MT_MAX_DIMS], pos_strides[MT_MAX_DIMS];
+    int nb = 0, first = -1, last = -1;
+    *p = (mt_index_plan){0};
+    mt_status st = expand_indices(self, n, indices, idx);
+    if (st == MT_OK) {
+        st = broadcast_indices(self->ndim, idx, &nb, b);
+    }
+    if (st == MT_OK) {
+        st = offsets(self, idx, nb, b, &pos);
+    }
+    if (st) {
+        goto out_release;
+    }
+    bool adjacent = true;
+    for (int d = 0; d < self->ndim; d++) {
+        if (idx[d]) {
+            adjacent &= last < 0 || last == d - 1;
+            first = first < 0 ? d : first;
+            last = d;
+        }
+    }
+    /* the result: unindexed dims before `at`, then B, then the other unindexed dims */
+    int at = adjacent && first >= 0 ? first : 0, m = 0;
+    int64_t bstrides[MT_MAX_DIMS];
+    mt_contiguous_strides(nb, b, bstrides);
+    for (int d = 0; d <= self->ndim; d++) {
+        if (d == at) {
+            if (m + nb > MT_MAX_DIMS) {
+                st = mt_fail(MT_ERUNTIME, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+                goto out_release;
+            }
+            for (int j = 0; j < nb; j++, m++) {
+                p->shape[m] = b[j];
+                src_strides[m] = 0;
+                pos_strides[m] = bstrides[j];
+            }
+        }
+        if (d < self->ndim && idx[d] == NULL) {
+            p->shape[m] = self->sizes[d];
+            src_strides[m] = self->strides[d];
+            pos_strides[m++] = 0;
+        }
+    }
+    p->ndim = m;
+    st = mt_tensor_view(self, m, p->shape, src_strides, self->offset, &p->src);
+    if (st == MT_OK) {
+        st = mt_tensor_view(pos, m, p->shape, pos_strides, 0, &p->pos);
+    }
+out_release:
+    if (st) {
+        mt_index_plan_release(p);
+    }
+    for (int d = 0; d < MT_MAX_DIMS; d++) {
+        mt_tensor_clear(&idx[d]);
+    }
+    mt_tensor_clear(&pos);
+    return st;
+}
+
+mt_status
+mt_check_index_put_dtype(const mt_tensor *self, const mt_tensor *values)
+{
+    if (values->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "Index put requires the source and destination dtypes match, got %s for "
+                       "the destination and %s for the source.",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(values->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_index_put(const mt_tensor *values, const mt_index_plan *p)
+{
+    char b1[256], b2[256];
+    bool fits = values->ndim <= p->ndim;
+    for (int d = 0; fits && d < values->ndim; d++) {
+        int64_t s = values->sizes[d];
+        fits = s == 1 || s == p->shape[p->ndim - values->ndim + d];
+    }
+    if (!fits) {
+        return mt_fail(MT_ERUNTIME,
+                       "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                       "result of shape %s",
+                       mt_format_sizes(b1, sizeof(b1), values->ndim, values->sizes),
+                       mt_format_sizes(b2, sizeof(b2), p->ndim, p->shape));
+    }
+    return MT_OK;
+}
+
+/* ---- the kernels, over a device's backend ---- */
+
+/* be->positions with the gather and scatter message for an index outside [0, size). */
+static mt_status
+positions(const mt_index_backend *be, mt_tensor *index, int dim, int64_t size,
+          const mt_tensor *written, mt_tensor **out)
+{
+    bool bad = false;
+    int64_t v = 0;
+    mt_status st = be->positions(index, size, written, out, &bad, &v);
+    return st ? st : bad ? mt_fail_index_bounds(v, dim, size, MT_ERUNTIME) : MT_OK;
+}
+
+/* A view of t with the given sizes and strides (in elements) at t's own offset. */
+static mt_status
+restride(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, mt_tensor **out)
+{
+    return mt_tensor_view(t, ndim, sizes, strides, t->offset, out);
+}
+
+// self (*), index (*) int32/int64 of self's rank, no larger than self but along dim;
+// out (index's shape)[..., i, ...] = self[..., index[..., i, ...], ...] with i at dim
+mt_status
+mt_index_gather(mt_args *a, const mt_index_backend *be)
+{
+    mt_tensor *self = a->t[0], *index = a->t[1], *pos = NULL, *src = NULL;
+    int dim = 0;
+    mt_status st = mt_check_gather(self, a->i[0], index, &dim);
+    if (st) {
+        return st;
+    }
+    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
+    int n = mt_index_geometry1(self, ss, sst);
+    mt_index_geometry1(index, is, ist);
+    if ((st = positions(be, index, dim, ss[dim], NULL, &pos))) {
+        return st;
+    }
+    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
+    sst[dim] = 0;
+    st = restride(self, n, is, sst, &src);
+    if (st == MT_OK) {
+        st = mt_tensor_empty(index->ndim, index->sizes, self->dtype, mt_tensor_device(self),
+                             &a->out[0]);
+    }
+    if (st == MT_OK) {
+        st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step);
+    }
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    mt_tensor_clear(&src);
+    mt_tensor_clear(&pos);
+    return st;
+}
+
+// self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
+// self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=), i at dim
+static mt_status
+scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *index,
+             mt_tensor *src, bool add)
+{
+    mt_tensor *pos = NULL, *dst = NULL, *from = NULL;
+    int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
+    int64_t cs[MT_MAX_DIMS], cst[MT_MAX_DIMS];
+    int n = mt_index_geometry1(self, ss, sst);
+    mt_index_geometry1(index, is, ist);
+    mt_status st = positions(be, index, dim, ss[dim], self, &pos);
+    if (st) {
+        return st;
+    }
+    if (src->is_wrapped_number || src->storage == self->storage) {
+        /* A number takes self's dtype and device; a source sharing self's memory is read before
+         * writing. */
+        st = src->is_wrapped_number ? mt_op_to_copy(src, self->dtype, mt_tensor_device(self), &from)
+                                    : be->cast(src, self->dtype, &from);
+    } else {
+        from = mt_tensor_retain(src);
+    }
+    if (st == MT_OK && from->ndim > 0) {
+        mt_index_geometry1(from, cs, cst);
+        mt_tensor *v = NULL;
+        st = restride(from, n, is, cst, &v);
+        mt_tensor_release(from);
+        from = v;
+    }
+    int64_t step = sst[dim] * (int64_t)mt_dtype_size(self->dtype);
+    sst[dim] = 0;
+    if (st == MT_OK) {
+        st = restride(self, n, is, sst, &dst);
+    }
+    if (st == MT_OK) {
+        st = be->run(n, is, dst, from, pos, add ? MT_INDEX_ADD : MT_INDEX_PUT, step);
+        mt_tensor_bump_version(self);
+    }
+    mt_tensor_clear(&dst);
+    mt_tensor_clear(&from);
+    mt_tensor_clear(&pos);
+    return st;
+}
+
+mt_status
+mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace)
+{
+    mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
+    int dim = 0;
+    mt_status st = mt_check_scatter(self, a->i[0], index, src, &dim);
+    if (st) {
+        return st;
+    }
+    if (inplace) {
+        if ((st = mt_check_writable(self))) {
+            return st;
+        }
+        target = mt_tensor_retain(self);
+    } else if ((st = be->cast(self, self->dtype, &target))) {
+        return st;
+    }
+    st = scatter_into(be, target, dim, index, src, add);
+    if (st) {
+        mt_tensor_release(target);
+        return st;
+    }
+    a->out[0] = target;
+    return MT_OK;
+}
+
+/* out = self[indices] (a new tensor) */
+static mt_status
+take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indices,
+     mt_tensor **out)
+{
+    mt_index_plan p;
+    mt_status st = mt_index_plan_make(self, n, indices, be->offsets, &p);
+    if (st) {
+        return st;
+    }
+    st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
+    if (st == MT_OK && (st = be->run(p.ndim, p.shape, *out, p.src, p.pos, MT_INDEX_TAKE, 1))) {
+        mt_tensor_clear(out);
+    }
+    mt_index_plan_release(&p);
+    return st;
+}
+
+// self (*), indices (tensors or NULL, one per leading dim); out = self[indices]
+mt_status
+mt_index_index(mt_args *a, const mt_index_backend *be)
+{
+    return take(be, a->t[0], a->ntl, a->tl, &a->out[0]);
+}
+
+// self (*), indices as for index, values broadcast to self[indices]'s shape, of self's dtype;
+// self[indices] = values (or += values when accumulate)
+mt_status
+mt_index_put(mt_args *a, const mt_index_backend *be)
+{
+    mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL;
+    mt_status st = mt_check_index_put_dtype(self, values);
+    if (st || (st = mt_check_writable(self))) {
+        return st;
+    }
+    mt_index_plan p;
+    if ((st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p))) {
+        return st;
+    }
+    if ((st = mt_check_index_put(values, &p))) {
+        goto out_release;
+    }
+    /* values that share self's memory are read in full before anything is written; a Python
+     * number (on the CPU) moves to self's device */
+    if (values->is_wrapped_number) {
+        st = mt_op_to_copy(values, self->dtype, mt_tensor_device(self), &from);
+    } else {
+        st = values->storage == self->storage ? be->cast(values, values->dtype, &from)
+                                              : (from = mt_tensor_retain(values), MT_OK);
+    }
+    if (st == MT_OK) {
+        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT,
+                     1);
+        mt_tensor_bump_version(self);
+    }
+    if (st == MT_OK) {
+        a->out[0] = mt_tensor_retain(self);
+    }
+out_release:
+    mt_tensor_clear(&from);
+    mt_index_plan_release(&p);
+    return st;
+}
+
+/* *out = index as int64 positions in [0, size), else PyTorch's "index out of range in self". */
+static mt_status
+rows(const mt_index_backend *be, mt_tensor *index, int64_t size, mt_tensor **out)
+{
+    bool bad = false;
+    int64_t v = 0;
+    mt_status st = be->positions(index, size, NULL, out, &bad, &v);
+    return st ? st : bad ? mt_fail(MT_EINDEX, "index out of range in self") : MT_OK;
+}
+
+/* out = self's entries flat[k] along dim, flat (n) int64 positions. */
+static mt_status
+select_rows(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *flat, int64_t n,
+            mt_tensor **out)
+{
+    /* a 0-dim self is one element of a 1-dim one; a 0-dim index one of a 1-dim index */
+    int64_t one = 1, zero = 0;
+    mt_tensor *base = self, *view = NULL, *res = NULL;
+    mt_status st = MT_OK;
+    if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
+        return st;
+    }
+    if ((st = mt_tensor_view(flat, 1, &n, &one, 0, &view)) == MT_OK) {
+        mt_tensor *indices[MT_MAX_DIMS] = {NULL};
+        indices[dim] = view;
+        st = take(be, base, dim + 1, indices, &res);
+        mt_tensor_release(view);
+    }
+    if (base != self) {
+        mt_tensor_release(base);
+    }
+    if (st == MT_OK && self->ndim == 0) {
+        /* the one element back as a 0-dim tensor */
+        st = mt_tensor_view(res, 0, NULL, NULL, res->offset, out);
+        mt_tensor_clear(&res);
+    } else {
+        *out = res;
+    }
+    return st;
+}
+
+// self (*), index (n) or 0-dim, int32/int64; out = self with dim's entries self[..., index, ...]
+mt_status
+mt_index_select(mt_args *a, const mt_index_backend *be)
+{
+    mt_tensor *self = a->t[0], *index = a->t[1], *flat = NULL;
+    int dim = 0;
+    int64_t n = 0;
+    mt_status st = mt_check_index_select(self, a->i[0], index, &dim, &n);
+    if (st || (st = rows(be, index, self->ndim ? self->sizes[dim] : 1, &flat))) {
+        return st;
+    }
+    st = select_rows(be, self, dim, flat, n, &a->out[0]);
+    mt_tensor_clear(&flat);
+    return st;
+}
+
+// weight (V, D), indices (*) int64 or int32; out (*, D) = the rows of weight named by indices
+mt_status
+mt_index_embedding(mt_args *a, const mt_index_backend *be)
+{
+    mt_tensor *weight = a->t[0], *indices = a->t[1], *flat = NULL, *rows2d = NULL;
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected tensor for argument #1 'indices' to have one of the following "
+                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
+                       "checking arguments for embedding)",
+                       mt_dtype_scalar_name(indices->dtype));
+    }
+    if (weight->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
+    }
+    if (indices->ndim + 1 > MT_MAX_DIMS) {
+        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
+    }
+    int64_t shape[MT_MAX_DIMS], n = mt_tensor_numel(indices);
+    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[indices->ndim] = weight->sizes[1];
+    mt_status st = rows(be, indices, weight->sizes[0], &flat);
+    if (st == MT_OK && (st = select_rows(be, weight, 0, flat, n, &rows2d)) == MT_OK) {
+        /* (n, D) contiguous, seen as (*, D) */
+        int64_t strides[MT_MAX_DIMS];
+        mt_contiguous_strides(indices->ndim + 1, shape, strides);
+        st = mt_tensor_view(rows2d, indices->ndim + 1, shape, strides, rows2d->offset,
+                            &a->out[0]);
+    }
+    mt_tensor_clear(&rows2d);
+    mt_tensor_clear(&flat);
+    return st;
+}

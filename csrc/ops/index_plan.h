@@ -1,0 +1,84 @@
+/* What the index kernels of every device share (index_plan.c): the argument checks of gather,
+ * scatter, index_select and index_put_, and the plan of advanced indexing (self[indices]): the
+ * result's shape, self viewed with it, and the positions of the indexed elements. Only the loops
+ * and the reading of index values are the device's own (csrc/cpu/index.c, cuda/ops_index.c). */
+#ifndef MT_OPS_INDEX_PLAN_H
+#define MT_OPS_INDEX_PLAN_H
+
+#include "dispatch/dispatch.h"
+
+/* t's sizes and strides with at least one dim: gather and scatter see a 0-dim tensor as one
+ * element of a 1-dim one, as PyTorch does. Returns the number of dims. */
+int mt_index_geometry1(const mt_tensor *t, int64_t *sizes, int64_t *strides);
+/* gather(self, dim, index): *dim wrapped, an int index of self's rank, no larger than self but
+ * along dim. */
+mt_status mt_check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim);
+/* scatter and scatter_add(self, dim, index, src): src a tensor of self's dtype or a Python number
+ * that fits it, PyTorch's shape rule (scatter_shape_check). */
+mt_status mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index,
+                           const mt_tensor *src, int *wdim);
+/* index_select(self, dim, index): a vector (or 0-dim) int index; *n its length. */
+mt_status mt_check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index,
+                                int *wdim, int64_t *n);
+/* The message of an index outside [0, size) in gather and scatter. */
+mt_status mt_fail_index_bounds(int64_t index, int dim, int64_t size, mt_status code);
+
+/* The byte offsets (shape B, contiguous int64, on self's device) of the indexed dims' elements:
+ * the sum over the indexed dims d of wrap(idx[d]) * self's byte stride of d, each idx[d]
+ * broadcast to B; an index outside [-size, size) fails with mt_fail_index_bounds(MT_EINDEX).
+ * idx[d] is NULL for a dim that is not indexed. The device's part of the plan. */
+typedef mt_status (*mt_index_offsets_fn)(mt_tensor *self, mt_tensor *const *idx, int nb,
+                                         const int64_t *b, mt_tensor **out);
+
+/* self[indices] as PyTorch's index sees it. indices[k] applies to the next dim of self (a bool
+ * mask of m dims to the next m, as the columns of its nonzero()); NULL skips a dim. The index
+ * tensors broadcast to one shape B, which replaces the indexed dims in the result: in their place
+ * if they are adjacent, else in front (NumPy's rule). */
+typedef struct mt_index_plan {
+    int ndim;
+    int64_t shape[MT_MAX_DIMS]; /* the result's */
+    mt_tensor *src;             /* self with the result's shape, stride 0 along B */
+    mt_tensor *pos;             /* int64 byte offsets into self, shape B seen as the result's */
+} mt_index_plan;
+
+mt_status mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
+                             mt_index_offsets_fn offsets, mt_index_plan *p);
+void mt_index_plan_release(mt_index_plan *p);
+/* index_put_(self, ..., values): values of self's dtype (before the plan) and broadcastable to
+ * the plan's shape (after it). */
+mt_status mt_check_index_put_dtype(const mt_tensor *self, const mt_tensor *values);
+mt_status mt_check_index_put(const mt_tensor *values, const mt_index_plan *p);
+
+/* ---- the kernels, over a device's backend ---- */
+
+typedef enum mt_index_mode {
+    MT_INDEX_TAKE, /* dst = *(src + pos * step) */
+    MT_INDEX_PUT,  /* *(dst + pos * step) = src */
+    MT_INDEX_ADD,  /* *(dst + pos * step) += src (atomically where positions repeat) */
+} mt_index_mode;
+
+/* What a device gives the index kernels below. */
+typedef struct mt_index_backend {
+    /* *out = index as a contiguous int64 tensor (a copy when it shares written's memory), or,
+     * when a value lies outside [0, size), *out NULL, *bad true and *bad_value the first one. */
+    mt_status (*positions)(mt_tensor *index, int64_t size, const mt_tensor *written,
+                           mt_tensor **out, bool *bad, int64_t *bad_value);
+    /* *out = a new contiguous copy of src in dtype dt. */
+    mt_status (*cast)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+    /* One pass of mode over dst, src (of dst's dtype) and pos (int64), each broadcast to shape;
+     * step is the bytes per unit of position. */
+    mt_status (*run)(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src,
+                     mt_tensor *pos, mt_index_mode mode, int64_t step);
+    mt_index_offsets_fn offsets;
+} mt_index_backend;
+
+/* The kernels of gather, scatter and scatter_add (add) in place or not, index, index_put_,
+ * index_select and embedding, for any device. */
+mt_status mt_index_gather(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace);
+mt_status mt_index_index(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_put(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_select(mt_args *a, const mt_index_backend *be);
+mt_status mt_index_embedding(mt_args *a, const mt_index_backend *be);
+
+#endif

@@ -1,0 +1,81 @@
+// The CUDA kernels of the factories that compute their values (arange, linspace, logspace,
+// eye) and of tril/triu. The arguments are ops/factory_args.c's, the launches ops_shape.c's.
+#include <stdint.h>
+
+#include "cuda/device_math.h"
+#include "cuda/kernels_more.h"
+
+extern "C" {
+#include "ops/range_point.h"
+}
+
+#define GRID_STRIDE(i, n)                                                            \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+// out (n) = the range's values, cast to T as the CPU's mt_store_scalar casts
+template <typename T> __global__ void range_kernel(mt_cuda_range p)
+{
+    GRID_STRIDE(i, p.n)
+    {
+        T v;
+        if (p.mode == 0) {
+            v = (T)(p.si + i * p.di);
+        } else if (p.mode == 1) {
+            v = (T)(p.s + (double)i * p.d);
+        } else {
+            double x = mt_range_point(p.f32 != 0, p.s, p.e, i, p.n);
+            if (p.mode == 3) {
+                x = pow(p.base, x);
+            }
+            v = (T)x;
+        }
+        ((T *)p.out)[i] = v;
+    }
+}
+
+// out (n, m) = 1 on the diagonal, else 0
+template <typename T> __global__ void eye_kernel(char *out, int64_t n, int64_t m)
+{
+    GRID_STRIDE(i, n * m)
+    {
+        ((T *)out)[i] = (T)(i / m == i % m);
+    }
+}
+
+// x, out (..., rows, cols); out = x inside the triangle, else 0
+template <typename T>
+__global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t cols,
+                                int64_t k, int lower)
+{
+    GRID_STRIDE(i, total)
+    {
+        const int64_t c = i % cols, r = (i / cols) % rows;
+        const bool keep = lower ? c - r <= k : c - r >= k;
+        ((T *)out)[i] = keep ? ((const T *)x)[i] : (T)0;
+    }
+}
+
+#define ALL(K) {(const void *)K<bool>, (const void *)K<int32_t>, (const void *)K<int64_t>, (const void *)K<float>, (const void *)K<double>}
+static const void *const range_kernels[MT_NUM_DTYPES] = ALL(range_kernel);
+static const void *const eye_kernels[MT_NUM_DTYPES] = ALL(eye_kernel);
+static const void *const triangle_kernels[MT_NUM_DTYPES] = ALL(triangle_kernel);
+#undef ALL
+
+extern "C" const void *
+mt_cuda_range_kernel(mt_dtype dt)
+{
+    return range_kernels[dt];
+}
+
+extern "C" const void *
+mt_cuda_eye_kernel(mt_dtype dt)
+{
+    return eye_kernels[dt];
+}
+
+extern "C" const void *
+mt_cuda_triangle_kernel(mt_dtype dt)
+{
+    return triangle_kernels[dt];
+}

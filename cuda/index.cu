@@ -1,0 +1,108 @@
+// The index kernels of the CUDA backend (index.h): one strided pass that takes, puts or adds
+// through int64 positions, the range check of index values, and the offsets of advanced
+// indexing. The plans and the checks are ops/index_plan.c's, the launches ops_index.c's.
+#include <stdint.h>
+
+#include "cuda/kernels_more.h"
+
+#define GRID_STRIDE(i, n)                                                            \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+// Atomic dst += v for the accumulating modes: positions may repeat.
+static __device__ __forceinline__ void atomic_add(bool *p, bool v)
+{
+    if (v) {
+        *p = true; // every writer writes the same value
+    }
+}
+static __device__ __forceinline__ void atomic_add(int32_t *p, int32_t v)
+{
+    atomicAdd((int *)p, (int)v);
+}
+static __device__ __forceinline__ void atomic_add(int64_t *p, int64_t v)
+{
+    // two's complement: the unsigned sum has the signed sum's bits
+    atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+static __device__ __forceinline__ void atomic_add(float *p, float v)
+{
+    atomicAdd(p, v);
+}
+static __device__ __forceinline__ void atomic_add(double *p, double v)
+{
+    atomicAdd(p, v);
+}
+
+// dst, src, pos (p.sizes) at element strides; mode 0: dst = *(src + pos * step),
+// 1: *(dst + pos * step) = src, 2: *(dst + pos * step) += src
+template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
+{
+    GRID_STRIDE(i, p.n)
+    {
+        int64_t off[3] = {0, 0, 0}, rest = i;
+        for (int d = p.ndim - 1; d >= 0; d--) {
+            const int64_t k = rest % p.sizes[d];
+            rest /= p.sizes[d];
+            for (int o = 0; o < 3; o++) {
+                off[o] += k * p.strides[o][d];
+            }
+        }
+        const int64_t by = p.pos[off[2]] * p.step;
+        if constexpr (Mode == 0) {
+            ((T *)p.dst)[off[0]] = *(const T *)(p.src + off[1] * (int64_t)sizeof(T) + by);
+        } else if constexpr (Mode == 1) {
+            *(T *)(p.dst + off[0] * (int64_t)sizeof(T) + by) = ((const T *)p.src)[off[1]];
+        } else {
+            atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by), ((const T *)p.src)[off[1]]);
+        }
+    }
+}
+
+__global__ void range_check_kernel(const int64_t *v, int64_t n, int64_t lo, int64_t hi,
+                                   unsigned long long *first)
+{
+    GRID_STRIDE(i, n)
+    {
+        if (v[i] < lo || v[i] >= hi) {
+            atomicMin(first, (unsigned long long)i);
+        }
+    }
+}
+
+__global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size,
+                                   int64_t step)
+{
+    GRID_STRIDE(i, n)
+    {
+        const int64_t j = v[i];
+        pos[i] += (j < 0 ? j + size : j) * step;
+    }
+}
+
+#define M(T, Mode) (const void *)move_kernel<T, Mode>
+// moves by width for take and put (bool is one byte), by dtype for add
+static const void *const move_kernels[3][MT_NUM_DTYPES] = {
+    {M(uint8_t, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
+    {M(uint8_t, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
+    {M(bool, 2), M(int32_t, 2), M(int64_t, 2), M(float, 2), M(double, 2)},
+};
+#undef M
+
+extern "C" const void *
+mt_cuda_move_kernel(int mode, mt_dtype dt)
+{
+    return move_kernels[mode][dt];
+}
+
+extern "C" const void *
+mt_cuda_range_check_kernel(void)
+{
+    return (const void *)range_check_kernel;
+}
+
+extern "C" const void *
+mt_cuda_add_offsets_kernel(void)
+{
+    return (const void *)add_offsets_kernel;
+}

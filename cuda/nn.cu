@@ -1,0 +1,172 @@
+// The CUDA kernels of the nn layers and losses: binary_cross_entropy (with logits), and
+// layer_norm, a block per row, its statistics in double as
+// the CPU kernel's (csrc/cpu/nn.c). The checks are ops/arg_checks.c's, the launches ops_nn.c's.
+#include <stdint.h>
+
+#include "cuda/device_math.h"
+#include "cuda/kernels_more.h"
+
+// The sum of v over the block (MT_CUDA_ROW_THREADS threads), in every thread; buf is reusable
+// when it returns.
+static __device__ double block_sum(double v, double *buf)
+{
+    buf[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = MT_CUDA_ROW_THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) {
+            buf[threadIdx.x] += buf[threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    const double total = buf[0];
+    __syncthreads();
+    return total;
+}
+
+// x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
+template <typename T>
+__global__ void layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_t n, double eps,
+                                  const double *w, const double *b)
+{
+    __shared__ double buf[MT_CUDA_ROW_THREADS];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *x = (const T *)xv + r * n;
+        T *y = (T *)yv + r * n;
+        double s = 0;
+        for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+            s += (double)x[j];
+        }
+        const double mean = block_sum(s, buf) / (double)n;
+        double q = 0;
+        for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+            q += ((double)x[j] - mean) * ((double)x[j] - mean);
+        }
+        const double rstd = 1.0 / sqrt(block_sum(q, buf) / (double)n + eps);
+        for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+            y[j] = (T)(((double)x[j] - mean) * rstd * (w ? w[j] : 1.0) + (b ? b[j] : 0.0));
+        }
+    }
+}
+
+// out = -(t log x + (1 - t) log(1 - x)), each log clamped at -100 (Logits 0); or
+// (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
+template <typename T, int Logits>
+__global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n,
+                           int *flags)
+{
+    const T *x = (const T *)xv, *t = (const T *)tv, *pw = (const T *)pwv;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const T xi = x[i], ti = t[i];
+        T v;
+        if constexpr (Logits == 0) {
+            const int bad = (xi >= (T)0 && xi <= (T)1 ? 0 : 1) | (ti >= (T)0 && ti <= (T)1 ? 0 : 2);
+            if (bad) {
+                atomicOr(flags, bad);
+            }
+            const T lx = fmax(log_(xi), (T)-100), l1x = fmax(log1p_(-xi), (T)-100);
+            v = (ti - (T)1) * l1x - ti * lx;
+        } else {
+            const T p = pw ? pw[i] : (T)1;
+            const T log_sig = fmin(xi, (T)0) - log1p_(exp_(-fabs(xi)));
+            v = ((T)1 - ti) * xi - log_sig * ((T)1 + (p - (T)1) * ti);
+        }
+        ((T *)outv)[i] = v;
+    }
+}
+
+// out (num_weights, dim) += the rows of g at ix (kernels_more.h); an element per thread
+template <typename T>
+__global__ void embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv,
+                                          char *outv, int64_t n, int64_t dim, int64_t padding_idx)
+{
+    const T *g = (const T *)gv, *counts = (const T *)countsv;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * dim;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = e / dim, j = e % dim, v = ix[i];
+        if (v == padding_idx) {
+            continue;
+        }
+        const T k = counts ? (T)1 / counts[v] : (T)1;
+        atomicAdd((T *)outv + v * dim + j, k * g[e]);
+    }
+}
+
+// counts[ix[i]] += 1
+template <typename T> __global__ void count_kernel(const int64_t *ix, char *counts, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        atomicAdd((T *)counts + ix[i], (T)1);
+    }
+}
+
+extern "C" const void *
+mt_cuda_embedding_backward_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)embedding_backward_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)embedding_backward_kernel<double>
+                              : nullptr;
+}
+
+extern "C" const void *
+mt_cuda_count_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)count_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)count_kernel<double>
+                              : nullptr;
+}
+
+// loss[n, k] = -w[t] x[n, t, k], wt[n, k] = w[t]; 0 for an ignored target (kernels_more.h)
+template <typename T>
+__global__ void nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv,
+                           double *wt, int64_t N, int64_t C, int64_t K, int64_t ignore,
+                           unsigned long long *first_bad)
+{
+    const T *x = (const T *)xv;
+    T *loss = (T *)lossv;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < N * K;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t n = e / K, k = e % K, ti = t[e];
+        loss[e] = (T)0;
+        wt[e] = 0;
+        if (ti == ignore) {
+            continue;
+        }
+        if (ti < 0 || ti >= C) {
+            atomicMin(first_bad, (unsigned long long)e);
+            continue;
+        }
+        const double wv = w ? w[ti] : 1.0;
+        loss[e] = (T)(-wv * (double)x[(n * C + ti) * K + k]);
+        wt[e] = wv;
+    }
+}
+
+extern "C" const void *
+mt_cuda_nll_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)nll_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)nll_kernel<double>
+                              : nullptr;
+}
+
+extern "C" const void *
+mt_cuda_bce_kernel(int logits, mt_dtype dt)
+{
+    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
+        return nullptr;
+    }
+    if (logits) {
+        return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 1> : (const void *)bce_kernel<double, 1>;
+    }
+    return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 0> : (const void *)bce_kernel<double, 0>;
+}
+
+extern "C" const void *
+mt_cuda_layer_norm_kernel(mt_dtype dt)
+{
+    return dt == MT_FLOAT32   ? (const void *)layer_norm_kernel<float>
+           : dt == MT_FLOAT64 ? (const void *)layer_norm_kernel<double>
+                              : nullptr;
+}

@@ -1,0 +1,176 @@
+/* The CUDA key's index kernels: gather, scatter, scatter_add (and in place), index, index_put_,
+ * index_select and embedding. ops/index_plan.c checks the arguments and plans each one for any
+ * device; this file is the CUDA backend it plans for: index values read as int64 and range
+ * checked on the device (only the first bad position comes back to the host, before anything
+ * is written), and index.cu's one strided move kernel. */
+#include <limits.h>
+
+#include "cuda/elementwise.h"
+#include "cuda/kernels_more.h"
+#include "cuda/ops.h"
+
+mt_status
+mt_cuda_launch_n(const void *kernel, int64_t n, void **args)
+{
+    if (n <= 0) {
+        return MT_OK;
+    }
+    int64_t blocks = (n + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
+    blocks = blocks < 65536 * 8 ? blocks : 65536 * 8;
+    return mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_THREADS, args);
+}
+
+mt_status
+mt_cuda_check_range(const mt_tensor *v, int64_t lo, int64_t hi, bool *bad, int64_t *value)
+{
+    mt_device dev = mt_tensor_device(v);
+    int64_t n = mt_tensor_numel(v), one = 1;
+    *bad = false;
+    if (n == 0) {
+        return MT_OK;
+    }
+    mt_tensor *flag = NULL;
+    mt_status st = mt_tensor_empty(1, &one, MT_INT64, dev, &flag);
+    if (st || (st = mt_cuda_use_device(dev))) {
+        goto out_release;
+    }
+    cudaStream_t stream = mt_cuda_current_stream(dev.index);
+    unsigned long long *first = (unsigned long long *)mt_tensor_data(flag), host = 0;
+    const int64_t *data = (const int64_t *)mt_tensor_data(v);
+    void *args[] = {&data, &n, &lo, &hi, &first};
+    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(host), stream))) ||
+        (st = mt_cuda_launch_n(mt_cuda_range_check_kernel(), n, args)) ||
+        (st = mt_cuda_check(cudaMemcpyAsync(&host, first, sizeof(host), cudaMemcpyDeviceToHost,
+                                            stream))) ||
+        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+        goto out_release;
+    }
+    if (host != ULLONG_MAX) {
+        *bad = true;
+        if ((st = mt_cuda_check(cudaMemcpyAsync(value, data + host, sizeof(*value),
+                                                cudaMemcpyDeviceToHost, stream))) == MT_OK) {
+            st = mt_cuda_check(cudaStreamSynchronize(stream));
+        }
+    }
+out_release:
+    mt_tensor_clear(&flag);
+    return st;
+}
+
+/* The backend's positions: always a fresh int64 copy, so never self's memory. */
+static mt_status
+positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **out, bool *bad,
+          int64_t *bad_value)
+{
+    (void)written;
+    mt_status st = mt_cuda_cast(index, MT_INT64, out);
+    if (st == MT_OK && ((st = mt_cuda_check_range(*out, 0, size, bad, bad_value)) || *bad)) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+/* t's element strides broadcast (right-aligned) to ndim dims of shape. */
+static void
+broadcast_strides(const mt_tensor *t, int ndim, int64_t *strides)
+{
+    int lead = ndim - t->ndim;
+    for (int d = 0; d < ndim; d++) {
+        strides[d] = d < lead || t->sizes[d - lead] == 1 ? 0 : t->strides[d - lead];
+    }
+}
+
+static mt_status
+run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
+    mt_index_mode mode, int64_t step)
+{
+    mt_cuda_move p = {0};
+    p.ndim = ndim;
+    p.n = mt_numel(ndim, shape);
+    for (int d = 0; d < ndim; d++) {
+        p.sizes[d] = shape[d];
+    }
+    mt_tensor *ops[3] = {dst, src, pos};
+    for (int k = 0; k < 3; k++) {
+        broadcast_strides(ops[k], ndim, p.strides[k]);
+    }
+    p.dst = mt_tensor_data(dst);
+    p.src = mt_tensor_data(src);
+    p.pos = (const int64_t *)mt_tensor_data(pos);
+    p.step = step;
+    void *args[] = {&p};
+    mt_status st = mt_cuda_use_device(mt_tensor_device(dst));
+    return st ? st : mt_cuda_launch_n(mt_cuda_move_kernel((int)mode, dst->dtype), p.n, args);
+}
+
+/* The backend's offsets: the bytes of each indexed dim added in, each index checked first. */
+static mt_status
+offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(nb, b, MT_INT64, mt_tensor_device(self), out);
+    if (st || (st = mt_cuda_fill(*out, mt_scalar_int(0)))) {
+        goto out_release;
+    }
+    int64_t width = (int64_t)mt_dtype_size(self->dtype), n = mt_numel(nb, b);
+    for (int d = 0; d < self->ndim && st == MT_OK; d++) {
+        if (idx[d] == NULL) {
+            continue;
+        }
+        mt_tensor *e = NULL, *v = NULL;
+        int64_t size = self->sizes[d], step = self->strides[d] * width, bad_value = 0;
+        bool bad = false;
+        if ((st = mt_op_expand(idx[d], nb, b, &e)) == MT_OK &&
+            (st = mt_cuda_cast(e, MT_INT64, &v)) == MT_OK &&
+            (st = mt_cuda_check_range(v, -size, size, &bad, &bad_value)) == MT_OK) {
+            int64_t *pos = (int64_t *)mt_tensor_data(*out);
+            const int64_t *vals = (const int64_t *)mt_tensor_data(v);
+            void *args[] = {&pos, &vals, &n, &size, &step};
+            st = bad ? mt_fail_index_bounds(bad_value, d, size, MT_EINDEX)
+                     : mt_cuda_launch_n(mt_cuda_add_offsets_kernel(), n, args);
+        }
+        mt_tensor_clear(&v);
+        mt_tensor_clear(&e);
+    }
+out_release:
+    if (st) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+static const mt_index_backend cuda = {positions, mt_cuda_cast, run, offsets};
+
+/* cuda_<op> = the shared kernel of ops/index_plan.c over the CUDA backend */
+#define OVER_CUDA(op, shared)                 \
+    static mt_status cuda_##op(mt_args *a)    \
+    {                                         \
+        return shared(a, &cuda);              \
+    }
+OVER_CUDA(gather, mt_index_gather)
+OVER_CUDA(index, mt_index_index)
+OVER_CUDA(index_put_, mt_index_put)
+OVER_CUDA(index_select, mt_index_select)
+OVER_CUDA(embedding, mt_index_embedding)
+
+#define SCATTER(name, add)                                 \
+    static mt_status cuda_##name(mt_args *a)               \
+    {                                                      \
+        return mt_index_scatter(a, &cuda, add, false);     \
+    }                                                      \
+    static mt_status cuda_##name##_(mt_args *a)            \
+    {                                                      \
+        return mt_index_scatter(a, &cuda, add, true);      \
+    }
+SCATTER(scatter, false)
+SCATTER(scatter_add, true)
+
+void
+mt_cuda_register_index(void)
+{
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(gather),       MT_CUDA_REG2(scatter), MT_CUDA_REG2(scatter_add),
+        MT_CUDA_REG(index),        MT_CUDA_REG(index_put_), MT_CUDA_REG(index_select),
+        MT_CUDA_REG(embedding),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
+}

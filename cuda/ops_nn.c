@@ -1,0 +1,324 @@
+/* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits), nll_loss
+ * and embedding_dense_backward (nn.cu), with the shared checks of ops/arg_checks.c and the shared
+ * reduction of a loss (ops/nn.c). */
+#include <limits.h>
+
+#include "cuda/elementwise.h"
+#include "cuda/kernels_more.h"
+#include "cuda/ops.h"
+
+/* *out = t as a contiguous float64 copy, or NULL for an absent t. */
+static mt_status
+as_double(mt_tensor *t, mt_tensor **out)
+{
+    *out = NULL;
+    return t ? mt_cuda_cast(t, MT_FLOAT64, out) : MT_OK;
+}
+
+// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
+static mt_status
+cuda_layer_norm(mt_args *a)
+{
+    mt_tensor *input = a->t[0], *x = NULL, *w = NULL, *b = NULL, *out = NULL;
+    int64_t n, rows;
+    double eps;
+    mt_status st = mt_layer_norm_spec(a, "CUDA", &n, &rows, &eps);
+    if (st || (st = as_double(a->t[1], &w)) || (st = as_double(a->t[2], &b)) ||
+        (st = mt_cuda_cast(input, input->dtype, &x)) ||
+        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
+                              &out))) {
+        goto out_release;
+    }
+    const char *xd = mt_tensor_data(x);
+    char *yd = mt_tensor_data(out);
+    const double *wd = w ? (const double *)mt_tensor_data(w) : NULL;
+    const double *bd = b ? (const double *)mt_tensor_data(b) : NULL;
+    void *args[] = {&xd, &yd, &rows, &n, &eps, &wd, &bd};
+    int64_t blocks = rows < 65535 ? rows : 65535; /* the kernel strides over the rows */
+    if (rows > 0 && n > 0 &&
+        ((st = mt_cuda_use_device(mt_tensor_device(input))) ||
+         (st = mt_cuda_launch(mt_cuda_layer_norm_kernel(input->dtype), (unsigned)blocks,
+                              MT_CUDA_ROW_THREADS, args)))) {
+        goto out_release;
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&b);
+    return st;
+}
+
+/* dense[k] = ins[k] (k < n; NULL stays NULL) broadcast together, contiguous in dtype dt; *numel
+ * their element count; *shape and *ndim the common shape. */
+static mt_status
+dense_broadcast(mt_tensor *const *ins, int n, mt_dtype dt, mt_tensor **dense, int *ndim,
+                int64_t *shape)
+{
+    mt_status st = MT_OK;
+    *ndim = 0;
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        if (ins[k]) {
+            st = mt_broadcast_shapes(*ndim, shape, ins[k]->ndim, ins[k]->sizes, ndim, shape);
+        }
+    }
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        mt_tensor *e = NULL;
+        dense[k] = NULL;
+        if (ins[k] && (st = mt_op_expand(ins[k], *ndim, shape, &e)) == MT_OK) {
+            st = mt_cuda_cast(e, dt, &dense[k]);
+            mt_tensor_release(e);
+        }
+    }
+    return st;
+}
+
+/* The per-element loss of x, t (and pw) by the bce kernel, then weight and reduction. */
+static mt_status
+bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
+{
+    mt_tensor *d[3] = {NULL}, *loss = NULL, *flags = NULL;
+    int ndim, bad = 0;
+    int64_t shape[MT_MAX_DIMS], one = 1;
+    mt_device dev = mt_tensor_device(a->t[0]);
+    mt_status st = dense_broadcast(ins, 3, dt, d, &ndim, shape);
+    if (st || (st = mt_tensor_empty(ndim, shape, dt, dev, &loss)) ||
+        (st = mt_tensor_empty(1, &one, MT_INT32, dev, &flags)) ||
+        (st = mt_cuda_fill(flags, mt_scalar_int(0)))) {
+        goto out_release;
+    }
+    const char *x = mt_tensor_data(d[0]), *t = mt_tensor_data(d[1]);
+    const char *pw = d[2] ? mt_tensor_data(d[2]) : NULL;
+    char *out = mt_tensor_data(loss);
+    int *fl = (int *)mt_tensor_data(flags);
+    int64_t n = mt_tensor_numel(loss);
+    void *args[] = {&x, &t, &pw, &out, &n, &fl};
+    if ((st = mt_cuda_use_device(dev)) ||
+        (st = mt_cuda_launch_n(mt_cuda_bce_kernel(logits, dt), n, args))) {
+        goto out_release;
+    }
+    if (!logits) {
+        cudaStream_t stream = mt_cuda_current_stream(dev.index);
+        if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, fl, sizeof(bad), cudaMemcpyDeviceToHost,
+                                                stream))) ||
+            (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+            goto out_release;
+        }
+        if (bad) {
+            st = mt_fail(MT_ERUNTIME, "all elements of %s should be between 0 and 1",
+                         (bad & 1) ? "input" : "target");
+            goto out_release;
+        }
+    }
+    st = mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    loss = NULL; /* mt_loss_finish took it */
+out_release:
+    mt_tensor_clear(&loss);
+    mt_tensor_clear(&flags);
+    for (int k = 0; k < 3; k++) {
+        mt_tensor_clear(&d[k]);
+    }
+    return st;
+}
+
+// self, target (one shape) probabilities, weight (broadcasts to it) or NULL; out = the binary
+// cross entropy, reduced
+static mt_status
+cuda_binary_cross_entropy(mt_args *a)
+{
+    mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
+    mt_status st = mt_check_bce(a->t[0], a->t[1]);
+    return st ? st : bce(a, ins, a->t[0]->dtype, 0);
+}
+
+// self, target logits and probabilities, weight and pos_weight (broadcast to them) or NULL
+static mt_status
+cuda_binary_cross_entropy_with_logits(mt_args *a)
+{
+    mt_tensor *one = NULL;
+    mt_status st = MT_OK;
+    if (a->t[3] == NULL && (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one))) {
+        return st;
+    }
+    mt_tensor *types[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
+    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
+    mt_dtype dt;
+    if ((st = mt_bce_logits_dtype(types, &dt)) == MT_OK) {
+        st = bce(a, ins, dt, 1);
+    }
+    mt_tensor_clear(&one);
+    return st;
+}
+
+// grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
+// the gradient rows whose index is v (divided by v's count with scale_grad_by_freq), 0 for
+// padding_idx
+static mt_status
+cuda_embedding_dense_backward(mt_args *a)
+{
+    mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
+    int64_t num_weights = a->i[0], padding_idx = a->i[1], n, dim, bad_value;
+    bool bad = false;
+    mt_device dev = mt_tensor_device(grad);
+    mt_status st = mt_check_embedding_backward(grad, a->t[1], num_weights, &n, &dim);
+    if (st) {
+        return st;
+    }
+    mt_dtype dt = grad->dtype;
+    int64_t sizes[2] = {num_weights, dim};
+    if ((st = mt_cuda_cast(grad, dt, &g)) || (st = mt_cuda_cast(a->t[1], MT_INT64, &ix)) ||
+        (st = mt_cuda_check_range(ix, 0, num_weights, &bad, &bad_value))) {
+        goto out_release;
+    }
+    if (bad) {
+        st = mt_fail(MT_EINDEX, "index out of range in self");
+        goto out_release;
+    }
+    if ((st = mt_tensor_empty(2, sizes, dt, dev, &out)) ||
+        (st = mt_cuda_fill(out, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+        goto out_release;
+    }
+    const int64_t *ixd = (const int64_t *)mt_tensor_data(ix);
+    const char *cd = NULL, *gd = mt_tensor_data(g);
+    char *od = mt_tensor_data(out);
+    if (a->b[0]) {
+        /* scale_grad_by_freq: each index's count first */
+        if ((st = mt_tensor_empty(1, &num_weights, dt, dev, &counts)) ||
+            (st = mt_cuda_fill(counts, mt_scalar_int(0)))) {
+            goto out_release;
+        }
+        char *c = mt_tensor_data(counts);
+        void *cargs[] = {&ixd, &c, &n};
+        if ((st = mt_cuda_launch_n(mt_cuda_count_kernel(dt), n, cargs))) {
+            goto out_release;
+        }
+        cd = c;
+    }
+    void *args[] = {&gd, &ixd, &cd, &od, &n, &dim, &padding_idx};
+    if ((st = mt_cuda_launch_n(mt_cuda_embedding_backward_kernel(dt), n * dim, args)) == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&counts);
+    mt_tensor_clear(&ix);
+    mt_tensor_clear(&g);
+    return st;
+}
+
+/* *v = the sum of t (CUDA, a float) in double, read back. */
+static mt_status
+sum_to_host(mt_tensor *t, double *v)
+{
+    mt_args m;
+    mt_args_init(&m);
+    m.t[0] = t;
+    m.l[0].n = 0;
+    m.l[0].none = true;
+    m.dtype = MT_FLOAT64;
+    mt_tensor *host = NULL;
+    mt_scalar s;
+    mt_status st = mt_dispatch(MT_OP_sum, &m);
+    if (st == MT_OK && (st = mt_op_to_copy(m.out[0], MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK &&
+        (st = mt_tensor_item(host, &s)) == MT_OK) {
+        *v = mt_scalar_to_double(s);
+    }
+    mt_tensor_clear(&host);
+    mt_tensor_clear(&m.out[0]);
+    return st;
+}
+
+/* Fails with nll_loss's message when *first (a device flag) names a target. */
+static mt_status
+check_targets(const unsigned long long *first, const int64_t *t, mt_device dev)
+{
+    cudaStream_t stream = mt_cuda_current_stream(dev.index);
+    unsigned long long e = 0;
+    int64_t bad = 0;
+    mt_status st = mt_cuda_check(cudaMemcpyAsync(&e, first, sizeof(e), cudaMemcpyDeviceToHost, stream));
+    if (st || (st = mt_cuda_check(cudaStreamSynchronize(stream))) || e == ULLONG_MAX) {
+        return st;
+    }
+    if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, t + e, sizeof(bad), cudaMemcpyDeviceToHost,
+                                            stream))) ||
+        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+        return st;
+    }
+    return mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)bad);
+}
+
+// self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
+// weight (C) or NULL; out = -weight[target] * self[target], reduced
+static mt_status
+cuda_nll_loss(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *target = a->t[1], *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
+    mt_tensor *wt = NULL, *flag = NULL;
+    int64_t reduction = a->i[0], ignore = a->i[1], N, C, K, one = 1;
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_nll_spec(self, target, a->t[2], &N, &C, &K);
+    if (st) {
+        return st;
+    }
+    int64_t nk = N * K;
+    /* without a batch dim the one loss is 0-dim, whatever target's rank */
+    int ndim = self->ndim == 1 ? 0 : target->ndim;
+    if ((st = mt_cuda_cast(self, self->dtype, &x)) || (st = mt_cuda_cast(target, MT_INT64, &t)) ||
+        (st = as_double(a->t[2], &w)) ||
+        (st = mt_tensor_empty(ndim, target->sizes, self->dtype, dev, &loss)) ||
+        (st = mt_tensor_empty(1, &nk, MT_FLOAT64, dev, &wt)) ||
+        (st = mt_tensor_empty(1, &one, MT_INT64, dev, &flag)) || (st = mt_cuda_use_device(dev))) {
+        goto out_release;
+    }
+    const char *xd = mt_tensor_data(x);
+    const int64_t *td = (const int64_t *)mt_tensor_data(t);
+    const double *wd = w ? (const double *)mt_tensor_data(w) : NULL;
+    char *ld = mt_tensor_data(loss);
+    double *wtd = (double *)mt_tensor_data(wt);
+    unsigned long long *first = (unsigned long long *)mt_tensor_data(flag);
+    void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &first};
+    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(*first),
+                                            mt_cuda_current_stream(dev.index)))) ||
+        (st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) ||
+        (st = check_targets(first, td, dev))) {
+        goto out_release;
+    }
+    if (reduction == MT_REDUCTION_NONE) {
+        a->out[0] = loss;
+        loss = NULL;
+        goto out_release;
+    }
+    double total = 0, wsum = 0;
+    if ((st = sum_to_host(loss, &total)) || (st = sum_to_host(wt, &wsum))) {
+        goto out_release;
+    }
+    double v = reduction == MT_REDUCTION_SUM ? total : total / wsum;
+    if ((st = mt_tensor_empty(0, NULL, self->dtype, dev, &a->out[0])) == MT_OK &&
+        (st = mt_cuda_fill(a->out[0], mt_scalar_float(v)))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+out_release:
+    mt_tensor_clear(&flag);
+    mt_tensor_clear(&wt);
+    mt_tensor_clear(&loss);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&t);
+    mt_tensor_clear(&x);
+    return st;
+}
+
+void
+mt_cuda_register_nn(void)
+{
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(layer_norm),
+        MT_CUDA_REG(binary_cross_entropy),
+        MT_CUDA_REG(binary_cross_entropy_with_logits),
+        MT_CUDA_REG(embedding_dense_backward),
+        MT_CUDA_REG(nll_loss),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
+}

@@ -1,0 +1,282 @@
+/* The CUDA key's factories that compute their values (arange, linspace, logspace, eye) and its
+ * shape kernels (cat, flip, tril/triu and in place, one_hot). The argument rules are the shared
+ * ops/factory_args.c's; the kernels factory.cu's, and index.cu's move for flip and one_hot. */
+#include <stdint.h>
+
+#include "cuda/elementwise.h"
+#include "cuda/kernels_more.h"
+#include "cuda/ops.h"
+
+/* out (n) of r's dtype on the factory's device = r's values in the given mode (index.h). */
+static mt_status
+range_factory(mt_args *a, mt_range_spec *r, int mode)
+{
+    mt_tensor *out = NULL;
+    mt_status st = mt_tensor_empty(1, &r->n, r->dt, a->device, &out);
+    if (st) {
+        return st;
+    }
+    mt_cuda_range p = {mt_tensor_data(out), r->n, mode, r->dt == MT_FLOAT32, r->si, r->di,
+                       r->s, r->d, r->e, r->base};
+    void *args[] = {&p};
+    if ((st = mt_cuda_use_device(a->device)) ||
+        (st = mt_cuda_launch_n(mt_cuda_range_kernel(r->dt), r->n, args))) {
+        mt_tensor_release(out);
+        return st;
+    }
+    return mt_factory_finish(a, out);
+}
+
+// out (ceil((end - start) / step)) = start + i * step
+static mt_status
+cuda_arange(mt_args *a)
+{
+    mt_range_spec r;
+    mt_status st = mt_arange_spec(a, "cuda", &r);
+    return st ? st : range_factory(a, &r, r.ints ? 0 : 1);
+}
+
+// out (steps) = linspace(start, end, steps), or base ** linspace(...) for logspace
+static mt_status
+cuda_linspace(mt_args *a)
+{
+    mt_range_spec r;
+    mt_status st = mt_spaced_spec(a, "linspace_cuda", &r);
+    return st ? st : range_factory(a, &r, 2);
+}
+
+static mt_status
+cuda_logspace(mt_args *a)
+{
+    mt_range_spec r;
+    mt_status st = mt_spaced_spec(a, "logspace_cuda", &r);
+    return st ? st : range_factory(a, &r, 3);
+}
+
+// out (n, m) = 1 on the diagonal, else 0
+static mt_status
+cuda_eye(mt_args *a)
+{
+    mt_dtype dt;
+    int64_t n, m;
+    mt_tensor *out = NULL;
+    mt_status st = mt_eye_spec(a, &dt, &n, &m);
+    int64_t sizes[2] = {n, m};
+    if (st || (st = mt_tensor_empty(2, sizes, dt, a->device, &out))) {
+        return st;
+    }
+    char *data = mt_tensor_data(out);
+    void *args[] = {&data, &n, &m};
+    if ((st = mt_cuda_use_device(a->device)) ||
+        (st = mt_cuda_launch_n(mt_cuda_eye_kernel(dt), n * m, args))) {
+        mt_tensor_release(out);
+        return st;
+    }
+    return mt_factory_finish(a, out);
+}
+
+static mt_status
+cuda_cat(mt_args *a)
+{
+    return mt_cat_with(a, mt_cuda_copy_into);
+}
+
+// self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0], else 0 (in place:
+// into self)
+static mt_status
+triangle(mt_args *a, const char *name, bool lower, bool inplace)
+{
+    mt_tensor *self = a->t[0], *x = NULL;
+    mt_status st = mt_check_triangle(self, name);
+    if (st || (inplace && (st = mt_check_writable(self))) ||
+        (st = mt_cuda_cast(self, self->dtype, &x))) {
+        return st;
+    }
+    char *data = mt_tensor_data(x);
+    int64_t total = mt_tensor_numel(x), rows = x->sizes[x->ndim - 2], cols = x->sizes[x->ndim - 1];
+    int64_t k = a->i[0];
+    int low = lower;
+    void *args[] = {&data, &data, &total, &rows, &cols, &k, &low};
+    if ((st = mt_cuda_use_device(mt_tensor_device(x))) ||
+        (st = mt_cuda_launch_n(mt_cuda_triangle_kernel(x->dtype), total, args))) {
+        goto out_release;
+    }
+    if (!inplace) {
+        a->out[0] = x;
+        return MT_OK;
+    }
+    if ((st = mt_cuda_copy_into(self, x)) == MT_OK) {
+        mt_tensor_bump_version(self);
+        a->out[0] = mt_tensor_retain(self);
+    }
+out_release:
+    mt_tensor_clear(&x);
+    return st;
+}
+
+#define TRIANGLE(op, name, lower, inplace)    \
+    static mt_status cuda_##op(mt_args *a)    \
+    {                                         \
+        return triangle(a, name, lower, inplace); \
+    }
+TRIANGLE(tril, "tril", true, false)
+TRIANGLE(tril_, "tril", true, true)
+TRIANGLE(triu, "triu", false, false)
+TRIANGLE(triu_, "triu", false, true)
+
+/* One move (index.h) of mode with a position of 0 everywhere except where pos is given. */
+static mt_status
+launch_move(mt_cuda_move *p, int mode, mt_dtype dt, mt_device dev)
+{
+    void *args[] = {p};
+    mt_status st = mt_cuda_use_device(dev);
+    return st ? st : mt_cuda_launch_n(mt_cuda_move_kernel(mode, dt), p->n, args);
+}
+
+/* *out = a 0-dim tensor of dt on dev holding v. */
+static mt_status
+device_scalar(mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(0, NULL, dt, dev, out);
+    if (st == MT_OK && (st = mt_cuda_fill(*out, v))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+// self (any shape), dims; out (same shape, contiguous) with the dims in dims reversed: a take
+// through negative strides, which no tensor may hold but a kernel may walk
+static mt_status
+cuda_flip(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *out = NULL, *zero = NULL;
+    bool flip[MT_MAX_DIMS];
+    mt_status st = mt_flip_dims(self, &a->l[0], flip);
+    if (st) {
+        return st;
+    }
+    mt_device dev = mt_tensor_device(self);
+    st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &out);
+    if (st || (st = device_scalar(mt_scalar_int(0), MT_INT64, dev, &zero))) {
+        goto out_release;
+    }
+    mt_cuda_move p = {0};
+    p.ndim = self->ndim;
+    p.n = mt_tensor_numel(self);
+    const char *src = mt_tensor_data(self);
+    int64_t esize = (int64_t)mt_dtype_size(self->dtype);
+    mt_contiguous_strides(self->ndim, self->sizes, p.strides[0]);
+    for (int d = 0; d < self->ndim; d++) {
+        p.sizes[d] = self->sizes[d];
+        p.strides[1][d] = flip[d] ? -self->strides[d] : self->strides[d];
+        if (flip[d] && self->sizes[d] > 0) {
+            src += (self->sizes[d] - 1) * self->strides[d] * esize;
+        }
+    }
+    p.dst = mt_tensor_data(out);
+    p.src = src;
+    p.pos = (const int64_t *)mt_tensor_data(zero);
+    st = launch_move(&p, 0, self->dtype, dev);
+out_release:
+    mt_tensor_clear(&zero);
+    if (st) {
+        mt_tensor_clear(&out);
+    }
+    a->out[0] = out;
+    return st;
+}
+
+/* *bad when a value of idx lies outside [lo, hi). */
+static mt_status
+classes_in(const mt_tensor *idx, int64_t lo, int64_t hi, bool *bad)
+{
+    int64_t value;
+    return mt_cuda_check_range(idx, lo, hi, bad, &value);
+}
+
+/* *hi = the largest value of idx (not empty), read back from the device. */
+static mt_status
+largest(mt_tensor *idx, int64_t *hi)
+{
+    mt_args m;
+    mt_args_init(&m);
+    m.t[0] = idx;
+    mt_tensor *host = NULL;
+    mt_scalar v;
+    mt_status st = mt_dispatch(MT_OP_max, &m);
+    if (st == MT_OK && (st = mt_op_to_copy(m.out[0], MT_INT64, MT_DEVICE_CPU, &host)) == MT_OK &&
+        (st = mt_tensor_item(host, &v)) == MT_OK) {
+        *hi = mt_scalar_to_int(v);
+    }
+    mt_tensor_clear(&host);
+    mt_tensor_clear(&m.out[0]);
+    return st;
+}
+
+// self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
+static mt_status
+cuda_one_hot(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
+    int64_t classes, n = mt_tensor_numel(self), hi = -1;
+    bool bad = false;
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_check_one_hot(self, a, &classes);
+    if (st || (st = mt_cuda_cast(self, MT_INT64, &idx))) {
+        return st;
+    }
+    if ((st = classes_in(idx, 0, INT64_MAX, &bad)) || bad) {
+        st = st ? st : mt_fail(MT_ERUNTIME, "Class values must be non-negative.");
+        goto out_release;
+    }
+    if (classes == -1) {
+        if ((st = largest(idx, &hi))) {
+            goto out_release;
+        }
+        classes = hi + 1;
+    } else if ((st = classes_in(idx, 0, classes, &bad)) || bad) {
+        st = st ? st : mt_fail(MT_ERUNTIME, "Class values must be smaller than num_classes.");
+        goto out_release;
+    }
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) {
+        shape[d] = self->sizes[d];
+    }
+    shape[self->ndim] = classes;
+    if ((st = mt_tensor_empty(self->ndim + 1, shape, MT_INT64, dev, &out)) ||
+        (st = mt_cuda_fill(out, mt_scalar_int(0))) ||
+        (st = device_scalar(mt_scalar_int(1), MT_INT64, dev, &one))) {
+        goto out_release;
+    }
+    /* out row i (stride classes), column idx[i] = 1 */
+    mt_cuda_move p = {0};
+    p.ndim = 1;
+    p.n = n;
+    p.sizes[0] = n;
+    p.strides[0][0] = classes;
+    p.strides[2][0] = 1;
+    p.dst = mt_tensor_data(out);
+    p.src = mt_tensor_data(one);
+    p.pos = (const int64_t *)mt_tensor_data(idx);
+    p.step = (int64_t)sizeof(int64_t);
+    if ((st = launch_move(&p, 1, MT_INT64, dev)) == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&one);
+    mt_tensor_clear(&idx);
+    return st;
+}
+
+void
+mt_cuda_register_shape(void)
+{
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace), MT_CUDA_REG(eye),
+        MT_CUDA_REG(cat),    MT_CUDA_REG(flip),     MT_CUDA_REG2(tril),    MT_CUDA_REG2(triu),
+        MT_CUDA_REG(one_hot),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
+}
