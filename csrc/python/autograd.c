@@ -141,22 +141,34 @@ mt_py_node_wrap(mt_node *n)
     return (PyObject *)o;
 }
 
-/* A tuple or list of tensors (None allowed when none_ok) as a C array (borrowed entries). */
+/* Releases and frees a tensors_of array of n entries (NULL entries are absent optionals). */
+static void
+release_tensors(mt_tensor **ts, Py_ssize_t n)
+{
+    for (Py_ssize_t k = 0; ts && k < n; k++) {
+        mt_tensor_release(ts[k]);
+    }
+    PyMem_Free(ts);
+}
+
+/* A sequence of tensors (None allowed when none_ok) as a C array of owned references. */
 static int
 tensors_of(PyObject *seq, const char *what, bool none_ok, mt_tensor ***out, Py_ssize_t *n)
 {
+    *out = NULL;
+    *n = 0;
     PyObject *fast = PySequence_Fast(seq, "expected a sequence of Tensors");
     if (fast == NULL) {
         return -1;
     }
-    *n = PySequence_Fast_GET_SIZE(fast);
-    *out = PyMem_Calloc(*n > 0 ? (size_t)*n : 1, sizeof(**out));
-    if (*out == NULL) {
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(fast);
+    mt_tensor **ts = PyMem_Calloc(size > 0 ? (size_t)size : 1, sizeof(*ts));
+    if (ts == NULL) {
         Py_DECREF(fast);
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t k = 0; k < *n; k++) {
+    for (Py_ssize_t k = 0; k < size; k++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
         if (o == Py_None && none_ok) {
             continue;
@@ -164,13 +176,17 @@ tensors_of(PyObject *seq, const char *what, bool none_ok, mt_tensor ***out, Py_s
         if (!mt_py_is_tensor(o)) {
             PyErr_Format(PyExc_TypeError, "%s: expected a Tensor at position %zd, got %s", what, k,
                          Py_TYPE(o)->tp_name);
-            PyMem_Free(*out);
+            release_tensors(ts, k);
             Py_DECREF(fast);
             return -1;
         }
-        (*out)[k] = mt_py_unwrap(o);
+        /* Owned: the sequence may be a temporary (a generator's list) or change while the engine
+         * runs without the GIL. */
+        ts[k] = mt_tensor_retain(mt_py_unwrap(o));
     }
-    Py_DECREF(fast); /* the caller's sequence keeps the tensors alive */
+    Py_DECREF(fast);
+    *out = ts;
+    *n = size;
     return 0;
 }
 
@@ -187,7 +203,7 @@ run_backward(PyObject *module, PyObject *args)
         return NULL;
     }
     mt_tensor **roots = NULL, **grads = NULL, **inputs = NULL, **captured = NULL;
-    Py_ssize_t nr, ng, ni;
+    Py_ssize_t nr = 0, ng = 0, ni = 0;
     if (tensors_of(roots_o, "backward", false, &roots, &nr) < 0) {
         return NULL;
     }
@@ -235,9 +251,9 @@ out:
     for (Py_ssize_t k = 0; captured && k < ni; k++) {
         mt_tensor_clear(&captured[k]);
     }
-    PyMem_Free(roots);
-    PyMem_Free(grads);
-    PyMem_Free(inputs);
+    release_tensors(roots, nr);
+    release_tensors(grads, ng);
+    release_tensors(inputs, ni);
     PyMem_Free(captured);
     return res;
 }
@@ -329,18 +345,18 @@ function_record(PyObject *module, PyObject *args)
         return NULL;
     }
     mt_tensor **inputs = NULL, **outputs = NULL;
-    Py_ssize_t ni, no;
+    Py_ssize_t ni = 0, no = 0;
     if (tensors_of(inputs_o, "Function", true, &inputs, &ni) < 0) {
         return NULL;
     }
     if (tensors_of(outputs_o, "Function", false, &outputs, &no) < 0) {
-        PyMem_Free(inputs);
+        release_tensors(inputs, ni);
         return NULL;
     }
     py_function *f = PyMem_Calloc(1, sizeof(*f));
     if (f == NULL) {
-        PyMem_Free(inputs);
-        PyMem_Free(outputs);
+        release_tensors(inputs, ni);
+        release_tensors(outputs, no);
         return PyErr_NoMemory();
     }
     f->ctx = Py_NewRef(ctx);
@@ -353,8 +369,8 @@ function_record(PyObject *module, PyObject *args)
     if (st) {
         py_function_free(f);
     }
-    PyMem_Free(inputs);
-    PyMem_Free(outputs);
+    release_tensors(inputs, ni);
+    release_tensors(outputs, no);
     if (st) {
         return mt_py_raise(st);
     }

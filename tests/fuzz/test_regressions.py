@@ -80,3 +80,32 @@ def test_einsum_of_a_non_tensor_raises_type_error(operands):
     # was: AttributeError ('str' object has no attribute 'dim')
     with pytest.raises(TypeError, match="einsum"):
         minitorch.einsum("->" if len(operands) == 1 else "i,->i", *operands)
+
+
+BAD_GRADIENTS = """
+import minitorch
+x = minitorch.tensor(1.0, requires_grad=True)
+for bad in ({'a': 1}, ['a'], 'ab', (None, 'b')):
+    for _ in range(300):
+        try:
+            (x * 2).backward(bad)
+        except (TypeError, RuntimeError):
+            pass
+y = x * 3
+minitorch._C._run_backward((t for t in [y]), (None,), True, False, ())  # a generator's temporary list
+assert x.grad.item() == 3.0
+"""
+
+
+def test_backward_with_non_tensor_gradients_raises_without_double_free():
+    # was: tensors_of freed its array on a bad entry and the caller freed it again (found by the
+    # fuzzer as a segfault in CPython's allocator, seen at once under `python -X dev`)
+    import subprocess
+    import sys
+
+    from helpers import child_env
+    run = subprocess.run([sys.executable, "-X", "dev", "-c", BAD_GRADIENTS], capture_output=True, text=True,
+                         timeout=120, env=child_env())
+    assert run.returncode == 0, run.stderr[-3000:]
+    with pytest.raises(TypeError, match="expected a Tensor at position 0, got str"):
+        (minitorch.tensor(1.0, requires_grad=True) * 2).backward({"a": 1})
