@@ -32,7 +32,10 @@ def run_worker(n_calls, tmp_path):
     sanitized = "asan" in env.get("LD_PRELOAD", "")
     timeout = 120 + n_calls * (0.1 if sanitized else 0.02)
     try:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_worker.py"), str(n_calls), str(trace), SEED],
+        # -X dev: CPython's debug allocator hooks turn a double free or a write to a freed object
+        # into an immediate fatal error at the faulty call, instead of a crash much later
+        proc = subprocess.run([sys.executable, "-X", "dev", os.path.join(HERE, "fuzz_worker.py"), str(n_calls),
+                               str(trace), SEED],
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         call = trace.read_text(errors="replace") if trace.exists() else "?"
