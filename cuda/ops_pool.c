@@ -160,14 +160,9 @@ cuda_max_pool2d_with_indices_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
     pool_geom g = {0};
-    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
+    mt_status st = mt_max_pool_backward_geom(grad, self, idx, &g);
     if (st) {
         return st;
-    }
-    if (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
-        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim)) {
-        return mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices "
-                                    "of grad_output's shape");
     }
     return backward(a, MT_CUDA_POOL_MAX_BACK, &g, idx);
 }

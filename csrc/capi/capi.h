@@ -24,8 +24,9 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 6 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
-                           * 5: conv/pool checks; 6: index, factory, random, nn checks */
+#define MT_CAPI_VERSION 7 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
+                           * 5: conv/pool checks; 6: index, factory, random, nn checks;
+                           * 7: mt_max_pool_backward_geom */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -200,7 +201,10 @@
     F(mt_status, mt_nll_spec,                                                                    \
       (const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,      \
        int64_t *C, int64_t *K),                                                                  \
-      (self, target, weight, N, C, K))
+      (self, target, weight, N, C, K))                                                           \
+    F(mt_status, mt_max_pool_backward_geom,                                                      \
+      (const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx, pool_geom *g),        \
+      (grad, self, idx, g))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -17,5 +17,8 @@ mt_status mt_adaptive_avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool
  * dims, OH and OW when those are >= 0, and a float dtype. Fills g's planes, h, w, oh, ow. */
 mt_status mt_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh,
                                 int64_t ow, pool_geom *g);
+/* max_pool2d_with_indices_backward's check: the above, and indices int64 of grad's shape. */
+mt_status mt_max_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self,
+                                    const mt_tensor *idx, pool_geom *g);
 
 #endif

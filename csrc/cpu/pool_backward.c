@@ -153,6 +153,19 @@ out_release:
     return st;
 }
 
+mt_status
+mt_max_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx,
+                          pool_geom *g)
+{
+    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, g);
+    if (st == MT_OK && (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
+                        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim))) {
+        st = mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices of "
+                                  "grad_output's shape");
+    }
+    return st;
+}
+
 // grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
 // grad_output's shape) of each window's maximum in its plane; out (self's shape)
 mt_status
@@ -160,14 +173,9 @@ mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
     pool_geom g = {0};
-    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
+    mt_status st = mt_max_pool_backward_geom(grad, self, idx, &g);
     if (st) {
         return st;
-    }
-    if (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
-        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim)) {
-        return mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices "
-                                    "of grad_output's shape");
     }
     return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &g, idx);
 }
