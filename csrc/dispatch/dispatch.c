@@ -242,15 +242,10 @@ run(mt_op op, mt_args *a, unsigned keys)
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
         return k->fn(a);
     }
-    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a);
-    if (key != MT_KEY_COMPOSITE) {
-        mt_trace_enter(MT_LAYER_KERNEL, k->name, mt_key_names[key]);
-    }
+    bool kernel = key != MT_KEY_COMPOSITE;
+    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
     mt_status st = k->fn(a);
-    if (key != MT_KEY_COMPOSITE) {
-        mt_trace_exit();
-    }
-    mt_trace_exit();
+    mt_trace_exit_n(kernel ? 2 : 1);
     return st;
 }
 

@@ -2,13 +2,14 @@
  *
  * Only the tensor slots of mt_args are listed (an absent optional tensor is []), then a Tensor[]
  * argument's tensors; scalars and ints are left out. Runs only while recording with shapes. */
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "dispatch/dispatch.h"
 #include "profiler/trace.h"
 
+/* Written by hand, not with snprintf: this runs for every op while recording shapes, and
+ * vsnprintf's parsing was most of that recording's cost. */
 typedef struct text {
     char *buf;
     size_t cap, len;
@@ -16,24 +17,41 @@ typedef struct text {
 } text;
 
 static void
-put(text *t, const char *fmt, ...)
+put_n(text *t, const char *s, size_t n)
 {
     if (t->full) {
         return;
     }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= t->cap - t->len - 4) {
-        t->buf[t->len] = '\0';
-        if (t->cap - t->len >= 4) {
-            memcpy(t->buf + t->len, "...", 4);
-        }
+    if (n + 4 >= t->cap - t->len) { /* room for "..." and the NUL is kept */
+        memcpy(t->buf + t->len, "...", 4);
         t->full = true;
         return;
     }
-    t->len += (size_t)n;
+    memcpy(t->buf + t->len, s, n);
+    t->len += n;
+    t->buf[t->len] = '\0';
+}
+
+static void
+put(text *t, const char *s)
+{
+    put_n(t, s, strlen(s));
+}
+
+static void
+put_int(text *t, long long v)
+{
+    char digits[24];
+    int n = sizeof(digits);
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        digits[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) {
+        digits[--n] = '-';
+    }
+    put_n(t, digits + n, sizeof(digits) - (size_t)n);
 }
 
 static void
@@ -47,10 +65,15 @@ put_tensor(text *shapes, text *dtypes, const mt_tensor *x, bool first)
         return;
     }
     for (int d = 0; d < x->ndim; d++) {
-        put(shapes, d ? ", %lld" : "%lld", (long long)x->sizes[d]);
+        if (d) {
+            put(shapes, ", ");
+        }
+        put_int(shapes, (long long)x->sizes[d]);
     }
     put(shapes, "]");
-    put(dtypes, "'%s'", mt_dtype_c_name(x->dtype));
+    put(dtypes, "'");
+    put(dtypes, mt_dtype_c_name(x->dtype));
+    put(dtypes, "'");
 }
 
 void
@@ -59,6 +82,7 @@ mt_trace_format_inputs(const struct mt_args *a, char *shapes_buf, size_t nshapes
 {
     text shapes = {shapes_buf, nshapes, 0, false};
     text dtypes = {dtypes_buf, ndtypes, 0, false};
+    shapes_buf[0] = dtypes_buf[0] = '\0';
     int last = MT_MAX_TENSOR_ARGS - 1;
     while (last >= 0 && a->t[last] == NULL) {
         last--;

@@ -12,6 +12,7 @@
 #define _DEFAULT_SOURCE /* syscall */
 
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library"
                                                    "Runtime", "Kernel", "Mem"};
 
 typedef struct thread_buf {
-    pthread_mutex_t lock;
+    atomic_flag lock; /* a spin lock: its owner takes it twice per op, the collector once */
     struct thread_buf *next; /* in the global list, under list_lock */
     unsigned session;        /* the recording its events belong to */
     mt_trace_config cfg;     /* that recording's options */
@@ -74,6 +75,22 @@ now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Uncontended (the owner recording) it costs one atomic exchange, half of a mutex's lock and
+ * unlock; a collector holds it for one buffer's copy, so a waiter yields rather than sleeps. */
+static void
+buf_lock(thread_buf *b)
+{
+    while (atomic_flag_test_and_set_explicit(&b->lock, memory_order_acquire)) {
+        sched_yield();
+    }
+}
+
+static void
+buf_unlock(thread_buf *b)
+{
+    atomic_flag_clear_explicit(&b->lock, memory_order_release);
+}
+
 static void
 mark_dead(void *p)
 {
@@ -101,7 +118,6 @@ release(thread_buf *b)
 {
     free(b->events);
     free(b->text);
-    pthread_mutex_destroy(&b->lock);
     free(b);
 }
 
@@ -165,7 +181,7 @@ new_buffer(void)
     if (b == NULL) {
         return NULL;
     }
-    pthread_mutex_init(&b->lock, NULL);
+    atomic_flag_clear(&b->lock);
     b->tid = (int64_t)syscall(SYS_gettid);
     pthread_once(&exit_key_once, make_exit_key);
     pthread_setspecific(exit_key, b);
@@ -191,20 +207,20 @@ my_buffer(void)
         b = NULL;
     } else if (b != NULL && b->nevents > 0 && find_session(b->session)) {
         /* its events belong to another open session, whose stop will collect and free it */
-        pthread_mutex_lock(&b->lock);
+        buf_lock(b);
         b->dead = true;
-        pthread_mutex_unlock(&b->lock);
+        buf_unlock(b);
         mine = NULL; /* a stop may free it from now on */
         b = new_buffer();
     } else if (b == NULL) {
         b = new_buffer();
     }
     if (b != NULL && x != NULL) {
-        pthread_mutex_lock(&b->lock);
+        buf_lock(b);
         reset(b);
         b->session = want;
         b->cfg = x->cfg;
-        pthread_mutex_unlock(&b->lock);
+        buf_unlock(b);
         mine = b;
     }
     pthread_mutex_unlock(&list_lock);
@@ -232,7 +248,7 @@ collect(unsigned id, mt_trace_recording *out)
     int32_t text_at = 1;
     for (thread_buf **link = &buffers; *link;) {
         thread_buf *b = *link;
-        pthread_mutex_lock(&b->lock);
+        buf_lock(b);
         bool ours = b->session == id;
         if (ok && ours && b->nevents) {
             for (int k = 0; k < b->nevents; k++) {
@@ -251,7 +267,7 @@ collect(unsigned id, mt_trace_recording *out)
         if (ours) {
             reset(b);
         }
-        pthread_mutex_unlock(&b->lock);
+        buf_unlock(b);
         if (b->dead && (ours || find_session(b->session) == NULL)) {
             *link = b->next;
             release(b);
@@ -368,20 +384,11 @@ append(thread_buf *b)
     return e;
 }
 
+/* Opens one event in b (locked) at time t: name is kept as given, or copied when copy. */
 static void
-enter(mt_layer layer, const char *name, bool copy, const char *detail, const struct mt_args *a)
+open_event(thread_buf *b, mt_layer layer, const char *name, bool copy, const char *detail,
+           int64_t t)
 {
-    thread_buf *b = my_buffer();
-    if (b == NULL) {
-        return;
-    }
-    /* Before the lock: the stack is read under the GIL, which a stopping thread may hold while
-     * it waits for this buffer. */
-    char stack[1024] = "";
-    if (a && mt_trace_cfg.with_stack && mt_trace_stack_fn) {
-        mt_trace_stack_fn(stack, sizeof(stack));
-    }
-    pthread_mutex_lock(&b->lock);
     mt_trace_event *e = NULL;
     if (b->depth < MT_TRACE_MAX_DEPTH) {
         e = append(b);
@@ -396,6 +403,44 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
         } else {
             e->name = name;
         }
+        e->start_ns = e->end_ns = t;
+    }
+}
+
+/* Closes the n innermost open events of b (locked) at time t. */
+static void
+close_events(thread_buf *b, int n, int64_t t)
+{
+    /* An exit with nothing open (recording started inside a region) is ignored. */
+    for (; n > 0 && b->depth > 0; n--) {
+        b->depth--;
+        if (b->depth < MT_TRACE_MAX_DEPTH && b->open_stack[b->depth] >= 0 &&
+            b->open_stack[b->depth] < b->nevents) {
+            b->events[b->open_stack[b->depth]].end_ns = t;
+        }
+    }
+}
+
+static void
+enter(mt_layer layer, const char *name, bool copy, const char *detail, const struct mt_args *a,
+      const char *kernel)
+{
+    thread_buf *b = my_buffer();
+    if (b == NULL) {
+        return;
+    }
+    /* Before the lock: the stack is read under the GIL, which a stopping thread may hold while
+     * it waits for this buffer. */
+    char stack[1024];
+    stack[0] = '\0'; /* not "= \"\"": that would clear the whole array on every op */
+    if (a && mt_trace_cfg.with_stack && mt_trace_stack_fn) {
+        mt_trace_stack_fn(stack, sizeof(stack));
+    }
+    buf_lock(b);
+    int at = b->depth < MT_TRACE_MAX_DEPTH ? b->nevents : -1;
+    open_event(b, layer, name, copy, detail, 0);
+    if (at >= 0 && at < b->nevents) {
+        mt_trace_event *e = &b->events[at];
         if (a && b->cfg.record_shapes) {
             char shapes[256], dtypes[160];
             mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
@@ -405,47 +450,54 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
         if (stack[0]) {
             e->stack_at = keep_text(b, stack);
         }
-        e->start_ns = e->end_ns = now_ns();
     }
-    pthread_mutex_unlock(&b->lock);
+    /* The clock is read last, so that formatting the inputs is not counted as the op's time;
+     * an op's kernel starts at the op's own start (nothing runs between the two). */
+    int64_t t = now_ns();
+    if (at >= 0 && at < b->nevents) {
+        b->events[at].start_ns = b->events[at].end_ns = t;
+    }
+    if (kernel) {
+        open_event(b, MT_LAYER_KERNEL, kernel, false, detail, t);
+    }
+    buf_unlock(b);
 }
 
 void
 mt_trace_enter(mt_layer layer, const char *name, const char *detail)
 {
-    enter(layer, name, false, detail, NULL);
+    enter(layer, name, false, detail, NULL, NULL);
 }
 
 void
 mt_trace_enter_copy(mt_layer layer, const char *name, const char *detail)
 {
-    enter(layer, name, true, detail, NULL);
+    enter(layer, name, true, detail, NULL, NULL);
 }
 
 void
-mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a)
+mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a, const char *kernel)
 {
-    enter(MT_LAYER_OP, name, false, key, a);
+    enter(MT_LAYER_OP, name, false, key, a, kernel);
 }
 
 void
-mt_trace_exit(void)
+mt_trace_exit_n(int n)
 {
     thread_buf *b = mine;
     if (b == NULL) {
         return;
     }
     int64_t t = now_ns();
-    pthread_mutex_lock(&b->lock);
-    /* An exit with nothing open (recording started inside a region) is ignored. */
-    if (b->depth > 0) {
-        b->depth--;
-        if (b->depth < MT_TRACE_MAX_DEPTH && b->open_stack[b->depth] >= 0 &&
-            b->open_stack[b->depth] < b->nevents) {
-            b->events[b->open_stack[b->depth]].end_ns = t;
-        }
-    }
-    pthread_mutex_unlock(&b->lock);
+    buf_lock(b);
+    close_events(b, n, t);
+    buf_unlock(b);
+}
+
+void
+mt_trace_exit(void)
+{
+    mt_trace_exit_n(1);
 }
 
 void
@@ -455,12 +507,12 @@ mt_trace_set_correlation(int64_t corr)
     if (b == NULL) {
         return;
     }
-    pthread_mutex_lock(&b->lock);
+    buf_lock(b);
     int at = b->depth > 0 && b->depth <= MT_TRACE_MAX_DEPTH ? b->open_stack[b->depth - 1] : -1;
     if (at >= 0 && at < b->nevents) {
         b->events[at].corr = corr;
     }
-    pthread_mutex_unlock(&b->lock);
+    buf_unlock(b);
 }
 
 void
@@ -473,7 +525,7 @@ mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, in
     if (b == NULL || !b->cfg.profile_memory) {
         return;
     }
-    pthread_mutex_lock(&b->lock);
+    buf_lock(b);
     mt_trace_event *e = b->depth < MT_TRACE_MAX_DEPTH ? append(b) : NULL;
     if (e) {
         e->layer = MT_LAYER_MEM;
@@ -485,5 +537,5 @@ mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, in
         e->device = dev;
         e->cache = (int8_t)cache;
     }
-    pthread_mutex_unlock(&b->lock);
+    buf_unlock(b);
 }

@@ -82,10 +82,15 @@ const char *mt_trace_text(const mt_trace_recording *r, int32_t at);
  * recording (literals, table entries); mt_trace_enter_copy copies name (Python's strings). */
 void mt_trace_enter(mt_layer layer, const char *name, const char *detail);
 void mt_trace_enter_copy(mt_layer layer, const char *name, const char *detail);
-/* The same for an op at dispatcher entry: with record_shapes, its inputs' shapes and dtypes. */
+/* The same for an op at dispatcher entry: with record_shapes, its inputs' shapes and dtypes;
+ * kernel (or NULL: a composite) opens the backend kernel's event inside it at the same time,
+ * under the same lock and clock read (half the cost of two enters). */
 struct mt_args;
-void mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a);
+void mt_trace_enter_op(const char *name, const char *key, const struct mt_args *a,
+                       const char *kernel);
 void mt_trace_exit(void);
+/* Closes the n innermost open events with one clock read (an op and its kernel). */
+void mt_trace_exit_n(int n);
 /* Writes an op's inputs' shapes and dtypes, as PyTorch lists them, into shapes and dtypes
  * (profiler/inputs.c). */
 void mt_trace_format_inputs(const struct mt_args *a, char *shapes, size_t nshapes, char *dtypes,

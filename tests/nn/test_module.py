@@ -703,25 +703,30 @@ def test_forward_hooks_with_kwargs():
     assert m(1) == ("out", 1, 3, 3)
 
 
-def test_trace_frames_wrap_forward(monkeypatch):
-    import minitorch.nn.modules.module as module_mod
+def test_trace_frames_wrap_forward():
+    def python_ranges():
+        return [(e[0], e[2]) for e in mt._C._trace_stop() if e[1] == "Python"]  # (depth, name)
 
-    events = []
-    monkeypatch.setattr(module_mod, "_trace_enabled", lambda: True)
-    monkeypatch.setattr(module_mod, "_trace_enter", lambda name, kind: events.append((name, kind)))
-    monkeypatch.setattr(module_mod, "_trace_exit", lambda: events.append("exit"))
     net = nn.Sequential(nn.Identity(), AddOne())
-    assert net(1) == ("out", 1, 1)
-    assert events == [
-        ("Sequential", "nn.Module"),
-        ("Identity", "nn.Module"), "exit",
-        ("AddOne", "nn.Module"), "exit",
-        "exit",
-    ]
-    events.clear()
+    mt._C._trace_start()
+    try:
+        assert net(1) == ("out", 1, 1)
+    finally:
+        raw = mt._C._trace_stop()
+    assert [(e[0], e[2]) for e in raw if e[1] == "Python"] == [(0, "Sequential"), (1, "Identity"), (1, "AddOne")]
+    # each range closes when its call returns: the children lie inside the parent
+    (seq, ident, add) = [e for e in raw if e[1] == "Python"]
+    assert seq[5] <= ident[5] <= ident[6] <= add[5] <= add[6] <= seq[6]
+    # a call that raises still closes its range, and hooks run inside it
+    mt._C._trace_start()
     with pytest.raises(NotImplementedError):
         nn.Module()()
-    assert events == [("Module", "nn.Module"), "exit"]
+    m = AddOne()
+    m.register_forward_hook(lambda mod, args, out: out + ("hooked",))
+    assert m(1) == ("out", 1, 1, "hooked")
+    mt._C._trace_enter("after", "user_annotation")
+    mt._C._trace_exit()
+    assert python_ranges() == [(0, "Module"), (0, "AddOne"), (0, "after")]
 
 
 def test_trace_records_module_frames():
