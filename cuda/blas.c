@@ -360,25 +360,6 @@ cuda_addmm(mt_args *a)
     return finish(a, product(m1, m2, out, alpha, beta), out);
 }
 
-/* The checks mv and addmv share (the CPU kernel's wording); input is addmv's self, or NULL. */
-static mt_status
-check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec)
-{
-    int64_t n_in = input == NULL ? mat->sizes[0] : input->ndim == 0 ? 1 : input->sizes[0];
-    if (mat->ndim != 2 || vec->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got %d, %d, %d",
-                       input ? input->ndim : 1, mat->ndim, vec->ndim);
-    }
-    if (mat->sizes[1] != vec->sizes[0] || (input && input->ndim > 1) ||
-        (n_in != mat->sizes[0] && n_in != 1)) {
-        return mt_fail(MT_ERUNTIME,
-                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
-                       "), vec (%" PRId64 ")",
-                       n_in, mat->sizes[0], mat->sizes[1], vec->sizes[0]);
-    }
-    return MT_OK;
-}
-
 /* out (m) = beta self + alpha mat @ vec; self NULL (mv) or broadcast to (m) */
 static mt_status
 matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha)
@@ -400,11 +381,7 @@ static mt_status
 cuda_mv(mt_args *a)
 {
     mt_tensor *m = a->t[0], *v = a->t[1];
-    mt_status st = check_matvec(NULL, m, v);
-    if (st == MT_OK && m->dtype != v->dtype) {
-        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                     mt_dtype_scalar_name(m->dtype), mt_dtype_scalar_name(v->dtype));
-    }
+    mt_status st = mt_check_matvec(NULL, m, v);
     return st ? st : matvec(a, NULL, m, v, 0.0, 1.0);
 }
 
@@ -415,30 +392,8 @@ cuda_addmv(mt_args *a)
     mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
     double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
     double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
-    mt_status st = check_matvec(self, mat, vec);
-    if (st == MT_OK && (self->dtype != mat->dtype || mat->dtype != vec->dtype)) {
-        st = mt_fail(MT_ERUNTIME,
-                     "addmv input tensors must have the same dtype, but got %s, %s, and %s",
-                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(mat->dtype),
-                     mt_dtype_scalar_name(vec->dtype));
-    }
+    mt_status st = mt_check_matvec(self, mat, vec);
     return st ? st : matvec(a, self, mat, vec, beta, alpha);
-}
-
-/* The checks bmm and baddbmm share (the CPU kernel's wording; the dtypes are each one's own). */
-static mt_status
-check_batches(const mt_tensor *b1, const mt_tensor *b2)
-{
-    if (b1->ndim != 3 || b2->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
-    }
-    if (b1->sizes[0] != b2->sizes[0] || b1->sizes[2] != b2->sizes[1]) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
-                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
-                       b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
-    }
-    return MT_OK;
 }
 
 /* out (b,m,n) = beta self + alpha b1 @ b2 for each b; self NULL (bmm) or broadcast to it */
@@ -463,7 +418,7 @@ static mt_status
 cuda_bmm(mt_args *a)
 {
     mt_tensor *b1 = a->t[0], *b2 = a->t[1];
-    mt_status st = check_batches(b1, b2);
+    mt_status st = mt_check_batches(b1, b2);
     if (st == MT_OK && b2->dtype != b1->dtype) {
         st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
                      mt_dtype_scalar_name(b1->dtype), mt_dtype_scalar_name(b2->dtype));
@@ -478,7 +433,7 @@ cuda_baddbmm(mt_args *a)
     mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
     double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
     double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
-    mt_status st = check_batches(b1, b2);
+    mt_status st = mt_check_batches(b1, b2);
     if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
         st = mt_fail(MT_ERUNTIME,
                      "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
@@ -530,24 +485,9 @@ static mt_status
 cuda_dot(mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
-    if (x->ndim != 1 || y->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "1D tensors expected, but got %dD and %dD tensors", x->ndim,
-                       y->ndim);
-    }
-    if (x->sizes[0] != y->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "inconsistent tensor size, expected tensor [%" PRId64 "] and src [%" PRId64
-                       "] to have the same number of elements, but got %" PRId64 " and %" PRId64
-                       " elements respectively",
-                       x->sizes[0], y->sizes[0], x->sizes[0], y->sizes[0]);
-    }
-    if (x->dtype != y->dtype) {
-        return mt_fail(MT_ERUNTIME,
-                       "dot : expected both vectors to have same dtype, but found %s and %s",
-                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(y->dtype));
-    }
-    mt_status st = check_float("dot", x->dtype);
-    if (st || (st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out))) {
+    mt_status st = mt_check_dot(x, y);
+    if (st || (st = check_float("dot", x->dtype)) ||
+        (st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out))) {
         return st;
     }
     return finish(a, dot_into(x, y, out), out);
