@@ -1,11 +1,13 @@
 /* The matrix products on cuBLAS: mm and addmm (cublas<t>gemm; one row goes to gemv, as in
- * PyTorch), mv (gemv) and bmm (gemmStridedBatched), float32 and float64.
+ * PyTorch), mv and addmv (gemv), bmm and baddbmm (gemmStridedBatched) and dot (cublas<t>dot,
+ * its result left on the device), float32 and float64.
  *
  * cuBLAS is column-major: a row-major (m,n) matrix is, to cuBLAS, its (n,m) transpose. So
  * out = A @ B is computed as out^T = B^T @ A^T, with each operand passed as it lies in memory
  * (row-major -> "N", a transposed view -> "T") and anything else made contiguous first.
- * Built only when the cuBLAS headers are found (MT_CUDA_CUBLAS); otherwise the products have no
- * CUDA kernel. */
+ * An inner dimension of 0 gives beta * input (zeros when beta is 0) without calling cuBLAS,
+ * as PyTorch does. Built only when the cuBLAS headers are found (MT_CUDA_CUBLAS); otherwise the
+ * products have no CUDA kernel (they run through host_fallback.c). */
 #include <inttypes.h>
 #include <limits.h>
 
@@ -103,6 +105,52 @@ fits_int(int64_t v)
     return v <= INT_MAX;
 }
 
+/* v (n) itself when cuBLAS takes its stride as an increment, else a contiguous copy (owned in
+ * *tmp): an expanded vector's stride 0 is not a valid increment. */
+static mt_status
+usable_vec(mt_tensor *v, mt_tensor **tmp, mt_tensor **use)
+{
+    *use = v;
+    if (v->sizes[0] <= 1 || (v->strides[0] >= 1 && fits_int(v->strides[0]))) {
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_empty(1, v->sizes, v->dtype, mt_tensor_device(v), tmp);
+    if (st == MT_OK && (st = mt_cuda_copy_into(*tmp, v)) == MT_OK) {
+        *use = *tmp;
+    }
+    return st;
+}
+
+/* The increment of v as usable_vec left it (any stride of a single element reads as 1). */
+static int
+inc_of(const mt_tensor *v)
+{
+    return v->sizes[0] <= 1 ? 1 : (int)v->strides[0];
+}
+
+// C (*) contiguous, holding beta's operand already unless beta is 0: C = beta C, the product
+// of an empty inner dimension (cuBLAS is not called with k = 0: its quick return keeps C)
+static mt_status
+scale(cublasHandle_t h, mt_tensor *C, double beta)
+{
+    int64_t n = mt_tensor_numel(C);
+    char *c = mt_tensor_data(C);
+    size_t w = mt_dtype_size(C->dtype);
+    if (beta == 0) {
+        return mt_cuda_check(cudaMemsetAsync(c, 0, (size_t)n * w,
+                                             mt_cuda_current_stream(mt_tensor_device(C).index)));
+    }
+    mt_status st = MT_OK;
+    float bf = (float)beta;
+    for (int64_t off = 0; off < n && st == MT_OK; off += INT_MAX) {
+        int len = (int)(n - off < INT_MAX ? n - off : INT_MAX);
+        st = C->dtype == MT_FLOAT32
+                 ? mt_cublas_check(cublasSscal(h, len, &bf, (float *)(c + (size_t)off * w), 1))
+                 : mt_cublas_check(cublasDscal(h, len, &beta, (double *)(c + (size_t)off * w), 1));
+    }
+    return st;
+}
+
 // A (batch, m, k), B (batch, k, n) -> C (batch, m, n) contiguous: C = alpha A @ B + beta C
 static mt_status
 gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
@@ -116,8 +164,13 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
     mt_tensor *ta = NULL, *tb = NULL, *a_use, *b_use;
     cublasHandle_t h = NULL;
     mt_status st;
-    if ((st = handle_for(mt_tensor_device(C), &h)) || (st = usable(A, &ta, &a_use)) ||
-        (st = usable(B, &tb, &b_use))) {
+    if ((st = handle_for(mt_tensor_device(C), &h))) {
+        return st;
+    }
+    if (k == 0) {
+        return scale(h, C, beta);
+    }
+    if ((st = usable(A, &ta, &a_use)) || (st = usable(B, &tb, &b_use))) {
         goto out_release;
     }
     if (!fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(batch)) {
@@ -165,13 +218,19 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
     if (r == 0) {
         return MT_OK;
     }
-    mt_tensor *tm = NULL, *m_use;
+    mt_tensor *tm = NULL, *tx = NULL, *m_use, *x_use;
     cublasHandle_t h = NULL;
     mt_status st;
-    if ((st = handle_for(mt_tensor_device(y), &h)) || (st = usable(M, &tm, &m_use))) {
+    if ((st = handle_for(mt_tensor_device(y), &h))) {
+        return st;
+    }
+    if (c == 0) {
+        return scale(h, y, beta);
+    }
+    if ((st = usable(M, &tm, &m_use)) || (st = usable_vec(x, &tx, &x_use))) {
         goto out_release;
     }
-    if (!fits_int(r) || !fits_int(c) || !fits_int(x->strides[0])) {
+    if (!fits_int(r) || !fits_int(c)) {
         st = mt_fail(MT_ENOTIMPL, "cuBLAS products of sizes beyond 2^31 are not implemented");
         goto out_release;
     }
@@ -182,8 +241,8 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
      * cuBLAS's (r, c) matrix, taken as is */
     cublasOperation_t op = trans ? CUBLAS_OP_N : CUBLAS_OP_T;
     int rows = trans ? (int)r : (int)c, cols = trans ? (int)c : (int)r;
-    int incx = x->strides[0] > 0 ? (int)x->strides[0] : 1;
-    const void *mp = mt_tensor_data(m_use), *xp = mt_tensor_data(x);
+    int incx = inc_of(x_use);
+    const void *mp = mt_tensor_data(m_use), *xp = mt_tensor_data(x_use);
     void *yp = mt_tensor_data(y);
     mt_cuda_span span = library_begin(y->dtype == MT_FLOAT32 ? "cublasSgemv_v2" : "cublasDgemv_v2");
     if (y->dtype == MT_FLOAT32) {
@@ -197,14 +256,16 @@ gemv(mt_tensor *M, mt_tensor *x, mt_tensor *y, double alpha, double beta)
     mt_cuda_span_end(&span);
 out_release:
     mt_tensor_clear(&tm);
+    mt_tensor_clear(&tx);
     return st;
 }
 
+/* kernel: PyTorch's CUDA kernel name in its "not implemented" error */
 static mt_status
-check_float(const char *op, mt_dtype dt)
+check_float(const char *kernel, mt_dtype dt)
 {
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", op,
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", kernel,
                        mt_dtype_scalar_name(dt));
     }
     return MT_OK;
@@ -229,7 +290,7 @@ check_mm(const mt_tensor *m1, const mt_tensor *m2, const char *name1)
         return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
                        mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
     }
-    return check_float("addmm", m1->dtype);
+    return check_float("addmm_cuda", m1->dtype);
 }
 
 /* out (m,n) = alpha m1 @ m2 + beta out; a single row is gemv over m2 (PyTorch does the same) */
@@ -299,53 +360,137 @@ cuda_addmm(mt_args *a)
     return finish(a, product(m1, m2, out, alpha, beta), out);
 }
 
+/* out (m) = beta self + alpha mat @ vec; self NULL (mv) or broadcast to (m) */
+static mt_status
+matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha)
+{
+    mt_tensor *out = NULL;
+    mt_status st = check_float("addmv_impl_cuda", mat->dtype);
+    if (st || (st = mt_tensor_empty(1, mat->sizes, mat->dtype, mt_tensor_device(mat), &out))) {
+        return st;
+    }
+    /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
+    if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+        return finish(a, st, out);
+    }
+    return finish(a, gemv(mat, vec, out, alpha, self != NULL ? beta : 0.0), out);
+}
+
 // self (m,k), vec (k) -> out (m) = self @ vec
 static mt_status
 cuda_mv(mt_args *a)
 {
-    mt_tensor *m = a->t[0], *v = a->t[1], *out = NULL;
-    if (m->ndim != 2 || v->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", m->ndim,
-                       v->ndim);
-    }
-    if (m->sizes[1] != v->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
-                       "), vec (%" PRId64 ")",
-                       m->sizes[0], m->sizes[0], m->sizes[1], v->sizes[0]);
-    }
-    mt_status st = check_float("addmv", m->dtype);
-    if (st || (st = mt_tensor_empty(1, m->sizes, m->dtype, mt_tensor_device(m), &out))) {
+    mt_tensor *m = a->t[0], *v = a->t[1];
+    mt_status st = mt_check_matvec(NULL, m, v);
+    return st ? st : matvec(a, NULL, m, v, 0.0, 1.0);
+}
+
+// self broadcast to (m), mat (m,k), vec (k) -> out (m) = beta self + alpha mat @ vec
+static mt_status
+cuda_addmv(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
+    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
+    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
+    mt_status st = mt_check_matvec(self, mat, vec);
+    return st ? st : matvec(a, self, mat, vec, beta, alpha);
+}
+
+/* out (b,m,n) = beta self + alpha b1 @ b2 for each b; self NULL (bmm) or broadcast to it */
+static mt_status
+batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha,
+        const char *kernel)
+{
+    mt_tensor *out = NULL;
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    mt_status st = check_float(kernel, b1->dtype);
+    if (st || (st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out))) {
         return st;
     }
-    return finish(a, gemv(m, v, out, 1.0, 0.0), out);
+    if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
+        return finish(a, st, out);
+    }
+    return finish(a, gemm(b1, b2, out, alpha, self != NULL ? beta : 0.0), out);
 }
 
 // self (b,m,k), mat2 (b,k,n) -> out (b,m,n)
 static mt_status
 cuda_bmm(mt_args *a)
 {
-    mt_tensor *b1 = a->t[0], *b2 = a->t[1], *out = NULL;
-    if (b1->ndim != 3 || b2->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
+    mt_tensor *b1 = a->t[0], *b2 = a->t[1];
+    mt_status st = mt_check_batches(b1, b2);
+    if (st == MT_OK && b2->dtype != b1->dtype) {
+        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                     mt_dtype_scalar_name(b1->dtype), mt_dtype_scalar_name(b2->dtype));
     }
-    if (b1->sizes[0] != b2->sizes[0] || b1->sizes[2] != b2->sizes[1]) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
-                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
-                       b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
+    return st ? st : batched(a, NULL, b1, b2, 0.0, 1.0, "bmm_cuda");
+}
+
+// self broadcast to (b,m,n), batch1 (b,m,k), batch2 (b,k,n) -> out = beta self + alpha b1 @ b2
+static mt_status
+cuda_baddbmm(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
+    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
+    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
+    mt_status st = mt_check_batches(b1, b2);
+    if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
+        st = mt_fail(MT_ERUNTIME,
+                     "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+                     mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
+                     mt_dtype_c_name(b2->dtype));
     }
-    mt_status st = check_float("bmm", b1->dtype);
-    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    if (st || (st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out))) {
+    return st ? st : batched(a, self, b1, b2, beta, alpha, "baddbmm_cuda");
+}
+
+// x (n), y (n) -> out () = sum x * y, written by cuBLAS on the device (no host sync)
+static mt_status
+dot_into(mt_tensor *x, mt_tensor *y, mt_tensor *out)
+{
+    int64_t n = x->sizes[0];
+    mt_tensor *tx = NULL, *ty = NULL, *xu, *yu;
+    cublasHandle_t h = NULL;
+    mt_status st;
+    if ((st = handle_for(mt_tensor_device(out), &h))) {
         return st;
     }
-    if (b2->dtype != b1->dtype) {
-        return finish(a, mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                                 mt_dtype_scalar_name(b1->dtype), mt_dtype_scalar_name(b2->dtype)),
-                      out);
+    if (n == 0) {
+        return scale(h, out, 0.0);
     }
-    return finish(a, gemm(b1, b2, out, 1.0, 0.0), out);
+    if (!fits_int(n)) {
+        return mt_fail(MT_ENOTIMPL, "cuBLAS products of sizes beyond 2^31 are not implemented");
+    }
+    if ((st = usable_vec(x, &tx, &xu)) || (st = usable_vec(y, &ty, &yu)) ||
+        (st = mt_cublas_check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE)))) {
+        goto out_release;
+    }
+    const void *xp = mt_tensor_data(xu), *yp = mt_tensor_data(yu);
+    void *r = mt_tensor_data(out);
+    mt_cuda_span span = library_begin(out->dtype == MT_FLOAT32 ? "cublasSdot_v2" : "cublasDdot_v2");
+    st = out->dtype == MT_FLOAT32
+             ? mt_cublas_check(cublasSdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r))
+             : mt_cublas_check(cublasDdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r));
+    mt_cuda_span_end(&span);
+    /* every other call on this thread's handle passes host scalars */
+    mt_status back = mt_cublas_check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+    st = st ? st : back;
+out_release:
+    mt_tensor_clear(&tx);
+    mt_tensor_clear(&ty);
+    return st;
+}
+
+// self (n), tensor (n) -> out () = sum self * tensor
+static mt_status
+cuda_dot(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
+    mt_status st = mt_check_dot(x, y);
+    if (st || (st = check_float("dot", x->dtype)) ||
+        (st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out))) {
+        return st;
+    }
+    return finish(a, dot_into(x, y, out), out);
 }
 
 void
@@ -354,7 +499,10 @@ mt_cuda_register_blas(void)
     mt_register_kernel(MT_OP_mm, MT_KEY_CUDA, cuda_mm, "mt_cuda_mm");
     mt_register_kernel(MT_OP_addmm, MT_KEY_CUDA, cuda_addmm, "mt_cuda_addmm");
     mt_register_kernel(MT_OP_mv, MT_KEY_CUDA, cuda_mv, "mt_cuda_mv");
+    mt_register_kernel(MT_OP_addmv, MT_KEY_CUDA, cuda_addmv, "mt_cuda_addmv");
     mt_register_kernel(MT_OP_bmm, MT_KEY_CUDA, cuda_bmm, "mt_cuda_bmm");
+    mt_register_kernel(MT_OP_baddbmm, MT_KEY_CUDA, cuda_baddbmm, "mt_cuda_baddbmm");
+    mt_register_kernel(MT_OP_dot, MT_KEY_CUDA, cuda_dot, "mt_cuda_dot");
 }
 
 #else

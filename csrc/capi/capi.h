@@ -24,9 +24,9 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 7 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
+#define MT_CAPI_VERSION 8 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
                            * 5: conv/pool checks; 6: index, factory, random, nn checks;
-                           * 7: mt_max_pool_backward_geom */
+                           * 7: mt_max_pool_backward_geom; 8: matrix product checks */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -204,7 +204,11 @@
       (self, target, weight, N, C, K))                                                           \
     F(mt_status, mt_max_pool_backward_geom,                                                      \
       (const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx, pool_geom *g),        \
-      (grad, self, idx, g))
+      (grad, self, idx, g))                                                                      \
+    F(mt_status, mt_check_matvec,                                                                \
+      (const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec), (input, mat, vec))   \
+    F(mt_status, mt_check_batches, (const mt_tensor *b1, const mt_tensor *b2), (b1, b2))        \
+    F(mt_status, mt_check_dot, (const mt_tensor *x, const mt_tensor *y), (x, y))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

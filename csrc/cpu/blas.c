@@ -13,6 +13,7 @@
 #include "cpu/blas.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 #include "profiler/trace.h"
 
 /* scipy-openblas32 prefixes every symbol with "scipy_". */
@@ -319,19 +320,8 @@ batch_matrix(const mt_tensor *t, int64_t b)
 static mt_status
 check_batches(const mt_tensor *b1, const mt_tensor *b2)
 {
-    if (b1->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch1 must be a 3D tensor");
-    }
-    if (b2->ndim != 3) {
-        return mt_fail(MT_ERUNTIME, "batch2 must be a 3D tensor");
-    }
-    if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2]) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64
-                       ", %" PRId64 "] but got: [%" PRId64 ", %" PRId64 "].",
-                       b1->sizes[0], b1->sizes[2], b2->sizes[0], b2->sizes[1]);
-    }
-    return check_dtype(b1);
+    mt_status st = mt_check_batches(b1, b2);
+    return st ? st : check_dtype(b1);
 }
 
 // self broadcast to (B,m,n) or NULL, b1 (B,m,k), b2 (B,k,n);
@@ -385,25 +375,6 @@ mt_cpu_baddbmm(mt_args *a)
     return st ? st : batched(a, self, b1, b2, beta, alpha);
 }
 
-/* The checks mv and addmv share; input is addmv's self, or NULL for mv. */
-static mt_status
-check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec)
-{
-    int64_t n_in = input == NULL ? mat->sizes[0] : input->ndim == 0 ? 1 : input->sizes[0];
-    if (mat->ndim != 2 || vec->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "vector + matrix @ vector expected, got %d, %d, %d",
-                       input ? input->ndim : 1, mat->ndim, vec->ndim);
-    }
-    if (mat->sizes[1] != vec->sizes[0] || (input && input->ndim > 1) ||
-        (n_in != mat->sizes[0] && n_in != 1)) {
-        return mt_fail(MT_ERUNTIME,
-                       "size mismatch, got input (%" PRId64 "), mat (%" PRId64 "x%" PRId64
-                       "), vec (%" PRId64 ")",
-                       n_in, mat->sizes[0], mat->sizes[1], vec->sizes[0]);
-    }
-    return MT_OK;
-}
-
 // self broadcast to (m) or NULL, mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
 static mt_status
 matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta,
@@ -433,11 +404,7 @@ mt_status
 mt_cpu_mv(mt_args *a)
 {
     mt_tensor *self = a->t[0], *vec = a->t[1];
-    mt_status st = check_matvec(NULL, self, vec);
-    if (st == MT_OK && self->dtype != vec->dtype) {
-        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(vec->dtype));
-    }
+    mt_status st = mt_check_matvec(NULL, self, vec);
     return st ? st : matvec(a, NULL, self, vec, mt_scalar_int(0), mt_scalar_int(1));
 }
 
@@ -448,13 +415,7 @@ mt_cpu_addmv(mt_args *a)
     mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
     mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
     mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
-    mt_status st = check_matvec(self, mat, vec);
-    if (st == MT_OK && (self->dtype != mat->dtype || mat->dtype != vec->dtype)) {
-        st = mt_fail(MT_ERUNTIME,
-                     "addmv input tensors must have the same dtype, but got %s, %s, and %s",
-                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(mat->dtype),
-                     mt_dtype_scalar_name(vec->dtype));
-    }
+    mt_status st = mt_check_matvec(self, mat, vec);
     return st ? st : matvec(a, self, mat, vec, beta, alpha);
 }
 
@@ -463,24 +424,8 @@ mt_status
 mt_cpu_dot(mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
-    if (x->ndim != 1 || y->ndim != 1) {
-        return mt_fail(MT_ERUNTIME, "1D tensors expected, but got %dD and %dD tensors", x->ndim,
-                       y->ndim);
-    }
-    if (x->sizes[0] != y->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "inconsistent tensor size, expected tensor [%" PRId64 "] and src [%" PRId64
-                       "] to have the same number of elements, but got %" PRId64 " and %" PRId64
-                       " elements respectively",
-                       x->sizes[0], y->sizes[0], x->sizes[0], y->sizes[0]);
-    }
-    if (x->dtype != y->dtype) {
-        return mt_fail(MT_ERUNTIME,
-                       "dot : expected both vectors to have same dtype, but found %s and %s",
-                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(y->dtype));
-    }
-    mt_status st = check_dtype(x);
-    if (st) {
+    mt_status st = mt_check_dot(x, y);
+    if (st || (st = check_dtype(x))) {
         return st;
     }
     st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out);

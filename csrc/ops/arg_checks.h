@@ -78,6 +78,15 @@ mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *in
 mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
                       int64_t *N, int64_t *C, int64_t *K);
 
+/* ---- matrix products ---- */
+
+/* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
+mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec);
+/* bmm and baddbmm: batch1 (b,m,k) and batch2 (b,k,n) (the dtypes are each one's own). */
+mt_status mt_check_batches(const mt_tensor *b1, const mt_tensor *b2);
+/* dot(self, tensor): two 1-D tensors of one size and one dtype. */
+mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {
