@@ -78,6 +78,21 @@ mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *in
 mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
                       int64_t *N, int64_t *C, int64_t *K);
 
+/* ops/norm_checks.c. batch_norm(input, weight, bias, running_mean, running_var, training):
+ * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
+mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
+                             int64_t *inner);
+/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training): input and
+ * grad_out (outer, C, inner) of a float dtype, the parameters of C elements. */
+mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
+                                      int64_t *inner);
+/* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
+ * (rows, n) of a float dtype, weight of n elements; eps the argument. */
+mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
+/* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
+ * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
+mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {
