@@ -5,6 +5,7 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/kernels_more.h"
+#include "cuda/norm.h"
 #include "cuda/ops.h"
 
 /* *out = t as a contiguous float64 copy, or NULL for an absent t. */
@@ -231,9 +232,8 @@ sum_to_host(mt_tensor *t, double *v)
     return st;
 }
 
-/* Fails with nll_loss's message when *first (a device flag) names a target. */
-static mt_status
-check_targets(const unsigned long long *first, const int64_t *t, mt_device dev)
+mt_status
+mt_cuda_nll_check_targets(const unsigned long long *first, const int64_t *t, mt_device dev)
 {
     cudaStream_t stream = mt_cuda_current_stream(dev.index);
     unsigned long long e = 0;
@@ -283,7 +283,7 @@ cuda_nll_loss(mt_args *a)
     if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(*first),
                                             mt_cuda_current_stream(dev.index)))) ||
         (st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) ||
-        (st = check_targets(first, td, dev))) {
+        (st = mt_cuda_nll_check_targets(first, td, dev))) {
         goto out_release;
     }
     if (reduction == MT_REDUCTION_NONE) {

@@ -24,9 +24,11 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 8 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
+#define MT_CAPI_VERSION 9 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
                            * 5: conv/pool checks; 6: index, factory, random, nn checks;
-                           * 7: mt_max_pool_backward_geom; 8: matrix product checks */
+                           * 7: mt_max_pool_backward_geom; 8: matrix product checks;
+                           * 9: batch_norm and the backward checks of the normalisations and
+                           * nll_loss */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -208,7 +210,16 @@
     F(mt_status, mt_check_matvec,                                                                \
       (const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec), (input, mat, vec))   \
     F(mt_status, mt_check_batches, (const mt_tensor *b1, const mt_tensor *b2), (b1, b2))        \
-    F(mt_status, mt_check_dot, (const mt_tensor *x, const mt_tensor *y), (x, y))
+    F(mt_status, mt_check_dot, (const mt_tensor *x, const mt_tensor *y), (x, y))                 \
+    F(mt_status, mt_batch_norm_spec,                                                             \
+      (const mt_args *a, const char *device, int64_t *outer, int64_t *C, int64_t *inner),        \
+      (a, device, outer, C, inner))                                                              \
+    F(mt_status, mt_batch_norm_backward_spec,                                                    \
+      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner), (a, outer, C, inner))      \
+    F(mt_status, mt_layer_norm_backward_spec,                                                    \
+      (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
+    F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
+      (a, N, C, K))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

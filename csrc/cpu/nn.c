@@ -195,16 +195,6 @@ out_release:
 BATCH_NORM_LOOP(batch_norm_f32, float)
 BATCH_NORM_LOOP(batch_norm_f64, double)
 
-static mt_status
-check_channels(const char *what, const mt_tensor *t, int64_t C)
-{
-    if (t && mt_tensor_numel(t) != C) {
-        return mt_fail(MT_ERUNTIME, "%s should contain %lld elements not %lld", what,
-                       (long long)C, (long long)mt_tensor_numel(t));
-    }
-    return MT_OK;
-}
-
 /* running = (1 - momentum) * running + momentum * stat, written back into running's dtype. */
 static mt_status
 update_running(mt_tensor *running, const double *stat, double momentum, double correction)
@@ -233,32 +223,10 @@ mt_cpu_batch_norm(mt_args *a)
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4], *x = NULL, *stats = NULL;
     bool training = a->b[0];
     double momentum = mt_scalar_to_double(a->s[0]), eps = mt_scalar_to_double(a->s[1]);
-    if (input->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "batch_norm: expected 2D or more input (got %dD input)",
-                       input->ndim);
-    }
-    int64_t C = input->sizes[1], outer = input->sizes[0], inner = 1;
-    for (int d = 2; d < input->ndim; d++) {
-        inner *= input->sizes[d];
-    }
-    mt_status st;
-    if ((st = check_channels("weight", a->t[1], C)) || (st = check_channels("bias", a->t[2], C)) ||
-        (st = check_channels("running_mean", rm, C)) ||
-        (st = check_channels("running_var", rv, C))) {
+    int64_t outer, C, inner;
+    mt_status st = mt_batch_norm_spec(a, "CPU", &outer, &C, &inner);
+    if (st) {
         return st;
-    }
-    if (!training && (rm == NULL || rv == NULL)) {
-        return mt_fail(MT_ERUNTIME, "running_%s must be defined in evaluation mode",
-                       rm == NULL ? "mean" : "var");
-    }
-    if (!mt_dtype_is_float(input->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"batch_norm_cpu\" not implemented for '%s'",
-                       mt_dtype_scalar_name(input->dtype));
-    }
-    for (int k = 1; k < 5; k++) {
-        if ((st = mt_check_param_dtype(input, a->t[k], "CPU"))) {
-            return st;
-        }
     }
     affine af;
     int64_t two[2] = {2, C};

@@ -21,36 +21,13 @@ release_all(mt_tensor **t, int n)
     }
 }
 
-/* Whether a and b have one shape. */
-static bool
-same_shape(const mt_tensor *a, const mt_tensor *b)
-{
-    return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
-}
-
+/* The float64 array of an optional per-feature tensor (NULL when absent; its size checked by
+ * the op's spec). */
 static mt_status
-float_only(const char *op, const mt_tensor *t)
-{
-    if (t->dtype != MT_FLOAT32 && t->dtype != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
-                       mt_dtype_scalar_name(t->dtype));
-    }
-    return MT_OK;
-}
-
-/* The float64 array of an optional per-feature tensor of n elements (NULL when absent). */
-static mt_status
-features(const char *op, mt_tensor *p, int64_t n, mt_tensor **out)
+features(mt_tensor *p, mt_tensor **out)
 {
     *out = NULL;
-    if (p == NULL) {
-        return MT_OK;
-    }
-    if (mt_tensor_numel(p) != n) {
-        return mt_fail(MT_ERUNTIME, "%s: expected a parameter of %lld elements, got %lld", op,
-                       (long long)n, (long long)mt_tensor_numel(p));
-    }
-    return mt_cpu_cast(p, MT_FLOAT64, out);
+    return p ? mt_cpu_cast(p, MT_FLOAT64, out) : MT_OK;
 }
 
 /* Writes the double values v[0..n) into the new tensor *out of the given shape and dtype. */
@@ -149,26 +126,19 @@ mt_cpu_layer_norm_backward(mt_args *a)
     mt_tensor *t[4] = {NULL}; /* grad_out, input, weight as float64, the gradient of input */
     mt_tensor *input = a->t[1];
     const mt_intlist *shape = &a->l[0];
-    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
-    int lead = input->ndim - shape->n;
-    mt_status st;
-    if (shape->n < 1 || lead < 0 ||
-        memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n) ||
-        !same_shape(a->t[0], input)) {
-        return mt_fail(MT_ERUNTIME, "layer_norm_backward: grad_out and input must have one shape "
-                                    "ending in normalized_shape");
-    }
-    if ((st = float_only("layer_norm_backward", a->t[0]))) {
+    double eps;
+    int64_t n, rows;
+    mt_status st = mt_layer_norm_backward_spec(a, &n, &rows, &eps);
+    if (st) {
         return st;
     }
     mt_dtype dt = a->t[0]->dtype;
-    int64_t n = mt_numel(shape->n, shape->v), rows = n ? mt_tensor_numel(input) / n : 0;
     double *acc = calloc((size_t)(2 * n + 1), sizeof(double));
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
     if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
-        (st = features("layer_norm_backward", a->t[2], n, &t[2])) ||
+        (st = features(a->t[2], &t[2])) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;
     }
@@ -246,31 +216,20 @@ mt_cpu_batch_norm_backward(mt_args *a)
     mt_tensor *input = a->t[1];
     bool training = a->b[0];
     double eps = mt_scalar_to_double(a->s[0]);
-    mt_status st;
-    if (input->ndim < 2 || !same_shape(a->t[0], input)) {
-        return mt_fail(MT_ERUNTIME, "batch_norm_backward: grad_out and input must have one shape "
-                                    "(N, C, *)");
-    }
-    if (!training && (a->t[3] == NULL || a->t[4] == NULL)) {
-        return mt_fail(MT_ERUNTIME, "running_%s must be defined in evaluation mode",
-                       a->t[3] == NULL ? "mean" : "var");
-    }
-    if ((st = float_only("batch_norm_backward", a->t[0]))) {
+    int64_t outer, C, inner;
+    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner);
+    if (st) {
         return st;
     }
     mt_dtype dt = a->t[0]->dtype;
-    int64_t C = input->sizes[1], outer = input->sizes[0], inner = 1;
-    for (int d = 2; d < input->ndim; d++) {
-        inner *= input->sizes[d];
-    }
     double *acc = calloc((size_t)(2 * C + 1), sizeof(double));
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
     }
     if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
-        (st = features("batch_norm_backward", a->t[2], C, &t[2])) ||
-        (!training && (st = features("batch_norm_backward", a->t[3], C, &t[3]))) ||
-        (!training && (st = features("batch_norm_backward", a->t[4], C, &t[4]))) ||
+        (st = features(a->t[2], &t[2])) ||
+        (!training && (st = features(a->t[3], &t[3]))) ||
+        (!training && (st = features(a->t[4], &t[4]))) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
         goto out_release;
     }
@@ -356,29 +315,15 @@ mt_cpu_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
     mt_tensor *t[4] = {NULL}; /* grad_output, target, weight as float64, the gradient */
-    int64_t reduction = a->i[0], ignore = a->i[1];
-    mt_status st;
-    if (self->ndim < 1 || target->dtype != MT_INT64) {
-        return mt_fail(MT_ERUNTIME, "nll_loss_backward: expected an input of 1 or more dims and "
-                                    "int64 targets");
-    }
-    int64_t N = 1, C = self->sizes[0], K = 1;
-    if (self->ndim >= 2) {
-        N = self->sizes[0];
-        C = self->sizes[1];
-        K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
-    }
-    bool none = reduction == MT_REDUCTION_NONE;
-    if (mt_tensor_numel(target) != N * K || mt_tensor_numel(grad) != (none ? N * K : 1)) {
-        return mt_fail(MT_ERUNTIME, "nll_loss_backward: grad_output and target do not fit the "
-                                    "input");
-    }
-    if ((st = float_only("nll_loss_backward", grad))) {
+    int64_t reduction = a->i[0], ignore = a->i[1], N, C, K;
+    mt_status st = mt_nll_backward_spec(a, &N, &C, &K);
+    if (st) {
         return st;
     }
+    bool none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
     if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) || (st = mt_cpu_dense(target, MT_INT64, &t[1])) ||
-        (st = features("nll_loss_backward", a->t[3], C, &t[2])) ||
+        (st = features(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;
     }

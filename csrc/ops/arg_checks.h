@@ -86,6 +86,20 @@ mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt
 mt_status mt_check_batches(const mt_tensor *b1, const mt_tensor *b2);
 /* dot(self, tensor): two 1-D tensors of one size and one dtype. */
 mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
+/* ops/norm_checks.c. batch_norm(input, weight, bias, running_mean, running_var, training):
+ * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
+mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
+                             int64_t *inner);
+/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training): input and
+ * grad_out (outer, C, inner) of a float dtype, the parameters of C elements. */
+mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
+                                      int64_t *inner);
+/* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
+ * (rows, n) of a float dtype, weight of n elements; eps the argument. */
+mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
+/* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
+ * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
+mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
 
 /* ---- random fills ---- */
 

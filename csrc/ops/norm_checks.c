@@ -1,0 +1,171 @@
+/* The argument checks of batch_norm and of the backward ops of layer_norm, batch_norm and
+ * nll_loss, shared by their CPU kernels (cpu/nn.c, nn_backward.c) and CUDA kernels
+ * (cuda/ops_norm.c, through the C API) so both fail alike. */
+#include <stdint.h>
+#include <string.h>
+
+#include "ops/arg_checks.h"
+#include "ops/nn.h"
+
+static bool
+same_shape(const mt_tensor *a, const mt_tensor *b)
+{
+    if (a->ndim != b->ndim) {
+        return false;
+    }
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->sizes[d] != b->sizes[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static mt_status
+float_only(const char *op, const mt_tensor *t)
+{
+    if (!mt_dtype_is_float(t->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
+                       mt_dtype_scalar_name(t->dtype));
+    }
+    return MT_OK;
+}
+
+/* p (or NULL) holds n elements, else the backward ops' message */
+static mt_status
+features(const char *op, const mt_tensor *p, int64_t n)
+{
+    if (p && mt_tensor_numel(p) != n) {
+        return mt_fail(MT_ERUNTIME, "%s: expected a parameter of %lld elements, got %lld", op,
+                       (long long)n, (long long)mt_tensor_numel(p));
+    }
+    return MT_OK;
+}
+
+static mt_status
+check_channels(const char *what, const mt_tensor *t, int64_t C)
+{
+    if (t && mt_tensor_numel(t) != C) {
+        return mt_fail(MT_ERUNTIME, "%s should contain %lld elements not %lld", what,
+                       (long long)C, (long long)mt_tensor_numel(t));
+    }
+    return MT_OK;
+}
+
+/* outer, C, inner of an (N, C, *) input */
+static void
+channels(const mt_tensor *input, int64_t *outer, int64_t *C, int64_t *inner)
+{
+    *outer = input->sizes[0];
+    *C = input->sizes[1];
+    *inner = 1;
+    for (int d = 2; d < input->ndim; d++) {
+        *inner *= input->sizes[d];
+    }
+}
+
+static mt_status
+running_defined(const mt_tensor *rm, const mt_tensor *rv)
+{
+    if (rm == NULL || rv == NULL) {
+        return mt_fail(MT_ERUNTIME, "running_%s must be defined in evaluation mode",
+                       rm == NULL ? "mean" : "var");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
+                   int64_t *inner)
+{
+    const mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
+    if (input->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "batch_norm: expected 2D or more input (got %dD input)",
+                       input->ndim);
+    }
+    channels(input, outer, C, inner);
+    mt_status st;
+    if ((st = check_channels("weight", a->t[1], *C)) ||
+        (st = check_channels("bias", a->t[2], *C)) ||
+        (st = check_channels("running_mean", rm, *C)) ||
+        (st = check_channels("running_var", rv, *C)) ||
+        (!a->b[0] && (st = running_defined(rm, rv))) ||
+        (st = float_only(strcmp(device, "CPU") == 0 ? "batch_norm_cpu" : "batch_norm_cuda", input))) {
+        return st;
+    }
+    for (int k = 1; k < 5; k++) {
+        if ((st = mt_check_param_dtype(input, a->t[k], device))) {
+            return st;
+        }
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner)
+{
+    const mt_tensor *input = a->t[1];
+    const char *op = "batch_norm_backward";
+    bool training = a->b[0];
+    if (input->ndim < 2 || !same_shape(a->t[0], input)) {
+        return mt_fail(MT_ERUNTIME, "batch_norm_backward: grad_out and input must have one shape "
+                                    "(N, C, *)");
+    }
+    mt_status st;
+    if ((!training && (st = running_defined(a->t[3], a->t[4]))) ||
+        (st = float_only(op, a->t[0]))) {
+        return st;
+    }
+    channels(input, outer, C, inner);
+    if ((st = features(op, a->t[2], *C)) || (!training && (st = features(op, a->t[3], *C))) ||
+        (!training && (st = features(op, a->t[4], *C)))) {
+        return st;
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps)
+{
+    const mt_tensor *input = a->t[1];
+    const mt_intlist *shape = &a->l[0];
+    int lead = input->ndim - shape->n;
+    bool fits = shape->n >= 1 && lead >= 0 && same_shape(a->t[0], input);
+    for (int d = 0; fits && d < shape->n; d++) {
+        fits = input->sizes[lead + d] == shape->v[d];
+    }
+    if (!fits) {
+        return mt_fail(MT_ERUNTIME, "layer_norm_backward: grad_out and input must have one shape "
+                                    "ending in normalized_shape");
+    }
+    *eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    *n = mt_numel(shape->n, shape->v);
+    *rows = *n ? mt_tensor_numel(input) / *n : 0;
+    mt_status st = float_only("layer_norm_backward", a->t[0]);
+    return st ? st : features("layer_norm_backward", a->t[2], *n);
+}
+
+mt_status
+mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K)
+{
+    const mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
+    if (self->ndim < 1 || target->dtype != MT_INT64) {
+        return mt_fail(MT_ERUNTIME, "nll_loss_backward: expected an input of 1 or more dims and "
+                                    "int64 targets");
+    }
+    *N = 1;
+    *C = self->sizes[0];
+    *K = 1;
+    if (self->ndim >= 2) {
+        *N = self->sizes[0];
+        *C = self->sizes[1];
+        *K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
+    }
+    bool none = a->i[0] == MT_REDUCTION_NONE;
+    if (mt_tensor_numel(target) != *N * *K || mt_tensor_numel(grad) != (none ? *N * *K : 1)) {
+        return mt_fail(MT_ERUNTIME, "nll_loss_backward: grad_output and target do not fit the "
+                                    "input");
+    }
+    mt_status st = float_only("nll_loss_backward", grad);
+    return st ? st : features("nll_loss_backward", a->t[3], *C);
+}
