@@ -253,6 +253,41 @@ py_stream_wait_event(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* DLPack export (Tensor.__dlpack__(stream=...)): the consumer's stream waits for the work
+ * queued so far on the calling thread's current stream of device, through an event, unless it
+ * is that stream. consumer is the protocol's number: 1 the legacy default stream
+ * (cudaStreamLegacy), 2 the per-thread default stream (cudaStreamPerThread), else a handle. */
+static PyObject *
+py_dlpack_stream_wait(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int d;
+    unsigned long long s;
+    if (!PyArg_ParseTuple(args, "iK", &d, &s)) {
+        return NULL;
+    }
+    cudaStream_t current = mt_cuda_current_stream(d);
+    cudaStream_t consumer = (cudaStream_t)(uintptr_t)s;
+    /* minitorch is built without per-thread default streams: its NULL stream is the legacy one */
+    if (consumer == current || (current == NULL && consumer == cudaStreamLegacy)) {
+        Py_RETURN_NONE;
+    }
+    cudaEvent_t e;
+    mt_status st = mt_cuda_event_create(d, false, false, &e);
+    if (st == MT_OK) {
+        st = mt_cuda_check(cudaEventRecord(e, current));
+        if (st == MT_OK) {
+            st = mt_cuda_check(cudaStreamWaitEvent(consumer, e, 0));
+        }
+        /* the wait already holds the recorded work; CUDA frees the event once it completes */
+        (void)cudaEventDestroy(e);
+    }
+    if (st) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 py_event_create(PyObject *m, PyObject *args)
 {
@@ -393,6 +428,8 @@ static PyMethodDef methods[] = {
     {"stream_query", py_stream_query, METH_VARARGS, NULL},
     {"stream_synchronize", py_stream_synchronize, METH_VARARGS, NULL},
     {"stream_wait_event", py_stream_wait_event, METH_VARARGS, "stream_wait_event(stream, event)"},
+    {"dlpack_stream_wait", py_dlpack_stream_wait, METH_VARARGS,
+     "dlpack_stream_wait(device, consumer_stream)"},
     {"event_create", py_event_create, METH_VARARGS, "event_create(device, timing, blocking)"},
     {"event_record", py_event_record, METH_VARARGS, "event_record(device, event, stream)"},
     {"event_query", py_event_query, METH_VARARGS, NULL},

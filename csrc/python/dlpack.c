@@ -8,6 +8,7 @@
  * consumed runs the deleter when it dies. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -138,8 +139,21 @@ dl_device_of(mt_device d)
     return r;
 }
 
+/* "cpu" or "cuda:N", as PyTorch names devices in its DLPack errors. */
+static void
+device_name(mt_device d, char *buf, size_t n)
+{
+    if (d.type == MT_CUDA) {
+        snprintf(buf, n, "cuda:%d", d.index);
+    } else {
+        snprintf(buf, n, "cpu");
+    }
+}
+
 /* _to_dlpack(tensor, versioned, dl_device, copy): a capsule for Tensor.__dlpack__, whose
- * Python side has checked stream and chosen the capsule kind from max_version. */
+ * Python side has checked requires_grad and stream and chosen the capsule kind from
+ * max_version. A dl_device other than the tensor's exports a copy there (as PyTorch 2.13),
+ * unless copy is False. */
 static PyObject *
 py_to_dlpack(PyObject *m, PyObject *args)
 {
@@ -151,35 +165,35 @@ py_to_dlpack(PyObject *m, PyObject *args)
         return NULL;
     }
     mt_tensor *t = mt_py_unwrap(self);
-    if (t->requires_grad) {
-        PyErr_SetString(PyExc_BufferError,
-                        "Can't export tensors that require gradient, use tensor.detach()");
-        return NULL;
-    }
-    DLDevice dev = dl_device_of(mt_tensor_device(t));
+    mt_device target = mt_tensor_device(t);
     if (dl_device != Py_None) {
         int type, id;
         if (!PyArg_ParseTuple(dl_device, "ii;dl_device must be a (device_type, device_id) tuple",
                               &type, &id)) {
             return NULL;
         }
-        if (type != dev.device_type || id != dev.device_id) {
-            if (copy_obj == Py_False) {
-                return PyErr_Format(PyExc_ValueError,
-                                    "cannot move (i.e. copy=False) tensor from (%d, %d) to (%d, "
-                                    "%d) without copying.",
-                                    dev.device_type, dev.device_id, type, id);
-            }
-            return PyErr_Format(PyExc_BufferError,
-                                "minitorch cannot export a tensor on DLPack device (%d, %d) to "
-                                "device (%d, %d)",
-                                dev.device_type, dev.device_id, type, id);
+        if (type == kDLCPU) {
+            target = MT_DEVICE_CPU; /* the host has one device, whatever its id */
+        } else if (type == kDLCUDA) {
+            target = (mt_device){MT_CUDA, id};
+        } else {
+            return PyErr_Format(PyExc_BufferError, "Unsupported device_type: %d", type);
         }
+    }
+    bool moves = !mt_device_eq(target, mt_tensor_device(t));
+    if (moves && copy_obj == Py_False) {
+        char from[32], to[32];
+        device_name(mt_tensor_device(t), from, sizeof(from));
+        device_name(target, to, sizeof(to));
+        return PyErr_Format(PyExc_ValueError,
+                            "cannot move (i.e. copy=False) tensor from %s to %s without copying.",
+                            from, to);
     }
     int copy = copy_obj == Py_None ? 0 : PyObject_IsTrue(copy_obj);
     if (copy < 0) {
         return NULL;
     }
+    copy = copy || moves;
     export_ctx *ctx = PyMem_RawCalloc(1, sizeof(export_ctx));
     if (ctx == NULL) {
         return PyErr_NoMemory();
@@ -187,7 +201,9 @@ py_to_dlpack(PyObject *m, PyObject *args)
     /* A fresh view of the storage (or of a copy), free of autograd and of the Python wrapper. */
     mt_tensor *src = t;
     mt_status st = MT_OK;
-    if (copy) {
+    if (moves) {
+        st = mt_op_to_copy(t, t->dtype, target, &src);
+    } else if (copy) {
         st = mt_op_clone(t, &src);
     }
     if (st == MT_OK) {
@@ -201,6 +217,7 @@ py_to_dlpack(PyObject *m, PyObject *args)
         PyMem_RawFree(ctx);
         return mt_py_raise(st);
     }
+    DLDevice dev = dl_device_of(mt_tensor_device(ctx->t));
     DLTensor dl = {
         .data = mt_tensor_data(ctx->t),
         .device = dev,
@@ -463,6 +480,21 @@ py_from_dlpack_capsule(PyObject *m, PyObject *args)
     return mt_py_wrap(t);
 }
 
+/* Whether a tensor views memory imported through DLPack: its storage frees through the
+ * producer's deleter, never through minitorch's caching allocator, which therefore knows no
+ * block of it (Tensor.record_stream does nothing for it, as PyTorch's for foreign memory). */
+static PyObject *
+py_dlpack_is_imported(PyObject *m, PyObject *self)
+{
+    (void)m;
+    if (!mt_py_is_tensor(self)) {
+        PyErr_SetString(PyExc_TypeError, "expected a Tensor");
+        return NULL;
+    }
+    const mt_allocator *a = mt_py_unwrap(self)->storage->allocator;
+    return PyBool_FromLong(a == &legacy_allocator || a == &versioned_allocator);
+}
+
 static PyMethodDef dlpack_functions[] = {
     {"_to_dlpack", py_to_dlpack, METH_VARARGS,
      "_to_dlpack(tensor, versioned, dl_device, copy): Tensor.__dlpack__'s capsule."},
@@ -471,6 +503,8 @@ static PyMethodDef dlpack_functions[] = {
      "_from_dlpack_capsule(capsule, copy): the tensor of a DLPack capsule, consuming it."},
     {"_dlpack_stats", py_dlpack_stats, METH_NOARGS,
      "Counts of managed tensors exported and of their deleters run."},
+    {"_dlpack_is_imported", py_dlpack_is_imported, METH_O,
+     "Whether a tensor's memory came from a DLPack producer."},
     {NULL, NULL, 0, NULL},
 };
 

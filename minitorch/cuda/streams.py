@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .. import _C
 from . import _C_cuda, _index, _lazy_init
 
 __all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",
@@ -173,6 +174,8 @@ def _record_stream(tensor: Any, s: Any) -> None:
         raise RuntimeError("unknown parameter type")
     if not tensor.is_cuda:
         raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' backend.")
+    if _C._dlpack_is_imported(tensor):
+        return  # a producer's memory: not the caching allocator's to hold back, as in PyTorch
     # The allocator knows blocks by their start: the storage's, not this view's.
     base = tensor.data_ptr() - tensor.storage_offset() * tensor.element_size()
     _C_cuda.record_stream(tensor.device.index or 0, base, s.cuda_stream)

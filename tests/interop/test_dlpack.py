@@ -164,10 +164,13 @@ def test_unsupported_dtypes_and_devices():
         minitorch.from_dlpack(np.ones(2, np.complex64))
     with pytest.raises(BufferError, match="negative strides"):
         minitorch.from_dlpack(np.arange(3.0)[::-1])
-    with pytest.raises(BufferError, match="DLPack device"):
-        minitorch.ones(2).__dlpack__(dl_device=(2, 0))
-    with pytest.raises(ValueError, match="without copying"):
+    with pytest.raises(BufferError, match="Unsupported device_type: 7"):
+        minitorch.ones(2).__dlpack__(dl_device=(7, 0))
+    with pytest.raises(ValueError, match=r"cannot move \(i.e. copy=False\) tensor from cpu to cuda:0"):
         minitorch.ones(2).__dlpack__(dl_device=(2, 0), copy=False)
+    if not minitorch.cuda.is_available():  # dl_device=CUDA copies there, which needs a device
+        with pytest.raises((RuntimeError, AssertionError)):
+            minitorch.ones(2).__dlpack__(dl_device=(2, 0))
 
 
 def test_export_errors_match_torch():
@@ -179,3 +182,68 @@ def test_export_errors_match_torch():
         with pytest.raises(TypeError, match="stream must be"):
             lib.ones(2).__dlpack__(stream="x")
     assert minitorch.ones(2).detach().__dlpack__(stream=-1) is not None
+
+
+def test_export_to_the_host_device_id_ignored():
+    t = minitorch.arange(3.0)
+    # the host has one device: any id names it, as in PyTorch, and nothing is copied
+    assert minitorch.from_dlpack(t.__dlpack__(dl_device=(1, 1))).data_ptr() == t.data_ptr()
+    c = minitorch.from_dlpack(t.__dlpack__(dl_device=(1, 0), copy=True))
+    assert c.data_ptr() != t.data_ptr()
+
+
+@pytest.mark.parametrize("device", ["cpu", minitorch.device("cpu")])
+@pytest.mark.parametrize("copy", [None, False, True])
+def test_from_dlpack_device_cpu(device, copy):
+    for src in (np.arange(4.0), minitorch.arange(4.0)):
+        ptr = src.ctypes.data if isinstance(src, np.ndarray) else src.data_ptr()
+        t = minitorch.from_dlpack(src, device=device, copy=copy)
+        assert t.device == minitorch.device("cpu")
+        assert (t.data_ptr() == ptr) == (copy is not True)
+        np.testing.assert_array_equal(t.numpy(), np.arange(4.0))
+    if torch is not None:
+        p = torch.arange(4.0)
+        r = torch.from_dlpack(p, device=device if isinstance(device, str) else "cpu", copy=copy)
+        assert (r.data_ptr() == p.data_ptr()) == (copy is not True)
+
+
+def test_from_dlpack_device_errors_match_torch():
+    libs = [minitorch] + ([torch] if torch is not None else [])
+    for lib in libs:
+        a = np.arange(3.0)
+        with pytest.raises(AssertionError, match="unsupported device type: <class 'int'>"):
+            lib.from_dlpack(a, device=0)
+        with pytest.raises(ValueError, match=r"cannot move DLPack tensor from device \(1, 0\) to "
+                                             r"\(2, 1\) without copying. Set copy=None or copy=True."):
+            lib.from_dlpack(a, device="cuda:1", copy=False)
+        for kw in ({"copy": True}, {"device": "cpu"}):
+            with pytest.raises(AssertionError, match="not supported when ext_tensor is already a "
+                                                     "DLPack capsule"):
+                lib.from_dlpack(lib.ones(2).__dlpack__(), **kw)
+    if not minitorch.cuda.is_available():  # a move to CUDA needs a device
+        with pytest.raises((RuntimeError, AssertionError)):
+            minitorch.from_dlpack(np.arange(3.0), device="cuda:0")
+
+
+def test_stream_argument_on_cpu():
+    t = minitorch.ones(2)
+    # None and -1 (PyTorch's default: no synchronization) are the only streams a CPU tensor takes
+    for s in (None, -1):
+        assert minitorch.from_dlpack(t.__dlpack__(stream=s)).data_ptr() == t.data_ptr()
+    for lib in [minitorch] + ([torch] if torch is not None else []):
+        for s in (0, 1, 2, 12345):
+            with pytest.raises(AssertionError, match="stream should be None on cpu"):
+                lib.ones(2).__dlpack__(stream=s)
+        with pytest.raises(TypeError, match="stream must be"):
+            lib.ones(2).__dlpack__(stream=1.0)
+    # requires_grad is refused before the stream is looked at, as in PyTorch
+    with pytest.raises(BufferError, match="require gradient"):
+        minitorch.ones(2, requires_grad=True).__dlpack__(stream="x")
+
+
+def test_record_stream_knows_imported_memory():
+    assert minitorch._C._dlpack_is_imported(minitorch.from_dlpack(np.arange(2.0)))
+    assert minitorch._C._dlpack_is_imported(minitorch.from_dlpack(np.arange(4.0))[1:])
+    assert not minitorch._C._dlpack_is_imported(minitorch.arange(2.0))
+    with pytest.raises(TypeError):
+        minitorch._C._dlpack_is_imported(3)
