@@ -31,8 +31,11 @@ def tensor_dlpack(self, *, stream: Any = -1, max_version=None, dl_device=None, c
     if stream is not None and type(stream) is not int:
         raise TypeError("stream must be ``int`` or ``none``")
     if is_cuda and stream != -1:
-        # None and 1: the legacy default stream; 2: the per-thread one; else a cudaStream_t
+        # None and 1: the legacy default stream; else a cudaStream_t (the per-thread default, 2,
+        # is refused as PyTorch refuses it)
         stream = 1 if stream is None else stream
+        if stream == 2:
+            raise BufferError("per-thread default stream is not supported.")
         if stream <= 0:
             raise AssertionError(f"unsupported stream on CUDA: {stream}.")
     elif not is_cuda and stream is not None and stream != -1:

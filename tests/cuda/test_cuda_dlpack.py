@@ -186,7 +186,9 @@ def test_errors():
         t.__dlpack__(stream=-3)
     with pytest.raises(BufferError, match="Unsupported device_type: 7"):
         t.__dlpack__(dl_device=(7, 0))
-    for s in (None, -1, 1, 2):  # legacy default, no sync, legacy, per-thread default
+    with pytest.raises(BufferError, match="per-thread default stream is not supported."):
+        t.__dlpack__(stream=2)
+    for s in (None, -1, 1):  # legacy default, no sync, legacy default
         assert minitorch.from_dlpack(t.__dlpack__(stream=s)).data_ptr() == t.data_ptr()
 
 
