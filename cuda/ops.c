@@ -171,6 +171,7 @@ mt_cuda_register(void)
     mt_cuda_register_random();
     mt_cuda_register_shape();
     mt_cuda_register_nn();
+    mt_cuda_register_sort();
     mt_cuda_register_blas();
     mt_cuda_register_host_fallback();
     mt_register_allocator(MT_CUDA, mt_cuda_allocator());

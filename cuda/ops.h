@@ -25,6 +25,7 @@ void mt_cuda_register_index(void);       /* ops_index.c */
 void mt_cuda_register_random(void);      /* ops_random.c */
 void mt_cuda_register_shape(void);       /* ops_shape.c */
 void mt_cuda_register_nn(void);          /* ops_nn.c */
+void mt_cuda_register_sort(void);        /* ops_sort.c */
 /* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
 void mt_cuda_register_host_fallback(void); /* host_fallback.c */
 
