@@ -1,5 +1,5 @@
-/* The CUDA key's stand-in for the ops that have a CPU kernel but no CUDA kernel yet (indexing,
- * sorting, convolution and pooling, random fills, some factories):
+/* The CUDA key's stand-in for any op that has a CPU kernel but no CUDA kernel (today: the matrix
+ * products and convolutions of a build without the cuBLAS or cuDNN headers):
  * the tensor arguments are copied to the host, the CPU kernel runs, and its results are copied
  * back to the GPU (in place: into self). Correct and slow: each is a TODO for a real kernel,
  * and tests/cuda/test_cuda_coverage.py lists them by their kernel name mt_cuda_host_<op>. */

@@ -1,12 +1,14 @@
-/* The CUDA key's random fills (uniform_, normal_, bernoulli_, random_): the arguments are the
- * shared mt_random_spec_of's, the numbers random.cu's Philox. Each device has a generator of
- * PyTorch's CUDA kind, a seed and an offset: manual_seed (seen through mt_seed_epoch) resets
- * both, and every launch takes the next offset, so no two launches share a counter. */
+/* The CUDA key's random fills (uniform_, normal_, bernoulli_, random_) and randperm's sort keys:
+ * the arguments are the shared mt_random_spec_of's, the numbers random.cu's Philox. Each device
+ * has a generator of PyTorch's CUDA kind, a seed and an offset: manual_seed (seen through
+ * mt_seed_epoch) resets both, and every launch takes the next offset, so no two launches share
+ * a counter. */
 #include <pthread.h>
 
 #include "cuda/elementwise.h"
 #include "cuda/kernels_more.h"
 #include "cuda/ops.h"
+#include "cuda/sort.h"
 
 typedef struct generator {
     uint64_t epoch_seen; /* mt_seed_epoch + 1 when last seeded; 0: never */
@@ -80,6 +82,22 @@ FILL(uniform_, MT_RANDOM_UNIFORM)
 FILL(normal_, MT_RANDOM_NORMAL)
 FILL(bernoulli_, MT_RANDOM_BERNOULLI)
 FILL(random_, MT_RANDOM_INTS)
+
+mt_status
+mt_cuda_random_keys(mt_tensor *keys)
+{
+    mt_device dev = mt_tensor_device(keys);
+    if (dev.index < 0 || dev.index >= MT_CUDA_MAX_DEVICES) {
+        return mt_fail(MT_ERUNTIME, "invalid CUDA device %d", dev.index);
+    }
+    mt_cuda_rand p = {mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0,
+                      (uint64_t)1 << 63};
+    next_offset(dev.index, &p.seed, &p.offset);
+    void *args[] = {&p};
+    mt_status st = mt_cuda_use_device(dev);
+    return st ? st
+              : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
+}
 
 void
 mt_cuda_register_random(void)
