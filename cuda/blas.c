@@ -89,7 +89,10 @@ usable(mt_tensor *t, mt_tensor **tmp, mt_tensor **use)
     bool trans = false;
     int64_t ld = 0;
     *use = t;
-    if (layout(t->sizes[r], t->sizes[c], t->strides[r], t->strides[c], &trans, &ld)) {
+    /* cuBLAS's leading dimension is an int: a row stride beyond it (a slice of a huge tensor)
+     * is copied, not truncated */
+    if (layout(t->sizes[r], t->sizes[c], t->strides[r], t->strides[c], &trans, &ld) &&
+        ld <= INT_MAX) {
         return MT_OK;
     }
     mt_status st = mt_tensor_empty(t->ndim, t->sizes, t->dtype, mt_tensor_device(t), tmp);
