@@ -279,8 +279,15 @@ py_dlpack_stream_wait(PyObject *m, PyObject *args)
         if (st == MT_OK) {
             st = mt_cuda_check(cudaStreamWaitEvent(consumer, e, 0));
         }
-        /* the wait already holds the recorded work; CUDA frees the event once it completes */
-        (void)cudaEventDestroy(e);
+        /* the wait already holds the recorded work; CUDA frees the event once it completes.
+         * Checked too: an unchecked failure would stay CUDA's last error and be blamed on the
+         * next kernel launch. */
+        if (st == MT_OK) {
+            st = mt_cuda_check(cudaEventDestroy(e));
+        } else {
+            (void)cudaEventDestroy(e); /* the first failure is the one reported */
+            (void)cudaGetLastError();
+        }
     }
     if (st) {
         return raise_status();
