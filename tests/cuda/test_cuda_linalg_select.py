@@ -240,3 +240,18 @@ def test_masked_select_all_none_large_and_errors():
         minitorch.masked_select(x[:3].cuda(), minitorch.ones(3, dtype=minitorch.int64, device="cuda"))
     with pytest.raises(RuntimeError):
         minitorch.masked_select(minitorch.ones(3, device="cuda"), minitorch.ones(4, dtype=minitorch.bool, device="cuda"))
+
+
+def test_nonzero_and_masked_select_on_a_side_stream():
+    """On a non-default stream: the scan and the count read back follow the queued work the
+    flags depend on."""
+    x = rand((1 << 21,), minitorch.float32)
+    g = x.cuda()
+    s = minitorch.cuda.Stream()
+    s.wait_stream(minitorch.cuda.current_stream())
+    with minitorch.cuda.stream(s):
+        h = g * 3 + 1  # queued work the flags depend on
+        nz, sel = minitorch.nonzero(h > 1), minitorch.masked_select(h, h > 1)
+    s.synchronize()
+    same(nz, minitorch.nonzero(x * 3 + 1 > 1))
+    same(sel, minitorch.masked_select(x * 3 + 1, x * 3 + 1 > 1))

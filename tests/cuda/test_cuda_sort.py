@@ -199,3 +199,23 @@ def test_randperm_seed_and_options():
 @pytest.mark.parametrize("op", ["sort", "argsort", "topk", "_unique2", "randperm"])
 def test_device_kernels(op):
     assert _C._dispatch_table(op).get("CUDA") == f"mt_cuda_{op}"
+
+
+def test_on_a_side_stream():
+    """On a non-default stream: the CUB sorts and scans, the launches and unique's count read
+    back all go to the current stream."""
+    a = RNG.integers(0, 5000, 400000).astype(np.float32)
+    x = minitorch.tensor(a)
+    g = x.cuda()
+    s = minitorch.cuda.Stream()
+    s.wait_stream(minitorch.cuda.current_stream())
+    with minitorch.cuda.stream(s):
+        got_sort = minitorch.sort(g.reshape(400, 1000), dim=1, stable=True)
+        got_unique = _C._unique2(g * 2, True, True, True)
+        perm = minitorch.randperm(100000, device=DEVICE)
+    s.synchronize()
+    for a_, b_ in zip(got_sort, minitorch.sort(x.reshape(400, 1000), dim=1, stable=True)):
+        exact(a_, b_)
+    for a_, b_ in zip(got_unique, _C._unique2(x * 2, True, True, True)):
+        exact(a_, b_)
+    np.testing.assert_array_equal(np.sort(perm.cpu().numpy()), np.arange(100000))
