@@ -185,13 +185,22 @@ def test_products_with_an_empty_inner_dimension(dtype):
 # ---- nonzero ----
 
 
+def view_pair(shape, dtype, layout):
+    """views(shape, dtype, layout) and the same view taken of its base's CUDA copy: .cuda() of a
+    CPU view copies it contiguous, so this is how a non-contiguous CUDA input is made."""
+    cpu = views(shape, dtype, layout)
+    last = sum((n - 1) * st for n, st in zip(cpu.shape, cpu.stride()))  # strides are >= 0 here
+    base = cpu.as_strided((cpu.storage_offset() + last + 1 if cpu.numel() else 0,), (1,), 0)
+    return cpu, base.cuda().as_strided(tuple(cpu.shape), cpu.stride(), cpu.storage_offset())
+
+
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (5, 0, 3), (1000,), (300, 257), (3, 4, 5, 6)])
 def test_nonzero(dtype, shape):
-    layouts = ["contiguous"] + (["transposed", "sliced"] if len(shape) >= 2 else ["sliced"] if shape else [])
+    layouts = ["contiguous"] + (["transposed", "sliced", "expanded"] if len(shape) >= 2 else ["sliced", "expanded"] if shape else [])
     for layout in layouts:
-        x = views(shape, dtype, layout)
-        got, want = minitorch.nonzero(x.cuda()), minitorch.nonzero(x)
+        x, g = view_pair(shape, dtype, layout)
+        got, want = minitorch.nonzero(g), minitorch.nonzero(x)
         assert got.dtype == minitorch.int64
         same(got, want)
 
@@ -218,9 +227,9 @@ MASK_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((2, 1, 5), (3,
 @pytest.mark.parametrize("xs,ms", MASK_SHAPES)
 def test_masked_select(dtype, xs, ms):
     for lx, lm in [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")]:
-        x, mask = views(xs, dtype, lx), views(ms, minitorch.bool, lm)
-        same(minitorch.masked_select(x.cuda(), mask.cuda()), minitorch.masked_select(x, mask))
-        same(x.cuda().masked_select(mask.cuda()), x.masked_select(mask))
+        (x, gx), (mask, gm) = view_pair(xs, dtype, lx), view_pair(ms, minitorch.bool, lm)
+        same(minitorch.masked_select(gx, gm), minitorch.masked_select(x, mask))
+        same(gx.masked_select(gm), x.masked_select(mask))
 
 
 def test_masked_select_all_none_large_and_errors():
@@ -231,3 +240,18 @@ def test_masked_select_all_none_large_and_errors():
         minitorch.masked_select(x[:3].cuda(), minitorch.ones(3, dtype=minitorch.int64, device="cuda"))
     with pytest.raises(RuntimeError):
         minitorch.masked_select(minitorch.ones(3, device="cuda"), minitorch.ones(4, dtype=minitorch.bool, device="cuda"))
+
+
+def test_nonzero_and_masked_select_on_a_side_stream():
+    """On a non-default stream: the scan and the count read back follow the queued work the
+    flags depend on."""
+    x = rand((1 << 21,), minitorch.float32)
+    g = x.cuda()
+    s = minitorch.cuda.Stream()
+    s.wait_stream(minitorch.cuda.current_stream())
+    with minitorch.cuda.stream(s):
+        h = g * 3 + 1  # queued work the flags depend on
+        nz, sel = minitorch.nonzero(h > 1), minitorch.masked_select(h, h > 1)
+    s.synchronize()
+    same(nz, minitorch.nonzero(x * 3 + 1 > 1))
+    same(sel, minitorch.masked_select(x * 3 + 1, x * 3 + 1 > 1))

@@ -42,14 +42,19 @@ def values(shape, dtype):
 
 
 def layouts(shape, dtype):
-    """(name, CPU tensor) contiguous, transposed (last two dims) and sliced, same shape."""
+    """(name, CPU tensor, CUDA tensor) of the same values and the same layout: contiguous,
+    transposed (last two dims), sliced, and contiguous at a storage offset. The CUDA views are
+    taken on the device (.cuda() of a CPU view would copy it contiguous)."""
     a = values(shape, dtype)
-    yield "contiguous", minitorch.tensor(a)
+    yield "contiguous", minitorch.tensor(a), minitorch.tensor(a).cuda()
     if a.ndim >= 2:
-        yield "transposed", minitorch.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
+        t = minitorch.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2)))
+        yield "transposed", t.transpose(-1, -2), t.cuda().transpose(-1, -2)
     if a.ndim:
         t = minitorch.tensor(np.stack([a, a], axis=1).reshape((shape[0] * 2,) + tuple(shape[1:])))
-        yield "sliced", t[::2]
+        yield "sliced", t[::2], t.cuda()[::2]
+        t = minitorch.tensor(np.concatenate([values((1,) + tuple(shape[1:]), dtype), a]))
+        yield "offset", t[1:], t.cuda()[1:]
 
 
 def exact(gpu, cpu, what=""):
@@ -70,8 +75,7 @@ def gathers(x, idx, vals, dim, what):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,dim", SHAPES)
 def test_sort_and_argsort(dtype, shape, dim):
-    for name, x in layouts(shape, dtype):
-        g = x.cuda()
+    for name, x, g in layouts(shape, dtype):
         for desc in (False, True):
             what = f"{name} {shape} dim={dim} descending={desc}"
             v, i = minitorch.sort(x, dim=dim, descending=desc, stable=True)
@@ -89,8 +93,7 @@ def test_sort_and_argsort(dtype, shape, dim):
 @pytest.mark.parametrize("shape,dim", SHAPES)
 def test_topk(dtype, shape, dim):
     n = shape[dim]
-    for name, x in layouts(shape, dtype):
-        g = x.cuda()
+    for name, x, g in layouts(shape, dtype):
         for k in sorted({0, 1, n // 3, n // 2, n} & set(range(n + 1))):
             for largest in (True, False):
                 what = f"{name} {shape} dim={dim} k={k} largest={largest}"
@@ -144,8 +147,7 @@ def test_large(rows, n):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(0,), (1,), (7,), (3, 0), (4, 5, 6), (2000,), (300, 41)])
 def test_unique(dtype, shape):
-    for name, x in layouts(shape, dtype):
-        g = x.cuda()
+    for name, x, g in layouts(shape, dtype):
         for sorted_ in (True, False):
             for inverse in (False, True):
                 for counts in (False, True):
@@ -197,3 +199,23 @@ def test_randperm_seed_and_options():
 @pytest.mark.parametrize("op", ["sort", "argsort", "topk", "_unique2", "randperm"])
 def test_device_kernels(op):
     assert _C._dispatch_table(op).get("CUDA") == f"mt_cuda_{op}"
+
+
+def test_on_a_side_stream():
+    """On a non-default stream: the CUB sorts and scans, the launches and unique's count read
+    back all go to the current stream."""
+    a = RNG.integers(0, 5000, 400000).astype(np.float32)
+    x = minitorch.tensor(a)
+    g = x.cuda()
+    s = minitorch.cuda.Stream()
+    s.wait_stream(minitorch.cuda.current_stream())
+    with minitorch.cuda.stream(s):
+        got_sort = minitorch.sort(g.reshape(400, 1000), dim=1, stable=True)
+        got_unique = _C._unique2(g * 2, True, True, True)
+        perm = minitorch.randperm(100000, device=DEVICE)
+    s.synchronize()
+    for a_, b_ in zip(got_sort, minitorch.sort(x.reshape(400, 1000), dim=1, stable=True)):
+        exact(a_, b_)
+    for a_, b_ in zip(got_unique, _C._unique2(x * 2, True, True, True)):
+        exact(a_, b_)
+    np.testing.assert_array_equal(np.sort(perm.cpu().numpy()), np.arange(100000))
