@@ -2,7 +2,8 @@
 
 The BLAS is OpenBLAS from the scipy-openblas32 wheel, the one NumPy ships: its headers and
 library come from the installed package, and minitorch/__init__.py loads the library before _C.
-Set MINITORCH_SANITIZE=1 to build with AddressSanitizer and UndefinedBehaviorSanitizer.
+Set MINITORCH_SANITIZE=1 to build with AddressSanitizer and UndefinedBehaviorSanitizer, and
+MINITORCH_NO_TRACE=1 for a _C whose profiler checks are compiled out (a benchmark's baseline).
 
 The CUDA toolkit is looked for in $CUDA_HOME (or $CUDA_PATH), beside the nvcc on PATH, in
 /usr/local/cuda, and in the PyPI nvidia-* wheels (nvidia/cu13/..., nvidia/cuda_nvcc/...; cuBLAS
@@ -53,6 +54,8 @@ def c_extension():
         ldflags += san
     if os.environ.get("MINITORCH_WERROR") == "1":
         cflags.append("-Werror")
+    if os.environ.get("MINITORCH_NO_TRACE") == "1":  # bench_profiler.py --callgrind's baseline
+        cflags.append("-DMT_NO_TRACE")
     return Extension(
         "minitorch._C",
         sources=sources,

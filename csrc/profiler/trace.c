@@ -27,7 +27,12 @@
 /* Deepest nesting recorded; deeper events are counted in their parent's time only. */
 #define MT_TRACE_MAX_DEPTH 64
 
+#ifdef MT_NO_TRACE
+#undef mt_trace_on
+static atomic_bool mt_trace_on = false; /* the rest of the build reads the constant false */
+#else
 atomic_bool mt_trace_on = false;
+#endif
 mt_trace_config mt_trace_cfg; /* what any open session asks for: the union of their options */
 void (*mt_trace_stack_fn)(char *buf, size_t n);
 const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library",

@@ -62,7 +62,13 @@ typedef struct mt_trace_config {
 
 /* Whether any thread's recording is open. Read with a plain load: every op tests it once.
  * Set only by start and stop. */
+#ifdef MT_NO_TRACE
+/* A build that records nothing (MINITORCH_NO_TRACE=1): every check is a constant the compiler
+ * removes, so benchmarks/bench_profiler.py --callgrind can count what the real checks cost. */
+#define mt_trace_on false
+#else
 extern atomic_bool mt_trace_on;
+#endif
 extern mt_trace_config mt_trace_cfg;
 extern const char *const mt_layer_names[MT_NUM_LAYERS];
 
