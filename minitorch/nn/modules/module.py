@@ -117,19 +117,19 @@ class Module:
     # ---- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _viz_scope is not None or _trace_enabled():
-            return self._traced_call(args, kwargs)
-        if self._forward_pre_hooks or self._forward_hooks:
-            return self._call_with_hooks(args, kwargs)
-        return self.forward(*args, **kwargs)
+        hooked = self._forward_pre_hooks or self._forward_hooks
+        if _viz_scope is None:
+            if not _trace_enabled():
+                return self._call_with_hooks(args, kwargs) if hooked else self.forward(*args, **kwargs)
+            # profiling: the range is opened and closed in C, around forward (no Python frame)
+            if not hooked:
+                return _trace_module_call(self, self.forward, args, kwargs)
+            return _trace_module_call(self, self._call_with_hooks, (args, kwargs), None)
+        return self._traced_call(args, kwargs)
 
     def _traced_call(self, args: tuple, kwargs: dict) -> Any:
+        """A call inside minitorch.viz.trace: the call's module scope is marked (and profiled)."""
         scope = _viz_scope
-        if scope is None:
-            call = self._call_with_hooks if self._forward_pre_hooks or self._forward_hooks else None
-            if call is None:
-                return _trace_module_call(self, self.forward, args, kwargs)
-            return _trace_module_call(self, call, (args, kwargs), None)
         scope.push(self)
         try:
             return _trace_module_call(self, self._call_with_hooks, (args, kwargs), None)
