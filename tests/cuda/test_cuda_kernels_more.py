@@ -80,6 +80,21 @@ def test_advanced_indexing():
     assert (y.cpu()[1] == 3).all() and (y.cpu()[5] == 3).all()
 
 
+def test_indexing_a_cuda_tensor_with_host_indices():
+    """As in PyTorch: lists, CPU index tensors and CPU masks index a CUDA tensor (they are copied
+    to its device); a CUDA index into a CPU tensor raises IndexError."""
+    x = values((5, 6))
+    g = x.cuda()
+    np.testing.assert_array_equal(g[[0, 2, -1]].cpu().numpy(), x[[0, 2, -1]].numpy())
+    np.testing.assert_array_equal(g[minitorch.tensor([4, 1])].cpu().numpy(), x[minitorch.tensor([4, 1])].numpy())
+    np.testing.assert_array_equal(g[:, minitorch.tensor([True, False] * 3)].cpu().numpy(),
+                                  x[:, minitorch.tensor([True, False] * 3)].numpy())
+    g[[1, 3]] = 7.0
+    assert g.device.type == "cuda" and (g.cpu()[[1, 3]] == 7).all()
+    with pytest.raises(IndexError, match=r"indices should be either on cpu or on the same device as the indexed tensor \(cpu\)"):
+        x[minitorch.tensor([0]).cuda()]
+
+
 def test_embedding():
     w = values((10, 4))
     both(lambda a, b: minitorch.nn.functional.embedding(b, a), w, ints((3, 5), 10))
