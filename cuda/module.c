@@ -383,7 +383,19 @@ py_caching_alloc(PyObject *m, PyObject *args)
     if (n < 0) {
         return PyErr_Format(PyExc_ValueError, "size must be non-negative, got %zd", n);
     }
-    if (mt_cuda_caching_alloc(d, (size_t)n, (cudaStream_t)(uintptr_t)s, &p)) {
+    mt_status st = mt_cuda_caching_alloc(d, (size_t)n, (cudaStream_t)(uintptr_t)s, &p);
+    if (st == MT_ECUDA_OOM) {
+        /* minitorch.cuda.OutOfMemoryError, as a tensor allocation raises (torch's class too) */
+        PyObject *mod = PyImport_ImportModule("minitorch.cuda");
+        PyObject *cls = mod ? PyObject_GetAttrString(mod, "OutOfMemoryError") : NULL;
+        Py_XDECREF(mod);
+        if (cls != NULL) {
+            PyErr_SetString(cls, mt_last_error());
+            Py_DECREF(cls);
+        }
+        return NULL;
+    }
+    if (st) {
         return raise_status();
     }
     return H(p);

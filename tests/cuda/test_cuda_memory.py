@@ -82,6 +82,10 @@ def test_raw_caching_allocator_alloc():
     p = minitorch.cuda.caching_allocator_alloc(4096)
     assert p != 0 and minitorch.cuda.memory_allocated() >= 4096
     minitorch.cuda.caching_allocator_delete(p)
+    with pytest.raises(minitorch.cuda.OutOfMemoryError, match="CUDA out of memory"):
+        minitorch.cuda.caching_allocator_alloc(1 << 60)  # 1 EiB: no device has it
+    p = minitorch.cuda.caching_allocator_alloc(4096)  # still usable
+    minitorch.cuda.caching_allocator_delete(p)
 
 
 def test_stream_context_changes_current_stream():
