@@ -101,6 +101,20 @@ mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *row
  * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
 mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
 
+/* ---- sorting (ops/sort_checks.c) ---- */
+
+/* sort and argsort (!topk: dim in i[0]) or topk (k in i[0], dim in i[1]) of a->t[0]: *dim
+ * wrapped, *k how many of each row along it the result keeps (all of them for sort); topk's
+ * errors, device ("CPU", "CUDA") choosing PyTorch's wording for a bool self. */
+mt_status mt_sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k);
+/* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
+ * along dim. */
+void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
+                  int64_t *inner, int64_t *shape);
+/* _unique2's results from the distinct values u, inverse and counts: out[1] and out[2] empty
+ * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
+mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts);
+
 /* ---- random fills ---- */
 
 typedef enum mt_random_kind {
