@@ -114,41 +114,24 @@ out_release:
     return st;
 }
 
-/* sort and argsort: the whole of each row along a->i[0], values only when asked for */
-static mt_status
-sort_op(mt_args *a, bool want_values)
-{
-    int dim = 0;
-    int64_t n = 0;
-    mt_status st = mt_sort_spec(a, false, "CUDA", &dim, &n);
-    if (st) {
-        return st;
-    }
-    return want_values ? sort_along(a->t[0], dim, n, a->b[0], &a->out[0], &a->out[1])
-                       : sort_along(a->t[0], dim, n, a->b[0], NULL, &a->out[0]);
-}
-
 // self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
 static mt_status
 cuda_sort(mt_args *a)
 {
-    return sort_op(a, true);
+    return mt_sort_with(a, false, true, "CUDA", sort_along);
 }
 
 static mt_status
 cuda_argsort(mt_args *a)
 {
-    return sort_op(a, false);
+    return mt_sort_with(a, false, false, "CUDA", sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 static mt_status
 cuda_topk(mt_args *a)
 {
-    int dim = 0;
-    int64_t k = 0;
-    mt_status st = mt_sort_spec(a, true, "CUDA", &dim, &k);
-    return st ? st : sort_along(a->t[0], dim, k, a->b[0], &a->out[0], &a->out[1]);
+    return mt_sort_with(a, true, true, "CUDA", sort_along);
 }
 
 /* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many

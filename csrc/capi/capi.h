@@ -220,9 +220,9 @@
       (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
     F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
       (a, N, C, K))                                                                              \
-    F(mt_status, mt_sort_spec,                                                                   \
-      (const mt_args *a, bool topk, const char *device, int *dim, int64_t *k),                   \
-      (a, topk, device, dim, k))                                                                 \
+    F(mt_status, mt_sort_with,                                                                   \
+      (mt_args * a, bool topk, bool want_values, const char *device, mt_sort_along_fn along),    \
+      (a, topk, want_values, device, along))                                                     \
     V(mt_sort_geom,                                                                              \
       (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,    \
        int64_t *shape),                                                                          \

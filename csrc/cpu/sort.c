@@ -199,41 +199,24 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
     return st;
 }
 
-/* sort and argsort: the whole of each row along a->i[0], values only when asked for */
-static mt_status
-sort_op(mt_args *a, bool want_values)
-{
-    int dim = 0;
-    int64_t n = 0;
-    mt_status st = mt_sort_spec(a, false, "CPU", &dim, &n);
-    if (st) {
-        return st;
-    }
-    return want_values ? sort_along(a->t[0], dim, n, a->b[0], &a->out[0], &a->out[1])
-                       : sort_along(a->t[0], dim, n, a->b[0], NULL, &a->out[0]);
-}
-
 // self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
 mt_status
 mt_cpu_sort(mt_args *a)
 {
-    return sort_op(a, true);
+    return mt_sort_with(a, false, true, "CPU", sort_along);
 }
 
 mt_status
 mt_cpu_argsort(mt_args *a)
 {
-    return sort_op(a, false);
+    return mt_sort_with(a, false, false, "CPU", sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 mt_status
 mt_cpu_topk(mt_args *a)
 {
-    int dim = 0;
-    int64_t k = 0;
-    mt_status st = mt_sort_spec(a, true, "CPU", &dim, &k);
-    return st ? st : sort_along(a->t[0], dim, k, a->b[0], &a->out[0], &a->out[1]);
+    return mt_sort_with(a, true, true, "CPU", sort_along);
 }
 
 /* ---- unique ---- */

@@ -103,10 +103,15 @@ mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t
 
 /* ---- sorting (ops/sort_checks.c) ---- */
 
-/* sort and argsort (!topk: dim in i[0]) or topk (k in i[0], dim in i[1]) of a->t[0]: *dim
- * wrapped, *k how many of each row along it the result keeps (all of them for sort); topk's
- * errors, device ("CPU", "CUDA") choosing PyTorch's wording for a bool self. */
-mt_status mt_sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k);
+/* A backend's sort: the first k of each row of self along dim, sorted (descending if desc):
+ * values (unless NULL) and int64 indices, shaped like self with k along dim. */
+typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool desc,
+                                      mt_tensor **values, mt_tensor **indices);
+/* sort (want_values) and argsort (dim in i[0], descending in b[0]) or topk (topk: k in i[0],
+ * dim in i[1], largest in b[0]) of a->t[0] into a->out through along, after their checks;
+ * device ("CPU", "CUDA") chooses PyTorch's wording for topk of a bool tensor. */
+mt_status mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device,
+                       mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
  * along dim. */
 void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,

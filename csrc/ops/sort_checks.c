@@ -1,12 +1,14 @@
 /* The argument checks and result shapes of the sort family (sort, argsort, topk, _unique2),
  * shared by the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C API)
- * so that both wrap dim, refuse the same calls and shape their results alike. */
+ * so that both wrap dim, refuse the same calls and shape their results alike; each backend only
+ * brings its sort_along. */
 #include <string.h>
 
 #include "ops/arg_checks.h"
 
-mt_status
-mt_sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
+/* *dim wrapped, *k how many of each row along it the result keeps (all of them for sort) */
+static mt_status
+sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
 {
     const mt_tensor *self = a->t[0];
     mt_status st = mt_wrap_dim(a->i[topk ? 1 : 0], self->ndim, dim);
@@ -29,6 +31,19 @@ mt_sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t 
     /* a 0-dim self gives its one element whatever k is, as PyTorch */
     *k = self->ndim ? a->i[0] : 1;
     return MT_OK;
+}
+
+mt_status
+mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device, mt_sort_along_fn along)
+{
+    int dim = 0;
+    int64_t k = 0;
+    mt_status st = sort_spec(a, topk, device, &dim, &k);
+    if (st) {
+        return st;
+    }
+    return want_values ? along(a->t[0], dim, k, a->b[0], &a->out[0], &a->out[1])
+                       : along(a->t[0], dim, k, a->b[0], NULL, &a->out[0]);
 }
 
 void
