@@ -123,19 +123,15 @@ cuda_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
     mt_tensor *input = a->t[1];
-    bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[0]);
+    double eps;
     int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner);
+    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner, &eps);
     if (st) {
         return st;
     }
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
-    if ((st = mt_cuda_cast(a->t[0], dt, &t[0])) || (st = mt_cuda_cast(input, dt, &t[1])) ||
-        (st = as_double(a->t[2], &t[2])) ||
-        (!training && (st = as_double(a->t[3], &t[3]))) ||
-        (!training && (st = as_double(a->t[4], &t[4]))) ||
+    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[5])) ||
         (st = mt_tensor_empty(1, &C, dt, dev, &t[6])) ||
         (st = mt_tensor_empty(1, &C, dt, dev, &t[7])) || (st = mt_cuda_use_device(dev))) {
@@ -172,8 +168,7 @@ cuda_layer_norm_backward(mt_args *a)
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {rows, 2};
-    if ((st = mt_cuda_cast(a->t[0], dt, &t[0])) || (st = mt_cuda_cast(input, dt, &t[1])) ||
-        (st = as_double(a->t[2], &t[2])) ||
+    if ((st = mt_norm_backward_inputs(a, 1, mt_cuda_cast, t)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[4])) ||
         (st = mt_tensor_empty(shape->n, shape->v, dt, dev, &t[5])) ||

@@ -28,7 +28,8 @@
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
-                            * nll_loss; 10: the sort family's checks and shapes */
+                            * nll_loss; 10: the sort family's checks and shapes, the inputs of
+                            * the normalisations' backward */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -215,7 +216,8 @@
       (const mt_args *a, const char *device, int64_t *outer, int64_t *C, int64_t *inner),        \
       (a, device, outer, C, inner))                                                              \
     F(mt_status, mt_batch_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner), (a, outer, C, inner))      \
+      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner, double *eps),               \
+      (a, outer, C, inner, eps))                                                                 \
     F(mt_status, mt_layer_norm_backward_spec,                                                    \
       (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
     F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
@@ -229,7 +231,9 @@
       (self, dim, k, outer, n, inner, shape))                                                    \
     F(mt_status, mt_unique_outputs,                                                              \
       (mt_args * a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts),                        \
-      (a, u, inverse, counts))
+      (a, u, inverse, counts))                                                                   \
+    F(mt_status, mt_norm_backward_inputs,                                                        \
+      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

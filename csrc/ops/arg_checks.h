@@ -90,16 +90,23 @@ mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
  * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
 mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
                              int64_t *inner);
-/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training): input and
- * grad_out (outer, C, inner) of a float dtype, the parameters of C elements. */
+/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training, eps):
+ * input and grad_out (outer, C, inner) of a float dtype, the parameters of C elements; eps the
+ * argument. */
 mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
-                                      int64_t *inner);
+                                      int64_t *inner, double *eps);
 /* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
  * (rows, n) of a float dtype, weight of n elements; eps the argument. */
 mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
 /* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
  * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
 mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
+/* A backend's contiguous src in dt: src itself (retained) or a new copy. */
+typedef mt_status (*mt_dense_fn)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+/* What the backward of layer_norm and batch_norm reads, made by dense: t[0], t[1] = grad_out
+ * and input (a->t[0], a->t[1]) in grad_out's dtype, t[2 + k] = the per-feature a->t[2 + k] in
+ * float64 (NULL where absent) for k < nparams. The caller releases t[] whatever the status. */
+mt_status mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t);
 
 /* ---- sorting (ops/sort_checks.c) ---- */
 
