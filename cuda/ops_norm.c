@@ -76,7 +76,7 @@ cuda_batch_norm(mt_args *a)
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
     mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
     bool training = a->b[0];
-    double momentum = mt_scalar_to_double(a->s[0]), eps = mt_scalar_to_double(a->s[1]);
+    double eps = mt_scalar_to_double(a->s[1]);
     int64_t outer, C, inner;
     mt_status st = mt_batch_norm_spec(a, "CUDA", &outer, &C, &inner);
     if (st) {
@@ -103,12 +103,9 @@ cuda_batch_norm(mt_args *a)
         (st = mt_cuda_launch_n(mt_cuda_bn_apply_kernel(input->dtype), n, args))) {
         goto out_release;
     }
-    if (training) {
-        double count = (double)(outer * inner);
-        if ((rm && (st = update_running(rm, mean, momentum, 1.0))) ||
-            (rv && (st = update_running(rv, var, momentum, count / (count - 1))))) {
-            goto out_release;
-        }
+    if (training &&
+        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
+        goto out_release;
     }
     take_outputs(a, &t[5], 1);
 out_release:

@@ -29,7 +29,7 @@
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
-                            * the normalisations' backward */
+                            * the normalisations' backward, batch_norm's running statistics */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -233,7 +233,11 @@
       (mt_args * a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts),                        \
       (a, u, inverse, counts))                                                                   \
     F(mt_status, mt_norm_backward_inputs,                                                        \
-      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))
+      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))  \
+    F(mt_status, mt_batch_norm_update_running,                                                   \
+      (const mt_args *a, const double *mean, const double *var, int64_t count,                   \
+       mt_running_fn update),                                                                    \
+      (a, mean, var, count, update))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -90,6 +90,14 @@ mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
  * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
 mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
                              int64_t *inner);
+/* A backend's running = (1 - momentum) * running + momentum * stat * correction, in place. */
+typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, double momentum,
+                                   double correction);
+/* batch_norm in training: its running_mean and running_var (a->t[3], a->t[4], where given) moved
+ * by momentum (a->s[0]) towards the batch's mean and var (C each, on the backend's device) over
+ * count values each. */
+mt_status mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
+                                       int64_t count, mt_running_fn update);
 /* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training, eps):
  * input and grad_out (outer, C, inner) of a float dtype, the parameters of C elements; eps the
  * argument. */

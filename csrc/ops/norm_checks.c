@@ -102,6 +102,19 @@ mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t
 }
 
 mt_status
+mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
+                             int64_t count, mt_running_fn update)
+{
+    double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
+    mt_status st = MT_OK;
+    if (a->t[3] && (st = update(a->t[3], mean, momentum, 1.0))) {
+        return st;
+    }
+    /* running_var moves towards the unbiased variance, as PyTorch's */
+    return a->t[4] ? update(a->t[4], var, momentum, n / (n - 1)) : MT_OK;
+}
+
+mt_status
 mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner,
                             double *eps)
 {
