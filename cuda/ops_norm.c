@@ -36,6 +36,19 @@ release_all(mt_tensor **t, int n)
     }
 }
 
+/* g[0] like input, g[1] and g[2] shaped (ndim, sizes): a normalisation's gradients of input,
+ * weight and bias, in dt. */
+static mt_status
+empty_grads(const mt_tensor *input, mt_dtype dt, int ndim, const int64_t *sizes, mt_tensor **g)
+{
+    mt_device dev = mt_tensor_device(input);
+    mt_status st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &g[0]);
+    for (int k = 1; k < 3 && st == MT_OK; k++) {
+        st = mt_tensor_empty(ndim, sizes, dt, dev, &g[k]);
+    }
+    return st;
+}
+
 /* The op's n results are t[0..n): a->out takes them. */
 static void
 take_outputs(mt_args *a, mt_tensor **t, int n)
@@ -129,9 +142,7 @@ cuda_batch_norm_backward(mt_args *a)
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[5])) ||
-        (st = mt_tensor_empty(1, &C, dt, dev, &t[6])) ||
-        (st = mt_tensor_empty(1, &C, dt, dev, &t[7])) || (st = mt_cuda_use_device(dev))) {
+        (st = empty_grads(input, dt, 1, &C, &t[5])) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
@@ -167,9 +178,7 @@ cuda_layer_norm_backward(mt_args *a)
     int64_t two[2] = {rows, 2};
     if ((st = mt_norm_backward_inputs(a, 1, mt_cuda_cast, t)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[4])) ||
-        (st = mt_tensor_empty(shape->n, shape->v, dt, dev, &t[5])) ||
-        (st = mt_tensor_empty(shape->n, shape->v, dt, dev, &t[6])) ||
+        (st = empty_grads(input, dt, shape->n, shape->v, &t[4])) ||
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
