@@ -36,6 +36,19 @@ release_all(mt_tensor **t, int n)
     }
 }
 
+/* g[0] like input, g[1] and g[2] shaped (ndim, sizes): a normalisation's gradients of input,
+ * weight and bias, in dt. */
+static mt_status
+empty_grads(const mt_tensor *input, mt_dtype dt, int ndim, const int64_t *sizes, mt_tensor **g)
+{
+    mt_device dev = mt_tensor_device(input);
+    mt_status st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &g[0]);
+    for (int k = 1; k < 3 && st == MT_OK; k++) {
+        st = mt_tensor_empty(ndim, sizes, dt, dev, &g[k]);
+    }
+    return st;
+}
+
 /* The op's n results are t[0..n): a->out takes them. */
 static void
 take_outputs(mt_args *a, mt_tensor **t, int n)
@@ -76,7 +89,7 @@ cuda_batch_norm(mt_args *a)
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
     mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
     bool training = a->b[0];
-    double momentum = mt_scalar_to_double(a->s[0]), eps = mt_scalar_to_double(a->s[1]);
+    double eps = mt_scalar_to_double(a->s[1]);
     int64_t outer, C, inner;
     mt_status st = mt_batch_norm_spec(a, "CUDA", &outer, &C, &inner);
     if (st) {
@@ -103,12 +116,9 @@ cuda_batch_norm(mt_args *a)
         (st = mt_cuda_launch_n(mt_cuda_bn_apply_kernel(input->dtype), n, args))) {
         goto out_release;
     }
-    if (training) {
-        double count = (double)(outer * inner);
-        if ((rm && (st = update_running(rm, mean, momentum, 1.0))) ||
-            (rv && (st = update_running(rv, var, momentum, count / (count - 1))))) {
-            goto out_release;
-        }
+    if (training &&
+        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
+        goto out_release;
     }
     take_outputs(a, &t[5], 1);
 out_release:
@@ -123,22 +133,16 @@ cuda_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
     mt_tensor *input = a->t[1];
-    bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[0]);
+    double eps;
     int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner);
+    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner, &eps);
     if (st) {
         return st;
     }
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
-    if ((st = mt_cuda_cast(a->t[0], dt, &t[0])) || (st = mt_cuda_cast(input, dt, &t[1])) ||
-        (st = as_double(a->t[2], &t[2])) ||
-        (!training && (st = as_double(a->t[3], &t[3]))) ||
-        (!training && (st = as_double(a->t[4], &t[4]))) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[5])) ||
-        (st = mt_tensor_empty(1, &C, dt, dev, &t[6])) ||
-        (st = mt_tensor_empty(1, &C, dt, dev, &t[7])) || (st = mt_cuda_use_device(dev))) {
+    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
+        (st = empty_grads(input, dt, 1, &C, &t[5])) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
@@ -172,12 +176,9 @@ cuda_layer_norm_backward(mt_args *a)
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {rows, 2};
-    if ((st = mt_cuda_cast(a->t[0], dt, &t[0])) || (st = mt_cuda_cast(input, dt, &t[1])) ||
-        (st = as_double(a->t[2], &t[2])) ||
+    if ((st = mt_norm_backward_inputs(a, 1, mt_cuda_cast, t)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &t[4])) ||
-        (st = mt_tensor_empty(shape->n, shape->v, dt, dev, &t[5])) ||
-        (st = mt_tensor_empty(shape->n, shape->v, dt, dev, &t[6])) ||
+        (st = empty_grads(input, dt, shape->n, shape->v, &t[4])) ||
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }

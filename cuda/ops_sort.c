@@ -60,14 +60,9 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
 {
     /* buf: keys in, keys out, positions in, positions out, row offsets */
     mt_tensor *x = NULL, *buf[5] = {NULL}, *temp = NULL;
-    int64_t outer = 1, inner = 1, n = self->ndim ? self->sizes[dim] : 1;
-    int64_t shape[MT_MAX_DIMS];
+    int64_t outer, n, inner, shape[MT_MAX_DIMS];
     mt_device dev = mt_tensor_device(self);
-    for (int d = 0; d < self->ndim; d++) {
-        outer *= d < dim ? self->sizes[d] : 1;
-        inner *= d > dim ? self->sizes[d] : 1;
-        shape[d] = d == dim ? k : self->sizes[d];
-    }
+    mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     const int64_t rows = outer * inner, total = rows * n;
     const int key_bytes = mt_cuda_sort_key_bytes(self->dtype);
     mt_status st = mt_tensor_empty(self->ndim, shape, MT_INT64, dev, indices);
@@ -119,54 +114,24 @@ out_release:
     return st;
 }
 
-/* sort and argsort: the whole of each row along a->i[0], values only when asked for */
-static mt_status
-sort_op(mt_args *a, bool want_values)
-{
-    mt_tensor *self = a->t[0];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
-    int64_t n = self->ndim ? self->sizes[dim] : 1;
-    return want_values ? sort_along(self, dim, n, a->b[0], &a->out[0], &a->out[1])
-                       : sort_along(self, dim, n, a->b[0], NULL, &a->out[0]);
-}
-
 // self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
 static mt_status
 cuda_sort(mt_args *a)
 {
-    return sort_op(a, true);
+    return mt_sort_with(a, false, true, "CUDA", sort_along);
 }
 
 static mt_status
 cuda_argsort(mt_args *a)
 {
-    return sort_op(a, false);
+    return mt_sort_with(a, false, false, "CUDA", sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 static mt_status
 cuda_topk(mt_args *a)
 {
-    mt_tensor *self = a->t[0];
-    int64_t k = a->i[0];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[1], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
-    if (self->dtype == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"topk_out_cuda\" not implemented for 'Bool'");
-    }
-    int64_t n = self->ndim ? self->sizes[dim] : 1;
-    if (k < 0 || k > n) {
-        return mt_fail(MT_ERUNTIME, "selected index k out of range");
-    }
-    /* a 0-dim self gives its one element whatever k is, as on the CPU */
-    return sort_along(self, dim, self->ndim ? k : 1, a->b[0], &a->out[0], &a->out[1]);
+    return mt_sort_with(a, true, true, "CUDA", sort_along);
 }
 
 /* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many
@@ -258,18 +223,7 @@ cuda__unique2(mt_args *a)
     if (st) {
         goto out_release;
     }
-    a->out[0] = mt_tensor_retain(u);
-    st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
-                 : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
-    if (st == MT_OK) {
-        st = a->b[2] ? (a->out[2] = mt_tensor_retain(counts), MT_OK)
-                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
-    }
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
+    st = mt_unique_outputs(a, u, inverse, counts);
 out_release:
     mt_tensor_clear(&flat);
     mt_tensor_clear(&row);

@@ -8,6 +8,7 @@ MiniTorch and needle test strided kernels.
 """
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Callable, Sequence
@@ -68,6 +69,18 @@ def torch_layout(torch, a, layout):
     wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
     wide[..., ::2] = a
     return torch.tensor(wide)[..., ::2]
+
+
+def dlpack_stats():
+    """_C's DLPack counters once every unreachable capsule and tensor has been collected."""
+    gc.collect()
+    return minitorch._C._dlpack_stats()
+
+
+def dlpack_sample(dtype: str, shape) -> np.ndarray:
+    """0, 1, 2, ... in the given shape and dtype (for bool, the odd ones are True)."""
+    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    return (a % 2 == 1) if dtype == "bool" else a.astype(dtype)
 
 
 def as_numpy(t: minitorch.Tensor) -> np.ndarray:

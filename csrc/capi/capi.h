@@ -24,11 +24,12 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 9 /* 2: elementwise front end, arg checks; 3: caching allocator; 4: tracing;
-                           * 5: conv/pool checks; 6: index, factory, random, nn checks;
-                           * 7: mt_max_pool_backward_geom; 8: matrix product checks;
-                           * 9: batch_norm and the backward checks of the normalisations and
-                           * nll_loss */
+#define MT_CAPI_VERSION 10 /* 2: elementwise front end, arg checks; 3: caching allocator;
+                            * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
+                            * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
+                            * 9: batch_norm and the backward checks of the normalisations and
+                            * nll_loss; 10: the sort family's checks and shapes, the inputs of
+                            * the normalisations' backward, batch_norm's running statistics */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -215,11 +216,28 @@
       (const mt_args *a, const char *device, int64_t *outer, int64_t *C, int64_t *inner),        \
       (a, device, outer, C, inner))                                                              \
     F(mt_status, mt_batch_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner), (a, outer, C, inner))      \
+      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner, double *eps),               \
+      (a, outer, C, inner, eps))                                                                 \
     F(mt_status, mt_layer_norm_backward_spec,                                                    \
       (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
     F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
-      (a, N, C, K))
+      (a, N, C, K))                                                                              \
+    F(mt_status, mt_sort_with,                                                                   \
+      (mt_args * a, bool topk, bool want_values, const char *device, mt_sort_along_fn along),    \
+      (a, topk, want_values, device, along))                                                     \
+    V(mt_sort_geom,                                                                              \
+      (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,    \
+       int64_t *shape),                                                                          \
+      (self, dim, k, outer, n, inner, shape))                                                    \
+    F(mt_status, mt_unique_outputs,                                                              \
+      (mt_args * a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts),                        \
+      (a, u, inverse, counts))                                                                   \
+    F(mt_status, mt_norm_backward_inputs,                                                        \
+      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))  \
+    F(mt_status, mt_batch_norm_update_running,                                                   \
+      (const mt_args *a, const double *mean, const double *var, int64_t count,                   \
+       mt_running_fn update),                                                                    \
+      (a, mean, var, count, update))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

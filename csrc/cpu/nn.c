@@ -222,7 +222,7 @@ mt_cpu_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4], *x = NULL, *stats = NULL;
     bool training = a->b[0];
-    double momentum = mt_scalar_to_double(a->s[0]), eps = mt_scalar_to_double(a->s[1]);
+    double eps = mt_scalar_to_double(a->s[1]);
     int64_t outer, C, inner;
     mt_status st = mt_batch_norm_spec(a, "CPU", &outer, &C, &inner);
     if (st) {
@@ -255,12 +255,9 @@ mt_cpu_batch_norm(mt_args *a)
     (input->dtype == MT_FLOAT32 ? batch_norm_f32 : batch_norm_f64)(
         mt_tensor_data(x), mt_tensor_data(a->out[0]), outer, C, inner, mean, var, training, eps,
         &af);
-    if (training) {
-        double n = (double)(outer * inner);
-        if ((rm && (st = update_running(rm, mean, momentum, 1.0))) ||
-            (rv && (st = update_running(rv, var, momentum, n / (n - 1))))) {
-            mt_tensor_clear(&a->out[0]);
-        }
+    if (training &&
+        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
+        mt_tensor_clear(&a->out[0]);
     }
 out_release:
     affine_release(&af);

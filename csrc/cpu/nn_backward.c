@@ -137,8 +137,7 @@ mt_cpu_layer_norm_backward(mt_args *a)
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
-    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
-        (st = features(a->t[2], &t[2])) ||
+    if ((st = mt_norm_backward_inputs(a, 1, mt_cpu_dense, t)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;
     }
@@ -214,10 +213,9 @@ mt_cpu_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[6] = {NULL}; /* grad_out, input, weight, mean, var, the gradient of input */
     mt_tensor *input = a->t[1];
-    bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[0]);
+    double eps;
     int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner);
+    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner, &eps);
     if (st) {
         return st;
     }
@@ -226,10 +224,7 @@ mt_cpu_batch_norm_backward(mt_args *a)
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
     }
-    if ((st = mt_cpu_dense(a->t[0], dt, &t[0])) || (st = mt_cpu_dense(input, dt, &t[1])) ||
-        (st = features(a->t[2], &t[2])) ||
-        (!training && (st = features(a->t[3], &t[3]))) ||
-        (!training && (st = features(a->t[4], &t[4]))) ||
+    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cpu_dense, t)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
         goto out_release;
     }

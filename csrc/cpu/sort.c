@@ -11,6 +11,7 @@
 #include "cpu/copy.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 /* Strictly before: ascending a < b, descending a > b, with NaN as the largest value. Ties are
  * never "before", which keeps the merge stable. */
@@ -162,13 +163,8 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
            mt_tensor **indices)
 {
     mt_tensor *x = NULL, *scratch = NULL;
-    int64_t outer = 1, inner = 1, n = self->ndim ? self->sizes[dim] : 1;
-    int64_t shape[MT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) {
-        outer *= d < dim ? self->sizes[d] : 1;
-        inner *= d > dim ? self->sizes[d] : 1;
-        shape[d] = d == dim ? k : self->sizes[d];
-    }
+    int64_t outer, n, inner, shape[MT_MAX_DIMS];
+    mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     int64_t scratch_n = 4 * n; /* key, tk (as 8-byte slots), idx, ti */
     mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &x);
@@ -203,54 +199,24 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
     return st;
 }
 
-/* sort and argsort: the whole of each row along a->i[0], values only when asked for */
-static mt_status
-sort_op(mt_args *a, bool want_values)
-{
-    mt_tensor *self = a->t[0];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
-    int64_t n = self->ndim ? self->sizes[dim] : 1;
-    return want_values ? sort_along(self, dim, n, a->b[0], &a->out[0], &a->out[1])
-                       : sort_along(self, dim, n, a->b[0], NULL, &a->out[0]);
-}
-
 // self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
 mt_status
 mt_cpu_sort(mt_args *a)
 {
-    return sort_op(a, true);
+    return mt_sort_with(a, false, true, "CPU", sort_along);
 }
 
 mt_status
 mt_cpu_argsort(mt_args *a)
 {
-    return sort_op(a, false);
+    return mt_sort_with(a, false, false, "CPU", sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 mt_status
 mt_cpu_topk(mt_args *a)
 {
-    mt_tensor *self = a->t[0];
-    int64_t k = a->i[0];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[1], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
-    if (self->dtype == MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "topk does not support bool dtypes on CPU");
-    }
-    int64_t n = self->ndim ? self->sizes[dim] : 1;
-    if (k < 0 || k > n) {
-        return mt_fail(MT_ERUNTIME, "selected index k out of range");
-    }
-    /* a 0-dim self gives its one element whatever k is, as PyTorch */
-    return sort_along(self, dim, self->ndim ? k : 1, a->b[0], &a->out[0], &a->out[1]);
+    return mt_sort_with(a, true, true, "CPU", sort_along);
 }
 
 /* ---- unique ---- */
@@ -288,8 +254,8 @@ mt_status
 mt_cpu__unique2(mt_args *a)
 {
     mt_tensor *self = a->t[0], *flat = NULL, *row = NULL, *sorted = NULL, *perm = NULL;
-    mt_tensor *inverse = NULL, *counts = NULL, *u = NULL;
-    int64_t n = mt_tensor_numel(self), zero = 0, one = 1;
+    mt_tensor *inverse = NULL, *counts = NULL, *u = NULL, *uv = NULL, *cv = NULL;
+    int64_t n = mt_tensor_numel(self), one = 1;
     mt_device dev = mt_tensor_device(self);
     mt_status st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &flat);
@@ -315,21 +281,13 @@ mt_cpu__unique2(mt_args *a)
                                                (int64_t *)mt_tensor_data(perm), n,
                                                mt_tensor_data(u), (int64_t *)mt_tensor_data(inverse),
                                                (int64_t *)mt_tensor_data(counts));
-    st = mt_tensor_view(u, 1, &groups, &one, 0, &a->out[0]);
-    if (st == MT_OK) {
-        st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
-                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
-    }
-    if (st == MT_OK) {
-        st = a->b[2] ? mt_tensor_view(counts, 1, &groups, &one, 0, &a->out[2])
-                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
-    }
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
+    if ((st = mt_tensor_view(u, 1, &groups, &one, 0, &uv)) == MT_OK &&
+        (st = mt_tensor_view(counts, 1, &groups, &one, 0, &cv)) == MT_OK) {
+        st = mt_unique_outputs(a, uv, inverse, cv);
     }
 out_release:
+    mt_tensor_clear(&uv);
+    mt_tensor_clear(&cv);
     mt_tensor_clear(&flat);
     mt_tensor_clear(&row);
     mt_tensor_clear(&sorted);

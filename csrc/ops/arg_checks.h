@@ -90,16 +90,50 @@ mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
  * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
 mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
                              int64_t *inner);
-/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training): input and
- * grad_out (outer, C, inner) of a float dtype, the parameters of C elements. */
+/* A backend's running = (1 - momentum) * running + momentum * stat * correction, in place. */
+typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, double momentum,
+                                   double correction);
+/* batch_norm in training: its running_mean and running_var (a->t[3], a->t[4], where given) moved
+ * by momentum (a->s[0]) towards the batch's mean and var (C each, on the backend's device) over
+ * count values each. */
+mt_status mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
+                                       int64_t count, mt_running_fn update);
+/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training, eps):
+ * input and grad_out (outer, C, inner) of a float dtype, the parameters of C elements; eps the
+ * argument. */
 mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
-                                      int64_t *inner);
+                                      int64_t *inner, double *eps);
 /* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
  * (rows, n) of a float dtype, weight of n elements; eps the argument. */
 mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
 /* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
  * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
 mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
+/* A backend's contiguous src in dt: src itself (retained) or a new copy. */
+typedef mt_status (*mt_dense_fn)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+/* What the backward of layer_norm and batch_norm reads, made by dense: t[0], t[1] = grad_out
+ * and input (a->t[0], a->t[1]) in grad_out's dtype, t[2 + k] = the per-feature a->t[2 + k] in
+ * float64 (NULL where absent) for k < nparams. The caller releases t[] whatever the status. */
+mt_status mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t);
+
+/* ---- sorting (ops/sort_checks.c) ---- */
+
+/* A backend's sort: the first k of each row of self along dim, sorted (descending if desc):
+ * values (unless NULL) and int64 indices, shaped like self with k along dim. */
+typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool desc,
+                                      mt_tensor **values, mt_tensor **indices);
+/* sort (want_values) and argsort (dim in i[0], descending in b[0]) or topk (topk: k in i[0],
+ * dim in i[1], largest in b[0]) of a->t[0] into a->out through along, after their checks;
+ * device ("CPU", "CUDA") chooses PyTorch's wording for topk of a bool tensor. */
+mt_status mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device,
+                       mt_sort_along_fn along);
+/* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
+ * along dim. */
+void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
+                  int64_t *inner, int64_t *shape);
+/* _unique2's results from the distinct values u, inverse and counts: out[1] and out[2] empty
+ * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
+mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts);
 
 /* ---- random fills ---- */
 

@@ -102,7 +102,21 @@ mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t
 }
 
 mt_status
-mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner)
+mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
+                             int64_t count, mt_running_fn update)
+{
+    double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
+    mt_status st = MT_OK;
+    if (a->t[3] && (st = update(a->t[3], mean, momentum, 1.0))) {
+        return st;
+    }
+    /* running_var moves towards the unbiased variance, as PyTorch's */
+    return a->t[4] ? update(a->t[4], var, momentum, n / (n - 1)) : MT_OK;
+}
+
+mt_status
+mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner,
+                            double *eps)
 {
     const mt_tensor *input = a->t[1];
     const char *op = "batch_norm_backward";
@@ -117,6 +131,7 @@ mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_
         return st;
     }
     channels(input, outer, C, inner);
+    *eps = mt_scalar_to_double(a->s[0]);
     if ((st = features(op, a->t[2], *C)) || (!training && (st = features(op, a->t[3], *C))) ||
         (!training && (st = features(op, a->t[4], *C)))) {
         return st;
@@ -168,4 +183,21 @@ mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K)
     }
     mt_status st = float_only("nll_loss_backward", grad);
     return st ? st : features("nll_loss_backward", a->t[3], *C);
+}
+
+mt_status
+mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    mt_status st;
+    if ((st = dense(a->t[0], dt, &t[0])) || (st = dense(a->t[1], dt, &t[1]))) {
+        return st;
+    }
+    for (int k = 0; k < nparams; k++) {
+        t[2 + k] = NULL;
+        if (a->t[2 + k] && (st = dense(a->t[2 + k], MT_FLOAT64, &t[2 + k]))) {
+            return st;
+        }
+    }
+    return MT_OK;
 }

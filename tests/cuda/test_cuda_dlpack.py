@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import dlpack_sample, dlpack_stats
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -30,19 +31,9 @@ DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 BIG = 1 << 24  # elements: a few kernels over it take long enough for a missing wait to show
 
 
-def stats():
-    gc.collect()
-    return minitorch._C._dlpack_stats()
-
-
-def sample(dtype, shape):
-    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
-    return (a % 2 == 1) if dtype == "bool" else a.astype(dtype)
-
-
 def cuda_views(dtype):
     """(layout, minitorch CUDA tensor, its values) for a contiguous, a transposed and a sliced view."""
-    a = sample(dtype, (4, 6))
+    a = dlpack_sample(dtype, (4, 6))
     t = minitorch.tensor(a, device="cuda")
     yield "contiguous", t, a
     yield "transposed", t.t(), a.T
@@ -90,7 +81,7 @@ def test_writes_visible_both_ways_and_ops_on_imports():
 
 @pytest.mark.parametrize("max_version", [None, (1, 0)])
 def test_deleter_runs_exactly_once(max_version):
-    before = stats()
+    before = dlpack_stats()
     t = minitorch.arange(6.0, device="cuda")
     t.__dlpack__(max_version=max_version)  # dropped unconsumed: the capsule's destructor runs it
     m = minitorch.from_dlpack(t.__dlpack__(max_version=max_version))
@@ -98,13 +89,13 @@ def test_deleter_runs_exactly_once(max_version):
     others = [torch.from_dlpack(t)] if torch is not None else []
     if cupy is not None:
         others.append(cupy.from_dlpack(t))
-    mid = stats()
+    mid = dlpack_stats()
     assert mid["exported"] - before["exported"] == 2 + len(others)
     assert mid["deleted"] - before["deleted"] == 1
     del m
-    assert stats()["deleted"] - before["deleted"] == 1  # the views still hold it
+    assert dlpack_stats()["deleted"] - before["deleted"] == 1  # the views still hold it
     del views, others
-    after = stats()
+    after = dlpack_stats()
     assert after["exported"] - before["exported"] == after["deleted"] - before["deleted"]
     np.testing.assert_array_equal(t.cpu().numpy(), np.arange(6.0))
 

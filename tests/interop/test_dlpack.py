@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minitorch
-from helpers import to_layout
+from helpers import dlpack_sample, dlpack_stats, to_layout
 
 try:
     import torch
@@ -19,23 +19,13 @@ needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 
 
-def stats():
-    gc.collect()
-    return minitorch._C._dlpack_stats()
-
-
-def sample(dtype, shape):
-    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
-    return (a % 2 == 1) if dtype == "bool" else a.astype(dtype)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple),
        layout=st.sampled_from(["contiguous", "transposed", "sliced"]))
 def test_to_numpy_shares_memory(dtype, shape, layout):
     if layout != "contiguous" and len(shape) == 0:
         layout = "contiguous"
-    a = sample(dtype, shape)
+    a = dlpack_sample(dtype, shape)
     t = to_layout(a, layout) if shape and 0 not in shape else minitorch.tensor(a)
     n = np.from_dlpack(t)
     assert n.dtype == a.dtype and n.shape == a.shape
@@ -49,7 +39,7 @@ def test_to_numpy_shares_memory(dtype, shape, layout):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_from_numpy_shares_memory_both_ways(dtype):
-    base = sample(dtype, (4, 6))
+    base = dlpack_sample(dtype, (4, 6))
     view = base[1:, ::2].T  # offset, non-unit and transposed strides
     t = minitorch.from_dlpack(view)
     assert t.dtype == getattr(minitorch, dtype) and tuple(t.shape) == view.shape
@@ -66,12 +56,12 @@ def test_from_numpy_shares_memory_both_ways(dtype):
 @needs_torch
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_torch_round_trip_zero_copy(dtype):
-    t = minitorch.tensor(sample(dtype, (3, 5)))[:, 1::2]
+    t = minitorch.tensor(dlpack_sample(dtype, (3, 5)))[:, 1::2]
     p = torch.from_dlpack(t)
     assert p.data_ptr() == t.data_ptr() and p.stride() == t.stride()
     assert str(p.dtype).split(".")[1] == dtype
     np.testing.assert_array_equal(p.numpy(), t.numpy())
-    q = torch.tensor(sample(dtype, (4, 3))).t()[1:]
+    q = torch.tensor(dlpack_sample(dtype, (4, 3))).t()[1:]
     m = minitorch.from_dlpack(q)
     assert m.data_ptr() == q.data_ptr() and m.stride() == q.stride()
     np.testing.assert_array_equal(m.numpy(), q.numpy())
@@ -102,7 +92,7 @@ def test_capsule_consumed_once_and_renamed(max_version):
 
 @pytest.mark.parametrize("max_version", [None, (1, 0)])
 def test_deleter_runs_exactly_once(max_version):
-    before = stats()
+    before = dlpack_stats()
     t = minitorch.arange(6.0)
     # dropped unconsumed: the capsule's destructor runs the deleter
     t.__dlpack__(max_version=max_version)
@@ -111,11 +101,11 @@ def test_deleter_runs_exactly_once(max_version):
     m = minitorch.from_dlpack(caps[0])
     a = np.from_dlpack(t)
     p = torch.from_dlpack(t) if torch is not None else None
-    mid = stats()
+    mid = dlpack_stats()
     assert mid["exported"] - before["exported"] == 4 + (p is not None)
     assert mid["deleted"] - before["deleted"] == 1
     del caps, m, a, p
-    after = stats()
+    after = dlpack_stats()
     assert after["exported"] - before["exported"] == after["deleted"] - before["deleted"]
     np.testing.assert_array_equal(t.numpy(), np.arange(6.0))  # producer untouched
 

@@ -1,0 +1,81 @@
+/* The argument checks and result shapes of the sort family (sort, argsort, topk, _unique2),
+ * shared by the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C API)
+ * so that both wrap dim, refuse the same calls and shape their results alike; each backend only
+ * brings its sort_along. */
+#include <string.h>
+
+#include "ops/arg_checks.h"
+
+/* *dim wrapped, *k how many of each row along it the result keeps (all of them for sort) */
+static mt_status
+sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
+{
+    const mt_tensor *self = a->t[0];
+    mt_status st = mt_wrap_dim(a->i[topk ? 1 : 0], self->ndim, dim);
+    if (st) {
+        return st;
+    }
+    int64_t n = self->ndim ? self->sizes[*dim] : 1;
+    if (!topk) {
+        *k = n;
+        return MT_OK;
+    }
+    if (self->dtype == MT_BOOL) {
+        return strcmp(device, "CPU") == 0
+                   ? mt_fail(MT_ERUNTIME, "topk does not support bool dtypes on CPU")
+                   : mt_fail(MT_ENOTIMPL, "\"topk_out_cuda\" not implemented for 'Bool'");
+    }
+    if (a->i[0] < 0 || a->i[0] > n) {
+        return mt_fail(MT_ERUNTIME, "selected index k out of range");
+    }
+    /* a 0-dim self gives its one element whatever k is, as PyTorch */
+    *k = self->ndim ? a->i[0] : 1;
+    return MT_OK;
+}
+
+mt_status
+mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device, mt_sort_along_fn along)
+{
+    int dim = 0;
+    int64_t k = 0;
+    mt_status st = sort_spec(a, topk, device, &dim, &k);
+    if (st) {
+        return st;
+    }
+    return want_values ? along(a->t[0], dim, k, a->b[0], &a->out[0], &a->out[1])
+                       : along(a->t[0], dim, k, a->b[0], NULL, &a->out[0]);
+}
+
+void
+mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
+             int64_t *inner, int64_t *shape)
+{
+    *outer = 1;
+    *inner = 1;
+    *n = self->ndim ? self->sizes[dim] : 1;
+    for (int d = 0; d < self->ndim; d++) {
+        *outer *= d < dim ? self->sizes[d] : 1;
+        *inner *= d > dim ? self->sizes[d] : 1;
+        shape[d] = d == dim ? k : self->sizes[d];
+    }
+}
+
+mt_status
+mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts)
+{
+    mt_device dev = mt_tensor_device(u);
+    int64_t zero = 0;
+    a->out[0] = mt_tensor_retain(u);
+    mt_status st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
+                           : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
+    if (st == MT_OK) {
+        st = a->b[2] ? (a->out[2] = mt_tensor_retain(counts), MT_OK)
+                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
+    }
+    if (st) {
+        for (int k = 0; k < 3; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+    }
+    return st;
+}
