@@ -38,6 +38,9 @@ int mt_cuda_device_count(void);
 /* Makes dev the calling thread's current device (a device guard without the restore: every
  * kernel entry sets it, so nothing depends on what was current before). */
 mt_status mt_cuda_use_device(mt_device dev);
+/* The calling thread's current device as the user set it (set_device), and setting it. */
+int mt_cuda_selected_device(void);
+mt_status mt_cuda_select_device(int index);
 /* Whether a device has been made current yet (torch.cuda.is_initialized()). */
 bool mt_cuda_is_initialized(void);
 

@@ -4,6 +4,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "cuda/capi_import.h"
@@ -24,11 +25,7 @@ device_arg(PyObject *args, int *out)
     if (!PyArg_ParseTuple(args, "|i", &d)) {
         return -1;
     }
-    if (d < 0 && mt_cuda_check(cudaGetDevice(&d))) {
-        raise_status();
-        return -1;
-    }
-    *out = d;
+    *out = d < 0 ? mt_cuda_selected_device() : d;
     return 0;
 }
 
@@ -57,11 +54,10 @@ py_current_device(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    int d = 0;
-    if (mt_cuda_lazy_init() || mt_cuda_check(cudaGetDevice(&d))) {
+    if (mt_cuda_lazy_init()) {
         return raise_status();
     }
-    return PyLong_FromLong(d);
+    return PyLong_FromLong(mt_cuda_selected_device());
 }
 
 static PyObject *
@@ -72,8 +68,9 @@ py_set_device(PyObject *m, PyObject *arg)
     if (d == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (mt_cuda_use_device((mt_device){MT_CUDA, (int)d})) {
-        return raise_status();
+    if (d < 0 || d > INT_MAX || mt_cuda_select_device((int)d)) {
+        return d < 0 || d > INT_MAX ? PyErr_Format(PyExc_ValueError, "invalid device index %ld", d)
+                                    : raise_status();
     }
     Py_RETURN_NONE;
 }

@@ -177,4 +177,5 @@ mt_cuda_register(void)
     mt_cuda_register_blas();
     mt_cuda_register_host_fallback();
     mt_register_allocator(MT_CUDA, mt_cuda_allocator());
+    mt_set_cuda_index_fn(mt_cuda_selected_device);
 }

@@ -105,6 +105,27 @@ mt_cuda_use_device(mt_device dev)
     return st;
 }
 
+/* The device this thread chose (set_device; 0 until it does). Ops switch the CUDA runtime's
+ * device to their tensors' as they run, but the chosen one stays what current_device() says and
+ * what "cuda" without an index means, as PyTorch's device guards restore it after each op. */
+static _Thread_local int selected = 0;
+
+int
+mt_cuda_selected_device(void)
+{
+    return selected;
+}
+
+mt_status
+mt_cuda_select_device(int index)
+{
+    mt_status st = mt_cuda_use_device((mt_device){MT_CUDA, index});
+    if (st == MT_OK) {
+        selected = index;
+    }
+    return st;
+}
+
 bool
 mt_cuda_is_initialized(void)
 {

@@ -109,7 +109,14 @@ class Tensor(_C.TensorBase):
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> "Tensor":
-        return self.to(_device("cuda", device if isinstance(device, int) else 0) if not isinstance(device, (str, _device)) else device)
+        """A copy on device (default: the current CUDA device), or self when it is there."""
+        if device is None:
+            device = "cuda"  # the current device, as "cuda" means everywhere
+        return self.to(_device("cuda", device) if isinstance(device, int) else device)
+
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 for a CPU tensor (as PyTorch)."""
+        return self.device.index if self.device.type == "cuda" else -1
 
     def type(self, dtype=None):
         """The legacy type name ('minitorch.FloatTensor'), or a cast when dtype is given."""

@@ -51,5 +51,9 @@ void mt_alloc_report(const void *ptr, int64_t bytes, mt_device dev, const char *
 /* The allocator for a device type; CUDA's is NULL until _C_cuda registers one. */
 mt_allocator *mt_allocator_for(mt_device dev);
 void mt_register_allocator(mt_device_type type, mt_allocator *a);
+/* The index "cuda" without one stands for: the calling thread's current device, as the CUDA
+ * backend (which registers fn) knows it; 0 before it does. */
+int mt_default_cuda_index(void);
+void mt_set_cuda_index_fn(int (*fn)(void));
 
 #endif

@@ -141,6 +141,21 @@ mt_register_allocator(mt_device_type type, mt_allocator *a)
     allocators[type] = a;
 }
 
+static int (*_Atomic cuda_index_fn)(void);
+
+int
+mt_default_cuda_index(void)
+{
+    int (*fn)(void) = atomic_load(&cuda_index_fn);
+    return fn ? fn() : 0;
+}
+
+void
+mt_set_cuda_index_fn(int (*fn)(void))
+{
+    atomic_store(&cuda_index_fn, fn);
+}
+
 void
 mt_cpu_allocator_set_poison(bool on)
 {

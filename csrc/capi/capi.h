@@ -24,12 +24,13 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 10 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 11 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
-                            * the normalisations' backward, batch_norm's running statistics */
+                            * the normalisations' backward, batch_norm's running statistics;
+                            * 11: mt_set_cuda_index_fn */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -237,7 +238,8 @@
     F(mt_status, mt_batch_norm_update_running,                                                   \
       (const mt_args *a, const double *mean, const double *var, int64_t count,                   \
        mt_running_fn update),                                                                    \
-      (a, mean, var, count, update))
+      (a, mean, var, count, update))                                                             \
+    V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -314,7 +314,7 @@ mt_py_to_device(PyObject *o, mt_device *out)
         rc = 0;
     } else if (strncmp(str, "cuda", 4) == 0 && (str[4] == '\0' || str[4] == ':')) {
         char *end = NULL;
-        long idx = str[4] ? strtol(str + 5, &end, 10) : 0;
+        long idx = str[4] ? strtol(str + 5, &end, 10) : mt_default_cuda_index();
         if (str[4] && (end == str + 5 || *end != '\0' || idx < 0)) {
             PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", str);
             goto out;

@@ -88,6 +88,34 @@ def set_device(device: Any) -> None:
         _C_cuda.set_device(idx)
 
 
+class device:
+    """Context manager that makes `device` the current one and restores the previous one on exit,
+    as torch.cuda.device; None or a negative index does nothing."""
+
+    def __init__(self, device: Any) -> None:
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self) -> None:
+        if self.idx < 0:
+            return
+        self.prev_idx = current_device()
+        if self.prev_idx != self.idx:
+            _C_cuda.set_device(self.idx)
+
+    def __exit__(self, *exc: Any) -> bool:
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            _C_cuda.set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """device(tensor's device) for a CUDA tensor; does nothing for a CPU tensor (torch.cuda.device_of)."""
+
+    def __init__(self, obj: Any) -> None:
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
 def synchronize(device: Any = None) -> None:
     """Waits for every kernel on device (default: the current one) to finish."""
     _lazy_init()
@@ -110,5 +138,5 @@ from .memory import __all__ as _memory_all  # noqa: E402
 from .streams import *  # noqa: E402,F401,F403
 from .streams import __all__ as _streams_all  # noqa: E402
 
-__all__ = ["OutOfMemoryError", "current_device", "device_count", "get_device_name", "is_available",
+__all__ = ["OutOfMemoryError", "current_device", "device", "device_count", "device_of", "get_device_name", "is_available",
            "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all

@@ -53,6 +53,7 @@ def expected_error():
     lambda: minitorch.cuda.current_device(),
     lambda: minitorch.cuda.synchronize(),
     lambda: minitorch.cuda.get_device_name(),
+    lambda: minitorch.cuda.device(0).__enter__(),
 ])
 def test_cuda_requests_raise_pytorchs_class(make):
     cls, words = expected_error()
@@ -146,3 +147,9 @@ def test_cuda_memory_stats_keys_are_the_host_allocators():
     assert list(dev) == list(host) and dev == host
     assert {"allocated_bytes.all.current", "reserved_bytes.all.peak", "num_alloc_retries", "num_ooms",
             "segment.small_pool.current"} <= set(dev)
+
+
+def test_device_context_without_an_index_does_nothing():
+    # torch.cuda.device(None / -1) and device_of(a CPU tensor) change nothing, GPU or not
+    with minitorch.cuda.device(None), minitorch.cuda.device(-1), minitorch.cuda.device_of(minitorch.ones(1)):
+        pass

@@ -34,6 +34,28 @@ def test_device_api():
     minitorch.cuda.synchronize()
     x = minitorch.ones(2, 3, device="cuda")
     assert x.is_cuda and "device='cuda:0'" in repr(x)
+    assert x.get_device() == 0 and minitorch.ones(1).get_device() == -1
+    with minitorch.cuda.device(0), minitorch.cuda.device_of(x):
+        assert minitorch.cuda.current_device() == 0 and minitorch.ones(1).cuda().get_device() == 0
+
+
+@pytest.mark.skipif(minitorch.cuda.device_count() < 2, reason="needs two devices")
+def test_the_current_device_is_the_users_choice_not_the_last_ops():
+    """As PyTorch's device guards: an op on cuda:1 leaves the current device alone, and "cuda"
+    without an index (and Tensor.cuda()) means the current device."""
+    y = minitorch.ones(2, device="cuda:1") + 1
+    assert y.get_device() == 1 and minitorch.cuda.current_device() == 0
+    assert minitorch.ones(1, device="cuda").get_device() == 0
+    with minitorch.cuda.device(1):
+        assert minitorch.cuda.current_device() == 1
+        assert minitorch.ones(1, device="cuda").get_device() == 1 and minitorch.ones(1).cuda().get_device() == 1
+        assert minitorch.cuda.current_stream().device.index == 1
+    assert minitorch.cuda.current_device() == 0
+    minitorch.cuda.set_device(1)
+    try:
+        assert float((y * 2).sum().cpu().numpy()) == 8.0 and minitorch.cuda.current_device() == 1
+    finally:
+        minitorch.cuda.set_device(0)
 
 
 @pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int32, minitorch.int64, minitorch.bool])
