@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check of issue 5, for a machine with a CUDA GPU, nvcc, Python, NumPy and PyTorch but
-# no network: builds minitorch in place (with _C_cuda), runs tests/cuda against the CPU results,
-# then benchmarks/bench_cuda.py. Full results go into the folder given as $1 (or $OUT).
+# no network: builds minitorch in place (with _C_cuda), runs benchmarks/bench_cuda.py, then each
+# file of tests/cuda (every kernel against the CPU result), and prints a summary of both last.
+# Full results go into the folder given as $1 (or $OUT).
 #
 # minitorch needs the scipy-openblas32 wheel, which such a machine lacks: bring it along in
 # benchmarks/wheels (git-ignored), fetched beforehand where there is a network with
@@ -26,11 +27,28 @@ status=0
     echo "build took $(( $(date +%s) - start )) s"
     echo "== minitorch.cuda"
     PYTHONPATH=. "$PYTHON" -c "import minitorch as m; print('available:', m.cuda.is_available(), m.cuda._unavailable_reason()); print(m.cuda.get_device_name() if m.cuda.is_available() else '')"
-    echo "== tests/cuda"
-    PYTHONPATH=. timeout 300 "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/cuda tests/core/test_cuda_stub.py \
-        --junitxml="$RESULTS/tests_cuda.xml" || status=1
+    # First the table (a hang in one test file must not cost it), then each test file on its own
+    # with a time limit, so that one hang or crash costs only that file's results.
     echo "== benchmark"
-    PYTHONPATH=. timeout 300 "$PYTHON" benchmarks/bench_cuda.py "$RESULTS" || status=1
+    PYTHONPATH=. timeout 240 "$PYTHON" benchmarks/bench_cuda.py "$RESULTS" || status=1
+    echo "== tests/cuda, file by file"
+    summary=""
+    for f in tests/cuda/test_*.py tests/core/test_cuda_stub.py; do
+        name=$(basename "$f" .py)
+        start=$(date +%s)
+        PYTHONPATH=. timeout 90 "$PYTHON" -m pytest -q -rfEs -p no:cacheprovider "$f" \
+            --junitxml="$RESULTS/$name.xml" > "$RESULTS/$name.log" 2>&1
+        rc=$?
+        [ $rc -ne 0 ] && status=1
+        line=$(tail -n 1 "$RESULTS/$name.log")
+        [ $rc -eq 124 ] && line="TIMED OUT after 90 s"
+        summary="$summary$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$(( $(date +%s) - start ))" "$line")"$'\n'
+        grep -E "^(FAILED|ERROR)" "$RESULTS/$name.log" | head -20
+    done
+    echo "== tests summary (full logs: $RESULTS/test_*.log)"
+    printf '%s' "$summary"
+    echo "== benchmark table"
+    cat "$RESULTS"/bench_cuda*.txt 2>/dev/null | tail -20
     echo "== exit status $status"
     exit "$status"
 } 2>&1 | tee "$RESULTS/device_check.log"
