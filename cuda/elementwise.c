@@ -65,13 +65,21 @@ geometry(mt_cuda_ew *p, int ndim, const int64_t *shape, mt_tensor *const *ops, i
     for (int k = 0; k < nops && p->ndim == 1; k++) {
         p->contig &= p->data[k] == NULL || p->strides[k][0] == 1;
     }
+    p->vec = p->contig; /* 32 bytes: 4 elements of the widest dtype */
+    for (int k = 0; k < nops; k++) {
+        p->vec &= p->data[k] == NULL || (uintptr_t)p->data[k] % 32 == 0;
+    }
 }
 
 static mt_status
 launch(const void *kernel, mt_cuda_ew *p)
 {
     int64_t threads = MT_CUDA_THREADS;
-    int64_t blocks = (p->n + threads - 1) / threads;
+    int64_t per_thread = p->vec ? 4 : 1; /* kernels.cu's ew_vec */
+    int64_t blocks = (p->n / per_thread + threads - 1) / threads;
+    if (blocks == 0) {
+        blocks = 1; /* fewer elements than one vector: the tail loop does them */
+    }
     if (blocks > 65536 * 8) {
         blocks = 65536 * 8; /* the kernels' loops stride over the grid; more blocks buy nothing */
     }

@@ -30,6 +30,8 @@ typedef struct mt_cuda_scalar {
  * at offset i everywhere. */
 typedef struct mt_cuda_ew {
     int ndim, nin, contig;
+    int vec; /* contiguous, every operand's data 32-byte aligned: 4 elements a thread, vector
+              * loads and stores (what reaches copy bandwidth; elementwise.c decides) */
     int64_t n;
     int64_t sizes[MT_CUDA_MAX_DIMS];
     int64_t strides[MT_CUDA_MAX_OPERANDS][MT_CUDA_MAX_DIMS];

@@ -118,6 +118,28 @@ def test_clamp_and_large():
     same(x.cuda()[3:] + x.cuda()[:-3], x[3:] + x[:-3])  # misaligned: the unvectorised path
 
 
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int64, minitorch.bool])
+def test_vectorised_elementwise_sizes_and_offsets(dtype):
+    """Contiguous 32-byte-aligned operands take 4 elements a thread with vector loads; the
+    n % 4 tail, sizes under one vector and offset views (the scalar path) must agree too."""
+    for n in (1, 3, 4, 5, 7, 1023, 4097, (1 << 20) + 3):
+        a = minitorch.tensor(RNG.standard_normal(n + 8) * 4).to(dtype)
+        b = minitorch.tensor(RNG.standard_normal(n + 8) * 4).to(dtype)
+        ga, gb = a.cuda(), b.cuda()
+        for off in (0, 1, 4, 8):  # offsets 1 and 4 leave 32-byte alignment for 1- to 8-byte dtypes
+            x, y, gx, gy = a[off:off + n], b[off:off + n], ga[off:off + n], gb[off:off + n]
+            if dtype != minitorch.bool:
+                same(gx + gy, x + y)
+                same(gx * 3, x * 3)
+                same(minitorch.where(gx > gy, gx, gy), minitorch.where(x > y, x, y))
+            same(gx == gy, x == y)
+            same(gx.to(minitorch.float32), x.to(minitorch.float32))
+        g = ga.clone()
+        if dtype != minitorch.bool:
+            g.add_(gb, alpha=2)  # in place: out is an input
+            same(g, a + b * 2)
+
+
 def test_sum():
     for name, x in layouts((300, 70)):
         same(x.cuda().sum(), x.sum(), atol=1e-3, rtol=1e-4)
