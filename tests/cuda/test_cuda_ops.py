@@ -126,7 +126,7 @@ def test_vectorised_elementwise_sizes_and_offsets(dtype):
         a = minitorch.tensor(RNG.standard_normal(n + 8) * 4).to(dtype)
         b = minitorch.tensor(RNG.standard_normal(n + 8) * 4).to(dtype)
         ga, gb = a.cuda(), b.cuda()
-        for off in (0, 1, 4, 8):  # offsets 1 and 4 leave 32-byte alignment for 1- to 8-byte dtypes
+        for off in (0, 1, 4, 8):  # views both 32-byte aligned (the vector path) and not, per dtype
             x, y, gx, gy = a[off:off + n], b[off:off + n], ga[off:off + n], gb[off:off + n]
             if dtype != minitorch.bool:
                 same(gx + gy, x + y)
