@@ -36,11 +36,11 @@ status=0
     for f in tests/cuda/test_*.py tests/core/test_cuda_stub.py; do
         name=$(basename "$f" .py)
         start=$(date +%s)
-        PYTHONPATH=. timeout 90 "$PYTHON" -m pytest -q -rfEs -p no:cacheprovider "$f" \
+        PYTHONPATH=. timeout 90 "$PYTHON" -m pytest -rfEs -p no:cacheprovider "$f" \
             --junitxml="$RESULTS/$name.xml" > "$RESULTS/$name.log" 2>&1
         rc=$?
         [ $rc -ne 0 ] && status=1
-        line=$(tail -n 1 "$RESULTS/$name.log")
+        line=$(grep -E "[0-9]+ (passed|failed|skipped|error)" "$RESULTS/$name.log" | tail -n 1)
         [ $rc -eq 124 ] && line="TIMED OUT after 90 s"
         summary="$summary$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$(( $(date +%s) - start ))" "$line")"$'\n'
         grep -E "^(FAILED|ERROR)" "$RESULTS/$name.log" | head -20
