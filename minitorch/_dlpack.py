@@ -108,13 +108,15 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy=None):
                 raise
     # A producer that copied already needs no second copy here.
     local_copy = None if producer_copied and copy else copy
-    if dev_type == _KDL_CUDA and local_copy:
-        # Dropping the shared tensor runs the producer's deleter, after which its allocator may
-        # hand the memory out again on its own stream: our copy must have finished by then.
-        shared = _C._from_dlpack_capsule(capsule, None)
-        t = shared.clone()
-        _cuda().current_stream(dev_id).synchronize()
-        del shared
+    if dev_type == _KDL_CUDA:
+        # A copy (asked for, or of a read-only capsule) is made here: dropping the shared tensor
+        # runs the producer's deleter, after which its allocator may hand the memory out again
+        # on its own stream, so our copy must have finished by then.
+        t, copy_needed = _C._from_dlpack_capsule(capsule, local_copy, True)
+        if copy_needed:
+            shared, t = t, t.clone()
+            _cuda().current_stream(dev_id).synchronize()
+            del shared
     else:
         t = _C._from_dlpack_capsule(capsule, local_copy)
     if moves:

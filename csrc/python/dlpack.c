@@ -414,15 +414,18 @@ tensor_of(const DLTensor *dl, mt_allocator *owner, void *managed)
     return t;
 }
 
-/* _from_dlpack_capsule(capsule, copy): consumes a capsule. copy: None shares the memory (a
- * read-only capsule is copied, as minitorch tensors are always writable), True copies, False
- * refuses a read-only capsule. */
+/* _from_dlpack_capsule(capsule, copy, defer=False): consumes a capsule. copy: None shares the
+ * memory (a read-only capsule is copied, as minitorch tensors are always writable), True copies,
+ * False refuses a read-only capsule. defer: (tensor, copy_needed), and a device tensor's copy is
+ * left to the caller, who must let it finish before dropping the shared tensor (whose release
+ * runs the producer's deleter, and the producer may reuse the memory on another stream). */
 static PyObject *
 py_from_dlpack_capsule(PyObject *m, PyObject *args)
 {
     (void)m;
     PyObject *cap, *copy_obj;
-    if (!PyArg_ParseTuple(args, "OO", &cap, &copy_obj)) {
+    int defer = 0;
+    if (!PyArg_ParseTuple(args, "OO|p", &cap, &copy_obj, &defer)) {
         return NULL;
     }
     int copy = copy_obj == Py_None ? -1 : PyObject_IsTrue(copy_obj);
@@ -468,7 +471,12 @@ py_from_dlpack_capsule(PyObject *m, PyObject *args)
         mt_tensor_release(t);
         return NULL;
     }
-    if (copy == 1 || read_only) {
+    bool copy_needed = copy == 1 || read_only;
+    if (copy_needed && defer && mt_tensor_device(t).type != MT_CPU) {
+        PyObject *shared = mt_py_wrap(t);
+        return shared ? Py_BuildValue("(NO)", shared, Py_True) : NULL;
+    }
+    if (copy_needed) {
         mt_tensor *c;
         mt_status st = mt_op_clone(t, &c);
         mt_tensor_release(t);
@@ -477,7 +485,8 @@ py_from_dlpack_capsule(PyObject *m, PyObject *args)
         }
         t = c;
     }
-    return mt_py_wrap(t);
+    PyObject *r = mt_py_wrap(t);
+    return r && defer ? Py_BuildValue("(NO)", r, Py_False) : r;
 }
 
 /* Whether a tensor views memory imported through DLPack: its storage frees through the
@@ -500,7 +509,8 @@ static PyMethodDef dlpack_functions[] = {
      "_to_dlpack(tensor, versioned, dl_device, copy): Tensor.__dlpack__'s capsule."},
     {"_dlpack_device", py_dlpack_device, METH_O, "Tensor.__dlpack_device__()."},
     {"_from_dlpack_capsule", py_from_dlpack_capsule, METH_VARARGS,
-     "_from_dlpack_capsule(capsule, copy): the tensor of a DLPack capsule, consuming it."},
+     "_from_dlpack_capsule(capsule, copy, defer=False): the tensor of a DLPack capsule, "
+     "consuming it; defer: (tensor, copy_needed), a device tensor's copy left to the caller."},
     {"_dlpack_stats", py_dlpack_stats, METH_NOARGS,
      "Counts of managed tensors exported and of their deleters run."},
     {"_dlpack_is_imported", py_dlpack_is_imported, METH_O,

@@ -147,6 +147,17 @@ def test_read_only_source():
     assert a[0] == 0
 
 
+def test_deferred_copy_is_left_only_for_device_memory():
+    # defer=True (how from_dlpack imports CUDA memory) returns (tensor, copy_needed); host
+    # memory is copied in C as before, so copy_needed is False here, shared or copied
+    a = np.arange(3.0)
+    shared, needed = minitorch._C._from_dlpack_capsule(a.__dlpack__(), None, True)
+    assert not needed and shared.data_ptr() == a.ctypes.data
+    copied, needed = minitorch._C._from_dlpack_capsule(a.__dlpack__(), True, True)
+    assert not needed and copied.data_ptr() != a.ctypes.data
+    np.testing.assert_array_equal(copied.numpy(), a)
+
+
 def test_unsupported_dtypes_and_devices():
     with pytest.raises(BufferError, match="unsupported DLPack dtype"):
         minitorch.from_dlpack(np.ones(2, np.float16))
