@@ -163,6 +163,31 @@ def test_products(m, k, n):
     same(minitorch.bmm(ba.cuda(), bb.cuda()), minitorch.bmm(ba, bb), **tol)
 
 
+def test_products_from_short_lived_threads():
+    """Each thread gets its own cuBLAS handle; an exiting thread's goes to a pool that the next
+    threads take from (cuda/blas.c): three waves of 8 threads, every product right."""
+    import threading
+
+    a = minitorch.tensor(RNG.standard_normal((33, 20)).astype(np.float32))
+    b = minitorch.tensor(RNG.standard_normal((20, 7)).astype(np.float32))
+    want, ga, gb = (a @ b).numpy(), a.cuda(), b.cuda()
+    results = []
+
+    def work():
+        with minitorch.cuda.stream(minitorch.cuda.Stream()):
+            results.append((ga @ gb).cpu().numpy())
+
+    for _ in range(3):
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(results) == 24
+    for r in results:
+        np.testing.assert_allclose(r, want, atol=1e-4, rtol=1e-4)
+
+
 def test_linear_forward_and_mixed_devices():
     lin = minitorch.nn.Linear(4, 8)
     x = minitorch.randn(3, 4)
