@@ -1,0 +1,47 @@
+/* What the parts of the emulated CUDA device share (cuda/emu/): the runtime (runtime.cc) keeps
+ * the devices, the memory registry, streams, events and the clock; the cuBLAS (cublas.c), cuDNN
+ * (cudnn.c) and CUPTI (cupti.c) emulations use them. Not part of the backend: cuda/'s own code sees
+ * only the CUDA APIs (include/). Everything runs synchronously on the calling thread: a launch or
+ * a library call has finished when it returns, whatever stream it was given. */
+#ifndef MT_EMU_H
+#define MT_EMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_runtime_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The calling thread's current device (cudaSetDevice), 0 until it sets one. */
+int mt_emu_current_device(void);
+
+/* Whether [p, p + bytes) lies inside one live cudaMalloc block; its device into *device. A
+ * library emulation checks every device pointer it is given with this (bytes = the extent it
+ * will touch), so a host pointer or an out-of-bounds extent fails as on a GPU. */
+bool mt_emu_device_range(const void *p, size_t bytes, int *device);
+
+/* The device a stream belongs to (NULL, cudaStreamLegacy and cudaStreamPerThread: the current
+ * device); cudaErrorInvalidResourceHandle for a stream that was never created or was destroyed. */
+cudaError_t mt_emu_stream_device(cudaStream_t stream, int *device);
+
+/* The emulated device clock in ns (CLOCK_MONOTONIC; what CUPTI's timestamps and events read). */
+uint64_t mt_emu_now_ns(void);
+
+/* Device work just ran on the calling thread: a kernel (ours through cudaLaunchKernel, or a
+ * library's, named as the library names it), or a copy. The runtime and the library emulations
+ * call these after the work; the CUPTI emulation turns them into activity records (correlated
+ * with the thread's pushed external correlation id). */
+void mt_emu_kernel_ran(const char *name, int device, cudaStream_t stream, uint64_t start_ns,
+                       uint64_t end_ns);
+void mt_emu_memcpy_ran(cudaMemcpyKind kind, size_t bytes, int device, cudaStream_t stream,
+                       uint64_t start_ns, uint64_t end_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
