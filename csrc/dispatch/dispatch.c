@@ -188,7 +188,10 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
         st = see_tensor(op, a->t[k], &ks);
     }
-    for (int k = 0; k < a->ntl && st == MT_OK; k++) {
+    /* Index tensors may be on the CPU for a tensor anywhere (the index plan moves them, and
+     * refuses other devices with PyTorch's IndexError); they are never differentiable. */
+    bool index_list = op == MT_OP_index || op == MT_OP_index_put_;
+    for (int k = 0; k < a->ntl && st == MT_OK && !index_list; k++) {
         st = see_tensor(op, a->tl[k], &ks);
     }
     if (st) {

@@ -149,8 +149,28 @@ mt_index_plan_release(mt_index_plan *p)
     mt_tensor_clear(&p->pos);
 }
 
-/* idx[d] for each dim d of self (owned; NULL where not indexed), masks replaced by their
- * nonzero() columns. */
+/* An index on self's device (owned): PyTorch takes CPU indices for a tensor on any device and
+ * copies them there; an index on another accelerator is refused. */
+static mt_status
+index_on_device(const mt_tensor *self, mt_tensor *t, mt_tensor **out)
+{
+    mt_device dev = mt_tensor_device(self), at = mt_tensor_device(t);
+    if (mt_device_eq(at, dev)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    if (at.type != MT_CPU) {
+        return dev.type == MT_CPU ? mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
+                                                       "same device as the indexed tensor (cpu)")
+                                  : mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
+                                                       "same device as the indexed tensor (cuda:%d)",
+                                            dev.index);
+    }
+    return mt_op_to_copy(t, t->dtype, dev, out);
+}
+
+/* idx[d] for each dim d of self (owned, on self's device; NULL where not indexed), masks
+ * replaced by their nonzero() columns. */
 static mt_status
 expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **idx)
 {
@@ -167,7 +187,7 @@ expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **id
         if (t == NULL) {
             d++;
         } else if (t->dtype == MT_INT64 || t->dtype == MT_INT32) {
-            idx[d++] = mt_tensor_retain(t);
+            st = index_on_device(self, t, &idx[d++]);
         } else if (t->dtype != MT_BOOL) {
             return mt_fail(MT_EINDEX,
                            "tensors used as indices must be long, int, byte or bool tensors");
@@ -181,10 +201,16 @@ expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **id
                                    mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), d + j);
                 }
             }
+            mt_tensor *mask = NULL;
+            if ((st = index_on_device(self, t, &mask))) {
+                return st;
+            }
             mt_args na;
             mt_args_init(&na);
-            na.t[0] = t;
-            if ((st = mt_dispatch(MT_OP_nonzero, &na))) {
+            na.t[0] = mask;
+            st = mt_dispatch(MT_OP_nonzero, &na);
+            mt_tensor_release(mask);
+            if (st) {
                 return st;
             }
             mt_tensor *nz = na.out[0]; /* (count, t->ndim) */

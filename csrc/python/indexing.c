@@ -150,38 +150,6 @@ record(indexing *ix, mt_tensor *index)
     return 0;
 }
 
-/* Index tensors on the CPU serve a tensor on any device, as in PyTorch (x_cuda[[0, 2]] and
- * x_cuda[cpu_index]): they are copied to its device. One on another device is refused. */
-static int
-place_indices(indexing *ix)
-{
-    mt_device dev = mt_tensor_device(ix->view);
-    for (int k = 0; k < ix->n; k++) {
-        mt_tensor *t = ix->idx[k], *moved = NULL;
-        if (t == NULL || mt_device_eq(mt_tensor_device(t), dev)) {
-            continue;
-        }
-        if (mt_tensor_device(t).type != MT_CPU) {
-            if (dev.type == MT_CPU) {
-                PyErr_SetString(PyExc_IndexError, "indices should be either on cpu or on the same "
-                                                  "device as the indexed tensor (cpu)");
-            } else {
-                PyErr_Format(PyExc_IndexError, "indices should be either on cpu or on the same "
-                                               "device as the indexed tensor (cuda:%d)", dev.index);
-            }
-            return -1;
-        }
-        mt_status st = mt_op_to_copy(t, t->dtype, dev, &moved);
-        if (st) {
-            mt_py_raise(st);
-            return -1;
-        }
-        mt_tensor_release(t);
-        ix->idx[k] = moved;
-    }
-    return 0;
-}
-
 /* t[int]: a select, with PyTorch's messages. */
 static int
 apply_int(indexing *ix, PyObject *it, int64_t dim, int self_dim)
@@ -337,9 +305,6 @@ apply_index(PyObject *self, PyObject *index, indexing *ix)
         if (rc < 0) {
             goto out;
         }
-    }
-    if (place_indices(ix) < 0) {
-        goto out;
     }
     r = 0;
 out:

@@ -91,6 +91,14 @@ def test_indexing_a_cuda_tensor_with_host_indices():
                                   x[:, minitorch.tensor([True, False] * 3)].numpy())
     g[[1, 3]] = 7.0
     assert g.device.type == "cuda" and (g.cpu()[[1, 3]] == 7).all()
+    # the ops themselves take them too (the index plan moves them), and autograd's index_put_
+    i = minitorch.tensor([0, 4])
+    g.index_put_((i,), minitorch.full((2, 6), 2.0).cuda(), accumulate=True)
+    assert (g.cpu()[0] == x[0] + 2).all() and (g.cpu()[4] == x[4] + 2).all()
+    np.testing.assert_array_equal(minitorch.index_put(g, (i,), minitorch.zeros(6).cuda()).cpu()[4].numpy(), np.zeros(6))
+    w = x.cuda().requires_grad_()
+    w[i].sum().backward()
+    assert w.grad.device.type == "cuda" and w.grad.cpu().sum().item() == 12
     with pytest.raises(IndexError, match=r"indices should be either on cpu or on the same device as the indexed tensor \(cpu\)"):
         x[minitorch.tensor([0]).cuda()]
 
