@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "dispatch/kernels.h"
+#include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
 #include "profiler/trace.h"
 
 const char *const mt_op_names[MT_NUM_OPS] = {
@@ -144,11 +145,24 @@ device_str(char *buf, size_t n, mt_device d)
     return buf;
 }
 
-/* What the key set has seen so far: the common device, and whether any tensor needs grad. */
+/* A key-set bit past the keys: CPU scalars join a CUDA call (run_with_scalars_on). */
+#define MT_KEYS_CPU_SCALARS (1u << 31)
+
+/* What the key set has seen so far: the common device, whether any tensor needs grad, and
+ * whether a CPU scalar (a 0-dim CPU tensor) waits to join it. */
 typedef struct key_state {
-    bool have_device, needs_grad;
+    bool have_device, needs_grad, cpu_scalars;
     mt_device dev;
 } key_state;
+
+/* A 0-dim CPU tensor other than an in-place op's self may join tensors on a CUDA device, as in
+ * PyTorch (x_cuda * torch.tensor(2.0)): mt_dispatch copies it there for the call. */
+static bool
+is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
+{
+    return t->ndim == 0 && mt_tensor_device(t).type == MT_CPU &&
+           !(position == 0 && (mt_op_flags[op] & INPLACE));
+}
 
 static mt_status
 see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
@@ -186,7 +200,13 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     key_state ks = {.have_device = false, .needs_grad = false, .dev = MT_DEVICE_CPU};
     mt_status st = MT_OK;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
-        st = see_tensor(op, a->t[k], &ks);
+        const mt_tensor *t = a->t[k];
+        if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
+            ks.cpu_scalars = true;
+            ks.needs_grad |= t->requires_grad;
+        } else {
+            st = see_tensor(op, t, &ks);
+        }
     }
     /* Index tensors may be on the CPU for a tensor anywhere (the index plan moves them, and
      * refuses other devices with PyTorch's IndexError); they are never differentiable. */
@@ -198,6 +218,11 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
         return st;
     }
     mt_device dev = ks.dev;
+    if (ks.cpu_scalars && !ks.have_device) {
+        ks.have_device = true; /* only CPU tensors: the CPU */
+    } else if (ks.cpu_scalars && dev.type == MT_CUDA) {
+        keys |= MT_KEYS_CPU_SCALARS;
+    }
     if (!ks.have_device && a->has_device) {
         dev = a->device;
     }
@@ -252,26 +277,76 @@ run(mt_op op, mt_args *a, unsigned keys)
     return st;
 }
 
-mt_status
-mt_dispatch(mt_op op, mt_args *a)
+/* run() with the CPU scalars among a's tensors replaced, for the call, by copies on dev (the
+ * copy is an op, so a scalar that requires grad gets its gradient back on the CPU). */
+static mt_status
+run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
+{
+    mt_tensor *given[MT_MAX_TENSOR_ARGS] = {NULL};
+    mt_status st = MT_OK;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
+        mt_tensor *t = a->t[k];
+        if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
+            mt_tensor *moved = NULL;
+            if ((st = mt_op_to_copy(t, t->dtype, dev, &moved)) == MT_OK) {
+                given[k] = t;
+                a->t[k] = moved;
+            }
+        }
+    }
+    if (st == MT_OK) {
+        st = run(op, a, keys & ~MT_KEYS_CPU_SCALARS);
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (given[k]) {
+            mt_tensor_release(a->t[k]);
+            a->t[k] = given[k];
+        }
+    }
+    return st;
+}
+
+/* The device of a call's first tensor on a CUDA device. */
+static mt_device
+cuda_device_of(const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && mt_tensor_device(a->t[k]).type == MT_CUDA) {
+            return mt_tensor_device(a->t[k]);
+        }
+    }
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && mt_tensor_device(a->tl[k]).type == MT_CUDA) {
+            return mt_tensor_device(a->tl[k]);
+        }
+    }
+    return MT_DEVICE_CPU;
+}
+
+static mt_status
+dispatch_below(mt_op op, mt_args *a, unsigned mask)
 {
     unsigned keys = 0;
     mt_status st = compute_keys(op, a, &keys);
     if (st) {
         return st;
     }
-    return run(op, a, keys);
+    if (keys & MT_KEYS_CPU_SCALARS) {
+        return run_with_scalars_on(cuda_device_of(a), op, a, keys & (mask | MT_KEYS_CPU_SCALARS));
+    }
+    return run(op, a, keys & mask);
+}
+
+mt_status
+mt_dispatch(mt_op op, mt_args *a)
+{
+    return dispatch_below(op, a, ~0u);
 }
 
 mt_status
 mt_redispatch(mt_op op, mt_args *a, mt_key below)
 {
-    unsigned keys = 0;
-    mt_status st = compute_keys(op, a, &keys);
-    if (st) {
-        return st;
-    }
-    return run(op, a, keys & ((1u << below) - 1u));
+    return dispatch_below(op, a, (1u << below) - 1u);
 }
 
 mt_status

@@ -198,6 +198,28 @@ def test_linear_forward_and_mixed_devices():
         x.cuda() + x
 
 
+def test_cpu_scalars_join_cuda_tensors():
+    """As in PyTorch, a 0-dim CPU tensor joins CUDA tensors (not as an in-place op's self); its
+    gradient comes back to it on the CPU, and promotion is a 0-dim tensor's, not a number's."""
+    x = minitorch.arange(6.0).reshape(2, 3)
+    g = x.cuda()
+    s = minitorch.tensor(2.0, requires_grad=True)
+    y = g * s + minitorch.tensor(1.0)
+    assert y.device.type == "cuda"
+    np.testing.assert_array_equal(y.cpu().detach().numpy(), x.numpy() * 2 + 1)
+    y.sum().backward()
+    assert s.grad.device.type == "cpu" and s.grad.item() == 15.0
+    np.testing.assert_array_equal(minitorch.where(g > 2, g, minitorch.tensor(-1.0)).cpu().numpy(),
+                                  np.where(x.numpy() > 2, x.numpy(), -1.0))
+    assert (minitorch.arange(3).cuda() * minitorch.tensor(1.5, dtype=minitorch.float64)).dtype == minitorch.float64
+    g.add_(minitorch.tensor(1.0))
+    np.testing.assert_array_equal(g.cpu().numpy(), x.numpy() + 1)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        minitorch.tensor(1.0).add_(g)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        g + minitorch.ones(1)
+
+
 # ---- every elementwise op, reduction and op along a dim of the CUDA key, against the CPU ----
 
 
