@@ -10,10 +10,9 @@
  * products have no CUDA kernel (they run through host_fallback.c). */
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdlib.h>
 
 #include "cuda/elementwise.h"
+#include "cuda/handles.h"
 #include "cuda/profile.h"
 
 #ifdef MT_CUDA_CUBLAS
@@ -32,77 +31,20 @@ cublas_check_at(cublasStatus_t s, const char *call, const char *file, int line)
 /* st = mt_cublas_check(cublasSgemm(...)); the cuBLAS twin of mt_cuda_check */
 #define mt_cublas_check(call) cublas_check_at((call), #call, __FILE__, __LINE__)
 
-/* A handle per device per thread (a shared one races between cublasSetStream and the call), as
- * PyTorch's: made on first use, and when the thread exits given to a pool that later threads
- * take from first (a handle costs milliseconds and its workspace to make). */
-typedef struct thread_handles {
-    cublasHandle_t h[MT_CUDA_MAX_DEVICES];
-} thread_handles;
-
-#define MT_CUBLAS_POOL 64 /* idle handles kept per device; more are destroyed */
-
-static _Thread_local thread_handles *handles;
-static pthread_key_t handles_key;
-static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static cublasHandle_t pool[MT_CUDA_MAX_DEVICES][MT_CUBLAS_POOL];
-static int pool_n[MT_CUDA_MAX_DEVICES];
-
-/* The exiting thread's handles go to the pool (its key's destructor). */
-static void
-return_handles(void *p)
-{
-    thread_handles *t = p;
-    pthread_mutex_lock(&pool_lock);
-    for (int d = 0; d < MT_CUDA_MAX_DEVICES; d++) {
-        if (t->h[d] == NULL) {
-            continue;
-        }
-        if (pool_n[d] < MT_CUBLAS_POOL) {
-            pool[d][pool_n[d]++] = t->h[d];
-        } else {
-            (void)cublasDestroy(t->h[d]); /* at thread exit nobody can be told of a failure */
-        }
-    }
-    pthread_mutex_unlock(&pool_lock);
-    free(t);
-}
-
-static void
-make_handles_key(void)
-{
-    pthread_key_create(&handles_key, return_handles);
-}
-
-/* The calling thread's handle for device d: its own, one from the pool, or a new one. */
 static mt_status
-thread_handle(int d, cublasHandle_t *out)
+create_handle(void **out)
 {
-    if (handles == NULL) {
-        pthread_once(&handles_once, make_handles_key);
-        handles = calloc(1, sizeof(*handles));
-        if (handles == NULL) {
-            return mt_fail(MT_ENOMEM, "cuBLAS: out of memory for the thread's handles");
-        }
-        pthread_setspecific(handles_key, handles);
-    }
-    if (handles->h[d] == NULL) {
-        pthread_mutex_lock(&pool_lock);
-        if (pool_n[d] > 0) {
-            handles->h[d] = pool[d][--pool_n[d]];
-        }
-        pthread_mutex_unlock(&pool_lock);
-    }
-    if (handles->h[d] == NULL) {
-        mt_status st = mt_cublas_check(cublasCreate(&handles->h[d]));
-        if (st) {
-            handles->h[d] = NULL;
-            return st;
-        }
-    }
-    *out = handles->h[d];
-    return MT_OK;
+    return mt_cublas_check(cublasCreate((cublasHandle_t *)out));
 }
+
+static void
+destroy_handle(void *h)
+{
+    (void)cublasDestroy(h);
+}
+
+static mt_cuda_handles cublas_handles = MT_CUDA_HANDLES_INIT("cuBLAS", create_handle,
+                                                             destroy_handle);
 
 /* A cuBLAS call as a Library:: event; the kernels it runs get its correlation id (call: a
  * literal, the exported symbol the cublas_v2.h macro names). */
@@ -115,19 +57,9 @@ library_begin(const char *call)
 static mt_status
 handle_for(mt_device dev, cublasHandle_t *out)
 {
-    mt_status st = mt_cuda_use_device(dev);
-    if (st) {
-        return st;
-    }
-    if (dev.index >= MT_CUDA_MAX_DEVICES) {
-        return mt_fail(MT_ECUDA, "cuBLAS: device cuda:%d is beyond the %d supported", dev.index,
-                       MT_CUDA_MAX_DEVICES);
-    }
-    if ((st = thread_handle(dev.index, out))) {
-        return st;
-    }
+    mt_status st = mt_cuda_thread_handle(&cublas_handles, dev, (void **)out);
     /* the thread's current stream may have changed since the last call (or the handle's owner) */
-    return mt_cublas_check(cublasSetStream(*out, mt_cuda_current_stream(dev.index)));
+    return st ? st : mt_cublas_check(cublasSetStream(*out, mt_cuda_current_stream(dev.index)));
 }
 
 /* A (rows, cols) matrix with strides (s0, s1) as cuBLAS takes it: *trans false for row-major

@@ -2,13 +2,14 @@
  * float64. The argument checks and geometry are the CPU ops' (cpu/conv.c, conv_backward.c,
  * through the C API), so both backends fail alike; every operand is made contiguous first.
  *
- * One cuDNN handle per device per thread (as PyTorch keeps them: a handle shared by threads
- * races between cudnnSetStream and the call), set to the thread's current stream before each
- * use. The algorithm is cuDNN's first heuristic choice (the _v7 queries), its workspace a
- * device tensor from our caching allocator. Float32 asks for FMA math only: TF32 tensor cores
- * would drift from the CPU result beyond what the tests allow. Built only with the cuDNN
- * headers (MT_CUDA_CUDNN); otherwise conv2d stays on the host round trip. */
+ * One cuDNN handle per device per thread (handles.h), set to the thread's current stream
+ * before each use. The algorithm is the first of cuDNN's heuristic ranking (the _v7 queries)
+ * whose workspace, a device tensor from our caching allocator, can be had. Float32 asks for FMA
+ * math only: TF32 tensor cores would drift from the CPU result beyond what the tests allow.
+ * Built only with the cuDNN headers (MT_CUDA_CUDNN); otherwise conv2d stays on the host round
+ * trip. */
 #include "cuda/elementwise.h"
+#include "cuda/handles.h"
 #include "cuda/ops.h"
 #include "cuda/profile.h"
 
@@ -35,29 +36,28 @@ cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line)
         mt_cuda_span_end(&span_);                                                         \
     } while (0)
 
-/* Created on first use, never destroyed: a thread's handles live as long as the process. */
-static _Thread_local cudnnHandle_t handles[MT_CUDA_MAX_DEVICES];
+static mt_status
+create_handle(void **out)
+{
+    mt_status st;
+    CUDNN_TRACED(st, "cudnnCreate", cudnnCreate((cudnnHandle_t *)out));
+    return st;
+}
+
+static void
+destroy_handle(void *h)
+{
+    (void)cudnnDestroy(h);
+}
+
+static mt_cuda_handles cudnn_handles = MT_CUDA_HANDLES_INIT("cuDNN", create_handle,
+                                                            destroy_handle);
 
 static mt_status
 handle_for(mt_device dev, cudnnHandle_t *out)
 {
-    mt_status st = mt_cuda_use_device(dev);
-    if (st) {
-        return st;
-    }
-    if (dev.index >= MT_CUDA_MAX_DEVICES) {
-        return mt_fail(MT_ECUDA, "cuDNN: device cuda:%d is beyond the %d supported", dev.index,
-                       MT_CUDA_MAX_DEVICES);
-    }
-    if (handles[dev.index] == NULL) {
-        CUDNN_TRACED(st, "cudnnCreate", cudnnCreate(&handles[dev.index]));
-        if (st) {
-            handles[dev.index] = NULL;
-            return st;
-        }
-    }
-    *out = handles[dev.index];
-    return cudnn_check(cudnnSetStream(*out, mt_cuda_current_stream(dev.index)));
+    mt_status st = mt_cuda_thread_handle(&cudnn_handles, dev, (void **)out);
+    return st ? st : cudnn_check(cudnnSetStream(*out, mt_cuda_current_stream(dev.index)));
 }
 
 /* The descriptors of one convolution: input x (N, C, H, W), weight w (OC, C/G, KH, KW),
@@ -132,6 +132,85 @@ ws_data(mt_tensor *ws)
     return ws ? mt_tensor_data(ws) : NULL;
 }
 
+/* The three passes of a convolution, for the algorithm choice. */
+typedef enum { PASS_FWD, PASS_BWD_DATA, PASS_BWD_FILTER } conv_pass;
+
+#define MAX_ALGOS 16 /* more than any pass has (CUDNN_CONVOLUTION_*_ALGO_COUNT) */
+
+static cudnnStatus_t
+workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
+{
+    switch (k) {
+    case PASS_FWD:
+        return cudnnGetConvolutionForwardWorkspaceSize(p->h, p->x, p->w, p->conv, p->y,
+                                                       (cudnnConvolutionFwdAlgo_t)algo, bytes);
+    case PASS_BWD_DATA:
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            p->h, p->w, p->y, p->conv, p->x, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+    default:
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            p->h, p->x, p->y, p->conv, p->w, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
+    }
+}
+
+/* cuDNN's ranking of the pass's algorithms (its heuristics, the _v7 queries) as plain arrays. */
+#define RANK(st, name, query, perf_type, count)                                        do {                                                                                   perf_type perf_[count];                                                            _Static_assert(count <= MAX_ALGOS, "MAX_ALGOS");                                   CUDNN_TRACED(st, name, query);                                                     for (int j_ = 0; st == MT_OK && j_ < *found; j_++) {                                   algos[j_] = (int)perf_[j_].algo;                                                   status[j_] = perf_[j_].status;                                                 }                                                                              } while (0)
+
+static mt_status
+rank(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status)
+{
+    mt_status st;
+    if (k == PASS_FWD) {
+        RANK(st, "cudnnGetConvolutionForwardAlgorithm_v7",
+             cudnnGetConvolutionForwardAlgorithm_v7(p->h, p->x, p->w, p->conv, p->y,
+                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf_),
+             cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    } else if (k == PASS_BWD_DATA) {
+        RANK(st, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+             cudnnGetConvolutionBackwardDataAlgorithm_v7(p->h, p->w, p->y, p->conv, p->x,
+                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                         found, perf_),
+             cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+    } else {
+        RANK(st, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+             cudnnGetConvolutionBackwardFilterAlgorithm_v7(p->h, p->x, p->y, p->conv, p->w,
+                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                           found, perf_),
+             cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+    }
+    return st;
+}
+#undef RANK
+
+/* The first algorithm of cuDNN's ranking that works for the problem and whose workspace can be
+ * had: a fast algorithm may ask for more device memory than is left, and then, as PyTorch does,
+ * the next one is tried. *ws is the workspace (NULL for none) of *bytes. */
+static mt_status
+choose(const conv_plan *p, conv_pass k, mt_device dev, int *algo, mt_tensor **ws, size_t *bytes)
+{
+    int found = 0, algos[MAX_ALGOS];
+    cudnnStatus_t status[MAX_ALGOS];
+    mt_status st = rank(p, k, &found, algos, status);
+    if (st) {
+        return st;
+    }
+    st = cudnn_check(CUDNN_STATUS_NOT_SUPPORTED); /* when none works */
+    for (int j = 0; j < found; j++) {
+        if (status[j] != CUDNN_STATUS_SUCCESS) {
+            continue;
+        }
+        if ((st = cudnn_check(workspace_size(p, k, algos[j], bytes)))) {
+            return st;
+        }
+        st = workspace(*bytes, dev, ws);
+        if (st != MT_ECUDA_OOM) {
+            *algo = algos[j];
+            return st;
+        }
+    }
+    return st;
+}
+
 /* t itself (a new reference) when contiguous of dtype dt, else such a copy. */
 static mt_status
 dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out)
@@ -203,17 +282,9 @@ cuda_conv2d(mt_args *a)
         goto out_release;
     }
     planned = true;
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
+    int algo = 0;
     size_t bytes = 0;
-    CUDNN_TRACED(st, "cudnnGetConvolutionForwardAlgorithm_v7",
-                 cudnnGetConvolutionForwardAlgorithm_v7(p.h, p.x, p.w, p.conv, p.y,
-                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                        &found, perf));
-    if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
-        (st = cudnn_check(cudnnGetConvolutionForwardWorkspaceSize(p.h, p.x, p.w, p.conv, p.y,
-                                                                  perf[0].algo, &bytes))) ||
-        (st = workspace(bytes, dev, &ws))) {
+    if ((st = choose(&p, PASS_FWD, dev, &algo, &ws, &bytes))) {
         goto out_release;
     }
     double one = 1.0, beta = bias ? 1.0 : 0.0;
@@ -222,7 +293,8 @@ cuda_conv2d(mt_args *a)
     const void *be = dt == MT_FLOAT32 ? (const void *)&betaf : (const void *)&beta;
     CUDNN_TRACED(st, "cudnnConvolutionForward",
                  cudnnConvolutionForward(p.h, al, p.x, mt_tensor_data(x), p.w, mt_tensor_data(w),
-                                         p.conv, perf[0].algo, ws_data(ws), bytes, be, p.y,
+                                         p.conv, (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws), bytes,
+                                         be, p.y,
                                          mt_tensor_data(out)));
 out_release:
     if (planned) {
@@ -278,39 +350,23 @@ conv_backward(mt_args *a, grad_kind kind)
     const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
     const void *be = dt == MT_FLOAT32 ? (const void *)&zerof : (const void *)&zero;
     size_t bytes = 0;
-    int found = 0;
+    int algo = 0;
+    if ((st = choose(&p, kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER, dev, &algo, &ws,
+                     &bytes))) {
+        goto out_release;
+    }
     if (kind == GRAD_INPUT) {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        CUDNN_TRACED(st, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-                     cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                         p.h, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                         &found, perf));
-        if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
-            (st = cudnn_check(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                 p.h, p.w, p.y, p.conv, p.x, perf[0].algo, &bytes))) ||
-            (st = workspace(bytes, dev, &ws))) {
-            goto out_release;
-        }
         CUDNN_TRACED(st, "cudnnConvolutionBackwardData",
                      cudnnConvolutionBackwardData(p.h, al, p.w, mt_tensor_data(o), p.y,
-                                                  mt_tensor_data(go), p.conv, perf[0].algo,
+                                                  mt_tensor_data(go), p.conv,
+                                                  (cudnnConvolutionBwdDataAlgo_t)algo,
                                                   ws_data(ws), bytes, be, p.x,
                                                   mt_tensor_data(out)));
     } else {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        CUDNN_TRACED(st, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                     cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                         p.h, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                         &found, perf));
-        if (st || (st = cudnn_check(found > 0 ? perf[0].status : CUDNN_STATUS_NOT_SUPPORTED)) ||
-            (st = cudnn_check(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                 p.h, p.x, p.y, p.conv, p.w, perf[0].algo, &bytes))) ||
-            (st = workspace(bytes, dev, &ws))) {
-            goto out_release;
-        }
         CUDNN_TRACED(st, "cudnnConvolutionBackwardFilter",
                      cudnnConvolutionBackwardFilter(p.h, al, p.x, mt_tensor_data(o), p.y,
-                                                    mt_tensor_data(go), p.conv, perf[0].algo,
+                                                    mt_tensor_data(go), p.conv,
+                                                    (cudnnConvolutionBwdFilterAlgo_t)algo,
                                                     ws_data(ws), bytes, be, p.w,
                                                     mt_tensor_data(out)));
     }
