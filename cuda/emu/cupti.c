@@ -19,7 +19,6 @@
 
 #include "cuda/emu/emu.h"
 
-#define STACK_DEPTH 64  /* external ids nested per thread and kind; CUPTI has no stated limit */
 #define NAME_SLOTS 4096 /* distinct kernel names: ours are a few hundred, the libraries' a few */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,8 +34,31 @@ static atomic_bool on_kernel, on_concurrent, on_memcpy, on_external;
 static atomic_uint last_corr;
 static atomic_llong last_grid;
 
-static _Thread_local uint64_t stacks[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][STACK_DEPTH];
-static _Thread_local int depths[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+/* A thread's pushed external ids, per kind: grown as needed (CUPTI states no limit), freed when
+ * the thread exits. */
+typedef struct id_stack {
+    uint64_t *ids[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+    int depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE], cap[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+} id_stack;
+static _Thread_local id_stack *stacks;
+static pthread_key_t stacks_key;
+static pthread_once_t stacks_once = PTHREAD_ONCE_INIT;
+
+static void
+free_stacks(void *p)
+{
+    id_stack *s = p;
+    for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+        free(s->ids[k]);
+    }
+    free(s);
+}
+
+static void
+make_stacks_key(void)
+{
+    (void)pthread_key_create(&stacks_key, free_stacks);
+}
 
 static size_t
 record_size(CUpti_ActivityKind kind)
@@ -172,13 +194,13 @@ emit(const void *work, size_t len, uint32_t corr)
     const void *recs[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE + 1];
     size_t lens[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE + 1];
     int n = 0;
-    if (atomic_load(&on_external)) {
+    if (atomic_load(&on_external) && stacks != NULL) {
         for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
-            if (depths[k] > 0) {
+            if (stacks->depth[k] > 0) {
                 links[n] = (CUpti_ActivityExternalCorrelation){
                     .kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                     .externalKind = (CUpti_ExternalCorrelationKind)k,
-                    .externalId = stacks[k][depths[k] - 1],
+                    .externalId = stacks->ids[k][stacks->depth[k] - 1],
                     .correlationId = corr};
                 recs[n] = &links[n];
                 lens[n] = sizeof(links[n]);
@@ -393,13 +415,23 @@ cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint6
         kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
         return CUPTI_ERROR_INVALID_PARAMETER;
     }
-    if (depths[kind] == STACK_DEPTH) {
-        fprintf(stderr, "minitorch emulated CUPTI: more than %d external correlation ids pushed "
-                        "on one thread (a missing pop?)\n",
-                STACK_DEPTH);
-        return CUPTI_ERROR_OUT_OF_MEMORY;
+    if (stacks == NULL) {
+        (void)pthread_once(&stacks_once, make_stacks_key);
+        if ((stacks = calloc(1, sizeof(*stacks))) == NULL) {
+            return CUPTI_ERROR_OUT_OF_MEMORY;
+        }
+        (void)pthread_setspecific(stacks_key, stacks);
     }
-    stacks[kind][depths[kind]++] = id;
+    if (stacks->depth[kind] == stacks->cap[kind]) {
+        const int cap = stacks->cap[kind] ? 2 * stacks->cap[kind] : 16;
+        uint64_t *grown = realloc(stacks->ids[kind], sizeof(*grown) * (size_t)cap);
+        if (grown == NULL) {
+            return CUPTI_ERROR_OUT_OF_MEMORY;
+        }
+        stacks->ids[kind] = grown;
+        stacks->cap[kind] = cap;
+    }
+    stacks->ids[kind][stacks->depth[kind]++] = id;
     return CUPTI_SUCCESS;
 }
 
@@ -410,10 +442,10 @@ cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64
         kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
         return CUPTI_ERROR_INVALID_PARAMETER;
     }
-    if (depths[kind] == 0) {
+    if (stacks == NULL || stacks->depth[kind] == 0) {
         return CUPTI_ERROR_QUEUE_EMPTY;
     }
-    const uint64_t id = stacks[kind][--depths[kind]];
+    const uint64_t id = stacks->ids[kind][--stacks->depth[kind]];
     if (lastId) {
         *lastId = id;
     }
