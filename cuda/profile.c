@@ -235,6 +235,17 @@ cupti_load(void)
     if (env && strcmp(env, "0") == 0) {
         return false;
     }
+#ifdef MT_CUDA_EMU
+    /* the emulated device's CUPTI (cuda/emu/cupti.c) is linked in: nothing to load */
+    cupti.register_callbacks = cuptiActivityRegisterCallbacks;
+    cupti.enable = cuptiActivityEnable;
+    cupti.disable = cuptiActivityDisable;
+    cupti.flush_all = cuptiActivityFlushAll;
+    cupti.next_record = cuptiActivityGetNextRecord;
+    cupti.push = cuptiActivityPushExternalCorrelationId;
+    cupti.pop = cuptiActivityPopExternalCorrelationId;
+    cupti.timestamp = cuptiGetTimestamp;
+#else
     static const char *const names[] = {"libcupti.so", "libcupti.so.13",
                                         "/usr/local/cuda/lib64/libcupti.so",
                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
@@ -255,6 +266,7 @@ cupti_load(void)
     LOAD(pop, "cuptiActivityPopExternalCorrelationId");
     LOAD(timestamp, "cuptiGetTimestamp");
 #undef LOAD
+#endif
     if (!cupti.register_callbacks || !cupti.enable || !cupti.disable || !cupti.flush_all ||
         !cupti.next_record || !cupti.push || !cupti.pop || !cupti.timestamp ||
         cupti.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) {
