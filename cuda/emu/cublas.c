@@ -329,16 +329,19 @@ static cublasStatus_t
 check_device(const call *c, extent *e, const char *name, const void *p, span s, size_t esize)
 {
     int dev = -1;
+    int64_t lo_bytes, elems;
     e->name = name;
-    e->start = (uintptr_t)p + (uintptr_t)(s.lo * (int64_t)esize);
+    e->start = (uintptr_t)p;
     e->bytes = 0;
     if (s.hi == s.lo) {
         return CUBLAS_STATUS_SUCCESS;
     }
-    if ((uint64_t)(s.hi - s.lo) > SIZE_MAX / esize) {
+    if (__builtin_mul_overflow(s.lo, (int64_t)esize, &lo_bytes) ||
+        __builtin_sub_overflow(s.hi, s.lo, &elems) || (uint64_t)elems > SIZE_MAX / esize) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn, "%s's extent overflows", name);
     }
-    e->bytes = (size_t)(s.hi - s.lo) * esize;
+    e->start += (uintptr_t)lo_bytes; /* wraps for lo < 0, as intended */
+    e->bytes = (size_t)elems * esize;
     if (p == NULL) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn, "%s is NULL", name);
     }
