@@ -58,8 +58,15 @@ static mt_status
 handle_for(mt_device dev, cublasHandle_t *out)
 {
     mt_status st = mt_cuda_thread_handle(&cublas_handles, dev, (void **)out);
-    /* the thread's current stream may have changed since the last call (or the handle's owner) */
-    return st ? st : mt_cublas_check(cublasSetStream(*out, mt_cuda_current_stream(dev.index)));
+    /* the thread's current stream may have changed since the last call (or the handle's owner);
+     * every call but dot's passes host scalars, and dot's may have failed before setting it back */
+    if (st == MT_OK) {
+        st = mt_cublas_check(cublasSetStream(*out, mt_cuda_current_stream(dev.index)));
+    }
+    if (st == MT_OK) {
+        st = mt_cublas_check(cublasSetPointerMode(*out, CUBLAS_POINTER_MODE_HOST));
+    }
+    return st;
 }
 
 /* A (rows, cols) matrix with strides (s0, s1) as cuBLAS takes it: *trans false for row-major
@@ -131,7 +138,7 @@ inc_of(const mt_tensor *v)
 }
 
 // C (*) contiguous, holding beta's operand already unless beta is 0: C = beta C, the product
-// of an empty inner dimension (cuBLAS is not called with k = 0: its quick return keeps C)
+// of an empty inner dimension (done here, as PyTorch does, rather than by cuBLAS with k = 0)
 static mt_status
 scale(cublasHandle_t h, mt_tensor *C, double beta)
 {
@@ -473,9 +480,6 @@ dot_into(mt_tensor *x, mt_tensor *y, mt_tensor *out)
              ? mt_cublas_check(cublasSdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r))
              : mt_cublas_check(cublasDdot(h, (int)n, xp, inc_of(xu), yp, inc_of(yu), r));
     mt_cuda_span_end(&span);
-    /* every other call on this thread's handle passes host scalars */
-    mt_status back = mt_cublas_check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-    st = st ? st : back;
 out_release:
     mt_tensor_clear(&tx);
     mt_tensor_clear(&ty);

@@ -341,10 +341,11 @@ cupti_stop(void)
     if (!atomic_exchange(&cupti_on, false)) {
         return;
     }
-    (void)cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* disabled first, so no other thread's records land after the flush (in the next one's) */
     for (size_t k = 0; k < sizeof(cupti_kinds) / sizeof(cupti_kinds[0]); k++) {
         (void)cupti.disable(cupti_kinds[k]);
     }
+    (void)cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&cupti_lock);
     if (nlinks > 0) {
         qsort(links, (size_t)nlinks, sizeof(*links), by_cupti_corr);
@@ -377,26 +378,24 @@ cupti_stop(void)
     pthread_mutex_unlock(&cupti_lock);
 }
 
-static void
+/* Whether corr was pushed: the pop must pair with the push whatever the recording state is by
+ * then (a recording stopped in between would leave a stale id on the thread's stack). */
+static bool
 cupti_push(int64_t corr)
 {
-    if (atomic_load(&cupti_on)) {
-        (void)cupti.push(CUPTI_KIND, (uint64_t)corr);
-    }
+    return atomic_load(&cupti_on) && cupti.push(CUPTI_KIND, (uint64_t)corr) == CUPTI_SUCCESS;
 }
 
 static void
 cupti_pop(void)
 {
     uint64_t last = 0;
-    if (atomic_load(&cupti_on)) {
-        (void)cupti.pop(CUPTI_KIND, &last);
-    }
+    (void)cupti.pop(CUPTI_KIND, &last);
 }
 #else
 static void cupti_start(void) {}
 static void cupti_stop(void) {}
-static void cupti_push(int64_t corr) { (void)corr; }
+static bool cupti_push(int64_t corr) { (void)corr; return false; }
 static void cupti_pop(void) {}
 #endif
 
@@ -483,9 +482,8 @@ mt_cuda_span_begin(const char *name, mt_layer layer, const char *detail, int kin
     s.traced = true;
     if (gpu_name) {
         mt_trace_set_correlation(corr);
-        cupti_push(corr);
+        s.external = cupti_push(corr);
     }
-    s.external = gpu_name != NULL;
     return s;
 }
 
