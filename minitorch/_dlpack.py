@@ -89,6 +89,11 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy=None):
     if copy is not None and not moves:  # a move copies anyway: no need for a producer's copy
         kwargs["copy"] = copy
     if dev_type == _KDL_CUDA:
+        # memory on a device we do not have is refused now, not at its first use
+        n = _cuda().device_count()
+        if not 0 <= dev_id < n:
+            _cuda()._lazy_init()  # a build or machine without CUDA says so first
+            raise RuntimeError(f"CUDA error: invalid device ordinal (device cuda:{dev_id} of {n})")
         # the producer makes our current stream wait for its work (1: the legacy default)
         s = _cuda().current_stream(dev_id).cuda_stream
         kwargs["stream"] = 1 if s == 0 else s

@@ -182,6 +182,15 @@ def test_errors():
     for s in (None, -1, 1):  # legacy default, no sync, legacy default
         assert minitorch.from_dlpack(t.__dlpack__(stream=s)).data_ptr() == t.data_ptr()
 
+    class Elsewhere:  # a producer whose memory is on a device this machine does not have
+        def __dlpack_device__(self):
+            return (2, minitorch.cuda.device_count())
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("not asked: the device is refused first")
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        minitorch.from_dlpack(Elsewhere())
+
 
 @pytest.mark.skipif(minitorch.cuda.device_count() < 2, reason="needs two devices")
 def test_export_from_another_device_than_the_current_one():

@@ -173,6 +173,15 @@ def test_unsupported_dtypes_and_devices():
         with pytest.raises((RuntimeError, AssertionError)):
             minitorch.ones(2).__dlpack__(dl_device=(2, 0))
 
+        class OnCuda:  # CUDA memory is refused before the producer is asked for it
+            def __dlpack_device__(self):
+                return (2, 0)
+
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("not asked")
+        with pytest.raises((RuntimeError, AssertionError), match="CUDA"):
+            minitorch.from_dlpack(OnCuda())
+
 
 def test_export_errors_match_torch():
     for lib in [minitorch] + ([torch] if torch is not None else []):
