@@ -45,8 +45,10 @@ typedef struct uint3 {
     unsigned int x, y, z;
 } uint3;
 
-/* The running thread's indices and its launch's shape, set by runtime.cc before each thread
- * (or fiber) runs. */
+/* The running thread's indices and its launch's shape, set by launch.cc before each thread
+ * (or fiber) runs. (Not initial-exec TLS, though kernels read them all the time: a module with
+ * any initial-exec TLS must fit all its TLS, the __shared__ arrays too, in the small static
+ * TLS area, and fails to load.) */
 extern __thread uint3 threadIdx, blockIdx, blockDim, gridDim;
 
 /* Waits until every thread of the block has reached it (runtime.cc: a fiber switch). */

@@ -35,8 +35,9 @@ extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const voi
 #define GUARD_BYTES ((size_t)4096)      /* an overflow faults instead of corrupting */
 
 #if defined(__x86_64__)
-/* mt_emu_fiber_switch(&from_sp, to_sp): saves the callee-saved registers and the FP control
- * words on the current stack, stores its pointer, and resumes the stack to_sp points at. */
+/* mt_emu_fiber_switch(&from_sp, to_sp): saves the callee-saved registers on the current stack,
+ * stores its pointer, and resumes the stack to_sp points at. (The FP control words are not
+ * switched: every fiber of a launch shares its OS thread's, and no kernel changes them.) */
 extern "C" void mt_emu_fiber_switch(void **from_sp, void *to_sp);
 __asm__(".text\n"
         ".globl mt_emu_fiber_switch\n"
@@ -49,14 +50,8 @@ __asm__(".text\n"
         "    pushq %r13\n"
         "    pushq %r14\n"
         "    pushq %r15\n"
-        "    subq $8, %rsp\n"
-        "    stmxcsr (%rsp)\n"
-        "    fnstcw 4(%rsp)\n"
         "    movq %rsp, (%rdi)\n"
         "    movq %rsi, %rsp\n"
-        "    ldmxcsr (%rsp)\n"
-        "    fldcw 4(%rsp)\n"
-        "    addq $8, %rsp\n"
         "    popq %r15\n"
         "    popq %r14\n"
         "    popq %r13\n"
@@ -101,6 +96,8 @@ struct engine {
     bool as_fibers = false; /* the current block runs as fibers */
     bool in_use = false;    /* a launch is running on this thread */
     bool diverged = false;  /* some threads of a block left while others waited at a barrier */
+    bool from_sched = false; /* the switch being made leaves the scheduler (for ASan) */
+    unsigned ended = 0;      /* threads that ended in the current round */
 
     ~engine()
     {
@@ -156,15 +153,8 @@ fiber_init(fiber &f, void (*entry)(void))
     *--sp = nullptr;        /* entry's return address: it never returns */
     *--sp = (void *)entry;  /* where mt_emu_fiber_switch's ret goes, rsp then 8 mod 16 */
     for (int r = 0; r < 6; r++) {
-        *--sp = nullptr;    /* rbp, rbx, r12-r15 */
+        *--sp = nullptr; /* rbp, rbx, r12-r15 */
     }
-    --sp;
-    uint32_t csr;
-    uint16_t cw;
-    __asm__ volatile("stmxcsr %0" : "=m"(csr));
-    __asm__ volatile("fnstcw %0" : "=m"(cw));
-    memcpy(sp, &csr, 4);
-    memcpy((char *)sp + 4, &cw, 2);
     f.sp = sp;
 #else
     getcontext(&f.uc);
@@ -201,6 +191,10 @@ namespace {
 void
 set_thread(unsigned t)
 {
+    if (blockDim.y == 1 && blockDim.z == 1) {
+        threadIdx.x = t; /* every kernel of ours: no divisions per fiber switch */
+        return;
+    }
     threadIdx.x = t % blockDim.x;
     threadIdx.y = t / blockDim.x % blockDim.y;
     threadIdx.z = t / (blockDim.x * blockDim.y);
@@ -214,15 +208,53 @@ set_block(unsigned long long b)
     blockIdx.z = (unsigned)(b / ((unsigned long long)gridDim.x * gridDim.y));
 }
 
-/* A fiber's first moments: it was switched to from the scheduler. */
+/* A fiber's first moments (ASan learns the stack it came from: the scheduler's, once). */
 void
 fiber_started(engine &e)
 {
 #ifdef MT_EMU_ASAN
-    __sanitizer_finish_switch_fiber(nullptr, &e.sched.bottom, &e.sched.size);
+    const void *bottom;
+    size_t size;
+    __sanitizer_finish_switch_fiber(nullptr, &bottom, &size);
+    if (e.from_sched) {
+        e.sched.bottom = bottom;
+        e.sched.size = size;
+    }
 #else
     (void)e;
 #endif
+}
+
+void thread_entry(void);
+
+/* Leaves the scheduler for thread u's fiber (started if new). */
+void
+enter(engine &e, fiber &from, unsigned u, bool from_ends)
+{
+    e.cur = u;
+    set_thread(u);
+    if (e.state[u] == NOT_STARTED) {
+        take_stack(e, e.fibers[u]);
+        fiber_init(e.fibers[u], thread_entry);
+    }
+    e.from_sched = &from == &e.sched;
+    fiber_switch(from, e.fibers[u], from_ends);
+}
+
+/* Thread t has arrived at the round's barrier or ended: its fiber hands over straight to the
+ * next thread of the round still to run (one switch per thread and barrier, not two), or to
+ * the scheduler when the round is complete. */
+void
+pass_on(engine &e, unsigned t, bool ends)
+{
+    for (unsigned u = t + 1; u < e.nthreads; u++) {
+        if (e.state[u] == NOT_STARTED || e.state[u] == READY) {
+            enter(e, e.fibers[t], u, ends);
+            return;
+        }
+    }
+    e.from_sched = false;
+    fiber_switch(e.fibers[t], e.sched, ends);
 }
 
 /* A thread of a block that runs as fibers. */
@@ -233,7 +265,8 @@ thread_entry(void)
     fiber_started(e);
     e.k->run(e.args);
     e.state[e.cur] = DONE;
-    fiber_switch(e.fibers[e.cur], e.sched, true);
+    e.ended++;
+    pass_on(e, e.cur, true);
 }
 
 /* The plain calls: every thread of every block from e.block on, until a thread reaches a
@@ -253,7 +286,8 @@ runner_entry(void)
                 /* thread t met a barrier and has now ended as a fiber; the rest is the
                  * scheduler's */
                 e.state[t] = DONE;
-                fiber_switch(e.fibers[t], e.sched, true);
+                e.ended++;
+                pass_on(e, t, true);
             }
         }
     }
@@ -266,37 +300,26 @@ runner_entry(void)
 void
 run_block_fibers(engine &e)
 {
-    unsigned live = 0;
-    for (unsigned t = 0; t < e.nthreads; t++) {
-        live += e.state[t] != DONE;
-    }
-    while (live > 0) {
-        bool arrived = false, ended = false;
+    for (;;) {
+        for (unsigned u = 0; u < e.nthreads; u++) {
+            if (e.state[u] == NOT_STARTED || e.state[u] == READY) {
+                enter(e, e.sched, u, false); /* back when the round is complete */
+                break;
+            }
+        }
+        bool arrived = false;
         for (unsigned t = 0; t < e.nthreads; t++) {
-            if (e.state[t] == DONE || e.state[t] == ARRIVED) {
-                arrived |= e.state[t] == ARRIVED;
-                continue;
-            }
-            e.cur = t;
-            set_thread(t);
-            if (e.state[t] == NOT_STARTED) {
-                take_stack(e, e.fibers[t]);
-                fiber_init(e.fibers[t], thread_entry);
-            }
-            fiber_switch(e.sched, e.fibers[t], false);
             if (e.state[t] == DONE) {
                 give_stack(e, e.fibers[t]);
-                live--;
-                ended = true;
-            } else {
+            } else if (e.state[t] == ARRIVED) {
+                e.state[t] = READY;
                 arrived = true;
             }
         }
-        e.diverged |= arrived && ended;
-        for (unsigned t = 0; t < e.nthreads; t++) {
-            if (e.state[t] == ARRIVED) {
-                e.state[t] = READY;
-            }
+        e.diverged |= arrived && e.ended > 0;
+        e.ended = 0;
+        if (!arrived) {
+            return; /* every thread has ended */
         }
     }
 }
@@ -307,9 +330,11 @@ run_grid(engine &e)
     e.block = 0;
     while (e.block < e.nblocks) {
         e.as_fibers = false;
+        e.ended = 0;
         if (!(__atomic_load_n(&e.k->barrier, __ATOMIC_ACQUIRE) & 1)) {
             take_stack(e, e.runner);
             fiber_init(e.runner, runner_entry);
+            e.from_sched = true;
             fiber_switch(e.sched, e.runner, false);
             if (!e.as_fibers) {
                 give_stack(e, e.runner); /* it ran every remaining block */
@@ -391,7 +416,7 @@ mt_emu_syncthreads(void)
         e.as_fibers = true;
     }
     e.state[t] = ARRIVED;
-    fiber_switch(e.fibers[t], e.sched, false);
+    pass_on(e, t, false);
 }
 
 extern "C" cudaError_t
