@@ -29,6 +29,7 @@ extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const voi
                                                size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
+extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 #define STACK_BYTES ((size_t)128 << 10) /* a CUDA thread's stack: reserved, touched as used */
@@ -130,6 +131,10 @@ take_stack(engine &e, fiber &f)
 {
     f.stack = e.free_stacks.back();
     e.free_stacks.pop_back();
+#ifdef MT_EMU_ASAN
+    /* a fiber that ended left its frames' redzones poisoned: they never returned */
+    __asan_unpoison_memory_region(f.stack + GUARD_BYTES, STACK_BYTES);
+#endif
 }
 
 void
