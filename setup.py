@@ -173,7 +173,18 @@ class BuildExt(build_ext):
     nvcc = None
 
     def build_extension(self, ext):
-        emulated = getattr(ext, "emulated", False)
+        if getattr(ext, "emulated", False):
+            # cuda/*.c again, with other headers and macros: objects of their own
+            temp = self.build_temp
+            self.build_temp = os.path.join(temp, "emu")
+            try:
+                self.build_sources(ext, emulated=True)
+            finally:
+                self.build_temp = temp
+        else:
+            self.build_sources(ext, emulated=False)
+
+    def build_sources(self, ext, emulated):
         own = [s for s in ext.sources if s.endswith(".cu") or (emulated and s.endswith(".cc"))]
         if own:
             ext.sources = [s for s in ext.sources if s not in own]
@@ -182,7 +193,7 @@ class BuildExt(build_ext):
                 deps += glob.glob("cuda/emu/*.h") + glob.glob("cuda/emu/include/**/*.*", recursive=True)
             jobs = []
             for src in own:
-                obj = os.path.join(self.build_temp, "emu" if emulated else "", src.rsplit(".", 1)[0] + ".o")
+                obj = os.path.join(self.build_temp, src.rsplit(".", 1)[0] + ".o")
                 os.makedirs(os.path.dirname(obj), exist_ok=True)
                 jobs.append((src, obj))
             stale = [(src, obj) for src, obj in jobs if self.force or not os.path.exists(obj) or any(
