@@ -38,6 +38,9 @@ typedef struct call {
     cublasPointerMode_t mode;
 } call;
 
+static cublasStatus_t complain(cublasStatus_t status, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static cublasStatus_t
 complain(cublasStatus_t status, const char *fn, const char *fmt, ...)
 {
@@ -98,27 +101,51 @@ find_live(cublasHandle_t h)
     return *p == NULL ? NULL : p;
 }
 
-/* c <- h's state; NOT_INITIALIZED for a NULL, destroyed or unknown handle. */
 static cublasStatus_t
-handle_state(cublasHandle_t h, const char *fn, call *c)
+no_handle(const char *fn, cublasHandle_t h)
 {
-    c->fn = fn;
     if (h == NULL) {
         return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn, "the handle is NULL");
     }
+    return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn, "handle %p was destroyed or never created",
+                    (void *)h);
+}
+
+/* c <- h's state, then h's stream or pointer mode <- *stream or *mode where not NULL, under the
+ * lock; NOT_INITIALIZED for a NULL, destroyed or unknown handle. */
+static cublasStatus_t
+access_handle(cublasHandle_t h, const char *fn, call *c, const cudaStream_t *stream,
+              const cublasPointerMode_t *mode)
+{
+    c->fn = fn;
     pthread_mutex_lock(&handles_lock);
-    bool found = find_live(h) != NULL;
+    bool found = h != NULL && find_live(h) != NULL;
     if (found) {
         c->device = h->device;
         c->stream = h->stream;
         c->mode = h->mode;
+        h->stream = stream != NULL ? *stream : h->stream;
+        h->mode = mode != NULL ? *mode : h->mode;
     }
     pthread_mutex_unlock(&handles_lock);
-    if (!found) {
-        return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn,
-                        "handle %p was destroyed or never created", (void *)h);
+    return found ? CUBLAS_STATUS_SUCCESS : no_handle(fn, h);
+}
+
+static cublasStatus_t
+handle_state(cublasHandle_t h, const char *fn, call *c)
+{
+    return access_handle(h, fn, c, NULL, NULL);
+}
+
+/* handle_state for a getter, whose output pointer out must not be NULL */
+static cublasStatus_t
+getter(cublasHandle_t h, const char *fn, call *c, const void *out)
+{
+    cublasStatus_t s = handle_state(h, fn, c);
+    if (s == CUBLAS_STATUS_SUCCESS && out == NULL) {
+        s = complain(CUBLAS_STATUS_INVALID_VALUE, fn, "the output pointer is NULL");
     }
-    return CUBLAS_STATUS_SUCCESS;
+    return s;
 }
 
 cublasStatus_t
@@ -145,19 +172,14 @@ cublasCreate_v2(cublasHandle_t *handle)
 cublasStatus_t
 cublasDestroy_v2(cublasHandle_t handle)
 {
-    const char *fn = "cublasDestroy_v2";
-    if (handle == NULL) {
-        return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn, "the handle is NULL");
-    }
     pthread_mutex_lock(&handles_lock);
-    struct cublasContext **p = find_live(handle);
+    struct cublasContext **p = handle == NULL ? NULL : find_live(handle);
     if (p != NULL) {
         *p = handle->next;
     }
     pthread_mutex_unlock(&handles_lock);
     if (p == NULL) {
-        return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn,
-                        "handle %p was destroyed or never created", (void *)handle);
+        return no_handle("cublasDestroy_v2", handle);
     }
     free(handle);
     return CUBLAS_STATUS_SUCCESS;
@@ -167,61 +189,32 @@ cublasStatus_t
 cublasGetVersion_v2(cublasHandle_t handle, int *version)
 {
     call c;
-    cublasStatus_t s = handle_state(handle, "cublasGetVersion_v2", &c);
-    if (s == CUBLAS_STATUS_SUCCESS && version == NULL) {
-        s = complain(CUBLAS_STATUS_INVALID_VALUE, c.fn, "version is NULL");
-    }
+    cublasStatus_t s = getter(handle, "cublasGetVersion_v2", &c, version);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *version = CUBLAS_VERSION;
     }
     return s;
 }
 
-/* Sets h's stream (stream != NULL) or pointer mode (mode != NULL) under the lock. */
-static cublasStatus_t
-configure(cublasHandle_t h, const char *fn, const cudaStream_t *stream,
-          const cublasPointerMode_t *mode)
-{
-    if (h == NULL) {
-        return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn, "the handle is NULL");
-    }
-    pthread_mutex_lock(&handles_lock);
-    bool found = find_live(h) != NULL;
-    if (found && stream != NULL) {
-        h->stream = *stream;
-    }
-    if (found && mode != NULL) {
-        h->mode = *mode;
-    }
-    pthread_mutex_unlock(&handles_lock);
-    if (!found) {
-        return complain(CUBLAS_STATUS_NOT_INITIALIZED, fn,
-                        "handle %p was destroyed or never created", (void *)h);
-    }
-    return CUBLAS_STATUS_SUCCESS;
-}
-
 cublasStatus_t
 cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)
 {
     int device;
+    call c;
     /* a stream's device is checked at each call (NULL's is whichever device is current then);
      * here only that it exists */
     if (mt_emu_stream_device(streamId, &device) != cudaSuccess) {
         return complain(CUBLAS_STATUS_INVALID_VALUE, "cublasSetStream_v2",
                         "stream %p was destroyed or never created", (void *)streamId);
     }
-    return configure(handle, "cublasSetStream_v2", &streamId, NULL);
+    return access_handle(handle, "cublasSetStream_v2", &c, &streamId, NULL);
 }
 
 cublasStatus_t
 cublasGetStream_v2(cublasHandle_t handle, cudaStream_t *streamId)
 {
     call c;
-    cublasStatus_t s = handle_state(handle, "cublasGetStream_v2", &c);
-    if (s == CUBLAS_STATUS_SUCCESS && streamId == NULL) {
-        s = complain(CUBLAS_STATUS_INVALID_VALUE, c.fn, "streamId is NULL");
-    }
+    cublasStatus_t s = getter(handle, "cublasGetStream_v2", &c, streamId);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *streamId = c.stream;
     }
@@ -232,10 +225,7 @@ cublasStatus_t
 cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
 {
     call c;
-    cublasStatus_t s = handle_state(handle, "cublasGetPointerMode_v2", &c);
-    if (s == CUBLAS_STATUS_SUCCESS && mode == NULL) {
-        s = complain(CUBLAS_STATUS_INVALID_VALUE, c.fn, "mode is NULL");
-    }
+    cublasStatus_t s = getter(handle, "cublasGetPointerMode_v2", &c, mode);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *mode = c.mode;
     }
@@ -245,11 +235,12 @@ cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
 cublasStatus_t
 cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode)
 {
+    call c;
     if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE) {
         return complain(CUBLAS_STATUS_INVALID_VALUE, "cublasSetPointerMode_v2",
                         "mode %d is not a cublasPointerMode_t", (int)mode);
     }
-    return configure(handle, "cublasSetPointerMode_v2", NULL, &mode);
+    return access_handle(handle, "cublasSetPointerMode_v2", &c, NULL, &mode);
 }
 
 /* ---- the emulation's checks -------------------------------------------------------------- */
