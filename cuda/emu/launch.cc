@@ -497,6 +497,7 @@ cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t sh
     e.state.assign(threads, NOT_STARTED);
     gridDim = uint3{grid.x, grid.y, grid.z};
     blockDim = uint3{block.x, block.y, block.z};
+    threadIdx = uint3{0, 0, 0}; /* set_thread leaves .y and .z alone in 1-D blocks */
     e.k = k;
     e.args = args;
     e.nthreads = (unsigned)threads;
