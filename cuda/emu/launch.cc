@@ -93,12 +93,13 @@ struct engine {
     mt_emu_kernel *k = nullptr;
     void **args = nullptr;
     unsigned nthreads = 0, cur = 0;
-    unsigned long long nblocks = 0, block = 0;
+    unsigned long long nblocks = 0, block = 0; /* block: the running one's position in the order */
     bool as_fibers = false; /* the current block runs as fibers */
     bool in_use = false;    /* a launch is running on this thread */
     bool diverged = false;  /* some threads of a block left while others waited at a barrier */
     bool from_sched = false; /* the switch being made leaves the scheduler (for ASan) */
     unsigned ended = 0;      /* threads that ended in the current round */
+    bool reverse = false;    /* MINITORCH_EMU_REVERSE=1: blocks and threads run last first */
 
     ~engine()
     {
@@ -205,9 +206,18 @@ set_thread(unsigned t)
     threadIdx.z = t / (blockDim.x * blockDim.y);
 }
 
-void
-set_block(unsigned long long b)
+/* The thread run at position i of a block (the same map takes a thread to its position). */
+unsigned
+at(const engine &e, unsigned i)
 {
+    return e.reverse ? e.nthreads - 1 - i : i;
+}
+
+void
+set_block(unsigned long long pos)
+{
+    const engine &e = eng;
+    const unsigned long long b = e.reverse ? e.nblocks - 1 - pos : pos;
     blockIdx.x = (unsigned)(b % gridDim.x);
     blockIdx.y = (unsigned)(b / gridDim.x % gridDim.y);
     blockIdx.z = (unsigned)(b / ((unsigned long long)gridDim.x * gridDim.y));
@@ -252,7 +262,8 @@ enter(engine &e, fiber &from, unsigned u, bool from_ends)
 void
 pass_on(engine &e, unsigned t, bool ends)
 {
-    for (unsigned u = t + 1; u < e.nthreads; u++) {
+    for (unsigned i = at(e, t) + 1; i < e.nthreads; i++) {
+        const unsigned u = at(e, i);
         if (e.state[u] == NOT_STARTED || e.state[u] == READY) {
             enter(e, e.fibers[t], u, ends);
             return;
@@ -283,7 +294,8 @@ runner_entry(void)
     fiber_started(e);
     for (; e.block < e.nblocks; e.block++) {
         set_block(e.block);
-        for (unsigned t = 0; t < e.nthreads; t++) {
+        for (unsigned i = 0; i < e.nthreads; i++) {
+            const unsigned t = at(e, i);
             e.cur = t;
             set_thread(t);
             e.k->run(e.args);
@@ -306,7 +318,8 @@ void
 run_block_fibers(engine &e)
 {
     for (;;) {
-        for (unsigned u = 0; u < e.nthreads; u++) {
+        for (unsigned i = 0; i < e.nthreads; i++) {
+            const unsigned u = at(e, i);
             if (e.state[u] == NOT_STARTED || e.state[u] == READY) {
                 enter(e, e.sched, u, false); /* back when the round is complete */
                 break;
@@ -405,8 +418,8 @@ mt_emu_syncthreads(void)
     }
     const unsigned t = e.cur;
     if (!e.as_fibers) {
-        /* The first barrier of a block run as plain calls: threads below t have ended without
-         * reaching it, thread t keeps the runner's stack as its fiber, the rest start as
+        /* The first barrier of a block run as plain calls: the threads run before t have ended
+         * without reaching it, thread t keeps the runner's stack as its fiber, the rest start as
          * fibers. */
         __atomic_fetch_or(&e.k->barrier, 1, __ATOMIC_ACQ_REL);
         e.fibers[t].stack = e.runner.stack;
@@ -414,10 +427,10 @@ mt_emu_syncthreads(void)
         e.fibers[t].size = e.runner.size;
         e.runner.stack = nullptr;
         e.state.assign(e.nthreads, NOT_STARTED);
-        for (unsigned u = 0; u < t; u++) {
-            e.state[u] = DONE;
+        for (unsigned i = 0; i < at(e, t); i++) {
+            e.state[at(e, i)] = DONE;
         }
-        e.diverged |= t > 0;
+        e.diverged |= at(e, t) > 0;
         e.as_fibers = true;
     }
     e.state[t] = ARRIVED;
@@ -436,6 +449,18 @@ cudaFuncGetName(const char **name, const void *func)
     }
     *name = kernel_name(k);
     return cudaSuccess;
+}
+
+/* MINITORCH_EMU_REVERSE=1 runs blocks and threads in the reverse order: a kernel whose result
+ * depends on the order (a race, or a block counting on another's work) then differs. */
+static bool
+reverse_order()
+{
+    static const bool reverse = [] {
+        const char *v = getenv("MINITORCH_EMU_REVERSE");
+        return v != NULL && strcmp(v, "1") == 0;
+    }();
+    return reverse;
 }
 
 /* Whether every pointer argument is NULL or inside a live block of device; prints the first
@@ -503,6 +528,7 @@ cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t sh
     e.nthreads = (unsigned)threads;
     e.nblocks = (unsigned long long)grid.x * grid.y * grid.z;
     e.diverged = false;
+    e.reverse = reverse_order();
     e.in_use = true;
     const uint64_t start = mt_emu_now_ns();
     run_grid(e);

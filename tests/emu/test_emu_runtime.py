@@ -235,8 +235,9 @@ def program(tmp_path_factory):
     return exe
 
 
-def test_the_runtime_and_launcher(program):
-    env = dict(os.environ, MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20))
+@pytest.mark.parametrize("reverse", ["0", "1"])  # MINITORCH_EMU_REVERSE: last block and thread first
+def test_the_runtime_and_launcher(program, reverse):
+    env = dict(os.environ, MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20), MINITORCH_EMU_REVERSE=reverse)
     r = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0 and "ALL OK" in r.stdout, r.stdout + r.stderr
     # each refused pointer is named, and the divergent barrier reported once
