@@ -213,6 +213,14 @@ int main()
 """
 
 
+def plain_env(**extra):
+    """The environment without the sanitizer run's preloaded ASan runtime: neither g++ nor the
+    uninstrumented program is to run under it."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    env.update(extra)
+    return env
+
+
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     gxx = shutil.which(os.environ.get("CXX", "g++"))
@@ -227,17 +235,17 @@ def program(tmp_path_factory):
     for name in ("runtime.cc", "launch.cc"):
         obj = d / (name + ".o")
         subprocess.run([gxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-c", os.path.join(EMU, name),
-                        "-o", str(obj), *inc], check=True)
+                        "-o", str(obj), *inc], check=True, env=plain_env())
         objs.append(str(obj))
     subprocess.run([gxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-x", "c++", "-include",
                     os.path.join(EMU, "kernel.h"), *inc, str(src), "-x", "none", *objs, "-o", str(exe),
-                    "-pthread"], check=True)
+                    "-pthread"], check=True, env=plain_env())
     return exe
 
 
 @pytest.mark.parametrize("reverse", ["0", "1"])  # MINITORCH_EMU_REVERSE: last block and thread first
 def test_the_runtime_and_launcher(program, reverse):
-    env = dict(os.environ, MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20), MINITORCH_EMU_REVERSE=reverse)
+    env = plain_env(MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20), MINITORCH_EMU_REVERSE=reverse)
     r = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0 and "ALL OK" in r.stdout, r.stdout + r.stderr
     # each refused pointer is named, and the divergent barrier reported once
