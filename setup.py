@@ -14,9 +14,15 @@ wheels: nvidia/cu13/{include,lib}, nvidia/cudnn/...) are linked by file name wit
 their folder, so _C_cuda loads from the wheels without LD_LIBRARY_PATH; MT_CUDA_CUBLAS and
 MT_CUDA_CUDNN say to the code which were found. (A fresh venv has neither: the nvidia-cublas
 wheel is some 400 MB, too much for every CI run, so CI builds _C_cuda without the products.)
+
+minitorch._C_cuda_emu is the same backend built against the emulated CUDA device of cuda/emu/
+(runtime, kernels, cuBLAS, cuDNN, CUB and CUPTI on the CPU), by g++ alone: no toolkit needed, so
+the backend runs and is tested anywhere (MINITORCH_CUDA_EMU=1 at run time selects it). It is
+built whenever g++ is found; MINITORCH_CUDA_EMU=0 at build time skips it.
 """
 import glob
 import os
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 import site
 import subprocess
@@ -138,51 +144,112 @@ def cuda_extension(cuda, cflags, ldflags):
     )
 
 
+def emu_extension(cflags, ldflags):
+    """minitorch._C_cuda_emu: cuda/ over the emulated device (cuda/emu/), compiled by gcc and g++;
+    its headers (cuda/emu/include) stand in for the toolkit's, so they come first."""
+    sources = sorted(str(p.relative_to(ROOT)) for d in ("cuda", "cuda/emu") for ext in ("c", "cu", "cc")
+                     for p in (ROOT / d).glob(f"*.{ext}"))
+    emu_inc = ROOT / "cuda" / "emu" / "include"
+    macros = [("MT_CUDA_EMU", "1")]
+    macros += [(m, "1") for m, h in (("MT_CUDA_CUBLAS", "cublas_v2.h"), ("MT_CUDA_CUDNN", "cudnn.h"))
+               if (emu_inc / h).is_file()]
+    ext = Extension(
+        "minitorch._C_cuda_emu",
+        sources=sources,
+        include_dirs=["cuda/emu/include", "csrc", "."],
+        define_macros=macros,
+        extra_compile_args=[f for f in cflags if f != "-fopenmp"],
+        extra_link_args=[f for f in ldflags if f != "-fopenmp"] + ["-lstdc++"],
+    )
+    ext.emulated = True
+    return ext
+
+
 class BuildExt(build_ext):
     """Compiles an extension's .cu sources with nvcc (sm_90 code plus compute_90 PTX, which any
-    newer GPU JIT-compiles), then lets setuptools compile the .c files and link everything."""
+    newer GPU JIT-compiles), or, for the emulated device's extension, its .cu and .cc sources
+    with g++ (two at a time); then lets setuptools compile the .c files and link everything."""
 
     nvcc = None
 
     def build_extension(self, ext):
-        cu = [s for s in ext.sources if s.endswith(".cu")]
-        if cu:
-            ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-            objs = []
-            for src in cu:
-                obj = os.path.join(self.build_temp, src[:-3] + ".o")
+        if getattr(ext, "emulated", False):
+            # cuda/*.c again, with other headers and macros: objects of their own
+            temp = self.build_temp
+            self.build_temp = os.path.join(temp, "emu")
+            try:
+                self.build_sources(ext, emulated=True)
+            finally:
+                self.build_temp = temp
+        else:
+            self.build_sources(ext, emulated=False)
+
+    def build_sources(self, ext, emulated):
+        own = [s for s in ext.sources if s.endswith(".cu") or (emulated and s.endswith(".cc"))]
+        if own:
+            ext.sources = [s for s in ext.sources if s not in own]
+            deps = [*glob.glob("cuda/*.h"), "csrc/core/math.h", "csrc/core/dtype.h", "csrc/cpu/pool_window.h"]
+            if emulated:
+                deps += glob.glob("cuda/emu/*.h") + glob.glob("cuda/emu/include/**/*.*", recursive=True)
+            jobs = []
+            for src in own:
+                obj = os.path.join(self.build_temp, src.rsplit(".", 1)[0] + ".o")
                 os.makedirs(os.path.dirname(obj), exist_ok=True)
-                objs.append(obj)
-                inputs = [src, *glob.glob("cuda/*.h"), "csrc/core/math.h", "csrc/core/dtype.h", "csrc/cpu/pool_window.h"]
-                if not self.force and os.path.exists(obj) and all(
-                        os.path.getmtime(obj) >= os.path.getmtime(p) for p in inputs):
-                    continue
-                macros = [f"-D{k}={v}" for k, v in ext.define_macros]
-                cmd = [self.nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17", "-Xcompiler", "-fPIC,-fvisibility=hidden",
-                       "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
-                       *macros, *[f"-I{d}" for d in ext.include_dirs]]
-                self.announce(" ".join(cmd), level=2)
-                subprocess.check_call(cmd)
+                jobs.append((src, obj))
+            stale = [(src, obj) for src, obj in jobs if self.force or not os.path.exists(obj) or any(
+                os.path.getmtime(obj) < os.path.getmtime(p) for p in [src, *deps])]
+            compile_one = self.gxx_command if emulated else self.nvcc_command
+            with ThreadPoolExecutor(2 if emulated else 1) as pool:
+                list(pool.map(lambda job: compile_one(ext, *job), stale))
+            objs = [obj for _, obj in jobs]
             ext.extra_objects = list(ext.extra_objects or []) + objs
             ext.depends = list(ext.depends or []) + objs  # a new object relinks the extension
         super().build_extension(ext)
 
+    def run_command_line(self, cmd):
+        self.announce(" ".join(cmd), level=2)
+        subprocess.check_call(cmd)
+
+    def nvcc_command(self, ext, src, obj):
+        macros = [f"-D{k}={v}" for k, v in ext.define_macros]
+        self.run_command_line([self.nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17", "-Xcompiler",
+                               "-fPIC,-fvisibility=hidden", "-gencode", "arch=compute_90,code=sm_90",
+                               "-gencode", "arch=compute_90,code=compute_90", *macros,
+                               *[f"-I{d}" for d in ext.include_dirs]])
+
+    def gxx_command(self, ext, src, obj):
+        # The C flags less the C-only ones; the kernels at -O1 (-O2 nearly doubles the build for
+        # little: the emulation's cost is in running threads one by one, not in the arithmetic).
+        flags = [f for f in ext.extra_compile_args if not f.startswith("-std=") and f != "-O3"]
+        opt = "-O1" if src.endswith(".cu") or "-O1" in flags else "-O2"
+        cu = ["-x", "c++", "-include", "cuda/emu/kernel.h", "-Wno-unknown-pragmas"] if src.endswith(".cu") else []
+        macros = [f"-D{k}={v}" for k, v in ext.define_macros]
+        self.run_command_line([os.environ.get("CXX", "g++"), "-c", "-std=c++17", "-fPIC", opt, *flags, *cu, src,
+                               "-o", obj, *macros, *[f"-I{d}" for d in ext.include_dirs]])
+
 
 def extensions():
     c = c_extension()
+    exts = [c]
+    if os.environ.get("MINITORCH_CUDA_EMU", "") != "0" and shutil.which(os.environ.get("CXX", "g++")):
+        exts.append(emu_extension(c.extra_compile_args, c.extra_link_args))
+    return exts + cuda_extensions(c)
+
+
+def cuda_extensions(c):
     want = os.environ.get("MINITORCH_CUDA", "")
     if want == "0":
-        return [c]
+        return []
     cuda = find_cuda()
     if cuda is None:
         if want == "1":
             sys.exit("MINITORCH_CUDA=1 but no CUDA toolkit (nvcc, cudart) was found: set CUDA_HOME")
         print("minitorch: no CUDA toolkit found, building without minitorch._C_cuda", file=sys.stderr)
-        return [c]
+        return []
     if not cuda["cublas"]:
         print("minitorch: cuBLAS headers not found, _C_cuda is built without matrix products", file=sys.stderr)
     BuildExt.nvcc = cuda["nvcc"]
-    return [c, cuda_extension(cuda, c.extra_compile_args, c.extra_link_args)]
+    return [cuda_extension(cuda, c.extra_compile_args, c.extra_link_args)]
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

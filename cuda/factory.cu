@@ -56,7 +56,7 @@ __global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t
     }
 }
 
-#define ALL(K) {(const void *)K<bool>, (const void *)K<int32_t>, (const void *)K<int64_t>, (const void *)K<float>, (const void *)K<double>}
+#define ALL(K) {MT_KERNEL_PTR(K<bool>), MT_KERNEL_PTR(K<int32_t>), MT_KERNEL_PTR(K<int64_t>), MT_KERNEL_PTR(K<float>), MT_KERNEL_PTR(K<double>)}
 static const void *const range_kernels[MT_NUM_DTYPES] = ALL(range_kernel);
 static const void *const eye_kernels[MT_NUM_DTYPES] = ALL(eye_kernel);
 static const void *const triangle_kernels[MT_NUM_DTYPES] = ALL(triangle_kernel);

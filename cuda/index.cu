@@ -80,7 +80,7 @@ __global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, in
     }
 }
 
-#define M(T, Mode) (const void *)move_kernel<T, Mode>
+#define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
 // moves by width for take and put (bool is one byte), by dtype for add
 static const void *const move_kernels[3][MT_NUM_DTYPES] = {
     {M(uint8_t, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
@@ -98,11 +98,11 @@ mt_cuda_move_kernel(int mode, mt_dtype dt)
 extern "C" const void *
 mt_cuda_range_check_kernel(void)
 {
-    return (const void *)range_check_kernel;
+    return MT_KERNEL_PTR(range_check_kernel);
 }
 
 extern "C" const void *
 mt_cuda_add_offsets_kernel(void)
 {
-    return (const void *)add_offsets_kernel;
+    return MT_KERNEL_PTR(add_offsets_kernel);
 }

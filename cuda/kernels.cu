@@ -191,7 +191,7 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
 
 // ---- the tables (positional: mt_dtype order bool, int32, int64, float32, float64) ----
 
-#define K(T, R, Op) (const void *)ew_kernel<T, R, Op>
+#define K(T, R, Op) MT_KERNEL_PTR(ew_kernel<T, R, Op>)
 #define ALL(Op) {K(bool, bool, Op), K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
 #define ALL_B(Op) {K(bool, bool, Op), K(int32_t, bool, Op), K(int64_t, bool, Op), K(float, bool, Op), K(double, bool, Op)}
 #define NUMERIC(Op) {nullptr, K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
@@ -255,7 +255,7 @@ static const void *const ew_kernels[MT_CUDA_NUM_EW_OPS][MT_NUM_DTYPES] = {
 };
 #undef K
 
-#define C(To, From) (const void *)cast_kernel<To, From>
+#define C(To, From) MT_KERNEL_PTR(cast_kernel<To, From>)
 #define FROM(To) {C(To, bool), C(To, int32_t), C(To, int64_t), C(To, float), C(To, double)}
 static const void *const cast_kernels[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
     FROM(bool), FROM(int32_t), FROM(int64_t), FROM(float), FROM(double),

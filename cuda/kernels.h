@@ -10,6 +10,13 @@
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
 #define MT_CUDA_MAX_DIMS 16
 
+/* The address cudaLaunchKernel takes for a __global__ function (the .cu files' tables hold
+ * these). The emulated build (cuda/emu/kernel.h) defines its own: a descriptor that knows the
+ * kernel's parameters. Variadic: a template-id holds commas. */
+#ifndef MT_KERNEL_PTR
+#define MT_KERNEL_PTR(...) ((const void *)(__VA_ARGS__))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

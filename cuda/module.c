@@ -1,6 +1,7 @@
-/* PyInit__C_cuda: the only Python in the CUDA backend. It takes _C's C API from its capsule,
- * registers the CUDA kernels and allocator into _C, and exposes the device queries that
- * minitorch.cuda wraps. Everything else in cuda/ is plain C and CUDA. */
+/* PyInit__C_cuda (PyInit__C_cuda_emu in the emulated build): the only Python in the CUDA
+ * backend. It takes _C's C API from its capsule, registers the CUDA kernels and allocator into
+ * _C, and exposes the device queries that minitorch.cuda wraps. Everything else in cuda/ is
+ * plain C and CUDA. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -459,13 +460,23 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The emulated build (cuda/emu/, setup.py) is the same backend as another module, so that
+ * both may be built side by side; MINITORCH_CUDA_EMU=1 makes minitorch.cuda load it. */
+#ifdef MT_CUDA_EMU
+#define MT_CUDA_MODULE "minitorch._C_cuda_emu"
+#define MT_CUDA_INIT PyInit__C_cuda_emu
+#else
+#define MT_CUDA_MODULE "minitorch._C_cuda"
+#define MT_CUDA_INIT PyInit__C_cuda
+#endif
+
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "minitorch._C_cuda", "The CUDA backend of minitorch.", -1, methods,
+    PyModuleDef_HEAD_INIT, MT_CUDA_MODULE, "The CUDA backend of minitorch.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
-PyInit__C_cuda(void)
+MT_CUDA_INIT(void)
 {
     const mt_c_api *api = PyCapsule_Import(MT_CAPI_CAPSULE, 0);
     if (api == NULL) {
@@ -492,8 +503,14 @@ PyInit__C_cuda(void)
 #endif
     /* which libraries it was built with: conv2d is on cuDNN, the products on cuBLAS, or each on
      * the host round trip */
+#ifdef MT_CUDA_EMU
+    const int emulated = 1;
+#else
+    const int emulated = 0;
+#endif
     if (PyModule_AddIntConstant(m, "has_cudnn", has_cudnn) < 0 ||
-        PyModule_AddIntConstant(m, "has_cublas", has_cublas) < 0) {
+        PyModule_AddIntConstant(m, "has_cublas", has_cublas) < 0 ||
+        PyModule_AddIntConstant(m, "emulated", emulated) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -81,16 +81,16 @@ template <typename T> __global__ void count_kernel(const int64_t *ix, char *coun
 extern "C" const void *
 mt_cuda_embedding_backward_kernel(mt_dtype dt)
 {
-    return dt == MT_FLOAT32   ? (const void *)embedding_backward_kernel<float>
-           : dt == MT_FLOAT64 ? (const void *)embedding_backward_kernel<double>
+    return dt == MT_FLOAT32   ? MT_KERNEL_PTR(embedding_backward_kernel<float>)
+           : dt == MT_FLOAT64 ? MT_KERNEL_PTR(embedding_backward_kernel<double>)
                               : nullptr;
 }
 
 extern "C" const void *
 mt_cuda_count_kernel(mt_dtype dt)
 {
-    return dt == MT_FLOAT32   ? (const void *)count_kernel<float>
-           : dt == MT_FLOAT64 ? (const void *)count_kernel<double>
+    return dt == MT_FLOAT32   ? MT_KERNEL_PTR(count_kernel<float>)
+           : dt == MT_FLOAT64 ? MT_KERNEL_PTR(count_kernel<double>)
                               : nullptr;
 }
 
@@ -123,8 +123,8 @@ __global__ void nll_kernel(const char *xv, const int64_t *t, const double *w, ch
 extern "C" const void *
 mt_cuda_nll_kernel(mt_dtype dt)
 {
-    return dt == MT_FLOAT32   ? (const void *)nll_kernel<float>
-           : dt == MT_FLOAT64 ? (const void *)nll_kernel<double>
+    return dt == MT_FLOAT32   ? MT_KERNEL_PTR(nll_kernel<float>)
+           : dt == MT_FLOAT64 ? MT_KERNEL_PTR(nll_kernel<double>)
                               : nullptr;
 }
 
@@ -135,15 +135,15 @@ mt_cuda_bce_kernel(int logits, mt_dtype dt)
         return nullptr;
     }
     if (logits) {
-        return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 1> : (const void *)bce_kernel<double, 1>;
+        return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 1>) : MT_KERNEL_PTR(bce_kernel<double, 1>);
     }
-    return dt == MT_FLOAT32 ? (const void *)bce_kernel<float, 0> : (const void *)bce_kernel<double, 0>;
+    return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 0>) : MT_KERNEL_PTR(bce_kernel<double, 0>);
 }
 
 extern "C" const void *
 mt_cuda_layer_norm_kernel(mt_dtype dt)
 {
-    return dt == MT_FLOAT32   ? (const void *)layer_norm_kernel<float>
-           : dt == MT_FLOAT64 ? (const void *)layer_norm_kernel<double>
+    return dt == MT_FLOAT32   ? MT_KERNEL_PTR(layer_norm_kernel<float>)
+           : dt == MT_FLOAT64 ? MT_KERNEL_PTR(layer_norm_kernel<double>)
                               : nullptr;
 }

@@ -197,8 +197,8 @@ __global__ void nll_back_kernel(const double *g, const int64_t *t, const double 
 #define BY_DTYPE(getter, kernel)                                                    \
     extern "C" const void *getter(mt_dtype dt)                                      \
     {                                                                               \
-        return dt == MT_FLOAT32   ? (const void *)kernel<float>                     \
-               : dt == MT_FLOAT64 ? (const void *)kernel<double>                    \
+        return dt == MT_FLOAT32   ? MT_KERNEL_PTR(kernel<float>)                     \
+               : dt == MT_FLOAT64 ? MT_KERNEL_PTR(kernel<double>)                    \
                                   : nullptr;                                        \
     }
 BY_DTYPE(mt_cuda_bn_stats_kernel, bn_stats_kernel)
@@ -211,11 +211,11 @@ BY_DTYPE(mt_cuda_nll_back_kernel, nll_back_kernel)
 extern "C" const void *
 mt_cuda_bn_update_kernel(void)
 {
-    return (const void *)bn_update_kernel;
+    return MT_KERNEL_PTR(bn_update_kernel);
 }
 
 extern "C" const void *
 mt_cuda_nll_back_total_kernel(void)
 {
-    return (const void *)nll_back_total_kernel;
+    return MT_KERNEL_PTR(nll_back_total_kernel);
 }

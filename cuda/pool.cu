@@ -188,15 +188,15 @@ __global__ void adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t 
 
 } // namespace
 
-#define POOL_PAIR(k) {(const void *)k<float>, (const void *)k<double>, NULL, NULL}
+#define POOL_PAIR(k) {MT_KERNEL_PTR(k<float>), MT_KERNEL_PTR(k<double>), NULL, NULL}
 
 extern "C" const void *
 mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
 {
     // max_pool2d, as PyTorch's CUDA kernel, takes the integer dtypes too
     static const void *const table[MT_CUDA_NUM_POOL_OPS][4] = {
-        {(const void *)max_pool_kernel<float>, (const void *)max_pool_kernel<double>,
-         (const void *)max_pool_kernel<int32_t>, (const void *)max_pool_kernel<int64_t>},
+        {MT_KERNEL_PTR(max_pool_kernel<float>), MT_KERNEL_PTR(max_pool_kernel<double>),
+         MT_KERNEL_PTR(max_pool_kernel<int32_t>), MT_KERNEL_PTR(max_pool_kernel<int64_t>)},
         POOL_PAIR(avg_pool_kernel),
         POOL_PAIR(adaptive_pool_kernel), POOL_PAIR(max_back_kernel),
         POOL_PAIR(avg_back_kernel),  POOL_PAIR(adaptive_back_kernel),

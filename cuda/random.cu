@@ -61,7 +61,7 @@ template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
     }
 }
 
-#define R(T, K) (const void *)rand_kernel<T, K>
+#define R(T, K) MT_KERNEL_PTR(rand_kernel<T, K>)
 #define FLOATS(K) {nullptr, nullptr, nullptr, R(float, K), R(double, K)}
 static const void *const rand_kernels[4][MT_NUM_DTYPES] = {
     FLOATS(0),

@@ -299,7 +299,7 @@ __global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64
 
 // ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64) ----
 
-#define K(T, ...) (const void *)red_kernel<T, __VA_ARGS__>
+#define K(T, ...) MT_KERNEL_PTR(red_kernel<T, __VA_ARGS__>)
 #define ALL(R) {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), K(double, R<double>)}
 #define ALL2(R, B) {K(bool, R<bool, B>), K(int32_t, R<int32_t, B>), K(int64_t, R<int64_t, B>), K(float, R<float, B>), K(double, R<double, B>)}
 #define FLOATS(R) {nullptr, nullptr, nullptr, K(float, R<float>), K(double, R<double>)}
@@ -331,7 +331,7 @@ mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt)
     return red_kernels[op][dt];
 }
 
-#define R(...) (const void *)__VA_ARGS__
+#define R(...) MT_KERNEL_PTR(__VA_ARGS__)
 static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
     [MT_CUDA_ROW_CUMSUM] = {nullptr, R(scan_kernel<int32_t, int64_t, false>),
                             R(scan_kernel<int64_t, int64_t, false>), R(scan_kernel<float, double, false>),

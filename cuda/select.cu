@@ -43,7 +43,7 @@ __global__ void select_kernel(const int64_t *incl, const char *src, char *out, i
 extern "C" const void *
 mt_cuda_nonzero_kernel(void)
 {
-    return (const void *)nonzero_kernel;
+    return MT_KERNEL_PTR(nonzero_kernel);
 }
 
 extern "C" const void *
@@ -51,11 +51,11 @@ mt_cuda_select_kernel(size_t width)
 {
     switch (width) {
     case 1:
-        return (const void *)select_kernel<uint8_t>;
+        return MT_KERNEL_PTR(select_kernel<uint8_t>);
     case 4:
-        return (const void *)select_kernel<uint32_t>;
+        return MT_KERNEL_PTR(select_kernel<uint32_t>);
     case 8:
-        return (const void *)select_kernel<uint64_t>;
+        return MT_KERNEL_PTR(select_kernel<uint64_t>);
     default:
         return NULL;
     }

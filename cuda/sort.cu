@@ -6,6 +6,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
+#include "cuda/kernels.h"
 #include "cuda/sort.h"
 
 #define GRID_LOOP(i, n)                                                                      \
@@ -127,8 +128,8 @@ __global__ void counts_kernel(const int64_t *starts, int64_t *counts, int64_t gr
 }
 
 #define BY_DTYPE(kernel)                                                                     \
-    {(const void *)kernel<bool>, (const void *)kernel<int32_t>, (const void *)kernel<int64_t>, \
-     (const void *)kernel<float>, (const void *)kernel<double>}
+    {MT_KERNEL_PTR(kernel<bool>), MT_KERNEL_PTR(kernel<int32_t>), MT_KERNEL_PTR(kernel<int64_t>), \
+     MT_KERNEL_PTR(kernel<float>), MT_KERNEL_PTR(kernel<double>)}
 
 extern "C" int
 mt_cuda_sort_key_bytes(mt_dtype dt)
@@ -146,7 +147,7 @@ mt_cuda_sort_keys_kernel(mt_dtype dt)
 extern "C" const void *
 mt_cuda_sort_steps_kernel(void)
 {
-    return (const void *)steps_kernel;
+    return MT_KERNEL_PTR(steps_kernel);
 }
 
 extern "C" const void *
@@ -173,7 +174,7 @@ mt_cuda_unique_scatter_kernel(mt_dtype dt)
 extern "C" const void *
 mt_cuda_unique_counts_kernel(void)
 {
-    return (const void *)counts_kernel;
+    return MT_KERNEL_PTR(counts_kernel);
 }
 
 // One row: a device-wide radix sort; several: the segmented sort (small rows by warps, large

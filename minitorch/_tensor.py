@@ -90,8 +90,10 @@ class Tensor(_C.TensorBase):
                 raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
         if dev is not None:
             dev = _device(dev) if not isinstance(dev, int) else _device("cuda", dev)
-            if dev.type == "cuda" and dev.index is None:
-                dev = _device("cuda", 0)
+            if dev.type == "cuda" and dev.index is None:  # the current device, as in PyTorch
+                from . import cuda
+
+                dev = _device("cuda", cuda.current_device() if cuda.is_available() else 0)
         same_dtype = dtype is None or dtype == self.dtype
         same_device = dev is None or dev == self.device
         if same_dtype and same_device and not copy:

@@ -8,16 +8,25 @@ RuntimeError with CUDA's own message where the backend is built but no device is
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 from .. import _C
 
+# MINITORCH_CUDA_EMU=1: the backend over the emulated CUDA device (cuda/emu/: the GPU's work runs
+# on the CPU), to test the backend where there is no GPU. It stands in for _C_cuda everywhere.
+_EMULATED = os.environ.get("MINITORCH_CUDA_EMU") == "1"
+_MODULE = "minitorch._C_cuda_emu" if _EMULATED else "minitorch._C_cuda"
+
 try:
-    from .. import _C_cuda
+    if _EMULATED:
+        from .. import _C_cuda_emu as _C_cuda
+    else:
+        from .. import _C_cuda
     _load_error: Optional[str] = None
 except ImportError as e:  # not built (ModuleNotFoundError), or its libraries failed to load
     _C_cuda = None
-    _load_error = None if isinstance(e, ModuleNotFoundError) and e.name == "minitorch._C_cuda" else str(e)
+    _load_error = None if isinstance(e, ModuleNotFoundError) and e.name == _MODULE else str(e)
 
 
 class OutOfMemoryError(RuntimeError):
@@ -33,9 +42,15 @@ def _unavailable_reason() -> Optional[str]:
     """Why CUDA cannot be used (CUDA's error string, or why the backend did not load), or None."""
     if _C_cuda is None:
         if _load_error is not None:
-            return f"minitorch._C_cuda failed to load: {_load_error}"
+            return f"{_MODULE} failed to load: {_load_error}"
         return "minitorch was built without CUDA"
     return _C_cuda.unavailable_reason()
+
+
+def _is_emulated() -> bool:
+    """Whether the CUDA devices are the emulated ones (MINITORCH_CUDA_EMU=1): the backend's code
+    runs, but on the CPU; nothing else (PyTorch, CuPy) can reach their memory."""
+    return _C_cuda is not None and bool(getattr(_C_cuda, "emulated", 0))
 
 
 def is_available() -> bool:

@@ -23,7 +23,7 @@ def layouts(shape):
 def same(gpu, cpu, atol=1e-5, rtol=1e-5):
     assert gpu.device == minitorch.device("cuda:0")
     assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), atol=atol, rtol=rtol)
+    np.testing.assert_allclose(gpu.detach().cpu().numpy(), cpu.detach().numpy(), atol=atol, rtol=rtol)
 
 
 def test_device_api():

@@ -28,7 +28,9 @@ def record(**kwargs):
     getattr(minitorch.cuda, "empty_cache", lambda: None)()  # a caching allocator must cudaMalloc again
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], **kwargs) as prof:
         y = model(x)
-        host = minitorch.randn(64, 64).to("cuda")  # a real cudaMalloc and a host-to-device copy
+        # a real cudaMalloc and a host-to-device copy: 2 MiB, past what the small pool's segment
+        # (which the model's tensors keep) can serve
+        host = minitorch.randn(512, 1024).to("cuda")
         back = y.cpu()
         minitorch.cuda.synchronize()
     return prof, back, host
