@@ -156,11 +156,12 @@ typedef struct key_state {
 } key_state;
 
 /* A 0-dim CPU tensor other than an in-place op's self may join tensors on a CUDA device, as in
- * PyTorch (x_cuda * torch.tensor(2.0)): mt_dispatch copies it there for the call. */
+ * PyTorch (x_cuda * torch.tensor(2.0)): mt_dispatch copies it there for the call. Not for
+ * copy_, which moves data between devices itself (and is how the copy is made). */
 static bool
 is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
 {
-    return t->ndim == 0 && mt_tensor_device(t).type == MT_CPU &&
+    return t->ndim == 0 && mt_tensor_device(t).type == MT_CPU && op != MT_OP_copy_ &&
            !(position == 0 && (mt_op_flags[op] & INPLACE));
 }
 
@@ -210,7 +211,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     }
     /* Index tensors may be on the CPU for a tensor anywhere (the index plan moves them, and
      * refuses other devices with PyTorch's IndexError); they are never differentiable. */
-    bool index_list = op == MT_OP_index || op == MT_OP_index_put_;
+    bool index_list = op == MT_OP_index || op == MT_OP_index_put_ || op == MT_OP_index_put;
     for (int k = 0; k < a->ntl && st == MT_OK && !index_list; k++) {
         st = see_tensor(op, a->tl[k], &ks);
     }

@@ -213,7 +213,7 @@ cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)
 cublasStatus_t
 cublasGetStream_v2(cublasHandle_t handle, cudaStream_t *streamId)
 {
-    call c;
+    call c = {0}; /* getter fills it on success (gcc cannot see that at -O3) */
     cublasStatus_t s = getter(handle, "cublasGetStream_v2", &c, streamId);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *streamId = c.stream;
@@ -224,7 +224,7 @@ cublasGetStream_v2(cublasHandle_t handle, cudaStream_t *streamId)
 cublasStatus_t
 cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
 {
-    call c;
+    call c = {0}; /* getter fills it on success (gcc cannot see that at -O3) */
     cublasStatus_t s = getter(handle, "cublasGetPointerMode_v2", &c, mode);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *mode = c.mode;

@@ -73,6 +73,29 @@ def test_conv2d_noncontiguous_and_autograd():
     same(wc.grad, w.grad)
 
 
+@pytest.mark.skipif(not minitorch.cuda._is_emulated(), reason="sets the emulated device's memory size")
+def test_conv2d_takes_the_next_algorithm_when_a_workspace_does_not_fit():
+    """cuDNN's first choice for the input gradient wants a 150 MiB workspace here (one image's
+    im2col matrix, in the emulation); on a 64 MiB device the next algorithm (none) is used, as
+    PyTorch does, rather than failing with out of memory."""
+    import subprocess
+    import sys
+    code = """if 1:
+        import numpy as np, minitorch, minitorch.nn.functional as F
+        rng = np.random.default_rng(0)
+        x = minitorch.tensor(rng.standard_normal((1, 64, 256, 256)).astype(np.float32))
+        w = minitorch.tensor(rng.standard_normal((1, 64, 3, 3)).astype(np.float32))
+        go = minitorch.ones(1, 1, 256, 256)
+        gi = minitorch._C.convolution_backward_input(go.cuda(), w.cuda(), [1, 64, 256, 256], padding=[1, 1])
+        want = minitorch._C.convolution_backward_input(go, w, [1, 64, 256, 256], padding=[1, 1])
+        np.testing.assert_allclose(gi.cpu().numpy(), want.numpy(), atol=1e-4, rtol=1e-4)
+        print("ok")
+    """
+    env = dict(__import__("os").environ, MINITORCH_CUDA_EMU="1", MINITORCH_EMU_MEMORY=str(64 << 20))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
 def test_conv2d_errors_match_cpu():
     x, w = rand(1, 3, 5, 5), rand(4, 2, 3, 3)
     with pytest.raises(RuntimeError) as cpu:
