@@ -41,6 +41,9 @@ def main() -> None:
     missing = [layer for layer in ("Python", "Op", "Library", "Runtime", "Kernel", "Mem") if layer not in seen]
     if not gpu:
         print("CUDA not available: CPU path shown (no Runtime events, no GPU kernels or GPU times).")
+    elif minitorch.cuda._is_emulated():
+        print(f"CUDA device: {minitorch.cuda.get_device_name()} (MINITORCH_CUDA_EMU=1): the "
+              "backend's kernels and library calls ran on the CPU; the GPU times are the emulation's.")
     elif missing:
         print(f"Layers not seen: {', '.join(missing)}")
     print("Every op above went through minitorch._C's dispatcher; "

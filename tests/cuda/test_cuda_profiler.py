@@ -93,3 +93,22 @@ def test_with_stack_and_memory_on_cuda():
     ops = [e for e in prof.events() if e.layer == "Op"]
     assert ops and all(e.stack for e in ops)
     assert any(m.device.startswith("cuda") for m in prof.memory_events())
+
+
+def test_main_job_shows_the_gpu_journey(tmp_path):
+    """`python -m minitorch` on a CUDA device: every layer seen, our launches and cuBLAS's
+    kernels, and on the emulated device a line that says so."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(minitorch.__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-m", "minitorch"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert out.returncode == 0, out.stderr
+    assert "on CUDA, layer by layer" in out.stdout and "Layers not seen" not in out.stdout
+    assert "Runtime::LaunchKernel" in out.stdout and "ew_kernel<float, float, ClampMin>" in out.stdout
+    if minitorch.cuda._C_cuda.has_cublas:
+        assert "Library::cublasSgemv_v2" in out.stdout
+    assert ("emulated CUDA device (CPU)" in out.stdout) == minitorch.cuda._is_emulated()
