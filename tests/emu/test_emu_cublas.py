@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from emu_build import plain_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -87,7 +88,7 @@ def lib(tmp_path_factory):
     emu = os.path.join(ROOT, "cuda", "emu")
     subprocess.run([gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
                     "-I", os.path.join(emu, "include"), "-I", emu, os.path.join(emu, "cublas.c"),
-                    str(d / "stub.c"), "-o", str(so), "-lpthread"], check=True)
+                    str(d / "stub.c"), "-o", str(so), "-lpthread"], check=True, env=plain_env())
     lib = ctypes.CDLL(str(so))
     lib.stub_register.argtypes = [P, ctypes.c_size_t, I]
     lib.stub_add_stream.argtypes = [P, I]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from emu_build import plain_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "cuda/emu/cudnn.c", ROOT / "cuda/emu/cudnn_conv.c"]
@@ -147,7 +148,7 @@ def lib(tmp_path_factory):
     cmd = ["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
            f"-I{ROOT}/cuda/emu/include", f"-I{ROOT}", *map(str, SOURCES),
            str(d / "runtime_double.c"), "-o", str(so), "-lpthread"]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=plain_env())
     L = ctypes.CDLL(str(so))
     vp = ctypes.c_void_p
     L.t_malloc.restype = vp

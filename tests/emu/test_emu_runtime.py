@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+from emu_build import plain_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EMU = os.path.join(ROOT, "cuda", "emu")
@@ -211,14 +212,6 @@ int main()
     return failures != 0;
 }
 """
-
-
-def plain_env(**extra):
-    """The environment without the sanitizer run's preloaded ASan runtime: neither g++ nor the
-    uninstrumented program is to run under it."""
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="module")
