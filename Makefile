@@ -48,10 +48,12 @@ SANITIZE_ENV = PYTHONMALLOC=malloc LD_PRELOAD="$$(gcc -print-file-name=libasan.s
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	MINITORCH_SANITIZE_RUN=1 MINITORCH_HYPOTHESIS=ci MINITORCH_TEST_NO_TORCH=1
 TESTS ?=
+## RESTORE=0 leaves the sanitizer build in place (CI, which ends there, saves a full rebuild)
+RESTORE ?= 1
 test-sanitize:
 	MINITORCH_SANITIZE=1 MINITORCH_CUDA_EMU=0 $(PYTHON) setup.py -q build_ext --inplace --force
 	$(SANITIZE_ENV) $(PYTHON) -m pytest -p no:cacheprovider --capture=sys $(TESTS)
-	$(PYTHON) setup.py -q build_ext --inplace --force
+	if [ "$(RESTORE)" = 1 ]; then $(PYTHON) setup.py -q build_ext --inplace --force; fi
 
 ## tests/cuda on the emulated device under the sanitizers (an out-of-bounds access of a kernel
 ## to device memory is a heap overflow there); about 3.5 minutes, so not part of test-sanitize
