@@ -1,0 +1,26 @@
+"""Calls the CUDA fuzz mode (test_cuda_fuzz.py) once found disagreeing with the CPU or crashing,
+each checked against the CPU result here."""
+import numpy as np
+import pytest
+
+import minitorch
+
+if not minitorch.cuda.is_available():
+    pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
+
+
+@pytest.mark.parametrize("dtype", [minitorch.int32, minitorch.int64])
+def test_integer_division_by_zero_gives_a_value_instead_of_trapping(dtype):
+    # was: SIGFPE in the emulated kernel (x / 0 is undefined behaviour in CUDA C++ too); PyTorch's
+    # CUDA kernels do not raise ZeroDivisionError as the CPU does, so any value is theirs: ours
+    # are -1 for a quotient and x for a remainder
+    x = minitorch.tensor([-3, 7, 0, 2**31 - 1], dtype=dtype, device="cuda")
+    zero = minitorch.zeros(4, dtype=dtype, device="cuda")
+    for q in (x // 0, x.div(0, rounding_mode="trunc"), x // zero, x.clone().div_(zero, rounding_mode="floor")):
+        assert q.cpu().tolist() == [-1] * 4
+    for r in (x % 0, x.remainder(zero), x.fmod(0), minitorch.fmod(x, zero)):
+        assert r.cpu().tolist() == x.cpu().tolist()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        x.cpu() // 0
+    big = minitorch.tensor([-(2**31)], dtype=dtype, device="cuda")
+    assert (big // -1).cpu().tolist() == (big.cpu() // -1).tolist()
