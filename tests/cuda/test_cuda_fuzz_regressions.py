@@ -24,3 +24,16 @@ def test_integer_division_by_zero_gives_a_value_instead_of_trapping(dtype):
         x.cpu() // 0
     big = minitorch.tensor([-(2**31)], dtype=dtype, device="cuda")
     assert (big // -1).cpu().tolist() == (big.cpu() // -1).tolist()
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda x: x.bitwise_not(), '"bitwise_not_cuda" not implemented for \'Float\''),
+    (lambda x: x & 1.0, '"bitwise_and_cuda" not implemented for \'Float\''),
+    (lambda x: x.bool().abs(), '"abs_cuda" not implemented for \'Bool\''),
+    (lambda x: x.bool().abs_(), '"abs_cuda" not implemented for \'Bool\''),
+])
+def test_not_implemented_names_the_kernel_once(call, words):
+    # was: "bitwise_not_cuda_cuda" (the name given with its suffix, which the driver adds again)
+    with pytest.raises(NotImplementedError) as e:
+        call(minitorch.ones(2, device="cuda"))
+    assert words in str(e.value) and "_cuda_cuda" not in str(e.value)
