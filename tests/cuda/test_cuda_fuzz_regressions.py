@@ -37,3 +37,14 @@ def test_not_implemented_names_the_kernel_once(call, words):
     with pytest.raises(NotImplementedError) as e:
         call(minitorch.ones(2, device="cuda"))
     assert words in str(e.value) and "_cuda_cuda" not in str(e.value)
+
+
+@pytest.mark.parametrize("fill", [lambda t: t.zero_(), lambda t: t.fill_(2.5)])
+def test_fill_of_an_expanded_tensor_fills_as_on_the_cpu(fill):
+    # was: RuntimeError "more than one element of the written-to tensor refers to a single memory
+    # location" on CUDA only; PyTorch fills an overlapping tensor (every element gets one value)
+    base = minitorch.tensor([[-1.0, 3.0]])
+    g = minitorch.tensor([[-1.0, 3.0]], device="cuda")
+    want, got = fill(base.expand(3, 2)), fill(g.expand(3, 2))
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    np.testing.assert_array_equal(g.cpu().numpy(), base.numpy())
