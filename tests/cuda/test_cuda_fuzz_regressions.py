@@ -48,3 +48,11 @@ def test_fill_of_an_expanded_tensor_fills_as_on_the_cpu(fill):
     want, got = fill(base.expand(3, 2)), fill(g.expand(3, 2))
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     np.testing.assert_array_equal(g.cpu().numpy(), base.numpy())
+
+
+@pytest.mark.parametrize("dtype, name", [(minitorch.int32, "Int"), (minitorch.bool, "Bool"), (minitorch.float64, "Double")])
+def test_expand_error_names_the_tensors_type(dtype, name):
+    # was: torch.FloatTensor whatever the dtype and device
+    for dev, prefix in (("cpu", "torch."), ("cuda", "torch.cuda.")):
+        with pytest.raises(RuntimeError, match=rf"^expand\({prefix}{name}Tensor\{{\[3\]\}}, size=\[\]\)"):
+            minitorch.zeros(3, dtype=dtype, device=dev).expand(())
