@@ -44,10 +44,19 @@ FLOAT2(div_trunc)
 FLOAT2(remainder)
 FLOAT2(fmod)
 FLOAT2(pow)
-INT2(div_floor)
-INT2(div_trunc)
-INT2(remainder)
-INT2(fmod)
+// core/math.h's integer division leaves a zero divisor to its caller (the CPU raises
+// ZeroDivisionError); a kernel cannot raise, and x / 0 is undefined behaviour in CUDA C++ as in
+// C++ (a trap on the host). PyTorch's CUDA kernels give an unspecified value there: ours give
+// -1 for a quotient (all bits set, as the GPU's unsigned division sequence does) and x for a
+// remainder, instead of undefined behaviour.
+#define INT_DIV(fn, zero)                                                                   \
+    D int32_t fn##_(int32_t x, int32_t y) { return y == 0 ? (zero) : mt_##fn##_i32(x, y); } \
+    D int64_t fn##_(int64_t x, int64_t y) { return y == 0 ? (zero) : mt_##fn##_i64(x, y); }
+INT_DIV(div_floor, -1)
+INT_DIV(div_trunc, -1)
+INT_DIV(remainder, x)
+INT_DIV(fmod, x)
+#undef INT_DIV
 INT2(pow)
 FLOAT2(clamp_min)
 FLOAT2(clamp_max)

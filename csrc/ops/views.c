@@ -227,9 +227,12 @@ mt_composite_expand(mt_args *a)
     const mt_intlist *want = &a->l[0];
     char b1[256], b2[256];
     if (want->n < self->ndim) {
+        /* PyTorch names the tensor's legacy type: torch.IntTensor, torch.cuda.FloatTensor */
         return mt_fail(MT_ERUNTIME,
-                       "expand(torch.FloatTensor{%s}, size=%s): the number of sizes provided (%d) "
+                       "expand(torch.%s%sTensor{%s}, size=%s): the number of sizes provided (%d) "
                        "must be greater or equal to the number of dimensions in the tensor (%d)",
+                       mt_tensor_device(self).type == MT_CUDA ? "cuda." : "",
+                       mt_dtype_scalar_name(self->dtype),
                        mt_format_sizes(b1, sizeof(b1), self->ndim, self->sizes),
                        mt_format_sizes(b2, sizeof(b2), want->n, want->v), want->n, self->ndim);
     }

@@ -65,21 +65,32 @@ def _lit(a: np.ndarray) -> str:
     return f"np.array({txt}, dtype='{a.dtype}').reshape({a.shape})"
 
 
-def make_tensor(a: np.ndarray, layout: str):
-    """A minitorch tensor equal to a, laid out as asked; the layout goes into the source."""
+def make_tensor(a: np.ndarray, layout: str, device: str = "cpu"):
+    """A minitorch tensor equal to a, laid out as asked; the layout goes into the source. On
+    another device, the same view ops on a copy there give it the CPU one's strides."""
     if layout == "expanded" and not (a.ndim >= 1 and a.shape[0] == 1):
         layout = "contiguous"
-    t = minitorch.tensor(a)
+
+    def base(x):
+        t = minitorch.tensor(x)
+        return t if device == "cpu" else t.to(device)
+    t = base(a)
     if layout == "transposed" and a.ndim >= 2:
-        t = minitorch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
+        t = base(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
     elif layout == "sliced" and a.ndim >= 1:
         wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
         wide[..., ::2] = a
-        t = minitorch.tensor(wide)[..., ::2]
+        t = base(wide)[..., ::2]
     elif layout == "expanded":
-        t = minitorch.tensor(a).expand(*((3,) + a.shape[1:]))
+        t = base(a).expand(*((3,) + a.shape[1:]))
         a = np.broadcast_to(a, (3,) + a.shape[1:])
     return t, a, layout
+
+
+# Every tensor tensors() drew, by id: (tensor, array, layout), so that the CUDA mode
+# (fuzz_cuda.py) can rebuild it on the device with the same values and strides. The worker
+# clears it after each batch of calls.
+MADE = {}
 
 
 @st.composite
@@ -102,6 +113,7 @@ def tensors(draw, max_dims=4):
     a = draw(arrays(max_dims))
     layout = draw(st.sampled_from(("contiguous", "contiguous", "transposed", "sliced", "expanded")))
     t, b, layout = make_tensor(a, layout)
+    MADE[id(t)] = (t, a, layout)
     return Arg(t, f"make_tensor({_lit(a)}, '{layout}')", b)
 
 
@@ -329,23 +341,30 @@ def index_items():
     return st.one_of(one, st.lists(one, max_size=4).map(lambda xs: Arg(tuple(x.value for x in xs), f"({''.join(x.src + ', ' for x in xs)})")))
 
 
+def _same(value):
+    return value
+
+
 @st.composite
 def calls(draw):
-    """One call: (label, source, thunk, check-info)."""
+    """One call: (label, source, thunk, check-info). thunk(conv) makes the call with conv(value)
+    for each argument value (conv walks lists, tuples and dicts itself): the CUDA mode passes one
+    that puts the tensors on the device."""
     kind = draw(st.sampled_from(("op",) * 8 + ("binop", "getitem", "setitem", "overlap")))
     if kind == "binop":
         sym = draw(st.sampled_from(sorted(BINOPS)))
         a, b = draw(tensors()), draw(st.one_of(tensors(), scalars(), junk()))
-        return "op " + sym, f"{a.src} {sym} {b.src}", lambda: BINOPS[sym](a.value, b.value), None
+        return "op " + sym, f"{a.src} {sym} {b.src}", lambda conv=_same: BINOPS[sym](conv(a.value), conv(b.value)), None
     if kind in ("getitem", "setitem"):
         x, idx = draw(tensors()), draw(index_items())
         if kind == "getitem":
-            return "getitem", f"{x.src}[{idx.src}]", lambda: x.value[idx.value], None
+            return "getitem", f"{x.src}[{idx.src}]", lambda conv=_same: conv(x.value)[conv(idx.value)], None
         v = draw(st.one_of(tensors(max_dims=2), scalars(), junk()))
 
-        def setitem():
-            x.value[idx.value] = v.value
-            return x.value
+        def setitem(conv=_same):
+            xv = conv(x.value)
+            xv[conv(idx.value)] = conv(v.value)
+            return xv
         return "setitem", f"{x.src}[{idx.src}] = {v.src}", setitem, None
     if kind == "overlap":
         # in-place ops whose self and other share memory: partial overlap must raise, full
@@ -359,7 +378,11 @@ def calls(draw):
                  "expanded_self": ("x[:1].expand(" + str(n) + ")", "x"), "disjoint": ("x[:1]", "x[1:2]")}
         s_expr, o_expr = exprs[how]
         call = f"{s_expr}.{op}({o_expr})"
-        return "overlap " + op, src.replace("__OP__", call), lambda: eval(src.replace("__OP__", call), {"minitorch": minitorch}), ("overlap", op, how, base)
+        fn = eval(f"lambda x: {call}")  # noqa: S307 - our own source
+
+        def overlap(conv=_same):
+            return fn(conv(minitorch.tensor(base)))
+        return "overlap " + op, src.replace("__OP__", call), overlap, ("overlap", op, how, base)
     label, params = draw(st.sampled_from(TARGETS))
     is_method = label.startswith("Tensor.")
     args, kwargs, srcs = [], {}, []
@@ -385,17 +408,17 @@ def calls(draw):
         self_, rest = args[0], args[1:]
         fname = label.split(".", 1)[1]
         fn_src = f"{self_.src}.{fname}"
-        target = lambda: getattr(self_.value, fname)  # noqa: E731
+        target = lambda conv: getattr(conv(self_.value), fname)  # noqa: E731
     else:
         rest = args
         where, name = label.split(".")
         fn, fn_src = getattr(MODULES[where], name), label
-        target = lambda: fn  # noqa: E731
+        target = lambda conv: fn  # noqa: E731
     argsrc = ", ".join([a.src for a in rest] + [f"{k}={v.src}" for k, v in kwargs.items()])
     src = f"{fn_src}({argsrc})"
     vals, kvals = [a.value for a in rest], {k: v.value for k, v in kwargs.items()}
     info = ("ref", label.split(".", 1)[1], args, kwargs)
-    return label, src, lambda: target()(*vals, **kvals), info
+    return label, src, lambda conv=_same: target(conv)(*conv(vals), **conv(kvals)), info
 
 
 # NumPy float64 references for a curated set of ops (taken only when every tensor input is float).

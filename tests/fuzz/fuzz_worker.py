@@ -1,4 +1,7 @@
-"""The fuzzer's worker process: `python fuzz_worker.py N_CALLS TRACE_FILE [SEED]`.
+"""The fuzzer's worker process: `python fuzz_worker.py N_CALLS TRACE_FILE [SEED] [--cuda]`.
+
+--cuda: each call runs on CPU tensors and on CUDA copies of them, and the outcomes are compared
+(fuzz_cuda.py) instead of checked against NumPy.
 
 Draws N_CALLS calls with hypothesis (fuzz_calls.calls; the same calls every run for one SEED,
 0 by default), runs each and checks it. Before each call
@@ -17,7 +20,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_calls import ALLOWED, PYTHON_OVERFLOWS, TORCH_ASSERTIONS, calls, check_overlap, check_values, reference, well_formed  # noqa: E402
+from fuzz_calls import MADE, ALLOWED, PYTHON_OVERFLOWS, TORCH_ASSERTIONS, calls, check_overlap, check_values, reference, well_formed  # noqa: E402
 
 import minitorch  # noqa: E402
 
@@ -25,8 +28,10 @@ PER_EXAMPLE = 10  # calls drawn per hypothesis example (its overhead is per exam
 
 
 def main():
-    n_calls, trace_path = int(sys.argv[1]), sys.argv[2]
-    fixed_seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    argv = [a for a in sys.argv[1:] if a != "--cuda"]
+    cuda = "--cuda" in sys.argv[1:]
+    n_calls, trace_path = int(argv[0]), argv[1]
+    fixed_seed = int(argv[2]) if len(argv) > 2 else 0
     faulthandler.enable()
     if "asan" not in os.environ.get("LD_PRELOAD", ""):
         # A size that slipped past a check must fail to allocate, not swap the machine to death
@@ -36,7 +41,19 @@ def main():
     warnings.simplefilter("ignore")
     trace = os.open(trace_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     counts = {"calls": 0, "raised": 0, "returned": 0, "checked": 0}
-    failures, seen = [], {}
+    if cuda:
+        import random
+
+        from fuzz_cuda import run_pair
+        counts["mixed"] = 0
+        rng = random.Random(fixed_seed)
+    failures, seen, notes = [], {}, {}
+
+    def note(label, src, detail):
+        # a message that differs between the CPU and CUDA: reported, not failed
+        key = (label, detail[:60])
+        if key not in notes and len(notes) < 100:
+            notes[key] = {"call": src, "detail": detail[:600]}
 
     def fail(label, src, kind, detail):
         key = (label, kind, detail.splitlines()[0][:60] if detail else "")
@@ -45,9 +62,12 @@ def main():
             failures.append({"call": src, "kind": kind, "detail": detail[:2000]})
 
     def run_one(label, src, thunk, info):
-        data = src.encode("utf-8", "replace")[:4000]
+        data = (("[cuda] " if cuda else "") + src).encode("utf-8", "replace")[:4000]
         os.ftruncate(trace, 0)
         os.pwrite(trace, data, 0)
+        if cuda:
+            run_pair(label, src, thunk, info, rng, counts, fail, note)
+            return
         counts["calls"] += 1
         try:
             result = thunk()
@@ -89,10 +109,12 @@ def main():
     def fuzz(batch):
         for call in batch:
             run_one(*call)
+        MADE.clear()
 
     fuzz()
     os.ftruncate(trace, 0)
-    print(json.dumps({"counts": counts, "failures": failures, "distinct": len(seen)}), flush=True)
+    print(json.dumps({"counts": counts, "failures": failures, "distinct": len(seen), "notes": list(notes.values())}),
+          flush=True)
 
 
 if __name__ == "__main__":

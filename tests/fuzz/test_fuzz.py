@@ -25,7 +25,7 @@ ARTIFACTS = Path(os.environ.get("MINITORCH_TEST_ARTIFACTS") or Path(__file__).re
 SEED = os.environ.get("MINITORCH_FUZZ_SEED", "0")
 
 
-def run_worker(n_calls, tmp_path):
+def run_worker(n_calls, tmp_path, extra_args=()):
     """The worker's JSON report; fails the test with the call in flight if the worker died or hung."""
     trace = tmp_path / "current_call.txt"
     env = dict(os.environ)  # LD_PRELOAD and ASAN_OPTIONS too: the sanitizer run covers the worker
@@ -39,7 +39,7 @@ def run_worker(n_calls, tmp_path):
         # -X dev: CPython's debug allocator hooks turn a double free or a write to a freed object
         # into an immediate fatal error at the faulty call, instead of a crash much later
         proc = subprocess.run([sys.executable, "-X", "dev", os.path.join(HERE, "fuzz_worker.py"), str(n_calls),
-                               str(trace), SEED],
+                               str(trace), SEED, *extra_args],
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         call = trace.read_text(errors="replace") if trace.exists() else "?"
