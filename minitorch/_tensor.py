@@ -198,7 +198,7 @@ class Tensor(_C.TensorBase):
         return _C.split_with_sizes(self, split_size, dim)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy().copy(), str(self.device), self.requires_grad))
+        return (_rebuild, (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad))
 
     __dlpack__ = _dlpack.tensor_dlpack
     __dlpack_device__ = _dlpack.tensor_dlpack_device

@@ -104,27 +104,27 @@ versioned_deleter(DLManagedTensorVersioned *self)
 }
 
 /* The capsule's destructor: runs the deleter unless a consumer took the tensor (and renamed
- * the capsule). */
+ * the capsule). A consumer that refuses the tensor drops the capsule with its exception set
+ * (NumPy's "Unsupported device"): that exception is kept, only our own lookups' are dropped. */
 static void
 capsule_destructor(PyObject *cap)
 {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     const char *name = PyCapsule_GetName(cap);
-    if (name == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    if (strcmp(name, "dltensor") == 0) {
+    if (name != NULL && strcmp(name, "dltensor") == 0) {
         DLManagedTensor *m = PyCapsule_GetPointer(cap, name);
         if (m != NULL && m->deleter != NULL) {
             m->deleter(m);
         }
-    } else if (strcmp(name, "dltensor_versioned") == 0) {
+    } else if (name != NULL && strcmp(name, "dltensor_versioned") == 0) {
         DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, name);
         if (m != NULL && m->deleter != NULL) {
             m->deleter(m);
         }
     }
     PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
 }
 
 static const DLDataType dl_dtypes[MT_NUM_DTYPES] = {

@@ -422,6 +422,7 @@ ran(const call *c, const char *kernel, uint64_t start)
 static cublasStatus_t
 scal(cublasHandle_t h, const char *fn, int n, const void *alpha, void *x, int incx, bool dbl)
 {
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     size_t es = dbl ? sizeof(double) : sizeof(float);
     call c;
     extent ex;
@@ -460,6 +461,7 @@ static cublasStatus_t
 dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx, const void *y, int incy,
     void *result, bool dbl)
 {
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     size_t es = dbl ? sizeof(double) : sizeof(float);
     call c;
     extent ex, ey;
@@ -517,6 +519,7 @@ gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const
      const void *A, int lda, const void *x, int incx, const void *beta, void *y, int incy,
      bool dbl)
 {
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     size_t es = dbl ? sizeof(double) : sizeof(float);
     call c;
     extent ea, ex, ey;
@@ -764,6 +767,7 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
 static cublasStatus_t
 gemm(cublasHandle_t h, const char *fn, const gemm_args *g, bool batched, bool dbl)
 {
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     size_t es = dbl ? sizeof(double) : sizeof(float);
     call c;
     cublasStatus_t s = handle_state(h, fn, &c);

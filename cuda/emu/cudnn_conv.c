@@ -582,6 +582,7 @@ run(const char *fn, pass p, cudnnHandle_t h, const void *alpha, const void *beta
         }
     }
 
+    MT_EMU_DEVICE_WORK_SCOPE(); /* the pass reads and writes device memory from here on */
     bool f32 = g.type == CUDNN_DATA_FLOAT;
     double a = f32 ? *(const float *)alpha : *(const double *)alpha;
     double b = f32 ? *(const float *)beta : *(const double *)beta;

@@ -40,6 +40,24 @@ void mt_emu_kernel_ran(const char *name, int device, cudaStream_t stream, uint64
 void mt_emu_memcpy_ran(cudaMemcpyKind kind, size_t bytes, int device, cudaStream_t stream,
                        uint64_t start_ns, uint64_t end_ns);
 
+/* Device work (a kernel, a copy or fill, a library call) touches device memory between these:
+ * outside them the memory guard (guard.cc) makes any access to device memory fault, since on a
+ * GPU host code cannot reach it. Windows nest, and several threads may hold one at once. */
+void mt_emu_device_work_begin(void);
+void mt_emu_device_work_end(void);
+
+static inline void
+mt_emu_device_work_close(int *scope)
+{
+    (void)scope;
+    mt_emu_device_work_end();
+}
+
+/* A window open until the end of the enclosing block (GCC's cleanup attribute, C and C++). */
+#define MT_EMU_DEVICE_WORK_SCOPE()                                                              \
+    __attribute__((cleanup(mt_emu_device_work_close), unused)) int mt_emu_device_work_scope_ =   \
+        (mt_emu_device_work_begin(), 0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -531,7 +531,9 @@ cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t sh
     e.reverse = reverse_order();
     e.in_use = true;
     const uint64_t start = mt_emu_now_ns();
+    mt_emu_device_work_begin();
     run_grid(e);
+    mt_emu_device_work_end();
     const uint64_t end = mt_emu_now_ns();
     e.in_use = false;
     e.k = nullptr;

@@ -48,6 +48,13 @@ device_count()
     return num_devices;
 }
 
+void
+mt_emu_memory_config(int *devices, size_t *per_device)
+{
+    *devices = device_count();
+    *per_device = memory_per_device;
+}
+
 bool
 mt_emu_valid_device(int device)
 {
@@ -298,6 +305,23 @@ where(const void *p, size_t bytes, int *device)
 }
 
 bool
+mt_emu_block_try_find(const void *p, uintptr_t *start, size_t *size, int *device)
+{
+    if (!mem_lock.try_lock()) {
+        return false;
+    }
+    auto it = block_at(p);
+    bool found = it != blocks.end() && it->second.device >= 0;
+    if (found) {
+        *start = it->first;
+        *size = it->second.size;
+        *device = it->second.device;
+    }
+    mem_lock.unlock();
+    return found;
+}
+
+bool
 mt_emu_device_range(const void *p, size_t bytes, int *device)
 {
     int d = -1;
@@ -321,13 +345,17 @@ allocate(void **out, size_t size, int device)
     if (device >= 0 && rounded > memory_per_device - used[device]) {
         return cudaErrorMemoryAllocation;
     }
-    void *p = aligned_alloc(MT_EMU_ALIGN, rounded);
+    /* Device blocks come from the guarded arena (guard.cc), pinned host memory from the heap. */
+    const bool arena = device >= 0 && mt_emu_guard_on();
+    void *p = arena ? mt_emu_arena_alloc(device, rounded) : aligned_alloc(MT_EMU_ALIGN, rounded);
     if (p == NULL) {
         return cudaErrorMemoryAllocation;
     }
     /* A GPU's fresh memory holds whatever was there: a kernel reading what nobody wrote reads
      * NaNs and -1s here, not the zeros of a fresh mmap. */
+    mt_emu_device_work_begin();
     memset(p, 0xff, rounded < MT_EMU_POISON_BYTES ? rounded : MT_EMU_POISON_BYTES);
+    mt_emu_device_work_end();
     blocks[(uintptr_t)p] = block{size, device};
     if (device >= 0) {
         used[device] += rounded;
@@ -345,11 +373,16 @@ release(void *p, bool device)
     if (it == blocks.end() || (it->second.device >= 0) != device) {
         return cudaErrorInvalidValue;
     }
+    const size_t rounded = (it->second.size + MT_EMU_ALIGN - 1) / MT_EMU_ALIGN * MT_EMU_ALIGN;
     if (device) {
-        used[it->second.device] -= (it->second.size + MT_EMU_ALIGN - 1) / MT_EMU_ALIGN * MT_EMU_ALIGN;
+        used[it->second.device] -= rounded;
     }
     blocks.erase(it);
-    free(p);
+    if (device && mt_emu_guard_on()) {
+        mt_emu_arena_free(p, rounded);
+    } else {
+        free(p);
+    }
     return cudaSuccess;
 }
 
@@ -676,7 +709,9 @@ copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t
         return cudaErrorInvalidValue;
     }
     uint64_t t0 = mt_emu_now_ns();
+    mt_emu_device_work_begin();
     memmove(dst, src, count);
+    mt_emu_device_work_end();
     mt_emu_memcpy_ran(actual, count, dw ? dd : sw ? sd : device, stream, t0, mt_emu_now_ns());
     return cudaSuccess;
 }
@@ -705,7 +740,9 @@ fill(void *devPtr, int value, size_t count, cudaStream_t stream)
     if (where(devPtr, count, NULL) != 1) {
         return cudaErrorInvalidValue;
     }
+    mt_emu_device_work_begin();
     memset(devPtr, value, count);
+    mt_emu_device_work_end();
     return cudaSuccess;
 }
 

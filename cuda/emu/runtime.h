@@ -15,4 +15,18 @@ bool mt_emu_valid_device(int device);
  * be the current device (cudaErrorInvalidResourceHandle otherwise, as on a GPU). */
 cudaError_t mt_emu_stream_for_work(cudaStream_t stream, int *device);
 
+/* The configured devices and bytes of memory each (MINITORCH_EMU_DEVICES, MINITORCH_EMU_MEMORY). */
+void mt_emu_memory_config(int *devices, size_t *per_device);
+
+/* guard.cc: whether device memory comes from the guarded arena (MINITORCH_EMU_GUARD, not under
+ * ASan); its first-fit allocator (bytes a multiple of 256; NULL when the device's slice has no
+ * free range that large) and the matching free. */
+bool mt_emu_guard_on(void);
+void *mt_emu_arena_alloc(int device, size_t bytes);
+void mt_emu_arena_free(void *p, size_t bytes);
+
+/* For guard.cc's fault handler: the live device block holding p (its start, requested size and
+ * device), without waiting for the registry's lock (false when it is held or p is in no block). */
+bool mt_emu_block_try_find(const void *p, uintptr_t *start, size_t *size, int *device);
+
 #endif

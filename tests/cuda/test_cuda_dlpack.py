@@ -186,6 +186,10 @@ def test_errors():
         t.__dlpack__(dl_device=(7, 0))
     with pytest.raises(BufferError, match="per-thread default stream is not supported."):
         t.__dlpack__(stream=2)
+    # NumPy refuses a CUDA capsule and drops it with its error set: the capsule's destructor keeps
+    # that error (it used to clear it: SystemError "returned NULL without setting an exception")
+    with pytest.raises(RuntimeError, match="Unsupported device in DLTensor"):
+        np.from_dlpack(t)
     for s in (None, -1, 1):  # legacy default, no sync, legacy default
         assert minitorch.from_dlpack(t.__dlpack__(stream=s)).data_ptr() == t.data_ptr()
 

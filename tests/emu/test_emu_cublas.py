@@ -58,6 +58,8 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *device)
 }
 static uint64_t clock_ns;
 uint64_t mt_emu_now_ns(void) { return clock_ns += 1000; }
+void mt_emu_device_work_begin(void) {}
+void mt_emu_device_work_end(void) {}
 void mt_emu_kernel_ran(const char *name, int device, cudaStream_t stream, uint64_t s, uint64_t e)
 {
     (void)stream; (void)s; (void)e;

@@ -98,6 +98,9 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *dev)
     return cudaErrorInvalidResourceHandle;
 }
 
+void mt_emu_device_work_begin(void) {}
+void mt_emu_device_work_end(void) {}
+
 uint64_t mt_emu_now_ns(void)
 {
     struct timespec t;

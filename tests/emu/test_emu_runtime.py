@@ -73,15 +73,19 @@ __global__ void diverge(int *x)
 
 static bool reduce_ok(unsigned bx, unsigned by, long rows, long n, unsigned grid)
 {
+    // device memory is reached through copies only: host code touching it faults (guard.cc)
     double *x, *out;
+    std::vector<double> hx((size_t)(rows * n)), hout((size_t)rows);
     if (cudaMalloc((void **)&x, rows * n * 8) || cudaMalloc((void **)&out, rows * 8)) return false;
-    for (long i = 0; i < rows * n; i++) x[i] = (double)(i % 97);
+    for (long i = 0; i < rows * n; i++) hx[i] = (double)(i % 97);
+    bool ok = cudaMemcpy(x, hx.data(), rows * n * 8, cudaMemcpyHostToDevice) == cudaSuccess;
     void *args[] = {&x, &out, &rows, &n};
-    bool ok = cudaLaunchKernel(MT_KERNEL_PTR(block_sum<double>), dim3(grid), dim3(bx, by), args, 0, 0) == cudaSuccess;
+    ok = ok && cudaLaunchKernel(MT_KERNEL_PTR(block_sum<double>), dim3(grid), dim3(bx, by), args, 0, 0) == cudaSuccess;
+    ok = ok && cudaMemcpy(hout.data(), out, rows * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
     for (long o = 0; ok && o < rows; o++) {
         double s = 0;
-        for (long j = 0; j < n; j++) s += x[o * n + j];
-        ok = s == out[o];
+        for (long j = 0; j < n; j++) s += hx[o * n + j];
+        ok = s == hout[o];
     }
     cudaFree(x);
     cudaFree(out);
@@ -131,7 +135,9 @@ int main()
     float *f;
     CHECK(cudaMalloc((void **)&f, 4) == cudaSuccess && cudaMemset(f, 0, 4) == cudaSuccess);
     void *fargs[] = {&f};
-    CHECK(cudaLaunchKernel(MT_KERNEL_PTR(add_float), dim3(3), dim3(100), fargs, 0, 0) == cudaSuccess && *f == 150.0f);
+    float fsum = 0;
+    CHECK(cudaLaunchKernel(MT_KERNEL_PTR(add_float), dim3(3), dim3(100), fargs, 0, 0) == cudaSuccess &&
+          cudaMemcpy(&fsum, f, 4, cudaMemcpyDeviceToHost) == cudaSuccess && fsum == 150.0f);
 
     // launch configurations a GPU refuses
     long m = 1;
@@ -225,7 +231,7 @@ def program(tmp_path_factory):
     exe = d / "check"
     inc = ["-I" + os.path.join(EMU, "include"), "-I" + EMU]
     objs = []
-    for name in ("runtime.cc", "launch.cc"):
+    for name in ("runtime.cc", "launch.cc", "guard.cc"):
         obj = d / (name + ".o")
         subprocess.run([gxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-c", os.path.join(EMU, name),
                         "-o", str(obj), *inc], check=True, env=plain_env())

@@ -30,6 +30,14 @@ round_up(size_t bytes)
     return (bytes + ALIGN - 1) / ALIGN * ALIGN;
 }
 
+// The scope of an algorithm's device work: device memory is open to it (cuda/emu/guard.cc).
+struct device_work {
+    device_work() { mt_emu_device_work_begin(); }
+    ~device_work() { mt_emu_device_work_end(); }
+    device_work(const device_work &) = delete;
+    device_work &operator=(const device_work &) = delete;
+};
+
 // One failing call: the one-line diagnostic (it means a backend bug) and CUDA's code.
 inline cudaError_t
 fail(cudaError_t err, const char *algo, const char *what)

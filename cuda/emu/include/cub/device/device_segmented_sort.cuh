@@ -43,6 +43,7 @@ struct DeviceSegmentedSort {
             temp_storage_bytes = needed;
             return cudaSuccess;
         }
+        emu::device_work window; // check_temp scribbles over the scratch, then the algorithm runs
         int dev = 0;
         cudaError_t err = emu::stream_device(algo, stream, &dev);
         if (err == cudaSuccess) {
