@@ -17,7 +17,9 @@ TREE is JSON where a tensor is {"tensor": i} (an index into "tensors"), and cont
 tagged so that they come back as they went: {"dict": [[key, TREE], ...]}, {"odict": ...}
 (OrderedDict), {"list": [...]}, {"tuple": [...]}; numbers, strings, booleans and None are
 themselves (dict keys may be str, int, float, bool or None). ENTRY is {"dtype": "float32",
-"shape": [2, 3], "offset": bytes into the data, "requires_grad": false, "parameter": false}.
+"shape": [2, 3], "offset": bytes into the data, "requires_grad": false, "parameter": false,
+"device": "cuda:0"} ("device" absent: the CPU). A tensor loads on the device it was saved from, as
+in PyTorch, unless map_location says where.
 
 Loading parses JSON and copies bytes: it runs no code from the file. Anything malformed,
 truncated, out of bounds or failing a checksum raises RuntimeError naming what is wrong. Views are saved as their
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import zlib
 from collections import OrderedDict
@@ -63,7 +66,7 @@ def save(obj: Any, f: PathOrFile) -> None:
             data = memoryview(t).tobytes()
             entries.append({"dtype": _dtype_name(t.dtype), "shape": list(t.shape), "offset": offset,
                             "requires_grad": bool(o.requires_grad),
-                            "parameter": type(o).__name__ == "Parameter"})
+                            "parameter": type(o).__name__ == "Parameter", "device": str(o.device)})
             pad = -len(data) % _ALIGN
             blobs.append(data + bytes(pad))
             offset += len(data) + pad
@@ -98,7 +101,8 @@ def save(obj: Any, f: PathOrFile) -> None:
 
 
 def load(f: PathOrFile, map_location: Any = None, weights_only: bool = True) -> Any:
-    """Reads what save wrote. map_location moves every tensor (e.g. "cpu"). Only data is ever
+    """Reads what save wrote, each tensor on the device it was saved from unless map_location
+    (e.g. "cpu") puts every tensor there. Only data is ever
     loaded, so weights_only is accepted for PyTorch compatibility and changes nothing."""
     with _open(f, "rb") as src:
         raw = src.read()
@@ -132,18 +136,41 @@ def _parse(raw: bytes, map_location: Any) -> Any:
     entries = header.get("tensors")
     if not isinstance(entries, list):
         raise RuntimeError("minitorch.load: corrupt header: 'tensors' is not a list")
-    tensors = [_read_tensor(e, data, i) for i, e in enumerate(entries)]
-    if map_location is not None:
-        tensors = [t.to(map_location) for t in tensors]
+    tensors = [_read_tensor(e, data, i, map_location) for i, e in enumerate(entries)]
     return _decode(header.get("object"), tensors)
 
 
-def _read_tensor(e: Any, data: memoryview, i: int):
+_DEVICE = re.compile(r"cpu|cuda:\d{1,4}")
+
+
+def _saved_device(e: dict, bad: str) -> str:
+    """Where the tensor was saved from, with PyTorch's errors where it cannot go back there."""
+    device = e.get("device", "cpu")
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise RuntimeError(f"{bad}: bad device")
+    if device != "cpu":
+        from . import cuda
+
+        if not cuda.is_available():
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                               "minitorch.cuda.is_available() is False. If you are running on a CPU-only "
+                               "machine, please use minitorch.load with map_location=minitorch.device('cpu') "
+                               "to map your storages to the CPU.")
+        index = int(device.split(":")[1])
+        if index >= cuda.device_count():
+            raise RuntimeError(f"Attempting to deserialize object on CUDA device {index} but "
+                               f"minitorch.cuda.device_count() is {cuda.device_count()}. Please use "
+                               "minitorch.load with map_location to map your storages to an existing device.")
+    return device
+
+
+def _read_tensor(e: Any, data: memoryview, i: int, map_location: Any):
     from .nn.parameter import Parameter
 
     bad = f"minitorch.load: corrupt entry for tensor {i}"
     if not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or e["dtype"] not in _DTYPES:
         raise RuntimeError(f"{bad}: unknown dtype")
+    device = map_location if map_location is not None else _saved_device(e, bad)
     shape, offset = e.get("shape"), e.get("offset")
     if not isinstance(shape, list) or not all(type(s) is int and 0 <= s < 2**63 for s in shape) or len(shape) > 16:
         raise RuntimeError(f"{bad}: bad shape")
@@ -160,6 +187,7 @@ def _read_tensor(e: Any, data: memoryview, i: int):
     else:
         array = np.frombuffer(data[offset : offset + nbytes], dtype=dtype).reshape(shape)
         t = _C.tensor(array)  # a copy: the tensor owns its memory, not the file's buffer
+    t = t.to(device)
     if e.get("parameter"):
         return Parameter(t, requires_grad=bool(e.get("requires_grad", True)))
     if e.get("requires_grad"):

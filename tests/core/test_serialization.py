@@ -137,6 +137,32 @@ def test_forged_headers_raise(header):
         load_bytes(forged(header))
 
 
+def test_tensors_go_back_to_their_device():
+    """A tensor saved from a CUDA device loads there, as in PyTorch; where CUDA is not available
+    (or the device is not there) that raises PyTorch's error, and map_location puts it elsewhere."""
+    import json
+    import zlib
+
+    data = np.arange(2, dtype=np.float32).tobytes() + bytes(56)
+
+    def saved_on(device):
+        entry = {"dtype": "float32", "shape": [2], "offset": 0, "device": device}
+        return forged(json.dumps({"format": 1, "object": {"tensor": 0}, "tensors": [entry],
+                                  "data_crc32": zlib.crc32(data)}).encode(), data)
+    assert load_bytes(saved_on("cpu")).tolist() == [0.0, 1.0]
+    for bad in ("gpu", "cuda:x", 3, "cuda:0; import os"):
+        with pytest.raises(RuntimeError, match="bad device"):
+            load_bytes(saved_on(bad))
+    if not minitorch.cuda.is_available():
+        with pytest.raises(RuntimeError, match=r"deserialize object on a CUDA device but minitorch.cuda.is_available\(\) is False"):
+            load_bytes(saved_on("cuda:0"))
+    else:
+        with pytest.raises(RuntimeError, match="deserialize object on CUDA device 99 but"):
+            load_bytes(saved_on("cuda:99"))
+    t = minitorch.load(io.BytesIO(saved_on("cuda:0")), map_location="cpu")
+    assert t.device.type == "cpu" and t.tolist() == [0.0, 1.0]
+
+
 def test_huge_header_length_is_not_read():
     with pytest.raises(RuntimeError, match="truncated"):
         load_bytes(b"MTORCH\x00\x01" + struct.pack("<QI", 2**62, 0))

@@ -54,3 +54,10 @@ def test_save_and_load(t):
     f.seek(0)
     d = minitorch.load(f, map_location="cuda")
     assert d["t"].device == t.device and d["t"].tolist() == VALUES and d["view"].tolist() == [1.5, 4.25]
+    f.seek(0)  # without map_location each tensor goes back to its device, as in PyTorch
+    assert minitorch.load(f)["t"].device == t.device
+    f = io.BytesIO()
+    minitorch.save(list(minitorch.nn.Linear(2, 3).to("cuda:1").parameters()), f)
+    f.seek(0)
+    ps = minitorch.load(f)
+    assert all(p.device == minitorch.device("cuda:1") and isinstance(p, minitorch.nn.Parameter) for p in ps)
