@@ -23,7 +23,7 @@ status=0
     fi
     echo "== build (MINITORCH_CUDA=1: a missing toolkit is an error)"
     start=$(date +%s)
-    MINITORCH_CUDA=1 "$PYTHON" setup.py -q build_ext --inplace --force || status=1
+    MINITORCH_CUDA=1 MINITORCH_CUDA_EMU=0 "$PYTHON" setup.py -q build_ext --inplace --force || status=1
     echo "build took $(( $(date +%s) - start )) s"
     echo "== minitorch.cuda"
     PYTHONPATH=. "$PYTHON" -c "import minitorch as m; print('available:', m.cuda.is_available(), m.cuda._unavailable_reason()); print(m.cuda.get_device_name() if m.cuda.is_available() else '')"
