@@ -76,7 +76,7 @@ typedef struct scalar_ctx {
 #define NUMERIC_TABLE(OP) {NULL, OP##_i32, OP##_i64, OP##_f32, OP##_f64}
 
 NUMERIC_LOOPS(add, BINARY_LOOP, x + k * y)
-BINARY_LOOP(add_b8, bool, x || y)
+BINARY_LOOP(add_b8, bool, x || (k && y))
 NUMERIC_LOOPS(sub, BINARY_LOOP, x - k * y)
 NUMERIC_LOOPS(mul, BINARY_LOOP, x * y)
 BINARY_LOOP(mul_b8, bool, x && y)

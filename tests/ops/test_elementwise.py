@@ -148,6 +148,17 @@ def test_inplace_with_overlapping_operand_reads_old_values():
     assert x.tolist() == [[2.0, 5.0], [5.0, 8.0]]
 
 
+@pytest.mark.parametrize("alpha", [False, True])
+def test_bool_add_takes_its_alpha(alpha):
+    """self + alpha * other on bools is self or (alpha and other): alpha=False keeps self (found
+    by fuzzing the emulated CUDA device, whose kernel had it right and the CPU's did not)."""
+    x = np.array([[False, True], [False, False]])
+    y = np.array([[True, True], [False, True]])
+    check(lambda m, a, b: m.add(a, b, alpha=alpha), lambda a, b: a | (alpha & b), [x, y],
+          layout="transposed")
+    check(lambda m, a, b: m.tensor(False).add(b, alpha=alpha), lambda a, b: alpha & b, [x, y])
+
+
 @pytest.mark.parametrize(
     "fn",
     [
