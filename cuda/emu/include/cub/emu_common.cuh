@@ -110,6 +110,32 @@ overlap(A, int64_t, B, int64_t)
     return false;
 }
 
+// The key-value sorts' operands: the four ranges of n items on the device, and neither output
+// overlapping another range (CUB's pair sorts are not in place).
+template <typename K, typename V>
+inline cudaError_t
+check_pairs(const char *algo, const K *keys_in, K *keys_out, const V *values_in, V *values_out,
+            int64_t n, int device)
+{
+    cudaError_t err = check_range(algo, "d_keys_in", keys_in, n, device);
+    if (err == cudaSuccess) {
+        err = check_range(algo, "d_keys_out", keys_out, n, device);
+    }
+    if (err == cudaSuccess) {
+        err = check_range(algo, "d_values_in", values_in, n, device);
+    }
+    if (err == cudaSuccess) {
+        err = check_range(algo, "d_values_out", values_out, n, device);
+    }
+    if (err == cudaSuccess &&
+        (overlap(keys_out, n, keys_in, n) || overlap(keys_out, n, values_in, n) ||
+         overlap(keys_out, n, values_out, n) || overlap(values_out, n, keys_in, n) ||
+         overlap(values_out, n, values_in, n))) {
+        err = fail(cudaErrorInvalidValue, algo, "an output overlaps another range");
+    }
+    return err;
+}
+
 // Whether two iterators are the same pointer (an in-place call).
 template <typename A, typename B>
 inline bool

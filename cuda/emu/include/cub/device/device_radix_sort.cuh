@@ -54,26 +54,10 @@ struct DeviceRadixSort {
                             "the bit range [begin_bit, end_bit) is not within the key");
         }
         if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_keys_in", d_keys_in, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_keys_out", d_keys_out, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_values_in", d_values_in, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_values_out", d_values_out, n, dev);
+            err = emu::check_pairs(algo, d_keys_in, d_keys_out, d_values_in, d_values_out, n, dev);
         }
         if (err != cudaSuccess) {
             return err;
-        }
-        if (emu::overlap(d_keys_out, n, d_keys_in, n) ||
-            emu::overlap(d_keys_out, n, d_values_in, n) ||
-            emu::overlap(d_keys_out, n, d_values_out, n) ||
-            emu::overlap(d_values_out, n, d_keys_in, n) ||
-            emu::overlap(d_values_out, n, d_values_in, n)) {
-            return emu::fail(cudaErrorInvalidValue, algo, "an output overlaps another range");
         }
         const uint64_t t0 = mt_emu_now_ns();
         const int width = end_bit - begin_bit;

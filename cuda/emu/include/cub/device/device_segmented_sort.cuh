@@ -53,16 +53,7 @@ struct DeviceSegmentedSort {
             err = emu::fail(cudaErrorInvalidValue, algo, "num_items or num_segments is negative");
         }
         if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_keys_in", d_keys_in, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_keys_out", d_keys_out, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_values_in", d_values_in, n, dev);
-        }
-        if (err == cudaSuccess) {
-            err = emu::check_range(algo, "d_values_out", d_values_out, n, dev);
+            err = emu::check_pairs(algo, d_keys_in, d_keys_out, d_values_in, d_values_out, n, dev);
         }
         if (err == cudaSuccess) {
             err = emu::check_range(algo, "d_begin_offsets", d_begin_offsets, segs, dev);
@@ -73,12 +64,7 @@ struct DeviceSegmentedSort {
         if (err != cudaSuccess) {
             return err;
         }
-        if (emu::overlap(d_keys_out, n, d_keys_in, n) ||
-            emu::overlap(d_keys_out, n, d_values_in, n) ||
-            emu::overlap(d_keys_out, n, d_values_out, n) ||
-            emu::overlap(d_values_out, n, d_keys_in, n) ||
-            emu::overlap(d_values_out, n, d_values_in, n) ||
-            emu::overlap(d_keys_out, n, d_begin_offsets, segs) ||
+        if (emu::overlap(d_keys_out, n, d_begin_offsets, segs) ||
             emu::overlap(d_keys_out, n, d_end_offsets, segs) ||
             emu::overlap(d_values_out, n, d_begin_offsets, segs) ||
             emu::overlap(d_values_out, n, d_end_offsets, segs)) {
