@@ -157,36 +157,19 @@ MT_EMU_INT_ATOMICS(long long)
 
 /* ---- device intrinsics ---- */
 
-static inline unsigned int __float_as_uint(float v)
+/* The bit casts: the same bytes seen as another type of the same size. */
+template <typename To, typename From> static inline To mt_emu_bits(From v)
 {
-    unsigned int u;
+    static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
+    To u;
     memcpy(&u, &v, sizeof(u));
     return u;
 }
-static inline float __uint_as_float(unsigned int u)
-{
-    float v;
-    memcpy(&v, &u, sizeof(v));
-    return v;
-}
-static inline int __float_as_int(float v)
-{
-    int u;
-    memcpy(&u, &v, sizeof(u));
-    return u;
-}
-static inline long long __double_as_longlong(double v)
-{
-    long long u;
-    memcpy(&u, &v, sizeof(u));
-    return u;
-}
-static inline double __longlong_as_double(long long u)
-{
-    double v;
-    memcpy(&v, &u, sizeof(v));
-    return v;
-}
+static inline unsigned int __float_as_uint(float v) { return mt_emu_bits<unsigned int>(v); }
+static inline float __uint_as_float(unsigned int u) { return mt_emu_bits<float>(u); }
+static inline int __float_as_int(float v) { return mt_emu_bits<int>(v); }
+static inline long long __double_as_longlong(double v) { return mt_emu_bits<long long>(v); }
+static inline double __longlong_as_double(long long u) { return mt_emu_bits<double>(u); }
 
 #endif /* __cplusplus */
 

@@ -197,6 +197,16 @@ stable_sort_pairs(const KeyT *keys_in, KeyT *keys_out, const ValueT *values_in,
     }
 }
 
+// The start of every call with storage: the stream's device into *device, then the scratch
+// checked (and scribbled over) as check_temp says.
+inline cudaError_t
+begin_call(const char *algo, cudaStream_t stream, void *temp, size_t temp_bytes, size_t needed,
+           int *device)
+{
+    cudaError_t err = stream_device(algo, stream, device);
+    return err == cudaSuccess ? check_temp(algo, temp, temp_bytes, needed, *device) : err;
+}
+
 } // namespace emu
 } // namespace cub
 

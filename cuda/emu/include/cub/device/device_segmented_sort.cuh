@@ -45,10 +45,8 @@ struct DeviceSegmentedSort {
         }
         emu::device_work window; // check_temp scribbles over the scratch, then the algorithm runs
         int dev = 0;
-        cudaError_t err = emu::stream_device(algo, stream, &dev);
-        if (err == cudaSuccess) {
-            err = emu::check_temp(algo, d_temp_storage, temp_storage_bytes, needed, dev);
-        }
+        cudaError_t err =
+            emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed, &dev);
         if (err == cudaSuccess && (n < 0 || segs < 0)) {
             err = emu::fail(cudaErrorInvalidValue, algo, "num_items or num_segments is negative");
         }
