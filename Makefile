@@ -2,36 +2,64 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 TORCH_VERSION := 2.13.0
+# What setup.py imports, installed into this Python so that pip builds here (--no-build-isolation)
+# and reuses the objects in build/: a second install, make test after make demo, compiles nothing.
+BUILD_REQS := "setuptools>=68" wheel "scipy-openblas32>=0.3.27" "numpy>=1.24"
+EDITABLE := $(PIP) install -q --no-build-isolation -e
 
-.PHONY: demo test install install-test build test-sanitize test-cuda-emu test-sanitize-cuda-emu bench clean
+.PHONY: demo test install install-test build build-reqs test-cpu test-wheel test-sanitize test-cuda-emu \
+	test-sanitize-cuda-emu bench clean
 
-## make demo: install minitorch (editable, with its dependencies) and run the main job
+## make demo: install minitorch (editable, with its dependencies and what the examples use) and
+## run the main job
 demo: install
 	$(PYTHON) -m minitorch
 
-install:
-	$(PIP) install -q -e .
+install: build
+	$(EDITABLE) '.[examples]'
 
-## make test: install the test dependencies (PyTorch CPU as the reference) and run pytest, then
-## the CUDA tests again on the emulated CUDA device (cuda/emu/: the backend's kernels and library
-## calls run on the CPU), so the CUDA backend is tested where there is no GPU
+## make test: also the emulated CUDA device (cuda/emu/: the backend's kernels and library calls
+## on the CPU) and the test dependencies (PyTorch CPU as the reference); pytest, then the CUDA
+## tests again on the emulated device, so the CUDA backend is tested where there is no GPU
 test: install-test
 	$(PYTHON) -m pytest
 	$(MAKE) test-cuda-emu
 
 EMU_ENV = MINITORCH_CUDA_EMU=1
-## tests/cuda on the emulated device (about 50 s; it needs the _C_cuda_emu extension, built by
-## default wherever g++ is)
+## tests/cuda on the emulated device (about 50 s; it needs the _C_cuda_emu extension, which
+## make test builds)
 test-cuda-emu:
 	$(EMU_ENV) $(PYTHON) -m pytest -p no:cacheprovider tests/cuda
 
-install-test:
-	$(PIP) install -q -e '.[test]'
+install-test: build-reqs
+	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
+	$(EMU_ENV) $(EDITABLE) '.[test,examples]'
 	$(PIP) install -q torch==$(TORCH_VERSION)
 
-## rebuild the extension in place after editing csrc/ (what `pip install -e .` ran)
-build:
+build-reqs:
+	$(PIP) install -q $(BUILD_REQS)
+
+## (re)build the extensions in place after editing csrc/ or cuda/: compiles what changed, in
+## parallel, and says what it compiles; MINITORCH_CUDA_EMU=1 make build adds the emulated device
+build: build-reqs
 	$(PYTHON) setup.py -q build_ext --inplace
+
+## the configuration most users have: no CUDA backend at all (MINITORCH_CUDA=0), the whole suite;
+## then the test build (make test's) is put back (a relink: the objects are kept)
+test-cpu:
+	MINITORCH_CUDA=0 $(PYTHON) setup.py -q build_ext --inplace
+	MINITORCH_CUDA=0 $(PYTHON) -m pytest -p no:cacheprovider
+	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
+
+## the wheel as a user gets it: built (without the emulated device), installed in a fresh virtual
+## environment and used from outside the checkout (tests/install/smoke.py)
+WHEEL_VENV := build/wheel-venv
+test-wheel: build-reqs
+	rm -rf dist $(WHEEL_VENV)
+	env -u MINITORCH_CUDA_EMU $(PIP) wheel -q --no-build-isolation --no-deps -w dist .
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q dist/minitorch-*.whl
+	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python $(CURDIR)/tests/install/smoke.py
 
 ## the test suite under AddressSanitizer and UndefinedBehaviorSanitizer (CI runs this too);
 ## --capture=sys leaves fd 2 alone so a sanitizer's report reaches the log.
@@ -48,22 +76,23 @@ SANITIZE_ENV = PYTHONMALLOC=malloc LD_PRELOAD="$$(gcc -print-file-name=libasan.s
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	MINITORCH_SANITIZE_RUN=1 MINITORCH_HYPOTHESIS=ci MINITORCH_TEST_NO_TORCH=1
 TESTS ?=
-## RESTORE=0 leaves the sanitizer build in place (CI, which ends there, saves a full rebuild)
+## RESTORE=0 leaves the sanitizer build in place (its objects are kept apart, in
+## build/obj.*-sanitize, so putting the normal build back is a relink)
 RESTORE ?= 1
 test-sanitize:
-	MINITORCH_SANITIZE=1 MINITORCH_CUDA_EMU=0 $(PYTHON) setup.py -q build_ext --inplace --force
+	MINITORCH_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace
 	$(SANITIZE_ENV) $(PYTHON) -m pytest -p no:cacheprovider --capture=sys $(TESTS)
-	if [ "$(RESTORE)" = 1 ]; then $(PYTHON) setup.py -q build_ext --inplace --force; fi
+	if [ "$(RESTORE)" = 1 ]; then $(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace; fi
 
 ## tests/cuda on the emulated device under the sanitizers (an out-of-bounds access of a kernel
 ## to device memory is a heap overflow there); about 3.5 minutes, so not part of test-sanitize
 test-sanitize-cuda-emu:
-	MINITORCH_SANITIZE=1 MINITORCH_CUDA=0 $(PYTHON) setup.py -q build_ext --inplace --force
+	MINITORCH_SANITIZE=1 MINITORCH_CUDA=0 $(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
 	$(SANITIZE_ENV) $(EMU_ENV) $(PYTHON) -m pytest -p no:cacheprovider --capture=sys tests/cuda
-	$(PYTHON) setup.py -q build_ext --inplace --force
+	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
 
 bench:
 	$(PYTHON) benchmarks/bench_overhead.py
 
 clean:
-	rm -rf build minitorch/*.so *.egg-info
+	rm -rf build dist minitorch/*.so *.egg-info

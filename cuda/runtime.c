@@ -3,6 +3,7 @@
  *
  * Nothing here may exit or assert: every failure becomes an mt_status with CUDA's own words. */
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "cuda/cuda.h"
 #include "cuda/profile.h"
@@ -43,7 +44,40 @@ mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args
 /* The outcome of the one cudaGetDeviceCount: -1 until asked. */
 static atomic_int init_state = -1;
 static int num_devices;
-static cudaError_t init_error = cudaSuccess;
+static char init_message[512]; /* why no device is usable, "" when one is */
+
+/* What a user without a GPU reads (after PyTorch's words): how to run this backend anyway. */
+#define EMU_HINT                                                                                   \
+    " (To run minitorch's CUDA backend without a GPU, on its emulated device: build with "         \
+    "MINITORCH_CUDA_EMU=1 and run with MINITORCH_CUDA_EMU=1.)"
+
+/* PyTorch's words (c10/cuda's device_count) for the machines that have no usable GPU: cudart
+ * reports a missing driver as an insufficient one, so the driver's version tells them apart. */
+static void
+describe(cudaError_t err)
+{
+    int driver = 0;
+    if (err == cudaErrorInsufficientDriver) {
+        (void)cudaDriverGetVersion(&driver);
+        (void)cudaGetLastError();
+    }
+    if (err == cudaErrorInsufficientDriver && driver <= 0) {
+        snprintf(init_message, sizeof(init_message),
+                 "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+                 "installed a driver from http://www.nvidia.com/Download/index.aspx" EMU_HINT);
+    } else if (err == cudaErrorInsufficientDriver) {
+        snprintf(init_message, sizeof(init_message),
+                 "The NVIDIA driver on your system is too old (found version %d). Please update "
+                 "your GPU driver by downloading and installing a new version from the URL: "
+                 "http://www.nvidia.com/Download/index.aspx Alternatively, build minitorch with a "
+                 "CUDA toolkit that your driver supports.",
+                 driver);
+    } else if (err == cudaErrorNoDevice) {
+        snprintf(init_message, sizeof(init_message), "No CUDA GPUs are available" EMU_HINT);
+    } else {
+        snprintf(init_message, sizeof(init_message), "CUDA error: %s", cudaGetErrorString(err));
+    }
+}
 
 static void
 discover(void)
@@ -54,7 +88,9 @@ discover(void)
         err = cudaErrorNoDevice;
     }
     (void)cudaGetLastError();
-    init_error = err;
+    if (err != cudaSuccess) {
+        describe(err);
+    }
     num_devices = err == cudaSuccess ? n : 0;
     atomic_store(&init_state, err == cudaSuccess ? 1 : 0);
 }
@@ -65,7 +101,7 @@ mt_cuda_unavailable_reason(void)
     if (atomic_load(&init_state) < 0) {
         discover();
     }
-    return init_error == cudaSuccess ? NULL : cudaGetErrorString(init_error);
+    return atomic_load(&init_state) == 1 ? NULL : init_message;
 }
 
 int
@@ -79,7 +115,7 @@ mt_cuda_lazy_init(void)
 {
     const char *why = mt_cuda_unavailable_reason();
     if (why) {
-        return mt_fail(MT_ECUDA, "CUDA error: %s", why);
+        return mt_fail(MT_ECUDA, "%s", why);
     }
     return MT_OK;
 }

@@ -3,6 +3,7 @@
 The data is scikit-learn's bundled 8x8 digits (1,797 images, loaded from the installed package:
 no download). 80% train, 20% held out; Adam, cross-entropy, a tqdm progress bar with the loss;
 prints the held-out accuracy. Run: python examples/train_digits.py [--epochs N]
+Needs scikit-learn and tqdm: `make demo` installs them (or pip install scikit-learn tqdm).
 """
 import argparse
 

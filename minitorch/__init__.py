@@ -4,15 +4,28 @@
 the C extension minitorch._C, whose dispatcher picks a kernel by dispatch key.
 """
 import ctypes as _ctypes
+import importlib.util as _importlib_util
 import os as _os
 
-import scipy_openblas32 as _openblas
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
 
-# _C links libscipy_openblas.so; load it from the installed wheel first so that the loader finds
-# it wherever the wheel lives (the build-time rpath may point into a temporary build env).
-_ctypes.CDLL(
-    _os.path.join(_openblas.get_lib_dir(), f"lib{_openblas.get_library()}.so"), mode=_ctypes.RTLD_GLOBAL
-)
+
+def _load_openblas() -> None:
+    """_C links libscipy_openblas.so; load it from the installed wheel first so that the loader
+    finds it wherever the wheel lives (the build-time rpath may point into a temporary build
+    env). The library is found beside the package without importing scipy_openblas32, whose
+    import reads its version through importlib.metadata (70-90 ms of our import time)."""
+    spec = _importlib_util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("minitorch needs the scipy-openblas32 package (pip install scipy-openblas32)")
+    libdir = _os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    libs = sorted(n for n in _os.listdir(libdir) if n.startswith("libscipy_openblas") and ".so" in n)
+    if not libs:
+        raise ImportError(f"no libscipy_openblas*.so in {libdir}: reinstall scipy-openblas32")
+    _ctypes.CDLL(_os.path.join(libdir, libs[0]), mode=_ctypes.RTLD_GLOBAL)
+
+
+_load_openblas()
 
 from . import _C  # noqa: E402
 from ._C import Size, dtype  # noqa: E402

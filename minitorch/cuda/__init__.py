@@ -43,7 +43,13 @@ def _unavailable_reason() -> Optional[str]:
     if _C_cuda is None:
         if _load_error is not None:
             return f"{_MODULE} failed to load: {_load_error}"
-        return "minitorch was built without CUDA"
+        if _EMULATED:
+            return ("MINITORCH_CUDA_EMU=1 asks for the emulated CUDA device, but minitorch was built without "
+                    "it: build it with MINITORCH_CUDA_EMU=1 make build (make test does), or "
+                    "MINITORCH_CUDA_EMU=1 pip install . in a checkout")
+        return ("minitorch was built without CUDA (no CUDA toolkit and NVIDIA driver were found, or "
+                "MINITORCH_CUDA=0); to see the CUDA backend run without a GPU, build the emulated device "
+                "(MINITORCH_CUDA_EMU=1 make build) and run with MINITORCH_CUDA_EMU=1")
     return _C_cuda.unavailable_reason()
 
 
@@ -73,7 +79,7 @@ def _lazy_init() -> None:
         raise AssertionError(_NOT_COMPILED)
     reason = _C_cuda.unavailable_reason()
     if reason is not None:
-        raise RuntimeError(f"CUDA error: {reason}")
+        raise RuntimeError(reason)
 
 
 def _index(device: Any) -> int:
