@@ -37,6 +37,11 @@ class device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def _repr_html_(self) -> str:
+        from minitorch._html import device_html  # Jupyter: the repr and where the memory is
+
+        return device_html(self)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             other = device(other)

@@ -193,15 +193,23 @@ def _render(node: Any, dim: int, indent: int, fmt: _Formatter) -> str:
     return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
-def _tensor_str(t: Any, indent: int) -> str:
-    """The bracketed values of a non-empty tensor whose text starts `indent` columns in."""
-    dim = t.dim()
+def _shown(t: Any) -> tuple[Any, _Formatter]:
+    """The values print shows (nested lists, _SKIPPED where `...` goes) and their formatter.
+
+    Every element when there are at most `threshold`, else the summary. The HTML display
+    (minitorch/_html.py) shows these same values.
+    """
     if t.numel() > PRINT_OPTS.threshold:
         values = _gather_summary(t, PRINT_OPTS.edgeitems)
     else:
         values = t.tolist()
-    fmt = _Formatter(_flatten(values, dim, []), bool(t.dtype.is_floating_point))
-    return _render(values, dim, indent, fmt)
+    return values, _Formatter(_flatten(values, t.dim(), []), bool(t.dtype.is_floating_point))
+
+
+def _tensor_str(t: Any, indent: int) -> str:
+    """The bracketed values of a non-empty tensor whose text starts `indent` columns in."""
+    values, fmt = _shown(t)
+    return _render(values, t.dim(), indent, fmt)
 
 
 def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:

@@ -190,8 +190,30 @@ static PyGetSetDef dtype_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* Jupyter's HTML of a dtype or Size is written in Python (minitorch/_html.py), beside the
+ * other outputs' HTML; the static C types cannot take the method from Python. */
+static PyObject *
+call_html(const char *name, PyObject *self)
+{
+    PyObject *mod = PyImport_ImportModule("minitorch._html");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *res = PyObject_CallMethod(mod, name, "(O)", self); /* (O): a Size is a tuple */
+    Py_DECREF(mod);
+    return res;
+}
+
+static PyObject *
+dtype_repr_html(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return call_html("dtype_html", self);
+}
+
 static PyMethodDef dtype_methods[] = {
     {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {"_repr_html_", dtype_repr_html, METH_NOARGS, "HTML for Jupyter."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -233,8 +255,16 @@ size_numel(PyObject *self, PyObject *unused)
     return PyLong_FromLongLong(n);
 }
 
+static PyObject *
+size_repr_html(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return call_html("size_html", self);
+}
+
 static PyMethodDef size_methods[] = {
     {"numel", size_numel, METH_NOARGS, "The number of elements a tensor of this size holds."},
+    {"_repr_html_", size_repr_html, METH_NOARGS, "HTML for Jupyter."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,8 @@ their neighbours as the order allows, and edges are polylines through their dumm
 the tensor's shape. Module groups are boxes around the nodes they ran, outer boxes
 padded more than inner ones. With `dot` installed, to_svg(use_dot=True) lets Graphviz draw it.
 The HTML is the SVG with a small script scoped to its own <div>, so a notebook page can hold several.
+A click on a module box collapses it to a node-sized box (at the top of its lowest node) and redraws
+every edge with an end inside it to that box; a second click restores the frame and the routes.
 """
 from __future__ import annotations
 
@@ -215,8 +217,12 @@ def to_svg(g, use_dot: bool = False) -> str:
         y1 = max(b[1] + b[3] for b in members) + pad
         qual, cls = g.modules[p]
         name = f"{qual}: {cls}" if qual else cls
+        # collapsed (a click in the HTML), the module is a node-sized box at the top of its lowest member
+        ax, ay, aw, ah = max(members, key=lambda b: b[1] + b[3])
+        cw = len(name) * CHAR_W + 2 * PAD
+        box = f"{ax + aw / 2 - cw / 2:.1f},{ay:.1f},{cw:.1f},{LINE_H + 2 * PAD:.1f}"
         out.append(f'<g class="module {classes(lambda q: len(q) < len(p) and _inside(q, p))}" '
-                   f'id="{mid[p]}" data-name={quoteattr(name)}>'
+                   f'id="{mid[p]}" data-name={quoteattr(name)} data-depth="{len(p)}" data-box="{box}">'
                    f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="8" '
                    f'fill="#fafafa" fill-opacity="0.4" stroke="#999" stroke-dasharray="4 3"/>'
                    f'<text x="{x0 + 6:.1f}" y="{y0 + 13:.1f}" fill="#555">{escape(name)}</text></g>')
@@ -224,7 +230,8 @@ def to_svg(g, use_dot: bool = False) -> str:
         both = classes(lambda q: _inside(q, mods[e.src]) and _inside(q, mods[e.dst]))
         tip = f"{e.label} {e.dtype} {e.device}".strip() or f"{e.src} -> {e.dst}"
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in route)
-        out.append(f'<g class="edge {both}" data-shape={quoteattr(tip)}><title>{escape(tip)}</title>'
+        out.append(f'<g class="edge {both}" data-shape={quoteattr(tip)} data-src={quoteattr(e.src)} '
+                   f'data-dst={quoteattr(e.dst)}><title>{escape(tip)}</title>'
                    f'<polyline points="{points}" fill="none" stroke="#555" stroke-width="1.2" '
                    f'marker-end="url(#arrow)"/>'
                    f'<polyline points="{points}" fill="none" stroke="transparent" stroke-width="8"/>')
@@ -253,20 +260,74 @@ def to_svg(g, use_dot: bool = False) -> str:
 
 _SCRIPT = """
 (function (root) {
-  var info = root.querySelector('.mt-info');
+  var info = root.querySelector('.mt-info'), modules = {}, nodes = {};
+  function nums(s) { return s.split(/[ ,]+/).filter(Boolean).map(Number); }
+  function pairs(p) { var out = []; for (var i = 0; i < p.length; i += 2) { out.push([p[i], p[i + 1]]); } return out; }
+  root.querySelectorAll('g.node').forEach(function (n) { nodes[n.id] = n; });
+  root.querySelectorAll('g.module').forEach(function (m) {
+    var r = m.querySelector('rect'), t = m.querySelector('text');
+    modules[m.id] = m;
+    m.mtFrame = ['x', 'y', 'width', 'height'].map(function (a) { return +r.getAttribute(a); });
+    m.mtLabel = [t.getAttribute('x'), t.getAttribute('y')];
+    m.mtBox = nums(m.dataset.box);
+  });
+  root.querySelectorAll('g.edge').forEach(function (e) {
+    var t = e.querySelector('text');
+    e.mtPoints = e.querySelector('polyline').getAttribute('points');
+    e.mtRoute = pairs(nums(e.mtPoints));
+    e.mtLabel = t && [t.getAttribute('x'), t.getAttribute('y')];
+  });
+  // where an end of an edge is drawn: the outermost collapsed module that holds its node, else the node
+  function holder(id) {
+    var best = null;
+    (nodes[id] ? nodes[id].classList : []).forEach(function (c) {
+      var m = c.slice(0, 3) === 'in-' && modules[c.slice(3)];
+      if (m && m.classList.contains('collapsed') && (!best || +m.dataset.depth < +best.dataset.depth)) { best = m; }
+    });
+    return best;
+  }
+  function inside(p, b) { return p[0] >= b[0] && p[0] <= b[0] + b[2] && p[1] >= b[1] && p[1] <= b[1] + b[3]; }
+  function drawModule(m) {  // open: the dashed frame around its nodes; collapsed: a node-sized box
+    var closed = m.classList.contains('collapsed'), b = closed ? m.mtBox : m.mtFrame;
+    var r = m.querySelector('rect'), t = m.querySelector('text');
+    ['x', 'y', 'width', 'height'].forEach(function (a, k) { r.setAttribute(a, b[k]); });
+    r.setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
+    r.setAttribute('fill-opacity', closed ? '1' : '0.4');
+    r.setAttribute('stroke', closed ? '#444' : '#999');
+    r.setAttribute('stroke-dasharray', closed ? 'none' : '4 3');
+    t.setAttribute('x', closed ? b[0] + b[2] / 2 : m.mtLabel[0]);
+    t.setAttribute('y', closed ? b[1] + b[3] / 2 + 4 : m.mtLabel[1]);
+    t.setAttribute('text-anchor', closed ? 'middle' : 'start');
+  }
+  // an edge from the bottom of its source's box to the top of its target's, either of which may be a
+  // collapsed module; the bends it made inside a collapsed module's frame go with that module's nodes
+  function drawEdge(e) {
+    var s = holder(e.dataset.src), d = holder(e.dataset.dst), p = e.mtRoute;
+    var bends = p.slice(1, -1).filter(function (q) {
+      return !(s && inside(q, s.mtFrame)) && !(d && inside(q, d.mtFrame));
+    });
+    var pts = [s ? [s.mtBox[0] + s.mtBox[2] / 2, s.mtBox[1] + s.mtBox[3]] : p[0]].concat(
+      bends, [d ? [d.mtBox[0] + d.mtBox[2] / 2, d.mtBox[1]] : p[p.length - 1]]);
+    var text = pts.map(function (q) { return q[0].toFixed(1) + ',' + q[1].toFixed(1); }).join(' ');
+    var label = e.querySelector('text'), at = [((pts[0][0] + pts[1][0]) / 2 + 4).toFixed(1),
+                                               ((pts[0][1] + pts[1][1]) / 2 + 4).toFixed(1)];
+    if (!s && !d) { text = e.mtPoints; at = e.mtLabel; }  // as drawn at first, to the digit
+    e.querySelectorAll('polyline').forEach(function (l) { l.setAttribute('points', text); });
+    if (label) { label.setAttribute('x', at[0]); label.setAttribute('y', at[1]); }
+  }
   root.querySelectorAll('g.module').forEach(function (m) {
     m.style.cursor = 'pointer';
     m.addEventListener('click', function (ev) {
       ev.stopPropagation();
       var closed = m.classList.toggle('collapsed');
-      m.querySelector('rect').setAttribute('fill-opacity', closed ? '1' : '0.4');
-      m.querySelector('rect').setAttribute('fill', closed ? '#fbd9b5' : '#fafafa');
       root.querySelectorAll('.in-' + m.id).forEach(function (el) {
         var n = (el.dataset.hiddenBy || '').split(' ').filter(Boolean);
         n = closed ? n.concat([m.id]) : n.filter(function (x) { return x !== m.id; });
         el.dataset.hiddenBy = n.join(' ');
         el.style.display = n.length ? 'none' : '';
       });
+      drawModule(m);
+      root.querySelectorAll('g.edge').forEach(drawEdge);
     });
   });
   root.querySelectorAll('g.edge').forEach(function (e) {

@@ -1,5 +1,8 @@
 """Jupyter's HTML for tensors, modules and the profiler's tables, read back with html.parser."""
+import re
 from html.parser import HTMLParser
+
+import pytest
 
 import minitorch
 from minitorch import nn
@@ -63,17 +66,126 @@ def test_small_tensor_is_a_table_of_its_printed_values():
     assert cube.tables == [[["0, 0", "0", "1"], ["0, 1", "2", "3"], ["1, 0", "4", "5"], ["1, 1", "6", "7"]]]
 
 
-def test_large_or_empty_tensor_is_a_summary_with_grad_fn():
-    model, x = seed()
-    big = model[0](minitorch.randn(30, 4))
-    p = Tables(big._repr_html_())
-    assert p.tables == []
-    assert p.blocks == ["tensor · shape (30, 8) · float32 · cpu · grad_fn=<AddmmBackward0>",
-                        "240 elements; print(t) shows a summary of the values"]
+def printed(t):
+    """The numbers and `...` of print(t), in reading order."""
+    text = repr(t)
+    return re.findall(r"\.\.\.|-?(?:inf|nan|\d+\.?\d*(?:e[+-]\d+)?)|True|False", text[:text.rindex("]") + 1])
+
+
+def kept(n, summarised, edge):
+    """The indices print shows along a dimension of length n: all, or `edge` at each end around '...'."""
+    if not summarised or n <= 2 * edge:
+        return list(range(n))
+    return [*range(edge), "...", *range(n - edge, n)]
+
+
+def expected_rows(shape, summarised, edge, prefix=()):
+    """The row labels of the HTML table, worked out from the shape alone."""
+    if len(shape) == 1:
+        return [prefix]
+    rows = []
+    for i in kept(shape[0], summarised, edge):
+        rows += [prefix + ("...",)] if i == "..." else expected_rows(shape[1:], summarised, edge, prefix + (i,))
+    return rows
+
+
+def check_shown_as_print(t):
+    from minitorch._tensor_str import PRINT_OPTS
+
+    p = Tables(t._repr_html_())
+    (table,) = p.tables
+    shape, edge = tuple(t.shape), PRINT_OPTS.edgeitems
+    summarised = t.numel() > PRINT_OPTS.threshold
+    labelled = len(shape) >= 2
+    cells = [c for row in table for c in (row[1:] if labelled else row)]
+    # the same values and elisions, in the same order, as print; one '...' per cell of a skipped row
+    columns = kept(shape[-1], summarised, edge) if edge else ["..."]
+    assert [c for c in cells if c != "..."] == [v for v in printed(t) if v != "..."]
+    assert all(len(row) == len(columns) + labelled for row in table)
+    for row in table:
+        values = row[1:] if labelled else row
+        if labelled and row[0].endswith("..."):
+            assert set(values) == {"..."}
+        else:
+            assert [v == "..." for v in values] == [c == "..." for c in columns]
+    if labelled:
+        want = expected_rows(shape, summarised, edge) if edge else [("...",)]
+        assert [r[0] for r in table] == [", ".join(map(str, w)) for w in want]
+    note = [b for b in p.blocks if "elements; as print(t)" in b]
+    assert note == ([f"{t.numel():,} elements; as print(t), {edge} at each end of each dimension "
+                     "(set_printoptions: threshold, edgeitems)"] if summarised else [])
+    return table
+
+
+def test_large_tensor_is_summarised_as_print_does():
+    from minitorch._tensor_str import printoptions
+
+    minitorch.manual_seed(0)
+    model, _ = seed()
+    big = model[0](minitorch.randn(300, 4))  # 2400 elements, over print's threshold of 1000
+    table = check_shown_as_print(big)
+    assert [r[0] for r in table] == ["0", "1", "2", "...", "297", "298", "299"]
+    assert len(table[0]) == 1 + 7  # the label, then 3, ..., 3 of the 8 columns
+    head = "tensor · shape (300, 8) · float32 · cpu · grad_fn=<AddmmBackward0>"
+    assert Tables(big._repr_html_()).blocks[0] == head
+    for t in (minitorch.arange(2000.0).reshape(40, 50), minitorch.arange(1500).reshape(30, 50),
+              minitorch.randn(2000), minitorch.randn(3, 5, 100), minitorch.randn(10, 10, 11),
+              minitorch.randn(2, 700).t(), minitorch.randn(12, 9)):  # the last, 108 elements, shows them all
+        check_shown_as_print(t)
+    assert len(check_shown_as_print(minitorch.randn(12, 9))) == 12
+    with printoptions(threshold=50, edgeitems=2):
+        assert len(check_shown_as_print(minitorch.randn(6, 10))) == 5
+        check_shown_as_print(minitorch.randn(60))
+    with printoptions(threshold=50, edgeitems=0):
+        assert check_shown_as_print(minitorch.randn(6, 10)) == [["...", "..."]]
+
+
+def test_empty_tensor_and_grad_suffixes():
+    model, _ = seed()
     w = Tables(model[0].weight._repr_html_())
     assert w.blocks[0] == "tensor · shape (8, 4) · float32 · cpu · requires_grad=True"
     assert len(w.tables[0]) == 8 and len(w.tables[0][0]) == 5
     assert Tables(minitorch.zeros(0, 3)._repr_html_()).blocks[1] == "empty"
+
+
+def test_dtype_device_and_size_html():
+    from minitorch._html import dtype_html, size_html
+
+    def text(html):
+        p = Tables(html)
+        return p.blocks, re.sub(r"<style>.*?</style>|<[^>]+>", "", html)
+
+    assert text(dtype_html(minitorch.float32))[1] == "minitorch.float32 floating point, 4 bytes"
+    assert text(dtype_html(minitorch.int64))[1] == "minitorch.int64 integer, 8 bytes"
+    assert text(dtype_html(minitorch.bool))[1] == "minitorch.bool boolean, 1 byte"
+    assert text(size_html(minitorch.zeros(2, 3).shape))[1] == "minitorch.Size([2, 3]) 2 dims, 6 elements"
+    assert text(size_html(minitorch.zeros(()).shape))[1] == "minitorch.Size([]) 0 dims, 1 element"
+    assert text(minitorch.device("cpu")._repr_html_())[1] == "device(type=&#x27;cpu&#x27;) CPU memory"
+    assert text(minitorch.device("cuda:1")._repr_html_())[1].endswith(") CUDA device 1")
+    assert text(minitorch.device("cuda")._repr_html_())[1].endswith(") the current CUDA device")
+
+
+def test_dtype_and_size_have_repr_html():
+    from minitorch._html import dtype_html, size_html
+
+    assert minitorch.float64._repr_html_() == dtype_html(minitorch.float64)
+    shape = minitorch.zeros(4, 5).shape
+    assert shape._repr_html_() == size_html(shape)
+
+
+def test_every_style_rule_is_scoped():
+    """Each selector of every output's style sheet starts with the doubled root class, which outranks
+    JupyterLab's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td` (0,2,1)."""
+    model, x = seed()
+    with profile() as prof:
+        model(x)
+    outputs = [minitorch.ones(2)._repr_html_(), model._repr_html_(), prof.journey()._repr_html_(),
+               prof.key_averages()._repr_html_(), minitorch.device("cpu")._repr_html_()]
+    for html in outputs:
+        assert html.startswith('<div class="minitorch-') and ' mt-html">' in html.split("<style>")[0]
+        for sheet in re.findall(r"<style>(.*?)</style>", html):
+            selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", sheet) for sel in rule.split(",")]
+            assert selectors and all(sel.startswith(".mt-html.mt-html") for sel in selectors), selectors
 
 
 def test_module_tree_with_parameter_shapes_and_counts():

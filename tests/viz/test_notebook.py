@@ -64,7 +64,7 @@ def test_journey_notebook_runs_top_to_bottom(tmp_path):
     svg = [o["data"]["image/svg+xml"] for c in code for o in outputs(c, "execute_result")
            if "image/svg+xml" in o["data"]]
     joined = "\n".join(html)
-    assert 'class="minitorch-module"' in joined and 'class="minitorch-tensor"' in joined
+    assert 'class="minitorch-module mt-html"' in joined and 'class="minitorch-tensor mt-html"' in joined
     assert "Library::cblas_sgemv" in joined and "Self CPU time total" in joined  # journey, key_averages
     assert any("AddmmBackward0" in s and "0.weight" in s for s in svg) and any("addmm" in s for s in svg)
     last_gpu = outputs(code[-2], "stream")
