@@ -338,15 +338,9 @@ def test_outputs_keep_their_layout_under_jupyterlab_styles(outputs, tmp_path):
 
 # ---- the graph: collapsing a module redraws the edges to its box -----------------------------
 
-class Residual(nn.Module):
-    """The input enters the module at two ops (a's linear and the mul), so two edges go in."""
-
-    def __init__(self):
-        super().__init__()
-        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.b(self.a(x).relu()).tanh() + x * 2
+# test_layout's Residual: the input enters the module at two ops (a's linear and the mul), so two
+# edges go in.
+from test_layout import Residual  # noqa: E402
 
 
 # after each click (by module name), what is shown and where: node and module boxes, edge routes
