@@ -29,6 +29,7 @@ class dtype:
     is_signed: bool
     is_complex: bool
     itemsize: int
+    def _repr_html_(self) -> str: ...
 
 bool: dtype
 int32: dtype
@@ -38,6 +39,7 @@ float64: dtype
 
 class Size(Tuple[int, ...]):
     def numel(self) -> int: ...
+    def _repr_html_(self) -> str: ...
 
 class TensorBase:
     shape: Size

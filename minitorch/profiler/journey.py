@@ -2,11 +2,14 @@
 
 A table with a row per event (Event, Layer, what it is in one line, CPU time, GPU time, device),
 and the tree of one call from the Python module down to the kernels and library calls, with the
-time spent at each level.
+time spent at each level. Given a width, both fit it: the Event and "What it is" cells and the
+tree's lines wrap (wrap() below), and a CPU-only recording drops its empty GPU column; without
+one, each row is one line, the layout notebooks read back into an HTML table.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+import re
+from typing import List, Optional, Tuple
 
 _WHAT = {
     "nn.Module": "nn.Module.__call__: {short} runs forward()",
@@ -33,6 +36,89 @@ def describe(e) -> str:
     if e.layer == "Op" and e.input_shapes:
         text += f", inputs {e.input_shapes}"
     return text
+
+
+# where wrap() may break a line, best first: between fields (two or more spaces), between words,
+# after a '::', these outside brackets; then at a space or before a bracket, inside them too; a word
+# still too wide is cut
+_BREAKS = (re.compile(r" {2,}"), re.compile(r" "), re.compile(r"(?<=::)"), re.compile(r" |(?=[(<\[])"))
+_BOUND = 3  # the _BREAKS from this one on may fall inside brackets
+_PAIRS = {"]": "[", ">": "<"}  # kept whole while they fit a line: [[1, 4], [8]], ew_kernel<float, float>
+_EVENT_MIN = 16  # the narrowest Event column the table gives to a "What it is" that wraps anyway
+
+
+def _bound(text: str) -> List[bool]:
+    """Which characters of text lie inside a closed [...], <...> or `...` (a '<' that opens one is
+    followed by a non-space, so '->' and 'a < b' open nothing)."""
+    inside = [False] * len(text)
+    stack: List[Tuple[str, int]] = []
+    for i, c in enumerate(text):
+        if c == "`" and stack and stack[-1][0] == "`":
+            start = stack.pop()[1]
+            inside[start:i] = [True] * (i - start)
+        elif c in "[`" or (c == "<" and text[i + 1:i + 2] not in ("", " ")):
+            stack.append((c, i))
+        elif c in _PAIRS and stack and stack[-1][0] == _PAIRS[c]:
+            start = stack.pop()[1]
+            inside[start:i] = [True] * (i - start)
+    return inside
+
+
+def _pieces(text: str, level: int) -> List[Tuple[str, str]]:
+    """(separator before it, piece) for text split at the _BREAKS[level], outside brackets unless
+    the level is _BOUND or later."""
+    inside = _bound(text) if level < _BOUND else [False] * len(text)
+    out, sep, last = [], "", 0
+    for m in _BREAKS[level].finditer(text):
+        if m.start() == last and out:  # a space before a bracket: one break, not two
+            sep, last = sep + m.group(), m.end()
+        elif 0 < m.start() < len(text) and not inside[m.start()]:
+            out.append((sep, text[last:m.start()]))
+            sep, last = m.group(), m.end()
+    out.append((sep, text[last:]))
+    return out
+
+
+def _wrap(text: str, first: int, rest: int) -> List[str]:
+    """text as lines of at most `first` columns, then `rest`, broken greedily at the best _BREAKS."""
+    lines = [""]
+
+    def room() -> int:
+        return max(1, first if len(lines) == 1 else rest)
+
+    def put(piece: str, sep: str, level: int) -> None:
+        cur = lines[-1]
+        if len(cur) + (len(sep) if cur else 0) + len(piece) <= room():
+            lines[-1] = cur + sep + piece if cur else piece
+        elif cur and len(piece) <= max(1, rest):
+            lines.append(piece)
+        elif level < len(_BREAKS):
+            for i, (s, p) in enumerate(_pieces(piece, level)):
+                put(p, sep if i == 0 else s, level + 1)
+        else:  # one word wider than a line: cut it, starting on the current line where it has room
+            while piece:
+                cur = lines[-1]
+                take = room() - len(cur) - (len(sep) if cur else 0)
+                if take <= 0:
+                    lines.append("")
+                    continue
+                lines[-1] = (cur + sep if cur else "") + piece[:take]
+                piece, sep = piece[take:], ""
+
+    put(text.strip(), "", 0)
+    return lines
+
+
+def wrap(text: str, width: Optional[int], indent: str = "") -> List[str]:
+    """One line of text as lines of at most width columns, each starting with the text's own leading
+    spaces, those after the first with indent too; unchanged when width is None. Breaks fall between
+    fields (two spaces apart), else between words, else after a '::', and inside [...], <...> or
+    `...` only where that alone is wider than a line; a word wider than a line is cut."""
+    if width is None:
+        return [text]
+    lead = text[:len(text) - len(text.lstrip())]  # kept, before every line
+    lines = _wrap(text, width - len(lead), width - len(lead) - len(indent))
+    return [lead + lines[0]] + [lead + indent + line for line in lines[1:]]
 
 
 def _rows(functions, memory):
@@ -82,22 +168,31 @@ def _gpu_time(x, use_device, below) -> str:
     return f"{below.get(id(x), 0.0):.1f} us"
 
 
-def journey_view(functions: List, memory: List, call: Optional[str] = None, use_device: Optional[str] = None
-                 ) -> str:
+def journey_view(functions: List, memory: List, call: Optional[str] = None, use_device: Optional[str] = None,
+                 width: Optional[int] = None) -> str:
+    """The table and the tree as text; with a width, every line fits in it (see the module's doc)."""
     rows = _rows(functions, memory)
     below = _gpu_below(functions)
     table = [("Event", "Layer", "What it is", "CPU time", "GPU time", "Device")]
+    depths = [0]
     for x in rows:
         on_gpu = getattr(x, "on_device", False)
         cpu = "" if x.layer == "Mem" or on_gpu else f"{x.cpu_time_total:.1f} us"
         device = x.device.upper() if x.layer == "Mem" else (f"CUDA:{x.device_index}" if on_gpu else "CPU")
-        name = ("  " * _depth(x)) + x.name
-        table.append((name, x.layer, describe(x), cpu, _gpu_time(x, use_device, below), device))
-    widths = [max(len(r[k]) for r in table) for k in range(6)]
+        table.append((x.name, x.layer, describe(x), cpu, _gpu_time(x, use_device, below), device))
+        depths.append(_depth(x))
+    if width is not None and use_device is None:  # a CPU-only recording's GPU column says only "-"
+        table = [r[:4] + r[5:] for r in table]
+    cells = [[[("  " * d) + name]] + [[c] for c in r] for d, (name, *r) in zip(depths, table)]
+    if width is not None:
+        _fit(cells, depths, width)
+    widths = [max(len(line) for r in cells for line in r[k]) for k in range(len(table[0]))]
     lines = []
-    for i, r in enumerate(table):
-        lines.append("  ".join(c.ljust(w) if k in (0, 1, 2) else c.rjust(w) for k, (c, w) in
-                               enumerate(zip(r, widths))).rstrip())
+    for i, r in enumerate(cells):
+        for j in range(max(len(c) for c in r)):
+            parts = [(c[j] if j < len(c) else "") for c in r]
+            lines.append("  ".join(p.ljust(w) if k in (0, 1, 2) else p.rjust(w) for k, (p, w) in
+                                   enumerate(zip(parts, widths))).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
 
@@ -108,10 +203,55 @@ def journey_view(functions: List, memory: List, call: Optional[str] = None, use_
     lines.append("")
     if roots:
         root = roots[0]
-        lines.append(f"The tree of {root.name} (time at each level; self time in brackets"
-                     + ("; GPU time after 'GPU'" if use_device else "") + "):")
-        lines.extend(_tree(root, "", True, memory, _launched(functions), below if use_device else None))
+        lines.extend(wrap(f"The tree of {root.name} (time at each level; self time in brackets"
+                          + ("; GPU time after 'GPU'" if use_device else "") + "):", width))
+        gpu = below if use_device else None
+        lines.extend(_tree(root, "", True, memory, _launched(functions), gpu, width))
     return "\n".join(lines)
+
+
+def _longest_word(text: str) -> int:
+    """The widest piece of text that wrap() keeps whole while it can (see _BREAKS)."""
+    pieces = [text]
+    for level in range(_BOUND):
+        pieces = [p for q in pieces for _, p in _pieces(q, level)]
+    return max(len(p) for p in pieces)
+
+
+def _fit(cells, depths, width: int) -> None:
+    """Narrows the Event (0) and "What it is" (2) columns of cells (rows of columns of lines) until a
+    row fits in width, and wraps their text to them. Of the ways to share the room between the two,
+    the one that cuts the fewest words (or breaks inside brackets), then the one with the fewest
+    lines (a wrapped name counting one more), then the widest Event. A wrapped Event name goes on
+    two columns further in."""
+    natural = [max(len(r[k][0]) for r in cells) for k in range(len(cells[0]))]
+    room = width - sum(w for k, w in enumerate(natural) if k not in (0, 2)) - 2 * (len(natural) - 1)
+    pads = ["  " * d for d in depths]
+    names = [r[0][0][len(pad):] for pad, r in zip(pads, cells)]
+    name_words = [(len(n), _longest_word(n)) for n in names]
+    what_words = [_longest_word(r[2][0]) for r in cells]
+
+    def layout(event: int, what: int):
+        left = []
+        for pad, name in zip(pads, names):
+            lines = _wrap(name, event - len(pad), event - len(pad) - 2)
+            left.append([pad + lines[0]] + [pad + "  " + line for line in lines[1:]])
+        return left, [_wrap(r[2][0], what, what) for r in cells]
+
+    lo = min(natural[0], max(_EVENT_MIN, room - natural[2]))
+    best = None
+    for event in range(lo, max(lo, min(natural[0], room - 1)) + 1):
+        what = min(natural[2], max(room - event, 1))
+        room_name = [event - len(pad) for pad in pads]
+        cuts = (sum(n > w and word > w - 2 for (n, word), w in zip(name_words, room_name))
+                + sum(word > what for word in what_words))
+        left, right = layout(event, what)
+        wrapped = sum(len(a) > 1 for a in left)  # a name read in two pieces costs a line more
+        cost = (cuts, sum(max(len(a), len(b)) for a, b in zip(left, right)) + wrapped)
+        if best is None or cost <= best[0]:
+            best = (cost, left, right)
+    for r, left, right in zip(cells, best[1], best[2]):
+        r[0], r[2] = left, right
 
 
 def _launched(functions):
@@ -122,22 +262,34 @@ def _launched(functions):
     return by_launch
 
 
-def _tree(e, prefix: str, last: bool, memory, launched=None, below=None) -> List[str]:
+def _lines(first: str, rest: str, text: str, width: Optional[int]) -> List[str]:
+    """first + text, wrapped to width with its further lines starting with rest."""
+    if width is None:
+        return [first + text]
+    body = _wrap(text, width - len(first), width - len(rest))
+    return [first + body[0]] + [rest + line for line in body[1:]]
+
+
+def _tree(e, prefix: str, last: bool, memory, launched=None, below=None, width: Optional[int] = None
+          ) -> List[str]:
     launched = launched or {}
     head = "" if not prefix and last and e.cpu_parent is None else ("└─ " if last else "├─ ")
     gpu = f"  GPU {below[id(e)]:.1f} us" if below and below.get(id(e), 0) > 0 else ""
-    out = [f"{prefix}{head}{e.name}  {e.cpu_time_total:.1f} us ({e.self_cpu_time_total:.1f} us){gpu}"
-           + (f"  [{e.detail}]" if e.layer in ("Op", "Kernel", "Library", "Runtime") else "")]
     kids = sorted(list(e.cpu_children) + list(e.memory) + launched.get(id(e), []),
                   key=lambda x: x.start_ns if hasattr(x, "start_ns") else x.time_ns)
     inner = prefix + ("" if not head else ("   " if last else "│  "))
+    text = (f"{e.name}  {e.cpu_time_total:.1f} us ({e.self_cpu_time_total:.1f} us){gpu}"
+            + (f"  [{e.detail}]" if e.layer in ("Op", "Kernel", "Library", "Runtime") else ""))
+    out = _lines(prefix + head, inner + ("│  " if kids else "   "), text, width)
     for i, k in enumerate(kids):
-        branch = "└─ " if i == len(kids) - 1 else "├─ "
+        end = i == len(kids) - 1
+        branch = "└─ " if end else "├─ "
         if getattr(k, "on_device", False):
-            out.append(f"{inner}{branch}{k.name}  GPU {k.device_time_total:.1f} us  "
-                       f"[CUDA:{k.device_index} stream {k.thread}]")
+            text = f"{k.name}  GPU {k.device_time_total:.1f} us  [CUDA:{k.device_index} stream {k.thread}]"
         elif hasattr(k, "start_ns"):
-            out.extend(_tree(k, inner, i == len(kids) - 1, memory, launched, below))
+            out.extend(_tree(k, inner, end, memory, launched, below, width))
+            continue
         else:
-            out.append(f"{inner}{branch}{k.name}  {describe(k)}")
+            text = f"{k.name}  {describe(k)}"
+        out.extend(_lines(inner + branch, inner + ("   " if end else "│  ") + "   ", text, width))
     return out

@@ -193,9 +193,14 @@ class profile:
     def export_chrome_trace(self, path: str) -> None:
         _events.chrome_trace(self._functions, self._memory, path)
 
-    def journey(self, call: Optional[str] = None, gpu: bool = False) -> str:
+    def journey(self, call: Optional[str] = None, gpu: bool = False, *, width: Optional[int] = None) -> str:
         """The seed article's view: the layered table, then the tree of one call (the first top-level
-        range, or the first named `call`) from the Python module down to the kernels."""
+        range, or the first named `call`) from the Python module down to the kernels.
+
+        With `width`, every line fits in that many columns (long cells and tree lines wrap; a CPU-only
+        recording leaves out the GPU column) and the result is plain text; without, one line per row,
+        a str that notebooks show as an HTML table."""
         from .._html import Journey  # a str that notebooks show as an HTML table
 
-        return Journey(journey_view(self._functions, self._memory, call, self.use_device))
+        text = journey_view(self._functions, self._memory, call, self.use_device, width)
+        return Journey(text) if width is None else text

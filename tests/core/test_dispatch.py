@@ -90,8 +90,9 @@ def test_seed_network_matches_numpy():
     np.testing.assert_allclose(model(x).detach().numpy(), h @ p["2.weight"].T + p["2.bias"], atol=1e-6)
 
 
-def test_main_job_prints_the_journey():
-    out = subprocess.run([sys.executable, "-m", "minitorch"], capture_output=True, text=True, timeout=120)
+def test_main_job_prints_the_journey(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "minitorch", "--device", "cpu", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     for line in ("Op::linear", "Op::addmm", "Kernel::mt_cpu_addmm", "Library::cblas_sgemv", "Op::clamp_min",
                  "output y = model(x):"):

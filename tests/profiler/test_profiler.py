@@ -232,7 +232,7 @@ def test_main_job_shows_the_journey_and_writes_the_trace(tmp_path):
         assert text in out.stdout
     if minitorch.profiler.supported_activities() == {ProfilerActivity.CPU}:
         assert "CUDA not available: CPU path shown" in out.stdout
-    trace = json.loads((tmp_path / "seed_trace.json").read_text())
+    trace = json.loads((tmp_path / "minitorch-journey" / "seed_trace.json").read_text())  # the default --out
     assert any(e.get("name") == "Op::addmm" for e in trace["traceEvents"])
-    graph = (tmp_path / "seed_graph.svg").read_text()  # minitorch.viz's drawing of the network
+    graph = (tmp_path / "minitorch-journey" / "seed_graph.svg").read_text()  # minitorch.viz's drawing
     assert graph.startswith("<svg") and ">linear</text>" in graph and ">0.weight</text>" in graph
