@@ -413,4 +413,5 @@ def cuda_extensions(c):
     return [cuda_extension(cuda, c.extra_compile_args, c.extra_link_args)]
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
+if __name__ == "__main__":  # pip's backend runs this file as __main__; tests import it for BuildExt's parts
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
