@@ -284,10 +284,10 @@ def run_jobs(jobs, nproc, verbose):
 class BuildExt(build_ext):
     """Compiles every extension's sources in one pool of MAX_JOBS processes (default: one per
     core), showing each file as it starts, and recompiles only what changed: the objects live
-    in build/obj.<platform>-<python>[-sanitize|-notrace]/ of the checkout, each with the
-    compiler's dependency file (gcc -MMD, nvcc -MD) and its command, so a header or ops.def
-    edit recompiles exactly the files that include it, and pip's editable, wheel and in-place
-    builds share them. .c files go to the C compiler, .cu files to nvcc (or, for the emulated
+    in build/obj.<platform>-<python>[-sanitize|-notrace]/ of the checkout (nvcc's in the plain
+    folder: no variant changes them), each with the compiler's dependency file (gcc -MMD,
+    nvcc -MD) and its command, so a header or ops.def edit recompiles exactly the files that
+    include it, and pip's editable, wheel and in-place builds share them. .c files go to the C compiler, .cu files to nvcc (or, for the emulated
     device's extension, with its .cc files, to g++). Every extension is relinked each time
     (seconds). An in-place build removes a CUDA extension this configuration does not build, so
     the tree never mixes a new _C with an old _C_cuda."""
@@ -297,7 +297,8 @@ class BuildExt(build_ext):
     def finalize_options(self):
         super().finalize_options()
         variant = "".join(f"-{name}" for name, on in (("sanitize", SANITIZE), ("notrace", NO_TRACE)) if on)
-        self.build_temp = str(ROOT / "build" / f"obj.{sysconfig.get_platform()}-{sys.implementation.cache_tag}{variant}")
+        self.build_plain = str(ROOT / "build" / f"obj.{sysconfig.get_platform()}-{sys.implementation.cache_tag}")
+        self.build_temp = self.build_plain + variant
 
     def build_extensions(self):
         self.check_extensions_list(self.extensions)
@@ -329,15 +330,15 @@ class BuildExt(build_ext):
 
     def job(self, ext, src):
         emulated = getattr(ext, "emulated", False)
-        obj = os.path.join(self.build_temp, ext.name.split(".")[-1], src.rsplit(".", 1)[0] + ".o")
-        if src.endswith(".c"):
-            cmd = self.c_command(ext, src, obj)
-            tool = "CC"
-        elif emulated:
-            cmd, tool = self.gxx_command(ext, src, obj), "CXX"
-        else:
-            cmd, tool = self.nvcc_command(ext, src, obj), "NVCC"
-        return Job(tool, src, obj, cmd)
+        nvcc = not emulated and src.endswith(".cu")
+        # nvcc's objects take none of the C flags a variant changes: the variants share them
+        obj = os.path.join(self.build_plain if nvcc else self.build_temp, ext.name.split(".")[-1],
+                           src.rsplit(".", 1)[0] + ".o")
+        if nvcc:
+            return Job("NVCC", src, obj, self.nvcc_command(ext, src, obj))
+        if emulated and not src.endswith(".c"):
+            return Job("CXX", src, obj, self.gxx_command(ext, src, obj))
+        return Job("CC", src, obj, self.c_command(ext, src, obj))
 
     def c_command(self, ext, src, obj):
         """What distutils' UnixCCompiler runs (Python's own flags first), plus a dependency file."""
