@@ -8,6 +8,7 @@ RuntimeError with CUDA's own message where the backend is built but no device is
 """
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any, Optional
 
@@ -19,10 +20,9 @@ _EMULATED = os.environ.get("MINITORCH_CUDA_EMU") == "1"
 _MODULE = "minitorch._C_cuda_emu" if _EMULATED else "minitorch._C_cuda"
 
 try:
-    if _EMULATED:
-        from .. import _C_cuda_emu as _C_cuda
-    else:
-        from .. import _C_cuda
+    # import_module, not `from .. import`: a module that was not built must raise
+    # ModuleNotFoundError naming it, not "cannot import name ... partially initialized module"
+    _C_cuda: Any = importlib.import_module(_MODULE)
     _load_error: Optional[str] = None
 except ImportError as e:  # not built (ModuleNotFoundError), or its libraries failed to load
     _C_cuda = None

@@ -47,6 +47,8 @@ def test_unavailable_has_a_reason():
     why = minitorch.cuda._unavailable_reason()
     assert isinstance(why, str) and why
     assert minitorch.cuda.device_count() == 0
+    if not minitorch.cuda.is_built():  # a CPU-only build (make test-cpu) says so, and what to do
+        assert why.startswith("minitorch was built without CUDA") and "MINITORCH_CUDA_EMU=1" in why, why
 
 
 def expected_error():
