@@ -76,20 +76,32 @@ free_node(mt_node *n)
     atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
 }
 
+/* Nodes whose count reached zero on this thread, waiting for free_node. Freeing a node drops
+ * its edges, saved tensors, leaf and Python state, and any of those may free further nodes (a
+ * saved input's grad_fn, a Function's ctx holding tensors): those join the queue instead of
+ * recursing, so a graph of any depth and shape is freed in constant stack (CPython's trashcan).
+ * Thread-local: each thread drains what it dropped, without a lock. */
+static _Thread_local mt_node *dead_nodes;
+static _Thread_local bool freeing_nodes;
+
 void
 mt_node_release(mt_node *n)
 {
-    /* A long chain (an RNN unrolled, a loop of updates) would recurse once per node; free the
-     * chain iteratively through each node's single upstream edge where it has one. */
-    while (n && atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) == 1) {
-        mt_node *next = NULL;
-        if (n->nedges == 1) {
-            next = n->edges[0].node;
-            n->edges[0].node = NULL;
-        }
-        free_node(n);
-        n = next;
+    if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) {
+        return;
     }
+    n->next_dead = dead_nodes;
+    dead_nodes = n;
+    if (freeing_nodes) {
+        return; /* an outer call on this thread is draining the queue */
+    }
+    freeing_nodes = true;
+    while (dead_nodes) {
+        mt_node *x = dead_nodes;
+        dead_nodes = x->next_dead;
+        free_node(x);
+    }
+    freeing_nodes = false;
 }
 
 void

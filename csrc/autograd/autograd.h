@@ -71,6 +71,7 @@ struct mt_node {
     void *user;          /* a formula's own state (a Python autograd.Function's ctx), owned */
     void (*user_free)(void *user);
     void *pyobj;         /* borrowed: its live Python wrapper, if any */
+    mt_node *next_dead;  /* its link in the thread's queue of nodes to free (autograd.c) */
     /* engine scratch, valid while run == the engine's current run id */
     uint64_t run;
     int deps;

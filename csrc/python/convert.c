@@ -483,10 +483,78 @@ mt_py_from_numpy(PyObject *module, PyObject *arr)
 
 static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d"};
 
+/* What an export hands out as view->obj: the storage the buffer points into, and the shape and
+ * strides it describes. Not the tensor: `t.data = other` and Module.double() give the tensor
+ * another storage, and a NumPy array or memoryview of the old one must keep that one alive. */
+typedef struct buffer_owner {
+    PyObject_HEAD
+    mt_storage *storage; /* owned */
+    Py_ssize_t dims[2 * MT_MAX_DIMS]; /* the shape, then the strides in bytes */
+} buffer_owner;
+
+static void
+buffer_owner_dealloc(PyObject *self)
+{
+    mt_storage_release(((buffer_owner *)self)->storage);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject buffer_owner_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch._C._BufferOwner",
+    .tp_basicsize = sizeof(buffer_owner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The storage behind a buffer export of a tensor (a memoryview's .obj).",
+    .tp_dealloc = buffer_owner_dealloc,
+};
+
+int
+mt_py_convert_init(void)
+{
+    return PyType_Ready(&buffer_owner_Type);
+}
+
+static bool
+is_f_contiguous(const mt_tensor *t)
+{
+    int64_t expected = 1;
+    for (int d = 0; d < t->ndim && mt_tensor_numel(t) > 0; d++) {
+        if (t->sizes[d] != 1) {
+            if (t->strides[d] != expected) {
+                return false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    return true;
+}
+
+/* A consumer that asks for no strides (bytes, hashlib, b"".join, io.BytesIO, struct: they read
+ * view->len bytes from view->buf) or for a contiguous buffer gets one only from a tensor laid
+ * out so; others get BufferError, as memoryview answers (NumPy: ValueError) rather than len
+ * bytes read past an expanded or sliced tensor's memory. */
+static int
+check_layout(const mt_tensor *t, int flags)
+{
+    bool c = mt_tensor_is_contiguous(t);
+    const char *need = NULL;
+    if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ||
+        (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+        need = c ? NULL : "C-contiguous";
+    } else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS) {
+        need = is_f_contiguous(t) ? NULL : "Fortran contiguous";
+    } else if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS) {
+        need = c || is_f_contiguous(t) ? NULL : "contiguous";
+    }
+    if (need) {
+        PyErr_Format(PyExc_BufferError, "tensor is not %s (call .contiguous() first)", need);
+        return -1;
+    }
+    return 0;
+}
+
 int
 mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
-    (void)flags;
     mt_tensor *t = mt_py_unwrap(self);
     if (mt_tensor_device(t).type != MT_CPU) {
         PyErr_Format(PyExc_TypeError,
@@ -501,34 +569,33 @@ mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
                         "tensor.detach().numpy() instead.");
         return -1;
     }
-    /* shape and strides live in one block freed by releasebuffer. */
-    Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(t->ndim ? t->ndim : 1));
-    if (dims == NULL) {
-        PyErr_NoMemory();
+    if (check_layout(t, flags) < 0) {
         return -1;
     }
+    buffer_owner *owner = PyObject_New(buffer_owner, &buffer_owner_Type);
+    if (owner == NULL) {
+        return -1;
+    }
+    mt_storage_retain(t->storage);
+    owner->storage = t->storage;
     Py_ssize_t item = (Py_ssize_t)mt_dtype_size(t->dtype);
     for (int d = 0; d < t->ndim; d++) {
-        dims[d] = (Py_ssize_t)t->sizes[d];
-        dims[t->ndim + d] = (Py_ssize_t)t->strides[d] * item;
+        owner->dims[d] = (Py_ssize_t)t->sizes[d];
+        owner->dims[t->ndim + d] = (Py_ssize_t)t->strides[d] * item;
     }
+    /* Each field only when asked for (the protocol's rule): a consumer that did not ask for a
+     * shape reads the buffer as view->len plain bytes. */
+    bool nd = (flags & PyBUF_ND) == PyBUF_ND;
     view->buf = mt_tensor_data(t);
-    view->obj = Py_NewRef(self);
+    view->obj = (PyObject *)owner;
     view->len = (Py_ssize_t)mt_tensor_numel(t) * item;
     view->readonly = 0;
     view->itemsize = item;
-    view->format = (char *)formats[t->dtype];
-    view->ndim = t->ndim;
-    view->shape = dims;
-    view->strides = dims + t->ndim;
+    view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? (char *)formats[t->dtype] : NULL;
+    view->ndim = nd ? t->ndim : 1;
+    view->shape = nd ? owner->dims : NULL;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? owner->dims + t->ndim : NULL;
     view->suboffsets = NULL;
-    view->internal = dims;
+    view->internal = NULL;
     return 0;
-}
-
-void
-mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view)
-{
-    (void)self;
-    PyMem_Free(view->internal);
 }

@@ -75,7 +75,7 @@ PyObject *mt_py_tensor_tolist(mt_tensor *t);
 PyObject *mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *mt_py_from_numpy(PyObject *module, PyObject *arr);
 int mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
-void mt_py_tensor_releasebuffer(PyObject *self, Py_buffer *view);
+int mt_py_convert_init(void); /* readies the type that owns a buffer export's storage */
 
 /* The fused optimizer updates (optim.c): _fused_sgd_, _fused_adam_, _fused_rmsprop_ */
 extern PyMethodDef mt_py_optim_functions[];

@@ -845,8 +845,7 @@ static PyMappingMethods tensor_as_mapping = {
 };
 
 static PyBufferProcs tensor_as_buffer = {
-    .bf_getbuffer = mt_py_tensor_getbuffer,
-    .bf_releasebuffer = mt_py_tensor_releasebuffer,
+    .bf_getbuffer = mt_py_tensor_getbuffer, /* view->obj owns what the view needs */
 };
 
 PyTypeObject mt_py_TensorBase_Type = {
@@ -887,7 +886,7 @@ mt_py_tensor_init_types(PyObject *module)
     mt_py_TensorBase_Type.tp_methods = all;
     /* Defining == would make tensors unhashable; like PyTorch's, they hash by identity. */
     mt_py_TensorBase_Type.tp_hash = PyBaseObject_Type.tp_hash;
-    if (PyType_Ready(&mt_py_TensorBase_Type) < 0) {
+    if (PyType_Ready(&mt_py_TensorBase_Type) < 0 || mt_py_convert_init() < 0) {
         return -1;
     }
     return PyModule_AddObjectRef(module, "TensorBase", (PyObject *)&mt_py_TensorBase_Type);

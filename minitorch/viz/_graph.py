@@ -241,20 +241,39 @@ def backward_graph(loss: Any, params: Optional[Dict[str, Any]] = None) -> Graph:
     edges: List[Edge] = []
     ids: Dict[int, str] = {}
 
-    def visit(fn: Any) -> str:
-        if id(fn) in ids:
-            return ids[id(fn)]
+    seen: List[Any] = []  # keeps each visited fn alive, so that no id() is reused
+
+    def enter(fn: Any) -> str:
         nid = f"fn{len(ids)}"
         ids[id(fn)] = nid
+        seen.append(fn)
         var = getattr(fn, "variable", None)
         if var is not None:
             nodes.append(Node(nid, "leaf", names.get(id(var), fn.name()), shape=tuple(var.shape)))
         else:
             nodes.append(Node(nid, "grad_fn", fn.name()))
-        for nxt, _ in fn.next_functions:
-            if nxt is not None:
-                edges.append(Edge(visit(nxt), nid))
         return nid
+
+    def visit(root: Any) -> str:
+        # Depth first with a stack of its own, not Python's: a graph 10^5 nodes deep (a loss
+        # summed over a long loop) must not raise RecursionError. Nodes are numbered in
+        # pre-order, an edge is added once its source's subtree is done.
+        stack = [(enter(root), iter(root.next_functions))]
+        while stack:
+            nid, rest = stack[-1]
+            for nxt, _ in rest:
+                if nxt is None:
+                    continue
+                if id(nxt) in ids:
+                    edges.append(Edge(ids[id(nxt)], nid))
+                    continue
+                stack.append((enter(nxt), iter(nxt.next_functions)))
+                break
+            else:
+                stack.pop()
+                if stack:
+                    edges.append(Edge(nid, stack[-1][0]))
+        return ids[id(root)]
 
     out = Node("output", "output", "loss", shape=tuple(loss.shape))
     if loss.grad_fn is not None:

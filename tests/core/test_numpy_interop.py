@@ -1,7 +1,11 @@
 """NumPy interop: Tensor.numpy(), np.asarray(t), __array__ and from_numpy share memory (no copy) in
 both directions, with the right dtype and strides, for the five dtypes; unsupported dtypes and
 negative strides are refused; and each side keeps the memory alive as long as it needs it."""
+import ctypes
 import gc
+import hashlib
+import io
+import struct
 import weakref
 
 import numpy as np
@@ -293,18 +297,75 @@ def test_views_of_from_numpy_keep_array_alive():
     assert ref() is None
 
 
-def test_array_keeps_tensor_alive():
+def test_array_keeps_storage_alive():
+    # The array holds the storage it points into, not the tensor (whose storage `.data =` swaps).
+    gc.collect()
+    before = minitorch._C._live_objects()["storages"]
     t = minitorch.arange(6.0)
-    ref = weakref.ref(t)
     a = t.numpy()[1:]
     del t
     gc.collect()
-    assert ref() is not None
+    assert minitorch._C._live_objects()["storages"] == before + 1
     assert a.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
     a[:] = 0
     del a
     gc.collect()
-    assert ref() is None, "the tensor leaked after its last array died"
+    assert minitorch._C._live_objects()["storages"] == before, "the storage leaked after its last array died"
+
+
+def live_storages():
+    gc.collect()
+    return minitorch._C._live_objects()["storages"]
+
+
+def reuse_freed_memory():
+    """Fresh blocks of the sizes just freed, so that an array left dangling would read 7s."""
+    return [minitorch.full((n,), 7.0) for n in (8, 64) for _ in range(100)]
+
+
+# Each export of the tensor's memory (read back as a list); each must hold the storage it
+# points into.
+EXPORTS = {
+    "numpy": (lambda t: t.numpy(), lambda a: a.tolist()),
+    "asarray": (np.asarray, lambda a: a.tolist()),
+    "memoryview": (memoryview, lambda m: m.tolist()),
+    "np.from_dlpack": (np.from_dlpack, lambda a: a.tolist()),
+    "dlpack capsule": (lambda t: t.__dlpack__(), lambda c: minitorch.from_dlpack(c).tolist()),
+}
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+def test_export_outlives_data_assignment(export):
+    # was: `a = t.numpy(); t.data = minitorch.zeros(5); a.sum()` read freed memory (a segfault)
+    make, read = EXPORTS[export]
+    t = minitorch.arange(64.0)
+    expect = t.tolist()
+    before = live_storages()
+    a = make(t)
+    t.data = minitorch.zeros(5, dtype=minitorch.int32)
+    junk = reuse_freed_memory()
+    assert live_storages() == before + 1 + len(junk)  # the old storage, held by a, and the new one
+    assert read(a) == expect
+    assert t.tolist() == [0] * 5
+    del a
+    assert live_storages() == before + len(junk)
+
+
+@pytest.mark.parametrize("convert", ["double", "float64", "float"])
+@pytest.mark.parametrize("export", EXPORTS)
+def test_export_of_a_parameter_outlives_module_conversion(export, convert):
+    # was: `a = lin.weight.numpy(); lin.double(); a.sum()` on a frozen module read freed memory
+    make, read = EXPORTS[export]
+    lin = minitorch.nn.Linear(8, 8)
+    lin.requires_grad_(False)
+    if convert == "float":
+        lin.double()
+    expect = lin.weight.tolist()
+    a = make(lin.weight)
+    {"double": lin.double, "float64": lambda: lin.to(minitorch.float64), "float": lin.float}[convert]()
+    junk = reuse_freed_memory()
+    assert read(a) == expect
+    del junk
 
 
 def test_array_of_view_outlives_base_and_view():
@@ -350,3 +411,97 @@ def test_unaligned_array_is_copied_by_tensor_and_refused_by_from_numpy():
     t = minitorch.tensor(a)
     assert t.data_ptr() % 8 == 0
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+# ---- the buffer protocol's other consumers (bytes, hashlib, io, struct) ----
+
+# Each reads a buffer as view->len plain bytes: it asks for no strides, so the export must be
+# C-contiguous or refused.
+BYTE_CONSUMERS = {
+    "bytes +": lambda t: b"" + t,
+    "bytearray +": lambda t: bytes(bytearray() + t),
+    "b''.join": lambda t: b"".join([t]),
+    "hashlib": lambda t: hashlib.sha256(t).digest(),
+    "io.BytesIO": lambda t: io.BytesIO(t).getvalue(),
+    "struct": lambda t: struct.unpack_from(f"{t.numel() * t.element_size()}s", t)[0],
+}
+NON_CONTIGUOUS = {
+    "expanded": lambda: minitorch.ones(1).expand(100),
+    "expanded 2-d": lambda: minitorch.arange(3.0).expand(4, 3),
+    "sliced": lambda: minitorch.arange(10, dtype=minitorch.int32)[::2],
+    "transposed": lambda: minitorch.arange(6.0).view(2, 3).t(),
+}
+CONTIGUOUS = {
+    "plain": lambda: minitorch.arange(6, dtype=minitorch.int64).view(2, 3),
+    "0-d": lambda: minitorch.tensor(2.5),
+    "empty": lambda: minitorch.zeros(3, 0),
+    "offset": lambda: minitorch.arange(10.0)[3:7],
+    "size-1 dims": lambda: minitorch.arange(4.0).view(4, 1).expand(4, 1)[:, :1],
+    "bool": lambda: minitorch.tensor([True, False, True]),
+}
+
+
+def expected_digest(consumer, data):
+    return hashlib.sha256(data).digest() if consumer == "hashlib" else data
+
+
+@pytest.mark.parametrize("layout", NON_CONTIGUOUS)
+@pytest.mark.parametrize("consumer", BYTE_CONSUMERS)
+def test_byte_consumers_refuse_non_contiguous_tensors(consumer, layout):
+    # was: b"" + ones(1).expand(100) returned 400 bytes read from a 4-byte storage
+    t = NON_CONTIGUOUS[layout]()
+    with pytest.raises((BufferError, TypeError)):
+        BYTE_CONSUMERS[consumer](t)
+
+
+@pytest.mark.parametrize("layout", CONTIGUOUS)
+@pytest.mark.parametrize("consumer", BYTE_CONSUMERS)
+def test_byte_consumers_read_contiguous_tensors(consumer, layout):
+    t = CONTIGUOUS[layout]()
+    data = np.ascontiguousarray(np.asarray(t)).tobytes()
+    assert len(data) == t.numel() * t.element_size()
+    assert BYTE_CONSUMERS[consumer](t) == expected_digest(consumer, data)
+
+
+def test_hashing_a_huge_expanded_tensor_raises_instead_of_reading_past_it():
+    # was: a segfault, 800 MB read from a 4-byte storage
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        hashlib.sha256(minitorch.ones(1).expand(200_000_000))
+
+
+@pytest.mark.parametrize("layout", NON_CONTIGUOUS)
+def test_strided_consumers_still_view_non_contiguous_tensors(layout):
+    # memoryview and NumPy ask for strides: they see the tensor's own, zero-copy
+    t = NON_CONTIGUOUS[layout]()
+    a = np.asarray(t)
+    assert a.ctypes.data == t.data_ptr()
+    assert a.strides == tuple(s * t.element_size() for s in t.stride())
+    assert bytes(memoryview(t)) == np.ascontiguousarray(a).tobytes()
+    assert a.tolist() == t.tolist()
+
+
+# PyBUF_FORMAT with PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_ANY_CONTIGUOUS
+CONTIGUITY_FLAGS = {"C": 0x04 | 0x38, "F": 0x04 | 0x58, "any": 0x04 | 0x98}
+
+
+def exports_buffer(obj, flags):
+    """Whether PyObject_GetBuffer(obj, flags) succeeds (ctypes raises the exporter's error)."""
+    view = (ctypes.c_byte * 256)()  # room for a Py_buffer
+    ctypes.pythonapi.PyObject_GetBuffer.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+    ctypes.pythonapi.PyBuffer_Release.argtypes = [ctypes.c_void_p]
+    try:
+        ctypes.pythonapi.PyObject_GetBuffer(obj, view, flags)
+    except (BufferError, ValueError):  # NumPy says ValueError
+        return False
+    ctypes.pythonapi.PyBuffer_Release(view)
+    return True
+
+
+@pytest.mark.parametrize("order", CONTIGUITY_FLAGS)
+@pytest.mark.parametrize("make", [lambda: minitorch.arange(6.0).view(2, 3),
+                                  lambda: minitorch.arange(6.0).view(3, 2).t(),
+                                  lambda: minitorch.arange(12.0).view(3, 4)[:, ::2],
+                                  lambda: minitorch.ones(1).expand(5)], ids=["C", "F", "sliced", "expanded"])
+def test_contiguity_requests_are_answered_as_numpy_does(make, order):
+    t = make()
+    assert exports_buffer(t, CONTIGUITY_FLAGS[order]) == exports_buffer(np.asarray(t), CONTIGUITY_FLAGS[order])
