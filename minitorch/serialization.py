@@ -1,50 +1,69 @@
 """minitorch.save / minitorch.load: tensors and containers of them, with no pickle.
 
-File format (version 1), little-endian:
+File format (version 2), little-endian:
 
     offset  size  what
     0       8     magic b"MTORCH\\x00\\x01"
     8       8     n, the byte length of the header (uint64)
     16      4     CRC-32 of the header (uint32)
-    20      n     the header: UTF-8 JSON {"format": 1, "object": TREE, "tensors": [ENTRY, ...],
-                  "data_crc32": CRC-32 of the data}
-    20+n    ...   the data: every tensor's bytes, contiguous, row-major, at ENTRY["offset"]
+    20      n     the header: UTF-8 JSON {"format": 2, "object": TREE, "storages": [STORAGE, ...],
+                  "tensors": [ENTRY, ...], "data_crc32": CRC-32 of the data}
+    20+n    ...   the data: each storage's bytes at STORAGE["offset"], then zero bytes up to a
+                  multiple of 64, where the file ends
 
 The header is padded with spaces so that the data starts at a multiple of 64 bytes, and each
-tensor's offset is a multiple of 64 (zero bytes between): every tensor is aligned in the file.
+storage's offset is a multiple of 64: every storage is aligned in the file.
+
+STORAGE is {"dtype": "float32", "numel": elements, "offset": bytes into the data, "device":
+"cuda:0"} ("device" absent: the CPU): the memory that saved tensors view, from its first element
+to the last one a saved tensor reaches. ENTRY is {"storage": index into "storages",
+"storage_offset": elements, "shape": [2, 3], "stride": [3, 1], "requires_grad": false,
+"parameter": false}. Tensors that share memory (a view and its base, tied weights) come back as
+views of one storage, and the same tensor object saved twice comes back as one object, as with
+torch.save. A tensor loads on the device it was saved from, as in PyTorch, unless map_location
+says where.
 
 TREE is JSON where a tensor is {"tensor": i} (an index into "tensors"), and containers are
 tagged so that they come back as they went: {"dict": [[key, TREE], ...]}, {"odict": ...}
 (OrderedDict), {"list": [...]}, {"tuple": [...]}; numbers, strings, booleans and None are
-themselves (dict keys may be str, int, float, bool or None). ENTRY is {"dtype": "float32",
-"shape": [2, 3], "offset": bytes into the data, "requires_grad": false, "parameter": false,
-"device": "cuda:0"} ("device" absent: the CPU). A tensor loads on the device it was saved from, as
-in PyTorch, unless map_location says where.
+themselves (dict keys may be str, int, float, bool or None).
 
-Loading parses JSON and copies bytes: it runs no code from the file. Anything malformed,
-truncated, out of bounds or failing a checksum raises RuntimeError naming what is wrong. Views are saved as their
-own values (storage sharing between saved tensors is not kept).
+Version 1 (still read) had no "storages": each ENTRY held a "dtype", an "offset" in bytes into
+the data and a "device", and the tensor was the contiguous bytes there. Overlapping entries are
+read as views of one storage, so no entry is copied twice.
+
+Loading parses JSON and copies bytes: it runs no code from the file. It checks the magic and the
+header's length before reading on, never reads more than the file holds or the header describes,
+and allocates no more than that: storages may not overlap, tensors are views. Anything malformed,
+truncated, out of bounds or failing a checksum raises RuntimeError naming what is wrong.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import stat
 import struct
 import zlib
 from collections import OrderedDict
-from typing import Any, BinaryIO, Union
+from typing import Any, BinaryIO, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _C
 
 MAGIC = b"MTORCH\x00\x01"
-FORMAT = 1
+FORMAT = 2
 _DTYPES = {"float32": _C.float32, "float64": _C.float64, "int64": _C.int64, "int32": _C.int32, "bool": _C.bool}
+_PREAMBLE = 20  # magic, header length, header CRC
 # The most a header may claim; larger is taken for corruption, not read into memory.
 _MAX_HEADER = 1 << 30
 _ALIGN = 64
+# Reads go in steps of at most this, so memory grows with the bytes that arrive, not with what a
+# length field claims (file objects allocate the whole size asked for before reading).
+_CHUNK = 1 << 24
+_INT64 = 1 << 63
 
 PathOrFile = Union[str, os.PathLike, BinaryIO]
 
@@ -57,20 +76,32 @@ def save(obj: Any, f: PathOrFile) -> None:
     """Writes obj (a tensor, or nested dict/OrderedDict/list/tuple of tensors and plain values)."""
     from ._tensor import Tensor
 
-    entries, blobs, offset = [], [], 0
+    entries: List[dict] = []
+    memo: dict = {}  # id(tensor) -> its entry: the same object saved twice loads as one
+    storages: dict = {}  # (base address, dtype, device) -> [index, a tensor reaching its end, elements]
+
+    def encode_tensor(o) -> int:
+        if id(o) in memo:
+            return memo[id(o)]
+        t = o.detach()
+        # The base address names the storage: live storages' memory does not overlap, except
+        # where two wrap the same memory (from_numpy, DLPack), which then come back as one.
+        key = (t.data_ptr() - t.storage_offset() * t.element_size(), _dtype_name(t.dtype), str(t.device))
+        s = storages.setdefault(key, [len(storages), t, 0])
+        end = t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
+        if t.numel() and end > s[2]:
+            # Its bytes are read through the tensor that reaches furthest: two storages may wrap
+            # one NumPy array's memory, the first seen perhaps a shorter part of it.
+            s[1], s[2] = t, end
+        entries.append({"storage": s[0], "storage_offset": t.storage_offset(), "shape": list(t.shape),
+                        "stride": list(t.stride()), "requires_grad": bool(o.requires_grad),
+                        "parameter": type(o).__name__ == "Parameter"})
+        memo[id(o)] = len(entries) - 1
+        return memo[id(o)]
 
     def encode(o):
-        nonlocal offset
         if isinstance(o, Tensor):
-            t = o.detach().cpu().contiguous()
-            data = memoryview(t).tobytes()
-            entries.append({"dtype": _dtype_name(t.dtype), "shape": list(t.shape), "offset": offset,
-                            "requires_grad": bool(o.requires_grad),
-                            "parameter": type(o).__name__ == "Parameter", "device": str(o.device)})
-            pad = -len(data) % _ALIGN
-            blobs.append(data + bytes(pad))
-            offset += len(data) + pad
-            return {"tensor": len(entries) - 1}
+            return {"tensor": encode_tensor(o)}
         if o is None or isinstance(o, (bool, int, float, str)):
             if isinstance(o, float) and not np.isfinite(o):
                 return {"float": repr(o)}
@@ -87,11 +118,17 @@ def save(obj: Any, f: PathOrFile) -> None:
                         "(tensors, dicts, lists, tuples, numbers, strings and None only)")
 
     tree = encode(obj)
-    data_crc = 0
-    for b in blobs:
-        data_crc = zlib.crc32(b, data_crc)
-    header = json.dumps({"format": FORMAT, "object": tree, "tensors": entries, "data_crc32": data_crc}).encode()
-    header += b" " * (-(20 + len(header)) % _ALIGN)
+    meta, blobs, offset, data_crc = [], [], 0, 0
+    for (_, dtype, device), (_, t, numel) in storages.items():
+        # From the storage's start, so that storage offsets come back as they were.
+        data = memoryview(t.as_strided([numel], [1], 0).cpu()).tobytes()
+        meta.append({"dtype": dtype, "numel": numel, "offset": offset, "device": device})
+        blobs.append(data + bytes(-len(data) % _ALIGN))
+        offset += len(blobs[-1])
+        data_crc = zlib.crc32(blobs[-1], data_crc)
+    header = json.dumps({"format": FORMAT, "object": tree, "storages": meta, "tensors": entries,
+                         "data_crc32": data_crc}).encode()
+    header += b" " * (-(_PREAMBLE + len(header)) % _ALIGN)
     with _open(f, "wb") as out:
         out.write(MAGIC)
         out.write(struct.pack("<QI", len(header), zlib.crc32(header)))
@@ -105,46 +142,211 @@ def load(f: PathOrFile, map_location: Any = None, weights_only: bool = True) -> 
     (e.g. "cpu") puts every tensor there. Only data is ever
     loaded, so weights_only is accepted for PyTorch compatibility and changes nothing."""
     with _open(f, "rb") as src:
-        raw = src.read()
+        try:
+            return _load(_Reader(src), map_location)
+        except RecursionError:
+            raise RuntimeError("minitorch.load: corrupt header: nested too deeply") from None
+
+
+class _Reader:
+    """A stream read in bounded steps: never past its end where that is known (a regular file, a
+    seekable stream), and never more than the stream gives where it is not (a pipe, /dev/zero)."""
+
+    def __init__(self, src: BinaryIO) -> None:
+        self.src, self.left = src, _bytes_left(src)
+
+    def read_upto(self, n: int) -> bytearray:
+        got = bytearray()
+        while len(got) < n:
+            chunk = self.src.read(min(n - len(got), _CHUNK))
+            if not chunk:
+                break
+            got += chunk
+        if self.left is not None:
+            self.left = max(self.left - len(got), 0)
+        return got
+
+    def read(self, n: int, what: str) -> bytearray:
+        if self.left is not None and n > self.left:
+            raise RuntimeError(f"minitorch.load: the file is truncated ({what} of {n} bytes, {self.left} left)")
+        got = self.read_upto(n)
+        if len(got) < n:
+            raise RuntimeError(f"minitorch.load: the file is truncated ({what} of {n} bytes, {len(got)} left)")
+        return got
+
+
+def _bytes_left(src: BinaryIO) -> Optional[int]:
+    """The bytes from src's position to its end, or None where no end is known: a device such as
+    /dev/zero seeks (to 0) but never ends, and a pipe does not seek."""
     try:
-        return _parse(raw, map_location)
-    except RecursionError:
-        raise RuntimeError("minitorch.load: corrupt header: nested too deeply") from None
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            return None
+    except (AttributeError, OSError, ValueError):  # no file descriptor (BytesIO): seek decides
+        pass
+    try:
+        if not src.seekable():
+            return None
+        here = src.tell()
+        end = src.seek(0, os.SEEK_END)
+        src.seek(here)
+        return max(end - here, 0)
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
-def _parse(raw: bytes, map_location: Any) -> Any:
-    if len(raw) < 20 or raw[:8] != MAGIC:
+def _load(r: _Reader, map_location: Any) -> Any:
+    head = r.read_upto(_PREAMBLE)
+    if len(head) < _PREAMBLE or head[:8] != MAGIC:
         what = ""
-        if raw[:4] == b"PK\x03\x04" or raw[:1] == b"\x80":
+        if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
             # PyTorch's zip or a pickle: unpickling runs code the file names, so it is never tried.
             what = "; PyTorch's zip and pickle files are not read, as unpickling could run code"
         raise RuntimeError(f"minitorch.load: not a minitorch file (bad magic number){what}")
-    n, header_crc = struct.unpack("<QI", raw[8:20])
-    if n > _MAX_HEADER or 20 + n > len(raw):
-        raise RuntimeError(f"minitorch.load: the file is truncated (header of {n} bytes, file of {len(raw)})")
-    if zlib.crc32(raw[20 : 20 + n]) != header_crc:
+    n, header_crc = struct.unpack("<QI", head[8:])
+    if r.left is not None and n > r.left:
+        raise RuntimeError(f"minitorch.load: the file is truncated (header of {n} bytes, {r.left} left)")
+    if n > _MAX_HEADER:
+        raise RuntimeError(f"minitorch.load: corrupt header (claims {n} bytes)")
+    raw = r.read(n, "header")
+    if zlib.crc32(raw) != header_crc:
         raise RuntimeError("minitorch.load: corrupt header (checksum mismatch)")
     try:
-        header = json.loads(raw[20 : 20 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        header = json.loads(raw.decode("utf-8"))
+    except ValueError as e:  # also bad UTF-8, and integers past Python's 4300-digit limit
         raise RuntimeError(f"minitorch.load: corrupt header: {e}") from None
-    if not isinstance(header, dict) or type(header.get("format")) is not int or header["format"] != FORMAT:
+    if not isinstance(header, dict) or type(header.get("format")) is not int or header["format"] not in (1, 2):
         raise RuntimeError("minitorch.load: unsupported or corrupt header (format)")
-    data = memoryview(raw)[20 + n :]
-    if zlib.crc32(data) != header.get("data_crc32"):
-        raise RuntimeError("minitorch.load: corrupt or truncated data (checksum mismatch)")
     entries = header.get("tensors")
     if not isinstance(entries, list):
         raise RuntimeError("minitorch.load: corrupt header: 'tensors' is not a list")
-    tensors = [_read_tensor(e, data, i, map_location) for i, e in enumerate(entries)]
+    if header["format"] == 1:
+        storages, entries = _storages_of_v1(entries)
+    else:
+        storages = header.get("storages")
+        if not isinstance(storages, list):
+            raise RuntimeError("minitorch.load: corrupt header: 'storages' is not a list")
+    bases = _read_storages(r, [_check_storage(s, i) for i, s in enumerate(storages)], header.get("data_crc32"))
+    bases = [b.to(map_location if map_location is not None else _saved_device(s, f"minitorch.load: corrupt storage {i}"))
+             for i, (b, s) in enumerate(zip(bases, storages))]
+    tensors = [_view(e, bases, i) for i, e in enumerate(entries)]
     return _decode(header.get("object"), tensors)
+
+
+def _check_storage(s: Any, i: int) -> Tuple[np.dtype, int, int]:
+    """(dtype, numel, offset in the data) of a storage entry."""
+    bad = f"minitorch.load: corrupt storage {i}"
+    if not isinstance(s, dict) or not isinstance(s.get("dtype"), str) or s["dtype"] not in _DTYPES:
+        raise RuntimeError(f"{bad}: unknown dtype")
+    numel, offset = s.get("numel"), s.get("offset")
+    if type(numel) is not int or not 0 <= numel < _INT64:
+        raise RuntimeError(f"{bad}: bad numel")
+    if type(offset) is not int or not 0 <= offset < _INT64:
+        raise RuntimeError(f"{bad}: bad offset")
+    return np.dtype(s["dtype"]), numel, offset
+
+
+def _read_storages(r: _Reader, storages: List[Tuple[np.dtype, int, int]], data_crc: Any) -> list:
+    """Each storage as a 1-D CPU tensor, read in file order. Storages may not overlap, so the
+    memory allocated is at most the data's length, which is checked against the file first."""
+    order = sorted((i for i, (dt, numel, _) in enumerate(storages) if numel), key=lambda i: storages[i][2])
+    end = 0
+    for i in order:
+        dt, numel, offset = storages[i]
+        if offset < end:
+            raise RuntimeError(f"minitorch.load: corrupt storage {i}: it overlaps another one")
+        end = offset + numel * dt.itemsize
+    end += -end % _ALIGN
+    if r.left is not None and end > r.left:
+        raise RuntimeError(f"minitorch.load: the file is truncated (data of {end} bytes, {r.left} left)")
+    bases = [_C.zeros([0], dtype=_DTYPES[dt.name]) for dt, _, _ in storages]
+    crc = pos = 0
+    for i in order:
+        dt, numel, offset = storages[i]
+        crc = zlib.crc32(r.read(offset - pos, "data"), crc)
+        raw = r.read(numel * dt.itemsize, "data")
+        crc = zlib.crc32(raw, crc)
+        # Bools are stored as bytes; any nonzero byte is True, and kernels are given 0 or 1.
+        array = np.frombuffer(raw, np.uint8) != 0 if dt == np.bool_ else np.frombuffer(raw, dt)
+        bases[i] = _C.tensor(array)  # a copy: the tensor owns its memory, not the read buffer
+        pos = offset + len(raw)
+    crc = zlib.crc32(r.read(end - pos, "data"), crc)
+    if crc != data_crc:
+        raise RuntimeError("minitorch.load: corrupt or truncated data (checksum mismatch)")
+    if r.read_upto(1):
+        raise RuntimeError("minitorch.load: corrupt file (bytes after the end of the data)")
+    return bases
+
+
+def _storages_of_v1(entries: list) -> Tuple[list, list]:
+    """Format 1's entries (contiguous bytes at an offset each) as format 2's storages and views.
+    Entries whose bytes overlap view one storage: a file that points many entries at one block
+    (which save never wrote) costs that block once, not once per entry."""
+    blocks = []  # (offset, end, dtype, device, entry index) of each entry's bytes
+    for i, e in enumerate(entries):
+        bad = f"minitorch.load: corrupt entry for tensor {i}"
+        if not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or e["dtype"] not in _DTYPES:
+            raise RuntimeError(f"{bad}: unknown dtype")
+        shape, offset = _check_shape(e.get("shape"), bad), e.get("offset")
+        if type(offset) is not int or not 0 <= offset < _INT64:
+            raise RuntimeError(f"{bad}: bad offset")
+        blocks.append((offset, offset + math.prod(shape) * np.dtype(e["dtype"]).itemsize, e["dtype"],
+                       e.get("device", "cpu"), i))
+    storages, views = [], [dict() for _ in entries]
+    current, end = -1, 0  # the storage that the last non-empty block went to, and its end
+    for offset, stop, dtype, device, i in sorted(blocks, key=lambda b: b[:2]):
+        if offset == stop or current < 0 or offset >= end:  # empty, or past the current storage
+            storages.append({"dtype": dtype, "numel": 0, "offset": offset, "device": device})
+            if offset < stop:
+                current, end = len(storages) - 1, stop
+        k = current if offset < stop else len(storages) - 1
+        s, itemsize = storages[k], np.dtype(dtype).itemsize
+        if (dtype, device) != (s["dtype"], s["device"]) or (offset - s["offset"]) % itemsize:
+            raise RuntimeError(f"minitorch.load: corrupt entry for tensor {i}: its bytes overlap "
+                               "another tensor's of another dtype, device or alignment")
+        end = max(end, stop) if offset < stop else end
+        s["numel"] = max(s["numel"], (stop - s["offset"]) // itemsize)
+        shape = entries[i]["shape"]
+        stride = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+        views[i] = dict(entries[i], storage=k, storage_offset=(offset - s["offset"]) // itemsize, stride=stride)
+    return storages, views
+
+
+def _check_shape(shape: Any, bad: str) -> list:
+    if not isinstance(shape, list) or len(shape) > 16 or not all(type(s) is int and 0 <= s < _INT64 for s in shape):
+        raise RuntimeError(f"{bad}: bad shape")
+    if math.prod(s for s in shape if s) >= _INT64:
+        raise RuntimeError(f"{bad}: bad shape (more elements than an int64 counts)")
+    return shape
+
+
+def _view(e: Any, bases: list, i: int):
+    """Entry i: a tensor viewing its storage's tensor in bases, with its geometry."""
+    from .nn.parameter import Parameter
+
+    bad = f"minitorch.load: corrupt entry for tensor {i}"
+    if not isinstance(e, dict) or type(e.get("storage")) is not int or not 0 <= e["storage"] < len(bases):
+        raise RuntimeError(f"{bad}: bad storage")
+    shape, stride, offset = _check_shape(e.get("shape"), bad), e.get("stride"), e.get("storage_offset")
+    if not isinstance(stride, list) or len(stride) != len(shape) or not all(type(s) is int and 0 <= s < _INT64 for s in stride):
+        raise RuntimeError(f"{bad}: bad stride")
+    if type(offset) is not int or not 0 <= offset < _INT64:
+        raise RuntimeError(f"{bad}: bad storage offset")
+    base = bases[e["storage"]]
+    if math.prod(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= base.numel():
+        raise RuntimeError(f"{bad}: it reaches past the end of its storage")
+    t = base.as_strided(shape, stride, offset)
+    if e.get("parameter"):
+        return Parameter(t, requires_grad=bool(e.get("requires_grad", True)))
+    if e.get("requires_grad"):
+        t.requires_grad_(True)
+    return t
 
 
 _DEVICE = re.compile(r"cpu|cuda:\d{1,4}")
 
 
 def _saved_device(e: dict, bad: str) -> str:
-    """Where the tensor was saved from, with PyTorch's errors where it cannot go back there."""
+    """Where the storage was saved from, with PyTorch's errors where it cannot go back there."""
     device = e.get("device", "cpu")
     if not isinstance(device, str) or not _DEVICE.fullmatch(device):
         raise RuntimeError(f"{bad}: bad device")
@@ -162,37 +364,6 @@ def _saved_device(e: dict, bad: str) -> str:
                                f"minitorch.cuda.device_count() is {cuda.device_count()}. Please use "
                                "minitorch.load with map_location to map your storages to an existing device.")
     return device
-
-
-def _read_tensor(e: Any, data: memoryview, i: int, map_location: Any):
-    from .nn.parameter import Parameter
-
-    bad = f"minitorch.load: corrupt entry for tensor {i}"
-    if not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or e["dtype"] not in _DTYPES:
-        raise RuntimeError(f"{bad}: unknown dtype")
-    device = map_location if map_location is not None else _saved_device(e, bad)
-    shape, offset = e.get("shape"), e.get("offset")
-    if not isinstance(shape, list) or not all(type(s) is int and 0 <= s < 2**63 for s in shape) or len(shape) > 16:
-        raise RuntimeError(f"{bad}: bad shape")
-    if int(np.prod([s for s in shape if s], dtype=object)) >= 2**63:
-        raise RuntimeError(f"{bad}: bad shape (more elements than an int64 counts)")
-    if type(offset) is not int or offset < 0:
-        raise RuntimeError(f"{bad}: bad offset")
-    dtype = np.dtype(e["dtype"])
-    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    if offset + nbytes > len(data):
-        raise RuntimeError(f"{bad}: its {nbytes} bytes at {offset} lie past the end of the file (truncated?)")
-    if nbytes == 0:  # NumPy cannot shape an empty array (0, 2**62); the tensor needs no bytes
-        t = _C.zeros(shape, dtype=_DTYPES[e["dtype"]])
-    else:
-        array = np.frombuffer(data[offset : offset + nbytes], dtype=dtype).reshape(shape)
-        t = _C.tensor(array)  # a copy: the tensor owns its memory, not the file's buffer
-    t = t.to(device)
-    if e.get("parameter"):
-        return Parameter(t, requires_grad=bool(e.get("requires_grad", True)))
-    if e.get("requires_grad"):
-        t.requires_grad_(True)
-    return t
 
 
 def _decode(node: Any, tensors: list) -> Any:

@@ -13,11 +13,11 @@ import minitorch
 from minitorch import nn
 
 
-def roundtrip(obj):
+def roundtrip(obj, lib=minitorch):
     buf = io.BytesIO()
-    minitorch.save(obj, buf)
+    lib.save(obj, buf)
     buf.seek(0)
-    return minitorch.load(buf)
+    return lib.load(buf)
 
 
 def same(a, b):
@@ -34,11 +34,58 @@ def test_tensor_roundtrip(dtype, shape):
     same(roundtrip(t), t)
 
 
-def test_views_are_saved_as_their_values():
-    base = minitorch.arange(24.0).reshape(4, 6)
-    view = base.t()[1:, ::2]
-    got = roundtrip(view)
-    assert got.is_contiguous() and got.tolist() == view.tolist()
+def test_views_keep_their_geometry_and_storage_as_in_pytorch():
+    # was: each tensor saved as its own contiguous copy, so a write through the loaded base did
+    # not show in the loaded views, and one object saved twice came back as two
+    torch = pytest.importorskip("torch")
+
+    def case(lib):
+        base = lib.arange(24.0).reshape(4, 6)
+        got = roundtrip({"base": base, "view": base.t()[1:, ::2], "again": base, "row": base[2],
+                         "wide": base[0].expand(3, 6), "alone": base[3, 1:4]}, lib)
+        geometry = {k: (tuple(v.shape), tuple(v.stride()), v.storage_offset()) for k, v in got.items()}
+        got["base"][2, 1] = -1.0
+        got["base"][0, 5] = -2.0
+        return geometry, got["again"] is got["base"], {k: v.tolist() for k, v in got.items()}
+
+    assert case(minitorch) == case(torch)
+    alone = roundtrip(minitorch.arange(24.0)[5:8])  # alone, a slice keeps its storage offset
+    assert (alone.storage_offset(), alone.stride(), alone.tolist()) == (5, (1,), [5.0, 6.0, 7.0])
+
+
+def test_tied_weights_stay_tied_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def case(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.Linear(3, 3))
+        model[1].weight = model[0].weight
+        sd = roundtrip(model.state_dict(), lib)
+        params = roundtrip({"a": model[0].weight, "b": model[1].weight, "t": model[0].weight.t()}, lib)
+        with lib.no_grad():
+            sd["0.weight"][0, 0] = 5.0
+            params["a"][1, 2] = 7.0
+        return (sd["1.weight"][0, 0].item(), params["b"] is params["a"], type(params["a"]).__name__,
+                params["a"].requires_grad, params["t"][2, 1].item(), params["t"].requires_grad)
+
+    assert case(minitorch) == case(torch)
+
+
+def test_tensors_over_one_arrays_memory():
+    # two storages wrap one array's memory, the first saved a shorter part of it: its bytes are
+    # read through the tensor that reaches furthest, not past the end of the shorter storage
+    arr = np.arange(6.0, dtype=np.float32)
+    got = roundtrip([minitorch.from_numpy(arr[:2]), minitorch.from_numpy(arr), minitorch.from_numpy(arr[3:])])
+    assert [t.tolist() for t in got] == [[0.0, 1.0], list(arr), [3.0, 4.0, 5.0]]
+
+
+def test_a_format_1_file_still_loads():
+    # written by minitorch.save before storages were shared (format 1)
+    got = minitorch.load(os.path.join(os.path.dirname(__file__), "data", "format1.mt"))
+    assert got["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and got["w"].stride() == (3, 1)
+    assert got["b"].tolist() == [True, False] and got["e"].shape == (0, 3) and got["n"] == [1, None, "s"]
+    assert isinstance(got["p"], nn.Parameter) and got["p"].tolist() == [[1.5, -2.0]] and got["p"].requires_grad
+    assert got["i"].dtype == minitorch.int32 and got["i"].tolist() == [7, 8]
 
 
 def test_containers_and_plain_values_keep_their_types():

@@ -54,6 +54,8 @@ def test_save_and_load(t):
     f.seek(0)
     d = minitorch.load(f, map_location="cuda")
     assert d["t"].device == t.device and d["t"].tolist() == VALUES and d["view"].tolist() == [1.5, 4.25]
+    d["t"][1, 1] = -7.0  # the view came back a view of the same device storage, as in PyTorch
+    assert d["view"].device == t.device and d["view"].tolist() == [1.5, -7.0] and d["view"].stride() == (3,)
     f.seek(0)  # without map_location each tensor goes back to its device, as in PyTorch
     assert minitorch.load(f)["t"].device == t.device
     f = io.BytesIO()

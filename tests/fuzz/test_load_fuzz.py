@@ -23,10 +23,12 @@ def saved(obj) -> bytes:
     return buf.getvalue()
 
 
+BASE = minitorch.arange(24.0).reshape(4, 6)
 SAMPLES = [
     saved({"w": minitorch.arange(6.0).reshape(2, 3), "n": 5, "b": [minitorch.tensor([True, False]), None]}),
     saved([minitorch.zeros(0, 3), minitorch.tensor(7), minitorch.ones(2, dtype=minitorch.int32)]),
     saved(minitorch.nn.Linear(3, 2).state_dict()),
+    saved({"base": BASE, "view": BASE.t()[1:, ::2], "wide": BASE[0].expand(3, 6), "again": BASE}),
 ]
 
 
@@ -67,9 +69,10 @@ json_values = st.recursive(
          "requires_grad", "x"]), inner, max_size=3),
     max_leaves=12,
 )
+SIZES = [0, 1, 2, 3, 63, 64, -1, 2**31, 2**62, 2**63, 2**70]
 entries = st.fixed_dictionaries({
     "dtype": st.sampled_from(["float32", "float64", "int64", "int32", "bool", "object", "float16", "<U3"]) | json_values,
-    "shape": st.lists(st.sampled_from([0, 1, 2, 3, -1, 2**31, 2**62, 2**63, 2**70]), max_size=4) | json_values,
+    "shape": st.lists(st.sampled_from(SIZES), max_size=4) | json_values,
     "offset": st.sampled_from([0, 8, 64, -64, 2**62, 2**70]) | json_values,
 }, optional={"requires_grad": json_values, "parameter": json_values})
 
@@ -166,3 +169,188 @@ def test_an_unhashable_dtype_raises_runtime_error(entry):
     header = json.dumps({"format": 1, "object": None, "tensors": [entry], "data_crc32": 0}).encode()
     with pytest.raises(RuntimeError, match="unknown dtype"):
         minitorch.load(io.BytesIO(forged(header)))
+
+
+storages_v2 = st.fixed_dictionaries({
+    "dtype": st.sampled_from(["float32", "float64", "int64", "int32", "bool", "object"]) | json_values,
+    "numel": st.sampled_from(SIZES) | json_values,
+    "offset": st.sampled_from([0, 8, 64, 128, -64, 2**62, 2**70]) | json_values,
+}, optional={"device": st.sampled_from(["cpu", "cuda:0", "gpu"]) | json_values})
+views_v2 = st.fixed_dictionaries({
+    "storage": st.sampled_from([0, 1, 2, -1, 2**70]) | json_values,
+    "storage_offset": st.sampled_from(SIZES) | json_values,
+    "shape": st.lists(st.sampled_from(SIZES), max_size=4) | json_values,
+    "stride": st.lists(st.sampled_from(SIZES), max_size=4) | json_values,
+}, optional={"requires_grad": json_values, "parameter": json_values})
+
+
+@settings(max_examples=300)
+@given(json_values, st.lists(storages_v2 | json_values, max_size=3), st.lists(views_v2 | json_values, max_size=3),
+       st.binary(max_size=200))
+def test_forged_format_2_headers_raise_runtime_error_or_load(tree, storages, tensors, data):
+    header = json.dumps({"format": 2, "object": tree, "storages": storages, "tensors": tensors,
+                         "data_crc32": zlib.crc32(data)}).encode()
+    try:
+        minitorch.load(io.BytesIO(forged(header, data)))
+    except RuntimeError:
+        pass
+
+
+def v2_file(storages, tensors, data, tree=None):
+    tree = {"list": [{"tensor": i} for i in range(len(tensors))]} if tree is None else tree
+    header = json.dumps({"format": 2, "object": tree, "storages": storages, "tensors": tensors,
+                         "data_crc32": zlib.crc32(data)}).encode()
+    return forged(header, data)
+
+
+def v1_file(entries, data):
+    header = json.dumps({"format": 1, "object": {"list": [{"tensor": i} for i in range(len(entries))]},
+                         "tensors": entries, "data_crc32": zlib.crc32(data)}).encode()
+    return forged(header, data)
+
+
+def test_entries_that_share_a_block_share_one_storage():
+    # was: every entry copied the block: 512 entries over one 1 MiB block, in a 1 MiB file, made
+    # load allocate about 1 GiB; now they are views of one storage, as save's views are
+    data = np.arange(1 << 18, dtype=np.float32).tobytes()
+    raw = v1_file([{"dtype": "float32", "shape": [1 << 18], "offset": 0}] * 512, data)
+    assert len(raw) < (1 << 20) + (1 << 16)
+    before = minitorch._C._live_objects()["storages"]
+    got = minitorch.load(io.BytesIO(raw))
+    assert minitorch._C._live_objects()["storages"] == before + 1
+    assert len({t.data_ptr() for t in got}) == 1 and got[511][-1].item() == (1 << 18) - 1
+    del got
+
+
+def test_overlapping_format_1_blocks_are_views_of_one_storage():
+    data = np.arange(16, dtype=np.float32).tobytes()
+    got = minitorch.load(io.BytesIO(v1_file([
+        {"dtype": "float32", "shape": [2, 3], "offset": 8},
+        {"dtype": "float32", "shape": [8], "offset": 0},
+        {"dtype": "float32", "shape": [0], "offset": 4},
+        {"dtype": "float32", "shape": [2], "offset": 48}], data)))
+    assert [t.tolist() for t in got] == [[[2, 3, 4], [5, 6, 7]], list(range(8)), [], [12, 13]]
+    assert got[0].storage_offset() == 2 and got[0].data_ptr() == got[1].data_ptr() + 8
+    got[1][3] = -1.0
+    assert got[0][0, 1].item() == -1.0
+    for second in ({"dtype": "int32", "shape": [2], "offset": 4}, {"dtype": "float32", "shape": [2], "offset": 2},
+                   {"dtype": "float32", "shape": [2], "offset": 4, "device": "cuda:0"}):
+        with pytest.raises(RuntimeError, match="overlap another tensor's of another dtype, device or alignment"):
+            minitorch.load(io.BytesIO(v1_file([{"dtype": "float32", "shape": [4], "offset": 0}, second], data)))
+
+
+def test_overlapping_or_out_of_bounds_format_2_storages_raise():
+    data = bytes(64)
+    with pytest.raises(RuntimeError, match="overlaps another one"):
+        minitorch.load(io.BytesIO(v2_file([{"dtype": "float32", "numel": 16, "offset": 0}] * 2, [], data)))
+    with pytest.raises(RuntimeError, match="reaches past the end of its storage"):
+        minitorch.load(io.BytesIO(v2_file([{"dtype": "float32", "numel": 16, "offset": 0}], [
+            {"storage": 0, "storage_offset": 8, "shape": [3, 3], "stride": [3, 1]}], data)))
+    with pytest.raises(RuntimeError, match="truncated"):
+        minitorch.load(io.BytesIO(v2_file([{"dtype": "float64", "numel": 2**40, "offset": 0}], [], data)))
+    with pytest.raises(RuntimeError, match="bytes after the end"):
+        minitorch.load(io.BytesIO(v2_file([{"dtype": "float32", "numel": 16, "offset": 0}], [], data) + b"x"))
+
+
+def test_many_views_of_one_storage_allocate_it_once():
+    data = np.arange(16, dtype=np.float32).tobytes()
+    view = {"storage": 0, "storage_offset": 1, "shape": [1 << 40, 3], "stride": [0, 5]}
+    before = minitorch._C._live_objects()["storages"]
+    got = minitorch.load(io.BytesIO(v2_file([{"dtype": "float32", "numel": 16, "offset": 0}], [view] * 300, data)))
+    assert minitorch._C._live_objects()["storages"] == before + 1
+    assert got[299].shape == (1 << 40, 3) and got[299][12345].tolist() == [1.0, 6.0, 11.0]
+    del got
+
+
+def test_bools_load_as_0_or_1():
+    # was: a byte 2 or 255 in a bool tensor's data came back as such: .long() gave 2 and 255
+    data = bytes([0, 2, 255, 1]) + bytes(60)
+    for raw in (v1_file([{"dtype": "bool", "shape": [4], "offset": 0}], data),
+                v2_file([{"dtype": "bool", "numel": 4, "offset": 0}],
+                        [{"storage": 0, "storage_offset": 0, "shape": [4], "stride": [1]}], data)):
+        t = minitorch.load(io.BytesIO(raw))[0]
+        assert t.tolist() == [False, True, True, True] and t.long().tolist() == [0, 1, 1, 1]
+
+
+HUGE = b"9" * 5000
+
+
+@pytest.mark.parametrize("header", [
+    b'{"format": 2, "object": ' + HUGE + b', "storages": [], "tensors": [], "data_crc32": 0}',
+    b'{"format": 2, "object": null, "storages": [{"dtype": "float32", "numel": ' + HUGE + b', "offset": 0}], '
+    b'"tensors": [], "data_crc32": 0}',
+    b'{"format": 1, "object": null, "tensors": [{"dtype": "float32", "shape": [' + HUGE + b'], "offset": 0}], '
+    b'"data_crc32": 0}',
+    b'{"format": ' + HUGE + b'}',
+], ids=["tree", "numel", "shape", "format"])
+def test_integers_past_pythons_digit_limit_raise_runtime_error(header):
+    # was: ValueError (Exceeds the limit (4300 digits) for integer string conversion) from json
+    with pytest.raises(RuntimeError, match="minitorch.load: corrupt header"):
+        minitorch.load(io.BytesIO(forged(header)))
+
+
+class Endless(io.RawIOBase):
+    """A stream with no end (as /dev/zero, or a pipe that never closes): prefix, then zero bytes.
+    It fails the test if load asks it for more than it needs, or for everything."""
+
+    def __init__(self, prefix: bytes, budget: int) -> None:
+        self.rest, self.budget = prefix, budget
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n=-1) -> bytes:
+        if n is None or n < 0 or n > self.budget:
+            raise AssertionError(f"load asked an endless stream for {n} bytes")
+        self.budget -= n
+        out, self.rest = self.rest[:n], self.rest[n:]
+        return out + bytes(n - len(out))
+
+    readall = None  # a read to the end never ends
+
+
+@pytest.mark.parametrize("prefix, match", [
+    (b"", "bad magic number"),
+    (b"MTORCH\x00\x01" + struct.pack("<QI", 2**40, 0), "corrupt header"),
+    (SAMPLES[3], "bytes after the end of the data"),
+], ids=["zeros", "huge_header", "valid_file_then_zeros"])
+def test_a_stream_without_end_is_read_no_further_than_needed(prefix, match):
+    # was: load read the whole stream before looking at it, so /dev/zero allocated until it failed
+    with pytest.raises(RuntimeError, match=match):
+        minitorch.load(Endless(prefix, budget=len(prefix) + 64))
+
+
+DEV_ZERO = """
+import resource, sys
+import minitorch
+# a cap just above what is in use, so that reading /dev/zero to its end fails fast, not the machine
+vm = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 20), resource.RLIM_INFINITY))
+for f in ("/dev/zero", open("/dev/zero", "rb")):
+    try:
+        minitorch.load(f)
+    except RuntimeError as e:
+        assert "bad magic number" in str(e), e
+    else:
+        sys.exit("loaded")
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux's /dev/zero and /proc")
+def test_dev_zero_is_refused_at_once():
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(minitorch.__file__))  # this minitorch, not another install
+    run = subprocess.run([sys.executable, "-c", DEV_ZERO], cwd=root, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_header_longer_than_the_file_is_not_read(tmp_path):
+    raw = SAMPLES[0]
+    bad = raw[:8] + struct.pack("<Q", len(raw)) + raw[16:]
+    path = tmp_path / "f.mt"
+    path.write_bytes(bad)
+    for f in (io.BytesIO(bad), path):
+        with pytest.raises(RuntimeError, match="truncated"):
+            minitorch.load(f)
