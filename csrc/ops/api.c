@@ -275,6 +275,12 @@ mt_op_clone(mt_tensor *self, mt_tensor **out)
     return tensors2(MT_OP_clone, self, NULL, out);
 }
 
+mt_status
+mt_op_alias(mt_tensor *self, mt_tensor **out)
+{
+    return tensors2(MT_OP_alias, self, NULL, out);
+}
+
 
 mt_status
 mt_op_to_copy(mt_tensor *self, mt_dtype dtype, mt_device dev, mt_tensor **out)

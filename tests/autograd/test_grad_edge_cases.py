@@ -1,0 +1,64 @@
+"""Gradients at the edges PyTorch defines and a quick port gets wrong: views of the whole tensor
+from indexing, a loss whose target broadcasts, NaN and inf inputs, a tensor value to fill_, a
+0-dim masked_select. Each is compared with PyTorch's values and gradients."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import check_grad, torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+
+NAN, INF = float("nan"), float("inf")
+
+
+def grads(fn, *arrays):
+    """fn(lib, *leaves) backward with ones, in minitorch and (where installed) PyTorch: the two
+    lists of input gradients (None where none flowed) as NumPy arrays."""
+    out = []
+    for lib in (minitorch, torch) if torch is not None else (minitorch,):
+        xs = [lib.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+        y = fn(lib, *xs)
+        y.backward(lib.ones_like(y))
+        out.append([None if x.grad is None else np.array(x.grad.tolist()) for x in xs])
+    return out
+
+
+def same_grads(fn, *arrays):
+    got = grads(fn, *arrays)
+    if len(got) == 2:
+        for g, t in zip(*got):
+            assert (g is None) == (t is None)
+            if g is not None:
+                np.testing.assert_allclose(g, t, rtol=1e-6, atol=1e-12, equal_nan=True)
+    return got[0]
+
+
+# ---- point 4: indexing that selects everything is still a view under autograd ----
+
+FULL = [slice(None), Ellipsis, (), (slice(None), slice(None)), slice(None, None, 1),
+        (Ellipsis, slice(None)), [slice(None)]]
+
+
+@pytest.mark.parametrize("key", FULL, ids=repr)
+def test_full_range_index_keeps_the_graph(key):
+    x = minitorch.ones(2, 3, requires_grad=True)
+    y = x[key]
+    assert y.requires_grad and not y.is_leaf and x.is_leaf
+    (y * 7).sum().backward()
+    np.testing.assert_array_equal(x.grad.tolist(), np.full((2, 3), 7.0))
+    if torch is not None:
+        assert type(y.grad_fn).__name__ == type(torch.ones(2, 3, requires_grad=True)[key].grad_fn).__name__
+
+
+def test_full_range_index_is_a_new_view():
+    x = minitorch.arange(6.0).reshape(2, 3)
+    for key in FULL:
+        y = x[key]
+        assert y is not x and y.data_ptr() == x.data_ptr() and y.stride() == x.stride()
+    with pytest.raises(IndexError, match="slice\\(\\) cannot be applied to a 0-dim tensor"):
+        minitorch.tensor(1.0)[:]
+    # Through a view: the gradient reaches the base's elements only.
+    x = minitorch.ones(4, requires_grad=True)
+    x[::2][:].sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 1.0, 0.0]
