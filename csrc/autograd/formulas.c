@@ -372,15 +372,16 @@ G(zero_backward)
 
 /* ---- a loss PyTorch gives a node of its own ---- */
 
-// mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N]
+// mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N],
+// N the number of elements of self and target broadcast together (the mean's count)
 G(mse_loss_backward)
 {
     SAVED(0, self);
     SAVED(1, target);
     mt_tensor *diff = NULL, *scaled = NULL;
-    int64_t numel = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
-    double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     mt_status st = mt_ag_binary(MT_OP_sub, self, target, &diff);
+    int64_t numel = st ? 0 : mt_tensor_numel(diff);
+    double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
         st = mt_ag_binary(MT_OP_mul, scaled, g[0], &gi[0]);
     }

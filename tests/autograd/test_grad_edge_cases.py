@@ -62,3 +62,26 @@ def test_full_range_index_is_a_new_view():
     x = minitorch.ones(4, requires_grad=True)
     x[::2][:].sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+# ---- point 5: a loss whose target broadcasts against the input ----
+
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_loss_with_broadcast_target(loss, reduction):
+    def fn(m, x, t):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch warns about the broadcast
+            return getattr(m.nn.functional, loss)(x, t, reduction=reduction)
+    check_grad(fn, [np.array([[0.5, 2.0, -3.0]]), np.array([[0.0], [1.0]])], gradcheck=True)
+    check_grad(fn, [np.array([[0.0], [1.0]]), np.array([[0.5, 2.0, -3.0]])], gradcheck=True)
+
+
+def test_mse_mean_divides_by_the_broadcast_count():
+    x = minitorch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    t = minitorch.tensor([[0.0], [1.0]], requires_grad=True)
+    minitorch.nn.functional.mse_loss(t, x).backward()
+    # d/dx of mean over 6 of (t - x)^2, summed over the broadcast rows
+    np.testing.assert_allclose(x.grad.tolist(), [[1 / 3, 1.0, 5 / 3]], rtol=1e-6)
+    np.testing.assert_allclose(t.grad.tolist(), [[-2.0], [-1.0]], rtol=1e-6)
