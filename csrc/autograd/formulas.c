@@ -54,9 +54,10 @@ G(neg_backward)
     return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
 }
 
-/* g where mask holds, else 0 (a select, not g * mask: an inf gradient outside stays 0) */
+/* g where mask holds (where it does not, when pass is false), else 0: a select, not g * mask,
+ * so that an inf or NaN gradient where it is 0 stays 0 */
 static mt_status
-masked(mt_tensor *g, mt_tensor *mask, mt_tensor **out)
+masked(mt_tensor *g, mt_tensor *mask, bool pass, mt_tensor **out)
 {
     mt_tensor *zero = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
@@ -66,8 +67,8 @@ masked(mt_tensor *g, mt_tensor *mask, mt_tensor **out)
     mt_args a;
     mt_args_init(&a);
     a.t[0] = mask;
-    a.t[1] = g;
-    a.t[2] = zero;
+    a.t[1] = pass ? g : zero;
+    a.t[2] = pass ? zero : g;
     st = mt_dispatch(MT_OP_where, &a);
     mt_tensor_release(zero);
     *out = st ? NULL : a.out[0];
@@ -81,21 +82,22 @@ G(clamp_min_backward)
     mt_tensor *lo = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
     if (st == MT_OK && (st = mt_ag_binary(MT_OP_ge, self, lo, &mask)) == MT_OK) {
-        st = masked(g[0], mask, &gi[0]);
+        st = masked(g[0], mask, true, &gi[0]);
     }
     mt_tensor_clear(&lo);
     mt_tensor_clear(&mask);
     return st;
 }
 
-// relu: the gradient passes where the result is positive (0 at 0, as PyTorch)
+// relu: the gradient is 0 where the result is <= 0 and passes elsewhere, NaN included
+// (PyTorch's threshold_backward)
 G(relu_backward)
 {
     RESULT(out);
     mt_tensor *zero = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_gt, out, zero, &mask)) == MT_OK) {
-        st = masked(g[0], mask, &gi[0]);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_le, out, zero, &mask)) == MT_OK) {
+        st = masked(g[0], mask, false, &gi[0]);
     }
     mt_tensor_clear(&zero);
     mt_tensor_clear(&mask);

@@ -50,15 +50,19 @@ mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
 }
 
 mt_status
-mt_ags_one_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out)
+mt_ags_where_number(mt_tensor *mask, double v, mt_tensor *x, mt_tensor **out)
 {
-    mt_tensor *keep = NULL, *kept = NULL;
-    mt_status st = mt_ag_unary(MT_OP_logical_not, mask, &keep);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, x, keep, &kept)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, kept, mask, out);
+    mt_tensor *k = NULL;
+    mt_status st = mt_ags_number(v, &k);
+    if (st == MT_OK) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = mask;
+        a.t[1] = k;
+        a.t[2] = x;
+        st = mt_ags_call(MT_OP_where, &a, out);
     }
-    mt_tensor_clear(&keep);
-    mt_tensor_clear(&kept);
+    mt_tensor_clear(&k);
     return st;
 }
 

@@ -85,3 +85,56 @@ def test_mse_mean_divides_by_the_broadcast_count():
     # d/dx of mean over 6 of (t - x)^2, summed over the broadcast rows
     np.testing.assert_allclose(x.grad.tolist(), [[1 / 3, 1.0, 5 / 3]], rtol=1e-6)
     np.testing.assert_allclose(t.grad.tolist(), [[-2.0], [-1.0]], rtol=1e-6)
+
+
+# ---- point 7: gradients through NaN and inf, as PyTorch's ----
+
+SPECIAL = [
+    ("max_nan", lambda m, x: x.max(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+    ("min_nan", lambda m, x: x.min(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+    ("max_two_nans", lambda m, x: m.max(x), [NAN, 2.0, NAN], [0.5, 0.0, 0.5]),
+    ("amax_nan", lambda m, x: x.amax(), [1.0, NAN, 3.0], None),
+    ("norm_inf_nan", lambda m, x: x.norm(INF), [1.0, NAN, -3.0], [0.0, 0.0, 0.0]),
+    ("cumprod_zero_inf", lambda m, x: x.cumprod(0), [2.0, 0.0, INF, 3.0], [1.0, INF, 0.0, 0.0]),
+    ("cumprod_zero_first_inf", lambda m, x: x.cumprod(0), [0.0, INF, 2.0], [INF, 0.0, 0.0]),
+    ("cumprod_inf_no_zero", lambda m, x: x.cumprod(0), [1.0, INF, 2.0], None),
+    ("cumprod_inf_after_two_zeros", lambda m, x: x.cumprod(0), [0.0, 3.0, 0.0, INF], None),
+    ("cumprod_nan_before_zero", lambda m, x: x.cumprod(0), [NAN, 2.0, 0.0, 5.0], None),
+    ("relu_nan", lambda m, x: m.relu(x), [1.0, NAN, -1.0, 0.0], [1.0, 1.0, 0.0, 0.0]),
+    ("relu_method_nan", lambda m, x: x.relu(), [NAN, -INF, INF], [1.0, 0.0, 1.0]),
+    ("prod_inf", lambda m, x: x.prod(), [1.0, INF, -INF], [-INF, NAN, NAN]),
+    ("prod_nan", lambda m, x: x.prod(), [1.0, NAN, 3.0], [NAN, NAN, NAN]),
+    ("prod_two_zeros_inf", lambda m, x: x.prod(), [0.0, INF, 0.0], [0.0, 0.0, 0.0]),
+    ("prod_dim_inf", lambda m, x: x.prod(0), [2.0, INF], None),
+]
+
+
+@pytest.mark.parametrize("name, fn, a, expected", SPECIAL, ids=[c[0] for c in SPECIAL])
+def test_grads_through_nan_and_inf(name, fn, a, expected):
+    g = same_grads(fn, a)[0]
+    if expected is not None:
+        np.testing.assert_array_equal(g, np.array(expected))
+
+
+@needs_torch
+def test_nan_and_inf_lines_along_a_dim():
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        a = rng.choice([0.0, INF, -INF, NAN, 1.5, -2.0], size=(3, 4))
+        for fn in (lambda m, x: x.cumprod(1), lambda m, x: x.cumprod(0), lambda m, x: x.prod(1),
+                   lambda m, x: x.max(), lambda m, x: x.min(), lambda m, x: x.norm(INF, dim=1),
+                   lambda m, x: m.relu(x)):
+            same_grads(fn, a)
+
+
+@pytest.mark.parametrize("a", [[2.0, 0.0, 3.0, 0.5], [0.0, 2.0, 0.0, 3.0], [[1.5, 0.0, 2.0], [0.0, 0.0, 3.0]]])
+@pytest.mark.parametrize("op", ["cumprod", "prod"])
+def test_second_derivative_of_products_at_zeros(a, op):
+    # With a graph of the backward, the gradient at zeros is made of differentiable products
+    # (the masks of the first-order formula would differentiate to 0).
+    def fn(m, x):
+        y = getattr(x, op)(-1)
+        (g,) = m.autograd.grad((y * m.arange(1.0, 1.0 + y.numel()).reshape(y.shape)).sum(), x,
+                               create_graph=True)
+        return g
+    check_grad(fn, [np.array(a)], gradcheck=False)  # (gradcheck runs fn under no_grad)
