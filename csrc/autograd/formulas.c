@@ -372,6 +372,17 @@ G(zero_backward)
     return mt_ag_zeros(&n->in_meta[0], &gi[0]);
 }
 
+// fill_(self, value): self's old value is gone (no gradient); a 0-dim tensor value gets the
+// sum of g, being every element
+G(fill_backward)
+{
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &gi[0]);
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_sum_to(g[0], &n->in_meta[1], &gi[1]);
+    }
+    return st;
+}
+
 /* ---- a loss PyTorch gives a node of its own ---- */
 
 // mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N],
@@ -422,6 +433,8 @@ overload_name(mt_op op, const mt_args *a)
         return a->i_none & 1u ? NULL : "ProdBackward1";
     case MT_OP_scatter: /* scatter(..., value) */
         return a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1" : NULL;
+    case MT_OP_fill_: /* fill_.Scalar, fill_.Tensor */
+        return a->t[1]->is_wrapped_number ? NULL : "FillBackward3";
     default:
         return NULL;
     }
@@ -478,12 +491,12 @@ mt_autograd_register_formulas(void)
     ROW(_to_copy, "ToCopyBackward0", identity_backward, 0x1, 0, false, false);
     ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
     ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
-    ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
+    ROW(fill_, "FillBackward2", fill_backward, 0x3, 0, false, false);
     ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
     static const mt_formula f_stack = {"StackBackward0", stack_backward, 0, true, 0, false, false};
     mt_autograd_set_formula(MT_OP_stack, &f_stack); /* composite, but PyTorch names its node */
     static const mt_op numbered[] = {MT_OP_sum, MT_OP_mean, MT_OP_squeeze, MT_OP_prod,
-                                     MT_OP_scatter};
+                                     MT_OP_scatter, MT_OP_fill_};
     for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
         mt_autograd_set_overload_name(numbered[k], overload_name);
     }

@@ -164,6 +164,20 @@ mt_check_where(const mt_tensor *condition)
 }
 
 mt_status
+mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
+{
+    if (value->ndim != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "fill_ only supports 0-dimension value tensor but got tensor with %d "
+                       "dimensions.",
+                       value->ndim);
+    }
+    /* item(): the value may live on another device than self, as PyTorch allows */
+    mt_status st = mt_tensor_item(value, v);
+    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+}
+
+mt_status
 mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
                      mt_scalar *v)
 {

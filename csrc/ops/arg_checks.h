@@ -28,6 +28,8 @@ mt_status mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **op
                             mt_tensor **bound);
 /* where's condition must be bool. */
 mt_status mt_check_where(const mt_tensor *condition);
+/* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
+mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);

@@ -138,3 +138,39 @@ def test_second_derivative_of_products_at_zeros(a, op):
                                create_graph=True)
         return g
     check_grad(fn, [np.array(a)], gradcheck=False)  # (gradcheck runs fn under no_grad)
+
+
+# ---- point 8: fill_ with a tensor value; masked_select of a 0-dim input ----
+
+@pytest.mark.parametrize("self_grad", [False, True])
+def test_fill_with_a_tensor_value_gets_its_gradient(self_grad):
+    def fn(m, v, x):
+        y = (x * 1 if self_grad else m.zeros(2, 3, dtype=v.dtype)).fill_(v)
+        return y * m.arange(6.0, dtype=v.dtype).reshape(2, 3)
+    x = np.ones((2, 3))
+    check_grad(fn, [np.array(1.5), x if self_grad else x.astype(np.int64)])
+
+
+def test_fill_values_errors_and_node_names():
+    v = minitorch.tensor(2.0, requires_grad=True)
+    y = minitorch.zeros(3).fill_(v)
+    assert y.requires_grad and not y.is_leaf and type(y.grad_fn).__name__ == "FillBackward3"
+    assert type(minitorch.ones(2, requires_grad=True).clone().fill_(1).grad_fn).__name__ == "FillBackward2"
+    y.sum().backward()
+    assert v.grad.item() == 3.0
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."):
+        minitorch.zeros(3).fill_(minitorch.tensor([2.0]))
+    assert minitorch.zeros(2, dtype=minitorch.int64).fill_(minitorch.tensor(2.7)).tolist() == [2, 2]
+    z = minitorch.tensor([0.0, 4.0, 0.0])
+    assert z.fill_(z[1]).tolist() == [4.0, 4.0, 4.0]  # the value is read before the fill
+    if torch is not None:
+        for dt in ("float32", "int64", "bool"):
+            got = minitorch.zeros(2, dtype=getattr(minitorch, dt)).fill_(minitorch.tensor(True))
+            want = torch.zeros(2, dtype=getattr(torch, dt)).fill_(torch.tensor(True))
+            assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("x, mask", [(3.0, True), (3.0, False), (3.0, [True, False, True]),
+                                     ([3.0, 4.0], True), ([[1.0, 2.0]], [[True], [False]])])
+def test_masked_select_of_0_dim_and_broadcast(x, mask):
+    same_grads(lambda m, t: t.masked_select(m.tensor(mask)) * 2, x)
