@@ -175,17 +175,31 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
     return MT_OK;
 }
 
+/* PyTorch's error for a tensor saved at version `saved` and changed in place since. grad_fn:
+ * the node whose output k it is, which PyTorch names (none for a leaf). */
 static mt_status
-stale(const mt_tensor *t, long saved, const mt_node *n, int k)
+stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
 {
-    char buf[128];
+    char buf[128], of[128] = "";
     static const char *const names[] = {"Bool", "Int", "Long", "Float", "Double"};
+    if (grad_fn) {
+        snprintf(of, sizeof(of), ", which is output %d of %s,", k, grad_fn->name);
+    }
     return mt_fail(MT_ERUNTIME,
                    "one of the variables needed for gradient computation has been modified by an "
-                   "inplace operation: [minitorch.%sTensor %s], which is output %d of %s, is at "
-                   "version %ld; expected version %ld instead.",
-                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), k,
-                   n->name, atomic_load(&t->storage->version), saved);
+                   "inplace operation: [minitorch.%sTensor %s]%s is at version %ld; expected "
+                   "version %ld instead.",
+                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of,
+                   atomic_load(&t->storage->version), saved);
+}
+
+mt_status
+mt_autograd_check_version(const mt_tensor *t, long saved)
+{
+    if (atomic_load(&t->storage->version) != saved) {
+        return stale(t, saved, t->grad_fn, t->output_nr);
+    }
+    return MT_OK;
 }
 
 static mt_status
@@ -209,8 +223,9 @@ mt_saved_input(mt_node *n, int slot, mt_tensor **out)
     if (t == NULL) {
         return mt_fail(MT_ERUNTIME, "%s: input %d was not saved", n->name, slot);
     }
-    if (atomic_load(&t->storage->version) != n->saved_version[slot]) {
-        return stale(t, n->saved_version[slot], n, t->grad_fn ? t->output_nr : 0);
+    mt_status st = mt_autograd_check_version(t, n->saved_version[slot]);
+    if (st) {
+        return st;
     }
     *out = t;
     return MT_OK;
@@ -227,7 +242,7 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
         return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
     }
     if (atomic_load(&t->storage->version) != n->saved_out_version[k]) {
-        return stale(t, n->saved_out_version[k], n, k);
+        return stale(t, n->saved_out_version[k], n, k); /* a saved output: n's, as in PyTorch */
     }
     *out = t;
     return MT_OK;
@@ -428,6 +443,17 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
     if (nout > MT_NODE_MAX_OUT) {
         return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
                        MT_NODE_MAX_OUT);
+    }
+    /* An output that is an input would become its own node's input: a leaf made a non-leaf, and
+     * a cycle (node -> its AccumulateGrad -> the leaf -> node) that is never freed. The caller
+     * passes a view of such an input instead, as PyTorch does. */
+    for (int k = 0; k < nout; k++) {
+        for (int j = 0; j < nin; j++) {
+            if (outputs[k] == inputs[j]) {
+                return mt_fail(MT_ERUNTIME, "%s: output %d is input %d itself, not a view of it",
+                               f->name, k, j);
+            }
+        }
     }
     mt_node *n = new_node(f, f->name, nin);
     if (n == NULL) {

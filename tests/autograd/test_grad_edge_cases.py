@@ -174,3 +174,133 @@ def test_fill_values_errors_and_node_names():
                                      ([3.0, 4.0], True), ([[1.0, 2.0]], [[True], [False]])])
 def test_masked_select_of_0_dim_and_broadcast(x, mask):
     same_grads(lambda m, t: t.masked_select(m.tensor(mask)) * 2, x)
+
+
+# ---- point 12: custom autograd.Functions ----
+
+class Identity(minitorch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class ReturnsBoth(minitorch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        return x, x * w
+
+    @staticmethod
+    def backward(ctx, gx, gy):
+        return gx + gy, gy
+
+
+def test_function_returning_its_input_gives_a_view():
+    x = minitorch.ones(2, requires_grad=True)
+    y = Identity.apply(x)
+    assert y is not x and x.is_leaf and x.grad_fn is None
+    assert y.grad_fn is not None and type(y.grad_fn).__name__ == "IdentityBackward"
+    assert y.data_ptr() == x.data_ptr()
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    x2 = minitorch.ones(2, requires_grad=True)
+    a, b = ReturnsBoth.apply(x2, minitorch.tensor([3.0, 4.0]))
+    assert a is not x2 and x2.is_leaf
+    (a + b).sum().backward()
+    assert x2.grad.tolist() == [2.0, 2.0]
+
+
+def test_function_returning_its_input_frees_its_graph():
+    x = minitorch.ones(2, requires_grad=True)
+
+    def nodes():
+        return minitorch._C._live_objects()["nodes"]
+
+    for _ in range(10):
+        Identity.apply(x).sum().backward()
+    start = nodes()
+    for _ in range(200):
+        Identity.apply(x).sum().backward()
+        Identity.apply(x)  # dropped without a backward
+    assert nodes() - start <= 2  # a cycle per call kept 3 nodes each
+
+
+class SavesInput(minitorch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x
+
+
+def test_function_saved_tensor_modified_in_place_is_an_error():
+    x = minitorch.ones(2, requires_grad=True)
+    a = x.clone()
+    y = SavesInput.apply(a)
+    a.mul_(3)
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has "
+                                           "been modified by an inplace operation: .*, which is output 0 "
+                                           "of MulBackward0, is at version"):
+        y.sum().backward()
+    # Unchanged, it works; a leaf that changed (one not requiring grad) is named without a node.
+    w = minitorch.ones(2)
+    y = SavesInput.apply(x.clone() * w)
+    y.sum().backward()
+    c = minitorch.tensor([1.0, 2.0])
+    y = SavesInput.apply(c)  # c needs no grad: nothing is recorded, the ctx still checks
+    with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 0 is of type int"):
+        minitorch.autograd.function.FunctionCtx().save_for_backward(3)
+
+
+@pytest.mark.parametrize("bad, cls", [("s", "str"), (3, "int"), (np.ones(2), "numpy.ndarray"),
+                                      (2.5, "float"), ([1.0, 1.0], "list")])
+def test_function_backward_returning_a_non_tensor_raises(bad, cls):
+    class Bad(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return bad
+
+    x = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=f"expected Variable or None \\(got {cls}\\)"):
+        Bad.apply(x).sum().backward()
+    assert x.grad is None
+
+
+def test_function_gradient_for_a_non_tensor_argument_raises():
+    class Scale(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, minitorch.ones(1)
+
+    x = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="function ScaleBackward returned a gradient different than None at "
+                                           "position 2, but the corresponding forward input was not a Variable"):
+        Scale.apply(x, 3).sum().backward()
+
+    class Wide(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return minitorch.ones(3)
+
+    with pytest.raises(RuntimeError, match="Function WideBackward returned an invalid gradient at index 0 - got "
+                                           "\\[3\\] but expected shape compatible with \\[2\\]"):
+        Wide.apply(x).sum().backward()
