@@ -188,6 +188,9 @@ def _read_tensor(e: Any, data: memoryview, i: int, map_location: Any):
         array = np.frombuffer(data[offset : offset + nbytes], dtype=dtype).reshape(shape)
         t = _C.tensor(array)  # a copy: the tensor owns its memory, not the file's buffer
     t = t.to(device)
+    if e.get("requires_grad", e.get("parameter")) and not t.dtype.is_floating_point:
+        raise RuntimeError(f"{bad}: requires_grad on a tensor of dtype {e['dtype']} "
+                           "(only floating point tensors can require gradients)")
     if e.get("parameter"):
         return Parameter(t, requires_grad=bool(e.get("requires_grad", True)))
     if e.get("requires_grad"):

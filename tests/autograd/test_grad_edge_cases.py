@@ -304,3 +304,53 @@ def test_function_gradient_for_a_non_tensor_argument_raises():
     with pytest.raises(RuntimeError, match="Function WideBackward returned an invalid gradient at index 0 - got "
                                            "\\[3\\] but expected shape compatible with \\[2\\]"):
         Wide.apply(x).sum().backward()
+
+
+# ---- point 13: only floating point tensors require grad, whichever way they are made ----
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_integer_tensors_cannot_require_grad(dtype):
+    t = minitorch.zeros(2, dtype=getattr(minitorch, dtype))
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
+        minitorch.nn.Parameter(t)
+    assert not minitorch.nn.Parameter(t, requires_grad=False).requires_grad
+    p = minitorch.nn.Parameter(minitorch.ones(2))
+    with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be floating point or complex dtype$"):
+        p.data = t
+    assert p.dtype == minitorch.float32 and p.requires_grad
+    q = minitorch.ones(2)
+    q.data = t  # fine for a tensor that does not require grad, as in PyTorch
+    assert q.dtype == t.dtype
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point and complex dtype can require gradients$"):
+        t.requires_grad = True
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
+        t.requires_grad_()
+    assert not t.requires_grad
+    if torch is not None:  # the same exception classes and words
+        tt = torch.zeros(2, dtype=getattr(torch, dtype))
+        with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype"):
+            torch.nn.Parameter(tt)
+        with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be"):
+            torch.nn.Parameter(torch.ones(2)).data = tt
+
+
+@pytest.mark.parametrize("parameter", [True, False])
+def test_a_loaded_integer_tensor_cannot_require_grad(parameter):
+    import json
+    import struct
+    import zlib
+
+    data = np.arange(2, dtype=np.int64).tobytes() + bytes(48)
+    entry = {"dtype": "int64", "shape": [2], "offset": 0, "requires_grad": True, "parameter": parameter}
+    header = json.dumps({"format": 1, "object": {"tensor": 0}, "tensors": [entry],
+                         "data_crc32": zlib.crc32(data)}).encode()
+    blob = b"MTORCH\x00\x01" + struct.pack("<QI", len(header), zlib.crc32(header)) + header + data
+    import io
+    with pytest.raises(RuntimeError, match="corrupt entry for tensor 0: requires_grad on a tensor of dtype int64"):
+        minitorch.load(io.BytesIO(blob))
+    entry["requires_grad"] = False
+    header = json.dumps({"format": 1, "object": {"tensor": 0}, "tensors": [entry],
+                         "data_crc32": zlib.crc32(data)}).encode()
+    blob = b"MTORCH\x00\x01" + struct.pack("<QI", len(header), zlib.crc32(header)) + header + data
+    t = minitorch.load(io.BytesIO(blob))
+    assert t.tolist() == [0, 1] and not t.requires_grad
