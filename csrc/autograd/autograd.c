@@ -444,15 +444,13 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
         return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
                        MT_NODE_MAX_OUT);
     }
-    /* An output that is an input would become its own node's input: a leaf made a non-leaf, and
-     * a cycle (node -> its AccumulateGrad -> the leaf -> node) that is never freed. The caller
-     * passes a view of such an input instead, as PyTorch does. */
+    /* A leaf that requires grad as an output would become a non-leaf whose node's edge leads
+     * to its own AccumulateGrad: a cycle never freed. (autograd.Function passes a view of an
+     * input it returns, as PyTorch; an in-place op's output is a non-leaf self.) */
     for (int k = 0; k < nout; k++) {
-        for (int j = 0; j < nin; j++) {
-            if (outputs[k] == inputs[j]) {
-                return mt_fail(MT_ERUNTIME, "%s: output %d is input %d itself, not a view of it",
-                               f->name, k, j);
-            }
+        if (outputs[k]->requires_grad && outputs[k]->grad_fn == NULL) {
+            return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
+                                        "in-place operation.");
         }
     }
     mt_node *n = new_node(f, f->name, nin);

@@ -211,6 +211,10 @@ def test_function_returning_its_input_gives_a_view():
     assert a is not x2 and x2.is_leaf
     (a + b).sum().backward()
     assert x2.grad.tolist() == [2.0, 2.0]
+    # The C layer refuses to link a leaf that requires grad as an output (the cycle).
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        minitorch._C._function_record(object(), "XBackward", [x2], [x2])
+    assert x2.is_leaf
 
 
 def test_function_returning_its_input_frees_its_graph():
