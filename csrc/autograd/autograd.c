@@ -376,6 +376,43 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     return MT_OK;
 }
 
+/* The name of op's tensor slot k in its schema ("weight" of nll_loss's t[2]), in buf. */
+static const char *
+tensor_arg_name(mt_op op, int k, char *buf, size_t size)
+{
+    const char *p = strchr(mt_op_schemas[op], '(');
+    snprintf(buf, size, "%d", k);
+    while (p && *p && *p != ')') {
+        p += strspn(p, "(, *");
+        size_t type_len = strcspn(p, " "), name_len = strcspn(p + type_len + 1, " =,)");
+        /* Tensor, Tensor?, Tensor|Scalar(?) fill t[]; Tensor[] and Tensor?[] fill tl */
+        bool slot = strncmp(p, "Tensor", 6) == 0 && p[type_len - 1] != ']';
+        if (slot && k-- == 0) {
+            snprintf(buf, size, "%.*s", (int)name_len, p + type_len + 1);
+            break;
+        }
+        p = strchr(p, ',');
+    }
+    return buf;
+}
+
+/* PyTorch's error when an input it does not differentiate requires grad (see refuse_inputs). */
+static mt_status
+check_refused(mt_op op, const mt_formula *f, const mt_args *a)
+{
+    for (int k = 0; f->refuse_inputs && k < MT_MAX_TENSOR_ARGS; k++) {
+        if ((f->refuse_inputs >> k & 1u) && a->t[k] && a->t[k]->requires_grad) {
+            char name[64];
+            return mt_fail(MT_ERUNTIME,
+                           "The function '%s' is not differentiable with respect to argument '%s'. "
+                           "This input cannot have requires_grad True.",
+                           f->native ? f->native : mt_op_names[op],
+                           tensor_arg_name(op, k, name, sizeof(name)));
+        }
+    }
+    return MT_OK;
+}
+
 /* The Autograd key's kernel of op: the op below, then its node. */
 static mt_status
 autograd_call(mt_op op, mt_args *a)
@@ -383,7 +420,10 @@ autograd_call(mt_op op, mt_args *a)
     const mt_formula *f = formulas[op];
     bool inplace = (mt_op_flags[op] & INPLACE) != 0;
     mt_tensor *original_self = NULL;
-    mt_status st;
+    mt_status st = check_refused(op, f, a);
+    if (st) {
+        return st;
+    }
     bool record_it = needs_node(f, a);
     if (record_it && inplace) {
         if ((st = check_inplace(op, a->t[0]))) {

@@ -43,6 +43,12 @@ typedef struct mt_formula {
     unsigned save_inputs;  /* bit k: keep t[k] for the backward */
     bool save_outputs;     /* keep the outputs for the backward */
     bool is_view;          /* the output shares its input's memory */
+    /* bit k: t[k] is an input PyTorch does not differentiate and refuses to see requiring grad
+     * ("The function 'native' is not differentiable with respect to argument ..."), rather than
+     * silently giving it no gradient; native: PyTorch's name of the function there, if not the
+     * op's */
+    unsigned refuse_inputs;
+    const char *native;
 } mt_formula;
 
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS

@@ -30,7 +30,7 @@
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
                             * the normalisations' backward, batch_norm's running statistics;
-                            * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value */
+                            * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -241,7 +241,9 @@
       (a, mean, var, count, update))                                                             \
     V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))                                            \
     F(mt_status, mt_check_fill_value,                                                            \
-      (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))
+      (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
+    F(mt_status, mt_pow_as_root, (mt_args * a, mt_dtype dt, bool inplace, bool *done),           \
+      (a, dt, inplace, done))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -81,6 +81,32 @@ mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt)
 }
 
 mt_status
+mt_pow_as_root(mt_args *a, mt_dtype dt, bool inplace, bool *done)
+{
+    mt_tensor *self = a->t[0], *e = a->t[1];
+    mt_scalar v;
+    *done = false;
+    if (!mt_dtype_is_float(dt) || self->dtype != dt || self->is_wrapped_number ||
+        !e->is_wrapped_number || mt_tensor_item(e, &v) != MT_OK) {
+        return MT_OK;
+    }
+    double x = mt_scalar_to_double(v);
+    if (x != 0.5 && x != -0.5) {
+        return MT_OK;
+    }
+    mt_op op = x > 0 ? (inplace ? MT_OP_sqrt_ : MT_OP_sqrt) : (inplace ? MT_OP_rsqrt_ : MT_OP_rsqrt);
+    mt_args r;
+    mt_args_init(&r);
+    r.t[0] = self;
+    mt_status st = mt_dispatch(op, &r);
+    if (st == MT_OK) {
+        a->out[0] = r.out[0];
+        *done = true;
+    }
+    return st;
+}
+
+mt_status
 mt_div_rounding_mode(const char *mode, bool *floor)
 {
     *floor = strcmp(mode, "floor") == 0;
