@@ -98,7 +98,11 @@ G(prod_backward)
     if (numel == 0) {
         return mt_ag_zeros(m, &gi[0]);
     }
-    bool all = (n->args.i_none & 1u) || m->ndim == 0;
+    if (m->ndim == 0) { /* the product of one element is itself (inf included) */
+        gi[0] = mt_tensor_retain(g[0]);
+        return MT_OK;
+    }
+    bool all = n->args.i_none & 1u;
     bool red[MT_MAX_DIMS] = {false};
     mt_tensor *x = NULL, *gk = NULL, *yk = NULL, *others = NULL, *p = NULL;
     mt_status st = MT_OK;

@@ -260,6 +260,29 @@ mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p)
                        "Got %s",
                        mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? *out_dt : self_dt));
     }
+    /* A norm with no identity (p < 0 or inf) of no element: PyTorch's errors, its words (the
+     * missing space included), the dim as given. */
+    const mt_tensor *self = a->t[0];
+    const mt_intlist *dims = &a->l[0];
+    if (mt_tensor_numel(self) != 0 || !(*p < 0 || *p == INFINITY)) {
+        return MT_OK;
+    }
+    if (dims->none || dims->n == 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm cannot compute the %g norm on an empty tensor because "
+                       "the operation does not have an identity",
+                       *p);
+    }
+    for (int k = 0; k < dims->n; k++) {
+        int d;
+        if (mt_wrap_dim(dims->v[k], self->ndim, &d) == MT_OK && self->sizes[d] == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "linalg.vector_norm cannot compute the %g norm on the dimension %" PRId64
+                           "because this dimension is empty and the operation does not have an "
+                           "identity",
+                           *p, dims->v[k]);
+        }
+    }
     return MT_OK;
 }
 

@@ -1,6 +1,10 @@
-"""Gradients at the edges PyTorch defines and a quick port gets wrong: views of the whole tensor
-from indexing, a loss whose target broadcasts, NaN and inf inputs, a tensor value to fill_, a
-0-dim masked_select. Each is compared with PyTorch's values and gradients."""
+"""Autograd at the edges PyTorch defines and a quick port gets wrong: views of the whole tensor
+from indexing, a loss whose target broadcasts, NaN, inf and zeros into gradients, a tensor value
+to fill_, a 0-dim masked_select, custom autograd.Functions that return their input, see their
+saved tensors change or return non-tensors, and integer tensors asked to require grad. Each is
+compared with PyTorch's values, gradients and errors where it is installed."""
+import re
+
 import numpy as np
 import pytest
 
@@ -358,3 +362,29 @@ def test_a_loaded_integer_tensor_cannot_require_grad(parameter):
     blob = b"MTORCH\x00\x01" + struct.pack("<QI", len(header), zlib.crc32(header)) + header + data
     t = minitorch.load(io.BytesIO(blob))
     assert t.tolist() == [0, 1] and not t.requires_grad
+
+
+# ---- found by the autograd fuzzer (tests/fuzz/fuzz_autograd.py) ----
+
+@pytest.mark.parametrize("a", [INF, NAN, 0.0, -2.0])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_prod_of_a_0_dim_tensor_passes_the_gradient(a, dim):
+    same_grads(lambda m, x: x.prod() if dim is None else x.prod(dim), a)
+
+
+@pytest.mark.parametrize("p", [INF, -INF, -1, -0.5])
+@pytest.mark.parametrize("shape, dim", [((2, 0), None), ((0,), None), ((2, 0), -1), ((2, 0), (0, 1)),
+                                        ((0, 2), 0), ((2, 0), 0)])
+def test_norm_without_identity_over_no_element(p, shape, dim):
+    def fn(m):
+        x = m.zeros(*shape)
+        return x.norm(p) if dim is None else x.norm(p, dim=dim)
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    try:
+        want = fn(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=f"^{re.escape(str(e))}$"):
+            fn(minitorch)
+    else:
+        assert fn(minitorch).tolist() == want.tolist()
