@@ -61,17 +61,10 @@ masked(mt_tensor *g, mt_tensor *mask, bool pass, mt_tensor **out)
 {
     mt_tensor *zero = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st) {
-        return st;
+    if (st == MT_OK) {
+        st = mt_op_where(mask, pass ? g : zero, pass ? zero : g, out);
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = mask;
-    a.t[1] = pass ? g : zero;
-    a.t[2] = pass ? zero : g;
-    st = mt_dispatch(MT_OP_where, &a);
-    mt_tensor_release(zero);
-    *out = st ? NULL : a.out[0];
+    mt_tensor_clear(&zero);
     return st;
 }
 

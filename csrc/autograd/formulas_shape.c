@@ -55,12 +55,7 @@ mt_ags_where_number(mt_tensor *mask, double v, mt_tensor *x, mt_tensor **out)
     mt_tensor *k = NULL;
     mt_status st = mt_ags_number(v, &k);
     if (st == MT_OK) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = mask;
-        a.t[1] = k;
-        a.t[2] = x;
-        st = mt_ags_call(MT_OP_where, &a, out);
+        st = mt_op_where(mask, k, x, out);
     }
     mt_tensor_clear(&k);
     return st;

@@ -278,6 +278,17 @@ mt_op_clone(mt_tensor *self, mt_tensor **out)
 }
 
 mt_status
+mt_op_where(mt_tensor *condition, mt_tensor *x, mt_tensor *y, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = condition;
+    a.t[1] = x;
+    a.t[2] = y;
+    return call(MT_OP_where, &a, out);
+}
+
+mt_status
 mt_op_alias(mt_tensor *self, mt_tensor **out)
 {
     return tensors2(MT_OP_alias, self, NULL, out);

@@ -189,6 +189,15 @@ mt_check_where(const mt_tensor *condition)
     return MT_OK;
 }
 
+/* *v = the 0-dim value, which must fit self's dtype; read with item(), so that it may live on
+ * another device than self, as PyTorch allows. */
+static mt_status
+value_of(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
+{
+    mt_status st = mt_tensor_item(value, v);
+    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+}
+
 mt_status
 mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
 {
@@ -198,9 +207,7 @@ mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
                        "dimensions.",
                        value->ndim);
     }
-    /* item(): the value may live on another device than self, as PyTorch allows */
-    mt_status st = mt_tensor_item(value, v);
-    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+    return value_of(self, value, v);
 }
 
 mt_status
@@ -218,8 +225,7 @@ mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tens
                        "with %d dimension(s).",
                        value->ndim);
     }
-    mt_status st = mt_tensor_item(value, v);
-    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+    return value_of(self, value, v);
 }
 
 /* ---- reductions ---- */

@@ -257,61 +257,57 @@ def test_function_saved_tensor_modified_in_place_is_an_error():
                                            "been modified by an inplace operation: .*, which is output 0 "
                                            "of MulBackward0, is at version"):
         y.sum().backward()
-    # Unchanged, it works; a leaf that changed (one not requiring grad) is named without a node.
-    w = minitorch.ones(2)
-    y = SavesInput.apply(x.clone() * w)
+    # Unchanged, it works.
+    y = SavesInput.apply(x.clone())
     y.sum().backward()
-    c = minitorch.tensor([1.0, 2.0])
-    y = SavesInput.apply(c)  # c needs no grad: nothing is recorded, the ctx still checks
+    assert x.grad.tolist() == [1.0, 1.0]  # g * x
+
+    # A saved leaf (one that needs no grad) changed: no node to name, as PyTorch.
+    class Scales(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            return g * w, None
+
+    w = minitorch.ones(2)
+    y = Scales.apply(x, w)
+    w.add_(1)
+    with pytest.raises(RuntimeError, match=r"inplace operation: \[minitorch.FloatTensor \[2\]\] is at version 1; "
+                                           r"expected version 0 instead.$"):
+        y.sum().backward()
     with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 0 is of type int"):
         minitorch.autograd.function.FunctionCtx().save_for_backward(3)
+
+
+def doubling(name, backward):
+    """A Function class named name: forward x * 2 (other arguments ignored), backward(g) given."""
+    return type(name, (minitorch.autograd.Function,), {
+        "forward": staticmethod(lambda ctx, x, *rest: x * 2),
+        "backward": staticmethod(lambda ctx, g: backward(g))})
 
 
 @pytest.mark.parametrize("bad, cls", [("s", "str"), (3, "int"), (np.ones(2), "numpy.ndarray"),
                                       (2.5, "float"), ([1.0, 1.0], "list")])
 def test_function_backward_returning_a_non_tensor_raises(bad, cls):
-    class Bad(minitorch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return bad
-
     x = minitorch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match=f"expected Variable or None \\(got {cls}\\)"):
-        Bad.apply(x).sum().backward()
+        doubling("Bad", lambda g: bad).apply(x).sum().backward()
     assert x.grad is None
 
 
 def test_function_gradient_for_a_non_tensor_argument_raises():
-    class Scale(minitorch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            return x * k
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, minitorch.ones(1)
-
     x = minitorch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="function ScaleBackward returned a gradient different than None at "
                                            "position 2, but the corresponding forward input was not a Variable"):
-        Scale.apply(x, 3).sum().backward()
-
-    class Wide(minitorch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return minitorch.ones(3)
-
+        doubling("Scale", lambda g: (g, minitorch.ones(1))).apply(x, 3).sum().backward()
     with pytest.raises(RuntimeError, match="Function WideBackward returned an invalid gradient at index 0 - got "
                                            "\\[3\\] but expected shape compatible with \\[2\\]"):
-        Wide.apply(x).sum().backward()
+        doubling("Wide", lambda g: minitorch.ones(3)).apply(x).sum().backward()
 
 
 # ---- point 13: only floating point tensors require grad, whichever way they are made ----
