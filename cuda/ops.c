@@ -137,8 +137,9 @@ cuda_copy_(mt_args *a)
 static mt_status
 cuda_fill_(mt_args *a)
 {
-    mt_status st = mt_check_scalar_fits(a->s[0], a->t[0]->dtype);
-    if (st || (st = mt_cuda_fill(a->t[0], a->s[0]))) {
+    mt_scalar v;
+    mt_status st = mt_check_fill_value(a->t[0], a->t[1], &v);
+    if (st || (st = mt_cuda_fill(a->t[0], v))) {
         return st;
     }
     mt_tensor_bump_version(a->t[0]);

@@ -43,7 +43,11 @@ arith(mt_args *a, mt_cuda_ew_op op, const char *name, bool inplace)
 {
     mt_dtype dt = mt_result_type(a->t, 2);
     mt_status st = mt_check_arith(a, name, op == MT_CUDA_POW, dt);
-    if (st) {
+    bool done = false;
+    if (st == MT_OK && op == MT_CUDA_POW) {
+        st = mt_pow_as_root(a, dt, inplace, &done);
+    }
+    if (st || done) {
         return st;
     }
     return run(a, 2, dt, dt, op, NONE_SCALAR, name, inplace);

@@ -335,6 +335,9 @@ def _view(e: Any, bases: list, i: int):
     if math.prod(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= base.numel():
         raise RuntimeError(f"{bad}: it reaches past the end of its storage")
     t = base.as_strided(shape, stride, offset)
+    if e.get("requires_grad", e.get("parameter")) and not t.dtype.is_floating_point:
+        raise RuntimeError(f"{bad}: requires_grad on a tensor of dtype {str(t.dtype).split('.')[-1]} "
+                           "(only floating point tensors can require gradients)")
     if e.get("parameter"):
         return Parameter(t, requires_grad=bool(e.get("requires_grad", True)))
     if e.get("requires_grad"):

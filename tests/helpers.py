@@ -214,3 +214,69 @@ def check_grad(fn: Callable, arrays: Sequence[np.ndarray], *, layout: str = "con
         for g, t in zip(grads, ts):
             if t.requires_grad:
                 np.testing.assert_allclose(as_numpy(g), t.grad.numpy(), atol=atol, rtol=rtol)
+
+
+def _run_both(lib, make, fn, arrays, grad, scalars):
+    import warnings
+
+    xs = []
+    for a in arrays:
+        t = make(a)
+        if grad and a.dtype.kind == "f":
+            t.requires_grad_(True)
+        xs.append(t)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. PyTorch's warning for a loss's broadcast target
+            return xs, fn(lib, *xs, *scalars), None
+    except Exception as e:  # noqa: BLE001 - the class is compared
+        return xs, None, e
+
+
+def _related(a: BaseException, b: BaseException) -> bool:
+    return isinstance(a, type(b)) or isinstance(b, type(a))
+
+
+def same_as_torch(fn: Callable, arrays: Sequence[np.ndarray], *, layout: str = "contiguous", grad: bool = True,
+                  atol: float = 1e-6, rtol: float = 1e-5, scalars: Sequence = (), seed: int = 0) -> None:
+    """fn(lib, *tensors, *scalars) in minitorch and in PyTorch (which must be installed) on the same
+    inputs, laid out as `layout`, float ones leaves that require grad when `grad`. Either both raise,
+    related exception classes, or both give the same shape, dtype and values (NaN equal to NaN);
+    then, after the backward of the same seeded random weighting of the output, the same gradients
+    (none where PyTorch's output needs none), or both raise there. AssertionError names the first
+    difference."""
+    xs, out, err = _run_both(minitorch, lambda a: to_layout(a, layout).detach(), fn, arrays, grad, scalars)
+    ts, t_out, t_err = _run_both(torch, lambda a: torch_layout(torch, a, layout).detach(), fn, arrays, grad,
+                                 scalars)
+    if err or t_err:
+        assert err and t_err and _related(err, t_err), f"minitorch: {err!r}, PyTorch: {t_err!r}"
+        return
+    assert tuple(out.shape) == tuple(t_out.shape), f"shape {tuple(out.shape)} != PyTorch's {tuple(t_out.shape)}"
+    assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], f"dtype {out.dtype} != {t_out.dtype}"
+    got, want = as_numpy(out), t_out.detach().numpy()
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol, err_msg="values")
+    else:
+        np.testing.assert_array_equal(got, want, err_msg="values")
+    assert out.requires_grad == t_out.requires_grad, f"requires_grad {out.requires_grad} != {t_out.requires_grad}"
+    if not t_out.requires_grad:
+        return
+    weight = np.random.default_rng(seed).standard_normal(tuple(t_out.shape)).astype(want.dtype)
+    errs = []
+    for lib, o in ((minitorch, out), (torch, t_out)):
+        try:
+            (o * lib.tensor(weight)).sum().backward()
+            errs.append(None)
+        except Exception as e:  # noqa: BLE001
+            errs.append(e)
+    if errs[0] or errs[1]:
+        assert errs[0] and errs[1] and _related(*errs), f"backward: minitorch {errs[0]!r}, PyTorch {errs[1]!r}"
+        return
+    for k, (x, t) in enumerate(zip(xs, ts)):
+        if t.grad is None:
+            assert x.grad is None or not as_numpy(x.grad).any(), f"input {k} got a gradient, PyTorch's none"
+            continue
+        assert x.grad is not None, f"input {k} got no gradient"
+        assert tuple(x.grad.shape) == tuple(t.grad.shape), f"input {k}'s gradient shape"
+        np.testing.assert_allclose(as_numpy(x.grad), t.grad.numpy(), atol=atol, rtol=rtol,
+                                   err_msg=f"gradient of input {k}")

@@ -187,17 +187,31 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
     return MT_OK;
 }
 
+/* PyTorch's error for a tensor saved at version `saved` and changed in place since. grad_fn:
+ * the node whose output k it is, which PyTorch names (none for a leaf). */
 static mt_status
-stale(const mt_tensor *t, long saved, const mt_node *n, int k)
+stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
 {
-    char buf[128];
+    char buf[128], of[128] = "";
     static const char *const names[] = {"Bool", "Int", "Long", "Float", "Double"};
+    if (grad_fn) {
+        snprintf(of, sizeof(of), ", which is output %d of %s,", k, grad_fn->name);
+    }
     return mt_fail(MT_ERUNTIME,
                    "one of the variables needed for gradient computation has been modified by an "
-                   "inplace operation: [minitorch.%sTensor %s], which is output %d of %s, is at "
-                   "version %ld; expected version %ld instead.",
-                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), k,
-                   n->name, atomic_load(&t->storage->version), saved);
+                   "inplace operation: [minitorch.%sTensor %s]%s is at version %ld; expected "
+                   "version %ld instead.",
+                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of,
+                   atomic_load(&t->storage->version), saved);
+}
+
+mt_status
+mt_autograd_check_version(const mt_tensor *t, long saved)
+{
+    if (atomic_load(&t->storage->version) != saved) {
+        return stale(t, saved, t->grad_fn, t->output_nr);
+    }
+    return MT_OK;
 }
 
 static mt_status
@@ -221,8 +235,9 @@ mt_saved_input(mt_node *n, int slot, mt_tensor **out)
     if (t == NULL) {
         return mt_fail(MT_ERUNTIME, "%s: input %d was not saved", n->name, slot);
     }
-    if (atomic_load(&t->storage->version) != n->saved_version[slot]) {
-        return stale(t, n->saved_version[slot], n, t->grad_fn ? t->output_nr : 0);
+    mt_status st = mt_autograd_check_version(t, n->saved_version[slot]);
+    if (st) {
+        return st;
     }
     *out = t;
     return MT_OK;
@@ -239,7 +254,7 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
         return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
     }
     if (atomic_load(&t->storage->version) != n->saved_out_version[k]) {
-        return stale(t, n->saved_out_version[k], n, k);
+        return stale(t, n->saved_out_version[k], n, k); /* a saved output: n's, as in PyTorch */
     }
     *out = t;
     return MT_OK;
@@ -373,6 +388,43 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     return MT_OK;
 }
 
+/* The name of op's tensor slot k in its schema ("weight" of nll_loss's t[2]), in buf. */
+static const char *
+tensor_arg_name(mt_op op, int k, char *buf, size_t size)
+{
+    const char *p = strchr(mt_op_schemas[op], '(');
+    snprintf(buf, size, "%d", k);
+    while (p && *p && *p != ')') {
+        p += strspn(p, "(, *");
+        size_t type_len = strcspn(p, " "), name_len = strcspn(p + type_len + 1, " =,)");
+        /* Tensor, Tensor?, Tensor|Scalar(?) fill t[]; Tensor[] and Tensor?[] fill tl */
+        bool slot = strncmp(p, "Tensor", 6) == 0 && p[type_len - 1] != ']';
+        if (slot && k-- == 0) {
+            snprintf(buf, size, "%.*s", (int)name_len, p + type_len + 1);
+            break;
+        }
+        p = strchr(p, ',');
+    }
+    return buf;
+}
+
+/* PyTorch's error when an input it does not differentiate requires grad (see refuse_inputs). */
+static mt_status
+check_refused(mt_op op, const mt_formula *f, const mt_args *a)
+{
+    for (int k = 0; f->refuse_inputs && k < MT_MAX_TENSOR_ARGS; k++) {
+        if ((f->refuse_inputs >> k & 1u) && a->t[k] && a->t[k]->requires_grad) {
+            char name[64];
+            return mt_fail(MT_ERUNTIME,
+                           "The function '%s' is not differentiable with respect to argument '%s'. "
+                           "This input cannot have requires_grad True.",
+                           f->native ? f->native : mt_op_names[op],
+                           tensor_arg_name(op, k, name, sizeof(name)));
+        }
+    }
+    return MT_OK;
+}
+
 /* The Autograd key's kernel of op: the op below, then its node. */
 static mt_status
 autograd_call(mt_op op, mt_args *a)
@@ -380,7 +432,10 @@ autograd_call(mt_op op, mt_args *a)
     const mt_formula *f = formulas[op];
     bool inplace = (mt_op_flags[op] & INPLACE) != 0;
     mt_tensor *original_self = NULL;
-    mt_status st;
+    mt_status st = check_refused(op, f, a);
+    if (st) {
+        return st;
+    }
     bool record_it = needs_node(f, a);
     if (record_it && inplace) {
         if ((st = check_inplace(op, a->t[0]))) {
@@ -440,6 +495,15 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
     if (nout > MT_NODE_MAX_OUT) {
         return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
                        MT_NODE_MAX_OUT);
+    }
+    /* A leaf that requires grad as an output would become a non-leaf whose node's edge leads
+     * to its own AccumulateGrad: a cycle never freed. (autograd.Function passes a view of an
+     * input it returns, as PyTorch; an in-place op's output is a non-leaf self.) */
+    for (int k = 0; k < nout; k++) {
+        if (outputs[k]->requires_grad && outputs[k]->grad_fn == NULL) {
+            return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
+                                        "in-place operation.");
+        }
     }
     mt_node *n = new_node(f, f->name, nin);
     if (n == NULL) {

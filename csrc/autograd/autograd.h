@@ -43,6 +43,12 @@ typedef struct mt_formula {
     unsigned save_inputs;  /* bit k: keep t[k] for the backward */
     bool save_outputs;     /* keep the outputs for the backward */
     bool is_view;          /* the output shares its input's memory */
+    /* bit k: t[k] is an input PyTorch does not differentiate and refuses to see requiring grad
+     * ("The function 'native' is not differentiable with respect to argument ..."), rather than
+     * silently giving it no gradient; native: PyTorch's name of the function there, if not the
+     * op's */
+    unsigned refuse_inputs;
+    const char *native;
 } mt_formula;
 
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
@@ -107,6 +113,9 @@ void mt_autograd_register_shape(void); /* formulas_shape.c: reductions, shape, i
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */
 mt_status mt_autograd_edge_of(mt_tensor *t, mt_edge *e);
 
+/* MT_OK if t is still at version `saved` (that of its storage), else PyTorch's 'modified by an
+ * inplace operation' error. */
+mt_status mt_autograd_check_version(const mt_tensor *t, long saved);
 /* A saved tensor of node n, checked against its version at save time. Borrowed. */
 mt_status mt_saved_input(mt_node *n, int slot, mt_tensor **out);
 mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);

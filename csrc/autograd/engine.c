@@ -141,9 +141,10 @@ same_shape(const mt_tensor *t, const mt_meta *m)
     return t->ndim == m->ndim && memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0;
 }
 
-/* grad made to match m: summed over broadcast dims, cast to m's dtype (takes the reference). */
+/* grad, node n's gradient for its input e, made to match m: summed over broadcast dims, cast
+ * to m's dtype (takes the reference). */
 static mt_status
-conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, mt_tensor **out)
+conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **out)
 {
     mt_status st = MT_OK;
     mt_tensor *g = grad;
@@ -155,9 +156,9 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, mt_tensor **out)
         mt_tensor_release(g);
         if (st) {
             return mt_fail(MT_ERUNTIME,
-                           "Function %s returned an invalid gradient - got %s but expected shape "
-                           "compatible with %s",
-                           n->name, b1, mt_format_sizes(b2, sizeof(b2), m->ndim, m->sizes));
+                           "Function %s returned an invalid gradient at index %d - got %s but "
+                           "expected shape compatible with %s",
+                           n->name, e, b1, mt_format_sizes(b2, sizeof(b2), m->ndim, m->sizes));
         }
         g = r;
     }
@@ -273,7 +274,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             continue;
         }
         if (st == MT_OK && gi) {
-            st = conform(gi, &n->in_meta[e], n, &gi);
+            st = conform(gi, &n->in_meta[e], n, e, &gi);
             if (st == MT_OK) {
                 st = accumulate(edge->node, edge->input_nr, gi);
             }
@@ -392,7 +393,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor *grad = n->buffer[0];
             n->buffer[0] = NULL;
             if (!capture && grad) {
-                st = conform(grad, &n->out_meta[0], n, &grad);
+                st = conform(grad, &n->out_meta[0], n, 0, &grad);
                 if (st == MT_OK) {
                     st = accumulate_grad(n->variable, grad, create_graph);
                 }

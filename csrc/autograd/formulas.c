@@ -54,23 +54,17 @@ G(neg_backward)
     return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
 }
 
-/* g where mask holds, else 0 (a select, not g * mask: an inf gradient outside stays 0) */
+/* g where mask holds (where it does not, when pass is false), else 0: a select, not g * mask,
+ * so that an inf or NaN gradient where it is 0 stays 0 */
 static mt_status
-masked(mt_tensor *g, mt_tensor *mask, mt_tensor **out)
+masked(mt_tensor *g, mt_tensor *mask, bool pass, mt_tensor **out)
 {
     mt_tensor *zero = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st) {
-        return st;
+    if (st == MT_OK) {
+        st = mt_op_where(mask, pass ? g : zero, pass ? zero : g, out);
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = mask;
-    a.t[1] = g;
-    a.t[2] = zero;
-    st = mt_dispatch(MT_OP_where, &a);
-    mt_tensor_release(zero);
-    *out = st ? NULL : a.out[0];
+    mt_tensor_clear(&zero);
     return st;
 }
 
@@ -81,21 +75,22 @@ G(clamp_min_backward)
     mt_tensor *lo = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
     if (st == MT_OK && (st = mt_ag_binary(MT_OP_ge, self, lo, &mask)) == MT_OK) {
-        st = masked(g[0], mask, &gi[0]);
+        st = masked(g[0], mask, true, &gi[0]);
     }
     mt_tensor_clear(&lo);
     mt_tensor_clear(&mask);
     return st;
 }
 
-// relu: the gradient passes where the result is positive (0 at 0, as PyTorch)
+// relu: the gradient is 0 where the result is <= 0 and passes elsewhere, NaN included
+// (PyTorch's threshold_backward)
 G(relu_backward)
 {
     RESULT(out);
     mt_tensor *zero = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_gt, out, zero, &mask)) == MT_OK) {
-        st = masked(g[0], mask, &gi[0]);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_le, out, zero, &mask)) == MT_OK) {
+        st = masked(g[0], mask, false, &gi[0]);
     }
     mt_tensor_clear(&zero);
     mt_tensor_clear(&mask);
@@ -370,17 +365,29 @@ G(zero_backward)
     return mt_ag_zeros(&n->in_meta[0], &gi[0]);
 }
 
+// fill_(self, value): self's old value is gone (no gradient); a 0-dim tensor value gets the
+// sum of g, being every element
+G(fill_backward)
+{
+    mt_status st = mt_ag_zeros(&n->in_meta[0], &gi[0]);
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_sum_to(g[0], &n->in_meta[1], &gi[1]);
+    }
+    return st;
+}
+
 /* ---- a loss PyTorch gives a node of its own ---- */
 
-// mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N]
+// mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N],
+// N the number of elements of self and target broadcast together (the mean's count)
 G(mse_loss_backward)
 {
     SAVED(0, self);
     SAVED(1, target);
     mt_tensor *diff = NULL, *scaled = NULL;
-    int64_t numel = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
-    double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     mt_status st = mt_ag_binary(MT_OP_sub, self, target, &diff);
+    int64_t numel = st ? 0 : mt_tensor_numel(diff);
+    double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
         st = mt_ag_binary(MT_OP_mul, scaled, g[0], &gi[0]);
     }
@@ -419,6 +426,8 @@ overload_name(mt_op op, const mt_args *a)
         return a->i_none & 1u ? NULL : "ProdBackward1";
     case MT_OP_scatter: /* scatter(..., value) */
         return a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1" : NULL;
+    case MT_OP_fill_: /* fill_.Scalar, fill_.Tensor */
+        return a->t[1]->is_wrapped_number ? NULL : "FillBackward3";
     default:
         return NULL;
     }
@@ -475,12 +484,12 @@ mt_autograd_register_formulas(void)
     ROW(_to_copy, "ToCopyBackward0", identity_backward, 0x1, 0, false, false);
     ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
     ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
-    ROW(fill_, "FillBackward0", zero_backward, 0x1, 0, false, false);
+    ROW(fill_, "FillBackward2", fill_backward, 0x3, 0, false, false);
     ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
     static const mt_formula f_stack = {"StackBackward0", stack_backward, 0, true, 0, false, false};
     mt_autograd_set_formula(MT_OP_stack, &f_stack); /* composite, but PyTorch names its node */
     static const mt_op numbered[] = {MT_OP_sum, MT_OP_mean, MT_OP_squeeze, MT_OP_prod,
-                                     MT_OP_scatter};
+                                     MT_OP_scatter, MT_OP_fill_};
     for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
         mt_autograd_set_overload_name(numbered[k], overload_name);
     }

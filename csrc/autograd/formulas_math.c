@@ -193,10 +193,15 @@ G(abs_backward)
 }
 
 // sign: a step, zero gradient almost everywhere (PyTorch gives zeros, not None)
+// sign, and the in-place comparisons of a float self (eq_ ...): 0 for each input
 G(zero_grad_backward)
 {
     (void)g;
-    return wants(n, 0) ? mt_ag_zeros(&n->in_meta[0], &gi[0]) : MT_OK;
+    mt_status st = MT_OK;
+    for (int e = 0; st == MT_OK && e < n->nedges; e++) {
+        st = wants(n, e) ? mt_ag_zeros(&n->in_meta[e], &gi[e]) : MT_OK;
+    }
+    return st;
 }
 
 // log1p: g / (x + 1)
@@ -603,6 +608,18 @@ overload_name(mt_op op, const mt_args *a)
     case MT_OP_masked_fill:
     case MT_OP_masked_fill_:
         return is_number(a->t[2]) ? "MaskedFillBackward0" : "MaskedFillBackward1";
+    case MT_OP_eq_: /* eq_.Scalar: EqBackward0, eq_.Tensor: EqBackward1 */
+        return is_number(a->t[1]) ? "EqBackward0" : "EqBackward1";
+    case MT_OP_ne_:
+        return is_number(a->t[1]) ? "NeBackward0" : "NeBackward1";
+    case MT_OP_lt_:
+        return is_number(a->t[1]) ? "LtBackward0" : "LtBackward1";
+    case MT_OP_le_:
+        return is_number(a->t[1]) ? "LeBackward0" : "LeBackward1";
+    case MT_OP_gt_:
+        return is_number(a->t[1]) ? "GtBackward0" : "GtBackward1";
+    case MT_OP_ge_:
+        return is_number(a->t[1]) ? "GeBackward0" : "GeBackward1";
     default:
         return NULL;
     }
@@ -647,12 +664,20 @@ mt_autograd_register_math(void)
     ROW(minimum, "MinimumBackward0", minimum_backward, 0x3, 0x3, false);
     ROW(where, "WhereBackward0", where_backward, 0x6, 0x1, false);
     ROWS(masked_fill, "MaskedFillBackward0", masked_fill_backward, 0x5, 0x2, false);
+    /* a comparison in place keeps self's float dtype: PyTorch gives its inputs 0 */
+    ROW(eq_, "EqBackward1", zero_grad_backward, 0x3, 0, false);
+    ROW(ne_, "NeBackward1", zero_grad_backward, 0x3, 0, false);
+    ROW(lt_, "LtBackward1", zero_grad_backward, 0x3, 0, false);
+    ROW(le_, "LeBackward1", zero_grad_backward, 0x3, 0, false);
+    ROW(gt_, "GtBackward1", zero_grad_backward, 0x3, 0, false);
+    ROW(ge_, "GeBackward1", zero_grad_backward, 0x3, 0, false);
     ROW(baddbmm, "BaddbmmBackward0", baddbmm_backward, 0x7, 0x6, false);
     ROW(addmv, "AddmvBackward0", addmv_backward, 0x7, 0x6, false);
     static const mt_op numbered[] = {MT_OP_pow,  MT_OP_pow_,  MT_OP_div,       MT_OP_div_,
                                      MT_OP_remainder, MT_OP_remainder_, MT_OP_fmod,
                                      MT_OP_fmod_, MT_OP_clamp, MT_OP_clamp_,
-                                     MT_OP_masked_fill, MT_OP_masked_fill_};
+                                     MT_OP_masked_fill, MT_OP_masked_fill_, MT_OP_eq_,
+                                     MT_OP_ne_, MT_OP_lt_, MT_OP_le_, MT_OP_gt_, MT_OP_ge_};
     for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
         mt_autograd_set_overload_name(numbered[k], overload_name);
     }

@@ -411,6 +411,10 @@ out_release:
 #define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
     static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
     mt_autograd_set_formula(MT_OP_##op, &f_##op)
+/* A loss whose weights (slots refuse) PyTorch refuses to see requiring grad. */
+#define LOSS(op, nm, fn, diff, save_in, refuse, native)                                          \
+    static const mt_formula f_##op = {nm, fn, diff, false, save_in, false, false, refuse, native}; \
+    mt_autograd_set_formula(MT_OP_##op, &f_##op)
 
 void
 mt_autograd_register_nn(void)
@@ -426,9 +430,10 @@ mt_autograd_register_nn(void)
     ROW(layer_norm, "NativeLayerNormBackward0", layer_norm_backward, 0x7, 0x3, false, false);
     ROW(batch_norm, "NativeBatchNormBackward0", batch_norm_backward, 0x7, 0x1b, false, false);
     ROW(embedding, "EmbeddingBackward0", embedding_backward, 0x1, 0x2, false, false);
-    ROW(nll_loss, "NllLossBackward0", nll_loss_backward, 0x1, 0x7, false, false);
-    ROW(binary_cross_entropy, "BinaryCrossEntropyBackward0", binary_cross_entropy_backward, 0x3,
-        0x7, false, false);
-    ROW(binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
-        binary_cross_entropy_with_logits_backward, 0x3, 0xf, false, false);
+    /* op, node name, backward, differentiable slots, saved slots, refused slots, PyTorch's name */
+    LOSS(nll_loss, "NllLossBackward0", nll_loss_backward, 0x1, 0x7, 0x4, "nll_loss_forward");
+    LOSS(binary_cross_entropy, "BinaryCrossEntropyBackward0", binary_cross_entropy_backward, 0x3,
+         0x7, 0x4, NULL);
+    LOSS(binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
+         binary_cross_entropy_with_logits_backward, 0x3, 0xf, 0xc, NULL);
 }

@@ -2,6 +2,7 @@
  * norm, var/std, logsumexp, cumsum, cumprod, softmax, log_softmax (PyTorch's derivatives.yaml and
  * FunctionsManual.cpp, as ops). argmax/argmin are not differentiable and have no row. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/formulas_shape.h"
@@ -67,43 +68,104 @@ others_product(mt_tensor *x, int d, mt_tensor **out)
     return st;
 }
 
-// self (S) -> prod over dim (or all): gi = g * (the product of the other elements)
+/* *count = the number of zeros in x (a device sync, as in PyTorch's prod_backward). */
+static mt_status
+count_zeros(mt_tensor *x, int64_t *count)
+{
+    bool every[MT_MAX_DIMS];
+    memset(every, 1, sizeof(every));
+    mt_tensor *z = NULL, *s = NULL;
+    mt_scalar v;
+    mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &z);
+    if (st == MT_OK && (st = mt_ags_sum_keep(z, every, &s)) == MT_OK &&
+        (st = mt_tensor_item(s, &v)) == MT_OK) {
+        *count = mt_scalar_to_int(v);
+    }
+    mt_tensor_clear(&z);
+    mt_tensor_clear(&s);
+    return st;
+}
+
+// self (S) -> y = prod over dim (or all): gi = g * (the product of the other elements). As in
+// PyTorch's prod_backward, that is g * y / x when no element is 0 (so an inf among the others
+// gives inf / inf = NaN there too), and 0 when two or more are and no graph is being made.
 G(prod_backward)
 {
     SAVED(0, self);
+    RESULT(res);
     const mt_meta *m = &n->in_meta[0];
-    int64_t numel = mt_numel(m->ndim, m->sizes), one = 1;
+    int64_t numel = mt_numel(m->ndim, m->sizes), one = 1, zeros = 0;
     if (numel == 0) {
         return mt_ag_zeros(m, &gi[0]);
     }
-    bool all = (n->args.i_none & 1u) || m->ndim == 0;
+    if (m->ndim == 0) { /* the product of one element is itself (inf included) */
+        gi[0] = mt_tensor_retain(g[0]);
+        return MT_OK;
+    }
+    bool all = n->args.i_none & 1u;
     bool red[MT_MAX_DIMS] = {false};
-    mt_tensor *x = NULL, *gk = NULL, *others = NULL, *p = NULL;
+    mt_tensor *x = NULL, *gk = NULL, *yk = NULL, *others = NULL, *p = NULL;
     mt_status st = MT_OK;
     int d = 0;
     if (all) { /* the product of everything is the product along the flattened input */
-        if ((st = mt_op_reshape(self, 1, &numel, &x)) == MT_OK) {
-            st = mt_op_reshape(g[0], 1, &one, &gk);
+        if ((st = mt_op_reshape(self, 1, &numel, &x)) == MT_OK &&
+            (st = mt_op_reshape(g[0], 1, &one, &gk)) == MT_OK) {
+            st = mt_op_reshape(res, 1, &one, &yk);
         }
     } else if ((st = mt_wrap_dim(n->args.i[0], m->ndim, &d)) == MT_OK) {
         red[d] = true;
         x = mt_tensor_retain(self);
-        st = mt_ags_keep(g[0], m, red, &gk);
+        if ((st = mt_ags_keep(g[0], m, red, &gk)) == MT_OK) {
+            st = mt_ags_keep(res, m, red, &yk);
+        }
     }
-    if (st == MT_OK && (st = others_product(x, d, &others)) == MT_OK &&
-        (st = mul(gk, others, &p)) == MT_OK) {
+    if (st == MT_OK) {
+        st = count_zeros(x, &zeros);
+    }
+    if (st == MT_OK && zeros == 0) {
+        st = mt_ag_binary(MT_OP_div, yk, x, &others);
+    } else if (st == MT_OK && all && zeros > 1 && !mt_grad_enabled()) {
+        st = mt_ag_zeros(m, &gi[0]);
+        goto out_clear;
+    } else if (st == MT_OK) {
+        st = others_product(x, d, &others);
+    }
+    if (st == MT_OK && (st = mul(gk, others, &p)) == MT_OK) {
         st = mt_op_reshape(p, m->ndim, m->sizes, &gi[0]);
     }
+out_clear:
     mt_tensor_clear(&x);
     mt_tensor_clear(&gk);
+    mt_tensor_clear(&yk);
     mt_tensor_clear(&others);
     mt_tensor_clear(&p);
     return st;
 }
 
-/* amax, amin, max, min: g split evenly among the elements equal to the result. */
+/* *out = (x == y) | (isnan(x) & isnan(y)): where x is the value y that a NaN-propagating max
+ * picked, a NaN counting as equal to a NaN result. */
 static mt_status
-evenly(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
+eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
+{
+    mt_tensor *eq = NULL, *xn = NULL, *yn = NULL, *both = NULL;
+    mt_status st = mt_ag_binary(MT_OP_eq, x, y, &eq);
+    if (st == MT_OK && (st = mt_ag_unary(MT_OP_isnan, x, &xn)) == MT_OK &&
+        (st = mt_ag_unary(MT_OP_isnan, y, &yn)) == MT_OK &&
+        (st = mt_ag_binary(MT_OP_logical_and, xn, yn, &both)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_logical_or, eq, both, out);
+    }
+    mt_tensor_clear(&eq);
+    mt_tensor_clear(&xn);
+    mt_tensor_clear(&yn);
+    mt_tensor_clear(&both);
+    return st;
+}
+
+/* amax, amin, max, min: g split evenly among the elements equal to the result. max and min
+ * (nan_ties) give it to the NaNs of a NaN result, as PyTorch's evenly_distribute_backward;
+ * amax and amin find no element equal to a NaN and, as PyTorch's, give NaN. */
+static mt_status
+evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tensor **out)
 {
     SAVED(0, self);
     RESULT(res);
@@ -112,7 +174,8 @@ evenly(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
     mt_tensor *rk = NULL, *gk = NULL, *mask = NULL, *count = NULL, *q = NULL;
     mt_status st = mt_ags_keep(res, &n->in_meta[0], red, &rk);
     if (st == MT_OK && (st = mt_ags_keep(g, &n->in_meta[0], red, &gk)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_eq, self, rk, &mask)) == MT_OK &&
+        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_ag_binary(MT_OP_eq, self, rk, &mask)) ==
+            MT_OK &&
         (st = mt_ags_sum_keep(mask, red, &count)) == MT_OK &&
         (st = mt_ag_binary(MT_OP_div, gk, count, &q)) == MT_OK) {
         st = mul(q, mask, out);
@@ -127,13 +190,13 @@ evenly(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
 
 G(amax_backward)
 {
-    return evenly(n, &n->args.l[0], g[0], &gi[0]);
+    return evenly(n, &n->args.l[0], false, g[0], &gi[0]);
 }
 
 G(max_backward)
 {
     mt_intlist all = {.n = 0, .none = true};
-    return evenly(n, &all, g[0], &gi[0]);
+    return evenly(n, &all, true, g[0], &gi[0]);
 }
 
 /* max_dim, min_dim, sort, topk: g goes to the positions the values came from. Those indices
@@ -222,9 +285,9 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
     if (st == MT_OK) {
         st = mt_ag_unary(MT_OP_abs, self, &ab);
     }
-    if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties */
+    if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties (NaNs) */
         mt_tensor *count = NULL;
-        if ((st = mt_ag_binary(MT_OP_eq, ab, nk, &t)) == MT_OK &&
+        if ((st = eq_or_nan(ab, nk, &t)) == MT_OK &&
             (st = mt_ags_sum_keep(t, red, &count)) == MT_OK &&
             (st = mul(sg, t, scaled)) == MT_OK) {
             st = mt_ag_binary(MT_OP_div, gk, count, scale);
@@ -402,76 +465,169 @@ G(cumsum_backward)
     return st ? st : reversed_cumsum(g[0], d, &gi[0]);
 }
 
-/* cumprod's gradient at the first zero z of each line (0 elsewhere): y[z-1] times
- * sum over i >= z of g[i] * prod(x[z+1..i]). cz is the running count of zeros, zero x == 0. */
+/* cumprod's gradient at the first zero z of each line, 0 elsewhere: y[z-1] (1 for z = 0) times
+ * the sum over i in [z, z2) of g[i] * prod(x[z+1..i]), z2 the second zero (PyTorch's
+ * cumprod_backward). cz is the running count of zeros, zero x == 0, after cz != 0. */
 static mt_status
-at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, int d, mt_tensor **out)
+at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_tensor *after, int d,
+              mt_tensor **out)
 {
-    mt_tensor *nz = NULL, *before = NULL, *one = NULL, *first = NULL, *upto = NULL, *xb = NULL;
-    mt_tensor *xa = NULL, *head = NULL, *tail = NULL, *gt = NULL, *from = NULL, *gtm = NULL;
-    mt_tensor *s = NULL, *hs = NULL;
+    mt_tensor *one = NULL, *first = NULL, *not_one = NULL, *not_mid = NULL, *xb = NULL;
+    mt_tensor *head = NULL, *last = NULL, *xm = NULL, *tail = NULL, *gm = NULL, *gt = NULL;
+    mt_tensor *s = NULL, *hs = NULL, *not_first = NULL;
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
-    mt_status st = mt_ags_with_number(MT_OP_ne, cz, 0, &nz);
-    if (st == MT_OK && (st = mt_ags_with_number(MT_OP_eq, cz, 0, &before)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_eq, cz, 1, &one)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_logical_and, zero, one, &first)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_logical_or, before, first, &upto)) == MT_OK &&
-        /* head: the product before the first zero; tail: cumprod with 1s up to it */
-        (st = mt_ags_one_where(x, nz, &xb)) == MT_OK &&
+    mt_status st = mt_ags_with_number(MT_OP_eq, cz, 1, &one);
+    if (st == MT_OK && (st = mt_ag_binary(MT_OP_logical_and, zero, one, &first)) == MT_OK &&
+        (st = mt_ag_unary(MT_OP_logical_not, one, &not_one)) == MT_OK &&
+        /* not strictly between the first and second zeros */
+        (st = mt_ag_binary(MT_OP_logical_or, not_one, first, &not_mid)) == MT_OK &&
+        /* head: the products before the first zero, its last one y[z-1] */
+        (st = mt_ags_where_number(after, 1, x, &xb)) == MT_OK &&
         (st = mt_ags_along(MT_OP_cumprod, xb, d, &head)) == MT_OK &&
-        (st = mt_ags_one_where(x, upto, &xa)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_cumprod, xa, d, &tail)) == MT_OK &&
-        (st = mul(g, tail, &gt)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_ge, cz, 1, &from)) == MT_OK &&
-        (st = mul(gt, from, &gtm)) == MT_OK && (st = mt_ags_sum_keep(gtm, red, &s)) == MT_OK) {
-        /* head's last element along d is the whole product before the first zero */
-        mt_tensor *last = NULL;
-        if ((st = mt_op_narrow(head, d, x->sizes[d] - 1, 1, &last)) == MT_OK &&
-            (st = mul(last, s, &hs)) == MT_OK) {
-            st = mul(hs, first, out);
-        }
-        mt_tensor_clear(&last);
+        (st = mt_op_narrow(head, d, x->sizes[d] - 1, 1, &last)) == MT_OK &&
+        /* tail[i] = prod(x[z+1..i]) */
+        (st = mt_ags_where_number(not_mid, 1, x, &xm)) == MT_OK &&
+        (st = mt_ags_along(MT_OP_cumprod, xm, d, &tail)) == MT_OK &&
+        (st = mt_ags_where_number(not_one, 0, g, &gm)) == MT_OK && (st = mul(gm, tail, &gt)) == MT_OK &&
+        (st = mt_ags_sum_keep(gt, red, &s)) == MT_OK && (st = mul(last, s, &hs)) == MT_OK &&
+        (st = mt_ag_unary(MT_OP_logical_not, first, &not_first)) == MT_OK) {
+        st = mt_ags_where_number(not_first, 0, hs, out);
     }
-    mt_tensor *all[] = {nz, before, one, first, upto, xb, xa, head, tail, gt, from, gtm, s, hs};
+    mt_tensor *all[] = {one, first, not_one, not_mid, xb, head, last, xm, tail, gm, gt, s, hs,
+                        not_first};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
         mt_tensor_clear(&all[k]);
     }
     return st;
 }
 
-// self (S) -> cumprod along d: gi[k] = sum over i >= k of g[i] * y[i] / x[k] before the first
-// zero of the line, the at_first_zero term at it, 0 after it (PyTorch's cumprod_backward)
+/* cumprod's gradient for an input with zeros, without a graph of it (PyTorch's O(n) path):
+ * gi[k] = sum over i >= k of g[i] * y[i] / x[k] before the first zero of each line, the
+ * at_first_zero term at it, 0 after it. Each part is selected, never multiplied by a mask, so
+ * an inf or NaN of one (0 * inf in y after a zero) stays out of the others, as in PyTorch. */
+static mt_status
+cumprod_at_zeros(mt_tensor *x, mt_tensor *y, mt_tensor *g, int d, mt_tensor **out)
+{
+    mt_tensor *gy = NULL, *w = NULL, *rc = NULL, *zero = NULL, *cz = NULL, *after = NULL;
+    mt_tensor *xs = NULL, *q = NULL, *a = NULL, *b = NULL;
+    mt_status st;
+    if ((st = mt_ags_with_number(MT_OP_eq, x, 0, &zero)) == MT_OK &&
+        (st = mt_ags_along(MT_OP_cumsum, zero, d, &cz)) == MT_OK &&
+        (st = mt_ags_with_number(MT_OP_ne, cz, 0, &after)) == MT_OK &&
+        (st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_where_number(after, 0, gy, &w)) == MT_OK &&
+        (st = reversed_cumsum(w, d, &rc)) == MT_OK &&
+        (st = mt_ags_where_number(after, 1, x, &xs)) == MT_OK &&
+        (st = mt_ag_binary(MT_OP_div, rc, xs, &q)) == MT_OK &&
+        (st = mt_ags_where_number(after, 0, q, &a)) == MT_OK &&
+        (st = at_first_zero(x, g, cz, zero, after, d, &b)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_add, a, b, out);
+    }
+    mt_tensor *all[] = {gy, w, rc, zero, cz, after, xs, q, a, b};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+        mt_tensor_clear(&all[k]);
+    }
+    return st;
+}
+
+/* *out = the product of x along d over [0, k), kept as size 1 (1 for k = 0). */
+static mt_status
+prod_before(mt_tensor *x, int d, int64_t k, mt_tensor **out)
+{
+    if (k == 0) {
+        int64_t one[MT_MAX_DIMS];
+        memcpy(one, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+        one[d] = 1;
+        return ones(x, x->ndim, one, out);
+    }
+    mt_tensor *head = NULL;
+    mt_status st = mt_op_narrow(x, d, 0, k, &head);
+    if (st == MT_OK) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = head;
+        a.i[0] = d;
+        a.i_none = 0;
+        a.b[0] = true; /* keepdim */
+        st = mt_ags_call(MT_OP_prod, &a, out);
+    }
+    mt_tensor_clear(&head);
+    return st;
+}
+
+/* cumprod's gradient for an input with zeros when a graph of it is made (PyTorch's O(n^2) path,
+ * whose ops differentiate to the second derivative, which the masks of the O(n) path do not):
+ * gi[k] = sum over i >= k of g[i] * the product of x[0..i] but x[k]. */
+static mt_status
+cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
+{
+    int64_t size = x->sizes[d];
+    bool red[MT_MAX_DIMS] = {false};
+    red[d] = true;
+    mt_tensor **parts = calloc((size_t)size, sizeof(*parts));
+    if (parts == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory in cumprod's backward");
+    }
+    mt_status st = MT_OK;
+    for (int64_t k = 0; st == MT_OK && k < size; k++) {
+        mt_tensor *before = NULL, *rest = NULL, *after = NULL, *both = NULL, *omit = NULL;
+        mt_tensor *gk = NULL, *p = NULL;
+        st = prod_before(x, d, k, &before);
+        if (st == MT_OK && k == size - 1) {
+            omit = mt_tensor_retain(before);
+        } else if (st == MT_OK && (st = mt_op_narrow(x, d, k + 1, size - k - 1, &rest)) == MT_OK &&
+                   (st = mt_ags_along(MT_OP_cumprod, rest, d, &after)) == MT_OK &&
+                   (st = mul(before, after, &both)) == MT_OK) {
+            mt_tensor *pieces[2] = {before, both};
+            st = mt_op_cat(2, pieces, d, &omit);
+        }
+        if (st == MT_OK && (st = mt_op_narrow(g, d, k, size - k, &gk)) == MT_OK &&
+            (st = mul(gk, omit, &p)) == MT_OK) {
+            st = mt_ags_sum_keep(p, red, &parts[k]);
+        }
+        mt_tensor *all[] = {before, rest, after, both, omit, gk, p};
+        for (size_t j = 0; j < sizeof(all) / sizeof(all[0]); j++) {
+            mt_tensor_clear(&all[j]);
+        }
+    }
+    if (st == MT_OK) {
+        st = mt_op_cat((int)size, parts, d, out);
+    }
+    for (int64_t k = 0; k < size; k++) {
+        mt_tensor_clear(&parts[k]);
+    }
+    free(parts);
+    return st;
+}
+
+// self (S) -> y = cumprod along d: reversed_cumsum(g * y) / x when no element is 0, else one
+// of the two paths above (PyTorch's cumprod_backward)
 G(cumprod_backward)
 {
     SAVED(0, self);
     RESULT(res);
     const mt_meta *m = &n->in_meta[0];
-    int d;
-    if (m->ndim == 0 || mt_numel(m->ndim, m->sizes) <= 1) {
-        gi[0] = mt_tensor_retain(g[0]);
-        return MT_OK;
-    }
-    mt_status st = mt_wrap_dim(n->args.i[0], m->ndim, &d);
+    int d = 0;
+    int64_t zeros = 0;
+    mt_status st = m->ndim ? mt_wrap_dim(n->args.i[0], m->ndim, &d) : MT_OK;
     if (st) {
         return st;
     }
-    mt_tensor *gy = NULL, *rc = NULL, *zero = NULL, *cz = NULL, *nz = NULL, *xs = NULL;
-    mt_tensor *a = NULL, *b = NULL;
-    if ((st = mul(g[0], res, &gy)) == MT_OK && (st = reversed_cumsum(gy, d, &rc)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_eq, self, 0, &zero)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_cumsum, zero, d, &cz)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_ne, cz, 0, &nz)) == MT_OK &&
-        /* from the first zero on, y and so rc are exactly 0: divide by 1 there instead */
-        (st = mt_ags_one_where(self, nz, &xs)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_div, rc, xs, &a)) == MT_OK &&
-        (st = at_first_zero(self, g[0], cz, zero, d, &b)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, a, b, &gi[0]);
+    if (m->ndim == 0 || m->sizes[d] == 1 || mt_numel(m->ndim, m->sizes) == 0) {
+        gi[0] = mt_tensor_retain(g[0]);
+        return MT_OK;
     }
-    mt_tensor *all[] = {gy, rc, zero, cz, nz, xs, a, b};
-    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-        mt_tensor_clear(&all[k]);
+    if ((st = count_zeros(self, &zeros)) || zeros > 0) {
+        return st                 ? st
+               : mt_grad_enabled() ? cumprod_omitting(self, g[0], d, &gi[0])
+                                   : cumprod_at_zeros(self, res, g[0], d, &gi[0]);
     }
+    mt_tensor *gy = NULL, *rc = NULL;
+    if ((st = mul(g[0], res, &gy)) == MT_OK && (st = reversed_cumsum(gy, d, &rc)) == MT_OK) {
+        st = mt_ag_binary(MT_OP_div, rc, self, &gi[0]);
+    }
+    mt_tensor_clear(&gy);
+    mt_tensor_clear(&rc);
     return st;
 }
 
@@ -519,7 +675,7 @@ mt_autograd_register_reduce(void)
 {
     /* prod's node is ProdBackward0 for the full product; PyTorch's prod(dim) is ProdBackward1,
      * an overload the table cannot tell apart (as sum's, which autograd.c names by hand) */
-    ROW(prod, "ProdBackward0", prod_backward, 0x1, false, 0x1, false, false);
+    ROW(prod, "ProdBackward0", prod_backward, 0x1, false, 0x1, true, false);
     ROW(amax, "AmaxBackward0", amax_backward, 0x1, false, 0x1, true, false);
     ROW(amin, "AminBackward0", amax_backward, 0x1, false, 0x1, true, false);
     ROW(max, "MaxBackward1", max_backward, 0x1, false, 0x1, true, false);

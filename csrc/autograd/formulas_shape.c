@@ -50,15 +50,14 @@ mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
 }
 
 mt_status
-mt_ags_one_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out)
+mt_ags_where_number(mt_tensor *mask, double v, mt_tensor *x, mt_tensor **out)
 {
-    mt_tensor *keep = NULL, *kept = NULL;
-    mt_status st = mt_ag_unary(MT_OP_logical_not, mask, &keep);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, x, keep, &kept)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, kept, mask, out);
+    mt_tensor *k = NULL;
+    mt_status st = mt_ags_number(v, &k);
+    if (st == MT_OK) {
+        st = mt_op_where(mask, k, x, out);
     }
-    mt_tensor_clear(&keep);
-    mt_tensor_clear(&kept);
+    mt_tensor_clear(&k);
     return st;
 }
 
@@ -421,10 +420,18 @@ G(masked_select_backward)
     mt_tensor *wide = NULL, *z = NULL;
     mt_status st = mt_broadcast_shapes(m->ndim, m->sizes, mask->ndim, mask->sizes, &shape.ndim,
                                        shape.sizes);
+    /* A 0-dim bool index adds a dim to what it indexes, so a 0-dim self and mask are put into
+     * as shape (1), the shape of g's values, and the result is viewed back. */
+    bool scalar = shape.ndim == 0;
+    if (scalar) {
+        shape.ndim = 1;
+        shape.sizes[0] = 1;
+    }
     if (st == MT_OK && (st = mt_ag_expand_to(mask, &shape, &wide)) == MT_OK &&
         (st = mt_ag_zeros(&shape, &z)) == MT_OK &&
         (st = mt_op_index_put_(z, 1, &wide, g[0], false)) == MT_OK) {
-        gi[0] = mt_tensor_retain(z); /* the engine sums a broadcast self's back */
+        /* the engine sums a broadcast self's back */
+        st = scalar ? mt_op_view(z, 0, NULL, &gi[0]) : (gi[0] = mt_tensor_retain(z), MT_OK);
     }
     mt_tensor_clear(&wide);
     mt_tensor_clear(&z);

@@ -21,9 +21,10 @@ mt_status mt_ags_call(mt_op op, mt_args *a, mt_tensor **out);
 mt_status mt_ags_number(double v, mt_tensor **out);
 /* *out = op(x, v) for a binary op and a number v (eq(x, 0), pow(x, p)...). */
 mt_status mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out);
-/* *out = x with 1 where the bool mask holds (x finite there): x * ~mask + mask, which unlike
- * masked_fill is made of ops with formulas, so a backward built on it can be differentiated. */
-mt_status mt_ags_one_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out);
+/* *out = x with v where the bool mask holds: where(mask, v, x), a select (an inf or NaN of x
+ * there is gone, as masked_fill's) made of an op with a formula, so a backward built on it can
+ * be differentiated. */
+mt_status mt_ags_where_number(mt_tensor *mask, double v, mt_tensor *x, mt_tensor **out);
 /* *out = x with 1 where x is 0: a denominator that is never 0. */
 mt_status mt_ags_nonzero(mt_tensor *x, mt_tensor **out);
 /* *out = x summed over the dims d with red[d], kept as size 1. */

@@ -24,13 +24,13 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 11 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 12 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
                             * the normalisations' backward, batch_norm's running statistics;
-                            * 11: mt_set_cuda_index_fn */
+                            * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -239,7 +239,11 @@
       (const mt_args *a, const double *mean, const double *var, int64_t count,                   \
        mt_running_fn update),                                                                    \
       (a, mean, var, count, update))                                                             \
-    V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))
+    V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))                                            \
+    F(mt_status, mt_check_fill_value,                                                            \
+      (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
+    F(mt_status, mt_pow_as_root, (mt_args * a, mt_dtype dt, bool inplace, bool *done),           \
+      (a, dt, inplace, done))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

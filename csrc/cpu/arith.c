@@ -95,7 +95,11 @@ arith(mt_args *a, arith_id id, bool inplace)
     const arith_op *op = &arith_ops[id];
     mt_dtype dt = mt_result_type(a->t, 2);
     mt_status st = mt_check_arith(a, op->name, id == A_POW, dt);
-    if (st) {
+    bool done = false;
+    if (st == MT_OK && id == A_POW) {
+        st = mt_pow_as_root(a, dt, inplace, &done);
+    }
+    if (st || done) {
         return st;
     }
     if (op->loops[dt] == NULL) {

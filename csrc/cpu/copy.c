@@ -5,6 +5,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
 
 // out (any shape), in broadcast to it; out = (TO)in
 #define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                          \
@@ -143,14 +144,16 @@ mt_cpu_copy_(mt_args *a)
     return MT_OK;
 }
 
+// self (any shape) = value (0-dim) everywhere
 mt_status
 mt_cpu_fill_(mt_args *a)
 {
-    mt_status st = mt_check_scalar_fits(a->s[0], a->t[0]->dtype);
+    mt_scalar v;
+    mt_status st = mt_check_fill_value(a->t[0], a->t[1], &v);
     if (st) {
         return st;
     }
-    mt_cpu_fill(a->t[0], a->s[0]);
+    mt_cpu_fill(a->t[0], v);
     mt_tensor_bump_version(a->t[0]);
     a->out[0] = mt_tensor_retain(a->t[0]);
     return MT_OK;

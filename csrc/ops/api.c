@@ -256,11 +256,13 @@ mt_op_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_te
 mt_status
 mt_op_fill_(mt_tensor *self, mt_scalar value)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = self;
-    a.s[0] = value;
-    return call(MT_OP_fill_, &a, NULL);
+    mt_tensor *v = NULL; /* the value as a wrapped number, as from Python */
+    mt_status st = mt_tensor_scalar(value, value.type, &v);
+    if (st == MT_OK) {
+        st = tensors2(MT_OP_fill_, self, v, NULL);
+    }
+    mt_tensor_clear(&v);
+    return st;
 }
 
 mt_status
@@ -273,6 +275,23 @@ mt_status
 mt_op_clone(mt_tensor *self, mt_tensor **out)
 {
     return tensors2(MT_OP_clone, self, NULL, out);
+}
+
+mt_status
+mt_op_where(mt_tensor *condition, mt_tensor *x, mt_tensor *y, mt_tensor **out)
+{
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = condition;
+    a.t[1] = x;
+    a.t[2] = y;
+    return call(MT_OP_where, &a, out);
+}
+
+mt_status
+mt_op_alias(mt_tensor *self, mt_tensor **out)
+{
+    return tensors2(MT_OP_alias, self, NULL, out);
 }
 
 

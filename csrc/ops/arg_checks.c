@@ -81,6 +81,32 @@ mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt)
 }
 
 mt_status
+mt_pow_as_root(mt_args *a, mt_dtype dt, bool inplace, bool *done)
+{
+    mt_tensor *self = a->t[0], *e = a->t[1];
+    mt_scalar v;
+    *done = false;
+    if (!mt_dtype_is_float(dt) || self->dtype != dt || self->is_wrapped_number ||
+        !e->is_wrapped_number || mt_tensor_item(e, &v) != MT_OK) {
+        return MT_OK;
+    }
+    double x = mt_scalar_to_double(v);
+    if (x != 0.5 && x != -0.5) {
+        return MT_OK;
+    }
+    mt_op op = x > 0 ? (inplace ? MT_OP_sqrt_ : MT_OP_sqrt) : (inplace ? MT_OP_rsqrt_ : MT_OP_rsqrt);
+    mt_args r;
+    mt_args_init(&r);
+    r.t[0] = self;
+    mt_status st = mt_dispatch(op, &r);
+    if (st == MT_OK) {
+        a->out[0] = r.out[0];
+        *done = true;
+    }
+    return st;
+}
+
+mt_status
 mt_div_rounding_mode(const char *mode, bool *floor)
 {
     *floor = strcmp(mode, "floor") == 0;
@@ -163,6 +189,27 @@ mt_check_where(const mt_tensor *condition)
     return MT_OK;
 }
 
+/* *v = the 0-dim value, which must fit self's dtype; read with item(), so that it may live on
+ * another device than self, as PyTorch allows. */
+static mt_status
+value_of(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
+{
+    mt_status st = mt_tensor_item(value, v);
+    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+}
+
+mt_status
+mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
+{
+    if (value->ndim != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "fill_ only supports 0-dimension value tensor but got tensor with %d "
+                       "dimensions.",
+                       value->ndim);
+    }
+    return value_of(self, value, v);
+}
+
 mt_status
 mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
                      mt_scalar *v)
@@ -178,8 +225,7 @@ mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tens
                        "with %d dimension(s).",
                        value->ndim);
     }
-    mt_status st = mt_tensor_item(value, v);
-    return st ? st : mt_check_scalar_fits(*v, self->dtype);
+    return value_of(self, value, v);
 }
 
 /* ---- reductions ---- */
@@ -219,6 +265,29 @@ mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p)
                        "linalg.vector_norm: Expected a floating point or complex tensor as input. "
                        "Got %s",
                        mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? *out_dt : self_dt));
+    }
+    /* A norm with no identity (p < 0 or inf) of no element: PyTorch's errors, its words (the
+     * missing space included), the dim as given. */
+    const mt_tensor *self = a->t[0];
+    const mt_intlist *dims = &a->l[0];
+    if (mt_tensor_numel(self) != 0 || !(*p < 0 || *p == INFINITY)) {
+        return MT_OK;
+    }
+    if (dims->none || dims->n == 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm cannot compute the %g norm on an empty tensor because "
+                       "the operation does not have an identity",
+                       *p);
+    }
+    for (int k = 0; k < dims->n; k++) {
+        int d;
+        if (mt_wrap_dim(dims->v[k], self->ndim, &d) == MT_OK && self->sizes[d] == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "linalg.vector_norm cannot compute the %g norm on the dimension %" PRId64
+                           "because this dimension is empty and the operation does not have an "
+                           "identity",
+                           *p, dims->v[k]);
+        }
     }
     return MT_OK;
 }

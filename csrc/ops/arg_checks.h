@@ -17,6 +17,10 @@ mt_status mt_check_neg(const mt_tensor *self);
 /* floor_divide, remainder, fmod, pow and div with a rounding mode (name for the message):
  * not two Python numbers; pow of an integer dt to a negative Python number is refused. */
 mt_status mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt);
+/* pow(Tensor, Scalar) of a float self to 0.5 or -0.5 (result dtype dt): as PyTorch's kernels,
+ * runs sqrt or rsqrt instead (their values differ from pow's at -inf and -0) into a->out[0],
+ * and sets *done; else leaves *done false for the backend to run pow. */
+mt_status mt_pow_as_root(mt_args *a, mt_dtype dt, bool inplace, bool *done);
 /* div's rounding_mode (not None): *floor is false for 'trunc', true for 'floor'. */
 mt_status mt_div_rounding_mode(const char *mode, bool *floor);
 /* gelu's approximate (NULL is 'none'): *tanh_form for 'tanh'. */
@@ -28,6 +32,8 @@ mt_status mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **op
                             mt_tensor **bound);
 /* where's condition must be bool. */
 mt_status mt_check_where(const mt_tensor *condition);
+/* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
+mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);

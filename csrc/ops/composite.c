@@ -239,17 +239,22 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
     if (st) {
         return st;
     }
-    mt_args f;
-    mt_args_init(&f);
-    f.t[0] = t;
-    f.s[0] = x;
-    f.s[1] = y;
-    st = mt_dispatch(fill, &f);
+    if (fill == MT_OP_fill_) { /* its value is a tensor slot */
+        st = mt_op_fill_(t, x);
+    } else {
+        mt_args f;
+        mt_args_init(&f);
+        f.t[0] = t;
+        f.s[0] = x;
+        f.s[1] = y;
+        if ((st = mt_dispatch(fill, &f)) == MT_OK) {
+            mt_tensor_release(f.out[0]);
+        }
+    }
     if (st) {
         mt_tensor_release(t);
         return st;
     }
-    mt_tensor_release(f.out[0]);
     /* Filling a tensor nobody has seen yet is not a modification: it starts at version 0. */
     atomic_store(&t->storage->version, 0);
     st = mt_tensor_set_requires_grad(t, a->b[0]);

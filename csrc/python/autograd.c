@@ -263,6 +263,7 @@ out:
 typedef struct py_function {
     PyObject *ctx; /* the Function's ctx; its _do_backward(*grads) gives the inputs' grads */
     char name[64];
+    bool is_tensor[]; /* per forward argument (node edge): whether it was a tensor */
 } py_function;
 
 /* The node may go, and the engine run it, on a thread without the GIL (a kernel or backward
@@ -311,14 +312,27 @@ call_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
                        "%zd)",
                        f->name, n->nedges, m);
     }
-    for (Py_ssize_t k = 0; k < m; k++) {
+    /* PyTorch's checks: a gradient is a tensor or None, and None for an argument that was not
+     * a tensor (anything else would be dropped without a word). */
+    mt_status st = MT_OK;
+    for (Py_ssize_t k = 0; st == MT_OK && k < m; k++) {
         PyObject *o = PySequence_Fast_GET_ITEM(fast, k);
-        if (o != Py_None && mt_py_is_tensor(o)) {
+        if (o == Py_None) {
+            continue;
+        }
+        if (!mt_py_is_tensor(o)) {
+            st = mt_fail(MT_ERUNTIME, "expected Variable or None (got %s)", Py_TYPE(o)->tp_name);
+        } else if (!f->is_tensor[k]) {
+            st = mt_fail(MT_ERUNTIME,
+                         "function %s returned a gradient different than None at position %zd, "
+                         "but the corresponding forward input was not a Variable",
+                         f->name, k + 1);
+        } else {
             gi[k] = mt_tensor_retain(mt_py_unwrap(o));
         }
     }
     Py_DECREF(fast);
-    return MT_OK;
+    return st;
 }
 
 static mt_status
@@ -353,11 +367,14 @@ function_record(PyObject *module, PyObject *args)
         release_tensors(inputs, ni);
         return NULL;
     }
-    py_function *f = PyMem_Calloc(1, sizeof(*f));
+    py_function *f = PyMem_Calloc(1, sizeof(*f) + (size_t)ni * sizeof(bool));
     if (f == NULL) {
         release_tensors(inputs, ni);
         release_tensors(outputs, no);
         return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < ni; k++) {
+        f->is_tensor[k] = inputs[k] != NULL;
     }
     f->ctx = Py_NewRef(ctx);
     snprintf(f->name, sizeof(f->name), "%s", name);
@@ -375,6 +392,25 @@ function_record(PyObject *module, PyObject *args)
         return mt_py_raise(st);
     }
     Py_RETURN_NONE;
+}
+
+/* _C._check_saved_version(tensor, version): raises PyTorch's 'modified by an inplace operation'
+ * error if tensor changed in place since it was saved at version (an autograd.Function's
+ * ctx.saved_tensors). */
+static PyObject *
+check_saved_version(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *t;
+    long version;
+    if (!PyArg_ParseTuple(args, "Ol", &t, &version)) {
+        return NULL;
+    }
+    if (!mt_py_is_tensor(t)) {
+        return PyErr_Format(PyExc_TypeError, "expected a Tensor, got %s", Py_TYPE(t)->tp_name);
+    }
+    mt_status st = mt_autograd_check_version(mt_py_unwrap(t), version);
+    return st ? mt_py_raise(st) : Py_NewRef(Py_None);
 }
 
 /* _C._autograd_formula(op) -> the node name op records under autograd, or None. */
@@ -399,6 +435,8 @@ static PyMethodDef autograd_functions[] = {
     {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
      "_function_record(ctx, name, inputs, outputs)"},
+    {"_check_saved_version", check_saved_version, METH_VARARGS,
+     "_check_saved_version(tensor, version)"},
     {"_run_backward", run_backward, METH_VARARGS,
      "_run_backward(roots, grads, retain_graph, create_graph, inputs)"},
     {NULL, NULL, 0, NULL},

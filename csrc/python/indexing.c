@@ -175,8 +175,9 @@ apply_int(indexing *ix, PyObject *it, int64_t dim, int self_dim)
     return step(ix, st, next);
 }
 
+/* A slice over the whole dim with step 1 is skipped (the view stays as it is) unless always. */
 static int
-apply_slice(indexing *ix, PyObject *it, int64_t dim)
+apply_slice(indexing *ix, PyObject *it, int64_t dim, bool always)
 {
     Py_ssize_t start, stop, stp;
     if (PySlice_Unpack(it, &start, &stop, &stp) < 0) {
@@ -187,7 +188,7 @@ apply_slice(indexing *ix, PyObject *it, int64_t dim)
         return -1;
     }
     PySliceObject *sl = (PySliceObject *)it;
-    if (sl->start == Py_None && sl->stop == Py_None && stp == 1) {
+    if (!always && sl->start == Py_None && sl->stop == Py_None && stp == 1) {
         return 0;
     }
     mt_tensor *next = NULL;
@@ -231,6 +232,15 @@ static int
 apply_index(PyObject *self, PyObject *index, indexing *ix)
 {
     *ix = (indexing){mt_tensor_retain(mt_py_unwrap(self)), 0, {NULL}, false};
+    if (PySlice_Check(index)) {
+        /* PyTorch's path for a lone slice: always the slice op, even over the whole dim
+         * (SliceBackward0), with the op's own error for a 0-dim tensor. */
+        if (apply_slice(ix, index, 0, true) < 0 || record(ix, NULL) < 0) {
+            indexing_clear(ix);
+            return -1;
+        }
+        return 0;
+    }
     int self_ndim = ix->view->ndim, r = -1;
     mt_tensor *conv[MT_MAX_DIMS * 2] = {NULL};
     PyObject *items = PyTuple_Check(index) ? Py_NewRef(index)
@@ -275,7 +285,7 @@ apply_index(PyObject *self, PyObject *index, indexing *ix)
         } else if (is_int_index(it) || is_int_tensor_scalar(it)) {
             rc = apply_int(ix, it, dim, self_dim++);
         } else if (PySlice_Check(it)) {
-            rc = apply_slice(ix, it, dim++);
+            rc = apply_slice(ix, it, dim++, false);
             rc = rc ? rc : record(ix, NULL);
             self_dim++;
         } else if (it == Py_None || PyBool_Check(it) || (t->ndim == 0 && t->dtype == MT_BOOL)) {
@@ -330,9 +340,9 @@ mt_py_getitem(PyObject *self, PyObject *index)
     if (ix.advanced) {
         st = mt_op_index(ix.view, ix.n, ix.idx, &res);
     } else if (ix.view == mt_py_unwrap(self)) {
-        /* t[...] and t[:] return a new view, never self (as PyTorch's alias). */
-        mt_tensor *v = ix.view;
-        st = mt_tensor_view(v, v->ndim, v->sizes, v->strides, v->offset, &res);
+        /* t[...], t[()] and t[:, :] return a new view, never self: the alias op, so that
+         * under autograd the view is linked to self (AliasBackward0, as PyTorch's). */
+        st = mt_op_alias(ix.view, &res);
     } else {
         res = mt_tensor_retain(ix.view);
     }

@@ -238,10 +238,12 @@ tensor_make_subclass(PyObject *unused, PyObject *args)
     }
     mt_tensor *src = T(data), *alias;
     mt_status st = mt_tensor_view(src, src->ndim, src->sizes, src->strides, src->offset, &alias);
+    if (st == MT_OK && (st = mt_tensor_set_requires_grad(alias, require_grad))) {
+        mt_tensor_release(alias); /* nn.Parameter(an integer tensor) */
+    }
     if (st) {
         return mt_py_raise(st);
     }
-    alias->requires_grad = require_grad;
     PyTypeObject *tp = (PyTypeObject *)cls;
     mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
     if (o == NULL) {
@@ -263,6 +265,11 @@ tensor_set_data(PyObject *self, PyObject *other)
         return NULL;
     }
     mt_tensor *t = T(self), *src = T(other);
+    if (t->requires_grad && !mt_dtype_is_float(src->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "data set to a tensor that requires gradients must be "
+                                            "floating point or complex dtype");
+        return NULL;
+    }
     mt_storage_retain(src->storage);
     mt_storage_release(t->storage);
     t->storage = src->storage;
@@ -326,6 +333,11 @@ set_requires_grad(PyObject *self, PyObject *v, void *c)
     (void)c;
     if (v == NULL || !PyBool_Check(v)) {
         PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    if (v == Py_True && !mt_dtype_is_float(T(self)->dtype)) { /* the setter's words differ */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "only Tensors of floating point and complex dtype can require gradients");
         return -1;
     }
     PyObject *r = tensor_requires_grad_(self, &v, 1, NULL);

@@ -13,11 +13,22 @@ from .._grad_mode import no_grad
 
 class FunctionCtx:
     def save_for_backward(self, *tensors) -> None:
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _C.TensorBase):
+                raise TypeError(f"save_for_backward can only save variables, but argument {k} is of "
+                                f"type {type(t).__name__}")
         self.to_save = tensors
+        # Each tensor's version now: one changed in place before backward reads it is an error
+        # (as for the saved tensors of built-in ops), not a silently wrong gradient.
+        self._saved_versions = tuple(None if t is None else t._version for t in tensors)
 
     @property
     def saved_tensors(self) -> Tuple:
-        return getattr(self, "to_save", ())
+        saved = getattr(self, "to_save", ())
+        for t, version in zip(saved, getattr(self, "_saved_versions", ())):
+            if t is not None:
+                _C._check_saved_version(t, version)
+        return saved
 
     def mark_non_differentiable(self, *tensors) -> None:
         self.non_differentiable = tensors
@@ -61,6 +72,14 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, _C.TensorBase) and a.requires_grad for a in args)
         with no_grad():
             out = cls.forward(ctx, *args)
+            # An input returned as it is comes back as a new view of it (PyTorch's
+            # _view_as_self_with_no_grad): linking the input itself to the node would make a leaf
+            # a non-leaf and the node its own input, a cycle never freed.
+            inputs = {id(a) for a in args if isinstance(a, _C.TensorBase)}
+            if isinstance(out, tuple):
+                out = tuple(o.view_as(o) if id(o) in inputs else o for o in out)
+            elif id(out) in inputs:
+                out = out.view_as(out)
         outs = out if isinstance(out, tuple) else (out,)
         tensors_out = [o for o in outs if isinstance(o, _C.TensorBase)]
         if _C.is_grad_enabled() and any(ctx.needs_input_grad):
