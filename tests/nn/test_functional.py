@@ -165,6 +165,26 @@ def test_batch_norm_training_updates_running_stats_as_pytorch(shape, dtype):
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4), (2, 3, 0)])
+def test_batch_norm_training_on_empty_batch_keeps_running_stats(shape, device):
+    # An empty batch has no statistics (its mean is 0/0): PyTorch returns an empty output and
+    # leaves the running statistics as they were, where minitorch wrote NaN into them.
+    torch = pytest.importorskip("torch")
+    for m in (minitorch, torch):
+        dev = device if m is minitorch else "cpu"
+        rm, rv = m.arange(3.0).to(dev), m.ones(3).to(dev) * 2
+        x = m.zeros(shape).to(dev).requires_grad_()
+        w, b = m.ones(3).to(dev).requires_grad_(), m.zeros(3).to(dev).requires_grad_()
+        y = m.nn.functional.batch_norm(x, rm, rv, w, b, training=True)
+        y.sum().backward()
+        assert tuple(y.shape) == shape
+        np.testing.assert_array_equal(rm.cpu().numpy(), [0, 1, 2])
+        np.testing.assert_array_equal(rv.cpu().numpy(), [2, 2, 2])
+        np.testing.assert_array_equal(w.grad.cpu().numpy(), [0, 0, 0])
+        np.testing.assert_array_equal(b.grad.cpu().numpy(), [0, 0, 0])
+        assert tuple(x.grad.shape) == shape
+
+
 def test_batch_norm_without_running_stats_trains_on_batch_stats():
     x = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
     check(lambda m, x: m.nn.functional.batch_norm(x, None, None, training=True),
