@@ -283,9 +283,9 @@ __global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64
             }
         }
         if (IsLog) {
-            const T lse = m + (T)log(sum);
+            const T log_sum = (T)log(sum);
             for (int64_t j = 0; j < n; j++) {
-                yr[j * inner] = xr[j * inner] - lse;
+                yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
             }
         } else {
             const T scale = (T)(1.0 / sum);
