@@ -28,13 +28,15 @@ mt_check_add_sub(const mt_args *a, bool is_sub, mt_dtype dt)
     if (mt_scalar_is_none(alpha)) {
         return MT_OK;
     }
+    /* PyTorch's alpha_check: any alpha scales a bool result (as a truth value), but a bool
+     * alpha scales nothing else. */
+    if (alpha.type == MT_BOOL && dt != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
     if (mt_dtype_is_integral(dt, true) && alpha.type == MT_FLOAT64) {
         return mt_fail(MT_ERUNTIME,
                        "For integral input tensors, argument alpha must not be a floating point "
                        "number.");
-    }
-    if (dt == MT_BOOL && alpha.type != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
     }
     return MT_OK;
 }
