@@ -6,6 +6,7 @@ input (NumPy where the strides have a NumPy equivalent, so most checks run witho
 for really being a view: its data pointer is the base's plus its offset, and a write through it
 shows in the base exactly where it does in PyTorch's."""
 import gc
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import shapes, to_layout, torch_layout
+from helpers import raises_like_torch, shapes, to_layout, torch_layout
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
@@ -83,6 +84,9 @@ VIEW_CASES = [
     ("permute_fn", (2, 3), lambda L, t: L.permute(t, (1, 0))),
     ("mT", (2, 3, 4), lambda L, t: t.mT),
     ("T", (2, 3, 4), lambda L, t: t.T),
+    ("T_2d", (2, 3), lambda L, t: t.T),
+    ("T_0d", (), lambda L, t: t.T),
+    ("mT_0d", (), lambda L, t: t.mT),
     ("expand_new_dims", (3,), lambda L, t: t.expand(2, 4, 3)),
     ("expand_ones", (3, 1), lambda L, t: t.expand(3, 5)),
     ("expand_minus_one", (3, 1), lambda L, t: t.expand(-1, 4)),
@@ -349,6 +353,32 @@ def test_views_of_0d(fn, shape):
     out = fn(t)
     assert tuple(out.shape) == shape
     assert np.asarray(out).ravel().tolist() == [5.0] * max(1, int(np.prod(shape)))
+
+
+@pytest.mark.parametrize("attr, shape, warns", [("T", (), "deprecated on 0-D"), ("mT", (), "deprecated on 0-D"),
+                                                 ("T", (3,), "dimension other than 2"),
+                                                 ("T", (2, 3, 4), "dimension other than 2"), ("T", (2, 3), None),
+                                                 ("mT", (2, 3), None)])
+def test_T_and_mT_warn_like_torch(attr, shape, warns):
+    # .T and .mT of a 0-d tensor raised (permute() with no dims; transpose(-2, -1)); PyTorch
+    # returns the tensor with a deprecation warning, as it warns for .T of other than 2 dims
+    # (once per process, so only the shapes are compared with it).
+    for lib in (minitorch, pytest.importorskip("torch")):
+        t = lib.zeros(shape)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(t, attr)
+        want = tuple(reversed(shape)) if attr == "T" else shape[:-2] + shape[:-3:-1]
+        assert tuple(out.shape) == want
+        if lib is minitorch:
+            messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+            assert any(warns in m for m in messages) if warns else not messages, messages
+
+
+def test_mT_of_1d_raises_like_torch():
+    raises_like_torch(lambda m, x: x.mT, np.zeros(3, np.float32))
+    with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
+        minitorch.zeros(3).mT
 
 
 # ---- hypothesis: random shapes, permutations and reshapes against NumPy (and PyTorch) ----
