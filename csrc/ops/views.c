@@ -149,7 +149,7 @@ mt_composite_reshape(mt_args *a)
         return mt_op_view(self, ndim, sizes, &a->out[0]);
     }
     mt_tensor *copy;
-    st = mt_op_clone(self, &copy);
+    st = mt_copy_contiguous(self, &copy);
     if (st) {
         return st;
     }

@@ -381,6 +381,51 @@ def test_mT_of_1d_raises_like_torch():
         minitorch.zeros(3).mT
 
 
+CLONE_LAYOUTS = [
+    lambda L: L.arange(6.0).reshape(2, 3).t(),
+    lambda L: L.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    lambda L: L.arange(120.0).reshape(3, 4, 10)[..., ::2].permute(2, 0, 1),
+    lambda L: L.arange(240.0).reshape(2, 3, 4, 10)[..., ::2].permute(0, 2, 3, 1),
+    lambda L: L.arange(4.0).reshape(4, 1).expand(4, 3).t(),
+    lambda L: L.arange(12.0).reshape(3, 4).t()[1:],
+    lambda L: L.arange(4.0).reshape(4, 1)[::2],
+    lambda L: L.arange(12.0).reshape(3, 4)[:, ::2],
+    lambda L: L.arange(60.0).reshape(3, 4, 5).permute(1, 0, 2),
+    lambda L: L.ones(0, 4).t(),
+    lambda L: L.ones(2, 0, 3).permute(2, 0, 1),
+    lambda L: L.tensor(1.0),
+    lambda L: L.arange(6.0).reshape(1, 6).expand(4, 6).t()[::2],
+    lambda L: L.arange(30.0).reshape(5, 6)[::2, ::3].t(),
+]
+
+
+@pytest.mark.parametrize("make", CLONE_LAYOUTS)
+def test_clone_preserves_layout_like_torch(make):
+    # clone() made every copy row-major; PyTorch's (memory_format=preserve_format) keeps the strides
+    # of a dense layout (a transposed matrix stays transposed) and orders the strides of any other
+    # like the source's. contiguous() and reshape's copy stay row-major.
+    torch = pytest.importorskip("torch")
+    t, r = make(minitorch), make(torch)
+    c = t.clone()
+    assert c.stride() == r.clone().stride()
+    assert c.tolist() == t.tolist() and c.data_ptr() != t.data_ptr()
+    assert t.contiguous().is_contiguous() and t.contiguous().tolist() == t.tolist()
+    assert t.reshape(-1).tolist() == r.reshape(-1).tolist()
+
+
+@given(shape_and_perm_and_step=st.data())
+def test_clone_preserves_random_layouts_like_torch(shape_and_perm_and_step):
+    torch = pytest.importorskip("torch")
+    data = shape_and_perm_and_step
+    shape = data.draw(shapes(min_dims=1, max_dims=4, max_side=4))
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    steps = tuple(data.draw(st.integers(1, 2)) for _ in shape)
+    idx = tuple(slice(None, None, s) for s in steps)
+    t, r = (L.arange(float(np.prod(shape))).reshape(shape)[idx].permute(*perm) for L in (minitorch, torch))
+    assert t.clone().stride() == r.clone().stride()
+    np.testing.assert_array_equal(t.clone().numpy(), r.numpy())
+
+
 # ---- hypothesis: random shapes, permutations and reshapes against NumPy (and PyTorch) ----
 
 @st.composite
