@@ -8,17 +8,32 @@
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
 
+/* PyTorch refuses relu of a bool (clamp_min(bool, 0) would promote it to int64). */
+static mt_status
+check_relu(const mt_tensor *self)
+{
+    if (self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Boolean inputs not supported for relu");
+    }
+    return MT_OK;
+}
+
 // self (any shape); out = max(self, 0)
 mt_status
 mt_composite_relu(mt_args *a)
 {
-    return mt_op_clamp_min(a->t[0], mt_scalar_int(0), &a->out[0]);
+    mt_status st = check_relu(a->t[0]);
+    return st ? st : mt_op_clamp_min(a->t[0], mt_scalar_int(0), &a->out[0]);
 }
 
 mt_status
 mt_composite_relu_(mt_args *a)
 {
-    mt_status st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
+    mt_status st = check_relu(a->t[0]);
+    if (st) {
+        return st;
+    }
+    st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
     if (st == MT_OK) {
         a->out[0] = mt_tensor_retain(a->t[0]);
     }
