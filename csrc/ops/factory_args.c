@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ops/factory_args.h"
+#include "ops/reduce_dims.h"
 
 /* The number of values start + i * step before end (exclusive), for a step of end's side of
  * start: ceil((end - start) / step) in unsigned arithmetic, which no int64 range overflows. */
@@ -260,19 +261,5 @@ mt_check_triangle(const mt_tensor *self, const char *name)
 mt_status
 mt_flip_dims(const mt_tensor *self, const mt_intlist *dims, bool *flip)
 {
-    for (int d = 0; d < MT_MAX_DIMS; d++) {
-        flip[d] = false;
-    }
-    for (int k = 0; k < dims->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (flip[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
-        }
-        flip[d] = true;
-    }
-    return MT_OK;
+    return mt_dim_set(self, dims, flip);
 }

@@ -721,3 +721,16 @@ def test_alias():
     assert (a.shape, a.stride(), a.storage_offset(), a.data_ptr()) == (t.shape, t.stride(), t.storage_offset(), t.data_ptr())
     a[0, 1] = 9
     assert t[0, 1].item() == 9
+
+
+@pytest.mark.parametrize(
+    "shape, fn",
+    [((1, 2), lambda t: t.squeeze((0, 0))), ((1, 2), lambda t: t.squeeze((0, -2))),
+     ((1, 2, 1), lambda t: t.squeeze([0, 2, -3])), ((), lambda t: t.squeeze((0, 0))),
+     ((), lambda t: t.sum((0, -1))), ((), lambda t: t.flip((0, 0)))],
+)
+def test_dim_named_twice_raises_like_torch(shape, fn):
+    # squeeze accepted a dim named twice, and a 0-d tensor's sum and flip did too
+    assert raises_like_torch(lambda m, x: fn(x), np.zeros(shape, np.float32)) is RuntimeError
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        fn(minitorch.zeros(shape))
