@@ -52,7 +52,7 @@ __global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t
     {
         const int64_t c = i % cols, r = (i / cols) % rows;
         const bool keep = lower ? c - r <= k : c - r >= k;
-        ((T *)out)[i] = keep ? ((const T *)x)[i] : (T)0;
+        ((T *)out)[i] = keep ? load_((const T *)x + i) : (T)0;
     }
 }
 

@@ -16,6 +16,17 @@
 
 #define MT_SQRT1_2 0.70710678118654752440 /* 1/sqrt(2), for the exact (erf) GELU */
 
+/* A bool in memory is read as its byte != 0, as PyTorch reads it: memory minitorch shares (a
+ * NumPy array viewed as bool, a DLPack capsule) may hold any byte, and loading one that is not 0
+ * or 1 through a C bool is undefined (GCC's code then gives ~2 == 3, and 2 + 255 as a sum;
+ * UBSan flags it). Every kernel and cast reads bools through this; every bool minitorch writes
+ * is 0 or 1. */
+static inline MT_HD bool
+mt_load_b8(const void *p)
+{
+    return *(const unsigned char *)p != 0;
+}
+
 /* Float math of the unary ops, for float (f32, libm suffix f) and double (f64, no suffix).
  * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf;
  * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them. */

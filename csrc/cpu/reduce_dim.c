@@ -65,13 +65,13 @@ keep_shape(const mt_tensor *self, int dim, int64_t *keep)
             int64_t *k = idx + o * inner;                                                      \
             const T *row = x + o * n * inner;                                                  \
             for (int64_t i = 0; i < inner; i++) {                                              \
-                b[i] = row[i];                                                                 \
+                b[i] = MT_LOAD(T, row + i);                                                    \
                 k[i] = 0;                                                                      \
             }                                                                                  \
             for (int64_t j = 1; j < n; j++) {                                                  \
                 const T *r = row + j * inner;                                                  \
                 for (int64_t i = 0; i < inner; i++) {                                          \
-                    const T v = r[i];                                                          \
+                    const T v = MT_LOAD(T, r + i);                                             \
                     if (b[i] == b[i] && (BETTER || v != v)) {                                  \
                         b[i] = v;                                                              \
                         k[i] = j;                                                              \
