@@ -288,15 +288,13 @@ mt_tensor_is_contiguous(const mt_tensor *t)
     return true;
 }
 
-/* Whether t's elements fill their span exactly (PyTorch's is_non_overlapping_and_dense): the
- * dims of size >= 2, by increasing stride, each step over all the ones before it. An empty
- * tensor counts as dense, being contiguous. */
-static bool
-non_overlapping_and_dense(const mt_tensor *t)
+bool
+mt_tensor_is_dense(const mt_tensor *t)
 {
     if (mt_tensor_numel(t) == 0) {
         return true;
     }
+    /* the dims of size >= 2, by increasing stride, must each step over all the ones before */
     int perm[MT_MAX_DIMS], n = 0;
     for (int d = 0; d < t->ndim; d++) {
         if (t->sizes[d] >= 2) {
@@ -335,7 +333,7 @@ dense_order(const mt_tensor *t, int a, int b)
 void
 mt_preserve_strides(const mt_tensor *t, int64_t *strides)
 {
-    if (non_overlapping_and_dense(t)) {
+    if (mt_tensor_is_dense(t)) {
         memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
         return;
     }

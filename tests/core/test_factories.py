@@ -297,6 +297,8 @@ def test_like_values_and_dtype_override(fname):
     lambda m: m.ones(4, 6)[:, ::2],                   # gaps: contiguous
     lambda m: m.ones(3, 1).expand(3, 4),              # overlap: contiguous
     lambda m: m.ones(0, 3).t(),
+    lambda m: m.ones(3, 4, 10)[..., ::2].permute(2, 0, 1),  # gaps, permuted: dense in its order
+    lambda m: m.ones(3, 4).t()[1:],                          # gaps, transposed
 ])
 def test_like_preserves_dense_strides(fn, make):
     src = make(minitorch)
