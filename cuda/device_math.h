@@ -11,6 +11,10 @@ extern "C" {
 }
 
 #define D static __device__ __forceinline__
+// The element at p: a bool as its byte != 0 (core/math.h's mt_load_b8: bool memory may hold
+// any byte), any other T as it is. Kernels read every input element through it.
+template <typename T> D T load_(const T *p) { return *p; }
+D bool load_(const bool *p) { return mt_load_b8(p); }
 #define FLOAT1(fn)                                       \
     D float fn##_(float x) { return mt_##fn##_f32(x); } \
     D double fn##_(double x) { return mt_##fn##_f64(x); }

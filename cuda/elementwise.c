@@ -104,7 +104,8 @@ mt_cuda_copy_into(mt_tensor *dst, mt_tensor *src)
     if (st) {
         return st;
     }
-    if (p.contig && dst->dtype == src->dtype) {
+    /* a bool goes through the cast kernel, which writes its bytes as 0 or 1 (core/math.h) */
+    if (p.contig && dst->dtype == src->dtype && dst->dtype != MT_BOOL) {
         mt_cuda_span span = mt_cuda_span_begin("MemcpyAsync", MT_LAYER_RUNTIME, "CUDA",
                                                MT_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)");
         cudaError_t err = cudaMemcpyAsync(p.data[0], p.data[1],

@@ -20,7 +20,7 @@ template <typename T> __global__ void range_kernel(mt_cuda_range p)
     {
         T v;
         if (p.mode == 0) {
-            v = (T)(p.si + i * p.di);
+            v = (T)(int64_t)((uint64_t)p.si + (uint64_t)i * (uint64_t)p.di); // as the CPU's
         } else if (p.mode == 1) {
             v = (T)(p.s + (double)i * p.d);
         } else {
@@ -52,7 +52,7 @@ __global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t
     {
         const int64_t c = i % cols, r = (i / cols) % rows;
         const bool keep = lower ? c - r <= k : c - r >= k;
-        ((T *)out)[i] = keep ? ((const T *)x)[i] : (T)0;
+        ((T *)out)[i] = keep ? load_((const T *)x + i) : (T)0;
     }
 }
 

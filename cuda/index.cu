@@ -3,6 +3,7 @@
 // indexing. The plans and the checks are ops/index_plan.c's, the launches ops_index.c's.
 #include <stdint.h>
 
+#include "cuda/device_math.h"
 #include "cuda/kernels_more.h"
 
 #define GRID_STRIDE(i, n)                                                            \
@@ -50,11 +51,11 @@ template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
         }
         const int64_t by = p.pos[off[2]] * p.step;
         if constexpr (Mode == 0) {
-            ((T *)p.dst)[off[0]] = *(const T *)(p.src + off[1] * (int64_t)sizeof(T) + by);
+            ((T *)p.dst)[off[0]] = load_((const T *)(p.src + off[1] * (int64_t)sizeof(T) + by));
         } else if constexpr (Mode == 1) {
-            *(T *)(p.dst + off[0] * (int64_t)sizeof(T) + by) = ((const T *)p.src)[off[1]];
+            *(T *)(p.dst + off[0] * (int64_t)sizeof(T) + by) = load_((const T *)p.src + off[1]);
         } else {
-            atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by), ((const T *)p.src)[off[1]]);
+            atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by), load_((const T *)p.src + off[1]));
         }
     }
 }
@@ -81,10 +82,11 @@ __global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, in
 }
 
 #define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
-// moves by width for take and put (bool is one byte), by dtype for add
+// moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read), by
+// dtype for add
 static const void *const move_kernels[3][MT_NUM_DTYPES] = {
-    {M(uint8_t, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
-    {M(uint8_t, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
+    {M(bool, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
+    {M(bool, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
     {M(bool, 2), M(int32_t, 2), M(int64_t, 2), M(float, 2), M(double, 2)},
 };
 #undef M

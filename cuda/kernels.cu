@@ -97,7 +97,7 @@ template <> __device__ __forceinline__ bool scalar_as<bool>(const mt_cuda_scalar
 template <typename T>
 static __device__ __forceinline__ T load(const mt_cuda_ew &p, int k, int64_t off)
 {
-    return p.data[k] ? ((const T *)p.data[k])[off] : scalar_as<T>(p.scalar[k]);
+    return p.data[k] ? load_((const T *)p.data[k] + off) : scalar_as<T>(p.scalar[k]);
 }
 
 // The element offsets of linear index i in each operand (strided path).
@@ -120,6 +120,16 @@ template <typename T, int N> struct alignas(sizeof(T) * N) pack {
     T v[N];
 };
 
+// A loaded pack's elements as values: bools read as byte != 0, as load_ reads one.
+template <typename T, int N> static __device__ __forceinline__ void settle(pack<T, N> &) {}
+template <int N> static __device__ __forceinline__ void settle(pack<bool, N> &q)
+{
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+        q.v[e] = load_(&q.v[e]);
+    }
+}
+
 // The p.vec case of ew_kernel: contiguous operands, each 32-byte aligned. A thread reads N
 // elements of each input with one vector load and writes N with one store (scalar loads
 // leave bandwidth unused on a wide memory bus); the last n % N elements one by one.
@@ -135,6 +145,7 @@ static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const Op &op,
         for (int a = 0; a < 3; a++) {
             if (p.data[a + 1]) {
                 in[a] = ((const pack<T, N> *)p.data[a + 1])[j];
+                settle(in[a]);
             } else {
 #pragma unroll
                 for (int e = 0; e < N; e++) {
@@ -184,7 +195,7 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
         if (!p.contig) {
             offsets(p, i, off);
         }
-        const From v = ((const From *)p.data[1])[off[1]];
+        const From v = load_((const From *)p.data[1] + off[1]);
         ((To *)p.data[0])[off[0]] = (To)v;
     }
 }

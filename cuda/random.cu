@@ -4,6 +4,7 @@
 // value, so a fill needs no state on the device; ops_random.c picks the seed and the offset.
 #include <stdint.h>
 
+#include "cuda/device_math.h"
 #include "cuda/kernels_more.h"
 
 struct u32x4 {
@@ -55,7 +56,7 @@ template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
             v = (T)(unit(r.v[0], r.v[1]) < p.a);
         } else {
             const uint64_t bits = ((uint64_t)r.v[0] << 32) | r.v[1];
-            v = (T)(p.from + (int64_t)(bits % p.span));
+            v = (T)mt_random_in_range(bits, p.from, p.span);
         }
         ((T *)p.out)[i] = v;
     }

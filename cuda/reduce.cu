@@ -217,7 +217,7 @@ template <typename T, typename R> __global__ void red_kernel(mt_cuda_red p)
                 off += (q % p.red_sizes[d]) * p.red_strides[d];
                 q /= p.red_sizes[d];
             }
-            s = r.step(s, x[off], j, c);
+            s = r.step(s, load_(x + off), j, c);
         }
         buf[threadIdx.x] = s;
         __syncthreads();
@@ -255,7 +255,8 @@ __global__ void scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t 
     LANES({
         A acc = IsProd ? 1 : 0;
         for (int64_t j = 0; j < n; j++) {
-            acc = IsProd ? acc * (A)xr[j * inner] : acc + (A)xr[j * inner];
+            const A v = (A)load_(xr + j * inner);
+            acc = IsProd ? acc * v : acc + v;
             yr[j * inner] = (T)acc;
         }
     })
@@ -283,9 +284,9 @@ __global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64
             }
         }
         if (IsLog) {
-            const T lse = m + (T)log(sum);
+            const T log_sum = (T)log(sum);
             for (int64_t j = 0; j < n; j++) {
-                yr[j * inner] = xr[j * inner] - lse;
+                yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
             }
         } else {
             const T scale = (T)(1.0 / sum);

@@ -4,6 +4,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "cuda/device_math.h"
 #include "cuda/select.h"
 
 #define GRID_STRIDE(i, n)                                                            \
@@ -35,7 +36,7 @@ __global__ void select_kernel(const int64_t *incl, const char *src, char *out, i
     {
         const int64_t row = i > 0 ? incl[i - 1] : 0;
         if (incl[i] != row) {
-            ((T *)out)[row] = ((const T *)src)[i];
+            ((T *)out)[row] = load_((const T *)src + i);
         }
     }
 }
@@ -50,8 +51,8 @@ extern "C" const void *
 mt_cuda_select_kernel(size_t width)
 {
     switch (width) {
-    case 1:
-        return MT_KERNEL_PTR(select_kernel<uint8_t>);
+    case 1: /* bool, normalised as it is read */
+        return MT_KERNEL_PTR(select_kernel<bool>);
     case 4:
         return MT_KERNEL_PTR(select_kernel<uint32_t>);
     case 8:

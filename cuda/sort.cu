@@ -6,6 +6,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
+#include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/sort.h"
 
@@ -61,7 +62,7 @@ __global__ void keys_kernel(const char *x, char *keys, int32_t *pos, int64_t out
     {
         const int64_t i = e % inner, j = (e / inner) % n, o = e / (inner * n);
         const int64_t at = (o * inner + i) * n + j;
-        const U k = key_of<T>::map(((const T *)x)[e]);
+        const U k = key_of<T>::map(load_((const T *)x + e));
         ((U *)keys)[at] = desc ? ~k : k;
         pos[at] = (int32_t)j;
     }
@@ -86,7 +87,7 @@ __global__ void gather_kernel(const char *x, const int32_t *pos, char *values, i
         const int64_t p = pos[(o * inner + i) * n + j];
         indices[e] = p;
         if (values) {
-            ((T *)values)[e] = ((const T *)x)[(o * n + p) * inner + i];
+            ((T *)values)[e] = load_((const T *)x + (o * n + p) * inner + i);
         }
     }
 }
@@ -97,7 +98,7 @@ template <typename T> __global__ void flags_kernel(const char *s, int32_t *flags
     const T *v = (const T *)s;
     GRID_LOOP(j, n)
     {
-        flags[j] = j == 0 || !(v[j] == v[j - 1]);
+        flags[j] = j == 0 || !(load_(v + j) == load_(v + j - 1));
     }
 }
 
@@ -112,7 +113,7 @@ __global__ void scatter_kernel(const char *s, const int64_t *perm, const int32_t
         const int64_t g = group[j] - 1;
         inverse[perm[j]] = g;
         if (flags[j]) {
-            ((T *)u)[g] = ((const T *)s)[j];
+            ((T *)u)[g] = load_((const T *)s + j);
             starts[g] = j;
         }
     }

@@ -75,18 +75,11 @@ def _expect_tensor(fname, input):
 
 
 def _dense_strides(input):
-    """input's strides if its elements fill its span with no gaps or overlaps, else None.
-
-    PyTorch's memory_format=torch.preserve_format: a *_like result of such a tensor keeps its
-    strides (a transposed matrix gives a transposed result); any other layout gives a contiguous one.
-    """
-    shape, stride = tuple(input.shape), tuple(input.stride())
-    expected = 1
-    for size, st in sorted((p for p in zip(shape, stride) if p[0] != 1), key=lambda p: p[1]):
-        if st != expected:
-            return None
-        expected *= size
-    return None if stride == _contiguous_strides(shape) else stride
+    """The strides PyTorch's memory_format=torch.preserve_format gives a *_like result of input
+    (as clone's: input's own when its elements fill their span, a transposed matrix staying
+    transposed; else dense ones ordered like input's), or None where they are contiguous."""
+    stride = input._preserve_strides()
+    return None if stride == _contiguous_strides(tuple(input.shape)) else stride
 
 
 def _contiguous_strides(shape):

@@ -65,6 +65,14 @@ def _dl_device(device) -> tuple[int, int]:
     return (_KDL_CUDA, _cuda().current_device() if device.index is None else device.index)
 
 
+def _check_cuda_device(dev_id: int) -> None:
+    """Memory on a device we do not have is refused now, not at its first use."""
+    n = _cuda().device_count()
+    if not 0 <= dev_id < n:
+        _cuda()._lazy_init()  # a build or machine without CUDA says so first
+        raise RuntimeError(f"CUDA error: invalid device ordinal (device cuda:{dev_id} of {n})")
+
+
 def from_dlpack(ext_tensor: Any, *, device=None, copy=None):
     """A tensor sharing the memory of `ext_tensor` (any object with __dlpack__, or a DLPack
     capsule); copy=True copies, copy=False refuses to (a read-only source raises BufferError).
@@ -73,6 +81,9 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy=None):
         if device is not None or copy is not None:
             raise AssertionError("device and copy kwargs not supported when ext_tensor is already "
                                  "a DLPack capsule.")
+        dev_type, dev_id = _C._dlpack_capsule_device(ext_tensor)
+        if dev_type == _KDL_CUDA:
+            _check_cuda_device(dev_id)
         return _C._from_dlpack_capsule(ext_tensor, None)
     ext_device = ext_tensor.__dlpack_device__()
     dev_type, dev_id = int(ext_device[0]), int(ext_device[1])
@@ -89,11 +100,7 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy=None):
     if copy is not None and not moves:  # a move copies anyway: no need for a producer's copy
         kwargs["copy"] = copy
     if dev_type == _KDL_CUDA:
-        # memory on a device we do not have is refused now, not at its first use
-        n = _cuda().device_count()
-        if not 0 <= dev_id < n:
-            _cuda()._lazy_init()  # a build or machine without CUDA says so first
-            raise RuntimeError(f"CUDA error: invalid device ordinal (device cuda:{dev_id} of {n})")
+        _check_cuda_device(dev_id)
         # the producer makes our current stream wait for its work (1: the legacy default)
         s = _cuda().current_stream(dev_id).cuda_stream
         kwargs["stream"] = 1 if s == 0 else s

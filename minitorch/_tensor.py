@@ -4,6 +4,8 @@ Everything that computes is a C slot or an op method generated from the op table
 adds only pure-Python conveniences (conversions, printing, NumPy interop)."""
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -69,6 +71,11 @@ class Tensor(_C.TensorBase):
         if dtype is not None:
             return a.astype(dtype, copy=bool(copy) if copy is not None else False)
         return a.copy() if copy else a
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # NumPy hands back here what a ufunc computed from a Tensor operand (Tensor + ndarray,
+        # once the Tensor's own operator declined the array): a Tensor, as in PyTorch.
+        return _C.from_numpy(array)
 
     # ---- conversions ----
     def to(self, *args, **kwargs) -> "Tensor":
@@ -166,12 +173,34 @@ class Tensor(_C.TensorBase):
     def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
         return _indexing.unique(self, sorted, return_inverse, return_counts, dim)
 
+    def __contains__(self, element: Any) -> bool:
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+        )
+
     @property
     def T(self) -> "Tensor":
-        return self.permute(*range(self.dim() - 1, -1, -1))
+        if self.dim() == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                          UserWarning, stacklevel=2)
+        elif self.dim() != 2:
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                UserWarning, stacklevel=2)
+        return self.permute(tuple(range(self.dim() - 1, -1, -1)))
 
     @property
     def mT(self) -> "Tensor":
+        if self.dim() == 0:
+            warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                          UserWarning, stacklevel=2)
+            return self
+        if self.dim() == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     @property

@@ -182,7 +182,7 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
         if (!create_graph && (atomic_load(&grad->refcount) > 1 || grad->grad_fn ||
                               !mt_tensor_is_contiguous(grad))) {
             mt_tensor *c = NULL;
-            st = mt_op_clone(grad, &c);
+            st = mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
             grad = c;
         }

@@ -230,31 +230,6 @@ G(triu_backward)
 
 /* ---- as_strided ---- */
 
-/* Whether t's elements fill offset .. offset + numel - 1 of its storage, each once (a
- * permutation of a contiguous layout). */
-static bool
-dense(const mt_tensor *t)
-{
-    int order[MT_MAX_DIMS], nd = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->sizes[d] != 1) {
-            int k = nd++;
-            for (; k > 0 && t->strides[order[k - 1]] > t->strides[d]; k--) {
-                order[k] = order[k - 1];
-            }
-            order[k] = d;
-        }
-    }
-    int64_t expected = 1;
-    for (int k = 0; k < nd; k++) {
-        if (t->strides[order[k]] != expected) {
-            return false;
-        }
-        expected *= t->sizes[order[k]];
-    }
-    return true;
-}
-
 /* *out = the int64 map of self's memory: element p of self's span holds the flat (row-major)
  * index of the element of self stored there. */
 static mt_status
@@ -297,7 +272,7 @@ G(as_strided_backward)
     for (int d = 0; d < size->n; d++) {
         last += (size->v[d] - 1) * stride->v[d];
     }
-    if (!dense(self) || from < 0 || last >= numel) {
+    if (!mt_tensor_is_dense(self) || from < 0 || last >= numel) {
         return mt_fail(MT_ENOTIMPL,
                        "as_strided: minitorch's backward supports only inputs whose elements are "
                        "dense in memory and results that stay within them");

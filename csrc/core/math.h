@@ -16,6 +16,17 @@
 
 #define MT_SQRT1_2 0.70710678118654752440 /* 1/sqrt(2), for the exact (erf) GELU */
 
+/* A bool in memory is read as its byte != 0, as PyTorch reads it: memory minitorch shares (a
+ * NumPy array viewed as bool, a DLPack capsule) may hold any byte, and loading one that is not 0
+ * or 1 through a C bool is undefined (GCC's code then gives ~2 == 3, and 2 + 255 as a sum;
+ * UBSan flags it). Every kernel and cast reads bools through this; every bool minitorch writes
+ * is 0 or 1. */
+static inline MT_HD bool
+mt_load_b8(const void *p)
+{
+    return *(const unsigned char *)p != 0;
+}
+
 /* Float math of the unary ops, for float (f32, libm suffix f) and double (f64, no suffix).
  * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf;
  * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them. */
@@ -213,5 +224,14 @@ MT_DEFINE_CLAMP_MAX(double, f64)
 MT_DEFINE_GELU_BACKWARD(float, f32, f)
 MT_DEFINE_GELU_BACKWARD(double, f64, )
 #undef MT_DEFINE_GELU_BACKWARD
+
+/* random_'s draw from 64 random bits: from + bits mod span, span 0 standing for all 2^64 values
+ * (random_(-2**63) of int64). In unsigned arithmetic: the offset may pass INT64_MAX before it
+ * lands in range. */
+static inline MT_HD int64_t
+mt_random_in_range(uint64_t bits, int64_t from, uint64_t span)
+{
+    return (int64_t)((uint64_t)from + (span ? bits % span : bits));
+}
 
 #endif

@@ -289,6 +289,83 @@ mt_tensor_is_contiguous(const mt_tensor *t)
 }
 
 bool
+mt_tensor_is_dense(const mt_tensor *t)
+{
+    if (mt_tensor_numel(t) == 0) {
+        return true;
+    }
+    /* the dims of size >= 2, by increasing stride, must each step over all the ones before */
+    int perm[MT_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] >= 2) {
+            int k = n++;
+            for (; k > 0 && t->strides[perm[k - 1]] > t->strides[d]; k--) {
+                perm[k] = perm[k - 1];
+            }
+            perm[k] = d;
+        }
+    }
+    int64_t expected = 1;
+    for (int k = 0; k < n; k++) {
+        if (t->strides[perm[k]] != expected) {
+            return false;
+        }
+        expected *= t->sizes[perm[k]];
+    }
+    return true;
+}
+
+/* 1 if dim a belongs outside dim b in a dense layout ordered like t's, -1 if inside, 0 if t's
+ * strides do not say (a stride of 0, or equal strides and sizes). */
+static int
+dense_order(const mt_tensor *t, int a, int b)
+{
+    int64_t sa = t->strides[a], sb = t->strides[b];
+    if (sa == 0 || sb == 0) {
+        return 0;
+    }
+    if (sa != sb) {
+        return sa < sb ? -1 : 1;
+    }
+    return t->sizes[a] > t->sizes[b] ? 1 : 0;
+}
+
+void
+mt_preserve_strides(const mt_tensor *t, int64_t *strides)
+{
+    if (mt_tensor_is_dense(t)) {
+        memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+        return;
+    }
+    /* PyTorch's infer_dense_strides: perm lists the dims from innermost out, starting from
+     * row-major order, insertion-sorted by stride (ties: the smaller size inner). A stride-0 dim
+     * compares with nothing, so the sort passes over it and it keeps its row-major place. */
+    int perm[MT_MAX_DIMS];
+    for (int k = 0; k < t->ndim; k++) {
+        perm[k] = t->ndim - 1 - k;
+    }
+    for (int i = 1; i < t->ndim; i++) {
+        int d1 = i;
+        for (int d0 = i - 1; d0 >= 0; d0--) {
+            int c = dense_order(t, perm[d0], perm[d1]);
+            if (c > 0) {
+                int tmp = perm[d0];
+                perm[d0] = perm[d1];
+                perm[d1] = tmp;
+                d1 = d0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    int64_t step = 1;
+    for (int k = 0; k < t->ndim; k++) {
+        strides[perm[k]] = step;
+        step *= t->sizes[perm[k]] > 1 ? t->sizes[perm[k]] : 1;
+    }
+}
+
+bool
 mt_tensor_has_internal_overlap(const mt_tensor *t)
 {
     for (int d = 0; d < t->ndim; d++) {

@@ -111,6 +111,13 @@ mt_tensor_bump_version(mt_tensor *t)
 
 void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 bool mt_tensor_is_contiguous(const mt_tensor *t);
+/* Whether t's elements fill their span exactly, each once: a permutation of a contiguous layout
+ * (PyTorch's is_non_overlapping_and_dense; an empty tensor counts, being contiguous). */
+bool mt_tensor_is_dense(const mt_tensor *t);
+/* The strides of a copy of t that keeps its layout (PyTorch's memory_format=preserve_format, as
+ * clone gives): t's own when its elements fill their span exactly (a transposed matrix stays
+ * transposed), else dense strides in the order of t's. */
+void mt_preserve_strides(const mt_tensor *t, int64_t *strides);
 /* Whether some memory location is reached by two elements (a size>1 dim with stride 0), which
  * makes writing through t ill-defined; PyTorch's has_internal_overlap, the cases it is sure of. */
 bool mt_tensor_has_internal_overlap(const mt_tensor *t);

@@ -136,8 +136,8 @@ mt_cpu_div_rounding(mt_args *a, bool inplace)
     {                                                                                      \
         (void)ctx;                                                                         \
         for (int64_t i = 0; i < n; i++) {                                                  \
-            const T lo = mt_maximum_##S(MT_AT(T, 1, i), MT_AT(T, 2, i));                   \
-            MT_AT(T, 0, i) = mt_minimum_##S(lo, MT_AT(T, 3, i));                           \
+            const T lo = mt_maximum_##S(MT_GET(T, 1, i), MT_GET(T, 2, i));                 \
+            MT_AT(T, 0, i) = mt_minimum_##S(lo, MT_GET(T, 3, i));                          \
         }                                                                                  \
     }
 MT_DTYPES(CLAMP_LOOP)

@@ -27,22 +27,22 @@ typedef struct scalar_ctx {
             T *o = (T *)data[0];                                                          \
             const T *xs = (const T *)data[1], *ys = (const T *)data[2];                   \
             for (int64_t i = 0; i < n; i++) {                                             \
-                const T x = xs[i], y = ys[i];                                             \
+                const T x = MT_LOAD(T, xs + i), y = MT_LOAD(T, ys + i);                   \
                 o[i] = (T)(EXPR);                                                         \
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
         if (strides[0] == sizeof(T) && strides[1] == sizeof(T) && strides[2] == 0) {      \
             T *o = (T *)data[0];                                                          \
-            const T *xs = (const T *)data[1], y = *(const T *)data[2];                    \
+            const T *xs = (const T *)data[1], y = MT_LOAD(T, data[2]);                    \
             for (int64_t i = 0; i < n; i++) {                                             \
-                const T x = xs[i];                                                        \
+                const T x = MT_LOAD(T, xs + i);                                           \
                 o[i] = (T)(EXPR);                                                         \
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
-            const T x = MT_AT(T, 1, i), y = MT_AT(T, 2, i);                               \
+            const T x = MT_GET(T, 1, i), y = MT_GET(T, 2, i);                             \
             MT_AT(T, 0, i) = (T)(EXPR);                                                   \
         }                                                                                 \
     }
@@ -57,13 +57,13 @@ typedef struct scalar_ctx {
             T *o = (T *)data[0];                                                 \
             const T *xs = (const T *)data[1];                                    \
             for (int64_t i = 0; i < n; i++) {                                    \
-                const T x = xs[i];                                               \
+                const T x = MT_LOAD(T, xs + i);                                  \
                 o[i] = (T)(EXPR);                                                \
             }                                                                    \
             return;                                                              \
         }                                                                        \
         for (int64_t i = 0; i < n; i++) {                                        \
-            const T x = MT_AT(T, 1, i);                                          \
+            const T x = MT_GET(T, 1, i);                                         \
             MT_AT(T, 0, i) = (T)(EXPR);                                          \
         }                                                                        \
     }

@@ -122,18 +122,34 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
     mt_cpu_gemm_raw(C->dtype, ta, tb, m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c, n);
 }
 
+// A (m,k), B (k,n) strided, C (m,n) contiguous, of integer type T; C = alpha * A @ B + beta * C
+// in wrapping (unsigned) arithmetic, as PyTorch's integers; beta == 0 ignores C.
 #define GEMM_INT_LOOP(T)                                                                  \
     for (int64_t i = 0; i < m; i++) {                                                     \
         for (int64_t j = 0; j < n; j++) {                                                 \
-            int64_t s = 0;                                                                \
+            uint64_t s = 0;                                                               \
             for (int64_t p = 0; p < k; p++) {                                             \
-                s += (int64_t)((T *)a)[i * A->strides[0] + p * A->strides[1]] *           \
-                     (int64_t)((T *)b)[p * B->strides[0] + j * B->strides[1]];            \
+                s += (uint64_t)((T *)a)[i * A->strides[0] + p * A->strides[1]] *          \
+                     (uint64_t)((T *)b)[p * B->strides[0] + j * B->strides[1]];           \
             }                                                                             \
             T *o = (T *)c + i * n + j;                                                    \
-            *o = (T)(alpha * s + (beta != 0 ? beta * *o : 0));                            \
+            *o = (T)(alpha * s + (beta != 0 ? beta * (uint64_t)*o : 0));                  \
         }                                                                                 \
     }
+
+// A (m,k), B (k,n) strided, C (m,n) contiguous, integers; alpha and beta already in C's dtype
+static void
+gemm_int(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, uint64_t alpha, uint64_t beta)
+{
+    int64_t m = A->sizes[0], k = A->sizes[1], n = B->sizes[1];
+    const char *a = mt_tensor_data(A), *b = mt_tensor_data(B);
+    char *c = mt_tensor_data(C);
+    if (C->dtype == MT_INT32) {
+        GEMM_INT_LOOP(int32_t)
+    } else {
+        GEMM_INT_LOOP(int64_t)
+    }
+}
 
 // A (m,k), B (k,n) strided, C (m,n) contiguous; C = alpha * A @ B + beta * C
 static mt_status
@@ -144,6 +160,11 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
     mt_tensor *ca = NULL, *cb = NULL;
     mt_status st = MT_OK;
     if (m == 0 || n == 0) {
+        return MT_OK;
+    }
+    if (!mt_dtype_is_float(C->dtype)) {
+        /* the products' front ends gave integer products integer alpha and beta */
+        gemm_int(A, B, C, (uint64_t)mt_scalar_to_int(alpha_s), (uint64_t)mt_scalar_to_int(beta_s));
         return MT_OK;
     }
     if (k == 0) {
@@ -158,18 +179,6 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
                 mt_store_scalar(c + i * (int64_t)item, C->dtype,
                                 mt_scalar_float(beta * mt_scalar_to_double(v)));
             }
-        }
-        return MT_OK;
-    }
-    if (!mt_dtype_is_float(C->dtype)) {
-        char *a = mt_tensor_data(A), *b = mt_tensor_data(B), *c = mt_tensor_data(C);
-        int64_t ai = mt_scalar_to_int(alpha_s), bi = mt_scalar_to_int(beta_s);
-        (void)ai;
-        (void)bi;
-        if (C->dtype == MT_INT32) {
-            GEMM_INT_LOOP(int32_t)
-        } else {
-            GEMM_INT_LOOP(int64_t)
         }
         return MT_OK;
     }
@@ -234,13 +243,32 @@ check_dtype(const mt_tensor *t)
     return MT_OK;
 }
 
+/* beta (a->s[0]) and alpha (a->s[1]) of a product in dtype dt, 1 where not given. An integer
+ * product takes them as its own dtype first, as PyTorch's (beta.to<int64_t>()): 0.5 becomes 0,
+ * -1.5 becomes -1, and a value out of the dtype's range is an error. */
+static mt_status
+product_scalars(const mt_args *a, mt_dtype dt, mt_scalar *beta, mt_scalar *alpha)
+{
+    mt_scalar *s[2] = {beta, alpha};
+    for (int k = 0; k < 2; k++) {
+        *s[k] = mt_scalar_is_none(a->s[k]) ? mt_scalar_int(1) : a->s[k];
+        if (mt_dtype_is_integral(dt, false)) {
+            mt_status st = mt_check_scalar_fits(*s[k], dt);
+            if (st) {
+                return st;
+            }
+            *s[k] = mt_scalar_int(mt_scalar_to_int(*s[k]));
+        }
+    }
+    return MT_OK;
+}
+
 // self broadcast to (m,n), mat1 (m,k), mat2 (k,n); out (m,n) = beta * self + alpha * mat1 @ mat2
 mt_status
 mt_cpu_addmm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
-    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
-    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_scalar beta, alpha;
     mt_status st;
     if ((st = check_matrix(m1, "mat1")) || (st = check_matrix(m2, "mat2")) ||
         (st = check_multipliable(m1, m2))) {
@@ -254,7 +282,7 @@ mt_cpu_addmm(mt_args *a)
         return mt_fail(MT_ERUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
                        mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
     }
-    if ((st = check_dtype(m1))) {
+    if ((st = check_dtype(m1)) || (st = product_scalars(a, m1->dtype, &beta, &alpha))) {
         return st;
     }
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
@@ -363,14 +391,16 @@ mt_status
 mt_cpu_baddbmm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
-    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
-    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_scalar beta, alpha;
     mt_status st = check_batches(b1, b2);
     if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
         st = mt_fail(MT_ERUNTIME,
                      "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
                      mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
                      mt_dtype_c_name(b2->dtype));
+    }
+    if (st == MT_OK) {
+        st = product_scalars(a, b1->dtype, &beta, &alpha);
     }
     return st ? st : batched(a, self, b1, b2, beta, alpha);
 }
@@ -413,9 +443,11 @@ mt_status
 mt_cpu_addmv(mt_args *a)
 {
     mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
-    mt_scalar beta = mt_scalar_is_none(a->s[0]) ? mt_scalar_int(1) : a->s[0];
-    mt_scalar alpha = mt_scalar_is_none(a->s[1]) ? mt_scalar_int(1) : a->s[1];
+    mt_scalar beta, alpha;
     mt_status st = mt_check_matvec(self, mat, vec);
+    if (st == MT_OK) {
+        st = product_scalars(a, mat->dtype, &beta, &alpha);
+    }
     return st ? st : matvec(a, self, mat, vec, beta, alpha);
 }
 

@@ -17,7 +17,7 @@
     {                                                                            \
         (void)ctx;                                                               \
         for (int64_t i = 0; i < n; i++) {                                        \
-            const T x = MT_AT(T, 1, i), y = MT_AT(T, 2, i);                      \
+            const T x = MT_GET(T, 1, i), y = MT_GET(T, 2, i);                    \
             MT_AT(R, 0, i) = (R)(EXPR);                                          \
         }                                                                        \
     }
@@ -28,7 +28,7 @@
     {                                                                            \
         (void)ctx;                                                               \
         for (int64_t i = 0; i < n; i++) {                                        \
-            const T x = MT_AT(T, 1, i);                                          \
+            const T x = MT_GET(T, 1, i);                                         \
             MT_AT(R, 0, i) = (R)(EXPR);                                          \
         }                                                                        \
     }
@@ -48,12 +48,12 @@
             const T *x = (const T *)data[2], *y = (const T *)data[3];                  \
             const int64_t sx = strides[2] ? 1 : 0, sy = strides[3] ? 1 : 0;             \
             for (int64_t i = 0; i < n; i++) {                                          \
-                o[i] = c[i] ? x[i * sx] : y[i * sy];                                   \
+                o[i] = MT_LOAD(bool, c + i) ? MT_LOAD(T, x + i * sx) : MT_LOAD(T, y + i * sy); \
             }                                                                          \
             return;                                                                    \
         }                                                                              \
         for (int64_t i = 0; i < n; i++) {                                              \
-            MT_AT(T, 0, i) = MT_AT(bool, 1, i) ? MT_AT(T, 2, i) : MT_AT(T, 3, i);      \
+            MT_AT(T, 0, i) = MT_GET(bool, 1, i) ? MT_GET(T, 2, i) : MT_GET(T, 3, i);   \
         }                                                                              \
     }
 

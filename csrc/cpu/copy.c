@@ -17,12 +17,12 @@
             TO_T *o = (TO_T *)data[0];                                                 \
             const FROM_T *x = (const FROM_T *)data[1];                                 \
             for (int64_t i = 0; i < n; i++) {                                          \
-                o[i] = (TO_T)x[i];                                                     \
+                o[i] = (TO_T)MT_LOAD(FROM_T, x + i);                                   \
             }                                                                          \
             return;                                                                    \
         }                                                                              \
         for (int64_t i = 0; i < n; i++) {                                              \
-            MT_AT(TO_T, 0, i) = (TO_T)MT_AT(FROM_T, 1, i);                             \
+            MT_AT(TO_T, 0, i) = (TO_T)MT_GET(FROM_T, 1, i);                            \
         }                                                                              \
     }
 #define CAST_TO(T, S, E) MT_DTYPES_INNER(CAST_LOOP, T, S)

@@ -33,7 +33,9 @@ mt_cpu_arange(mt_args *a)
     char *p = mt_tensor_data(out);
     size_t item = mt_dtype_size(r.dt);
     for (int64_t i = 0; i < r.n; i++) {
-        mt_scalar v = r.ints ? mt_scalar_int(r.si + i * r.di) : mt_scalar_float(r.s + (double)i * r.d);
+        /* unsigned: i * step may pass INT64_MAX on the way to a value in range */
+        mt_scalar v = r.ints ? mt_scalar_int((int64_t)((uint64_t)r.si + (uint64_t)i * (uint64_t)r.di))
+                             : mt_scalar_float(r.s + (double)i * r.d);
         mt_store_scalar(p + i * (int64_t)item, r.dt, v);
     }
     return mt_factory_finish(a, out);

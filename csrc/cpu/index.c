@@ -8,8 +8,9 @@
  * stride of 0 along the indexed dims; the position of each element, times the byte stride of
  * the indexed dim, is added to its address (PyTorch's index kernels work the same way). Indices
  * are checked against their dim before anything is written, so a bad index leaves the
- * destination untouched. Elements move as raw bytes of their width, so one loop serves every
- * dtype of a width; only the accumulating forms compute, per dtype. */
+ * destination untouched. Elements move as raw words of their width, so one loop serves every
+ * dtype of a width (bool for width 1, normalised as it is read: loops.h); only the accumulating
+ * forms compute, per dtype. */
 #include <string.h>
 
 #include "cpu/copy.h"
@@ -34,12 +35,12 @@ typedef struct move_ctx {
         if (strides[2] == 0) {                                                              \
             const char *src = data[1] + *(const int64_t *)data[2] * step;                   \
             for (int64_t i = 0; i < n; i++) {                                               \
-                MT_AT(T, 0, i) = *(const T *)(src + i * strides[1]);                        \
+                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                         \
             }                                                                               \
             return;                                                                         \
         }                                                                                   \
         for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = *(const T *)(data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step); \
+            MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step); \
         }                                                                                   \
     }
 // *(dst_i + pos[i] * step) = src[i] (or += when accumulating): the destination is indexed
@@ -49,20 +50,20 @@ typedef struct move_ctx {
         const int64_t step = ((const move_ctx *)ctx)->step;                                 \
         for (int64_t i = 0; i < n; i++) {                                                   \
             T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step);           \
-            const T v = MT_AT(T, 1, i);                                                     \
+            const T v = MT_GET(T, 1, i);                                                    \
             *p = (EXPR);                                                                    \
         }                                                                                   \
     }
-TAKE_LOOP(take_w1, uint8_t)
+TAKE_LOOP(take_w1, bool)
 TAKE_LOOP(take_w4, uint32_t)
 TAKE_LOOP(take_w8, uint64_t)
-PUT_LOOP(put_w1, uint8_t, v)
+PUT_LOOP(put_w1, bool, v)
 PUT_LOOP(put_w4, uint32_t, v)
 PUT_LOOP(put_w8, uint64_t, v)
 /* indexed by log2 of the element's width, halved: 1 -> 0, 4 -> 1, 8 -> 2 */
 static const mt_loop_fn take_loops[3] = {take_w1, take_w4, take_w8};
 static const mt_loop_fn put_loops[3] = {put_w1, put_w4, put_w8};
-#define ADD_LOOP(E, T, S) PUT_LOOP(add_##S, T, (T)(*p + v))
+#define ADD_LOOP(E, T, S) PUT_LOOP(add_##S, T, (T)(MT_LOAD(T, p) + v))
 MT_DTYPES(ADD_LOOP)
 static const mt_loop_fn add_loops[MT_NUM_DTYPES] = {add_b8, add_i32, add_i64, add_f32, add_f64};
 

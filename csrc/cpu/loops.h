@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
+#include "core/math.h"
 
 /* X(dtype enum, C type, suffix) for every dtype, in enum order; two copies so that one can be
  * nested inside the other. */
@@ -24,7 +25,17 @@
 #define MT_SIMD_CLONES
 #endif
 
-/* Element i of operand k inside an inner loop. */
+/* Element i of operand k inside an inner loop (an lvalue: for writing, and reading any dtype
+ * but bool). */
 #define MT_AT(T, k, i) (*(T *)(data[k] + (i) * strides[k]))
+
+/* The value of type T at p, or of element i of operand k: a bool is read as its byte != 0
+ * (core/math.h's mt_load_b8), any other T as itself. Every read of data that may be bool goes
+ * through these. */
+#define MT_LOAD(T, p) _Generic((T)0, bool: mt_load_b8(p), default: *(const T *)(p))
+#define MT_GET(T, k, i) MT_LOAD(T, data[k] + (i) * strides[k])
+
+/* Loops that move elements as raw words of their width take bool for width 1 (the only 1-byte
+ * dtype), so a moved byte is normalised to 0 or 1 like any bool read. */
 
 #endif

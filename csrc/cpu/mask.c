@@ -2,7 +2,8 @@
  *
  * The shared iterator walks its operands in row-major order of their logical shape (it drops and
  * merges dims but never reorders them), so masked_select and nonzero can append to their output
- * as they go. Elements move as raw bytes of their width. */
+ * as they go. Elements move as raw words of their width (bool for width 1, normalised as it is
+ * read: loops.h). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -20,12 +21,12 @@
     {                                                                           \
         const T v = *(const T *)ctx;                                            \
         for (int64_t i = 0; i < n; i++) {                                       \
-            if (MT_AT(bool, 1, i)) {                                            \
+            if (MT_GET(bool, 1, i)) {                                           \
                 MT_AT(T, 0, i) = v;                                             \
             }                                                                   \
         }                                                                       \
     }
-FILL_LOOP(fill_w1, uint8_t)
+FILL_LOOP(fill_w1, bool)
 FILL_LOOP(fill_w4, uint32_t)
 FILL_LOOP(fill_w8, uint64_t)
 
@@ -118,7 +119,7 @@ count_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
 {
     int64_t c = 0;
     for (int64_t i = 0; i < n; i++) {
-        c += MT_AT(bool, 1, i);
+        c += MT_GET(bool, 1, i);
     }
     ((select_ctx *)ctx)->count += c;
 }
@@ -130,13 +131,13 @@ count_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
         select_ctx *c = ctx;                                                    \
         T *out = (T *)c->out;                                                   \
         for (int64_t i = 0; i < n; i++) {                                       \
-            if (MT_AT(bool, 1, i)) {                                            \
-                *out++ = MT_AT(T, 0, i);                                        \
+            if (MT_GET(bool, 1, i)) {                                           \
+                *out++ = MT_GET(T, 0, i);                                       \
             }                                                                   \
         }                                                                       \
         c->out = (char *)out;                                                   \
     }
-SELECT_LOOP(select_w1, uint8_t)
+SELECT_LOOP(select_w1, bool)
 SELECT_LOOP(select_w4, uint32_t)
 SELECT_LOOP(select_w8, uint64_t)
 
@@ -176,7 +177,8 @@ mt_status
 mt_cpu_nonzero(mt_args *a)
 {
     mt_tensor *self = a->t[0], *flags = NULL;
-    mt_status st = mt_cpu_cast(self, MT_BOOL, &flags); /* contiguous: element i is flat i */
+    /* contiguous, and 0 or 1 (the cast reads self's bools as byte != 0): element i is flat i */
+    mt_status st = mt_cpu_cast(self, MT_BOOL, &flags);
     if (st) {
         return st;
     }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "core/math.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "cpu/random.h"
@@ -202,8 +203,8 @@ fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
     return MT_OK;
 }
 
-/* [from, from + span) with span >= 1; the modulo's bias (span / 2^64) is far below sampling
- * noise for any span a tensor can use. */
+/* [from, from + span), span 0 for all 2^64 values; the modulo's bias (span / 2^64) is far below
+ * sampling noise for any span a tensor can use. */
 typedef struct int_range {
     int64_t from;
     uint64_t span;
@@ -215,7 +216,7 @@ typedef struct int_range {
     {                                                                                       \
         const int_range *r = ctx;                                                           \
         for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)(r->from + (int64_t)(mt_random_u64() % r->span));           \
+            MT_AT(T, 0, i) = (T)mt_random_in_range(mt_random_u64(), r->from, r->span);        \
         }                                                                                   \
     }
 MT_DTYPES(RANDOM_LOOP)

@@ -30,7 +30,7 @@ typedef struct reduce_ctx {
             ACC s = 0;                                                          \
             _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++) \
             {                                                                   \
-                s += (ACC)xs[i];                                                \
+                s += (ACC)MT_LOAD(T, xs + i);                                   \
             }                                                                   \
             *(ACC *)data[0] += s;                                               \
             return;                                                             \
@@ -38,13 +38,13 @@ typedef struct reduce_ctx {
         if (strides[0] == 0) {                                                  \
             ACC s = 0;                                                          \
             for (int64_t i = 0; i < n; i++) {                                   \
-                s += (ACC)MT_AT(T, 1, i);                                       \
+                s += (ACC)MT_GET(T, 1, i);                                      \
             }                                                                   \
             *(ACC *)data[0] += s;                                               \
             return;                                                             \
         }                                                                       \
         for (int64_t i = 0; i < n; i++) {                                       \
-            MT_AT(ACC, 0, i) += (ACC)MT_AT(T, 1, i);                            \
+            MT_AT(ACC, 0, i) += (ACC)MT_GET(T, 1, i);                           \
         }                                                                       \
     }
 SUM_LOOP(sum_b8, int64_t, bool)
@@ -63,14 +63,14 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
         if (strides[0] == 0) {                                                  \
             ACC acc = *(ACC *)data[0];                                          \
             for (int64_t i = 0; i < n; i++) {                                   \
-                const ACC x = (ACC)MT_AT(T, 1, i);                              \
+                const ACC x = (ACC)MT_GET(T, 1, i);                             \
                 acc = (COMBINE);                                                \
             }                                                                   \
             *(ACC *)data[0] = acc;                                              \
             return;                                                             \
         }                                                                       \
         for (int64_t i = 0; i < n; i++) {                                       \
-            const ACC acc = MT_AT(ACC, 0, i), x = (ACC)MT_AT(T, 1, i);          \
+            const ACC acc = MT_AT(ACC, 0, i), x = (ACC)MT_GET(T, 1, i);         \
             MT_AT(ACC, 0, i) = (COMBINE);                                       \
         }                                                                       \
     }

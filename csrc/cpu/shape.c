@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
@@ -27,7 +28,11 @@ gather(char *dst, const char *src, int ndim, const int64_t *sizes, const int64_t
     int64_t rows = mt_numel(ndim, sizes) / inner;
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t i = 0; i < inner; i++, dst += esize) {
-            memcpy(dst, src + i * step, esize);
+            if (esize == 1) { /* a bool: normalised as it is read (core/math.h) */
+                *dst = (char)mt_load_b8(src + i * step);
+            } else {
+                memcpy(dst, src + i * step, esize);
+            }
         }
         for (int d = ndim - 2; d >= 0; d--) {
             src += strides[d];

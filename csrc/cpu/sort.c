@@ -33,7 +33,7 @@
                 T *key = (T *)keyv, *tk = (T *)tkv;                                            \
                 int64_t *id = idx, *tid = ti;                                                  \
                 for (int64_t j = 0; j < n; j++) {                                              \
-                    key[j] = x[(o * n + j) * inner + i];                                       \
+                    key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                          \
                     id[j] = j;                                                                 \
                 }                                                                              \
                 /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid) */ \
@@ -116,7 +116,7 @@ static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, s
             for (int64_t i = 0; i < inner; i++) {                                              \
                 int64_t size = 0;                                                              \
                 for (int64_t j = 0; j < n; j++) {                                              \
-                    const T v = x[(o * n + j) * inner + i];                                    \
+                    const T v = MT_LOAD(T, x + (o * n + j) * inner + i);                       \
                     int64_t at;                                                                \
                     if (size < k) { /* sift up from the new leaf */                            \
                         at = size++;                                                           \

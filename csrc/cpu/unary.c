@@ -20,12 +20,12 @@
             T *o = (T *)data[0];                                                 \
             const T *xs = (const T *)data[1];                                    \
             for (int64_t i = 0; i < n; i++) {                                    \
-                o[i] = F(xs[i]);                                                 \
+                o[i] = F(MT_LOAD(T, xs + i));                                    \
             }                                                                    \
             return;                                                              \
         }                                                                        \
         for (int64_t i = 0; i < n; i++) {                                        \
-            MT_AT(T, 0, i) = F(MT_AT(T, 1, i));                                  \
+            MT_AT(T, 0, i) = F(MT_GET(T, 1, i));                                 \
         }                                                                        \
     }
 

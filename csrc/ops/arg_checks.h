@@ -153,7 +153,7 @@ typedef enum mt_random_kind {
 typedef struct mt_random_spec {
     double a, b;
     int64_t from;
-    uint64_t span; /* >= 1 */
+    uint64_t span; /* 0 for all 2^64 values */
 } mt_random_spec;
 
 /* The fill's parameters from a (self in t[0], its Scalars in s[]) with PyTorch's defaults and

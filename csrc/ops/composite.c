@@ -8,17 +8,32 @@
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
 
+/* PyTorch refuses relu of a bool (clamp_min(bool, 0) would promote it to int64). */
+static mt_status
+check_relu(const mt_tensor *self)
+{
+    if (self->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Boolean inputs not supported for relu");
+    }
+    return MT_OK;
+}
+
 // self (any shape); out = max(self, 0)
 mt_status
 mt_composite_relu(mt_args *a)
 {
-    return mt_op_clamp_min(a->t[0], mt_scalar_int(0), &a->out[0]);
+    mt_status st = check_relu(a->t[0]);
+    return st ? st : mt_op_clamp_min(a->t[0], mt_scalar_int(0), &a->out[0]);
 }
 
 mt_status
 mt_composite_relu_(mt_args *a)
 {
-    mt_status st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
+    mt_status st = check_relu(a->t[0]);
+    if (st) {
+        return st;
+    }
+    st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
     if (st == MT_OK) {
         a->out[0] = mt_tensor_retain(a->t[0]);
     }
@@ -191,17 +206,38 @@ mt_composite_zero_(mt_args *a)
     return st;
 }
 
-// out = a contiguous copy of self
+/* *out = a copy of self, contiguous or (preserve) in self's layout: mt_preserve_strides. */
+static mt_status
+copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
+{
+    int64_t strides[MT_MAX_DIMS], numel = mt_tensor_numel(self);
+    mt_tensor *flat = NULL;
+    mt_status st;
+    if (!preserve) {
+        st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), out);
+    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), &flat)) == MT_OK) {
+        mt_preserve_strides(self, strides);
+        st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, self->dtype,
+                                  out);
+        mt_tensor_release(flat);
+    }
+    if (st == MT_OK && (st = mt_op_copy_(*out, self))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+mt_status
+mt_copy_contiguous(mt_tensor *self, mt_tensor **out)
+{
+    return copy_of(self, false, out);
+}
+
+// out = a copy of self in its layout (PyTorch's memory_format=preserve_format)
 mt_status
 mt_composite_clone(mt_args *a)
 {
-    mt_tensor *self = a->t[0];
-    mt_status st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
-                               &a->out[0]);
-    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self))) {
-        mt_tensor_clear(&a->out[0]);
-    }
-    return st;
+    return copy_of(a->t[0], true, &a->out[0]);
 }
 
 mt_status
@@ -211,7 +247,7 @@ mt_composite_contiguous(mt_args *a)
         a->out[0] = mt_tensor_retain(a->t[0]);
         return MT_OK;
     }
-    return mt_op_clone(a->t[0], &a->out[0]);
+    return mt_copy_contiguous(a->t[0], &a->out[0]);
 }
 
 // out = self converted to dtype and/or moved to device (always a copy)

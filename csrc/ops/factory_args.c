@@ -4,6 +4,17 @@
 #include <string.h>
 
 #include "ops/factory_args.h"
+#include "ops/reduce_dims.h"
+
+/* The number of values start + i * step before end (exclusive), for a step of end's side of
+ * start: ceil((end - start) / step) in unsigned arithmetic, which no int64 range overflows. */
+static uint64_t
+range_count(int64_t start, int64_t end, int64_t step)
+{
+    uint64_t dist = step > 0 ? (uint64_t)end - (uint64_t)start : (uint64_t)start - (uint64_t)end;
+    uint64_t by = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    return dist / by + (dist % by != 0);
+}
 
 mt_status
 mt_arange_spec(const mt_args *a, const char *device, mt_range_spec *r)
@@ -21,7 +32,7 @@ mt_arange_spec(const mt_args *a, const char *device, mt_range_spec *r)
     r->dt = a->dtype >= 0 ? (mt_dtype)a->dtype : any_float ? MT_DEFAULT_FLOAT : MT_INT64;
     double s = mt_scalar_to_double(start), e = mt_scalar_to_double(end),
            d = mt_scalar_to_double(step);
-    if (d == 0) {
+    if (!(d > 0 || d < 0)) { /* NaN too */
         return mt_fail(MT_ERUNTIME, "step must be nonzero");
     }
     if (!isfinite(s) || !isfinite(e)) {
@@ -34,15 +45,33 @@ mt_arange_spec(const mt_args *a, const char *device, mt_range_spec *r)
         return mt_fail(MT_ENOTIMPL, "\"arange_%s\" not implemented for 'Bool'", device);
     }
     double count = ceil((e - s) / d);
+    r->s = s;
+    r->d = d;
+    r->ints = mt_dtype_is_integral(r->dt, false);
+    if (r->ints) {
+        /* An integer arange computes in int64 from start and step taken as int64 first (PyTorch's
+         * accumulate type): arange(0, 5, 1.5, dtype=int64) counts 0, 1, 2, 3, 4. */
+        mt_status st;
+        if ((st = mt_check_scalar_fits(start, MT_INT64)) ||
+            (st = mt_check_scalar_fits(step, MT_INT64)) ||
+            (r->dt == MT_INT64 && (st = mt_check_scalar_fits(end, MT_INT64)))) {
+            return st;
+        }
+        r->si = mt_scalar_to_int(start);
+        r->di = mt_scalar_to_int(step);
+        if (r->dt == MT_INT64) {
+            /* PyTorch sizes an int64 range in int64, exact past 2**53; other dtypes by the
+             * doubles above (int32's arange(0, 5, 1.5) has 4 elements 0, 1, 2, 3). */
+            if (r->di == 0) {
+                return mt_fail(MT_EVALUE, "step must be nonzero");
+            }
+            count = (double)range_count(r->si, mt_scalar_to_int(end), r->di);
+        }
+    }
     if (count > 9.0e18) {
         return mt_fail(MT_ERUNTIME, "invalid size, possible overflow?");
     }
     r->n = (int64_t)count;
-    r->ints = !any_float;
-    r->si = mt_scalar_to_int(start);
-    r->di = mt_scalar_to_int(step);
-    r->s = s;
-    r->d = d;
     return MT_OK;
 }
 
@@ -232,19 +261,5 @@ mt_check_triangle(const mt_tensor *self, const char *name)
 mt_status
 mt_flip_dims(const mt_tensor *self, const mt_intlist *dims, bool *flip)
 {
-    for (int d = 0; d < MT_MAX_DIMS; d++) {
-        flip[d] = false;
-    }
-    for (int k = 0; k < dims->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (flip[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
-        }
-        flip[d] = true;
-    }
-    return MT_OK;
+    return mt_dim_set(self, dims, flip);
 }

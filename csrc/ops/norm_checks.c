@@ -107,6 +107,10 @@ mt_batch_norm_update_running(const mt_args *a, const double *mean, const double 
 {
     double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
     mt_status st = MT_OK;
+    if (count == 0) {
+        /* An empty batch has no statistics (0/0): PyTorch leaves the running ones untouched. */
+        return MT_OK;
+    }
     if (a->t[3] && (st = update(a->t[3], mean, momentum, 1.0))) {
         return st;
     }

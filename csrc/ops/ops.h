@@ -41,11 +41,15 @@ mt_status mt_op_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device 
                       mt_tensor **out);
 mt_status mt_op_fill_(mt_tensor *self, mt_scalar value);
 mt_status mt_op_copy_(mt_tensor *self, mt_tensor *src);
+/* clone keeps self's layout (a transposed matrix stays transposed), as PyTorch's
+ * preserve_format; mt_copy_contiguous is clone(memory_format=contiguous_format): empty + copy_,
+ * for callers that need a row-major result (contiguous(), reshape's copy). */
 mt_status mt_op_clone(mt_tensor *self, mt_tensor **out);
 /* out = condition ? x : y, elementwise and broadcast */
 mt_status mt_op_where(mt_tensor *condition, mt_tensor *x, mt_tensor *y, mt_tensor **out);
 /* a new view of all of self (AliasBackward0 under autograd) */
 mt_status mt_op_alias(mt_tensor *self, mt_tensor **out);
+mt_status mt_copy_contiguous(mt_tensor *self, mt_tensor **out);
 /* self[indices] and self[indices] = values with index tensors (NULL entries skip a dim) */
 mt_status mt_op_index(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out);
 mt_status mt_op_index_put_(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor *values,

@@ -7,6 +7,10 @@
 
 #include "dispatch/dispatch.h"
 
+/* in[d] is set for each dim of self that dims names (a 0-d tensor's dim 0 or -1 names nothing);
+ * a dim out of range or named twice is PyTorch's error. */
+mt_status mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in);
+
 /* reduce[d] is set for each dim of self that dims names; none given (or an empty list) means
  * all. A repeated dim is an error. */
 mt_status mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce);

@@ -9,6 +9,7 @@
 
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
+#include "ops/reduce_dims.h"
 
 static mt_status
 restride(mt_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
@@ -149,7 +150,7 @@ mt_composite_reshape(mt_args *a)
         return mt_op_view(self, ndim, sizes, &a->out[0]);
     }
     mt_tensor *copy;
-    st = mt_op_clone(self, &copy);
+    st = mt_copy_contiguous(self, &copy);
     if (st) {
         return st;
     }
@@ -279,16 +280,18 @@ mt_composite_squeeze(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     bool drop[MT_MAX_DIMS] = {false};
-    for (int d = 0; d < self->ndim; d++) {
-        drop[d] = a->l[0].none && self->sizes[d] == 1;
-    }
-    for (int k = 0; !a->l[0].none && k < a->l[0].n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(a->l[0].v[k], self->ndim, &d);
+    if (a->l[0].none) {
+        for (int d = 0; d < self->ndim; d++) {
+            drop[d] = true;
+        }
+    } else {
+        mt_status st = mt_dim_set(self, &a->l[0], drop); /* squeeze((0, 0)) is an error */
         if (st) {
             return st;
         }
-        drop[d] = self->ndim > 0 && self->sizes[d] == 1;
+    }
+    for (int d = 0; d < self->ndim; d++) {
+        drop[d] = drop[d] && self->sizes[d] == 1;
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     int n = 0;

@@ -343,6 +343,11 @@ tensor_of(const DLTensor *dl, mt_allocator *owner, void *managed)
     if (dl->device.device_type == kDLCPU || dl->device.device_type == kDLCUDAHost) {
         dev = MT_DEVICE_CPU;
     } else if (dl->device.device_type == kDLCUDA) {
+        if (dl->device.device_id < 0) { /* no device has it: every later use would index by it */
+            PyErr_Format(PyExc_BufferError, "minitorch.from_dlpack: invalid CUDA device id %d",
+                         (int)dl->device.device_id);
+            return NULL;
+        }
         dev = (mt_device){MT_CUDA, dl->device.device_id};
     } else {
         PyErr_Format(PyExc_BufferError,
@@ -420,6 +425,33 @@ tensor_of(const DLTensor *dl, mt_allocator *owner, void *managed)
  * left to the caller, who must let it finish before dropping the shared tensor (whose release
  * runs the producer's deleter, and the producer may reuse the memory on another stream). */
 static PyObject *
+invalid_capsule(void)
+{
+    PyErr_SetString(PyExc_RuntimeError,
+                    "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                    "consumed only once, so you might have already constructed a tensor from it "
+                    "once.");
+    return NULL;
+}
+
+/* _dlpack_capsule_device(capsule): the (device_type, device_id) of an unconsumed capsule, so
+ * that from_dlpack checks a capsule's device as it checks a producer's __dlpack_device__. */
+static PyObject *
+py_dlpack_capsule_device(PyObject *m, PyObject *cap)
+{
+    (void)m;
+    const DLTensor *dl;
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        dl = &((DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))->dl_tensor;
+    } else if (PyCapsule_IsValid(cap, "dltensor")) {
+        dl = &((DLManagedTensor *)PyCapsule_GetPointer(cap, "dltensor"))->dl_tensor;
+    } else {
+        return invalid_capsule();
+    }
+    return Py_BuildValue("(ii)", dl->device.device_type, dl->device.device_id);
+}
+
+static PyObject *
 py_from_dlpack_capsule(PyObject *m, PyObject *args)
 {
     (void)m;
@@ -457,11 +489,7 @@ py_from_dlpack_capsule(PyObject *m, PyObject *args)
         t = tensor_of(&l->dl_tensor, &legacy_allocator, l);
         used = "used_dltensor";
     } else {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "from_dlpack received an invalid capsule. Note that DLTensor capsules can "
-                        "be consumed only once, so you might have already constructed a tensor "
-                        "from it once.");
-        return NULL;
+        return invalid_capsule();
     }
     if (t == NULL) {
         return NULL;
@@ -508,6 +536,8 @@ static PyMethodDef dlpack_functions[] = {
     {"_to_dlpack", py_to_dlpack, METH_VARARGS,
      "_to_dlpack(tensor, versioned, dl_device, copy): Tensor.__dlpack__'s capsule."},
     {"_dlpack_device", py_dlpack_device, METH_O, "Tensor.__dlpack_device__()."},
+    {"_dlpack_capsule_device", py_dlpack_capsule_device, METH_O,
+     "_dlpack_capsule_device(capsule): its (device_type, device_id), without consuming it."},
     {"_from_dlpack_capsule", py_from_dlpack_capsule, METH_VARARGS,
      "_from_dlpack_capsule(capsule, copy, defer=False): the tensor of a DLPack capsule, "
      "consuming it; defer: (tensor, copy_needed), a device tensor's copy left to the caller."},

@@ -107,6 +107,22 @@ tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     return PyLong_FromLongLong(T(self)->sizes[d]);
 }
 
+/* A tuple of n Python ints. */
+static PyObject *
+ints_tuple(int n, const int64_t *v)
+{
+    PyObject *res = PyTuple_New(n);
+    for (int k = 0; res && k < n; k++) {
+        PyObject *i = PyLong_FromLongLong(v[k]);
+        if (i == NULL) {
+            Py_CLEAR(res);
+            break;
+        }
+        PyTuple_SET_ITEM(res, k, i);
+    }
+    return res;
+}
+
 static PyObject *
 tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -120,11 +136,7 @@ tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
         dim = args[0];
     }
     if (dim == NULL || dim == Py_None) {
-        PyObject *res = PyTuple_New(T(self)->ndim);
-        for (int k = 0; res && k < T(self)->ndim; k++) {
-            PyTuple_SET_ITEM(res, k, PyLong_FromLongLong(T(self)->strides[k]));
-        }
-        return res;
+        return ints_tuple(T(self)->ndim, T(self)->strides);
     }
     int d;
     if (dim_arg(self, dim, &d) < 0) {
@@ -458,6 +470,15 @@ get_nbytes(PyObject *self, void *c)
     return PyLong_FromLongLong(mt_tensor_numel(T(self)) * (int64_t)mt_dtype_size(T(self)->dtype));
 }
 
+static PyObject *
+tensor_preserve_strides(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    int64_t strides[MT_MAX_DIMS];
+    mt_preserve_strides(T(self), strides);
+    return ints_tuple(T(self)->ndim, strides);
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "The sizes of the tensor, as a minitorch.Size.", NULL},
     {"dtype", get_dtype, NULL, NULL, NULL},
@@ -495,6 +516,8 @@ static PyMethodDef tensor_methods[] = {
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
     {"_set_data", tensor_set_data, METH_O, NULL},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
+    {"_preserve_strides", tensor_preserve_strides, METH_NOARGS,
+     "The strides of a copy that keeps this tensor's layout (clone's, empty_like's)."},
     {"detach_", tensor_detach_, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -297,6 +297,8 @@ def test_like_values_and_dtype_override(fname):
     lambda m: m.ones(4, 6)[:, ::2],                   # gaps: contiguous
     lambda m: m.ones(3, 1).expand(3, 4),              # overlap: contiguous
     lambda m: m.ones(0, 3).t(),
+    lambda m: m.ones(3, 4, 10)[..., ::2].permute(2, 0, 1),  # gaps, permuted: dense in its order
+    lambda m: m.ones(3, 4).t()[1:],                          # gaps, transposed
 ])
 def test_like_preserves_dense_strides(fn, make):
     src = make(minitorch)
@@ -364,6 +366,44 @@ def test_arange_length_and_values_match_torch(args):
 def test_arange_errors(args, message):
     with pytest.raises(RuntimeError, match=message):
         minitorch.arange(*args)
+
+
+@pytest.mark.parametrize(
+    "args, dtype, expected",
+    [((0, 5, 1.5), "int64", [0, 1, 2, 3, 4]), ((0.5, 5, 1.5), "int64", [0, 1, 2, 3, 4]),
+     ((-1, -5.2, -1.5), "int64", [-1, -2, -3, -4]), ((0.9, 3.9, 1), "int64", [0, 1, 2]),
+     ((5, 0, -1.5), "int64", [5, 4, 3, 2, 1]), ((2**53 + 1, 2**53 + 4), "int64", [2**53 + 1, 2**53 + 2, 2**53 + 3]),
+     ((0, 5, 1.5), "int32", [0, 1, 2, 3]), ((-1, -5.2, -1.5), "int32", [-1, -2, -3]),
+     ((0.5, 5, 1.5), "int32", [0, 1, 2]), ((0, 2**53, 2**52), "float64", [0.0, 2.0**52])],
+)
+def test_arange_integer_dtype_truncates_start_end_step(args, dtype, expected):
+    # PyTorch computes an integer arange from start and step taken as int64 first (its accumulate
+    # type), and sizes an int64 one in int64 from the truncated end too: arange(0, 5, 1.5,
+    # dtype=int64) is 0..4, where minitorch counted ceil(5 / 1.5) = 4 values of 0, 1.5, 3, 4.5.
+    t = minitorch.arange(*args, dtype=getattr(minitorch, dtype))
+    assert t.tolist() == expected and name(t.dtype) == dtype
+    torch = pytest.importorskip("torch")
+    assert torch.arange(*args, dtype=getattr(torch, dtype)).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "args, dtype, cls, message",
+    [((0, 5, 0.5), "int64", ValueError, "step must be nonzero"),
+     ((0, 5, float("nan")), "float32", RuntimeError, "step must be nonzero"),
+     ((0.0, 1e19, 1e18), "int64", RuntimeError, "value cannot be converted to type int64_t without overflow"),
+     ((0, 5, 1e300), "int32", RuntimeError, "value cannot be converted to type int64_t without overflow")],
+)
+def test_arange_integer_dtype_errors(args, dtype, cls, message):
+    with pytest.raises(cls, match=message):
+        minitorch.arange(*args, dtype=getattr(minitorch, dtype))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(cls, match=message):
+        torch.arange(*args, dtype=getattr(torch, dtype))
+
+
+def test_arange_int64_extremes_count_without_overflow():
+    # i * step passes INT64_MAX on the way to a value in range
+    assert minitorch.arange(-(2**63), 2**63 - 1, 2**62).tolist() == [-(2**63), -(2**62), 0, 2**62]
 
 
 @pytest.mark.parametrize("args", [(5, 0), (0, 5, -1)])

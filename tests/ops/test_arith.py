@@ -264,6 +264,20 @@ def test_operators_between_tensors_like_torch(op, dtype_a, dtype_b):
     same_as_torch(lambda m, x, y: OPERATORS[op](x, y), [a, b])
 
 
+@pytest.mark.parametrize("dtype_a", ALL)
+@pytest.mark.parametrize("dtype_b", ALL)
+@pytest.mark.parametrize("alpha", ("none", 1, 2, 0, 1.5, True, False))
+@pytest.mark.parametrize("name", ("add", "sub"))
+def test_add_sub_alpha_like_torch(name, dtype_a, dtype_b, alpha):
+    # The alpha check was reversed: add(bool, bool) (alpha 1 by default) raised "Boolean alpha
+    # only supported for Boolean results", and add(float, float, alpha=True) did not.
+    a = np.array([[1, 0, 3]]).astype(dtype_a)
+    b = np.array([[1], [0]]).astype(dtype_b)
+    kw = {} if alpha == "none" else {"alpha": alpha}
+    same_as_torch(lambda m, x, y: getattr(m, name)(x, y, **kw), [a, b])
+    same_as_torch(lambda m, x, y: getattr(x, name + "_")(y[0], **kw), [a, b])
+
+
 @pytest.mark.parametrize("op", INPLACE_OPERATORS)
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("other", (2, 1.5, "tensor"))

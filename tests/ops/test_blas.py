@@ -95,6 +95,48 @@ def test_addmm_beta_zero_ignores_nan_in_self():
     assert out.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
+INT_PRODUCTS = [
+    (lambda t, z, x, y, **kw: t.addmm(z, x, y, **kw), ((2, 2), (2, 3), (3, 2))),
+    (lambda t, z, x, y, **kw: t.addmv(z, x, y, **kw), ((2,), (2, 3), (3,))),
+    (lambda t, z, x, y, **kw: t.baddbmm(z, x, y, **kw), ((2, 2, 2), (2, 2, 3), (2, 3, 2))),
+]
+
+
+@pytest.mark.parametrize("dtype", ("int64", "int32"))
+@pytest.mark.parametrize("fn, shapes_", INT_PRODUCTS)
+@pytest.mark.parametrize("beta, alpha", [(0.5, 2), (1.5, 2.7), (-1.5, -0.5), (2.9, 1), (True, False)])
+def test_integer_products_truncate_fractional_alpha_beta(dtype, fn, shapes_, beta, alpha):
+    # PyTorch converts alpha and beta to the integer dtype first (0.5 -> 0, -1.5 -> -1); minitorch
+    # scaled by the float values and rounded the sum (beta=0.5, alpha=2 gave 2*x@y + 1).
+    rng = np.random.default_rng(0)
+    z, x, y = (rng.integers(-5, 6, s).astype(dtype) for s in shapes_)
+    bi, ai = int(beta), int(alpha)
+    ref = {2: lambda z, x, y: bi * z + ai * (x @ y), 1: lambda z, x, y: bi * z + ai * (x @ y),
+           3: lambda z, x, y: bi * z + ai * np.matmul(x, y)}[len(shapes_[0])]
+    check(lambda t, z, x, y: fn(t, z, x, y, beta=beta, alpha=alpha), ref, [z, x, y])
+    # An empty inner dimension gives beta * self with the same integer beta (PyTorch's addmm and
+    # baddbmm raise there for a float beta, as their k == 0 path multiplies by the float).
+    empty = fn(minitorch, *[minitorch.tensor(a) for a in (z, x[..., :0], y[..., :0, :] if y.ndim > 1 else y[:0])],
+               beta=beta, alpha=alpha)
+    np.testing.assert_array_equal(empty.numpy(), bi * z)
+
+
+@pytest.mark.parametrize("fn, shapes_", INT_PRODUCTS)
+@pytest.mark.parametrize("dtype, kw", [("int64", dict(beta=float("nan"))), ("int64", dict(alpha=1e30)),
+                                       ("int32", dict(alpha=2**33)), ("int32", dict(beta=2.0**31))])
+def test_integer_products_refuse_alpha_beta_out_of_range(fn, shapes_, dtype, kw):
+    arrays = [np.ones(s, dtype) for s in shapes_]
+    assert raises_like_torch(lambda t, z, x, y: fn(t, z, x, y, **kw), *arrays) is RuntimeError
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int(64_t)? without overflow"):
+        fn(minitorch, *[minitorch.tensor(a) for a in arrays], **kw)
+
+
+def test_int64_product_wraps_in_integers():
+    # alpha * sum in float64 lost the low bits of int64 results past 2**53
+    x, y, z = (minitorch.tensor([[v]]) for v in (2**40 + 1, 2**30 + 3, 2**40 + 7))
+    assert minitorch.addmm(z, x, y, beta=3, alpha=5).tolist() == [[(3 * (2**40 + 7) + 5 * (2**40 + 1) * (2**30 + 3) + 2**63) % 2**64 - 2**63]]
+
+
 @pytest.mark.parametrize(
     "fn, shapes_",
     [

@@ -103,6 +103,18 @@ def test_relu_propagates_nan():
     assert np.isnan(out[0]) and out[1:] == [0.0, 2.0]
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [lambda m, x: m.relu(x), lambda m, x: x.relu(), lambda m, x: m.relu_(x), lambda m, x: m.nn.functional.relu(x),
+     lambda m, x: m.nn.functional.relu(x, inplace=True), lambda m, x: m.nn.ReLU()(x), lambda m, x: m.relu(x[:0])],
+)
+def test_relu_of_bool_raises_like_torch(fn):
+    # relu(bool) went through clamp_min(bool, 0) and returned int64; PyTorch refuses it.
+    assert raises_like_torch(fn, np.array([True, False])) is RuntimeError
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        fn(minitorch, minitorch.tensor([True, False]))
+
+
 @pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_"])
 @given(data=st.data(), layout=layouts)
 def test_inplace_matches_out_of_place(name, data, layout):

@@ -165,6 +165,37 @@ def test_random_(dtype):
     assert set(b.tolist()) == {False, True}
 
 
+@pytest.mark.parametrize(
+    "dtype, args, message",
+    [("int32", (2**62,), "to - 1 is out of bounds for int"), ("int32", (2**31 + 1,), "to - 1 is out of bounds for int"),
+     ("int32", (-(2**31) - 1, 5), "from is out of bounds for int"), ("bool", (3,), "to - 1 is out of bounds for bool"),
+     ("bool", (-1, 1), "from is out of bounds for bool"), ("int64", (-(2**63),), "random_ expects 'from' to be less")],
+)
+def test_random_bounds_outside_the_dtype_raise_like_torch(dtype, args, message):
+    # int32.random_(2**62) drew from [0, 2**62) and wrapped to negative values; PyTorch checks
+    # that from and to - 1 are values of the dtype.
+    torch = pytest.importorskip("torch")
+    for lib in (minitorch, torch):
+        with pytest.raises(RuntimeError, match=message):
+            lib.empty(10, dtype=getattr(lib, dtype)).random_(*args)
+
+
+@pytest.mark.parametrize(
+    "dtype, args, lo, hi",
+    [("int32", (2**31,), 0, 2**31 - 1), ("int32", (-(2**31), 2**31), -(2**31), 2**31 - 1),
+     ("int32", (), 0, 2**31 - 1), ("int64", (), 0, 2**63 - 1), ("int64", (-(2**63), 2**63 - 1), -(2**63), 2**63 - 2),
+     ("int64", (2**63 - 2, 2**63 - 1), 2**63 - 2, 2**63 - 2), ("bool", (0, 2), 0, 1), ("float32", (), 0, 2**24)],
+)
+def test_random_fills_the_whole_range(dtype, args, lo, hi):
+    # without `to` the range includes the dtype's largest value, as PyTorch's; a span past
+    # INT64_MAX is drawn without signed overflow
+    x = minitorch.empty(4000, dtype=getattr(minitorch, dtype)).random_(*args)
+    v = np.asarray(x.tolist(), dtype=object)
+    assert v.min() >= lo and v.max() <= hi
+    if hi - lo > 2**20:  # a wide range reaches both halves
+        assert v.min() < lo + (hi - lo) // 4 and v.max() > hi - (hi - lo) // 4
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 100])
 @pytest.mark.parametrize("dtype", (None,) + DTYPES)
 def test_randperm_is_a_permutation(n, dtype):
