@@ -282,7 +282,8 @@ def test_capsule_of_a_cuda_device_we_lack_is_refused(dev_id, versioned):
     # have); a capsule is checked like a producer's __dlpack_device__, and the C import refuses a
     # negative id itself
     before = dlpack_stats()
-    with pytest.raises(RuntimeError):
+    # a build without CUDA says so as PyTorch's CPU build does (AssertionError, "not compiled")
+    with pytest.raises(RuntimeError if minitorch.cuda.is_built() else AssertionError):
         minitorch.from_dlpack(crafted_capsule(2, dev_id, versioned))
     if dev_id < 0:
         with pytest.raises(BufferError, match=f"invalid CUDA device id {dev_id}"):
