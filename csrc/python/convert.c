@@ -62,6 +62,37 @@ is_sequence(PyObject *o)
     return PyList_Check(o) || PyTuple_Check(o);
 }
 
+/* A NumPy array nested in a list (tensor([np.array(..), ...])): not a list or tuple, but a
+ * sequence with an ndim. NumPy's scalars have an ndim too but are not sequences. */
+static bool
+is_nested_array(PyObject *o)
+{
+    return !is_sequence(o) && !mt_py_is_tensor(o) && PySequence_Check(o) &&
+           PyObject_HasAttrString(o, "ndim");
+}
+
+/* What a nested array reads as, as in PyTorch: an array of one or more dimensions is the list
+ * of its rows (whose NumPy scalars keep their dtype); a 0-d array is refused with PyTorch's
+ * TypeError (it asks the array for its length). A new reference, or NULL with an exception. */
+static PyObject *
+unnest_array(PyObject *o)
+{
+    PyObject *ndim = PyObject_GetAttrString(o, "ndim");
+    long n = ndim ? PyLong_AsLong(ndim) : -1;
+    Py_XDECREF(ndim);
+    if (n < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
+        }
+        return NULL;
+    }
+    if (n == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of unsized object");
+        return NULL;
+    }
+    return PySequence_List(o);
+}
+
 /* A NumPy scalar's dtype (np.float64(1) is float64, not a Python float), or -1. */
 static int
 numpy_scalar_dtype(PyObject *o)
@@ -137,6 +168,12 @@ leaf_dtype(PyObject *o)
 static int
 infer_shape(PyObject *o, int d, infer *inf)
 {
+    if (is_nested_array(o)) {
+        PyObject *u = unnest_array(o);
+        int r = u ? infer_shape(u, d, inf) : -1;
+        Py_XDECREF(u);
+        return r;
+    }
     if (!is_sequence(o)) {
         if (inf->leaf_seen ? d != inf->ndim : d < inf->ndim) {
             PyErr_SetString(PyExc_TypeError, "not a sequence");
@@ -180,6 +217,12 @@ infer_shape(PyObject *o, int d, infer *inf)
 static int
 fill(PyObject *o, mt_dtype dt, char **p)
 {
+    if (is_nested_array(o)) {
+        PyObject *u = unnest_array(o);
+        int r = u ? fill(u, dt, p) : -1;
+        Py_XDECREF(u);
+        return r;
+    }
     if (is_sequence(o)) {
         for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(o); k++) {
             if (fill(PySequence_Fast_GET_ITEM(o, k), dt, p) < 0) {
@@ -196,6 +239,9 @@ fill(PyObject *o, mt_dtype dt, char **p)
             return -1;
         }
     } else if (mt_py_to_scalar(o, &s) != 0) {
+        if (!PyErr_Occurred()) { /* infer_shape accepted it, so a leaf changed under us */
+            PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
+        }
         return -1;
     }
     mt_status st = mt_check_scalar_fits(s, dt);

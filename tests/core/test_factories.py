@@ -2,6 +2,7 @@
 zeros/ones/empty/full and their _like variants, arange, rand/randn and the seed, dtype objects,
 Size, and the scalar queries and conversions (item, tolist, size, dim, numel, float() ... to())."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -667,3 +668,33 @@ def test_python_scalar_conversion_of_many_raises_value_error(conv):
 def test_legacy_type_name(dtype, name):
     assert minitorch.zeros(2, dtype=dtype).type() == "minitorch." + name
     assert minitorch.zeros(2).type(dtype).dtype == dtype
+
+
+NESTED_ARRAYS = {
+    "rows_float64": lambda: [np.array([1.0, 2.0]), np.array([3.0, 4.0])],
+    "int32_2d": lambda: [np.array([[1, 2]], dtype=np.int32)],
+    "bool_deep": lambda: [[np.array([True, False])]],
+    "mixed_with_numbers": lambda: [np.array([1, 2], dtype=np.int16), [3, 4]],
+    "ragged": lambda: [np.array([1.0, 2.0]), np.array([3.0])],
+    "zero_d": lambda: [np.array(1.0), np.array(2.0)],
+    "tensor_of_two": lambda: [minitorch.ones(2)],
+}
+
+
+@pytest.mark.parametrize("name", NESTED_ARRAYS)
+def test_arrays_nested_in_a_list_read_as_torch_reads_them(name):
+    # minitorch.tensor([np.array(..), ...]) raised SystemError (NULL without an exception)
+    torch = pytest.importorskip("torch")
+    data = NESTED_ARRAYS[name]()
+    torch_data = [torch.ones(2)] if name == "tensor_of_two" else data
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch warns that a list of arrays is slow
+            want = torch.tensor(torch_data)
+    except Exception as e:  # noqa: BLE001 - the same class is expected
+        with pytest.raises(type(e)):
+            minitorch.tensor(data)
+        return
+    got = minitorch.tensor(data)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.tolist() == want.tolist()
