@@ -452,6 +452,24 @@ from_array(PyObject *arr, bool copy)
             PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(arr)->tp_name);
             return NULL;
         }
+        /* Tensors have no read-only flag: sharing read-only memory is PyTorch's undefined
+         * behaviour too (a write to a read-only mapping faults), and it warns, once. */
+        static bool warned;
+        if (!copy && !warned) {
+            warned = true;
+            if (PyErr_WarnEx(PyExc_UserWarning,
+                             "The given NumPy array is not writable, and minitorch does not "
+                             "support non-writable tensors. This means writing to this tensor will "
+                             "result in undefined behavior. You may want to copy the array to "
+                             "protect its data or make it writable before converting it to a "
+                             "tensor. This type of warning will be suppressed for the rest of this "
+                             "program.",
+                             1) < 0) {
+                PyBuffer_Release(view);
+                PyMem_Free(view);
+                return NULL;
+            }
+        }
     }
     mt_dtype dt;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];

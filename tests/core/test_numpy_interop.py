@@ -529,3 +529,26 @@ def exports_buffer(obj, flags):
 def test_contiguity_requests_are_answered_as_numpy_does(make, order):
     t = make()
     assert exports_buffer(t, CONTIGUITY_FLAGS[order]) == exports_buffer(np.asarray(t), CONTIGUITY_FLAGS[order])
+
+
+def test_a_read_only_array_is_shared_with_a_warning_once():
+    # PyTorch shares a read-only array's memory and warns once that writing is undefined; a
+    # fresh interpreter, since the warning is once per process
+    import subprocess
+    import sys
+
+    from helpers import child_env
+
+    code = (
+        "import warnings, numpy as np, minitorch\n"
+        "a = np.arange(3.0); a.flags.writeable = False\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    t, u = minitorch.from_numpy(a), minitorch.from_numpy(a)\n"
+        "    c = minitorch.tensor(a)\n"
+        "print(len(w), 'not writable' in str(w[0].message), t.tolist(), c.tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True", "[0.0,", "1.0,", "2.0]", "[0.0,", "1.0,", "2.0]"]
