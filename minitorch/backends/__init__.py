@@ -1,0 +1,124 @@
+"""minitorch.backends: the switches scripts set, as torch.backends.
+
+The flags are kept with PyTorch's names and defaults, so that `torch.backends.cudnn.benchmark =
+True` or `torch.backends.cuda.matmul.allow_tf32 = True` in a script runs unchanged. What they
+change today: nothing, since minitorch has no cuDNN autotuner, TF32 path or MKL-DNN; the
+queries (`is_available`, `is_built`) answer truthfully for this build.
+"""
+from __future__ import annotations
+
+import contextlib
+import types
+import warnings
+from typing import Iterator, Optional
+
+from .. import cuda as _cuda
+
+_PRECISIONS = ("highest", "high", "medium")
+_float32_matmul_precision = "highest"
+
+
+class _Flags:
+    """A fixed set of attributes; setting any other raises, as PyTorch's flag objects do."""
+
+    def __init__(self, **defaults: object) -> None:
+        object.__setattr__(self, "_names", frozenset(defaults))
+        for name, value in defaults.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name not in self._names:
+            raise AttributeError(f"Unknown attribute {name}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return "<" + ", ".join(f"{n}={getattr(self, n)!r}" for n in sorted(self._names)) + ">"
+
+
+def _module(name: str, doc: str, **attrs: object) -> types.ModuleType:
+    mod = types.ModuleType(f"{__name__}.{name}", doc)
+    mod.__dict__.update(attrs)
+    return mod
+
+
+# ---- cudnn ---------------------------------------------------------------------------------
+
+def _cudnn_is_available() -> bool:
+    """Whether cuDNN can be used: minitorch's conv calls cuDNN only through its CUDA backend."""
+    return _cuda.is_available() and bool(getattr(_cuda._C_cuda, "has_cudnn", False))
+
+
+def _cudnn_version() -> Optional[int]:
+    """None where cuDNN is not available, as PyTorch; the backend does not report its version yet."""
+    return getattr(_cuda._C_cuda, "cudnn_version", None) if _cudnn_is_available() else None
+
+
+@contextlib.contextmanager
+def _cudnn_flags(enabled: bool = False, benchmark: bool = False, deterministic: bool = False,
+                 allow_tf32: bool = True) -> Iterator[None]:
+    """torch.backends.cudnn.flags: the four flags set for the block, restored after it."""
+    names = ("enabled", "benchmark", "deterministic", "allow_tf32")
+    saved = {n: getattr(cudnn, n) for n in names}
+    cudnn.__dict__.update(enabled=enabled, benchmark=benchmark, deterministic=deterministic,
+                          allow_tf32=allow_tf32)
+    try:
+        yield
+    finally:
+        cudnn.__dict__.update(saved)
+
+
+cudnn = _module("cudnn", "cuDNN's switches (torch.backends.cudnn).", enabled=True, benchmark=False,
+                benchmark_limit=10, deterministic=False, allow_tf32=True,
+                is_available=_cudnn_is_available, version=_cudnn_version, flags=_cudnn_flags)
+
+# ---- cuda ----------------------------------------------------------------------------------
+
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def _sdp_switch(kind: str):
+    def enable(enabled: bool) -> None:
+        _sdp[kind] = bool(enabled)
+
+    def is_enabled() -> bool:
+        return _sdp[kind]
+
+    enable.__name__, is_enabled.__name__ = f"enable_{kind}_sdp", f"{kind}_sdp_enabled"
+    return {enable.__name__: enable, is_enabled.__name__: is_enabled}
+
+
+cuda = _module("cuda", "CUDA's switches (torch.backends.cuda).", is_built=_cuda.is_built,
+               matmul=_Flags(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+                             allow_bf16_reduced_precision_reduction=True))
+for _kind in _sdp:
+    cuda.__dict__.update(_sdp_switch(_kind))
+del _kind
+
+# ---- the backends this build does not have -------------------------------------------------
+
+mps = _module("mps", "Apple's Metal (torch.backends.mps): not in minitorch.",
+              is_available=lambda: False, is_built=lambda: False)
+mkldnn = _module("mkldnn", "oneDNN (torch.backends.mkldnn): not in minitorch.", enabled=True,
+                 is_available=lambda: False)
+mkl = _module("mkl", "Intel MKL (torch.backends.mkl): minitorch uses OpenBLAS.", is_available=lambda: False)
+openmp = _module("openmp", "OpenMP (torch.backends.openmp): minitorch's CPU loops use it.",
+                 is_available=lambda: True)
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """torch.set_float32_matmul_precision: 'highest' keeps float32 matrix products in float32;
+    'high' and 'medium' allow TF32 (backends.cuda.matmul.allow_tf32 follows, as in PyTorch)."""
+    global _float32_matmul_precision
+    if precision not in _PRECISIONS:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        return
+    _float32_matmul_precision = precision
+    cuda.matmul.allow_tf32 = precision != "highest"
+
+
+def get_float32_matmul_precision() -> str:
+    """'highest', or the precision that allows TF32 ('high' when allow_tf32 was set directly)."""
+    if not cuda.matmul.allow_tf32:
+        return "highest"
+    return "high" if _float32_matmul_precision == "highest" else _float32_matmul_precision

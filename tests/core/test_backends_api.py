@@ -1,0 +1,126 @@
+"""The switches and entry points that scripts call around the model (torch.backends,
+torch.accelerator, torch.compile, torch.jit): PyTorch's names, defaults and errors, so that
+a script that sets them runs unchanged."""
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import minitorch
+from helpers import child_env
+
+
+def _flags(backends):
+    return {
+        "cudnn": (backends.cudnn.enabled, backends.cudnn.benchmark, backends.cudnn.deterministic,
+                  backends.cudnn.allow_tf32),
+        "matmul": (backends.cuda.matmul.allow_tf32,
+                   backends.cuda.matmul.allow_fp16_reduced_precision_reduction),
+        "sdp": (backends.cuda.flash_sdp_enabled(), backends.cuda.mem_efficient_sdp_enabled(),
+                backends.cuda.math_sdp_enabled()),
+        "absent": (backends.mps.is_available(), backends.mps.is_built()),
+    }
+
+
+def test_backend_flags_have_pytorchs_defaults():
+    torch = pytest.importorskip("torch")
+    assert _flags(minitorch.backends) == _flags(torch.backends)
+    assert minitorch.get_float32_matmul_precision() == "highest"
+
+
+def test_unknown_matmul_flag_raises_attribute_error():
+    with pytest.raises(AttributeError, match="Unknown attribute foo"):
+        minitorch.backends.cuda.matmul.foo = True
+
+
+def test_float32_matmul_precision_drives_allow_tf32(monkeypatch):
+    matmul = minitorch.backends.cuda.matmul
+    monkeypatch.setattr(matmul, "allow_tf32", matmul.allow_tf32)
+    monkeypatch.setattr(minitorch.backends, "_float32_matmul_precision", "highest")
+    minitorch.set_float32_matmul_precision("medium")
+    assert matmul.allow_tf32 and minitorch.get_float32_matmul_precision() == "medium"
+    matmul.allow_tf32 = False
+    assert minitorch.get_float32_matmul_precision() == "highest"
+    with pytest.warns(UserWarning, match="not one of 'highest', 'high', or 'medium'"):
+        minitorch.set_float32_matmul_precision("fast")
+    assert minitorch.get_float32_matmul_precision() == "highest"
+
+
+def test_cudnn_flags_context_restores():
+    cudnn = minitorch.backends.cudnn
+    before = (cudnn.enabled, cudnn.benchmark, cudnn.deterministic)
+    with cudnn.flags(enabled=True, benchmark=True, deterministic=True):
+        assert cudnn.benchmark and cudnn.deterministic
+    assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic) == before
+
+
+def test_cudnn_is_not_available_without_a_gpu():
+    if minitorch.cuda.is_available():
+        pytest.skip("a CUDA device is usable here")
+    assert minitorch.backends.cudnn.is_available() is False
+    assert minitorch.backends.cudnn.version() is None
+
+
+def test_accelerator_without_a_device_raises_pytorchs_error():
+    if minitorch.cuda.is_available():
+        pytest.skip("a CUDA device is usable here")
+    acc = minitorch.accelerator
+    assert acc.is_available() is False and acc.device_count() == 0
+    assert acc.current_accelerator(check_available=True) is None
+    expected = minitorch.device("cuda") if minitorch.cuda.is_built() else None
+    assert acc.current_accelerator() == expected
+    for call in (acc.current_device_index, acc.synchronize):
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
+            call()
+
+
+def test_accelerator_on_the_emulated_device():
+    code = ("import minitorch as m\n"
+            "a = m.accelerator\n"
+            "print(a.is_available(), a.device_count() == m.cuda.device_count() > 0, a.current_accelerator(True),\n"
+            "      a.current_device_index())\n"
+            "with a.device_index(0):\n"
+            "    a.synchronize()\n")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(MINITORCH_CUDA_EMU="1"),
+                         capture_output=True, text=True, timeout=120)
+    if "built without" in out.stderr or "False 0" in out.stdout:
+        pytest.skip("no emulated CUDA device in this build")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "cuda", "0"]
+
+
+def test_compile_returns_the_model_and_says_so_once(monkeypatch):
+    monkeypatch.setattr(minitorch.compiler, "_told", False)
+    model = minitorch.nn.Linear(3, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert minitorch.compile(model) is model
+        assert minitorch.compile(mode="max-autotune", fullgraph=True)(model) is model
+
+        @minitorch.compile
+        def f(x):
+            return x * 2
+
+        assert f(minitorch.ones(2)).tolist() == [2.0, 2.0]
+    assert sum("runs eagerly" in str(w.message) for w in caught) == 1
+
+
+def test_compile_errors_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for kwargs in ({"mode": "fastest"}, {"mode": "default", "options": {}}):
+        with pytest.raises(RuntimeError) as want:
+            torch.compile(lambda x: x, **kwargs)
+        with pytest.raises(RuntimeError) as got:
+            minitorch.compile(lambda x: x, **kwargs)
+        assert str(got.value).split(",")[0] == str(want.value).split(",")[0]
+
+
+def test_jit_entry_points_leave_the_model_alone():
+    model = minitorch.nn.Linear(3, 2)
+    assert minitorch.jit.script(model) is model
+    assert minitorch.jit.trace(model, minitorch.ones(1, 3)) is model
+    assert minitorch.jit.ignore(len) is len and minitorch.jit.ignore(drop=True)(len) is len
+    assert not minitorch.jit.is_scripting() and not minitorch.compiler.is_compiling()
+    with pytest.raises(NotImplementedError, match="TorchScript"):
+        minitorch.jit.save(model, "model.pt")
