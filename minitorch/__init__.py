@@ -149,5 +149,8 @@ from . import viz  # noqa: E402
 from . import accelerator, backends, compiler, jit  # noqa: E402
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from .compiler import compile  # noqa: E402,A004
+from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402
+
+globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'

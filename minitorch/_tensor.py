@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing
+from . import _C, _dlpack, _indexing, _legacy
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -18,6 +18,12 @@ from ._reductions import max as _max, min as _min
 class Tensor(_C.TensorBase):
     # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
     __array_priority__ = 1000
+
+    def __new__(cls, *args, device=None):
+        """PyTorch's legacy constructor: Tensor(2, 3) (uninitialised), Tensor(size),
+        Tensor([1, 2]) (data, in the default dtype), Tensor(other) (other's memory), Tensor()."""
+        t = _legacy.new(None, "cpu", args, device)
+        return t if cls is Tensor else _C.TensorBase._make_subclass(cls, t, t.requires_grad)
 
     def __repr__(self) -> str:
         from ._tensor_str import _str
@@ -127,10 +133,14 @@ class Tensor(_C.TensorBase):
         """The CUDA device index, or -1 for a CPU tensor (as PyTorch)."""
         return self.device.index if self.device.type == "cuda" else -1
 
-    def type(self, dtype=None):
-        """The legacy type name ('minitorch.FloatTensor'), or a cast when dtype is given."""
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type name ('minitorch.FloatTensor'), or a cast to a dtype or a legacy type
+        (minitorch.LongTensor, 'torch.cuda.FloatTensor')."""
         if dtype is None:
-            return f"minitorch.{_TYPE_NAMES[repr(self.dtype)]}Tensor"
+            return _legacy.type_name(self)
+        legacy = _legacy.parse_type(dtype)
+        if legacy is not None:
+            return self.to(legacy.device_type, legacy.dtype)
         return self.to(dtype)
 
     def float(self) -> "Tensor":
@@ -151,17 +161,30 @@ class Tensor(_C.TensorBase):
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    def new_empty(self, size, *, dtype=None, device=None) -> "Tensor":
-        return _C.empty(size, dtype=dtype or self.dtype, device=device or self.device)
+    # new_*: self's dtype and device unless told; the size as ints or one sequence, as PyTorch
+    def _new(self, factory, size, *args, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        if len(size) == 1 and isinstance(size[0], (tuple, list, _C.Size)):
+            size = size[0]
+        return factory(tuple(size), *args, dtype=dtype or self.dtype, device=device or self.device,
+                       requires_grad=requires_grad)
 
-    def new_zeros(self, size, *, dtype=None, device=None) -> "Tensor":
-        return _C.zeros(size, dtype=dtype or self.dtype, device=device or self.device)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new(_C.empty, size, dtype=dtype, device=device, requires_grad=requires_grad)
 
-    def new_ones(self, size, *, dtype=None, device=None) -> "Tensor":
-        return _C.ones(size, dtype=dtype or self.dtype, device=device or self.device)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new(_C.zeros, size, dtype=dtype, device=device, requires_grad=requires_grad)
 
-    def new_tensor(self, data, *, dtype=None, device=None) -> "Tensor":
-        return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new(_C.ones, size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new(_C.full, (size,), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        if isinstance(data, Tensor):  # PyTorch copies it too, detached
+            data = data.detach()
+        return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
 
     # ---- selection with a variable number of results (minitorch/_indexing.py) ----
     def nonzero(self, *, as_tuple: bool = False):
@@ -237,10 +260,6 @@ class Tensor(_C.TensorBase):
         t.requires_grad_(self.requires_grad)
         memo[id(self)] = t
         return t
-
-
-_TYPE_NAMES = {"minitorch.float32": "Float", "minitorch.float64": "Double", "minitorch.int64": "Long",
-               "minitorch.int32": "Int", "minitorch.bool": "Bool"}
 
 
 def _rebuild(array, dev, requires_grad):

@@ -12,6 +12,7 @@ from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled 
 from . import graph  # noqa: F401
 from .function import Function  # noqa: F401
 from .gradcheck import gradcheck  # noqa: F401
+from .._legacy import Variable  # noqa: F401
 
 _TensorOrTensors = Union["_C.TensorBase", Sequence["_C.TensorBase"]]
 

@@ -158,6 +158,9 @@ from .memory import *  # noqa: E402,F401,F403  (they use the functions above)
 from .memory import __all__ as _memory_all  # noqa: E402
 from .streams import *  # noqa: E402,F401,F403
 from .streams import __all__ as _streams_all  # noqa: E402
+from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)  # cuda.FloatTensor ... (legacy constructors and isinstance checks)
 
 __all__ = ["OutOfMemoryError", "current_device", "device", "device_count", "device_of", "get_device_name", "is_available",
            "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all
