@@ -146,5 +146,6 @@ from . import autograd, nn, optim, profiler  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
+from . import utils  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'

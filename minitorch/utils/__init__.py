@@ -1,0 +1,4 @@
+"""torch.utils: the data pipeline (minitorch.utils.data)."""
+from . import data
+
+__all__ = ["data"]
