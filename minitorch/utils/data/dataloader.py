@@ -314,10 +314,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
-    def _try_get_data(self, timeout: float = MP_STATUS_CHECK_INTERVAL):
-        """(True, (idx, data)) or (False, None) after timeout; raises if a worker died."""
+    def _try_get_data(self, timeout: Optional[float] = None):
+        """(True, (idx, data)) or (False, None) after timeout (MP_STATUS_CHECK_INTERVAL unless
+        given); raises if a worker died."""
         try:
-            return True, self._data_queue.get(timeout=timeout)
+            return True, self._data_queue.get(timeout=MP_STATUS_CHECK_INTERVAL if timeout is None else timeout)
         except Exception as e:
             failed = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
             if failed:
