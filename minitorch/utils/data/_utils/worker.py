@@ -91,7 +91,13 @@ class ExceptionWrapper:
         except Exception:
             # an exception type whose constructor takes other arguments
             raise RuntimeError(msg) from None
-        raise exception
+        try:
+            raise exception
+        finally:
+            # No cycle exception -> traceback -> this frame -> exception: the DataLoader iterator
+            # in the traceback is then freed (and its workers stopped) as soon as the exception is,
+            # not by the cyclic collector, which may close its queues before its __del__ runs.
+            del exception
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,8 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
             try:
                 r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():
+                    break  # the main process is shutting down and our stop message was lost
                 continue
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))
