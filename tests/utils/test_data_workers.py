@@ -304,3 +304,35 @@ def test_training_loop_with_workers_matches_single_process():
 
     with_workers = train(2)
     assert with_workers == train(0) and with_workers[-1] < 0.1 * with_workers[0]
+
+
+def shm_mappings():
+    """(start, end, path) of this process's mappings of minitorch's shared-memory files."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/dev/shm/minitorch_" in line:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                out.append((lo, hi, line.split()[5]))
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_batches_arrive_through_shared_memory():
+    x = minitorch.randn(40, 3, 4)
+    loader = data.DataLoader(data.TensorDataset(x, minitorch.arange(40)), batch_size=8, num_workers=2, timeout=30)
+    batches = list(loader)
+    np.testing.assert_array_equal(minitorch.cat([b[0] for b in batches]).numpy(), x.numpy())
+    maps = shm_mappings()
+    for images, labels in batches:  # each batch is a mapping of a (deleted) shared-memory file: no copy was made
+        ptr = images.numpy().__array_interface__["data"][0]
+        assert any(lo <= ptr < hi for lo, hi, _ in maps)
+    assert not [p for p in os.listdir("/dev/shm") if p.startswith("minitorch_")]  # all unlinked on arrival
+    it = iter(loader)
+    next(it)
+    del it  # batches in flight are drained, so their files go too
+    gc.collect()
+    assert not [p for p in os.listdir("/dev/shm") if p.startswith("minitorch_")]
+    del batches, images, labels
+    gc.collect()
+    assert not shm_mappings()

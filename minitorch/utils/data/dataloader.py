@@ -16,6 +16,7 @@ import itertools
 import multiprocessing
 import os
 import queue
+import time
 import warnings
 from typing import Any, Callable, Generic, Iterable, List, Optional, Sequence, TypeVar, Union
 
@@ -420,8 +421,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for worker_id in range(len(self._workers)):
                 if self._persistent_workers or self._workers_status[worker_id]:
                     self._mark_worker_as_unavailable(worker_id, shutdown=True)
+            # Read what workers still send while they exit (a worker flushes its queue first).
+            deadline = time.monotonic() + MP_STATUS_CHECK_INTERVAL
             for w in self._workers:
-                w.join(timeout=MP_STATUS_CHECK_INTERVAL)
+                while w.is_alive() and time.monotonic() < deadline:
+                    self._drain_results()
+                    w.join(timeout=0.01)
+            self._drain_results()
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
@@ -431,6 +437,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for w in self._workers:
                 if w.is_alive():
                     w.terminate()
+
+    def _drain_results(self) -> None:
+        """Unpickles what the stopped workers sent and nobody read, so that the shared-memory
+        files of those batches are unlinked (see _utils/shared.py)."""
+        try:
+            while self._worker_result_queue._poll(0):
+                self._worker_result_queue.get_nowait()
+        except Exception:
+            pass  # a broken or closed pipe: nothing more to read
 
     def __del__(self):
         if hasattr(self, "_shutdown"):

@@ -4,6 +4,6 @@
 # worker checks its parent, the main process checks its workers (PyTorch's value).
 MP_STATUS_CHECK_INTERVAL = 5.0
 
-from . import collate, fetch, worker  # noqa: E402
+from . import collate, fetch, shared, worker  # noqa: E402
 
-__all__ = ["MP_STATUS_CHECK_INTERVAL", "collate", "fetch", "worker"]
+__all__ = ["MP_STATUS_CHECK_INTERVAL", "collate", "fetch", "shared", "worker"]

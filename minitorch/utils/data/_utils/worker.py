@@ -23,7 +23,7 @@ import numpy as np
 
 import minitorch
 
-from . import MP_STATUS_CHECK_INTERVAL
+from . import MP_STATUS_CHECK_INTERVAL, shared
 from .fetch import create_fetcher
 
 __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
@@ -155,6 +155,7 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
     global _worker_info
     try:
         _single_threaded()
+        shared.enable_in_worker()
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_exception = None
@@ -198,6 +199,7 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
             del data, idx, index, r
     except KeyboardInterrupt:
         pass  # Ctrl-C reaches the whole process group: the main process handles it
-    if done_event.is_set():
-        data_queue.cancel_join_thread()
-        data_queue.close()
+    # Exiting flushes what the queue's thread holds (the main process drains the queue while it
+    # waits for us): a batch it has pickled into a shared-memory file is delivered and unlinked
+    # there, not left behind in /dev/shm.
+    data_queue.close()
