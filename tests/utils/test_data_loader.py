@@ -6,7 +6,7 @@ import collections
 
 import numpy as np
 import pytest
-from data_compare import same_structure, to_lib
+from data_compare import same_structure
 
 import minitorch
 from minitorch.utils import data

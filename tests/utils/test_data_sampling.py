@@ -4,7 +4,6 @@ right distribution, reproducibly after manual_seed."""
 import collections
 import warnings
 
-import numpy as np
 import pytest
 
 import minitorch
@@ -152,3 +151,35 @@ def test_sampler_errors_match_pytorch(make, exc, message):
         return
     with pytest.raises(exc, match=message):
         make(torch.utils.data)
+
+
+def test_generators_reach_minitorchs_random_functions(monkeypatch):
+    """A sampler's generator= goes to minitorch.randperm/randint/rand; without one, a sampler seeds
+    a fresh minitorch.Generator from the default generator, as PyTorch's RandomSampler does."""
+    seen = []
+
+    class FakeGenerator:
+        def manual_seed(self, seed):
+            seen.append(("seed", type(seed)))
+            return self
+
+    def spy(fn):
+        def call(*args, generator=None, **kwargs):
+            seen.append((fn.__name__, generator))
+            return fn(*args, **kwargs)
+        return call
+
+    for name in ("randperm", "randint", "rand"):
+        monkeypatch.setattr(minitorch, name, spy(getattr(minitorch, name)))
+    g = FakeGenerator()
+    list(data.RandomSampler(range(4), generator=g))
+    list(data.RandomSampler(range(4), replacement=True, generator=g))
+    list(data.SubsetRandomSampler([1, 2], generator=g))
+    list(data.WeightedRandomSampler([1.0, 2.0], 3, generator=g))
+    data.random_split(range(4), [2, 2], generator=g)
+    # (a permutation sampler draws one more, empty-sliced, permutation at the end: PyTorch does too)
+    assert seen == [("randperm", g), ("randperm", g), ("randint", g), ("randperm", g), ("rand", g), ("randperm", g)]
+    seen.clear()
+    monkeypatch.setattr(minitorch, "Generator", FakeGenerator, raising=False)
+    list(data.RandomSampler(range(4)))
+    assert seen[0] == ("seed", int) and seen[1][0] == "randperm" and isinstance(seen[1][1], FakeGenerator)

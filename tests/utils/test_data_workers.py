@@ -336,3 +336,23 @@ def test_batches_arrive_through_shared_memory():
     del batches, images, labels
     gc.collect()
     assert not shm_mappings()
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_other_start_methods(method):
+    loader = data.DataLoader(list(range(7)), batch_size=2, num_workers=2, multiprocessing_context=method, timeout=60)
+    assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6]]
+
+
+@pytest.mark.skipif(not hasattr(minitorch, "Generator"), reason="minitorch has no Generator objects yet")
+def test_generator_argument_makes_shuffling_reproducible():
+    def epoch(seed, num_workers=0):
+        g = minitorch.Generator()
+        g.manual_seed(seed)
+        loader = data.DataLoader(range(20), batch_size=5, shuffle=True, generator=g, num_workers=num_workers)
+        return [b.tolist() for b in loader]
+
+    assert epoch(1) == epoch(1) == epoch(1, num_workers=2) != epoch(2)
+    g = minitorch.Generator()
+    g.manual_seed(3)
+    assert sorted(sum((s.indices for s in data.random_split(range(10), [0.5, 0.5], generator=g)), [])) == list(range(10))

@@ -18,7 +18,7 @@ import os
 import queue
 import time
 import warnings
-from typing import Any, Callable, Generic, Iterable, List, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Generic, Iterable, List, Optional, TypeVar, Union
 
 import minitorch
 

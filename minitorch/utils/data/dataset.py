@@ -8,7 +8,7 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import Any, Dict, Generic, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _rng
 
