@@ -147,3 +147,14 @@ def test_iterable_dataset_rejects_samplers_and_frozen_attributes():
         loader.batch_size = 2
     loader.num_workers = 0  # not frozen, as in PyTorch
     assert data.get_worker_info() is None
+
+
+def test_profiler_shows_each_next_as_pytorch_names_it():
+    from minitorch.profiler import profile
+
+    with profile() as prof:
+        for _ in data.DataLoader(data.TensorDataset(minitorch.arange(6)), batch_size=3):
+            pass
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"] == 3  # 2 batches, then the end
+    assert counts["Op::stack"] == 2

@@ -21,6 +21,7 @@ import warnings
 from typing import Any, Callable, Generic, Iterable, List, Optional, TypeVar, Union
 
 import minitorch
+from minitorch.profiler import record_function
 
 from . import _rng
 from ._utils import MP_STATUS_CHECK_INTERVAL
@@ -225,6 +226,7 @@ class _BaseDataLoaderIter:
         self._base_seed = _rng.seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"  # PyTorch's range name
 
     def __iter__(self) -> "_BaseDataLoaderIter":
         return self
@@ -240,9 +242,10 @@ class _BaseDataLoaderIter:
         raise NotImplementedError
 
     def __next__(self):
-        data = self._next_data()
-        self._num_yielded += 1
-        return data
+        with record_function(self._profile_name):
+            data = self._next_data()
+            self._num_yielded += 1
+            return data
 
     def __len__(self) -> int:
         return len(self._index_sampler)
