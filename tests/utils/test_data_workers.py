@@ -356,3 +356,21 @@ def test_generator_argument_makes_shuffling_reproducible():
     g = minitorch.Generator()
     g.manual_seed(3)
     assert sorted(sum((s.indices for s in data.random_split(range(10), [0.5, 0.5], generator=g)), [])) == list(range(10))
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_crash_in_the_loop_leaves_no_shared_memory_behind():
+    out = run_child("""
+        import time
+        import minitorch
+        from minitorch.utils import data
+        it = iter(data.DataLoader(data.TensorDataset(minitorch.randn(100, 50)), batch_size=4, num_workers=2))
+        next(it)
+        print(" ".join(str(w.pid) for w in it._workers), flush=True)
+        time.sleep(0.3)  # the workers have prefetched batches into shared memory by now
+        raise SystemExit("crash in the training loop")
+    """, timeout=60)
+    assert out.returncode == 1 and "crash in the training loop" in out.stderr
+    pids = out.stdout.split()
+    assert len(pids) == 2
+    assert not [p for p in os.listdir("/dev/shm") if p.startswith("minitorch_") and p.split("_")[1] in pids]

@@ -12,12 +12,15 @@ it). Workers are forked (the platform default; see _utils/worker.py for why that
 so datasets, lambdas and classes defined in __main__ need not be picklable."""
 from __future__ import annotations
 
+import atexit
 import itertools
 import multiprocessing
+import multiprocessing.util
 import os
 import queue
 import time
 import warnings
+import weakref
 from typing import Any, Callable, Generic, Iterable, List, Optional, TypeVar, Union
 
 import minitorch
@@ -34,6 +37,20 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 T_co = TypeVar("T_co", covariant=True)
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
+
+
+_live_iterators: "weakref.WeakSet[_MultiProcessingDataLoaderIter]" = weakref.WeakSet()
+
+
+@atexit.register
+def _shutdown_live_iterators() -> None:
+    """At interpreter exit (a crash in the training loop included), stops the workers of every
+    live iterator the way it does when dropped, so the batches in flight are read and their
+    shared-memory files unlinked. atexit runs the last registered handler first: this one runs
+    before multiprocessing's (registered on import of multiprocessing.util, above), which would
+    terminate the workers and leave those files in /dev/shm."""
+    for it in list(_live_iterators):
+        it._shutdown_workers()
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -295,6 +312,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues.append(index_queue)
             self._workers.append(w)
         self._data_queue = self._worker_result_queue
+        _live_iterators.add(self)
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
