@@ -121,6 +121,8 @@ def test_weighted_random_sampler_distribution():
     assert counts[1] == 0 and 0.7 < counts[2] / 4000 < 0.8
     no_repl = list(data.WeightedRandomSampler(minitorch.tensor([5.0, 1.0, 0.0, 2.0]), 3, replacement=False))
     assert sorted(no_repl) == [0, 1, 3]
+    draw = list(data.WeightedRandomSampler([0.0, 1.0, 0.0], 3, replacement=False))
+    assert draw[0] == 1 and sorted(draw) == [0, 1, 2]  # zero weights come last, as in PyTorch
     firsts = collections.Counter(next(iter(data.WeightedRandomSampler([8.0, 1.0, 1.0], 2, replacement=False)))
                                  for _ in range(500))
     assert 0.7 < firsts[0] / 500 < 0.9
@@ -138,6 +140,12 @@ SAMPLER_ERRORS = [
      "num_samples should be a positive integer value, but got num_samples=0"),
     (lambda d: d.WeightedRandomSampler([[1.0]], 2), ValueError,
      r"weights should be a 1d sequence but given weights have shape \(1, 1\)"),
+    (lambda d: list(d.WeightedRandomSampler([0.0, 0.0], 3)), RuntimeError,
+     r"invalid multinomial distribution \(sum of probabilities <= 0\)"),
+    (lambda d: list(d.WeightedRandomSampler([1.0, -1.0], 3)), RuntimeError,
+     r"invalid multinomial distribution \(encountering probability entry < 0\)"),
+    (lambda d: list(d.WeightedRandomSampler([1.0], 2, replacement=False)), RuntimeError,
+     r"cannot sample n_sample > prob_dist.size\(-1\) samples without replacement"),
 ]
 
 

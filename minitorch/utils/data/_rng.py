@@ -40,7 +40,7 @@ def randint(high: int, size: int, generator: Optional[Any] = None) -> List[int]:
 def multinomial(weights, num_samples: int, replacement: bool, generator: Optional[Any] = None) -> List[int]:
     """Indices drawn with probabilities proportional to the float64 weights: minitorch.multinomial
     where it exists, else the same distribution from uniform draws (inverse CDF with replacement;
-    without replacement the largest keys log(u)/w, Efraimidis and Spirakis' method)."""
+    without replacement the largest keys w/E, E ~ Exp(1): Efraimidis and Spirakis' method)."""
     if hasattr(minitorch, "multinomial"):
         return minitorch.multinomial(weights, num_samples, replacement, **_kw(generator)).tolist()
     n = weights.numel()
@@ -52,10 +52,8 @@ def multinomial(weights, num_samples: int, replacement: bool, generator: Optiona
     if not replacement:
         if num_samples > n:
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        if int((weights > 0).sum()) < num_samples:
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
-                               "non-negative category to sample)")
-        keys = minitorch.rand((n,), dtype=minitorch.float64, **_kw(generator)).log() / weights
+        # the num_samples largest w / E, E exponential: zero weights come last, as in PyTorch
+        keys = weights / -minitorch.rand((n,), dtype=minitorch.float64, **_kw(generator)).log()
         return keys.topk(num_samples).indices.tolist()
     cdf = weights.cumsum(0) / total
     out: List[int] = []
