@@ -128,10 +128,12 @@ class ManagerWatchdog:
 
 def _single_threaded() -> None:
     """One OpenMP and one OpenBLAS thread in this (forked) process; see the module comment."""
-    try:
-        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)  # _C links GCC's OpenMP runtime
-    except (OSError, AttributeError):
-        pass
+    noload = getattr(os, "RTLD_NOLOAD", 0)  # only a runtime this process already has
+    for runtime in ("libgomp.so.1", "libomp.so", "libiomp5.so"):  # GCC's (what _C links), LLVM's, Intel's
+        try:
+            ctypes.CDLL(runtime, mode=noload).omp_set_num_threads(1)
+        except (OSError, AttributeError):
+            continue
     blas = getattr(ctypes.CDLL(None), "scipy_openblas_set_num_threads", None)
     if blas is not None:
         blas(1)
