@@ -374,3 +374,46 @@ def test_crash_in_the_loop_leaves_no_shared_memory_behind():
     pids = out.stdout.split()
     assert len(pids) == 2
     assert not [p for p in os.listdir("/dev/shm") if p.startswith("minitorch_") and p.split("_")[1] in pids]
+
+
+class Blobs:
+    """A map-style dataset as users write one: NumPy features, an int label, a dict sample."""
+
+    def __init__(self):
+        rng = np.random.default_rng(7)
+        self.y = rng.integers(0, 3, 60)
+        self.x = (rng.standard_normal((60, 4)) + self.y[:, None]).astype(np.float32)
+
+    def __getitem__(self, i):
+        return {"x": self.x[i], "y": int(self.y[i])}
+
+    def __len__(self):
+        return 60
+
+
+def test_training_loop_matches_pytorch_number_for_number():
+    torch = pytest.importorskip("torch")
+    order = np.random.default_rng(1).permutation(60).tolist()
+    w0 = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32) * 0.1
+
+    def train(lib):
+        model = lib.nn.Linear(4, 3)
+        with lib.no_grad():
+            model.weight.copy_(lib.from_numpy(w0.copy()))
+            model.bias.zero_()
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loader = lib.utils.data.DataLoader(Blobs(), batch_size=8, sampler=order, num_workers=2,
+                                           persistent_workers=True, timeout=30)
+        losses = []
+        for _ in range(3):
+            for batch in loader:
+                opt.zero_grad()
+                loss = lib.nn.functional.cross_entropy(model(batch["x"]), batch["y"])
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        return losses
+
+    ours, theirs = train(minitorch), train(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert ours[-1] < ours[0]
