@@ -463,10 +463,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         """Unpickles what the stopped workers sent and nobody read, so that the shared-memory
         files of those batches are unlinked (see _utils/shared.py)."""
         try:
-            while self._worker_result_queue._poll(0):
+            while True:
                 self._worker_result_queue.get_nowait()
         except Exception:
-            pass  # a broken or closed pipe: nothing more to read
+            pass  # queue.Empty, or a broken or closed pipe: nothing more to read
 
     def __del__(self):
         if hasattr(self, "_shutdown"):
