@@ -152,5 +152,6 @@ from .compiler import compile  # noqa: E402,A004
 from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor
+from . import utils  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
