@@ -189,7 +189,9 @@ def compare_results(c, g, exact, scale, expect_cuda, what="result", depth=0):
         assert isinstance(g, minitorch.device), f"{what}: CUDA {g!r}, CPU {c!r}"
         return
     assert type(g) is type(c), f"{what}: CUDA {type(g).__name__}, CPU {type(c).__name__}"
-    if not isinstance(c, np.ndarray):
+    if isinstance(c, str):  # t.type() names the device: 'minitorch.cuda.FloatTensor'
+        assert _wording(g) == _wording(c), f"{what}: CUDA {g!r}, CPU {c!r}"
+    elif not isinstance(c, np.ndarray):
         assert g == c, f"{what}: CUDA {g!r}, CPU {c!r}"
 
 
