@@ -32,7 +32,7 @@ import sys
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, seed, settings, strategies as st
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,6 +42,9 @@ if os.environ.get("MINITORCH_TEST_NO_TORCH") == "1":  # the sanitizer run (see t
 import minitorch  # noqa: E402
 from helpers import LAYOUTS, same_as_torch, to_layout, torch  # noqa: E402
 
+sys.path.insert(0, HERE)
+from fuzz_drive import drive  # noqa: E402
+
 ALLOWED = (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
 # Differences found and not fixed yet, by words of the report: counted and listed apart (the
 # test prints them), not failed. A view whose base is then changed in place keeps the history it
@@ -49,7 +52,6 @@ ALLOWED = (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
 # backward goes through the old one, a silently wrong gradient.
 KNOWN = {"view of a base changed in place": "is a view and its base or another view of its base has been modified"}
 SPECIAL = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0)
-PER_EXAMPLE = 10  # calls per hypothesis example (its overhead is per example)
 
 
 def _lit(a: np.ndarray) -> str:
@@ -286,15 +288,7 @@ def main():
             if seen[key] <= 2 and len(failures) < 200:
                 failures.append({"family": call.family, "call": call.src, "detail": detail[:2000]})
 
-    @seed(fixed_seed)
-    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), phases=["generate"])
-    @given(st.lists(calls(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
-    def fuzz(batch):
-        for call in batch:
-            run_one(call)
-
-    fuzz()
+    drive(calls(), run_one, n_calls, fixed_seed)
     os.ftruncate(trace, 0)
     print(json.dumps({"counts": counts, "failures": failures, "distinct": len(seen), "known": known}), flush=True)
 

@@ -35,14 +35,14 @@ import warnings
 import zlib
 
 import numpy as np
-from hypothesis import HealthCheck, given, seed, settings, strategies as st
+from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_calls import DTYPES, MT_DTYPE, _lit, arrays, make_tensor  # noqa: E402
+from fuzz_drive import drive  # noqa: E402
 
 import minitorch  # noqa: E402
 
-PER_EXAMPLE = 10  # calls drawn per hypothesis example
 SMALL_STACK = 256 * 1024  # bytes: a recursion per node overflows this within ~10^4 nodes
 
 # ---- graphs: GRAPHS[shape](steps) -> (root, [(leaf, expected grad)]) ----
@@ -375,15 +375,7 @@ def main():
         if left:
             fail(src, "leak", f"{left} storages still alive after the call's objects died")
 
-    @seed(fixed_seed)
-    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), phases=["generate"])
-    @given(st.lists(st.one_of(buffer_calls(), lifetime_calls()), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
-    def fuzz(batch):
-        for call in batch:
-            run_one(*call)
-
-    fuzz()
+    drive(st.one_of(buffer_calls(), lifetime_calls()), lambda call: run_one(*call), n_calls, fixed_seed)
     # Deep graphs: few and slow, so drawn from a budget of nodes rather than by hypothesis.
     rng = random.Random(fixed_seed)
     left = deep_nodes

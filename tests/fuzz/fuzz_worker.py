@@ -17,14 +17,12 @@ import sys
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_calls import MADE, ALLOWED, PYTHON_OVERFLOWS, TORCH_ASSERTIONS, calls, check_overlap, check_values, reference, well_formed  # noqa: E402
 
+from fuzz_drive import drive  # noqa: E402
 import minitorch  # noqa: E402
-
-PER_EXAMPLE = 10  # calls drawn per hypothesis example (its overhead is per example)
 
 
 def main():
@@ -102,16 +100,7 @@ def main():
         except ALLOWED + (AssertionError,) as e:
             fail(label, src, "bad result", f"{type(e).__name__}: {e}")
 
-    @seed(fixed_seed)
-    @settings(max_examples=max(1, n_calls // PER_EXAMPLE), deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), phases=["generate"])
-    @given(st.lists(calls(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
-    def fuzz(batch):
-        for call in batch:
-            run_one(*call)
-        MADE.clear()
-
-    fuzz()
+    drive(calls(), lambda call: run_one(*call), n_calls, fixed_seed, after_batch=MADE.clear)
     os.ftruncate(trace, 0)
     print(json.dumps({"counts": counts, "failures": failures, "distinct": len(seen), "notes": list(notes.values())}),
           flush=True)
