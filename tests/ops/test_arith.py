@@ -1,4 +1,4 @@
-"""Division with rounding, remainders, powers, clamps and the unary ops of issue 3, against NumPy
+"""Division with rounding, remainders, powers, clamps and the float unary ops, against NumPy
 (float64) and PyTorch: shapes (empty and 0-dim included), layouts, dtypes and promotion,
 broadcasting, Python-number operands, operators and their reflected and in-place forms, integer
 division by zero, and bad calls."""
