@@ -32,7 +32,11 @@ def main() -> int:
     clang_format, quiet = sys.argv[1], "--quiet" in sys.argv[2:]
     files = sources()
     if "--fix" in sys.argv[2:]:
-        return subprocess.run([clang_format, "--style=file", "-i", *files], cwd=ROOT).returncode
+        # Twice: clang-format does not always reach its own fixed point in one pass (an X-macro
+        # list such as MT_DTYPES is laid out anew by the second).
+        for _ in range(2):
+            subprocess.run([clang_format, "--style=file", "-i", *files], cwd=ROOT, check=True)
+        return 0
     counts = {path: changed_lines(clang_format, path) for path in files}
     bad = {path: n for path, n in counts.items() if n}
     if not quiet:
