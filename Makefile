@@ -8,7 +8,7 @@ BUILD_REQS := "setuptools>=68" wheel "scipy-openblas32>=0.3.27" "numpy>=1.24"
 EDITABLE := $(PIP) install -q --no-build-isolation -e
 
 .PHONY: demo test install install-test build build-reqs test-cpu test-wheel test-sanitize test-cuda-emu \
-	test-sanitize-cuda-emu bench clean
+	test-sanitize-cuda-emu bench clean clang-format format format-check
 
 ## make demo: install minitorch (editable, with its dependencies and what the examples use) and
 ## run the main job
@@ -93,6 +93,20 @@ test-sanitize-cuda-emu:
 
 bench:
 	$(PYTHON) benchmarks/bench_overhead.py
+
+## C and CUDA layout (.clang-format), with one clang-format for everyone: pip's wheel, pinned,
+## since versions format differently. make format-check (CI) says which files and how many lines
+## it would change (tools/check_format.py) and fails if any; make format applies it.
+CLANG_FORMAT_VERSION := 21.1.8
+CLANG_FORMAT = "$$($(PYTHON) -c 'import clang_format; print(clang_format.get_executable("clang-format"))')"
+clang-format:
+	$(PIP) install -q clang-format==$(CLANG_FORMAT_VERSION)
+
+format-check: clang-format
+	$(PYTHON) tools/check_format.py $(CLANG_FORMAT)
+
+format: clang-format
+	$(PYTHON) tools/check_format.py $(CLANG_FORMAT) --fix
 
 clean:
 	rm -rf build dist minitorch/*.so *.egg-info

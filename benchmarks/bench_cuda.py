@@ -1,4 +1,4 @@
-"""The GPU benchmark of issue 5: sgemm, vector add against a device-to-device copy, the launch
+"""The GPU benchmark: sgemm, vector add against a device-to-device copy, the launch
 latency of a tiny add, the cached allocation latency (a 1 MiB tensor made and dropped) and the
 seed network's forward latency, each beside PyTorch on the same GPU. Prints a table and writes
 it (and a JSON copy) into the folder given as the first argument, if any.

@@ -1,6 +1,6 @@
 """Throughput of large ops: minitorch next to NumPy and PyTorch, in one process.
 
-Cases (issue 3's list): add and mul on 16M float32 with the memory bandwidth they imply (two
+Cases: add and mul on 16M float32 with the memory bandwidth they imply (two
 reads and a write per element), sum over 16M, softmax over (4096, 1024) rows, sgemm at 1024^3
 and 2048^3, and conv2d on (32, 64, 56, 56) with 64 3x3 filters and padding 1 (no NumPy twin).
 Best of several repeats; quote the ratios. Run: python benchmarks/bench_ops.py [--quick]

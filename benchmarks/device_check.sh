@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of issue 5, for a machine with a CUDA GPU, nvcc, Python, NumPy and PyTorch but
+# The GPU check, for a machine with a CUDA GPU, nvcc, Python, NumPy and PyTorch but
 # no network: builds minitorch in place (with _C_cuda), runs benchmarks/bench_cuda.py, then each
 # file of tests/cuda (every kernel against the CPU result), and prints a summary of both last.
 # Full results go into the folder given as $1 (or $OUT).

@@ -153,8 +153,19 @@ workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
     }
 }
 
-/* cuDNN's ranking of the pass's algorithms (its heuristics, the _v7 queries) as plain arrays. */
-#define RANK(st, name, query, perf_type, count)                                        do {                                                                                   perf_type perf_[count];                                                            _Static_assert(count <= MAX_ALGOS, "MAX_ALGOS");                                   CUDNN_TRACED(st, name, query);                                                     for (int j_ = 0; st == MT_OK && j_ < *found; j_++) {                                   algos[j_] = (int)perf_[j_].algo;                                                   status[j_] = perf_[j_].status;                                                 }                                                                              } while (0)
+/* cuDNN's ranking of the pass's algorithms (its heuristics, the _v7 queries) as plain arrays:
+ * `query` writes *found entries of type perf_type into perf_, copied out to algos and status.
+ * (A macro because each pass has its own perf struct type with the same two fields.) */
+#define RANK(st, name, query, perf_type, count)                                            \
+    do {                                                                                   \
+        perf_type perf_[count];                                                            \
+        _Static_assert(count <= MAX_ALGOS, "MAX_ALGOS");                                   \
+        CUDNN_TRACED(st, name, query);                                                     \
+        for (int j_ = 0; st == MT_OK && j_ < *found; j_++) {                               \
+            algos[j_] = (int)perf_[j_].algo;                                               \
+            status[j_] = perf_[j_].status;                                                 \
+        }                                                                                  \
+    } while (0)
 
 static mt_status
 rank(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status)

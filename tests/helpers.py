@@ -147,6 +147,64 @@ def raises_like_torch(fn: Callable, *arrays: np.ndarray, scalars: Sequence = ())
     return cls
 
 
+# ---- the same op on another device: its kernels against the CPU's ----
+
+def on_device(x, device: str = "cuda"):
+    """x copied to the device if it is a tensor; numbers, None and the rest pass through."""
+    return x.to(device) if isinstance(x, minitorch.Tensor) else x
+
+
+def _expected_device(device: str):
+    d = minitorch.device(device)
+    if d.type == "cuda" and d.index is None:  # "cuda" means the current device
+        return minitorch.device("cuda", minitorch.cuda.current_device())
+    return d
+
+
+def assert_same(got, want, *, device: str = "cuda", atol: float = 1e-5, rtol: float = 1e-5,
+                signed_zeros: bool = False, what: str = "") -> None:
+    """got, an op's result on the device, equals want, the same op's on the CPU: on that device,
+    the same dtype and shape, values within atol/rtol (atol=rtol=0: exactly; NaN equals NaN), and
+    with signed_zeros the same sign of every zero. Tuples (sort's values and indices) item by item."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), what
+        for g, w in zip(got, want):
+            assert_same(g, w, device=device, atol=atol, rtol=rtol, signed_zeros=signed_zeros, what=what)
+        return
+    assert got.device == _expected_device(device), f"{what} on {got.device}, not {device}"
+    assert got.dtype == want.dtype, f"{what} dtype {got.dtype} != the CPU's {want.dtype}"
+    assert tuple(got.shape) == tuple(want.shape), f"{what} shape {tuple(got.shape)} != the CPU's {tuple(want.shape)}"
+    g, w = as_numpy(got), as_numpy(want)
+    if g.dtype.kind in "fc" and (atol or rtol):
+        np.testing.assert_allclose(g, w, atol=atol, rtol=rtol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(g, w, err_msg=what)
+    if signed_zeros and g.dtype.kind == "f":  # -0.0 stays where it was
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w), err_msg=what)
+
+
+def check_device(fn: Callable, *args, device: str = "cuda", atol: float = 1e-5, rtol: float = 1e-5):
+    """fn(*args) on the CPU and fn on the args' copies on the device give the same result
+    (assert_same); returns the device's."""
+    want = fn(*args)
+    got = fn(*[on_device(a, device) for a in args])
+    assert_same(got, want, device=device, atol=atol, rtol=rtol)
+    return got
+
+
+def raises_alike(fn: Callable, *args, device: str = "cuda") -> None:
+    """fn(*args) raises on the CPU and on the args' copies on the device: the same class and
+    message (the device's error may surface at the next synchronisation)."""
+    import pytest
+
+    with pytest.raises(Exception) as cpu:
+        fn(*args)
+    with pytest.raises(Exception) as dev:
+        fn(*[on_device(a, device) for a in args])
+        minitorch.cuda.synchronize()
+    assert type(dev.value) is type(cpu.value) and str(dev.value) == str(cpu.value)
+
+
 # ---- hypothesis strategies ----
 
 def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 5):

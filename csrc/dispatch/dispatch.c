@@ -1,8 +1,8 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
- * It must stay cheap: computing the key set is a loop over at most four tensors (and a Tensor[]
- * argument's list), and the profiler is one branch when off. Argument checks belong to the
- * kernels. */
+ * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (5)
+ * tensors (and a Tensor[] argument's list), and the profiler is one branch when off. Argument
+ * checks belong to the kernels. */
 #include <stdio.h>
 #include <stdlib.h>
 

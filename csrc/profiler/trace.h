@@ -5,7 +5,8 @@
  * one without records into the oldest open recording (trace.c). Each thread appends to its own
  * buffer (its first event registers it); mt_trace_stop collects the caller's recording's events
  * from every thread. The layers are those of the journey table. No Python here: the bindings in
- * module.c turn events into tuples, and minitorch/profiler/ builds PyTorch's views from them. */
+ * python/profiler.c turn events into tuples, and minitorch/profiler/ builds PyTorch's views from
+ * them. */
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
 

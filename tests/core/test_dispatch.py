@@ -1,6 +1,6 @@
 """The op table and the dispatcher: what exists, which key runs, and the composites' real
 decomposition as the journey trace records it."""
-import re
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +15,38 @@ from minitorch._journey import record
 TESTS = Path(__file__).resolve().parents[1]
 
 
+# Calls on these names are NumPy's, PyTorch's or the standard library's, not minitorch's.
+NOT_MINITORCH = {"np", "numpy", "math", "cmath", "torch", "random", "re", "os", "sys", "operator", "builtins"}
+
+
+def called_attributes(source: str) -> set:
+    """The names called as attributes in Python source (`minitorch.x(`, `m.x(`, `F.x(`, `t.x(`),
+    leaving out calls on NumPy, PyTorch and standard modules and bare names (the builtins `all(`,
+    `slice(`, `abs(`), so only a real call of an op counts, not text in a string or a comment."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = node.func.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in NOT_MINITORCH):
+                names.add(node.func.attr)
+    return names
+
+
+def test_the_op_test_guard_counts_only_real_calls():
+    src = "all(x)\nslice(1)\nnp.sort(a)\ntorch.nn.functional.gelu(t)\ns = 'x.topk(2)'  # y.flip(0)\n"
+    assert called_attributes(src) == set()
+    assert called_attributes("m.all(x)\nF.gelu(t)\n(x > 0).any()\nminitorch._C.max_dim(x, 0)\n") == {
+        "all", "gelu", "any", "max_dim"}
+
+
 def test_every_op_has_a_test():
-    """Walks _C.OPS: an op that no test file mentions fails here."""
-    source = "\n".join(p.read_text() for p in TESTS.rglob("test_*.py") if p.name != "test_dispatch.py")
-    missing = [op for op in minitorch._C.OPS if not re.search(rf"\b{re.escape(op)}\(", source)]
+    """Walks _C.OPS: an op that no test calls fails here."""
+    called = set()
+    for path in TESTS.rglob("test_*.py"):
+        called |= called_attributes(path.read_text())
+    missing = [op for op in minitorch._C.OPS if op not in called]
     assert not missing, f"ops without a test: {missing}"
 
 
@@ -144,3 +172,41 @@ def test_type_stub_is_generated_from_the_op_table():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     assert (TESTS.parent / "minitorch" / "_C.pyi").read_text() == gen.render(), "run python tools/gen_stub.py"
+
+
+def stub_arity(annotation: ast.expr, classes: dict):
+    """The number of tensors a stub return annotation promises: 1, k for a tuple or named tuple
+    of k tensors, "list" for Tuple[TensorBase, ...]; None for anything else."""
+    text = ast.unparse(annotation)
+    if text == "TensorBase":
+        return 1
+    if text == "Tuple[TensorBase, ...]":
+        return "list"
+    if text.startswith("Tuple[") and all(e.strip() == "TensorBase" for e in text[6:-1].split(",")):
+        return text.count("TensorBase")
+    fields = classes.get(text)
+    if fields and all(ast.unparse(f.annotation).strip("'\"") == "TensorBase" for f in fields):
+        return len(fields)
+    return None
+
+
+def test_type_stub_has_every_op_with_its_number_of_results():
+    """Independently of the generator: every op of the table is a function of the stub (and a
+    TensorBase method where it is one), returning as many tensors as the op does at run time."""
+    tree = ast.parse((TESTS.parent / "minitorch" / "_C.pyi").read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    fields = {name: [f for f in c.body if isinstance(f, ast.AnnAssign)] for name, c in classes.items()}
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    methods = {n.name: n for n in classes["TensorBase"].body if isinstance(n, ast.FunctionDef)}
+    for op in minitorch._C.OPS:
+        info = minitorch._C._op_info(op)
+        want = "list" if info["nout"] == -1 else info["nout"]
+        assert op in functions, f"{op} is not in _C.pyi"
+        assert stub_arity(functions[op].returns, fields) == want, f"{op} returns {want} in _C.pyi"
+        if info["method"]:
+            assert op in methods and stub_arity(methods[op].returns, fields) == want, f"TensorBase.{op}"
+    # two results come as named tuples with the stub's field names
+    names = [f.target.id for f in fields["_ValuesIndices"]]
+    x = minitorch.tensor([[3.0, 1.0], [2.0, 4.0]])
+    for result in (minitorch._C.sort(x), minitorch._C.topk(x, 1), minitorch._C.max_dim(x, 1)):
+        assert [getattr(result, name) is result[k] for k, name in enumerate(names)] == [True, True]

@@ -7,21 +7,17 @@ import pytest
 import minitorch
 import minitorch.nn.functional as F
 from minitorch import _C
+from helpers import assert_same
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
 
 RNG = np.random.default_rng(0)
+TOL = dict(atol=1e-4, rtol=1e-4)  # cuDNN's algorithms sum in another order than the CPU loops
 
 
 def rand(*shape, dtype=np.float32):
     return minitorch.tensor(RNG.standard_normal(shape).astype(dtype))
-
-
-def same(gpu, cpu, atol=1e-4, rtol=1e-4):
-    assert gpu.device == minitorch.device("cuda:0")
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), atol=atol, rtol=rtol)
 
 
 def test_conv_kernels_are_cudnn_or_round_trip():
@@ -50,15 +46,15 @@ def test_conv2d_and_backward(case, dtype):
     args = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     out = F.conv2d(x, w, b, **args)
     gout = F.conv2d(x.cuda(), w.cuda(), b.cuda() if b is not None else None, **args)
-    same(gout, out)
+    assert_same(gout, out, **TOL)
     go = rand(*out.shape, dtype=dtype)
     kw = dict(stride=[stride] if isinstance(stride, int) else list(stride),
               padding=[padding] if isinstance(padding, int) else list(padding),
               dilation=[dilation], groups=groups)
-    same(_C.convolution_backward_input(go.cuda(), w.cuda(), list(xs), **kw),
-         _C.convolution_backward_input(go, w, list(xs), **kw))
-    same(_C.convolution_backward_weight(go.cuda(), x.cuda(), list(ws), **kw),
-         _C.convolution_backward_weight(go, x, list(ws), **kw))
+    assert_same(_C.convolution_backward_input(go.cuda(), w.cuda(), list(xs), **kw),
+                _C.convolution_backward_input(go, w, list(xs), **kw), **TOL)
+    assert_same(_C.convolution_backward_weight(go.cuda(), x.cuda(), list(ws), **kw),
+                _C.convolution_backward_weight(go, x, list(ws), **kw), **TOL)
 
 
 def test_conv2d_noncontiguous_and_autograd():
@@ -69,8 +65,8 @@ def test_conv2d_noncontiguous_and_autograd():
     w.requires_grad_()
     F.conv2d(x, w, padding=1).sum().backward()
     F.conv2d(xc, wc, padding=1).sum().backward()
-    same(xc.grad, x.grad)
-    same(wc.grad, w.grad)
+    assert_same(xc.grad, x.grad, **TOL)
+    assert_same(wc.grad, w.grad, **TOL)
 
 
 @pytest.mark.skipif(not minitorch.cuda._is_emulated(), reason="sets the emulated device's memory size")
@@ -121,22 +117,22 @@ def test_max_pool2d(case, dtype):
     x = rand(*shape, dtype=dtype)
     x[..., 0, 0] = float("nan")
     args = dict(kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=ceil)
-    same(minitorch.max_pool2d(x.cuda(), **args), minitorch.max_pool2d(x, **args))
+    assert_same(minitorch.max_pool2d(x.cuda(), **args), minitorch.max_pool2d(x, **args), **TOL)
     out, idx = _C.max_pool2d_with_indices(x, **args)
     gout, gidx = _C.max_pool2d_with_indices(x.cuda(), **args)
-    same(gout, out)
-    same(gidx, idx)
+    assert_same(gout, out, **TOL)
+    assert_same(gidx, idx, **TOL)
     go = rand(*out.shape, dtype=dtype)
     kw = dict(kernel_size=[k] if isinstance(k, int) else list(k),
               stride=[s] if isinstance(s, int) else list(s),
               padding=[p] if isinstance(p, int) else list(p), dilation=[d], ceil_mode=ceil)
-    same(_C.max_pool2d_with_indices_backward(go.cuda(), x.cuda(), indices=gidx, **kw),
-         _C.max_pool2d_with_indices_backward(go, x, indices=idx, **kw))
+    assert_same(_C.max_pool2d_with_indices_backward(go.cuda(), x.cuda(), indices=gidx, **kw),
+                _C.max_pool2d_with_indices_backward(go, x, indices=idx, **kw), **TOL)
 
 
 def test_max_pool2d_integers():
     x = minitorch.tensor(RNG.integers(-50, 50, (2, 3, 6, 6)), dtype=minitorch.int32)
-    same(minitorch.max_pool2d(x.cuda(), 2), minitorch.max_pool2d(x, 2))
+    assert_same(minitorch.max_pool2d(x.cuda(), 2), minitorch.max_pool2d(x, 2), **TOL)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -148,11 +144,11 @@ def test_avg_pool2d(case, count_include_pad, divisor, dtype):
     x = rand(*shape, dtype=dtype)
     args = (k, s, p, ceil, count_include_pad, divisor)
     out = _C.avg_pool2d(x, *args)
-    same(_C.avg_pool2d(x.cuda(), *args), out)
+    assert_same(_C.avg_pool2d(x.cuda(), *args), out, **TOL)
     go = rand(*out.shape, dtype=dtype)
     bargs = ([k] if isinstance(k, int) else list(k), [s] if isinstance(s, int) else list(s),
              [p] if isinstance(p, int) else list(p), ceil, count_include_pad, divisor)
-    same(_C.avg_pool2d_backward(go.cuda(), x.cuda(), *bargs), _C.avg_pool2d_backward(go, x, *bargs))
+    assert_same(_C.avg_pool2d_backward(go.cuda(), x.cuda(), *bargs), _C.avg_pool2d_backward(go, x, *bargs), **TOL)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -160,9 +156,9 @@ def test_avg_pool2d(case, count_include_pad, divisor, dtype):
 def test_adaptive_avg_pool2d(shape, size, dtype):
     x = rand(*shape, dtype=dtype)
     out = _C.adaptive_avg_pool2d(x, size)
-    same(_C.adaptive_avg_pool2d(x.cuda(), size), out)
+    assert_same(_C.adaptive_avg_pool2d(x.cuda(), size), out, **TOL)
     go = rand(*out.shape, dtype=dtype)
-    same(_C._adaptive_avg_pool2d_backward(go.cuda(), x.cuda()), _C._adaptive_avg_pool2d_backward(go, x))
+    assert_same(_C._adaptive_avg_pool2d_backward(go.cuda(), x.cuda()), _C._adaptive_avg_pool2d_backward(go, x), **TOL)
 
 
 def test_pool_noncontiguous_and_autograd():
@@ -173,4 +169,4 @@ def test_pool_noncontiguous_and_autograd():
         x.grad = xc.grad = None
         f(x).sum().backward()
         f(xc).sum().backward()
-        same(xc.grad, x.grad)
+        assert_same(xc.grad, x.grad, **TOL)

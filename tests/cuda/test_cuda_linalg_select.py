@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import assert_same
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -16,14 +17,11 @@ ALL = FLOATS + [minitorch.int32, minitorch.int64, minitorch.bool]
 HAS_CUBLAS = minitorch.cuda._C_cuda.has_cublas
 
 
+EXACT = dict(atol=0, rtol=0)  # integers, and floats a kernel only moves
+
+
 def tol(dtype, k=1):
     return dict(atol=1e-4 * max(k, 1) ** 0.5, rtol=1e-4) if dtype == minitorch.float32 else dict(atol=1e-10, rtol=1e-10)
-
-
-def same(gpu, cpu, atol=0.0, rtol=0.0):
-    assert gpu.is_cuda
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), atol=atol, rtol=rtol)
 
 
 def rand(shape, dtype=minitorch.float32):
@@ -62,8 +60,8 @@ def test_dot(dtype, n):
     for lx, ly in [("contiguous", "contiguous"), ("sliced", "contiguous"), ("contiguous", "expanded"),
                    ("sliced", "sliced")]:
         x, y = views((n,), dtype, lx), views((n,), dtype, ly)
-        same(minitorch.dot(x.cuda(), y.cuda()), minitorch.dot(x, y), **tol(dtype, n))
-        same(x.cuda().dot(y.cuda()), x.dot(y), **tol(dtype, n))
+        assert_same(minitorch.dot(x.cuda(), y.cuda()), minitorch.dot(x, y), **tol(dtype, n))
+        assert_same(x.cuda().dot(y.cuda()), x.dot(y), **tol(dtype, n))
 
 
 def test_dot_errors_and_ints():
@@ -79,7 +77,7 @@ def test_dot_errors_and_ints():
         with pytest.raises(NotImplementedError, match="\"dot\" not implemented for 'Long'"):
             minitorch.dot(i.cuda(), i.cuda())
     else:
-        same(minitorch.dot(i.cuda(), i.cuda()), minitorch.dot(i, i))
+        assert_same(minitorch.dot(i.cuda(), i.cuda()), minitorch.dot(i, i), **EXACT)
 
 
 # ---- addmv ----
@@ -96,24 +94,24 @@ def test_addmv(dtype, m, k):
         for sshape in [(m,), (1,), ()]:
             s = rand(sshape, dtype)
             for alpha, beta in ALPHA_BETA:
-                same(minitorch.addmv(s.cuda(), mat.cuda(), vec.cuda(), beta=beta, alpha=alpha),
-                     minitorch.addmv(s, mat, vec, beta=beta, alpha=alpha), **tol(dtype, k))
-        same(s.cuda().addmv(mat.cuda(), vec.cuda()), s.addmv(mat, vec), **tol(dtype, k))
-        same(minitorch.mv(mat.cuda(), vec.cuda()), minitorch.mv(mat, vec), **tol(dtype, k))
+                assert_same(minitorch.addmv(s.cuda(), mat.cuda(), vec.cuda(), beta=beta, alpha=alpha),
+                            minitorch.addmv(s, mat, vec, beta=beta, alpha=alpha), **tol(dtype, k))
+        assert_same(s.cuda().addmv(mat.cuda(), vec.cuda()), s.addmv(mat, vec), **tol(dtype, k))
+        assert_same(minitorch.mv(mat.cuda(), vec.cuda()), minitorch.mv(mat, vec), **tol(dtype, k))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_beta_zero_ignores_nan(dtype):
     nan = minitorch.full((4,), float("nan"), dtype=dtype)
     mat, vec = rand((4, 6), dtype), rand((6,), dtype)
-    same(minitorch.addmv(nan.cuda(), mat.cuda(), vec.cuda(), beta=0), minitorch.mv(mat, vec), **tol(dtype))
-    same(minitorch.addmv(nan.cuda(), rand((4, 0), dtype).cuda(), rand((0,), dtype).cuda(), beta=0),
-         minitorch.zeros(4, dtype=dtype))
+    assert_same(minitorch.addmv(nan.cuda(), mat.cuda(), vec.cuda(), beta=0), minitorch.mv(mat, vec), **tol(dtype))
+    assert_same(minitorch.addmv(nan.cuda(), rand((4, 0), dtype).cuda(), rand((0,), dtype).cuda(), beta=0),
+                minitorch.zeros(4, dtype=dtype), **EXACT)
     b1, b2 = rand((2, 4, 3), dtype), rand((2, 3, 5), dtype)
     nan3 = minitorch.full((2, 4, 5), float("nan"), dtype=dtype)
-    same(minitorch.baddbmm(nan3.cuda(), b1.cuda(), b2.cuda(), beta=0, alpha=2), minitorch.bmm(b1, b2) * 2, **tol(dtype))
-    same(minitorch.baddbmm(nan3.cuda(), rand((2, 4, 0), dtype).cuda(), rand((2, 0, 5), dtype).cuda(), beta=0),
-         minitorch.zeros(2, 4, 5, dtype=dtype))
+    assert_same(minitorch.baddbmm(nan3.cuda(), b1.cuda(), b2.cuda(), beta=0, alpha=2), minitorch.bmm(b1, b2) * 2, **tol(dtype))
+    assert_same(minitorch.baddbmm(nan3.cuda(), rand((2, 4, 0), dtype).cuda(), rand((2, 0, 5), dtype).cuda(), beta=0),
+                minitorch.zeros(2, 4, 5, dtype=dtype), **EXACT)
     # beta != 0 keeps the NaN, also with an empty inner dimension
     out = minitorch.addmv(nan.cuda(), rand((4, 0), dtype).cuda(), rand((0,), dtype).cuda(), beta=2).cpu()
     assert np.isnan(out.numpy()).all()
@@ -132,7 +130,7 @@ def test_addmv_errors_and_ints():
         with pytest.raises(NotImplementedError, match="\"addmv_impl_cuda\" not implemented for 'Long'"):
             minitorch.addmv(i[:3].cuda(), im.cuda(), i.cuda())
     else:
-        same(minitorch.addmv(i[:3].cuda(), im.cuda(), i.cuda()), minitorch.addmv(i[:3], im, i))
+        assert_same(minitorch.addmv(i[:3].cuda(), im.cuda(), i.cuda()), minitorch.addmv(i[:3], im, i), **EXACT)
 
 
 # ---- baddbmm ----
@@ -148,10 +146,10 @@ def test_baddbmm(dtype, b, m, k, n):
         for sshape in [(b, m, n), (m, n), (n,), ()]:
             s = rand(sshape, dtype)
             for alpha, beta in ALPHA_BETA:
-                same(minitorch.baddbmm(s.cuda(), b1.cuda(), b2.cuda(), beta=beta, alpha=alpha),
-                     minitorch.baddbmm(s, b1, b2, beta=beta, alpha=alpha), **tol(dtype, k))
-        same(minitorch.bmm(b1.cuda(), b2.cuda()), minitorch.bmm(b1, b2), **tol(dtype, k))
-        same(s.cuda().baddbmm(b1.cuda(), b2.cuda()), s.baddbmm(b1, b2), **tol(dtype, k))
+                assert_same(minitorch.baddbmm(s.cuda(), b1.cuda(), b2.cuda(), beta=beta, alpha=alpha),
+                            minitorch.baddbmm(s, b1, b2, beta=beta, alpha=alpha), **tol(dtype, k))
+        assert_same(minitorch.bmm(b1.cuda(), b2.cuda()), minitorch.bmm(b1, b2), **tol(dtype, k))
+        assert_same(s.cuda().baddbmm(b1.cuda(), b2.cuda()), s.baddbmm(b1, b2), **tol(dtype, k))
 
 
 def test_baddbmm_errors_and_ints():
@@ -167,19 +165,19 @@ def test_baddbmm_errors_and_ints():
         with pytest.raises(NotImplementedError, match="\"baddbmm_cuda\" not implemented for 'Long'"):
             minitorch.baddbmm(i0.cuda(), i1.cuda(), i2.cuda())
     else:
-        same(minitorch.baddbmm(i0.cuda(), i1.cuda(), i2.cuda()), minitorch.baddbmm(i0, i1, i2))
+        assert_same(minitorch.baddbmm(i0.cuda(), i1.cuda(), i2.cuda()), minitorch.baddbmm(i0, i1, i2), **EXACT)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_products_with_an_empty_inner_dimension(dtype):
     # k = 0: cuBLAS is not called (its quick return would leave the output unwritten)
     a, b, v = rand((3, 0), dtype), rand((0, 4), dtype), rand((0,), dtype)
-    same(minitorch.mm(a.cuda(), b.cuda()), minitorch.mm(a, b))
-    same(minitorch.mm(a[:1].cuda(), b.cuda()), minitorch.mm(a[:1], b))
-    same(minitorch.mv(a.cuda(), v.cuda()), minitorch.mv(a, v))
+    assert_same(minitorch.mm(a.cuda(), b.cuda()), minitorch.mm(a, b), **EXACT)
+    assert_same(minitorch.mm(a[:1].cuda(), b.cuda()), minitorch.mm(a[:1], b), **EXACT)
+    assert_same(minitorch.mv(a.cuda(), v.cuda()), minitorch.mv(a, v), **EXACT)
     c = rand((3, 4), dtype)
-    same(minitorch.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5), minitorch.addmm(c, a, b, beta=0.5), **tol(dtype))
-    same(minitorch.bmm(rand((2, 3, 0), dtype).cuda(), rand((2, 0, 4), dtype).cuda()), minitorch.zeros(2, 3, 4, dtype=dtype))
+    assert_same(minitorch.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5), minitorch.addmm(c, a, b, beta=0.5), **tol(dtype))
+    assert_same(minitorch.bmm(rand((2, 3, 0), dtype).cuda(), rand((2, 0, 4), dtype).cuda()), minitorch.zeros(2, 3, 4, dtype=dtype), **EXACT)
 
 
 # ---- nonzero ----
@@ -202,19 +200,19 @@ def test_nonzero(dtype, shape):
         x, g = view_pair(shape, dtype, layout)
         got, want = minitorch.nonzero(g), minitorch.nonzero(x)
         assert got.dtype == minitorch.int64
-        same(got, want)
+        assert_same(got, want, **EXACT)
 
 
 def test_nonzero_nan_zero_and_large():
     x = minitorch.tensor([0.0, float("nan"), -0.0, 1.0, float("inf")])
-    same(minitorch.nonzero(x.cuda()), minitorch.nonzero(x))
+    assert_same(minitorch.nonzero(x.cuda()), minitorch.nonzero(x), **EXACT)
     big = rand((1 << 20,), minitorch.int32)  # several tiles of the scan
-    same(minitorch.nonzero(big.cuda()), minitorch.nonzero(big))
+    assert_same(minitorch.nonzero(big.cuda()), minitorch.nonzero(big), **EXACT)
     for value in (0, 1):
         full = minitorch.full((3000, 7), value, dtype=minitorch.int64)
-        same(minitorch.nonzero(full.cuda()), minitorch.nonzero(full))
-    same(minitorch.nonzero(minitorch.tensor(0.0).cuda()), minitorch.nonzero(minitorch.tensor(0.0)))
-    same(minitorch.nonzero(minitorch.tensor(2).cuda()), minitorch.nonzero(minitorch.tensor(2)))
+        assert_same(minitorch.nonzero(full.cuda()), minitorch.nonzero(full), **EXACT)
+    assert_same(minitorch.nonzero(minitorch.tensor(0.0).cuda()), minitorch.nonzero(minitorch.tensor(0.0)), **EXACT)
+    assert_same(minitorch.nonzero(minitorch.tensor(2).cuda()), minitorch.nonzero(minitorch.tensor(2)), **EXACT)
 
 
 # ---- masked_select ----
@@ -228,14 +226,14 @@ MASK_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((2, 1, 5), (3,
 def test_masked_select(dtype, xs, ms):
     for lx, lm in [("contiguous", "contiguous"), ("transposed", "sliced"), ("sliced", "transposed")]:
         (x, gx), (mask, gm) = view_pair(xs, dtype, lx), view_pair(ms, minitorch.bool, lm)
-        same(minitorch.masked_select(gx, gm), minitorch.masked_select(x, mask))
-        same(gx.masked_select(gm), x.masked_select(mask))
+        assert_same(minitorch.masked_select(gx, gm), minitorch.masked_select(x, mask), **EXACT)
+        assert_same(gx.masked_select(gm), x.masked_select(mask), **EXACT)
 
 
 def test_masked_select_all_none_large_and_errors():
     x = rand((1 << 20,), minitorch.float64)
     for mask in (x > 0, x > 100, x > -100):
-        same(minitorch.masked_select(x.cuda(), mask.cuda()), minitorch.masked_select(x, mask))
+        assert_same(minitorch.masked_select(x.cuda(), mask.cuda()), minitorch.masked_select(x, mask), **EXACT)
     with pytest.raises(RuntimeError, match="masked_select: expected BoolTensor for mask"):
         minitorch.masked_select(x[:3].cuda(), minitorch.ones(3, dtype=minitorch.int64, device="cuda"))
     with pytest.raises(RuntimeError):
@@ -253,5 +251,5 @@ def test_nonzero_and_masked_select_on_a_side_stream():
         h = g * 3 + 1  # queued work the flags depend on
         nz, sel = minitorch.nonzero(h > 1), minitorch.masked_select(h, h > 1)
     s.synchronize()
-    same(nz, minitorch.nonzero(x * 3 + 1 > 1))
-    same(sel, minitorch.masked_select(x * 3 + 1, x * 3 + 1 > 1))
+    assert_same(nz, minitorch.nonzero(x * 3 + 1 > 1), **EXACT)
+    assert_same(sel, minitorch.masked_select(x * 3 + 1, x * 3 + 1 > 1), **EXACT)

@@ -5,12 +5,10 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import assert_same, on_device, raises_alike
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
-
-from test_cuda_kernels_more import same_error  # noqa: E402  (tests/cuda is on sys.path under pytest)
-from test_cuda_ops import same  # noqa: E402
 
 C_ = minitorch._C
 F = minitorch.nn.functional
@@ -30,10 +28,6 @@ def values(shape, dtype=minitorch.float32, layout="contiguous"):
     if layout == "sliced":
         return minitorch.tensor(RNG.standard_normal((shape[0] * 2,) + tuple(shape[1:])) * 2 + 1).to(dtype)[::2]
     return minitorch.tensor(RNG.standard_normal(shape) * 2 + 1).to(dtype)
-
-
-def cu(t):
-    return t.cuda() if isinstance(t, minitorch.Tensor) else t
 
 
 def clones(t):
@@ -58,11 +52,11 @@ def test_batch_norm_training(shape, dtype):
             rv_c, rv_g = clones(values((C,), dtype).abs() if stats else None)
             args = (w, b) if affine else (None, None)
             cpu = C_.batch_norm(x, *args, rm_c, rv_c, True, momentum, 1e-5, True)
-            gpu = C_.batch_norm(x.cuda(), *map(cu, args), rm_g, rv_g, True, momentum, 1e-5, True)
-            same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
+            gpu = C_.batch_norm(x.cuda(), *map(on_device, args), rm_g, rv_g, True, momentum, 1e-5, True)
+            assert_same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
             if stats:
-                same(rm_g, rm_c, atol=atol(dtype), rtol=1e-5)
-                same(rv_g, rv_c, atol=atol(dtype), rtol=1e-5)
+                assert_same(rm_g, rm_c, atol=atol(dtype), rtol=1e-5)
+                assert_same(rv_g, rv_c, atol=atol(dtype), rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -74,8 +68,8 @@ def test_batch_norm_running_stats_in_place(dtype):
     v0 = base_g._version
     cpu = F.batch_norm(x, rm_c, rv_c, training=True, momentum=0.3)
     gpu = F.batch_norm(x.cuda(), rm_g, rv_g, training=True, momentum=0.3)
-    same(gpu, cpu, atol=atol(dtype))
-    same(base_g, base_c, atol=atol(dtype))
+    assert_same(gpu, cpu, atol=atol(dtype))
+    assert_same(base_g, base_c, atol=atol(dtype))
     assert base_g._version > v0
 
 
@@ -88,17 +82,17 @@ def test_batch_norm_eval(shape, dtype):
         x = values(shape, dtype, layout) if shape[0] else minitorch.zeros(shape, dtype=dtype)
         for w, b in [(None, None), (values((C,), dtype), values((C,), dtype)), (values((C,), dtype), None)]:
             cpu = F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-3)
-            gpu = F.batch_norm(x.cuda(), rm.cuda(), rv.cuda(), cu(w), cu(b), training=False, eps=1e-3)
-            same(gpu, cpu, atol=atol(dtype))
+            gpu = F.batch_norm(x.cuda(), rm.cuda(), rv.cuda(), on_device(w), on_device(b), training=False, eps=1e-3)
+            assert_same(gpu, cpu, atol=atol(dtype))
 
 
 def test_batch_norm_errors_match_the_cpu():
     x = values((4, 3, 2))
-    same_error(lambda t: C_.batch_norm(t, None, None, None, None, False, 0.1, 1e-5, True), x)
-    same_error(lambda t, m: C_.batch_norm(t, None, None, m, None, False, 0.1, 1e-5, True), x, values((3,)))
-    same_error(lambda t, u: C_.batch_norm(t, u, None, None, None, True, 0.1, 1e-5, True), x, values((4,)))
-    same_error(lambda t, m: C_.batch_norm(t, None, None, m, None, True, 0.1, 1e-5, True), x, values((2,)))
-    same_error(lambda t: C_.batch_norm(t, None, None, None, None, True, 0.1, 1e-5, True), values((4,)))
+    raises_alike(lambda t: C_.batch_norm(t, None, None, None, None, False, 0.1, 1e-5, True), x)
+    raises_alike(lambda t, m: C_.batch_norm(t, None, None, m, None, False, 0.1, 1e-5, True), x, values((3,)))
+    raises_alike(lambda t, u: C_.batch_norm(t, u, None, None, None, True, 0.1, 1e-5, True), x, values((4,)))
+    raises_alike(lambda t, m: C_.batch_norm(t, None, None, m, None, True, 0.1, 1e-5, True), x, values((2,)))
+    raises_alike(lambda t: C_.batch_norm(t, None, None, None, None, True, 0.1, 1e-5, True), values((4,)))
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         C_.batch_norm(x.to(minitorch.int64).cuda(), None, None, None, None, True, 0.1, 1e-5, True)
     with pytest.raises(RuntimeError, match="mixed dtype"):
@@ -117,16 +111,16 @@ def test_batch_norm_backward(shape, dtype):
             for training in (True, False):
                 args = (w, None, None) if training else (w, rm, rv)
                 cpu = C_.batch_norm_backward(gy, x, *args, training, 1e-5)
-                gpu = C_.batch_norm_backward(gy.cuda(), x.cuda(), *map(cu, args), training, 1e-5)
+                gpu = C_.batch_norm_backward(gy.cuda(), x.cuda(), *map(on_device, args), training, 1e-5)
                 for g, c in zip(gpu, cpu):
-                    same(g, c, atol=atol(dtype) * 10, rtol=1e-4)
+                    assert_same(g, c, atol=atol(dtype) * 10, rtol=1e-4)
 
 
 def test_batch_norm_backward_errors_match_the_cpu():
     x = values((4, 3))
-    same_error(lambda g, t: C_.batch_norm_backward(g, t, None, None, None, False, 1e-5), x, x)
-    same_error(lambda g, t: C_.batch_norm_backward(g, t, None, None, None, True, 1e-5), values((4, 2)), x)
-    same_error(lambda g, t, w: C_.batch_norm_backward(g, t, w, None, None, True, 1e-5), x, x, values((2,)))
+    raises_alike(lambda g, t: C_.batch_norm_backward(g, t, None, None, None, False, 1e-5), x, x)
+    raises_alike(lambda g, t: C_.batch_norm_backward(g, t, None, None, None, True, 1e-5), values((4, 2)), x)
+    raises_alike(lambda g, t, w: C_.batch_norm_backward(g, t, w, None, None, True, 1e-5), x, x, values((2,)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -139,16 +133,16 @@ def test_layer_norm_backward(dtype):
             for w in (None, values(tuple(norm), dtype)):
                 for eps in (1e-5, 1e-2):
                     cpu = C_.layer_norm_backward(gy, x, norm, w, eps)
-                    gpu = C_.layer_norm_backward(gy.cuda(), x.cuda(), norm, cu(w), eps)
+                    gpu = C_.layer_norm_backward(gy.cuda(), x.cuda(), norm, on_device(w), eps)
                     for g, c in zip(gpu, cpu):
-                        same(g, c, atol=atol(dtype) * 10, rtol=1e-4)
+                        assert_same(g, c, atol=atol(dtype) * 10, rtol=1e-4)
 
 
 def test_layer_norm_backward_errors_match_the_cpu():
-    same_error(lambda g, t: C_.layer_norm_backward(g, t, [4], None, 1e-5), minitorch.ones(2, 3), minitorch.ones(2, 4))
-    same_error(lambda g, t: C_.layer_norm_backward(g, t, [3], None, 1e-5), minitorch.ones(2, 4), minitorch.ones(2, 4))
-    same_error(lambda g, t, w: C_.layer_norm_backward(g, t, [4], w, 1e-5), values((2, 4)), values((2, 4)),
-               values((3,)))
+    raises_alike(lambda g, t: C_.layer_norm_backward(g, t, [4], None, 1e-5), minitorch.ones(2, 3), minitorch.ones(2, 4))
+    raises_alike(lambda g, t: C_.layer_norm_backward(g, t, [3], None, 1e-5), minitorch.ones(2, 4), minitorch.ones(2, 4))
+    raises_alike(lambda g, t, w: C_.layer_norm_backward(g, t, [4], w, 1e-5), values((2, 4)), values((2, 4)),
+                 values((3,)))
 
 
 def targets(shape, C, ignore=None):
@@ -176,8 +170,8 @@ def test_nll_loss_backward(dtype, reduction):
                         g = values(tuple(reversed(ts)), dtype).permute(*reversed(range(len(ts))))
                     assert g.numel() == (n if reduction == 0 else 1)
                     cpu = C_.nll_loss_backward(g, x, t, w, reduction, ignore)
-                    gpu = C_.nll_loss_backward(g.cuda(), x.cuda(), t.cuda(), cu(w), reduction, ignore)
-                    same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
+                    gpu = C_.nll_loss_backward(g.cuda(), x.cuda(), t.cuda(), on_device(w), reduction, ignore)
+                    assert_same(gpu, cpu, atol=atol(dtype), rtol=1e-5)
 
 
 def test_nll_loss_backward_all_ignored_and_errors():
@@ -185,11 +179,11 @@ def test_nll_loss_backward_all_ignored_and_errors():
     g = minitorch.tensor(1.0)
     cpu = C_.nll_loss_backward(g, x, t, None, 1, 2)  # mean over nothing: 0 everywhere
     gpu = C_.nll_loss_backward(g.cuda(), x.cuda(), t.cuda(), None, 1, 2)
-    same(gpu, cpu)
-    same_error(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, 5, 1]))
-    same_error(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, -3, 9]))
-    same_error(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 0, -100), values((2,)), x, minitorch.tensor([0, 1, 1]))
-    same_error(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0.0, 1.0, 2.0]))
+    assert_same(gpu, cpu)
+    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, 5, 1]))
+    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, -3, 9]))
+    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 0, -100), values((2,)), x, minitorch.tensor([0, 1, 1]))
+    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0.0, 1.0, 2.0]))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -222,13 +216,13 @@ def test_model_gradients_match_the_cpu(dtype):
         lg = loss_gpu_fn(gpu_model(xg), t.cuda())
         lc.backward()
         lg.backward()
-        same(lg.detach(), lc.detach(), atol=atol(dtype) * 10, rtol=1e-4)
-        same(xg.grad, xc.grad, atol=atol(dtype) * 10, rtol=1e-4)
+        assert_same(lg.detach(), lc.detach(), atol=atol(dtype) * 10, rtol=1e-4)
+        assert_same(xg.grad, xc.grad, atol=atol(dtype) * 10, rtol=1e-4)
         for (name, pc), (_, pg) in zip(cpu_model.named_parameters(), gpu_model.named_parameters()):
             assert pg.grad is not None and pg.grad.is_cuda, name
-            same(pg.grad, pc.grad, atol=atol(dtype) * 10, rtol=1e-4)
+            assert_same(pg.grad, pc.grad, atol=atol(dtype) * 10, rtol=1e-4)
         for (name, bc), (_, bg) in zip(cpu_model.named_buffers(), gpu_model.named_buffers()):
             if bc.dtype == dtype:
-                same(bg, bc, atol=atol(dtype), rtol=1e-5)
+                assert_same(bg, bc, atol=atol(dtype), rtol=1e-5)
         cpu_model.zero_grad()
         gpu_model.zero_grad()

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import assert_same, check_device
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -18,12 +19,6 @@ def layouts(shape):
     yield "transposed", minitorch.tensor(np.ascontiguousarray(a.T)).t() if a.ndim == 2 else minitorch.tensor(a)
     big = minitorch.tensor(RNG.standard_normal((shape[0] * 2,) + tuple(shape[1:])).astype(np.float32))
     yield "sliced", big[::2]
-
-
-def same(gpu, cpu, atol=1e-5, rtol=1e-5):
-    assert gpu.device == minitorch.device("cuda:0")
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(gpu.detach().cpu().numpy(), cpu.detach().numpy(), atol=atol, rtol=rtol)
 
 
 def test_device_api():
@@ -75,8 +70,8 @@ def test_round_trip_and_casts(dtype):
 
 
 def test_fill_and_factories():
-    same(minitorch.full((3, 4), 2.5, device="cuda"), minitorch.full((3, 4), 2.5))
-    same(minitorch.zeros(0, 3, device="cuda"), minitorch.zeros(0, 3))
+    assert_same(minitorch.full((3, 4), 2.5, device="cuda"), minitorch.full((3, 4), 2.5))
+    assert_same(minitorch.zeros(0, 3, device="cuda"), minitorch.zeros(0, 3))
     x = minitorch.zeros(4, 6, device="cuda")
     x[:, ::2].fill_(7)
     want = np.zeros((4, 6), np.float32)
@@ -93,29 +88,29 @@ def test_binary(op):
     for name, x in layouts((33, 17)):
         y = minitorch.tensor(RNG.standard_normal((17,)).astype(np.float32))
         f = getattr(minitorch, op)
-        same(f(x.cuda(), y.cuda()), f(x, y))  # broadcast
-        same(f(x.cuda(), x.cuda()), f(x, x))
-        same(f(x.cuda(), 2.5), f(x, 2.5))  # a Python number
+        assert_same(f(x.cuda(), y.cuda()), f(x, y))  # broadcast
+        assert_same(f(x.cuda(), x.cuda()), f(x, x))
+        assert_same(f(x.cuda(), 2.5), f(x, 2.5))  # a Python number
         g = x.cuda().clone()
         getattr(g, op + "_")(y.cuda())
-        same(g, f(x, y))
-    same(minitorch.add(x.cuda(), y.cuda(), alpha=3), minitorch.add(x, y, alpha=3))
+        assert_same(g, f(x, y))
+    assert_same(minitorch.add(x.cuda(), y.cuda(), alpha=3), minitorch.add(x, y, alpha=3))
     i = minitorch.arange(12).reshape(3, 4)
-    same(getattr(minitorch, op)(i.cuda(), i.cuda() + 1), getattr(minitorch, op)(i, i + 1))
+    assert_same(getattr(minitorch, op)(i.cuda(), i.cuda() + 1), getattr(minitorch, op)(i, i + 1))
 
 
 @pytest.mark.parametrize("op", UNARY)
 def test_unary(op):
     for name, x in layouts((40, 9)):
         x = x.abs() + 0.1 if op in ("log", "sqrt", "rsqrt") else x
-        same(getattr(minitorch, op)(x.cuda()), getattr(minitorch, op)(x), atol=1e-5, rtol=1e-5)
+        assert_same(getattr(minitorch, op)(x.cuda()), getattr(minitorch, op)(x), atol=1e-5, rtol=1e-5)
 
 
 def test_clamp_and_large():
     x = minitorch.tensor(RNG.standard_normal(1 << 20).astype(np.float32))
-    same(x.cuda().clamp_min(0.25), x.clamp_min(0.25))
-    same(x.cuda().clamp_max(-0.25), x.clamp_max(-0.25))
-    same(x.cuda()[3:] + x.cuda()[:-3], x[3:] + x[:-3])  # misaligned: the unvectorised path
+    assert_same(x.cuda().clamp_min(0.25), x.clamp_min(0.25))
+    assert_same(x.cuda().clamp_max(-0.25), x.clamp_max(-0.25))
+    assert_same(x.cuda()[3:] + x.cuda()[:-3], x[3:] + x[:-3])  # misaligned: the unvectorised path
 
 
 @pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int64, minitorch.bool])
@@ -129,23 +124,23 @@ def test_vectorised_elementwise_sizes_and_offsets(dtype):
         for off in (0, 1, 4, 8):  # views both 32-byte aligned (the vector path) and not, per dtype
             x, y, gx, gy = a[off:off + n], b[off:off + n], ga[off:off + n], gb[off:off + n]
             if dtype != minitorch.bool:
-                same(gx + gy, x + y)
-                same(gx * 3, x * 3)
-                same(minitorch.where(gx > gy, gx, gy), minitorch.where(x > y, x, y))
-            same(gx == gy, x == y)
-            same(gx.to(minitorch.float32), x.to(minitorch.float32))
+                assert_same(gx + gy, x + y)
+                assert_same(gx * 3, x * 3)
+                assert_same(minitorch.where(gx > gy, gx, gy), minitorch.where(x > y, x, y))
+            assert_same(gx == gy, x == y)
+            assert_same(gx.to(minitorch.float32), x.to(minitorch.float32))
         g = ga.clone()
         if dtype != minitorch.bool:
             g.add_(gb, alpha=2)  # in place: out is an input
-            same(g, a + b * 2)
+            assert_same(g, a + b * 2)
 
 
 def test_sum():
     for name, x in layouts((300, 70)):
-        same(x.cuda().sum(), x.sum(), atol=1e-3, rtol=1e-4)
+        assert_same(x.cuda().sum(), x.sum(), atol=1e-3, rtol=1e-4)
     i = minitorch.arange(10000, dtype=minitorch.int32)
-    same(i.cuda().sum(), i.sum())
-    same(minitorch.zeros(0, device="cuda").sum(), minitorch.zeros(0).sum())
+    assert_same(i.cuda().sum(), i.sum())
+    assert_same(minitorch.zeros(0, device="cuda").sum(), minitorch.zeros(0).sum())
 
 
 @pytest.mark.parametrize("m,k,n", [(1, 8, 5), (7, 16, 9), (64, 33, 17)])
@@ -154,13 +149,13 @@ def test_products(m, k, n):
     b = minitorch.tensor(RNG.standard_normal((k, n)).astype(np.float32))
     c = minitorch.tensor(RNG.standard_normal((n,)).astype(np.float32))
     tol = dict(atol=1e-4, rtol=1e-4)
-    same(a.cuda() @ b.cuda(), a @ b, **tol)
-    same(a.cuda().mm(b.t().contiguous().cuda().t()), a.mm(b), **tol)
-    same(minitorch.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=2), minitorch.addmm(c, a, b, beta=0.5, alpha=2), **tol)
-    same(minitorch.mv(b.t().cuda(), b[:, 0].contiguous().cuda()), minitorch.mv(b.t(), b[:, 0].contiguous()), **tol)
+    assert_same(a.cuda() @ b.cuda(), a @ b, **tol)
+    assert_same(a.cuda().mm(b.t().contiguous().cuda().t()), a.mm(b), **tol)
+    assert_same(minitorch.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=2), minitorch.addmm(c, a, b, beta=0.5, alpha=2), **tol)
+    assert_same(minitorch.mv(b.t().cuda(), b[:, 0].contiguous().cuda()), minitorch.mv(b.t(), b[:, 0].contiguous()), **tol)
     ba = minitorch.tensor(RNG.standard_normal((3, m, k)).astype(np.float32))
     bb = minitorch.tensor(RNG.standard_normal((3, k, n)).astype(np.float32))
-    same(minitorch.bmm(ba.cuda(), bb.cuda()), minitorch.bmm(ba, bb), **tol)
+    assert_same(minitorch.bmm(ba.cuda(), bb.cuda()), minitorch.bmm(ba, bb), **tol)
 
 
 def test_products_from_short_lived_threads():
@@ -193,7 +188,7 @@ def test_linear_forward_and_mixed_devices():
     x = minitorch.randn(3, 4)
     ref = minitorch.relu(lin(x))
     lin.to("cuda")
-    same(minitorch.relu(lin(x.cuda())), ref, atol=1e-5)
+    assert_same(minitorch.relu(lin(x.cuda())), ref, atol=1e-5)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         x.cuda() + x
 
@@ -223,17 +218,6 @@ def test_cpu_scalars_join_cuda_tensors():
 # ---- every elementwise op, reduction and op along a dim of the CUDA key, against the CPU ----
 
 
-def both(fn, *tensors, atol=1e-5, rtol=1e-5):
-    """fn on the CPU tensors and on their CUDA copies: same values, dtypes and shapes."""
-    cpu = fn(*tensors)
-    gpu = fn(*[t.cuda() if isinstance(t, minitorch.Tensor) else t for t in tensors])
-    if isinstance(cpu, tuple):
-        for g, c in zip(gpu, cpu):
-            same(g, c, atol=atol, rtol=rtol)
-    else:
-        same(gpu, cpu, atol=atol, rtol=rtol)
-
-
 def values(shape, dtype=minitorch.float32, nan=False):
     a = RNG.standard_normal(shape) * 2
     if nan and a.size > 2:
@@ -252,32 +236,32 @@ def test_every_unary(op, dtype):
     if op in ("log", "log1p", "sqrt", "rsqrt", "log2", "log10"):
         x = x.abs() + 1
     f = getattr(minitorch, op)
-    both(f, x)
-    both(f, x.t())
-    both(f, x[::2, 1:])
+    check_device(f, x)
+    check_device(f, x.t())
+    check_device(f, x[::2, 1:])
     if (dtype != minitorch.int64 or op in ("neg", "abs", "sign")) and hasattr(x, op + "_"):
         g, want = x.cuda(), x.clone()
         getattr(g, op + "_")()
         getattr(want, op + "_")()
-        same(g, want)
+        assert_same(g, want)
 
 
 def test_activations_and_bitwise():
     x = values((6, 9), minitorch.float64)
-    both(minitorch.nn.functional.gelu, x)
-    both(lambda t: minitorch.nn.functional.gelu(t, approximate="tanh"), x)
-    both(minitorch.nn.functional.silu, x)
+    check_device(minitorch.nn.functional.gelu, x)
+    check_device(lambda t: minitorch.nn.functional.gelu(t, approximate="tanh"), x)
+    check_device(minitorch.nn.functional.silu, x)
     g = values((6, 9), minitorch.float64)
-    both(lambda a, b: minitorch._C.gelu_backward(a, b), g, x)
-    both(lambda a, b: minitorch._C.gelu_backward(a, b, approximate="tanh"), g, x)
+    check_device(lambda a, b: minitorch._C.gelu_backward(a, b), g, x)
+    check_device(lambda a, b: minitorch._C.gelu_backward(a, b, approximate="tanh"), g, x)
     i = minitorch.tensor(RNG.integers(-9, 9, (4, 6)))
     j = minitorch.tensor(RNG.integers(-9, 9, (6,)))
-    both(minitorch.bitwise_and, i, j)
-    both(minitorch.bitwise_or, i, j)
-    both(minitorch.bitwise_not, i)
+    check_device(minitorch.bitwise_and, i, j)
+    check_device(minitorch.bitwise_or, i, j)
+    check_device(minitorch.bitwise_not, i)
     b = i > 0
-    both(minitorch.bitwise_not, b)
-    both(minitorch.bitwise_and, b, j > 0)
+    check_device(minitorch.bitwise_not, b)
+    check_device(minitorch.bitwise_and, b, j > 0)
 
 
 ALL_BINARY = ["add", "sub", "mul", "div", "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum",
@@ -294,41 +278,41 @@ def test_every_binary(op, dtype):
         x, y = x * 2 + 1, y * 2 + 1  # odd, never 0: integer division by zero is not checked on the GPU
     if op == "pow":
         x, y = x.abs(), y.abs() if dtype == minitorch.int32 else y
-    both(f, x, y, atol=1e-4, rtol=1e-4)  # broadcast
-    both(f, x.t().contiguous().t(), x, atol=1e-4, rtol=1e-4)  # strided
+    check_device(f, x, y, atol=1e-4, rtol=1e-4)  # broadcast
+    check_device(f, x.t().contiguous().t(), x, atol=1e-4, rtol=1e-4)  # strided
     if op not in ("logical_and", "logical_or", "maximum", "minimum"):
-        both(lambda a: f(a, 3), x, atol=1e-4, rtol=1e-4)  # a Python number
+        check_device(lambda a: f(a, 3), x, atol=1e-4, rtol=1e-4)  # a Python number
     if op not in ("logical_and", "logical_or", "maximum", "minimum", "true_divide", "div") or dtype != minitorch.int32:
         if hasattr(x, op + "_"):
             g = x.cuda()
             getattr(g, op + "_")(y.cuda())
             want = x.clone()
             getattr(want, op + "_")(y)
-            same(g, want, atol=1e-4, rtol=1e-4)
-    both(lambda a, b: f(a, b), values((), dtype), y, atol=1e-4, rtol=1e-4)  # a 0-dim tensor
+            assert_same(g, want, atol=1e-4, rtol=1e-4)
+    check_device(lambda a, b: f(a, b), values((), dtype), y, atol=1e-4, rtol=1e-4)  # a 0-dim tensor
 
 
 def test_division_modes_where_clamp_masked_fill():
     x = values((6, 7), minitorch.float32)
     y = values((6, 7), minitorch.float32)
     for mode in ("trunc", "floor"):
-        both(lambda a, b: minitorch.div(a, b, rounding_mode=mode), x, y, atol=1e-4)
-    both(lambda a: minitorch.pow(2, a), x)
-    both(lambda a: minitorch.remainder(5, a), y)
+        check_device(lambda a, b: minitorch.div(a, b, rounding_mode=mode), x, y, atol=1e-4)
+    check_device(lambda a: minitorch.pow(2, a), x)
+    check_device(lambda a: minitorch.remainder(5, a), y)
     c = x > 0
-    both(minitorch.where, c, x, y)
-    both(lambda cc, a: minitorch.where(cc, a, 0.5), c, x)
-    both(lambda a, lo, hi: minitorch.clamp(a, lo, hi), x, y - 1, y + 1)
-    both(lambda a: minitorch.clamp(a, min=-0.5), x)
-    both(lambda a: minitorch.clamp(a, max=0.5), x)
-    both(lambda a: a.clamp(-0.5, 0.5), x)
-    both(lambda a, m: a.masked_fill(m, -2.0), x, c[0])
+    check_device(minitorch.where, c, x, y)
+    check_device(lambda cc, a: minitorch.where(cc, a, 0.5), c, x)
+    check_device(lambda a, lo, hi: minitorch.clamp(a, lo, hi), x, y - 1, y + 1)
+    check_device(lambda a: minitorch.clamp(a, min=-0.5), x)
+    check_device(lambda a: minitorch.clamp(a, max=0.5), x)
+    check_device(lambda a: a.clamp(-0.5, 0.5), x)
+    check_device(lambda a, m: a.masked_fill(m, -2.0), x, c[0])
     g = x.cuda()
     g.masked_fill_(c.cuda(), 7)
-    same(g, x.masked_fill(c, 7))
+    assert_same(g, x.masked_fill(c, 7))
     i = minitorch.arange(12).reshape(3, 4)
-    both(lambda a: minitorch.clamp(a, 2, 9), i)
-    both(lambda a: a // 3, i)
+    check_device(lambda a: minitorch.clamp(a, 2, 9), i)
+    check_device(lambda a: a // 3, i)
 
 
 REDUCTIONS = {
@@ -357,37 +341,37 @@ def test_reductions_over_dims(name, dtype):
         for k in (False, True):
             if d is None and k:
                 continue
-            both(lambda t: f(t, d, k), x, atol=1e-4, rtol=1e-4)
-            both(lambda t: f(t, d, k), x.permute(2, 0, 1), atol=1e-4, rtol=1e-4)
+            check_device(lambda t: f(t, d, k), x, atol=1e-4, rtol=1e-4)
+            check_device(lambda t: f(t, d, k), x.permute(2, 0, 1), atol=1e-4, rtol=1e-4)
 
 
 def test_reductions_integers_nan_empty():
     i = minitorch.tensor(RNG.integers(-5, 5, (3, 4, 5)), dtype=minitorch.int32)
-    both(lambda t: t.sum(1), i)
-    both(lambda t: t.prod(1), i)
-    both(lambda t: t.prod(), i)
-    both(lambda t: t.amax((0, 2)), i)
-    both(lambda t: minitorch.max(t), i)
-    both(lambda t: t.sum(dtype=minitorch.float64), i)
+    check_device(lambda t: t.sum(1), i)
+    check_device(lambda t: t.prod(1), i)
+    check_device(lambda t: t.prod(), i)
+    check_device(lambda t: t.amax((0, 2)), i)
+    check_device(lambda t: minitorch.max(t), i)
+    check_device(lambda t: t.sum(dtype=minitorch.float64), i)
     x = values((5, 6), minitorch.float32, nan=True)
     for op in ("sum", "amax", "amin", "argmax", "argmin"):
-        both(lambda t: getattr(t, op)(1), x)
-    both(lambda t: minitorch.max(t), x)
-    both(lambda t: minitorch.min(t, 0), x)
-    both(lambda t: minitorch.max(t, 1, keepdim=True), x)
-    both(lambda t: t.argmax(), x)
-    both(lambda t: t.argmin(0, keepdim=True), x)
+        check_device(lambda t: getattr(t, op)(1), x)
+    check_device(lambda t: minitorch.max(t), x)
+    check_device(lambda t: minitorch.min(t, 0), x)
+    check_device(lambda t: minitorch.max(t, 1, keepdim=True), x)
+    check_device(lambda t: t.argmax(), x)
+    check_device(lambda t: t.argmin(0, keepdim=True), x)
     ties = minitorch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
-    both(lambda t: t.argmax(1), ties)
-    both(lambda t: minitorch.max(t, 1), ties)
+    check_device(lambda t: t.argmax(1), ties)
+    check_device(lambda t: minitorch.max(t, 1), ties)
     e = minitorch.zeros(0, 3)
-    both(lambda t: t.sum(0), e)
-    both(lambda t: t.prod(0), e)
-    both(lambda t: t.logsumexp(0), e)
-    both(lambda t: t.mean(), minitorch.tensor(2.5))
+    check_device(lambda t: t.sum(0), e)
+    check_device(lambda t: t.prod(0), e)
+    check_device(lambda t: t.logsumexp(0), e)
+    check_device(lambda t: t.mean(), minitorch.tensor(2.5))
     big = values((3, 100000), minitorch.float32)
-    both(lambda t: t.sum(1), big, atol=1e-3, rtol=1e-4)
-    both(lambda t: t.sum(), big, atol=1e-2, rtol=1e-4)
+    check_device(lambda t: t.sum(1), big, atol=1e-3, rtol=1e-4)
+    check_device(lambda t: t.sum(), big, atol=1e-2, rtol=1e-4)
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "softmax", "log_softmax"])
@@ -395,28 +379,28 @@ def test_ops_along_a_dim(op):
     f = getattr(minitorch, op)
     x = values((4, 5, 3), minitorch.float32) * 0.5
     for d in (0, 1, -1):
-        both(lambda t: f(t, d), x, atol=1e-5, rtol=1e-4)
-        both(lambda t: f(t, d), x.permute(1, 0, 2), atol=1e-5, rtol=1e-4)
+        check_device(lambda t: f(t, d), x, atol=1e-5, rtol=1e-4)
+        check_device(lambda t: f(t, d), x.permute(1, 0, 2), atol=1e-5, rtol=1e-4)
     i = minitorch.tensor(RNG.integers(-3, 4, (4, 5)))
     if op in ("cumsum", "cumprod"):
-        both(lambda t: f(t, 1), i)
+        check_device(lambda t: f(t, 1), i)
     else:
-        both(lambda t: f(t, 1, dtype=minitorch.float64), i)
+        check_device(lambda t: f(t, 1, dtype=minitorch.float64), i)
 
 
 def test_host_round_trip_ops():
     x = values((2, 3, 8, 8), minitorch.float32)
     w = values((4, 3, 3, 3), minitorch.float32)
     F = minitorch.nn.functional
-    both(lambda a, b: F.conv2d(a, b, padding=1), x, w, atol=1e-4, rtol=1e-4)
-    both(lambda a: F.max_pool2d(a, 2), x)
+    check_device(lambda a, b: F.conv2d(a, b, padding=1), x, w, atol=1e-4, rtol=1e-4)
+    check_device(lambda a: F.max_pool2d(a, 2), x)
     idx = minitorch.tensor([2, 0, 1])
-    both(lambda a, i: a.index_select(1, i), x, idx)
+    check_device(lambda a, i: a.index_select(1, i), x, idx)
     logits = values((5, 4), minitorch.float32)
     target = minitorch.tensor([0, 3, 1, 1, 2])
-    both(F.cross_entropy, logits, target, atol=1e-5)
-    both(lambda a: minitorch.sort(a, 1), logits)
-    same(minitorch.arange(5, device="cuda"), minitorch.arange(5))
+    check_device(F.cross_entropy, logits, target, atol=1e-5)
+    check_device(lambda a: minitorch.sort(a, 1), logits)
+    assert_same(minitorch.arange(5, device="cuda"), minitorch.arange(5))
 
 
 def seed_step(device):
@@ -434,6 +418,6 @@ def seed_step(device):
 def test_seed_network_backward_on_cuda():
     loss_c, grads_c = seed_step("cpu")
     loss_g, grads_g = seed_step("cuda")
-    same(loss_g.detach(), loss_c.detach(), atol=1e-5)
+    assert_same(loss_g.detach(), loss_c.detach(), atol=1e-5)
     for g, c in zip(grads_g, grads_c):
-        same(g, c, atol=1e-5)
+        assert_same(g, c, atol=1e-5)

@@ -8,6 +8,7 @@ import pytest
 
 import minitorch
 from minitorch import _C
+from helpers import assert_same
 
 DEVICE = "cuda"
 if not minitorch.cuda.is_available():
@@ -57,13 +58,7 @@ def layouts(shape, dtype):
         yield "offset", t[1:], t.cuda()[1:]
 
 
-def exact(gpu, cpu, what=""):
-    assert gpu.device == minitorch.device("cuda:0"), what
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape), what
-    g, c = gpu.cpu().numpy(), cpu.numpy()
-    np.testing.assert_array_equal(g, c, err_msg=what)
-    if g.dtype.kind == "f":  # the same zeros: -0.0 stays where it was
-        np.testing.assert_array_equal(np.signbit(g), np.signbit(c), err_msg=what)
+EXACT = dict(atol=0, rtol=0, signed_zeros=True)  # values and indices exactly, -0.0 where it was
 
 
 def gathers(x, idx, vals, dim, what):
@@ -80,12 +75,12 @@ def test_sort_and_argsort(dtype, shape, dim):
             what = f"{name} {shape} dim={dim} descending={desc}"
             v, i = minitorch.sort(x, dim=dim, descending=desc, stable=True)
             gv, gi = minitorch.sort(g, dim=dim, descending=desc, stable=True)
-            exact(gv, v, what)
-            exact(gi, i, what)
+            assert_same(gv, v, what=what, **EXACT)
+            assert_same(gi, i, what=what, **EXACT)
             uv, ui = g.sort(dim, desc)  # stable=False: any order of ties
-            exact(uv, v, what)
+            assert_same(uv, v, what=what, **EXACT)
             gathers(x, ui, v, dim, what)
-            exact(minitorch.argsort(g, dim=dim, descending=desc, stable=True), i, what)
+            assert_same(minitorch.argsort(g, dim=dim, descending=desc, stable=True), i, what=what, **EXACT)
             gathers(x, g.argsort(dim, desc), v, dim, what)
 
 
@@ -99,12 +94,12 @@ def test_topk(dtype, shape, dim):
                 what = f"{name} {shape} dim={dim} k={k} largest={largest}"
                 v, i = minitorch.topk(x, k, dim=dim, largest=largest)
                 gv, gi = minitorch.topk(g, k, dim=dim, largest=largest)
-                exact(gv, v, what)
+                assert_same(gv, v, what=what, **EXACT)
                 gathers(x, gi, v, dim, what)
-                exact(gi, i, what)
+                assert_same(gi, i, what=what, **EXACT)
                 uv, ui = g.topk(k, dim, largest, False)  # sorted=False: the same set
                 sv = minitorch.sort(uv.cpu(), dim=dim, descending=largest, stable=True)[0]
-                exact(sv.cuda(), minitorch.sort(v, dim=dim, descending=largest, stable=True)[0], what)
+                assert_same(sv.cuda(), minitorch.sort(v, dim=dim, descending=largest, stable=True)[0], what=what, **EXACT)
                 gathers(x, ui, uv.cpu(), dim, what)
 
 
@@ -113,11 +108,11 @@ def test_zero_dim_and_errors():
         x = minitorch.tensor(np.array(2.5).astype(NP[dtype]))
         g = x.cuda()
         for a, b in zip(minitorch.sort(g), minitorch.sort(x)):
-            exact(a, b)
-        exact(minitorch.argsort(g, descending=True), minitorch.argsort(x, descending=True))
+            assert_same(a, b, **EXACT)
+        assert_same(minitorch.argsort(g, descending=True), minitorch.argsort(x, descending=True), **EXACT)
         for k in (0, 1):
             for a, b in zip(minitorch.topk(g, k), minitorch.topk(x, k)):
-                exact(a, b)
+                assert_same(a, b, **EXACT)
     g = minitorch.zeros(3, 4, device=DEVICE)
     with pytest.raises(IndexError):
         minitorch.sort(g, dim=2)
@@ -137,11 +132,11 @@ def test_large(rows, n):
         g = x.cuda()
         for desc in (False, True):
             for a, b in zip(minitorch.sort(g, descending=desc, stable=True), minitorch.sort(x, descending=desc, stable=True)):
-                exact(a, b)
+                assert_same(a, b, **EXACT)
             for a, b in zip(minitorch.topk(g, min(n, 7), largest=desc), minitorch.topk(x, min(n, 7), largest=desc)):
-                exact(a, b)
+                assert_same(a, b, **EXACT)
         for a, b in zip(minitorch.sort(g.t(), dim=1, stable=True), minitorch.sort(x.t(), dim=1, stable=True)):
-            exact(a, b)
+            assert_same(a, b, **EXACT)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -155,7 +150,7 @@ def test_unique(dtype, shape):
                     want = _C._unique2(x, sorted_, inverse, counts)
                     got = _C._unique2(g, sorted_, inverse, counts)
                     for a, b in zip(got, want):
-                        exact(a, b, what)
+                        assert_same(a, b, what=what, **EXACT)
         u, inv, cnt = minitorch.unique(g, return_inverse=True, return_counts=True)
         assert int(cnt.sum().item()) == x.numel()
         np.testing.assert_array_equal(u.cpu().numpy()[inv.cpu().numpy()], x.numpy())
@@ -166,7 +161,7 @@ def test_unique_large_and_nan():
     a[::97] = np.nan
     x = minitorch.tensor(a)
     for got, want in zip(_C._unique2(x.cuda(), True, True, True), _C._unique2(x, True, True, True)):
-        exact(got, want)
+        assert_same(got, want, **EXACT)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 100, 5000, 200000])
@@ -215,7 +210,7 @@ def test_on_a_side_stream():
         perm = minitorch.randperm(100000, device=DEVICE)
     s.synchronize()
     for a_, b_ in zip(got_sort, minitorch.sort(x.reshape(400, 1000), dim=1, stable=True)):
-        exact(a_, b_)
+        assert_same(a_, b_, **EXACT)
     for a_, b_ in zip(got_unique, _C._unique2(x * 2, True, True, True)):
-        exact(a_, b_)
+        assert_same(a_, b_, **EXACT)
     np.testing.assert_array_equal(np.sort(perm.cpu().numpy()), np.arange(100000))

@@ -1,8 +1,7 @@
-"""Division with rounding, remainders, powers, clamps and the unary ops of issue 3, against NumPy
+"""Division with rounding, remainders, powers, clamps, against NumPy
 (float64) and PyTorch: shapes (empty and 0-dim included), layouts, dtypes and promotion,
 broadcasting, Python-number operands, operators and their reflected and in-place forms, integer
 division by zero, and bad calls."""
-import math
 import operator
 
 import numpy as np
@@ -406,57 +405,6 @@ def test_clamp_empty_and_zero_dim():
     assert minitorch.clamp(minitorch.empty(0, 3), 0, 1).shape == (0, 3)
     z = minitorch.clamp(minitorch.tensor(5.0), max=minitorch.tensor([1.0, 7.0]))
     assert z.shape == (2,) and z.tolist() == [1.0, 5.0]
-
-
-# ---- unary: square, reciprocal, exp2, expm1, log2, log10, gelu(approximate='tanh') ----
-
-_erf = np.vectorize(math.erf, otypes=[float])
-
-
-def gelu_tanh_ref(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-def nn_or_top(m, name):
-    return getattr(m, name) if m is minitorch else getattr(m.nn.functional, name)
-
-
-UNARY = {
-    "square": (lambda m, x: m.square(x), np.square, (-10, 10), ALL),
-    "square_method": (lambda m, x: x.square(), np.square, (-10, 10), ALL),
-    "reciprocal": (lambda m, x: m.reciprocal(x), lambda x: 1 / x, (0.5, 10), NUMERIC),
-    "exp2": (lambda m, x: m.exp2(x), np.exp2, (-10, 10), ALL),
-    # (PyTorch's expm1 of a 0-dim bool is 1.71875: bool is left out)
-    "expm1": (lambda m, x: x.expm1(), np.expm1, (-10, 10), NUMERIC),
-    "log2": (lambda m, x: m.log2(x), np.log2, (0.5, 10), NUMERIC),
-    "log10": (lambda m, x: x.log10(), np.log10, (0.5, 10), NUMERIC),
-    "gelu_tanh": (lambda m, x: nn_or_top(m, "gelu")(x, approximate="tanh"), gelu_tanh_ref, (-10, 10), FLOATS),
-    "gelu_none": (lambda m, x: nn_or_top(m, "gelu")(x, approximate="none"),
-                  lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), (-10, 10), FLOATS),
-}
-
-
-@pytest.mark.parametrize("name", UNARY)
-@given(data=st.data(), layout=layouts)
-def test_unary(name, data, layout):
-    fn, ref, (low, high), dtypes = UNARY[name]
-    dtype = data.draw(st.sampled_from(dtypes))
-    if dtype.startswith("int"):
-        low = math.ceil(low)
-    a = data.draw(arrays(dtype, shapes(), low=low, high=high))
-    check(fn, ref, [a], layout=layout if a.ndim else "contiguous", atol=1e-5, rtol=2e-5)
-
-
-def test_unary_result_dtypes():
-    i32, b = minitorch.tensor([1, 4], dtype=minitorch.int32), minitorch.tensor([True, False])
-    assert i32.square().dtype == minitorch.int32 and b.square().dtype == minitorch.int64
-    assert i32.reciprocal().dtype == minitorch.float32 and minitorch.exp2(b).dtype == minitorch.float32
-    assert minitorch.log10(minitorch.tensor([10.0], dtype=minitorch.float64)).dtype == minitorch.float64
-
-
-def test_reciprocal_of_zero_is_inf():
-    assert minitorch.tensor([0.0, -0.0]).reciprocal().tolist() == [math.inf, -math.inf]
-    assert minitorch.tensor([0]).reciprocal().tolist() == [math.inf]
 
 
 def test_string_arguments():

@@ -3,6 +3,7 @@
 and inf, in-place forms, operators and bad calls."""
 import math
 import operator
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
@@ -11,13 +12,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch
-from helpers import arrays, broadcastable_pair, check, layouts, raises_like_torch, shapes, to_layout
+from helpers import MT_DTYPES, arrays, broadcastable_pair, check, layouts, raises_like_torch, shapes, to_layout
 
 ALL = ("float32", "float64", "int64", "int32", "bool")
 NUMERIC = ("float32", "float64", "int64", "int32")
 FLOATS = ("float32", "float64")
 INTEGRAL = ("int64", "int32", "bool")
-RESULT_FLOAT = {"float32": minitorch.float32, "float64": minitorch.float64}
 
 
 def nn_or_top(m, name):
@@ -36,41 +36,78 @@ def f64(f):
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
-# name: (fn, NumPy reference, (low, high) of the valid domain, dtypes)
+
+def gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+# The result dtype of a unary op for an input dtype.
+def to_float(dtype):
+    """exp, log, ...: integers and bools give the default float dtype."""
+    return dtype if dtype in FLOATS else "float32"
+
+
+def keep(dtype):
+    """abs, sign: the input's dtype."""
+    return dtype
+
+
+def promote_bool(dtype):
+    """square: bool is squared as int64."""
+    return "int64" if dtype == "bool" else dtype
+
+
+class Unary(NamedTuple):
+    fn: Callable  # fn(lib, x) for lib = minitorch and torch
+    ref: Callable  # NumPy's, on float64 for float inputs
+    domain: tuple  # (low, high) of the inputs drawn
+    dtypes: tuple
+    result: Callable  # input dtype -> result dtype
+    rtol: float = 1e-5
+
+
+# Every unary op, one row each (and one per overload or Python form worth its own row).
 UNARY = {
-    "exp": (lambda m, x: m.exp(x), f64(np.exp), (-10, 10), ALL),
-    "log": (lambda m, x: m.log(x), f64(np.log), (0.125, 10), ALL[:-1]),
-    "log1p": (lambda m, x: x.log1p(), f64(np.log1p), (-0.875, 10), ALL),
-    "sqrt": (lambda m, x: m.sqrt(x), f64(np.sqrt), (0, 10), ALL),
-    "rsqrt": (lambda m, x: m.rsqrt(x), f64(lambda x: 1 / np.sqrt(x)), (0.125, 10), ALL[:-1]),
-    "sin": (lambda m, x: m.sin(x), f64(np.sin), (-10, 10), ALL),
-    "cos": (lambda m, x: x.cos(), f64(np.cos), (-10, 10), ALL),
-    "tanh": (lambda m, x: m.tanh(x), f64(np.tanh), (-10, 10), ALL),
-    "sigmoid": (lambda m, x: m.sigmoid(x), f64(lambda x: 1 / (1 + np.exp(-x))), (-10, 10), ALL),
-    "abs": (lambda m, x: m.abs(x), np.abs, (-10, 10), NUMERIC),
-    "sign": (lambda m, x: x.sign(), lambda x: x if x.dtype == bool else np.sign(x), (-10, 10), ALL),
-    "gelu": (lambda m, x: nn_or_top(m, "gelu")(x), lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
-             (-10, 10), FLOATS),
-    "silu": (lambda m, x: nn_or_top(m, "silu")(x), lambda x: x / (1 + np.exp(-x)), (-10, 10), FLOATS),
+    "exp": Unary(lambda m, x: m.exp(x), f64(np.exp), (-10, 10), ALL, to_float),
+    "log": Unary(lambda m, x: m.log(x), f64(np.log), (0.125, 10), ALL[:-1], to_float),
+    "log1p": Unary(lambda m, x: x.log1p(), f64(np.log1p), (-0.875, 10), ALL, to_float),
+    "sqrt": Unary(lambda m, x: m.sqrt(x), f64(np.sqrt), (0, 10), ALL, to_float),
+    "rsqrt": Unary(lambda m, x: m.rsqrt(x), f64(lambda x: 1 / np.sqrt(x)), (0.125, 10), ALL[:-1], to_float),
+    "sin": Unary(lambda m, x: m.sin(x), f64(np.sin), (-10, 10), ALL, to_float),
+    "cos": Unary(lambda m, x: x.cos(), f64(np.cos), (-10, 10), ALL, to_float),
+    "tanh": Unary(lambda m, x: m.tanh(x), f64(np.tanh), (-10, 10), ALL, to_float),
+    "sigmoid": Unary(lambda m, x: m.sigmoid(x), f64(lambda x: 1 / (1 + np.exp(-x))), (-10, 10), ALL, to_float),
+    "abs": Unary(lambda m, x: m.abs(x), np.abs, (-10, 10), NUMERIC, keep),
+    "sign": Unary(lambda m, x: x.sign(), lambda x: x if x.dtype == bool else np.sign(x), (-10, 10), ALL, keep),
+    "gelu": Unary(lambda m, x: nn_or_top(m, "gelu")(x), lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+                  (-10, 10), FLOATS, keep),
+    "gelu_none": Unary(lambda m, x: nn_or_top(m, "gelu")(x, approximate="none"),
+                       lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), (-10, 10), FLOATS, keep, 2e-5),
+    "gelu_tanh": Unary(lambda m, x: nn_or_top(m, "gelu")(x, approximate="tanh"), gelu_tanh_ref, (-10, 10),
+                       FLOATS, keep, 2e-5),
+    "silu": Unary(lambda m, x: nn_or_top(m, "silu")(x), lambda x: x / (1 + np.exp(-x)), (-10, 10), FLOATS, keep),
+    "square": Unary(lambda m, x: m.square(x), np.square, (-10, 10), ALL, promote_bool, 2e-5),
+    "square_method": Unary(lambda m, x: x.square(), np.square, (-10, 10), ALL, promote_bool, 2e-5),
+    "reciprocal": Unary(lambda m, x: m.reciprocal(x), lambda x: 1 / x, (0.5, 10), NUMERIC, to_float, 2e-5),
+    "exp2": Unary(lambda m, x: m.exp2(x), np.exp2, (-10, 10), ALL, to_float, 2e-5),
+    # (PyTorch's expm1 of a 0-dim bool is 1.71875: bool is left out)
+    "expm1": Unary(lambda m, x: x.expm1(), np.expm1, (-10, 10), NUMERIC, to_float, 2e-5),
+    "log2": Unary(lambda m, x: m.log2(x), np.log2, (0.5, 10), NUMERIC, to_float, 2e-5),
+    "log10": Unary(lambda m, x: x.log10(), np.log10, (0.5, 10), NUMERIC, to_float, 2e-5),
 }
 
 
 @pytest.mark.parametrize("name", UNARY)
 @given(data=st.data(), layout=layouts)
 def test_unary(name, data, layout):
-    fn, ref, (low, high), dtypes = UNARY[name]
-    dtype = data.draw(st.sampled_from(dtypes))
+    row = UNARY[name]
+    low, high = row.domain
+    dtype = data.draw(st.sampled_from(row.dtypes))
     if dtype.startswith("int"):
         low = math.ceil(low) if low > 0 else int(low)
     a = data.draw(arrays(dtype, shapes(), low=low, high=high))
-    if dtype == "bool" and name in ("log", "rsqrt"):
-        return
-    out = check(fn, ref, [a], layout=layout if a.ndim else "contiguous", atol=1e-5)
-    # exp, log, ... of integers and bools give the default float dtype; abs and sign keep it
-    if name in ("abs", "sign") or dtype in FLOATS:
-        assert out.dtype == minitorch.tensor(a).dtype
-    else:
-        assert out.dtype == minitorch.float32
+    out = check(row.fn, row.ref, [a], layout=layout if a.ndim else "contiguous", atol=1e-5, rtol=row.rtol)
+    assert out.dtype == MT_DTYPES[row.result(dtype)]
 
 
 def test_unary_result_dtypes():
@@ -80,6 +117,14 @@ def test_unary_result_dtypes():
     assert minitorch.abs(i).dtype == minitorch.int32 and i.sign().dtype == minitorch.int32
     assert b.sign().dtype == minitorch.bool
     assert minitorch.sigmoid(minitorch.tensor([1.0], dtype=minitorch.float64)).dtype == minitorch.float64
+    assert i.square().dtype == minitorch.int32 and b.square().dtype == minitorch.int64
+    assert i.reciprocal().dtype == minitorch.float32 and minitorch.exp2(b).dtype == minitorch.float32
+    assert minitorch.log10(minitorch.tensor([10.0], dtype=minitorch.float64)).dtype == minitorch.float64
+
+
+def test_reciprocal_of_zero_is_inf():
+    assert minitorch.tensor([0.0, -0.0]).reciprocal().tolist() == [math.inf, -math.inf]
+    assert minitorch.tensor([0]).reciprocal().tolist() == [math.inf]
 
 
 SPECIALS = [float("inf"), -float("inf"), float("nan"), 0.0, -0.0, 1.0, -1.0, 30.0, -30.0, 1e30, -1e30]
@@ -90,11 +135,11 @@ SPECIALS = [float("inf"), -float("inf"), float("nan"), 0.0, -0.0, 1.0, -1.0, 30.
 def test_unary_nan_and_inf_like_torch(name, dtype):
     torch = pytest.importorskip("torch")
     values = SPECIALS
-    if name == "gelu":
+    if name.startswith("gelu"):
         # PyTorch's vectorised GELU gives NaN for +inf, its scalar path (and the formula) inf.
         values = [v for v in SPECIALS if v != float("inf")]
     a = np.array(values, dtype=dtype)
-    fn = UNARY[name][0]
+    fn = UNARY[name].fn
     got = np.array(fn(minitorch, minitorch.tensor(a)).tolist(), dtype=np.float64)
     want = fn(torch, torch.tensor(a)).double().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-30)  # NaN where PyTorch has NaN

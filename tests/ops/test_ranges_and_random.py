@@ -1,4 +1,4 @@
-"""Factories of issue 3 against NumPy and PyTorch: linspace, logspace, eye (values, dtypes,
+"""Factories against NumPy and PyTorch: linspace, logspace, eye (values, dtypes,
 dtype/device/requires_grad keywords), randint and randint_like (both overloads, range, dtype),
 random_, randperm, and bad calls."""
 import numpy as np
