@@ -360,6 +360,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
         n->args.t[k] = NULL;
     }
     n->args.tl = NULL;
+    memset(n->args.tls, 0, sizeof(n->args.tls));
     n->args.outl = NULL;
     n->args.noutl = 0;
     for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
