@@ -8,7 +8,6 @@
 #include "dispatch/kernels.h"
 #include "ops/optim.h"
 
-#define MAX_OPERANDS 5 /* Adam: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq */
 #define OPTIM_GRAIN 32768 /* elements below which a thread costs more than it saves */
 
 /* Elements lo..hi of one parameter's update; data[k] is operand k's first element (or NULL). */
@@ -65,10 +64,10 @@ run_range(range_fn fn, char *const *data, int64_t n, const void *coef)
 static mt_status
 apply(mt_tensor *const *ops, range_fn fn, const void *coef)
 {
-    mt_tensor *staged[MAX_OPERANDS] = {NULL};
-    char *data[MAX_OPERANDS] = {NULL};
+    mt_tensor *staged[MT_OPTIM_OPERANDS] = {NULL};
+    char *data[MT_OPTIM_OPERANDS] = {NULL};
     mt_status st = MT_OK;
-    for (int k = 0; k < MAX_OPERANDS; k++) {
+    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
         if (ops[k] == NULL) {
             continue;
         }
@@ -80,7 +79,7 @@ apply(mt_tensor *const *ops, range_fn fn, const void *coef)
         data[k] = mt_tensor_data(staged[k]);
     }
     run_range(fn, data, mt_tensor_numel(ops[0]), coef);
-    for (int k = 0; k < MAX_OPERANDS; k++) {
+    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
         if (ops[k] == NULL || k == 1) {
             continue;
         }
@@ -90,82 +89,92 @@ apply(mt_tensor *const *ops, range_fn fn, const void *coef)
         mt_tensor_bump_version(ops[k]);
     }
 out_release:
-    for (int k = 0; k < MAX_OPERANDS; k++) {
+    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
         mt_tensor_clear(&staged[k]);
     }
     return st;
 }
 
-/* Tensor i of list k, or NULL when the options leave that list empty. */
-static mt_tensor *
-item(const mt_args *a, int k, int i, bool used)
+/* Every parameter's update: fn32 or fn64 (by the parameter's dtype) with coefficients made by
+ * coef (which fills the one for the dtype, given the step count after its increment). */
+typedef void (*coef_fn)(const mt_args *a, bool f32, double step, void *coef);
+
+static mt_status
+run_steps(mt_args *a, mt_optim_kind kind, range_fn fn32, range_fn fn64, coef_fn coef)
 {
-    return used ? mt_args_tensorlist(a, k).t[i] : NULL;
+    mt_status st = MT_OK;
+    for (int i = 0; st == MT_OK && i < a->ntl; i++) {
+        mt_tensor *ops[MT_OPTIM_OPERANDS], *step;
+        mt_optim_operands(a, kind, i, ops, &step);
+        const bool f32 = ops[0]->dtype == MT_FLOAT32;
+        union {
+            mt_sgd_coef_f32 s32;
+            mt_sgd_coef_f64 s64;
+            mt_adam_coef_f32 a32;
+            mt_adam_coef_f64 a64;
+            mt_rmsprop_coef_f32 r32;
+            mt_rmsprop_coef_f64 r64;
+        } c;
+        coef(a, f32, step ? advance_step(step) : 0, &c);
+        st = apply(ops, f32 ? fn32 : fn64, &c);
+    }
+    return st;
+}
+
+static void
+sgd_coef(const mt_args *a, bool f32, double step, void *c)
+{
+    (void)step;
+    if (f32) {
+        *(mt_sgd_coef_f32 *)c = mt_sgd_coef_f32_of(mt_sgd_hyper_of(a));
+    } else {
+        *(mt_sgd_coef_f64 *)c = mt_sgd_coef_f64_of(mt_sgd_hyper_of(a));
+    }
+}
+
+#define ADAM_COEF(name, decoupled)                                                         \
+    static void name(const mt_args *a, bool f32, double step, void *c)                     \
+    {                                                                                      \
+        if (f32) {                                                                         \
+            *(mt_adam_coef_f32 *)c = mt_adam_coef_f32_of(mt_adam_hyper_of(a, decoupled), step); \
+        } else {                                                                           \
+            *(mt_adam_coef_f64 *)c = mt_adam_coef_f64_of(mt_adam_hyper_of(a, decoupled), step); \
+        }                                                                                  \
+    }
+ADAM_COEF(adam_coef, false)
+ADAM_COEF(adamw_coef, true)
+
+static void
+rmsprop_coef(const mt_args *a, bool f32, double step, void *c)
+{
+    (void)step; /* counted, not used, as in PyTorch */
+    if (f32) {
+        *(mt_rmsprop_coef_f32 *)c = mt_rmsprop_coef_f32_of(mt_rmsprop_hyper_of(a));
+    } else {
+        *(mt_rmsprop_coef_f64 *)c = mt_rmsprop_coef_f64_of(mt_rmsprop_hyper_of(a));
+    }
 }
 
 mt_status
 mt_cpu__fused_sgd_(mt_args *a)
 {
-    const mt_sgd_hyper h = mt_sgd_hyper_of(a);
-    const mt_sgd_coef_f32 c32 = mt_sgd_coef_f32_of(h);
-    const mt_sgd_coef_f64 c64 = mt_sgd_coef_f64_of(h);
-    mt_status st = MT_OK;
-    for (int i = 0; st == MT_OK && i < a->ntl; i++) {
-        mt_tensor *ops[MAX_OPERANDS] = {a->tl[i], item(a, MT_SGD_GRADS, i, true),
-                                        item(a, MT_SGD_BUFS, i, h.momentum != 0)};
-        const bool f32 = a->tl[i]->dtype == MT_FLOAT32;
-        st = apply(ops, f32 ? sgd_f32 : sgd_f64, f32 ? (const void *)&c32 : (const void *)&c64);
-    }
-    return st;
-}
-
-static mt_status
-fused_adam(mt_args *a, bool decoupled)
-{
-    const mt_adam_hyper h = mt_adam_hyper_of(a, decoupled);
-    mt_status st = MT_OK;
-    for (int i = 0; st == MT_OK && i < a->ntl; i++) {
-        const double step = advance_step(item(a, MT_ADAM_STEPS, i, true));
-        const mt_adam_coef_f32 c32 = mt_adam_coef_f32_of(h, step);
-        const mt_adam_coef_f64 c64 = mt_adam_coef_f64_of(h, step);
-        mt_tensor *ops[MAX_OPERANDS] = {a->tl[i], item(a, MT_ADAM_GRADS, i, true),
-                                        item(a, MT_ADAM_AVGS, i, true),
-                                        item(a, MT_ADAM_SQS, i, true),
-                                        item(a, MT_ADAM_MAX_SQS, i, h.amsgrad)};
-        const bool f32 = a->tl[i]->dtype == MT_FLOAT32;
-        st = apply(ops, f32 ? adam_f32 : adam_f64, f32 ? (const void *)&c32 : (const void *)&c64);
-    }
-    return st;
+    return run_steps(a, MT_OPTIM_SGD, sgd_f32, sgd_f64, sgd_coef);
 }
 
 mt_status
 mt_cpu__fused_adam_(mt_args *a)
 {
-    return fused_adam(a, false);
+    return run_steps(a, MT_OPTIM_ADAM, adam_f32, adam_f64, adam_coef);
 }
 
 mt_status
 mt_cpu__fused_adamw_(mt_args *a)
 {
-    return fused_adam(a, true);
+    return run_steps(a, MT_OPTIM_ADAM, adam_f32, adam_f64, adamw_coef);
 }
 
 mt_status
 mt_cpu__fused_rmsprop_(mt_args *a)
 {
-    const mt_rmsprop_hyper h = mt_rmsprop_hyper_of(a);
-    const mt_rmsprop_coef_f32 c32 = mt_rmsprop_coef_f32_of(h);
-    const mt_rmsprop_coef_f64 c64 = mt_rmsprop_coef_f64_of(h);
-    mt_status st = MT_OK;
-    for (int i = 0; st == MT_OK && i < a->ntl; i++) {
-        advance_step(item(a, MT_RMSPROP_STEPS, i, true));
-        mt_tensor *ops[MAX_OPERANDS] = {a->tl[i], item(a, MT_RMSPROP_GRADS, i, true),
-                                        item(a, MT_RMSPROP_SQS, i, true),
-                                        item(a, MT_RMSPROP_GRAD_AVGS, i, h.centered),
-                                        item(a, MT_RMSPROP_BUFS, i, h.momentum > 0)};
-        const bool f32 = a->tl[i]->dtype == MT_FLOAT32;
-        st = apply(ops, f32 ? rmsprop_f32 : rmsprop_f64,
-                   f32 ? (const void *)&c32 : (const void *)&c64);
-    }
-    return st;
+    return run_steps(a, MT_OPTIM_RMSPROP, rmsprop_f32, rmsprop_f64, rmsprop_coef);
 }

@@ -43,4 +43,36 @@ mt_rmsprop_hyper_of(const mt_args *a)
     return h;
 }
 
+typedef enum mt_optim_kind { MT_OPTIM_SGD, MT_OPTIM_ADAM, MT_OPTIM_RMSPROP } mt_optim_kind;
+
+#define MT_OPTIM_OPERANDS 5 /* Adam: param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq */
+
+/* Parameter i's operands in the order of core/optim_math.h's updates: ops[0] the parameter,
+ * ops[1] its gradient (read only), ops[2..4] its state (written; NULL where these options keep
+ * none), and *step its step count (NULL for SGD). */
+static inline void
+mt_optim_operands(const mt_args *a, mt_optim_kind kind, int i, mt_tensor **ops, mt_tensor **step)
+{
+    int lists[3] = {MT_SGD_BUFS, -1, -1}; /* the state lists, -1: unused */
+    if (kind == MT_OPTIM_SGD) {
+        lists[0] = mt_sgd_hyper_of(a).momentum != 0 ? MT_SGD_BUFS : -1;
+    } else if (kind == MT_OPTIM_ADAM) {
+        lists[0] = MT_ADAM_AVGS;
+        lists[1] = MT_ADAM_SQS;
+        lists[2] = mt_adam_hyper_of(a, false).amsgrad ? MT_ADAM_MAX_SQS : -1;
+    } else {
+        const mt_rmsprop_hyper h = mt_rmsprop_hyper_of(a);
+        lists[0] = MT_RMSPROP_SQS;
+        lists[1] = h.centered ? MT_RMSPROP_GRAD_AVGS : -1;
+        lists[2] = h.momentum > 0 ? MT_RMSPROP_BUFS : -1;
+    }
+    ops[0] = a->tl[i];
+    ops[1] = mt_args_tensorlist(a, 1).t[i];
+    for (int k = 0; k < 3; k++) {
+        ops[2 + k] = lists[k] < 0 ? NULL : mt_args_tensorlist(a, lists[k]).t[i];
+    }
+    /* Adam's and RMSprop's step counts are their last list */
+    *step = kind == MT_OPTIM_SGD ? NULL : mt_args_tensorlist(a, MT_ADAM_STEPS).t[i];
+}
+
 #endif
