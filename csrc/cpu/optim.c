@@ -2,7 +2,8 @@
  * _fused_rmsprop_): each updates every parameter of the call, and its state, in place.
  *
  * The front end (ops/optim.c) has checked the lists; the per-element math is core/optim_math.h's,
- * shared with the CUDA kernels. Strided operands are updated through contiguous copies. */
+ * shared with the CUDA kernels. Strided operands are updated through contiguous copies
+ * (mt_optim_stage). */
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
@@ -58,41 +59,27 @@ run_range(range_fn fn, char *const *data, int64_t n, const void *coef)
     }
 }
 
+static mt_status
+dense_copy(mt_tensor *t, mt_tensor **out)
+{
+    return mt_cpu_cast(t, t->dtype, out);
+}
+
 /* One parameter's update: ops[0] is the parameter, ops[1] its gradient (read only), the rest its
- * state (written), NULL where the options use none. Strided operands go through contiguous
- * copies. */
+ * state (written), NULL where the options use none. */
 static mt_status
 apply(mt_tensor *const *ops, range_fn fn, const void *coef)
 {
     mt_tensor *staged[MT_OPTIM_OPERANDS] = {NULL};
     char *data[MT_OPTIM_OPERANDS] = {NULL};
-    mt_status st = MT_OK;
-    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
-        if (ops[k] == NULL) {
-            continue;
+    mt_status st = mt_optim_stage(ops, dense_copy, staged);
+    if (st == MT_OK) {
+        for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
+            data[k] = staged[k] ? mt_tensor_data(staged[k]) : NULL;
         }
-        if (mt_tensor_is_contiguous(ops[k])) {
-            staged[k] = mt_tensor_retain(ops[k]);
-        } else if ((st = mt_cpu_cast(ops[k], ops[k]->dtype, &staged[k])) != MT_OK) {
-            goto out_release;
-        }
-        data[k] = mt_tensor_data(staged[k]);
+        run_range(fn, data, mt_tensor_numel(ops[0]), coef);
     }
-    run_range(fn, data, mt_tensor_numel(ops[0]), coef);
-    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
-        if (ops[k] == NULL || k == 1) {
-            continue;
-        }
-        if (staged[k] != ops[k] && (st = mt_cpu_copy_into(ops[k], staged[k])) != MT_OK) {
-            goto out_release;
-        }
-        mt_tensor_bump_version(ops[k]);
-    }
-out_release:
-    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
-        mt_tensor_clear(&staged[k]);
-    }
-    return st;
+    return mt_optim_unstage(ops, staged, mt_cpu_copy_into, st);
 }
 
 /* Every parameter's update: fn32 or fn64 (by the parameter's dtype) with coefficients made by

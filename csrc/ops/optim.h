@@ -75,4 +75,46 @@ mt_optim_operands(const mt_args *a, mt_optim_kind kind, int i, mt_tensor **ops, 
     *step = kind == MT_OPTIM_SGD ? NULL : mt_args_tensorlist(a, MT_ADAM_STEPS).t[i];
 }
 
+/* Kernels loop over contiguous memory: a strided operand is updated through a dense copy. dense
+ * makes one on the operand's device, copy_into writes one back. */
+typedef mt_status (*mt_optim_dense_fn)(mt_tensor *t, mt_tensor **out);
+typedef mt_status (*mt_optim_copy_fn)(mt_tensor *dst, mt_tensor *src);
+
+/* staged[k] (all NULL on entry): ops[k] itself (a new reference) when it is contiguous, else a
+ * dense copy; NULL where ops[k] is. */
+static inline mt_status
+mt_optim_stage(mt_tensor *const *ops, mt_optim_dense_fn dense, mt_tensor **staged)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; k < MT_OPTIM_OPERANDS && st == MT_OK; k++) {
+        if (ops[k] != NULL && mt_tensor_is_contiguous(ops[k])) {
+            staged[k] = mt_tensor_retain(ops[k]);
+        } else if (ops[k] != NULL) {
+            st = dense(ops[k], &staged[k]);
+        }
+    }
+    return st;
+}
+
+/* After an update that ended with st: if it succeeded, each written operand (all but the
+ * gradient) gets its dense copy back and a new version. Releases the staged tensors. */
+static inline mt_status
+mt_optim_unstage(mt_tensor *const *ops, mt_tensor **staged, mt_optim_copy_fn copy_into,
+                 mt_status st)
+{
+    for (int k = 0; k < MT_OPTIM_OPERANDS && st == MT_OK; k++) {
+        if (ops[k] == NULL || k == 1) {
+            continue; /* the gradient is read only */
+        }
+        if (staged[k] != ops[k] && (st = copy_into(ops[k], staged[k]))) {
+            break;
+        }
+        mt_tensor_bump_version(ops[k]);
+    }
+    for (int k = 0; k < MT_OPTIM_OPERANDS; k++) {
+        mt_tensor_clear(&staged[k]);
+    }
+    return st;
+}
+
 #endif
