@@ -216,7 +216,8 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     for (int k = 0; k < a->ntl && st == MT_OK && !index_list; k++) {
         st = see_tensor(op, a->tl[k], &ks);
     }
-    for (int l = 0; l < MT_MAX_TENSOR_LISTS - 1 && st == MT_OK; l++) {
+    /* later lists fill tls in order: most calls stop at the first check */
+    for (int l = 0; l < MT_MAX_TENSOR_LISTS - 1 && a->tls[l].t && st == MT_OK; l++) {
         for (int k = 0; k < a->tls[l].n && st == MT_OK; k++) {
             st = see_tensor(op, a->tls[l].t[k], &ks);
         }

@@ -76,7 +76,8 @@ typedef struct mt_args {
     mt_tensor **tl;
     int ntl;
     /* the second and later Tensor[] arguments (the optimizer steps' lists): tls[k] is the
-     * (k + 2)-th; read every list through mt_args_tensorlist */
+     * (k + 2)-th, filled in order (t is not NULL, even for an empty list, up to the last); read
+     * every list through mt_args_tensorlist */
     mt_tensorlist tls[MT_MAX_TENSOR_LISTS - 1];
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;

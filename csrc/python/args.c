@@ -301,7 +301,7 @@ static void
 release_tensorlists(mt_args *a)
 {
     release_tensorlist(&a->tl, &a->ntl);
-    for (int k = 0; k < MT_MAX_TENSOR_LISTS - 1; k++) {
+    for (int k = 0; k < MT_MAX_TENSOR_LISTS - 1 && a->tls[k].t; k++) {
         release_tensorlist(&a->tls[k].t, &a->tls[k].n);
     }
 }
