@@ -193,10 +193,14 @@ class Optimizer:
 
     def _groups_with_grads(self) -> Iterator[Tuple[Dict[str, Any], List[minitorch.Tensor]]]:
         """Each group with its parameters that have a gradient (the only ones a step updates),
-        for the groups that have any."""
+        for the groups that have any; a group with parameters on several devices comes once per
+        device (each step is one op, on one device, as PyTorch groups its fused steps)."""
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if params:
+            by_device: Dict[Any, List[minitorch.Tensor]] = {}
+            for p in group["params"]:
+                if p.grad is not None:
+                    by_device.setdefault(p.device, []).append(p)
+            for params in by_device.values():
                 yield group, params
 
     def _group_defaults(self, **options: Any) -> None:

@@ -175,3 +175,24 @@ def test_errors_are_the_cpus():
         minitorch._C._fused_sgd_([p], [minitorch.ones(3)], [], weight_decay=0.0, momentum=0.0, lr=0.1,
                                  dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
     np.testing.assert_array_equal(p.cpu().numpy(), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("name,kwargs", [OPTIMIZERS[0], OPTIMIZERS[4], OPTIMIZERS[8]],
+                         ids=[IDS[0], IDS[4], IDS[8]])
+def test_a_group_on_two_devices_steps_once_per_device(name, kwargs):
+    """One group holding CPU and CUDA parameters: each device's parameters are one op of their own
+    (as PyTorch groups its fused steps by device), and both move as they would alone."""
+    rng = np.random.default_rng(2)
+    values = [rng.standard_normal(4).astype(np.float32) for _ in range(2)]
+    grads = [rng.standard_normal(4).astype(np.float32) for _ in range(2)]
+    mixed = [nn.Parameter(minitorch.tensor(values[0])), nn.Parameter(minitorch.tensor(values[1], device="cuda"))]
+    alone = [nn.Parameter(minitorch.tensor(v)) for v in values]
+    opts = [getattr(minitorch.optim, name)(ps, **kwargs) for ps in (mixed, alone)]
+    for _ in range(3):
+        for ps, opt in zip((mixed, alone), opts):
+            for p, g in zip(ps, grads):
+                p.grad = minitorch.tensor(g, device=p.device)
+            opt.step()
+    assert mixed[1].is_cuda and opts[0].state[mixed[1]] and opts[0].state[mixed[0]]
+    for p, q in zip(mixed, alone):
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-7)
