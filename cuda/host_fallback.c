@@ -150,7 +150,7 @@ mt_cuda_register_host_fallback(void)
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
         mt_op op = all[k].op;
         if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
-            op_nout[op] >= 0) {
+            op_nout[op] > 0) {
             mt_register_kernel(op, MT_KEY_CUDA, all[k].fn, all[k].name);
         }
     }

@@ -228,7 +228,9 @@ class Tensor(_C.TensorBase):
 
     @property
     def data(self) -> "Tensor":
-        return self.detach()
+        # detach() with a version counter of its own, as PyTorch's: x.data.add_(1) is no change
+        # of x that autograd sees
+        return self._variable_data()
 
     @data.setter
     def data(self, value: "Tensor") -> None:

@@ -202,13 +202,13 @@ stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
                    "inplace operation: [minitorch.%sTensor %s]%s is at version %ld; expected "
                    "version %ld instead.",
                    names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of,
-                   atomic_load(&t->storage->version), saved);
+                   mt_tensor_version(t), saved);
 }
 
 mt_status
 mt_autograd_check_version(const mt_tensor *t, long saved)
 {
-    if (atomic_load(&t->storage->version) != saved) {
+    if (mt_tensor_version(t) != saved) {
         return stale(t, saved, t->grad_fn, t->output_nr);
     }
     return MT_OK;
@@ -253,7 +253,7 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
     if (t == NULL) {
         return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
     }
-    if (atomic_load(&t->storage->version) != n->saved_out_version[k]) {
+    if (mt_tensor_version(t) != n->saved_out_version[k]) {
         return stale(t, n->saved_out_version[k], n, k); /* a saved output: n's, as in PyTorch */
     }
     *out = t;
@@ -351,7 +351,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
         mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
         if ((f->save_inputs >> k & 1u) && in) {
             n->saved[k] = mt_tensor_retain(in);
-            n->saved_version[k] = atomic_load(&in->storage->version);
+            n->saved_version[k] = mt_tensor_version(in);
             n->has_saved = true;
         }
     }
@@ -360,6 +360,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
         n->args.t[k] = NULL;
     }
     n->args.tl = NULL;
+    memset(n->args.tls, 0, sizeof(n->args.tls));
     n->args.outl = NULL;
     n->args.noutl = 0;
     for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
@@ -376,7 +377,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
         n->out_diff[k] = mt_dtype_is_float(o->dtype);
         if (f->save_outputs && n->out_diff[k]) {
             st = detached(o, &n->saved_out[k]);
-            n->saved_out_version[k] = atomic_load(&o->storage->version);
+            n->saved_out_version[k] = mt_tensor_version(o);
             n->has_saved = true;
         }
     }

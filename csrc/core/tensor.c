@@ -54,9 +54,37 @@ mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocato
     s->allocator = allocator;
     s->ctx = ctx;
     s->device = dev;
-    atomic_init(&s->version, 0);
+    atomic_init(&s->version.value, 0);
+    atomic_init(&s->version.refcount, 1);
+    s->version.home = s;
     *out = s;
     return MT_OK;
+}
+
+static void
+version_drop(mt_version *v)
+{
+    if (atomic_fetch_sub_explicit(&v->refcount, 1, memory_order_acq_rel) == 1) {
+        free(v->home ? (void *)v->home : (void *)v);
+    }
+}
+
+/* Sets t's counter to v, which t holds when it is not its storage's own. */
+static void
+version_hold(mt_tensor *t, mt_version *v)
+{
+    if (v != &t->storage->version) {
+        atomic_fetch_add_explicit(&v->refcount, 1, memory_order_relaxed);
+    }
+    t->version = v;
+}
+
+static void
+release_version(mt_tensor *t)
+{
+    if (t->version != &t->storage->version) {
+        version_drop(t->version);
+    }
 }
 
 void
@@ -72,8 +100,8 @@ mt_storage_release(mt_storage *s)
         return;
     }
     s->allocator->free(s->allocator, s->data, s->nbytes, s->ctx);
-    free(s);
     atomic_fetch_sub_explicit(&live_storages, 1, memory_order_relaxed);
+    version_drop(&s->version); /* the struct goes with the last user of its counter */
 }
 
 static mt_status
@@ -89,6 +117,7 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
     atomic_init(&t->refcount, 1);
     atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
     t->storage = storage;
+    t->version = &storage->version;
     t->offset = offset;
     t->ndim = ndim;
     if (ndim > 0) { /* a 0-dim tensor may come with NULL sizes and strides */
@@ -157,7 +186,43 @@ mt_status
 mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                int64_t offset, mt_tensor **out)
 {
-    return mt_tensor_on_storage(base->storage, ndim, sizes, strides, offset, base->dtype, out);
+    mt_status st =
+        mt_tensor_on_storage(base->storage, ndim, sizes, strides, offset, base->dtype, out);
+    if (st == MT_OK) {
+        version_hold(*out, base->version);
+    }
+    return st;
+}
+
+void
+mt_tensor_set_storage(mt_tensor *t, mt_storage *storage)
+{
+    mt_version *v = t->version;
+    mt_storage *old = t->storage;
+    const bool held = v != &old->version, holds = v != &storage->version;
+    mt_storage_retain(storage);
+    if (holds && !held) {
+        atomic_fetch_add_explicit(&v->refcount, 1, memory_order_relaxed); /* v may live in old */
+    } else if (held && !holds) {
+        version_drop(v); /* not the last reference: storage's own is one */
+    }
+    t->storage = storage;
+    mt_storage_release(old);
+}
+
+mt_status
+mt_tensor_new_version(mt_tensor *t, long value)
+{
+    mt_version *v = malloc(sizeof(*v));
+    if (v == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for a version counter");
+    }
+    atomic_init(&v->value, value);
+    atomic_init(&v->refcount, 1); /* t's */
+    v->home = NULL;
+    release_version(t);
+    t->version = v;
+    return MT_OK;
 }
 
 mt_status
@@ -235,6 +300,7 @@ mt_tensor_release(mt_tensor *t)
     if (t->grad_fn) {
         mt_autograd_forget(t);
     }
+    release_version(t);
     mt_storage_release(t->storage);
     free(t);
     atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);

@@ -2,7 +2,7 @@
  *
  * A storage is a refcounted block of memory from an allocator. A tensor is a strided view of a
  * storage: sizes, strides and offset in elements, a dtype, and the flags autograd needs. Views
- * share their storage, and with it the version counter that in-place ops bump. Neither struct
+ * share their storage and their base's version counter, which in-place ops bump. Neither struct
  * knows about Python; `pyobj` is an opaque back pointer kept by the binding layer. */
 #ifndef MT_TENSOR_H
 #define MT_TENSOR_H
@@ -21,6 +21,19 @@
 /* Most dims a tensor may have; sizes and strides are stored inline (NumPy allows 64). */
 #define MT_MAX_DIMS 16
 
+/* A version counter (PyTorch's VariableVersion): bumped by every in-place write through a tensor
+ * that uses it; autograd compares it with the value it saved. It belongs to a tensor and its
+ * views, as in PyTorch: views and detach() share their base's, `.data` gets a new one
+ * (mt_tensor_new_version), so `x.data.add_(1)` is not a change autograd sees. The tensors made
+ * on a storage start with the storage's own counter (no allocation per tensor); a tensor holds a
+ * reference to its counter only when it is not its storage's (after `t.data = other`, t keeps
+ * its counter, and the struct of its old storage outlives that storage's memory). */
+typedef struct mt_version {
+    atomic_long value;
+    atomic_long refcount; /* a storage's own counts 1 for the storage while its memory lives */
+    struct mt_storage *home; /* the storage that embeds it, or NULL (malloc'ed alone) */
+} mt_version;
+
 typedef struct mt_storage {
     atomic_long refcount;
     void *data;
@@ -28,12 +41,13 @@ typedef struct mt_storage {
     mt_allocator *allocator; /* frees data */
     void *ctx;               /* the allocator's per-block context */
     mt_device device;
-    atomic_long version; /* bumped by every in-place write through any view */
+    mt_version version; /* the first counter of the tensors made on this storage */
 } mt_storage;
 
 typedef struct mt_tensor {
     atomic_long refcount;
     mt_storage *storage;
+    mt_version *version; /* &storage->version, or a counter of its own (shared by its views) */
     int64_t offset; /* in elements */
     int ndim;
     int64_t sizes[MT_MAX_DIMS];
@@ -66,6 +80,11 @@ mt_status mt_tensor_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_dev
 /* A view of base's storage with the given geometry, checked against the storage's bounds. */
 mt_status mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                          int64_t offset, mt_tensor **out);
+/* Gives t a version counter of its own (kept by the views made of t from now on), starting at
+ * value; t's old counter stays with the tensors that share it. */
+mt_status mt_tensor_new_version(mt_tensor *t, long value);
+/* Moves t onto storage (retained; t's old one released), keeping t's version counter. */
+void mt_tensor_set_storage(mt_tensor *t, mt_storage *storage);
 /* A tensor on storage (which it retains), checked against the storage's bounds. */
 mt_status mt_tensor_on_storage(mt_storage *storage, int ndim, const int64_t *sizes,
                                const int64_t *strides, int64_t offset, mt_dtype dtype,
@@ -106,7 +125,12 @@ mt_tensor_data(const mt_tensor *t)
 static inline void
 mt_tensor_bump_version(mt_tensor *t)
 {
-    atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->version->value, 1, memory_order_relaxed);
+}
+static inline long
+mt_tensor_version(const mt_tensor *t)
+{
+    return atomic_load(&t->version->value);
 }
 
 void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);

@@ -1,12 +1,13 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
  * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (5)
- * tensors (and a Tensor[] argument's list), and the profiler is one branch when off. Argument
- * checks belong to the kernels. */
+ * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op with a front end
+ * (ops/front.h) has its checks run here once, before its backend kernel. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "dispatch/kernels.h"
+#include "ops/front.h"
 #include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
 #include "profiler/trace.h"
 
@@ -215,6 +216,12 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     for (int k = 0; k < a->ntl && st == MT_OK && !index_list; k++) {
         st = see_tensor(op, a->tl[k], &ks);
     }
+    /* later lists fill tls in order: most calls stop at the first check */
+    for (int l = 0; l < MT_MAX_TENSOR_LISTS - 1 && a->tls[l].t && st == MT_OK; l++) {
+        for (int k = 0; k < a->tls[l].n && st == MT_OK; k++) {
+            st = see_tensor(op, a->tls[l].t[k], &ks);
+        }
+    }
     if (st) {
         return st;
     }
@@ -266,6 +273,11 @@ run(mt_op op, mt_args *a, unsigned keys)
                            mt_op_names[op], mt_key_names[backend]);
         }
     }
+    /* The front end checks once, whichever backend computes. */
+    mt_status st;
+    if (key < MT_KEY_AUTOGRAD && mt_op_fronts[op] && (st = mt_op_fronts[op](a))) {
+        return st;
+    }
     /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
      * journey shows the op once, with the backend kernel that computed it. */
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
@@ -273,7 +285,7 @@ run(mt_op op, mt_args *a, unsigned keys)
     }
     bool kernel = key != MT_KEY_COMPOSITE;
     mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
-    mt_status st = k->fn(a);
+    st = k->fn(a);
     mt_trace_exit_n(kernel ? 2 : 1);
     return st;
 }

@@ -41,6 +41,15 @@ typedef enum mt_key {
 
 #define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
 #define MT_MAX_OUTPUTS 3 /* _unique2: values, inverse, counts */
+/* _fused_adam_: params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps */
+#define MT_MAX_TENSOR_LISTS 6
+#define MT_MAX_FLOAT_ARGS 5 /* _fused_adam_: lr, beta1, beta2, weight_decay, eps */
+
+/* A Tensor[] argument: n tensors, owned for the call. */
+typedef struct mt_tensorlist {
+    mt_tensor **t;
+    int n;
+} mt_tensorlist;
 
 typedef struct mt_intlist {
     int n;
@@ -57,6 +66,7 @@ typedef struct mt_args {
     mt_intlist l[4];
     bool b[3];
     const char *str[1]; /* borrowed for the call; NULL for an absent optional */
+    double f[MT_MAX_FLOAT_ARGS]; /* float: the optimizer steps' hyperparameters */
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;
@@ -65,9 +75,20 @@ typedef struct mt_args {
      * hold NULL entries */
     mt_tensor **tl;
     int ntl;
+    /* the second and later Tensor[] arguments (the optimizer steps' lists): tls[k] is the
+     * (k + 2)-th, filled in order (t is not NULL, even for an empty list, up to the last); read
+     * every list through mt_args_tensorlist */
+    mt_tensorlist tls[MT_MAX_TENSOR_LISTS - 1];
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;
 } mt_args;
+
+/* The k-th Tensor[] argument of a call (k = 0 is tl). */
+static inline mt_tensorlist
+mt_args_tensorlist(const mt_args *a, int k)
+{
+    return k == 0 ? (mt_tensorlist){a->tl, a->ntl} : a->tls[k - 1];
+}
 
 typedef mt_status (*mt_kernel_fn)(mt_args *a);
 

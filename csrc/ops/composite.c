@@ -292,7 +292,7 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
         return st;
     }
     /* Filling a tensor nobody has seen yet is not a modification: it starts at version 0. */
-    atomic_store(&t->storage->version, 0);
+    atomic_store(&t->version->value, 0);
     st = mt_tensor_set_requires_grad(t, a->b[0]);
     if (st) {
         mt_tensor_release(t);

@@ -21,9 +21,10 @@ typedef enum argtype {
     A_TENSORLIST,
     A_STR, /* borrowed for the call: rounding_mode, approximate */
     A_TENSORLIST_OPT, /* Tensor?[]: None entries allowed */
+    A_FLOAT,
 } argtype;
 
-#define MAX_PARAMS 10
+#define MAX_PARAMS 16 /* _fused_adam_: six lists, five floats, two bools */
 
 typedef struct param {
     argtype type;
@@ -47,7 +48,7 @@ static schema schemas[MT_NUM_OPS];
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]", "str", "Tensor?[]"};
+                                         "Tensor[]", "str", "Tensor?[]", "float"};
 
 static PyObject *
 parse_default(const char *s)
@@ -105,8 +106,10 @@ parse_param(const char *op, char *text, param *p, int *slots)
               : t == A_TENSORLIST_OPT     ? A_TENSORLIST
                                           : t;
     p->slot = slots[cls]++;
-    if (cls == A_TENSORLIST && p->slot > 0) {
-        PyErr_Format(PyExc_SystemError, "%s: mt_args holds one Tensor[] argument", op);
+    if ((cls == A_TENSORLIST && p->slot >= MT_MAX_TENSOR_LISTS) ||
+        (cls == A_FLOAT && p->slot >= MT_MAX_FLOAT_ARGS)) {
+        PyErr_Format(PyExc_SystemError, "%s: too many arguments of type %s for mt_args", op,
+                     type_names[cls]);
         return -1;
     }
     p->name = PyUnicode_InternFromString(name);
@@ -244,11 +247,13 @@ to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
     return 0;
 }
 
-/* A list or tuple of tensors (and, for Tensor?[], Nones) into a->tl; each tensor is retained
- * until release_tensorlist. */
+/* A list or tuple of tensors (and, for Tensor?[], Nones) into the list slot p->slot (a->tl, then
+ * a->tls); each tensor is retained until release_tensorlists. */
 static int
 to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
 {
+    mt_tensor ***tl = p->slot == 0 ? &a->tl : &a->tls[p->slot - 1].t;
+    int *ntl = p->slot == 0 ? &a->ntl : &a->tls[p->slot - 1].n;
     const bool allow_none = p->type == A_TENSORLIST_OPT;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
         arg_error(op, p, pos, o, "tuple of Tensors");
@@ -259,8 +264,8 @@ to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
         PyErr_Format(PyExc_IndexError, "too many indices for tensor (got %zd)", n);
         return -1;
     }
-    a->tl = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(*a->tl));
-    if (a->tl == NULL) {
+    *tl = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(**tl));
+    if (*tl == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -273,23 +278,32 @@ to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
             return -1;
         }
         /* Owned, not borrowed: a Python kernel run by the dispatcher could change the list. */
-        a->tl[k] = item == Py_None ? NULL : mt_tensor_retain(mt_py_unwrap(item));
-        a->ntl = (int)k + 1;
+        (*tl)[k] = item == Py_None ? NULL : mt_tensor_retain(mt_py_unwrap(item));
+        *ntl = (int)k + 1;
     }
     return 0;
 }
 
 static void
-release_tensorlist(mt_args *a)
+release_tensorlist(mt_tensor ***tl, int *ntl)
 {
-    for (int k = 0; k < a->ntl; k++) {
-        if (a->tl[k]) {
-            mt_tensor_release(a->tl[k]);
+    for (int k = 0; k < *ntl; k++) {
+        if ((*tl)[k]) {
+            mt_tensor_release((*tl)[k]);
         }
     }
-    PyMem_Free(a->tl);
-    a->tl = NULL;
-    a->ntl = 0;
+    PyMem_Free(*tl);
+    *tl = NULL;
+    *ntl = 0;
+}
+
+static void
+release_tensorlists(mt_args *a)
+{
+    release_tensorlist(&a->tl, &a->ntl);
+    for (int k = 0; k < MT_MAX_TENSOR_LISTS - 1 && a->tls[k].t; k++) {
+        release_tensorlist(&a->tls[k].t, &a->tls[k].n);
+    }
 }
 
 /* A Tensor[] result as a tuple; the references move into it. */
@@ -425,6 +439,23 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
     case A_TENSORLIST:
     case A_TENSORLIST_OPT:
         return to_tensorlist(op, p, pos, o, a);
+    case A_FLOAT:
+        if (mt_py_is_tensor(o) && mt_py_unwrap(o)->ndim == 0) {
+            mt_scalar v;
+            mt_status st = mt_tensor_item(mt_py_unwrap(o), &v);
+            if (st) {
+                mt_py_raise(st);
+                return -1;
+            }
+            a->f[p->slot] = mt_scalar_to_double(v);
+            return 0;
+        }
+        if (!PyFloat_Check(o) && !PyLong_Check(o)) {
+            arg_error(op, p, pos, o, "float");
+            return -1;
+        }
+        a->f[p->slot] = PyFloat_AsDouble(o);
+        return a->f[p->slot] == -1.0 && PyErr_Occurred() ? -1 : 0;
     case A_STR:
         if (!PyUnicode_Check(o)) {
             arg_error(op, p, pos, o, "str");
@@ -524,7 +555,9 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         mt_py_raise(st);
         goto out;
     }
-    if (mt_op_nout[op] == 1) {
+    if (mt_op_nout[op] == 0) {
+        res = Py_NewRef(Py_None);
+    } else if (mt_op_nout[op] == 1) {
         res = mt_py_wrap(a.out[0]);
     } else if (mt_op_nout[op] == LIST) {
         res = wrap_tensorlist(&a);
@@ -547,7 +580,7 @@ out:
             mt_tensor_release(a.t[k]);
         }
     }
-    release_tensorlist(&a);
+    release_tensorlists(&a);
     mt_args_clear_outl(&a); /* set only if the result could not be made */
     Py_XDECREF(varargs);
     return res;

@@ -77,8 +77,6 @@ PyObject *mt_py_from_numpy(PyObject *module, PyObject *arr);
 int mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
 int mt_py_convert_init(void); /* readies the type that owns a buffer export's storage */
 
-/* The fused optimizer updates (optim.c): _fused_sgd_, _fused_adam_, _fused_rmsprop_ */
-extern PyMethodDef mt_py_optim_functions[];
 /* _trace_start, _trace_stop, _trace_enter, ...: the profiler's recording (python/profiler.c) */
 extern PyMethodDef mt_py_profiler_functions[];
 /* _tracer_start, _tracer_stop, _tracer_count: the graph tracer (python/tracer.c) */

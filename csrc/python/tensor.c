@@ -282,15 +282,32 @@ tensor_set_data(PyObject *self, PyObject *other)
                                             "floating point or complex dtype");
         return NULL;
     }
-    mt_storage_retain(src->storage);
-    mt_storage_release(t->storage);
-    t->storage = src->storage;
+    mt_tensor_set_storage(t, src->storage); /* t keeps its version counter (PyTorch's set_data) */
     t->offset = src->offset;
     t->ndim = src->ndim;
     memcpy(t->sizes, src->sizes, sizeof(t->sizes));
     memcpy(t->strides, src->strides, sizeof(t->strides));
     t->dtype = src->dtype;
     Py_RETURN_NONE;
+}
+
+/* t._variable_data(): t.data, an alias of t's memory that does not require grad and has a
+ * version counter of its own, as PyTorch's variable_data(): writing it in place is no change of
+ * t that autograd sees (detach() shares t's counter instead). */
+static PyObject *
+tensor_variable_data(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    mt_tensor *t = T(self), *alias;
+    mt_status st = mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, &alias);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    if ((st = mt_tensor_new_version(alias, 0))) {
+        mt_tensor_release(alias);
+        return mt_py_raise(st);
+    }
+    return mt_py_wrap(alias);
 }
 
 /* ---- properties ---- */
@@ -453,7 +470,7 @@ static PyObject *
 get_version(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(atomic_load(&T(self)->storage->version));
+    return PyLong_FromLong(mt_tensor_version(T(self)));
 }
 
 static PyObject *
@@ -515,6 +532,7 @@ static PyMethodDef tensor_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
     {"_set_data", tensor_set_data, METH_O, NULL},
+    {"_variable_data", tensor_variable_data, METH_NOARGS, NULL},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
     {"_preserve_strides", tensor_preserve_strides, METH_NOARGS,
      "The strides of a copy that keeps this tensor's layout (clone's, empty_like's)."},

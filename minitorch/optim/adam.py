@@ -1,8 +1,9 @@
 """optim.Adam: adaptive moment estimation, with AMSGrad, coupled or decoupled weight decay.
 
-The update of every parameter of a group is one call of _C._fused_adam_ (csrc/cpu/optim.c),
-with PyTorch's formula; the state (step count, exp_avg, exp_avg_sq, max_exp_avg_sq) is made
-here, once per parameter, and updated in place there.
+The update of every parameter of a group is one op, _fused_adam_ (or _fused_adamw_), with
+PyTorch's formula, on the parameters' device; the state (step count, exp_avg, exp_avg_sq,
+max_exp_avg_sq) is made here, once per parameter, on that device (the step count too, as
+PyTorch's fused Adam keeps it), and updated in place by the op.
 """
 from __future__ import annotations
 
@@ -87,29 +88,30 @@ class Adam(Optimizer):
         for group, params in self._groups_with_grads():
             states = [self._state_of(p, group["amsgrad"]) for p in params]
             beta1, beta2 = group["betas"]
-            _C._fused_adam_(
-                params,
-                [p.grad for p in params],
-                [s["exp_avg"] for s in states],
-                [s["exp_avg_sq"] for s in states],
-                [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
-                [s["step"] for s in states],
-                float(_to_scalar(group["lr"])),
-                float(_to_scalar(beta1)),
-                float(_to_scalar(beta2)),
-                float(group["eps"]),
-                float(group["weight_decay"]),
-                bool(group["amsgrad"]),
-                bool(group["maximize"]),
-                bool(group["decoupled_weight_decay"]),
-            )
+            fused = _C._fused_adamw_ if group["decoupled_weight_decay"] else _C._fused_adam_
+            with minitorch.no_grad():
+                fused(
+                    params,
+                    [p.grad for p in params],
+                    [s["exp_avg"] for s in states],
+                    [s["exp_avg_sq"] for s in states],
+                    [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
+                    [s["step"] for s in states],
+                    lr=float(_to_scalar(group["lr"])),
+                    beta1=float(_to_scalar(beta1)),
+                    beta2=float(_to_scalar(beta2)),
+                    weight_decay=float(group["weight_decay"]),
+                    eps=float(group["eps"]),
+                    amsgrad=bool(group["amsgrad"]),
+                    maximize=bool(group["maximize"]),
+                )
         return loss
 
     def _state_of(self, p: minitorch.Tensor, amsgrad: bool) -> dict:
         """p's state, made on its first step: a float32 step count and zeroed moving averages."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = minitorch.tensor(0.0, dtype=minitorch.float32)
+            state["step"] = minitorch.tensor(0.0, dtype=minitorch.float32, device=p.device)
             state["exp_avg"] = minitorch.zeros_like(p)
             state["exp_avg_sq"] = minitorch.zeros_like(p)
             if amsgrad:

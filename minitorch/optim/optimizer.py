@@ -193,10 +193,14 @@ class Optimizer:
 
     def _groups_with_grads(self) -> Iterator[Tuple[Dict[str, Any], List[minitorch.Tensor]]]:
         """Each group with its parameters that have a gradient (the only ones a step updates),
-        for the groups that have any."""
+        for the groups that have any; a group with parameters on several devices comes once per
+        device (each step is one op, on one device, as PyTorch groups its fused steps)."""
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if params:
+            by_device: Dict[Any, List[minitorch.Tensor]] = {}
+            for p in group["params"]:
+                if p.grad is not None:
+                    by_device.setdefault(p.device, []).append(p)
+            for params in by_device.values():
                 yield group, params
 
     def _group_defaults(self, **options: Any) -> None:
@@ -211,7 +215,7 @@ class Optimizer:
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], minitorch.Tensor):
-                    p_state["step"] = minitorch.tensor(float(p_state["step"]))
+                    p_state["step"] = minitorch.tensor(float(p_state["step"]), device=p.device)
 
     # ---- state dicts ---------------------------------------------------------------------------
 
@@ -243,8 +247,8 @@ class Optimizer:
     def load_state_dict(self, state_dict: StateDict) -> None:
         """Loads the state and options of a state_dict() of an optimizer of the same parameters.
 
-        State tensors are converted to their parameter's dtype and device (the step counts kept
-        as they are); like PyTorch's, tensors that need no conversion are used, not copied."""
+        State tensors are converted to their parameter's dtype and device (the step counts to its
+        device only); like PyTorch's, tensors that need no conversion are used, not copied."""
         state_dict = state_dict.copy()
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
@@ -264,8 +268,8 @@ class Optimizer:
 
         def cast(param: minitorch.Tensor, value: Any, key: Any = None) -> Any:
             if isinstance(value, minitorch.Tensor):
-                if key == "step":
-                    return value
+                if key == "step":  # kept, but on the parameter's device, as for PyTorch's fused
+                    return value.to(device=param.device)
                 if param.is_floating_point():
                     return value.to(dtype=param.dtype, device=param.device)
                 return value.to(device=param.device)

@@ -1,8 +1,9 @@
 """optim.RMSprop: a running average of squared gradients scales each step (Hinton's RMSprop),
 optionally centered and with momentum.
 
-The update of every parameter of a group is one call of _C._fused_rmsprop_ (csrc/cpu/optim.c),
-with PyTorch's formula; the state (step, square_avg, momentum_buffer, grad_avg) is made here.
+The update of every parameter of a group is one op, _fused_rmsprop_, with PyTorch's formula,
+on the parameters' device; the state (step, square_avg, momentum_buffer, grad_avg) is made here,
+on that device.
 """
 from __future__ import annotations
 
@@ -75,28 +76,29 @@ class RMSprop(Optimizer):
         for group, params in self._groups_with_grads():
             momentum, centered = group["momentum"], group["centered"]
             states = [self._state_of(p, momentum, centered) for p in params]
-            _C._fused_rmsprop_(
-                params,
-                [p.grad for p in params],
-                [s["square_avg"] for s in states],
-                [s["grad_avg"] for s in states] if centered else [],
-                [s["momentum_buffer"] for s in states] if momentum > 0 else [],
-                [s["step"] for s in states],
-                float(_to_scalar(group["lr"])),
-                float(group["alpha"]),
-                float(group["eps"]),
-                float(group["weight_decay"]),
-                float(momentum),
-                bool(centered),
-                bool(group["maximize"]),
-            )
+            with minitorch.no_grad():
+                _C._fused_rmsprop_(
+                    params,
+                    [p.grad for p in params],
+                    [s["square_avg"] for s in states],
+                    [s["grad_avg"] for s in states] if centered else [],
+                    [s["momentum_buffer"] for s in states] if momentum > 0 else [],
+                    [s["step"] for s in states],
+                    lr=float(_to_scalar(group["lr"])),
+                    alpha=float(group["alpha"]),
+                    eps=float(group["eps"]),
+                    weight_decay=float(group["weight_decay"]),
+                    momentum=float(momentum),
+                    centered=bool(centered),
+                    maximize=bool(group["maximize"]),
+                )
         return loss
 
     def _state_of(self, p: minitorch.Tensor, momentum: float, centered: bool) -> dict:
         """p's state, made on its first step: a float32 step count and zeroed averages."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = minitorch.tensor(0.0, dtype=minitorch.float32)
+            state["step"] = minitorch.tensor(0.0, dtype=minitorch.float32, device=p.device)
             state["square_avg"] = minitorch.zeros_like(p)
             if momentum > 0:
                 state["momentum_buffer"] = minitorch.zeros_like(p)

@@ -1,7 +1,8 @@
 """optim.SGD: stochastic gradient descent, with momentum, dampening, Nesterov and weight decay.
 
-The update of every parameter of a group is one call of _C._fused_sgd_ (csrc/cpu/optim.c),
-with PyTorch's formula; the momentum buffers are made here, once, and updated in place there.
+The update of every parameter of a group is one op, _fused_sgd_ (two on a step where some
+momentum buffers start), with PyTorch's formula, on the parameters' device; the momentum buffers
+are made here, once, and updated in place by the op.
 """
 from __future__ import annotations
 
@@ -68,26 +69,35 @@ class SGD(Optimizer):
         """Performs a single optimization step."""
         loss = self._closure_loss(closure)
         for group, params in self._groups_with_grads():
-            bufs, first = [], []
-            if group["momentum"] != 0:
-                for p in params:
+            # The op takes one is_first_step for all its parameters, as PyTorch's fused SGD:
+            # those whose momentum buffer is new (it starts as the gradient) go in a call of
+            # their own.
+            calls = {False: ([], []), True: ([], [])}
+            for p in params:
+                first, buf = False, None
+                if group["momentum"] != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
-                    first.append(buf is None)
-                    if buf is None:
-                        # The C update starts it as the gradient, as PyTorch's clone of it.
+                    first = buf is None
+                    if first:
                         buf = state["momentum_buffer"] = minitorch.zeros_like(p)
-                    bufs.append(buf)
-            _C._fused_sgd_(
-                params,
-                [p.grad for p in params],
-                bufs,
-                first,
-                float(_to_scalar(group["lr"])),
-                float(group["momentum"]),
-                float(group["dampening"]),
-                float(group["weight_decay"]),
-                bool(group["nesterov"]),
-                bool(group["maximize"]),
-            )
+                calls[first][0].append(p)
+                if buf is not None:
+                    calls[first][1].append(buf)
+            for first, (ps, bufs) in calls.items():
+                if not ps:
+                    continue
+                with minitorch.no_grad():
+                    _C._fused_sgd_(
+                        ps,
+                        [p.grad for p in ps],
+                        bufs,
+                        weight_decay=float(group["weight_decay"]),
+                        momentum=float(group["momentum"]),
+                        lr=float(_to_scalar(group["lr"])),
+                        dampening=float(group["dampening"]),
+                        nesterov=bool(group["nesterov"]),
+                        maximize=bool(group["maximize"]),
+                        is_first_step=first,
+                    )
         return loss

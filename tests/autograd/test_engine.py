@@ -176,7 +176,7 @@ bitwise_not bitwise_not_ isnan isinf all any argmax argmin empty arange uniform_
 one_hot random_ randperm linspace logspace eye nonzero argsort _unique2 gelu_backward
 convolution_backward_input convolution_backward_weight max_pool2d_with_indices_backward
 avg_pool2d_backward _adaptive_avg_pool2d_backward layer_norm_backward batch_norm_backward
-embedding_dense_backward nll_loss_backward
+embedding_dense_backward nll_loss_backward _fused_sgd_ _fused_adam_ _fused_adamw_ _fused_rmsprop_
 """.split())
 
 

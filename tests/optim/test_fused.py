@@ -1,5 +1,6 @@
-"""The fused C updates behind minitorch.optim: one call per step, checks before any write, version
-counters, zero_grad; none of these need PyTorch (they run in the sanitizer build too)."""
+"""The optimizer-step ops behind minitorch.optim (_fused_sgd_, _fused_adam_, _fused_adamw_,
+_fused_rmsprop_): one op per step, checks before any write, version counters, zero_grad; none of
+these need PyTorch (they run in the sanitizer build too)."""
 import numpy as np
 import pytest
 
@@ -9,7 +10,7 @@ from minitorch import _C, _journey
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1, "momentum": 0.9}, "_fused_sgd_"),
     ("Adam", {"amsgrad": True}, "_fused_adam_"),
-    ("AdamW", {}, "_fused_adam_"),
+    ("AdamW", {}, "_fused_adamw_"),
     ("RMSprop", {"centered": True, "momentum": 0.5}, "_fused_rmsprop_"),
 ]
 
@@ -26,9 +27,9 @@ def test_one_fused_call_per_step(name, kwargs, fused, monkeypatch):
     calls = []
     original = getattr(_C, fused)
 
-    def counting(params, *args):
+    def counting(params, *args, **kwargs):
         calls.append(len(params))
-        return original(params, *args)
+        return original(params, *args, **kwargs)
 
     monkeypatch.setattr(_C, fused, counting)
     ps = params_with_grads(7)
@@ -39,12 +40,12 @@ def test_one_fused_call_per_step(name, kwargs, fused, monkeypatch):
 
 
 @pytest.mark.parametrize("name,kwargs,fused", OPTIMIZERS)
-def test_journey_shows_one_kernel_and_no_ops(name, kwargs, fused):
+def test_journey_shows_the_op_and_its_kernel(name, kwargs, fused):
     ps = params_with_grads(5)
     opt = getattr(minitorch.optim, name)(ps, **kwargs)
     opt.step()  # makes the state (zeros_like: ops)
     _, events = _journey.record(opt.step)
-    assert [e.label for e in events] == [f"Kernel::mt_cpu{fused[:-1]}" + ("w" if name == "AdamW" else "")]
+    assert [e.label for e in events] == [f"Op::{fused}", f"Kernel::mt_cpu_{fused}"]
 
 
 @pytest.mark.parametrize("name,kwargs,fused", OPTIMIZERS)
@@ -105,10 +106,15 @@ def test_bad_calls_raise_and_write_nothing():
     g3, g22 = minitorch.ones(3), minitorch.ones(2, 2)
     s1, s2 = minitorch.tensor(0.0), minitorch.tensor(0.0)
     z = minitorch.zeros_like
-    adam = _C._fused_adam_
+    hyper = {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "eps": 1e-8,
+             "amsgrad": False, "maximize": False}
+    sgd_hyper = {"weight_decay": 0.0, "momentum": 0.9, "lr": 0.1, "dampening": 0.0,
+                 "nesterov": False, "maximize": False, "is_first_step": True}
+    rms_hyper = {"lr": 0.1, "alpha": 0.9, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0,
+                 "centered": True, "maximize": False}
 
     def adam_call(params, grads, avgs, sqs, steps, **kw):
-        return adam(params, grads, avgs, sqs, [], steps, 0.1, 0.9, 0.999, 1e-8, 0.0, **kw)
+        return _C._fused_adam_(params, grads, avgs, sqs, [], steps, **{**hyper, **kw})
 
     bad = [
         (RuntimeError, "has shape [2, 2] but params[0] has shape [3]",
@@ -117,24 +123,24 @@ def test_bad_calls_raise_and_write_nothing():
          lambda: adam_call([p, q], [g3], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
         (RuntimeError, "dtype float64 but params[1] has dtype float32",
          lambda: adam_call([p, q], [g3, g22], [z(p), z(q, dtype=minitorch.float64)], [z(p), z(q)], [s1, s2])),
-        (RuntimeError, "steps[1] must be a one-element CPU tensor",
+        (RuntimeError, "state_steps[1] must be a one-element float tensor",
          lambda: adam_call([p, q], [g3, g22], [z(p), z(q)], [z(p), z(q)], [s1, minitorch.zeros(2)])),
         (RuntimeError, "max_exp_avg_sqs are needed",
          lambda: adam_call([p, q], [g3, g22], [z(p), z(q)], [z(p), z(q)], [s1, s2], amsgrad=True)),
         (RuntimeError, "params[0] has dtype int64",
          lambda: adam_call([minitorch.ones(3, dtype=minitorch.int64)], [g3], [z(p)], [z(p)], [s1])),
-        (TypeError, "grads[1] must be a Tensor",
+        (TypeError, "expected Tensor as element 1 in argument 1",
          lambda: adam_call([p, q], [g3, 1.0], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
-        (TypeError, "exp_avgs must be a list",
+        (TypeError, "argument 'exp_avgs' (position 3) must be tuple of Tensors, not NoneType",
          lambda: adam_call([p, q], [g3, g22], None, [z(p), z(q)], [s1, s2])),
-        (RuntimeError, "momentum_buffers are needed",
-         lambda: _C._fused_sgd_([p], [g3], [], [True], 0.1, 0.9, 0.0, 0.0)),
-        (RuntimeError, "expected 1 first_step flags",
-         lambda: _C._fused_sgd_([p], [g3], [z(p)], [], 0.1, 0.9, 0.0, 0.0)),
+        (TypeError, "argument 'lr' (position 7) must be float, not str",
+         lambda: adam_call([p], [g3], [z(p)], [z(p)], [s1], lr="0.1")),
+        (RuntimeError, "momentum_buffer_list are needed",
+         lambda: _C._fused_sgd_([p], [g3], [], **sgd_hyper)),
         (RuntimeError, "grad_avgs are needed",
-         lambda: _C._fused_rmsprop_([p], [g3], [z(p)], [], [], [s1], 0.1, 0.9, 1e-8, 0.0, 0.0, True)),
+         lambda: _C._fused_rmsprop_([p], [g3], [z(p)], [], [], [s1], **rms_hyper)),
         (RuntimeError, "more than one element of the written-to tensor",
-         lambda: _C._fused_sgd_([minitorch.ones(1).expand(3)], [g3], [], [], 0.1, 0.0, 0.0, 0.0)),
+         lambda: _C._fused_sgd_([minitorch.ones(1).expand(3)], [g3], [], **{**sgd_hyper, "momentum": 0.0})),
     ]
     for cls, message, call in bad:
         with pytest.raises(cls) as info:
@@ -146,10 +152,33 @@ def test_bad_calls_raise_and_write_nothing():
     assert s1.item() == 0 and s2.item() == 0
 
 
+def test_ops_return_none_and_take_positional_lists():
+    p = minitorch.ones(3)
+    assert _C._fused_sgd_([p], [minitorch.ones(3)], [], weight_decay=0.0, momentum=0.0, lr=0.5,
+                          dampening=0.0, nesterov=False, maximize=False, is_first_step=False) is None
+    np.testing.assert_array_equal(p.numpy(), np.full(3, 0.5, np.float32))
+
+
+def test_adamw_is_adam_on_the_shrunk_parameter():
+    """_fused_adamw_ decays the parameter (p *= 1 - lr * wd) and then takes Adam's step."""
+    hyper = {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "amsgrad": False, "maximize": False}
+    g = minitorch.tensor([0.5, -1.0, 2.0], dtype=minitorch.float64)
+    p = minitorch.tensor([1.0, 2.0, 3.0], dtype=minitorch.float64)
+    q = p * (1 - 0.1 * 0.25)
+    state = [[minitorch.zeros(3, dtype=minitorch.float64) for _ in range(2)] + [minitorch.tensor(0.0)]
+             for _ in range(2)]
+    _C._fused_adamw_([p], [g], [state[0][0]], [state[0][1]], [], [state[0][2]], weight_decay=0.25, **hyper)
+    _C._fused_adam_([q], [g], [state[1][0]], [state[1][1]], [], [state[1][2]], weight_decay=0.0, **hyper)
+    np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-15)
+    assert state[0][2].item() == state[1][2].item() == 1.0
+
+
 def test_empty_lists_and_empty_tensors():
-    _C._fused_adam_([], [], [], [], [], [], 0.1, 0.9, 0.999, 1e-8, 0.0)
+    _C._fused_adam_([], [], [], [], [], [], lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0,
+                    eps=1e-8, amsgrad=False, maximize=False)
     e = minitorch.ones(0, 3)
-    _C._fused_sgd_([e], [minitorch.ones(0, 3)], [], [], 0.1, 0.0, 0.0, 0.0)
+    _C._fused_sgd_([e], [minitorch.ones(0, 3)], [], weight_decay=0.0, momentum=0.0, lr=0.1,
+                   dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
     assert e.shape == (0, 3)
 
 
