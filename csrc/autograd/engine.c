@@ -252,7 +252,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             o->requires_grad = true;
         }
     }
-    if (st == MT_OK) {
+    if (st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);

@@ -7,11 +7,8 @@
  * no row: their pieces record. Node names are PyTorch's. */
 #include <string.h>
 
-#include "autograd/autograd.h"
+#include "autograd/formulas.h"
 #include "ops/nn.h"
-#include "ops/ops.h"
-
-#include "autograd/formula_macros.h"
 #define SCRATCH 8 /* the most intermediates one formula here holds */
 
 static void
@@ -20,17 +17,6 @@ release_all(mt_tensor **t, int k)
     for (int i = 0; i < k; i++) {
         mt_tensor_clear(&t[i]);
     }
-}
-
-/* A saved optional input: *out NULL when the call passed None. */
-static mt_status
-saved_optional(mt_node *n, int slot, mt_tensor **out)
-{
-    *out = NULL;
-    if (n->saved[slot] == NULL && !n->released) {
-        return MT_OK;
-    }
-    return mt_saved_input(n, slot, out);
 }
 
 /* Runs op on a and hands its first result to *out. */
@@ -78,13 +64,8 @@ set_list(mt_intlist *l, int k, const int64_t *v)
 static mt_status
 with_saved(mt_node *n, int slot, mt_op op, mt_tensor *g, mt_args *a, mt_tensor **out)
 {
-    mt_tensor *x = NULL;
-    mt_status st = mt_saved_input(n, slot, &x);
-    if (st) {
-        return st;
-    }
     a->t[0] = g;
-    a->t[1] = x;
+    a->t[1] = n->saved[slot];
     return run1(op, a, out);
 }
 
@@ -107,16 +88,17 @@ conv_args(mt_node *n, mt_tensor *g, mt_tensor *x, const mt_meta *size, mt_args *
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/G, KH, KW), bias (OC) or None
-G(conv2d_backward)
+mt_status
+mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *w = NULL;
+    mt_tensor *x = n->saved[0], *w = n->saved[1];
     mt_args a;
     mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_saved_input(n, 1, &w)) == MT_OK) {
+    if (n->edges[0].node) {
         conv_args(n, g[0], w, &n->in_meta[0], &a);
         st = run1(MT_OP_convolution_backward_input, &a, &gi[0]);
     }
-    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK) {
+    if (st == MT_OK && n->edges[1].node) {
         conv_args(n, g[0], x, &n->in_meta[1], &a);
         st = run1(MT_OP_convolution_backward_weight, &a, &gi[1]);
     }
@@ -137,19 +119,17 @@ G(conv2d_backward)
 /* ---- pooling ---- */
 
 // input (N, C, H, W) or (C, H, W); the indices of the maxima are found again
-G(max_pool2d_backward)
+mt_status
+mt_grad_max_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *idx = NULL;
-    mt_status st = mt_saved_input(n, 0, &x);
-    if (st) {
-        return st;
-    }
+    mt_tensor *x = n->saved[0], *idx = NULL;
     mt_args a = n->args;
     a.t[0] = x;
     for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
         a.out[k] = NULL;
     }
-    if ((st = mt_dispatch(MT_OP_max_pool2d_with_indices, &a))) {
+    mt_status st = mt_dispatch(MT_OP_max_pool2d_with_indices, &a);
+    if (st) {
         return st;
     }
     mt_tensor_release(a.out[0]);
@@ -164,13 +144,15 @@ G(max_pool2d_backward)
 }
 
 // input (N, C, H, W) or (C, H, W); the backward op takes the forward's arguments as they are
-G(avg_pool2d_backward)
+mt_status
+mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_args a = n->args;
     return with_saved(n, 0, MT_OP_avg_pool2d_backward, g[0], &a, &gi[0]);
 }
 
-G(adaptive_avg_pool2d_backward)
+mt_status
+mt_grad_adaptive_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_args a;
     mt_args_init(&a);
@@ -193,13 +175,10 @@ take3(mt_node *n, mt_args *a, mt_tensor **gi)
 }
 
 // input (*, normalized_shape), weight and bias (normalized_shape) or None
-G(layer_norm_backward)
+mt_status
+mt_grad_layer_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *w = NULL;
-    mt_status st;
-    if ((st = mt_saved_input(n, 0, &x)) || (st = saved_optional(n, 1, &w))) {
-        return st;
-    }
+    mt_tensor *x = n->saved[0], *w = n->saved[1];
     mt_args a;
     mt_args_init(&a);
     a.t[0] = g[0];
@@ -207,23 +186,29 @@ G(layer_norm_backward)
     a.t[2] = w;
     a.l[0] = n->args.l[0];
     a.s[0] = n->args.s[0];
-    if ((st = mt_dispatch(MT_OP_layer_norm_backward, &a)) == MT_OK) {
+    mt_status st = mt_dispatch(MT_OP_layer_norm_backward, &a);
+    if (st == MT_OK) {
         take3(n, &a, gi);
     }
     return st;
 }
 
+void
+mt_saves_batch_norm(const mt_args *a, unsigned *save_inputs, bool *save_outputs)
+{
+    (void)save_outputs;
+    if (a->b[0]) { /* training */
+        *save_inputs &= ~(1u << 3 | 1u << 4);
+    }
+}
+
 // input (N, C, *), weight, bias, running_mean, running_var (C) or None; the running
 // statistics are constants, read only when not training
-G(batch_norm_backward)
+mt_status
+mt_grad_batch_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *w = NULL, *rm = NULL, *rv = NULL;
-    bool training = n->args.b[0];
-    mt_status st;
-    if ((st = mt_saved_input(n, 0, &x)) || (st = saved_optional(n, 1, &w)) ||
-        (!training && ((st = saved_optional(n, 3, &rm)) || (st = saved_optional(n, 4, &rv))))) {
-        return st;
-    }
+    /* rm, rv: NULL when training (mt_saves_batch_norm) */
+    mt_tensor *x = n->saved[0], *w = n->saved[1], *rm = n->saved[3], *rv = n->saved[4];
     mt_args a;
     mt_args_init(&a);
     a.t[0] = g[0];
@@ -231,9 +216,10 @@ G(batch_norm_backward)
     a.t[2] = w;
     a.t[3] = rm;
     a.t[4] = rv;
-    a.b[0] = training;
+    a.b[0] = n->args.b[0]; /* training */
     a.s[0] = n->args.s[1];
-    if ((st = mt_dispatch(MT_OP_batch_norm_backward, &a)) == MT_OK) {
+    mt_status st = mt_dispatch(MT_OP_batch_norm_backward, &a);
+    if (st == MT_OK) {
         take3(n, &a, gi);
     }
     return st;
@@ -242,7 +228,8 @@ G(batch_norm_backward)
 /* ---- embedding ---- */
 
 // weight (V, D), indices (*)
-G(embedding_backward)
+mt_status
+mt_grad_embedding(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_args a;
     mt_args_init(&a);
@@ -256,14 +243,10 @@ G(embedding_backward)
 /* ---- losses ---- */
 
 // self (C) or (N, C, d1, ...), target, weight (C) or None
-G(nll_loss_backward)
+mt_status
+mt_grad_nll_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *target = NULL, *w = NULL;
-    mt_status st;
-    if ((st = mt_saved_input(n, 0, &x)) || (st = mt_saved_input(n, 1, &target)) ||
-        (st = saved_optional(n, 2, &w))) {
-        return st;
-    }
+    mt_tensor *x = n->saved[0], *target = n->saved[1], *w = n->saved[2];
     mt_args a;
     mt_args_init(&a);
     a.t[0] = g[0];
@@ -300,14 +283,11 @@ loss_tail(mt_node *n, mt_tensor *d, mt_tensor *g, mt_tensor *weight, mt_tensor *
 
 // self, target (one shape) probabilities, weight or None. PyTorch's: d self =
 // g (x - t) / max(x (1 - x), 1e-12), d target = -g logit(x), each times weight (/ numel)
-G(binary_cross_entropy_backward)
+mt_status
+mt_grad_binary_cross_entropy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *t = NULL, *w = NULL, *s[SCRATCH] = {NULL};
-    mt_status st;
-    if ((st = mt_saved_input(n, 0, &x)) || (st = mt_saved_input(n, 1, &t)) ||
-        (st = saved_optional(n, 2, &w))) {
-        return st;
-    }
+    mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *s[SCRATCH] = {NULL};
+    mt_status st = MT_OK;
     if (n->edges[0].node) {
         if ((st = mt_ag_binary(MT_OP_mul, x, x, &s[0])) ||
             (st = mt_ag_binary(MT_OP_sub, x, s[0], &s[1])) ||
@@ -361,14 +341,12 @@ log_sigmoid(mt_tensor *x, mt_tensor **out)
 // self (logits), target (one shape), weight, pos_weight or None. PyTorch's: with pw,
 // d self = g ((pw t + 1 - t) sigmoid(x) - pw t), d target = g ((1 - pw) log_sigmoid(x) - x);
 // without, d self = g (sigmoid(x) - t), d target = -g x; each times weight (/ numel)
-G(binary_cross_entropy_with_logits_backward)
+mt_status
+mt_grad_binary_cross_entropy_with_logits(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *t = NULL, *w = NULL, *pw = NULL, *s[SCRATCH] = {NULL};
-    mt_status st;
-    if ((st = mt_saved_input(n, 0, &x)) || (st = mt_saved_input(n, 1, &t)) ||
-        (st = saved_optional(n, 2, &w)) || (st = saved_optional(n, 3, &pw))) {
-        return st;
-    }
+    mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *pw = n->saved[3];
+    mt_tensor *s[SCRATCH] = {NULL};
+    mt_status st = MT_OK;
     mt_tensor *d = NULL;
     if (n->edges[0].node) {
         if ((st = mt_ag_unary(MT_OP_sigmoid, x, &s[0]))) {
@@ -406,34 +384,4 @@ G(binary_cross_entropy_with_logits_backward)
 out_release:
     release_all(s, SCRATCH);
     return st;
-}
-
-#define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
-    static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
-    mt_autograd_set_formula(MT_OP_##op, &f_##op)
-/* A loss whose weights (slots refuse) PyTorch refuses to see requiring grad. */
-#define LOSS(op, nm, fn, diff, save_in, refuse, native)                                          \
-    static const mt_formula f_##op = {nm, fn, diff, false, save_in, false, false, refuse, native}; \
-    mt_autograd_set_formula(MT_OP_##op, &f_##op)
-
-void
-mt_autograd_register_nn(void)
-{
-    /* op, node name, backward, differentiable slots, saved slots, saves result, is a view */
-    ROW(conv2d, "ConvolutionBackward0", conv2d_backward, 0x7, 0x3, false, false);
-    ROW(max_pool2d, "MaxPool2DWithIndicesBackward0", max_pool2d_backward, 0x1, 0x1, false, false);
-    ROW(max_pool2d_with_indices, "MaxPool2DWithIndicesBackward0", max_pool2d_backward, 0x1, 0x1,
-        false, false);
-    ROW(avg_pool2d, "AvgPool2DBackward0", avg_pool2d_backward, 0x1, 0x1, false, false);
-    ROW(adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0", adaptive_avg_pool2d_backward, 0x1, 0x1,
-        false, false);
-    ROW(layer_norm, "NativeLayerNormBackward0", layer_norm_backward, 0x7, 0x3, false, false);
-    ROW(batch_norm, "NativeBatchNormBackward0", batch_norm_backward, 0x7, 0x1b, false, false);
-    ROW(embedding, "EmbeddingBackward0", embedding_backward, 0x1, 0x2, false, false);
-    /* op, node name, backward, differentiable slots, saved slots, refused slots, PyTorch's name */
-    LOSS(nll_loss, "NllLossBackward0", nll_loss_backward, 0x1, 0x7, 0x4, "nll_loss_forward");
-    LOSS(binary_cross_entropy, "BinaryCrossEntropyBackward0", binary_cross_entropy_backward, 0x3,
-         0x7, 0x4, NULL);
-    LOSS(binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
-         binary_cross_entropy_with_logits_backward, 0x3, 0xf, 0xc, NULL);
 }

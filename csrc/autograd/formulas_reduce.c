@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas_shape.h"
+#include "autograd/formulas.h"
 
 static mt_status
 mul(mt_tensor *x, mt_tensor *y, mt_tensor **out)
@@ -89,10 +89,11 @@ count_zeros(mt_tensor *x, int64_t *count)
 // self (S) -> y = prod over dim (or all): gi = g * (the product of the other elements). As in
 // PyTorch's prod_backward, that is g * y / x when no element is 0 (so an inf among the others
 // gives inf / inf = NaN there too), and 0 when two or more are and no graph is being made.
-G(prod_backward)
+mt_status
+mt_grad_prod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int64_t numel = mt_numel(m->ndim, m->sizes), one = 1, zeros = 0;
     if (numel == 0) {
@@ -167,8 +168,8 @@ eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
 static mt_status
 evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(&n->in_meta[0], dims, red);
     mt_tensor *rk = NULL, *gk = NULL, *mask = NULL, *count = NULL, *q = NULL;
@@ -188,12 +189,14 @@ evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tenso
     return st;
 }
 
-G(amax_backward)
+mt_status
+mt_grad_amax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return evenly(n, &n->args.l[0], false, g[0], &gi[0]);
 }
 
-G(max_backward)
+mt_status
+mt_grad_max(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_intlist all = {.n = 0, .none = true};
     return evenly(n, &all, true, g[0], &gi[0]);
@@ -205,7 +208,7 @@ G(max_backward)
 static mt_status
 to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     const mt_meta *m = &n->in_meta[0];
     if (m->ndim == 0) {
         *out = mt_tensor_retain(g);
@@ -252,22 +255,26 @@ to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
     return st;
 }
 
-G(max_dim_backward)
+mt_status
+mt_grad_max_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_max_dim, 0, g[0], &gi[0]);
 }
 
-G(min_dim_backward)
+mt_status
+mt_grad_min_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_min_dim, 0, g[0], &gi[0]);
 }
 
-G(sort_backward)
+mt_status
+mt_grad_sort(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_sort, 0, g[0], &gi[0]);
 }
 
-G(topk_backward)
+mt_status
+mt_grad_topk(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_topk, 1, g[0], &gi[0]);
 }
@@ -321,10 +328,11 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
 
 // self (S) -> the p-norm over dims: p = 1: sign(x) g; p = 2: x g / norm (0 where norm is 0,
 // where x is 0 too: the norm is taken at 1 there)
-G(norm_backward)
+mt_status
+mt_grad_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     double p = mt_scalar_is_none(n->args.s[0]) ? 2.0 : mt_scalar_to_double(n->args.s[0]);
     if (p == 0) {
@@ -394,18 +402,20 @@ var_grad(mt_node *n, mt_tensor *self, mt_tensor *gv, mt_tensor **out)
     return st;
 }
 
-G(var_backward)
+mt_status
+mt_grad_var(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     return var_grad(n, self, g[0], &gi[0]);
 }
 
 // std = sqrt(var): g / (2 std) through var's gradient; where std is 0, x - mean is 0 too and
 // 2 std is taken at 1, which gives PyTorch's 0
-G(std_backward)
+mt_status
+mt_grad_std(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     mt_tensor *twice = NULL, *den = NULL, *gv = NULL;
     mt_status st = mt_ag_scale(res, 2.0, &twice);
     if (st == MT_OK && (st = mt_ags_nonzero(twice, &den)) == MT_OK &&
@@ -419,10 +429,11 @@ G(std_backward)
 }
 
 // self (S) -> logsumexp over dims: g * exp(x - result)
-G(logsumexp_backward)
+mt_status
+mt_grad_logsumexp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(m, &n->args.l[0], red);
@@ -454,7 +465,8 @@ reversed_cumsum(mt_tensor *x, int d, mt_tensor **out)
     return st;
 }
 
-G(cumsum_backward)
+mt_status
+mt_grad_cumsum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int d;
     if (n->in_meta[0].ndim == 0) {
@@ -602,10 +614,11 @@ cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
 
 // self (S) -> y = cumprod along d: reversed_cumsum(g * y) / x when no element is 0, else one
 // of the two paths above (PyTorch's cumprod_backward)
-G(cumprod_backward)
+mt_status
+mt_grad_cumprod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int d = 0;
     int64_t zeros = 0;
@@ -635,7 +648,7 @@ G(cumprod_backward)
 static mt_status
 softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
 {
-    RESULT(y);
+    mt_tensor *y = n->saved_out[0];
     bool red[MT_MAX_DIMS] = {false};
     int d;
     mt_status st = mt_wrap_dim(n->args.i[0], n->in_meta[0].ndim, &d);
@@ -660,36 +673,14 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
     return st;
 }
 
-G(softmax_backward)
+mt_status
+mt_grad_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return softmax_grad(n, g[0], false, &gi[0]);
 }
 
-G(log_softmax_backward)
+mt_status
+mt_grad_log_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return softmax_grad(n, g[0], true, &gi[0]);
-}
-
-void
-mt_autograd_register_reduce(void)
-{
-    /* prod's node is ProdBackward0 for the full product; PyTorch's prod(dim) is ProdBackward1,
-     * an overload the table cannot tell apart (as sum's, which autograd.c names by hand) */
-    ROW(prod, "ProdBackward0", prod_backward, 0x1, false, 0x1, true, false);
-    ROW(amax, "AmaxBackward0", amax_backward, 0x1, false, 0x1, true, false);
-    ROW(amin, "AminBackward0", amax_backward, 0x1, false, 0x1, true, false);
-    ROW(max, "MaxBackward1", max_backward, 0x1, false, 0x1, true, false);
-    ROW(min, "MinBackward1", max_backward, 0x1, false, 0x1, true, false);
-    ROW(max_dim, "MaxBackward0", max_dim_backward, 0x1, false, 0x1, false, false);
-    ROW(min_dim, "MinBackward0", min_dim_backward, 0x1, false, 0x1, false, false);
-    ROW(sort, "SortBackward0", sort_backward, 0x1, false, 0x1, false, false);
-    ROW(topk, "TopkBackward0", topk_backward, 0x1, false, 0x1, false, false);
-    ROW(norm, "LinalgVectorNormBackward0", norm_backward, 0x1, false, 0x1, true, false);
-    ROW(var, "VarBackward0", var_backward, 0x1, false, 0x1, false, false);
-    ROW(std, "StdBackward0", std_backward, 0x1, false, 0x1, true, false);
-    ROW(logsumexp, "LogsumexpBackward0", logsumexp_backward, 0x1, false, 0x1, true, false);
-    ROW(cumsum, "CumsumBackward0", cumsum_backward, 0x1, false, 0, false, false);
-    ROW(cumprod, "CumprodBackward0", cumprod_backward, 0x1, false, 0x1, true, false);
-    ROW(softmax, "SoftmaxBackward0", softmax_backward, 0x1, false, 0, true, false);
-    ROW(log_softmax, "LogSoftmaxBackward0", log_softmax_backward, 0x1, false, 0, true, false);
 }

@@ -1,8 +1,8 @@
 /* Backward formulas of the shape and indexing ops: cat, flip, repeat, tril/triu, as_strided,
  * index_select, gather, scatter, scatter_add, masked_select, index and index_put_, plus the
- * small op calls formulas_reduce.c shares (formulas_shape.h).
+ * small op calls formulas_reduce.c shares (formulas.h).
  *
- * The composite shape ops (stack, narrow, split, chunk, unbind, movedim, expand_as, view_as,
+ * The composite shape ops (narrow, split, chunk, unbind, movedim, expand_as, view_as,
  * reshape, index_put) have no row: their parts record (split's pieces are narrow's slices,
  * unbind's are selects). index and index_put_ keep their index tensors, a Tensor?[] argument
  * that a node's saved slots cannot hold, so they have their own Autograd kernels below, which
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas_shape.h"
+#include "autograd/formulas.h"
 
 /* ---- shared op calls ---- */
 
@@ -138,7 +138,8 @@ mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out)
 /* ---- joining, flipping, tiling, triangles ---- */
 
 // tensors (k of them) joined along dim: each gets its slice of g back
-G(cat_backward)
+mt_status
+mt_grad_cat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int d;
     mt_status st = mt_wrap_dim(n->args.i[0], n->out_meta[0].ndim, &d);
@@ -158,7 +159,8 @@ G(cat_backward)
     return st;
 }
 
-G(flip_backward)
+mt_status
+mt_grad_flip(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_args a;
     mt_args_init(&a);
@@ -169,7 +171,8 @@ G(flip_backward)
 
 // self (S) tiled R times, len(R) >= dim(S); g (R_d * S'_d), S' = S with leading 1s: each
 // dim d seen as (R_d, S'_d) and summed over the R_d copies
-G(repeat_backward)
+mt_status
+mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_meta *m = &n->in_meta[0];
     const mt_intlist *r = &n->args.l[0];
@@ -218,12 +221,14 @@ triangle(mt_op op, mt_node *n, mt_tensor *g, mt_tensor **out)
     return mt_ags_call(op, &a, out);
 }
 
-G(tril_backward)
+mt_status
+mt_grad_tril(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return triangle(MT_OP_tril, n, g[0], &gi[0]);
 }
 
-G(triu_backward)
+mt_status
+mt_grad_triu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return triangle(MT_OP_triu, n, g[0], &gi[0]);
 }
@@ -259,9 +264,10 @@ position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
 
 // self (S), dense in memory; out (size) with stride, from storage_offset: each element of g is
 // added to the element of self it read (several, where out's elements overlap)
-G(as_strided_backward)
+mt_status
+mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     const mt_meta *m = &n->in_meta[0];
     const mt_intlist *size = &n->args.l[0], *stride = &n->args.l[1];
     int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(size->n, size->v);
@@ -299,9 +305,10 @@ G(as_strided_backward)
 /* ---- indexing along a dim ---- */
 
 // self (S), index (k) or 0-dim along dim: g (S with k at dim) added into zeros at index
-G(index_select_backward)
+mt_status
+mt_grad_index_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     const mt_meta *m = &n->in_meta[0];
     int d;
     if (m->ndim == 0) {
@@ -340,9 +347,10 @@ by_index(mt_op op, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *sr
 }
 
 // self (S), index (I) along dim -> out (I): g added into zeros at index
-G(gather_backward)
+mt_status
+mt_grad_gather(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     mt_tensor *z = NULL;
     if (n->in_meta[0].ndim == 0) {
         gi[0] = mt_tensor_retain(g[0]);
@@ -361,14 +369,15 @@ G(gather_backward)
 static mt_status
 src_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     return n->edges[1].node ? by_index(MT_OP_gather, g, n->args.i[0], index, NULL, out) : MT_OK;
 }
 
 // self (S), index and src (I) along dim: self's gradient is g with the written places zeroed
-G(scatter_backward)
+mt_status
+mt_grad_scatter(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     mt_status st = MT_OK;
     if (n->edges[0].node) {
         mt_tensor *zero = NULL;
@@ -380,16 +389,18 @@ G(scatter_backward)
     return st ? st : src_grad(n, g[0], &gi[1]);
 }
 
-G(scatter_add_backward)
+mt_status
+mt_grad_scatter_add(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     gi[0] = n->edges[0].node ? mt_tensor_retain(g[0]) : NULL;
     return src_grad(n, g[0], &gi[1]);
 }
 
 // self (S), mask broadcast with it -> out (count): g written into zeros where the mask holds
-G(masked_select_backward)
+mt_status
+mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, mask);
+    mt_tensor *mask = n->saved[1];
     const mt_meta *m = &n->in_meta[0];
     mt_meta shape = *m;
     mt_tensor *wide = NULL, *z = NULL;
@@ -432,7 +443,8 @@ indices_free(void *p)
 }
 
 // self[indices]: g added into zeros at the same places
-G(index_backward)
+mt_status
+mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     indices *s = n->user;
     mt_tensor *z = NULL;
@@ -446,7 +458,8 @@ G(index_backward)
 
 // self[indices] = values (+= with accumulate): values get g[indices]; self gets g, zeroed at
 // the overwritten places unless accumulating
-G(index_put_backward)
+mt_status
+mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     indices *s = n->user;
     mt_status st = MT_OK;
@@ -468,15 +481,12 @@ G(index_put_backward)
     return st;
 }
 
-static const mt_formula f_index = {"IndexBackward0", index_backward, 0x1, false, 0, false, false};
-static const mt_formula f_index_put = {"IndexPutBackward0", index_put_backward, 0x3, false, 0,
-                                       false, false};
-
 /* The op below the Autograd key, then a node holding the indices if an input needs grad:
  * self (index), or self and values (index_put_, in place on self). */
 static mt_status
-record_indexing(mt_op op, const mt_formula *f, mt_args *a)
+record_indexing(mt_op op, mt_args *a)
 {
+    const mt_formula *f = mt_autograd_formula(op);
     mt_tensor *self = a->t[0], *values = op == MT_OP_index_put_ ? a->t[1] : NULL;
     bool needs = (self->requires_grad || (values && values->requires_grad)) &&
                  mt_dtype_is_float(self->dtype);
@@ -525,39 +535,18 @@ out_release:
 static mt_status
 index_autograd(mt_args *a)
 {
-    return record_indexing(MT_OP_index, &f_index, a);
+    return record_indexing(MT_OP_index, a);
 }
 
 static mt_status
 index_put_autograd(mt_args *a)
 {
-    return record_indexing(MT_OP_index_put_, &f_index_put, a);
+    return record_indexing(MT_OP_index_put_, a);
 }
 
 void
-mt_autograd_register_shape(void)
+mt_autograd_register_own_kernels(void)
 {
-    ROW(cat, "CatBackward0", cat_backward, 0, true, 0, false, false);
-    ROW(flip, "FlipBackward0", flip_backward, 0x1, false, 0, false, false);
-    ROW(repeat, "RepeatBackward0", repeat_backward, 0x1, false, 0, false, false);
-    ROW(tril, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
-    ROW(tril_, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
-    ROW(triu, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
-    ROW(triu_, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
-    ROW(as_strided, "AsStridedBackward0", as_strided_backward, 0x1, false, 0x1, false, true);
-    ROW(index_select, "IndexSelectBackward0", index_select_backward, 0x1, false, 0x2, false,
-        false);
-    ROW(gather, "GatherBackward0", gather_backward, 0x1, false, 0x2, false, false);
-    /* a number src is PyTorch's ScatterBackward1, an overload the table cannot tell apart */
-    ROW(scatter, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_add, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_add_, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false,
-        false);
-    ROW(masked_select, "MaskedSelectBackward0", masked_select_backward, 0x1, false, 0x2, false,
-        false);
-    mt_autograd_register_reduce();
-    /* index and index_put_ have no row (mt_autograd_init would put the generic kernel back) */
     mt_register_kernel(MT_OP_index, MT_KEY_AUTOGRAD, index_autograd, "mt_autograd_kernel");
     mt_register_kernel(MT_OP_index_put_, MT_KEY_AUTOGRAD, index_put_autograd,
                        "mt_autograd_kernel");
