@@ -44,15 +44,15 @@ mt_grad_mul(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
     mt_tensor *other = n->saved[1];
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
-    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+    mt_status st = mt_op_mul(g[0], other, &gi[0]);
+    return st ? st : mt_op_mul(g[0], self, &gi[1]);
 }
 
 mt_status
 mt_grad_neg(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)n;
-    return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
+    return mt_op_neg(g[0], &gi[0]);
 }
 
 /* g where mask holds (where it does not, when pass is false), else 0: a select, not g * mask,
@@ -76,7 +76,7 @@ mt_grad_clamp_min(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *self = n->saved[0];
     mt_tensor *lo = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_ge, self, lo, &mask)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_ge(self, lo, &mask)) == MT_OK) {
         st = masked(g[0], mask, true, &gi[0]);
     }
     mt_tensor_clear(&lo);
@@ -92,7 +92,7 @@ mt_grad_relu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *out = n->saved_out[0];
     mt_tensor *zero = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_le, out, zero, &mask)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_le(out, zero, &mask)) == MT_OK) {
         st = masked(g[0], mask, false, &gi[0]);
     }
     mt_tensor_clear(&zero);
@@ -106,14 +106,14 @@ mt_status
 mt_grad_exp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *out = n->saved_out[0];
-    return mt_ag_binary(MT_OP_mul, g[0], out, &gi[0]);
+    return mt_op_mul(g[0], out, &gi[0]);
 }
 
 mt_status
 mt_grad_log(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
-    return mt_ag_binary(MT_OP_div, g[0], self, &gi[0]);
+    return mt_op_div(g[0], self, NULL, &gi[0]);
 }
 
 // tanh: g * (1 - out^2)
@@ -122,9 +122,9 @@ mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *out = n->saved_out[0];
     mt_tensor *sq = NULL, *d = NULL;
-    mt_status st = mt_ag_binary(MT_OP_mul, out, out, &sq);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, g[0], sq, &d)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_sub, g[0], d, &gi[0]);
+    mt_status st = mt_op_mul(out, out, &sq);
+    if (st == MT_OK && (st = mt_op_mul(g[0], sq, &d)) == MT_OK) {
+        st = mt_op_sub(g[0], d, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&sq);
     mt_tensor_clear(&d);
@@ -137,9 +137,9 @@ mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *out = n->saved_out[0];
     mt_tensor *go = NULL, *goo = NULL;
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], out, &go);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, go, out, &goo)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_sub, go, goo, &gi[0]);
+    mt_status st = mt_op_mul(g[0], out, &go);
+    if (st == MT_OK && (st = mt_op_mul(go, out, &goo)) == MT_OK) {
+        st = mt_op_sub(go, goo, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&go);
     mt_tensor_clear(&goo);
@@ -213,7 +213,7 @@ mt_grad_mv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *self = n->saved[0], *vec = n->saved[1], *col = NULL, *t = NULL;
     mt_status st = MT_OK;
     if (n->edges[0].node && (st = mt_op_unsqueeze(g[0], 1, &col)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_mul, col, vec, &gi[0]);
+        st = mt_op_mul(col, vec, &gi[0]);
     }
     mt_tensor_clear(&col);
     if (st == MT_OK && n->edges[1].node && (st = mt_op_t(self, &t)) == MT_OK) {
@@ -228,8 +228,8 @@ mt_grad_dot(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
     mt_tensor *other = n->saved[1];
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
-    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+    mt_status st = mt_op_mul(g[0], other, &gi[0]);
+    return st ? st : mt_op_mul(g[0], self, &gi[1]);
 }
 
 /* ---- reductions: the gradient spreads back over the reduced dims ---- */
@@ -334,12 +334,12 @@ embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
     if (view == MT_OP_select) {
         st = mt_op_select(z, n->args.i[0], n->args.i[1], &part);
     } else {
-        int64_t start = n->args.i_none >> 1 & 1u ? INT64_MIN : n->args.i[1];
-        int64_t end = n->args.i_none >> 2 & 1u ? INT64_MAX : n->args.i[2];
+        int64_t start = n->args.i_none >> 1 & 1u ? MT_INT_NONE : n->args.i[1];
+        int64_t end = n->args.i_none >> 2 & 1u ? MT_INT_NONE : n->args.i[2];
         st = mt_op_slice(z, n->args.i[0], start, end, n->args.i[3], &part);
     }
     if (st == MT_OK) {
-        st = mt_op_copy_(part, g);
+        st = mt_op_copy_(part, g, NULL);
     }
     mt_tensor_clear(&part);
     if (st) {
@@ -402,14 +402,14 @@ mt_grad_mse_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *self = n->saved[0];
     mt_tensor *target = n->saved[1];
     mt_tensor *diff = NULL, *scaled = NULL;
-    mt_status st = mt_ag_binary(MT_OP_sub, self, target, &diff);
+    mt_status st = mt_op_sub(self, target, mt_scalar_int(1), &diff);
     int64_t numel = st ? 0 : mt_tensor_numel(diff);
     double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_mul, scaled, g[0], &gi[0]);
+        st = mt_op_mul(scaled, g[0], &gi[0]);
     }
     if (st == MT_OK && n->edges[1].node) {
-        st = mt_ag_unary(MT_OP_neg, gi[0], &gi[1]);
+        st = mt_op_neg(gi[0], &gi[1]);
     }
     mt_tensor_clear(&diff);
     mt_tensor_clear(&scaled);

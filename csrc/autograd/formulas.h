@@ -25,8 +25,6 @@ const char *mt_formula_overload_name(mt_op op, const mt_args *a);
 /* The node name of formulas_math.c's numbered ops, or NULL (called by the one above). */
 const char *mt_formula_math_overload_name(mt_op op, const mt_args *a);
 
-/* Dispatches op with a; *out = its first result (others released). */
-mt_status mt_ags_call(mt_op op, mt_args *a, mt_tensor **out);
 /* A wrapped 0-dim number, weak in type promotion: it takes the other operand's dtype. */
 mt_status mt_ags_number(double v, mt_tensor **out);
 /* *out = op(x, v) for a binary op and a number v (eq(x, 0), pow(x, p)...). */
@@ -44,7 +42,5 @@ mt_status mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out);
 mt_status mt_ags_keep(mt_tensor *x, const mt_meta *m, const bool *red, mt_tensor **out);
 /* red[d] for each dim of m a reduction over dims (None or empty: all) reduces. */
 void mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red);
-/* *out = op(x) for an op taking a tensor and one dim list (flip) or one int dim (cumsum). */
-mt_status mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out);
 
 #endif

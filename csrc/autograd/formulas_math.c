@@ -73,13 +73,8 @@ sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
     if (failed(s, cond, x) || failed(s, y, y)) {
         return NULL;
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = cond;
-    a.t[1] = x;
-    a.t[2] = y;
-    mt_status st = mt_dispatch(MT_OP_where, &a);
-    return own(s, st, &a.out[0]);
+    mt_tensor *r = NULL;
+    return own(s, mt_op_where(cond, x, y, &r), &r);
 }
 
 /* x * v, or x itself when v is 1 */
@@ -247,14 +242,7 @@ mt_grad_reciprocal(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_gelu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g[0];
-    a.t[1] = n->saved[0];
-    a.str[0] = n->args.str[0];
-    mt_status st = mt_dispatch(MT_OP_gelu_backward, &a);
-    gi[0] = st ? NULL : a.out[0];
-    return st;
+    return mt_op_gelu_backward(g[0], n->saved[0], n->args.str[0], &gi[0]);
 }
 
 // silu: g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))
@@ -313,7 +301,7 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         } else if (self->dtype != n->out_meta[0].dtype) {
             /* an integer base: its log in the result's dtype, as PyTorch promotes it */
             mt_tensor *c = NULL;
-            mt_status st = mt_op_to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
+            mt_status st = mt_op__to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
             log_self = un(&s, MT_OP_log, own(&s, st, &c));
         } else {
             log_self = un(&s, MT_OP_log, self);
@@ -367,12 +355,8 @@ mod_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, const char *rounding, con
         /* PyTorch has no formula for a Python-number dividend either */
         s.st = mt_fail(MT_ERUNTIME, "derivative for aten::%s is not implemented", op);
     } else if (self) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = self;
-        a.t[1] = n->saved[1];
-        a.str[0] = rounding;
-        mt_tensor *q = a.t[1] ? own(&s, mt_dispatch(MT_OP_div, &a), &a.out[0]) : NULL;
+        mt_tensor *other = n->saved[1], *r = NULL;
+        mt_tensor *q = other ? own(&s, mt_op_div(self, other, rounding, &r), &r) : NULL;
         give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, g, q)), &gi[1]);
     }
     return finish(&s);

@@ -15,20 +15,6 @@
 /* ---- shared op calls ---- */
 
 mt_status
-mt_ags_call(mt_op op, mt_args *a, mt_tensor **out)
-{
-    mt_status st = mt_dispatch(op, a);
-    if (st) {
-        return st;
-    }
-    *out = a->out[0];
-    for (int k = 1; k < MT_MAX_OUTPUTS; k++) {
-        mt_tensor_clear(&a->out[k]);
-    }
-    return MT_OK;
-}
-
-mt_status
 mt_ags_number(double v, mt_tensor **out)
 {
     if (v == (double)(int64_t)v) {
@@ -67,7 +53,7 @@ mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
     mt_tensor *zero = NULL;
     mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &zero);
     if (st == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, x, zero, out);
+        st = mt_op_add(x, zero, mt_scalar_int(1), out);
     }
     mt_tensor_clear(&zero);
     return st;
@@ -76,21 +62,18 @@ mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
 mt_status
 mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    a.l[0].none = x->ndim == 0;
+    int64_t dims[MT_MAX_DIMS];
+    int n = 0;
     for (int d = 0; d < x->ndim; d++) {
         if (red[d]) {
-            a.l[0].v[a.l[0].n++] = d;
+            dims[n++] = d;
         }
     }
-    if (x->ndim > 0 && a.l[0].n == 0) { /* nothing reduced (an empty dim list means all) */
+    if (x->ndim > 0 && n == 0) { /* nothing reduced (an empty dim list means all) */
         *out = mt_tensor_retain(x);
         return MT_OK;
     }
-    a.b[0] = true;
-    return mt_ags_call(MT_OP_sum, &a, out);
+    return mt_op_sum(x, n, x->ndim == 0 ? NULL : dims, true, -1, out);
 }
 
 mt_status
@@ -116,23 +99,6 @@ mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red)
             red[d] = true;
         }
     }
-}
-
-mt_status
-mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    if (op == MT_OP_flip) {
-        a.l[0].none = false;
-        a.l[0].n = 1;
-        a.l[0].v[0] = dim;
-    } else {
-        a.i[0] = dim;
-        a.i_none = 0;
-    }
-    return mt_ags_call(op, &a, out);
 }
 
 /* ---- joining, flipping, tiling, triangles ---- */
@@ -162,11 +128,7 @@ mt_grad_cat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_flip(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g[0];
-    a.l[0] = n->args.l[0];
-    return mt_ags_call(MT_OP_flip, &a, &gi[0]);
+    return mt_op_flip(g[0], n->args.l[0].n, n->args.l[0].v, &gi[0]);
 }
 
 // self (S) tiled R times, len(R) >= dim(S); g (R_d * S'_d), S' = S with leading 1s: each
@@ -194,12 +156,8 @@ mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         sizes[d + 1] = d < lead ? 1 : m->sizes[d - lead];
         memcpy(sizes + d + 2, cur->sizes + d + 1, sizeof(int64_t) * (size_t)(r->n - d - 1));
         if ((st = mt_op_reshape(cur, r->n + 1, sizes, &split)) == MT_OK) {
-            mt_args a;
-            mt_args_init(&a);
-            a.t[0] = split;
-            a.l[0] = (mt_intlist){.n = 1, .none = false, .v = {d}};
             mt_tensor_clear(&cur);
-            st = mt_ags_call(MT_OP_sum, &a, &cur);
+            st = mt_op_sum(split, 1, (const int64_t[]){d}, false, -1, &cur);
         }
         mt_tensor_clear(&split);
     }
@@ -210,27 +168,16 @@ mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-static mt_status
-triangle(mt_op op, mt_node *n, mt_tensor *g, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g;
-    a.i[0] = n->args.i[0];
-    a.i_none = 0;
-    return mt_ags_call(op, &a, out);
-}
-
 mt_status
 mt_grad_tril(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return triangle(MT_OP_tril, n, g[0], &gi[0]);
+    return mt_op_tril(g[0], n->args.i[0], &gi[0]);
 }
 
 mt_status
 mt_grad_triu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return triangle(MT_OP_triu, n, g[0], &gi[0]);
+    return mt_op_triu(g[0], n->args.i[0], &gi[0]);
 }
 
 /* ---- as_strided ---- */
@@ -241,18 +188,15 @@ static mt_status
 position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
 {
     mt_tensor *map = NULL, *view = NULL, *flat = NULL, *shaped = NULL;
-    mt_args a;
-    mt_args_init(&a);
-    a.s[0] = mt_scalar_int(0);
-    a.s[1] = mt_scalar_int(numel);
-    a.dtype = MT_INT64;
-    a.has_device = true;
-    a.device = mt_tensor_device(self);
-    mt_status st = mt_op_empty(1, &numel, MT_INT64, a.device, &map);
-    if (st == MT_OK && (st = mt_ags_call(MT_OP_arange, &a, &flat)) == MT_OK &&
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_op_empty(1, &numel, MT_INT64, dev, false, &map);
+    if (st == MT_OK &&
+        (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(numel), mt_scalar_int(1), MT_INT64, dev,
+                           false, &flat)) == MT_OK &&
         (st = mt_op_reshape(flat, self->ndim, self->sizes, &shaped)) == MT_OK &&
-        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->strides, 0, &view)) == MT_OK &&
-        (st = mt_op_copy_(view, shaped)) == MT_OK) {
+        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->ndim, self->strides, 0,
+                               &view)) == MT_OK &&
+        (st = mt_op_copy_(view, shaped, NULL)) == MT_OK) {
         *out = mt_tensor_retain(map);
     }
     mt_tensor_clear(&map);
@@ -286,12 +230,11 @@ mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *map = NULL, *idx = NULL, *flat_idx = NULL, *flat_g = NULL, *z = NULL;
     mt_status st = position_map(self, numel, &map);
     if (st == MT_OK &&
-        (st = mt_op_as_strided(map, size->n, size->v, stride->v, from, &idx)) == MT_OK &&
+        (st = mt_op_as_strided(map, size->n, size->v, size->n, stride->v, from, &idx)) == MT_OK &&
         (st = mt_op_reshape(idx, 1, &count, &flat_idx)) == MT_OK &&
         (st = mt_op_reshape(g[0], 1, &count, &flat_g)) == MT_OK &&
-        (st = mt_op_empty(1, &numel, g[0]->dtype, m->device, &z)) == MT_OK &&
-        (st = mt_op_fill_(z, mt_scalar_int(0))) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true)) == MT_OK) {
+        (st = mt_op_zeros(1, &numel, g[0]->dtype, m->device, false, &z)) == MT_OK &&
+        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true, NULL)) == MT_OK) {
         st = mt_op_reshape(z, m->ndim, m->sizes, &gi[0]);
     }
     mt_tensor_clear(&map);
@@ -323,27 +266,12 @@ mt_grad_index_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *z = NULL;
     if ((st = mt_op_reshape(index, 1, &k, &idx[d])) == MT_OK &&
         (st = mt_ag_zeros(m, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, d + 1, idx, g[0], true)) == MT_OK) {
+        (st = mt_op_index_put_(z, d + 1, idx, g[0], true, NULL)) == MT_OK) {
         gi[0] = mt_tensor_retain(z);
     }
     mt_tensor_clear(&idx[d]);
     mt_tensor_clear(&z);
     return st;
-}
-
-/* *out = op(self, dim, index, src) for gather, scatter and scatter_add. */
-static mt_status
-by_index(mt_op op, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src,
-         mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = self;
-    a.i[0] = dim;
-    a.i_none = 0;
-    a.t[1] = index;
-    a.t[2] = src;
-    return mt_ags_call(op, &a, out);
 }
 
 // self (S), index (I) along dim -> out (I): g added into zeros at index
@@ -358,7 +286,7 @@ mt_grad_gather(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
     if (st == MT_OK) {
-        st = by_index(MT_OP_scatter_add, z, n->args.i[0], index, g[0], &gi[0]);
+        st = mt_op_scatter_add(z, n->args.i[0], index, g[0], &gi[0]);
     }
     mt_tensor_clear(&z);
     return st;
@@ -370,7 +298,7 @@ static mt_status
 src_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
 {
     mt_tensor *index = n->saved[1];
-    return n->edges[1].node ? by_index(MT_OP_gather, g, n->args.i[0], index, NULL, out) : MT_OK;
+    return n->edges[1].node ? mt_op_gather(g, n->args.i[0], index, out) : MT_OK;
 }
 
 // self (S), index and src (I) along dim: self's gradient is g with the written places zeroed
@@ -382,7 +310,7 @@ mt_grad_scatter(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     if (n->edges[0].node) {
         mt_tensor *zero = NULL;
         if ((st = mt_ags_number(0, &zero)) == MT_OK) {
-            st = by_index(MT_OP_scatter, g[0], n->args.i[0], index, zero, &gi[0]);
+            st = mt_op_scatter(g[0], n->args.i[0], index, zero, &gi[0]);
         }
         mt_tensor_clear(&zero);
     }
@@ -415,7 +343,7 @@ mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     if (st == MT_OK && (st = mt_ag_expand_to(mask, &shape, &wide)) == MT_OK &&
         (st = mt_ag_zeros(&shape, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &wide, g[0], false)) == MT_OK) {
+        (st = mt_op_index_put_(z, 1, &wide, g[0], false, NULL)) == MT_OK) {
         /* the engine sums a broadcast self's back */
         st = scalar ? mt_op_view(z, 0, NULL, &gi[0]) : (gi[0] = mt_tensor_retain(z), MT_OK);
     }
@@ -449,7 +377,7 @@ mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     indices *s = n->user;
     mt_tensor *z = NULL;
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
-    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true, NULL)) == MT_OK) {
         gi[0] = mt_tensor_retain(z);
     }
     mt_tensor_clear(&z);
@@ -469,7 +397,7 @@ mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         mt_tensor *zero = NULL, *c = NULL;
         if ((st = mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &zero)) == MT_OK &&
             (st = mt_op_clone(g[0], &c)) == MT_OK &&
-            (st = mt_op_index_put_(c, s->n, s->idx, zero, false)) == MT_OK) {
+            (st = mt_op_index_put_(c, s->n, s->idx, zero, false, NULL)) == MT_OK) {
             gi[0] = mt_tensor_retain(c);
         }
         mt_tensor_clear(&zero);
