@@ -324,17 +324,8 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
     if (mt_tensor_numel(root) != 1) {
         return mt_fail(MT_ERUNTIME, "grad can be implicitly created only for scalar outputs");
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.l[0].none = false;
-    a.l[0].n = root->ndim;
-    memcpy(a.l[0].v, root->sizes, sizeof(int64_t) * (size_t)root->ndim);
-    a.dtype = (int)root->dtype;
-    a.has_device = true;
-    a.device = mt_tensor_device(root);
-    mt_status st = mt_dispatch(MT_OP_ones, &a);
-    *out = a.out[0];
-    return st;
+    *out = NULL;
+    return mt_op_ones(root->ndim, root->sizes, root->dtype, mt_tensor_device(root), false, out);
 }
 
 static mt_status
