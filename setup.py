@@ -52,6 +52,8 @@ NO_TRACE = os.environ.get("MINITORCH_NO_TRACE") == "1"
 # The GPUs of the last three generations, and PTX of the newest for what comes after them:
 # A100 (8.0), RTX 30xx / A10 / A40 (8.6), RTX 40xx / L4 / L40 (8.9), H100 / H200 (9.0).
 DEFAULT_CUDA_ARCHS = "8.0;8.6;8.9;9.0+PTX"
+# What tools/gen_ops_api.py writes (the typed C API of the ops, from ops.def) before compiling
+GEN_DIR = "build/gen"
 
 
 def openblas():
@@ -83,7 +85,7 @@ def c_extension():
     return Extension(
         "minitorch._C",
         sources=sources,
-        include_dirs=["csrc", inc],
+        include_dirs=["csrc", GEN_DIR, inc],
         library_dirs=[libdir],
         libraries=[lib],
         runtime_library_dirs=[libdir],
@@ -153,7 +155,7 @@ def cuda_extension(cuda, cflags, ldflags):
     return Extension(
         "minitorch._C_cuda",
         sources=sources,
-        include_dirs=["csrc", "."] + cuda["include_dirs"],
+        include_dirs=["csrc", GEN_DIR, "."] + cuda["include_dirs"],
         define_macros=macros,
         library_dirs=lib_dirs,
         runtime_library_dirs=lib_dirs,
@@ -174,7 +176,7 @@ def emu_extension(cflags, ldflags):
     ext = Extension(
         "minitorch._C_cuda_emu",
         sources=sources,
-        include_dirs=["cuda/emu/include", "csrc", "."],
+        include_dirs=["cuda/emu/include", "csrc", GEN_DIR, "."],
         define_macros=macros,
         extra_compile_args=[f for f in cflags if f != "-fopenmp"],
         extra_link_args=[f for f in ldflags if f != "-fopenmp"] + ["-lstdc++"],
@@ -302,6 +304,8 @@ class BuildExt(build_ext):
 
     def build_extensions(self):
         self.check_extensions_list(self.extensions)
+        subprocess.run([sys.executable, str(ROOT / "tools" / "gen_ops_api.py"), str(ROOT / GEN_DIR)],
+                       check=True, stdout=subprocess.DEVNULL)
         objects, jobs = {}, []
         for ext in self.extensions:
             ext_jobs = [self.job(ext, src) for src in ext.sources]

@@ -38,7 +38,7 @@ to_host(mt_tensor *t, mt_tensor **out)
         *out = t ? mt_tensor_retain(t) : NULL;
         return MT_OK;
     }
-    return mt_op_to_copy(t, t->dtype, MT_DEVICE_CPU, out);
+    return mt_op__to_copy(t, t->dtype, MT_DEVICE_CPU, out);
 }
 
 static mt_status
@@ -92,7 +92,7 @@ round_trip(mt_op op, mt_args *a)
     }
     if (op_flags[op] & INPLACE) {
         /* the kernel wrote the host copy of self: write it back */
-        if ((st = mt_op_copy_(a->t[0], c.t[0]))) {
+        if ((st = mt_op_copy_(a->t[0], c.t[0], NULL))) {
             goto out_release;
         }
         a->out[0] = mt_tensor_retain(a->t[0]);
@@ -102,7 +102,7 @@ round_trip(mt_op op, mt_args *a)
         if (c.out[k] == NULL) {
             continue;
         }
-        st = mt_op_to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]);
+        st = mt_op__to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]);
         if (st == MT_OK && c.out[k]->requires_grad) {
             /* a factory's requires_grad=True: the copy is made with grad off */
             st = mt_tensor_set_requires_grad(a->out[k], true);

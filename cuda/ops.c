@@ -48,7 +48,7 @@ host_to_device(mt_tensor *dst, mt_tensor *src)
     mt_status st = MT_OK;
     if (is_dense_as(src, dst)) {
         dense = mt_tensor_retain(src);
-    } else if ((st = mt_op_to_copy(src, dst->dtype, src->storage->device, &dense))) {
+    } else if ((st = mt_op__to_copy(src, dst->dtype, src->storage->device, &dense))) {
         return st;
     }
     mt_tensor *target = dst;
@@ -97,7 +97,7 @@ device_to_host(mt_tensor *dst, mt_tensor *src)
         goto out_release;
     }
     if (staged) {
-        st = mt_op_copy_(dst, staged);
+        st = mt_op_copy_(dst, staged, NULL);
     }
 out_release:
     mt_tensor_clear(&staged);

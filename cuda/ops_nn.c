@@ -214,21 +214,15 @@ out_release:
 static mt_status
 sum_to_host(mt_tensor *t, double *v)
 {
-    mt_args m;
-    mt_args_init(&m);
-    m.t[0] = t;
-    m.l[0].n = 0;
-    m.l[0].none = true;
-    m.dtype = MT_FLOAT64;
-    mt_tensor *host = NULL;
+    mt_tensor *sum = NULL, *host = NULL;
     mt_scalar s;
-    mt_status st = mt_dispatch(MT_OP_sum, &m);
-    if (st == MT_OK && (st = mt_op_to_copy(m.out[0], MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK &&
+    mt_status st = mt_op_sum(t, 0, NULL, false, MT_FLOAT64, &sum);
+    if (st == MT_OK && (st = mt_op__to_copy(sum, MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK &&
         (st = mt_tensor_item(host, &s)) == MT_OK) {
         *v = mt_scalar_to_double(s);
     }
     mt_tensor_clear(&host);
-    mt_tensor_clear(&m.out[0]);
+    mt_tensor_clear(&sum);
     return st;
 }
 

@@ -133,7 +133,7 @@ backward(mt_args *a, mt_cuda_pool_op op, const pool_geom *g, mt_tensor *idx)
     }
     if (bad) {
         /* the check waits for the kernel, as PyTorch's device-side assert would not */
-        if ((st = mt_op_to_copy(bad, MT_INT32, MT_DEVICE_CPU, &bad_h))) {
+        if ((st = mt_op__to_copy(bad, MT_INT32, MT_DEVICE_CPU, &bad_h))) {
             goto out_release;
         }
         if (*(const int32_t *)mt_tensor_data(bad_h)) {

@@ -198,18 +198,15 @@ classes_in(const mt_tensor *idx, int64_t lo, int64_t hi, bool *bad)
 static mt_status
 largest(mt_tensor *idx, int64_t *hi)
 {
-    mt_args m;
-    mt_args_init(&m);
-    m.t[0] = idx;
-    mt_tensor *host = NULL;
+    mt_tensor *max = NULL, *host = NULL;
     mt_scalar v;
-    mt_status st = mt_dispatch(MT_OP_max, &m);
-    if (st == MT_OK && (st = mt_op_to_copy(m.out[0], MT_INT64, MT_DEVICE_CPU, &host)) == MT_OK &&
+    mt_status st = mt_op_max(idx, &max);
+    if (st == MT_OK && (st = mt_op__to_copy(max, MT_INT64, MT_DEVICE_CPU, &host)) == MT_OK &&
         (st = mt_tensor_item(host, &v)) == MT_OK) {
         *hi = mt_scalar_to_int(v);
     }
     mt_tensor_clear(&host);
-    mt_tensor_clear(&m.out[0]);
+    mt_tensor_clear(&max);
     return st;
 }
 

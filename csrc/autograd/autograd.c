@@ -9,8 +9,16 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/formulas.h"
 #include "ops/ops.h"
 
+/* The formula table, one row per differentiable op (formulas.def) */
+static const mt_formula table[MT_NUM_OPS] = {
+#define MT_FORMULA(op, node, backward, ...) [MT_OP_##op] = {node, backward, __VA_ARGS__},
+#include "autograd/formulas.def"
+#undef MT_FORMULA
+};
+/* the rows, and the refusing formula of each differentiable op without one (mt_autograd_init) */
 static const mt_formula *formulas[MT_NUM_OPS];
 static atomic_ullong next_sequence_nr;
 static atomic_llong live_nodes; /* for leak tests */
@@ -23,20 +31,6 @@ mt_live_nodes(void)
 /* Guards every tensor's grad_acc, a weak reference: threads without the GIL may record edges to
  * a leaf's AccumulateGrad while another drops its last reference. */
 static pthread_mutex_t grad_acc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void
-mt_autograd_set_formula(mt_op op, const mt_formula *f)
-{
-    formulas[op] = f;
-}
-
-static mt_overload_name_fn overload_names[MT_NUM_OPS];
-
-void
-mt_autograd_set_overload_name(mt_op op, mt_overload_name_fn fn)
-{
-    overload_names[op] = fn;
-}
 
 const mt_formula *
 mt_autograd_formula(mt_op op)
@@ -260,6 +254,25 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
     return MT_OK;
 }
 
+mt_status
+mt_saved_check(mt_node *n)
+{
+    mt_tensor *t = NULL;
+    mt_status st = MT_OK;
+    for (int k = 0; n->has_saved && st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
+        /* a NULL slot of a live node is an optional input passed as None */
+        if ((n->formula->save_inputs >> k & 1u) && (n->saved[k] || n->released)) {
+            st = mt_saved_input(n, k, &t);
+        }
+    }
+    for (int k = 0; n->has_saved && st == MT_OK && k < n->nout; k++) {
+        if (n->saved_out[k] || (n->released && n->out_diff[k])) {
+            st = mt_saved_output(n, k, &t);
+        }
+    }
+    return st;
+}
+
 /* A tensor the node keeps: the same memory and version counter, but no grad_fn, so that a
  * saved output does not keep its own node alive through itself. */
 static mt_status
@@ -318,8 +331,8 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     if (n == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
     }
-    if (overload_names[op]) {
-        const char *name = overload_names[op](op, a); /* pow(2, x): PowBackward2 */
+    if (f->overload) {
+        const char *name = f->overload(op, a); /* pow(2, x): PowBackward2 */
         if (name) {
             n->name = name;
         }
@@ -347,9 +360,14 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
             }
         }
     }
+    unsigned save = f->save_inputs;
+    bool save_outputs = f->save_outputs;
+    if (f->saves) {
+        f->saves(a, &save, &save_outputs);
+    }
     for (int k = 0; st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
-        if ((f->save_inputs >> k & 1u) && in) {
+        if ((save >> k & 1u) && in) {
             n->saved[k] = mt_tensor_retain(in);
             n->saved_version[k] = mt_tensor_version(in);
             n->has_saved = true;
@@ -375,7 +393,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
         mt_tensor *o = a->out[k];
         meta_of(o, &n->out_meta[k]);
         n->out_diff[k] = mt_dtype_is_float(o->dtype);
-        if (f->save_outputs && n->out_diff[k]) {
+        if (save_outputs && n->out_diff[k]) {
             st = detached(o, &n->saved_out[k]);
             n->saved_out_version[k] = mt_tensor_version(o);
             n->has_saved = true;
@@ -568,23 +586,20 @@ refuse(mt_node *n, mt_tensor *const *grads, mt_tensor **grad_inputs)
                    mt_op_names[n->formula - refusing]);
 }
 
-void mt_autograd_register_formulas(void);
-
 void
 mt_autograd_init(void)
 {
-    mt_autograd_register_formulas();
     for (int op = 0; op < MT_NUM_OPS; op++) {
-        /* (index and index_put_ register Autograd kernels of their own: formulas_shape.c) */
-        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn &&
-            mt_kernel_for((mt_op)op, MT_KEY_AUTOGRAD)->fn == NULL) {
+        formulas[op] = table[op].backward ? &table[op] : NULL;
+        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
             refusing[op] = (mt_formula){"NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u,
                                         true, 0, false, false};
             formulas[op] = &refusing[op];
         }
-        if (formulas[op]) {
+        if (formulas[op] && !formulas[op]->own_kernel) {
             mt_register_kernel((mt_op)op, MT_KEY_AUTOGRAD, autograd_kernels[op],
                                "mt_autograd_kernel");
         }
     }
+    mt_autograd_register_own_kernels();
 }

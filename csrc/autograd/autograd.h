@@ -2,7 +2,7 @@
  *
  * The Autograd dispatch key's kernel (autograd.c) runs an op below the key with grad mode off,
  * then, when an input requires grad, records a node: the op's backward formula (a row of the
- * formula table, formulas*.c), its saved tensors with their versions, a copy of its non-tensor
+ * formula table, formulas.def), its saved tensors with their versions, a copy of its non-tensor
  * arguments, and one edge per differentiable input to the node that produced it (or to the
  * AccumulateGrad node of a leaf). backward() (engine.c) counts dependencies over the nodes
  * reachable from the roots and runs each once all its gradients have arrived. Formulas compute
@@ -34,7 +34,15 @@ typedef struct mt_meta {
  * grad_inputs[e] for each edge e (NULL: no gradient, e.g. for an input that needs none). */
 typedef mt_status (*mt_backward_fn)(mt_node *n, mt_tensor *const *grads, mt_tensor **grad_inputs);
 
-/* A row of the formula table: what a differentiable op records. */
+/* PyTorch names the node of one op differently by overload (pow(2, x) is PowBackward2, sum()
+ * SumBackward0 but sum(dim) SumBackward1): the name for a call, or NULL for the row's. */
+typedef const char *(*mt_overload_name_fn)(mt_op op, const mt_args *a);
+
+/* What one call keeps, narrowed from the row's save_inputs and save_outputs (pow with a number
+ * exponent does not keep its result, as PyTorch's pow.Tensor_Scalar). */
+typedef void (*mt_saves_fn)(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
+
+/* A row of the formula table (formulas.def): what a differentiable op records. */
 typedef struct mt_formula {
     const char *name;      /* PyTorch's node name: "AddmmBackward0" */
     mt_backward_fn backward;
@@ -49,6 +57,10 @@ typedef struct mt_formula {
      * op's */
     unsigned refuse_inputs;
     const char *native;
+    mt_overload_name_fn overload; /* NULL: every call's node is named `name` */
+    bool own_kernel; /* the op's Autograd kernel is its own (index, index_put_: formulas_shape.c) */
+    /* narrows what a call keeps for an overload that needs less: NULL, the row's masks */
+    mt_saves_fn saves;
 } mt_formula;
 
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
@@ -94,20 +106,14 @@ void mt_node_release(mt_node *n);
 /* The number of autograd nodes now alive (for leak tests). */
 int64_t mt_live_nodes(void);
 
-/* Registers the Autograd kernel of every op with a formula (and a refusing one for the
- * differentiable ops without); called once at import. */
+/* Registers the Autograd kernel of every op with a row in formulas.def (and a refusing one for
+ * the differentiable ops without); called once at import. */
 void mt_autograd_init(void);
-void mt_autograd_set_formula(mt_op op, const mt_formula *f);
-/* PyTorch names the node of one op differently by overload (pow(2, x) is PowBackward2, sum()
- * SumBackward0 but sum(dim) SumBackward1): fn gives the name for a call, or NULL for the row's. */
-typedef const char *(*mt_overload_name_fn)(mt_op op, const mt_args *a);
-void mt_autograd_set_overload_name(mt_op op, mt_overload_name_fn fn);
 /* The formula op records (NULL: none; the refusing "NotImplemented" one for a differentiable
  * op without a formula). */
 const mt_formula *mt_autograd_formula(mt_op op);
-void mt_autograd_register_math(void); /* formulas_math.c */
-void mt_autograd_register_nn(void); /* formulas_nn.c */
-void mt_autograd_register_shape(void); /* formulas_shape.c: reductions, shape, indexing */
+/* The Autograd kernels of the ops whose rows say .own_kernel (formulas_shape.c). */
+void mt_autograd_register_own_kernels(void);
 
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */
@@ -119,6 +125,9 @@ mt_status mt_autograd_check_version(const mt_tensor *t, long saved);
 /* A saved tensor of node n, checked against its version at save time. Borrowed. */
 mt_status mt_saved_input(mt_node *n, int slot, mt_tensor **out);
 mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);
+/* Checks every tensor node n saved (the engine, before its backward function runs): then the
+ * formula reads n->saved[k] and n->saved_out[k] as they are. */
+mt_status mt_saved_check(mt_node *n);
 
 /* A node for a Python autograd.Function (formula f, with its own state `user`): edges to the
  * inputs that require grad, and each float output made its result. */

@@ -126,7 +126,7 @@ accumulate(mt_node *n, int nr, mt_tensor *grad)
         return MT_OK;
     }
     mt_tensor *sum = NULL;
-    mt_status st = mt_ag_binary(MT_OP_add, n->buffer[nr], grad, &sum);
+    mt_status st = mt_op_add(n->buffer[nr], grad, mt_scalar_int(1), &sum);
     mt_tensor_release(grad);
     if (st == MT_OK) {
         mt_tensor_release(n->buffer[nr]);
@@ -164,7 +164,7 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
     }
     if (g->dtype != m->dtype || !mt_device_eq(mt_tensor_device(g), m->device)) {
         mt_tensor *c = NULL;
-        st = mt_op_to_copy(g, m->dtype, m->device, &c);
+        st = mt_op__to_copy(g, m->dtype, m->device, &c);
         mt_tensor_release(g);
         g = c;
     }
@@ -193,13 +193,13 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
     }
     if (create_graph) {
         mt_tensor *sum = NULL;
-        st = mt_ag_binary(MT_OP_add, leaf->grad, grad, &sum);
+        st = mt_op_add(leaf->grad, grad, mt_scalar_int(1), &sum);
         if (st == MT_OK) {
             mt_tensor_release(leaf->grad);
             leaf->grad = sum;
         }
     } else {
-        st = mt_op_add_(leaf->grad, grad, mt_scalar_int(1));
+        st = mt_op_add_(leaf->grad, grad, mt_scalar_int(1), NULL);
     }
     mt_tensor_release(grad);
     return st;
@@ -210,7 +210,7 @@ static mt_status
 retain(mt_tensor *x, mt_tensor *g)
 {
     mt_tensor *r = NULL;
-    mt_status st = x->grad ? mt_ag_binary(MT_OP_add, x->grad, g, &r) : mt_op_clone(g, &r);
+    mt_status st = x->grad ? mt_op_add(x->grad, g, mt_scalar_int(1), &r) : mt_op_clone(g, &r);
     if (st == MT_OK) {
         mt_tensor_clear(&x->grad);
         x->grad = r;
@@ -252,7 +252,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             o->requires_grad = true;
         }
     }
-    if (st == MT_OK) {
+    if (st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);
@@ -324,17 +324,8 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
     if (mt_tensor_numel(root) != 1) {
         return mt_fail(MT_ERUNTIME, "grad can be implicitly created only for scalar outputs");
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.l[0].none = false;
-    a.l[0].n = root->ndim;
-    memcpy(a.l[0].v, root->sizes, sizeof(int64_t) * (size_t)root->ndim);
-    a.dtype = (int)root->dtype;
-    a.has_device = true;
-    a.device = mt_tensor_device(root);
-    mt_status st = mt_dispatch(MT_OP_ones, &a);
-    *out = a.out[0];
-    return st;
+    *out = NULL;
+    return mt_op_ones(root->ndim, root->sizes, root->dtype, mt_tensor_device(root), false, out);
 }
 
 static mt_status

@@ -1,14 +1,11 @@
 /* Backward formulas: arithmetic, the matmul family, sum/mean, views and copies.
  *
- * One row per op (PyTorch's derivatives.yaml, as C): its node name, which inputs get gradients,
- * what it saves, and a backward function written with ops. Gradients may come back in the
- * broadcast shape or another dtype: the engine sums and casts them to each input's. */
+ * Their rows are in formulas.def (PyTorch's derivatives.yaml, as C): node name, which inputs
+ * get gradients, what is saved. Gradients may come back in the broadcast shape or another dtype:
+ * the engine sums and casts them to each input's. */
 #include <string.h>
 
-#include "autograd/autograd.h"
-#include "ops/ops.h"
-
-#include "autograd/formula_macros.h"
+#include "autograd/formulas.h"
 
 static double
 scalar_or(mt_scalar s, double dflt)
@@ -28,30 +25,34 @@ times(mt_tensor *g, double s, mt_tensor **out)
 }
 
 // self, other, alpha: self + alpha * other
-G(add_backward)
+mt_status
+mt_grad_add(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_status st = times(g[0], 1.0, &gi[0]);
     return st ? st : times(g[0], scalar_or(n->args.s[0], 1.0), &gi[1]);
 }
 
-G(sub_backward)
+mt_status
+mt_grad_sub(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_status st = times(g[0], 1.0, &gi[0]);
     return st ? st : times(g[0], -scalar_or(n->args.s[0], 1.0), &gi[1]);
 }
 
-G(mul_backward)
+mt_status
+mt_grad_mul(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    SAVED(1, other);
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
-    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *other = n->saved[1];
+    mt_status st = mt_op_mul(g[0], other, &gi[0]);
+    return st ? st : mt_op_mul(g[0], self, &gi[1]);
 }
 
-G(neg_backward)
+mt_status
+mt_grad_neg(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)n;
-    return mt_ag_unary(MT_OP_neg, g[0], &gi[0]);
+    return mt_op_neg(g[0], &gi[0]);
 }
 
 /* g where mask holds (where it does not, when pass is false), else 0: a select, not g * mask,
@@ -69,12 +70,13 @@ masked(mt_tensor *g, mt_tensor *mask, bool pass, mt_tensor **out)
 }
 
 // clamp_min(self, min): the gradient passes where self >= min
-G(clamp_min_backward)
+mt_status
+mt_grad_clamp_min(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     mt_tensor *lo = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_ge, self, lo, &mask)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_ge(self, lo, &mask)) == MT_OK) {
         st = masked(g[0], mask, true, &gi[0]);
     }
     mt_tensor_clear(&lo);
@@ -84,12 +86,13 @@ G(clamp_min_backward)
 
 // relu: the gradient is 0 where the result is <= 0 and passes elsewhere, NaN included
 // (PyTorch's threshold_backward)
-G(relu_backward)
+mt_status
+mt_grad_relu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    RESULT(out);
+    mt_tensor *out = n->saved_out[0];
     mt_tensor *zero = NULL, *mask = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_le, out, zero, &mask)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_le(out, zero, &mask)) == MT_OK) {
         st = masked(g[0], mask, false, &gi[0]);
     }
     mt_tensor_clear(&zero);
@@ -99,26 +102,29 @@ G(relu_backward)
 
 /* ---- unary math with the result or the input saved ---- */
 
-G(exp_backward)
+mt_status
+mt_grad_exp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    RESULT(out);
-    return mt_ag_binary(MT_OP_mul, g[0], out, &gi[0]);
+    mt_tensor *out = n->saved_out[0];
+    return mt_op_mul(g[0], out, &gi[0]);
 }
 
-G(log_backward)
+mt_status
+mt_grad_log(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    return mt_ag_binary(MT_OP_div, g[0], self, &gi[0]);
+    mt_tensor *self = n->saved[0];
+    return mt_op_div(g[0], self, NULL, &gi[0]);
 }
 
 // tanh: g * (1 - out^2)
-G(tanh_backward)
+mt_status
+mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    RESULT(out);
+    mt_tensor *out = n->saved_out[0];
     mt_tensor *sq = NULL, *d = NULL;
-    mt_status st = mt_ag_binary(MT_OP_mul, out, out, &sq);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, g[0], sq, &d)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_sub, g[0], d, &gi[0]);
+    mt_status st = mt_op_mul(out, out, &sq);
+    if (st == MT_OK && (st = mt_op_mul(g[0], sq, &d)) == MT_OK) {
+        st = mt_op_sub(g[0], d, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&sq);
     mt_tensor_clear(&d);
@@ -126,13 +132,14 @@ G(tanh_backward)
 }
 
 // sigmoid: g * out * (1 - out)
-G(sigmoid_backward)
+mt_status
+mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    RESULT(out);
+    mt_tensor *out = n->saved_out[0];
     mt_tensor *go = NULL, *goo = NULL;
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], out, &go);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_mul, go, out, &goo)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_sub, go, goo, &gi[0]);
+    mt_status st = mt_op_mul(g[0], out, &go);
+    if (st == MT_OK && (st = mt_op_mul(go, out, &goo)) == MT_OK) {
+        st = mt_op_sub(go, goo, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&go);
     mt_tensor_clear(&goo);
@@ -142,22 +149,21 @@ G(sigmoid_backward)
 /* ---- matrix products ---- */
 
 // self (n), mat1 (n, k), mat2 (k, m): beta * self + alpha * mat1 @ mat2
-G(addmm_backward)
+mt_status
+mt_grad_addmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *m1 = NULL, *m2 = NULL, *t = NULL, *p = NULL;
+    mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *t = NULL, *p = NULL;
     mt_status st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
     double alpha = scalar_or(n->args.s[1], 1.0);
     if (st == MT_OK && n->edges[1].node) {
-        if ((st = mt_saved_input(n, 2, &m2)) == MT_OK && (st = mt_op_t(m2, &t)) == MT_OK &&
-            (st = mt_op_mm(g[0], t, &p)) == MT_OK) {
+        if ((st = mt_op_t(m2, &t)) == MT_OK && (st = mt_op_mm(g[0], t, &p)) == MT_OK) {
             st = times(p, alpha, &gi[1]);
         }
         mt_tensor_clear(&t);
         mt_tensor_clear(&p);
     }
     if (st == MT_OK && n->edges[2].node) {
-        if ((st = mt_saved_input(n, 1, &m1)) == MT_OK && (st = mt_op_t(m1, &t)) == MT_OK &&
-            (st = mt_op_mm(t, g[0], &p)) == MT_OK) {
+        if ((st = mt_op_t(m1, &t)) == MT_OK && (st = mt_op_mm(t, g[0], &p)) == MT_OK) {
             st = times(p, alpha, &gi[2]);
         }
         mt_tensor_clear(&t);
@@ -167,17 +173,16 @@ G(addmm_backward)
 }
 
 // self (n, k), mat2 (k, m)
-G(mm_backward)
+mt_status
+mt_grad_mm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *t = NULL;
+    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *t = NULL;
     mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
-        (st = mt_op_t(x, &t)) == MT_OK) {
+    if (n->edges[0].node && (st = mt_op_t(mat2, &t)) == MT_OK) {
         st = mt_op_mm(g[0], t, &gi[0]);
     }
     mt_tensor_clear(&t);
-    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
-        (st = mt_op_t(x, &t)) == MT_OK) {
+    if (st == MT_OK && n->edges[1].node && (st = mt_op_t(self, &t)) == MT_OK) {
         st = mt_op_mm(t, g[0], &gi[1]);
     }
     mt_tensor_clear(&t);
@@ -185,17 +190,16 @@ G(mm_backward)
 }
 
 // self (b, n, k), mat2 (b, k, m)
-G(bmm_backward)
+mt_status
+mt_grad_bmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *t = NULL;
+    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *t = NULL;
     mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
-        (st = mt_op_transpose(x, 1, 2, &t)) == MT_OK) {
+    if (n->edges[0].node && (st = mt_op_transpose(mat2, 1, 2, &t)) == MT_OK) {
         st = mt_op_bmm(g[0], t, &gi[0]);
     }
     mt_tensor_clear(&t);
-    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
-        (st = mt_op_transpose(x, 1, 2, &t)) == MT_OK) {
+    if (st == MT_OK && n->edges[1].node && (st = mt_op_transpose(self, 1, 2, &t)) == MT_OK) {
         st = mt_op_bmm(t, g[0], &gi[1]);
     }
     mt_tensor_clear(&t);
@@ -203,29 +207,29 @@ G(bmm_backward)
 }
 
 // self (n, k), vec (k): d/dself = g (n) outer vec, d/dvec = self^T @ g
-G(mv_backward)
+mt_status
+mt_grad_mv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = NULL, *col = NULL, *t = NULL;
+    mt_tensor *self = n->saved[0], *vec = n->saved[1], *col = NULL, *t = NULL;
     mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_saved_input(n, 1, &x)) == MT_OK &&
-        (st = mt_op_unsqueeze(g[0], 1, &col)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_mul, col, x, &gi[0]);
+    if (n->edges[0].node && (st = mt_op_unsqueeze(g[0], 1, &col)) == MT_OK) {
+        st = mt_op_mul(col, vec, &gi[0]);
     }
     mt_tensor_clear(&col);
-    if (st == MT_OK && n->edges[1].node && (st = mt_saved_input(n, 0, &x)) == MT_OK &&
-        (st = mt_op_t(x, &t)) == MT_OK) {
+    if (st == MT_OK && n->edges[1].node && (st = mt_op_t(self, &t)) == MT_OK) {
         st = mt_op_mv(t, g[0], &gi[1]);
     }
     mt_tensor_clear(&t);
     return st;
 }
 
-G(dot_backward)
+mt_status
+mt_grad_dot(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    SAVED(1, other);
-    mt_status st = mt_ag_binary(MT_OP_mul, g[0], other, &gi[0]);
-    return st ? st : mt_ag_binary(MT_OP_mul, g[0], self, &gi[1]);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *other = n->saved[1];
+    mt_status st = mt_op_mul(g[0], other, &gi[0]);
+    return st ? st : mt_op_mul(g[0], self, &gi[1]);
 }
 
 /* ---- reductions: the gradient spreads back over the reduced dims ---- */
@@ -257,12 +261,14 @@ spread(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
     return st;
 }
 
-G(sum_backward)
+mt_status
+mt_grad_sum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return spread(n, &n->args.l[0], g[0], &gi[0]);
 }
 
-G(mean_backward)
+mt_status
+mt_grad_mean(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int64_t in = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
     int64_t out = mt_numel(n->out_meta[0].ndim, n->out_meta[0].sizes);
@@ -277,30 +283,35 @@ G(mean_backward)
 
 /* ---- views and copies ---- */
 
-G(identity_backward)
+mt_status
+mt_grad_identity(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)n;
     gi[0] = mt_tensor_retain(g[0]);
     return MT_OK;
 }
 
-G(view_backward)
+mt_status
+mt_grad_view(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mt_op_reshape(g[0], n->in_meta[0].ndim, n->in_meta[0].sizes, &gi[0]);
 }
 
-G(t_backward)
+mt_status
+mt_grad_t(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)n;
     return mt_op_t(g[0], &gi[0]);
 }
 
-G(transpose_backward)
+mt_status
+mt_grad_transpose(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mt_op_transpose(g[0], n->args.i[0], n->args.i[1], &gi[0]);
 }
 
-G(permute_backward)
+mt_status
+mt_grad_permute(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_intlist *p = &n->args.l[0];
     int64_t inverse[MT_MAX_DIMS];
@@ -323,12 +334,12 @@ embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
     if (view == MT_OP_select) {
         st = mt_op_select(z, n->args.i[0], n->args.i[1], &part);
     } else {
-        int64_t start = n->args.i_none >> 1 & 1u ? INT64_MIN : n->args.i[1];
-        int64_t end = n->args.i_none >> 2 & 1u ? INT64_MAX : n->args.i[2];
+        int64_t start = n->args.i_none >> 1 & 1u ? MT_INT_NONE : n->args.i[1];
+        int64_t end = n->args.i_none >> 2 & 1u ? MT_INT_NONE : n->args.i[2];
         st = mt_op_slice(z, n->args.i[0], start, end, n->args.i[3], &part);
     }
     if (st == MT_OK) {
-        st = mt_op_copy_(part, g);
+        st = mt_op_copy_(part, g, NULL);
     }
     mt_tensor_clear(&part);
     if (st) {
@@ -339,18 +350,21 @@ embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
     return MT_OK;
 }
 
-G(select_backward)
+mt_status
+mt_grad_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return embed(n, g[0], MT_OP_select, &gi[0]);
 }
 
-G(slice_backward)
+mt_status
+mt_grad_slice(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return embed(n, g[0], MT_OP_slice, &gi[0]);
 }
 
 // copy_(self, src): self's old value is gone (no gradient), src gets g
-G(copy_backward)
+mt_status
+mt_grad_copy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_status st = mt_ag_zeros(&n->in_meta[0], &gi[0]);
     if (st == MT_OK) {
@@ -359,7 +373,8 @@ G(copy_backward)
     return st;
 }
 
-G(zero_backward)
+mt_status
+mt_grad_zero_(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)g;
     return mt_ag_zeros(&n->in_meta[0], &gi[0]);
@@ -367,7 +382,8 @@ G(zero_backward)
 
 // fill_(self, value): self's old value is gone (no gradient); a 0-dim tensor value gets the
 // sum of g, being every element
-G(fill_backward)
+mt_status
+mt_grad_fill(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_status st = mt_ag_zeros(&n->in_meta[0], &gi[0]);
     if (st == MT_OK && n->edges[1].node) {
@@ -380,19 +396,20 @@ G(fill_backward)
 
 // mse_loss(self, target, reduction: 0 none, 1 mean, 2 sum): d/dself = 2 (self - target) g [/ N],
 // N the number of elements of self and target broadcast together (the mean's count)
-G(mse_loss_backward)
+mt_status
+mt_grad_mse_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    SAVED(1, target);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *target = n->saved[1];
     mt_tensor *diff = NULL, *scaled = NULL;
-    mt_status st = mt_ag_binary(MT_OP_sub, self, target, &diff);
+    mt_status st = mt_op_sub(self, target, mt_scalar_int(1), &diff);
     int64_t numel = st ? 0 : mt_tensor_numel(diff);
     double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
     if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_mul, scaled, g[0], &gi[0]);
+        st = mt_op_mul(scaled, g[0], &gi[0]);
     }
     if (st == MT_OK && n->edges[1].node) {
-        st = mt_ag_unary(MT_OP_neg, gi[0], &gi[1]);
+        st = mt_op_neg(gi[0], &gi[1]);
     }
     mt_tensor_clear(&diff);
     mt_tensor_clear(&scaled);
@@ -400,7 +417,8 @@ G(mse_loss_backward)
 }
 
 // stack(tensors, dim): input k's gradient is g's slice k along dim
-G(stack_backward)
+mt_status
+mt_grad_stack(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_status st = MT_OK;
     for (int k = 0; st == MT_OK && k < n->nedges; k++) {
@@ -411,9 +429,9 @@ G(stack_backward)
     return st;
 }
 
-/* The overloads of the ops in this file that PyTorch numbers apart. */
-static const char *
-overload_name(mt_op op, const mt_args *a)
+/* The node names of the overloads PyTorch numbers apart (the rows with .overload). */
+const char *
+mt_formula_overload_name(mt_op op, const mt_args *a)
 {
     switch (op) {
     case MT_OP_sum:
@@ -429,71 +447,6 @@ overload_name(mt_op op, const mt_args *a)
     case MT_OP_fill_: /* fill_.Scalar, fill_.Tensor */
         return a->t[1]->is_wrapped_number ? NULL : "FillBackward3";
     default:
-        return NULL;
+        return mt_formula_math_overload_name(op, a);
     }
-}
-
-#define ROW(op, nm, fn, diff, save_in, save_out, view)                                     \
-    static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, view};      \
-    mt_autograd_set_formula(MT_OP_##op, &f_##op)
-
-void mt_autograd_register_formulas(void);
-
-void
-mt_autograd_register_formulas(void)
-{
-    /* op, node name, backward, differentiable slots, saved slots, saves result, is a view */
-    ROW(add, "AddBackward0", add_backward, 0x3, 0, false, false);
-    ROW(add_, "AddBackward0", add_backward, 0x3, 0, false, false);
-    ROW(sub, "SubBackward0", sub_backward, 0x3, 0, false, false);
-    ROW(sub_, "SubBackward0", sub_backward, 0x3, 0, false, false);
-    ROW(mul, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
-    ROW(mul_, "MulBackward0", mul_backward, 0x3, 0x3, false, false);
-    ROW(neg, "NegBackward0", neg_backward, 0x1, 0, false, false);
-    ROW(neg_, "NegBackward0", neg_backward, 0x1, 0, false, false);
-    ROW(clamp_min, "ClampMinBackward0", clamp_min_backward, 0x1, 0x1, false, false);
-    ROW(clamp_min_, "ClampMinBackward0", clamp_min_backward, 0x1, 0x1, false, false);
-    ROW(relu, "ReluBackward0", relu_backward, 0x1, 0, true, false);
-    ROW(relu_, "ReluBackward0", relu_backward, 0x1, 0, true, false);
-    ROW(exp, "ExpBackward0", exp_backward, 0x1, 0, true, false);
-    ROW(exp_, "ExpBackward0", exp_backward, 0x1, 0, true, false);
-    ROW(log, "LogBackward0", log_backward, 0x1, 0x1, false, false);
-    ROW(log_, "LogBackward0", log_backward, 0x1, 0x1, false, false);
-    ROW(tanh, "TanhBackward0", tanh_backward, 0x1, 0, true, false);
-    ROW(tanh_, "TanhBackward0", tanh_backward, 0x1, 0, true, false);
-    ROW(sigmoid, "SigmoidBackward0", sigmoid_backward, 0x1, 0, true, false);
-    ROW(sigmoid_, "SigmoidBackward0", sigmoid_backward, 0x1, 0, true, false);
-    ROW(addmm, "AddmmBackward0", addmm_backward, 0x7, 0x6, false, false);
-    ROW(mm, "MmBackward0", mm_backward, 0x3, 0x3, false, false);
-    ROW(bmm, "BmmBackward0", bmm_backward, 0x3, 0x3, false, false);
-    ROW(mv, "MvBackward0", mv_backward, 0x3, 0x3, false, false);
-    ROW(dot, "DotBackward0", dot_backward, 0x3, 0x3, false, false);
-    ROW(sum, "SumBackward1", sum_backward, 0x1, 0, false, false);
-    ROW(mean, "MeanBackward1", mean_backward, 0x1, 0, false, false);
-    ROW(view, "ViewBackward0", view_backward, 0x1, 0, false, true);
-    ROW(t, "TBackward0", t_backward, 0x1, 0, false, true);
-    ROW(transpose, "TransposeBackward0", transpose_backward, 0x1, 0, false, true);
-    ROW(permute, "PermuteBackward0", permute_backward, 0x1, 0, false, true);
-    ROW(expand, "ExpandBackward0", identity_backward, 0x1, 0, false, true);
-    ROW(squeeze, "SqueezeBackward0", view_backward, 0x1, 0, false, true);
-    ROW(unsqueeze, "UnsqueezeBackward0", view_backward, 0x1, 0, false, true);
-    ROW(select, "SelectBackward0", select_backward, 0x1, 0, false, true);
-    ROW(slice, "SliceBackward0", slice_backward, 0x1, 0, false, true);
-    ROW(alias, "AliasBackward0", identity_backward, 0x1, 0, false, true);
-    ROW(clone, "CloneBackward0", identity_backward, 0x1, 0, false, false);
-    ROW(_to_copy, "ToCopyBackward0", identity_backward, 0x1, 0, false, false);
-    ROW(copy_, "CopyBackwards", copy_backward, 0x3, 0, false, false);
-    ROW(zero_, "ZeroBackward0", zero_backward, 0x1, 0, false, false);
-    ROW(fill_, "FillBackward2", fill_backward, 0x3, 0, false, false);
-    ROW(mse_loss, "MseLossBackward0", mse_loss_backward, 0x3, 0x3, false, false);
-    static const mt_formula f_stack = {"StackBackward0", stack_backward, 0, true, 0, false, false};
-    mt_autograd_set_formula(MT_OP_stack, &f_stack); /* composite, but PyTorch names its node */
-    static const mt_op numbered[] = {MT_OP_sum, MT_OP_mean, MT_OP_squeeze, MT_OP_prod,
-                                     MT_OP_scatter, MT_OP_fill_};
-    for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
-        mt_autograd_set_overload_name(numbered[k], overload_name);
-    }
-    mt_autograd_register_math();
-    mt_autograd_register_nn();
-    mt_autograd_register_shape();
 }

@@ -1,17 +1,14 @@
 /* Backward formulas of the elementwise math: unary functions, activations, powers, division
  * with rounding, remainders, clamps, maximum/minimum, where, masked_fill; and baddbmm, addmv.
  *
- * Rows as in formulas.c (PyTorch's derivatives.yaml as C; the same inputs saved as PyTorch
+ * Rows in formulas.def (PyTorch's derivatives.yaml as C; the same inputs saved as PyTorch
  * saves, so in-place changes fail alike). Each formula is a chain of ops through the
  * dispatcher, written with a small scratch list (tmp) that owns the intermediates: a failed
  * step makes every later one a no-op, and finish() releases them all on every path. */
 #include <math.h>
 #include <string.h>
 
-#include "autograd/autograd.h"
-#include "ops/ops.h"
-
-#include "autograd/formula_macros.h"
+#include "autograd/formulas.h"
 #define TMP_MAX 32 /* intermediates of the longest formula (pow's, 18), with room to spare */
 
 typedef struct tmp {
@@ -76,13 +73,8 @@ sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
     if (failed(s, cond, x) || failed(s, y, y)) {
         return NULL;
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = cond;
-    a.t[1] = x;
-    a.t[2] = y;
-    mt_status st = mt_dispatch(MT_OP_where, &a);
-    return own(s, st, &a.out[0]);
+    mt_tensor *r = NULL;
+    return own(s, mt_op_where(cond, x, y, &r), &r);
 }
 
 /* x * v, or x itself when v is 1 */
@@ -97,26 +89,6 @@ zeros_of(tmp *s, const mt_meta *m)
 {
     mt_tensor *r = NULL;
     return s->st ? NULL : own(s, mt_ag_zeros(m, &r), &r);
-}
-
-static mt_tensor *
-saved(tmp *s, mt_node *n, int slot)
-{
-    mt_tensor *r = NULL;
-    if (s->st == MT_OK && (s->st = mt_saved_input(n, slot, &r)) == MT_OK) {
-        return r;
-    }
-    return NULL;
-}
-
-static mt_tensor *
-result(tmp *s, mt_node *n)
-{
-    mt_tensor *r = NULL;
-    if (s->st == MT_OK && (s->st = mt_saved_output(n, 0, &r)) == MT_OK) {
-        return r;
-    }
-    return NULL;
 }
 
 /* *out = x (a new reference), unless s has failed. */
@@ -158,43 +130,49 @@ chain(tmp *s, mt_tensor *g, mt_tensor *d, mt_tensor **out)
 #define LN10 2.30258509299404568402
 
 // sqrt: g / (2 * result)
-G(sqrt_backward)
+mt_status
+mt_grad_sqrt(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_div, g[0], scaled(&s, result(&s, n), 2.0)), &gi[0]);
+    give(&s, bin(&s, MT_OP_div, g[0], scaled(&s, n->saved_out[0], 2.0)), &gi[0]);
     return finish(&s);
 }
 
 // rsqrt: -0.5 * g * result^3
-G(rsqrt_backward)
+mt_status
+mt_grad_rsqrt(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *cube = bin(&s, MT_OP_pow, result(&s, n), num(&s, 3.0));
+    mt_tensor *cube = bin(&s, MT_OP_pow, n->saved_out[0], num(&s, 3.0));
     return chain(&s, g[0], scaled(&s, cube, -0.5), &gi[0]);
 }
 
-G(sin_backward)
+mt_status
+mt_grad_sin(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    return chain(&s, g[0], un(&s, MT_OP_cos, saved(&s, n, 0)), &gi[0]);
+    return chain(&s, g[0], un(&s, MT_OP_cos, n->saved[0]), &gi[0]);
 }
 
-G(cos_backward)
+mt_status
+mt_grad_cos(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    return chain(&s, g[0], un(&s, MT_OP_neg, un(&s, MT_OP_sin, saved(&s, n, 0))), &gi[0]);
+    return chain(&s, g[0], un(&s, MT_OP_neg, un(&s, MT_OP_sin, n->saved[0])), &gi[0]);
 }
 
 // abs: g * sign(x), so 0 at 0 as PyTorch
-G(abs_backward)
+mt_status
+mt_grad_abs(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    return chain(&s, g[0], un(&s, MT_OP_sign, saved(&s, n, 0)), &gi[0]);
+    return chain(&s, g[0], un(&s, MT_OP_sign, n->saved[0]), &gi[0]);
 }
 
 // sign: a step, zero gradient almost everywhere (PyTorch gives zeros, not None)
 // sign, and the in-place comparisons of a float self (eq_ ...): 0 for each input
-G(zero_grad_backward)
+mt_status
+mt_grad_zeros(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)g;
     mt_status st = MT_OK;
@@ -205,26 +183,29 @@ G(zero_grad_backward)
 }
 
 // log1p: g / (x + 1)
-G(log1p_backward)
+mt_status
+mt_grad_log1p(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *x1 = bin(&s, MT_OP_add, saved(&s, n, 0), num(&s, 1.0));
+    mt_tensor *x1 = bin(&s, MT_OP_add, n->saved[0], num(&s, 1.0));
     give(&s, bin(&s, MT_OP_div, g[0], x1), &gi[0]);
     return finish(&s);
 }
 
 // exp2: g * result * ln 2
-G(exp2_backward)
+mt_status
+mt_grad_exp2(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    return chain(&s, g[0], scaled(&s, result(&s, n), LN2), &gi[0]);
+    return chain(&s, g[0], scaled(&s, n->saved_out[0], LN2), &gi[0]);
 }
 
 // expm1: g * (result + 1)
-G(expm1_backward)
+mt_status
+mt_grad_expm1(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    return chain(&s, g[0], bin(&s, MT_OP_add, result(&s, n), num(&s, 1.0)), &gi[0]);
+    return chain(&s, g[0], bin(&s, MT_OP_add, n->saved_out[0], num(&s, 1.0)), &gi[0]);
 }
 
 /* log_b: g / (x * ln b) */
@@ -232,51 +213,44 @@ static mt_status
 log_base_backward(mt_node *n, mt_tensor *g, double ln_base, mt_tensor **out)
 {
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_div, g, scaled(&s, saved(&s, n, 0), ln_base)), out);
+    give(&s, bin(&s, MT_OP_div, g, scaled(&s, n->saved[0], ln_base)), out);
     return finish(&s);
 }
 
-G(log2_backward)
+mt_status
+mt_grad_log2(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return log_base_backward(n, g[0], LN2, &gi[0]);
 }
 
-G(log10_backward)
+mt_status
+mt_grad_log10(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return log_base_backward(n, g[0], LN10, &gi[0]);
 }
 
 // reciprocal: -g * result^2
-G(reciprocal_backward)
+mt_status
+mt_grad_reciprocal(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *r = result(&s, n);
+    mt_tensor *r = n->saved_out[0];
     return chain(&s, g[0], un(&s, MT_OP_neg, bin(&s, MT_OP_mul, r, r)), &gi[0]);
 }
 
 // gelu: a kernel of its own (the exact form's derivative needs erf)
-G(gelu_backward)
+mt_status
+mt_grad_gelu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = NULL;
-    mt_status st = mt_saved_input(n, 0, &self);
-    if (st) {
-        return st;
-    }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g[0];
-    a.t[1] = self;
-    a.str[0] = n->args.str[0];
-    st = mt_dispatch(MT_OP_gelu_backward, &a);
-    gi[0] = st ? NULL : a.out[0];
-    return st;
+    return mt_op_gelu_backward(g[0], n->saved[0], n->args.str[0], &gi[0]);
 }
 
 // silu: g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))
-G(silu_backward)
+mt_status
+mt_grad_silu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *x = saved(&s, n, 0);
+    mt_tensor *x = n->saved[0];
     mt_tensor *sig = un(&s, MT_OP_sigmoid, x);
     mt_tensor *one = num(&s, 1.0);
     mt_tensor *inner = bin(&s, MT_OP_mul, x, bin(&s, MT_OP_sub, one, sig));
@@ -292,13 +266,23 @@ item(const mt_tensor *t)
     return mt_tensor_item(t, &v) == MT_OK ? mt_scalar_to_double(v) : NAN;
 }
 
+void
+mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs)
+{
+    (void)save_inputs;
+    if (a->t[1] && a->t[1]->is_wrapped_number) { /* the exponent's gradient is none */
+        *save_outputs = false;
+    }
+}
+
 // pow(self, exponent), either a Python number:
 //   d/dself = g * exponent * self^(exponent - 1), 0 where exponent is 0
 //   d/dexponent = g * result * log(self), 0 where self is 0 and exponent >= 0
-G(pow_backward)
+mt_status
+mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *self = saved(&s, n, 0), *e = saved(&s, n, 1);
+    mt_tensor *self = n->saved[0], *e = n->saved[1];
     if (wants(n, 0) && e && e->is_wrapped_number) {
         double v = item(e);
         mt_tensor *d = v == 0.0 ? zeros_of(&s, &n->in_meta[0])
@@ -311,13 +295,13 @@ G(pow_backward)
         give(&s, sel(&s, zero_e, num(&s, 0.0), bin(&s, MT_OP_mul, g[0], d)), &gi[0]);
     }
     if (wants(n, 1) && s.st == MT_OK) {
-        mt_tensor *r = result(&s, n), *log_self;
+        mt_tensor *r = n->saved_out[0], *log_self;
         if (self->is_wrapped_number) {
             log_self = num(&s, log(item(self)));
         } else if (self->dtype != n->out_meta[0].dtype) {
             /* an integer base: its log in the result's dtype, as PyTorch promotes it */
             mt_tensor *c = NULL;
-            mt_status st = mt_op_to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
+            mt_status st = mt_op__to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
             log_self = un(&s, MT_OP_log, own(&s, st, &c));
         } else {
             log_self = un(&s, MT_OP_log, self);
@@ -334,7 +318,8 @@ G(pow_backward)
 
 // self / other: d/dself = g / other, d/dother = -g * self / other^2; with a rounding mode the
 // result is a step function of both, and PyTorch gives them zero gradients
-G(div_backward)
+mt_status
+mt_grad_div(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     if (n->args.str[0]) {
@@ -345,13 +330,13 @@ G(div_backward)
         }
         return finish(&s);
     }
-    mt_tensor *other = saved(&s, n, 1);
+    mt_tensor *other = n->saved[1];
     mt_tensor *q = bin(&s, MT_OP_div, g[0], other);
     if (wants(n, 0)) {
         give(&s, q, &gi[0]);
     }
     if (wants(n, 1)) {
-        mt_tensor *x = bin(&s, MT_OP_div, saved(&s, n, 0), other);
+        mt_tensor *x = bin(&s, MT_OP_div, n->saved[0], other);
         give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, q, x)), &gi[1]);
     }
     return finish(&s);
@@ -365,47 +350,39 @@ mod_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, const char *rounding, con
     if (wants(n, 0)) {
         give(&s, g, &gi[0]);
     }
-    mt_tensor *self = wants(n, 1) ? saved(&s, n, 0) : NULL;
+    mt_tensor *self = wants(n, 1) ? n->saved[0] : NULL;
     if (self && self->is_wrapped_number) {
         /* PyTorch has no formula for a Python-number dividend either */
         s.st = mt_fail(MT_ERUNTIME, "derivative for aten::%s is not implemented", op);
     } else if (self) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = self;
-        a.t[1] = saved(&s, n, 1);
-        a.str[0] = rounding;
-        mt_tensor *q = a.t[1] ? own(&s, mt_dispatch(MT_OP_div, &a), &a.out[0]) : NULL;
+        mt_tensor *other = n->saved[1], *r = NULL;
+        mt_tensor *q = other ? own(&s, mt_op_div(self, other, rounding, &r), &r) : NULL;
         give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, g, q)), &gi[1]);
     }
     return finish(&s);
 }
 
-G(remainder_backward)
+mt_status
+mt_grad_remainder(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mod_backward(n, g[0], gi, "floor", "remainder");
 }
 
-G(fmod_backward)
+mt_status
+mt_grad_fmod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mod_backward(n, g[0], gi, "trunc", "fmod");
 }
 
 // floor_divide: PyTorch records a node whose backward refuses
-G(floor_divide_backward)
+mt_status
+mt_grad_floor_divide(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     (void)n, (void)g, (void)gi;
     return mt_fail(MT_ERUNTIME, "derivative for aten::floor_divide is not implemented");
 }
 
 /* ---- clamps and selections: the gradient goes where the value came from ---- */
-
-/* The given bound of slot k (min 1, max 2), or NULL when absent. */
-static mt_tensor *
-bound(tmp *s, mt_node *n, int k)
-{
-    return n->saved[k] ? saved(s, n, k) : NULL;
-}
 
 /* mask ? g : 0 */
 static mt_tensor *
@@ -417,10 +394,11 @@ pass(tmp *s, mt_tensor *mask, mt_tensor *g)
 // clamp(self, min, max), bounds numbers or tensors: self gets g where min <= self <= max; a
 // tensor min gets g where self < min (and min < max), a tensor max where self > max (or
 // max < min, where max wins), PyTorch's subgradients at the bounds
-G(clamp_backward)
+mt_status
+mt_grad_clamp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *self = saved(&s, n, 0), *lo = bound(&s, n, 1), *hi = bound(&s, n, 2);
+    mt_tensor *self = n->saved[0], *lo = n->saved[1], *hi = n->saved[2] /* NULL: absent */;
     if (wants(n, 0)) {
         mt_tensor *ge = lo ? bin(&s, MT_OP_ge, self, lo) : NULL;
         mt_tensor *le = hi ? bin(&s, MT_OP_le, self, hi) : NULL;
@@ -445,12 +423,13 @@ G(clamp_backward)
 }
 
 // clamp_max(self, max): g where self <= max
-G(clamp_max_backward)
+mt_status
+mt_grad_clamp_max(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     mt_tensor *hi = NULL;
     mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &hi);
-    mt_tensor *le = bin(&s, MT_OP_le, saved(&s, n, 0), own(&s, st, &hi));
+    mt_tensor *le = bin(&s, MT_OP_le, n->saved[0], own(&s, st, &hi));
     give(&s, pass(&s, le, g[0]), &gi[0]);
     return finish(&s);
 }
@@ -460,7 +439,7 @@ static mt_status
 extremum_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, bool larger)
 {
     tmp s = {0};
-    mt_tensor *x = saved(&s, n, 0), *y = saved(&s, n, 1);
+    mt_tensor *x = n->saved[0], *y = n->saved[1];
     mt_tensor *split = sel(&s, bin(&s, MT_OP_eq, x, y), scaled(&s, g, 0.5), g);
     mt_tensor *zero = num(&s, 0.0);
     if (wants(n, 0)) {
@@ -472,21 +451,24 @@ extremum_backward(mt_node *n, mt_tensor *g, mt_tensor **gi, bool larger)
     return finish(&s);
 }
 
-G(maximum_backward)
+mt_status
+mt_grad_maximum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return extremum_backward(n, g[0], gi, true);
 }
 
-G(minimum_backward)
+mt_status
+mt_grad_minimum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return extremum_backward(n, g[0], gi, false);
 }
 
 // where(condition, input, other): edges input, other
-G(where_backward)
+mt_status
+mt_grad_where(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *cond = saved(&s, n, 0), *zero = num(&s, 0.0);
+    mt_tensor *cond = n->saved[0], *zero = num(&s, 0.0);
     if (wants(n, 0)) {
         give(&s, sel(&s, cond, g[0], zero), &gi[0]);
     }
@@ -498,10 +480,11 @@ G(where_backward)
 
 // masked_fill(self, mask, value): edges self, value; a 0-dim tensor value gets the sum of g
 // over the mask (the engine sums the broadcast gradient down to its shape)
-G(masked_fill_backward)
+mt_status
+mt_grad_masked_fill(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    mt_tensor *mask = saved(&s, n, 1), *zero = num(&s, 0.0);
+    mt_tensor *mask = n->saved[1], *zero = num(&s, 0.0);
     if (wants(n, 0)) {
         give(&s, sel(&s, mask, zero, g[0]), &gi[0]);
     }
@@ -521,7 +504,8 @@ scalar_or_one(mt_scalar v)
 
 // self (b, n, m) or broadcast to it, batch1 (b, n, k), batch2 (b, k, m):
 // beta * self + alpha * batch1 @ batch2
-G(baddbmm_backward)
+mt_status
+mt_grad_baddbmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
@@ -533,7 +517,7 @@ G(baddbmm_backward)
             continue;
         }
         mt_tensor *t = NULL, *p = NULL;
-        mt_tensor *other = saved(&s, n, 3 - e); /* batch1's gradient needs batch2, and back */
+        mt_tensor *other = n->saved[3 - e]; /* batch1's gradient needs batch2, and back */
         mt_status st = other ? mt_op_transpose(other, 1, 2, &t) : s.st;
         t = own(&s, st, &t);
         if (t) {
@@ -545,7 +529,8 @@ G(baddbmm_backward)
 }
 
 // self (n) or broadcast to it, mat (n, k), vec (k): beta * self + alpha * mat @ vec
-G(addmv_backward)
+mt_status
+mt_grad_addmv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     double beta = scalar_or_one(n->args.s[0]), alpha = scalar_or_one(n->args.s[1]);
@@ -556,10 +541,10 @@ G(addmv_backward)
     }
     if (wants(n, 1) && s.st == MT_OK) {
         st = mt_op_unsqueeze(g[0], 1, &t);
-        mt_tensor *outer = bin(&s, MT_OP_mul, own(&s, st, &t), saved(&s, n, 2));
+        mt_tensor *outer = bin(&s, MT_OP_mul, own(&s, st, &t), n->saved[2]);
         give(&s, scaled(&s, outer, alpha), &gi[1]);
     }
-    mt_tensor *mat = wants(n, 2) ? saved(&s, n, 1) : NULL;
+    mt_tensor *mat = wants(n, 2) ? n->saved[1] : NULL;
     if (mat) {
         mt_tensor *mt = NULL, *p = NULL;
         st = mt_op_t(mat, &mt);
@@ -581,8 +566,8 @@ is_number(const mt_tensor *t)
 }
 
 /* The overloads PyTorch numbers apart (pow(Tensor, Tensor): PowBackward1 ...). */
-static const char *
-overload_name(mt_op op, const mt_args *a)
+const char *
+mt_formula_math_overload_name(mt_op op, const mt_args *a)
 {
     switch (op) {
     case MT_OP_pow:
@@ -622,63 +607,5 @@ overload_name(mt_op op, const mt_args *a)
         return is_number(a->t[1]) ? "GeBackward0" : "GeBackward1";
     default:
         return NULL;
-    }
-}
-
-#define ROW(op, nm, fn, diff, save_in, save_out)                                        \
-    static const mt_formula f_##op = {nm, fn, diff, false, save_in, save_out, false};   \
-    mt_autograd_set_formula(MT_OP_##op, &f_##op)
-/* An op and its in-place twin share one row's formula. */
-#define ROWS(op, nm, fn, diff, save_in, save_out) \
-    ROW(op, nm, fn, diff, save_in, save_out);     \
-    ROW(op##_, nm, fn, diff, save_in, save_out)
-
-void
-mt_autograd_register_math(void)
-{
-    /* op, node name, backward, differentiable slots, saved slots, saves result */
-    ROWS(sqrt, "SqrtBackward0", sqrt_backward, 0x1, 0, true);
-    ROWS(rsqrt, "RsqrtBackward0", rsqrt_backward, 0x1, 0, true);
-    ROWS(sin, "SinBackward0", sin_backward, 0x1, 0x1, false);
-    ROWS(cos, "CosBackward0", cos_backward, 0x1, 0x1, false);
-    ROWS(abs, "AbsBackward0", abs_backward, 0x1, 0x1, false);
-    ROWS(sign, "SignBackward0", zero_grad_backward, 0x1, 0, false);
-    ROWS(log1p, "Log1PBackward0", log1p_backward, 0x1, 0x1, false);
-    ROWS(exp2, "Exp2Backward0", exp2_backward, 0x1, 0, true);
-    ROWS(expm1, "Expm1Backward0", expm1_backward, 0x1, 0, true);
-    ROWS(log2, "Log2Backward0", log2_backward, 0x1, 0x1, false);
-    ROWS(log10, "Log10Backward0", log10_backward, 0x1, 0x1, false);
-    ROWS(reciprocal, "ReciprocalBackward0", reciprocal_backward, 0x1, 0, true);
-    ROW(gelu, "GeluBackward0", gelu_backward, 0x1, 0x1, false);
-    ROW(silu, "SiluBackward0", silu_backward, 0x1, 0x1, false);
-    ROWS(pow, "PowBackward0", pow_backward, 0x3, 0x3, true);
-    /* div's rows replace formulas.c's: these also know rounding_mode */
-    ROWS(div, "DivBackward0", div_backward, 0x3, 0x3, false);
-    ROWS(true_divide, "DivBackward0", div_backward, 0x3, 0x3, false);
-    ROWS(floor_divide, "NotImplemented", floor_divide_backward, 0x3, 0, false);
-    ROWS(remainder, "RemainderBackward0", remainder_backward, 0x3, 0x3, false);
-    ROWS(fmod, "FmodBackward0", fmod_backward, 0x3, 0x3, false);
-    ROWS(clamp, "ClampBackward1", clamp_backward, 0x7, 0x7, false);
-    ROWS(clamp_max, "ClampMaxBackward0", clamp_max_backward, 0x1, 0x1, false);
-    ROW(maximum, "MaximumBackward0", maximum_backward, 0x3, 0x3, false);
-    ROW(minimum, "MinimumBackward0", minimum_backward, 0x3, 0x3, false);
-    ROW(where, "WhereBackward0", where_backward, 0x6, 0x1, false);
-    ROWS(masked_fill, "MaskedFillBackward0", masked_fill_backward, 0x5, 0x2, false);
-    /* a comparison in place keeps self's float dtype: PyTorch gives its inputs 0 */
-    ROW(eq_, "EqBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(ne_, "NeBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(lt_, "LtBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(le_, "LeBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(gt_, "GtBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(ge_, "GeBackward1", zero_grad_backward, 0x3, 0, false);
-    ROW(baddbmm, "BaddbmmBackward0", baddbmm_backward, 0x7, 0x6, false);
-    ROW(addmv, "AddmvBackward0", addmv_backward, 0x7, 0x6, false);
-    static const mt_op numbered[] = {MT_OP_pow,  MT_OP_pow_,  MT_OP_div,       MT_OP_div_,
-                                     MT_OP_remainder, MT_OP_remainder_, MT_OP_fmod,
-                                     MT_OP_fmod_, MT_OP_clamp, MT_OP_clamp_,
-                                     MT_OP_masked_fill, MT_OP_masked_fill_, MT_OP_eq_,
-                                     MT_OP_ne_, MT_OP_lt_, MT_OP_le_, MT_OP_gt_, MT_OP_ge_};
-    for (size_t k = 0; k < sizeof(numbered) / sizeof(numbered[0]); k++) {
-        mt_autograd_set_overload_name(numbered[k], overload_name);
     }
 }

@@ -5,26 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas_shape.h"
+#include "autograd/formulas.h"
 
 static mt_status
 mul(mt_tensor *x, mt_tensor *y, mt_tensor **out)
 {
-    return mt_ag_binary(MT_OP_mul, x, y, out);
+    return mt_op_mul(x, y, out);
 }
 
 static mt_status
 ones(const mt_tensor *like, int ndim, const int64_t *sizes, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.l[0].none = false;
-    a.l[0].n = ndim;
-    memcpy(a.l[0].v, sizes, sizeof(int64_t) * (size_t)ndim);
-    a.dtype = (int)like->dtype;
-    a.has_device = true;
-    a.device = mt_tensor_device(like);
-    return mt_ags_call(MT_OP_ones, &a, out);
+    return mt_op_ones(ndim, sizes, like->dtype, mt_tensor_device(like), false, out);
 }
 
 /* *out = x along dim d with every element replaced by the product of the others on its line:
@@ -42,16 +34,16 @@ others_product(mt_tensor *x, int d, mt_tensor **out)
     if (st == MT_OK && (st = mt_op_narrow(x, d, 0, size - 1, &head)) == MT_OK) {
         mt_tensor *parts[2] = {o, head};
         if ((st = mt_op_cat(2, parts, d, &cat)) == MT_OK) {
-            st = mt_ags_along(MT_OP_cumprod, cat, d, &left);
+            st = mt_op_cumprod(cat, d, -1, &left);
         }
         mt_tensor_clear(&cat);
     }
     if (st == MT_OK && (st = mt_op_narrow(x, d, 1, size - 1, &tail)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_flip, tail, d, &rtail)) == MT_OK) {
+        (st = mt_op_flip(tail, 1, (const int64_t[]){d}, &rtail)) == MT_OK) {
         mt_tensor *parts[2] = {o, rtail};
         if ((st = mt_op_cat(2, parts, d, &cat)) == MT_OK &&
-            (st = mt_ags_along(MT_OP_cumprod, cat, d, &rc)) == MT_OK) {
-            st = mt_ags_along(MT_OP_flip, rc, d, &right);
+            (st = mt_op_cumprod(cat, d, -1, &rc)) == MT_OK) {
+            st = mt_op_flip(rc, 1, (const int64_t[]){d}, &right);
         }
     }
     if (st == MT_OK) {
@@ -89,10 +81,11 @@ count_zeros(mt_tensor *x, int64_t *count)
 // self (S) -> y = prod over dim (or all): gi = g * (the product of the other elements). As in
 // PyTorch's prod_backward, that is g * y / x when no element is 0 (so an inf among the others
 // gives inf / inf = NaN there too), and 0 when two or more are and no graph is being made.
-G(prod_backward)
+mt_status
+mt_grad_prod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int64_t numel = mt_numel(m->ndim, m->sizes), one = 1, zeros = 0;
     if (numel == 0) {
@@ -123,7 +116,7 @@ G(prod_backward)
         st = count_zeros(x, &zeros);
     }
     if (st == MT_OK && zeros == 0) {
-        st = mt_ag_binary(MT_OP_div, yk, x, &others);
+        st = mt_op_div(yk, x, NULL, &others);
     } else if (st == MT_OK && all && zeros > 1 && !mt_grad_enabled()) {
         st = mt_ag_zeros(m, &gi[0]);
         goto out_clear;
@@ -148,11 +141,11 @@ static mt_status
 eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
 {
     mt_tensor *eq = NULL, *xn = NULL, *yn = NULL, *both = NULL;
-    mt_status st = mt_ag_binary(MT_OP_eq, x, y, &eq);
-    if (st == MT_OK && (st = mt_ag_unary(MT_OP_isnan, x, &xn)) == MT_OK &&
-        (st = mt_ag_unary(MT_OP_isnan, y, &yn)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_logical_and, xn, yn, &both)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_logical_or, eq, both, out);
+    mt_status st = mt_op_eq(x, y, &eq);
+    if (st == MT_OK && (st = mt_op_isnan(x, &xn)) == MT_OK &&
+        (st = mt_op_isnan(y, &yn)) == MT_OK &&
+        (st = mt_op_logical_and(xn, yn, &both)) == MT_OK) {
+        st = mt_op_logical_or(eq, both, out);
     }
     mt_tensor_clear(&eq);
     mt_tensor_clear(&xn);
@@ -167,17 +160,17 @@ eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
 static mt_status
 evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(&n->in_meta[0], dims, red);
     mt_tensor *rk = NULL, *gk = NULL, *mask = NULL, *count = NULL, *q = NULL;
     mt_status st = mt_ags_keep(res, &n->in_meta[0], red, &rk);
     if (st == MT_OK && (st = mt_ags_keep(g, &n->in_meta[0], red, &gk)) == MT_OK &&
-        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_ag_binary(MT_OP_eq, self, rk, &mask)) ==
+        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_op_eq(self, rk, &mask)) ==
             MT_OK &&
         (st = mt_ags_sum_keep(mask, red, &count)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_div, gk, count, &q)) == MT_OK) {
+        (st = mt_op_div(gk, count, NULL, &q)) == MT_OK) {
         st = mul(q, mask, out);
     }
     mt_tensor_clear(&rk);
@@ -188,12 +181,14 @@ evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tenso
     return st;
 }
 
-G(amax_backward)
+mt_status
+mt_grad_amax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return evenly(n, &n->args.l[0], false, g[0], &gi[0]);
 }
 
-G(max_backward)
+mt_status
+mt_grad_max(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_intlist all = {.n = 0, .none = true};
     return evenly(n, &all, true, g[0], &gi[0]);
@@ -205,7 +200,7 @@ G(max_backward)
 static mt_status
 to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     const mt_meta *m = &n->in_meta[0];
     if (m->ndim == 0) {
         *out = mt_tensor_retain(g);
@@ -238,13 +233,7 @@ to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
         gk = mt_tensor_retain(g); /* sort, topk: values shaped like their indices */
     }
     if (st == MT_OK && (st = mt_ag_zeros(m, &z)) == MT_OK) {
-        mt_args s;
-        mt_args_init(&s);
-        s.t[0] = z;
-        s.i[0] = d;
-        s.t[1] = idx;
-        s.t[2] = gk;
-        st = mt_ags_call(MT_OP_scatter, &s, out);
+        st = mt_op_scatter(z, d, idx, gk, out);
     }
     mt_tensor_release(idx);
     mt_tensor_clear(&gk);
@@ -252,22 +241,26 @@ to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
     return st;
 }
 
-G(max_dim_backward)
+mt_status
+mt_grad_max_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_max_dim, 0, g[0], &gi[0]);
 }
 
-G(min_dim_backward)
+mt_status
+mt_grad_min_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_min_dim, 0, g[0], &gi[0]);
 }
 
-G(sort_backward)
+mt_status
+mt_grad_sort(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_sort, 0, g[0], &gi[0]);
 }
 
-G(topk_backward)
+mt_status
+mt_grad_topk(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return to_indices(n, MT_OP_topk, 1, g[0], &gi[0]);
 }
@@ -281,16 +274,16 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
              mt_tensor **scaled, mt_tensor **scale)
 {
     mt_tensor *sg = NULL, *ab = NULL, *base = NULL, *pw = NULL, *t = NULL, *den = NULL;
-    mt_status st = mt_ag_unary(MT_OP_sign, self, &sg);
+    mt_status st = mt_op_sign(self, &sg);
     if (st == MT_OK) {
-        st = mt_ag_unary(MT_OP_abs, self, &ab);
+        st = mt_op_abs(self, &ab);
     }
     if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties (NaNs) */
         mt_tensor *count = NULL;
         if ((st = eq_or_nan(ab, nk, &t)) == MT_OK &&
             (st = mt_ags_sum_keep(t, red, &count)) == MT_OK &&
             (st = mul(sg, t, scaled)) == MT_OK) {
-            st = mt_ag_binary(MT_OP_div, gk, count, scale);
+            st = mt_op_div(gk, count, NULL, scale);
         }
         mt_tensor_clear(&count);
     } else if (st == MT_OK) {
@@ -307,7 +300,7 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
             }
         } else if (st == MT_OK && (st = mt_ags_with_number(MT_OP_pow, nk, p - 1, &t)) == MT_OK &&
                    (st = mt_ags_nonzero(t, &den)) == MT_OK) { /* g / norm^(p-1) */
-            st = mt_ag_binary(MT_OP_div, gk, den, scale);
+            st = mt_op_div(gk, den, NULL, scale);
         }
     }
     mt_tensor_clear(&sg);
@@ -321,10 +314,11 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
 
 // self (S) -> the p-norm over dims: p = 1: sign(x) g; p = 2: x g / norm (0 where norm is 0,
 // where x is 0 too: the norm is taken at 1 there)
-G(norm_backward)
+mt_status
+mt_grad_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     double p = mt_scalar_is_none(n->args.s[0]) ? 2.0 : mt_scalar_to_double(n->args.s[0]);
     if (p == 0) {
@@ -335,12 +329,12 @@ G(norm_backward)
     mt_tensor *gk = NULL, *nk = NULL, *den = NULL, *scaled = NULL, *scale = NULL;
     mt_status st = mt_ags_keep(g[0], m, red, &gk);
     if (st == MT_OK && p == 1) {
-        if ((st = mt_ag_unary(MT_OP_sign, self, &scaled)) == MT_OK) {
+        if ((st = mt_op_sign(self, &scaled)) == MT_OK) {
             st = mul(scaled, gk, &gi[0]);
         }
     } else if (st == MT_OK && (st = mt_ags_keep(res, m, red, &nk)) == MT_OK && p == 2) {
         if ((st = mt_ags_nonzero(nk, &den)) == MT_OK &&
-            (st = mt_ag_binary(MT_OP_div, gk, den, &scale)) == MT_OK) {
+            (st = mt_op_div(gk, den, NULL, &scale)) == MT_OK) {
             st = mul(self, scale, &gi[0]);
         }
     } else if (st == MT_OK &&
@@ -371,19 +365,16 @@ var_grad(mt_node *n, mt_tensor *self, mt_tensor *gv, mt_tensor **out)
     } else {
         correction = mt_scalar_to_double(n->args.s[0]);
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = self;
-    a.l[0].none = m->ndim == 0;
+    int64_t dims[MT_MAX_DIMS];
+    int ndims = 0;
     for (int d = 0; d < m->ndim; d++) {
         if (red[d]) {
-            a.l[0].v[a.l[0].n++] = d;
+            dims[ndims++] = d;
         }
     }
-    a.b[0] = true;
     mt_tensor *mean = NULL, *dev = NULL, *gk = NULL, *p = NULL;
-    mt_status st = mt_ags_call(MT_OP_mean, &a, &mean);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_sub, self, mean, &dev)) == MT_OK &&
+    mt_status st = mt_op_mean(self, ndims, m->ndim == 0 ? NULL : dims, true, -1, &mean);
+    if (st == MT_OK && (st = mt_op_sub(self, mean, mt_scalar_int(1), &dev)) == MT_OK &&
         (st = mt_ags_keep(gv, m, red, &gk)) == MT_OK && (st = mul(gk, dev, &p)) == MT_OK) {
         st = mt_ag_scale(p, 2.0 / (count - correction), out);
     }
@@ -394,22 +385,24 @@ var_grad(mt_node *n, mt_tensor *self, mt_tensor *gv, mt_tensor **out)
     return st;
 }
 
-G(var_backward)
+mt_status
+mt_grad_var(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     return var_grad(n, self, g[0], &gi[0]);
 }
 
 // std = sqrt(var): g / (2 std) through var's gradient; where std is 0, x - mean is 0 too and
 // 2 std is taken at 1, which gives PyTorch's 0
-G(std_backward)
+mt_status
+mt_grad_std(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     mt_tensor *twice = NULL, *den = NULL, *gv = NULL;
     mt_status st = mt_ag_scale(res, 2.0, &twice);
     if (st == MT_OK && (st = mt_ags_nonzero(twice, &den)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_div, g[0], den, &gv)) == MT_OK) {
+        (st = mt_op_div(g[0], den, NULL, &gv)) == MT_OK) {
         st = var_grad(n, self, gv, &gi[0]);
     }
     mt_tensor_clear(&twice);
@@ -419,18 +412,19 @@ G(std_backward)
 }
 
 // self (S) -> logsumexp over dims: g * exp(x - result)
-G(logsumexp_backward)
+mt_status
+mt_grad_logsumexp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(m, &n->args.l[0], red);
     mt_tensor *rk = NULL, *gk = NULL, *d = NULL, *e = NULL;
     mt_status st = mt_ags_keep(res, m, red, &rk);
     if (st == MT_OK && (st = mt_ags_keep(g[0], m, red, &gk)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_sub, self, rk, &d)) == MT_OK &&
-        (st = mt_ag_unary(MT_OP_exp, d, &e)) == MT_OK) {
+        (st = mt_op_sub(self, rk, mt_scalar_int(1), &d)) == MT_OK &&
+        (st = mt_op_exp(d, &e)) == MT_OK) {
         st = mul(gk, e, &gi[0]);
     }
     mt_tensor_clear(&rk);
@@ -445,16 +439,17 @@ static mt_status
 reversed_cumsum(mt_tensor *x, int d, mt_tensor **out)
 {
     mt_tensor *f = NULL, *c = NULL;
-    mt_status st = mt_ags_along(MT_OP_flip, x, d, &f);
-    if (st == MT_OK && (st = mt_ags_along(MT_OP_cumsum, f, d, &c)) == MT_OK) {
-        st = mt_ags_along(MT_OP_flip, c, d, out);
+    mt_status st = mt_op_flip(x, 1, (const int64_t[]){d}, &f);
+    if (st == MT_OK && (st = mt_op_cumsum(f, d, -1, &c)) == MT_OK) {
+        st = mt_op_flip(c, 1, (const int64_t[]){d}, out);
     }
     mt_tensor_clear(&f);
     mt_tensor_clear(&c);
     return st;
 }
 
-G(cumsum_backward)
+mt_status
+mt_grad_cumsum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int d;
     if (n->in_meta[0].ndim == 0) {
@@ -478,20 +473,20 @@ at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_ten
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
     mt_status st = mt_ags_with_number(MT_OP_eq, cz, 1, &one);
-    if (st == MT_OK && (st = mt_ag_binary(MT_OP_logical_and, zero, one, &first)) == MT_OK &&
-        (st = mt_ag_unary(MT_OP_logical_not, one, &not_one)) == MT_OK &&
+    if (st == MT_OK && (st = mt_op_logical_and(zero, one, &first)) == MT_OK &&
+        (st = mt_op_logical_not(one, &not_one)) == MT_OK &&
         /* not strictly between the first and second zeros */
-        (st = mt_ag_binary(MT_OP_logical_or, not_one, first, &not_mid)) == MT_OK &&
+        (st = mt_op_logical_or(not_one, first, &not_mid)) == MT_OK &&
         /* head: the products before the first zero, its last one y[z-1] */
         (st = mt_ags_where_number(after, 1, x, &xb)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_cumprod, xb, d, &head)) == MT_OK &&
+        (st = mt_op_cumprod(xb, d, -1, &head)) == MT_OK &&
         (st = mt_op_narrow(head, d, x->sizes[d] - 1, 1, &last)) == MT_OK &&
         /* tail[i] = prod(x[z+1..i]) */
         (st = mt_ags_where_number(not_mid, 1, x, &xm)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_cumprod, xm, d, &tail)) == MT_OK &&
+        (st = mt_op_cumprod(xm, d, -1, &tail)) == MT_OK &&
         (st = mt_ags_where_number(not_one, 0, g, &gm)) == MT_OK && (st = mul(gm, tail, &gt)) == MT_OK &&
         (st = mt_ags_sum_keep(gt, red, &s)) == MT_OK && (st = mul(last, s, &hs)) == MT_OK &&
-        (st = mt_ag_unary(MT_OP_logical_not, first, &not_first)) == MT_OK) {
+        (st = mt_op_logical_not(first, &not_first)) == MT_OK) {
         st = mt_ags_where_number(not_first, 0, hs, out);
     }
     mt_tensor *all[] = {one, first, not_one, not_mid, xb, head, last, xm, tail, gm, gt, s, hs,
@@ -513,15 +508,15 @@ cumprod_at_zeros(mt_tensor *x, mt_tensor *y, mt_tensor *g, int d, mt_tensor **ou
     mt_tensor *xs = NULL, *q = NULL, *a = NULL, *b = NULL;
     mt_status st;
     if ((st = mt_ags_with_number(MT_OP_eq, x, 0, &zero)) == MT_OK &&
-        (st = mt_ags_along(MT_OP_cumsum, zero, d, &cz)) == MT_OK &&
+        (st = mt_op_cumsum(zero, d, -1, &cz)) == MT_OK &&
         (st = mt_ags_with_number(MT_OP_ne, cz, 0, &after)) == MT_OK &&
         (st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_where_number(after, 0, gy, &w)) == MT_OK &&
         (st = reversed_cumsum(w, d, &rc)) == MT_OK &&
         (st = mt_ags_where_number(after, 1, x, &xs)) == MT_OK &&
-        (st = mt_ag_binary(MT_OP_div, rc, xs, &q)) == MT_OK &&
+        (st = mt_op_div(rc, xs, NULL, &q)) == MT_OK &&
         (st = mt_ags_where_number(after, 0, q, &a)) == MT_OK &&
         (st = at_first_zero(x, g, cz, zero, after, d, &b)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, a, b, out);
+        st = mt_op_add(a, b, mt_scalar_int(1), out);
     }
     mt_tensor *all[] = {gy, w, rc, zero, cz, after, xs, q, a, b};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
@@ -543,13 +538,7 @@ prod_before(mt_tensor *x, int d, int64_t k, mt_tensor **out)
     mt_tensor *head = NULL;
     mt_status st = mt_op_narrow(x, d, 0, k, &head);
     if (st == MT_OK) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = head;
-        a.i[0] = d;
-        a.i_none = 0;
-        a.b[0] = true; /* keepdim */
-        st = mt_ags_call(MT_OP_prod, &a, out);
+        st = mt_op_prod(head, d, true, -1, out); /* keepdim */
     }
     mt_tensor_clear(&head);
     return st;
@@ -576,7 +565,7 @@ cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
         if (st == MT_OK && k == size - 1) {
             omit = mt_tensor_retain(before);
         } else if (st == MT_OK && (st = mt_op_narrow(x, d, k + 1, size - k - 1, &rest)) == MT_OK &&
-                   (st = mt_ags_along(MT_OP_cumprod, rest, d, &after)) == MT_OK &&
+                   (st = mt_op_cumprod(rest, d, -1, &after)) == MT_OK &&
                    (st = mul(before, after, &both)) == MT_OK) {
             mt_tensor *pieces[2] = {before, both};
             st = mt_op_cat(2, pieces, d, &omit);
@@ -602,10 +591,11 @@ cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
 
 // self (S) -> y = cumprod along d: reversed_cumsum(g * y) / x when no element is 0, else one
 // of the two paths above (PyTorch's cumprod_backward)
-G(cumprod_backward)
+mt_status
+mt_grad_cumprod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
-    RESULT(res);
+    mt_tensor *self = n->saved[0];
+    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int d = 0;
     int64_t zeros = 0;
@@ -624,7 +614,7 @@ G(cumprod_backward)
     }
     mt_tensor *gy = NULL, *rc = NULL;
     if ((st = mul(g[0], res, &gy)) == MT_OK && (st = reversed_cumsum(gy, d, &rc)) == MT_OK) {
-        st = mt_ag_binary(MT_OP_div, rc, self, &gi[0]);
+        st = mt_op_div(rc, self, NULL, &gi[0]);
     }
     mt_tensor_clear(&gy);
     mt_tensor_clear(&rc);
@@ -635,7 +625,7 @@ G(cumprod_backward)
 static mt_status
 softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
 {
-    RESULT(y);
+    mt_tensor *y = n->saved_out[0];
     bool red[MT_MAX_DIMS] = {false};
     int d;
     mt_status st = mt_wrap_dim(n->args.i[0], n->in_meta[0].ndim, &d);
@@ -646,11 +636,11 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
     mt_tensor *gy = NULL, *s = NULL, *e = NULL, *p = NULL;
     if (log) {
         if ((st = mt_ags_sum_keep(g, red, &s)) == MT_OK &&
-            (st = mt_ag_unary(MT_OP_exp, y, &e)) == MT_OK && (st = mul(e, s, &p)) == MT_OK) {
-            st = mt_ag_binary(MT_OP_sub, g, p, out);
+            (st = mt_op_exp(y, &e)) == MT_OK && (st = mul(e, s, &p)) == MT_OK) {
+            st = mt_op_sub(g, p, mt_scalar_int(1), out);
         }
     } else if ((st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_sum_keep(gy, red, &s)) == MT_OK &&
-               (st = mt_ag_binary(MT_OP_sub, g, s, &p)) == MT_OK) {
+               (st = mt_op_sub(g, s, mt_scalar_int(1), &p)) == MT_OK) {
         st = mul(y, p, out);
     }
     mt_tensor_clear(&gy);
@@ -660,36 +650,14 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
     return st;
 }
 
-G(softmax_backward)
+mt_status
+mt_grad_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return softmax_grad(n, g[0], false, &gi[0]);
 }
 
-G(log_softmax_backward)
+mt_status
+mt_grad_log_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return softmax_grad(n, g[0], true, &gi[0]);
-}
-
-void
-mt_autograd_register_reduce(void)
-{
-    /* prod's node is ProdBackward0 for the full product; PyTorch's prod(dim) is ProdBackward1,
-     * an overload the table cannot tell apart (as sum's, which autograd.c names by hand) */
-    ROW(prod, "ProdBackward0", prod_backward, 0x1, false, 0x1, true, false);
-    ROW(amax, "AmaxBackward0", amax_backward, 0x1, false, 0x1, true, false);
-    ROW(amin, "AminBackward0", amax_backward, 0x1, false, 0x1, true, false);
-    ROW(max, "MaxBackward1", max_backward, 0x1, false, 0x1, true, false);
-    ROW(min, "MinBackward1", max_backward, 0x1, false, 0x1, true, false);
-    ROW(max_dim, "MaxBackward0", max_dim_backward, 0x1, false, 0x1, false, false);
-    ROW(min_dim, "MinBackward0", min_dim_backward, 0x1, false, 0x1, false, false);
-    ROW(sort, "SortBackward0", sort_backward, 0x1, false, 0x1, false, false);
-    ROW(topk, "TopkBackward0", topk_backward, 0x1, false, 0x1, false, false);
-    ROW(norm, "LinalgVectorNormBackward0", norm_backward, 0x1, false, 0x1, true, false);
-    ROW(var, "VarBackward0", var_backward, 0x1, false, 0x1, false, false);
-    ROW(std, "StdBackward0", std_backward, 0x1, false, 0x1, true, false);
-    ROW(logsumexp, "LogsumexpBackward0", logsumexp_backward, 0x1, false, 0x1, true, false);
-    ROW(cumsum, "CumsumBackward0", cumsum_backward, 0x1, false, 0, false, false);
-    ROW(cumprod, "CumprodBackward0", cumprod_backward, 0x1, false, 0x1, true, false);
-    ROW(softmax, "SoftmaxBackward0", softmax_backward, 0x1, false, 0, true, false);
-    ROW(log_softmax, "LogSoftmaxBackward0", log_softmax_backward, 0x1, false, 0, true, false);
 }

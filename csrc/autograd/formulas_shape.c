@@ -1,8 +1,8 @@
 /* Backward formulas of the shape and indexing ops: cat, flip, repeat, tril/triu, as_strided,
  * index_select, gather, scatter, scatter_add, masked_select, index and index_put_, plus the
- * small op calls formulas_reduce.c shares (formulas_shape.h).
+ * small op calls formulas_reduce.c shares (formulas.h).
  *
- * The composite shape ops (stack, narrow, split, chunk, unbind, movedim, expand_as, view_as,
+ * The composite shape ops (narrow, split, chunk, unbind, movedim, expand_as, view_as,
  * reshape, index_put) have no row: their parts record (split's pieces are narrow's slices,
  * unbind's are selects). index and index_put_ keep their index tensors, a Tensor?[] argument
  * that a node's saved slots cannot hold, so they have their own Autograd kernels below, which
@@ -10,23 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas_shape.h"
+#include "autograd/formulas.h"
 
 /* ---- shared op calls ---- */
-
-mt_status
-mt_ags_call(mt_op op, mt_args *a, mt_tensor **out)
-{
-    mt_status st = mt_dispatch(op, a);
-    if (st) {
-        return st;
-    }
-    *out = a->out[0];
-    for (int k = 1; k < MT_MAX_OUTPUTS; k++) {
-        mt_tensor_clear(&a->out[k]);
-    }
-    return MT_OK;
-}
 
 mt_status
 mt_ags_number(double v, mt_tensor **out)
@@ -67,7 +53,7 @@ mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
     mt_tensor *zero = NULL;
     mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &zero);
     if (st == MT_OK) {
-        st = mt_ag_binary(MT_OP_add, x, zero, out);
+        st = mt_op_add(x, zero, mt_scalar_int(1), out);
     }
     mt_tensor_clear(&zero);
     return st;
@@ -76,21 +62,18 @@ mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
 mt_status
 mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    a.l[0].none = x->ndim == 0;
+    int64_t dims[MT_MAX_DIMS];
+    int n = 0;
     for (int d = 0; d < x->ndim; d++) {
         if (red[d]) {
-            a.l[0].v[a.l[0].n++] = d;
+            dims[n++] = d;
         }
     }
-    if (x->ndim > 0 && a.l[0].n == 0) { /* nothing reduced (an empty dim list means all) */
+    if (x->ndim > 0 && n == 0) { /* nothing reduced (an empty dim list means all) */
         *out = mt_tensor_retain(x);
         return MT_OK;
     }
-    a.b[0] = true;
-    return mt_ags_call(MT_OP_sum, &a, out);
+    return mt_op_sum(x, n, x->ndim == 0 ? NULL : dims, true, -1, out);
 }
 
 mt_status
@@ -118,27 +101,11 @@ mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red)
     }
 }
 
-mt_status
-mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    if (op == MT_OP_flip) {
-        a.l[0].none = false;
-        a.l[0].n = 1;
-        a.l[0].v[0] = dim;
-    } else {
-        a.i[0] = dim;
-        a.i_none = 0;
-    }
-    return mt_ags_call(op, &a, out);
-}
-
 /* ---- joining, flipping, tiling, triangles ---- */
 
 // tensors (k of them) joined along dim: each gets its slice of g back
-G(cat_backward)
+mt_status
+mt_grad_cat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int d;
     mt_status st = mt_wrap_dim(n->args.i[0], n->out_meta[0].ndim, &d);
@@ -158,18 +125,16 @@ G(cat_backward)
     return st;
 }
 
-G(flip_backward)
+mt_status
+mt_grad_flip(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g[0];
-    a.l[0] = n->args.l[0];
-    return mt_ags_call(MT_OP_flip, &a, &gi[0]);
+    return mt_op_flip(g[0], n->args.l[0].n, n->args.l[0].v, &gi[0]);
 }
 
 // self (S) tiled R times, len(R) >= dim(S); g (R_d * S'_d), S' = S with leading 1s: each
 // dim d seen as (R_d, S'_d) and summed over the R_d copies
-G(repeat_backward)
+mt_status
+mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_meta *m = &n->in_meta[0];
     const mt_intlist *r = &n->args.l[0];
@@ -191,12 +156,8 @@ G(repeat_backward)
         sizes[d + 1] = d < lead ? 1 : m->sizes[d - lead];
         memcpy(sizes + d + 2, cur->sizes + d + 1, sizeof(int64_t) * (size_t)(r->n - d - 1));
         if ((st = mt_op_reshape(cur, r->n + 1, sizes, &split)) == MT_OK) {
-            mt_args a;
-            mt_args_init(&a);
-            a.t[0] = split;
-            a.l[0] = (mt_intlist){.n = 1, .none = false, .v = {d}};
             mt_tensor_clear(&cur);
-            st = mt_ags_call(MT_OP_sum, &a, &cur);
+            st = mt_op_sum(split, 1, (const int64_t[]){d}, false, -1, &cur);
         }
         mt_tensor_clear(&split);
     }
@@ -207,25 +168,16 @@ G(repeat_backward)
     return st;
 }
 
-static mt_status
-triangle(mt_op op, mt_node *n, mt_tensor *g, mt_tensor **out)
+mt_status
+mt_grad_tril(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = g;
-    a.i[0] = n->args.i[0];
-    a.i_none = 0;
-    return mt_ags_call(op, &a, out);
+    return mt_op_tril(g[0], n->args.i[0], &gi[0]);
 }
 
-G(tril_backward)
+mt_status
+mt_grad_triu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return triangle(MT_OP_tril, n, g[0], &gi[0]);
-}
-
-G(triu_backward)
-{
-    return triangle(MT_OP_triu, n, g[0], &gi[0]);
+    return mt_op_triu(g[0], n->args.i[0], &gi[0]);
 }
 
 /* ---- as_strided ---- */
@@ -236,18 +188,15 @@ static mt_status
 position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
 {
     mt_tensor *map = NULL, *view = NULL, *flat = NULL, *shaped = NULL;
-    mt_args a;
-    mt_args_init(&a);
-    a.s[0] = mt_scalar_int(0);
-    a.s[1] = mt_scalar_int(numel);
-    a.dtype = MT_INT64;
-    a.has_device = true;
-    a.device = mt_tensor_device(self);
-    mt_status st = mt_op_empty(1, &numel, MT_INT64, a.device, &map);
-    if (st == MT_OK && (st = mt_ags_call(MT_OP_arange, &a, &flat)) == MT_OK &&
+    mt_device dev = mt_tensor_device(self);
+    mt_status st = mt_op_empty(1, &numel, MT_INT64, dev, false, &map);
+    if (st == MT_OK &&
+        (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(numel), mt_scalar_int(1), MT_INT64, dev,
+                           false, &flat)) == MT_OK &&
         (st = mt_op_reshape(flat, self->ndim, self->sizes, &shaped)) == MT_OK &&
-        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->strides, 0, &view)) == MT_OK &&
-        (st = mt_op_copy_(view, shaped)) == MT_OK) {
+        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->ndim, self->strides, 0,
+                               &view)) == MT_OK &&
+        (st = mt_op_copy_(view, shaped, NULL)) == MT_OK) {
         *out = mt_tensor_retain(map);
     }
     mt_tensor_clear(&map);
@@ -259,9 +208,10 @@ position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
 
 // self (S), dense in memory; out (size) with stride, from storage_offset: each element of g is
 // added to the element of self it read (several, where out's elements overlap)
-G(as_strided_backward)
+mt_status
+mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(0, self);
+    mt_tensor *self = n->saved[0];
     const mt_meta *m = &n->in_meta[0];
     const mt_intlist *size = &n->args.l[0], *stride = &n->args.l[1];
     int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(size->n, size->v);
@@ -280,12 +230,11 @@ G(as_strided_backward)
     mt_tensor *map = NULL, *idx = NULL, *flat_idx = NULL, *flat_g = NULL, *z = NULL;
     mt_status st = position_map(self, numel, &map);
     if (st == MT_OK &&
-        (st = mt_op_as_strided(map, size->n, size->v, stride->v, from, &idx)) == MT_OK &&
+        (st = mt_op_as_strided(map, size->n, size->v, size->n, stride->v, from, &idx)) == MT_OK &&
         (st = mt_op_reshape(idx, 1, &count, &flat_idx)) == MT_OK &&
         (st = mt_op_reshape(g[0], 1, &count, &flat_g)) == MT_OK &&
-        (st = mt_op_empty(1, &numel, g[0]->dtype, m->device, &z)) == MT_OK &&
-        (st = mt_op_fill_(z, mt_scalar_int(0))) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true)) == MT_OK) {
+        (st = mt_op_zeros(1, &numel, g[0]->dtype, m->device, false, &z)) == MT_OK &&
+        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true, NULL)) == MT_OK) {
         st = mt_op_reshape(z, m->ndim, m->sizes, &gi[0]);
     }
     mt_tensor_clear(&map);
@@ -299,9 +248,10 @@ G(as_strided_backward)
 /* ---- indexing along a dim ---- */
 
 // self (S), index (k) or 0-dim along dim: g (S with k at dim) added into zeros at index
-G(index_select_backward)
+mt_status
+mt_grad_index_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     const mt_meta *m = &n->in_meta[0];
     int d;
     if (m->ndim == 0) {
@@ -316,7 +266,7 @@ G(index_select_backward)
     mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *z = NULL;
     if ((st = mt_op_reshape(index, 1, &k, &idx[d])) == MT_OK &&
         (st = mt_ag_zeros(m, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, d + 1, idx, g[0], true)) == MT_OK) {
+        (st = mt_op_index_put_(z, d + 1, idx, g[0], true, NULL)) == MT_OK) {
         gi[0] = mt_tensor_retain(z);
     }
     mt_tensor_clear(&idx[d]);
@@ -324,25 +274,11 @@ G(index_select_backward)
     return st;
 }
 
-/* *out = op(self, dim, index, src) for gather, scatter and scatter_add. */
-static mt_status
-by_index(mt_op op, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src,
-         mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = self;
-    a.i[0] = dim;
-    a.i_none = 0;
-    a.t[1] = index;
-    a.t[2] = src;
-    return mt_ags_call(op, &a, out);
-}
-
 // self (S), index (I) along dim -> out (I): g added into zeros at index
-G(gather_backward)
+mt_status
+mt_grad_gather(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     mt_tensor *z = NULL;
     if (n->in_meta[0].ndim == 0) {
         gi[0] = mt_tensor_retain(g[0]);
@@ -350,7 +286,7 @@ G(gather_backward)
     }
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
     if (st == MT_OK) {
-        st = by_index(MT_OP_scatter_add, z, n->args.i[0], index, g[0], &gi[0]);
+        st = mt_op_scatter_add(z, n->args.i[0], index, g[0], &gi[0]);
     }
     mt_tensor_clear(&z);
     return st;
@@ -361,35 +297,38 @@ G(gather_backward)
 static mt_status
 src_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
 {
-    SAVED(1, index);
-    return n->edges[1].node ? by_index(MT_OP_gather, g, n->args.i[0], index, NULL, out) : MT_OK;
+    mt_tensor *index = n->saved[1];
+    return n->edges[1].node ? mt_op_gather(g, n->args.i[0], index, out) : MT_OK;
 }
 
 // self (S), index and src (I) along dim: self's gradient is g with the written places zeroed
-G(scatter_backward)
+mt_status
+mt_grad_scatter(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, index);
+    mt_tensor *index = n->saved[1];
     mt_status st = MT_OK;
     if (n->edges[0].node) {
         mt_tensor *zero = NULL;
         if ((st = mt_ags_number(0, &zero)) == MT_OK) {
-            st = by_index(MT_OP_scatter, g[0], n->args.i[0], index, zero, &gi[0]);
+            st = mt_op_scatter(g[0], n->args.i[0], index, zero, &gi[0]);
         }
         mt_tensor_clear(&zero);
     }
     return st ? st : src_grad(n, g[0], &gi[1]);
 }
 
-G(scatter_add_backward)
+mt_status
+mt_grad_scatter_add(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     gi[0] = n->edges[0].node ? mt_tensor_retain(g[0]) : NULL;
     return src_grad(n, g[0], &gi[1]);
 }
 
 // self (S), mask broadcast with it -> out (count): g written into zeros where the mask holds
-G(masked_select_backward)
+mt_status
+mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    SAVED(1, mask);
+    mt_tensor *mask = n->saved[1];
     const mt_meta *m = &n->in_meta[0];
     mt_meta shape = *m;
     mt_tensor *wide = NULL, *z = NULL;
@@ -404,7 +343,7 @@ G(masked_select_backward)
     }
     if (st == MT_OK && (st = mt_ag_expand_to(mask, &shape, &wide)) == MT_OK &&
         (st = mt_ag_zeros(&shape, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &wide, g[0], false)) == MT_OK) {
+        (st = mt_op_index_put_(z, 1, &wide, g[0], false, NULL)) == MT_OK) {
         /* the engine sums a broadcast self's back */
         st = scalar ? mt_op_view(z, 0, NULL, &gi[0]) : (gi[0] = mt_tensor_retain(z), MT_OK);
     }
@@ -432,12 +371,13 @@ indices_free(void *p)
 }
 
 // self[indices]: g added into zeros at the same places
-G(index_backward)
+mt_status
+mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     indices *s = n->user;
     mt_tensor *z = NULL;
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
-    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true)) == MT_OK) {
+    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true, NULL)) == MT_OK) {
         gi[0] = mt_tensor_retain(z);
     }
     mt_tensor_clear(&z);
@@ -446,7 +386,8 @@ G(index_backward)
 
 // self[indices] = values (+= with accumulate): values get g[indices]; self gets g, zeroed at
 // the overwritten places unless accumulating
-G(index_put_backward)
+mt_status
+mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     indices *s = n->user;
     mt_status st = MT_OK;
@@ -456,7 +397,7 @@ G(index_put_backward)
         mt_tensor *zero = NULL, *c = NULL;
         if ((st = mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &zero)) == MT_OK &&
             (st = mt_op_clone(g[0], &c)) == MT_OK &&
-            (st = mt_op_index_put_(c, s->n, s->idx, zero, false)) == MT_OK) {
+            (st = mt_op_index_put_(c, s->n, s->idx, zero, false, NULL)) == MT_OK) {
             gi[0] = mt_tensor_retain(c);
         }
         mt_tensor_clear(&zero);
@@ -468,15 +409,12 @@ G(index_put_backward)
     return st;
 }
 
-static const mt_formula f_index = {"IndexBackward0", index_backward, 0x1, false, 0, false, false};
-static const mt_formula f_index_put = {"IndexPutBackward0", index_put_backward, 0x3, false, 0,
-                                       false, false};
-
 /* The op below the Autograd key, then a node holding the indices if an input needs grad:
  * self (index), or self and values (index_put_, in place on self). */
 static mt_status
-record_indexing(mt_op op, const mt_formula *f, mt_args *a)
+record_indexing(mt_op op, mt_args *a)
 {
+    const mt_formula *f = mt_autograd_formula(op);
     mt_tensor *self = a->t[0], *values = op == MT_OP_index_put_ ? a->t[1] : NULL;
     bool needs = (self->requires_grad || (values && values->requires_grad)) &&
                  mt_dtype_is_float(self->dtype);
@@ -525,39 +463,18 @@ out_release:
 static mt_status
 index_autograd(mt_args *a)
 {
-    return record_indexing(MT_OP_index, &f_index, a);
+    return record_indexing(MT_OP_index, a);
 }
 
 static mt_status
 index_put_autograd(mt_args *a)
 {
-    return record_indexing(MT_OP_index_put_, &f_index_put, a);
+    return record_indexing(MT_OP_index_put_, a);
 }
 
 void
-mt_autograd_register_shape(void)
+mt_autograd_register_own_kernels(void)
 {
-    ROW(cat, "CatBackward0", cat_backward, 0, true, 0, false, false);
-    ROW(flip, "FlipBackward0", flip_backward, 0x1, false, 0, false, false);
-    ROW(repeat, "RepeatBackward0", repeat_backward, 0x1, false, 0, false, false);
-    ROW(tril, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
-    ROW(tril_, "TrilBackward0", tril_backward, 0x1, false, 0, false, false);
-    ROW(triu, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
-    ROW(triu_, "TriuBackward0", triu_backward, 0x1, false, 0, false, false);
-    ROW(as_strided, "AsStridedBackward0", as_strided_backward, 0x1, false, 0x1, false, true);
-    ROW(index_select, "IndexSelectBackward0", index_select_backward, 0x1, false, 0x2, false,
-        false);
-    ROW(gather, "GatherBackward0", gather_backward, 0x1, false, 0x2, false, false);
-    /* a number src is PyTorch's ScatterBackward1, an overload the table cannot tell apart */
-    ROW(scatter, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_, "ScatterBackward0", scatter_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_add, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false, false);
-    ROW(scatter_add_, "ScatterAddBackward0", scatter_add_backward, 0x5, false, 0x2, false,
-        false);
-    ROW(masked_select, "MaskedSelectBackward0", masked_select_backward, 0x1, false, 0x2, false,
-        false);
-    mt_autograd_register_reduce();
-    /* index and index_put_ have no row (mt_autograd_init would put the generic kernel back) */
     mt_register_kernel(MT_OP_index, MT_KEY_AUTOGRAD, index_autograd, "mt_autograd_kernel");
     mt_register_kernel(MT_OP_index_put_, MT_KEY_AUTOGRAD, index_put_autograd,
                        "mt_autograd_kernel");

@@ -36,7 +36,7 @@ mt_ag_scale(mt_tensor *x, double s, mt_tensor **out)
     if (st) {
         return st;
     }
-    st = mt_ag_binary(MT_OP_mul, x, k, out);
+    st = mt_op_mul(x, k, out);
     mt_tensor_release(k);
     return st;
 }
@@ -49,30 +49,27 @@ mt_ag_sum_to(mt_tensor *x, const mt_meta *m, mt_tensor **out)
     if (lead < 0) {
         return mt_fail(MT_ESHAPE, "sum_to: the gradient has fewer dims than its input");
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    a.l[0].none = false;
-    a.l[0].n = 0;
+    int64_t dims[MT_MAX_DIMS];
+    int ndims = 0;
     for (int d = 0; d < x->ndim; d++) {
         bool summed = d < lead || (m->sizes[d - lead] == 1 && x->sizes[d] != 1);
         if (!summed && d >= lead && m->sizes[d - lead] != x->sizes[d]) {
             return mt_fail(MT_ESHAPE, "sum_to: shapes do not broadcast");
         }
         if (summed) {
-            a.l[0].v[a.l[0].n++] = d;
+            dims[ndims++] = d;
         }
     }
-    if (a.l[0].n == 0) {
+    if (ndims == 0) {
         return mt_op_reshape(x, m->ndim, m->sizes, out);
     }
-    a.b[0] = true; /* keepdim: then one reshape drops the leading dims */
-    mt_status st = mt_dispatch(MT_OP_sum, &a);
+    mt_tensor *sum = NULL; /* keepdim: then one reshape drops the leading dims */
+    mt_status st = mt_op_sum(x, ndims, dims, true, -1, &sum);
     if (st) {
         return st;
     }
-    st = mt_op_reshape(a.out[0], m->ndim, m->sizes, out);
-    mt_tensor_release(a.out[0]);
+    st = mt_op_reshape(sum, m->ndim, m->sizes, out);
+    mt_tensor_release(sum);
     return st;
 }
 
@@ -85,15 +82,5 @@ mt_ag_expand_to(mt_tensor *x, const mt_meta *m, mt_tensor **out)
 mt_status
 mt_ag_zeros(const mt_meta *m, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.l[0].none = false;
-    a.l[0].n = m->ndim;
-    memcpy(a.l[0].v, m->sizes, sizeof(int64_t) * (size_t)m->ndim);
-    a.dtype = (int)m->dtype;
-    a.has_device = true;
-    a.device = m->device;
-    mt_status st = mt_dispatch(MT_OP_zeros, &a);
-    *out = st ? NULL : a.out[0];
-    return st;
+    return mt_op_zeros(m->ndim, m->sizes, m->dtype, m->device, false, out);
 }

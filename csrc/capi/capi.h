@@ -24,13 +24,14 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 12 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 13 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
                             * the normalisations' backward, batch_norm's running statistics;
-                            * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root */
+                            * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root;
+                            * 13: no mt_op_* (the plug-in compiles ops_api.h's own) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -70,15 +71,10 @@
     F(mt_dtype, mt_result_type, (mt_tensor *const *ops, int n), (ops, n))                        \
     F(char *, mt_format_sizes, (char *buf, size_t n, int ndim, const int64_t *sizes),           \
       (buf, n, ndim, sizes))                                                                     \
-    F(mt_status, mt_op_to_copy, (mt_tensor * self, mt_dtype dtype, mt_device dev, mt_tensor **out), \
-      (self, dtype, dev, out))                                                                   \
-    F(mt_status, mt_op_copy_, (mt_tensor * self, mt_tensor *src), (self, src))                   \
     F(mt_status, mt_check_inplace,                                                               \
       (const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result),                 \
       (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
-    F(mt_status, mt_op_expand, (mt_tensor * self, int ndim, const int64_t *sizes, mt_tensor **out), \
-      (self, ndim, sizes, out))                                                                  \
     F(mt_status, mt_ew_begin,                                                                    \
       (mt_ew_plan * p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,                  \
        const mt_dtype *in_dtypes, mt_dtype result, bool inplace),                                \

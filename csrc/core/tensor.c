@@ -574,7 +574,7 @@ mt_tensor_item(const mt_tensor *t, mt_scalar *out)
     if (mt_tensor_device(t).type != MT_CPU) {
         /* through a host copy: the copy_ kernel of the device's backend reads it */
         mt_tensor *host = NULL;
-        mt_status st = mt_op_to_copy((mt_tensor *)t, t->dtype, MT_DEVICE_CPU, &host);
+        mt_status st = mt_op__to_copy((mt_tensor *)t, t->dtype, MT_DEVICE_CPU, &host);
         if (st == MT_OK) {
             *out = mt_load_scalar(mt_tensor_data(host), host->dtype);
             mt_tensor_release(host);

@@ -89,10 +89,10 @@ void
 mt_args_init(mt_args *a)
 {
     *a = (mt_args){.dtype = -1, .i_none = ~0u};
-    for (int k = 0; k < 3; k++) {
+    for (size_t k = 0; k < sizeof(a->s) / sizeof(a->s[0]); k++) {
         a->s[k].type = MT_NUM_DTYPES;
     }
-    for (int k = 0; k < 4; k++) {
+    for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
         a->l[k].none = true;
     }
 }
@@ -301,7 +301,7 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
         mt_tensor *t = a->t[k];
         if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
             mt_tensor *moved = NULL;
-            if ((st = mt_op_to_copy(t, t->dtype, dev, &moved)) == MT_OK) {
+            if ((st = mt_op__to_copy(t, t->dtype, dev, &moved)) == MT_OK) {
                 given[k] = t;
                 a->t[k] = moved;
             }

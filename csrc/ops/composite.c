@@ -33,7 +33,7 @@ mt_composite_relu_(mt_args *a)
     if (st) {
         return st;
     }
-    st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0));
+    st = mt_op_clamp_min_(a->t[0], mt_scalar_int(0), NULL);
     if (st == MT_OK) {
         a->out[0] = mt_tensor_retain(a->t[0]);
     }
@@ -57,7 +57,7 @@ mt_composite_linear(mt_args *a)
         mt_tensor *prod = NULL;
         st = mt_op_matmul(input, wt, &prod);
         if (st == MT_OK && bias != NULL) {
-            st = mt_op_add(prod, bias, &a->out[0]);
+            st = mt_op_add(prod, bias, mt_scalar_int(1), &a->out[0]);
             mt_tensor_release(prod);
         } else if (st == MT_OK) {
             a->out[0] = prod;
@@ -164,7 +164,7 @@ mt_composite_matmul(mt_args *a)
     }
     if (dx == 1 && dy == 2) {
         if ((st = mt_op_unsqueeze(x, 0, &tmp)) == MT_OK && (st = mt_op_mm(tmp, y, &r)) == MT_OK) {
-            st = mt_op_squeeze_dim(r, 0, &a->out[0]);
+            st = mt_op_squeeze(r, 1, (const int64_t[]){0}, &a->out[0]);
         }
         goto out_release;
     }
@@ -199,10 +199,12 @@ out_release:
 mt_status
 mt_composite_zero_(mt_args *a)
 {
-    mt_status st = mt_op_fill_(a->t[0], mt_scalar_int(0));
+    mt_tensor *zero = NULL; /* a wrapped number, as fill_(0) from Python */
+    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
     if (st == MT_OK) {
-        a->out[0] = mt_tensor_retain(a->t[0]);
+        st = mt_op_fill_(a->t[0], zero, &a->out[0]);
     }
+    mt_tensor_clear(&zero);
     return st;
 }
 
@@ -214,14 +216,14 @@ copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
     mt_tensor *flat = NULL;
     mt_status st;
     if (!preserve) {
-        st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), out);
-    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), &flat)) == MT_OK) {
+        st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), false, out);
+    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), false, &flat)) == MT_OK) {
         mt_preserve_strides(self, strides);
         st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, self->dtype,
                                   out);
         mt_tensor_release(flat);
     }
-    if (st == MT_OK && (st = mt_op_copy_(*out, self))) {
+    if (st == MT_OK && (st = mt_op_copy_(*out, self, NULL))) {
         mt_tensor_clear(out);
     }
     return st;
@@ -257,8 +259,8 @@ mt_composite__to_copy(mt_args *a)
     mt_tensor *self = a->t[0];
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self->dtype;
     mt_device dev = a->has_device ? a->device : mt_tensor_device(self);
-    mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, &a->out[0]);
-    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self))) {
+    mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, &a->out[0]);
+    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self, NULL))) {
         mt_tensor_clear(&a->out[0]);
     }
     return st;
@@ -271,21 +273,24 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_DEFAULT_FLOAT;
     mt_device dev = a->has_device ? a->device : MT_DEVICE_CPU;
     mt_tensor *t;
-    mt_status st = mt_op_empty(a->l[0].n, a->l[0].v, dt, dev, &t);
+    mt_status st = mt_op_empty(a->l[0].n, a->l[0].v, dt, dev, false, &t);
     if (st) {
         return st;
     }
-    if (fill == MT_OP_fill_) { /* its value is a tensor slot */
-        st = mt_op_fill_(t, x);
-    } else {
-        mt_args f;
-        mt_args_init(&f);
-        f.t[0] = t;
-        f.s[0] = x;
-        f.s[1] = y;
-        if ((st = mt_dispatch(fill, &f)) == MT_OK) {
-            mt_tensor_release(f.out[0]);
+    if (fill == MT_OP_fill_) { /* its value is a tensor slot: x as a wrapped number */
+        mt_tensor *w = NULL;
+        if ((st = mt_tensor_scalar(x, x.type, &w)) == MT_OK) {
+            st = mt_op_fill_(t, w, NULL);
         }
+        mt_tensor_clear(&w);
+    } else if (fill == MT_OP_zero_) {
+        st = mt_op_zero_(t, NULL);
+    } else if (fill == MT_OP_uniform_) {
+        st = mt_op_uniform_(t, x, y, NULL);
+    } else if (fill == MT_OP_normal_) {
+        st = mt_op_normal_(t, x, y, NULL);
+    } else { /* random_ */
+        st = mt_op_random_(t, x, y, NULL);
     }
     if (st) {
         mt_tensor_release(t);
@@ -358,7 +363,7 @@ mt_status
 mt_composite_index_put(mt_args *a)
 {
     mt_status st = mt_op_clone(a->t[0], &a->out[0]);
-    if (st == MT_OK && (st = mt_op_index_put_(a->out[0], a->ntl, a->tl, a->t[1], a->b[0]))) {
+    if (st == MT_OK && (st = mt_op_index_put_(a->out[0], a->ntl, a->tl, a->t[1], a->b[0], NULL))) {
         mt_tensor_clear(&a->out[0]);
     }
     return st;

@@ -29,7 +29,7 @@ mt_composite_square_(mt_args *a)
     mt_tensor *e;
     mt_status st = two(&e);
     if (st == MT_OK) {
-        st = mt_op_pow_(a->t[0], e);
+        st = mt_op_pow_(a->t[0], e, NULL);
         mt_tensor_release(e);
     }
     if (st == MT_OK) {

@@ -166,7 +166,7 @@ index_on_device(const mt_tensor *self, mt_tensor *t, mt_tensor **out)
                                                        "same device as the indexed tensor (cuda:%d)",
                                             dev.index);
     }
-    return mt_op_to_copy(t, t->dtype, dev, out);
+    return mt_op__to_copy(t, t->dtype, dev, out);
 }
 
 /* idx[d] for each dim d of self (owned, on self's device; NULL where not indexed), masks
@@ -205,15 +205,12 @@ expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **id
             if ((st = index_on_device(self, t, &mask))) {
                 return st;
             }
-            mt_args na;
-            mt_args_init(&na);
-            na.t[0] = mask;
-            st = mt_dispatch(MT_OP_nonzero, &na);
+            mt_tensor *nz = NULL; /* (count, t->ndim) */
+            st = mt_op_nonzero(mask, &nz);
             mt_tensor_release(mask);
             if (st) {
                 return st;
             }
-            mt_tensor *nz = na.out[0]; /* (count, t->ndim) */
             for (int j = 0; j < t->ndim && st == MT_OK; j++, d++) {
                 int64_t stride = t->ndim;
                 st = mt_tensor_view(nz, 1, nz->sizes, &stride, j, &idx[d]);
@@ -418,7 +415,7 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
     if (src->is_wrapped_number || src->storage == self->storage) {
         /* A number takes self's dtype and device; a source sharing self's memory is read before
          * writing. */
-        st = src->is_wrapped_number ? mt_op_to_copy(src, self->dtype, mt_tensor_device(self), &from)
+        st = src->is_wrapped_number ? mt_op__to_copy(src, self->dtype, mt_tensor_device(self), &from)
                                     : be->cast(src, self->dtype, &from);
     } else {
         from = mt_tensor_retain(src);
@@ -516,7 +513,7 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
     /* values that share self's memory are read in full before anything is written; a Python
      * number (on the CPU) moves to self's device */
     if (values->is_wrapped_number) {
-        st = mt_op_to_copy(values, self->dtype, mt_tensor_device(self), &from);
+        st = mt_op__to_copy(values, self->dtype, mt_tensor_device(self), &from);
     } else {
         st = values->storage == self->storage ? be->cast(values, values->dtype, &from)
                                               : (from = mt_tensor_retain(values), MT_OK);

@@ -10,36 +10,21 @@
 
 #define SCRATCH 12 /* the most intermediates one composite here holds */
 
-/* Runs op on a (already filled) and hands its result to *out. */
-static mt_status
-run(mt_op op, mt_args *a, mt_tensor **out)
-{
-    mt_status st = mt_dispatch(op, a);
-    if (st == MT_OK) {
-        *out = a->out[0];
-    }
-    return st;
-}
-
-/* out = op(x, y), y NULL for a unary op. */
-static mt_status
-op2(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    a.t[1] = y;
-    return run(op, &a, out);
-}
-
-/* out = op(x, v) with v a Python number (a wrapped scalar: it does not change x's dtype). */
+/* out = op(x, v) with v a Python number (a wrapped scalar: it does not change x's dtype), for
+ * the ops (Tensor self, Tensor|Scalar other) whose other arguments are None: mul, div, eq */
 static mt_status
 op_num(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out)
 {
     mt_tensor *w = NULL;
     mt_status st = mt_tensor_scalar(v, v.type, &w);
     if (st == MT_OK) {
-        st = op2(op, x, w, out);
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = x;
+        a.t[1] = w;
+        if ((st = mt_dispatch(op, &a)) == MT_OK) {
+            *out = a.out[0];
+        }
         mt_tensor_release(w);
     }
     return st;
@@ -52,12 +37,7 @@ zero_where(mt_tensor *cond, mt_tensor *x, mt_tensor **out)
     mt_tensor *zero = NULL;
     mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
     if (st == MT_OK) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = cond;
-        a.t[1] = zero;
-        a.t[2] = x;
-        st = run(MT_OP_where, &a, out);
+        st = mt_op_where(cond, zero, x, out);
         mt_tensor_release(zero);
     }
     return st;
@@ -67,13 +47,8 @@ zero_where(mt_tensor *cond, mt_tensor *x, mt_tensor **out)
 static mt_status
 sum_dim(mt_tensor *x, int dim, mt_tensor **out)
 {
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    if (dim >= 0) {
-        a.l[0] = (mt_intlist){.n = 1, .none = false, .v = {dim}};
-    }
-    return run(MT_OP_sum, &a, out);
+    int64_t d = dim;
+    return mt_op_sum(x, 1, dim >= 0 ? &d : NULL, false, -1, out);
 }
 
 static void
@@ -89,23 +64,16 @@ mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor 
 {
     mt_status st = MT_OK;
     if (weight) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = loss;
-        a.t[1] = weight;
-        if ((st = mt_dispatch(MT_OP_mul_, &a))) {
+        if ((st = mt_op_mul_(loss, weight, NULL))) {
             goto out_release;
         }
-        mt_tensor_release(a.out[0]);
     }
     if (reduction == MT_REDUCTION_NONE) {
         *out = loss;
         return MT_OK;
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = loss;
-    st = run(reduction == MT_REDUCTION_SUM ? MT_OP_sum : MT_OP_mean, &a, out);
+    st = reduction == MT_REDUCTION_SUM ? mt_op_sum(loss, 0, NULL, false, -1, out)
+                                       : mt_op_mean(loss, 0, NULL, false, -1, out);
 out_release:
     mt_tensor_release(loss);
     return st;
@@ -132,18 +100,14 @@ dropout(mt_args *a, bool inplace)
     if (p == 1) {
         return op_num(mul, x, mt_scalar_int(0), &a->out[0]);
     }
-    mt_args b;
-    mt_args_init(&b);
-    if ((st = mt_op_empty(x->ndim, x->sizes, x->dtype, mt_tensor_device(x), &t[0]))) {
+    if ((st = mt_op_empty(x->ndim, x->sizes, x->dtype, mt_tensor_device(x), false, &t[0]))) {
         goto out_release;
     }
-    b.t[0] = t[0];
-    b.s[0] = mt_scalar_float(1 - p);
-    if ((st = run(MT_OP_bernoulli_, &b, &t[1])) ||
+    if ((st = mt_op_bernoulli_(t[0], mt_scalar_float(1 - p), &t[1])) ||
         (st = op_num(div, t[0], mt_scalar_float(1 - p), &t[2]))) {
         goto out_release;
     }
-    st = op2(mul, x, t[0], &a->out[0]);
+    st = inplace ? mt_op_mul_(x, t[0], &a->out[0]) : mt_op_mul(x, t[0], &a->out[0]);
 out_release:
     release_all(t, SCRATCH);
     return st;
@@ -169,8 +133,8 @@ mt_status
 mt_composite_mse_loss(mt_args *a)
 {
     mt_tensor *d = NULL, *sq = NULL;
-    mt_status st = op2(MT_OP_sub, a->t[0], a->t[1], &d);
-    if (st == MT_OK && (st = op2(MT_OP_mul, d, d, &sq)) == MT_OK) {
+    mt_status st = mt_op_sub(a->t[0], a->t[1], mt_scalar_int(1), &d);
+    if (st == MT_OK && (st = mt_op_mul(d, d, &sq)) == MT_OK) {
         st = mt_loss_finish(sq, NULL, a->i[0], &a->out[0]);
     }
     mt_tensor_clear(&d);
@@ -182,8 +146,8 @@ mt_status
 mt_composite_l1_loss(mt_args *a)
 {
     mt_tensor *d = NULL, *ad = NULL;
-    mt_status st = op2(MT_OP_sub, a->t[0], a->t[1], &d);
-    if (st == MT_OK && (st = op2(MT_OP_abs, d, NULL, &ad)) == MT_OK) {
+    mt_status st = mt_op_sub(a->t[0], a->t[1], mt_scalar_int(1), &d);
+    if (st == MT_OK && (st = mt_op_abs(d, &ad)) == MT_OK) {
         st = mt_loss_finish(ad, NULL, a->i[0], &a->out[0]);
     }
     mt_tensor_clear(&d);
@@ -222,13 +186,13 @@ cross_entropy_probs(mt_args *a, mt_tensor *logp, int class_dim, double eps, mt_t
         }
         p = t[1];
     }
-    if ((st = op2(MT_OP_mul, logp, p, &t[2]))) {
+    if ((st = mt_op_mul(logp, p, &t[2]))) {
         goto out_release;
     }
     prod = t[2];
     if (weight) {
         if ((st = weight_along(weight, logp, class_dim, &t[3])) ||
-            (st = op2(MT_OP_mul, prod, t[3], &t[4]))) {
+            (st = mt_op_mul(prod, t[3], &t[4]))) {
             goto out_release;
         }
         prod = t[4];
@@ -237,11 +201,11 @@ cross_entropy_probs(mt_args *a, mt_tensor *logp, int class_dim, double eps, mt_t
         goto out_release;
     }
     if (reduction != MT_REDUCTION_MEAN) {
-        st = op2(MT_OP_neg, t[5], NULL, out);
+        st = mt_op_neg(t[5], out);
         goto out_release;
     }
     double rows = n_classes ? (double)(mt_tensor_numel(logp) / n_classes) : 0;
-    if ((st = op2(MT_OP_neg, t[5], NULL, &t[6]))) {
+    if ((st = mt_op_neg(t[5], &t[6]))) {
         goto out_release;
     }
     st = op_num(MT_OP_div, t[6], mt_scalar_float(rows), out);
@@ -264,12 +228,12 @@ smoothing_term(mt_args *a, mt_tensor *logp, int class_dim, mt_tensor **out)
     }
     if (weight) {
         if ((st = weight_along(weight, logp, class_dim, &t[1])) ||
-            (st = op2(MT_OP_mul, logp, t[1], &t[2]))) {
+            (st = mt_op_mul(logp, t[1], &t[2]))) {
             goto out_release;
         }
         prod = t[2];
     }
-    if ((st = sum_dim(prod, class_dim, &t[3])) || (st = op2(MT_OP_neg, t[3], NULL, &t[4])) ||
+    if ((st = sum_dim(prod, class_dim, &t[3])) || (st = mt_op_neg(t[3], &t[4])) ||
         (st = zero_where(t[0], t[4], &t[5]))) {
         goto out_release;
     }
@@ -290,17 +254,12 @@ smoothing_term(mt_args *a, mt_tensor *logp, int class_dim, mt_tensor **out)
         if ((st = zero_where(t[0], target, &t[7])) || (st = mt_op_view(weight, 2, col, &t[8]))) {
             goto out_release;
         }
-        mt_args e;
-        mt_args_init(&e);
-        e.t[0] = t[8];
-        e.t[1] = t[7];
-        e.i[0] = -1;
-        if ((st = run(MT_OP_embedding, &e, &t[9])) ||
+        if ((st = mt_op_embedding(t[8], t[7], -1, false, false, &t[9])) ||
             (st = mt_op_view(t[9], target->ndim, target->sizes, &t[10])) ||
             (st = zero_where(t[0], t[10], &t[11]))) {
             goto out_release;
         }
-    } else if ((st = op2(MT_OP_logical_not, t[0], NULL, &t[11]))) {
+    } else if ((st = mt_op_logical_not(t[0], &t[11]))) {
         goto out_release;
     }
     mt_tensor *kept = t[11];
@@ -308,7 +267,7 @@ smoothing_term(mt_args *a, mt_tensor *logp, int class_dim, mt_tensor **out)
     st = sum_dim(kept, -1, &t[11]);
     mt_tensor_release(kept);
     if (st == MT_OK) {
-        st = op2(MT_OP_div, t[6], t[11], out);
+        st = mt_op_div(t[6], t[11], NULL, out);
     }
 out_release:
     release_all(t, SCRATCH);
@@ -327,38 +286,27 @@ mt_composite_cross_entropy_loss(mt_args *a)
     if (!(eps >= 0 && eps <= 1)) {
         return mt_fail(MT_ERUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", eps);
     }
-    mt_args b;
-    mt_args_init(&b);
-    b.t[0] = self;
-    b.i[0] = class_dim;
-    b.i_none = 0;
-    if ((st = run(MT_OP_log_softmax, &b, &t[0]))) {
+    if ((st = mt_op_log_softmax(self, class_dim, -1, &t[0]))) {
         return st;
     }
     if (mt_dtype_is_float(target->dtype)) {
         st = cross_entropy_probs(a, t[0], class_dim, eps, &a->out[0]);
         goto out_release;
     }
-    mt_args n;
-    mt_args_init(&n);
-    n.t[0] = t[0];
-    n.t[1] = target;
-    n.t[2] = a->t[2];
-    n.i[0] = a->i[0];
-    n.i[1] = a->i[1];
-    n.i_none = 0;
+    mt_tensor *weight = a->t[2];
+    int64_t reduction = a->i[0], ignore_index = a->i[1];
     if (eps == 0) {
-        st = run(MT_OP_nll_loss, &n, &a->out[0]);
+        st = mt_op_nll_loss(t[0], target, weight, reduction, ignore_index, &a->out[0]);
         goto out_release;
     }
     int64_t n_classes = self->sizes[class_dim];
-    if ((st = run(MT_OP_nll_loss, &n, &t[1])) ||
+    if ((st = mt_op_nll_loss(t[0], target, weight, reduction, ignore_index, &t[1])) ||
         (st = smoothing_term(a, t[0], class_dim, &t[2])) ||
         (st = op_num(MT_OP_mul, t[1], mt_scalar_float(1 - eps), &t[3])) ||
         (st = op_num(MT_OP_mul, t[2], mt_scalar_float(eps / (double)n_classes), &t[4]))) {
         goto out_release;
     }
-    st = op2(MT_OP_add, t[3], t[4], &a->out[0]);
+    st = mt_op_add(t[3], t[4], mt_scalar_int(1), &a->out[0]);
 out_release:
     release_all(t, SCRATCH);
     return st;

@@ -349,7 +349,7 @@ mt_composite_repeat(mt_args *a)
             return mt_fail(MT_ERUNTIME, "repeat: the result's size overflows int64");
         }
     }
-    mt_status st = mt_op_empty(r->n, target, self->dtype, mt_tensor_device(self), &res);
+    mt_status st = mt_op_empty(r->n, target, self->dtype, mt_tensor_device(self), false, &res);
     if (st || mt_tensor_numel(res) == 0) {
         goto out_release;
     }
@@ -376,11 +376,11 @@ mt_composite_repeat(mt_args *a)
         st = mt_fail(MT_EVALUE, "repeat: minitorch supports at most %d dimensions", MT_MAX_DIMS);
         goto out_release;
     }
-    if ((st = mt_op_as_strided(res, nd, sizes, dst_strides, 0, &dst)) ||
-        (st = mt_op_as_strided(self, nd, sizes, src_strides, self->offset, &src))) {
+    if ((st = mt_op_as_strided(res, nd, sizes, nd, dst_strides, 0, &dst)) ||
+        (st = mt_op_as_strided(self, nd, sizes, nd, src_strides, self->offset, &src))) {
         goto out_release;
     }
-    st = mt_op_copy_(dst, src);
+    st = mt_op_copy_(dst, src, NULL);
 out_release:
     mt_tensor_clear(&dst);
     mt_tensor_clear(&src);

@@ -15,7 +15,7 @@ static mt_status
 restride(mt_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
          mt_tensor **out)
 {
-    return mt_op_as_strided(self, ndim, sizes, strides, offset, out);
+    return mt_op_as_strided(self, ndim, sizes, ndim, strides, offset, out);
 }
 
 mt_status

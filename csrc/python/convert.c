@@ -34,7 +34,7 @@ mt_py_tensor_tolist(mt_tensor *t)
     if (mt_tensor_device(t).type != MT_CPU) {
         /* a device tensor is read through a copy on the host (PyTorch copies too) */
         mt_tensor *host = NULL;
-        mt_status st = mt_op_to_copy(t, t->dtype, MT_DEVICE_CPU, &host);
+        mt_status st = mt_op__to_copy(t, t->dtype, MT_DEVICE_CPU, &host);
         if (st) {
             return mt_py_raise(st);
         }
@@ -305,7 +305,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     int pyerr = 0;
     if (mt_py_is_tensor(data)) {
         mt_tensor *src = mt_py_unwrap(data);
-        st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
+        st = mt_op__to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
     } else if (!is_sequence(data) && PyObject_CheckBuffer(data) &&
                PyObject_HasAttrString(data, "__array_interface__")) {
         PyObject *copied = from_array(data, true);
@@ -313,7 +313,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
             return NULL;
         }
         mt_tensor *src = mt_py_unwrap(copied);
-        st = mt_op_to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
+        st = mt_op__to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
         Py_DECREF(copied);
     } else {
         st = tensor_from_sequence(data, dtype, &t, &pyerr);
@@ -322,7 +322,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
         return pyerr ? NULL : mt_py_raise(st);
     }
     if (dev.type != MT_CPU) {
-        st = mt_op_to_copy(t, t->dtype, dev, &moved);
+        st = mt_op__to_copy(t, t->dtype, dev, &moved);
         mt_tensor_release(t);
         if (st) {
             return mt_py_raise(st);

@@ -202,7 +202,7 @@ py_to_dlpack(PyObject *m, PyObject *args)
     mt_tensor *src = t;
     mt_status st = MT_OK;
     if (moves) {
-        st = mt_op_to_copy(t, t->dtype, target, &src);
+        st = mt_op__to_copy(t, t->dtype, target, &src);
     } else if (copy) {
         st = mt_op_clone(t, &src);
     }

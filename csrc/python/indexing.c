@@ -101,7 +101,7 @@ data_index(PyObject *item)
     if (t->dtype == MT_BOOL || t->dtype == MT_INT64) {
         return t;
     }
-    mt_status st = mt_op_to_copy(t, MT_INT64, MT_DEVICE_CPU, &cast);
+    mt_status st = mt_op__to_copy(t, MT_INT64, MT_DEVICE_CPU, &cast);
     mt_tensor_release(t);
     return st ? mt_py_raise(st), NULL : cast;
 }
@@ -192,8 +192,8 @@ apply_slice(indexing *ix, PyObject *it, int64_t dim, bool always)
         return 0;
     }
     mt_tensor *next = NULL;
-    mt_status st = mt_op_slice(ix->view, dim, sl->start == Py_None ? INT64_MIN : start,
-                               sl->stop == Py_None ? INT64_MAX : stop, stp, &next);
+    mt_status st = mt_op_slice(ix->view, dim, sl->start == Py_None ? MT_INT_NONE : start,
+                               sl->stop == Py_None ? MT_INT_NONE : stop, stp, &next);
     return step(ix, st, next);
 }
 
@@ -403,15 +403,17 @@ mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
         if ((v = strip_value(mt_py_unwrap(value), ix.view->ndim)) == NULL) {
             goto out_fail;
         }
-        st = ix.advanced ? mt_op_index_put_(ix.view, ix.n, ix.idx, v, false)
-                         : mt_op_copy_(ix.view, v);
+        st = ix.advanced ? mt_op_index_put_(ix.view, ix.n, ix.idx, v, false, NULL)
+                         : mt_op_copy_(ix.view, v, NULL);
     } else if (number_value(value, mt_py_unwrap(self)->dtype, &s) < 0) {
         goto out_fail;
     } else if (!ix.advanced) {
-        st = mt_op_fill_(ix.view, s);
+        if ((st = mt_tensor_scalar(s, s.type, &v)) == MT_OK) { /* a wrapped number */
+            st = mt_op_fill_(ix.view, v, NULL);
+        }
     } else if ((st = mt_check_scalar_fits(s, ix.view->dtype)) == MT_OK &&
                (st = mt_tensor_scalar(s, ix.view->dtype, &v)) == MT_OK) {
-        st = mt_op_index_put_(ix.view, ix.n, ix.idx, v, false);
+        st = mt_op_index_put_(ix.view, ix.n, ix.idx, v, false, NULL);
     }
     if (st) {
         mt_py_raise(st);

@@ -1,22 +1,30 @@
-/* What formulas_shape.c and formulas_reduce.c share: formulas.c's macros for writing a backward
- * function and a formula row (this one with the Tensor[] flag), and small op calls. Private to
- * those two files; no formula lives here. */
-#ifndef MT_FORMULAS_SHAPE_H
-#define MT_FORMULAS_SHAPE_H
+/* What the formula files (csrc/autograd/formulas*.c) share: the backward function of every row
+ * of formulas.def, and small op calls. No formula lives here. */
+#ifndef MT_FORMULAS_H
+#define MT_FORMULAS_H
 
 #include "autograd/autograd.h"
 #include "ops/ops.h"
 
-#include "autograd/formula_macros.h"
+/* mt_grad_<op>(n, g, gi) for each row: g[k] the gradient of output k, gi[e] to fill for each
+ * edge e. The saved tensors are checked before the call (formulas.def). */
+#define MT_FORMULA(op, node, backward, ...) \
+    mt_status backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi);
+#include "autograd/formulas.def"
+#undef MT_FORMULA
 
-/* op, node name, backward, differentiable slots, Tensor[] differentiable, saved slots, saves
- * result, is a view */
-#define ROW(op, nm, fn, diff, list, save_in, save_out, view)                                  \
-    static const mt_formula f_##op = {nm, fn, diff, list, save_in, save_out, view};         \
-    mt_autograd_set_formula(MT_OP_##op, &f_##op)
+/* The rows with .saves: batch_norm keeps no running statistics when training (its forward
+ * updates them in place and its backward does not read them); pow with a number exponent keeps
+ * no result. */
+void mt_saves_batch_norm(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
+void mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
-/* Dispatches op with a; *out = its first result (others released). */
-mt_status mt_ags_call(mt_op op, mt_args *a, mt_tensor **out);
+/* The node name of the rows with .overload: PyTorch numbers an op's overloads apart (sum() is
+ * SumBackward0, sum(dim) SumBackward1); NULL for the row's name. */
+const char *mt_formula_overload_name(mt_op op, const mt_args *a);
+/* The node name of formulas_math.c's numbered ops, or NULL (called by the one above). */
+const char *mt_formula_math_overload_name(mt_op op, const mt_args *a);
+
 /* A wrapped 0-dim number, weak in type promotion: it takes the other operand's dtype. */
 mt_status mt_ags_number(double v, mt_tensor **out);
 /* *out = op(x, v) for a binary op and a number v (eq(x, 0), pow(x, p)...). */
@@ -34,9 +42,5 @@ mt_status mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out);
 mt_status mt_ags_keep(mt_tensor *x, const mt_meta *m, const bool *red, mt_tensor **out);
 /* red[d] for each dim of m a reduction over dims (None or empty: all) reduces. */
 void mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red);
-/* *out = op(x) for an op taking a tensor and one dim list (flip) or one int dim (cumsum). */
-mt_status mt_ags_along(mt_op op, mt_tensor *x, int64_t dim, mt_tensor **out);
-
-void mt_autograd_register_reduce(void);
 
 #endif
