@@ -6,32 +6,8 @@
 
 #include "dispatch/dispatch.h"
 
-/* ---- elementwise ---- */
+/* ---- fills (the elementwise family's checks are ops/elementwise.c's) ---- */
 
-/* add and sub (is_sub) computing in dt: the alpha rules, and no bool operand for sub. */
-mt_status mt_check_add_sub(const mt_args *a, bool is_sub, mt_dtype dt);
-/* clamp_min and clamp_max with a Scalar bound: the dtype they compute in. */
-mt_dtype mt_clamp_bound_dtype(const mt_args *a);
-/* neg: not of a bool tensor. */
-mt_status mt_check_neg(const mt_tensor *self);
-/* floor_divide, remainder, fmod, pow and div with a rounding mode (name for the message):
- * not two Python numbers; pow of an integer dt to a negative Python number is refused. */
-mt_status mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt);
-/* pow(Tensor, Scalar) of a float self to 0.5 or -0.5 (result dtype dt): as PyTorch's kernels,
- * runs sqrt or rsqrt instead (their values differ from pow's at -inf and -0) into a->out[0],
- * and sets *done; else leaves *done false for the backend to run pow. */
-mt_status mt_pow_as_root(mt_args *a, mt_dtype dt, bool inplace, bool *done);
-/* div's rounding_mode (not None): *floor is false for 'trunc', true for 'floor'. */
-mt_status mt_div_rounding_mode(const char *mode, bool *floor);
-/* gelu's approximate (NULL is 'none'): *tanh_form for 'tanh'. */
-mt_status mt_gelu_approximate(const char *approx, bool *tanh_form);
-/* clamp(self, min, max) as three operands of one dtype: ops[0..2] = self, min, max with an
- * absent bound replaced by *bound (a new Python number that clamps nothing, or NULL); *dt the
- * promoted dtype. device ("cpu", "cuda") names PyTorch's kernel in the bool error. */
-mt_status mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt,
-                            mt_tensor **bound);
-/* where's condition must be bool. */
-mt_status mt_check_where(const mt_tensor *condition);
 /* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
 mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
