@@ -482,6 +482,19 @@ G(minimum_backward)
     return extremum_backward(n, g[0], gi, false);
 }
 
+// hypot(self, other): g * self / result, g * other / result
+G(hypot_backward)
+{
+    tmp s = {0};
+    mt_tensor *q = bin(&s, MT_OP_div, g[0], result(&s, n));
+    for (int e = 0; e < 2; e++) {
+        if (wants(n, e)) {
+            give(&s, bin(&s, MT_OP_mul, q, saved(&s, n, e)), &gi[e]);
+        }
+    }
+    return finish(&s);
+}
+
 // where(condition, input, other): edges input, other
 G(where_backward)
 {
@@ -662,6 +675,7 @@ mt_autograd_register_math(void)
     ROWS(clamp_max, "ClampMaxBackward0", clamp_max_backward, 0x1, 0x1, false);
     ROW(maximum, "MaximumBackward0", maximum_backward, 0x3, 0x3, false);
     ROW(minimum, "MinimumBackward0", minimum_backward, 0x3, 0x3, false);
+    ROWS(hypot, "HypotBackward0", hypot_backward, 0x3, 0x3, true);
     ROW(where, "WhereBackward0", where_backward, 0x6, 0x1, false);
     ROWS(masked_fill, "MaskedFillBackward0", masked_fill_backward, 0x5, 0x2, false);
     /* a comparison in place keeps self's float dtype: PyTorch gives its inputs 0 */

@@ -62,6 +62,7 @@ MT_LIBM(exp2) MT_LIBM(expm1) MT_LIBM(log2) MT_LIBM(log10)
         return (T)0.5 * x * ((T)1 + tanh##F(inner));                                         \
     }                                                                                        \
     static inline MT_HD T mt_div_##suffix(T x, T y) { return x / y; }                        \
+    static inline MT_HD T mt_hypot_##suffix(T x, T y) { return hypot##F(x, y); }             \
     static inline MT_HD bool mt_isnan_##suffix(T x) { return x != x; }                       \
     static inline MT_HD bool mt_isinf_##suffix(T x) { return isinf(x); }
 MT_DEFINE_FLOAT_UNARY(float, f32, f)
