@@ -6,7 +6,7 @@
 
 #include "dispatch/dispatch.h"
 
-/* ---- fills (the elementwise family's checks are ops/elementwise.c's) ---- */
+/* ---- fills (ops/arg_checks.c; the elementwise family's checks are ops/elementwise.c's) ---- */
 
 /* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
 mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
@@ -14,7 +14,7 @@ mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
 
-/* ---- reductions ---- */
+/* ---- reductions (ops/reduce_checks.c) ---- */
 
 /* sum and prod: the result dtype, and the dtype the input is summed in. */
 void mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt);
@@ -35,7 +35,7 @@ mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
 /* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
 mt_dtype mt_scan_dtype(const mt_args *a);
 
-/* ---- nn layers ---- */
+/* ---- nn layers (ops/nn_checks.c) ---- */
 
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
  * device ("CPU", "CUDA") as in its message. */
@@ -60,7 +60,7 @@ mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *in
 mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
                       int64_t *N, int64_t *C, int64_t *K);
 
-/* ---- matrix products ---- */
+/* ---- matrix products (ops/matmul_checks.c) ---- */
 
 /* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
 mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec);
@@ -117,7 +117,7 @@ void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int
  * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
 mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts);
 
-/* ---- random fills ---- */
+/* ---- random fills (ops/random_checks.c) ---- */
 
 typedef enum mt_random_kind {
     MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
