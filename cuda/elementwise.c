@@ -151,7 +151,7 @@ has_loop(mt_ew_id row, mt_dtype dt)
 // p prepared by the front end (inputs in the row's operand dtypes or Python numbers, output
 // allocated); one launch of row's kernel on dtype dt
 static mt_status
-run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, mt_scalar k, bool *zero_div)
+run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div)
 {
     (void)zero_div; /* a kernel cannot raise: integer division by zero gives core/math.h's value */
     mt_cuda_ew p;
@@ -173,7 +173,7 @@ run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, mt_scalar k, bool *zero_div)
     }
     p.data[0] = mt_tensor_data(plan->ops[0]);
     p.nin = plan->nin;
-    p.k = to_cuda_scalar(k);
+    p.k = k ? to_cuda_scalar(*k) : p.k; /* else 0, unread */
     geometry(&p, plan->ndim, plan->shape, ops, plan->nin + 1);
     if (p.n == 0) {
         return MT_OK;

@@ -147,11 +147,13 @@ has_loop(mt_ew_id row, mt_dtype dt)
 }
 
 static mt_status
-run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, mt_scalar k, bool *zero_div)
+run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div)
 {
     ew_ctx ctx;
     memset(ctx.k, 0, sizeof(ctx.k));
-    mt_store_scalar(ctx.k, dt, k);
+    if (k) {
+        mt_store_scalar(ctx.k, dt, *k);
+    }
     atomic_init(&ctx.zero_div, false);
     mt_iter it;
     mt_status st = mt_iter_build(&it, p->ndim, p->shape, p->ops, p->nin + 1);

@@ -18,7 +18,8 @@ typedef struct ew_call {
     bool inplace;
     mt_tensor *ins[MT_EW_MAX_OPS - 1];
     mt_dtype dt;       /* the loop's dtype (T of its form) */
-    mt_scalar k;       /* the row's scalar operand, or None (1) */
+    bool uses_k;       /* the row has a scalar operand: k, or 1 when k is None */
+    mt_scalar k;
     mt_tensor *owned;  /* an operand the meta made (a bound, masked_fill's value) */
     bool done;         /* the meta computed the result itself (pow by a root) */
 } ew_call;
@@ -61,6 +62,7 @@ check_alpha(ew_call *c, mt_args *a, bool is_sub)
                        "are trying to invert a mask, use the `~` or `logical_not()` operator "
                        "instead.");
     }
+    c->uses_k = true;
     c->k = a->s[0];
     if (mt_scalar_is_none(c->k)) {
         return MT_OK;
@@ -164,6 +166,7 @@ meta_bound(ew_call *c, mt_args *a)
     mt_promotion_add(&p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->is_wrapped_number);
     mt_promotion_add(&p, a->s[0].type, 0, true);
     c->dt = mt_promotion_result(&p);
+    c->uses_k = true;
     c->k = a->s[0];
     return MT_OK;
 }
@@ -312,15 +315,21 @@ not_implemented(const ew_call *c)
 mt_status
 mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
 {
-    ew_call c = {.dev = dev, .op = op, .row = row, .k = {.type = MT_NUM_DTYPES}};
+    ew_call c;
+    c.dev = dev;
+    c.op = op;
+    c.row = row;
     c.inplace = (mt_op_flags[op] & INPLACE) != 0;
-    mt_status st = pick_row(a, &c.row);
+    c.uses_k = false;
+    c.owned = NULL;
+    c.done = false;
+    mt_status st = a->str[0] ? pick_row(a, &c.row) : MT_OK;
     if (st) {
         return st;
     }
     const ew_row *r = &rows[c.row];
-    for (int k = 0; k < r->nin; k++) {
-        c.ins[k] = a->t[k];
+    for (int k = 0; k < MT_EW_MAX_OPS - 1; k++) {
+        c.ins[k] = k < r->nin ? a->t[k] : NULL;
     }
     if ((st = r->meta(&c, a)) || c.done) {
         goto out_release;
@@ -340,13 +349,17 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
         goto out_release;
     }
     bool zero_div = false;
-    mt_scalar k = mt_scalar_is_none(c.k) ? mt_scalar_int(1) : c.k;
-    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, k, &zero_div), &a->out[0]);
+    if (c.uses_k && mt_scalar_is_none(c.k)) {
+        c.k = mt_scalar_int(1);
+    }
+    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? &c.k : NULL, &zero_div), &a->out[0]);
     if (st == MT_OK && zero_div) {
         mt_tensor_clear(&a->out[0]);
         st = mt_fail(MT_ERUNTIME, "ZeroDivisionError");
     }
 out_release:
-    mt_tensor_clear(&c.owned);
+    if (c.owned) {
+        mt_tensor_clear(&c.owned);
+    }
     return st;
 }

@@ -29,9 +29,10 @@ typedef struct mt_ew_device {
     /* whether it has row's loop for dtype dt */
     bool (*has_loop)(mt_ew_id row, mt_dtype dt);
     /* Runs row's loop in dtype dt over p: inputs already in the row's operand dtypes, output
-     * allocated. k is the row's scalar operand (alpha, a bound; 1 when it has none). Sets
-     * *zero_div when an integer divisor was 0 (the front end raises). */
-    mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, mt_scalar k, bool *zero_div);
+     * allocated. *k is the row's scalar operand (alpha, a bound), NULL for a row without one.
+     * Sets *zero_div when an integer divisor was 0 (the front end raises). */
+    mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k,
+                     bool *zero_div);
 } mt_ew_device;
 
 /* The kernel of ops.def's op on dev: the front end of row (which may pick another: div's
