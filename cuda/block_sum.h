@@ -3,7 +3,7 @@
 #ifndef MT_CUDA_BLOCK_SUM_H
 #define MT_CUDA_BLOCK_SUM_H
 
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 // The sum of v over the block (MT_CUDA_ROW_THREADS threads), in every thread; buf is reusable
 // when it returns.

@@ -1,6 +1,6 @@
-/* The CUDA elementwise driver: from tensors to one mt_cuda_ew launch. Promotion, broadcasting,
- * in-place checks and the output are the shared front end's (core/elementwise.c, through the
- * C API); dimension coalescing happens here, on the host, so a kernel only turns a linear
+/* The CUDA elementwise driver: from a plan the front end prepared (ops/elementwise.c, through
+ * the C API: checks, promotion, broadcasting, in-place rules, the output) to one mt_cuda_ew
+ * launch. Dimension coalescing happens here, on the host, so a kernel only turns a linear
  * index into offsets (or, when everything is contiguous, uses it as is). */
 #include <string.h>
 
@@ -129,7 +129,7 @@ mt_cuda_fill(mt_tensor *dst, mt_scalar value)
     if (st || p.n == 0) {
         return st;
     }
-    return launch(mt_cuda_ew_kernel(MT_CUDA_FILL, dst->dtype), &p);
+    return launch(mt_cuda_fill_kernel(dst->dtype), &p);
 }
 
 mt_status
@@ -142,33 +142,28 @@ mt_cuda_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return st;
 }
 
-static const mt_ew_backend cuda_backend = {mt_cuda_cast, mt_cuda_copy_into, true};
-
-mt_status
-mt_cuda_elementwise_typed(mt_tensor *const *ins, int nin, mt_dtype dt, mt_dtype result,
-                          mt_cuda_ew_op op, mt_scalar k, const char *name, bool inplace,
-                          mt_tensor **out)
+static bool
+has_loop(mt_ew_id row, mt_dtype dt)
 {
-    const void *kernel = mt_cuda_ew_kernel(op, dt);
-    if (kernel == NULL) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(dt));
-    }
-    mt_dtype in_dtypes[MT_EW_MAX_OPS] = {dt, dt, dt, dt};
-    mt_ew_plan plan;
-    mt_status st = mt_ew_begin(&plan, &cuda_backend, ins, nin, in_dtypes, result, inplace);
-    if (st) {
-        return st;
-    }
+    return mt_cuda_ew_kernel(row, dt) != NULL;
+}
+
+// p prepared by the front end (inputs in the row's operand dtypes or Python numbers, output
+// allocated); one launch of row's kernel on dtype dt
+static mt_status
+run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div)
+{
+    (void)zero_div; /* a kernel cannot raise: integer division by zero gives core/math.h's value */
     mt_cuda_ew p;
     memset(&p, 0, sizeof(p));
-    mt_tensor *ops[MT_CUDA_MAX_OPERANDS] = {plan.ops[0]}; /* NULL for a Python number */
-    for (int j = 1; j <= nin; j++) {
-        mt_tensor *t = plan.ops[j];
+    mt_tensor *ops[MT_CUDA_MAX_OPERANDS] = {plan->ops[0]}; /* NULL for a Python number */
+    mt_status st = MT_OK;
+    for (int j = 1; j <= plan->nin; j++) {
+        mt_tensor *t = plan->ops[j];
         if (is_number(t)) {
             mt_scalar v;
             if ((st = mt_tensor_item(t, &v))) {
-                return mt_ew_end(&plan, st, out);
+                return st;
             }
             p.scalar[j] = to_cuda_scalar(v);
         } else {
@@ -176,22 +171,16 @@ mt_cuda_elementwise_typed(mt_tensor *const *ins, int nin, mt_dtype dt, mt_dtype 
             p.data[j] = mt_tensor_data(t);
         }
     }
-    p.data[0] = mt_tensor_data(plan.ops[0]);
-    p.nin = nin;
-    p.k = to_cuda_scalar(mt_scalar_is_none(k) ? mt_scalar_int(1) : k);
-    geometry(&p, plan.ndim, plan.shape, ops, nin + 1);
-    if (p.n > 0) {
-        st = mt_cuda_use_device(mt_tensor_device(plan.ops[0]));
-        if (st == MT_OK) {
-            st = launch(kernel, &p);
-        }
+    p.data[0] = mt_tensor_data(plan->ops[0]);
+    p.nin = plan->nin;
+    p.k = k ? to_cuda_scalar(*k) : p.k; /* else 0, unread */
+    geometry(&p, plan->ndim, plan->shape, ops, plan->nin + 1);
+    if (p.n == 0) {
+        return MT_OK;
     }
-    return mt_ew_end(&plan, st, out);
+    st = mt_cuda_use_device(mt_tensor_device(plan->ops[0]));
+    return st ? st : launch(mt_cuda_ew_kernel(row, dt), &p);
 }
 
-mt_status
-mt_cuda_elementwise(mt_tensor *const *ins, int nin, mt_dtype dt, mt_cuda_ew_op op, mt_scalar k,
-                    const char *name, bool inplace, mt_tensor **out)
-{
-    return mt_cuda_elementwise_typed(ins, nin, dt, dt, op, k, name, inplace, out);
-}
+const mt_ew_device mt_cuda_ew_device = {"cuda", {mt_cuda_cast, mt_cuda_copy_into, true}, has_loop,
+                                        run};

@@ -1,22 +1,16 @@
-/* The CUDA elementwise driver (elementwise.c): promotion is the caller's; broadcasting, casts
- * of inputs, output allocation and in-place checks are the shared front end's
- * (core/elementwise.h); the launch is its own. */
+/* The CUDA elementwise driver (elementwise.c): the checks, promotion, broadcasting, casts of
+ * inputs, output allocation and in-place rules are the front end's (ops/elementwise.c); the
+ * launch is its own. */
 #ifndef MT_CUDA_ELEMENTWISE_H
 #define MT_CUDA_ELEMENTWISE_H
 
 #include "cuda/cuda.h"
 #include "cuda/kernels.h"
+#include "ops/elementwise.h"
 
-/* Runs op over ins (broadcast together, cast to dt; a Python number may be any of them) into a
- * new tensor of dtype dt in *out, or, when inplace, into ins[0] (*out: a new reference to it).
- * k is the op's scalar (alpha, a clamp bound); name is the op's, for "not implemented" errors. */
-mt_status mt_cuda_elementwise(mt_tensor *const *ins, int nin, mt_dtype dt, mt_cuda_ew_op op,
-                              mt_scalar k, const char *name, bool inplace, mt_tensor **out);
-/* The general form: inputs computed in dt, the result of dtype `result` (bool for the
- * comparison ops of kernels.h). */
-mt_status mt_cuda_elementwise_typed(mt_tensor *const *ins, int nin, mt_dtype dt, mt_dtype result,
-                                    mt_cuda_ew_op op, mt_scalar k, const char *name, bool inplace,
-                                    mt_tensor **out);
+/* The CUDA device of the elementwise family (ops/elementwise.h): the front end prepares each
+ * call, this runs the loop. */
+extern const mt_ew_device mt_cuda_ew_device;
 /* dst = src on one device, src broadcast to dst's shape and cast to its dtype. */
 mt_status mt_cuda_copy_into(mt_tensor *dst, mt_tensor *src);
 /* *out = a new contiguous tensor holding src (CUDA) cast to dt. */

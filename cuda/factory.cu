@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 extern "C" {
 #include "ops/range_point.h"

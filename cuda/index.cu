@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 #define GRID_STRIDE(i, n)                                                            \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \

@@ -1,78 +1,37 @@
 // The elementwise and cast kernels of the CUDA backend, and the tables the host code picks
-// them from. Kernels only index and compute: the scalar math is core/math.h's (MT_HD, through
-// device_math.h), the argument checks, promotion and launches are the host code's
-// (elementwise.c, ops_ew.c).
+// them from. Kernels only index and compute: one functor per row of ops/elementwise.def and
+// dtype, generated from the table, calls the row's core/math.h function; the argument checks,
+// promotion and output are the front end's (csrc/ops/elementwise.c), the launch the host
+// code's (elementwise.c).
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
+#include "ops/elementwise_table.h"
 
-// One functor per op: f(x, y, z, k) with k the op's scalar; the kernel casts the value to the
-// output dtype (T, or bool for comparisons).
-#define OP(Name, EXPR)                                                                     \
-    struct Name {                                                                          \
-        template <typename T>                                                              \
-        __device__ __forceinline__ auto operator()(T x, T y, T z, T k) const               \
-        {                                                                                  \
-            (void)x, (void)y, (void)z, (void)k;                                            \
-            return EXPR;                                                                   \
-        }                                                                                  \
+// The functor of row name on dtype T (suffix S): f(x, y, z, k) with the form's operand types
+// (T1, T2, T3, the scalar k of type T) and result type R.
+namespace ew {
+#define FUNCTOR(name, form, T, S)                                                             \
+    struct name##_##S {                                                                       \
+        typedef MT_EW_T1(form, T) T1;                                                         \
+        typedef MT_EW_T2(form, T) T2;                                                         \
+        typedef MT_EW_T3(form, T) T3;                                                         \
+        typedef MT_EW_R(form, T) R;                                                           \
+        typedef T K;                                                                          \
+        __device__ __forceinline__ R operator()(T1 x, T2 y, T3 z, K k) const                  \
+        {                                                                                     \
+            (void)x, (void)y, (void)z, (void)k;                                               \
+            return (R)MT_EW_CALL_##form(mt_##name##_##S);                                     \
+        }                                                                                     \
     };
-OP(Fill, k)
-OP(Add, x + k * y)
-OP(Sub, x - k * y)
-OP(Mul, x * y)
-OP(Div, x / y)
-OP(Neg, -x)
-OP(ClampMin, clamp_min_(x, k))
-OP(ClampMax, clamp_max_(x, k))
-OP(Exp, exp_(x))
-OP(Log, log_(x))
-OP(Sqrt, sqrt_(x))
-OP(Rsqrt, rsqrt_(x))
-OP(Sin, sin_(x))
-OP(Cos, cos_(x))
-OP(Tanh, tanh_(x))
-OP(Sigmoid, sigmoid_(x))
-OP(Abs, abs_(x))
-OP(Reciprocal, reciprocal_(x))
-OP(Log1p, log1p_(x))
-OP(Exp2, exp2_(x))
-OP(Expm1, expm1_(x))
-OP(Log2, log2_(x))
-OP(Log10, log10_(x))
-OP(Sign, sign_(x))
-OP(Gelu, gelu_(x))
-OP(GeluTanh, gelu_tanh_(x))
-OP(Silu, silu_(x))
-OP(GeluBackward, gelu_backward_(x, y))
-OP(GeluTanhBackward, gelu_tanh_backward_(x, y))
-OP(DivFloor, div_floor_(x, y))
-OP(DivTrunc, div_trunc_(x, y))
-OP(Remainder, remainder_(x, y))
-OP(Fmod, fmod_(x, y))
-OP(Pow, pow_(x, y))
-OP(Maximum, maximum_(x, y))
-OP(Minimum, minimum_(x, y))
-OP(BitwiseAnd, x & y)
-OP(BitwiseOr, x | y)
-OP(BitwiseNot, bitwise_not_(x))
-OP(Clamp, minimum_(maximum_(x, y), z))
-OP(Where, x != (T)0 ? y : z)
-OP(MaskedFill, y != (T)0 ? z : x)
-OP(Eq, x == y)
-OP(Ne, x != y)
-OP(Lt, x < y)
-OP(Le, x <= y)
-OP(Gt, x > y)
-OP(Ge, x >= y)
-OP(LogicalAnd, x != (T)0 && y != (T)0)
-OP(LogicalOr, x != (T)0 || y != (T)0)
-OP(LogicalNot, x == (T)0)
-OP(Isnan, isnan_(x))
-OP(Isinf, isinf_(x))
-#undef OP
+#define NO_FUNCTOR(name, form, T, S)
+#define MT_EW(name, form, dtypes, meta, kernel) MT_EW_DTYPES_##dtypes(FUNCTOR, NO_FUNCTOR, name, form)
+#include "ops/elementwise.def"
+#undef FUNCTOR
+#undef NO_FUNCTOR
+} // namespace ew
 
 // ---- loading operands ----
 
@@ -130,49 +89,61 @@ template <int N> static __device__ __forceinline__ void settle(pack<bool, N> &q)
     }
 }
 
+// Input k's elements j*N to j*N+N-1 of a contiguous, aligned operand (or its scalar N times).
+template <typename T, int N>
+static __device__ __forceinline__ void load_pack(const mt_cuda_ew &p, int k, int64_t j, pack<T, N> &q)
+{
+    if (p.data[k]) {
+        q = ((const pack<T, N> *)p.data[k])[j];
+        settle(q);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < N; e++) {
+        q.v[e] = scalar_as<T>(p.scalar[k]);
+    }
+}
+
 // The p.vec case of ew_kernel: contiguous operands, each 32-byte aligned. A thread reads N
 // elements of each input with one vector load and writes N with one store (scalar loads
 // leave bandwidth unused on a wide memory bus); the last n % N elements one by one.
-template <typename T, typename R, typename Op, int N>
-static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const Op &op, const T k)
+template <typename F, int N>
+static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, const typename F::K k)
 {
+    typedef typename F::T1 T1;
+    typedef typename F::T2 T2;
+    typedef typename F::T3 T3;
+    typedef typename F::R R;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t npack = p.n / N;
     for (int64_t j = first; j < npack; j += step) {
-        pack<T, N> in[3];
-#pragma unroll
-        for (int a = 0; a < 3; a++) {
-            if (p.data[a + 1]) {
-                in[a] = ((const pack<T, N> *)p.data[a + 1])[j];
-                settle(in[a]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < N; e++) {
-                    in[a].v[e] = scalar_as<T>(p.scalar[a + 1]);
-                }
-            }
-        }
+        pack<T1, N> x;
+        pack<T2, N> y;
+        pack<T3, N> z;
+        load_pack(p, 1, j, x);
+        load_pack(p, 2, j, y);
+        load_pack(p, 3, j, z);
         pack<R, N> out;
 #pragma unroll
         for (int e = 0; e < N; e++) {
-            out.v[e] = (R)op(in[0].v[e], in[1].v[e], in[2].v[e], k);
+            out.v[e] = f(x.v[e], y.v[e], z.v[e], k);
         }
         ((pack<R, N> *)p.data[0])[j] = out;
     }
     for (int64_t i = npack * N + first; i < p.n; i += step) {
-        ((R *)p.data[0])[i] = (R)op(load<T>(p, 1, i), load<T>(p, 2, i), load<T>(p, 3, i), k);
+        ((R *)p.data[0])[i] = f(load<T1>(p, 1, i), load<T2>(p, 2, i), load<T3>(p, 3, i), k);
     }
 }
 
-// out (R), x, y, z (T) broadcast to one shape (p.sizes); out = Op(x, y, z, k). A grid-stride
-// loop: any grid size covers any n.
-template <typename T, typename R, typename Op> __global__ void ew_kernel(mt_cuda_ew p)
+// out (R), x, y, z (T1, T2, T3) broadcast to one shape (p.sizes); out = F(x, y, z, k). A
+// grid-stride loop: any grid size covers any n.
+template <typename F> __global__ void ew_kernel(mt_cuda_ew p)
 {
-    const Op op;
-    const T k = scalar_as<T>(p.k);
+    const F f;
+    const typename F::K k = scalar_as<typename F::K>(p.k);
     if (p.vec) {
-        ew_vec<T, R, Op, 4>(p, op, k);
+        ew_vec<F, 4>(p, f, k);
         return;
     }
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -181,8 +152,24 @@ template <typename T, typename R, typename Op> __global__ void ew_kernel(mt_cuda
         if (!p.contig) {
             offsets(p, i, off);
         }
-        const T x = load<T>(p, 1, off[1]), y = load<T>(p, 2, off[2]), z = load<T>(p, 3, off[3]);
-        ((R *)p.data[0])[off[0]] = (R)op(x, y, z, k);
+        const typename F::T1 x = load<typename F::T1>(p, 1, off[1]);
+        const typename F::T2 y = load<typename F::T2>(p, 2, off[2]);
+        const typename F::T3 z = load<typename F::T3>(p, 3, off[3]);
+        ((typename F::R *)p.data[0])[off[0]] = f(x, y, z, k);
+    }
+}
+
+// out (T); every element = k
+template <typename T> __global__ void fill_kernel(mt_cuda_ew p)
+{
+    const T k = scalar_as<T>(p.k);
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {
+        int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
+        if (!p.contig) {
+            offsets(p, i, off);
+        }
+        ((T *)p.data[0])[off[0]] = k;
     }
 }
 
@@ -200,71 +187,23 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
     }
 }
 
-// ---- the tables (positional: mt_dtype order bool, int32, int64, float32, float64) ----
+// ---- the tables (positional: ops/elementwise.def's row order, mt_dtype order bool, int32,
+// int64, float32, float64) ----
 
-#define K(T, R, Op) MT_KERNEL_PTR(ew_kernel<T, R, Op>)
-#define ALL(Op) {K(bool, bool, Op), K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
-#define ALL_B(Op) {K(bool, bool, Op), K(int32_t, bool, Op), K(int64_t, bool, Op), K(float, bool, Op), K(double, bool, Op)}
-#define NUMERIC(Op) {nullptr, K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), K(float, float, Op), K(double, double, Op)}
-#define INTS(Op) {K(bool, bool, Op), K(int32_t, int32_t, Op), K(int64_t, int64_t, Op), nullptr, nullptr}
-#define FLOATS(Op) {nullptr, nullptr, nullptr, K(float, float, Op), K(double, double, Op)}
-// Indexed by mt_cuda_ew_op (checked by the designators' order) and dtype.
-static const void *const ew_kernels[MT_CUDA_NUM_EW_OPS][MT_NUM_DTYPES] = {
-    [MT_CUDA_FILL] = ALL(Fill),
-    [MT_CUDA_ADD] = ALL(Add),
-    [MT_CUDA_SUB] = NUMERIC(Sub),
-    [MT_CUDA_MUL] = ALL(Mul),
-    [MT_CUDA_DIV] = FLOATS(Div),
-    [MT_CUDA_NEG] = NUMERIC(Neg),
-    [MT_CUDA_CLAMP_MIN] = NUMERIC(ClampMin),
-    [MT_CUDA_CLAMP_MAX] = NUMERIC(ClampMax),
-    [MT_CUDA_EXP] = FLOATS(Exp),
-    [MT_CUDA_LOG] = FLOATS(Log),
-    [MT_CUDA_SQRT] = FLOATS(Sqrt),
-    [MT_CUDA_RSQRT] = FLOATS(Rsqrt),
-    [MT_CUDA_SIN] = FLOATS(Sin),
-    [MT_CUDA_COS] = FLOATS(Cos),
-    [MT_CUDA_TANH] = FLOATS(Tanh),
-    [MT_CUDA_SIGMOID] = FLOATS(Sigmoid),
-    [MT_CUDA_ABS] = NUMERIC(Abs),
-    [MT_CUDA_RECIPROCAL] = FLOATS(Reciprocal),
-    [MT_CUDA_LOG1P] = FLOATS(Log1p),
-    [MT_CUDA_EXP2] = FLOATS(Exp2),
-    [MT_CUDA_EXPM1] = FLOATS(Expm1),
-    [MT_CUDA_LOG2] = FLOATS(Log2),
-    [MT_CUDA_LOG10] = FLOATS(Log10),
-    [MT_CUDA_SIGN] = ALL(Sign),
-    [MT_CUDA_GELU] = FLOATS(Gelu),
-    [MT_CUDA_GELU_TANH] = FLOATS(GeluTanh),
-    [MT_CUDA_SILU] = FLOATS(Silu),
-    [MT_CUDA_GELU_BACKWARD] = FLOATS(GeluBackward),
-    [MT_CUDA_GELU_TANH_BACKWARD] = FLOATS(GeluTanhBackward),
-    [MT_CUDA_DIV_FLOOR] = NUMERIC(DivFloor),
-    [MT_CUDA_DIV_TRUNC] = NUMERIC(DivTrunc),
-    [MT_CUDA_REMAINDER] = NUMERIC(Remainder),
-    [MT_CUDA_FMOD] = NUMERIC(Fmod),
-    [MT_CUDA_POW] = NUMERIC(Pow),
-    [MT_CUDA_MAXIMUM] = ALL(Maximum),
-    [MT_CUDA_MINIMUM] = ALL(Minimum),
-    [MT_CUDA_BITWISE_AND] = INTS(BitwiseAnd),
-    [MT_CUDA_BITWISE_OR] = INTS(BitwiseOr),
-    [MT_CUDA_BITWISE_NOT] = INTS(BitwiseNot),
-    [MT_CUDA_CLAMP] = ALL(Clamp),
-    [MT_CUDA_WHERE] = ALL(Where),
-    [MT_CUDA_MASKED_FILL] = ALL(MaskedFill),
-    [MT_CUDA_EQ] = ALL_B(Eq),
-    [MT_CUDA_NE] = ALL_B(Ne),
-    [MT_CUDA_LT] = ALL_B(Lt),
-    [MT_CUDA_LE] = ALL_B(Le),
-    [MT_CUDA_GT] = ALL_B(Gt),
-    [MT_CUDA_GE] = ALL_B(Ge),
-    [MT_CUDA_LOGICAL_AND] = ALL_B(LogicalAnd),
-    [MT_CUDA_LOGICAL_OR] = ALL_B(LogicalOr),
-    [MT_CUDA_LOGICAL_NOT] = ALL_B(LogicalNot),
-    [MT_CUDA_ISNAN] = ALL_B(Isnan),
-    [MT_CUDA_ISINF] = ALL_B(Isinf),
+#define ENTRY(name, form, T, S) MT_KERNEL_PTR(ew_kernel<ew::name##_##S>),
+#define NO_ENTRY(name, form, T, S) nullptr,
+static const void *const ew_kernels[MT_NUM_EW][MT_NUM_DTYPES] = {
+#define MT_EW(name, form, dtypes, meta, kernel) {MT_EW_DTYPES_##dtypes(ENTRY, NO_ENTRY, name, form)},
+#include "ops/elementwise.def"
 };
-#undef K
+#undef ENTRY
+#undef NO_ENTRY
+
+static const void *const fill_kernels[MT_NUM_DTYPES] = {
+    MT_KERNEL_PTR(fill_kernel<bool>), MT_KERNEL_PTR(fill_kernel<int32_t>),
+    MT_KERNEL_PTR(fill_kernel<int64_t>), MT_KERNEL_PTR(fill_kernel<float>),
+    MT_KERNEL_PTR(fill_kernel<double>),
+};
 
 #define C(To, From) MT_KERNEL_PTR(cast_kernel<To, From>)
 #define FROM(To) {C(To, bool), C(To, int32_t), C(To, int64_t), C(To, float), C(To, double)}
@@ -274,9 +213,15 @@ static const void *const cast_kernels[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
 #undef C
 
 extern "C" const void *
-mt_cuda_ew_kernel(mt_cuda_ew_op op, mt_dtype dt)
+mt_cuda_ew_kernel(mt_ew_id row, mt_dtype dt)
 {
-    return ew_kernels[op][dt];
+    return ew_kernels[row][dt];
+}
+
+extern "C" const void *
+mt_cuda_fill_kernel(mt_dtype dt)
+{
+    return fill_kernels[dt];
 }
 
 extern "C" const void *

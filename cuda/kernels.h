@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
+#include "ops/elementwise_table.h"
 #include "cpu/pool_window.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
 #define MT_CUDA_MAX_DIMS 16
@@ -31,7 +32,7 @@ typedef struct mt_cuda_scalar {
 } mt_cuda_scalar;
 
 /* One elementwise launch, passed by value. Operand 0 is the output. Inputs already have the
- * kernel's dtype; an input whose data is NULL is a Python number held in scalar[k] (or an
+ * kernel's operand dtypes; an input whose data is NULL is a Python number held in scalar[k] (or an
  * absent operand, read as 0). Sizes and strides (in elements) are after broadcasting and
  * dimension coalescing; contig says every operand with data is contiguous, so element i sits
  * at offset i everywhere. */
@@ -47,67 +48,11 @@ typedef struct mt_cuda_ew {
     mt_cuda_scalar k; /* the op's own scalar: alpha of add/sub, the bound of clamp_min */
 } mt_cuda_ew;
 
-/* The elementwise ops: out = f(x, y, z, k) for inputs x, y, z and the op's scalar k, all in
- * the kernel's dtype T. The ops from MT_CUDA_EQ on write bool, the others T. */
-typedef enum mt_cuda_ew_op {
-    MT_CUDA_FILL, /* out = k; no inputs */
-    MT_CUDA_ADD,  /* out = x + k * y */
-    MT_CUDA_SUB,  /* out = x - k * y */
-    MT_CUDA_MUL,
-    MT_CUDA_DIV,
-    MT_CUDA_NEG,
-    MT_CUDA_CLAMP_MIN, /* out = max(x, k), NaN-propagating (relu is clamp_min(x, 0)) */
-    MT_CUDA_CLAMP_MAX,
-    MT_CUDA_EXP,
-    MT_CUDA_LOG,
-    MT_CUDA_SQRT,
-    MT_CUDA_RSQRT,
-    MT_CUDA_SIN,
-    MT_CUDA_COS,
-    MT_CUDA_TANH,
-    MT_CUDA_SIGMOID,
-    MT_CUDA_ABS,
-    MT_CUDA_RECIPROCAL,
-    MT_CUDA_LOG1P,
-    MT_CUDA_EXP2,
-    MT_CUDA_EXPM1,
-    MT_CUDA_LOG2,
-    MT_CUDA_LOG10,
-    MT_CUDA_SIGN,
-    MT_CUDA_GELU,
-    MT_CUDA_GELU_TANH,
-    MT_CUDA_SILU,
-    MT_CUDA_GELU_BACKWARD,      /* x grad, y input */
-    MT_CUDA_GELU_TANH_BACKWARD,
-    MT_CUDA_DIV_FLOOR,
-    MT_CUDA_DIV_TRUNC,
-    MT_CUDA_REMAINDER,
-    MT_CUDA_FMOD,
-    MT_CUDA_POW,
-    MT_CUDA_MAXIMUM,
-    MT_CUDA_MINIMUM,
-    MT_CUDA_BITWISE_AND,
-    MT_CUDA_BITWISE_OR,
-    MT_CUDA_BITWISE_NOT,
-    MT_CUDA_CLAMP,       /* out = min(max(x, y), z) */
-    MT_CUDA_WHERE,       /* out = x ? y : z */
-    MT_CUDA_MASKED_FILL, /* out = y ? z : x */
-    MT_CUDA_EQ,          /* bool results from here on */
-    MT_CUDA_NE,
-    MT_CUDA_LT,
-    MT_CUDA_LE,
-    MT_CUDA_GT,
-    MT_CUDA_GE,
-    MT_CUDA_LOGICAL_AND,
-    MT_CUDA_LOGICAL_OR,
-    MT_CUDA_LOGICAL_NOT,
-    MT_CUDA_ISNAN,
-    MT_CUDA_ISINF,
-    MT_CUDA_NUM_EW_OPS
-} mt_cuda_ew_op;
-
-/* The kernel for op on dtype dt (a __global__ taking one mt_cuda_ew), or NULL if none. */
-const void *mt_cuda_ew_kernel(mt_cuda_ew_op op, mt_dtype dt);
+/* The kernel of ops/elementwise.def's row on dtype dt (a __global__ taking one mt_cuda_ew whose
+ * inputs have the row's operand dtypes), or NULL if none. */
+const void *mt_cuda_ew_kernel(mt_ew_id row, mt_dtype dt);
+/* The kernel that sets every element of operand 0 (dtype dt) to k. */
+const void *mt_cuda_fill_kernel(mt_dtype dt);
 /* The kernel that copies operand 1 (dtype from) into operand 0 (dtype to), casting. */
 const void *mt_cuda_cast_kernel(mt_dtype to, mt_dtype from);
 

@@ -5,7 +5,7 @@
 
 #include "cuda/block_sum.h"
 #include "cuda/device_math.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
 template <typename T>
@@ -52,7 +52,7 @@ __global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char
     }
 }
 
-// out (num_weights, dim) += the rows of g at ix (kernels_more.h); an element per thread
+// out (num_weights, dim) += the rows of g at ix (kernels_index_fill_nn.h); an element per thread
 template <typename T>
 __global__ void embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv,
                                           char *outv, int64_t n, int64_t dim, int64_t padding_idx)
@@ -94,7 +94,7 @@ mt_cuda_count_kernel(mt_dtype dt)
                               : nullptr;
 }
 
-// loss[n, k] = -w[t] x[n, t, k], wt[n, k] = w[t]; 0 for an ignored target (kernels_more.h)
+// loss[n, k] = -w[t] x[n, t, k], wt[n, k] = w[t]; 0 for an ignored target (kernels_index_fill_nn.h)
 template <typename T>
 __global__ void nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv,
                            double *wt, int64_t N, int64_t C, int64_t K, int64_t ignore,

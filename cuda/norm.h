@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 #ifdef __cplusplus
 extern "C" {

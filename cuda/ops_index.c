@@ -6,7 +6,7 @@
 #include <limits.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
 mt_status

@@ -4,7 +4,7 @@
 #include <limits.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 #include "cuda/norm.h"
 #include "cuda/ops.h"
 

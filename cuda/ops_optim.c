@@ -3,7 +3,7 @@
  * RMSprop. The front end (ops/optim.c) has checked the lists and the dispatcher the devices;
  * strided operands are updated through dense copies. */
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h" /* mt_cuda_launch_n */
+#include "cuda/kernels_index_fill_nn.h" /* mt_cuda_launch_n */
 #include "cuda/ops.h"
 #include "cuda/optim.h"
 #include "ops/optim.h"

@@ -2,7 +2,7 @@
  * inclusive prefix sum on the device (CUB), one read back of its last entry for the result's
  * size (PyTorch synchronises here too), then a scatter by select.cu's kernels. */
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 #include "cuda/select.h"
 

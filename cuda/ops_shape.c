@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
 /* out (n) of r's dtype on the factory's device = r's values in the given mode (index.h). */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "cuda/elementwise.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 #include "cuda/sort.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "cuda/device_math.h"
-#include "cuda/kernels_more.h"
+#include "cuda/kernels_index_fill_nn.h"
 
 struct u32x4 {
     uint32_t v[4];

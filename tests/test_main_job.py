@@ -128,7 +128,7 @@ def test_the_gpu_journey_on_the_emulated_device_fits(tmp_path, columns):
     assert out.returncode == 0, out.stderr
     assert widest(out.stdout) <= 100
     assert "on CUDA, layer by layer" in out.stdout and "emulated CUDA device (CPU)" in out.stdout
-    for text in ("Runtime::LaunchKernel", "GPU time", "CUDA:0", "ew_kernel<float, float, ClampMin>"):
+    for text in ("Runtime::LaunchKernel", "GPU time", "CUDA:0", "ew_kernel<ew::clamp_min_f32>"):
         assert text in out.stdout
 
 

@@ -3,7 +3,7 @@
     mt_status mt_op_add(mt_tensor *self, mt_tensor *other, mt_scalar alpha, mt_tensor **out);
 
 Each boxes its arguments into mt_args in the slots the schema gives them (Tensor -> t[],
-Scalar -> s[], int -> i[], int[] -> l[], bool -> b[], str -> str[], ScalarType -> dtype,
+Scalar -> s[], int -> i[], int[] -> l[], bool -> b[], str -> str[], float -> f[], ScalarType -> dtype,
 Device -> device, Tensor[] -> tl; see ops.def), calls mt_dispatch and unboxes the results, so C
 code calls an op the way Python does, through the dispatcher, and never fills slots by hand.
 C has no default arguments: a caller passes every one. None is NULL for a Tensor?, an int[]?
@@ -29,7 +29,7 @@ DISPATCH_H = ROOT / "csrc" / "dispatch" / "dispatch.h"
 # schema type (without '?') -> mt_args slot array
 SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]": "l", "int[1]": "l",
          "bool": "b", "str": "str", "ScalarType": "dtype", "Device": "device",
-         "Tensor[]": "tl", "Tensor?[]": "tl"}
+         "Tensor[]": "tl", "Tensor?[]": "tl", "float": "f"}
 
 
 
@@ -45,13 +45,14 @@ def slot_sizes():
     text = DISPATCH_H.read_text()
     body = text[text.index("typedef struct mt_args {"):text.index("} mt_args;")]
     sizes = {}
-    for name in ("t", "s", "i", "l", "b", "str"):
+    for name in ("t", "s", "i", "l", "b", "str", "f"):
         m = re.search(r"\b%s\[(\w+)\];" % name, body)
         n = m.group(1)
         if not n.isdigit():
             n = re.search(r"#define %s (\d+)" % n, text).group(1)
         sizes[name] = int(n)
-    sizes.update(tl=1, dtype=1, device=1)
+    lists = re.search(r"#define MT_MAX_TENSOR_LISTS (\d+)", text).group(1)
+    sizes.update(tl=int(lists), dtype=1, device=1)
     return sizes
 
 
@@ -76,7 +77,7 @@ def params(op, schema):
 
 
 # slot array -> the C parameter(s) of an argument named {n}
-C_PARAMS = {"t": "mt_tensor *{n}", "s": "mt_scalar {n}", "i": "int64_t {n}",
+C_PARAMS = {"t": "mt_tensor *{n}", "s": "mt_scalar {n}", "i": "int64_t {n}", "f": "double {n}",
             "l": "int {n}_n, const int64_t *{n}", "b": "bool {n}", "str": "const char *{n}",
             "dtype": "int {n}", "device": "mt_device {n}",
             "tl": "int {n}_n, mt_tensor *const *{n}"}
@@ -88,10 +89,13 @@ BOXING = {
     "i?": ["if ({n} != MT_INT_NONE) {{", "    a.i[{k}] = {n};", "    a.i_none &= ~(1u << {k});", "}}"],
     "l": ["if ((st = mt_op_set_ints(&a.l[{k}], {n}_n, {n})) != MT_OK) {{", "    return st;", "}}"],
     "b": ["a.b[{k}] = {n};"],
+    "f": ["a.f[{k}] = {n};"],
     "str": ["a.str[{k}] = {n};"],
     "dtype": ["a.dtype = {n};"],
     "device": ["if ({n}.type != MT_NUM_DEVICE_TYPES) {{", "    a.has_device = true;", "    a.device = {n};", "}}"],
     "tl": ["a.tl = (mt_tensor **){n};", "a.ntl = {n}_n;"],
+    # the second and later Tensor[] arguments (the optimizer steps' lists)
+    "tls": ["a.tls[{k1}] = (mt_tensorlist){{(mt_tensor **){n}, {n}_n}};"],
 }
 
 
@@ -109,8 +113,8 @@ def c_params(ps, nout):
 def boxing(ps):
     lines = []
     for typ, optional, name, arr, k in ps:
-        key = "i?" if arr == "i" and optional else arr
-        lines += ["    " + line.format(n=name, k=k) for line in BOXING[key]]
+        key = "i?" if arr == "i" and optional else "tls" if arr == "tl" and k > 0 else arr
+        lines += ["    " + line.format(n=name, k=k, k1=k - 1) for line in BOXING[key]]
     return lines
 
 

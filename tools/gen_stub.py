@@ -147,9 +147,12 @@ def ops():
 
 def returns(nout: int) -> str:
     """The return annotation of an op with nout results: a Tensor[] comes as a tuple, two results
-    as PyTorch's named tuple (values, indices) (a structseq of _C._return_types), three as a tuple."""
+    as PyTorch's named tuple (values, indices) (a structseq of _C._return_types), three as a tuple;
+    an op without results (the optimizer steps, in place on their lists) returns None."""
     if nout == LIST:
         return "Tuple[TensorBase, ...]"
+    if nout == 0:
+        return "None"
     if nout == 1:
         return "TensorBase"
     if nout == 2:

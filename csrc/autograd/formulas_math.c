@@ -463,6 +463,20 @@ mt_grad_minimum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return extremum_backward(n, g[0], gi, false);
 }
 
+// hypot(self, other): g * self / result, g * other / result
+mt_status
+mt_grad_hypot(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    mt_tensor *q = bin(&s, MT_OP_div, g[0], n->saved_out[0]);
+    for (int e = 0; e < 2; e++) {
+        if (wants(n, e)) {
+            give(&s, bin(&s, MT_OP_mul, q, n->saved[e]), &gi[e]);
+        }
+    }
+    return finish(&s);
+}
+
 // where(condition, input, other): edges input, other
 mt_status
 mt_grad_where(mt_node *n, mt_tensor *const *g, mt_tensor **gi)

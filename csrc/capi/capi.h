@@ -12,7 +12,7 @@
 
 #include "alloc/caching.h"
 #include "cpu/random.h"
-#include "core/elementwise.h"
+#include "ops/elementwise.h"
 #include "cpu/conv.h"
 #include "cpu/pool.h"
 #include "dispatch/dispatch.h"
@@ -24,14 +24,15 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 13 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 14 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
                             * nll_loss; 10: the sort family's checks and shapes, the inputs of
                             * the normalisations' backward, batch_norm's running statistics;
                             * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root;
-                            * 13: no mt_op_* (the plug-in compiles ops_api.h's own) */
+                            * 13: no mt_op_* (the plug-in compiles ops_api.h's own);
+                            * 14: the elementwise front end mt_ew_call replaces its checks */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -68,18 +69,9 @@
     F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                \
     F(const char *, mt_dtype_scalar_name, (mt_dtype dt), (dt))                                   \
     F(bool, mt_can_cast, (mt_dtype from, mt_dtype to), (from, to))                               \
-    F(mt_dtype, mt_result_type, (mt_tensor *const *ops, int n), (ops, n))                        \
     F(char *, mt_format_sizes, (char *buf, size_t n, int ndim, const int64_t *sizes),           \
       (buf, n, ndim, sizes))                                                                     \
-    F(mt_status, mt_check_inplace,                                                               \
-      (const mt_tensor *self, int ndim, const int64_t *shape, mt_dtype result),                 \
-      (self, ndim, shape, result))                                                               \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
-    F(mt_status, mt_ew_begin,                                                                    \
-      (mt_ew_plan * p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,                  \
-       const mt_dtype *in_dtypes, mt_dtype result, bool inplace),                                \
-      (p, be, ins, nin, in_dtypes, result, inplace))                                             \
-    F(mt_status, mt_ew_end, (mt_ew_plan * p, mt_status st, mt_tensor **out), (p, st, out))    \
     F(const char *, mt_dtype_c_name, (mt_dtype dt), (dt))                                        \
     F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor **out),          \
       (value, dtype, out))                                                                       \
@@ -91,20 +83,6 @@
     F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
     F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))              \
     F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                      \
-    F(mt_status, mt_check_add_sub, (const mt_args *a, bool is_sub, mt_dtype dt), (a, is_sub, dt)) \
-    F(mt_dtype, mt_clamp_bound_dtype, (const mt_args *a), (a))                                   \
-    F(mt_status, mt_check_neg, (const mt_tensor *self), (self))                                  \
-    F(mt_status, mt_check_arith, (const mt_args *a, const char *name, bool is_pow, mt_dtype dt), \
-      (a, name, is_pow, dt))                                                                     \
-    F(mt_status, mt_div_rounding_mode, (const char *mode, bool *floor), (mode, floor))           \
-    F(mt_status, mt_gelu_approximate, (const char *approx, bool *tanh_form), (approx, tanh_form)) \
-    F(mt_status, mt_clamp_operands,                                                              \
-      (const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt, mt_tensor **bound),  \
-      (a, device, ops, dt, bound))                                                               \
-    F(mt_status, mt_check_where, (const mt_tensor *condition), (condition))                      \
-    F(mt_status, mt_check_masked_fill,                                                           \
-      (const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value, mt_scalar *v),      \
-      (self, mask, value, v))                                                                    \
     V(mt_sum_dtypes, (const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt), (a, in_dt, out_dt))  \
     F(mt_status, mt_mean_dtype, (const mt_args *a, mt_dtype *out_dt), (a, out_dt))               \
     F(mt_status, mt_norm_dtype, (const mt_args *a, mt_dtype *out_dt, double *p), (a, out_dt, p)) \
@@ -238,8 +216,8 @@
     V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))                                            \
     F(mt_status, mt_check_fill_value,                                                            \
       (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
-    F(mt_status, mt_pow_as_root, (mt_args * a, mt_dtype dt, bool inplace, bool *done),           \
-      (a, dt, inplace, done))
+    F(mt_status, mt_ew_call,                                                                     \
+      (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -1,7 +1,8 @@
-/* The device-independent half of every elementwise op (CPU and CUDA): type promotion,
- * broadcasting, the in-place checks, casting the inputs and allocating the output before the
- * device's loop runs; writing back through a temporary and the version bump after it. A
- * backend supplies only its cast and copy (mt_ew_backend) and its loop. */
+/* The plan of an elementwise call, for every device (CPU and CUDA): broadcasting, the in-place
+ * checks, casting the inputs and allocating the output before the device's loop runs; writing
+ * back through a temporary and the version bump after it. The elementwise family's front end
+ * (ops/elementwise.c) prepares its calls with it, as do other kernels with an elementwise loop
+ * (cpu/elementwise.h's driver). A backend supplies only its cast and copy (mt_ew_backend). */
 #ifndef MT_CORE_ELEMENTWISE_H
 #define MT_CORE_ELEMENTWISE_H
 

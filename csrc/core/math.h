@@ -27,18 +27,21 @@ mt_load_b8(const void *p)
     return *(const unsigned char *)p != 0;
 }
 
+/* mt_<fn>_f32 and mt_<fn>_f64: libm's fn of a float (libm suffix f) and a double. */
+#define MT_LIBM(fn)                                                                          \
+    static inline MT_HD float mt_##fn##_f32(float x) { return fn##f(x); }                    \
+    static inline MT_HD double mt_##fn##_f64(double x) { return fn(x); }
+MT_LIBM(exp) MT_LIBM(log) MT_LIBM(log1p) MT_LIBM(sqrt) MT_LIBM(sin) MT_LIBM(cos) MT_LIBM(tanh)
+MT_LIBM(exp2) MT_LIBM(expm1) MT_LIBM(log2) MT_LIBM(log10)
+#undef MT_LIBM
+
 /* Float math of the unary ops, for float (f32, libm suffix f) and double (f64, no suffix).
  * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf;
- * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them. */
-#define MT_DEFINE_FLOAT_MATH(T, suffix, F)                                                   \
-    static inline MT_HD T mt_exp_##suffix(T x) { return exp##F(x); }                         \
-    static inline MT_HD T mt_log_##suffix(T x) { return log##F(x); }                         \
-    static inline MT_HD T mt_log1p_##suffix(T x) { return log1p##F(x); }                     \
-    static inline MT_HD T mt_sqrt_##suffix(T x) { return sqrt##F(x); }                       \
+ * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them; GELU's tanh
+ * approximation uses PyTorch's constants, sqrt(2/pi) and 0.044715. */
+#define MT_DEFINE_FLOAT_UNARY(T, suffix, F)                                                   \
     static inline MT_HD T mt_rsqrt_##suffix(T x) { return (T)1 / sqrt##F(x); }               \
-    static inline MT_HD T mt_sin_##suffix(T x) { return sin##F(x); }                         \
-    static inline MT_HD T mt_cos_##suffix(T x) { return cos##F(x); }                         \
-    static inline MT_HD T mt_tanh_##suffix(T x) { return tanh##F(x); }                       \
+    static inline MT_HD T mt_reciprocal_##suffix(T x) { return (T)1 / x; }                   \
     static inline MT_HD T mt_abs_##suffix(T x) { return fabs##F(x); }                        \
     static inline MT_HD T mt_sigmoid_##suffix(T x)                                           \
     {                                                                                        \
@@ -53,11 +56,18 @@ mt_load_b8(const void *p)
     {                                                                                        \
         return (T)0.5 * x * ((T)1 + erf##F(x * (T)MT_SQRT1_2));                              \
     }                                                                                        \
+    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
+    {                                                                                        \
+        const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
+        return (T)0.5 * x * ((T)1 + tanh##F(inner));                                         \
+    }                                                                                        \
+    static inline MT_HD T mt_div_##suffix(T x, T y) { return x / y; }                        \
+    static inline MT_HD T mt_hypot_##suffix(T x, T y) { return hypot##F(x, y); }             \
     static inline MT_HD bool mt_isnan_##suffix(T x) { return x != x; }                       \
     static inline MT_HD bool mt_isinf_##suffix(T x) { return isinf(x); }
-MT_DEFINE_FLOAT_MATH(float, f32, f)
-MT_DEFINE_FLOAT_MATH(double, f64, )
-#undef MT_DEFINE_FLOAT_MATH
+MT_DEFINE_FLOAT_UNARY(float, f32, f)
+MT_DEFINE_FLOAT_UNARY(double, f64, )
+#undef MT_DEFINE_FLOAT_UNARY
 
 /* Integers and bools are never NaN or inf. */
 #define MT_DEFINE_INT_MATH(T, suffix)                                                        \
@@ -78,6 +88,7 @@ MT_DEFINE_SIGN(int64_t, i64)
 MT_DEFINE_SIGN(float, f32)
 MT_DEFINE_SIGN(double, f64)
 #undef MT_DEFINE_SIGN
+static inline MT_HD bool mt_sign_b8(bool x) { return x; }
 
 /* maximum and minimum propagate NaN from either operand, as PyTorch's do: NaN > y and
  * NaN < y are false, so a NaN y is returned unless x itself is NaN. */
@@ -97,29 +108,25 @@ MT_DEFINE_MINMAX(float, f32)
 MT_DEFINE_MINMAX(double, f64)
 #undef MT_DEFINE_MINMAX
 
-/* clamp_min and relu propagate NaN from either side, as PyTorch does. */
-#define MT_DEFINE_CLAMP_MIN(T, suffix)                                   \
+/* clamp_min (and relu) and clamp_max propagate NaN from either side, as PyTorch does (an
+ * integer bound is never NaN: the test is false). */
+#define MT_DEFINE_CLAMP_BOUNDS(T, suffix)                                \
     static inline MT_HD T mt_clamp_min_##suffix(T x, T lo)               \
     {                                                                    \
         return (lo != lo) ? lo : (x < lo ? lo : x);                      \
+    }                                                                    \
+    static inline MT_HD T mt_clamp_max_##suffix(T x, T hi)               \
+    {                                                                    \
+        return (hi != hi) ? hi : (x > hi ? hi : x);                      \
     }
-MT_DEFINE_CLAMP_MIN(float, f32)
-MT_DEFINE_CLAMP_MIN(double, f64)
-#undef MT_DEFINE_CLAMP_MIN
+MT_DEFINE_CLAMP_BOUNDS(int32_t, i32)
+MT_DEFINE_CLAMP_BOUNDS(int64_t, i64)
+MT_DEFINE_CLAMP_BOUNDS(float, f32)
+MT_DEFINE_CLAMP_BOUNDS(double, f64)
+#undef MT_DEFINE_CLAMP_BOUNDS
 
-/* More float math: unary ops of issue 3, and GELU's tanh approximation (PyTorch's constants:
- * sqrt(2/pi) and 0.044715). */
-#define MT_DEFINE_FLOAT_MATH2(T, suffix, F)                                                  \
-    static inline MT_HD T mt_reciprocal_##suffix(T x) { return (T)1 / x; }                   \
-    static inline MT_HD T mt_exp2_##suffix(T x) { return exp2##F(x); }                       \
-    static inline MT_HD T mt_expm1_##suffix(T x) { return expm1##F(x); }                     \
-    static inline MT_HD T mt_log2_##suffix(T x) { return log2##F(x); }                       \
-    static inline MT_HD T mt_log10_##suffix(T x) { return log10##F(x); }                     \
-    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
-    {                                                                                        \
-        const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
-        return (T)0.5 * x * ((T)1 + tanh##F(inner));                                         \
-    }                                                                                        \
+/* Float powers, remainders and divisions with rounding. */
+#define MT_DEFINE_FLOAT_DIVISION(T, suffix, F)                                               \
     static inline MT_HD T mt_pow_##suffix(T x, T y) { return pow##F(x, y); }                 \
     static inline MT_HD T mt_fmod_##suffix(T x, T y) { return fmod##F(x, y); }               \
     static inline MT_HD T mt_div_trunc_##suffix(T x, T y) { return trunc##F(x / y); }        \
@@ -146,22 +153,28 @@ MT_DEFINE_CLAMP_MIN(double, f64)
         T fl = floor##F(div);                                                                \
         return div - fl > (T)0.5 ? fl + (T)1 : fl;                                           \
     }
-MT_DEFINE_FLOAT_MATH2(float, f32, f)
-MT_DEFINE_FLOAT_MATH2(double, f64, )
-#undef MT_DEFINE_FLOAT_MATH2
+MT_DEFINE_FLOAT_DIVISION(float, f32, f)
+MT_DEFINE_FLOAT_DIVISION(double, f64, )
+#undef MT_DEFINE_FLOAT_DIVISION
 
-/* Integer division, remainder and power. The caller has excluded a zero divisor (PyTorch
- * raises ZeroDivisionError); a divisor of -1 is answered without dividing, since INT_MIN / -1
- * traps (SIGFPE) on x86. Negation and products wrap through the unsigned type U, as PyTorch's
- * integers do. pow of a negative exponent (reached only from a tensor exponent; a Python-number
- * one is refused first) is 1 / base rounded toward zero: 1, +-1 for -1, else 0. */
-#define MT_DEFINE_INT_DIV(T, U, suffix)                                                      \
+/* Integer division, remainder and power. x / 0 is undefined behaviour (a trap on the host), so
+ * a zero divisor gives -1 for a quotient (all bits set, as the GPU's unsigned division sequence
+ * does) and x for a remainder: the CPU loop flags it and the front end raises PyTorch's
+ * ZeroDivisionError, while PyTorch's CUDA kernels give an unspecified value there, and ours
+ * these. A divisor of -1 is answered without dividing, since INT_MIN / -1 traps (SIGFPE) on
+ * x86. Negation and products wrap through the unsigned type U, as PyTorch's integers do. pow
+ * of a negative exponent (reached only from a tensor exponent; a Python-number one is refused
+ * first) is 1 / base rounded toward zero: 1, +-1 for -1, else 0. */
+#define MT_DEFINE_INT_DIVISION(T, U, suffix)                                                 \
     static inline MT_HD T mt_div_trunc_##suffix(T x, T y)                                    \
     {                                                                                        \
-        return y == -1 ? (T)(0 - (U)x) : (T)(x / y);                                         \
+        return y == 0 ? (T)-1 : y == -1 ? (T)(0 - (U)x) : (T)(x / y);                        \
     }                                                                                        \
     static inline MT_HD T mt_div_floor_##suffix(T x, T y)                                    \
     {                                                                                        \
+        if (y == 0) {                                                                        \
+            return (T)-1;                                                                    \
+        }                                                                                    \
         if (y == -1) {                                                                       \
             return (T)(0 - (U)x);                                                            \
         }                                                                                    \
@@ -170,13 +183,16 @@ MT_DEFINE_FLOAT_MATH2(double, f64, )
     }                                                                                        \
     static inline MT_HD T mt_remainder_##suffix(T x, T y)                                    \
     {                                                                                        \
-        if (y == -1) {                                                                       \
-            return 0;                                                                        \
+        if (y == 0 || y == -1) {                                                             \
+            return y == 0 ? x : 0;                                                           \
         }                                                                                    \
         const T r = (T)(x % y);                                                              \
         return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r;                            \
     }                                                                                        \
-    static inline MT_HD T mt_fmod_##suffix(T x, T y) { return y == -1 ? 0 : (T)(x % y); }    \
+    static inline MT_HD T mt_fmod_##suffix(T x, T y)                                         \
+    {                                                                                        \
+        return y == 0 ? x : y == -1 ? 0 : (T)(x % y);                                        \
+    }                                                                                        \
     static inline MT_HD T mt_pow_##suffix(T base, T exp)                                     \
     {                                                                                        \
         if (exp < 0) {                                                                       \
@@ -191,19 +207,62 @@ MT_DEFINE_FLOAT_MATH2(double, f64, )
         }                                                                                    \
         return (T)r;                                                                         \
     }
-MT_DEFINE_INT_DIV(int32_t, uint32_t, i32)
-MT_DEFINE_INT_DIV(int64_t, uint64_t, i64)
-#undef MT_DEFINE_INT_DIV
+MT_DEFINE_INT_DIVISION(int32_t, uint32_t, i32)
+MT_DEFINE_INT_DIVISION(int64_t, uint64_t, i64)
+#undef MT_DEFINE_INT_DIVISION
 
-/* clamp_max mirrors clamp_min: a NaN bound propagates. */
-#define MT_DEFINE_CLAMP_MAX(T, suffix)                                   \
-    static inline MT_HD T mt_clamp_max_##suffix(T x, T hi)               \
-    {                                                                    \
-        return (hi != hi) ? hi : (x > hi ? hi : x);                      \
-    }
-MT_DEFINE_CLAMP_MAX(float, f32)
-MT_DEFINE_CLAMP_MAX(double, f64)
-#undef MT_DEFINE_CLAMP_MAX
+/* Arithmetic of the numeric dtypes: k is add's and sub's alpha. A bool sum is logical or
+ * (x + alpha * y as a truth value), a bool product logical and; PyTorch has no bool sub or neg. */
+#define MT_DEFINE_ARITH(T, suffix)                                                           \
+    static inline MT_HD T mt_add_##suffix(T x, T y, T k) { return (T)(x + k * y); }          \
+    static inline MT_HD T mt_sub_##suffix(T x, T y, T k) { return (T)(x - k * y); }          \
+    static inline MT_HD T mt_mul_##suffix(T x, T y) { return (T)(x * y); }                   \
+    static inline MT_HD T mt_neg_##suffix(T x) { return (T)-x; }
+MT_DEFINE_ARITH(int32_t, i32)
+MT_DEFINE_ARITH(int64_t, i64)
+MT_DEFINE_ARITH(float, f32)
+MT_DEFINE_ARITH(double, f64)
+#undef MT_DEFINE_ARITH
+static inline MT_HD bool mt_add_b8(bool x, bool y, bool k) { return x || (k && y); }
+static inline MT_HD bool mt_mul_b8(bool x, bool y) { return x && y; }
+
+/* Bitwise ops, of bool and the integers only; ~ of a bool is logical not. */
+#define MT_DEFINE_BITWISE(T, suffix)                                                         \
+    static inline MT_HD T mt_bitwise_and_##suffix(T x, T y) { return (T)(x & y); }           \
+    static inline MT_HD T mt_bitwise_or_##suffix(T x, T y) { return (T)(x | y); }
+MT_DEFINE_BITWISE(bool, b8)
+MT_DEFINE_BITWISE(int32_t, i32)
+MT_DEFINE_BITWISE(int64_t, i64)
+#undef MT_DEFINE_BITWISE
+static inline MT_HD bool mt_bitwise_not_b8(bool x) { return !x; }
+static inline MT_HD int32_t mt_bitwise_not_i32(int32_t x) { return ~x; }
+static inline MT_HD int64_t mt_bitwise_not_i64(int64_t x) { return ~x; }
+
+/* Comparisons, logical ops and selections, of every dtype: comparisons and logical ops give
+ * bool; clamp is min(max(x, lo), hi), NaN-propagating; where(c, x, y) and masked_fill(x, c, v)
+ * select by a bool. */
+#define MT_DEFINE_SELECT(T, suffix)                                                          \
+    static inline MT_HD bool mt_eq_##suffix(T x, T y) { return x == y; }                     \
+    static inline MT_HD bool mt_ne_##suffix(T x, T y) { return x != y; }                     \
+    static inline MT_HD bool mt_lt_##suffix(T x, T y) { return x < y; }                      \
+    static inline MT_HD bool mt_le_##suffix(T x, T y) { return x <= y; }                     \
+    static inline MT_HD bool mt_gt_##suffix(T x, T y) { return x > y; }                      \
+    static inline MT_HD bool mt_ge_##suffix(T x, T y) { return x >= y; }                     \
+    static inline MT_HD bool mt_logical_and_##suffix(T x, T y) { return x != 0 && y != 0; }  \
+    static inline MT_HD bool mt_logical_or_##suffix(T x, T y) { return x != 0 || y != 0; }   \
+    static inline MT_HD bool mt_logical_not_##suffix(T x) { return x == 0; }                 \
+    static inline MT_HD T mt_clamp_##suffix(T x, T lo, T hi)                                 \
+    {                                                                                        \
+        return mt_minimum_##suffix(mt_maximum_##suffix(x, lo), hi);                          \
+    }                                                                                        \
+    static inline MT_HD T mt_where_##suffix(bool c, T x, T y) { return c ? x : y; }          \
+    static inline MT_HD T mt_masked_fill_##suffix(T x, bool c, T v) { return c ? v : x; }
+MT_DEFINE_SELECT(bool, b8)
+MT_DEFINE_SELECT(int32_t, i32)
+MT_DEFINE_SELECT(int64_t, i64)
+MT_DEFINE_SELECT(float, f32)
+MT_DEFINE_SELECT(double, f64)
+#undef MT_DEFINE_SELECT
 
 /* The derivatives of GELU that its backward kernel multiplies the gradient by (PyTorch's
  * GeluBackwardKernelImpl): exact, Phi(x) + x phi(x); and of the tanh approximation. */

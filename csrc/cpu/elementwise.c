@@ -1,7 +1,20 @@
-/* The CPU elementwise driver of elementwise.h: core/elementwise.c's front end around one
+/* The CPU's part of the elementwise family: the inner loops of ops/elementwise.def's rows,
+ * generated from the table (each a call of its core/math.h function), the device struct the
+ * front end (ops/elementwise.c) runs them through, and the kernels of ops.def, generated from
+ * the table too. No check, dtype rule or message lives here.
+ *
+ * Also the driver other CPU kernels (loss.c) share: core/elementwise.c's plan around one
  * iterator run of a loop. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/math.h"
 #include "cpu/copy.h"
 #include "cpu/elementwise.h"
+#include "cpu/loops.h"
+#include "dispatch/kernels.h"
+#include "ops/elementwise.h"
+#include "ops/elementwise_table.h"
 
 static const mt_ew_backend cpu_backend = {mt_cpu_cast, mt_cpu_copy_into, false};
 
@@ -33,3 +46,132 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
     }
     return mt_ew_end(&p, st, out);
 }
+
+/* ---- the table's loops ---- */
+
+/* A loop's context: the row's scalar k stored in the loop's dtype, and what the loop reports
+ * back: it met a zero integer divisor (atomic: mt_iter_run_parallel may run it on several
+ * threads at once). */
+typedef struct ew_ctx {
+    _Alignas(8) char k[8];
+    atomic_bool zero_div;
+} ew_ctx;
+
+/* Whether T is an integer type (a constant the compiler folds). */
+#define IS_INTEGER(T) ((T)0.5 == 0)
+
+/* Operand k's element i, for an inner loop over n elements: unit stride, stride 0 (a
+ * broadcast or a number) and any stride take one loop each, the first two vectorisable. */
+#define UNIT(Tk, k) (strides[k] == (int64_t)sizeof(Tk))
+#define UNIT_OR_0(Tk, k) (strides[k] == 0 || strides[k] == (int64_t)sizeof(Tk))
+
+// out (R), x (T1), y (T2), z (T3) broadcast to one shape; out = CALL, k the row's scalar
+#define EW_LOOP(name, nin, R, T, T1, T2, T3, CALL, DIV)                                        \
+    static void name(char **data, const int64_t *strides, int64_t n, void *vctx)              \
+    {                                                                                          \
+        ew_ctx *ctx = vctx;                                                                    \
+        const T k = MT_LOAD(T, ctx->k);                                                        \
+        (void)k;                                                                               \
+        bool unit = UNIT(R, 0) && UNIT(T1, 1) && (nin < 2 || UNIT(T2, 2)) &&                   \
+                    (nin < 3 || UNIT(T3, 3));                                                  \
+        bool unit_or_0 = UNIT(R, 0) && UNIT_OR_0(T1, 1) && (nin < 2 || UNIT_OR_0(T2, 2)) &&    \
+                         (nin < 3 || UNIT_OR_0(T3, 3));                                        \
+        const int64_t s1 = strides[1] != 0, s2 = nin >= 2 && strides[2] != 0,                  \
+                      s3 = nin >= 3 && strides[3] != 0;                                        \
+        bool zero = false;                                                                     \
+        if (unit) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                EW_BODY(R, T1, T2, T3, nin, i, i, i, CALL, DIV);                               \
+            }                                                                                  \
+        } else if (unit_or_0) {                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                EW_BODY(R, T1, T2, T3, nin, i * s1, i * s2, i * s3, CALL, DIV);                \
+            }                                                                                  \
+        } else {                                                                               \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                const T1 x = MT_GET(T1, 1, i);                                                 \
+                const T2 y = nin >= 2 ? MT_GET(T2, 2, i) : (T2)0;                              \
+                const T3 z = nin >= 3 ? MT_GET(T3, 3, i) : (T3)0;                              \
+                (void)y, (void)z;                                                              \
+                if (DIV && IS_INTEGER(T2) && y == 0) {                                         \
+                    zero = true;                                                               \
+                }                                                                              \
+                MT_AT(R, 0, i) = (R)(CALL);                                                    \
+            }                                                                                  \
+        }                                                                                      \
+        if (zero) {                                                                            \
+            atomic_store_explicit(&ctx->zero_div, true, memory_order_relaxed);                 \
+        }                                                                                      \
+    }
+#define EW_BODY(R, T1, T2, T3, nin, i1, i2, i3, CALL, DIV)                                     \
+    const T1 x = MT_LOAD(T1, (const T1 *)data[1] + (i1));                                      \
+    const T2 y = nin >= 2 ? MT_LOAD(T2, (const T2 *)data[2] + (i2)) : (T2)0;                   \
+    const T3 z = nin >= 3 ? MT_LOAD(T3, (const T3 *)data[3] + (i3)) : (T3)0;                   \
+    (void)y, (void)z;                                                                          \
+    if (DIV && IS_INTEGER(T2) && y == 0) {                                                     \
+        zero = true;                                                                           \
+    }                                                                                          \
+    ((R *)data[0])[i] = (R)(CALL)
+
+#define IS_DIV_DIV 1
+#define IS_DIV_X 0
+#define IS_DIV_XB 0
+#define IS_DIV_XK 0
+#define IS_DIV_XY 0
+#define IS_DIV_XYB 0
+#define IS_DIV_XYK 0
+#define IS_DIV_XYZ 0
+#define IS_DIV_CXY 0
+#define IS_DIV_XCY 0
+
+#define LOOP(name, form, T, S)                                                                 \
+    EW_LOOP(name##_##S, MT_EW_NIN_##form, MT_EW_R(form, T), T, MT_EW_T1(form, T),              \
+            MT_EW_T2(form, T), MT_EW_T3(form, T), MT_EW_CALL_##form(mt_##name##_##S),           \
+            IS_DIV_##form)
+#define NO_LOOP(name, form, T, S)
+#define MT_EW(name, form, dtypes, meta, kernel) MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, name, form)
+#include "ops/elementwise.def"
+
+#define LOOP_ENTRY(name, form, T, S) name##_##S,
+#define NO_LOOP_ENTRY(name, form, T, S) NULL,
+static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
+#define MT_EW(name, form, dtypes, meta, kernel) \
+    [MT_EW_##name] = {MT_EW_DTYPES_##dtypes(LOOP_ENTRY, NO_LOOP_ENTRY, name, form)},
+#include "ops/elementwise.def"
+};
+
+static bool
+has_loop(mt_ew_id row, mt_dtype dt)
+{
+    return loops[row][dt] != NULL;
+}
+
+static mt_status
+run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div)
+{
+    ew_ctx ctx;
+    memset(ctx.k, 0, sizeof(ctx.k));
+    if (k) {
+        mt_store_scalar(ctx.k, dt, *k);
+    }
+    atomic_init(&ctx.zero_div, false);
+    mt_iter it;
+    mt_status st = mt_iter_build(&it, p->ndim, p->shape, p->ops, p->nin + 1);
+    if (st == MT_OK) {
+        mt_iter_run_parallel(&it, loops[row][dt], &ctx);
+        *zero_div = atomic_load(&ctx.zero_div);
+    }
+    return st;
+}
+
+static const mt_ew_device cpu_device = {"cpu", {mt_cpu_cast, mt_cpu_copy_into, false}, has_loop,
+                                        run};
+
+/* The kernels of ops.def the family computes: mt_cpu_<op>. */
+#define MT_EW_OP(op, row)                                          \
+    mt_status                                                      \
+    mt_cpu_##op(mt_args *a)                                        \
+    {                                                              \
+        return mt_ew_call(MT_OP_##op, MT_EW_##row, a, &cpu_device); \
+    }
+#include "ops/elementwise.def"

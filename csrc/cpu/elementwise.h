@@ -1,6 +1,6 @@
-/* The driver every CPU elementwise kernel shares: the device-independent front end of
- * core/elementwise.h (promotion, broadcasting, in-place checks, casts, the output), then one
- * iterator run of a loop. */
+/* The driver CPU kernels with an elementwise loop share (the elementwise family itself runs
+ * through ops/elementwise.c's front end): core/elementwise.h's plan (broadcasting, in-place
+ * checks, casts, the output), then one iterator run of a loop. */
 #ifndef MT_CPU_ELEMENTWISE_H
 #define MT_CPU_ELEMENTWISE_H
 
@@ -25,7 +25,8 @@ mt_status mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtyp
                                    mt_tensor **out);
 
 /* Defines the ops.def kernel mt_cpu_<op> as impl(a, id, inplace); MT_CPU_KERNELS defines both
- * mt_cpu_<op> and its in-place twin mt_cpu_<op>_. For files whose ops share one driver. */
+ * mt_cpu_<op> and its in-place twin mt_cpu_<op>_. For files whose ops share one driver
+ * (index.c). */
 #define MT_CPU_KERNEL(op, impl, id, inplace) \
     mt_status                               \
     mt_cpu_##op(mt_args *a)                 \

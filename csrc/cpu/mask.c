@@ -1,4 +1,5 @@
-/* Selection by a mask on the CPU: masked_fill, masked_select, nonzero.
+/* Selection by a mask on the CPU: masked_select, nonzero (masked_fill is an elementwise op:
+ * ops/elementwise.def).
  *
  * The shared iterator walks its operands in row-major order of their logical shape (it drops and
  * merges dims but never reorders them), so masked_select and nonzero can append to their output
@@ -12,99 +13,6 @@
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
-
-/* ---- masked_fill ---- */
-
-// self (*), mask (broadcast to self) bool; self[i] = value where mask[i]
-#define FILL_LOOP(name, T)                                                      \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                           \
-        const T v = *(const T *)ctx;                                            \
-        for (int64_t i = 0; i < n; i++) {                                       \
-            if (MT_GET(bool, 1, i)) {                                           \
-                MT_AT(T, 0, i) = v;                                             \
-            }                                                                   \
-        }                                                                       \
-    }
-FILL_LOOP(fill_w1, bool)
-FILL_LOOP(fill_w4, uint32_t)
-FILL_LOOP(fill_w8, uint64_t)
-
-static mt_loop_fn
-fill_loop(mt_dtype dt)
-{
-    size_t w = mt_dtype_size(dt);
-    return w == 1 ? fill_w1 : w == 4 ? fill_w4 : fill_w8;
-}
-
-static mt_status
-masked_fill(mt_args *a, bool inplace)
-{
-    mt_tensor *self = a->t[0], *mask = a->t[1], *value = a->t[2], *target = NULL;
-    char b1[256], b2[256];
-    mt_scalar v;
-    int64_t shape[MT_MAX_DIMS];
-    int ndim = 0;
-    mt_status st = mt_check_masked_fill(self, mask, value, &v);
-    if (st || (st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
-                                        shape))) {
-        return st;
-    }
-    if (inplace) {
-        if (ndim != self->ndim || memcmp(shape, self->sizes, sizeof(int64_t) * (size_t)ndim)) {
-            return mt_fail(MT_ERUNTIME, "output with shape %s doesn't match the broadcast shape %s",
-                           mt_format_sizes(b1, sizeof(b1), self->ndim, self->sizes),
-                           mt_format_sizes(b2, sizeof(b2), ndim, shape));
-        }
-        if ((st = mt_check_writable(self))) {
-            return st;
-        }
-        target = mt_tensor_retain(self);
-    } else {
-        st = mt_tensor_empty(ndim, shape, self->dtype, mt_tensor_device(self), &target);
-        if (st || (st = mt_cpu_copy_into(target, self))) {
-            goto out_release;
-        }
-    }
-    if (mask->storage == target->storage) {
-        /* a mask in the memory being filled is read in full first */
-        mt_tensor *copy = NULL;
-        if ((st = mt_cpu_cast(mask, MT_BOOL, &copy))) {
-            goto out_release;
-        }
-        mask = copy;
-    }
-    uint64_t bytes = 0; /* the value in self's dtype, read by the loop as its width */
-    mt_store_scalar((char *)&bytes, self->dtype, v);
-    mt_tensor *ops[2] = {target, mask};
-    mt_iter it;
-    if ((st = mt_iter_build(&it, ndim, shape, ops, 2))) {
-        goto out_release;
-    }
-    mt_iter_run(&it, fill_loop(self->dtype), &bytes);
-    mt_tensor_bump_version(target);
-    a->out[0] = target;
-    target = NULL;
-out_release:
-    if (mask != a->t[1]) {
-        mt_tensor_release(mask);
-    }
-    mt_tensor_clear(&target);
-    return st;
-}
-
-// self (*), mask bool and value (0-dim) broadcast with self; out = self with value where mask
-mt_status
-mt_cpu_masked_fill(mt_args *a)
-{
-    return masked_fill(a, false);
-}
-
-mt_status
-mt_cpu_masked_fill_(mt_args *a)
-{
-    return masked_fill(a, true);
-}
 
 /* ---- masked_select ---- */
 

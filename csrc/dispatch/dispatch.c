@@ -1,8 +1,8 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
  * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (5)
- * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op with a front end
- * (ops/front.h) has its checks run here once, before its backend kernel. */
+ * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op
+ * with a front end (ops/front.h) has its checks run here once, before its backend kernel. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -6,39 +6,15 @@
 
 #include "dispatch/dispatch.h"
 
-/* ---- elementwise ---- */
+/* ---- fills (ops/arg_checks.c; the elementwise family's checks are ops/elementwise.c's) ---- */
 
-/* add and sub (is_sub) computing in dt: the alpha rules, and no bool operand for sub. */
-mt_status mt_check_add_sub(const mt_args *a, bool is_sub, mt_dtype dt);
-/* clamp_min and clamp_max with a Scalar bound: the dtype they compute in. */
-mt_dtype mt_clamp_bound_dtype(const mt_args *a);
-/* neg: not of a bool tensor. */
-mt_status mt_check_neg(const mt_tensor *self);
-/* floor_divide, remainder, fmod, pow and div with a rounding mode (name for the message):
- * not two Python numbers; pow of an integer dt to a negative Python number is refused. */
-mt_status mt_check_arith(const mt_args *a, const char *name, bool is_pow, mt_dtype dt);
-/* pow(Tensor, Scalar) of a float self to 0.5 or -0.5 (result dtype dt): as PyTorch's kernels,
- * runs sqrt or rsqrt instead (their values differ from pow's at -inf and -0) into a->out[0],
- * and sets *done; else leaves *done false for the backend to run pow. */
-mt_status mt_pow_as_root(mt_args *a, mt_dtype dt, bool inplace, bool *done);
-/* div's rounding_mode (not None): *floor is false for 'trunc', true for 'floor'. */
-mt_status mt_div_rounding_mode(const char *mode, bool *floor);
-/* gelu's approximate (NULL is 'none'): *tanh_form for 'tanh'. */
-mt_status mt_gelu_approximate(const char *approx, bool *tanh_form);
-/* clamp(self, min, max) as three operands of one dtype: ops[0..2] = self, min, max with an
- * absent bound replaced by *bound (a new Python number that clamps nothing, or NULL); *dt the
- * promoted dtype. device ("cpu", "cuda") names PyTorch's kernel in the bool error. */
-mt_status mt_clamp_operands(const mt_args *a, const char *device, mt_tensor **ops, mt_dtype *dt,
-                            mt_tensor **bound);
-/* where's condition must be bool. */
-mt_status mt_check_where(const mt_tensor *condition);
 /* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
 mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
 
-/* ---- reductions ---- */
+/* ---- reductions (ops/reduce_checks.c) ---- */
 
 /* sum and prod: the result dtype, and the dtype the input is summed in. */
 void mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt);
@@ -59,7 +35,7 @@ mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
 /* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
 mt_dtype mt_scan_dtype(const mt_args *a);
 
-/* ---- nn layers ---- */
+/* ---- nn layers (ops/nn_checks.c) ---- */
 
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
  * device ("CPU", "CUDA") as in its message. */
@@ -84,7 +60,7 @@ mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *in
 mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
                       int64_t *N, int64_t *C, int64_t *K);
 
-/* ---- matrix products ---- */
+/* ---- matrix products (ops/matmul_checks.c) ---- */
 
 /* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
 mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec);
@@ -141,7 +117,7 @@ void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int
  * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
 mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts);
 
-/* ---- random fills ---- */
+/* ---- random fills (ops/random_checks.c) ---- */
 
 typedef enum mt_random_kind {
     MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */

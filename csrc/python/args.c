@@ -74,12 +74,14 @@ parse_default(const char *s)
 #define CAPACITY(arr) ((int)(sizeof(((mt_args *)0)->arr) / sizeof(((mt_args *)0)->arr[0])))
 
 /* How many arguments of each slot class mt_args holds, by argtype (the schemas' counts are
- * checked at import, and by tools/gen_ops_api.py at build time); dtype, device and Tensor[]
- * hold one each. */
+ * checked at import, and by tools/gen_ops_api.py at build time); dtype and device hold one
+ * each, Tensor[] tl and the lists after it (tls). */
 static const int slot_capacity[] = {
-    [A_TENSOR] = CAPACITY(t), [A_SCALAR] = CAPACITY(s), [A_INT] = CAPACITY(i),
-    [A_INTLIST] = CAPACITY(l), [A_BOOL] = CAPACITY(b),   [A_STR] = CAPACITY(str),
-    [A_DTYPE] = 1,            [A_DEVICE] = 1,            [A_TENSORLIST] = 1,
+    [A_TENSOR] = CAPACITY(t),   [A_SCALAR] = CAPACITY(s),
+    [A_INT] = CAPACITY(i),      [A_INTLIST] = CAPACITY(l),
+    [A_BOOL] = CAPACITY(b),     [A_STR] = CAPACITY(str),
+    [A_FLOAT] = CAPACITY(f),    [A_DTYPE] = 1,
+    [A_DEVICE] = 1,             [A_TENSORLIST] = 1 + CAPACITY(tls),
 };
 
 /* One parameter: "Tensor? bias=None". */
@@ -117,12 +119,6 @@ parse_param(const char *op, char *text, param *p, int *slots)
               : t == A_TENSORLIST_OPT     ? A_TENSORLIST
                                           : t;
     p->slot = slots[cls]++;
-    if ((cls == A_TENSORLIST && p->slot >= MT_MAX_TENSOR_LISTS) ||
-        (cls == A_FLOAT && p->slot >= MT_MAX_FLOAT_ARGS)) {
-        PyErr_Format(PyExc_SystemError, "%s: too many arguments of type %s for mt_args", op,
-                     type_names[cls]);
-        return -1;
-    }
     if (p->slot >= slot_capacity[cls]) {
         PyErr_Format(PyExc_SystemError, "%s: more %s arguments than mt_args holds (%d)", op,
                      type_names[cls], slot_capacity[cls]);

@@ -176,8 +176,11 @@ def test_type_stub_is_generated_from_the_op_table():
 
 def stub_arity(annotation: ast.expr, classes: dict):
     """The number of tensors a stub return annotation promises: 1, k for a tuple or named tuple
-    of k tensors, "list" for Tuple[TensorBase, ...]; None for anything else."""
+    of k tensors, "list" for Tuple[TensorBase, ...], 0 for None (the optimizer steps); None for
+    anything else."""
     text = ast.unparse(annotation)
+    if text == "None":
+        return 0
     if text == "TensorBase":
         return 1
     if text == "Tuple[TensorBase, ...]":

@@ -292,6 +292,13 @@ def test_every_binary(op, dtype):
     check_device(lambda a, b: f(a, b), values((), dtype), y, atol=1e-4, rtol=1e-4)  # a 0-dim tensor
 
 
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_hypot(dtype):
+    x, y = values((5, 8), dtype, nan=True), values((8,), dtype)
+    check_device(minitorch.hypot, x, y)
+    check_device(lambda a, b: a.clone().hypot_(b), x, y)
+
+
 def test_division_modes_where_clamp_masked_fill():
     x = values((6, 7), minitorch.float32)
     y = values((6, 7), minitorch.float32)

@@ -108,7 +108,7 @@ def test_main_job_shows_the_gpu_journey(tmp_path):
                          timeout=120, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(root)))
     assert out.returncode == 0, out.stderr
     assert "on CUDA, layer by layer" in out.stdout and "Layers not seen" not in out.stdout
-    assert "Runtime::LaunchKernel" in out.stdout and "ew_kernel<float, float, ClampMin>" in out.stdout
+    assert "Runtime::LaunchKernel" in out.stdout and "ew_kernel<ew::clamp_min_f32>" in out.stdout
     if minitorch.cuda._C_cuda.has_cublas:
         assert "Library::cublasSgemv_v2" in out.stdout
     assert ("emulated CUDA device (CPU)" in out.stdout) == minitorch.cuda._is_emulated()

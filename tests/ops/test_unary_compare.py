@@ -414,6 +414,15 @@ def test_maximum_minimum_propagate_nan(name, dtype):
     check_nan(MINMAX[name][0], MINMAX[name][1], [a, b])
 
 
+@given(data=st.data(), dtype=st.sampled_from(FLOATS), layout=layouts)
+def test_hypot(dtype, data, layout):
+    sa, sb = data.draw(broadcastable_pair())
+    a, b = data.draw(arrays(dtype, sa)), data.draw(arrays(dtype, sb))
+    check(lambda m, x, y: m.hypot(x, y), np.hypot, [a, b], layout=layout if a.ndim and b.ndim else "contiguous")
+    c = data.draw(arrays(dtype, sa))
+    check(lambda m, x, y: x.clone().hypot_(y), np.hypot, [a, c])
+
+
 def test_maximum_promotes_like_torch():
     a = np.array([1, 5, -2], np.int32)
     b = np.array([0.5, 6.5, -3.0], np.float32)

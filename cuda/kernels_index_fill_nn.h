@@ -1,8 +1,8 @@
 /* What the kernel files ops_index.c, ops_random.c, ops_shape.c and ops_nn.c share with their
  * kernels (index.cu, random.cu, factory.cu, nn.cu): the parameter blocks and the kernel getters,
  * and ops_index.c's launch and range-check helpers. */
-#ifndef MT_CUDA_KERNELS_MORE_H
-#define MT_CUDA_KERNELS_MORE_H
+#ifndef MT_CUDA_KERNELS_INDEX_FILL_NN_H
+#define MT_CUDA_KERNELS_INDEX_FILL_NN_H
 
 #include <stdint.h>
 

@@ -1,0 +1,365 @@
+/* The front end of the elementwise family (ops/elementwise.h), for every device: each row's
+ * meta (its dtype rule and PyTorch's checks, with PyTorch's messages), then the shared plan
+ * (core/elementwise.c: broadcasting, in-place and overlap rules, casts, the output), then the
+ * device's loop. No device repeats any of this. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/arg_checks.h"
+#include "ops/elementwise.h"
+#include "ops/elementwise_table.h"
+
+/* What a row's meta prepares: the loop's inputs (in the row's operand order) and its dtype. */
+typedef struct ew_call {
+    const mt_ew_device *dev;
+    mt_op op;
+    mt_ew_id row;
+    bool inplace;
+    mt_tensor *ins[MT_EW_MAX_OPS - 1];
+    mt_dtype dt;       /* the loop's dtype (T of its form) */
+    bool uses_k;       /* the row has a scalar operand: k, or 1 when k is None */
+    mt_scalar k;
+    mt_tensor *owned;  /* an operand the meta made (a bound, masked_fill's value) */
+    bool done;         /* the meta computed the result itself (pow by a root) */
+} ew_call;
+
+typedef mt_status (*ew_meta)(ew_call *c, mt_args *a);
+
+/* ---- the rows' metas: dtype rules and checks ---- */
+
+static mt_status
+meta_same(ew_call *c, mt_args *a)
+{
+    (void)a;
+    c->dt = c->ins[1] ? mt_result_type(c->ins, 2) : c->ins[0]->dtype;
+    return MT_OK;
+}
+
+/* as same, but integer and bool operands compute in the default float (true division, exp) */
+static mt_status
+meta_to_float(ew_call *c, mt_args *a)
+{
+    meta_same(c, a);
+    c->dt = mt_dtype_is_float(c->dt) ? c->dt : MT_DEFAULT_FLOAT;
+    return MT_OK;
+}
+
+/* add and sub: PyTorch's alpha rules, and no bool operand for sub */
+static mt_status
+check_alpha(ew_call *c, mt_args *a, bool is_sub)
+{
+    meta_same(c, a);
+    if (is_sub && c->dt == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+                       "the `^` or `logical_xor()` operator instead.");
+    }
+    if (is_sub && (a->t[0]->dtype == MT_BOOL || a->t[1]->dtype == MT_BOOL)) {
+        /* PyTorch refuses a bool operand of any kind, even x - True for a float x. */
+        return mt_fail(MT_ERUNTIME,
+                       "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                       "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                       "instead.");
+    }
+    c->uses_k = true;
+    c->k = a->s[0];
+    if (mt_scalar_is_none(c->k)) {
+        return MT_OK;
+    }
+    /* PyTorch's alpha_check: any alpha scales a bool result (as a truth value), but a bool
+     * alpha scales nothing else. */
+    if (c->k.type == MT_BOOL && c->dt != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
+    if (mt_dtype_is_integral(c->dt, true) && c->k.type == MT_FLOAT64) {
+        return mt_fail(MT_ERUNTIME,
+                       "For integral input tensors, argument alpha must not be a floating point "
+                       "number.");
+    }
+    return MT_OK;
+}
+
+static mt_status
+meta_add(ew_call *c, mt_args *a)
+{
+    return check_alpha(c, a, false);
+}
+
+static mt_status
+meta_sub(ew_call *c, mt_args *a)
+{
+    return check_alpha(c, a, true);
+}
+
+static mt_status
+meta_neg(ew_call *c, mt_args *a)
+{
+    if (a->t[0]->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    }
+    return meta_same(c, a);
+}
+
+/* floor_divide, remainder, fmod, div with a rounding mode, pow: not two Python numbers; pow of
+ * an integer tensor to a negative Python number is refused (what its loop could only truncate
+ * to 0) */
+static mt_status
+meta_arith(ew_call *c, mt_args *a)
+{
+    meta_same(c, a);
+    if (a->t[0]->is_wrapped_number && a->t[1]->is_wrapped_number) {
+        const char *name = mt_op_names[c->op];
+        size_t n = strlen(name) - (c->inplace ? 1 : 0);
+        return mt_fail(MT_ETYPE,
+                       "%.*s() received an invalid combination of arguments - got (Number, Number)",
+                       (int)n, name);
+    }
+    if (c->row != MT_EW_pow || mt_dtype_is_float(c->dt) || !a->t[1]->is_wrapped_number) {
+        return MT_OK;
+    }
+    mt_scalar e;
+    mt_status st = mt_tensor_item(a->t[1], &e);
+    if (st == MT_OK && mt_scalar_to_double(e) < 0) {
+        st = mt_fail(MT_ERUNTIME, "Integers to negative integer powers are not allowed.");
+    }
+    return st;
+}
+
+/* pow(Tensor, Scalar) of a float self to 0.5 or -0.5: as PyTorch's kernels, sqrt or rsqrt
+ * instead (their values differ from pow's at -inf and -0) */
+static mt_status
+meta_pow(ew_call *c, mt_args *a)
+{
+    mt_status st = meta_arith(c, a);
+    mt_tensor *self = a->t[0], *e = a->t[1];
+    mt_scalar v;
+    if (st || !mt_dtype_is_float(c->dt) || self->dtype != c->dt || self->is_wrapped_number ||
+        !e->is_wrapped_number || mt_tensor_item(e, &v) != MT_OK) {
+        return st;
+    }
+    double x = mt_scalar_to_double(v);
+    if (x != 0.5 && x != -0.5) {
+        return MT_OK;
+    }
+    bool ip = c->inplace;
+    mt_op op = x > 0 ? (ip ? MT_OP_sqrt_ : MT_OP_sqrt) : (ip ? MT_OP_rsqrt_ : MT_OP_rsqrt);
+    mt_args r;
+    mt_args_init(&r);
+    r.t[0] = self;
+    st = mt_dispatch(op, &r);
+    if (st == MT_OK) {
+        a->out[0] = r.out[0];
+        c->done = true;
+    }
+    return st;
+}
+
+/* clamp_min and clamp_max with a Scalar bound: in the dtype the bound promotes self to */
+static mt_status
+meta_bound(ew_call *c, mt_args *a)
+{
+    mt_promotion p;
+    mt_promotion_init(&p);
+    mt_promotion_add(&p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->is_wrapped_number);
+    mt_promotion_add(&p, a->s[0].type, 0, true);
+    c->dt = mt_promotion_result(&p);
+    c->uses_k = true;
+    c->k = a->s[0];
+    return MT_OK;
+}
+
+/* The bound that clamps nothing, standing in for an absent min (lowest) or max (highest). */
+static mt_scalar
+no_bound(mt_dtype dt, bool highest)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return mt_scalar_bool(highest);
+    case MT_INT32:
+        return mt_scalar_int(highest ? INT32_MAX : INT32_MIN);
+    case MT_INT64:
+        return mt_scalar_int(highest ? INT64_MAX : INT64_MIN);
+    default:
+        return mt_scalar_float(highest ? INFINITY : -INFINITY);
+    }
+}
+
+/* clamp(self, min, max): one bound may be absent (a number that clamps nothing stands in), not
+ * both; all three in their promoted dtype */
+static mt_status
+meta_clamp(ew_call *c, mt_args *a)
+{
+    mt_tensor *given[3] = {a->t[0]};
+    int n = 1;
+    bool scalar_bound = false;
+    for (int k = 1; k < 3; k++) {
+        if (a->t[k]) {
+            scalar_bound |= a->t[k]->is_wrapped_number;
+            given[n++] = a->t[k];
+        }
+    }
+    if (n == 1) {
+        return mt_fail(MT_ERUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    }
+    c->dt = mt_result_type(given, n);
+    if (c->dt == MT_BOOL && scalar_bound) {
+        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'",
+                       c->dev->name);
+    }
+    int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
+    if (missing == 0) {
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_scalar(no_bound(c->dt, missing == 2), c->dt, &c->owned);
+    c->ins[missing] = c->owned;
+    return st;
+}
+
+/* where(condition, input, other): a bool condition; the values in their promoted dtype */
+static mt_status
+meta_where(ew_call *c, mt_args *a)
+{
+    if (a->t[0]->dtype != MT_BOOL) {
+        return mt_fail(MT_ERUNTIME,
+                       "where expected condition to be a boolean tensor, but got a tensor with "
+                       "dtype %s",
+                       mt_dtype_scalar_name(a->t[0]->dtype));
+    }
+    c->dt = mt_result_type(a->t + 1, 2);
+    return MT_OK;
+}
+
+/* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype */
+static mt_status
+meta_masked_fill(ew_call *c, mt_args *a)
+{
+    mt_scalar v;
+    c->dt = a->t[0]->dtype;
+    mt_status st = mt_check_masked_fill(a->t[0], a->t[1], a->t[2], &v);
+    if (st == MT_OK) {
+        st = mt_tensor_scalar(v, c->dt, &c->owned);
+        c->ins[2] = c->owned;
+    }
+    return st;
+}
+
+/* ---- the table ---- */
+
+typedef struct ew_row {
+    const char *name;
+    const char *kernel; /* PyTorch's CPU kernel name */
+    ew_meta meta;
+    int nin;
+    unsigned bool_in; /* bit k: input k is read as bool */
+    bool bool_out;
+} ew_row;
+
+static const ew_row rows[MT_NUM_EW] = {
+#define MT_EW(name, form, dtypes, meta, kernel)                                         \
+    [MT_EW_##name] = {#name, kernel, meta_##meta, MT_EW_NIN_##form, MT_EW_BOOLIN_##form, \
+                      MT_EW_BOOLOUT_##form},
+#include "ops/elementwise.def"
+};
+
+/* The row op runs with its string argument: div's rounding mode, gelu's approximation. */
+static mt_status
+pick_row(mt_args *a, mt_ew_id *row)
+{
+    const char *s = a->str[0];
+    switch (*row) {
+    case MT_EW_div:
+        if (s == NULL) {
+            return MT_OK;
+        }
+        if (strcmp(s, "floor") == 0 || strcmp(s, "trunc") == 0) {
+            *row = s[0] == 'f' ? MT_EW_div_floor : MT_EW_div_trunc;
+            return MT_OK;
+        }
+        return mt_fail(MT_ERUNTIME,
+                       "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       "found '%s'",
+                       s);
+    case MT_EW_gelu:
+    case MT_EW_gelu_backward:
+        s = s ? s : "none";
+        if (strcmp(s, "tanh") == 0) {
+            *row = *row == MT_EW_gelu ? MT_EW_gelu_tanh : MT_EW_gelu_tanh_backward;
+            return MT_OK;
+        }
+        if (strcmp(s, "none") == 0) {
+            return MT_OK;
+        }
+        return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+    default:
+        return MT_OK;
+    }
+}
+
+static mt_status
+not_implemented(const ew_call *c)
+{
+    const ew_row *r = &rows[c->row];
+    char name[64];
+    if (strcmp(c->dev->name, "cpu") == 0) {
+        snprintf(name, sizeof(name), "%s", r->kernel);
+    } else {
+        snprintf(name, sizeof(name), "%s_%s", r->name, c->dev->name);
+    }
+    return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", name,
+                   mt_dtype_scalar_name(c->dt));
+}
+
+mt_status
+mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
+{
+    ew_call c;
+    c.dev = dev;
+    c.op = op;
+    c.row = row;
+    c.inplace = (mt_op_flags[op] & INPLACE) != 0;
+    c.uses_k = false;
+    c.owned = NULL;
+    c.done = false;
+    mt_status st = a->str[0] ? pick_row(a, &c.row) : MT_OK;
+    if (st) {
+        return st;
+    }
+    const ew_row *r = &rows[c.row];
+    for (int k = 0; k < MT_EW_MAX_OPS - 1; k++) {
+        c.ins[k] = k < r->nin ? a->t[k] : NULL;
+    }
+    if ((st = r->meta(&c, a)) || c.done) {
+        goto out_release;
+    }
+    if (!dev->has_loop(c.row, c.dt)) {
+        st = not_implemented(&c);
+        goto out_release;
+    }
+    mt_dtype in_dtypes[MT_EW_MAX_OPS - 1];
+    for (int k = 0; k < r->nin; k++) {
+        in_dtypes[k] = (r->bool_in >> k & 1u) ? MT_BOOL : c.dt;
+    }
+    mt_ew_plan p;
+    st = mt_ew_begin(&p, &dev->backend, c.ins, r->nin, in_dtypes, r->bool_out ? MT_BOOL : c.dt,
+                     c.inplace);
+    if (st) {
+        goto out_release;
+    }
+    bool zero_div = false;
+    if (c.uses_k && mt_scalar_is_none(c.k)) {
+        c.k = mt_scalar_int(1);
+    }
+    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? &c.k : NULL, &zero_div), &a->out[0]);
+    if (st == MT_OK && zero_div) {
+        mt_tensor_clear(&a->out[0]);
+        st = mt_fail(MT_ERUNTIME, "ZeroDivisionError");
+    }
+out_release:
+    if (c.owned) {
+        mt_tensor_clear(&c.owned);
+    }
+    return st;
+}

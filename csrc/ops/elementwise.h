@@ -1,0 +1,42 @@
+/* The elementwise family as structured ops: one front end for every device, then the device's
+ * loop.
+ *
+ * The mechanism (PyTorch's structured kernels and TensorIterator; any op family can adopt it):
+ * - the front end ("meta", here mt_ew_call, in csrc/ops/) runs once per call, whatever the
+ *   device: it checks the arguments with PyTorch's messages, picks the dtypes (type promotion),
+ *   broadcasts, applies the in-place and overlap rules, casts the inputs and allocates the
+ *   output on the operands' device (through that device's allocator, mt_tensor_empty), all
+ *   into a plan (core/elementwise.h's mt_ew_plan);
+ * - a device contributes an implementation struct (mt_ew_device): its cast and copy, and the
+ *   "impl" that runs the loop over a prepared plan. It checks nothing and has no message;
+ * - each device's dispatcher kernel of an op is generated from the table (MT_EW_OP rows of
+ *   ops/elementwise.def) as mt_ew_call(op, row, args, &that_device), so the dispatcher picks
+ *   the device and the front end runs before its loop.
+ * Another family adopts it the same way: a plan struct for what its meta prepares, a device
+ * struct of impls, a front end in csrc/ops/ that fills the plan and calls the impl, and kernels
+ * generated per device from its table. */
+#ifndef MT_OPS_ELEMENTWISE_H
+#define MT_OPS_ELEMENTWISE_H
+
+#include "core/elementwise.h"
+#include "dispatch/dispatch.h"
+#include "ops/elementwise_table.h"
+
+/* What a device contributes to the elementwise family. */
+typedef struct mt_ew_device {
+    const char *name;      /* "cpu", "cuda": PyTorch's suffix of its kernel names */
+    mt_ew_backend backend; /* its cast and copy (and whether it reads Python numbers itself) */
+    /* whether it has row's loop for dtype dt */
+    bool (*has_loop)(mt_ew_id row, mt_dtype dt);
+    /* Runs row's loop in dtype dt over p: inputs already in the row's operand dtypes, output
+     * allocated. *k is the row's scalar operand (alpha, a bound), NULL for a row without one.
+     * Sets *zero_div when an integer divisor was 0 (the front end raises). */
+    mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k,
+                     bool *zero_div);
+} mt_ew_device;
+
+/* The kernel of ops.def's op on dev: the front end of row (which may pick another: div's
+ * rounding modes, gelu's tanh form), then dev's loop; the result in a->out[0]. */
+mt_status mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev);
+
+#endif

@@ -1,0 +1,194 @@
+/* The argument checks and dtype rules of the nn layers and losses (ops/arg_checks.h), for every
+ * device. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/elementwise.h"
+#include "ops/arg_checks.h"
+
+mt_status
+mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device)
+{
+    if (p && p->dtype != input->dtype) {
+        return mt_fail(MT_ERUNTIME, "mixed dtype (%s): expect parameter to have scalar type of %s",
+                       device, mt_dtype_scalar_name(input->dtype));
+    }
+    return MT_OK;
+}
+
+/* Whether p (weight or bias) has the shape normalized_shape. */
+static mt_status
+check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
+{
+    if (p == NULL || (p->ndim == shape->n &&
+                      memcmp(p->sizes, shape->v, sizeof(int64_t) * (size_t)shape->n) == 0)) {
+        return MT_OK;
+    }
+    char b1[256], b2[256];
+    return mt_fail(MT_ERUNTIME,
+                   "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
+                   "and normalized_shape = %s",
+                   what, what, mt_format_sizes(b1, sizeof(b1), p->ndim, p->sizes),
+                   mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
+}
+
+mt_status
+mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps)
+{
+    const mt_tensor *input = a->t[0];
+    const mt_intlist *shape = &a->l[0];
+    char b1[256], b2[256], b3[256];
+    *eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    if (shape->n < 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+                       "at least one element, but got normalized_shape = []");
+    }
+    mt_status st;
+    if ((st = check_norm_param("weight", a->t[1], shape)) ||
+        (st = check_norm_param("bias", a->t[2], shape))) {
+        return st;
+    }
+    int lead = input->ndim - shape->n;
+    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
+                       "input of size%s",
+                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
+                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
+                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
+    }
+    if (!mt_dtype_is_float(input->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
+                       mt_dtype_scalar_name(input->dtype));
+    }
+    if ((st = mt_check_param_dtype(input, a->t[1], device)) ||
+        (st = mt_check_param_dtype(input, a->t[2], device))) {
+        return st;
+    }
+    *n = mt_numel(shape->n, shape->v);
+    *rows = *n ? mt_tensor_numel(input) / *n : 0;
+    return MT_OK;
+}
+
+mt_status
+mt_check_bce(const mt_tensor *self, const mt_tensor *target)
+{
+    if (target->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
+                       mt_dtype_scalar_name(target->dtype), mt_dtype_scalar_name(self->dtype));
+    }
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy\" not implemented for '%s'",
+                       mt_dtype_scalar_name(self->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt)
+{
+    *dt = mt_result_type(ins, 3);
+    if (!mt_dtype_is_float(*dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy_with_logits\" not implemented for '%s'",
+                       mt_dtype_scalar_name(*dt));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights,
+                            int64_t *n, int64_t *dim)
+{
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: expected int64 or int32 indices");
+    }
+    *n = mt_tensor_numel(indices);
+    *dim = grad->ndim == indices->ndim + 1 ? grad->sizes[grad->ndim - 1] : -1;
+    if (*dim < 0 || memcmp(grad->sizes, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim) ||
+        num_weights < 0) {
+        return mt_fail(MT_ERUNTIME, "embedding_dense_backward: grad_output must be shaped "
+                                    "(*indices.shape, embedding_dim)");
+    }
+    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
+        return mt_fail(MT_ENOTIMPL, "\"embedding_dense_backward\" not implemented for '%s'",
+                       mt_dtype_scalar_name(grad->dtype));
+    }
+    return MT_OK;
+}
+
+/* PyTorch's shape checks of nll_loss_nd; C is the class count. */
+static mt_status
+check_nll_shapes(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight)
+{
+    char b1[256], b2[256];
+    if (self->ndim < 1) {
+        return mt_fail(MT_EVALUE, "Expected 1 or more dimensions (got %d)", self->ndim);
+    }
+    if (self->ndim != 1 && (target->ndim < 1 || self->sizes[0] != target->sizes[0])) {
+        return mt_fail(MT_EVALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                       (long long)self->sizes[0],
+                       (long long)(target->ndim ? target->sizes[0] : 1));
+    }
+    if (self->ndim == 1 && target->ndim == 1 && target->sizes[0] != 1) {
+        return mt_fail(MT_EVALUE,
+                       "For 1D input, 1D target must have size 1, but got target size: %lld",
+                       (long long)target->sizes[0]);
+    }
+    if (self->ndim == 1 && target->ndim > 1) {
+        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
+    }
+    if (self->ndim >= 3 &&
+        (target->ndim != self->ndim - 1 ||
+         memcmp(target->sizes + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2)))) {
+        int64_t want[MT_MAX_DIMS];
+        want[0] = self->sizes[0];
+        memcpy(want + 1, self->sizes + 2, sizeof(int64_t) * (size_t)(self->ndim - 2));
+        return mt_fail(MT_ERUNTIME, "Expected target size %s, got %s",
+                       mt_format_sizes(b1, sizeof(b1), self->ndim - 1, want),
+                       mt_format_sizes(b2, sizeof(b2), target->ndim, target->sizes));
+    }
+    if (self->ndim == 2 && target->ndim != 1) {
+        return mt_fail(MT_ERUNTIME, "0D or 1D target tensor expected, multi-target not supported");
+    }
+    int64_t C = self->ndim == 1 ? self->sizes[0] : self->sizes[1];
+    if (weight && (weight->ndim != 1 || weight->sizes[0] != C)) {
+        return mt_fail(MT_ERUNTIME,
+                       "weight tensor should be defined either for all %lld classes or no classes "
+                       "but got weight tensor of shape: %s",
+                       (long long)C, mt_format_sizes(b1, sizeof(b1), weight->ndim, weight->sizes));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,
+            int64_t *C, int64_t *K)
+{
+    mt_status st = check_nll_shapes(self, target, weight);
+    if (st) {
+        return st;
+    }
+    if (target->dtype != MT_INT64) {
+        return mt_fail(MT_ERUNTIME, "expected target dtype to be Long or Byte, but got %s",
+                       mt_dtype_scalar_name(target->dtype));
+    }
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"nll_loss_out_frame\" not implemented for '%s'",
+                       mt_dtype_scalar_name(self->dtype));
+    }
+    if (weight && weight->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(weight->dtype));
+    }
+    *N = 1;
+    *C = self->sizes[0];
+    *K = 1;
+    if (self->ndim >= 2) {
+        *N = self->sizes[0];
+        *C = self->sizes[1];
+        *K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
+    }
+    return MT_OK;
+}

@@ -1,0 +1,117 @@
+/* The argument checks of the random fills (ops/arg_checks.h), for every device. */
+#include <stdint.h>
+
+#include "ops/arg_checks.h"
+
+static double
+scalar_or(mt_scalar s, double dflt)
+{
+    return mt_scalar_is_none(s) ? dflt : mt_scalar_to_double(s);
+}
+
+/* random_'s inclusive upper bound without `to` (PyTorch's): the dtype's largest value, or for
+ * the floats the largest integer they hold exactly, 2^24 and 2^53. */
+static int64_t
+default_to_inc(mt_dtype dt)
+{
+    switch (dt) {
+    case MT_BOOL:
+        return 1;
+    case MT_INT32:
+        return INT32_MAX;
+    case MT_INT64:
+        return INT64_MAX;
+    case MT_FLOAT32:
+        return 1LL << 24;
+    default:
+        return 1LL << 53;
+    }
+}
+
+/* The name PyTorch's random_ gives dt in its bounds errors (the C type's). */
+static const char *
+random_dtype_name(mt_dtype dt)
+{
+    return dt == MT_BOOL ? "bool" : dt == MT_INT32 ? "int" : "long int";
+}
+
+/* from and to_inc must be values of an integer (or bool) dt, as PyTorch's
+ * check_from_to_in_range: int32.random_(2**62) would wrap to negative values. Floats take any
+ * int64 (PyTorch only warns past 2^24 or 2^53). */
+static mt_status
+check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
+{
+    int64_t lo = dt == MT_BOOL ? 0 : dt == MT_INT32 ? INT32_MIN : INT64_MIN;
+    int64_t hi = dt == MT_BOOL ? 1 : dt == MT_INT32 ? INT32_MAX : INT64_MAX;
+    if (mt_dtype_is_float(dt)) {
+        return MT_OK;
+    }
+    if (from < lo || from > hi) {
+        return mt_fail(MT_ERUNTIME, "from is out of bounds for %s", random_dtype_name(dt));
+    }
+    if (to_inc < lo || to_inc > hi) {
+        return mt_fail(MT_ERUNTIME, "to - 1 is out of bounds for %s", random_dtype_name(dt));
+    }
+    return MT_OK;
+}
+
+static const char *const random_names[] = {"uniform", "normal", "bernoulli", "random"};
+
+mt_status
+mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    *out = (mt_random_spec){0, 0, 0, 1};
+    if (kind != MT_RANDOM_INTS && !mt_dtype_is_float(dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_kernel_%s\" not implemented for '%s'", random_names[kind],
+                       device, mt_dtype_scalar_name(dt));
+    }
+    switch (kind) {
+    case MT_RANDOM_UNIFORM:
+        out->a = scalar_or(a->s[0], 0);
+        out->b = scalar_or(a->s[1], 1);
+        if (out->a > out->b) {
+            return mt_fail(MT_ERUNTIME,
+                           "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
+                           out->a, out->b);
+        }
+        return MT_OK;
+    case MT_RANDOM_NORMAL:
+        out->a = scalar_or(a->s[0], 0);
+        out->b = scalar_or(a->s[1], 1);
+        if (out->b < 0) {
+            return mt_fail(MT_ERUNTIME, "normal expects std >= 0.0, but found std %g", out->b);
+        }
+        return MT_OK;
+    case MT_RANDOM_BERNOULLI:
+        out->a = scalar_or(a->s[0], 0.5);
+        if (!(out->a >= 0 && out->a <= 1)) {
+            return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g",
+                           out->a);
+        }
+        return MT_OK;
+    default:
+        break;
+    }
+    /* PyTorch's overloads random_(from, to), random_(to) and random_(): one value is `to`;
+     * without one, the range runs to the dtype's default bound, inclusive. */
+    bool one = !mt_scalar_is_none(a->s[0]) && mt_scalar_is_none(a->s[1]);
+    int64_t from = one || mt_scalar_is_none(a->s[0]) ? 0 : mt_scalar_to_int(a->s[0]);
+    int64_t to_inc = default_to_inc(dt);
+    if (one || !mt_scalar_is_none(a->s[1])) {
+        int64_t to = mt_scalar_to_int(one ? a->s[0] : a->s[1]);
+        if (from >= to) {
+            return mt_fail(MT_ERUNTIME,
+                           "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                           (long long)from, (long long)to);
+        }
+        to_inc = to - 1;
+    }
+    mt_status st = check_random_range(from, to_inc, dt);
+    if (st) {
+        return st;
+    }
+    out->from = from;
+    out->span = (uint64_t)to_inc - (uint64_t)from + 1; /* 0: all 2^64 values */
+    return MT_OK;
+}
