@@ -17,7 +17,7 @@ import pickle
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 from . import _legacy, _native, _torch_format, _unpickler
-from ._common import PathOrFile, Reader, _open
+from ._common import PathOrFile, Reader, _open, check_map_location
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
@@ -51,6 +51,7 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("minitorch.load reads with Python's pickle module only")
+    check_map_location(map_location)
     with _open(f, "rb") as src:
         r = Reader(src)
         head = r.read_upto(len(_native.MAGIC))

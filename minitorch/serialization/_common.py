@@ -180,5 +180,12 @@ def restore_location(storage, location: Any, map_location: Any, bad: str):
             raise RuntimeError("minitorch.load: map_location must return the storage it was given "
                                "(moved to a device) or None")
         return moved
-    raise TypeError(f"minitorch.load: map_location must be None, a string, a device, a dict or a "
-                    f"callable, not {type(map_location).__name__}")
+    check_map_location(map_location)
+
+
+def check_map_location(map_location: Any) -> None:
+    from .._device import device
+
+    if not (map_location is None or isinstance(map_location, (str, device, dict)) or callable(map_location)):
+        raise TypeError(f"minitorch.load: map_location must be None, a string, a device, a dict or a "
+                        f"callable, not {type(map_location).__name__}")
