@@ -54,11 +54,23 @@ def save(obj: Any, f: BinaryIO, pickle_protocol: int = 2) -> None:
         f.write(memoryview(t).cast("B"))
 
 
-def _next_pickle(src: BinaryIO) -> bytes:
+class _Bounded:
+    """src for pickletools.genops, whose reads of a length the file states are cut at the file's
+    end (a file object allocates the whole length asked for before it reads)."""
+
+    def __init__(self, src: BinaryIO, end: int) -> None:
+        self.src, self.end = src, end
+        self.tell, self.readline = src.tell, src.readline
+
+    def read(self, n: int) -> bytes:
+        return self.src.read(max(min(n, self.end - self.src.tell()), 0))
+
+
+def _next_pickle(src: BinaryIO, end: int) -> bytes:
     """The bytes of the pickle that starts at src's position, src left after it."""
     start = src.tell()
     try:
-        for _ in pickletools.genops(src):
+        for _ in pickletools.genops(_Bounded(src, end)):
             pass
     except Exception as e:  # ValueError, struct.error, ...: a malformed or truncated pickle
         raise RuntimeError(f"minitorch.load: corrupt legacy checkpoint: {e}") from None
@@ -76,12 +88,12 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
     here = src.tell()
     end = src.seek(0, os.SEEK_END)
     src.seek(here)
-    if unpickle(_next_pickle(src), _no_storage, weights_only) != MAGIC_NUMBER:
+    if unpickle(_next_pickle(src, end), _no_storage, weights_only) != MAGIC_NUMBER:
         raise RuntimeError("Invalid magic number; corrupt file?")
-    version = unpickle(_next_pickle(src), _no_storage, weights_only)
+    version = unpickle(_next_pickle(src, end), _no_storage, weights_only)
     if version != PROTOCOL_VERSION:
         raise RuntimeError(f"Invalid protocol version: {version!r:.100}")
-    sys_info = unpickle(_next_pickle(src), _no_storage, weights_only)
+    sys_info = unpickle(_next_pickle(src, end), _no_storage, weights_only)
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages: dict = {}
     budget = [end - src.tell()]  # the bytes left for the storages
@@ -92,7 +104,7 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         _, stype, key, location, numel, view = pid
         key, location = ascii_str(key), ascii_str(location)
         if not isinstance(stype, StorageType) or not isinstance(key, str) or type(numel) is not int or numel < 0:
-            raise RuntimeError(f"minitorch.load: corrupt legacy checkpoint: a bad storage id {pid!r:.200}")
+            raise RuntimeError("minitorch.load: corrupt legacy checkpoint: a bad storage id")
         if view is not None:
             raise RuntimeError("minitorch.load: the file holds storage views (PyTorch before 1.0), which minitorch does not read")
         if key in storages:
@@ -106,9 +118,9 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         storages[key] = LoadedStorage(restore_location(empty, location, map_location, f"minitorch.load: storage {key}"), stype)
         return storages[key]
 
-    result = unpickle(_next_pickle(src), persistent_load, weights_only)
-    keys = unpickle(_next_pickle(src), _no_storage, weights_only)
-    if not isinstance(keys, list) or sorted(map(str, keys)) != sorted(storages):
+    result = unpickle(_next_pickle(src, end), persistent_load, weights_only)
+    keys = unpickle(_next_pickle(src, end), _no_storage, weights_only)
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or sorted(keys) != sorted(storages):
         raise RuntimeError("minitorch.load: corrupt legacy checkpoint: the list of storages does not match the object")
     for key in keys:
         s = storages[key]

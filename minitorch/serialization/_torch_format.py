@@ -214,7 +214,7 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         _, stype, key, location, numel = pid
         key, location = ascii_str(key), ascii_str(location)
         if not isinstance(stype, StorageType) or not isinstance(key, str) or type(numel) is not int or numel < 0:
-            raise _bad(f"a bad storage id {pid!r:.200}")
+            raise _bad("a bad storage id")
         if key in loaded:
             if loaded[key].stype.dtype_name != stype.dtype_name:
                 raise RuntimeError(f"minitorch.load: storage {key} is viewed as both {loaded[key].stype} and "

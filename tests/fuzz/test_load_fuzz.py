@@ -180,6 +180,7 @@ def test_malicious_pickles_are_refused_and_run_nothing(raw, tmp_path):
     assert not os.path.exists(MARKER)
 
 
+@pytest.mark.filterwarnings("ignore:minitorch.load with weights_only=False")
 @pytest.mark.parametrize("raw", MALICIOUS.values(), ids=MALICIOUS.keys())
 def test_malicious_files_raise_and_run_nothing(raw, tmp_path):
     if os.path.exists(MARKER):
