@@ -88,13 +88,20 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, self.Tensor):
+            state = dict(getattr(obj, "__dict__", {}))  # attributes a user set, saved as PyTorch saves them
             if isinstance(obj, self.Parameter):
+                if state:
+                    return (_Global("torch._utils", "_rebuild_parameter_with_state"),
+                            (obj.detach(), obj.requires_grad, OrderedDict(), state))
                 return _Global("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, OrderedDict())
             t = obj.detach()
             index = self.storages.add(t)
             ref = self.refs.setdefault(index, _StorageRef(index))
-            return _Global("torch._utils", "_rebuild_tensor_v2"), (
-                ref, t.storage_offset(), tuple(t.shape), tuple(t.stride()), obj.requires_grad, OrderedDict())
+            args = (ref, t.storage_offset(), tuple(t.shape), tuple(t.stride()), obj.requires_grad, OrderedDict())
+            if state:
+                return (_Global("torch._tensor", "_rebuild_from_type_v2"),
+                        (_Global("torch._utils", "_rebuild_tensor_v2"), _Global("torch", "Tensor"), args, state))
+            return _Global("torch._utils", "_rebuild_tensor_v2"), args
         if isinstance(obj, self.device):
             return _Global("torch", "device"), (obj.type,) if obj.index is None else (obj.type, obj.index)
         if isinstance(obj, self.Size):

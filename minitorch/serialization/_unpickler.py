@@ -163,7 +163,8 @@ _REBUILDS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_parameter, _rebuild_p
 def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any):
     from ..nn.parameter import Parameter
 
-    if func not in _REBUILDS or new_type not in (_TENSOR, _PARAMETER) or not isinstance(args, tuple):
+    if all(func is not f for f in _REBUILDS) or (new_type is not _TENSOR and new_type is not _PARAMETER) \
+            or not isinstance(args, tuple):
         raise RuntimeError("minitorch.load: corrupt pickle: a bad _rebuild_from_type_v2")
     t = func(*args)
     if new_type is _PARAMETER and not isinstance(t, Parameter):
@@ -183,16 +184,12 @@ def _size(sizes: Any = ()):
     return Size(_int_tuple(sizes))
 
 
-def _device(type: Any, index: Any = None):
+def _device(kind: Any, index: Any = None):
     from .._device import device
 
-    if not isinstance(type, str) or not (index is None or builtins_int(index)):
+    if not isinstance(kind, str) or not (index is None or type(index) is int):
         raise RuntimeError("minitorch.load: corrupt pickle: a bad torch.device")
-    return device(type) if index is None else device(type, index)
-
-
-def builtins_int(v: Any) -> bool:
-    return type(v) is int
+    return device(kind) if index is None else device(kind, index)
 
 
 def _encode(obj: Any, encoding: Any = "utf-8"):

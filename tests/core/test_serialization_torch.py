@@ -139,6 +139,33 @@ def test_a_checkpoint_as_users_write_it_goes_both_ways():
     assert_same(mt, through(mt, minitorch.save, minitorch.load))
 
 
+def test_devices_sizes_and_dtypes_as_values_both_ways():
+    torch = torch_or_skip()
+    for src, dst in ((minitorch, torch), (torch, minitorch)):
+        obj = {"device": src.device("cpu"), "cuda": src.device("cuda", 1), "shape": src.Size([2, 3]),
+               "dtypes": [src.float32, src.float64, src.int32, src.int64, src.bool]}
+        got = through(obj, src.save, dst.load)
+        assert isinstance(got["device"], dst.device) and str(got["device"]) == "cpu" and str(got["cuda"]) == "cuda:1"
+        assert isinstance(got["shape"], dst.Size) and got["shape"] == (2, 3)
+        assert got["dtypes"] == [dst.float32, dst.float64, dst.int32, dst.int64, dst.bool]
+
+
+def test_a_tensor_with_attributes_keeps_them_but_cannot_replace_methods():
+    torch = torch_or_skip()
+    for src, dst in ((torch, minitorch), (minitorch, torch), (minitorch, minitorch)):
+        t = src.ones(2)
+        t.tag = "kept"
+        p = src.nn.Parameter(src.zeros(1))
+        p.note = 3
+        got = through({"t": t, "p": p}, src.save, dst.load)
+        assert got["t"].tag == "kept" and got["t"].tolist() == [1.0, 1.0] and type(got["t"]) is dst.Tensor
+        assert isinstance(got["p"], dst.nn.Parameter) and got["p"].note == 3 and got["p"].requires_grad
+    t = torch.ones(2)
+    t.tolist = "replaced"
+    with pytest.raises(RuntimeError, match="a tensor's state sets 'tolist'"):
+        through(t, torch.save, minitorch.load)
+
+
 NUMPY = {"acc": np.float64(0.5), "step": np.int64(7), "flag": np.bool_(True), "f32": np.float32(1.5)}
 
 
