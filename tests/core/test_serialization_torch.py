@@ -258,14 +258,19 @@ def test_the_legacy_format_both_ways():
     assert_same(tc, through(tc, lambda o, f: torch.save(o, f, _use_new_zipfile_serialization=False), minitorch.load))
 
 
-def test_files_on_disk_and_alignment(tmp_path):
+@pytest.mark.parametrize("zip64", [False, True])
+def test_files_on_disk_and_alignment(tmp_path, monkeypatch, zip64):
     torch = torch_or_skip()
+    if zip64:  # records past this size take zip64's extra field, which the alignment counts
+        monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 1000)
     path = tmp_path / "model.pt"
     model, _ = build(minitorch, "small_cnn")
     minitorch.save(model.state_dict(), path)
+    raw = path.read_bytes()
     with zipfile.ZipFile(path) as z:
         for info in z.infolist():  # each record's data starts at a multiple of 64, as torch.save's
-            assert (info.header_offset + 30 + len(info.filename) + len(info.extra)) % 64 == 0, info.filename
+            name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
+            assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0, info.filename
         assert {"archive/data.pkl", "archive/version", "archive/byteorder", "archive/.data/serialization_id"} \
             <= set(z.namelist())
     assert_same(model.state_dict(), torch.load(path, mmap=True))

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import pickle
+import pickletools
 import struct
 import zipfile
 import zlib
@@ -77,11 +78,8 @@ def test_byte_flips_raise(sample, data):
 
 def rezipped(raw: bytes, replace: dict) -> bytes:
     """A zip checkpoint with some records' bytes replaced, its checksums right again."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(buf, "w") as out:
-        for name in src.namelist():
-            out.writestr(name, replace.get(name.split("/", 1)[1], src.read(name)))
-    return buf.getvalue()
+    with zipfile.ZipFile(io.BytesIO(raw)) as src:
+        return zip_of({name.split("/", 1)[1]: src.read(name) for name in src.namelist()} | replace)
 
 
 @settings(max_examples=300)
@@ -93,6 +91,50 @@ def test_damaged_pickles_with_good_checksums_raise_or_load(i, data):
         pkl[pos] = data.draw(st.integers(0, 255))
     cut = data.draw(st.integers(1, len(pkl)))
     load_raises_or_loads(rezipped(TORCH_SAMPLES[i], {"data.pkl": bytes(pkl[:cut])}))
+
+
+def spliced(value) -> bytes:
+    """value's protocol 2 opcodes without PROTO, STOP and unused memo, to splice into a pickle."""
+    return pickletools.optimize(pickle.dumps(value, protocol=2))[2:-1]
+
+
+# Every global the weights_only unpickler hands out, called with arguments of any kind.
+ALLOWED = [("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor"),
+           ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state"),
+           ("torch._tensor", "_rebuild_from_type_v2"), ("torch", "Size"), ("torch", "device"),
+           ("torch", "Tensor"), ("torch.nn.parameter", "Parameter"), ("collections", "OrderedDict"),
+           ("collections", "Counter"), ("__builtin__", "set"), ("__builtin__", "complex"),
+           ("__builtin__", "bytearray"), ("_codecs", "encode"), ("torch", "float32"), ("torch", "FloatStorage")]
+GLOBAL_OPS = [b"c" + m.encode() + b"\n" + n.encode() + b"\n" for m, n in ALLOWED]
+# a storage of 4 float32 (record archive/data/0), as a persistent id
+STORAGE_OPS = (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ")
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats() | st.text(max_size=6) | st.binary(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+pieces = st.recursive(
+    plain_values.map(spliced) | st.just(STORAGE_OPS) | st.sampled_from(GLOBAL_OPS),
+    lambda inner: st.tuples(st.sampled_from(GLOBAL_OPS), st.lists(inner, max_size=7)).map(
+        lambda call: call[0] + b"(" + b"".join(call[1]) + b"tR"),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(GLOBAL_OPS), st.lists(pieces, max_size=7))
+def test_allowed_globals_called_with_anything_raise_or_load(func, args):
+    pkl = b"\x80\x02" + func + b"(" + b"".join(args) + b"tR."
+    load_raises_or_loads(zip_of({"data.pkl": pkl, "data/0": bytes(16), "version": b"3\n"}))
+
+
+def zip_of(records: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in records.items():
+            z.writestr(f"archive/{name}", data)
+    return buf.getvalue()
 
 
 def forged(header: bytes, data: bytes = b"") -> bytes:
