@@ -32,11 +32,15 @@ def save(obj: object, f: PathOrFile, pickle_module: Any = pickle, pickle_protoco
     share memory are saved as views of one storage and load as such, in minitorch and PyTorch."""
     if pickle_module is not pickle:
         raise NotImplementedError("minitorch.save writes with Python's pickle module only")
-    with _open(f, "wb") as out:
-        if _use_new_zipfile_serialization:
-            _torch_format.save(obj, out, pickle_protocol, not _disable_byteorder_record)
-        else:
-            _legacy.save(obj, out, pickle_protocol)
+    # Pickled before f is opened: an object that cannot be pickled leaves an existing file as it was.
+    if _use_new_zipfile_serialization:
+        pkl, storages = _torch_format.pickled(obj, pickle_protocol)
+        with _open(f, "wb") as out:
+            _torch_format.write(out, pkl, storages, not _disable_byteorder_record)
+    else:
+        pkl, storages = _torch_format.pickled(obj, pickle_protocol, _legacy.LegacyPickler)
+        with _open(f, "wb") as out:
+            _legacy.write(out, pkl, storages, pickle_protocol)
 
 
 def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,

@@ -25,8 +25,8 @@ import sys
 from typing import Any, BinaryIO
 
 from .. import _C
-from ._common import StorageTable, restore_location
-from ._torch_format import _Sink, _TorchPickler, ascii_str, host_tensor
+from ._common import restore_location
+from ._torch_format import _TorchPickler, ascii_str, host_tensor
 from ._unpickler import LoadedStorage, StorageType, unpickle
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -35,21 +35,19 @@ _SYS_INFO = {"protocol_version": PROTOCOL_VERSION, "little_endian": sys.byteorde
              "type_sizes": {"short": 2, "int": 4, "long": 4}}
 
 
-class _LegacyPickler(_TorchPickler):
+class LegacyPickler(_TorchPickler):
     def persistent_id(self, obj: Any) -> Any:
         pid = super().persistent_id(obj)
         return None if pid is None else pid + (None,)
 
 
-def save(obj: Any, f: BinaryIO, pickle_protocol: int = 2) -> None:
-    storages = StorageTable()
-    _LegacyPickler(_Sink(), pickle_protocol, storages).dump(obj)
+def write(f: BinaryIO, pkl: bytes, storages: list, pickle_protocol: int = 2) -> None:
+    """The legacy file, from what _torch_format.pickled gave with _LegacyPickler, into f."""
     for value in (MAGIC_NUMBER, PROTOCOL_VERSION, _SYS_INFO):
         pickle.dump(value, f, protocol=pickle_protocol)
-    _LegacyPickler(f, pickle_protocol, storages, storages.ids()).dump(obj)
-    items = storages.items()
-    pickle.dump([str(i) for i in range(len(items))], f, protocol=pickle_protocol)
-    for _, _, numel, t in items:
+    f.write(pkl)
+    pickle.dump([str(i) for i in range(len(storages))], f, protocol=pickle_protocol)
+    for _, _, numel, t in storages:
         f.write(struct.pack("=q", numel))
         f.write(memoryview(t).cast("B"))
 

@@ -25,7 +25,7 @@ import sys
 import uuid
 import zipfile
 from collections import OrderedDict
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO, Optional, Tuple
 
 import numpy as np
 
@@ -123,21 +123,26 @@ class _Sink:
         return len(b)
 
 
-def save(obj: Any, f: BinaryIO, pickle_protocol: int = 2, byteorder_record: bool = True) -> None:
-    """Writes obj into f as torch.save does (f: an open binary file)."""
+def pickled(obj: Any, protocol: int, pickler: type = _TorchPickler) -> Tuple[bytes, list]:
+    """obj's pickle, and the storages its tensors view (StorageTable.items()), as torch.save makes them."""
     storages = StorageTable()
     # A first pass finds every storage and how far the saved tensors reach into it, which its
     # persistent id states; the second writes the pickle.
-    _TorchPickler(_Sink(), pickle_protocol, storages).dump(obj)
+    pickler(_Sink(), protocol, storages).dump(obj)
     pkl = io.BytesIO()
-    _TorchPickler(pkl, pickle_protocol, storages, storages.ids()).dump(obj)
+    pickler(pkl, protocol, storages, storages.ids()).dump(obj)
+    return pkl.getvalue(), storages.items()
+
+
+def write(f: BinaryIO, pkl: bytes, storages: list, byteorder_record: bool = True) -> None:
+    """The zip archive of torch.save, from what pickled gave, into the open binary file f."""
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
-        _write_record(z, "archive/data.pkl", pkl.getbuffer())
+        _write_record(z, "archive/data.pkl", pkl)
         _write_record(z, "archive/.format_version", b"1")
         _write_record(z, "archive/.storage_alignment", str(_ALIGN).encode())
         if byteorder_record:
             _write_record(z, "archive/byteorder", sys.byteorder.encode())
-        for i, (_, _, _, t) in enumerate(storages.items()):
+        for i, (_, _, _, t) in enumerate(storages):
             _write_record(z, f"archive/data/{i}", memoryview(t).cast("B"))
         _write_record(z, "archive/version", b"3\n")
         _write_record(z, "archive/.data/serialization_id", str(uuid.uuid4().int).zfill(40).encode())

@@ -127,13 +127,17 @@ def test_state_dict_and_parameters(tmp_path):
     assert list(minitorch.load(str(path), map_location="cpu")) == ["0.weight", "0.bias", "2.weight", "2.bias"]
 
 
-def test_unsupported_objects_raise():
+def test_unsupported_objects_raise(tmp_path):
     with pytest.raises(TypeError):
         _native.save({"f": lambda: 0}, io.BytesIO())
     with pytest.raises(TypeError):
         _native.save({(1, 2): 0}, io.BytesIO())
-    with pytest.raises(pickle.PicklingError):  # as torch.save
-        minitorch.save({"f": lambda: 0}, io.BytesIO())
+    path = tmp_path / "kept.pt"
+    minitorch.save({"w": minitorch.ones(2)}, path)
+    for legacy in (False, True):
+        with pytest.raises(pickle.PicklingError):  # as torch.save
+            minitorch.save({"f": lambda: 0}, path, _use_new_zipfile_serialization=not legacy)
+    assert minitorch.load(path)["w"].tolist() == [1.0, 1.0]  # pickled before the file was opened
     assert roundtrip({(1, 2): 0}) == {(1, 2): 0}  # pickle stores any key, as torch.save does
 
 
