@@ -20,7 +20,8 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 from . import _legacy, _native, _torch_format, _unpickler
 from ._common import PathOrFile, Reader, _open, check_map_location
 
-__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint"]
 
 _ZIP_MAGIC = b"PK\x03\x04"
 
@@ -49,7 +50,7 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
     unless map_location (a device, its name, a dict from saved locations to devices, or a
     callable(storage, location)) says where. weights_only (True unless a pickle_module is given)
     loads only tensors, containers and plain values, as torch.load does; mmap is accepted and the
-    file is read into memory."""
+    file is read into memory. pickle_load_args takes pickle's encoding (of Python 2's strings)."""
     if weights_only is None:
         weights_only = pickle_module is None
     if weights_only and pickle_module is not None:
@@ -57,6 +58,11 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("minitorch.load reads with Python's pickle module only")
     check_map_location(map_location)
+    if pickle_load_args and weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.")
+    encoding = pickle_load_args.pop("encoding", "utf-8")
+    if pickle_load_args:
+        raise TypeError(f"minitorch.load: unexpected pickle arguments {sorted(pickle_load_args)} (only encoding)")
     with _open(f, "rb") as src:
         r = Reader(src)
         head = r.read_upto(len(_native.MAGIC))
@@ -71,8 +77,8 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
                 warnings.warn("minitorch.load with weights_only=False unpickles the file, which can run any "
                               "code it names: load only files you trust.", UserWarning, stacklevel=2)
             if head[:4] == _ZIP_MAGIC:
-                return _torch_format.load(src, map_location, weights_only)
-            return _legacy.load(src, map_location, weights_only)
+                return _torch_format.load(src, map_location, weights_only, encoding)
+            return _legacy.load(src, map_location, weights_only, encoding)
         raise RuntimeError("minitorch.load: not a file of minitorch.save or torch.save (bad magic number)")
 
 
@@ -115,3 +121,14 @@ class safe_globals:
     def __exit__(self, *exc: Any) -> None:
         for g in self.added:
             _unpickler._user_globals.remove(g)
+
+
+def get_unsafe_globals_in_checkpoint(f: PathOrFile) -> List[str]:
+    """The globals that a checkpoint of torch.save's zip format names and that weights_only would
+    refuse, found by reading its pickle, not running it (as torch.serialization's: a global that
+    the pickle builds on its stack, not names, is not found)."""
+    with _open(f, "rb") as src:
+        if src.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        src.seek(-len(_ZIP_MAGIC), 1)
+        return _unpickler.unsafe_globals(_torch_format.open_archive(src).read("data.pkl"))

@@ -81,17 +81,21 @@ def _no_storage(pid: Any) -> Any:
     raise RuntimeError("minitorch.load: corrupt legacy checkpoint: a storage in its header")
 
 
-def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
+def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "utf-8") -> Any:
     """The object in the legacy checkpoint src (an open, seekable binary file at its first byte)."""
     here = src.tell()
     end = src.seek(0, os.SEEK_END)
     src.seek(here)
-    if unpickle(_next_pickle(src, end), _no_storage, weights_only) != MAGIC_NUMBER:
+
+    def next_object(persistent_load: Any = _no_storage) -> Any:
+        return unpickle(_next_pickle(src, end), persistent_load, weights_only, encoding)
+
+    if next_object() != MAGIC_NUMBER:
         raise RuntimeError("Invalid magic number; corrupt file?")
-    version = unpickle(_next_pickle(src, end), _no_storage, weights_only)
+    version = next_object()
     if version != PROTOCOL_VERSION:
         raise RuntimeError(f"Invalid protocol version: {version!r:.100}")
-    sys_info = unpickle(_next_pickle(src, end), _no_storage, weights_only)
+    sys_info = next_object()
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages: dict = {}
     budget = [end - src.tell()]  # the bytes left for the storages
@@ -116,8 +120,8 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         storages[key] = LoadedStorage(restore_location(empty, location, map_location, f"minitorch.load: storage {key}"), stype)
         return storages[key]
 
-    result = unpickle(_next_pickle(src, end), persistent_load, weights_only)
-    keys = unpickle(_next_pickle(src, end), _no_storage, weights_only)
+    result = next_object(persistent_load)
+    keys = next_object()
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or sorted(keys) != sorted(storages):
         raise RuntimeError("minitorch.load: corrupt legacy checkpoint: the list of storages does not match the object")
     for key in keys:

@@ -202,8 +202,8 @@ class _Archive:
         return data
 
 
-def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
-    """The object in the zip checkpoint src (an open, seekable binary file at its first byte)."""
+def open_archive(src: BinaryIO) -> _Archive:
+    """The zip checkpoint src (an open, seekable binary file at its first byte), which holds data.pkl."""
     try:
         here = src.tell()
         size = src.seek(0, os.SEEK_END) - here
@@ -215,6 +215,12 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         if archive.has("constants.pkl") or archive.has("code/"):
             raise RuntimeError("minitorch.load: this is a TorchScript archive (torch.jit.save), which minitorch cannot load")
         raise _bad("no data.pkl record (not written by torch.save)")
+    return archive
+
+
+def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "utf-8") -> Any:
+    """The object in the zip checkpoint src (an open, seekable binary file at its first byte)."""
+    archive = open_archive(src)
     byteorder = archive.read("byteorder", limit=16).decode("ascii", "replace") if archive.has("byteorder") else "little"
     if byteorder not in ("little", "big"):
         raise _bad(f"unknown byte order {byteorder!r}")
@@ -240,7 +246,7 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool) -> Any:
         loaded[key] = LoadedStorage(_storage_tensor(raw, stype, byteorder, location, map_location, key), stype)
         return loaded[key]
 
-    return unpickle(archive.read("data.pkl"), persistent_load, weights_only)
+    return unpickle(archive.read("data.pkl"), persistent_load, weights_only, encoding)
 
 
 def _storage_tensor(raw: bytes, stype: StorageType, byteorder: str, location: Any, map_location: Any, key: str):

@@ -23,7 +23,7 @@ import io
 import pickle
 import pickletools
 from collections import Counter, OrderedDict
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 
@@ -238,6 +238,23 @@ def _torch_global(full: str) -> Any:
     return None
 
 
+def unsafe_globals(data: bytes) -> List[str]:
+    """The globals that the pickle data names (GLOBAL opcodes, read, not run) which weights_only
+    would refuse, as torch.serialization.get_unsafe_globals_in_checkpoint finds them."""
+    names = set()
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name == "GLOBAL":
+                module, name = _py3_name(*arg.split(" ", 1))
+                names.add(f"{module}.{name}")
+    except Exception as e:  # ValueError, struct.error, ...: all mean a malformed pickle
+        raise RuntimeError(f"minitorch.load: corrupt pickle: {e}") from None
+    module_name = (n.rpartition(".") for n in names)
+    allowed = {f"{m}.{n}" for m, _, n in module_name if m == "torch" and (n in STORAGE_DTYPES or n in STORAGE_NAMES)}
+    allowed |= _ALLOWED.keys() | _UNSUPPORTED.keys() | _user_allowed().keys()
+    return sorted(names - allowed)
+
+
 def _user_allowed() -> Dict[str, Any]:
     rc = {}
     for g in _user_globals:
@@ -256,8 +273,8 @@ def _py3_name(module: str, name: str):
 
 
 class _WeightsUnpickler(pickle.Unpickler):
-    def __init__(self, file, persistent_load: Callable) -> None:
-        super().__init__(file, encoding="utf-8")
+    def __init__(self, file, persistent_load: Callable, encoding: str) -> None:
+        super().__init__(file, encoding=encoding)
         self.load_storage, self.refusal = persistent_load, None
 
     def persistent_load(self, pid: Any) -> Any:
@@ -288,8 +305,8 @@ class _WeightsUnpickler(pickle.Unpickler):
 class _FullUnpickler(pickle.Unpickler):
     """weights_only=False: any global, as pickle; PyTorch's become minitorch's, torch is never imported."""
 
-    def __init__(self, file, persistent_load: Callable) -> None:
-        super().__init__(file, encoding="utf-8")
+    def __init__(self, file, persistent_load: Callable, encoding: str) -> None:
+        super().__init__(file, encoding=encoding)
         self.load_storage = persistent_load
 
     def persistent_load(self, pid: Any) -> Any:
@@ -328,8 +345,9 @@ def _refused_message(message: str) -> str:
     return f"Weights only load failed. {WO_MESSAGE}\n\n{message}"
 
 
-def unpickle(data: bytes, persistent_load: Callable, weights_only: bool) -> Any:
-    """The object that the pickle data holds, its storages got from persistent_load(pid)."""
+def unpickle(data: bytes, persistent_load: Callable, weights_only: bool, encoding: str = "utf-8") -> Any:
+    """The object that the pickle data holds, its storages got from persistent_load(pid); encoding
+    decodes Python 2's strings, as pickle's."""
     try:
         # Walks the opcodes first: a length field past the data's end raises here, before the
         # C unpickler would allocate what it claims.
@@ -338,8 +356,8 @@ def unpickle(data: bytes, persistent_load: Callable, weights_only: bool) -> Any:
     except Exception as e:  # ValueError, struct.error, ...: all mean a malformed pickle
         raise RuntimeError(f"minitorch.load: corrupt pickle: {e}") from None
     if not weights_only:
-        return _FullUnpickler(io.BytesIO(data), persistent_load).load()
-    up = _WeightsUnpickler(io.BytesIO(data), persistent_load)
+        return _FullUnpickler(io.BytesIO(data), persistent_load, encoding).load()
+    up = _WeightsUnpickler(io.BytesIO(data), persistent_load, encoding)
     try:
         return up.load()
     except pickle.UnpicklingError as e:

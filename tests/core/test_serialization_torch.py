@@ -322,6 +322,10 @@ def test_weights_only_false_unpickles_anything_and_warns():
         assert through(obj, minitorch.save, minitorch.load, pickle_module=pickle)["range"] == range(3)
     with pytest.raises(RuntimeError, match="Can not safely load weights when explicit pickle_module is specified"):
         through(obj, minitorch.save, minitorch.load, pickle_module=pickle, weights_only=True)
+    with pytest.warns(UserWarning, match="pickle_load_args only works if `weights_only=False`"):
+        through({"t": minitorch.ones(1)}, minitorch.save, minitorch.load, encoding="latin1")
+    with pytest.raises(TypeError, match="unexpected pickle arguments"):
+        through({}, minitorch.save, minitorch.load, weights_only=False, fix_imports=False)
 
 
 def test_add_safe_globals_as_torch_serialization():
@@ -339,6 +343,26 @@ def test_add_safe_globals_as_torch_serialization():
         minitorch.serialization.clear_safe_globals()
     with pytest.raises(ValueError, match="Expected tuple of length 2"):
         minitorch.serialization.add_safe_globals([(range,)])
+
+
+def test_get_unsafe_globals_in_checkpoint_as_torch_serialization():
+    obj = {"r": range(2), "n": NUMPY, "model": build(minitorch, "small_cnn")[0].state_dict(), "b": b"x", "s": {1}}
+    buf = io.BytesIO()
+    minitorch.save(obj, buf)
+    want = sorted(["numpy.dtype", np.float64(0).__reduce__()[0].__module__ + ".scalar", "builtins.range"])
+    buf.seek(0)
+    assert minitorch.serialization.get_unsafe_globals_in_checkpoint(buf) == want
+    with minitorch.serialization.safe_globals([range]):
+        buf.seek(0)
+        assert minitorch.serialization.get_unsafe_globals_in_checkpoint(buf) == want[1:]
+    try:
+        import torch
+    except ImportError:
+        return
+    buf.seek(0)
+    assert sorted(torch.serialization.get_unsafe_globals_in_checkpoint(buf)) == want
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        minitorch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(b"\x80\x02N."))
 
 
 # ---- hostile files: nothing runs, nothing large is allocated, every one raises ----
