@@ -9,7 +9,8 @@ and strings and runs no code from the file (`_unpickler`); add_safe_globals allo
 weights_only=False unpickles anything, as PyTorch does, with a warning.
 
 A malformed, truncated or hostile file raises RuntimeError, or pickle.UnpicklingError for a global
-that weights_only refuses (as torch.load), and never costs more memory than the file's size.
+that weights_only refuses (as torch.load); reads are bounded by the file's size, and so are the
+storages allocated for it, however large the sizes the file claims.
 """
 from __future__ import annotations
 
