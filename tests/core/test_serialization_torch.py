@@ -277,6 +277,32 @@ def test_files_on_disk_and_alignment(tmp_path, monkeypatch, zip64):
     assert_same(model.state_dict(), minitorch.load(str(path), mmap=True))
 
 
+class WriteOnly:
+    """An output that cannot seek or tell (a pipe, a socket): zipfile streams records to it."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, b) -> int:
+        self.data += b
+        return len(b)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_save_to_a_stream_that_cannot_seek():
+    out = WriteOnly()
+    model, _ = build(minitorch, "linear")
+    minitorch.save(model.state_dict(), out)
+    assert_same(model.state_dict(), minitorch.load(io.BytesIO(bytes(out.data))))
+    try:
+        import torch
+    except ImportError:
+        return
+    assert_same(model.state_dict(), torch.load(io.BytesIO(bytes(out.data))))
+
+
 def saved_on(device: str) -> bytes:
     """A checkpoint as saved from device: minitorch's, its location tag rewritten (a BINUNICODE
     string of the pickle, whose opcodes hold no absolute offsets)."""
