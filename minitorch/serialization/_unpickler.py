@@ -275,10 +275,14 @@ def _py3_name(module: str, name: str):
 class _WeightsUnpickler(pickle.Unpickler):
     def __init__(self, file, persistent_load: Callable, encoding: str) -> None:
         super().__init__(file, encoding=encoding)
-        self.load_storage, self.refusal = persistent_load, None
+        self.load_storage, self.refusal, self.storage_error = persistent_load, None, None
 
     def persistent_load(self, pid: Any) -> Any:
-        return self.load_storage(pid)
+        try:
+            return self.load_storage(pid)
+        except Exception as e:  # raised as it is: it checks the pid itself, then runs map_location
+            self.storage_error = e
+            raise
 
     def find_class(self, module: str, name: str) -> Any:
         module, name = _py3_name(module, name)
@@ -364,7 +368,7 @@ def unpickle(data: bytes, persistent_load: Callable, weights_only: bool, encodin
         if e is up.refusal:
             raise pickle.UnpicklingError(_refused_message(str(e))) from None
         raise RuntimeError(f"minitorch.load: corrupt pickle: {e}") from None
-    except RuntimeError:
-        raise
     except Exception as e:  # TypeError from a call with the wrong arguments, KeyError from a memo, ...
+        if isinstance(e, RuntimeError) or e is up.storage_error:
+            raise
         raise RuntimeError(f"minitorch.load: corrupt pickle: {type(e).__name__}: {e}") from None

@@ -335,6 +335,8 @@ def test_map_location_as_torch_load_takes_it():
         load(saved_on("mps"))
     with pytest.raises(TypeError, match="map_location"):
         load(saved_on("cpu"), map_location=3)
+    with pytest.raises(KeyError, match="the user's own"):  # map_location's errors pass as they are
+        load(saved_on("cpu"), map_location=lambda s, loc: {}["the user's own"])
 
 
 def test_weights_only_false_unpickles_anything_and_warns():
