@@ -24,9 +24,11 @@ import struct
 import sys
 from typing import Any, BinaryIO
 
-from .. import _C
+import numpy as np
+
+from .. import from_numpy
 from ._common import restore_location
-from ._torch_format import _TorchPickler, ascii_str, host_tensor
+from ._torch_format import _TorchPickler, ascii_str, host_array
 from ._unpickler import LoadedStorage, StorageType, unpickle
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -98,6 +100,7 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "
     sys_info = next_object()
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages: dict = {}
+    hosts: dict = {}  # key -> (the NumPy array its bytes go to, the CPU tensor over it)
     budget = [end - src.tell()]  # the bytes left for the storages
 
     def persistent_load(pid: Any) -> LoadedStorage:
@@ -116,8 +119,11 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "
         budget[0] -= numel * stype.itemsize
         if budget[0] < 0:
             raise RuntimeError(f"minitorch.load: corrupt legacy checkpoint: storage {key} claims more bytes than the file holds")
-        empty = _C.zeros([numel], dtype=stype.dtype)
-        storages[key] = LoadedStorage(restore_location(empty, location, map_location, f"minitorch.load: storage {key}"), stype)
+        # Its bytes come after this pickle: the views made now are of memory filled then.
+        host = np.zeros(numel, np.dtype(stype.dtype_name))
+        hosts[key] = host, from_numpy(host)
+        storages[key] = LoadedStorage(restore_location(hosts[key][1], location, map_location,
+                                                       f"minitorch.load: storage {key}"), stype)
         return storages[key]
 
     result = next_object(persistent_load)
@@ -132,5 +138,8 @@ def load(src: BinaryIO, map_location: Any, weights_only: bool, encoding: str = "
         raw = src.read(s.tensor.numel() * s.stype.itemsize)
         if len(raw) != s.tensor.numel() * s.stype.itemsize:
             raise RuntimeError(f"minitorch.load: the file is truncated (in storage {key})")
-        s.tensor.copy_(host_tensor(raw, s.stype, little))
+        host, cpu = hosts[key]
+        host[:] = host_array(raw, s.stype, little)
+        if s.tensor.data_ptr() != cpu.data_ptr():  # map_location moved it: the bytes follow
+            s.tensor.copy_(cpu)
     return result

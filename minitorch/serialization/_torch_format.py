@@ -257,15 +257,20 @@ def _storage_tensor(raw: bytes, stype: StorageType, byteorder: str, location: An
     return restore_location(storage, location, map_location, f"minitorch.load: storage {key}")
 
 
+def host_array(raw: bytes, stype: StorageType, little: bool) -> np.ndarray:
+    """A storage's bytes as a 1-D array of its dtype in this machine's byte order: a copy."""
+    if stype.dtype_name == "bool":
+        return np.frombuffer(raw, np.uint8) != 0  # kernels are given 0 or 1, whatever the byte
+    array = np.frombuffer(raw, np.dtype(stype.dtype_name).newbyteorder("<" if little else ">"))
+    return array.astype(array.dtype.newbyteorder("="), copy=True)
+
+
 def host_tensor(raw: bytes, stype: StorageType, little: bool):
-    """A storage's bytes as a 1-D CPU tensor of its dtype, over a copy that it alone holds."""
+    """A storage's bytes as a 1-D CPU tensor, over a copy that it alone holds (wrapped as it is:
+    _C.tensor(array) copies element by element, far slower)."""
     from .. import from_numpy
 
-    if stype.dtype_name == "bool":
-        return from_numpy(np.frombuffer(raw, np.uint8) != 0)  # kernels are given 0 or 1, whatever the byte
-    array = np.frombuffer(raw, np.dtype(stype.dtype_name).newbyteorder("<" if little else ">"))
-    # a copy in NumPy, wrapped as it is: _C.tensor(array) copies element by element, far slower
-    return from_numpy(array.astype(array.dtype.newbyteorder("="), copy=True))
+    return from_numpy(host_array(raw, stype, little))
 
 
 def ascii_str(v: Any) -> Any:

@@ -11,17 +11,18 @@ if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
 
 
-def saved(obj) -> io.BytesIO:
+def saved(obj, zip_format: bool = True) -> io.BytesIO:
     buf = io.BytesIO()
-    minitorch.save(obj, buf)
+    minitorch.save(obj, buf, _use_new_zipfile_serialization=zip_format)
     buf.seek(0)
     return buf
 
 
-def test_cuda_tensors_load_on_their_device_or_where_map_location_says():
+@pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
+def test_cuda_tensors_load_on_their_device_or_where_map_location_says(zip_format):
     base = minitorch.arange(12.0, device="cuda").reshape(3, 4)
     model = minitorch.nn.Linear(2, 3).to("cuda")
-    buf = saved({"base": base, "view": base.t()[1:], "model": model.state_dict()})
+    buf = saved({"base": base, "view": base.t()[1:], "model": model.state_dict()}, zip_format)
     got = minitorch.load(buf)
     assert got["base"].device == base.device and got["view"].tolist() == base.t()[1:].tolist()
     got["base"][2, 1] = -1.0  # still a view of the base's storage, on the device
