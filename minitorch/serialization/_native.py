@@ -50,7 +50,7 @@ from typing import Any, List, Tuple
 
 import numpy as np
 
-from .. import _C
+from .. import _C, from_numpy
 from ._common import INT64 as _INT64, PathOrFile, Reader, StorageTable, _open, check_view, restore_location
 
 MAGIC = b"MTORCH\x00\x01"
@@ -194,8 +194,8 @@ def _read_storages(r: Reader, storages: List[Tuple[np.dtype, int, int]], data_cr
         raw = r.read(numel * dt.itemsize, "data")
         crc = zlib.crc32(raw, crc)
         # Bools are stored as bytes; any nonzero byte is True, and kernels are given 0 or 1.
-        array = np.frombuffer(raw, np.uint8) != 0 if dt == np.bool_ else np.frombuffer(raw, dt)
-        bases[i] = _C.tensor(array)  # a copy: the tensor owns its memory, not the read buffer
+        # A copy, wrapped as it is: the tensor holds its memory alone, not the read buffer.
+        bases[i] = from_numpy(np.frombuffer(raw, np.uint8) != 0 if dt == np.bool_ else np.frombuffer(raw, dt).copy())
         pos = offset + len(raw)
     crc = zlib.crc32(r.read(end - pos, "data"), crc)
     if crc != data_crc:
