@@ -12,7 +12,9 @@ OrderedDict, Counter, set, complex, bytearray and _codecs.encode (protocol 2's b
 user adds with add_safe_globals. Each is minitorch's own stand-in, which checks its arguments, so
 that a hostile pickle can only build containers, numbers, strings and views of the storages it
 holds: a refused global raises pickle.UnpicklingError with PyTorch's wording, and anything else
-malformed a RuntimeError. weights_only=False unpickles anything, as pickle does, mapping PyTorch's
+malformed a RuntimeError. BUILD (which sets an object's attributes) is allowed only on instances of
+OrderedDict, Counter and the classes the user added, so a file cannot change a class or one of the
+stand-ins for every later load. weights_only=False unpickles anything, as pickle does, mapping PyTorch's
 globals to minitorch's and never importing torch.
 """
 from __future__ import annotations
@@ -272,7 +274,13 @@ def _py3_name(module: str, name: str):
     return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
-class _WeightsUnpickler(pickle.Unpickler):
+class _WeightsUnpickler(pickle._Unpickler):
+    """Python's own unpickler (pickle.Unpickler's pure-Python twin), so that BUILD, which sets the
+    attributes of the object under it, can be checked too: only on instances of allowed classes,
+    never on a class, a function or a storage that this module hands out (as PyTorch's)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
     def __init__(self, file, persistent_load: Callable, encoding: str) -> None:
         super().__init__(file, encoding=encoding)
         self.load_storage, self.refusal, self.storage_error = persistent_load, None, None
@@ -304,6 +312,15 @@ class _WeightsUnpickler(pickle.Unpickler):
     def refuse(self, message: str) -> None:
         self.refusal = pickle.UnpicklingError(message)
         raise self.refusal
+
+    def load_build(self) -> None:
+        inst = self.stack[-2]
+        if type(inst) not in (OrderedDict, Counter) and type(inst) not in _user_allowed().values():
+            self.refuse("Can only build OrderedDict, Counter or types allowlisted via `add_safe_globals`, "
+                        f"but got {type(inst)}")
+        pickle._Unpickler.load_build(self)
+
+    dispatch[pickle.BUILD[0]] = load_build
 
 
 class _FullUnpickler(pickle.Unpickler):

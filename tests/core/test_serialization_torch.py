@@ -4,6 +4,7 @@ Each interop test writes with one library and reads with the other (torch.load w
 weights_only=True), then compares with what the writing library had: values, dtypes, shapes,
 strides, storage sharing, Parameters. The hostile files at the end need no PyTorch.
 """
+import collections
 import io
 import os
 import pickle
@@ -454,6 +455,24 @@ def test_disallowed_globals_are_refused_as_torch_refuses_them(name):
     with pytest.raises(pickle.UnpicklingError):
         torch.load(io.BytesIO(zip_checkpoint(pkl)))
     assert not os.path.exists(MARKER)
+
+
+BUILDS = {  # BUILD sets attributes of the object under it: of a class, for every later user
+    "on_a_class": b"\x80\x02ccollections\nCounter\nN}X\x0b\x00\x00\x00most_commonK\x01s\x86b.",
+    "on_a_function": b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n}X\x01\x00\x00\x00xK\x01sb.",
+    "on_a_storage": FLOAT_PID + b"K\x02tQN}X\x06\x00\x00\x00tensorK\x01s\x86b.",
+    "on_a_tensor": tensor_of(pid(2))[:-1] + b"}X\x03\x00\x00\x00tagK\x01sb.",
+}
+
+
+@pytest.mark.parametrize("name", BUILDS)
+def test_build_is_refused_but_on_instances_of_allowed_classes(name):
+    most_common = collections.Counter.most_common
+    with pytest.raises(pickle.UnpicklingError, match="Can only build OrderedDict, Counter or types allowlisted"):
+        minitorch.load(io.BytesIO(zip_checkpoint(BUILDS[name], {"data/0": bytes(8)})))
+    assert collections.Counter.most_common is most_common
+    odict = b"\x80\x02ccollections\nOrderedDict\n)R}X\x09\x00\x00\x00_metadataK\x01sb."
+    assert minitorch.load(io.BytesIO(zip_checkpoint(odict)))._metadata == 1  # a state_dict's, as PyTorch's
 
 
 BROKEN = {
