@@ -26,7 +26,7 @@ w = {name: p.numpy().astype(np.float64) for name, p in model.state_dict().items(
 ref = np.maximum(x.numpy() @ w["0.weight"].T + w["0.bias"], 0) @ w["2.weight"].T + w["2.bias"]
 print("max |minitorch - numpy| =", float(np.abs(y.numpy() - ref).max()))
 
-# Weights survive a save/load round trip (a pickle-free format).
+# Weights survive a save/load round trip (PyTorch's checkpoint format: torch.load reads it too).
 buf = io.BytesIO()
 torch.save(model.state_dict(), buf)
 buf.seek(0)

@@ -1,9 +1,12 @@
 """minitorch.load of truncated, corrupted, forged and malicious files: a RuntimeError that says
-what is wrong, never another exception, never code from the file run."""
+what is wrong (pickle.UnpicklingError for a global that weights_only refuses, as torch.load),
+never another exception, never code from the file run. Files in minitorch's own format are
+written with `_native.save`, PyTorch's zip and legacy formats with minitorch.save."""
 import io
 import json
 import os
 import pickle
+import pickletools
 import struct
 import zipfile
 import zlib
@@ -13,23 +16,30 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import minitorch
+from minitorch.serialization import _native
 
 MARKER = "/tmp/minitorch_fuzz_pwned"
 
 
-def saved(obj) -> bytes:
+def saved(obj, save=_native.save) -> bytes:
     buf = io.BytesIO()
-    minitorch.save(obj, buf)
+    save(obj, buf)
     return buf.getvalue()
 
 
+def legacy_save(obj, f):
+    minitorch.save(obj, f, _use_new_zipfile_serialization=False)
+
+
 BASE = minitorch.arange(24.0).reshape(4, 6)
-SAMPLES = [
-    saved({"w": minitorch.arange(6.0).reshape(2, 3), "n": 5, "b": [minitorch.tensor([True, False]), None]}),
-    saved([minitorch.zeros(0, 3), minitorch.tensor(7), minitorch.ones(2, dtype=minitorch.int32)]),
-    saved(minitorch.nn.Linear(3, 2).state_dict()),
-    saved({"base": BASE, "view": BASE.t()[1:, ::2], "wide": BASE[0].expand(3, 6), "again": BASE}),
+OBJECTS = [
+    {"w": minitorch.arange(6.0).reshape(2, 3), "n": 5, "b": [minitorch.tensor([True, False]), None]},
+    [minitorch.zeros(0, 3), minitorch.tensor(7), minitorch.ones(2, dtype=minitorch.int32)],
+    minitorch.nn.Linear(3, 2).state_dict(),
+    {"base": BASE, "view": BASE.t()[1:, ::2], "wide": BASE[0].expand(3, 6), "again": BASE},
 ]
+SAMPLES = [saved(o) for o in OBJECTS]
+TORCH_SAMPLES = [saved(o, save) for o in OBJECTS for save in (minitorch.save, legacy_save)]
 
 
 def load_raises_runtime_error(raw: bytes):
@@ -40,21 +50,91 @@ def load_raises_runtime_error(raw: bytes):
     raise AssertionError("load returned")
 
 
-@settings(max_examples=200)
-@given(st.sampled_from(range(len(SAMPLES))), st.data())
-def test_truncated_files_raise(i, data):
-    raw = SAMPLES[i]
+def load_raises_or_loads(raw: bytes):
+    try:
+        minitorch.load(io.BytesIO(raw))
+    except (RuntimeError, pickle.UnpicklingError):
+        pass
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(SAMPLES + TORCH_SAMPLES), st.data())
+def test_truncated_files_raise(raw, data):
     cut = data.draw(st.integers(0, len(raw) - 1))
     load_raises_runtime_error(raw[:cut])
 
 
-@settings(max_examples=300)
-@given(st.sampled_from(range(len(SAMPLES))), st.data())
-def test_byte_flips_raise(i, data):
-    raw = bytearray(SAMPLES[i])
+@settings(max_examples=500)
+@given(st.sampled_from([(raw, True) for raw in SAMPLES] + [(raw, False) for raw in TORCH_SAMPLES]), st.data())
+def test_byte_flips_raise(sample, data):
+    """minitorch's format checksums every byte; a damaged PyTorch file may still load (a zip's
+    padding and dates are not checked, a legacy file has no checksum), else it raises RuntimeError,
+    or UnpicklingError for a refused global."""
+    raw, checksummed = bytearray(sample[0]), sample[1]
     for pos in data.draw(st.sets(st.integers(0, len(raw) - 1), min_size=1, max_size=8)):
         raw[pos] ^= data.draw(st.integers(1, 255))
-    load_raises_runtime_error(bytes(raw))
+    (load_raises_runtime_error if checksummed else load_raises_or_loads)(bytes(raw))
+
+
+def rezipped(raw: bytes, replace: dict) -> bytes:
+    """A zip checkpoint with some records' bytes replaced, its checksums right again."""
+    with zipfile.ZipFile(io.BytesIO(raw)) as src:
+        return zip_of({name.split("/", 1)[1]: src.read(name) for name in src.namelist()} | replace)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(range(0, len(TORCH_SAMPLES), 2)), st.data())
+def test_damaged_pickles_with_good_checksums_raise_or_load(i, data):
+    # the zip's checksums catch a damaged data.pkl: here they are right, so the unpickler must
+    pkl = bytearray(zipfile.ZipFile(io.BytesIO(TORCH_SAMPLES[i])).read("archive/data.pkl"))
+    for pos in data.draw(st.sets(st.integers(0, len(pkl) - 1), min_size=1, max_size=6)):
+        pkl[pos] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(1, len(pkl)))
+    load_raises_or_loads(rezipped(TORCH_SAMPLES[i], {"data.pkl": bytes(pkl[:cut])}))
+
+
+def spliced(value) -> bytes:
+    """value's protocol 2 opcodes without PROTO, STOP and unused memo, to splice into a pickle."""
+    return pickletools.optimize(pickle.dumps(value, protocol=2))[2:-1]
+
+
+# Every global the weights_only unpickler hands out, called with arguments of any kind.
+ALLOWED = [("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor"),
+           ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state"),
+           ("torch._tensor", "_rebuild_from_type_v2"), ("torch", "Size"), ("torch", "device"),
+           ("torch", "Tensor"), ("torch.nn.parameter", "Parameter"), ("collections", "OrderedDict"),
+           ("collections", "Counter"), ("__builtin__", "set"), ("__builtin__", "complex"),
+           ("__builtin__", "bytearray"), ("_codecs", "encode"), ("torch", "float32"), ("torch", "FloatStorage")]
+GLOBAL_OPS = [b"c" + m.encode() + b"\n" + n.encode() + b"\n" for m, n in ALLOWED]
+# a storage of 4 float32 (record archive/data/0), as a persistent id
+STORAGE_OPS = (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ")
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats() | st.text(max_size=6) | st.binary(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+pieces = st.recursive(
+    plain_values.map(spliced) | st.just(STORAGE_OPS) | st.sampled_from(GLOBAL_OPS),
+    lambda inner: st.tuples(st.sampled_from(GLOBAL_OPS), st.lists(inner, max_size=7)).map(
+        lambda call: call[0] + b"(" + b"".join(call[1]) + b"tR"),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(GLOBAL_OPS), st.lists(pieces, max_size=7))
+def test_allowed_globals_called_with_anything_raise_or_load(func, args):
+    pkl = b"\x80\x02" + func + b"(" + b"".join(args) + b"tR."
+    load_raises_or_loads(zip_of({"data.pkl": pkl, "data/0": bytes(16), "version": b"3\n"}))
+
+
+def zip_of(records: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in records.items():
+            z.writestr(f"archive/{name}", data)
+    return buf.getvalue()
 
 
 def forged(header: bytes, data: bytes = b"") -> bytes:
@@ -111,9 +191,6 @@ def absurd_zip() -> bytes:
 
 
 MALICIOUS = {
-    "pickle_os_system": pickle.dumps(Boom()),
-    "pickle_protocol_0": pickle.dumps(Boom(), protocol=0),
-    "torch_zip_with_pickle": torch_style_zip(pickle.dumps(Boom())),
     "zip_absurd_sizes": absurd_zip(),
     "storage_larger_than_data": forged(json.dumps({"format": 1, "object": {"tensor": 0}, "tensors": [
         {"dtype": "float64", "shape": [1000], "offset": 0}], "data_crc32": zlib.crc32(bytes(64))}).encode(), bytes(64)),
@@ -124,6 +201,28 @@ MALICIOUS = {
 }
 
 
+MALICIOUS_PICKLES = {
+    "pickle_os_system": pickle.dumps(Boom(), protocol=2),
+    "pickle_protocol_5": pickle.dumps(Boom(), protocol=5),
+    "torch_zip_with_pickle": torch_style_zip(pickle.dumps(Boom())),
+    "torch_zip_with_pickle_protocol_0": torch_style_zip(pickle.dumps(Boom(), protocol=0)),
+}
+
+
+@pytest.mark.parametrize("raw", MALICIOUS_PICKLES.values(), ids=MALICIOUS_PICKLES.keys())
+def test_malicious_pickles_are_refused_and_run_nothing(raw, tmp_path):
+    if os.path.exists(MARKER):
+        os.remove(MARKER)
+    with pytest.raises(pickle.UnpicklingError, match="(?s)Weights only load failed.*GLOBAL posix.system was not an allowed global"):
+        minitorch.load(io.BytesIO(raw))
+    path = tmp_path / "f.pt"
+    path.write_bytes(raw)
+    with pytest.raises(pickle.UnpicklingError):
+        minitorch.load(path, weights_only=True)
+    assert not os.path.exists(MARKER)
+
+
+@pytest.mark.filterwarnings("ignore:minitorch.load with weights_only=False")
 @pytest.mark.parametrize("raw", MALICIOUS.values(), ids=MALICIOUS.keys())
 def test_malicious_files_raise_and_run_nothing(raw, tmp_path):
     if os.path.exists(MARKER):
@@ -137,12 +236,12 @@ def test_malicious_files_raise_and_run_nothing(raw, tmp_path):
     assert not os.path.exists(MARKER)
 
 
-def test_a_pytorch_file_is_refused_with_a_clear_message(tmp_path):
+def test_a_pytorch_file_loads(tmp_path):
+    # was: refused ("PyTorch's zip and pickle files are not read"); now read with weights_only rules
     torch = pytest.importorskip("torch")
     path = tmp_path / "t.pt"
     torch.save({"w": torch.ones(2)}, path)
-    with pytest.raises(RuntimeError, match="PyTorch's zip and pickle files are not read"):
-        minitorch.load(path)
+    assert minitorch.load(path)["w"].tolist() == [1.0, 1.0]
 
 
 def test_an_empty_tensor_with_a_huge_dim_loads():

@@ -1,4 +1,6 @@
-"""minitorch.save / minitorch.load: tensors and containers of them, with no pickle.
+"""minitorch's own file format: tensors and containers of them, with no pickle. minitorch.save
+wrote it before it wrote PyTorch's zip format (`_torch_format`); minitorch.load still reads it,
+telling the two apart by their first bytes.
 
 File format (version 2), little-endian:
 
@@ -41,17 +43,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
-import stat
 import struct
 import zlib
 from collections import OrderedDict
-from typing import Any, BinaryIO, List, Optional, Tuple, Union
+from typing import Any, List, Tuple
 
 import numpy as np
 
-from . import _C
+from .. import _C, from_numpy
+from ._common import INT64 as _INT64, PathOrFile, Reader, StorageTable, _open, check_view, restore_location
 
 MAGIC = b"MTORCH\x00\x01"
 FORMAT = 2
@@ -60,40 +60,22 @@ _PREAMBLE = 20  # magic, header length, header CRC
 # The most a header may claim; larger is taken for corruption, not read into memory.
 _MAX_HEADER = 1 << 30
 _ALIGN = 64
-# Reads go in steps of at most this, so memory grows with the bytes that arrive, not with what a
-# length field claims (file objects allocate the whole size asked for before reading).
-_CHUNK = 1 << 24
-_INT64 = 1 << 63
-
-PathOrFile = Union[str, os.PathLike, BinaryIO]
-
-
-def _dtype_name(dtype) -> str:
-    return repr(dtype).split(".")[-1]
 
 
 def save(obj: Any, f: PathOrFile) -> None:
-    """Writes obj (a tensor, or nested dict/OrderedDict/list/tuple of tensors and plain values)."""
-    from ._tensor import Tensor
+    """Writes obj (a tensor, or nested dict/OrderedDict/list/tuple of tensors and plain values) in
+    minitorch's own format, which minitorch.save wrote before it wrote PyTorch's."""
+    from .._tensor import Tensor
 
     entries: List[dict] = []
     memo: dict = {}  # id(tensor) -> its entry: the same object saved twice loads as one
-    storages: dict = {}  # (base address, dtype, device) -> [index, a tensor reaching its end, elements]
+    storages = StorageTable()
 
     def encode_tensor(o) -> int:
         if id(o) in memo:
             return memo[id(o)]
         t = o.detach()
-        # The base address names the storage: live storages' memory does not overlap, except
-        # where two wrap the same memory (from_numpy, DLPack), which then come back as one.
-        key = (t.data_ptr() - t.storage_offset() * t.element_size(), _dtype_name(t.dtype), str(t.device))
-        s = storages.setdefault(key, [len(storages), t, 0])
-        end = t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
-        if t.numel() and end > s[2]:
-            # Its bytes are read through the tensor that reaches furthest: two storages may wrap
-            # one NumPy array's memory, the first seen perhaps a shorter part of it.
-            s[1], s[2] = t, end
-        entries.append({"storage": s[0], "storage_offset": t.storage_offset(), "shape": list(t.shape),
+        entries.append({"storage": storages.add(t), "storage_offset": t.storage_offset(), "shape": list(t.shape),
                         "stride": list(t.stride()), "requires_grad": bool(o.requires_grad),
                         "parameter": type(o).__name__ == "Parameter"})
         memo[id(o)] = len(entries) - 1
@@ -119,9 +101,8 @@ def save(obj: Any, f: PathOrFile) -> None:
 
     tree = encode(obj)
     meta, blobs, offset, data_crc = [], [], 0, 0
-    for (_, dtype, device), (_, t, numel) in storages.items():
-        # From the storage's start, so that storage offsets come back as they were.
-        data = memoryview(t.as_strided([numel], [1], 0).cpu()).tobytes()
+    for dtype, device, numel, t in storages.items():
+        data = memoryview(t).tobytes()
         meta.append({"dtype": dtype, "numel": numel, "offset": offset, "device": device})
         blobs.append(data + bytes(-len(data) % _ALIGN))
         offset += len(blobs[-1])
@@ -137,71 +118,18 @@ def save(obj: Any, f: PathOrFile) -> None:
             out.write(b)
 
 
-def load(f: PathOrFile, map_location: Any = None, weights_only: bool = True) -> Any:
-    """Reads what save wrote, each tensor on the device it was saved from unless map_location
-    (e.g. "cpu") puts every tensor there. Only data is ever
-    loaded, so weights_only is accepted for PyTorch compatibility and changes nothing."""
-    with _open(f, "rb") as src:
-        try:
-            return _load(_Reader(src), map_location)
-        except RecursionError:
-            raise RuntimeError("minitorch.load: corrupt header: nested too deeply") from None
-
-
-class _Reader:
-    """A stream read in bounded steps: never past its end where that is known (a regular file, a
-    seekable stream), and never more than the stream gives where it is not (a pipe, /dev/zero)."""
-
-    def __init__(self, src: BinaryIO) -> None:
-        self.src, self.left = src, _bytes_left(src)
-
-    def read_upto(self, n: int) -> bytearray:
-        got = bytearray()
-        while len(got) < n:
-            chunk = self.src.read(min(n - len(got), _CHUNK))
-            if not chunk:
-                break
-            got += chunk
-        if self.left is not None:
-            self.left = max(self.left - len(got), 0)
-        return got
-
-    def read(self, n: int, what: str) -> bytearray:
-        if self.left is not None and n > self.left:
-            raise RuntimeError(f"minitorch.load: the file is truncated ({what} of {n} bytes, {self.left} left)")
-        got = self.read_upto(n)
-        if len(got) < n:
-            raise RuntimeError(f"minitorch.load: the file is truncated ({what} of {n} bytes, {len(got)} left)")
-        return got
-
-
-def _bytes_left(src: BinaryIO) -> Optional[int]:
-    """The bytes from src's position to its end, or None where no end is known: a device such as
-    /dev/zero seeks (to 0) but never ends, and a pipe does not seek."""
+def load(r: Reader, head: bytes, map_location: Any) -> Any:
+    """What save wrote, read from r after its first bytes, head (which begin with MAGIC)."""
     try:
-        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
-            return None
-    except (AttributeError, OSError, ValueError):  # no file descriptor (BytesIO): seek decides
-        pass
-    try:
-        if not src.seekable():
-            return None
-        here = src.tell()
-        end = src.seek(0, os.SEEK_END)
-        src.seek(here)
-        return max(end - here, 0)
-    except (AttributeError, OSError, ValueError):
-        return None
+        return _load(r, head, map_location)
+    except RecursionError:
+        raise RuntimeError("minitorch.load: corrupt header: nested too deeply") from None
 
 
-def _load(r: _Reader, map_location: Any) -> Any:
-    head = r.read_upto(_PREAMBLE)
-    if len(head) < _PREAMBLE or head[:8] != MAGIC:
-        what = ""
-        if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
-            # PyTorch's zip or a pickle: unpickling runs code the file names, so it is never tried.
-            what = "; PyTorch's zip and pickle files are not read, as unpickling could run code"
-        raise RuntimeError(f"minitorch.load: not a minitorch file (bad magic number){what}")
+def _load(r: Reader, head: bytes, map_location: Any) -> Any:
+    head = bytes(head) + r.read_upto(_PREAMBLE - len(head))
+    if len(head) < _PREAMBLE:
+        raise RuntimeError("minitorch.load: the file is truncated (in the preamble)")
     n, header_crc = struct.unpack("<QI", head[8:])
     if r.left is not None and n > r.left:
         raise RuntimeError(f"minitorch.load: the file is truncated (header of {n} bytes, {r.left} left)")
@@ -226,7 +154,7 @@ def _load(r: _Reader, map_location: Any) -> Any:
         if not isinstance(storages, list):
             raise RuntimeError("minitorch.load: corrupt header: 'storages' is not a list")
     bases = _read_storages(r, [_check_storage(s, i) for i, s in enumerate(storages)], header.get("data_crc32"))
-    bases = [b.to(map_location if map_location is not None else _saved_device(s, f"minitorch.load: corrupt storage {i}"))
+    bases = [restore_location(b, s.get("device", "cpu"), map_location, f"minitorch.load: corrupt storage {i}")
              for i, (b, s) in enumerate(zip(bases, storages))]
     tensors = [_view(e, bases, i) for i, e in enumerate(entries)]
     return _decode(header.get("object"), tensors)
@@ -245,7 +173,7 @@ def _check_storage(s: Any, i: int) -> Tuple[np.dtype, int, int]:
     return np.dtype(s["dtype"]), numel, offset
 
 
-def _read_storages(r: _Reader, storages: List[Tuple[np.dtype, int, int]], data_crc: Any) -> list:
+def _read_storages(r: Reader, storages: List[Tuple[np.dtype, int, int]], data_crc: Any) -> list:
     """Each storage as a 1-D CPU tensor, read in file order. Storages may not overlap, so the
     memory allocated is at most the data's length, which is checked against the file first."""
     order = sorted((i for i, (dt, numel, _) in enumerate(storages) if numel), key=lambda i: storages[i][2])
@@ -266,8 +194,8 @@ def _read_storages(r: _Reader, storages: List[Tuple[np.dtype, int, int]], data_c
         raw = r.read(numel * dt.itemsize, "data")
         crc = zlib.crc32(raw, crc)
         # Bools are stored as bytes; any nonzero byte is True, and kernels are given 0 or 1.
-        array = np.frombuffer(raw, np.uint8) != 0 if dt == np.bool_ else np.frombuffer(raw, dt)
-        bases[i] = _C.tensor(array)  # a copy: the tensor owns its memory, not the read buffer
+        # A copy, wrapped as it is: the tensor holds its memory alone, not the read buffer.
+        bases[i] = from_numpy(np.frombuffer(raw, np.uint8) != 0 if dt == np.bool_ else np.frombuffer(raw, dt).copy())
         pos = offset + len(raw)
     crc = zlib.crc32(r.read(end - pos, "data"), crc)
     if crc != data_crc:
@@ -312,28 +240,19 @@ def _storages_of_v1(entries: list) -> Tuple[list, list]:
 
 
 def _check_shape(shape: Any, bad: str) -> list:
-    if not isinstance(shape, list) or len(shape) > 16 or not all(type(s) is int and 0 <= s < _INT64 for s in shape):
-        raise RuntimeError(f"{bad}: bad shape")
-    if math.prod(s for s in shape if s) >= _INT64:
-        raise RuntimeError(f"{bad}: bad shape (more elements than an int64 counts)")
+    check_view(shape, [0] * len(shape) if isinstance(shape, list) else None, 0, 1, bad)
     return shape
 
 
 def _view(e: Any, bases: list, i: int):
     """Entry i: a tensor viewing its storage's tensor in bases, with its geometry."""
-    from .nn.parameter import Parameter
+    from ..nn.parameter import Parameter
 
     bad = f"minitorch.load: corrupt entry for tensor {i}"
     if not isinstance(e, dict) or type(e.get("storage")) is not int or not 0 <= e["storage"] < len(bases):
         raise RuntimeError(f"{bad}: bad storage")
-    shape, stride, offset = _check_shape(e.get("shape"), bad), e.get("stride"), e.get("storage_offset")
-    if not isinstance(stride, list) or len(stride) != len(shape) or not all(type(s) is int and 0 <= s < _INT64 for s in stride):
-        raise RuntimeError(f"{bad}: bad stride")
-    if type(offset) is not int or not 0 <= offset < _INT64:
-        raise RuntimeError(f"{bad}: bad storage offset")
-    base = bases[e["storage"]]
-    if math.prod(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= base.numel():
-        raise RuntimeError(f"{bad}: it reaches past the end of its storage")
+    shape, stride, offset, base = e.get("shape"), e.get("stride"), e.get("storage_offset"), bases[e["storage"]]
+    check_view(shape, stride, offset, base.numel(), bad)
     t = base.as_strided(shape, stride, offset)
     if e.get("requires_grad", e.get("parameter")) and not t.dtype.is_floating_point:
         raise RuntimeError(f"{bad}: requires_grad on a tensor of dtype {str(t.dtype).split('.')[-1]} "
@@ -343,30 +262,6 @@ def _view(e: Any, bases: list, i: int):
     if e.get("requires_grad"):
         t.requires_grad_(True)
     return t
-
-
-_DEVICE = re.compile(r"cpu|cuda:\d{1,4}")
-
-
-def _saved_device(e: dict, bad: str) -> str:
-    """Where the storage was saved from, with PyTorch's errors where it cannot go back there."""
-    device = e.get("device", "cpu")
-    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
-        raise RuntimeError(f"{bad}: bad device")
-    if device != "cpu":
-        from . import cuda
-
-        if not cuda.is_available():
-            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
-                               "minitorch.cuda.is_available() is False. If you are running on a CPU-only "
-                               "machine, please use minitorch.load with map_location=minitorch.device('cpu') "
-                               "to map your storages to the CPU.")
-        index = int(device.split(":")[1])
-        if index >= cuda.device_count():
-            raise RuntimeError(f"Attempting to deserialize object on CUDA device {index} but "
-                               f"minitorch.cuda.device_count() is {cuda.device_count()}. Please use "
-                               "minitorch.load with map_location to map your storages to an existing device.")
-    return device
 
 
 def _decode(node: Any, tensors: list) -> Any:
@@ -389,20 +284,3 @@ def _decode(node: Any, tensors: list) -> Any:
                 out[pair[0]] = _decode(pair[1], tensors)
             return out
     raise RuntimeError(f"minitorch.load: corrupt header: unknown node {str(node)[:60]!r}")
-
-
-class _open:
-    """A path is opened and closed; a file object is used as it is."""
-
-    def __init__(self, f: PathOrFile, mode: str) -> None:
-        self.f, self.mode, self.owned = f, mode, isinstance(f, (str, os.PathLike))
-
-    def __enter__(self) -> BinaryIO:
-        if not self.owned and not hasattr(self.f, "read" if "r" in self.mode else "write"):
-            raise TypeError(f"minitorch.save/load: expected a path or a binary file object, not {type(self.f).__name__}")
-        self.file = open(self.f, self.mode) if self.owned else self.f
-        return self.file
-
-    def __exit__(self, *exc) -> None:
-        if self.owned:
-            self.file.close()
