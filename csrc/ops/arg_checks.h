@@ -14,27 +14,6 @@ mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
 
-/* ---- reductions (ops/reduce_checks.c) ---- */
-
-/* sum and prod: the result dtype, and the dtype the input is summed in. */
-void mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt);
-/* mean: the (float) result dtype. */
-mt_status mt_mean_dtype(const mt_args *a, mt_dtype *out_dt);
-/* norm: the (float) result dtype and the order p. */
-mt_status mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p);
-/* var and std: a float input, and the correction. */
-mt_status mt_check_moment(const mt_args *a, double *correction);
-/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element. */
-mt_status mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *name);
-/* argmax, argmin, max_dim, min_dim over dims (an int or None): bool refused when !want_values,
- * PyTorch's errors for an empty reduction. */
-mt_status mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *reduce,
-                               const char *name, bool want_values);
-/* softmax and log_softmax (name): the float dtype they compute in. */
-mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
-/* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
-mt_dtype mt_scan_dtype(const mt_args *a);
-
 /* ---- nn layers (ops/nn_checks.c) ---- */
 
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
@@ -60,14 +39,6 @@ mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *in
 mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
                       int64_t *N, int64_t *C, int64_t *K);
 
-/* ---- matrix products (ops/matmul_checks.c) ---- */
-
-/* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
-mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec);
-/* bmm and baddbmm: batch1 (b,m,k) and batch2 (b,k,n) (the dtypes are each one's own). */
-mt_status mt_check_batches(const mt_tensor *b1, const mt_tensor *b2);
-/* dot(self, tensor): two 1-D tensors of one size and one dtype. */
-mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
 /* ops/norm_checks.c. batch_norm(input, weight, bias, running_mean, running_var, training):
  * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
 mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
