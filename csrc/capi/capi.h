@@ -13,8 +13,6 @@
 #include "alloc/caching.h"
 #include "cpu/random.h"
 #include "ops/elementwise.h"
-#include "cpu/conv.h"
-#include "cpu/pool.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
@@ -111,20 +109,6 @@
       (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
        int64_t end_ns),                                                                          \
       (kind, name, device, stream, corr, start_ns, end_ns))                                    \
-    F(mt_status, mt_conv2d_geom, (const mt_args *a, conv_geom *g), (a, g))                      \
-    F(mt_status, mt_conv_backward_geom,                                                          \
-      (const mt_args *a, const mt_tensor *go, int in_ndim, const int64_t *in_sizes, int w_ndim,  \
-       const int64_t *w_sizes, conv_geom *g),                                                    \
-      (a, go, in_ndim, in_sizes, w_ndim, w_sizes, g))                                            \
-    F(mt_status, mt_max_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
-      (a, x, g))                                                                                 \
-    F(mt_status, mt_avg_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
-      (a, x, g))                                                                                 \
-    F(mt_status, mt_adaptive_avg_pool2d_geom,                                                    \
-      (const mt_args *a, const mt_tensor *x, pool_geom *g), (a, x, g))                           \
-    F(mt_status, mt_pool_backward_geom,                                                          \
-      (const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g),     \
-      (grad, self, oh, ow, g))                                                                  \
     F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))           \
     F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool add, bool inplace), \
       (a, be, add, inplace))                                                                     \
@@ -152,35 +136,9 @@
     F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
     F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
       (self, dims, flip))                                                                        \
-    F(mt_status, mt_layer_norm_spec,                                                             \
-      (const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps),            \
-      (a, device, n, rows, eps))                                                                 \
-    F(mt_status, mt_check_bce, (const mt_tensor *self, const mt_tensor *target), (self, target)) \
-    F(mt_status, mt_bce_logits_dtype, (mt_tensor *const *ins, mt_dtype *dt), (ins, dt))         \
     F(mt_status, mt_loss_finish,                                                                 \
       (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
       (loss, weight, reduction, out))                                                           \
-    F(mt_status, mt_check_embedding_backward,                                                    \
-      (const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights, int64_t *n,         \
-       int64_t *dim),                                                                            \
-      (grad, indices, num_weights, n, dim))                                                      \
-    F(mt_status, mt_nll_spec,                                                                    \
-      (const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,      \
-       int64_t *C, int64_t *K),                                                                  \
-      (self, target, weight, N, C, K))                                                           \
-    F(mt_status, mt_max_pool_backward_geom,                                                      \
-      (const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx, pool_geom *g),        \
-      (grad, self, idx, g))                                                                      \
-    F(mt_status, mt_batch_norm_spec,                                                             \
-      (const mt_args *a, const char *device, int64_t *outer, int64_t *C, int64_t *inner),        \
-      (a, device, outer, C, inner))                                                              \
-    F(mt_status, mt_batch_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner, double *eps),               \
-      (a, outer, C, inner, eps))                                                                 \
-    F(mt_status, mt_layer_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
-    F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
-      (a, N, C, K))                                                                              \
     F(mt_status, mt_sort_with,                                                                   \
       (mt_args * a, bool topk, bool want_values, const char *device, mt_sort_along_fn along),    \
       (a, topk, want_values, device, along))                                                     \
@@ -203,7 +161,12 @@
     F(mt_status, mt_ew_call,                                                                     \
       (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))          \
     F(mt_status, mt_fail_not_implemented, (const char *kernel, const char *suffix, mt_dtype dt),  \
-      (kernel, suffix, dt))
+      (kernel, suffix, dt))                                                                  \
+    F(mt_status, mt_fail_embedding_index, (void), ())                                            \
+    F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                 \
+    F(mt_status, mt_fail_bce_range, (bool input), (input))                                       \
+    F(mt_status, mt_fail_one_hot_class, (bool negative), (negative))                             \
+    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

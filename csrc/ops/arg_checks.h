@@ -14,35 +14,11 @@ mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
 
-/* ---- nn layers (ops/nn_checks.c) ---- */
+/* ---- nn layers (ops/nn_checks.c, norm_checks.c) ---- */
 
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
  * device ("CPU", "CUDA") as in its message. */
 mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device);
-/* layer_norm(input, normalized_shape, weight, bias, eps): PyTorch's checks; n the elements of a
- * normalized row, rows their number, eps the argument. */
-mt_status mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows,
-                             double *eps);
-
-/* binary_cross_entropy(self, target): one float dtype. */
-mt_status mt_check_bce(const mt_tensor *self, const mt_tensor *target);
-/* binary_cross_entropy_with_logits: ins (self, target, pos_weight or one) promote to a float
- * *dt. */
-mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
-
-/* embedding_dense_backward(grad_output, indices, num_weights, ...): int indices, grad_output
- * (*indices.shape, D) of a float dtype; *n the indices, *dim D. */
-mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices,
-                                      int64_t num_weights, int64_t *n, int64_t *dim);
-
-/* nll_loss(self, target, weight): PyTorch's checks; self seen as (N, C, K), target (N, K). */
-mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
-                      int64_t *N, int64_t *C, int64_t *K);
-
-/* ops/norm_checks.c. batch_norm(input, weight, bias, running_mean, running_var, training):
- * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
-mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
-                             int64_t *inner);
 /* A backend's running = (1 - momentum) * running + momentum * stat * correction, in place. */
 typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, double momentum,
                                    double correction);
@@ -51,17 +27,6 @@ typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, doubl
  * count values each. */
 mt_status mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
                                        int64_t count, mt_running_fn update);
-/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training, eps):
- * input and grad_out (outer, C, inner) of a float dtype, the parameters of C elements; eps the
- * argument. */
-mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
-                                      int64_t *inner, double *eps);
-/* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
- * (rows, n) of a float dtype, weight of n elements; eps the argument. */
-mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
-/* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
- * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
-mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
 /* A backend's contiguous src in dt: src itself (retained) or a new copy. */
 typedef mt_status (*mt_dense_fn)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
 /* What the backward of layer_norm and batch_norm reads, made by dense: t[0], t[1] = grad_out

@@ -20,6 +20,26 @@
 
 typedef mt_status (*mt_front_fn)(const mt_args *a, mt_plan *p);
 
+/* An int[1] or int[2] argument's values as (first, second), one value standing for both; false
+ * for another count. */
+static inline bool
+mt_front_pair(const mt_intlist *l, int64_t *first, int64_t *second)
+{
+    if (l->n != 1 && l->n != 2) {
+        return false;
+    }
+    *first = l->v[0];
+    *second = l->v[l->n - 1];
+    return true;
+}
+
+/* Whether t is on a CUDA device: for the messages that PyTorch words per device. */
+static inline bool
+mt_front_on_cuda(const mt_tensor *t)
+{
+    return mt_tensor_device(t).type == MT_CUDA;
+}
+
 /* The ops with a front end, mt_front_<op>, by family and the file that defines them. A new op's
  * front end is its function and one entry here. */
 #define MT_FRONTS(X)                                                                             \
@@ -29,6 +49,15 @@ typedef mt_status (*mt_front_fn)(const mt_args *a, mt_plan *p);
     X(log_softmax)                                                                               \
     /* matrix products: matmul_checks.c */                                                      \
     X(mm) X(addmm) X(bmm) X(baddbmm) X(mv) X(addmv) X(dot)                                       \
+    /* convolution: conv_checks.c */                                                            \
+    X(conv2d) X(convolution_backward_input) X(convolution_backward_weight)                      \
+    /* pooling: pool_checks.c */                                                                \
+    X(max_pool2d) X(max_pool2d_with_indices) X(avg_pool2d) X(adaptive_avg_pool2d)               \
+    X(max_pool2d_with_indices_backward) X(avg_pool2d_backward) X(_adaptive_avg_pool2d_backward) \
+    /* layers and losses: nn_checks.c, norm_checks.c */                                          \
+    X(layer_norm) X(batch_norm) X(layer_norm_backward) X(batch_norm_backward)                   \
+    X(nll_loss) X(nll_loss_backward) X(binary_cross_entropy) X(binary_cross_entropy_with_logits) \
+    X(embedding_dense_backward)                                                                  \
     /* optimizer steps: optim.c */                                                              \
     X(_fused_sgd_) X(_fused_adam_) X(_fused_adamw_) X(_fused_rmsprop_)
 

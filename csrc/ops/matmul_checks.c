@@ -6,12 +6,6 @@
 
 #include "ops/front.h"
 
-static bool
-on_cuda(const mt_tensor *t)
-{
-    return mt_tensor_device(t).type == MT_CUDA;
-}
-
 static mt_status
 check_matrix(const mt_tensor *t, const char *what)
 {
@@ -42,7 +36,7 @@ check_matrices(const mt_tensor *m1, const mt_tensor *m2, const char *name1)
 static mt_status
 fail_mm_dtypes(const mt_tensor *m1, const mt_tensor *m2)
 {
-    bool cuda = on_cuda(m1);
+    bool cuda = mt_front_on_cuda(m1);
     return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
                    cuda ? mt_dtype_scalar_name(m1->dtype) : mt_dtype_c_name(m1->dtype),
                    cuda ? mt_dtype_scalar_name(m2->dtype) : mt_dtype_c_name(m2->dtype));
@@ -97,14 +91,14 @@ mt_front_addmm(const mt_args *a, mt_plan *p)
     if (st) {
         return st;
     }
-    if (m1->dtype != m2->dtype) {
-        return on_cuda(m1) ? fail_mm_dtypes(m1, m2)
-                           : mt_fail(MT_ERUNTIME,
-                                     "mat1 and mat2 must have the same dtype, but got %s and %s",
-                                     mt_dtype_scalar_name(m1->dtype),
-                                     mt_dtype_scalar_name(m2->dtype));
+    if (m1->dtype != m2->dtype && mt_front_on_cuda(m1)) {
+        return fail_mm_dtypes(m1, m2);
     }
-    if (!on_cuda(m1) && self->dtype != m1->dtype) {
+    if (m1->dtype != m2->dtype) {
+        return mt_fail(MT_ERUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                       mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
+    }
+    if (!mt_front_on_cuda(m1) && self->dtype != m1->dtype) {
         return mt_fail(MT_ERUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
                        mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
     }

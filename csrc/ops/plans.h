@@ -10,6 +10,7 @@
 
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "cpu/pool_window.h" /* pool_geom, plain C for the CUDA kernels too */
 
 /* The reductions and the ops along one dim (cumsum, cumprod, softmax, log_softmax). */
 typedef struct mt_reduce_plan {
@@ -26,9 +27,36 @@ typedef struct mt_product_plan {
     mt_scalar beta, alpha;
 } mt_product_plan;
 
+/* conv2d and its backward ops: the convolution's geometry. */
+typedef struct conv_geom {
+    int64_t n, c, h, w; /* input (N, C, H, W) */
+    int64_t oc, kh, kw; /* weight (OC, C / groups, KH, KW) */
+    int64_t oh, ow;     /* out (N, OC, OH, OW) */
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+} conv_geom;
+
+/* layer_norm, batch_norm and their backward ops: the input seen as (rows, n), n the elements of
+ * a normalized row (layer_norm), or as (outer, C, inner) (batch_norm); eps the argument. */
+typedef struct mt_norm_plan {
+    int64_t rows, n;
+    int64_t outer, C, inner;
+    double eps;
+} mt_norm_plan;
+
+/* The losses and embedding_dense_backward. */
+typedef struct mt_loss_plan {
+    int64_t N, C, K; /* nll_loss (and backward): self seen as (N, C, K), target (N, K) */
+    mt_dtype dt;     /* binary_cross_entropy (with logits): the dtype it computes in */
+    int64_t n, dim;  /* embedding_dense_backward: the number of indices, the embedding dim */
+} mt_loss_plan;
+
 typedef union mt_plan {
     mt_reduce_plan reduce;
     mt_product_plan product;
+    conv_geom conv;
+    pool_geom pool; /* 2-D pooling and its backward ops: the windows */
+    mt_norm_plan norm;
+    mt_loss_plan loss;
 } mt_plan;
 
 #endif
