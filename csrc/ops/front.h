@@ -16,4 +16,13 @@ mt_status mt_front_fused_adam(const mt_args *a);
 mt_status mt_front_fused_adamw(const mt_args *a);
 mt_status mt_front_fused_rmsprop(const mt_args *a);
 
+/* the random ops (ops/distributions.c) */
+mt_status mt_front_exponential_(const mt_args *a);
+mt_status mt_front_geometric_(const mt_args *a);
+mt_status mt_front_log_normal_(const mt_args *a);
+mt_status mt_front_cauchy_(const mt_args *a);
+mt_status mt_front_bernoulli_(const mt_args *a);
+mt_status mt_front_poisson(const mt_args *a);
+mt_status mt_front_multinomial(const mt_args *a);
+
 #endif
