@@ -632,6 +632,11 @@ mt_formula_math_overload_name(mt_op op, const mt_args *a)
     case MT_OP_normal: /* normal.Tensor_float, float_Tensor, Tensor_Tensor */
         return is_number(a->t[1]) ? "NormalBackward1" : is_number(a->t[0]) ? "NormalBackward2"
                                                                            : "NormalBackward3";
+    case MT_OP_bernoulli_: /* bernoulli_.float, bernoulli_.Tensor */
+        return is_number(a->t[1]) ? "BernoulliBackward2" : NULL;
+    case MT_OP_random_: /* random_(), random_.to, random_.from */
+        return mt_scalar_is_none(a->s[0]) ? "RandomBackward2"
+               : mt_scalar_is_none(a->s[1]) ? "RandomBackward1" : NULL;
     case MT_OP_bernoulli: /* bernoulli.p has no derivative */
         return mt_scalar_is_none(a->s[0]) ? NULL : "NotImplemented";
     default:

@@ -450,6 +450,21 @@ def test_random_ops_of_tensors_record_torchs_nodes():
         minitorch.bernoulli(x, 0.5).sum().backward()
 
 
+@pytest.mark.parametrize("fill, node", [
+    ("uniform_()", "UniformBackward0"), ("normal_()", "NormalBackward0"), ("bernoulli_(0.5)", "BernoulliBackward2"),
+    ("bernoulli_(m.rand(3, requires_grad=True))", "BernoulliBackward1"), ("random_()", "RandomBackward2"),
+    ("random_(5)", "RandomBackward1"), ("random_(1, 5)", "RandomBackward0"),
+    ("exponential_()", "ExponentialBackward0"), ("geometric_(0.5)", "GeometricBackward0"),
+    ("log_normal_()", "LogNormalBackward0"), ("cauchy_()", "CauchyBackward0"),
+])
+def test_fills_in_place_of_a_graph_give_zero_gradients(fill, node):
+    x = minitorch.rand(3, requires_grad=True)
+    y = eval("(x * 1)." + fill, {"x": x, "m": minitorch})
+    assert type(y.grad_fn).__name__ == node
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
 # ---- the data pipeline shuffles as PyTorch's ----
 
 @needs_torch
