@@ -483,3 +483,28 @@ def test_seeded_data_pipeline_orders_data_as_torch():
         return shuffled, with_g, split, weighted, subset, replaced
 
     assert orders(minitorch) == orders(torch)
+
+
+class _NoisyItems:
+    """Items with noise drawn inside the worker that loads them."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return self.lib.rand(2) + i
+
+
+@needs_torch
+def test_workers_draw_torchs_numbers():
+    """A worker seeds its default generator with base_seed + id, base_seed drawn from the
+    loader's generator: a dataset's draws inside the workers are PyTorch's too."""
+    def batches(t):
+        loader = t.utils.data.DataLoader(_NoisyItems(t), batch_size=2, num_workers=2, shuffle=True,
+                                         generator=t.Generator().manual_seed(3))
+        return [b.numpy().tolist() for b in loader]
+
+    assert batches(minitorch) == batches(torch)
