@@ -85,26 +85,6 @@ py_op_info(PyObject *m, PyObject *name)
 }
 
 static PyObject *
-py_manual_seed(PyObject *m, PyObject *arg)
-{
-    (void)m;
-    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    mt_manual_seed(s);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-py_initial_seed(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    return PyLong_FromUnsignedLongLong(mt_initial_seed());
-}
-
-static PyObject *
 py_set_grad_enabled(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -170,8 +150,6 @@ static PyMethodDef module_methods[] = {
     {"_dispatch_table", py_dispatch_table, METH_O,
      "The kernels an op has, by dispatch key: {'CPU': 'mt_cpu_addmm'}."},
     {"_op_info", py_op_info, METH_O, "An op's schema and flags from the op table."},
-    {"manual_seed", py_manual_seed, METH_O, NULL},
-    {"initial_seed", py_initial_seed, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
@@ -197,7 +175,8 @@ PyInit__C(void)
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 || mt_py_caching_init(m) < 0 ||
-        mt_py_tracer_init(m) < 0 || mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0) {
+        mt_py_tracer_init(m) < 0 || mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 ||
+        mt_py_generator_init(m) < 0) {
         goto out_fail;
     }
     PyObject *ops = PyTuple_New(MT_NUM_OPS);

@@ -11,10 +11,11 @@
 #define MT_CAPI_H
 
 #include "alloc/caching.h"
-#include "cpu/random.h"
+#include "core/generator.h"
 #include "ops/elementwise.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
+#include "ops/distributions.h"
 #include "ops/factory_args.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -24,7 +25,7 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 15 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 16 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -35,7 +36,9 @@
                             * 14: the elementwise front end mt_ew_call replaces its checks;
                             * 15: every op's front end runs in the dispatcher, which hands the
                             * kernel its plan (mt_args.plan): no mt_check_* and spec functions,
-                            * the shared messages of ops/fails.h */
+                            * the shared messages of ops/fails.h;
+                            * 16: Generator objects (mt_generator_for, mt_generator_philox in
+                            * place of mt_seed_epoch), bernoulli's p and multinomial */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -121,7 +124,14 @@
     F(mt_status, mt_random_spec_of,                                                              \
       (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
       (a, kind, device, out))                                                                    \
-    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))                                      \
+    F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator **out),     \
+      (gen, dev, out))                                                                           \
+    V(mt_generator_philox,                                                                       \
+      (mt_generator * g, uint64_t increment, uint64_t *seed, uint64_t *offset),                  \
+      (g, increment, seed, offset))                                                              \
+    F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),   \
+      (a, device, p))                                                                            \
+    F(mt_status, mt_multinomial_with, (mt_args * a, const mt_multinomial_device *dev), (a, dev)) \
     F(mt_status, mt_arange_spec, (const mt_args *a, const char *device, mt_range_spec *r),      \
       (a, device, r))                                                                            \
     F(mt_status, mt_spaced_spec, (const mt_args *a, const char *kernel, mt_range_spec *r),      \

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/device.h"
+#include "core/generator.h"
 #include "core/scalar.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -72,6 +73,7 @@ typedef struct mt_args {
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;
+    mt_generator *gen; /* a Generator? argument: borrowed; NULL for None (the default one) */
     mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
     /* a Tensor[] argument: ntl tensors, owned for the call; a Tensor?[] (index's indices) may
      * hold NULL entries */

@@ -60,6 +60,11 @@ typedef enum mt_random_kind {
     MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
     MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
     MT_RANDOM_INTS,      /* random_(from, to): from, span */
+    MT_RANDOM_EXPONENTIAL, /* exponential_(lambd): a */
+    MT_RANDOM_GEOMETRIC,   /* geometric_(p): a */
+    MT_RANDOM_LOG_NORMAL,  /* log_normal_(mean, std): a, b */
+    MT_RANDOM_CAUCHY,      /* cauchy_(median, sigma): a, b */
+    MT_RANDOM_NUM_KINDS
 } mt_random_kind;
 
 typedef struct mt_random_spec {
@@ -72,5 +77,15 @@ typedef struct mt_random_spec {
  * errors; device ("cpu", "cuda") names PyTorch's kernel where a float fill meets another dtype. */
 mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device,
                             mt_random_spec *out);
+
+/* bernoulli_ with a tensor p (t[1], not a wrapped number): p's dtype is a float one, its values
+ * lie in [0, 1] (a read back on a device), and *p_out (a new reference) is p expanded to self's
+ * shape. */
+mt_status mt_bernoulli_tensor_p(const mt_args *a, const char *device, mt_tensor **p_out);
+/* poisson(rates): a float dtype ("poisson_<device>" otherwise) and no negative or NaN rate. */
+mt_status mt_check_poisson(const mt_args *a, const char *device);
+/* multinomial(self, num_samples, replacement): PyTorch's checks of the arguments, and *shape (1
+ * or 2 dims) the result's. */
+mt_status mt_multinomial_shape(const mt_args *a, int *ndim, int64_t *shape);
 
 #endif

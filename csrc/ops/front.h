@@ -59,7 +59,10 @@ mt_front_on_cuda(const mt_tensor *t)
     X(nll_loss) X(nll_loss_backward) X(binary_cross_entropy) X(binary_cross_entropy_with_logits) \
     X(embedding_dense_backward)                                                                  \
     /* optimizer steps: optim.c */                                                              \
-    X(_fused_sgd_) X(_fused_adam_) X(_fused_adamw_) X(_fused_rmsprop_)
+    X(_fused_sgd_) X(_fused_adam_) X(_fused_adamw_) X(_fused_rmsprop_)                           \
+    /* random fills and draws: distributions.c */                                                \
+    X(exponential_) X(geometric_) X(log_normal_) X(cauchy_) X(bernoulli_) X(poisson)             \
+    X(multinomial)
 
 #define MT_FRONT_DECLARE(op) mt_status mt_front_##op(const mt_args *a, mt_plan *p);
 MT_FRONTS(MT_FRONT_DECLARE)

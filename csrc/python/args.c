@@ -22,6 +22,7 @@ typedef enum argtype {
     A_STR, /* borrowed for the call: rounding_mode, approximate */
     A_TENSORLIST_OPT, /* Tensor?[]: None entries allowed */
     A_FLOAT,
+    A_GENERATOR, /* borrowed for the call */
 } argtype;
 
 #define MAX_PARAMS 16 /* _fused_adam_: six lists, five floats, two bools */
@@ -48,7 +49,8 @@ static schema schemas[MT_NUM_OPS];
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]", "str", "Tensor?[]", "float"};
+                                         "Tensor[]", "str", "Tensor?[]", "float",
+                                         "Generator"};
 
 static PyObject *
 parse_default(const char *s)
@@ -75,13 +77,14 @@ parse_default(const char *s)
 
 /* How many arguments of each slot class mt_args holds, by argtype (the schemas' counts are
  * checked at import, and by tools/gen_ops_api.py at build time); dtype and device hold one
- * each, Tensor[] tl and the lists after it (tls). */
+ * each, Tensor[] tl and the lists after it (tls), Generator gen. */
 static const int slot_capacity[] = {
     [A_TENSOR] = CAPACITY(t),   [A_SCALAR] = CAPACITY(s),
     [A_INT] = CAPACITY(i),      [A_INTLIST] = CAPACITY(l),
     [A_BOOL] = CAPACITY(b),     [A_STR] = CAPACITY(str),
     [A_FLOAT] = CAPACITY(f),    [A_DTYPE] = 1,
     [A_DEVICE] = 1,             [A_TENSORLIST] = 1 + CAPACITY(tls),
+    [A_GENERATOR] = 1,
 };
 
 /* One parameter: "Tensor? bias=None". */
@@ -363,6 +366,9 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         case A_STR:
             a->str[p->slot] = NULL;
             break;
+        case A_GENERATOR:
+            a->gen = NULL;
+            break;
         default:
             break; /* a Scalar slot stays "None" */
         }
@@ -468,6 +474,12 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         }
         a->f[p->slot] = PyFloat_AsDouble(o);
         return a->f[p->slot] == -1.0 && PyErr_Occurred() ? -1 : 0;
+    case A_GENERATOR:
+        if (mt_py_to_generator(o, &a->gen) < 0) {
+            arg_error(op, p, pos, o, "Generator");
+            return -1;
+        }
+        return 0; /* the object outlives the call, and holds the generator */
     case A_STR:
         if (!PyUnicode_Check(o)) {
             arg_error(op, p, pos, o, "str");

@@ -47,6 +47,7 @@ def test_the_list_names_only_ops_with_cpu_kernels():
                                 "binary_cross_entropy", "binary_cross_entropy_with_logits",
                                 "embedding_dense_backward", "nll_loss", "nonzero", "masked_select", "batch_norm",
                                 "batch_norm_backward", "layer_norm_backward", "nll_loss_backward",
-                                "sort", "argsort", "topk", "_unique2", "randperm"])
+                                "sort", "argsort", "topk", "_unique2", "randperm", "exponential_", "geometric_",
+                                "log_normal_", "cauchy_", "poisson", "multinomial"])
 def test_kernels_of_this_issue_are_device_kernels(op):
     assert cuda_kernel(op) == f"mt_cuda_{op}"
