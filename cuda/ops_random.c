@@ -42,8 +42,15 @@ fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t
     } else if ((st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &dense))) {
         return st;
     }
-    mt_cuda_rand p = {mt_tensor_data(dense), mt_tensor_numel(dense), 0, 0, r->a, r->b, r->from,
-                      r->span, in ? (const double *)mt_tensor_data(in) : NULL};
+    mt_cuda_rand p = {mt_tensor_data(dense),
+                      mt_tensor_numel(dense),
+                      0,
+                      0,
+                      r->a,
+                      r->b,
+                      r->from,
+                      r->span,
+                      in ? (const double *)mt_tensor_data(in) : NULL};
     void *args[] = {&p};
     if ((st = philox_for(a->gen, dev, increment, &p.seed, &p.offset)) ||
         (st = mt_cuda_use_device(dev)) ||
@@ -68,10 +75,10 @@ fill_random(mt_args *a, mt_random_kind kind)
     return st ? st : fill_kind(a, (int)kind, &r, NULL, 1);
 }
 
-#define FILL(op, kind)                          \
-    static mt_status cuda_##op(mt_args *a)      \
-    {                                           \
-        return fill_random(a, kind);            \
+#define FILL(op, kind)                     \
+    static mt_status cuda_##op(mt_args *a) \
+    {                                      \
+        return fill_random(a, kind);       \
     }
 FILL(uniform_, MT_RANDOM_UNIFORM)
 FILL(normal_, MT_RANDOM_NORMAL)
@@ -121,7 +128,8 @@ cuda_poisson(mt_args *a)
     mt_args fill;
     mt_args_init(&fill);
     fill.gen = a->gen;
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
+                                   &out);
     if (st == MT_OK && (st = dense_f64(self, &rates)) == MT_OK) {
         fill.t[0] = out;
         st = fill_kind(&fill, MT_CUDA_RAND_POISSON, &r, rates, MT_CUDA_POISSON_ROUNDS);
@@ -181,24 +189,23 @@ mt_status
 mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen)
 {
     mt_device dev = mt_tensor_device(keys);
-    mt_cuda_rand p = {mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0,
-                      (uint64_t)1 << 63, NULL};
+    mt_cuda_rand p = {
+        mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0, (uint64_t)1 << 63, NULL};
     void *args[] = {&p};
     mt_status st = philox_for(gen, dev, 1, &p.seed, &p.offset);
     if (st == MT_OK) {
         st = mt_cuda_use_device(dev);
     }
-    return st ? st
-              : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
+    return st ? st : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
 }
 
 void
 mt_cuda_register_random(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(uniform_),     MT_CUDA_REG(normal_),    MT_CUDA_REG(bernoulli_),
-        MT_CUDA_REG(random_),      MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
-        MT_CUDA_REG(log_normal_),  MT_CUDA_REG(cauchy_),    MT_CUDA_REG(poisson),
+        MT_CUDA_REG(uniform_),    MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
+        MT_CUDA_REG(random_),     MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
+        MT_CUDA_REG(log_normal_), MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
         MT_CUDA_REG(multinomial),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));

@@ -131,31 +131,31 @@ fill16_f64(double *d, double mean, double std)
 }
 
 /* d (n, whole blocks of 16) uniforms -> normals */
-#define BLOCKS(T, S)                                                      \
-    static void blocks_##S(T *d, int64_t n, T mean, T std)                 \
-    {                                                                     \
-        for (int64_t i = 0; i + 16 <= n; i += 16) {                       \
-            fill16_##S(d + i, mean, std);                                 \
-        }                                                                 \
+#define BLOCKS(T, S)                                       \
+    static void blocks_##S(T *d, int64_t n, T mean, T std) \
+    {                                                      \
+        for (int64_t i = 0; i + 16 <= n; i += 16) {        \
+            fill16_##S(d + i, mean, std);                  \
+        }                                                  \
     }
 BLOCKS(float, f32)
 BLOCKS(double, f64)
 
 /* PyTorch's normal_fill: n uniforms, Box-Muller on each block of 16, and the last n % 16
  * values from a block of 16 new uniforms ending at the end. */
-#define NORMAL_FILL(T, S)                                                              \
-    static void normal_fill_##S(T *d, int64_t n, T mean, T std, mt_generator *g)         \
-    {                                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                              \
-            d[i] = mt_draw_uniform_##S(g);                                             \
-        }                                                                              \
-        blocks_##S(d, n, mean, std);                                                   \
-        if (n % 16 != 0) {                                                             \
-            for (int j = 0; j < 16; j++) {                                             \
-                d[n - 16 + j] = mt_draw_uniform_##S(g);                                \
-            }                                                                          \
-            fill16_##S(d + n - 16, mean, std);                                         \
-        }                                                                              \
+#define NORMAL_FILL(T, S)                                                        \
+    static void normal_fill_##S(T *d, int64_t n, T mean, T std, mt_generator *g) \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                        \
+            d[i] = mt_draw_uniform_##S(g);                                       \
+        }                                                                        \
+        blocks_##S(d, n, mean, std);                                             \
+        if (n % 16 != 0) {                                                       \
+            for (int j = 0; j < 16; j++) {                                       \
+                d[n - 16 + j] = mt_draw_uniform_##S(g);                          \
+            }                                                                    \
+            fill16_##S(d + n - 16, mean, std);                                   \
+        }                                                                        \
     }
 NORMAL_FILL(float, f32)
 NORMAL_FILL(double, f64)
@@ -171,73 +171,73 @@ typedef struct draw {
 } draw;
 
 // out (any shape); one draw per element, in order
-#define FLOAT_FILLS(T, S, FMA)                                                                 \
-    static void uniform_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        const T from = (T)d->a, to = (T)d->b;                                               \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            T v = FMA(mt_draw_uniform_##S(d->g), to - from, from);                          \
-            MT_AT(T, 0, i) = v == to ? from : v; /* rounding reached `to`: half-open */     \
-        }                                                                                   \
-    }                                                                                       \
-    static void normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)        \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)fma(mt_draw_normal_f64(d->g), d->b, d->a);                  \
-        }                                                                                   \
-    }                                                                                       \
-    static void exponential_##S(char **data, const int64_t *strides, int64_t n, void *ctx)   \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)(-1.0 / d->a * log1p(-mt_draw_uniform_f64(d->g)));          \
-        }                                                                                   \
-    }                                                                                       \
-    static void log_normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)    \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)exp(fma(mt_draw_normal_f64(d->g), d->b, d->a));             \
-        }                                                                                   \
-    }                                                                                       \
-    static void cauchy_##S(char **data, const int64_t *strides, int64_t n, void *ctx)        \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            double u = mt_draw_uniform_f64(d->g);                                           \
-            MT_AT(T, 0, i) = (T)fma(d->b, tan(PI * (u - 0.5)), d->a);                       \
-        }                                                                                   \
+#define FLOAT_FILLS(T, S, FMA)                                                             \
+    static void uniform_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        const T from = (T)d->a, to = (T)d->b;                                              \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T v = FMA(mt_draw_uniform_##S(d->g), to - from, from);                         \
+            MT_AT(T, 0, i) = v == to ? from : v; /* rounding reached `to`: half-open */    \
+        }                                                                                  \
+    }                                                                                      \
+    static void normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)fma(mt_draw_normal_f64(d->g), d->b, d->a);                 \
+        }                                                                                  \
+    }                                                                                      \
+    static void exponential_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)(-1.0 / d->a * log1p(-mt_draw_uniform_f64(d->g)));         \
+        }                                                                                  \
+    }                                                                                      \
+    static void log_normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)exp(fma(mt_draw_normal_f64(d->g), d->b, d->a));            \
+        }                                                                                  \
+    }                                                                                      \
+    static void cauchy_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            double u = mt_draw_uniform_f64(d->g);                                          \
+            MT_AT(T, 0, i) = (T)fma(d->b, tan(PI * (u - 0.5)), d->a);                      \
+        }                                                                                  \
     }
 FLOAT_FILLS(float, f32, fmaf)
 FLOAT_FILLS(double, f64, fma)
 
 // out (any shape); 0 or 1 (bernoulli_), a uniform integer of the range (random_), or the
 // number of trials up to the first success (geometric_), as T
-#define ANY_FILLS(E, T, S)                                                                  \
-    static void bernoulli_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(d->g) < d->a);                         \
-        }                                                                                   \
-    }                                                                                       \
-    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)        \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                   \
+#define ANY_FILLS(E, T, S)                                                                     \
+    static void bernoulli_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(d->g) < d->a);                            \
+        }                                                                                      \
+    }                                                                                          \
+    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)          \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                      \
             uint64_t bits = d->wide ? mt_generator_random64(d->g) : mt_generator_random(d->g); \
-            MT_AT(T, 0, i) = (T)mt_random_in_range(bits, d->from, d->span);                 \
-        }                                                                                   \
-    }                                                                                       \
-    static void geometric_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
-    {                                                                                       \
-        const draw *d = ctx;                                                                \
-        const double denominator = log1p(-d->a);                                            \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)ceil(log(mt_draw_uniform_f64(d->g)) / denominator);         \
-        }                                                                                   \
+            MT_AT(T, 0, i) = (T)mt_random_in_range(bits, d->from, d->span);                    \
+        }                                                                                      \
+    }                                                                                          \
+    static void geometric_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        const double denominator = log1p(-d->a);                                               \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(T, 0, i) = (T)ceil(log(mt_draw_uniform_f64(d->g)) / denominator);            \
+        }                                                                                      \
     }
 MT_DTYPES(ANY_FILLS)
 
@@ -246,15 +246,14 @@ MT_DTYPES(ANY_FILLS)
 #define FLOATS(f) {NULL, NULL, NULL, f##_f32, f##_f64}
 #define ALL(f) {f##_b8, f##_i32, f##_i64, f##_f32, f##_f64}
 static const mt_loop_fn fill_loops[MT_RANDOM_NUM_KINDS][MT_NUM_DTYPES] = {
-    FLOATS(uniform), FLOATS(normal),    ALL(bernoulli),  ALL(random),
+    FLOATS(uniform),     FLOATS(normal), ALL(bernoulli),     ALL(random),
     FLOATS(exponential), ALL(geometric), FLOATS(log_normal), FLOATS(cauchy),
 };
 #undef FLOATS
 #undef ALL
 
 mt_status
-mt_cpu_memory_order(mt_tensor *self, mt_tensor *other, mt_tensor **self_out,
-                    mt_tensor **other_out)
+mt_cpu_memory_order(mt_tensor *self, mt_tensor *other, mt_tensor **self_out, mt_tensor **other_out)
 {
     int perm[MT_MAX_DIMS], n = 0;
     for (int d = 0; d < self->ndim; d++) {
@@ -318,8 +317,8 @@ fill_random(mt_args *a, mt_random_kind kind)
     /* PyTorch's random_ draws 64 bits for spans from 2^28 on, except int32's random_() */
     bool int32_default = self->dtype == MT_INT32 && mt_scalar_is_none(a->s[0]);
     d.wide = (r.span == 0 || r.span >= (UINT64_C(1) << 28)) && !int32_default;
-    if (kind == MT_RANDOM_NORMAL && mt_tensor_numel(self) >= 16 &&
-        mt_tensor_is_contiguous(self) && (st = mt_check_writable(self)) == MT_OK) {
+    if (kind == MT_RANDOM_NORMAL && mt_tensor_numel(self) >= 16 && mt_tensor_is_contiguous(self) &&
+        (st = mt_check_writable(self)) == MT_OK) {
         mt_generator_lock(d.g);
         if (self->dtype == MT_FLOAT32) {
             normal_fill_f32((float *)mt_tensor_data(self), mt_tensor_numel(self), (float)d.a,
@@ -336,10 +335,10 @@ fill_random(mt_args *a, mt_random_kind kind)
 }
 
 // self (any shape); self = draws of the kind (random_: uniform integers in [from, to))
-#define FILL(op, kind)                  \
-    mt_status mt_cpu_##op(mt_args *a)   \
-    {                                   \
-        return fill_random(a, kind);    \
+#define FILL(op, kind)                \
+    mt_status mt_cpu_##op(mt_args *a) \
+    {                                 \
+        return fill_random(a, kind);  \
     }
 FILL(uniform_, MT_RANDOM_UNIFORM)
 FILL(normal_, MT_RANDOM_NORMAL)
@@ -373,26 +372,26 @@ mt_cpu_bernoulli_(mt_args *a)
 
 /* PyTorch's randperm_cpu: a Fisher-Yates shuffle of 0 .. n-1 drawing 32 bits per swap, or past
  * 2^32 / 20 elements the "inside-out" variant drawing 64. */
-#define SHUFFLE(E, T, S)                                                              \
-    static void shuffle_##S(T *p, int64_t n, mt_generator *g)                        \
-    {                                                                                \
-        if (n < (int64_t)(UINT32_MAX / 20)) {                                        \
-            for (int64_t i = 0; i < n; i++) {                                        \
-                p[i] = (T)i;                                                         \
-            }                                                                        \
-            for (int64_t i = 0; i < n - 1; i++) {                                    \
-                int64_t z = (int64_t)(mt_generator_random(g) % (uint64_t)(n - i));   \
-                T v = p[i];                                                          \
-                p[i] = p[z + i];                                                     \
-                p[z + i] = v;                                                        \
-            }                                                                        \
-            return;                                                                  \
-        }                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                            \
-            int64_t z = (int64_t)(mt_generator_random64(g) % (uint64_t)(i + 1));     \
-            p[i] = p[z];                                                             \
-            p[z] = (T)i;                                                             \
-        }                                                                            \
+#define SHUFFLE(E, T, S)                                                           \
+    static void shuffle_##S(T *p, int64_t n, mt_generator *g)                      \
+    {                                                                              \
+        if (n < (int64_t)(UINT32_MAX / 20)) {                                      \
+            for (int64_t i = 0; i < n; i++) {                                      \
+                p[i] = (T)i;                                                       \
+            }                                                                      \
+            for (int64_t i = 0; i < n - 1; i++) {                                  \
+                int64_t z = (int64_t)(mt_generator_random(g) % (uint64_t)(n - i)); \
+                T v = p[i];                                                        \
+                p[i] = p[z + i];                                                   \
+                p[z + i] = v;                                                      \
+            }                                                                      \
+            return;                                                                \
+        }                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                          \
+            int64_t z = (int64_t)(mt_generator_random64(g) % (uint64_t)(i + 1));   \
+            p[i] = p[z];                                                           \
+            p[z] = (T)i;                                                           \
+        }                                                                          \
     }
 SHUFFLE(MT_INT32, int32_t, i32)
 SHUFFLE(MT_INT64, int64_t, i64)

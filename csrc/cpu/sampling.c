@@ -16,26 +16,27 @@
 // out (any shape), p (out's shape); out = 1 with probability p, drawn as PyTorch's
 // bernoulli_distribution of p's dtype: a float p compares with a 24-bit uniform, a double p
 // with a 53-bit one
-#define BERNOULLI_TENSOR(E, T, S)                                                             \
-    static void bernoulli_f32_##S(char **data, const int64_t *strides, int64_t n, void *ctx)   \
-    {                                                                                         \
-        mt_generator *g = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                     \
+#define BERNOULLI_TENSOR(E, T, S)                                                            \
+    static void bernoulli_f32_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                        \
+        mt_generator *g = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                    \
             MT_AT(T, 0, i) = (T)(mt_draw_uniform_f32(g) < MT_GET(float, 1, i));              \
-        }                                                                                     \
-    }                                                                                         \
-    static void bernoulli_f64_##S(char **data, const int64_t *strides, int64_t n, void *ctx)   \
-    {                                                                                         \
-        mt_generator *g = ctx;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                     \
+        }                                                                                    \
+    }                                                                                        \
+    static void bernoulli_f64_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                        \
+        mt_generator *g = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                    \
             MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(g) < MT_GET(double, 1, i));             \
-        }                                                                                     \
+        }                                                                                    \
     }
 MT_DTYPES(BERNOULLI_TENSOR)
 
 #define BY_SELF(f) {f##_b8, f##_i32, f##_i64, f##_f32, f##_f64}
 static const mt_loop_fn bernoulli_loops[2][MT_NUM_DTYPES] = {
-    BY_SELF(bernoulli_f32), BY_SELF(bernoulli_f64),
+    BY_SELF(bernoulli_f32),
+    BY_SELF(bernoulli_f64),
 };
 #undef BY_SELF
 
@@ -67,35 +68,35 @@ mt_cpu_bernoulli_tensor(mt_tensor *self, mt_tensor *p, mt_generator *g)
 /* PyTorch's multinomial_with_replacement: per row, the cumulative distribution in self's
  * dtype, normalised, its last entry set to 1; each sample the first bucket whose cumulative
  * value is not below a uniform double (a binary search). */
-#define MULTINOMIAL(T, S)                                                                     \
-    static void multinomial_##S(const char *p, int64_t rows, int64_t n, int64_t row_stride,    \
-                                int64_t stride, int64_t n_sample, mt_generator *g,            \
-                                int64_t *out, T *cum)                                         \
-    {                                                                                         \
-        for (int64_t i = 0; i < rows; i++) {                                                  \
-            T sum = 0;                                                                        \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                sum += *(const T *)(p + (i * row_stride + j * stride) * (int64_t)sizeof(T));  \
-                cum[j] = sum;                                                                 \
-            }                                                                                 \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                cum[j] /= sum;                                                                \
-            }                                                                                 \
-            cum[n - 1] = 1;                                                                   \
-            for (int64_t s = 0; s < n_sample; s++) {                                          \
-                double u = mt_draw_uniform_f64(g);                                            \
-                int64_t left = 0, right = n;                                                  \
-                while (right - left > 0) {                                                    \
-                    int64_t mid = left + (right - left) / 2;                                  \
-                    if (cum[mid] < u) {                                                       \
-                        left = mid + 1;                                                       \
-                    } else {                                                                  \
-                        right = mid;                                                          \
-                    }                                                                         \
-                }                                                                             \
-                out[i * n_sample + s] = left;                                                 \
-            }                                                                                 \
-        }                                                                                     \
+#define MULTINOMIAL(T, S)                                                                        \
+    static void multinomial_##S(const char *p, int64_t rows, int64_t n, int64_t row_stride,      \
+                                int64_t stride, int64_t n_sample, mt_generator *g, int64_t *out, \
+                                T *cum)                                                          \
+    {                                                                                            \
+        for (int64_t i = 0; i < rows; i++) {                                                     \
+            T sum = 0;                                                                           \
+            for (int64_t j = 0; j < n; j++) {                                                    \
+                sum += *(const T *)(p + (i * row_stride + j * stride) * (int64_t)sizeof(T));     \
+                cum[j] = sum;                                                                    \
+            }                                                                                    \
+            for (int64_t j = 0; j < n; j++) {                                                    \
+                cum[j] /= sum;                                                                   \
+            }                                                                                    \
+            cum[n - 1] = 1;                                                                      \
+            for (int64_t s = 0; s < n_sample; s++) {                                             \
+                double u = mt_draw_uniform_f64(g);                                               \
+                int64_t left = 0, right = n;                                                     \
+                while (right - left > 0) {                                                       \
+                    int64_t mid = left + (right - left) / 2;                                     \
+                    if (cum[mid] < u) {                                                          \
+                        left = mid + 1;                                                          \
+                    } else {                                                                     \
+                        right = mid;                                                             \
+                    }                                                                            \
+                }                                                                                \
+                out[i * n_sample + s] = left;                                                    \
+            }                                                                                    \
+        }                                                                                        \
     }
 MULTINOMIAL(float, f32)
 MULTINOMIAL(double, f64)
@@ -106,7 +107,8 @@ static mt_status
 draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_tensor *result)
 {
     int64_t n = self->sizes[self->ndim - 1], rows = self->ndim == 2 ? self->sizes[0] : 1;
-    int64_t stride = self->strides[self->ndim - 1], row_stride = self->ndim == 2 ? self->strides[0] : 0;
+    int64_t stride = self->strides[self->ndim - 1],
+            row_stride = self->ndim == 2 ? self->strides[0] : 0;
     mt_tensor *cum;
     mt_status st = mt_tensor_empty(1, &n, self->dtype, MT_DEVICE_CPU, &cum);
     if (st) {
@@ -116,9 +118,11 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     int64_t *out = (int64_t *)mt_tensor_data(result);
     mt_generator_lock(g);
     if (self->dtype == MT_FLOAT32) {
-        multinomial_f32(p, rows, n, row_stride, stride, n_sample, g, out, (float *)mt_tensor_data(cum));
+        multinomial_f32(p, rows, n, row_stride, stride, n_sample, g, out,
+                        (float *)mt_tensor_data(cum));
     } else {
-        multinomial_f64(p, rows, n, row_stride, stride, n_sample, g, out, (double *)mt_tensor_data(cum));
+        multinomial_f64(p, rows, n, row_stride, stride, n_sample, g, out,
+                        (double *)mt_tensor_data(cum));
     }
     mt_generator_unlock(g);
     mt_tensor_release(cum);
@@ -174,12 +178,12 @@ sample_poisson(double lambda, mt_generator *g)
 }
 
 // out (any shape), rates (out's shape); out = a Poisson draw of each rate
-#define POISSON(T, S)                                                                         \
-    static void poisson_##S(char **data, const int64_t *strides, int64_t n, void *ctx)        \
-    {                                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            MT_AT(T, 0, i) = (T)sample_poisson((double)MT_GET(T, 1, i), ctx);                 \
-        }                                                                                     \
+#define POISSON(T, S)                                                                  \
+    static void poisson_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                              \
+            MT_AT(T, 0, i) = (T)sample_poisson((double)MT_GET(T, 1, i), ctx);          \
+        }                                                                              \
     }
 POISSON(float, f32)
 POISSON(double, f64)

@@ -24,7 +24,7 @@ reduce_all(mt_op op, mt_tensor *t, double *out)
 {
     mt_tensor *r = NULL;
     mt_scalar v;
-    mt_status st = op == MT_OP_amin ? mt_op_amin(t, 0, NULL, false, &r)
+    mt_status st = op == MT_OP_amin   ? mt_op_amin(t, 0, NULL, false, &r)
                    : op == MT_OP_amax ? mt_op_amax(t, 0, NULL, false, &r)
                                       : mt_op_sum(t, 0, NULL, false, -1, &r);
     if (st == MT_OK && (st = mt_tensor_item(r, &v)) == MT_OK) {
@@ -41,8 +41,8 @@ any_outside(mt_tensor *t, double lo, double hi, bool *bad)
     mt_tensor *nan = NULL;
     double lowest = 0, highest = 0, nans = 0;
     mt_status st = mt_op_isnan(t, &nan);
-    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) || (st = reduce_all(MT_OP_amin, t, &lowest)) ||
-        (st = reduce_all(MT_OP_amax, t, &highest))) {
+    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) ||
+        (st = reduce_all(MT_OP_amin, t, &lowest)) || (st = reduce_all(MT_OP_amax, t, &highest))) {
         mt_tensor_clear(&nan);
         return st;
     }
@@ -237,7 +237,8 @@ check_probabilities(mt_tensor *self)
         return mt_fail(MT_ERUNTIME, "invalid multinomial distribution (encountering probability "
                                     "entry = infinity or NaN)");
     }
-    return zero ? mt_fail(MT_ERUNTIME, "invalid multinomial distribution (sum of probabilities <= 0)")
+    return zero ? mt_fail(MT_ERUNTIME,
+                          "invalid multinomial distribution (sum of probabilities <= 0)")
                 : MT_OK;
 }
 
@@ -293,7 +294,9 @@ check_std_tensor(mt_tensor *std)
 {
     bool bad = false;
     mt_status st = mt_tensor_numel(std) > 0 ? any_outside(std, 0, HUGE_VAL, &bad) : MT_OK;
-    return st ? st : bad ? mt_fail(MT_ERUNTIME, "normal expects all elements of std >= 0.0") : MT_OK;
+    return st    ? st
+           : bad ? mt_fail(MT_ERUNTIME, "normal expects all elements of std >= 0.0")
+                 : MT_OK;
 }
 
 // mean, std: tensors or numbers, at least one a tensor; out (their broadcast shape) =

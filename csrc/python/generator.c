@@ -163,8 +163,7 @@ static int
 state_bytes(PyObject *state, uint8_t *out, size_t cap, size_t *n)
 {
     mt_tensor *t = mt_py_is_tensor(state) ? mt_py_unwrap(state) : NULL;
-    if (t == NULL || mt_tensor_device(t).type != MT_CPU ||
-        !mt_dtype_is_integral(t->dtype, false)) {
+    if (t == NULL || mt_tensor_device(t).type != MT_CPU || !mt_dtype_is_integral(t->dtype, false)) {
         PyErr_SetString(PyExc_TypeError, "RNG state must be a torch.ByteTensor");
         return -1;
     }
@@ -251,7 +250,7 @@ generator_reduce(PyObject *self, PyObject *unused)
     PyObject *device = mt_py_device_obj(g->device);
     PyObject *state = generator_get_state(self, NULL);
     PyObject *offset = g->device.type == MT_CUDA ? generator_get_offset(self, NULL)
-                                                  : Py_NewRef(Py_None);
+                                                 : Py_NewRef(Py_None);
     PyObject *res = NULL;
     if (device && state && offset) {
         res = Py_BuildValue("(O(O)(KOO))", (PyObject *)Py_TYPE(self), device,
@@ -378,7 +377,8 @@ py_cuda_manual_seed_all(PyObject *m, PyObject *seed)
 static PyMethodDef generator_functions[] = {
     {"manual_seed", py_manual_seed, METH_O,
      "Seeds the default CPU generator and returns it (minitorch.manual_seed seeds CUDA's too)."},
-    {"initial_seed", py_initial_seed, METH_NOARGS, "The initial seed of the default CPU generator."},
+    {"initial_seed", py_initial_seed, METH_NOARGS,
+     "The initial seed of the default CPU generator."},
     {"seed", py_seed, METH_NOARGS, "Seeds the default CPU generator nondeterministically."},
     {"_cuda_default_generator", py_cuda_default_generator, METH_O, NULL},
     {"_cuda_manual_seed_all", py_cuda_manual_seed_all, METH_O, NULL},
