@@ -69,10 +69,15 @@ py_op_info(PyObject *m, PyObject *name)
     }
     for (int op = 0; op < MT_NUM_OPS; op++) {
         if (strcmp(mt_op_names[op], s) == 0) {
+            /* the schema's parameters, and apart its results ("(Tensor Q, Tensor R)") if it
+             * names them */
             int f = mt_op_flags[op];
-            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O}", "schema", mt_op_schemas[op], "nout",
-                                 mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
-                                 "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
+            const char *text = mt_op_schemas[op], *arrow = strstr(text, " -> ");
+            int len = arrow ? (int)(arrow - text) : (int)strlen(text);
+            return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O}", "schema", text, (Py_ssize_t)len,
+                                 "returns", arrow ? arrow + 4 : NULL, "nout", mt_op_nout[op],
+                                 "method", (f & METHOD) ? Py_True : Py_False, "function",
+                                 (f & FUNCTION) ? Py_True : Py_False, "inplace",
                                  (f & INPLACE) ? Py_True : Py_False);
         }
     }
