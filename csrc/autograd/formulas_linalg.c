@@ -256,6 +256,18 @@ mt_grad_linalg_slogdet(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
+/* A solve's gradient of A: -gB X^T (A X = B) or -X^T gB (X A = B) */
+static mt_status
+solve_grad_a(mt_temps *p, mt_tensor *gb, mt_tensor *X, bool left, mt_tensor **out)
+{
+    mt_tensor **xt = mt_temp(p), **prod = mt_temp(p);
+    mt_status st;
+    if ((st = mT(X, xt)) || (st = left ? mt_op_matmul(gb, *xt, prod) : mt_op_matmul(*xt, gb, prod))) {
+        return st;
+    }
+    return mt_op_neg(*prod, out);
+}
+
 // A (*, n, n), X the solution of A X = B (left) or X A = B; gB = solve(A^T, g, left),
 // gA = -gB X^T (left) or -X^T gB, vectors taken as columns
 mt_status
@@ -272,7 +284,6 @@ mt_grad_linalg_solve(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     mt_temps p = {0};
     mt_tensor **at = mt_temp(&p), **gb = mt_temp(&p), **gbm = mt_temp(&p), **xm = mt_temp(&p);
-    mt_tensor **xt = mt_temp(&p), **prod = mt_temp(&p);
     mt_tensor *gbv = NULL, *xv = X;
     mt_status st;
     if ((st = mT(A, at)) || (st = mt_op_linalg_solve(*at, g[0], left, gb))) {
@@ -286,12 +297,8 @@ mt_grad_linalg_solve(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         gbv = *gbm;
         xv = *xm;
     }
-    if (n->edges[0].node) {
-        if ((st = mT(xv, xt)) ||
-            (st = left ? mt_op_matmul(gbv, *xt, prod) : mt_op_matmul(*xt, gbv, prod)) ||
-            (st = mt_op_neg(*prod, &gi[0]))) {
-            goto out_clear;
-        }
+    if (n->edges[0].node && (st = solve_grad_a(&p, gbv, xv, left, &gi[0]))) {
+        goto out_clear;
     }
     if (n->edges[1].node) {
         gi[1] = mt_tensor_retain(*gb);
@@ -309,16 +316,13 @@ mt_grad_linalg_solve_triangular(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *A = n->saved[0], *X = n->saved_out[0];
     const bool upper = n->args.b[0], left = n->args.b[1], unit = n->args.b[2];
     mt_temps p = {0};
-    mt_tensor **at = mt_temp(&p), **gb = mt_temp(&p), **xt = mt_temp(&p), **prod = mt_temp(&p);
-    mt_tensor **neg = mt_temp(&p);
+    mt_tensor **at = mt_temp(&p), **gb = mt_temp(&p), **neg = mt_temp(&p);
     mt_status st;
     if ((st = mT(A, at)) || (st = mt_op_linalg_solve_triangular(*at, g[0], !upper, left, unit, gb))) {
         goto out_clear;
     }
     if (n->edges[0].node) {
-        if ((st = mT(X, xt)) ||
-            (st = left ? mt_op_matmul(*gb, *xt, prod) : mt_op_matmul(*xt, *gb, prod)) ||
-            (st = mt_op_neg(*prod, neg)) ||
+        if ((st = solve_grad_a(&p, *gb, X, left, neg)) ||
             (st = upper ? mt_op_triu(*neg, unit ? 1 : 0, &gi[0]) : mt_op_tril(*neg, unit ? -1 : 0, &gi[0]))) {
             goto out_clear;
         }

@@ -22,9 +22,10 @@
 #include "ops/nn.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
+#include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 14 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 15 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -32,7 +33,8 @@
                             * the normalisations' backward, batch_norm's running statistics;
                             * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root;
                             * 13: no mt_op_* (the plug-in compiles ops_api.h's own);
-                            * 14: the elementwise front end mt_ew_call replaces its checks */
+                            * 14: the elementwise front end mt_ew_call replaces its checks;
+                            * 15: the statistics kernels' histc range and bincount length */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -217,7 +219,13 @@
     F(mt_status, mt_check_fill_value,                                                            \
       (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
     F(mt_status, mt_ew_call,                                                                     \
-      (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))
+      (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))          \
+    F(mt_status, mt_histc_range,                                                                 \
+      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                  \
+      (self, min, max, lo, hi))                                                                  \
+    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                        \
+    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),     \
+      (self, minlength, length))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -16,10 +16,10 @@
 #define LAPACK_GLOBAL(lcname, UCNAME) scipy_##lcname##_
 #include <lapack.h>
 
+#include "cpu/blas.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "ops/linalg.h"
-#include "profiler/trace.h"
 
 /* ---- helpers: scratch, layouts, element access ---- */
 
@@ -79,34 +79,18 @@ eye(mt_dtype dt, char *dst, int64_t n)
     }
 }
 
-static void
-lib_enter(const char *name)
-{
-    if (mt_trace_on) {
-        mt_trace_enter(MT_LAYER_LIBRARY, name, "OpenBLAS");
-    }
-}
-
-static void
-lib_exit(void)
-{
-    if (mt_trace_on) {
-        mt_trace_exit();
-    }
-}
-
 /* A LAPACK routine of either precision, traced: s<name> for float32, d<name> for float64. The
  * buffers are passed as void * so that one call serves both. LAPACK_STR is for the routines
  * with character arguments, whose lengths lapack.h's scipy_LAPACK_* macros append. */
 #define LAPACK_IN(dt, prefix, name, ...)                                       \
     do {                                                                       \
-        lib_enter((dt) == MT_FLOAT32 ? "s" #name : "d" #name);                 \
+        mt_cpu_lib_enter((dt) == MT_FLOAT32 ? "s" #name : "d" #name);                 \
         if ((dt) == MT_FLOAT32) {                                              \
             prefix##s##name(__VA_ARGS__);                                      \
         } else {                                                               \
             prefix##d##name(__VA_ARGS__);                                      \
         }                                                                      \
-        lib_exit();                                                            \
+        mt_cpu_lib_exit();                                                            \
     } while (0)
 #define LAPACK(dt, name, ...) LAPACK_IN(dt, LAPACK_, name, __VA_ARGS__)
 #define LAPACK_STR(dt, name, ...) LAPACK_IN(dt, scipy_LAPACK_, name, __VA_ARGS__)
@@ -215,7 +199,7 @@ mt_cpu_linalg_inv_ex(mt_args *a)
         from_cols(rhs, inv + k * n * n * (int64_t)b.es, n, n, n, b.es);
     }
     if (a->b[0]) {
-        st = mt_linalg_check_info(a->out[1], "linalg.inv", A->ndim > 2);
+        st = mt_linalg_check_info(a->out[1], "linalg.inv_ex", A->ndim > 2);
     }
 out_release:
     mt_tensor_clear(&work);
@@ -394,7 +378,7 @@ mt_cpu_linalg_solve_triangular(mt_args *a)
         if (r == 0 || c == 0) {
             continue;
         }
-        lib_enter(dt == MT_FLOAT32 ? "cblas_strsm" : "cblas_dtrsm");
+        mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_strsm" : "cblas_dtrsm");
         if (dt == MT_FLOAT32) {
             scipy_cblas_strsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, (int)r, (int)c, 1.0f,
                               (const float *)ak, ld, (float *)xk, ldb);
@@ -402,7 +386,7 @@ mt_cpu_linalg_solve_triangular(mt_args *a)
             scipy_cblas_dtrsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, (int)r, (int)c, 1.0,
                               (const double *)ak, ld, (double *)xk, ldb);
         }
-        lib_exit();
+        mt_cpu_lib_exit();
     }
 out_release:
     mt_tensor_clear(&Ad);
@@ -448,7 +432,7 @@ mt_cpu_linalg_cholesky_ex(mt_args *a)
         }
     }
     if (a->b[1]) {
-        st = mt_linalg_check_info(a->out[1], "linalg.cholesky", A->ndim > 2);
+        st = mt_linalg_check_info(a->out[1], "linalg.cholesky_ex", A->ndim > 2);
     }
 out_release:
     mt_tensor_clear(&work);
@@ -528,16 +512,28 @@ out_release:
 
 /* ---- SVD, symmetric eigenvalues ---- */
 
-/* Whether the matrix (count elements) holds only finite values. */
+/* Whether the matrix (count elements) holds a NaN (had), or else an infinity (*inf). */
 static bool
-all_finite(mt_dtype dt, const char *p, int64_t count)
+has_nan(mt_dtype dt, const char *p, int64_t count, bool *inf)
+{
+    *inf = false;
+    for (int64_t i = 0; i < count; i++) {
+        double v = get(dt, p, i);
+        if (isnan(v)) {
+            return true;
+        }
+        *inf = *inf || isinf(v);
+    }
+    return false;
+}
+
+/* dst (count elements) = NaN */
+static void
+fill_nan(mt_dtype dt, char *dst, int64_t count)
 {
     for (int64_t i = 0; i < count; i++) {
-        if (!isfinite(get(dt, p, i))) {
-            return false;
-        }
+        set(dt, dst, i, NAN);
     }
-    return true;
 }
 
 /* dst (row-major rows x cols) = the identity's first rows and columns */
@@ -581,7 +577,8 @@ mt_cpu__linalg_svd(mt_args *a)
         char *uo = uv ? mt_tensor_data(a->out[0]) + i * m * ucols * (int64_t)b.es : NULL;
         char *so = mt_tensor_data(a->out[1]) + i * k * (int64_t)b.es;
         char *vo = uv ? mt_tensor_data(a->out[2]) + i * vrows * n * (int64_t)b.es : NULL;
-        if (!all_finite(dt, matrix(&b, i), (int64_t)m * n)) {
+        bool inf;
+        if (has_nan(dt, matrix(&b, i), (int64_t)m * n, &inf)) { /* LAPACK's info -4 */
             char where[64] = "";
             if (A->ndim > 2) {
                 snprintf(where, sizeof(where), ": (Batch element %lld)", (long long)i);
@@ -596,6 +593,14 @@ mt_cpu__linalg_svd(mt_args *a)
             if (uv) {
                 eye_part(dt, uo, m, ucols);
                 eye_part(dt, vo, vrows, n);
+            }
+            continue;
+        }
+        if (inf) { /* no decomposition: NaNs, as PyTorch gives */
+            fill_nan(dt, so, k);
+            if (uv) {
+                fill_nan(dt, uo, (int64_t)m * ucols);
+                fill_nan(dt, vo, (int64_t)vrows * n);
             }
             continue;
         }

@@ -19,13 +19,8 @@ mt_status
 mt_composite_linalg_vector_norm(mt_args *a)
 {
     mt_tensor *self = a->t[0];
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(self->dtype));
-    }
-    return mt_op_norm(self, a->s[0], a->l[0].n, mt_op_ints(&a->l[0]), a->b[0], a->dtype, &a->out[0]);
+    mt_status st = mt_linalg_check_float(self, "linalg.vector_norm");
+    return st ? st : mt_op_norm(self, a->s[0], a->l[0].n, mt_op_ints(&a->l[0]), a->b[0], a->dtype, &a->out[0]);
 }
 
 /* the two dims of a matrix norm, wrapped, with PyTorch's checks */
@@ -51,12 +46,7 @@ matrix_dims(const mt_tensor *A, const mt_intlist *dim, int *d0, int *d1)
     if (*d0 == *d1) {
         return mt_fail(MT_ERUNTIME, "%s: dims must be different. Got (%d, %d)", api, *d0, *d1);
     }
-    if (!mt_dtype_is_float(A->dtype)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: Expected a floating point or complex tensor as input. Got %s", api,
-                       mt_dtype_scalar_name(A->dtype));
-    }
-    return MT_OK;
+    return mt_linalg_check_float(A, api);
 }
 
 /* *out: the singular values of A's matrices over dims d0, d1 (moved last), in dtype dt (or A's) */
@@ -234,14 +224,24 @@ mt_composite_linalg_norm_str(mt_args *a)
 
 /* ---- the checked forms, the narrower forms, the legacy names ---- */
 
+/* The result of an _ex op (st), with PyTorch's LinAlgError (named api) where its info is not
+ * 0; *info released. */
+static mt_status
+checked(mt_args *a, mt_status st, mt_tensor **info, const char *api)
+{
+    if (st == MT_OK && (st = mt_linalg_check_info(*info, api, a->t[0]->ndim > 2))) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    mt_tensor_clear(info);
+    return st;
+}
+
 // A (*, n, n); out: A^-1, LinAlgError for a singular matrix
 mt_status
 mt_composite_linalg_inv(mt_args *a)
 {
     mt_tensor *info = NULL;
-    mt_status st = mt_op_linalg_inv_ex(a->t[0], true, &a->out[0], &info);
-    mt_tensor_clear(&info);
-    return st;
+    return checked(a, mt_op_linalg_inv_ex(a->t[0], false, &a->out[0], &info), &info, "linalg.inv");
 }
 
 mt_status
@@ -284,9 +284,8 @@ mt_status
 mt_composite_linalg_cholesky(mt_args *a)
 {
     mt_tensor *info = NULL;
-    mt_status st = mt_op_linalg_cholesky_ex(a->t[0], a->b[0], true, &a->out[0], &info);
-    mt_tensor_clear(&info);
-    return st;
+    return checked(a, mt_op_linalg_cholesky_ex(a->t[0], a->b[0], false, &a->out[0], &info), &info,
+                   "linalg.cholesky");
 }
 
 mt_status

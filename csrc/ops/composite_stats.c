@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dispatch/kernels.h"
+#include "ops/linalg.h"
 #include "ops/ops.h"
 #include "ops/temps.h"
 
@@ -343,32 +344,32 @@ quantile_checks(mt_temps *p, const char *fname, mt_tensor *self, mt_tensor *q, m
     return MT_OK;
 }
 
-/* *idx (int64) = ranks rounded as the interpolation says: down (lower, and the lower end of
- * linear and midpoint), up (higher), or to the nearest, ties to even (nearest, as torch.round).
+typedef enum rounding { FLOOR, CEIL, ROUND } rounding;
+
+/* *idx (int64) = ranks rounded down, up, or to the nearest with ties to even (as torch.round).
  * ranks >= 0, so truncation rounds down. */
 static mt_status
-rank_index(mt_temps *p, mt_tensor *ranks, interp how, bool up, mt_tensor **idx)
+rank_index(mt_temps *p, mt_tensor *ranks, rounding how, mt_tensor **idx)
 {
     mt_tensor **below = mt_temp(p), **frac = mt_temp(p), **step = mt_temp(p), **out = mt_temp(p);
     mt_tensor *half = NULL;
     mt_status st = mt_op__to_copy(ranks, MT_INT64, mt_tensor_device(ranks), below);
-    if (st || (!up && how != NEAREST)) {
+    if (st || how == FLOOR) {
         *idx = *below;
         return st;
     }
     if ((st = mt_op_sub(ranks, *below, mt_scalar_int(1), frac)) ||
-        (st = mt_temp_number(p, up ? 0.0 : 0.5, &half))) {
+        (st = mt_temp_number(p, how == CEIL ? 0.0 : 0.5, &half))) {
         return st;
     }
-    if (up) { /* ceil: one more where ranks has a fraction */
+    if (how == CEIL) { /* one more where ranks has a fraction */
         st = mt_op_gt(*frac, half, step);
-    } else { /* nearest: one more above .5, and at .5 when below is odd */
-        mt_tensor **more = mt_temp(p), **tie = mt_temp(p), **odd = mt_temp(p), **tie_odd = mt_temp(p);
-        mt_tensor *two = NULL, *one = NULL;
+    } else { /* one more above .5, and at .5 when below is odd */
+        mt_tensor **more = mt_temp(p), **tie = mt_temp(p), **rem = mt_temp(p), **odd = mt_temp(p);
+        mt_tensor **tie_odd = mt_temp(p), *two = NULL, *one = NULL;
         if ((st = mt_op_gt(*frac, half, more)) || (st = mt_op_eq(*frac, half, tie)) ||
             (st = mt_temp_int(p, 2, &two)) || (st = mt_temp_int(p, 1, &one)) ||
-            (st = mt_op_remainder(*below, two, mt_temp(p))) ||
-            (st = mt_op_eq(p->t[p->n - 1], one, odd)) ||
+            (st = mt_op_remainder(*below, two, rem)) || (st = mt_op_eq(*rem, one, odd)) ||
             (st = mt_op_logical_and(*tie, *odd, tie_odd))) {
             return st;
         }
@@ -388,10 +389,10 @@ rank_index(mt_temps *p, mt_tensor *ranks, interp how, bool up, mt_tensor **idx)
 static mt_status
 quantile(mt_args *a, bool ignore_nan)
 {
-    const char *fname = ignore_nan ? "nanquantile" : "quantile";
+    const char *fname = "quantile"; /* nanquantile's messages say quantile too, as PyTorch's */
     mt_tensor *self = a->t[0], *q = a->t[1], *qt = NULL;
     const bool has_dim = !(a->i_none & 1u), keepdim = a->b[0];
-    interp how;
+    interp how = LINEAR;
     mt_temps p = {0};
     mt_status st = interpolation(fname, a->str[0], &how);
     if (st || (st = quantile_checks(&p, fname, self, q, &qt))) {
@@ -425,7 +426,7 @@ quantile(mt_args *a, bool ignore_nan)
     qshape[nr + 1] = 1;
     eshape[nr + 1] = n;
     mt_tensor **qcol = mt_temp(&p), **ranks = mt_temp(&p), **ranks_b = mt_temp(&p);
-    mt_tensor **last = mt_temp(&p), **isnan = mt_temp(&p), **flag = mt_temp(&p);
+    mt_tensor **isnan = mt_temp(&p), **flag = mt_temp(&p);
     mt_tensor **sorted_q = mt_temp(&p), **sorted_e = mt_temp(&p), **below_v = mt_temp(&p);
     mt_tensor *span = NULL, *below = NULL;
     int64_t lastdim = -1;
@@ -454,7 +455,7 @@ quantile(mt_args *a, bool ignore_nan)
     /* the sorted rows, repeated for each q: (Q, *rest, n) */
     if ((st = mt_op_unsqueeze(*sorted, 0, sorted_q)) ||
         (st = mt_op_expand(*sorted_q, nr + 2, eshape, sorted_e)) ||
-        (st = rank_index(&p, *ranks_b, how, false, &below)) ||
+        (st = rank_index(&p, *ranks_b, how == HIGHER ? CEIL : how == NEAREST ? ROUND : FLOOR, &below)) ||
         (st = mt_op_gather(*sorted_e, nr + 1, below, below_v))) {
         goto out_clear;
     }
@@ -463,7 +464,7 @@ quantile(mt_args *a, bool ignore_nan)
         mt_tensor **above_v = mt_temp(&p), **gap = mt_temp(&p), **frac = mt_temp(&p);
         mt_tensor **part = mt_temp(&p), **mixed = mt_temp(&p), **below_f = mt_temp(&p);
         mt_tensor *above = NULL, *w = NULL;
-        if ((st = rank_index(&p, *ranks_b, how, true, &above)) ||
+        if ((st = rank_index(&p, *ranks_b, CEIL, &above)) ||
             (st = mt_op_gather(*sorted_e, nr + 1, above, above_v)) ||
             (st = mt_op_sub(*above_v, *below_v, mt_scalar_int(1), gap))) {
             goto out_clear;
@@ -747,11 +748,8 @@ mt_composite_renorm(mt_args *a)
     if (maxnorm < 0) {
         return mt_fail(MT_ERUNTIME, "renorm: expected maxnorm to be >= 0 but got %g", maxnorm);
     }
-    if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(self->dtype));
+    if ((st = mt_linalg_check_float(self, "linalg.vector_norm"))) { /* renorm's norm's check */
+        return st;
     }
     int64_t dims[MT_MAX_DIMS];
     int nd = 0;

@@ -11,6 +11,9 @@
 mt_status mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name,
                                  bool square);
 
+/* A is of a float dtype (PyTorch's checkFloatingOrComplex). */
+mt_status mt_linalg_check_float(const mt_tensor *A, const char *api);
+
 /* The linear system A X = B (or X A = B when !left) of linalg_solve, solve_triangular and
  * lstsq: B is a vector when `vector` (B (..., n) for A (..., n, n)), its batch dims broadcast
  * with A's into batch (nb dims); X's shape is out (nout dims). */
@@ -43,7 +46,7 @@ int64_t mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, 
 mt_status mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched);
 
 /* PyTorch's check_errors of the _ex ops: the first nonzero entry of an int32 info tensor (of
- * the batch dims) raises mt_linalg_fail_info's error. */
-mt_status mt_linalg_check_info(const mt_tensor *info, const char *api, bool batched);
+ * the batch dims, on any device) raises mt_linalg_fail_info's error. */
+mt_status mt_linalg_check_info(mt_tensor *info, const char *api, bool batched);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "ops/front.h"
 #include "ops/linalg.h"
+#include "ops/ops.h"
 
 mt_status
 mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bool square)
@@ -21,6 +22,12 @@ mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bo
                        "matrices",
                        api, name, (long long)m, (long long)n);
     }
+    return mt_linalg_check_float(A, api);
+}
+
+mt_status
+mt_linalg_check_float(const mt_tensor *A, const char *api)
+{
     if (!mt_dtype_is_float(A->dtype)) {
         return mt_fail(MT_ERUNTIME,
                        "%s: Expected a floating point or complex tensor as input. Got %s", api,
@@ -48,6 +55,21 @@ system_out(mt_linalg_system *sys, int64_t rows, int64_t cols)
     if (!sys->vector) {
         sys->out[sys->nout++] = cols;
     }
+}
+
+/* B is a vector (a column) when it is 1-D or shaped as A without its last dim: PyTorch's
+ * linalg_solve_is_vector_rhs */
+static bool
+is_vector_rhs(const mt_tensor *A, const mt_tensor *B)
+{
+    if (B->ndim == 1) {
+        return true;
+    }
+    bool vector = B->ndim == A->ndim - 1;
+    for (int d = 0; vector && d < B->ndim; d++) {
+        vector = B->sizes[d] == A->sizes[d];
+    }
+    return vector;
 }
 
 static mt_status
@@ -81,14 +103,7 @@ mt_linalg_solve_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linal
     if (st || (st = same_dtype(api, A, B))) {
         return st;
     }
-    /* B is a vector when it is 1-D or has A's batch and n: PyTorch's linalg_solve_is_vector_rhs */
-    bool vector = B->ndim == 1;
-    if (!vector && B->ndim == A->ndim - 1) {
-        vector = true;
-        for (int d = 0; d < B->ndim; d++) {
-            vector = vector && B->sizes[d] == A->sizes[d];
-        }
-    }
+    const bool vector = is_vector_rhs(A, B);
     if (!vector && B->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.",
                        api);
@@ -156,7 +171,14 @@ mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_
     if (!mt_dtype_is_float(A->dtype)) {
         return mt_fail(MT_ERUNTIME, "This function doesn't handle types other than float and double");
     }
-    sys->vector = B->ndim == A->ndim - 1;
+    const int dim_diff = A->ndim - B->ndim;
+    if (dim_diff < 0 || dim_diff > 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: input.dim() must be greater or equal to other.dim() and (input.dim() - "
+                       "other.dim()) <= 1",
+                       api);
+    }
+    sys->vector = dim_diff == 1; /* other as a column, whatever its batch dims */
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
     if (B->sizes[B->ndim - (sys->vector ? 1 : 2)] != m) {
         return mt_fail(MT_ERUNTIME, "%s: input.size(-2) should match other.size(-%d)", api,
@@ -248,17 +270,23 @@ mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched)
 }
 
 mt_status
-mt_linalg_check_info(const mt_tensor *info, const char *api, bool batched)
+mt_linalg_check_info(mt_tensor *info, const char *api, bool batched)
 {
-    /* info is a fresh CPU tensor of the kernel's, contiguous */
-    const int32_t *v = (const int32_t *)mt_tensor_data(info);
+    /* info is a fresh contiguous tensor of a kernel's: read on the host (a CUDA tensor's through
+     * a copy: the host round trip of cuda/host_fallback.c computes these on CUDA tensors) */
+    mt_tensor *host = NULL;
+    mt_status st = mt_tensor_device(info).type == MT_CPU
+                       ? (host = mt_tensor_retain(info), MT_OK)
+                       : mt_op__to_copy(info, MT_INT32, MT_DEVICE_CPU, &host);
+    const int32_t *v = st ? NULL : (const int32_t *)mt_tensor_data(host);
     const int64_t count = mt_tensor_numel(info);
-    for (int64_t k = 0; k < count; k++) {
+    for (int64_t k = 0; st == MT_OK && k < count; k++) {
         if (v[k] != 0) {
-            return mt_linalg_fail_info(api, v[k], k, batched);
+            st = mt_linalg_fail_info(api, v[k], k, batched);
         }
     }
-    return MT_OK;
+    mt_tensor_clear(&host);
+    return st;
 }
 
 /* ---- front ends ---- */
