@@ -70,14 +70,19 @@ py_op_info(PyObject *m, PyObject *name)
     }
     for (int op = 0; op < MT_NUM_OPS; op++) {
         if (strcmp(mt_op_names[op], s) == 0) {
+            /* the schema's parameters, and apart its results ("(Tensor Q, Tensor R)") if it
+             * names them */
             int f = mt_op_flags[op];
+            const char *text = mt_op_schemas[op], *arrow = strstr(text, " -> ");
+            int len = arrow ? (int)(arrow - text) : (int)strlen(text);
             /* where its front end runs (ops/front.h), if it has one */
             const char *front = mt_op_fronts[op]         ? "dispatcher"
                                 : mt_op_is_elementwise[op] ? "elementwise"
                                                            : NULL;
-            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:z}", "schema", mt_op_schemas[op], "nout",
-                                 mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
-                                 "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
+            return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O,s:z}", "schema", text, (Py_ssize_t)len,
+                                 "returns", arrow ? arrow + 4 : NULL, "nout", mt_op_nout[op],
+                                 "method", (f & METHOD) ? Py_True : Py_False, "function",
+                                 (f & FUNCTION) ? Py_True : Py_False, "inplace",
                                  (f & INPLACE) ? Py_True : Py_False, "front", front);
         }
     }

@@ -130,7 +130,8 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
 
 
 from ._random import normal, randint, randint_like  # noqa: E402
-from .functional import einsum  # noqa: E402
+from .functional import einsum, norm  # noqa: E402
+from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":
@@ -146,7 +147,7 @@ def get_default_dtype():
     return float32
 
 
-from . import autograd, nn, optim, profiler  # noqa: E402
+from . import autograd, linalg, nn, optim, profiler  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

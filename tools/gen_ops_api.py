@@ -9,8 +9,8 @@ the results, so C code calls an op the way Python does, through the dispatcher, 
 slots by hand. C has no default arguments: a caller passes every one. None is NULL for a
 Tensor?, an int[]?, a str? and a Generator? (the device's default generator); MT_INT_NONE for
 an int?; MT_SCALAR_NONE for a Scalar?; MT_DEVICE_NONE for a Device?; -1 for a ScalarType?. An
-int[] is a count and a pointer. Results: `out` (nout 1), out0..out2 (nout 2
-or 3), or a malloc'd array and its length (a Tensor[] result), each a new reference, or
+int[] is a count and a pointer. Results: `out` (nout 1), out0..out3 (nout 2
+to 4), or a malloc'd array and its length (a Tensor[] result), each a new reference, or
 released when the pointer is NULL (in-place ops return self). The slot counts are checked
 against mt_args's arrays here and again by the compiler (_Static_assert), so no schema can
 overflow them.
@@ -59,6 +59,7 @@ def slot_sizes():
 
 def params(op, schema):
     """[(type, optional, name, slot array, index)] of one schema."""
+    schema = schema.split(" -> ")[0]  # the results, if named, are Python's business
     inner = schema[schema.index("(") + 1:schema.rindex(")")]
     counts, out = {}, []
     for tok in (t.strip() for t in inner.split(",")):

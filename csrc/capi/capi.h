@@ -23,9 +23,10 @@
 #include "ops/nn.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
+#include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 16 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 17 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -38,7 +39,9 @@
                             * kernel its plan (mt_args.plan): no mt_check_* and spec functions,
                             * the shared messages of ops/fails.h;
                             * 16: Generator objects (mt_generator_for, mt_generator_philox in
-                            * place of mt_seed_epoch), bernoulli's p and multinomial */
+                            * place of mt_seed_epoch), bernoulli's p and multinomial;
+
+                            * 17: the statistics kernels' histc range and bincount length */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -176,7 +179,13 @@
     F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                 \
     F(mt_status, mt_fail_bce_range, (bool input), (input))                                       \
     F(mt_status, mt_fail_one_hot_class, (bool negative), (negative))                             \
-    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))
+    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))                                                                  \
+    F(mt_status, mt_histc_range,                                                                 \
+      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                  \
+      (self, min, max, lo, hi))                                                                  \
+    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                        \
+    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),     \
+      (self, minlength, length))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -20,16 +20,16 @@
 /* scipy-openblas32 prefixes every symbol with "scipy_". */
 #define MT_CBLAS(name) scipy_cblas_##name
 
-static void
-lib_enter(const char *name)
+void
+mt_cpu_lib_enter(const char *name)
 {
     if (mt_trace_on) {
         mt_trace_enter(MT_LAYER_LIBRARY, name, "OpenBLAS");
     }
 }
 
-static void
-lib_exit(void)
+void
+mt_cpu_lib_exit(void)
 {
     if (mt_trace_on) {
         mt_trace_exit();
@@ -41,7 +41,7 @@ mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha
                 int lda, const void *b, int ldb, double beta, void *c, int ldc)
 {
     enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
-    lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
     if (dt == MT_FLOAT32) {
         MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (const float *)a, lda,
                         (const float *)b, ldb, (float)beta, (float *)c, ldc);
@@ -49,7 +49,7 @@ mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha
         MT_CBLAS(dgemm)(CblasRowMajor, at, bt, m, n, k, alpha, (const double *)a, lda,
                         (const double *)b, ldb, beta, (double *)c, ldc);
     }
-    lib_exit();
+    mt_cpu_lib_exit();
 }
 
 /* How BLAS can read t (rows x cols) in place: row-major with leading dim *ld, or transposed. */
@@ -94,7 +94,7 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
         /* C[:, 0] = A @ B[:, 0] */
         enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
         int rows = ta ? k : m, cols = ta ? m : k;
-        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        mt_cpu_lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
         if (f32) {
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)a, (int)lda,
                             (float *)b, (int)inc_b, (float)beta, (float *)c, 1);
@@ -102,14 +102,14 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)a, (int)lda,
                             (double *)b, (int)inc_b, beta, (double *)c, 1);
         }
-        lib_exit();
+        mt_cpu_lib_exit();
         return;
     }
     if (m == 1 && inc_a) {
         /* C[0, :] = B^T @ A[0, :] */
         enum CBLAS_TRANSPOSE t = tb ? CblasNoTrans : CblasTrans;
         int rows = tb ? n : k, cols = tb ? k : n;
-        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        mt_cpu_lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
         if (f32) {
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)b, (int)ldb,
                             (float *)a, (int)inc_a, (float)beta, (float *)c, 1);
@@ -117,7 +117,7 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)b, (int)ldb,
                             (double *)a, (int)inc_a, beta, (double *)c, 1);
         }
-        lib_exit();
+        mt_cpu_lib_exit();
         return;
     }
     mt_cpu_gemm_raw(C->dtype, ta, tb, m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c, n);

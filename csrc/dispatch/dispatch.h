@@ -41,7 +41,7 @@ typedef enum mt_key {
 #define LIST -1
 
 #define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
-#define MT_MAX_OUTPUTS 3 /* _unique2: values, inverse, counts */
+#define MT_MAX_OUTPUTS 4 /* linalg_lstsq: solution, residuals, rank, singular_values */
 /* _fused_adam_: params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps */
 #define MT_MAX_TENSOR_LISTS 6
 #define MT_MAX_FLOAT_ARGS 5 /* _fused_adam_: lr, beta1, beta2, weight_decay, eps */

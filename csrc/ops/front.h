@@ -62,7 +62,12 @@ mt_front_on_cuda(const mt_tensor *t)
     X(_fused_sgd_) X(_fused_adam_) X(_fused_adamw_) X(_fused_rmsprop_)                           \
     /* random fills and draws: distributions.c */                                                \
     X(exponential_) X(geometric_) X(log_normal_) X(cauchy_) X(bernoulli_) X(poisson)             \
-    X(multinomial)
+    X(multinomial)                                                                               \
+    /* linear algebra: linalg_checks.c */                                                        \
+    X(linalg_inv_ex) X(linalg_det) X(linalg_slogdet) X(linalg_solve) X(linalg_solve_triangular)  \
+    X(linalg_cholesky_ex) X(linalg_qr) X(_linalg_svd) X(_linalg_eigh) X(linalg_lstsq)            \
+    /* statistics: stats_checks.c */                                                            \
+    X(histc) X(histogram_bins) X(bincount) X(searchsorted) X(cummax) X(cummin) X(unique_dim)
 
 #define MT_FRONT_DECLARE(op) mt_status mt_front_##op(const mt_args *a, mt_plan *p);
 MT_FRONTS(MT_FRONT_DECLARE)
