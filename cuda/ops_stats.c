@@ -6,6 +6,7 @@
 #include "cuda/kernels_index_fill_nn.h" /* mt_cuda_launch_n */
 #include "cuda/ops.h"
 #include "cuda/stats.h"
+#include "ops/plans.h"
 #include "ops/stats.h"
 
 /* *out = a new zeroed tensor (n) of dt on dev */
@@ -105,9 +106,9 @@ cumulative_extreme(mt_args *a, bool max)
 {
     mt_tensor *self = a->t[0], *x = NULL;
     const mt_device dev = mt_tensor_device(self);
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st || (st = mt_cuda_use_device(dev)) || (st = mt_cuda_cast(self, self->dtype, &x)) ||
+    const int dim = a->plan->reduce.dim; /* wrapped by the front end */
+    mt_status st;
+    if ((st = mt_cuda_use_device(dev)) || (st = mt_cuda_cast(self, self->dtype, &x)) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &a->out[0])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &a->out[1]))) {
         goto out_release;

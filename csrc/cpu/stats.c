@@ -10,6 +10,7 @@
 
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
+#include "ops/plans.h"
 #include "ops/stats.h"
 
 /* element i of a dense buffer of dtype dt, as a double or as an int64 */
@@ -274,9 +275,9 @@ static mt_status
 running_extreme(mt_args *a, bool max)
 {
     mt_tensor *self = a->t[0], *x = NULL;
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st || (st = mt_cpu_dense(self, self->dtype, &x)) ||
+    const int dim = a->plan->reduce.dim; /* wrapped by the front end */
+    mt_status st;
+    if ((st = mt_cpu_dense(self, self->dtype, &x)) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, MT_DEVICE_CPU, &a->out[0])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, MT_DEVICE_CPU, &a->out[1]))) {
         mt_tensor_clear(&x);

@@ -286,9 +286,7 @@ mt_front_searchsorted(const mt_args *a, mt_plan *plan)
 mt_status
 mt_front_cummax(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    int dim;
-    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &dim);
+    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &plan->reduce.dim);
 }
 
 /* cummin's arguments are cummax's */
