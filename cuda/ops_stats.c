@@ -28,11 +28,13 @@ cuda_histc(mt_args *a)
     const mt_device dev = mt_tensor_device(self);
     double lo, hi;
     mt_status st = mt_histc_range(self, a->s[0], a->s[1], &lo, &hi);
-    if (st || (st = mt_cuda_use_device(dev)) || (st = zeros(a->i[0], self->dtype, dev, &a->out[0])) ||
+    if (st || (st = mt_cuda_use_device(dev)) ||
+        (st = zeros(a->i[0], self->dtype, dev, &a->out[0])) ||
         (st = mt_cuda_cast(self, self->dtype, &x))) {
         goto out_release;
     }
-    mt_cuda_histc p = {mt_tensor_data(x), mt_tensor_data(a->out[0]), mt_tensor_numel(x), a->i[0], lo, hi};
+    mt_cuda_histc p = {
+        mt_tensor_data(x), mt_tensor_data(a->out[0]), mt_tensor_numel(x), a->i[0], lo, hi};
     void *args[] = {&p};
     st = mt_cuda_launch_n(mt_cuda_histc_kernel(self->dtype == MT_FLOAT64), p.n, args);
 out_release:
@@ -53,7 +55,8 @@ cuda_bincount(mt_args *a)
     int64_t len = 0;
     mt_status st = mt_bincount_length(self, a->i[0], &len);
     if (st || (st = mt_cuda_use_device(dev)) || (st = zeros(len, dt, dev, &a->out[0])) ||
-        (st = mt_cuda_cast(self, MT_INT64, &x)) || (weights && (st = mt_cuda_cast(weights, dt, &w)))) {
+        (st = mt_cuda_cast(self, MT_INT64, &x)) ||
+        (weights && (st = mt_cuda_cast(weights, dt, &w)))) {
         goto out_release;
     }
     mt_cuda_bincount p = {(const int64_t *)mt_tensor_data(x), w ? mt_tensor_data(w) : NULL,
@@ -76,18 +79,28 @@ cuda_searchsorted(mt_args *a)
 {
     mt_tensor *seq = a->t[0], *self = a->t[1], *sorter = a->t[2], *s = NULL, *x = NULL, *o = NULL;
     const mt_device dev = mt_tensor_device(seq);
-    const bool ints = mt_dtype_is_integral(seq->dtype, true) && mt_dtype_is_integral(self->dtype, true);
+    const bool ints = mt_dtype_is_integral(seq->dtype, true) &&
+                      mt_dtype_is_integral(self->dtype, true);
     const mt_dtype dt = ints ? MT_INT64 : MT_FLOAT64;
     const bool right = a->b[1] || (a->str[0] && a->str[0][0] == 'r');
     mt_status st = mt_cuda_use_device(dev);
-    if (st || (st = mt_tensor_empty(self->ndim, self->sizes, a->b[0] ? MT_INT32 : MT_INT64, dev, &a->out[0])) ||
+    if (st ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, a->b[0] ? MT_INT32 : MT_INT64, dev,
+                              &a->out[0])) ||
         (st = mt_cuda_cast(seq, dt, &s)) || (st = mt_cuda_cast(self, dt, &x)) ||
         (sorter && (st = mt_cuda_cast(sorter, MT_INT64, &o)))) {
         goto out_release;
     }
-    mt_cuda_search p = {mt_tensor_data(s), mt_tensor_data(x), o ? (const int64_t *)mt_tensor_data(o) : NULL,
-                        mt_tensor_data(a->out[0]), mt_tensor_numel(x), seq->sizes[seq->ndim - 1],
-                        self->ndim ? self->sizes[self->ndim - 1] : 1, seq->ndim == 1, right, a->b[0]};
+    mt_cuda_search p = {mt_tensor_data(s),
+                        mt_tensor_data(x),
+                        o ? (const int64_t *)mt_tensor_data(o) : NULL,
+                        mt_tensor_data(a->out[0]),
+                        mt_tensor_numel(x),
+                        seq->sizes[seq->ndim - 1],
+                        self->ndim ? self->sizes[self->ndim - 1] : 1,
+                        seq->ndim == 1,
+                        right,
+                        a->b[0]};
     void *args[] = {&p};
     st = mt_cuda_launch_n(mt_cuda_searchsorted_kernel(ints), p.n, args);
 out_release:
@@ -113,8 +126,13 @@ cumulative_extreme(mt_args *a, bool max)
         (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &a->out[1]))) {
         goto out_release;
     }
-    mt_cuda_cumext p = {mt_tensor_data(x), mt_tensor_data(a->out[0]),
-                        (int64_t *)mt_tensor_data(a->out[1]), 1, self->ndim ? self->sizes[dim] : 1, 1, max};
+    mt_cuda_cumext p = {mt_tensor_data(x),
+                        mt_tensor_data(a->out[0]),
+                        (int64_t *)mt_tensor_data(a->out[1]),
+                        1,
+                        self->ndim ? self->sizes[dim] : 1,
+                        1,
+                        max};
     for (int d = 0; d < self->ndim; d++) {
         p.outer *= d < dim ? self->sizes[d] : 1;
         p.inner *= d > dim ? self->sizes[d] : 1;
@@ -146,7 +164,7 @@ void
 mt_cuda_register_stats(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(histc), MT_CUDA_REG(bincount), MT_CUDA_REG(searchsorted),
+        MT_CUDA_REG(histc),  MT_CUDA_REG(bincount), MT_CUDA_REG(searchsorted),
         MT_CUDA_REG(cummax), MT_CUDA_REG(cummin),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));

@@ -6,13 +6,14 @@
 #include "cuda/device_math.h"
 #include "cuda/stats.h"
 
-#define GRID_STRIDE(i, n)                                                            \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+#define GRID_STRIDE(i, n)                                                     \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 // x (n); out (bins) += 1 at (x - lo) * bins / (hi - lo) for x in [lo, hi], in T
 template <typename T>
-__global__ void histc_kernel(mt_cuda_histc p)
+__global__ void
+histc_kernel(mt_cuda_histc p)
 {
     const T l = (T)p.lo, h = (T)p.hi;
     GRID_STRIDE(i, p.n)
@@ -28,7 +29,8 @@ __global__ void histc_kernel(mt_cuda_histc p)
 }
 
 // x (n) int64; out (int64)[x[i]] += 1
-__global__ void bincount_kernel(mt_cuda_bincount p)
+__global__ void
+bincount_kernel(mt_cuda_bincount p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -38,7 +40,8 @@ __global__ void bincount_kernel(mt_cuda_bincount p)
 
 // x (n) int64, weights (n); out[x[i]] += weights[i], in T
 template <typename T>
-__global__ void bincount_weighted_kernel(mt_cuda_bincount p)
+__global__ void
+bincount_weighted_kernel(mt_cuda_bincount p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -49,7 +52,8 @@ __global__ void bincount_weighted_kernel(mt_cuda_bincount p)
 // x (n), k a row; out[i] = the bound of x[i] in its row of seq (PyTorch's cus_lower_bound /
 // cus_upper_bound: NaN sorts last)
 template <typename T>
-__global__ void searchsorted_kernel(mt_cuda_search p)
+__global__ void
+searchsorted_kernel(mt_cuda_search p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -78,7 +82,8 @@ __global__ void searchsorted_kernel(mt_cuda_search p)
 // x (outer, n, inner); a thread a row (o, i): the running max (min) along n, ties and NaNs to
 // the later element (PyTorch's cummax_cummin_helper)
 template <typename T>
-__global__ void cumext_kernel(mt_cuda_cumext p)
+__global__ void
+cumext_kernel(mt_cuda_cumext p)
 {
     GRID_STRIDE(r, p.outer * p.inner)
     {
@@ -86,7 +91,8 @@ __global__ void cumext_kernel(mt_cuda_cumext p)
         int64_t best = 0;
         for (int64_t j = 0; j < p.n; j++) {
             const int64_t at = (o * p.n + j) * p.inner + i;
-            const T v = load_((const T *)p.x + at), b = load_((const T *)p.x + (o * p.n + best) * p.inner + i);
+            const T v = load_((const T *)p.x + at),
+                    b = load_((const T *)p.x + (o * p.n + best) * p.inner + i);
             const bool take = j == 0 || isnan_(v) || (!isnan_(b) && (p.max ? v >= b : v <= b));
             best = take ? j : best;
             ((T *)p.values)[at] = take ? v : b;
@@ -119,15 +125,17 @@ mt_cuda_bincount_kernel(mt_dtype dt)
 extern "C" const void *
 mt_cuda_searchsorted_kernel(int ints)
 {
-    return ints ? MT_KERNEL_PTR(searchsorted_kernel<int64_t>) : MT_KERNEL_PTR(searchsorted_kernel<double>);
+    return ints ? MT_KERNEL_PTR(searchsorted_kernel<int64_t>)
+                : MT_KERNEL_PTR(searchsorted_kernel<double>);
 }
 
 extern "C" const void *
 mt_cuda_cumext_kernel(mt_dtype dt)
 {
-    static const void *const kernels[MT_NUM_DTYPES] = {
-        MT_KERNEL_PTR(cumext_kernel<bool>), MT_KERNEL_PTR(cumext_kernel<int32_t>),
-        MT_KERNEL_PTR(cumext_kernel<int64_t>), MT_KERNEL_PTR(cumext_kernel<float>),
-        MT_KERNEL_PTR(cumext_kernel<double>)};
+    static const void *const kernels[MT_NUM_DTYPES] = {MT_KERNEL_PTR(cumext_kernel<bool>),
+                                                       MT_KERNEL_PTR(cumext_kernel<int32_t>),
+                                                       MT_KERNEL_PTR(cumext_kernel<int64_t>),
+                                                       MT_KERNEL_PTR(cumext_kernel<float>),
+                                                       MT_KERNEL_PTR(cumext_kernel<double>)};
     return kernels[dt];
 }

@@ -262,7 +262,8 @@ solve_grad_a(mt_temps *p, mt_tensor *gb, mt_tensor *X, bool left, mt_tensor **ou
 {
     mt_tensor **xt = mt_temp(p), **prod = mt_temp(p);
     mt_status st;
-    if ((st = mT(X, xt)) || (st = left ? mt_op_matmul(gb, *xt, prod) : mt_op_matmul(*xt, gb, prod))) {
+    if ((st = mT(X, xt)) ||
+        (st = left ? mt_op_matmul(gb, *xt, prod) : mt_op_matmul(*xt, gb, prod))) {
         return st;
     }
     return mt_op_neg(*prod, out);
@@ -318,12 +319,14 @@ mt_grad_linalg_solve_triangular(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_temps p = {0};
     mt_tensor **at = mt_temp(&p), **gb = mt_temp(&p), **neg = mt_temp(&p);
     mt_status st;
-    if ((st = mT(A, at)) || (st = mt_op_linalg_solve_triangular(*at, g[0], !upper, left, unit, gb))) {
+    if ((st = mT(A, at)) ||
+        (st = mt_op_linalg_solve_triangular(*at, g[0], !upper, left, unit, gb))) {
         goto out_clear;
     }
     if (n->edges[0].node) {
         if ((st = solve_grad_a(&p, *gb, X, left, neg)) ||
-            (st = upper ? mt_op_triu(*neg, unit ? 1 : 0, &gi[0]) : mt_op_tril(*neg, unit ? -1 : 0, &gi[0]))) {
+            (st = upper ? mt_op_triu(*neg, unit ? 1 : 0, &gi[0])
+                        : mt_op_tril(*neg, unit ? -1 : 0, &gi[0]))) {
             goto out_clear;
         }
     }
@@ -410,7 +413,8 @@ mt_grad_linalg_qr(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     if (m >= nc) {
         if ((st = mt_op_triu(*M, 0, tri)) || (st = syminvadj(&p, *tri, sym)) ||
-            (st = mt_op_matmul(Q, *sym, qs)) || (st = mt_op_add(*qs, g[0], mt_scalar_int(1), acc))) {
+            (st = mt_op_matmul(Q, *sym, qs)) ||
+            (st = mt_op_add(*qs, g[0], mt_scalar_int(1), acc))) {
             goto out_clear;
         }
         st = mt_op_linalg_solve_triangular(*rt, *acc, false, false, false, &gi[0]);
@@ -451,7 +455,8 @@ mt_grad__linalg_svd(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *U = n->saved_out[0], *S = n->saved_out[1], *Vh = n->saved_out[2];
     mt_tensor *gU = g[0], *gS = g[1], *gVh = g[2];
     const bool has_u = n->grad_given[0], has_v = n->grad_given[2];
-    const int64_t m = U->sizes[U->ndim - 2], nc = Vh->sizes[Vh->ndim - 1], k = S->sizes[S->ndim - 1];
+    const int64_t m = U->sizes[U->ndim - 2], nc = Vh->sizes[Vh->ndim - 1],
+                  k = S->sizes[S->ndim - 1];
     mt_temps p = {0};
     mt_status st = MT_OK;
     if (n->args.b[0]) { /* full_matrices: the first k columns of U, rows of Vh */
@@ -480,13 +485,14 @@ mt_grad__linalg_svd(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         mt_tensor **a1 = mt_temp(&p), **a2 = mt_temp(&p), **num = mt_temp(&p), **s2 = mt_temp(&p);
         mt_tensor **quot = mt_temp(&p), **dg = mt_temp(&p), **E = mt_temp(&p);
         /* a gradient that did not reach U (Vh) is zeros: its term adds nothing */
-        if ((st = mT(U, ut)) || (st = mt_op_matmul(*ut, gU, utgu)) || (st = skew(&p, *utgu, sk_u)) ||
-            (st = mT(gVh, gvt)) || (st = mt_op_matmul(Vh, *gvt, vgv)) ||
-            (st = skew(&p, *vgv, sk_v)) || (st = scale_by(&p, *sk_u, S, true, a1)) ||
-            (st = scale_by(&p, *sk_v, S, false, a2)) ||
+        if ((st = mT(U, ut)) || (st = mt_op_matmul(*ut, gU, utgu)) ||
+            (st = skew(&p, *utgu, sk_u)) || (st = mT(gVh, gvt)) ||
+            (st = mt_op_matmul(Vh, *gvt, vgv)) || (st = skew(&p, *vgv, sk_v)) ||
+            (st = scale_by(&p, *sk_u, S, true, a1)) || (st = scale_by(&p, *sk_v, S, false, a2)) ||
             (st = mt_op_add(*a1, *a2, mt_scalar_int(1), num)) || (st = mt_op_mul(S, S, s2)) ||
             (st = gaps(&p, *s2, E)) || (st = mt_op_div(*num, *E, NULL, quot)) ||
-            (st = diag_embed(&p, gS, dg)) || (st = mt_op_add(*quot, *dg, mt_scalar_int(1), inner))) {
+            (st = diag_embed(&p, gS, dg)) ||
+            (st = mt_op_add(*quot, *dg, mt_scalar_int(1), inner))) {
             goto out_clear;
         }
     }
@@ -585,10 +591,9 @@ mt_grad_linalg_pinv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         /* K = g^T P; -(P K)^T + K P^T - (A P) K P^T + (P^T P)(g^T - K A) */
         mt_tensor **kpt = mt_temp(&p);
         if ((st = mt_op_matmul(*gt, P, K)) || (st = mt_op_matmul(*K, *pt, kpt)) ||
-            (st = mt_op_matmul(P, *K, t1)) || (st = mT(*t1, t2)) ||
-            (st = mt_op_matmul(A, P, t3)) || (st = mt_op_matmul(*t3, *kpt, t4)) ||
-            (st = mt_op_matmul(*pt, P, t5)) || (st = mt_op_matmul(*K, A, t6)) ||
-            (st = mt_op_sub(*gt, *t6, mt_scalar_int(1), t7)) ||
+            (st = mt_op_matmul(P, *K, t1)) || (st = mT(*t1, t2)) || (st = mt_op_matmul(A, P, t3)) ||
+            (st = mt_op_matmul(*t3, *kpt, t4)) || (st = mt_op_matmul(*pt, P, t5)) ||
+            (st = mt_op_matmul(*K, A, t6)) || (st = mt_op_sub(*gt, *t6, mt_scalar_int(1), t7)) ||
             (st = mt_op_matmul(*t5, *t7, t8)) ||
             (st = mt_op_sub(*kpt, *t2, mt_scalar_int(1), s1)) ||
             (st = mt_op_sub(*s1, *t4, mt_scalar_int(1), s2))) {

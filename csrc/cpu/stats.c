@@ -62,20 +62,20 @@ around(const mt_tensor *t, int dim, int64_t *outer, int64_t *n, int64_t *inner)
 
 /* x (n) in [lo, hi], out (bins) += 1 for each x's bin: (x - lo) * bins / (hi - lo), in T as
  * PyTorch computes it, the last bin closed on the right */
-#define HISTC(T, S)                                                                       \
-    static void histc_##S(const void *xv, int64_t n, double lo, double hi, int64_t bins,  \
-                          void *outv)                                                     \
-    {                                                                                     \
-        const T *x = (const T *)xv, l = (T)lo, h = (T)hi;                                 \
-        T *out = (T *)outv;                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            if (!(x[i] >= l && x[i] <= h)) {                                              \
-                continue;                                                                 \
-            }                                                                             \
-            int64_t pos = (int64_t)((x[i] - l) * (T)bins / (h - l));                      \
-            pos = pos >= bins ? bins - 1 : pos < 0 ? 0 : pos;                             \
-            out[pos] += 1;                                                                \
-        }                                                                                 \
+#define HISTC(T, S)                                                                      \
+    static void histc_##S(const void *xv, int64_t n, double lo, double hi, int64_t bins, \
+                          void *outv)                                                    \
+    {                                                                                    \
+        const T *x = (const T *)xv, l = (T)lo, h = (T)hi;                                \
+        T *out = (T *)outv;                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            if (!(x[i] >= l && x[i] <= h)) {                                             \
+                continue;                                                                \
+            }                                                                            \
+            int64_t pos = (int64_t)((x[i] - l) * (T)bins / (h - l));                     \
+            pos = pos >= bins ? bins - 1 : pos < 0 ? 0 : pos;                            \
+            out[pos] += 1;                                                               \
+        }                                                                                \
     }
 HISTC(float, f32)
 HISTC(double, f64)
@@ -94,8 +94,9 @@ mt_cpu_histc(mt_args *a)
     }
     memset(mt_tensor_data(a->out[0]), 0, (size_t)bins * mt_dtype_size(self->dtype));
     if ((st = mt_cpu_dense(self, self->dtype, &x)) == MT_OK) {
-        (self->dtype == MT_FLOAT32 ? histc_f32 : histc_f64)(
-            mt_tensor_data(x), mt_tensor_numel(x), lo, hi, bins, mt_tensor_data(a->out[0]));
+        (self->dtype == MT_FLOAT32 ? histc_f32 : histc_f64)(mt_tensor_data(x), mt_tensor_numel(x),
+                                                            lo, hi, bins,
+                                                            mt_tensor_data(a->out[0]));
         mt_tensor_release(x);
     } else {
         mt_tensor_clear(&a->out[0]);
@@ -106,37 +107,37 @@ mt_cpu_histc(mt_args *a)
 /* x (n), weights (n) or NULL, edges (ne); hist (ne - 1) += the weight of each x in [edges[0],
  * edges[ne - 1]], in the bin whose edges enclose it (the last closed on the right); with density
  * hist / (sum(hist) * the bin's width) */
-#define HISTOGRAM(T, S)                                                                       \
-    static void histogram_##S(const void *xv, const void *wv, int64_t n, const void *ev,      \
-                              int64_t ne, bool density, void *hv)                             \
-    {                                                                                         \
-        const T *x = (const T *)xv, *w = (const T *)wv, *e = (const T *)ev;                   \
-        T *hist = (T *)hv;                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            if (!(x[i] >= e[0] && x[i] <= e[ne - 1])) {                                       \
-                continue;                                                                     \
-            }                                                                                 \
-            int64_t lo = 0, hi = ne; /* upper bound: the first edge above x[i] */             \
-            while (lo < hi) {                                                                 \
-                int64_t mid = lo + (hi - lo) / 2;                                             \
-                if (e[mid] > x[i]) {                                                          \
-                    hi = mid;                                                                 \
-                } else {                                                                      \
-                    lo = mid + 1;                                                             \
-                }                                                                             \
-            }                                                                                 \
-            int64_t pos = lo - 1 == ne - 1 ? ne - 2 : lo - 1;                                 \
-            hist[pos < 0 ? 0 : pos] += w ? w[i] : (T)1;                                       \
-        }                                                                                     \
-        if (density) {                                                                        \
-            T sum = 0;                                                                        \
-            for (int64_t b = 0; b < ne - 1; b++) {                                            \
-                sum += hist[b];                                                               \
-            }                                                                                 \
-            for (int64_t b = 0; b < ne - 1; b++) {                                            \
-                hist[b] = hist[b] / sum / (e[b + 1] - e[b]);                                  \
-            }                                                                                 \
-        }                                                                                     \
+#define HISTOGRAM(T, S)                                                                  \
+    static void histogram_##S(const void *xv, const void *wv, int64_t n, const void *ev, \
+                              int64_t ne, bool density, void *hv)                        \
+    {                                                                                    \
+        const T *x = (const T *)xv, *w = (const T *)wv, *e = (const T *)ev;              \
+        T *hist = (T *)hv;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            if (!(x[i] >= e[0] && x[i] <= e[ne - 1])) {                                  \
+                continue;                                                                \
+            }                                                                            \
+            int64_t lo = 0, hi = ne; /* upper bound: the first edge above x[i] */        \
+            while (lo < hi) {                                                            \
+                int64_t mid = lo + (hi - lo) / 2;                                        \
+                if (e[mid] > x[i]) {                                                     \
+                    hi = mid;                                                            \
+                } else {                                                                 \
+                    lo = mid + 1;                                                        \
+                }                                                                        \
+            }                                                                            \
+            int64_t pos = lo - 1 == ne - 1 ? ne - 2 : lo - 1;                            \
+            hist[pos < 0 ? 0 : pos] += w ? w[i] : (T)1;                                  \
+        }                                                                                \
+        if (density) {                                                                   \
+            T sum = 0;                                                                   \
+            for (int64_t b = 0; b < ne - 1; b++) {                                       \
+                sum += hist[b];                                                          \
+            }                                                                            \
+            for (int64_t b = 0; b < ne - 1; b++) {                                       \
+                hist[b] = hist[b] / sum / (e[b + 1] - e[b]);                             \
+            }                                                                            \
+        }                                                                                \
     }
 HISTOGRAM(float, f32)
 HISTOGRAM(double, f64)
@@ -154,9 +155,10 @@ mt_cpu_histogram_bins(mt_args *a)
         goto out_release;
     }
     memset(mt_tensor_data(a->out[0]), 0, (size_t)nbins * mt_dtype_size(dt));
-    (dt == MT_FLOAT32 ? histogram_f32 : histogram_f64)(
-        mt_tensor_data(x), w ? mt_tensor_data(w) : NULL, mt_tensor_numel(x),
-        mt_tensor_data(a->out[1]), ne, a->b[0], mt_tensor_data(a->out[0]));
+    (dt == MT_FLOAT32 ? histogram_f32
+                      : histogram_f64)(mt_tensor_data(x), w ? mt_tensor_data(w) : NULL,
+                                       mt_tensor_numel(x), mt_tensor_data(a->out[1]), ne, a->b[0],
+                                       mt_tensor_data(a->out[0]));
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
@@ -207,22 +209,22 @@ out_release:
 /* The position in row (len values, in sorter's order when given) where v goes: the first not
  * below it, or with right the first above it (PyTorch's cus_lower_bound / cus_upper_bound:
  * NaN sorts last). As doubles, or as int64 when both are integers. */
-#define BOUND(NAME, T, LOAD)                                                                  \
-    static int64_t NAME(mt_dtype dt, const char *row, const int64_t *sorter, int64_t len,     \
-                        T v, bool right)                                                      \
-    {                                                                                         \
-        int64_t lo = 0, hi = len;                                                             \
-        while (lo < hi) {                                                                     \
-            const int64_t mid = lo + (hi - lo) / 2;                                           \
-            const T m = LOAD(dt, row, sorter ? sorter[mid] : mid);                            \
-            const bool go_right = right ? !(m > v) : !(m >= v);                               \
-            if (go_right) {                                                                   \
-                lo = mid + 1;                                                                 \
-            } else {                                                                          \
-                hi = mid;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
-        return lo;                                                                            \
+#define BOUND(NAME, T, LOAD)                                                                   \
+    static int64_t NAME(mt_dtype dt, const char *row, const int64_t *sorter, int64_t len, T v, \
+                        bool right)                                                            \
+    {                                                                                          \
+        int64_t lo = 0, hi = len;                                                              \
+        while (lo < hi) {                                                                      \
+            const int64_t mid = lo + (hi - lo) / 2;                                            \
+            const T m = LOAD(dt, row, sorter ? sorter[mid] : mid);                             \
+            const bool go_right = right ? !(m > v) : !(m >= v);                                \
+            if (go_right) {                                                                    \
+                lo = mid + 1;                                                                  \
+            } else {                                                                           \
+                hi = mid;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        return lo;                                                                             \
     }
 BOUND(bound_f, double, load_f)
 BOUND(bound_i, int64_t, load_i)
@@ -241,7 +243,8 @@ mt_cpu_searchsorted(mt_args *a)
         (sorter && (st = mt_cpu_dense(sorter, MT_INT64, &o)))) {
         goto out_release;
     }
-    const bool ints = mt_dtype_is_integral(seq->dtype, true) && mt_dtype_is_integral(self->dtype, true);
+    const bool ints = mt_dtype_is_integral(seq->dtype, true) &&
+                      mt_dtype_is_integral(self->dtype, true);
     const int64_t len = seq->sizes[seq->ndim - 1], n = mt_tensor_numel(x);
     const int64_t k = self->ndim ? self->sizes[self->ndim - 1] : 1;
     const size_t es = mt_dtype_size(seq->dtype);
@@ -249,8 +252,10 @@ mt_cpu_searchsorted(mt_args *a)
         const int64_t row = seq->ndim == 1 || k == 0 ? 0 : i / k;
         const char *r = mt_tensor_data(s) + row * len * (int64_t)es;
         const int64_t *srt = o ? (const int64_t *)mt_tensor_data(o) + row * len : NULL;
-        int64_t pos = ints ? bound_i(seq->dtype, r, srt, len, load_i(self->dtype, mt_tensor_data(x), i), right)
-                           : bound_f(seq->dtype, r, srt, len, load_f(self->dtype, mt_tensor_data(x), i), right);
+        int64_t pos = ints ? bound_i(seq->dtype, r, srt, len,
+                                     load_i(self->dtype, mt_tensor_data(x), i), right)
+                           : bound_f(seq->dtype, r, srt, len,
+                                     load_f(self->dtype, mt_tensor_data(x), i), right);
         if (odt == MT_INT32) {
             ((int32_t *)mt_tensor_data(a->out[0]))[i] = (int32_t)pos;
         } else {

@@ -20,7 +20,9 @@ mt_composite_linalg_vector_norm(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     mt_status st = mt_linalg_check_float(self, "linalg.vector_norm");
-    return st ? st : mt_op_norm(self, a->s[0], a->l[0].n, mt_op_ints(&a->l[0]), a->b[0], a->dtype, &a->out[0]);
+    return st ? st
+              : mt_op_norm(self, a->s[0], a->l[0].n, mt_op_ints(&a->l[0]), a->b[0], a->dtype,
+                           &a->out[0]);
 }
 
 /* the two dims of a matrix norm, wrapped, with PyTorch's checks */
@@ -175,8 +177,9 @@ norm_dims(const mt_tensor *X, const mt_intlist *dim, bool has_ord, const char *m
 {
     if (!dim->none && dim->n != 1 && dim->n != 2) {
         char got[128];
-        return mt_fail(MT_ERUNTIME, "linalg.norm: If dim is specified, %s be of length 1 or 2. Got %s",
-                       must, mt_format_sizes(got, sizeof(got), dim->n, dim->v));
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.norm: If dim is specified, %s be of length 1 or 2. Got %s", must,
+                       mt_format_sizes(got, sizeof(got), dim->n, dim->v));
     }
     if (dim->none && has_ord && X->ndim != 1 && X->ndim != 2) {
         return mt_fail(MT_ERUNTIME,
@@ -272,7 +275,8 @@ mt_composite_logdet(mt_args *a)
     mt_status st;
     if ((st = mt_op_linalg_slogdet(a->t[0], sign, logabs)) == MT_OK &&
         (st = mt_temp_number(&p, -1.0, &minus)) == MT_OK &&
-        (st = mt_temp_number(&p, NAN, &nan)) == MT_OK && (st = mt_op_eq(*sign, minus, neg)) == MT_OK) {
+        (st = mt_temp_number(&p, NAN, &nan)) == MT_OK &&
+        (st = mt_op_eq(*sign, minus, neg)) == MT_OK) {
         st = mt_op_where(*neg, nan, *logabs, &a->out[0]);
     }
     mt_temps_clear(&p);
@@ -395,7 +399,8 @@ tolerances(mt_temps *p, const mt_tensor *A, mt_tensor *atol, mt_tensor *rtol, mt
     mt_status st = MT_OK;
     if (atol) {
         *at = atol;
-    } else if ((st = mt_op_full(0, NULL, mt_scalar_float(0), MT_FLOAT64, dev, false, a0)) == MT_OK) {
+    } else if ((st = mt_op_full(0, NULL, mt_scalar_float(0), MT_FLOAT64, dev, false, a0)) ==
+               MT_OK) {
         *at = *a0;
     }
     if (st || rtol) {
@@ -447,7 +452,8 @@ mt_composite_linalg_pinv(mt_args *a)
     mt_temps p = {0};
     mt_tensor **U = mt_temp(&p), **S = mt_temp(&p), **V = mt_temp(&p), **absS = mt_temp(&p);
     mt_tensor **top = mt_temp(&p), **keep = mt_temp(&p), **inv = mt_temp(&p), **sinv = mt_temp(&p);
-    mt_tensor **row = mt_temp(&p), **scaled = mt_temp(&p), **Ut = mt_temp(&p), **sinv_c = mt_temp(&p);
+    mt_tensor **row = mt_temp(&p), **scaled = mt_temp(&p), **Ut = mt_temp(&p),
+              **sinv_c = mt_temp(&p);
     mt_tensor *zero = NULL;
     int64_t last = -1;
     mt_status st = tolerances(&p, A, a->t[1], a->t[2], &at, &rt);
@@ -507,10 +513,12 @@ mt_composite_linalg_matrix_rank(mt_args *a)
     const char *api = "torch.linalg.matrix_rank";
     mt_status st;
     if (A->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "%s: The input tensor input must have at least 2 dimensions.", api);
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor input must have at least 2 dimensions.",
+                       api);
     }
     if (!mt_dtype_is_float(A->dtype)) {
-        return mt_fail(MT_ERUNTIME, "This function doesn't handle types other than float and double");
+        return mt_fail(MT_ERUNTIME,
+                       "This function doesn't handle types other than float and double");
     }
     mt_temps p = {0};
     mt_tensor **S = mt_temp(&p), **absS = mt_temp(&p), **top = mt_temp(&p), **keep = mt_temp(&p);

@@ -12,8 +12,8 @@ mt_status
 mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bool square)
 {
     if (A->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "%s: The input tensor %s must have at least 2 dimensions.",
-                       api, name);
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor %s must have at least 2 dimensions.", api,
+                       name);
     }
     int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
     if (square && m != n) {
@@ -38,8 +38,7 @@ mt_linalg_check_float(const mt_tensor *A, const char *api)
 
 /* sys's batch: A's batch dims (adims of them) broadcast with B's (bdims). */
 static mt_status
-broadcast_batch(const mt_tensor *A, int adims, const mt_tensor *B, int bdims,
-                mt_linalg_system *sys)
+broadcast_batch(const mt_tensor *A, int adims, const mt_tensor *B, int bdims, mt_linalg_system *sys)
 {
     return mt_broadcast_shapes(A->ndim - adims, A->sizes, B->ndim - bdims, B->sizes, &sys->nb,
                                sys->batch);
@@ -91,8 +90,8 @@ incompatible(const char *api, bool left, int64_t n, int64_t brows, int64_t bcols
     return mt_fail(MT_ERUNTIME,
                    "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and "
                    "%lldx%lld)",
-                   api, left ? "AX = B" : "XA = B", (long long)n, (long long)n,
-                   (long long)brows, (long long)bcols);
+                   api, left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)brows,
+                   (long long)bcols);
 }
 
 mt_status
@@ -105,8 +104,7 @@ mt_linalg_solve_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linal
     }
     const bool vector = is_vector_rhs(A, B);
     if (!vector && B->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.",
-                       api);
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
     }
     const int64_t n = A->sizes[A->ndim - 1];
     int64_t brows = vector ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2];
@@ -123,13 +121,11 @@ mt_linalg_solve_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linal
 }
 
 mt_status
-mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool left,
-                          mt_linalg_system *sys)
+mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linalg_system *sys)
 {
     const char *api = "linalg.solve_triangular";
     if (B->ndim < 2) {
-        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.",
-                       api);
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
     }
     mt_status st = mt_linalg_check_matrix(A, api, "A", true);
     if (st) {
@@ -169,7 +165,8 @@ mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_
                        api, mt_dtype_scalar_name(A->dtype), mt_dtype_scalar_name(B->dtype));
     }
     if (!mt_dtype_is_float(A->dtype)) {
-        return mt_fail(MT_ERUNTIME, "This function doesn't handle types other than float and double");
+        return mt_fail(MT_ERUNTIME,
+                       "This function doesn't handle types other than float and double");
     }
     const int dim_diff = A->ndim - B->ndim;
     if (dim_diff < 0 || dim_diff > 1) {
@@ -239,9 +236,8 @@ mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched)
                        api, where, i);
     }
     if (strstr(api, "solve")) {
-        return mt_fail(MT_ELINALG,
-                       "%s%s: The solver failed because the input matrix is singular.", api,
-                       where);
+        return mt_fail(MT_ELINALG, "%s%s: The solver failed because the input matrix is singular.",
+                       api, where);
     }
     if (strstr(api, "cholesky")) {
         return mt_fail(MT_ELINALG,

@@ -12,8 +12,7 @@ mt_status mt_histc_range(mt_tensor *self, mt_scalar min, mt_scalar max, double *
 
 /* histogram(self, bins, weight): a float self, 1-D bins (at least 2 edges) and weight (or
  * NULL, else self's numel) of self's dtype. */
-mt_status mt_histogram_check(const mt_tensor *self, const mt_tensor *bins,
-                             const mt_tensor *weight);
+mt_status mt_histogram_check(const mt_tensor *self, const mt_tensor *bins, const mt_tensor *weight);
 
 /* bincount(self, weights, minlength): the result's dtype (int64 counts; float32 for float32
  * weights, else float64 sums) and length, max(self) + 1 or minlength; PyTorch's error for a

@@ -15,7 +15,8 @@ static mt_status
 check_bins(int64_t bins)
 {
     if (bins <= 0) {
-        return mt_fail(MT_ERUNTIME, "torch.histogram(): bins must be > 0, but got %lld for dimension 0",
+        return mt_fail(MT_ERUNTIME,
+                       "torch.histogram(): bins must be > 0, but got %lld for dimension 0",
                        (long long)bins);
     }
     return MT_OK;
@@ -124,7 +125,8 @@ mt_histogram_check(const mt_tensor *self, const mt_tensor *bins, const mt_tensor
                        "torch.histogramdd: if weight tensor is provided it should have the same "
                        "shape as the input tensor excluding its innermost dimension, but got "
                        "input with shape %s and weight with shape %s",
-                       mt_format_sizes(a, sizeof(a), 2, in_shape), mt_format_sizes(b, sizeof(b), 1, &nw));
+                       mt_format_sizes(a, sizeof(a), 2, in_shape),
+                       mt_format_sizes(b, sizeof(b), 1, &nw));
     }
     return MT_OK;
 }
@@ -224,12 +226,14 @@ check_sorter(mt_tensor *sorter, const mt_tensor *boundaries)
     }
     if (sorter->dtype != MT_INT64) {
         return mt_fail(MT_ERUNTIME,
-                       "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype %s",
+                       "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                       "%s",
                        mt_dtype_scalar_name(sorter->dtype));
     }
     double lo = 0, hi = 0;
     mt_status st = mt_tensor_numel(sorter) > 0 ? extrema(sorter, &lo, &hi) : MT_OK;
-    if (st == MT_OK && (lo < 0 || (sorter->ndim > 0 && hi >= (double)sorter->sizes[sorter->ndim - 1]))) {
+    if (st == MT_OK &&
+        (lo < 0 || (sorter->ndim > 0 && hi >= (double)sorter->sizes[sorter->ndim - 1]))) {
         return mt_fail(MT_ERUNTIME, "torch.searchsorted(): sorter index out of range");
     }
     return st;

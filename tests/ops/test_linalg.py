@@ -441,3 +441,19 @@ def test_the_linalg_functions_are_the_ops():
     for got, want in pairs:
         close(got, np.asarray(want), atol=1e-10)
     assert L.inv is C.linalg_inv and L.LinAlgError is C._LinAlgError
+
+
+@pytest.mark.parametrize("driver", ("gels", "gelsy", "gelsd", "gelss"))
+def test_non_finite_inputs_give_nans(driver):
+    """LAPACK's iterative routines may never return on NaN or inf (sgelss loops in sbdsqr): the
+    kernels give NaN there instead (PyTorch's lstsq raises an internal error from MKL)."""
+    a = np.eye(3)
+    a[0, 1] = np.nan
+    r = L.lstsq(minitorch.tensor(a), minitorch.ones(3, 2, dtype=minitorch.float64), driver=driver)
+    assert np.isnan(np.asarray(r.solution)).all()
+    a[0, 1] = np.inf
+    w, v = L.eigh(minitorch.tensor(a), UPLO="U")
+    assert np.isnan(np.asarray(w)).all() and np.isnan(np.asarray(v)).all()
+    np.testing.assert_allclose(np.asarray(L.eigvalsh(minitorch.tensor(a))), np.ones(3))  # the lower triangle
+    s = L.svdvals(minitorch.tensor(a))
+    assert np.isnan(np.asarray(s)).all()
