@@ -1,8 +1,8 @@
 /* The CUDA key's random fills (uniform_, normal_, bernoulli_, random_) and randperm's sort keys:
- * the arguments are the shared mt_random_spec_of's, the numbers random.cu's Philox. Each device
- * has a generator of PyTorch's CUDA kind, a seed and an offset: manual_seed (seen through
- * mt_seed_epoch) resets both, and every launch takes the next offset, so no two launches share
- * a counter. */
+ * the parameters are the front end's plan (ops/random_checks.c), the numbers random.cu's
+ * Philox. Each device has a generator of PyTorch's CUDA kind, a seed and an offset: manual_seed
+ * (seen through mt_seed_epoch) resets both, and every launch takes the next offset, so no two
+ * launches share a counter. */
 #include <pthread.h>
 
 #include "cuda/elementwise.h"
@@ -40,11 +40,8 @@ static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
     mt_tensor *self = a->t[0], *dense = NULL;
-    mt_random_spec r;
-    mt_status st = mt_random_spec_of(a, kind, "cuda", &r);
-    if (st || (st = mt_check_writable(self))) {
-        return st;
-    }
+    const mt_random_spec r = a->plan->random;
+    mt_status st;
     mt_device dev = mt_tensor_device(self);
     if (dev.index < 0 || dev.index >= MT_CUDA_MAX_DEVICES) {
         return mt_fail(MT_ERUNTIME, "invalid CUDA device %d", dev.index);

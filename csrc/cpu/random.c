@@ -8,7 +8,8 @@
 #include "cpu/loops.h"
 #include "cpu/random.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/factory_args.h"
+#include "ops/front.h"
 
 static uint64_t state[4];
 static uint64_t seed_used;
@@ -188,10 +189,7 @@ fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
 {
     mt_tensor *self = a->t[0];
     mt_iter it;
-    mt_status st = mt_check_writable(self);
-    if (st == MT_OK) {
-        st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
-    }
+    mt_status st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
     if (st) {
         return st;
     }
@@ -234,11 +232,7 @@ static const mt_loop_fn fill_loops[4][MT_NUM_DTYPES] = {
 static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
-    mt_random_spec r;
-    mt_status st = mt_random_spec_of(a, kind, "cpu", &r);
-    if (st) {
-        return st;
-    }
+    const mt_random_spec r = a->plan->random;
     dist d = {r.a, r.b};
     int_range ir = {r.from, r.span};
     void *ctx = kind == MT_RANDOM_INTS ? (void *)&ir : (void *)&d;
@@ -260,13 +254,10 @@ FILL(random_, MT_RANDOM_INTS)
 mt_status
 mt_cpu_randperm(mt_args *a)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
-    int64_t n = a->i[0];
-    if (dt == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
-    }
+    const mt_dtype dt = a->plan->range.dt;
+    const int64_t n = a->plan->range.n;
     mt_tensor *out;
-    mt_status st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out);
+    mt_status st = mt_tensor_empty(1, &n, dt, mt_factory_device(a), &out);
     if (st) {
         return st;
     }

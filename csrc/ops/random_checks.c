@@ -1,7 +1,10 @@
-/* The argument checks of the random fills (ops/arg_checks.h), for every device. */
+/* The front ends of the random fills (uniform_, normal_, bernoulli_, random_), for every device:
+ * PyTorch's defaults and checks, and the fill's parameters (mt_random_spec) for the kernels of
+ * csrc/cpu/random.c and cuda/ops_random.c. */
 #include <stdint.h>
 
-#include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 static double
 scalar_or(mt_scalar s, double dflt)
@@ -55,16 +58,20 @@ check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
     return MT_OK;
 }
 
-static const char *const random_names[] = {"uniform", "normal", "bernoulli", "random"};
+static const char *const random_kernels[] = {"uniform_kernel", "normal_kernel",
+                                              "bernoulli_kernel", "random_kernel"};
+static const mt_op random_ops[] = {MT_OP_uniform_, MT_OP_normal_, MT_OP_bernoulli_, MT_OP_random_};
 
-mt_status
-mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+/* The fill's parameters from a (self in t[0], its Scalars in s[]) with PyTorch's defaults and
+ * errors. */
+static mt_status
+random_spec(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
 {
     mt_dtype dt = a->t[0]->dtype;
     *out = (mt_random_spec){0, 0, 0, 1};
     if (kind != MT_RANDOM_INTS && !mt_dtype_is_float(dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_kernel_%s\" not implemented for '%s'", random_names[kind],
-                       device, mt_dtype_scalar_name(dt));
+        return mt_fail_not_implemented(random_kernels[kind],
+                                       mt_front_on_cuda(a->t[0]) ? "_cuda" : "_cpu", dt);
     }
     switch (kind) {
     case MT_RANDOM_UNIFORM:
@@ -114,4 +121,17 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_
     out->from = from;
     out->span = (uint64_t)to_inc - (uint64_t)from + 1; /* 0: all 2^64 values */
     return MT_OK;
+}
+
+// self (any shape), filled in place (uniform_, normal_, bernoulli_, random_): the fill's
+// parameters, and self can be written
+mt_status
+mt_front_random_fill(const mt_args *a, mt_plan *p)
+{
+    mt_random_kind kind = MT_RANDOM_UNIFORM;
+    while (random_ops[kind] != p->op) {
+        kind++;
+    }
+    mt_status st = random_spec(a, kind, &p->random);
+    return st ? st : mt_check_writable(a->t[0]);
 }
