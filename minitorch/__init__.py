@@ -127,6 +127,9 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
 
 from ._random import randint, randint_like  # noqa: E402
 from .functional import einsum  # noqa: E402
+from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
+from .functional import meshgrid, tensordot  # noqa: E402
+from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":
@@ -142,7 +145,7 @@ def get_default_dtype():
     return float32
 
 
-from . import autograd, nn, optim, profiler  # noqa: E402
+from . import autograd, linalg, nn, optim, profiler  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
