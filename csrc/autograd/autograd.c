@@ -318,9 +318,11 @@ check_inplace(mt_op op, mt_tensor *self)
 }
 
 /* The node of one call: edges to the inputs' nodes, saved tensors, the arguments. An in-place
- * op saves original_self (self before it was overwritten) in place of self. */
+ * op saves original_self (self before it was overwritten) in place of self, and self_meta is
+ * self's shape before the op (transpose_ changes it). */
 static mt_status
-record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_node **out)
+record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
+       const mt_meta *self_meta, mt_node **out)
 {
     int nedges = 0;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
@@ -344,8 +346,12 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
             continue;
         }
         mt_tensor *in = a->t[k];
-        if (in && !in->is_wrapped_number) {
+        if (k == 0 && self_meta) {
+            n->in_meta[e] = *self_meta;
+        } else if (in && !in->is_wrapped_number) {
             meta_of(in, &n->in_meta[e]);
+        }
+        if (in && !in->is_wrapped_number) {
             if (st == MT_OK && mt_dtype_is_float(in->dtype)) {
                 st = mt_autograd_edge_of(in, &n->edges[e]);
             }
@@ -457,10 +463,12 @@ autograd_call(mt_op op, mt_args *a)
         return st;
     }
     bool record_it = needs_node(f, a);
+    mt_meta self_meta = {0};
     if (record_it && inplace) {
         if ((st = check_inplace(op, a->t[0]))) {
             return st;
         }
+        meta_of(a->t[0], &self_meta);
         /* The formula may need self as it was: keep a copy (the op overwrites it). */
         if (f->save_inputs & 1u) {
             bool was = mt_grad_enabled();
@@ -483,7 +491,7 @@ autograd_call(mt_op op, mt_args *a)
     /* For an in-place op, self's grad_fn is still its history before this op here: its edge
      * points there, and self moves to the new node below. */
     mt_node *n = NULL;
-    st = record(op, f, a, original_self, &n);
+    st = record(op, f, a, original_self, inplace ? &self_meta : NULL, &n);
     mt_tensor_clear(&original_self);
     if (st) {
         for (int k = 0; k < MT_MAX_OUTPUTS && !inplace; k++) {

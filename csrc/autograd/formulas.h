@@ -42,5 +42,8 @@ mt_status mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out);
 mt_status mt_ags_keep(mt_tensor *x, const mt_meta *m, const bool *red, mt_tensor **out);
 /* red[d] for each dim of m a reduction over dims (None or empty: all) reduces. */
 void mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red);
+/* *out = zeros of the input's shape with g written into the part the view op took (select,
+ * slice, diagonal, narrow_copy's narrow; trace's diagonal, filled with the 0-dim g). */
+mt_status mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out);
 
 #endif

@@ -71,7 +71,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(embedding_dense_backward, embedding_dense_backward)                                        \
     /* indexing: index_plan.c */                                                                \
     X(gather, gather) X(scatter, scatter) X(scatter_, scatter) X(scatter_add, scatter)          \
-    X(scatter_add_, scatter) X(index_select, index_select) X(index, index)                      \
+    X(scatter_add_, scatter) X(scatter_reduce, scatter_reduce)                                  \
+    X(scatter_reduce_, scatter_reduce) X(index_select, index_select) X(index, index)                      \
     X(index_put_, index_put_) X(embedding, embedding)                                            \
     /* sorting: sort_checks.c */                                                                \
     X(sort, sort) X(argsort, sort) X(topk, topk)                                                 \
