@@ -126,7 +126,8 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
 
 
 from ._random import randint, randint_like  # noqa: E402
-from .functional import einsum  # noqa: E402
+from .functional import broadcast_shapes, broadcast_tensors, einsum  # noqa: E402
+from ._pointwise import allclose, as_tensor, equal  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":

@@ -1,4 +1,4 @@
-"""torch.functional: einsum.
+"""torch.functional: einsum, broadcast_tensors and broadcast_shapes.
 
 einsum is a composite: the equation is parsed here, and the operands are contracted a pair at a
 time with views (permute, reshape, expand, as_strided for a repeated subscript) and one product
@@ -12,7 +12,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from . import _C
 
-__all__ = ["einsum"]
+__all__ = ["broadcast_shapes", "broadcast_tensors", "einsum"]
 
 Term = Tuple["_C.TensorBase", str]
 
@@ -165,3 +165,37 @@ def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
         ops = [_contract(a, sa, b, sb, later, sizes)] + ops[2:]
     t, s = _sum_out(*ops[0], set(out))
     return t.permute([s.index(c) for c in out])
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views; one op, broadcast_tensors)."""
+    return tuple(_C.broadcast_tensors(tensors))
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (PyTorch's torch.functional version: ints
+    stand for 1-D shapes, None is skipped), computed without tensors."""
+    from collections.abc import Sequence
+
+    shapes = tuple((s,) if isinstance(s, int) else s for s in shapes if s is not None)
+    if not shapes:
+        return _C.Size([])
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                    f"argument at index {arg_idx} had {shape}; but expected shape should be broadcastable "
+                    f"to {common}")
+    return _C.Size(common)
