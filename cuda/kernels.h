@@ -110,6 +110,7 @@ typedef enum mt_cuda_row_op {
     MT_CUDA_ROW_CUMPROD,
     MT_CUDA_ROW_SOFTMAX, /* floats */
     MT_CUDA_ROW_LOG_SOFTMAX,
+    MT_CUDA_ROW_LOGCUMSUMEXP, /* floats; accumulated in float64 */
     MT_CUDA_NUM_ROW_OPS
 } mt_cuda_row_op;
 const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);

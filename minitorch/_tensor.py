@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing, _legacy, _shape, _stats, functional
+from . import _C, _dlpack, _indexing, _legacy, _pointwise, _shape, _stats, functional
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -52,6 +52,11 @@ class Tensor(_C.TensorBase):
 
     max = _max
     min = _min
+    view = _pointwise.view
+    type_as = _pointwise.type_as
+    polygamma = _pointwise.polygamma
+    equal = _pointwise.tensor_equal
+    allclose = _pointwise.tensor_allclose
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulates the gradient of self into the .grad of the leaves it depends on."""

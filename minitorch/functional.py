@@ -1,5 +1,6 @@
-"""torch.functional: einsum, norm, and the argument binding torch/functional.py does for
-meshgrid, cartesian_prod, block_diag, atleast_1d/2d/3d, tensordot and cdist (each then one op of _C).
+"""torch.functional: einsum, norm, broadcast_tensors and broadcast_shapes, and the argument
+binding torch/functional.py does for meshgrid, cartesian_prod, block_diag, atleast_1d/2d/3d,
+tensordot and cdist (each then one op of _C).
 
 norm is torch.norm as torch/functional.py writes it: a vector norm for a number p (or 'fro'
 over at most two dims), else linalg.matrix_norm ('nuc'), over dim or all of input.
@@ -17,8 +18,8 @@ from typing import Dict, List, Sequence, Tuple
 
 from . import _C
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "cdist", "einsum",
-           "meshgrid", "norm", "tensordot"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
+           "cartesian_prod", "cdist", "einsum", "meshgrid", "norm", "tensordot"]
 
 Term = Tuple["_C.TensorBase", str]
 
@@ -186,6 +187,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             _dim = list(range(input.dim()))
         return _C.linalg_matrix_norm_str(input, p, _dim, keepdim, dtype=dtype)
     return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)
+
+
 def meshgrid(*tensors, indexing: "str | None" = None) -> tuple:
     """The grids of 0- or 1-dim tensors: grid k holds tensors[k] along dim k, expanded to all their
     lengths (views). indexing 'ij' (the default, with a warning when not given, as PyTorch) or 'xy'
@@ -269,3 +272,37 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return _C.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views; one op, broadcast_tensors)."""
+    return tuple(_C.broadcast_tensors(tensors))
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (PyTorch's torch.functional version: ints
+    stand for 1-D shapes, None is skipped), computed without tensors."""
+    from collections.abc import Sequence
+
+    shapes = tuple((s,) if isinstance(s, int) else s for s in shapes if s is not None)
+    if not shapes:
+        return _C.Size([])
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                    f"argument at index {arg_idx} had {shape}; but expected shape should be broadcastable "
+                    f"to {common}")
+    return _C.Size(common)

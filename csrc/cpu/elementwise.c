@@ -121,6 +121,7 @@ typedef struct ew_ctx {
 #define IS_DIV_XYB 0
 #define IS_DIV_XYK 0
 #define IS_DIV_XYZ 0
+#define IS_DIV_XYZK 0
 #define IS_DIV_CXY 0
 #define IS_DIV_XCY 0
 

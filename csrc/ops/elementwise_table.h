@@ -56,6 +56,11 @@ typedef enum mt_ew_id {
 #define MT_EW_BOOLIN_XYZ 0
 #define MT_EW_BOOLOUT_XYZ 0
 #define MT_EW_CALL_XYZ(f) f(x, y, z)
+/* f(x, y, z, k): addcmul and addcdiv with value, nan_to_num with its NaN replacement */
+#define MT_EW_NIN_XYZK 3
+#define MT_EW_BOOLIN_XYZK 0
+#define MT_EW_BOOLOUT_XYZK 0
+#define MT_EW_CALL_XYZK(f) f(x, y, z, k)
 /* f(bool x, y, z): where */
 #define MT_EW_NIN_CXY 3
 #define MT_EW_BOOLIN_CXY 1
@@ -97,5 +102,6 @@ typedef enum mt_ew_id {
 #define MT_EW_DTYPES_NUMERIC(X, N, name, form) MT_EW_EACH(N, X, X, X, X, name, form)
 #define MT_EW_DTYPES_FLOAT(X, N, name, form) MT_EW_EACH(N, N, N, X, X, name, form)
 #define MT_EW_DTYPES_INTEGRAL(X, N, name, form) MT_EW_EACH(X, X, X, N, N, name, form)
+#define MT_EW_DTYPES_INTEGER(X, N, name, form) MT_EW_EACH(N, X, X, N, N, name, form)
 
 #endif

@@ -63,7 +63,7 @@ def call_binary(op):
 # PyTorch records nothing for these in place on a float self, so the gradient passes through
 # them as if they were the identity (a silently wrong gradient, which minitorch refuses with
 # "the derivative ... is not implemented"): their values are compared, not their gradients.
-NO_GRAD_COMPARED = {"logical_and_", "logical_or_"}
+NO_GRAD_COMPARED = {"logical_and_", "logical_or_", "logical_xor_"}
 
 # (self shape, other shape): broadcasting either way, 0-dim, and empty
 SHAPES = [((2, 3), (3,)), ((2, 1), (1, 3)), ((3,), (2, 3)), ((), (2, 3)), ((2, 3), ()), ((4, 1, 3), (2, 1)),
