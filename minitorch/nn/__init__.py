@@ -47,3 +47,6 @@ __all__ += ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEW
 from minitorch.nn.modules import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
 
 __all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+from minitorch.nn import utils
+
+__all__ += ["utils"]
