@@ -177,6 +177,7 @@ one_hot random_ randperm linspace logspace eye nonzero argsort _unique2 gelu_bac
 convolution_backward_input convolution_backward_weight max_pool2d_with_indices_backward
 avg_pool2d_backward _adaptive_avg_pool2d_backward layer_norm_backward batch_norm_backward
 embedding_dense_backward nll_loss_backward _fused_sgd_ _fused_adam_ _fused_adamw_ _fused_rmsprop_
+mish_backward
 """.split())
 
 

@@ -1,8 +1,7 @@
 """nn.utils against PyTorch: clip_grad_norm_ (every norm type, error_if_nonfinite, foreach,
 the returned total norm), clip_grad_value_, parameters_to_vector and vector_to_parameters, from
-the same gradients; and on the emulated CUDA device where one is present."""
+the same gradients (on the CUDA device: tests/cuda/test_cuda_nn_more.py)."""
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -141,27 +140,3 @@ def test_parameters_to_vector_and_back():
     with pytest.raises(TypeError) as te:
         torch.nn.utils.vector_to_parameters([1.0], tlin.parameters())
     assert "list" in str(te.value)
-
-
-cuda = pytest.mark.skipif(not mt.cuda.is_available(), reason="no CUDA device (or emulated one)")
-
-
-@cuda
-@pytest.mark.parametrize("norm_type", [2.0, float("inf"), 1.5])
-def test_clip_grad_norm_cuda(norm_type):
-    ps, grads = params_with_grads(mt, "cuda")
-    cps, _ = params_with_grads(mt, grads=grads)
-    ps, cps = [p for p in ps if p.numel()], [p for p in cps if p.numel()]
-    total = mt.nn.utils.clip_grad_norm_(ps, 0.5, norm_type)
-    c_total = mt.nn.utils.clip_grad_norm_(cps, 0.5, norm_type)
-    assert total.device.type == "cuda"
-    np.testing.assert_allclose(total.item(), c_total.item(), rtol=1e-5)
-    for p, cp in zip(ps, cps):
-        if p.grad is not None:
-            np.testing.assert_allclose(np_of(p.grad), np_of(cp.grad), rtol=1e-5, atol=1e-7)
-    mt.nn.utils.clip_grad_value_(ps, 0.01)
-    assert max(float(p.grad.abs().max()) for p in ps if p.grad is not None and p.grad.numel()) <= 0.01
-    v = mt.nn.utils.parameters_to_vector(ps)
-    assert v.device.type == "cuda" and v.numel() == sum(p.numel() for p in cps)
-    with pytest.raises(TypeError, match="different devices"):
-        mt.nn.utils.parameters_to_vector([ps[0], cps[0]])
