@@ -9,6 +9,8 @@
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 /* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
 static mt_status
@@ -28,9 +30,9 @@ mt_status
 mt_cpu_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL;
-    int64_t classes, n = mt_tensor_numel(self);
-    mt_status st = mt_check_one_hot(self, a, &classes);
-    if (st || (st = dense(self, MT_INT64, &idx))) {
+    int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self);
+    mt_status st = dense(self, MT_INT64, &idx);
+    if (st) {
         return st;
     }
     const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
@@ -40,13 +42,13 @@ mt_cpu_one_hot(mt_args *a)
         hi = ix[i] > hi ? ix[i] : hi;
     }
     if (lo < 0) {
-        st = mt_fail(MT_ERUNTIME, "Class values must be non-negative.");
+        st = mt_fail_one_hot_class(true);
         goto out_release;
     }
     if (classes == -1) {
         classes = hi + 1;
     } else if (hi >= classes) {
-        st = mt_fail(MT_ERUNTIME, "Class values must be smaller than num_classes.");
+        st = mt_fail_one_hot_class(false);
         goto out_release;
     }
     int64_t shape[MT_MAX_DIMS];
@@ -134,12 +136,9 @@ mt_status
 mt_cpu_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL;
-    int64_t n, rows;
-    double eps;
-    mt_status st = mt_layer_norm_spec(a, "CPU", &n, &rows, &eps);
-    if (st) {
-        return st;
-    }
+    const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    const double eps = a->plan->norm.eps;
+    mt_status st;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
@@ -222,12 +221,10 @@ mt_cpu_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4], *x = NULL, *stats = NULL;
     bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[1]);
-    int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_spec(a, "CPU", &outer, &C, &inner);
-    if (st) {
-        return st;
-    }
+    const mt_norm_plan *p = &a->plan->norm;
+    const double eps = p->eps;
+    const int64_t outer = p->outer, C = p->C, inner = p->inner;
+    mt_status st;
     affine af;
     int64_t two[2] = {2, C};
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||

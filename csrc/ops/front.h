@@ -1,19 +1,113 @@
-/* Front ends: an op's device-independent argument checks, run once by the dispatcher (run() in
- * dispatch/dispatch.c) right before the op's backend kernel, CPU or CUDA, which then only
- * computes. An op without one (NULL) checks in its kernels. */
+/* Front ends: the device-independent part of an op, written once for every device (PyTorch's
+ * structured kernels' meta function): the argument checks with PyTorch's messages, in its
+ * order; the result's dtype and shape; and what else the kernels need, as a plan (ops/plans.h).
+ *
+ * One mechanism, run once per call, before the device's loop:
+ * - an op registered in mt_op_fronts has its front end run by the dispatcher (run() in
+ *   dispatch/dispatch.c) right before its backend kernel, CPU or CUDA, which reads the plan
+ *   through a->plan;
+ * - the elementwise family's front end (mt_ew_call, ops/elementwise.h) runs inside the kernels
+ *   generated from its table, which go on to the device's loop.
+ * A backend kernel then only computes. It has no check and no message of its own, but for a
+ * dtype it has no loop for (mt_fail_not_implemented) and what only the data shows while it
+ * computes (an index out of range): one mt_fail_* function each, in csrc/, that every backend
+ * calls, so each message exists once. */
 #ifndef MT_OPS_FRONT_H
 #define MT_OPS_FRONT_H
 
 #include "dispatch/dispatch.h"
+#include "ops/plans.h"
 
-typedef mt_status (*mt_front_fn)(const mt_args *a);
+typedef mt_status (*mt_front_fn)(const mt_args *a, mt_plan *p);
 
+/* An int[1] or int[2] argument's values as (first, second), one value standing for both; false
+ * for another count. */
+static inline bool
+mt_front_pair(const mt_intlist *l, int64_t *first, int64_t *second)
+{
+    if (l->n != 1 && l->n != 2) {
+        return false;
+    }
+    *first = l->v[0];
+    *second = l->v[l->n - 1];
+    return true;
+}
+
+/* Whether t is on a CUDA device: for the messages that PyTorch words per device. */
+static inline bool
+mt_front_on_cuda(const mt_tensor *t)
+{
+    return mt_tensor_device(t).type == MT_CUDA;
+}
+
+/* The ops with a front end: X(op, front) runs mt_front_<front> before op's kernels, by family
+ * and the file that defines them. A front end shared by several ops tells them apart by p->op.
+ * A new op's front end is its function and one entry here. */
+#define MT_FRONTS(X)                                                                             \
+    /* reductions and the ops along one dim: reduce_checks.c */                                 \
+    X(sum, sum) X(prod, prod) X(mean, mean) X(amax, extremum) X(amin, extremum)                 \
+    X(max, extremum) X(min, extremum) X(all, logical) X(any, logical) X(norm, norm)             \
+    X(var, moment) X(std, moment) X(logsumexp, logsumexp) X(max_dim, arg_extreme)               \
+    X(min_dim, arg_extreme) X(argmax, arg_extreme) X(argmin, arg_extreme) X(cumsum, scan)       \
+    X(cumprod, scan) X(softmax, softmax) X(log_softmax, softmax)                                \
+    /* matrix products: matmul_checks.c */                                                      \
+    X(mm, mm) X(addmm, addmm) X(bmm, bmm) X(baddbmm, baddbmm) X(mv, mv) X(addmv, addmv)         \
+    X(dot, dot)                                                                                  \
+    /* convolution: conv_checks.c */                                                            \
+    X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \
+    X(convolution_backward_weight, convolution_backward)                                        \
+    /* pooling: pool_checks.c */                                                                \
+    X(max_pool2d, max_pool2d) X(max_pool2d_with_indices, max_pool2d) X(avg_pool2d, avg_pool2d)  \
+    X(adaptive_avg_pool2d, adaptive_avg_pool2d)                                                  \
+    X(max_pool2d_with_indices_backward, max_pool2d_with_indices_backward)                       \
+    X(avg_pool2d_backward, avg_pool2d_backward)                                                  \
+    X(_adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward)                               \
+    /* layers and losses: nn_checks.c, norm_checks.c */                                          \
+    X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
+    X(layer_norm_backward, layer_norm_backward) X(batch_norm_backward, batch_norm_backward)     \
+    X(nll_loss, nll_loss) X(nll_loss_backward, nll_loss_backward)                               \
+    X(binary_cross_entropy, binary_cross_entropy)                                                \
+    X(binary_cross_entropy_with_logits, binary_cross_entropy_with_logits)                       \
+    X(embedding_dense_backward, embedding_dense_backward)                                        \
+    /* indexing: index_plan.c */                                                                \
+    X(gather, gather) X(scatter, scatter) X(scatter_, scatter) X(scatter_add, scatter)          \
+    X(scatter_add_, scatter) X(index_select, index_select) X(index, index)                      \
+    X(index_put_, index_put_) X(embedding, embedding)                                            \
+    /* sorting: sort_checks.c */                                                                \
+    X(sort, sort) X(argsort, sort) X(topk, topk)                                                 \
+    /* shape ops that move elements: shape_checks.c */                                          \
+    X(cat, cat) X(flip, flip) X(tril, triangle) X(tril_, triangle) X(triu, triangle)            \
+    X(triu_, triangle) X(one_hot, one_hot) X(masked_select, masked_select)                      \
+    /* factories: factory_args.c */                                                             \
+    X(empty, empty) X(arange, arange) X(linspace, spaced) X(logspace, spaced) X(eye, eye)       \
+    X(randperm, randperm)                                                                        \
+    /* random fills: random_checks.c */                                                         \
+    X(uniform_, random_fill) X(normal_, random_fill) X(random_, random_fill)                     \
+    X(exponential_, random_fill) X(geometric_, random_fill) X(log_normal_, random_fill)         \
+    X(cauchy_, random_fill)                                                                      \
+    /* copies and fills: arg_checks.c */                                                        \
+    X(copy_, copy_) X(fill_, fill_)                                                              \
+    /* optimizer steps: optim.c */                                                              \
+    X(_fused_sgd_, fused_sgd) X(_fused_adam_, fused_adam) X(_fused_adamw_, fused_adam)           \
+    X(_fused_rmsprop_, fused_rmsprop)                                                            \
+    /* random draws: distributions.c */                                                         \
+    X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
+    /* linear algebra: linalg_checks.c */                                                        \
+    X(linalg_inv_ex, linalg_inv_ex) X(linalg_det, linalg_det) X(linalg_slogdet, linalg_slogdet) \
+    X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \
+    X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
+    X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
+    /* statistics: stats_checks.c */                                                            \
+    X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
+    X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)
+
+#define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);
+MT_FRONTS(MT_FRONT_DECLARE)
+#undef MT_FRONT_DECLARE
+
+/* The front end of each op that the dispatcher runs (NULL: none, or the elementwise family's). */
 extern const mt_front_fn mt_op_fronts[MT_NUM_OPS];
-
-/* the optimizer steps (ops/optim.c) */
-mt_status mt_front_fused_sgd(const mt_args *a);
-mt_status mt_front_fused_adam(const mt_args *a);
-mt_status mt_front_fused_adamw(const mt_args *a);
-mt_status mt_front_fused_rmsprop(const mt_args *a);
+/* Whether op is one of the elementwise family's (ops/elementwise.def's MT_EW_OP lines). */
+extern const bool mt_op_is_elementwise[MT_NUM_OPS];
 
 #endif

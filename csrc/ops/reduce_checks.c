@@ -1,85 +1,30 @@
-/* The argument checks and dtype rules of the reductions (ops/arg_checks.h), for every device. */
+/* The front ends of the reductions (sum, mean, prod, amax, amin, max, min, all, any, norm, var,
+ * std, logsumexp, max_dim, min_dim, argmax, argmin) and of the ops along one dim (cumsum,
+ * cumprod, softmax, log_softmax), for every device: PyTorch's checks and dtype rules, and the
+ * plan (mt_reduce_plan: the dims reduced, the dtypes) that the kernels of csrc/cpu/reduce*.c
+ * and cuda/ops_reduce.c compute from. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 
-#include "ops/arg_checks.h"
+#include "ops/front.h"
+#include "ops/reduce_dims.h"
 
-void
-mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt)
+/* sum and prod: the result dtype, and the dtype the input is summed in. */
+static void
+sum_dtypes(const mt_args *a, mt_reduce_plan *r)
 {
     mt_dtype self_dt = a->t[0]->dtype;
-    *out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
-              : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                    : self_dt;
+    r->out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+                : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                      : self_dt;
     /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
-    *in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(*out_dt) ? *out_dt : self_dt;
+    r->in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(r->out_dt) ? r->out_dt : self_dt;
 }
 
-mt_status
-mt_mean_dtype(const mt_args *a, mt_dtype *out_dt)
-{
-    *out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
-    if (!mt_dtype_is_float(*out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "mean(): could not infer output dtype. %s dtype must be either a floating "
-                       "point or complex dtype. Got: %s",
-                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(*out_dt));
-    }
-    return MT_OK;
-}
-
-mt_status
-mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p)
-{
-    mt_dtype self_dt = a->t[0]->dtype;
-    *out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
-    *p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
-    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(*out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? *out_dt : self_dt));
-    }
-    /* A norm with no identity (p < 0 or inf) of no element: PyTorch's errors, its words (the
-     * missing space included), the dim as given. */
-    const mt_tensor *self = a->t[0];
-    const mt_intlist *dims = &a->l[0];
-    if (mt_tensor_numel(self) != 0 || !(*p < 0 || *p == INFINITY)) {
-        return MT_OK;
-    }
-    if (dims->none || dims->n == 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm cannot compute the %g norm on an empty tensor because "
-                       "the operation does not have an identity",
-                       *p);
-    }
-    for (int k = 0; k < dims->n; k++) {
-        int d;
-        if (mt_wrap_dim(dims->v[k], self->ndim, &d) == MT_OK && self->sizes[d] == 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "linalg.vector_norm cannot compute the %g norm on the dimension %" PRId64
-                           "because this dimension is empty and the operation does not have an "
-                           "identity",
-                           *p, dims->v[k]);
-        }
-    }
-    return MT_OK;
-}
-
-mt_status
-mt_check_moment(const mt_args *a, double *correction)
-{
-    if (!mt_dtype_is_float(a->t[0]->dtype)) {
-        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
-    }
-    *correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
-                                              : mt_scalar_to_double(a->s[0]);
-    return MT_OK;
-}
-
-mt_status
-mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *name)
+/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element. */
+static mt_status
+check_elements(const mt_tensor *self, const bool *reduce, const char *name)
 {
     int64_t count = 1;
     bool all_dims = true;
@@ -108,9 +53,141 @@ mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *
 }
 
 mt_status
-mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *reduce,
-                     const char *name, bool want_values)
+mt_front_sum(const mt_args *a, mt_plan *p)
 {
+    sum_dtypes(a, &p->reduce);
+    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+}
+
+mt_status
+mt_front_prod(const mt_args *a, mt_plan *p)
+{
+    mt_intlist dims = mt_dim_list(a, 0);
+    sum_dtypes(a, &p->reduce);
+    return mt_reduced_dims(a->t[0], &dims, p->reduce.reduce);
+}
+
+mt_status
+mt_front_mean(const mt_args *a, mt_plan *p)
+{
+    mt_reduce_plan *r = &p->reduce;
+    r->out_dt = r->in_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
+    if (!mt_dtype_is_float(r->out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "mean(): could not infer output dtype. %s dtype must be either a floating "
+                       "point or complex dtype. Got: %s",
+                       a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(r->out_dt));
+    }
+    return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+}
+
+static const mt_intlist all_dims = {.n = 0, .none = true};
+
+/* amax and amin over dims, max and min over all of them, in self's dtype: not of nothing. */
+mt_status
+mt_front_extremum(const mt_args *a, mt_plan *p)
+{
+    mt_reduce_plan *r = &p->reduce;
+    bool all = p->op == MT_OP_max || p->op == MT_OP_min;
+    r->in_dt = r->out_dt = a->t[0]->dtype;
+    mt_status st = mt_reduced_dims(a->t[0], all ? &all_dims : &a->l[0], r->reduce);
+    return st ? st : check_elements(a->t[0], r->reduce, mt_op_names[p->op]);
+}
+
+/* all and any: bools. */
+mt_status
+mt_front_logical(const mt_args *a, mt_plan *p)
+{
+    p->reduce.in_dt = p->reduce.out_dt = MT_BOOL;
+    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+}
+
+/* norm: a float result, and PyTorch's errors for a norm with no identity (p < 0 or inf) of
+ * no element, in its words (the missing space included), the dim as given. */
+mt_status
+mt_front_norm(const mt_args *a, mt_plan *p)
+{
+    mt_reduce_plan *r = &p->reduce;
+    const mt_tensor *self = a->t[0];
+    const mt_intlist *dims = &a->l[0];
+    mt_dtype self_dt = self->dtype;
+    r->in_dt = r->out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
+    r->p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
+    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(r->out_dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                       "Got %s",
+                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? r->out_dt : self_dt));
+    }
+    if (mt_tensor_numel(self) == 0 && (r->p < 0 || r->p == INFINITY)) {
+        if (dims->none || dims->n == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "linalg.vector_norm cannot compute the %g norm on an empty tensor "
+                           "because the operation does not have an identity",
+                           r->p);
+        }
+        for (int k = 0; k < dims->n; k++) {
+            int d;
+            if (mt_wrap_dim(dims->v[k], self->ndim, &d) == MT_OK && self->sizes[d] == 0) {
+                return mt_fail(MT_ERUNTIME,
+                               "linalg.vector_norm cannot compute the %g norm on the dimension "
+                               "%" PRId64 "because this dimension is empty and the operation "
+                               "does not have an identity",
+                               r->p, dims->v[k]);
+            }
+        }
+    }
+    mt_status st = mt_reduced_dims(self, dims, r->reduce);
+    if (st == MT_OK && isinf(r->p) && r->p < 0) {
+        st = check_elements(self, r->reduce, "norm"); /* the min of |x|: of nothing */
+    }
+    return st;
+}
+
+/* var and std: a float input; p the correction. */
+mt_status
+mt_front_moment(const mt_args *a, mt_plan *p)
+{
+    mt_reduce_plan *r = &p->reduce;
+    if (!mt_dtype_is_float(a->t[0]->dtype)) {
+        return mt_fail(MT_ERUNTIME, "std and var only support floating point and complex dtypes");
+    }
+    r->in_dt = r->out_dt = a->t[0]->dtype;
+    r->p = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0) : mt_scalar_to_double(a->s[0]);
+    return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+}
+
+/* logsumexp: computed in self's float dtype, or the default one. */
+mt_status
+mt_front_logsumexp(const mt_args *a, mt_plan *p)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    p->reduce.in_dt = p->reduce.out_dt = mt_dtype_is_float(dt) ? dt : MT_DEFAULT_FLOAT;
+    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+}
+
+/* max_dim and min_dim (values and indices) along a dim, argmax and argmin (indices, no bool)
+ * along a dim or None (the flattened tensor): PyTorch's errors for an empty reduction; dim the
+ * one dim, wrapped (0 for None). */
+mt_status
+mt_front_arg_extreme(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *self = a->t[0];
+    mt_reduce_plan *r = &p->reduce;
+    bool want_values = p->op == MT_OP_max_dim || p->op == MT_OP_min_dim;
+    const char *name = p->op == MT_OP_max_dim ? "max"
+                       : p->op == MT_OP_min_dim ? "min"
+                                                : mt_op_names[p->op];
+    /* max_dim's and min_dim's dim is an int, argmax's and argmin's an int or None */
+    const mt_intlist dim_arg = want_values ? (mt_intlist){.n = 1, .none = false, .v = {a->i[0]}}
+                                           : mt_dim_list(a, 0);
+    const mt_intlist *dims = &dim_arg;
+    r->in_dt = r->out_dt = self->dtype;
+    r->dim = 0;
+    mt_status st = mt_reduced_dims(self, dims, r->reduce);
+    if (st) {
+        return st;
+    }
     if (!want_values && self->dtype == MT_BOOL) {
         return mt_fail(MT_ERUNTIME, "%s(): does not support bool input", name);
     }
@@ -120,30 +197,39 @@ mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *
                        name);
     }
     for (int d = 0; d < self->ndim && !dims->none; d++) {
-        if (reduce[d] && self->sizes[d] == 0) {
+        if (r->reduce[d] && self->sizes[d] == 0) {
             return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
                            name, d);
         }
     }
-    return MT_OK;
-}
-
-mt_status
-mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt)
-{
-    *dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
-    if (!mt_dtype_is_float(*dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(*dt));
+    if (!dims->none && self->ndim > 0) {
+        r->dim = (int)(dims->v[0] < 0 ? dims->v[0] + self->ndim : dims->v[0]);
     }
     return MT_OK;
 }
 
-mt_dtype
-mt_scan_dtype(const mt_args *a)
+/* cumsum and cumprod: computed in int64 for integers and bools (or the dtype asked for). */
+mt_status
+mt_front_scan(const mt_args *a, mt_plan *p)
 {
     mt_dtype self_dt = a->t[0]->dtype;
-    return a->dtype >= 0                          ? (mt_dtype)a->dtype
-           : mt_dtype_is_integral(self_dt, true) ? MT_INT64
-                                                 : self_dt;
+    p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+                                         : mt_dtype_is_integral(self_dt, true) ? MT_INT64
+                                                                               : self_dt;
+    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
+}
+
+/* softmax and log_softmax: a float dtype they compute in. */
+mt_status
+mt_front_softmax(const mt_args *a, mt_plan *p)
+{
+    mt_reduce_plan *r = &p->reduce;
+    const char *name = mt_op_names[p->op];
+    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
+    if (!mt_dtype_is_float(dt)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
+                       mt_dtype_scalar_name(dt));
+    }
+    r->in_dt = r->out_dt = dt;
+    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &r->dim);
 }
