@@ -21,7 +21,7 @@ __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid",
     "threshold", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softplus", "softsign",
     "tanhshrink", "mish", "hardswish", "hardsigmoid", "logsigmoid", "glu", "prelu", "softshrink",
-    "hardshrink",
+    "hardshrink", "relu_", "threshold_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_",
     "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot",
     "mse_loss", "l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -113,6 +113,16 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """hardtanh(input, 0, 6)."""
     return (_C.relu6_ if inplace else _C.relu6)(input)
+
+
+# the in-place forms PyTorch's nn.functional has as bare ops (torch._C._nn's and torch.*'s)
+relu_ = _C.relu_
+threshold_ = _C.threshold_
+leaky_relu_ = _C.leaky_relu_
+elu_ = _C.elu_
+selu_ = _C.selu_
+celu_ = _C.celu_
+hardtanh_ = _C.hardtanh_
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

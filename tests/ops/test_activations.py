@@ -164,6 +164,14 @@ INPLACE = {
     "hardsigmoid": (lambda L, x: F(L).hardsigmoid(x, inplace=True), "HardsigmoidBackward0"),
     "threshold": (lambda L, x: F(L).threshold(x, 0.5, -2.0, inplace=True), "ThresholdBackward1"),
     "threshold_": (lambda L, x: L.threshold_(x, 0.5, -2.0), "ThresholdBackward1"),
+    # nn.functional's bare in-place ops
+    "F.relu_": (lambda L, x: F(L).relu_(x), "ReluBackward0"),
+    "F.threshold_": (lambda L, x: F(L).threshold_(x, 0.5, -2.0), "ThresholdBackward1"),
+    "F.leaky_relu_": (lambda L, x: F(L).leaky_relu_(x, 0.2), "LeakyReluBackward1"),
+    "F.elu_": (lambda L, x: F(L).elu_(x, 0.7), "EluBackward1"),
+    "F.selu_": (lambda L, x: F(L).selu_(x), "EluBackward1"),
+    "F.celu_": (lambda L, x: F(L).celu_(x, 0.6), "CeluBackward1"),
+    "F.hardtanh_": (lambda L, x: F(L).hardtanh_(x, -2.0, 1.5), "HardtanhBackward0"),
 }
 
 
