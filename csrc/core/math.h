@@ -284,6 +284,120 @@ MT_DEFINE_GELU_BACKWARD(float, f32, f)
 MT_DEFINE_GELU_BACKWARD(double, f64, )
 #undef MT_DEFINE_GELU_BACKWARD
 
+/* ---- activations of torch.nn.functional (issue 20) ----
+ * PyTorch's CPU kernels' formulas (aten/src/ATen/native/cpu/Activation.cpp), forward and
+ * backward; g is the incoming gradient. A NaN x gives what PyTorch's vectorized loop gives:
+ * NaN through the arithmetic, or the branch its comparisons then take. The integer rows
+ * (hardtanh, threshold) cast their bounds to the integer type first, as PyTorch does. */
+#define MT_DEFINE_ACTIVATIONS_NUMERIC(T, suffix)                                              \
+    static inline MT_HD T mt_hardtanh_##suffix(T x, T lo, T hi)                              \
+    {                                                                                        \
+        return mt_clamp_##suffix(x, lo, hi);                                                 \
+    }                                                                                        \
+    static inline MT_HD T mt_threshold_##suffix(T x, T th, T v) { return x <= th ? v : x; }   \
+    static inline MT_HD T mt_threshold_backward_##suffix(T g, T x, T th)                     \
+    {                                                                                        \
+        return x <= th ? (T)0 : g;                                                           \
+    }
+MT_DEFINE_ACTIVATIONS_NUMERIC(int32_t, i32)
+MT_DEFINE_ACTIVATIONS_NUMERIC(int64_t, i64)
+MT_DEFINE_ACTIVATIONS_NUMERIC(float, f32)
+MT_DEFINE_ACTIVATIONS_NUMERIC(double, f64)
+#undef MT_DEFINE_ACTIVATIONS_NUMERIC
+
+/* leaky_relu (slope k below 0); elu with alpha a, scale s, input scale q: s x above 0, else
+ * s a (exp(q x) - 1), and its derivative from x or from the result r (in place: r <= 0 where
+ * x <= 0); softplus with beta b: x where b x > threshold t, else log1p(exp(b x)) / b;
+ * hardtanh's derivative (1 strictly inside (lo, hi)); mish x tanh(softplus(x)); hardswish
+ * x relu6(x + 3) / 6 and hardsigmoid relu6(x + 3) / 6 (relu6 with std::min/max's NaN rule);
+ * log_sigmoid min(x, 0) - log1p(exp(-|x|)); prelu's kernel (weight w below 0); softshrink and
+ * hardshrink by lambda l, one derivative for both. */
+#define MT_DEFINE_ACTIVATIONS(T, suffix, F)                                                   \
+    static inline MT_HD T mt_leaky_relu_##suffix(T x, T k) { return x > 0 ? x : x * k; }      \
+    static inline MT_HD T mt_leaky_relu_backward_##suffix(T g, T x, T k)                     \
+    {                                                                                        \
+        return x > 0 ? g : g * k;                                                            \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_##suffix(T x, T a, T s, T q)                                \
+    {                                                                                        \
+        return x <= 0 ? (exp##F(x * q) - (T)1) * (a * s) : x * s;                            \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_backward_##suffix(T g, T x, T a, T s, T q)                  \
+    {                                                                                        \
+        return x <= 0 ? g * q * (a * s) * exp##F(x * q) : g * s;                             \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_backward_result_##suffix(T g, T r, T a, T s, T q)           \
+    {                                                                                        \
+        return r <= 0 ? g * q * (r + a * s) : g * s;                                         \
+    }                                                                                        \
+    static inline MT_HD T mt_softplus_##suffix(T x, T b, T t)                                \
+    {                                                                                        \
+        return x * b > t ? x : log1p##F(exp##F(x * b)) / b;                                  \
+    }                                                                                        \
+    static inline MT_HD T mt_softplus_backward_##suffix(T g, T x, T b, T t)                  \
+    {                                                                                        \
+        const T z = exp##F(x * b);                                                           \
+        return x * b > t ? g : g * z / (z + (T)1);                                           \
+    }                                                                                        \
+    static inline MT_HD T mt_hardtanh_backward_##suffix(T g, T x, T lo, T hi)                \
+    {                                                                                        \
+        return (x <= lo || x >= hi) ? (T)0 : g;                                              \
+    }                                                                                        \
+    static inline MT_HD T mt_mish_##suffix(T x) { return x * tanh##F(log1p##F(exp##F(x))); } \
+    static inline MT_HD T mt_mish_backward_##suffix(T g, T x)                                \
+    {                                                                                        \
+        const T sig = (T)1 / ((T)1 + exp##F(-x));                                            \
+        const T t = tanh##F(log1p##F(exp##F(x)));                                            \
+        return g * (t + x * sig * ((T)1 - t * t));                                           \
+    }                                                                                        \
+    static inline MT_HD T mt_relu6_of_##suffix(T x)                                          \
+    {                                                                                        \
+        const T r = x < (T)0 ? (T)0 : x;                                                     \
+        return (T)6 < r ? (T)6 : r;                                                          \
+    }                                                                                        \
+    static inline MT_HD T mt_hardswish_##suffix(T x)                                         \
+    {                                                                                        \
+        return x * mt_relu6_of_##suffix(x + (T)3) / (T)6;                                    \
+    }                                                                                        \
+    static inline MT_HD T mt_hardswish_backward_##suffix(T g, T x)                           \
+    {                                                                                        \
+        return x < (T)-3 ? (T)0 : x >= (T)3 ? g : g * (x / (T)3 + (T)0.5);                   \
+    }                                                                                        \
+    static inline MT_HD T mt_hardsigmoid_##suffix(T x)                                       \
+    {                                                                                        \
+        return mt_relu6_of_##suffix(x + (T)3) / (T)6;                                        \
+    }                                                                                        \
+    /* PyTorch's 1/6 is the float 1.0f / 6.0f for double too */                             \
+    static inline MT_HD T mt_hardsigmoid_backward_##suffix(T g, T x)                         \
+    {                                                                                        \
+        return (x > (T)-3 && x < (T)3) ? g * (T)(1.0f / 6.0f) : (T)0;                        \
+    }                                                                                        \
+    static inline MT_HD T mt_log_sigmoid_##suffix(T x)                                       \
+    {                                                                                        \
+        return ((T)0 < x ? (T)0 : x) - log1p##F(exp##F(-fabs##F(x)));                        \
+    }                                                                                        \
+    static inline MT_HD T mt_log_sigmoid_backward_##suffix(T g, T x)                         \
+    {                                                                                        \
+        const T b = exp##F(-fabs##F(x));                                                     \
+        return x < (T)0 ? ((T)1 - b / ((T)1 + b)) * g : (b / ((T)1 + b)) * g;                \
+    }                                                                                        \
+    static inline MT_HD T mt_prelu_##suffix(T x, T w) { return x > 0 ? x : w * x; }          \
+    static inline MT_HD T mt_softshrink_##suffix(T x, T l)                                   \
+    {                                                                                        \
+        return x != x ? x : x > l ? x - l : (x < -l ? x + l : (T)0); /* NaN stays */          \
+    }                                                                                        \
+    static inline MT_HD T mt_hardshrink_##suffix(T x, T l)                                   \
+    {                                                                                        \
+        return (x >= -l && x <= l) ? (T)0 : x;                                               \
+    }                                                                                        \
+    static inline MT_HD T mt_shrink_backward_##suffix(T g, T x, T l)                         \
+    {                                                                                        \
+        return (x >= -l && x <= l) ? (T)0 : g;                                               \
+    }
+MT_DEFINE_ACTIVATIONS(float, f32, f)
+MT_DEFINE_ACTIVATIONS(double, f64, )
+#undef MT_DEFINE_ACTIVATIONS
+
 /* random_'s draw from 64 random bits: from + bits mod span, span 0 standing for all 2^64 values
  * (random_(-2**63) of int64). In unsigned arithmetic: the offset may pass INT64_MAX before it
  * lands in range. */

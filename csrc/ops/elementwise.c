@@ -22,6 +22,7 @@ typedef struct ew_call {
     mt_dtype dt;       /* the loop's dtype (T of its form) */
     bool uses_k;       /* the row has a scalar operand: k, or 1 when k is None */
     mt_scalar k;
+    mt_scalar k2, k3;  /* the second and third of a row with several (XKK, XYKKK...) */
     mt_tensor *owned[2]; /* operands the meta made (a bound, masked_fill's value) */
     bool done;         /* the meta computed the result itself (pow by a root) */
 } ew_call;
@@ -381,6 +382,68 @@ meta_nan_to_num(ew_call *c, mt_args *a)
     return st;
 }
 
+/* ---- activations (issue 20) ---- */
+
+/* A row whose Scalar arguments are its k, k2, k3 (leaky_relu's slope, softplus's beta and
+ * threshold, elu's alpha, scale and input_scale), cast to the dtype of its tensors. */
+static mt_status
+meta_scalars(ew_call *c, mt_args *a)
+{
+    meta_same(c, a);
+    c->uses_k = true;
+    mt_scalar *ks[MT_EW_MAX_K] = {&c->k, &c->k2, &c->k3};
+    for (int j = 0; j < MT_EW_MAX_K; j++) {
+        *ks[j] = mt_scalar_is_none(a->s[j]) ? mt_scalar_int(0) : a->s[j];
+    }
+    return MT_OK;
+}
+
+static mt_status
+meta_hardtanh(ew_call *c, mt_args *a)
+{
+    if (a->t[0]->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Bool inputs not supported for hardtanh");
+    }
+    return meta_scalars(c, a);
+}
+
+/* lambda within [0, the dtype's largest] (an integer self fails later, in the loop lookup) */
+static mt_status
+meta_softshrink(ew_call *c, mt_args *a)
+{
+    meta_scalars(c, a);
+    double lambd = mt_scalar_to_double(c->k);
+    double top = c->dt == MT_FLOAT32 ? FLT_MAX : DBL_MAX;
+    if (mt_dtype_is_float(c->dt) && !(lambd >= 0 && lambd <= top)) {
+        return mt_fail(MT_ERUNTIME, "lambda must be in range [0, %g] for input dtype %s, but found %g",
+                       top, mt_dtype_scalar_name(c->dt), lambd);
+    }
+    return MT_OK;
+}
+
+/* leaky_relu_backward and elu_backward from the result of an in-place call (self_is_result,
+ * is_result): only for a slope that keeps signs */
+static mt_status
+meta_result_backward(ew_call *c, mt_args *a)
+{
+    meta_scalars(c, a);
+    if (!a->b[0] || mt_scalar_to_double(c->k) >= 0) {
+        return MT_OK;
+    }
+    if (c->row == MT_EW_leaky_relu_backward) {
+        return mt_fail(MT_ERUNTIME,
+                       "In-place leakyReLu backward calculation is triggered with a negative slope "
+                       "which is not supported. This is caused by calling in-place forward function "
+                       "with a negative slope, please call out-of-place version instead. File an "
+                       "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                       "in-place leakRelu backward calculation with negative slope");
+    }
+    return mt_fail(MT_ERUNTIME,
+                   "In-place elu backward calculation is triggered with a negative slope which is "
+                   "not supported. This is caused by calling in-place forward function with a "
+                   "negative slope, please call out-of-place version instead.");
+}
+
 /* ---- the table ---- */
 
 typedef struct ew_row {
@@ -399,7 +462,8 @@ static const ew_row rows[MT_NUM_EW] = {
 #include "ops/elementwise.def"
 };
 
-/* The row op runs with its string argument: div's rounding mode, gelu's approximation. */
+/* The row op runs with its string argument (div's rounding mode, gelu's approximation) or its
+ * flag (elu_backward's is_result). */
 static mt_status
 pick_row(mt_args *a, mt_ew_id *row)
 {
@@ -428,6 +492,9 @@ pick_row(mt_args *a, mt_ew_id *row)
             return MT_OK;
         }
         return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+    case MT_EW_elu_backward: /* is_result: the derivative from the result */
+        *row = a->b[0] ? MT_EW_elu_backward_result : *row;
+        return MT_OK;
     default:
         return MT_OK;
     }
@@ -456,9 +523,10 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     c.row = row;
     c.inplace = (mt_op_flags[op] & INPLACE) != 0;
     c.uses_k = false;
+    c.k2 = c.k3 = mt_scalar_int(0);
     c.owned[0] = c.owned[1] = NULL;
     c.done = false;
-    mt_status st = a->str[0] ? pick_row(a, &c.row) : MT_OK;
+    mt_status st = pick_row(a, &c.row);
     if (st) {
         return st;
     }
@@ -494,7 +562,8 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     if (c.uses_k && mt_scalar_is_none(c.k)) {
         c.k = mt_scalar_int(1);
     }
-    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? &c.k : NULL, &zero_div), &a->out[0]);
+    const mt_scalar ks[MT_EW_MAX_K] = {c.k, c.k2, c.k3};
+    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? ks : NULL, &zero_div), &a->out[0]);
     if (st == MT_OK && zero_div) {
         mt_tensor_clear(&a->out[0]);
         st = mt_fail(MT_ERUNTIME, "ZeroDivisionError");

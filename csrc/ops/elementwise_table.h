@@ -5,9 +5,11 @@
  *
  * For form F: MT_EW_NIN_F the inputs; MT_EW_BOOLIN_F the inputs read as bool (bit k for input
  * k, the others are T); MT_EW_BOOLOUT_F whether the result is bool (else T); MT_EW_CALL_F(f) f
- * applied to the inputs x, y, z and the op's scalar k. */
+ * applied to the inputs x, y, z and the op's scalars k, k2, k3. */
 #ifndef MT_OPS_ELEMENTWISE_TABLE_H
 #define MT_OPS_ELEMENTWISE_TABLE_H
+
+#define MT_EW_MAX_K 3 /* scalar operands of a row: k, k2, k3 (elu's alpha, scale, input_scale) */
 
 /* The rows of ops/elementwise.def. */
 typedef enum mt_ew_id {
@@ -51,6 +53,24 @@ typedef enum mt_ew_id {
 #define MT_EW_BOOLIN_DIV 0
 #define MT_EW_BOOLOUT_DIV 0
 #define MT_EW_CALL_DIV(f) f(x, y)
+/* f(x, k, k2), f(x, k, k2, k3): several Scalar operands (softplus's beta and threshold, elu's
+ * alpha, scale and input_scale); f(x, y, k, k2), f(x, y, k, k2, k3): their backward rows */
+#define MT_EW_NIN_XKK 1
+#define MT_EW_BOOLIN_XKK 0
+#define MT_EW_BOOLOUT_XKK 0
+#define MT_EW_CALL_XKK(f) f(x, k, k2)
+#define MT_EW_NIN_XKKK 1
+#define MT_EW_BOOLIN_XKKK 0
+#define MT_EW_BOOLOUT_XKKK 0
+#define MT_EW_CALL_XKKK(f) f(x, k, k2, k3)
+#define MT_EW_NIN_XYKK 2
+#define MT_EW_BOOLIN_XYKK 0
+#define MT_EW_BOOLOUT_XYKK 0
+#define MT_EW_CALL_XYKK(f) f(x, y, k, k2)
+#define MT_EW_NIN_XYKKK 2
+#define MT_EW_BOOLIN_XYKKK 0
+#define MT_EW_BOOLOUT_XYKKK 0
+#define MT_EW_CALL_XYKKK(f) f(x, y, k, k2, k3)
 /* f(x, y, z) */
 #define MT_EW_NIN_XYZ 3
 #define MT_EW_BOOLIN_XYZ 0
