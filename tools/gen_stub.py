@@ -19,6 +19,7 @@ TYPES = {
     "Tensor[]": "Sequence[TensorBase]",
     "str": "str", "str?": "Optional[str]", "Tensor|Scalar?": "Optional[Union[TensorBase, Number]]",
     "Tensor?[]": "Sequence[Optional[TensorBase]]", "float": "float",
+    "Tensor(a!)?": "Optional[TensorBase]",
 }
 LIST = -1  # _op_info's nout for an op returning a Tensor[] (nout LIST in ops.def)
 
@@ -160,7 +161,9 @@ def returns(nout: int) -> str:
     return "Tuple[" + ", ".join(["TensorBase"] * nout) + "]"
 
 
-def signature(schema: str, drop_self: bool) -> str:
+def signature(schema: str, drop_self: bool, nout: int) -> str:
+    """A method's (drop_self: no self, no out=) or a function's (self is called input, as in
+    PyTorch) parameters."""
     params = schema[schema.index("(") + 1 : schema.rindex(")")].split(", ")
     out = []
     for p in params:
@@ -169,7 +172,12 @@ def signature(schema: str, drop_self: bool) -> str:
             continue
         decl, _, default = p.partition("=")
         typ, name = decl.split()
-        if drop_self and name == "self":
+        if drop_self and (name == "self" or typ.startswith("Tensor(a!)")):
+            continue
+        if name == "self":
+            name = "input"
+        if typ.startswith("Tensor(a!)") and nout > 1:
+            out.append(f"{name}: Optional[Sequence[TensorBase]] = None")
             continue
         if keyword.iskeyword(name):
             name += "_"  # uniform_(from=...): a keyword argument Python spells only via **
@@ -187,8 +195,8 @@ def render() -> str:
     for name, nout, is_method, schema in ops():
         ret = returns(nout)
         if is_method:
-            methods.append(f"    def {name}({signature(schema, True)}) -> {ret}: ...")
-        functions.append(f"def {name}({signature(schema, False)}) -> {ret}: ...")
+            methods.append(f"    def {name}({signature(schema, True, nout)}) -> {ret}: ...")
+        functions.append(f"def {name}({signature(schema, False, nout)}) -> {ret}: ...")
     return HEADER + "\n".join(methods) + "\n\n" + "\n".join(functions) + "\n" + FOOTER
 
 

@@ -153,7 +153,7 @@ leaf_dtype(PyObject *o)
     mt_scalar s;
     int r = mt_py_to_scalar(o, &s);
     if (r == 0) {
-        return s.type == MT_FLOAT64 ? MT_DEFAULT_FLOAT : (int)s.type;
+        return s.type == MT_FLOAT64 ? (int)MT_DEFAULT_FLOAT : (int)s.type;
     }
     if (r == -1) {
         PyErr_Format(o == Py_None ? PyExc_RuntimeError : PyExc_TypeError,
@@ -299,6 +299,9 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     if (device_obj != Py_None && mt_py_to_device(device_obj, &dev) < 0) {
         return NULL;
+    }
+    if (device_obj == Py_None) {
+        mt_py_default_device(&dev); /* set_default_device's, or the CPU */
     }
     mt_tensor *t = NULL, *moved = NULL;
     mt_status st;
