@@ -8,6 +8,7 @@
 #include "alloc/allocator.h"
 #include "autograd/autograd.h"
 #include "cpu/random.h"
+#include "ops/front.h"
 
 static PyObject *
 py_register_classes(PyObject *m, PyObject *args)
@@ -70,10 +71,14 @@ py_op_info(PyObject *m, PyObject *name)
     for (int op = 0; op < MT_NUM_OPS; op++) {
         if (strcmp(mt_op_names[op], s) == 0) {
             int f = mt_op_flags[op];
-            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O}", "schema", mt_op_schemas[op], "nout",
+            /* where its front end runs (ops/front.h), if it has one */
+            const char *front = mt_op_fronts[op]         ? "dispatcher"
+                                : mt_op_is_elementwise[op] ? "elementwise"
+                                                           : NULL;
+            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:z}", "schema", mt_op_schemas[op], "nout",
                                  mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
                                  "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
-                                 (f & INPLACE) ? Py_True : Py_False);
+                                 (f & INPLACE) ? Py_True : Py_False, "front", front);
         }
     }
     return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);

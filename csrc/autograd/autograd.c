@@ -381,6 +381,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_n
     memset(n->args.tls, 0, sizeof(n->args.tls));
     n->args.outl = NULL;
     n->args.noutl = 0;
+    n->args.plan = NULL;
     for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
         n->args.out[k] = NULL;
     }

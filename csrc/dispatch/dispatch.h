@@ -57,6 +57,8 @@ typedef struct mt_intlist {
     int64_t v[MT_MAX_DIMS];
 } mt_intlist;
 
+union mt_plan; /* ops/plans.h */
+
 /* The boxed arguments of one call. Slots are filled in schema order (see ops.def). */
 typedef struct mt_args {
     mt_tensor *t[MT_MAX_TENSOR_ARGS]; /* borrowed; NULL for an absent optional */
@@ -81,6 +83,9 @@ typedef struct mt_args {
     mt_tensorlist tls[MT_MAX_TENSOR_LISTS - 1];
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;
+    /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
+     * dispatcher for the kernel's call only; NULL for an op without a front end */
+    const union mt_plan *plan;
 } mt_args;
 
 /* The k-th Tensor[] argument of a call (k = 0 is tl). */

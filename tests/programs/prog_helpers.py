@@ -1,0 +1,96 @@
+"""What every end-to-end program shares: weights copied from PyTorch's model into minitorch's,
+tensors to NumPy, and the comparison of two programs' results.
+
+A program is written once as `program(torch, init=None, **options)`, the way a PyTorch user writes
+a script, with the library passed in as `torch`. It builds its model and calls
+`start_from(torch, model, init, result)`: with init=None (the PyTorch run) that records the model's initial
+state_dict as NumPy arrays under result["init"]; with the arrays (the minitorch run) it loads them,
+so both runs start from the same weights. Data and every random draw that has to agree between the
+runs come from NumPy; draws from the library's own generator (dropout masks, multinomial, randperm)
+are compared by statistics or structure instead: a program returns those under result["own"], which
+assert_same_results leaves out. run_both runs PyTorch first and minitorch second on the same
+options, so a missing minitorch API raises from the minitorch run.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import minitorch
+
+# float32 programs of a few steps: differences in summation order grow with each step.
+RTOL = 2e-4
+ATOL = 2e-5
+UNPAIRED = {"init", "own"}  # result keys that differ between the libraries by design
+
+
+def numpy_of(t) -> np.ndarray:
+    """A tensor of either library as a NumPy copy (detached, on the CPU)."""
+    return np.array(t.detach().cpu().numpy(), copy=True)
+
+
+def state_numpy(model) -> dict:
+    """model.state_dict() as {name: NumPy array}."""
+    return {k: numpy_of(v) for k, v in model.state_dict().items()}
+
+
+def start_from(torch, model, init: dict | None, result: dict) -> None:
+    """Loads `init` (a state_dict as NumPy arrays) into model, or, with init=None, records the
+    model's own initial state in result["init"]. model may be a dict of named modules (a GAN's
+    generator and critic); init is then a dict of their states."""
+    models = model if isinstance(model, dict) else {None: model}
+    if init is None:
+        states = {name: state_numpy(m) for name, m in models.items()}
+        result["init"] = states if isinstance(model, dict) else states[None]
+        return
+    for name, m in models.items():
+        state = init if name is None else init[name]
+        m.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+
+
+def run_both(program: Callable, mt_options: dict | None = None, **options) -> tuple[dict, dict]:
+    """(PyTorch's result, minitorch's result) of program with the same options (and for minitorch
+    those of mt_options too) and the same initial weights."""
+    torch = pytest.importorskip("torch")
+    # One thread: these models are tiny, and on a busy machine PyTorch's pool costs ~20 ms a backward.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        ref = program(torch, **options)
+    finally:
+        torch.set_num_threads(threads)
+    got = program(minitorch, init=ref.get("init"), **{**options, **(mt_options or {})})
+    return ref, got
+
+
+def assert_same_results(got, ref, *, rtol: float = RTOL, atol: float = ATOL, path: str = "result") -> None:
+    """got equals ref key by key and item by item: arrays and floats within rtol/atol (integers and
+    strings exactly); a key only ref has is a failure. "init" (the input) and "own" (draws from each
+    library's own generator) are not compared."""
+    if isinstance(ref, dict):
+        missing = set(ref) - set(got) - UNPAIRED
+        assert not missing, f"{path}: minitorch's result lacks {sorted(missing)}"
+        for key in ref:
+            if key not in UNPAIRED:
+                assert_same_results(got[key], ref[key], rtol=rtol, atol=atol, path=f"{path}[{key!r}]")
+    elif isinstance(ref, (list, tuple)) and not (ref and isinstance(ref[0], (int, float, np.number))):
+        assert len(got) == len(ref), f"{path}: {len(got)} items, PyTorch's {len(ref)}"
+        for k, (g, r) in enumerate(zip(got, ref)):
+            assert_same_results(g, r, rtol=rtol, atol=atol, path=f"{path}[{k}]")
+    else:
+        g, r = np.asarray(got), np.asarray(ref)
+        assert g.shape == r.shape, f"{path}: shape {g.shape}, PyTorch's {r.shape}"
+        if r.dtype.kind in "fc":
+            np.testing.assert_allclose(g, r, rtol=rtol, atol=atol, err_msg=path)
+        else:
+            np.testing.assert_array_equal(g, r, err_msg=path)
+
+
+def compare_program(program: Callable, *, rtol: float = RTOL, atol: float = ATOL, mt_options: dict | None = None,
+                    **options) -> tuple[dict, dict]:
+    """Runs program under both libraries (run_both) and asserts the same results; returns both."""
+    ref, got = run_both(program, mt_options, **options)
+    assert_same_results(got, ref, rtol=rtol, atol=atol)
+    return ref, got
