@@ -25,6 +25,7 @@ typedef enum out_rule {
     OUT_SELF,     /* index_select, masked_select */
     OUT_WHERE,    /* where */
     OUT_CAT,      /* cat, stack: as OUT_CAST, but a TypeError */
+    OUT_NONZERO,  /* nonzero: its own message */
 } out_rule;
 
 /* Ops not listed are OUT_CAST. */
@@ -57,7 +58,7 @@ static const unsigned char rules[MT_NUM_OPS] = {
     [MT_OP_index_select] = OUT_SELF, [MT_OP_masked_select] = OUT_SELF,
     [MT_OP_where] = OUT_WHERE,       [MT_OP_cat] = OUT_CAT,
     [MT_OP_concat] = OUT_CAT,        [MT_OP_concatenate] = OUT_CAT,
-    [MT_OP_stack] = OUT_CAT,
+    [MT_OP_stack] = OUT_CAT,         [MT_OP_nonzero] = OUT_NONZERO,
 };
 
 /* The out= object as nout tensors (borrowed from it); -1 with PyTorch's TypeError. */
@@ -247,6 +248,11 @@ check_dtype(mt_op op, const char *name, mt_dtype r, mt_dtype o)
         break;
     case OUT_WHERE:
         PyErr_Format(PyExc_RuntimeError, "Expected out type to be %s but got %s", rs, os);
+        break;
+    case OUT_NONZERO:
+        PyErr_Format(PyExc_RuntimeError,
+                     "nonzero: Expected out tensor to have scalar type %s but got scalar type%s",
+                     rs, os); /* (sic) */
         break;
     default:
         PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",

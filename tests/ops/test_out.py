@@ -56,6 +56,8 @@ CASES.update({
     "scatter_add": lambda L, x, o: L.scatter_add(x, 0, L.tensor(IDX), x, out=o),
     "masked_select": lambda L, x, o: L.masked_select(x, L.tensor(B), out=o),
     "argsort": lambda L, x, o: L.argsort(x, dim=0, stable=False, out=o),
+    "nonzero": lambda L, x, o: L.nonzero(x, out=o),
+    "nonzero_tuple": lambda L, x, o: L.nonzero(x, as_tuple=True, out=o),
     "zeros": lambda L, x, o: L.zeros(2, 3, out=o),
     "ones": lambda L, x, o: L.ones((3,), out=o),
     "full": lambda L, x, o: L.full((2,), 7, out=o),
