@@ -1,4 +1,4 @@
-/* Backward formulas of the activations (issue 20). Most call their backward op (ops.def's rows
+/* Backward formulas of the activations. Most call their backward op (ops.def's rows
  * after gelu_backward) with the input or, for the in-place forms PyTorch numbers 1 (elu_,
  * leaky_relu_, celu_) and hardtanh_, with the result; glu and prelu's kernel are written with
  * ops. The backward ops have rows too, for double backward as derivatives.yaml has them: each

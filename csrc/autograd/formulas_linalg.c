@@ -1,4 +1,4 @@
-/* Backward formulas of the statistics and linear algebra ops (issue 19): PyTorch's
+/* Backward formulas of the statistics and linear algebra ops: PyTorch's
  * derivatives.yaml and FunctionsManual.cpp for real matrices, written in ops (so they run on any
  * device the ops do, and can be differentiated again with create_graph).
  *

@@ -278,7 +278,7 @@ out_release:
     return st;
 }
 
-/* ---- padding and the losses of issue 20 ---- */
+/* ---- padding and the losses ---- */
 
 // constant_pad_nd(self, pad, value): g with the pads taken off again (negated pads narrow)
 mt_status

@@ -1,4 +1,4 @@
-/* Backward formulas of the everyday pointwise ops (issue 19): rounding, the trigonometric and
+/* Backward formulas of the everyday pointwise ops: rounding, the trigonometric and
  * special functions, the float pairs (copysign, atan2, logaddexp, xlogy, fmax/fmin), lerp,
  * addcmul/addcdiv, nan_to_num, and logcumsumexp.
  *

@@ -284,7 +284,7 @@ MT_DEFINE_GELU_BACKWARD(float, f32, f)
 MT_DEFINE_GELU_BACKWARD(double, f64, )
 #undef MT_DEFINE_GELU_BACKWARD
 
-/* ---- activations of torch.nn.functional (issue 20) ----
+/* ---- activations of torch.nn.functional ----
  * PyTorch's CPU kernels' formulas (aten/src/ATen/native/cpu/Activation.cpp), forward and
  * backward; g is the incoming gradient. A NaN x gives what PyTorch's vectorized loop gives:
  * NaN through the arithmetic, or the branch its comparisons then take. The integer rows
@@ -407,7 +407,7 @@ mt_random_in_range(uint64_t bits, int64_t from, uint64_t span)
     return (int64_t)((uint64_t)from + (span ? bits % span : bits));
 }
 
-/* ---- everyday pointwise (issue 19): rounding, tests, trigonometry, special functions, the
+/* ---- everyday pointwise: rounding, tests, trigonometry, special functions, the
  * bitwise shifts, the float-pair functions; as PyTorch's kernels compute them (ATen's
  * UnaryOpsKernel, BinaryOpsKernel and native/Math.h) ---- */
 

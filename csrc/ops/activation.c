@@ -1,4 +1,4 @@
-/* The composite activations (issue 20), in terms of other ops through the dispatcher: selu and
+/* The composite activations, in terms of other ops through the dispatcher: selu and
  * celu are elu with fixed or derived constants, relu6 is hardtanh(0, 6), glu is the first half
  * of its input times the sigmoid of the second, prelu reshapes its weight along the channel
  * dim for _prelu_kernel. PyTorch's checks and messages; the elementwise activations are rows

@@ -1,4 +1,4 @@
-/* Composite pointwise ops (issue 19), written in terms of other ops through the dispatcher, so
+/* Composite pointwise ops, written in terms of other ops through the dispatcher, so
  * they run on every device and record autograd through their pieces: the aliases fix (trunc)
  * and clip (clamp), isreal, float_power (pow in float64), isclose, count_nonzero,
  * broadcast_to and broadcast_tensors (expand), and view(dtype), which reinterprets the bytes. */

@@ -249,7 +249,7 @@ meta_masked_fill(ew_call *c, mt_args *a)
     return st;
 }
 
-/* ---- everyday pointwise (issue 19) ---- */
+/* ---- everyday pointwise ---- */
 
 /* round(self, decimals): with decimals, the float-only loop that scales first */
 static mt_status
@@ -382,7 +382,7 @@ meta_nan_to_num(ew_call *c, mt_args *a)
     return st;
 }
 
-/* ---- activations (issue 20) ---- */
+/* ---- activations ---- */
 
 /* A row whose Scalar arguments are its k, k2, k3 (leaky_relu's slope, softplus's beta and
  * threshold, elu's alpha, scale and input_scale), cast to the dtype of its tensors. */

@@ -101,7 +101,7 @@ mt_front_on_cuda(const mt_tensor *t)
     /* statistics: stats_checks.c */                                                            \
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
     X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \
-    /* everyday pointwise (issue 19): reduce_checks.c */                                      \
+    /* everyday pointwise: reduce_checks.c */                                      \
     X(logcumsumexp, logcumsumexp)
 
 #define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);

@@ -1,4 +1,4 @@
-/* The losses and distances of issue 20 that PyTorch writes as compositions (ATen's Loss.cpp,
+/* The losses and distances that PyTorch writes as compositions (ATen's Loss.cpp,
  * Distance.cpp), in terms of other ops through the dispatcher: smooth_l1_loss, huber_loss and
  * soft_margin_loss (which also have backward formulas of their own, formulas_nn.c, as PyTorch
  * names their nodes), kl_div, margin_ranking_loss, hinge_embedding_loss,

@@ -220,7 +220,7 @@ mt_front_scan(const mt_args *a, mt_plan *p)
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
 }
 
-/* everyday pointwise (issue 19): logcumsumexp, floats only, in self's dtype. */
+/* everyday pointwise: logcumsumexp, floats only, in self's dtype. */
 mt_status
 mt_front_logcumsumexp(const mt_args *a, mt_plan *p)
 {

@@ -74,7 +74,7 @@ def sigmoid(input: Tensor) -> Tensor:
     return _C.sigmoid(input)
 
 
-# ---- more activations (issue 20): ops of the elementwise table and composites in C; softsign
+# ---- activations: ops of the elementwise table and composites in C; softsign
 # and tanhshrink are Python in PyTorch too ----
 
 
@@ -449,7 +449,7 @@ def binary_cross_entropy_with_logits(
     return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
 
 
-# ---- more losses (issue 20): composites in C (ops/losses.c), or Python where PyTorch's are ----
+# ---- losses: composites in C (ops/losses.c), or Python where PyTorch's are ----
 
 
 def _reduction_of(size_average: Optional[bool], reduce: Optional[bool], reduction: str) -> int:
@@ -679,7 +679,7 @@ def multilabel_soft_margin_loss(
     raise ValueError(reduction + " is not valid")
 
 
-# ---- distances, normalisation, padding (issue 20) ----
+# ---- distances, normalisation, padding ----
 
 cosine_similarity = _C.cosine_similarity
 pairwise_distance = _C.pairwise_distance

@@ -5,7 +5,7 @@ update recursively from the group's current lr, as PyTorch's do (so other change
 compose); step(epoch) uses the closed form where one exists. Plain Python arithmetic on numbers
 (an lr held as a tensor is filled in place): no tensors computed. The schedulers that drive
 others or keep their own state (SequentialLR, ChainedScheduler, ReduceLROnPlateau, OneCycleLR)
-are in _lr_scheduler_more.py and exported from here.
+are in _lr_scheduler_composite.py and exported from here.
 """
 from __future__ import annotations
 
@@ -495,4 +495,4 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._set_lrs(values)
 
 
-from ._lr_scheduler_more import ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402
+from ._lr_scheduler_composite import ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402

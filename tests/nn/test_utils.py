@@ -1,6 +1,6 @@
 """nn.utils against PyTorch: clip_grad_norm_ (every norm type, error_if_nonfinite, foreach,
 the returned total norm), clip_grad_value_, parameters_to_vector and vector_to_parameters, from
-the same gradients (on the CUDA device: tests/cuda/test_cuda_nn_more.py)."""
+the same gradients (on the CUDA device: tests/cuda/test_cuda_nn_functional.py)."""
 import math
 
 import numpy as np

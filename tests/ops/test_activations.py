@@ -2,7 +2,7 @@
 on every layout, empty and 0-dim shapes, NaN and inf; gradients (finite differences and
 PyTorch's, with PyTorch's node names), second derivatives; the in-place forms; the backward ops
 themselves; the modules (repr, forward, PReLU's weight); bad calls raise PyTorch's class and
-message. Their CUDA kernels: tests/cuda/test_cuda_nn_more.py."""
+message. Their CUDA kernels: tests/cuda/test_cuda_nn_functional.py."""
 import math
 
 import numpy as np

@@ -98,7 +98,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# ---- more activations (issue 20), as torch/nn/modules/activation.py ----
+# ---- activations, as torch/nn/modules/activation.py ----
 
 
 def _inplace_str(inplace: bool, first: bool = False) -> str:

@@ -125,7 +125,7 @@ class BCEWithLogitsLoss(_Loss):
         )
 
 
-# ---- more losses (issue 20), as torch/nn/modules/loss.py ----
+# ---- losses, as torch/nn/modules/loss.py ----
 
 
 class SmoothL1Loss(_Loss):
