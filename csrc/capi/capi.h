@@ -24,7 +24,7 @@
 #include "ops/reduce_dims.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 14 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 15 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -32,7 +32,8 @@
                             * the normalisations' backward, batch_norm's running statistics;
                             * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root;
                             * 13: no mt_op_* (the plug-in compiles ops_api.h's own);
-                            * 14: the elementwise front end mt_ew_call replaces its checks */
+                            * 14: the elementwise front end mt_ew_call replaces its checks;
+                            * 15: mt_tensor's view fields (view_base ...) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */

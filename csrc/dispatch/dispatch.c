@@ -178,7 +178,7 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
         /* copy_ moves data between devices; the CUDA kernel does both directions. */
         if (op == MT_OP_copy_) {
             ks->dev = d.type == MT_CUDA ? d : ks->dev;
-            ks->needs_grad |= t->requires_grad;
+            ks->needs_grad |= mt_tensor_requires_grad(t);
             return MT_OK;
         }
         char b1[32], b2[32];
@@ -190,7 +190,7 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
     }
     ks->dev = d;
     ks->have_device = true;
-    ks->needs_grad |= t->requires_grad;
+    ks->needs_grad |= mt_tensor_requires_grad(t);
     return MT_OK;
 }
 
@@ -205,7 +205,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
         const mt_tensor *t = a->t[k];
         if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
             ks.cpu_scalars = true;
-            ks.needs_grad |= t->requires_grad;
+            ks.needs_grad |= mt_tensor_requires_grad(t);
         } else {
             st = see_tensor(op, t, &ks);
         }
@@ -248,6 +248,37 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     return MT_OK;
 }
 
+/* Whether t is one of a's tensors or the base of one. */
+static bool
+is_input_base(const mt_args *a, const mt_tensor *t)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && (a->t[k] == t || a->t[k]->view_base == t)) {
+            return true;
+        }
+    }
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && (a->tl[k] == t || a->tl[k]->view_base == t)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A composite's result that is a view of one of its intermediates (matmul's view of its mm,
+ * reshape's of its copy) is no view: PyTorch returns those through _unsafe_view, so an
+ * in-place op on them is an ordinary one, not CopySlices over a tensor nobody sees. */
+static void
+unlink_intermediate_views(mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor *o = a->out[k];
+        if (o && o->view_base && !is_input_base(a, o->view_base)) {
+            mt_tensor_clear(&o->view_base);
+        }
+    }
+}
+
 static mt_status
 run(mt_op op, mt_args *a, unsigned keys)
 {
@@ -281,12 +312,16 @@ run(mt_op op, mt_args *a, unsigned keys)
     /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
      * journey shows the op once, with the backend kernel that computed it. */
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
-        return k->fn(a);
+        st = k->fn(a);
+    } else {
+        bool kernel = key != MT_KEY_COMPOSITE;
+        mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
+        st = k->fn(a);
+        mt_trace_exit_n(kernel ? 2 : 1);
     }
-    bool kernel = key != MT_KEY_COMPOSITE;
-    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
-    st = k->fn(a);
-    mt_trace_exit_n(kernel ? 2 : 1);
+    if (key == MT_KEY_COMPOSITE && st == MT_OK) {
+        unlink_intermediate_views(a);
+    }
     return st;
 }
 
