@@ -8,6 +8,7 @@
 #include "alloc/allocator.h"
 #include "autograd/autograd.h"
 #include "cpu/random.h"
+#include "ops/front.h"
 
 static PyObject *
 py_register_classes(PyObject *m, PyObject *args)
@@ -69,34 +70,23 @@ py_op_info(PyObject *m, PyObject *name)
     }
     for (int op = 0; op < MT_NUM_OPS; op++) {
         if (strcmp(mt_op_names[op], s) == 0) {
+            /* the schema's parameters, and apart its results ("(Tensor Q, Tensor R)") if it
+             * names them */
             int f = mt_op_flags[op];
-            return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O}", "schema", mt_op_schemas[op], "nout",
-                                 mt_op_nout[op], "method", (f & METHOD) ? Py_True : Py_False,
-                                 "function", (f & FUNCTION) ? Py_True : Py_False, "inplace",
-                                 (f & INPLACE) ? Py_True : Py_False);
+            const char *text = mt_op_schemas[op], *arrow = strstr(text, " -> ");
+            int len = arrow ? (int)(arrow - text) : (int)strlen(text);
+            /* where its front end runs (ops/front.h), if it has one */
+            const char *front = mt_op_fronts[op]         ? "dispatcher"
+                                : mt_op_is_elementwise[op] ? "elementwise"
+                                                           : NULL;
+            return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O,s:z}", "schema", text, (Py_ssize_t)len,
+                                 "returns", arrow ? arrow + 4 : NULL, "nout", mt_op_nout[op],
+                                 "method", (f & METHOD) ? Py_True : Py_False, "function",
+                                 (f & FUNCTION) ? Py_True : Py_False, "inplace",
+                                 (f & INPLACE) ? Py_True : Py_False, "front", front);
         }
     }
     return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);
-}
-
-static PyObject *
-py_manual_seed(PyObject *m, PyObject *arg)
-{
-    (void)m;
-    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    mt_manual_seed(s);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-py_initial_seed(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    return PyLong_FromUnsignedLongLong(mt_initial_seed());
 }
 
 static PyObject *
@@ -165,8 +155,6 @@ static PyMethodDef module_methods[] = {
     {"_dispatch_table", py_dispatch_table, METH_O,
      "The kernels an op has, by dispatch key: {'CPU': 'mt_cpu_addmm'}."},
     {"_op_info", py_op_info, METH_O, "An op's schema and flags from the op table."},
-    {"manual_seed", py_manual_seed, METH_O, NULL},
-    {"initial_seed", py_initial_seed, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
@@ -192,7 +180,8 @@ PyInit__C(void)
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 || mt_py_caching_init(m) < 0 ||
-        mt_py_tracer_init(m) < 0 || mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0) {
+        mt_py_tracer_init(m) < 0 || mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 ||
+        mt_py_generator_init(m) < 0) {
         goto out_fail;
     }
     PyObject *ops = PyTuple_New(MT_NUM_OPS);

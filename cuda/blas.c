@@ -8,7 +8,6 @@
  * An inner dimension of 0 gives beta * input (zeros when beta is 0) without calling cuBLAS,
  * as PyTorch does. Built only when the cuBLAS headers are found (MT_CUDA_CUBLAS); otherwise the
  * products have no CUDA kernel (they run through host_fallback.c). */
-#include <inttypes.h>
 #include <limits.h>
 
 #include "cuda/elementwise.h"
@@ -269,37 +268,12 @@ out_release:
     return st;
 }
 
-/* kernel: PyTorch's CUDA kernel name in its "not implemented" error */
+/* cuBLAS has float and double products only; kernel: PyTorch's CUDA kernel name in its "not
+ * implemented" error */
 static mt_status
 check_float(const char *kernel, mt_dtype dt)
 {
-    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", kernel,
-                       mt_dtype_scalar_name(dt));
-    }
-    return MT_OK;
-}
-
-static mt_status
-check_mm(const mt_tensor *m1, const mt_tensor *m2, const char *name1)
-{
-    if (m1->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "%s must be a matrix, got %d-D tensor", name1, m1->ndim);
-    }
-    if (m2->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->ndim);
-    }
-    if (m1->sizes[1] != m2->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "mat1 and mat2 shapes cannot be multiplied (%" PRId64 "x%" PRId64
-                       " and %" PRId64 "x%" PRId64 ")",
-                       m1->sizes[0], m1->sizes[1], m2->sizes[0], m2->sizes[1]);
-    }
-    if (m1->dtype != m2->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                       mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
-    }
-    return check_float("addmm_cuda", m1->dtype);
+    return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented(kernel, "", dt) : MT_OK;
 }
 
 /* out (m,n) = alpha m1 @ m2 + beta out; a single row is gemv over m2 (PyTorch does the same) */
@@ -342,7 +316,7 @@ static mt_status
 cuda_mm(mt_args *a)
 {
     mt_tensor *m1 = a->t[0], *m2 = a->t[1], *out = NULL;
-    mt_status st = check_mm(m1, m2, "self");
+    mt_status st = check_float("addmm_cuda", m1->dtype);
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
     if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
         return st;
@@ -355,9 +329,9 @@ static mt_status
 cuda_addmm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
-    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
-    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
-    mt_status st = check_mm(m1, m2, "mat1");
+    double beta = mt_scalar_to_double(a->plan->product.beta);
+    double alpha = mt_scalar_to_double(a->plan->product.alpha);
+    mt_status st = check_float("addmm_cuda", m1->dtype);
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
     if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
         return st;
@@ -389,20 +363,16 @@ matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta,
 static mt_status
 cuda_mv(mt_args *a)
 {
-    mt_tensor *m = a->t[0], *v = a->t[1];
-    mt_status st = mt_check_matvec(NULL, m, v);
-    return st ? st : matvec(a, NULL, m, v, 0.0, 1.0);
+    return matvec(a, NULL, a->t[0], a->t[1], 0.0, 1.0);
 }
 
 // self broadcast to (m), mat (m,k), vec (k) -> out (m) = beta self + alpha mat @ vec
 static mt_status
 cuda_addmv(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
-    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
-    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
-    mt_status st = mt_check_matvec(self, mat, vec);
-    return st ? st : matvec(a, self, mat, vec, beta, alpha);
+    const mt_product_plan *p = &a->plan->product;
+    return matvec(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
+                  mt_scalar_to_double(p->alpha));
 }
 
 /* out (b,m,n) = beta self + alpha b1 @ b2 for each b; self NULL (bmm) or broadcast to it */
@@ -426,30 +396,16 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, 
 static mt_status
 cuda_bmm(mt_args *a)
 {
-    mt_tensor *b1 = a->t[0], *b2 = a->t[1];
-    mt_status st = mt_check_batches(b1, b2);
-    if (st == MT_OK && b2->dtype != b1->dtype) {
-        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                     mt_dtype_scalar_name(b1->dtype), mt_dtype_scalar_name(b2->dtype));
-    }
-    return st ? st : batched(a, NULL, b1, b2, 0.0, 1.0, "bmm_cuda");
+    return batched(a, NULL, a->t[0], a->t[1], 0.0, 1.0, "bmm_cuda");
 }
 
 // self broadcast to (b,m,n), batch1 (b,m,k), batch2 (b,k,n) -> out = beta self + alpha b1 @ b2
 static mt_status
 cuda_baddbmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
-    double beta = mt_scalar_is_none(a->s[0]) ? 1.0 : mt_scalar_to_double(a->s[0]);
-    double alpha = mt_scalar_is_none(a->s[1]) ? 1.0 : mt_scalar_to_double(a->s[1]);
-    mt_status st = mt_check_batches(b1, b2);
-    if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
-        st = mt_fail(MT_ERUNTIME,
-                     "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                     mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
-                     mt_dtype_c_name(b2->dtype));
-    }
-    return st ? st : batched(a, self, b1, b2, beta, alpha, "baddbmm_cuda");
+    const mt_product_plan *p = &a->plan->product;
+    return batched(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
+                   mt_scalar_to_double(p->alpha), "baddbmm_cuda");
 }
 
 // x (n), y (n) -> out () = sum x * y, written by cuBLAS on the device (no host sync)
@@ -491,8 +447,8 @@ static mt_status
 cuda_dot(mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
-    mt_status st = mt_check_dot(x, y);
-    if (st || (st = check_float("dot", x->dtype)) ||
+    mt_status st;
+    if ((st = check_float("dot", x->dtype)) ||
         (st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out))) {
         return st;
     }

@@ -1,6 +1,6 @@
 /* conv2d and its backward (convolution_backward_input / _weight) on cuDNN, NCHW float32 and
- * float64. The argument checks and geometry are the CPU ops' (cpu/conv.c, conv_backward.c,
- * through the C API), so both backends fail alike; every operand is made contiguous first.
+ * float64. The checks and the geometry are the front end's (ops/conv_checks.c, its plan in
+ * a->plan), as for the CPU kernels; every operand is made contiguous first.
  *
  * One cuDNN handle per device per thread (handles.h), set to the thread's current stream
  * before each use. The algorithm is the first of cuDNN's heuristic ranking (the _v7 queries)
@@ -233,14 +233,11 @@ dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out)
     return mt_cuda_cast(t, dt, out);
 }
 
+/* cuDNN convolves floats and doubles only. */
 static mt_status
 check_float(const char *op, mt_dtype dt)
 {
-    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
-                       mt_dtype_scalar_name(dt));
-    }
-    return MT_OK;
+    return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented(op, "", dt) : MT_OK;
 }
 
 /* Whether cuDNN has any work: it rejects zero-sized dims, and a convolution over no input
@@ -256,10 +253,10 @@ has_work(const conv_geom *g)
 static mt_status
 cuda_conv2d(mt_args *a)
 {
-    conv_geom g;
+    const conv_geom g = a->plan->conv;
     mt_tensor *x = NULL, *w = NULL, *out = NULL, *ws = NULL, *bias = a->t[2];
-    mt_status st = mt_conv2d_geom(a, &g);
-    if (st || (st = check_float("conv2d", a->t[0]->dtype))) {
+    mt_status st = check_float("conv2d", a->t[0]->dtype);
+    if (st) {
         return st;
     }
     mt_dtype dt = a->t[0]->dtype;
@@ -331,15 +328,8 @@ conv_backward(mt_args *a, grad_kind kind)
 {
     const mt_intlist *sz = &a->l[0];
     mt_tensor *other = a->t[1], *go = NULL, *o = NULL, *out = NULL, *ws = NULL;
-    conv_geom g;
-    mt_status st = kind == GRAD_INPUT
-                       ? mt_conv_backward_geom(a, a->t[0], sz->n, sz->v, other->ndim,
-                                               other->sizes, &g)
-                       : mt_conv_backward_geom(a, a->t[0], other->ndim, other->sizes, sz->n,
-                                               sz->v, &g);
-    if (st) {
-        return st;
-    }
+    const conv_geom g = a->plan->conv;
+    mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(a->t[0]);
     conv_plan p = {0};

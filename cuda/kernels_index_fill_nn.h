@@ -49,10 +49,18 @@ typedef struct mt_cuda_rand {
     double a, b;   /* uniform: from, to; normal: mean, std; bernoulli: p */
     int64_t from;  /* random_: [from, from + span) */
     uint64_t span;
+    const double *in; /* per element (n): bernoulli's p, poisson's rate */
 } mt_cuda_rand;
 
-/* The kernel (one mt_cuda_rand) of kind (ops/arg_checks.h's mt_random_kind) on dtype dt, or
- * NULL. */
+/* The kinds of rand kernel: mt_random_kind's fills (ops/arg_checks.h), then two with an input:
+ * bernoulli_ of a tensor p and poisson; poisson's element i draws from the counters (i, offset
+ * + k) for k < MT_CUDA_POISSON_ROUNDS, each giving two uniforms. */
+#define MT_CUDA_RAND_BERNOULLI_TENSOR 8
+#define MT_CUDA_RAND_POISSON 9
+#define MT_CUDA_RAND_KINDS 10
+#define MT_CUDA_POISSON_ROUNDS 1024 /* a rejection loop that long has probability ~0 */
+
+/* The kernel (one mt_cuda_rand) of kind on dtype dt, or NULL. */
 const void *mt_cuda_rand_kernel(int kind, mt_dtype dt);
 
 /* ---- factories and triangles (factory.cu) ---- */

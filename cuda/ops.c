@@ -178,6 +178,7 @@ mt_cuda_register(void)
     mt_cuda_register_norm();
     mt_cuda_register_sort();
     mt_cuda_register_optim();
+    mt_cuda_register_stats();
     mt_cuda_register_blas();
     mt_cuda_register_host_fallback();
     mt_register_allocator(MT_CUDA, mt_cuda_allocator());

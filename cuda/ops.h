@@ -29,6 +29,7 @@ void mt_cuda_register_select(void);      /* ops_select.c */
 void mt_cuda_register_norm(void);        /* ops_norm.c */
 void mt_cuda_register_sort(void);        /* ops_sort.c */
 void mt_cuda_register_optim(void);       /* ops_optim.c */
+void mt_cuda_register_stats(void);       /* ops_stats.c */
 /* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
 void mt_cuda_register_host_fallback(void); /* host_fallback.c */
 

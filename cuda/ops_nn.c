@@ -1,6 +1,6 @@
 /* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits), nll_loss
- * and embedding_dense_backward (nn.cu), with the shared checks of ops/arg_checks.c and the shared
- * reduction of a loss (ops/nn.c). */
+ * and embedding_dense_backward (nn.cu), from their front ends' plans (ops/nn_checks.c), with the
+ * shared reduction of a loss (ops/nn.c) and messages of what the data shows (ops/fails.h). */
 #include <limits.h>
 
 #include "cuda/elementwise.h"
@@ -21,10 +21,10 @@ static mt_status
 cuda_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL, *w = NULL, *b = NULL, *out = NULL;
-    int64_t n, rows;
-    double eps;
-    mt_status st = mt_layer_norm_spec(a, "CUDA", &n, &rows, &eps);
-    if (st || (st = as_double(a->t[1], &w)) || (st = as_double(a->t[2], &b)) ||
+    int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    double eps = a->plan->norm.eps;
+    mt_status st;
+    if ((st = as_double(a->t[1], &w)) || (st = as_double(a->t[2], &b)) ||
         (st = mt_cuda_cast(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
                               &out))) {
@@ -108,8 +108,7 @@ bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
             goto out_release;
         }
         if (bad) {
-            st = mt_fail(MT_ERUNTIME, "all elements of %s should be between 0 and 1",
-                         (bad & 1) ? "input" : "target");
+            st = mt_fail_bce_range(bad & 1);
             goto out_release;
         }
     }
@@ -130,27 +129,15 @@ static mt_status
 cuda_binary_cross_entropy(mt_args *a)
 {
     mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
-    mt_status st = mt_check_bce(a->t[0], a->t[1]);
-    return st ? st : bce(a, ins, a->t[0]->dtype, 0);
+    return bce(a, ins, a->plan->loss.dt, 0);
 }
 
 // self, target logits and probabilities, weight and pos_weight (broadcast to them) or NULL
 static mt_status
 cuda_binary_cross_entropy_with_logits(mt_args *a)
 {
-    mt_tensor *one = NULL;
-    mt_status st = MT_OK;
-    if (a->t[3] == NULL && (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one))) {
-        return st;
-    }
-    mt_tensor *types[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
     mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
-    mt_dtype dt;
-    if ((st = mt_bce_logits_dtype(types, &dt)) == MT_OK) {
-        st = bce(a, ins, dt, 1);
-    }
-    mt_tensor_clear(&one);
-    return st;
+    return bce(a, ins, a->plan->loss.dt, 1);
 }
 
 // grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
@@ -160,13 +147,11 @@ static mt_status
 cuda_embedding_dense_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
-    int64_t num_weights = a->i[0], padding_idx = a->i[1], n, dim, bad_value;
+    int64_t num_weights = a->i[0], padding_idx = a->i[1], bad_value;
+    int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
     bool bad = false;
     mt_device dev = mt_tensor_device(grad);
-    mt_status st = mt_check_embedding_backward(grad, a->t[1], num_weights, &n, &dim);
-    if (st) {
-        return st;
-    }
+    mt_status st;
     mt_dtype dt = grad->dtype;
     int64_t sizes[2] = {num_weights, dim};
     if ((st = mt_cuda_cast(grad, dt, &g)) || (st = mt_cuda_cast(a->t[1], MT_INT64, &ix)) ||
@@ -174,7 +159,7 @@ cuda_embedding_dense_backward(mt_args *a)
         goto out_release;
     }
     if (bad) {
-        st = mt_fail(MT_EINDEX, "index out of range in self");
+        st = mt_fail_embedding_index();
         goto out_release;
     }
     if ((st = mt_tensor_empty(2, sizes, dt, dev, &out)) ||
@@ -241,7 +226,7 @@ mt_cuda_nll_check_targets(const unsigned long long *first, const int64_t *t, mt_
         (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
         return st;
     }
-    return mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)bad);
+    return mt_fail_nll_target(bad);
 }
 
 // self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
@@ -251,12 +236,10 @@ cuda_nll_loss(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
     mt_tensor *wt = NULL, *flag = NULL;
-    int64_t reduction = a->i[0], ignore = a->i[1], N, C, K, one = 1;
+    int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
+    int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
     mt_device dev = mt_tensor_device(self);
-    mt_status st = mt_nll_spec(self, target, a->t[2], &N, &C, &K);
-    if (st) {
-        return st;
-    }
+    mt_status st;
     int64_t nk = N * K;
     /* without a batch dim the one loss is 0-dim, whatever target's rank */
     int ndim = self->ndim == 1 ? 0 : target->ndim;

@@ -1,6 +1,6 @@
 /* The CUDA key's batch_norm and the backward ops of layer_norm, batch_norm and nll_loss
- * (kernels in norm.cu): the CPU kernels' checks and error messages (csrc/cpu/nn.c,
- * nn_backward.c), outputs from the caching allocator, per-feature parameters as float64. */
+ * (kernels in norm.cu), from their front ends' plans (ops/norm_checks.c): outputs from the
+ * caching allocator, per-feature parameters as float64. */
 
 #include "cuda/elementwise.h"
 #include "cuda/norm.h"
@@ -14,7 +14,7 @@ launch_blocks(const void *kernel, int64_t n, void **args)
     return n > 0 ? mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_ROW_THREADS, args) : MT_OK;
 }
 
-/* *out = p (checked by the spec) as a contiguous float64 copy, NULL for an absent p. */
+/* *out = p (checked by the front end) as a contiguous float64 copy, NULL for an absent p. */
 static mt_status
 as_double(mt_tensor *p, mt_tensor **out)
 {
@@ -89,12 +89,10 @@ cuda_batch_norm(mt_args *a)
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
     mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
     bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[1]);
-    int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_spec(a, "CUDA", &outer, &C, &inner);
-    if (st) {
-        return st;
-    }
+    const mt_norm_plan *p = &a->plan->norm;
+    double eps = p->eps;
+    int64_t outer = p->outer, C = p->C, inner = p->inner;
+    mt_status st;
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {2, C};
     if ((st = mt_cuda_cast(input, input->dtype, &t[0])) || (st = as_double(a->t[1], &t[1])) ||
@@ -133,12 +131,10 @@ cuda_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
     mt_tensor *input = a->t[1];
-    double eps;
-    int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner, &eps);
-    if (st) {
-        return st;
-    }
+    const mt_norm_plan *p = &a->plan->norm;
+    double eps = p->eps;
+    int64_t outer = p->outer, C = p->C, inner = p->inner;
+    mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
@@ -167,12 +163,9 @@ cuda_layer_norm_backward(mt_args *a)
     mt_tensor *t[7] = {NULL}; /* grad_out, input, weight, stats, gx, gw, gb */
     mt_tensor *input = a->t[1];
     const mt_intlist *shape = &a->l[0];
-    double eps;
-    int64_t n, rows;
-    mt_status st = mt_layer_norm_backward_spec(a, &n, &rows, &eps);
-    if (st) {
-        return st;
-    }
+    double eps = a->plan->norm.eps;
+    int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {rows, 2};
@@ -208,11 +201,9 @@ cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
     mt_tensor *t[6] = {NULL}; /* grad_output, target, weight as float64, total, flag, gx */
-    int64_t reduction = a->i[0], ignore = a->i[1], one = 1, N, C, K;
-    mt_status st = mt_nll_backward_spec(a, &N, &C, &K);
-    if (st) {
-        return st;
-    }
+    int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
+    int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
+    mt_status st;
     int none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
     mt_device dev = mt_tensor_device(self);

@@ -1,7 +1,7 @@
 /* 2-D pooling on CUDA: max_pool2d (+ with_indices and its backward), avg_pool2d (+ backward),
- * adaptive_avg_pool2d (+ backward). The argument checks and window geometry are the CPU ops'
- * (cpu/pool.c, through the C API), the kernels pool.cu's; cuDNN pooling is not used since it
- * returns no indices and cannot express ceil_mode's clipped windows or divisor_override. */
+ * adaptive_avg_pool2d (+ backward). The window geometry is the front end's plan
+ * (ops/pool_checks.c), the kernels pool.cu's; cuDNN pooling is not used since it returns no
+ * indices and cannot express ceil_mode's clipped windows or divisor_override. */
 #include <string.h>
 
 #include "cuda/elementwise.h"
@@ -16,12 +16,6 @@ dense(mt_tensor *t, mt_tensor **out)
         return MT_OK;
     }
     return mt_cuda_cast(t, t->dtype, out);
-}
-
-static mt_status
-not_implemented(const char *op, mt_dtype dt)
-{
-    return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op, mt_dtype_scalar_name(dt));
 }
 
 /* Runs pool kernel op over in into out (both contiguous, on one device); idx and bad as
@@ -46,13 +40,15 @@ launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt
     return st ? st : mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_THREADS, args);
 }
 
-/* a->out[0] (and out[1], int64 indices, for want_idx) = op over self (t[0]) with geometry g */
+/* a->out[0] (and out[1], int64 indices, for want_idx) = op over self (t[0]) with the plan's
+ * geometry */
 static mt_status
-forward(mt_args *a, mt_cuda_pool_op op, const char *name, const pool_geom *g, bool want_idx)
+forward(mt_args *a, mt_cuda_pool_op op, const char *name, bool want_idx)
 {
     mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
+    const pool_geom *g = &a->plan->pool;
     if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
-        return not_implemented(name, self->dtype);
+        return mt_fail_not_implemented(name, "", self->dtype);
     }
     int64_t sizes[MT_MAX_DIMS];
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
@@ -79,42 +75,36 @@ out_release:
 static mt_status
 cuda_max_pool2d(mt_args *a)
 {
-    pool_geom g;
-    mt_status st = mt_max_pool2d_geom(a, a->t[0], &g);
-    return st ? st : forward(a, MT_CUDA_POOL_MAX, "max_pool2d", &g, false);
+    return forward(a, MT_CUDA_POOL_MAX, "max_pool2d", false);
 }
 
 // as max_pool2d; indices (int64, out's shape) of each maximum within its plane, h * W + w
 static mt_status
 cuda_max_pool2d_with_indices(mt_args *a)
 {
-    pool_geom g;
-    mt_status st = mt_max_pool2d_geom(a, a->t[0], &g);
-    return st ? st : forward(a, MT_CUDA_POOL_MAX, "max_pool2d", &g, true);
+    return forward(a, MT_CUDA_POOL_MAX, "max_pool2d", true);
 }
 
 static mt_status
 cuda_avg_pool2d(mt_args *a)
 {
-    pool_geom g;
-    mt_status st = mt_avg_pool2d_geom(a, a->t[0], &g);
-    return st ? st : forward(a, MT_CUDA_POOL_AVG, "avg_pool2d", &g, false);
+    return forward(a, MT_CUDA_POOL_AVG, "avg_pool2d", false);
 }
 
 // self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), output_size (OH, OW)
 static mt_status
 cuda_adaptive_avg_pool2d(mt_args *a)
 {
-    pool_geom g;
-    mt_status st = mt_adaptive_avg_pool2d_geom(a, a->t[0], &g);
-    return st ? st : forward(a, MT_CUDA_POOL_ADAPTIVE, "adaptive_avg_pool2d", &g, false);
+    return forward(a, MT_CUDA_POOL_ADAPTIVE, "adaptive_avg_pool2d", false);
 }
 
-/* a->out[0] = zeros shaped as self (t[1]) with op's gradient of grad (t[0]) scattered in;
- * idx: the forward's indices (max) or NULL, checked to lie in their planes. */
+/* a->out[0] = zeros shaped as self (t[1]) with op's gradient of grad (t[0]) scattered in, with
+ * the plan's geometry; idx: the forward's indices (max) or NULL, checked to lie in their
+ * planes. */
 static mt_status
-backward(mt_args *a, mt_cuda_pool_op op, const pool_geom *g, mt_tensor *idx)
+backward(mt_args *a, mt_cuda_pool_op op, mt_tensor *idx)
 {
+    const pool_geom *g = &a->plan->pool;
     mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL, *bad = NULL, *bad_h = NULL;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(self);
@@ -137,8 +127,7 @@ backward(mt_args *a, mt_cuda_pool_op op, const pool_geom *g, mt_tensor *idx)
             goto out_release;
         }
         if (*(const int32_t *)mt_tensor_data(bad_h)) {
-            st = mt_fail(MT_EINDEX, "max_pool2d_with_indices_backward: an index is outside its "
-                                    "plane of %lld elements", (long long)(g->h * g->w));
+            st = mt_fail_pool_index(g->h * g->w);
             goto out_release;
         }
     }
@@ -158,42 +147,19 @@ out_release:
 static mt_status
 cuda_max_pool2d_with_indices_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
-    pool_geom g = {0};
-    mt_status st = mt_max_pool_backward_geom(grad, self, idx, &g);
-    if (st) {
-        return st;
-    }
-    return backward(a, MT_CUDA_POOL_MAX_BACK, &g, idx);
+    return backward(a, MT_CUDA_POOL_MAX_BACK, a->t[2]);
 }
 
 static mt_status
 cuda_avg_pool2d_backward(mt_args *a)
 {
-    pool_geom g;
-    mt_status st = mt_avg_pool2d_geom(a, a->t[1], &g);
-    if (st || (st = mt_pool_backward_geom(a->t[0], a->t[1], g.oh, g.ow, &g))) {
-        return st;
-    }
-    return backward(a, MT_CUDA_POOL_AVG_BACK, &g, NULL);
+    return backward(a, MT_CUDA_POOL_AVG_BACK, NULL);
 }
 
 static mt_status
 cuda__adaptive_avg_pool2d_backward(mt_args *a)
 {
-    mt_tensor *self = a->t[1];
-    pool_geom g = {0};
-    if (self->ndim != 3 && self->ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d_backward: expected 3D or 4D input");
-    }
-    mt_status st = mt_pool_backward_geom(a->t[0], self, -1, -1, &g);
-    if (st) {
-        return st;
-    }
-    if (g.oh == 0 || g.ow == 0) { /* no windows: nothing flows back */
-        g.planes = 0;
-    }
-    return backward(a, MT_CUDA_POOL_ADAPTIVE_BACK, &g, NULL);
+    return backward(a, MT_CUDA_POOL_ADAPTIVE_BACK, NULL);
 }
 
 void

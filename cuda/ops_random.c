@@ -1,66 +1,60 @@
-/* The CUDA key's random fills (uniform_, normal_, bernoulli_, random_) and randperm's sort keys:
- * the arguments are the shared mt_random_spec_of's, the numbers random.cu's Philox. Each device
- * has a generator of PyTorch's CUDA kind, a seed and an offset: manual_seed (seen through
- * mt_seed_epoch) resets both, and every launch takes the next offset, so no two launches share
- * a counter. */
-#include <pthread.h>
-
+/* The CUDA key's random ops: the fills (uniform_, normal_, bernoulli_, random_, exponential_,
+ * geometric_, log_normal_, cauchy_), poisson, multinomial and randperm's sort keys. The
+ * arguments are the shared checks' (ops/random_checks.c, ops/distributions.c), the numbers
+ * random.cu's Philox. A launch draws from a CUDA generator (core/generator.h): the call's
+ * generator= or its device's default, PyTorch's kind (a seed and an offset that every launch
+ * advances, so no two launches share a counter). */
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 #include "cuda/sort.h"
+#include "ops/distributions.h"
 
-typedef struct generator {
-    uint64_t epoch_seen; /* mt_seed_epoch + 1 when last seeded; 0: never */
-    uint64_t seed, offset;
-} generator;
-
-static generator gens[MT_CUDA_MAX_DEVICES];
-static pthread_mutex_t gen_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The seed and a fresh offset of device's generator for one launch. */
-static void
-next_offset(int device, uint64_t *seed, uint64_t *offset)
-{
-    uint64_t s = 0, e = mt_seed_epoch(&s) + 1;
-    pthread_mutex_lock(&gen_lock);
-    generator *g = &gens[device];
-    if (g->epoch_seen != e) {
-        g->epoch_seen = e;
-        g->seed = s;
-        g->offset = 0;
-    }
-    *seed = g->seed;
-    *offset = g->offset++;
-    pthread_mutex_unlock(&gen_lock);
-}
-
-// self (any shape, CUDA); self = draws of kind, in place
+/* The key and first offset of a launch on dev using `increment` offsets. */
 static mt_status
-fill_random(mt_args *a, mt_random_kind kind)
+philox_for(mt_generator *gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset)
 {
-    mt_tensor *self = a->t[0], *dense = NULL;
-    mt_random_spec r;
-    mt_status st = mt_random_spec_of(a, kind, "cuda", &r);
-    if (st || (st = mt_check_writable(self))) {
-        return st;
-    }
-    mt_device dev = mt_tensor_device(self);
+    mt_generator *g;
     if (dev.index < 0 || dev.index >= MT_CUDA_MAX_DEVICES) {
         return mt_fail(MT_ERUNTIME, "invalid CUDA device %d", dev.index);
     }
+    mt_status st = mt_generator_for(gen, dev, &g);
+    if (st == MT_OK) {
+        mt_generator_philox(g, increment, seed, offset);
+    }
+    return st;
+}
+
+// self (any shape, CUDA), in (self's shape, float64, contiguous) or NULL; self = draws of
+// kind (rand_kernel's), in place
+static mt_status
+fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t increment)
+{
+    mt_tensor *self = a->t[0], *dense = NULL;
+    mt_status st = mt_check_writable(self);
+    if (st) {
+        return st;
+    }
+    mt_device dev = mt_tensor_device(self);
     /* a strided self is filled through a dense scratch tensor */
     if (mt_tensor_is_contiguous(self)) {
         dense = mt_tensor_retain(self);
     } else if ((st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &dense))) {
         return st;
     }
-    mt_cuda_rand p = {mt_tensor_data(dense), mt_tensor_numel(dense), 0, 0, r.a, r.b, r.from,
-                      r.span};
-    next_offset(dev.index, &p.seed, &p.offset);
+    mt_cuda_rand p = {mt_tensor_data(dense),
+                      mt_tensor_numel(dense),
+                      0,
+                      0,
+                      r->a,
+                      r->b,
+                      r->from,
+                      r->span,
+                      in ? (const double *)mt_tensor_data(in) : NULL};
     void *args[] = {&p};
-    if ((st = mt_cuda_use_device(dev)) ||
-        (st = mt_cuda_launch_n(mt_cuda_rand_kernel((int)kind, self->dtype), p.n, args))) {
+    if ((st = philox_for(a->gen, dev, increment, &p.seed, &p.offset)) ||
+        (st = mt_cuda_use_device(dev)) ||
+        (st = mt_cuda_launch_n(mt_cuda_rand_kernel(kind, self->dtype), p.n, args))) {
         goto out_release;
     }
     if (dense != self && (st = mt_cuda_copy_into(self, dense))) {
@@ -73,40 +67,146 @@ out_release:
     return st;
 }
 
-#define FILL(op, kind)                          \
-    static mt_status cuda_##op(mt_args *a)      \
-    {                                           \
-        return fill_random(a, kind);            \
+static mt_status
+fill_random(mt_args *a, mt_random_kind kind)
+{
+    mt_random_spec r;
+    mt_status st = mt_random_spec_of(a, kind, "cuda", &r);
+    return st ? st : fill_kind(a, (int)kind, &r, NULL, 1);
+}
+
+#define FILL(op, kind)                     \
+    static mt_status cuda_##op(mt_args *a) \
+    {                                      \
+        return fill_random(a, kind);       \
     }
 FILL(uniform_, MT_RANDOM_UNIFORM)
 FILL(normal_, MT_RANDOM_NORMAL)
-FILL(bernoulli_, MT_RANDOM_BERNOULLI)
 FILL(random_, MT_RANDOM_INTS)
+FILL(exponential_, MT_RANDOM_EXPONENTIAL)
+FILL(geometric_, MT_RANDOM_GEOMETRIC)
+FILL(log_normal_, MT_RANDOM_LOG_NORMAL)
+FILL(cauchy_, MT_RANDOM_CAUCHY)
+
+/* t on its device as float64, contiguous (a new reference). */
+static mt_status
+dense_f64(mt_tensor *t, mt_tensor **out)
+{
+    mt_tensor *cast = NULL;
+    mt_status st = mt_op__to_copy(t, MT_FLOAT64, mt_tensor_device(t), &cast);
+    if (st == MT_OK) {
+        st = mt_op_contiguous(cast, out);
+    }
+    mt_tensor_clear(&cast);
+    return st;
+}
+
+// self (any shape), p (a number, or a tensor expanding to self's shape); self = 0 or 1
+static mt_status
+cuda_bernoulli_(mt_args *a)
+{
+    if (a->t[1] == NULL || a->t[1]->is_wrapped_number) {
+        return fill_random(a, MT_RANDOM_BERNOULLI);
+    }
+    mt_tensor *p = NULL, *pd = NULL;
+    mt_random_spec r = {0, 0, 0, 1};
+    mt_status st = mt_bernoulli_tensor_p(a, "cuda", &p);
+    if (st == MT_OK && (st = dense_f64(p, &pd)) == MT_OK) {
+        st = fill_kind(a, MT_CUDA_RAND_BERNOULLI_TENSOR, &r, pd, 1);
+    }
+    mt_tensor_clear(&p);
+    mt_tensor_clear(&pd);
+    return st;
+}
+
+// self (any shape) rates; out (self's shape, contiguous) = a Poisson draw of each
+static mt_status
+cuda_poisson(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *out = NULL, *rates = NULL;
+    mt_random_spec r = {0, 0, 0, 1};
+    mt_args fill;
+    mt_args_init(&fill);
+    fill.gen = a->gen;
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
+                                   &out);
+    if (st == MT_OK && (st = dense_f64(self, &rates)) == MT_OK) {
+        fill.t[0] = out;
+        st = fill_kind(&fill, MT_CUDA_RAND_POISSON, &r, rates, MT_CUDA_POISSON_ROUNDS);
+    }
+    mt_tensor_clear(&rates);
+    mt_tensor_clear(&fill.out[0]);
+    if (st) {
+        mt_tensor_clear(&out);
+    }
+    a->out[0] = out;
+    return st;
+}
+
+/* multinomial's draws with replacement, made of ops: per row the normalised cumulative
+ * distribution, and for each uniform u (of the generator) the number of buckets below it, as
+ * the CPU kernel's binary search finds it. */
+static mt_status
+draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_tensor *result)
+{
+    enum { ROWS, CDF, LAST, NORMED, NORMED3, U, BELOW, COUNT, CLAMPED, N_TMP };
+    mt_tensor *t[N_TMP] = {NULL};
+    int64_t n = self->sizes[self->ndim - 1], rows = self->ndim == 2 ? self->sizes[0] : 1;
+    int64_t u_shape[3] = {rows, n_sample, 1}, last = -1;
+    mt_status st;
+    if ((st = mt_op_reshape(self, 2, (int64_t[]){rows, n}, &t[ROWS])) ||
+        (st = mt_op_cumsum(t[ROWS], -1, -1, &t[CDF])) ||
+        (st = mt_op_narrow(t[CDF], -1, n - 1, 1, &t[LAST])) ||
+        (st = mt_op_div(t[CDF], t[LAST], NULL, &t[NORMED])) ||
+        (st = mt_op_unsqueeze(t[NORMED], 1, &t[NORMED3])) ||
+        (st = mt_op_rand(3, u_shape, g, MT_FLOAT64, mt_tensor_device(self), false, &t[U])) ||
+        (st = mt_op_lt(t[NORMED3], t[U], &t[BELOW])) ||
+        (st = mt_op_sum(t[BELOW], 1, &last, false, MT_INT64, &t[COUNT])) ||
+        (st = mt_op_clamp_max(t[COUNT], mt_scalar_int(n - 1), &t[CLAMPED]))) {
+        goto out_release;
+    }
+    mt_tensor *view = NULL;
+    if ((st = mt_op_view(t[CLAMPED], result->ndim, result->sizes, &view)) == MT_OK) {
+        st = mt_op_copy_(result, view, NULL);
+        mt_tensor_release(view);
+    }
+out_release:
+    for (int k = 0; k < N_TMP; k++) {
+        mt_tensor_clear(&t[k]);
+    }
+    return st;
+}
+
+static const mt_multinomial_device cuda_multinomial_device = {"cuda", draws_with_replacement};
+
+static mt_status
+cuda_multinomial(mt_args *a)
+{
+    return mt_multinomial_with(a, &cuda_multinomial_device);
+}
 
 mt_status
-mt_cuda_random_keys(mt_tensor *keys)
+mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen)
 {
     mt_device dev = mt_tensor_device(keys);
-    if (dev.index < 0 || dev.index >= MT_CUDA_MAX_DEVICES) {
-        return mt_fail(MT_ERUNTIME, "invalid CUDA device %d", dev.index);
-    }
-    mt_cuda_rand p = {mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0,
-                      (uint64_t)1 << 63};
-    next_offset(dev.index, &p.seed, &p.offset);
+    mt_cuda_rand p = {
+        mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0, (uint64_t)1 << 63, NULL};
     void *args[] = {&p};
-    mt_status st = mt_cuda_use_device(dev);
-    return st ? st
-              : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
+    mt_status st = philox_for(gen, dev, 1, &p.seed, &p.offset);
+    if (st == MT_OK) {
+        st = mt_cuda_use_device(dev);
+    }
+    return st ? st : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
 }
 
 void
 mt_cuda_register_random(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(uniform_),
-        MT_CUDA_REG(normal_),
-        MT_CUDA_REG(bernoulli_),
-        MT_CUDA_REG(random_),
+        MT_CUDA_REG(uniform_),    MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
+        MT_CUDA_REG(random_),     MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
+        MT_CUDA_REG(log_normal_), MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
+        MT_CUDA_REG(multinomial),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -1,8 +1,7 @@
 /* The CUDA key's reductions (sum, mean, prod, amax, amin, all, any, norm, var, std, logsumexp,
  * max, min, max_dim, min_dim, argmax, argmin) and the ops along one dim (cumsum, cumprod,
- * softmax, log_softmax): PyTorch's dtype rules and errors as the CPU kernels of
- * csrc/cpu/reduce.c and reduce_dim.c give them, the dims and result shape from the shared
- * ops/reduce_dims.h, then reduce.cu's kernels. */
+ * softmax, log_softmax): the dims and dtypes are the front end's plan (ops/reduce_checks.c),
+ * the result's shape the shared ops/reduce_dims.h's, the loops reduce.cu's kernels. */
 #include <math.h>
 #include <string.h>
 
@@ -14,7 +13,6 @@ typedef struct red_req {
     const char *name;
     mt_cuda_red_op op;
     mt_dtype in_dt, acc_dt; /* acc_dt: the kernel's result dtype (kernels.h) */
-    bool needs_elements;    /* max and min of nothing are errors */
     double p;
     int flag;
     const mt_tensor *centre; /* float64, the shape of the result, or NULL */
@@ -28,13 +26,9 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
 {
     const void *kernel = mt_cuda_red_kernel(r->op, r->in_dt);
     if (kernel == NULL) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", r->name,
-                       mt_dtype_scalar_name(r->in_dt));
+        return mt_fail_not_implemented(r->name, "_cuda", r->in_dt);
     }
-    mt_status st = r->needs_elements ? mt_check_reduce_elements(self, reduce, r->name) : MT_OK;
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     mt_tensor *x = NULL;
     if (self->dtype == r->in_dt) {
         x = mt_tensor_retain(self);
@@ -94,14 +88,14 @@ out_release:
     return st;
 }
 
-/* a->out[0] = r over dims of self, cast to out_dt, shaped by keepdim. */
+/* a->out[0] = r over the plan's dims of self, cast to out_dt, shaped by keepdim. */
 static mt_status
-run(mt_args *a, const mt_intlist *dims, bool keepdim, const red_req *r, mt_dtype out_dt)
+run(mt_args *a, bool keepdim, const red_req *r, mt_dtype out_dt)
 {
     mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_reduced_dims(self, dims, reduce);
-    if (st || (st = reduce_into(self, reduce, r, &acc, NULL))) {
+    const bool *reduce = a->plan->reduce.reduce;
+    mt_status st = reduce_into(self, reduce, r, &acc, NULL);
+    if (st) {
         return st;
     }
     if (acc->dtype == out_dt) {
@@ -125,84 +119,72 @@ wide(mt_dtype dt)
 
 // self (any shape), dims; out = sum (prod) of self over dims
 static mt_status
-sum_like(mt_args *a, mt_cuda_red_op op, const char *name, const mt_intlist *dims)
+sum_like(mt_args *a, mt_cuda_red_op op, const char *name)
 {
-    mt_dtype in_dt, out_dt;
-    mt_sum_dtypes(a, &in_dt, &out_dt);
-    red_req r = {name, op, in_dt, wide(in_dt), false, 0, 0, NULL};
-    return run(a, dims, a->b[0], &r, out_dt);
+    const mt_reduce_plan *p = &a->plan->reduce;
+    red_req r = {name, op, p->in_dt, wide(p->in_dt), 0, 0, NULL};
+    return run(a, a->b[0], &r, p->out_dt);
 }
 
 static mt_status
 cuda_sum(mt_args *a)
 {
-    return sum_like(a, MT_CUDA_RED_SUM, "sum", &a->l[0]);
+    return sum_like(a, MT_CUDA_RED_SUM, "sum");
 }
 
 static mt_status
 cuda_prod(mt_args *a)
 {
-    mt_intlist dims = mt_dim_list(a, 0);
-    return sum_like(a, MT_CUDA_RED_PROD, "prod", &dims);
+    return sum_like(a, MT_CUDA_RED_PROD, "prod");
 }
 
 static mt_status
 cuda_mean(mt_args *a)
 {
-    mt_dtype out_dt;
-    mt_status st = mt_mean_dtype(a, &out_dt);
-    if (st) {
-        return st;
-    }
-    red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, false, 0, 1, NULL};
-    return run(a, &a->l[0], a->b[0], &r, out_dt);
+    mt_dtype out_dt = a->plan->reduce.out_dt;
+    red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, 0, 1, NULL};
+    return run(a, a->b[0], &r, out_dt);
 }
 
-static const mt_intlist all_dims = {.n = 0, .none = true};
-
-#define EXTREMUM(name, OP, dims, keepdim)                                                   \
+#define EXTREMUM(name, OP, keepdim)                                                         \
     static mt_status cuda_##name(mt_args *a)                                               \
     {                                                                                       \
         mt_dtype dt = a->t[0]->dtype;                                                       \
-        red_req r = {#name, OP, dt, dt, true, 0, 0, NULL};                                  \
-        return run(a, dims, keepdim, &r, dt);                                               \
+        red_req r = {#name, OP, dt, dt, 0, 0, NULL};                                        \
+        return run(a, keepdim, &r, dt);                                                     \
     }
-EXTREMUM(amax, MT_CUDA_RED_AMAX, &a->l[0], a->b[0])
-EXTREMUM(amin, MT_CUDA_RED_AMIN, &a->l[0], a->b[0])
-EXTREMUM(max, MT_CUDA_RED_AMAX, &all_dims, false)
-EXTREMUM(min, MT_CUDA_RED_AMIN, &all_dims, false)
+EXTREMUM(amax, MT_CUDA_RED_AMAX, a->b[0])
+EXTREMUM(amin, MT_CUDA_RED_AMIN, a->b[0])
+EXTREMUM(max, MT_CUDA_RED_AMAX, false)
+EXTREMUM(min, MT_CUDA_RED_AMIN, false)
 
 static mt_status
 cuda_all(mt_args *a)
 {
-    red_req r = {"all", MT_CUDA_RED_ALL, MT_BOOL, MT_BOOL, false, 0, 0, NULL};
-    return run(a, &a->l[0], a->b[0], &r, MT_BOOL);
+    red_req r = {"all", MT_CUDA_RED_ALL, MT_BOOL, MT_BOOL, 0, 0, NULL};
+    return run(a, a->b[0], &r, MT_BOOL);
 }
 
 static mt_status
 cuda_any(mt_args *a)
 {
-    red_req r = {"any", MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, false, 0, 0, NULL};
-    return run(a, &a->l[0], a->b[0], &r, MT_BOOL);
+    red_req r = {"any", MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, 0, 0, NULL};
+    return run(a, a->b[0], &r, MT_BOOL);
 }
 
 // self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
 static mt_status
 cuda_norm(mt_args *a)
 {
-    mt_dtype out_dt;
-    double p;
-    mt_status st = mt_norm_dtype(a, &out_dt, &p);
-    if (st) {
-        return st;
-    }
+    mt_dtype out_dt = a->plan->reduce.out_dt;
+    double p = a->plan->reduce.p;
     mt_cuda_red_op op = isinf(p)  ? (p > 0 ? MT_CUDA_RED_NORMINF : MT_CUDA_RED_NORMNINF)
                         : p == 0 ? MT_CUDA_RED_NORM0
                         : p == 1 ? MT_CUDA_RED_NORM1
                         : p == 2 ? MT_CUDA_RED_NORM2
                                  : MT_CUDA_RED_NORMP;
-    red_req r = {"norm", op, out_dt, MT_FLOAT64, isinf(p) && p < 0, p, 0, NULL};
-    return run(a, &a->l[0], a->b[0], &r, out_dt);
+    red_req r = {"norm", op, out_dt, MT_FLOAT64, p, 0, NULL};
+    return run(a, a->b[0], &r, out_dt);
 }
 
 // self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
@@ -210,18 +192,14 @@ static mt_status
 moment(mt_args *a, bool root)
 {
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
-    double correction;
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_check_moment(a, &correction);
-    if (st || (st = mt_reduced_dims(self, &a->l[0], reduce))) {
+    const double correction = a->plan->reduce.p;
+    const bool *reduce = a->plan->reduce.reduce;
+    red_req first = {"var", MT_CUDA_RED_SUM, self->dtype, MT_FLOAT64, 0, 1, NULL};
+    mt_status st = reduce_into(self, reduce, &first, &mean, NULL);
+    if (st) {
         return st;
     }
-    red_req first = {"var", MT_CUDA_RED_SUM, self->dtype, MT_FLOAT64, false, 0, 1, NULL};
-    if ((st = reduce_into(self, reduce, &first, &mean, NULL))) {
-        return st;
-    }
-    red_req second = {"var", MT_CUDA_RED_DEVSQ, self->dtype, MT_FLOAT64, false, correction, root,
-                      mean};
+    red_req second = {"var", MT_CUDA_RED_DEVSQ, self->dtype, MT_FLOAT64, correction, root, mean};
     if ((st = reduce_into(self, reduce, &second, &acc, NULL)) ||
         (st = mt_cuda_cast(acc, self->dtype, &res))) {
         goto out_release;
@@ -250,17 +228,17 @@ static mt_status
 cuda_logsumexp(mt_args *a)
 {
     mt_tensor *self = a->t[0], *in = NULL, *m = NULL, *centre = NULL, *acc = NULL, *res = NULL;
-    mt_dtype dt = mt_dtype_is_float(self->dtype) ? self->dtype : MT_DEFAULT_FLOAT;
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
-    if (st || (st = mt_cuda_cast(self, dt, &in))) {
+    mt_dtype dt = a->plan->reduce.out_dt;
+    const bool *reduce = a->plan->reduce.reduce;
+    mt_status st = mt_cuda_cast(self, dt, &in);
+    if (st) {
         return st;
     }
     int64_t count = 1;
     for (int d = 0; d < in->ndim; d++) {
         count *= reduce[d] ? in->sizes[d] : 1;
     }
-    red_req first = {"logsumexp", MT_CUDA_RED_AMAX, dt, dt, false, 0, 0, NULL};
+    red_req first = {"logsumexp", MT_CUDA_RED_AMAX, dt, dt, 0, 0, NULL};
     if (count == 0) {
         /* nothing to sum: log(0) = -inf, as the CPU's centre of -inf (then 0) gives */
         int64_t keep[MT_MAX_DIMS];
@@ -275,7 +253,7 @@ cuda_logsumexp(mt_args *a)
                (st = mt_cuda_cast(m, MT_FLOAT64, &centre))) {
         goto out_release;
     } else {
-        red_req second = {"logsumexp", MT_CUDA_RED_EXPSUM, dt, MT_FLOAT64, false, 0, 0, centre};
+        red_req second = {"logsumexp", MT_CUDA_RED_EXPSUM, dt, MT_FLOAT64, 0, 0, centre};
         if ((st = reduce_into(in, reduce, &second, &acc, NULL)) ||
             (st = mt_cuda_cast(acc, dt, &res))) {
             goto out_release;
@@ -292,21 +270,17 @@ out_release:
     return st;
 }
 
-/* values (unless want_values is false) and int64 indices of the extreme of self along dim;
- * a dim of None (want_values false only) means the flattened tensor. */
+/* values (unless want_values is false) and int64 indices of the extreme of self over the
+ * plan's dims (one, or all of them for argmax and argmin's None: the flattened tensor). */
 static mt_status
 arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
 {
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    mt_intlist dims = mt_dim_list(a, 0);
     bool keepdim = a->b[0];
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_reduced_dims(self, &dims, reduce);
-    if (st || (st = mt_check_arg_extreme(self, &dims, reduce, name, want_values))) {
-        return st;
-    }
-    red_req r = {name, op, self->dtype, self->dtype, false, 0, 0, NULL};
-    if ((st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices))) {
+    const bool *reduce = a->plan->reduce.reduce;
+    red_req r = {name, op, self->dtype, self->dtype, 0, 0, NULL};
+    mt_status st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices);
+    if (st) {
         return st;
     }
     if (want_values) {
@@ -354,16 +328,14 @@ cuda_argmin(mt_args *a)
 
 /* ---- along one dim, the result shaped like the input ---- */
 
-/* out = op over the lanes of self along a->i[0], in dtype dt (contiguous, self's shape). */
+/* out = op over the lanes of self along the plan's dim, in dtype dt (contiguous, self's
+ * shape). */
 static mt_status
 row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
 {
     mt_tensor *self = a->t[0], *x = NULL;
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
+    const int dim = a->plan->reduce.dim;
+    mt_status st;
     if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &x)) ||
         (st = mt_cuda_copy_into(x, self)) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]))) {
@@ -397,20 +369,17 @@ out_release:
 static mt_status
 scan(mt_args *a, mt_cuda_row_op op, const char *name)
 {
-    mt_dtype dt = mt_scan_dtype(a);
+    mt_dtype dt = a->plan->reduce.out_dt;
     if (mt_cuda_row_kernel(op, dt) == NULL) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_cuda\" not implemented for '%s'", name,
-                       mt_dtype_scalar_name(dt));
+        return mt_fail_not_implemented(name, "_cuda", dt);
     }
     return row_op(a, dt, op);
 }
 
 static mt_status
-softmax(mt_args *a, mt_cuda_row_op op, const char *name)
+softmax(mt_args *a, mt_cuda_row_op op)
 {
-    mt_dtype dt;
-    mt_status st = mt_softmax_dtype(a, name, &dt);
-    return st ? st : row_op(a, dt, op);
+    return row_op(a, a->plan->reduce.out_dt, op);
 }
 
 static mt_status
@@ -428,13 +397,13 @@ cuda_cumprod(mt_args *a)
 static mt_status
 cuda_softmax(mt_args *a)
 {
-    return softmax(a, MT_CUDA_ROW_SOFTMAX, "softmax");
+    return softmax(a, MT_CUDA_ROW_SOFTMAX);
 }
 
 static mt_status
 cuda_log_softmax(mt_args *a)
 {
-    return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX, "log_softmax");
+    return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX);
 }
 
 void

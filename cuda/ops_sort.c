@@ -256,7 +256,7 @@ cuda_randperm(mt_args *a)
     for (int b = 0; b < 4 && st == MT_OK; b++) {
         st = mt_tensor_empty(1, &words[b], MT_INT64, dev, &buf[b]);
     }
-    if (st || (st = mt_cuda_random_keys(buf[0])) || (st = mt_cuda_use_device(dev))) {
+    if (st || (st = mt_cuda_random_keys(buf[0], a->gen)) || (st = mt_cuda_use_device(dev))) {
         goto out_finish;
     }
     int32_t *pos = (int32_t *)mt_tensor_data(buf[2]);

@@ -1,7 +1,8 @@
-// The random fills of the CUDA backend: uniform_, normal_, bernoulli_ and random_ from a
-// counter-based generator, Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
-// 1, 2, 3", the generator of PyTorch's CUDA backend and cuRAND). Each element is one counter
-// value, so a fill needs no state on the device; ops_random.c picks the seed and the offset.
+// The random fills of the CUDA backend (uniform_, normal_, bernoulli_, random_, exponential_,
+// geometric_, log_normal_, cauchy_) and poisson, from a counter-based generator, Philox4x32-10
+// (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", the generator of PyTorch's
+// CUDA backend and cuRAND). Each element is one counter value (poisson's a few), so a fill
+// needs no state on the device; ops_random.c picks the seed and the offset.
 #include <stdint.h>
 
 #include "cuda/device_math.h"
@@ -35,7 +36,64 @@ static __device__ __forceinline__ double unit(uint32_t hi, uint32_t lo)
     return (double)((((uint64_t)hi << 32) | lo) >> 11) * 0x1.0p-53;
 }
 
-// out (n) contiguous; out[i] = a draw of Kind (0 uniform, 1 normal, 2 bernoulli, 3 integers)
+// The uniforms of element i for a kernel that needs more than one Philox call (poisson): the
+// words of counters (i, offset), (i, offset + 1), ... two doubles each.
+struct stream {
+    int64_t i;
+    uint64_t seed, offset;
+    int round, used;
+    u32x4 words;
+};
+
+static __device__ __forceinline__ double next_uniform(stream &s)
+{
+    if (s.used == 0 || s.used == 4) {
+        const uint64_t o = s.offset + (uint64_t)(s.round < MT_CUDA_POISSON_ROUNDS - 1 ? s.round++ : s.round);
+        const u32x4 c = {{(uint32_t)s.i, (uint32_t)((uint64_t)s.i >> 32), (uint32_t)o,
+                          (uint32_t)(o >> 32)}};
+        s.words = philox(c, (uint32_t)s.seed, (uint32_t)(s.seed >> 32));
+        s.used = 0;
+    }
+    const double u = unit(s.words.v[s.used], s.words.v[s.used + 1]);
+    s.used += 2;
+    return u;
+}
+
+// PyTorch's CPU sample_poisson (NumPy's): transformed rejection from 10 on, else Knuth's product
+static __device__ double poisson(double lambda, stream &s)
+{
+    if (lambda >= 10) {
+        const double slam = sqrt(lambda), loglam = log(lambda);
+        const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+        const double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+        for (;;) {
+            const double U = next_uniform(s) - 0.5, V = next_uniform(s);
+            const double us = 0.5 - fabs(U);
+            const double k = floor((2 * a / us + b) * U + lambda + 0.43);
+            if ((us >= 0.07 && V <= vr) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
+                return k;
+            }
+            if (k < 0 || (us < 0.013 && V > us)) {
+                continue;
+            }
+            if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lambda + k * loglam - lgamma(k + 1)) {
+                return k;
+            }
+        }
+    }
+    const double enlam = exp(-lambda);
+    double prod = 1.0;
+    for (double x = 0;; x++) {
+        prod *= next_uniform(s);
+        if (!(prod > enlam) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
+            return x;
+        }
+    }
+}
+
+// out (n) contiguous; out[i] = a draw of Kind (mt_random_kind's order: 0 uniform, 1 normal,
+// 2 bernoulli, 3 integers, 4 exponential, 5 geometric, 6 log-normal, 7 Cauchy; then 8
+// bernoulli of in[i], 9 poisson of rate in[i])
 template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
@@ -43,20 +101,32 @@ template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
         const u32x4 c = {{(uint32_t)i, (uint32_t)((uint64_t)i >> 32), (uint32_t)p.offset,
                           (uint32_t)(p.offset >> 32)}};
         const u32x4 r = philox(c, (uint32_t)p.seed, (uint32_t)(p.seed >> 32));
+        // 1 - u lies in (0, 1], so its log is finite
+        const double u = unit(r.v[0], r.v[1]), u1 = 1.0 - u;
         T v;
         if constexpr (Kind == 0) {
-            const double x = p.a + (p.b - p.a) * unit(r.v[0], r.v[1]);
+            const double x = p.a + (p.b - p.a) * u;
             // rounding to float can reach `to`; the interval stays half-open
             v = (T)x < (T)p.b ? (T)x : (T)p.a;
-        } else if constexpr (Kind == 1) {
-            // 1 - u lies in (0, 1], so the log is finite (Box-Muller)
-            const double u1 = 1.0 - unit(r.v[0], r.v[1]), u2 = unit(r.v[2], r.v[3]);
-            v = (T)(p.a + p.b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+        } else if constexpr (Kind == 1 || Kind == 6) { // Box-Muller
+            const double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * unit(r.v[2], r.v[3]));
+            v = Kind == 1 ? (T)(p.a + p.b * z) : (T)exp(p.a + p.b * z);
         } else if constexpr (Kind == 2) {
-            v = (T)(unit(r.v[0], r.v[1]) < p.a);
-        } else {
+            v = (T)(u < p.a);
+        } else if constexpr (Kind == 3) {
             const uint64_t bits = ((uint64_t)r.v[0] << 32) | r.v[1];
             v = (T)mt_random_in_range(bits, p.from, p.span);
+        } else if constexpr (Kind == 4) {
+            v = (T)(-1.0 / p.a * log(u1));
+        } else if constexpr (Kind == 5) { // at least one trial
+            v = (T)fmax(1.0, ceil(log(u1) / log1p(-p.a)));
+        } else if constexpr (Kind == 7) {
+            v = (T)(p.a + p.b * tan(3.141592653589793 * (u - 0.5)));
+        } else if constexpr (Kind == 8) {
+            v = (T)(u < p.in[i]);
+        } else {
+            stream s = {i, p.seed, p.offset, 0, 0, {{0, 0, 0, 0}}};
+            v = (T)poisson(p.in[i], s);
         }
         ((T *)p.out)[i] = v;
     }
@@ -64,12 +134,13 @@ template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
 
 #define R(T, K) MT_KERNEL_PTR(rand_kernel<T, K>)
 #define FLOATS(K) {nullptr, nullptr, nullptr, R(float, K), R(double, K)}
-static const void *const rand_kernels[4][MT_NUM_DTYPES] = {
-    FLOATS(0),
-    FLOATS(1),
-    FLOATS(2),
-    {R(bool, 3), R(int32_t, 3), R(int64_t, 3), R(float, 3), R(double, 3)},
+#define ALL(K) {R(bool, K), R(int32_t, K), R(int64_t, K), R(float, K), R(double, K)}
+static const void *const rand_kernels[MT_CUDA_RAND_KINDS][MT_NUM_DTYPES] = {
+    FLOATS(0), FLOATS(1), ALL(2),    ALL(3),    FLOATS(4),
+    {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
+    FLOATS(6), FLOATS(7), ALL(8),    FLOATS(9),
 };
+#undef ALL
 #undef FLOATS
 #undef R
 

@@ -66,9 +66,9 @@ cudaError_t mt_cuda_inclusive_sum32(void *temp, size_t *temp_bytes, const int32_
 
 #ifndef __CUDACC__
 #include "cuda/cuda.h"
-/* keys (int64, contiguous, CUDA) = random draws from [0, 2^63) by the fills' Philox generator of
- * its device (ops_random.c), a fresh offset of it for each call. */
-mt_status mt_cuda_random_keys(mt_tensor *keys);
+/* keys (int64, contiguous, CUDA) = random draws from [0, 2^63) by gen, or the default Philox
+ * generator of its device (ops_random.c), a fresh offset of it for each call. */
+mt_status mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen);
 #endif
 
 #ifdef __cplusplus

@@ -64,8 +64,10 @@ def where(condition, input=None, other=None):
 tensor = _C.tensor
 from_numpy = _C.from_numpy
 from ._dlpack import from_dlpack  # noqa: E402
-manual_seed = _C.manual_seed
-initial_seed = _C.initial_seed
+Generator = _C.Generator
+default_generator = _C.default_generator
+from . import random  # noqa: E402
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 
 
 def _expect_tensor(fname, input):
@@ -93,14 +95,16 @@ def _contiguous_strides(shape):
 def _like(name, *args):
     factory = getattr(_C, name)
 
-    def like(input, *, dtype=None, device=None, requires_grad=False):
+    def like(input, *, dtype=None, device=None, requires_grad=False, **generator):
         _expect_tensor(name + "_like", input)
         dtype = dtype if dtype is not None else input.dtype
         device = device if device is not None else input.device
+        if generator and (name not in ("rand", "randn") or list(generator) != ["generator"]):
+            raise TypeError(f"{name}_like() got an unexpected keyword argument '{next(iter(generator))}'")
         strides = _dense_strides(input)
         if strides is None:
-            return factory(input.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
-        flat = factory((input.numel(),), *args, dtype=dtype, device=device)
+            return factory(input.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad, **generator)
+        flat = factory((input.numel(),), *args, dtype=dtype, device=device, **generator)
         return flat.as_strided(input.shape, strides).requires_grad_(requires_grad)
 
     like.__name__ = like.__qualname__ = name + "_like"
@@ -125,8 +129,9 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
     return tensor.split(split_size_or_sections, dim)
 
 
-from ._random import randint, randint_like  # noqa: E402
-from .functional import einsum  # noqa: E402
+from ._random import normal, randint, randint_like  # noqa: E402
+from .functional import einsum, norm  # noqa: E402
+from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":
@@ -142,7 +147,7 @@ def get_default_dtype():
     return float32
 
 
-from . import autograd, nn, optim, profiler  # noqa: E402
+from . import autograd, linalg, nn, optim, profiler  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

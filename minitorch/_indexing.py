@@ -1,9 +1,9 @@
 """The selection ops whose number of results depends on an argument: nonzero(as_tuple=...),
-argwhere and unique. Each is one call of a C kernel (nonzero, _unique2) plus the choice of
+argwhere and unique. Each is one call of a C kernel (nonzero, _unique2, unique_dim) plus the choice of
 what to return, as PyTorch's torch/functional.py does for unique."""
 from __future__ import annotations
 
-from . import _C
+from . import _C, _stats
 
 
 def nonzero(input, *, as_tuple: bool = False):
@@ -22,15 +22,11 @@ def argwhere(input):
 
 
 def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
-    """The distinct elements of input, ascending; with return_inverse the index of each
-    element's value among them (input's shape), with return_counts how often each occurs."""
+    """The distinct elements of input (or its distinct slices along dim), ascending; with
+    return_inverse the index of each element's (slice's) value among them, with return_counts
+    how often each occurs."""
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported yet; minitorch's unique flattens the input")
-    output, inverse, counts = _C._unique2(input, sorted, return_inverse, return_counts)
-    if return_inverse and return_counts:
-        return output, inverse, counts
-    if return_inverse:
-        return output, inverse
-    if return_counts:
-        return output, counts
-    return output
+        output, inverse, counts = _C.unique_dim(input, dim, sorted, return_inverse, return_counts)
+    else:
+        output, inverse, counts = _C._unique2(input, sorted, return_inverse, return_counts)
+    return _stats._results(output, inverse, counts, return_inverse, return_counts)

@@ -1,6 +1,7 @@
-"""randint and randint_like with PyTorch's overloads: randint(high, size) and
-randint(low, high, size). Only the binding of arguments is here; the values come from the one C
-op _C.randint(low, high, size) (empty, then random_ in place)."""
+"""The random functions whose overloads Python binds: randint and randint_like (randint(high,
+size) and randint(low, high, size)) and normal (tensor means and deviations, or numbers and a
+size). Only the binding of arguments is here; the values come from one C op each:
+_C.randint(low, high, size) (empty, then random_ in place), _C.normal(mean, std) or normal_."""
 from __future__ import annotations
 
 from typing import Any, Sequence, Tuple
@@ -32,24 +33,45 @@ def _bind(name: str, args: tuple, kwargs: dict, params: Tuple[str, ...]) -> dict
 def randint(*args: Any, generator: Any = None, dtype: Any = None, device: Any = None,
             requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
     """Uniform integers in [low, high) of shape size; low defaults to 0; dtype int64 unless given."""
-    if generator is not None:
-        raise NotImplementedError("randint(generator=...): minitorch has one default generator")
     b = _bind("randint", args, kwargs, ("low", "high", "size"))
-    return _C.randint(b["low"], b["high"], b["size"], dtype=dtype, device=device, requires_grad=requires_grad)
+    return _C.randint(b["low"], b["high"], b["size"], generator=generator, dtype=dtype, device=device,
+                      requires_grad=requires_grad)
 
 
-def randint_like(input: "_C.TensorBase", *args: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
+def randint_like(input: "_C.TensorBase", *args: Any, generator: Any = None, dtype: Any = None,
+                 device: Any = None, requires_grad: bool = False, **kwargs: Any) -> "_C.TensorBase":
     """randint(low, high, input.shape) with input's dtype and device unless given."""
     if not isinstance(input, _C.TensorBase):
         raise TypeError(f"randint_like(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     b = _bind("randint_like", args, kwargs, ("low", "high"))
     return _C.randint(
-        b["low"], b["high"], input.shape,
+        b["low"], b["high"], input.shape, generator=generator,
         dtype=dtype if dtype is not None else input.dtype,
         device=device if device is not None else input.device,
         requires_grad=requires_grad,
     )
 
 
-__all__: Sequence[str] = ["randint", "randint_like"]
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False, layout: Any = None,
+           pin_memory: bool = False) -> "_C.TensorBase":
+    """Draws from N(mean, std**2), as torch.normal's overloads: normal(Tensor mean, Tensor std),
+    normal(Tensor mean, float std=1), normal(float mean, Tensor std) (the tensors broadcast;
+    the result has mean's dtype, std's for a float mean), and normal(float mean, float std,
+    size) with the factory arguments."""
+    numbers = not isinstance(mean, _C.TensorBase) and not isinstance(std, _C.TensorBase)
+    if numbers:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected one of: "
+                            "(Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
+                            "(float mean, float std, tuple of ints size)")
+        out = _C.empty(size, dtype=dtype, device=device)
+        return out.normal_(mean, std, generator=generator).requires_grad_(requires_grad)
+    if size is not None or dtype is not None or device is not None or requires_grad:
+        raise TypeError("normal() received an invalid combination of arguments: a tensor mean or std "
+                        "takes no size, dtype, device or requires_grad")
+    return _C.normal(mean, std, generator=generator)
+
+
+__all__: Sequence[str] = ["normal", "randint", "randint_like"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing, _legacy
+from . import _C, _dlpack, _indexing, _legacy, _stats, functional
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -195,6 +195,21 @@ class Tensor(_C.TensorBase):
 
     def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
         return _indexing.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False, dim=None):
+        return _stats.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def median(self, dim=None, keepdim=False):
+        return _stats.median(self, dim, keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        return _stats.nanmedian(self, dim, keepdim)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        return _stats.histogram(self, bins, range=range, weight=weight, density=density)
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        return functional.norm(self, p, dim, keepdim, dtype=dtype)
 
     def __contains__(self, element: Any) -> bool:
         if isinstance(element, (Tensor, numbers.Number)):

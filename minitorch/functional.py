@@ -1,4 +1,7 @@
-"""torch.functional: einsum.
+"""torch.functional: einsum and norm.
+
+norm is torch.norm as torch/functional.py writes it: a vector norm for a number p (or 'fro'
+over at most two dims), else linalg.matrix_norm ('nuc'), over dim or all of input.
 
 einsum is a composite: the equation is parsed here, and the operands are contracted a pair at a
 time with views (permute, reshape, expand, as_strided for a repeated subscript) and one product
@@ -12,7 +15,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from . import _C
 
-__all__ = ["einsum"]
+__all__ = ["einsum", "norm"]
 
 Term = Tuple["_C.TensorBase", str]
 
@@ -165,3 +168,18 @@ def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
         ops = [_contract(a, sa, b, sb, later, sizes)] + ops[2:]
     t, s = _sum_out(*ops[0], set(out))
     return t.permute([s.index(c) for c in out])
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The p-norm of input (over dim, or all of it): a vector norm for a number p, and for 'fro'
+    over at most two dims; the matrix norm (linalg.matrix_norm) for 'nuc'."""
+    if out is not None:
+        raise NotImplementedError("norm(out=...) is not supported")
+    _dim = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return _C.linalg_vector_norm(input, 2, _dim, keepdim, dtype=dtype)
+        if _dim is None:
+            _dim = list(range(input.dim()))
+        return _C.linalg_matrix_norm_str(input, p, _dim, keepdim, dtype=dtype)
+    return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)

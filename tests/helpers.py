@@ -128,6 +128,24 @@ def check(
     return out
 
 
+def torch_alike(fn: Callable, *arrays: np.ndarray, layout: str = "contiguous", atol: float = 1e-6,
+                rtol: float = 1e-5) -> tuple:
+    """fn(lib, *tensors) gives the same results in minitorch (inputs in `layout`) and PyTorch: one
+    tensor or a tuple of them (a named tuple's fields in order), each with the same shape, dtype
+    and values (NaN equal to NaN). Returns minitorch's, as a tuple."""
+    got = fn(minitorch, *[to_layout(a, layout) for a in arrays])
+    want = fn(torch, *[torch.tensor(a) for a in arrays])
+    got = tuple(got) if isinstance(got, tuple) else (got,)
+    want = tuple(want) if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want), f"{len(got)} results, PyTorch's {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert tuple(g.shape) == tuple(w.shape), f"result {k}: shape {tuple(g.shape)} != {tuple(w.shape)}"
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1], f"result {k}: {g.dtype} != {w.dtype}"
+        np.testing.assert_allclose(as_numpy(g).astype(np.float64), w.detach().double().numpy(), atol=atol,
+                                   rtol=rtol, err_msg=f"result {k}")
+    return got
+
+
 def raises_like_torch(fn: Callable, *arrays: np.ndarray, scalars: Sequence = ()) -> type:
     """fn must raise in minitorch, with the same exception class PyTorch raises (if installed).
     Returns the class."""

@@ -4,12 +4,13 @@
 
 Each boxes its arguments into mt_args in the slots the schema gives them (Tensor -> t[],
 Scalar -> s[], int -> i[], int[] -> l[], bool -> b[], str -> str[], float -> f[], ScalarType -> dtype,
-Device -> device, Tensor[] -> tl; see ops.def), calls mt_dispatch and unboxes the results, so C
-code calls an op the way Python does, through the dispatcher, and never fills slots by hand.
-C has no default arguments: a caller passes every one. None is NULL for a Tensor?, an int[]?
-and a str?; MT_INT_NONE for an int?; MT_SCALAR_NONE for a Scalar?; MT_DEVICE_NONE for a
-Device?; -1 for a ScalarType?. An int[] is a count and a pointer. Results: `out` (nout 1), out0..out2 (nout 2
-or 3), or a malloc'd array and its length (a Tensor[] result), each a new reference, or
+Device -> device, Tensor[] -> tl, Generator -> gen; see ops.def), calls mt_dispatch and unboxes
+the results, so C code calls an op the way Python does, through the dispatcher, and never fills
+slots by hand. C has no default arguments: a caller passes every one. None is NULL for a
+Tensor?, an int[]?, a str? and a Generator? (the device's default generator); MT_INT_NONE for
+an int?; MT_SCALAR_NONE for a Scalar?; MT_DEVICE_NONE for a Device?; -1 for a ScalarType?. An
+int[] is a count and a pointer. Results: `out` (nout 1), out0..out3 (nout 2
+to 4), or a malloc'd array and its length (a Tensor[] result), each a new reference, or
 released when the pointer is NULL (in-place ops return self). The slot counts are checked
 against mt_args's arrays here and again by the compiler (_Static_assert), so no schema can
 overflow them.
@@ -29,7 +30,7 @@ DISPATCH_H = ROOT / "csrc" / "dispatch" / "dispatch.h"
 # schema type (without '?') -> mt_args slot array
 SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]": "l", "int[1]": "l",
          "bool": "b", "str": "str", "ScalarType": "dtype", "Device": "device",
-         "Tensor[]": "tl", "Tensor?[]": "tl", "float": "f"}
+         "Tensor[]": "tl", "Tensor?[]": "tl", "float": "f", "Generator": "gen"}
 
 
 
@@ -52,12 +53,13 @@ def slot_sizes():
             n = re.search(r"#define %s (\d+)" % n, text).group(1)
         sizes[name] = int(n)
     lists = re.search(r"#define MT_MAX_TENSOR_LISTS (\d+)", text).group(1)
-    sizes.update(tl=int(lists), dtype=1, device=1)
+    sizes.update(tl=int(lists), dtype=1, device=1, gen=1)
     return sizes
 
 
 def params(op, schema):
     """[(type, optional, name, slot array, index)] of one schema."""
+    schema = schema.split(" -> ")[0]  # the results, if named, are Python's business
     inner = schema[schema.index("(") + 1:schema.rindex(")")]
     counts, out = {}, []
     for tok in (t.strip() for t in inner.split(",")):
@@ -80,7 +82,7 @@ def params(op, schema):
 C_PARAMS = {"t": "mt_tensor *{n}", "s": "mt_scalar {n}", "i": "int64_t {n}", "f": "double {n}",
             "l": "int {n}_n, const int64_t *{n}", "b": "bool {n}", "str": "const char *{n}",
             "dtype": "int {n}", "device": "mt_device {n}",
-            "tl": "int {n}_n, mt_tensor *const *{n}"}
+            "tl": "int {n}_n, mt_tensor *const *{n}", "gen": "mt_generator *{n}"}
 # slot array -> the lines that box argument {n} into slot {k} of mt_args a
 BOXING = {
     "t": ["a.t[{k}] = {n};"],
@@ -94,6 +96,7 @@ BOXING = {
     "dtype": ["a.dtype = {n};"],
     "device": ["if ({n}.type != MT_NUM_DEVICE_TYPES) {{", "    a.has_device = true;", "    a.device = {n};", "}}"],
     "tl": ["a.tl = (mt_tensor **){n};", "a.ntl = {n}_n;"],
+    "gen": ["a.gen = {n};"],
     # the second and later Tensor[] arguments (the optimizer steps' lists)
     "tls": ["a.tls[{k1}] = (mt_tensorlist){{(mt_tensor **){n}, {n}_n}};"],
 }

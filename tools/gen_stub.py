@@ -18,7 +18,7 @@ TYPES = {
     "ScalarType?": "Optional[dtype]", "Device?": "Optional[Union[str, int, Any]]",
     "Tensor[]": "Sequence[TensorBase]",
     "str": "str", "str?": "Optional[str]", "Tensor|Scalar?": "Optional[Union[TensorBase, Number]]",
-    "Tensor?[]": "Sequence[Optional[TensorBase]]", "float": "float",
+    "Tensor?[]": "Sequence[Optional[TensorBase]]", "float": "float", "Generator?": "Optional[Generator]",
 }
 LIST = -1  # _op_info's nout for an op returning a Tensor[] (nout LIST in ops.def)
 
@@ -45,6 +45,20 @@ class _ValuesIndices(NamedTuple):
     results, sort, topk, max(dim), min(dim), max_pool2d_with_indices."""
     values: "TensorBase"
     indices: "TensorBase"
+
+class Generator:
+    """torch.Generator: a CPU generator is PyTorch's mt19937 (its streams), a CUDA one a Philox
+    seed and offset. get_state() gives PyTorch's state bytes as an int64 tensor (no uint8 dtype)."""
+    device: Any
+    def __init__(self, device: Any = "cpu") -> None: ...
+    def manual_seed(self, seed: int) -> "Generator": ...
+    def seed(self) -> int: ...
+    def initial_seed(self) -> int: ...
+    def get_state(self) -> "TensorBase": ...
+    def set_state(self, new_state: "TensorBase") -> "Generator": ...
+    def get_offset(self) -> int: ...
+    def set_offset(self, offset: int) -> "Generator": ...
+    def clone_state(self) -> "Generator": ...
 
 class Size(Tuple[int, ...]):
     def numel(self) -> int: ...
@@ -109,11 +123,16 @@ class TensorBase:
 FOOTER = '''
 OPS: Tuple[str, ...]
 _return_types: Dict[str, type]
+_LinAlgError: type
 
 def tensor(data: Any, *, dtype: Optional[dtype] = None, device: Any = None, requires_grad: bool = False) -> TensorBase: ...
 def from_numpy(array: Any) -> TensorBase: ...
-def manual_seed(seed: int) -> None: ...
+default_generator: Generator
+def manual_seed(seed: int) -> Generator: ...
 def initial_seed() -> int: ...
+def seed() -> int: ...
+def _cuda_default_generator(index: int) -> Generator: ...
+def _cuda_manual_seed_all(seed: int) -> None: ...
 def is_grad_enabled() -> bool: ...
 def _set_grad_enabled(mode: bool) -> None: ...
 def _register_classes(tensor_class: type, device_class: type) -> None: ...
@@ -138,28 +157,56 @@ def _trace_exit() -> None: ...
 
 
 def ops():
-    """(name, nout, is_method, schema) of every op of the table, in its order."""
+    """(name, nout, is_method, schema, returns) of every op of the table, in its order."""
     sys.path.insert(0, str(ROOT))
     from minitorch import _C
 
     for name in _C.OPS:
         info = _C._op_info(name)
-        yield name, info["nout"], info["method"], info["schema"]
+        yield name, info["nout"], info["method"], info["schema"], info["returns"]
 
 
-def returns(nout: int) -> str:
-    """The return annotation of an op with nout results: a Tensor[] comes as a tuple, two results
-    as PyTorch's named tuple (values, indices) (a structseq of _C._return_types), three as a tuple;
-    an op without results (the optimizer steps, in place on their lists) returns None."""
+def result_fields(nout: int, ret) -> list:
+    """The field names of an op's named-tuple result: those its schema's results name ("-> (Tensor
+    Q, Tensor R)"), (values, indices) for two unnamed ones; [] for a plain tuple."""
+    if ret is None:
+        return ["values", "indices"] if nout == 2 else []
+    names = [part.split()[1] for part in ret.strip("()").split(", ") if len(part.split()) == 2]
+    return names if len(names) == nout else []
+
+
+def result_class(fields: list) -> str:
+    return "_ValuesIndices" if fields == ["values", "indices"] else "_" + "".join(f.capitalize() for f in fields)
+
+
+def returns(nout: int, ret=None) -> str:
+    """The return annotation of an op with nout results: a Tensor[] comes as a tuple, named results
+    as PyTorch's named tuple (a structseq of _C._return_types: (values, indices) unless the
+    schema names them), others as a tuple; an op without results (the optimizer steps, in place on
+    their lists) returns None."""
     if nout == LIST:
         return "Tuple[TensorBase, ...]"
     if nout == 0:
         return "None"
     if nout == 1:
         return "TensorBase"
-    if nout == 2:
-        return "_ValuesIndices"
+    fields = result_fields(nout, ret)
+    if fields:
+        return result_class(fields)
     return "Tuple[" + ", ".join(["TensorBase"] * nout) + "]"
+
+
+def result_classes(rows) -> str:
+    """The NamedTuple stubs of the named results other than (values, indices)."""
+    out, seen = [], {"_ValuesIndices"}
+    for name, nout, is_method, schema, ret in rows:
+        fields = result_fields(nout, ret) if nout >= 2 else []
+        cls = result_class(fields) if fields else None
+        if cls and cls not in seen:
+            seen.add(cls)
+            body = "".join(f'    {f}: "TensorBase"\n' for f in fields)
+            out.append(f"class {cls}(NamedTuple):\n{body}")
+    return "\n".join(out)
 
 
 def signature(schema: str, drop_self: bool) -> str:
@@ -186,12 +233,14 @@ def signature(schema: str, drop_self: bool) -> str:
 
 def render() -> str:
     methods, functions = [], []
-    for name, nout, is_method, schema in ops():
-        ret = returns(nout)
+    rows = list(ops())
+    for name, nout, is_method, schema, ret in rows:
+        r = returns(nout, ret)
         if is_method:
-            methods.append(f"    def {name}({signature(schema, True)}) -> {ret}: ...")
-        functions.append(f"def {name}({signature(schema, False)}) -> {ret}: ...")
-    return HEADER + "\n".join(methods) + "\n\n" + "\n".join(functions) + "\n" + FOOTER
+            methods.append(f"    def {name}({signature(schema, True)}) -> {r}: ...")
+        functions.append(f"def {name}({signature(schema, False)}) -> {r}: ...")
+    head = HEADER.replace("class Size(", result_classes(rows) + "\nclass Size(", 1)
+    return head + "\n".join(methods) + "\n\n" + "\n".join(functions) + "\n" + FOOTER
 
 
 if __name__ == "__main__":

@@ -419,6 +419,7 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     memset(n->args.tls, 0, sizeof(n->args.tls));
     n->args.outl = NULL;
     n->args.noutl = 0;
+    n->args.plan = NULL;
     for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
         n->args.out[k] = NULL;
     }

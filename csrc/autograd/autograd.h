@@ -122,6 +122,9 @@ struct mt_node {
     uint64_t run;
     int deps;
     mt_tensor *buffer[MT_NODE_MAX_OUT];
+    /* while its formula runs: whether a gradient reached output k (else grads[k] is zeros,
+     * which a formula may skip, as PyTorch's skip an undefined gradient: svd's gU) */
+    bool grad_given[MT_NODE_MAX_OUT];
 };
 
 static inline mt_node *

@@ -228,6 +228,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
     for (int k = 0; st == MT_OK && k < n->nout; k++) {
         grads[k] = n->buffer[k];
         n->buffer[k] = NULL;
+        n->grad_given[k] = grads[k] != NULL;
         if (grads[k] == NULL && n->out_diff[k]) {
             st = mt_ag_zeros(&n->out_meta[k], &grads[k]);
         }

@@ -182,6 +182,16 @@ mt_grad_zeros(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
+// bernoulli(self): zeros for the probabilities; bernoulli(self, p) has no derivative in PyTorch
+mt_status
+mt_grad_bernoulli(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    if (!mt_scalar_is_none(n->args.s[0])) {
+        return mt_fail(MT_ERUNTIME, "derivative for aten::bernoulli is not implemented");
+    }
+    return mt_grad_zeros(n, g, gi);
+}
+
 // log1p: g / (x + 1)
 mt_status
 mt_grad_log1p(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
@@ -619,6 +629,16 @@ mt_formula_math_overload_name(mt_op op, const mt_args *a)
         return is_number(a->t[1]) ? "GtBackward0" : "GtBackward1";
     case MT_OP_ge_:
         return is_number(a->t[1]) ? "GeBackward0" : "GeBackward1";
+    case MT_OP_normal: /* normal.Tensor_float, float_Tensor, Tensor_Tensor */
+        return is_number(a->t[1]) ? "NormalBackward1" : is_number(a->t[0]) ? "NormalBackward2"
+                                                                           : "NormalBackward3";
+    case MT_OP_bernoulli_: /* bernoulli_.float, bernoulli_.Tensor */
+        return is_number(a->t[1]) ? "BernoulliBackward2" : NULL;
+    case MT_OP_random_: /* random_(), random_.to, random_.from */
+        return mt_scalar_is_none(a->s[0]) ? "RandomBackward2"
+               : mt_scalar_is_none(a->s[1]) ? "RandomBackward1" : NULL;
+    case MT_OP_bernoulli: /* bernoulli.p has no derivative */
+        return mt_scalar_is_none(a->s[0]) ? NULL : "NotImplemented";
     default:
         return NULL;
     }

@@ -11,20 +11,22 @@
 #define MT_CAPI_H
 
 #include "alloc/caching.h"
-#include "cpu/random.h"
+#include "core/generator.h"
 #include "ops/elementwise.h"
-#include "cpu/conv.h"
-#include "cpu/pool.h"
 #include "dispatch/dispatch.h"
 #include "ops/arg_checks.h"
+#include "ops/distributions.h"
 #include "ops/factory_args.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 #include "ops/index_plan.h"
 #include "ops/nn.h"
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
+#include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 15 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 18 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -33,7 +35,13 @@
                             * 11: mt_set_cuda_index_fn; 12: mt_check_fill_value, mt_pow_as_root;
                             * 13: no mt_op_* (the plug-in compiles ops_api.h's own);
                             * 14: the elementwise front end mt_ew_call replaces its checks;
-                            * 15: mt_tensor's view fields (view_base ...) */
+                            * 15: every op's front end runs in the dispatcher, which hands the
+                            * kernel its plan (mt_args.plan): no mt_check_* and spec functions,
+                            * the shared messages of ops/fails.h;
+                            * 16: Generator objects (mt_generator_for, mt_generator_philox in
+                            * place of mt_seed_epoch), bernoulli's p and multinomial;
+                            * 17: the statistics kernels' histc range and bincount length;
+                            * 18: mt_tensor's view fields (view_base ...) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -76,27 +84,10 @@
     F(const char *, mt_dtype_c_name, (mt_dtype dt), (dt))                                        \
     F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor **out),          \
       (value, dtype, out))                                                                       \
-    F(mt_status, mt_reduced_dims, (const mt_tensor *self, const mt_intlist *dims, bool *reduce), \
-      (self, dims, reduce))                                                                      \
     F(mt_status, mt_reduce_result,                                                               \
       (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
       (self, reduce, keepdim, res, out))                                                         \
-    F(mt_intlist, mt_dim_list, (const mt_args *a, int slot), (a, slot))                          \
-    F(mt_status, mt_wrap_dim, (int64_t dim, int ndim, int *out), (dim, ndim, out))              \
     F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                      \
-    V(mt_sum_dtypes, (const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt), (a, in_dt, out_dt))  \
-    F(mt_status, mt_mean_dtype, (const mt_args *a, mt_dtype *out_dt), (a, out_dt))               \
-    F(mt_status, mt_norm_dtype, (const mt_args *a, mt_dtype *out_dt, double *p), (a, out_dt, p)) \
-    F(mt_status, mt_check_moment, (const mt_args *a, double *correction), (a, correction))       \
-    F(mt_status, mt_check_reduce_elements,                                                       \
-      (const mt_tensor *self, const bool *reduce, const char *name), (self, reduce, name))       \
-    F(mt_status, mt_check_arg_extreme,                                                           \
-      (const mt_tensor *self, const mt_intlist *dims, const bool *reduce, const char *name,      \
-       bool want_values),                                                                        \
-      (self, dims, reduce, name, want_values))                                                   \
-    F(mt_status, mt_softmax_dtype, (const mt_args *a, const char *name, mt_dtype *dt),           \
-      (a, name, dt))                                                                             \
-    F(mt_dtype, mt_scan_dtype, (const mt_args *a), (a))                                          \
     F(mt_status, mt_caching_device,                                                              \
       (int device, const mt_caching_backend *backend, void *state, mt_caching_allocator **out),  \
       (device, backend, state, out))                                                             \
@@ -124,20 +115,6 @@
       (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,      \
        int64_t end_ns),                                                                          \
       (kind, name, device, stream, corr, start_ns, end_ns))                                    \
-    F(mt_status, mt_conv2d_geom, (const mt_args *a, conv_geom *g), (a, g))                      \
-    F(mt_status, mt_conv_backward_geom,                                                          \
-      (const mt_args *a, const mt_tensor *go, int in_ndim, const int64_t *in_sizes, int w_ndim,  \
-       const int64_t *w_sizes, conv_geom *g),                                                    \
-      (a, go, in_ndim, in_sizes, w_ndim, w_sizes, g))                                            \
-    F(mt_status, mt_max_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
-      (a, x, g))                                                                                 \
-    F(mt_status, mt_avg_pool2d_geom, (const mt_args *a, const mt_tensor *x, pool_geom *g),      \
-      (a, x, g))                                                                                 \
-    F(mt_status, mt_adaptive_avg_pool2d_geom,                                                    \
-      (const mt_args *a, const mt_tensor *x, pool_geom *g), (a, x, g))                           \
-    F(mt_status, mt_pool_backward_geom,                                                          \
-      (const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow, pool_geom *g),     \
-      (grad, self, oh, ow, g))                                                                  \
     F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))           \
     F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool add, bool inplace), \
       (a, be, add, inplace))                                                                     \
@@ -150,7 +127,14 @@
     F(mt_status, mt_random_spec_of,                                                              \
       (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
       (a, kind, device, out))                                                                    \
-    F(uint64_t, mt_seed_epoch, (uint64_t * seed), (seed))                                      \
+    F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator **out),     \
+      (gen, dev, out))                                                                           \
+    V(mt_generator_philox,                                                                       \
+      (mt_generator * g, uint64_t increment, uint64_t *seed, uint64_t *offset),                  \
+      (g, increment, seed, offset))                                                              \
+    F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),   \
+      (a, device, p))                                                                            \
+    F(mt_status, mt_multinomial_with, (mt_args * a, const mt_multinomial_device *dev), (a, dev)) \
     F(mt_status, mt_arange_spec, (const mt_args *a, const char *device, mt_range_spec *r),      \
       (a, device, r))                                                                            \
     F(mt_status, mt_spaced_spec, (const mt_args *a, const char *kernel, mt_range_spec *r),      \
@@ -165,39 +149,9 @@
     F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
     F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
       (self, dims, flip))                                                                        \
-    F(mt_status, mt_layer_norm_spec,                                                             \
-      (const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps),            \
-      (a, device, n, rows, eps))                                                                 \
-    F(mt_status, mt_check_bce, (const mt_tensor *self, const mt_tensor *target), (self, target)) \
-    F(mt_status, mt_bce_logits_dtype, (mt_tensor *const *ins, mt_dtype *dt), (ins, dt))         \
     F(mt_status, mt_loss_finish,                                                                 \
       (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
       (loss, weight, reduction, out))                                                           \
-    F(mt_status, mt_check_embedding_backward,                                                    \
-      (const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights, int64_t *n,         \
-       int64_t *dim),                                                                            \
-      (grad, indices, num_weights, n, dim))                                                      \
-    F(mt_status, mt_nll_spec,                                                                    \
-      (const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,      \
-       int64_t *C, int64_t *K),                                                                  \
-      (self, target, weight, N, C, K))                                                           \
-    F(mt_status, mt_max_pool_backward_geom,                                                      \
-      (const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx, pool_geom *g),        \
-      (grad, self, idx, g))                                                                      \
-    F(mt_status, mt_check_matvec,                                                                \
-      (const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec), (input, mat, vec))   \
-    F(mt_status, mt_check_batches, (const mt_tensor *b1, const mt_tensor *b2), (b1, b2))        \
-    F(mt_status, mt_check_dot, (const mt_tensor *x, const mt_tensor *y), (x, y))                 \
-    F(mt_status, mt_batch_norm_spec,                                                             \
-      (const mt_args *a, const char *device, int64_t *outer, int64_t *C, int64_t *inner),        \
-      (a, device, outer, C, inner))                                                              \
-    F(mt_status, mt_batch_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner, double *eps),               \
-      (a, outer, C, inner, eps))                                                                 \
-    F(mt_status, mt_layer_norm_backward_spec,                                                    \
-      (const mt_args *a, int64_t *n, int64_t *rows, double *eps), (a, n, rows, eps))             \
-    F(mt_status, mt_nll_backward_spec, (const mt_args *a, int64_t *N, int64_t *C, int64_t *K),   \
-      (a, N, C, K))                                                                              \
     F(mt_status, mt_sort_with,                                                                   \
       (mt_args * a, bool topk, bool want_values, const char *device, mt_sort_along_fn along),    \
       (a, topk, want_values, device, along))                                                     \
@@ -218,7 +172,20 @@
     F(mt_status, mt_check_fill_value,                                                            \
       (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
     F(mt_status, mt_ew_call,                                                                     \
-      (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))
+      (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))          \
+    F(mt_status, mt_fail_not_implemented, (const char *kernel, const char *suffix, mt_dtype dt),  \
+      (kernel, suffix, dt))                                                                  \
+    F(mt_status, mt_fail_embedding_index, (void), ())                                            \
+    F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                 \
+    F(mt_status, mt_fail_bce_range, (bool input), (input))                                       \
+    F(mt_status, mt_fail_one_hot_class, (bool negative), (negative))                             \
+    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))                                                                  \
+    F(mt_status, mt_histc_range,                                                                 \
+      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                  \
+      (self, min, max, lo, hi))                                                                  \
+    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                        \
+    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),     \
+      (self, minlength, length))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

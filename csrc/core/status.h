@@ -21,6 +21,8 @@ typedef enum mt_status {
     MT_ENOTIMPL,  /* no kernel for this op, key or dtype -> NotImplementedError */
     MT_EPYTHON,   /* Python code called from C (autograd.Function) raised: its error stands */
     MT_ENOCUDA,   /* a CUDA device asked of a build without the CUDA backend -> AssertionError */
+    MT_ELINALG,   /* a matrix a linear algebra op cannot take (singular, not positive-definite,
+                   * no convergence) -> minitorch.linalg.LinAlgError, a RuntimeError */
 } mt_status;
 
 /* Records the message (printf format) for the calling thread and returns code. */

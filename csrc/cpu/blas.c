@@ -13,22 +13,23 @@
 #include "cpu/blas.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 #include "profiler/trace.h"
 
 /* scipy-openblas32 prefixes every symbol with "scipy_". */
 #define MT_CBLAS(name) scipy_cblas_##name
 
-static void
-lib_enter(const char *name)
+void
+mt_cpu_lib_enter(const char *name)
 {
     if (mt_trace_on) {
         mt_trace_enter(MT_LAYER_LIBRARY, name, "OpenBLAS");
     }
 }
 
-static void
-lib_exit(void)
+void
+mt_cpu_lib_exit(void)
 {
     if (mt_trace_on) {
         mt_trace_exit();
@@ -40,7 +41,7 @@ mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha
                 int lda, const void *b, int ldb, double beta, void *c, int ldc)
 {
     enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
-    lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
+    mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_sgemm" : "cblas_dgemm");
     if (dt == MT_FLOAT32) {
         MT_CBLAS(sgemm)(CblasRowMajor, at, bt, m, n, k, (float)alpha, (const float *)a, lda,
                         (const float *)b, ldb, (float)beta, (float *)c, ldc);
@@ -48,7 +49,7 @@ mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha
         MT_CBLAS(dgemm)(CblasRowMajor, at, bt, m, n, k, alpha, (const double *)a, lda,
                         (const double *)b, ldb, beta, (double *)c, ldc);
     }
-    lib_exit();
+    mt_cpu_lib_exit();
 }
 
 /* How BLAS can read t (rows x cols) in place: row-major with leading dim *ld, or transposed. */
@@ -93,7 +94,7 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
         /* C[:, 0] = A @ B[:, 0] */
         enum CBLAS_TRANSPOSE t = ta ? CblasTrans : CblasNoTrans;
         int rows = ta ? k : m, cols = ta ? m : k;
-        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        mt_cpu_lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
         if (f32) {
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)a, (int)lda,
                             (float *)b, (int)inc_b, (float)beta, (float *)c, 1);
@@ -101,14 +102,14 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)a, (int)lda,
                             (double *)b, (int)inc_b, beta, (double *)c, 1);
         }
-        lib_exit();
+        mt_cpu_lib_exit();
         return;
     }
     if (m == 1 && inc_a) {
         /* C[0, :] = B^T @ A[0, :] */
         enum CBLAS_TRANSPOSE t = tb ? CblasNoTrans : CblasTrans;
         int rows = tb ? n : k, cols = tb ? k : n;
-        lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
+        mt_cpu_lib_enter(f32 ? "cblas_sgemv" : "cblas_dgemv");
         if (f32) {
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)b, (int)ldb,
                             (float *)a, (int)inc_a, (float)beta, (float *)c, 1);
@@ -116,7 +117,7 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)b, (int)ldb,
                             (double *)a, (int)inc_a, beta, (double *)c, 1);
         }
-        lib_exit();
+        mt_cpu_lib_exit();
         return;
     }
     mt_cpu_gemm_raw(C->dtype, ta, tb, m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c, n);
@@ -213,54 +214,11 @@ finish(mt_args *a, mt_status st, mt_tensor *out)
     return st;
 }
 
-static mt_status
-check_matrix(const mt_tensor *t, const char *what)
-{
-    if (t->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "%s must be a matrix, got %d-D tensor", what, t->ndim);
-    }
-    return MT_OK;
-}
-
-static mt_status
-check_multipliable(const mt_tensor *a, const mt_tensor *b)
-{
-    if (a->sizes[1] != b->sizes[0]) {
-        return mt_fail(MT_ERUNTIME,
-                       "mat1 and mat2 shapes cannot be multiplied (%" PRId64 "x%" PRId64 " and %" PRId64
-                       "x%" PRId64 ")",
-                       a->sizes[0], a->sizes[1], b->sizes[0], b->sizes[1]);
-    }
-    return MT_OK;
-}
-
+/* The products have no bool loops, as PyTorch's CPU kernel (its name in the error). */
 static mt_status
 check_dtype(const mt_tensor *t)
 {
-    if (t->dtype == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
-    }
-    return MT_OK;
-}
-
-/* beta (a->s[0]) and alpha (a->s[1]) of a product in dtype dt, 1 where not given. An integer
- * product takes them as its own dtype first, as PyTorch's (beta.to<int64_t>()): 0.5 becomes 0,
- * -1.5 becomes -1, and a value out of the dtype's range is an error. */
-static mt_status
-product_scalars(const mt_args *a, mt_dtype dt, mt_scalar *beta, mt_scalar *alpha)
-{
-    mt_scalar *s[2] = {beta, alpha};
-    for (int k = 0; k < 2; k++) {
-        *s[k] = mt_scalar_is_none(a->s[k]) ? mt_scalar_int(1) : a->s[k];
-        if (mt_dtype_is_integral(dt, false)) {
-            mt_status st = mt_check_scalar_fits(*s[k], dt);
-            if (st) {
-                return st;
-            }
-            *s[k] = mt_scalar_int(mt_scalar_to_int(*s[k]));
-        }
-    }
-    return MT_OK;
+    return t->dtype == MT_BOOL ? mt_fail_not_implemented("addmm_impl_cpu_", "", t->dtype) : MT_OK;
 }
 
 // self broadcast to (m,n), mat1 (m,k), mat2 (k,n); out (m,n) = beta * self + alpha * mat1 @ mat2
@@ -268,21 +226,9 @@ mt_status
 mt_cpu_addmm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
-    mt_scalar beta, alpha;
-    mt_status st;
-    if ((st = check_matrix(m1, "mat1")) || (st = check_matrix(m2, "mat2")) ||
-        (st = check_multipliable(m1, m2))) {
-        return st;
-    }
-    if (m1->dtype != m2->dtype) {
-        return mt_fail(MT_ERUNTIME, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                       mt_dtype_scalar_name(m1->dtype), mt_dtype_scalar_name(m2->dtype));
-    }
-    if (self->dtype != m1->dtype) {
-        return mt_fail(MT_ERUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
-    }
-    if ((st = check_dtype(m1)) || (st = product_scalars(a, m1->dtype, &beta, &alpha))) {
+    const mt_scalar beta = a->plan->product.beta, alpha = a->plan->product.alpha;
+    mt_status st = check_dtype(m1);
+    if (st) {
         return st;
     }
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
@@ -310,16 +256,8 @@ mt_status
 mt_cpu_mm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *m2 = a->t[1], *out = NULL;
-    mt_status st;
-    if ((st = check_matrix(self, "self")) || (st = check_matrix(m2, "mat2")) ||
-        (st = check_multipliable(self, m2))) {
-        return st;
-    }
-    if (self->dtype != m2->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                       mt_dtype_c_name(self->dtype), mt_dtype_c_name(m2->dtype));
-    }
-    if ((st = check_dtype(self))) {
+    mt_status st = check_dtype(self);
+    if (st) {
         return st;
     }
     int64_t sizes[2] = {self->sizes[0], m2->sizes[1]};
@@ -344,14 +282,6 @@ batch_matrix(const mt_tensor *t, int64_t b)
     return m;
 }
 
-/* The checks bmm and baddbmm share (the dtypes are each one's own). */
-static mt_status
-check_batches(const mt_tensor *b1, const mt_tensor *b2)
-{
-    mt_status st = mt_check_batches(b1, b2);
-    return st ? st : check_dtype(b1);
-}
-
 // self broadcast to (B,m,n) or NULL, b1 (B,m,k), b2 (B,k,n);
 // out (B,m,n) = beta * self + alpha * b1[b] @ b2[b] for each b
 static mt_status
@@ -360,7 +290,11 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar bet
 {
     mt_tensor *out = NULL;
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    mt_status st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out);
+    mt_status st = check_dtype(b1);
+    if (st) {
+        return st;
+    }
+    st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out);
     bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
@@ -376,13 +310,7 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar bet
 mt_status
 mt_cpu_bmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *m2 = a->t[1];
-    mt_status st = check_batches(self, m2);
-    if (st == MT_OK && self->dtype != m2->dtype) {
-        st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                     mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
-    }
-    return st ? st : batched(a, NULL, self, m2, mt_scalar_int(0), mt_scalar_int(1));
+    return batched(a, NULL, a->t[0], a->t[1], mt_scalar_int(0), mt_scalar_int(1));
 }
 
 // self broadcast to (B,m,n), batch1 (B,m,k), batch2 (B,k,n);
@@ -390,19 +318,8 @@ mt_cpu_bmm(mt_args *a)
 mt_status
 mt_cpu_baddbmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *b1 = a->t[1], *b2 = a->t[2];
-    mt_scalar beta, alpha;
-    mt_status st = check_batches(b1, b2);
-    if (st == MT_OK && (self->dtype != b1->dtype || b1->dtype != b2->dtype)) {
-        st = mt_fail(MT_ERUNTIME,
-                     "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                     mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
-                     mt_dtype_c_name(b2->dtype));
-    }
-    if (st == MT_OK) {
-        st = product_scalars(a, b1->dtype, &beta, &alpha);
-    }
-    return st ? st : batched(a, self, b1, b2, beta, alpha);
+    const mt_product_plan *p = &a->plan->product;
+    return batched(a, a->t[0], a->t[1], a->t[2], p->beta, p->alpha);
 }
 
 // self broadcast to (m) or NULL, mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
@@ -433,22 +350,15 @@ matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar be
 mt_status
 mt_cpu_mv(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *vec = a->t[1];
-    mt_status st = mt_check_matvec(NULL, self, vec);
-    return st ? st : matvec(a, NULL, self, vec, mt_scalar_int(0), mt_scalar_int(1));
+    return matvec(a, NULL, a->t[0], a->t[1], mt_scalar_int(0), mt_scalar_int(1));
 }
 
 // self broadcast to (m), mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
 mt_status
 mt_cpu_addmv(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *mat = a->t[1], *vec = a->t[2];
-    mt_scalar beta, alpha;
-    mt_status st = mt_check_matvec(self, mat, vec);
-    if (st == MT_OK) {
-        st = product_scalars(a, mat->dtype, &beta, &alpha);
-    }
-    return st ? st : matvec(a, self, mat, vec, beta, alpha);
+    const mt_product_plan *p = &a->plan->product;
+    return matvec(a, a->t[0], a->t[1], a->t[2], p->beta, p->alpha);
 }
 
 // self (n), tensor (n); out () = sum(self * tensor)
@@ -456,8 +366,8 @@ mt_status
 mt_cpu_dot(mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
-    mt_status st = mt_check_dot(x, y);
-    if (st || (st = check_dtype(x))) {
+    mt_status st = check_dtype(x);
+    if (st) {
         return st;
     }
     st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out);

@@ -11,4 +11,9 @@
 void mt_cpu_gemm_raw(mt_dtype dt, bool ta, bool tb, int m, int n, int k, double alpha,
                      const void *a, int lda, const void *b, int ldb, double beta, void *c, int ldc);
 
+/* A call into OpenBLAS (BLAS or LAPACK: "cblas_sgemm", "sgesdd"), traced as Library::<name>
+ * while the profiler records; every enter has its exit. */
+void mt_cpu_lib_enter(const char *name);
+void mt_cpu_lib_exit(void);
+
 #endif

@@ -5,8 +5,8 @@
  * out[b] (OC, OH*OW) = weight (OC, C/groups*KH*KW) @ col, one gemm per group on row blocks of
  * weight and col, written straight into the NCHW output, so nothing is transposed afterwards.
  * A 1x1 kernel with stride 1 and no padding needs no col: the image is its own. Integer dtypes,
- * which no BLAS has, use a plain loop on the same col. The checks run in PyTorch's order
- * (Convolution.cpp), so the first failing one gives PyTorch's message. */
+ * which no BLAS has, use a plain loop on the same col. The checks and the geometry are the front
+ * end's (ops/conv_checks.c). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
@@ -15,145 +15,16 @@
 #include "cpu/conv.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
+#include "ops/fails.h"
 
 /* Most bytes of one block of col: the gemm then reads it from L2 rather than from memory
  * (512 KiB measured best for (32, 64, 56, 56) * (64, 64, 3, 3), 15% faster than no blocks). */
 #define CONV_COL_BYTES (1 << 19)
 
 
-/* An int[] argument as one value per spatial dim of the weight: a single int stands for both
- * (PyTorch's int[2] parsing, then expand_param_if_needed). Returns the count in *n. */
-static mt_status
-expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int *n)
-{
-    memcpy(out, l->v, sizeof(int64_t) * (size_t)l->n);
-    *n = l->n;
-    if (*n == 1) {
-        out[1] = out[0];
-        *n = 2;
-    }
-    if (*n != dims) {
-        char buf[256];
-        return mt_fail(MT_ERUNTIME,
-                       "expected %s to be a single integer value or a list of %d values to match "
-                       "the convolution dimensions, but got %s=%s",
-                       name, dims, name, mt_format_sizes(buf, sizeof(buf), *n, out));
-    }
-    return MT_OK;
-}
-
 mt_status
-mt_conv2d_geom(const mt_args *a, conv_geom *g)
+mt_cpu_conv_fits_blas(const conv_geom *g)
 {
-    const mt_tensor *x = a->t[0], *wt = a->t[1], *bias = a->t[2];
-    char b1[256], b2[256];
-    if (x->ndim != 3 && x->ndim != 4) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of "
-                       "size: %s",
-                       mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes));
-    }
-    if (bias && bias->dtype != x->dtype) {
-        return mt_fail(MT_ERUNTIME, "Input type (%s) and bias type (%s) should be the same",
-                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(bias->dtype));
-    }
-    if (wt->ndim < 3) {
-        return mt_fail(MT_ERUNTIME, "weight should have at least three dimensions");
-    }
-    g->groups = a->i[0];
-    if (g->groups <= 0) {
-        return mt_fail(MT_ERUNTIME, "non-positive groups is not supported");
-    }
-    int dims = wt->ndim - 2, ns, np, nd;
-    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS];
-    mt_status st;
-    if ((st = expand_param(&a->l[0], "stride", dims, stride, &ns)) ||
-        (st = expand_param(&a->l[1], "padding", dims, pad, &np)) ||
-        (st = expand_param(&a->l[2], "dilation", dims, dil, &nd))) {
-        return st;
-    }
-    for (int k = 0; k < dims; k++) {
-        if (pad[k] < 0) {
-            return mt_fail(MT_ERUNTIME, "negative padding is not supported");
-        }
-    }
-    for (int k = 0; k < dims; k++) {
-        if (stride[k] <= 0) {
-            return mt_fail(MT_ERUNTIME, "non-positive stride is not supported");
-        }
-    }
-    for (int k = 0; k < dims; k++) {
-        if (dil[k] <= 0) {
-            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
-                           mt_format_sizes(b1, sizeof(b1), nd, dil));
-        }
-    }
-    /* The messages show an unbatched input as the batch of one it becomes. */
-    int64_t xs[4] = {1, 1, 1, 1};
-    memcpy(xs + 4 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
-    mt_format_sizes(b1, sizeof(b1), 4, xs);
-    mt_format_sizes(b2, sizeof(b2), wt->ndim, wt->sizes);
-    if (wt->ndim != 4) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected %d-dimensional input for %d-dimensional weight %s, but got "
-                       "4-dimensional input of size %s instead",
-                       wt->ndim, wt->ndim, b2, b1);
-    }
-    if (wt->sizes[0] < g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given groups=%" PRId64 ", expected weight to be at least %" PRId64
-                       " at dimension 0, but got weight of size %s instead",
-                       g->groups, g->groups, b2);
-    }
-    if (wt->sizes[0] % g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
-                       " at dimension 0, but got weight of size [%s] instead",
-                       g->groups, g->groups, b2);
-    }
-    if (xs[1] != wt->sizes[1] * g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given groups=%" PRId64 ", weight of size %s, expected input%s to have "
-                       "%" PRId64 " channels, but got %" PRId64 " channels instead",
-                       g->groups, b2, b1, wt->sizes[1] * g->groups, xs[1]);
-    }
-    if (bias && (bias->ndim != 1 || bias->sizes[0] != wt->sizes[0])) {
-        char b3[256];
-        return mt_fail(MT_ERUNTIME,
-                       "Given weight of size %s, expected bias to be 1-dimensional with %" PRId64
-                       " elements, but got bias of size %s instead",
-                       b2, wt->sizes[0], mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
-    }
-    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = wt->sizes[0],
-                     .kh = wt->sizes[2], .kw = wt->sizes[3], .sh = stride[0], .sw = stride[1],
-                     .ph = pad[0], .pw = pad[1], .dh = dil[0], .dw = dil[1], .groups = g->groups};
-    int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
-    int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
-    if (in_h < k_h || in_w < k_w) {
-        return mt_fail(MT_ERUNTIME,
-                       "Calculated padded input size per channel: (%" PRId64 " x %" PRId64
-                       "). Kernel size: (%" PRId64 " x %" PRId64
-                       "). Kernel size can't be greater than actual input size",
-                       in_h, in_w, k_h, k_w);
-    }
-    if (g->kh <= 0 || g->kw <= 0) {
-        /* PyTorch's slow_conv2d message (its oneDNN path fails with a oneDNN one). */
-        return mt_fail(MT_ERUNTIME, "kernel size should be greater than zero, but got kH: %" PRId64
-                       " kW: %" PRId64, g->kh, g->kw);
-    }
-    if (wt->dtype != x->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(wt->dtype));
-    }
-    /* PyTorch's dilated kernel, which runs for any dilation > 1, lacks int32 as well. */
-    bool dilated = dil[0] > 1 || dil[1] > 1;
-    if (x->dtype == MT_BOOL || (dilated && x->dtype == MT_INT32)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'",
-                       dilated ? "slow_conv_dilated<>" : "slow_conv2d_cpu",
-                       mt_dtype_scalar_name(x->dtype));
-    }
-    g->oh = (in_h - k_h) / g->sh + 1;
-    g->ow = (in_w - k_w) / g->sw + 1;
     int64_t kg = g->c / g->groups * g->kh * g->kw;
     if (g->oc > INT_MAX || g->oh * g->ow > INT_MAX || kg > INT_MAX) {
         return mt_fail(MT_ERUNTIME, "conv2d: sizes exceed what 32-bit BLAS can address");
@@ -282,13 +153,18 @@ contiguous(mt_tensor *t, mt_tensor **out)
 mt_status
 mt_cpu_conv2d(mt_args *a)
 {
-    conv_geom g = {0};
+    const conv_geom g = a->plan->conv;
     mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
-    mt_status st = mt_conv2d_geom(a, &g);
+    mt_dtype dt = a->t[0]->dtype;
+    /* PyTorch's dilated kernel, which runs for any dilation > 1, lacks int32 as well. */
+    bool dilated = g.dh > 1 || g.dw > 1;
+    if (dt == MT_BOOL || (dilated && dt == MT_INT32)) {
+        return mt_fail_not_implemented(dilated ? "slow_conv_dilated<>" : "slow_conv2d_cpu", "", dt);
+    }
+    mt_status st = mt_cpu_conv_fits_blas(&g);
     if (st) {
         return st;
     }
-    mt_dtype dt = a->t[0]->dtype;
     size_t item = mt_dtype_size(dt);
     int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
     bool batched = a->t[0]->ndim == 4;

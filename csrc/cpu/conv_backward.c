@@ -5,8 +5,8 @@
  *   d col   = weight_g^T (C/G*KH*KW, OC/G) @ grad_out_g (OC/G, OH*OW), scattered back by col2im
  *             (each pixel gets the sum over the taps that read it);
  *   d weight_g (OC/G, C/G*KH*KW) += grad_out_g @ col_g^T.
- * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. These ops are
- * callable from Python (_C), so their arguments are checked; floats only (BLAS). */
+ * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. The arguments are
+ * the front end's to check (ops/conv_checks.c); floats only (BLAS). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
@@ -15,73 +15,6 @@
 #include "cpu/conv.h"
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
-
-/* l's one or two values as (first, second); false if it has another count. */
-static bool
-pair(const mt_intlist *l, int64_t *first, int64_t *second)
-{
-    if (l->n != 1 && l->n != 2) {
-        return false;
-    }
-    *first = l->v[0];
-    *second = l->v[l->n - 1];
-    return true;
-}
-
-mt_status
-mt_conv_backward_geom(const mt_args *a, const mt_tensor *go, int in_ndim,
-                      const int64_t *in_sizes,
-              int w_ndim, const int64_t *w_sizes, conv_geom *g)
-{
-    char b1[256], b2[256];
-    if ((in_ndim != 3 && in_ndim != 4) || w_ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "convolution_backward: expected a 3-D or 4-D input and a 4-D "
-                                    "weight");
-    }
-    mt_status st;
-    if ((st = mt_check_sizes(in_ndim, in_sizes)) || (st = mt_check_sizes(w_ndim, w_sizes))) {
-        return st;
-    }
-    int64_t xs[4] = {1, 1, 1, 1};
-    memcpy(xs + 4 - in_ndim, in_sizes, sizeof(int64_t) * (size_t)in_ndim);
-    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = w_sizes[0],
-                     .kh = w_sizes[2], .kw = w_sizes[3], .groups = a->i[0]};
-    if (!pair(&a->l[1], &g->sh, &g->sw) || !pair(&a->l[2], &g->ph, &g->pw) ||
-        !pair(&a->l[3], &g->dh, &g->dw)) {
-        return mt_fail(MT_ERUNTIME, "convolution_backward: stride, padding and dilation must be "
-                                    "one or two ints");
-    }
-    if (g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0 || g->ph < 0 || g->pw < 0 ||
-        g->kh <= 0 || g->kw <= 0 || g->groups <= 0 || g->oc % g->groups ||
-        g->c != w_sizes[1] * g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "convolution_backward: input of size %s and weight of size %s do not make "
-                       "a convolution with these arguments",
-                       mt_format_sizes(b1, sizeof(b1), in_ndim, in_sizes),
-                       mt_format_sizes(b2, sizeof(b2), w_ndim, w_sizes));
-    }
-    int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
-    int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
-    g->oh = in_h < k_h ? 0 : (in_h - k_h) / g->sh + 1;
-    g->ow = in_w < k_w ? 0 : (in_w - k_w) / g->sw + 1;
-    int64_t want[4] = {g->n, g->oc, g->oh, g->ow};
-    if (go->ndim != in_ndim || memcmp(go->sizes, want + 4 - in_ndim,
-                                      sizeof(int64_t) * (size_t)in_ndim)) {
-        return mt_fail(MT_ERUNTIME, "convolution_backward: expected grad_output of size %s, but "
-                                    "got %s",
-                       mt_format_sizes(b1, sizeof(b1), in_ndim, want + 4 - in_ndim),
-                       mt_format_sizes(b2, sizeof(b2), go->ndim, go->sizes));
-    }
-    if (go->dtype != MT_FLOAT32 && go->dtype != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"convolution_backward\" not implemented for '%s'",
-                       mt_dtype_scalar_name(go->dtype));
-    }
-    int64_t k = g->c / g->groups * g->kh * g->kw;
-    if (g->oc > INT_MAX || g->oh * g->ow > INT_MAX || k > INT_MAX) {
-        return mt_fail(MT_ERUNTIME, "conv2d: sizes exceed what 32-bit BLAS can address");
-    }
-    return MT_OK;
-}
 
 /* A new tensor of zeros. */
 static mt_status
@@ -135,9 +68,8 @@ mt_cpu_convolution_backward_input(mt_args *a)
 {
     mt_tensor *go = NULL, *w = NULL, *col = NULL, *gx = NULL;
     const mt_intlist *in = &a->l[0];
-    conv_geom g;
-    mt_status st =
-        mt_conv_backward_geom(a, a->t[0], in->n, in->v, a->t[1]->ndim, a->t[1]->sizes, &g);
+    const conv_geom g = a->plan->conv;
+    mt_status st = mt_cpu_conv_fits_blas(&g);
     if (st) {
         return st;
     }
@@ -185,9 +117,8 @@ mt_cpu_convolution_backward_weight(mt_args *a)
 {
     mt_tensor *go = NULL, *x = NULL, *col = NULL, *gw = NULL;
     const mt_intlist *ws = &a->l[0];
-    conv_geom g;
-    mt_status st =
-        mt_conv_backward_geom(a, a->t[0], a->t[1]->ndim, a->t[1]->sizes, ws->n, ws->v, &g);
+    const conv_geom g = a->plan->conv;
+    mt_status st = mt_cpu_conv_fits_blas(&g);
     if (st) {
         return st;
     }

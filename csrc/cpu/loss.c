@@ -9,7 +9,8 @@
 #include "cpu/elementwise.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 #include "ops/nn.h"
 
 /* ---- nll_loss ---- */
@@ -65,11 +66,9 @@ mt_cpu_nll_loss(mt_args *a)
     mt_tensor *self = a->t[0], *target = a->t[1], *weight = a->t[2];
     mt_tensor *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
     int64_t reduction = a->i[0];
-    nll_frame f = {.ignore = a->i[1]};
-    mt_status st = mt_nll_spec(self, target, weight, &f.N, &f.C, &f.K);
-    if (st) {
-        return st;
-    }
+    nll_frame f = {.N = a->plan->loss.N, .C = a->plan->loss.C, .K = a->plan->loss.K,
+                   .ignore = a->i[1]};
+    mt_status st;
     if ((st = mt_cpu_cast(self, self->dtype, &x)) || (st = mt_cpu_cast(target, MT_INT64, &t)) ||
         (weight && (st = mt_cpu_cast(weight, MT_FLOAT64, &w)))) {
         goto out_release;
@@ -85,7 +84,7 @@ mt_cpu_nll_loss(mt_args *a)
     (self->dtype == MT_FLOAT32 ? nll_f32 : nll_f64)(mt_tensor_data(x),
                                                    loss ? mt_tensor_data(loss) : NULL, &f);
     if (f.has_bad) {
-        st = mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)f.bad);
+        st = mt_fail_nll_target(f.bad);
         goto out_release;
     }
     if (reduction == MT_REDUCTION_NONE) {
@@ -133,21 +132,16 @@ mt_status
 mt_cpu_binary_cross_entropy(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *loss = NULL;
-    mt_status st = mt_check_bce(self, target);
-    if (st) {
-        return st;
-    }
     range_flags r = {false, false};
     mt_tensor *ins[2] = {self, target};
-    st = mt_cpu_elementwise(ins, 2, self->dtype,
+    mt_status st = mt_cpu_elementwise(ins, 2, self->dtype,
                                       self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false, &loss);
     if (st) {
         return st;
     }
     if (r.bad_input || r.bad_target) {
         mt_tensor_release(loss);
-        return mt_fail(MT_ERUNTIME, "all elements of %s should be between 0 and 1",
-                       r.bad_input ? "input" : "target");
+        return mt_fail_bce_range(r.bad_input);
     }
     return mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
 }
@@ -178,11 +172,9 @@ mt_cpu_binary_cross_entropy_with_logits(mt_args *a)
         return st;
     }
     mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
-    mt_dtype dt;
-    if ((st = mt_bce_logits_dtype(ins, &dt)) == MT_OK) {
-        st = mt_cpu_elementwise(ins, 3, dt, dt == MT_FLOAT32 ? bce_logits_f32 : bce_logits_f64,
-                                NULL, false, &loss);
-    }
+    mt_dtype dt = a->plan->loss.dt;
+    st = mt_cpu_elementwise(ins, 3, dt, dt == MT_FLOAT32 ? bce_logits_f32 : bce_logits_f64, NULL,
+                            false, &loss);
     mt_tensor_clear(&one);
     if (st) {
         return st;

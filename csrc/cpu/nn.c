@@ -9,6 +9,8 @@
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 /* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
 static mt_status
@@ -134,12 +136,9 @@ mt_status
 mt_cpu_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL;
-    int64_t n, rows;
-    double eps;
-    mt_status st = mt_layer_norm_spec(a, "CPU", &n, &rows, &eps);
-    if (st) {
-        return st;
-    }
+    const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    const double eps = a->plan->norm.eps;
+    mt_status st;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
@@ -222,12 +221,10 @@ mt_cpu_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4], *x = NULL, *stats = NULL;
     bool training = a->b[0];
-    double eps = mt_scalar_to_double(a->s[1]);
-    int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_spec(a, "CPU", &outer, &C, &inner);
-    if (st) {
-        return st;
-    }
+    const mt_norm_plan *p = &a->plan->norm;
+    const double eps = p->eps;
+    const int64_t outer = p->outer, C = p->C, inner = p->inner;
+    mt_status st;
     affine af;
     int64_t two[2] = {2, C};
     if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||

@@ -11,6 +11,8 @@
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 #include "ops/nn.h"
 
 static void
@@ -126,12 +128,9 @@ mt_cpu_layer_norm_backward(mt_args *a)
     mt_tensor *t[4] = {NULL}; /* grad_out, input, weight as float64, the gradient of input */
     mt_tensor *input = a->t[1];
     const mt_intlist *shape = &a->l[0];
-    double eps;
-    int64_t n, rows;
-    mt_status st = mt_layer_norm_backward_spec(a, &n, &rows, &eps);
-    if (st) {
-        return st;
-    }
+    const double eps = a->plan->norm.eps;
+    const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     double *acc = calloc((size_t)(2 * n + 1), sizeof(double));
     if (acc == NULL) {
@@ -213,12 +212,10 @@ mt_cpu_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[6] = {NULL}; /* grad_out, input, weight, mean, var, the gradient of input */
     mt_tensor *input = a->t[1];
-    double eps;
-    int64_t outer, C, inner;
-    mt_status st = mt_batch_norm_backward_spec(a, &outer, &C, &inner, &eps);
-    if (st) {
-        return st;
-    }
+    const mt_norm_plan *p = &a->plan->norm;
+    const double eps = p->eps;
+    int64_t outer = p->outer, C = p->C, inner = p->inner;
+    mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     double *acc = calloc((size_t)(2 * C + 1), sizeof(double));
     if (acc == NULL) {
@@ -254,10 +251,7 @@ mt_cpu_embedding_dense_backward(mt_args *a)
     bool scale = a->b[0];
     int64_t *counts = NULL;
     mt_status st;
-    int64_t n, dim;
-    if ((st = mt_check_embedding_backward(grad, indices, num_weights, &n, &dim))) {
-        return st;
-    }
+    const int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
     mt_dtype dt = grad->dtype;
     int64_t sizes[2] = {num_weights, dim};
     if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix)) ||
@@ -268,7 +262,7 @@ mt_cpu_embedding_dense_backward(mt_args *a)
     const int64_t *v = (const int64_t *)mt_tensor_data(ix);
     for (int64_t i = 0; i < n; i++) {
         if (v[i] < 0 || v[i] >= num_weights) {
-            st = mt_fail(MT_EINDEX, "index out of range in self");
+            st = mt_fail_embedding_index();
             goto out_release;
         }
     }
@@ -310,11 +304,9 @@ mt_cpu_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
     mt_tensor *t[4] = {NULL}; /* grad_output, target, weight as float64, the gradient */
-    int64_t reduction = a->i[0], ignore = a->i[1], N, C, K;
-    mt_status st = mt_nll_backward_spec(a, &N, &C, &K);
-    if (st) {
-        return st;
-    }
+    int64_t reduction = a->i[0], ignore = a->i[1];
+    const int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
+    mt_status st;
     bool none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
     if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) || (st = mt_cpu_dense(target, MT_INT64, &t[1])) ||
@@ -332,7 +324,7 @@ mt_cpu_nll_loss_backward(mt_args *a)
             continue;
         }
         if (tg[e] < 0 || tg[e] >= C) {
-            st = mt_fail(MT_EINDEX, "Target %lld is out of bounds.", (long long)tg[e]);
+            st = mt_fail_nll_target(tg[e]);
             goto out_release;
         }
         total += w ? w[tg[e]] : 1.0;

@@ -3,41 +3,14 @@
  * evenly over the pixels it averaged, with the forward's divisor).
  *
  * As in the forward, tensors are seen as planes (P, H, W); the gradient of the input is zeros of
- * self's shape into which every output element adds its share. These ops are callable from
- * Python (_C), so shapes and indices are checked; floats only. */
-#include <inttypes.h>
+ * self's shape into which every output element adds its share. Their arguments are the front
+ * end's to check (ops/pool_checks.c); an index outside its plane is seen here. Floats only. */
 #include <string.h>
 
 #include "cpu/copy.h"
-#include "cpu/pool.h"
 #include "dispatch/kernels.h"
-
-mt_status
-mt_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t ow,
-                      pool_geom *g)
-{
-    char b1[256], b2[256];
-    bool ok = self->ndim >= 2 && grad->ndim == self->ndim &&
-              memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)(self->ndim - 2)) == 0 &&
-              (oh < 0 || grad->sizes[grad->ndim - 2] == oh) &&
-              (ow < 0 || grad->sizes[grad->ndim - 1] == ow);
-    if (!ok) {
-        return mt_fail(MT_ERUNTIME, "pooling backward: grad_output of size %s does not fit an "
-                                    "input of size %s",
-                       mt_format_sizes(b1, sizeof(b1), grad->ndim, grad->sizes),
-                       mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes));
-    }
-    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "pooling backward not implemented for '%s'",
-                       mt_dtype_scalar_name(grad->dtype));
-    }
-    g->h = self->sizes[self->ndim - 2];
-    g->w = self->sizes[self->ndim - 1];
-    g->oh = grad->sizes[grad->ndim - 2];
-    g->ow = grad->sizes[grad->ndim - 1];
-    g->planes = g->h * g->w > 0 ? mt_tensor_numel(self) / (g->h * g->w) : 0;
-    return MT_OK;
-}
+#include "ops/fails.h"
+#include "ops/front.h"
 
 /* One plane: gx (H, W) += what grad (OH, OW) gives back; idx (OH, OW) for max pooling. Returns
  * false on an index outside the plane. */
@@ -139,8 +112,7 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
         if (!loop(mt_tensor_data(grad) + p * out_plane * (int64_t)item,
                   ix ? (const int64_t *)mt_tensor_data(ix) + p * out_plane : NULL,
                   mt_tensor_data(gx) + p * in_plane * (int64_t)item, g)) {
-            st = mt_fail(MT_EINDEX, "max_pool2d_with_indices_backward: an index is outside its "
-                                    "plane of %" PRId64 " elements", in_plane);
+            st = mt_fail_pool_index(in_plane);
             goto out_release;
         }
     }
@@ -153,31 +125,14 @@ out_release:
     return st;
 }
 
-mt_status
-mt_max_pool_backward_geom(const mt_tensor *grad, const mt_tensor *self, const mt_tensor *idx,
-                          pool_geom *g)
-{
-    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, g);
-    if (st == MT_OK && (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
-                        memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim))) {
-        st = mt_fail(MT_ERUNTIME, "max_pool2d_with_indices_backward: expected int64 indices of "
-                                  "grad_output's shape");
-    }
-    return st;
-}
-
 // grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
 // grad_output's shape) of each window's maximum in its plane; out (self's shape)
 mt_status
 mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
-    pool_geom g = {0};
-    mt_status st = mt_max_pool_backward_geom(grad, self, idx, &g);
-    if (st) {
-        return st;
-    }
-    return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &g, idx);
+    mt_tensor *grad = a->t[0], *idx = a->t[2];
+    return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &a->plan->pool,
+                    idx);
 }
 
 // grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), the forward's
@@ -185,31 +140,16 @@ mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
 mt_status
 mt_cpu_avg_pool2d_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1];
-    pool_geom g;
-    mt_status st = mt_avg_pool2d_geom(a, self, &g);
-    if (st || (st = mt_pool_backward_geom(grad, self, g.oh, g.ow, &g))) {
-        return st;
-    }
-    return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &g, NULL);
+    mt_tensor *grad = a->t[0];
+    return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &a->plan->pool,
+                    NULL);
 }
 
 // grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W); out (self's shape)
 mt_status
 mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1];
-    pool_geom g = {0};
-    if (self->ndim != 3 && self->ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d_backward: expected 3D or 4D input");
-    }
-    mt_status st = mt_pool_backward_geom(grad, self, -1, -1, &g);
-    if (st) {
-        return st;
-    }
-    if (g.oh == 0 || g.ow == 0) { /* no windows: nothing flows back */
-        g.planes = 0;
-    }
-    return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64, &g,
-                    NULL);
+    mt_tensor *grad = a->t[0];
+    return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64,
+                    &a->plan->pool, NULL);
 }

@@ -1,7 +1,12 @@
-/* The generator of random.h and the CPU kernels uniform_, normal_, bernoulli_, random_ (the
- * kernel of randint) and randperm. */
+/* The CPU random fills (uniform_, normal_, bernoulli_ with a number p, random_, exponential_,
+ * geometric_, log_normal_, cauchy_) and randperm: each PyTorch's CPU algorithm on PyTorch's
+ * stream (cpu/random.h), so that torch.manual_seed(s) and the same call give the same values,
+ * bit for bit. A kernel holds its generator's lock for all its draws and visits self in memory
+ * order, as TensorIterator visits a nullary op's output. The checks are the front ends'
+ * (ops/random_checks.c); PyTorch's float transforms are FMA-contracted where its AVX2/AVX-512
+ * kernels are, so fma() is written out here. */
 #include <math.h>
-#include <pthread.h>
+#include <string.h>
 
 #include "core/math.h"
 #include "cpu/iter.h"
@@ -10,279 +15,416 @@
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 
-static uint64_t state[4];
-static uint64_t seed_used;
-static int seeded;
-static uint64_t epoch;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t
-splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void
-mt_random_lock(void)
-{
-    pthread_mutex_lock(&lock);
-}
-
-void
-mt_random_unlock(void)
-{
-    pthread_mutex_unlock(&lock);
-}
-
-static void
-seed_locked(uint64_t seed)
-{
-    uint64_t x = seed;
-    for (int k = 0; k < 4; k++) {
-        state[k] = splitmix64(&x);
-    }
-    seed_used = seed;
-    seeded = 1;
-}
-
-void
-mt_manual_seed(uint64_t seed)
-{
-    pthread_mutex_lock(&lock);
-    seed_locked(seed);
-    epoch++;
-    pthread_mutex_unlock(&lock);
-}
-
-uint64_t
-mt_initial_seed(void)
-{
-    pthread_mutex_lock(&lock);
-    uint64_t s = seeded ? seed_used : MT_DEFAULT_SEED;
-    pthread_mutex_unlock(&lock);
-    return s;
-}
-
-uint64_t
-mt_seed_epoch(uint64_t *seed)
-{
-    pthread_mutex_lock(&lock);
-    uint64_t e = epoch;
-    *seed = seeded ? seed_used : MT_DEFAULT_SEED;
-    pthread_mutex_unlock(&lock);
-    return e;
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t
-mt_random_u64(void)
-{
-    if (!seeded) {
-        seed_locked(MT_DEFAULT_SEED);
-    }
-    uint64_t result = rotl(state[1] * 5, 7) * 9;
-    uint64_t t = state[1] << 17;
-    state[2] ^= state[0];
-    state[3] ^= state[1];
-    state[1] ^= state[2];
-    state[0] ^= state[3];
-    state[2] ^= t;
-    state[3] = rotl(state[3], 45);
-    return result;
-}
-
-float
-mt_random_float(void)
-{
-    return (float)(mt_random_u64() >> 40) * 0x1.0p-24f;
-}
+#define PI 3.14159265358979323846
 
 double
-mt_random_double(void)
+mt_draw_normal_f64(mt_generator *g)
 {
-    return (double)(mt_random_u64() >> 11) * 0x1.0p-53;
+    if (g->has_normal_f64) {
+        g->has_normal_f64 = false;
+        return g->normal_f64;
+    }
+    double u1 = mt_draw_uniform_f64(g), u2 = mt_draw_uniform_f64(g);
+    double r = sqrt(-2.0 * log1p(-u2)), theta = 2.0 * PI * u1;
+    g->normal_f64 = r * sin(theta);
+    g->has_normal_f64 = true;
+    return r * cos(theta);
 }
 
-double
-mt_random_normal(void)
+/* ---- normal_fill: PyTorch's path for a contiguous self of 16 elements or more ---- */
+
+/* Julien Pommier's avx_mathfun log and sincos (Cephes polynomials), one lane at a time: the
+ * AVX2 kernel of PyTorch's float normal_ computes with these, not libm's, and its compiler fuses
+ * each multiply into the add or subtract that alone uses it, as the fmaf calls here do. */
+static inline float
+bits_float(uint32_t b)
 {
-    /* 1 - u lies in (0, 1], so the log is finite. */
-    double u1 = 1.0 - mt_random_double(), u2 = mt_random_double();
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
 }
 
-typedef struct dist {
-    double a, b; /* uniform: from, to; normal: mean, std */
-} dist;
-
-// out (any shape); out = a + (b - a) * U[0, 1)
-static void
-uniform_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
+static inline uint32_t
+float_bits(float f)
 {
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        float v = (float)(d->a + (d->b - d->a) * (double)mt_random_float());
-        /* Rounding to float can reach `to`; the interval stays half-open. */
-        MT_AT(float, 0, i) = v < (float)d->b ? v : (float)d->a;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static inline float
+log_ps(float x)
+{
+    static const float p[] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                              -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                              2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+    const float smallest = bits_float(0x00800000u); /* no denormals (as _mm256_max_ps) */
+    x = x > smallest ? x : smallest;
+    int32_t exponent = (int32_t)(float_bits(x) >> 23) - 0x7f;
+    x = bits_float((float_bits(x) & ~0x7f800000u) | float_bits(0.5f)); /* mantissa in [0.5, 1) */
+    float e = (float)exponent + 1.0f;
+    bool small = x < 0.707106781186547524f;
+    float tmp = small ? x : 0.0f;
+    x = x - 1.0f;
+    e = e - (small ? 1.0f : 0.0f);
+    x = x + tmp;
+    float z = x * x, y = p[0];
+    for (int k = 1; k < 9; k++) {
+        y = fmaf(y, x, p[k]);
+    }
+    y = fmaf(y * x, z, e * -2.12194440e-4f);
+    y = fmaf(-z, 0.5f, y);
+    return fmaf(e, 0.693359375f, x + y);
+}
+
+static inline void
+sincos_ps(float x, float *s, float *c)
+{
+    uint32_t sign_sin = float_bits(x) & 0x80000000u;
+    x = fabsf(x);
+    int32_t j = (int32_t)(x * 1.27323954473516f); /* 4 / pi, truncated */
+    j = (j + 1) & ~1;
+    float y = (float)j;
+    uint32_t swap_sin = (uint32_t)(j & 4) << 29;
+    bool poly = (j & 2) == 0;
+    sign_sin ^= swap_sin;
+    /* extended precision modular arithmetic: x - y * pi / 4 */
+    x = fmaf(y, -0.78515625f, x);
+    x = fmaf(y, -2.4187564849853515625e-4f, x);
+    x = fmaf(y, -3.77489497744594108e-8f, x);
+    uint32_t sign_cos = (uint32_t)(~(j - 2) & 4) << 29;
+    float z = x * x;
+    float yc = fmaf(2.443315711809948E-005f, z, -1.388731625493765E-003f); /* cos, [0, pi/4] */
+    yc = fmaf(yc, z, 4.166664568298827E-002f);
+    yc = fmaf(yc * z, z, -(z * 0.5f));
+    yc = yc + 1.0f;
+    float ys = fmaf(-1.9515295891E-4f, z, 8.3321608736E-3f); /* sin, [0, pi/4] */
+    ys = fmaf(ys, z, -1.6666654611E-1f);
+    ys = fmaf(ys * z, x, x);
+    float sin_part = poly ? ys : yc, cos_part = poly ? yc : ys;
+    *s = bits_float(float_bits(sin_part) ^ sign_sin);
+    *c = bits_float(float_bits(cos_part) ^ sign_cos);
+}
+
+// d (16), uniforms in [0, 1) -> normals: d[j] and d[j + 8] from the pair (d[j], d[j + 8])
+static inline void
+fill16_f32(float *d, float mean, float std)
+{
+    const float two_pi = (float)(2.0 * PI);
+    for (int j = 0; j < 8; j++) {
+        float radius = sqrtf(-2.0f * log_ps(1.0f - d[j]));
+        float s, c;
+        sincos_ps(two_pi * d[j + 8], &s, &c);
+        d[j] = fmaf(radius * c, std, mean);
+        d[j + 8] = fmaf(radius * s, std, mean);
     }
 }
 
-static void
-uniform_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
+static inline void
+fill16_f64(double *d, double mean, double std)
 {
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(double, 0, i) = d->a + (d->b - d->a) * mt_random_double();
+    for (int j = 0; j < 8; j++) {
+        double radius = sqrt(-2 * log(1 - d[j])), theta = 2.0 * PI * d[j + 8];
+        d[j] = fma(radius * cos(theta), std, mean);
+        d[j + 8] = fma(radius * sin(theta), std, mean);
     }
 }
 
-// out (any shape); out = mean + std * N(0, 1)
-static void
-normal_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(float, 0, i) = (float)(d->a + d->b * mt_random_normal());
+/* d (n, whole blocks of 16) uniforms -> normals */
+#define BLOCKS(T, S)                                       \
+    static void blocks_##S(T *d, int64_t n, T mean, T std) \
+    {                                                      \
+        for (int64_t i = 0; i + 16 <= n; i += 16) {        \
+            fill16_##S(d + i, mean, std);                  \
+        }                                                  \
     }
-}
+BLOCKS(float, f32)
+BLOCKS(double, f64)
 
-static void
-normal_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(double, 0, i) = d->a + d->b * mt_random_normal();
+/* PyTorch's normal_fill: n uniforms, Box-Muller on each block of 16, and the last n % 16
+ * values from a block of 16 new uniforms ending at the end. */
+#define NORMAL_FILL(T, S)                                                        \
+    static void normal_fill_##S(T *d, int64_t n, T mean, T std, mt_generator *g) \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                        \
+            d[i] = mt_draw_uniform_##S(g);                                       \
+        }                                                                        \
+        blocks_##S(d, n, mean, std);                                             \
+        if (n % 16 != 0) {                                                       \
+            for (int j = 0; j < 16; j++) {                                       \
+                d[n - 16 + j] = mt_draw_uniform_##S(g);                          \
+            }                                                                    \
+            fill16_##S(d + n - 16, mean, std);                                   \
+        }                                                                        \
     }
-}
+NORMAL_FILL(float, f32)
+NORMAL_FILL(double, f64)
 
-// out (any shape); out = 1 with probability p (dist.a), else 0
-static void
-bernoulli_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(float, 0, i) = (float)(mt_random_double() < d->a);
+/* ---- the element-at-a-time fills ---- */
+
+typedef struct draw {
+    mt_generator *g;
+    double a, b;    /* the kind's parameters (mt_random_spec) */
+    int64_t from;   /* random_: [from, from + span) */
+    uint64_t span;  /* 0: all 2^64 values */
+    bool wide;      /* random_ draws 64 bits (spans of 2^28 and more) */
+} draw;
+
+// out (any shape); one draw per element, in order
+#define FLOAT_FILLS(T, S, FMA)                                                             \
+    static void uniform_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        const T from = (T)d->a, to = (T)d->b;                                              \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T v = FMA(mt_draw_uniform_##S(d->g), to - from, from);                         \
+            MT_AT(T, 0, i) = v == to ? from : v; /* rounding reached `to`: half-open */    \
+        }                                                                                  \
+    }                                                                                      \
+    static void normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)fma(mt_draw_normal_f64(d->g), d->b, d->a);                 \
+        }                                                                                  \
+    }                                                                                      \
+    static void exponential_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)(-1.0 / d->a * log1p(-mt_draw_uniform_f64(d->g)));         \
+        }                                                                                  \
+    }                                                                                      \
+    static void log_normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            MT_AT(T, 0, i) = (T)exp(fma(mt_draw_normal_f64(d->g), d->b, d->a));            \
+        }                                                                                  \
+    }                                                                                      \
+    static void cauchy_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
+    {                                                                                      \
+        const draw *d = ctx;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            double u = mt_draw_uniform_f64(d->g);                                          \
+            MT_AT(T, 0, i) = (T)fma(d->b, tan(PI * (u - 0.5)), d->a);                      \
+        }                                                                                  \
     }
-}
+FLOAT_FILLS(float, f32, fmaf)
+FLOAT_FILLS(double, f64, fma)
 
-static void
-bernoulli_f64(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    const dist *d = ctx;
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(double, 0, i) = (double)(mt_random_double() < d->a);
+// out (any shape); 0 or 1 (bernoulli_), a uniform integer of the range (random_), or the
+// number of trials up to the first success (geometric_), as T
+#define ANY_FILLS(E, T, S)                                                                     \
+    static void bernoulli_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(d->g) < d->a);                            \
+        }                                                                                      \
+    }                                                                                          \
+    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)          \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            uint64_t bits = d->wide ? mt_generator_random64(d->g) : mt_generator_random(d->g); \
+            MT_AT(T, 0, i) = (T)mt_random_in_range(bits, d->from, d->span);                    \
+        }                                                                                      \
+    }                                                                                          \
+    static void geometric_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
+    {                                                                                          \
+        const draw *d = ctx;                                                                   \
+        const double denominator = log1p(-d->a);                                               \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(T, 0, i) = (T)ceil(log(mt_draw_uniform_f64(d->g)) / denominator);            \
+        }                                                                                      \
     }
-}
+MT_DTYPES(ANY_FILLS)
 
-/* Runs loop over self in place (the in-place kernels' shared tail): out = self. */
-static mt_status
-fill_with(mt_args *a, mt_loop_fn loop, void *ctx)
-{
-    mt_tensor *self = a->t[0];
-    mt_iter it;
-    mt_status st = mt_check_writable(self);
-    if (st == MT_OK) {
-        st = mt_iter_build(&it, self->ndim, self->sizes, &self, 1);
-    }
-    if (st) {
-        return st;
-    }
-    mt_random_lock();
-    mt_iter_run(&it, loop, ctx);
-    mt_random_unlock();
-    mt_tensor_bump_version(self);
-    a->out[0] = mt_tensor_retain(self);
-    return MT_OK;
-}
-
-/* [from, from + span), span 0 for all 2^64 values; the modulo's bias (span / 2^64) is far below
- * sampling noise for any span a tensor can use. */
-typedef struct int_range {
-    int64_t from;
-    uint64_t span;
-} int_range;
-
-// out (any shape); out = a uniform integer of the range, as T
-#define RANDOM_LOOP(E, T, S)                                                                \
-    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
-    {                                                                                       \
-        const int_range *r = ctx;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            MT_AT(T, 0, i) = (T)mt_random_in_range(mt_random_u64(), r->from, r->span);        \
-        }                                                                                   \
-    }
-MT_DTYPES(RANDOM_LOOP)
-
-/* The loops of each fill (mt_random_kind order) by dtype; NULL: not for that dtype. */
+/* The loops of each fill (mt_random_kind order) by dtype; NULL: not for that dtype (the front
+ * end refused it). */
 #define FLOATS(f) {NULL, NULL, NULL, f##_f32, f##_f64}
-static const mt_loop_fn fill_loops[4][MT_NUM_DTYPES] = {
-    FLOATS(uniform),
-    FLOATS(normal),
-    FLOATS(bernoulli),
-    {random_b8, random_i32, random_i64, random_f32, random_f64},
+#define ALL(f) {f##_b8, f##_i32, f##_i64, f##_f32, f##_f64}
+static const mt_loop_fn fill_loops[MT_RANDOM_NUM_KINDS][MT_NUM_DTYPES] = {
+    FLOATS(uniform),     FLOATS(normal), ALL(bernoulli),     ALL(random),
+    FLOATS(exponential), ALL(geometric), FLOATS(log_normal), FLOATS(cauchy),
 };
 #undef FLOATS
+#undef ALL
+
+mt_status
+mt_cpu_memory_order(mt_tensor *self, mt_tensor *other, mt_tensor **self_out, mt_tensor **other_out)
+{
+    int perm[MT_MAX_DIMS], n = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (self->sizes[d] != 1) { /* insertion by stride, largest first; stable */
+            int k = n++;
+            for (; k > 0 && self->strides[perm[k - 1]] < self->strides[d]; k--) {
+                perm[k] = perm[k - 1];
+            }
+            perm[k] = d;
+        }
+    }
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS], other_strides[MT_MAX_DIMS];
+    for (int k = 0; k < n; k++) {
+        sizes[k] = self->sizes[perm[k]];
+        strides[k] = self->strides[perm[k]];
+        other_strides[k] = other ? other->strides[perm[k]] : 0;
+    }
+    mt_status st = mt_tensor_view(self, n, sizes, strides, self->offset, self_out);
+    if (st == MT_OK && other &&
+        (st = mt_tensor_view(other, n, sizes, other_strides, other->offset, other_out))) {
+        mt_tensor_clear(self_out);
+    }
+    return st;
+}
+
+/* self filled by loop under g's lock, in memory order; the in-place kernels' shared tail. */
+static mt_status
+fill_with(mt_args *a, mt_loop_fn loop, draw *d)
+{
+    mt_tensor *self = a->t[0], *ordered = NULL;
+    mt_iter it;
+    mt_status st = mt_check_writable(self);
+    if (st || (st = mt_cpu_memory_order(self, NULL, &ordered, NULL)) ||
+        (st = mt_iter_build(&it, ordered->ndim, ordered->sizes, &ordered, 1))) {
+        goto out_release;
+    }
+    mt_generator_lock(d->g);
+    mt_iter_run(&it, loop, d);
+    mt_generator_unlock(d->g);
+    mt_tensor_bump_version(self);
+    a->out[0] = mt_tensor_retain(self);
+out_release:
+    mt_tensor_clear(&ordered);
+    return st;
+}
 
 static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
+    mt_tensor *self = a->t[0];
     mt_random_spec r;
+    draw d = {0};
     mt_status st = mt_random_spec_of(a, kind, "cpu", &r);
-    if (st) {
+    if (st || (st = mt_generator_for(a->gen, MT_DEVICE_CPU, &d.g))) {
         return st;
     }
-    dist d = {r.a, r.b};
-    int_range ir = {r.from, r.span};
-    void *ctx = kind == MT_RANDOM_INTS ? (void *)&ir : (void *)&d;
-    return fill_with(a, fill_loops[kind][a->t[0]->dtype], ctx);
+    d.a = r.a;
+    d.b = r.b;
+    d.from = r.from;
+    d.span = r.span;
+    /* PyTorch's random_ draws 64 bits for spans from 2^28 on, except int32's random_() */
+    bool int32_default = self->dtype == MT_INT32 && mt_scalar_is_none(a->s[0]);
+    d.wide = (r.span == 0 || r.span >= (UINT64_C(1) << 28)) && !int32_default;
+    if (kind == MT_RANDOM_NORMAL && mt_tensor_numel(self) >= 16 && mt_tensor_is_contiguous(self) &&
+        (st = mt_check_writable(self)) == MT_OK) {
+        mt_generator_lock(d.g);
+        if (self->dtype == MT_FLOAT32) {
+            normal_fill_f32((float *)mt_tensor_data(self), mt_tensor_numel(self), (float)d.a,
+                            (float)d.b, d.g);
+        } else {
+            normal_fill_f64((double *)mt_tensor_data(self), mt_tensor_numel(self), d.a, d.b, d.g);
+        }
+        mt_generator_unlock(d.g);
+        mt_tensor_bump_version(self);
+        a->out[0] = mt_tensor_retain(self);
+        return MT_OK;
+    }
+    return st ? st : fill_with(a, fill_loops[kind][self->dtype], &d);
 }
 
 // self (any shape); self = draws of the kind (random_: uniform integers in [from, to))
-#define FILL(op, kind)                  \
-    mt_status mt_cpu_##op(mt_args *a)   \
-    {                                   \
-        return fill_random(a, kind);    \
+#define FILL(op, kind)                \
+    mt_status mt_cpu_##op(mt_args *a) \
+    {                                 \
+        return fill_random(a, kind);  \
     }
 FILL(uniform_, MT_RANDOM_UNIFORM)
 FILL(normal_, MT_RANDOM_NORMAL)
-FILL(bernoulli_, MT_RANDOM_BERNOULLI)
 FILL(random_, MT_RANDOM_INTS)
+FILL(exponential_, MT_RANDOM_EXPONENTIAL)
+FILL(geometric_, MT_RANDOM_GEOMETRIC)
+FILL(log_normal_, MT_RANDOM_LOG_NORMAL)
+FILL(cauchy_, MT_RANDOM_CAUCHY)
 
-// out (n) = a random permutation of 0 .. n-1 (Fisher-Yates)
+// self (any shape), p (a number, or a tensor that expands to self's shape); self = 0 or 1
+mt_status
+mt_cpu_bernoulli_(mt_args *a)
+{
+    if (a->t[1] == NULL || a->t[1]->is_wrapped_number) {
+        return fill_random(a, MT_RANDOM_BERNOULLI);
+    }
+    mt_tensor *p = NULL;
+    mt_generator *g;
+    mt_status st = mt_check_writable(a->t[0]);
+    if (st || (st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g)) ||
+        (st = mt_bernoulli_tensor_p(a, "cpu", &p)) ||
+        (st = mt_cpu_bernoulli_tensor(a->t[0], p, g))) {
+        mt_tensor_clear(&p);
+        return st;
+    }
+    mt_tensor_release(p);
+    mt_tensor_bump_version(a->t[0]);
+    a->out[0] = mt_tensor_retain(a->t[0]);
+    return MT_OK;
+}
+
+/* PyTorch's randperm_cpu: a Fisher-Yates shuffle of 0 .. n-1 drawing 32 bits per swap, or past
+ * 2^32 / 20 elements the "inside-out" variant drawing 64. */
+#define SHUFFLE(E, T, S)                                                           \
+    static void shuffle_##S(T *p, int64_t n, mt_generator *g)                      \
+    {                                                                              \
+        if (n < (int64_t)(UINT32_MAX / 20)) {                                      \
+            for (int64_t i = 0; i < n; i++) {                                      \
+                p[i] = (T)i;                                                       \
+            }                                                                      \
+            for (int64_t i = 0; i < n - 1; i++) {                                  \
+                int64_t z = (int64_t)(mt_generator_random(g) % (uint64_t)(n - i)); \
+                T v = p[i];                                                        \
+                p[i] = p[z + i];                                                   \
+                p[z + i] = v;                                                      \
+            }                                                                      \
+            return;                                                                \
+        }                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                          \
+            int64_t z = (int64_t)(mt_generator_random64(g) % (uint64_t)(i + 1));   \
+            p[i] = p[z];                                                           \
+            p[z] = (T)i;                                                           \
+        }                                                                          \
+    }
+SHUFFLE(MT_INT32, int32_t, i32)
+SHUFFLE(MT_INT64, int64_t, i64)
+SHUFFLE(MT_FLOAT32, float, f32)
+SHUFFLE(MT_FLOAT64, double, f64)
+
+// out (n) = a random permutation of 0 .. n-1
 mt_status
 mt_cpu_randperm(mt_args *a)
 {
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
     int64_t n = a->i[0];
+    mt_generator *g;
     if (dt == MT_BOOL) {
         return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
     }
     mt_tensor *out;
-    mt_status st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out);
-    if (st) {
+    mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
+    if (st || (st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out))) {
         return st;
     }
-    char *p = mt_tensor_data(out);
-    int64_t item = (int64_t)mt_dtype_size(dt);
-    for (int64_t i = 0; i < n; i++) {
-        mt_store_scalar(p + i * item, dt, mt_scalar_int(i));
+    void *p = mt_tensor_data(out);
+    mt_generator_lock(g);
+    if (dt == MT_INT32) {
+        shuffle_i32(p, n, g);
+    } else if (dt == MT_INT64) {
+        shuffle_i64(p, n, g);
+    } else if (dt == MT_FLOAT32) {
+        shuffle_f32(p, n, g);
+    } else {
+        shuffle_f64(p, n, g);
     }
-    mt_random_lock();
-    for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)(mt_random_u64() % (uint64_t)(i + 1));
-        mt_scalar vi = mt_load_scalar(p + i * item, dt), vj = mt_load_scalar(p + j * item, dt);
-        mt_store_scalar(p + i * item, dt, vj);
-        mt_store_scalar(p + j * item, dt, vi);
-    }
-    mt_random_unlock();
+    mt_generator_unlock(g);
     if ((st = mt_tensor_set_requires_grad(out, a->b[0]))) {
         mt_tensor_release(out);
         return st;

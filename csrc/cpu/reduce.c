@@ -12,7 +12,8 @@
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 typedef struct reduce_ctx {
     double p; /* the norm's order */
@@ -116,7 +117,6 @@ typedef struct reduction {
     const mt_loop_fn *loops; /* by in_dt; NULL where the dtype is not supported */
     mt_dtype in_dt, acc_dt;
     mt_scalar init;
-    bool needs_elements; /* max and min of nothing are errors */
     reduce_ctx ctx;
     const mt_loop_fn *combine; /* by acc_dt: folds one partial result into another; NULL: loops */
 } reduction;
@@ -168,20 +168,13 @@ accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **
 {
     mt_tensor *in = self, *cast = NULL;
     if (r->loops[r->in_dt] == NULL) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_cpu\" not implemented for '%s'", r->name,
-                       mt_dtype_scalar_name(r->in_dt));
+        return mt_fail_not_implemented(r->name, "_cpu", r->in_dt);
     }
     int64_t keep[MT_MAX_DIMS];
     *count = 1;
     for (int d = 0; d < self->ndim; d++) {
         keep[d] = reduce[d] ? 1 : self->sizes[d];
         *count *= reduce[d] ? self->sizes[d] : 1;
-    }
-    if (r->needs_elements) {
-        mt_status st = mt_check_reduce_elements(self, reduce, r->name);
-        if (st) {
-            return st;
-        }
     }
     mt_status st = MT_OK;
     if (in->dtype != r->in_dt) {
@@ -236,26 +229,23 @@ root(double x, double p)
     return p == 2 ? sqrt(x) : p == 1 ? x : pow(x, 1.0 / p);
 }
 
-/* Runs r over self's dims and gives out_dt (finish, if given, maps each accumulated value). */
+/* Runs r over the plan's dims of self and gives its out_dt (finish, if given, maps each
+ * accumulated value). */
 static mt_status
-run(mt_args *a, const mt_intlist *dims, bool keepdim, const reduction *r, mt_dtype out_dt,
-    double (*finish)(double, double), bool finish_by_count)
+run(mt_args *a, bool keepdim, const reduction *r, double (*finish)(double, double),
+    bool finish_by_count)
 {
     mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
-    bool reduce[MT_MAX_DIMS];
+    const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
-    mt_status st = mt_reduced_dims(self, dims, reduce);
-    if (st) {
-        return st;
-    }
-    st = accumulate(self, reduce, r, &acc, &count);
+    mt_status st = accumulate(self, reduce, r, &acc, &count);
     if (st) {
         return st;
     }
     if (finish) {
         map_double(acc, finish, finish_by_count ? (double)count : r->ctx.p);
     }
-    st = mt_cpu_cast(acc, out_dt, &res);
+    st = mt_cpu_cast(acc, a->plan->reduce.out_dt, &res);
     mt_tensor_release(acc);
     if (st) {
         return st;
@@ -274,32 +264,24 @@ wide(mt_dtype dt)
 mt_status
 mt_cpu_sum(mt_args *a)
 {
-    mt_dtype in_dt, out_dt;
-    mt_sum_dtypes(a, &in_dt, &out_dt);
-    reduction r = {"sum", sum_loops, in_dt, wide(out_dt), mt_scalar_int(0), false, {0}};
-    return run(a, &a->l[0], a->b[0], &r, out_dt, NULL, false);
+    const mt_reduce_plan *p = &a->plan->reduce;
+    reduction r = {"sum", sum_loops, p->in_dt, wide(p->out_dt), mt_scalar_int(0), {0}};
+    return run(a, a->b[0], &r, NULL, false);
 }
 
 mt_status
 mt_cpu_mean(mt_args *a)
 {
-    mt_dtype out_dt;
-    mt_status st = mt_mean_dtype(a, &out_dt);
-    if (st) {
-        return st;
-    }
-    reduction r = {"mean", sum_loops, out_dt, MT_FLOAT64, mt_scalar_int(0), false, {0}};
-    return run(a, &a->l[0], a->b[0], &r, out_dt, divide, true);
+    reduction r = {"mean", sum_loops, a->plan->reduce.in_dt, MT_FLOAT64, mt_scalar_int(0), {0}};
+    return run(a, a->b[0], &r, divide, true);
 }
 
 mt_status
 mt_cpu_prod(mt_args *a)
 {
-    mt_dtype in_dt, out_dt;
-    mt_sum_dtypes(a, &in_dt, &out_dt);
-    reduction r = {"prod", prod_loops, in_dt, wide(out_dt), mt_scalar_int(1), false, {0}};
-    mt_intlist dims = mt_dim_list(a, 0);
-    return run(a, &dims, a->b[0], &r, out_dt, NULL, false);
+    const mt_reduce_plan *p = &a->plan->reduce;
+    reduction r = {"prod", prod_loops, p->in_dt, wide(p->out_dt), mt_scalar_int(1), {0}};
+    return run(a, a->b[0], &r, NULL, false);
 }
 
 /* The identity of max (lowest) or min (highest) in dtype dt. */
@@ -318,48 +300,45 @@ extremum_init(mt_dtype dt, bool lowest)
     }
 }
 
-/* max or min (is_max) over dims, keeping the input's dtype. */
+/* max or min (is_max) over the plan's dims, keeping the input's dtype. */
 static mt_status
-extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max,
-         const mt_intlist *dims, bool keepdim)
+extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max, bool keepdim)
 {
     mt_dtype dt = a->t[0]->dtype;
-    reduction r = {name, loops, dt, dt, extremum_init(dt, is_max), true, {0}};
-    return run(a, dims, keepdim, &r, dt, NULL, false);
+    reduction r = {name, loops, dt, dt, extremum_init(dt, is_max), {0}};
+    return run(a, keepdim, &r, NULL, false);
 }
 
 mt_status
 mt_cpu_amax(mt_args *a)
 {
-    return extremum(a, "amax", amax_loops, true, &a->l[0], a->b[0]);
+    return extremum(a, "amax", amax_loops, true, a->b[0]);
 }
 
 mt_status
 mt_cpu_amin(mt_args *a)
 {
-    return extremum(a, "amin", amin_loops, false, &a->l[0], a->b[0]);
+    return extremum(a, "amin", amin_loops, false, a->b[0]);
 }
-
-static const mt_intlist all_dims = {.n = 0, .none = true};
 
 // self (any shape, no dims); out = the largest element (0-dim)
 mt_status
 mt_cpu_max(mt_args *a)
 {
-    return extremum(a, "max", amax_loops, true, &all_dims, false);
+    return extremum(a, "max", amax_loops, true, false);
 }
 
 mt_status
 mt_cpu_min(mt_args *a)
 {
-    return extremum(a, "min", amin_loops, false, &all_dims, false);
+    return extremum(a, "min", amin_loops, false, false);
 }
 
 static mt_status
 logical(mt_args *a, const char *name, const mt_loop_fn *loops, bool init)
 {
-    reduction r = {name, loops, MT_BOOL, MT_BOOL, mt_scalar_bool(init), false, {0}};
-    return run(a, &a->l[0], a->b[0], &r, MT_BOOL, NULL, false);
+    reduction r = {name, loops, MT_BOOL, MT_BOOL, mt_scalar_bool(init), {0}};
+    return run(a, a->b[0], &r, NULL, false);
 }
 
 mt_status
@@ -378,12 +357,8 @@ mt_cpu_any(mt_args *a)
 mt_status
 mt_cpu_norm(mt_args *a)
 {
-    mt_dtype out_dt;
-    double p;
-    mt_status st = mt_norm_dtype(a, &out_dt, &p);
-    if (st) {
-        return st;
-    }
+    mt_dtype out_dt = a->plan->reduce.out_dt;
+    double p = a->plan->reduce.p;
     static const mt_loop_fn l0[] = {NULL, NULL, NULL, norm0_f32, norm0_f64};
     static const mt_loop_fn l1[] = {NULL, NULL, NULL, norm1_f32, norm1_f64};
     static const mt_loop_fn l2[] = {NULL, NULL, NULL, norm2_f32, norm2_f64};
@@ -396,10 +371,9 @@ mt_cpu_norm(mt_args *a)
                    out_dt,
                    MT_FLOAT64,
                    mt_scalar_float(inf && p < 0 ? INFINITY : 0),
-                   inf && p < 0,
                    {p},
                    inf ? NULL : sum_loops}; /* partial sums of |x|^p add up */
-    return run(a, &a->l[0], a->b[0], &r, out_dt, inf || p == 0 || p == 1 ? NULL : root, false);
+    return run(a, a->b[0], &r, inf || p == 0 || p == 1 ? NULL : root, false);
 }
 
 /* ---- two-pass reductions: var and std about the mean, logsumexp about the max ---- */
@@ -456,15 +430,11 @@ static mt_status
 moment(mt_args *a, bool root_it)
 {
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
-    double correction;
-    bool reduce[MT_MAX_DIMS];
+    const double correction = a->plan->reduce.p;
+    const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
-    mt_status st = mt_check_moment(a, &correction);
-    if (st || (st = mt_reduced_dims(self, &a->l[0], reduce))) {
-        return st;
-    }
-    reduction r = {"var", sum_loops, self->dtype, MT_FLOAT64, mt_scalar_int(0), false, {0}};
-    st = accumulate(self, reduce, &r, &mean, &count);
+    reduction r = {"var", sum_loops, self->dtype, MT_FLOAT64, mt_scalar_int(0), {0}};
+    mt_status st = accumulate(self, reduce, &r, &mean, &count);
     if (st) {
         return st;
     }
@@ -520,13 +490,10 @@ mt_cpu_logsumexp(mt_args *a)
 {
     mt_tensor *self = a->t[0], *in = self, *cast = NULL, *m = NULL, *centre = NULL, *acc = NULL;
     mt_tensor *res = NULL;
-    mt_dtype dt = mt_dtype_is_float(self->dtype) ? self->dtype : MT_DEFAULT_FLOAT;
-    bool reduce[MT_MAX_DIMS];
+    mt_dtype dt = a->plan->reduce.out_dt;
+    const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
-    mt_status st = mt_reduced_dims(self, &a->l[0], reduce);
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     if (dt != self->dtype) {
         st = mt_cpu_cast(self, dt, &cast);
         if (st) {
@@ -534,7 +501,7 @@ mt_cpu_logsumexp(mt_args *a)
         }
         in = cast;
     }
-    reduction r = {"logsumexp", amax_loops, dt, dt, mt_scalar_float(-INFINITY), false, {0}};
+    reduction r = {"logsumexp", amax_loops, dt, dt, mt_scalar_float(-INFINITY), {0}};
     st = accumulate(in, reduce, &r, &m, &count);
     if (st) {
         goto out_release;

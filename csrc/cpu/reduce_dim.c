@@ -14,7 +14,8 @@
 #include "cpu/reduce.h"
 #include "cpu/vmath.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 typedef struct lanes {
     mt_tensor *x; /* contiguous, owned */
@@ -93,34 +94,29 @@ typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer,
 ARG_LOOPS(argmax, v > b[i])
 ARG_LOOPS(argmin, v < b[i])
 
-/* values (unless want_values is false) and int64 indices of the extreme of self along dim;
- * a dim of None (want_values false only) means the flattened tensor. */
+/* values (unless want_values is false) and int64 indices of the extreme of self along the
+ * plan's dim; no dim (argmax and argmin's None) means the flattened tensor. */
 static mt_status
-arg_extreme(mt_args *a, const char *name, const arg_fn *loops, const mt_intlist *dimarg,
-            bool keepdim, bool want_values)
+arg_extreme(mt_args *a, const arg_fn *loops, bool flat, bool keepdim, bool want_values)
 {
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    bool reduce[MT_MAX_DIMS];
-    mt_status st = mt_reduced_dims(self, dimarg, reduce);
-    if (st || (st = mt_check_arg_extreme(self, dimarg, reduce, name, want_values))) {
-        return st;
-    }
+    const bool *reduce = a->plan->reduce.reduce;
+    const int dim = a->plan->reduce.dim;
     lanes l = {0};
-    int dim = 0;
-    if (dimarg->none) {
+    mt_status st;
+    if (flat) {
         int64_t n = mt_tensor_numel(self);
         st = lanes_of(self, 0, self->dtype, &l);
         l.outer = l.inner = 1;
         l.n = n;
     } else {
-        dim = self->ndim ? (int)(dimarg->v[0] < 0 ? dimarg->v[0] + self->ndim : dimarg->v[0]) : 0;
         st = lanes_of(self, dim, self->dtype, &l);
     }
     if (st) {
         return st;
     }
     int64_t keep[MT_MAX_DIMS];
-    if (dimarg->none) {
+    if (flat) {
         for (int d = 0; d < self->ndim; d++) {
             keep[d] = 1;
         }
@@ -163,29 +159,26 @@ out_release:
 mt_status
 mt_cpu_max_dim(mt_args *a)
 {
-    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
-    return arg_extreme(a, "max", argmax_loops, &dim, a->b[0], true);
+    return arg_extreme(a, argmax_loops, false, a->b[0], true);
 }
 
 mt_status
 mt_cpu_min_dim(mt_args *a)
 {
-    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
-    return arg_extreme(a, "min", argmin_loops, &dim, a->b[0], true);
+    return arg_extreme(a, argmin_loops, false, a->b[0], true);
 }
 
+/* argmax and argmin: a dim of None (i[0] absent) reduces the flattened tensor */
 mt_status
 mt_cpu_argmax(mt_args *a)
 {
-    mt_intlist dim = mt_dim_list(a, 0);
-    return arg_extreme(a, "argmax", argmax_loops, &dim, a->b[0], false);
+    return arg_extreme(a, argmax_loops, a->i_none & 1u, a->b[0], false);
 }
 
 mt_status
 mt_cpu_argmin(mt_args *a)
 {
-    mt_intlist dim = mt_dim_list(a, 0);
-    return arg_extreme(a, "argmin", argmin_loops, &dim, a->b[0], false);
+    return arg_extreme(a, argmin_loops, a->i_none & 1u, a->b[0], false);
 }
 
 /* ---- scans and softmax: the output has the input's shape ---- */
@@ -193,18 +186,13 @@ mt_cpu_argmin(mt_args *a)
 /* The output dtype of a row op and the dtype its input is converted to. */
 typedef void (*row_fn)(const void *x, void *y, int64_t outer, int64_t n, int64_t inner);
 
-/* out = fn over the rows of self along a->i[0], in dtype dt (contiguous, self's shape). */
+/* out = fn over the rows of self along the plan's dim, in dtype dt (contiguous, self's shape). */
 static mt_status
 row_op(mt_args *a, mt_dtype dt, row_fn fn)
 {
     mt_tensor *self = a->t[0];
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st) {
-        return st;
-    }
     lanes l;
-    st = lanes_of(self, dim, dt, &l);
+    mt_status st = lanes_of(self, a->plan->reduce.dim, dt, &l);
     if (st) {
         return st;
     }
@@ -254,10 +242,9 @@ SCAN_LOOP(cumprod_f64, double, double, *, 1)
 static mt_status
 scan(mt_args *a, const row_fn *loops)
 {
-    mt_dtype dt = mt_scan_dtype(a);
+    mt_dtype dt = a->plan->reduce.out_dt;
     if (loops[dt] == NULL) {
-        return mt_fail(MT_ENOTIMPL, "\"cumsum_cpu\" not implemented for '%s'",
-                       mt_dtype_scalar_name(dt));
+        return mt_fail_not_implemented("cumsum", "_cpu", dt);
     }
     return row_op(a, dt, loops[dt]);
 }
@@ -407,22 +394,21 @@ log_softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t i
 }
 
 static mt_status
-softmax(mt_args *a, const char *name, row_fn f32, row_fn f64)
+softmax(mt_args *a, row_fn f32, row_fn f64)
 {
-    mt_dtype dt;
-    mt_status st = mt_softmax_dtype(a, name, &dt);
-    return st ? st : row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
+    mt_dtype dt = a->plan->reduce.out_dt;
+    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
 }
 
 // self (any shape), dim; out = exp(self) / sum of exp(self) along dim
 mt_status
 mt_cpu_softmax(mt_args *a)
 {
-    return softmax(a, "softmax", softmax_fast_f32, softmax_f64);
+    return softmax(a, softmax_fast_f32, softmax_f64);
 }
 
 mt_status
 mt_cpu_log_softmax(mt_args *a)
 {
-    return softmax(a, "log_softmax", log_softmax_fast_f32, log_softmax_f64);
+    return softmax(a, log_softmax_fast_f32, log_softmax_f64);
 }

@@ -2,7 +2,8 @@
  *
  * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (5)
  * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op
- * with a front end (ops/front.h) has its checks run here once, before its backend kernel. */
+ * with a front end (ops/front.h) has it run here once, before its backend kernel, which gets
+ * the front end's plan. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -279,6 +280,27 @@ unlink_intermediate_views(mt_args *a)
     }
 }
 
+/* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on. */
+static inline mt_status
+call_kernel(mt_op op, mt_args *a, const mt_kernel *k, int key)
+{
+    /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
+     * journey shows the op once, with the backend kernel that computed it. */
+    mt_status st;
+    if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
+        st = k->fn(a);
+    } else {
+        bool kernel = key != MT_KEY_COMPOSITE;
+        mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
+        st = k->fn(a);
+        mt_trace_exit_n(kernel ? 2 : 1);
+    }
+    if (key == MT_KEY_COMPOSITE && st == MT_OK) {
+        unlink_intermediate_views(a);
+    }
+    return st;
+}
+
 static mt_status
 run(mt_op op, mt_args *a, unsigned keys)
 {
@@ -304,24 +326,21 @@ run(mt_op op, mt_args *a, unsigned keys)
                            mt_op_names[op], mt_key_names[backend]);
         }
     }
-    /* The front end checks once, whichever backend computes. */
-    mt_status st;
-    if (key < MT_KEY_AUTOGRAD && mt_op_fronts[op] && (st = mt_op_fronts[op](a))) {
+    /* The front end checks once, whichever backend computes, and leaves that kernel its plan
+     * for the call. */
+    mt_front_fn front = key < MT_KEY_AUTOGRAD ? mt_op_fronts[op] : NULL;
+    if (front == NULL) {
+        return call_kernel(op, a, k, key);
+    }
+    mt_plan plan;
+    const mt_plan *outer = a->plan;
+    mt_status st = front(a, &plan);
+    if (st) {
         return st;
     }
-    /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
-     * journey shows the op once, with the backend kernel that computed it. */
-    if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
-        st = k->fn(a);
-    } else {
-        bool kernel = key != MT_KEY_COMPOSITE;
-        mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
-        st = k->fn(a);
-        mt_trace_exit_n(kernel ? 2 : 1);
-    }
-    if (key == MT_KEY_COMPOSITE && st == MT_OK) {
-        unlink_intermediate_views(a);
-    }
+    a->plan = &plan;
+    st = call_kernel(op, a, k, key);
+    a->plan = outer;
     return st;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/device.h"
+#include "core/generator.h"
 #include "core/scalar.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -40,7 +41,7 @@ typedef enum mt_key {
 #define LIST -1
 
 #define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
-#define MT_MAX_OUTPUTS 3 /* _unique2: values, inverse, counts */
+#define MT_MAX_OUTPUTS 4 /* linalg_lstsq: solution, residuals, rank, singular_values */
 /* _fused_adam_: params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps */
 #define MT_MAX_TENSOR_LISTS 6
 #define MT_MAX_FLOAT_ARGS 5 /* _fused_adam_: lr, beta1, beta2, weight_decay, eps */
@@ -57,6 +58,8 @@ typedef struct mt_intlist {
     int64_t v[MT_MAX_DIMS];
 } mt_intlist;
 
+union mt_plan; /* ops/plans.h */
+
 /* The boxed arguments of one call. Slots are filled in schema order (see ops.def). */
 typedef struct mt_args {
     mt_tensor *t[MT_MAX_TENSOR_ARGS]; /* borrowed; NULL for an absent optional */
@@ -70,6 +73,7 @@ typedef struct mt_args {
     int dtype; /* an mt_dtype, or -1 for None */
     bool has_device;
     mt_device device;
+    mt_generator *gen; /* a Generator? argument: borrowed; NULL for None (the default one) */
     mt_tensor *out[MT_MAX_OUTPUTS]; /* owned references, set by the kernel */
     /* a Tensor[] argument: ntl tensors, owned for the call; a Tensor?[] (index's indices) may
      * hold NULL entries */
@@ -81,6 +85,9 @@ typedef struct mt_args {
     mt_tensorlist tls[MT_MAX_TENSOR_LISTS - 1];
     mt_tensor **outl; /* a Tensor[] result: noutl owned references, see mt_args_alloc_outl */
     int noutl;
+    /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
+     * dispatcher for the kernel's call only; NULL for an op without a front end */
+    const union mt_plan *plan;
 } mt_args;
 
 /* The k-th Tensor[] argument of a call (k = 0 is tl). */

@@ -14,64 +14,11 @@ mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
 
-/* ---- reductions (ops/reduce_checks.c) ---- */
-
-/* sum and prod: the result dtype, and the dtype the input is summed in. */
-void mt_sum_dtypes(const mt_args *a, mt_dtype *in_dt, mt_dtype *out_dt);
-/* mean: the (float) result dtype. */
-mt_status mt_mean_dtype(const mt_args *a, mt_dtype *out_dt);
-/* norm: the (float) result dtype and the order p. */
-mt_status mt_norm_dtype(const mt_args *a, mt_dtype *out_dt, double *p);
-/* var and std: a float input, and the correction. */
-mt_status mt_check_moment(const mt_args *a, double *correction);
-/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element. */
-mt_status mt_check_reduce_elements(const mt_tensor *self, const bool *reduce, const char *name);
-/* argmax, argmin, max_dim, min_dim over dims (an int or None): bool refused when !want_values,
- * PyTorch's errors for an empty reduction. */
-mt_status mt_check_arg_extreme(const mt_tensor *self, const mt_intlist *dims, const bool *reduce,
-                               const char *name, bool want_values);
-/* softmax and log_softmax (name): the float dtype they compute in. */
-mt_status mt_softmax_dtype(const mt_args *a, const char *name, mt_dtype *dt);
-/* cumsum and cumprod: the dtype they compute in (int64 for integers and bools). */
-mt_dtype mt_scan_dtype(const mt_args *a);
-
-/* ---- nn layers (ops/nn_checks.c) ---- */
+/* ---- nn layers (ops/nn_checks.c, norm_checks.c) ---- */
 
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
  * device ("CPU", "CUDA") as in its message. */
 mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device);
-/* layer_norm(input, normalized_shape, weight, bias, eps): PyTorch's checks; n the elements of a
- * normalized row, rows their number, eps the argument. */
-mt_status mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows,
-                             double *eps);
-
-/* binary_cross_entropy(self, target): one float dtype. */
-mt_status mt_check_bce(const mt_tensor *self, const mt_tensor *target);
-/* binary_cross_entropy_with_logits: ins (self, target, pos_weight or one) promote to a float
- * *dt. */
-mt_status mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt);
-
-/* embedding_dense_backward(grad_output, indices, num_weights, ...): int indices, grad_output
- * (*indices.shape, D) of a float dtype; *n the indices, *dim D. */
-mt_status mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices,
-                                      int64_t num_weights, int64_t *n, int64_t *dim);
-
-/* nll_loss(self, target, weight): PyTorch's checks; self seen as (N, C, K), target (N, K). */
-mt_status mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight,
-                      int64_t *N, int64_t *C, int64_t *K);
-
-/* ---- matrix products (ops/matmul_checks.c) ---- */
-
-/* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
-mt_status mt_check_matvec(const mt_tensor *input, const mt_tensor *mat, const mt_tensor *vec);
-/* bmm and baddbmm: batch1 (b,m,k) and batch2 (b,k,n) (the dtypes are each one's own). */
-mt_status mt_check_batches(const mt_tensor *b1, const mt_tensor *b2);
-/* dot(self, tensor): two 1-D tensors of one size and one dtype. */
-mt_status mt_check_dot(const mt_tensor *x, const mt_tensor *y);
-/* ops/norm_checks.c. batch_norm(input, weight, bias, running_mean, running_var, training):
- * PyTorch's checks, device ("CPU", "CUDA") as in its messages; input seen as (outer, C, inner). */
-mt_status mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
-                             int64_t *inner);
 /* A backend's running = (1 - momentum) * running + momentum * stat * correction, in place. */
 typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, double momentum,
                                    double correction);
@@ -80,17 +27,6 @@ typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, doubl
  * count values each. */
 mt_status mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
                                        int64_t count, mt_running_fn update);
-/* batch_norm_backward(grad_out, input, weight, running_mean, running_var, training, eps):
- * input and grad_out (outer, C, inner) of a float dtype, the parameters of C elements; eps the
- * argument. */
-mt_status mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C,
-                                      int64_t *inner, double *eps);
-/* layer_norm_backward(grad_out, input, normalized_shape, weight, eps): grad_out and input
- * (rows, n) of a float dtype, weight of n elements; eps the argument. */
-mt_status mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps);
-/* nll_loss_backward(grad_output, self, target, weight, reduction): self seen as (N, C, K),
- * int64 target (N, K), grad_output of N * K elements (reduction none) or one, weight C. */
-mt_status mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K);
 /* A backend's contiguous src in dt: src itself (retained) or a new copy. */
 typedef mt_status (*mt_dense_fn)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
 /* What the backward of layer_norm and batch_norm reads, made by dense: t[0], t[1] = grad_out
@@ -124,6 +60,11 @@ typedef enum mt_random_kind {
     MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
     MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
     MT_RANDOM_INTS,      /* random_(from, to): from, span */
+    MT_RANDOM_EXPONENTIAL, /* exponential_(lambd): a */
+    MT_RANDOM_GEOMETRIC,   /* geometric_(p): a */
+    MT_RANDOM_LOG_NORMAL,  /* log_normal_(mean, std): a, b */
+    MT_RANDOM_CAUCHY,      /* cauchy_(median, sigma): a, b */
+    MT_RANDOM_NUM_KINDS
 } mt_random_kind;
 
 typedef struct mt_random_spec {
@@ -136,5 +77,15 @@ typedef struct mt_random_spec {
  * errors; device ("cpu", "cuda") names PyTorch's kernel where a float fill meets another dtype. */
 mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device,
                             mt_random_spec *out);
+
+/* bernoulli_ with a tensor p (t[1], not a wrapped number): p's dtype is a float one, its values
+ * lie in [0, 1] (a read back on a device), and *p_out (a new reference) is p expanded to self's
+ * shape. */
+mt_status mt_bernoulli_tensor_p(const mt_args *a, const char *device, mt_tensor **p_out);
+/* poisson(rates): a float dtype ("poisson_<device>" otherwise) and no negative or NaN rate. */
+mt_status mt_check_poisson(const mt_args *a, const char *device);
+/* multinomial(self, num_samples, replacement): PyTorch's checks of the arguments, and *shape (1
+ * or 2 dims) the result's. */
+mt_status mt_multinomial_shape(const mt_args *a, int *ndim, int64_t *shape);
 
 #endif

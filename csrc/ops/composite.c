@@ -4,7 +4,6 @@
  * relu -> clamp_min, matmul -> mm / mv / dot / bmm, zeros -> empty + zero_. */
 #include <string.h>
 
-#include "cpu/random.h"
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
 
@@ -294,11 +293,11 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
     } else if (fill == MT_OP_zero_) {
         st = mt_op_zero_(t, NULL);
     } else if (fill == MT_OP_uniform_) {
-        st = mt_op_uniform_(t, x, y, NULL);
+        st = mt_op_uniform_(t, x, y, a->gen, NULL);
     } else if (fill == MT_OP_normal_) {
-        st = mt_op_normal_(t, x, y, NULL);
+        st = mt_op_normal_(t, x, y, a->gen, NULL);
     } else { /* random_ */
-        st = mt_op_random_(t, x, y, NULL);
+        st = mt_op_random_(t, x, y, a->gen, NULL);
     }
     if (st) {
         mt_tensor_release(t);

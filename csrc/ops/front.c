@@ -1,9 +1,13 @@
-/* The table of front ends (front.h), by op. */
+/* The tables of front ends (front.h), by op. */
 #include "ops/front.h"
 
 const mt_front_fn mt_op_fronts[MT_NUM_OPS] = {
-    [MT_OP__fused_sgd_] = mt_front_fused_sgd,
-    [MT_OP__fused_adam_] = mt_front_fused_adam,
-    [MT_OP__fused_adamw_] = mt_front_fused_adamw,
-    [MT_OP__fused_rmsprop_] = mt_front_fused_rmsprop,
+#define MT_FRONT_ENTRY(op) [MT_OP_##op] = mt_front_##op,
+    MT_FRONTS(MT_FRONT_ENTRY)
+#undef MT_FRONT_ENTRY
+};
+
+const bool mt_op_is_elementwise[MT_NUM_OPS] = {
+#define MT_EW_OP(op, row) [MT_OP_##op] = true,
+#include "ops/elementwise.def"
 };

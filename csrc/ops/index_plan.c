@@ -30,13 +30,6 @@ check_index_dtype(const mt_tensor *index, const char *op)
 }
 
 mt_status
-mt_fail_index_bounds(int64_t index, int dim, int64_t size, mt_status code)
-{
-    return mt_fail(code, "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
-                   index, dim, size);
-}
-
-mt_status
 mt_check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim)
 {
     char b1[256], b2[256];

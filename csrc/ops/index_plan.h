@@ -6,6 +6,7 @@
 #define MT_OPS_INDEX_PLAN_H
 
 #include "dispatch/dispatch.h"
+#include "ops/fails.h"
 
 /* t's sizes and strides with at least one dim: gather and scatter see a 0-dim tensor as one
  * element of a 1-dim one, as PyTorch does. Returns the number of dims. */
@@ -20,8 +21,6 @@ mt_status mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *
 /* index_select(self, dim, index): a vector (or 0-dim) int index; *n its length. */
 mt_status mt_check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index,
                                 int *wdim, int64_t *n);
-/* The message of an index outside [0, size) in gather and scatter. */
-mt_status mt_fail_index_bounds(int64_t index, int dim, int64_t size, mt_status code);
 
 /* The byte offsets (shape B, contiguous int64, on self's device) of the indexed dims' elements:
  * the sum over the indexed dims d of wrap(idx[d]) * self's byte stride of d, each idx[d]

@@ -103,7 +103,7 @@ dropout(mt_args *a, bool inplace)
     if ((st = mt_op_empty(x->ndim, x->sizes, x->dtype, mt_tensor_device(x), false, &t[0]))) {
         goto out_release;
     }
-    if ((st = mt_op_bernoulli_(t[0], mt_scalar_float(1 - p), &t[1])) ||
+    if ((st = op_num(MT_OP_bernoulli_, t[0], mt_scalar_float(1 - p), &t[1])) ||
         (st = op_num(div, t[0], mt_scalar_float(1 - p), &t[2]))) {
         goto out_release;
     }

@@ -1,11 +1,13 @@
-/* The argument checks and dtype rules of the nn layers and losses (ops/arg_checks.h), for every
- * device. */
+/* The front ends of layer_norm, the losses nll_loss and binary_cross_entropy (with logits) and
+ * embedding_dense_backward, for every device: PyTorch's checks and dtype rules, and the plan
+ * the kernels of csrc/cpu/nn.c, loss.c, nn_backward.c and cuda/ops_nn.c compute with. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "core/elementwise.h"
 #include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 mt_status
 mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device)
@@ -33,13 +35,16 @@ check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
                    mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
 }
 
+// input (*, normalized_shape), weight and bias (normalized_shape) or NULL
 mt_status
-mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *rows, double *eps)
+mt_front_layer_norm(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *input = a->t[0];
     const mt_intlist *shape = &a->l[0];
+    const char *device = mt_front_on_cuda(input) ? "CUDA" : "CPU";
+    mt_norm_plan *r = &p->norm;
     char b1[256], b2[256], b3[256];
-    *eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    r->eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
     if (shape->n < 1) {
         return mt_fail(MT_ERUNTIME,
                        "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
@@ -60,47 +65,63 @@ mt_layer_norm_spec(const mt_args *a, const char *device, int64_t *n, int64_t *ro
                        mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
     }
     if (!mt_dtype_is_float(input->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"LayerNormKernelImpl\" not implemented for '%s'",
-                       mt_dtype_scalar_name(input->dtype));
+        return mt_fail_not_implemented("LayerNormKernelImpl", "", input->dtype);
     }
     if ((st = mt_check_param_dtype(input, a->t[1], device)) ||
         (st = mt_check_param_dtype(input, a->t[2], device))) {
         return st;
     }
-    *n = mt_numel(shape->n, shape->v);
-    *rows = *n ? mt_tensor_numel(input) / *n : 0;
+    r->n = mt_numel(shape->n, shape->v);
+    r->rows = r->n ? mt_tensor_numel(input) / r->n : 0;
     return MT_OK;
 }
 
+// self, target (one shape) probabilities, weight (broadcasts to it) or NULL: one float dtype
 mt_status
-mt_check_bce(const mt_tensor *self, const mt_tensor *target)
+mt_front_binary_cross_entropy(const mt_args *a, mt_plan *p)
 {
+    const mt_tensor *self = a->t[0], *target = a->t[1];
     if (target->dtype != self->dtype) {
         return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
                        mt_dtype_scalar_name(target->dtype), mt_dtype_scalar_name(self->dtype));
     }
     if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy\" not implemented for '%s'",
-                       mt_dtype_scalar_name(self->dtype));
+        return mt_fail_not_implemented("binary_cross_entropy", "", self->dtype);
+    }
+    p->loss.dt = self->dtype;
+    return MT_OK;
+}
+
+// self, target (one shape) logits and probabilities, weight and pos_weight (broadcast to them)
+// or NULL: self, target and pos_weight (1 where absent) promote to a float dtype
+mt_status
+mt_front_binary_cross_entropy_with_logits(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
+    mt_promotion pr;
+    mt_promotion_init(&pr);
+    for (int k = 0; k < 3; k++) {
+        if (ins[k]) {
+            mt_promotion_add(&pr, ins[k]->dtype, ins[k]->ndim, ins[k]->is_wrapped_number);
+        }
+    }
+    if (a->t[3] == NULL) {
+        mt_promotion_add(&pr, MT_INT64, 0, false); /* pos_weight's 1, a 0-dim int64 tensor */
+    }
+    p->loss.dt = mt_promotion_result(&pr);
+    if (!mt_dtype_is_float(p->loss.dt)) {
+        return mt_fail_not_implemented("binary_cross_entropy_with_logits", "", p->loss.dt);
     }
     return MT_OK;
 }
 
+// grad_output (*indices.shape, D), indices (*) int64 or int32
 mt_status
-mt_bce_logits_dtype(mt_tensor *const *ins, mt_dtype *dt)
+mt_front_embedding_dense_backward(const mt_args *a, mt_plan *p)
 {
-    *dt = mt_result_type(ins, 3);
-    if (!mt_dtype_is_float(*dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"binary_cross_entropy_with_logits\" not implemented for '%s'",
-                       mt_dtype_scalar_name(*dt));
-    }
-    return MT_OK;
-}
-
-mt_status
-mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices, int64_t num_weights,
-                            int64_t *n, int64_t *dim)
-{
+    const mt_tensor *grad = a->t[0], *indices = a->t[1];
+    const int64_t num_weights = a->i[0];
+    int64_t *n = &p->loss.n, *dim = &p->loss.dim;
     if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
         return mt_fail(MT_ERUNTIME, "embedding_dense_backward: expected int64 or int32 indices");
     }
@@ -112,8 +133,7 @@ mt_check_embedding_backward(const mt_tensor *grad, const mt_tensor *indices, int
                                     "(*indices.shape, embedding_dim)");
     }
     if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
-        return mt_fail(MT_ENOTIMPL, "\"embedding_dense_backward\" not implemented for '%s'",
-                       mt_dtype_scalar_name(grad->dtype));
+        return mt_fail_not_implemented("embedding_dense_backward", "", grad->dtype);
     }
     return MT_OK;
 }
@@ -162,10 +182,13 @@ check_nll_shapes(const mt_tensor *self, const mt_tensor *target, const mt_tensor
     return MT_OK;
 }
 
+// self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
+// weight (C) or NULL
 mt_status
-mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *weight, int64_t *N,
-            int64_t *C, int64_t *K)
+mt_front_nll_loss(const mt_args *a, mt_plan *p)
 {
+    const mt_tensor *self = a->t[0], *target = a->t[1], *weight = a->t[2];
+    int64_t *N = &p->loss.N, *C = &p->loss.C, *K = &p->loss.K;
     mt_status st = check_nll_shapes(self, target, weight);
     if (st) {
         return st;
@@ -175,8 +198,7 @@ mt_nll_spec(const mt_tensor *self, const mt_tensor *target, const mt_tensor *wei
                        mt_dtype_scalar_name(target->dtype));
     }
     if (!mt_dtype_is_float(self->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"nll_loss_out_frame\" not implemented for '%s'",
-                       mt_dtype_scalar_name(self->dtype));
+        return mt_fail_not_implemented("nll_loss_out_frame", "", self->dtype);
     }
     if (weight && weight->dtype != self->dtype) {
         return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",

@@ -1,10 +1,13 @@
-/* The argument checks of batch_norm and of the backward ops of layer_norm, batch_norm and
- * nll_loss, shared by their CPU kernels (cpu/nn.c, nn_backward.c) and CUDA kernels
- * (cuda/ops_norm.c, through the C API) so both fail alike. */
+/* The front ends of batch_norm and of the backward ops of layer_norm, batch_norm and nll_loss,
+ * for every device: PyTorch's checks, and the plan (mt_norm_plan, mt_loss_plan) the kernels of
+ * csrc/cpu/nn.c, nn_backward.c and cuda/ops_norm.c compute with; and what those kernels share
+ * while computing (the running statistics' update, the backward ops' inputs). */
 #include <stdint.h>
 #include <string.h>
 
 #include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 #include "ops/nn.h"
 
 static bool
@@ -24,11 +27,7 @@ same_shape(const mt_tensor *a, const mt_tensor *b)
 static mt_status
 float_only(const char *op, const mt_tensor *t)
 {
-    if (!mt_dtype_is_float(t->dtype)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", op,
-                       mt_dtype_scalar_name(t->dtype));
-    }
-    return MT_OK;
+    return mt_dtype_is_float(t->dtype) ? MT_OK : mt_fail_not_implemented(op, "", t->dtype);
 }
 
 /* p (or NULL) holds n elements, else the backward ops' message */
@@ -74,11 +73,14 @@ running_defined(const mt_tensor *rm, const mt_tensor *rv)
     return MT_OK;
 }
 
+// input (N, C, *), weight, bias, running_mean, running_var (C) or NULL
 mt_status
-mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t *C,
-                   int64_t *inner)
+mt_front_batch_norm(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
+    const char *device = mt_front_on_cuda(input) ? "CUDA" : "CPU";
+    int64_t *outer = &p->norm.outer, *C = &p->norm.C, *inner = &p->norm.inner;
+    p->norm.eps = mt_scalar_to_double(a->s[1]);
     if (input->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "batch_norm: expected 2D or more input (got %dD input)",
                        input->ndim);
@@ -90,7 +92,7 @@ mt_batch_norm_spec(const mt_args *a, const char *device, int64_t *outer, int64_t
         (st = check_channels("running_mean", rm, *C)) ||
         (st = check_channels("running_var", rv, *C)) ||
         (!a->b[0] && (st = running_defined(rm, rv))) ||
-        (st = float_only(strcmp(device, "CPU") == 0 ? "batch_norm_cpu" : "batch_norm_cuda", input))) {
+        (st = float_only(mt_front_on_cuda(input) ? "batch_norm_cuda" : "batch_norm_cpu", input))) {
         return st;
     }
     for (int k = 1; k < 5; k++) {
@@ -118,10 +120,13 @@ mt_batch_norm_update_running(const mt_args *a, const double *mean, const double 
     return a->t[4] ? update(a->t[4], var, momentum, n / (n - 1)) : MT_OK;
 }
 
+// grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
+// statistics are read when not training)
 mt_status
-mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_t *inner,
-                            double *eps)
+mt_front_batch_norm_backward(const mt_args *a, mt_plan *p)
 {
+    int64_t *outer = &p->norm.outer, *C = &p->norm.C, *inner = &p->norm.inner;
+    double *eps = &p->norm.eps;
     const mt_tensor *input = a->t[1];
     const char *op = "batch_norm_backward";
     bool training = a->b[0];
@@ -143,9 +148,12 @@ mt_batch_norm_backward_spec(const mt_args *a, int64_t *outer, int64_t *C, int64_
     return MT_OK;
 }
 
+// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL
 mt_status
-mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double *eps)
+mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
 {
+    int64_t *n = &p->norm.n, *rows = &p->norm.rows;
+    double *eps = &p->norm.eps;
     const mt_tensor *input = a->t[1];
     const mt_intlist *shape = &a->l[0];
     int lead = input->ndim - shape->n;
@@ -164,9 +172,12 @@ mt_layer_norm_backward_spec(const mt_args *a, int64_t *n, int64_t *rows, double 
     return st ? st : features("layer_norm_backward", a->t[2], *n);
 }
 
+// grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
+// target (N, d1, ...), weight (C) or NULL
 mt_status
-mt_nll_backward_spec(const mt_args *a, int64_t *N, int64_t *C, int64_t *K)
+mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
 {
+    int64_t *N = &p->loss.N, *C = &p->loss.C, *K = &p->loss.K;
     const mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
     if (self->ndim < 1 || target->dtype != MT_INT64) {
         return mt_fail(MT_ERUNTIME, "nll_loss_backward: expected an input of 1 or more dims and "

@@ -88,8 +88,9 @@ check_lists(const char *fn, const mt_args *a, const list_spec *specs, int nlists
 }
 
 mt_status
-mt_front_fused_sgd(const mt_args *a)
+mt_front__fused_sgd_(const mt_args *a, mt_plan *p)
 {
+    (void)p;
     const mt_sgd_hyper h = mt_sgd_hyper_of(a);
     const list_spec specs[] = {
         {"params", true, true, false},
@@ -113,20 +114,23 @@ check_adam(const mt_args *a, const char *fn)
 }
 
 mt_status
-mt_front_fused_adam(const mt_args *a)
+mt_front__fused_adam_(const mt_args *a, mt_plan *p)
 {
+    (void)p;
     return check_adam(a, "_fused_adam_");
 }
 
 mt_status
-mt_front_fused_adamw(const mt_args *a)
+mt_front__fused_adamw_(const mt_args *a, mt_plan *p)
 {
+    (void)p;
     return check_adam(a, "_fused_adamw_");
 }
 
 mt_status
-mt_front_fused_rmsprop(const mt_args *a)
+mt_front__fused_rmsprop_(const mt_args *a, mt_plan *p)
 {
+    (void)p;
     const mt_rmsprop_hyper h = mt_rmsprop_hyper_of(a);
     const list_spec specs[] = {
         {"params", true, true, false},

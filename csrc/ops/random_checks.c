@@ -57,12 +57,75 @@ check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
 
 static const char *const random_names[] = {"uniform", "normal", "bernoulli", "random"};
 
+/* bernoulli_'s p as a number: t[1], a wrapped Python number (a tensor p is
+ * mt_bernoulli_tensor_p's). */
+static double
+bernoulli_p(const mt_args *a)
+{
+    mt_scalar p;
+    return a->t[1] && mt_tensor_item(a->t[1], &p) == MT_OK ? mt_scalar_to_double(p) : 0.5;
+}
+
+/* The parameters of exponential_, geometric_, log_normal_ and cauchy_, checked as PyTorch's
+ * *_impl_ do, then self's dtype as their kernels do. */
+static mt_status
+other_spec(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    out->a = scalar_or(a->s[0], 0); /* the schemas give the defaults */
+    out->b = scalar_or(a->s[1], 0);
+    switch (kind) {
+    case MT_RANDOM_EXPONENTIAL:
+        if (!(out->a > 0)) {
+            return mt_fail(MT_ERUNTIME, "exponential_ expects lambda > 0.0, but found lambda=%g",
+                           out->a);
+        }
+        if (!mt_dtype_is_float(dt)) {
+            return mt_fail(MT_ERUNTIME,
+                           "Exponential distribution is a continuous probability distribution. "
+                           "dtype must be a floating point but you specified %s",
+                           mt_dtype_scalar_name(dt));
+        }
+        return MT_OK;
+    case MT_RANDOM_GEOMETRIC:
+        if (!(out->a > 0 && out->a < 1)) {
+            return mt_fail(MT_ERUNTIME, "geometric_ expects p to be in (0, 1), but got p=%g",
+                           out->a);
+        }
+        return dt == MT_BOOL ? mt_fail(MT_ENOTIMPL, "\"geometric_%s\" not implemented for 'Bool'",
+                                       device)
+                             : MT_OK;
+    case MT_RANDOM_LOG_NORMAL:
+        if (!(out->b > 0)) {
+            return mt_fail(MT_ERUNTIME, "log_normal_ expects std > 0.0, but found std=%g", out->b);
+        }
+        return mt_dtype_is_float(dt) ? MT_OK
+                                     : mt_fail(MT_ENOTIMPL, "\"log_normal_%s\" not implemented for '%s'",
+                                               device, mt_dtype_scalar_name(dt));
+    default: /* cauchy */
+        if (!(out->b > 0)) {
+            return mt_fail(MT_ERUNTIME, "cauchy_ expects sigma > 0.0, but found sigma=%g", out->b);
+        }
+        if (!mt_dtype_is_float(dt)) {
+            return mt_fail(MT_ERUNTIME,
+                           "Cauchy distribution is a continuous probability distribution. dtype "
+                           "must be a floating point but you specified %s",
+                           mt_dtype_c_name(dt));
+        }
+        return MT_OK;
+    }
+}
+
 mt_status
 mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
 {
     mt_dtype dt = a->t[0]->dtype;
     *out = (mt_random_spec){0, 0, 0, 1};
-    if (kind != MT_RANDOM_INTS && !mt_dtype_is_float(dt)) {
+    if (kind > MT_RANDOM_INTS) {
+        return other_spec(a, kind, device, out);
+    }
+    /* bernoulli_ fills any dtype with 0 and 1 */
+    if ((kind == MT_RANDOM_UNIFORM || kind == MT_RANDOM_NORMAL) && !mt_dtype_is_float(dt)) {
         return mt_fail(MT_ENOTIMPL, "\"%s_kernel_%s\" not implemented for '%s'", random_names[kind],
                        device, mt_dtype_scalar_name(dt));
     }
@@ -84,7 +147,7 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_
         }
         return MT_OK;
     case MT_RANDOM_BERNOULLI:
-        out->a = scalar_or(a->s[0], 0.5);
+        out->a = bernoulli_p(a);
         if (!(out->a >= 0 && out->a <= 1)) {
             return mt_fail(MT_ERUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g",
                            out->a);

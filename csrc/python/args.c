@@ -22,6 +22,7 @@ typedef enum argtype {
     A_STR, /* borrowed for the call: rounding_mode, approximate */
     A_TENSORLIST_OPT, /* Tensor?[]: None entries allowed */
     A_FLOAT,
+    A_GENERATOR, /* borrowed for the call */
 } argtype;
 
 #define MAX_PARAMS 16 /* _fused_adam_: six lists, five floats, two bools */
@@ -48,7 +49,8 @@ static schema schemas[MT_NUM_OPS];
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]", "str", "Tensor?[]", "float"};
+                                         "Tensor[]", "str", "Tensor?[]", "float",
+                                         "Generator"};
 
 static PyObject *
 parse_default(const char *s)
@@ -75,13 +77,14 @@ parse_default(const char *s)
 
 /* How many arguments of each slot class mt_args holds, by argtype (the schemas' counts are
  * checked at import, and by tools/gen_ops_api.py at build time); dtype and device hold one
- * each, Tensor[] tl and the lists after it (tls). */
+ * each, Tensor[] tl and the lists after it (tls), Generator gen. */
 static const int slot_capacity[] = {
     [A_TENSOR] = CAPACITY(t),   [A_SCALAR] = CAPACITY(s),
     [A_INT] = CAPACITY(i),      [A_INTLIST] = CAPACITY(l),
     [A_BOOL] = CAPACITY(b),     [A_STR] = CAPACITY(str),
     [A_FLOAT] = CAPACITY(f),    [A_DTYPE] = 1,
     [A_DEVICE] = 1,             [A_TENSORLIST] = 1 + CAPACITY(tls),
+    [A_GENERATOR] = 1,
 };
 
 /* One parameter: "Tensor? bias=None". */
@@ -135,6 +138,10 @@ parse_schema(const char *text, schema *s)
 {
     char buf[512];
     snprintf(buf, sizeof(buf), "%s", text);
+    char *arrow = strstr(buf, " -> "); /* the results, read by add_return_type */
+    if (arrow) {
+        *arrow = '\0';
+    }
     char *open = strchr(buf, '('), *close = strrchr(buf, ')');
     if (!open || !close) {
         PyErr_Format(PyExc_SystemError, "bad schema '%s'", text);
@@ -162,22 +169,58 @@ parse_schema(const char *text, schema *s)
     return 0;
 }
 
-/* Ops with two results return them as PyTorch's named tuples, torch.return_types.max(values=...,
- * indices=...): a structseq named after the schema's function (max_dim's schema says "max"). */
+/* Ops with several results return them as PyTorch's named tuples, torch.return_types.max(values=...,
+ * indices=...): a structseq named after the schema's function (max_dim's schema says "max"),
+ * whose fields the schema's results name ("-> (Tensor Q, Tensor R)"); two results the schema
+ * leaves unnamed are (values, indices), and results declared without names ("-> (Tensor,
+ * Tensor)", std_mean's) or more than two unnamed a plain tuple. */
 static PyTypeObject *return_types[MT_NUM_OPS];
 static char return_type_names[MT_NUM_OPS][64];
-static PyStructSequence_Field return_fields[] = {
-    {"values", NULL}, {"indices", NULL}, {NULL, NULL}};
+static char return_field_names[MT_NUM_OPS][MT_MAX_OUTPUTS][32];
+static PyStructSequence_Field return_fields[MT_NUM_OPS][MT_MAX_OUTPUTS + 1];
 static PyStructSequence_Desc return_descs[MT_NUM_OPS];
+
+/* Fills return_fields[op] from the schema's results; returns whether they have names. */
+static bool
+return_field_list(int op)
+{
+    const char *arrow = strstr(mt_op_schemas[op], " -> ");
+    if (arrow == NULL && mt_op_nout[op] != 2) {
+        return false; /* _unique2's three */
+    }
+    if (arrow == NULL) {
+        return_fields[op][0] = (PyStructSequence_Field){"values", NULL};
+        return_fields[op][1] = (PyStructSequence_Field){"indices", NULL};
+        return true;
+    }
+    const char *p = arrow + 4;
+    for (int k = 0; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
+        p += strspn(p, "(, ");
+        p += strcspn(p, " ,)"); /* the type */
+        if (*p != ' ') {
+            return false;
+        }
+        p++;
+        int len = (int)strcspn(p, " ,)");
+        snprintf(return_field_names[op][k], sizeof(return_field_names[op][k]), "%.*s", len, p);
+        return_fields[op][k] = (PyStructSequence_Field){return_field_names[op][k], NULL};
+        p += len;
+    }
+    return true;
+}
 
 static int
 add_return_type(PyObject *types, int op)
 {
+    if (!return_field_list(op)) {
+        return 0;
+    }
     const char *text = mt_op_schemas[op];
     int len = (int)(strchr(text, '(') - text);
     snprintf(return_type_names[op], sizeof(return_type_names[op]), "minitorch.return_types.%.*s",
              len, text);
-    return_descs[op] = (PyStructSequence_Desc){return_type_names[op], NULL, return_fields, 2};
+    return_descs[op] =
+        (PyStructSequence_Desc){return_type_names[op], NULL, return_fields[op], mt_op_nout[op]};
     return_types[op] = PyStructSequence_NewType(&return_descs[op]);
     if (return_types[op] == NULL) {
         return -1;
@@ -195,7 +238,7 @@ mt_py_schemas_init(PyObject *m)
     }
     for (int op = 0; op < MT_NUM_OPS; op++) {
         if (parse_schema(mt_op_schemas[op], &schemas[op]) < 0 ||
-            (mt_op_nout[op] == 2 && add_return_type(types, op) < 0)) {
+            (mt_op_nout[op] >= 2 && add_return_type(types, op) < 0)) {
             Py_DECREF(types);
             return -1;
         }
@@ -363,6 +406,9 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         case A_STR:
             a->str[p->slot] = NULL;
             break;
+        case A_GENERATOR:
+            a->gen = NULL;
+            break;
         default:
             break; /* a Scalar slot stays "None" */
         }
@@ -468,6 +514,12 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         }
         a->f[p->slot] = PyFloat_AsDouble(o);
         return a->f[p->slot] == -1.0 && PyErr_Occurred() ? -1 : 0;
+    case A_GENERATOR:
+        if (mt_py_to_generator(o, &a->gen) < 0) {
+            arg_error(op, p, pos, o, "Generator");
+            return -1;
+        }
+        return 0; /* the object outlives the call, and holds the generator */
     case A_STR:
         if (!PyUnicode_Check(o)) {
             arg_error(op, p, pos, o, "str");

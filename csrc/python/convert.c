@@ -282,12 +282,17 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
     static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
-    PyObject *data, *dtype_obj = Py_None, *device_obj = Py_None;
-    int requires_grad = 0, pin = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOpp:tensor", kwlist, &data, &dtype_obj,
-                                     &device_obj, &requires_grad, &pin)) {
+    PyObject *data, *dtype_obj = Py_None, *device_obj = Py_None, *rg_obj = Py_False;
+    int pin = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOp:tensor", kwlist, &data, &dtype_obj,
+                                     &device_obj, &rg_obj, &pin)) {
         return NULL;
     }
+    if (!PyBool_Check(rg_obj)) {
+        return PyErr_Format(PyExc_TypeError, "tensor(): argument 'requires_grad' must be bool, not %s",
+                            Py_TYPE(rg_obj)->tp_name);
+    }
+    int requires_grad = rg_obj == Py_True;
     mt_dtype dt = MT_DEFAULT_FLOAT;
     int dtype = -1;
     mt_device dev = MT_DEVICE_CPU;
@@ -304,8 +309,21 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     mt_status st;
     int pyerr = 0;
     if (mt_py_is_tensor(data)) {
+        /* PyTorch copies on the source's device unless told, and says how it would rather be
+         * asked */
+        if (PyErr_WarnEx(PyExc_UserWarning,
+                         "To copy construct from a tensor, it is recommended to use "
+                         "sourceTensor.detach().clone() or "
+                         "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                         "torch.tensor(sourceTensor).",
+                         1) < 0) {
+            return NULL;
+        }
         mt_tensor *src = mt_py_unwrap(data);
-        st = mt_op__to_copy(src, dtype >= 0 ? dt : src->dtype, MT_DEVICE_CPU, &t);
+        if (device_obj == Py_None) {
+            dev = mt_tensor_device(src);
+        }
+        st = mt_op__to_copy(src, dtype >= 0 ? dt : src->dtype, dev, &t);
     } else if (!is_sequence(data) && PyObject_CheckBuffer(data) &&
                PyObject_HasAttrString(data, "__array_interface__")) {
         PyObject *copied = from_array(data, true);
@@ -321,7 +339,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     if (st) {
         return pyerr ? NULL : mt_py_raise(st);
     }
-    if (dev.type != MT_CPU) {
+    if (!mt_device_eq(mt_tensor_device(t), dev)) {
         st = mt_op__to_copy(t, t->dtype, dev, &moved);
         mt_tensor_release(t);
         if (st) {

@@ -89,6 +89,11 @@ int mt_py_caching_init(PyObject *module);
 PyObject *mt_py_getitem(PyObject *self, PyObject *index);
 int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* Generator (generator.c): the type, default_generator, manual_seed, seed, initial_seed */
+int mt_py_generator_init(PyObject *module);
+/* o's generator (borrowed), or -1 without an exception if o is not a Generator */
+int mt_py_to_generator(PyObject *o, mt_generator **out);
+
 /* DLPack (dlpack.c): _to_dlpack, _dlpack_device, _from_dlpack_capsule, _dlpack_stats */
 int mt_py_dlpack_init(PyObject *module);
 

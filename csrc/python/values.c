@@ -6,6 +6,7 @@
 
 PyObject *mt_py_device_class = NULL;
 static PyObject *oom_error = NULL; /* minitorch.cuda.OutOfMemoryError once registered */
+static PyObject *linalg_error = NULL; /* _C._LinAlgError (minitorch.linalg.LinAlgError) */
 
 PyObject *
 mt_py_raise(mt_status st)
@@ -29,6 +30,9 @@ mt_py_raise(mt_status st)
         break;
     case MT_ECUDA_OOM:
         cls = oom_error ? oom_error : PyExc_RuntimeError;
+        break;
+    case MT_ELINALG:
+        cls = linalg_error;
         break;
     case MT_ENOCUDA:
         cls = PyExc_AssertionError; /* as PyTorch's CPU build: "Torch not compiled with CUDA enabled" */
@@ -369,6 +373,15 @@ mt_py_values_init(PyObject *module)
     }
     if (PyModule_AddObjectRef(module, "dtype", (PyObject *)&mt_py_dtype_Type) < 0 ||
         PyModule_AddObjectRef(module, "Size", (PyObject *)&mt_py_Size_Type) < 0) {
+        return -1;
+    }
+    /* PyTorch's torch._C._LinAlgError, a RuntimeError (torch.linalg.LinAlgError) */
+    linalg_error = PyErr_NewExceptionWithDoc(
+        "minitorch._C._LinAlgError",
+        "Error raised by minitorch.linalg functions when the computation fails on the input "
+        "(a singular matrix, one not positive-definite, an algorithm that does not converge).",
+        PyExc_RuntimeError, NULL);
+    if (linalg_error == NULL || PyModule_AddObjectRef(module, "_LinAlgError", linalg_error) < 0) {
         return -1;
     }
     for (int k = 0; k < MT_NUM_DTYPES; k++) {

@@ -158,9 +158,18 @@ from .memory import *  # noqa: E402,F401,F403  (they use the functions above)
 from .memory import __all__ as _memory_all  # noqa: E402
 from .streams import *  # noqa: E402,F401,F403
 from .streams import __all__ as _streams_all  # noqa: E402
+from .random import *  # noqa: E402,F401,F403
+from .random import __all__ as _random_all  # noqa: E402
 from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # cuda.FloatTensor ... (legacy constructors and isinstance checks)
 
 __all__ = ["OutOfMemoryError", "current_device", "device", "device_count", "device_of", "get_device_name", "is_available",
-           "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all
+           "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all + _random_all
+
+
+def __getattr__(name: str) -> Any:
+    """default_generators: each device's default Generator (none without CUDA), made on first use."""
+    if name == "default_generators":
+        return tuple(_C._cuda_default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

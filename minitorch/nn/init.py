@@ -11,7 +11,7 @@ import warnings
 from typing import Optional, Tuple, Union
 
 import minitorch
-from minitorch import Tensor
+from minitorch import Generator, Tensor
 
 __all__ = [
     "calculate_gain",
@@ -87,10 +87,10 @@ def _no_op_if_empty(tensor: Tensor) -> bool:
     return False
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
     """Fill `tensor` with values drawn uniformly from [a, b)."""
     with minitorch.no_grad():
-        return tensor.uniform_(a, b)
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -111,15 +111,16 @@ def zeros_(tensor: Tensor) -> Tensor:
         return tensor.zero_()
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
     """Glorot & Bengio (2010): U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+    generator: Optional[Generator] = None,
 ) -> Tensor:
     """He et al. (2015): U(-bound, bound) with bound = gain * sqrt(3 / fan).
 
@@ -131,30 +132,31 @@ def kaiming_uniform_(
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 # The normal-distribution initialisers exist only where the Tensor can draw normal samples.
 if hasattr(Tensor, "normal_"):
 
-    def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
         """Fill `tensor` with values drawn from N(mean, std**2)."""
         with minitorch.no_grad():
-            return tensor.normal_(mean, std)
+            return tensor.normal_(mean, std, generator=generator)
 
-    def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
         """Glorot & Bengio (2010): N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
         fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-        return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+        return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
     def kaiming_normal_(
-        tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+        tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+        generator: Optional[Generator] = None,
     ) -> Tensor:
         """He et al. (2015): N(0, std**2) with std = gain / sqrt(fan)."""
         if _no_op_if_empty(tensor):
             return tensor
         fan = _calculate_correct_fan(tensor, mode)
-        return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+        return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 
     __all__ += ["normal_", "xavier_normal_", "kaiming_normal_"]
 

@@ -121,10 +121,12 @@ def test_tensor_from_numpy_array_copies(dtype, layout):
 
 def test_tensor_of_tensor_copies():
     s = minitorch.tensor([1.0, 2.0])
-    t = minitorch.tensor(s)
+    with pytest.warns(UserWarning, match=r"recommended to use sourceTensor.detach\(\).clone\(\)"):
+        t = minitorch.tensor(s)
     t[0] = 5
     assert s.tolist() == [1.0, 2.0]
-    assert minitorch.tensor(s, dtype=minitorch.int64).dtype == minitorch.int64
+    with pytest.warns(UserWarning):
+        assert minitorch.tensor(s, dtype=minitorch.int64).dtype == minitorch.int64
 
 
 @pytest.mark.parametrize(
@@ -169,6 +171,9 @@ def test_tensor_kwargs():
         minitorch.tensor([1], dtype="float32")
     with pytest.raises(TypeError):
         minitorch.tensor([1], foo=1)
+    # PyTorch's parser takes only a bool, not any truthy object
+    with pytest.raises(TypeError, match="argument 'requires_grad' must be bool, not object"):
+        minitorch.tensor([1.0], requires_grad=object())
 
 
 # ---- zeros / ones / empty / full and the _like variants ----

@@ -69,6 +69,18 @@ def test_round_trip_and_casts(dtype):
     np.testing.assert_array_equal(host.numpy(), x.numpy())
 
 
+def test_tensor_of_a_cuda_tensor_stays_on_its_device():
+    # as PyTorch: tensor(t) copies on t's device unless device= says otherwise
+    src = minitorch.arange(6.0).reshape(2, 3).cuda().t()
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        t = minitorch.tensor(src)
+        on_cpu = minitorch.tensor(src, device="cpu")
+        back = minitorch.tensor(on_cpu, device="cuda")
+    assert t.device == src.device and t.is_contiguous()
+    assert t.tolist() == src.tolist() == on_cpu.tolist() == back.tolist()
+    assert on_cpu.device.type == "cpu" and back.device == src.device
+
+
 def test_fill_and_factories():
     assert_same(minitorch.full((3, 4), 2.5, device="cuda"), minitorch.full((3, 4), 2.5))
     assert_same(minitorch.zeros(0, 3, device="cuda"), minitorch.zeros(0, 3))

@@ -162,8 +162,8 @@ def test_sampler_errors_match_pytorch(make, exc, message):
 
 
 def test_generators_reach_minitorchs_random_functions(monkeypatch):
-    """A sampler's generator= goes to minitorch.randperm/randint/rand; without one, a sampler seeds
-    a fresh minitorch.Generator from the default generator, as PyTorch's RandomSampler does."""
+    """A sampler's generator= goes to minitorch.randperm/randint/multinomial; without one, a sampler
+    seeds a fresh minitorch.Generator from the default generator, as PyTorch's RandomSampler does."""
     seen = []
 
     class FakeGenerator:
@@ -177,7 +177,7 @@ def test_generators_reach_minitorchs_random_functions(monkeypatch):
             return fn(*args, **kwargs)
         return call
 
-    for name in ("randperm", "randint", "rand"):
+    for name in ("randperm", "randint", "multinomial"):
         monkeypatch.setattr(minitorch, name, spy(getattr(minitorch, name)))
     g = FakeGenerator()
     list(data.RandomSampler(range(4), generator=g))
@@ -186,7 +186,8 @@ def test_generators_reach_minitorchs_random_functions(monkeypatch):
     list(data.WeightedRandomSampler([1.0, 2.0], 3, generator=g))
     data.random_split(range(4), [2, 2], generator=g)
     # (a permutation sampler draws one more, empty-sliced, permutation at the end: PyTorch does too)
-    assert seen == [("randperm", g), ("randperm", g), ("randint", g), ("randperm", g), ("rand", g), ("randperm", g)]
+    assert seen == [("randperm", g), ("randperm", g), ("randint", g), ("randperm", g), ("multinomial", g),
+                    ("randperm", g)]
     seen.clear()
     monkeypatch.setattr(minitorch, "Generator", FakeGenerator, raising=False)
     list(data.RandomSampler(range(4)))

@@ -356,7 +356,6 @@ def test_other_start_methods(method):
     assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6]]
 
 
-@pytest.mark.skipif(not hasattr(minitorch, "Generator"), reason="minitorch has no Generator objects yet")
 def test_generator_argument_makes_shuffling_reproducible():
     def epoch(seed, num_workers=0):
         g = minitorch.Generator()

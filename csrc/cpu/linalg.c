@@ -1,0 +1,337 @@
+/* The linear algebra kernels on the CPU that factor a matrix once, LU, Cholesky or QR: inverse,
+ * determinant, solve (and BLAS's trsm for triangular systems), cholesky, qr. SVD, eigh and
+ * least squares are in cpu/linalg_spectral.c, the LAPACK layer in cpu/lapack.h.
+ *
+ * Inputs are batches of row-major matrices (..., m, n), float32 or float64, checked by the
+ * front ends (ops/linalg_checks.c). Each matrix is copied into a column-major scratch buffer,
+ * as LAPACK wants it (so each routine sees the matrix itself, as PyTorch's do, and reports the
+ * same info), and the results are copied back into row-major outputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/copy.h"
+#include "cpu/lapack.h"
+#include "dispatch/kernels.h"
+#include "ops/linalg.h"
+
+// A (*, n, n); inverse (*, n, n), info (*) int32: A = P L U (getrf), then U's solve for I
+mt_status
+mt_cpu_linalg_inv_ex(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *work = NULL;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int n = (int)b.n;
+    const mt_dtype dt = A->dtype;
+    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1])) ||
+        (st = mt_lapack_scratch((int64_t)n * n * 2 * (int64_t)b.es + (int64_t)n * 4, &work))) {
+        goto out_release;
+    }
+    char *lu = mt_tensor_data(work), *rhs = lu + (size_t)n * n * b.es;
+    int *ipiv = (int *)(rhs + (size_t)n * n * b.es), *info = (int *)mt_tensor_data(a->out[1]);
+    char *inv = mt_tensor_data(a->out[0]);
+    for (int64_t k = 0; k < b.count; k++) {
+        mt_lapack_to_cols(mt_lapack_matrix(&b, k), lu, n, n, n, b.es);
+        mt_lapack_eye(dt, rhs, n); /* the identity is its own transpose */
+        int ld = n > 1 ? n : 1;
+        LAPACK(dt, gesv, &n, &n, (void *)lu, &ld, ipiv, (void *)rhs, &ld, &info[k]);
+        mt_lapack_from_cols(rhs, inv + k * n * n * (int64_t)b.es, n, n, n, b.es);
+    }
+    if (a->b[0]) {
+        st = mt_linalg_check_info(a->out[1], "linalg.inv_ex", A->ndim > 2);
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}
+
+/* The LU factorisation of every matrix of A, for det and slogdet: per matrix, the sign of the
+ * row permutation times that of U's diagonal (0 if singular) and log |det| (-inf if singular),
+ * from U's diagonal. */
+static mt_status
+lu_dets(mt_tensor *A, double *sign, double *logabs, double *det)
+{
+    mt_tensor *work = NULL;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int n = (int)b.n;
+    if (st || (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es + (int64_t)n * 4, &work))) {
+        goto out_release;
+    }
+    char *lu = mt_tensor_data(work);
+    int *ipiv = (int *)(lu + (size_t)n * n * b.es);
+    for (int64_t k = 0; k < b.count; k++) {
+        int info = 0, ld = n > 1 ? n : 1;
+        mt_lapack_to_cols(mt_lapack_matrix(&b, k), lu, n, n, n, b.es);
+        if (n > 0) {
+            LAPACK(A->dtype, getrf, &n, &n, (void *)lu, &ld, ipiv, &info);
+        }
+        double s = 1, l = 0, d = 1;
+        for (int i = 0; i < n; i++) {
+            double u = mt_lapack_get(A->dtype, lu, (int64_t)i * n + i);
+            s *= (ipiv[i] != i + 1 ? -1 : 1) * (u < 0 ? -1 : u > 0 ? 1 : u);
+            l += log(fabs(u));
+            d *= ipiv[i] != i + 1 ? -u : u;
+        }
+        if (sign) {
+            sign[k] = s;
+            logabs[k] = l;
+        } else {
+            det[k] = d;
+        }
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st;
+}
+
+// A (*, n, n); out (*) = det(A)
+mt_status
+mt_cpu_linalg_det(mt_args *a)
+{
+    mt_tensor *A = a->t[0];
+    mt_status st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[0]);
+    int64_t count = mt_numel(A->ndim - 2, A->sizes);
+    double *det = st ? NULL : malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
+    if (st == MT_OK && det == NULL) {
+        st = mt_fail(MT_ENOMEM, "linalg.det: out of memory");
+    }
+    if (st == MT_OK && (st = lu_dets(A, NULL, NULL, det)) == MT_OK) {
+        for (int64_t k = 0; k < count; k++) {
+            mt_lapack_set(A->dtype, mt_tensor_data(a->out[0]), k, det[k]);
+        }
+    }
+    free(det);
+    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+}
+
+// A (*, n, n); sign (*), logabsdet (*): det(A) = sign * exp(logabsdet)
+mt_status
+mt_cpu_linalg_slogdet(mt_args *a)
+{
+    mt_tensor *A = a->t[0];
+    int64_t count = mt_numel(A->ndim - 2, A->sizes);
+    double *v = malloc(sizeof(double) * 2 * (size_t)(count > 0 ? count : 1));
+    mt_status st = v ? MT_OK : mt_fail(MT_ENOMEM, "linalg.slogdet: out of memory");
+    if (st || (st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[1])) ||
+        (st = lu_dets(A, v, v + count, NULL))) {
+        free(v);
+        return mt_lapack_drop_outputs(a, 2, st);
+    }
+    for (int64_t k = 0; k < count; k++) {
+        mt_lapack_set(A->dtype, mt_tensor_data(a->out[0]), k, v[k]);
+        mt_lapack_set(A->dtype, mt_tensor_data(a->out[1]), k, v[count + k]);
+    }
+    free(v);
+    return MT_OK;
+}
+
+// A (*, n, n), B (*, n, k) or (*, n); out X: A X = B (left), X A = B (not left), batches broadcast
+mt_status
+mt_cpu_linalg_solve(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *B = a->t[1], *Ad = NULL, *Bd = NULL, *work = NULL;
+    mt_linalg_system sys;
+    const bool left = a->b[0];
+    const mt_dtype dt = A->dtype;
+    const size_t es = mt_dtype_size(dt);
+    mt_status st = mt_linalg_solve_spec(A, B, left, &sys);
+    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
+        goto out_release;
+    }
+    const int64_t n = A->sizes[A->ndim - 1];
+    /* X is (r, c): r = n, c the right-hand sides when left; r rows of X A = B otherwise */
+    const int64_t r = sys.vector ? n : sys.out[sys.nout - 2];
+    const int64_t c = sys.vector ? 1 : sys.out[sys.nout - 1];
+    const int64_t count = mt_numel(sys.nb, sys.batch);
+    if ((st = mt_lapack_check_fits(n, r * c)) ||
+        (st = mt_lapack_scratch((n * n + r * c) * (int64_t)es + n * 4, &work))) {
+        goto out_release;
+    }
+    char *lu = mt_tensor_data(work), *rhs = lu + (size_t)(n * n) * es;
+    int *ipiv = (int *)(rhs + (size_t)(r * c) * es);
+    const int in = (int)n, ld = n > 1 ? (int)n : 1, nrhs = (int)(left || sys.vector ? c : r);
+    for (int64_t k = 0; k < count && st == MT_OK; k++) {
+        const char *ak = mt_tensor_data(Ad) + mt_linalg_batch_offset(&sys, A, 2, k) * (int64_t)es;
+        const char *bk = mt_tensor_data(Bd) +
+                         mt_linalg_batch_offset(&sys, B, sys.vector ? 1 : 2, k) * (int64_t)es;
+        char *xk = mt_tensor_data(a->out[0]) + k * r * c * (int64_t)es;
+        int info = 0;
+        if (left || sys.vector) { /* A X = B: A and B in columns */
+            mt_lapack_to_cols(ak, lu, n, n, n, es);
+            mt_lapack_to_cols(bk, rhs, n, c, n, es);
+        } else { /* A^T X^T = B^T: row-major A and B read as columns are A^T and B^T */
+            memcpy(lu, ak, (size_t)(n * n) * es);
+            memcpy(rhs, bk, (size_t)(r * c) * es);
+        }
+        if (n > 0 && nrhs > 0) {
+            LAPACK(dt, gesv, &in, &nrhs, (void *)lu, &ld, ipiv, (void *)rhs, &ld, &info);
+        }
+        if (info > 0) {
+            st = mt_linalg_fail_info("torch.linalg.solve", info, k, sys.nb > 0);
+        } else if (left || sys.vector) {
+            mt_lapack_from_cols(rhs, xk, n, c, n, es);
+        } else {
+            memcpy(xk, rhs, (size_t)(r * c) * es);
+        }
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&Ad);
+    mt_tensor_clear(&Bd);
+    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+}
+
+// A (*, n, n) triangular, B (*, n, k) (left) or (*, k, n); out X: A X = B or X A = B (trsm)
+mt_status
+mt_cpu_linalg_solve_triangular(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *B = a->t[1], *Ad = NULL, *Bd = NULL;
+    mt_linalg_system sys;
+    const bool upper = a->b[0], left = a->b[1], unit = a->b[2];
+    const mt_dtype dt = A->dtype;
+    const size_t es = mt_dtype_size(dt);
+    mt_status st = mt_linalg_triangular_spec(A, B, left, &sys);
+    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
+        goto out_release;
+    }
+    const int64_t n = A->sizes[A->ndim - 1], r = sys.out[sys.nout - 2], c = sys.out[sys.nout - 1];
+    const int64_t count = mt_numel(sys.nb, sys.batch);
+    if ((st = mt_lapack_check_fits(r, c))) {
+        goto out_release;
+    }
+    const enum CBLAS_SIDE side = left ? CblasLeft : CblasRight;
+    const enum CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
+    const enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+    const int ld = n > 1 ? (int)n : 1, ldb = c > 1 ? (int)c : 1;
+    for (int64_t k = 0; k < count; k++) {
+        const char *ak = mt_tensor_data(Ad) + mt_linalg_batch_offset(&sys, A, 2, k) * (int64_t)es;
+        const char *bk = mt_tensor_data(Bd) + mt_linalg_batch_offset(&sys, B, 2, k) * (int64_t)es;
+        char *xk = mt_tensor_data(a->out[0]) + k * r * c * (int64_t)es;
+        memcpy(xk, bk, (size_t)(r * c) * es);
+        if (r == 0 || c == 0) {
+            continue;
+        }
+        mt_cpu_lib_enter(dt == MT_FLOAT32 ? "cblas_strsm" : "cblas_dtrsm");
+        if (dt == MT_FLOAT32) {
+            scipy_cblas_strsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, (int)r, (int)c, 1.0f,
+                              (const float *)ak, ld, (float *)xk, ldb);
+        } else {
+            scipy_cblas_dtrsm(CblasRowMajor, side, uplo, CblasNoTrans, diag, (int)r, (int)c, 1.0,
+                              (const double *)ak, ld, (double *)xk, ldb);
+        }
+        mt_cpu_lib_exit();
+    }
+out_release:
+    mt_tensor_clear(&Ad);
+    mt_tensor_clear(&Bd);
+    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+}
+
+/* ---- Cholesky, QR ---- */
+
+// A (*, n, n) symmetric positive-definite (its lower triangle read); L (*, n, n) lower, A = L L^T
+// (or U = L^T when upper); info (*) int32: the order of the first leading minor not positive
+mt_status
+mt_cpu_linalg_cholesky_ex(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *work = NULL;
+    const bool upper = a->b[0];
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int n = (int)b.n;
+    const mt_dtype dt = A->dtype;
+    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1])) ||
+        (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es, &work))) {
+        goto out_release;
+    }
+    char *buf = mt_tensor_data(work), *out = mt_tensor_data(a->out[0]);
+    int *info = (int *)mt_tensor_data(a->out[1]);
+    const char lower = 'L';
+    for (int64_t k = 0; k < b.count; k++) {
+        int ld = n > 1 ? n : 1;
+        mt_lapack_to_cols(mt_lapack_matrix(&b, k), buf, n, n, n, b.es);
+        info[k] = 0;
+        if (n > 0) {
+            LAPACK_STR(dt, potrf, &lower, &n, (void *)buf, &ld, &info[k]);
+        }
+        char *ok = out + k * n * n * (int64_t)b.es;
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < n; j++) { /* L[i][j] = buf[i + j n] below the diagonal */
+                int64_t from = upper ? j + (int64_t)i * n : i + (int64_t)j * n;
+                bool keep = upper ? i <= j : i >= j;
+                mt_lapack_set(dt, ok, (int64_t)i * n + j,
+                              keep ? mt_lapack_get(dt, buf, from) : 0.0);
+            }
+        }
+    }
+    if (a->b[1]) {
+        st = mt_linalg_check_info(a->out[1], "linalg.cholesky_ex", A->ndim > 2);
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}
+
+// A (*, m, n), k = min(m, n); mode 'reduced': Q (*, m, k), R (*, k, n); 'complete': Q (*, m, m),
+// R (*, m, n); 'r': Q empty, R (*, k, n). A = Q R, Q orthonormal columns, R upper triangular:
+// geqrf leaves R and the reflectors in the matrix, orgqr makes Q of the reflectors.
+mt_status
+mt_cpu_linalg_qr(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *work = NULL;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int m = (int)b.m, n = (int)b.n, k = m < n ? m : n, ld = m > 1 ? m : 1;
+    const bool complete = strcmp(a->str[0], "complete") == 0, want_q = strcmp(a->str[0], "r") != 0;
+    const int qcols = complete ? m : k, rrows = complete ? m : k, width = n > qcols ? n : qcols;
+    const mt_dtype dt = A->dtype;
+    if (st ||
+        (st = want_q ? mt_lapack_batch_shaped(A, 2, m, qcols, dt, &a->out[0])
+                     : mt_lapack_empty_1d(dt, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 2, rrows, n, dt, &a->out[1])) ||
+        (st = mt_lapack_scratch(((int64_t)m * width + k + 1) * (int64_t)b.es, &work))) {
+        goto out_release;
+    }
+    char *buf = mt_tensor_data(work), *tau = buf + (size_t)m * width * b.es;
+    for (int64_t i = 0; i < b.count && st == MT_OK; i++) {
+        mt_lapack_to_cols(mt_lapack_matrix(&b, i), buf, m, n, m, b.es);
+        if (k > 0) {
+            int info = 0;
+            WITH_WORK(LAPACK, dt, st, &info, geqrf, &m, &n, (void *)buf, &ld, (void *)tau);
+        }
+        char *r = mt_tensor_data(a->out[1]) + i * rrows * n * (int64_t)b.es;
+        for (int64_t p = 0; p < rrows; p++) {
+            for (int64_t q = 0; q < n; q++) {
+                mt_lapack_set(dt, r, p * n + q, p <= q ? mt_lapack_get(dt, buf, p + q * m) : 0.0);
+            }
+        }
+        if (!want_q || st) {
+            continue;
+        }
+        if (k > 0) { /* the columns past the k reflectors are only written */
+            int info = 0;
+            WITH_WORK(LAPACK, dt, st, &info, orgqr, &m, &qcols, &k, (void *)buf, &ld, (void *)tau);
+        } else { /* no reflectors: Q is the identity */
+            memset(buf, 0, (size_t)m * qcols * b.es);
+            for (int64_t d = 0; d < m && d < qcols; d++) {
+                mt_lapack_set(dt, buf, d + d * m, 1.0);
+            }
+        }
+        mt_lapack_from_cols(buf, mt_tensor_data(a->out[0]) + i * m * qcols * (int64_t)b.es, m,
+                            qcols, m, b.es);
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}

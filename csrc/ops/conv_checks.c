@@ -1,0 +1,209 @@
+/* The front ends of conv2d and of its backward ops (convolution_backward_input and _weight),
+ * for every device: PyTorch's checks in its order (Convolution.cpp), so the first failing one
+ * gives its message, and the geometry (conv_geom) the kernels of csrc/cpu/conv*.c and
+ * cuda/conv.c compute with. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ops/fails.h"
+#include "ops/front.h"
+
+/* An int[] argument as one value per spatial dim of the weight: a single int stands for both
+ * (PyTorch's int[2] parsing, then expand_param_if_needed). Returns the count in *n. */
+static mt_status
+expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int *n)
+{
+    memcpy(out, l->v, sizeof(int64_t) * (size_t)l->n);
+    *n = l->n;
+    if (*n == 1) {
+        out[1] = out[0];
+        *n = 2;
+    }
+    if (*n != dims) {
+        char buf[256];
+        return mt_fail(MT_ERUNTIME,
+                       "expected %s to be a single integer value or a list of %d values to match "
+                       "the convolution dimensions, but got %s=%s",
+                       name, dims, name, mt_format_sizes(buf, sizeof(buf), *n, out));
+    }
+    return MT_OK;
+}
+
+// input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None
+mt_status
+mt_front_conv2d(const mt_args *a, mt_plan *p)
+{
+    conv_geom *g = &p->conv;
+    const mt_tensor *x = a->t[0], *wt = a->t[1], *bias = a->t[2];
+    char b1[256], b2[256];
+    if (x->ndim != 3 && x->ndim != 4) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of "
+                       "size: %s",
+                       mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes));
+    }
+    if (bias && bias->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "Input type (%s) and bias type (%s) should be the same",
+                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(bias->dtype));
+    }
+    if (wt->ndim < 3) {
+        return mt_fail(MT_ERUNTIME, "weight should have at least three dimensions");
+    }
+    g->groups = a->i[0];
+    if (g->groups <= 0) {
+        return mt_fail(MT_ERUNTIME, "non-positive groups is not supported");
+    }
+    int dims = wt->ndim - 2, ns, np, nd;
+    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS];
+    mt_status st;
+    if ((st = expand_param(&a->l[0], "stride", dims, stride, &ns)) ||
+        (st = expand_param(&a->l[1], "padding", dims, pad, &np)) ||
+        (st = expand_param(&a->l[2], "dilation", dims, dil, &nd))) {
+        return st;
+    }
+    for (int k = 0; k < dims; k++) {
+        if (pad[k] < 0) {
+            return mt_fail(MT_ERUNTIME, "negative padding is not supported");
+        }
+    }
+    for (int k = 0; k < dims; k++) {
+        if (stride[k] <= 0) {
+            return mt_fail(MT_ERUNTIME, "non-positive stride is not supported");
+        }
+    }
+    for (int k = 0; k < dims; k++) {
+        if (dil[k] <= 0) {
+            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
+                           mt_format_sizes(b1, sizeof(b1), nd, dil));
+        }
+    }
+    /* The messages show an unbatched input as the batch of one it becomes. */
+    int64_t xs[4] = {1, 1, 1, 1};
+    memcpy(xs + 4 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+    mt_format_sizes(b1, sizeof(b1), 4, xs);
+    mt_format_sizes(b2, sizeof(b2), wt->ndim, wt->sizes);
+    if (wt->ndim != 4) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                       "4-dimensional input of size %s instead",
+                       wt->ndim, wt->ndim, b2, b1);
+    }
+    if (wt->sizes[0] < g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be at least %" PRId64
+                       " at dimension 0, but got weight of size %s instead",
+                       g->groups, g->groups, b2);
+    }
+    if (wt->sizes[0] % g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
+                       " at dimension 0, but got weight of size [%s] instead",
+                       g->groups, g->groups, b2);
+    }
+    if (xs[1] != wt->sizes[1] * g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", weight of size %s, expected input%s to have "
+                       "%" PRId64 " channels, but got %" PRId64 " channels instead",
+                       g->groups, b2, b1, wt->sizes[1] * g->groups, xs[1]);
+    }
+    if (bias && (bias->ndim != 1 || bias->sizes[0] != wt->sizes[0])) {
+        char b3[256];
+        return mt_fail(MT_ERUNTIME,
+                       "Given weight of size %s, expected bias to be 1-dimensional with %" PRId64
+                       " elements, but got bias of size %s instead",
+                       b2, wt->sizes[0], mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
+    }
+    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = wt->sizes[0],
+                     .kh = wt->sizes[2], .kw = wt->sizes[3], .sh = stride[0], .sw = stride[1],
+                     .ph = pad[0], .pw = pad[1], .dh = dil[0], .dw = dil[1], .groups = g->groups};
+    int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
+    int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
+    if (in_h < k_h || in_w < k_w) {
+        return mt_fail(MT_ERUNTIME,
+                       "Calculated padded input size per channel: (%" PRId64 " x %" PRId64
+                       "). Kernel size: (%" PRId64 " x %" PRId64
+                       "). Kernel size can't be greater than actual input size",
+                       in_h, in_w, k_h, k_w);
+    }
+    if (g->kh <= 0 || g->kw <= 0) {
+        /* PyTorch's slow_conv2d message (its oneDNN path fails with a oneDNN one). */
+        return mt_fail(MT_ERUNTIME, "kernel size should be greater than zero, but got kH: %" PRId64
+                       " kW: %" PRId64, g->kh, g->kw);
+    }
+    if (wt->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(wt->dtype));
+    }
+    g->oh = (in_h - k_h) / g->sh + 1;
+    g->ow = (in_w - k_w) / g->sw + 1;
+    return MT_OK;
+}
+
+/* The backward ops' geometry from the forward's input and weight sizes: grad_out (a->t[0])
+ * must have the forward output's shape and a float dtype. */
+static mt_status
+backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim,
+              const int64_t *w_sizes, conv_geom *g)
+{
+    const mt_tensor *go = a->t[0];
+    char b1[256], b2[256];
+    if ((in_ndim != 3 && in_ndim != 4) || w_ndim != 4) {
+        return mt_fail(MT_ERUNTIME, "convolution_backward: expected a 3-D or 4-D input and a 4-D "
+                                    "weight");
+    }
+    mt_status st;
+    if ((st = mt_check_sizes(in_ndim, in_sizes)) || (st = mt_check_sizes(w_ndim, w_sizes))) {
+        return st;
+    }
+    int64_t xs[4] = {1, 1, 1, 1};
+    memcpy(xs + 4 - in_ndim, in_sizes, sizeof(int64_t) * (size_t)in_ndim);
+    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = w_sizes[0],
+                     .kh = w_sizes[2], .kw = w_sizes[3], .groups = a->i[0]};
+    if (!mt_front_pair(&a->l[1], &g->sh, &g->sw) || !mt_front_pair(&a->l[2], &g->ph, &g->pw) ||
+        !mt_front_pair(&a->l[3], &g->dh, &g->dw)) {
+        return mt_fail(MT_ERUNTIME, "convolution_backward: stride, padding and dilation must be "
+                                    "one or two ints");
+    }
+    if (g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0 || g->ph < 0 || g->pw < 0 ||
+        g->kh <= 0 || g->kw <= 0 || g->groups <= 0 || g->oc % g->groups ||
+        g->c != w_sizes[1] * g->groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "convolution_backward: input of size %s and weight of size %s do not make "
+                       "a convolution with these arguments",
+                       mt_format_sizes(b1, sizeof(b1), in_ndim, in_sizes),
+                       mt_format_sizes(b2, sizeof(b2), w_ndim, w_sizes));
+    }
+    int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
+    int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
+    g->oh = in_h < k_h ? 0 : (in_h - k_h) / g->sh + 1;
+    g->ow = in_w < k_w ? 0 : (in_w - k_w) / g->sw + 1;
+    int64_t want[4] = {g->n, g->oc, g->oh, g->ow};
+    if (go->ndim != in_ndim || memcmp(go->sizes, want + 4 - in_ndim,
+                                      sizeof(int64_t) * (size_t)in_ndim)) {
+        return mt_fail(MT_ERUNTIME, "convolution_backward: expected grad_output of size %s, but "
+                                    "got %s",
+                       mt_format_sizes(b1, sizeof(b1), in_ndim, want + 4 - in_ndim),
+                       mt_format_sizes(b2, sizeof(b2), go->ndim, go->sizes));
+    }
+    if (go->dtype != MT_FLOAT32 && go->dtype != MT_FLOAT64) {
+        return mt_fail_not_implemented("convolution_backward", "", go->dtype);
+    }
+    return MT_OK;
+}
+
+// grad_output (N, OC, OH, OW) or unbatched, weight t[1], input_size l[0]
+mt_status
+mt_front_convolution_backward_input(const mt_args *a, mt_plan *p)
+{
+    const mt_intlist *in = &a->l[0];
+    return backward_geom(a, in->n, in->v, a->t[1]->ndim, a->t[1]->sizes, &p->conv);
+}
+
+// grad_output (N, OC, OH, OW) or unbatched, input t[1], weight_size l[0]
+mt_status
+mt_front_convolution_backward_weight(const mt_args *a, mt_plan *p)
+{
+    const mt_intlist *ws = &a->l[0];
+    return backward_geom(a, a->t[1]->ndim, a->t[1]->sizes, ws->n, ws->v, &p->conv);
+}
+

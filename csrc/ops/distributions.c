@@ -1,0 +1,348 @@
+/* The random ops' device-independent parts, PyTorch's ATen/native/Distributions.cpp: the front
+ * ends of exponential_, geometric_, log_normal_, cauchy_, bernoulli_, poisson and multinomial
+ * (checks with PyTorch's messages; values are read back from a device where a check needs
+ * them), multinomial's driver, and the composites bernoulli and normal. The kernels draw:
+ * csrc/cpu/random.c, sampling.c and cuda/ops_random.c. */
+#include <float.h>
+#include <math.h>
+
+#include "dispatch/kernels.h"
+#include "ops/arg_checks.h"
+#include "ops/distributions.h"
+#include "ops/front.h"
+#include "ops/ops.h"
+
+static const char *
+device_name(const mt_tensor *t)
+{
+    return mt_tensor_device(t).type == MT_CUDA ? "cuda" : "cpu";
+}
+
+/* *out = op(t) over all elements, as a double: a read back on a device. */
+static mt_status
+reduce_all(mt_op op, mt_tensor *t, double *out)
+{
+    mt_tensor *r = NULL;
+    mt_scalar v;
+    mt_status st = op == MT_OP_amin   ? mt_op_amin(t, 0, NULL, false, &r)
+                   : op == MT_OP_amax ? mt_op_amax(t, 0, NULL, false, &r)
+                                      : mt_op_sum(t, 0, NULL, false, -1, &r);
+    if (st == MT_OK && (st = mt_tensor_item(r, &v)) == MT_OK) {
+        *out = mt_scalar_to_double(v);
+    }
+    mt_tensor_clear(&r);
+    return st;
+}
+
+/* *bad = whether t (not empty) has a NaN or an element outside [lo, hi]. */
+static mt_status
+any_outside(mt_tensor *t, double lo, double hi, bool *bad)
+{
+    mt_tensor *nan = NULL;
+    double lowest = 0, highest = 0, nans = 0;
+    mt_status st = mt_op_isnan(t, &nan);
+    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) ||
+        (st = reduce_all(MT_OP_amin, t, &lowest)) || (st = reduce_all(MT_OP_amax, t, &highest))) {
+        mt_tensor_clear(&nan);
+        return st;
+    }
+    mt_tensor_release(nan);
+    *bad = nans > 0 || !(lowest >= lo && highest <= hi);
+    return MT_OK;
+}
+
+/* ---- the fills' front ends ---- */
+
+#define FILL_FRONT(op, kind)                                                      \
+    mt_status mt_front_##op(const mt_args *a, mt_plan *p)                         \
+    {                                                                             \
+        (void)p;                                                                  \
+        mt_random_spec r;                                                         \
+        return mt_random_spec_of(a, kind, device_name(a->t[0]), &r);              \
+    }
+FILL_FRONT(exponential_, MT_RANDOM_EXPONENTIAL)
+FILL_FRONT(geometric_, MT_RANDOM_GEOMETRIC)
+FILL_FRONT(log_normal_, MT_RANDOM_LOG_NORMAL)
+FILL_FRONT(cauchy_, MT_RANDOM_CAUCHY)
+
+mt_status
+mt_bernoulli_tensor_p(const mt_args *a, const char *device, mt_tensor **p_out)
+{
+    mt_tensor *self = a->t[0], *p = a->t[1];
+    mt_status st = mt_op_expand(p, self->ndim, self->sizes, p_out);
+    if (st == MT_OK && !mt_dtype_is_float(p->dtype)) {
+        mt_tensor_clear(p_out);
+        return mt_fail(MT_ENOTIMPL, "\"bernoulli_tensor_%s_p_\" not implemented for '%s'", device,
+                       mt_dtype_scalar_name(p->dtype));
+    }
+    return st;
+}
+
+mt_status
+mt_front_bernoulli_(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    if (a->t[1] == NULL || a->t[1]->is_wrapped_number) {
+        mt_random_spec r;
+        return mt_random_spec_of(a, MT_RANDOM_BERNOULLI, device_name(a->t[0]), &r);
+    }
+    mt_tensor *p = NULL;
+    bool bad = false;
+    mt_status st = mt_bernoulli_tensor_p(a, device_name(a->t[0]), &p);
+    if (st == MT_OK && mt_tensor_numel(p) > 0) {
+        st = any_outside(p, 0, 1, &bad);
+    }
+    mt_tensor_clear(&p);
+    if (st == MT_OK && bad) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
+                       "error message be improved?  If so, please report an enhancement request "
+                       "to PyTorch.)");
+    }
+    return st;
+}
+
+mt_status
+mt_check_poisson(const mt_args *a, const char *device)
+{
+    mt_tensor *rates = a->t[0];
+    bool bad = false;
+    if (!mt_dtype_is_float(rates->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"poisson_%s\" not implemented for '%s'", device,
+                       mt_dtype_scalar_name(rates->dtype));
+    }
+    mt_status st = mt_tensor_numel(rates) > 0 ? any_outside(rates, 0, INFINITY, &bad) : MT_OK;
+    if (st == MT_OK && bad) {
+        return mt_fail(MT_ERUNTIME, "invalid Poisson rate, expected rate to be non-negative");
+    }
+    return st;
+}
+
+mt_status
+mt_front_poisson(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_check_poisson(a, device_name(a->t[0]));
+}
+
+/* ---- multinomial ---- */
+
+mt_status
+mt_multinomial_shape(const mt_args *a, int *ndim, int64_t *shape)
+{
+    const mt_tensor *self = a->t[0];
+    int64_t n_sample = a->i[0];
+    if (self->ndim < 1 || self->ndim > 2) {
+        return mt_fail(MT_ERUNTIME, "prob_dist must be 1 or 2 dim");
+    }
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "multinomial only supports floating-point dtypes for input, got: %s",
+                       mt_dtype_scalar_name(self->dtype));
+    }
+    if (n_sample <= 0) {
+        return mt_fail(MT_ERUNTIME, "cannot sample n_sample <= 0 samples");
+    }
+    int64_t n = self->sizes[self->ndim - 1];
+    if (!a->b[0] && n_sample > n) {
+        return mt_fail(MT_ERUNTIME,
+                       "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    }
+    if (n > (INT64_C(1) << 24)) { /* the indices pass through a float in PyTorch's CUDA kernel */
+        return mt_fail(MT_ERUNTIME, "number of categories cannot exceed 2^24");
+    }
+    *ndim = self->ndim;
+    shape[0] = self->ndim == 2 ? self->sizes[0] : n_sample;
+    shape[1] = n_sample;
+    return MT_OK;
+}
+
+mt_status
+mt_front_multinomial(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    int ndim;
+    int64_t shape[2];
+    return mt_multinomial_shape(a, &ndim, shape);
+}
+
+/* *zero = whether a row of self (one row for a 1-D self) sums to 0. */
+static mt_status
+zero_row(mt_tensor *self, bool *zero)
+{
+    int64_t last = -1;
+    double lowest = 0;
+    mt_tensor *sums = NULL;
+    mt_status st = mt_op_sum(self, 1, &last, false, -1, &sums);
+    if (st == MT_OK && (st = reduce_all(MT_OP_amin, sums, &lowest)) == MT_OK) {
+        *zero = !(lowest > 0);
+    }
+    mt_tensor_clear(&sums);
+    return st;
+}
+
+/* The largest p / E, E ~ Exp(1) (the Gumbel-max trick without its logs), per row: PyTorch's
+ * path without replacement and for one sample. */
+static mt_status
+exponential_race(mt_args *a, int64_t n_sample)
+{
+    mt_tensor *self = a->t[0], *q = NULL, *keys = NULL, *values = NULL;
+    bool bad = false, zero = false;
+    mt_status st = any_outside(self, 0, DBL_MAX, &bad);
+    if (st == MT_OK && bad) {
+        st = mt_fail(MT_ERUNTIME, "probability tensor contains either `inf`, `nan` or element < 0");
+    }
+    if (st == MT_OK && (st = zero_row(self, &zero)) == MT_OK && zero) {
+        st = mt_fail(MT_ERUNTIME, "invalid multinomial distribution (sum of probabilities <= 0)");
+    }
+    /* q as self's layout (empty_like), filled in memory order as PyTorch's */
+    if (st || (st = mt_op_clone(self, &q)) ||
+        (st = mt_op_exponential_(q, mt_scalar_int(1), a->gen, NULL)) ||
+        (st = mt_op_div(self, q, NULL, &keys))) {
+        goto out_release;
+    }
+    if (n_sample == 1) {
+        st = mt_op_argmax(keys, -1, true, &a->out[0]);
+    } else {
+        st = mt_op_topk(keys, n_sample, -1, true, true, &values, &a->out[0]);
+    }
+out_release:
+    mt_tensor_clear(&q);
+    mt_tensor_clear(&keys);
+    mt_tensor_clear(&values);
+    return st;
+}
+
+/* PyTorch's with-replacement kernel checks each probability as it sums it: the first failing
+ * check names the problem. */
+static mt_status
+check_probabilities(mt_tensor *self)
+{
+    mt_tensor *nan = NULL;
+    double lowest = 0, highest = 0, nans = 0;
+    bool zero = false;
+    mt_status st = mt_op_isnan(self, &nan);
+    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) ||
+        (st = reduce_all(MT_OP_amin, self, &lowest)) ||
+        (st = reduce_all(MT_OP_amax, self, &highest)) || (st = zero_row(self, &zero))) {
+        mt_tensor_clear(&nan);
+        return st;
+    }
+    mt_tensor_release(nan);
+    if (nans > 0 || lowest < 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "invalid multinomial distribution (encountering probability entry < 0)");
+    }
+    if (isinf(highest)) {
+        return mt_fail(MT_ERUNTIME, "invalid multinomial distribution (encountering probability "
+                                    "entry = infinity or NaN)");
+    }
+    return zero ? mt_fail(MT_ERUNTIME,
+                          "invalid multinomial distribution (sum of probabilities <= 0)")
+                : MT_OK;
+}
+
+mt_status
+mt_multinomial_with(mt_args *a, const mt_multinomial_device *dev)
+{
+    mt_tensor *self = a->t[0], *result = NULL;
+    int64_t n_sample = a->i[0], shape[2] = {0, 0};
+    int ndim = 0;
+    mt_generator *g;
+    mt_status st = mt_multinomial_shape(a, &ndim, shape);
+    if (st || (st = mt_generator_for(a->gen, mt_tensor_device(self), &g))) {
+        return st;
+    }
+    if (mt_numel(ndim, shape) == 0) {
+        return mt_tensor_empty(ndim, shape, MT_INT64, mt_tensor_device(self), &a->out[0]);
+    }
+    if (!a->b[0] || n_sample == 1) {
+        return exponential_race(a, n_sample);
+    }
+    if ((st = check_probabilities(self)) ||
+        (st = mt_tensor_empty(ndim, shape, MT_INT64, mt_tensor_device(self), &result)) ||
+        (st = dev->draws(self, n_sample, g, result))) {
+        mt_tensor_clear(&result);
+        return st;
+    }
+    a->out[0] = result;
+    return MT_OK;
+}
+
+/* ---- composites ---- */
+
+// self (any shape) probabilities, or p (a number); out (self's shape, contiguous) = 0 or 1
+mt_status
+mt_composite_bernoulli(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *out = NULL, *p = NULL;
+    mt_status st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), false,
+                               &out);
+    if (st == MT_OK && !mt_scalar_is_none(a->s[0])) {
+        st = mt_tensor_scalar(a->s[0], MT_FLOAT64, &p);
+    }
+    if (st || (st = mt_op_bernoulli_(out, p ? p : self, a->gen, NULL))) {
+        mt_tensor_clear(&out);
+    }
+    mt_tensor_clear(&p);
+    a->out[0] = out;
+    return st;
+}
+
+static mt_status
+check_std_tensor(mt_tensor *std)
+{
+    bool bad = false;
+    mt_status st = mt_tensor_numel(std) > 0 ? any_outside(std, 0, HUGE_VAL, &bad) : MT_OK;
+    return st    ? st
+           : bad ? mt_fail(MT_ERUNTIME, "normal expects all elements of std >= 0.0")
+                 : MT_OK;
+}
+
+// mean, std: tensors or numbers, at least one a tensor; out (their broadcast shape) =
+// N(mean, std^2) draws, PyTorch's normal_out_impl: normal_ then scaled and shifted by ops
+mt_status
+mt_composite_normal(mt_args *a)
+{
+    mt_tensor *mean = a->t[0], *std = a->t[1], *out = NULL;
+    bool mean_number = mean->is_wrapped_number, std_number = std->is_wrapped_number;
+    mt_scalar v;
+    mt_status st = MT_OK;
+    if (mean_number && std_number) {
+        return mt_fail(MT_ETYPE, "normal(): a float mean and std need a size");
+    }
+    if (std_number) { /* normal(Tensor mean, float std): normal_(0, std), + mean */
+        if ((st = mt_tensor_item(std, &v))) {
+            return st;
+        }
+        if (!(mt_scalar_to_double(v) >= 0)) {
+            return mt_fail(MT_ERUNTIME, "normal expects std >= 0.0, but found std %g",
+                           mt_scalar_to_double(v));
+        }
+        if ((st = mt_op_empty(mean->ndim, mean->sizes, mean->dtype, mt_tensor_device(mean), false,
+                              &out)) ||
+            (st = mt_op_normal_(out, mt_scalar_int(0), v, a->gen, NULL)) ||
+            (st = mt_op_add_(out, mean, mt_scalar_int(1), NULL))) {
+            goto out_fail;
+        }
+        a->out[0] = out;
+        return MT_OK;
+    }
+    /* normal(float mean, Tensor std) and normal(Tensor mean, Tensor std): normal_(0, 1), * std,
+     * + mean, in the shape they broadcast to and the dtype of mean (of std for a float mean) */
+    mt_tensor *like = mean_number ? std : mean;
+    int ndim;
+    int64_t shape[MT_MAX_DIMS];
+    if ((st = check_std_tensor(std)) ||
+        (st = mt_broadcast_shapes(mean->ndim, mean->sizes, std->ndim, std->sizes, &ndim, shape)) ||
+        (st = mt_op_empty(ndim, shape, like->dtype, mt_tensor_device(like), false, &out)) ||
+        (st = mt_op_normal_(out, mt_scalar_int(0), mt_scalar_int(1), a->gen, NULL)) ||
+        (st = mt_op_mul_(out, std, NULL)) || (st = mt_op_add_(out, mean, mt_scalar_int(1), NULL))) {
+        goto out_fail;
+    }
+    a->out[0] = out;
+    return MT_OK;
+out_fail:
+    mt_tensor_clear(&out);
+    return st;
+}

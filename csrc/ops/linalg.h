@@ -1,0 +1,52 @@
+/* The linear algebra ops' shapes and checks (ops/linalg_checks.c), shared by their front ends,
+ * the LAPACK kernels (cpu/linalg.c) and the composites (ops/composite_linalg.c): PyTorch's
+ * messages once, each op's result shapes once. No computation here. */
+#ifndef MT_OPS_LINALG_H
+#define MT_OPS_LINALG_H
+
+#include "dispatch/dispatch.h"
+
+/* A is a batch of matrices (..., m, n) of a float dtype; square: m == n. api is PyTorch's name
+ * in its messages ("linalg.inv"), name the argument's ("A"). */
+mt_status mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name,
+                                 bool square);
+
+/* A is of a float dtype (PyTorch's checkFloatingOrComplex). */
+mt_status mt_linalg_check_float(const mt_tensor *A, const char *api);
+
+/* The linear system A X = B (or X A = B when !left) of linalg_solve, solve_triangular and
+ * lstsq: B is a vector when `vector` (B (..., n) for A (..., n, n)), its batch dims broadcast
+ * with A's into batch (nb dims); X's shape is out (nout dims). */
+typedef struct mt_linalg_system {
+    bool vector;
+    int nb;
+    int64_t batch[MT_MAX_DIMS];
+    int nout;
+    int64_t out[MT_MAX_DIMS];
+} mt_linalg_system;
+
+/* linalg_solve(A, B, left): the checks and the system's shapes. */
+mt_status mt_linalg_solve_spec(const mt_tensor *A, const mt_tensor *B, bool left,
+                               mt_linalg_system *sys);
+/* linalg_solve_triangular(A, B, upper, left, unitriangular) */
+mt_status mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool left,
+                                    mt_linalg_system *sys);
+/* linalg_lstsq(A, B, rcond, driver): *driver one of gels, gelsy (the default), gelsd, gelss. */
+mt_status mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_arg,
+                               mt_linalg_system *sys, const char **driver);
+
+/* The offset (in elements) of matrix `index` of the broadcast batch sys among t's own batch
+ * dims (t dense, its last `mdims` dims the matrix or vector). */
+int64_t mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, int mdims,
+                               int64_t index);
+
+/* A failure LAPACK reported for matrix `index` of a batch (info > 0): PyTorch's LinAlgError
+ * for the op api names ("linalg.inv", "linalg.cholesky", "torch.linalg.solve", "linalg.svd",
+ * "linalg.eigh", "torch.linalg.lstsq"), with the batch element when the input is batched. */
+mt_status mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched);
+
+/* PyTorch's check_errors of the _ex ops: the first nonzero entry of an int32 info tensor (of
+ * the batch dims, on any device) raises mt_linalg_fail_info's error. */
+mt_status mt_linalg_check_info(mt_tensor *info, const char *api, bool batched);
+
+#endif

@@ -1,0 +1,378 @@
+/* The linear algebra ops' checks (ops/linalg.h) and their front ends (front.h), run once
+ * before any backend: PyTorch's messages for matrices of the wrong rank, shape or dtype,
+ * systems whose sides do not fit, and the LinAlgError of a matrix LAPACK could not take. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/front.h"
+#include "ops/linalg.h"
+#include "ops/ops.h"
+
+mt_status
+mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bool square)
+{
+    if (A->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor %s must have at least 2 dimensions.", api,
+                       name);
+    }
+    int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    if (square && m != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: %s must be batches of square matrices, but they are %lld by %lld "
+                       "matrices",
+                       api, name, (long long)m, (long long)n);
+    }
+    return mt_linalg_check_float(A, api);
+}
+
+mt_status
+mt_linalg_check_float(const mt_tensor *A, const char *api)
+{
+    if (!mt_dtype_is_float(A->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected a floating point or complex tensor as input. Got %s", api,
+                       mt_dtype_scalar_name(A->dtype));
+    }
+    return MT_OK;
+}
+
+/* sys's batch: A's batch dims (adims of them) broadcast with B's (bdims). */
+static mt_status
+broadcast_batch(const mt_tensor *A, int adims, const mt_tensor *B, int bdims, mt_linalg_system *sys)
+{
+    return mt_broadcast_shapes(A->ndim - adims, A->sizes, B->ndim - bdims, B->sizes, &sys->nb,
+                               sys->batch);
+}
+
+/* out = batch + the matrix (rows, cols), or the vector (rows) */
+static void
+system_out(mt_linalg_system *sys, int64_t rows, int64_t cols)
+{
+    memcpy(sys->out, sys->batch, sizeof(int64_t) * (size_t)sys->nb);
+    sys->nout = sys->nb;
+    sys->out[sys->nout++] = rows;
+    if (!sys->vector) {
+        sys->out[sys->nout++] = cols;
+    }
+}
+
+/* B is a vector (a column) when it is 1-D or shaped as A without its last dim: PyTorch's
+ * linalg_solve_is_vector_rhs */
+static bool
+is_vector_rhs(const mt_tensor *A, const mt_tensor *B)
+{
+    if (B->ndim == 1) {
+        return true;
+    }
+    bool vector = B->ndim == A->ndim - 1;
+    for (int d = 0; vector && d < B->ndim; d++) {
+        vector = B->sizes[d] == A->sizes[d];
+    }
+    return vector;
+}
+
+static mt_status
+same_dtype(const char *api, const mt_tensor *A, const mt_tensor *B)
+{
+    if (A->dtype != B->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected A and B to have the same dtype, but found A of type %s and "
+                       "B of type %s instead",
+                       api, mt_dtype_scalar_name(A->dtype), mt_dtype_scalar_name(B->dtype));
+    }
+    return MT_OK;
+}
+
+/* PyTorch's message when B's rows (or columns, for X A = B) do not match A's order n. */
+static mt_status
+incompatible(const char *api, bool left, int64_t n, int64_t brows, int64_t bcols)
+{
+    return mt_fail(MT_ERUNTIME,
+                   "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and "
+                   "%lldx%lld)",
+                   api, left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)brows,
+                   (long long)bcols);
+}
+
+mt_status
+mt_linalg_solve_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linalg_system *sys)
+{
+    const char *api = "linalg.solve";
+    mt_status st = mt_linalg_check_matrix(A, api, "A", true);
+    if (st || (st = same_dtype(api, A, B))) {
+        return st;
+    }
+    const bool vector = is_vector_rhs(A, B);
+    if (!vector && B->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
+    }
+    const int64_t n = A->sizes[A->ndim - 1];
+    int64_t brows = vector ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2];
+    int64_t bcols = vector ? 1 : B->sizes[B->ndim - 1];
+    if (left ? brows != n : bcols != n) {
+        return incompatible(api, left, n, brows, bcols);
+    }
+    sys->vector = vector;
+    if ((st = broadcast_batch(A, 2, B, vector ? 1 : 2, sys))) {
+        return st;
+    }
+    system_out(sys, brows, bcols);
+    return MT_OK;
+}
+
+mt_status
+mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_linalg_system *sys)
+{
+    const char *api = "linalg.solve_triangular";
+    if (B->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
+    }
+    mt_status st = mt_linalg_check_matrix(A, api, "A", true);
+    if (st) {
+        return st;
+    }
+    if (A->dtype != B->dtype) {
+        return same_dtype(api, A, B);
+    }
+    const int64_t n = A->sizes[A->ndim - 1];
+    const int64_t brows = B->sizes[B->ndim - 2], bcols = B->sizes[B->ndim - 1];
+    if (left ? brows != n : bcols != n) {
+        return incompatible(api, left, n, brows, bcols);
+    }
+    sys->vector = false;
+    if ((st = broadcast_batch(A, 2, B, 2, sys))) {
+        return st;
+    }
+    system_out(sys, brows, bcols);
+    return MT_OK;
+}
+
+mt_status
+mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_arg,
+                     mt_linalg_system *sys, const char **driver)
+{
+    const char *api = "torch.linalg.lstsq";
+    if (A->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: input must have at least 2 dimensions.", api);
+    }
+    if (B->ndim < 1) {
+        return mt_fail(MT_ERUNTIME, "%s: other must have at least 1 dimension.", api);
+    }
+    if (A->dtype != B->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected input and other to have the same dtype, but got input's "
+                       "dtype %s and other's dtype %s",
+                       api, mt_dtype_scalar_name(A->dtype), mt_dtype_scalar_name(B->dtype));
+    }
+    if (!mt_dtype_is_float(A->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "This function doesn't handle types other than float and double");
+    }
+    const int dim_diff = A->ndim - B->ndim;
+    if (dim_diff < 0 || dim_diff > 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: input.dim() must be greater or equal to other.dim() and (input.dim() - "
+                       "other.dim()) <= 1",
+                       api);
+    }
+    sys->vector = dim_diff == 1; /* other as a column, whatever its batch dims */
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    if (B->sizes[B->ndim - (sys->vector ? 1 : 2)] != m) {
+        return mt_fail(MT_ERUNTIME, "%s: input.size(-2) should match other.size(-%d)", api,
+                       sys->vector ? 1 : 2);
+    }
+    static const char *const drivers[] = {"gelsy", "gels", "gelsd", "gelss"};
+    *driver = NULL;
+    for (int k = 0; k < 4; k++) {
+        if (driver_arg == NULL ? k == 0 : strcmp(driver_arg, drivers[k]) == 0) {
+            *driver = drivers[k];
+            break;
+        }
+    }
+    if (*driver == NULL) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)", api);
+    }
+    mt_status st = broadcast_batch(A, 2, B, sys->vector ? 1 : 2, sys);
+    if (st == MT_OK) {
+        system_out(sys, n, sys->vector ? 1 : B->sizes[B->ndim - 1]);
+    }
+    return st;
+}
+
+int64_t
+mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, int mdims, int64_t index)
+{
+    /* walk sys's batch from its last dim; t's batch dims align to the right, size 1 repeats */
+    int64_t offset = 0, step = 1;
+    for (int d = t->ndim - mdims; d < t->ndim; d++) {
+        step *= t->sizes[d];
+    }
+    const int tb = t->ndim - mdims;
+    for (int d = sys->nb - 1; d >= 0; d--) {
+        int64_t i = index % sys->batch[d];
+        index /= sys->batch[d];
+        int td = d - (sys->nb - tb);
+        if (td >= 0) {
+            offset += (t->sizes[td] == 1 ? 0 : i) * step;
+            step *= t->sizes[td];
+        }
+    }
+    return offset;
+}
+
+mt_status
+mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched)
+{
+    char where[64] = "";
+    if (batched) {
+        snprintf(where, sizeof(where), ": (Batch element %lld)", (long long)index);
+    }
+    const long long i = (long long)info;
+    if (strstr(api, "inv")) {
+        return mt_fail(MT_ELINALG,
+                       "%s%s: The diagonal element %lld is zero, the inversion could not be "
+                       "completed because the input matrix is singular.",
+                       api, where, i);
+    }
+    if (strstr(api, "solve")) {
+        return mt_fail(MT_ELINALG, "%s%s: The solver failed because the input matrix is singular.",
+                       api, where);
+    }
+    if (strstr(api, "cholesky")) {
+        return mt_fail(MT_ELINALG,
+                       "%s%s: The factorization could not be completed because the input is not "
+                       "positive-definite (the leading minor of order %lld is not "
+                       "positive-definite).",
+                       api, where, i);
+    }
+    if (strstr(api, "svd")) {
+        return mt_fail(MT_ELINALG,
+                       "%s%s: The algorithm failed to converge because the input matrix is "
+                       "ill-conditioned or has too many repeated singular values (error code: "
+                       "%lld).",
+                       api, where, i);
+    }
+    if (strstr(api, "eig")) {
+        return mt_fail(MT_ELINALG,
+                       "%s%s: The algorithm failed to converge because the input matrix is "
+                       "ill-conditioned or has too many repeated eigenvalues (error code: %lld).",
+                       api, where, i);
+    }
+    return mt_fail(MT_ELINALG,
+                   "%s%s: The least squares solution could not be computed because the input "
+                   "matrix does not have full rank (error code: %lld).",
+                   api, where, i);
+}
+
+mt_status
+mt_linalg_check_info(mt_tensor *info, const char *api, bool batched)
+{
+    /* info is a fresh contiguous tensor of a kernel's: read on the host (a CUDA tensor's through
+     * a copy: the host round trip of cuda/host_fallback.c computes these on CUDA tensors) */
+    mt_tensor *host = NULL;
+    mt_status st = mt_tensor_device(info).type == MT_CPU
+                       ? (host = mt_tensor_retain(info), MT_OK)
+                       : mt_op__to_copy(info, MT_INT32, MT_DEVICE_CPU, &host);
+    const int32_t *v = st ? NULL : (const int32_t *)mt_tensor_data(host);
+    const int64_t count = mt_tensor_numel(info);
+    for (int64_t k = 0; st == MT_OK && k < count; k++) {
+        if (v[k] != 0) {
+            st = mt_linalg_fail_info(api, v[k], k, batched);
+        }
+    }
+    mt_tensor_clear(&host);
+    return st;
+}
+
+/* ---- front ends ---- */
+
+mt_status
+mt_front_linalg_inv_ex(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_matrix(a->t[0], "linalg.inv", "A", true);
+}
+
+mt_status
+mt_front_linalg_det(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_matrix(a->t[0], "linalg.det", "A", true);
+}
+
+mt_status
+mt_front_linalg_slogdet(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_matrix(a->t[0], "linalg.slogdet", "A", true);
+}
+
+mt_status
+mt_front_linalg_solve(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    mt_linalg_system sys;
+    return mt_linalg_solve_spec(a->t[0], a->t[1], a->b[0], &sys);
+}
+
+mt_status
+mt_front_linalg_solve_triangular(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    mt_linalg_system sys;
+    return mt_linalg_triangular_spec(a->t[0], a->t[1], a->b[1], &sys);
+}
+
+mt_status
+mt_front_linalg_cholesky_ex(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_matrix(a->t[0], "linalg.cholesky", "A", true);
+}
+
+mt_status
+mt_front_linalg_qr(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    const char *mode = a->str[0];
+    if (strcmp(mode, "reduced") != 0 && strcmp(mode, "complete") != 0 && strcmp(mode, "r") != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "qr received unrecognized mode '%s' but expected one of 'reduced' "
+                       "(default), 'r', or 'complete'",
+                       mode);
+    }
+    return mt_linalg_check_matrix(a->t[0], "linalg.qr", "A", false);
+}
+
+mt_status
+mt_front__linalg_svd(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    if (a->str[0] != NULL) {
+        return mt_fail(MT_ERUNTIME,
+                       "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA "
+                       "inputs with cuSOLVER backend.");
+    }
+    return mt_linalg_check_matrix(a->t[0], "linalg.svd", "A", false);
+}
+
+mt_status
+mt_front__linalg_eigh(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    const char *uplo = a->str[0];
+    if (strcmp(uplo, "L") != 0 && strcmp(uplo, "U") != 0) {
+        return mt_fail(MT_ERUNTIME, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
+    }
+    return mt_linalg_check_matrix(a->t[0], "linalg.eigh", "A", true);
+}
+
+mt_status
+mt_front_linalg_lstsq(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    mt_linalg_system sys;
+    const char *driver;
+    return mt_linalg_lstsq_spec(a->t[0], a->t[1], a->str[0], &sys, &driver);
+}

@@ -1,0 +1,171 @@
+/* The CUDA key's statistics kernels: histc, bincount, searchsorted, cummax and cummin (stats.cu's
+ * kernels). The front ends (ops/stats_checks.c) have checked the arguments; the range of histc
+ * and the length of bincount come from the shared ops/stats.h (with ops, on the device, reading
+ * back two numbers); the inputs are cast to contiguous copies of the kernels' dtypes. */
+#include "cuda/elementwise.h"
+#include "cuda/kernels_index_fill_nn.h" /* mt_cuda_launch_n */
+#include "cuda/ops.h"
+#include "cuda/stats.h"
+#include "ops/plans.h"
+#include "ops/stats.h"
+
+/* *out = a new zeroed tensor (n) of dt on dev */
+static mt_status
+zeros(int64_t n, mt_dtype dt, mt_device dev, mt_tensor **out)
+{
+    mt_status st = mt_tensor_empty(1, &n, dt, dev, out);
+    if (st == MT_OK && (st = mt_cuda_fill(*out, mt_scalar_int(0)))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+// self (any shape) float; out (bins): counts of self's elements in equal bins of [min, max]
+static mt_status
+cuda_histc(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *x = NULL;
+    const mt_device dev = mt_tensor_device(self);
+    double lo, hi;
+    mt_status st = mt_histc_range(self, a->s[0], a->s[1], &lo, &hi);
+    if (st || (st = mt_cuda_use_device(dev)) ||
+        (st = zeros(a->i[0], self->dtype, dev, &a->out[0])) ||
+        (st = mt_cuda_cast(self, self->dtype, &x))) {
+        goto out_release;
+    }
+    mt_cuda_histc p = {
+        mt_tensor_data(x), mt_tensor_data(a->out[0]), mt_tensor_numel(x), a->i[0], lo, hi};
+    void *args[] = {&p};
+    st = mt_cuda_launch_n(mt_cuda_histc_kernel(self->dtype == MT_FLOAT64), p.n, args);
+out_release:
+    mt_tensor_clear(&x);
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
+// self (n) non-negative ints, weights (n) or NULL; out: each value's count or summed weights
+static mt_status
+cuda_bincount(mt_args *a)
+{
+    mt_tensor *self = a->t[0], *weights = a->t[1], *x = NULL, *w = NULL;
+    const mt_device dev = mt_tensor_device(self);
+    const mt_dtype dt = mt_bincount_dtype(weights);
+    int64_t len = 0;
+    mt_status st = mt_bincount_length(self, a->i[0], &len);
+    if (st || (st = mt_cuda_use_device(dev)) || (st = zeros(len, dt, dev, &a->out[0])) ||
+        (st = mt_cuda_cast(self, MT_INT64, &x)) ||
+        (weights && (st = mt_cuda_cast(weights, dt, &w)))) {
+        goto out_release;
+    }
+    mt_cuda_bincount p = {(const int64_t *)mt_tensor_data(x), w ? mt_tensor_data(w) : NULL,
+                          mt_tensor_data(a->out[0]), mt_tensor_numel(x)};
+    void *args[] = {&p};
+    st = mt_cuda_launch_n(mt_cuda_bincount_kernel(dt), p.n, args);
+out_release:
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&w);
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
+// sorted_sequence (*, len) (or one row), self (*, k) (or a number); out (self's shape): each
+// value's position in its row; compared as int64 when both are integers, else as float64
+static mt_status
+cuda_searchsorted(mt_args *a)
+{
+    mt_tensor *seq = a->t[0], *self = a->t[1], *sorter = a->t[2], *s = NULL, *x = NULL, *o = NULL;
+    const mt_device dev = mt_tensor_device(seq);
+    const bool ints = mt_dtype_is_integral(seq->dtype, true) &&
+                      mt_dtype_is_integral(self->dtype, true);
+    const mt_dtype dt = ints ? MT_INT64 : MT_FLOAT64;
+    const bool right = a->b[1] || (a->str[0] && a->str[0][0] == 'r');
+    mt_status st = mt_cuda_use_device(dev);
+    if (st ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, a->b[0] ? MT_INT32 : MT_INT64, dev,
+                              &a->out[0])) ||
+        (st = mt_cuda_cast(seq, dt, &s)) || (st = mt_cuda_cast(self, dt, &x)) ||
+        (sorter && (st = mt_cuda_cast(sorter, MT_INT64, &o)))) {
+        goto out_release;
+    }
+    mt_cuda_search p = {mt_tensor_data(s),
+                        mt_tensor_data(x),
+                        o ? (const int64_t *)mt_tensor_data(o) : NULL,
+                        mt_tensor_data(a->out[0]),
+                        mt_tensor_numel(x),
+                        seq->sizes[seq->ndim - 1],
+                        self->ndim ? self->sizes[self->ndim - 1] : 1,
+                        seq->ndim == 1,
+                        right,
+                        a->b[0]};
+    void *args[] = {&p};
+    st = mt_cuda_launch_n(mt_cuda_searchsorted_kernel(ints), p.n, args);
+out_release:
+    mt_tensor_clear(&s);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&o);
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    return st;
+}
+
+// self (any shape); values, indices (self's shape): the running max (min) along dim
+static mt_status
+cumulative_extreme(mt_args *a, bool max)
+{
+    mt_tensor *self = a->t[0], *x = NULL;
+    const mt_device dev = mt_tensor_device(self);
+    const int dim = a->plan->reduce.dim; /* wrapped by the front end */
+    mt_status st;
+    if ((st = mt_cuda_use_device(dev)) || (st = mt_cuda_cast(self, self->dtype, &x)) ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &a->out[0])) ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &a->out[1]))) {
+        goto out_release;
+    }
+    mt_cuda_cumext p = {mt_tensor_data(x),
+                        mt_tensor_data(a->out[0]),
+                        (int64_t *)mt_tensor_data(a->out[1]),
+                        1,
+                        self->ndim ? self->sizes[dim] : 1,
+                        1,
+                        max};
+    for (int d = 0; d < self->ndim; d++) {
+        p.outer *= d < dim ? self->sizes[d] : 1;
+        p.inner *= d > dim ? self->sizes[d] : 1;
+    }
+    void *args[] = {&p};
+    st = mt_cuda_launch_n(mt_cuda_cumext_kernel(self->dtype), p.outer * p.inner, args);
+out_release:
+    mt_tensor_clear(&x);
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+        mt_tensor_clear(&a->out[1]);
+    }
+    return st;
+}
+
+static mt_status
+cuda_cummax(mt_args *a)
+{
+    return cumulative_extreme(a, true);
+}
+
+static mt_status
+cuda_cummin(mt_args *a)
+{
+    return cumulative_extreme(a, false);
+}
+
+void
+mt_cuda_register_stats(void)
+{
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(histc),  MT_CUDA_REG(bincount), MT_CUDA_REG(searchsorted),
+        MT_CUDA_REG(cummax), MT_CUDA_REG(cummin),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
+}
