@@ -71,7 +71,8 @@ round_trip(mt_op op, mt_args *a)
     if (a->ntl > 0) {
         c.tl = calloc((size_t)a->ntl, sizeof(mt_tensor *));
         if (c.tl == NULL) {
-            st = mt_fail(MT_ENOMEM, "out of memory");
+            st = mt_fail(MT_ENOMEM, "%s: out of memory for the host copies of its tensors",
+                         op_names[op]);
             goto out_release;
         }
         for (int k = 0; k < a->ntl; k++) {

@@ -11,8 +11,7 @@
 static mt_status
 cuda_empty(mt_args *a)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_DEFAULT_FLOAT;
-    mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, dt, a->device, &a->out[0]);
+    mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, a->plan->range.dt, a->device, &a->out[0]);
     if (st == MT_OK && (st = mt_tensor_set_requires_grad(a->out[0], a->b[0]))) {
         mt_tensor_clear(&a->out[0]);
     }
@@ -110,8 +109,8 @@ static mt_status
 cuda_copy_(mt_args *a)
 {
     mt_tensor *dst = a->t[0], *src = NULL;
-    mt_status st = mt_check_writable(dst);
-    if (st || (st = mt_op_expand(a->t[1], dst->ndim, dst->sizes, &src))) {
+    mt_status st = mt_op_expand(a->t[1], dst->ndim, dst->sizes, &src);
+    if (st) {
         return st;
     }
     bool dst_gpu = mt_tensor_device(dst).type == MT_CUDA;
@@ -137,9 +136,8 @@ cuda_copy_(mt_args *a)
 static mt_status
 cuda_fill_(mt_args *a)
 {
-    mt_scalar v;
-    mt_status st = mt_check_fill_value(a->t[0], a->t[1], &v);
-    if (st || (st = mt_cuda_fill(a->t[0], v))) {
+    mt_status st = mt_cuda_fill(a->t[0], a->plan->value);
+    if (st) {
         return st;
     }
     mt_tensor_bump_version(a->t[0]);

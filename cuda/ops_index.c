@@ -1,8 +1,8 @@
 /* The CUDA key's index kernels: gather, scatter, scatter_add (and in place), index, index_put_,
- * index_select and embedding. ops/index_plan.c checks the arguments and plans each one for any
- * device; this file is the CUDA backend it plans for: index values read as int64 and range
- * checked on the device (only the first bad position comes back to the host, before anything
- * is written), and index.cu's one strided move kernel. */
+ * index_select and embedding. ops/index_plan.c's front ends check the arguments, and its kernels
+ * plan each one for any device; this file is the CUDA backend they plan for: index values read
+ * as int64 and range checked on the device (only the first bad position comes back to the host,
+ * before anything is written), and index.cu's one strided move kernel. */
 #include <limits.h>
 
 #include "cuda/elementwise.h"

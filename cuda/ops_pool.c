@@ -40,15 +40,25 @@ launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt
     return st ? st : mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_THREADS, args);
 }
 
-/* a->out[0] (and out[1], int64 indices, for want_idx) = op over self (t[0]) with the plan's
- * geometry */
+/* The forward ops: max_pool2d (and with_indices, also int64 indices: out's shape, each maximum's
+ * position within its plane, h * W + w), avg_pool2d, adaptive_avg_pool2d.
+ * self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), the plan's geometry. */
 static mt_status
-forward(mt_args *a, mt_cuda_pool_op op, const char *name, bool want_idx)
+cuda_pool(mt_args *a)
 {
+    const mt_op which = a->plan->op;
+    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d            ? MT_CUDA_POOL_AVG
+                               : which == MT_OP_adaptive_avg_pool2d ? MT_CUDA_POOL_ADAPTIVE
+                                                                    : MT_CUDA_POOL_MAX;
+    const bool want_idx = which == MT_OP_max_pool2d_with_indices;
     mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
     const pool_geom *g = &a->plan->pool;
     if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
-        return mt_fail_not_implemented(name, "", self->dtype);
+        /* PyTorch's kernel names; max_pool2d's for both of its forms */
+        const char *kernel = op == MT_CUDA_POOL_AVG        ? "avg_pool2d"
+                             : op == MT_CUDA_POOL_ADAPTIVE ? "adaptive_avg_pool2d"
+                                                           : "max_pool2d";
+        return mt_fail_not_implemented(kernel, "", self->dtype);
     }
     int64_t sizes[MT_MAX_DIMS];
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
@@ -71,39 +81,19 @@ out_release:
     return st;
 }
 
-// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW)
+/* The backward ops: max_pool2d_with_indices_backward (the forward's indices in t[2], checked to
+ * lie in their planes), avg_pool2d_backward, _adaptive_avg_pool2d_backward.
+ * grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W); out = zeros
+ * shaped as self with the gradient of grad_output scattered in, the plan's geometry. */
 static mt_status
-cuda_max_pool2d(mt_args *a)
+cuda_pool_backward(mt_args *a)
 {
-    return forward(a, MT_CUDA_POOL_MAX, "max_pool2d", false);
-}
-
-// as max_pool2d; indices (int64, out's shape) of each maximum within its plane, h * W + w
-static mt_status
-cuda_max_pool2d_with_indices(mt_args *a)
-{
-    return forward(a, MT_CUDA_POOL_MAX, "max_pool2d", true);
-}
-
-static mt_status
-cuda_avg_pool2d(mt_args *a)
-{
-    return forward(a, MT_CUDA_POOL_AVG, "avg_pool2d", false);
-}
-
-// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), output_size (OH, OW)
-static mt_status
-cuda_adaptive_avg_pool2d(mt_args *a)
-{
-    return forward(a, MT_CUDA_POOL_ADAPTIVE, "adaptive_avg_pool2d", false);
-}
-
-/* a->out[0] = zeros shaped as self (t[1]) with op's gradient of grad (t[0]) scattered in, with
- * the plan's geometry; idx: the forward's indices (max) or NULL, checked to lie in their
- * planes. */
-static mt_status
-backward(mt_args *a, mt_cuda_pool_op op, mt_tensor *idx)
-{
+    const mt_op which = a->plan->op;
+    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d_backward ? MT_CUDA_POOL_AVG_BACK
+                               : which == MT_OP__adaptive_avg_pool2d_backward
+                                   ? MT_CUDA_POOL_ADAPTIVE_BACK
+                                   : MT_CUDA_POOL_MAX_BACK;
+    mt_tensor *idx = op == MT_CUDA_POOL_MAX_BACK ? a->t[2] : NULL;
     const pool_geom *g = &a->plan->pool;
     mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL, *bad = NULL, *bad_h = NULL;
     mt_dtype dt = a->t[0]->dtype;
@@ -142,37 +132,20 @@ out_release:
     return st;
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
-// grad_output's shape); out (self's shape)
-static mt_status
-cuda_max_pool2d_with_indices_backward(mt_args *a)
-{
-    return backward(a, MT_CUDA_POOL_MAX_BACK, a->t[2]);
-}
-
-static mt_status
-cuda_avg_pool2d_backward(mt_args *a)
-{
-    return backward(a, MT_CUDA_POOL_AVG_BACK, NULL);
-}
-
-static mt_status
-cuda__adaptive_avg_pool2d_backward(mt_args *a)
-{
-    return backward(a, MT_CUDA_POOL_ADAPTIVE_BACK, NULL);
-}
-
 void
 mt_cuda_register_pool(void)
 {
+    /* one kernel per direction, the plan's op picks the pooling */
     static const mt_cuda_reg all[] = {
-        MT_CUDA_REG(max_pool2d),
-        MT_CUDA_REG(max_pool2d_with_indices),
-        MT_CUDA_REG(avg_pool2d),
-        MT_CUDA_REG(adaptive_avg_pool2d),
-        MT_CUDA_REG(max_pool2d_with_indices_backward),
-        MT_CUDA_REG(avg_pool2d_backward),
-        MT_CUDA_REG(_adaptive_avg_pool2d_backward),
+        {MT_OP_max_pool2d, cuda_pool, "mt_cuda_max_pool2d"},
+        {MT_OP_max_pool2d_with_indices, cuda_pool, "mt_cuda_max_pool2d_with_indices"},
+        {MT_OP_avg_pool2d, cuda_pool, "mt_cuda_avg_pool2d"},
+        {MT_OP_adaptive_avg_pool2d, cuda_pool, "mt_cuda_adaptive_avg_pool2d"},
+        {MT_OP_max_pool2d_with_indices_backward, cuda_pool_backward,
+         "mt_cuda_max_pool2d_with_indices_backward"},
+        {MT_OP_avg_pool2d_backward, cuda_pool_backward, "mt_cuda_avg_pool2d_backward"},
+        {MT_OP__adaptive_avg_pool2d_backward, cuda_pool_backward,
+         "mt_cuda__adaptive_avg_pool2d_backward"},
     };
     mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
 }

@@ -1,6 +1,6 @@
 /* The CUDA key's random ops: the fills (uniform_, normal_, bernoulli_, random_, exponential_,
  * geometric_, log_normal_, cauchy_), poisson, multinomial and randperm's sort keys. The
- * arguments are the shared checks' (ops/random_checks.c, ops/distributions.c), the numbers
+ * parameters are the front ends' plans (ops/random_checks.c, ops/distributions.c), the numbers
  * random.cu's Philox. A launch draws from a CUDA generator (core/generator.h): the call's
  * generator= or its device's default, PyTorch's kind (a seed and an offset that every launch
  * advances, so no two launches share a counter). */
@@ -15,10 +15,7 @@ static mt_status
 philox_for(mt_generator *gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset)
 {
     mt_generator *g;
-    if (dev.index < 0 || dev.index >= MT_CUDA_MAX_DEVICES) {
-        return mt_fail(MT_ERUNTIME, "invalid CUDA device %d", dev.index);
-    }
-    mt_status st = mt_generator_for(gen, dev, &g);
+    mt_status st = mt_generator_for(gen, dev, &g); /* checks dev's index */
     if (st == MT_OK) {
         mt_generator_philox(g, increment, seed, offset);
     }
@@ -31,10 +28,7 @@ static mt_status
 fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t increment)
 {
     mt_tensor *self = a->t[0], *dense = NULL;
-    mt_status st = mt_check_writable(self);
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     mt_device dev = mt_tensor_device(self);
     /* a strided self is filled through a dense scratch tensor */
     if (mt_tensor_is_contiguous(self)) {
@@ -70,9 +64,7 @@ out_release:
 static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
-    mt_random_spec r;
-    mt_status st = mt_random_spec_of(a, kind, "cuda", &r);
-    return st ? st : fill_kind(a, (int)kind, &r, NULL, 1);
+    return fill_kind(a, (int)kind, &a->plan->random, NULL, 1);
 }
 
 #define FILL(op, kind)                     \

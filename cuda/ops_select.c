@@ -84,15 +84,11 @@ cuda_masked_select(mt_args *a)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1];
     mt_tensor *se = NULL, *me = NULL, *src = NULL, *flags = NULL, *out = NULL;
-    if (mask->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "masked_select: expected BoolTensor for mask");
-    }
-    int64_t shape[MT_MAX_DIMS], count = 0;
-    int ndim = 0;
-    mt_status st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
-                                       shape);
-    if (st || (st = mt_op_expand(self, ndim, shape, &se)) ||
-        (st = mt_op_expand(mask, ndim, shape, &me)) ||
+    const mt_shape_plan *p = &a->plan->shape;
+    int64_t count = 0;
+    mt_status st;
+    if ((st = mt_op_expand(self, p->ndim, p->sizes, &se)) ||
+        (st = mt_op_expand(mask, p->ndim, p->sizes, &me)) ||
         (st = mt_cuda_cast(me, MT_INT64, &flags)) || (st = scan_count(flags, &count)) ||
         (st = mt_tensor_empty(1, &count, self->dtype, mt_tensor_device(self), &out))) {
         goto out_release;
@@ -108,8 +104,7 @@ cuda_masked_select(mt_args *a)
         void *args[] = {&incl, &sp, &op, &n};
         const void *kernel = mt_cuda_select_kernel(mt_dtype_size(self->dtype));
         if (kernel == NULL) {
-            st = mt_fail(MT_ENOTIMPL, "\"masked_select_cuda\" not implemented for '%s'",
-                         mt_dtype_scalar_name(self->dtype));
+            st = mt_fail_not_implemented("masked_select", "_cuda", self->dtype);
             goto out_release;
         }
         if ((st = mt_cuda_use_device(mt_tensor_device(self))) ||

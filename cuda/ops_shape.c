@@ -1,16 +1,19 @@
 /* The CUDA key's factories that compute their values (arange, linspace, logspace, eye) and its
- * shape kernels (cat, flip, tril/triu and in place, one_hot). The argument rules are the shared
- * ops/factory_args.c's; the kernels factory.cu's, and index.cu's move for flip and one_hot. */
+ * shape kernels (cat, flip, tril/triu and in place, one_hot), from their front ends' plans
+ * (ops/factory_args.c, shape_checks.c); the kernels factory.cu's, and index.cu's move for flip
+ * and one_hot. */
 #include <stdint.h>
 
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
-/* out (n) of r's dtype on the factory's device = r's values in the given mode (index.h). */
+/* out (n) of the plan's dtype on the factory's device = its values in the given mode
+ * (index.h). */
 static mt_status
-range_factory(mt_args *a, mt_range_spec *r, int mode)
+range_factory(mt_args *a, int mode)
 {
+    const mt_range_spec *r = &a->plan->range;
     mt_tensor *out = NULL;
     mt_status st = mt_tensor_empty(1, &r->n, r->dt, a->device, &out);
     if (st) {
@@ -31,38 +34,32 @@ range_factory(mt_args *a, mt_range_spec *r, int mode)
 static mt_status
 cuda_arange(mt_args *a)
 {
-    mt_range_spec r;
-    mt_status st = mt_arange_spec(a, "cuda", &r);
-    return st ? st : range_factory(a, &r, r.ints ? 0 : 1);
+    return range_factory(a, a->plan->range.ints ? 0 : 1);
 }
 
 // out (steps) = linspace(start, end, steps), or base ** linspace(...) for logspace
 static mt_status
 cuda_linspace(mt_args *a)
 {
-    mt_range_spec r;
-    mt_status st = mt_spaced_spec(a, "linspace_cuda", &r);
-    return st ? st : range_factory(a, &r, 2);
+    return range_factory(a, 2);
 }
 
 static mt_status
 cuda_logspace(mt_args *a)
 {
-    mt_range_spec r;
-    mt_status st = mt_spaced_spec(a, "logspace_cuda", &r);
-    return st ? st : range_factory(a, &r, 3);
+    return range_factory(a, 3);
 }
 
 // out (n, m) = 1 on the diagonal, else 0
 static mt_status
 cuda_eye(mt_args *a)
 {
-    mt_dtype dt;
-    int64_t n, m;
+    const mt_dtype dt = a->plan->range.dt;
+    int64_t n = a->plan->range.n, m = a->plan->range.m;
     mt_tensor *out = NULL;
-    mt_status st = mt_eye_spec(a, &dt, &n, &m);
     int64_t sizes[2] = {n, m};
-    if (st || (st = mt_tensor_empty(2, sizes, dt, a->device, &out))) {
+    mt_status st = mt_tensor_empty(2, sizes, dt, a->device, &out);
+    if (st) {
         return st;
     }
     char *data = mt_tensor_data(out);
@@ -84,12 +81,11 @@ cuda_cat(mt_args *a)
 // self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0], else 0 (in place:
 // into self)
 static mt_status
-triangle(mt_args *a, const char *name, bool lower, bool inplace)
+triangle(mt_args *a, bool lower, bool inplace)
 {
     mt_tensor *self = a->t[0], *x = NULL;
-    mt_status st = mt_check_triangle(self, name);
-    if (st || (inplace && (st = mt_check_writable(self))) ||
-        (st = mt_cuda_cast(self, self->dtype, &x))) {
+    mt_status st = mt_cuda_cast(self, self->dtype, &x);
+    if (st) {
         return st;
     }
     char *data = mt_tensor_data(x);
@@ -114,15 +110,15 @@ out_release:
     return st;
 }
 
-#define TRIANGLE(op, name, lower, inplace)    \
+#define TRIANGLE(op, lower, inplace)          \
     static mt_status cuda_##op(mt_args *a)    \
     {                                         \
-        return triangle(a, name, lower, inplace); \
+        return triangle(a, lower, inplace);   \
     }
-TRIANGLE(tril, "tril", true, false)
-TRIANGLE(tril_, "tril", true, true)
-TRIANGLE(triu, "triu", false, false)
-TRIANGLE(triu_, "triu", false, true)
+TRIANGLE(tril, true, false)
+TRIANGLE(tril_, true, true)
+TRIANGLE(triu, false, false)
+TRIANGLE(triu_, false, true)
 
 /* One move (index.h) of mode with a position of 0 everywhere except where pos is given. */
 static mt_status
@@ -150,13 +146,9 @@ static mt_status
 cuda_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out = NULL, *zero = NULL;
-    bool flip[MT_MAX_DIMS];
-    mt_status st = mt_flip_dims(self, &a->l[0], flip);
-    if (st) {
-        return st;
-    }
+    const bool *flip = a->plan->shape.dims;
     mt_device dev = mt_tensor_device(self);
-    st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &out);
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &out);
     if (st || (st = device_scalar(mt_scalar_int(0), MT_INT64, dev, &zero))) {
         goto out_release;
     }
@@ -215,15 +207,15 @@ static mt_status
 cuda_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
-    int64_t classes, n = mt_tensor_numel(self), hi = -1;
+    int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self), hi = -1;
     bool bad = false;
     mt_device dev = mt_tensor_device(self);
-    mt_status st = mt_check_one_hot(self, a, &classes);
-    if (st || (st = mt_cuda_cast(self, MT_INT64, &idx))) {
+    mt_status st = mt_cuda_cast(self, MT_INT64, &idx);
+    if (st) {
         return st;
     }
     if ((st = classes_in(idx, 0, INT64_MAX, &bad)) || bad) {
-        st = st ? st : mt_fail(MT_ERUNTIME, "Class values must be non-negative.");
+        st = st ? st : mt_fail_one_hot_class(true);
         goto out_release;
     }
     if (classes == -1) {
@@ -232,7 +224,7 @@ cuda_one_hot(mt_args *a)
         }
         classes = hi + 1;
     } else if ((st = classes_in(idx, 0, classes, &bad)) || bad) {
-        st = st ? st : mt_fail(MT_ERUNTIME, "Class values must be smaller than num_classes.");
+        st = st ? st : mt_fail_one_hot_class(false);
         goto out_release;
     }
     int64_t shape[MT_MAX_DIMS];

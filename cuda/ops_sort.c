@@ -118,20 +118,20 @@ out_release:
 static mt_status
 cuda_sort(mt_args *a)
 {
-    return mt_sort_with(a, false, true, "CUDA", sort_along);
+    return mt_sort_with(a, true, sort_along);
 }
 
 static mt_status
 cuda_argsort(mt_args *a)
 {
-    return mt_sort_with(a, false, false, "CUDA", sort_along);
+    return mt_sort_with(a, false, sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 static mt_status
 cuda_topk(mt_args *a)
 {
-    return mt_sort_with(a, true, true, "CUDA", sort_along);
+    return mt_sort_with(a, true, sort_along);
 }
 
 /* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many
@@ -240,13 +240,10 @@ out_release:
 static mt_status
 cuda_randperm(mt_args *a)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
-    int64_t n = a->i[0], one = 1;
+    mt_dtype dt = a->plan->range.dt;
+    int64_t n = a->plan->range.n, one = 1;
     mt_device dev = a->device;
     mt_tensor *perm = NULL, *out = NULL, *buf[5] = {NULL}, *temp = NULL;
-    if (dt == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
-    }
     mt_status st = mt_tensor_empty(1, &n, MT_INT64, dev, &perm);
     if (st || n == 0 || (st = check_count(n))) {
         goto out_finish;

@@ -26,7 +26,7 @@
 #include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 18 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 19 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -41,7 +41,9 @@
                             * 16: Generator objects (mt_generator_for, mt_generator_philox in
                             * place of mt_seed_epoch), bernoulli's p and multinomial;
                             * 17: the statistics kernels' histc range and bincount length;
-                            * 18: mt_tensor's view fields (view_base ...) */
+                            * 18: the front ends of every family: no spec, geometry and check
+                            * functions, nor the message formatting a backend no longer does;
+                            * 19: mt_tensor's view fields (view_base ...) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -69,19 +71,13 @@
     F(mt_status, mt_broadcast_shapes,                                                            \
       (int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out),             \
       (na, a, nb, b, nout, out))                                                                 \
-    F(mt_status, mt_check_writable, (const mt_tensor *t), (t))                                   \
     F(mt_status, mt_tensor_set_requires_grad, (mt_tensor * t, bool on), (t, on))                 \
     F(mt_status, mt_tensor_item, (const mt_tensor *t, mt_scalar *out), (t, out))                 \
     F(mt_scalar, mt_load_scalar, (const char *p, mt_dtype dt), (p, dt))                          \
     V(mt_store_scalar, (char *p, mt_dtype dt, mt_scalar v), (p, dt, v))                          \
-    F(mt_status, mt_check_scalar_fits, (mt_scalar v, mt_dtype dt), (v, dt))                      \
     F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                \
-    F(const char *, mt_dtype_scalar_name, (mt_dtype dt), (dt))                                   \
     F(bool, mt_can_cast, (mt_dtype from, mt_dtype to), (from, to))                               \
-    F(char *, mt_format_sizes, (char *buf, size_t n, int ndim, const int64_t *sizes),           \
-      (buf, n, ndim, sizes))                                                                     \
     F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))               \
-    F(const char *, mt_dtype_c_name, (mt_dtype dt), (dt))                                        \
     F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor **out),          \
       (value, dtype, out))                                                                       \
     F(mt_status, mt_reduce_result,                                                               \
@@ -124,9 +120,6 @@
     F(mt_status, mt_index_embedding, (mt_args * a, const mt_index_backend *be), (a, be))        \
     F(mt_status, mt_fail_index_bounds, (int64_t index, int dim, int64_t size, mt_status code),  \
       (index, dim, size, code))                                                                  \
-    F(mt_status, mt_random_spec_of,                                                              \
-      (const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out),          \
-      (a, kind, device, out))                                                                    \
     F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator **out),     \
       (gen, dev, out))                                                                           \
     V(mt_generator_philox,                                                                       \
@@ -135,26 +128,14 @@
     F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),   \
       (a, device, p))                                                                            \
     F(mt_status, mt_multinomial_with, (mt_args * a, const mt_multinomial_device *dev), (a, dev)) \
-    F(mt_status, mt_arange_spec, (const mt_args *a, const char *device, mt_range_spec *r),      \
-      (a, device, r))                                                                            \
-    F(mt_status, mt_spaced_spec, (const mt_args *a, const char *kernel, mt_range_spec *r),      \
-      (a, kernel, r))                                                                            \
-    F(mt_status, mt_eye_spec, (const mt_args *a, mt_dtype *dt, int64_t *n, int64_t *m),         \
-      (a, dt, n, m))                                                                             \
     F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor *out), (a, out))                    \
     F(mt_status, mt_cat_with,                                                                    \
       (mt_args * a, mt_status(*copy_into)(mt_tensor * dst, mt_tensor * src)), (a, copy_into))  \
-    F(mt_status, mt_check_one_hot, (const mt_tensor *self, const mt_args *a, int64_t *classes), \
-      (self, a, classes))                                                                        \
-    F(mt_status, mt_check_triangle, (const mt_tensor *self, const char *name), (self, name))    \
-    F(mt_status, mt_flip_dims, (const mt_tensor *self, const mt_intlist *dims, bool *flip),     \
-      (self, dims, flip))                                                                        \
     F(mt_status, mt_loss_finish,                                                                 \
       (mt_tensor * loss, mt_tensor *weight, int64_t reduction, mt_tensor **out),                \
       (loss, weight, reduction, out))                                                           \
-    F(mt_status, mt_sort_with,                                                                   \
-      (mt_args * a, bool topk, bool want_values, const char *device, mt_sort_along_fn along),    \
-      (a, topk, want_values, device, along))                                                     \
+    F(mt_status, mt_sort_with, (mt_args * a, bool want_values, mt_sort_along_fn along),          \
+      (a, want_values, along))                                                                   \
     V(mt_sort_geom,                                                                              \
       (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,    \
        int64_t *shape),                                                                          \
@@ -169,12 +150,10 @@
        mt_running_fn update),                                                                    \
       (a, mean, var, count, update))                                                             \
     V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))                                            \
-    F(mt_status, mt_check_fill_value,                                                            \
-      (const mt_tensor *self, const mt_tensor *value, mt_scalar *v), (self, value, v))            \
     F(mt_status, mt_ew_call,                                                                     \
       (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev), (op, row, a, dev))          \
     F(mt_status, mt_fail_not_implemented, (const char *kernel, const char *suffix, mt_dtype dt),  \
-      (kernel, suffix, dt))                                                                  \
+      (kernel, suffix, dt))                                                                      \
     F(mt_status, mt_fail_embedding_index, (void), ())                                            \
     F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                 \
     F(mt_status, mt_fail_bce_range, (bool input), (input))                                       \

@@ -5,7 +5,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/front.h"
 
 // out (any shape), in broadcast to it; out = (TO)in
 #define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                          \
@@ -132,10 +132,7 @@ mt_cpu_fill(mt_tensor *dst, mt_scalar value)
 mt_status
 mt_cpu_copy_(mt_args *a)
 {
-    mt_status st = mt_check_writable(a->t[0]);
-    if (st == MT_OK) {
-        st = mt_cpu_copy_into(a->t[0], a->t[1]);
-    }
+    mt_status st = mt_cpu_copy_into(a->t[0], a->t[1]);
     if (st) {
         return st;
     }
@@ -148,12 +145,7 @@ mt_cpu_copy_(mt_args *a)
 mt_status
 mt_cpu_fill_(mt_args *a)
 {
-    mt_scalar v;
-    mt_status st = mt_check_fill_value(a->t[0], a->t[1], &v);
-    if (st) {
-        return st;
-    }
-    mt_cpu_fill(a->t[0], v);
+    mt_cpu_fill(a->t[0], a->plan->value);
     mt_tensor_bump_version(a->t[0]);
     a->out[0] = mt_tensor_retain(a->t[0]);
     return MT_OK;

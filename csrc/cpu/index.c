@@ -1,7 +1,7 @@
 /* Gathering and scattering through index tensors on the CPU: index_select, gather, scatter,
  * scatter_add, embedding, and index / index_put_, the kernels of advanced indexing (t[idx],
- * t[idx] = v). The checks and plans are ops/index_plan.c's, for every device; this file is the
- * CPU's backend to them: reading positions and the loops.
+ * t[idx] = v). The front ends and plans are ops/index_plan.c's, for every device; this file is
+ * the CPU's backend to them: reading positions and the loops.
  *
  * Each kernel is one run of the shared iterator over three operands of one shape: a destination,
  * a source, and int64 positions. The tensor that is indexed is viewed with that shape and a

@@ -12,7 +12,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
-#include "ops/arg_checks.h"
+#include "ops/front.h"
 
 /* ---- masked_select ---- */
 
@@ -54,16 +54,11 @@ mt_status
 mt_cpu_masked_select(mt_args *a)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1];
-    if (mask->dtype != MT_BOOL) {
-        return mt_fail(MT_ERUNTIME, "masked_select: expected BoolTensor for mask");
-    }
-    int64_t shape[MT_MAX_DIMS];
-    int ndim = 0;
-    mt_status st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &ndim,
-                                       shape);
+    const mt_shape_plan *p = &a->plan->shape;
     mt_tensor *ops[2] = {self, mask};
     mt_iter it;
-    if (st || (st = mt_iter_build(&it, ndim, shape, ops, 2))) {
+    mt_status st = mt_iter_build(&it, p->ndim, p->sizes, ops, 2);
+    if (st) {
         return st;
     }
     select_ctx c = {NULL, 0};

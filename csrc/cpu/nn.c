@@ -30,9 +30,9 @@ mt_status
 mt_cpu_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL;
-    int64_t classes, n = mt_tensor_numel(self);
-    mt_status st = mt_check_one_hot(self, a, &classes);
-    if (st || (st = dense(self, MT_INT64, &idx))) {
+    int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self);
+    mt_status st = dense(self, MT_INT64, &idx);
+    if (st) {
         return st;
     }
     const int64_t *ix = (const int64_t *)mt_tensor_data(idx);
@@ -42,13 +42,13 @@ mt_cpu_one_hot(mt_args *a)
         hi = ix[i] > hi ? ix[i] : hi;
     }
     if (lo < 0) {
-        st = mt_fail(MT_ERUNTIME, "Class values must be non-negative.");
+        st = mt_fail_one_hot_class(true);
         goto out_release;
     }
     if (classes == -1) {
         classes = hi + 1;
     } else if (hi >= classes) {
-        st = mt_fail(MT_ERUNTIME, "Class values must be smaller than num_classes.");
+        st = mt_fail_one_hot_class(false);
         goto out_release;
     }
     int64_t shape[MT_MAX_DIMS];

@@ -3,7 +3,8 @@
  * saved input), embedding (rows of the gradient added into the weight's), nll_loss.
  *
  * As the forwards, they make their inputs contiguous and accumulate in double. These ops are
- * callable from Python (_C), so shapes, dtypes and indices are checked. */
+ * callable from Python (_C): their front ends (ops/norm_checks.c, nn_checks.c) check shapes and
+ * dtypes; an index or a target out of range is seen here (ops/fails.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

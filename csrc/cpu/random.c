@@ -14,6 +14,8 @@
 #include "cpu/random.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
+#include "ops/factory_args.h"
+#include "ops/front.h"
 
 #define PI 3.14159265358979323846
 
@@ -285,8 +287,8 @@ fill_with(mt_args *a, mt_loop_fn loop, draw *d)
 {
     mt_tensor *self = a->t[0], *ordered = NULL;
     mt_iter it;
-    mt_status st = mt_check_writable(self);
-    if (st || (st = mt_cpu_memory_order(self, NULL, &ordered, NULL)) ||
+    mt_status st = mt_cpu_memory_order(self, NULL, &ordered, NULL);
+    if (st ||
         (st = mt_iter_build(&it, ordered->ndim, ordered->sizes, &ordered, 1))) {
         goto out_release;
     }
@@ -304,10 +306,10 @@ static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
     mt_tensor *self = a->t[0];
-    mt_random_spec r;
+    const mt_random_spec r = a->plan->random;
     draw d = {0};
-    mt_status st = mt_random_spec_of(a, kind, "cpu", &r);
-    if (st || (st = mt_generator_for(a->gen, MT_DEVICE_CPU, &d.g))) {
+    mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &d.g);
+    if (st) {
         return st;
     }
     d.a = r.a;
@@ -317,8 +319,7 @@ fill_random(mt_args *a, mt_random_kind kind)
     /* PyTorch's random_ draws 64 bits for spans from 2^28 on, except int32's random_() */
     bool int32_default = self->dtype == MT_INT32 && mt_scalar_is_none(a->s[0]);
     d.wide = (r.span == 0 || r.span >= (UINT64_C(1) << 28)) && !int32_default;
-    if (kind == MT_RANDOM_NORMAL && mt_tensor_numel(self) >= 16 && mt_tensor_is_contiguous(self) &&
-        (st = mt_check_writable(self)) == MT_OK) {
+    if (kind == MT_RANDOM_NORMAL && mt_tensor_numel(self) >= 16 && mt_tensor_is_contiguous(self)) {
         mt_generator_lock(d.g);
         if (self->dtype == MT_FLOAT32) {
             normal_fill_f32((float *)mt_tensor_data(self), mt_tensor_numel(self), (float)d.a,
@@ -331,7 +332,7 @@ fill_random(mt_args *a, mt_random_kind kind)
         a->out[0] = mt_tensor_retain(self);
         return MT_OK;
     }
-    return st ? st : fill_with(a, fill_loops[kind][self->dtype], &d);
+    return fill_with(a, fill_loops[kind][self->dtype], &d);
 }
 
 // self (any shape); self = draws of the kind (random_: uniform integers in [from, to))
@@ -357,9 +358,8 @@ mt_cpu_bernoulli_(mt_args *a)
     }
     mt_tensor *p = NULL;
     mt_generator *g;
-    mt_status st = mt_check_writable(a->t[0]);
-    if (st || (st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g)) ||
-        (st = mt_bernoulli_tensor_p(a, "cpu", &p)) ||
+    mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
+    if (st || (st = mt_bernoulli_tensor_p(a, "cpu", &p)) ||
         (st = mt_cpu_bernoulli_tensor(a->t[0], p, g))) {
         mt_tensor_clear(&p);
         return st;
@@ -402,15 +402,12 @@ SHUFFLE(MT_FLOAT64, double, f64)
 mt_status
 mt_cpu_randperm(mt_args *a)
 {
-    mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_INT64;
-    int64_t n = a->i[0];
+    const mt_dtype dt = a->plan->range.dt;
+    const int64_t n = a->plan->range.n;
     mt_generator *g;
-    if (dt == MT_BOOL) {
-        return mt_fail(MT_ENOTIMPL, "\"randperm\" not implemented for 'Bool'");
-    }
     mt_tensor *out;
     mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
-    if (st || (st = mt_tensor_empty(1, &n, dt, a->has_device ? a->device : MT_DEVICE_CPU, &out))) {
+    if (st || (st = mt_tensor_empty(1, &n, dt, mt_factory_device(a), &out))) {
         return st;
     }
     void *p = mt_tensor_data(out);

@@ -1,4 +1,5 @@
-/* Factories of evenly spaced values and of the identity on the CPU: linspace, logspace, eye.
+/* Factories of evenly spaced values and of the identity on the CPU: arange, linspace, logspace,
+ * eye, from their front end's plan (ops/factory_args.c).
  *
  * linspace and logspace follow PyTorch's RangeFactoriesKernel: the first half of the points
  * counts up from start and the second half down from end, so both ends are exact. */
@@ -7,62 +8,65 @@
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
+#include "ops/front.h"
 #include "ops/range_point.h"
 
-static mt_device
-factory_device(const mt_args *a)
+typedef enum { ARANGE, LINSPACE, LOGSPACE } range_kind;
+
+/* Value i of the range r of kind k. */
+static mt_scalar
+range_value(const mt_range_spec *r, range_kind k, int64_t i)
 {
-    return a->has_device ? a->device : MT_DEVICE_CPU;
+    if (k == ARANGE) {
+        /* unsigned: i * step may pass INT64_MAX on the way to a value in range */
+        return r->ints ? mt_scalar_int((int64_t)((uint64_t)r->si + (uint64_t)i * (uint64_t)r->di))
+                       : mt_scalar_float(r->s + (double)i * r->d);
+    }
+    double v = mt_range_point(r->dt == MT_FLOAT32, r->s, r->e, i, r->n);
+    if (k == LOGSPACE) {
+        v = pow(r->base, v);
+    }
+    return mt_dtype_is_float(r->dt) ? mt_scalar_float(v) : mt_scalar_int((int64_t)v);
 }
 
-// out (steps) = linspace(start, end, steps), or base ** linspace(...) for logspace
+// out (n) = the range's values: arange's start + i * step (n = ceil((end - start) / step)),
+// linspace(start, end, steps), or base ** linspace(...) for logspace
 static mt_status
-spaced(mt_args *a, bool log, const char *kernel)
+range_factory(mt_args *a, range_kind k)
 {
-    mt_range_spec r;
+    const mt_range_spec r = a->plan->range;
     mt_tensor *out;
-    mt_status st = mt_spaced_spec(a, kernel, &r);
-    if (st || (st = mt_tensor_empty(1, &r.n, r.dt, factory_device(a), &out))) {
+    mt_status st = mt_tensor_empty(1, &r.n, r.dt, mt_factory_device(a), &out);
+    if (st) {
         return st;
     }
     char *p = mt_tensor_data(out);
     size_t item = mt_dtype_size(r.dt);
     for (int64_t i = 0; i < r.n; i++) {
-        double v = mt_range_point(r.dt == MT_FLOAT32, r.s, r.e, i, r.n);
-        if (log) {
-            v = pow(r.base, v);
-        }
-        mt_scalar s = mt_dtype_is_float(r.dt) ? mt_scalar_float(v) : mt_scalar_int((int64_t)v);
-        mt_store_scalar(p + i * (int64_t)item, r.dt, s);
+        mt_store_scalar(p + i * (int64_t)item, r.dt, range_value(&r, k, i));
     }
     return mt_factory_finish(a, out);
 }
 
-mt_status
-mt_cpu_linspace(mt_args *a)
-{
-    return spaced(a, false, "linspace_cpu");
-}
-
-mt_status
-mt_cpu_logspace(mt_args *a)
-{
-    return spaced(a, true, "logspace_cpu");
-}
+#define RANGE_FACTORY(op, kind)         \
+    mt_status mt_cpu_##op(mt_args *a)   \
+    {                                   \
+        return range_factory(a, kind);  \
+    }
+RANGE_FACTORY(arange, ARANGE)
+RANGE_FACTORY(linspace, LINSPACE)
+RANGE_FACTORY(logspace, LOGSPACE)
 
 // out (n, m) = 1 on the diagonal, else 0
 mt_status
 mt_cpu_eye(mt_args *a)
 {
-    mt_dtype dt;
-    int64_t n, m;
-    mt_status st = mt_eye_spec(a, &dt, &n, &m);
-    if (st) {
-        return st;
-    }
+    const mt_dtype dt = a->plan->range.dt;
+    const int64_t n = a->plan->range.n, m = a->plan->range.m;
     int64_t sizes[2] = {n, m};
     mt_tensor *out;
-    if ((st = mt_tensor_empty(2, sizes, dt, factory_device(a), &out))) {
+    mt_status st = mt_tensor_empty(2, sizes, dt, mt_factory_device(a), &out);
+    if (st) {
         return st;
     }
     mt_cpu_fill(out, mt_scalar_int(0));

@@ -10,6 +10,7 @@
 #include "cpu/copy.h"
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
+#include "ops/front.h"
 
 mt_status
 mt_cpu_cat(mt_args *a)
@@ -50,12 +51,9 @@ mt_status
 mt_cpu_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out;
-    bool flip[MT_MAX_DIMS];
-    mt_status st = mt_flip_dims(self, &a->l[0], flip);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
+    const bool *flip = a->plan->shape.dims;
+    mt_status st =
+        mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
     if (st) {
         return st;
     }
@@ -116,20 +114,16 @@ zero_triangle(mt_tensor *t, int64_t diagonal, bool lower)
 }
 
 static mt_status
-triangle(mt_args *a, const char *name, bool lower, bool inplace)
+triangle(mt_args *a, bool lower, bool inplace)
 {
     mt_tensor *self = a->t[0];
-    mt_status st = mt_check_triangle(self, name);
-    if (st) {
-        return st;
-    }
     if (inplace) {
         zero_triangle(self, a->i[0], lower);
         mt_tensor_bump_version(self);
         a->out[0] = mt_tensor_retain(self);
         return MT_OK;
     }
-    st = mt_cpu_cast(self, self->dtype, &a->out[0]);
+    mt_status st = mt_cpu_cast(self, self->dtype, &a->out[0]);
     if (st == MT_OK) {
         zero_triangle(a->out[0], a->i[0], lower);
     }
@@ -140,24 +134,24 @@ triangle(mt_args *a, const char *name, bool lower, bool inplace)
 mt_status
 mt_cpu_tril(mt_args *a)
 {
-    return triangle(a, "tril", true, false);
+    return triangle(a, true, false);
 }
 
 mt_status
 mt_cpu_tril_(mt_args *a)
 {
-    return triangle(a, "tril", true, true);
+    return triangle(a, true, true);
 }
 
 // self (..., M, N); out (..., M, N): self above and on the diagonal-th diagonal, else 0
 mt_status
 mt_cpu_triu(mt_args *a)
 {
-    return triangle(a, "triu", false, false);
+    return triangle(a, false, false);
 }
 
 mt_status
 mt_cpu_triu_(mt_args *a)
 {
-    return triangle(a, "triu", false, true);
+    return triangle(a, false, true);
 }

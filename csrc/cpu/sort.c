@@ -203,20 +203,20 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
 mt_status
 mt_cpu_sort(mt_args *a)
 {
-    return mt_sort_with(a, false, true, "CPU", sort_along);
+    return mt_sort_with(a, true, sort_along);
 }
 
 mt_status
 mt_cpu_argsort(mt_args *a)
 {
-    return mt_sort_with(a, false, false, "CPU", sort_along);
+    return mt_sort_with(a, false, sort_along);
 }
 
 // self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
 mt_status
 mt_cpu_topk(mt_args *a)
 {
-    return mt_sort_with(a, true, true, "CPU", sort_along);
+    return mt_sort_with(a, true, sort_along);
 }
 
 /* ---- unique ---- */

@@ -333,6 +333,7 @@ run(mt_op op, mt_args *a, unsigned keys)
         return call_kernel(op, a, k, key);
     }
     mt_plan plan;
+    plan.op = op;
     const mt_plan *outer = a->plan;
     mt_status st = front(a, &plan);
     if (st) {

@@ -58,7 +58,7 @@ typedef struct mt_intlist {
     int64_t v[MT_MAX_DIMS];
 } mt_intlist;
 
-union mt_plan; /* ops/plans.h */
+struct mt_plan; /* ops/plans.h */
 
 /* The boxed arguments of one call. Slots are filled in schema order (see ops.def). */
 typedef struct mt_args {
@@ -87,7 +87,7 @@ typedef struct mt_args {
     int noutl;
     /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
      * dispatcher for the kernel's call only; NULL for an op without a front end */
-    const union mt_plan *plan;
+    const struct mt_plan *plan;
 } mt_args;
 
 /* The k-th Tensor[] argument of a call (k = 0 is tl). */

@@ -1,7 +1,7 @@
-/* The argument checks of the fills (ops/arg_checks.h), for every device. The other concerns
- * have their own files: reduce_checks.c, random_checks.c, nn_checks.c, matmul_checks.c (and
- * norm_checks.c, sort_checks.c); the elementwise family's are ops/elementwise.c's. */
+/* The front ends of the copies and fills (copy_, fill_; masked_fill's check, for the elementwise
+ * family's front end), for every device. The other families have their own files (front.h). */
 #include "ops/arg_checks.h"
+#include "ops/front.h"
 
 /* ---- fills ---- */
 
@@ -14,8 +14,9 @@ value_of(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
     return st ? st : mt_check_scalar_fits(*v, self->dtype);
 }
 
-mt_status
-mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
+/* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
+static mt_status
+check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
 {
     if (value->ndim != 0) {
         return mt_fail(MT_ERUNTIME,
@@ -42,4 +43,19 @@ mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tens
                        value->ndim);
     }
     return value_of(self, value, v);
+}
+
+// self (any shape), value (0-dim): the value, read once (it may live on another device)
+mt_status
+mt_front_fill_(const mt_args *a, mt_plan *p)
+{
+    return check_fill_value(a->t[0], a->t[1], &p->value);
+}
+
+// self (any shape) = src broadcast to it: self can be written
+mt_status
+mt_front_copy_(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    return mt_check_writable(a->t[0]);
 }

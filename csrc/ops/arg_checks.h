@@ -1,15 +1,13 @@
-/* The argument checks and dtype rules of the kernels, written once for every device: the CPU
- * kernels (csrc/cpu/) and the CUDA ones (cuda/ops_*.c, through the C API) call these before
- * their loops, so both raise PyTorch's errors with the same words. */
+/* Checks and helpers that several front ends, or a front end and the kernels of every device,
+ * share (the front ends themselves are listed in ops/front.h). */
 #ifndef MT_OPS_ARG_CHECKS_H
 #define MT_OPS_ARG_CHECKS_H
 
 #include "dispatch/dispatch.h"
+#include "ops/plans.h"
 
-/* ---- fills (ops/arg_checks.c; the elementwise family's checks are ops/elementwise.c's) ---- */
+/* ---- fills (ops/arg_checks.c) ---- */
 
-/* fill_(self, value): a 0-dim value (a tensor, or a wrapped number) that fits self's dtype (*v). */
-mt_status mt_check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v);
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
                                const mt_tensor *value, mt_scalar *v);
@@ -40,11 +38,9 @@ mt_status mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn den
  * values (unless NULL) and int64 indices, shaped like self with k along dim. */
 typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool desc,
                                       mt_tensor **values, mt_tensor **indices);
-/* sort (want_values) and argsort (dim in i[0], descending in b[0]) or topk (topk: k in i[0],
- * dim in i[1], largest in b[0]) of a->t[0] into a->out through along, after their checks;
- * device ("CPU", "CUDA") chooses PyTorch's wording for topk of a bool tensor. */
-mt_status mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device,
-                       mt_sort_along_fn along);
+/* sort and topk (want_values) or argsort of a->t[0] into a->out through along, with the dim
+ * and count of their front end's plan (descending or largest in b[0]). */
+mt_status mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
  * along dim. */
 void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
@@ -55,28 +51,9 @@ mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_ten
 
 /* ---- random fills (ops/random_checks.c) ---- */
 
-typedef enum mt_random_kind {
-    MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
-    MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
-    MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
-    MT_RANDOM_INTS,      /* random_(from, to): from, span */
-    MT_RANDOM_EXPONENTIAL, /* exponential_(lambd): a */
-    MT_RANDOM_GEOMETRIC,   /* geometric_(p): a */
-    MT_RANDOM_LOG_NORMAL,  /* log_normal_(mean, std): a, b */
-    MT_RANDOM_CAUCHY,      /* cauchy_(median, sigma): a, b */
-    MT_RANDOM_NUM_KINDS
-} mt_random_kind;
-
-typedef struct mt_random_spec {
-    double a, b;
-    int64_t from;
-    uint64_t span; /* 0 for all 2^64 values */
-} mt_random_spec;
-
 /* The fill's parameters from a (self in t[0], its Scalars in s[]) with PyTorch's defaults and
- * errors; device ("cpu", "cuda") names PyTorch's kernel where a float fill meets another dtype. */
-mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device,
-                            mt_random_spec *out);
+ * errors (the kinds and mt_random_spec: ops/plans.h). */
+mt_status mt_random_spec_of(const mt_args *a, mt_random_kind kind, mt_random_spec *out);
 
 /* bernoulli_ with a tensor p (t[1], not a wrapped number): p's dtype is a float one, its values
  * lie in [0, 1] (a read back on a device), and *p_out (a new reference) is p expanded to self's

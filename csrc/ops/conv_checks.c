@@ -191,19 +191,15 @@ backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim
     return MT_OK;
 }
 
-// grad_output (N, OC, OH, OW) or unbatched, weight t[1], input_size l[0]
+// grad_output (N, OC, OH, OW) or unbatched; convolution_backward_input: weight t[1],
+// input_size l[0]; convolution_backward_weight: input t[1], weight_size l[0]
 mt_status
-mt_front_convolution_backward_input(const mt_args *a, mt_plan *p)
+mt_front_convolution_backward(const mt_args *a, mt_plan *p)
 {
-    const mt_intlist *in = &a->l[0];
-    return backward_geom(a, in->n, in->v, a->t[1]->ndim, a->t[1]->sizes, &p->conv);
-}
-
-// grad_output (N, OC, OH, OW) or unbatched, input t[1], weight_size l[0]
-mt_status
-mt_front_convolution_backward_weight(const mt_args *a, mt_plan *p)
-{
-    const mt_intlist *ws = &a->l[0];
-    return backward_geom(a, a->t[1]->ndim, a->t[1]->sizes, ws->n, ws->v, &p->conv);
+    const mt_intlist *size = &a->l[0];
+    const mt_tensor *other = a->t[1];
+    return p->op == MT_OP_convolution_backward_input
+               ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
+               : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
 }
 

@@ -53,18 +53,6 @@ any_outside(mt_tensor *t, double lo, double hi, bool *bad)
 
 /* ---- the fills' front ends ---- */
 
-#define FILL_FRONT(op, kind)                                                      \
-    mt_status mt_front_##op(const mt_args *a, mt_plan *p)                         \
-    {                                                                             \
-        (void)p;                                                                  \
-        mt_random_spec r;                                                         \
-        return mt_random_spec_of(a, kind, device_name(a->t[0]), &r);              \
-    }
-FILL_FRONT(exponential_, MT_RANDOM_EXPONENTIAL)
-FILL_FRONT(geometric_, MT_RANDOM_GEOMETRIC)
-FILL_FRONT(log_normal_, MT_RANDOM_LOG_NORMAL)
-FILL_FRONT(cauchy_, MT_RANDOM_CAUCHY)
-
 mt_status
 mt_bernoulli_tensor_p(const mt_args *a, const char *device, mt_tensor **p_out)
 {
@@ -81,14 +69,13 @@ mt_bernoulli_tensor_p(const mt_args *a, const char *device, mt_tensor **p_out)
 mt_status
 mt_front_bernoulli_(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    if (a->t[1] == NULL || a->t[1]->is_wrapped_number) {
-        mt_random_spec r;
-        return mt_random_spec_of(a, MT_RANDOM_BERNOULLI, device_name(a->t[0]), &r);
+    mt_status st = mt_check_writable(a->t[0]);
+    if (st || a->t[1] == NULL || a->t[1]->is_wrapped_number) {
+        return st ? st : mt_random_spec_of(a, MT_RANDOM_BERNOULLI, &plan->random);
     }
     mt_tensor *p = NULL;
     bool bad = false;
-    mt_status st = mt_bernoulli_tensor_p(a, device_name(a->t[0]), &p);
+    st = mt_bernoulli_tensor_p(a, device_name(a->t[0]), &p);
     if (st == MT_OK && mt_tensor_numel(p) > 0) {
         st = any_outside(p, 0, 1, &bad);
     }

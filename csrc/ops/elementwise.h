@@ -1,7 +1,9 @@
 /* The elementwise family as structured ops: one front end for every device, then the device's
- * loop.
+ * loop (PyTorch's structured kernels and TensorIterator).
  *
- * The mechanism (PyTorch's structured kernels and TensorIterator; any op family can adopt it):
+ * It is the one front-end mechanism of ops/front.h, with the front end run by the family's
+ * generated kernels rather than by the dispatcher, since it also works with the device's data
+ * (casts, allocation):
  * - the front end ("meta", here mt_ew_call, in csrc/ops/) runs once per call, whatever the
  *   device: it checks the arguments with PyTorch's messages, picks the dtypes (type promotion),
  *   broadcasts, applies the in-place and overlap rules, casts the inputs and allocates the
@@ -12,9 +14,8 @@
  * - each device's dispatcher kernel of an op is generated from the table (MT_EW_OP rows of
  *   ops/elementwise.def) as mt_ew_call(op, row, args, &that_device), so the dispatcher picks
  *   the device and the front end runs before its loop.
- * Another family adopts it the same way: a plan struct for what its meta prepares, a device
- * struct of impls, a front end in csrc/ops/ that fills the plan and calls the impl, and kernels
- * generated per device from its table. */
+ * The other families' front ends are listed in front.h and run by the dispatcher, which hands
+ * the kernel their plan (ops/plans.h). */
 #ifndef MT_OPS_ELEMENTWISE_H
 #define MT_OPS_ELEMENTWISE_H
 

@@ -2,7 +2,7 @@
 #include "ops/front.h"
 
 const mt_front_fn mt_op_fronts[MT_NUM_OPS] = {
-#define MT_FRONT_ENTRY(op) [MT_OP_##op] = mt_front_##op,
+#define MT_FRONT_ENTRY(op, front) [MT_OP_##op] = mt_front_##front,
     MT_FRONTS(MT_FRONT_ENTRY)
 #undef MT_FRONT_ENTRY
 };

@@ -40,36 +40,68 @@ mt_front_on_cuda(const mt_tensor *t)
     return mt_tensor_device(t).type == MT_CUDA;
 }
 
-/* The ops with a front end, mt_front_<op>, by family and the file that defines them. A new op's
- * front end is its function and one entry here. */
+/* The ops with a front end: X(op, front) runs mt_front_<front> before op's kernels, by family
+ * and the file that defines them. A front end shared by several ops tells them apart by p->op.
+ * A new op's front end is its function and one entry here. */
 #define MT_FRONTS(X)                                                                             \
     /* reductions and the ops along one dim: reduce_checks.c */                                 \
-    X(sum) X(mean) X(prod) X(amax) X(amin) X(max) X(min) X(all) X(any) X(norm) X(var) X(std)     \
-    X(logsumexp) X(max_dim) X(min_dim) X(argmax) X(argmin) X(cumsum) X(cumprod) X(softmax)      \
-    X(log_softmax)                                                                               \
+    X(sum, sum) X(prod, prod) X(mean, mean) X(amax, extremum) X(amin, extremum)                 \
+    X(max, extremum) X(min, extremum) X(all, logical) X(any, logical) X(norm, norm)             \
+    X(var, moment) X(std, moment) X(logsumexp, logsumexp) X(max_dim, arg_extreme)               \
+    X(min_dim, arg_extreme) X(argmax, arg_extreme) X(argmin, arg_extreme) X(cumsum, scan)       \
+    X(cumprod, scan) X(softmax, softmax) X(log_softmax, softmax)                                \
     /* matrix products: matmul_checks.c */                                                      \
-    X(mm) X(addmm) X(bmm) X(baddbmm) X(mv) X(addmv) X(dot)                                       \
+    X(mm, mm) X(addmm, addmm) X(bmm, bmm) X(baddbmm, baddbmm) X(mv, mv) X(addmv, addmv)         \
+    X(dot, dot)                                                                                  \
     /* convolution: conv_checks.c */                                                            \
-    X(conv2d) X(convolution_backward_input) X(convolution_backward_weight)                      \
+    X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \
+    X(convolution_backward_weight, convolution_backward)                                        \
     /* pooling: pool_checks.c */                                                                \
-    X(max_pool2d) X(max_pool2d_with_indices) X(avg_pool2d) X(adaptive_avg_pool2d)               \
-    X(max_pool2d_with_indices_backward) X(avg_pool2d_backward) X(_adaptive_avg_pool2d_backward) \
+    X(max_pool2d, max_pool2d) X(max_pool2d_with_indices, max_pool2d) X(avg_pool2d, avg_pool2d)  \
+    X(adaptive_avg_pool2d, adaptive_avg_pool2d)                                                  \
+    X(max_pool2d_with_indices_backward, max_pool2d_with_indices_backward)                       \
+    X(avg_pool2d_backward, avg_pool2d_backward)                                                  \
+    X(_adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward)                               \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \
-    X(layer_norm) X(batch_norm) X(layer_norm_backward) X(batch_norm_backward)                   \
-    X(nll_loss) X(nll_loss_backward) X(binary_cross_entropy) X(binary_cross_entropy_with_logits) \
-    X(embedding_dense_backward)                                                                  \
+    X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
+    X(layer_norm_backward, layer_norm_backward) X(batch_norm_backward, batch_norm_backward)     \
+    X(nll_loss, nll_loss) X(nll_loss_backward, nll_loss_backward)                               \
+    X(binary_cross_entropy, binary_cross_entropy)                                                \
+    X(binary_cross_entropy_with_logits, binary_cross_entropy_with_logits)                       \
+    X(embedding_dense_backward, embedding_dense_backward)                                        \
+    /* indexing: index_plan.c */                                                                \
+    X(gather, gather) X(scatter, scatter) X(scatter_, scatter) X(scatter_add, scatter)          \
+    X(scatter_add_, scatter) X(index_select, index_select) X(index, index)                      \
+    X(index_put_, index_put_) X(embedding, embedding)                                            \
+    /* sorting: sort_checks.c */                                                                \
+    X(sort, sort) X(argsort, sort) X(topk, topk)                                                 \
+    /* shape ops that move elements: shape_checks.c */                                          \
+    X(cat, cat) X(flip, flip) X(tril, triangle) X(tril_, triangle) X(triu, triangle)            \
+    X(triu_, triangle) X(one_hot, one_hot) X(masked_select, masked_select)                      \
+    /* factories: factory_args.c */                                                             \
+    X(empty, empty) X(arange, arange) X(linspace, spaced) X(logspace, spaced) X(eye, eye)       \
+    X(randperm, randperm)                                                                        \
+    /* random fills: random_checks.c */                                                         \
+    X(uniform_, random_fill) X(normal_, random_fill) X(random_, random_fill)                     \
+    X(exponential_, random_fill) X(geometric_, random_fill) X(log_normal_, random_fill)         \
+    X(cauchy_, random_fill)                                                                      \
+    /* copies and fills: arg_checks.c */                                                        \
+    X(copy_, copy_) X(fill_, fill_)                                                              \
     /* optimizer steps: optim.c */                                                              \
-    X(_fused_sgd_) X(_fused_adam_) X(_fused_adamw_) X(_fused_rmsprop_)                           \
-    /* random fills and draws: distributions.c */                                                \
-    X(exponential_) X(geometric_) X(log_normal_) X(cauchy_) X(bernoulli_) X(poisson)             \
-    X(multinomial)                                                                               \
+    X(_fused_sgd_, fused_sgd) X(_fused_adam_, fused_adam) X(_fused_adamw_, fused_adam)           \
+    X(_fused_rmsprop_, fused_rmsprop)                                                            \
+    /* random draws: distributions.c */                                                         \
+    X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
     /* linear algebra: linalg_checks.c */                                                        \
-    X(linalg_inv_ex) X(linalg_det) X(linalg_slogdet) X(linalg_solve) X(linalg_solve_triangular)  \
-    X(linalg_cholesky_ex) X(linalg_qr) X(_linalg_svd) X(_linalg_eigh) X(linalg_lstsq)            \
+    X(linalg_inv_ex, linalg_inv_ex) X(linalg_det, linalg_det) X(linalg_slogdet, linalg_slogdet) \
+    X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \
+    X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
+    X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
     /* statistics: stats_checks.c */                                                            \
-    X(histc) X(histogram_bins) X(bincount) X(searchsorted) X(cummax) X(cummin) X(unique_dim)
+    X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
+    X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)
 
-#define MT_FRONT_DECLARE(op) mt_status mt_front_##op(const mt_args *a, mt_plan *p);
+#define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);
 MT_FRONTS(MT_FRONT_DECLARE)
 #undef MT_FRONT_DECLARE
 

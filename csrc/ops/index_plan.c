@@ -1,9 +1,10 @@
-/* The device-independent half of the index kernels (ops/index_plan.h): PyTorch's argument checks
- * and the plan of advanced indexing. */
+/* The device-independent half of the index ops (ops/index_plan.h): their front ends (PyTorch's
+ * argument checks), the plan of advanced indexing, and the kernels over a device's backend. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/front.h"
 #include "ops/index_plan.h"
 #include "ops/ops.h"
 
@@ -29,8 +30,10 @@ check_index_dtype(const mt_tensor *index, const char *op)
     return MT_OK;
 }
 
-mt_status
-mt_check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim)
+/* gather(self, dim, index): *wdim wrapped, an int index of self's rank, no larger than self but
+ * along dim. */
+static mt_status
+check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim)
 {
     char b1[256], b2[256];
     mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
@@ -90,9 +93,11 @@ check_scatter_shapes(const mt_tensor *self, const mt_tensor *index, const mt_ten
     return MT_OK;
 }
 
-mt_status
-mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index, const mt_tensor *src,
-                 int *wdim)
+/* scatter and scatter_add(self, dim, index, src): src a tensor of self's dtype or a Python number
+ * that fits it, PyTorch's shape rule (scatter_shape_check). */
+static mt_status
+check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index, const mt_tensor *src,
+              int *wdim)
 {
     bool value = src->is_wrapped_number;
     mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
@@ -109,9 +114,10 @@ mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index, con
     return check_scatter_shapes(self, index, value ? NULL : src, *wdim);
 }
 
-mt_status
-mt_check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim,
-                      int64_t *n)
+/* index_select(self, dim, index): a vector (or 0-dim) int index; *n its length. */
+static mt_status
+check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim,
+                   int64_t *n)
 {
     mt_status st = mt_wrap_dim(dim, self->ndim, wdim);
     if (st) {
@@ -142,36 +148,32 @@ mt_index_plan_release(mt_index_plan *p)
     mt_tensor_clear(&p->pos);
 }
 
-/* An index on self's device (owned): PyTorch takes CPU indices for a tensor on any device and
- * copies them there; an index on another accelerator is refused. */
+/* PyTorch takes CPU indices for a tensor on any device (and copies them there); an index on
+ * another accelerator is refused. */
 static mt_status
-index_on_device(const mt_tensor *self, mt_tensor *t, mt_tensor **out)
+check_index_device(const mt_tensor *self, const mt_tensor *t)
 {
     mt_device dev = mt_tensor_device(self), at = mt_tensor_device(t);
-    if (mt_device_eq(at, dev)) {
-        *out = mt_tensor_retain(t);
+    if (mt_device_eq(at, dev) || at.type == MT_CPU) {
         return MT_OK;
     }
-    if (at.type != MT_CPU) {
-        return dev.type == MT_CPU ? mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
-                                                       "same device as the indexed tensor (cpu)")
-                                  : mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
-                                                       "same device as the indexed tensor (cuda:%d)",
-                                            dev.index);
-    }
-    return mt_op__to_copy(t, t->dtype, dev, out);
+    return dev.type == MT_CPU ? mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
+                                                   "same device as the indexed tensor (cpu)")
+                              : mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
+                                                   "same device as the indexed tensor (cuda:%d)",
+                                        dev.index);
 }
 
-/* idx[d] for each dim d of self (owned, on self's device; NULL where not indexed), masks
- * replaced by their nonzero() columns. */
+/* self[indices]'s checks, before any index is read: indices[k] applies to the next dim of self
+ * (a bool mask of m dims to the next m), an integer or bool tensor on self's device or the CPU. */
 static mt_status
-expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **idx)
+check_indices(const mt_tensor *self, int n, mt_tensor *const *indices)
 {
     char b1[256], b2[256];
     mt_status st = MT_OK;
     int d = 0;
     for (int k = 0; k < n && st == MT_OK; k++) {
-        mt_tensor *t = indices[k];
+        const mt_tensor *t = indices[k];
         int need = t && t->dtype == MT_BOOL ? t->ndim : 1;
         if (d + need > self->ndim) {
             return mt_fail(MT_EINDEX, "too many indices for tensor of dimension %d (got %d)",
@@ -180,20 +182,53 @@ expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **id
         if (t == NULL) {
             d++;
         } else if (t->dtype == MT_INT64 || t->dtype == MT_INT32) {
-            st = index_on_device(self, t, &idx[d++]);
+            st = check_index_device(self, t);
+            d++;
         } else if (t->dtype != MT_BOOL) {
             return mt_fail(MT_EINDEX,
                            "tensors used as indices must be long, int, byte or bool tensors");
         } else {
-            for (int j = 0; j < t->ndim; j++) {
-                if (t->sizes[j] != self->sizes[d + j]) {
+            for (int j = 0; j < t->ndim; j++, d++) {
+                if (t->sizes[j] != self->sizes[d]) {
                     return mt_fail(MT_EINDEX,
                                    "The shape of the mask %s at index %d does not match the shape "
                                    "of the indexed tensor %s at index %d",
                                    mt_format_sizes(b1, sizeof(b1), t->ndim, t->sizes), j,
-                                   mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), d + j);
+                                   mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes), d);
                 }
             }
+            st = check_index_device(self, t);
+        }
+    }
+    return st;
+}
+
+/* An index on self's device (owned), copied there from the CPU where it is not. */
+static mt_status
+index_on_device(const mt_tensor *self, mt_tensor *t, mt_tensor **out)
+{
+    mt_device dev = mt_tensor_device(self);
+    if (mt_device_eq(mt_tensor_device(t), dev)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_op__to_copy(t, t->dtype, dev, out);
+}
+
+/* idx[d] for each dim d of self (owned, on self's device; NULL where not indexed), masks
+ * replaced by their nonzero() columns; the indices passed check_indices. */
+static mt_status
+expand_indices(mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **idx)
+{
+    mt_status st = MT_OK;
+    int d = 0;
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        mt_tensor *t = indices[k];
+        if (t == NULL) {
+            d++;
+        } else if (t->dtype != MT_BOOL) {
+            st = index_on_device(self, t, &idx[d++]);
+        } else {
             mt_tensor *mask = NULL;
             if ((st = index_on_device(self, t, &mask))) {
                 return st;
@@ -304,20 +339,10 @@ out_release:
     return st;
 }
 
-mt_status
-mt_check_index_put_dtype(const mt_tensor *self, const mt_tensor *values)
-{
-    if (values->dtype != self->dtype) {
-        return mt_fail(MT_ERUNTIME,
-                       "Index put requires the source and destination dtypes match, got %s for "
-                       "the destination and %s for the source.",
-                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(values->dtype));
-    }
-    return MT_OK;
-}
-
-mt_status
-mt_check_index_put(const mt_tensor *values, const mt_index_plan *p)
+/* index_put_'s values broadcast to self[indices]'s shape, which only the plan knows (a mask's
+ * count of trues is data). */
+static mt_status
+check_index_put(const mt_tensor *values, const mt_index_plan *p)
 {
     char b1[256], b2[256];
     bool fits = values->ndim <= p->ndim;
@@ -361,11 +386,8 @@ mt_status
 mt_index_gather(mt_args *a, const mt_index_backend *be)
 {
     mt_tensor *self = a->t[0], *index = a->t[1], *pos = NULL, *src = NULL;
-    int dim = 0;
-    mt_status st = mt_check_gather(self, a->i[0], index, &dim);
-    if (st) {
-        return st;
-    }
+    const int dim = a->plan->along.dim;
+    mt_status st;
     int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
     int n = mt_index_geometry1(self, ss, sst);
     mt_index_geometry1(index, is, ist);
@@ -439,20 +461,13 @@ mt_status
 mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace)
 {
     mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
-    int dim = 0;
-    mt_status st = mt_check_scatter(self, a->i[0], index, src, &dim);
-    if (st) {
-        return st;
-    }
+    mt_status st;
     if (inplace) {
-        if ((st = mt_check_writable(self))) {
-            return st;
-        }
         target = mt_tensor_retain(self);
     } else if ((st = be->cast(self, self->dtype, &target))) {
         return st;
     }
-    st = scatter_into(be, target, dim, index, src, add);
+    st = scatter_into(be, target, a->plan->along.dim, index, src, add);
     if (st) {
         mt_tensor_release(target);
         return st;
@@ -492,15 +507,12 @@ mt_status
 mt_index_put(mt_args *a, const mt_index_backend *be)
 {
     mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL;
-    mt_status st = mt_check_index_put_dtype(self, values);
-    if (st || (st = mt_check_writable(self))) {
-        return st;
-    }
     mt_index_plan p;
-    if ((st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p))) {
+    mt_status st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p);
+    if (st) {
         return st;
     }
-    if ((st = mt_check_index_put(values, &p))) {
+    if ((st = check_index_put(values, &p))) {
         goto out_release;
     }
     /* values that share self's memory are read in full before anything is written; a Python
@@ -532,7 +544,7 @@ rows(const mt_index_backend *be, mt_tensor *index, int64_t size, mt_tensor **out
     bool bad = false;
     int64_t v = 0;
     mt_status st = be->positions(index, size, NULL, out, &bad, &v);
-    return st ? st : bad ? mt_fail(MT_EINDEX, "index out of range in self") : MT_OK;
+    return st ? st : bad ? mt_fail_embedding_index() : MT_OK;
 }
 
 /* out = self's entries flat[k] along dim, flat (n) int64 positions. */
@@ -571,10 +583,10 @@ mt_status
 mt_index_select(mt_args *a, const mt_index_backend *be)
 {
     mt_tensor *self = a->t[0], *index = a->t[1], *flat = NULL;
-    int dim = 0;
-    int64_t n = 0;
-    mt_status st = mt_check_index_select(self, a->i[0], index, &dim, &n);
-    if (st || (st = rows(be, index, self->ndim ? self->sizes[dim] : 1, &flat))) {
+    const int dim = a->plan->along.dim;
+    const int64_t n = a->plan->along.n;
+    mt_status st = rows(be, index, self->ndim ? self->sizes[dim] : 1, &flat);
+    if (st) {
         return st;
     }
     st = select_rows(be, self, dim, flat, n, &a->out[0]);
@@ -587,19 +599,6 @@ mt_status
 mt_index_embedding(mt_args *a, const mt_index_backend *be)
 {
     mt_tensor *weight = a->t[0], *indices = a->t[1], *flat = NULL, *rows2d = NULL;
-    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected tensor for argument #1 'indices' to have one of the following "
-                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
-                       "checking arguments for embedding)",
-                       mt_dtype_scalar_name(indices->dtype));
-    }
-    if (weight->ndim != 2) {
-        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
-    }
-    if (indices->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
-    }
     int64_t shape[MT_MAX_DIMS], n = mt_tensor_numel(indices);
     memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
     shape[indices->ndim] = weight->sizes[1];
@@ -614,4 +613,75 @@ mt_index_embedding(mt_args *a, const mt_index_backend *be)
     mt_tensor_clear(&rows2d);
     mt_tensor_clear(&flat);
     return st;
+}
+
+/* ---- the front ends ---- */
+
+// self (*), dim, index (*) int32/int64 of self's rank
+mt_status
+mt_front_gather(const mt_args *a, mt_plan *p)
+{
+    return check_gather(a->t[0], a->i[0], a->t[1], &p->along.dim);
+}
+
+// self (*), dim, index (*), src (*) or a Python number; scatter and scatter_add, in place (and
+// then self can be written) or not
+mt_status
+mt_front_scatter(const mt_args *a, mt_plan *p)
+{
+    mt_status st = check_scatter(a->t[0], a->i[0], a->t[1], a->t[2], &p->along.dim);
+    return st || !(mt_op_flags[p->op] & INPLACE) ? st : mt_check_writable(a->t[0]);
+}
+
+// self (*), dim, index (n) or 0-dim, int32/int64
+mt_status
+mt_front_index_select(const mt_args *a, mt_plan *p)
+{
+    return check_index_select(a->t[0], a->i[0], a->t[1], &p->along.dim, &p->along.n);
+}
+
+// self (*), indices (tensors or NULL, one per leading dim)
+mt_status
+mt_front_index(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    return check_indices(a->t[0], a->ntl, a->tl);
+}
+
+// self (*), indices as for index, values of self's dtype
+mt_status
+mt_front_index_put_(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    const mt_tensor *self = a->t[0], *values = a->t[1];
+    if (values->dtype != self->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "Index put requires the source and destination dtypes match, got %s for "
+                       "the destination and %s for the source.",
+                       mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(values->dtype));
+    }
+    mt_status st = mt_check_writable(self);
+    return st ? st : check_indices(self, a->ntl, a->tl);
+}
+
+// weight (V, D), indices (*) int64 or int32
+mt_status
+mt_front_embedding(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    const mt_tensor *weight = a->t[0], *indices = a->t[1];
+    if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected tensor for argument #1 'indices' to have one of the following "
+                       "scalar types: Long, Int; but got minitorch.%sTensor instead (while "
+                       "checking arguments for embedding)",
+                       mt_dtype_scalar_name(indices->dtype));
+    }
+    if (weight->ndim != 2) {
+        return mt_fail(MT_ERUNTIME, "'weight' must be 2-D");
+    }
+    if (indices->ndim + 1 > MT_MAX_DIMS) {
+        return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
+    }
+    return MT_OK;
 }

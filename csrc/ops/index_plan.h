@@ -1,7 +1,8 @@
-/* What the index kernels of every device share (index_plan.c): the argument checks of gather,
- * scatter, index_select and index_put_, and the plan of advanced indexing (self[indices]): the
- * result's shape, self viewed with it, and the positions of the indexed elements. Only the loops
- * and the reading of index values are the device's own (csrc/cpu/index.c, cuda/ops_index.c). */
+/* What the index kernels of every device share (index_plan.c; their front ends, the checks of
+ * gather, scatter, index_select, index, index_put_ and embedding, are there too): the plan of
+ * advanced indexing (self[indices]): the result's shape, self viewed with it, and the positions
+ * of the indexed elements. Only the loops and the reading of index values are the device's own
+ * (csrc/cpu/index.c, cuda/ops_index.c). */
 #ifndef MT_OPS_INDEX_PLAN_H
 #define MT_OPS_INDEX_PLAN_H
 
@@ -11,16 +12,6 @@
 /* t's sizes and strides with at least one dim: gather and scatter see a 0-dim tensor as one
  * element of a 1-dim one, as PyTorch does. Returns the number of dims. */
 int mt_index_geometry1(const mt_tensor *t, int64_t *sizes, int64_t *strides);
-/* gather(self, dim, index): *dim wrapped, an int index of self's rank, no larger than self but
- * along dim. */
-mt_status mt_check_gather(const mt_tensor *self, int64_t dim, const mt_tensor *index, int *wdim);
-/* scatter and scatter_add(self, dim, index, src): src a tensor of self's dtype or a Python number
- * that fits it, PyTorch's shape rule (scatter_shape_check). */
-mt_status mt_check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index,
-                           const mt_tensor *src, int *wdim);
-/* index_select(self, dim, index): a vector (or 0-dim) int index; *n its length. */
-mt_status mt_check_index_select(const mt_tensor *self, int64_t dim, const mt_tensor *index,
-                                int *wdim, int64_t *n);
 
 /* The byte offsets (shape B, contiguous int64, on self's device) of the indexed dims' elements:
  * the sum over the indexed dims d of wrap(idx[d]) * self's byte stride of d, each idx[d]
@@ -32,7 +23,8 @@ typedef mt_status (*mt_index_offsets_fn)(mt_tensor *self, mt_tensor *const *idx,
 /* self[indices] as PyTorch's index sees it. indices[k] applies to the next dim of self (a bool
  * mask of m dims to the next m, as the columns of its nonzero()); NULL skips a dim. The index
  * tensors broadcast to one shape B, which replaces the indexed dims in the result: in their place
- * if they are adjacent, else in front (NumPy's rule). */
+ * if they are adjacent, else in front (NumPy's rule). The indices passed the front end's checks;
+ * what only their values show (no broadcast shape, an index out of range) fails here. */
 typedef struct mt_index_plan {
     int ndim;
     int64_t shape[MT_MAX_DIMS]; /* the result's */
@@ -43,10 +35,6 @@ typedef struct mt_index_plan {
 mt_status mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
                              mt_index_offsets_fn offsets, mt_index_plan *p);
 void mt_index_plan_release(mt_index_plan *p);
-/* index_put_(self, ..., values): values of self's dtype (before the plan) and broadcastable to
- * the plan's shape (after it). */
-mt_status mt_check_index_put_dtype(const mt_tensor *self, const mt_tensor *values);
-mt_status mt_check_index_put(const mt_tensor *values, const mt_index_plan *p);
 
 /* ---- the kernels, over a device's backend ---- */
 
@@ -72,7 +60,7 @@ typedef struct mt_index_backend {
 } mt_index_backend;
 
 /* The kernels of gather, scatter and scatter_add (add) in place or not, index, index_put_,
- * index_select and embedding, for any device. */
+ * index_select and embedding, for any device, after their front ends (a->plan). */
 mt_status mt_index_gather(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace);
 mt_status mt_index_index(mt_args *a, const mt_index_backend *be);

@@ -88,7 +88,7 @@ check_lists(const char *fn, const mt_args *a, const list_spec *specs, int nlists
 }
 
 mt_status
-mt_front__fused_sgd_(const mt_args *a, mt_plan *p)
+mt_front_fused_sgd(const mt_args *a, mt_plan *p)
 {
     (void)p;
     const mt_sgd_hyper h = mt_sgd_hyper_of(a);
@@ -100,8 +100,9 @@ mt_front__fused_sgd_(const mt_args *a, mt_plan *p)
     return check_lists("_fused_sgd_", a, specs, 3);
 }
 
-static mt_status
-check_adam(const mt_args *a, const char *fn)
+/* _fused_adam_ and _fused_adamw_ */
+mt_status
+mt_front_fused_adam(const mt_args *a, mt_plan *p)
 {
     const mt_adam_hyper h = mt_adam_hyper_of(a, false);
     const list_spec specs[] = {
@@ -110,25 +111,11 @@ check_adam(const mt_args *a, const char *fn)
         {"max_exp_avg_sqs", h.amsgrad, true, false},
         {"state_steps", true, true, true},
     };
-    return check_lists(fn, a, specs, 6);
+    return check_lists(mt_op_names[p->op], a, specs, 6);
 }
 
 mt_status
-mt_front__fused_adam_(const mt_args *a, mt_plan *p)
-{
-    (void)p;
-    return check_adam(a, "_fused_adam_");
-}
-
-mt_status
-mt_front__fused_adamw_(const mt_args *a, mt_plan *p)
-{
-    (void)p;
-    return check_adam(a, "_fused_adamw_");
-}
-
-mt_status
-mt_front__fused_rmsprop_(const mt_args *a, mt_plan *p)
+mt_front_fused_rmsprop(const mt_args *a, mt_plan *p)
 {
     (void)p;
     const mt_rmsprop_hyper h = mt_rmsprop_hyper_of(a);

@@ -1,7 +1,8 @@
 /* What a front end (ops/front.h) hands the backend kernels of its op: the plan it computed while
  * checking the arguments, so that no backend computes it again. One struct per family; the
- * dispatcher keeps one mt_plan for the call and the kernel reads its family's member through
- * a->plan. Plain values only (no tensor references): nothing to release. */
+ * dispatcher keeps one mt_plan for the call, with the op it is for (a front end shared by
+ * several ops, tril and tril_, tells them apart by it), and the kernel reads its family's member
+ * through a->plan. Plain values only (no tensor references): nothing to release. */
 #ifndef MT_OPS_PLANS_H
 #define MT_OPS_PLANS_H
 
@@ -10,6 +11,7 @@
 
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "dispatch/dispatch.h"
 #include "cpu/pool_window.h" /* pool_geom, plain C for the CUDA kernels too */
 
 /* The reductions and the ops along one dim (cumsum, cumprod, softmax, log_softmax). */
@@ -50,13 +52,68 @@ typedef struct mt_loss_plan {
     int64_t n, dim;  /* embedding_dense_backward: the number of indices, the embedding dim */
 } mt_loss_plan;
 
-typedef union mt_plan {
-    mt_reduce_plan reduce;
-    mt_product_plan product;
-    conv_geom conv;
-    pool_geom pool; /* 2-D pooling and its backward ops: the windows */
-    mt_norm_plan norm;
-    mt_loss_plan loss;
+/* The ops along one dim of self: gather, scatter, index_select (n: the index's length), sort,
+ * argsort, topk (n: how many of each row the result keeps). */
+typedef struct mt_along_plan {
+    int dim; /* wrapped */
+    int64_t n;
+} mt_along_plan;
+
+/* The shape ops that move elements. */
+typedef struct mt_shape_plan {
+    int ndim;                   /* cat: the result's rank; masked_select: the broadcast one */
+    int64_t sizes[MT_MAX_DIMS]; /* their sizes */
+    int dim;                    /* cat: the dim joined along (wrapped) */
+    mt_dtype dt;                /* cat: the promoted dtype */
+    bool dims[MT_MAX_DIMS];     /* flip: the dims flipped */
+    int64_t classes;            /* one_hot: num_classes as given (-1: from the values) */
+} mt_shape_plan;
+
+/* The factories that compute their values: arange's n values start + i * step (ints: in int64
+ * from si, di; else in double from s, d), or linspace's (logspace's: base ** point) n points
+ * from s to e; eye's n x m; empty and randperm use dt (and randperm n). */
+typedef struct mt_range_spec {
+    mt_dtype dt;
+    int64_t n, m;
+    bool ints;
+    int64_t si, di;
+    double s, d, e, base;
+} mt_range_spec;
+
+/* The random fills. */
+typedef enum mt_random_kind {
+    MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
+    MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
+    MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
+    MT_RANDOM_INTS,      /* random_(from, to): from, span */
+    MT_RANDOM_EXPONENTIAL, /* exponential_(lambd): a */
+    MT_RANDOM_GEOMETRIC,   /* geometric_(p): a */
+    MT_RANDOM_LOG_NORMAL,  /* log_normal_(mean, std): a, b */
+    MT_RANDOM_CAUCHY,      /* cauchy_(median, sigma): a, b */
+    MT_RANDOM_NUM_KINDS
+} mt_random_kind;
+
+typedef struct mt_random_spec {
+    double a, b;
+    int64_t from;
+    uint64_t span; /* 0 for all 2^64 values */
+} mt_random_spec;
+
+typedef struct mt_plan {
+    mt_op op; /* set by the dispatcher */
+    union {
+        mt_reduce_plan reduce;
+        mt_product_plan product;
+        conv_geom conv;
+        pool_geom pool; /* 2-D pooling and its backward ops: the windows */
+        mt_norm_plan norm;
+        mt_loss_plan loss;
+        mt_along_plan along;
+        mt_shape_plan shape;
+        mt_range_spec range;
+        mt_random_spec random;
+        mt_scalar value; /* fill_: the value, read once */
+    };
 } mt_plan;
 
 #endif

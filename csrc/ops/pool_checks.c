@@ -266,15 +266,9 @@ mt_front_max_pool2d_with_indices_backward(const mt_args *a, mt_plan *p)
     return st;
 }
 
-// self (N, C, H, W) or (C, H, W)
+// self (N, C, H, W) or (C, H, W); max_pool2d and max_pool2d_with_indices
 mt_status
 mt_front_max_pool2d(const mt_args *a, mt_plan *p)
-{
-    return max_pool2d_geom(a, a->t[0], &p->pool);
-}
-
-mt_status
-mt_front_max_pool2d_with_indices(const mt_args *a, mt_plan *p)
 {
     return max_pool2d_geom(a, a->t[0], &p->pool);
 }
@@ -297,7 +291,7 @@ mt_front_avg_pool2d_backward(const mt_args *a, mt_plan *p)
 
 // grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W)
 mt_status
-mt_front__adaptive_avg_pool2d_backward(const mt_args *a, mt_plan *p)
+mt_front_adaptive_avg_pool2d_backward(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *self = a->t[1];
     p->pool = (pool_geom){0};

@@ -1,7 +1,12 @@
-/* The argument checks of the random fills (ops/arg_checks.h), for every device. */
+/* The front ends of the random fills (uniform_, normal_, bernoulli_, random_, exponential_,
+ * geometric_, log_normal_, cauchy_), for every device:
+ * PyTorch's defaults and checks, and the fill's parameters (mt_random_spec) for the kernels of
+ * csrc/cpu/random.c and cuda/ops_random.c. */
 #include <stdint.h>
 
 #include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 static double
 scalar_or(mt_scalar s, double dflt)
@@ -55,7 +60,12 @@ check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
     return MT_OK;
 }
 
-static const char *const random_names[] = {"uniform", "normal", "bernoulli", "random"};
+static const char *const random_kernels[] = {"uniform_kernel", "normal_kernel",
+                                              "bernoulli_kernel", "random_kernel"};
+/* the fill of each mt_random_kind */
+static const mt_op random_ops[MT_RANDOM_NUM_KINDS] = {
+    MT_OP_uniform_,     MT_OP_normal_,    MT_OP_bernoulli_,  MT_OP_random_,
+    MT_OP_exponential_, MT_OP_geometric_, MT_OP_log_normal_, MT_OP_cauchy_};
 
 /* bernoulli_'s p as a number: t[1], a wrapped Python number (a tensor p is
  * mt_bernoulli_tensor_p's). */
@@ -69,9 +79,10 @@ bernoulli_p(const mt_args *a)
 /* The parameters of exponential_, geometric_, log_normal_ and cauchy_, checked as PyTorch's
  * *_impl_ do, then self's dtype as their kernels do. */
 static mt_status
-other_spec(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+other_spec(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
 {
     mt_dtype dt = a->t[0]->dtype;
+    const char *device = mt_front_on_cuda(a->t[0]) ? "cuda" : "cpu";
     out->a = scalar_or(a->s[0], 0); /* the schemas give the defaults */
     out->b = scalar_or(a->s[1], 0);
     switch (kind) {
@@ -117,17 +128,17 @@ other_spec(const mt_args *a, mt_random_kind kind, const char *device, mt_random_
 }
 
 mt_status
-mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_random_spec *out)
+mt_random_spec_of(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
 {
     mt_dtype dt = a->t[0]->dtype;
     *out = (mt_random_spec){0, 0, 0, 1};
     if (kind > MT_RANDOM_INTS) {
-        return other_spec(a, kind, device, out);
+        return other_spec(a, kind, out);
     }
     /* bernoulli_ fills any dtype with 0 and 1 */
     if ((kind == MT_RANDOM_UNIFORM || kind == MT_RANDOM_NORMAL) && !mt_dtype_is_float(dt)) {
-        return mt_fail(MT_ENOTIMPL, "\"%s_kernel_%s\" not implemented for '%s'", random_names[kind],
-                       device, mt_dtype_scalar_name(dt));
+        return mt_fail_not_implemented(random_kernels[kind],
+                                       mt_front_on_cuda(a->t[0]) ? "_cuda" : "_cpu", dt);
     }
     switch (kind) {
     case MT_RANDOM_UNIFORM:
@@ -177,4 +188,21 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, const char *device, mt_
     out->from = from;
     out->span = (uint64_t)to_inc - (uint64_t)from + 1; /* 0: all 2^64 values */
     return MT_OK;
+}
+
+// self (any shape), filled in place (uniform_, normal_, random_, exponential_, geometric_,
+// log_normal_, cauchy_; bernoulli_'s front end is distributions.c's): the fill's parameters,
+// and self can be written
+mt_status
+mt_front_random_fill(const mt_args *a, mt_plan *p)
+{
+    int kind = 0;
+    while (kind < MT_RANDOM_NUM_KINDS && random_ops[kind] != p->op) {
+        kind++;
+    }
+    if (kind == MT_RANDOM_NUM_KINDS) {
+        return mt_fail(MT_ERUNTIME, "random fill: no kind for this op"); /* a bad MT_FRONTS entry */
+    }
+    mt_status st = mt_random_spec_of(a, (mt_random_kind)kind, &p->random);
+    return st ? st : mt_check_writable(a->t[0]);
 }

@@ -81,53 +81,25 @@ mt_front_mean(const mt_args *a, mt_plan *p)
     return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
 }
 
-/* max or min (name) over dims, in self's dtype. */
-static mt_status
-extremum(const mt_args *a, const mt_intlist *dims, const char *name, mt_reduce_plan *r)
-{
-    r->in_dt = r->out_dt = a->t[0]->dtype;
-    mt_status st = mt_reduced_dims(a->t[0], dims, r->reduce);
-    return st ? st : check_elements(a->t[0], r->reduce, name);
-}
-
 static const mt_intlist all_dims = {.n = 0, .none = true};
 
+/* amax and amin over dims, max and min over all of them, in self's dtype: not of nothing. */
 mt_status
-mt_front_amax(const mt_args *a, mt_plan *p)
+mt_front_extremum(const mt_args *a, mt_plan *p)
 {
-    return extremum(a, &a->l[0], "amax", &p->reduce);
-}
-
-mt_status
-mt_front_amin(const mt_args *a, mt_plan *p)
-{
-    return extremum(a, &a->l[0], "amin", &p->reduce);
-}
-
-mt_status
-mt_front_max(const mt_args *a, mt_plan *p)
-{
-    return extremum(a, &all_dims, "max", &p->reduce);
-}
-
-mt_status
-mt_front_min(const mt_args *a, mt_plan *p)
-{
-    return extremum(a, &all_dims, "min", &p->reduce);
+    mt_reduce_plan *r = &p->reduce;
+    bool all = p->op == MT_OP_max || p->op == MT_OP_min;
+    r->in_dt = r->out_dt = a->t[0]->dtype;
+    mt_status st = mt_reduced_dims(a->t[0], all ? &all_dims : &a->l[0], r->reduce);
+    return st ? st : check_elements(a->t[0], r->reduce, mt_op_names[p->op]);
 }
 
 /* all and any: bools. */
 mt_status
-mt_front_all(const mt_args *a, mt_plan *p)
+mt_front_logical(const mt_args *a, mt_plan *p)
 {
     p->reduce.in_dt = p->reduce.out_dt = MT_BOOL;
     return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
-}
-
-mt_status
-mt_front_any(const mt_args *a, mt_plan *p)
-{
-    return mt_front_all(a, p);
 }
 
 /* norm: a float result, and PyTorch's errors for a norm with no identity (p < 0 or inf) of
@@ -174,7 +146,7 @@ mt_front_norm(const mt_args *a, mt_plan *p)
 
 /* var and std: a float input; p the correction. */
 mt_status
-mt_front_var(const mt_args *a, mt_plan *p)
+mt_front_moment(const mt_args *a, mt_plan *p)
 {
     mt_reduce_plan *r = &p->reduce;
     if (!mt_dtype_is_float(a->t[0]->dtype)) {
@@ -183,12 +155,6 @@ mt_front_var(const mt_args *a, mt_plan *p)
     r->in_dt = r->out_dt = a->t[0]->dtype;
     r->p = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0) : mt_scalar_to_double(a->s[0]);
     return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
-}
-
-mt_status
-mt_front_std(const mt_args *a, mt_plan *p)
-{
-    return mt_front_var(a, p);
 }
 
 /* logsumexp: computed in self's float dtype, or the default one. */
@@ -200,14 +166,22 @@ mt_front_logsumexp(const mt_args *a, mt_plan *p)
     return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
 }
 
-/* max_dim, min_dim, argmax, argmin (name) over dims (an int, or None for argmax and argmin:
- * the flattened tensor): bool refused when !want_values, PyTorch's errors for an empty
- * reduction; dim the one dim, wrapped (0 for None). */
-static mt_status
-arg_extreme(const mt_args *a, const mt_intlist *dims, const char *name, bool want_values,
-            mt_reduce_plan *r)
+/* max_dim and min_dim (values and indices) along a dim, argmax and argmin (indices, no bool)
+ * along a dim or None (the flattened tensor): PyTorch's errors for an empty reduction; dim the
+ * one dim, wrapped (0 for None). */
+mt_status
+mt_front_arg_extreme(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *self = a->t[0];
+    mt_reduce_plan *r = &p->reduce;
+    bool want_values = p->op == MT_OP_max_dim || p->op == MT_OP_min_dim;
+    const char *name = p->op == MT_OP_max_dim ? "max"
+                       : p->op == MT_OP_min_dim ? "min"
+                                                : mt_op_names[p->op];
+    /* max_dim's and min_dim's dim is an int, argmax's and argmin's an int or None */
+    const mt_intlist dim_arg = want_values ? (mt_intlist){.n = 1, .none = false, .v = {a->i[0]}}
+                                           : mt_dim_list(a, 0);
+    const mt_intlist *dims = &dim_arg;
     r->in_dt = r->out_dt = self->dtype;
     r->dim = 0;
     mt_status st = mt_reduced_dims(self, dims, r->reduce);
@@ -234,37 +208,9 @@ arg_extreme(const mt_args *a, const mt_intlist *dims, const char *name, bool wan
     return MT_OK;
 }
 
-mt_status
-mt_front_max_dim(const mt_args *a, mt_plan *p)
-{
-    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
-    return arg_extreme(a, &dim, "max", true, &p->reduce);
-}
-
-mt_status
-mt_front_min_dim(const mt_args *a, mt_plan *p)
-{
-    mt_intlist dim = {.n = 1, .none = false, .v = {a->i[0]}};
-    return arg_extreme(a, &dim, "min", true, &p->reduce);
-}
-
-mt_status
-mt_front_argmax(const mt_args *a, mt_plan *p)
-{
-    mt_intlist dim = mt_dim_list(a, 0);
-    return arg_extreme(a, &dim, "argmax", false, &p->reduce);
-}
-
-mt_status
-mt_front_argmin(const mt_args *a, mt_plan *p)
-{
-    mt_intlist dim = mt_dim_list(a, 0);
-    return arg_extreme(a, &dim, "argmin", false, &p->reduce);
-}
-
 /* cumsum and cumprod: computed in int64 for integers and bools (or the dtype asked for). */
 mt_status
-mt_front_cumsum(const mt_args *a, mt_plan *p)
+mt_front_scan(const mt_args *a, mt_plan *p)
 {
     mt_dtype self_dt = a->t[0]->dtype;
     p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
@@ -273,16 +219,12 @@ mt_front_cumsum(const mt_args *a, mt_plan *p)
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
 }
 
+/* softmax and log_softmax: a float dtype they compute in. */
 mt_status
-mt_front_cumprod(const mt_args *a, mt_plan *p)
+mt_front_softmax(const mt_args *a, mt_plan *p)
 {
-    return mt_front_cumsum(a, p);
-}
-
-/* softmax and log_softmax (name): a float dtype they compute in. */
-static mt_status
-softmax(const mt_args *a, const char *name, mt_reduce_plan *r)
-{
+    mt_reduce_plan *r = &p->reduce;
+    const char *name = mt_op_names[p->op];
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : a->t[0]->dtype;
     if (!mt_dtype_is_float(dt)) {
         return mt_fail(MT_ENOTIMPL, "\"%s_lastdim_kernel_impl\" not implemented for '%s'", name,
@@ -290,16 +232,4 @@ softmax(const mt_args *a, const char *name, mt_reduce_plan *r)
     }
     r->in_dt = r->out_dt = dt;
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &r->dim);
-}
-
-mt_status
-mt_front_softmax(const mt_args *a, mt_plan *p)
-{
-    return softmax(a, "softmax", &p->reduce);
-}
-
-mt_status
-mt_front_log_softmax(const mt_args *a, mt_plan *p)
-{
-    return softmax(a, "log_softmax", &p->reduce);
 }

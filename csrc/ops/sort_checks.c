@@ -1,14 +1,14 @@
-/* The argument checks and result shapes of the sort family (sort, argsort, topk, _unique2),
- * shared by the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C API)
- * so that both wrap dim, refuse the same calls and shape their results alike; each backend only
- * brings its sort_along. */
-#include <string.h>
-
+/* The front ends of the sort family (sort, argsort, topk), for every device, and the result
+ * shapes that the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C
+ * API) share, so that both wrap dim, refuse the same calls and shape their results alike; each
+ * backend only brings its sort_along. */
 #include "ops/arg_checks.h"
+#include "ops/fails.h"
+#include "ops/front.h"
 
 /* *dim wrapped, *k how many of each row along it the result keeps (all of them for sort) */
 static mt_status
-sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
+sort_spec(const mt_args *a, bool topk, int *dim, int64_t *k)
 {
     const mt_tensor *self = a->t[0];
     mt_status st = mt_wrap_dim(a->i[topk ? 1 : 0], self->ndim, dim);
@@ -21,9 +21,9 @@ sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
         return MT_OK;
     }
     if (self->dtype == MT_BOOL) {
-        return strcmp(device, "CPU") == 0
-                   ? mt_fail(MT_ERUNTIME, "topk does not support bool dtypes on CPU")
-                   : mt_fail(MT_ENOTIMPL, "\"topk_out_cuda\" not implemented for 'Bool'");
+        return mt_front_on_cuda(self)
+                   ? mt_fail_not_implemented("topk_out_cuda", "", self->dtype)
+                   : mt_fail(MT_ERUNTIME, "topk does not support bool dtypes on CPU");
     }
     if (a->i[0] < 0 || a->i[0] > n) {
         return mt_fail(MT_ERUNTIME, "selected index k out of range");
@@ -33,17 +33,26 @@ sort_spec(const mt_args *a, bool topk, const char *device, int *dim, int64_t *k)
     return MT_OK;
 }
 
+// self (*), dim (i[0]), descending (b[0]): sort and argsort
 mt_status
-mt_sort_with(mt_args *a, bool topk, bool want_values, const char *device, mt_sort_along_fn along)
+mt_front_sort(const mt_args *a, mt_plan *p)
 {
-    int dim = 0;
-    int64_t k = 0;
-    mt_status st = sort_spec(a, topk, device, &dim, &k);
-    if (st) {
-        return st;
-    }
-    return want_values ? along(a->t[0], dim, k, a->b[0], &a->out[0], &a->out[1])
-                       : along(a->t[0], dim, k, a->b[0], NULL, &a->out[0]);
+    return sort_spec(a, false, &p->along.dim, &p->along.n);
+}
+
+// self (*), k (i[0]), dim (i[1]), largest (b[0])
+mt_status
+mt_front_topk(const mt_args *a, mt_plan *p)
+{
+    return sort_spec(a, true, &p->along.dim, &p->along.n);
+}
+
+mt_status
+mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along)
+{
+    const mt_along_plan *p = &a->plan->along;
+    return want_values ? along(a->t[0], p->dim, p->n, a->b[0], &a->out[0], &a->out[1])
+                       : along(a->t[0], p->dim, p->n, a->b[0], NULL, &a->out[0]);
 }
 
 void

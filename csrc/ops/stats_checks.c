@@ -293,13 +293,6 @@ mt_front_cummax(const mt_args *a, mt_plan *plan)
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &plan->reduce.dim);
 }
 
-/* cummin's arguments are cummax's */
-mt_status
-mt_front_cummin(const mt_args *a, mt_plan *plan)
-{
-    return mt_front_cummax(a, plan);
-}
-
 mt_status
 mt_front_unique_dim(const mt_args *a, mt_plan *plan)
 {
