@@ -527,6 +527,34 @@ check_refused(mt_op op, const mt_formula *f, const mt_args *a)
     return MT_OK;
 }
 
+/* *out = a copy of self as it is before an in-place op, for the op's node to save. PyTorch's
+ * self.clone() records a CloneBackward0 so that a double backward reaches self's history; the
+ * copy gets self's history itself instead (clone's backward is the identity), a node fewer
+ * per in-place call. */
+static mt_status
+original_of(mt_tensor *self, mt_tensor **out)
+{
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_op_clone(self, out);
+    mt_set_grad_enabled(was);
+    mt_edge e = {NULL, 0};
+    if (st == MT_OK && (st = mt_autograd_edge_of(self, &e)) == MT_OK && e.node &&
+        e.node->formula) { /* not a leaf's AccumulateGrad: an in-place op refuses those */
+        (*out)->grad_fn = e.node;
+        (*out)->output_nr = e.input_nr;
+        (*out)->requires_grad = true;
+        e.node = NULL;
+    }
+    if (e.node) {
+        mt_node_release(e.node);
+    }
+    if (st) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
 /* The Autograd key's kernel of op: its node's inputs, the op below, then the node's outputs. */
 static mt_status
 autograd_call(mt_op op, mt_args *a)
@@ -544,9 +572,13 @@ autograd_call(mt_op op, mt_args *a)
         if ((st = mt_autograd_check_inplace(a->t[0]))) {
             return st;
         }
-        /* The formula may need self as it was: keep a copy (the op overwrites it), made under
-         * autograd as PyTorch's self.clone(), so a double backward reaches self's history. */
-        if ((f->save_inputs & 1u) && (st = mt_op_clone(a->t[0], &original_self))) {
+        /* The formula may need self as it was: keep a copy (the op overwrites it). */
+        unsigned save = f->save_inputs;
+        bool save_outputs = f->save_outputs;
+        if (f->saves) {
+            f->saves(a, &save, &save_outputs);
+        }
+        if ((save & 1u) && (st = original_of(a->t[0], &original_self))) {
             return st;
         }
     }

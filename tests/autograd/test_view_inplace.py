@@ -464,6 +464,23 @@ def test_double_backward_through_copy_slices():
         np.testing.assert_allclose(m, t)
 
 
+def test_double_backward_through_saved_self():
+    """An in-place op keeps self as it was for its backward, with self's history before the op
+    (PyTorch's self.clone()): the second derivative reaches it."""
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(X, requires_grad=True)
+        y = lib.tensor(Y + 1, requires_grad=True)
+        a = x * x
+        a.mul_(y)
+        a.div_(y.exp())
+        gx, gy = lib.autograd.grad((a * a).sum(), (x, y), create_graph=True)
+        ((gx * gx).sum() + (gy * gy).sum()).backward()
+        results.append([np.asarray(t.tolist()) for t in (gx, gy, x.grad, y.grad)])
+    for m, t in zip(*results):
+        np.testing.assert_allclose(m, t, rtol=1e-10)
+
+
 def test_view_bookkeeping_as_pytorch():
     for lib in (minitorch, torch):
         x = lib.tensor(X, requires_grad=True)
