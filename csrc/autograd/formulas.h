@@ -18,6 +18,7 @@
  * no result. */
 void mt_saves_batch_norm(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 void mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
+void mt_saves_mul(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
 /* The node name of the rows with .overload: PyTorch numbers an op's overloads apart (sum() is
  * SumBackward0, sum(dim) SumBackward1); NULL for the row's name. */

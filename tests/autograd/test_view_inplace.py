@@ -179,6 +179,16 @@ def expanded_view_read(lib, x, y):
     return e * y, [e, a]
 
 
+def scaled_then_changed(lib, x, y):
+    """`v * 2` keeps no v (PyTorch's MulBackward keeps self only for other's gradient): changing
+    v's base afterwards is no error (test_saved_tensors_changed_later: `v * v` keeps v)."""
+    a = x.clone()
+    e = a.expand(2, 3, 4)
+    out = e * 2 + a[1:].mul(3).sum() + y
+    a.mul_(2)
+    return out + e, [e, a]
+
+
 def modified_under_no_grad(lib, x, y):
     a = x.clone()
     v = a[1:]
@@ -211,7 +221,7 @@ CASES = {}
 for fn in (augmented_assignment_on_views, base_changed_then_view, view_changed_then_base, sibling_after_view_changed,
            view_of_view, several_in_sequence, steps, transposes, permuted_chain, setitem, setitem_into_zeros,
            copy_into_fresh, relu_inplace_on_view, index_put_on_view, saving_formulas_on_views, fills_on_views,
-           other_view_ops, expanded_view_read, modified_under_no_grad, inplace_on_composite_results,
+           other_view_ops, expanded_view_read, scaled_then_changed, modified_under_no_grad, inplace_on_composite_results,
            other_view_of_fresh_base):
     CASES[fn.__name__] = fn
 
