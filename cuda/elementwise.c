@@ -173,7 +173,11 @@ run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_
     }
     p.data[0] = mt_tensor_data(plan->ops[0]);
     p.nin = plan->nin;
-    p.k = k ? to_cuda_scalar(*k) : p.k; /* else 0, unread */
+    if (k) { /* else 0, unread */
+        p.k = to_cuda_scalar(k[0]);
+        p.k2 = to_cuda_scalar(k[1]);
+        p.k3 = to_cuda_scalar(k[2]);
+    }
     geometry(&p, plan->ndim, plan->shape, ops, plan->nin + 1);
     if (p.n == 0) {
         return MT_OK;

@@ -1,7 +1,9 @@
-// The index kernels of the CUDA backend (index.h): one strided pass that takes, puts or adds
-// through int64 positions, the range check of index values, and the offsets of advanced
-// indexing. The plans and the checks are ops/index_plan.c's, the launches ops_index.c's.
+// The index kernels of the CUDA backend (index.h): one strided pass that takes, puts, adds or
+// reduces otherwise (scatter's multiply, scatter_reduce's amax and amin) through int64
+// positions, the range check of index values, and the offsets of advanced indexing. The plans
+// and the checks are ops/index_plan.c's, the launches ops_index.c's.
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
@@ -35,8 +37,51 @@ static __device__ __forceinline__ void atomic_add(double *p, double v)
     atomicAdd(p, v);
 }
 
+// Atomic dst = f(dst, v) for the other reductions (Mode 3 *, 4 maximum, 5 minimum): a
+// compare-and-swap loop on the element's bits. A bool's product and minimum are an and, its
+// maximum an or: a writer that changes the element always writes the same value.
+template <typename T> struct bits_of {
+    typedef unsigned int type;
+};
+template <> struct bits_of<int64_t> {
+    typedef unsigned long long type;
+};
+template <> struct bits_of<double> {
+    typedef unsigned long long type;
+};
+template <int Mode, typename T> static __device__ __forceinline__ T combine(T x, T v)
+{
+    if constexpr (Mode == 3) {
+        return x * v;
+    } else if constexpr (Mode == 4) {
+        return maximum_(x, v);
+    } else {
+        return minimum_(x, v);
+    }
+}
+template <int Mode, typename T> static __device__ __forceinline__ void atomic_reduce(T *p, T v)
+{
+    typedef typename bits_of<T>::type B;
+    B *word = (B *)p, old = *word, seen;
+    do {
+        seen = old;
+        T x, next;
+        memcpy(&x, &seen, sizeof(T));
+        next = combine<Mode>(x, v);
+        B want;
+        memcpy(&want, &next, sizeof(T));
+        old = atomicCAS(word, seen, want);
+    } while (old != seen);
+}
+template <int Mode> static __device__ __forceinline__ void atomic_reduce(bool *p, bool v)
+{
+    if (Mode == 4 ? v : !v) {
+        *p = Mode == 4;
+    }
+}
+
 // dst, src, pos (p.sizes) at element strides; mode 0: dst = *(src + pos * step),
-// 1: *(dst + pos * step) = src, 2: *(dst + pos * step) += src
+// 1: *(dst + pos * step) = src, 2: *(dst + pos * step) += src, 3, 4, 5: *=, maximum, minimum
 template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
 {
     GRID_STRIDE(i, p.n)
@@ -54,8 +99,11 @@ template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
             ((T *)p.dst)[off[0]] = load_((const T *)(p.src + off[1] * (int64_t)sizeof(T) + by));
         } else if constexpr (Mode == 1) {
             *(T *)(p.dst + off[0] * (int64_t)sizeof(T) + by) = load_((const T *)p.src + off[1]);
-        } else {
+        } else if constexpr (Mode == 2) {
             atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by), load_((const T *)p.src + off[1]));
+        } else {
+            atomic_reduce<Mode>((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by),
+                                load_((const T *)p.src + off[1]));
         }
     }
 }
@@ -83,12 +131,14 @@ __global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, in
 
 #define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
 // moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read), by
-// dtype for add
-static const void *const move_kernels[3][MT_NUM_DTYPES] = {
+// dtype for the reductions
+#define BY_DTYPE(Mode) {M(bool, Mode), M(int32_t, Mode), M(int64_t, Mode), M(float, Mode), M(double, Mode)}
+static const void *const move_kernels[6][MT_NUM_DTYPES] = {
     {M(bool, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
     {M(bool, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
-    {M(bool, 2), M(int32_t, 2), M(int64_t, 2), M(float, 2), M(double, 2)},
+    BY_DTYPE(2), BY_DTYPE(3), BY_DTYPE(4), BY_DTYPE(5),
 };
+#undef BY_DTYPE
 #undef M
 
 extern "C" const void *

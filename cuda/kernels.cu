@@ -10,8 +10,8 @@
 #include "cuda/kernels.h"
 #include "ops/elementwise_table.h"
 
-// The functor of row name on dtype T (suffix S): f(x, y, z, k) with the form's operand types
-// (T1, T2, T3, the scalar k of type T) and result type R.
+// The functor of row name on dtype T (suffix S): f(x, y, z, k, k2, k3) with the form's operand
+// types (T1, T2, T3, the scalars k, k2, k3 of type T) and result type R.
 namespace ew {
 #define FUNCTOR(name, form, T, S)                                                             \
     struct name##_##S {                                                                       \
@@ -20,9 +20,9 @@ namespace ew {
         typedef MT_EW_T3(form, T) T3;                                                         \
         typedef MT_EW_R(form, T) R;                                                           \
         typedef T K;                                                                          \
-        __device__ __forceinline__ R operator()(T1 x, T2 y, T3 z, K k) const                  \
+        __device__ __forceinline__ R operator()(T1 x, T2 y, T3 z, K k, K k2, K k3) const      \
         {                                                                                     \
-            (void)x, (void)y, (void)z, (void)k;                                               \
+            (void)x, (void)y, (void)z, (void)k, (void)k2, (void)k3;                           \
             return (R)MT_EW_CALL_##form(mt_##name##_##S);                                     \
         }                                                                                     \
     };
@@ -108,7 +108,8 @@ static __device__ __forceinline__ void load_pack(const mt_cuda_ew &p, int k, int
 // elements of each input with one vector load and writes N with one store (scalar loads
 // leave bandwidth unused on a wide memory bus); the last n % N elements one by one.
 template <typename F, int N>
-static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, const typename F::K k)
+static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, const typename F::K k,
+                                              const typename F::K k2, const typename F::K k3)
 {
     typedef typename F::T1 T1;
     typedef typename F::T2 T2;
@@ -127,23 +128,24 @@ static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, c
         pack<R, N> out;
 #pragma unroll
         for (int e = 0; e < N; e++) {
-            out.v[e] = f(x.v[e], y.v[e], z.v[e], k);
+            out.v[e] = f(x.v[e], y.v[e], z.v[e], k, k2, k3);
         }
         ((pack<R, N> *)p.data[0])[j] = out;
     }
     for (int64_t i = npack * N + first; i < p.n; i += step) {
-        ((R *)p.data[0])[i] = f(load<T1>(p, 1, i), load<T2>(p, 2, i), load<T3>(p, 3, i), k);
+        ((R *)p.data[0])[i] = f(load<T1>(p, 1, i), load<T2>(p, 2, i), load<T3>(p, 3, i), k, k2, k3);
     }
 }
 
-// out (R), x, y, z (T1, T2, T3) broadcast to one shape (p.sizes); out = F(x, y, z, k). A
-// grid-stride loop: any grid size covers any n.
+// out (R), x, y, z (T1, T2, T3) broadcast to one shape (p.sizes); out = F(x, y, z, k, k2, k3).
+// A grid-stride loop: any grid size covers any n.
 template <typename F> __global__ void ew_kernel(mt_cuda_ew p)
 {
     const F f;
-    const typename F::K k = scalar_as<typename F::K>(p.k);
+    typedef typename F::K K;
+    const K k = scalar_as<K>(p.k), k2 = scalar_as<K>(p.k2), k3 = scalar_as<K>(p.k3);
     if (p.vec) {
-        ew_vec<F, 4>(p, f, k);
+        ew_vec<F, 4>(p, f, k, k2, k3);
         return;
     }
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -155,7 +157,7 @@ template <typename F> __global__ void ew_kernel(mt_cuda_ew p)
         const typename F::T1 x = load<typename F::T1>(p, 1, off[1]);
         const typename F::T2 y = load<typename F::T2>(p, 2, off[2]);
         const typename F::T3 z = load<typename F::T3>(p, 3, off[3]);
-        ((typename F::R *)p.data[0])[off[0]] = f(x, y, z, k);
+        ((typename F::R *)p.data[0])[off[0]] = f(x, y, z, k, k2, k3);
     }
 }
 

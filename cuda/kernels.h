@@ -46,6 +46,7 @@ typedef struct mt_cuda_ew {
     char *data[MT_CUDA_MAX_OPERANDS];
     mt_cuda_scalar scalar[MT_CUDA_MAX_OPERANDS];
     mt_cuda_scalar k; /* the op's own scalar: alpha of add/sub, the bound of clamp_min */
+    mt_cuda_scalar k2, k3; /* a row's second and third scalars (elu's scale, input_scale) */
 } mt_cuda_ew;
 
 /* The kernel of ops/elementwise.def's row on dtype dt (a __global__ taking one mt_cuda_ew whose
@@ -110,6 +111,7 @@ typedef enum mt_cuda_row_op {
     MT_CUDA_ROW_CUMPROD,
     MT_CUDA_ROW_SOFTMAX, /* floats */
     MT_CUDA_ROW_LOG_SOFTMAX,
+    MT_CUDA_ROW_LOGCUMSUMEXP, /* floats; accumulated in float64 */
     MT_CUDA_NUM_ROW_OPS
 } mt_cuda_row_op;
 const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);

@@ -29,7 +29,8 @@ typedef struct mt_cuda_move {
     int64_t step;
 } mt_cuda_move;
 
-/* The kernel (one mt_cuda_move) of mode (0 take, 1 put, 2 add) on dtype dt. */
+/* The kernel (one mt_cuda_move) of mode (ops/index_plan.h's mt_index_mode: 0 take, 1 put,
+ * 2 add, 3 multiply, 4 maximum, 5 minimum) on dtype dt. */
 const void *mt_cuda_move_kernel(int mode, mt_dtype dt);
 /* (const int64_t *v, int64_t n, int64_t lo, int64_t hi, unsigned long long *first): *first =
  * min(*first, i) for each v[i] outside [lo, hi). */

@@ -1,6 +1,6 @@
-/* The CUDA key's index kernels: gather, scatter, scatter_add (and in place), index, index_put_,
- * index_select and embedding. ops/index_plan.c's front ends check the arguments, and its kernels
- * plan each one for any device; this file is the CUDA backend they plan for: index values read
+/* The CUDA key's index kernels: gather, scatter, scatter_add, scatter_reduce (and in place),
+ * index, index_put_, index_select and embedding. ops/index_plan.c's front ends check the
+ * arguments, and its kernels plan each one for any device; this file is the CUDA backend they plan for: index values read
  * as int64 and range checked on the device (only the first bad position comes back to the host,
  * before anything is written), and index.cu's one strided move kernel. */
 #include <limits.h>
@@ -164,13 +164,25 @@ OVER_CUDA(embedding, mt_index_embedding)
 SCATTER(scatter, false)
 SCATTER(scatter_add, true)
 
+static mt_status
+cuda_scatter_reduce(mt_args *a)
+{
+    return mt_index_scatter_reduce(a, &cuda, false);
+}
+
+static mt_status
+cuda_scatter_reduce_(mt_args *a)
+{
+    return mt_index_scatter_reduce(a, &cuda, true);
+}
+
 void
 mt_cuda_register_index(void)
 {
     static const mt_cuda_reg kernels[] = {
         MT_CUDA_REG(gather),       MT_CUDA_REG2(scatter), MT_CUDA_REG2(scatter_add),
         MT_CUDA_REG(index),        MT_CUDA_REG(index_put_), MT_CUDA_REG(index_select),
-        MT_CUDA_REG(embedding),
+        MT_CUDA_REG(embedding),    MT_CUDA_REG2(scatter_reduce),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

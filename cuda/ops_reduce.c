@@ -395,6 +395,12 @@ cuda_cumprod(mt_args *a)
 }
 
 static mt_status
+cuda_logcumsumexp(mt_args *a)
+{
+    return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
+}
+
+static mt_status
 cuda_softmax(mt_args *a)
 {
     return softmax(a, MT_CUDA_ROW_SOFTMAX);
@@ -415,7 +421,7 @@ mt_cuda_register_reduce(void)
         MT_CUDA_REG(any),     MT_CUDA_REG(norm),    MT_CUDA_REG(var),       MT_CUDA_REG(std),
         MT_CUDA_REG(logsumexp), MT_CUDA_REG(max_dim), MT_CUDA_REG(min_dim), MT_CUDA_REG(argmax),
         MT_CUDA_REG(argmin),  MT_CUDA_REG(cumsum),  MT_CUDA_REG(cumprod),   MT_CUDA_REG(softmax),
-        MT_CUDA_REG(log_softmax),
+        MT_CUDA_REG(log_softmax), MT_CUDA_REG(logcumsumexp),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -262,6 +262,19 @@ __global__ void scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t 
     })
 }
 
+// y = log(running sum of exp(x)) along n, each step core/math.h's mt_log_add_exp in double
+template <typename T>
+__global__ void logcumsumexp_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+{
+    LANES({
+        double acc = -INFINITY;
+        for (int64_t j = 0; j < n; j++) {
+            acc = mt_log_add_exp((double)xr[j * inner], acc);
+            yr[j * inner] = (T)acc;
+        }
+    })
+}
+
 // y = softmax (IsLog: log_softmax) of x along n: the CPU's SOFTMAX_LOOP (cpu/reduce_dim.c)
 template <typename T, bool IsLog>
 __global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
@@ -344,6 +357,8 @@ static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
                              R(softmax_kernel<double, false>)},
     [MT_CUDA_ROW_LOG_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, true>),
                                  R(softmax_kernel<double, true>)},
+    [MT_CUDA_ROW_LOGCUMSUMEXP] = {nullptr, nullptr, nullptr, R(logcumsumexp_kernel<float>),
+                                  R(logcumsumexp_kernel<double>)},
 };
 #undef R
 

@@ -130,8 +130,12 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
 
 
 from ._random import normal, randint, randint_like  # noqa: E402
-from .functional import einsum, norm  # noqa: E402
+from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noqa: E402
+from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
+from .functional import meshgrid, tensordot  # noqa: E402
+from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
+from ._pointwise import allclose, as_tensor, equal  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":

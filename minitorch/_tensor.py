@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing, _legacy, _stats, functional
+from . import _C, _dlpack, _indexing, _legacy, _pointwise, _shape, _stats, functional
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -52,6 +52,11 @@ class Tensor(_C.TensorBase):
 
     max = _max
     min = _min
+    view = _pointwise.view
+    type_as = _pointwise.type_as
+    polygamma = _pointwise.polygamma
+    equal = _pointwise.tensor_equal
+    allclose = _pointwise.tensor_allclose
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulates the gradient of self into the .grad of the leaves it depends on."""
@@ -265,6 +270,20 @@ class Tensor(_C.TensorBase):
         if isinstance(split_size, int):
             return _C.split(self, split_size, dim)
         return _C.split_with_sizes(self, split_size, dim)
+
+    def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                     tensor_indices_or_sections=None) -> tuple:
+        return _shape.tensor_split(self, indices_or_sections, dim, sections=sections, indices=indices,
+                                   tensor_indices_or_sections=tensor_indices_or_sections)
+
+    def hsplit(self, indices_or_sections) -> tuple:
+        return _shape.hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections) -> tuple:
+        return _shape.vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections) -> tuple:
+        return _shape.dsplit(self, indices_or_sections)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad))

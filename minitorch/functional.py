@@ -1,4 +1,6 @@
-"""torch.functional: einsum and norm.
+"""torch.functional: einsum, norm, broadcast_tensors and broadcast_shapes, and the argument
+binding torch/functional.py does for meshgrid, cartesian_prod, block_diag, atleast_1d/2d/3d,
+tensordot and cdist (each then one op of _C).
 
 norm is torch.norm as torch/functional.py writes it: a vector norm for a number p (or 'fro'
 over at most two dims), else linalg.matrix_norm ('nuc'), over dim or all of input.
@@ -11,11 +13,13 @@ operands as NumPy and PyTorch align them. No tensor value is computed in Python.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Dict, List, Sequence, Tuple
 
 from . import _C
 
-__all__ = ["einsum", "norm"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
+           "cartesian_prod", "cdist", "einsum", "meshgrid", "norm", "tensordot"]
 
 Term = Tuple["_C.TensorBase", str]
 
@@ -183,3 +187,122 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             _dim = list(range(input.dim()))
         return _C.linalg_matrix_norm_str(input, p, _dim, keepdim, dtype=dtype)
     return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)
+
+
+def meshgrid(*tensors, indexing: "str | None" = None) -> tuple:
+    """The grids of 0- or 1-dim tensors: grid k holds tensors[k] along dim k, expanded to all their
+    lengths (views). indexing 'ij' (the default, with a warning when not given, as PyTorch) or 'xy'
+    (the first two dims swapped). The tensors may also be given as one list."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+    return _C.meshgrid(list(tensors), indexing=indexing)
+
+
+def cartesian_prod(*tensors) -> "_C.TensorBase":
+    """Every combination of one element of each 1-D tensor, as the rows of an (N, len(tensors))
+    tensor (itertools.product's order)."""
+    return _C.cartesian_prod(list(tensors))
+
+
+def block_diag(*tensors) -> "_C.TensorBase":
+    """The tensors (each 0-, 1- or 2-dim) as blocks on the diagonal of a zero matrix."""
+    return _C.block_diag(list(tensors))
+
+
+def _atleast(op, tensors):
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    if isinstance(tensors, _C.TensorBase):
+        return op(tensors)
+    if not isinstance(tensors, (list, tuple)):
+        return op(tensors)  # op's TypeError for what is not a tensor
+    return tuple(op(t) for t in tensors)
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (a 0-dim one reshaped to (1)); one tensor, or a tuple."""
+    return _atleast(_C.atleast_1d, tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims ((1, 1), or (1, n)); one tensor, or a tuple."""
+    return _atleast(_C.atleast_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims ((1, 1, 1), (1, n, 1) or (m, n, 1)); one tensor, or a tuple."""
+    return _atleast(_C.atleast_3d, tensors)
+
+
+def tensordot(a, b, dims=2, out=None) -> "_C.TensorBase":
+    """The sum of products of a and b over their last `dims` and first `dims` dims (dims an int), or
+    over the dims of two lists ([dims of a], [dims of b]), or of a (2, k) or one-element tensor."""
+    if not isinstance(dims, (tuple, list, _C.TensorBase, int)) or isinstance(dims, bool):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    elif isinstance(dims, _C.TensorBase) and dims.numel() > 1:
+        dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+    else:
+        n = int(dims.item()) if isinstance(dims, _C.TensorBase) else dims
+        if n < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if isinstance(dims, int) and n > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-n, 0)), list(range(n))
+    dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+    dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    result = _C.tensordot(a, b, dims_a, dims_b)
+    if out is not None:
+        return out.copy_(result)
+    return result
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> "_C.TensorBase":
+    """The p-norm distance between each row of x1 (B.., P, M) and each row of x2 (B.., R, M):
+    (B.., P, R). minitorch computes every mode the same way (the norm of the differences)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _C.cdist(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views; one op, broadcast_tensors)."""
+    return tuple(_C.broadcast_tensors(tensors))
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (PyTorch's torch.functional version: ints
+    stand for 1-D shapes, None is skipped), computed without tensors."""
+    from collections.abc import Sequence
+
+    shapes = tuple((s,) if isinstance(s, int) else s for s in shapes if s is not None)
+    if not shapes:
+        return _C.Size([])
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                    f"argument at index {arg_idx} had {shape}; but expected shape should be broadcastable "
+                    f"to {common}")
+    return _C.Size(common)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _C
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
            "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
            "svdvals", "vector_norm"]
 
@@ -49,3 +49,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         return _C.linalg_norm_str(A, ord, dim, keepdim, dtype=dtype)
     return _C.linalg_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def cross(input, other, *, dim: int = -1, out=None):
+    """The cross product of the 3-vectors of input and other along dim (their other dims
+    broadcast)."""
+    result = _C.linalg_cross(input, other, dim=dim)
+    if out is not None:
+        return out.copy_(result)
+    return result

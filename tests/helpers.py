@@ -356,3 +356,25 @@ def same_as_torch(fn: Callable, arrays: Sequence[np.ndarray], *, layout: str = "
         assert tuple(x.grad.shape) == tuple(t.grad.shape), f"input {k}'s gradient shape"
         np.testing.assert_allclose(as_numpy(x.grad), t.grad.numpy(), atol=atol, rtol=rtol,
                                    err_msg=f"gradient of input {k}")
+
+
+def same_error(fn: Callable, *arrays) -> None:
+    """fn(lib, *tensors) raises in minitorch and in PyTorch (which must be installed) alike: related
+    exception classes and the same words (PyTorch's up to the C++ stack some of its messages go on
+    with; its legacy type names as minitorch spells them)."""
+    import warnings
+
+    errors = []
+    for lib in (minitorch, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                fn(lib, *[lib.tensor(a) for a in arrays])
+            except Exception as e:  # noqa: BLE001 - the class and words are compared
+                errors.append(e)
+                continue
+        raise AssertionError(f"{lib.__name__} did not raise")
+    mine, theirs = errors
+    assert _related(mine, theirs), f"{mine!r} vs {theirs!r}"
+    want = str(theirs).split("\nException raised")[0].replace("CPUBoolType", "torch.BoolTensor")
+    assert str(mine) == want, f"{mine} != {theirs}"

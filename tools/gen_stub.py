@@ -15,7 +15,7 @@ TYPES = {
     "Scalar": "Number", "Scalar?": "Optional[Number]", "int": "int", "int?": "Optional[int]",
     "int[]": "Union[int, Sequence[int]]", "int[]?": "Union[int, Sequence[int], None]",
     "int[1]": "Union[int, Sequence[int]]", "int[1]?": "Union[int, Sequence[int], None]", "bool": "bool",
-    "ScalarType?": "Optional[dtype]", "Device?": "Optional[Union[str, int, Any]]",
+    "ScalarType": "dtype", "ScalarType?": "Optional[dtype]", "Device?": "Optional[Union[str, int, Any]]",
     "Tensor[]": "Sequence[TensorBase]",
     "str": "str", "str?": "Optional[str]", "Tensor|Scalar?": "Optional[Union[TensorBase, Number]]",
     "Tensor?[]": "Sequence[Optional[TensorBase]]", "float": "float", "Generator?": "Optional[Generator]",

@@ -602,6 +602,11 @@ autograd_call(mt_op op, mt_args *a)
     if ((st = record_outputs(op, f, a, n)) == MT_OK) {
         if (!inplace) {
             link_outputs(f, a, n);
+        } else if (n->out_diff[0] && f->is_view) {
+            /* an in-place view op (transpose_): self's geometry changed, not its base's data,
+             * so self's history continues in n and the base's stays */
+            mt_autograd_set_grad_fn(a->t[0], n, 0);
+            a->t[0]->view_version = mt_tensor_version(a->t[0]);
         } else if (n->out_diff[0]) {
             /* self's edge in n is its history before this op: self moves to n */
             st = mt_autograd_rebase_history(a->t[0], n);

@@ -340,24 +340,30 @@ mt_grad_permute(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mt_op_permute(g[0], p->n, inverse, &gi[0]);
 }
 
-/* A zero tensor of the input's shape with g written into the part a view op took. */
-static mt_status
-embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
+mt_status
+mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
 {
     mt_tensor *z = NULL, *part = NULL;
+    const mt_args *a = &n->args;
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
     if (st) {
         return st;
     }
     if (view == MT_OP_select) {
-        st = mt_op_select(z, n->args.i[0], n->args.i[1], &part);
-    } else {
-        int64_t start = n->args.i_none >> 1 & 1u ? MT_INT_NONE : n->args.i[1];
-        int64_t end = n->args.i_none >> 2 & 1u ? MT_INT_NONE : n->args.i[2];
-        st = mt_op_slice(z, n->args.i[0], start, end, n->args.i[3], &part);
+        st = mt_op_select(z, a->i[0], a->i[1], &part);
+    } else if (view == MT_OP_slice) {
+        int64_t start = a->i_none >> 1 & 1u ? MT_INT_NONE : a->i[1];
+        int64_t end = a->i_none >> 2 & 1u ? MT_INT_NONE : a->i[2];
+        st = mt_op_slice(z, a->i[0], start, end, a->i[3], &part);
+    } else if (view == MT_OP_diagonal) {
+        st = mt_op_diagonal(z, a->i[0], a->i[1], a->i[2], &part);
+    } else if (view == MT_OP_narrow_copy) {
+        st = mt_op_narrow(z, a->i[0], a->i[1], a->i[2], &part);
+    } else { /* trace: the main diagonal, filled with the 0-dim g */
+        st = mt_op_diagonal(z, 0, 0, 1, &part);
     }
     if (st == MT_OK) {
-        st = mt_op_copy_(part, g, NULL);
+        st = view == MT_OP_trace ? mt_op_fill_(part, g, NULL) : mt_op_copy_(part, g, NULL);
     }
     mt_tensor_clear(&part);
     if (st) {
@@ -371,13 +377,13 @@ embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
 mt_status
 mt_grad_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return embed(n, g[0], MT_OP_select, &gi[0]);
+    return mt_ags_embed(n, g[0], MT_OP_select, &gi[0]);
 }
 
 mt_status
 mt_grad_slice(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return embed(n, g[0], MT_OP_slice, &gi[0]);
+    return mt_ags_embed(n, g[0], MT_OP_slice, &gi[0]);
 }
 
 // copy_(self, src): self's old value is gone (no gradient), src gets g
@@ -460,8 +466,14 @@ mt_formula_overload_name(mt_op op, const mt_args *a)
         return a->l[0].none ? NULL : a->l[0].n == 1 ? "SqueezeBackward1" : "SqueezeBackward2";
     case MT_OP_prod: /* prod(dim) */
         return a->i_none & 1u ? NULL : "ProdBackward1";
-    case MT_OP_scatter: /* scatter(..., value) */
-        return a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1" : NULL;
+    case MT_OP_scatter: /* scatter(..., value); with a reduce, no derivative (as PyTorch) */
+    case MT_OP_scatter_:
+        return a->str[0]                                ? "NotImplemented"
+               : a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1"
+                                                       : NULL;
+    case MT_OP_index_fill: /* index_fill(..., Tensor value) */
+    case MT_OP_index_fill_:
+        return a->t[2] && !a->t[2]->is_wrapped_number ? "IndexFillBackward1" : NULL;
     case MT_OP_fill_: /* fill_.Scalar, fill_.Tensor */
         return a->t[1]->is_wrapped_number ? NULL : "FillBackward3";
     default:

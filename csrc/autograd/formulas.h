@@ -19,12 +19,17 @@
 void mt_saves_batch_norm(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 void mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 void mt_saves_mul(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
+/* lerp with a number weight keeps only the weight (formulas_pointwise.c) */
+void mt_saves_lerp(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
 /* The node name of the rows with .overload: PyTorch numbers an op's overloads apart (sum() is
  * SumBackward0, sum(dim) SumBackward1); NULL for the row's name. */
 const char *mt_formula_overload_name(mt_op op, const mt_args *a);
 /* The node name of formulas_math.c's numbered ops, or NULL (called by the one above). */
 const char *mt_formula_math_overload_name(mt_op op, const mt_args *a);
+/* The node name of formulas_pointwise.c's numbered ops (round.decimals, lerp.Tensor...), or NULL
+ * (the rows name the function themselves). */
+const char *mt_formula_pointwise_overload_name(mt_op op, const mt_args *a);
 
 /* A wrapped 0-dim number, weak in type promotion: it takes the other operand's dtype. */
 mt_status mt_ags_number(double v, mt_tensor **out);
@@ -43,5 +48,8 @@ mt_status mt_ags_sum_keep(mt_tensor *x, const bool *red, mt_tensor **out);
 mt_status mt_ags_keep(mt_tensor *x, const mt_meta *m, const bool *red, mt_tensor **out);
 /* red[d] for each dim of m a reduction over dims (None or empty: all) reduces. */
 void mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red);
+/* *out = zeros of the input's shape with g written into the part the view op took (select,
+ * slice, diagonal, narrow_copy's narrow; trace's diagonal, filled with the 0-dim g). */
+mt_status mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out);
 
 #endif

@@ -147,7 +147,7 @@ value_selecting(mt_node *n, mt_op op, int dim_slot, mt_tensor *const *g, mt_tens
         gv = *gk;
         iv = *ik;
     }
-    st = mt_op_scatter(*z, d, iv, gv, &gi[0]);
+    st = mt_op_scatter(*z, d, iv, gv, NULL, &gi[0]);
 out_clear:
     mt_temps_clear(&p);
     return st;

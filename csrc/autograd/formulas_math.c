@@ -3,126 +3,12 @@
  *
  * Rows in formulas.def (PyTorch's derivatives.yaml as C; the same inputs saved as PyTorch
  * saves, so in-place changes fail alike). Each formula is a chain of ops through the
- * dispatcher, written with a small scratch list (tmp) that owns the intermediates: a failed
+ * dispatcher (autograd/formula_chain.h): a scratch list (tmp) owns the intermediates, a failed
  * step makes every later one a no-op, and finish() releases them all on every path. */
 #include <math.h>
 #include <string.h>
 
-#include "autograd/formulas.h"
-#define TMP_MAX 32 /* intermediates of the longest formula (pow's, 18), with room to spare */
-
-typedef struct tmp {
-    mt_status st;
-    int n;
-    mt_tensor *t[TMP_MAX];
-} tmp;
-
-/* Takes the reference *out (of an op that returned st) into s; NULL once s has failed. A
- * pointer, read after the op's call: C leaves the order of the arguments' evaluation open. */
-static mt_tensor *
-own(tmp *s, mt_status st, mt_tensor **out)
-{
-    mt_tensor *r = *out;
-    if (st == MT_OK && s->n == TMP_MAX) {
-        mt_tensor_clear(&r);
-        st = mt_fail(MT_ERUNTIME, "autograd formula: too many intermediates");
-    }
-    if (st) {
-        s->st = st;
-        return NULL;
-    }
-    s->t[s->n++] = r;
-    return r;
-}
-
-static bool
-failed(tmp *s, mt_tensor *x, mt_tensor *y)
-{
-    if (s->st == MT_OK && (x == NULL || y == NULL)) {
-        s->st = mt_fail(MT_ERUNTIME, "autograd formula: missing operand");
-    }
-    return s->st != MT_OK;
-}
-
-static mt_tensor *
-bin(tmp *s, mt_op op, mt_tensor *x, mt_tensor *y)
-{
-    mt_tensor *r = NULL;
-    return failed(s, x, y) ? NULL : own(s, mt_ag_binary(op, x, y, &r), &r);
-}
-
-static mt_tensor *
-un(tmp *s, mt_op op, mt_tensor *x)
-{
-    mt_tensor *r = NULL;
-    return failed(s, x, x) ? NULL : own(s, mt_ag_unary(op, x, &r), &r);
-}
-
-/* A Python number as the ops see one: weak in type promotion, so g keeps its dtype. */
-static mt_tensor *
-num(tmp *s, double v)
-{
-    mt_tensor *r = NULL;
-    return s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_float(v), MT_FLOAT64, &r), &r);
-}
-
-/* cond ? x : y */
-static mt_tensor *
-sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
-{
-    if (failed(s, cond, x) || failed(s, y, y)) {
-        return NULL;
-    }
-    mt_tensor *r = NULL;
-    return own(s, mt_op_where(cond, x, y, &r), &r);
-}
-
-/* x * v, or x itself when v is 1 */
-static mt_tensor *
-scaled(tmp *s, mt_tensor *x, double v)
-{
-    return v == 1.0 ? x : bin(s, MT_OP_mul, x, num(s, v));
-}
-
-static mt_tensor *
-zeros_of(tmp *s, const mt_meta *m)
-{
-    mt_tensor *r = NULL;
-    return s->st ? NULL : own(s, mt_ag_zeros(m, &r), &r);
-}
-
-/* *out = x (a new reference), unless s has failed. */
-static void
-give(tmp *s, mt_tensor *x, mt_tensor **out)
-{
-    if (!failed(s, x, x)) {
-        *out = mt_tensor_retain(x);
-    }
-}
-
-/* Releases the intermediates; the formula's status. */
-static mt_status
-finish(tmp *s)
-{
-    for (int k = 0; k < s->n; k++) {
-        mt_tensor_clear(&s->t[k]);
-    }
-    return s->st;
-}
-
-static bool
-wants(const mt_node *n, int edge)
-{
-    return n->edges[edge].node != NULL;
-}
-
-/* g times the derivative d (one input) */
-static mt_status
-chain(tmp *s, mt_tensor *g, mt_tensor *d, mt_tensor **out)
-{
-    give(s, bin(s, MT_OP_mul, g, d), out);
-    return finish(s);
-}
+#include "autograd/formula_chain.h"
 
 /* ---- unary math: g times f'(x), from the input or the result, as PyTorch saves ---- */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "autograd/formulas.h"
+#include "autograd/formula_chain.h"
 #include "ops/nn.h"
 #define SCRATCH 8 /* the most intermediates one formula here holds */
 
@@ -275,4 +276,137 @@ out_release:
     release_all(s, SCRATCH);
     mt_tensor_clear(&one);
     return st;
+}
+
+/* ---- padding and the losses of issue 20 ---- */
+
+// constant_pad_nd(self, pad, value): g with the pads taken off again (negated pads narrow)
+mt_status
+mt_grad_constant_pad_nd(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const mt_intlist *pad = &n->args.l[0];
+    int64_t neg[MT_MAX_DIMS];
+    for (int k = 0; k < pad->n; k++) {
+        neg[k] = -pad->v[k];
+    }
+    return mt_op_constant_pad_nd(g[0], pad->n, neg, mt_scalar_int(0), &gi[0]);
+}
+
+/* The gathering pads: g (the output's shape) scattered back, dim by dim, through the index
+ * vectors the forward gathered through (ops/pad.c), summing where positions repeat. */
+static mt_status
+pad_index_backward(mt_node *n, mt_tensor *g, mt_pad_mode mode, mt_tensor **out)
+{
+    const mt_intlist *pad = &n->args.l[0];
+    const mt_meta *in = &n->in_meta[0];
+    mt_tensor *cur = mt_tensor_retain(g), *t[4] = {NULL};
+    mt_status st = MT_OK;
+    for (int k = pad->n / 2 - 1; k >= 0 && st == MT_OK; k--) {
+        int dim = in->ndim - 1 - k;
+        int64_t view[MT_MAX_DIMS], shape[MT_MAX_DIMS];
+        for (int d = 0; d < cur->ndim; d++) {
+            view[d] = d == dim ? cur->sizes[d] : 1;
+            shape[d] = d == dim ? in->sizes[d] : cur->sizes[d];
+        }
+        if ((st = mt_pad_index(mode, in->sizes[dim], pad->v[2 * k], pad->v[2 * k + 1], in->device,
+                               &t[0])) == MT_OK &&
+            (st = mt_op_reshape(t[0], cur->ndim, view, &t[1])) == MT_OK &&
+            (st = mt_op_expand(t[1], cur->ndim, cur->sizes, &t[2])) == MT_OK &&
+            (st = mt_op_zeros(cur->ndim, shape, cur->dtype, in->device, false, &t[3])) == MT_OK) {
+            mt_tensor *next = NULL;
+            if ((st = mt_op_scatter_add(t[3], dim, t[2], cur, &next)) == MT_OK) {
+                mt_tensor_release(cur);
+                cur = next;
+            }
+        }
+        release_all(t, 4);
+    }
+    if (st) {
+        mt_tensor_release(cur);
+        return st;
+    }
+    *out = cur;
+    return MT_OK;
+}
+
+// reflection_pad{1,2,3}d(self, padding)
+mt_status
+mt_grad_reflection_pad(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return pad_index_backward(n, g[0], MT_PAD_REFLECT, &gi[0]);
+}
+
+// replication_pad{1,2,3}d(self, padding)
+mt_status
+mt_grad_replication_pad(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return pad_index_backward(n, g[0], MT_PAD_REPLICATE, &gi[0]);
+}
+
+/* g as the losses' backward scales it: divided by the element count for a mean */
+static mt_tensor *
+loss_grad(tmp *s, const mt_node *n, mt_tensor *g, mt_tensor *like)
+{
+    if (n->args.i[0] != MT_REDUCTION_MEAN || failed(s, like, like)) {
+        return g;
+    }
+    return scaled(s, g, 1.0 / (double)mt_tensor_numel(like));
+}
+
+/* d/dself = g * inner (broadcast), d/dtarget = its negation, for the losses of self - target */
+static mt_status
+difference_loss_grads(tmp *s, mt_node *n, mt_tensor *g, mt_tensor *d, mt_tensor *inner, mt_tensor **gi)
+{
+    mt_tensor *gs = bin(s, MT_OP_mul, loss_grad(s, n, g, d), inner);
+    if (wants(n, 0)) {
+        give(s, gs, &gi[0]);
+    }
+    if (wants(n, 1)) {
+        give(s, un(s, MT_OP_neg, gs), &gi[1]);
+    }
+    return finish(s);
+}
+
+/* lo where d < -bound, hi where d > bound, else mid: PyTorch's branches in their order, so a
+ * NaN d takes mid */
+static mt_tensor *
+three_way(tmp *s, mt_tensor *d, double bound, mt_tensor *lo, mt_tensor *hi, mt_tensor *mid)
+{
+    mt_tensor *above = sel(s, bin(s, MT_OP_gt, d, num(s, bound)), hi, mid);
+    return sel(s, bin(s, MT_OP_lt, d, num(s, -bound)), lo, above);
+}
+
+// smooth_l1_loss(self, target, reduction, beta): -1 below -beta, 1 above beta, else d / beta
+mt_status
+mt_grad_smooth_l1_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    double beta = n->args.f[0];
+    mt_tensor *d = bin(&s, MT_OP_sub, n->saved[0], n->saved[1]);
+    mt_tensor *inner = three_way(&s, d, beta, num(&s, -1.0), num(&s, 1.0), bin(&s, MT_OP_div, d, num(&s, beta)));
+    return difference_loss_grads(&s, n, g[0], d, inner, gi);
+}
+
+// huber_loss(self, target, reduction, delta): -delta below -delta, delta above delta, else d
+mt_status
+mt_grad_huber_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    double delta = n->args.f[0];
+    mt_tensor *d = bin(&s, MT_OP_sub, n->saved[0], n->saved[1]);
+    mt_tensor *inner = three_way(&s, d, delta, num(&s, -delta), num(&s, delta), d);
+    return difference_loss_grads(&s, n, g[0], d, inner, gi);
+}
+
+// soft_margin_loss(self, target, reduction): -target * z / (1 + z), z = exp(-target * self)
+mt_status
+mt_grad_soft_margin_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    mt_tensor *x = n->saved[0], *t = n->saved[1];
+    mt_tensor *z = un(&s, MT_OP_exp, bin(&s, MT_OP_mul, un(&s, MT_OP_neg, t), x));
+    mt_tensor *frac = bin(&s, MT_OP_div, z, bin(&s, MT_OP_add, z, num(&s, 1.0)));
+    mt_tensor *inner = un(&s, MT_OP_neg, bin(&s, MT_OP_mul, t, frac));
+    give(&s, bin(&s, MT_OP_mul, loss_grad(&s, n, g[0], x), inner), &gi[0]);
+    return finish(&s);
 }

@@ -233,7 +233,7 @@ to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
         gk = mt_tensor_retain(g); /* sort, topk: values shaped like their indices */
     }
     if (st == MT_OK && (st = mt_ag_zeros(m, &z)) == MT_OK) {
-        st = mt_op_scatter(z, d, idx, gk, out);
+        st = mt_op_scatter(z, d, idx, gk, NULL, out);
     }
     mt_tensor_release(idx);
     mt_tensor_clear(&gk);

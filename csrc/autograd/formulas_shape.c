@@ -311,16 +311,20 @@ src_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
     return n->edges[1].node ? mt_op_gather(g, n->args.i[0], index, out) : MT_OK;
 }
 
-// self (S), index and src (I) along dim: self's gradient is g with the written places zeroed
+// self (S), index and src (I) along dim: self's gradient is g with the written places zeroed;
+// with a reduce, none (PyTorch has no derivative for it)
 mt_status
 mt_grad_scatter(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *index = n->saved[1];
     mt_status st = MT_OK;
+    if (n->args.str[0]) {
+        return mt_fail(MT_ERUNTIME, "derivative for aten::scatter is not implemented");
+    }
     if (n->edges[0].node) {
         mt_tensor *zero = NULL;
         if ((st = mt_ags_number(0, &zero)) == MT_OK) {
-            st = mt_op_scatter(g[0], n->args.i[0], index, zero, &gi[0]);
+            st = mt_op_scatter(g[0], n->args.i[0], index, zero, NULL, &gi[0]);
         }
         mt_tensor_clear(&zero);
     }

@@ -114,6 +114,8 @@
     F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))           \
     F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool add, bool inplace), \
       (a, be, add, inplace))                                                                     \
+    F(mt_status, mt_index_scatter_reduce, (mt_args * a, const mt_index_backend *be, bool inplace), \
+      (a, be, inplace))                                                                          \
     F(mt_status, mt_index_index, (mt_args * a, const mt_index_backend *be), (a, be))            \
     F(mt_status, mt_index_put, (mt_args * a, const mt_index_backend *be), (a, be))              \
     F(mt_status, mt_index_select, (mt_args * a, const mt_index_backend *be), (a, be))           \

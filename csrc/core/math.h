@@ -284,6 +284,120 @@ MT_DEFINE_GELU_BACKWARD(float, f32, f)
 MT_DEFINE_GELU_BACKWARD(double, f64, )
 #undef MT_DEFINE_GELU_BACKWARD
 
+/* ---- activations of torch.nn.functional (issue 20) ----
+ * PyTorch's CPU kernels' formulas (aten/src/ATen/native/cpu/Activation.cpp), forward and
+ * backward; g is the incoming gradient. A NaN x gives what PyTorch's vectorized loop gives:
+ * NaN through the arithmetic, or the branch its comparisons then take. The integer rows
+ * (hardtanh, threshold) cast their bounds to the integer type first, as PyTorch does. */
+#define MT_DEFINE_ACTIVATIONS_NUMERIC(T, suffix)                                              \
+    static inline MT_HD T mt_hardtanh_##suffix(T x, T lo, T hi)                              \
+    {                                                                                        \
+        return mt_clamp_##suffix(x, lo, hi);                                                 \
+    }                                                                                        \
+    static inline MT_HD T mt_threshold_##suffix(T x, T th, T v) { return x <= th ? v : x; }   \
+    static inline MT_HD T mt_threshold_backward_##suffix(T g, T x, T th)                     \
+    {                                                                                        \
+        return x <= th ? (T)0 : g;                                                           \
+    }
+MT_DEFINE_ACTIVATIONS_NUMERIC(int32_t, i32)
+MT_DEFINE_ACTIVATIONS_NUMERIC(int64_t, i64)
+MT_DEFINE_ACTIVATIONS_NUMERIC(float, f32)
+MT_DEFINE_ACTIVATIONS_NUMERIC(double, f64)
+#undef MT_DEFINE_ACTIVATIONS_NUMERIC
+
+/* leaky_relu (slope k below 0); elu with alpha a, scale s, input scale q: s x above 0, else
+ * s a (exp(q x) - 1), and its derivative from x or from the result r (in place: r <= 0 where
+ * x <= 0); softplus with beta b: x where b x > threshold t, else log1p(exp(b x)) / b;
+ * hardtanh's derivative (1 strictly inside (lo, hi)); mish x tanh(softplus(x)); hardswish
+ * x relu6(x + 3) / 6 and hardsigmoid relu6(x + 3) / 6 (relu6 with std::min/max's NaN rule);
+ * log_sigmoid min(x, 0) - log1p(exp(-|x|)); prelu's kernel (weight w below 0); softshrink and
+ * hardshrink by lambda l, one derivative for both. */
+#define MT_DEFINE_ACTIVATIONS(T, suffix, F)                                                   \
+    static inline MT_HD T mt_leaky_relu_##suffix(T x, T k) { return x > 0 ? x : x * k; }      \
+    static inline MT_HD T mt_leaky_relu_backward_##suffix(T g, T x, T k)                     \
+    {                                                                                        \
+        return x > 0 ? g : g * k;                                                            \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_##suffix(T x, T a, T s, T q)                                \
+    {                                                                                        \
+        return x <= 0 ? (exp##F(x * q) - (T)1) * (a * s) : x * s;                            \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_backward_##suffix(T g, T x, T a, T s, T q)                  \
+    {                                                                                        \
+        return x <= 0 ? g * q * (a * s) * exp##F(x * q) : g * s;                             \
+    }                                                                                        \
+    static inline MT_HD T mt_elu_backward_result_##suffix(T g, T r, T a, T s, T q)           \
+    {                                                                                        \
+        return r <= 0 ? g * q * (r + a * s) : g * s;                                         \
+    }                                                                                        \
+    static inline MT_HD T mt_softplus_##suffix(T x, T b, T t)                                \
+    {                                                                                        \
+        return x * b > t ? x : log1p##F(exp##F(x * b)) / b;                                  \
+    }                                                                                        \
+    static inline MT_HD T mt_softplus_backward_##suffix(T g, T x, T b, T t)                  \
+    {                                                                                        \
+        const T z = exp##F(x * b);                                                           \
+        return x * b > t ? g : g * z / (z + (T)1);                                           \
+    }                                                                                        \
+    static inline MT_HD T mt_hardtanh_backward_##suffix(T g, T x, T lo, T hi)                \
+    {                                                                                        \
+        return (x <= lo || x >= hi) ? (T)0 : g;                                              \
+    }                                                                                        \
+    static inline MT_HD T mt_mish_##suffix(T x) { return x * tanh##F(log1p##F(exp##F(x))); } \
+    static inline MT_HD T mt_mish_backward_##suffix(T g, T x)                                \
+    {                                                                                        \
+        const T sig = (T)1 / ((T)1 + exp##F(-x));                                            \
+        const T t = tanh##F(log1p##F(exp##F(x)));                                            \
+        return g * (t + x * sig * ((T)1 - t * t));                                           \
+    }                                                                                        \
+    static inline MT_HD T mt_relu6_of_##suffix(T x)                                          \
+    {                                                                                        \
+        const T r = x < (T)0 ? (T)0 : x;                                                     \
+        return (T)6 < r ? (T)6 : r;                                                          \
+    }                                                                                        \
+    static inline MT_HD T mt_hardswish_##suffix(T x)                                         \
+    {                                                                                        \
+        return x * mt_relu6_of_##suffix(x + (T)3) / (T)6;                                    \
+    }                                                                                        \
+    static inline MT_HD T mt_hardswish_backward_##suffix(T g, T x)                           \
+    {                                                                                        \
+        return x < (T)-3 ? (T)0 : x >= (T)3 ? g : g * (x / (T)3 + (T)0.5);                   \
+    }                                                                                        \
+    static inline MT_HD T mt_hardsigmoid_##suffix(T x)                                       \
+    {                                                                                        \
+        return mt_relu6_of_##suffix(x + (T)3) / (T)6;                                        \
+    }                                                                                        \
+    /* PyTorch's 1/6 is the float 1.0f / 6.0f for double too */                             \
+    static inline MT_HD T mt_hardsigmoid_backward_##suffix(T g, T x)                         \
+    {                                                                                        \
+        return (x > (T)-3 && x < (T)3) ? g * (T)(1.0f / 6.0f) : (T)0;                        \
+    }                                                                                        \
+    static inline MT_HD T mt_log_sigmoid_##suffix(T x)                                       \
+    {                                                                                        \
+        return ((T)0 < x ? (T)0 : x) - log1p##F(exp##F(-fabs##F(x)));                        \
+    }                                                                                        \
+    static inline MT_HD T mt_log_sigmoid_backward_##suffix(T g, T x)                         \
+    {                                                                                        \
+        const T b = exp##F(-fabs##F(x));                                                     \
+        return x < (T)0 ? ((T)1 - b / ((T)1 + b)) * g : (b / ((T)1 + b)) * g;                \
+    }                                                                                        \
+    static inline MT_HD T mt_prelu_##suffix(T x, T w) { return x > 0 ? x : w * x; }          \
+    static inline MT_HD T mt_softshrink_##suffix(T x, T l)                                   \
+    {                                                                                        \
+        return x != x ? x : x > l ? x - l : (x < -l ? x + l : (T)0); /* NaN stays */          \
+    }                                                                                        \
+    static inline MT_HD T mt_hardshrink_##suffix(T x, T l)                                   \
+    {                                                                                        \
+        return (x >= -l && x <= l) ? (T)0 : x;                                               \
+    }                                                                                        \
+    static inline MT_HD T mt_shrink_backward_##suffix(T g, T x, T l)                         \
+    {                                                                                        \
+        return (x >= -l && x <= l) ? (T)0 : g;                                               \
+    }
+MT_DEFINE_ACTIVATIONS(float, f32, f)
+MT_DEFINE_ACTIVATIONS(double, f64, )
+#undef MT_DEFINE_ACTIVATIONS
+
 /* random_'s draw from 64 random bits: from + bits mod span, span 0 standing for all 2^64 values
  * (random_(-2**63) of int64). In unsigned arithmetic: the offset may pass INT64_MAX before it
  * lands in range. */
@@ -291,6 +405,339 @@ static inline MT_HD int64_t
 mt_random_in_range(uint64_t bits, int64_t from, uint64_t span)
 {
     return (int64_t)((uint64_t)from + (span ? bits % span : bits));
+}
+
+/* ---- everyday pointwise (issue 19): rounding, tests, trigonometry, special functions, the
+ * bitwise shifts, the float-pair functions; as PyTorch's kernels compute them (ATen's
+ * UnaryOpsKernel, BinaryOpsKernel and native/Math.h) ---- */
+
+#define MT_PI 3.14159265358979323846
+
+#define MT_LIBM(fn)                                                                          \
+    static inline MT_HD float mt_##fn##_f32(float x) { return fn##f(x); }                    \
+    static inline MT_HD double mt_##fn##_f64(double x) { return fn(x); }
+MT_LIBM(erf) MT_LIBM(erfc) MT_LIBM(lgamma) MT_LIBM(sinh) MT_LIBM(cosh) MT_LIBM(tan)
+MT_LIBM(asin) MT_LIBM(acos) MT_LIBM(atan) MT_LIBM(asinh) MT_LIBM(acosh) MT_LIBM(atanh)
+MT_LIBM(floor) MT_LIBM(ceil) MT_LIBM(trunc)
+#undef MT_LIBM
+
+/* Rounding of the floats (round is to nearest, ties to even: nearbyint); of the integers it is
+ * the identity, as PyTorch's. round with decimals scales by 10^|decimals| first (a negative
+ * decimals rounds to tens, hundreds...). frac keeps the sign: x - trunc(x). */
+#define MT_DEFINE_ROUNDING(T, S, F)                                                          \
+    static inline MT_HD T mt_round_##S(T x) { return nearbyint##F(x); }                      \
+    static inline MT_HD T mt_frac_##S(T x) { return x - trunc##F(x); }                       \
+    static inline MT_HD T mt_round_decimals_##S(T x, T decimals)                             \
+    {                                                                                        \
+        const bool neg = decimals < 0;                                                       \
+        const T ten_pow = (T)pow(10.0, (double)(neg ? -decimals : decimals));                \
+        return neg ? nearbyint##F(x / ten_pow) * ten_pow : nearbyint##F(x * ten_pow) / ten_pow; \
+    }
+MT_DEFINE_ROUNDING(float, f32, f)
+MT_DEFINE_ROUNDING(double, f64, )
+#undef MT_DEFINE_ROUNDING
+#define MT_DEFINE_INT_ROUNDING(T, S)                                                         \
+    static inline MT_HD T mt_floor_##S(T x) { return x; }                                    \
+    static inline MT_HD T mt_ceil_##S(T x) { return x; }                                     \
+    static inline MT_HD T mt_trunc_##S(T x) { return x; }                                    \
+    static inline MT_HD T mt_round_##S(T x) { return x; }
+MT_DEFINE_INT_ROUNDING(int32_t, i32)
+MT_DEFINE_INT_ROUNDING(int64_t, i64)
+#undef MT_DEFINE_INT_ROUNDING
+
+/* The tests of a value: finite, +inf, -inf, a set sign bit (-0.0 has one; no integer is
+ * infinite, a bool is never negative). */
+#define MT_DEFINE_FLOAT_TESTS(T, S)                                                          \
+    static inline MT_HD bool mt_isfinite_##S(T x) { return isfinite(x); }                    \
+    static inline MT_HD bool mt_isposinf_##S(T x) { return x == (T)INFINITY; }               \
+    static inline MT_HD bool mt_isneginf_##S(T x) { return x == -(T)INFINITY; }              \
+    static inline MT_HD bool mt_signbit_##S(T x) { return signbit(x); }
+MT_DEFINE_FLOAT_TESTS(float, f32)
+MT_DEFINE_FLOAT_TESTS(double, f64)
+#undef MT_DEFINE_FLOAT_TESTS
+#define MT_DEFINE_INT_TESTS(T, S, NEG)                                                       \
+    static inline MT_HD bool mt_isfinite_##S(T x) { (void)x; return true; }                  \
+    static inline MT_HD bool mt_isposinf_##S(T x) { (void)x; return false; }                 \
+    static inline MT_HD bool mt_isneginf_##S(T x) { (void)x; return false; }                 \
+    static inline MT_HD bool mt_signbit_##S(T x) { return NEG; }
+MT_DEFINE_INT_TESTS(bool, b8, ((void)x, false))
+MT_DEFINE_INT_TESTS(int32_t, i32, x < 0)
+MT_DEFINE_INT_TESTS(int64_t, i64, x < 0)
+#undef MT_DEFINE_INT_TESTS
+
+/* xor and the shifts. A shift by a negative amount or by the type's width or more is PyTorch's:
+ * 0 to the left; to the right, the sign (x >> (width - 1)). A left shift goes through the
+ * unsigned type U (a signed overflow is undefined). */
+#define MT_DEFINE_SHIFTS(T, U, S)                                                            \
+    static inline MT_HD T mt_bitwise_left_shift_##S(T x, T y)                                \
+    {                                                                                        \
+        return (y < 0 || y >= (T)(sizeof(T) * 8)) ? (T)0 : (T)((U)x << y);                   \
+    }                                                                                        \
+    static inline MT_HD T mt_bitwise_right_shift_##S(T x, T y)                               \
+    {                                                                                        \
+        const T max_shift = (T)(sizeof(T) * 8 - 1);                                          \
+        return (T)(x >> ((y < 0 || y >= max_shift) ? max_shift : y));                        \
+    }                                                                                        \
+    static inline MT_HD T mt_bitwise_xor_##S(T x, T y) { return (T)(x ^ y); }
+MT_DEFINE_SHIFTS(int32_t, uint32_t, i32)
+MT_DEFINE_SHIFTS(int64_t, uint64_t, i64)
+#undef MT_DEFINE_SHIFTS
+static inline MT_HD bool mt_bitwise_xor_b8(bool x, bool y) { return x != y; }
+
+/* logical_xor, and the NaN-ignoring fmax and fmin (a NaN is passed over for the other operand),
+ * and heaviside(x, values): values where x is 0, else the step x > 0. */
+#define MT_DEFINE_PICKS(T, S, MAX, MIN)                                                      \
+    static inline MT_HD bool mt_logical_xor_##S(T x, T y) { return (x != 0) != (y != 0); }   \
+    static inline MT_HD T mt_fmax_##S(T x, T y) { return MAX; }                              \
+    static inline MT_HD T mt_fmin_##S(T x, T y) { return MIN; }                              \
+    static inline MT_HD T mt_heaviside_##S(T x, T y) { return x == 0 ? y : (T)(x > 0); }
+MT_DEFINE_PICKS(bool, b8, x || y, x && y)
+MT_DEFINE_PICKS(int32_t, i32, x > y ? x : y, x < y ? x : y)
+MT_DEFINE_PICKS(int64_t, i64, x > y ? x : y, x < y ? x : y)
+MT_DEFINE_PICKS(float, f32, fmaxf(x, y), fminf(x, y))
+MT_DEFINE_PICKS(double, f64, fmax(x, y), fmin(x, y))
+#undef MT_DEFINE_PICKS
+
+/* The float-pair functions and the float ternaries:
+ * - copysign, atan2: libm's;
+ * - logaddexp(x, y) = log(e^x + e^y), logaddexp2 in base 2: the larger plus log1p of the
+ *   smaller's share, and x itself for two equal infinities (inf - inf would be NaN);
+ * - xlogy(x, y) = x * log(y), 0 where x is 0 (unless y is NaN);
+ * - lerp(x, end, w) = x + w * (end - x), from the end's side for |w| >= 0.5 (exact at w = 1);
+ * - addcmul and addcdiv: x + k * y * z and x + k * y / z (k: value);
+ * - nan_to_num(x, posinf, neginf, nan): the replacements of +inf, -inf and NaN;
+ * - deg2rad, rad2deg: a product with the double constant rounded to T. */
+#define MT_DEFINE_FLOAT_PAIRS(T, S, F)                                                       \
+    static inline MT_HD T mt_copysign_##S(T x, T y) { return copysign##F(x, y); }            \
+    static inline MT_HD T mt_atan2_##S(T x, T y) { return atan2##F(x, y); }                  \
+    static inline MT_HD T mt_logaddexp_##S(T x, T y)                                         \
+    {                                                                                        \
+        if (isinf(x) && x == y) {                                                            \
+            return x;                                                                        \
+        }                                                                                    \
+        const T m = x < y ? y : x;                                                           \
+        return m + log1p##F(exp##F(-fabs##F(x - y)));                                        \
+    }                                                                                        \
+    static inline MT_HD T mt_logaddexp2_##S(T x, T y)                                        \
+    {                                                                                        \
+        if (isinf(x) && x == y) {                                                            \
+            return x;                                                                        \
+        }                                                                                    \
+        const T m = x < y ? y : x;                                                           \
+        return m + log1p##F(exp2##F(-fabs##F(x - y))) * (T)1.44269504088896340736;           \
+    }                                                                                        \
+    static inline MT_HD T mt_xlogy_##S(T x, T y)                                             \
+    {                                                                                        \
+        return y != y ? (T)NAN : x == 0 ? (T)0 : x * log##F(y);                              \
+    }                                                                                        \
+    static inline MT_HD T mt_lerp_##S(T x, T end, T w)                                       \
+    {                                                                                        \
+        return fabs##F(w) < (T)0.5 ? x + w * (end - x) : end - (end - x) * ((T)1 - w);       \
+    }                                                                                        \
+    static inline MT_HD T mt_addcdiv_##S(T x, T y, T z, T k) { return x + k * y / z; }       \
+    static inline MT_HD T mt_nan_to_num_##S(T x, T posinf, T neginf, T nan)                  \
+    {                                                                                        \
+        return x != x ? nan : x == (T)INFINITY ? posinf : x == -(T)INFINITY ? neginf : x;    \
+    }                                                                                        \
+    static inline MT_HD T mt_deg2rad_##S(T x) { return x * (T)(MT_PI / 180); }               \
+    static inline MT_HD T mt_rad2deg_##S(T x) { return x * (T)(180 / MT_PI); }
+MT_DEFINE_FLOAT_PAIRS(float, f32, f)
+MT_DEFINE_FLOAT_PAIRS(double, f64, )
+#undef MT_DEFINE_FLOAT_PAIRS
+#define MT_DEFINE_ADDCMUL(T, S)                                                              \
+    static inline MT_HD T mt_addcmul_##S(T x, T y, T z, T k) { return (T)(x + k * y * z); }
+MT_DEFINE_ADDCMUL(int32_t, i32)
+MT_DEFINE_ADDCMUL(int64_t, i64)
+MT_DEFINE_ADDCMUL(float, f32)
+MT_DEFINE_ADDCMUL(double, f64)
+#undef MT_DEFINE_ADDCMUL
+
+/* erfinv: a rational approximation refined by two Newton steps (PyTorch's calc_erfinv, after
+ * Pavlis's MATLAB erfinv); +-inf at +-1, NaN beyond. digamma: PyTorch's calc_digamma: the
+ * reflection pi / tan(pi x) for a negative x (from its fractional part: accurate for a large
+ * |x|), recurrence up to 10, then the asymptotic series; +-inf at -+0 and NaN at the negative
+ * integers. */
+#define MT_DEFINE_SPECIAL(T, S, F)                                                           \
+    static inline MT_HD T mt_erfinv_##S(T y)                                                 \
+    {                                                                                        \
+        const T y_abs = fabs##F(y);                                                          \
+        if (y_abs > (T)1) {                                                                  \
+            return (T)NAN;                                                                   \
+        }                                                                                    \
+        if (y_abs == (T)1) {                                                                 \
+            return copysign##F((T)INFINITY, y);                                              \
+        }                                                                                    \
+        T x;                                                                                 \
+        if (y_abs <= (T)0.7) {                                                               \
+            const T z = y * y;                                                               \
+            const T num = (((T)-0.140543331 * z + (T)0.914624893) * z + (T)-1.645349621) * z + \
+                          (T)0.886226899;                                                    \
+            const T dem = ((((T)0.012229801 * z + (T)-0.329097515) * z + (T)1.442710462) * z + \
+                           (T)-2.118377725) * z + (T)1;                                      \
+            x = y * num / dem;                                                               \
+        } else {                                                                             \
+            const T z = sqrt##F(-log##F(((T)1 - y_abs) / (T)2));                             \
+            const T num = (((T)1.641345311 * z + (T)3.429567803) * z + (T)-1.624906493) * z + \
+                          (T)-1.970840454;                                                   \
+            const T dem = ((T)1.6370678 * z + (T)3.5438892) * z + (T)1;                      \
+            x = copysign##F(num, y) / dem;                                                   \
+        }                                                                                    \
+        const T two_over_sqrt_pi = (T)2 / (T)1.77245385090551602730;                         \
+        x = x - (erf##F(x) - y) / (two_over_sqrt_pi * exp##F(-x * x));                       \
+        x = x - (erf##F(x) - y) / (two_over_sqrt_pi * exp##F(-x * x));                       \
+        return x;                                                                            \
+    }                                                                                        \
+    static inline MT_HD T mt_digamma_##S(T x)                                                \
+    {                                                                                        \
+        if (x == 0) {                                                                        \
+            return copysign##F((T)INFINITY, -x);                                             \
+        }                                                                                    \
+        T reflection = 0;                                                                    \
+        if (x < 0) {                                                                         \
+            if (x == trunc##F(x)) {                                                          \
+                return (T)NAN;                                                               \
+            }                                                                                \
+            double whole;                                                                    \
+            const double r = modf((double)x, &whole);                                        \
+            reflection = -(T)(MT_PI / tan(MT_PI * r));                                       \
+            x = 1 - x;                                                                       \
+        }                                                                                    \
+        T result = 0;                                                                        \
+        while (x < 10) {                                                                     \
+            result -= 1 / x;                                                                 \
+            x += 1;                                                                          \
+        }                                                                                    \
+        if (x == 10) {                                                                       \
+            return result + (T)2.25175258906672110764 + reflection; /* digamma(10) */        \
+        }                                                                                    \
+        T y = 0;                                                                             \
+        if (x < (T)1.0e17) {                                                                 \
+            const T z = 1 / (x * x);                                                         \
+            T p = (T)8.33333333333333333333E-2;                                              \
+            p = p * z + (T)-2.10927960927960927961E-2;                                       \
+            p = p * z + (T)7.57575757575757575758E-3;                                        \
+            p = p * z + (T)-4.16666666666666666667E-3;                                       \
+            p = p * z + (T)3.96825396825396825397E-3;                                        \
+            p = p * z + (T)-8.33333333333333333333E-3;                                       \
+            p = p * z + (T)8.33333333333333333333E-2;                                        \
+            y = z * p;                                                                       \
+        }                                                                                    \
+        return result + log##F(x) - ((T)0.5 / x) - y + reflection;                           \
+    }
+MT_DEFINE_SPECIAL(float, f32, f)
+MT_DEFINE_SPECIAL(double, f64, )
+#undef MT_DEFINE_SPECIAL
+
+/* trigamma in T (PyTorch's trigamma: the reflection for x < 1/2, six recurrence steps, then the
+ * asymptotic series) */
+#define MT_DEFINE_TRIGAMMA(T, S, F)                                                          \
+    static inline MT_HD T mt_trigamma_##S(T x)                                               \
+    {                                                                                        \
+        const T pi = (T)MT_PI;                                                               \
+        T sign = 1, result = 0;                                                              \
+        if (x < (T)0.5) {                                                                    \
+            sign = -1;                                                                       \
+            const T s = sin##F(pi * x);                                                      \
+            result -= (pi * pi) / (s * s);                                                   \
+            x = 1 - x;                                                                       \
+        }                                                                                    \
+        for (int i = 0; i < 6; ++i) {                                                        \
+            result += 1 / (x * x);                                                           \
+            x += 1;                                                                          \
+        }                                                                                    \
+        const T ixx = 1 / (x * x);                                                           \
+        result += (1 + 1 / (2 * x) +                                                         \
+                   ixx * ((T)1 / 6 - ixx * ((T)1 / 30 - ixx * ((T)1 / 42)))) / x;            \
+        return sign * result;                                                                \
+    }
+MT_DEFINE_TRIGAMMA(float, f32, f)
+MT_DEFINE_TRIGAMMA(double, f64, )
+#undef MT_DEFINE_TRIGAMMA
+
+/* The Hurwitz zeta function sum over k >= 0 of (k + q)^-x, x >= 1 (Cephes' zeta, as PyTorch's):
+ * the sum's first terms, then Euler-Maclaurin with the Bernoulli terms of A. */
+static inline MT_HD double
+mt_zeta_acc(double x, double q)
+{
+    const double MACHEP = 1.11022302462515654042E-16;
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
+                          -1.8924375803183791606e9, 7.47242496e10, -2.950130727918164224e12,
+                          1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    if (x == 1) {
+        return INFINITY;
+    }
+    if (x < 1) {
+        return NAN;
+    }
+    if (q <= 0) {
+        if (q == floor(q)) {
+            return INFINITY;
+        }
+        if (x != floor(x)) {
+            return NAN;
+        }
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9.0) {
+        i += 1;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (-MACHEP * s < b && b < MACHEP * s) {
+            return s;
+        }
+    }
+    const double w = a;
+    s += b * w / (x - 1);
+    s -= 0.5 * b;
+    a = 1;
+    double k = 0;
+    for (int j = 0; j < 12; j++) {
+        a *= x + k;
+        b /= w;
+        const double t = a * b / A[j];
+        s = s + t;
+        if (fabs(t / s) < MACHEP) {
+            return s;
+        }
+        k += 1;
+        a *= x + k;
+        b /= w;
+    }
+    return s;
+}
+
+/* polygamma(n, x), the n-th derivative of digamma: digamma, trigamma, and beyond
+ * (-1)^(n+1) n! zeta(n + 1, x); n (a whole number >= 0) comes as the row's scalar. */
+static inline MT_HD double
+mt_polygamma_acc(double x, double n)
+{
+    return (((int64_t)n % 2) ? 1.0 : -1.0) * exp(lgamma(n + 1)) * mt_zeta_acc(n + 1, x);
+}
+static inline MT_HD float
+mt_polygamma_f32(float x, float n)
+{
+    return n == 0 ? mt_digamma_f32(x) : n == 1 ? mt_trigamma_f32(x) : (float)mt_polygamma_acc(x, n);
+}
+static inline MT_HD double
+mt_polygamma_f64(double x, double n)
+{
+    return n == 0 ? mt_digamma_f64(x) : n == 1 ? mt_trigamma_f64(x) : mt_polygamma_acc(x, n);
+}
+
+/* One step of logcumsumexp: log(e^x + e^acc), PyTorch's _log_add_exp_helper (NaN in acc
+ * propagates; equal infinities give x). */
+static inline MT_HD double
+mt_log_add_exp(double x, double acc)
+{
+    const double lo = acc != acc ? acc : (acc < x ? acc : x); /* std::min(x, acc) */
+    const double hi = acc != acc ? acc : (x < acc ? acc : x); /* std::max(x, acc) */
+    if (lo != hi || isfinite(lo)) {
+        return log1p(exp(lo - hi)) + hi;
+    }
+    return x;
 }
 
 #endif

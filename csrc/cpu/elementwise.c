@@ -49,11 +49,11 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
 
 /* ---- the table's loops ---- */
 
-/* A loop's context: the row's scalar k stored in the loop's dtype, and what the loop reports
- * back: it met a zero integer divisor (atomic: mt_iter_run_parallel may run it on several
- * threads at once). */
+/* A loop's context: the row's scalars k, k2, k3 stored in the loop's dtype, and what the loop
+ * reports back: it met a zero integer divisor (atomic: mt_iter_run_parallel may run it on
+ * several threads at once). */
 typedef struct ew_ctx {
-    _Alignas(8) char k[8];
+    _Alignas(8) char k[MT_EW_MAX_K][8];
     atomic_bool zero_div;
 } ew_ctx;
 
@@ -65,13 +65,15 @@ typedef struct ew_ctx {
 #define UNIT(Tk, k) (strides[k] == (int64_t)sizeof(Tk))
 #define UNIT_OR_0(Tk, k) (strides[k] == 0 || strides[k] == (int64_t)sizeof(Tk))
 
-// out (R), x (T1), y (T2), z (T3) broadcast to one shape; out = CALL, k the row's scalar
+// out (R), x (T1), y (T2), z (T3) broadcast to one shape; out = CALL, k, k2, k3 the row's
+// scalars
 #define EW_LOOP(name, nin, R, T, T1, T2, T3, CALL, DIV)                                        \
     static void name(char **data, const int64_t *strides, int64_t n, void *vctx)              \
     {                                                                                          \
         ew_ctx *ctx = vctx;                                                                    \
-        const T k = MT_LOAD(T, ctx->k);                                                        \
-        (void)k;                                                                               \
+        const T k = MT_LOAD(T, ctx->k[0]), k2 = MT_LOAD(T, ctx->k[1]),                         \
+                k3 = MT_LOAD(T, ctx->k[2]);                                                    \
+        (void)k, (void)k2, (void)k3;                                                           \
         bool unit = UNIT(R, 0) && UNIT(T1, 1) && (nin < 2 || UNIT(T2, 2)) &&                   \
                     (nin < 3 || UNIT(T3, 3));                                                  \
         bool unit_or_0 = UNIT(R, 0) && UNIT_OR_0(T1, 1) && (nin < 2 || UNIT_OR_0(T2, 2)) &&    \
@@ -117,10 +119,15 @@ typedef struct ew_ctx {
 #define IS_DIV_X 0
 #define IS_DIV_XB 0
 #define IS_DIV_XK 0
+#define IS_DIV_XKK 0
+#define IS_DIV_XKKK 0
+#define IS_DIV_XYKK 0
+#define IS_DIV_XYKKK 0
 #define IS_DIV_XY 0
 #define IS_DIV_XYB 0
 #define IS_DIV_XYK 0
 #define IS_DIV_XYZ 0
+#define IS_DIV_XYZK 0
 #define IS_DIV_CXY 0
 #define IS_DIV_XCY 0
 
@@ -151,8 +158,8 @@ run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div
 {
     ew_ctx ctx;
     memset(ctx.k, 0, sizeof(ctx.k));
-    if (k) {
-        mt_store_scalar(ctx.k, dt, *k);
+    for (int j = 0; k && j < MT_EW_MAX_K; j++) {
+        mt_store_scalar(ctx.k[j], dt, k[j]);
     }
     atomic_init(&ctx.zero_div, false);
     mt_iter it;

@@ -1,7 +1,7 @@
 /* Gathering and scattering through index tensors on the CPU: index_select, gather, scatter,
- * scatter_add, embedding, and index / index_put_, the kernels of advanced indexing (t[idx],
- * t[idx] = v). The front ends and plans are ops/index_plan.c's, for every device; this file is
- * the CPU's backend to them: reading positions and the loops.
+ * scatter_add, scatter_reduce, embedding, and index / index_put_, the kernels of advanced
+ * indexing (t[idx], t[idx] = v). The front ends and plans are ops/index_plan.c's, for every
+ * device; this file is the CPU's backend to them: reading positions and the loops.
  *
  * Each kernel is one run of the shared iterator over three operands of one shape: a destination,
  * a source, and int64 positions. The tensor that is indexed is viewed with that shape and a
@@ -66,6 +66,20 @@ static const mt_loop_fn put_loops[3] = {put_w1, put_w4, put_w8};
 #define ADD_LOOP(E, T, S) PUT_LOOP(add_##S, T, (T)(MT_LOAD(T, p) + v))
 MT_DTYPES(ADD_LOOP)
 static const mt_loop_fn add_loops[MT_NUM_DTYPES] = {add_b8, add_i32, add_i64, add_f32, add_f64};
+/* scatter's other reductions: a bool's product is its and */
+#define MUL_LOOP(E, T, S) PUT_LOOP(mul_##S, T, (T)(MT_LOAD(T, p) * v))
+#define MAX_LOOP(E, T, S) PUT_LOOP(max_##S, T, mt_maximum_##S(MT_LOAD(T, p), v))
+#define MIN_LOOP(E, T, S) PUT_LOOP(min_##S, T, mt_minimum_##S(MT_LOAD(T, p), v))
+PUT_LOOP(mul_b8, bool, MT_LOAD(bool, p) && v)
+MUL_LOOP(MT_INT32, int32_t, i32)
+MUL_LOOP(MT_INT64, int64_t, i64)
+MUL_LOOP(MT_FLOAT32, float, f32)
+MUL_LOOP(MT_FLOAT64, double, f64)
+MT_DTYPES(MAX_LOOP)
+MT_DTYPES(MIN_LOOP)
+static const mt_loop_fn mul_loops[MT_NUM_DTYPES] = {mul_b8, mul_i32, mul_i64, mul_f32, mul_f64};
+static const mt_loop_fn max_loops[MT_NUM_DTYPES] = {max_b8, max_i32, max_i64, max_f32, max_f64};
+static const mt_loop_fn min_loops[MT_NUM_DTYPES] = {min_b8, min_i32, min_i64, min_f32, min_f64};
 
 static mt_loop_fn
 by_width(const mt_loop_fn *loops, mt_dtype dt)
@@ -176,9 +190,15 @@ static mt_status
 run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
          mt_index_mode mode, int64_t step)
 {
-    mt_loop_fn loop = mode == MT_INDEX_TAKE ? by_width(take_loops, dst->dtype)
+    static const mt_loop_fn *const reducing[] = {
+        [MT_INDEX_ADD] = add_loops,
+        [MT_INDEX_MUL] = mul_loops,
+        [MT_INDEX_MAX] = max_loops,
+        [MT_INDEX_MIN] = min_loops,
+    };
+    mt_loop_fn loop = mode == MT_INDEX_TAKE  ? by_width(take_loops, dst->dtype)
                       : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
-                                             : add_loops[dst->dtype];
+                                             : reducing[mode][dst->dtype];
     return run(ndim, shape, dst, src, pos, loop, step);
 }
 
@@ -198,6 +218,18 @@ scatter(mt_args *a, bool add, bool inplace)
 
 MT_CPU_KERNELS(scatter, scatter, false)
 MT_CPU_KERNELS(scatter_add, scatter, true)
+
+mt_status
+mt_cpu_scatter_reduce(mt_args *a)
+{
+    return mt_index_scatter_reduce(a, &cpu, false);
+}
+
+mt_status
+mt_cpu_scatter_reduce_(mt_args *a)
+{
+    return mt_index_scatter_reduce(a, &cpu, true);
+}
 
 mt_status
 mt_cpu_index(mt_args *a)

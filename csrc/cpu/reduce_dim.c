@@ -213,8 +213,9 @@ row_op(mt_args *a, mt_dtype dt, row_fn fn)
     return st;
 }
 
-// x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i]
-#define SCAN_LOOP(name, T, ACC, OP, INIT)                                                  \
+// x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i], each step
+// acc = COMBINE(acc, x) in ACC from INIT
+#define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                             \
     static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner)    \
     {                                                                                      \
         const T *x = (const T *)xv;                                                        \
@@ -224,20 +225,25 @@ row_op(mt_args *a, mt_dtype dt, row_fn fn)
                 ACC acc = INIT;                                                            \
                 for (int64_t j = 0; j < n; j++) {                                          \
                     const int64_t at = (o * n + j) * inner + i;                            \
-                    acc = acc OP (ACC)x[at];                                               \
+                    acc = COMBINE(acc, (ACC)x[at]);                                        \
                     y[at] = (T)acc;                                                        \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
-SCAN_LOOP(cumsum_i32, int32_t, int64_t, +, 0)
-SCAN_LOOP(cumsum_i64, int64_t, int64_t, +, 0)
-SCAN_LOOP(cumsum_f32, float, double, +, 0)
-SCAN_LOOP(cumsum_f64, double, double, +, 0)
-SCAN_LOOP(cumprod_i32, int32_t, int64_t, *, 1)
-SCAN_LOOP(cumprod_i64, int64_t, int64_t, *, 1)
-SCAN_LOOP(cumprod_f32, float, double, *, 1)
-SCAN_LOOP(cumprod_f64, double, double, *, 1)
+#define SCAN_ADD(acc, v) ((acc) + (v))
+#define SCAN_MUL(acc, v) ((acc) * (v))
+#define SCAN_LOG_ADD_EXP(acc, v) mt_log_add_exp((v), (acc))
+SCAN_LOOP(cumsum_i32, int32_t, int64_t, SCAN_ADD, 0)
+SCAN_LOOP(cumsum_i64, int64_t, int64_t, SCAN_ADD, 0)
+SCAN_LOOP(cumsum_f32, float, double, SCAN_ADD, 0)
+SCAN_LOOP(cumsum_f64, double, double, SCAN_ADD, 0)
+SCAN_LOOP(cumprod_i32, int32_t, int64_t, SCAN_MUL, 1)
+SCAN_LOOP(cumprod_i64, int64_t, int64_t, SCAN_MUL, 1)
+SCAN_LOOP(cumprod_f32, float, double, SCAN_MUL, 1)
+SCAN_LOOP(cumprod_f64, double, double, SCAN_MUL, 1)
+SCAN_LOOP(logcumsumexp_f32, float, double, SCAN_LOG_ADD_EXP, -INFINITY)
+SCAN_LOOP(logcumsumexp_f64, double, double, SCAN_LOG_ADD_EXP, -INFINITY)
 
 static mt_status
 scan(mt_args *a, const row_fn *loops)
@@ -260,6 +266,14 @@ mt_status
 mt_cpu_cumprod(mt_args *a)
 {
     static const row_fn loops[] = {NULL, cumprod_i32, cumprod_i64, cumprod_f32, cumprod_f64};
+    return scan(a, loops);
+}
+
+// self (any shape), dim; out = log(cumsum(exp(self))) along dim, in self's (float) dtype
+mt_status
+mt_cpu_logcumsumexp(mt_args *a)
+{
+    static const row_fn loops[] = {NULL, NULL, NULL, logcumsumexp_f32, logcumsumexp_f64};
     return scan(a, loops);
 }
 

@@ -2,6 +2,7 @@
  * meta (its dtype rule and PyTorch's checks, with PyTorch's messages), then the shared plan
  * (core/elementwise.c: broadcasting, in-place and overlap rules, casts, the output), then the
  * device's loop. No device repeats any of this. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "ops/arg_checks.h"
 #include "ops/elementwise.h"
 #include "ops/elementwise_table.h"
+#include "ops/ops.h"
 
 /* What a row's meta prepares: the loop's inputs (in the row's operand order) and its dtype. */
 typedef struct ew_call {
@@ -20,7 +22,8 @@ typedef struct ew_call {
     mt_dtype dt;       /* the loop's dtype (T of its form) */
     bool uses_k;       /* the row has a scalar operand: k, or 1 when k is None */
     mt_scalar k;
-    mt_tensor *owned;  /* an operand the meta made (a bound, masked_fill's value) */
+    mt_scalar k2, k3;  /* the second and third of a row with several (XKK, XYKKK...) */
+    mt_tensor *owned[2]; /* operands the meta made (a bound, masked_fill's value) */
     bool done;         /* the meta computed the result itself (pow by a root) */
 } ew_call;
 
@@ -213,8 +216,8 @@ meta_clamp(ew_call *c, mt_args *a)
     if (missing == 0) {
         return MT_OK;
     }
-    mt_status st = mt_tensor_scalar(no_bound(c->dt, missing == 2), c->dt, &c->owned);
-    c->ins[missing] = c->owned;
+    mt_status st = mt_tensor_scalar(no_bound(c->dt, missing == 2), c->dt, &c->owned[0]);
+    c->ins[missing] = c->owned[0];
     return st;
 }
 
@@ -240,10 +243,205 @@ meta_masked_fill(ew_call *c, mt_args *a)
     c->dt = a->t[0]->dtype;
     mt_status st = mt_check_masked_fill(a->t[0], a->t[1], a->t[2], &v);
     if (st == MT_OK) {
-        st = mt_tensor_scalar(v, c->dt, &c->owned);
-        c->ins[2] = c->owned;
+        st = mt_tensor_scalar(v, c->dt, &c->owned[0]);
+        c->ins[2] = c->owned[0];
     }
     return st;
+}
+
+/* ---- everyday pointwise (issue 19) ---- */
+
+/* round(self, decimals): with decimals, the float-only loop that scales first */
+static mt_status
+meta_round(ew_call *c, mt_args *a)
+{
+    meta_same(c, a);
+    if (a->i[0] != 0) {
+        c->row = MT_EW_round_decimals;
+        c->uses_k = true;
+        c->k = mt_scalar_int(a->i[0]);
+    }
+    return MT_OK;
+}
+
+/* polygamma(n, self): n >= 0, the loop's scalar; integer self in the default float */
+static mt_status
+meta_polygamma(ew_call *c, mt_args *a)
+{
+    if (a->i[0] < 0) {
+        return mt_fail(MT_ERUNTIME, "polygamma(n, x) does not support negative n.");
+    }
+    c->uses_k = true;
+    c->k = mt_scalar_int(a->i[0]);
+    return meta_to_float(c, a);
+}
+
+/* xlogy: as arith (not two Python numbers), computing in a float */
+static mt_status
+meta_arith_to_float(ew_call *c, mt_args *a)
+{
+    mt_status st = meta_arith(c, a);
+    c->dt = mt_dtype_is_float(c->dt) ? c->dt : MT_DEFAULT_FLOAT;
+    return st;
+}
+
+static mt_status
+meta_heaviside(ew_call *c, mt_args *a)
+{
+    if (a->t[0]->dtype != a->t[1]->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "heaviside is not yet implemented for tensors with different dtypes.");
+    }
+    c->dt = a->t[0]->dtype;
+    return MT_OK;
+}
+
+static mt_status
+expect_dtype(const mt_tensor *self, const mt_tensor *t, const char *what)
+{
+    if (t->dtype == self->dtype) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME, "expected dtype %s for `%s` but got dtype %s",
+                   mt_dtype_c_name(self->dtype), what, mt_dtype_c_name(t->dtype));
+}
+
+/* lerp(self, end, weight): end in self's dtype, and a weight tensor too unless 0-dim (as
+ * PyTorch's); floats only */
+static mt_status
+meta_lerp(ew_call *c, mt_args *a)
+{
+    const bool scalar_weight = a->t[2]->is_wrapped_number;
+    mt_status st = expect_dtype(a->t[0], a->t[1], "end");
+    if (st == MT_OK && a->t[2]->ndim != 0) {
+        st = expect_dtype(a->t[0], a->t[2], "weight");
+    }
+    c->dt = a->t[0]->dtype;
+    if (st == MT_OK && !mt_dtype_is_float(c->dt)) {
+        bool cpu = strcmp(c->dev->name, "cpu") == 0;
+        st = mt_fail(MT_ENOTIMPL, "\"lerp_%s%s\" not implemented for '%s'", cpu ? "kernel_" : "",
+                     cpu ? (scalar_weight ? "scalar" : "tensor") : c->dev->name,
+                     mt_dtype_scalar_name(c->dt));
+    }
+    return st;
+}
+
+/* addcmul and addcdiv(self, tensor1, tensor2, *, value): the three promoted, value the scalar */
+static mt_status
+meta_addcmul(ew_call *c, mt_args *a)
+{
+    c->dt = mt_result_type(a->t, 3);
+    c->uses_k = true;
+    c->k = a->s[0];
+    return MT_OK;
+}
+
+static mt_status
+meta_addcdiv(ew_call *c, mt_args *a)
+{
+    if (mt_dtype_is_integral(a->t[1]->dtype, true) && mt_dtype_is_integral(a->t[2]->dtype, true)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Integer division with addcdiv is no longer supported, and in a future  "
+                       "release addcdiv will perform a true division of tensor1 and tensor2. The "
+                       "historic addcdiv behavior can be implemented as (input + value * "
+                       "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                       "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+                       "behavior is just the latter implementation: (input + value * tensor1 / "
+                       "tensor2), for all dtypes.");
+    }
+    return meta_addcmul(c, a);
+}
+
+/* nan_to_num(self, nan, posinf, neginf): the replacements in self's dtype (+-inf by default
+ * become the dtype's largest and lowest finite values); an integer or bool self has nothing to
+ * replace and comes back as a copy (in place: itself) */
+static mt_status
+meta_nan_to_num(ew_call *c, mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    c->dt = self->dtype;
+    if (!mt_dtype_is_float(c->dt)) {
+        c->done = true;
+        if (c->inplace) {
+            a->out[0] = mt_tensor_retain(self);
+            return MT_OK;
+        }
+        return mt_op_clone(self, &a->out[0]);
+    }
+    const double big = c->dt == MT_FLOAT32 ? FLT_MAX : DBL_MAX;
+    mt_scalar hi = mt_scalar_is_none(a->s[1]) ? mt_scalar_float(big) : a->s[1];
+    mt_scalar lo = mt_scalar_is_none(a->s[2]) ? mt_scalar_float(-big) : a->s[2];
+    c->uses_k = true;
+    c->k = mt_scalar_is_none(a->s[0]) ? mt_scalar_float(0) : a->s[0];
+    mt_status st = mt_tensor_scalar(hi, c->dt, &c->owned[0]);
+    if (st == MT_OK) {
+        st = mt_tensor_scalar(lo, c->dt, &c->owned[1]);
+    }
+    c->ins[1] = c->owned[0];
+    c->ins[2] = c->owned[1];
+    return st;
+}
+
+/* ---- activations (issue 20) ---- */
+
+/* A row whose Scalar arguments are its k, k2, k3 (leaky_relu's slope, softplus's beta and
+ * threshold, elu's alpha, scale and input_scale), cast to the dtype of its tensors. */
+static mt_status
+meta_scalars(ew_call *c, mt_args *a)
+{
+    meta_same(c, a);
+    c->uses_k = true;
+    mt_scalar *ks[MT_EW_MAX_K] = {&c->k, &c->k2, &c->k3};
+    for (int j = 0; j < MT_EW_MAX_K; j++) {
+        *ks[j] = mt_scalar_is_none(a->s[j]) ? mt_scalar_int(0) : a->s[j];
+    }
+    return MT_OK;
+}
+
+static mt_status
+meta_hardtanh(ew_call *c, mt_args *a)
+{
+    if (a->t[0]->dtype == MT_BOOL) {
+        return mt_fail(MT_ERUNTIME, "Bool inputs not supported for hardtanh");
+    }
+    return meta_scalars(c, a);
+}
+
+/* lambda within [0, the dtype's largest] (an integer self fails later, in the loop lookup) */
+static mt_status
+meta_softshrink(ew_call *c, mt_args *a)
+{
+    meta_scalars(c, a);
+    double lambd = mt_scalar_to_double(c->k);
+    double top = c->dt == MT_FLOAT32 ? FLT_MAX : DBL_MAX;
+    if (mt_dtype_is_float(c->dt) && !(lambd >= 0 && lambd <= top)) {
+        return mt_fail(MT_ERUNTIME, "lambda must be in range [0, %g] for input dtype %s, but found %g",
+                       top, mt_dtype_scalar_name(c->dt), lambd);
+    }
+    return MT_OK;
+}
+
+/* leaky_relu_backward and elu_backward from the result of an in-place call (self_is_result,
+ * is_result): only for a slope that keeps signs */
+static mt_status
+meta_result_backward(ew_call *c, mt_args *a)
+{
+    meta_scalars(c, a);
+    if (!a->b[0] || mt_scalar_to_double(c->k) >= 0) {
+        return MT_OK;
+    }
+    if (c->row == MT_EW_leaky_relu_backward) {
+        return mt_fail(MT_ERUNTIME,
+                       "In-place leakyReLu backward calculation is triggered with a negative slope "
+                       "which is not supported. This is caused by calling in-place forward function "
+                       "with a negative slope, please call out-of-place version instead. File an "
+                       "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                       "in-place leakRelu backward calculation with negative slope");
+    }
+    return mt_fail(MT_ERUNTIME,
+                   "In-place elu backward calculation is triggered with a negative slope which is "
+                   "not supported. This is caused by calling in-place forward function with a "
+                   "negative slope, please call out-of-place version instead.");
 }
 
 /* ---- the table ---- */
@@ -264,7 +462,8 @@ static const ew_row rows[MT_NUM_EW] = {
 #include "ops/elementwise.def"
 };
 
-/* The row op runs with its string argument: div's rounding mode, gelu's approximation. */
+/* The row op runs with its string argument (div's rounding mode, gelu's approximation) or its
+ * flag (elu_backward's is_result). */
 static mt_status
 pick_row(mt_args *a, mt_ew_id *row)
 {
@@ -293,6 +492,9 @@ pick_row(mt_args *a, mt_ew_id *row)
             return MT_OK;
         }
         return mt_fail(MT_ERUNTIME, "approximate argument must be either none or tanh.");
+    case MT_EW_elu_backward: /* is_result: the derivative from the result */
+        *row = a->b[0] ? MT_EW_elu_backward_result : *row;
+        return MT_OK;
     default:
         return MT_OK;
     }
@@ -321,9 +523,10 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     c.row = row;
     c.inplace = (mt_op_flags[op] & INPLACE) != 0;
     c.uses_k = false;
-    c.owned = NULL;
+    c.k2 = c.k3 = mt_scalar_int(0);
+    c.owned[0] = c.owned[1] = NULL;
     c.done = false;
-    mt_status st = a->str[0] ? pick_row(a, &c.row) : MT_OK;
+    mt_status st = pick_row(a, &c.row);
     if (st) {
         return st;
     }
@@ -332,6 +535,13 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
         c.ins[k] = k < r->nin ? a->t[k] : NULL;
     }
     if ((st = r->meta(&c, a)) || c.done) {
+        goto out_release;
+    }
+    r = &rows[c.row]; /* the meta may pick another row of the same operands (round's decimals) */
+    /* in place, a result self cannot hold is refused before the loop is looked for (PyTorch's
+     * order: int.bitwise_left_shift_(float) is a cast error, not a missing float loop) */
+    if (c.inplace && (st = mt_check_inplace(a->t[0], a->t[0]->ndim, a->t[0]->sizes,
+                                            r->bool_out ? MT_BOOL : c.dt))) {
         goto out_release;
     }
     if (!dev->has_loop(c.row, c.dt)) {
@@ -352,14 +562,14 @@ mt_ew_call(mt_op op, mt_ew_id row, mt_args *a, const mt_ew_device *dev)
     if (c.uses_k && mt_scalar_is_none(c.k)) {
         c.k = mt_scalar_int(1);
     }
-    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? &c.k : NULL, &zero_div), &a->out[0]);
+    const mt_scalar ks[MT_EW_MAX_K] = {c.k, c.k2, c.k3};
+    st = mt_ew_end(&p, dev->run(&p, c.row, c.dt, c.uses_k ? ks : NULL, &zero_div), &a->out[0]);
     if (st == MT_OK && zero_div) {
         mt_tensor_clear(&a->out[0]);
         st = mt_fail(MT_ERUNTIME, "ZeroDivisionError");
     }
 out_release:
-    if (c.owned) {
-        mt_tensor_clear(&c.owned);
-    }
+    mt_tensor_clear(&c.owned[0]);
+    mt_tensor_clear(&c.owned[1]);
     return st;
 }

@@ -30,7 +30,8 @@ typedef struct mt_ew_device {
     /* whether it has row's loop for dtype dt */
     bool (*has_loop)(mt_ew_id row, mt_dtype dt);
     /* Runs row's loop in dtype dt over p: inputs already in the row's operand dtypes, output
-     * allocated. *k is the row's scalar operand (alpha, a bound), NULL for a row without one.
+     * allocated. k[0..MT_EW_MAX_K) are the row's scalar operands (alpha, a bound, elu's alpha,
+     * scale and input_scale; those a row does not use are 0), NULL for a row without any.
      * Sets *zero_div when an integer divisor was 0 (the front end raises). */
     mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k,
                      bool *zero_div);

@@ -5,9 +5,11 @@
  *
  * For form F: MT_EW_NIN_F the inputs; MT_EW_BOOLIN_F the inputs read as bool (bit k for input
  * k, the others are T); MT_EW_BOOLOUT_F whether the result is bool (else T); MT_EW_CALL_F(f) f
- * applied to the inputs x, y, z and the op's scalar k. */
+ * applied to the inputs x, y, z and the op's scalars k, k2, k3. */
 #ifndef MT_OPS_ELEMENTWISE_TABLE_H
 #define MT_OPS_ELEMENTWISE_TABLE_H
+
+#define MT_EW_MAX_K 3 /* scalar operands of a row: k, k2, k3 (elu's alpha, scale, input_scale) */
 
 /* The rows of ops/elementwise.def. */
 typedef enum mt_ew_id {
@@ -51,11 +53,34 @@ typedef enum mt_ew_id {
 #define MT_EW_BOOLIN_DIV 0
 #define MT_EW_BOOLOUT_DIV 0
 #define MT_EW_CALL_DIV(f) f(x, y)
+/* f(x, k, k2), f(x, k, k2, k3): several Scalar operands (softplus's beta and threshold, elu's
+ * alpha, scale and input_scale); f(x, y, k, k2), f(x, y, k, k2, k3): their backward rows */
+#define MT_EW_NIN_XKK 1
+#define MT_EW_BOOLIN_XKK 0
+#define MT_EW_BOOLOUT_XKK 0
+#define MT_EW_CALL_XKK(f) f(x, k, k2)
+#define MT_EW_NIN_XKKK 1
+#define MT_EW_BOOLIN_XKKK 0
+#define MT_EW_BOOLOUT_XKKK 0
+#define MT_EW_CALL_XKKK(f) f(x, k, k2, k3)
+#define MT_EW_NIN_XYKK 2
+#define MT_EW_BOOLIN_XYKK 0
+#define MT_EW_BOOLOUT_XYKK 0
+#define MT_EW_CALL_XYKK(f) f(x, y, k, k2)
+#define MT_EW_NIN_XYKKK 2
+#define MT_EW_BOOLIN_XYKKK 0
+#define MT_EW_BOOLOUT_XYKKK 0
+#define MT_EW_CALL_XYKKK(f) f(x, y, k, k2, k3)
 /* f(x, y, z) */
 #define MT_EW_NIN_XYZ 3
 #define MT_EW_BOOLIN_XYZ 0
 #define MT_EW_BOOLOUT_XYZ 0
 #define MT_EW_CALL_XYZ(f) f(x, y, z)
+/* f(x, y, z, k): addcmul and addcdiv with value, nan_to_num with its NaN replacement */
+#define MT_EW_NIN_XYZK 3
+#define MT_EW_BOOLIN_XYZK 0
+#define MT_EW_BOOLOUT_XYZK 0
+#define MT_EW_CALL_XYZK(f) f(x, y, z, k)
 /* f(bool x, y, z): where */
 #define MT_EW_NIN_CXY 3
 #define MT_EW_BOOLIN_CXY 1
@@ -97,5 +122,6 @@ typedef enum mt_ew_id {
 #define MT_EW_DTYPES_NUMERIC(X, N, name, form) MT_EW_EACH(N, X, X, X, X, name, form)
 #define MT_EW_DTYPES_FLOAT(X, N, name, form) MT_EW_EACH(N, N, N, X, X, name, form)
 #define MT_EW_DTYPES_INTEGRAL(X, N, name, form) MT_EW_EACH(X, X, X, N, N, name, form)
+#define MT_EW_DTYPES_INTEGER(X, N, name, form) MT_EW_EACH(N, X, X, N, N, name, form)
 
 #endif

@@ -71,7 +71,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(embedding_dense_backward, embedding_dense_backward)                                        \
     /* indexing: index_plan.c */                                                                \
     X(gather, gather) X(scatter, scatter) X(scatter_, scatter) X(scatter_add, scatter)          \
-    X(scatter_add_, scatter) X(index_select, index_select) X(index, index)                      \
+    X(scatter_add_, scatter) X(scatter_reduce, scatter_reduce)                                  \
+    X(scatter_reduce_, scatter_reduce) X(index_select, index_select) X(index, index)                      \
     X(index_put_, index_put_) X(embedding, embedding)                                            \
     /* sorting: sort_checks.c */                                                                \
     X(sort, sort) X(argsort, sort) X(topk, topk)                                                 \
@@ -99,7 +100,9 @@ mt_front_on_cuda(const mt_tensor *t)
     X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
     /* statistics: stats_checks.c */                                                            \
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
-    X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)
+    X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \
+    /* everyday pointwise (issue 19): reduce_checks.c */                                      \
+    X(logcumsumexp, logcumsumexp)
 
 #define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);
 MT_FRONTS(MT_FRONT_DECLARE)

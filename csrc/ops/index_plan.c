@@ -1,6 +1,7 @@
 /* The device-independent half of the index ops (ops/index_plan.h): their front ends (PyTorch's
  * argument checks), the plan of advanced indexing, and the kernels over a device's backend. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -413,10 +414,10 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
 }
 
 // self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
-// self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=), i at dim
+// self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=, *=, max, min: mode), i at dim
 static mt_status
 scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *index,
-             mt_tensor *src, bool add)
+             mt_tensor *src, mt_index_mode mode)
 {
     mt_tensor *pos = NULL, *dst = NULL, *from = NULL;
     int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
@@ -448,7 +449,7 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
         st = restride(self, n, is, sst, &dst);
     }
     if (st == MT_OK) {
-        st = be->run(n, is, dst, from, pos, add ? MT_INDEX_ADD : MT_INDEX_PUT, step);
+        st = be->run(n, is, dst, from, pos, mode, step);
         mt_tensor_bump_version(self);
     }
     mt_tensor_clear(&dst);
@@ -457,17 +458,154 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
     return st;
 }
 
+/* What scatter writes into: self (in place; the front end checked it can be written) or a new
+ * copy of it. */
+static mt_status
+scatter_target(const mt_index_backend *be, mt_tensor *self, bool inplace, mt_tensor **out)
+{
+    if (inplace) {
+        *out = mt_tensor_retain(self);
+        return MT_OK;
+    }
+    return be->cast(self, self->dtype, out);
+}
+
+/* scatter's reduce (its str slot: "add", "multiply" or absent); scatter_add always adds. */
+static mt_status
+scatter_mode(const mt_args *a, bool add, int *mode)
+{
+    const char *reduce = add ? NULL : a->str[0];
+    *mode = add ? MT_INDEX_ADD : MT_INDEX_PUT;
+    if (reduce && strcmp(reduce, "add") == 0) {
+        *mode = MT_INDEX_ADD;
+    } else if (reduce && strcmp(reduce, "multiply") == 0) {
+        *mode = MT_INDEX_MUL;
+    } else if (reduce) {
+        return mt_fail(MT_ERUNTIME, "reduce argument must be either add or multiply.");
+    }
+    return MT_OK;
+}
+
 mt_status
 mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace)
 {
+    (void)add; /* scatter_add's mode is in the plan */
     mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
-    mt_status st;
-    if (inplace) {
-        target = mt_tensor_retain(self);
-    } else if ((st = be->cast(self, self->dtype, &target))) {
+    mt_status st = scatter_target(be, self, inplace, &target);
+    if (st) {
         return st;
     }
-    st = scatter_into(be, target, a->plan->along.dim, index, src, add);
+    st = scatter_into(be, target, a->plan->along.dim, index, src, (mt_index_mode)a->plan->along.mode);
+    if (st) {
+        mt_tensor_release(target);
+        return st;
+    }
+    a->out[0] = target;
+    return MT_OK;
+}
+
+/* ---- scatter_reduce ---- */
+
+typedef enum reduction { R_SUM, R_PROD, R_MEAN, R_AMAX, R_AMIN, R_NONE } reduction;
+
+static reduction
+reduction_of(const char *name)
+{
+    static const char *const names[] = {"sum", "prod", "mean", "amax", "amin"};
+    for (int r = 0; r < R_NONE; r++) {
+        if (strcmp(name, names[r]) == 0) {
+            return (reduction)r;
+        }
+    }
+    /* PyTorch also takes max and min (undocumented) */
+    return strcmp(name, "max") == 0 ? R_AMAX : strcmp(name, "min") == 0 ? R_AMIN : R_NONE;
+}
+
+/* The value a reduction leaves any other unchanged with, in dtype dt, as a wrapped number. */
+static mt_status
+reduction_identity(reduction r, mt_dtype dt, mt_tensor **out)
+{
+    mt_scalar v = mt_scalar_int(r == R_PROD);
+    bool lowest = r == R_AMAX;
+    if (r == R_AMAX || r == R_AMIN) {
+        switch (dt) {
+        case MT_BOOL:
+            v = mt_scalar_bool(!lowest);
+            break;
+        case MT_INT32:
+            v = mt_scalar_int(lowest ? INT32_MIN : INT32_MAX);
+            break;
+        case MT_INT64:
+            v = mt_scalar_int(lowest ? INT64_MIN : INT64_MAX);
+            break;
+        default:
+            v = mt_scalar_float(lowest ? -HUGE_VAL : HUGE_VAL);
+        }
+    }
+    return mt_tensor_scalar(v, dt, out);
+}
+
+/* The mean's divisor: how many values reached each element of self (self's own counting one
+ * when included), at least 1, in self's dtype. */
+static mt_status
+mean_counts(mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src, bool include_self,
+            mt_tensor **out)
+{
+    mt_device dev = mt_tensor_device(self);
+    mt_tensor *count = NULL, *ones = NULL, *zero = NULL, *one = NULL;
+    mt_status st = include_self ? mt_op_ones(self->ndim, self->sizes, self->dtype, dev, false, &count)
+                                : mt_op_zeros(self->ndim, self->sizes, self->dtype, dev, false, &count);
+    if (st == MT_OK &&
+        (st = mt_op_ones(src->ndim, src->sizes, self->dtype, dev, false, &ones)) == MT_OK &&
+        (st = mt_op_scatter_add_(count, dim, index, ones, NULL)) == MT_OK &&
+        (st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero)) == MT_OK &&
+        (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one)) == MT_OK) {
+        mt_tensor *none = NULL;
+        if ((st = mt_op_eq(count, zero, &none)) == MT_OK) {
+            st = mt_op_masked_fill_(count, none, one, NULL);
+        }
+        mt_tensor_clear(&none);
+    }
+    if (st == MT_OK) {
+        *out = mt_tensor_retain(count);
+    }
+    mt_tensor_clear(&count);
+    mt_tensor_clear(&ones);
+    mt_tensor_clear(&zero);
+    mt_tensor_clear(&one);
+    return st;
+}
+
+// self (*), index (*) int of self's rank, src (*) of self's dtype, no smaller than index:
+// each self[..., index[..., i, ...], ...] reduced (sum, prod, mean, amax, amin) with the
+// src[..., i, ...] that reach it, and with itself unless include_self is false
+mt_status
+mt_index_scatter_reduce(mt_args *a, const mt_index_backend *be, bool inplace)
+{
+    mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
+    mt_tensor *identity = NULL, *count = NULL;
+    bool include_self = a->b[0];
+    const int dim = a->plan->along.dim;
+    const reduction r = (reduction)a->plan->along.mode;
+    static const mt_index_mode modes[] = {MT_INDEX_ADD, MT_INDEX_MUL, MT_INDEX_ADD, MT_INDEX_MAX,
+                                          MT_INDEX_MIN};
+    mt_status st = scatter_target(be, self, inplace, &target);
+    if (st) {
+        return st;
+    }
+    if (!include_self && ((st = reduction_identity(r, self->dtype, &identity)) ||
+                          (st = scatter_into(be, target, dim, index, identity, MT_INDEX_PUT)))) {
+        goto out_release;
+    }
+    if ((st = scatter_into(be, target, dim, index, src, modes[r])) || r != R_MEAN) {
+        goto out_release;
+    }
+    if ((st = mean_counts(target, dim, index, src, include_self, &count)) == MT_OK) {
+        st = mt_op_div_(target, count, mt_dtype_is_float(self->dtype) ? NULL : "floor", NULL);
+    }
+out_release:
+    mt_tensor_clear(&identity);
+    mt_tensor_clear(&count);
     if (st) {
         mt_tensor_release(target);
         return st;
@@ -629,8 +767,36 @@ mt_front_gather(const mt_args *a, mt_plan *p)
 mt_status
 mt_front_scatter(const mt_args *a, mt_plan *p)
 {
+    bool add = p->op == MT_OP_scatter_add || p->op == MT_OP_scatter_add_;
     mt_status st = check_scatter(a->t[0], a->i[0], a->t[1], a->t[2], &p->along.dim);
-    return st || !(mt_op_flags[p->op] & INPLACE) ? st : mt_check_writable(a->t[0]);
+    if (st || (st = scatter_mode(a, add, &p->along.mode))) {
+        return st;
+    }
+    return mt_op_flags[p->op] & INPLACE ? mt_check_writable(a->t[0]) : MT_OK;
+}
+
+// scatter_reduce(self, dim, index, src, reduce, include_self) and in place: scatter's arguments,
+// and the reduction (the plan's mode) one of PyTorch's names
+mt_status
+mt_front_scatter_reduce(const mt_args *a, mt_plan *p)
+{
+    mt_tensor *self = a->t[0];
+    mt_status st = check_scatter(self, a->i[0], a->t[1], a->t[2], &p->along.dim);
+    if (st) {
+        return st;
+    }
+    reduction r = reduction_of(a->str[0]);
+    if (r == R_NONE) {
+        return mt_fail(MT_ERUNTIME,
+                       "reduce argument must be either sum, prod, mean, amax or amin, got %s",
+                       a->str[0]);
+    }
+    if (r == R_MEAN && self->dtype == MT_BOOL) {
+        return mt_fail(MT_ENOTIMPL,
+                       "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+    }
+    p->along.mode = (int)r;
+    return mt_op_flags[p->op] & INPLACE ? mt_check_writable(self) : MT_OK;
 }
 
 // self (*), dim, index (n) or 0-dim, int32/int64

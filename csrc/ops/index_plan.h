@@ -42,6 +42,11 @@ typedef enum mt_index_mode {
     MT_INDEX_TAKE, /* dst = *(src + pos * step) */
     MT_INDEX_PUT,  /* *(dst + pos * step) = src */
     MT_INDEX_ADD,  /* *(dst + pos * step) += src (atomically where positions repeat) */
+    /* the other reductions of scatter and scatter_reduce, atomic as ADD: *= src, and
+     * maximum / minimum (NaN-propagating, core/math.h's) of the two */
+    MT_INDEX_MUL,
+    MT_INDEX_MAX,
+    MT_INDEX_MIN,
 } mt_index_mode;
 
 /* What a device gives the index kernels below. */
@@ -59,10 +64,12 @@ typedef struct mt_index_backend {
     mt_index_offsets_fn offsets;
 } mt_index_backend;
 
-/* The kernels of gather, scatter and scatter_add (add) in place or not, index, index_put_,
- * index_select and embedding, for any device, after their front ends (a->plan). */
+/* The kernels of gather, scatter (with its reduce) and scatter_add (add) in place or not,
+ * scatter_reduce, index, index_put_, index_select and embedding, for any device, after their
+ * front ends (a->plan). */
 mt_status mt_index_gather(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace);
+mt_status mt_index_scatter_reduce(mt_args *a, const mt_index_backend *be, bool inplace);
 mt_status mt_index_index(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_put(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_select(mt_args *a, const mt_index_backend *be);

@@ -12,4 +12,13 @@ enum { MT_REDUCTION_NONE = 0, MT_REDUCTION_MEAN = 1, MT_REDUCTION_SUM = 2 };
  * sum. Takes over the reference to loss. */
 mt_status mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor **out);
 
+/* The modes of the pads that gather (ops/pad.c): reflection, replication, circular. */
+typedef enum mt_pad_mode { MT_PAD_REFLECT, MT_PAD_REPLICATE, MT_PAD_CIRCULAR } mt_pad_mode;
+
+/* *out = the int64 index vector, on dev, of a dim of size n padded by (l, r) in mode: output
+ * position j reads input position out[j] (the forward gathers through it, the backward
+ * scatters back through it). */
+mt_status mt_pad_index(mt_pad_mode mode, int64_t n, int64_t l, int64_t r, mt_device dev,
+                       mt_tensor **out);
+
 #endif

@@ -57,6 +57,7 @@ typedef struct mt_loss_plan {
 typedef struct mt_along_plan {
     int dim; /* wrapped */
     int64_t n;
+    int mode; /* scatter: its mt_index_mode (ops/index_plan.h); scatter_reduce: its reduction */
 } mt_along_plan;
 
 /* The shape ops that move elements. */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ops/fails.h"
 #include "ops/front.h"
 #include "ops/reduce_dims.h"
 
@@ -216,6 +217,19 @@ mt_front_scan(const mt_args *a, mt_plan *p)
     p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
                                          : mt_dtype_is_integral(self_dt, true) ? MT_INT64
                                                                                : self_dt;
+    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
+}
+
+/* everyday pointwise (issue 19): logcumsumexp, floats only, in self's dtype. */
+mt_status
+mt_front_logcumsumexp(const mt_args *a, mt_plan *p)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    if (!mt_dtype_is_float(dt)) {
+        return mt_fail_not_implemented("logcumsumexp_out",
+                                       mt_front_on_cuda(a->t[0]) ? "_cuda" : "_cpu", dt);
+    }
+    p->reduce.in_dt = p->reduce.out_dt = dt;
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
 }
 

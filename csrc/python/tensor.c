@@ -751,6 +751,43 @@ nb_ior(PyObject *x, PyObject *y)
     return inplace(MT_OP_bitwise_or_, "|=", x, y);
 }
 
+static PyObject *
+nb_xor(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_xor, x, y);
+}
+
+/* x << y and x >> y; 2 << x too (the shifts take a Python-number self, as PyTorch's) */
+static PyObject *
+nb_lshift(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_left_shift, x, y);
+}
+
+static PyObject *
+nb_rshift(PyObject *x, PyObject *y)
+{
+    return binary(MT_OP_bitwise_right_shift, x, y);
+}
+
+static PyObject *
+nb_ixor(PyObject *x, PyObject *y)
+{
+    return inplace(MT_OP_bitwise_xor_, "^=", x, y);
+}
+
+static PyObject *
+nb_ilshift(PyObject *x, PyObject *y)
+{
+    return inplace(MT_OP_bitwise_left_shift_, "<<=", x, y);
+}
+
+static PyObject *
+nb_irshift(PyObject *x, PyObject *y)
+{
+    return inplace(MT_OP_bitwise_right_shift_, ">>=", x, y);
+}
+
 /* x == y, x < y, ...: Python hands the reflected form (5 < x is x > 5) to the tensor, so self
  * is always a tensor; anything that is not a number gives NotImplemented, so == falls back to
  * identity as in PyTorch. */
@@ -778,14 +815,21 @@ nb_matmul(PyObject *x, PyObject *y)
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
 
+/* op(x) of the tensor x */
 static PyObject *
-nb_neg(PyObject *x)
+unary(mt_op op, PyObject *x)
 {
     mt_args a;
     mt_args_init(&a);
     a.t[0] = T(x);
-    mt_status st = mt_py_dispatch(MT_OP_neg, &a);
+    mt_status st = mt_py_dispatch(op, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
+}
+
+static PyObject *
+nb_neg(PyObject *x)
+{
+    return unary(MT_OP_neg, x);
 }
 
 /* ~x: PyTorch refuses it for float tensors in Python, before dispatch, with a TypeError. */
@@ -798,17 +842,20 @@ nb_invert(PyObject *x)
                         "tensors");
         return NULL;
     }
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = T(x);
-    mt_status st = mt_py_dispatch(MT_OP_bitwise_not, &a);
-    return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
+    return unary(MT_OP_bitwise_not, x);
 }
 
 static PyObject *
 nb_pos(PyObject *x)
 {
     return Py_NewRef(x);
+}
+
+/* abs(x) */
+static PyObject *
+nb_abs(PyObject *x)
+{
+    return unary(MT_OP_abs, x);
 }
 
 /* bool(t), float(t), int(t): the value of a one-element tensor. */
@@ -895,6 +942,13 @@ static PyNumberMethods tensor_as_number = {
     .nb_or = nb_or,
     .nb_inplace_and = nb_iand,
     .nb_inplace_or = nb_ior,
+    .nb_xor = nb_xor,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_inplace_xor = nb_ixor,
+    .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift,
+    .nb_absolute = nb_abs,
     .nb_bool = nb_bool,
     .nb_float = nb_float,
     .nb_int = nb_int,

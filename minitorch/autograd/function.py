@@ -44,7 +44,17 @@ class _Ctx(FunctionCtx):
         self.needs_input_grad = ()
 
     def _do_backward(self, *grads):
-        res = self._fn.backward(self, *grads)
+        # grads come for the recorded outputs; backward takes one per forward output, as
+        # PyTorch's: zeros for a tensor marked non-differentiable or one that got no gradient
+        # (unless set_materialize_grads(False)), None for an output that is not a tensor
+        materialize = getattr(self, "materialize_grads", True)
+        full = []
+        for slot, meta in self._outputs:
+            g = grads[slot] if slot is not None else None
+            if g is None and meta is not None and (materialize or slot is None):
+                g = _C.zeros(meta[0], dtype=meta[1], device=meta[2])
+            full.append(g)
+        res = self._fn.backward(self, *full)
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != self._n_inputs:
@@ -76,15 +86,26 @@ class Function:
             # _view_as_self_with_no_grad): linking the input itself to the node would make a leaf
             # a non-leaf and the node its own input, a cycle never freed.
             inputs = {id(a) for a in args if isinstance(a, _C.TensorBase)}
-            if isinstance(out, tuple):
-                out = tuple(o.view_as(o) if id(o) in inputs else o for o in out)
-            elif id(out) in inputs:
-                out = out.view_as(out)
+            skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+
+            def fresh(o):
+                if id(o) not in inputs:
+                    return o
+                view = o.view_as(o)
+                if id(o) in skip:  # marked non-differentiable: so is its view
+                    skip.add(id(view))
+                return view
+
+            out = tuple(fresh(o) for o in out) if isinstance(out, tuple) else fresh(out)
         outs = out if isinstance(out, tuple) else (out,)
         tensors_out = [o for o in outs if isinstance(o, _C.TensorBase)]
         if _C.is_grad_enabled() and any(ctx.needs_input_grad):
-            skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
             record = [o for o in tensors_out if id(o) not in skip]
             inputs = [a if isinstance(a, _C.TensorBase) else None for a in args]
+            slots = {id(o): j for j, o in enumerate(record)}
+            ctx._outputs = [
+                (slots.get(id(o)), (o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None)
+                for o in outs
+            ]
             _C._function_record(ctx, cls.__name__ + "Backward", inputs, record)
         return out

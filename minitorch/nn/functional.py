@@ -8,17 +8,26 @@ argument checks, the `reduction` strings (passed to C as PyTorch's Reduction enu
 from __future__ import annotations
 
 import warnings
+import math
 from typing import List, Optional, Tuple, Union
 
 from minitorch.nn.modules.utils import _list_with_default, _pair
 
+import minitorch as _minitorch
 from minitorch import _C, Tensor
+from minitorch._grad_mode import no_grad as _no_grad
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid",
+    "threshold", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softplus", "softsign",
+    "tanhshrink", "mish", "hardswish", "hardsigmoid", "logsigmoid", "glu", "prelu", "softshrink",
+    "hardshrink", "relu_", "threshold_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_",
     "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot",
     "mse_loss", "l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "smooth_l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
+    "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "normalize", "pad",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
 ]
 
@@ -63,6 +72,114 @@ def tanh(input: Tensor) -> Tensor:
 
 def sigmoid(input: Tensor) -> Tensor:
     return _C.sigmoid(input)
+
+
+# ---- more activations (issue 20): ops of the elementwise table and composites in C; softsign
+# and tanhshrink are Python in PyTorch too ----
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """value where input <= threshold, else input."""
+    return (_C.threshold_ if inplace else _C.threshold)(input, threshold, value)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, else negative_slope * input."""
+    return (_C.leaky_relu_ if inplace else _C.leaky_relu)(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1)."""
+    return (_C.elu_ if inplace else _C.elu)(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(input, alpha), with SELU's fixed alpha and scale."""
+    return (_C.selu_ if inplace else _C.selu)(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return (_C.celu_ if inplace else _C.celu)(input, alpha)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """input clamped into [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return (_C.hardtanh_ if inplace else _C.hardtanh)(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """hardtanh(input, 0, 6)."""
+    return (_C.relu6_ if inplace else _C.relu6)(input)
+
+
+# the in-place forms PyTorch's nn.functional has as bare ops (torch._C._nn's and torch.*'s)
+relu_ = _C.relu_
+threshold_ = _C.threshold_
+leaky_relu_ = _C.leaky_relu_
+elu_ = _C.elu_
+selu_ = _C.selu_
+celu_ = _C.celu_
+hardtanh_ = _C.hardtanh_
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold."""
+    return _C.softplus(input, beta, threshold)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    _tensors("softsign", input=input)
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    _tensors("tanhshrink", input=input)
+    return input - input.tanh()
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return (_C.mish_ if inplace else _C.mish)(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return (_C.hardswish_ if inplace else _C.hardswish)(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return (_C.hardsigmoid_ if inplace else _C.hardsigmoid)(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), computed without overflow."""
+    return _C.log_sigmoid(input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    return _C.glu(input, dim)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """input where positive, else weight * input, weight one value or one per channel (dim 1)."""
+    return _C.prelu(input, weight)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    return _C.softshrink(input, lambd)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x outside [-lambd, lambd], 0 inside."""
+    return _C.hardshrink(input, lambd)
 
 
 # ---- softmax, dropout, normalisation, embedding ----
@@ -197,16 +314,20 @@ def _legacy_reduction(size_average: Optional[bool], reduce: Optional[bool]) -> s
     return ret
 
 
-def _pointwise_loss(op, input, target, size_average, reduce, reduction, weight):
-    """mse_loss and l1_loss: the C op, or PyTorch's Python form when weighted."""
-    _tensors(op.__name__, input=input, target=target)
+def _warn_size_mismatch(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
     if target.size() != input.size():
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
             "This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
+
+
+def _pointwise_loss(op, input, target, size_average, reduce, reduction, weight):
+    """mse_loss and l1_loss: the C op, or PyTorch's Python form when weighted."""
+    _tensors(op.__name__, input=input, target=target)
+    _warn_size_mismatch(input, target, stacklevel=4)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     if weight is None:
@@ -214,13 +335,17 @@ def _pointwise_loss(op, input, target, size_average, reduce, reduction, weight):
     _tensors(op.__name__, input=input, target=target, weight=weight)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    weighted = op(input, target, 0) * weight
+    return _weighted_reduce(op(input, target, 0) * weight, reduction, lambda w: _C.sum(w) / _C.sum(weight))
+
+
+def _weighted_reduce(weighted, reduction, mean):
+    """A weighted pointwise loss reduced as PyTorch's Python code does; mean(weighted) for 'mean'."""
     if reduction == "none":
         return weighted
     if reduction == "sum":
         return _C.sum(weighted)
     if reduction == "mean":
-        return _C.sum(weighted) / _C.sum(weight)
+        return mean(weighted)
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
@@ -322,6 +447,282 @@ def binary_cross_entropy_with_logits(
     if not (target.size() == input.size()):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
+
+
+# ---- more losses (issue 20): composites in C (ops/losses.c), or Python where PyTorch's are ----
+
+
+def _reduction_of(size_average: Optional[bool], reduce: Optional[bool], reduction: str) -> int:
+    """The Reduction enum of the (possibly legacy) arguments."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _reduction_enum(reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, d = input - target; reduced."""
+    _tensors("smooth_l1_loss", input=input, target=target)
+    _warn_size_mismatch(input, target)
+    reduction_enum = _reduction_of(size_average, reduce, reduction)
+    if beta == 0.0:
+        return _C.l1_loss(input, target, reduction_enum)
+    return _C.smooth_l1_loss(input, target, reduction_enum, beta)
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Optional[Tensor] = None,
+) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), d = input - target; reduced."""
+    _tensors("huber_loss", input=input, target=target)
+    _warn_size_mismatch(input, target)
+    if weight is None:
+        return _C.huber_loss(input, target, _reduction_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    return _weighted_reduce(_C.huber_loss(input, target, 0, delta) * weight, reduction, lambda w: w.mean())
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """log(1 + exp(-target * input)) for targets of +-1; reduced."""
+    return _C.soft_margin_loss(input, target, _reduction_of(size_average, reduce, reduction))
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """target * (log(target) - input), input log-probabilities (target too with log_target);
+    'batchmean' divides the sum by the batch size, the KL divergence's definition."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        reduction_enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = _C.kl_div(input, target, reduction_enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin); reduced."""
+    reduction_enum = _reduction_of(size_average, reduce, reduction)
+    _tensors("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
+    return _C.margin_ranking_loss(input1, input2, target, margin, reduction_enum)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1; reduced."""
+    return _C.hinge_embedding_loss(input, target, margin, _reduction_of(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1; reduced."""
+    return _C.cosine_embedding_loss(input1, input2, target, margin, _reduction_of(size_average, reduce, reduction))
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: Optional[bool] = None,
+    eps: float = 1e-8,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """exp(input) - target * input (log_input), else input - target * log(input + eps); with
+    full, Stirling's approximation of log(target!) added where target > 1; reduced."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _C.poisson_nll_loss(input, target, log_input, full, eps, _reduction_enum(reduction))
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Union[Tensor, float],
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """0.5 (log(var) + (input - target)^2 / var), var clamped to eps (without gradient there);
+    with full, plus 0.5 log(2 pi); reduced."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _minitorch.ones_like(input)
+    elif bool(_C.any(var < 0)):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = _C.unsqueeze(var, -1)
+        elif input.dim() == var.dim() and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass  # heteroscedastic with one dim broadcast
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (_C.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance; with
+    swap, d(anchor, negative) is the smaller of it and d(positive, negative); reduced."""
+    reduction_enum = _reduction_of(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction_enum)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-(target log sigmoid(x) + (1 - target) log sigmoid(-x)), times weight, averaged over the
+    classes (the last dim); reduced."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+# ---- distances, normalisation, padding (issue 20) ----
+
+cosine_similarity = _C.cosine_similarity
+pairwise_distance = _C.pairwise_distance
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:
+    """input divided by its p-norm along dim, the norm at least eps."""
+    _tensors("normalize", input=input)
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return out.copy_(input / denom)
+
+
+_INTS = 16  # the most ints an int[] argument holds (MT_MAX_DIMS)
+
+
+def pad(input: Tensor, pad: List[int], mode: str = "constant", value: Optional[float] = None) -> Tensor:
+    """input padded by pad = (front, back) for the last len(pad) / 2 dims, the last dim first:
+    with value ('constant', any number of dims, negative pads crop), or by 'reflect',
+    'replicate' or 'circular' (the last 1, 2 or 3 dims of a batched or unbatched input)."""
+    pad = list(pad)
+    if mode != "constant" or len(pad) <= _INTS:
+        return _C.pad(input, pad, mode, value)
+    # more pads than an int[] holds: constant padding of different dims commutes, so the dims
+    # are padded a group at a time, each group moved last for constant_pad_nd and back
+    _tensors("pad", input=input)
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = input.dim()
+    if len(pad) > 2 * n:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got "
+            f"padding length {len(pad)} and input of dimension {n}"
+        )
+    out = input
+    for start in range(0, len(pad), _INTS):
+        group = pad[start : start + _INTS]
+        dims = list(range(n - start // 2 - len(group) // 2, n - start // 2))
+        last = list(range(n - len(dims), n))
+        moved = out.movedim(dims, last)
+        out = _C.constant_pad_nd(moved, group, 0.0 if value is None else value).movedim(last, dims)
+    return out
 # ---- convolution and pooling ----
 
 _size_2_t = Union[int, Tuple[int, int], List[int]]

@@ -1,22 +1,32 @@
 """optim.lr_scheduler: learning rates that change with the epoch, as torch.optim.lr_scheduler.
 
-A scheduler rewrites the "lr" of each of its optimizer's parameter groups at every step():
-StepLR decays it by gamma every step_size epochs, CosineAnnealingLR follows half a cosine from
-the initial lr down to eta_min over T_max epochs (and back up after, as PyTorch's does). Both
-update recursively from the group's current lr, as PyTorch's do, so other changes of the lr
-compose; step(epoch) uses the closed form. Plain Python arithmetic on numbers: no tensors.
+A scheduler rewrites the "lr" of each of its optimizer's parameter groups at every step(). Most
+update recursively from the group's current lr, as PyTorch's do (so other changes of the lr
+compose); step(epoch) uses the closed form where one exists. Plain Python arithmetic on numbers
+(an lr held as a tensor is filled in place): no tensors computed. The schedulers that drive
+others or keep their own state (SequentialLR, ChainedScheduler, ReduceLROnPlateau, OneCycleLR)
+are in _lr_scheduler_more.py and exported from here.
 """
 from __future__ import annotations
 
 import math
+import types
 import warnings
+from bisect import bisect_right
+from collections import Counter
 from functools import wraps
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 from weakref import ref
 
-from .optimizer import Optimizer
+import minitorch
 
-__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR"]
+from .optimizer import Optimizer, _to_scalar
+
+__all__ = [
+    "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+    "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
+    "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler",
+]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -26,6 +36,34 @@ EPOCH_DEPRECATION_WARNING = (
     "Please open an issue if you are unable to replicate your use case: "
     "https://github.com/pytorch/pytorch/issues/new/choose."
 )
+
+
+def _param_groups_val_list(optimizer: Optimizer, key: str) -> List[Any]:
+    """Each group's value of key (a tensor value copied)."""
+    return [
+        g[key].clone() if isinstance(g[key], minitorch.Tensor) else g[key] for g in optimizer.param_groups
+    ]
+
+
+def _update_param_group_val(param_group: Dict[str, Any], key: str, val: Any) -> None:
+    """Sets a group's key; an lr held as a tensor is filled in place."""
+    if isinstance(param_group[key], minitorch.Tensor):
+        param_group[key].fill_(_to_scalar(val))
+    else:
+        param_group[key] = val
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> List[Any]:
+    """One value per parameter group: a list of them, or one value repeated."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [p.clone() if isinstance(p, minitorch.Tensor) else p for p in param]
 
 
 class LRScheduler:
@@ -40,15 +78,22 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                initial_lr = group["lr"]
+                if isinstance(initial_lr, minitorch.Tensor):
+                    initial_lr = initial_lr.clone()
+                group.setdefault("initial_lr", initial_lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(
                         f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler "
-                        "with last_epoch >= 0."
+                        "with last_epoch >= 0.\n"
+                        "This typically happens when:\n"
+                        "1. You're trying to resume training from a checkpoint but haven't properly loaded "
+                        "the optimizer state\n"
+                        "2. You're using last_epoch >= 0 for a fresh training run (not recommended)"
                     )
-        self.base_lrs: List[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs: List[Any] = _param_groups_val_list(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._mark_optimizer_steps()
         self._initial_step()
@@ -99,7 +144,8 @@ class LRScheduler:
                 warnings.warn(
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
                     "initialization. Please, make sure to call `optimizer.step()` before "
-                    "`lr_scheduler.step()`.",
+                    "`lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                     UserWarning,
                     stacklevel=2,
                 )
@@ -108,26 +154,35 @@ class LRScheduler:
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
                     "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
-                    "will result in PyTorch skipping the first value of the learning rate schedule.",
+                    "will result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                     UserWarning,
                     stacklevel=2,
                 )
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: Optional[int] = None) -> None:
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
                 self.last_epoch = epoch
                 closed_form = getattr(self, "_get_closed_form_lr", None)
                 values = closed_form() if closed_form is not None else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: List[Any]) -> None:
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr: List[float] = [group["lr"] for group in self.optimizer.param_groups]
+            _update_param_group_val(group, "lr", lr)
+        self._last_lr: List[Any] = _param_groups_val_list(self.optimizer, "lr")
 
     def _warn_if_called_outside_step(self) -> None:
         if not self._get_lr_called_within_step:
@@ -137,16 +192,81 @@ class LRScheduler:
                 stacklevel=3,
             )
 
-    def _group_lrs(self) -> List[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+    def _group_lrs(self) -> List[Any]:
+        return _param_groups_val_list(self.optimizer, "lr")
+
+    def _scaled(self, factor: float) -> List[Any]:
+        """Each group's current lr times factor."""
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+
+_LRScheduler = LRScheduler  # PyTorch's older name
+
+
+class _LambdaScheduler(LRScheduler):
+    """LambdaLR and MultiplicativeLR: one function of the epoch per group. In the state dict a
+    function is None, or the __dict__ of a callable object (as PyTorch keeps them)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int) -> None:
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas
+        for idx, fn in enumerate(lr_lambdas):
+            if fn is not None:
+                self.lr_lambdas[idx].__dict__.update(fn)
+
+
+class LambdaLR(_LambdaScheduler):
+    """lr = initial lr * lr_lambda(epoch)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Union[Callable[[int], float], List[Callable]],
+                 last_epoch: int = -1) -> None:
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """lr = previous lr * lr_lambda(epoch), from the first step on."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Union[Callable[[int], float], List[Callable]],
+                 last_epoch: int = -1) -> None:
+        lambdas = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
+        for fn in lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        return [g["lr"] * lmbda(self.last_epoch) for lmbda, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
     """Decays each group's learning rate by gamma every step_size epochs."""
 
-    def __init__(
-        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
-    ) -> None:
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -155,10 +275,128 @@ class StepLR(LRScheduler):
         self._warn_if_called_outside_step()
         if (self.last_epoch == 0) or (self.last_epoch % self.step_size != 0):
             return self._group_lrs()
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> List[float]:
         return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Decays each group's learning rate by gamma at each milestone (twice at a repeated one)."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        return self._scaled(self.gamma ** self.milestones[self.last_epoch])
+
+    def _get_closed_form_lr(self) -> List[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr * factor until epoch total_iters, then lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0:
+            return self._scaled(self.factor)
+        if self.last_epoch != self.total_iters:
+            return self._group_lrs()
+        return self._scaled(1.0 / self.factor)
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
+
+
+class LinearLR(LRScheduler):
+    """lr times a factor going linearly from start_factor to end_factor over total_iters epochs."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0:
+            return self._scaled(self.start_factor)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        delta = self.end_factor - self.start_factor
+        return self._scaled(1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta))
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [
+            base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                       * min(self.total_iters, self.last_epoch) / self.total_iters)
+            for base_lr in self.base_lrs
+        ]
+
+
+class ExponentialLR(LRScheduler):
+    """Decays each group's learning rate by gamma every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        return self._scaled(self.gamma)
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr * (1 - epoch / total_iters) ** power, reached recursively; constant after total_iters."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return self._scaled(decay_factor)
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [
+            base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -194,7 +432,67 @@ class CosineAnnealingLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> List[float]:
         return [
-            self.eta_min
-            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base_lr in self.base_lrs
         ]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """The cosine of CosineAnnealingLR over T_cur of T_i epochs, restarting at base_lr when T_cur
+    reaches T_i (the first period T_0, each next T_mult times longer). step(epoch) may take a
+    fractional epoch."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        self._warn_if_called_outside_step()
+        return [
+            self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+    def step(self, epoch: Optional[float] = None) -> None:
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** (n)
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        self._set_lrs(values)
+
+
+from ._lr_scheduler_more import ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402

@@ -177,6 +177,9 @@ one_hot randperm linspace logspace eye nonzero argsort _unique2 gelu_backward mu
 convolution_backward_input convolution_backward_weight max_pool2d_with_indices_backward
 avg_pool2d_backward _adaptive_avg_pool2d_backward layer_norm_backward batch_norm_backward
 embedding_dense_backward nll_loss_backward _fused_sgd_ _fused_adam_ _fused_adamw_ _fused_rmsprop_
+isfinite isposinf isneginf signbit bitwise_xor bitwise_xor_ bitwise_left_shift bitwise_left_shift_
+bitwise_right_shift bitwise_right_shift_ logical_xor logical_xor_ heaviside heaviside_
+mish_backward
 histc histogram_bins bincount searchsorted unique_dim linalg_lstsq
 """.split())  # linalg_lstsq: PyTorch has a formula (through pinv), minitorch not yet
 

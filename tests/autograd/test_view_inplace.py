@@ -97,6 +97,19 @@ def permuted_chain(lib, x, y):
     return a.view(3, 4), [a]
 
 
+def inplace_transpose_of_view(lib, x, y):
+    """t_()/transpose_() change a view's geometry, not its base's data: no CopySlices; the view
+    is rebased with its new geometry when its base changes."""
+    a = x.clone()
+    v = a[1:]
+    v.t_()
+    w = v * 2
+    v.mul_(3)
+    a[0].transpose_(0, 0)
+    a.add_(1)
+    return a * w.sum() + v.t().sum(0), [v, a, w]
+
+
 def setitem(lib, x, y):
     a = x.clone()
     a[0] = y
@@ -219,7 +232,7 @@ def other_view_of_fresh_base(lib, x, y):
 
 CASES = {}
 for fn in (augmented_assignment_on_views, base_changed_then_view, view_changed_then_base, sibling_after_view_changed,
-           view_of_view, several_in_sequence, steps, transposes, permuted_chain, setitem, setitem_into_zeros,
+           view_of_view, several_in_sequence, steps, transposes, inplace_transpose_of_view, permuted_chain, setitem, setitem_into_zeros,
            copy_into_fresh, relu_inplace_on_view, index_put_on_view, saving_formulas_on_views, fills_on_views,
            other_view_ops, expanded_view_read, scaled_then_changed, modified_under_no_grad, inplace_on_composite_results,
            other_view_of_fresh_base):

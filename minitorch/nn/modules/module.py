@@ -8,6 +8,7 @@ are single tensor methods (`copy_`, `to`).
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -15,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import minitorch
 from minitorch import _C
+from minitorch.nn.modules._backward_hook import BackwardHook
 from minitorch.nn.parameter import Parameter
 
 __all__ = ["Module"]
@@ -108,6 +110,16 @@ class Module:
         d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        # a module pickled before the backward hooks existed gets their empty tables
+        self.__dict__.update(state)
+        for name in ("_backward_hooks", "_backward_pre_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def forward(self, *input: Any) -> Any:
         raise NotImplementedError(
@@ -117,7 +129,9 @@ class Module:
     # ---- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        hooked = self._forward_pre_hooks or self._forward_hooks
+        hooked = (
+            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+        )
         if _viz_scope is None:
             if not _trace_enabled():
                 return self._call_with_hooks(args, kwargs) if hooked else self.forward(*args, **kwargs)
@@ -151,6 +165,10 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_hook = BackwardHook(self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -159,6 +177,14 @@ class Module:
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if bw_hook is not None:
+            if not isinstance(result, (minitorch.Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                    f"Tensors but received {type(result)}",
+                    stacklevel=2,
+                )
+            result = bw_hook.setup_output_hook(result)
         return result
 
     def register_forward_pre_hook(
@@ -176,6 +202,22 @@ class Module:
         return self._add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, called once the
+        gradients of the module's inputs are computed (None where an input needs none)."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
+        return self._add_hook(self._backward_hooks, OrderedDict(), hook, prepend, False)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) -> None or a new grad_output, called when the gradients of
+        the module's outputs are computed, before those of its inputs."""
+        return self._add_hook(self._backward_pre_hooks, OrderedDict(), hook, prepend, False)
 
     @staticmethod
     def _add_hook(
@@ -266,6 +308,29 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def _get_member(self, target: str) -> Tuple["Module", str]:
+        """The module holding dotted path `target`'s last name, and that name (which it has)."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The Parameter at dotted path `target`."""
+        mod, name = self._get_member(target)
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> minitorch.Tensor:
+        """The buffer at dotted path `target`."""
+        mod, name = self._get_member(target)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(mod, name)
 
     # ---- attribute protocol -----------------------------------------------------------------
 

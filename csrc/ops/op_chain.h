@@ -1,0 +1,125 @@
+/* A chain of op calls whose intermediates one scratch list owns, for code written as math over
+ * ops (autograd formulas, composite ops): each step calls an op through the dispatcher and
+ * keeps its result in the list; a failed step makes every later one a no-op returning NULL,
+ * and finish() releases them all on every path.
+ *
+ *     tmp s = {0};
+ *     mt_tensor *d = bin(&s, MT_OP_div, g, un(&s, MT_OP_cos, x));
+ *     give(&s, d, out);
+ *     return finish(&s);
+ *
+ * Static inline: each file that includes it uses a few. No formula or op lives here. */
+#ifndef MT_OPS_OP_CHAIN_H
+#define MT_OPS_OP_CHAIN_H
+
+#include "ops/ops.h"
+
+#define TMP_MAX 32 /* intermediates of the longest chain (pow's formula, 18), with room to spare */
+
+typedef struct tmp {
+    mt_status st;
+    int n;
+    mt_tensor *t[TMP_MAX];
+} tmp;
+
+/* Takes the reference *out (of an op that returned st) into s; NULL once s has failed. A
+ * pointer, read after the op's call: C leaves the order of the arguments' evaluation open. */
+static inline mt_tensor *
+own(tmp *s, mt_status st, mt_tensor **out)
+{
+    mt_tensor *r = *out;
+    if (st == MT_OK && s->n == TMP_MAX) {
+        mt_tensor_clear(&r);
+        st = mt_fail(MT_ERUNTIME, "a chain of ops with too many intermediates");
+    }
+    if (st) {
+        s->st = st;
+        return NULL;
+    }
+    s->t[s->n++] = r;
+    return r;
+}
+
+static inline bool
+failed(tmp *s, mt_tensor *x, mt_tensor *y)
+{
+    if (s->st == MT_OK && (x == NULL || y == NULL)) {
+        s->st = mt_fail(MT_ERUNTIME, "a chain of ops with a missing operand");
+    }
+    return s->st != MT_OK;
+}
+
+/* op(x, y) for an op of two tensor arguments (the rest at their defaults); un: of one */
+static inline mt_tensor *
+bin(tmp *s, mt_op op, mt_tensor *x, mt_tensor *y)
+{
+    if (failed(s, x, y)) {
+        return NULL;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    a.t[1] = y;
+    mt_status st = mt_dispatch(op, &a);
+    return own(s, st, &a.out[0]);
+}
+
+static inline mt_tensor *
+un(tmp *s, mt_op op, mt_tensor *x)
+{
+    if (failed(s, x, x)) {
+        return NULL;
+    }
+    mt_args a;
+    mt_args_init(&a);
+    a.t[0] = x;
+    mt_status st = mt_dispatch(op, &a);
+    return own(s, st, &a.out[0]);
+}
+
+/* A Python number as the ops see one: weak in type promotion, so g keeps its dtype. */
+static inline mt_tensor *
+num(tmp *s, double v)
+{
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_float(v), MT_FLOAT64, &r), &r);
+}
+
+/* cond ? x : y */
+static inline mt_tensor *
+sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
+{
+    if (failed(s, cond, x) || failed(s, y, y)) {
+        return NULL;
+    }
+    mt_tensor *r = NULL;
+    return own(s, mt_op_where(cond, x, y, &r), &r);
+}
+
+/* x * v, or x itself when v is 1 */
+static inline mt_tensor *
+scaled(tmp *s, mt_tensor *x, double v)
+{
+    return v == 1.0 ? x : bin(s, MT_OP_mul, x, num(s, v));
+}
+
+/* *out = x (a new reference), unless s has failed. */
+static inline void
+give(tmp *s, mt_tensor *x, mt_tensor **out)
+{
+    if (!failed(s, x, x)) {
+        *out = mt_tensor_retain(x);
+    }
+}
+
+/* Releases the intermediates; the chain's status. */
+static inline mt_status
+finish(tmp *s)
+{
+    for (int k = 0; k < s->n; k++) {
+        mt_tensor_clear(&s->t[k]);
+    }
+    return s->st;
+}
+
+#endif

@@ -1,0 +1,166 @@
+"""F.pad and the padding layers against NumPy's np.pad and PyTorch: constant padding of any
+number of dims (negative pads crop; more pads than an int[] holds), reflect, replicate and
+circular of the last 1, 2 or 3 dims of batched and unbatched inputs; every dtype PyTorch pads;
+gradients (finite differences and PyTorch's, its node names) and second derivatives; bad calls
+raise PyTorch's class and message; the modules' repr and forward."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import check, check_grad, same_as_torch
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(3)
+NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def np_pad(a, pad, mode, value=0.0):
+    """np.pad of the last len(pad) / 2 dims (positive pads only), pad given last dim first."""
+    widths = [(0, 0)] * (a.ndim - len(pad) // 2) + [(pad[2 * k], pad[2 * k + 1]) for k in reversed(range(len(pad) // 2))]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(a, widths, mode=NP_MODES[mode], **kw)
+
+
+CASES = [  # (shape, pad)
+    ((2, 5), (1, 2)), ((3, 2, 5), (2, 0)), ((3, 4, 5), (1, 2, 3, 1)), ((2, 3, 4, 5), (0, 2, 1, 1)),
+    ((2, 3, 4, 5), (1, 1, 2, 1, 1, 2)), ((1, 2, 3, 4, 5), (2, 1, 0, 2, 1, 1)), ((0, 2, 5), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", CASES)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_pad_matches_numpy_and_torch(mode, shape, pad, layout):
+    a = RNG.standard_normal(shape).astype(np.float32)
+    check(lambda L, x: F(L).pad(x, pad, mode=mode), lambda x: np_pad(x, pad, mode), [a], layout=layout)
+    if mode == "constant":
+        check(lambda L, x: F(L).pad(x, pad, value=-1.5), lambda x: np_pad(x, pad, mode, -1.5), [a], layout=layout)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", CASES[:6])
+def test_pad_gradients(mode, shape, pad):
+    a = RNG.standard_normal(shape)
+    check_grad(lambda L, x: F(L).pad(x, pad, mode=mode), [a], layout="transposed")
+    nodes = {"constant": "ConstantPadNdBackward0", "reflect": "ReflectionPad%dDBackward0",
+             "replicate": "ReplicationPad%dDBackward0", "circular": "IndexSelectBackward0"}
+    got = F(minitorch).pad(minitorch.tensor(a, requires_grad=True), pad, mode=mode).grad_fn.name()
+    want = nodes[mode] % (len(pad) // 2) if "%" in nodes[mode] else nodes[mode]
+    assert got == want  # PyTorch's circular padding records CopySlices; minitorch gathers
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_second_derivatives_match_torch(mode):
+    a = RNG.standard_normal((2, 3, 4))
+    outs = []
+    for L in (minitorch, torch):
+        x = L.tensor(a, requires_grad=True)
+        y = F(L).pad(x * x, (2, 1, 1, 2), mode=mode)
+        (g,) = L.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = L.autograd.grad(g.pow(2).sum(), x)
+        outs.append(gg.detach().numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10)
+
+
+NEGATIVE = [((2, 5), (-1, 2)), ((3, 4, 5), (1, -2, -1, 0)), ((2, 3, 4, 5), (-2, -1, 0, 0)), ((2, 6), (-1, -1)),
+            ((2, 6), (2, -3)), ((2, 4, 6), (-2, 3, 1, -1))]
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pad", NEGATIVE)
+def test_negative_pads_crop_like_torch(mode, shape, pad):
+    same_as_torch(lambda L, x: F(L).pad(x, pad, mode=mode), [RNG.standard_normal(shape)], layout="transposed")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32", "bool"])
+def test_pad_dtypes_like_torch(dtype):
+    a = (RNG.standard_normal((2, 3, 4)) * 3).astype(dtype)
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        same_as_torch(lambda L, x: F(L).pad(x, (1, 2), mode=mode), [a])
+    same_as_torch(lambda L, x: F(L).pad(x, (1, 1, 2, 0), value=1.7), [a])  # cast to the dtype, as fill_
+    same_as_torch(lambda L, x: L.constant_pad_nd(x, (2, 1), 3), [a])
+
+
+def test_constant_padding_of_many_dims():
+    """PyTorch pads up to every dim; an int[] holds 16 ints, so F.pad pads 8 dims at a time."""
+    a = RNG.standard_normal((2,) * 10)
+    pad = [1, 0, 0, 2] * 5
+    same_as_torch(lambda L, x: F(L).pad(x, pad, value=0.5), [a])
+    same_as_torch(lambda L, x: F(L).pad(x, pad[:14]), [a])
+    same_as_torch(lambda L, x: F(L).pad(x, [-1, 1] * 9), [a])
+
+
+def errors_alike(fn, *arrays):
+    with pytest.raises(Exception) as e:
+        fn(minitorch, *[minitorch.tensor(a) for a in arrays])
+    with pytest.raises(Exception) as te:
+        fn(torch, *[torch.tensor(a) for a in arrays])
+    assert type(e.value) is type(te.value), (e.value, te.value)
+    assert str(e.value) == str(te.value)
+
+
+@pytest.mark.parametrize("shape,pad,mode", [
+    ((5,), (1, 2), "reflect"), ((2, 3), (3, 1), "reflect"), ((2, 3), (1, 3), "reflect"), ((2, 3), (-2, -2), "reflect"),
+    ((2, 0), (1, 1), "reflect"), ((2, 2, 3), (1, 1, 2, 2), "reflect"), ((2, 2, 3, 3), (3, 3, 0, 0, 0, 0), "reflect"),
+    ((2, 2, 3, 3), (0, 0, 0, 0, 2, 2), "reflect"), ((1, 2, 0, 3), (1, 1, 0, 0), "replicate"),
+    ((2, 3), (-2, -2), "replicate"), ((2, 0), (1, 1), "replicate"), ((2, 3), (-2, -2), "circular"),
+    ((2, 0), (1, 1), "circular"), ((2, 2, 3), (1, 1, 3, 0), "circular"), ((2, 3), (1,), "constant"),
+    ((2, 3), (1, 1, 1, 1, 1, 1), "constant"), ((2, 3), (1, 1), "other"), ((2, 3), (1, 1, 1, 1), "reflect"),
+    ((2, 5), (-3, -3), "constant"), ((3,), (1, 1), "circular"),
+])
+def test_pad_errors_like_torch(shape, pad, mode):
+    errors_alike(lambda L, x: F(L).pad(x, pad, mode=mode), RNG.standard_normal(shape))
+
+
+def test_pad_value_and_dtype_errors_like_torch():
+    a = RNG.standard_normal((2, 3))
+    errors_alike(lambda L, x: F(L).pad(x, (1, 1), mode="replicate", value=1.0), a)
+    same_as_torch(lambda L, x: F(L).pad(x, (1, 1), mode="replicate", value=0.0), [a])
+    errors_alike(lambda L, x: F(L).pad(x > 0, (1, 1), mode="reflect"), a)
+    errors_alike(lambda L, x: F(L).pad(x > 0, (1, 1), mode="replicate"), a)
+    errors_alike(lambda L, x: L.constant_pad_nd(x, (1, 1, 1)), a)
+    errors_alike(lambda L, x: L.constant_pad_nd(x, (1, 1, 1, 1, 1, 1)), a)
+
+
+def test_pad_ops_as_torch_c_nn():
+    """The ops F.pad picks, called as torch._C._nn's."""
+    a = RNG.standard_normal((2, 3, 4, 5, 6))
+    nn_c = torch._C._nn
+    calls = [
+        (lambda x: minitorch._C.reflection_pad1d(x[0, 0, 0], [2, 1]), lambda x: nn_c.reflection_pad1d(x[0, 0, 0], [2, 1])),
+        (lambda x: minitorch._C.reflection_pad2d(x[0, 0], [2, 1, 0, 3]), lambda x: nn_c.reflection_pad2d(x[0, 0], [2, 1, 0, 3])),
+        (lambda x: minitorch._C.reflection_pad3d(x, [1, 1, 2, 0, 3, 1]), lambda x: nn_c.reflection_pad3d(x, [1, 1, 2, 0, 3, 1])),
+        (lambda x: minitorch._C.replication_pad1d(x[0, 0, 0], [4, 1]), lambda x: nn_c.replication_pad1d(x[0, 0, 0], [4, 1])),
+        (lambda x: minitorch._C.replication_pad2d(x[0, 0], [2, 7, 0, 3]), lambda x: nn_c.replication_pad2d(x[0, 0], [2, 7, 0, 3])),
+        (lambda x: minitorch._C.replication_pad3d(x, [1, 1, 2, 0, 5, 1]), lambda x: nn_c.replication_pad3d(x, [1, 1, 2, 0, 5, 1])),
+        (lambda x: minitorch._C._pad_circular(x[0], [1, 2, 3, 0]), lambda x: nn_c._pad_circular(x[0], [1, 2, 3, 0])),
+        (lambda x: minitorch._C.pad(x[0, 0], [1, 2], "circular", None), lambda x: nn_c.pad(x[0, 0], [1, 2], "circular", None)),
+    ]
+    for mine, theirs in calls:
+        np.testing.assert_array_equal(mine(minitorch.tensor(a)).numpy(), theirs(torch.tensor(a)).numpy())
+    errors_alike(lambda L, x: (L._C if L is minitorch else nn_c)._pad_circular(x, [1, 2, 3, 0]), a)
+
+
+MODULES = [
+    lambda nn: nn.ZeroPad2d(2), lambda nn: nn.ZeroPad2d((1, 2, 0, 1)), lambda nn: nn.ZeroPad1d(1), lambda nn: nn.ZeroPad3d(1),
+    lambda nn: nn.ConstantPad1d(2, 3.5), lambda nn: nn.ConstantPad2d((1, 0, 2, 1), -1.0), lambda nn: nn.ConstantPad3d(1, 2.0),
+    lambda nn: nn.ReflectionPad1d(2), lambda nn: nn.ReflectionPad2d((1, 2, 2, 0)), lambda nn: nn.ReflectionPad3d(1),
+    lambda nn: nn.ReplicationPad1d((3, 1)), lambda nn: nn.ReplicationPad2d(2), lambda nn: nn.ReplicationPad3d((1, 0, 1, 2, 0, 1)),
+    lambda nn: nn.CircularPad1d(2), lambda nn: nn.CircularPad2d((1, 2, 0, 1)), lambda nn: nn.CircularPad3d(1),
+]
+
+
+@pytest.mark.parametrize("make", MODULES)
+def test_padding_modules_match_torch(make):
+    m, t = make(minitorch.nn), make(torch.nn)
+    assert repr(m) == repr(t)
+    a = RNG.standard_normal((2, 3, 4, 5, 6))
+    dims = {"1d": 3, "2d": 4, "3d": 5}[type(m).__name__[-2:]]
+    same_as_torch(lambda L, x: (m if L is minitorch else t)(x), [a[(0,) * (5 - dims)]], layout="transposed")
+    if "Constant" not in type(m).__name__ and "Zero" not in type(m).__name__:  # constant pads any dims
+        errors_alike(lambda L, x: (m if L is minitorch else t)(x), a[0, 0, 0, 0])
