@@ -30,7 +30,7 @@ _load_openblas()
 from . import _C  # noqa: E402
 from ._C import Size, dtype  # noqa: E402
 from ._C import bool, float32, float64, int32, int64  # noqa: E402,A004
-from ._device import device  # noqa: E402
+from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from ._tensor import Tensor  # noqa: E402
 from ._indexing import argwhere, nonzero, unique  # noqa: E402
@@ -53,12 +53,12 @@ del _name
 from ._reductions import max, min  # noqa: E402,A004
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """input where condition holds, else other; where(condition) alone is
     nonzero(condition, as_tuple=True), as in PyTorch."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return _C.where(condition, input, other)
+    return _C.where(condition, input, other, out=out)
 
 
 tensor = _C.tensor
@@ -147,8 +147,29 @@ def numel(input) -> "int":
     return input.numel()
 
 
-def get_default_dtype():
-    return float32
+def get_default_dtype() -> "dtype":
+    """The dtype of float factories, of Python floats in tensor() and of integer inputs to float
+    math: float32 unless set_default_dtype changed it."""
+    return _C._get_default_dtype()
+
+
+def set_default_dtype(d: "dtype", /) -> None:
+    """Makes d (float32 or float64) the default floating-point dtype, for the whole process."""
+    _C._set_default_dtype(d)
+
+
+def set_default_tensor_type(t, /) -> None:
+    """Deprecated as in PyTorch 2.1 (set_default_dtype and set_default_device instead): a legacy
+    float type (minitorch.DoubleTensor, "torch.cuda.FloatTensor") sets the default dtype, and a
+    CUDA one the default device too."""
+    import warnings
+
+    from ._legacy import set_default_type
+
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    set_default_type(t)
 
 
 from . import autograd, linalg, nn, optim, profiler  # noqa: E402

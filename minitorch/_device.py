@@ -1,5 +1,12 @@
-"""minitorch.device: where a tensor's memory lives, as PyTorch's torch.device."""
+"""minitorch.device: where a tensor's memory lives, as PyTorch's torch.device; and the default
+device of factories (set_default_device, `with minitorch.device("cuda"):`), one per thread as in
+PyTorch. The device in force lives in _C (csrc/python/defaults.c), which gives it to every
+factory op called without device= and to tensor(); here is only the stack of `with` blocks."""
 from __future__ import annotations
+
+import threading
+
+_saved = threading.local()  # .stack: the device in force before each open `with device(...)`
 
 
 class device:
@@ -52,3 +59,43 @@ class device:
 
     def __reduce__(self):
         return (device, (str(self),))
+
+    def __enter__(self) -> "device":
+        """Factories called without device= make their tensors here until the block ends."""
+        from . import _C
+
+        _saved.__dict__.setdefault("stack", []).append(_C._get_default_device())
+        _C._set_default_device(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        from . import _C
+
+        _C._set_default_device(_saved.stack.pop())
+
+
+def set_default_device(device: "device | str | int | None") -> None:
+    """Factories called without device= (zeros, rand, arange, tensor, ...) make their tensors on
+    device from now on, on this thread; None (or "cpu") goes back to the CPU. "cuda" without an
+    index is whichever CUDA device is current at each call."""
+    from . import _C
+
+    _C._set_default_device(None if device is None else _as_device(device))
+
+
+def get_default_device() -> "device":
+    """The device factories use when called without device= (a CUDA one with its index)."""
+    from . import _C, cuda
+
+    d = _C._get_default_device()
+    if d is None:
+        return device("cpu")
+    if d.type == "cuda" and d.index is None:
+        return device("cuda", cuda.current_device() if cuda.is_available() else 0)
+    return d
+
+
+def _as_device(d: "device | str | int") -> "device":
+    if isinstance(d, int) and not isinstance(d, bool):
+        return device("cuda", d)
+    return d if isinstance(d, device) else device(d)

@@ -6,11 +6,13 @@ from __future__ import annotations
 from . import _C, _stats
 
 
-def nonzero(input, *, as_tuple: bool = False):
+def nonzero(input, *, out=None, as_tuple: bool = False):
     """The indices of the nonzero elements: an (n, input.dim()) int64 tensor, or with
     as_tuple=True one 1-D tensor per dim (a 0-dim input counts as 1-D)."""
     if not as_tuple:
-        return _C.nonzero(input)
+        return _C.nonzero(input, out=out)
+    if out is not None:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
     x = input.reshape(1) if input.dim() == 0 else input
     nz = _C.nonzero(x)
     return tuple(nz[:, d] for d in range(x.dim()))

@@ -35,8 +35,8 @@ def new(dtype: Optional[Any], device_type: str, args: tuple, device: Any = None)
     from ._tensor import Tensor
 
     if device is None:
-        device = device_type
-    make = dtype if dtype is not None else _C.float32
+        device = device_type if dtype is not None else _default_type_device
+    make = dtype if dtype is not None else _C._get_default_dtype()
     if len(args) == 1 and isinstance(args[0], Tensor):
         other = args[0]
         if dtype is not None and other.dtype != dtype:
@@ -103,6 +103,30 @@ def parse_type(spec: Any) -> Optional[_TensorType]:
                 return found
         raise ValueError(f"invalid type: '{spec}'")
     return None
+
+
+_default_type_device = "cpu"  # where Tensor(...) makes tensors: set_default_tensor_type's
+
+
+def set_default_type(t: Any) -> None:
+    """set_default_tensor_type(t): the default dtype from a float legacy type (or its name), and
+    its device for Tensor(...) and, for a CUDA type, for the factories."""
+    global _default_type_device
+    if isinstance(t, str):
+        if t.startswith("torch.") or t.startswith("minitorch."):
+            t = parse_type(t)
+        else:
+            raise ModuleNotFoundError(f"No module named '{t.split('.')[0]}'")
+    if not isinstance(t, _TensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _C._set_default_dtype(t.dtype)
+    if t.device_type == "cuda" or _default_type_device == "cuda":
+        from ._device import set_default_device
+
+        set_default_device("cuda" if t.device_type == "cuda" else None)
+    _default_type_device = t.device_type
 
 
 class _VariableMeta(type):

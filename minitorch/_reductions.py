@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from . import _C
 
-_SIGNATURES = (" * (Tensor input)\n * (Tensor input, Tensor other)\n"
-               " * (Tensor input, int dim, bool keepdim = False)")
+_SIGNATURES = (" * (Tensor input, *, Tensor out = None)\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+               " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)")
 
 
 def _is_int(x) -> bool:
@@ -22,22 +22,21 @@ def _pick(name, full, along, pairwise):
             got = "()" if input is None else f"({type(input).__name__}, ...)"
             raise TypeError(f"{name}() received an invalid combination of arguments - got {got}, "
                             f"but expected one of:\n{_SIGNATURES}")
-        if not args and not kwargs:
-            return full(input)
-        dim = args[0] if args else kwargs.get("dim", kwargs.get("other"))
+        if not args and set(kwargs) <= {"out"}:
+            return full(input, **kwargs)
+        dim = args[0] if args else kwargs.get("dim", kwargs.get("axis", kwargs.get("other")))
         rest = args[1:]
-        if isinstance(dim, _C.TensorBase) and not rest and set(kwargs) <= {"other"}:
-            return pairwise(input, dim)
-        if _is_int(dim) and len(rest) <= 1 and set(kwargs) <= ({"dim", "keepdim"} - ({"dim"} if args else set())):
-            keepdim = rest[0] if rest else kwargs.get("keepdim", False)
-            return along(input, dim, keepdim)
+        if isinstance(dim, _C.TensorBase) and not rest and set(kwargs) <= {"other", "out"}:
+            return pairwise(input, dim, out=kwargs.get("out"))
+        if _is_int(dim) and len(rest) <= 1 and set(kwargs) <= {"dim", "axis", "keepdim", "keepdims", "out"}:
+            return along(input, *args, **kwargs)  # the op binds dim/axis, keepdim/keepdims, out
         got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
         raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {got}), "
                         f"but expected one of:\n{_SIGNATURES}")
 
     overloaded.__name__ = overloaded.__qualname__ = name
     overloaded.__doc__ = (f"{name}(input) -> Tensor; {name}(input, dim, keepdim=False) -> "
-                          f"(values, indices); {name}(input, other) -> Tensor")
+                          f"(values, indices); {name}(input, other) -> Tensor; each with out=")
     return overloaded
 
 

@@ -69,6 +69,8 @@ def params(op, schema):
         typ, name = decl[0], decl[1]
         optional = typ.endswith("?")
         typ = typ.rstrip("?")
+        if typ == "Tensor(a!)":
+            continue  # out=: Python's (csrc/python/out.c); a C caller takes the result itself
         if typ not in SLOTS:
             raise SystemExit(f"gen_ops_api: {op}: unknown schema type {typ}")
         arr = SLOTS[typ]

@@ -19,6 +19,7 @@ TYPES = {
     "Tensor[]": "Sequence[TensorBase]",
     "str": "str", "str?": "Optional[str]", "Tensor|Scalar?": "Optional[Union[TensorBase, Number]]",
     "Tensor?[]": "Sequence[Optional[TensorBase]]", "float": "float", "Generator?": "Optional[Generator]",
+    "Tensor(a!)?": "Optional[TensorBase]",
 }
 LIST = -1  # _op_info's nout for an op returning a Tensor[] (nout LIST in ops.def)
 
@@ -209,7 +210,9 @@ def result_classes(rows) -> str:
     return "\n".join(out)
 
 
-def signature(schema: str, drop_self: bool) -> str:
+def signature(schema: str, drop_self: bool, nout: int) -> str:
+    """A method's (drop_self: no self, no out=) or a function's (self is called input, as in
+    PyTorch) parameters."""
     params = schema[schema.index("(") + 1 : schema.rindex(")")].split(", ")
     out = []
     for p in params:
@@ -218,7 +221,12 @@ def signature(schema: str, drop_self: bool) -> str:
             continue
         decl, _, default = p.partition("=")
         typ, name = decl.split()
-        if drop_self and name == "self":
+        if drop_self and (name == "self" or typ.startswith("Tensor(a!)")):
+            continue
+        if name == "self":
+            name = "input"
+        if typ.startswith("Tensor(a!)") and nout > 1:
+            out.append(f"{name}: Optional[Sequence[TensorBase]] = None")
             continue
         if keyword.iskeyword(name):
             name += "_"  # uniform_(from=...): a keyword argument Python spells only via **
@@ -237,8 +245,8 @@ def render() -> str:
     for name, nout, is_method, schema, ret in rows:
         r = returns(nout, ret)
         if is_method:
-            methods.append(f"    def {name}({signature(schema, True)}) -> {r}: ...")
-        functions.append(f"def {name}({signature(schema, False)}) -> {r}: ...")
+            methods.append(f"    def {name}({signature(schema, True, nout)}) -> {r}: ...")
+        functions.append(f"def {name}({signature(schema, False, nout)}) -> {r}: ...")
     head = HEADER.replace("class Size(", result_classes(rows) + "\nclass Size(", 1)
     return head + "\n".join(methods) + "\n\n" + "\n".join(functions) + "\n" + FOOTER
 

@@ -26,7 +26,7 @@
 #include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 19 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 20 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -43,7 +43,8 @@
                             * 17: the statistics kernels' histc range and bincount length;
                             * 18: the front ends of every family: no spec, geometry and check
                             * functions, nor the message formatting a backend no longer does;
-                            * 19: mt_tensor's view fields (view_base ...) */
+                            * 19: mt_default_float (set_default_dtype);
+                            * 20: mt_tensor's view fields (view_base ...) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -160,13 +161,14 @@
     F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                 \
     F(mt_status, mt_fail_bce_range, (bool input), (input))                                       \
     F(mt_status, mt_fail_one_hot_class, (bool negative), (negative))                             \
-    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))                                                                  \
+    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))                                   \
     F(mt_status, mt_histc_range,                                                                 \
       (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                  \
       (self, min, max, lo, hi))                                                                  \
     F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                        \
     F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),     \
-      (self, minlength, length))
+      (self, minlength, length))                                                                 \
+    F(mt_dtype, mt_default_float, (void), ())
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -1,4 +1,6 @@
 /* Tables of element types. Pure data and promotion rules; no allocation. */
+#include <stdatomic.h>
+
 #include "core/dtype.h"
 
 static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8};
@@ -35,6 +37,20 @@ mt_promote_types(mt_dtype a, mt_dtype b)
 {
     /* bool < int32 < int64 < float32 < float64 is a chain for the dtypes we have. */
     return a > b ? a : b;
+}
+
+static _Atomic int default_float = MT_FLOAT32; /* an mt_dtype; read by every float default */
+
+mt_dtype
+mt_default_float(void)
+{
+    return (mt_dtype)atomic_load_explicit(&default_float, memory_order_relaxed);
+}
+
+void
+mt_set_default_float(mt_dtype dt)
+{
+    atomic_store(&default_float, (int)dt);
 }
 
 bool

@@ -17,8 +17,13 @@ typedef enum mt_dtype {
     MT_NUM_DTYPES
 } mt_dtype;
 
-/* The dtype of float factories and of Python floats mixed with integer tensors. */
-#define MT_DEFAULT_FLOAT MT_FLOAT32
+/* The default floating-point dtype (PyTorch's get_default_dtype): the dtype of float factories,
+ * of Python floats in tensor() and mixed with integer tensors, and of integer inputs to float
+ * math. float32 until minitorch.set_default_dtype changes it; one for the process, as PyTorch's. */
+mt_dtype mt_default_float(void);
+/* Sets it; dt must be a floating-point dtype (the binding layer checks, with PyTorch's error). */
+void mt_set_default_float(mt_dtype dt);
+#define MT_DEFAULT_FLOAT (mt_default_float())
 
 size_t mt_dtype_size(mt_dtype dt);
 /* PyTorch's ScalarType name, used in error messages: "Float", "Long", ... */

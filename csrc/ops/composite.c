@@ -221,6 +221,59 @@ fill_copy(mt_tensor **out, mt_tensor *self)
     return MT_OK;
 }
 
+/* resize_(self, size): self becomes contiguous of shape size, on its storage where that holds
+ * it, else on a larger new one that starts with the old one's elements (PyTorch's resize_, which
+ * out= arguments use). Unlike PyTorch's, self's views keep the old storage. */
+mt_status
+mt_composite_resize_(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    const mt_intlist *size = &a->l[0];
+    if (self->requires_grad) {
+        return mt_fail(MT_ERUNTIME, "cannot resize variables that require grad");
+    }
+    for (int d = 0; d < size->n; d++) {
+        if (size->v[d] < 0) {
+            return mt_fail(MT_ERUNTIME, "numel: integer multiplication overflow"); /* PyTorch's */
+        }
+    }
+    mt_status st = mt_check_sizes(size->n, size->v);
+    if (st) {
+        return st;
+    }
+    size_t item = mt_dtype_size(self->dtype);
+    int64_t numel = mt_numel(size->n, size->v), old_n = (int64_t)(self->storage->nbytes / item);
+    if (numel > 0 && self->offset + numel > old_n) {
+        mt_storage *grown = NULL;
+        mt_tensor *src = NULL, *dst = NULL;
+        const int64_t one = 1;
+        mt_dtype dt = self->dtype;
+        st = mt_storage_new((size_t)(self->offset + numel) * item, mt_tensor_device(self), &grown);
+        if (st == MT_OK && old_n > 0 &&
+            !(st = mt_tensor_on_storage(self->storage, 1, &old_n, &one, 0, dt, &src)) &&
+            !(st = mt_tensor_on_storage(grown, 1, &old_n, &one, 0, dt, &dst))) {
+            st = mt_op_copy_(dst, src, NULL);
+        }
+        mt_tensor_clear(&src);
+        mt_tensor_clear(&dst);
+        if (st == MT_OK) {
+            mt_tensor_set_storage(self, grown);
+            mt_tensor_clear(&self->view_base); /* no longer in its base's memory */
+        }
+        if (grown) {
+            mt_storage_release(grown);
+        }
+        if (st) {
+            return st;
+        }
+    }
+    self->ndim = size->n;
+    memcpy(self->sizes, size->v, sizeof(int64_t) * (size_t)size->n);
+    mt_contiguous_strides(self->ndim, self->sizes, self->strides);
+    a->out[0] = mt_tensor_retain(self);
+    return MT_OK;
+}
+
 /* *out = a copy of self, contiguous or (preserve) in self's layout: mt_preserve_strides. */
 static mt_status
 copy_of(mt_tensor *self, bool preserve, mt_tensor **out)

@@ -641,13 +641,63 @@ mt_index_index(mt_args *a, const mt_index_backend *be)
 
 // self (*), indices as for index, values broadcast to self[indices]'s shape, of self's dtype;
 // self[indices] = values (or += values when accumulate)
+/* PyTorch's canDispatchToMaskedFill: self[mask] = v with one bool mask (the other entries None)
+ * and a one-element v on the CPU is masked_fill_(mask, v.item()), so v may have any dtype. *mask
+ * is the mask with a size-1 dim for each dim after it, or NULL where the rule does not apply. */
+static mt_status
+put_mask(const mt_tensor *self, int n, mt_tensor *const *indices, const mt_tensor *values,
+         mt_tensor **mask)
+{
+    int found = -1, before = 0;
+    *mask = NULL;
+    if (mt_tensor_numel(values) != 1 || mt_tensor_device(values).type != MT_CPU) {
+        return MT_OK;
+    }
+    for (int k = 0; k < n; k++) {
+        if (indices[k] == NULL) {
+            before += found < 0;
+            continue;
+        }
+        if (found >= 0 || indices[k]->dtype != MT_BOOL ||
+            !mt_device_eq(mt_tensor_device(indices[k]), mt_tensor_device(self))) {
+            return MT_OK;
+        }
+        found = k;
+    }
+    const mt_tensor *m = found >= 0 ? indices[found] : NULL;
+    if (m == NULL || before + m->ndim > self->ndim) {
+        return MT_OK; /* (the plan raises PyTorch's error) */
+    }
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    int ndim = self->ndim - before;
+    for (int d = 0; d < ndim; d++) {
+        if (d < m->ndim && m->sizes[d] != self->sizes[before + d]) {
+            return MT_OK;
+        }
+        sizes[d] = d < m->ndim ? m->sizes[d] : 1;
+        strides[d] = d < m->ndim ? m->strides[d] : 0;
+    }
+    return mt_tensor_view((mt_tensor *)m, ndim, sizes, strides, m->offset, mask);
+}
+
 mt_status
 mt_index_put(mt_args *a, const mt_index_backend *be)
 {
-    mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL;
+    mt_tensor *self = a->t[0], *values = a->t[1], *from = NULL, *mask = NULL;
+    mt_status st = a->b[0] ? MT_OK : put_mask(self, a->ntl, a->tl, values, &mask);
+    if (st || mask) {
+        mt_scalar v;
+        if (st == MT_OK && (st = mt_tensor_item(values, &v)) == MT_OK &&
+            (st = mt_tensor_scalar(v, v.type, &from)) == MT_OK &&
+            (st = mt_op_masked_fill_(self, mask, from, NULL)) == MT_OK) {
+            a->out[0] = mt_tensor_retain(self);
+        }
+        mt_tensor_clear(&from);
+        mt_tensor_clear(&mask);
+        return st;
+    }
     mt_index_plan p;
-    mt_status st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p);
-    if (st) {
+    if ((st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p))) {
         return st;
     }
     if ((st = check_index_put(values, &p))) {
@@ -819,15 +869,21 @@ mt_status
 mt_front_index_put_(const mt_args *a, mt_plan *p)
 {
     (void)p;
-    const mt_tensor *self = a->t[0], *values = a->t[1];
-    if (values->dtype != self->dtype) {
+    mt_tensor *self = a->t[0], *values = a->t[1], *mask = NULL;
+    /* t[mask] = a one-element value is masked_fill_ (as PyTorch's index_put_): any dtype */
+    mt_status st = a->b[0] ? MT_OK : put_mask(self, a->ntl, a->tl, values, &mask);
+    const bool masked = mask != NULL;
+    mt_tensor_clear(&mask);
+    if (st == MT_OK && !masked && values->dtype != self->dtype) {
         return mt_fail(MT_ERUNTIME,
                        "Index put requires the source and destination dtypes match, got %s for "
                        "the destination and %s for the source.",
                        mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(values->dtype));
     }
-    mt_status st = mt_check_writable(self);
-    return st ? st : check_indices(self, a->ntl, a->tl);
+    if (st || (st = mt_check_writable(self)) || masked) {
+        return st;
+    }
+    return check_indices(self, a->ntl, a->tl);
 }
 
 // weight (V, D), indices (*) int64 or int32

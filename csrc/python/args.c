@@ -1,8 +1,11 @@
 /* Python calls of ops: each op's schema string (ops.def) is parsed once at import, and a call's
  * positional and keyword arguments are matched to it and converted into the boxed mt_args.
  *
- * Error messages follow PyTorch's python_arg_parser ("add(): argument 'other' (position 1)
- * must be Tensor, not str"). */
+ * As PyTorch's python_arg_parser: a function's `self` is called `input`; a keyword may also use
+ * the NumPy name of its parameter (axis for dim, keepdims for keepdim, x/a/x1 for input, x2 for
+ * other); `*, Tensor(a!)? out=None` takes out= (python/out.c writes the result there); a factory
+ * called without device= makes its tensor on the default device (python/defaults.c). Error
+ * messages are PyTorch's ("add(): argument 'other' (position 2) must be Tensor, not str"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +26,7 @@ typedef enum argtype {
     A_TENSORLIST_OPT, /* Tensor?[]: None entries allowed */
     A_FLOAT,
     A_GENERATOR, /* borrowed for the call */
+    A_OUT, /* Tensor(a!) out: not a slot; python/out.c writes the results into it */
 } argtype;
 
 #define MAX_PARAMS 16 /* _fused_adam_: six lists, five floats, two bools */
@@ -33,13 +37,18 @@ typedef struct param {
     bool kwonly;
     bool has_default;
     PyObject *dflt; /* the default as a Python object (owned), or NULL */
-    PyObject *name; /* interned str */
+    PyObject *name; /* interned str: its Python name (a function's self is input) */
+    PyObject *numpy_names[3]; /* interned: the NumPy spellings PyTorch also accepts, or NULL */
     int slot;       /* index within its slot array of mt_args */
 } param;
 
 typedef struct schema {
     int nparams;
     int npositional;
+    int out;     /* the index of the out= parameter, or -1 */
+    int device;  /* the index of a Device parameter, or -1 */
+    bool factory; /* a Device parameter and no tensor: the default device applies */
+    char name[48]; /* the Python name, in messages: max_dim's is max */
     param params[MAX_PARAMS];
 } schema;
 
@@ -50,7 +59,15 @@ static schema schemas[MT_NUM_OPS];
 static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
                                          "int[1]", "bool", "ScalarType", "Device",
                                          "Tensor[]", "str", "Tensor?[]", "float",
-                                         "Generator"};
+                                         "Generator", "Tensor(a!)"};
+
+/* PyTorch's numpy_compatibility_arg_names: keywords that name a parameter NumPy's way. */
+static const char *const numpy_names[][4] = {
+    {"dim", "axis", NULL, NULL},
+    {"keepdim", "keepdims", NULL, NULL},
+    {"input", "x", "a", "x1"},
+    {"other", "x2", NULL, NULL},
+};
 
 static PyObject *
 parse_default(const char *s)
@@ -116,6 +133,25 @@ parse_param(const char *op, char *text, param *p, int *slots)
         return -1;
     }
     p->type = (argtype)t;
+    p->has_default = eq != NULL;
+    p->dflt = eq ? parse_default(eq + 1) : NULL;
+    /* PyTorch's Python signatures call a function's self input (a method binds it). */
+    const char *pyname = strcmp(name, "self") == 0 ? "input" : name;
+    p->name = PyUnicode_InternFromString(pyname);
+    for (size_t k = 0; k < sizeof(numpy_names) / sizeof(numpy_names[0]); k++) {
+        for (int j = 1; j < 4 && numpy_names[k][j] && strcmp(pyname, numpy_names[k][0]) == 0; j++) {
+            if ((p->numpy_names[j - 1] = PyUnicode_InternFromString(numpy_names[k][j])) == NULL) {
+                return -1;
+            }
+        }
+    }
+    if (p->name == NULL || (eq && p->dflt == NULL)) {
+        return -1;
+    }
+    if (t == A_OUT) {
+        p->slot = -1;
+        return 0;
+    }
     /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
     int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR
               : t == A_INTLIST1           ? A_INTLIST
@@ -127,10 +163,7 @@ parse_param(const char *op, char *text, param *p, int *slots)
                      type_names[cls], slot_capacity[cls]);
         return -1;
     }
-    p->name = PyUnicode_InternFromString(name);
-    p->has_default = eq != NULL;
-    p->dflt = eq ? parse_default(eq + 1) : NULL;
-    return p->name && (!eq || p->dflt) ? 0 : -1;
+    return 0;
 }
 
 static int
@@ -148,9 +181,11 @@ parse_schema(const char *text, schema *s)
         return -1;
     }
     *close = '\0';
+    snprintf(s->name, sizeof(s->name), "%.*s", (int)(open - buf), buf);
     int slots[16] = {0}; /* indexed by argtype */
-    bool kwonly = false;
+    bool kwonly = false, tensors = false;
     s->nparams = s->npositional = 0;
+    s->out = s->device = -1;
     for (char *tok = strtok(open + 1, ","); tok; tok = strtok(NULL, ",")) {
         while (*tok == ' ') {
             tok++;
@@ -165,7 +200,15 @@ parse_schema(const char *text, schema *s)
             return -1;
         }
         s->npositional += !kwonly;
+        if (p->type == A_OUT) {
+            s->out = s->nparams - 1;
+        } else if (p->type == A_DEVICE) {
+            s->device = s->nparams - 1;
+        }
+        tensors |= p->type == A_TENSOR || p->type == A_TENSOR_OR_SCALAR ||
+                   p->type == A_TENSORLIST || p->type == A_TENSORLIST_OPT;
     }
+    s->factory = s->device >= 0 && !tensors;
     return 0;
 }
 
@@ -248,11 +291,16 @@ mt_py_schemas_init(PyObject *m)
     return r;
 }
 
+/* pos: the argument's position, or -1 for a keyword argument (PyTorch names no position). */
 static PyObject *
 arg_error(mt_op op, const param *p, int pos, PyObject *got, const char *want)
 {
+    if (pos < 0) {
+        return PyErr_Format(PyExc_TypeError, "%s(): argument '%U' must be %s, not %s",
+                            schemas[op].name, p->name, want, Py_TYPE(got)->tp_name);
+    }
     return PyErr_Format(PyExc_TypeError, "%s(): argument '%U' (position %d) must be %s, not %s",
-                        mt_op_names[op], p->name, pos + 1, want, Py_TYPE(got)->tp_name);
+                        schemas[op].name, p->name, pos + 1, want, Py_TYPE(got)->tp_name);
 }
 
 static int
@@ -520,6 +568,8 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
             return -1;
         }
         return 0; /* the object outlives the call, and holds the generator */
+    case A_OUT:
+        return 0; /* python/out.c's */
     case A_STR:
         if (!PyUnicode_Check(o)) {
             arg_error(op, p, pos, o, "str");
@@ -531,14 +581,66 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
     return 0;
 }
 
-/* Matches the call's arguments to the schema's parameters: vals[k] is param k's object. */
+/* PyTorch's message for the required parameters from index `from` on that the call left out. */
+static int
+missing_args(const schema *s, PyObject **vals, int from)
+{
+    PyObject *names = PyList_New(0);
+    int n = 0;
+    for (int j = from; names && j < s->nparams; j++) {
+        PyObject *q = vals[j] || s->params[j].has_default
+                          ? NULL
+                          : PyUnicode_FromFormat("\"%U\"", s->params[j].name);
+        if (q && PyList_Append(names, q) < 0) {
+            Py_CLEAR(names);
+        }
+        Py_XDECREF(q);
+        n += q != NULL;
+    }
+    PyObject *sep = names ? PyUnicode_FromString(", ") : NULL;
+    PyObject *joined = sep ? PyUnicode_Join(sep, names) : NULL;
+    if (joined) {
+        /* (PyTorch's plural is the other way round: "1 required positional arguments") */
+        PyErr_Format(PyExc_TypeError, "%s() missing %d required positional argument%s: %U", s->name,
+                     n, n == 1 ? "s" : "", joined);
+    }
+    Py_XDECREF(joined);
+    Py_XDECREF(sep);
+    Py_XDECREF(names);
+    return -1;
+}
+
+/* The parameter a keyword names, by its name (numpy = false) or by a NumPy spelling; -1 if
+ * none. A method's self is no keyword, nor is a method's out (Tensor methods take no out=). */
+static int
+find_param(const schema *s, PyObject *key, bool method, bool numpy)
+{
+    for (int j = method ? 1 : 0; j < s->nparams; j++) {
+        const param *p = &s->params[j];
+        if (method && p->type == A_OUT) {
+            continue;
+        }
+        for (int k = 0; k < (numpy ? 3 : 1); k++) {
+            PyObject *name = numpy ? p->numpy_names[k] : p->name;
+            if (name && (name == key || PyUnicode_Compare(name, key) == 0)) {
+                return j;
+            }
+        }
+    }
+    return -1;
+}
+
+/* Matches the call's arguments to the schema's parameters: vals[k] is param k's object, and
+ * bit k of *keywords says it came as a keyword. A keyword's NumPy spelling binds only where the
+ * parameter got no value otherwise, as in PyTorch (sum(x, dim=0, axis=1) is refused). */
 static int
 bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-     PyObject *kwnames, PyObject **vals, PyObject **varargs)
+     PyObject *kwnames, PyObject **vals, PyObject **varargs, unsigned *keywords)
 {
-    const char *name = mt_op_names[op];
+    const char *name = s->name;
     PyObject *const *kwvals = args + nargs;
     int first = 0;
+    (void)op;
     if (self) {
         vals[first++] = self;
     }
@@ -560,40 +662,86 @@ bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_
         first++;
     }
     if (nargs > s->npositional - first) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given", name,
-                     s->npositional, nargs + first);
+        /* PyTorch's counts leave a method's self out */
+        int max = s->npositional - (self != NULL), min = 0;
+        Py_ssize_t given = nargs + first - (self != NULL);
+        for (int j = self != NULL; j < s->nparams; j++) {
+            min += !s->params[j].has_default;
+        }
+        if (min != max) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() takes from %d to %d positional arguments but %zd were given", name,
+                         min, max, given);
+        } else {
+            PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd %s given",
+                         name, max, max == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+        }
         return -1;
     }
     for (Py_ssize_t k = 0; k < nargs; k++) {
         vals[first + k] = args[k];
     }
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        int found = -1;
-        for (int j = 0; j < s->nparams && found < 0; j++) {
-            if (s->params[j].name == key || PyUnicode_Compare(s->params[j].name, key) == 0) {
-                found = j;
+    for (int numpy = 0; numpy < 2; numpy++) {
+        for (Py_ssize_t k = 0; k < nkw; k++) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+            int by_name = find_param(s, key, self != NULL, false);
+            int found = numpy ? (by_name >= 0 ? -1 : find_param(s, key, self != NULL, true))
+                              : by_name;
+            if (found < 0) {
+                if (numpy && by_name < 0) {
+                    PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                                 name, key);
+                    return -1;
+                }
+                continue;
             }
+            if (vals[found]) {
+                PyErr_Format(PyExc_TypeError,
+                             numpy ? "%s() got an unexpected keyword argument '%U'"
+                                   : "%s() got multiple values for argument '%U'",
+                             name, key);
+                return -1;
+            }
+            vals[found] = kwvals[k];
+            *keywords |= 1u << found;
         }
-        if (found < 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", name, key);
-            return -1;
-        }
-        if (vals[found]) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", name, key);
-            return -1;
-        }
-        vals[found] = kwvals[k];
     }
     for (int j = 0; j < s->nparams; j++) {
         if (vals[j] == NULL && !s->params[j].has_default) {
-            PyErr_Format(PyExc_TypeError, "%s() missing 1 required positional arguments: \"%U\"",
-                         name, s->params[j].name);
-            return -1;
+            return missing_args(s, vals, j);
         }
     }
     return 0;
+}
+
+/* The call's result: out's objects where out= was given, else the kernel's outputs. */
+static PyObject *
+results(mt_op op, mt_args *a, PyObject *out_obj)
+{
+    PyObject *res;
+    int nout = mt_op_nout[op];
+    if (nout == 0) {
+        return Py_NewRef(Py_None);
+    }
+    if (nout == 1) {
+        return out_obj ? Py_NewRef(out_obj) : mt_py_wrap(a->out[0]);
+    }
+    if (nout == LIST) {
+        return wrap_tensorlist(a);
+    }
+    res = return_types[op] ? PyStructSequence_New(return_types[op]) : PyTuple_New(nout);
+    for (int k = 0; k < nout; k++) {
+        PyObject *o = out_obj ? Py_NewRef(PySequence_Fast_GET_ITEM(out_obj, k))
+                              : mt_py_wrap(a->out[k]);
+        if (res && o) {
+            PyTuple_SET_ITEM(res, k, o); /* also a structseq's item */
+        } else {
+            Py_XDECREF(o);
+            Py_CLEAR(res);
+        }
+    }
+    return res;
 }
 
 PyObject *
@@ -601,47 +749,48 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
               PyObject *kwnames)
 {
     const schema *s = &schemas[op];
-    PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL;
-    unsigned owned = 0;
+    PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
+    mt_tensor *outs[MT_MAX_OUTPUTS] = {NULL};
+    unsigned owned = 0, keywords = 0;
     mt_args a;
     mt_args_init(&a);
-    if (bind(op, s, self, args, nargs, kwnames, vals, &varargs) < 0) {
+    if (bind(op, s, self, args, nargs, kwnames, vals, &varargs, &keywords) < 0) {
         goto out;
     }
     for (int j = 0; j < s->nparams; j++) {
         PyObject *o = vals[j] ? vals[j] : s->params[j].dflt;
-        if (convert(op, &s->params[j], j - (self != NULL), o, &a, &owned) < 0) {
+        int pos = keywords >> j & 1u ? -1 : j - (self != NULL);
+        if (convert(op, &s->params[j], pos, o, &a, &owned) < 0) {
             goto out;
         }
+    }
+    if (s->out >= 0 && vals[s->out] && vals[s->out] != Py_None) {
+        out_obj = vals[s->out];
+        if (mt_py_out_begin(op, s->name, s->out, out_obj, s->factory, &a, outs) < 0) {
+            goto out;
+        }
+    }
+    if (s->factory && !a.has_device && mt_py_default_device(&a.device)) {
+        a.has_device = true; /* set_default_device, `with minitorch.device(...)` */
     }
     mt_status st = mt_py_dispatch(op, &a);
     if (st) {
         mt_py_raise(st);
         goto out;
     }
-    if (mt_op_nout[op] == 0) {
-        res = Py_NewRef(Py_None);
-    } else if (mt_op_nout[op] == 1) {
-        res = mt_py_wrap(a.out[0]);
-    } else if (mt_op_nout[op] == LIST) {
-        res = wrap_tensorlist(&a);
-    } else {
-        res = return_types[op] ? PyStructSequence_New(return_types[op])
-                               : PyTuple_New(mt_op_nout[op]);
-        for (int k = 0; k < mt_op_nout[op]; k++) {
-            PyObject *o = mt_py_wrap(a.out[k]);
-            if (res && o) {
-                PyTuple_SET_ITEM(res, k, o); /* also a structseq's item */
-            } else {
-                Py_XDECREF(o);
-                Py_CLEAR(res);
-            }
-        }
+    if (out_obj && mt_py_out_finish(op, s->name, &a, outs) < 0) {
+        goto out;
     }
+    res = results(op, &a, out_obj);
 out:
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         if (owned >> k & 1u) {
             mt_tensor_release(a.t[k]);
+        }
+    }
+    if (out_obj) {
+        for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+            mt_tensor_clear(&a.out[k]);
         }
     }
     release_tensorlists(&a);

@@ -153,7 +153,7 @@ leaf_dtype(PyObject *o)
     mt_scalar s;
     int r = mt_py_to_scalar(o, &s);
     if (r == 0) {
-        return s.type == MT_FLOAT64 ? MT_DEFAULT_FLOAT : (int)s.type;
+        return s.type == MT_FLOAT64 ? (int)MT_DEFAULT_FLOAT : (int)s.type;
     }
     if (r == -1) {
         PyErr_Format(o == Py_None ? PyExc_RuntimeError : PyExc_TypeError,
@@ -305,6 +305,8 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
     if (device_obj != Py_None && mt_py_to_device(device_obj, &dev) < 0) {
         return NULL;
     }
+    /* set_default_device's, or the CPU (or a tensor's own device, below) */
+    bool by_default = device_obj == Py_None && mt_py_default_device(&dev);
     mt_tensor *t = NULL, *moved = NULL;
     mt_status st;
     int pyerr = 0;
@@ -320,7 +322,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
             return NULL;
         }
         mt_tensor *src = mt_py_unwrap(data);
-        if (device_obj == Py_None) {
+        if (device_obj == Py_None && !by_default) {
             dev = mt_tensor_device(src);
         }
         st = mt_op__to_copy(src, dtype >= 0 ? dt : src->dtype, dev, &t);

@@ -62,37 +62,90 @@ unsupported(PyObject *item)
                         Py_TYPE(item)->tp_name);
 }
 
-/* PyTorch's treatSequenceAsTuple: a list holding a sequence, slice, tensor, None or ... is
- * read as a tuple of items (x[[0, slice(None)]] is x[0, :]), any other list as one index. */
+/* PyTorch's treatSequenceAsTuple: a list (or other sequence, such as a range) holding a sequence,
+ * slice, tensor, None or ... is read as a tuple of items (x[[0, slice(None)]] is x[0, :]), any
+ * other sequence as one index. */
 static bool
 list_is_tuple(PyObject *index)
 {
-    if (!PyList_Check(index) || PyList_GET_SIZE(index) >= 32) {
+    if (PyTuple_Check(index) || mt_py_is_tensor(index) || PyUnicode_Check(index) ||
+        !PySequence_Check(index) || PyObject_HasAttrString(index, "__array_interface__")) {
         return false;
     }
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(index); k++) {
-        PyObject *it = PyList_GET_ITEM(index, k);
-        if (mt_py_is_tensor(it) || PyList_Check(it) || PyTuple_Check(it) || PySlice_Check(it) ||
-            it == Py_Ellipsis || it == Py_None) {
-            return true;
-        }
+    PyObject *seq = PySequence_Fast(index, "");
+    if (seq == NULL) {
+        PyErr_Clear();
+        return false;
     }
-    return false;
+    bool res = false;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t k = 0; k < n && n < 32 && !res; k++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, k);
+        res = mt_py_is_tensor(it) || PySequence_Check(it) || PySlice_Check(it) ||
+              it == Py_Ellipsis || it == Py_None;
+    }
+    Py_DECREF(seq);
+    return res;
 }
 
-/* A list, tuple or array as an index tensor: bool stays bool, anything else becomes int64
- * (PyTorch's indexing_tensor_from_data). NULL with an exception, or with none if item is not
- * data at all. */
+/* A NumPy array of a dtype minitorch lacks, as one it has: uint8 is a mask (PyTorch's byte
+ * indexing, with its deprecation warning), other integer and float dtypes index as int64.
+ * A new reference; item itself when its dtype is fine. */
+static PyObject *
+index_array(PyObject *item)
+{
+    PyObject *dt = PyObject_GetAttrString(item, "dtype");
+    PyObject *kind = dt ? PyObject_GetAttrString(dt, "kind") : NULL;
+    PyObject *size = dt ? PyObject_GetAttrString(dt, "itemsize") : NULL;
+    const char *k = kind ? PyUnicode_AsUTF8(kind) : NULL;
+    long n = size ? PyLong_AsLong(size) : -1;
+    PyObject *res = NULL;
+    if (k == NULL || n < 0) {
+        goto out;
+    }
+    const char *as = NULL;
+    if (k[0] == 'u' && n == 1) {
+        if (PyErr_WarnEx(PyExc_UserWarning,
+                         "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                         "torch.bool instead.",
+                         1) < 0) {
+            goto out;
+        }
+        as = "bool";
+    } else if ((k[0] == 'u' || (k[0] == 'i' && n < 4)) || (k[0] == 'f' && n != 4 && n != 8)) {
+        as = "int64";
+    }
+    res = as ? PyObject_CallMethod(item, "astype", "s", as) : Py_NewRef(item);
+out:
+    Py_XDECREF(size);
+    Py_XDECREF(kind);
+    Py_XDECREF(dt);
+    return res;
+}
+
+/* A sequence (a list, tuple, range, NumPy array) as an index tensor: bool stays bool, anything
+ * else becomes int64 (PyTorch's indexing_tensor_from_data). NULL with an exception, or with none
+ * if item is no sequence at all (a NumPy bool scalar is none, as in PyTorch). */
 static mt_tensor *
 data_index(PyObject *item)
 {
-    if (!PyList_Check(item) && !PyTuple_Check(item) &&
-        !PyObject_HasAttrString(item, "__array_interface__")) {
+    bool array = PyObject_HasAttrString(item, "__array_interface__");
+    if (!PySequence_Check(item) || (array && !PyObject_HasAttrString(item, "ndim"))) {
         return NULL;
     }
-    PyObject *args = PyTuple_Pack(1, item);
-    PyObject *obj = args ? mt_py_tensor_new(NULL, args, NULL) : NULL;
+    PyObject *data;
+    if (array) {
+        data = index_array(item);
+    } else {
+        data = PyList_Check(item) || PyTuple_Check(item) ? Py_NewRef(item) : PySequence_List(item);
+    }
+    PyObject *args = data ? PyTuple_Pack(1, data) : NULL;
+    /* on the CPU whatever the default device (index and index_put_ take CPU indices) */
+    PyObject *kw = args ? Py_BuildValue("{s:s}", "device", "cpu") : NULL;
+    PyObject *obj = kw ? mt_py_tensor_new(NULL, args, kw) : NULL;
+    Py_XDECREF(kw);
     Py_XDECREF(args);
+    Py_XDECREF(data);
     if (obj == NULL) {
         return NULL;
     }
@@ -379,7 +432,10 @@ number_value(PyObject *value, mt_dtype dt, mt_scalar *s)
         PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
         return -1;
     }
-    if (mt_py_to_scalar(value, s) < 0) {
+    /* As PyTorch's valueToTensor: ints (NumPy's too), bools and floats (np.float64 is one), not
+     * other number types (np.float32, np.bool_) */
+    bool number = PyLong_Check(value) || PyFloat_Check(value) || PyIndex_Check(value);
+    if (!number || mt_py_to_scalar(value, s) < 0) {
         if (!PyErr_Occurred()) {
             PyErr_Format(PyExc_TypeError, "can't assign a %s to a minitorch.%sTensor",
                          Py_TYPE(value)->tp_name, mt_dtype_scalar_name(dt));

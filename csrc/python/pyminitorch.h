@@ -63,6 +63,15 @@ mt_status mt_py_dispatch(mt_op op, mt_args *a);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);
+/* out= (out.c): before the op runs, out's tensors from obj (the index-th parameter of the
+ * function `name`) into outs (borrowed), PyTorch's autograd refusal, and the arguments out
+ * fixes (a dtype, a factory's device); after it, the results checked and copied into outs. */
+int mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool factory, mt_args *a,
+                    mt_tensor **outs);
+int mt_py_out_finish(mt_op op, const char *name, mt_args *a, mt_tensor **outs);
+/* The default device of factories (defaults.c): false where none is set (the CPU). */
+bool mt_py_default_device(mt_device *out);
+extern PyMethodDef mt_py_defaults_functions[];
 /* autograd.c: the Node type, _run_backward, and the engine's start-up */
 struct mt_node;
 int mt_py_autograd_init(PyObject *m);

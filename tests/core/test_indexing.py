@@ -751,3 +751,203 @@ def test_in_operator_refuses_other_types_like_torch():
         with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar, but you passed "
                                                "in a <class 'str'>."):
             "a" in lib.tensor([1, 2])  # noqa: B015 - the membership test is what raises
+
+
+# ---- every index form, drawn by hypothesis: against PyTorch, and NumPy where it agrees ----
+# Items of an index spec: ("int", i), ("npint", np scalar), ("t0", i) a 0-dim int tensor,
+# ("slice", s), ("range", r), ("list", ints), ("tuple", ints), ("nested", 2-D ints),
+# ("boollist", bools), ("nparr", array), ("mask", bool array), ("bool", b), None, Ellipsis.
+
+INT_LIKE = {"int", "npint", "t0"}
+ADVANCED = {"range", "list", "tuple", "nested", "boollist", "nparr", "mask", "bool"}
+
+
+@st.composite
+def index_item(draw, shape, d, length):
+    """One item for dim d of shape (advanced ones of `length` positions), and the dims it uses."""
+    size = shape[d]
+    kinds = ["slice", "None", "bool"] + (["int", "npint", "t0", "range", "list", "tuple", "nested", "nparr"]
+                                          if size else []) + ["boollist", "mask"]
+    kind = draw(st.sampled_from(kinds))
+    ints = st.integers(-size, size - 1) if size else st.just(0)
+    if kind == "slice":
+        return ("slice", draw(slices(size))), 1
+    if kind == "None":
+        return None, 0
+    if kind == "bool":
+        return ("bool", draw(st.booleans())), 0
+    if kind == "int":
+        return ("int", draw(ints)), 1
+    if kind == "npint":
+        return ("npint", draw(st.sampled_from([np.int64, np.int32, np.int16, np.uint8]))(draw(st.integers(0, size - 1)))), 1
+    if kind == "t0":
+        return ("t0", draw(ints)), 1
+    if kind == "range":
+        start = draw(st.integers(-size, size - 1))
+        step = draw(st.sampled_from([1, 2, -1]))
+        stop = start + step * draw(st.integers(0, 3))
+        r = range(start, stop, step)
+        return ("range", r if all(-size <= v < size for v in r) else range(0)), 1
+    if kind in ("list", "tuple"):
+        return (kind, draw(st.lists(ints, min_size=length, max_size=length))), 1
+    if kind == "nested":
+        return ("nested", [draw(st.lists(ints, min_size=length, max_size=length)) for _ in range(2)]), 1
+    if kind == "nparr":
+        dt = draw(st.sampled_from(["int64", "int32", "int16"]))
+        return ("nparr", np.array(draw(st.lists(ints, min_size=length, max_size=length)), dtype=dt)), 1
+    if kind == "boollist":
+        return ("boollist", draw(st.lists(st.booleans(), min_size=size, max_size=size))), 1
+    k = draw(st.integers(1, max(1, min(2, len(shape) - d))))
+    return ("mask", draw(arrays("bool", shape[d:d + k]))), k
+
+
+@st.composite
+def index_spec(draw, max_dims=4):
+    """(shape, spec, bare): items for a tensor of shape, maybe one Ellipsis; bare: the index is
+    the single item itself, not a tuple of it."""
+    shape = draw(shapes(min_dims=1, max_dims=max_dims, max_side=4))
+    length = draw(st.integers(1, 3))  # the positions every int list of this index has
+    items, d, ellipsis = [], 0, False
+    while d < len(shape) and draw(st.integers(0, 4)) > 0:
+        if not ellipsis and draw(st.integers(0, 5)) == 0:
+            items.append(Ellipsis)
+            ellipsis = True
+            d = len(shape) - draw(st.integers(0, len(shape) - d))
+            continue
+        item, used = draw(index_item(shape, d, length))
+        items.append(item)
+        d += used
+    bare = len(items) == 1 and draw(st.booleans())
+    return shape, items, bare
+
+
+def build_index(items, bare, lib):
+    """The index for lib (minitorch, torch or np) from a spec."""
+    out = []
+    for item in items:
+        if item is None or item is Ellipsis:
+            out.append(item)
+            continue
+        kind, v = item
+        if kind == "t0":
+            v = np.int64(v) if lib is np else lib.tensor(v)
+        elif kind == "tuple" and lib is np:
+            v = list(v)
+        out.append(v)
+    return out[0] if bare else tuple(out)
+
+
+def outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - the class is compared
+        return type(e), None
+
+
+def numpy_agrees(items, bare):
+    """Whether NumPy's rules give PyTorch's answer: no int with advanced items (PyTorch selects
+    the int first, NumPy counts it advanced), and no bare list of sequences (PyTorch reads it as
+    a tuple)."""
+    kinds = {item[0] for item in items if isinstance(item, tuple)}
+    if kinds & INT_LIKE and kinds & ADVANCED:
+        return False
+    return not (bare and kinds & {"nested", "tuple", "list"} and isinstance(build_index(items, bare, np), list))
+
+
+@given(index_spec(), st.sampled_from(("contiguous", "transposed", "sliced")))
+def test_every_index_form_reads_as_torch_and_numpy(spec, layout):
+    torch = pytest.importorskip("torch")
+    shape, items, bare = spec
+    a = base_array(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's about a list read as a tuple
+        theirs = outcome(lambda: torch_layout(torch, a, layout)[build_index(items, bare, torch)])
+    ours = outcome(lambda: to_layout(a, layout)[build_index(items, bare, minitorch)])
+    assert ours[0] == theirs[0], (items, ours, theirs)
+    if ours[0] != "ok":
+        return
+    assert tuple(ours[1].shape) == tuple(theirs[1].shape)
+    np.testing.assert_array_equal(np.asarray(ours[1]), theirs[1].numpy())
+    if numpy_agrees(items, bare):
+        np.testing.assert_array_equal(np.asarray(ours[1]), a[build_index(items, bare, np)])
+
+
+@given(index_spec(), st.sampled_from(("scalar", "float", "tensor", "float64_tensor", "bool")), st.data())
+def test_every_index_form_writes_as_torch(spec, kind, data):
+    torch = pytest.importorskip("torch")
+    shape, items, bare = spec
+    a = base_array(shape).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        target = outcome(lambda: torch.tensor(a)[build_index(items, bare, torch)])
+    if target[0] != "ok":
+        return  # a bad index: the read test compares the errors
+    tshape = tuple(target[1].shape)
+    keep = data.draw(st.integers(0, len(tshape)))
+    vshape = tuple(s if data.draw(st.booleans()) else 1 for s in tshape[len(tshape) - keep:])
+    varr = data.draw(arrays("float32", vshape))
+
+    def value(lib):
+        if kind == "scalar":
+            return 3
+        if kind == "float":
+            return -1.5
+        if kind == "bool":
+            return True
+        return lib.tensor(varr.astype("float64" if kind == "float64_tensor" else "float32"))
+
+    tt, t = torch.tensor(a), minitorch.tensor(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = outcome(lambda: tt.__setitem__(build_index(items, bare, torch), value(torch)))
+    ours = outcome(lambda: t.__setitem__(build_index(items, bare, minitorch), value(minitorch)))
+    assert ours[0] == theirs[0], (items, kind, ours, theirs)
+    # (an element indexed twice takes the last write in both, on the CPU)
+    np.testing.assert_array_equal(np.asarray(t), tt.numpy())
+
+
+@pytest.mark.parametrize("index", [np.bool_(True), np.float64(1.0), np.float32(1.0)],
+                         ids=["np_bool", "np_float64", "np_float32"])
+def test_numpy_non_integer_scalars_are_refused_as_torch(index):
+    torch = pytest.importorskip("torch")
+    for lib in (minitorch, torch):
+        with pytest.raises(IndexError, match="only integers, slices"):
+            lib.zeros(2, 3)[index]
+
+
+def test_numpy_integer_arrays_of_any_width_and_byte_masks():
+    torch = pytest.importorskip("torch")
+    a = base_array((3, 4))
+    for dt in ("int8", "int16", "uint16", "uint32", "uint64", "float16"):
+        idx = np.array([2, 0], dtype=dt)
+        assert minitorch.tensor(a)[idx].tolist() == torch.tensor(a)[idx].tolist() == a[idx.astype(np.int64)].tolist()
+    mask = np.array([1, 0, 1], dtype=np.uint8)  # PyTorch's deprecated byte mask
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        got = minitorch.tensor(a)[mask]
+    assert got.tolist() == a[mask.astype(bool)].tolist()
+
+
+@pytest.mark.parametrize("value", [np.float32(2.5), np.bool_(True), np.array(2.5), [1.0, 2.0]],
+                         ids=["np_float32", "np_bool", "np_0d", "list"])
+def test_setitem_values_torch_refuses(value):
+    torch = pytest.importorskip("torch")
+    msgs = []
+    for lib in (minitorch, torch):
+        with pytest.raises(TypeError) as e:
+            lib.zeros(3)[0] = value
+        msgs.append(str(e.value).replace(" torch.", " minitorch."))
+    assert msgs[0] == msgs[1]
+
+
+def test_setitem_mask_with_a_one_element_value_of_another_dtype():
+    """PyTorch's index_put_ fills through masked_fill_ there, so the value's dtype is free."""
+    torch = pytest.importorskip("torch")
+    a = base_array((2, 3)).astype(np.float32)
+    for lib in (minitorch, torch):
+        t = lib.tensor(a)
+        t[lib.tensor(a > 2)] = lib.tensor(0.25, dtype=lib.float64)
+        t[:, lib.tensor([True, False, True])] = lib.tensor([7], dtype=lib.int64)
+        assert t.dtype == lib.float32
+        assert t.tolist() == [[7.0, 2.0, 7.0], [7.0, 0.25, 7.0]]
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+            t[[0, 1]] = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)

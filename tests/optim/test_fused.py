@@ -133,7 +133,7 @@ def test_bad_calls_raise_and_write_nothing():
          lambda: adam_call([p, q], [g3, 1.0], [z(p), z(q)], [z(p), z(q)], [s1, s2])),
         (TypeError, "argument 'exp_avgs' (position 3) must be tuple of Tensors, not NoneType",
          lambda: adam_call([p, q], [g3, g22], None, [z(p), z(q)], [s1, s2])),
-        (TypeError, "argument 'lr' (position 7) must be float, not str",
+        (TypeError, "argument 'lr' must be float, not str",
          lambda: adam_call([p], [g3], [z(p)], [z(p)], [s1], lr="0.1")),
         (RuntimeError, "momentum_buffer_list are needed",
          lambda: _C._fused_sgd_([p], [g3], [], **sgd_hyper)),

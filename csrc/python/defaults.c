@@ -1,0 +1,114 @@
+/* The defaults of factories: the default float dtype (one for the process, as PyTorch's; the
+ * core reads it, core/dtype.h) and the default device (one per thread, as PyTorch's
+ * set_default_device and `with torch.device(...)`). args.c gives the default device to a
+ * factory op called without device=, and tensor() (convert.c) uses it; the stack of `with
+ * minitorch.device(...)` blocks is minitorch/_device.py's, which sets the device in force here. */
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "python/pyminitorch.h"
+
+/* The device in force: "cuda" without an index means the current CUDA device at each call. */
+typedef struct default_device {
+    bool set;
+    mt_device_type type;
+    int index; /* -1: the current CUDA device */
+} default_device;
+
+static _Thread_local default_device tls_device;
+
+bool
+mt_py_default_device(mt_device *out)
+{
+    if (!tls_device.set) {
+        return false;
+    }
+    int index = tls_device.index;
+    if (tls_device.type == MT_CUDA && index < 0) {
+        index = mt_default_cuda_index();
+    }
+    *out = (mt_device){tls_device.type, tls_device.type == MT_CPU ? 0 : index};
+    return true;
+}
+
+/* _set_default_device(device or None) */
+static PyObject *
+py_set_default_device(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (arg == Py_None) {
+        tls_device = (default_device){false, MT_CPU, 0};
+        Py_RETURN_NONE;
+    }
+    mt_device d;
+    if (mt_py_to_device(arg, &d) < 0) {
+        return NULL;
+    }
+    PyObject *s = PyObject_Str(arg);
+    const char *str = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (str == NULL) {
+        Py_XDECREF(s);
+        return NULL;
+    }
+    bool current = strcmp(str, "cuda") == 0; /* an index of none: the current device */
+    Py_DECREF(s);
+    tls_device = (default_device){true, d.type, current ? -1 : d.index};
+    Py_RETURN_NONE;
+}
+
+/* _get_default_device(): the device set (cuda with index None for "the current one"), or None */
+static PyObject *
+py_get_default_device(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    if (!tls_device.set) {
+        Py_RETURN_NONE;
+    }
+    if (tls_device.type == MT_CUDA && tls_device.index < 0) {
+        return mt_py_device_class ? PyObject_CallFunction(mt_py_device_class, "s", "cuda")
+                                  : PyUnicode_FromString("cuda");
+    }
+    return mt_py_device_obj((mt_device){tls_device.type, tls_device.index});
+}
+
+/* _set_default_dtype(dtype): PyTorch's errors for anything but a floating-point dtype */
+static PyObject *
+py_set_default_dtype(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    mt_dtype dt;
+    if (!PyObject_TypeCheck(arg, &mt_py_dtype_Type) || mt_py_to_dtype(arg, &dt) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError,
+                        "invalid dtype object: only floating-point types are supported as the "
+                        "default type");
+        return NULL;
+    }
+    if (!mt_dtype_is_float(dt)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "only floating-point types are supported as the default type");
+        return NULL;
+    }
+    mt_set_default_float(dt);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_get_default_dtype(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    return Py_NewRef(mt_py_dtype_obj(mt_default_float()));
+}
+
+PyMethodDef mt_py_defaults_functions[] = {
+    {"_set_default_device", py_set_default_device, METH_O,
+     "The factories' default device on this thread (None: the CPU)."},
+    {"_get_default_device", py_get_default_device, METH_NOARGS,
+     "The device _set_default_device set, or None."},
+    {"_set_default_dtype", py_set_default_dtype, METH_O,
+     "The default floating-point dtype (float32 or float64)."},
+    {"_get_default_dtype", py_get_default_dtype, METH_NOARGS, "The default floating-point dtype."},
+    {NULL, NULL, 0, NULL},
+};
