@@ -109,8 +109,8 @@ mt_autograd_forget(mt_tensor *t)
     mt_node_release(n);
 }
 
-static void
-meta_of(const mt_tensor *t, mt_meta *m)
+void
+mt_meta_of(const mt_tensor *t, mt_meta *m)
 {
     m->ndim = t->ndim;
     memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
@@ -118,8 +118,8 @@ meta_of(const mt_tensor *t, mt_meta *m)
     m->device = mt_tensor_device(t);
 }
 
-static mt_node *
-new_node(const mt_formula *f, const char *name, int nedges)
+mt_node *
+mt_node_new(const mt_formula *f, const char *name, int nedges)
 {
     mt_node *n = calloc(1, sizeof(*n));
     if (n == NULL) {
@@ -147,11 +147,16 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
 {
     e->node = NULL;
     e->input_nr = 0;
-    if (t == NULL || !t->requires_grad) {
+    if (t == NULL || !mt_tensor_requires_grad(t)) {
         return MT_OK;
     }
-    if (t->grad_fn) {
-        e->node = mt_node_retain(t->grad_fn);
+    mt_node *fn = t->grad_fn;
+    mt_status st = t->view_base ? mt_autograd_grad_fn(t, &fn) : MT_OK;
+    if (st) {
+        return st;
+    }
+    if (fn) {
+        e->node = mt_node_retain(fn);
         e->input_nr = t->output_nr;
         return MT_OK;
     }
@@ -166,7 +171,7 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
         pthread_mutex_unlock(&grad_acc_lock);
         return MT_OK;
     }
-    acc = new_node(NULL, "AccumulateGrad", 0);
+    acc = mt_node_new(NULL, "AccumulateGrad", 0);
     if (acc == NULL) {
         pthread_mutex_unlock(&grad_acc_lock);
         return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
@@ -174,7 +179,7 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
     acc->variable = mt_tensor_retain(t);
     acc->nout = 1;
     acc->out_diff[0] = true;
-    meta_of(t, &acc->out_meta[0]);
+    mt_meta_of(t, &acc->out_meta[0]);
     t->grad_acc = acc; /* borrowed; the first edge below owns it */
     e->node = acc;
     pthread_mutex_unlock(&grad_acc_lock);
@@ -281,55 +286,86 @@ detached(mt_tensor *t, mt_tensor **out)
     return mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, out);
 }
 
+/* What a node keeps of an input: the tensor, or for a view a tensor like it (memory, version
+ * counter, history) without the link to its base. The base's later history may lead back to
+ * the node (`h[1:] = h[:-1] * w`: h's CopySlices reaches the mul that saved h[:-1]), and that
+ * link would close a cycle never freed (PyTorch keeps the view, and leaks there). */
+static mt_status
+saved_input(mt_tensor *in, mt_tensor **out)
+{
+    if (in->view_base == NULL) {
+        *out = mt_tensor_retain(in);
+        return MT_OK;
+    }
+    mt_status st = detached(in, out);
+    if (st == MT_OK && in->grad_fn) {
+        (*out)->grad_fn = mt_node_retain(in->grad_fn);
+        (*out)->output_nr = in->output_nr;
+        (*out)->requires_grad = true;
+    }
+    return st;
+}
+
 /* Whether any differentiable input of the call requires grad. */
 static bool
 needs_node(const mt_formula *f, const mt_args *a)
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if ((f->diff_inputs >> k & 1u) && a->t[k] && a->t[k]->requires_grad) {
+        if ((f->diff_inputs >> k & 1u) && a->t[k] && mt_tensor_requires_grad(a->t[k])) {
             return true;
         }
     }
     for (int k = 0; f->diff_list && k < a->ntl; k++) {
-        if (a->tl[k] && a->tl[k]->requires_grad) {
+        if (a->tl[k] && mt_tensor_requires_grad(a->tl[k])) {
             return true;
         }
     }
     return false;
 }
 
-static mt_status
-check_inplace(mt_op op, mt_tensor *self)
+void
+mt_node_release_saved(mt_node *n)
 {
-    if (!self->requires_grad) {
-        return MT_OK;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        mt_tensor_clear(&n->saved[k]);
     }
-    if (self->grad_fn == NULL && !self->is_view) {
-        return mt_fail(MT_ERUNTIME,
-                       "a leaf Variable that requires grad is being used in an in-place operation.");
+    for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
+        mt_tensor_clear(&n->saved_out[k]);
     }
-    if (self->is_view) {
-        return mt_fail(MT_ENOTIMPL,
-                       "%s: an in-place operation on a view of a tensor that requires grad is not "
-                       "supported by minitorch's autograd yet; clone() the view first",
-                       mt_op_names[op]);
+    n->released = true;
+    if (n->formula && n->formula->release) {
+        n->formula->release(n);
     }
-    return MT_OK;
 }
 
-/* The node of one call: edges to the inputs' nodes, saved tensors, the arguments. An in-place
- * op saves original_self (self before it was overwritten) in place of self, and self_meta is
- * self's shape before the op (transpose_ changes it). */
+void
+mt_autograd_set_grad_fn(mt_tensor *t, mt_node *n, int nr)
+{
+    bool retains = t->retains_grad;
+    if (t->grad_fn) {
+        mt_autograd_forget(t);
+    }
+    t->grad_fn = mt_node_retain(n);
+    t->output_nr = nr;
+    t->requires_grad = true;
+    if (retains) { /* retain_grad() follows the tensor to its new history, as PyTorch's */
+        n->retains[nr] = t;
+    }
+}
+
+/* The node of one call, made before the op runs (as PyTorch's): edges to the inputs' nodes,
+ * the saved inputs at their versions now (so that `a.mul_(a)` fails in backward, as in
+ * PyTorch, rather than reading a changed a), the arguments. An in-place op saves original_self
+ * (a copy of self) in place of self. */
 static mt_status
-record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
-       const mt_meta *self_meta, mt_node **out)
+record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self, mt_node **out)
 {
     int nedges = 0;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         nedges += (f->diff_inputs >> k & 1u) != 0;
     }
     nedges += f->diff_list ? a->ntl : 0;
-    mt_node *n = new_node(f, f->name, nedges);
+    mt_node *n = mt_node_new(f, f->name, nedges);
     if (n == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
     }
@@ -346,12 +382,8 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
             continue;
         }
         mt_tensor *in = a->t[k];
-        if (k == 0 && self_meta) {
-            n->in_meta[e] = *self_meta;
-        } else if (in && !in->is_wrapped_number) {
-            meta_of(in, &n->in_meta[e]);
-        }
         if (in && !in->is_wrapped_number) {
+            mt_meta_of(in, &n->in_meta[e]);
             if (st == MT_OK && mt_dtype_is_float(in->dtype)) {
                 st = mt_autograd_edge_of(in, &n->edges[e]);
             }
@@ -360,7 +392,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
     }
     for (int k = 0; f->diff_list && k < a->ntl; k++, e++) {
         if (a->tl[k]) {
-            meta_of(a->tl[k], &n->in_meta[e]);
+            mt_meta_of(a->tl[k], &n->in_meta[e]);
             if (st == MT_OK && mt_dtype_is_float(a->tl[k]->dtype)) {
                 st = mt_autograd_edge_of(a->tl[k], &n->edges[e]);
             }
@@ -374,7 +406,7 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
     for (int k = 0; st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
         if ((save >> k & 1u) && in) {
-            n->saved[k] = mt_tensor_retain(in);
+            st = saved_input(in, &n->saved[k]);
             n->saved_version[k] = mt_tensor_version(in);
             n->has_saved = true;
         }
@@ -395,10 +427,29 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
         snprintf(n->str, sizeof(n->str), "%s", a->str[0]);
         n->args.str[0] = n->str;
     }
+    if (st) {
+        mt_node_release(n);
+        return st;
+    }
+    *out = n;
+    return MT_OK;
+}
+
+/* The rest of the node once the op ran: its outputs' metadata, the saved outputs, and for a
+ * row that keeps geometry (as_strided) its input's and output's. */
+static mt_status
+record_outputs(mt_op op, const mt_formula *f, mt_args *a, mt_node *n)
+{
+    unsigned save = f->save_inputs;
+    bool save_outputs = f->save_outputs;
+    if (f->saves) {
+        f->saves(a, &save, &save_outputs);
+    }
+    mt_status st = MT_OK;
     n->nout = mt_op_nout[op] > 0 ? mt_op_nout[op] : 0;
     for (int k = 0; st == MT_OK && k < n->nout; k++) {
         mt_tensor *o = a->out[k];
-        meta_of(o, &n->out_meta[k]);
+        mt_meta_of(o, &n->out_meta[k]);
         n->out_diff[k] = mt_dtype_is_float(o->dtype);
         if (save_outputs && n->out_diff[k]) {
             st = detached(o, &n->saved_out[k]);
@@ -406,12 +457,37 @@ record(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_self,
             n->has_saved = true;
         }
     }
-    if (st) {
-        mt_node_release(n);
-        return st;
+    if (st == MT_OK && f->keep_geometry) {
+        mt_view_state *s = calloc(1, sizeof(*s));
+        if (s == NULL) {
+            return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+        }
+        mt_geometry_of(a->t[0], &s->base);
+        mt_geometry_of(a->out[0], &s->view);
+        n->user = s;
+        n->user_free = free;
     }
-    *out = n;
-    return MT_OK;
+    return st;
+}
+
+/* Makes the outputs of a call (not in place) the results of its node n. A view op's output
+ * is a view made in grad mode (it was made below with grad mode off). */
+static void
+link_outputs(const mt_formula *f, mt_args *a, mt_node *n)
+{
+    for (int k = 0; k < n->nout; k++) {
+        mt_tensor *o = a->out[k];
+        if (!n->out_diff[k]) {
+            continue;
+        }
+        mt_autograd_set_grad_fn(o, n, k);
+        if (o->view_base && f->is_view) {
+            mt_tensor *self = a->t[0];
+            o->view_creation = self->view_base ? self->view_creation : MT_VIEW_DEFAULT;
+            o->view_version = mt_tensor_version(o);
+            o->view_output_nr = k;
+        }
+    }
 }
 
 /* The name of op's tensor slot k in its schema ("weight" of nll_loss's t[2]), in buf. */
@@ -439,7 +515,7 @@ static mt_status
 check_refused(mt_op op, const mt_formula *f, const mt_args *a)
 {
     for (int k = 0; f->refuse_inputs && k < MT_MAX_TENSOR_ARGS; k++) {
-        if ((f->refuse_inputs >> k & 1u) && a->t[k] && a->t[k]->requires_grad) {
+        if ((f->refuse_inputs >> k & 1u) && a->t[k] && mt_tensor_requires_grad(a->t[k])) {
             char name[64];
             return mt_fail(MT_ERUNTIME,
                            "The function '%s' is not differentiable with respect to argument '%s'. "
@@ -451,69 +527,131 @@ check_refused(mt_op op, const mt_formula *f, const mt_args *a)
     return MT_OK;
 }
 
-/* The Autograd key's kernel of op: the op below, then its node. */
+/* *out = a copy of self as it is before an in-place op, for the op's node to save. PyTorch's
+ * self.clone() records a CloneBackward0 so that a double backward reaches self's history; the
+ * copy gets self's history itself instead (clone's backward is the identity), a node fewer
+ * per in-place call. */
+static mt_status
+original_of(mt_tensor *self, mt_tensor **out)
+{
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_op_clone(self, out);
+    mt_set_grad_enabled(was);
+    mt_edge e = {NULL, 0};
+    if (st == MT_OK && (st = mt_autograd_edge_of(self, &e)) == MT_OK && e.node &&
+        e.node->formula) { /* not a leaf's AccumulateGrad: an in-place op refuses those */
+        (*out)->grad_fn = e.node;
+        (*out)->output_nr = e.input_nr;
+        (*out)->requires_grad = true;
+        e.node = NULL;
+    }
+    if (e.node) {
+        mt_node_release(e.node);
+    }
+    if (st) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+/* The Autograd key's kernel of op: its node's inputs, the op below, then the node's outputs. */
 static mt_status
 autograd_call(mt_op op, mt_args *a)
 {
     const mt_formula *f = formulas[op];
     bool inplace = (mt_op_flags[op] & INPLACE) != 0;
     mt_tensor *original_self = NULL;
+    mt_node *n = NULL;
     mt_status st = check_refused(op, f, a);
     if (st) {
         return st;
     }
     bool record_it = needs_node(f, a);
-    mt_meta self_meta = {0};
     if (record_it && inplace) {
-        if ((st = check_inplace(op, a->t[0]))) {
+        if ((st = mt_autograd_check_inplace(a->t[0]))) {
             return st;
         }
-        meta_of(a->t[0], &self_meta);
         /* The formula may need self as it was: keep a copy (the op overwrites it). */
-        if (f->save_inputs & 1u) {
-            bool was = mt_grad_enabled();
-            mt_set_grad_enabled(false);
-            st = mt_op_clone(a->t[0], &original_self);
-            mt_set_grad_enabled(was);
-            if (st) {
-                return st;
-            }
+        unsigned save = f->save_inputs;
+        bool save_outputs = f->save_outputs;
+        if (f->saves) {
+            f->saves(a, &save, &save_outputs);
+        }
+        if ((save & 1u) && (st = original_of(a->t[0], &original_self))) {
+            return st;
+        }
+    }
+    if (record_it) {
+        st = record_inputs(op, f, a, original_self, &n);
+        mt_tensor_clear(&original_self);
+        if (st) {
+            return st;
         }
     }
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(false);
     st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
     mt_set_grad_enabled(was);
-    if (st || !record_it) {
-        mt_tensor_clear(&original_self);
-        return st;
-    }
-    /* For an in-place op, self's grad_fn is still its history before this op here: its edge
-     * points there, and self moves to the new node below. */
-    mt_node *n = NULL;
-    st = record(op, f, a, original_self, inplace ? &self_meta : NULL, &n);
-    mt_tensor_clear(&original_self);
-    if (st) {
-        for (int k = 0; k < MT_MAX_OUTPUTS && !inplace; k++) {
-            mt_tensor_clear(&a->out[k]);
+    if (st || n == NULL) {
+        if (n) {
+            mt_node_release(n);
         }
         return st;
     }
-    for (int k = 0; k < n->nout; k++) {
-        mt_tensor *o = a->out[k];
-        if (!n->out_diff[k]) {
-            continue;
+    if ((st = record_outputs(op, f, a, n)) == MT_OK) {
+        if (!inplace) {
+            link_outputs(f, a, n);
+        } else if (n->out_diff[0] && f->is_view) {
+            /* an in-place view op (transpose_): self's geometry changed, not its base's data,
+             * so self's history continues in n and the base's stays */
+            mt_autograd_set_grad_fn(a->t[0], n, 0);
+            a->t[0]->view_version = mt_tensor_version(a->t[0]);
+        } else if (n->out_diff[0]) {
+            /* self's edge in n is its history before this op: self moves to n */
+            st = mt_autograd_rebase_history(a->t[0], n);
         }
-        if (o->grad_fn) {
-            mt_autograd_forget(o); /* in place: the tensor's history continues in n */
-        }
-        o->grad_fn = mt_node_retain(n);
-        o->output_nr = k;
-        o->requires_grad = true;
-        o->is_view = f->is_view;
     }
     mt_node_release(n);
+    for (int k = 0; st && !inplace && k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor_clear(&a->out[k]);
+    }
+    return st;
+}
+
+mt_status
+mt_autograd_node(const mt_formula *f, int nin, mt_tensor *const *inputs, mt_node **out)
+{
+    mt_node *n = mt_node_new(f, f->name, nin);
+    if (n == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+    }
+    mt_status st = MT_OK;
+    for (int k = 0; st == MT_OK && k < nin; k++) {
+        if (inputs[k]) {
+            mt_meta_of(inputs[k], &n->in_meta[k]);
+            st = mt_autograd_edge_of(inputs[k], &n->edges[k]);
+        }
+    }
+    if (st) {
+        mt_node_release(n);
+        return st;
+    }
+    *out = n;
     return MT_OK;
+}
+
+void
+mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs)
+{
+    n->nout = nout;
+    for (int k = 0; k < nout; k++) {
+        mt_meta_of(outputs[k], &n->out_meta[k]);
+        n->out_diff[k] = mt_dtype_is_float(outputs[k]->dtype);
+        if (n->out_diff[k]) {
+            mt_autograd_set_grad_fn(outputs[k], n, k);
+        }
+    }
 }
 
 mt_status
@@ -533,34 +671,22 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
                                         "in-place operation.");
         }
     }
-    mt_node *n = new_node(f, f->name, nin);
-    if (n == NULL) {
-        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
-    }
-    mt_status st = MT_OK;
-    for (int k = 0; st == MT_OK && k < nin; k++) {
-        if (inputs[k]) {
-            meta_of(inputs[k], &n->in_meta[k]);
-            st = mt_autograd_edge_of(inputs[k], &n->edges[k]);
-        }
-    }
+    mt_node *n = NULL;
+    mt_status st = mt_autograd_node(f, nin, inputs, &n);
     if (st) {
-        mt_node_release(n);
         return st;
     }
     n->user = user;
     n->user_free = user_free;
-    n->nout = nout;
+    mt_autograd_set_outputs(n, nout, outputs);
+    /* An output that is a view (an input returned as it is comes as one) keeps the Function's
+     * node: PyTorch refuses to rebase it, as that would bypass the custom backward. */
     for (int k = 0; k < nout; k++) {
-        meta_of(outputs[k], &n->out_meta[k]);
-        n->out_diff[k] = mt_dtype_is_float(outputs[k]->dtype);
-        if (n->out_diff[k]) {
-            if (outputs[k]->grad_fn) {
-                mt_autograd_forget(outputs[k]);
-            }
-            outputs[k]->grad_fn = mt_node_retain(n);
-            outputs[k]->output_nr = k;
-            outputs[k]->requires_grad = true;
+        mt_tensor *o = outputs[k];
+        if (o->view_base && n->out_diff[k]) {
+            o->view_creation = MT_VIEW_CUSTOM_FUNCTION;
+            o->view_version = mt_tensor_version(o);
+            o->view_output_nr = k;
         }
     }
     mt_node_release(n);

@@ -6,7 +6,13 @@
  * arguments, and one edge per differentiable input to the node that produced it (or to the
  * AccumulateGrad node of a leaf). backward() (engine.c) counts dependencies over the nodes
  * reachable from the roots and runs each once all its gradients have arrived. Formulas compute
- * with ops, through the dispatcher, so they run on any device. No Python here. */
+ * with ops, through the dispatcher, so they run on any device. No Python here.
+ *
+ * Views and in-place ops (views.c), as PyTorch: a view knows its base (mt_tensor.view_base) and
+ * shares its version counter. An in-place op on a view gives the base a CopySlices node (the
+ * op's formula applied to the view's slice of the base's gradient); a view whose base changed
+ * in place (through it, the base, or another view) gets, when its grad_fn is next read, an
+ * AsStridedBackward0 node over the base's new history. */
 #ifndef MT_AUTOGRAD_H
 #define MT_AUTOGRAD_H
 
@@ -42,6 +48,22 @@ typedef const char *(*mt_overload_name_fn)(mt_op op, const mt_args *a);
  * exponent does not keep its result, as PyTorch's pow.Tensor_Scalar). */
 typedef void (*mt_saves_fn)(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
+/* Sizes, strides and storage offset: what AsStridedBackward0 and CopySlices keep of a tensor
+ * (not the tensor, which would keep its memory alive and fail version checks). */
+typedef struct mt_geometry {
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS];
+    int64_t strides[MT_MAX_DIMS];
+    int64_t offset;
+} mt_geometry;
+
+/* n->user of a node that moves gradients between a tensor and a strided view of its memory:
+ * as_strided's (AsStridedBackward0: base is the input, view the output) and CopySlices. */
+typedef struct mt_view_state {
+    mt_geometry base, view;
+    mt_node *fn; /* CopySlices: the node of the in-place op on the view, owned */
+} mt_view_state;
+
 /* A row of the formula table (formulas.def): what a differentiable op records. */
 typedef struct mt_formula {
     const char *name;      /* PyTorch's node name: "AddmmBackward0" */
@@ -61,6 +83,12 @@ typedef struct mt_formula {
     bool own_kernel; /* the op's Autograd kernel is its own (index, index_put_: formulas_shape.c) */
     /* narrows what a call keeps for an overload that needs less: NULL, the row's masks */
     mt_saves_fn saves;
+    /* the node keeps its input's and output's geometry (an mt_view_state in n->user) rather
+     * than the input (as_strided) */
+    bool keep_geometry;
+    /* frees what the node keeps for its backward besides its saved tensors, once a backward
+     * without retain_graph is done with it (CopySlices: its op's node's saved tensors) */
+    void (*release)(mt_node *n);
 } mt_formula;
 
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
@@ -106,6 +134,11 @@ mt_node_retain(mt_node *n)
     return n;
 }
 void mt_node_release(mt_node *n);
+/* A node of formula f (NULL: AccumulateGrad) named name, with nedges empty edges, or NULL when
+ * out of memory. */
+mt_node *mt_node_new(const mt_formula *f, const char *name, int nedges);
+/* m = t's shape, dtype and device */
+void mt_meta_of(const mt_tensor *t, mt_meta *m);
 /* The number of autograd nodes now alive (for leak tests). */
 int64_t mt_live_nodes(void);
 
@@ -121,6 +154,26 @@ void mt_autograd_register_own_kernels(void);
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */
 mt_status mt_autograd_edge_of(mt_tensor *t, mt_edge *e);
+/* t's grad_fn (borrowed; NULL for a leaf): for a view whose base was changed in place since its
+ * grad_fn was set, a new AsStridedBackward0 over the base's history, or PyTorch's error for a
+ * view that may not be rebased (made in no_grad mode, by unbind/split/chunk, by a Function). */
+mt_status mt_autograd_grad_fn(mt_tensor *t, mt_node **out);
+/* Frees n's saved tensors (after a backward without retain_graph): a later backward through n
+ * fails with PyTorch's 'backward through the graph a second time'. */
+void mt_node_release_saved(mt_node *n);
+
+/* ---- views (views.c; mt_autograd_as_view and mt_autograd_multi_output_views: tensor.h) ---- */
+
+/* Before an in-place op on self with an input that requires grad: PyTorch's errors for a leaf
+ * that requires grad, a view of one, and a view that may not be modified in place. */
+mt_status mt_autograd_check_inplace(mt_tensor *self);
+/* n (whose edge 0 is self's) recorded an in-place op on self: self's history moves to n or,
+ * for a view, its base's to a CopySlices node around n and the view's to a slice of that. */
+mt_status mt_autograd_rebase_history(mt_tensor *self, mt_node *n);
+/* Sets t's grad_fn to output nr of n (a new reference), moving retain_grad() to it. */
+void mt_autograd_set_grad_fn(mt_tensor *t, mt_node *n, int nr);
+/* The geometry of t. */
+void mt_geometry_of(const mt_tensor *t, mt_geometry *g);
 
 /* MT_OK if t is still at version `saved` (that of its storage), else PyTorch's 'modified by an
  * inplace operation' error. */
@@ -131,6 +184,12 @@ mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);
 /* Checks every tensor node n saved (the engine, before its backward function runs): then the
  * formula reads n->saved[k] and n->saved_out[k] as they are. */
 mt_status mt_saved_check(mt_node *n);
+
+/* A node of formula f named f->name with an edge (and in_meta) per input; NULL inputs get
+ * none. For an own kernel: made before its op runs, as autograd.c's are. */
+mt_status mt_autograd_node(const mt_formula *f, int nin, mt_tensor *const *inputs, mt_node **out);
+/* Makes each float tensor of outputs[0..nout) output k of n (fresh results, not in place). */
+void mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs);
 
 /* A node for a Python autograd.Function (formula f, with its own state `user`): edges to the
  * inputs that require grad, and each float output made its result. */

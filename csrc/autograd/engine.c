@@ -291,13 +291,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_tensor_clear(&grads[k]);
     }
     if (st == MT_OK && !retain_graph && n->has_saved) {
-        for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-            mt_tensor_clear(&n->saved[k]);
-        }
-        for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
-            mt_tensor_clear(&n->saved_out[k]);
-        }
-        n->released = true;
+        mt_node_release_saved(n);
     }
     return st;
 }
@@ -306,7 +300,7 @@ static mt_status
 root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
 {
     char b1[128], b2[128];
-    if (!root->requires_grad) {
+    if (!mt_tensor_requires_grad(root)) {
         return mt_fail(MT_ERUNTIME,
                        "element %d of tensors does not require grad and does not have a grad_fn", k);
     }
@@ -339,7 +333,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
     bool capture = n_inputs > 0;
     for (int i = 0; st == MT_OK && i < n_inputs; i++) {
         captured[i] = NULL;
-        if (!inputs[i]->requires_grad) {
+        if (!mt_tensor_requires_grad(inputs[i])) {
             st = mt_fail(MT_ERUNTIME, "One of the differentiated Tensors does not require grad");
         } else {
             st = mt_autograd_edge_of(inputs[i], &targets[i]);
@@ -351,7 +345,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
         st = mt_fail(MT_ENOMEM, "out of memory starting backward");
     }
     for (int k = 0; st == MT_OK && k < n_roots; k++) {
-        if (!roots[k]->requires_grad) {
+        if (!mt_tensor_requires_grad(roots[k])) {
             mt_tensor *unused;
             st = root_grad(k, roots[k], NULL, &unused);
             break;

@@ -39,13 +39,31 @@ mt_grad_sub(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st ? st : times(g[0], -scalar_or(n->args.s[0], 1.0), &gi[1]);
 }
 
+/* Whether a gradient flows to t, an op's input (an edge of its node). */
+static bool
+gets_grad(const mt_tensor *t)
+{
+    return t && !t->is_wrapped_number && mt_dtype_is_float(t->dtype) && mt_tensor_requires_grad(t);
+}
+
+void
+mt_saves_mul(const mt_args *a, unsigned *save_inputs, bool *save_outputs)
+{
+    (void)save_outputs;
+    /* as PyTorch's MulBackward: self only for other's gradient, other only for self's (so
+     * `v * 2` keeps no v that a later in-place op would invalidate, nor a copy of self for
+     * `v.mul_(2)`) */
+    *save_inputs &= (gets_grad(a->t[1]) ? 0x1u : 0u) | (gets_grad(a->t[0]) ? 0x2u : 0u);
+}
+
+// mul_'s and mul's: the gradients of the inputs whose counterpart was kept (mt_saves_mul)
 mt_status
 mt_grad_mul(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
     mt_tensor *other = n->saved[1];
-    mt_status st = mt_op_mul(g[0], other, &gi[0]);
-    return st ? st : mt_op_mul(g[0], self, &gi[1]);
+    mt_status st = other ? mt_op_mul(g[0], other, &gi[0]) : MT_OK;
+    return st || self == NULL ? st : mt_op_mul(g[0], self, &gi[1]);
 }
 
 mt_status

@@ -18,6 +18,7 @@
  * no result. */
 void mt_saves_batch_norm(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 void mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
+void mt_saves_mul(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 /* lerp with a number weight keeps only the weight (formulas_pointwise.c) */
 void mt_saves_lerp(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 

@@ -182,20 +182,18 @@ mt_grad_triu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- as_strided ---- */
 
-/* *out = the int64 map of self's memory: element p of self's span holds the flat (row-major)
- * index of the element of self stored there. */
+/* *out = the int64 map of the memory of a tensor of geometry g on dev: element p of its span
+ * holds the flat (row-major) index of the element stored there. */
 static mt_status
-position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
+position_map(const mt_geometry *g, mt_device dev, int64_t numel, mt_tensor **out)
 {
     mt_tensor *map = NULL, *view = NULL, *flat = NULL, *shaped = NULL;
-    mt_device dev = mt_tensor_device(self);
     mt_status st = mt_op_empty(1, &numel, MT_INT64, dev, false, &map);
     if (st == MT_OK &&
         (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(numel), mt_scalar_int(1), MT_INT64, dev,
                            false, &flat)) == MT_OK &&
-        (st = mt_op_reshape(flat, self->ndim, self->sizes, &shaped)) == MT_OK &&
-        (st = mt_op_as_strided(map, self->ndim, self->sizes, self->ndim, self->strides, 0,
-                               &view)) == MT_OK &&
+        (st = mt_op_reshape(flat, g->ndim, g->sizes, &shaped)) == MT_OK &&
+        (st = mt_op_as_strided(map, g->ndim, g->sizes, g->ndim, g->strides, 0, &view)) == MT_OK &&
         (st = mt_op_copy_(view, shaped, NULL)) == MT_OK) {
         *out = mt_tensor_retain(map);
     }
@@ -206,31 +204,43 @@ position_map(mt_tensor *self, int64_t numel, mt_tensor **out)
     return st;
 }
 
+/* Whether a tensor of geometry g fills its span exactly (mt_tensor_is_dense). */
+static bool
+dense(const mt_geometry *g)
+{
+    mt_tensor probe = {.ndim = g->ndim};
+    memcpy(probe.sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+    memcpy(probe.strides, g->strides, sizeof(int64_t) * (size_t)g->ndim);
+    return mt_tensor_is_dense(&probe);
+}
+
 // self (S), dense in memory; out (size) with stride, from storage_offset: each element of g is
-// added to the element of self it read (several, where out's elements overlap)
+// added to the element of self it read (several, where out's elements overlap). The geometries
+// are the node's (n->user): an as_strided call's, or a view's and its base's (views.c)
 mt_status
 mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
+    const mt_view_state *s = n->user;
+    const mt_geometry *in = &s->base, *out = &s->view;
     const mt_meta *m = &n->in_meta[0];
-    const mt_intlist *size = &n->args.l[0], *stride = &n->args.l[1];
-    int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(size->n, size->v);
-    int64_t from = (n->args.i_none & 1u) ? 0 : n->args.i[0] - self->offset, last = from;
+    int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(out->ndim, out->sizes);
+    int64_t from = out->offset - in->offset, last = from;
     if (count == 0 || numel == 0) {
         return mt_ag_zeros(m, &gi[0]);
     }
-    for (int d = 0; d < size->n; d++) {
-        last += (size->v[d] - 1) * stride->v[d];
+    for (int d = 0; d < out->ndim; d++) {
+        last += (out->sizes[d] - 1) * out->strides[d];
     }
-    if (!mt_tensor_is_dense(self) || from < 0 || last >= numel) {
+    if (!dense(in) || from < 0 || last >= numel) {
         return mt_fail(MT_ENOTIMPL,
                        "as_strided: minitorch's backward supports only inputs whose elements are "
                        "dense in memory and results that stay within them");
     }
     mt_tensor *map = NULL, *idx = NULL, *flat_idx = NULL, *flat_g = NULL, *z = NULL;
-    mt_status st = position_map(self, numel, &map);
+    mt_status st = position_map(in, m->device, numel, &map);
     if (st == MT_OK &&
-        (st = mt_op_as_strided(map, size->n, size->v, size->n, stride->v, from, &idx)) == MT_OK &&
+        (st = mt_op_as_strided(map, out->ndim, out->sizes, out->ndim, out->strides, from, &idx)) ==
+            MT_OK &&
         (st = mt_op_reshape(idx, 1, &count, &flat_idx)) == MT_OK &&
         (st = mt_op_reshape(g[0], 1, &count, &flat_g)) == MT_OK &&
         (st = mt_op_zeros(1, &numel, g[0]->dtype, m->device, false, &z)) == MT_OK &&
@@ -413,54 +423,59 @@ mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-/* The op below the Autograd key, then a node holding the indices if an input needs grad:
- * self (index), or self and values (index_put_, in place on self). */
+/* The node (holding the indices) if an input needs grad, the op below the Autograd key, then
+ * the node's outputs: index's result, or self for index_put_ (in place on self: autograd.c's
+ * rules and history, CopySlices on a view). */
 static mt_status
 record_indexing(mt_op op, mt_args *a)
 {
     const mt_formula *f = mt_autograd_formula(op);
-    mt_tensor *self = a->t[0], *values = op == MT_OP_index_put_ ? a->t[1] : NULL;
-    bool needs = (self->requires_grad || (values && values->requires_grad)) &&
+    bool inplace = op == MT_OP_index_put_;
+    mt_tensor *self = a->t[0], *values = inplace ? a->t[1] : NULL;
+    mt_tensor *inputs[2] = {self, values};
+    bool needs = (mt_tensor_requires_grad(self) || (values && mt_tensor_requires_grad(values))) &&
                  mt_dtype_is_float(self->dtype);
-    if (needs && op == MT_OP_index_put_ && self->requires_grad) {
-        /* autograd.c's rules for in-place ops */
-        if (self->grad_fn == NULL && !self->is_view) {
-            return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
-                                        "in-place operation.");
+    mt_node *n = NULL;
+    mt_status st = needs && inplace ? mt_autograd_check_inplace(self) : MT_OK;
+    if (st == MT_OK && needs && (st = mt_autograd_node(f, values ? 2 : 1, inputs, &n)) == MT_OK) {
+        indices *s = calloc(1, sizeof(*s));
+        if (s == NULL) {
+            st = mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
+        } else {
+            s->n = a->ntl;
+            s->accumulate = inplace && a->b[0];
+            for (int k = 0; k < a->ntl; k++) {
+                s->idx[k] = a->tl[k] ? mt_tensor_retain(a->tl[k]) : NULL;
+            }
+            n->user = s;
+            n->user_free = indices_free;
         }
-        if (self->is_view) {
-            return mt_fail(MT_ENOTIMPL,
-                           "index_put_: an in-place operation on a view of a tensor that requires "
-                           "grad is not supported by minitorch's autograd yet; clone() the view "
-                           "first");
-        }
+    }
+    if (st) {
+        goto out_release_node;
     }
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(false);
-    mt_status st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
+    st = mt_redispatch(op, a, MT_KEY_AUTOGRAD);
     mt_set_grad_enabled(was);
-    if (st || !needs) {
-        return st;
+    if (st || n == NULL) {
+        goto out_release_node;
     }
-    indices *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        st = mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
-        goto out_release;
+    if (inplace) {
+        n->nout = 1;
+        mt_meta_of(self, &n->out_meta[0]);
+        n->out_diff[0] = true;
+        st = mt_autograd_rebase_history(self, n);
+    } else {
+        mt_autograd_set_outputs(n, 1, &a->out[0]);
     }
-    s->n = a->ntl;
-    s->accumulate = op == MT_OP_index_put_ && a->b[0];
-    for (int k = 0; k < a->ntl; k++) {
-        s->idx[k] = a->tl[k] ? mt_tensor_retain(a->tl[k]) : NULL;
+out_release_node:
+    if (n) {
+        mt_node_release(n);
     }
-    mt_tensor *inputs[2] = {self, values};
-    st = mt_autograd_record_custom(f, s, indices_free, values ? 2 : 1, inputs, 1, &a->out[0]);
     if (st) {
-        indices_free(s);
-        goto out_release;
+        mt_tensor_clear(&a->out[0]);
     }
-    return MT_OK;
-out_release:
-    mt_tensor_clear(&a->out[0]);
     return st;
 }
 

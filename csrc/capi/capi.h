@@ -26,7 +26,7 @@
 #include "ops/stats.h"
 #include "profiler/trace.h"
 
-#define MT_CAPI_VERSION 19 /* 2: elementwise front end, arg checks; 3: caching allocator;
+#define MT_CAPI_VERSION 20 /* 2: elementwise front end, arg checks; 3: caching allocator;
                             * 4: tracing; 5: conv/pool checks; 6: index, factory, random, nn
                             * checks; 7: mt_max_pool_backward_geom; 8: matrix product checks;
                             * 9: batch_norm and the backward checks of the normalisations and
@@ -43,7 +43,8 @@
                             * 17: the statistics kernels' histc range and bincount length;
                             * 18: the front ends of every family: no spec, geometry and check
                             * functions, nor the message formatting a backend no longer does;
-                            * 19: mt_default_float (set_default_dtype) */
+                            * 19: mt_default_float (set_default_dtype);
+                            * 20: mt_tensor's view fields (view_base ...) */
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */

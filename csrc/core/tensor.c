@@ -300,6 +300,9 @@ mt_tensor_release(mt_tensor *t)
     if (t->grad_fn) {
         mt_autograd_forget(t);
     }
+    if (t->view_base) {
+        mt_tensor_release(t->view_base); /* never a view itself: no deeper recursion */
+    }
     release_version(t);
     mt_storage_release(t->storage);
     free(t);

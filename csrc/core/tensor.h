@@ -53,8 +53,16 @@ typedef struct mt_tensor {
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS]; /* in elements, never negative */
     mt_dtype dtype;
-    bool requires_grad;
+    bool requires_grad; /* its own flag: a view also requires grad when its base does */
     bool is_wrapped_number; /* made from a Python number: weaker in type promotion */
+    /* A view (made by a view op: PyTorch's _base): the tensor whose memory it views, never
+     * itself a view (a view of a view points at the first one's base), owned; NULL otherwise.
+     * It shares its base's version counter. Under autograd (autograd/autograd.h), a view whose
+     * base was changed in place since view_version gets its history rebuilt from the base's. */
+    struct mt_tensor *view_base;
+    long view_version;    /* a view: the version its grad_fn was last set at */
+    uint8_t view_creation; /* a view: how it was made (mt_view_creation) */
+    int view_output_nr;   /* a view: which output of the op that made it (for messages) */
     struct mt_tensor *grad;
     void *pyobj; /* borrowed: the live Python wrapper of this tensor, if any */
     /* autograd (autograd/autograd.h): the node that made this tensor (owned; NULL for a leaf)
@@ -63,9 +71,17 @@ typedef struct mt_tensor {
     struct mt_node *grad_fn;
     int output_nr;
     bool retains_grad;
-    bool is_view; /* made by a differentiable view op from a tensor that requires grad */
     struct mt_node *grad_acc;
 } mt_tensor;
+
+/* How a view was made, which decides whether autograd lets it (or its base) be modified in
+ * place (PyTorch's CreationMeta). */
+typedef enum mt_view_creation {
+    MT_VIEW_DEFAULT,         /* by a view op in grad mode */
+    MT_VIEW_NO_GRAD,         /* in no_grad mode, or a view of such a view */
+    MT_VIEW_MULTI_OUTPUT,    /* one of the views of unbind, split or chunk */
+    MT_VIEW_CUSTOM_FUNCTION, /* an output of an autograd.Function */
+} mt_view_creation;
 
 mt_status mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out);
 /* Wraps memory owned elsewhere; allocator->free(allocator, data, nbytes, ctx) runs at the end. */
@@ -101,6 +117,12 @@ mt_tensor_retain(mt_tensor *t)
 void mt_tensor_release(mt_tensor *t);
 /* Autograd's part of a tensor's end (autograd.c): drops its grad_fn and retain_grad link. */
 void mt_autograd_forget(mt_tensor *t);
+/* Autograd's part of a view op (autograd/views.c): out, just made from self by a view op,
+ * becomes a view of self's base. */
+void mt_autograd_as_view(mt_tensor *self, mt_tensor *out);
+/* views[0..n), the results of unbind, split or chunk (whose node PyTorch names node_name), may
+ * not be modified in place under autograd, nor their base while they are used. */
+void mt_autograd_multi_output_views(mt_tensor **views, int64_t n, const char *node_name);
 /* Releases *t if set and clears it. */
 void mt_tensor_clear(mt_tensor **t);
 /* The number of tensor and storage structs now alive (for leak tests). */
@@ -131,6 +153,13 @@ static inline long
 mt_tensor_version(const mt_tensor *t)
 {
     return atomic_load(&t->version->value);
+}
+/* Whether t requires grad: its own flag, or for a view its base's, which an in-place op may
+ * have set since the view was made (PyTorch's DifferentiableViewMeta::requires_grad). */
+static inline bool
+mt_tensor_requires_grad(const mt_tensor *t)
+{
+    return t->requires_grad || (t->view_base && t->view_base->requires_grad);
 }
 
 void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);

@@ -179,7 +179,7 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
         /* copy_ moves data between devices; the CUDA kernel does both directions. */
         if (op == MT_OP_copy_) {
             ks->dev = d.type == MT_CUDA ? d : ks->dev;
-            ks->needs_grad |= t->requires_grad;
+            ks->needs_grad |= mt_tensor_requires_grad(t);
             return MT_OK;
         }
         char b1[32], b2[32];
@@ -191,7 +191,7 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
     }
     ks->dev = d;
     ks->have_device = true;
-    ks->needs_grad |= t->requires_grad;
+    ks->needs_grad |= mt_tensor_requires_grad(t);
     return MT_OK;
 }
 
@@ -206,7 +206,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
         const mt_tensor *t = a->t[k];
         if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
             ks.cpu_scalars = true;
-            ks.needs_grad |= t->requires_grad;
+            ks.needs_grad |= mt_tensor_requires_grad(t);
         } else {
             st = see_tensor(op, t, &ks);
         }
@@ -249,19 +249,55 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     return MT_OK;
 }
 
+/* Whether t is one of a's tensors or the base of one. */
+static bool
+is_input_base(const mt_args *a, const mt_tensor *t)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && (a->t[k] == t || a->t[k]->view_base == t)) {
+            return true;
+        }
+    }
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && (a->tl[k] == t || a->tl[k]->view_base == t)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A composite's result that is a view of one of its intermediates (matmul's view of its mm,
+ * reshape's of its copy) is no view: PyTorch returns those through _unsafe_view, so an
+ * in-place op on them is an ordinary one, not CopySlices over a tensor nobody sees. */
+static void
+unlink_intermediate_views(mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+        mt_tensor *o = a->out[k];
+        if (o && o->view_base && !is_input_base(a, o->view_base)) {
+            mt_tensor_clear(&o->view_base);
+        }
+    }
+}
+
 /* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on. */
 static inline mt_status
 call_kernel(mt_op op, mt_args *a, const mt_kernel *k, int key)
 {
     /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
      * journey shows the op once, with the backend kernel that computed it. */
+    mt_status st;
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
-        return k->fn(a);
+        st = k->fn(a);
+    } else {
+        bool kernel = key != MT_KEY_COMPOSITE;
+        mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
+        st = k->fn(a);
+        mt_trace_exit_n(kernel ? 2 : 1);
     }
-    bool kernel = key != MT_KEY_COMPOSITE;
-    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
-    mt_status st = k->fn(a);
-    mt_trace_exit_n(kernel ? 2 : 1);
+    if (key == MT_KEY_COMPOSITE && st == MT_OK) {
+        unlink_intermediate_views(a);
+    }
     return st;
 }
 

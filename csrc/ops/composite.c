@@ -207,6 +207,20 @@ mt_composite_zero_(mt_args *a)
     return st;
 }
 
+/* Copies self into *out, a tensor just made (released on failure). Filling it is no
+ * modification anyone saw: it starts at version 0, as PyTorch's copies. */
+static mt_status
+fill_copy(mt_tensor **out, mt_tensor *self)
+{
+    mt_status st = mt_op_copy_(*out, self, NULL);
+    if (st) {
+        mt_tensor_clear(out);
+        return st;
+    }
+    atomic_store(&(*out)->version->value, 0);
+    return MT_OK;
+}
+
 /* resize_(self, size): self becomes contiguous of shape size, on its storage where that holds
  * it, else on a larger new one that starts with the old one's elements (PyTorch's resize_, which
  * out= arguments use). Unlike PyTorch's, self's views keep the old storage. */
@@ -244,6 +258,7 @@ mt_composite_resize_(mt_args *a)
         mt_tensor_clear(&dst);
         if (st == MT_OK) {
             mt_tensor_set_storage(self, grown);
+            mt_tensor_clear(&self->view_base); /* no longer in its base's memory */
         }
         if (grown) {
             mt_storage_release(grown);
@@ -274,10 +289,7 @@ copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
                                   out);
         mt_tensor_release(flat);
     }
-    if (st == MT_OK && (st = mt_op_copy_(*out, self, NULL))) {
-        mt_tensor_clear(out);
-    }
-    return st;
+    return st ? st : fill_copy(out, self);
 }
 
 mt_status
@@ -311,10 +323,7 @@ mt_composite__to_copy(mt_args *a)
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self->dtype;
     mt_device dev = a->has_device ? a->device : mt_tensor_device(self);
     mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, &a->out[0]);
-    if (st == MT_OK && (st = mt_op_copy_(a->out[0], self, NULL))) {
-        mt_tensor_clear(&a->out[0]);
-    }
-    return st;
+    return st ? st : fill_copy(&a->out[0], self);
 }
 
 /* A factory: empty, then fill in place with `fill` (an in-place op) and its scalars. */

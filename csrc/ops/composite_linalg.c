@@ -309,7 +309,7 @@ mt_composite_qr(mt_args *a)
 static bool
 may_need_grad(const mt_tensor *t)
 {
-    return t->requires_grad && mt_grad_enabled();
+    return mt_tensor_requires_grad(t) && mt_grad_enabled();
 }
 
 // A (*, m, n); U, S, Vh: A = U diag(S) Vh, U (*, m, m) and Vh (*, n, n) with full_matrices

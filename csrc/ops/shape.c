@@ -103,7 +103,8 @@ mt_composite_narrow(mt_args *a)
 }
 
 /* n narrow views of self along dim into a->outl, one after the other: piece k is sizes[k]
- * long, or, without sizes, `size` long except the last, which takes what is left. */
+ * long, or, without sizes, `size` long except the last, which takes what is left. PyTorch
+ * names their node SplitWithSizesBackward0 with sizes, else SplitBackward0. */
 static mt_status
 narrow_pieces(mt_args *a, mt_tensor *self, int dim, int64_t n, int64_t size,
               const int64_t *sizes)
@@ -117,8 +118,11 @@ narrow_pieces(mt_args *a, mt_tensor *self, int dim, int64_t n, int64_t size,
     }
     if (st) {
         mt_args_clear_outl(a);
+        return st;
     }
-    return st;
+    mt_autograd_multi_output_views(a->outl, n,
+                                   sizes ? "SplitWithSizesBackward0" : "SplitBackward0");
+    return MT_OK;
 }
 
 /* The number of pieces of split_size that cover dim_size: at least one. */
@@ -240,8 +244,10 @@ mt_composite_unbind(mt_args *a)
     }
     if (st) {
         mt_args_clear_outl(a);
+        return st;
     }
-    return st;
+    mt_autograd_multi_output_views(a->outl, self->sizes[d], "UnbindBackward0");
+    return MT_OK;
 }
 
 /* Wraps each dim of l into w; false if one repeats. */

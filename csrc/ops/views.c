@@ -11,6 +11,19 @@
 #include "ops/ops.h"
 #include "ops/reduce_dims.h"
 
+/* *out = a view of self with the given geometry, which knows self's base (autograd's view
+ * tracking, as every view op's result). */
+static mt_status
+view_of(mt_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+        mt_tensor **out)
+{
+    mt_status st = mt_tensor_view(self, ndim, sizes, strides, offset, out);
+    if (st == MT_OK) {
+        mt_autograd_as_view(self, *out);
+    }
+    return st;
+}
+
 static mt_status
 restride(mt_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
          mt_tensor **out)
@@ -26,20 +39,23 @@ mt_composite_as_strided(mt_args *a)
         return mt_fail(MT_ERUNTIME, "mismatch in length of strides and shape");
     }
     int64_t offset = (a->i_none & 1u) ? self->offset : a->i[0];
-    return mt_tensor_view(self, a->l[0].n, a->l[0].v, a->l[1].v, offset, &a->out[0]);
+    return view_of(self, a->l[0].n, a->l[0].v, a->l[1].v, offset, &a->out[0]);
 }
 
 mt_status
 mt_composite_alias(mt_args *a)
 {
     mt_tensor *self = a->t[0];
-    return mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset, &a->out[0]);
+    return view_of(self, self->ndim, self->sizes, self->strides, self->offset, &a->out[0]);
 }
 
+/* detach() shares self's memory and version counter but is no view (PyTorch's _base is None):
+ * an in-place change through it is not one autograd follows. */
 mt_status
 mt_composite_detach(mt_args *a)
 {
-    return mt_composite_alias(a);
+    mt_tensor *self = a->t[0];
+    return mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset, &a->out[0]);
 }
 
 /* Replaces a -1 in sizes by what makes numel elements; PyTorch's infer_size. */
@@ -133,7 +149,7 @@ mt_composite_view(mt_args *a)
                        "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                        "instead.");
     }
-    return mt_tensor_view(self, ndim, sizes, strides, self->offset, &a->out[0]);
+    return view_of(self, ndim, sizes, strides, self->offset, &a->out[0]);
 }
 
 mt_status

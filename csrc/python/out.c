@@ -123,7 +123,7 @@ static bool
 needs_grad(const mt_tensor *t, const mt_tensor *unused)
 {
     (void)unused;
-    return t->requires_grad;
+    return mt_tensor_requires_grad(t);
 }
 
 /* Whether pred(t, other) holds for some tensor argument t of the call (lists included). */
@@ -157,7 +157,7 @@ mt_py_out_begin(mt_op op, const char *name, int index, PyObject *obj, bool facto
     }
     bool grad = any_argument(a, needs_grad, NULL);
     for (int k = 0; k < nout; k++) {
-        grad |= outs[k]->requires_grad;
+        grad |= mt_tensor_requires_grad(outs[k]);
     }
     if (grad && mt_grad_enabled()) {
         PyErr_Format(PyExc_RuntimeError,

@@ -353,7 +353,7 @@ static PyObject *
 get_requires_grad(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(T(self)->requires_grad);
+    return PyBool_FromLong(mt_tensor_requires_grad(T(self)));
 }
 
 static int
@@ -400,11 +400,16 @@ set_grad(PyObject *self, PyObject *v, void *c)
     return 0;
 }
 
+/* The grad_fn of a view is brought up to date first (autograd/views.c), and may raise. */
 static PyObject *
 get_grad_fn(PyObject *self, void *c)
 {
     (void)c;
-    struct mt_node *n = T(self)->grad_fn;
+    struct mt_node *n = NULL;
+    mt_status st = mt_autograd_grad_fn(T(self), &n);
+    if (st) {
+        return mt_py_raise(st);
+    }
     if (n == NULL) {
         Py_RETURN_NONE;
     }
@@ -415,7 +420,25 @@ static PyObject *
 get_is_leaf(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(T(self)->grad_fn == NULL);
+    struct mt_node *n = NULL;
+    mt_status st = mt_autograd_grad_fn(T(self), &n);
+    return st ? mt_py_raise(st) : PyBool_FromLong(n == NULL);
+}
+
+/* t._base: the tensor a view views (None for a tensor that is not a view), as PyTorch's. */
+static PyObject *
+get_base(PyObject *self, void *c)
+{
+    (void)c;
+    mt_tensor *base = T(self)->view_base;
+    return base ? mt_py_wrap(mt_tensor_retain(base)) : Py_NewRef(Py_None);
+}
+
+static PyObject *
+tensor_is_view(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(T(self)->view_base != NULL);
 }
 
 static PyObject *
@@ -431,7 +454,7 @@ tensor_detach_(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_tensor *t = T(self);
-    if (t->is_view) {
+    if (t->view_base) {
         PyErr_SetString(PyExc_RuntimeError,
                         "Can't detach views in-place. Use detach() instead. If you are using "
                         "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
@@ -454,13 +477,18 @@ tensor_retain_grad(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_tensor *t = T(self);
-    if (!t->requires_grad) {
+    struct mt_node *n = NULL;
+    if (!mt_tensor_requires_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "can't retain_grad on Tensor that has requires_grad=False");
         return NULL;
     }
-    if (t->grad_fn && !t->retains_grad) {
-        t->grad_fn->retains[t->output_nr] = t;
+    mt_status st = mt_autograd_grad_fn(t, &n);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    if (n && !t->retains_grad) {
+        n->retains[t->output_nr] = t;
         t->retains_grad = true;
     }
     Py_RETURN_NONE;
@@ -509,6 +537,7 @@ static PyGetSetDef tensor_getset[] = {
     {"is_leaf", get_is_leaf, NULL, NULL, NULL},
     {"retains_grad", get_retains_grad, NULL, NULL, NULL},
     {"_version", get_version, NULL, NULL, NULL},
+    {"_base", get_base, NULL, "The tensor this view views (None if it is no view).", NULL},
     {"itemsize", get_itemsize, NULL, NULL, NULL},
     {"nbytes", get_nbytes, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -534,6 +563,7 @@ static PyMethodDef tensor_methods[] = {
     {"_set_data", tensor_set_data, METH_O, NULL},
     {"_variable_data", tensor_variable_data, METH_NOARGS, NULL},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
+    {"_is_view", tensor_is_view, METH_NOARGS, NULL},
     {"_preserve_strides", tensor_preserve_strides, METH_NOARGS,
      "The strides of a copy that keeps this tensor's layout (clone's, empty_like's)."},
     {"detach_", tensor_detach_, METH_NOARGS, NULL},
