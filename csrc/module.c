@@ -76,7 +76,7 @@ py_op_info(PyObject *m, PyObject *name)
             const char *text = mt_op_schemas[op], *arrow = strstr(text, " -> ");
             int len = arrow ? (int)(arrow - text) : (int)strlen(text);
             /* where its front end runs (ops/front.h), if it has one */
-            const char *front = mt_op_fronts[op]         ? "dispatcher"
+            const char *front = mt_op_fronts[op]           ? "dispatcher"
                                 : mt_op_is_elementwise[op] ? "elementwise"
                                                            : NULL;
             return Py_BuildValue("{s:s#,s:z,s:i,s:O,s:O,s:O,s:z}", "schema", text, (Py_ssize_t)len,
@@ -166,8 +166,15 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "minitorch._C", "The C core of minitorch.", -1, module_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "minitorch._C",
+    "The C core of minitorch.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC
@@ -180,9 +187,8 @@ PyInit__C(void)
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 || mt_py_caching_init(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 ||
-        mt_py_tracer_init(m) < 0 || mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 ||
-        mt_py_generator_init(m) < 0) {
+        PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 || mt_py_tracer_init(m) < 0 ||
+        mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 || mt_py_generator_init(m) < 0) {
         goto out_fail;
     }
     PyObject *ops = PyTuple_New(MT_NUM_OPS);

@@ -199,17 +199,19 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, double alpha, double beta)
     mt_cuda_span span = library_begin(call);
     if (C->dtype == MT_FLOAT32) {
         float al = (float)alpha, be = (float)beta;
-        st = batch == 1 ? mt_cublas_check(cublasSgemm(h, opb, opa, (int)n, (int)m, (int)k, &al, b,
-                                                       (int)ldb, a, (int)lda, &be, c, (int)n))
-                        : mt_cublas_check(cublasSgemmStridedBatched(
-                              h, opb, opa, (int)n, (int)m, (int)k, &al, b, (int)ldb, sb, a,
-                              (int)lda, sa, &be, c, (int)n, m * n, (int)batch));
+        st = batch == 1
+                 ? mt_cublas_check(cublasSgemm(h, opb, opa, (int)n, (int)m, (int)k, &al, b,
+                                               (int)ldb, a, (int)lda, &be, c, (int)n))
+                 : mt_cublas_check(cublasSgemmStridedBatched(h, opb, opa, (int)n, (int)m, (int)k,
+                                                             &al, b, (int)ldb, sb, a, (int)lda, sa,
+                                                             &be, c, (int)n, m * n, (int)batch));
     } else {
         st = batch == 1 ? mt_cublas_check(cublasDgemm(h, opb, opa, (int)n, (int)m, (int)k, &alpha,
-                                                       b, (int)ldb, a, (int)lda, &beta, c, (int)n))
-                        : mt_cublas_check(cublasDgemmStridedBatched(
-                              h, opb, opa, (int)n, (int)m, (int)k, &alpha, b, (int)ldb, sb, a,
-                              (int)lda, sa, &beta, c, (int)n, m * n, (int)batch));
+                                                      b, (int)ldb, a, (int)lda, &beta, c, (int)n))
+                        : mt_cublas_check(cublasDgemmStridedBatched(h, opb, opa, (int)n, (int)m,
+                                                                    (int)k, &alpha, b, (int)ldb, sb,
+                                                                    a, (int)lda, sa, &beta, c,
+                                                                    (int)n, m * n, (int)batch));
     }
     mt_cuda_span_end(&span);
 out_release:

@@ -7,7 +7,8 @@
 
 // The sum of v over the block (MT_CUDA_ROW_THREADS threads), in every thread; buf is reusable
 // when it returns.
-static __device__ double block_sum(double v, double *buf)
+static __device__ double
+block_sum(double v, double *buf)
 {
     buf[threadIdx.x] = v;
     __syncthreads();
@@ -23,8 +24,8 @@ static __device__ double block_sum(double v, double *buf)
 }
 
 // The offset in (outer, C, inner) of element j of channel c; a row (outer 1) spares the divisions
-static __device__ __forceinline__ int64_t channel_at(int64_t j, int64_t outer, int64_t C,
-                                                     int64_t inner, int64_t c)
+static __device__ __forceinline__ int64_t
+channel_at(int64_t j, int64_t outer, int64_t C, int64_t inner, int64_t c)
 {
     return outer == 1 ? c * inner + j : (j / inner * C + c) * inner + j % inner;
 }
@@ -32,8 +33,9 @@ static __device__ __forceinline__ int64_t channel_at(int64_t j, int64_t outer, i
 // x (outer, C, inner); *mean and *var (biased) of channel c, in every thread of the block, two
 // passes in double; a row of n is channel 0 of (1, 1, n)
 template <typename T>
-static __device__ void channel_stats(const T *x, int64_t outer, int64_t C, int64_t inner,
-                                     int64_t c, double *buf, double *mean, double *var)
+static __device__ void
+channel_stats(const T *x, int64_t outer, int64_t C, int64_t inner, int64_t c, double *buf,
+              double *mean, double *var)
 {
     const int64_t m = outer * inner;
     double s = 0;

@@ -22,18 +22,18 @@ cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line)
     if (s == CUDNN_STATUS_SUCCESS) {
         return MT_OK;
     }
-    return mt_fail(MT_ERUNTIME, "cuDNN error: %s when calling `%s` (%s:%d)",
-                   cudnnGetErrorString(s), call, file, line);
+    return mt_fail(MT_ERUNTIME, "cuDNN error: %s when calling `%s` (%s:%d)", cudnnGetErrorString(s),
+                   call, file, line);
 }
 #define cudnn_check(call) cudnn_check_at((call), #call, __FILE__, __LINE__)
 
 /* A cuDNN call as a Library:: event, its kernels under the call's name (a literal). */
-#define CUDNN_TRACED(st, name, call)                                                      \
-    do {                                                                                  \
-        mt_cuda_span span_ =                                                              \
-            mt_cuda_span_begin(name, MT_LAYER_LIBRARY, "cuDNN", MT_GPU_KERNEL, name);     \
-        (st) = cudnn_check(call);                                                         \
-        mt_cuda_span_end(&span_);                                                         \
+#define CUDNN_TRACED(st, name, call)                                                            \
+    do {                                                                                        \
+        mt_cuda_span span_ = mt_cuda_span_begin(name, MT_LAYER_LIBRARY, "cuDNN", MT_GPU_KERNEL, \
+                                                name);                                          \
+        (st) = cudnn_check(call);                                                               \
+        mt_cuda_span_end(&span_);                                                               \
     } while (0)
 
 static mt_status
@@ -50,8 +50,7 @@ destroy_handle(void *h)
     (void)cudnnDestroy(h);
 }
 
-static mt_cuda_handles cudnn_handles = MT_CUDA_HANDLES_INIT("cuDNN", create_handle,
-                                                            destroy_handle);
+static mt_cuda_handles cudnn_handles = MT_CUDA_HANDLES_INIT("cuDNN", create_handle, destroy_handle);
 
 static mt_status
 handle_for(mt_device dev, cudnnHandle_t *out)
@@ -93,8 +92,7 @@ plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt, mt_device dev)
     *p = (conv_plan){0};
     p->type = dt == MT_FLOAT32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     mt_status st;
-    if ((st = handle_for(dev, &p->h)) ||
-        (st = cudnn_check(cudnnCreateTensorDescriptor(&p->x))) ||
+    if ((st = handle_for(dev, &p->h)) || (st = cudnn_check(cudnnCreateTensorDescriptor(&p->x))) ||
         (st = cudnn_check(cudnnCreateTensorDescriptor(&p->y))) ||
         (st = cudnn_check(cudnnCreateFilterDescriptor(&p->w))) ||
         (st = cudnn_check(cudnnCreateConvolutionDescriptor(&p->conv))) ||
@@ -102,12 +100,13 @@ plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt, mt_device dev)
                                                      (int)g->c, (int)g->h, (int)g->w))) ||
         (st = cudnn_check(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, p->type, (int)g->n,
                                                      (int)g->oc, (int)g->oh, (int)g->ow))) ||
-        (st = cudnn_check(cudnnSetFilter4dDescriptor(p->w, p->type, CUDNN_TENSOR_NCHW,
-                                                     (int)g->oc, (int)(g->c / g->groups),
-                                                     (int)g->kh, (int)g->kw))) ||
-        (st = cudnn_check(cudnnSetConvolution2dDescriptor(
-             p->conv, (int)g->ph, (int)g->pw, (int)g->sh, (int)g->sw, (int)g->dh, (int)g->dw,
-             CUDNN_CROSS_CORRELATION, p->type))) ||
+        (st = cudnn_check(cudnnSetFilter4dDescriptor(p->w, p->type, CUDNN_TENSOR_NCHW, (int)g->oc,
+                                                     (int)(g->c / g->groups), (int)g->kh,
+                                                     (int)g->kw))) ||
+        (st = cudnn_check(cudnnSetConvolution2dDescriptor(p->conv, (int)g->ph, (int)g->pw,
+                                                          (int)g->sh, (int)g->sw, (int)g->dh,
+                                                          (int)g->dw, CUDNN_CROSS_CORRELATION,
+                                                          p->type))) ||
         (st = cudnn_check(cudnnSetConvolutionGroupCount(p->conv, (int)g->groups))) ||
         (st = cudnn_check(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH)))) {
         plan_destroy(p);
@@ -145,26 +144,28 @@ workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
         return cudnnGetConvolutionForwardWorkspaceSize(p->h, p->x, p->w, p->conv, p->y,
                                                        (cudnnConvolutionFwdAlgo_t)algo, bytes);
     case PASS_BWD_DATA:
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(
-            p->h, p->w, p->y, p->conv, p->x, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(p->h, p->w, p->y, p->conv, p->x,
+                                                            (cudnnConvolutionBwdDataAlgo_t)algo,
+                                                            bytes);
     default:
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            p->h, p->x, p->y, p->conv, p->w, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(p->h, p->x, p->y, p->conv, p->w,
+                                                              (cudnnConvolutionBwdFilterAlgo_t)algo,
+                                                              bytes);
     }
 }
 
 /* cuDNN's ranking of the pass's algorithms (its heuristics, the _v7 queries) as plain arrays:
  * `query` writes *found entries of type perf_type into perf_, copied out to algos and status.
  * (A macro because each pass has its own perf struct type with the same two fields.) */
-#define RANK(st, name, query, perf_type, count)                                            \
-    do {                                                                                   \
-        perf_type perf_[count];                                                            \
-        _Static_assert(count <= MAX_ALGOS, "MAX_ALGOS");                                   \
-        CUDNN_TRACED(st, name, query);                                                     \
-        for (int j_ = 0; st == MT_OK && j_ < *found; j_++) {                               \
-            algos[j_] = (int)perf_[j_].algo;                                               \
-            status[j_] = perf_[j_].status;                                                 \
-        }                                                                                  \
+#define RANK(st, name, query, perf_type, count)              \
+    do {                                                     \
+        perf_type perf_[count];                              \
+        _Static_assert(count <= MAX_ALGOS, "MAX_ALGOS");     \
+        CUDNN_TRACED(st, name, query);                       \
+        for (int j_ = 0; st == MT_OK && j_ < *found; j_++) { \
+            algos[j_] = (int)perf_[j_].algo;                 \
+            status[j_] = perf_[j_].status;                   \
+        }                                                    \
     } while (0)
 
 static mt_status
@@ -301,9 +302,8 @@ cuda_conv2d(mt_args *a)
     const void *be = dt == MT_FLOAT32 ? (const void *)&betaf : (const void *)&beta;
     CUDNN_TRACED(st, "cudnnConvolutionForward",
                  cudnnConvolutionForward(p.h, al, p.x, mt_tensor_data(x), p.w, mt_tensor_data(w),
-                                         p.conv, (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws), bytes,
-                                         be, p.y,
-                                         mt_tensor_data(out)));
+                                         p.conv, (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws),
+                                         bytes, be, p.y, mt_tensor_data(out)));
 out_release:
     if (planned) {
         plan_destroy(&p);
@@ -360,9 +360,8 @@ conv_backward(mt_args *a, grad_kind kind)
         CUDNN_TRACED(st, "cudnnConvolutionBackwardData",
                      cudnnConvolutionBackwardData(p.h, al, p.w, mt_tensor_data(o), p.y,
                                                   mt_tensor_data(go), p.conv,
-                                                  (cudnnConvolutionBwdDataAlgo_t)algo,
-                                                  ws_data(ws), bytes, be, p.x,
-                                                  mt_tensor_data(out)));
+                                                  (cudnnConvolutionBwdDataAlgo_t)algo, ws_data(ws),
+                                                  bytes, be, p.x, mt_tensor_data(out)));
     } else {
         CUDNN_TRACED(st, "cudnnConvolutionBackwardFilter",
                      cudnnConvolutionBackwardFilter(p.h, al, p.x, mt_tensor_data(o), p.y,

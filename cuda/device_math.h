@@ -14,29 +14,74 @@ extern "C" {
 #define D static __device__ __forceinline__
 // The element at p: a bool as its byte != 0 (core/math.h's mt_load_b8: bool memory may hold
 // any byte), any other T as it is. Kernels read every input element through it.
-template <typename T> D T load_(const T *p) { return *p; }
-D bool load_(const bool *p) { return mt_load_b8(p); }
-#define FLOAT1(fn)                                       \
-    D float fn##_(float x) { return mt_##fn##_f32(x); } \
-    D double fn##_(double x) { return mt_##fn##_f64(x); }
+template <typename T>
+D T
+load_(const T *p)
+{
+    return *p;
+}
+D bool
+load_(const bool *p)
+{
+    return mt_load_b8(p);
+}
+#define FLOAT1(fn)               \
+    D float fn##_(float x)       \
+    {                            \
+        return mt_##fn##_f32(x); \
+    }                            \
+    D double fn##_(double x)     \
+    {                            \
+        return mt_##fn##_f64(x); \
+    }
 FLOAT1(exp)
 FLOAT1(log)
 FLOAT1(log1p)
 #undef FLOAT1
-#define ALL5(fn, R)                                                           \
-    D R fn##_(bool x) { return mt_##fn##_b8(x); }                              \
-    D R fn##_(int32_t x) { return mt_##fn##_i32(x); }                          \
-    D R fn##_(int64_t x) { return mt_##fn##_i64(x); }                          \
-    D R fn##_(float x) { return mt_##fn##_f32(x); }                            \
-    D R fn##_(double x) { return mt_##fn##_f64(x); }
+#define ALL5(fn, R)              \
+    D R fn##_(bool x)            \
+    {                            \
+        return mt_##fn##_b8(x);  \
+    }                            \
+    D R fn##_(int32_t x)         \
+    {                            \
+        return mt_##fn##_i32(x); \
+    }                            \
+    D R fn##_(int64_t x)         \
+    {                            \
+        return mt_##fn##_i64(x); \
+    }                            \
+    D R fn##_(float x)           \
+    {                            \
+        return mt_##fn##_f32(x); \
+    }                            \
+    D R fn##_(double x)          \
+    {                            \
+        return mt_##fn##_f64(x); \
+    }
 ALL5(isnan, bool)
 #undef ALL5
-#define MINMAX(fn)                                                             \
-    D bool fn##_(bool x, bool y) { return mt_##fn##_b8(x, y); }                \
-    D int32_t fn##_(int32_t x, int32_t y) { return mt_##fn##_i32(x, y); }      \
-    D int64_t fn##_(int64_t x, int64_t y) { return mt_##fn##_i64(x, y); }      \
-    D float fn##_(float x, float y) { return mt_##fn##_f32(x, y); }            \
-    D double fn##_(double x, double y) { return mt_##fn##_f64(x, y); }
+#define MINMAX(fn)                        \
+    D bool fn##_(bool x, bool y)          \
+    {                                     \
+        return mt_##fn##_b8(x, y);        \
+    }                                     \
+    D int32_t fn##_(int32_t x, int32_t y) \
+    {                                     \
+        return mt_##fn##_i32(x, y);       \
+    }                                     \
+    D int64_t fn##_(int64_t x, int64_t y) \
+    {                                     \
+        return mt_##fn##_i64(x, y);       \
+    }                                     \
+    D float fn##_(float x, float y)       \
+    {                                     \
+        return mt_##fn##_f32(x, y);       \
+    }                                     \
+    D double fn##_(double x, double y)    \
+    {                                     \
+        return mt_##fn##_f64(x, y);       \
+    }
 MINMAX(maximum)
 MINMAX(minimum)
 #undef MINMAX

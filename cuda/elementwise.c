@@ -186,5 +186,7 @@ run(mt_ew_plan *plan, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_
     return st ? st : launch(mt_cuda_ew_kernel(row, dt), &p);
 }
 
-const mt_ew_device mt_cuda_ew_device = {"cuda", {mt_cuda_cast, mt_cuda_copy_into, true}, has_loop,
+const mt_ew_device mt_cuda_ew_device = {"cuda",
+                                        {mt_cuda_cast, mt_cuda_copy_into, true},
+                                        has_loop,
                                         run};

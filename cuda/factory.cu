@@ -9,12 +9,14 @@ extern "C" {
 #include "ops/range_point.h"
 }
 
-#define GRID_STRIDE(i, n)                                                            \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+#define GRID_STRIDE(i, n)                                                     \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 // out (n) = the range's values, cast to T as the CPU's mt_store_scalar casts
-template <typename T> __global__ void range_kernel(mt_cuda_range p)
+template <typename T>
+__global__ void
+range_kernel(mt_cuda_range p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -35,7 +37,9 @@ template <typename T> __global__ void range_kernel(mt_cuda_range p)
 }
 
 // out (n, m) = 1 on the diagonal, else 0
-template <typename T> __global__ void eye_kernel(char *out, int64_t n, int64_t m)
+template <typename T>
+__global__ void
+eye_kernel(char *out, int64_t n, int64_t m)
 {
     GRID_STRIDE(i, n * m)
     {
@@ -45,8 +49,9 @@ template <typename T> __global__ void eye_kernel(char *out, int64_t n, int64_t m
 
 // x, out (..., rows, cols); out = x inside the triangle, else 0
 template <typename T>
-__global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t cols,
-                                int64_t k, int lower)
+__global__ void
+triangle_kernel(const char *x, char *out, int64_t total, int64_t rows, int64_t cols, int64_t k,
+                int lower)
 {
     GRID_STRIDE(i, total)
     {
@@ -56,7 +61,9 @@ __global__ void triangle_kernel(const char *x, char *out, int64_t total, int64_t
     }
 }
 
-#define ALL(K) {MT_KERNEL_PTR(K<bool>), MT_KERNEL_PTR(K<int32_t>), MT_KERNEL_PTR(K<int64_t>), MT_KERNEL_PTR(K<float>), MT_KERNEL_PTR(K<double>)}
+#define ALL(K)                                                                     \
+    {MT_KERNEL_PTR(K<bool>), MT_KERNEL_PTR(K<int32_t>), MT_KERNEL_PTR(K<int64_t>), \
+     MT_KERNEL_PTR(K<float>), MT_KERNEL_PTR(K<double>)}
 static const void *const range_kernels[MT_NUM_DTYPES] = ALL(range_kernel);
 static const void *const eye_kernels[MT_NUM_DTYPES] = ALL(eye_kernel);
 static const void *const triangle_kernels[MT_NUM_DTYPES] = ALL(triangle_kernel);

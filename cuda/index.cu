@@ -8,31 +8,36 @@
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
 
-#define GRID_STRIDE(i, n)                                                            \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+#define GRID_STRIDE(i, n)                                                     \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 // Atomic dst += v for the accumulating modes: positions may repeat.
-static __device__ __forceinline__ void atomic_add(bool *p, bool v)
+static __device__ __forceinline__ void
+atomic_add(bool *p, bool v)
 {
     if (v) {
         *p = true; // every writer writes the same value
     }
 }
-static __device__ __forceinline__ void atomic_add(int32_t *p, int32_t v)
+static __device__ __forceinline__ void
+atomic_add(int32_t *p, int32_t v)
 {
     atomicAdd((int *)p, (int)v);
 }
-static __device__ __forceinline__ void atomic_add(int64_t *p, int64_t v)
+static __device__ __forceinline__ void
+atomic_add(int64_t *p, int64_t v)
 {
     // two's complement: the unsigned sum has the signed sum's bits
     atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
-static __device__ __forceinline__ void atomic_add(float *p, float v)
+static __device__ __forceinline__ void
+atomic_add(float *p, float v)
 {
     atomicAdd(p, v);
 }
-static __device__ __forceinline__ void atomic_add(double *p, double v)
+static __device__ __forceinline__ void
+atomic_add(double *p, double v)
 {
     atomicAdd(p, v);
 }
@@ -49,7 +54,9 @@ template <> struct bits_of<int64_t> {
 template <> struct bits_of<double> {
     typedef unsigned long long type;
 };
-template <int Mode, typename T> static __device__ __forceinline__ T combine(T x, T v)
+template <int Mode, typename T>
+static __device__ __forceinline__ T
+combine(T x, T v)
 {
     if constexpr (Mode == 3) {
         return x * v;
@@ -59,7 +66,9 @@ template <int Mode, typename T> static __device__ __forceinline__ T combine(T x,
         return minimum_(x, v);
     }
 }
-template <int Mode, typename T> static __device__ __forceinline__ void atomic_reduce(T *p, T v)
+template <int Mode, typename T>
+static __device__ __forceinline__ void
+atomic_reduce(T *p, T v)
 {
     typedef typename bits_of<T>::type B;
     B *word = (B *)p, old = *word, seen;
@@ -73,7 +82,9 @@ template <int Mode, typename T> static __device__ __forceinline__ void atomic_re
         old = atomicCAS(word, seen, want);
     } while (old != seen);
 }
-template <int Mode> static __device__ __forceinline__ void atomic_reduce(bool *p, bool v)
+template <int Mode>
+static __device__ __forceinline__ void
+atomic_reduce(bool *p, bool v)
 {
     if (Mode == 4 ? v : !v) {
         *p = Mode == 4;
@@ -82,7 +93,9 @@ template <int Mode> static __device__ __forceinline__ void atomic_reduce(bool *p
 
 // dst, src, pos (p.sizes) at element strides; mode 0: dst = *(src + pos * step),
 // 1: *(dst + pos * step) = src, 2: *(dst + pos * step) += src, 3, 4, 5: *=, maximum, minimum
-template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
+template <typename T, int Mode>
+__global__ void
+move_kernel(mt_cuda_move p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -100,7 +113,8 @@ template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
         } else if constexpr (Mode == 1) {
             *(T *)(p.dst + off[0] * (int64_t)sizeof(T) + by) = load_((const T *)p.src + off[1]);
         } else if constexpr (Mode == 2) {
-            atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by), load_((const T *)p.src + off[1]));
+            atomic_add((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by),
+                       load_((const T *)p.src + off[1]));
         } else {
             atomic_reduce<Mode>((T *)(p.dst + off[0] * (int64_t)sizeof(T) + by),
                                 load_((const T *)p.src + off[1]));
@@ -108,8 +122,8 @@ template <typename T, int Mode> __global__ void move_kernel(mt_cuda_move p)
     }
 }
 
-__global__ void range_check_kernel(const int64_t *v, int64_t n, int64_t lo, int64_t hi,
-                                   unsigned long long *first)
+__global__ void
+range_check_kernel(const int64_t *v, int64_t n, int64_t lo, int64_t hi, unsigned long long *first)
 {
     GRID_STRIDE(i, n)
     {
@@ -119,8 +133,8 @@ __global__ void range_check_kernel(const int64_t *v, int64_t n, int64_t lo, int6
     }
 }
 
-__global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size,
-                                   int64_t step)
+__global__ void
+add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size, int64_t step)
 {
     GRID_STRIDE(i, n)
     {
@@ -132,11 +146,15 @@ __global__ void add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, in
 #define M(T, Mode) MT_KERNEL_PTR(move_kernel<T, Mode>)
 // moves by width for take and put (bool, the one 1-byte dtype, normalised as it is read), by
 // dtype for the reductions
-#define BY_DTYPE(Mode) {M(bool, Mode), M(int32_t, Mode), M(int64_t, Mode), M(float, Mode), M(double, Mode)}
+#define BY_DTYPE(Mode) \
+    {M(bool, Mode), M(int32_t, Mode), M(int64_t, Mode), M(float, Mode), M(double, Mode)}
 static const void *const move_kernels[6][MT_NUM_DTYPES] = {
     {M(bool, 0), M(uint32_t, 0), M(uint64_t, 0), M(uint32_t, 0), M(uint64_t, 0)},
     {M(bool, 1), M(uint32_t, 1), M(uint64_t, 1), M(uint32_t, 1), M(uint64_t, 1)},
-    BY_DTYPE(2), BY_DTYPE(3), BY_DTYPE(4), BY_DTYPE(5),
+    BY_DTYPE(2),
+    BY_DTYPE(3),
+    BY_DTYPE(4),
+    BY_DTYPE(5),
 };
 #undef BY_DTYPE
 #undef M

@@ -12,22 +12,24 @@
 
 // The functor of row name on dtype T (suffix S): f(x, y, z, k, k2, k3) with the form's operand
 // types (T1, T2, T3, the scalars k, k2, k3 of type T) and result type R.
-namespace ew {
-#define FUNCTOR(name, form, T, S)                                                             \
-    struct name##_##S {                                                                       \
-        typedef MT_EW_T1(form, T) T1;                                                         \
-        typedef MT_EW_T2(form, T) T2;                                                         \
-        typedef MT_EW_T3(form, T) T3;                                                         \
-        typedef MT_EW_R(form, T) R;                                                           \
-        typedef T K;                                                                          \
-        __device__ __forceinline__ R operator()(T1 x, T2 y, T3 z, K k, K k2, K k3) const      \
-        {                                                                                     \
-            (void)x, (void)y, (void)z, (void)k, (void)k2, (void)k3;                           \
-            return (R)MT_EW_CALL_##form(mt_##name##_##S);                                     \
-        }                                                                                     \
+namespace ew
+{
+#define FUNCTOR(name, form, T, S)                                                        \
+    struct name##_##S {                                                                  \
+        typedef MT_EW_T1(form, T) T1;                                                    \
+        typedef MT_EW_T2(form, T) T2;                                                    \
+        typedef MT_EW_T3(form, T) T3;                                                    \
+        typedef MT_EW_R(form, T) R;                                                      \
+        typedef T K;                                                                     \
+        __device__ __forceinline__ R operator()(T1 x, T2 y, T3 z, K k, K k2, K k3) const \
+        {                                                                                \
+            (void)x, (void)y, (void)z, (void)k, (void)k2, (void)k3;                      \
+            return (R)MT_EW_CALL_##form(mt_##name##_##S);                                \
+        }                                                                                \
     };
 #define NO_FUNCTOR(name, form, T, S)
-#define MT_EW(name, form, dtypes, meta, kernel) MT_EW_DTYPES_##dtypes(FUNCTOR, NO_FUNCTOR, name, form)
+#define MT_EW(name, form, dtypes, meta, kernel) \
+    MT_EW_DTYPES_##dtypes(FUNCTOR, NO_FUNCTOR, name, form)
 #include "ops/elementwise.def"
 #undef FUNCTOR
 #undef NO_FUNCTOR
@@ -35,32 +37,42 @@ namespace ew {
 
 // ---- loading operands ----
 
-template <typename T> static __device__ __forceinline__ T scalar_as(const mt_cuda_scalar &s)
+template <typename T>
+static __device__ __forceinline__ T
+scalar_as(const mt_cuda_scalar &s)
 {
     return (T)s.f;
 }
-template <> __device__ __forceinline__ int32_t scalar_as<int32_t>(const mt_cuda_scalar &s)
+template <>
+__device__ __forceinline__ int32_t
+scalar_as<int32_t>(const mt_cuda_scalar &s)
 {
     return (int32_t)s.i;
 }
-template <> __device__ __forceinline__ int64_t scalar_as<int64_t>(const mt_cuda_scalar &s)
+template <>
+__device__ __forceinline__ int64_t
+scalar_as<int64_t>(const mt_cuda_scalar &s)
 {
     return s.i;
 }
-template <> __device__ __forceinline__ bool scalar_as<bool>(const mt_cuda_scalar &s)
+template <>
+__device__ __forceinline__ bool
+scalar_as<bool>(const mt_cuda_scalar &s)
 {
     return s.i != 0 || s.f != 0;
 }
 
 // Input k (1 to 3) at element offset off, or its scalar when it has no data.
 template <typename T>
-static __device__ __forceinline__ T load(const mt_cuda_ew &p, int k, int64_t off)
+static __device__ __forceinline__ T
+load(const mt_cuda_ew &p, int k, int64_t off)
 {
     return p.data[k] ? load_((const T *)p.data[k] + off) : scalar_as<T>(p.scalar[k]);
 }
 
 // The element offsets of linear index i in each operand (strided path).
-static __device__ __forceinline__ void offsets(const mt_cuda_ew &p, int64_t i, int64_t *off)
+static __device__ __forceinline__ void
+offsets(const mt_cuda_ew &p, int64_t i, int64_t *off)
 {
     for (int k = 0; k < MT_CUDA_MAX_OPERANDS; k++) {
         off[k] = 0;
@@ -80,8 +92,14 @@ template <typename T, int N> struct alignas(sizeof(T) * N) pack {
 };
 
 // A loaded pack's elements as values: bools read as byte != 0, as load_ reads one.
-template <typename T, int N> static __device__ __forceinline__ void settle(pack<T, N> &) {}
-template <int N> static __device__ __forceinline__ void settle(pack<bool, N> &q)
+template <typename T, int N>
+static __device__ __forceinline__ void
+settle(pack<T, N> &)
+{
+}
+template <int N>
+static __device__ __forceinline__ void
+settle(pack<bool, N> &q)
 {
 #pragma unroll
     for (int e = 0; e < N; e++) {
@@ -91,7 +109,8 @@ template <int N> static __device__ __forceinline__ void settle(pack<bool, N> &q)
 
 // Input k's elements j*N to j*N+N-1 of a contiguous, aligned operand (or its scalar N times).
 template <typename T, int N>
-static __device__ __forceinline__ void load_pack(const mt_cuda_ew &p, int k, int64_t j, pack<T, N> &q)
+static __device__ __forceinline__ void
+load_pack(const mt_cuda_ew &p, int k, int64_t j, pack<T, N> &q)
 {
     if (p.data[k]) {
         q = ((const pack<T, N> *)p.data[k])[j];
@@ -108,8 +127,9 @@ static __device__ __forceinline__ void load_pack(const mt_cuda_ew &p, int k, int
 // elements of each input with one vector load and writes N with one store (scalar loads
 // leave bandwidth unused on a wide memory bus); the last n % N elements one by one.
 template <typename F, int N>
-static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, const typename F::K k,
-                                              const typename F::K k2, const typename F::K k3)
+static __device__ __forceinline__ void
+ew_vec(const mt_cuda_ew &p, const F &f, const typename F::K k, const typename F::K k2,
+       const typename F::K k3)
 {
     typedef typename F::T1 T1;
     typedef typename F::T2 T2;
@@ -139,7 +159,9 @@ static __device__ __forceinline__ void ew_vec(const mt_cuda_ew &p, const F &f, c
 
 // out (R), x, y, z (T1, T2, T3) broadcast to one shape (p.sizes); out = F(x, y, z, k, k2, k3).
 // A grid-stride loop: any grid size covers any n.
-template <typename F> __global__ void ew_kernel(mt_cuda_ew p)
+template <typename F>
+__global__ void
+ew_kernel(mt_cuda_ew p)
 {
     const F f;
     typedef typename F::K K;
@@ -162,7 +184,9 @@ template <typename F> __global__ void ew_kernel(mt_cuda_ew p)
 }
 
 // out (T); every element = k
-template <typename T> __global__ void fill_kernel(mt_cuda_ew p)
+template <typename T>
+__global__ void
+fill_kernel(mt_cuda_ew p)
 {
     const T k = scalar_as<T>(p.k);
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -176,7 +200,9 @@ template <typename T> __global__ void fill_kernel(mt_cuda_ew p)
 }
 
 // out (dtype To), src (dtype From) broadcast to out's shape; out = (To)src
-template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
+template <typename To, typename From>
+__global__ void
+cast_kernel(mt_cuda_ew p)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -195,14 +221,15 @@ template <typename To, typename From> __global__ void cast_kernel(mt_cuda_ew p)
 #define ENTRY(name, form, T, S) MT_KERNEL_PTR(ew_kernel<ew::name##_##S>),
 #define NO_ENTRY(name, form, T, S) nullptr,
 static const void *const ew_kernels[MT_NUM_EW][MT_NUM_DTYPES] = {
-#define MT_EW(name, form, dtypes, meta, kernel) {MT_EW_DTYPES_##dtypes(ENTRY, NO_ENTRY, name, form)},
+#define MT_EW(name, form, dtypes, meta, kernel) \
+    {MT_EW_DTYPES_##dtypes(ENTRY, NO_ENTRY, name, form)},
 #include "ops/elementwise.def"
 };
 #undef ENTRY
 #undef NO_ENTRY
 
 static const void *const fill_kernels[MT_NUM_DTYPES] = {
-    MT_KERNEL_PTR(fill_kernel<bool>), MT_KERNEL_PTR(fill_kernel<int32_t>),
+    MT_KERNEL_PTR(fill_kernel<bool>),    MT_KERNEL_PTR(fill_kernel<int32_t>),
     MT_KERNEL_PTR(fill_kernel<int64_t>), MT_KERNEL_PTR(fill_kernel<float>),
     MT_KERNEL_PTR(fill_kernel<double>),
 };

@@ -88,16 +88,15 @@ py_synchronize(PyObject *m, PyObject *args)
         return NULL;
     }
     mt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = mt_cuda_use_device((mt_device){MT_CUDA, d});
+    Py_BEGIN_ALLOW_THREADS st = mt_cuda_use_device((mt_device){MT_CUDA, d});
     if (st == MT_OK) {
         mt_cuda_span span = mt_cuda_runtime_begin("DeviceSynchronize");
         cudaError_t err = cudaDeviceSynchronize();
         mt_cuda_span_end(&span);
         st = mt_cuda_check(err);
     }
-    Py_END_ALLOW_THREADS
-    if (st) {
+    Py_END_ALLOW_THREADS if (st)
+    {
         return raise_status();
     }
     Py_RETURN_NONE;
@@ -213,11 +212,12 @@ synchronize_handle(PyObject *args, bool is_stream)
         return NULL;
     }
     mt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = is_stream ? mt_cuda_check(cudaStreamSynchronize((cudaStream_t)(uintptr_t)h))
-                   : mt_cuda_check(cudaEventSynchronize((cudaEvent_t)(uintptr_t)h));
-    Py_END_ALLOW_THREADS
-    if (st) {
+    Py_BEGIN_ALLOW_THREADS st = is_stream ? mt_cuda_check(
+                                                cudaStreamSynchronize((cudaStream_t)(uintptr_t)h))
+                                          : mt_cuda_check(
+                                                cudaEventSynchronize((cudaEvent_t)(uintptr_t)h));
+    Py_END_ALLOW_THREADS if (st)
+    {
         return raise_status();
     }
     Py_RETURN_NONE;
@@ -245,7 +245,8 @@ py_stream_wait_event(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "KK", &s, &e)) {
         return NULL;
     }
-    if (mt_cuda_check(cudaStreamWaitEvent((cudaStream_t)(uintptr_t)s, (cudaEvent_t)(uintptr_t)e, 0))) {
+    if (mt_cuda_check(
+            cudaStreamWaitEvent((cudaStream_t)(uintptr_t)s, (cudaEvent_t)(uintptr_t)e, 0))) {
         return raise_status();
     }
     Py_RETURN_NONE;
@@ -333,7 +334,8 @@ py_event_elapsed_time(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "KK", &a, &b)) {
         return NULL;
     }
-    if (mt_cuda_check(cudaEventElapsedTime(&ms, (cudaEvent_t)(uintptr_t)a, (cudaEvent_t)(uintptr_t)b))) {
+    if (mt_cuda_check(
+            cudaEventElapsedTime(&ms, (cudaEvent_t)(uintptr_t)a, (cudaEvent_t)(uintptr_t)b))) {
         return raise_status();
     }
     return PyFloat_FromDouble(ms);
@@ -471,8 +473,15 @@ static PyMethodDef methods[] = {
 #endif
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, MT_CUDA_MODULE, "The CUDA backend of minitorch.", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    MT_CUDA_MODULE,
+    "The CUDA backend of minitorch.",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC

@@ -9,8 +9,9 @@
 
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
 template <typename T>
-__global__ void layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_t n, double eps,
-                                  const double *w, const double *b)
+__global__ void
+layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_t n, double eps, const double *w,
+                  const double *b)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -28,8 +29,8 @@ __global__ void layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_
 // out = -(t log x + (1 - t) log(1 - x)), each log clamped at -100 (Logits 0); or
 // (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
 template <typename T, int Logits>
-__global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n,
-                           int *flags)
+__global__ void
+bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n, int *flags)
 {
     const T *x = (const T *)xv, *t = (const T *)tv, *pw = (const T *)pwv;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -54,8 +55,9 @@ __global__ void bce_kernel(const char *xv, const char *tv, const char *pwv, char
 
 // out (num_weights, dim) += the rows of g at ix (kernels_index_fill_nn.h); an element per thread
 template <typename T>
-__global__ void embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv,
-                                          char *outv, int64_t n, int64_t dim, int64_t padding_idx)
+__global__ void
+embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv, char *outv,
+                          int64_t n, int64_t dim, int64_t padding_idx)
 {
     const T *g = (const T *)gv, *counts = (const T *)countsv;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * dim;
@@ -70,7 +72,9 @@ __global__ void embedding_backward_kernel(const char *gv, const int64_t *ix, con
 }
 
 // counts[ix[i]] += 1
-template <typename T> __global__ void count_kernel(const int64_t *ix, char *counts, int64_t n)
+template <typename T>
+__global__ void
+count_kernel(const int64_t *ix, char *counts, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -96,9 +100,9 @@ mt_cuda_count_kernel(mt_dtype dt)
 
 // loss[n, k] = -w[t] x[n, t, k], wt[n, k] = w[t]; 0 for an ignored target (kernels_index_fill_nn.h)
 template <typename T>
-__global__ void nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv,
-                           double *wt, int64_t N, int64_t C, int64_t K, int64_t ignore,
-                           unsigned long long *first_bad)
+__global__ void
+nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv, double *wt, int64_t N,
+           int64_t C, int64_t K, int64_t ignore, unsigned long long *first_bad)
 {
     const T *x = (const T *)xv;
     T *loss = (T *)lossv;
@@ -135,9 +139,11 @@ mt_cuda_bce_kernel(int logits, mt_dtype dt)
         return nullptr;
     }
     if (logits) {
-        return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 1>) : MT_KERNEL_PTR(bce_kernel<double, 1>);
+        return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 1>)
+                                : MT_KERNEL_PTR(bce_kernel<double, 1>);
     }
-    return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 0>) : MT_KERNEL_PTR(bce_kernel<double, 0>);
+    return dt == MT_FLOAT32 ? MT_KERNEL_PTR(bce_kernel<float, 0>)
+                            : MT_KERNEL_PTR(bce_kernel<double, 0>);
 }
 
 extern "C" const void *

@@ -7,14 +7,14 @@
 #include "cuda/block_sum.h"
 #include "cuda/norm.h"
 
-#define GRID_STRIDE(e, n)                                                      \
+#define GRID_STRIDE(e, n)                                                     \
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < (n); \
          e += (int64_t)gridDim.x * blockDim.x)
 
 // x (outer, C, inner); mean, var (C)
 template <typename T>
-__global__ void bn_stats_kernel(const char *xv, int64_t outer, int64_t C, int64_t inner,
-                                double *mean, double *var)
+__global__ void
+bn_stats_kernel(const char *xv, int64_t outer, int64_t C, int64_t inner, double *mean, double *var)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
@@ -29,9 +29,9 @@ __global__ void bn_stats_kernel(const char *xv, int64_t outer, int64_t C, int64_
 
 // x, y (n elements, (outer, C, inner)); mean, var, w, b (C)
 template <typename T>
-__global__ void bn_apply_kernel(const char *xv, char *yv, int64_t n, int64_t C, int64_t inner,
-                                const double *mean, const double *var, double eps,
-                                const double *w, const double *b)
+__global__ void
+bn_apply_kernel(const char *xv, char *yv, int64_t n, int64_t C, int64_t inner, const double *mean,
+                const double *var, double eps, const double *w, const double *b)
 {
     const T *x = (const T *)xv;
     GRID_STRIDE(e, n)
@@ -43,8 +43,8 @@ __global__ void bn_apply_kernel(const char *xv, char *yv, int64_t n, int64_t C, 
 }
 
 // running, stat (C)
-__global__ void bn_update_kernel(double *running, const double *stat, int64_t C, double momentum,
-                                 double correction)
+__global__ void
+bn_update_kernel(double *running, const double *stat, int64_t C, double momentum, double correction)
 {
     GRID_STRIDE(c, C)
     {
@@ -56,9 +56,10 @@ __global__ void bn_update_kernel(double *running, const double *stat, int64_t C,
 // M = outer * inner: in training gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else
 // gx = g * w * rstd
 template <typename T>
-__global__ void bn_backward_kernel(const char *gv, const char *xv, char *gxv, int64_t outer,
-                                   int64_t C, int64_t inner, double eps, const double *w,
-                                   const double *rm, const double *rv, char *gwv, char *gbv)
+__global__ void
+bn_backward_kernel(const char *gv, const char *xv, char *gxv, int64_t outer, int64_t C,
+                   int64_t inner, double eps, const double *w, const double *rm, const double *rv,
+                   char *gwv, char *gbv)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     const T *g = (const T *)gv, *x = (const T *)xv;
@@ -102,8 +103,9 @@ __global__ void bn_backward_kernel(const char *gv, const char *xv, char *gxv, in
 // g, x, gx (rows, n), w (n), stats (rows, 2). With xh = (x - mean) * rstd per row:
 // gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)), dy = g * w
 template <typename T>
-__global__ void ln_backward_rows_kernel(const char *gv, const char *xv, char *gxv, int64_t rows,
-                                        int64_t n, double eps, const double *w, double *stats)
+__global__ void
+ln_backward_rows_kernel(const char *gv, const char *xv, char *gxv, int64_t rows, int64_t n,
+                        double eps, const double *w, double *stats)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -134,8 +136,9 @@ __global__ void ln_backward_rows_kernel(const char *gv, const char *xv, char *gx
 
 // g, x (rows, n), stats (rows, 2); gw = sum over rows of g * xh, gb = sum of g (n)
 template <typename T>
-__global__ void ln_backward_cols_kernel(const char *gv, const char *xv, int64_t rows, int64_t n,
-                                        const double *stats, char *gwv, char *gbv)
+__global__ void
+ln_backward_cols_kernel(const char *gv, const char *xv, int64_t rows, int64_t n,
+                        const double *stats, char *gwv, char *gbv)
 {
     const T *g = (const T *)gv, *x = (const T *)xv;
     GRID_STRIDE(j, n)
@@ -152,9 +155,9 @@ __global__ void ln_backward_cols_kernel(const char *gv, const char *xv, int64_t 
 }
 
 // t (n) targets, w (C); *total, *first_bad (one block)
-__global__ void nll_back_total_kernel(const int64_t *t, const double *w, int64_t n, int64_t C,
-                                      int64_t ignore, double *total,
-                                      unsigned long long *first_bad)
+__global__ void
+nll_back_total_kernel(const int64_t *t, const double *w, int64_t n, int64_t C, int64_t ignore,
+                      double *total, unsigned long long *first_bad)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     double s = 0;
@@ -177,9 +180,9 @@ __global__ void nll_back_total_kernel(const int64_t *t, const double *w, int64_t
 
 // g (N, K) or (1), t (N, K), w (C), gx (N, C, K) zeroed
 template <typename T>
-__global__ void nll_back_kernel(const double *g, const int64_t *t, const double *w, char *gxv,
-                                int64_t N, int64_t C, int64_t K, int64_t ignore, int none,
-                                const double *total)
+__global__ void
+nll_back_kernel(const double *g, const int64_t *t, const double *w, char *gxv, int64_t N, int64_t C,
+                int64_t K, int64_t ignore, int none, const double *total)
 {
     const double scale = total ? 1.0 / *total : 1.0;
     GRID_STRIDE(e, N * K)
@@ -194,12 +197,12 @@ __global__ void nll_back_kernel(const double *g, const int64_t *t, const double 
     }
 }
 
-#define BY_DTYPE(getter, kernel)                                                    \
-    extern "C" const void *getter(mt_dtype dt)                                      \
-    {                                                                               \
-        return dt == MT_FLOAT32   ? MT_KERNEL_PTR(kernel<float>)                     \
-               : dt == MT_FLOAT64 ? MT_KERNEL_PTR(kernel<double>)                    \
-                                  : nullptr;                                        \
+#define BY_DTYPE(getter, kernel)                                  \
+    extern "C" const void *getter(mt_dtype dt)                    \
+    {                                                             \
+        return dt == MT_FLOAT32   ? MT_KERNEL_PTR(kernel<float>)  \
+               : dt == MT_FLOAT64 ? MT_KERNEL_PTR(kernel<double>) \
+                                  : nullptr;                      \
     }
 BY_DTYPE(mt_cuda_bn_stats_kernel, bn_stats_kernel)
 BY_DTYPE(mt_cuda_bn_apply_kernel, bn_apply_kernel)

@@ -29,10 +29,10 @@ is_dense_as(const mt_tensor *t, const mt_tensor *like)
 static mt_status
 traced_memcpy(void *dst, const void *src, size_t nbytes, enum cudaMemcpyKind kind)
 {
-    mt_cuda_span span = mt_cuda_span_begin(
-        "Memcpy", MT_LAYER_RUNTIME, "CUDA", MT_GPU_MEMCPY,
-        kind == cudaMemcpyHostToDevice ? "Memcpy HtoD (Pageable -> Device)"
-                                       : "Memcpy DtoH (Device -> Pageable)");
+    mt_cuda_span span = mt_cuda_span_begin("Memcpy", MT_LAYER_RUNTIME, "CUDA", MT_GPU_MEMCPY,
+                                           kind == cudaMemcpyHostToDevice
+                                               ? "Memcpy HtoD (Pageable -> Device)"
+                                               : "Memcpy DtoH (Device -> Pageable)");
     cudaError_t err = cudaMemcpy(dst, src, nbytes, kind);
     mt_cuda_span_end(&span);
     return mt_cuda_check(err);

@@ -4,11 +4,10 @@
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 
-#define MT_EW_OP(op, row)                                                   \
-    static mt_status                                                        \
-    cuda_##op(mt_args *a)                                                   \
-    {                                                                       \
-        return mt_ew_call(MT_OP_##op, MT_EW_##row, a, &mt_cuda_ew_device);  \
+#define MT_EW_OP(op, row)                                                  \
+    static mt_status cuda_##op(mt_args *a)                                 \
+    {                                                                      \
+        return mt_ew_call(MT_OP_##op, MT_EW_##row, a, &mt_cuda_ew_device); \
     }
 #include "ops/elementwise.def"
 

@@ -40,8 +40,8 @@ mt_cuda_check_range(const mt_tensor *v, int64_t lo, int64_t hi, bool *bad, int64
     void *args[] = {&data, &n, &lo, &hi, &first};
     if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(host), stream))) ||
         (st = mt_cuda_launch_n(mt_cuda_range_check_kernel(), n, args)) ||
-        (st = mt_cuda_check(cudaMemcpyAsync(&host, first, sizeof(host), cudaMemcpyDeviceToHost,
-                                            stream))) ||
+        (st = mt_cuda_check(
+             cudaMemcpyAsync(&host, first, sizeof(host), cudaMemcpyDeviceToHost, stream))) ||
         (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
         goto out_release;
     }
@@ -141,10 +141,10 @@ out_release:
 static const mt_index_backend cuda = {positions, mt_cuda_cast, run, offsets};
 
 /* cuda_<op> = the shared kernel of ops/index_plan.c over the CUDA backend */
-#define OVER_CUDA(op, shared)                 \
-    static mt_status cuda_##op(mt_args *a)    \
-    {                                         \
-        return shared(a, &cuda);              \
+#define OVER_CUDA(op, shared)              \
+    static mt_status cuda_##op(mt_args *a) \
+    {                                      \
+        return shared(a, &cuda);           \
     }
 OVER_CUDA(gather, mt_index_gather)
 OVER_CUDA(index, mt_index_index)
@@ -152,14 +152,14 @@ OVER_CUDA(index_put_, mt_index_put)
 OVER_CUDA(index_select, mt_index_select)
 OVER_CUDA(embedding, mt_index_embedding)
 
-#define SCATTER(name, add)                                 \
-    static mt_status cuda_##name(mt_args *a)               \
-    {                                                      \
-        return mt_index_scatter(a, &cuda, add, false);     \
-    }                                                      \
-    static mt_status cuda_##name##_(mt_args *a)            \
-    {                                                      \
-        return mt_index_scatter(a, &cuda, add, true);      \
+#define SCATTER(name, add)                             \
+    static mt_status cuda_##name(mt_args *a)           \
+    {                                                  \
+        return mt_index_scatter(a, &cuda, add, false); \
+    }                                                  \
+    static mt_status cuda_##name##_(mt_args *a)        \
+    {                                                  \
+        return mt_index_scatter(a, &cuda, add, true);  \
     }
 SCATTER(scatter, false)
 SCATTER(scatter_add, true)
@@ -180,9 +180,9 @@ void
 mt_cuda_register_index(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(gather),       MT_CUDA_REG2(scatter), MT_CUDA_REG2(scatter_add),
-        MT_CUDA_REG(index),        MT_CUDA_REG(index_put_), MT_CUDA_REG(index_select),
-        MT_CUDA_REG(embedding),    MT_CUDA_REG2(scatter_reduce),
+        MT_CUDA_REG(gather),    MT_CUDA_REG2(scatter),        MT_CUDA_REG2(scatter_add),
+        MT_CUDA_REG(index),     MT_CUDA_REG(index_put_),      MT_CUDA_REG(index_select),
+        MT_CUDA_REG(embedding), MT_CUDA_REG2(scatter_reduce),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

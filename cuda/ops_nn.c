@@ -102,8 +102,8 @@ bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
     }
     if (!logits) {
         cudaStream_t stream = mt_cuda_current_stream(dev.index);
-        if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, fl, sizeof(bad), cudaMemcpyDeviceToHost,
-                                                stream))) ||
+        if ((st = mt_cuda_check(
+                 cudaMemcpyAsync(&bad, fl, sizeof(bad), cudaMemcpyDeviceToHost, stream))) ||
             (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
             goto out_release;
         }
@@ -217,12 +217,13 @@ mt_cuda_nll_check_targets(const unsigned long long *first, const int64_t *t, mt_
     cudaStream_t stream = mt_cuda_current_stream(dev.index);
     unsigned long long e = 0;
     int64_t bad = 0;
-    mt_status st = mt_cuda_check(cudaMemcpyAsync(&e, first, sizeof(e), cudaMemcpyDeviceToHost, stream));
+    mt_status st = mt_cuda_check(
+        cudaMemcpyAsync(&e, first, sizeof(e), cudaMemcpyDeviceToHost, stream));
     if (st || (st = mt_cuda_check(cudaStreamSynchronize(stream))) || e == ULLONG_MAX) {
         return st;
     }
-    if ((st = mt_cuda_check(cudaMemcpyAsync(&bad, t + e, sizeof(bad), cudaMemcpyDeviceToHost,
-                                            stream))) ||
+    if ((st = mt_cuda_check(
+             cudaMemcpyAsync(&bad, t + e, sizeof(bad), cudaMemcpyDeviceToHost, stream))) ||
         (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
         return st;
     }
@@ -257,8 +258,8 @@ cuda_nll_loss(mt_args *a)
     double *wtd = (double *)mt_tensor_data(wt);
     unsigned long long *first = (unsigned long long *)mt_tensor_data(flag);
     void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &first};
-    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(*first),
-                                            mt_cuda_current_stream(dev.index)))) ||
+    if ((st = mt_cuda_check(
+             cudaMemsetAsync(first, 0xff, sizeof(*first), mt_cuda_current_stream(dev.index)))) ||
         (st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) ||
         (st = mt_cuda_nll_check_targets(first, td, dev))) {
         goto out_release;

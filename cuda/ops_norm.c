@@ -209,8 +209,7 @@ cuda_nll_loss_backward(mt_args *a)
     mt_device dev = mt_tensor_device(self);
     int64_t nk = N * K;
     if ((st = mt_cuda_cast(grad, MT_FLOAT64, &t[0])) ||
-        (st = mt_cuda_cast(target, MT_INT64, &t[1])) ||
-        (st = as_double(a->t[3], &t[2])) ||
+        (st = mt_cuda_cast(target, MT_INT64, &t[1])) || (st = as_double(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(1, &one, MT_FLOAT64, dev, &t[3])) ||
         (st = mt_tensor_empty(1, &one, MT_INT64, dev, &t[4])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &t[5])) ||
@@ -225,8 +224,8 @@ cuda_nll_loss_backward(mt_args *a)
     char *gxd = mt_tensor_data(t[5]);
     void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &first};
     void *args[] = {&gd, &td, &wd, &gxd, &N, &C, &K, &ignore, &none, &mean_total};
-    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(*first),
-                                            mt_cuda_current_stream(dev.index)))) ||
+    if ((st = mt_cuda_check(
+             cudaMemsetAsync(first, 0xff, sizeof(*first), mt_cuda_current_stream(dev.index)))) ||
         (st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ||
         (st = mt_cuda_nll_check_targets(first, td, dev)) ||
         (st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args))) {

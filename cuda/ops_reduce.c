@@ -21,8 +21,7 @@ typedef struct red_req {
 /* *acc (and *idx, when idx is given: int64 positions) = r over reduce[] of self, of self's
  * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. */
 static mt_status
-reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **acc,
-            mt_tensor **idx)
+reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **acc, mt_tensor **idx)
 {
     const void *kernel = mt_cuda_red_kernel(r->op, r->in_dt);
     if (kernel == NULL) {
@@ -68,7 +67,8 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     p.p = r->p;
     p.flag = r->flag;
     if (p.nout > 0) {
-        int64_t blocks = p.nout < (1 << 20) ? p.nout : (1 << 20); /* the kernel strides over results */
+        int64_t blocks = p.nout < (1 << 20) ? p.nout
+                                            : (1 << 20); /* the kernel strides over results */
         void *args[] = {&p};
         if ((st = mt_cuda_use_device(dev)) ||
             (st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {
@@ -146,12 +146,12 @@ cuda_mean(mt_args *a)
     return run(a, a->b[0], &r, out_dt);
 }
 
-#define EXTREMUM(name, OP, keepdim)                                                         \
-    static mt_status cuda_##name(mt_args *a)                                               \
-    {                                                                                       \
-        mt_dtype dt = a->t[0]->dtype;                                                       \
-        red_req r = {#name, OP, dt, dt, 0, 0, NULL};                                        \
-        return run(a, keepdim, &r, dt);                                                     \
+#define EXTREMUM(name, OP, keepdim)                  \
+    static mt_status cuda_##name(mt_args *a)         \
+    {                                                \
+        mt_dtype dt = a->t[0]->dtype;                \
+        red_req r = {#name, OP, dt, dt, 0, 0, NULL}; \
+        return run(a, keepdim, &r, dt);              \
     }
 EXTREMUM(amax, MT_CUDA_RED_AMAX, a->b[0])
 EXTREMUM(amin, MT_CUDA_RED_AMIN, a->b[0])
@@ -178,7 +178,7 @@ cuda_norm(mt_args *a)
 {
     mt_dtype out_dt = a->plan->reduce.out_dt;
     double p = a->plan->reduce.p;
-    mt_cuda_red_op op = isinf(p)  ? (p > 0 ? MT_CUDA_RED_NORMINF : MT_CUDA_RED_NORMNINF)
+    mt_cuda_red_op op = isinf(p) ? (p > 0 ? MT_CUDA_RED_NORMINF : MT_CUDA_RED_NORMNINF)
                         : p == 0 ? MT_CUDA_RED_NORM0
                         : p == 1 ? MT_CUDA_RED_NORM1
                         : p == 2 ? MT_CUDA_RED_NORM2
@@ -416,12 +416,14 @@ void
 mt_cuda_register_reduce(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(sum),     MT_CUDA_REG(mean),    MT_CUDA_REG(prod),      MT_CUDA_REG(amax),
-        MT_CUDA_REG(amin),    MT_CUDA_REG(max),     MT_CUDA_REG(min),       MT_CUDA_REG(all),
-        MT_CUDA_REG(any),     MT_CUDA_REG(norm),    MT_CUDA_REG(var),       MT_CUDA_REG(std),
-        MT_CUDA_REG(logsumexp), MT_CUDA_REG(max_dim), MT_CUDA_REG(min_dim), MT_CUDA_REG(argmax),
-        MT_CUDA_REG(argmin),  MT_CUDA_REG(cumsum),  MT_CUDA_REG(cumprod),   MT_CUDA_REG(softmax),
-        MT_CUDA_REG(log_softmax), MT_CUDA_REG(logcumsumexp),
+        MT_CUDA_REG(sum),          MT_CUDA_REG(mean),    MT_CUDA_REG(prod),
+        MT_CUDA_REG(amax),         MT_CUDA_REG(amin),    MT_CUDA_REG(max),
+        MT_CUDA_REG(min),          MT_CUDA_REG(all),     MT_CUDA_REG(any),
+        MT_CUDA_REG(norm),         MT_CUDA_REG(var),     MT_CUDA_REG(std),
+        MT_CUDA_REG(logsumexp),    MT_CUDA_REG(max_dim), MT_CUDA_REG(min_dim),
+        MT_CUDA_REG(argmax),       MT_CUDA_REG(argmin),  MT_CUDA_REG(cumsum),
+        MT_CUDA_REG(cumprod),      MT_CUDA_REG(softmax), MT_CUDA_REG(log_softmax),
+        MT_CUDA_REG(logcumsumexp),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

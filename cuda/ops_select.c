@@ -29,8 +29,8 @@ scan_count(mt_tensor *flags, int64_t *count)
         return st;
     }
     cudaStream_t stream = mt_cuda_current_stream(dev.index);
-    if ((st = mt_cuda_check(
-             mt_cuda_inclusive_sum(mt_tensor_data(temp), bytes, x, n, stream))) == MT_OK &&
+    if ((st = mt_cuda_check(mt_cuda_inclusive_sum(mt_tensor_data(temp), bytes, x, n, stream))) ==
+            MT_OK &&
         (st = mt_cuda_check(cudaMemcpyAsync(count, x + n - 1, sizeof(*count),
                                             cudaMemcpyDeviceToHost, stream))) == MT_OK) {
         st = mt_cuda_check(cudaStreamSynchronize(stream));

@@ -19,8 +19,16 @@ range_factory(mt_args *a, int mode)
     if (st) {
         return st;
     }
-    mt_cuda_range p = {mt_tensor_data(out), r->n, mode, r->dt == MT_FLOAT32, r->si, r->di,
-                       r->s, r->d, r->e, r->base};
+    mt_cuda_range p = {mt_tensor_data(out),
+                       r->n,
+                       mode,
+                       r->dt == MT_FLOAT32,
+                       r->si,
+                       r->di,
+                       r->s,
+                       r->d,
+                       r->e,
+                       r->base};
     void *args[] = {&p};
     if ((st = mt_cuda_use_device(a->device)) ||
         (st = mt_cuda_launch_n(mt_cuda_range_kernel(r->dt), r->n, args))) {
@@ -110,10 +118,10 @@ out_release:
     return st;
 }
 
-#define TRIANGLE(op, lower, inplace)          \
-    static mt_status cuda_##op(mt_args *a)    \
-    {                                         \
-        return triangle(a, lower, inplace);   \
+#define TRIANGLE(op, lower, inplace)        \
+    static mt_status cuda_##op(mt_args *a)  \
+    {                                       \
+        return triangle(a, lower, inplace); \
     }
 TRIANGLE(tril, true, false)
 TRIANGLE(tril_, true, true)
@@ -263,9 +271,9 @@ void
 mt_cuda_register_shape(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace), MT_CUDA_REG(eye),
-        MT_CUDA_REG(cat),    MT_CUDA_REG(flip),     MT_CUDA_REG2(tril),    MT_CUDA_REG2(triu),
-        MT_CUDA_REG(one_hot),
+        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace),
+        MT_CUDA_REG(eye),    MT_CUDA_REG(cat),      MT_CUDA_REG(flip),
+        MT_CUDA_REG2(tril),  MT_CUDA_REG2(triu),    MT_CUDA_REG(one_hot),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

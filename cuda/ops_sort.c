@@ -39,24 +39,23 @@ sort_pairs(mt_device dev, int key_bytes, int bits, mt_tensor **buf, int64_t rows
     cudaStream_t stream = mt_cuda_current_stream(dev.index);
     const int32_t *off = rows > 1 ? (const int32_t *)mt_tensor_data(buf[4]) : NULL;
     size_t bytes = 0;
-    mt_status st = mt_cuda_check(mt_cuda_sort_pairs(
-        NULL, &bytes, key_bytes, bits, mt_tensor_data(buf[0]), mt_tensor_data(buf[1]),
-        (const int32_t *)mt_tensor_data(buf[2]), (int32_t *)mt_tensor_data(buf[3]), off, rows, n,
-        stream));
+    mt_status st = mt_cuda_check(
+        mt_cuda_sort_pairs(NULL, &bytes, key_bytes, bits, mt_tensor_data(buf[0]),
+                           mt_tensor_data(buf[1]), (const int32_t *)mt_tensor_data(buf[2]),
+                           (int32_t *)mt_tensor_data(buf[3]), off, rows, n, stream));
     if (st || (st = scratch(dev, bytes, temp))) {
         return st;
     }
-    return mt_cuda_check(mt_cuda_sort_pairs(
-        mt_tensor_data(*temp), &bytes, key_bytes, bits, mt_tensor_data(buf[0]),
-        mt_tensor_data(buf[1]), (const int32_t *)mt_tensor_data(buf[2]),
-        (int32_t *)mt_tensor_data(buf[3]), off, rows, n, stream));
+    return mt_cuda_check(
+        mt_cuda_sort_pairs(mt_tensor_data(*temp), &bytes, key_bytes, bits, mt_tensor_data(buf[0]),
+                           mt_tensor_data(buf[1]), (const int32_t *)mt_tensor_data(buf[2]),
+                           (int32_t *)mt_tensor_data(buf[3]), off, rows, n, stream));
 }
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim. */
 static mt_status
-sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
-           mt_tensor **indices)
+sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, mt_tensor **indices)
 {
     /* buf: keys in, keys out, positions in, positions out, row offsets */
     mt_tensor *x = NULL, *buf[5] = {NULL}, *temp = NULL;
@@ -72,13 +71,13 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
     if (st || rows * k == 0 || (st = check_count(total))) {
         goto out_release;
     }
-    int64_t sizes[5] = {total * key_bytes, total * key_bytes, total * 4, total * 4,
-                        (rows + 1) * 4};
+    int64_t sizes[5] = {total * key_bytes, total * key_bytes, total * 4, total * 4, (rows + 1) * 4};
     for (int b = 0; b < 5 && st == MT_OK; b++) {
         st = scratch(dev, (size_t)sizes[b], &buf[b]);
     }
-    if (st || (st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
-                                                   : mt_cuda_cast(self, self->dtype, &x)) ||
+    if (st ||
+        (st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
+                                            : mt_cuda_cast(self, self->dtype, &x)) ||
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
@@ -137,8 +136,8 @@ cuda_topk(mt_args *a)
 /* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many
  * distinct; u, inverse (self's shape) and counts as _unique2's. */
 static mt_status
-unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u,
-          mt_tensor **inverse, mt_tensor **counts)
+unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u, mt_tensor **inverse,
+          mt_tensor **counts)
 {
     mt_tensor *flags = NULL, *group = NULL, *temp = NULL, *starts = NULL;
     mt_device dev = mt_tensor_device(self);
@@ -159,8 +158,8 @@ unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u,
         (st = scratch(dev, bytes, &temp)) ||
         (st = mt_cuda_check(
              mt_cuda_inclusive_sum32(mt_tensor_data(temp), &bytes, fl, gr, n, stream))) ||
-        (st = mt_cuda_check(cudaMemcpyAsync(&last, gr + n - 1, sizeof(last),
-                                            cudaMemcpyDeviceToHost, stream))) ||
+        (st = mt_cuda_check(
+             cudaMemcpyAsync(&last, gr + n - 1, sizeof(last), cudaMemcpyDeviceToHost, stream))) ||
         (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
         goto out_release;
     }
@@ -203,8 +202,9 @@ cuda__unique2(mt_args *a)
     int64_t n = mt_tensor_numel(self), zero = 0, one = 1;
     mt_device dev = mt_tensor_device(self);
     mt_status st = check_count(n);
-    if (st || (st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
-                                                   : mt_cuda_cast(self, self->dtype, &flat)) ||
+    if (st ||
+        (st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
+                                            : mt_cuda_cast(self, self->dtype, &flat)) ||
         (st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &row)) ||
         (st = sort_along(row, 0, n, false, &sorted, &perm)) || (st = mt_cuda_use_device(dev))) {
         goto out_release;

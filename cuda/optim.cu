@@ -6,12 +6,13 @@
 
 // operand k's element i, or NULL where the options keep no such state
 #define AT(k, T) (p.ops[k] ? (T *)p.ops[k] + i : nullptr)
-#define GRID_STRIDE(i, n)                                                         \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);    \
+#define GRID_STRIDE(i, n)                                                     \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 // step (one element) += 1, in its dtype
-__global__ void optim_step_kernel(mt_cuda_optim p)
+__global__ void
+optim_step_kernel(mt_cuda_optim p)
 {
     if (p.step_f64) {
         *(double *)p.step += 1;
@@ -23,31 +24,31 @@ __global__ void optim_step_kernel(mt_cuda_optim p)
 // For T (float, suffix f32; double, f64): sgd_<sfx>_kernel over param, grad, buf (n);
 // adam_<sfx>_kernel (Adam and AdamW) over param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (n);
 // rmsprop_<sfx>_kernel over param, grad, square_avg, grad_avg, momentum_buffer (n)
-#define OPTIM_KERNELS(T, sfx)                                                                  \
-    __global__ void sgd_##sfx##_kernel(mt_cuda_optim p)                               \
-    {                                                                                          \
-        const mt_sgd_coef_##sfx c = mt_sgd_coef_##sfx##_of(p.sgd);                             \
-        GRID_STRIDE(i, p.n)                                                                    \
-        {                                                                                      \
-            mt_sgd_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), &c);                            \
-        }                                                                                      \
-    }                                                                                          \
-    __global__ void adam_##sfx##_kernel(mt_cuda_optim p)                              \
-    {                                                                                          \
-        const double step = p.step_f64 ? *(const double *)p.step : *(const float *)p.step;    \
-        const mt_adam_coef_##sfx c = mt_adam_coef_##sfx##_of(p.adam, step);                    \
-        GRID_STRIDE(i, p.n)                                                                    \
-        {                                                                                      \
-            mt_adam_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c);       \
-        }                                                                                      \
-    }                                                                                          \
-    __global__ void rmsprop_##sfx##_kernel(mt_cuda_optim p)                           \
-    {                                                                                          \
-        const mt_rmsprop_coef_##sfx c = mt_rmsprop_coef_##sfx##_of(p.rmsprop);                 \
-        GRID_STRIDE(i, p.n)                                                                    \
-        {                                                                                      \
-            mt_rmsprop_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c);    \
-        }                                                                                      \
+#define OPTIM_KERNELS(T, sfx)                                                               \
+    __global__ void sgd_##sfx##_kernel(mt_cuda_optim p)                                     \
+    {                                                                                       \
+        const mt_sgd_coef_##sfx c = mt_sgd_coef_##sfx##_of(p.sgd);                          \
+        GRID_STRIDE(i, p.n)                                                                 \
+        {                                                                                   \
+            mt_sgd_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), &c);                         \
+        }                                                                                   \
+    }                                                                                       \
+    __global__ void adam_##sfx##_kernel(mt_cuda_optim p)                                    \
+    {                                                                                       \
+        const double step = p.step_f64 ? *(const double *)p.step : *(const float *)p.step;  \
+        const mt_adam_coef_##sfx c = mt_adam_coef_##sfx##_of(p.adam, step);                 \
+        GRID_STRIDE(i, p.n)                                                                 \
+        {                                                                                   \
+            mt_adam_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c);    \
+        }                                                                                   \
+    }                                                                                       \
+    __global__ void rmsprop_##sfx##_kernel(mt_cuda_optim p)                                 \
+    {                                                                                       \
+        const mt_rmsprop_coef_##sfx c = mt_rmsprop_coef_##sfx##_of(p.rmsprop);              \
+        GRID_STRIDE(i, p.n)                                                                 \
+        {                                                                                   \
+            mt_rmsprop_update_##sfx(AT(0, T), *AT(1, T), AT(2, T), AT(3, T), AT(4, T), &c); \
+        }                                                                                   \
     }
 OPTIM_KERNELS(float, f32)
 OPTIM_KERNELS(double, f64)

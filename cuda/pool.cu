@@ -6,39 +6,51 @@
 
 #include "cuda/kernels.h"
 
-namespace {
+namespace
+{
 
-__device__ __forceinline__ int64_t first_tap(int64_t start, int64_t dil)
+__device__ __forceinline__ int64_t
+first_tap(int64_t start, int64_t dil)
 {
     return start >= 0 ? start : start + (-start + dil - 1) / dil * dil;
 }
 
-__device__ __forceinline__ int64_t lo(int64_t a, int64_t b)
+__device__ __forceinline__ int64_t
+lo(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
 
-template <typename T> __device__ __forceinline__ bool is_nan(T v)
+template <typename T>
+__device__ __forceinline__ bool
+is_nan(T v)
 {
     return v != v;
 }
 
-template <typename T> __device__ __forceinline__ T lowest()
+template <typename T>
+__device__ __forceinline__ T
+lowest()
 {
     return -INFINITY;
 }
-template <> __device__ __forceinline__ int32_t lowest<int32_t>()
+template <>
+__device__ __forceinline__ int32_t
+lowest<int32_t>()
 {
     return INT32_MIN;
 }
-template <> __device__ __forceinline__ int64_t lowest<int64_t>()
+template <>
+__device__ __forceinline__ int64_t
+lowest<int64_t>()
 {
     return INT64_MIN;
 }
 
 // the sum of plane (H, W) over rows [h0, h1) and columns [w0, w1)
 template <typename T>
-__device__ T window_sum(const T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1)
+__device__ T
+window_sum(const T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1)
 {
     T sum = 0;
     for (int64_t ih = h0; ih < h1; ih++) {
@@ -51,8 +63,8 @@ __device__ T window_sum(const T *plane, int64_t w, int64_t h0, int64_t h1, int64
 
 // plane (H, W) += v over rows [h0, h1) and columns [w0, w1), atomically (windows overlap)
 template <typename T>
-__device__ void window_add(T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
-                           T v)
+__device__ void
+window_add(T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1, T v)
 {
     for (int64_t ih = h0; ih < h1; ih++) {
         for (int64_t iw = w0; iw < w1; iw++) {
@@ -64,7 +76,8 @@ __device__ void window_add(T *plane, int64_t w, int64_t h0, int64_t h1, int64_t 
 // x (P, H, W), out and idx (P, OH, OW); a NaN wins and a later NaN wins again, as on the CPU
 // (ints: is_nan is false)
 template <typename T>
-__global__ void max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+__global__ void
+max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
 {
     (void)bad;
     const int64_t n = g.planes * g.oh * g.ow;
@@ -96,7 +109,8 @@ __global__ void max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, i
 
 // x (P, H, W), out (P, OH, OW): a window's mean over its taps inside the image
 template <typename T>
-__global__ void avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+__global__ void
+avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
 {
     (void)idx;
     (void)bad;
@@ -114,7 +128,8 @@ __global__ void avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, i
 
 // x (P, H, W), out (P, OH, OW): adaptive windows [floor(o*H/OH), ceil((o+1)*H/OH))
 template <typename T>
-__global__ void adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+__global__ void
+adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
 {
     (void)idx;
     (void)bad;
@@ -134,7 +149,8 @@ __global__ void adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *i
 // grad, idx (P, OH, OW), gx (P, H, W) zeroed: gx[idx] += grad; *bad = 1 on an index outside
 // its plane
 template <typename T>
-__global__ void max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+__global__ void
+max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
 {
     const int64_t n = g.planes * g.oh * g.ow;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -150,7 +166,8 @@ __global__ void max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx,
 
 // grad (P, OH, OW), gx (P, H, W) zeroed: each window's grad / divisor to its pixels inside
 template <typename T>
-__global__ void avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+__global__ void
+avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
 {
     (void)idx;
     (void)bad;
@@ -170,7 +187,8 @@ __global__ void avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx,
 
 // grad (P, OH, OW), gx (P, H, W) zeroed: each adaptive window's grad / its size to its pixels
 template <typename T>
-__global__ void adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+__global__ void
+adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
 {
     (void)idx;
     (void)bad;
@@ -198,10 +216,12 @@ mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
         {MT_KERNEL_PTR(max_pool_kernel<float>), MT_KERNEL_PTR(max_pool_kernel<double>),
          MT_KERNEL_PTR(max_pool_kernel<int32_t>), MT_KERNEL_PTR(max_pool_kernel<int64_t>)},
         POOL_PAIR(avg_pool_kernel),
-        POOL_PAIR(adaptive_pool_kernel), POOL_PAIR(max_back_kernel),
-        POOL_PAIR(avg_back_kernel),  POOL_PAIR(adaptive_back_kernel),
+        POOL_PAIR(adaptive_pool_kernel),
+        POOL_PAIR(max_back_kernel),
+        POOL_PAIR(avg_back_kernel),
+        POOL_PAIR(adaptive_back_kernel),
     };
-    const int k = dt == MT_FLOAT32 ? 0
+    const int k = dt == MT_FLOAT32   ? 0
                   : dt == MT_FLOAT64 ? 1
                   : dt == MT_INT32   ? 2
                   : dt == MT_INT64   ? 3

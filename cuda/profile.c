@@ -35,15 +35,15 @@
 
 typedef struct pending {
     const char *name; /* a literal: the kernel's or library call's name */
-    int kind;         /* an mt_gpu_kind */
+    int kind; /* an mt_gpu_kind */
     int device;
-    bool library;     /* CUPTI may replace it with the kernels the call ran */
-    bool covered;     /* CUPTI reported those kernels */
-    bool ok;          /* both events recorded */
+    bool library; /* CUPTI may replace it with the kernels the call ran */
+    bool covered; /* CUPTI reported those kernels */
+    bool ok; /* both events recorded */
     int64_t corr;
     cudaEvent_t start, end;
     cudaStream_t stream; /* the launching thread's current stream: the events are recorded there */
-    int stream_id;       /* its number in the trace: 0 for the legacy default, else CUDA's id */
+    int stream_id; /* its number in the trace: 0 for the legacy default, else CUDA's id */
 } pending;
 
 typedef struct device_pool {
@@ -129,8 +129,8 @@ static struct {
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*timestamp)(uint64_t *);
 } cupti;
-static int cupti_state = -1;    /* -1 not tried, 0 unavailable, 1 loaded */
-static atomic_bool cupti_on;    /* its activities are enabled (this recording) */
+static int cupti_state = -1; /* -1 not tried, 0 unavailable, 1 loaded */
+static atomic_bool cupti_on; /* its activities are enabled (this recording) */
 static int64_t cupti_offset_ns; /* CPU clock minus CUPTI's */
 
 /* What CUPTI reported in this recording; its buffers are parsed as they complete. */
@@ -178,8 +178,8 @@ add_found(const char *name, int kind, uint32_t device, uint32_t stream, uint32_t
     }
     char *copy = strdup(name ? name : "");
     if (copy) {
-        found[nfound++] = (device_record){copy, kind, (int)device, (int)stream, corr,
-                                          (int64_t)start, (int64_t)end};
+        found[nfound++] = (device_record){copy, kind,           (int)device, (int)stream,
+                                          corr, (int64_t)start, (int64_t)end};
     }
 }
 
@@ -200,7 +200,8 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     CUpti_Activity *r = NULL;
     pthread_mutex_lock(&cupti_lock);
     while (buffer && cupti.next_record(buffer, valid, &r) == CUPTI_SUCCESS) {
-        if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+            r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
             add_found(k->name, MT_GPU_KERNEL, k->deviceId, k->streamId, k->correlationId, k->start,
                       k->end);
@@ -213,7 +214,8 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
             add_found(name, MT_GPU_MEMCPY, m->deviceId, m->streamId, m->correlationId, m->start,
                       m->end);
         } else if (r->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-            const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)r;
+            const CUpti_ActivityExternalCorrelation *x = (const CUpti_ActivityExternalCorrelation *)
+                r;
             if (x->externalKind == CUPTI_KIND &&
                 grow((void **)&links, nlinks, &links_capacity, sizeof(*links))) {
                 links[nlinks++] = (external){x->correlationId, (int64_t)x->externalId};
@@ -393,10 +395,24 @@ cupti_pop(void)
     (void)cupti.pop(CUPTI_KIND, &last);
 }
 #else
-static void cupti_start(void) {}
-static void cupti_stop(void) {}
-static bool cupti_push(int64_t corr) { (void)corr; return false; }
-static void cupti_pop(void) {}
+static void
+cupti_start(void)
+{
+}
+static void
+cupti_stop(void)
+{
+}
+static bool
+cupti_push(int64_t corr)
+{
+    (void)corr;
+    return false;
+}
+static void
+cupti_pop(void)
+{
+}
 #endif
 
 /* ---- spans ---- */
@@ -438,8 +454,8 @@ open_record(const char *name, int kind, bool library, int64_t corr, unsigned *ge
         (nrecords < records_capacity || grow_records()) && (start = take_event(p)) &&
         (end = take_event(p))) {
         at = nrecords++;
-        records[at] = (pending){name, kind, dev, library, false, false, corr, start, end, stream,
-                                (int)sid};
+        records[at] = (pending){name, kind,  dev, library, false,   false,
+                                corr, start, end, stream,  (int)sid};
         *gen = generation;
     } else {
         give_event(p, start);

@@ -13,7 +13,8 @@ struct u32x4 {
 };
 
 // Ten rounds of Philox4x32 on counter c with key (k0, k1).
-static __device__ __forceinline__ u32x4 philox(u32x4 c, uint32_t k0, uint32_t k1)
+static __device__ __forceinline__ u32x4
+philox(u32x4 c, uint32_t k0, uint32_t k1)
 {
     for (int r = 0; r < 10; r++) {
         const uint64_t p0 = (uint64_t)0xD2511F53u * c.v[0];
@@ -31,7 +32,8 @@ static __device__ __forceinline__ u32x4 philox(u32x4 c, uint32_t k0, uint32_t k1
 }
 
 // Uniform in [0, 1) with 53 random bits from two words.
-static __device__ __forceinline__ double unit(uint32_t hi, uint32_t lo)
+static __device__ __forceinline__ double
+unit(uint32_t hi, uint32_t lo)
 {
     return (double)((((uint64_t)hi << 32) | lo) >> 11) * 0x1.0p-53;
 }
@@ -45,12 +47,14 @@ struct stream {
     u32x4 words;
 };
 
-static __device__ __forceinline__ double next_uniform(stream &s)
+static __device__ __forceinline__ double
+next_uniform(stream &s)
 {
     if (s.used == 0 || s.used == 4) {
-        const uint64_t o = s.offset + (uint64_t)(s.round < MT_CUDA_POISSON_ROUNDS - 1 ? s.round++ : s.round);
-        const u32x4 c = {{(uint32_t)s.i, (uint32_t)((uint64_t)s.i >> 32), (uint32_t)o,
-                          (uint32_t)(o >> 32)}};
+        const uint64_t o = s.offset +
+                           (uint64_t)(s.round < MT_CUDA_POISSON_ROUNDS - 1 ? s.round++ : s.round);
+        const u32x4 c = {
+            {(uint32_t)s.i, (uint32_t)((uint64_t)s.i >> 32), (uint32_t)o, (uint32_t)(o >> 32)}};
         s.words = philox(c, (uint32_t)s.seed, (uint32_t)(s.seed >> 32));
         s.used = 0;
     }
@@ -60,7 +64,8 @@ static __device__ __forceinline__ double next_uniform(stream &s)
 }
 
 // PyTorch's CPU sample_poisson (NumPy's): transformed rejection from 10 on, else Knuth's product
-static __device__ double poisson(double lambda, stream &s)
+static __device__ double
+poisson(double lambda, stream &s)
 {
     if (lambda >= 10) {
         const double slam = sqrt(lambda), loglam = log(lambda);
@@ -76,7 +81,8 @@ static __device__ double poisson(double lambda, stream &s)
             if (k < 0 || (us < 0.013 && V > us)) {
                 continue;
             }
-            if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lambda + k * loglam - lgamma(k + 1)) {
+            if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
+                -lambda + k * loglam - lgamma(k + 1)) {
                 return k;
             }
         }
@@ -94,7 +100,9 @@ static __device__ double poisson(double lambda, stream &s)
 // out (n) contiguous; out[i] = a draw of Kind (mt_random_kind's order: 0 uniform, 1 normal,
 // 2 bernoulli, 3 integers, 4 exponential, 5 geometric, 6 log-normal, 7 Cauchy; then 8
 // bernoulli of in[i], 9 poisson of rate in[i])
-template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
+template <typename T, int Kind>
+__global__ void
+rand_kernel(mt_cuda_rand p)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -136,9 +144,10 @@ template <typename T, int Kind> __global__ void rand_kernel(mt_cuda_rand p)
 #define FLOATS(K) {nullptr, nullptr, nullptr, R(float, K), R(double, K)}
 #define ALL(K) {R(bool, K), R(int32_t, K), R(int64_t, K), R(float, K), R(double, K)}
 static const void *const rand_kernels[MT_CUDA_RAND_KINDS][MT_NUM_DTYPES] = {
-    FLOATS(0), FLOATS(1), ALL(2),    ALL(3),    FLOATS(4),
-    {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
-    FLOATS(6), FLOATS(7), ALL(8),    FLOATS(9),
+    FLOATS(0), FLOATS(1), ALL(2),
+    ALL(3),    FLOATS(4), {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
+    FLOATS(6), FLOATS(7), ALL(8),
+    FLOATS(9),
 };
 #undef ALL
 #undef FLOATS

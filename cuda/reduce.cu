@@ -26,9 +26,18 @@ template <> struct Wide<double> {
 // states; a's elements come from threads of lower id), done (write result o).
 template <typename T> struct SumR {
     using S = typename Wide<T>::type;
-    D S init() const { return 0; }
-    D S step(S s, T x, int64_t, double) const { return s + (S)x; }
-    D S join(S a, S b) const { return a + b; }
+    D S init() const
+    {
+        return 0;
+    }
+    D S step(S s, T x, int64_t, double) const
+    {
+        return s + (S)x;
+    }
+    D S join(S a, S b) const
+    {
+        return a + b;
+    }
     D void done(S s, const mt_cuda_red &p, int64_t o, double) const
     {
         ((S *)p.out)[o] = p.flag ? (S)(s / (S)p.nred) : s;
@@ -37,10 +46,22 @@ template <typename T> struct SumR {
 
 template <typename T> struct ProdR {
     using S = typename Wide<T>::type;
-    D S init() const { return 1; }
-    D S step(S s, T x, int64_t, double) const { return s * (S)x; }
-    D S join(S a, S b) const { return a * b; }
-    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((S *)p.out)[o] = s; }
+    D S init() const
+    {
+        return 1;
+    }
+    D S step(S s, T x, int64_t, double) const
+    {
+        return s * (S)x;
+    }
+    D S join(S a, S b) const
+    {
+        return a * b;
+    }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        ((S *)p.out)[o] = s;
+    }
 };
 
 // amax (IsMax) and amin, NaN-propagating; the host refuses an empty reduction
@@ -49,26 +70,56 @@ template <typename T, bool IsMax> struct ExtremumR {
         T v;
         bool has;
     };
-    D static T pick(T a, T b) { return IsMax ? maximum_(a, b) : minimum_(a, b); }
-    D S init() const { return S{T(0), false}; }
-    D S step(S s, T x, int64_t, double) const { return S{s.has ? pick(s.v, x) : x, true}; }
-    D S join(S a, S b) const { return !a.has ? b : !b.has ? a : S{pick(a.v, b.v), true}; }
-    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((T *)p.out)[o] = s.v; }
+    D static T pick(T a, T b)
+    {
+        return IsMax ? maximum_(a, b) : minimum_(a, b);
+    }
+    D S init() const
+    {
+        return S{T(0), false};
+    }
+    D S step(S s, T x, int64_t, double) const
+    {
+        return S{s.has ? pick(s.v, x) : x, true};
+    }
+    D S join(S a, S b) const
+    {
+        return !a.has ? b : !b.has ? a : S{pick(a.v, b.v), true};
+    }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        ((T *)p.out)[o] = s.v;
+    }
 };
 
 template <bool IsAll> struct LogicalR {
     using S = bool;
-    D S init() const { return IsAll; }
-    D S step(S s, bool x, int64_t, double) const { return IsAll ? (s && x) : (s || x); }
-    D S join(S a, S b) const { return IsAll ? (a && b) : (a || b); }
-    D void done(S s, const mt_cuda_red &p, int64_t o, double) const { ((bool *)p.out)[o] = s; }
+    D S init() const
+    {
+        return IsAll;
+    }
+    D S step(S s, bool x, int64_t, double) const
+    {
+        return IsAll ? (s && x) : (s || x);
+    }
+    D S join(S a, S b) const
+    {
+        return IsAll ? (a && b) : (a || b);
+    }
+    D void done(S s, const mt_cuda_red &p, int64_t o, double) const
+    {
+        ((bool *)p.out)[o] = s;
+    }
 };
 
 // The norms: Kind 0, 1, 2, 3 (general p) sum a power of |x|; 4 (inf) and 5 (-inf) keep the
 // largest or smallest |x|, NaN-propagating.
 template <typename T, int Kind> struct NormR {
     using S = double;
-    D S init() const { return Kind == 5 ? INFINITY : 0.0; }
+    D S init() const
+    {
+        return Kind == 5 ? INFINITY : 0.0;
+    }
     D S step(S s, T x, int64_t, double) const
     {
         const double v = (double)x, a = fabs(v);
@@ -106,9 +157,18 @@ template <typename T, int Kind> struct NormR {
 template <typename T> struct NormPR {
     using S = double;
     double p;
-    D S init() const { return 0.0; }
-    D S step(S s, T x, int64_t, double) const { return s + pow(fabs((double)x), p); }
-    D S join(S a, S b) const { return a + b; }
+    D S init() const
+    {
+        return 0.0;
+    }
+    D S step(S s, T x, int64_t, double) const
+    {
+        return s + pow(fabs((double)x), p);
+    }
+    D S join(S a, S b) const
+    {
+        return a + b;
+    }
     D void done(S s, const mt_cuda_red &q, int64_t o, double) const
     {
         ((double *)q.out)[o] = pow(s, 1.0 / p);
@@ -118,13 +178,19 @@ template <typename T> struct NormPR {
 // var and std about a centre (the mean, from a first pass)
 template <typename T> struct DevSqR {
     using S = double;
-    D S init() const { return 0.0; }
+    D S init() const
+    {
+        return 0.0;
+    }
     D S step(S s, T x, int64_t, double c) const
     {
         const double d = (double)x - c;
         return s + d * d;
     }
-    D S join(S a, S b) const { return a + b; }
+    D S join(S a, S b) const
+    {
+        return a + b;
+    }
     D void done(S s, const mt_cuda_red &p, int64_t o, double) const
     {
         const double dof = (double)p.nred - p.p;
@@ -135,12 +201,25 @@ template <typename T> struct DevSqR {
 
 // logsumexp about a centre (the max, from a first pass); an infinite max centres at 0, so
 // that exp sees -inf - 0 and inf - 0 rather than inf - inf (as the CPU's)
-static D double finite_or_zero(double c) { return isinf(c) ? 0.0 : c; }
+static D double
+finite_or_zero(double c)
+{
+    return isinf(c) ? 0.0 : c;
+}
 template <typename T> struct ExpSumR {
     using S = double;
-    D S init() const { return 0.0; }
-    D S step(S s, T x, int64_t, double c) const { return s + exp((double)x - finite_or_zero(c)); }
-    D S join(S a, S b) const { return a + b; }
+    D S init() const
+    {
+        return 0.0;
+    }
+    D S step(S s, T x, int64_t, double c) const
+    {
+        return s + exp((double)x - finite_or_zero(c));
+    }
+    D S join(S a, S b) const
+    {
+        return a + b;
+    }
     D void done(S s, const mt_cuda_red &p, int64_t o, double c) const
     {
         ((double *)p.out)[o] = log(s) + finite_or_zero(c);
@@ -160,7 +239,10 @@ template <typename T, bool IsMax> struct ArgR {
         }
         return isnan_(x) || (IsMax ? x > v : x < v);
     }
-    D S init() const { return S{T(0), -1}; }
+    D S init() const
+    {
+        return S{T(0), -1};
+    }
     D S step(S s, T x, int64_t j, double) const
     {
         return (s.i < 0 || better(x, s.v)) ? S{x, j} : s;
@@ -187,17 +269,25 @@ template <typename T, bool IsMax> struct ArgR {
 };
 
 template <typename R> struct Make {
-    D static R make(const mt_cuda_red &) { return R(); }
+    D static R make(const mt_cuda_red &)
+    {
+        return R();
+    }
 };
 template <typename T> struct Make<NormPR<T>> {
-    D static NormPR<T> make(const mt_cuda_red &p) { return NormPR<T>{p.p}; }
+    D static NormPR<T> make(const mt_cuda_red &p)
+    {
+        return NormPR<T>{p.p};
+    }
 };
 #undef D
 
 // x (any strides) -> nout results; blockDim.x must be MT_CUDA_RED_THREADS. A block takes
 // results blockIdx.x, blockIdx.x + gridDim.x, ...: every thread of a block runs the same
 // number of iterations, so the __syncthreads() are reached by all.
-template <typename T, typename R> __global__ void red_kernel(mt_cuda_red p)
+template <typename T, typename R>
+__global__ void
+red_kernel(mt_cuda_red p)
 {
     using S = typename R::S;
     __shared__ S buf[MT_CUDA_RED_THREADS];
@@ -238,19 +328,20 @@ template <typename T, typename R> __global__ void red_kernel(mt_cuda_red p)
 
 // x, y (outer, n, inner) contiguous; the lanes are the outer * inner rows along n, each walked
 // by one thread (simple and obviously correct; fast enough while n is moderate).
-#define LANES(BODY)                                                                      \
-    const int64_t lanes = outer * inner;                                                 \
-    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lanes;          \
-         l += (int64_t)gridDim.x * blockDim.x) {                                         \
-        const int64_t o = l / inner, i = l % inner;                                      \
-        const T *xr = x + o * n * inner + i;                                             \
-        T *yr = y + o * n * inner + i;                                                   \
-        BODY                                                                             \
+#define LANES(BODY)                                                             \
+    const int64_t lanes = outer * inner;                                        \
+    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lanes; \
+         l += (int64_t)gridDim.x * blockDim.x) {                                \
+        const int64_t o = l / inner, i = l % inner;                             \
+        const T *xr = x + o * n * inner + i;                                    \
+        T *yr = y + o * n * inner + i;                                          \
+        BODY                                                                    \
     }
 
 // y = running sum (IsProd: product) of x along n, accumulated in A
 template <typename T, typename A, bool IsProd>
-__global__ void scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+__global__ void
+scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
 {
     LANES({
         A acc = IsProd ? 1 : 0;
@@ -264,7 +355,8 @@ __global__ void scan_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t 
 
 // y = log(running sum of exp(x)) along n, each step core/math.h's mt_log_add_exp in double
 template <typename T>
-__global__ void logcumsumexp_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+__global__ void
+logcumsumexp_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
 {
     LANES({
         double acc = -INFINITY;
@@ -277,45 +369,46 @@ __global__ void logcumsumexp_kernel(const T *x, T *y, int64_t outer, int64_t n, 
 
 // y = softmax (IsLog: log_softmax) of x along n: the CPU's SOFTMAX_LOOP (cpu/reduce_dim.c)
 template <typename T, bool IsLog>
-__global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
-{
-    LANES({
-        T m = -INFINITY;
+__global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner){LANES({
+    T m = -INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+        const T v = xr[j * inner];
+        m = v > m || v != v ? v : m;
+    }
+    if (isinf(m)) {
+        m = m > 0 ? m : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const T e = exp_((T)(xr[j * inner] - m));
+        sum += e;
+        if (!IsLog) {
+            yr[j * inner] = e;
+        }
+    }
+    if (IsLog) {
+        const T log_sum = (T)log(sum);
         for (int64_t j = 0; j < n; j++) {
-            const T v = xr[j * inner];
-            m = v > m || v != v ? v : m;
+            yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
         }
-        if (isinf(m)) {
-            m = m > 0 ? m : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN
-        }
-        double sum = 0;
+    } else {
+        const T scale = (T)(1.0 / sum);
         for (int64_t j = 0; j < n; j++) {
-            const T e = exp_((T)(xr[j * inner] - m));
-            sum += e;
-            if (!IsLog) {
-                yr[j * inner] = e;
-            }
+            yr[j * inner] *= scale;
         }
-        if (IsLog) {
-            const T log_sum = (T)log(sum);
-            for (int64_t j = 0; j < n; j++) {
-                yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
-            }
-        } else {
-            const T scale = (T)(1.0 / sum);
-            for (int64_t j = 0; j < n; j++) {
-                yr[j * inner] *= scale;
-            }
-        }
-    })
-}
+    }
+})}
 #undef LANES
 
 // ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64) ----
 
 #define K(T, ...) MT_KERNEL_PTR(red_kernel<T, __VA_ARGS__>)
-#define ALL(R) {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), K(double, R<double>)}
-#define ALL2(R, B) {K(bool, R<bool, B>), K(int32_t, R<int32_t, B>), K(int64_t, R<int64_t, B>), K(float, R<float, B>), K(double, R<double, B>)}
+#define ALL(R)                                                                             \
+    {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), \
+     K(double, R<double>)}
+#define ALL2(R, B)                                                              \
+    {K(bool, R<bool, B>), K(int32_t, R<int32_t, B>), K(int64_t, R<int64_t, B>), \
+     K(float, R<float, B>), K(double, R<double, B>)}
 #define FLOATS(R) {nullptr, nullptr, nullptr, K(float, R<float>), K(double, R<double>)}
 #define NORM(N) {nullptr, nullptr, nullptr, K(float, NormR<float, N>), K(double, NormR<double, N>)}
 #define BOOL_ONLY(R) {K(bool, R), nullptr, nullptr, nullptr, nullptr}
@@ -348,10 +441,12 @@ mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt)
 #define R(...) MT_KERNEL_PTR(__VA_ARGS__)
 static const void *const row_kernels[MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
     [MT_CUDA_ROW_CUMSUM] = {nullptr, R(scan_kernel<int32_t, int64_t, false>),
-                            R(scan_kernel<int64_t, int64_t, false>), R(scan_kernel<float, double, false>),
+                            R(scan_kernel<int64_t, int64_t, false>),
+                            R(scan_kernel<float, double, false>),
                             R(scan_kernel<double, double, false>)},
     [MT_CUDA_ROW_CUMPROD] = {nullptr, R(scan_kernel<int32_t, int64_t, true>),
-                             R(scan_kernel<int64_t, int64_t, true>), R(scan_kernel<float, double, true>),
+                             R(scan_kernel<int64_t, int64_t, true>),
+                             R(scan_kernel<float, double, true>),
                              R(scan_kernel<double, double, true>)},
     [MT_CUDA_ROW_SOFTMAX] = {nullptr, nullptr, nullptr, R(softmax_kernel<float, false>),
                              R(softmax_kernel<double, false>)},

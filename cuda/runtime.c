@@ -16,15 +16,14 @@ mt_cuda_check_at(cudaError_t err, const char *call, const char *file, int line)
     }
     (void)cudaGetLastError(); /* a non-sticky error must not fail the next check */
     mt_status code = err == cudaErrorMemoryAllocation ? MT_ECUDA_OOM : MT_ECUDA;
-    return mt_fail(code, "CUDA error: %s (%s at %s:%d)", cudaGetErrorString(err), call, file,
-                   line);
+    return mt_fail(code, "CUDA error: %s (%s at %s:%d)", cudaGetErrorString(err), call, file, line);
 }
 
 static _Thread_local int current = -1; /* what this thread last set with cudaSetDevice */
 
 mt_status
-mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args,
-                  const char *name, const char *file, int line)
+mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args, const char *name,
+                  const char *file, int line)
 {
     if (grid == 0) {
         return MT_OK; /* nothing to do: CUDA rejects an empty grid */
@@ -47,8 +46,8 @@ static int num_devices;
 static char init_message[512]; /* why no device is usable, "" when one is */
 
 /* What a user without a GPU reads (after PyTorch's words): how to run this backend anyway. */
-#define EMU_HINT                                                                                   \
-    " (To run minitorch's CUDA backend without a GPU, on its emulated device: build with "         \
+#define EMU_HINT                                                                           \
+    " (To run minitorch's CUDA backend without a GPU, on its emulated device: build with " \
     "MINITORCH_CUDA_EMU=1 and run with MINITORCH_CUDA_EMU=1.)"
 
 /* PyTorch's words (c10/cuda's device_count) for the machines that have no usable GPU: cudart
@@ -63,7 +62,8 @@ describe(cudaError_t err)
     }
     if (err == cudaErrorInsufficientDriver && driver <= 0) {
         snprintf(init_message, sizeof(init_message),
-                 "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+                 "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+                 "and "
                  "installed a driver from http://www.nvidia.com/Download/index.aspx" EMU_HINT);
     } else if (err == cudaErrorInsufficientDriver) {
         snprintf(init_message, sizeof(init_message),

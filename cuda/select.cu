@@ -7,12 +7,13 @@
 #include "cuda/device_math.h"
 #include "cuda/select.h"
 
-#define GRID_STRIDE(i, n)                                                            \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+#define GRID_STRIDE(i, n)                                                     \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 // incl (n) the inclusive sum of 0/1 flags; out (count, ndim) = coordinates of flagged elements
-__global__ void nonzero_kernel(mt_cuda_nz p)
+__global__ void
+nonzero_kernel(mt_cuda_nz p)
 {
     GRID_STRIDE(i, p.n)
     {
@@ -30,7 +31,8 @@ __global__ void nonzero_kernel(mt_cuda_nz p)
 
 // incl (n) the inclusive sum of 0/1 flags, src (n); out (count) = src's flagged elements
 template <typename T>
-__global__ void select_kernel(const int64_t *incl, const char *src, char *out, int64_t n)
+__global__ void
+select_kernel(const int64_t *incl, const char *src, char *out, int64_t n)
 {
     GRID_STRIDE(i, n)
     {

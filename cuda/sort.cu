@@ -10,22 +10,31 @@
 #include "cuda/kernels.h"
 #include "cuda/sort.h"
 
-#define GRID_LOOP(i, n)                                                                      \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                \
+#define GRID_LOOP(i, n)                                                       \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (int64_t)gridDim.x * blockDim.x)
 
 template <typename T> struct key_of;
 template <> struct key_of<bool> {
     typedef uint32_t U;
-    static __device__ U map(bool v) { return v ? 1u : 0u; }
+    static __device__ U map(bool v)
+    {
+        return v ? 1u : 0u;
+    }
 };
 template <> struct key_of<int32_t> {
     typedef uint32_t U;
-    static __device__ U map(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
+    static __device__ U map(int32_t v)
+    {
+        return (uint32_t)v ^ 0x80000000u;
+    }
 };
 template <> struct key_of<int64_t> {
     typedef uint64_t U;
-    static __device__ U map(int64_t v) { return (uint64_t)v ^ 0x8000000000000000ull; }
+    static __device__ U map(int64_t v)
+    {
+        return (uint64_t)v ^ 0x8000000000000000ull;
+    }
 };
 // A float's bits ordered as unsigned: negatives flipped whole, positives their sign bit set.
 // NaN (any payload, either sign) maps to the top, -0.0 to +0.0's key.
@@ -54,8 +63,9 @@ template <> struct key_of<double> {
 
 // x (outer, n, inner); keys, pos (outer * inner, n)
 template <typename T>
-__global__ void keys_kernel(const char *x, char *keys, int32_t *pos, int64_t outer, int64_t n,
-                            int64_t inner, int desc)
+__global__ void
+keys_kernel(const char *x, char *keys, int32_t *pos, int64_t outer, int64_t n, int64_t inner,
+            int desc)
 {
     typedef typename key_of<T>::U U;
     GRID_LOOP(e, outer * n * inner)
@@ -68,7 +78,8 @@ __global__ void keys_kernel(const char *x, char *keys, int32_t *pos, int64_t out
     }
 }
 
-__global__ void steps_kernel(int32_t *out, int64_t count, int64_t step)
+__global__ void
+steps_kernel(int32_t *out, int64_t count, int64_t step)
 {
     GRID_LOOP(r, count)
     {
@@ -78,8 +89,9 @@ __global__ void steps_kernel(int32_t *out, int64_t count, int64_t step)
 
 // x (outer, n, inner), pos (outer * inner, n); values, indices (outer, k, inner)
 template <typename T>
-__global__ void gather_kernel(const char *x, const int32_t *pos, char *values, int64_t *indices,
-                              int64_t outer, int64_t n, int64_t inner, int64_t k)
+__global__ void
+gather_kernel(const char *x, const int32_t *pos, char *values, int64_t *indices, int64_t outer,
+              int64_t n, int64_t inner, int64_t k)
 {
     GRID_LOOP(e, outer * k * inner)
     {
@@ -93,7 +105,9 @@ __global__ void gather_kernel(const char *x, const int32_t *pos, char *values, i
 }
 
 // s (n) sorted; flags (n)
-template <typename T> __global__ void flags_kernel(const char *s, int32_t *flags, int64_t n)
+template <typename T>
+__global__ void
+flags_kernel(const char *s, int32_t *flags, int64_t n)
 {
     const T *v = (const T *)s;
     GRID_LOOP(j, n)
@@ -104,9 +118,9 @@ template <typename T> __global__ void flags_kernel(const char *s, int32_t *flags
 
 // s, perm, flags, group, inverse (n); u, starts (groups)
 template <typename T>
-__global__ void scatter_kernel(const char *s, const int64_t *perm, const int32_t *flags,
-                               const int32_t *group, char *u, int64_t *inverse, int64_t *starts,
-                               int64_t n)
+__global__ void
+scatter_kernel(const char *s, const int64_t *perm, const int32_t *flags, const int32_t *group,
+               char *u, int64_t *inverse, int64_t *starts, int64_t n)
 {
     GRID_LOOP(j, n)
     {
@@ -120,7 +134,8 @@ __global__ void scatter_kernel(const char *s, const int64_t *perm, const int32_t
 }
 
 // starts, counts (groups)
-__global__ void counts_kernel(const int64_t *starts, int64_t *counts, int64_t groups, int64_t n)
+__global__ void
+counts_kernel(const int64_t *starts, int64_t *counts, int64_t groups, int64_t n)
 {
     GRID_LOOP(g, groups)
     {
@@ -128,7 +143,7 @@ __global__ void counts_kernel(const int64_t *starts, int64_t *counts, int64_t gr
     }
 }
 
-#define BY_DTYPE(kernel)                                                                     \
+#define BY_DTYPE(kernel)                                                                          \
     {MT_KERNEL_PTR(kernel<bool>), MT_KERNEL_PTR(kernel<int32_t>), MT_KERNEL_PTR(kernel<int64_t>), \
      MT_KERNEL_PTR(kernel<float>), MT_KERNEL_PTR(kernel<double>)}
 
@@ -183,34 +198,33 @@ mt_cuda_unique_counts_kernel(void)
 template <typename U>
 static cudaError_t
 sort_pairs(void *temp, size_t *temp_bytes, int bits, const void *keys_in, void *keys_out,
-           const int32_t *pos_in, int32_t *pos_out, const int32_t *offsets, int64_t rows,
-           int64_t n, cudaStream_t stream)
+           const int32_t *pos_in, int32_t *pos_out, const int32_t *offsets, int64_t rows, int64_t n,
+           cudaStream_t stream)
 {
     const U *ki = (const U *)keys_in;
     U *ko = (U *)keys_out;
     if (rows == 1) {
-        return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, ki, ko, pos_in, pos_out,
-                                               (int)n, 0, bits, stream);
+        return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, ki, ko, pos_in, pos_out, (int)n,
+                                               0, bits, stream);
     }
     return cub::DeviceSegmentedSort::StableSortPairs(temp, *temp_bytes, ki, ko, pos_in, pos_out,
-                                                     rows * n, rows, offsets, offsets + 1,
-                                                     stream);
+                                                     rows * n, rows, offsets, offsets + 1, stream);
 }
 
 extern "C" cudaError_t
 mt_cuda_sort_pairs(void *temp, size_t *temp_bytes, int key_bytes, int bits, const void *keys_in,
-                   void *keys_out, const int32_t *pos_in, int32_t *pos_out,
-                   const int32_t *offsets, int64_t rows, int64_t n, cudaStream_t stream)
+                   void *keys_out, const int32_t *pos_in, int32_t *pos_out, const int32_t *offsets,
+                   int64_t rows, int64_t n, cudaStream_t stream)
 {
-    return key_bytes == 8 ? sort_pairs<uint64_t>(temp, temp_bytes, bits, keys_in, keys_out,
-                                                 pos_in, pos_out, offsets, rows, n, stream)
-                          : sort_pairs<uint32_t>(temp, temp_bytes, bits, keys_in, keys_out,
-                                                 pos_in, pos_out, offsets, rows, n, stream);
+    return key_bytes == 8 ? sort_pairs<uint64_t>(temp, temp_bytes, bits, keys_in, keys_out, pos_in,
+                                                 pos_out, offsets, rows, n, stream)
+                          : sort_pairs<uint32_t>(temp, temp_bytes, bits, keys_in, keys_out, pos_in,
+                                                 pos_out, offsets, rows, n, stream);
 }
 
 extern "C" cudaError_t
-mt_cuda_inclusive_sum32(void *temp, size_t *temp_bytes, const int32_t *in, int32_t *out,
-                        int64_t n, cudaStream_t stream)
+mt_cuda_inclusive_sum32(void *temp, size_t *temp_bytes, const int32_t *in, int32_t *out, int64_t n,
+                        cudaStream_t stream)
 {
     return cub::DeviceScan::InclusiveSum(temp, *temp_bytes, in, out, (int)n, stream);
 }

@@ -61,8 +61,8 @@ cudaError_t mt_cuda_sort_pairs(void *temp, size_t *temp_bytes, int key_bytes, in
                                cudaStream_t stream);
 
 /* out (n) = the inclusive sum of in (n); with temp NULL, only sets *temp_bytes. */
-cudaError_t mt_cuda_inclusive_sum32(void *temp, size_t *temp_bytes, const int32_t *in,
-                                    int32_t *out, int64_t n, cudaStream_t stream);
+cudaError_t mt_cuda_inclusive_sum32(void *temp, size_t *temp_bytes, const int32_t *in, int32_t *out,
+                                    int64_t n, cudaStream_t stream);
 
 #ifndef __CUDACC__
 #include "cuda/cuda.h"

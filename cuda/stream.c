@@ -72,6 +72,7 @@ mt_cuda_event_create(int device, bool timing, bool blocking, cudaEvent_t *out)
     if (st) {
         return st;
     }
-    unsigned flags = (timing ? 0u : cudaEventDisableTiming) | (blocking ? cudaEventBlockingSync : 0u);
+    unsigned flags = (timing ? 0u : cudaEventDisableTiming) |
+                     (blocking ? cudaEventBlockingSync : 0u);
     return mt_cuda_check(cudaEventCreateWithFlags(out, flags));
 }

@@ -16,8 +16,8 @@
 typedef struct mt_alloc_stats {
     int64_t allocated_bytes;      /* bytes currently handed out */
     int64_t peak_allocated_bytes; /* high-water mark of allocated_bytes */
-    int64_t reserved_bytes;       /* bytes held from the system (equal to allocated without a cache) */
-    int64_t num_allocs;           /* calls to alloc that succeeded */
+    int64_t reserved_bytes; /* bytes held from the system (equal to allocated without a cache) */
+    int64_t num_allocs; /* calls to alloc that succeeded */
     int64_t num_frees;
 } mt_alloc_stats;
 

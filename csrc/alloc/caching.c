@@ -648,4 +648,3 @@ mt_caching_empty_cache(mt_caching_allocator *ca)
     release_cached_blocks(ca);
     pthread_mutex_unlock(&ca->mutex);
 }
-

@@ -17,9 +17,11 @@ mt_caching_get_stats(mt_caching_allocator *ca, mt_caching_stats *out)
 static int
 all_stats(mt_caching_stats *s, mt_stat **out)
 {
-    mt_stat *arrays[] = {s->allocation,      s->segment,        s->active,
-                         s->inactive_split,  s->allocated_bytes, s->reserved_bytes,
-                         s->active_bytes,    s->inactive_split_bytes, s->requested_bytes};
+    mt_stat *arrays[] = {s->allocation,      s->segment,
+                         s->active,          s->inactive_split,
+                         s->allocated_bytes, s->reserved_bytes,
+                         s->active_bytes,    s->inactive_split_bytes,
+                         s->requested_bytes};
     int n = 0;
     for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
         for (int t = 0; t < MT_NUM_STAT_TYPES; t++) {
@@ -66,7 +68,8 @@ mt_caching_reset_accumulated_stats(mt_caching_allocator *ca)
 static int
 cmp_ptr(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)(*(mt_block *const *)a)->ptr, y = (uintptr_t)(*(mt_block *const *)b)->ptr;
+    uintptr_t x = (uintptr_t)(*(mt_block *const *)a)->ptr,
+              y = (uintptr_t)(*(mt_block *const *)b)->ptr;
     return x < y ? -1 : x > y;
 }
 
@@ -207,8 +210,8 @@ vt_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
     mt_caching_allocator *ca = (mt_caching_allocator *)self;
     (void)ctx;
     if (ptr != NULL) {
-        mt_alloc_report(ptr, -(int64_t)nbytes, (mt_device){MT_CUDA, ca->device},
-                        pool_name(nbytes), 1);
+        mt_alloc_report(ptr, -(int64_t)nbytes, (mt_device){MT_CUDA, ca->device}, pool_name(nbytes),
+                        1);
     }
     /* The pointer came from vt_alloc, so the lookup cannot fail. */
     (void)mt_caching_free(ca, ptr);

@@ -51,7 +51,8 @@ cpu_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **c
 #endif
     if (p == NULL) {
         return mt_fail(MT_ENOMEM,
-                       "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu bytes. "
+                       "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu "
+                       "bytes. "
                        "Error code 12 (Cannot allocate memory)",
                        nbytes);
     }

@@ -138,8 +138,8 @@ host_event_destroy(void *state, void *event)
 }
 
 const mt_caching_backend mt_host_backend_vtable = {
-    host_raw_alloc,    host_raw_free,          host_mem_get_info,      host_current_stream,
-    host_event_record, host_event_query,       host_event_synchronize, host_event_destroy,
+    host_raw_alloc,    host_raw_free,    host_mem_get_info,      host_current_stream,
+    host_event_record, host_event_query, host_event_synchronize, host_event_destroy,
 };
 
 mt_status

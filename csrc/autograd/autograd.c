@@ -727,8 +727,8 @@ mt_autograd_init(void)
     for (int op = 0; op < MT_NUM_OPS; op++) {
         formulas[op] = table[op].backward ? &table[op] : NULL;
         if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
-            refusing[op] = (mt_formula){"NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u,
-                                        true, 0, false, false};
+            refusing[op] = (mt_formula){
+                "NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u, true, 0, false, false};
             formulas[op] = &refusing[op];
         }
         if (formulas[op] && !formulas[op]->own_kernel) {

@@ -98,8 +98,8 @@ struct mt_node {
     const mt_formula *formula; /* NULL for AccumulateGrad */
     const char *name;
     uint64_t sequence_nr; /* creation order: later nodes run first among the ready ones */
-    mt_args args;         /* the op's non-tensor arguments (tensor slots NULL) */
-    char str[32];         /* a copy of args.str[0] */
+    mt_args args; /* the op's non-tensor arguments (tensor slots NULL) */
+    char str[32]; /* a copy of args.str[0] */
     mt_tensor *saved[MT_MAX_TENSOR_ARGS]; /* owned, per save_inputs */
     long saved_version[MT_MAX_TENSOR_ARGS];
     mt_tensor *saved_out[MT_NODE_MAX_OUT]; /* owned detached aliases, per save_outputs */
@@ -107,17 +107,17 @@ struct mt_node {
     bool has_saved;
     bool released; /* its saved tensors were freed by a backward without retain_graph */
     int nedges;
-    mt_edge *edges;    /* nedges, owned */
-    mt_meta *in_meta;  /* per edge: the input's metadata */
+    mt_edge *edges; /* nedges, owned */
+    mt_meta *in_meta; /* per edge: the input's metadata */
     int nout;
     mt_meta out_meta[MT_NODE_MAX_OUT];
     bool out_diff[MT_NODE_MAX_OUT]; /* whether output k is differentiable (a float) */
     mt_tensor *retains[MT_NODE_MAX_OUT]; /* borrowed: outputs that retain_grad() */
     mt_tensor *variable; /* AccumulateGrad: the leaf, owned */
-    void *user;          /* a formula's own state (a Python autograd.Function's ctx), owned */
+    void *user; /* a formula's own state (a Python autograd.Function's ctx), owned */
     void (*user_free)(void *user);
-    void *pyobj;         /* borrowed: its live Python wrapper, if any */
-    mt_node *next_dead;  /* its link in the thread's queue of nodes to free (autograd.c) */
+    void *pyobj; /* borrowed: its live Python wrapper, if any */
+    mt_node *next_dead; /* its link in the thread's queue of nodes to free (autograd.c) */
     /* engine scratch, valid while run == the engine's current run id */
     uint64_t run;
     int deps;
@@ -201,8 +201,8 @@ mt_status mt_autograd_record_custom(const mt_formula *f, void *user, void (*user
  * With inputs (n_inputs > 0) it returns their gradients in captured[] (new references, NULL
  * where none flowed) instead of accumulating into leaves' .grad (autograd.grad). */
 mt_status mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads,
-                      bool retain_graph, bool create_graph, int n_inputs,
-                      mt_tensor *const *inputs, mt_tensor **captured);
+                      bool retain_graph, bool create_graph, int n_inputs, mt_tensor *const *inputs,
+                      mt_tensor **captured);
 
 /* ---- helpers for formulas: one op each, through the dispatcher ---- */
 

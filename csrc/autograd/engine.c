@@ -179,8 +179,8 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
     mt_status st = MT_OK;
     if (leaf->grad == NULL) {
         /* Keep the gradient itself when nobody else can see it, else a copy of its own. */
-        if (!create_graph && (atomic_load(&grad->refcount) > 1 || grad->grad_fn ||
-                              !mt_tensor_is_contiguous(grad))) {
+        if (!create_graph &&
+            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !mt_tensor_is_contiguous(grad))) {
             mt_tensor *c = NULL;
             st = mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
@@ -302,7 +302,8 @@ root_grad(int k, mt_tensor *root, mt_tensor *given, mt_tensor **out)
     char b1[128], b2[128];
     if (!mt_tensor_requires_grad(root)) {
         return mt_fail(MT_ERUNTIME,
-                       "element %d of tensors does not require grad and does not have a grad_fn", k);
+                       "element %d of tensors does not require grad and does not have a grad_fn",
+                       k);
     }
     if (given) {
         if (given->ndim != root->ndim ||

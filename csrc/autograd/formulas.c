@@ -468,7 +468,7 @@ mt_formula_overload_name(mt_op op, const mt_args *a)
         return a->i_none & 1u ? NULL : "ProdBackward1";
     case MT_OP_scatter: /* scatter(..., value); with a reduce, no derivative (as PyTorch) */
     case MT_OP_scatter_:
-        return a->str[0]                                ? "NotImplemented"
+        return a->str[0]                               ? "NotImplemented"
                : a->t[2] && a->t[2]->is_wrapped_number ? "ScatterBackward1"
                                                        : NULL;
     case MT_OP_index_fill: /* index_fill(..., Tensor value) */

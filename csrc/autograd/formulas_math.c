@@ -482,15 +482,17 @@ mt_formula_math_overload_name(mt_op op, const mt_args *a)
     switch (op) {
     case MT_OP_pow:
     case MT_OP_pow_:
-        return is_number(a->t[0]) ? "PowBackward2" : is_number(a->t[1]) ? "PowBackward0"
-                                                                        : "PowBackward1";
+        return is_number(a->t[0])   ? "PowBackward2"
+               : is_number(a->t[1]) ? "PowBackward0"
+                                    : "PowBackward1";
     case MT_OP_div:
     case MT_OP_div_:
         return a->str[0] ? "DivBackward2" : NULL;
     case MT_OP_remainder:
     case MT_OP_remainder_:
-        return is_number(a->t[0]) ? "NotImplemented" : is_number(a->t[1]) ? "RemainderBackward0"
-                                                                          : "RemainderBackward1";
+        return is_number(a->t[0])   ? "NotImplemented"
+               : is_number(a->t[1]) ? "RemainderBackward0"
+                                    : "RemainderBackward1";
     case MT_OP_fmod:
     case MT_OP_fmod_:
         return is_number(a->t[1]) ? "FmodBackward0" : "FmodBackward1";
@@ -516,13 +518,15 @@ mt_formula_math_overload_name(mt_op op, const mt_args *a)
     case MT_OP_ge_:
         return is_number(a->t[1]) ? "GeBackward0" : "GeBackward1";
     case MT_OP_normal: /* normal.Tensor_float, float_Tensor, Tensor_Tensor */
-        return is_number(a->t[1]) ? "NormalBackward1" : is_number(a->t[0]) ? "NormalBackward2"
-                                                                           : "NormalBackward3";
+        return is_number(a->t[1])   ? "NormalBackward1"
+               : is_number(a->t[0]) ? "NormalBackward2"
+                                    : "NormalBackward3";
     case MT_OP_bernoulli_: /* bernoulli_.float, bernoulli_.Tensor */
         return is_number(a->t[1]) ? "BernoulliBackward2" : NULL;
     case MT_OP_random_: /* random_(), random_.to, random_.from */
-        return mt_scalar_is_none(a->s[0]) ? "RandomBackward2"
-               : mt_scalar_is_none(a->s[1]) ? "RandomBackward1" : NULL;
+        return mt_scalar_is_none(a->s[0])   ? "RandomBackward2"
+               : mt_scalar_is_none(a->s[1]) ? "RandomBackward1"
+                                            : NULL;
     case MT_OP_bernoulli: /* bernoulli.p has no derivative */
         return mt_scalar_is_none(a->s[0]) ? NULL : "NotImplemented";
     default:

@@ -135,8 +135,8 @@ mt_grad_batch_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_embedding(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return mt_op_embedding_dense_backward(g[0], n->saved[1], n->in_meta[0].sizes[0],
-                                          n->args.i[0], n->args.b[0], &gi[0]);
+    return mt_op_embedding_dense_backward(g[0], n->saved[1], n->in_meta[0].sizes[0], n->args.i[0],
+                                          n->args.b[0], &gi[0]);
 }
 
 /* ---- losses ---- */
@@ -180,8 +180,7 @@ mt_grad_binary_cross_entropy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *s[SCRATCH] = {NULL};
     mt_status st = MT_OK;
     if (n->edges[0].node) {
-        if ((st = mt_op_mul(x, x, &s[0])) ||
-            (st = mt_op_sub(x, s[0], mt_scalar_int(1), &s[1])) ||
+        if ((st = mt_op_mul(x, x, &s[0])) || (st = mt_op_sub(x, s[0], mt_scalar_int(1), &s[1])) ||
             (st = mt_op_clamp_min(s[1], mt_scalar_float(1e-12), &s[2])) ||
             (st = mt_op_sub(x, t, mt_scalar_int(1), &s[3])) ||
             (st = mt_op_div(s[3], s[2], NULL, &s[4]))) {
@@ -195,8 +194,7 @@ mt_grad_binary_cross_entropy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     if (n->edges[1].node) {
         /* -logit(x) = log1p(-x) - log(x) */
-        if ((st = mt_op_neg(x, &s[5])) ||
-            (st = mt_op_log1p(s[5], &s[6])) ||
+        if ((st = mt_op_neg(x, &s[5])) || (st = mt_op_log1p(s[5], &s[6])) ||
             (st = mt_op_log(x, &s[7]))) {
             goto out_release;
         }
@@ -216,10 +214,8 @@ log_sigmoid(mt_tensor *x, mt_tensor **out)
 {
     mt_tensor *s[4] = {NULL};
     mt_status st;
-    if ((st = mt_op_abs(x, &s[0])) == MT_OK &&
-        (st = mt_op_neg(s[0], &s[1])) == MT_OK &&
-        (st = mt_op_exp(s[1], &s[2])) == MT_OK &&
-        (st = mt_op_log1p(s[2], &s[3])) == MT_OK) {
+    if ((st = mt_op_abs(x, &s[0])) == MT_OK && (st = mt_op_neg(s[0], &s[1])) == MT_OK &&
+        (st = mt_op_exp(s[1], &s[2])) == MT_OK && (st = mt_op_log1p(s[2], &s[3])) == MT_OK) {
         mt_tensor_clear(&s[0]);
         if ((st = mt_op_clamp_max(x, mt_scalar_float(0.0), &s[0])) == MT_OK) {
             st = mt_op_sub(s[0], s[3], mt_scalar_int(1), out);
@@ -259,8 +255,7 @@ mt_grad_binary_cross_entropy_with_logits(mt_node *n, mt_tensor *const *g, mt_ten
         d = NULL;
         if (pw == NULL) {
             st = mt_op_neg(x, &d);
-        } else if ((st = log_sigmoid(x, &s[5])) == MT_OK &&
-                   (st = mt_op_neg(pw, &s[6])) == MT_OK &&
+        } else if ((st = log_sigmoid(x, &s[5])) == MT_OK && (st = mt_op_neg(pw, &s[6])) == MT_OK &&
                    (st = mt_op_add(s[6], one, mt_scalar_int(1), &s[7])) == MT_OK) {
             mt_tensor *p = NULL;
             if ((st = mt_op_mul(s[7], s[5], &p)) == MT_OK) {
@@ -355,7 +350,8 @@ loss_grad(tmp *s, const mt_node *n, mt_tensor *g, mt_tensor *like)
 
 /* d/dself = g * inner (broadcast), d/dtarget = its negation, for the losses of self - target */
 static mt_status
-difference_loss_grads(tmp *s, mt_node *n, mt_tensor *g, mt_tensor *d, mt_tensor *inner, mt_tensor **gi)
+difference_loss_grads(tmp *s, mt_node *n, mt_tensor *g, mt_tensor *d, mt_tensor *inner,
+                      mt_tensor **gi)
 {
     mt_tensor *gs = bin(s, MT_OP_mul, loss_grad(s, n, g, d), inner);
     if (wants(n, 0)) {
@@ -383,7 +379,8 @@ mt_grad_smooth_l1_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     tmp s = {0};
     double beta = n->args.f[0];
     mt_tensor *d = bin(&s, MT_OP_sub, n->saved[0], n->saved[1]);
-    mt_tensor *inner = three_way(&s, d, beta, num(&s, -1.0), num(&s, 1.0), bin(&s, MT_OP_div, d, num(&s, beta)));
+    mt_tensor *inner = three_way(&s, d, beta, num(&s, -1.0), num(&s, 1.0),
+                                 bin(&s, MT_OP_div, d, num(&s, beta)));
     return difference_loss_grads(&s, n, g[0], d, inner, gi);
 }
 

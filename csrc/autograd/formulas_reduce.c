@@ -142,8 +142,7 @@ eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
 {
     mt_tensor *eq = NULL, *xn = NULL, *yn = NULL, *both = NULL;
     mt_status st = mt_op_eq(x, y, &eq);
-    if (st == MT_OK && (st = mt_op_isnan(x, &xn)) == MT_OK &&
-        (st = mt_op_isnan(y, &yn)) == MT_OK &&
+    if (st == MT_OK && (st = mt_op_isnan(x, &xn)) == MT_OK && (st = mt_op_isnan(y, &yn)) == MT_OK &&
         (st = mt_op_logical_and(xn, yn, &both)) == MT_OK) {
         st = mt_op_logical_or(eq, both, out);
     }
@@ -167,8 +166,7 @@ evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tenso
     mt_tensor *rk = NULL, *gk = NULL, *mask = NULL, *count = NULL, *q = NULL;
     mt_status st = mt_ags_keep(res, &n->in_meta[0], red, &rk);
     if (st == MT_OK && (st = mt_ags_keep(g, &n->in_meta[0], red, &gk)) == MT_OK &&
-        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_op_eq(self, rk, &mask)) ==
-            MT_OK &&
+        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_op_eq(self, rk, &mask)) == MT_OK &&
         (st = mt_ags_sum_keep(mask, red, &count)) == MT_OK &&
         (st = mt_op_div(gk, count, NULL, &q)) == MT_OK) {
         st = mul(q, mask, out);
@@ -281,8 +279,7 @@ norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool
     if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties (NaNs) */
         mt_tensor *count = NULL;
         if ((st = eq_or_nan(ab, nk, &t)) == MT_OK &&
-            (st = mt_ags_sum_keep(t, red, &count)) == MT_OK &&
-            (st = mul(sg, t, scaled)) == MT_OK) {
+            (st = mt_ags_sum_keep(t, red, &count)) == MT_OK && (st = mul(sg, t, scaled)) == MT_OK) {
             st = mt_op_div(gk, count, NULL, scale);
         }
         mt_tensor_clear(&count);
@@ -337,8 +334,7 @@ mt_grad_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
             (st = mt_op_div(gk, den, NULL, &scale)) == MT_OK) {
             st = mul(self, scale, &gi[0]);
         }
-    } else if (st == MT_OK &&
-               (st = norm_factors(self, nk, gk, p, red, &scaled, &scale)) == MT_OK) {
+    } else if (st == MT_OK && (st = norm_factors(self, nk, gk, p, red, &scaled, &scale)) == MT_OK) {
         st = mul(scaled, scale, &gi[0]);
     }
     mt_tensor_clear(&gk);
@@ -484,13 +480,13 @@ at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_ten
         /* tail[i] = prod(x[z+1..i]) */
         (st = mt_ags_where_number(not_mid, 1, x, &xm)) == MT_OK &&
         (st = mt_op_cumprod(xm, d, -1, &tail)) == MT_OK &&
-        (st = mt_ags_where_number(not_one, 0, g, &gm)) == MT_OK && (st = mul(gm, tail, &gt)) == MT_OK &&
-        (st = mt_ags_sum_keep(gt, red, &s)) == MT_OK && (st = mul(last, s, &hs)) == MT_OK &&
-        (st = mt_op_logical_not(first, &not_first)) == MT_OK) {
+        (st = mt_ags_where_number(not_one, 0, g, &gm)) == MT_OK &&
+        (st = mul(gm, tail, &gt)) == MT_OK && (st = mt_ags_sum_keep(gt, red, &s)) == MT_OK &&
+        (st = mul(last, s, &hs)) == MT_OK && (st = mt_op_logical_not(first, &not_first)) == MT_OK) {
         st = mt_ags_where_number(not_first, 0, hs, out);
     }
-    mt_tensor *all[] = {one, first, not_one, not_mid, xb, head, last, xm, tail, gm, gt, s, hs,
-                        not_first};
+    mt_tensor *all[] = {one, first, not_one, not_mid, xb, head, last,
+                        xm,  tail,  gm,      gt,      s,  hs,   not_first};
     for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
         mt_tensor_clear(&all[k]);
     }
@@ -608,7 +604,7 @@ mt_grad_cumprod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         return MT_OK;
     }
     if ((st = count_zeros(self, &zeros)) || zeros > 0) {
-        return st                 ? st
+        return st                  ? st
                : mt_grad_enabled() ? cumprod_omitting(self, g[0], d, &gi[0])
                                    : cumprod_at_zeros(self, res, g[0], d, &gi[0]);
     }
@@ -635,8 +631,8 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
     red[d] = n->in_meta[0].ndim > 0;
     mt_tensor *gy = NULL, *s = NULL, *e = NULL, *p = NULL;
     if (log) {
-        if ((st = mt_ags_sum_keep(g, red, &s)) == MT_OK &&
-            (st = mt_op_exp(y, &e)) == MT_OK && (st = mul(e, s, &p)) == MT_OK) {
+        if ((st = mt_ags_sum_keep(g, red, &s)) == MT_OK && (st = mt_op_exp(y, &e)) == MT_OK &&
+            (st = mul(e, s, &p)) == MT_OK) {
             st = mt_op_sub(g, p, mt_scalar_int(1), out);
         }
     } else if ((st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_sum_keep(gy, red, &s)) == MT_OK &&

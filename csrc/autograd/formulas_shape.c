@@ -495,6 +495,5 @@ void
 mt_autograd_register_own_kernels(void)
 {
     mt_register_kernel(MT_OP_index, MT_KEY_AUTOGRAD, index_autograd, "mt_autograd_kernel");
-    mt_register_kernel(MT_OP_index_put_, MT_KEY_AUTOGRAD, index_put_autograd,
-                       "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_index_put_, MT_KEY_AUTOGRAD, index_put_autograd, "mt_autograd_kernel");
 }

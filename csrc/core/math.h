@@ -4,6 +4,9 @@
 #ifndef MT_MATH_H
 #define MT_MATH_H
 
+/* The formulas are tables of macro calls, laid out by hand. */
+/* clang-format off */
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -739,5 +742,7 @@ mt_log_add_exp(double x, double acc)
     }
     return x;
 }
+
+/* clang-format on */
 
 #endif

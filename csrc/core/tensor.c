@@ -22,7 +22,8 @@ mt_storage_new(size_t nbytes, mt_device dev, mt_storage **out)
 {
     mt_allocator *a = mt_allocator_for(dev);
     if (a == NULL) {
-        return mt_fail(MT_EDEVICE, "no allocator for device type %d: minitorch was built without CUDA",
+        return mt_fail(MT_EDEVICE,
+                       "no allocator for device type %d: minitorch was built without CUDA",
                        (int)dev.type);
     }
     void *data = NULL, *ctx = NULL;
@@ -43,8 +44,9 @@ mt_storage_wrap(void *data, size_t nbytes, mt_device dev, mt_allocator *allocato
 {
     mt_storage *s = malloc(sizeof(*s));
     if (s == NULL) {
-        return mt_fail(MT_ENOMEM, "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
-                                  "%zu bytes. Error code 12 (Cannot allocate memory)",
+        return mt_fail(MT_ENOMEM,
+                       "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                       "%zu bytes. Error code 12 (Cannot allocate memory)",
                        sizeof(*s));
     }
     atomic_init(&s->refcount, 1);
@@ -110,8 +112,9 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
 {
     mt_tensor *t = calloc(1, sizeof(*t));
     if (t == NULL) {
-        return mt_fail(MT_ENOMEM, "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
-                                  "%zu bytes. Error code 12 (Cannot allocate memory)",
+        return mt_fail(MT_ENOMEM,
+                       "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                       "%zu bytes. Error code 12 (Cannot allocate memory)",
                        sizeof(*t));
     }
     atomic_init(&t->refcount, 1);
@@ -141,7 +144,8 @@ mt_check_sizes(int ndim, const int64_t *sizes)
     bool overflow = false, empty = false;
     for (int d = 0; d < ndim; d++) {
         if (sizes[d] < 0) {
-            return mt_fail(MT_ERUNTIME, "Trying to create tensor with negative dimension %" PRId64 ": %s",
+            return mt_fail(MT_ERUNTIME,
+                           "Trying to create tensor with negative dimension %" PRId64 ": %s",
                            sizes[d], mt_format_sizes(buf, sizeof(buf), ndim, sizes));
         }
         empty |= sizes[d] == 0;
@@ -186,8 +190,8 @@ mt_status
 mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                int64_t offset, mt_tensor **out)
 {
-    mt_status st =
-        mt_tensor_on_storage(base->storage, ndim, sizes, strides, offset, base->dtype, out);
+    mt_status st = mt_tensor_on_storage(base->storage, ndim, sizes, strides, offset, base->dtype,
+                                        out);
     if (st == MT_OK) {
         version_hold(*out, base->version);
     }
@@ -244,8 +248,9 @@ mt_tensor_on_storage(mt_storage *storage, int ndim, const int64_t *sizes, const 
         uint64_t last = (uint64_t)offset;
         for (int d = 0; d < ndim; d++) {
             if (strides[d] < 0) {
-                return mt_fail(MT_ERUNTIME, "as_strided: Negative strides are not supported at the "
-                                            "moment, got strides: %s",
+                return mt_fail(MT_ERUNTIME,
+                               "as_strided: Negative strides are not supported at the "
+                               "moment, got strides: %s",
                                mt_format_sizes(tb, sizeof(tb), ndim, strides));
             }
             uint64_t span;
@@ -290,8 +295,7 @@ mt_tensor_scalar(mt_scalar value, mt_dtype dtype, mt_tensor **out)
 void
 mt_tensor_release(mt_tensor *t)
 {
-    if (t == NULL ||
-        atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) {
+    if (t == NULL || atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) {
         return;
     }
     if (t->grad) {
@@ -480,7 +484,7 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
     } else {
         return MT_OK; /* floats take any value (inf on overflow); bools any truth value */
     }
-    bool ok = v.type == MT_INT64   ? (dt == MT_INT64 || (v.v.i >= INT32_MIN && v.v.i <= INT32_MAX))
+    bool ok = v.type == MT_INT64 ? (dt == MT_INT64 || (v.v.i >= INT32_MIN && v.v.i <= INT32_MAX))
               : v.type == MT_FLOAT64 ? (v.v.f >= lo && v.v.f < hi) /* false for NaN */
                                      : true;
     if (!ok) {
@@ -571,8 +575,8 @@ mt_tensor_item(const mt_tensor *t, mt_scalar *out)
 {
     int64_t n = mt_tensor_numel(t);
     if (n != 1) {
-        return mt_fail(MT_ERUNTIME, "a Tensor with %" PRId64 " elements cannot be converted to Scalar",
-                       n);
+        return mt_fail(MT_ERUNTIME,
+                       "a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
     }
     if (mt_tensor_device(t).type != MT_CPU) {
         /* through a host copy: the copy_ kernel of the device's backend reads it */
@@ -598,7 +602,8 @@ mt_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nou
         int64_t sb = k < nb ? b[nb - 1 - k] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
             return mt_fail(MT_ESHAPE,
-                           "The size of tensor a (%" PRId64 ") must match the size of tensor b (%" PRId64
+                           "The size of tensor a (%" PRId64
+                           ") must match the size of tensor b (%" PRId64
                            ") at non-singleton dimension %d",
                            sa, sb, n - 1 - k);
         }

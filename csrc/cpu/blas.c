@@ -99,8 +99,8 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)a, (int)lda,
                             (float *)b, (int)inc_b, (float)beta, (float *)c, 1);
         } else {
-            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)a, (int)lda,
-                            (double *)b, (int)inc_b, beta, (double *)c, 1);
+            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)a, (int)lda, (double *)b,
+                            (int)inc_b, beta, (double *)c, 1);
         }
         mt_cpu_lib_exit();
         return;
@@ -114,8 +114,8 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
             MT_CBLAS(sgemv)(CblasRowMajor, t, rows, cols, (float)alpha, (float *)b, (int)ldb,
                             (float *)a, (int)inc_a, (float)beta, (float *)c, 1);
         } else {
-            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)b, (int)ldb,
-                            (double *)a, (int)inc_a, beta, (double *)c, 1);
+            MT_CBLAS(dgemv)(CblasRowMajor, t, rows, cols, alpha, (double *)b, (int)ldb, (double *)a,
+                            (int)inc_a, beta, (double *)c, 1);
         }
         mt_cpu_lib_exit();
         return;
@@ -125,17 +125,17 @@ gemm_blas(const mt_tensor *A, const mt_tensor *B, mt_tensor *C, double alpha, do
 
 // A (m,k), B (k,n) strided, C (m,n) contiguous, of integer type T; C = alpha * A @ B + beta * C
 // in wrapping (unsigned) arithmetic, as PyTorch's integers; beta == 0 ignores C.
-#define GEMM_INT_LOOP(T)                                                                  \
-    for (int64_t i = 0; i < m; i++) {                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                 \
-            uint64_t s = 0;                                                               \
-            for (int64_t p = 0; p < k; p++) {                                             \
-                s += (uint64_t)((T *)a)[i * A->strides[0] + p * A->strides[1]] *          \
-                     (uint64_t)((T *)b)[p * B->strides[0] + j * B->strides[1]];           \
-            }                                                                             \
-            T *o = (T *)c + i * n + j;                                                    \
-            *o = (T)(alpha * s + (beta != 0 ? beta * (uint64_t)*o : 0));                  \
-        }                                                                                 \
+#define GEMM_INT_LOOP(T)                                                         \
+    for (int64_t i = 0; i < m; i++) {                                            \
+        for (int64_t j = 0; j < n; j++) {                                        \
+            uint64_t s = 0;                                                      \
+            for (int64_t p = 0; p < k; p++) {                                    \
+                s += (uint64_t)((T *)a)[i * A->strides[0] + p * A->strides[1]] * \
+                     (uint64_t)((T *)b)[p * B->strides[0] + j * B->strides[1]];  \
+            }                                                                    \
+            T *o = (T *)c + i * n + j;                                           \
+            *o = (T)(alpha * s + (beta != 0 ? beta * (uint64_t)*o : 0));         \
+        }                                                                        \
     }
 
 // A (m,k), B (k,n) strided, C (m,n) contiguous, integers; alpha and beta already in C's dtype
@@ -285,8 +285,7 @@ batch_matrix(const mt_tensor *t, int64_t b)
 // self broadcast to (B,m,n) or NULL, b1 (B,m,k), b2 (B,k,n);
 // out (B,m,n) = beta * self + alpha * b1[b] @ b2[b] for each b
 static mt_status
-batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar beta,
-        mt_scalar alpha)
+batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar beta, mt_scalar alpha)
 {
     mt_tensor *out = NULL;
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
@@ -324,8 +323,7 @@ mt_cpu_baddbmm(mt_args *a)
 
 // self broadcast to (m) or NULL, mat (m,k), vec (k); out (m) = beta * self + alpha * mat @ vec
 static mt_status
-matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta,
-       mt_scalar alpha)
+matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta, mt_scalar alpha)
 {
     mt_tensor *out = NULL;
     mt_status st = check_dtype(mat);

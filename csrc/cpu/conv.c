@@ -73,22 +73,22 @@ mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t
 
 /* out (m, n) += w (m, k) @ col (k, n), row strides ldc and ldb; integers wrap on overflow
  * (unsigned arithmetic). */
-#define INT_GEMM(name, T, U)                                                                       \
-    static void name(const void *wv, const void *colv, int64_t ldb, void *outv, int64_t ldc,       \
-                     int64_t m, int64_t n, int64_t k)                                              \
-    {                                                                                              \
-        const T *w = (const T *)wv, *col = (const T *)colv;                                        \
-        T *out = (T *)outv;                                                                        \
-        for (int64_t i = 0; i < m; i++) {                                                          \
-            T *o = out + i * ldc;                                                                  \
-            for (int64_t p = 0; p < k; p++) {                                                      \
-                const U wip = (U)w[i * k + p];                                                     \
-                const T *c = col + p * ldb;                                                        \
-                for (int64_t j = 0; j < n; j++) {                                                  \
-                    o[j] = (T)((U)o[j] + wip * (U)c[j]);                                           \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+#define INT_GEMM(name, T, U)                                                                 \
+    static void name(const void *wv, const void *colv, int64_t ldb, void *outv, int64_t ldc, \
+                     int64_t m, int64_t n, int64_t k)                                        \
+    {                                                                                        \
+        const T *w = (const T *)wv, *col = (const T *)colv;                                  \
+        T *out = (T *)outv;                                                                  \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            T *o = out + i * ldc;                                                            \
+            for (int64_t p = 0; p < k; p++) {                                                \
+                const U wip = (U)w[i * k + p];                                               \
+                const T *c = col + p * ldb;                                                  \
+                for (int64_t j = 0; j < n; j++) {                                            \
+                    o[j] = (T)((U)o[j] + wip * (U)c[j]);                                     \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
     }
 INT_GEMM(gemm_int32, int32_t, uint32_t)
 INT_GEMM(gemm_int64, int64_t, uint64_t)
@@ -127,8 +127,8 @@ conv_block(const char *w, const char *col, int64_t ldb, char *out, int64_t ldc, 
         const char *wg = w + gi * m * k * (int64_t)item, *cg = col + gi * k * ldb * (int64_t)item;
         char *og = out + gi * m * ldc * (int64_t)item;
         if (blas) {
-            mt_cpu_gemm_raw(dt, false, false, (int)m, (int)n, (int)k, 1.0, wg, (int)k, cg,
-                            (int)ldb, bias ? 1.0 : 0.0, og, (int)ldc);
+            mt_cpu_gemm_raw(dt, false, false, (int)m, (int)n, (int)k, 1.0, wg, (int)k, cg, (int)ldb,
+                            bias ? 1.0 : 0.0, og, (int)ldc);
         } else if (dt == MT_INT32) {
             gemm_int32(wg, cg, ldb, og, ldc, m, n, k);
         } else {
@@ -180,8 +180,7 @@ mt_cpu_conv2d(mt_args *a)
     int64_t rows = own_col ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
     rows = rows < 1 ? 1 : rows > g.oh ? g.oh : rows;
     int64_t col_sizes[2] = {krows, rows * g.ow};
-    if (own_col && g.n > 0 &&
-        (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
+    if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
         goto out_release;
     }
     const int64_t in_bytes = g.c * g.h * g.w * (int64_t)item;

@@ -36,27 +36,27 @@ col_is_image(const conv_geom *g)
 
 // col (C*KH*KW, OH*OW) -> x (C, H, W): x += every tap's value at the pixel it read (im2col's
 // adjoint); taps in the padding are dropped
-#define COL2IM(name, T)                                                                  \
-    static void name(const T *col, T *x, const conv_geom *g)                             \
-    {                                                                                    \
-        for (int64_t c = 0; c < g->c; c++) {                                             \
-            for (int64_t i = 0; i < g->kh; i++) {                                        \
-                for (int64_t j = 0; j < g->kw; j++) {                                    \
-                    int64_t off = j * g->dw - g->pw, lo, hi;                             \
-                    mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);                   \
-                    for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) {               \
-                        int64_t ih = oh * g->sh + i * g->dh - g->ph;                     \
-                        if (ih < 0 || ih >= g->h) {                                      \
-                            continue;                                                    \
-                        }                                                                \
-                        T *dst = x + (c * g->h + ih) * g->w + off;                       \
-                        for (int64_t ow = lo; ow < hi; ow++) {                           \
-                            dst[ow * g->sw] += col[ow];                                  \
-                        }                                                                \
-                    }                                                                    \
-                }                                                                        \
-            }                                                                            \
-        }                                                                                \
+#define COL2IM(name, T)                                                    \
+    static void name(const T *col, T *x, const conv_geom *g)               \
+    {                                                                      \
+        for (int64_t c = 0; c < g->c; c++) {                               \
+            for (int64_t i = 0; i < g->kh; i++) {                          \
+                for (int64_t j = 0; j < g->kw; j++) {                      \
+                    int64_t off = j * g->dw - g->pw, lo, hi;               \
+                    mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);     \
+                    for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) { \
+                        int64_t ih = oh * g->sh + i * g->dh - g->ph;       \
+                        if (ih < 0 || ih >= g->h) {                        \
+                            continue;                                      \
+                        }                                                  \
+                        T *dst = x + (c * g->h + ih) * g->w + off;         \
+                        for (int64_t ow = lo; ow < hi; ow++) {             \
+                            dst[ow * g->sw] += col[ow];                    \
+                        }                                                  \
+                    }                                                      \
+                }                                                          \
+            }                                                              \
+        }                                                                  \
     }
 COL2IM(col2im_f32, float)
 COL2IM(col2im_f64, double)

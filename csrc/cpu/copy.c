@@ -8,22 +8,21 @@
 #include "ops/front.h"
 
 // out (any shape), in broadcast to it; out = (TO)in
-#define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                          \
-    static void cast_##FROM_S##_##TO_S(char **data, const int64_t *strides, int64_t n, \
-                                       void *ctx)                                      \
-    {                                                                                  \
-        (void)ctx;                                                                     \
-        if (strides[0] == sizeof(TO_T) && strides[1] == sizeof(FROM_T)) {             \
-            TO_T *o = (TO_T *)data[0];                                                 \
-            const FROM_T *x = (const FROM_T *)data[1];                                 \
-            for (int64_t i = 0; i < n; i++) {                                          \
-                o[i] = (TO_T)MT_LOAD(FROM_T, x + i);                                   \
-            }                                                                          \
-            return;                                                                    \
-        }                                                                              \
-        for (int64_t i = 0; i < n; i++) {                                              \
-            MT_AT(TO_T, 0, i) = (TO_T)MT_GET(FROM_T, 1, i);                            \
-        }                                                                              \
+#define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                                     \
+    static void cast_##FROM_S##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                             \
+        (void)ctx;                                                                                \
+        if (strides[0] == sizeof(TO_T) && strides[1] == sizeof(FROM_T)) {                         \
+            TO_T *o = (TO_T *)data[0];                                                            \
+            const FROM_T *x = (const FROM_T *)data[1];                                            \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                o[i] = (TO_T)MT_LOAD(FROM_T, x + i);                                              \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                         \
+            MT_AT(TO_T, 0, i) = (TO_T)MT_GET(FROM_T, 1, i);                                       \
+        }                                                                                         \
     }
 #define CAST_TO(T, S, E) MT_DTYPES_INNER(CAST_LOOP, T, S)
 #define CAST_TO_ARGS(E, T, S) CAST_TO(T, S, E)
@@ -82,8 +81,7 @@ out_shape:
     return mt_fail(MT_ERUNTIME,
                    "expand: the number of sizes provided (%d) must be greater or equal to the "
                    "number of dimensions in the tensor (%d): cannot copy %s into %s",
-                   dst->ndim, src->ndim,
-                   mt_format_sizes(b1, sizeof(b1), src->ndim, src->sizes),
+                   dst->ndim, src->ndim, mt_format_sizes(b1, sizeof(b1), src->ndim, src->sizes),
                    mt_format_sizes(b2, sizeof(b2), dst->ndim, dst->sizes));
 }
 
@@ -105,13 +103,13 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return MT_OK;
 }
 
-#define FILL_LOOP(E, T, S)                                                              \
-    static void fill_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
-    {                                                                                   \
-        T v = *(const T *)ctx;                                                          \
-        for (int64_t i = 0; i < n; i++) {                                               \
-            MT_AT(T, 0, i) = v;                                                         \
-        }                                                                               \
+#define FILL_LOOP(E, T, S)                                                          \
+    static void fill_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                               \
+        T v = *(const T *)ctx;                                                      \
+        for (int64_t i = 0; i < n; i++) {                                           \
+            MT_AT(T, 0, i) = v;                                                     \
+        }                                                                           \
     }
 MT_DTYPES(FILL_LOOP)
 #define FILL_ENTRY(E, T, S) fill_##S,

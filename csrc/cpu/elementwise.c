@@ -30,9 +30,8 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
 }
 
 mt_status
-mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtypes,
-                         mt_dtype result, mt_loop_fn loop, void *ctx, bool inplace,
-                         mt_tensor **out)
+mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtypes, mt_dtype result,
+                         mt_loop_fn loop, void *ctx, bool inplace, mt_tensor **out)
 {
     mt_ew_plan p;
     mt_status st = mt_ew_begin(&p, &cpu_backend, ins, nin, in_dtypes, result, inplace);
@@ -67,52 +66,51 @@ typedef struct ew_ctx {
 
 // out (R), x (T1), y (T2), z (T3) broadcast to one shape; out = CALL, k, k2, k3 the row's
 // scalars
-#define EW_LOOP(name, nin, R, T, T1, T2, T3, CALL, DIV)                                        \
-    static void name(char **data, const int64_t *strides, int64_t n, void *vctx)              \
-    {                                                                                          \
-        ew_ctx *ctx = vctx;                                                                    \
-        const T k = MT_LOAD(T, ctx->k[0]), k2 = MT_LOAD(T, ctx->k[1]),                         \
-                k3 = MT_LOAD(T, ctx->k[2]);                                                    \
-        (void)k, (void)k2, (void)k3;                                                           \
-        bool unit = UNIT(R, 0) && UNIT(T1, 1) && (nin < 2 || UNIT(T2, 2)) &&                   \
-                    (nin < 3 || UNIT(T3, 3));                                                  \
-        bool unit_or_0 = UNIT(R, 0) && UNIT_OR_0(T1, 1) && (nin < 2 || UNIT_OR_0(T2, 2)) &&    \
-                         (nin < 3 || UNIT_OR_0(T3, 3));                                        \
-        const int64_t s1 = strides[1] != 0, s2 = nin >= 2 && strides[2] != 0,                  \
-                      s3 = nin >= 3 && strides[3] != 0;                                        \
-        bool zero = false;                                                                     \
-        if (unit) {                                                                            \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                EW_BODY(R, T1, T2, T3, nin, i, i, i, CALL, DIV);                               \
-            }                                                                                  \
-        } else if (unit_or_0) {                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                EW_BODY(R, T1, T2, T3, nin, i * s1, i * s2, i * s3, CALL, DIV);                \
-            }                                                                                  \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const T1 x = MT_GET(T1, 1, i);                                                 \
-                const T2 y = nin >= 2 ? MT_GET(T2, 2, i) : (T2)0;                              \
-                const T3 z = nin >= 3 ? MT_GET(T3, 3, i) : (T3)0;                              \
-                (void)y, (void)z;                                                              \
-                if (DIV && IS_INTEGER(T2) && y == 0) {                                         \
-                    zero = true;                                                               \
-                }                                                                              \
-                MT_AT(R, 0, i) = (R)(CALL);                                                    \
-            }                                                                                  \
-        }                                                                                      \
-        if (zero) {                                                                            \
-            atomic_store_explicit(&ctx->zero_div, true, memory_order_relaxed);                 \
-        }                                                                                      \
+#define EW_LOOP(name, nin, R, T, T1, T2, T3, CALL, DIV)                                            \
+    static void name(char **data, const int64_t *strides, int64_t n, void *vctx)                   \
+    {                                                                                              \
+        ew_ctx *ctx = vctx;                                                                        \
+        const T k = MT_LOAD(T, ctx->k[0]), k2 = MT_LOAD(T, ctx->k[1]), k3 = MT_LOAD(T, ctx->k[2]); \
+        (void)k, (void)k2, (void)k3;                                                               \
+        bool unit = UNIT(R, 0) && UNIT(T1, 1) && (nin < 2 || UNIT(T2, 2)) &&                       \
+                    (nin < 3 || UNIT(T3, 3));                                                      \
+        bool unit_or_0 = UNIT(R, 0) && UNIT_OR_0(T1, 1) && (nin < 2 || UNIT_OR_0(T2, 2)) &&        \
+                         (nin < 3 || UNIT_OR_0(T3, 3));                                            \
+        const int64_t s1 = strides[1] != 0, s2 = nin >= 2 && strides[2] != 0,                      \
+                      s3 = nin >= 3 && strides[3] != 0;                                            \
+        bool zero = false;                                                                         \
+        if (unit) {                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                EW_BODY(R, T1, T2, T3, nin, i, i, i, CALL, DIV);                                   \
+            }                                                                                      \
+        } else if (unit_or_0) {                                                                    \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                EW_BODY(R, T1, T2, T3, nin, i * s1, i * s2, i * s3, CALL, DIV);                    \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const T1 x = MT_GET(T1, 1, i);                                                     \
+                const T2 y = nin >= 2 ? MT_GET(T2, 2, i) : (T2)0;                                  \
+                const T3 z = nin >= 3 ? MT_GET(T3, 3, i) : (T3)0;                                  \
+                (void)y, (void)z;                                                                  \
+                if (DIV && IS_INTEGER(T2) && y == 0) {                                             \
+                    zero = true;                                                                   \
+                }                                                                                  \
+                MT_AT(R, 0, i) = (R)(CALL);                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        if (zero) {                                                                                \
+            atomic_store_explicit(&ctx->zero_div, true, memory_order_relaxed);                     \
+        }                                                                                          \
     }
-#define EW_BODY(R, T1, T2, T3, nin, i1, i2, i3, CALL, DIV)                                     \
-    const T1 x = MT_LOAD(T1, (const T1 *)data[1] + (i1));                                      \
-    const T2 y = nin >= 2 ? MT_LOAD(T2, (const T2 *)data[2] + (i2)) : (T2)0;                   \
-    const T3 z = nin >= 3 ? MT_LOAD(T3, (const T3 *)data[3] + (i3)) : (T3)0;                   \
-    (void)y, (void)z;                                                                          \
-    if (DIV && IS_INTEGER(T2) && y == 0) {                                                     \
-        zero = true;                                                                           \
-    }                                                                                          \
+#define EW_BODY(R, T1, T2, T3, nin, i1, i2, i3, CALL, DIV)                   \
+    const T1 x = MT_LOAD(T1, (const T1 *)data[1] + (i1));                    \
+    const T2 y = nin >= 2 ? MT_LOAD(T2, (const T2 *)data[2] + (i2)) : (T2)0; \
+    const T3 z = nin >= 3 ? MT_LOAD(T3, (const T3 *)data[3] + (i3)) : (T3)0; \
+    (void)y, (void)z;                                                        \
+    if (DIV && IS_INTEGER(T2) && y == 0) {                                   \
+        zero = true;                                                         \
+    }                                                                        \
     ((R *)data[0])[i] = (R)(CALL)
 
 #define IS_DIV_DIV 1
@@ -131,9 +129,9 @@ typedef struct ew_ctx {
 #define IS_DIV_CXY 0
 #define IS_DIV_XCY 0
 
-#define LOOP(name, form, T, S)                                                                 \
-    EW_LOOP(name##_##S, MT_EW_NIN_##form, MT_EW_R(form, T), T, MT_EW_T1(form, T),              \
-            MT_EW_T2(form, T), MT_EW_T3(form, T), MT_EW_CALL_##form(mt_##name##_##S),           \
+#define LOOP(name, form, T, S)                                                        \
+    EW_LOOP(name##_##S, MT_EW_NIN_##form, MT_EW_R(form, T), T, MT_EW_T1(form, T),     \
+            MT_EW_T2(form, T), MT_EW_T3(form, T), MT_EW_CALL_##form(mt_##name##_##S), \
             IS_DIV_##form)
 #define NO_LOOP(name, form, T, S)
 #define MT_EW(name, form, dtypes, meta, kernel) MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, name, form)
@@ -171,14 +169,15 @@ run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div
     return st;
 }
 
-static const mt_ew_device cpu_device = {"cpu", {mt_cpu_cast, mt_cpu_copy_into, false}, has_loop,
+static const mt_ew_device cpu_device = {"cpu",
+                                        {mt_cpu_cast, mt_cpu_copy_into, false},
+                                        has_loop,
                                         run};
 
 /* The kernels of ops.def the family computes: mt_cpu_<op>. */
-#define MT_EW_OP(op, row)                                          \
-    mt_status                                                      \
-    mt_cpu_##op(mt_args *a)                                        \
-    {                                                              \
+#define MT_EW_OP(op, row)                                           \
+    mt_status mt_cpu_##op(mt_args *a)                               \
+    {                                                               \
         return mt_ew_call(MT_OP_##op, MT_EW_##row, a, &cpu_device); \
     }
 #include "ops/elementwise.def"

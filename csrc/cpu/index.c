@@ -28,31 +28,31 @@ typedef struct move_ctx {
 
 // dst[i] = *(src_i + pos[i] * step): the source is indexed. One position for the whole run (a
 // row of t[idx]) is a plain strided copy, which the compiler vectorises.
-#define TAKE_LOOP(name, T)                                                                  \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)             \
-    {                                                                                       \
-        const int64_t step = ((const move_ctx *)ctx)->step;                                 \
-        if (strides[2] == 0) {                                                              \
-            const char *src = data[1] + *(const int64_t *)data[2] * step;                   \
-            for (int64_t i = 0; i < n; i++) {                                               \
-                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                         \
-            }                                                                               \
-            return;                                                                         \
-        }                                                                                   \
-        for (int64_t i = 0; i < n; i++) {                                                   \
+#define TAKE_LOOP(name, T)                                                                       \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                  \
+    {                                                                                            \
+        const int64_t step = ((const move_ctx *)ctx)->step;                                      \
+        if (strides[2] == 0) {                                                                   \
+            const char *src = data[1] + *(const int64_t *)data[2] * step;                        \
+            for (int64_t i = 0; i < n; i++) {                                                    \
+                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                               \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                        \
             MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step); \
-        }                                                                                   \
+        }                                                                                        \
     }
 // *(dst_i + pos[i] * step) = src[i] (or += when accumulating): the destination is indexed
-#define PUT_LOOP(name, T, EXPR)                                                             \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)             \
-    {                                                                                       \
-        const int64_t step = ((const move_ctx *)ctx)->step;                                 \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step);           \
-            const T v = MT_GET(T, 1, i);                                                    \
-            *p = (EXPR);                                                                    \
-        }                                                                                   \
+#define PUT_LOOP(name, T, EXPR)                                                   \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)   \
+    {                                                                             \
+        const int64_t step = ((const move_ctx *)ctx)->step;                       \
+        for (int64_t i = 0; i < n; i++) {                                         \
+            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step); \
+            const T v = MT_GET(T, 1, i);                                          \
+            *p = (EXPR);                                                          \
+        }                                                                         \
     }
 TAKE_LOOP(take_w1, bool)
 TAKE_LOOP(take_w4, uint32_t)
@@ -90,8 +90,8 @@ by_width(const mt_loop_fn *loops, mt_dtype dt)
 
 /* One iterator run of loop over (dst, src, pos), each broadcast to shape. */
 static mt_status
-run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
-    mt_loop_fn loop, int64_t step)
+run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos, mt_loop_fn loop,
+    int64_t step)
 {
     mt_tensor *ops[3] = {dst, src, pos};
     mt_iter it;
@@ -138,19 +138,19 @@ typedef struct offset_ctx {
 } offset_ctx;
 
 // pos (B), idx (broadcast to B); pos += wrap(idx) * step, a negative index counting from the end
-#define OFFSET_LOOP(name, T)                                                        \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)     \
-    {                                                                               \
-        offset_ctx *c = ctx;                                                        \
-        for (int64_t i = 0; i < n && !c->bad; i++) {                                \
-            int64_t j = (int64_t)MT_AT(T, 1, i);                                    \
-            if (j < -c->size || j >= c->size) {                                     \
-                c->bad = true;                                                      \
-                c->bad_index = j;                                                   \
-                return;                                                             \
-            }                                                                       \
-            MT_AT(int64_t, 0, i) += (j < 0 ? j + c->size : j) * c->step;            \
-        }                                                                           \
+#define OFFSET_LOOP(name, T)                                                    \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                           \
+        offset_ctx *c = ctx;                                                    \
+        for (int64_t i = 0; i < n && !c->bad; i++) {                            \
+            int64_t j = (int64_t)MT_AT(T, 1, i);                                \
+            if (j < -c->size || j >= c->size) {                                 \
+                c->bad = true;                                                  \
+                c->bad_index = j;                                               \
+                return;                                                         \
+            }                                                                   \
+            MT_AT(int64_t, 0, i) += (j < 0 ? j + c->size : j) * c->step;        \
+        }                                                                       \
     }
 OFFSET_LOOP(offset_i32, int32_t)
 OFFSET_LOOP(offset_i64, int64_t)

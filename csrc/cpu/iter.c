@@ -112,7 +112,8 @@ mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx)
     }
 }
 
-#define MT_GRAIN 32768 /* elements below which a thread costs more than it saves (PyTorch's GRAIN_SIZE) */
+#define MT_GRAIN \
+    32768 /* elements below which a thread costs more than it saves (PyTorch's GRAIN_SIZE) */
 
 int
 mt_parallel_parts(int64_t n, int64_t grain)

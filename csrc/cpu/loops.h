@@ -10,12 +10,13 @@
 
 /* X(dtype enum, C type, suffix) for every dtype, in enum order; two copies so that one can be
  * nested inside the other. */
-#define MT_DTYPES(X) \
-    X(MT_BOOL, bool, b8) X(MT_INT32, int32_t, i32) X(MT_INT64, int64_t, i64) \
-    X(MT_FLOAT32, float, f32) X(MT_FLOAT64, double, f64)
+#define MT_DTYPES(X)          \
+    X(MT_BOOL, bool, b8)      \
+    X(MT_INT32, int32_t, i32) \
+    X(MT_INT64, int64_t, i64) X(MT_FLOAT32, float, f32) X(MT_FLOAT64, double, f64)
 #define MT_DTYPES_INNER(X, OT, OS) \
-    X(OT, OS, bool, b8) X(OT, OS, int32_t, i32) X(OT, OS, int64_t, i64) \
-    X(OT, OS, float, f32) X(OT, OS, double, f64)
+    X(OT, OS, bool, b8)            \
+    X(OT, OS, int32_t, i32) X(OT, OS, int64_t, i64) X(OT, OS, float, f32) X(OT, OS, double, f64)
 
 /* A hot loop compiled three times, for AVX-512, AVX2+FMA and the x86-64 baseline; the loader
  * picks the best the CPU has (an ifunc), so one build serves every machine. */

@@ -26,34 +26,34 @@ typedef struct nll_frame {
 } nll_frame;
 
 // x (N, C, K), target (N, K); loss[n, k] = -w[t] x[n, t, k], 0 where t is ignore_index
-#define NLL_LOOP(name, T)                                                        \
-    static void name(const void *xv, void *lv, nll_frame *f)                    \
-    {                                                                            \
-        const T *x = (const T *)xv;                                              \
-        T *loss = (T *)lv;                                                       \
-        for (int64_t n = 0; n < f->N; n++) {                                     \
-            for (int64_t k = 0; k < f->K; k++) {                                 \
-                const int64_t e = n * f->K + k, t = f->t[e];                     \
-                if (t == f->ignore) {                                            \
-                    if (loss) {                                                  \
-                        loss[e] = 0;                                             \
-                    }                                                            \
-                    continue;                                                    \
-                }                                                                \
-                if (t < 0 || t >= f->C) {                                        \
-                    f->has_bad = true;                                           \
-                    f->bad = t;                                                  \
-                    return;                                                      \
-                }                                                                \
-                const double w = f->w ? f->w[t] : 1.0;                           \
-                const T l = (T)(-w * (double)x[(n * f->C + t) * f->K + k]);     \
-                if (loss) {                                                      \
-                    loss[e] = l;                                                 \
-                }                                                                \
-                f->total += l;                                                   \
-                f->wsum += w;                                                    \
-            }                                                                    \
-        }                                                                        \
+#define NLL_LOOP(name, T)                                                   \
+    static void name(const void *xv, void *lv, nll_frame *f)                \
+    {                                                                       \
+        const T *x = (const T *)xv;                                         \
+        T *loss = (T *)lv;                                                  \
+        for (int64_t n = 0; n < f->N; n++) {                                \
+            for (int64_t k = 0; k < f->K; k++) {                            \
+                const int64_t e = n * f->K + k, t = f->t[e];                \
+                if (t == f->ignore) {                                       \
+                    if (loss) {                                             \
+                        loss[e] = 0;                                        \
+                    }                                                       \
+                    continue;                                               \
+                }                                                           \
+                if (t < 0 || t >= f->C) {                                   \
+                    f->has_bad = true;                                      \
+                    f->bad = t;                                             \
+                    return;                                                 \
+                }                                                           \
+                const double w = f->w ? f->w[t] : 1.0;                      \
+                const T l = (T)(-w * (double)x[(n * f->C + t) * f->K + k]); \
+                if (loss) {                                                 \
+                    loss[e] = l;                                            \
+                }                                                           \
+                f->total += l;                                              \
+                f->wsum += w;                                               \
+            }                                                               \
+        }                                                                   \
     }
 NLL_LOOP(nll_f32, float)
 NLL_LOOP(nll_f64, double)
@@ -66,7 +66,9 @@ mt_cpu_nll_loss(mt_args *a)
     mt_tensor *self = a->t[0], *target = a->t[1], *weight = a->t[2];
     mt_tensor *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
     int64_t reduction = a->i[0];
-    nll_frame f = {.N = a->plan->loss.N, .C = a->plan->loss.C, .K = a->plan->loss.K,
+    nll_frame f = {.N = a->plan->loss.N,
+                   .C = a->plan->loss.C,
+                   .K = a->plan->loss.K,
                    .ignore = a->i[1]};
     mt_status st;
     if ((st = mt_cpu_cast(self, self->dtype, &x)) || (st = mt_cpu_cast(target, MT_INT64, &t)) ||
@@ -82,7 +84,7 @@ mt_cpu_nll_loss(mt_args *a)
         goto out_release;
     }
     (self->dtype == MT_FLOAT32 ? nll_f32 : nll_f64)(mt_tensor_data(x),
-                                                   loss ? mt_tensor_data(loss) : NULL, &f);
+                                                    loss ? mt_tensor_data(loss) : NULL, &f);
     if (f.has_bad) {
         st = mt_fail_nll_target(f.bad);
         goto out_release;
@@ -111,17 +113,17 @@ typedef struct range_flags {
 } range_flags;
 
 // out, x, t (one shape); out = -(t log x + (1 - t) log(1 - x)), each log clamped at -100
-#define BCE_LOOP(name, T, F)                                                            \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)        \
-    {                                                                                   \
-        range_flags *r = ctx;                                                           \
-        for (int64_t i = 0; i < n; i++) {                                               \
-            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i);                             \
-            r->bad_input |= !(x >= 0 && x <= 1);                                        \
-            r->bad_target |= !(t >= 0 && t <= 1);                                       \
-            const T lx = fmax##F(log##F(x), (T)-100), l1x = fmax##F(log1p##F(-x), (T)-100); \
-            MT_AT(T, 0, i) = (t - (T)1) * l1x - t * lx;                                 \
-        }                                                                               \
+#define BCE_LOOP(name, T, F)                                                                    \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                 \
+    {                                                                                           \
+        range_flags *r = ctx;                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i);                                     \
+            r->bad_input |= !(x >= 0 && x <= 1);                                                \
+            r->bad_target |= !(t >= 0 && t <= 1);                                               \
+            const T lx = fmax##F(log##F(x), (T) - 100), l1x = fmax##F(log1p##F(-x), (T) - 100); \
+            MT_AT(T, 0, i) = (t - (T)1) * l1x - t * lx;                                         \
+        }                                                                                       \
     }
 BCE_LOOP(bce_f32, float, f)
 BCE_LOOP(bce_f64, double, )
@@ -135,7 +137,8 @@ mt_cpu_binary_cross_entropy(mt_args *a)
     range_flags r = {false, false};
     mt_tensor *ins[2] = {self, target};
     mt_status st = mt_cpu_elementwise(ins, 2, self->dtype,
-                                      self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false, &loss);
+                                      self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false,
+                                      &loss);
     if (st) {
         return st;
     }
@@ -148,15 +151,15 @@ mt_cpu_binary_cross_entropy(mt_args *a)
 
 // out, x, t, pw (one shape); out = (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), where
 // log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) never overflows
-#define BCE_LOGITS_LOOP(name, T, F)                                                   \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)      \
-    {                                                                                 \
-        (void)ctx;                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                             \
-            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i), pw = MT_AT(T, 3, i);      \
-            const T log_sig = fmin##F(x, (T)0) - log1p##F(exp##F(-fabs##F(x)));       \
-            MT_AT(T, 0, i) = ((T)1 - t) * x - log_sig * ((T)1 + (pw - (T)1) * t);     \
-        }                                                                             \
+#define BCE_LOGITS_LOOP(name, T, F)                                               \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)   \
+    {                                                                             \
+        (void)ctx;                                                                \
+        for (int64_t i = 0; i < n; i++) {                                         \
+            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i), pw = MT_AT(T, 3, i);  \
+            const T log_sig = fmin##F(x, (T)0) - log1p##F(exp##F(-fabs##F(x)));   \
+            MT_AT(T, 0, i) = ((T)1 - t) * x - log_sig * ((T)1 + (pw - (T)1) * t); \
+        }                                                                         \
     }
 BCE_LOGITS_LOOP(bce_logits_f32, float, f)
 BCE_LOGITS_LOOP(bce_logits_f64, double, )

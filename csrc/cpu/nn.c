@@ -108,8 +108,8 @@ shift_at(const affine *af, int64_t j)
 
 // x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
 #define LAYER_NORM_LOOP(name, T)                                                              \
-    static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,         \
-                     const affine *af)                                                       \
+    static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,           \
+                     const affine *af)                                                        \
     {                                                                                         \
         for (int64_t r = 0; r < rows; r++) {                                                  \
             const T *x = (const T *)xv + r * n;                                               \
@@ -145,8 +145,9 @@ mt_cpu_layer_norm(mt_args *a)
                               &a->out[0]))) {
         goto out_release;
     }
-    (input->dtype == MT_FLOAT32 ? layer_norm_f32 : layer_norm_f64)(
-        mt_tensor_data(x), mt_tensor_data(a->out[0]), rows, n, eps, &af);
+    (input->dtype == MT_FLOAT32 ? layer_norm_f32 : layer_norm_f64)(mt_tensor_data(x),
+                                                                   mt_tensor_data(a->out[0]), rows,
+                                                                   n, eps, &af);
 out_release:
     affine_release(&af);
     mt_tensor_clear(&x);
@@ -155,41 +156,41 @@ out_release:
 
 /* x, y (outer, C, inner); y = (x - mean[c]) * rstd[c] * w[c] + b[c]. With stats NULL the
  * mean and biased variance of each channel are computed into mean/var first. */
-#define BATCH_NORM_LOOP(name, T)                                                              \
+#define BATCH_NORM_LOOP(name, T)                                                            \
     static void name(const void *xv, void *yv, int64_t outer, int64_t C, int64_t inner,     \
-                     double *mean, double *var, bool compute, double eps, const affine *af)  \
-    {                                                                                         \
-        const T *x = (const T *)xv;                                                           \
-        T *y = (T *)yv;                                                                       \
-        const double count = (double)(outer * inner);                                         \
-        for (int64_t c = 0; c < C; c++) {                                                     \
-            if (compute) {                                                                    \
-                double s = 0, ss = 0;                                                         \
-                for (int64_t o = 0; o < outer; o++) {                                         \
-                    const T *r = x + (o * C + c) * inner;                                     \
-                    for (int64_t i = 0; i < inner; i++) {                                     \
-                        s += r[i];                                                            \
-                    }                                                                         \
-                }                                                                             \
-                mean[c] = s / count;                                                          \
-                for (int64_t o = 0; o < outer; o++) {                                         \
-                    const T *r = x + (o * C + c) * inner;                                     \
-                    for (int64_t i = 0; i < inner; i++) {                                     \
-                        ss += ((double)r[i] - mean[c]) * ((double)r[i] - mean[c]);            \
-                    }                                                                         \
-                }                                                                             \
-                var[c] = ss / count;                                                          \
-            }                                                                                 \
-            const double k = scale_at(af, c) / sqrt(var[c] + eps), m = mean[c];               \
-            const double b = shift_at(af, c);                                                 \
-            for (int64_t o = 0; o < outer; o++) {                                             \
-                const T *r = x + (o * C + c) * inner;                                         \
-                T *q = y + (o * C + c) * inner;                                               \
-                for (int64_t i = 0; i < inner; i++) {                                         \
-                    q[i] = (T)(((double)r[i] - m) * k + b);                                   \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
+                     double *mean, double *var, bool compute, double eps, const affine *af) \
+    {                                                                                       \
+        const T *x = (const T *)xv;                                                         \
+        T *y = (T *)yv;                                                                     \
+        const double count = (double)(outer * inner);                                       \
+        for (int64_t c = 0; c < C; c++) {                                                   \
+            if (compute) {                                                                  \
+                double s = 0, ss = 0;                                                       \
+                for (int64_t o = 0; o < outer; o++) {                                       \
+                    const T *r = x + (o * C + c) * inner;                                   \
+                    for (int64_t i = 0; i < inner; i++) {                                   \
+                        s += r[i];                                                          \
+                    }                                                                       \
+                }                                                                           \
+                mean[c] = s / count;                                                        \
+                for (int64_t o = 0; o < outer; o++) {                                       \
+                    const T *r = x + (o * C + c) * inner;                                   \
+                    for (int64_t i = 0; i < inner; i++) {                                   \
+                        ss += ((double)r[i] - mean[c]) * ((double)r[i] - mean[c]);          \
+                    }                                                                       \
+                }                                                                           \
+                var[c] = ss / count;                                                        \
+            }                                                                               \
+            const double k = scale_at(af, c) / sqrt(var[c] + eps), m = mean[c];             \
+            const double b = shift_at(af, c);                                               \
+            for (int64_t o = 0; o < outer; o++) {                                           \
+                const T *r = x + (o * C + c) * inner;                                       \
+                T *q = y + (o * C + c) * inner;                                             \
+                for (int64_t i = 0; i < inner; i++) {                                       \
+                    q[i] = (T)(((double)r[i] - m) * k + b);                                 \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
     }
 BATCH_NORM_LOOP(batch_norm_f32, float)
 BATCH_NORM_LOOP(batch_norm_f64, double)
@@ -249,9 +250,9 @@ mt_cpu_batch_norm(mt_args *a)
                               &a->out[0]))) {
         goto out_release;
     }
-    (input->dtype == MT_FLOAT32 ? batch_norm_f32 : batch_norm_f64)(
-        mt_tensor_data(x), mt_tensor_data(a->out[0]), outer, C, inner, mean, var, training, eps,
-        &af);
+    (input->dtype == MT_FLOAT32 ? batch_norm_f32
+                                : batch_norm_f64)(mt_tensor_data(x), mt_tensor_data(a->out[0]),
+                                                  outer, C, inner, mean, var, training, eps, &af);
     if (training &&
         (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
         mt_tensor_clear(&a->out[0]);

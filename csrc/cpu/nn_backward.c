@@ -230,8 +230,8 @@ mt_cpu_batch_norm_backward(mt_args *a)
     for (int k = 0; k < 3; k++) {
         d[k] = t[k + 2] ? (const double *)mt_tensor_data(t[k + 2]) : NULL;
     }
-    batch_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[5]), dt, outer,
-                    C, inner, eps, d[0], d[1], d[2], acc, acc + C);
+    batch_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[5]), dt, outer, C,
+                    inner, eps, d[0], d[1], d[2], acc, acc + C);
     st = three_grads(a, &t[5], acc, 1, &C);
 out_release:
     free(acc);
@@ -310,8 +310,8 @@ mt_cpu_nll_loss_backward(mt_args *a)
     mt_status st;
     bool none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
-    if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) || (st = mt_cpu_dense(target, MT_INT64, &t[1])) ||
-        (st = features(a->t[3], &t[2])) ||
+    if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) ||
+        (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
         goto out_release;
     }

@@ -18,13 +18,13 @@ typedef void (*range_fn)(char *const *data, int64_t lo, int64_t hi, const void *
 
 // p, g and the state (n) of one parameter: element i's update is mt_<opt>_update_<sfx>(p, g,
 // state..., coef), coef an mt_<opt>_coef_<sfx>
-#define LOOP(opt, T, sfx, ...)                                                                  \
-    static void opt##_##sfx(char *const *data, int64_t lo, int64_t hi, const void *coef)         \
-    {                                                                                           \
-        const mt_##opt##_coef_##sfx c = *(const mt_##opt##_coef_##sfx *)coef;                   \
-        for (int64_t i = lo; i < hi; i++) {                                                     \
-            mt_##opt##_update_##sfx(AT(0, T), *AT(1, T), __VA_ARGS__, &c);                      \
-        }                                                                                       \
+#define LOOP(opt, T, sfx, ...)                                                           \
+    static void opt##_##sfx(char *const *data, int64_t lo, int64_t hi, const void *coef) \
+    {                                                                                    \
+        const mt_##opt##_coef_##sfx c = *(const mt_##opt##_coef_##sfx *)coef;            \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            mt_##opt##_update_##sfx(AT(0, T), *AT(1, T), __VA_ARGS__, &c);               \
+        }                                                                                \
     }
 LOOP(sgd, float, f32, AT(2, float))
 LOOP(sgd, double, f64, AT(2, double))
@@ -119,14 +119,14 @@ sgd_coef(const mt_args *a, bool f32, double step, void *c)
     }
 }
 
-#define ADAM_COEF(name, decoupled)                                                         \
-    static void name(const mt_args *a, bool f32, double step, void *c)                     \
-    {                                                                                      \
-        if (f32) {                                                                         \
+#define ADAM_COEF(name, decoupled)                                                              \
+    static void name(const mt_args *a, bool f32, double step, void *c)                          \
+    {                                                                                           \
+        if (f32) {                                                                              \
             *(mt_adam_coef_f32 *)c = mt_adam_coef_f32_of(mt_adam_hyper_of(a, decoupled), step); \
-        } else {                                                                           \
+        } else {                                                                                \
             *(mt_adam_coef_f64 *)c = mt_adam_coef_f64_of(mt_adam_hyper_of(a, decoupled), step); \
-        }                                                                                  \
+        }                                                                                       \
     }
 ADAM_COEF(adam_coef, false)
 ADAM_COEF(adamw_coef, true)

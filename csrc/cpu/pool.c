@@ -31,86 +31,86 @@ lo(int64_t a, int64_t b)
 
 // x (H, W), out (OH, OW), idx (OH, OW) int64 flat h*W+w, or NULL.
 // A NaN wins and a later NaN wins again (PyTorch's `val > max || isnan(val)`).
-#define MAX_POOL(name, T, LOWEST, ISNAN)                                                           \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)                   \
-    {                                                                                              \
-        const T *x = (const T *)xv;                                                                \
-        T *out = (T *)ov;                                                                          \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                                   \
-            int64_t h0 = oh * g->sh - g->ph, h1 = lo(h0 + (g->kh - 1) * g->dh + 1, g->h);          \
-            h0 = first_tap(h0, g->dh);                                                             \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                               \
-                int64_t w0 = ow * g->sw - g->pw, w1 = lo(w0 + (g->kw - 1) * g->dw + 1, g->w);      \
-                w0 = first_tap(w0, g->dw);                                                         \
-                T best = LOWEST;                                                                   \
-                int64_t at = h0 * g->w + w0;                                                       \
-                for (int64_t ih = h0; ih < h1; ih += g->dh) {                                      \
-                    for (int64_t iw = w0; iw < w1; iw += g->dw) {                                  \
-                        const T v = x[ih * g->w + iw];                                             \
-                        if (v > best || ISNAN(v)) {                                                \
-                            best = v;                                                              \
-                            at = ih * g->w + iw;                                                   \
-                        }                                                                          \
-                    }                                                                              \
-                }                                                                                  \
-                *out++ = best;                                                                     \
-                if (idx) {                                                                         \
-                    *idx++ = at;                                                                   \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+#define MAX_POOL(name, T, LOWEST, ISNAN)                                                      \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)              \
+    {                                                                                         \
+        const T *x = (const T *)xv;                                                           \
+        T *out = (T *)ov;                                                                     \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                              \
+            int64_t h0 = oh * g->sh - g->ph, h1 = lo(h0 + (g->kh - 1) * g->dh + 1, g->h);     \
+            h0 = first_tap(h0, g->dh);                                                        \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                          \
+                int64_t w0 = ow * g->sw - g->pw, w1 = lo(w0 + (g->kw - 1) * g->dw + 1, g->w); \
+                w0 = first_tap(w0, g->dw);                                                    \
+                T best = LOWEST;                                                              \
+                int64_t at = h0 * g->w + w0;                                                  \
+                for (int64_t ih = h0; ih < h1; ih += g->dh) {                                 \
+                    for (int64_t iw = w0; iw < w1; iw += g->dw) {                             \
+                        const T v = x[ih * g->w + iw];                                        \
+                        if (v > best || ISNAN(v)) {                                           \
+                            best = v;                                                         \
+                            at = ih * g->w + iw;                                              \
+                        }                                                                     \
+                    }                                                                         \
+                }                                                                             \
+                *out++ = best;                                                                \
+                if (idx) {                                                                    \
+                    *idx++ = at;                                                              \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
     }
 
 /* The sum of x (H, W) over rows [h0, h1) and columns [w0, w1). */
-#define WINDOW_SUM(name, T, ACC)                                                                   \
-    static ACC name(const T *x, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1)         \
-    {                                                                                              \
-        ACC sum = 0;                                                                               \
-        for (int64_t ih = h0; ih < h1; ih++) {                                                     \
-            for (int64_t iw = w0; iw < w1; iw++) {                                                 \
-                sum += x[ih * w + iw];                                                             \
-            }                                                                                      \
-        }                                                                                          \
-        return sum;                                                                                \
+#define WINDOW_SUM(name, T, ACC)                                                           \
+    static ACC name(const T *x, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1) \
+    {                                                                                      \
+        ACC sum = 0;                                                                       \
+        for (int64_t ih = h0; ih < h1; ih++) {                                             \
+            for (int64_t iw = w0; iw < w1; iw++) {                                         \
+                sum += x[ih * w + iw];                                                     \
+            }                                                                              \
+        }                                                                                  \
+        return sum;                                                                        \
     }
 
 // x (H, W), out (OH, OW): each window's sum over its taps inside the image, divided by
 // divisor_override, or the window's size clipped to the padded image (count_include_pad),
 // or the count of taps inside the image.
-#define AVG_POOL(name, T, ACC, SUM)                                                                \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)                   \
-    {                                                                                              \
-        (void)idx;                                                                                 \
-        const T *x = (const T *)xv;                                                                \
-        T *out = (T *)ov;                                                                          \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                                   \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                               \
-                int64_t h0, h1, w0, w1;                                                            \
-                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1);          \
-                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                            \
-                /* a window of padding only is 0 (its divisor may be too) */                       \
-                *out++ = h0 < h1 && w0 < w1 ? (T)(sum / (ACC)divide) : 0;                          \
-            }                                                                                      \
-        }                                                                                          \
+#define AVG_POOL(name, T, ACC, SUM)                                                       \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)          \
+    {                                                                                     \
+        (void)idx;                                                                        \
+        const T *x = (const T *)xv;                                                       \
+        T *out = (T *)ov;                                                                 \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                          \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                      \
+                int64_t h0, h1, w0, w1;                                                   \
+                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1); \
+                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                   \
+                /* a window of padding only is 0 (its divisor may be too) */              \
+                *out++ = h0 < h1 && w0 < w1 ? (T)(sum / (ACC)divide) : 0;                 \
+            }                                                                             \
+        }                                                                                 \
     }
 
 // x (H, W), out (OH, OW): window (oh, ow) spans rows [floor(oh*H/OH), ceil((oh+1)*H/OH))
 // and the columns likewise; out is its mean.
-#define ADAPTIVE_AVG_POOL(name, T, ACC, SUM)                                                       \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)                   \
-    {                                                                                              \
-        (void)idx;                                                                                 \
-        const T *x = (const T *)xv;                                                                \
-        T *out = (T *)ov;                                                                          \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                                   \
-            int64_t h0, h1, w0, w1;                                                                \
-            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                                         \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                               \
-                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                                     \
-                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                            \
-                *out++ = (T)(sum / (ACC)(h1 - h0) / (ACC)(w1 - w0));                               \
-            }                                                                                      \
-        }                                                                                          \
+#define ADAPTIVE_AVG_POOL(name, T, ACC, SUM)                                     \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
+    {                                                                            \
+        (void)idx;                                                               \
+        const T *x = (const T *)xv;                                              \
+        T *out = (T *)ov;                                                        \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                 \
+            int64_t h0, h1, w0, w1;                                              \
+            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                       \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                             \
+                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                   \
+                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                          \
+                *out++ = (T)(sum / (ACC)(h1 - h0) / (ACC)(w1 - w0));             \
+            }                                                                    \
+        }                                                                        \
     }
 
 #define NO_NAN(v) false
@@ -213,8 +213,8 @@ mt_status
 mt_cpu_adaptive_avg_pool2d(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
-    static const pool_fn loops[MT_NUM_DTYPES] = {[MT_FLOAT32] = adaptive_f32,
-                                                 [MT_FLOAT64] = adaptive_f64};
+    static const pool_fn loops[MT_NUM_DTYPES] = {
+        [MT_FLOAT32] = adaptive_f32, [MT_FLOAT64] = adaptive_f64};
     if (loops[x->dtype] == NULL) {
         return mt_fail_not_implemented("adaptive_avg_pool2d", "", x->dtype);
     }

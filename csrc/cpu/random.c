@@ -288,8 +288,7 @@ fill_with(mt_args *a, mt_loop_fn loop, draw *d)
     mt_tensor *self = a->t[0], *ordered = NULL;
     mt_iter it;
     mt_status st = mt_cpu_memory_order(self, NULL, &ordered, NULL);
-    if (st ||
-        (st = mt_iter_build(&it, ordered->ndim, ordered->sizes, &ordered, 1))) {
+    if (st || (st = mt_iter_build(&it, ordered->ndim, ordered->sizes, &ordered, 1))) {
         goto out_release;
     }
     mt_generator_lock(d->g);

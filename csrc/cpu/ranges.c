@@ -48,10 +48,10 @@ range_factory(mt_args *a, range_kind k)
     return mt_factory_finish(a, out);
 }
 
-#define RANGE_FACTORY(op, kind)         \
-    mt_status mt_cpu_##op(mt_args *a)   \
-    {                                   \
-        return range_factory(a, kind);  \
+#define RANGE_FACTORY(op, kind)        \
+    mt_status mt_cpu_##op(mt_args *a)  \
+    {                                  \
+        return range_factory(a, kind); \
     }
 RANGE_FACTORY(arange, ARANGE)
 RANGE_FACTORY(linspace, LINSPACE)

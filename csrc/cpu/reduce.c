@@ -20,33 +20,33 @@ typedef struct reduce_ctx {
 } reduce_ctx;
 
 // acc (input shape, stride 0 on reduced dims), in; acc += in
-#define SUM_LOOP(name, ACC, T)                                                  \
+#define SUM_LOOP(name, ACC, T)                                                                 \
     MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                           \
-        (void)ctx;                                                              \
-        if (strides[0] == 0 && strides[1] == sizeof(T)) {                       \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        if (strides[0] == 0 && strides[1] == sizeof(T)) {                                      \
             /* simd reduction: the compiler keeps one partial sum per lane (a   \
-             * single accumulator would be a serial chain of adds). */           \
-            const T *xs = (const T *)data[1];                                   \
-            ACC s = 0;                                                          \
-            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++) \
-            {                                                                   \
-                s += (ACC)MT_LOAD(T, xs + i);                                   \
-            }                                                                   \
-            *(ACC *)data[0] += s;                                               \
-            return;                                                             \
-        }                                                                       \
-        if (strides[0] == 0) {                                                  \
-            ACC s = 0;                                                          \
-            for (int64_t i = 0; i < n; i++) {                                   \
-                s += (ACC)MT_GET(T, 1, i);                                      \
-            }                                                                   \
-            *(ACC *)data[0] += s;                                               \
-            return;                                                             \
-        }                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                       \
-            MT_AT(ACC, 0, i) += (ACC)MT_GET(T, 1, i);                           \
-        }                                                                       \
+             * single accumulator would be a serial chain of adds). */              \
+            const T *xs = (const T *)data[1];                                                  \
+            ACC s = 0;                                                                         \
+            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++)               \
+            {                                                                                  \
+                s += (ACC)MT_LOAD(T, xs + i);                                                  \
+            }                                                                                  \
+            *(ACC *)data[0] += s;                                                              \
+            return;                                                                            \
+        }                                                                                      \
+        if (strides[0] == 0) {                                                                 \
+            ACC s = 0;                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                s += (ACC)MT_GET(T, 1, i);                                                     \
+            }                                                                                  \
+            *(ACC *)data[0] += s;                                                              \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(ACC, 0, i) += (ACC)MT_GET(T, 1, i);                                          \
+        }                                                                                      \
     }
 SUM_LOOP(sum_b8, int64_t, bool)
 SUM_LOOP(sum_i32, int64_t, int32_t)
@@ -76,31 +76,31 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
         }                                                                       \
     }
 /* Every dtype, accumulating in ACC_INT for bool and integers and ACC_FLOAT for floats. */
-#define REDUCE_LOOPS(op, ACC_INT, ACC_FLOAT, COMBINE)        \
-    REDUCE_LOOP(op##_b8, ACC_INT, bool, COMBINE)             \
-    REDUCE_LOOP(op##_i32, ACC_INT, int32_t, COMBINE)         \
-    REDUCE_LOOP(op##_i64, ACC_INT, int64_t, COMBINE)         \
-    REDUCE_LOOP(op##_f32, ACC_FLOAT, float, COMBINE)         \
-    REDUCE_LOOP(op##_f64, ACC_FLOAT, double, COMBINE)        \
+#define REDUCE_LOOPS(op, ACC_INT, ACC_FLOAT, COMBINE)                                           \
+    REDUCE_LOOP(op##_b8, ACC_INT, bool, COMBINE)                                                \
+    REDUCE_LOOP(op##_i32, ACC_INT, int32_t, COMBINE)                                            \
+    REDUCE_LOOP(op##_i64, ACC_INT, int64_t, COMBINE)                                            \
+    REDUCE_LOOP(op##_f32, ACC_FLOAT, float, COMBINE)                                            \
+    REDUCE_LOOP(op##_f64, ACC_FLOAT, double, COMBINE)                                           \
     static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                          op##_f64};
 /* The same over the input's own type: max and min keep the dtype. A NaN, once met, stays
  * (x != x is true only for NaN; acc > NaN is false). */
-#define EXTREMUM_LOOPS(op, BETTER)                                   \
-    REDUCE_LOOP(op##_b8, bool, bool, (BETTER) ? x : acc)             \
-    REDUCE_LOOP(op##_i32, int32_t, int32_t, (BETTER) ? x : acc)      \
-    REDUCE_LOOP(op##_i64, int64_t, int64_t, (BETTER) ? x : acc)      \
-    REDUCE_LOOP(op##_f32, float, float, (BETTER) || x != x ? x : acc) \
-    REDUCE_LOOP(op##_f64, double, double, (BETTER) || x != x ? x : acc) \
+#define EXTREMUM_LOOPS(op, BETTER)                                                              \
+    REDUCE_LOOP(op##_b8, bool, bool, (BETTER) ? x : acc)                                        \
+    REDUCE_LOOP(op##_i32, int32_t, int32_t, (BETTER) ? x : acc)                                 \
+    REDUCE_LOOP(op##_i64, int64_t, int64_t, (BETTER) ? x : acc)                                 \
+    REDUCE_LOOP(op##_f32, float, float, (BETTER) || x != x ? x : acc)                           \
+    REDUCE_LOOP(op##_f64, double, double, (BETTER) || x != x ? x : acc)                         \
     static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                          op##_f64};
 /* Norms: floats only, accumulating in double. */
-#define NORM_LOOPS(op, COMBINE)                                \
-    REDUCE_LOOP(op##_f32, double, float, COMBINE)              \
+#define NORM_LOOPS(op, COMBINE)                   \
+    REDUCE_LOOP(op##_f32, double, float, COMBINE) \
     REDUCE_LOOP(op##_f64, double, double, COMBINE)
 
-REDUCE_LOOPS(prod, int64_t, double, acc * x)
-REDUCE_LOOPS(all, bool, bool, acc && x)
+REDUCE_LOOPS(prod, int64_t, double, acc *x)
+REDUCE_LOOPS(all, bool, bool, acc &&x)
 REDUCE_LOOPS(any, bool, bool, acc || x)
 EXTREMUM_LOOPS(amax, x > acc)
 EXTREMUM_LOOPS(amin, x < acc)
@@ -163,8 +163,7 @@ run_reduction(const mt_iter *it, mt_tensor *acc, mt_scalar init, mt_loop_fn loop
 /* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt;
  * *count = the number of elements reduced into each result. */
 static mt_status
-accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **acc,
-           int64_t *count)
+accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **acc, int64_t *count)
 {
     mt_tensor *in = self, *cast = NULL;
     if (r->loops[r->in_dt] == NULL) {
@@ -367,7 +366,11 @@ mt_cpu_norm(mt_args *a)
     static const mt_loop_fn lninf[] = {NULL, NULL, NULL, normninf_f32, normninf_f64};
     bool inf = isinf(p);
     reduction r = {"norm",
-                   inf ? (p > 0 ? linf : lninf) : p == 0 ? l0 : p == 1 ? l1 : p == 2 ? l2 : lp,
+                   inf      ? (p > 0 ? linf : lninf)
+                   : p == 0 ? l0
+                   : p == 1 ? l1
+                   : p == 2 ? l2
+                            : lp,
                    out_dt,
                    MT_FLOAT64,
                    mt_scalar_float(inf && p < 0 ? INFINITY : 0),
@@ -389,13 +392,13 @@ mt_cpu_norm(mt_args *a)
         }                                                                       \
     }
 // acc, x, c as above; acc += exp(x - c)
-#define EXP_SUM_LOOP(name, T)                                                   \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                           \
-        (void)ctx;                                                              \
-        for (int64_t i = 0; i < n; i++) {                                       \
+#define EXP_SUM_LOOP(name, T)                                                         \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)       \
+    {                                                                                 \
+        (void)ctx;                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                             \
             MT_AT(double, 0, i) += exp((double)MT_AT(T, 1, i) - MT_AT(double, 2, i)); \
-        }                                                                       \
+        }                                                                             \
     }
 DEVIATION_LOOP(deviation_f32, float)
 DEVIATION_LOOP(deviation_f64, double)
@@ -406,7 +409,8 @@ EXP_SUM_LOOP(exp_sum_f64, double)
 static mt_status
 about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
 {
-    mt_status st = mt_tensor_empty(centre->ndim, centre->sizes, MT_FLOAT64, mt_tensor_device(x), acc);
+    mt_status st = mt_tensor_empty(centre->ndim, centre->sizes, MT_FLOAT64, mt_tensor_device(x),
+                                   acc);
     if (st) {
         return st;
     }

@@ -55,40 +55,40 @@ keep_shape(const mt_tensor *self, int dim, int64_t *keep)
 
 /* x (outer, n, inner) -> values (outer, inner) (may be NULL), indices (outer, inner) int64.
  * BETTER(v, best) says v replaces best; a NaN wins and then stays (as PyTorch). */
-#define ARG_LOOP(name, T, BETTER)                                                              \
-    static void name(const void *xv, void *vv, int64_t *idx, int64_t outer, int64_t n,        \
-                     int64_t inner)                                                           \
-    {                                                                                          \
-        const T *x = (const T *)xv;                                                            \
-        T *best = (T *)vv;                                                                     \
-        for (int64_t o = 0; o < outer; o++) {                                                  \
-            T *b = best + o * inner;                                                           \
-            int64_t *k = idx + o * inner;                                                      \
-            const T *row = x + o * n * inner;                                                  \
-            for (int64_t i = 0; i < inner; i++) {                                              \
-                b[i] = MT_LOAD(T, row + i);                                                    \
-                k[i] = 0;                                                                      \
-            }                                                                                  \
-            for (int64_t j = 1; j < n; j++) {                                                  \
-                const T *r = row + j * inner;                                                  \
-                for (int64_t i = 0; i < inner; i++) {                                          \
-                    const T v = MT_LOAD(T, r + i);                                             \
-                    if (b[i] == b[i] && (BETTER || v != v)) {                                  \
-                        b[i] = v;                                                              \
-                        k[i] = j;                                                              \
-                    }                                                                          \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+#define ARG_LOOP(name, T, BETTER)                                                      \
+    static void name(const void *xv, void *vv, int64_t *idx, int64_t outer, int64_t n, \
+                     int64_t inner)                                                    \
+    {                                                                                  \
+        const T *x = (const T *)xv;                                                    \
+        T *best = (T *)vv;                                                             \
+        for (int64_t o = 0; o < outer; o++) {                                          \
+            T *b = best + o * inner;                                                   \
+            int64_t *k = idx + o * inner;                                              \
+            const T *row = x + o * n * inner;                                          \
+            for (int64_t i = 0; i < inner; i++) {                                      \
+                b[i] = MT_LOAD(T, row + i);                                            \
+                k[i] = 0;                                                              \
+            }                                                                          \
+            for (int64_t j = 1; j < n; j++) {                                          \
+                const T *r = row + j * inner;                                          \
+                for (int64_t i = 0; i < inner; i++) {                                  \
+                    const T v = MT_LOAD(T, r + i);                                     \
+                    if (b[i] == b[i] && (BETTER || v != v)) {                          \
+                        b[i] = v;                                                      \
+                        k[i] = j;                                                      \
+                    }                                                                  \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
     }
 typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,
                        int64_t inner);
-#define ARG_LOOPS(op, BETTER)                                                              \
-    ARG_LOOP(op##_b8, bool, BETTER)                                                        \
-    ARG_LOOP(op##_i32, int32_t, BETTER)                                                    \
-    ARG_LOOP(op##_i64, int64_t, BETTER)                                                    \
-    ARG_LOOP(op##_f32, float, BETTER)                                                      \
-    ARG_LOOP(op##_f64, double, BETTER)                                                     \
+#define ARG_LOOPS(op, BETTER)                                                               \
+    ARG_LOOP(op##_b8, bool, BETTER)                                                         \
+    ARG_LOOP(op##_i32, int32_t, BETTER)                                                     \
+    ARG_LOOP(op##_i64, int64_t, BETTER)                                                     \
+    ARG_LOOP(op##_f32, float, BETTER)                                                       \
+    ARG_LOOP(op##_f64, double, BETTER)                                                      \
     static const arg_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                      op##_f64};
 ARG_LOOPS(argmax, v > b[i])
@@ -215,21 +215,21 @@ row_op(mt_args *a, mt_dtype dt, row_fn fn)
 
 // x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i], each step
 // acc = COMBINE(acc, x) in ACC from INIT
-#define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                             \
-    static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner)    \
-    {                                                                                      \
-        const T *x = (const T *)xv;                                                        \
-        T *y = (T *)yv;                                                                    \
-        for (int64_t o = 0; o < outer; o++) {                                              \
-            for (int64_t i = 0; i < inner; i++) {                                          \
-                ACC acc = INIT;                                                            \
-                for (int64_t j = 0; j < n; j++) {                                          \
-                    const int64_t at = (o * n + j) * inner + i;                            \
-                    acc = COMBINE(acc, (ACC)x[at]);                                        \
-                    y[at] = (T)acc;                                                        \
-                }                                                                          \
-            }                                                                              \
-        }                                                                                  \
+#define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                          \
+    static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner) \
+    {                                                                                   \
+        const T *x = (const T *)xv;                                                     \
+        T *y = (T *)yv;                                                                 \
+        for (int64_t o = 0; o < outer; o++) {                                           \
+            for (int64_t i = 0; i < inner; i++) {                                       \
+                ACC acc = INIT;                                                         \
+                for (int64_t j = 0; j < n; j++) {                                       \
+                    const int64_t at = (o * n + j) * inner + i;                         \
+                    acc = COMBINE(acc, (ACC)x[at]);                                     \
+                    y[at] = (T)acc;                                                     \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
     }
 #define SCAN_ADD(acc, v) ((acc) + (v))
 #define SCAN_MUL(acc, v) ((acc) * (v))
@@ -284,62 +284,64 @@ mt_cpu_logcumsumexp(mt_args *a)
  * block of SOFTMAX_COLS neighbouring lanes is done together, walking rows of the block in memory
  * order (a lane at a time would read a column with stride inner: 6x slower on (1024, 1024), dim 0). */
 #define SOFTMAX_COLS 64
-#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                   \
-    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t outer, int64_t n,   \
-                                    int64_t inner)                                        \
-    {                                                                                     \
-        const T *x = (const T *)xv;                                                       \
-        T *y = (T *)yv;                                                                   \
-        const int64_t blocks = (inner + SOFTMAX_COLS - 1) / SOFTMAX_COLS;                 \
-        /* one slab (outer 1, as softmax over dim 0): its column blocks go to threads */   \
-        const int parts = outer == 1 ? mt_parallel_parts(n * inner, 32768) : 1;           \
-        _Pragma("omp parallel for num_threads(parts) schedule(static)")                   \
-        for (int64_t ob = 0; ob < outer * blocks; ob++) {                                 \
-            const int64_t o = ob / blocks, i0 = ob % blocks * SOFTMAX_COLS;               \
-            {                                                                             \
-                const int64_t w = inner - i0 < SOFTMAX_COLS ? inner - i0 : SOFTMAX_COLS;  \
-                const T *xb = x + o * n * inner + i0;                                     \
-                T *yb = y + o * n * inner + i0;                                           \
-                T m[SOFTMAX_COLS];                                                        \
-                double sum[SOFTMAX_COLS];                                                 \
-                for (int64_t c = 0; c < w; c++) {                                         \
-                    m[c] = -INFINITY;                                                     \
-                    sum[c] = 0;                                                           \
-                }                                                                         \
-                for (int64_t j = 0; j < n; j++) {                                         \
-                    const T *xr = xb + j * inner;                                         \
-                    for (int64_t c = 0; c < w; c++) {                                     \
-                        m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];             \
-                    }                                                                     \
-                }                                                                         \
-                for (int64_t c = 0; c < w; c++) {                                         \
-                    /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */          \
-                    m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                    \
-                }                                                                         \
-                for (int64_t j = 0; j < n; j++) {                                         \
-                    const T *xr = xb + j * inner;                                         \
-                    T *yr = yb + j * inner;                                               \
-                    for (int64_t c = 0; c < w; c++) {                                     \
-                        const T e = EXP(xr[c] - m[c]);                                    \
-                        sum[c] += e;                                                      \
-                        if (!(LOG)) {                                                     \
-                            yr[c] = e;                                                    \
-                        }                                                                 \
-                    }                                                                     \
-                }                                                                         \
-                T fin[SOFTMAX_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */        \
-                for (int64_t c = 0; c < w; c++) {                                         \
-                    fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                  \
-                }                                                                         \
-                for (int64_t j = 0; j < n; j++) {                                         \
-                    const T *xr = xb + j * inner;                                         \
-                    T *yr = yb + j * inner;                                               \
-                    for (int64_t c = 0; c < w; c++) {                                     \
-                        yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];         \
-                    }                                                                     \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
+#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                           \
+    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t outer, int64_t n,           \
+                                    int64_t inner)                                                \
+    {                                                                                             \
+        const T *x = (const T *)xv;                                                               \
+        T *y = (T *)yv;                                                                           \
+        const int64_t blocks = (inner + SOFTMAX_COLS - 1) / SOFTMAX_COLS;                         \
+        /* one slab (outer 1, as softmax over dim 0): its column blocks go to threads */          \
+        const int parts = outer == 1 ? mt_parallel_parts(n * inner, 32768) : 1;                   \
+        _Pragma("omp parallel for num_threads(parts) schedule(static)") for (int64_t ob = 0;      \
+                                                                             ob < outer * blocks; \
+                                                                             ob++)                \
+        {                                                                                         \
+            const int64_t o = ob / blocks, i0 = ob % blocks * SOFTMAX_COLS;                       \
+            {                                                                                     \
+                const int64_t w = inner - i0 < SOFTMAX_COLS ? inner - i0 : SOFTMAX_COLS;          \
+                const T *xb = x + o * n * inner + i0;                                             \
+                T *yb = y + o * n * inner + i0;                                                   \
+                T m[SOFTMAX_COLS];                                                                \
+                double sum[SOFTMAX_COLS];                                                         \
+                for (int64_t c = 0; c < w; c++) {                                                 \
+                    m[c] = -INFINITY;                                                             \
+                    sum[c] = 0;                                                                   \
+                }                                                                                 \
+                for (int64_t j = 0; j < n; j++) {                                                 \
+                    const T *xr = xb + j * inner;                                                 \
+                    for (int64_t c = 0; c < w; c++) {                                             \
+                        m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];                     \
+                    }                                                                             \
+                }                                                                                 \
+                for (int64_t c = 0; c < w; c++) {                                                 \
+                    /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */                  \
+                    m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                            \
+                }                                                                                 \
+                for (int64_t j = 0; j < n; j++) {                                                 \
+                    const T *xr = xb + j * inner;                                                 \
+                    T *yr = yb + j * inner;                                                       \
+                    for (int64_t c = 0; c < w; c++) {                                             \
+                        const T e = EXP(xr[c] - m[c]);                                            \
+                        sum[c] += e;                                                              \
+                        if (!(LOG)) {                                                             \
+                            yr[c] = e;                                                            \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+                T fin[SOFTMAX_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */                \
+                for (int64_t c = 0; c < w; c++) {                                                 \
+                    fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                          \
+                }                                                                                 \
+                for (int64_t j = 0; j < n; j++) {                                                 \
+                    const T *xr = xb + j * inner;                                                 \
+                    T *yr = yb + j * inner;                                                       \
+                    for (int64_t c = 0; c < w; c++) {                                             \
+                        yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];                 \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
     }
 /* x - max is <= 0 (or NaN): float takes the vectorisable exp of vmath.h */
 SOFTMAX_LOOP(softmax_f32, float, mt_vexp_nonpos_f32, false)

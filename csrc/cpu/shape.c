@@ -52,8 +52,8 @@ mt_cpu_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out;
     const bool *flip = a->plan->shape.dims;
-    mt_status st =
-        mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), &out);
+    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
+                                   &out);
     if (st) {
         return st;
     }

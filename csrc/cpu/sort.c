@@ -21,57 +21,57 @@
 /* x (outer, n, inner); values, indices (outer, k, inner): the first k of each row along n once
  * sorted, and their positions in the row. values may be NULL. key/tk and idx/ti are scratch
  * rows of n elements. */
-#define SORT_ROWS(S, T)                                                                        \
-    static void sort_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,       \
-                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,       \
-                              void *tkv, int64_t *idx, int64_t *ti)                             \
-    {                                                                                          \
-        const T *x = (const T *)xv;                                                            \
-        T *values = (T *)vv;                                                                   \
-        for (int64_t o = 0; o < outer; o++) {                                                  \
-            for (int64_t i = 0; i < inner; i++) {                                              \
-                T *key = (T *)keyv, *tk = (T *)tkv;                                            \
-                int64_t *id = idx, *tid = ti;                                                  \
-                for (int64_t j = 0; j < n; j++) {                                              \
-                    key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                          \
-                    id[j] = j;                                                                 \
-                }                                                                              \
+#define SORT_ROWS(S, T)                                                                          \
+    static void sort_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,         \
+                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,        \
+                              void *tkv, int64_t *idx, int64_t *ti)                              \
+    {                                                                                            \
+        const T *x = (const T *)xv;                                                              \
+        T *values = (T *)vv;                                                                     \
+        for (int64_t o = 0; o < outer; o++) {                                                    \
+            for (int64_t i = 0; i < inner; i++) {                                                \
+                T *key = (T *)keyv, *tk = (T *)tkv;                                              \
+                int64_t *id = idx, *tid = ti;                                                    \
+                for (int64_t j = 0; j < n; j++) {                                                \
+                    key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                            \
+                    id[j] = j;                                                                   \
+                }                                                                                \
                 /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid) */ \
-                for (int64_t w = 1; w < n; w *= 2) {                                           \
-                    for (int64_t lo = 0; lo < n; lo += 2 * w) {                                \
-                        int64_t mid = lo + w < n ? lo + w : n;                                 \
-                        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                          \
-                        int64_t a = lo, b = mid, t = lo;                                       \
-                        while (a < mid && b < hi) {                                            \
-                            int64_t from = BEFORE(key[b], key[a], desc) ? b++ : a++;           \
-                            tk[t] = key[from];                                                 \
-                            tid[t++] = id[from];                                               \
-                        }                                                                      \
-                        for (; a < mid; a++, t++) {                                            \
-                            tk[t] = key[a];                                                    \
-                            tid[t] = id[a];                                                    \
-                        }                                                                      \
-                        for (; b < hi; b++, t++) {                                             \
-                            tk[t] = key[b];                                                    \
-                            tid[t] = id[b];                                                    \
-                        }                                                                      \
-                    }                                                                          \
-                    T *sk = key;                                                               \
-                    key = tk;                                                                  \
-                    tk = sk;                                                                   \
-                    int64_t *sid = id;                                                         \
-                    id = tid;                                                                  \
-                    tid = sid;                                                                 \
-                }                                                                              \
-                for (int64_t j = 0; j < k; j++) {                                              \
-                    const int64_t at = (o * k + j) * inner + i;                                \
-                    if (values) {                                                              \
-                        values[at] = key[j];                                                   \
-                    }                                                                          \
-                    indices[at] = id[j];                                                       \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+                for (int64_t w = 1; w < n; w *= 2) {                                             \
+                    for (int64_t lo = 0; lo < n; lo += 2 * w) {                                  \
+                        int64_t mid = lo + w < n ? lo + w : n;                                   \
+                        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                            \
+                        int64_t a = lo, b = mid, t = lo;                                         \
+                        while (a < mid && b < hi) {                                              \
+                            int64_t from = BEFORE(key[b], key[a], desc) ? b++ : a++;             \
+                            tk[t] = key[from];                                                   \
+                            tid[t++] = id[from];                                                 \
+                        }                                                                        \
+                        for (; a < mid; a++, t++) {                                              \
+                            tk[t] = key[a];                                                      \
+                            tid[t] = id[a];                                                      \
+                        }                                                                        \
+                        for (; b < hi; b++, t++) {                                               \
+                            tk[t] = key[b];                                                      \
+                            tid[t] = id[b];                                                      \
+                        }                                                                        \
+                    }                                                                            \
+                    T *sk = key;                                                                 \
+                    key = tk;                                                                    \
+                    tk = sk;                                                                     \
+                    int64_t *sid = id;                                                           \
+                    id = tid;                                                                    \
+                    tid = sid;                                                                   \
+                }                                                                                \
+                for (int64_t j = 0; j < k; j++) {                                                \
+                    const int64_t at = (o * k + j) * inner + i;                                  \
+                    if (values) {                                                                \
+                        values[at] = key[j];                                                     \
+                    }                                                                            \
+                    indices[at] = id[j];                                                         \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
     }
 #define SORT_ROWS_ARGS(E, T, S) SORT_ROWS(S, T)
 MT_DTYPES(SORT_ROWS_ARGS)
@@ -86,68 +86,68 @@ static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, s
 #define AFTER(va, ia, vb, ib, desc) (BEFORE(vb, va, desc) || (!BEFORE(va, vb, desc) && (ia) > (ib)))
 
 /* Moves the hole at `at` of the heap (key, id)[0, size) down to where (v, vj) belongs. */
-#define SIFT_DOWN(key, id, at, size, v, vj, desc)                                             \
-    for (;;) {                                                                                \
-        int64_t c = 2 * (at) + 1;                                                             \
-        if (c >= (size)) {                                                                    \
-            break;                                                                            \
-        }                                                                                     \
-        if (c + 1 < (size) && AFTER(key[c + 1], id[c + 1], key[c], id[c], desc)) {            \
-            c++;                                                                              \
-        }                                                                                     \
-        if (!AFTER(key[c], id[c], v, vj, desc)) {                                             \
-            break;                                                                            \
-        }                                                                                     \
-        key[at] = key[c];                                                                     \
-        id[at] = id[c];                                                                       \
-        (at) = c;                                                                             \
+#define SIFT_DOWN(key, id, at, size, v, vj, desc)                                  \
+    for (;;) {                                                                     \
+        int64_t c = 2 * (at) + 1;                                                  \
+        if (c >= (size)) {                                                         \
+            break;                                                                 \
+        }                                                                          \
+        if (c + 1 < (size) && AFTER(key[c + 1], id[c + 1], key[c], id[c], desc)) { \
+            c++;                                                                   \
+        }                                                                          \
+        if (!AFTER(key[c], id[c], v, vj, desc)) {                                  \
+            break;                                                                 \
+        }                                                                          \
+        key[at] = key[c];                                                          \
+        id[at] = id[c];                                                            \
+        (at) = c;                                                                  \
     }
 
 /* The same result as SORT_ROWS for k much smaller than n, in O(n log k): a heap of the k first
  * seen so far whose root is the one that would sort last; then the heap is emptied from the back. */
-#define TOPK_ROWS(S, T)                                                                        \
-    static void topk_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,       \
-                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,       \
-                              int64_t *id)                                                      \
-    {                                                                                          \
-        const T *x = (const T *)xv;                                                            \
-        T *values = (T *)vv, *key = (T *)keyv;                                                 \
-        for (int64_t o = 0; o < outer; o++) {                                                  \
-            for (int64_t i = 0; i < inner; i++) {                                              \
-                int64_t size = 0;                                                              \
-                for (int64_t j = 0; j < n; j++) {                                              \
-                    const T v = MT_LOAD(T, x + (o * n + j) * inner + i);                       \
-                    int64_t at;                                                                \
-                    if (size < k) { /* sift up from the new leaf */                            \
-                        at = size++;                                                           \
+#define TOPK_ROWS(S, T)                                                                            \
+    static void topk_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,           \
+                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,          \
+                              int64_t *id)                                                         \
+    {                                                                                              \
+        const T *x = (const T *)xv;                                                                \
+        T *values = (T *)vv, *key = (T *)keyv;                                                     \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                int64_t size = 0;                                                                  \
+                for (int64_t j = 0; j < n; j++) {                                                  \
+                    const T v = MT_LOAD(T, x + (o * n + j) * inner + i);                           \
+                    int64_t at;                                                                    \
+                    if (size < k) { /* sift up from the new leaf */                                \
+                        at = size++;                                                               \
                         while (at > 0 && AFTER(v, j, key[(at - 1) / 2], id[(at - 1) / 2], desc)) { \
-                            key[at] = key[(at - 1) / 2];                                       \
-                            id[at] = id[(at - 1) / 2];                                         \
-                            at = (at - 1) / 2;                                                 \
-                        }                                                                      \
-                    } else if (AFTER(key[0], id[0], v, j, desc)) { /* replaces the root */     \
-                        at = 0;                                                                \
-                        SIFT_DOWN(key, id, at, size, v, j, desc)                               \
-                    } else {                                                                   \
-                        continue;                                                              \
-                    }                                                                          \
-                    key[at] = v;                                                               \
-                    id[at] = j;                                                                \
-                }                                                                              \
-                /* pop the root (the last in order) into place k-1, k-2, ... */                \
-                for (int64_t last = size - 1; last >= 0; last--) {                             \
-                    const int64_t out = (o * k + last) * inner + i;                            \
-                    values[out] = key[0];                                                      \
-                    indices[out] = id[0];                                                      \
-                    const T v = key[last];                                                     \
-                    const int64_t vj = id[last];                                               \
-                    int64_t at = 0;                                                            \
-                    SIFT_DOWN(key, id, at, last, v, vj, desc)                                  \
-                    key[at] = v;                                                               \
-                    id[at] = vj;                                                               \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+                            key[at] = key[(at - 1) / 2];                                           \
+                            id[at] = id[(at - 1) / 2];                                             \
+                            at = (at - 1) / 2;                                                     \
+                        }                                                                          \
+                    } else if (AFTER(key[0], id[0], v, j, desc)) { /* replaces the root */         \
+                        at = 0;                                                                    \
+                        SIFT_DOWN(key, id, at, size, v, j, desc)                                   \
+                    } else {                                                                       \
+                        continue;                                                                  \
+                    }                                                                              \
+                    key[at] = v;                                                                   \
+                    id[at] = j;                                                                    \
+                }                                                                                  \
+                /* pop the root (the last in order) into place k-1, k-2, ... */                    \
+                for (int64_t last = size - 1; last >= 0; last--) {                                 \
+                    const int64_t out = (o * k + last) * inner + i;                                \
+                    values[out] = key[0];                                                          \
+                    indices[out] = id[0];                                                          \
+                    const T v = key[last];                                                         \
+                    const int64_t vj = id[last];                                                   \
+                    int64_t at = 0;                                                                \
+                    SIFT_DOWN(key, id, at, last, v, vj, desc)                                      \
+                    key[at] = v;                                                                   \
+                    id[at] = vj;                                                                   \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
 #define TOPK_ROWS_ARGS(E, T, S) TOPK_ROWS(S, T)
 MT_DTYPES(TOPK_ROWS_ARGS)
@@ -159,8 +159,7 @@ static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, t
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim. */
 static mt_status
-sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
-           mt_tensor **indices)
+sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, mt_tensor **indices)
 {
     mt_tensor *x = NULL, *scratch = NULL;
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
@@ -181,8 +180,8 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
         int64_t *s = (int64_t *)mt_tensor_data(scratch);
         if (values && k * 8 < n) {
             topk_loops[self->dtype](mt_tensor_data(x), mt_tensor_data(*values),
-                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k,
-                                    desc, s, s + n);
+                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc,
+                                    s, s + n);
         } else {
             sort_loops[self->dtype](mt_tensor_data(x), values ? mt_tensor_data(*values) : NULL,
                                     (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc,
@@ -224,28 +223,28 @@ mt_cpu_topk(mt_args *a)
 /* sorted (n) ascending with their flat positions perm; writes the distinct values, the group of
  * each position (inverse) and each group's size. Returns the number of groups. NaN != NaN, so
  * every NaN is a group of its own, as in PyTorch. */
-#define UNIQUE_LOOP(E, T, S)                                                                  \
-    static int64_t unique_##S(const void *sv, const int64_t *perm, int64_t n, void *uv,       \
-                              int64_t *inverse, int64_t *counts)                              \
-    {                                                                                         \
-        const T *sorted = (const T *)sv;                                                      \
-        T *u = (T *)uv;                                                                       \
-        int64_t g = -1;                                                                       \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            if (j == 0 || !(sorted[j] == sorted[j - 1])) {                                    \
-                u[++g] = sorted[j];                                                           \
-                counts[g] = 0;                                                                \
-            }                                                                                 \
-            counts[g]++;                                                                      \
-            inverse[perm[j]] = g;                                                             \
-        }                                                                                     \
-        return g + 1;                                                                         \
+#define UNIQUE_LOOP(E, T, S)                                                            \
+    static int64_t unique_##S(const void *sv, const int64_t *perm, int64_t n, void *uv, \
+                              int64_t *inverse, int64_t *counts)                        \
+    {                                                                                   \
+        const T *sorted = (const T *)sv;                                                \
+        T *u = (T *)uv;                                                                 \
+        int64_t g = -1;                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                               \
+            if (j == 0 || !(sorted[j] == sorted[j - 1])) {                              \
+                u[++g] = sorted[j];                                                     \
+                counts[g] = 0;                                                          \
+            }                                                                           \
+            counts[g]++;                                                                \
+            inverse[perm[j]] = g;                                                       \
+        }                                                                               \
+        return g + 1;                                                                   \
     }
 MT_DTYPES(UNIQUE_LOOP)
 typedef int64_t (*unique_fn)(const void *sorted, const int64_t *perm, int64_t n, void *u,
                              int64_t *inverse, int64_t *counts);
-static const unique_fn unique_loops[MT_NUM_DTYPES] = {unique_b8, unique_i32, unique_i64,
-                                                      unique_f32, unique_f64};
+static const unique_fn unique_loops[MT_NUM_DTYPES] = {unique_b8, unique_i32, unique_i64, unique_f32,
+                                                      unique_f64};
 
 // self (*); out[0] (u) = its distinct values ascending, out[1] (self's shape) = the group of
 // each element if return_inverse, out[2] (u) = each group's size if return_counts; the ones not
@@ -279,7 +278,8 @@ mt_cpu__unique2(mt_args *a)
     }
     int64_t groups = unique_loops[self->dtype](mt_tensor_data(sorted),
                                                (int64_t *)mt_tensor_data(perm), n,
-                                               mt_tensor_data(u), (int64_t *)mt_tensor_data(inverse),
+                                               mt_tensor_data(u),
+                                               (int64_t *)mt_tensor_data(inverse),
                                                (int64_t *)mt_tensor_data(counts));
     if ((st = mt_tensor_view(u, 1, &groups, &one, 0, &uv)) == MT_OK &&
         (st = mt_tensor_view(counts, 1, &groups, &one, 0, &cv)) == MT_OK) {

@@ -45,8 +45,8 @@ const char *const mt_key_names[MT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Trace
 #define MT_KERNEL__(name) {NULL, NULL}
 static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
 #define MT_OP(name, cpu, composite, nout, flags, schema) \
-    [MT_OP_##name] = {[MT_KEY_CPU] = MT_KERNEL_##cpu(name), \
-                      [MT_KEY_COMPOSITE] = MT_KERNEL_##composite(name)},
+    [MT_OP_##name] = {                                   \
+        [MT_KEY_CPU] = MT_KERNEL_##cpu(name), [MT_KEY_COMPOSITE] = MT_KERNEL_##composite(name)},
 #include "dispatch/ops.def"
 #undef MT_OP
 };

@@ -69,7 +69,8 @@ mt_composite_glu(mt_args *a)
     mt_tensor *x = a->t[0], *first = NULL, *second = NULL, *gate = NULL;
     int dim;
     if (x->ndim == 0) {
-        return mt_fail(MT_ERUNTIME, "glu does not support scalars because halving size must be even");
+        return mt_fail(MT_ERUNTIME,
+                       "glu does not support scalars because halving size must be even");
     }
     if (!mt_dtype_is_float(x->dtype)) { /* PyTorch's glu kernel has float loops only */
         return mt_fail(MT_ENOTIMPL, "\"glu_%s\" not implemented for '%s'",

@@ -9,8 +9,8 @@
 /* ---- fills (ops/arg_checks.c) ---- */
 
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
-mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask,
-                               const mt_tensor *value, mt_scalar *v);
+mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
+                               mt_scalar *v);
 
 /* ---- nn layers (ops/nn_checks.c, norm_checks.c) ---- */
 

@@ -283,7 +283,8 @@ copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
     mt_status st;
     if (!preserve) {
         st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), false, out);
-    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), false, &flat)) == MT_OK) {
+    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), false, &flat)) ==
+               MT_OK) {
         mt_preserve_strides(self, strides);
         st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, self->dtype,
                                   out);

@@ -252,4 +252,3 @@ mt_composite_nanquantile(mt_args *a)
 {
     return quantile(a, true);
 }
-

@@ -113,9 +113,20 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
                        " elements, but got bias of size %s instead",
                        b2, wt->sizes[0], mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
     }
-    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = wt->sizes[0],
-                     .kh = wt->sizes[2], .kw = wt->sizes[3], .sh = stride[0], .sw = stride[1],
-                     .ph = pad[0], .pw = pad[1], .dh = dil[0], .dw = dil[1], .groups = g->groups};
+    *g = (conv_geom){.n = xs[0],
+                     .c = xs[1],
+                     .h = xs[2],
+                     .w = xs[3],
+                     .oc = wt->sizes[0],
+                     .kh = wt->sizes[2],
+                     .kw = wt->sizes[3],
+                     .sh = stride[0],
+                     .sw = stride[1],
+                     .ph = pad[0],
+                     .pw = pad[1],
+                     .dh = dil[0],
+                     .dw = dil[1],
+                     .groups = g->groups};
     int64_t in_h = g->h + 2 * g->ph, in_w = g->w + 2 * g->pw;
     int64_t k_h = g->dh * (g->kh - 1) + 1, k_w = g->dw * (g->kw - 1) + 1;
     if (in_h < k_h || in_w < k_w) {
@@ -127,8 +138,10 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     }
     if (g->kh <= 0 || g->kw <= 0) {
         /* PyTorch's slow_conv2d message (its oneDNN path fails with a oneDNN one). */
-        return mt_fail(MT_ERUNTIME, "kernel size should be greater than zero, but got kH: %" PRId64
-                       " kW: %" PRId64, g->kh, g->kw);
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got kH: %" PRId64
+                       " kW: %" PRId64,
+                       g->kh, g->kw);
     }
     if (wt->dtype != x->dtype) {
         return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
@@ -157,8 +170,14 @@ backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim
     }
     int64_t xs[4] = {1, 1, 1, 1};
     memcpy(xs + 4 - in_ndim, in_sizes, sizeof(int64_t) * (size_t)in_ndim);
-    *g = (conv_geom){.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .oc = w_sizes[0],
-                     .kh = w_sizes[2], .kw = w_sizes[3], .groups = a->i[0]};
+    *g = (conv_geom){.n = xs[0],
+                     .c = xs[1],
+                     .h = xs[2],
+                     .w = xs[3],
+                     .oc = w_sizes[0],
+                     .kh = w_sizes[2],
+                     .kw = w_sizes[3],
+                     .groups = a->i[0]};
     if (!mt_front_pair(&a->l[1], &g->sh, &g->sw) || !mt_front_pair(&a->l[2], &g->ph, &g->pw) ||
         !mt_front_pair(&a->l[3], &g->dh, &g->dw)) {
         return mt_fail(MT_ERUNTIME, "convolution_backward: stride, padding and dilation must be "
@@ -178,10 +197,11 @@ backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim
     g->oh = in_h < k_h ? 0 : (in_h - k_h) / g->sh + 1;
     g->ow = in_w < k_w ? 0 : (in_w - k_w) / g->sw + 1;
     int64_t want[4] = {g->n, g->oc, g->oh, g->ow};
-    if (go->ndim != in_ndim || memcmp(go->sizes, want + 4 - in_ndim,
-                                      sizeof(int64_t) * (size_t)in_ndim)) {
-        return mt_fail(MT_ERUNTIME, "convolution_backward: expected grad_output of size %s, but "
-                                    "got %s",
+    if (go->ndim != in_ndim ||
+        memcmp(go->sizes, want + 4 - in_ndim, sizeof(int64_t) * (size_t)in_ndim)) {
+        return mt_fail(MT_ERUNTIME,
+                       "convolution_backward: expected grad_output of size %s, but "
+                       "got %s",
                        mt_format_sizes(b1, sizeof(b1), in_ndim, want + 4 - in_ndim),
                        mt_format_sizes(b2, sizeof(b2), go->ndim, go->sizes));
     }
@@ -202,4 +222,3 @@ mt_front_convolution_backward(const mt_args *a, mt_plan *p)
                ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
                : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
 }
-

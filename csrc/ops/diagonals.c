@@ -170,8 +170,12 @@ triangle_indices(mt_args *a, bool upper, const char *name)
                        mt_dtype_scalar_name(dt));
     }
     /* upper: no element in rows i > col - 1 - offset; lower: none in columns j > row - 1 + offset */
-    int64_t reach = upper ? col - (offset > col ? col : offset < -row ? -row : offset)
-                          : row + (offset > col ? col : offset < -row ? -row : offset);
+    int64_t reach = upper ? col - (offset > col    ? col
+                                   : offset < -row ? -row
+                                                   : offset)
+                          : row + (offset > col    ? col
+                                   : offset < -row ? -row
+                                                   : offset);
     reach = reach < 0 ? 0 : reach;
     if (upper && reach < row) {
         row = reach;

@@ -209,8 +209,7 @@ meta_clamp(ew_call *c, mt_args *a)
     }
     c->dt = mt_result_type(given, n);
     if (c->dt == MT_BOOL && scalar_bound) {
-        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'",
-                       c->dev->name);
+        return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'", c->dev->name);
     }
     int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
     if (missing == 0) {
@@ -415,8 +414,9 @@ meta_softshrink(ew_call *c, mt_args *a)
     double lambd = mt_scalar_to_double(c->k);
     double top = c->dt == MT_FLOAT32 ? FLT_MAX : DBL_MAX;
     if (mt_dtype_is_float(c->dt) && !(lambd >= 0 && lambd <= top)) {
-        return mt_fail(MT_ERUNTIME, "lambda must be in range [0, %g] for input dtype %s, but found %g",
-                       top, mt_dtype_scalar_name(c->dt), lambd);
+        return mt_fail(MT_ERUNTIME,
+                       "lambda must be in range [0, %g] for input dtype %s, but found %g", top,
+                       mt_dtype_scalar_name(c->dt), lambd);
     }
     return MT_OK;
 }
@@ -433,7 +433,8 @@ meta_result_backward(ew_call *c, mt_args *a)
     if (c->row == MT_EW_leaky_relu_backward) {
         return mt_fail(MT_ERUNTIME,
                        "In-place leakyReLu backward calculation is triggered with a negative slope "
-                       "which is not supported. This is caused by calling in-place forward function "
+                       "which is not supported. This is caused by calling in-place forward "
+                       "function "
                        "with a negative slope, please call out-of-place version instead. File an "
                        "issue at https://github.com/pytorch/pytorch if you do require supporting "
                        "in-place leakRelu backward calculation with negative slope");
@@ -456,9 +457,9 @@ typedef struct ew_row {
 } ew_row;
 
 static const ew_row rows[MT_NUM_EW] = {
-#define MT_EW(name, form, dtypes, meta, kernel)                                         \
-    [MT_EW_##name] = {#name, kernel, meta_##meta, MT_EW_NIN_##form, MT_EW_BOOLIN_##form, \
-                      MT_EW_BOOLOUT_##form},
+#define MT_EW(name, form, dtypes, meta, kernel) \
+    [MT_EW_##name] = {                          \
+        #name, kernel, meta_##meta, MT_EW_NIN_##form, MT_EW_BOOLIN_##form, MT_EW_BOOLOUT_##form},
 #include "ops/elementwise.def"
 };
 

@@ -33,8 +33,7 @@ typedef struct mt_ew_device {
      * allocated. k[0..MT_EW_MAX_K) are the row's scalar operands (alpha, a bound, elu's alpha,
      * scale and input_scale; those a row does not use are 0), NULL for a row without any.
      * Sets *zero_div when an integer divisor was 0 (the front end raises). */
-    mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k,
-                     bool *zero_div);
+    mt_status (*run)(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div);
 } mt_ew_device;
 
 /* The kernel of ops.def's op on dev: the front end of row (which may pick another: div's

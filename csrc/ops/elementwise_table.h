@@ -115,9 +115,10 @@ typedef enum mt_ew_id {
 
 /* X(name, form, T, suffix) for each dtype a row's dtypes column names, N(name, form, T, suffix)
  * for the others, in mt_dtype order. */
-#define MT_EW_EACH(B, I32, I64, F32, F64, name, form)                                          \
-    B(name, form, bool, b8) I32(name, form, int32_t, i32) I64(name, form, int64_t, i64)           \
-    F32(name, form, float, f32) F64(name, form, double, f64)
+#define MT_EW_EACH(B, I32, I64, F32, F64, name, form) \
+    B(name, form, bool, b8)                           \
+    I32(name, form, int32_t, i32)                     \
+    I64(name, form, int64_t, i64) F32(name, form, float, f32) F64(name, form, double, f64)
 #define MT_EW_DTYPES_ALL(X, N, name, form) MT_EW_EACH(X, X, X, X, X, name, form)
 #define MT_EW_DTYPES_NUMERIC(X, N, name, form) MT_EW_EACH(N, X, X, X, X, name, form)
 #define MT_EW_DTYPES_FLOAT(X, N, name, form) MT_EW_EACH(N, N, N, X, X, name, form)

@@ -43,6 +43,7 @@ mt_front_on_cuda(const mt_tensor *t)
 /* The ops with a front end: X(op, front) runs mt_front_<front> before op's kernels, by family
  * and the file that defines them. A front end shared by several ops tells them apart by p->op.
  * A new op's front end is its function and one entry here. */
+/* clang-format off */
 #define MT_FRONTS(X)                                                                             \
     /* reductions and the ops along one dim: reduce_checks.c */                                 \
     X(sum, sum) X(prod, prod) X(mean, mean) X(amax, extremum) X(amin, extremum)                 \
@@ -103,6 +104,7 @@ mt_front_on_cuda(const mt_tensor *t)
     X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \
     /* everyday pointwise: reduce_checks.c */                                      \
     X(logcumsumexp, logcumsumexp)
+/* clang-format on */
 
 #define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);
 MT_FRONTS(MT_FRONT_DECLARE)

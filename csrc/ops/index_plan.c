@@ -108,8 +108,8 @@ check_scatter(const mt_tensor *self, int64_t dim, const mt_tensor *index, const 
     if (!value && src->dtype != self->dtype) {
         return mt_fail(MT_ERUNTIME, "scatter(): Expected self.dtype to be equal to src.dtype");
     }
-    if (value && (st = mt_check_scalar_fits(mt_load_scalar(mt_tensor_data(src), src->dtype),
-                                            self->dtype))) {
+    if (value &&
+        (st = mt_check_scalar_fits(mt_load_scalar(mt_tensor_data(src), src->dtype), self->dtype))) {
         return st;
     }
     return check_scatter_shapes(self, index, value ? NULL : src, *wdim);
@@ -160,8 +160,9 @@ check_index_device(const mt_tensor *self, const mt_tensor *t)
     }
     return dev.type == MT_CPU ? mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
                                                    "same device as the indexed tensor (cpu)")
-                              : mt_fail(MT_EINDEX, "indices should be either on cpu or on the "
-                                                   "same device as the indexed tensor (cuda:%d)",
+                              : mt_fail(MT_EINDEX,
+                                        "indices should be either on cpu or on the "
+                                        "same device as the indexed tensor (cuda:%d)",
                                         dev.index);
 }
 
@@ -277,8 +278,8 @@ broadcast_indices(int ndim, mt_tensor *const *idx, int *nb, int64_t *b)
 }
 
 mt_status
-mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
-                   mt_index_offsets_fn offsets, mt_index_plan *p)
+mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_offsets_fn offsets,
+                   mt_index_plan *p)
 {
     mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *pos = NULL;
     int64_t b[MT_MAX_DIMS], src_strides[MT_MAX_DIMS], pos_strides[MT_MAX_DIMS];
@@ -416,8 +417,8 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
 // self (*), index (*) int of self's rank, src (*) no smaller than index, or a Python number;
 // self[..., index[..., i, ...], ...] = src[..., i, ...] (or +=, *=, max, min: mode), i at dim
 static mt_status
-scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *index,
-             mt_tensor *src, mt_index_mode mode)
+scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src,
+             mt_index_mode mode)
 {
     mt_tensor *pos = NULL, *dst = NULL, *from = NULL;
     int64_t ss[MT_MAX_DIMS], sst[MT_MAX_DIMS], is[MT_MAX_DIMS], ist[MT_MAX_DIMS];
@@ -431,8 +432,9 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
     if (src->is_wrapped_number || src->storage == self->storage) {
         /* A number takes self's dtype and device; a source sharing self's memory is read before
          * writing. */
-        st = src->is_wrapped_number ? mt_op__to_copy(src, self->dtype, mt_tensor_device(self), &from)
-                                    : be->cast(src, self->dtype, &from);
+        st = src->is_wrapped_number
+                 ? mt_op__to_copy(src, self->dtype, mt_tensor_device(self), &from)
+                 : be->cast(src, self->dtype, &from);
     } else {
         from = mt_tensor_retain(src);
     }
@@ -495,7 +497,8 @@ mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace)
     if (st) {
         return st;
     }
-    st = scatter_into(be, target, a->plan->along.dim, index, src, (mt_index_mode)a->plan->along.mode);
+    st = scatter_into(be, target, a->plan->along.dim, index, src,
+                      (mt_index_mode)a->plan->along.mode);
     if (st) {
         mt_tensor_release(target);
         return st;
@@ -553,8 +556,9 @@ mean_counts(mt_tensor *self, int dim, mt_tensor *index, mt_tensor *src, bool inc
 {
     mt_device dev = mt_tensor_device(self);
     mt_tensor *count = NULL, *ones = NULL, *zero = NULL, *one = NULL;
-    mt_status st = include_self ? mt_op_ones(self->ndim, self->sizes, self->dtype, dev, false, &count)
-                                : mt_op_zeros(self->ndim, self->sizes, self->dtype, dev, false, &count);
+    mt_status st = include_self
+                       ? mt_op_ones(self->ndim, self->sizes, self->dtype, dev, false, &count)
+                       : mt_op_zeros(self->ndim, self->sizes, self->dtype, dev, false, &count);
     if (st == MT_OK &&
         (st = mt_op_ones(src->ndim, src->sizes, self->dtype, dev, false, &ones)) == MT_OK &&
         (st = mt_op_scatter_add_(count, dim, index, ones, NULL)) == MT_OK &&
@@ -616,8 +620,7 @@ out_release:
 
 /* out = self[indices] (a new tensor) */
 static mt_status
-take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indices,
-     mt_tensor **out)
+take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
 {
     mt_index_plan p;
     mt_status st = mt_index_plan_make(self, n, indices, be->offsets, &p);
@@ -712,8 +715,7 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
                                               : (from = mt_tensor_retain(values), MT_OK);
     }
     if (st == MT_OK) {
-        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT,
-                     1);
+        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT, 1);
         mt_tensor_bump_version(self);
     }
     if (st == MT_OK) {
@@ -795,8 +797,7 @@ mt_index_embedding(mt_args *a, const mt_index_backend *be)
         /* (n, D) contiguous, seen as (*, D) */
         int64_t strides[MT_MAX_DIMS];
         mt_contiguous_strides(indices->ndim + 1, shape, strides);
-        st = mt_tensor_view(rows2d, indices->ndim + 1, shape, strides, rows2d->offset,
-                            &a->out[0]);
+        st = mt_tensor_view(rows2d, indices->ndim + 1, shape, strides, rows2d->offset, &a->out[0]);
     }
     mt_tensor_clear(&rows2d);
     mt_tensor_clear(&flat);

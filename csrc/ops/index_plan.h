@@ -59,8 +59,8 @@ typedef struct mt_index_backend {
     mt_status (*cast)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
     /* One pass of mode over dst, src (of dst's dtype) and pos (int64), each broadcast to shape;
      * step is the bytes per unit of position. */
-    mt_status (*run)(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src,
-                     mt_tensor *pos, mt_index_mode mode, int64_t step);
+    mt_status (*run)(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
+                     mt_index_mode mode, int64_t step);
     mt_index_offsets_fn offsets;
 } mt_index_backend;
 

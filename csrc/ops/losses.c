@@ -45,7 +45,8 @@ mt_composite_smooth_l1_loss(mt_args *a)
     mt_tensor *z = un(&s, MT_OP_abs, bin(&s, MT_OP_sub, a->t[0], a->t[1]));
     mt_tensor *quad = bin(&s, MT_OP_div, bin(&s, MT_OP_mul, scaled(&s, z, 0.5), z), num(&s, beta));
     mt_tensor *lin = bin(&s, MT_OP_sub, z, num(&s, 0.5 * beta));
-    return reduce_loss(&s, sel(&s, bin(&s, MT_OP_lt, z, num(&s, beta)), quad, lin), a->i[0], &a->out[0]);
+    return reduce_loss(&s, sel(&s, bin(&s, MT_OP_lt, z, num(&s, beta)), quad, lin), a->i[0],
+                       &a->out[0]);
 }
 
 // self, target (broadcast); |d|: 0.5 d^2 below delta, else delta (|d| - delta / 2)
@@ -60,7 +61,8 @@ mt_composite_huber_loss(mt_args *a)
     mt_tensor *z = un(&s, MT_OP_abs, bin(&s, MT_OP_sub, a->t[0], a->t[1]));
     mt_tensor *quad = bin(&s, MT_OP_mul, scaled(&s, z, 0.5), z);
     mt_tensor *lin = scaled(&s, bin(&s, MT_OP_sub, z, num(&s, 0.5 * delta)), delta);
-    return reduce_loss(&s, sel(&s, bin(&s, MT_OP_lt, z, num(&s, delta)), quad, lin), a->i[0], &a->out[0]);
+    return reduce_loss(&s, sel(&s, bin(&s, MT_OP_lt, z, num(&s, delta)), quad, lin), a->i[0],
+                       &a->out[0]);
 }
 
 // self, target (+-1): log(1 + exp(-target * self))
@@ -95,9 +97,11 @@ mt_composite_margin_ranking_loss(mt_args *a)
 {
     tmp s = {0};
     mt_tensor *d = bin(&s, MT_OP_sub, a->t[0], a->t[1]);
-    mt_tensor *m = bin(&s, MT_OP_add, bin(&s, MT_OP_mul, un(&s, MT_OP_neg, a->t[2]), d), num(&s, a->f[0]));
+    mt_tensor *m = bin(&s, MT_OP_add, bin(&s, MT_OP_mul, un(&s, MT_OP_neg, a->t[2]), d),
+                       num(&s, a->f[0]));
     mt_tensor *r = NULL;
-    mt_tensor *loss = failed(&s, m, m) ? NULL : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
+    mt_tensor *loss = failed(&s, m, m) ? NULL
+                                       : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
     return reduce_loss(&s, loss, a->i[0], &a->out[0]);
 }
 
@@ -108,7 +112,8 @@ mt_composite_hinge_embedding_loss(mt_args *a)
     tmp s = {0};
     mt_tensor *x = a->t[0], *t = a->t[1], *r = NULL;
     mt_tensor *m = bin(&s, MT_OP_sub, num(&s, a->f[0]), x);
-    mt_tensor *clamped = failed(&s, m, m) ? NULL : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
+    mt_tensor *clamped = failed(&s, m, m) ? NULL
+                                          : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
     mt_tensor *zero = num(&s, 0.0);
     mt_tensor *out_margin = sel(&s, bin(&s, MT_OP_ne, t, num(&s, 1.0)), clamped, zero);
     mt_tensor *out_self = sel(&s, bin(&s, MT_OP_ne, t, num(&s, -1.0)), x, zero);
@@ -129,7 +134,8 @@ mt_composite_cosine_embedding_loss(mt_args *a)
         mt_format_sizes(s1, sizeof(s1), x1->ndim, x1->sizes);
         mt_format_sizes(s2, sizeof(s2), x2->ndim, x2->sizes);
         return mt_fail(MT_ERUNTIME,
-                       "%dD target tensor expects %dD input tensors, but found inputs with sizes %s "
+                       "%dD target tensor expects %dD input tensors, but found inputs with sizes "
+                       "%s "
                        "and %s.",
                        t->ndim, t->ndim + 1, s1, s2);
     }
@@ -142,8 +148,9 @@ mt_composite_cosine_embedding_loss(mt_args *a)
     mt_tensor *cos = bin(&s, MT_OP_div, prod, un(&s, MT_OP_sqrt, bin(&s, MT_OP_mul, mag1, mag2)));
     mt_tensor *pos = bin(&s, MT_OP_sub, num(&s, 1.0), cos), *r = NULL;
     mt_tensor *shifted = bin(&s, MT_OP_sub, cos, num(&s, a->f[0]));
-    mt_tensor *neg = failed(&s, shifted, shifted) ? NULL
-                                                  : own(&s, mt_op_clamp_min(shifted, mt_scalar_int(0), &r), &r);
+    mt_tensor *neg = failed(&s, shifted, shifted)
+                         ? NULL
+                         : own(&s, mt_op_clamp_min(shifted, mt_scalar_int(0), &r), &r);
     mt_tensor *zero = num(&s, 0.0);
     mt_tensor *out_pos = sel(&s, bin(&s, MT_OP_eq, t, num(&s, 1.0)), pos, zero);
     mt_tensor *out_neg = sel(&s, bin(&s, MT_OP_eq, t, num(&s, -1.0)), neg, zero);
@@ -210,7 +217,8 @@ mt_composite_triplet_margin_loss(mt_args *a)
         dneg = bin(&s, MT_OP_minimum, dneg, dswap);
     }
     mt_tensor *m = bin(&s, MT_OP_sub, bin(&s, MT_OP_add, num(&s, a->f[0]), dpos), dneg);
-    mt_tensor *loss = failed(&s, m, m) ? NULL : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
+    mt_tensor *loss = failed(&s, m, m) ? NULL
+                                       : own(&s, mt_op_clamp_min(m, mt_scalar_int(0), &r), &r);
     return reduce_loss(&s, loss, a->i[0], &a->out[0]);
 }
 
@@ -219,7 +227,8 @@ static mt_tensor *
 as_common(tmp *s, mt_tensor *x, mt_dtype dt, int ndim, const int64_t *shape)
 {
     mt_tensor *c = NULL, *e = NULL;
-    mt_tensor *cast = x->dtype == dt ? x : own(s, mt_op__to_copy(x, dt, mt_tensor_device(x), &c), &c);
+    mt_tensor *cast = x->dtype == dt ? x
+                                     : own(s, mt_op__to_copy(x, dt, mt_tensor_device(x), &c), &c);
     return failed(s, cast, cast) ? NULL : own(s, mt_op_expand(cast, ndim, shape, &e), &e);
 }
 
@@ -229,9 +238,12 @@ static mt_tensor *
 clamped_norm(tmp *s, mt_tensor *x, int64_t dim, double eps)
 {
     mt_tensor *r = NULL;
-    mt_tensor *n = failed(s, x, x) ? NULL : own(s, mt_op_norm(x, mt_scalar_int(2), 1, &dim, true, -1, &r), &r);
+    mt_tensor *n = failed(s, x, x)
+                       ? NULL
+                       : own(s, mt_op_norm(x, mt_scalar_int(2), 1, &dim, true, -1, &r), &r);
     mt_tensor *d = failed(s, n, n) ? NULL : own(s, mt_op_detach(n, &r), &r);
-    mt_tensor *c = failed(s, d, d) ? NULL : own(s, mt_op_clamp_min(d, mt_scalar_float(eps), &r), &r);
+    mt_tensor *c = failed(s, d, d) ? NULL
+                                   : own(s, mt_op_clamp_min(d, mt_scalar_float(eps), &r), &r);
     return bin(s, MT_OP_add, n, bin(s, MT_OP_sub, c, d));
 }
 
@@ -243,7 +255,8 @@ mt_composite_cosine_similarity(mt_args *a)
     mt_tensor *pair[2] = {a->t[0], a->t[1]};
     mt_dtype dt = mt_result_type(pair, 2);
     if (!mt_dtype_is_float(dt)) {
-        return mt_fail(MT_ERUNTIME, "expected common dtype to be floating point, yet common dtype is %s",
+        return mt_fail(MT_ERUNTIME,
+                       "expected common dtype to be floating point, yet common dtype is %s",
                        mt_dtype_scalar_name(dt));
     }
     int ndim;

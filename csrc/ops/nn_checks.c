@@ -147,9 +147,9 @@ check_nll_shapes(const mt_tensor *self, const mt_tensor *target, const mt_tensor
         return mt_fail(MT_EVALUE, "Expected 1 or more dimensions (got %d)", self->ndim);
     }
     if (self->ndim != 1 && (target->ndim < 1 || self->sizes[0] != target->sizes[0])) {
-        return mt_fail(MT_EVALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
-                       (long long)self->sizes[0],
-                       (long long)(target->ndim ? target->sizes[0] : 1));
+        return mt_fail(MT_EVALUE,
+                       "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                       (long long)self->sizes[0], (long long)(target->ndim ? target->sizes[0] : 1));
     }
     if (self->ndim == 1 && target->ndim == 1 && target->sizes[0] != 1) {
         return mt_fail(MT_EVALUE,

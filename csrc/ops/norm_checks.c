@@ -45,8 +45,8 @@ static mt_status
 check_channels(const char *what, const mt_tensor *t, int64_t C)
 {
     if (t && mt_tensor_numel(t) != C) {
-        return mt_fail(MT_ERUNTIME, "%s should contain %lld elements not %lld", what,
-                       (long long)C, (long long)mt_tensor_numel(t));
+        return mt_fail(MT_ERUNTIME, "%s should contain %lld elements not %lld", what, (long long)C,
+                       (long long)mt_tensor_numel(t));
     }
     return MT_OK;
 }
@@ -104,8 +104,8 @@ mt_front_batch_norm(const mt_args *a, mt_plan *p)
 }
 
 mt_status
-mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
-                             int64_t count, mt_running_fn update)
+mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var, int64_t count,
+                             mt_running_fn update)
 {
     double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
     mt_status st = MT_OK;
@@ -135,8 +135,7 @@ mt_front_batch_norm_backward(const mt_args *a, mt_plan *p)
                                     "(N, C, *)");
     }
     mt_status st;
-    if ((!training && (st = running_defined(a->t[3], a->t[4]))) ||
-        (st = float_only(op, a->t[0]))) {
+    if ((!training && (st = running_defined(a->t[3], a->t[4]))) || (st = float_only(op, a->t[0]))) {
         return st;
     }
     channels(input, outer, C, inner);

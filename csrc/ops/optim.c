@@ -106,8 +106,10 @@ mt_front_fused_adam(const mt_args *a, mt_plan *p)
 {
     const mt_adam_hyper h = mt_adam_hyper_of(a, false);
     const list_spec specs[] = {
-        {"params", true, true, false},      {"grads", true, false, false},
-        {"exp_avgs", true, true, false},    {"exp_avg_sqs", true, true, false},
+        {"params", true, true, false},
+        {"grads", true, false, false},
+        {"exp_avgs", true, true, false},
+        {"exp_avg_sqs", true, true, false},
         {"max_exp_avg_sqs", h.amsgrad, true, false},
         {"state_steps", true, true, true},
     };

@@ -152,11 +152,10 @@ pad_op(mt_args *a, int npairs, mt_pad_mode mode, const char *name)
 
 /* The kernels of the gathering pads: self (C, *) or (N, C, *) with npairs padded dims (1d: W,
  * 2d: H, W, 3d: D, H, W), padding (front, back) per dim, the last dim first. */
-#define PAD_OP(name, npairs, mode)                  \
-    mt_status                                       \
-    mt_composite_##name(mt_args *a)                 \
-    {                                               \
-        return pad_op(a, npairs, mode, #name);      \
+#define PAD_OP(name, npairs, mode)             \
+    mt_status mt_composite_##name(mt_args *a)  \
+    {                                          \
+        return pad_op(a, npairs, mode, #name); \
     }
 PAD_OP(reflection_pad1d, 1, MT_PAD_REFLECT)
 PAD_OP(reflection_pad2d, 2, MT_PAD_REFLECT)
@@ -186,7 +185,8 @@ mt_composite__pad_circular(mt_args *a)
             return mt_fail(MT_ERUNTIME, "Padding value causes wrapping around more than once.");
         }
         if (n + l + r < 0) {
-            return mt_fail(MT_ERUNTIME, "Negative padding value is resulting in an empty dimension");
+            return mt_fail(MT_ERUNTIME,
+                           "Negative padding value is resulting in an empty dimension");
         }
     }
     return pad_by_index(x, npairs, pad->v, MT_PAD_CIRCULAR, &a->out[0]);

@@ -50,7 +50,8 @@ shape_check(const mt_tensor *x, const pool_geom *g)
     if (g->kh <= 0 || g->kw <= 0) {
         return mt_fail(MT_ERUNTIME,
                        "kernel size should be greater than zero, but got kH: %" PRId64
-                       " kW: %" PRId64, g->kh, g->kw);
+                       " kW: %" PRId64,
+                       g->kh, g->kw);
     }
     if (g->sh <= 0 || g->sw <= 0) {
         return mt_fail(MT_ERUNTIME,
@@ -60,7 +61,8 @@ shape_check(const mt_tensor *x, const pool_geom *g)
     if (g->dh <= 0 || g->dw <= 0) {
         return mt_fail(MT_ERUNTIME,
                        "dilation should be greater than zero, but got dilationH: %" PRId64
-                       " dilationW: %" PRId64, g->dh, g->dw);
+                       " dilationW: %" PRId64,
+                       g->dh, g->dw);
     }
     const int64_t *s = x->sizes;
     bool valid = x->ndim >= 3 && s[1] != 0 && s[2] != 0;
@@ -232,8 +234,9 @@ backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t 
               (oh < 0 || grad->sizes[grad->ndim - 2] == oh) &&
               (ow < 0 || grad->sizes[grad->ndim - 1] == ow);
     if (!ok) {
-        return mt_fail(MT_ERUNTIME, "pooling backward: grad_output of size %s does not fit an "
-                                    "input of size %s",
+        return mt_fail(MT_ERUNTIME,
+                       "pooling backward: grad_output of size %s does not fit an "
+                       "input of size %s",
                        mt_format_sizes(b1, sizeof(b1), grad->ndim, grad->sizes),
                        mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes));
     }

@@ -60,12 +60,13 @@ check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
     return MT_OK;
 }
 
-static const char *const random_kernels[] = {"uniform_kernel", "normal_kernel",
-                                              "bernoulli_kernel", "random_kernel"};
+static const char *const random_kernels[] = {"uniform_kernel", "normal_kernel", "bernoulli_kernel",
+                                             "random_kernel"};
 /* the fill of each mt_random_kind */
-static const mt_op random_ops[MT_RANDOM_NUM_KINDS] = {
-    MT_OP_uniform_,     MT_OP_normal_,    MT_OP_bernoulli_,  MT_OP_random_,
-    MT_OP_exponential_, MT_OP_geometric_, MT_OP_log_normal_, MT_OP_cauchy_};
+static const mt_op random_ops[MT_RANDOM_NUM_KINDS] = {MT_OP_uniform_,     MT_OP_normal_,
+                                                      MT_OP_bernoulli_,   MT_OP_random_,
+                                                      MT_OP_exponential_, MT_OP_geometric_,
+                                                      MT_OP_log_normal_,  MT_OP_cauchy_};
 
 /* bernoulli_'s p as a number: t[1], a wrapped Python number (a tensor p is
  * mt_bernoulli_tensor_p's). */
@@ -103,16 +104,17 @@ other_spec(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
             return mt_fail(MT_ERUNTIME, "geometric_ expects p to be in (0, 1), but got p=%g",
                            out->a);
         }
-        return dt == MT_BOOL ? mt_fail(MT_ENOTIMPL, "\"geometric_%s\" not implemented for 'Bool'",
-                                       device)
-                             : MT_OK;
+        return dt == MT_BOOL
+                   ? mt_fail(MT_ENOTIMPL, "\"geometric_%s\" not implemented for 'Bool'", device)
+                   : MT_OK;
     case MT_RANDOM_LOG_NORMAL:
         if (!(out->b > 0)) {
             return mt_fail(MT_ERUNTIME, "log_normal_ expects std > 0.0, but found std=%g", out->b);
         }
-        return mt_dtype_is_float(dt) ? MT_OK
-                                     : mt_fail(MT_ENOTIMPL, "\"log_normal_%s\" not implemented for '%s'",
-                                               device, mt_dtype_scalar_name(dt));
+        return mt_dtype_is_float(dt)
+                   ? MT_OK
+                   : mt_fail(MT_ENOTIMPL, "\"log_normal_%s\" not implemented for '%s'", device,
+                             mt_dtype_scalar_name(dt));
     default: /* cauchy */
         if (!(out->b > 0)) {
             return mt_fail(MT_ERUNTIME, "cauchy_ expects sigma > 0.0, but found sigma=%g", out->b);
@@ -146,7 +148,8 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
         out->b = scalar_or(a->s[1], 1);
         if (out->a > out->b) {
             return mt_fail(MT_ERUNTIME,
-                           "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
+                           "uniform_ expects to return a [from, to) range, but found from=%g > "
+                           "to=%g",
                            out->a, out->b);
         }
         return MT_OK;
@@ -176,7 +179,8 @@ mt_random_spec_of(const mt_args *a, mt_random_kind kind, mt_random_spec *out)
         int64_t to = mt_scalar_to_int(one ? a->s[0] : a->s[1]);
         if (from >= to) {
             return mt_fail(MT_ERUNTIME,
-                           "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                           "random_ expects 'from' to be less than 'to', but got from=%lld >= "
+                           "to=%lld",
                            (long long)from, (long long)to);
         }
         to_inc = to - 1;

@@ -16,7 +16,7 @@ static void
 sum_dtypes(const mt_args *a, mt_reduce_plan *r)
 {
     mt_dtype self_dt = a->t[0]->dtype;
-    r->out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+    r->out_dt = a->dtype >= 0                         ? (mt_dtype)a->dtype
                 : mt_dtype_is_integral(self_dt, true) ? MT_INT64
                                                       : self_dt;
     /* An integer sum of floats sums the values converted to that integer type (as PyTorch). */
@@ -176,7 +176,7 @@ mt_front_arg_extreme(const mt_args *a, mt_plan *p)
     const mt_tensor *self = a->t[0];
     mt_reduce_plan *r = &p->reduce;
     bool want_values = p->op == MT_OP_max_dim || p->op == MT_OP_min_dim;
-    const char *name = p->op == MT_OP_max_dim ? "max"
+    const char *name = p->op == MT_OP_max_dim   ? "max"
                        : p->op == MT_OP_min_dim ? "min"
                                                 : mt_op_names[p->op];
     /* max_dim's and min_dim's dim is an int, argmax's and argmin's an int or None */
@@ -214,7 +214,7 @@ mt_status
 mt_front_scan(const mt_args *a, mt_plan *p)
 {
     mt_dtype self_dt = a->t[0]->dtype;
-    p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                          ? (mt_dtype)a->dtype
+    p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                         ? (mt_dtype)a->dtype
                                          : mt_dtype_is_integral(self_dt, true) ? MT_INT64
                                                                                : self_dt;
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);

@@ -106,8 +106,7 @@ mt_composite_narrow(mt_args *a)
  * long, or, without sizes, `size` long except the last, which takes what is left. PyTorch
  * names their node SplitWithSizesBackward0 with sizes, else SplitBackward0. */
 static mt_status
-narrow_pieces(mt_args *a, mt_tensor *self, int dim, int64_t n, int64_t size,
-              const int64_t *sizes)
+narrow_pieces(mt_args *a, mt_tensor *self, int dim, int64_t n, int64_t size, const int64_t *sizes)
 {
     mt_status st = mt_args_alloc_outl(a, n);
     int64_t start = 0;

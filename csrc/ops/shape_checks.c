@@ -126,7 +126,8 @@ mt_front_one_hot(const mt_args *a, mt_plan *p)
     int64_t *classes = &p->shape.classes;
     *classes = (a->i_none & 1u) ? -1 : a->i[0];
     if (self->dtype != MT_INT64) {
-        return mt_fail(MT_ERUNTIME, "one_hot is only applicable to index tensor of type LongTensor.");
+        return mt_fail(MT_ERUNTIME,
+                       "one_hot is only applicable to index tensor of type LongTensor.");
     }
     if (self->ndim + 1 > MT_MAX_DIMS) {
         return mt_fail(MT_ERUNTIME, "one_hot: the input has too many dimensions");

@@ -56,8 +56,8 @@ mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along)
 }
 
 void
-mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
-             int64_t *inner, int64_t *shape)
+mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,
+             int64_t *shape)
 {
     *outer = 1;
     *inner = 1;

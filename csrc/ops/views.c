@@ -106,7 +106,8 @@ compute_stride(const mt_tensor *t, int ndim, const int64_t *sizes, int64_t *stri
     for (int d = t->ndim - 1; d >= 0; d--) {
         tensor_numel *= t->sizes[d];
         /* End of a contiguous run of old dims: fill new dims until they cover it. */
-        if (d == 0 || (t->sizes[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk_base_stride)) {
+        if (d == 0 ||
+            (t->sizes[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk_base_stride)) {
             while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
                 strides[view_d] = view_numel * chunk_base_stride;
                 view_numel *= sizes[view_d];
@@ -408,8 +409,8 @@ mt_composite_select(mt_args *a)
             strides[j++] = self->strides[k];
         }
     }
-    return restride(self, self->ndim - 1, sizes, strides,
-                    self->offset + index * self->strides[d], &a->out[0]);
+    return restride(self, self->ndim - 1, sizes, strides, self->offset + index * self->strides[d],
+                    &a->out[0]);
 }
 
 static int64_t

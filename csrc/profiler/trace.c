@@ -37,7 +37,7 @@ atomic_bool mt_trace_on = false;
 #endif
 mt_trace_config mt_trace_cfg; /* what any open session asks for: the union of their options */
 void (*mt_trace_stack_fn)(char *buf, size_t n);
-const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python", "Op",     "Library",
+const char *const mt_layer_names[MT_NUM_LAYERS] = {"Python",  "Op",     "Library",
                                                    "Runtime", "Kernel", "Mem"};
 
 typedef struct thread_buf {
@@ -407,9 +407,14 @@ append(thread_buf *b)
         return NULL;
     }
     mt_trace_event *e = &b->events[b->nevents++];
-    *e = (mt_trace_event){.name_at = -1, .shapes_at = -1, .dtypes_at = -1, .stack_at = -1,
+    *e = (mt_trace_event){.name_at = -1,
+                          .shapes_at = -1,
+                          .dtypes_at = -1,
+                          .stack_at = -1,
                           .depth = b->depth,
-                          .tid = b->tid, .device = MT_DEVICE_CPU, .cache = -1};
+                          .tid = b->tid,
+                          .device = MT_DEVICE_CPU,
+                          .cache = -1};
     return e;
 }
 

@@ -32,20 +32,20 @@ typedef enum mt_layer {
 typedef struct mt_trace_event {
     const char *name;   /* "addmm", "mt_cpu_addmm", "cblas_sgemv", "alloc"; NULL: see name_at */
     const char *detail; /* dispatch key, library, "nn.Module", "user_annotation", or pool */
-    int32_t name_at;    /* a copied name (a module's class, a record_function's): offset in text */
-    int32_t shapes_at;  /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
-    int32_t dtypes_at;  /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
-    int32_t stack_at;   /* with_stack, Op events: "file(line): function" lines in text, or -1 */
-    int32_t depth;      /* nesting within its thread, 0 outermost */
-    int64_t start_ns;   /* CLOCK_MONOTONIC */
-    int64_t end_ns;     /* equal to start_ns for Mem events (instants) */
-    int64_t tid;        /* the recording thread's id, as the OS numbers it */
-    int64_t bytes;      /* Mem: bytes allocated (> 0) or freed (< 0) */
-    int64_t corr;       /* Runtime/Library: correlation id of the GPU work it started, else 0 */
-    uintptr_t ptr;      /* Mem: the block's address */
-    mt_device device;   /* Mem: where the block lives */
-    int8_t layer;       /* an mt_layer */
-    int8_t cache;       /* Mem: 1 served from a cache, 0 a real allocation, -1 no cache */
+    int32_t name_at; /* a copied name (a module's class, a record_function's): offset in text */
+    int32_t shapes_at; /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
+    int32_t dtypes_at; /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
+    int32_t stack_at; /* with_stack, Op events: "file(line): function" lines in text, or -1 */
+    int32_t depth; /* nesting within its thread, 0 outermost */
+    int64_t start_ns; /* CLOCK_MONOTONIC */
+    int64_t end_ns; /* equal to start_ns for Mem events (instants) */
+    int64_t tid; /* the recording thread's id, as the OS numbers it */
+    int64_t bytes; /* Mem: bytes allocated (> 0) or freed (< 0) */
+    int64_t corr; /* Runtime/Library: correlation id of the GPU work it started, else 0 */
+    uintptr_t ptr; /* Mem: the block's address */
+    mt_device device; /* Mem: where the block lives */
+    int8_t layer; /* an mt_layer */
+    int8_t cache; /* Mem: 1 served from a cache, 0 a real allocation, -1 no cache */
 } mt_trace_event;
 
 /* What a stop returns: every thread's events, each thread's in start order, and their text. */
@@ -56,9 +56,9 @@ typedef struct mt_trace_recording {
 } mt_trace_recording;
 
 typedef struct mt_trace_config {
-    bool record_shapes;  /* Op events carry their inputs' shapes and dtypes */
+    bool record_shapes; /* Op events carry their inputs' shapes and dtypes */
     bool profile_memory; /* allocators report Mem::alloc / Mem::free */
-    bool with_stack;     /* Op events carry the Python stack (mt_trace_stack_fn) */
+    bool with_stack; /* Op events carry the Python stack (mt_trace_stack_fn) */
 } mt_trace_config;
 
 /* Whether any thread's recording is open. Read with a plain load: every op tests it once.
@@ -119,7 +119,7 @@ typedef enum mt_gpu_kind { MT_GPU_KERNEL = 0, MT_GPU_MEMCPY, MT_GPU_MEMSET } mt_
 
 typedef struct mt_trace_gpu_event {
     char *name; /* owned: a kernel's name as CUPTI or the launch site gives it */
-    int kind;   /* an mt_gpu_kind */
+    int kind; /* an mt_gpu_kind */
     int device, stream;
     int64_t corr;
     int64_t start_ns, end_ns; /* CLOCK_MONOTONIC, as the CPU events */

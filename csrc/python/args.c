@@ -56,10 +56,10 @@ static schema schemas[MT_NUM_OPS];
 
 /* int[1] is a list of ints that may also be given as one int (dim=0); a plain int[] takes a
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
-static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar", "int", "int[]",
-                                         "int[1]", "bool", "ScalarType", "Device",
-                                         "Tensor[]", "str", "Tensor?[]", "float",
-                                         "Generator", "Tensor(a!)"};
+static const char *const type_names[] = {"Tensor", "Tensor|Scalar", "Scalar",    "int",
+                                         "int[]",  "int[1]",        "bool",      "ScalarType",
+                                         "Device", "Tensor[]",      "str",       "Tensor?[]",
+                                         "float",  "Generator",     "Tensor(a!)"};
 
 /* PyTorch's numpy_compatibility_arg_names: keywords that name a parameter NumPy's way. */
 static const char *const numpy_names[][4] = {
@@ -96,11 +96,11 @@ parse_default(const char *s)
  * checked at import, and by tools/gen_ops_api.py at build time); dtype and device hold one
  * each, Tensor[] tl and the lists after it (tls), Generator gen. */
 static const int slot_capacity[] = {
-    [A_TENSOR] = CAPACITY(t),   [A_SCALAR] = CAPACITY(s),
-    [A_INT] = CAPACITY(i),      [A_INTLIST] = CAPACITY(l),
-    [A_BOOL] = CAPACITY(b),     [A_STR] = CAPACITY(str),
-    [A_FLOAT] = CAPACITY(f),    [A_DTYPE] = 1,
-    [A_DEVICE] = 1,             [A_TENSORLIST] = 1 + CAPACITY(tls),
+    [A_TENSOR] = CAPACITY(t), [A_SCALAR] = CAPACITY(s),
+    [A_INT] = CAPACITY(i),    [A_INTLIST] = CAPACITY(l),
+    [A_BOOL] = CAPACITY(b),   [A_STR] = CAPACITY(str),
+    [A_FLOAT] = CAPACITY(f),  [A_DTYPE] = 1,
+    [A_DEVICE] = 1,           [A_TENSORLIST] = 1 + CAPACITY(tls),
     [A_GENERATOR] = 1,
 };
 
@@ -154,9 +154,9 @@ parse_param(const char *op, char *text, param *p, int *slots)
     }
     /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
     int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR
-              : t == A_INTLIST1           ? A_INTLIST
-              : t == A_TENSORLIST_OPT     ? A_TENSORLIST
-                                          : t;
+              : t == A_INTLIST1       ? A_INTLIST
+              : t == A_TENSORLIST_OPT ? A_TENSORLIST
+                                      : t;
     p->slot = slots[cls]++;
     if (p->slot >= slot_capacity[cls]) {
         PyErr_Format(PyExc_SystemError, "%s: more %s arguments than mt_args holds (%d)", op,
@@ -262,8 +262,8 @@ add_return_type(PyObject *types, int op)
     int len = (int)(strchr(text, '(') - text);
     snprintf(return_type_names[op], sizeof(return_type_names[op]), "minitorch.return_types.%.*s",
              len, text);
-    return_descs[op] =
-        (PyStructSequence_Desc){return_type_names[op], NULL, return_fields[op], mt_op_nout[op]};
+    return_descs[op] = (PyStructSequence_Desc){return_type_names[op], NULL, return_fields[op],
+                                               mt_op_nout[op]};
     return_types[op] = PyStructSequence_NewType(&return_descs[op]);
     if (return_types[op] == NULL) {
         return -1;
@@ -745,8 +745,7 @@ results(mt_op op, mt_args *a, PyObject *out_obj)
 }
 
 PyObject *
-mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-              PyObject *kwnames)
+mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     const schema *s = &schemas[op];
     PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
@@ -800,7 +799,7 @@ out:
 }
 
 /* One C function per op for the method and function tables (PyMethodDef has no closure). */
-#define MT_OP(name, cpu, composite, nout, flags, schema)                                     \
+#define MT_OP(name, cpu, composite, nout, flags, schema)                                    \
     static PyObject *py_m_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,   \
                                  PyObject *kwnames)                                         \
     {                                                                                       \
@@ -817,8 +816,8 @@ out:
 
 /* Methods exist for METHOD ops; the rest get a NULL-named entry skipped at registration. */
 PyMethodDef mt_py_tensor_op_methods[] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema)                                 \
-    {((flags) & METHOD) ? #name : "", (PyCFunction)(void (*)(void))py_m_##name,          \
+#define MT_OP(name, cpu, composite, nout, flags, schema)                        \
+    {((flags) & METHOD) ? #name : "", (PyCFunction)(void (*)(void))py_m_##name, \
      METH_FASTCALL | METH_KEYWORDS, schema},
 #include "dispatch/ops.def"
 #undef MT_OP

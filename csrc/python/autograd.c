@@ -10,8 +10,7 @@
 #include "autograd/autograd.h"
 
 typedef struct {
-    PyObject_HEAD
-    mt_node *node; /* owned */
+    PyObject_HEAD mt_node *node; /* owned */
 } node_object;
 
 static PyObject *node_types; /* name -> subclass of Node */
@@ -224,11 +223,10 @@ run_backward(PyObject *module, PyObject *args)
     }
     /* The engine is C but for autograd.Function nodes, which take the GIL back themselves. */
     mt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = mt_backward((int)nr, roots, grads, retain_graph, create_graph, (int)ni, inputs,
-                     captured);
-    Py_END_ALLOW_THREADS
-    if (st) {
+    Py_BEGIN_ALLOW_THREADS st = mt_backward((int)nr, roots, grads, retain_graph, create_graph,
+                                            (int)ni, inputs, captured);
+    Py_END_ALLOW_THREADS if (st)
+    {
         mt_py_raise(st);
         goto out;
     }
@@ -344,8 +342,8 @@ py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     return st;
 }
 
-static const mt_formula py_function_formula = {"PythonFunction", py_function_backward, 0, false,
-                                               0, false, false};
+static const mt_formula py_function_formula = {
+    "PythonFunction", py_function_backward, 0, false, 0, false, false};
 
 /* _C._function_record(ctx, name, inputs, outputs): links outputs to a node that calls
  * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient). */

@@ -9,8 +9,7 @@
 #include "alloc/host_backend.h"
 
 typedef struct host_caching {
-    PyObject_HEAD
-    mt_host_backend *hb;
+    PyObject_HEAD mt_host_backend *hb;
     mt_caching_allocator *ca;
 } host_caching;
 
@@ -19,8 +18,7 @@ hc_init(host_caching *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"capacity_bytes", NULL};
     PyObject *cap_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:_HostCachingAllocator", kwlist,
-                                     &cap_obj)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:_HostCachingAllocator", kwlist, &cap_obj)) {
         return -1;
     }
     size_t capacity = 0;
@@ -163,10 +161,14 @@ stats_dict(const mt_caching_stats *sp)
         const char *name;
         const mt_stat *arr;
     } arrays[] = {
-        {"allocation", s.allocation},         {"segment", s.segment},
-        {"active", s.active},                 {"inactive_split", s.inactive_split},
-        {"allocated_bytes", s.allocated_bytes}, {"reserved_bytes", s.reserved_bytes},
-        {"active_bytes", s.active_bytes},     {"inactive_split_bytes", s.inactive_split_bytes},
+        {"allocation", s.allocation},
+        {"segment", s.segment},
+        {"active", s.active},
+        {"inactive_split", s.inactive_split},
+        {"allocated_bytes", s.allocated_bytes},
+        {"reserved_bytes", s.reserved_bytes},
+        {"active_bytes", s.active_bytes},
+        {"inactive_split_bytes", s.inactive_split_bytes},
         {"requested_bytes", s.requested_bytes},
     };
     PyObject *d = PyDict_New(), *keys = NULL, *res = NULL;
@@ -231,7 +233,8 @@ stat_value(host_caching *self, int which)
     }
     mt_caching_stats s;
     mt_caching_get_stats(self->ca, &s);
-    const mt_stat *st = which < 2 ? &s.allocated_bytes[MT_STAT_ALL] : &s.reserved_bytes[MT_STAT_ALL];
+    const mt_stat *st = which < 2 ? &s.allocated_bytes[MT_STAT_ALL]
+                                  : &s.reserved_bytes[MT_STAT_ALL];
     return PyLong_FromLongLong(which % 2 == 0 ? st->current : st->peak);
 }
 
@@ -302,10 +305,9 @@ block_dict(const mt_caching_block_info *b)
     const char *state = b->allocated ? "active_allocated"
                         : b->active  ? "active_pending_free"
                                      : "inactive";
-    return Py_BuildValue("{s:K,s:n,s:n,s:s,s:O}", "address", (unsigned long long)b->address,
-                         "size", (Py_ssize_t)b->size, "requested_size",
-                         (Py_ssize_t)b->requested_size, "state", state, "allocated",
-                         b->allocated ? Py_True : Py_False);
+    return Py_BuildValue("{s:K,s:n,s:n,s:s,s:O}", "address", (unsigned long long)b->address, "size",
+                         (Py_ssize_t)b->size, "requested_size", (Py_ssize_t)b->requested_size,
+                         "state", state, "allocated", b->allocated ? Py_True : Py_False);
 }
 
 static PyObject *
@@ -328,9 +330,8 @@ segment_dict(const mt_caching_segment_info *seg, int device)
                          (Py_ssize_t)seg->total_size, "allocated_size",
                          (Py_ssize_t)seg->allocated_size, "active_size",
                          (Py_ssize_t)seg->active_size, "requested_size",
-                         (Py_ssize_t)seg->requested_size, "stream",
-                         (unsigned long long)seg->stream, "segment_type",
-                         seg->is_small ? "small" : "large", "blocks", blocks);
+                         (Py_ssize_t)seg->requested_size, "stream", (unsigned long long)seg->stream,
+                         "segment_type", seg->is_small ? "small" : "large", "blocks", blocks);
 }
 
 /* ca's segments as torch.cuda.memory_snapshot() lists them (by address, blocks in order),
@@ -446,9 +447,9 @@ hc_allocator_stats(host_caching *self, PyObject *unused)
     mt_alloc_stats s;
     a->stats(a, &s);
     /* (allocated_bytes, peak_allocated_bytes, reserved_bytes, num_allocs, num_frees) */
-    return Py_BuildValue("(LLLLL)", (long long)s.allocated_bytes,
-                         (long long)s.peak_allocated_bytes, (long long)s.reserved_bytes,
-                         (long long)s.num_allocs, (long long)s.num_frees);
+    return Py_BuildValue("(LLLLL)", (long long)s.allocated_bytes, (long long)s.peak_allocated_bytes,
+                         (long long)s.reserved_bytes, (long long)s.num_allocs,
+                         (long long)s.num_frees);
 }
 
 static PyObject *
@@ -491,8 +492,7 @@ static PyMethodDef hc_methods[] = {
 };
 
 static PyGetSetDef hc_getset[] = {
-    {"raw_alloc_calls", (getter)hc_get_count, NULL, "raw_alloc calls, failed ones included",
-     NULL},
+    {"raw_alloc_calls", (getter)hc_get_count, NULL, "raw_alloc calls, failed ones included", NULL},
     {"raw_free_calls", (getter)hc_get_count, NULL, NULL, (void *)1},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -579,7 +579,7 @@ cuda_empty_cache(PyObject *m, PyObject *unused)
         mt_caching_allocator *ca = mt_caching_for_device(d);
         if (ca != NULL) {
             Py_BEGIN_ALLOW_THREADS /* it waits for the streams */
-            mt_caching_empty_cache(ca);
+                mt_caching_empty_cache(ca);
             Py_END_ALLOW_THREADS
         }
     }
@@ -617,7 +617,8 @@ int
 mt_py_caching_init(PyObject *module)
 {
     if (PyType_Ready(&host_caching_Type) < 0 ||
-        PyModule_AddObjectRef(module, "_HostCachingAllocator", (PyObject *)&host_caching_Type) < 0) {
+        PyModule_AddObjectRef(module, "_HostCachingAllocator", (PyObject *)&host_caching_Type) <
+            0) {
         return -1;
     }
     return PyModule_AddFunctions(module, cuda_memory_methods);

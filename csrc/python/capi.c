@@ -4,14 +4,13 @@
 
 #include "capi/capi.h"
 
-static const mt_c_api api = {
-    .version = MT_CAPI_VERSION,
-    .size = (int)sizeof(mt_c_api),
-    .num_ops = MT_NUM_OPS,
-    .mt_fail = mt_fail,
+static const mt_c_api api = {.version = MT_CAPI_VERSION,
+                             .size = (int)sizeof(mt_c_api),
+                             .num_ops = MT_NUM_OPS,
+                             .mt_fail = mt_fail,
 #define MT_CAPI_INIT(ret, name, params, args) .name = name,
 #define MT_CAPI_VINIT(name, params, args) .name = name,
-    MT_CAPI_FUNCTIONS(MT_CAPI_INIT, MT_CAPI_VINIT)
+                             MT_CAPI_FUNCTIONS(MT_CAPI_INIT, MT_CAPI_VINIT)
 #undef MT_CAPI_INIT
 #undef MT_CAPI_VINIT
 };
@@ -20,8 +19,8 @@ static PyObject *
 py_set_oom_error(PyObject *m, PyObject *cls)
 {
     (void)m;
-    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls,
-                                                (PyTypeObject *)PyExc_RuntimeError)) {
+    if (!PyType_Check(cls) ||
+        !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_RuntimeError)) {
         PyErr_SetString(PyExc_TypeError, "the out-of-memory error must subclass RuntimeError");
         return NULL;
     }

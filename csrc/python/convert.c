@@ -185,7 +185,8 @@ infer_shape(PyObject *o, int d, infer *inf)
         if (dt < 0) {
             return -1;
         }
-        inf->dtype = inf->dtype < 0 ? dt : (int)mt_promote_types((mt_dtype)inf->dtype, (mt_dtype)dt);
+        inf->dtype = inf->dtype < 0 ? dt
+                                    : (int)mt_promote_types((mt_dtype)inf->dtype, (mt_dtype)dt);
         return 0;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
@@ -262,7 +263,9 @@ tensor_from_sequence(PyObject *data, int dtype, mt_tensor **out, int *pyerr)
         *pyerr = 1;
         return MT_ERUNTIME;
     }
-    mt_dtype dt = dtype >= 0 ? (mt_dtype)dtype : inf.dtype < 0 ? MT_DEFAULT_FLOAT : (mt_dtype)inf.dtype;
+    mt_dtype dt = dtype >= 0      ? (mt_dtype)dtype
+                  : inf.dtype < 0 ? MT_DEFAULT_FLOAT
+                                  : (mt_dtype)inf.dtype;
     mt_status st = mt_tensor_empty(inf.ndim, inf.sizes, dt, MT_DEVICE_CPU, out);
     if (st) {
         return st;
@@ -289,7 +292,8 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyBool_Check(rg_obj)) {
-        return PyErr_Format(PyExc_TypeError, "tensor(): argument 'requires_grad' must be bool, not %s",
+        return PyErr_Format(PyExc_TypeError,
+                            "tensor(): argument 'requires_grad' must be bool, not %s",
                             Py_TYPE(rg_obj)->tp_name);
     }
     int requires_grad = rg_obj == Py_True;
@@ -511,7 +515,8 @@ from_array(PyObject *arr, bool copy)
             PyErr_SetString(PyExc_ValueError,
                             "At least one stride in the given numpy array is negative, and tensors "
                             "with negative strides are not currently supported. (You can probably "
-                            "work around this by making a copy of your array  with array.copy().) ");
+                            "work around this by making a copy of your array  with "
+                            "array.copy().) ");
             goto out_release_view;
         }
         if (s % view->itemsize != 0) {
@@ -537,7 +542,8 @@ from_array(PyObject *arr, bool copy)
     if ((uintptr_t)view->buf % (uintptr_t)view->itemsize != 0) {
         PyErr_SetString(PyExc_ValueError,
                         "given numpy array is not aligned to its element size; minitorch cannot "
-                        "share its memory. Copy it first (array.copy() or minitorch.tensor(array)).");
+                        "share its memory. Copy it first (array.copy() or "
+                        "minitorch.tensor(array)).");
         goto out_release_view;
     }
     st = mt_storage_wrap(view->buf, span, MT_DEVICE_CPU, &python_buffer_allocator.base, view,
@@ -571,8 +577,7 @@ static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d"};
  * strides it describes. Not the tensor: `t.data = other` and Module.double() give the tensor
  * another storage, and a NumPy array or memoryview of the old one must keep that one alive. */
 typedef struct buffer_owner {
-    PyObject_HEAD
-    mt_storage *storage; /* owned */
+    PyObject_HEAD mt_storage *storage; /* owned */
     Py_ssize_t dims[2 * MT_MAX_DIMS]; /* the shape, then the strides in bytes */
 } buffer_owner;
 
@@ -648,9 +653,8 @@ mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
         return -1;
     }
     if (t->requires_grad) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "Can't call numpy() on Tensor that requires grad. Use "
-                        "tensor.detach().numpy() instead.");
+        PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use "
+                                            "tensor.detach().numpy() instead.");
         return -1;
     }
     if (check_layout(t, flags) < 0) {

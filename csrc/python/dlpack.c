@@ -128,8 +128,9 @@ capsule_destructor(PyObject *cap)
 }
 
 static const DLDataType dl_dtypes[MT_NUM_DTYPES] = {
-    [MT_BOOL] = {kDLBool, 8, 1},   [MT_INT32] = {kDLInt, 32, 1},   [MT_INT64] = {kDLInt, 64, 1},
-    [MT_FLOAT32] = {kDLFloat, 32, 1}, [MT_FLOAT64] = {kDLFloat, 64, 1},
+    [MT_BOOL] = {kDLBool, 8, 1},      [MT_INT32] = {kDLInt, 32, 1},
+    [MT_INT64] = {kDLInt, 64, 1},     [MT_FLOAT32] = {kDLFloat, 32, 1},
+    [MT_FLOAT64] = {kDLFloat, 64, 1},
 };
 
 static DLDevice
@@ -442,7 +443,8 @@ py_dlpack_capsule_device(PyObject *m, PyObject *cap)
     (void)m;
     const DLTensor *dl;
     if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
-        dl = &((DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))->dl_tensor;
+        dl = &((DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))
+                  ->dl_tensor;
     } else if (PyCapsule_IsValid(cap, "dltensor")) {
         dl = &((DLManagedTensor *)PyCapsule_GetPointer(cap, "dltensor"))->dl_tensor;
     } else {

@@ -9,8 +9,7 @@
 #include "python/pyminitorch.h"
 
 typedef struct mt_py_generator {
-    PyObject_HEAD
-    mt_generator *g; /* owned */
+    PyObject_HEAD mt_generator *g; /* owned */
 } mt_py_generator;
 
 PyTypeObject mt_py_Generator_Type;

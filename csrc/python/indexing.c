@@ -219,8 +219,8 @@ apply_int(indexing *ix, PyObject *it, int64_t dim, int self_dim)
     int64_t size = ix->view->sizes[dim];
     if (i < -size || i >= size) {
         PyErr_Format(PyExc_IndexError,
-                     "index %lld is out of bounds for dimension %d with size %" PRId64, i,
-                     self_dim, size);
+                     "index %lld is out of bounds for dimension %d with size %" PRId64, i, self_dim,
+                     size);
         return -1;
     }
     mt_tensor *next = NULL;
@@ -296,7 +296,7 @@ apply_index(PyObject *self, PyObject *index, indexing *ix)
     }
     int self_ndim = ix->view->ndim, r = -1;
     mt_tensor *conv[MT_MAX_DIMS * 2] = {NULL};
-    PyObject *items = PyTuple_Check(index) ? Py_NewRef(index)
+    PyObject *items = PyTuple_Check(index)   ? Py_NewRef(index)
                       : list_is_tuple(index) ? PySequence_Tuple(index)
                                              : PyTuple_Pack(1, index);
     if (items == NULL) {

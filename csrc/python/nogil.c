@@ -78,8 +78,6 @@ mt_py_dispatch(mt_op op, mt_args *a)
         return mt_dispatch(op, a);
     }
     mt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = mt_dispatch(op, a);
-    Py_END_ALLOW_THREADS
-    return st;
+    Py_BEGIN_ALLOW_THREADS st = mt_dispatch(op, a);
+    Py_END_ALLOW_THREADS return st;
 }

@@ -68,9 +68,9 @@ event_tuple(const mt_trace_recording *r, const mt_trace_event *e)
                          mt_trace_name(r, e), e->detail, (e->end_ns - e->start_ns) / 1000.0,
                          (long long)e->start_ns, (long long)e->end_ns, (long long)e->tid,
                          mt_trace_text(r, e->shapes_at), mt_trace_text(r, e->dtypes_at),
-                         (long long)e->bytes,
-                         (unsigned long long)e->ptr, (int)e->device.type, e->device.index,
-                         (int)e->cache, (long long)e->corr, mt_trace_text(r, e->stack_at));
+                         (long long)e->bytes, (unsigned long long)e->ptr, (int)e->device.type,
+                         e->device.index, (int)e->cache, (long long)e->corr,
+                         mt_trace_text(r, e->stack_at));
 }
 
 static PyObject *
@@ -82,8 +82,8 @@ py_trace_stop(PyObject *m, PyObject *unused)
     int rc = mt_trace_stop(&r);
     Py_BEGIN_ALLOW_THREADS
     mt_trace_gpu_stop(); /* waits for the device: its events' times resolve */
-    Py_END_ALLOW_THREADS
-    if (rc < 0) {
+    Py_END_ALLOW_THREADS if (rc < 0)
+    {
         return PyErr_NoMemory();
     }
     PyObject *list = PyList_New(r.nevents);
@@ -116,7 +116,8 @@ py_trace_enter(PyObject *m, PyObject *args)
         return NULL;
     }
     if (mt_trace_on) {
-        mt_trace_enter_copy(MT_LAYER_PYTHON, name, kind[0] == 'u' ? "user_annotation" : "nn.Module");
+        mt_trace_enter_copy(MT_LAYER_PYTHON, name,
+                            kind[0] == 'u' ? "user_annotation" : "nn.Module");
     }
     Py_RETURN_NONE;
 }

@@ -9,8 +9,7 @@
 #include "dispatch/dispatch.h"
 
 typedef struct mt_py_tensor {
-    PyObject_HEAD
-    mt_tensor *t; /* owned */
+    PyObject_HEAD mt_tensor *t; /* owned */
 } mt_py_tensor;
 
 extern PyTypeObject mt_py_TensorBase_Type;

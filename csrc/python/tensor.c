@@ -74,7 +74,8 @@ dim_arg(PyObject *self, PyObject *arg, int *d)
         return -1;
     }
     if (T(self)->ndim == 0) {
-        PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions", v);
+        PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions",
+                     v);
         return -1;
     }
     mt_status st = mt_wrap_dim(v, T(self)->ndim, d);
@@ -89,7 +90,8 @@ static PyObject *
 tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs + nkw > 1 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
+    if (nargs + nkw > 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "size");
         return NULL;
     }
@@ -127,7 +129,8 @@ static PyObject *
 tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs + nkw > 1 || (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
+    if (nargs + nkw > 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim") != 0)) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (dim)", "stride");
         return NULL;
     }
@@ -455,12 +458,13 @@ tensor_detach_(PyObject *self, PyObject *unused)
     (void)unused;
     mt_tensor *t = T(self);
     if (t->view_base) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "Can't detach views in-place. Use detach() instead. If you are using "
-                        "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
-                        "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
-                        "be called on these gradients. To fix this error, please refer to the "
-                        "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
+        PyErr_SetString(
+            PyExc_RuntimeError,
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+            "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+            "be called on these gradients. To fix this error, please refer to the "
+            "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
         return NULL;
     }
     if (t->grad_fn) {
@@ -629,8 +633,9 @@ inplace(mt_op op, const char *sym, PyObject *x, PyObject *y)
     PyObject *res = binary(op, x, y);
     if (res == Py_NotImplemented) {
         Py_DECREF(res);
-        return PyErr_Format(PyExc_TypeError, "unsupported operand type(s) for %s: '%.100s' and '%.100s'",
-                            sym, Py_TYPE(x)->tp_name, Py_TYPE(y)->tp_name);
+        return PyErr_Format(PyExc_TypeError,
+                            "unsupported operand type(s) for %s: '%.100s' and '%.100s'", sym,
+                            Py_TYPE(x)->tp_name, Py_TYPE(y)->tp_name);
     }
     return res;
 }
@@ -905,7 +910,8 @@ nb_int(PyObject *x)
     if (single_value(x, &s, "int") < 0) {
         return NULL;
     }
-    return s.type == MT_FLOAT64 ? PyLong_FromDouble(s.v.f) : PyLong_FromLongLong(mt_scalar_to_int(s));
+    return s.type == MT_FLOAT64 ? PyLong_FromDouble(s.v.f)
+                                : PyLong_FromLongLong(mt_scalar_to_int(s));
 }
 
 static PyObject *

@@ -35,7 +35,8 @@ mt_py_raise(mt_status st)
         cls = linalg_error;
         break;
     case MT_ENOCUDA:
-        cls = PyExc_AssertionError; /* as PyTorch's CPU build: "Torch not compiled with CUDA enabled" */
+        cls =
+            PyExc_AssertionError; /* as PyTorch's CPU build: "Torch not compiled with CUDA enabled" */
         break;
     default:
         cls = PyExc_RuntimeError;
@@ -107,8 +108,7 @@ mt_py_from_scalar(mt_scalar s)
 /* ---- dtype ---- */
 
 typedef struct dtype_obj {
-    PyObject_HEAD
-    mt_dtype dt;
+    PyObject_HEAD mt_dtype dt;
 } dtype_obj;
 
 static dtype_obj *dtypes[MT_NUM_DTYPES];

@@ -57,16 +57,26 @@ const char *
 cublasGetStatusName(cublasStatus_t status)
 {
     switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    case CUBLAS_STATUS_SUCCESS:
+        return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+        return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+        return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+        return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+        return "CUBLAS_STATUS_LICENSE_ERROR";
     }
     return "<unknown>";
 }
@@ -75,16 +85,26 @@ const char *
 cublasGetStatusString(cublasStatus_t status)
 {
     switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "an absent device architectural feature is required";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "an access to GPU memory space failed";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "the GPU program failed to execute";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "error detected trying to check the license";
+    case CUBLAS_STATUS_SUCCESS:
+        return "success";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        return "the library was not initialized";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return "the resource allocation failed";
+    case CUBLAS_STATUS_INVALID_VALUE:
+        return "an invalid numeric value was used as an argument";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return "an absent device architectural feature is required";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+        return "an access to GPU memory space failed";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return "the GPU program failed to execute";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return "an internal operation failed";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+        return "the functionality requested is not supported";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+        return "error detected trying to check the license";
     }
     return "unknown error";
 }
@@ -252,13 +272,12 @@ check_placement(const call *c)
     int cur = mt_emu_current_device(), sdev = -1;
     if (cur != c->device) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn,
-                        "the handle was created on device %d but device %d is current",
-                        c->device, cur);
+                        "the handle was created on device %d but device %d is current", c->device,
+                        cur);
     }
     if (mt_emu_stream_device(c->stream, &sdev) != cudaSuccess) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn,
-                        "the handle's stream %p was destroyed or never created",
-                        (void *)c->stream);
+                        "the handle's stream %p was destroyed or never created", (void *)c->stream);
     }
     if (sdev != c->device) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn,
@@ -516,8 +535,7 @@ gemv_kernel(cublasOperation_t op, bool dbl)
 // A (m, n) column-major (ld lda), x (n or m), y (m or n) -> y = alpha op(A) x + beta y
 static cublasStatus_t
 gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const void *alpha,
-     const void *A, int lda, const void *x, int incx, const void *beta, void *y, int incy,
-     bool dbl)
+     const void *A, int lda, const void *x, int incx, const void *beta, void *y, int incy, bool dbl)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
     size_t es = dbl ? sizeof(double) : sizeof(float);
@@ -591,8 +609,7 @@ cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, con
                const double *A, int lda, const double *x, int incx, const double *beta, double *y,
                int incy)
 {
-    return gemv(handle, "cublasDgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta, y, incy,
-                true);
+    return gemv(handle, "cublasDgemv_v2", trans, m, n, alpha, A, lda, x, incx, beta, y, incy, true);
 }
 
 /* ---- level 3 ----------------------------------------------------------------------------- */
@@ -611,8 +628,8 @@ make_gemm_names(void)
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++) {
                     snprintf(gemm_names[d][b][i][j], sizeof(gemm_names[d][b][i][j]),
-                             "emu_cublas_%cgemm%s_%c%c", d ? 'd' : 's',
-                             b ? "_strided_batched" : "", ops[i], ops[j]);
+                             "emu_cublas_%cgemm%s_%c%c", d ? 'd' : 's', b ? "_strided_batched" : "",
+                             ops[i], ops[j]);
                 }
             }
         }
@@ -657,8 +674,10 @@ static cublasStatus_t
 gemm_check_args(const char *fn, const gemm_args *g)
 {
     if (!valid_op(g->ta) || !valid_op(g->tb)) {
-        return complain(CUBLAS_STATUS_INVALID_VALUE, fn, "transa %d or transb %d is not an "
-                        "operation", (int)g->ta, (int)g->tb);
+        return complain(CUBLAS_STATUS_INVALID_VALUE, fn,
+                        "transa %d or transb %d is not an "
+                        "operation",
+                        (int)g->ta, (int)g->tb);
     }
     if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 0) {
         return complain(CUBLAS_STATUS_INVALID_VALUE, fn, "m %d, n %d, k %d or batchCount %d < 0",
@@ -704,8 +723,8 @@ gemm_check_memory(const call *c, const gemm_args *g, size_t es)
     }
     if (batches_overlap(g->m, g->n, g->ldc, g->sc, g->batch)) {
         return complain(CUBLAS_STATUS_EXECUTION_FAILED, c->fn,
-                        "strideC %lld makes the %d matrices of C (%d x %d, ldc %d) overlap",
-                        g->sc, g->batch, g->m, g->n, g->ldc);
+                        "strideC %lld makes the %d matrices of C (%d x %d, ldc %d) overlap", g->sc,
+                        g->batch, g->m, g->n, g->ldc);
     }
     if ((s = check_device(c, &ea, "A", g->A, sa, es)) ||
         (s = check_device(c, &eb, "B", g->B, sb, es)) ||
@@ -810,11 +829,11 @@ cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_
 }
 
 cublasStatus_t
-cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
-                          cublasOperation_t transb, int m, int n, int k, const float *alpha,
-                          const float *A, int lda, long long int strideA, const float *B, int ldb,
-                          long long int strideB, const float *beta, float *C, int ldc,
-                          long long int strideC, int batchCount)
+cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                          int m, int n, int k, const float *alpha, const float *A, int lda,
+                          long long int strideA, const float *B, int ldb, long long int strideB,
+                          const float *beta, float *C, int ldc, long long int strideC,
+                          int batchCount)
 {
     gemm_args g = {transa, transb, m,   n,   k,       alpha,   A,       B,         beta,
                    C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
@@ -822,11 +841,11 @@ cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
 }
 
 cublasStatus_t
-cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
-                          cublasOperation_t transb, int m, int n, int k, const double *alpha,
-                          const double *A, int lda, long long int strideA, const double *B,
-                          int ldb, long long int strideB, const double *beta, double *C, int ldc,
-                          long long int strideC, int batchCount)
+cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                          int m, int n, int k, const double *alpha, const double *A, int lda,
+                          long long int strideA, const double *B, int ldb, long long int strideB,
+                          const double *beta, double *C, int ldc, long long int strideC,
+                          int batchCount)
 {
     gemm_args g = {transa, transb, m,   n,   k,       alpha,   A,       B,         beta,
                    C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};

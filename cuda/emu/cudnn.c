@@ -215,8 +215,8 @@ destroy_obj(const char *fn, void *p, mt_emu_cudnn_kind kind)
 cudnnStatus_t
 cudnnCreate(cudnnHandle_t *handle)
 {
-    cudnnStatus_t st =
-        create_obj("cudnnCreate", (void **)handle, sizeof(**handle), MT_EMU_CUDNN_HANDLE);
+    cudnnStatus_t st = create_obj("cudnnCreate", (void **)handle, sizeof(**handle),
+                                  MT_EMU_CUDNN_HANDLE);
     if (st == CUDNN_STATUS_SUCCESS) {
         (*handle)->device = mt_emu_current_device();
         (*handle)->stream = NULL;
@@ -293,7 +293,8 @@ mt_emu_cudnn_check_launch(const char *fn, cudnnHandle_t h)
     if (dev != h->device) {
         return mt_emu_cudnn_fail(CUDNN_STATUS_EXECUTION_FAILED, true, fn,
                                  "the handle's stream %p belongs to device %d, the handle to "
-                                 "device %d", (void *)h->stream, dev, h->device);
+                                 "device %d",
+                                 (void *)h->stream, dev, h->device);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -429,8 +430,8 @@ cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t
 
 cudnnStatus_t
 cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t *dataType,
-                           int *n, int *c, int *h, int *w, int *nStride, int *cStride,
-                           int *hStride, int *wStride)
+                           int *n, int *c, int *h, int *w, int *nStride, int *cStride, int *hStride,
+                           int *wStride)
 {
     const char *fn = "cudnnGetTensor4dDescriptor";
     cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, "tensorDesc", tensorDesc, MT_EMU_CUDNN_TENSOR);
@@ -516,9 +517,9 @@ cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc)
 }
 
 cudnnStatus_t
-cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w,
-                                int u, int v, int dilation_h, int dilation_w,
-                                cudnnConvolutionMode_t mode, cudnnDataType_t computeType)
+cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u,
+                                int v, int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
+                                cudnnDataType_t computeType)
 {
     const char *fn = "cudnnSetConvolution2dDescriptor";
     cudnnStatus_t st = mt_emu_cudnn_check_obj(fn, "convDesc", convDesc, MT_EMU_CUDNN_CONV);
@@ -609,4 +610,3 @@ cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType
     *mathType = convDesc->math;
     return CUDNN_STATUS_SUCCESS;
 }
-

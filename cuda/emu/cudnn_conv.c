@@ -64,9 +64,14 @@ make_geom(const char *fn, pass p, cudnnTensorDescriptor_t xd, cudnnFilterDescrip
         return MT_EMU_BAD_PARAM(fn, "data types differ: %s %d, %s %d, %s %d", names[0],
                                 (int)xd->type, names[1], (int)wd->type, names[2], (int)yd->type);
     }
-    *g = (geom){.x = xd->v, .w = wd->v, .y = yd->v, .groups = cd->groups,
-                .flip = cd->mode == CUDNN_CONVOLUTION, .type = xd->type,
-                .esize = mt_emu_cudnn_type_size(xd->type), .math = cd->math};
+    *g = (geom){.x = xd->v,
+                .w = wd->v,
+                .y = yd->v,
+                .groups = cd->groups,
+                .flip = cd->mode == CUDNN_CONVOLUTION,
+                .type = xd->type,
+                .esize = mt_emu_cudnn_type_size(xd->type),
+                .math = cd->math};
     memcpy(g->pad, cd->pad, sizeof(g->pad));
     memcpy(g->stride, cd->stride, sizeof(g->stride));
     memcpy(g->dil, cd->dil, sizeof(g->dil));
@@ -88,8 +93,8 @@ make_geom(const char *fn, pass p, cudnnTensorDescriptor_t xd, cudnnFilterDescrip
         if ((int64_t)dil * (k - 1) + 1 > (int64_t)in + 2 * pad) {
             return MT_EMU_BAD_PARAM(fn,
                                     "the dilated filter (%d, dilation %d) is larger than the "
-                                    "padded input (%d + 2 * %d) in dimension %d", k, dil, in, pad,
-                                    2 + i);
+                                    "padded input (%d + 2 * %d) in dimension %d",
+                                    k, dil, in, pad, 2 + i);
         }
         int want = out_size(in, pad, k, dil, g->stride[i]);
         if (y[2 + i] != want) {
@@ -107,7 +112,8 @@ make_geom(const char *fn, pass p, cudnnTensorDescriptor_t xd, cudnnFilterDescrip
     if (cd->compute != g->type) {
         return mt_emu_cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, false, fn,
                                  "compute type %d with data type %d is not a supported "
-                                 "configuration", (int)cd->compute, (int)g->type);
+                                 "configuration",
+                                 (int)cd->compute, (int)g->type);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -136,7 +142,8 @@ cudnnGetConvolution2dForwardOutputDim(const cudnnConvolutionDescriptor_t convDes
     if (x[1] != f[1] * convDesc->groups) {
         return MT_EMU_BAD_PARAM(fn,
                                 "the input has %d channels, the filter %d per group times %d "
-                                "groups", x[1], f[1], convDesc->groups);
+                                "groups",
+                                x[1], f[1], convDesc->groups);
     }
     int out[2];
     for (int i = 0; i < 2; i++) {
@@ -256,34 +263,28 @@ cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, const cudnnTensorD
                                         const cudnnTensorDescriptor_t yDesc,
                                         cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes)
 {
-    return get_workspace_size("cudnnGetConvolutionForwardWorkspaceSize", FWD, handle, xDesc,
-                              wDesc, convDesc, yDesc, (int)algo, sizeInBytes);
+    return get_workspace_size("cudnnGetConvolutionForwardWorkspaceSize", FWD, handle, xDesc, wDesc,
+                              convDesc, yDesc, (int)algo, sizeInBytes);
 }
 
 cudnnStatus_t
-cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle,
-                                             const cudnnFilterDescriptor_t wDesc,
-                                             const cudnnTensorDescriptor_t dyDesc,
-                                             const cudnnConvolutionDescriptor_t convDesc,
-                                             const cudnnTensorDescriptor_t dxDesc,
-                                             cudnnConvolutionBwdDataAlgo_t algo,
-                                             size_t *sizeInBytes)
+cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes)
 {
     return get_workspace_size("cudnnGetConvolutionBackwardDataWorkspaceSize", BWD_DATA, handle,
                               dxDesc, wDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
 }
 
 cudnnStatus_t
-cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handle,
-                                               const cudnnTensorDescriptor_t xDesc,
-                                               const cudnnTensorDescriptor_t dyDesc,
-                                               const cudnnConvolutionDescriptor_t convDesc,
-                                               const cudnnFilterDescriptor_t gradDesc,
-                                               cudnnConvolutionBwdFilterAlgo_t algo,
-                                               size_t *sizeInBytes)
+cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
+    cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes)
 {
-    return get_workspace_size("cudnnGetConvolutionBackwardFilterWorkspaceSize", BWD_FILTER,
-                              handle, xDesc, gradDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
+    return get_workspace_size("cudnnGetConvolutionBackwardFilterWorkspaceSize", BWD_FILTER, handle,
+                              xDesc, gradDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
 }
 
 /* One heuristic result, whatever the pass (the three perf structs share this layout). */
@@ -319,13 +320,13 @@ get_algorithms(const char *fn, pass p, cudnnHandle_t h, cudnnTensorDescriptor_t 
     int n = 0;
     for (int i = 0; i < algos[p].n && n < requested; i++, n++) {
         const algo_info *a = &algos[p].list[i];
-        out[n] = (algo_perf){a->algo, CUDNN_STATUS_SUCCESS, 0.01f * (float)(i + 1),
-                             ws_bytes(a, &g), a->det, g.math};
+        out[n] = (algo_perf){
+            a->algo, CUDNN_STATUS_SUCCESS, 0.01f * (float)(i + 1), ws_bytes(a, &g), a->det, g.math};
     }
     for (int algo = 0; algo < algos[p].count && n < requested; algo++) {
         if (!find_algo(p, algo)) {
-            out[n++] = (algo_perf){algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f, 0,
-                                   CUDNN_DETERMINISTIC, g.math};
+            out[n++] = (algo_perf){algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f,
+                                   0,    CUDNN_DETERMINISTIC,        g.math};
         }
     }
     *returned = n;
@@ -342,12 +343,16 @@ cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDe
 {
     algo_perf r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnStatus_t st = get_algorithms("cudnnGetConvolutionForwardAlgorithm_v7", FWD, handle,
-                                      srcDesc, filterDesc, convDesc, destDesc,
-                                      requestedAlgoCount, returnedAlgoCount, perfResults, r);
+                                      srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount,
+                                      returnedAlgoCount, perfResults, r);
     for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
-        perfResults[i] = (cudnnConvolutionFwdAlgoPerf_t){
-            (cudnnConvolutionFwdAlgo_t)r[i].algo, r[i].status, r[i].time, r[i].memory,
-            r[i].det, r[i].math, {0}};
+        perfResults[i] = (cudnnConvolutionFwdAlgoPerf_t){(cudnnConvolutionFwdAlgo_t)r[i].algo,
+                                                         r[i].status,
+                                                         r[i].time,
+                                                         r[i].memory,
+                                                         r[i].det,
+                                                         r[i].math,
+                                                         {0}};
     }
     return st;
 }
@@ -367,8 +372,13 @@ cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle,
                                       requestedAlgoCount, returnedAlgoCount, perfResults, r);
     for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
         perfResults[i] = (cudnnConvolutionBwdDataAlgoPerf_t){
-            (cudnnConvolutionBwdDataAlgo_t)r[i].algo, r[i].status, r[i].time, r[i].memory,
-            r[i].det, r[i].math, {0}};
+            (cudnnConvolutionBwdDataAlgo_t)r[i].algo,
+            r[i].status,
+            r[i].time,
+            r[i].memory,
+            r[i].det,
+            r[i].math,
+            {0}};
     }
     return st;
 }
@@ -379,18 +389,22 @@ cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle,
                                               const cudnnTensorDescriptor_t diffDesc,
                                               const cudnnConvolutionDescriptor_t convDesc,
                                               const cudnnFilterDescriptor_t gradDesc,
-                                              const int requestedAlgoCount,
-                                              int *returnedAlgoCount,
+                                              const int requestedAlgoCount, int *returnedAlgoCount,
                                               cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
 {
     algo_perf r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    cudnnStatus_t st = get_algorithms("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-                                      BWD_FILTER, handle, srcDesc, gradDesc, convDesc, diffDesc,
+    cudnnStatus_t st = get_algorithms("cudnnGetConvolutionBackwardFilterAlgorithm_v7", BWD_FILTER,
+                                      handle, srcDesc, gradDesc, convDesc, diffDesc,
                                       requestedAlgoCount, returnedAlgoCount, perfResults, r);
     for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
         perfResults[i] = (cudnnConvolutionBwdFilterAlgoPerf_t){
-            (cudnnConvolutionBwdFilterAlgo_t)r[i].algo, r[i].status, r[i].time, r[i].memory,
-            r[i].det, r[i].math, {0}};
+            (cudnnConvolutionBwdFilterAlgo_t)r[i].algo,
+            r[i].status,
+            r[i].time,
+            r[i].memory,
+            r[i].det,
+            r[i].math,
+            {0}};
     }
     return st;
 }
@@ -558,7 +572,8 @@ run(const char *fn, pass p, cudnnHandle_t h, const void *alpha, const void *beta
     if (mt_emu_device_range(alpha, g.esize, &dev) || mt_emu_device_range(beta, g.esize, &dev)) {
         return mt_emu_cudnn_fail(CUDNN_STATUS_EXECUTION_FAILED, true, fn,
                                  "alpha %p or beta %p is device memory: cuDNN reads them on the "
-                                 "host", alpha, beta);
+                                 "host",
+                                 alpha, beta);
     }
     const mt_emu_dims4 *views[3] = {&g.x, &g.w, &g.y};
     size_t bytes[3];
@@ -615,14 +630,13 @@ cudnnStatus_t
 cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
                         const cudnnTensorDescriptor_t xDesc, const void *x,
                         const cudnnFilterDescriptor_t wDesc, const void *w,
-                        const cudnnConvolutionDescriptor_t convDesc,
-                        cudnnConvolutionFwdAlgo_t algo, void *workSpace,
-                        size_t workSpaceSizeInBytes, const void *beta,
+                        const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo,
+                        void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
                         const cudnnTensorDescriptor_t yDesc, void *y)
 {
     const void *const data[3] = {x, w, y};
-    return run("cudnnConvolutionForward", FWD, handle, alpha, beta, xDesc, wDesc, convDesc,
-               yDesc, data, y, (int)algo, workSpace, workSpaceSizeInBytes);
+    return run("cudnnConvolutionForward", FWD, handle, alpha, beta, xDesc, wDesc, convDesc, yDesc,
+               data, y, (int)algo, workSpace, workSpaceSizeInBytes);
 }
 
 cudnnStatus_t

@@ -50,8 +50,8 @@ typedef enum {
 
 /* Records why fn failed (cudnnGetLastErrorString) and returns st; emu: a check only the
  * emulation makes (a GPU fault, a wrong device), also printed to stderr as it means a bug. */
-cudnnStatus_t mt_emu_cudnn_fail(cudnnStatus_t st, bool emu, const char *fn, const char *fmt,
-                                ...) __attribute__((format(printf, 4, 5)));
+cudnnStatus_t mt_emu_cudnn_fail(cudnnStatus_t st, bool emu, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The common failure: an argument cuDNN documents as checked. */
 #define MT_EMU_BAD_PARAM(fn, ...) \

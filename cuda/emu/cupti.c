@@ -131,8 +131,9 @@ append(const void *const *recs, const size_t *lens, int n)
                 request_cb(&b, &size, &max);
             }
             if (b != NULL && ((uintptr_t)b % 8 != 0 || size < lens[r])) {
-                fprintf(stderr, "minitorch emulated CUPTI: the requested buffer %p of %zu bytes is "
-                                "not 8-byte aligned or holds no record; records dropped\n",
+                fprintf(stderr,
+                        "minitorch emulated CUPTI: the requested buffer %p of %zu bytes is "
+                        "not 8-byte aligned or holds no record; records dropped\n",
                         (void *)b, size);
                 refused = b, refused_size = size;
                 delivering++;

@@ -54,9 +54,9 @@ mt_emu_device_work_close(int *scope)
 }
 
 /* A window open until the end of the enclosing block (GCC's cleanup attribute, C and C++). */
-#define MT_EMU_DEVICE_WORK_SCOPE()                                                              \
-    __attribute__((cleanup(mt_emu_device_work_close), unused)) int mt_emu_device_work_scope_ =   \
-        (mt_emu_device_work_begin(), 0)
+#define MT_EMU_DEVICE_WORK_SCOPE()                    \
+    __attribute__((cleanup(mt_emu_device_work_close), \
+                   unused)) int mt_emu_device_work_scope_ = (mt_emu_device_work_begin(), 0)
 
 #ifdef __cplusplus
 }

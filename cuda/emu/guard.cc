@@ -144,9 +144,10 @@ guard_init()
     void *p = mmap(NULL, bytes + SLICE_ALIGN, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "minitorch CUDA emulation: cannot reserve %d x %zu bytes of device memory "
-                "(%s); the host-access guard is off\n", arena_devices, slice_bytes,
-                strerror(errno));
+        fprintf(stderr,
+                "minitorch CUDA emulation: cannot reserve %d x %zu bytes of device memory "
+                "(%s); the host-access guard is off\n",
+                arena_devices, slice_bytes, strerror(errno));
         return;
     }
     arena = (char *)(((uintptr_t)p + SLICE_ALIGN - 1) / SLICE_ALIGN * SLICE_ALIGN);

@@ -62,11 +62,11 @@ typedef struct mt_emu_kernel {
     unsigned long long magic;
     void (*run)(void **args);
     const char *(*pretty_name)(void); /* __PRETTY_FUNCTION__ naming the kernel */
-    const char *(*pretty_sig)(void);  /* ... and its parameter types */
+    const char *(*pretty_sig)(void); /* ... and its parameter types */
     int nargs;
     const bool *is_ptr; /* per parameter: a pointer (checked against the device's memory) */
-    int barrier;        /* reached __syncthreads once: runs as fibers (atomic) */
-    const char *name;   /* "void k<float>(const float*, long int)", made on first use (atomic) */
+    int barrier; /* reached __syncthreads once: runs as fibers (atomic) */
+    const char *name; /* "void k<float>(const float*, long int)", made on first use (atomic) */
 } mt_emu_kernel;
 
 #ifdef __cplusplus
@@ -86,15 +86,24 @@ template <typename... A> struct mt_emu_sig<void (*)(A...)> {
         (void)args; /* a kernel without parameters */
         F(*static_cast<std::remove_cv_t<A> *>(args[I])...); /* each thread gets its own copies */
     }
-    static const char *pretty() { return __PRETTY_FUNCTION__; }
+    static const char *pretty()
+    {
+        return __PRETTY_FUNCTION__;
+    }
 };
 
 template <auto F> struct mt_emu_kernel_of {
     using S = mt_emu_sig<decltype(F)>;
-    static void run(void **args) { S::template call<F>(args, std::make_index_sequence<S::n>{}); }
-    static const char *pretty() { return __PRETTY_FUNCTION__; }
+    static void run(void **args)
+    {
+        S::template call<F>(args, std::make_index_sequence<S::n>{});
+    }
+    static const char *pretty()
+    {
+        return __PRETTY_FUNCTION__;
+    }
     static inline mt_emu_kernel desc = {MT_EMU_KERNEL_MAGIC, &run, &pretty, &S::pretty, S::n,
-                                        S::is_ptr, 0, nullptr};
+                                        S::is_ptr,           0,    nullptr};
 };
 
 /* The address cudaLaunchKernel takes for a __global__ function (a template-id may hold commas). */
@@ -102,7 +111,8 @@ template <auto F> struct mt_emu_kernel_of {
 
 /* ---- atomics: CUDA's, each returning the old value ---- */
 
-static inline float atomicAdd(float *p, float v)
+static inline float
+atomicAdd(float *p, float v)
 {
     float old, next;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
@@ -111,7 +121,8 @@ static inline float atomicAdd(float *p, float v)
     } while (!__atomic_compare_exchange(p, &old, &next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
     return old;
 }
-static inline double atomicAdd(double *p, double v)
+static inline double
+atomicAdd(double *p, double v)
 {
     double old, next;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
@@ -121,15 +132,33 @@ static inline double atomicAdd(double *p, double v)
     return old;
 }
 #define MT_EMU_INT_ATOMICS(T)                                                                  \
-    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }   \
-    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); } \
+    static inline T atomicAdd(T *p, T v)                                                       \
+    {                                                                                          \
+        return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                     \
+    }                                                                                          \
+    static inline T atomicSub(T *p, T v)                                                       \
+    {                                                                                          \
+        return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                     \
+    }                                                                                          \
+    static inline T atomicOr(T *p, T v)                                                        \
+    {                                                                                          \
+        return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                      \
+    }                                                                                          \
+    static inline T atomicAnd(T *p, T v)                                                       \
+    {                                                                                          \
+        return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                     \
+    }                                                                                          \
+    static inline T atomicXor(T *p, T v)                                                       \
+    {                                                                                          \
+        return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                     \
+    }                                                                                          \
+    static inline T atomicExch(T *p, T v)                                                      \
+    {                                                                                          \
+        return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                    \
+    }                                                                                          \
     static inline T atomicCAS(T *p, T expect, T v)                                             \
     {                                                                                          \
-        __atomic_compare_exchange_n(p, &expect, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+        __atomic_compare_exchange_n(p, &expect, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
         return expect;                                                                         \
     }                                                                                          \
     static inline T atomicMin(T *p, T v)                                                       \
@@ -158,18 +187,40 @@ MT_EMU_INT_ATOMICS(long long)
 /* ---- device intrinsics ---- */
 
 /* The bit casts: the same bytes seen as another type of the same size. */
-template <typename To, typename From> static inline To mt_emu_bits(From v)
+template <typename To, typename From>
+static inline To
+mt_emu_bits(From v)
 {
     static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
     To u;
     memcpy(&u, &v, sizeof(u));
     return u;
 }
-static inline unsigned int __float_as_uint(float v) { return mt_emu_bits<unsigned int>(v); }
-static inline float __uint_as_float(unsigned int u) { return mt_emu_bits<float>(u); }
-static inline int __float_as_int(float v) { return mt_emu_bits<int>(v); }
-static inline long long __double_as_longlong(double v) { return mt_emu_bits<long long>(v); }
-static inline double __longlong_as_double(long long u) { return mt_emu_bits<double>(u); }
+static inline unsigned int
+__float_as_uint(float v)
+{
+    return mt_emu_bits<unsigned int>(v);
+}
+static inline float
+__uint_as_float(unsigned int u)
+{
+    return mt_emu_bits<float>(u);
+}
+static inline int
+__float_as_int(float v)
+{
+    return mt_emu_bits<int>(v);
+}
+static inline long long
+__double_as_longlong(double v)
+{
+    return mt_emu_bits<long long>(v);
+}
+static inline double
+__longlong_as_double(long long u)
+{
+    return mt_emu_bits<double>(u);
+}
 
 #endif /* __cplusplus */
 

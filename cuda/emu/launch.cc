@@ -65,7 +65,8 @@ __asm__(".text\n"
 #include <ucontext.h>
 #endif
 
-namespace {
+namespace
+{
 
 struct fiber {
 #if defined(__x86_64__)
@@ -95,11 +96,11 @@ struct engine {
     unsigned nthreads = 0, cur = 0;
     unsigned long long nblocks = 0, block = 0; /* block: the running one's position in the order */
     bool as_fibers = false; /* the current block runs as fibers */
-    bool in_use = false;    /* a launch is running on this thread */
-    bool diverged = false;  /* some threads of a block left while others waited at a barrier */
+    bool in_use = false; /* a launch is running on this thread */
+    bool diverged = false; /* some threads of a block left while others waited at a barrier */
     bool from_sched = false; /* the switch being made leaves the scheduler (for ASan) */
-    unsigned ended = 0;      /* threads that ended in the current round */
-    bool reverse = false;    /* MINITORCH_EMU_REVERSE=1: blocks and threads run last first */
+    unsigned ended = 0; /* threads that ended in the current round */
+    bool reverse = false; /* MINITORCH_EMU_REVERSE=1: blocks and threads run last first */
 
     ~engine()
     {
@@ -156,8 +157,8 @@ fiber_init(fiber &f, void (*entry)(void))
 #if defined(__x86_64__)
     uintptr_t top = ((uintptr_t)f.stack + GUARD_BYTES + STACK_BYTES) & ~(uintptr_t)15;
     void **sp = (void **)top;
-    *--sp = nullptr;        /* entry's return address: it never returns */
-    *--sp = (void *)entry;  /* where mt_emu_fiber_switch's ret goes, rsp then 8 mod 16 */
+    *--sp = nullptr; /* entry's return address: it never returns */
+    *--sp = (void *)entry; /* where mt_emu_fiber_switch's ret goes, rsp then 8 mod 16 */
     for (int r = 0; r < 6; r++) {
         *--sp = nullptr; /* rbp, rbx, r12-r15 */
     }
@@ -192,7 +193,8 @@ fiber_switch(fiber &from, fiber &to, bool from_ends)
 
 } // namespace
 
-namespace {
+namespace
+{
 
 void
 set_thread(unsigned t)

@@ -103,8 +103,7 @@ static const struct {
      "invalid copy direction for memcpy"},
     {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
      "CUDA driver version is insufficient for CUDA runtime version"},
-    {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction",
-     "invalid device function"},
+    {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
     {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
@@ -260,7 +259,8 @@ mt_emu_now_ns(void)
 
 /* ---- memory: the registry of live blocks ---- */
 
-namespace {
+namespace
+{
 struct block {
     size_t size;
     int device; /* -1: pinned host memory (cudaMallocHost) */
@@ -445,7 +445,8 @@ cudaMemGetInfo(size_t *free_bytes, size_t *total)
 /* ---- streams and events: opaque handles that are never reused, so a destroyed one is
  * recognised as such ---- */
 
-namespace {
+namespace
+{
 struct stream_info {
     int device;
     unsigned flags;
@@ -704,8 +705,10 @@ copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t
     }
     cudaMemcpyKind actual = (cudaMemcpyKind)((sw ? 2 : 0) | (dw ? 1 : 0));
     if (kind != cudaMemcpyDefault && kind != actual) {
-        fprintf(stderr, "mt_emu: cudaMemcpy of %zu bytes %p -> %p with kind %d, but the pointers "
-                "make it kind %d\n", count, src, dst, (int)kind, (int)actual);
+        fprintf(stderr,
+                "mt_emu: cudaMemcpy of %zu bytes %p -> %p with kind %d, but the pointers "
+                "make it kind %d\n",
+                count, src, dst, (int)kind, (int)actual);
         return cudaErrorInvalidValue;
     }
     uint64_t t0 = mt_emu_now_ns();
@@ -723,8 +726,7 @@ cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
 }
 
 extern "C" cudaError_t
-cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind,
-                cudaStream_t stream)
+cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
 {
     return mt_emu_error(copy(dst, src, count, kind, stream));
 }

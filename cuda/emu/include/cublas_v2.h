@@ -39,10 +39,7 @@ typedef enum {
     CUBLAS_OP_CONJG = 3     /* conjugate, no transpose (cublasLt only) */
 } cublasOperation_t;
 
-typedef enum {
-    CUBLAS_POINTER_MODE_HOST = 0,
-    CUBLAS_POINTER_MODE_DEVICE = 1
-} cublasPointerMode_t;
+typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
 
 struct cublasContext;
 typedef struct cublasContext *cublasHandle_t;
@@ -62,15 +59,15 @@ cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_
 cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const float *alpha, float *x, int incx);
 cublasStatus_t cublasDscal_v2(cublasHandle_t handle, int n, const double *alpha, double *x,
                               int incx);
-cublasStatus_t cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int incx,
-                             const float *y, int incy, float *result);
+cublasStatus_t cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int incx, const float *y,
+                             int incy, float *result);
 cublasStatus_t cublasDdot_v2(cublasHandle_t handle, int n, const double *x, int incx,
                              const double *y, int incy, double *result);
 
 /* Level 2: y = alpha op(A) x + beta y, A (m, n) column-major */
 cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
-                              const float *alpha, const float *A, int lda, const float *x,
-                              int incx, const float *beta, float *y, int incy);
+                              const float *alpha, const float *A, int lda, const float *x, int incx,
+                              const float *beta, float *y, int incy);
 cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
                               const double *alpha, const double *A, int lda, const double *x,
                               int incx, const double *beta, double *y, int incy);

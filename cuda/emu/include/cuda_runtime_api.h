@@ -56,7 +56,9 @@ typedef enum cudaMemcpyKind {
 typedef struct dim3 {
     unsigned int x, y, z;
 #ifdef __cplusplus
-    dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+    dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz)
+    {
+    }
 #endif
 } dim3;
 

@@ -103,15 +103,9 @@ typedef enum {
     CUDNN_FMA_MATH = 3
 } cudnnMathType_t;
 
-typedef enum {
-    CUDNN_NON_DETERMINISTIC = 0,
-    CUDNN_DETERMINISTIC = 1
-} cudnnDeterminism_t;
+typedef enum { CUDNN_NON_DETERMINISTIC = 0, CUDNN_DETERMINISTIC = 1 } cudnnDeterminism_t;
 
-typedef enum {
-    CUDNN_CONVOLUTION = 0,
-    CUDNN_CROSS_CORRELATION = 1
-} cudnnConvolutionMode_t;
+typedef enum { CUDNN_CONVOLUTION = 0, CUDNN_CROSS_CORRELATION = 1 } cudnnConvolutionMode_t;
 
 typedef enum {
     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM = 0,
@@ -194,9 +188,8 @@ cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc,
                                            cudnnDataType_t dataType, int n, int c, int h, int w,
                                            int nStride, int cStride, int hStride, int wStride);
 cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc,
-                                         cudnnDataType_t *dataType, int *n, int *c, int *h,
-                                         int *w, int *nStride, int *cStride, int *hStride,
-                                         int *wStride);
+                                         cudnnDataType_t *dataType, int *n, int *c, int *h, int *w,
+                                         int *nStride, int *cStride, int *hStride, int *wStride);
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc);
 
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc);
@@ -210,10 +203,8 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convD
                                               int pad_w, int u, int v, int dilation_h,
                                               int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t computeType);
-cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc,
-                                            int groupCount);
-cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc,
-                                            int *groupCount);
+cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int groupCount);
+cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int *groupCount);
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
                                           cudnnMathType_t mathType);
 cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
@@ -227,33 +218,31 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t con
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
     const cudnnFilterDescriptor_t filterDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
-    int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults);
+    const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionFwdAlgoPerf_t *perfResults);
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
     const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
-    int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults);
+    const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdDataAlgoPerf_t *perfResults);
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
     const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
-    int *returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t *perfResults);
+    const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdFilterAlgoPerf_t *perfResults);
 
 cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
-    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-    const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnTensorDescriptor_t yDesc, cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes);
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc,
+    cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes);
 cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
-    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
-    const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnTensorDescriptor_t dxDesc, cudnnConvolutionBwdDataAlgo_t algo,
-    size_t *sizeInBytes);
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes);
 cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
-    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-    const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnFilterDescriptor_t gradDesc, cudnnConvolutionBwdFilterAlgo_t algo,
-    size_t *sizeInBytes);
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
+    cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes);
 
 /* alpha and beta are host pointers (float for float data, double for double):
  * out = alpha * result + beta * out, and out is not read when *beta == 0. */
@@ -273,12 +262,10 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alp
                                            const cudnnTensorDescriptor_t dxDesc, void *dx);
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
                                              const cudnnTensorDescriptor_t xDesc, const void *x,
-                                             const cudnnTensorDescriptor_t dyDesc,
-                                             const void *dy,
+                                             const cudnnTensorDescriptor_t dyDesc, const void *dy,
                                              const cudnnConvolutionDescriptor_t convDesc,
-                                             cudnnConvolutionBwdFilterAlgo_t algo,
-                                             void *workSpace, size_t workSpaceSizeInBytes,
-                                             const void *beta,
+                                             cudnnConvolutionBwdFilterAlgo_t algo, void *workSpace,
+                                             size_t workSpaceSizeInBytes, const void *beta,
                                              const cudnnFilterDescriptor_t dwDesc, void *dw);
 
 #ifdef __cplusplus

@@ -209,8 +209,9 @@ typedef void(CUPTIAPI *CUpti_BuffersCallbackCompleteFunc)(CUcontext context, uin
                                                           uint8_t *buffer, size_t size,
                                                           size_t validSize);
 
-CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
-                                                    CUpti_BuffersCallbackCompleteFunc funcBufferCompleted);
+CUptiResult CUPTIAPI
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted);
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind);
 CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind);
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag);

@@ -18,8 +18,10 @@
 #include "cuda_runtime_api.h"
 #include "cuda/emu/emu.h"
 
-namespace cub {
-namespace emu {
+namespace cub
+{
+namespace emu
+{
 
 // CUB carves its scratch into 256-byte aligned pieces and asks for the slack to align the block.
 constexpr size_t ALIGN = 256;
@@ -32,8 +34,14 @@ round_up(size_t bytes)
 
 // The scope of an algorithm's device work: device memory is open to it (cuda/emu/guard.cc).
 struct device_work {
-    device_work() { mt_emu_device_work_begin(); }
-    ~device_work() { mt_emu_device_work_end(); }
+    device_work()
+    {
+        mt_emu_device_work_begin();
+    }
+    ~device_work()
+    {
+        mt_emu_device_work_end();
+    }
     device_work(const device_work &) = delete;
     device_work &operator=(const device_work &) = delete;
 };
@@ -103,8 +111,7 @@ overlap(const A *a, int64_t na, const B *b, int64_t nb)
 }
 
 template <typename A, typename B>
-inline typename std::enable_if<!std::is_pointer<A>::value || !std::is_pointer<B>::value,
-                               bool>::type
+inline typename std::enable_if<!std::is_pointer<A>::value || !std::is_pointer<B>::value, bool>::type
 overlap(A, int64_t, B, int64_t)
 {
     return false;
@@ -161,9 +168,8 @@ check_temp(const char *algo, void *temp, size_t temp_bytes, size_t needed, int d
                  temp_bytes, needed);
         return fail(cudaErrorInvalidValue, algo, what);
     }
-    cudaError_t err =
-        check_range(algo, "d_temp_storage", (const unsigned char *)temp, (int64_t)temp_bytes,
-                    device);
+    cudaError_t err = check_range(algo, "d_temp_storage", (const unsigned char *)temp,
+                                  (int64_t)temp_bytes, device);
     if (err == cudaSuccess) {
         memset(temp, 0xA5, temp_bytes);
     }
@@ -175,8 +181,8 @@ check_temp(const char *algo, void *temp, size_t temp_bytes, size_t needed, int d
 // output is written.
 template <typename KeyT, typename ValueT, typename OrderKey>
 inline void
-stable_sort_pairs(const KeyT *keys_in, KeyT *keys_out, const ValueT *values_in,
-                  ValueT *values_out, int64_t first, int64_t count, OrderKey order_key)
+stable_sort_pairs(const KeyT *keys_in, KeyT *keys_out, const ValueT *values_in, ValueT *values_out,
+                  int64_t first, int64_t count, OrderKey order_key)
 {
     std::vector<int64_t> idx((size_t)count);
     for (int64_t i = 0; i < count; i++) {

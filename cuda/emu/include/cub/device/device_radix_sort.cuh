@@ -8,7 +8,8 @@
 
 #include "cub/emu_common.cuh"
 
-namespace cub {
+namespace cub
+{
 
 struct DeviceRadixSort {
     // Sorts num_items pairs ascending by the key bits [begin_bit, end_bit) read as an unsigned
@@ -19,9 +20,8 @@ struct DeviceRadixSort {
     // compile rather than sort differently from CUB.
     template <typename KeyT, typename ValueT, typename NumItemsT>
     static cudaError_t SortPairs(void *d_temp_storage, size_t &temp_storage_bytes,
-                                 const KeyT *d_keys_in, KeyT *d_keys_out,
-                                 const ValueT *d_values_in, ValueT *d_values_out,
-                                 NumItemsT num_items, int begin_bit = 0,
+                                 const KeyT *d_keys_in, KeyT *d_keys_out, const ValueT *d_values_in,
+                                 ValueT *d_values_out, NumItemsT num_items, int begin_bit = 0,
                                  int end_bit = (int)sizeof(KeyT) * 8, cudaStream_t stream = 0)
     {
         static_assert(std::is_integral<KeyT>::value && std::is_unsigned<KeyT>::value &&
@@ -41,8 +41,8 @@ struct DeviceRadixSort {
         }
         emu::device_work window; // check_temp scribbles over the scratch, then the algorithm runs
         int dev = 0;
-        cudaError_t err =
-            emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed, &dev);
+        cudaError_t err = emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed,
+                                          &dev);
         if (err == cudaSuccess && n < 0) {
             err = emu::fail(cudaErrorInvalidValue, algo, "num_items is negative");
         }
@@ -59,12 +59,11 @@ struct DeviceRadixSort {
         }
         const uint64_t t0 = mt_emu_now_ns();
         const int width = end_bit - begin_bit;
-        const KeyT mask = width == (int)sizeof(KeyT) * 8 ? (KeyT)~(KeyT)0
+        const KeyT mask = width == (int)sizeof(KeyT) * 8 ? (KeyT) ~(KeyT)0
                                                          : (KeyT)(((KeyT)1 << width) - 1);
-        emu::stable_sort_pairs(d_keys_in, d_keys_out, d_values_in, d_values_out, 0, n,
-                               [&](KeyT k) {
-                                   return width == 0 ? (KeyT)0 : (KeyT)((k >> begin_bit) & mask);
-                               });
+        emu::stable_sort_pairs(d_keys_in, d_keys_out, d_values_in, d_values_out, 0, n, [&](KeyT k) {
+            return width == 0 ? (KeyT)0 : (KeyT)((k >> begin_bit) & mask);
+        });
         mt_emu_kernel_ran("emu_cub_radix_sort_pairs", dev, stream, t0, mt_emu_now_ns());
         return cudaSuccess;
     }

@@ -10,7 +10,8 @@
 
 #include "cub/emu_common.cuh"
 
-namespace cub {
+namespace cub
+{
 
 struct DeviceScan {
     // out[i] = in[0] + ... + in[i] for i < num_items. d_in == d_out scans in place; any other
@@ -19,23 +20,23 @@ struct DeviceScan {
     // is converted to the output's type.
     template <typename InputIteratorT, typename OutputIteratorT, typename NumItemsT>
     static cudaError_t InclusiveSum(void *d_temp_storage, size_t &temp_storage_bytes,
-                                    InputIteratorT d_in, OutputIteratorT d_out,
-                                    NumItemsT num_items, cudaStream_t stream = 0)
+                                    InputIteratorT d_in, OutputIteratorT d_out, NumItemsT num_items,
+                                    cudaStream_t stream = 0)
     {
         static const char algo[] = "cub::DeviceScan::InclusiveSum";
         const int64_t n = (int64_t)num_items;
         // CUB's decoupled look-back keeps a status word pair per tile (of about 4K items) plus
         // a warp's worth of padding.
-        const size_t needed =
-            emu::round_up((size_t)((n > 0 ? (n + 4095) / 4096 : 1) + 32) * 16) + emu::ALIGN;
+        const size_t needed = emu::round_up((size_t)((n > 0 ? (n + 4095) / 4096 : 1) + 32) * 16) +
+                              emu::ALIGN;
         if (d_temp_storage == nullptr) {
             temp_storage_bytes = needed;
             return cudaSuccess;
         }
         emu::device_work window; // check_temp scribbles over the scratch, then the algorithm runs
         int dev = 0;
-        cudaError_t err =
-            emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed, &dev);
+        cudaError_t err = emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed,
+                                          &dev);
         if (err == cudaSuccess && n < 0) {
             err = emu::fail(cudaErrorInvalidValue, algo, "num_items is negative");
         }

@@ -11,7 +11,8 @@
 
 #include "cub/emu_common.cuh"
 
-namespace cub {
+namespace cub
+{
 
 struct DeviceSegmentedSort {
     // Sorts each segment i, items [d_begin_offsets[i], d_end_offsets[i]) (empty when end <=
@@ -22,12 +23,11 @@ struct DeviceSegmentedSort {
     // backend that reads them sees garbage. Only unsigned integer keys are emulated.
     template <typename KeyT, typename ValueT, typename BeginOffsetIteratorT,
               typename EndOffsetIteratorT>
-    static cudaError_t StableSortPairs(void *d_temp_storage, size_t &temp_storage_bytes,
-                                       const KeyT *d_keys_in, KeyT *d_keys_out,
-                                       const ValueT *d_values_in, ValueT *d_values_out,
-                                       int64_t num_items, int64_t num_segments,
-                                       BeginOffsetIteratorT d_begin_offsets,
-                                       EndOffsetIteratorT d_end_offsets, cudaStream_t stream = 0)
+    static cudaError_t
+    StableSortPairs(void *d_temp_storage, size_t &temp_storage_bytes, const KeyT *d_keys_in,
+                    KeyT *d_keys_out, const ValueT *d_values_in, ValueT *d_values_out,
+                    int64_t num_items, int64_t num_segments, BeginOffsetIteratorT d_begin_offsets,
+                    EndOffsetIteratorT d_end_offsets, cudaStream_t stream = 0)
     {
         static_assert(std::is_integral<KeyT>::value && std::is_unsigned<KeyT>::value &&
                           !std::is_same<KeyT, bool>::value,
@@ -45,8 +45,8 @@ struct DeviceSegmentedSort {
         }
         emu::device_work window; // check_temp scribbles over the scratch, then the algorithm runs
         int dev = 0;
-        cudaError_t err =
-            emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed, &dev);
+        cudaError_t err = emu::begin_call(algo, stream, d_temp_storage, temp_storage_bytes, needed,
+                                          &dev);
         if (err == cudaSuccess && (n < 0 || segs < 0)) {
             err = emu::fail(cudaErrorInvalidValue, algo, "num_items or num_segments is negative");
         }
