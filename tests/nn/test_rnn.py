@@ -55,10 +55,11 @@ def compare(theirs, ours, x, states=(), pack=None, device="cpu"):
     of a weighted sum of the results with respect to x, the states and every parameter."""
     (tx, *ts), (mx, *ms) = leaves([x, *states], device)
     t_in, m_in = tx, mx
-    if pack is not None:
+    if pack is not None:  # lengths; sorted ones are packed with enforce_sorted=True
+        ordered = list(pack) == sorted(pack, reverse=True)
         t_in = torch.nn.utils.rnn.pack_padded_sequence(tx, pack, batch_first=theirs.batch_first,
-                                                       enforce_sorted=False)
-        m_in = rnn_utils.pack_padded_sequence(mx, pack, batch_first=ours.batch_first, enforce_sorted=False)
+                                                       enforce_sorted=ordered)
+        m_in = rnn_utils.pack_padded_sequence(mx, pack, batch_first=ours.batch_first, enforce_sorted=ordered)
     t_h = None if not ts else (tuple(ts) if len(ts) == 2 else ts[0])
     m_h = None if not ms else (tuple(ms) if len(ms) == 2 else ms[0])
     t_out, m_out = theirs(t_in, t_h), ours(m_in, m_h)
@@ -130,6 +131,7 @@ def test_packed_sequence_matches_pytorch(name, kwargs):
     layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
     compare(theirs, ours, x, pack=[4, 6, 2])
     compare(theirs, ours, x, states_for(name, layers, 3, 5, kwargs.get("proj_size", 0)), pack=[4, 6, 2])
+    compare(theirs, ours, x, states_for(name, layers, 3, 5, kwargs.get("proj_size", 0)), pack=[6, 3, 3])
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
