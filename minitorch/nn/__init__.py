@@ -74,3 +74,6 @@ __all__ += ["LeakyReLU", "GLU", "Hardshrink", "Softshrink", "Softplus", "PReLU",
 __all__ += ["Tanhshrink"]
 
 __all__ += ["utils"]
+from minitorch.nn.modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]

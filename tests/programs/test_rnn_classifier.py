@@ -1,7 +1,6 @@
 """A sequence classifier: an LSTM (batch_first) reads noisy sequences, its last hidden state goes
 through a Linear layer; the class says whether the sequence rises or falls. Adam, cross-entropy."""
 import numpy as np
-import pytest
 
 from prog_helpers import compare_program, numpy_of, start_from
 
@@ -52,7 +51,6 @@ def lstm_classifier(torch, init=None, steps=15, batch=16, length=12):
     return result
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason="needs torch.nn.LSTM")
 def test_lstm_sequence_classifier():
     ref, _ = compare_program(lstm_classifier)
     assert ref["accuracy"] > 0.8

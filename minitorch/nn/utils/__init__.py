@@ -8,6 +8,7 @@ from minitorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from minitorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from minitorch.nn.utils import rnn
 
 __all__ = [
     "clip_grad_norm",
@@ -17,4 +18,5 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "rnn",
 ]
