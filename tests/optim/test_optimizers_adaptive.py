@@ -415,3 +415,21 @@ def test_lbfgs_cuda_matches_torch():
         pytest.skip("CUDA is not available (run with MINITORCH_CUDA_EMU=1)")
     mm, _ = models("float64")
     run_lbfgs({"line_search_fn": "strong_wolfe", "max_iter": 5}, "float64", steps=3, mm=mm.to("cuda"))
+
+
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_add_param_group_matches_torch(name):
+    """A group added after some steps (Adagrad makes its state then too, as PyTorch does)."""
+    mm, tm = models("float64")
+    mopt = getattr(minitorch.optim, name)(mm[0].parameters(), lr=0.01)
+    topt = getattr(torch.optim, name)(tm[0].parameters(), lr=0.01)
+    x, y = data("float64")
+    for k in range(6):
+        if k == 2:
+            mopt.add_param_group({"params": list(mm[2].parameters()), "lr": 0.05, "weight_decay": 0.1})
+            topt.add_param_group({"params": list(tm[2].parameters()), "lr": 0.05, "weight_decay": 0.1})
+            assert sorted(mopt.state_dict()["state"]) == sorted(topt.state_dict()["state"])
+        train_step(minitorch, mm, mopt, x, y)
+        train_step(torch, tm, topt, x, y)
+        assert_params(mm, tm, TOL["float64"])
+    assert_state(mopt, topt, TOL["float64"])
