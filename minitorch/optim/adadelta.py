@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _scalar_state, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adadelta"]
 
@@ -71,4 +71,4 @@ class Adadelta(Optimizer):
         delta = acc_delta.add(eps).sqrt_()
         delta.div_(std).mul_(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-_to_scalar(group["lr"]))
+        param.add_(delta, alpha=-_lr_of(group))

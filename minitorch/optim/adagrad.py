@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _scalar_state, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adagrad"]
 
@@ -78,7 +78,7 @@ class Adagrad(Optimizer):
     def _update(self, group: dict, param: minitorch.Tensor, grad: minitorch.Tensor, state: dict, step: float) -> None:
         if group["weight_decay"] != 0:
             grad = grad.add(param, alpha=group["weight_decay"])
-        clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        clr = _lr_of(group) / (1 + (step - 1) * group["lr_decay"])
         state["sum"].addcmul_(grad, grad, value=1)
         std = state["sum"].sqrt().add_(group["eps"])
         param.addcdiv_(grad, std, value=-clr)

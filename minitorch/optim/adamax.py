@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _scalar_state, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adamax"]
 
@@ -67,5 +67,5 @@ class Adamax(Optimizer):
             grad = grad.add(param, alpha=wd)
         exp_avg.lerp_(grad, 1 - beta1)
         minitorch.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"]), out=exp_inf)
-        clr = _to_scalar(group["lr"]) / (1 - beta1**step)
+        clr = _lr_of(group) / (1 - beta1**step)
         param.addcdiv_(exp_avg, exp_inf, value=-clr)

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _scalar_state, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["NAdam"]
 
@@ -73,7 +73,7 @@ class NAdam(Optimizer):
         state["exp_avg_sq"] = minitorch.zeros_like(param)
 
     def _update(self, group: dict, param: minitorch.Tensor, grad: minitorch.Tensor, state: dict, step: float) -> None:
-        lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _lr_of(group), group["betas"]
         wd, momentum_decay = group["weight_decay"], group["momentum_decay"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         bias_correction2 = 1 - beta2**step

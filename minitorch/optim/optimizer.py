@@ -346,6 +346,13 @@ def _check_options(lr: Any, *checks: Tuple[str, Any]) -> None:
             raise ValueError(f"Invalid {name} value: {value}")
 
 
+def _lr_of(group: Dict[str, Any]) -> Any:
+    """A group's lr as PyTorch's single-tensor optimizers use it (torch.optim's _to_scalar): a
+    number, or a tensor lr as a 0-dim tensor, so that the step sizes are computed in its dtype."""
+    lr = group["lr"]
+    return lr.squeeze() if isinstance(lr, minitorch.Tensor) and lr.dim() != 0 else lr
+
+
 def _scalar_state(value: float) -> minitorch.Tensor:
     """A step count (or NAdam's mu_product) as PyTorch's single-tensor optimizers keep it: a
     float32 tensor on the CPU."""

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _scalar_state, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["RAdam"]
 
@@ -65,7 +65,7 @@ class RAdam(Optimizer):
         state["exp_avg_sq"] = minitorch.zeros_like(param)
 
     def _update(self, group: dict, param: minitorch.Tensor, grad: minitorch.Tensor, state: dict, step: float) -> None:
-        lr, (beta1, beta2), wd = _to_scalar(group["lr"]), group["betas"], group["weight_decay"]
+        lr, (beta1, beta2), wd = _lr_of(group), group["betas"], group["weight_decay"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         if wd != 0:
             if group["decoupled_weight_decay"]:

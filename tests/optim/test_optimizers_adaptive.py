@@ -433,3 +433,21 @@ def test_add_param_group_matches_torch(name):
         train_step(torch, tm, topt, x, y)
         assert_params(mm, tm, TOL["float64"])
     assert_state(mopt, topt, TOL["float64"])
+
+
+@pytest.mark.parametrize("lr", [0.01, [0.01], "float64"], ids=["0d", "1elem", "0d-float64"])
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_tensor_lr_matches_torch(name, lr):
+    """lr given as a one-element tensor: the step sizes are computed in its dtype, as PyTorch's."""
+    mlr = minitorch.tensor(0.01, dtype=minitorch.float64) if lr == "float64" else minitorch.tensor(lr)
+    tlr = torch.tensor(0.01, dtype=torch.float64) if lr == "float64" else torch.tensor(lr)
+    mm, tm = models("float64")
+    mopt = getattr(minitorch.optim, name)(mm.parameters(), lr=mlr, weight_decay=0.1)
+    topt = getattr(torch.optim, name)(tm.parameters(), lr=tlr, weight_decay=0.1)
+    x, y = data("float64")
+    for _ in range(5):
+        train_step(minitorch, mm, mopt, x, y)
+        train_step(torch, tm, topt, x, y)
+        assert_params(mm, tm, TOL["float64"])
+    with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+        getattr(minitorch.optim, name)(mm.parameters(), lr=minitorch.tensor([0.1, 0.2]))
