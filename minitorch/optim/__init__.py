@@ -1,14 +1,22 @@
 """minitorch.optim: optimizers and learning-rate schedulers, as torch.optim.
 
-Each optimizer's step() updates all the parameters of a parameter group in one call into the C
-core (csrc/cpu/optim.c), with PyTorch's update formulas; Python only keeps the groups and the
-state and passes them in.
+SGD, Adam, AdamW and RMSprop update all the parameters of a parameter group in one call into the
+C core (csrc/cpu/optim.c), with PyTorch's update formulas; Python only keeps the groups and the
+state and passes them in. Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS are written with tensor
+ops, as PyTorch's single-tensor implementations.
 """
 from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "LBFGS", "lr_scheduler"]

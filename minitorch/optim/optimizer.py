@@ -55,6 +55,10 @@ class Optimizer:
         defaults: the options of a group that does not give its own.
     """
 
+    # the fused optimizers keep step counts on the parameters' device; the single-tensor ones
+    # (Adagrad, Adadelta, Adamax, NAdam, RAdam) keep them on the CPU, as PyTorch does
+    _step_on_param_device = True
+
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
         self.defaults = defaults
         if isinstance(params, minitorch.Tensor):
@@ -203,6 +207,23 @@ class Optimizer:
             for params in by_device.values():
                 yield group, params
 
+    def _single_tensor_step(self, closure: Optional[Callable[[], Any]]) -> Optional[Any]:
+        """step() of the optimizers written with tensor ops, as PyTorch's single-tensor loops: for
+        each parameter with a gradient, its state made on first use (_init_state), the gradient
+        negated under maximize, the step count advanced, then _update(group, param, grad, state,
+        step), all under no_grad."""
+        loss = self._closure_loss(closure)
+        with minitorch.no_grad():
+            for group, params in self._groups_with_grads():
+                for param in params:
+                    state = self.state[param]
+                    if len(state) == 0:
+                        self._init_state(state, param, group)
+                    grad = -param.grad if group["maximize"] else param.grad
+                    state["step"] += 1
+                    self._update(group, param, grad, state, state["step"].item())
+        return loss
+
     def _group_defaults(self, **options: Any) -> None:
         """Options that state dicts of older versions lack get their defaults."""
         for group in self.param_groups:
@@ -215,7 +236,8 @@ class Optimizer:
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], minitorch.Tensor):
-                    p_state["step"] = minitorch.tensor(float(p_state["step"]), device=p.device)
+                    device = p.device if self._step_on_param_device else "cpu"
+                    p_state["step"] = minitorch.tensor(float(p_state["step"]), device=device)
 
     # ---- state dicts ---------------------------------------------------------------------------
 
@@ -268,8 +290,8 @@ class Optimizer:
 
         def cast(param: minitorch.Tensor, value: Any, key: Any = None) -> Any:
             if isinstance(value, minitorch.Tensor):
-                if key == "step":  # kept, but on the parameter's device, as for PyTorch's fused
-                    return value.to(device=param.device)
+                if key == "step":  # on the parameter's device, as for PyTorch's fused (else kept)
+                    return value.to(device=param.device) if self._step_on_param_device else value
                 if param.is_floating_point():
                     return value.to(dtype=param.dtype, device=param.device)
                 return value.to(device=param.device)
@@ -304,3 +326,34 @@ def _check_supported(differentiable: bool, capturable: bool = False) -> None:
         raise NotImplementedError("minitorch optimizers do not support differentiable=True")
     if capturable:
         raise NotImplementedError("minitorch optimizers do not support capturable=True")
+
+
+def _check_options(lr: Any, *checks: Tuple[str, Any]) -> None:
+    """PyTorch's argument checks, in the optimizer's order: lr (a number or a one-element tensor)
+    and each (name, value) non-negative, with 'betas' each in [0, 1) and 'rho' in [0, 1]."""
+    if isinstance(lr, minitorch.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    for name, value in checks:
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif name == "rho" and not 0.0 <= value <= 1.0:
+            raise ValueError(f"Invalid rho value: {value}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _lr_of(group: Dict[str, Any]) -> Any:
+    """A group's lr as PyTorch's single-tensor optimizers use it (torch.optim's _to_scalar): a
+    number, or a tensor lr as a 0-dim tensor, so that the step sizes are computed in its dtype."""
+    lr = group["lr"]
+    return lr.squeeze() if isinstance(lr, minitorch.Tensor) and lr.dim() != 0 else lr
+
+
+def _scalar_state(value: float) -> minitorch.Tensor:
+    """A step count (or NAdam's mu_product) as PyTorch's single-tensor optimizers keep it: a
+    float32 tensor on the CPU."""
+    return minitorch.tensor(float(value), dtype=minitorch.float32)
