@@ -276,14 +276,15 @@ def test_tensor_split(how, dim=1):
     a = rand(3, 5, 2)
     got = minitorch.tensor_split(to_layout(a, "transposed"), minitorch.tensor(how.numpy()) if torch and isinstance(
         how, torch.Tensor) else how, dim)
-    want = torch.tensor_split(torch.tensor(a), how, dim)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(as_numpy(g), w.numpy())
+    if torch is not None:
+        want = torch.tensor_split(torch.tensor(a), how, dim)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(as_numpy(g), w.numpy())
     assert all(shares_memory(g, got[0]) or g.numel() == 0 for g in got[:1])
     if not (torch and isinstance(how, torch.Tensor)):
         pieces = minitorch.tensor(a).tensor_split(how, dim=dim)
-        assert [p.shape for p in pieces] == [tuple(w.shape) for w in want]
+        assert [p.shape for p in pieces] == [g.shape for g in got]
         check_grad(lambda m, x: m.cat([p * (k + 1) for k, p in enumerate(m.tensor_split(x, how, dim))], dim), [a])
     assert len(minitorch._C.tensor_split_indices(minitorch.tensor(a), [1, 2], 0)) == 3
 
