@@ -152,17 +152,18 @@ OVER_CUDA(index_put_, mt_index_put)
 OVER_CUDA(index_select, mt_index_select)
 OVER_CUDA(embedding, mt_index_embedding)
 
-#define SCATTER(name, add)                             \
-    static mt_status cuda_##name(mt_args *a)           \
-    {                                                  \
-        return mt_index_scatter(a, &cuda, add, false); \
-    }                                                  \
-    static mt_status cuda_##name##_(mt_args *a)        \
-    {                                                  \
-        return mt_index_scatter(a, &cuda, add, true);  \
+/* scatter and scatter_add (their front end plans which), in place or not */
+#define SCATTER(name)                             \
+    static mt_status cuda_##name(mt_args *a)      \
+    {                                             \
+        return mt_index_scatter(a, &cuda, false); \
+    }                                             \
+    static mt_status cuda_##name##_(mt_args *a)   \
+    {                                             \
+        return mt_index_scatter(a, &cuda, true);  \
     }
-SCATTER(scatter, false)
-SCATTER(scatter_add, true)
+SCATTER(scatter)
+SCATTER(scatter_add)
 
 static mt_status
 cuda_scatter_reduce(mt_args *a)

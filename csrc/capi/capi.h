@@ -38,8 +38,9 @@
  * mt_generator_philox in place of mt_seed_epoch), bernoulli's p and multinomial; 17: the
  * statistics kernels' histc range and bincount length; 18: the front ends of every family: no
  * spec, geometry and check functions, nor the message formatting a backend no longer does; 19:
- * mt_default_float (set_default_dtype); 20: mt_tensor's view fields (view_base ...) */
-#define MT_CAPI_VERSION 20
+ * mt_default_float (set_default_dtype); 20: mt_tensor's view fields (view_base ...); 21:
+ * mt_index_scatter takes its mode from the plan */
+#define MT_CAPI_VERSION 21
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -108,8 +109,8 @@
        int64_t end_ns),                                                                            \
       (kind, name, device, stream, corr, start_ns, end_ns))                                        \
     F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))              \
-    F(mt_status, mt_index_scatter,                                                                 \
-      (mt_args * a, const mt_index_backend *be, bool add, bool inplace), (a, be, add, inplace))    \
+    F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool inplace),        \
+      (a, be, inplace))                                                                            \
     F(mt_status, mt_index_scatter_reduce, (mt_args * a, const mt_index_backend *be, bool inplace), \
       (a, be, inplace))                                                                            \
     F(mt_status, mt_index_index, (mt_args * a, const mt_index_backend *be), (a, be))               \

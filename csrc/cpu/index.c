@@ -210,14 +210,16 @@ mt_cpu_gather(mt_args *a)
     return mt_index_gather(a, &cpu);
 }
 
+/* scatter and scatter_add, in place or not (their front end plans which) */
 static mt_status
-scatter(mt_args *a, bool add, bool inplace)
+scatter(mt_args *a, int unused, bool inplace)
 {
-    return mt_index_scatter(a, &cpu, add, inplace);
+    (void)unused;
+    return mt_index_scatter(a, &cpu, inplace);
 }
 
-MT_CPU_KERNELS(scatter, scatter, false)
-MT_CPU_KERNELS(scatter_add, scatter, true)
+MT_CPU_KERNELS(scatter, scatter, 0)
+MT_CPU_KERNELS(scatter_add, scatter, 0)
 
 mt_status
 mt_cpu_scatter_reduce(mt_args *a)

@@ -95,7 +95,7 @@ mt_front_on_cuda(const mt_tensor *t)
     /* random draws: distributions.c */                                                         \
     X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
     /* linear algebra: linalg_checks.c */                                                        \
-    X(linalg_inv_ex, linalg_inv_ex) X(linalg_det, linalg_det) X(linalg_slogdet, linalg_slogdet) \
+    X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \
     X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \
     X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
     X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \

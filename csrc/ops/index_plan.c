@@ -489,9 +489,8 @@ scatter_mode(const mt_args *a, bool add, int *mode)
 }
 
 mt_status
-mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace)
+mt_index_scatter(mt_args *a, const mt_index_backend *be, bool inplace)
 {
-    (void)add; /* scatter_add's mode is in the plan */
     mt_tensor *self = a->t[0], *index = a->t[1], *src = a->t[2], *target = NULL;
     mt_status st = scatter_target(be, self, inplace, &target);
     if (st) {

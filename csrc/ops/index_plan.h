@@ -68,7 +68,7 @@ typedef struct mt_index_backend {
  * scatter_reduce, index, index_put_, index_select and embedding, for any device, after their
  * front ends (a->plan). */
 mt_status mt_index_gather(mt_args *a, const mt_index_backend *be);
-mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool add, bool inplace);
+mt_status mt_index_scatter(mt_args *a, const mt_index_backend *be, bool inplace);
 mt_status mt_index_scatter_reduce(mt_args *a, const mt_index_backend *be, bool inplace);
 mt_status mt_index_index(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_put(mt_args *a, const mt_index_backend *be);

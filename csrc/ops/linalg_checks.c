@@ -287,25 +287,14 @@ mt_linalg_check_info(mt_tensor *info, const char *api, bool batched)
 
 /* ---- front ends ---- */
 
+// A (*, n, n) float: linalg.inv_ex, det and slogdet, named as PyTorch's checks name them
 mt_status
-mt_front_linalg_inv_ex(const mt_args *a, mt_plan *plan)
+mt_front_linalg_square(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_linalg_check_matrix(a->t[0], "linalg.inv", "A", true);
-}
-
-mt_status
-mt_front_linalg_det(const mt_args *a, mt_plan *plan)
-{
-    (void)plan;
-    return mt_linalg_check_matrix(a->t[0], "linalg.det", "A", true);
-}
-
-mt_status
-mt_front_linalg_slogdet(const mt_args *a, mt_plan *plan)
-{
-    (void)plan;
-    return mt_linalg_check_matrix(a->t[0], "linalg.slogdet", "A", true);
+    const char *api = plan->op == MT_OP_linalg_det       ? "linalg.det"
+                      : plan->op == MT_OP_linalg_slogdet ? "linalg.slogdet"
+                                                         : "linalg.inv";
+    return mt_linalg_check_matrix(a->t[0], api, "A", true);
 }
 
 mt_status

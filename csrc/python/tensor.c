@@ -640,65 +640,43 @@ inplace(mt_op op, const char *sym, PyObject *x, PyObject *y)
     return res;
 }
 
-static PyObject *
-nb_add(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_add, x, y);
-}
-
-static PyObject *
-nb_sub(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_sub, x, y);
-}
-
-static PyObject *
-nb_mul(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_mul, x, y);
-}
-
-static PyObject *
-nb_div(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_div, x, y);
-}
-
-static PyObject *
-nb_iadd(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_add_, "+=", x, y);
-}
-
-static PyObject *
-nb_isub(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_sub_, "-=", x, y);
-}
-
-static PyObject *
-nb_imul(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_mul_, "*=", x, y);
-}
-
-static PyObject *
-nb_idiv(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_div_, "/=", x, y);
-}
-
-static PyObject *
-nb_floordiv(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_floor_divide, x, y);
-}
-
-static PyObject *
-nb_rem(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_remainder, x, y);
-}
+/* The number slots: x op y through the op (NotImplemented for what is not a tensor or a number),
+ * and x op= y through its in-place twin. The shifts take a Python-number self too (2 << x), as
+ * PyTorch's. */
+#define BINARY_SLOT(name, op)                       \
+    static PyObject *name(PyObject *x, PyObject *y) \
+    {                                               \
+        return binary(op, x, y);                    \
+    }
+#define INPLACE_SLOT(name, op, sym)                 \
+    static PyObject *name(PyObject *x, PyObject *y) \
+    {                                               \
+        return inplace(op, sym, x, y);              \
+    }
+BINARY_SLOT(nb_add, MT_OP_add)
+BINARY_SLOT(nb_sub, MT_OP_sub)
+BINARY_SLOT(nb_mul, MT_OP_mul)
+BINARY_SLOT(nb_div, MT_OP_div)
+BINARY_SLOT(nb_floordiv, MT_OP_floor_divide)
+BINARY_SLOT(nb_rem, MT_OP_remainder)
+BINARY_SLOT(nb_and, MT_OP_bitwise_and)
+BINARY_SLOT(nb_or, MT_OP_bitwise_or)
+BINARY_SLOT(nb_xor, MT_OP_bitwise_xor)
+BINARY_SLOT(nb_lshift, MT_OP_bitwise_left_shift)
+BINARY_SLOT(nb_rshift, MT_OP_bitwise_right_shift)
+INPLACE_SLOT(nb_iadd, MT_OP_add_, "+=")
+INPLACE_SLOT(nb_isub, MT_OP_sub_, "-=")
+INPLACE_SLOT(nb_imul, MT_OP_mul_, "*=")
+INPLACE_SLOT(nb_idiv, MT_OP_div_, "/=")
+INPLACE_SLOT(nb_ifloordiv, MT_OP_floor_divide_, "//=")
+INPLACE_SLOT(nb_irem, MT_OP_remainder_, "%=")
+INPLACE_SLOT(nb_iand, MT_OP_bitwise_and_, "&=")
+INPLACE_SLOT(nb_ior, MT_OP_bitwise_or_, "|=")
+INPLACE_SLOT(nb_ixor, MT_OP_bitwise_xor_, "^=")
+INPLACE_SLOT(nb_ilshift, MT_OP_bitwise_left_shift_, "<<=")
+INPLACE_SLOT(nb_irshift, MT_OP_bitwise_right_shift_, ">>=")
+#undef BINARY_SLOT
+#undef INPLACE_SLOT
 
 /* x ** y and 2 ** x (pow takes a Python-number base); the three-argument pow() has no tensor
  * form, as in PyTorch. */
@@ -712,85 +690,12 @@ nb_pow(PyObject *x, PyObject *y, PyObject *mod)
 }
 
 static PyObject *
-nb_ifloordiv(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_floor_divide_, "//=", x, y);
-}
-
-static PyObject *
-nb_irem(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_remainder_, "%=", x, y);
-}
-
-static PyObject *
 nb_ipow(PyObject *x, PyObject *y, PyObject *mod)
 {
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
     return inplace(MT_OP_pow_, "**=", x, y);
-}
-
-static PyObject *
-nb_and(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_bitwise_and, x, y);
-}
-
-static PyObject *
-nb_or(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_bitwise_or, x, y);
-}
-
-static PyObject *
-nb_iand(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_bitwise_and_, "&=", x, y);
-}
-
-static PyObject *
-nb_ior(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_bitwise_or_, "|=", x, y);
-}
-
-static PyObject *
-nb_xor(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_bitwise_xor, x, y);
-}
-
-/* x << y and x >> y; 2 << x too (the shifts take a Python-number self, as PyTorch's) */
-static PyObject *
-nb_lshift(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_bitwise_left_shift, x, y);
-}
-
-static PyObject *
-nb_rshift(PyObject *x, PyObject *y)
-{
-    return binary(MT_OP_bitwise_right_shift, x, y);
-}
-
-static PyObject *
-nb_ixor(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_bitwise_xor_, "^=", x, y);
-}
-
-static PyObject *
-nb_ilshift(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_bitwise_left_shift_, "<<=", x, y);
-}
-
-static PyObject *
-nb_irshift(PyObject *x, PyObject *y)
-{
-    return inplace(MT_OP_bitwise_right_shift_, ">>=", x, y);
 }
 
 /* x == y, x < y, ...: Python hands the reflected form (5 < x is x > 5) to the tensor, so self
@@ -918,8 +823,8 @@ static PyObject *
 nb_index(PyObject *x)
 {
     if (!mt_dtype_is_integral(T(x)->dtype, true) || mt_tensor_numel(T(x)) != 1) {
-        PyErr_SetString(PyExc_TypeError,
-                        "only integer tensors of a single element can be converted to an index");
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be "
+                                         "converted to an index");
         return NULL;
     }
     return nb_int(x);

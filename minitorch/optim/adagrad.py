@@ -6,20 +6,20 @@ parameter when the optimizer is built, as PyTorch does.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
+from .optimizer import ParamsT, _SingleTensorOptimizer, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(_SingleTensorOptimizer):
     """Implements the Adagrad algorithm, as torch.optim.Adagrad (foreach and fused are accepted
     and ignored; sparse gradients are not supported)."""
 
-    _step_on_param_device = False
+    _old_defaults = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def __init__(
         self,
@@ -54,11 +54,6 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self._init_state(self.state[p], p, group)
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        self._group_defaults(foreach=None, maximize=False, differentiable=False, fused=None)
-        self._steps_as_tensors()
-
     def share_memory(self) -> None:
         """Moves the accumulators to shared memory (where minitorch has it)."""
         for group in self.param_groups:
@@ -66,10 +61,6 @@ class Adagrad(Optimizer):
                 s = self.state[p]["sum"]
                 if hasattr(s, "share_memory_"):
                     s.share_memory_()
-
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
-        """Performs a single optimization step."""
-        return self._single_tensor_step(closure)
 
     def _init_state(self, state: dict, param: minitorch.Tensor, group: dict) -> None:
         state["step"] = _scalar_state(0.0)

@@ -5,19 +5,19 @@ Written in Python with tensor ops, as PyTorch's single-tensor implementation
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
+from .optimizer import ParamsT, _SingleTensorOptimizer, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adamax"]
 
 
-class Adamax(Optimizer):
+class Adamax(_SingleTensorOptimizer):
     """Implements the Adamax algorithm, as torch.optim.Adamax (foreach is accepted and ignored)."""
 
-    _step_on_param_device = False
+    _old_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
     def __init__(
         self,
@@ -45,15 +45,6 @@ class Adamax(Optimizer):
             "capturable": capturable,
         }
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        self._group_defaults(foreach=None, maximize=False, differentiable=False, capturable=False)
-        self._steps_as_tensors()
-
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
-        """Performs a single optimization step."""
-        return self._single_tensor_step(closure)
 
     def _init_state(self, state: dict, param: minitorch.Tensor, group: dict) -> None:
         state["step"] = _scalar_state(0.0)

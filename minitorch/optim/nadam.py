@@ -7,19 +7,21 @@ momentum coefficients is accumulated in float32, as PyTorch does), "exp_avg", "e
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
+from .optimizer import ParamsT, _SingleTensorOptimizer, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["NAdam"]
 
 
-class NAdam(Optimizer):
+class NAdam(_SingleTensorOptimizer):
     """Implements the NAdam algorithm, as torch.optim.NAdam (foreach is accepted and ignored)."""
 
-    _step_on_param_device = False
+    _old_defaults = dict(
+        maximize=False, foreach=None, capturable=False, differentiable=False, decoupled_weight_decay=False
+    )
 
     def __init__(
         self,
@@ -55,16 +57,9 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._group_defaults(maximize=False, foreach=None, capturable=False, differentiable=False,
-                             decoupled_weight_decay=False)
-        self._steps_as_tensors()
         for p_state in self.state.values():
             if len(p_state) != 0 and not isinstance(p_state["mu_product"], minitorch.Tensor):
                 p_state["mu_product"] = _scalar_state(p_state["mu_product"])
-
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
-        """Performs a single optimization step."""
-        return self._single_tensor_step(closure)
 
     def _init_state(self, state: dict, param: minitorch.Tensor, group: dict) -> None:
         state["step"] = _scalar_state(0.0)

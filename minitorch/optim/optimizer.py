@@ -207,23 +207,6 @@ class Optimizer:
             for params in by_device.values():
                 yield group, params
 
-    def _single_tensor_step(self, closure: Optional[Callable[[], Any]]) -> Optional[Any]:
-        """step() of the optimizers written with tensor ops, as PyTorch's single-tensor loops: for
-        each parameter with a gradient, its state made on first use (_init_state), the gradient
-        negated under maximize, the step count advanced, then _update(group, param, grad, state,
-        step), all under no_grad."""
-        loss = self._closure_loss(closure)
-        with minitorch.no_grad():
-            for group, params in self._groups_with_grads():
-                for param in params:
-                    state = self.state[param]
-                    if len(state) == 0:
-                        self._init_state(state, param, group)
-                    grad = -param.grad if group["maximize"] else param.grad
-                    state["step"] += 1
-                    self._update(group, param, grad, state, state["step"].item())
-        return loss
-
     def _group_defaults(self, **options: Any) -> None:
         """Options that state dicts of older versions lack get their defaults."""
         for group in self.param_groups:
@@ -317,6 +300,42 @@ class Optimizer:
 
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
+
+
+class _SingleTensorOptimizer(Optimizer):
+    """The optimizers written with tensor ops, as PyTorch's single-tensor loops: a subclass gives
+    _init_state(state, param, group) and _update(group, param, grad, state, step), and
+    _old_defaults, the options that state dicts of older versions lack. Their step counts stay
+    float32 CPU tensors, as PyTorch keeps them for non-fused optimizers."""
+
+    _step_on_param_device = False
+    _old_defaults: Dict[str, Any] = {}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._group_defaults(**self._old_defaults)
+        self._steps_as_tensors()
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
+        """Performs a single optimization step."""
+        return self._single_tensor_step(closure)
+
+    def _single_tensor_step(self, closure: Optional[Callable[[], Any]]) -> Optional[Any]:
+        """step() of the optimizers written with tensor ops, as PyTorch's single-tensor loops: for
+        each parameter with a gradient, its state made on first use (_init_state), the gradient
+        negated under maximize, the step count advanced, then _update(group, param, grad, state,
+        step), all under no_grad."""
+        loss = self._closure_loss(closure)
+        with minitorch.no_grad():
+            for group, params in self._groups_with_grads():
+                for param in params:
+                    state = self.state[param]
+                    if len(state) == 0:
+                        self._init_state(state, param, group)
+                    grad = -param.grad if group["maximize"] else param.grad
+                    state["step"] += 1
+                    self._update(group, param, grad, state, state["step"].item())
+        return loss
 
 
 def _check_supported(differentiable: bool, capturable: bool = False) -> None:

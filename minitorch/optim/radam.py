@@ -6,19 +6,21 @@ Written in Python with tensor ops, as PyTorch's single-tensor implementation
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _lr_of, _scalar_state
+from .optimizer import ParamsT, _SingleTensorOptimizer, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(_SingleTensorOptimizer):
     """Implements the RAdam algorithm, as torch.optim.RAdam (foreach is accepted and ignored)."""
 
-    _step_on_param_device = False
+    _old_defaults = dict(
+        foreach=None, maximize=False, differentiable=False, decoupled_weight_decay=False, capturable=False
+    )
 
     def __init__(
         self,
@@ -48,16 +50,6 @@ class RAdam(Optimizer):
             "differentiable": differentiable,
         }
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        self._group_defaults(foreach=None, maximize=False, differentiable=False,
-                             decoupled_weight_decay=False, capturable=False)
-        self._steps_as_tensors()
-
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Optional[Any]:
-        """Performs a single optimization step."""
-        return self._single_tensor_step(closure)
 
     def _init_state(self, state: dict, param: minitorch.Tensor, group: dict) -> None:
         state["step"] = _scalar_state(0.0)
