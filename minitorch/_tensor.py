@@ -4,8 +4,10 @@ Everything that computes is a C slot or an op method generated from the op table
 adds only pure-Python conveniences (conversions, printing, NumPy interop)."""
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -64,8 +66,40 @@ class Tensor(_C.TensorBase):
 
         autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
+    # Gradient hooks, as PyTorch keeps them: one table per tensor, read by one engine hook that
+    # is added with the table, so that handle.remove() is a deletion from the table.
+    _backward_hooks = None
+    _post_accumulate_grad_hooks = None
+
     def register_hook(self, hook):
-        raise NotImplementedError("Tensor.register_hook is not supported by minitorch's autograd yet")
+        """hook(grad) -> Tensor or None runs each time a gradient of self is computed; a tensor
+        it returns is used instead of grad. Returns a handle whose remove() unregisters it."""
+        from .utils.hooks import RemovableHandle
+
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._backward_hooks is None:
+            self._backward_hooks = OrderedDict()
+            _C._add_grad_hook(self, functools.partial(_run_grad_hooks, self._backward_hooks), False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) -> None runs after a leaf's .grad was accumulated in a backward."""
+        from .utils.hooks import RemovableHandle
+
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = OrderedDict()
+            _C._add_grad_hook(self, functools.partial(_run_post_accumulate_hooks,
+                                                      self._post_accumulate_grad_hooks), True)
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
 
     def where(self, condition: "Tensor", other) -> "Tensor":
         """self where condition holds, else other: minitorch.where(condition, self, other)."""
@@ -302,3 +336,32 @@ def _rebuild(array, dev, requires_grad):
     t = _C.tensor(array).to(dev)
     t.requires_grad_(requires_grad)
     return t
+
+
+
+
+def _run_grad_hooks(hooks: "OrderedDict", grad: Tensor):
+    """The engine's call of a tensor's gradient hooks, in order, each seeing the last one's
+    result; PyTorch's checks of what a hook returns."""
+    for hook in list(hooks.values()):
+        res = hook(grad)
+        if res is None:
+            continue
+        name = getattr(hook, "__name__", "<unknown>")
+        if not isinstance(res, _C.TensorBase):
+            raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
+        if res.dtype != grad.dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {res.type()})")
+        if res.is_cuda != grad.is_cuda:
+            was = "(was CUDA tensor got CPU tensor)" if grad.is_cuda else "(was CPU tensor got CUDA tensor)"
+            raise RuntimeError(f"hook '{name}' has changed the type of value {was}")
+        if tuple(res.shape) != tuple(grad.shape):
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        grad = res
+    return grad
+
+
+def _run_post_accumulate_hooks(hooks: "OrderedDict", leaf: Tensor) -> None:
+    for hook in list(hooks.values()):
+        hook(leaf)
+

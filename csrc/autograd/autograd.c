@@ -64,10 +64,57 @@ free_node(mt_node *n)
     if (n->user_free) {
         n->user_free(n->user);
     }
+    mt_hooks_free(n->hooks);
     free(n->edges);
     free(n->in_meta);
     free(n);
     atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
+}
+
+void
+mt_hooks_free(mt_hook *h)
+{
+    while (h) {
+        mt_hook *next = h->next;
+        if (h->free_ctx) {
+            h->free_ctx(h->ctx);
+        }
+        free(h);
+        h = next;
+    }
+}
+
+mt_status
+mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ctx,
+                     void (*free_ctx)(void *ctx))
+{
+    mt_node *fn_node = NULL;
+    mt_status st = mt_tensor_requires_grad(t) ? mt_autograd_grad_fn(t, &fn_node)
+                                              : mt_fail(MT_ERUNTIME, "cannot register a hook on a "
+                                                                     "tensor that doesn't require "
+                                                                     "gradient");
+    mt_hook *h = st ? NULL : calloc(1, sizeof(*h));
+    if (st == MT_OK && h == NULL) {
+        st = mt_fail(MT_ENOMEM, "out of memory adding a hook");
+    }
+    if (st == MT_OK && post_accumulate && fn_node) {
+        st = mt_fail(MT_ERUNTIME, "post accumulate grad hooks cannot be registered on non-leaf "
+                                  "tensors");
+    }
+    if (st) {
+        free(h);
+        if (free_ctx) {
+            free_ctx(ctx);
+        }
+        return st;
+    }
+    *h = (mt_hook){fn, ctx, free_ctx, fn_node ? t->output_nr : 0, post_accumulate, NULL};
+    mt_hook **end = fn_node ? &fn_node->hooks : &t->hooks;
+    while (*end) {
+        end = &(*end)->next;
+    }
+    *end = h;
+    return MT_OK;
 }
 
 /* Nodes whose count reached zero on this thread, waiting for free_node. Freeing a node drops

@@ -91,6 +91,29 @@ typedef struct mt_formula {
     void (*release)(mt_node *n);
 } mt_formula;
 
+/* A hook on a gradient, from the binding layer (Tensor.register_hook and
+ * register_post_accumulate_grad_hook). A gradient hook sees the gradient of output output_nr of
+ * its node (a leaf's: of the leaf) before anything uses it, and may replace *grad (releasing the
+ * reference it replaces); a post-accumulate hook runs after a leaf's .grad was accumulated, with
+ * the leaf in *grad, which it leaves. Hooks run in the order they were added, in grad mode only
+ * with create_graph, and before retain_grad() keeps a gradient (as PyTorch's). */
+typedef mt_status (*mt_hook_fn)(void *ctx, mt_tensor **grad);
+
+typedef struct mt_hook {
+    mt_hook_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+    int output_nr;
+    bool post_accumulate;
+    struct mt_hook *next;
+} mt_hook;
+
+/* Adds a hook to t's gradient (t requires grad): a leaf keeps it, a non-leaf's grad_fn keeps it
+ * for t's output, so that it runs even after t is gone. ctx is freed with free_ctx when the
+ * hook goes, also when this fails. */
+mt_status mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ctx,
+                               void (*free_ctx)(void *ctx));
+
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
 
 struct mt_node {
@@ -117,6 +140,7 @@ struct mt_node {
     void *user; /* a formula's own state (a Python autograd.Function's ctx), owned */
     void (*user_free)(void *user);
     void *pyobj; /* borrowed: its live Python wrapper, if any */
+    mt_hook *hooks; /* owned: hooks on its outputs' gradients (a non-leaf tensor's) */
     mt_node *next_dead; /* its link in the thread's queue of nodes to free (autograd.c) */
     /* engine scratch, valid while run == the engine's current run id */
     uint64_t run;

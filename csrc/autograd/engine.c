@@ -218,6 +218,40 @@ retain(mt_tensor *x, mt_tensor *g)
     return st;
 }
 
+/* The gradient hooks on n's outputs (an AccumulateGrad's: on its leaf) replace the gradients
+ * that reached them, before they are captured, kept by retain_grad() or used. */
+static mt_status
+run_grad_hooks(mt_node *n, bool create_graph)
+{
+    mt_hook *h = n->formula ? n->hooks : n->variable->hooks;
+    mt_status st = MT_OK;
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(create_graph);
+    for (; st == MT_OK && h; h = h->next) {
+        if (!h->post_accumulate && n->buffer[h->output_nr]) {
+            st = h->fn(h->ctx, &n->buffer[h->output_nr]);
+        }
+    }
+    mt_set_grad_enabled(was);
+    return st;
+}
+
+static mt_status
+run_post_accumulate_hooks(mt_tensor *leaf, bool create_graph)
+{
+    mt_status st = MT_OK;
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(create_graph);
+    for (mt_hook *h = leaf->hooks; st == MT_OK && h; h = h->next) {
+        mt_tensor *arg = leaf;
+        if (h->post_accumulate) {
+            st = h->fn(h->ctx, &arg);
+        }
+    }
+    mt_set_grad_enabled(was);
+    return st;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -370,6 +404,9 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
     }
     while (st == MT_OK && g.nheap > 0) {
         mt_node *n = pop(&g);
+        if ((st = run_grad_hooks(n, create_graph))) {
+            break;
+        }
         for (int i = 0; capture && i < n_inputs; i++) {
             mt_tensor *b = n->buffer[targets[i].input_nr];
             if (targets[i].node == n && b && captured[i] == NULL) {
@@ -383,6 +420,9 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
                 st = conform(grad, &n->out_meta[0], n, 0, &grad);
                 if (st == MT_OK) {
                     st = accumulate_grad(n->variable, grad, create_graph);
+                }
+                if (st == MT_OK) {
+                    st = run_post_accumulate_hooks(n->variable, create_graph);
                 }
             } else {
                 mt_tensor_clear(&grad);

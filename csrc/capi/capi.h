@@ -39,8 +39,8 @@
  * statistics kernels' histc range and bincount length; 18: the front ends of every family: no
  * spec, geometry and check functions, nor the message formatting a backend no longer does; 19:
  * mt_default_float (set_default_dtype); 20: mt_tensor's view fields (view_base ...); 21:
- * mt_index_scatter takes its mode from the plan */
-#define MT_CAPI_VERSION 21
+ * mt_index_scatter takes its mode from the plan; 22: mt_tensor's and mt_node's gradient hooks */
+#define MT_CAPI_VERSION 22
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */

@@ -36,6 +36,48 @@ is_number(const mt_tensor *t)
     return t->is_wrapped_number && mt_tensor_device(t).type == MT_CPU;
 }
 
+static bool
+same_sizes(const mt_tensor *t, int ndim, const int64_t *shape)
+{
+    return t->ndim == ndim && memcmp(t->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
+}
+
+/* The result's strides as PyTorch's TensorIterator lays it out: contiguous when the inputs are,
+ * theirs when they all share one dense layout, else dense in the order the inputs' strides give
+ * (so x.permute(2, 0, 1) * 2 is permuted like x, and a reshape of it is a copy, as in PyTorch). */
+static void
+result_strides(mt_tensor *const *ins, int nin, int ndim, const int64_t *shape, int64_t *strides)
+{
+    bool same_shape = true, contiguous = true, same_dense = true;
+    for (int k = 0; k < nin; k++) {
+        same_shape &= same_sizes(ins[k], ndim, shape);
+        if (!same_shape) {
+            break;
+        }
+        contiguous &= mt_tensor_is_contiguous(ins[k]);
+        same_dense &= mt_tensor_is_dense(ins[k]) &&
+                      memcmp(ins[k]->strides, ins[0]->strides, sizeof(int64_t) * (size_t)ndim) == 0;
+    }
+    if (mt_numel(ndim, shape) == 0 || (same_shape && contiguous)) {
+        mt_contiguous_strides(ndim, shape, strides);
+        return;
+    }
+    if (same_shape && same_dense) {
+        memcpy(strides, ins[0]->strides, sizeof(int64_t) * (size_t)ndim);
+        return;
+    }
+    int64_t bstr[MT_EW_MAX_OPS][MT_MAX_DIMS];
+    for (int k = 0; k < nin; k++) {
+        int lead = ndim - ins[k]->ndim;
+        for (int d = 0; d < ndim; d++) {
+            int j = d - lead;
+            bool broadcast = j < 0 || (ins[k]->sizes[j] == 1 && shape[d] != 1);
+            bstr[k][d] = broadcast ? 0 : ins[k]->strides[j];
+        }
+    }
+    mt_dense_strides_like(ndim, shape, nin, (const int64_t (*)[MT_MAX_DIMS])bstr, strides);
+}
+
 mt_status
 mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int nin,
             const mt_dtype *in_dtypes, mt_dtype result, bool inplace)
@@ -87,7 +129,9 @@ mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int n
     for (int k = nin - 1; k >= 0; k--) {
         dev = is_number(ins[k]) ? dev : mt_tensor_device(ins[k]);
     }
-    if ((st = mt_tensor_empty(p->ndim, p->shape, result, dev, &p->ops[0]))) {
+    int64_t strides[MT_MAX_DIMS];
+    result_strides(ins, nin, p->ndim, p->shape, strides);
+    if ((st = mt_tensor_empty_strided(p->ndim, p->shape, strides, result, dev, &p->ops[0]))) {
         goto out_release;
     }
     return MT_OK;

@@ -168,12 +168,22 @@ mt_check_sizes(int ndim, const int64_t *sizes)
 mt_status
 mt_tensor_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out)
 {
+    if (ndim > MT_MAX_DIMS) { /* before the strides are written */
+        return mt_check_sizes(ndim, sizes);
+    }
+    int64_t strides[MT_MAX_DIMS];
+    mt_contiguous_strides(ndim, sizes, strides);
+    return mt_tensor_empty_strided(ndim, sizes, strides, dtype, dev, out);
+}
+
+mt_status
+mt_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, mt_dtype dtype,
+                        mt_device dev, mt_tensor **out)
+{
     mt_status st = mt_check_sizes(ndim, sizes);
     if (st) {
         return st;
     }
-    int64_t strides[MT_MAX_DIMS];
-    mt_contiguous_strides(ndim, sizes, strides);
     mt_storage *s;
     st = mt_storage_new((size_t)mt_numel(ndim, sizes) * mt_dtype_size(dtype), dev, &s);
     if (st) {
@@ -304,6 +314,9 @@ mt_tensor_release(mt_tensor *t)
     if (t->grad_fn) {
         mt_autograd_forget(t);
     }
+    if (t->hooks) {
+        mt_hooks_free(t->hooks);
+    }
     if (t->view_base) {
         mt_tensor_release(t->view_base); /* never a view itself: no deeper recursion */
     }
@@ -388,39 +401,41 @@ mt_tensor_is_dense(const mt_tensor *t)
     return true;
 }
 
-/* 1 if dim a belongs outside dim b in a dense layout ordered like t's, -1 if inside, 0 if t's
- * strides do not say (a stride of 0, or equal strides and sizes). */
+/* 1 if dim a belongs outside dim b, -1 if inside, 0 if no operand says: the first whose strides
+ * differ decides (a stride of 0, a broadcast dim, compares with nothing); equal strides put the
+ * larger dim outside. */
 static int
-dense_order(const mt_tensor *t, int a, int b)
+dense_order(int n, const int64_t (*op_strides)[MT_MAX_DIMS], const int64_t *sizes, int a, int b)
 {
-    int64_t sa = t->strides[a], sb = t->strides[b];
-    if (sa == 0 || sb == 0) {
-        return 0;
+    for (int k = 0; k < n; k++) {
+        int64_t sa = op_strides[k][a], sb = op_strides[k][b];
+        if (sa == 0 || sb == 0) {
+            continue;
+        }
+        if (sa != sb) {
+            return sa < sb ? -1 : 1;
+        }
+        if (sizes[a] > sizes[b]) {
+            return 1;
+        }
     }
-    if (sa != sb) {
-        return sa < sb ? -1 : 1;
-    }
-    return t->sizes[a] > t->sizes[b] ? 1 : 0;
+    return 0;
 }
 
 void
-mt_preserve_strides(const mt_tensor *t, int64_t *strides)
+mt_dense_strides_like(int ndim, const int64_t *sizes, int n,
+                      const int64_t (*op_strides)[MT_MAX_DIMS], int64_t *strides)
 {
-    if (mt_tensor_is_dense(t)) {
-        memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
-        return;
-    }
-    /* PyTorch's infer_dense_strides: perm lists the dims from innermost out, starting from
-     * row-major order, insertion-sorted by stride (ties: the smaller size inner). A stride-0 dim
-     * compares with nothing, so the sort passes over it and it keeps its row-major place. */
+    /* perm lists the dims from innermost out, starting from row-major order, insertion-sorted
+     * by dense_order; a dim no operand places keeps its row-major place. */
     int perm[MT_MAX_DIMS];
-    for (int k = 0; k < t->ndim; k++) {
-        perm[k] = t->ndim - 1 - k;
+    for (int k = 0; k < ndim; k++) {
+        perm[k] = ndim - 1 - k;
     }
-    for (int i = 1; i < t->ndim; i++) {
+    for (int i = 1; i < ndim; i++) {
         int d1 = i;
         for (int d0 = i - 1; d0 >= 0; d0--) {
-            int c = dense_order(t, perm[d0], perm[d1]);
+            int c = dense_order(n, op_strides, sizes, perm[d0], perm[d1]);
             if (c > 0) {
                 int tmp = perm[d0];
                 perm[d0] = perm[d1];
@@ -432,10 +447,20 @@ mt_preserve_strides(const mt_tensor *t, int64_t *strides)
         }
     }
     int64_t step = 1;
-    for (int k = 0; k < t->ndim; k++) {
+    for (int k = 0; k < ndim; k++) {
         strides[perm[k]] = step;
-        step *= t->sizes[perm[k]] > 1 ? t->sizes[perm[k]] : 1;
+        step *= sizes[perm[k]] > 1 ? sizes[perm[k]] : 1;
     }
+}
+
+void
+mt_preserve_strides(const mt_tensor *t, int64_t *strides)
+{
+    if (mt_tensor_is_dense(t)) {
+        memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+        return;
+    }
+    mt_dense_strides_like(t->ndim, t->sizes, 1, &t->strides, strides); /* infer_dense_strides */
 }
 
 bool

@@ -72,6 +72,8 @@ typedef struct mt_tensor {
     int output_nr;
     bool retains_grad;
     struct mt_node *grad_acc;
+    /* a leaf's gradient hooks (autograd/autograd.h), owned; a non-leaf's are its grad_fn's */
+    struct mt_hook *hooks;
 } mt_tensor;
 
 /* How a view was made, which decides whether autograd lets it (or its base) be modified in
@@ -93,6 +95,9 @@ void mt_storage_release(mt_storage *s);
 /* A new contiguous tensor; its memory is uninitialised. */
 mt_status mt_tensor_empty(int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev,
                           mt_tensor **out);
+/* A new tensor laid out by strides, a permutation of a contiguous layout of sizes (dense). */
+mt_status mt_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides,
+                                  mt_dtype dtype, mt_device dev, mt_tensor **out);
 /* A view of base's storage with the given geometry, checked against the storage's bounds. */
 mt_status mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                          int64_t offset, mt_tensor **out);
@@ -117,6 +122,8 @@ mt_tensor_retain(mt_tensor *t)
 void mt_tensor_release(mt_tensor *t);
 /* Autograd's part of a tensor's end (autograd.c): drops its grad_fn and retain_grad link. */
 void mt_autograd_forget(mt_tensor *t);
+/* Frees a list of gradient hooks (autograd.c). */
+void mt_hooks_free(struct mt_hook *h);
 /* Autograd's part of a view op (autograd/views.c): out, just made from self by a view op,
  * becomes a view of self's base. */
 void mt_autograd_as_view(mt_tensor *self, mt_tensor *out);
@@ -171,6 +178,11 @@ bool mt_tensor_is_dense(const mt_tensor *t);
  * clone gives): t's own when its elements fill their span exactly (a transposed matrix stays
  * transposed), else dense strides in the order of t's. */
 void mt_preserve_strides(const mt_tensor *t, int64_t *strides);
+/* Dense strides for sizes, its dims ordered as the strides of n operands of that shape say
+ * (op_strides[k], 0 on a dim operand k is broadcast along): PyTorch's infer_dense_strides for
+ * one operand, TensorIterator's reorder_dimensions for several (the first to differ decides). */
+void mt_dense_strides_like(int ndim, const int64_t *sizes, int n,
+                           const int64_t (*op_strides)[MT_MAX_DIMS], int64_t *strides);
 /* Whether some memory location is reached by two elements (a size>1 dim with stride 0), which
  * makes writing through t ill-defined; PyTorch's has_internal_overlap, the cases it is sure of. */
 bool mt_tensor_has_internal_overlap(const mt_tensor *t);

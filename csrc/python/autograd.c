@@ -411,6 +411,56 @@ check_saved_version(PyObject *module, PyObject *args)
     return st ? mt_py_raise(st) : Py_NewRef(Py_None);
 }
 
+/* ---- gradient hooks: a Python callable per registration, run by the engine ---- */
+
+static void
+py_hook_free(void *ctx)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)ctx);
+    PyGILState_Release(g);
+}
+
+/* ctx(grad) -> None or the gradient to use instead (a gradient hook; the Python side checked
+ * it); ctx(leaf) for a post-accumulate hook, whose result is ignored. */
+static mt_status
+py_hook_call(void *ctx, mt_tensor **grad)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    mt_status st = MT_OK;
+    PyObject *arg = mt_py_wrap(mt_tensor_retain(*grad));
+    PyObject *res = arg ? PyObject_CallOneArg((PyObject *)ctx, arg) : NULL;
+    Py_XDECREF(arg);
+    if (res == NULL) {
+        st = mt_fail(MT_EPYTHON, "error in a gradient hook"); /* the Python error stays set */
+    } else if (res != Py_None && mt_py_is_tensor(res)) {
+        mt_tensor_release(*grad);
+        *grad = mt_tensor_retain(mt_py_unwrap(res));
+    }
+    Py_XDECREF(res);
+    PyGILState_Release(g);
+    return st;
+}
+
+/* _C._add_grad_hook(tensor, fn, post_accumulate): the engine calls fn with tensor's gradient
+ * (or, post_accumulate, with the leaf after its .grad was accumulated). */
+static PyObject *
+add_grad_hook(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *t, *fn;
+    int post;
+    if (!PyArg_ParseTuple(args, "OOp", &t, &fn, &post)) {
+        return NULL;
+    }
+    if (!mt_py_is_tensor(t) || !PyCallable_Check(fn)) {
+        return PyErr_Format(PyExc_TypeError, "_add_grad_hook(tensor, callable, bool)");
+    }
+    mt_status st = mt_autograd_add_hook(mt_py_unwrap(t), post, py_hook_call, Py_NewRef(fn),
+                                        py_hook_free);
+    return st ? mt_py_raise(st) : Py_NewRef(Py_None);
+}
+
 /* _C._autograd_formula(op) -> the node name op records under autograd, or None. */
 static PyObject *
 autograd_formula(PyObject *module, PyObject *name)
@@ -437,6 +487,7 @@ static PyMethodDef autograd_functions[] = {
      "_check_saved_version(tensor, version)"},
     {"_run_backward", run_backward, METH_VARARGS,
      "_run_backward(roots, grads, retain_graph, create_graph, inputs)"},
+    {"_add_grad_hook", add_grad_hook, METH_VARARGS, "_add_grad_hook(tensor, fn, post_accumulate)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -382,6 +382,17 @@ get_grad(PyObject *self, void *c)
 {
     (void)c;
     mt_tensor *g = T(self)->grad;
+    if (g == NULL && T(self)->grad_fn && !T(self)->retains_grad &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                     "accessed. Its .grad attribute won't be populated during "
+                     "autograd.backward(). If you indeed want the .grad field to be populated for "
+                     "a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access "
+                     "the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+                     "instead.",
+                     1) < 0) {
+        return NULL;
+    }
     if (g == NULL) {
         Py_RETURN_NONE;
     }

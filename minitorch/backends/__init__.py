@@ -8,6 +8,7 @@ queries (`is_available`, `is_built`) answer truthfully for this build.
 from __future__ import annotations
 
 import contextlib
+import sys
 import types
 import warnings
 from typing import Iterator, Optional
@@ -36,8 +37,10 @@ class _Flags:
 
 
 def _module(name: str, doc: str, **attrs: object) -> types.ModuleType:
+    """A submodule, registered so that `import minitorch.backends.cudnn as cudnn` finds it."""
     mod = types.ModuleType(f"{__name__}.{name}", doc)
     mod.__dict__.update(attrs)
+    sys.modules[mod.__name__] = mod
     return mod
 
 

@@ -2,10 +2,10 @@
 multiprocessing included), so `import minitorch` does not pay for it."""
 import importlib
 
-__all__ = ["data"]
+__all__ = ["data", "hooks"]
 
 
 def __getattr__(name: str):
-    if name == "data":
+    if name in __all__:
         return importlib.import_module(".data", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -126,3 +126,12 @@ def test_jit_entry_points_leave_the_model_alone():
     assert not minitorch.jit.is_scripting() and not minitorch.compiler.is_compiling()
     with pytest.raises(NotImplementedError, match="TorchScript"):
         minitorch.jit.save(model, "model.pt")
+
+
+@pytest.mark.parametrize("name", ["cudnn", "cuda", "mps", "mkldnn", "mkl", "openmp"])
+def test_backend_submodules_import_by_name(name):
+    """`import torch.backends.cudnn as cudnn` is how scripts reach the flags."""
+    import importlib
+
+    mod = importlib.import_module(f"minitorch.backends.{name}")
+    assert mod is getattr(minitorch.backends, name)

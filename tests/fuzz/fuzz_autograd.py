@@ -227,10 +227,11 @@ INPLACE_OPS = ("(x * 1).eq_(x.flip(-1))", "(x * 1).lt_(0.5)", "(x * 1).ge_(x)", 
                "x.sum().masked_select(lib.tensor(True))", "x.sum().masked_select(lib.tensor([True, False, True]))",
                "x.masked_select(x > 0)", "(x * 1).clamp_(-1, 1)", "(x * 1).pow_(0.5)", "(x * 1).relu_()",
                "((a := x * 1)[..., 1:].mul_(2), a)[1]", "((a := x * 1), (v := a[..., ::2]), a.exp_(), v * v)[3]",
-               # contiguous: flatten is a view of it in both (an elementwise result of a permuted x keeps
-               # x's layout in PyTorch, not yet in minitorch: tests/ops/test_elementwise.py's xfail)
+               # flatten is a view of a contiguous a, a copy of a permuted one (an elementwise result
+               # keeps a permuted input's layout): either way a matches PyTorch's
                "((a := (x * 1).contiguous()), (v := a.flatten()[1:]), (w := a.flatten()[:2]), v.relu_(),"
                " a * w.sum())[4]",
+               "((a := x.transpose(0, -1) * 1), (v := a.flatten()[1:]), v.relu_(), a * v.sum())[3]",
                "((a := lib.zeros(tuple(x.shape), dtype=x.dtype)), a[..., :1].copy_(x[..., 1:2]), a)[2]",
                "((a := x * 1), a.t()[..., 0].clamp_(-1, 1), a)[2]", "((a := x * 1).unbind(-1)[0].mul_(2))",
                "((a := x * 1), (p := a.chunk(2, -1)), a.add_(1), p[0] * 1)[3]")

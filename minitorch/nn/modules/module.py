@@ -9,7 +9,6 @@ are single tensor methods (`copy_`, `to`).
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
@@ -18,6 +17,7 @@ import minitorch
 from minitorch import _C
 from minitorch.nn.modules._backward_hook import BackwardHook
 from minitorch.nn.parameter import Parameter
+from minitorch.utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
 
@@ -62,30 +62,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the register_*_hook methods; `remove()` unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: "OrderedDict[int, Any]", *extra: "OrderedDict[int, Any]") -> None:
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-        # Weak references: a handle kept by the user must not keep a dead Module's hooks alive.
-        self._refs = [weakref.ref(d) for d in (hooks,) + extra]
-
-    def remove(self) -> None:
-        for ref in self._refs:
-            table = ref()
-            if table is not None:
-                table.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 class Module:
