@@ -42,9 +42,29 @@ same_sizes(const mt_tensor *t, int ndim, const int64_t *shape)
     return t->ndim == ndim && memcmp(t->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
 }
 
+/* Whether a 4-d t is laid out N, H, W, C (PyTorch's is_contiguous(memory_format=channels_last);
+ * size-1 dims may have any stride). */
+static bool
+is_channels_last(const mt_tensor *t)
+{
+    static const int order[4] = {1, 3, 2, 0};
+    int64_t expected = 1;
+    for (int k = 0; k < 4; k++) {
+        int d = order[k];
+        if (t->sizes[d] != 1) {
+            if (t->strides[d] != expected) {
+                return false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    return true;
+}
+
 /* The result's strides as PyTorch's TensorIterator lays it out: contiguous when the inputs are,
- * theirs when they all share one dense layout, else dense in the order the inputs' strides give
- * (so x.permute(2, 0, 1) * 2 is permuted like x, and a reshape of it is a copy, as in PyTorch). */
+ * channels-last when they all are, theirs when they all share one dense layout, else dense in
+ * the order the inputs' strides give (so x.permute(2, 0, 1) * 2 is permuted like x, and a
+ * reshape of it is a copy, as in PyTorch). */
 static void
 result_strides(mt_tensor *const *ins, int nin, int ndim, const int64_t *shape, int64_t *strides)
 {
@@ -60,6 +80,17 @@ result_strides(mt_tensor *const *ins, int nin, int ndim, const int64_t *shape, i
     }
     if (mt_numel(ndim, shape) == 0 || (same_shape && contiguous)) {
         mt_contiguous_strides(ndim, shape, strides);
+        return;
+    }
+    bool channels_last = same_shape && ndim == 4;
+    for (int k = 0; channels_last && k < nin; k++) {
+        channels_last = is_channels_last(ins[k]);
+    }
+    if (channels_last) { /* N, C, H, W stored as N, H, W, C */
+        strides[1] = 1;
+        strides[3] = shape[1];
+        strides[2] = strides[3] * shape[3];
+        strides[0] = strides[2] * shape[2];
         return;
     }
     if (same_shape && same_dense) {
