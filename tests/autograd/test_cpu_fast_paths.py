@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import child_env, torch
+from helpers import check_grad, child_env, torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
 rng = np.random.default_rng(0)
@@ -71,3 +71,41 @@ def test_defaults_follow_omp_num_threads():
                          capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:3] == ["1", "3", "Error: cannot set number of interop threads after parallel work has "
                                  "started or set_num_interop_threads called"]
+
+
+# ---- max_pool2d ----
+
+def test_max_pool2d_records_with_indices():
+    x = minitorch.randn(2, 3, 6, 6, requires_grad=True)
+    y = minitorch.nn.functional.max_pool2d(x, 2)
+    assert type(y.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
+    y.relu_()  # an in-place change of the output: the node keeps the indices, not the output
+    y.sum().backward()
+    assert x.grad.sum().item() == pytest.approx(np.count_nonzero(y.detach().numpy() > 0))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)])
+def test_max_pool2d_grad(kw, threads):
+    check_grad(lambda m, x: m.nn.functional.max_pool2d(x, **kw), [rng.standard_normal((2, 3, 7, 7))])
+
+
+@needs_torch
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_max_pool2d_double_backward(return_indices):
+    """The gradient of the backward: grad-grad gathered at the indices, zeros for self."""
+    x0 = rng.standard_normal((2, 3, 6, 5))
+    gg0 = rng.standard_normal((2, 3, 6, 5))
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(x, 2, stride=1, padding=1, return_indices=return_indices)
+        y = y[0] if return_indices else y
+        g = lib.ones_like(y, requires_grad=True)
+        (gx,) = lib.autograd.grad(y, x, g, create_graph=True)
+        assert type(gx.grad_fn).__name__ == "MaxPool2DWithIndicesBackwardBackward0"
+        gg, gxx = lib.autograd.grad(gx, (g, x), lib.tensor(gg0), allow_unused=True)
+        results.append((gg.detach().numpy(), None if gxx is None else gxx.detach().numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0])
+    assert (results[0][1] is None) == (results[1][1] is None)
+    if results[1][1] is not None:
+        np.testing.assert_array_equal(results[0][1], results[1][1])
