@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check_grad, child_env, torch
+from helpers import check_grad, child_env, same_as_torch, torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
 rng = np.random.default_rng(0)
@@ -109,3 +109,67 @@ def test_max_pool2d_double_backward(return_indices):
     assert (results[0][1] is None) == (results[1][1] is None)
     if results[1][1] is not None:
         np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+# ---- layer_norm, batch_norm ----
+
+def edge_rows(kind):
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    if kind == "huge":
+        x = x * 1e30
+    elif kind == "offset":
+        x = x + 1e4
+    elif kind == "nan":
+        x[1, 2] = np.nan
+    elif kind == "inf":
+        x[2, 0] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("kind", ["plain", "nan", "inf"])
+def test_layer_norm_rows(kind, threads):
+    x = edge_rows(kind)
+    w, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x, (6,), w, b), [x, w, b], atol=1e-4, rtol=1e-4)
+    same_as_torch(lambda m, x: m.nn.functional.layer_norm(x, (6,)), [x], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind, atol", [("huge", 1e-5), ("offset", 2e-3)])
+def test_layer_norm_rows_far_from_zero(kind, atol, threads):
+    """Statistics in double: rows of 1e30s (whose squares overflow float, where PyTorch's float
+    moments give NaN) and rows around 1e4 (float's spacing there is 1e-3) against float64."""
+    x = edge_rows(kind)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    got = minitorch.nn.functional.layer_norm(minitorch.tensor(x), (6,)).numpy()
+    np.testing.assert_allclose(got, want, atol=atol)
+
+
+def test_layer_norm_rows_of_one_element(threads):
+    x = rng.standard_normal((7, 1)).astype(np.float32) * 1e3
+    b = np.float32([0.25])
+    out = minitorch.nn.functional.layer_norm(minitorch.tensor(x), (1,), None, minitorch.tensor(b))
+    np.testing.assert_array_equal(out.numpy(), np.full((7, 1), 0.25, np.float32))
+    same_as_torch(lambda m, x: m.nn.functional.layer_norm(x, (1,)), [x], atol=1e-5)
+
+
+def test_layer_norm_many_rows_threads(threads):
+    """Enough rows that the rows (and the backward's weight sums) are split among threads."""
+    x = rng.standard_normal((300, 257)).astype(np.float32)
+    w, b = rng.standard_normal(257).astype(np.float32), rng.standard_normal(257).astype(np.float32)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x, (257,), w, b), [x, w, b],
+                  atol=1e-4, rtol=1e-4)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x.double(), (257,), w.double(), b.double()),
+                  [x, w, b], atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("kind", ["plain", "offset"])
+def test_batch_norm_threads(training, kind, threads):
+    x = rng.standard_normal((8, 16, 20, 20)).astype(np.float32) + (1e3 if kind == "offset" else 0)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3)) + 0.5
+
+    def fn(m, x, w, b):
+        return m.nn.functional.batch_norm(x, m.tensor(mean), m.tensor(var), w, b, training=training)
+    same_as_torch(fn, [x, w, b], atol=2e-3 if kind == "offset" else 1e-4, rtol=1e-3)
