@@ -173,3 +173,68 @@ def test_batch_norm_threads(training, kind, threads):
     def fn(m, x, w, b):
         return m.nn.functional.batch_norm(x, m.tensor(mean), m.tensor(var), w, b, training=training)
     same_as_torch(fn, [x, w, b], atol=2e-3 if kind == "offset" else 1e-4, rtol=1e-3)
+
+
+# ---- cross_entropy's backward: log_softmax's in one pass ----
+
+@pytest.mark.parametrize("shape, dim", [((7, 5), 1), ((7, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((3,), 0),
+                                        ((0, 4), 1), ((300, 200), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_backward_data(shape, dim, dtype, threads):
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    y = x - np.log(np.exp(x - x.max(dim, keepdims=True)).sum(dim, keepdims=True)) - x.max(dim, keepdims=True)
+    want = g - np.exp(y.astype(np.float64)) * g.astype(np.float64).sum(dim, keepdims=True)
+    mt = minitorch.float32 if dtype == np.float32 else minitorch.float64
+    got = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(y), dim, mt)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
+    if torch is not None:
+        t = torch._log_softmax_backward_data(torch.tensor(g), torch.tensor(y), dim,
+                                             torch.float32 if dtype == np.float32 else torch.float64)
+        np.testing.assert_allclose(got.numpy(), t.numpy(), atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
+
+
+def test_log_softmax_backward_data_errors():
+    g = minitorch.zeros(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        minitorch._log_softmax_backward_data(g, g, 2, minitorch.float32)
+    with pytest.raises(RuntimeError, match="one float dtype and shape"):
+        minitorch._log_softmax_backward_data(g, minitorch.zeros(3, 2), 1, minitorch.float32)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(reduction="sum"), dict(weight=True), dict(label_smoothing=0.1)])
+def test_cross_entropy_backward(kw, threads):
+    """The gradient through log_softmax's one-pass backward."""
+    x = rng.standard_normal((64, 10))
+    target = rng.integers(0, 10, 64)
+    weight = rng.uniform(0.5, 2, 10)
+
+    def fn(m, x):
+        w = m.tensor(weight) if kw.get("weight") else None
+        rest = {k: v for k, v in kw.items() if k != "weight"}
+        return m.nn.functional.cross_entropy(x, m.tensor(target), weight=w, **rest)
+    check_grad(fn, [x])
+
+
+@needs_torch
+def test_log_softmax_double_backward(threads):
+    """create_graph takes the chain of ops (which records), not the one-pass kernel."""
+    x, w = rng.standard_normal((64, 10)), rng.standard_normal((64, 10))
+    grads = []
+    for lib in (minitorch, torch):
+        t = lib.tensor(x, requires_grad=True)
+        (gx,) = lib.autograd.grad((lib.log_softmax(t, 1) * lib.tensor(w)).sum(), t, create_graph=True)
+        (gg,) = lib.autograd.grad((gx * gx).sum(), t)
+        grads.append((gx.detach().numpy(), gg.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], atol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], atol=1e-6)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a CUDA device (or MINITORCH_CUDA_EMU=1)")
+def test_log_softmax_backward_data_composite_on_cuda():
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    g = rng.standard_normal((6, 5)).astype(np.float32)
+    cpu = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(x), 1, minitorch.float32)
+    dev = minitorch._log_softmax_backward_data(minitorch.tensor(g).cuda(), minitorch.tensor(x).cuda(), 1,
+                                               minitorch.float32)
+    np.testing.assert_allclose(dev.cpu().numpy(), cpu.numpy(), atol=1e-5)
