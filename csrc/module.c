@@ -7,6 +7,7 @@
 
 #include "alloc/allocator.h"
 #include "autograd/autograd.h"
+#include "cpu/iter.h"
 #include "cpu/random.h"
 #include "ops/front.h"
 
@@ -180,6 +181,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__C(void)
 {
+    mt_cpu_threads_init();
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) {
         return NULL;
@@ -187,7 +189,8 @@ PyInit__C(void)
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
         PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 || mt_py_caching_init(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 || mt_py_tracer_init(m) < 0 ||
+        PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 ||
+        PyModule_AddFunctions(m, mt_py_threads_functions) < 0 || mt_py_tracer_init(m) < 0 ||
         mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 || mt_py_generator_init(m) < 0) {
         goto out_fail;
     }

@@ -29,6 +29,7 @@ _load_openblas()
 
 from . import _C  # noqa: E402
 from ._C import Size, dtype  # noqa: E402
+from ._C import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads  # noqa: E402
 from ._C import bool, float32, float64, int32, int64  # noqa: E402,A004
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402

@@ -318,7 +318,8 @@ mt_saved_check(mt_node *n)
         }
     }
     for (int k = 0; n->has_saved && st == MT_OK && k < n->nout; k++) {
-        if (n->saved_out[k] || (n->released && n->out_diff[k])) {
+        bool kept = n->out_diff[k] || (n->formula->save_index_outputs >> k & 1u);
+        if (n->saved_out[k] || (n->released && kept)) {
             st = mt_saved_output(n, k, &t);
         }
     }
@@ -498,7 +499,7 @@ record_outputs(mt_op op, const mt_formula *f, mt_args *a, mt_node *n)
         mt_tensor *o = a->out[k];
         mt_meta_of(o, &n->out_meta[k]);
         n->out_diff[k] = mt_dtype_is_float(o->dtype);
-        if (save_outputs && n->out_diff[k]) {
+        if ((save_outputs && n->out_diff[k]) || (f->save_index_outputs >> k & 1u)) {
             st = detached(o, &n->saved_out[k]);
             n->saved_out_version[k] = mt_tensor_version(o);
             n->has_saved = true;

@@ -72,6 +72,8 @@ typedef struct mt_formula {
     bool diff_list;        /* the Tensor[] argument's tensors are differentiable (cat, stack) */
     unsigned save_inputs;  /* bit k: keep t[k] for the backward */
     bool save_outputs;     /* keep the outputs for the backward */
+    /* bit k: keep output k though it has no gradient (max_pool2d_with_indices' indices) */
+    unsigned save_index_outputs;
     bool is_view;          /* the output shares its input's memory */
     /* bit k: t[k] is an input PyTorch does not differentiate and refuses to see requiring grad
      * ("The function 'native' is not differentiable with respect to argument ..."), rather than

@@ -51,24 +51,56 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- pooling ---- */
 
-// input (N, C, H, W) or (C, H, W); the indices of the maxima are found again
+// input (N, C, H, W) or (C, H, W); the forward's indices are its node's output 1
 mt_status
 mt_grad_max_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = n->saved[0], *idx = NULL;
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2],
                      *dilation = &n->args.l[3];
-    bool ceil_mode = n->args.b[0];
+    return mt_op_max_pool2d_with_indices_backward(g[0], n->saved[0], k->n, k->v, stride->n,
+                                                  mt_op_ints(stride), padding->n, padding->v,
+                                                  dilation->n, dilation->v, n->args.b[0],
+                                                  n->saved_out[1], &gi[0]);
+}
+
+/* max_pool2d's Autograd kernel: with an input that requires grad it is max_pool2d_with_indices'
+ * output 0, so that the node keeps the indices (ATen's max_pool2d does the same); else the
+ * kernel without indices. */
+mt_status
+mt_autograd_max_pool2d(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *idx = NULL;
+    if (!mt_tensor_requires_grad(x) || !mt_dtype_is_float(x->dtype)) {
+        return mt_redispatch(MT_OP_max_pool2d, a, MT_KEY_AUTOGRAD);
+    }
+    const mt_intlist *k = &a->l[0], *stride = &a->l[1], *padding = &a->l[2], *dilation = &a->l[3];
     mt_status st = mt_op_max_pool2d_with_indices(x, k->n, k->v, stride->n, mt_op_ints(stride),
                                                  padding->n, padding->v, dilation->n, dilation->v,
-                                                 ceil_mode, NULL, &idx);
-    if (st) {
-        return st;
+                                                 a->b[0], &a->out[0], &idx);
+    mt_tensor_clear(&idx);
+    return st;
+}
+
+// grad_output (N, C, OH, OW) or (C, OH, OW), self, indices (grad_output's shape): the backward
+// scatters grad_output to the indices, so its gradient gathers gg there; self's is zeros
+mt_status
+mt_grad_max_pool2d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *idx = n->saved[2], *flat_g = NULL, *flat_i = NULL, *picked = NULL;
+    mt_status st = MT_OK;
+    if (n->edges[0].node) {
+        if ((st = mt_op_flatten(g[0], -2, -1, &flat_g)) == MT_OK &&
+            (st = mt_op_flatten(idx, -2, -1, &flat_i)) == MT_OK &&
+            (st = mt_op_gather(flat_g, -1, flat_i, &picked)) == MT_OK) {
+            st = mt_op_view_as(picked, idx, &gi[0]);
+        }
     }
-    st = mt_op_max_pool2d_with_indices_backward(g[0], x, k->n, k->v, stride->n, mt_op_ints(stride),
-                                                padding->n, padding->v, dilation->n, dilation->v,
-                                                ceil_mode, idx, &gi[0]);
-    mt_tensor_release(idx);
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
+    }
+    mt_tensor_clear(&flat_g);
+    mt_tensor_clear(&flat_i);
+    mt_tensor_clear(&picked);
     return st;
 }
 

@@ -1,6 +1,5 @@
 /* The iterator of iter.h. Owns no memory: it only arranges pointers and strides. */
 #include <inttypes.h>
-#include <omp.h>
 #include <string.h>
 
 #include "cpu/iter.h"
@@ -118,7 +117,7 @@ mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx)
 int
 mt_parallel_parts(int64_t n, int64_t grain)
 {
-    int64_t parts = n / (grain > 0 ? grain : 1), most = omp_get_max_threads();
+    int64_t parts = n / (grain > 0 ? grain : 1), most = mt_get_num_threads();
     return (int)(parts < 1 ? 1 : parts > most ? most : parts);
 }
 

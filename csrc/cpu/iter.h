@@ -40,4 +40,14 @@ void mt_iter_run_parallel(const mt_iter *it, mt_loop_fn loop, void *ctx);
 /* The number of threads worth using for n units of work of `grain` each (at least 1). */
 int mt_parallel_parts(int64_t n, int64_t grain);
 
+/* The CPU's one thread pool (threads.c): OpenMP's, which OpenBLAS's parallel sections run on
+ * too. mt_cpu_threads_init installs that and takes OMP_NUM_THREADS (or the cores) as the count;
+ * mt_set_num_threads (n >= 1) sets it for both. There is no inter-op pool: its count is kept for
+ * get_num_interop_threads, and may be set once (false after). */
+void mt_cpu_threads_init(void);
+void mt_set_num_threads(int n);
+int mt_get_num_threads(void);
+bool mt_set_num_interop_threads(int n);
+int mt_get_num_interop_threads(void);
+
 #endif

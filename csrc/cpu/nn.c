@@ -1,10 +1,12 @@
 /* CPU kernels of the nn layers: embedding, one_hot, layer_norm and batch_norm (dropout's noise
- * is bernoulli_, in random.c). Statistics accumulate in double whatever the input's dtype; inputs are made
- * contiguous first, so the loops index plain arrays. */
+ * is bernoulli_, in random.c). Statistics accumulate in double whatever the input's dtype, the
+ * normalised values are computed in it (as PyTorch's); inputs are made contiguous first, so the
+ * loops index plain arrays, and rows (channels) are split among the threads. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
@@ -71,18 +73,18 @@ out_release:
 
 /* ---- normalisation ---- */
 
-/* Per-feature scale and shift, as double arrays of length n: weight and bias, or 1 and 0. */
+/* The weight and bias of a normalisation in the input's dtype, contiguous (owned), or NULL. */
 typedef struct affine {
-    mt_tensor *w, *b; /* contiguous float64 copies, owned, or NULL */
+    mt_tensor *w, *b;
 } affine;
 
 static mt_status
-affine_of(mt_tensor *weight, mt_tensor *bias, affine *af)
+affine_of(mt_tensor *weight, mt_tensor *bias, mt_dtype dt, affine *af)
 {
     af->w = af->b = NULL;
-    mt_status st = weight ? mt_cpu_cast(weight, MT_FLOAT64, &af->w) : MT_OK;
+    mt_status st = weight ? dense(weight, dt, &af->w) : MT_OK;
     if (st == MT_OK && bias) {
-        st = mt_cpu_cast(bias, MT_FLOAT64, &af->b);
+        st = dense(bias, dt, &af->b);
     }
     return st;
 }
@@ -94,42 +96,55 @@ affine_release(affine *af)
     mt_tensor_clear(&af->b);
 }
 
-static inline double
-scale_at(const affine *af, int64_t j)
-{
-    return af->w ? ((const double *)mt_tensor_data(af->w))[j] : 1.0;
-}
-
-static inline double
-shift_at(const affine *af, int64_t j)
-{
-    return af->b ? ((const double *)mt_tensor_data(af->b))[j] : 0.0;
-}
-
-// x, y (rows, n); y = (x - mean) / sqrt(var + eps) * w + b, mean and biased var per row
-#define LAYER_NORM_LOOP(name, T)                                                              \
-    static void name(const void *xv, void *yv, int64_t rows, int64_t n, double eps,           \
-                     const affine *af)                                                        \
-    {                                                                                         \
-        for (int64_t r = 0; r < rows; r++) {                                                  \
-            const T *x = (const T *)xv + r * n;                                               \
-            T *y = (T *)yv + r * n;                                                           \
-            double mean = 0, var = 0;                                                         \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                mean += x[j];                                                                 \
-            }                                                                                 \
-            mean /= (double)n;                                                                \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                var += ((double)x[j] - mean) * ((double)x[j] - mean);                         \
-            }                                                                                 \
-            const double rstd = 1.0 / sqrt(var / (double)n + eps);                            \
-            for (int64_t j = 0; j < n; j++) {                                                 \
-                y[j] = (T)(((double)x[j] - mean) * rstd * scale_at(af, j) + shift_at(af, j)); \
-            }                                                                                 \
-        }                                                                                     \
+/* Sums of a segment x[0..n), in double whatever T (a float row of 1e30s squares without
+ * overflow): the values, and the squares of their distances to m. */
+#define SEGMENT_SUMS(T, S)                                                   \
+    static inline double sum_##S(const T *restrict x, int64_t n)             \
+    {                                                                        \
+        double s = 0;                                                        \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) \
+        {                                                                    \
+            s += (double)x[j];                                               \
+        }                                                                    \
+        return s;                                                            \
+    }                                                                        \
+    static inline double sumsq_##S(const T *restrict x, int64_t n, double m) \
+    {                                                                        \
+        double s = 0;                                                        \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) \
+        {                                                                    \
+            const double d = (double)x[j] - m;                               \
+            s += d * d;                                                      \
+        }                                                                    \
+        return s;                                                            \
     }
-LAYER_NORM_LOOP(layer_norm_f32, float)
-LAYER_NORM_LOOP(layer_norm_f64, double)
+SEGMENT_SUMS(float, f32)
+SEGMENT_SUMS(double, f64)
+
+// x, y (n): one row, w, b (n) or NULL; y = (x - mean) * rstd * w + b, with mean and
+// rstd = 1 / sqrt(biased var + eps) in double (two passes), y in T. (x - mean) before the
+// scaling, so that a row of one element (or of equal values) gives exactly b.
+#define LAYER_NORM_ROW(name, T, S)                                                             \
+    MT_SIMD_CLONES static void name(const T *restrict x, T *restrict y, int64_t n, double eps, \
+                                    const T *w, const T *b)                                    \
+    {                                                                                          \
+        const double mean = sum_##S(x, n) / (double)n;                                         \
+        const double rstd = 1.0 / sqrt(sumsq_##S(x, n, mean) / (double)n + eps);               \
+        const T k = (T)rstd, m = (T)mean;                                                      \
+        _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                    \
+        {                                                                                      \
+            y[j] = (x[j] - m) * k * (w ? w[j] : (T)1) + (b ? b[j] : (T)0);                     \
+        }                                                                                      \
+    }
+LAYER_NORM_ROW(layer_norm_row_f32, float, f32)
+LAYER_NORM_ROW(layer_norm_row_f64, double, f64)
+
+/* data of an optional tensor */
+static inline void *
+data_or_null(const mt_tensor *t)
+{
+    return t ? mt_tensor_data(t) : NULL;
+}
 
 // input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
 mt_status
@@ -140,60 +155,64 @@ mt_cpu_layer_norm(mt_args *a)
     const double eps = a->plan->norm.eps;
     mt_status st;
     affine af;
-    if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
+    if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
+        (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
                               &a->out[0]))) {
         goto out_release;
     }
-    (input->dtype == MT_FLOAT32 ? layer_norm_f32 : layer_norm_f64)(mt_tensor_data(x),
-                                                                   mt_tensor_data(a->out[0]), rows,
-                                                                   n, eps, &af);
+    const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
+    void *yd = mt_tensor_data(a->out[0]);
+    const bool f32 = input->dtype == MT_FLOAT32;
+    /* rows (*, n) split among the threads */
+    const int parts = mt_parallel_parts(rows * n, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        if (f32) {
+            layer_norm_row_f32((const float *)xd + r * n, (float *)yd + r * n, n, eps, w, b);
+        } else {
+            layer_norm_row_f64((const double *)xd + r * n, (double *)yd + r * n, n, eps, w, b);
+        }
+    }
 out_release:
     affine_release(&af);
     mt_tensor_clear(&x);
     return st;
 }
 
-/* x, y (outer, C, inner); y = (x - mean[c]) * rstd[c] * w[c] + b[c]. With stats NULL the
- * mean and biased variance of each channel are computed into mean/var first. */
-#define BATCH_NORM_LOOP(name, T)                                                            \
-    static void name(const void *xv, void *yv, int64_t outer, int64_t C, int64_t inner,     \
-                     double *mean, double *var, bool compute, double eps, const affine *af) \
-    {                                                                                       \
-        const T *x = (const T *)xv;                                                         \
-        T *y = (T *)yv;                                                                     \
-        const double count = (double)(outer * inner);                                       \
-        for (int64_t c = 0; c < C; c++) {                                                   \
-            if (compute) {                                                                  \
-                double s = 0, ss = 0;                                                       \
-                for (int64_t o = 0; o < outer; o++) {                                       \
-                    const T *r = x + (o * C + c) * inner;                                   \
-                    for (int64_t i = 0; i < inner; i++) {                                   \
-                        s += r[i];                                                          \
-                    }                                                                       \
-                }                                                                           \
-                mean[c] = s / count;                                                        \
-                for (int64_t o = 0; o < outer; o++) {                                       \
-                    const T *r = x + (o * C + c) * inner;                                   \
-                    for (int64_t i = 0; i < inner; i++) {                                   \
-                        ss += ((double)r[i] - mean[c]) * ((double)r[i] - mean[c]);          \
-                    }                                                                       \
-                }                                                                           \
-                var[c] = ss / count;                                                        \
-            }                                                                               \
-            const double k = scale_at(af, c) / sqrt(var[c] + eps), m = mean[c];             \
-            const double b = shift_at(af, c);                                               \
-            for (int64_t o = 0; o < outer; o++) {                                           \
-                const T *r = x + (o * C + c) * inner;                                       \
-                T *q = y + (o * C + c) * inner;                                             \
-                for (int64_t i = 0; i < inner; i++) {                                       \
-                    q[i] = (T)(((double)r[i] - m) * k + b);                                 \
-                }                                                                           \
-            }                                                                               \
-        }                                                                                   \
+// x, y (outer, C, inner), channel c: y = (x - mean[c]) * k + b[c] in T, k = rstd[c] * w[c]
+// (w, b (C) or NULL). With compute, the channel's mean and biased variance go into mean[c] and
+// var[c] first (in double, two passes).
+#define BATCH_NORM_CHANNEL(name, T, S)                                                         \
+    MT_SIMD_CLONES static void name(const T *x, T *y, int64_t outer, int64_t C, int64_t inner, \
+                                    int64_t c, double *mean, double *var, bool compute,        \
+                                    double eps, const T *w, const T *b)                        \
+    {                                                                                          \
+        if (compute) {                                                                         \
+            const double count = (double)(outer * inner);                                      \
+            double s = 0, ss = 0;                                                              \
+            for (int64_t o = 0; o < outer; o++) {                                              \
+                s += sum_##S(x + (o * C + c) * inner, inner);                                  \
+            }                                                                                  \
+            mean[c] = s / count;                                                               \
+            for (int64_t o = 0; o < outer; o++) {                                              \
+                ss += sumsq_##S(x + (o * C + c) * inner, inner, mean[c]);                      \
+            }                                                                                  \
+            var[c] = ss / count;                                                               \
+        }                                                                                      \
+        const T k = (T)((w ? (double)w[c] : 1.0) / sqrt(var[c] + eps)), m = (T)mean[c];        \
+        const T shift = b ? b[c] : (T)0;                                                       \
+        for (int64_t o = 0; o < outer; o++) {                                                  \
+            const T *r = x + (o * C + c) * inner;                                              \
+            T *q = y + (o * C + c) * inner;                                                    \
+            _Pragma("omp simd") for (int64_t i = 0; i < inner; i++)                            \
+            {                                                                                  \
+                q[i] = (r[i] - m) * k + shift;                                                 \
+            }                                                                                  \
+        }                                                                                      \
     }
-BATCH_NORM_LOOP(batch_norm_f32, float)
-BATCH_NORM_LOOP(batch_norm_f64, double)
+BATCH_NORM_CHANNEL(batch_norm_channel_f32, float, f32)
+BATCH_NORM_CHANNEL(batch_norm_channel_f64, double, f64)
 
 /* running = (1 - momentum) * running + momentum * stat, written back into running's dtype. */
 static mt_status
@@ -228,7 +247,8 @@ mt_cpu_batch_norm(mt_args *a)
     mt_status st;
     affine af;
     int64_t two[2] = {2, C};
-    if ((st = affine_of(a->t[1], a->t[2], &af)) || (st = dense(input, input->dtype, &x)) ||
+    if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
+        (st = dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {
         goto out_release;
     }
@@ -250,9 +270,19 @@ mt_cpu_batch_norm(mt_args *a)
                               &a->out[0]))) {
         goto out_release;
     }
-    (input->dtype == MT_FLOAT32 ? batch_norm_f32
-                                : batch_norm_f64)(mt_tensor_data(x), mt_tensor_data(a->out[0]),
-                                                  outer, C, inner, mean, var, training, eps, &af);
+    const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
+    void *yd = mt_tensor_data(a->out[0]);
+    const bool f32 = input->dtype == MT_FLOAT32;
+    /* channels split among the threads */
+    const int parts = mt_parallel_parts(outer * C * inner, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t c = 0; c < C; c++) {
+        if (f32) {
+            batch_norm_channel_f32(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
+        } else {
+            batch_norm_channel_f64(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
+        }
+    }
     if (training &&
         (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
         mt_tensor_clear(&a->out[0]);

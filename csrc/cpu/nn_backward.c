@@ -2,7 +2,8 @@
  * (gradients of the input, weight and bias in one pass, the statistics recomputed from the
  * saved input), embedding (rows of the gradient added into the weight's), nll_loss.
  *
- * As the forwards, they make their inputs contiguous and accumulate in double. These ops are
+ * As the forwards, they make their inputs contiguous, accumulate in double and split rows
+ * (channels) among the threads. These ops are
  * callable from Python (_C): their front ends (ops/norm_checks.c, nn_checks.c) check shapes and
  * dtypes; an index or a target out of range is seen here (ops/fails.h). */
 #include <math.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
@@ -85,38 +88,69 @@ put(void *p, mt_dtype dt, int64_t i, double v)
 
 /* ---- layer_norm ---- */
 
-// grad_out, x, gx (rows, n), w (n) or NULL; gw, gb (n) accumulated. With xh = (x - mean) * rstd
-// per row: gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)), dy = grad_out * w
+// grad_out g, x, gx (rows, n) of T, w (n) or NULL; gw, gb (n) accumulated. With the row's mean
+// and rstd (recomputed, in double), xh = (x - mean) * rstd and dy = g * w:
+//   gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)),  gw += g * xh,  gb += g
+#define LAYER_NORM_BACK_ROW(name, T)                                                          \
+    MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict x, T *restrict gx, \
+                                    int64_t n, double eps, const double *w, double *gw,       \
+                                    double *gb)                                               \
+    {                                                                                         \
+        double mean = 0, var = 0, sdy = 0, sdyx = 0;                                          \
+        _Pragma("omp simd reduction(+ : mean)") for (int64_t j = 0; j < n; j++)               \
+        {                                                                                     \
+            mean += (double)x[j];                                                             \
+        }                                                                                     \
+        mean /= (double)n;                                                                    \
+        _Pragma("omp simd reduction(+ : var)") for (int64_t j = 0; j < n; j++)                \
+        {                                                                                     \
+            const double d = (double)x[j] - mean;                                             \
+            var += d * d;                                                                     \
+        }                                                                                     \
+        const double rstd = 1.0 / sqrt(var / (double)n + eps);                                \
+        _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)          \
+        {                                                                                     \
+            const double xh = ((double)x[j] - mean) * rstd, dy = g[j] * (w ? w[j] : 1.0);     \
+            sdy += dy;                                                                        \
+            sdyx += dy * xh;                                                                  \
+            gw[j] += g[j] * xh;                                                               \
+            gb[j] += g[j];                                                                    \
+        }                                                                                     \
+        sdy /= (double)n;                                                                     \
+        sdyx /= (double)n;                                                                    \
+        _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                   \
+        {                                                                                     \
+            const double xh = ((double)x[j] - mean) * rstd, dy = g[j] * (w ? w[j] : 1.0);     \
+            gx[j] = (T)(rstd * (dy - sdy - xh * sdyx));                                       \
+        }                                                                                     \
+    }
+LAYER_NORM_BACK_ROW(layer_norm_back_f32, float)
+LAYER_NORM_BACK_ROW(layer_norm_back_f64, double)
+
+// grad_out, x, gx (rows, n) of dtype dt, w (n) or NULL; gw, gb (n) the sums over the rows. The
+// rows are split among `parts` threads, each summing gw and gb into its own slice of acc
+// (parts * 2n doubles, zeroed), added up at the end.
 static void
 layer_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t rows, int64_t n,
-                double eps, const double *w, double *gw, double *gb)
+                double eps, const double *w, double *gw, double *gb, double *acc, int parts)
 {
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t base = r * n;
-        double mean = 0, var = 0, sdy = 0, sdyx = 0;
-        for (int64_t j = 0; j < n; j++) {
-            mean += at(xv, dt, base + j);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        double *pw = acc + 2 * n * p, *pb = pw + n;
+        for (int64_t r = rows * p / parts; r < rows * (p + 1) / parts; r++) {
+            if (dt == MT_FLOAT32) {
+                layer_norm_back_f32((const float *)gov + r * n, (const float *)xv + r * n,
+                                    (float *)gxv + r * n, n, eps, w, pw, pb);
+            } else {
+                layer_norm_back_f64((const double *)gov + r * n, (const double *)xv + r * n,
+                                    (double *)gxv + r * n, n, eps, w, pw, pb);
+            }
         }
-        mean /= (double)n;
+    }
+    for (int p = 0; p < parts; p++) {
         for (int64_t j = 0; j < n; j++) {
-            double d = at(xv, dt, base + j) - mean;
-            var += d * d;
-        }
-        const double rstd = 1.0 / sqrt(var / (double)n + eps);
-        for (int64_t j = 0; j < n; j++) {
-            double g = at(gov, dt, base + j), xh = (at(xv, dt, base + j) - mean) * rstd;
-            double dy = g * (w ? w[j] : 1.0);
-            sdy += dy;
-            sdyx += dy * xh;
-            gw[j] += g * xh;
-            gb[j] += g;
-        }
-        sdy /= (double)n;
-        sdyx /= (double)n;
-        for (int64_t j = 0; j < n; j++) {
-            double xh = (at(xv, dt, base + j) - mean) * rstd;
-            double dy = at(gov, dt, base + j) * (w ? w[j] : 1.0);
-            put(gxv, dt, base + j, rstd * (dy - sdy - xh * sdyx));
+            gw[j] += acc[2 * n * p + j];
+            gb[j] += acc[2 * n * p + n + j];
         }
     }
 }
@@ -131,9 +165,11 @@ mt_cpu_layer_norm_backward(mt_args *a)
     const mt_intlist *shape = &a->l[0];
     const double eps = a->plan->norm.eps;
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
+    const int parts = mt_parallel_parts(rows * n, 32768);
     mt_status st;
     mt_dtype dt = a->t[0]->dtype;
-    double *acc = calloc((size_t)(2 * n + 1), sizeof(double));
+    /* gw, gb, then each thread's partial sums of them */
+    double *acc = calloc((size_t)(2 * n * (parts + 1) + 1), sizeof(double));
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
@@ -142,7 +178,8 @@ mt_cpu_layer_norm_backward(mt_args *a)
         goto out_release;
     }
     layer_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[3]), dt, rows, n,
-                    eps, t[2] ? (const double *)mt_tensor_data(t[2]) : NULL, acc, acc + n);
+                    eps, t[2] ? (const double *)mt_tensor_data(t[2]) : NULL, acc, acc + n,
+                    acc + 2 * n, parts);
     st = three_grads(a, &t[3], acc, shape->n, shape->v);
 out_release:
     free(acc);
@@ -152,59 +189,60 @@ out_release:
 
 /* ---- batch_norm ---- */
 
-// grad_out, x, gx (outer, C, inner); w, mean, var (C) (mean, var: NULL in training: the
-// batch's); gw, gb (C). With xh = (x - mean) * rstd and M = outer * inner: in training
-// gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else gx = g * w * rstd
-static void
-batch_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t outer, int64_t C,
-                int64_t inner, double eps, const double *w, const double *rm, const double *rv,
-                double *gw, double *gb)
-{
-    const double count = (double)(outer * inner);
-    for (int64_t c = 0; c < C; c++) {
-        double mean = 0, var = 0, sg = 0, sgx = 0;
-        if (rm == NULL) {
-            for (int64_t o = 0; o < outer; o++) {
-                for (int64_t i = 0; i < inner; i++) {
-                    mean += at(xv, dt, (o * C + c) * inner + i);
-                }
-            }
-            mean /= count;
-            for (int64_t o = 0; o < outer; o++) {
-                for (int64_t i = 0; i < inner; i++) {
-                    double d = at(xv, dt, (o * C + c) * inner + i) - mean;
-                    var += d * d;
-                }
-            }
-            var /= count;
-        } else {
-            mean = rm[c];
-            var = rv[c];
-        }
-        const double rstd = 1.0 / sqrt(var + eps), k = (w ? w[c] : 1.0) * rstd;
-        for (int64_t o = 0; o < outer; o++) {
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t e = (o * C + c) * inner + i;
-                double g = at(gov, dt, e);
-                sg += g;
-                sgx += g * (at(xv, dt, e) - mean) * rstd;
-            }
-        }
-        gw[c] = sgx;
-        gb[c] = sg;
-        for (int64_t o = 0; o < outer; o++) {
-            for (int64_t i = 0; i < inner; i++) {
-                int64_t e = (o * C + c) * inner + i;
-                double g = at(gov, dt, e);
-                if (rm == NULL) {
-                    double xh = (at(xv, dt, e) - mean) * rstd;
-                    g -= sg / count + xh * sgx / count;
-                }
-                put(gxv, dt, e, k * g);
-            }
-        }
+// grad_out g, x, gx (outer, C, inner) of T, channel c; w, mean, var (C) (mean, var: NULL in
+// training: the batch's); gw, gb (C). With xh = (x - mean) * rstd and M = outer * inner: in
+// training gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else gx = g * w * rstd.
+// Sums in double.
+#define BATCH_NORM_BACK(name, T)                                                                  \
+    MT_SIMD_CLONES static void name(const T *g, const T *x, T *gx, int64_t outer, int64_t C,      \
+                                    int64_t inner, int64_t c, double eps, const double *w,        \
+                                    const double *rm, const double *rv, double *gw, double *gb)   \
+    {                                                                                             \
+        const double count = (double)(outer * inner);                                             \
+        double mean = 0, var = 0, sg = 0, sgx = 0;                                                \
+        for (int64_t o = 0; rm == NULL && o < outer; o++) {                                       \
+            const T *r = x + (o * C + c) * inner;                                                 \
+            _Pragma("omp simd reduction(+ : mean)") for (int64_t i = 0; i < inner; i++)           \
+            {                                                                                     \
+                mean += (double)r[i];                                                             \
+            }                                                                                     \
+        }                                                                                         \
+        mean = rm ? rm[c] : mean / count;                                                         \
+        for (int64_t o = 0; rm == NULL && o < outer; o++) {                                       \
+            const T *r = x + (o * C + c) * inner;                                                 \
+            _Pragma("omp simd reduction(+ : var)") for (int64_t i = 0; i < inner; i++)            \
+            {                                                                                     \
+                const double d = (double)r[i] - mean;                                             \
+                var += d * d;                                                                     \
+            }                                                                                     \
+        }                                                                                         \
+        var = rm ? rv[c] : var / count;                                                           \
+        const double rstd = 1.0 / sqrt(var + eps), k = (w ? w[c] : 1.0) * rstd;                   \
+        for (int64_t o = 0; o < outer; o++) {                                                     \
+            const T *r = x + (o * C + c) * inner, *q = g + (o * C + c) * inner;                   \
+            _Pragma("omp simd reduction(+ : sg, sgx)") for (int64_t i = 0; i < inner; i++)        \
+            {                                                                                     \
+                sg += (double)q[i];                                                               \
+                sgx += (double)q[i] * ((double)r[i] - mean) * rstd;                               \
+            }                                                                                     \
+        }                                                                                         \
+        gw[c] = sgx;                                                                              \
+        gb[c] = sg;                                                                               \
+        /* training: gx = k * (g - sa - xh * sb) = k * g - k * rstd * sb * (x - mean) - k * sa, \
+         * sa and sb the means of g and g * xh (0 when evaluating) */ \
+        const double sa = rm ? 0.0 : sg / count, sb = rm ? 0.0 : sgx / count;                     \
+        const T kg = (T)k, kx = (T)(k * rstd * sb), k0 = (T)(k * sa), m = (T)mean;                \
+        for (int64_t o = 0; o < outer; o++) {                                                     \
+            const T *r = x + (o * C + c) * inner, *q = g + (o * C + c) * inner;                   \
+            T *d = gx + (o * C + c) * inner;                                                      \
+            _Pragma("omp simd") for (int64_t i = 0; i < inner; i++)                               \
+            {                                                                                     \
+                d[i] = kg * q[i] - kx * (r[i] - m) - k0;                                          \
+            }                                                                                     \
+        }                                                                                         \
     }
-}
+BATCH_NORM_BACK(batch_norm_back_f32, float)
+BATCH_NORM_BACK(batch_norm_back_f64, double)
 
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
 // statistics are read when not training); out: the gradients of input, weight and bias (C)
@@ -230,8 +268,18 @@ mt_cpu_batch_norm_backward(mt_args *a)
     for (int k = 0; k < 3; k++) {
         d[k] = t[k + 2] ? (const double *)mt_tensor_data(t[k + 2]) : NULL;
     }
-    batch_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[5]), dt, outer, C,
-                    inner, eps, d[0], d[1], d[2], acc, acc + C);
+    const void *g = mt_tensor_data(t[0]), *x = mt_tensor_data(t[1]);
+    void *gx = mt_tensor_data(t[5]);
+    /* channels split among the threads (each writes its own gw[c], gb[c]) */
+    const int parts = mt_parallel_parts(outer * C * inner, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t c = 0; c < C; c++) {
+        if (dt == MT_FLOAT32) {
+            batch_norm_back_f32(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc, acc + C);
+        } else {
+            batch_norm_back_f64(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc, acc + C);
+        }
+    }
     st = three_grads(a, &t[5], acc, 1, &C);
 out_release:
     free(acc);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -151,11 +152,15 @@ run_pool(mt_args *a, pool_fn loop, const pool_geom *g, bool want_idx)
     if (st) {
         goto out_release;
     }
-    size_t item = mt_dtype_size(x->dtype);
+    const int64_t item = (int64_t)mt_dtype_size(x->dtype);
+    /* threads over the planes; a plane costs about its output times the window */
+    const int parts = mt_parallel_parts(g->planes * g->oh * g->ow * g->kh * g->kw, 32768);
+    char *xd = mt_tensor_data(x), *od = mt_tensor_data(out);
+    int64_t *id = idx ? (int64_t *)mt_tensor_data(idx) : NULL;
+#pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t p = 0; p < g->planes; p++) {
-        loop(mt_tensor_data(x) + p * g->h * g->w * (int64_t)item,
-             mt_tensor_data(out) + p * g->oh * g->ow * (int64_t)item,
-             idx ? (int64_t *)mt_tensor_data(idx) + p * g->oh * g->ow : NULL, g);
+        loop(xd + p * g->h * g->w * item, od + p * g->oh * g->ow * item,
+             id ? id + p * g->oh * g->ow : NULL, g);
     }
     a->out[0] = out;
     a->out[1] = idx;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -107,14 +108,22 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
     if (st) {
         goto out_release;
     }
-    const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow;
+    const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow, size = (int64_t)item;
+    /* threads over the planes (each writes its own plane of gx) */
+    const int parts = mt_parallel_parts(g->planes * (in_plane + out_plane), 32768);
+    const char *gd = mt_tensor_data(grad);
+    const int64_t *id = ix ? (const int64_t *)mt_tensor_data(ix) : NULL;
+    char *xd = mt_tensor_data(gx);
+    bool ok = true;
+#pragma omp parallel for num_threads(parts) schedule(static) reduction(&& : ok)
     for (int64_t p = 0; p < g->planes; p++) {
-        if (!loop(mt_tensor_data(grad) + p * out_plane * (int64_t)item,
-                  ix ? (const int64_t *)mt_tensor_data(ix) + p * out_plane : NULL,
-                  mt_tensor_data(gx) + p * in_plane * (int64_t)item, g)) {
-            st = mt_fail_pool_index(in_plane);
-            goto out_release;
-        }
+        ok = loop(gd + p * out_plane * size, id ? id + p * out_plane : NULL,
+                  xd + p * in_plane * size, g) &&
+             ok;
+    }
+    if (!ok) {
+        st = mt_fail_pool_index(in_plane);
+        goto out_release;
     }
     a->out[0] = gx;
     gx = NULL;

@@ -428,3 +428,65 @@ mt_cpu_log_softmax(mt_args *a)
 {
     return softmax(a, log_softmax_fast_f32, log_softmax_f64);
 }
+
+// g, y, gx (rows, n): gx = g - exp(y) * sum(g) per row, log_softmax's backward in one pass
+// over the row (the sum in double; exp vectorised, vmath.h)
+#define LOG_SOFTMAX_BACK_ROW(name, T, EXP)                                                    \
+    MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict y, T *restrict gx, \
+                                    int64_t n)                                                \
+    {                                                                                         \
+        double s = 0;                                                                         \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++)                  \
+        {                                                                                     \
+            s += (double)g[j];                                                                \
+        }                                                                                     \
+        const T sum = (T)s;                                                                   \
+        _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                   \
+        {                                                                                     \
+            gx[j] = g[j] - EXP(y[j]) * sum;                                                   \
+        }                                                                                     \
+    }
+LOG_SOFTMAX_BACK_ROW(log_softmax_back_f32, float, mt_vexp_f32)
+LOG_SOFTMAX_BACK_ROW(log_softmax_back_f64, double, mt_exp_f64)
+
+// grad_output, output (any shape), dim; out = grad_output - exp(output) * sum(grad_output) along
+// dim. Along the last dim (inner 1) rows go to the threads; along another the composite's chain
+// of ops runs.
+mt_status
+mt_cpu__log_softmax_backward_data(mt_args *a)
+{
+    const mt_dtype dt = a->plan->reduce.out_dt;
+    const int dim = a->plan->reduce.dim;
+    lanes g, y;
+    mt_status st = lanes_of(a->t[0], dim, dt, &g);
+    if (st) {
+        return st;
+    }
+    if ((st = lanes_of(a->t[1], dim, dt, &y)) == MT_OK) {
+        st = mt_tensor_empty(a->t[0]->ndim, a->t[0]->sizes, dt, MT_DEVICE_CPU, &a->out[0]);
+        if (st == MT_OK && g.inner != 1) {
+            mt_tensor_clear(&a->out[0]);
+            st = mt_composite__log_softmax_backward_data(a);
+        } else if (st == MT_OK) {
+            const int64_t rows = g.outer, n = g.n;
+            const char *gd = mt_tensor_data(g.x), *yd = mt_tensor_data(y.x);
+            char *od = mt_tensor_data(a->out[0]);
+            const int64_t row = n * (int64_t)mt_dtype_size(dt);
+            const int parts = mt_parallel_parts(rows * n, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+            for (int64_t r = 0; r < rows; r++) {
+                if (dt == MT_FLOAT32) {
+                    log_softmax_back_f32((const float *)(gd + r * row),
+                                         (const float *)(yd + r * row), (float *)(od + r * row), n);
+                } else {
+                    log_softmax_back_f64((const double *)(gd + r * row),
+                                         (const double *)(yd + r * row), (double *)(od + r * row),
+                                         n);
+                }
+            }
+        }
+        mt_tensor_release(y.x);
+    }
+    mt_tensor_release(g.x);
+    return st;
+}

@@ -5,6 +5,7 @@
  * Each function keeps its intermediate tensors in a scratch array released on one exit, so
  * an error at any step leaks nothing. */
 #include "dispatch/kernels.h"
+#include "ops/front.h"
 #include "ops/nn.h"
 #include "ops/ops.h"
 
@@ -309,5 +310,23 @@ mt_composite_cross_entropy_loss(mt_args *a)
     st = mt_op_add(t[3], t[4], mt_scalar_int(1), &a->out[0]);
 out_release:
     release_all(t, SCRATCH);
+    return st;
+}
+
+// grad_output, output (any shape), dim: grad_output - exp(output) * sum(grad_output) along dim,
+// log_softmax's backward as a chain of ops (the CPU has a kernel of one pass, reduce_dim.c)
+mt_status
+mt_composite__log_softmax_backward_data(mt_args *a)
+{
+    mt_tensor *s = NULL, *e = NULL, *p = NULL;
+    const int64_t dim = a->plan->reduce.dim;
+    mt_status st;
+    if ((st = mt_op_sum(a->t[0], 1, &dim, true, -1, &s)) == MT_OK &&
+        (st = mt_op_exp(a->t[1], &e)) == MT_OK && (st = mt_op_mul(e, s, &p)) == MT_OK) {
+        st = mt_op_sub(a->t[0], p, mt_scalar_int(1), &a->out[0]);
+    }
+    mt_tensor_clear(&s);
+    mt_tensor_clear(&e);
+    mt_tensor_clear(&p);
     return st;
 }

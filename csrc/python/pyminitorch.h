@@ -71,6 +71,8 @@ int mt_py_out_finish(mt_op op, const char *name, mt_args *a, mt_tensor **outs);
 /* The default device of factories (defaults.c): false where none is set (the CPU). */
 bool mt_py_default_device(mt_device *out);
 extern PyMethodDef mt_py_defaults_functions[];
+/* set_num_threads and its kin (threads.c) */
+extern PyMethodDef mt_py_threads_functions[];
 /* autograd.c: the Node type, _run_backward, and the engine's start-up */
 struct mt_node;
 int mt_py_autograd_init(PyObject *m);

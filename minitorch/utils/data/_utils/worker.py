@@ -10,7 +10,6 @@ thread, as PyTorch's workers call torch.set_num_threads(1); a region of one thre
 calling thread alone and never touches the pool."""
 from __future__ import annotations
 
-import ctypes
 import os
 import queue
 import random
@@ -127,16 +126,9 @@ class ManagerWatchdog:
 
 
 def _single_threaded() -> None:
-    """One OpenMP and one OpenBLAS thread in this (forked) process; see the module comment."""
-    noload = getattr(os, "RTLD_NOLOAD", 0)  # only a runtime this process already has
-    for runtime in ("libgomp.so.1", "libomp.so", "libiomp5.so"):  # GCC's (what _C links), LLVM's, Intel's
-        try:
-            ctypes.CDLL(runtime, mode=noload).omp_set_num_threads(1)
-        except (OSError, AttributeError):
-            continue
-    blas = getattr(ctypes.CDLL(None), "scipy_openblas_set_num_threads", None)
-    if blas is not None:
-        blas(1)
+    """One thread in this (forked) process for minitorch's loops and OpenBLAS's (one pool); see
+    the module comment."""
+    minitorch.set_num_threads(1)
 
 
 def _generate_state(base_seed: int, worker_id: int):

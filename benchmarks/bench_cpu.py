@@ -1,0 +1,200 @@
+"""CPU kernels where models spend their time (issue 21): minitorch beside PyTorch and NumPy.
+
+Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a GPT-style block
+(B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
+backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
+and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
+and torch.set_num_threads), the libraries alternate call by call and each keeps its best of many
+repeats; the ratio is minitorch's time over PyTorch's (below 1 is faster). Quote ratios: the
+machine is shared. Run: PYTHONPATH=. python benchmarks/bench_cpu.py [--quick] [--threads 1,2]
+[--only SUBSTRING]
+"""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+QUICK = "--quick" in sys.argv
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def alternate(fns, repeats):
+    """Best seconds of each function, calling them in turn (A, B, C, A, B, C, ...)."""
+    best = dict.fromkeys(fns, float("inf"))
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def backward_of(lib, y, inputs):
+    """The gradients of y (weighted by ones) with respect to inputs, again and again."""
+    g = lib.ones_like(y)
+    return lambda: lib.autograd.grad(y, inputs, g, retain_graph=True)
+
+
+def gpt_block(lib, params, x, backward):
+    """Pre-norm block: x + attn(ln1(x)), then + mlp(ln2(x)); causal, 4 heads."""
+    F = lib.nn.functional
+    B, T, C = x.shape
+    h = 4
+
+    def run():
+        y = F.layer_norm(x, (C,), params["ln1w"], params["ln1b"])
+        q, k, v = F.linear(y, params["qkv"], params["qkvb"]).split(C, dim=-1)
+        q, k, v = (t.reshape(B, T, h, C // h).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (C // h) ** 0.5)
+        att = att.masked_fill(params["mask"], float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        z = x + F.linear(y, params["proj"], params["projb"])
+        y = F.layer_norm(z, (C,), params["ln2w"], params["ln2b"])
+        out = z + F.linear(F.gelu(F.linear(y, params["fc"], params["fcb"])), params["fc2"], params["fc2b"])
+        if backward:
+            out.sum().backward()
+        return out
+
+    return run
+
+
+def gpt_params(lib, rng, C, T, grad):
+    shapes = {"ln1w": (C,), "ln1b": (C,), "qkv": (3 * C, C), "qkvb": (3 * C,), "proj": (C, C),
+              "projb": (C,), "ln2w": (C,), "ln2b": (C,), "fc": (4 * C, C), "fcb": (4 * C,),
+              "fc2": (C, 4 * C), "fc2b": (C,)}
+    p = {k: lib.tensor((rng.standard_normal(s) / np.sqrt(s[-1])).astype(np.float32), requires_grad=grad)
+         for k, s in shapes.items()}
+    p["mask"] = lib.tensor(np.triu(np.ones((T, T), bool), 1))
+    return p
+
+
+def make_cases(libs):
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    cases = []
+
+    def tensors(lib, *arrays, grad=False):
+        return [lib.tensor(a, requires_grad=grad) for a in arrays]
+
+    m1, m2 = rng.standard_normal((256, 256), f32), rng.standard_normal((256, 256), f32)
+    v1 = rng.standard_normal(1 << 18, f32)
+    fns = {}
+    for name, lib in libs.items():
+        if lib is np:
+            fns[name] = lambda: (m1 @ m2, v1 + v1)
+        else:
+            a, b, v = tensors(lib, m1, m2, v1)
+            fns[name] = lambda a=a, b=b, v=v: (a @ b, v + v)
+    cases.append(("matmul 256^3 + add 262k", fns))
+
+    B, T, C = 8, 64, 128
+    xb = rng.standard_normal((B, T, C), f32)
+    for backward in (False, True):
+        fns = {}
+        for name, lib in libs.items():
+            if lib is not np:
+                p = gpt_params(lib, np.random.default_rng(1), C, T, backward)
+                (x,) = tensors(lib, xb, grad=backward)
+                fns[name] = gpt_block(lib, p, x, backward)
+        cases.append((f"GPT block {B}x{T}x{C} {'fwd+bwd' if backward else 'forward'}", fns))
+
+    img = rng.standard_normal((8 if QUICK else 32, 64, 56, 56), f32)
+    for backward in (False, True):
+        fns = {}
+        for name, lib in libs.items():
+            if lib is not np:
+                (x,) = tensors(lib, img, grad=backward)
+                if backward:
+                    fns[name] = backward_of(lib, lib.nn.functional.max_pool2d(x, 3, 2, 1), x)
+                else:
+                    fns[name] = lambda x=x, lib=lib: lib.nn.functional.max_pool2d(x, 3, 2, 1)
+        cases.append((f"max_pool2d {img.shape} 3/2 {'backward' if backward else 'forward'}", fns))
+
+    rows = rng.standard_normal((1024 if QUICK else 4096, 1024), f32)
+    w, bias = rng.standard_normal(1024, f32), rng.standard_normal(1024, f32)
+    for backward in (False, True):
+        fns = {}
+        for name, lib in libs.items():
+            if lib is not np:
+                x, wt, bt = tensors(lib, rows, w, bias, grad=backward)
+                if backward:
+                    fns[name] = backward_of(lib, lib.nn.functional.layer_norm(x, (1024,), wt, bt), (x, wt, bt))
+                else:
+                    fns[name] = lambda x=x, wt=wt, bt=bt, lib=lib: lib.nn.functional.layer_norm(x, (1024,), wt, bt)
+        cases.append((f"layer_norm {rows.shape} {'backward' if backward else 'forward'}", fns))
+
+    bn = rng.standard_normal((8 if QUICK else 32, 64, 56, 56), f32)
+    wb, bb = rng.standard_normal(64, f32), rng.standard_normal(64, f32)
+    for backward in (False, True):
+        fns = {}
+        for name, lib in libs.items():
+            if lib is not np:
+                x, wt, bt = tensors(lib, bn, wb, bb, grad=backward)
+                F = lib.nn.functional
+                if backward:
+                    fns[name] = backward_of(lib, F.batch_norm(x, None, None, wt, bt, training=True), (x, wt, bt))
+                else:
+                    fns[name] = lambda x=x, wt=wt, bt=bt, F=F: F.batch_norm(x, None, None, wt, bt, training=True)
+        cases.append((f"batch_norm {bn.shape} train {'backward' if backward else 'forward'}", fns))
+
+    logits = rng.standard_normal((4096, 1000), f32)
+    target = rng.integers(0, 1000, 4096)
+    for backward in (False, True):
+        fns = {}
+        for name, lib in libs.items():
+            if lib is not np:
+                (x,) = tensors(lib, logits, grad=backward)
+                t = lib.tensor(target)
+                if backward:
+                    loss = lib.nn.functional.cross_entropy(x, t)
+                    fns[name] = lambda loss=loss, x=x, lib=lib: lib.autograd.grad(loss, x, retain_graph=True)
+                else:
+                    fns[name] = lambda x=x, t=t, lib=lib: lib.nn.functional.cross_entropy(x, t)
+        cases.append((f"cross_entropy (4096, 1000) {'backward' if backward else 'forward'}", fns))
+    return cases
+
+
+def run_one(threads):
+    sys.path.insert(0, os.getcwd())
+    import minitorch
+
+    libs = {"minitorch": minitorch}
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        libs["torch"] = torch
+    except ImportError:
+        pass
+    libs["numpy"] = np
+    only = arg("--only", "")
+    repeats = 5 if QUICK else 20
+    for label, fns in make_cases(libs):
+        if only not in label:
+            continue
+        best = alternate(fns, repeats)
+        cells = " ".join(f"{best[n] * 1e3:9.3f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch", "numpy"))
+        ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
+        print(f"{threads:>2} {label:<44} {cells} {ratio}", flush=True)
+
+
+def main():
+    if "--child" in sys.argv:
+        run_one(int(arg("--child", "1")))
+        return
+    print(f"{'th':>2} {'case':<44} {'minitorch':>9} {'torch':>9} {'numpy':>9} {'mt/torch':>8}")
+    print("(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)")
+    for threads in arg("--threads", "1,2").split(","):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+        subprocess.run([sys.executable, __file__, "--child", threads] + sys.argv[1:], env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()

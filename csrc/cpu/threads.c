@@ -1,0 +1,69 @@
+/* One thread pool for the CPU: minitorch's OpenMP loops and OpenBLAS's parallel sections.
+ *
+ * OpenBLAS (scipy-openblas32, built with its own pthreads server) would otherwise keep a second
+ * pool: after a gemm its idle workers spin while ours work, and after our loops ours spin while
+ * the gemm runs, so a second core made mixed work slower. OpenBLAS lets the caller run its
+ * parallel sections (openblas_set_threads_callback_function): here they run as one OpenMP
+ * region of our pool. The thread count is one number for both (torch.set_num_threads): our loops
+ * read it in mt_parallel_parts and OpenBLAS splits its work into that many jobs.
+ *
+ * OpenBLAS's jobs wait on one another (a gemm's threads share packed panels), so all of them
+ * must run at once: the region asks for exactly numjobs threads, and minitorch never calls BLAS
+ * from inside one of its own regions (a nested region would get one thread). */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include <cblas.h>
+
+#include "cpu/iter.h"
+
+static atomic_int num_threads = 1;
+static atomic_int num_interop_threads = 0; /* 0: not set yet, the default */
+
+/* OpenBLAS's job i of numjobs is dojob(i, jobs + i * size, data); every job on its own thread. */
+static void
+run_blas_jobs(int sync, openblas_dojob_callback dojob, int numjobs, size_t size, void *jobs,
+              int data)
+{
+    (void)sync; /* OpenBLAS always waits for its jobs */
+#pragma omp parallel for num_threads(numjobs) schedule(static, 1)
+    for (int i = 0; i < numjobs; i++) {
+        dojob(i, (char *)jobs + (size_t)i * size, data);
+    }
+}
+
+void
+mt_cpu_threads_init(void)
+{
+    scipy_openblas_set_threads_callback_function(run_blas_jobs);
+    mt_set_num_threads(omp_get_max_threads()); /* OMP_NUM_THREADS, or the cores */
+}
+
+void
+mt_set_num_threads(int n)
+{
+    atomic_store(&num_threads, n);
+    omp_set_num_threads(n);
+    scipy_openblas_set_num_threads(n);
+}
+
+int
+mt_get_num_threads(void)
+{
+    return atomic_load(&num_threads);
+}
+
+bool
+mt_set_num_interop_threads(int n)
+{
+    int unset = 0;
+    return atomic_compare_exchange_strong(&num_interop_threads, &unset, n);
+}
+
+int
+mt_get_num_interop_threads(void)
+{
+    int n = atomic_load(&num_interop_threads);
+    return n > 0 ? n : omp_get_num_procs();
+}

@@ -1,0 +1,240 @@
+"""The CPU paths issue 21 made faster, against PyTorch: the thread count (one pool for minitorch's
+loops and OpenBLAS's), max_pool2d keeping its indices for the backward and its double backward,
+and layer_norm / batch_norm on edge rows (one element, huge values, NaN) at 1 and 2 threads."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import check_grad, child_env, same_as_torch, torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+rng = np.random.default_rng(0)
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request):
+    """Runs the test at 1 and at 2 threads, and restores the count."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(request.param)
+    yield request.param
+    minitorch.set_num_threads(before)
+
+
+# ---- threads ----
+
+def test_set_num_threads_round_trip():
+    before = minitorch.get_num_threads()
+    try:
+        for n in (1, 3, 2):
+            minitorch.set_num_threads(n)
+            assert minitorch.get_num_threads() == n
+            a = minitorch.tensor(rng.standard_normal((300, 300)).astype(np.float32))
+            np.testing.assert_allclose((a @ a).numpy(), a.numpy() @ a.numpy(), rtol=1e-4, atol=1e-3)
+            np.testing.assert_allclose((a + 1).sum().item(), (a.numpy() + 1).sum(dtype=np.float64), rtol=1e-5)
+    finally:
+        minitorch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("value, message", [
+    (0, "set_num_threads expects a positive integer"),
+    (-1, "set_num_threads expects a positive integer"),
+    (1.5, "set_num_threads expects an int, but got float"),
+    ("a", "set_num_threads expects an int, but got str"),
+    (True, "set_num_threads expects an int, but got bool"),
+])
+def test_set_num_threads_errors(value, message):
+    libs = [minitorch] + ([torch] if torch is not None else [])
+    for lib in libs:
+        with pytest.raises(RuntimeError, match=message):
+            lib.set_num_threads(value)
+
+
+def test_numpy_integer_thread_count():
+    before = minitorch.get_num_threads()
+    try:
+        minitorch.set_num_threads(np.int64(1))
+        assert minitorch.get_num_threads() == 1
+    finally:
+        minitorch.set_num_threads(before)
+
+
+def test_defaults_follow_omp_num_threads():
+    """OMP_NUM_THREADS sets the count of both pools' one pool; interop threads may be set once."""
+    import subprocess
+    import sys
+
+    code = ("import minitorch as t; print(t.get_num_threads()); "
+            "assert t.get_num_interop_threads() >= 1; t.set_num_interop_threads(3); "
+            "print(t.get_num_interop_threads())\n"
+            "try:\n    t.set_num_interop_threads(2)\nexcept RuntimeError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(OMP_NUM_THREADS="1"),
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["1", "3", "Error: cannot set number of interop threads after parallel work has "
+                                 "started or set_num_interop_threads called"]
+
+
+# ---- max_pool2d ----
+
+def test_max_pool2d_records_with_indices():
+    x = minitorch.randn(2, 3, 6, 6, requires_grad=True)
+    y = minitorch.nn.functional.max_pool2d(x, 2)
+    assert type(y.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
+    y.relu_()  # an in-place change of the output: the node keeps the indices, not the output
+    y.sum().backward()
+    assert x.grad.sum().item() == pytest.approx(np.count_nonzero(y.detach().numpy() > 0))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)])
+def test_max_pool2d_grad(kw, threads):
+    check_grad(lambda m, x: m.nn.functional.max_pool2d(x, **kw), [rng.standard_normal((2, 3, 7, 7))])
+
+
+@needs_torch
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_max_pool2d_double_backward(return_indices):
+    """The gradient of the backward: grad-grad gathered at the indices, zeros for self."""
+    x0 = rng.standard_normal((2, 3, 6, 5))
+    gg0 = rng.standard_normal((2, 3, 6, 5))
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(x, 2, stride=1, padding=1, return_indices=return_indices)
+        y = y[0] if return_indices else y
+        g = lib.ones_like(y, requires_grad=True)
+        (gx,) = lib.autograd.grad(y, x, g, create_graph=True)
+        assert type(gx.grad_fn).__name__ == "MaxPool2DWithIndicesBackwardBackward0"
+        gg, gxx = lib.autograd.grad(gx, (g, x), lib.tensor(gg0), allow_unused=True)
+        results.append((gg.detach().numpy(), None if gxx is None else gxx.detach().numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0])
+    assert (results[0][1] is None) == (results[1][1] is None)
+    if results[1][1] is not None:
+        np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+# ---- layer_norm, batch_norm ----
+
+def edge_rows(kind):
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    if kind == "huge":
+        x = x * 1e30
+    elif kind == "offset":
+        x = x + 1e4
+    elif kind == "nan":
+        x[1, 2] = np.nan
+    elif kind == "inf":
+        x[2, 0] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("kind", ["plain", "nan", "inf"])
+def test_layer_norm_rows(kind, threads):
+    x = edge_rows(kind)
+    w, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x, (6,), w, b), [x, w, b], atol=1e-4, rtol=1e-4)
+    same_as_torch(lambda m, x: m.nn.functional.layer_norm(x, (6,)), [x], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind, atol", [("huge", 1e-5), ("offset", 2e-3)])
+def test_layer_norm_rows_far_from_zero(kind, atol, threads):
+    """Statistics in double: rows of 1e30s (whose squares overflow float, where PyTorch's float
+    moments give NaN) and rows around 1e4 (float's spacing there is 1e-3) against float64."""
+    x = edge_rows(kind)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    got = minitorch.nn.functional.layer_norm(minitorch.tensor(x), (6,)).numpy()
+    np.testing.assert_allclose(got, want, atol=atol)
+
+
+def test_layer_norm_rows_of_one_element(threads):
+    x = rng.standard_normal((7, 1)).astype(np.float32) * 1e3
+    b = np.float32([0.25])
+    out = minitorch.nn.functional.layer_norm(minitorch.tensor(x), (1,), None, minitorch.tensor(b))
+    np.testing.assert_array_equal(out.numpy(), np.full((7, 1), 0.25, np.float32))
+    same_as_torch(lambda m, x: m.nn.functional.layer_norm(x, (1,)), [x], atol=1e-5)
+
+
+def test_layer_norm_many_rows_threads(threads):
+    """Enough rows that the rows (and the backward's weight sums) are split among threads."""
+    x = rng.standard_normal((300, 257)).astype(np.float32)
+    w, b = rng.standard_normal(257).astype(np.float32), rng.standard_normal(257).astype(np.float32)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x, (257,), w, b), [x, w, b],
+                  atol=1e-4, rtol=1e-4)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.layer_norm(x.double(), (257,), w.double(), b.double()),
+                  [x, w, b], atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("kind", ["plain", "offset"])
+def test_batch_norm_threads(training, kind, threads):
+    x = rng.standard_normal((8, 16, 20, 20)).astype(np.float32) + (1e3 if kind == "offset" else 0)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3)) + 0.5
+
+    def fn(m, x, w, b):
+        return m.nn.functional.batch_norm(x, m.tensor(mean), m.tensor(var), w, b, training=training)
+    same_as_torch(fn, [x, w, b], atol=2e-3 if kind == "offset" else 1e-4, rtol=1e-3)
+
+
+# ---- cross_entropy's backward: log_softmax's in one pass ----
+
+@pytest.mark.parametrize("shape, dim", [((7, 5), 1), ((7, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((3,), 0),
+                                        ((0, 4), 1), ((300, 200), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_backward_data(shape, dim, dtype, threads):
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    y = x - np.log(np.exp(x - x.max(dim, keepdims=True)).sum(dim, keepdims=True)) - x.max(dim, keepdims=True)
+    want = g - np.exp(y.astype(np.float64)) * g.astype(np.float64).sum(dim, keepdims=True)
+    mt = minitorch.float32 if dtype == np.float32 else minitorch.float64
+    got = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(y), dim, mt)
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
+    if torch is not None:
+        t = torch._log_softmax_backward_data(torch.tensor(g), torch.tensor(y), dim,
+                                             torch.float32 if dtype == np.float32 else torch.float64)
+        np.testing.assert_allclose(got.numpy(), t.numpy(), atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
+
+
+def test_log_softmax_backward_data_errors():
+    g = minitorch.zeros(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        minitorch._log_softmax_backward_data(g, g, 2, minitorch.float32)
+    with pytest.raises(RuntimeError, match="one float dtype and shape"):
+        minitorch._log_softmax_backward_data(g, minitorch.zeros(3, 2), 1, minitorch.float32)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(reduction="sum"), dict(weight=True), dict(label_smoothing=0.1)])
+def test_cross_entropy_backward(kw, threads):
+    """The gradient through log_softmax's one-pass backward."""
+    x = rng.standard_normal((64, 10))
+    target = rng.integers(0, 10, 64)
+    weight = rng.uniform(0.5, 2, 10)
+
+    def fn(m, x):
+        w = m.tensor(weight) if kw.get("weight") else None
+        rest = {k: v for k, v in kw.items() if k != "weight"}
+        return m.nn.functional.cross_entropy(x, m.tensor(target), weight=w, **rest)
+    check_grad(fn, [x])
+
+
+@needs_torch
+def test_log_softmax_double_backward(threads):
+    """create_graph takes the chain of ops (which records), not the one-pass kernel."""
+    x, w = rng.standard_normal((64, 10)), rng.standard_normal((64, 10))
+    grads = []
+    for lib in (minitorch, torch):
+        t = lib.tensor(x, requires_grad=True)
+        (gx,) = lib.autograd.grad((lib.log_softmax(t, 1) * lib.tensor(w)).sum(), t, create_graph=True)
+        (gg,) = lib.autograd.grad((gx * gx).sum(), t)
+        grads.append((gx.detach().numpy(), gg.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], atol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], atol=1e-6)
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a CUDA device (or MINITORCH_CUDA_EMU=1)")
+def test_log_softmax_backward_data_composite_on_cuda():
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    g = rng.standard_normal((6, 5)).astype(np.float32)
+    cpu = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(x), 1, minitorch.float32)
+    dev = minitorch._log_softmax_backward_data(minitorch.tensor(g).cuda(), minitorch.tensor(x).cuda(), 1,
+                                               minitorch.float32)
+    np.testing.assert_allclose(dev.cpu().numpy(), cpu.numpy(), atol=1e-5)
