@@ -49,6 +49,34 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
+/* conv1d and the transposed convolutions: compositions with PyTorch's node, whose gradients
+ * are the 2-D convolution ops (ops/composite_conv.c) */
+static mt_status
+grad_conv_nd(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int dims, bool transposed)
+{
+    bool need[3] = {n->edges[0].node != NULL, n->edges[1].node != NULL, n->edges[2].node != NULL};
+    return mt_conv_nd_backward(&n->args, dims, transposed, n->saved[0], n->saved[1], g[0], need,
+                               gi);
+}
+
+mt_status
+mt_grad_conv1d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 1, false);
+}
+
+mt_status
+mt_grad_conv_transpose1d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 1, true);
+}
+
+mt_status
+mt_grad_conv_transpose2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 2, true);
+}
+
 /* The two backward ops are linear in each of their tensors, so their own gradients are the
  * other convolution passes (PyTorch's convolution_backward derivative): what makes conv2d's
  * gradient differentiable again (double backward, gradient penalties). */

@@ -9,6 +9,7 @@
 
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/nn.h"
 #include "ops/ops.h"
 
 /* One convolution's arguments, each as dims values. */
@@ -170,10 +171,31 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
     return MT_OK;
 }
 
+/* x2 (a 2-D batch or plane) as the grad_output of conv2d's input gradient of spatial size
+ * out_hw with weight w2: rows an output_padding at least the stride adds (allowed when below
+ * the dilation) meet a grad_output row x2 lacks, so x2 is padded with zeros to that size. */
+static mt_status
+transposed_input(mt_tensor *x2, const mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
+                 mt_tensor **out)
+{
+    int nd = x2->ndim;
+    int64_t pad[4] = {0, 0, 0, 0};
+    bool padded = false;
+    for (int d = 0; d < 2; d++) {
+        int64_t span = out_hw[d] + 2 * c2->pad[d] - c2->dil[d] * (w2->sizes[2 + d] - 1) - 1;
+        int64_t need = span / c2->stride[d] + 1 - x2->sizes[nd - 2 + d];
+        pad[2 * (1 - d) + 1] = need > 0 ? need : 0;
+        padded = padded || need > 0;
+    }
+    if (!padded) {
+        *out = mt_tensor_retain(x2);
+        return MT_OK;
+    }
+    return mt_op_constant_pad_nd(x2, 4, pad, mt_scalar_int(0), out);
+}
+
 /* The transposed convolution of x2 (a 2-D batch or plane) with w2 (in, out / groups, KH, KW):
- * conv2d's input gradient for an input of the output's size. Rows an output_padding at least
- * the stride adds (allowed when below the dilation) meet a grad_output row the input lacks: the
- * input is padded with zeros to that size first. */
+ * conv2d's input gradient for an input of the output's size. */
 static mt_status
 transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
              mt_tensor **out)
@@ -184,21 +206,52 @@ transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const conv_par
     size[nd - 3] = w2->sizes[1] * c2->groups;
     size[nd - 2] = out_hw[0];
     size[nd - 1] = out_hw[1];
-    int64_t pad[4] = {0, 0, 0, 0};
-    bool padded = false;
-    for (int d = 0; d < 2; d++) {
-        int64_t span = out_hw[d] + 2 * c2->pad[d] - c2->dil[d] * (w2->sizes[2 + d] - 1) - 1;
-        int64_t need = span / c2->stride[d] + 1 - x2->sizes[nd - 2 + d];
-        pad[2 * (1 - d) + 1] = need > 0 ? need : 0;
-        padded = padded || need > 0;
-    }
     mt_tensor *xp = NULL;
-    mt_status st = padded ? mt_op_constant_pad_nd(x2, 4, pad, mt_scalar_int(0), &xp) : MT_OK;
+    mt_status st = transposed_input(x2, w2, out_hw, c2, &xp);
     if (st == MT_OK) {
-        st = mt_op_convolution_backward_input(padded ? xp : x2, w2, nd, size, 2, c2->stride, 2,
-                                              c2->pad, 2, c2->dil, c2->groups, out);
+        st = mt_op_convolution_backward_input(xp, w2, nd, size, 2, c2->stride, 2, c2->pad, 2,
+                                              c2->dil, c2->groups, out);
     }
     mt_tensor_release(xp);
+    return st;
+}
+
+/* The arguments of a convolution over dims spatial dims as the 2-D one's: a length L is a
+ * 1 x L plane. */
+static void
+params2d(const conv_params *c, int dims, conv_params *c2)
+{
+    *c2 = (conv_params){.dims = 2, .groups = c->groups};
+    for (int d = 0; d < 2; d++) {
+        int k = d - (2 - dims);
+        c2->stride[d] = k < 0 ? 1 : c->stride[k];
+        c2->pad[d] = k < 0 ? 0 : c->pad[k];
+        c2->dil[d] = k < 0 ? 1 : c->dil[k];
+    }
+}
+
+/* t as a 2-D convolution's tensor: a 1 x L plane (dim the new one) for a 1-D convolution. */
+static mt_status
+to2d(mt_tensor *t, int dims, int64_t dim, mt_tensor **out)
+{
+    if (dims == 2) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_op_unsqueeze(t, dim, out);
+}
+
+/* *out = t2, a 2-D convolution's result, back in dims spatial dims (dropping dim). Takes over
+ * t2. */
+static mt_status
+from2d(mt_tensor *t2, int dims, int64_t dim, mt_tensor **out)
+{
+    if (dims == 2) {
+        *out = t2;
+        return MT_OK;
+    }
+    mt_status st = mt_op_squeeze(t2, 1, &dim, out);
+    mt_tensor_release(t2);
     return st;
 }
 
@@ -213,22 +266,11 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
     if (st) {
         return st;
     }
-    /* as 2-D: a length L is a 1 x L plane */
-    conv_params c2 = {.dims = 2, .groups = c.groups};
-    for (int d = 0; d < 2; d++) {
-        int k = d - (2 - dims);
-        c2.stride[d] = k < 0 ? 1 : c.stride[k];
-        c2.pad[d] = k < 0 ? 0 : c.pad[k];
-        c2.dil[d] = k < 0 ? 1 : c.dil[k];
-    }
+    conv_params c2;
+    params2d(&c, dims, &c2);
     mt_tensor *x2 = NULL, *w2 = NULL, *y = NULL, *b = NULL;
-    if (dims == 1) {
-        st = mt_op_unsqueeze(x, x->ndim - 1, &x2);
-        st = st ? st : mt_op_unsqueeze(w, 2, &w2);
-    } else {
-        x2 = mt_tensor_retain(x);
-        w2 = mt_tensor_retain(w);
-    }
+    st = to2d(x, dims, x->ndim - 1, &x2);
+    st = st ? st : to2d(w, dims, 2, &w2);
     if (st == MT_OK && !transposed) {
         st = mt_op_conv2d(x2, w2, bias, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &y);
     } else if (st == MT_OK) {
@@ -242,16 +284,84 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
             y = sum;
         }
     }
-    if (st == MT_OK && dims == 1) {
-        int64_t row = y->ndim - 2;
-        st = mt_op_squeeze(y, 1, &row, &a->out[0]);
-    } else if (st == MT_OK) {
-        a->out[0] = mt_tensor_retain(y);
+    if (st == MT_OK) {
+        st = from2d(y, dims, y->ndim - 2, &a->out[0]);
+        y = NULL;
     }
     mt_tensor_release(x2);
     mt_tensor_release(w2);
     mt_tensor_release(y);
     mt_tensor_release(b);
+    return st;
+}
+
+/* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
+ * of conv1d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
+ * output's gradient g: the 2-D convolution ops, each differentiable again. */
+mt_status
+mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x, mt_tensor *w,
+                    mt_tensor *g, const bool *need, mt_tensor **gi)
+{
+    conv_params c = {.dims = dims, .groups = args->i[0]}, c2;
+    mt_status st;
+    if ((st = expand(&args->l[0], "stride", dims, dims, c.stride)) ||
+        (st = expand(&args->l[1], "padding", dims, dims, c.pad)) ||
+        (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil))) {
+        return st;
+    }
+    params2d(&c, dims, &c2);
+    mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL;
+    int nd = x->ndim + 2 - dims;
+    st = to2d(x, dims, x->ndim - 1, &x2);
+    st = st ? st : to2d(w, dims, 2, &w2);
+    st = st ? st : to2d(g, dims, g->ndim - 1, &g2);
+    if (st == MT_OK && need[0] && transposed) {
+        /* conv2d of the output's gradient, cut to the input where output_padding added a row */
+        st = mt_op_conv2d(g2, w2, NULL, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &r);
+        for (int d = nd - 2; st == MT_OK && d < nd; d++) {
+            if (r->sizes[d] > x2->sizes[d]) {
+                mt_tensor *cut = NULL;
+                st = mt_op_narrow(r, d, 0, x2->sizes[d], &cut);
+                mt_tensor_release(r);
+                r = cut;
+            }
+        }
+    } else if (st == MT_OK && need[0]) {
+        st = mt_op_convolution_backward_input(g2, w2, nd, x2->sizes, 2, c2.stride, 2, c2.pad, 2,
+                                              c2.dil, c2.groups, &r);
+    }
+    if (st == MT_OK && need[0]) {
+        st = from2d(r, dims, nd - 2, &gi[0]);
+        r = NULL;
+    }
+    if (st == MT_OK && need[1] && transposed) {
+        st = transposed_input(x2, w2, g2->sizes + nd - 2, &c2, &xp);
+        st = st ? st
+                : mt_op_convolution_backward_weight(xp, g2, 4, w2->sizes, 2, c2.stride, 2, c2.pad,
+                                                    2, c2.dil, c2.groups, &r);
+    } else if (st == MT_OK && need[1]) {
+        st = mt_op_convolution_backward_weight(g2, x2, 4, w2->sizes, 2, c2.stride, 2, c2.pad, 2,
+                                               c2.dil, c2.groups, &r);
+    }
+    if (st == MT_OK && need[1]) {
+        st = from2d(r, dims, 2, &gi[1]);
+        r = NULL;
+    }
+    if (st == MT_OK && need[2]) {
+        int64_t sum_dims[MT_MAX_DIMS];
+        int k = 0;
+        for (int d = 0; d < g->ndim; d++) {
+            if (d != g->ndim - dims - 1) {
+                sum_dims[k++] = d;
+            }
+        }
+        st = mt_op_sum(g, k, sum_dims, false, -1, &gi[2]);
+    }
+    mt_tensor_release(x2);
+    mt_tensor_release(w2);
+    mt_tensor_release(g2);
+    mt_tensor_release(r);
+    mt_tensor_release(xp);
     return st;
 }
 

@@ -149,6 +149,8 @@ DOUBLE = [
     lambda lib, x, w, b: F(lib).conv2d(x, w, b, dilation=2, groups=2),
     lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b[:2], stride=2, output_padding=1),
     lambda lib, x, w, b: F(lib).conv1d(x[..., 0, :], w[..., 0, :], b, padding=1),
+    lambda lib, x, w, b: F(lib).conv_transpose1d(x[..., 0, :], w[..., 0, :], b[:2], dilation=2, output_padding=1),
+    lambda lib, x, w, b: F(lib).conv_transpose2d(x[0], w, b[:2], stride=(1, 2), dilation=(2, 1), output_padding=1),
 ]
 
 
@@ -187,6 +189,14 @@ def _finite_differences(fn, arrays, eps=1e-6):
         np.testing.assert_allclose(x.grad.numpy(), num, atol=1e-5, rtol=1e-4)
 
 
+def test_nodes_are_pytorchs():
+    x = minitorch.randn(1, 4, 3, 3, requires_grad=True)
+    for out in (F(minitorch).conv_transpose2d(x, minitorch.randn(4, 2, 3, 3), minitorch.randn(2)),
+                F(minitorch).conv_transpose1d(x[0, :, 0], minitorch.randn(4, 2, 3)),
+                F(minitorch).conv1d(x[0, :, 0], minitorch.randn(2, 4, 2))):
+        assert out.grad_fn.name() == "ConvolutionBackward0"
+
+
 def test_conv_double_backward_finite_differences():
     """The gradient of conv2d's input and weight gradients, in float64, by central differences."""
     def input_grad(x, w):
@@ -199,7 +209,13 @@ def test_conv_double_backward_finite_differences():
         (gw,) = minitorch.autograd.grad(out.sin().sum(), w, create_graph=True)
         return gw
 
+    def transposed_grad(x, w):
+        out = minitorch.nn.functional.conv_transpose1d(x, w, stride=2, dilation=3, output_padding=2)
+        (gx,) = minitorch.autograd.grad(out.pow(3).sum(), x, create_graph=True)
+        return gx
+
     _finite_differences(input_grad, [randn(1, 4, 4, 4), randn(2, 2, 3, 3)])
+    _finite_differences(transposed_grad, [randn(2, 2, 4), randn(2, 3, 2)])
     _finite_differences(weight_grad, [randn(1, 2, 5, 5), randn(3, 2, 2, 2)])
 
 
