@@ -951,6 +951,15 @@ def _block_args(name, kernel_size, dilation, padding, stride):
     return k, d, p, s
 
 
+def _floats_only(kernel: str, input: Tensor, bool_ok: bool = False) -> None:
+    """PyTorch's NotImplementedError for the dtypes its im2col/col2im kernels lack."""
+    if not input.is_floating_point() and not (bool_ok and input.dtype == _minitorch.bool):
+        from minitorch._shape import _SCALAR_NAMES
+
+        name = _SCALAR_NAMES.get(str(input.dtype), str(input.dtype))
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 def _one_hot_kernel(channels: int, k, like: Tensor) -> Tensor:
     """The (C*KH*KW, 1, KH, KW) weight whose grouped convolution copies out each window."""
     n = k[0] * k[1]
@@ -967,6 +976,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     if input.dim() not in (3, 4):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")
+    _floats_only("im2col_out_cpu", input, bool_ok=True)
+    if input.dtype == _minitorch.bool:  # copied values only: bools go through as 0 and 1
+        return unfold(input.float(), k, d, p, s).bool()
     c = input.shape[-3]
     cols = _C.conv2d(input, _one_hot_kernel(c, k, input), None, s, p, d, c)
     return cols.flatten(-2)
@@ -981,6 +993,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if input.dim() not in (2, 3):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")
+    _floats_only("col2im_out_cpu", input)
     n = k[0] * k[1]
     ck, length = input.shape[-2:]
     if ck % n != 0:

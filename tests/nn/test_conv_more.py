@@ -293,6 +293,13 @@ def test_unfold_and_fold_match_torch(kw):
         same_as_torch(lambda lib, c: F(lib).fold(c[0], (6, 7), **kw), [cols], atol=1e-5)
 
 
+def test_unfold_and_fold_dtypes():
+    same_as_torch(lambda lib, x: F(lib).unfold(x, 2, padding=1), [rng.random((1, 2, 3, 3)) > 0.5])
+    same_as_torch(lambda lib, x: F(lib).unfold(x, 2), [randn(1, 2, 3, 3, dtype=np.float64)])
+    same_error(lambda lib, x: F(lib).unfold(x, 2), np.ones((1, 1, 2, 2), dtype=np.int32))
+    same_error(lambda lib, x: F(lib).fold(x, (2, 2), 2), np.ones((1, 4, 1), dtype=np.int64))
+
+
 def test_unfold_fold_gradients_finite_differences():
     check_grad(lambda m, x: F(m).unfold(x, 2, padding=1, stride=2), [randn(1, 2, 4, 5)])
     check_grad(lambda m, c: F(m).fold(c, (4, 5), 2, padding=1, stride=2), [randn(1, 8, 9)])
