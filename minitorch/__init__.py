@@ -186,3 +186,14 @@ globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor
 from . import utils  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
+conv1d = nn.functional.conv1d  # the op, plus PyTorch's padding='same' / 'valid'
+pixel_shuffle = nn.functional.pixel_shuffle
+pixel_unshuffle = nn.functional.pixel_unshuffle
+max_pool1d = nn.functional.max_pool1d
+avg_pool1d = nn.functional.avg_pool1d
+adaptive_avg_pool1d = nn.functional.adaptive_avg_pool1d
+
+
+def adaptive_max_pool1d(input, output_size):
+    """torch.adaptive_max_pool1d: the values and the indices (F.adaptive_max_pool1d's return_indices)."""
+    return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)

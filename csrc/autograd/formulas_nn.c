@@ -49,6 +49,73 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
+/* conv1d and the transposed convolutions: compositions with PyTorch's node, whose gradients
+ * are the 2-D convolution ops (ops/composite_conv.c) */
+static mt_status
+grad_conv_nd(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int dims, bool transposed)
+{
+    bool need[3] = {n->edges[0].node != NULL, n->edges[1].node != NULL, n->edges[2].node != NULL};
+    return mt_conv_nd_backward(&n->args, dims, transposed, n->saved[0], n->saved[1], g[0], need,
+                               gi);
+}
+
+mt_status
+mt_grad_conv1d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 1, false);
+}
+
+mt_status
+mt_grad_conv_transpose1d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 1, true);
+}
+
+mt_status
+mt_grad_conv_transpose2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 2, true);
+}
+
+/* The two backward ops are linear in each of their tensors, so their own gradients are the
+ * other convolution passes (PyTorch's convolution_backward derivative): what makes conv2d's
+ * gradient differentiable again (double backward, gradient penalties). */
+
+/* convolution_backward_input(grad_output, weight) or _weight(grad_output, input), the other
+ * tensor t[1]; the output has the size l[0] of the input (or the weight) */
+static mt_status
+grad_convolution_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool of_input)
+{
+    mt_tensor *go = n->saved[0], *other = n->saved[1];
+    const mt_intlist *s = &n->args.l[1], *p = &n->args.l[2], *d = &n->args.l[3];
+    int64_t groups = n->args.i[0];
+    const mt_meta *m = &n->in_meta[1];
+    mt_status st = MT_OK;
+    if (n->edges[0].node) { /* conv2d of the input with the weight, whichever g[0] is */
+        st = mt_op_conv2d(of_input ? g[0] : other, of_input ? other : g[0], NULL, s->n, s->v, p->n,
+                          p->v, d->n, d->v, groups, &gi[0]);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        st = of_input ? mt_op_convolution_backward_weight(go, g[0], m->ndim, m->sizes, s->n, s->v,
+                                                          p->n, p->v, d->n, d->v, groups, &gi[1])
+                      : mt_op_convolution_backward_input(go, g[0], m->ndim, m->sizes, s->n, s->v,
+                                                         p->n, p->v, d->n, d->v, groups, &gi[1]);
+    }
+    return st;
+}
+
+mt_status
+mt_grad_convolution_backward_input(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_convolution_backward(n, g, gi, true);
+}
+
+mt_status
+mt_grad_convolution_backward_weight(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_convolution_backward(n, g, gi, false);
+}
+
 /* ---- pooling ---- */
 
 // input (N, C, H, W) or (C, H, W); the forward's indices are its node's output 1

@@ -8,16 +8,20 @@
 #include "ops/fails.h"
 #include "ops/front.h"
 
-/* An int[] argument as one value per spatial dim of the weight: a single int stands for both
- * (PyTorch's int[2] parsing, then expand_param_if_needed). Returns the count in *n. */
-static mt_status
-expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int *n)
+/* An int[] argument as one value per spatial dim of the weight, dims of them: a single int
+ * stands for parsed (PyTorch's int[parsed] parsing, then expand_param_if_needed). Returns the
+ * count in *n. */
+mt_status
+mt_conv_expand_param(const mt_intlist *l, const char *name, int parsed, int dims, int64_t *out,
+                     int *n)
 {
     memcpy(out, l->v, sizeof(int64_t) * (size_t)l->n);
     *n = l->n;
     if (*n == 1) {
-        out[1] = out[0];
-        *n = 2;
+        for (int k = 1; k < parsed; k++) {
+            out[k] = out[0];
+        }
+        *n = parsed;
     }
     if (*n != dims) {
         char buf[256];
@@ -25,6 +29,34 @@ expand_param(const mt_intlist *l, const char *name, int dims, int64_t *out, int 
                        "expected %s to be a single integer value or a list of %d values to match "
                        "the convolution dimensions, but got %s=%s",
                        name, dims, name, mt_format_sizes(buf, sizeof(buf), *n, out));
+    }
+    return MT_OK;
+}
+
+/* PyTorch's checks of the weight's dims against the (batched) input's, input_ndim dims of sizes
+ * shown as input_sizes, and of its first dim against groups. */
+mt_status
+mt_conv_check_weight(const mt_tensor *wt, int input_ndim, const char *input_sizes, int64_t groups)
+{
+    char b[256];
+    mt_format_sizes(b, sizeof(b), wt->ndim, wt->sizes);
+    if (wt->ndim != input_ndim) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                       "%d-dimensional input of size %s instead",
+                       wt->ndim, wt->ndim, b, input_ndim, input_sizes);
+    }
+    if (wt->sizes[0] < groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be at least %" PRId64
+                       " at dimension 0, but got weight of size %s instead",
+                       groups, groups, b);
+    }
+    if (wt->sizes[0] % groups) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
+                       " at dimension 0, but got weight of size [%s] instead",
+                       groups, groups, b);
     }
     return MT_OK;
 }
@@ -56,9 +88,9 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     int dims = wt->ndim - 2, ns, np, nd;
     int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS];
     mt_status st;
-    if ((st = expand_param(&a->l[0], "stride", dims, stride, &ns)) ||
-        (st = expand_param(&a->l[1], "padding", dims, pad, &np)) ||
-        (st = expand_param(&a->l[2], "dilation", dims, dil, &nd))) {
+    if ((st = mt_conv_expand_param(&a->l[0], "stride", 2, dims, stride, &ns)) ||
+        (st = mt_conv_expand_param(&a->l[1], "padding", 2, dims, pad, &np)) ||
+        (st = mt_conv_expand_param(&a->l[2], "dilation", 2, dims, dil, &nd))) {
         return st;
     }
     for (int k = 0; k < dims; k++) {
@@ -82,23 +114,8 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     memcpy(xs + 4 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
     mt_format_sizes(b1, sizeof(b1), 4, xs);
     mt_format_sizes(b2, sizeof(b2), wt->ndim, wt->sizes);
-    if (wt->ndim != 4) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected %d-dimensional input for %d-dimensional weight %s, but got "
-                       "4-dimensional input of size %s instead",
-                       wt->ndim, wt->ndim, b2, b1);
-    }
-    if (wt->sizes[0] < g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given groups=%" PRId64 ", expected weight to be at least %" PRId64
-                       " at dimension 0, but got weight of size %s instead",
-                       g->groups, g->groups, b2);
-    }
-    if (wt->sizes[0] % g->groups) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
-                       " at dimension 0, but got weight of size [%s] instead",
-                       g->groups, g->groups, b2);
+    if ((st = mt_conv_check_weight(wt, 4, b1, g->groups))) {
+        return st;
     }
     if (xs[1] != wt->sizes[1] * g->groups) {
         return mt_fail(MT_ERUNTIME,

@@ -33,6 +33,15 @@ mt_front_pair(const mt_intlist *l, int64_t *first, int64_t *second)
     return true;
 }
 
+/* A convolution's int[] argument (stride, padding, ...) as dims values, one int standing for
+ * parsed of them (the op's int[parsed]); PyTorch's error for another count (ops/conv_checks.c). */
+mt_status mt_conv_expand_param(const mt_intlist *l, const char *name, int parsed, int dims,
+                               int64_t *out, int *n);
+/* PyTorch's checks of a convolution weight's dims and of its first dim against groups; the
+ * input's sizes, batched, as the messages show them. */
+mt_status mt_conv_check_weight(const mt_tensor *wt, int input_ndim, const char *input_sizes,
+                               int64_t groups);
+
 /* Whether t is on a CUDA device: for the messages that PyTorch words per device. */
 static inline bool
 mt_front_on_cuda(const mt_tensor *t)

@@ -21,4 +21,9 @@ typedef enum mt_pad_mode { MT_PAD_REFLECT, MT_PAD_REPLICATE, MT_PAD_CIRCULAR } m
 mt_status mt_pad_index(mt_pad_mode mode, int64_t n, int64_t l, int64_t r, mt_device dev,
                        mt_tensor **out);
 
+/* The gradients of conv1d's or conv_transpose1d/2d's input, weight and bias (those need asks
+ * for) from the output's gradient g (ops/composite_conv.c, for their autograd formulas). */
+mt_status mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x,
+                              mt_tensor *w, mt_tensor *g, const bool *need, mt_tensor **gi);
+
 #endif

@@ -48,6 +48,12 @@ from minitorch.nn.modules import AdaptiveAvgPool2d, AvgPool2d, Conv2d, MaxPool2d
 
 __all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
 from minitorch.nn.modules import (
+    AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, Conv1d, ConvTranspose1d, ConvTranspose2d,
+    Fold, MaxPool1d, PixelShuffle, PixelUnshuffle, Unfold,
+)
+
+__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle"]
+from minitorch.nn.modules import (
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU,
     ReLU6, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )

@@ -11,7 +11,7 @@ import warnings
 import math
 from typing import List, Optional, Tuple, Union
 
-from minitorch.nn.modules.utils import _list_with_default, _pair
+from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair
 
 import minitorch as _minitorch
 from minitorch import _C, Tensor
@@ -29,6 +29,8 @@ __all__ = [
     "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
     "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "normalize", "pad",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 
@@ -728,6 +730,36 @@ def pad(input: Tensor, pad: List[int], mode: str = "constant", value: Optional[f
 _size_2_t = Union[int, Tuple[int, int], List[int]]
 
 
+def _conv_padded(op, nd: int, input, weight, bias, stride, padding, dilation, groups):
+    """conv1d/conv2d with padding ints, or 'valid' (none) or 'same' (the output as large as the
+    input; stride 1), as PyTorch's _convolution_mode does."""
+    if not isinstance(padding, str):
+        return op(input, weight, bias, stride, padding, dilation, groups)
+    if padding == "valid":
+        return op(input, weight, bias, stride, 0, dilation, groups)
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    expand = _ntuple(nd)
+    if any(s != 1 for s in expand(stride)):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if not isinstance(weight, Tensor) or weight.dim() != nd + 2:  # let the op report the bad weight
+        return op(input, weight, bias, stride, 0, dilation, groups)
+    # Total padding d*(k-1) per dim, split left = total // 2, right = the rest (PyTorch's split).
+    total = [d * (k - 1) for d, k in zip(expand(dilation), weight.shape[2:])]
+    left = [t // 2 for t in total]
+    right = [t - t // 2 for t in total]
+    if left == right:
+        return op(input, weight, bias, stride, left, dilation, groups)
+    warnings.warn(
+        "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+        "copy of the input be created",
+        stacklevel=3,
+    )
+    # Pad `right` on both sides and drop the extra leading rows/columns that gives.
+    out = op(input, weight, bias, stride, right, dilation, groups)
+    return out[(...,) + tuple(slice(r - l, None) for r, l in zip(right, left))].contiguous()
+
+
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -741,30 +773,31 @@ def conv2d(
 
     padding is ints, or 'valid' (none) or 'same' (the output as large as the input; stride 1).
     """
-    if not isinstance(padding, str):
-        return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
-    if padding == "valid":
-        return _C.conv2d(input, weight, bias, stride, 0, dilation, groups)
-    if padding != "same":
-        raise RuntimeError(f"Invalid padding string: '{padding}'")
-    if any(s != 1 for s in _pair(stride)):
-        raise RuntimeError("padding='same' is not supported for strided convolutions")
-    if not isinstance(weight, Tensor) or weight.dim() != 4:  # let the op report the bad weight
-        return _C.conv2d(input, weight, bias, stride, 0, dilation, groups)
-    # Total padding d*(k-1) per dim, split left = total // 2, right = the rest (PyTorch's split).
-    total = [d * (k - 1) for d, k in zip(_pair(dilation), weight.shape[2:])]
-    left = [t // 2 for t in total]
-    right = [t - t // 2 for t in total]
-    if left == right:
-        return _C.conv2d(input, weight, bias, stride, left, dilation, groups)
-    warnings.warn(
-        "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
-        "copy of the input be created",
-        stacklevel=2,
-    )
-    # Pad `right` on both sides and drop the one extra leading row/column that gives.
-    out = _C.conv2d(input, weight, bias, stride, right, dilation, groups)
-    return out[..., right[0] - left[0] :, right[1] - left[1] :].contiguous()
+    return _conv_padded(_C.conv2d, 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride=1,
+    padding: Union[str, int, Tuple[int]] = 0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """1-D cross-correlation; input (N, C, L) or (C, L), weight (OC, C/groups, K); padding as
+    conv2d's."""
+    return _conv_padded(_C.conv1d, 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose (input gradient) of conv1d; input (N, IC, L), weight (IC, OC/groups, K)."""
+    return _C.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose (input gradient) of conv2d; input (N, IC, H, W), weight (IC, OC/groups, KH, KW)."""
+    return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def max_pool2d(
@@ -804,3 +837,218 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         # As PyTorch: a 1x1 output is the mean over H and W.
         return input.mean((-1, -2), keepdim=True)
     return _C.adaptive_avg_pool2d(input, size)
+
+
+def _pool1d_input(name: str, input: Tensor) -> Tensor:
+    """input (N, C, L) or (C, L) as the 2-D pools' (N, C, 1, L) or (C, 1, L)."""
+    _tensors(name, input=input)
+    if input.dim() not in (2, 3):
+        if name == "max_pool1d":
+            raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{list(input.shape)}")
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    return input.unsqueeze(-2)
+
+
+def _one(fname: str, name: str, value, default=None):
+    """A 1-D pool's int-or-(int,) argument as one int."""
+    if value is None or (isinstance(value, (tuple, list)) and len(value) == 0 and default is not None):
+        return default
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise RuntimeError(f"{fname}() {name} must be an int, list of ints or tuple of ints of size 1 but got "
+                               f"size {len(value)}")
+        return value[0]
+    return value
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over kernel_size windows along L (max_pool2d over a 1 x L plane)."""
+    x = _pool1d_input("max_pool1d", input)
+    k = _one("max_pool1d", "kernel_size", kernel_size)
+    s = _one("max_pool1d", "stride", stride, k)
+    args = ((1, k), (1, s), (0, _one("max_pool1d", "padding", padding)),
+            (1, _one("max_pool1d", "dilation", dilation)), ceil_mode)
+    if return_indices:
+        out, indices = _C.max_pool2d_with_indices(x, *args)
+        return out.squeeze(-2), indices.squeeze(-2)
+    return _C.max_pool2d(x, *args).squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over kernel_size windows along L (avg_pool2d over a 1 x L plane)."""
+    x = _pool1d_input("avg_pool1d", input)
+    k = _one("avg_pool1d", "kernel_size", kernel_size)
+    s = _one("avg_pool1d", "stride", stride, k)
+    p = _one("avg_pool1d", "padding", padding)
+    return _C.avg_pool2d(x, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, None).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Mean over output_size windows that tile L."""
+    x = _pool1d_input("adaptive_avg_pool1d", input)
+    return _C.adaptive_avg_pool2d(x, (1, _one("adaptive_avg_pool1d", "output_size", output_size))).squeeze(-2)
+
+
+def _adaptive_windows(size: int, out: int, device) -> Tuple[Tensor, int]:
+    """The input positions of each of out adaptive windows over size: an (out, kmax) index table,
+    short windows repeating their last position (which leaves a max unchanged)."""
+    starts = [(i * size) // out for i in range(out)]
+    ends = [-((-(i + 1) * size) // out) for i in range(out)]
+    kmax = max((e - b for b, e in zip(starts, ends)), default=1)
+    table = [[min(b + j, e - 1) for j in range(kmax)] for b, e in zip(starts, ends)]
+    return _minitorch.tensor(table, dtype=_minitorch.int64, device=device), kmax
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over output_size windows that tile (H, W) (window i of n over size S spans
+    [floor(i*S/n), ceil((i+1)*S/n))); with return_indices, also each max's h*W+w."""
+    _tensors("adaptive_max_pool2d", input=input)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    size = _list_with_default(output_size, input.size())
+    oh, ow = _pair(size)
+    if oh < 0 or ow < 0:
+        bad = oh if oh < 0 else ow
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {bad}: {list(input.shape[:-2]) + [oh, ow]}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                f"but input has sizes {list(input.shape)} with dimension {d} being empty")
+    h, w = input.shape[-2:]
+    rows, kh = _adaptive_windows(h, oh, input.device)
+    cols, kw = _adaptive_windows(w, ow, input.device)
+    x = input.index_select(-2, rows.flatten()).index_select(-1, cols.flatten())
+    lead = list(input.shape[:-2])
+    x = x.reshape(lead + [oh, kh, ow, kw]).movedim(-3, -2).reshape(lead + [oh, ow, kh * kw])
+    out, arg = x.max(-1)
+    if not return_indices:
+        return out
+    dev = input.device
+    hi = rows.flatten()[_minitorch.arange(oh, device=dev).reshape(oh, 1) * kh + arg.div(kw, rounding_mode="floor")]
+    wi = cols.flatten()[_minitorch.arange(ow, device=dev) * kw + arg % kw]
+    return out, hi * w + wi
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over output_size windows that tile L; with return_indices, also each max's position."""
+    x = _pool1d_input("adaptive_max_pool1d", input)
+    res = adaptive_max_pool2d(x, (1, _one("adaptive_max_pool1d", "output_size", output_size)), return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+def _block_args(name, kernel_size, dilation, padding, stride):
+    k, d, p, s = (_pair(v) for v in (kernel_size, dilation, padding, stride))
+    for v, what in ((k, "kernel_size"), (d, "dilation"), (p, "padding"), (s, "stride")):
+        if len(v) != 2:
+            raise RuntimeError(f"{name}(): argument '{what}' must be tuple of 2 ints")
+    return k, d, p, s
+
+
+def _floats_only(kernel: str, input: Tensor, bool_ok: bool = False) -> None:
+    """PyTorch's NotImplementedError for the dtypes its im2col/col2im kernels lack."""
+    if not input.is_floating_point() and not (bool_ok and input.dtype == _minitorch.bool):
+        from minitorch._shape import _SCALAR_NAMES
+
+        name = _SCALAR_NAMES.get(str(input.dtype), str(input.dtype))
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
+def _one_hot_kernel(channels: int, k, like: Tensor) -> Tensor:
+    """The (C*KH*KW, 1, KH, KW) weight whose grouped convolution copies out each window."""
+    n = k[0] * k[1]
+    eye = _minitorch.eye(n, dtype=like.dtype, device=like.device).reshape(n, 1, k[0], k[1])
+    return eye.repeat(channels, 1, 1, 1)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """im2col: each kernel_size block of input (N, C, H, W) as a column of (N, C*KH*KW, L),
+    channel-major then row then column, L the number of blocks (a grouped conv2d with a one-hot
+    weight)."""
+    _tensors("unfold", input=input)
+    k, d, p, s = _block_args("unfold", kernel_size, dilation, padding, stride)
+    if input.dim() not in (3, 4):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _floats_only("im2col_out_cpu", input, bool_ok=True)
+    if input.dtype == _minitorch.bool:  # copied values only: bools go through as 0 and 1
+        return unfold(input.float(), k, d, p, s).bool()
+    c = input.shape[-3]
+    cols = _C.conv2d(input, _one_hot_kernel(c, k, input), None, s, p, d, c)
+    return cols.flatten(-2)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """col2im, unfold's adjoint: the columns of input (N, C*KH*KW, L) summed back into
+    (N, C, *output_size) (conv2d's input gradient for unfold's one-hot weight)."""
+    _tensors("fold", input=input)
+    o = _pair(output_size)
+    k, d, p, s = _block_args("fold", kernel_size, dilation, padding, stride)
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _floats_only("col2im_out_cpu", input)
+    n = k[0] * k[1]
+    ck, length = input.shape[-2:]
+    if ck % n != 0:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+            f"input.size(1)={ck} and kernel_size=({k[0]}, {k[1]}).")
+    blocks = [(o[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2)]
+    if length != blocks[0] * blocks[1]:
+        raise RuntimeError(
+            f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), "
+            f"padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), expected size of input's dimension 2 to "
+            f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
+            f"but got input.size(2)={length}.")
+    lead = list(input.shape[:-2])
+    cols = input.reshape(lead + [ck] + blocks)
+    size = lead + [ck // n] + list(o)
+    return _C.convolution_backward_input(cols, _one_hot_kernel(ck // n, k, input), size, s, p, d, ck // n)
+
+
+def _shuffle_checks(name: str, input: Tensor, r: int, factor: str) -> None:
+    _tensors(name, input=input)
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {factor}, but got {r}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): each channel block of r*r spread over an r x r patch."""
+    r = upscale_factor
+    _shuffle_checks("pixel_shuffle", input, r, "upscale_factor")
+    c, h, w = input.shape[-3:]
+    if c % (r * r) != 0:
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = list(input.shape[:-3])
+    x = input.reshape(lead + [c // (r * r), r, r, h, w])
+    n = len(lead)
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return x.reshape(lead + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """pixel_shuffle's inverse: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    r = downscale_factor
+    _shuffle_checks("pixel_unshuffle", input, r, "downscale_factor")
+    c, h, w = input.shape[-3:]
+    for size, what, dim in ((h, "height", -2), (w, "width", -1)):
+        if size % r != 0:
+            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    lead = list(input.shape[:-3])
+    x = input.reshape(lead + [c, h // r, r, w // r, r])
+    n = len(lead)
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return x.reshape(lead + [c * r * r, h // r, w // r])

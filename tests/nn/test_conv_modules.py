@@ -74,7 +74,7 @@ def test_pool_repr_matches_torch(layer):
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("args", CONV_ARGS[:-1])
+@pytest.mark.parametrize("args", CONV_ARGS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_conv2d_forward_matches_torch(args, dtype):
     torch = torch_or_skip()
@@ -126,9 +126,12 @@ def normalize_sets(message):
     return re.sub(r"\{([^}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
 
 
-def test_conv2d_other_padding_modes_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        nn.Conv2d(3, 8, 3, padding_mode="reflect")(minitorch.ones(1, 3, 5, 5))
+def test_conv2d_other_padding_modes_pad_first():
+    """reflect/replicate/circular: F.pad by the padding, then a convolution without (PyTorch's
+    forward); compared with PyTorch in tests/nn/test_conv_more.py."""
+    c = nn.Conv2d(3, 8, 3, padding=(1, 2), padding_mode="reflect")
+    assert c._reversed_padding_repeated_twice == (2, 2, 1, 1)
+    assert tuple(c(minitorch.ones(1, 3, 5, 5)).shape) == (1, 8, 5, 7)
 
 
 def test_a_small_cnn():

@@ -4,7 +4,6 @@ real and fake samples, taken with autograd.grad(create_graph=True) so that the p
 differentiated; several critic steps per generator step, Adam with betas (0.5, 0.9). Then the
 same critic steps on images with a convolutional critic."""
 import numpy as np
-import pytest
 
 from prog_helpers import compare_program, numpy_of, start_from
 
@@ -103,7 +102,5 @@ def image_critic_steps(torch, init=None, steps=3, batch=16):
     return result
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="needs the double backward of conv2d ('convolution_backward_input' has no derivative)")
 def test_wgan_gradient_penalty_conv_critic():
     compare_program(image_critic_steps)

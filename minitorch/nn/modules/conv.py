@@ -1,8 +1,9 @@
-"""Conv2d (torch/nn/modules/conv.py): a 2-D convolution layer over F.conv2d.
+"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch/nn/modules/conv.py).
 
-The weight (out_channels, in_channels // groups, kH, kW) and bias (out_channels,) start as
-PyTorch's do: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with
-fan_in = in_channels // groups * kH * kW, and the same bound for the bias.
+The weight (out_channels, in_channels // groups, *kernel_size), transposed
+(in_channels, out_channels // groups, *kernel_size), and bias (out_channels,) start as PyTorch's
+do: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = weight.size(1)
+* prod(kernel_size), and the same bound for the bias.
 """
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn import init
 from minitorch.nn.modules.module import Module
-from minitorch.nn.modules.utils import _pair
+from minitorch.nn.modules.utils import _pair, _reverse_repeat_tuple, _single
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _size_2_t = Union[int, Tuple[int, int]]
 
@@ -71,6 +72,16 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        # F.pad's argument for the non-zeros padding modes: the last dim's first
+        if isinstance(padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    self._reversed_padding_repeated_twice[2 * i] = total // 2
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - total // 2
+        else:
+            self._reversed_padding_repeated_twice = _reverse_repeat_tuple(padding, 2)
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(minitorch.empty(*shape, *kernel_size, device=device, dtype=dtype))
         if bias:
@@ -99,32 +110,36 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv2d(_ConvNd):
-    """out (N, out_channels, OH, OW) = cross-correlation of input (N, in_channels, H, W) with weight."""
+class _Conv(_ConvNd):
+    """Conv1d's and Conv2d's constructor and forward: _expand makes an int one per spatial dim, and
+    a non-zeros padding_mode pads with F.pad first (PyTorch's _conv_forward)."""
+
+    _expand = staticmethod(_pair)
 
     def __init__(
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: _size_2_t,
-        stride: _size_2_t = 1,
-        padding: Union[str, _size_2_t] = 0,
-        dilation: _size_2_t = 1,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
         groups: int = 1,
         bias: bool = True,
         padding_mode: str = "zeros",
         device: Any = None,
         dtype: Any = None,
     ) -> None:
+        e = self._expand
         super().__init__(
             in_channels,
             out_channels,
-            _pair(kernel_size),
-            _pair(stride),
-            padding if isinstance(padding, str) else _pair(padding),
-            _pair(dilation),
+            e(kernel_size),
+            e(stride),
+            padding if isinstance(padding, str) else e(padding),
+            e(dilation),
             False,
-            _pair(0),
+            e(0),
             groups,
             bias,
             padding_mode,
@@ -133,10 +148,90 @@ class Conv2d(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+        conv = F.conv1d if len(self.kernel_size) == 1 else F.conv2d
         if self.padding_mode != "zeros":
-            # PyTorch pads with F.pad first; minitorch has no F.pad yet.
-            raise NotImplementedError(f"Conv2d(padding_mode={self.padding_mode!r}) is not supported yet")
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, weight, bias, self.stride, self._expand(0), self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """out (N, out_channels, OL) = cross-correlation of input (N, in_channels, L) with weight."""
+
+    _expand = staticmethod(_single)
+
+
+class Conv2d(_Conv):
+    """out (N, out_channels, OH, OW) = cross-correlation of input (N, in_channels, H, W) with weight."""
+
+    _expand = staticmethod(_pair)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The transposed layers' output_padding from forward's output_size (PyTorch's
+    _output_padding) and their checks."""
+
+    _expand = staticmethod(_pair)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+        e = self._expand
+        super().__init__(in_channels, out_channels, e(kernel_size), e(stride), e(padding), e(dilation), True,
+                         e(output_padding), groups, bias, padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, output_size: Optional[Any] = None) -> Tensor:
+        nd = len(self.kernel_size)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,
+                                              self.dilation)
+        conv = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                    self.dilation)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
+        if output_size is None:
+            return _single(self.output_padding)
+        has_batch_dim = input.dim() == num_spatial_dims + 2
+        num_non_spatial_dims = 2 if has_batch_dim else 1
+        if len(output_size) == num_non_spatial_dims + num_spatial_dims:
+            output_size = output_size[num_non_spatial_dims:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(
+                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have {num_spatial_dims} "
+                f"or {num_non_spatial_dims + num_spatial_dims} elements (got {len(output_size)})"
+            )
+        min_sizes, max_sizes = [], []
+        for d in range(num_spatial_dims):
+            dim_size = (
+                (input.size(d + num_non_spatial_dims) - 1) * stride[d]
+                - 2 * padding[d]
+                + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1)
+                + 1
+            )
+            min_sizes.append(dim_size)
+            max_sizes.append(min_sizes[d] + stride[d] - 1)
+        for i in range(len(output_size)):
+            size, min_size, max_size = output_size[i], min_sizes[i], max_sizes[i]
+            if size < min_size or size > max_size:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range "
+                    f"from {min_sizes} to {max_sizes} (for an input of {input.size()[2:]})"
+                )
+        return tuple(output_size[d] - min_sizes[d] for d in range(num_spatial_dims))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """The transpose of Conv1d: input (N, in_channels, L), weight (in_channels, out_channels // groups, K)."""
+
+    _expand = staticmethod(_single)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """The transpose of Conv2d: input (N, in_channels, H, W), weight (in_channels, out_channels // groups, KH, KW)."""
+
+    _expand = staticmethod(_pair)

@@ -1,4 +1,5 @@
-"""Pooling layers (torch/nn/modules/pooling.py): MaxPool2d, AvgPool2d, AdaptiveAvgPool2d.
+"""Pooling layers (torch/nn/modules/pooling.py): MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d,
+AdaptiveMaxPool1d/2d.
 
 Each stores its arguments as given (an int stays an int, so the repr is PyTorch's) and calls
 the matching nn.functional op.
@@ -10,8 +11,10 @@ from typing import Any, Optional, Tuple, Union
 from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn.modules.module import Module
+from minitorch.nn.modules.utils import _single
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 _size_2_t = Union[int, Tuple[int, int]]
 
@@ -36,6 +39,17 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    def forward(self, input: Tensor):
+        return getattr(F, self._pool)(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
     def extra_repr(self) -> str:
         return (
             "kernel_size={kernel_size}, stride={stride}, padding={padding}"
@@ -46,16 +60,7 @@ class _MaxPoolNd(Module):
 class MaxPool2d(_MaxPoolNd):
     """Max over kernel_size windows of each plane: (N, C, H, W) -> (N, C, OH, OW)."""
 
-    def forward(self, input: Tensor):
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _pool = "max_pool2d"  # the F function, looked up when called (F imports this module)
 
 
 class AvgPool2d(Module):
@@ -95,8 +100,7 @@ class AvgPool2d(Module):
         )
 
 
-class AdaptiveAvgPool2d(Module):
-    """Mean over output_size windows that tile each plane; None keeps that input size."""
+class _AdaptiveAvgPoolNd(Module):
 
     __constants__ = ["output_size"]
 
@@ -108,4 +112,71 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return getattr(F, self._pool)(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Mean over output_size windows that tile each plane; None keeps that input size."""
+
+    _pool = "adaptive_avg_pool2d"  # the F function, looked up when called (F imports this module)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max over kernel_size windows along L: (N, C, L) -> (N, C, OL)."""
+
+    _pool = "max_pool1d"  # the F function, looked up when called (F imports this module)
+
+
+class AvgPool1d(Module):
+    """Mean over kernel_size windows along L: (N, C, L) -> (N, C, OL)."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Mean over output_size windows that tile L."""
+
+    _pool = "adaptive_avg_pool1d"  # the F function, looked up when called (F imports this module)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+    def forward(self, input: Tensor):
+        return getattr(F, self._pool)(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max over output_size windows that tile L; return_indices also gives their positions."""
+
+    _pool = "adaptive_max_pool1d"  # the F function, looked up when called (F imports this module)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max over output_size windows that tile (H, W); return_indices also gives h*W+w."""
+
+    _pool = "adaptive_max_pool2d"  # the F function, looked up when called (F imports this module)

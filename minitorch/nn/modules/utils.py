@@ -22,6 +22,11 @@ _single = _ntuple(1, "_single")
 _pair = _ntuple(2, "_pair")
 
 
+def _reverse_repeat_tuple(t: Sequence[Any], n: int) -> tuple:
+    """t reversed with each element repeated n times: (1, 2) -> (2, 2, 1, 1) for n=2 (F.pad's order)."""
+    return tuple(x for x in reversed(t) for _ in range(n))
+
+
 def _list_with_default(out_size: Any, defaults: Sequence[int]) -> Any:
     """out_size with each None replaced by the matching trailing entry of defaults."""
     if isinstance(out_size, int):

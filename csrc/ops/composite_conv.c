@@ -1,0 +1,387 @@
+/* conv1d, conv_transpose1d and conv_transpose2d as compositions of the 2-D convolution ops, for
+ * every device: a 1-D convolution is the 2-D one over (N, C, 1, L) (as PyTorch's CPU conv1d
+ * views it), and a transposed convolution is conv2d's input gradient,
+ * convolution_backward_input, whose gradient rows (autograd/formulas_nn.c) make it
+ * differentiable, twice. The checks are PyTorch's (Convolution.cpp's check_shape_forward and
+ * the transposed kernels' output-size checks), in its order, with the sizes as given. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ops/fails.h"
+#include "ops/front.h"
+#include "ops/nn.h"
+#include "ops/ops.h"
+
+/* One convolution's arguments, each as dims values. */
+typedef struct conv_params {
+    int dims;
+    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS], opad[MT_MAX_DIMS], groups;
+} conv_params;
+
+/* An int[] argument of an op over dims spatial dims as wdims values (see mt_conv_expand_param). */
+static mt_status
+expand(const mt_intlist *l, const char *name, int dims, int wdims, int64_t *out)
+{
+    int n;
+    return mt_conv_expand_param(l, name, dims, wdims, out, &n);
+}
+
+static mt_status
+check_params(const mt_args *a, int dims, bool transposed, int wdims, conv_params *c)
+{
+    const mt_intlist *dil = &a->l[transposed ? 3 : 2];
+    mt_status st;
+    c->groups = a->i[0];
+    if (c->groups <= 0) {
+        return mt_fail(MT_ERUNTIME, "non-positive groups is not supported");
+    }
+    if ((st = expand(&a->l[0], "stride", dims, wdims, c->stride)) ||
+        (st = expand(&a->l[1], "padding", dims, wdims, c->pad)) ||
+        (st = expand(dil, "dilation", dims, wdims, c->dil)) ||
+        (transposed && (st = expand(&a->l[2], "output_padding", dims, wdims, c->opad)))) {
+        return st;
+    }
+    for (int k = 0; k < wdims; k++) {
+        if (c->pad[k] < 0) {
+            return mt_fail(MT_ERUNTIME, "negative padding is not supported");
+        }
+    }
+    for (int k = 0; transposed && k < wdims; k++) {
+        if (c->opad[k] < 0) {
+            return mt_fail(MT_ERUNTIME, "negative output_padding is not supported");
+        }
+    }
+    for (int k = 0; k < wdims; k++) {
+        if (c->stride[k] <= 0) {
+            return mt_fail(MT_ERUNTIME, "non-positive stride is not supported");
+        }
+    }
+    for (int k = 0; k < wdims; k++) {
+        if (c->dil[k] <= 0) {
+            char b[256];
+            return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
+                           mt_format_sizes(b, sizeof(b), wdims, c->dil));
+        }
+    }
+    return MT_OK;
+}
+
+/* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
+ * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
+static mt_status
+check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_params *c,
+           int64_t *out)
+{
+    const mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
+    char b1[256], b2[256], b3[256];
+    if (x->ndim != dims + 1 && x->ndim != dims + 2) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of "
+                       "size: %s",
+                       dims + 1, dims + 2, name,
+                       mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes));
+    }
+    if (w->ndim < 3) {
+        return mt_fail(MT_ERUNTIME, "weight should have at least three dimensions");
+    }
+    mt_status st = check_params(a, dims, transposed, w->ndim - 2, c);
+    if (st) {
+        return st;
+    }
+    int64_t xs[4] = {1, 1, 1, 1};
+    memcpy(xs + dims + 2 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+    mt_format_sizes(b1, sizeof(b1), dims + 2, xs);
+    mt_format_sizes(b2, sizeof(b2), w->ndim, w->sizes);
+    if ((st = mt_conv_check_weight(w, dims + 2, b1, c->groups))) {
+        return st;
+    }
+    int64_t in_c = transposed ? w->sizes[0] : w->sizes[1] * c->groups;
+    int64_t out_c = transposed ? w->sizes[1] * c->groups : w->sizes[0];
+    if (xs[1] != in_c && transposed) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given transposed=1, weight of size %s, expected input%s to have %" PRId64
+                       " channels, but got %" PRId64 " channels instead",
+                       b2, b1, in_c, xs[1]);
+    }
+    if (xs[1] != in_c) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given groups=%" PRId64 ", weight of size %s, expected input%s to have "
+                       "%" PRId64 " channels, but got %" PRId64 " channels instead",
+                       c->groups, b2, b1, in_c, xs[1]);
+    }
+    if (bias && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given %sweight of size %s, expected bias to be 1-dimensional with %" PRId64
+                       " elements, but got bias of size %s instead",
+                       transposed ? "transposed=1, " : "", b2, out_c,
+                       mt_format_sizes(b3, sizeof(b3), bias->ndim, bias->sizes));
+    }
+    if (transposed && (w->dtype != x->dtype || (bias && bias->dtype != x->dtype))) {
+        const mt_tensor *other = w->dtype != x->dtype ? w : bias;
+        return mt_fail(MT_ERUNTIME,
+                       "Input type (torch.%sTensor) and %s type (torch.%sTensor) should be the "
+                       "same "
+                       "or input should be a MKLDNN tensor and weight is a dense tensor",
+                       mt_dtype_scalar_name(x->dtype), other == w ? "weight" : "bias",
+                       mt_dtype_scalar_name(other->dtype));
+    }
+    const int64_t *k = w->sizes + 2, *in = xs + 2;
+    if (!transposed) {
+        for (int d = 0; d < dims; d++) {
+            if (in[d] + 2 * c->pad[d] < c->dil[d] * (k[d] - 1) + 1) {
+                return mt_fail(MT_ERUNTIME,
+                               "Calculated padded input size per channel: (%" PRId64
+                               "). Kernel size: (%" PRId64
+                               "). Kernel size can't be greater than actual input size",
+                               in[d] + 2 * c->pad[d], c->dil[d] * (k[d] - 1) + 1);
+            }
+        }
+        return MT_OK;
+    }
+    int64_t op[2] = {0, 0}, s[2] = {1, 1}, dl[2] = {1, 1};
+    memcpy(op + 2 - dims, c->opad, sizeof(int64_t) * (size_t)dims);
+    memcpy(s + 2 - dims, c->stride, sizeof(int64_t) * (size_t)dims);
+    memcpy(dl + 2 - dims, c->dil, sizeof(int64_t) * (size_t)dims);
+    if (!((op[1] < s[1] || op[1] < dl[1]) && (op[0] < s[0] || op[0] < dl[0]))) {
+        return mt_fail(MT_ERUNTIME,
+                       "output padding must be smaller than either stride or dilation, but got "
+                       "output_padding_height: %" PRId64 " output_padding_width: %" PRId64
+                       " stride_height: %" PRId64 " stride_width: %" PRId64
+                       " dilation_height: %" PRId64 " dilation_width: %" PRId64,
+                       op[0], op[1], s[0], s[1], dl[0], dl[1]);
+    }
+    bool small = false;
+    for (int d = 0; d < dims; d++) {
+        out[d] = (in[d] - 1) * c->stride[d] - 2 * c->pad[d] + c->dil[d] * (k[d] - 1) + c->opad[d] +
+                 1;
+        small = small || out[d] < 1;
+    }
+    if (small) {
+        return dims == 1 ? mt_fail(MT_ERUNTIME,
+                                   "Given input size per channel: (1 x %" PRId64
+                                   "). Calculated output size per channel: (1 x %" PRId64
+                                   "). Output size is too small",
+                                   in[0], out[0])
+                         : mt_fail(MT_ERUNTIME,
+                                   "Given input size per channel: (%" PRId64 " x %" PRId64
+                                   "). Calculated output size per channel: (%" PRId64 " x %" PRId64
+                                   "). Output size is too small",
+                                   in[0], in[1], out[0], out[1]);
+    }
+    return MT_OK;
+}
+
+/* x2 (a 2-D batch or plane) as the grad_output of conv2d's input gradient of spatial size
+ * out_hw with weight w2: rows an output_padding at least the stride adds (allowed when below
+ * the dilation) meet a grad_output row x2 lacks, so x2 is padded with zeros to that size. */
+static mt_status
+transposed_input(mt_tensor *x2, const mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
+                 mt_tensor **out)
+{
+    int nd = x2->ndim;
+    int64_t pad[4] = {0, 0, 0, 0};
+    bool padded = false;
+    for (int d = 0; d < 2; d++) {
+        int64_t span = out_hw[d] + 2 * c2->pad[d] - c2->dil[d] * (w2->sizes[2 + d] - 1) - 1;
+        int64_t need = span / c2->stride[d] + 1 - x2->sizes[nd - 2 + d];
+        pad[2 * (1 - d) + 1] = need > 0 ? need : 0;
+        padded = padded || need > 0;
+    }
+    if (!padded) {
+        *out = mt_tensor_retain(x2);
+        return MT_OK;
+    }
+    return mt_op_constant_pad_nd(x2, 4, pad, mt_scalar_int(0), out);
+}
+
+/* The transposed convolution of x2 (a 2-D batch or plane) with w2 (in, out / groups, KH, KW):
+ * conv2d's input gradient for an input of the output's size. */
+static mt_status
+transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
+             mt_tensor **out)
+{
+    int nd = x2->ndim;
+    int64_t size[4];
+    memcpy(size, x2->sizes, sizeof(int64_t) * (size_t)nd);
+    size[nd - 3] = w2->sizes[1] * c2->groups;
+    size[nd - 2] = out_hw[0];
+    size[nd - 1] = out_hw[1];
+    mt_tensor *xp = NULL;
+    mt_status st = transposed_input(x2, w2, out_hw, c2, &xp);
+    if (st == MT_OK) {
+        st = mt_op_convolution_backward_input(xp, w2, nd, size, 2, c2->stride, 2, c2->pad, 2,
+                                              c2->dil, c2->groups, out);
+    }
+    mt_tensor_release(xp);
+    return st;
+}
+
+/* The arguments of a convolution over dims spatial dims as the 2-D one's: a length L is a
+ * 1 x L plane. */
+static void
+params2d(const conv_params *c, int dims, conv_params *c2)
+{
+    *c2 = (conv_params){.dims = 2, .groups = c->groups};
+    for (int d = 0; d < 2; d++) {
+        int k = d - (2 - dims);
+        c2->stride[d] = k < 0 ? 1 : c->stride[k];
+        c2->pad[d] = k < 0 ? 0 : c->pad[k];
+        c2->dil[d] = k < 0 ? 1 : c->dil[k];
+    }
+}
+
+/* t as a 2-D convolution's tensor: a 1 x L plane (dim the new one) for a 1-D convolution. */
+static mt_status
+to2d(mt_tensor *t, int dims, int64_t dim, mt_tensor **out)
+{
+    if (dims == 2) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_op_unsqueeze(t, dim, out);
+}
+
+/* *out = t2, a 2-D convolution's result, back in dims spatial dims (dropping dim). Takes over
+ * t2. */
+static mt_status
+from2d(mt_tensor *t2, int dims, int64_t dim, mt_tensor **out)
+{
+    if (dims == 2) {
+        *out = t2;
+        return MT_OK;
+    }
+    mt_status st = mt_op_squeeze(t2, 1, &dim, out);
+    mt_tensor_release(t2);
+    return st;
+}
+
+/* conv1d (transposed false) or conv_transpose1d/2d over dims spatial dims. */
+static mt_status
+conv_nd(mt_args *a, const char *name, int dims, bool transposed)
+{
+    mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
+    conv_params c;
+    int64_t out_sp[2] = {1, 1};
+    mt_status st = check_conv(a, name, dims, transposed, &c, out_sp + 2 - dims);
+    if (st) {
+        return st;
+    }
+    conv_params c2;
+    params2d(&c, dims, &c2);
+    mt_tensor *x2 = NULL, *w2 = NULL, *y = NULL, *b = NULL;
+    st = to2d(x, dims, x->ndim - 1, &x2);
+    st = st ? st : to2d(w, dims, 2, &w2);
+    if (st == MT_OK && !transposed) {
+        st = mt_op_conv2d(x2, w2, bias, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &y);
+    } else if (st == MT_OK) {
+        st = transposed2d(x2, w2, out_sp, &c2, &y);
+        if (st == MT_OK && bias) {
+            static const int64_t col[3] = {-1, 1, 1};
+            mt_tensor *sum = NULL;
+            st = mt_op_view(bias, 3, col, &b);
+            st = st ? st : mt_op_add(y, b, mt_scalar_int(1), &sum);
+            mt_tensor_release(y);
+            y = sum;
+        }
+    }
+    if (st == MT_OK) {
+        st = from2d(y, dims, y->ndim - 2, &a->out[0]);
+        y = NULL;
+    }
+    mt_tensor_release(x2);
+    mt_tensor_release(w2);
+    mt_tensor_release(y);
+    mt_tensor_release(b);
+    return st;
+}
+
+/* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
+ * of conv1d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
+ * output's gradient g: the 2-D convolution ops, each differentiable again. */
+mt_status
+mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x, mt_tensor *w,
+                    mt_tensor *g, const bool *need, mt_tensor **gi)
+{
+    conv_params c = {.dims = dims, .groups = args->i[0]}, c2;
+    mt_status st;
+    if ((st = expand(&args->l[0], "stride", dims, dims, c.stride)) ||
+        (st = expand(&args->l[1], "padding", dims, dims, c.pad)) ||
+        (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil))) {
+        return st;
+    }
+    params2d(&c, dims, &c2);
+    mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL;
+    int nd = x->ndim + 2 - dims;
+    st = to2d(x, dims, x->ndim - 1, &x2);
+    st = st ? st : to2d(w, dims, 2, &w2);
+    st = st ? st : to2d(g, dims, g->ndim - 1, &g2);
+    if (st == MT_OK && need[0] && transposed) {
+        /* conv2d of the output's gradient, cut to the input where output_padding added a row */
+        st = mt_op_conv2d(g2, w2, NULL, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &r);
+        for (int d = nd - 2; st == MT_OK && d < nd; d++) {
+            if (r->sizes[d] > x2->sizes[d]) {
+                mt_tensor *cut = NULL;
+                st = mt_op_narrow(r, d, 0, x2->sizes[d], &cut);
+                mt_tensor_release(r);
+                r = cut;
+            }
+        }
+    } else if (st == MT_OK && need[0]) {
+        st = mt_op_convolution_backward_input(g2, w2, nd, x2->sizes, 2, c2.stride, 2, c2.pad, 2,
+                                              c2.dil, c2.groups, &r);
+    }
+    if (st == MT_OK && need[0]) {
+        st = from2d(r, dims, nd - 2, &gi[0]);
+        r = NULL;
+    }
+    if (st == MT_OK && need[1] && transposed) {
+        st = transposed_input(x2, w2, g2->sizes + nd - 2, &c2, &xp);
+        st = st ? st
+                : mt_op_convolution_backward_weight(xp, g2, 4, w2->sizes, 2, c2.stride, 2, c2.pad,
+                                                    2, c2.dil, c2.groups, &r);
+    } else if (st == MT_OK && need[1]) {
+        st = mt_op_convolution_backward_weight(g2, x2, 4, w2->sizes, 2, c2.stride, 2, c2.pad, 2,
+                                               c2.dil, c2.groups, &r);
+    }
+    if (st == MT_OK && need[1]) {
+        st = from2d(r, dims, 2, &gi[1]);
+        r = NULL;
+    }
+    if (st == MT_OK && need[2]) {
+        int64_t sum_dims[MT_MAX_DIMS];
+        int k = 0;
+        for (int d = 0; d < g->ndim; d++) {
+            if (d != g->ndim - dims - 1) {
+                sum_dims[k++] = d;
+            }
+        }
+        st = mt_op_sum(g, k, sum_dims, false, -1, &gi[2]);
+    }
+    mt_tensor_release(x2);
+    mt_tensor_release(w2);
+    mt_tensor_release(g2);
+    mt_tensor_release(r);
+    mt_tensor_release(xp);
+    return st;
+}
+
+// input (N, C, L) or (C, L), weight (OC, C/groups, K), bias (OC) or None
+mt_status
+mt_composite_conv1d(mt_args *a)
+{
+    return conv_nd(a, "conv1d", 1, false);
+}
+
+// input (N, IC, L) or (IC, L), weight (IC, OC/groups, K), bias (OC) or None
+mt_status
+mt_composite_conv_transpose1d(mt_args *a)
+{
+    return conv_nd(a, "conv_transpose1d", 1, true);
+}
+
+// input (N, IC, H, W) or (IC, H, W), weight (IC, OC/groups, KH, KW), bias (OC) or None
+mt_status
+mt_composite_conv_transpose2d(mt_args *a)
+{
+    return conv_nd(a, "conv_transpose2d", 2, true);
+}
