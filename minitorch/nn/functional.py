@@ -22,13 +22,15 @@ __all__ = [
     "threshold", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softplus", "softsign",
     "tanhshrink", "mish", "hardswish", "hardsigmoid", "logsigmoid", "glu", "prelu", "softshrink",
     "hardshrink", "relu_", "threshold_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_",
-    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot",
+    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm", "embedding",
+    "one_hot",
     "mse_loss", "l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "smooth_l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
     "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "normalize", "pad",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "embedding_bag",
 ]
 
 
@@ -258,6 +260,47 @@ def batch_norm(
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalises each group of C / num_groups channels of each sample of input (N, C, *) by its
+    own mean and biased variance, then scales and shifts each channel by weight and bias (C)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _C.group_norm(input, num_groups, weight, bias, eps, True)
+
+
+def _verify_spatial_size(size) -> None:
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Optional[Tensor] = None,
+    running_var: Optional[Tensor] = None,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalises each channel of each sample of input (N, C, *) over its * elements: by its own
+    statistics when use_input_stats (moving running_mean/running_var towards their average over
+    the batch), else by running_mean and running_var; then weight * y + bias per channel."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
 
 def embedding(
@@ -804,3 +847,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         # As PyTorch: a 1x1 output is the mean over H and W.
         return input.mean((-1, -2), keepdim=True)
     return _C.adaptive_avg_pool2d(input, size)
+
+
+from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
+from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
