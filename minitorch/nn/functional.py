@@ -22,7 +22,8 @@ __all__ = [
     "threshold", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softplus", "softsign",
     "tanhshrink", "mish", "hardswish", "hardsigmoid", "logsigmoid", "glu", "prelu", "softshrink",
     "hardshrink", "relu_", "threshold_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_",
-    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm", "embedding",
+    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm", "local_response_norm",
+    "embedding",
     "one_hot",
     "mse_loss", "l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -275,6 +276,25 @@ def group_norm(
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
     return _C.group_norm(input, num_groups, weight, bias, eps, True)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """input / (k + alpha * the mean of input^2 over `size` neighbouring channels)^beta, over
+    (N, C, *) input, the channels zero-padded (PyTorch's Python, over avg_pool2d: the pooling
+    window spans channels only, so the spatial dims may be flattened into one)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    sizes = input.size()
+    div = input.mul(input).reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
 
 
 def _verify_spatial_size(size) -> None:

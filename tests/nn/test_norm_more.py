@@ -1,5 +1,5 @@
-"""group_norm and instance_norm (composites over layer_norm and batch_norm) and their modules
-GroupNorm and InstanceNorm1d/2d/3d against PyTorch with the same inputs and weights: values,
+"""group_norm and instance_norm (composites over layer_norm and batch_norm), local_response_norm
+and their modules GroupNorm, InstanceNorm1d/2d/3d and LocalResponseNorm against PyTorch with the same inputs and weights: values,
 gradients of the input, weight and bias, non-contiguous inputs, float32 accuracy against
 float64, running statistics, the modules' reprs, warnings and errors (class and message)."""
 import warnings
@@ -126,6 +126,8 @@ MODULES = [
     ("InstanceNorm2d", (3,), {"affine": True}),
     ("InstanceNorm3d", (2,), {"track_running_stats": True, "momentum": None}),
     ("InstanceNorm2d", (4,), {"affine": True, "track_running_stats": True, "bias": False}),
+    ("LocalResponseNorm", (3,), {}),
+    ("LocalResponseNorm", (2,), {"alpha": 0.1, "beta": 0.5, "k": 2.0}),
 ]
 
 
@@ -199,3 +201,22 @@ def test_instance_norm_module_channel_mismatch():
     assert [str(w.message) for w in caught] == [
         "input's size at dim=1 does not match num_features. You can silence this warning by not passing in "
         "num_features, which is not used because affine=False"]
+
+
+# ---- local_response_norm ----
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape,size", [((2, 5, 4), 3), ((2, 6, 3, 4), 2), ((1, 4, 2, 3, 2), 5), ((2, 3, 4), 1)])
+def test_local_response_norm(shape, size, layout):
+    if len(shape) == 5 and layout == "transposed":
+        pytest.skip("PyTorch's own local_response_norm views a non-viewable product there (RuntimeError)")
+    same_as_torch(lambda m, x: m.nn.functional.local_response_norm(x, size, alpha=0.3, beta=0.6, k=1.5),
+                  [data(*shape)], layout=layout, atol=1e-10)
+    same_as_torch(lambda m, x: m.nn.LocalResponseNorm(size)(x), [data(*shape).astype("float32")], layout=layout,
+                  atol=1e-5, rtol=1e-4)
+
+
+def test_local_response_norm_errors_and_empty_input():
+    same_error(lambda m, x: m.nn.functional.local_response_norm(x, 2), data(3, 4))
+    x = minitorch.zeros(0, 3, 4)
+    assert F.local_response_norm(x, 2) is x

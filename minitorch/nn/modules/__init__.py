@@ -12,7 +12,7 @@ from minitorch.nn.modules.activation import (
 from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minitorch.nn.modules.dropout import Dropout
 from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from minitorch.nn.modules.normalization import GroupNorm, LayerNorm
+from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minitorch.nn.modules.sparse import Embedding, EmbeddingBag
 
@@ -50,3 +50,4 @@ from minitorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, Upsa
 
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 __all__ += ["EmbeddingBag"]
+__all__ += ["LocalResponseNorm"]

@@ -15,6 +15,14 @@ from minitorch.nn.parameter import Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _wrap_padding_idx(padding_idx: Optional[int], num_embeddings: int, message: str) -> Optional[int]:
+    """padding_idx in [0, num_embeddings) (a negative one counts from the end), or None;
+    AssertionError(message) outside [-num_embeddings, num_embeddings), as PyTorch's."""
+    if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(message)
+    return padding_idx + num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
+
+
 class Embedding(Module):
     """input (*) int64 indices -> output (*, embedding_dim): the rows of weight they name."""
 
@@ -39,13 +47,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < self.num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -self.num_embeddings, "Padding_idx must be within num_embeddings"
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "Padding_idx must be within num_embeddings")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -147,15 +149,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _wrap_padding_idx(padding_idx, num_embeddings, "padding_idx must be within num_embeddings")
         if _weight is None:
             self.weight = Parameter(minitorch.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
