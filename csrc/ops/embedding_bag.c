@@ -2,7 +2,8 @@
  * scaled by its per_sample_weight, reduced per bag (the bag of position k is the last offset
  * <= k, searchsorted) by index_add (sum, and mean over the bag's count) or scatter_reduce's
  * amax (max); entries equal to padding_idx are dropped first (nonzero), and an empty bag gives
- * zeros, as PyTorch's. Autograd and every device come from those ops. PyTorch's checks and
+ * zeros, as PyTorch's; and PyTorch's other results, max mode's argmax rows among them.
+ * Autograd and every device come from those ops. PyTorch's checks and
  * messages (the offsets are read on the host for them). */
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
@@ -71,10 +72,11 @@ checks(mt_tensor *indices, mt_tensor *offsets, int64_t mode, int64_t nbags_offse
     return MT_OK;
 }
 
-/* The tensors the reduction reads, each a new reference: rows (n, D), their bags (n), and
- * the kept positions' count per bag (B, float) */
+/* The tensors the reduction reads, each a new reference: the kept entries' rows (k, D),
+ * bags (k) and indices (k), the bag of every position (n), and the kept entries' count per
+ * bag (B, in weight's dtype) */
 typedef struct bag_parts {
-    mt_tensor *rows, *bag, *count;
+    mt_tensor *rows, *bag, *idx, *all_bags, *count;
 } bag_parts;
 
 static void
@@ -82,6 +84,8 @@ parts_clear(bag_parts *p)
 {
     mt_tensor_clear(&p->rows);
     mt_tensor_clear(&p->bag);
+    mt_tensor_clear(&p->idx);
+    mt_tensor_clear(&p->all_bags);
     mt_tensor_clear(&p->count);
 }
 
@@ -119,6 +123,8 @@ gather_parts(mt_args *a, int64_t nbags, bag_parts *p)
         (st = mt_op_index_select(weight, 0, flat, &p->rows))) {
         goto out;
     }
+    p->all_bags = mt_tensor_retain(p->bag);
+    p->idx = mt_tensor_retain(flat);
     if (psw) {
         int64_t col[2] = {n, 1};
         if ((st = mt_op_view(psw, 2, col, &w)) || (st = mt_op_mul(p->rows, w, &scaled))) {
@@ -135,7 +141,8 @@ gather_parts(mt_args *a, int64_t nbags, bag_parts *p)
         mt_tensor_clear(&pad);
         int64_t one = 1;
         if (st || (st = mt_op_nonzero(keep, &idx)) || (st = mt_op_squeeze(idx, 1, &one, &ones)) ||
-            (st = keep_only(&p->rows, ones)) || (st = keep_only(&p->bag, ones))) {
+            (st = keep_only(&p->rows, ones)) || (st = keep_only(&p->bag, ones)) ||
+            (st = keep_only(&p->idx, ones))) {
             goto out;
         }
         mt_tensor_clear(&ones);
@@ -193,12 +200,75 @@ reduce_bags(const bag_parts *p, int64_t mode, int64_t nbags, int64_t dim, mt_ten
     return st;
 }
 
+/* max mode's max_indices (B, D), as PyTorch's: the weight row of the first kept entry of the bag
+ * that holds the bag's maximum out (B, D), per feature; 0 for an empty bag */
+static mt_status
+argmax_rows(const bag_parts *p, mt_tensor *out, mt_tensor **res)
+{
+    int64_t k = p->rows->sizes[0], col[2] = {k, 1}, wide[2] = {k, out->sizes[1]}, one = 1;
+    mt_device dev = mt_tensor_device(out);
+    enum { OB, EQ, POS, POSV, BIG, SRC, FIRST, BAGV, BAGE, ZERO, EXT, FLAT, ROWS, NT };
+    mt_tensor *t[NT] = {NULL};
+    mt_status st;
+    /* the first position holding the maximum (k where none), then its row (a 0 appended) */
+    if ((st = mt_op_index_select(out, 0, p->bag, &t[OB])) ||
+        (st = mt_op_eq(p->rows, t[OB], &t[EQ])) ||
+        (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(k), mt_scalar_int(1), MT_INT64, dev,
+                           false, &t[POS])) ||
+        (st = mt_op_view(t[POS], 2, col, &t[POSV])) ||
+        (st = mt_tensor_scalar(mt_scalar_int(k), MT_INT64, &t[BIG])) ||
+        (st = mt_op_where(t[EQ], t[POSV], t[BIG], &t[SRC])) ||
+        (st = mt_op_full(2, out->sizes, mt_scalar_int(k), MT_INT64, dev, false, &t[FIRST])) ||
+        (st = mt_op_view(p->bag, 2, col, &t[BAGV])) ||
+        (st = mt_op_expand(t[BAGV], 2, wide, &t[BAGE])) ||
+        (st = mt_op_scatter_reduce_(t[FIRST], 0, t[BAGE], t[SRC], "amin", true, NULL)) ||
+        (st = mt_op_zeros(1, &one, MT_INT64, dev, false, &t[ZERO])) ||
+        (st = mt_op_cat(2, (mt_tensor *[]){p->idx, t[ZERO]}, 0, &t[EXT])) ||
+        (st = mt_op_flatten(t[FIRST], 0, -1, &t[FLAT])) ||
+        (st = mt_op_index_select(t[EXT], 0, t[FLAT], &t[ROWS]))) {
+        goto out;
+    }
+    st = mt_op_view(t[ROWS], 2, out->sizes, res);
+out:
+    for (int j = 0; j < NT; j++) {
+        mt_tensor_clear(&t[j]);
+    }
+    return st;
+}
+
+/* PyTorch's other results: offset2bag (n: the bag of each position), bag_size (B: the kept
+ * entries) and max_indices (max mode's argmax rows, mean's bag_size): out[1], out[2], out[3].
+ * Sum mode's, as PyTorch's CPU: offset2bag empty on its float32 fast path (no padding_idx),
+ * zeros for the others, one per offset. */
+static mt_status
+bag_results(const bag_parts *p, int64_t mode, mt_args *a)
+{
+    mt_device dev = mt_tensor_device(a->t[0]);
+    int64_t none = 0, noff = mt_tensor_numel(a->t[2]);
+    mt_status st;
+    if (mode == MODE_SUM) {
+        bool filled = !(a->i_none & 2u) || a->t[0]->dtype != MT_FLOAT32;
+        if ((st = filled ? mt_op__to_copy(p->all_bags, MT_INT64, dev, &a->out[1])
+                         : mt_op_zeros(1, &none, MT_INT64, dev, false, &a->out[1])) ||
+            (st = mt_op_zeros(1, &noff, MT_INT64, dev, false, &a->out[2]))) {
+            return st;
+        }
+        return mt_op_zeros(1, &noff, MT_INT64, dev, false, &a->out[3]);
+    }
+    if ((st = mt_op__to_copy(p->all_bags, MT_INT64, dev, &a->out[1])) ||
+        (st = mt_op__to_copy(p->count, MT_INT64, dev, &a->out[2]))) {
+        return st;
+    }
+    return mode == MODE_MAX ? argmax_rows(p, a->out[0], &a->out[3])
+                            : mt_op__to_copy(p->count, MT_INT64, dev, &a->out[3]);
+}
+
 // weight (V, D), indices (n), offsets (B, or B + 1 with include_last_offset); out: the bags'
-// vectors (B, D), offset2bag (n: the bag of each position), bag_size (B: its kept entries)
-// and max_indices (B, D, zeros: minitorch's max mode keeps no argmax)
+// vectors (B, D) and PyTorch's offset2bag, bag_size and max_indices (bag_results)
 mt_status
 mt_composite_embedding_bag(mt_args *a)
 {
+
     mt_tensor *weight = a->t[0], *offsets = a->t[2];
     int64_t mode = a->i[0];
     int64_t noff = offsets->ndim ? offsets->sizes[0] : 1;
@@ -212,12 +282,9 @@ mt_composite_embedding_bag(mt_args *a)
                        weight->ndim);
     }
     bag_parts p = {0};
-    int64_t shape[2] = {nbags, weight->sizes[1]};
     if ((st = gather_parts(a, nbags, &p)) == MT_OK &&
-        (st = reduce_bags(&p, mode, nbags, weight->sizes[1], &a->out[0])) == MT_OK &&
-        (st = mt_op__to_copy(p.bag, MT_INT64, mt_tensor_device(weight), &a->out[1])) == MT_OK &&
-        (st = mt_op__to_copy(p.count, MT_INT64, mt_tensor_device(weight), &a->out[2])) == MT_OK) {
-        st = mt_op_zeros(2, shape, MT_INT64, mt_tensor_device(weight), false, &a->out[3]);
+        (st = reduce_bags(&p, mode, nbags, weight->sizes[1], &a->out[0])) == MT_OK) {
+        st = bag_results(&p, mode, a);
     }
     parts_clear(&p);
     return st;

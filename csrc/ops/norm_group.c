@@ -64,7 +64,8 @@ group_norm_checks(const mt_tensor *input, int64_t groups, const mt_tensor *w, co
                        mt_format_sizes(buf, sizeof(buf), input->ndim, input->sizes),
                        (long long)groups);
     }
-    if ((st = channel_vector("weight", w, w, input)) || (st = channel_vector("bias", b, w, input))) {
+    if ((st = channel_vector("weight", w, w, input)) ||
+        (st = channel_vector("bias", b, w, input))) {
         return st;
     }
     if (!mt_dtype_is_float(input->dtype)) {

@@ -44,6 +44,35 @@ def test_per_sample_weights():
         [weight(), psw.reshape(2, 5)], atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_all_four_results_of_the_op_match_pytorch(dtype):
+    """torch.embedding_bag's output, offset2bag, bag_size and max_indices (ties in max mode,
+    empty bags, padding, per-sample weights, include_last_offset) on random small cases."""
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        v, d, n, b = (int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(0, 9)),
+                      int(rng.integers(1, 4)))
+        w, idx = rng.integers(-2, 3, (v, d)).astype(dtype), rng.integers(0, v, n)
+        offsets = np.sort(rng.integers(0, n + 1, b))
+        offsets[0] = 0
+        pad = None if rng.integers(0, 2) else int(rng.integers(0, v))
+        last = bool(rng.integers(0, 2)) and b > 1
+        if last:
+            offsets[-1] = n
+        psw = rng.standard_normal(n).astype(dtype) if rng.integers(0, 2) else None
+        for mode in (0, 1, 2):
+            p = psw if mode == 0 else None
+            want = torch.embedding_bag(torch.tensor(w), torch.tensor(idx), torch.tensor(offsets), False, mode, False,
+                                       None if p is None else torch.tensor(p), last, pad)
+            got = minitorch.embedding_bag(minitorch.tensor(w), minitorch.tensor(idx), minitorch.tensor(offsets),
+                                          False, mode, False, None if p is None else minitorch.tensor(p), last, pad)
+            np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), atol=1e-6)
+            for g, t in zip(got[1:], want[1:]):
+                assert g.tolist() == t.tolist()
+
+
 def test_the_op_directly():
     w = minitorch.tensor(weight())
     out, offset2bag, bag_size, _ = minitorch.embedding_bag(w, minitorch.tensor(IDX), minitorch.tensor([0, 4]),
