@@ -3,8 +3,8 @@
  * a time, last first, the output is a weighted sum of taps gathered by index_select with index
  * vectors and per-position weights computed here by PyTorch's rules (UpSample.h: its source
  * index, its float arithmetic for float32 input, its clamps), so autograd and every device come
- * from index_select, mul and add. Separable, the sums are PyTorch's own order (the inner dim's
- * taps first). PyTorch's checks and messages. */
+ * from index_select, lerp (linear) and mul/addcmul (bicubic). Separable, the inner dim's taps
+ * first as PyTorch's. PyTorch's checks and messages. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,27 +107,29 @@ column(mt_dtype dt, bool ints, const void *v, int64_t n, int ones, mt_device dev
     return st;
 }
 
-/* *acc += x gathered at idx along dim, times w (NULL: 1); *acc NULL at first */
+/* x gathered at idx along dim, into *acc: times w (NULL: 1) as the first tap (*acc NULL), then
+ * *acc + g * w (addcmul), or with lerp the linear mode's *acc + w * (g - *acc): one
+ * elementwise op per tap */
 static mt_status
-add_tap(mt_tensor *x, int dim, mt_tensor *idx, mt_tensor *w, mt_tensor **acc)
+add_tap(mt_tensor *x, int dim, mt_tensor *idx, mt_tensor *w, bool lerp, mt_tensor **acc)
 {
-    mt_tensor *g = NULL, *term = NULL, *sum = NULL;
+    mt_tensor *g = NULL, *r = NULL;
     mt_status st = mt_op_index_select(x, dim, idx, &g);
-    if (st == MT_OK && w && (st = mt_op_mul(g, w, &term)) == MT_OK) {
-        mt_tensor_release(g);
-        g = term;
+    if (st == MT_OK && *acc == NULL && w == NULL) {
+        *acc = g;
+        return MT_OK;
     }
-    if (st == MT_OK && *acc && (st = mt_op_add(*acc, g, mt_scalar_int(1), &sum)) == MT_OK) {
-        mt_tensor_release(g);
-        g = sum;
+    if (st == MT_OK) {
+        st = *acc == NULL ? mt_op_mul(g, w, &r)
+             : lerp       ? mt_op_lerp(*acc, g, w, &r)
+                          : mt_op_addcmul(*acc, g, w, mt_scalar_int(1), &r);
     }
-    if (st) {
-        mt_tensor_clear(&g);
-        return st;
+    mt_tensor_clear(&g);
+    if (st == MT_OK) {
+        mt_tensor_clear(acc);
+        *acc = r;
     }
-    mt_tensor_clear(acc);
-    *acc = g;
-    return MT_OK;
+    return st;
 }
 
 /* x resized along dim (to out) into *res */
@@ -143,20 +145,16 @@ resize_dim(mt_tensor *x, int dim, int64_t out, mode m, bool align, double scale,
         goto out_free;
     }
     (x->dtype == MT_FLOAT64 ? coords_double : coords_float)(m, in, out, align, scale, idx, w);
-    for (int64_t i = 0; m == LINEAR && i < out; i++) {
-        /* PyTorch's lambda0 = 1 - lambda1, in the input's dtype */
-        w[i] = x->dtype == MT_FLOAT64 ? 1 - w[out + i] : (double)(1.0f - (float)w[out + i]);
-    }
     mt_tensor *acc = NULL;
     for (int k = 0; k < taps && st == MT_OK; k++) {
         mt_tensor *it = NULL, *wt = NULL;
         st = column(MT_INT64, true, idx + k * out, out, 0, mt_tensor_device(x), &it);
-        if (st == MT_OK && taps > 1) {
+        if (st == MT_OK && taps > 1 && !(m == LINEAR && k == 0)) { /* lerp reads lambda1 */
             st = column(x->dtype, false, w + k * out, out, x->ndim - 1 - dim, mt_tensor_device(x),
                         &wt);
         }
         if (st == MT_OK) {
-            st = add_tap(x, dim, it, wt, &acc);
+            st = add_tap(x, dim, it, wt, m == LINEAR, &acc);
         }
         mt_tensor_clear(&it);
         mt_tensor_clear(&wt);
