@@ -83,3 +83,12 @@ __all__ += ["utils"]
 from minitorch.nn.modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+from minitorch.nn.modules import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm
+
+__all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
+from minitorch.nn.modules import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+from minitorch.nn.modules import EmbeddingBag
+
+__all__ += ["EmbeddingBag"]

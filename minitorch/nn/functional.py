@@ -22,7 +22,9 @@ __all__ = [
     "threshold", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softplus", "softsign",
     "tanhshrink", "mish", "hardswish", "hardsigmoid", "logsigmoid", "glu", "prelu", "softshrink",
     "hardshrink", "relu_", "threshold_", "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_",
-    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot",
+    "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm", "local_response_norm",
+    "embedding",
+    "one_hot",
     "mse_loss", "l1_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "smooth_l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
@@ -31,6 +33,7 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+    "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "embedding_bag",
 ]
 
 
@@ -260,6 +263,66 @@ def batch_norm(
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalises each group of C / num_groups channels of each sample of input (N, C, *) by its
+    own mean and biased variance, then scales and shifts each channel by weight and bias (C)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _C.group_norm(input, num_groups, weight, bias, eps, True)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """input / (k + alpha * the mean of input^2 over `size` neighbouring channels)^beta, over
+    (N, C, *) input, the channels zero-padded (PyTorch's Python, over avg_pool2d: the pooling
+    window spans channels only, so the spatial dims may be flattened into one)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    sizes = input.size()
+    div = input.mul(input).reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def _verify_spatial_size(size) -> None:
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Optional[Tensor] = None,
+    running_var: Optional[Tensor] = None,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalises each channel of each sample of input (N, C, *) over its * elements: by its own
+    statistics when use_input_stats (moving running_mean/running_var towards their average over
+    the batch), else by running_mean and running_var; then weight * y + bias per channel."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
 
 def embedding(
@@ -1052,3 +1115,5 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
     return x.reshape(lead + [c * r * r, h // r, w // r])
+from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
+from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402

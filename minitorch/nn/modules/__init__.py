@@ -12,8 +12,9 @@ from minitorch.nn.modules.activation import (
 from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from minitorch.nn.modules.dropout import Dropout
 from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from minitorch.nn.modules.normalization import LayerNorm
-from minitorch.nn.modules.sparse import Embedding
+from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm
+from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from minitorch.nn.modules.sparse import Embedding, EmbeddingBag
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity", "ReLU", "Flatten", "Unflatten", "GELU", "SiLU", "Tanh", "Sigmoid"]
 __all__ += ["Threshold", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "ELU", "CELU"]
@@ -52,3 +53,9 @@ __all__ += ["ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "CosineSi
 from minitorch.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+from minitorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ += ["EmbeddingBag"]
+__all__ += ["LocalResponseNorm"]

@@ -12,9 +12,8 @@ from typing import Any, Optional
 import minitorch
 from minitorch import Tensor
 from minitorch.nn import functional as F
-from minitorch.nn import init
 from minitorch.nn.modules.module import Module
-from minitorch.nn.parameter import Parameter
+from minitorch.nn.modules.normalization import _affine_parameters, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
@@ -40,15 +39,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(minitorch.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(minitorch.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", minitorch.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", minitorch.ones(num_features, device=device, dtype=dtype))
@@ -67,10 +58,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError

@@ -1,5 +1,6 @@
 """LayerNorm: normalises over the trailing normalized_shape dims of each sample, then scales and
-shifts by weight (ones at start) and bias (zeros at start)."""
+shifts by weight (ones at start) and bias (zeros at start); GroupNorm: over each group of
+channels of each sample, then per channel; LocalResponseNorm: by the neighbouring channels."""
 from __future__ import annotations
 
 import numbers
@@ -12,7 +13,29 @@ from minitorch.nn import init
 from minitorch.nn.modules.module import Module
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["LayerNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
+
+
+def _affine_parameters(module: Module, shape, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
+    """module.weight and module.bias of the given shape (bias None unless `bias`), or both None
+    unless `affine`: the per-feature scale and shift of the normalisation layers."""
+    if affine:
+        module.weight = Parameter(minitorch.empty(shape, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(minitorch.empty(shape, device=device, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module) -> None:
+    """weight to ones and bias to zeros, where the module has them (PyTorch's start)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
 
 
 class LayerNorm(Module):
@@ -35,22 +58,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(minitorch.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(minitorch.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -60,3 +72,61 @@ class LayerNorm(Module):
             "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
             "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None)
         )
+
+
+class GroupNorm(Module):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias, the statistics of each of num_groups
+    groups of channels of each sample of (N, C, *) input, weight and bias per channel (C)."""
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        _affine_parameters(self, num_channels, affine, bias, device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
+            **self.__dict__, use_bias=self.bias is not None
+        )
+
+
+class LocalResponseNorm(Module):
+    """F.local_response_norm(input, size, alpha, beta, k) over (N, C, *) input."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

@@ -1,0 +1,134 @@
+"""F.embedding_bag (the composite of csrc/ops/embedding_bag.c, torch.embedding_bag) and
+nn.EmbeddingBag against PyTorch with the same weights: every mode, offsets with empty bags,
+include_last_offset, 2-D input, per_sample_weights, padding_idx; values and the gradients of
+the weight and the per-sample weights; from_pretrained, repr; and errors (class and message)."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import raises_like_torch, same_as_torch, same_error, torch
+
+RNG = np.random.default_rng(3)
+IDX = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0, 0])
+
+
+def weight(dtype="float64"):
+    return RNG.standard_normal((10, 3)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("offsets,last", [([0, 4], False), ([0, 4, 4, 7], False), ([0, 3, 10], True),
+                                          ([0, 0, 5, 10], True), ([0], False)])
+@pytest.mark.parametrize("padding_idx", [None, 2, -1])
+def test_embedding_bag_1d_with_offsets(mode, offsets, last, padding_idx, dtype):
+    tol = 1e-12 if dtype == "float64" else 1e-6
+    same_as_torch(lambda m, w: m.nn.functional.embedding_bag(
+        m.tensor(IDX), w, m.tensor(offsets), mode=mode, include_last_offset=last, padding_idx=padding_idx),
+        [weight(dtype)], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_2d_input(mode, layout):
+    same_as_torch(lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX.reshape(5, 2)), w, mode=mode),
+                  [weight()], layout=layout, atol=1e-12)
+
+
+def test_per_sample_weights():
+    psw = RNG.standard_normal(IDX.shape)
+    same_as_torch(lambda m, w, p: m.nn.functional.embedding_bag(
+        m.tensor(IDX), w, m.tensor([0, 3, 3]), mode="sum", per_sample_weights=p), [weight(), psw], atol=1e-12)
+    same_as_torch(lambda m, w, p: m.nn.functional.embedding_bag(
+        m.tensor(IDX.reshape(2, 5)), w, mode="sum", per_sample_weights=p, padding_idx=0),
+        [weight(), psw.reshape(2, 5)], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_all_four_results_of_the_op_match_pytorch(dtype):
+    """torch.embedding_bag's output, offset2bag, bag_size and max_indices (ties in max mode,
+    empty bags, padding, per-sample weights, include_last_offset) on random small cases."""
+    if torch is None:
+        pytest.skip("compares with PyTorch")
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        v, d, n, b = (int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(0, 9)),
+                      int(rng.integers(1, 4)))
+        w, idx = rng.integers(-2, 3, (v, d)).astype(dtype), rng.integers(0, v, n)
+        offsets = np.sort(rng.integers(0, n + 1, b))
+        offsets[0] = 0
+        pad = None if rng.integers(0, 2) else int(rng.integers(0, v))
+        last = bool(rng.integers(0, 2)) and b > 1
+        if last:
+            offsets[-1] = n
+        psw = rng.standard_normal(n).astype(dtype) if rng.integers(0, 2) else None
+        for mode in (0, 1, 2):
+            p = psw if mode == 0 else None
+            want = torch.embedding_bag(torch.tensor(w), torch.tensor(idx), torch.tensor(offsets), False, mode, False,
+                                       None if p is None else torch.tensor(p), last, pad)
+            got = minitorch.embedding_bag(minitorch.tensor(w), minitorch.tensor(idx), minitorch.tensor(offsets),
+                                          False, mode, False, None if p is None else minitorch.tensor(p), last, pad)
+            np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), atol=1e-6)
+            for g, t in zip(got[1:], want[1:]):
+                assert g.tolist() == t.tolist()
+
+
+def test_the_op_directly():
+    w = minitorch.tensor(weight())
+    out, offset2bag, bag_size, _ = minitorch.embedding_bag(w, minitorch.tensor(IDX), minitorch.tensor([0, 4]),
+                                                           False, 1)
+    assert offset2bag.tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1] and bag_size.tolist() == [4, 6]
+    np.testing.assert_allclose(out.numpy()[0], w.numpy()[[1, 2, 4, 5]].mean(0))
+
+
+def test_module_and_from_pretrained():
+    w = weight()
+    ours = minitorch.nn.EmbeddingBag.from_pretrained(minitorch.tensor(w), mode="max", padding_idx=3)
+    assert not ours.weight.requires_grad
+    y = ours(minitorch.tensor(IDX), minitorch.tensor([0, 5]))
+    if torch is not None:
+        theirs = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(w), mode="max", padding_idx=3)
+        np.testing.assert_allclose(y.numpy(), theirs(torch.tensor(IDX), torch.tensor([0, 5])).numpy())
+        for args, kwargs in [((10, 3), {}), ((10, 3), {"mode": "sum", "padding_idx": -2, "max_norm": 1.0}),
+                             ((4, 2), {"norm_type": 1.0, "include_last_offset": True})]:
+            assert repr(minitorch.nn.EmbeddingBag(*args, **kwargs)) == repr(torch.nn.EmbeddingBag(*args, **kwargs))
+    bag = minitorch.nn.EmbeddingBag(10, 3, mode="sum", padding_idx=1)
+    assert bag.weight.requires_grad and tuple(bag.weight.shape) == (10, 3)
+    assert not bag.weight[1].detach().numpy().any()
+    bag(minitorch.tensor(IDX.reshape(2, 5))).sum().backward()
+    assert not bag.weight.grad[1].numpy().any() and bag.weight.grad[2].numpy().all()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([[0]])),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX.reshape(1, 2, 5)), w),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w[0], m.tensor([0])),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="min"),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="max", sparse=True),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="mean",
+                                               per_sample_weights=w[:, 0]),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0, 11])),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX).to(m.float32), w, m.tensor([0])),
+])
+def test_embedding_bag_errors(call):
+    same_error(call, weight())
+
+
+@pytest.mark.parametrize("call,start", [
+    # PyTorch's messages name its own types (torch.Tensor, torch.Size) or go on with a tensor's print
+    (lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX.reshape(2, 5)), w, m.tensor([0])),
+     "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. "
+     "However, found offsets of type <class 'minitorch"),
+    (lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), per_sample_weights=w[0]),
+     "embedding_bag: If per_sample_weights (minitorch.Size([3])) is not None, then it must have the same shape "
+     "as the input (minitorch.Size([10]))"),
+    (lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([1, 4])),
+     "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+     "However, got 1"),
+])
+def test_embedding_bag_errors_in_minitorch_words(call, start):
+    raises_like_torch(call, weight())
+    with pytest.raises(Exception) as e:
+        call(minitorch, minitorch.tensor(weight()))
+    assert str(e.value).startswith(start)
