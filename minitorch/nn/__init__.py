@@ -77,3 +77,10 @@ __all__ += ["utils"]
 from minitorch.nn.modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+from minitorch.nn.modules import MultiheadAttention
+from minitorch.nn.modules.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
+__all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]

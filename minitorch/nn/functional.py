@@ -29,6 +29,7 @@ __all__ = [
     "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
     "multilabel_soft_margin_loss", "cosine_similarity", "pairwise_distance", "normalize", "pad",
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
 
 
@@ -683,6 +684,7 @@ def multilabel_soft_margin_loss(
 
 cosine_similarity = _C.cosine_similarity
 pairwise_distance = _C.pairwise_distance
+scaled_dot_product_attention = _C.scaled_dot_product_attention
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:
@@ -804,3 +806,9 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         # As PyTorch: a 1x1 output is the mean over H and W.
         return input.mean((-1, -2), keepdim=True)
     return _C.adaptive_avg_pool2d(input, size)
+
+
+from minitorch.nn._attention import (  # noqa: E402 (it calls the functions above)
+    _canonical_mask, _in_projection, _in_projection_packed, _mha_shape_check, _none_or_dtype,
+    multi_head_attention_forward,
+)

@@ -44,3 +44,21 @@ __all__ += ["ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "CosineSi
 from minitorch.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+from minitorch.nn.modules.activation import MultiheadAttention
+from minitorch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+_TRANSFORMER = ("Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+                "TransformerDecoderLayer")
+
+
+def __getattr__(name: str):
+    # transformer.py's defaults name F.relu, and nn.functional imports this package while it
+    # loads: its classes load on first use (minitorch.nn imports them once functional is whole)
+    if name in _TRANSFORMER:
+        from minitorch.nn.modules import transformer
+
+        return getattr(transformer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
+__all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
