@@ -1,5 +1,6 @@
-"""F.scaled_dot_product_attention (one op, a composite of matmul, softmax and dropout) against
-NumPy and PyTorch: values and gradients with bool and float masks, causal, scale, GQA, broadcast
+"""F.scaled_dot_product_attention (one op: on the CPU without dropout the fused kernel
+_scaled_dot_product_flash_attention_for_cpu with its recomputing backward, else a composite of
+matmul, softmax and dropout) against NumPy and PyTorch: values and gradients with bool and float masks, causal, scale, GQA, broadcast
 batch dims, non-contiguous inputs, empty sequences, fully masked rows, float64, double backward,
 errors; nn.MultiheadAttention and F.multi_head_attention_forward against PyTorch with weights
 copied through state_dict: outputs, attention weights, gradients of the inputs and of every
@@ -158,6 +159,36 @@ def test_profiler_shows_one_op():
         sdpa(mt, q, q, q)
     names = [e.key for e in prof.key_averages()]
     assert "Op::scaled_dot_product_attention" in names
+    assert "Op::_scaled_dot_product_flash_attention_for_cpu" in names  # the fused CPU kernel
+
+
+def test_fused_cpu_kernel_directly():
+    """The fused kernel (float inputs on the CPU without dropout) against the composite's math
+    (what every other call takes) through its own op, and its front end's checks."""
+    q, k, v, m = rand(6, 4, 5), rand(6, 7, 5), rand(6, 7, 3), rand(6, 4, 7)
+    fused = mt._C._scaled_dot_product_flash_attention_for_cpu
+    for causal in (False, True):
+        for mask in (None, m):
+            if causal and mask is not None:
+                continue
+            got = mt._C._scaled_dot_product_flash_attention_for_cpu(
+                mt.tensor(q), mt.tensor(k), mt.tensor(v), 0.0, causal,
+                attn_mask=None if mask is None else mt.tensor(mask), scale=0.3)
+            want = ref_sdpa(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64),
+                            None if mask is None else mask.astype(np.float64), is_causal=causal, scale=0.3)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="expected 3-D"):
+        fused(mt.tensor(q[0]), mt.tensor(k), mt.tensor(v))
+    with pytest.raises(RuntimeError, match="do not match"):
+        fused(mt.tensor(q), mt.tensor(k), mt.tensor(v[:, :3]))
+    with pytest.raises(RuntimeError, match="attn_mask and is_causal together"):
+        fused(mt.tensor(q), mt.tensor(k), mt.tensor(v), 0.0, True, attn_mask=mt.tensor(m))
+    with pytest.raises(RuntimeError, match="floating point inputs of one dtype"):
+        fused(mt.tensor(q), mt.tensor(k).double(), mt.tensor(v))
+    # dropout takes the composite path: the same values with p=0 through the fused kernel
+    x = [mt.tensor(a) for a in (q, k, v)]
+    np.testing.assert_allclose(sdpa(mt, *x).numpy(), ref_sdpa(*(a.astype(np.float64) for a in (q, k, v))),
+                               rtol=1e-5, atol=1e-6)
 
 
 # ---- nn.MultiheadAttention ----
