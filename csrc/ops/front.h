@@ -113,7 +113,9 @@ mt_front_on_cuda(const mt_tensor *t)
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
     X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \
     /* everyday pointwise: reduce_checks.c */                                      \
-    X(logcumsumexp, logcumsumexp)
+    X(logcumsumexp, logcumsumexp)                                                               \
+    /* attention: attention.c */                                                                \
+    X(_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_cpu)
 /* clang-format on */
 
 #define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);

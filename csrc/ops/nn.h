@@ -3,6 +3,8 @@
 #ifndef MT_OPS_NN_H
 #define MT_OPS_NN_H
 
+#include <math.h>
+
 #include "dispatch/dispatch.h"
 
 /* PyTorch's Reduction enum, the int `reduction` argument of every loss op. */
@@ -25,5 +27,17 @@ mt_status mt_pad_index(mt_pad_mode mode, int64_t n, int64_t l, int64_t r, mt_dev
  * for) from the output's gradient g (ops/composite_conv.c, for their autograd formulas). */
 mt_status mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x,
                               mt_tensor *w, mt_tensor *g, const bool *need, mt_tensor **gi);
+/* scaled_dot_product_attention's scale: the given one, or 1/sqrt(E) of query (..., L, E) */
+static inline double
+mt_attention_scale(mt_scalar scale, const mt_tensor *q)
+{
+    return mt_scalar_is_none(scale) ? 1.0 / sqrt((double)q->sizes[q->ndim - 1])
+                                    : mt_scalar_to_double(scale);
+}
+
+/* *out = softmax(q k^T * scale + mask) over the keys (is_causal: key j for query i when j <= i
+ * only), a row of only -inf giving 0: the attention probabilities, through ops (ops/attention.c) */
+mt_status mt_attention_probs(mt_tensor *q, mt_tensor *k, mt_tensor *mask, bool is_causal,
+                             double scale, mt_tensor **out);
 
 #endif

@@ -114,6 +114,7 @@ typedef struct mt_plan {
         mt_range_spec range;
         mt_random_spec random;
         mt_scalar value; /* fill_: the value, read once */
+        double scale; /* _scaled_dot_product_flash_attention_for_cpu: the scores' factor */
     };
 } mt_plan;
 

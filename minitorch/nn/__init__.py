@@ -92,3 +92,10 @@ __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 from minitorch.nn.modules import EmbeddingBag
 
 __all__ += ["EmbeddingBag"]
+from minitorch.nn.modules import MultiheadAttention
+from minitorch.nn.modules.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
+__all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]

@@ -34,6 +34,7 @@ __all__ = [
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "embedding_bag",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
 
 
@@ -748,6 +749,7 @@ def multilabel_soft_margin_loss(
 
 cosine_similarity = _C.cosine_similarity
 pairwise_distance = _C.pairwise_distance
+scaled_dot_product_attention = _C.scaled_dot_product_attention
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:
@@ -1117,3 +1119,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(lead + [c * r * r, h // r, w // r])
 from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
+from minitorch.nn._attention import (  # noqa: E402 (it calls the functions above)
+    _canonical_mask, _in_projection, _in_projection_packed, _mha_shape_check, _none_or_dtype,
+    multi_head_attention_forward,
+)

@@ -16,6 +16,9 @@ if minitorch.cuda._C_cuda is None:
 HOST_ROUND_TRIP: set = {"linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
                         "linalg_cholesky_ex", "linalg_qr", "_linalg_svd", "_linalg_eigh", "linalg_lstsq",
                         "histogram_bins", "unique_dim"}
+# the fused CPU attention kernel (PyTorch's name says for_cpu): on CUDA scaled_dot_product_attention's
+# composite runs device ops and never calls it
+HOST_ROUND_TRIP |= {"_scaled_dot_product_flash_attention_for_cpu"}
 # convolution is on cuDNN, when _C_cuda was built with it (CI builds without: too big a wheel)
 if not minitorch.cuda._C_cuda.has_cudnn:
     HOST_ROUND_TRIP |= {"conv2d", "convolution_backward_input", "convolution_backward_weight"}

@@ -59,3 +59,21 @@ from minitorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, Upsa
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 __all__ += ["EmbeddingBag"]
 __all__ += ["LocalResponseNorm"]
+from minitorch.nn.modules.activation import MultiheadAttention
+from minitorch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+_TRANSFORMER = ("Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+                "TransformerDecoderLayer")
+
+
+def __getattr__(name: str):
+    # transformer.py's defaults name F.relu, and nn.functional imports this package while it
+    # loads: its classes load on first use (minitorch.nn imports them once functional is whole)
+    if name in _TRANSFORMER:
+        from minitorch.nn.modules import transformer
+
+        return getattr(transformer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
+__all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]

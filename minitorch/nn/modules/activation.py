@@ -353,3 +353,115 @@ __all__ += [
     "Threshold", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "ELU", "CELU", "LeakyReLU",
     "GLU", "Hardshrink", "Softshrink", "Softplus", "PReLU", "LogSigmoid", "Softsign", "Tanhshrink",
 ]
+
+
+class MultiheadAttention(Module):
+    """Attention over num_heads heads of embed_dim // num_heads each: query (L, N, E) (batch_first:
+    (N, L, E)) or unbatched (L, E); key (S, N, kdim), value (S, N, vdim) -> output (L, N, E) and the
+    attention weights (N, L, S) when need_weights (per head, (N, heads, L, S), unless
+    average_attn_weights). PyTorch's parameters: in_proj_weight (3E, E) when kdim == vdim == E,
+    else q_proj_weight, k_proj_weight, v_proj_weight; in_proj_bias (3E); out_proj; bias_k and bias_v
+    (1, 1, E) with add_bias_kv. PyTorch's inference fast path (_native_multi_head_attention) is
+    an optimisation minitorch leaves out: every call takes the path below."""
+
+    __constants__ = ["batch_first"]
+
+    def __init__(
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, add_bias_kv: bool = False,
+        add_zero_attn: bool = False, kdim: Optional[int] = None, vdim: Optional[int] = None,
+        batch_first: bool = False, device=None, dtype=None,
+    ) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0,"
+                f" got embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
+        from minitorch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+        kw = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(minitorch.empty((embed_dim, embed_dim), **kw))
+            self.k_proj_weight = Parameter(minitorch.empty((embed_dim, self.kdim), **kw))
+            self.v_proj_weight = Parameter(minitorch.empty((embed_dim, self.vdim), **kw))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(minitorch.empty((3 * embed_dim, embed_dim), **kw))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(minitorch.empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(minitorch.empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(minitorch.empty((1, 1, embed_dim), **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            nn_init.xavier_uniform_(self.in_proj_weight)
+        else:
+            nn_init.xavier_uniform_(self.q_proj_weight)
+            nn_init.xavier_uniform_(self.k_proj_weight)
+            nn_init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            nn_init.constant_(self.in_proj_bias, 0.0)
+            nn_init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            nn_init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            nn_init.xavier_normal_(self.bias_v)
+
+    def __setstate__(self, state):
+        if "_qkv_same_embed_dim" not in state:
+            state["_qkv_same_embed_dim"] = True
+        super().__setstate__(state)
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor] = None,
+        need_weights: bool = True, attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ):
+        is_batched = query.dim() == 3
+        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
+                                             "attn_mask", query.dtype)
+        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if self.batch_first and is_batched:
+            # (N, L, E) -> (L, N, E), keeping which arguments are the same tensor
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = {} if self._qkv_same_embed_dim else {
+            "use_separate_proj_weight": True, "q_proj_weight": self.q_proj_weight,
+            "k_proj_weight": self.k_proj_weight, "v_proj_weight": self.v_proj_weight,
+        }
+        attn_output, attn_output_weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal, **separate,
+        )
+        if self.batch_first and is_batched:
+            return attn_output.transpose(1, 0), attn_output_weights
+        return attn_output, attn_output_weights

@@ -15,7 +15,7 @@ from minitorch.nn import init
 from minitorch.nn.modules.module import Module
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear"]  # and NonDynamicallyQuantizableLinear, as torch
 
 
 class Identity(Module):
@@ -59,3 +59,7 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention's out_proj: a Linear (PyTorch's subclass only steers its quantization)."""

@@ -1,0 +1,302 @@
+/* scaled_dot_product_attention as a composite of ops (PyTorch's math path,
+ * _scaled_dot_product_attention_math in ATen's transformers/attention.cpp): PyTorch's checks
+ * and messages, then matmul, the mask, a softmax whose rows of only -inf give 0 (_safe_softmax),
+ * dropout and a second matmul, each through the dispatcher; so it runs on every device and
+ * autograd records its pieces (double backward included). Float inputs on the CPU without
+ * dropout go to the fused kernel instead (_scaled_dot_product_flash_attention_for_cpu, whose
+ * front end is here too). No kernel lives here. */
+#include <math.h>
+#include <string.h>
+
+#include "dispatch/kernels.h"
+#include "ops/front.h"
+#include "ops/nn.h"
+#include "ops/op_chain.h"
+
+/* "cpu" or "cuda:<index>" into buf (16 bytes), as PyTorch prints a device */
+static const char *
+device_str(mt_device d, char *buf)
+{
+    if (d.type == MT_CPU) {
+        return "cpu";
+    }
+    char digits[12];
+    int n = 0;
+    unsigned v = (unsigned)d.index;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < 10);
+    memcpy(buf, "cuda:", 5);
+    for (int k = 0; k < n; k++) {
+        buf[5 + k] = digits[n - 1 - k];
+    }
+    buf[5 + n] = 0;
+    return buf;
+}
+
+/* validate_sdpa_input's checks, in its order */
+static mt_status
+check_inputs(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask)
+{
+    if (q->dtype != k->dtype || q->dtype != v->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected query, key, and value to have the same dtype, but got "
+                       "query.dtype: %s key.dtype: %s and value.dtype: %s instead.",
+                       mt_dtype_c_name(q->dtype), mt_dtype_c_name(k->dtype),
+                       mt_dtype_c_name(v->dtype));
+    }
+    mt_device dq = mt_tensor_device(q), dk = mt_tensor_device(k), dv = mt_tensor_device(v);
+    if (!mt_device_eq(dq, dk) || !mt_device_eq(dq, dv)) {
+        char sq[16], sk[16], sv[16];
+        return mt_fail(MT_ERUNTIME,
+                       "Expected query, key, and value to have the same device type, but got "
+                       "query.device: %s key.device: %s and value.device: %s instead.",
+                       device_str(dq, sq), device_str(dk, sk), device_str(dv, sv));
+    }
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected query, key, and value to all be  at least 2 dimensional, but "
+                       "got query.dim: %d key.dim: %d and value.dim: %d instead.",
+                       q->ndim, k->ndim, v->ndim);
+    }
+    if (mask && mask->dtype != MT_BOOL && mask->dtype != MT_FLOAT32 && mask->dtype != q->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected attn_mask dtype to be bool or float or to match query dtype, "
+                       "but got attn_mask.dtype: %s and  query.dtype: %s instead.",
+                       mt_dtype_c_name(mask->dtype), mt_dtype_c_name(q->dtype));
+    }
+    return MT_OK;
+}
+
+/* x repeated n times along dim -3 (each head n times in a row), or x when n is 1 */
+static mt_tensor *
+repeat_heads(tmp *s, mt_tensor *x, int64_t n)
+{
+    mt_tensor *r = NULL, *reps = NULL;
+    if (n == 1 || failed(s, x, x)) {
+        return x;
+    }
+    reps = own(s, mt_tensor_scalar(mt_scalar_int(n), MT_INT64, &r), &r);
+    return failed(s, reps, reps)
+               ? NULL
+               : own(s, mt_op_repeat_interleave(x, reps, -3, MT_INT_NONE, &r), &r);
+}
+
+/* pre_process_group_query_attention_input: key and value heads repeated up to query's */
+static mt_status
+group_heads(tmp *s, mt_tensor *q, mt_tensor **k, mt_tensor **v)
+{
+    if (q->ndim < 3 || (*k)->ndim < 3 || (*v)->ndim < 3) {
+        int nd = q->ndim < 3 ? q->ndim : (*k)->ndim < 3 ? (*k)->ndim : (*v)->ndim;
+        return mt_fail(MT_EINDEX,
+                       "Dimension out of range (expected to be in range of [%d, %d], "
+                       "but got -3)",
+                       -nd, nd - 1);
+    }
+    int64_t hq = q->sizes[q->ndim - 3], hk = (*k)->sizes[(*k)->ndim - 3];
+    int64_t hv = (*v)->sizes[(*v)->ndim - 3];
+    bool all_equal = hq == hk && hk == hv;
+    if (!all_equal && (hk == 0 || hv == 0 || hq % hk != 0 || hq % hv != 0)) {
+        /* PyTorch's message ends there */
+        return mt_fail(MT_ERUNTIME, "Number of heads in key and value must divide the number of "
+                                    "heads in ");
+    }
+    if (!all_equal) {
+        *k = repeat_heads(s, *k, hq / hk);
+        *v = repeat_heads(s, *v, hq / hv);
+    }
+    return s->st;
+}
+
+/* The additive form of a mask, as scores + mask: a bool mask (True: take part) is 0 where True
+ * and -inf elsewhere; a float mask is itself. */
+static mt_tensor *
+with_mask(tmp *s, mt_tensor *scores, mt_tensor *mask)
+{
+    mt_tensor *r = NULL;
+    if (mask->dtype != MT_BOOL) {
+        return bin(s, MT_OP_add, scores, mask);
+    }
+    mt_tensor *off = un(s, MT_OP_logical_not, mask);
+    mt_tensor *ninf = num(s, -INFINITY);
+    if (failed(s, off, ninf)) {
+        return NULL;
+    }
+    return own(s, mt_op_masked_fill(scores, off, ninf, &r), &r);
+}
+
+/* softmax over the last dim, a row of only -inf giving 0 (PyTorch's _safe_softmax); such rows
+ * are set to 0 before the softmax, so neither the values nor the gradients see a NaN */
+static mt_tensor *
+safe_softmax(tmp *s, mt_tensor *x)
+{
+    mt_tensor *r = NULL;
+    int64_t last = -1;
+    mt_tensor *ninf = bin(s, MT_OP_eq, x, num(s, -INFINITY));
+    mt_tensor *dead = failed(s, ninf, ninf) ? NULL
+                                            : own(s, mt_op_all(ninf, 1, &last, true, &r), &r);
+    mt_tensor *zero = num(s, 0.0);
+    mt_tensor *live = sel(s, dead, zero, x);
+    mt_tensor *p = failed(s, live, live) ? NULL : own(s, mt_op_softmax(live, -1, -1, &r), &r);
+    return sel(s, dead, zero, p);
+}
+
+/* the probabilities softmax(q k^T * scale + mask) over the keys, is_causal keeping key j for
+ * query i when j <= i only, a row of only -inf giving 0 */
+static mt_tensor *
+probs(tmp *s, mt_tensor *q, mt_tensor *k, mt_tensor *mask, bool is_causal, double scale)
+{
+    mt_tensor *r = NULL;
+    if (is_causal && !failed(s, q, k)) {
+        int64_t ls[2] = {q->sizes[q->ndim - 2], k->sizes[k->ndim - 2]};
+        mt_tensor *ones = own(s, mt_op_ones(2, ls, MT_BOOL, mt_tensor_device(q), false, &r), &r);
+        mask = failed(s, ones, ones) ? NULL : own(s, mt_op_tril(ones, 0, &r), &r);
+    }
+    mt_tensor *kt = failed(s, k, k) ? NULL : own(s, mt_op_transpose(k, -2, -1, &r), &r);
+    mt_tensor *scores = scaled(s, bin(s, MT_OP_matmul, q, kt), scale);
+    if (mask) {
+        return safe_softmax(s, with_mask(s, scores, mask));
+    }
+    return failed(s, scores, scores) ? NULL : own(s, mt_op_softmax(scores, -1, -1, &r), &r);
+}
+
+mt_status
+mt_attention_probs(mt_tensor *q, mt_tensor *k, mt_tensor *mask, bool is_causal, double scale,
+                   mt_tensor **out)
+{
+    tmp s = {0};
+    give(&s, probs(&s, q, k, mask, is_causal, scale), out);
+    return finish(&s);
+}
+
+/* x expanded to batch (nb dims) + (rows, cols), as (B, rows, cols) */
+static mt_tensor *
+flat3(tmp *s, mt_tensor *x, int nb, const int64_t *batch, int64_t B, int64_t rows, int64_t cols)
+{
+    mt_tensor *r = NULL;
+    if (failed(s, x, x)) {
+        return NULL;
+    }
+    int64_t full[MT_MAX_DIMS], three[3] = {B, rows, cols};
+    for (int d = 0; d < nb; d++) {
+        full[d] = batch[d];
+    }
+    full[nb] = rows;
+    full[nb + 1] = cols;
+    mt_tensor *e = own(s, mt_op_expand(x, nb + 2, full, &r), &r);
+    return failed(s, e, e) ? NULL : own(s, mt_op_reshape(e, 3, three, &r), &r);
+}
+
+/* mask as the additive float mask the fused kernel takes, in dt */
+static mt_tensor *
+additive(tmp *s, mt_tensor *mask, mt_dtype dt)
+{
+    mt_tensor *r = NULL;
+    mt_tensor *m = mask->dtype == MT_BOOL ? sel(s, mask, num(s, 0.0), num(s, -INFINITY)) : mask;
+    if (failed(s, m, m) || m->dtype == dt) {
+        return m;
+    }
+    return own(s, mt_op__to_copy(m, dt, mt_tensor_device(m), &r), &r);
+}
+
+/* The fused CPU kernel's call: the batch dims of every input broadcast and flattened into one,
+ * and its result given them back. */
+static mt_tensor *
+fused(tmp *s, mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask, bool is_causal,
+      double scale)
+{
+    mt_tensor *r = NULL, *parts[4] = {q, k, v, mask};
+    int nb = 0;
+    int64_t batch[MT_MAX_DIMS], B = 1;
+    for (int t = 0; t < 4 && s->st == MT_OK; t++) {
+        if (parts[t] && !failed(s, parts[t], parts[t])) {
+            s->st = mt_broadcast_shapes(nb, batch, parts[t]->ndim - 2, parts[t]->sizes, &nb, batch);
+        }
+    }
+    for (int d = 0; d < nb; d++) {
+        B *= batch[d];
+    }
+    const int64_t L = q->sizes[q->ndim - 2], S = k->sizes[k->ndim - 2], E = q->sizes[q->ndim - 1];
+    mt_tensor *m3 = mask ? flat3(s, additive(s, mask, q->dtype), nb, batch, B, L, S) : NULL;
+    mt_tensor *q3 = flat3(s, q, nb, batch, B, L, E), *k3 = flat3(s, k, nb, batch, B, S, E);
+    mt_tensor *v3 = flat3(s, v, nb, batch, B, S, v->sizes[v->ndim - 1]);
+    if (failed(s, q3, k3) || failed(s, v3, v3) || (mask && failed(s, m3, m3))) {
+        return NULL;
+    }
+    mt_tensor *o3 = own(s,
+                        mt_op__scaled_dot_product_flash_attention_for_cpu(
+                            q3, k3, v3, 0.0, is_causal, m3, mt_scalar_float(scale), &r),
+                        &r);
+    batch[nb] = L;
+    batch[nb + 1] = v->sizes[v->ndim - 1];
+    return failed(s, o3, o3) ? NULL : own(s, mt_op_reshape(o3, nb + 2, batch, &r), &r);
+}
+
+// query (..., L, E), key (..., S, E), value (..., S, Ev), attn_mask broadcastable to
+// (..., L, S); out (..., L, Ev) = dropout(softmax(query key^T * scale + mask)) value. Float
+// inputs on the CPU without dropout take the fused kernel (csrc/cpu/attention.c); the rest,
+// CUDA and dropout_p > 0 included, this composite of ops.
+mt_status
+mt_composite_scaled_dot_product_attention(mt_args *a)
+{
+    mt_tensor *q = a->t[0], *k = a->t[1], *v = a->t[2], *mask = a->t[3];
+    double dropout_p = a->f[0];
+    bool is_causal = a->b[0], enable_gqa = a->b[1];
+    mt_status st = check_inputs(q, k, v, mask);
+    if (st) {
+        return st;
+    }
+    if (is_causal && mask) {
+        return mt_fail(MT_ERUNTIME, "_scaled_dot_product_attention: Explicit attn_mask should not "
+                                    "be set when is_causal=True");
+    }
+    double scale = mt_attention_scale(a->s[0], q);
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    if (enable_gqa && (st = group_heads(&s, q, &k, &v))) {
+        finish(&s);
+        return st;
+    }
+    if (mt_tensor_device(q).type == MT_CPU && dropout_p == 0 && mt_dtype_is_float(q->dtype) &&
+        (mask == NULL || mask->ndim >= 2)) {
+        give(&s, fused(&s, q, k, v, mask, is_causal, scale), &a->out[0]);
+        return finish(&s);
+    }
+    mt_tensor *attn = probs(&s, q, k, mask, is_causal, scale);
+    if (dropout_p > 0 && !failed(&s, attn, attn)) {
+        attn = own(&s, mt_op_dropout(attn, mt_scalar_float(dropout_p), true, &r), &r);
+    }
+    give(&s, bin(&s, MT_OP_matmul, attn, v), &a->out[0]);
+    return finish(&s);
+}
+
+/* _scaled_dot_product_flash_attention_for_cpu's checks (an internal op: the composite above
+ * calls it with flattened batches); its plan: the scale */
+mt_status
+mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
+{
+    mt_tensor *q = a->t[0], *k = a->t[1], *v = a->t[2], *m = a->t[3];
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || (m && m->ndim != 3)) {
+        return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: expected 3-D "
+                                    "query, key, value and attn_mask (batch, rows, cols)");
+    }
+    if (!mt_dtype_is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype ||
+        (m && m->dtype != q->dtype)) {
+        return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: expected "
+                                    "floating point inputs of one dtype");
+    }
+    if (a->b[0] && m) {
+        return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: attn_mask and "
+                                    "is_causal together");
+    }
+    const int64_t B = q->sizes[0], L = q->sizes[1], S = k->sizes[1];
+    if (k->sizes[0] != B || v->sizes[0] != B || k->sizes[2] != q->sizes[2] || v->sizes[1] != S ||
+        (m && (m->sizes[0] != B || m->sizes[1] != L || m->sizes[2] != S))) {
+        return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: query (B, L, "
+                                    "E), key (B, S, E), value (B, S, Ev) and attn_mask (B, L, S) "
+                                    "do not match");
+    }
+    p->scale = mt_attention_scale(a->s[0], q);
+    return MT_OK;
+}
