@@ -162,13 +162,15 @@ def _kl_independent_independent(p, q):
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
         raise ValueError(
-            "KL-divergence between two Multivariate Normals with                          different event shapes cannot be computed"
+            "KL-divergence between two Multivariate Normals with"
+            "                          different event shapes cannot be computed"  # PyTorch's text, spaces and all
         )
     pL, qL = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = qL.diagonal(dim1=-2, dim2=-1).log().sum(-1) - pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     batch = minitorch.broadcast_shapes(qL.shape[:-2], pL.shape[:-2])
     n = p.event_shape[0]
-    term2 = _batch_trace_XXT(minitorch.linalg.solve_triangular(qL.expand(batch + (n, n)), pL.expand(batch + (n, n)), upper=False))
+    solved = minitorch.linalg.solve_triangular(qL.expand(batch + (n, n)), pL.expand(batch + (n, n)), upper=False)
+    term2 = _batch_trace_XXT(solved)
     term3 = _batch_mahalanobis(qL, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

@@ -47,7 +47,9 @@ class MultivariateNormal(Distribution):
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        for name, m in (("scale_tril matrix", scale_tril), ("covariance_matrix", covariance_matrix), ("precision_matrix", precision_matrix)):
+        matrices = (("scale_tril matrix", scale_tril), ("covariance_matrix", covariance_matrix),
+                    ("precision_matrix", precision_matrix))
+        for name, m in matrices:
             if m is not None:
                 if m.dim() < 2:
                     raise ValueError(f"{name} must be at least two-dimensional, with optional leading batch dimensions")

@@ -15,7 +15,8 @@ def broadcast_all(*values):
     """Numbers become tensors of the first tensor's dtype (the default dtype if none); all are
     broadcast to one shape."""
     if not all(isinstance(v, (minitorch.Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects implementing __torch_function__.")
+        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+                         "implementing __torch_function__.")
     if not all(isinstance(v, minitorch.Tensor) for v in values):
         like = next((v for v in values if isinstance(v, minitorch.Tensor)), None)
         opts = {"dtype": minitorch.get_default_dtype()} if like is None else {"dtype": like.dtype, "device": like.device}

@@ -70,7 +70,8 @@ def _mismatch_msg(identifier, default: str, extra: Optional[str], abs_diff, abs_
 def _scalar_mismatch_msg(actual, expected, rtol, atol) -> str:
     abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    return _mismatch_msg(None, "Scalars", f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff, None, rtol)
+    return _mismatch_msg(None, "Scalars", f"Expected {expected} but got {actual}.", abs_diff, None, atol, rel_diff,
+                         None, rtol)
 
 
 def _tensor_mismatch_msg(actual, expected, matches, rtol, atol) -> str:
@@ -153,7 +154,7 @@ def _compare(actual, expected, id, options) -> None:
         to_py = lambda x: x.item() if isinstance(x, np.number) else x  # noqa: E731
         _compare_numbers(to_py(actual), to_py(expected), id, **options)
         return
-    if isinstance(actual, Sequence) and isinstance(expected, Sequence) and not isinstance(actual, str) and not isinstance(expected, str):
+    if all(isinstance(x, Sequence) and not isinstance(x, str) for x in (actual, expected)):
         if len(actual) != len(expected):
             raise _Mismatch(AssertionError, f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", id)
         for i, (a, e) in enumerate(zip(actual, expected)):
@@ -173,7 +174,8 @@ def _compare(actual, expected, id, options) -> None:
         for key in sorted(actual.keys(), key=str):
             _compare(actual[key], expected[key], id + (key,), options)
         return
-    raise _Mismatch(TypeError, f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.", id)
+    raise _Mismatch(TypeError, "No comparison pair was able to handle inputs of type "
+                    f"{type(actual)} and {type(expected)}.", id)
 
 
 def assert_close(
