@@ -137,6 +137,7 @@ from .functional import meshgrid, tensordot  # noqa: E402
 from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 from ._pointwise import allclose, as_tensor, equal  # noqa: E402
+from ._finfo import finfo, iinfo  # noqa: E402
 
 
 def is_tensor(obj) -> "bool":
@@ -177,7 +178,9 @@ from . import autograd, linalg, nn, optim, profiler  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
-from . import accelerator, backends, compiler, jit  # noqa: E402
+from . import accelerator, amp, backends, compiler, cpu, distributions, jit, testing  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import is_autocast_enabled  # noqa: E402
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from .compiler import compile  # noqa: E402,A004
 from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402

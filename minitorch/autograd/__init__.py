@@ -9,7 +9,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 from .. import _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
-from . import graph  # noqa: F401
+from . import functional, graph  # noqa: F401
 from .function import Function  # noqa: F401
 from .gradcheck import gradcheck  # noqa: F401
 from .._legacy import Variable  # noqa: F401

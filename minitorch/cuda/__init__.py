@@ -173,3 +173,4 @@ def __getattr__(name: str) -> Any:
     if name == "default_generators":
         return tuple(_C._cuda_default_generator(i) for i in range(device_count()))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from . import amp  # noqa: E402  (torch.cuda.amp; deprecated in PyTorch)

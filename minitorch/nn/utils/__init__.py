@@ -1,5 +1,6 @@
 """nn.utils: helpers around a model's parameters, as torch.nn.utils (where PyTorch writes them
-in Python too): gradient clipping and the flattening of parameters into one vector."""
+in Python too): gradient clipping, the flattening of parameters into one vector, parametrizations (weight
+and spectral normalisation, legacy and as parametrizations)."""
 from minitorch.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -8,7 +9,9 @@ from minitorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from minitorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
-from minitorch.nn.utils import rnn
+from minitorch.nn.utils import parametrizations, parametrize, rnn
+from minitorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from minitorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -18,5 +21,11 @@ __all__ = [
     "get_total_norm",
     "parameters_to_vector",
     "vector_to_parameters",
+    "parametrizations",
+    "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "rnn",
+    "spectral_norm",
+    "weight_norm",
 ]

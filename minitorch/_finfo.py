@@ -1,0 +1,77 @@
+"""finfo and iinfo, as torch.finfo/torch.iinfo: the numerical limits of minitorch's dtypes
+(NumPy's numbers for the same IEEE and two's complement types), with PyTorch's repr and errors."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _C
+
+__all__ = ["finfo", "iinfo"]
+
+_FLOATS = {"float32": np.float32, "float64": np.float64}
+_INTS = {"int32": np.int32, "int64": np.int64}
+
+
+def _name(dtype) -> str:
+    return str(dtype).split(".")[-1]
+
+
+class finfo:
+    """Floating point limits of a dtype (the default dtype when none is given)."""
+
+    def __init__(self, type=None):  # noqa: A002 (PyTorch's name)
+        if type is None:
+            from . import get_default_dtype
+
+            type = get_default_dtype()
+        if not isinstance(type, _C.dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {builtins.type(type).__name__}")
+        if _name(type) not in _FLOATS:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(_FLOATS[_name(type)])
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = _name(type)
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})"
+        )
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    __hash__ = None
+
+
+class iinfo:
+    """Integer limits of an integer dtype."""
+
+    def __init__(self, type):  # noqa: A002 (PyTorch's name)
+        if not isinstance(type, _C.dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not {builtins.type(type).__name__}")
+        if _name(type) == "bool":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if _name(type) not in _INTS:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(_INTS[_name(type)])
+        self.bits = int(info.bits)
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = _name(type)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    __hash__ = None
+

@@ -1,0 +1,5 @@
+"""minitorch.cuda.amp, as torch.cuda.amp: torch.amp's autocast and GradScaler for 'cuda', deprecated."""
+from ..amp._deprecated import module as _module
+
+globals().update(_module("cuda"))
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]

@@ -1,0 +1,126 @@
+"""Gamma(concentration, rate) and Beta(concentration1, concentration0), as PyTorch's: densities,
+entropies and moments. Sampling needs PyTorch's _standard_gamma op (Marsaglia-Tsang with
+rejection, one C loop), which minitorch does not have yet: sample/rsample raise."""
+from __future__ import annotations
+
+from numbers import Number
+
+import minitorch
+
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["Beta", "Gamma"]
+
+
+def _no_gamma_sampler(self, sample_shape=minitorch.Size()):
+    raise NotImplementedError(
+        f"{type(self).__name__}.rsample needs a gamma sampler (torch._standard_gamma), which minitorch has no op for yet"
+    )
+
+
+class Gamma(Distribution):
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+    rsample = _no_gamma_sampler
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        scalar = isinstance(concentration, Number) and isinstance(rate, Number)
+        super().__init__(minitorch.Size() if scalar else self.concentration.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expanded(Gamma, batch_shape, _instance, ("concentration", "rate"))
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def log_prob(self, value):
+        value = minitorch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (
+            minitorch.xlogy(self.concentration, self.rate)
+            + minitorch.xlogy(self.concentration - 1, value)
+            - self.rate * value
+            - minitorch.lgamma(self.concentration)
+        )
+
+    def entropy(self):
+        c = self.concentration
+        return c - minitorch.log(self.rate) + minitorch.lgamma(c) + (1.0 - c) * minitorch.digamma(c)
+
+
+class Beta(Distribution):
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+    rsample = _no_gamma_sampler
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
+            c = minitorch.tensor([float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
+            c = minitorch.stack([concentration1, concentration0], -1)
+        self._concentration = c
+        super().__init__(c.shape[:-1], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = minitorch.Size(batch_shape)
+        new._concentration = self._concentration.expand(batch_shape + (2,))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def concentration1(self):
+        return self._concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        return self._concentration[..., 1]
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return (self.concentration1 - 1) / (self.concentration1 + self.concentration0 - 2)
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        # Dirichlet's density of (value, 1 - value), as PyTorch computes it.
+        x = minitorch.stack([value, 1.0 - value], -1)
+        c = self._concentration
+        return minitorch.xlogy(c - 1.0, x).sum(-1) + minitorch.lgamma(c.sum(-1)) - minitorch.lgamma(c).sum(-1)
+
+    def entropy(self):
+        c = self._concentration
+        a0 = c.sum(-1)
+        return (
+            minitorch.lgamma(c).sum(-1)
+            - minitorch.lgamma(a0)
+            - (2 - a0) * minitorch.digamma(a0)
+            - ((c - 1.0) * minitorch.digamma(c)).sum(-1)
+        )

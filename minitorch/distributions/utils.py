@@ -1,0 +1,76 @@
+"""Helpers shared by the distributions, as torch.distributions.utils: broadcasting parameters,
+probabilities <-> logits, lazily computed properties."""
+from __future__ import annotations
+
+from numbers import Number
+
+import minitorch
+
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property"]
+
+euler_constant = 0.57721566490153286060
+
+
+def broadcast_all(*values):
+    """Numbers become tensors of the first tensor's dtype (the default dtype if none); all are
+    broadcast to one shape."""
+    if not all(isinstance(v, (minitorch.Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+                         "implementing __torch_function__.")
+    if not all(isinstance(v, minitorch.Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, minitorch.Tensor)), None)
+        opts = {"dtype": minitorch.get_default_dtype()} if like is None else {"dtype": like.dtype, "device": like.device}
+        values = [v if isinstance(v, minitorch.Tensor) else minitorch.tensor(v, **opts) for v in values]
+    return minitorch.broadcast_tensors(*values)
+
+
+def _standard_normal(shape, dtype, device):
+    return minitorch.empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _sum_rightmost(value, dim: int):
+    """Sums out the `dim` rightmost dimensions of `value`."""
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary: bool = False):
+    if is_binary:
+        return minitorch.sigmoid(logits)
+    return minitorch.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Clamps probabilities into the open interval (0, 1) by the dtype's eps."""
+    eps = minitorch.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary: bool = False):
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return minitorch.log(ps_clamped) - minitorch.log1p(-ps_clamped)
+    return minitorch.log(ps_clamped)
+
+
+class lazy_property:
+    """A property computed once, on first use, and stored in the instance's __dict__ (so
+    Distribution.__init__ can skip validating a parameter nobody has asked for yet)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        with minitorch.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
