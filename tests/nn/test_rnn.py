@@ -116,6 +116,30 @@ def test_matches_pytorch(name, kwargs, with_states):
     compare(theirs, ours, x, states)
 
 
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[4], CONFIGS[8]])
+def test_long_sequences_match_pytorch(name, kwargs):
+    """More steps than minitorch's dimension limit (a language model's 35-token window), padded
+    and packed."""
+    theirs, ours = pair(name, 4, 5, **kwargs)
+    T = 40
+    x = rand(3, T, 4) if kwargs.get("batch_first") else rand(T, 3, 4)
+    compare(theirs, ours, x)
+    compare(theirs, ours, x, pack=[T, 37, 20])
+
+
+def test_split_into_more_pieces_than_the_dimension_limit():
+    x = rand(40, 2)
+    sizes = [1] * 30 + [3, 0, 7]
+    for a, b in zip(torch.tensor(x).split(sizes), mt.tensor(x).split(sizes)):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+    for bad in ([1] * 30 + [3, 0, 6], [1] * 30 + [-1, 11]):
+        with pytest.raises(RuntimeError) as want:
+            torch.tensor(x).split(bad)
+        with pytest.raises(RuntimeError) as got:
+            mt.tensor(x).split(bad)
+        assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[4], CONFIGS[6], CONFIGS[8]])
 def test_unbatched_input(name, kwargs):
     theirs, ours = pair(name, 4, 5, **kwargs)

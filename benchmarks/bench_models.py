@@ -1,0 +1,113 @@
+"""Training steps of sequence models (issue 20): minitorch beside PyTorch, in one process.
+
+Cases: an LSTM language model (Embedding(1000, 128) - LSTM(128, 256, 2 layers) - Linear(256, 1000),
+cross-entropy, Adam) on a (32, 35) batch, and a Transformer encoder (2 nn.TransformerEncoderLayer,
+d_model 128, 4 heads, feed-forward 512, batch_first, causal mask, dropout 0) with a linear head on a
+(16, 64) batch of tokens, cross-entropy, AdamW. Both libraries start from the same weights (one
+state_dict copied through NumPy). Each thread count runs in its own process; the libraries
+alternate step by step and keep their best of several repeats. The last column is minitorch's
+time over PyTorch's (target: at most 1.25). Quote ratios: the machine is shared.
+Run: PYTHONPATH=. python benchmarks/bench_models.py [--quick] [--threads 1,2]
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from bench_cpu import alternate, arg
+
+QUICK = "--quick" in sys.argv
+VOCAB = 1000
+
+
+def lstm_lm(lib):
+    nn = lib.nn
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCAB, 128)
+            self.rnn = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+            self.head = nn.Linear(256, VOCAB)
+
+        def forward(self, x):
+            out, _ = self.rnn(self.embed(x))
+            return self.head(out)
+
+    return LM(), lib.optim.Adam, (32, 35)
+
+
+def transformer(lib):
+    nn = lib.nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCAB, 128)
+            layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(128, VOCAB)
+
+        def forward(self, x):
+            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+            return self.head(self.encoder(self.embed(x), mask=mask, is_causal=True))
+
+    return Encoder(), lib.optim.AdamW, (16, 64)
+
+
+def training_step(lib, make, weights, tokens):
+    model, opt_class, _ = make(lib)
+    model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
+    opt = opt_class(model.parameters(), lr=1e-3)
+    x, y = lib.tensor(tokens[:, :-1]), lib.tensor(tokens[:, 1:])
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x).reshape(-1, VOCAB), y.reshape(-1))
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def run_one(threads):
+    sys.path.insert(0, os.getcwd())
+    import minitorch
+
+    libs = {"minitorch": minitorch}
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        torch.manual_seed(0)
+        libs["torch"] = torch
+    except ImportError:
+        pass
+    minitorch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    for label, make in (("LSTM LM step", lstm_lm), ("Transformer encoder step", transformer)):
+        model, _, (batch, steps) = make(minitorch)
+        weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+        tokens = rng.integers(0, VOCAB, (batch, steps + 1))
+        fns = {name: training_step(lib, make, weights, tokens) for name, lib in libs.items()}
+        best = alternate(fns, 3 if QUICK else 10)
+        cells = " ".join(f"{best[n] * 1e3:9.2f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch"))
+        ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
+        print(f"{threads:>2} {label:<28} {cells} {ratio}", flush=True)
+
+
+def main():
+    if "--child" in sys.argv:
+        run_one(int(arg("--child", "1")))
+        return
+    print(f"{'th':>2} {'case':<28} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}")
+    print("(best ms per training step over alternating repeats; the last column is minitorch's over PyTorch's)")
+    for threads in arg("--threads", "1,2").split(","):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+        subprocess.run([sys.executable, __file__, "--child", threads] + sys.argv[1:], env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()
