@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import operator
 import warnings
 from collections import OrderedDict
 from typing import Any
@@ -303,7 +304,7 @@ class Tensor(_C.TensorBase):
                 pass
         if isinstance(split_size, int):
             return _C.split(self, split_size, dim)
-        return _split_with_sizes(self, list(split_size), dim)
+        return _split_with_sizes(self, split_size, dim)
 
     def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
                      tensor_indices_or_sections=None) -> tuple:
@@ -372,9 +373,9 @@ _MAX_LIST = 16  # the longest int[] argument the C ops take (minitorch's dimensi
 def _split_with_sizes(t: Tensor, sizes: list, dim: int) -> tuple:
     """split_with_sizes for any number of pieces: a list longer than the C op takes (an RNN's
     steps) is split as its first pieces plus the rest, and the rest again, all views of t."""
-    if len(sizes) <= _MAX_LIST or t.dim() == 0:
-        return _C.split_with_sizes(t, sizes, dim)
-    sizes = [int(s) for s in sizes]
+    if not isinstance(sizes, (list, tuple)) or len(sizes) <= _MAX_LIST or t.dim() == 0:
+        return _C.split_with_sizes(t, sizes, dim)  # and its errors for what is not a list of ints
+    sizes = [operator.index(s) for s in sizes]
     n = t.size(dim)
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
