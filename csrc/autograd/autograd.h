@@ -91,6 +91,11 @@ typedef struct mt_formula {
     /* frees what the node keeps for its backward besides its saved tensors, once a backward
      * without retain_graph is done with it (CopySlices: its op's node's saved tensors) */
     void (*release)(mt_node *n);
+    /* a view op's: the part of base (shaped like the input) its output views, so that the
+     * engine adds a gradient straight into that part of the input's gradient, rather than into
+     * a zero tensor of the input's size (each step's slice of a recurrent loop, each piece of a
+     * split or unbind, would otherwise cost the whole input's size) */
+    mt_status (*region)(mt_node *n, mt_tensor *base, mt_tensor **out);
 } mt_formula;
 
 /* A hook on a gradient, from the binding layer (Tensor.register_hook and

@@ -117,13 +117,33 @@ discover(graph *g, mt_node *root)
     return st;
 }
 
-/* Adds grad into n's buffer for output nr (takes the reference to grad). */
+/* Whether only the engine can see t (no other reference to it or its memory, no history, no
+ * element twice), so that writing into it in place changes nothing anyone else reads. */
+static bool
+engine_only(const mt_tensor *t)
+{
+    return atomic_load(&t->refcount) == 1 && atomic_load(&t->storage->refcount) == 1 &&
+           t->view_base == NULL && t->grad_fn == NULL && !t->requires_grad &&
+           !mt_tensor_has_internal_overlap(t);
+}
+
+/* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
+ * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
+ * gets one buffer, not a new one per step). */
 static mt_status
 accumulate(mt_node *n, int nr, mt_tensor *grad)
 {
-    if (n->buffer[nr] == NULL) {
+    mt_tensor *b = n->buffer[nr];
+    if (b == NULL) {
         n->buffer[nr] = grad;
         return MT_OK;
+    }
+    if (engine_only(b) && !grad->requires_grad && b->dtype == grad->dtype &&
+        b->ndim == grad->ndim &&
+        memcmp(b->sizes, grad->sizes, sizeof(int64_t) * (size_t)b->ndim) == 0) {
+        mt_status st = mt_op_add_(b, grad, mt_scalar_int(1), NULL);
+        mt_tensor_release(grad);
+        return st;
     }
     mt_tensor *sum = NULL;
     mt_status st = mt_op_add(n->buffer[nr], grad, mt_scalar_int(1), &sum);
@@ -252,6 +272,36 @@ run_post_accumulate_hooks(mt_tensor *leaf, bool create_graph)
     return st;
 }
 
+/* A view node's gradient g added into its part of the input's gradient buffer, in place (zeros
+ * first where nothing arrived yet): the pieces of a split, unbind or slicing loop then cost their
+ * own size each, not the input's. false (nothing done) where the buffer is not the engine's
+ * alone, or g not a plain gradient: the formula runs instead. */
+static bool
+add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
+{
+    mt_edge *edge = &n->edges[0];
+    if (create_graph || n->nedges != 1 || edge->node == NULL || !g || g->requires_grad ||
+        mt_tensor_has_internal_overlap(g)) {
+        return false;
+    }
+    mt_tensor **buf = &edge->node->buffer[edge->input_nr];
+    const mt_meta *m = &n->in_meta[0];
+    if (*buf && !(engine_only(*buf) && (*buf)->dtype == m->dtype && (*buf)->ndim == m->ndim &&
+                  memcmp((*buf)->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0)) {
+        return false;
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_tensor *part = NULL;
+    *st = *buf ? MT_OK : mt_ag_zeros(m, buf);
+    if (*st == MT_OK && (*st = n->formula->region(n, *buf, &part)) == MT_OK) {
+        *st = mt_op_add_(part, g, mt_scalar_int(1), NULL);
+    }
+    mt_tensor_clear(&part);
+    mt_set_grad_enabled(was);
+    return true;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -287,7 +337,10 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             o->requires_grad = true;
         }
     }
-    if (st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
+    /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
+    bool direct = st == MT_OK && n->formula->region && n->grad_given[0] &&
+                  add_into_region(n, grads[0], create_graph, &st);
+    if (!direct && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);

@@ -340,28 +340,38 @@ mt_grad_permute(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mt_op_permute(g[0], p->n, inverse, &gi[0]);
 }
 
+/* *part = the part of z (shaped like n's input) that n's output viewed */
+static mt_status
+embed_part(mt_node *n, mt_tensor *z, mt_op view, mt_tensor **part)
+{
+    const mt_args *a = &n->args;
+    mt_status st;
+    if (view == MT_OP_select) {
+        st = mt_op_select(z, a->i[0], a->i[1], part);
+    } else if (view == MT_OP_slice) {
+        int64_t start = a->i_none >> 1 & 1u ? MT_INT_NONE : a->i[1];
+        int64_t end = a->i_none >> 2 & 1u ? MT_INT_NONE : a->i[2];
+        st = mt_op_slice(z, a->i[0], start, end, a->i[3], part);
+    } else if (view == MT_OP_diagonal) {
+        st = mt_op_diagonal(z, a->i[0], a->i[1], a->i[2], part);
+    } else if (view == MT_OP_narrow_copy) {
+        st = mt_op_narrow(z, a->i[0], a->i[1], a->i[2], part);
+    } else { /* trace: the main diagonal, filled with the 0-dim g */
+        st = mt_op_diagonal(z, 0, 0, 1, part);
+    }
+    return st;
+}
+
+
 mt_status
 mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
 {
     mt_tensor *z = NULL, *part = NULL;
-    const mt_args *a = &n->args;
     mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
     if (st) {
         return st;
     }
-    if (view == MT_OP_select) {
-        st = mt_op_select(z, a->i[0], a->i[1], &part);
-    } else if (view == MT_OP_slice) {
-        int64_t start = a->i_none >> 1 & 1u ? MT_INT_NONE : a->i[1];
-        int64_t end = a->i_none >> 2 & 1u ? MT_INT_NONE : a->i[2];
-        st = mt_op_slice(z, a->i[0], start, end, a->i[3], &part);
-    } else if (view == MT_OP_diagonal) {
-        st = mt_op_diagonal(z, a->i[0], a->i[1], a->i[2], &part);
-    } else if (view == MT_OP_narrow_copy) {
-        st = mt_op_narrow(z, a->i[0], a->i[1], a->i[2], &part);
-    } else { /* trace: the main diagonal, filled with the 0-dim g */
-        st = mt_op_diagonal(z, 0, 0, 1, &part);
-    }
+    st = embed_part(n, z, view, &part);
     if (st == MT_OK) {
         st = view == MT_OP_trace ? mt_op_fill_(part, g, NULL) : mt_op_copy_(part, g, NULL);
     }
@@ -372,6 +382,18 @@ mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
     }
     *out = z;
     return MT_OK;
+}
+
+mt_status
+mt_region_select(mt_node *n, mt_tensor *base, mt_tensor **out)
+{
+    return embed_part(n, base, MT_OP_select, out);
+}
+
+mt_status
+mt_region_slice(mt_node *n, mt_tensor *base, mt_tensor **out)
+{
+    return embed_part(n, base, MT_OP_slice, out);
 }
 
 mt_status

@@ -54,5 +54,9 @@ void mt_ags_reduced(const mt_meta *m, const mt_intlist *dims, bool *red);
 /* *out = zeros of the input's shape with g written into the part the view op took (select,
  * slice, diagonal, narrow_copy's narrow; trace's diagonal, filled with the 0-dim g). */
 mt_status mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out);
+/* The rows with .region (select, slice): the part of base (shaped like n's input) that n's
+ * output views. */
+mt_status mt_region_select(mt_node *n, mt_tensor *base, mt_tensor **out);
+mt_status mt_region_slice(mt_node *n, mt_tensor *base, mt_tensor **out);
 
 #endif

@@ -39,7 +39,7 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
         return st;
     }
     mt_iter it;
-    st = mt_iter_build(&it, p.ndim, p.shape, p.ops, nin + 1);
+    st = mt_iter_build_any_order(&it, p.ndim, p.shape, p.ops, nin + 1);
     if (st == MT_OK) {
         mt_iter_run_parallel(&it, loop, ctx);
     }
@@ -161,7 +161,7 @@ run(mt_ew_plan *p, mt_ew_id row, mt_dtype dt, const mt_scalar *k, bool *zero_div
     }
     atomic_init(&ctx.zero_div, false);
     mt_iter it;
-    mt_status st = mt_iter_build(&it, p->ndim, p->shape, p->ops, p->nin + 1);
+    mt_status st = mt_iter_build_any_order(&it, p->ndim, p->shape, p->ops, p->nin + 1);
     if (st == MT_OK) {
         mt_iter_run_parallel(&it, loops[row][dt], &ctx);
         *zero_div = atomic_load(&ctx.zero_div);

@@ -4,8 +4,22 @@
 
 #include "cpu/iter.h"
 
-mt_status
-mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int nops)
+/* Whether dim a, now inside dim b, steps further than b in the first operand whose strides on
+ * them differ (a stride of 0, a broadcast dim, says nothing). */
+static bool
+outer_first(const mt_iter *it, int a, int b)
+{
+    for (int k = 0; k < it->nops; k++) {
+        int64_t sa = it->strides[a][k], sb = it->strides[b][k];
+        if (sa != 0 && sb != 0 && sa != sb) {
+            return sa > sb;
+        }
+    }
+    return false;
+}
+
+static mt_status
+build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int nops, bool any_order)
 {
     char b1[256], b2[256];
     it->nops = nops;
@@ -41,6 +55,24 @@ mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops
         }
         n++;
     }
+    /* In any order: the dims ordered by the operands' strides, innermost first, the output's
+     * deciding first (TensorIterator's reorder_dimensions), so that operands laid out alike
+     * (x.t() + y.t()) run as one contiguous loop. Not for a reduction (a stride-0 dim in the
+     * output), which keeps its summation order. */
+    bool reorder = any_order;
+    for (int d = 0; d < n; d++) {
+        reorder &= it->strides[d][0] != 0;
+    }
+    for (int i = 1; reorder && i < n; i++) {
+        for (int d = i; d > 0 && outer_first(it, d - 1, d); d--) {
+            int64_t size = it->shape[d], strides[MT_ITER_MAX_OPS];
+            memcpy(strides, it->strides[d], sizeof(strides));
+            it->shape[d] = it->shape[d - 1];
+            memcpy(it->strides[d], it->strides[d - 1], sizeof(strides));
+            it->shape[d - 1] = size;
+            memcpy(it->strides[d - 1], strides, sizeof(strides));
+        }
+    }
     /* Merge dim d+1 into d when every operand steps through both as through one. */
     int m = 0;
     for (int d = 1; d < n; d++) {
@@ -69,6 +101,19 @@ mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops
         }
     }
     return MT_OK;
+}
+
+mt_status
+mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int nops)
+{
+    return build(it, ndim, shape, ops, nops, false);
+}
+
+mt_status
+mt_iter_build_any_order(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops,
+                        int nops)
+{
+    return build(it, ndim, shape, ops, nops, true);
 }
 
 void

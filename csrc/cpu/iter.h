@@ -27,6 +27,11 @@ typedef struct mt_iter {
 /* Iterates over `shape` (ndim dims); each operand must broadcast to it. */
 mt_status mt_iter_build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops,
                         int nops);
+/* The same, for a loop whose elements may be visited in any order (an elementwise one): the dims
+ * ordered by the operands' strides, as TensorIterator does, so permuted operands laid out alike
+ * run as contiguous ones. */
+mt_status mt_iter_build_any_order(mt_iter *it, int ndim, const int64_t *shape,
+                                  mt_tensor *const *ops, int nops);
 void mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx);
 
 /* Threads: the outermost dim is split into `parts` ranges, one per thread. mt_iter_parts says how

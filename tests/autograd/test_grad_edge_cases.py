@@ -384,3 +384,23 @@ def test_norm_without_identity_over_no_element(p, shape, dim):
             fn(minitorch)
     else:
         assert fn(minitorch).tolist() == want.tolist()
+
+
+@needs_torch
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradients_of_many_views_of_one_tensor_add_into_its_gradient(create_graph):
+    """The engine adds a view's gradient straight into its part of the input's gradient (a
+    recurrent loop's slices, split and unbind pieces), also when the same tensor is used whole,
+    twice with retain_graph, and with create_graph (where the formula runs instead)."""
+    x = np.random.default_rng(3).standard_normal((12, 5)).astype(np.float32)
+    grads = []
+    for lib in (torch, minitorch):
+        t = lib.tensor(x, requires_grad=True)
+        y = t * 1.5
+        pieces = list(y.split([1] * 12)) + list(y.unbind(1)) + [y[2:7], y[:, ::2], y[3]]
+        total = sum((p * (k + 1)).sum() for k, p in enumerate(pieces)) + (y * y).sum()
+        (g,) = lib.autograd.grad(total, t, retain_graph=True, create_graph=create_graph)
+        total.backward()
+        grads.append((g.detach().numpy().copy(), t.grad.numpy().copy()))
+    for want, got in zip(grads[0], grads[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
