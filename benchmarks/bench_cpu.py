@@ -161,7 +161,8 @@ def make_cases(libs):
     return cases
 
 
-def run_one(threads):
+def libraries(threads):
+    """minitorch and, where installed, PyTorch set to `threads` threads (a child's libraries)."""
     sys.path.insert(0, os.getcwd())
     import minitorch
 
@@ -173,27 +174,43 @@ def run_one(threads):
         libs["torch"] = torch
     except ImportError:
         pass
+    return libs
+
+
+def print_row(threads, label, width, best, names, digits):
+    """One case: each library's best time in ms, then minitorch's over PyTorch's."""
+    cells = " ".join(f"{best[n] * 1e3:9.{digits}f}" if n in best else f"{'-':>9}" for n in names)
+    ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
+    print(f"{threads:>2} {label:<{width}} {cells} {ratio}", flush=True)
+
+
+def per_thread_count(script, run_one, header):
+    """In a child process per thread count (--threads, 1,2 by default): run_one(threads); the
+    parent prints the header lines first."""
+    if "--child" in sys.argv:
+        run_one(int(arg("--child", "1")))
+        return
+    print("\n".join(header))
+    for threads in arg("--threads", "1,2").split(","):
+        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+        subprocess.run([sys.executable, script, "--child", threads] + sys.argv[1:], env=env, check=True)
+
+
+def run_one(threads):
+    libs = libraries(threads)
     libs["numpy"] = np
     only = arg("--only", "")
     repeats = 5 if QUICK else 20
     for label, fns in make_cases(libs):
         if only not in label:
             continue
-        best = alternate(fns, repeats)
-        cells = " ".join(f"{best[n] * 1e3:9.3f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch", "numpy"))
-        ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
-        print(f"{threads:>2} {label:<44} {cells} {ratio}", flush=True)
+        print_row(threads, label, 44, alternate(fns, repeats), ("minitorch", "torch", "numpy"), 3)
 
 
 def main():
-    if "--child" in sys.argv:
-        run_one(int(arg("--child", "1")))
-        return
-    print(f"{'th':>2} {'case':<44} {'minitorch':>9} {'torch':>9} {'numpy':>9} {'mt/torch':>8}")
-    print("(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)")
-    for threads in arg("--threads", "1,2").split(","):
-        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
-        subprocess.run([sys.executable, __file__, "--child", threads] + sys.argv[1:], env=env, check=True)
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<44} {'minitorch':>9} {'torch':>9} {'numpy':>9} {'mt/torch':>8}",
+        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
 
 
 if __name__ == "__main__":

@@ -9,13 +9,11 @@ alternate step by step and keep their best of several repeats. The last column i
 time over PyTorch's (target: at most 1.25). Quote ratios: the machine is shared.
 Run: PYTHONPATH=. python benchmarks/bench_models.py [--quick] [--threads 1,2]
 """
-import os
-import subprocess
 import sys
 
 import numpy as np
 
-from bench_cpu import alternate, arg
+from bench_cpu import alternate, libraries, per_thread_count, print_row
 
 QUICK = "--quick" in sys.argv
 VOCAB = 1000
@@ -73,18 +71,8 @@ def training_step(lib, make, weights, tokens):
 
 
 def run_one(threads):
-    sys.path.insert(0, os.getcwd())
-    import minitorch
-
-    libs = {"minitorch": minitorch}
-    try:
-        import torch
-
-        torch.set_num_threads(threads)
-        torch.manual_seed(0)
-        libs["torch"] = torch
-    except ImportError:
-        pass
+    libs = libraries(threads)
+    minitorch = libs["minitorch"]
     minitorch.manual_seed(0)
     rng = np.random.default_rng(0)
     for label, make in (("LSTM LM step", lstm_lm), ("Transformer encoder step", transformer)):
@@ -92,21 +80,13 @@ def run_one(threads):
         weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
         tokens = rng.integers(0, VOCAB, (batch, steps + 1))
         fns = {name: training_step(lib, make, weights, tokens) for name, lib in libs.items()}
-        best = alternate(fns, 3 if QUICK else 10)
-        cells = " ".join(f"{best[n] * 1e3:9.2f}" if n in best else f"{'-':>9}" for n in ("minitorch", "torch"))
-        ratio = f"{best['minitorch'] / best['torch']:7.2f}x" if "torch" in best else f"{'-':>8}"
-        print(f"{threads:>2} {label:<28} {cells} {ratio}", flush=True)
+        print_row(threads, label, 28, alternate(fns, 3 if QUICK else 10), ("minitorch", "torch"), 2)
 
 
 def main():
-    if "--child" in sys.argv:
-        run_one(int(arg("--child", "1")))
-        return
-    print(f"{'th':>2} {'case':<28} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}")
-    print("(best ms per training step over alternating repeats; the last column is minitorch's over PyTorch's)")
-    for threads in arg("--threads", "1,2").split(","):
-        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
-        subprocess.run([sys.executable, __file__, "--child", threads] + sys.argv[1:], env=env, check=True)
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<28} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}",
+        "(best ms per training step over alternating repeats; the last column is minitorch's over PyTorch's)"])
 
 
 if __name__ == "__main__":
