@@ -1,5 +1,6 @@
-/* The CUDA device allocator: _C's caching allocator (alloc/caching.h, PyTorch's algorithm)
- * over a CUDA backend of cudaMalloc/cudaFree and CUDA events, one instance per device.
+/* The CUDA device side of _C's caching allocator (alloc/caching.h, PyTorch's algorithm):
+ * cudaMalloc/cudaFree and CUDA events, the backend's memory (dispatch/backend.h). _C keeps one
+ * caching allocator per device over it and registers them for MT_CUDA.
  *
  * The algorithm, its statistics and its out-of-memory message live in _C and are tested over
  * host memory on every machine; this file only speaks CUDA for it, and must not add policy. */
@@ -112,99 +113,16 @@ event_destroy(void *state, void *event)
     (void)cudaGetLastError();
 }
 
-static const mt_caching_backend cuda_backend = {
+const mt_caching_backend mt_cuda_memory = {
     raw_alloc,    raw_free,    mem_get_info,      current_stream,
     event_record, event_query, event_synchronize, event_destroy,
 };
-
-/* Makes device current (its first use initialises CUDA) and finds its caching allocator. */
-static mt_status
-device_allocator(int device, mt_caching_allocator **out)
-{
-    mt_status st = mt_cuda_use_device((mt_device){MT_CUDA, device});
-    if (st) {
-        return st;
-    }
-    return mt_caching_device(device, &cuda_backend, (void *)(intptr_t)device, out);
-}
-
-/* The vtable registered for MT_CUDA: picks the device's caching allocator and passes the
- * request on; ctx remembers that allocator's vtable for the free. */
-static mt_status
-route_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx)
-{
-    (void)self;
-    *out = NULL;
-    *ctx = NULL;
-    mt_caching_allocator *ca;
-    /* Even an empty tensor needs a usable device: device_allocator checks it. */
-    mt_status st = device_allocator(dev.index, &ca);
-    if (st) {
-        return st;
-    }
-    mt_allocator *a = mt_caching_as_allocator(ca);
-    st = a->alloc(a, nbytes, dev, out, ctx);
-    if (st == MT_OK) {
-        *ctx = a;
-    }
-    return st;
-}
-
-static void
-route_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
-{
-    (void)self;
-    mt_allocator *a = ctx;
-    if (a != NULL) {
-        a->free(a, ptr, nbytes, NULL);
-    }
-}
-
-static void
-route_stats(mt_allocator *self, mt_alloc_stats *out)
-{
-    (void)self;
-    *out = (mt_alloc_stats){0};
-    for (int d = 0; d < mt_cuda_device_count() && d < MT_CUDA_MAX_DEVICES; d++) {
-        mt_caching_allocator *ca;
-        if (device_allocator(d, &ca) != MT_OK) {
-            continue;
-        }
-        mt_caching_stats s;
-        mt_caching_get_stats(ca, &s);
-        out->allocated_bytes += s.allocated_bytes[MT_STAT_ALL].current;
-        out->peak_allocated_bytes += s.allocated_bytes[MT_STAT_ALL].peak;
-        out->reserved_bytes += s.reserved_bytes[MT_STAT_ALL].current;
-        out->num_allocs += s.allocation[MT_STAT_ALL].allocated;
-        out->num_frees += s.allocation[MT_STAT_ALL].freed;
-    }
-}
-
-static void
-route_empty_cache(mt_allocator *self)
-{
-    (void)self;
-    for (int d = 0; d < mt_cuda_device_count() && d < MT_CUDA_MAX_DEVICES; d++) {
-        mt_caching_allocator *ca;
-        if (device_allocator(d, &ca) == MT_OK) {
-            mt_caching_empty_cache(ca);
-        }
-    }
-}
-
-static mt_allocator router = {"cuda", route_alloc, route_free, route_stats, route_empty_cache};
-
-mt_allocator *
-mt_cuda_allocator(void)
-{
-    return &router;
-}
 
 mt_status
 mt_cuda_record_stream(int device, void *ptr, cudaStream_t stream)
 {
     mt_caching_allocator *ca;
-    mt_status st = device_allocator(device, &ca);
+    mt_status st = mt_backend_caching(MT_CUDA, device, &ca);
     if (st == MT_OK) {
         st = mt_caching_record_stream(ca, ptr, (uintptr_t)stream);
     }
@@ -215,7 +133,7 @@ mt_status
 mt_cuda_caching_alloc(int device, size_t size, cudaStream_t stream, void **ptr)
 {
     mt_caching_allocator *ca;
-    mt_status st = device_allocator(device, &ca);
+    mt_status st = mt_backend_caching(MT_CUDA, device, &ca);
     if (st == MT_OK) {
         st = mt_caching_malloc(ca, size, (uintptr_t)stream, ptr);
     }
@@ -226,7 +144,7 @@ mt_status
 mt_cuda_caching_free(int device, void *ptr)
 {
     mt_caching_allocator *ca;
-    mt_status st = device_allocator(device, &ca);
+    mt_status st = mt_backend_caching(MT_CUDA, device, &ca);
     if (st == MT_OK) {
         st = mt_caching_free(ca, ptr);
     }

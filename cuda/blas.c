@@ -12,6 +12,7 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/handles.h"
+#include "cuda/ops.h"
 #include "cuda/profile.h"
 
 #ifdef MT_CUDA_CUBLAS
@@ -460,13 +461,11 @@ cuda_dot(mt_args *a)
 void
 mt_cuda_register_blas(void)
 {
-    mt_register_kernel(MT_OP_mm, MT_KEY_CUDA, cuda_mm, "mt_cuda_mm");
-    mt_register_kernel(MT_OP_addmm, MT_KEY_CUDA, cuda_addmm, "mt_cuda_addmm");
-    mt_register_kernel(MT_OP_mv, MT_KEY_CUDA, cuda_mv, "mt_cuda_mv");
-    mt_register_kernel(MT_OP_addmv, MT_KEY_CUDA, cuda_addmv, "mt_cuda_addmv");
-    mt_register_kernel(MT_OP_bmm, MT_KEY_CUDA, cuda_bmm, "mt_cuda_bmm");
-    mt_register_kernel(MT_OP_baddbmm, MT_KEY_CUDA, cuda_baddbmm, "mt_cuda_baddbmm");
-    mt_register_kernel(MT_OP_dot, MT_KEY_CUDA, cuda_dot, "mt_cuda_dot");
+    static const mt_cuda_reg kernels[] = {
+        MT_CUDA_REG(mm),  MT_CUDA_REG(addmm),   MT_CUDA_REG(mv),  MT_CUDA_REG(addmv),
+        MT_CUDA_REG(bmm), MT_CUDA_REG(baddbmm), MT_CUDA_REG(dot),
+    };
+    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }
 
 #else

@@ -46,10 +46,8 @@ bool mt_cuda_is_initialized(void);
 
 #define MT_CUDA_MAX_DEVICES 64 /* per-device state (streams, handles) is kept in arrays */
 
-/* The allocator _C_cuda registers for MT_CUDA (alloc.c): it routes each request to its
- * device's caching allocator (alloc/caching.h, kept by _C), over cudaMalloc/cudaFree. */
-mt_allocator *mt_cuda_allocator(void);
-/* ptr (a block's start, from mt_cuda_allocator) is used on stream too (Tensor.record_stream). */
+/* ptr (a block's start, from the caching allocator that _C keeps for device over alloc.c's
+ * mt_cuda_memory) is used on stream too (Tensor.record_stream). */
 mt_status mt_cuda_record_stream(int device, void *ptr, cudaStream_t stream);
 /* Raw blocks of device's caching allocator (torch.cuda.caching_allocator_alloc/delete). */
 mt_status mt_cuda_caching_alloc(int device, size_t size, cudaStream_t stream, void **ptr);
@@ -65,9 +63,9 @@ mt_status mt_cuda_stream_from_pool(int device, int priority, cudaStream_t *out);
 /* A new event on device (timing off unless asked; blocking: a host wait sleeps, not spins). */
 mt_status mt_cuda_event_create(int device, bool timing, bool blocking, cudaEvent_t *out);
 
-/* Registers the CUDA kernels and the allocator into _C (ops.c), and the cuBLAS products
- * (blas.c; nothing when built without cuBLAS). */
-void mt_cuda_register(void);
+/* Hands _C the CUDA backend (dispatch/backend.h): its kernels, the cuBLAS products (blas.c;
+ * none when built without cuBLAS), its memory, device and profiler hooks (ops.c). */
+mt_status mt_cuda_register(void);
 void mt_cuda_register_blas(void);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
-/* The CUDA elementwise driver: from a plan the front end prepared (ops/elementwise.c, through
- * the C API: checks, promotion, broadcasting, in-place rules, the output) to one mt_cuda_ew
- * launch. Dimension coalescing happens here, on the host, so a kernel only turns a linear
+/* The CUDA elementwise driver, the backend's ew loop (dispatch/backend.h): from a plan the
+ * front end prepared (ops/elementwise.c, run by _C's kernel for the CUDA key: checks, promotion,
+ * broadcasting, in-place rules, the output) to one mt_cuda_ew launch. Dimension coalescing happens here, on the host, so a kernel only turns a linear
  * index into offsets (or, when everything is contiguous, uses it as is). */
 #include <string.h>
 

@@ -139,20 +139,9 @@ out_release:
 #include "dispatch/ops.def"
 #undef MT_OP
 
-void
-mt_cuda_register_host_fallback(void)
-{
-    static const mt_cuda_reg all[] = {
+const mt_backend_kernel mt_cuda_host_fallback[MT_NUM_OPS] = {
 #define MT_OP(name, cpu, composite, nout, flags, schema) \
     {MT_OP_##name, host_##name, "mt_cuda_host_" #name},
 #include "dispatch/ops.def"
 #undef MT_OP
-    };
-    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-        mt_op op = all[k].op;
-        if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
-            op_nout[op] > 0) {
-            mt_register_kernel(op, MT_KEY_CUDA, all[k].fn, all[k].name);
-        }
-    }
-}
+};

@@ -1,6 +1,6 @@
 /* PyInit__C_cuda (PyInit__C_cuda_emu in the emulated build): the only Python in the CUDA
- * backend. It takes _C's C API from its capsule, registers the CUDA kernels and allocator into
- * _C, and exposes the device queries that minitorch.cuda wraps. Everything else in cuda/ is
+ * backend. It takes _C's C API from its capsule, hands _C the CUDA backend (mt_cuda_register:
+ * kernels, memory, device and profiler hooks, dispatch/backend.h), and exposes the device queries that minitorch.cuda wraps. Everything else in cuda/ is
  * plain C and CUDA. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -523,7 +523,10 @@ MT_CUDA_INIT(void)
         Py_DECREF(m);
         return NULL;
     }
-    mt_cuda_register();
-    mt_cuda_profiler_register();
+    if (mt_cuda_register()) {
+        PyErr_SetString(PyExc_ImportError, mt_last_error());
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

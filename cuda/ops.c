@@ -147,15 +147,25 @@ cuda_fill_(mt_args *a)
 
 /* ---- registration ---- */
 
+/* The backend's own kernels, collected from the kernel files; an op has one at most. */
+static mt_backend_kernel table[MT_NUM_OPS];
+static size_t table_len;
+
 void
 mt_cuda_register_all(const mt_cuda_reg *kernels, size_t n)
 {
-    for (size_t k = 0; k < n; k++) {
-        mt_register_kernel(kernels[k].op, MT_KEY_CUDA, kernels[k].fn, kernels[k].name);
+    for (size_t k = 0; k < n && table_len < MT_NUM_OPS; k++) {
+        table[table_len++] = (mt_backend_kernel){kernels[k].op, kernels[k].fn, kernels[k].name};
     }
 }
 
-void
+static mt_status
+use_device(int index)
+{
+    return mt_cuda_use_device((mt_device){MT_CUDA, index});
+}
+
+mt_status
 mt_cuda_register(void)
 {
     static const mt_cuda_reg kernels[] = {
@@ -164,11 +174,9 @@ mt_cuda_register(void)
         MT_CUDA_REG(fill_),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
-    mt_cuda_register_elementwise();
     mt_cuda_register_reduce();
     mt_cuda_register_pool();
     mt_cuda_register_conv();
-    mt_cuda_register_index();
     mt_cuda_register_random();
     mt_cuda_register_shape();
     mt_cuda_register_nn();
@@ -178,7 +186,23 @@ mt_cuda_register(void)
     mt_cuda_register_optim();
     mt_cuda_register_stats();
     mt_cuda_register_blas();
-    mt_cuda_register_host_fallback();
-    mt_register_allocator(MT_CUDA, mt_cuda_allocator());
-    mt_set_cuda_index_fn(mt_cuda_selected_device);
+    static mt_device_backend backend = {
+        .name = "cuda",
+        .type = MT_CUDA,
+        .memory = &mt_cuda_memory,
+        .device_count = mt_cuda_device_count,
+        .use_device = use_device,
+        .current_device = mt_cuda_selected_device,
+        .ew = &mt_cuda_ew_device,
+        .index = &mt_cuda_index,
+        .sort_along = mt_cuda_sort_along,
+        .copy_into = mt_cuda_copy_into,
+        .multinomial = &mt_cuda_multinomial,
+        .kernels = table,
+        .fallback = mt_cuda_host_fallback,
+        .gpu_start = mt_cuda_profiler_start,
+        .gpu_stop = mt_cuda_profiler_stop,
+    };
+    backend.num_kernels = table_len;
+    return mt_register_backend(&backend);
 }

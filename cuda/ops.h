@@ -14,14 +14,23 @@ typedef struct mt_cuda_reg {
 #define MT_CUDA_REG(name) {MT_OP_##name, cuda_##name, "mt_cuda_" #name}
 #define MT_CUDA_REG2(name) MT_CUDA_REG(name), MT_CUDA_REG(name##_)
 
-/* Registers n kernels for the CUDA key. */
+/* Adds n kernels to the backend's table (ops.c), which _C registers for the CUDA key. */
 void mt_cuda_register_all(const mt_cuda_reg *kernels, size_t n);
 
-void mt_cuda_register_elementwise(void); /* ops_ew.c */
+/* The loops of the families whose kernels _C runs (dispatch/backend.h) */
+extern const mt_index_backend mt_cuda_index;             /* ops_index.c */
+extern const mt_multinomial_device mt_cuda_multinomial; /* ops_random.c */
+/* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
+ * shaped like self with k along dim (ops_sort.c). */
+mt_status mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
+                             mt_tensor **indices);
+extern const mt_caching_backend mt_cuda_memory; /* alloc.c */
+/* The host round trip of each op, in op order (host_fallback.c) */
+extern const mt_backend_kernel mt_cuda_host_fallback[MT_NUM_OPS];
+
 void mt_cuda_register_reduce(void);      /* ops_reduce.c */
 void mt_cuda_register_pool(void);        /* ops_pool.c */
 void mt_cuda_register_conv(void);        /* conv.c (cuDNN; nothing without it) */
-void mt_cuda_register_index(void);       /* ops_index.c */
 void mt_cuda_register_random(void);      /* ops_random.c */
 void mt_cuda_register_shape(void);       /* ops_shape.c */
 void mt_cuda_register_nn(void);          /* ops_nn.c */
@@ -30,7 +39,5 @@ void mt_cuda_register_norm(void);        /* ops_norm.c */
 void mt_cuda_register_sort(void);        /* ops_sort.c */
 void mt_cuda_register_optim(void);       /* ops_optim.c */
 void mt_cuda_register_stats(void);       /* ops_stats.c */
-/* Last: a host round trip for each op with a CPU kernel and no CUDA kernel yet. */
-void mt_cuda_register_host_fallback(void); /* host_fallback.c */
 
 #endif

@@ -1,6 +1,7 @@
-/* The CUDA key's index kernels: gather, scatter, scatter_add, scatter_reduce (and in place),
- * index, index_put_, index_select and embedding. ops/index_plan.c's front ends check the
- * arguments, and its kernels plan each one for any device; this file is the CUDA backend they plan for: index values read
+/* The CUDA loops of the index family (gather, scatter, scatter_add, scatter_reduce (and in place),
+ * index, index_put_, index_select and embedding): ops/index_plan.c's front ends check the
+ * arguments, and _C's kernels for the CUDA key (dispatch/backend.c) plan each one and call this
+ * file's mt_cuda_index, the backend they plan for: index values read
  * as int64 and range checked on the device (only the first bad position comes back to the host,
  * before anything is written), and index.cu's one strided move kernel. */
 #include <limits.h>
@@ -138,52 +139,4 @@ out_release:
     return st;
 }
 
-static const mt_index_backend cuda = {positions, mt_cuda_cast, run, offsets};
-
-/* cuda_<op> = the shared kernel of ops/index_plan.c over the CUDA backend */
-#define OVER_CUDA(op, shared)              \
-    static mt_status cuda_##op(mt_args *a) \
-    {                                      \
-        return shared(a, &cuda);           \
-    }
-OVER_CUDA(gather, mt_index_gather)
-OVER_CUDA(index, mt_index_index)
-OVER_CUDA(index_put_, mt_index_put)
-OVER_CUDA(index_select, mt_index_select)
-OVER_CUDA(embedding, mt_index_embedding)
-
-/* scatter and scatter_add (their front end plans which), in place or not */
-#define SCATTER(name)                             \
-    static mt_status cuda_##name(mt_args *a)      \
-    {                                             \
-        return mt_index_scatter(a, &cuda, false); \
-    }                                             \
-    static mt_status cuda_##name##_(mt_args *a)   \
-    {                                             \
-        return mt_index_scatter(a, &cuda, true);  \
-    }
-SCATTER(scatter)
-SCATTER(scatter_add)
-
-static mt_status
-cuda_scatter_reduce(mt_args *a)
-{
-    return mt_index_scatter_reduce(a, &cuda, false);
-}
-
-static mt_status
-cuda_scatter_reduce_(mt_args *a)
-{
-    return mt_index_scatter_reduce(a, &cuda, true);
-}
-
-void
-mt_cuda_register_index(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(gather),    MT_CUDA_REG2(scatter),        MT_CUDA_REG2(scatter_add),
-        MT_CUDA_REG(index),     MT_CUDA_REG(index_put_),      MT_CUDA_REG(index_select),
-        MT_CUDA_REG(embedding), MT_CUDA_REG2(scatter_reduce),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
-}
+const mt_index_backend mt_cuda_index = {positions, mt_cuda_cast, run, offsets};

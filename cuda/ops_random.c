@@ -169,13 +169,7 @@ out_release:
     return st;
 }
 
-static const mt_multinomial_device cuda_multinomial_device = {"cuda", draws_with_replacement};
-
-static mt_status
-cuda_multinomial(mt_args *a)
-{
-    return mt_multinomial_with(a, &cuda_multinomial_device);
-}
+const mt_multinomial_device mt_cuda_multinomial = {"cuda", draws_with_replacement};
 
 mt_status
 mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen)
@@ -198,7 +192,6 @@ mt_cuda_register_random(void)
         MT_CUDA_REG(uniform_),    MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
         MT_CUDA_REG(random_),     MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
         MT_CUDA_REG(log_normal_), MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
-        MT_CUDA_REG(multinomial),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

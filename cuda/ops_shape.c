@@ -80,12 +80,6 @@ cuda_eye(mt_args *a)
     return mt_factory_finish(a, out);
 }
 
-static mt_status
-cuda_cat(mt_args *a)
-{
-    return mt_cat_with(a, mt_cuda_copy_into);
-}
-
 // self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0], else 0 (in place:
 // into self)
 static mt_status
@@ -271,9 +265,8 @@ void
 mt_cuda_register_shape(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace),
-        MT_CUDA_REG(eye),    MT_CUDA_REG(cat),      MT_CUDA_REG(flip),
-        MT_CUDA_REG2(tril),  MT_CUDA_REG2(triu),    MT_CUDA_REG(one_hot),
+        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace), MT_CUDA_REG(eye),
+        MT_CUDA_REG(flip),   MT_CUDA_REG2(tril),    MT_CUDA_REG2(triu),    MT_CUDA_REG(one_hot),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

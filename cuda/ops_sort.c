@@ -54,8 +54,9 @@ sort_pairs(mt_device dev, int key_bytes, int bits, mt_tensor **buf, int64_t rows
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim. */
-static mt_status
-sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, mt_tensor **indices)
+mt_status
+mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
+                   mt_tensor **indices)
 {
     /* buf: keys in, keys out, positions in, positions out, row offsets */
     mt_tensor *x = NULL, *buf[5] = {NULL}, *temp = NULL;
@@ -112,27 +113,6 @@ out_release:
     mt_tensor_clear(&x);
     return st;
 }
-
-// self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
-static mt_status
-cuda_sort(mt_args *a)
-{
-    return mt_sort_with(a, true, sort_along);
-}
-
-static mt_status
-cuda_argsort(mt_args *a)
-{
-    return mt_sort_with(a, false, sort_along);
-}
-
-// self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
-static mt_status
-cuda_topk(mt_args *a)
-{
-    return mt_sort_with(a, true, sort_along);
-}
-
 /* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many
  * distinct; u, inverse (self's shape) and counts as _unique2's. */
 static mt_status
@@ -206,7 +186,8 @@ cuda__unique2(mt_args *a)
         (st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
                                             : mt_cuda_cast(self, self->dtype, &flat)) ||
         (st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &row)) ||
-        (st = sort_along(row, 0, n, false, &sorted, &perm)) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_sort_along(row, 0, n, false, &sorted, &perm)) ||
+        (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     if (n == 0) {
@@ -284,8 +265,8 @@ void
 mt_cuda_register_sort(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(sort),     MT_CUDA_REG(argsort),  MT_CUDA_REG(topk),
-        MT_CUDA_REG(_unique2), MT_CUDA_REG(randperm),
+        MT_CUDA_REG(_unique2),
+        MT_CUDA_REG(randperm),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

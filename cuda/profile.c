@@ -575,8 +575,8 @@ mt_cuda_span_launch(const void *kernel, const char *site)
 
 /* ---- the hooks _C calls at a recording's start and stop ---- */
 
-static void
-hook_start(void)
+void
+mt_cuda_profiler_start(void)
 {
     if (mt_cuda_device_count() == 0) {
         return;
@@ -601,8 +601,8 @@ to_ns(float ms)
     return (int64_t)((double)ms * 1e6);
 }
 
-static void
-hook_stop(void)
+void
+mt_cuda_profiler_stop(void)
 {
     atomic_store(&collecting, false);
     pthread_mutex_lock(&lock);
@@ -624,10 +624,4 @@ hook_stop(void)
     nrecords = 0;
     generation++;
     pthread_mutex_unlock(&lock);
-}
-
-void
-mt_cuda_profiler_register(void)
-{
-    mt_trace_set_gpu_hooks(hook_start, hook_stop);
 }

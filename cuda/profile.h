@@ -39,7 +39,9 @@ void mt_cuda_span_end(mt_cuda_span *s);
  * launch's source text, when it cannot). */
 mt_cuda_span mt_cuda_span_launch(const void *kernel, const char *site);
 
-/* Registers the start and stop hooks into _C (at _C_cuda's import). */
-void mt_cuda_profiler_register(void);
+/* The backend's profiler hooks (dispatch/backend.h): _C calls start before a recording with CUDA
+ * activity and stop after it; stop reports the device's events. */
+void mt_cuda_profiler_start(void);
+void mt_cuda_profiler_stop(void);
 
 #endif

@@ -1,7 +1,7 @@
 /* The allocator interface: a small vtable behind every storage's memory.
  *
- * The CPU allocator implements it here; the CUDA caching allocator (cuda/) implements the same
- * vtable and registers itself through the C API. Memory owned by someone else (a NumPy array)
+ * The CPU allocator implements it here; for a device backend (dispatch/backend.h) _C registers
+ * the caching allocator it keeps over the backend's memory (dispatch/backend.c). Memory owned by someone else (a NumPy array)
  * is wrapped by an allocator whose free releases the owner. */
 #ifndef MT_ALLOCATOR_H
 #define MT_ALLOCATOR_H

@@ -1,16 +1,36 @@
 /* The C API that _C exports to its plug-ins (minitorch._C_cuda) as the PyCapsule
- * minitorch._C._C_API, the way NumPy exports _ARRAY_API.
+ * minitorch._C._C_API, the way NumPy exports _ARRAY_API: the core's services, the one direction
+ * of the plug-in interface. The other is the device backend (dispatch/backend.h), the vtable a
+ * plug-in hands _C once with mt_register_backend, as ggml's backends: its memory, device and
+ * profiler hooks, the device loops the families' front ends drive (_C registers those families'
+ * kernels for the device key and keeps their control flow), its own kernel table and its host
+ * fallback. So a plug-in never calls a front end back; it only computes.
+ *
+ * The services, by group (42 entries and mt_fail):
+ *   registration  mt_register_backend, mt_last_error, mt_backend_caching (a device's caching
+ *                 allocator) with mt_caching_malloc/free/record_stream (the raw-block API)
+ *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init,
+ *                 mt_kernel_for (the host fallback's CPU kernel)
+ *   tensors       empty, view, release, clear, requires_grad, item, shape and dtype helpers
+ *   errors        mt_fail, and mt_fail_kernel: every message of ops/fails.h, as one entry
+ *   tracing       the profiler's spans, correlation ids and device events
+ *   kernel parts  the pieces of a family a device kernel still shares with the CPU one: the
+ *                 generator's Philox state, reductions' and factories' results, sort's geometry,
+ *                 unique's outputs, the losses' reduction, the normalisations' inputs and
+ *                 running statistics, histc's range, bincount's dtype and length
  *
  * A plug-in is a separate shared object, loaded with its symbols private, so it cannot link
  * against _C's functions: it receives this table of pointers at import and calls through it.
  * MT_CAPI_FUNCTIONS is the one list: _C fills the table from it (python/capi.c) and a plug-in
  * defines same-named forwarding functions from it (cuda/capi_import.c), so plug-in code calls
  * mt_tensor_empty() as _C's own code does. Add to the end and bump MT_CAPI_VERSION; a plug-in
- * built against another version refuses to load. mt_fail is variadic and forwarded by hand. */
+ * built against another version refuses to load. mt_fail is variadic and forwarded by hand;
+ * ops/fails.h's functions are forwarded by hand to mt_fail_kernel. */
 #ifndef MT_CAPI_H
 #define MT_CAPI_H
 
 #include "alloc/caching.h"
+#include "dispatch/backend.h"
 #include "core/generator.h"
 #include "ops/elementwise.h"
 #include "dispatch/dispatch.h"
@@ -39,132 +59,93 @@
  * statistics kernels' histc range and bincount length; 18: the front ends of every family: no
  * spec, geometry and check functions, nor the message formatting a backend no longer does; 19:
  * mt_default_float (set_default_dtype); 20: mt_tensor's view fields (view_base ...); 21:
- * mt_index_scatter takes its mode from the plan; 22: mt_tensor's and mt_node's gradient hooks */
-#define MT_CAPI_VERSION 22
+ * mt_index_scatter takes its mode from the plan; 22: mt_tensor's and mt_node's gradient hooks;
+ * 23: the device backend (dispatch/backend.h) replaces kernel, allocator, hook and device-index
+ * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, ...);
+ * mt_fail_kernel replaces ops/fails.h's functions; 72 entries down to 42 */
+#define MT_CAPI_VERSION 23
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
-#define MT_CAPI_FUNCTIONS(F, V)                                                                    \
-    F(const char *, mt_last_error, (void), ())                                                     \
-    V(mt_register_kernel, (mt_op op, mt_key key, mt_kernel_fn fn, const char *name),               \
-      (op, key, fn, name))                                                                         \
-    V(mt_register_allocator, (mt_device_type type, mt_allocator * a), (type, a))                   \
-    F(mt_allocator *, mt_allocator_for, (mt_device dev), (dev))                                    \
-    F(mt_status, mt_dispatch, (mt_op op, mt_args * a), (op, a))                                    \
-    V(mt_args_init, (mt_args * a), (a))                                                            \
-    F(mt_status, mt_tensor_empty,                                                                  \
-      (int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out),            \
-      (ndim, sizes, dtype, dev, out))                                                              \
-    F(mt_status, mt_tensor_view,                                                                   \
-      (mt_tensor * base, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,   \
-       mt_tensor **out),                                                                           \
-      (base, ndim, sizes, strides, offset, out))                                                   \
-    V(mt_tensor_release, (mt_tensor * t), (t))                                                     \
-    V(mt_tensor_clear, (mt_tensor * *t), (t))                                                      \
-    F(int64_t, mt_numel, (int ndim, const int64_t *sizes), (ndim, sizes))                          \
-    F(bool, mt_tensor_is_contiguous, (const mt_tensor *t), (t))                                    \
-    V(mt_contiguous_strides, (int ndim, const int64_t *sizes, int64_t *strides),                   \
-      (ndim, sizes, strides))                                                                      \
-    F(mt_status, mt_broadcast_shapes,                                                              \
-      (int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out),               \
-      (na, a, nb, b, nout, out))                                                                   \
-    F(mt_status, mt_tensor_set_requires_grad, (mt_tensor * t, bool on), (t, on))                   \
-    F(mt_status, mt_tensor_item, (const mt_tensor *t, mt_scalar *out), (t, out))                   \
-    F(mt_scalar, mt_load_scalar, (const char *p, mt_dtype dt), (p, dt))                            \
-    V(mt_store_scalar, (char *p, mt_dtype dt, mt_scalar v), (p, dt, v))                            \
-    F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                  \
-    F(bool, mt_can_cast, (mt_dtype from, mt_dtype to), (from, to))                                 \
-    F(bool, mt_tensor_same_view, (const mt_tensor *a, const mt_tensor *b), (a, b))                 \
-    F(mt_status, mt_tensor_scalar, (mt_scalar value, mt_dtype dtype, mt_tensor * *out),            \
-      (value, dtype, out))                                                                         \
-    F(mt_status, mt_reduce_result,                                                                 \
-      (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out),  \
-      (self, reduce, keepdim, res, out))                                                           \
-    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                         \
-    F(mt_status, mt_caching_device,                                                                \
-      (int device, const mt_caching_backend *backend, void *state, mt_caching_allocator **out),    \
-      (device, backend, state, out))                                                               \
-    F(mt_allocator *, mt_caching_as_allocator, (mt_caching_allocator * ca), (ca))                  \
-    F(mt_status, mt_caching_malloc,                                                                \
-      (mt_caching_allocator * ca, size_t size, uintptr_t stream, void **ptr),                      \
-      (ca, size, stream, ptr))                                                                     \
-    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))               \
-    F(mt_status, mt_caching_record_stream,                                                         \
-      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))                 \
-    V(mt_caching_empty_cache, (mt_caching_allocator * ca), (ca))                                   \
-    V(mt_caching_get_stats, (mt_caching_allocator * ca, mt_caching_stats * out), (ca, out))        \
-    V(mt_alloc_report,                                                                             \
-      (const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache),                \
-      (ptr, bytes, dev, pool, cache))                                                              \
-    F(bool, mt_trace_enabled, (void), ())                                                          \
-    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                      \
-      (layer, name, detail))                                                                       \
-    V(mt_trace_exit, (void), ())                                                                   \
-    F(int64_t, mt_trace_now_ns, (void), ())                                                        \
-    F(int64_t, mt_trace_next_correlation, (void), ())                                              \
-    V(mt_trace_set_correlation, (int64_t corr), (corr))                                            \
-    V(mt_trace_set_gpu_hooks, (mt_trace_gpu_hook start, mt_trace_gpu_hook stop), (start, stop))    \
-    V(mt_trace_gpu_event_add,                                                                      \
-      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,         \
-       int64_t end_ns),                                                                            \
-      (kind, name, device, stream, corr, start_ns, end_ns))                                        \
-    F(mt_status, mt_index_gather, (mt_args * a, const mt_index_backend *be), (a, be))              \
-    F(mt_status, mt_index_scatter, (mt_args * a, const mt_index_backend *be, bool inplace),        \
-      (a, be, inplace))                                                                            \
-    F(mt_status, mt_index_scatter_reduce, (mt_args * a, const mt_index_backend *be, bool inplace), \
-      (a, be, inplace))                                                                            \
-    F(mt_status, mt_index_index, (mt_args * a, const mt_index_backend *be), (a, be))               \
-    F(mt_status, mt_index_put, (mt_args * a, const mt_index_backend *be), (a, be))                 \
-    F(mt_status, mt_index_select, (mt_args * a, const mt_index_backend *be), (a, be))              \
-    F(mt_status, mt_index_embedding, (mt_args * a, const mt_index_backend *be), (a, be))           \
-    F(mt_status, mt_fail_index_bounds, (int64_t index, int dim, int64_t size, mt_status code),     \
-      (index, dim, size, code))                                                                    \
-    F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator * *out),       \
-      (gen, dev, out))                                                                             \
-    V(mt_generator_philox,                                                                         \
-      (mt_generator * g, uint64_t increment, uint64_t *seed, uint64_t *offset),                    \
-      (g, increment, seed, offset))                                                                \
-    F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),     \
-      (a, device, p))                                                                              \
-    F(mt_status, mt_multinomial_with, (mt_args * a, const mt_multinomial_device *dev), (a, dev))   \
-    F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor * out), (a, out))                      \
-    F(mt_status, mt_cat_with,                                                                      \
-      (mt_args * a, mt_status(*copy_into)(mt_tensor * dst, mt_tensor * src)), (a, copy_into))      \
-    F(mt_status, mt_loss_finish,                                                                   \
-      (mt_tensor * loss, mt_tensor * weight, int64_t reduction, mt_tensor **out),                  \
-      (loss, weight, reduction, out))                                                              \
-    F(mt_status, mt_sort_with, (mt_args * a, bool want_values, mt_sort_along_fn along),            \
-      (a, want_values, along))                                                                     \
-    V(mt_sort_geom,                                                                                \
-      (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,      \
-       int64_t *shape),                                                                            \
-      (self, dim, k, outer, n, inner, shape))                                                      \
-    F(mt_status, mt_unique_outputs,                                                                \
-      (mt_args * a, mt_tensor * u, mt_tensor * inverse, mt_tensor * counts),                       \
-      (a, u, inverse, counts))                                                                     \
-    F(mt_status, mt_norm_backward_inputs,                                                          \
-      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))   \
-    F(mt_status, mt_batch_norm_update_running,                                                     \
-      (const mt_args *a, const double *mean, const double *var, int64_t count,                     \
-       mt_running_fn update),                                                                      \
-      (a, mean, var, count, update))                                                               \
-    V(mt_set_cuda_index_fn, (int (*fn)(void)), (fn))                                               \
-    F(mt_status, mt_ew_call, (mt_op op, mt_ew_id row, mt_args * a, const mt_ew_device *dev),       \
-      (op, row, a, dev))                                                                           \
-    F(mt_status, mt_fail_not_implemented, (const char *kernel, const char *suffix, mt_dtype dt),   \
-      (kernel, suffix, dt))                                                                        \
-    F(mt_status, mt_fail_embedding_index, (void), ())                                              \
-    F(mt_status, mt_fail_nll_target, (int64_t target), (target))                                   \
-    F(mt_status, mt_fail_bce_range, (bool input), (input))                                         \
-    F(mt_status, mt_fail_one_hot_class, (bool negative), (negative))                               \
-    F(mt_status, mt_fail_pool_index, (int64_t plane), (plane))                                     \
-    F(mt_status, mt_histc_range,                                                                   \
-      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                    \
-      (self, min, max, lo, hi))                                                                    \
-    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                          \
-    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),       \
-      (self, minlength, length))                                                                   \
-    F(mt_dtype, mt_default_float, (void), ())
+#define MT_CAPI_FUNCTIONS(F, V)                                                                   \
+    F(const char *, mt_last_error, (void), ())                                                    \
+    F(mt_status, mt_register_backend, (const mt_device_backend *be), (be))                        \
+    F(mt_status, mt_backend_caching,                                                              \
+      (mt_device_type type, int device, mt_caching_allocator **out), (type, device, out))         \
+    F(mt_status, mt_dispatch, (mt_op op, mt_args * a), (op, a))                                   \
+    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                        \
+    V(mt_args_init, (mt_args * a), (a))                                                           \
+    F(mt_status, mt_tensor_empty,                                                                 \
+      (int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out),           \
+      (ndim, sizes, dtype, dev, out))                                                             \
+    F(mt_status, mt_tensor_view,                                                                  \
+      (mt_tensor * base, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,  \
+       mt_tensor **out),                                                                          \
+      (base, ndim, sizes, strides, offset, out))                                                  \
+    V(mt_tensor_release, (mt_tensor * t), (t))                                                    \
+    V(mt_tensor_clear, (mt_tensor * *t), (t))                                                     \
+    F(int64_t, mt_numel, (int ndim, const int64_t *sizes), (ndim, sizes))                         \
+    F(bool, mt_tensor_is_contiguous, (const mt_tensor *t), (t))                                   \
+    V(mt_contiguous_strides, (int ndim, const int64_t *sizes, int64_t *strides),                  \
+      (ndim, sizes, strides))                                                                     \
+    F(mt_status, mt_broadcast_shapes,                                                             \
+      (int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out),              \
+      (na, a, nb, b, nout, out))                                                                  \
+    F(mt_status, mt_tensor_set_requires_grad, (mt_tensor * t, bool on), (t, on))                  \
+    F(mt_status, mt_tensor_item, (const mt_tensor *t, mt_scalar *out), (t, out))                  \
+    V(mt_store_scalar, (char *p, mt_dtype dt, mt_scalar v), (p, dt, v))                           \
+    F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                 \
+    F(mt_status, mt_reduce_result,                                                                \
+      (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
+      (self, reduce, keepdim, res, out))                                                          \
+    F(mt_status, mt_caching_malloc,                                                               \
+      (mt_caching_allocator * ca, size_t size, uintptr_t stream, void **ptr),                     \
+      (ca, size, stream, ptr))                                                                    \
+    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))              \
+    F(mt_status, mt_caching_record_stream,                                                        \
+      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))                \
+    F(bool, mt_trace_enabled, (void), ())                                                         \
+    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                     \
+      (layer, name, detail))                                                                      \
+    V(mt_trace_exit, (void), ())                                                                  \
+    F(int64_t, mt_trace_now_ns, (void), ())                                                       \
+    F(int64_t, mt_trace_next_correlation, (void), ())                                             \
+    V(mt_trace_set_correlation, (int64_t corr), (corr))                                           \
+    V(mt_trace_gpu_event_add,                                                                     \
+      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,        \
+       int64_t end_ns),                                                                           \
+      (kind, name, device, stream, corr, start_ns, end_ns))                                       \
+    F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator * *out),      \
+      (gen, dev, out))                                                                            \
+    V(mt_generator_philox,                                                                        \
+      (mt_generator * g, uint64_t increment, uint64_t *seed, uint64_t *offset),                   \
+      (g, increment, seed, offset))                                                               \
+    F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),    \
+      (a, device, p))                                                                             \
+    F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor * out), (a, out))                     \
+    F(mt_status, mt_loss_finish,                                                                  \
+      (mt_tensor * loss, mt_tensor * weight, int64_t reduction, mt_tensor **out),                 \
+      (loss, weight, reduction, out))                                                             \
+    V(mt_sort_geom,                                                                               \
+      (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,     \
+       int64_t *shape),                                                                           \
+      (self, dim, k, outer, n, inner, shape))                                                     \
+    F(mt_status, mt_unique_outputs,                                                               \
+      (mt_args * a, mt_tensor * u, mt_tensor * inverse, mt_tensor * counts),                      \
+      (a, u, inverse, counts))                                                                    \
+    F(mt_status, mt_norm_backward_inputs,                                                         \
+      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))  \
+    F(mt_status, mt_batch_norm_update_running,                                                    \
+      (const mt_args *a, const double *mean, const double *var, int64_t count,                    \
+       mt_running_fn update),                                                                     \
+      (a, mean, var, count, update))                                                              \
+    F(mt_status, mt_fail_kernel, (mt_kernel_fail kind, const mt_fail_args *x), (kind, x))         \
+    F(mt_status, mt_histc_range,                                                                  \
+      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                   \
+      (self, min, max, lo, hi))                                                                   \
+    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                         \
+    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),      \
+      (self, minlength, length))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

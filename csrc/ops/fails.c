@@ -51,3 +51,25 @@ mt_fail_pool_index(int64_t plane)
                    "elements",
                    (long long)plane);
 }
+
+mt_status
+mt_fail_kernel(mt_kernel_fail kind, const mt_fail_args *x)
+{
+    switch (kind) {
+    case MT_FAIL_NOT_IMPLEMENTED:
+        return mt_fail_not_implemented(x->kernel, x->suffix, x->dtype);
+    case MT_FAIL_INDEX_BOUNDS:
+        return mt_fail_index_bounds(x->value, x->dim, x->size, x->code);
+    case MT_FAIL_EMBEDDING_INDEX:
+        return mt_fail_embedding_index();
+    case MT_FAIL_NLL_TARGET:
+        return mt_fail_nll_target(x->value);
+    case MT_FAIL_BCE_RANGE:
+        return mt_fail_bce_range(x->flag);
+    case MT_FAIL_ONE_HOT_CLASS:
+        return mt_fail_one_hot_class(x->flag);
+    case MT_FAIL_POOL_INDEX:
+        return mt_fail_pool_index(x->value);
+    }
+    return mt_fail(MT_ERUNTIME, "unknown kernel failure %d", (int)kind);
+}

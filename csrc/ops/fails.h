@@ -28,4 +28,28 @@ mt_status mt_fail_one_hot_class(bool negative);
 /* max_pool2d_with_indices_backward: an index outside its plane of plane elements. */
 mt_status mt_fail_pool_index(int64_t plane);
 
+/* The failures above as one call, the one entry of the C API that a plug-in's same-named
+ * functions forward to (cuda/capi_import.c): kind and the arguments of its function. */
+typedef enum mt_kernel_fail {
+    MT_FAIL_NOT_IMPLEMENTED, /* kernel, suffix, dtype */
+    MT_FAIL_INDEX_BOUNDS,    /* value (the index), dim, size, code */
+    MT_FAIL_EMBEDDING_INDEX,
+    MT_FAIL_NLL_TARGET,    /* value (the target) */
+    MT_FAIL_BCE_RANGE,     /* flag (input) */
+    MT_FAIL_ONE_HOT_CLASS, /* flag (negative) */
+    MT_FAIL_POOL_INDEX,    /* value (the plane) */
+} mt_kernel_fail;
+
+typedef struct mt_fail_args {
+    const char *kernel, *suffix;
+    mt_dtype dtype;
+    int64_t value;
+    int dim;
+    int64_t size;
+    mt_status code;
+    bool flag;
+} mt_fail_args;
+
+mt_status mt_fail_kernel(mt_kernel_fail kind, const mt_fail_args *x);
+
 #endif

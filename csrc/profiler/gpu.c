@@ -1,7 +1,7 @@
 /* The GPU half of the profiler's storage: correlation ids, the backend's start/stop hooks, and the
  * device events a backend reports when a recording stops.
  *
- * _C knows no CUDA. minitorch._C_cuda registers two hooks through the C API: start (a time base
+ * _C knows no CUDA. minitorch._C_cuda's backend (dispatch/backend.h) brings two hooks: start (a time base
  * per device, CUPTI if it loads) and stop (every pending pair of CUDA events resolved to device
  * times on the CPU clock, and CUPTI's records of library kernels), which hands each device event
  * to mt_trace_gpu_event_add. The Python bindings take them with mt_trace_gpu_take. */

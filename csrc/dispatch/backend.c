@@ -1,0 +1,223 @@
+/* mt_register_backend (dispatch/backend.h): a device backend's allocator, kernels and hooks
+ * installed in _C. The families' kernels for the device key live here: each runs its family's
+ * front end with the backend's loop, so the control flow stays in _C and the plug-in computes.
+ * Nothing here speaks CUDA. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dispatch/backend.h"
+#include "ops/factory_args.h"
+
+/* The dispatcher routes MT_CUDA tensors to MT_KEY_CUDA, its one device key: one backend. */
+static const mt_device_backend *device_backend;
+
+/* ---- memory: one caching allocator per device, behind one mt_allocator for the type ---- */
+
+/* Makes device current (its first use initialises the device) and finds its caching allocator. */
+static mt_status
+device_caching(int device, mt_caching_allocator **out)
+{
+    const mt_device_backend *be = device_backend;
+    mt_status st = be->use_device(device);
+    if (st) {
+        return st;
+    }
+    return mt_caching_device(device, be->memory, (void *)(intptr_t)device, out);
+}
+
+mt_status
+mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out)
+{
+    if (device_backend == NULL || device_backend->type != type) {
+        return mt_fail(MT_ENOCUDA, "minitorch not compiled with CUDA enabled");
+    }
+    return device_caching(device, out);
+}
+
+/* Picks the device's caching allocator and passes the request on; ctx remembers that
+ * allocator's vtable for the free. */
+static mt_status
+route_alloc(mt_allocator *self, size_t nbytes, mt_device dev, void **out, void **ctx)
+{
+    (void)self;
+    *out = NULL;
+    *ctx = NULL;
+    mt_caching_allocator *ca;
+    /* Even an empty tensor needs a usable device: device_caching checks it. */
+    mt_status st = device_caching(dev.index, &ca);
+    if (st) {
+        return st;
+    }
+    mt_allocator *a = mt_caching_as_allocator(ca);
+    st = a->alloc(a, nbytes, dev, out, ctx);
+    if (st == MT_OK) {
+        *ctx = a;
+    }
+    return st;
+}
+
+static void
+route_free(mt_allocator *self, void *ptr, size_t nbytes, void *ctx)
+{
+    (void)self;
+    mt_allocator *a = ctx;
+    if (a != NULL) {
+        a->free(a, ptr, nbytes, NULL);
+    }
+}
+
+static void
+route_stats(mt_allocator *self, mt_alloc_stats *out)
+{
+    (void)self;
+    *out = (mt_alloc_stats){0};
+    for (int d = 0; d < device_backend->device_count(); d++) {
+        mt_caching_allocator *ca;
+        if (device_caching(d, &ca) != MT_OK) {
+            continue;
+        }
+        mt_caching_stats s;
+        mt_caching_get_stats(ca, &s);
+        out->allocated_bytes += s.allocated_bytes[MT_STAT_ALL].current;
+        out->peak_allocated_bytes += s.allocated_bytes[MT_STAT_ALL].peak;
+        out->reserved_bytes += s.reserved_bytes[MT_STAT_ALL].current;
+        out->num_allocs += s.allocation[MT_STAT_ALL].allocated;
+        out->num_frees += s.allocation[MT_STAT_ALL].freed;
+    }
+}
+
+static void
+route_empty_cache(mt_allocator *self)
+{
+    (void)self;
+    for (int d = 0; d < device_backend->device_count(); d++) {
+        mt_caching_allocator *ca;
+        if (device_caching(d, &ca) == MT_OK) {
+            mt_caching_empty_cache(ca);
+        }
+    }
+}
+
+static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_empty_cache};
+
+/* ---- the families' kernels: front end here, the backend's loop ---- */
+
+#define MT_EW_OP(op, row)                                                  \
+    static mt_status device_##op(mt_args *a)                               \
+    {                                                                      \
+        return mt_ew_call(MT_OP_##op, MT_EW_##row, a, device_backend->ew); \
+    }
+#include "ops/elementwise.def"
+
+/* index family: name, the shared kernel's call */
+#define MT_INDEX_OPS(X)                                      \
+    X(gather, mt_index_gather(a, be))                        \
+    X(index, mt_index_index(a, be))                          \
+    X(index_put_, mt_index_put(a, be))                       \
+    X(index_select, mt_index_select(a, be))                  \
+    X(embedding, mt_index_embedding(a, be))                  \
+    X(scatter, mt_index_scatter(a, be, false))               \
+    X(scatter_, mt_index_scatter(a, be, true))               \
+    X(scatter_add, mt_index_scatter(a, be, false))           \
+    X(scatter_add_, mt_index_scatter(a, be, true))           \
+    X(scatter_reduce, mt_index_scatter_reduce(a, be, false)) \
+    X(scatter_reduce_, mt_index_scatter_reduce(a, be, true))
+
+#define INDEX_KERNEL(op, call)                              \
+    static mt_status device_##op(mt_args *a)                \
+    {                                                       \
+        const mt_index_backend *be = device_backend->index; \
+        return call;                                        \
+    }
+MT_INDEX_OPS(INDEX_KERNEL)
+#undef INDEX_KERNEL
+
+static mt_status
+device_sort(mt_args *a)
+{
+    return mt_sort_with(a, true, device_backend->sort_along);
+}
+
+static mt_status
+device_argsort(mt_args *a)
+{
+    return mt_sort_with(a, false, device_backend->sort_along);
+}
+
+static mt_status
+device_topk(mt_args *a)
+{
+    return mt_sort_with(a, true, device_backend->sort_along);
+}
+
+static mt_status
+device_cat(mt_args *a)
+{
+    return mt_cat_with(a, device_backend->copy_into);
+}
+
+static mt_status
+device_multinomial(mt_args *a)
+{
+    return mt_multinomial_with(a, device_backend->multinomial);
+}
+
+/* "mt_<backend>_<op>", the names PyTorch's profiles would show for the device's kernels */
+static char family_names[MT_NUM_OPS][64];
+
+static void
+register_family(const mt_device_backend *be, mt_op op, mt_kernel_fn fn)
+{
+    snprintf(family_names[op], sizeof(family_names[op]), "mt_%s_%s", be->name, mt_op_names[op]);
+    mt_register_kernel(op, MT_KEY_CUDA, fn, family_names[op]);
+}
+
+static void
+register_families(const mt_device_backend *be)
+{
+    if (be->ew) {
+#define MT_EW_OP(op, row) register_family(be, MT_OP_##op, device_##op);
+#include "ops/elementwise.def"
+    }
+    if (be->index) {
+#define INDEX_REGISTER(op, call) register_family(be, MT_OP_##op, device_##op);
+        MT_INDEX_OPS(INDEX_REGISTER)
+#undef INDEX_REGISTER
+    }
+    if (be->sort_along) {
+        register_family(be, MT_OP_sort, device_sort);
+        register_family(be, MT_OP_argsort, device_argsort);
+        register_family(be, MT_OP_topk, device_topk);
+    }
+    if (be->copy_into) {
+        register_family(be, MT_OP_cat, device_cat);
+    }
+    if (be->multinomial) {
+        register_family(be, MT_OP_multinomial, device_multinomial);
+    }
+}
+
+mt_status
+mt_register_backend(const mt_device_backend *be)
+{
+    if (be->type != MT_CUDA || device_backend != NULL) {
+        return mt_fail(MT_ERUNTIME, "a backend for the device type '%s' is already registered",
+                       be->name);
+    }
+    device_backend = be;
+    register_families(be);
+    for (size_t k = 0; k < be->num_kernels; k++) {
+        mt_register_kernel(be->kernels[k].op, MT_KEY_CUDA, be->kernels[k].fn, be->kernels[k].name);
+    }
+    for (int op = 0; be->fallback && op < MT_NUM_OPS; op++) {
+        if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
+            mt_op_nout[op] > 0) {
+            mt_register_kernel(op, MT_KEY_CUDA, be->fallback[op].fn, be->fallback[op].name);
+        }
+    }
+    router.name = be->name;
+    mt_register_allocator(be->type, &router);
+    mt_set_cuda_index_fn(be->current_device);
+    mt_trace_set_gpu_hooks(be->gpu_start, be->gpu_stop);
+    return MT_OK;
+}

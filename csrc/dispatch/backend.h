@@ -1,0 +1,73 @@
+/* A device backend: the one struct a device plug-in (minitorch._C_cuda) fills and hands to _C
+ * once, with mt_register_backend, as ggml's backends fill ggml_backend_i (ggml-backend-impl.h).
+ *
+ * _C owns the control flow; the backend only computes. Its parts:
+ *   memory   the device side of _C's caching allocator (raw malloc/free, memory info, the
+ *            current stream and its events); _C makes one caching allocator per device over it
+ *            and registers the allocator for the device type, so torch.cuda.memory_* and
+ *            empty_cache read and free _C's caches;
+ *   device   the device count, making a device current (checking its index), the calling
+ *            thread's current device (the index "cuda" alone stands for);
+ *   loops    the device loops the families' front ends drive: _C registers for the backend's
+ *            key a kernel per op of those families that runs the front end (checks, dtypes,
+ *            PyTorch's messages) and calls these; a NULL loop leaves its family to `kernels`
+ *            (or the host round trip);
+ *   kernels  the backend's own kernels, a table of (op, kernel) that _C registers after the
+ *            families';
+ *   fallback one kernel per op (NULL where none) that _C registers for each op that has a CPU
+ *            kernel and still none for the key: the host round trip;
+ *   profiler GPU activity collection around a profiling session.
+ * The services a kernel calls back (tensors, mt_fail, dispatch of composites, tracing) are the
+ * C API table of capi/capi.h. This header must not include CUDA: _C is built without it. */
+#ifndef MT_DISPATCH_BACKEND_H
+#define MT_DISPATCH_BACKEND_H
+
+#include "alloc/caching.h"
+#include "dispatch/dispatch.h"
+#include "ops/arg_checks.h"
+#include "ops/distributions.h"
+#include "ops/elementwise.h"
+#include "ops/index_plan.h"
+#include "profiler/trace.h"
+
+typedef struct mt_backend_kernel {
+    mt_op op;
+    mt_kernel_fn fn;
+    const char *name; /* "mt_cuda_<op>", for the profiler and the journey */
+} mt_backend_kernel;
+
+typedef struct mt_device_backend {
+    const char *name;    /* "cuda": its allocator's name */
+    mt_device_type type; /* the devices it serves (MT_CUDA: the dispatcher's one device key) */
+
+    /* memory: state is the device index, (void *)(intptr_t)device */
+    const mt_caching_backend *memory;
+
+    /* device */
+    int (*device_count)(void);
+    mt_status (*use_device)(int device); /* makes it current; fails for a bad index */
+    int (*current_device)(void);
+
+    /* loops of the families */
+    const mt_ew_device *ew;                     /* elementwise.def's ops */
+    const mt_index_backend *index;              /* gather, scatter*, index*, embedding */
+    mt_sort_along_fn sort_along;                /* sort, argsort, topk */
+    mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src); /* cat: dst = src on the device */
+    const mt_multinomial_device *multinomial;   /* multinomial */
+
+    /* kernels */
+    const mt_backend_kernel *kernels;
+    size_t num_kernels;
+    const mt_backend_kernel *fallback; /* MT_NUM_OPS rows in op order, or NULL */
+
+    /* profiler: start before a recording with device activity, stop after it (stop reports the
+     * device's events with mt_trace_gpu_event_add) */
+    mt_trace_gpu_hook gpu_start, gpu_stop;
+} mt_device_backend;
+
+/* Installs be (which must outlive _C) for be->type: its allocator, kernels and hooks. */
+mt_status mt_register_backend(const mt_device_backend *be);
+/* The caching allocator of device's (made current) of type's backend. */
+mt_status mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out);
+
+#endif
