@@ -198,6 +198,7 @@ mt_cuda_register(void)
         .sort_along = mt_cuda_sort_along,
         .copy_into = mt_cuda_copy_into,
         .multinomial = &mt_cuda_multinomial,
+        .stats = &mt_cuda_stats,
         .kernels = table,
         .fallback = mt_cuda_host_fallback,
         .gpu_start = mt_cuda_profiler_start,

@@ -10,18 +10,6 @@
 #include "cuda/sort.h"
 #include "ops/distributions.h"
 
-/* The key and first offset of a launch on dev using `increment` offsets. */
-static mt_status
-philox_for(mt_generator *gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset)
-{
-    mt_generator *g;
-    mt_status st = mt_generator_for(gen, dev, &g); /* checks dev's index */
-    if (st == MT_OK) {
-        mt_generator_philox(g, increment, seed, offset);
-    }
-    return st;
-}
-
 // self (any shape, CUDA), in (self's shape, float64, contiguous) or NULL; self = draws of
 // kind (rand_kernel's), in place
 static mt_status
@@ -46,7 +34,7 @@ fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t
                       r->span,
                       in ? (const double *)mt_tensor_data(in) : NULL};
     void *args[] = {&p};
-    if ((st = philox_for(a->gen, dev, increment, &p.seed, &p.offset)) ||
+    if ((st = mt_generator_philox_for(a->gen, dev, increment, &p.seed, &p.offset)) ||
         (st = mt_cuda_use_device(dev)) ||
         (st = mt_cuda_launch_n(mt_cuda_rand_kernel(kind, self->dtype), p.n, args))) {
         goto out_release;
@@ -178,7 +166,7 @@ mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen)
     mt_cuda_rand p = {
         mt_tensor_data(keys), mt_tensor_numel(keys), 0, 0, 0, 0, 0, (uint64_t)1 << 63, NULL};
     void *args[] = {&p};
-    mt_status st = philox_for(gen, dev, 1, &p.seed, &p.offset);
+    mt_status st = mt_generator_philox_for(gen, dev, 1, &p.seed, &p.offset);
     if (st == MT_OK) {
         st = mt_cuda_use_device(dev);
     }

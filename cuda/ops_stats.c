@@ -1,7 +1,8 @@
-/* The CUDA key's statistics kernels: histc, bincount, searchsorted, cummax and cummin (stats.cu's
- * kernels). The front ends (ops/stats_checks.c) have checked the arguments; the range of histc
- * and the length of bincount come from the shared ops/stats.h (with ops, on the device, reading
- * back two numbers); the inputs are cast to contiguous copies of the kernels' dtypes. */
+/* The CUDA key's statistics kernels: searchsorted, cummax and cummin, and the loops of histc and
+ * bincount (mt_cuda_stats), whose kernels _C runs (dispatch/backend.c): stats.cu's kernels. The
+ * front ends (ops/stats_checks.c) have checked the arguments; the range of histc and the length
+ * of bincount come from _C (ops/stats.h: with ops, on the device, reading back two numbers);
+ * the inputs are cast to contiguous copies of the kernels' dtypes. */
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h" /* mt_cuda_launch_n */
 #include "cuda/ops.h"
@@ -20,57 +21,54 @@ zeros(int64_t n, mt_dtype dt, mt_device dev, mt_tensor **out)
     return st;
 }
 
-// self (any shape) float; out (bins): counts of self's elements in equal bins of [min, max]
+// self (any shape) float; out (bins): counts of self's elements in equal bins of [lo, hi]
 static mt_status
-cuda_histc(mt_args *a)
+histc(mt_tensor *self, int64_t bins, double lo, double hi, mt_tensor **out)
 {
-    mt_tensor *self = a->t[0], *x = NULL;
+    mt_tensor *x = NULL;
     const mt_device dev = mt_tensor_device(self);
-    double lo, hi;
-    mt_status st = mt_histc_range(self, a->s[0], a->s[1], &lo, &hi);
-    if (st || (st = mt_cuda_use_device(dev)) ||
-        (st = zeros(a->i[0], self->dtype, dev, &a->out[0])) ||
+    mt_status st = mt_cuda_use_device(dev);
+    if (st || (st = zeros(bins, self->dtype, dev, out)) ||
         (st = mt_cuda_cast(self, self->dtype, &x))) {
         goto out_release;
     }
-    mt_cuda_histc p = {
-        mt_tensor_data(x), mt_tensor_data(a->out[0]), mt_tensor_numel(x), a->i[0], lo, hi};
+    mt_cuda_histc p = {mt_tensor_data(x), mt_tensor_data(*out), mt_tensor_numel(x), bins, lo, hi};
     void *args[] = {&p};
     st = mt_cuda_launch_n(mt_cuda_histc_kernel(self->dtype == MT_FLOAT64), p.n, args);
 out_release:
     mt_tensor_clear(&x);
     if (st) {
-        mt_tensor_clear(&a->out[0]);
+        mt_tensor_clear(out);
     }
     return st;
 }
 
-// self (n) non-negative ints, weights (n) or NULL; out: each value's count or summed weights
+// self (n) non-negative ints, weights (n) or NULL; out (length) of dt: each value's count or
+// summed weights
 static mt_status
-cuda_bincount(mt_args *a)
+bincount(mt_tensor *self, mt_tensor *weights, int64_t length, mt_dtype dt, mt_tensor **out)
 {
-    mt_tensor *self = a->t[0], *weights = a->t[1], *x = NULL, *w = NULL;
+    mt_tensor *x = NULL, *w = NULL;
     const mt_device dev = mt_tensor_device(self);
-    const mt_dtype dt = mt_bincount_dtype(weights);
-    int64_t len = 0;
-    mt_status st = mt_bincount_length(self, a->i[0], &len);
-    if (st || (st = mt_cuda_use_device(dev)) || (st = zeros(len, dt, dev, &a->out[0])) ||
-        (st = mt_cuda_cast(self, MT_INT64, &x)) ||
+    mt_status st = mt_cuda_use_device(dev);
+    if (st || (st = zeros(length, dt, dev, out)) || (st = mt_cuda_cast(self, MT_INT64, &x)) ||
         (weights && (st = mt_cuda_cast(weights, dt, &w)))) {
         goto out_release;
     }
     mt_cuda_bincount p = {(const int64_t *)mt_tensor_data(x), w ? mt_tensor_data(w) : NULL,
-                          mt_tensor_data(a->out[0]), mt_tensor_numel(x)};
+                          mt_tensor_data(*out), mt_tensor_numel(x)};
     void *args[] = {&p};
     st = mt_cuda_launch_n(mt_cuda_bincount_kernel(dt), p.n, args);
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
     if (st) {
-        mt_tensor_clear(&a->out[0]);
+        mt_tensor_clear(out);
     }
     return st;
 }
+
+const mt_stats_device mt_cuda_stats = {histc, bincount};
 
 // sorted_sequence (*, len) (or one row), self (*, k) (or a number); out (self's shape): each
 // value's position in its row; compared as int64 when both are integers, else as float64
@@ -164,8 +162,9 @@ void
 mt_cuda_register_stats(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(histc),  MT_CUDA_REG(bincount), MT_CUDA_REG(searchsorted),
-        MT_CUDA_REG(cummax), MT_CUDA_REG(cummin),
+        MT_CUDA_REG(searchsorted),
+        MT_CUDA_REG(cummax),
+        MT_CUDA_REG(cummin),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -6,7 +6,7 @@
  * kernels for the device key and keeps their control flow), its own kernel table and its host
  * fallback. So a plug-in never calls a front end back; it only computes.
  *
- * The services, by group (42 entries and mt_fail):
+ * The services, by group (38 entries and mt_fail):
  *   registration  mt_register_backend, mt_last_error, mt_backend_caching (a device's caching
  *                 allocator) with mt_caching_malloc/free/record_stream (the raw-block API)
  *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init,
@@ -17,7 +17,7 @@
  *   kernel parts  the pieces of a family a device kernel still shares with the CPU one: the
  *                 generator's Philox state, reductions' and factories' results, sort's geometry,
  *                 unique's outputs, the losses' reduction, the normalisations' inputs and
- *                 running statistics, histc's range, bincount's dtype and length
+ *                 running statistics
  *
  * A plug-in is a separate shared object, loaded with its symbols private, so it cannot link
  * against _C's functions: it receives this table of pointers at import and calls through it.
@@ -61,8 +61,9 @@
  * mt_default_float (set_default_dtype); 20: mt_tensor's view fields (view_base ...); 21:
  * mt_index_scatter takes its mode from the plan; 22: mt_tensor's and mt_node's gradient hooks;
  * 23: the device backend (dispatch/backend.h) replaces kernel, allocator, hook and device-index
- * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, ...);
- * mt_fail_kernel replaces ops/fails.h's functions; 72 entries down to 42 */
+ * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, mt_histc_range,
+ * mt_bincount_*, ...); mt_fail_kernel replaces ops/fails.h's functions, mt_generator_philox_for
+ * mt_generator_for and mt_generator_philox; 72 entries down to 38 */
 #define MT_CAPI_VERSION 23
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
@@ -115,11 +116,9 @@
       (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,        \
        int64_t end_ns),                                                                           \
       (kind, name, device, stream, corr, start_ns, end_ns))                                       \
-    F(mt_status, mt_generator_for, (mt_generator * gen, mt_device dev, mt_generator * *out),      \
-      (gen, dev, out))                                                                            \
-    V(mt_generator_philox,                                                                        \
-      (mt_generator * g, uint64_t increment, uint64_t *seed, uint64_t *offset),                   \
-      (g, increment, seed, offset))                                                               \
+    F(mt_status, mt_generator_philox_for,                                                         \
+      (mt_generator * gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset),  \
+      (gen, dev, increment, seed, offset))                                                        \
     F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),    \
       (a, device, p))                                                                             \
     F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor * out), (a, out))                     \
@@ -139,13 +138,7 @@
       (const mt_args *a, const double *mean, const double *var, int64_t count,                    \
        mt_running_fn update),                                                                     \
       (a, mean, var, count, update))                                                              \
-    F(mt_status, mt_fail_kernel, (mt_kernel_fail kind, const mt_fail_args *x), (kind, x))         \
-    F(mt_status, mt_histc_range,                                                                  \
-      (mt_tensor * self, mt_scalar min, mt_scalar max, double *lo, double *hi),                   \
-      (self, min, max, lo, hi))                                                                   \
-    F(mt_dtype, mt_bincount_dtype, (const mt_tensor *weights), (weights))                         \
-    F(mt_status, mt_bincount_length, (mt_tensor * self, int64_t minlength, int64_t *length),      \
-      (self, minlength, length))
+    F(mt_status, mt_fail_kernel, (mt_kernel_fail kind, const mt_fail_args *x), (kind, x))
 
 typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */

@@ -359,3 +359,15 @@ mt_generator_philox(mt_generator *g, uint64_t increment, uint64_t *seed, uint64_
     g->offset += increment;
     mt_generator_unlock(g);
 }
+
+mt_status
+mt_generator_philox_for(mt_generator *gen, mt_device dev, uint64_t increment, uint64_t *seed,
+                        uint64_t *offset)
+{
+    mt_generator *g;
+    mt_status st = mt_generator_for(gen, dev, &g); /* checks dev's index */
+    if (st == MT_OK) {
+        mt_generator_philox(g, increment, seed, offset);
+    }
+    return st;
+}

@@ -78,6 +78,9 @@ void mt_generator_philox(mt_generator *g, uint64_t increment, uint64_t *seed, ui
 /* The generator a kernel on dev draws from: gen if given (PyTorch's error if it belongs to
  * another device type), else dev's default. */
 mt_status mt_generator_for(mt_generator *gen, mt_device dev, mt_generator **out);
+/* mt_generator_philox of mt_generator_for(gen, dev): a device launch's key and offset. */
+mt_status mt_generator_philox_for(mt_generator *gen, mt_device dev, uint64_t increment,
+                                  uint64_t *seed, uint64_t *offset);
 
 void mt_generator_lock(mt_generator *g);
 void mt_generator_unlock(mt_generator *g);

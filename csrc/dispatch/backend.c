@@ -162,6 +162,24 @@ device_multinomial(mt_args *a)
     return mt_multinomial_with(a, device_backend->multinomial);
 }
 
+static mt_status
+device_histc(mt_args *a)
+{
+    double lo, hi;
+    mt_status st = mt_histc_range(a->t[0], a->s[0], a->s[1], &lo, &hi);
+    return st ? st : device_backend->stats->histc(a->t[0], a->i[0], lo, hi, &a->out[0]);
+}
+
+static mt_status
+device_bincount(mt_args *a)
+{
+    int64_t length = 0;
+    mt_status st = mt_bincount_length(a->t[0], a->i[0], &length);
+    return st ? st
+              : device_backend->stats->bincount(a->t[0], a->t[1], length,
+                                                mt_bincount_dtype(a->t[1]), &a->out[0]);
+}
+
 /* "mt_<backend>_<op>", the names PyTorch's profiles would show for the device's kernels */
 static char family_names[MT_NUM_OPS][64];
 
@@ -194,6 +212,10 @@ register_families(const mt_device_backend *be)
     }
     if (be->multinomial) {
         register_family(be, MT_OP_multinomial, device_multinomial);
+    }
+    if (be->stats) {
+        register_family(be, MT_OP_histc, device_histc);
+        register_family(be, MT_OP_bincount, device_bincount);
     }
 }
 

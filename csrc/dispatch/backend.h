@@ -28,6 +28,7 @@
 #include "ops/distributions.h"
 #include "ops/elementwise.h"
 #include "ops/index_plan.h"
+#include "ops/stats.h"
 #include "profiler/trace.h"
 
 typedef struct mt_backend_kernel {
@@ -54,6 +55,7 @@ typedef struct mt_device_backend {
     mt_sort_along_fn sort_along;                /* sort, argsort, topk */
     mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src); /* cat: dst = src on the device */
     const mt_multinomial_device *multinomial;   /* multinomial */
+    const mt_stats_device *stats;               /* histc, bincount */
 
     /* kernels */
     const mt_backend_kernel *kernels;
