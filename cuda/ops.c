@@ -199,6 +199,7 @@ mt_cuda_register(void)
         .copy_into = mt_cuda_copy_into,
         .multinomial = &mt_cuda_multinomial,
         .stats = &mt_cuda_stats,
+        .bce = mt_cuda_bce,
         .kernels = table,
         .fallback = mt_cuda_host_fallback,
         .gpu_start = mt_cuda_profiler_start,

@@ -76,14 +76,15 @@ dense_broadcast(mt_tensor *const *ins, int n, mt_dtype dt, mt_tensor **dense, in
     return st;
 }
 
-/* The per-element loss of x, t (and pw) by the bce kernel, then weight and reduction. */
-static mt_status
-bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
+/* The backend's bce loop (ops/nn.h's mt_bce_fn): the per-element loss of x, t (and pw); _C's
+ * kernels weigh and reduce it. */
+mt_status
+mt_cuda_bce(mt_tensor *const *ins, mt_dtype dt, bool logits, mt_tensor **result)
 {
     mt_tensor *d[3] = {NULL}, *loss = NULL, *flags = NULL;
     int ndim, bad = 0;
     int64_t shape[MT_MAX_DIMS], one = 1;
-    mt_device dev = mt_tensor_device(a->t[0]);
+    mt_device dev = mt_tensor_device(ins[0]);
     mt_status st = dense_broadcast(ins, 3, dt, d, &ndim, shape);
     if (st || (st = mt_tensor_empty(ndim, shape, dt, dev, &loss)) ||
         (st = mt_tensor_empty(1, &one, MT_INT32, dev, &flags)) ||
@@ -112,8 +113,8 @@ bce(mt_args *a, mt_tensor *const *ins, mt_dtype dt, int logits)
             goto out_release;
         }
     }
-    st = mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
-    loss = NULL; /* mt_loss_finish took it */
+    *result = loss;
+    loss = NULL;
 out_release:
     mt_tensor_clear(&loss);
     mt_tensor_clear(&flags);
@@ -121,23 +122,6 @@ out_release:
         mt_tensor_clear(&d[k]);
     }
     return st;
-}
-
-// self, target (one shape) probabilities, weight (broadcasts to it) or NULL; out = the binary
-// cross entropy, reduced
-static mt_status
-cuda_binary_cross_entropy(mt_args *a)
-{
-    mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
-    return bce(a, ins, a->plan->loss.dt, 0);
-}
-
-// self, target logits and probabilities, weight and pos_weight (broadcast to them) or NULL
-static mt_status
-cuda_binary_cross_entropy_with_logits(mt_args *a)
-{
-    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
-    return bce(a, ins, a->plan->loss.dt, 1);
 }
 
 // grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
@@ -293,8 +277,6 @@ mt_cuda_register_nn(void)
 {
     static const mt_cuda_reg kernels[] = {
         MT_CUDA_REG(layer_norm),
-        MT_CUDA_REG(binary_cross_entropy),
-        MT_CUDA_REG(binary_cross_entropy_with_logits),
         MT_CUDA_REG(embedding_dense_backward),
         MT_CUDA_REG(nll_loss),
     };

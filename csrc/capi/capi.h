@@ -6,7 +6,7 @@
  * kernels for the device key and keeps their control flow), its own kernel table and its host
  * fallback. So a plug-in never calls a front end back; it only computes.
  *
- * The services, by group (38 entries and mt_fail):
+ * The services, by group (37 entries and mt_fail):
  *   registration  mt_register_backend, mt_last_error, mt_backend_caching (a device's caching
  *                 allocator) with mt_caching_malloc/free/record_stream (the raw-block API)
  *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init,
@@ -16,8 +16,7 @@
  *   tracing       the profiler's spans, correlation ids and device events
  *   kernel parts  the pieces of a family a device kernel still shares with the CPU one: the
  *                 generator's Philox state, reductions' and factories' results, sort's geometry,
- *                 unique's outputs, the losses' reduction, the normalisations' inputs and
- *                 running statistics
+ *                 unique's outputs, the normalisations' inputs and running statistics
  *
  * A plug-in is a separate shared object, loaded with its symbols private, so it cannot link
  * against _C's functions: it receives this table of pointers at import and calls through it.
@@ -62,8 +61,8 @@
  * mt_index_scatter takes its mode from the plan; 22: mt_tensor's and mt_node's gradient hooks;
  * 23: the device backend (dispatch/backend.h) replaces kernel, allocator, hook and device-index
  * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, mt_histc_range,
- * mt_bincount_*, ...); mt_fail_kernel replaces ops/fails.h's functions, mt_generator_philox_for
- * mt_generator_for and mt_generator_philox; 72 entries down to 38 */
+ * mt_bincount_*, mt_loss_finish, ...); mt_fail_kernel replaces ops/fails.h's functions,
+ * mt_generator_philox_for mt_generator_for and mt_generator_philox; 72 entries down to 37 */
 #define MT_CAPI_VERSION 23
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
@@ -122,9 +121,6 @@
     F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),    \
       (a, device, p))                                                                             \
     F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor * out), (a, out))                     \
-    F(mt_status, mt_loss_finish,                                                                  \
-      (mt_tensor * loss, mt_tensor * weight, int64_t reduction, mt_tensor **out),                 \
-      (loss, weight, reduction, out))                                                             \
     V(mt_sort_geom,                                                                               \
       (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,     \
        int64_t *shape),                                                                           \

@@ -7,6 +7,7 @@
 
 #include "dispatch/backend.h"
 #include "ops/factory_args.h"
+#include "ops/plans.h"
 
 /* The dispatcher routes MT_CUDA tensors to MT_KEY_CUDA, its one device key: one backend. */
 static const mt_device_backend *device_backend;
@@ -29,7 +30,7 @@ mt_status
 mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out)
 {
     if (device_backend == NULL || device_backend->type != type) {
-        return mt_fail(MT_ENOCUDA, "minitorch not compiled with CUDA enabled");
+        return mt_fail(MT_ERUNTIME, "no backend is registered for the device type %d", (int)type);
     }
     return device_caching(device, out);
 }
@@ -180,6 +181,29 @@ device_bincount(mt_args *a)
                                                 mt_bincount_dtype(a->t[1]), &a->out[0]);
 }
 
+/* ins: input, target, pos_weight (NULL for binary_cross_entropy); a->t[2] the weight */
+static mt_status
+device_bce(mt_args *a, mt_tensor *const *ins, bool logits)
+{
+    mt_tensor *loss = NULL;
+    mt_status st = device_backend->bce(ins, a->plan->loss.dt, logits, &loss);
+    return st ? st : mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+}
+
+static mt_status
+device_binary_cross_entropy(mt_args *a)
+{
+    mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
+    return device_bce(a, ins, false);
+}
+
+static mt_status
+device_binary_cross_entropy_with_logits(mt_args *a)
+{
+    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
+    return device_bce(a, ins, true);
+}
+
 /* "mt_<backend>_<op>", the names PyTorch's profiles would show for the device's kernels */
 static char family_names[MT_NUM_OPS][64];
 
@@ -213,6 +237,11 @@ register_families(const mt_device_backend *be)
     if (be->multinomial) {
         register_family(be, MT_OP_multinomial, device_multinomial);
     }
+    if (be->bce) {
+        register_family(be, MT_OP_binary_cross_entropy, device_binary_cross_entropy);
+        register_family(be, MT_OP_binary_cross_entropy_with_logits,
+                        device_binary_cross_entropy_with_logits);
+    }
     if (be->stats) {
         register_family(be, MT_OP_histc, device_histc);
         register_family(be, MT_OP_bincount, device_bincount);
@@ -222,9 +251,12 @@ register_families(const mt_device_backend *be)
 mt_status
 mt_register_backend(const mt_device_backend *be)
 {
-    if (be->type != MT_CUDA || device_backend != NULL) {
-        return mt_fail(MT_ERUNTIME, "a backend for the device type '%s' is already registered",
+    if (be->type != MT_CUDA) {
+        return mt_fail(MT_ERUNTIME, "the dispatcher has no key for backend '%s''s devices",
                        be->name);
+    }
+    if (device_backend != NULL) {
+        return mt_fail(MT_ERUNTIME, "a backend for '%s' is already registered", be->name);
     }
     device_backend = be;
     register_families(be);

@@ -28,6 +28,7 @@
 #include "ops/distributions.h"
 #include "ops/elementwise.h"
 #include "ops/index_plan.h"
+#include "ops/nn.h"
 #include "ops/stats.h"
 #include "profiler/trace.h"
 
@@ -56,6 +57,7 @@ typedef struct mt_device_backend {
     mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src); /* cat: dst = src on the device */
     const mt_multinomial_device *multinomial;   /* multinomial */
     const mt_stats_device *stats;               /* histc, bincount */
+    mt_bce_fn bce; /* binary_cross_entropy (with logits): the loss before weight and reduction */
 
     /* kernels */
     const mt_backend_kernel *kernels;
