@@ -22,23 +22,22 @@ beta_grad_alpha_mid(double x, double alpha, double beta)
     const double mean = alpha / total;
     const double std = sqrt(alpha * beta / (total + 1)) / total;
     if (mean - 0.1 * std <= x && x <= mean + 0.1 * std) { /* avoid the singularity at the mean */
-        const double poly =
-            47 * x * (beta * beta) * (beta * beta) +
-            alpha * ((43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta +
-                     alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta) +
-                              alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta +
-                                       alpha * (8 * (1 - x) * (135 * beta - 11)))));
+        const double poly = 47 * x * (beta * beta) * (beta * beta) +
+                            alpha *
+                                ((43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta +
+                                 alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta) +
+                                          alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta +
+                                                   alpha * (8 * (1 - x) * (135 * beta - 11)))));
         const double prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total);
-        const double prefactor_den =
-            12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total);
+        const double prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total);
         return prefactor_num / (1 - x) * poly / prefactor_den;
     }
     const double prefactor = -x / sqrt(2 * alpha * beta / total);
     const double stirling = (1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) *
                             (1 + 1 / (12 * beta) + 1 / (288 * beta * beta)) /
                             (1 + 1 / (12 * total) + 1 / (288 * total * total));
-    const double term1_num =
-        2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta);
+    const double term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) -
+                             x * (beta * beta);
     const double axbx = alpha * (x - 1) + beta * x;
     const double term1_den = sqrt(2 * alpha / beta) * pow(total, (double)1.5f) * axbx * axbx;
     const double term1 = term1_num / term1_den;
@@ -46,8 +45,8 @@ beta_grad_alpha_mid(double x, double alpha, double beta)
     const double term3_num = sqrt(8 * alpha * beta / total);
     const double term3_den = beta * x + alpha * (x - 1);
     const double term3 = term3_num / term3_den;
-    const double term4_base =
-        beta * log(beta / (total * (1 - x))) + alpha * log(alpha / (total * x));
+    const double term4_base = beta * log(beta / (total * (1 - x))) +
+                              alpha * log(alpha / (total * x));
     const double term4 = pow(term4_base, (double)-1.5f);
     const double term1234 = term1 + term2 * (term3 + (x < mean ? term4 : -term4));
     return stirling * prefactor * term1234;
@@ -95,8 +94,8 @@ standard_gamma_grad_one(double alpha, double x)
     static const double coef_uv[3][8] = {
         {0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089,
          0.0014179084},
-        {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113,
-         -0.0035938915, -0.00058392623},
+        {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915,
+         -0.00058392623},
         {0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326,
          0.00085092367, -1.5247877e-07},
     };
@@ -112,8 +111,8 @@ standard_gamma_grad_one(double alpha, double x)
         const double pow_x_alpha = pow(x, alpha);
         const double gamma_pdf = pow(x, alpha - 1) * exp(-x);
         const double gamma_cdf = pow_x_alpha * series1;
-        const double gamma_cdf_alpha =
-            (log(x) - digamma_one_f64(alpha)) * gamma_cdf - pow_x_alpha * series2;
+        const double gamma_cdf_alpha = (log(x) - digamma_one_f64(alpha)) * gamma_cdf -
+                                       pow_x_alpha * series2;
         const double result = -gamma_cdf_alpha / gamma_pdf;
         return isnan(result) ? 0 : result;
     }
@@ -129,8 +128,8 @@ standard_gamma_grad_one(double alpha, double x)
         const double term2 = denom / (alpha - x);
         const double term3 = pow(x - alpha - alpha * log(x / alpha), -1.5);
         const double term23 = (x < alpha) ? term2 - term3 : term2 + term3;
-        const double term1 =
-            log(x / alpha) * term23 - sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        const double term1 = log(x / alpha) * term23 -
+                             sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
         const double stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
         const double numer = x * term1;
         return -stirling * numer / denom;
@@ -331,7 +330,8 @@ static void
 grad_f32(mt_tensor *out, mt_tensor *const *in, bool dirichlet)
 {
     float *o = (float *)mt_tensor_data(out);
-    const float *x0 = (const float *)mt_tensor_data(in[0]), *x1 = (const float *)mt_tensor_data(in[1]);
+    const float *x0 = (const float *)mt_tensor_data(in[0]),
+                *x1 = (const float *)mt_tensor_data(in[1]);
     const float *x2 = dirichlet ? (const float *)mt_tensor_data(in[2]) : NULL;
     for (int64_t i = 0, n = mt_tensor_numel(out); i < n; i++) {
         o[i] = dirichlet ? dirichlet_grad_one_f32(x0[i], x1[i], x2[i])

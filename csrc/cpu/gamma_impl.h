@@ -146,8 +146,7 @@ F(dirichlet_grad_one)(T x, T alpha, T total)
             q += ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])));
         }
     }
-    const double approx =
-        x_ * (F(digamma_one)((T)total_) - F(digamma_one)((T)alpha_)) / beta_;
+    const double approx = x_ * (F(digamma_one)((T)total_) - F(digamma_one)((T)alpha_)) / beta_;
     return (T)(p / q * approx);
 }
 
