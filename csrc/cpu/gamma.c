@@ -5,6 +5,7 @@
  * checks are the front ends' (ops/distributions.c). */
 #include <float.h>
 #include <stdbool.h>
+#include <string.h>
 #include <tgmath.h>
 
 #include "cpu/random.h"
@@ -147,21 +148,27 @@ standard_gamma_grad_one(double alpha, double x)
 /* ---- the kernels: flat loops over contiguous operands of the output's shape, in its order
  * (TensorIterator's over a new output) ---- */
 
-/* out (new, contiguous, of self's shape and dtype) and the operands t[0 .. n-1] expanded to
- * self's shape, contiguous (new references in in[]) */
+/* out (new, contiguous, of the operands' broadcast shape and self's dtype) and the operands
+ * t[0 .. n-1] expanded to that shape, contiguous (new references in in[]) */
 static mt_status
 operands(mt_args *a, int n, mt_tensor **out, mt_tensor **in)
 {
     mt_tensor *self = a->t[0], *e = NULL;
+    int64_t shape[MT_MAX_DIMS];
+    int ndim = self->ndim;
+    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)ndim);
     mt_status st = MT_OK;
+    for (int k = 1; k < n && st == MT_OK; k++) {
+        st = mt_broadcast_shapes(ndim, shape, a->t[k]->ndim, a->t[k]->sizes, &ndim, shape);
+    }
     for (int k = 0; k < n && st == MT_OK; k++) {
-        if ((st = mt_op_expand(a->t[k], self->ndim, self->sizes, &e)) == MT_OK) {
+        if ((st = mt_op_expand(a->t[k], ndim, shape, &e)) == MT_OK) {
             st = mt_op_contiguous(e, &in[k]);
         }
         mt_tensor_clear(&e);
     }
     if (st == MT_OK) {
-        st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, MT_DEVICE_CPU, out);
+        st = mt_tensor_empty(ndim, shape, self->dtype, MT_DEVICE_CPU, out);
     }
     if (st) {
         for (int k = 0; k < n; k++) {

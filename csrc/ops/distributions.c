@@ -360,16 +360,16 @@ mt_front_dirichlet(const mt_args *a, mt_plan *plan)
     return float_only(a->t[0], "dirichlet", "");
 }
 
-/* the inputs after the first: of its dtype (TensorIterator's check) */
+/* a float first input and the others of its dtype (TensorIterator's check, its message) */
 static mt_status
 same_dtype(const mt_args *a, int n, const char *name)
 {
     mt_status st = float_only(a->t[0], name, device_name(a->t[0]));
     for (int k = 1; st == MT_OK && k < n; k++) {
         if (a->t[k]->dtype != a->t[0]->dtype) {
-            return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                           mt_dtype_scalar_name(a->t[0]->dtype),
-                           mt_dtype_scalar_name(a->t[k]->dtype));
+            return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
+                           mt_dtype_scalar_name(a->t[k]->dtype),
+                           mt_dtype_scalar_name(a->t[0]->dtype));
         }
     }
     return st;

@@ -206,3 +206,28 @@ def test_dirichlet_properties_as_torch():
     e = D.Dirichlet(minitorch.tensor(c[0])).expand((4,))
     assert tuple(e.batch_shape) == (4,) and tuple(e.sample().shape) == (4, 3)
     assert isinstance(D.Chi2(3.0).expand((2,)), D.Chi2)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [
+    lambda t: t._standard_gamma_grad(t.ones(3), t.ones(2)),
+    lambda t: t._standard_gamma_grad(t.ones(3), t.ones(3, dtype=t.float64)),
+    lambda t: t._dirichlet_grad(t.ones(3), t.ones(3), t.ones(3, dtype=t.int64)),
+    lambda t: t._standard_gamma(t.ones(3, dtype=t.bool)),
+    lambda t: t._dirichlet_grad(t.full((3,), 0.5), t.ones(2, 3) * 2, t.full((3,), 3.0)),
+    lambda t: t._standard_gamma_grad(t.full((2, 1), 2.0), t.full((3,), 0.5)),
+    lambda t: t._sample_dirichlet(t.tensor(2.0)),
+])
+def test_edge_shapes_and_errors_as_torch(call):
+    import warnings
+
+    out = []
+    for lib in (minitorch, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = call(lib)
+            out.append(("ok", tuple(r.shape), str(r.dtype).split(".")[-1], r.numpy().tolist()))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    assert out[0] == out[1]
