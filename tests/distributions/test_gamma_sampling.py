@@ -231,3 +231,17 @@ def test_edge_shapes_and_errors_as_torch(call):
         except Exception as e:  # noqa: BLE001
             out.append((type(e).__name__, str(e)))
     assert out[0] == out[1]
+
+
+@needs_torch
+def test_kl_dirichlet_and_chi2_as_torch():
+    from helpers import same_as_torch
+
+    a = np.array([[0.3, 1.0, 4.0], [2.0, 2.0, 2.0]])
+    b = np.array([[1.0, 1.5, 0.5], [0.7, 3.0, 1.2]])
+    same_as_torch(lambda lib, x, y: lib.distributions.kl_divergence(lib.distributions.Dirichlet(x),
+                                                                    lib.distributions.Dirichlet(y)), [a, b],
+                  atol=1e-10, rtol=1e-9)
+    same_as_torch(lambda lib, x, y: lib.distributions.kl_divergence(lib.distributions.Chi2(x),
+                                                                    lib.distributions.Chi2(y)), [a[0], b[0]],
+                  atol=1e-10, rtol=1e-9)
