@@ -94,3 +94,26 @@ def test_channel_dropout_errors_and_warnings():
     with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
         minitorch.feature_dropout(minitorch.ones(3), 0.5, True)
     assert repr(minitorch.nn.Dropout2d(0.2)) == "Dropout2d(p=0.2, inplace=False)"
+
+
+TORCH_LEVEL = {
+    "feature_dropout_": lambda lib, x, train: lib.feature_dropout_(x, 0.4, train),
+    "alpha_dropout_": lambda lib, x, train: lib.alpha_dropout_(x, 0.3, train),
+    "feature_alpha_dropout_": lambda lib, x, train: lib.feature_alpha_dropout_(x, 0.5, train),
+    "feature_dropout": lambda lib, x, train: lib.feature_dropout(x, 0.4, train),
+    "alpha_dropout": lambda lib, x, train: lib.alpha_dropout(x, 0.3, train),
+    "feature_alpha_dropout": lambda lib, x, train: lib.feature_alpha_dropout(x, 0.5, train),
+}
+
+
+@pytest.mark.parametrize("name", list(TORCH_LEVEL))
+def test_the_torch_level_functions_in_place_and_not(name):
+    results = []
+    for lib in (minitorch, torch):
+        lib.manual_seed(77)
+        x = lib.arange(60, dtype=lib.float32).reshape(3, 4, 5) / 9 - 3
+        out = TORCH_LEVEL[name](lib, x, True)
+        assert (out is x) == name.endswith("_")
+        results.append(out.numpy())
+        assert TORCH_LEVEL[name](lib, x, False) is x  # not training: the input itself
+    np.testing.assert_allclose(*results, rtol=1e-6, atol=1e-6)

@@ -85,3 +85,9 @@ def test_orthogonal_errors():
         P.orthogonal(minitorch.nn.Linear(3, 3), orthogonal_map="qr")
     with pytest.raises(ValueError, match="has no parameter or buffer with name 'w'"):
         P.orthogonal(minitorch.nn.Linear(3, 3), "w")
+
+
+def test_the_op_behind_the_functions():
+    a = rng.standard_normal((2, 3, 3))
+    got = minitorch._C.linalg_matrix_exp(minitorch.tensor(a)).numpy()
+    np.testing.assert_allclose(got, torch.linalg.matrix_exp(torch.tensor(a)).numpy(), rtol=1e-12, atol=1e-14)
