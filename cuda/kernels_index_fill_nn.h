@@ -50,7 +50,7 @@ typedef struct mt_cuda_rand {
     double a, b;   /* uniform: from, to; normal: mean, std; bernoulli: p */
     int64_t from;  /* random_: [from, from + span) */
     uint64_t span;
-    const double *in; /* per element (n): bernoulli's p, poisson's rate */
+    const double *in; /* per element (n): bernoulli's p, poisson's rate, gamma's alpha */
 } mt_cuda_rand;
 
 /* The kinds of rand kernel: mt_random_kind's fills (ops/arg_checks.h), then two with an input:
@@ -58,7 +58,8 @@ typedef struct mt_cuda_rand {
  * + k) for k < MT_CUDA_POISSON_ROUNDS, each giving two uniforms. */
 #define MT_CUDA_RAND_BERNOULLI_TENSOR 8
 #define MT_CUDA_RAND_POISSON 9
-#define MT_CUDA_RAND_KINDS 10
+#define MT_CUDA_RAND_GAMMA 10 /* _standard_gamma: as poisson, of a concentration */
+#define MT_CUDA_RAND_KINDS 11
 #define MT_CUDA_POISSON_ROUNDS 1024 /* a rejection loop that long has probability ~0 */
 
 /* The kernel (one mt_cuda_rand) of kind on dtype dt, or NULL. */

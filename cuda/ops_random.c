@@ -99,9 +99,10 @@ cuda_bernoulli_(mt_args *a)
     return st;
 }
 
-// self (any shape) rates; out (self's shape, contiguous) = a Poisson draw of each
+// self (any shape) rates or concentrations; out (self's shape, contiguous) = a draw of each,
+// of kind (poisson or gamma)
 static mt_status
-cuda_poisson(mt_args *a)
+draw_each(mt_args *a, int kind)
 {
     mt_tensor *self = a->t[0], *out = NULL, *rates = NULL;
     mt_random_spec r = {0, 0, 0, 1};
@@ -112,7 +113,7 @@ cuda_poisson(mt_args *a)
                                    &out);
     if (st == MT_OK && (st = dense_f64(self, &rates)) == MT_OK) {
         fill.t[0] = out;
-        st = fill_kind(&fill, MT_CUDA_RAND_POISSON, &r, rates, MT_CUDA_POISSON_ROUNDS);
+        st = fill_kind(&fill, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
     }
     mt_tensor_clear(&rates);
     mt_tensor_clear(&fill.out[0]);
@@ -121,6 +122,18 @@ cuda_poisson(mt_args *a)
     }
     a->out[0] = out;
     return st;
+}
+
+static mt_status
+cuda_poisson(mt_args *a)
+{
+    return draw_each(a, MT_CUDA_RAND_POISSON);
+}
+
+static mt_status
+cuda__standard_gamma(mt_args *a)
+{
+    return draw_each(a, MT_CUDA_RAND_GAMMA);
 }
 
 /* multinomial's draws with replacement, made of ops: per row the normalised cumulative
@@ -177,9 +190,10 @@ void
 mt_cuda_register_random(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(uniform_),    MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
-        MT_CUDA_REG(random_),     MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
-        MT_CUDA_REG(log_normal_), MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
+        MT_CUDA_REG(uniform_),        MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
+        MT_CUDA_REG(random_),         MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
+        MT_CUDA_REG(log_normal_),     MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
+        MT_CUDA_REG(_standard_gamma),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

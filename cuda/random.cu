@@ -97,9 +97,41 @@ poisson(double lambda, stream &s)
     }
 }
 
+// A standard gamma draw of alpha: PyTorch's sample_gamma (Marsaglia and Tsang's rejection, alpha
+// < 1 boosted), its normals by Box-Muller on the stream's uniforms; at least T's smallest normal
+template <typename T>
+static __device__ T
+gamma(double alpha, stream &s)
+{
+    double scale = 1.0;
+    if (alpha < 1.0) {
+        if (alpha == 0.0) {
+            return (T)0;
+        }
+        scale = pow(1.0 - next_uniform(s), 1.0 / alpha);
+        alpha += 1.0;
+    }
+    const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, y;
+        do {
+            const double u1 = next_uniform(s), u2 = next_uniform(s);
+            x = sqrt(-2.0 * log1p(-u2)) * cos(6.283185307179586 * u1);
+            y = 1.0 + c * x;
+        } while (y <= 0 && s.round < MT_CUDA_POISSON_ROUNDS - 1);
+        const double v = y * y * y, u = 1.0 - next_uniform(s), xx = x * x;
+        if (u < 1.0 - 0.0331 * xx * xx || log(u) < 0.5 * xx + d * (1.0 - v + log(v)) ||
+            s.round == MT_CUDA_POISSON_ROUNDS - 1) {
+            const T r = (T)(scale * d * v);
+            const T tiny = sizeof(T) == 4 ? (T)1.17549435e-38f : (T)2.2250738585072014e-308;
+            return r > tiny ? r : tiny; // NaN gives the smallest, as std::max
+        }
+    }
+}
+
 // out (n) contiguous; out[i] = a draw of Kind (mt_random_kind's order: 0 uniform, 1 normal,
 // 2 bernoulli, 3 integers, 4 exponential, 5 geometric, 6 log-normal, 7 Cauchy; then 8
-// bernoulli of in[i], 9 poisson of rate in[i])
+// bernoulli of in[i], 9 poisson of rate in[i], 10 standard gamma of concentration in[i])
 template <typename T, int Kind>
 __global__ void
 rand_kernel(mt_cuda_rand p)
@@ -132,9 +164,12 @@ rand_kernel(mt_cuda_rand p)
             v = (T)(p.a + p.b * tan(3.141592653589793 * (u - 0.5)));
         } else if constexpr (Kind == 8) {
             v = (T)(u < p.in[i]);
-        } else {
+        } else if constexpr (Kind == 9) {
             stream s = {i, p.seed, p.offset, 0, 0, {{0, 0, 0, 0}}};
             v = (T)poisson(p.in[i], s);
+        } else {
+            stream s = {i, p.seed, p.offset, 0, 0, {{0, 0, 0, 0}}};
+            v = gamma<T>(p.in[i], s);
         }
         ((T *)p.out)[i] = v;
     }
@@ -144,10 +179,10 @@ rand_kernel(mt_cuda_rand p)
 #define FLOATS(K) {nullptr, nullptr, nullptr, R(float, K), R(double, K)}
 #define ALL(K) {R(bool, K), R(int32_t, K), R(int64_t, K), R(float, K), R(double, K)}
 static const void *const rand_kernels[MT_CUDA_RAND_KINDS][MT_NUM_DTYPES] = {
-    FLOATS(0), FLOATS(1), ALL(2),
-    ALL(3),    FLOATS(4), {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
-    FLOATS(6), FLOATS(7), ALL(8),
-    FLOATS(9),
+    FLOATS(0), FLOATS(1),  ALL(2),
+    ALL(3),    FLOATS(4),  {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
+    FLOATS(6), FLOATS(7),  ALL(8),
+    FLOATS(9), FLOATS(10),
 };
 #undef ALL
 #undef FLOATS

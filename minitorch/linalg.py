@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import _C
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
-           "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
+           "matrix_exp", "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
            "svdvals", "vector_norm"]
 
 #: Raised when a matrix cannot be factored or inverted (singular, not positive-definite, no
@@ -35,6 +35,7 @@ pinv = _C.linalg_pinv
 matrix_rank = _C.linalg_matrix_rank
 lstsq = _C.linalg_lstsq
 vector_norm = _C.linalg_vector_norm
+matrix_exp = _C.linalg_matrix_exp
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):

@@ -533,3 +533,12 @@ mt_formula_math_overload_name(mt_op op, const mt_args *a)
         return NULL;
     }
 }
+
+// _standard_gamma: g times the draws' reparameterised derivative in the concentrations
+mt_status
+mt_grad__standard_gamma(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    return chain(&s, g[0], bin(&s, MT_OP__standard_gamma_grad, n->saved[0], n->saved_out[0]),
+                 &gi[0]);
+}

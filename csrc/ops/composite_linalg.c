@@ -547,3 +547,121 @@ out_clear:
     mt_temps_clear(&p);
     return st;
 }
+
+/* ---- the matrix exponential ---- */
+
+/* Pade [13/13] coefficients and the 1-norm up to which the approximant is accurate to double
+ * precision (Higham, "The scaling and squaring method for the matrix exponential revisited",
+ * 2005) */
+static const double pade13[14] = {64764752532480000.0,
+                                  32382376266240000.0,
+                                  7771770303897600.0,
+                                  1187353796428800.0,
+                                  129060195264000.0,
+                                  10559470521600.0,
+                                  670442572800.0,
+                                  33522128640.0,
+                                  1323241920.0,
+                                  40840800.0,
+                                  960960.0,
+                                  16380.0,
+                                  182.0,
+                                  1.0};
+#define PADE13_THETA 5.371920351148152
+
+/* *out = c[0] X[0] + c[1] X[1] + c[2] X[2] + c[3] X[3] */
+static mt_status
+combination(mt_temps *p, mt_tensor *const X[4], const double c[4], mt_tensor **out)
+{
+    mt_tensor *k = NULL, **acc = mt_temp(p);
+    mt_status st = mt_temp_number(p, c[0], &k);
+    if (st || (st = mt_op_mul(X[0], k, acc))) {
+        return st;
+    }
+    for (int i = 1; i < 4; i++) {
+        mt_tensor **next = i == 3 ? out : mt_temp(p);
+        if ((st = mt_op_add(*acc, X[i], mt_scalar_float(c[i]), next))) {
+            return st;
+        }
+        acc = next;
+    }
+    return MT_OK;
+}
+
+// A (*, n, n) float; out (*, n, n) = exp(A), by scaling and squaring around a Pade [13/13]
+// approximant: A / 2^s with its 1-norm (the batch's largest) below theta_13, then s squarings.
+// Its gradient is that of these ops.
+mt_status
+mt_composite_linalg_matrix_exp(mt_args *a)
+{
+    mt_tensor *A = a->t[0];
+    mt_status st = mt_linalg_check_matrix(A, "linalg.matrix_exp", "A", true);
+    if (st) {
+        return st;
+    }
+    int64_t n = A->sizes[A->ndim - 1];
+    if (mt_tensor_numel(A) == 0) {
+        return mt_op_clone(A, &a->out[0]);
+    }
+    if (n == 1) {
+        return mt_op_exp(A, &a->out[0]);
+    }
+    mt_temps p = {0};
+    mt_tensor **norms = mt_temp(&p), **largest = mt_temp(&p);
+    mt_scalar v;
+    int64_t dims[2] = {-2, -1};
+    if ((st = mt_op_linalg_matrix_norm(A, mt_scalar_float(1), 2, dims, false, -1, norms)) ||
+        (st = mt_op_amax(*norms, 0, NULL, false, largest)) || (st = mt_tensor_item(*largest, &v))) {
+        mt_temps_clear(&p);
+        return st;
+    }
+    double norm = mt_scalar_to_double(v);
+    int s = isfinite(norm) && norm > PADE13_THETA ? (int)ceil(log2(norm / PADE13_THETA)) : 0;
+    const double *b = pade13;
+    mt_tensor *scale = NULL, **As = mt_temp(&p), **I = mt_temp(&p), **A2 = mt_temp(&p),
+              **A4 = mt_temp(&p), **A6 = mt_temp(&p), **in_u = mt_temp(&p), **mu = mt_temp(&p),
+              **pu = mt_temp(&p), **U = mt_temp(&p), **in_v = mt_temp(&p), **mv = mt_temp(&p),
+              **V = mt_temp(&p), **num = mt_temp(&p), **den = mt_temp(&p);
+    if ((st = mt_temp_number(&p, ldexp(1.0, -s), &scale)) || (st = mt_op_mul(A, scale, As)) ||
+        (st = mt_op_eye(n, n, A->dtype, mt_tensor_device(A), false, I)) ||
+        (st = mt_op_matmul(*As, *As, A2)) || (st = mt_op_matmul(*A2, *A2, A4)) ||
+        (st = mt_op_matmul(*A4, *A2, A6))) {
+        goto out_release;
+    }
+    mt_tensor *X[4] = {*A6, *A4, *A2, *I};
+    /* U = A (A6 (b13 A6 + b11 A4 + b9 A2) + b7 A6 + b5 A4 + b3 A2 + b1 I) */
+    /* V = A6 (b12 A6 + b10 A4 + b8 A2) + b6 A6 + b4 A4 + b2 A2 + b0 I */
+    if ((st = combination(&p, X, (double[4]){b[13], b[11], b[9], 0}, in_u)) ||
+        (st = mt_op_matmul(*A6, *in_u, mu)) ||
+        (st = combination(&p, X, (double[4]){b[7], b[5], b[3], b[1]}, pu)) ||
+        (st = mt_op_add(*pu, *mu, mt_scalar_float(1), in_u)) ||
+        (st = mt_op_matmul(*As, *in_u, U)) ||
+        (st = combination(&p, X, (double[4]){b[12], b[10], b[8], 0}, in_v)) ||
+        (st = mt_op_matmul(*A6, *in_v, mv)) ||
+        (st = combination(&p, X, (double[4]){b[6], b[4], b[2], b[0]}, V)) ||
+        (st = mt_op_add(*V, *mv, mt_scalar_float(1), in_v)) ||
+        (st = mt_op_add(*in_v, *U, mt_scalar_float(1), num)) ||
+        (st = mt_op_sub(*in_v, *U, mt_scalar_float(1), den))) {
+        goto out_release;
+    }
+    mt_tensor *r = NULL;
+    if ((st = mt_op_linalg_solve(*den, *num, true, &r))) {
+        goto out_release;
+    }
+    for (int k = 0; k < s && st == MT_OK; k++) {
+        mt_tensor *sq = NULL;
+        st = mt_op_matmul(r, r, &sq);
+        mt_tensor_release(r);
+        r = sq;
+    }
+    a->out[0] = r;
+out_release:
+    mt_temps_clear(&p);
+    return st;
+}
+
+mt_status
+mt_composite_matrix_exp(mt_args *a)
+{
+    return mt_op_linalg_matrix_exp(a->t[0], &a->out[0]);
+}

@@ -333,3 +333,58 @@ out_fail:
     mt_tensor_clear(&out);
     return st;
 }
+
+/* ---- gamma and Dirichlet draws and gradients (cpu/gamma.c) ---- */
+
+static mt_status
+float_only(const mt_tensor *t, const char *name, const char *device)
+{
+    if (!mt_dtype_is_float(t->dtype)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s%s\" not implemented for '%s'", name, device,
+                       mt_dtype_scalar_name(t->dtype));
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_front_gamma(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return float_only(a->t[0], "gamma_", device_name(a->t[0]));
+}
+
+mt_status
+mt_front_dirichlet(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return float_only(a->t[0], "dirichlet", "");
+}
+
+/* a float first input and the others of its dtype (TensorIterator's check, its message) */
+static mt_status
+same_dtype(const mt_args *a, int n, const char *name)
+{
+    mt_status st = float_only(a->t[0], name, device_name(a->t[0]));
+    for (int k = 1; st == MT_OK && k < n; k++) {
+        if (a->t[k]->dtype != a->t[0]->dtype) {
+            return mt_fail(MT_ERUNTIME, "Found dtype %s but expected %s",
+                           mt_dtype_scalar_name(a->t[k]->dtype),
+                           mt_dtype_scalar_name(a->t[0]->dtype));
+        }
+    }
+    return st;
+}
+
+mt_status
+mt_front_gamma_grad(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return same_dtype(a, 2, "_standard_gamma_grad_");
+}
+
+mt_status
+mt_front_dirichlet_grad(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return same_dtype(a, 3, "_dirichlet_grad_");
+}

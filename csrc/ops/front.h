@@ -104,6 +104,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(_fused_rmsprop_, fused_rmsprop)                                                            \
     /* random draws: distributions.c */                                                         \
     X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
+    X(_standard_gamma, gamma) X(_sample_dirichlet, dirichlet)                                    \
+    X(_standard_gamma_grad, gamma_grad) X(_dirichlet_grad, dirichlet_grad)                       \
     /* linear algebra: linalg_checks.c */                                                        \
     X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \
     X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \

@@ -4,6 +4,8 @@
  *
  * Each function keeps its intermediate tensors in a scratch array released on one exit, so
  * an error at any step leaks nothing. */
+#include <math.h>
+
 #include "dispatch/kernels.h"
 #include "ops/front.h"
 #include "ops/nn.h"
@@ -82,14 +84,16 @@ out_release:
 
 /* ---- dropout ---- */
 
-/* PyTorch's _dropout: x times noise, noise 0 with probability p, else 1 / (1 - p). Not
- * training, p == 0 or an empty x give x itself. */
+/* PyTorch's _dropout_impl: x times noise, noise a bernoulli_(1 - p) draw laid out as x (as
+ * empty_like) or, for feature dropout, one per (N, C) channel; then 0 or 1 / (1 - p), or alpha
+ * dropout's affine a * noise + b that keeps SELU's mean and variance. Not training, p == 0 or an
+ * empty x give x itself. */
 static mt_status
-dropout(mt_args *a, bool inplace)
+dropout_impl(mt_args *a, bool feature, bool alpha, bool inplace)
 {
     mt_tensor *x = a->t[0], *t[SCRATCH] = {NULL};
     double p = mt_scalar_to_double(a->s[0]);
-    mt_op mul = inplace ? MT_OP_mul_ : MT_OP_mul, div = MT_OP_div_;
+    mt_op mul = inplace ? MT_OP_mul_ : MT_OP_mul;
     mt_status st;
     if (!(p >= 0 && p <= 1)) {
         return mt_fail(MT_ERUNTIME, "dropout probability has to be between 0 and 1, but got %g", p);
@@ -98,34 +102,63 @@ dropout(mt_args *a, bool inplace)
         a->out[0] = mt_tensor_retain(x);
         return MT_OK;
     }
+    if (feature && x->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "Feature dropout requires at least 2 dimensions in the input");
+    }
     if (p == 1) {
         return op_num(mul, x, mt_scalar_int(0), &a->out[0]);
     }
-    if ((st = mt_op_empty(x->ndim, x->sizes, x->dtype, mt_tensor_device(x), false, &t[0]))) {
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        sizes[d] = feature && d >= 2 ? 1 : x->sizes[d];
+    }
+    if (feature) {
+        st = mt_op_empty(x->ndim, sizes, x->dtype, mt_tensor_device(x), false, &t[0]);
+    } else {
+        mt_preserve_strides(x, strides);
+        st = mt_tensor_empty_strided(x->ndim, sizes, strides, x->dtype, mt_tensor_device(x), &t[0]);
+    }
+    if (st || (st = op_num(MT_OP_bernoulli_, t[0], mt_scalar_float(1 - p), &t[1]))) {
         goto out_release;
     }
-    if ((st = op_num(MT_OP_bernoulli_, t[0], mt_scalar_float(1 - p), &t[1])) ||
-        (st = op_num(div, t[0], mt_scalar_float(1 - p), &t[2]))) {
+    if (!alpha) {
+        if ((st = op_num(MT_OP_div_, t[0], mt_scalar_float(1 - p), &t[2]))) {
+            goto out_release;
+        }
+        st = inplace ? mt_op_mul_(x, t[0], &a->out[0]) : mt_op_mul(x, t[0], &a->out[0]);
         goto out_release;
     }
-    st = inplace ? mt_op_mul_(x, t[0], &a->out[0]) : mt_op_mul(x, t[0], &a->out[0]);
+    /* b = (noise - 1) * alpha * a + alpha * a * p; noise *= a; out = x * noise + b */
+    const double alpha_selu = 1.7580993408473766;
+    double k = 1. / sqrt((alpha_selu * alpha_selu * p + 1) * (1 - p));
+    if ((st = op_num(MT_OP_add, t[0], mt_scalar_int(-1), &t[3])) ||
+        (st = op_num(MT_OP_mul_, t[3], mt_scalar_float(alpha_selu * k), &t[4])) ||
+        (st = op_num(MT_OP_add_, t[3], mt_scalar_float(alpha_selu * k * p), &t[5])) ||
+        (st = op_num(MT_OP_mul_, t[0], mt_scalar_float(k), &t[6])) ||
+        (st = inplace ? mt_op_mul_(x, t[0], &t[7]) : mt_op_mul(x, t[0], &t[7]))) {
+        goto out_release;
+    }
+    st = mt_op_add_(t[7], t[3], mt_scalar_int(1), &a->out[0]);
 out_release:
     release_all(t, SCRATCH);
     return st;
 }
 
-// input (any shape), p, train; out = input * noise (noise in {0, 1/(1-p)})
-mt_status
-mt_composite_dropout(mt_args *a)
-{
-    return dropout(a, false);
-}
-
-mt_status
-mt_composite_dropout_(mt_args *a)
-{
-    return dropout(a, true);
-}
+// input (any shape; feature forms at least 2 dims), p, train; out = input * noise (noise in
+// {0, 1/(1-p)} per element or per (N, C) channel; alpha forms an affine of it)
+#define DROPOUT(name, feature, alpha)                  \
+    mt_status mt_composite_##name(mt_args *a)          \
+    {                                                  \
+        return dropout_impl(a, feature, alpha, false); \
+    }                                                  \
+    mt_status mt_composite_##name##_(mt_args *a)       \
+    {                                                  \
+        return dropout_impl(a, feature, alpha, true);  \
+    }
+DROPOUT(dropout, false, false)
+DROPOUT(feature_dropout, true, false)
+DROPOUT(alpha_dropout, false, true)
+DROPOUT(feature_alpha_dropout, true, true)
 
 /* ---- regression losses ---- */
 

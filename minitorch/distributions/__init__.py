@@ -5,7 +5,8 @@ from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
-from .gamma import Beta, Gamma
+from .dirichlet import Dirichlet
+from .gamma import Beta, Chi2, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
@@ -14,7 +15,7 @@ from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThr
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Distribution", "Gamma", "Independent", "MultivariateNormal",
+    "Bernoulli", "Beta", "Categorical", "Chi2", "Dirichlet", "Distribution", "Gamma", "Independent", "MultivariateNormal",
     "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Uniform", "constraints",
     "kl_divergence", "register_kl",
 ]

@@ -1,6 +1,7 @@
-"""Gamma(concentration, rate) and Beta(concentration1, concentration0), as PyTorch's: densities,
-entropies and moments. Sampling needs PyTorch's _standard_gamma op (Marsaglia-Tsang with
-rejection, one C loop), which minitorch does not have yet: sample/rsample raise."""
+"""Gamma(concentration, rate), Chi2(df) and Beta(concentration1, concentration0), as PyTorch's:
+densities, entropies, moments and reparameterised draws. Gamma draws are the _standard_gamma op
+(Marsaglia and Tsang's rejection on PyTorch's stream, csrc/cpu/gamma.c), whose gradient is
+_standard_gamma_grad; Beta draws are a Dirichlet's first component, as PyTorch's."""
 from __future__ import annotations
 
 from numbers import Number
@@ -11,13 +12,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
-__all__ = ["Beta", "Gamma"]
-
-
-def _no_gamma_sampler(self, sample_shape=minitorch.Size()):
-    raise NotImplementedError(
-        f"{type(self).__name__}.rsample needs a gamma sampler (torch._standard_gamma), which minitorch has no op for yet"
-    )
+__all__ = ["Beta", "Chi2", "Gamma"]
 
 
 class Gamma(Distribution):
@@ -25,7 +20,6 @@ class Gamma(Distribution):
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
-    rsample = _no_gamma_sampler
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -38,6 +32,12 @@ class Gamma(Distribution):
     @property
     def mean(self):
         return self.concentration / self.rate
+
+    def rsample(self, sample_shape=minitorch.Size()):
+        shape = self._extended_shape(sample_shape)
+        value = minitorch._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=minitorch.finfo(value.dtype).tiny)  # not recorded by autograd
+        return value
 
     @property
     def mode(self):
@@ -67,7 +67,6 @@ class Beta(Distribution):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
-    rsample = _no_gamma_sampler
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
@@ -85,6 +84,11 @@ class Beta(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+    def rsample(self, sample_shape=()):
+        from .dirichlet import Dirichlet
+
+        return Dirichlet(self._concentration, validate_args=False).rsample(sample_shape).select(-1, 0)
 
     @property
     def concentration1(self):
@@ -124,3 +128,22 @@ class Beta(Distribution):
             - (2 - a0) * minitorch.digamma(a0)
             - ((c - 1.0) * minitorch.digamma(c)).sum(-1)
         )
+
+
+class Chi2(Gamma):
+    """Chi2(df): Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        if isinstance(df, Number):
+            df = minitorch.tensor(float(df))
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2

@@ -12,6 +12,7 @@ from minitorch.nn.functional import softplus
 
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .gamma import Beta, Gamma
 from .independent import Independent
@@ -140,6 +141,17 @@ def _kl_categorical_categorical(p, q):
     t[(q.probs == 0).expand_as(t)] = inf
     t[(p.probs == 0).expand_as(t)] = 0
     return t.sum(-1)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p_concentration = p.concentration.sum(-1)
+    sum_q_concentration = q.concentration.sum(-1)
+    t1 = minitorch.lgamma(sum_p_concentration) - minitorch.lgamma(sum_q_concentration)
+    t2 = (minitorch.lgamma(p.concentration) - minitorch.lgamma(q.concentration)).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = minitorch.digamma(p.concentration) - minitorch.digamma(sum_p_concentration).unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
 
 
 @register_kl(Gamma, Gamma)

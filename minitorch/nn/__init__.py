@@ -99,3 +99,6 @@ from minitorch.nn.modules.transformer import (
 
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
 __all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
+from minitorch.nn.modules import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+
+__all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]

@@ -181,6 +181,7 @@ isfinite isposinf isneginf signbit bitwise_xor bitwise_xor_ bitwise_left_shift b
 bitwise_right_shift bitwise_right_shift_ logical_xor logical_xor_ heaviside heaviside_
 mish_backward
 histc histogram_bins bincount searchsorted unique_dim linalg_lstsq
+_standard_gamma_grad _sample_dirichlet _dirichlet_grad
 """.split())  # linalg_lstsq: PyTorch has a formula (through pinv), minitorch not yet
 
 

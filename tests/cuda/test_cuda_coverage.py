@@ -19,6 +19,9 @@ HOST_ROUND_TRIP: set = {"linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg
 # the fused CPU attention kernel (PyTorch's name says for_cpu): on CUDA scaled_dot_product_attention's
 # composite runs device ops and never calls it
 HOST_ROUND_TRIP |= {"_scaled_dot_product_flash_attention_for_cpu"}
+# the gamma sampler's gradients and the Dirichlet sampler (PyTorch's CPU algorithms, csrc/cpu/gamma.c):
+# _standard_gamma itself has a CUDA kernel (cuda/random.cu)
+HOST_ROUND_TRIP |= {"_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad"}
 # log_softmax's one-pass CPU backward: on CUDA the formula runs its chain of device ops instead
 HOST_ROUND_TRIP |= {"_log_softmax_backward_data"}
 # convolution is on cuDNN, when _C_cuda was built with it (CI builds without: too big a wheel)

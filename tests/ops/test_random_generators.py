@@ -84,6 +84,17 @@ STREAMS = {
     "normal(float, Tensor)": lambda t: t.normal(0.7, t.arange(40) / 20.0),
     "normal(float, float, size)": lambda t: t.normal(0.7, 2.5, (4, 10)),
     "normal broadcast": lambda t: t.normal(t.zeros(2, 1), t.ones(3)),
+    "rand large": lambda t: t.rand(100003),
+    "randn float64 large": lambda t: t.randn(50001, dtype=t.float64),
+    "normal_ strided large": lambda t: t.empty(2000, 30)[:, ::2].normal_(1, 2),
+    "randint large": lambda t: t.randint(0, 1000, (100000,)),
+    "randperm large": lambda t: t.randperm(200000),
+    "exponential_ large": lambda t: t.empty(100000).exponential_(),
+    "multinomial large with replacement": lambda t: t.multinomial(t.arange(1, 2001, dtype=t.float32), 5000, True),
+    "multinomial large without replacement": lambda t: t.multinomial(t.arange(1, 2001, dtype=t.float32), 1500),
+    "_standard_gamma": lambda t: t._standard_gamma(t.rand(100000) * 3),
+    "_sample_dirichlet": lambda t: t._sample_dirichlet(t.rand(200, 7, dtype=t.float64) * 3),
+    "poisson large": lambda t: t.poisson(t.rand(100000) * 30),
     "Linear's initial weights": lambda t: t.nn.Linear(7, 5).weight.detach(),
     "Conv2d's initial weights": lambda t: t.nn.Conv2d(3, 4, 3).weight.detach(),
     "Embedding's initial weights": lambda t: t.nn.Embedding(10, 4).weight.detach(),
@@ -93,6 +104,8 @@ MKL_BERNOULLI = {
     "bernoulli_(p) int64": lambda t: t.empty(100, dtype=t.int64).bernoulli_(0.3),
     "bernoulli(x, p)": lambda t: t.bernoulli(t.zeros(50), 0.3),
     "dropout": lambda t: t.nn.functional.dropout(t.ones(100), 0.3),
+    "dropout large": lambda t: t.nn.functional.dropout(t.ones(1000, 1000), 0.1),
+    "bernoulli_(p) large": lambda t: t.empty(100000).bernoulli_(0.3),
 }
 
 

@@ -10,7 +10,9 @@ from minitorch.nn.modules.activation import (
     ReLU6, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
 from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from minitorch.nn.modules.dropout import Dropout
+from minitorch.nn.modules.dropout import (
+    AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
+)
 from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -77,3 +79,4 @@ def __getattr__(name: str):
 
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
 __all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
+__all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]

@@ -1,11 +1,12 @@
-"""Dropout: zeroes elements with probability p while training, the identity in eval mode."""
+"""Dropout modules: zero elements (Dropout, AlphaDropout) or whole channels (Dropout1d/2d/3d,
+FeatureAlphaDropout) with probability p while training; the identity in eval mode."""
 from __future__ import annotations
 
 from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn.modules.module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -27,3 +28,38 @@ class Dropout(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Whole channels of (N, C, L) or (C, L) input zeroed with probability p."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Whole channels of (N, C, H, W) input zeroed with probability p."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Whole channels of (N, C, D, H, W) or (C, D, H, W) input zeroed with probability p."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)
