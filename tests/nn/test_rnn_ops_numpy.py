@@ -114,3 +114,42 @@ def test_bad_calls_raise_and_do_not_crash():
     for call in bad:
         with pytest.raises(RuntimeError):
             call()
+
+
+def test_each_overload_is_its_op():
+    """minitorch.lstm (gru, rnn_tanh, rnn_relu) with batch_sizes second is _C's <op>_data, else
+    _C's <op>; the cells are their ops."""
+    F, H = 2, 3
+    data, sizes = mt.tensor(rand(6, F)), mt.tensor([3, 2, 1])
+    x = mt.tensor(rand(2, 3, F))
+    h = mt.tensor(rand(1, 3, H))
+    w = {op: [mt.tensor(p) for p in params_of(op, F, H, 1, 1, True, 0)] for op in ("lstm", "gru", "rnn_tanh",
+                                                                                  "rnn_relu")}
+    pairs = [
+        (mt.lstm(data, sizes, [h, h], w["lstm"], True, 1, 0.0, False, False),
+         mt._C.lstm_data(data, sizes, [h, h], w["lstm"], True, 1, 0.0, False, False)),
+        (mt.lstm(x, [h, h], w["lstm"], True, 1, 0.0, False, False, False),
+         mt._C.lstm(x, [h, h], w["lstm"], True, 1, 0.0, False, False, False)),
+        (mt.gru(data, sizes, h, w["gru"], True, 1, 0.0, False, False),
+         mt._C.gru_data(data, sizes, h, w["gru"], True, 1, 0.0, False, False)),
+        (mt.rnn_tanh(data, sizes, h, w["rnn_tanh"], True, 1, 0.0, False, False),
+         mt._C.rnn_tanh_data(data, sizes, h, w["rnn_tanh"], True, 1, 0.0, False, False)),
+        (mt.rnn_relu(data, sizes, h, w["rnn_relu"], True, 1, 0.0, False, False),
+         mt._C.rnn_relu_data(data, sizes, h, w["rnn_relu"], True, 1, 0.0, False, False)),
+        (mt.rnn_relu(x, h, w["rnn_relu"], True, 1, 0.0, False, False, False),
+         mt._C.rnn_relu(x, h, w["rnn_relu"], True, 1, 0.0, False, False, False)),
+    ]
+    for got, want in pairs:
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert tuple(pairs[0][0][0].shape) == (6, H) and tuple(pairs[1][0][0].shape) == (2, 3, H)
+    x2, h2 = mt.tensor(rand(3, F)), mt.tensor(rand(3, H))
+    hy, cy = mt.lstm_cell(x2, [h2, h2], *w["lstm"])
+    want_h, want_c = np_step("lstm", x2.numpy(), h2.numpy(), h2.numpy(), *[p.numpy() for p in w["lstm"]])
+    np.testing.assert_allclose(hy.numpy(), want_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cy.numpy(), want_c, rtol=1e-5, atol=1e-6)
+    w_ih, w_hh, b_ih, b_hh = [p.numpy() for p in w["rnn_relu"]]
+    np.testing.assert_allclose(mt.rnn_relu_cell(x2, h2, *w["rnn_relu"]).numpy(),
+                               np.maximum(x2.numpy() @ w_ih.T + b_ih + h2.numpy() @ w_hh.T + b_hh, 0),
+                               rtol=1e-5, atol=1e-6)
