@@ -69,21 +69,4 @@ mt_vsigmoid_f32(float x)
     return x >= 0.0f ? r : e * r;
 }
 
-/* tanh(x) for float: Cephes' odd polynomial below |x| = 0.625 (where 1 - e would cancel),
- * (1 - e) / (1 + e) with e = exp(-2|x|) above, the sign put back; +-inf give +-1, NaN NaN. */
-static inline float
-mt_vtanh_f32(float x)
-{
-    const float a = fabsf(x), z = x * x;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    const float small = p * z * x + x;
-    const float e = mt_vexp_nonpos_f32(-2.0f * a);
-    const float big = copysignf((1.0f - e) / (1.0f + e), x);
-    return a < 0.625f ? small : big;
-}
-
 #endif

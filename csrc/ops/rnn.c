@@ -15,7 +15,8 @@
 
 typedef enum { CELL_TANH, CELL_RELU, CELL_LSTM, CELL_GRU } cell_kind;
 
-static const int64_t gates_of[] = {[CELL_TANH] = 1, [CELL_RELU] = 1, [CELL_LSTM] = 4, [CELL_GRU] = 3};
+static const int64_t gates_of[] = {
+    [CELL_TANH] = 1, [CELL_RELU] = 1, [CELL_LSTM] = 4, [CELL_GRU] = 3};
 
 /* One layer and direction's weights: w_ih (G*H, F), w_hh (G*H, P), b_ih and b_hh (G*H) or
  * NULL, w_hr (P, H) or NULL (LSTM's proj_size). */
@@ -135,9 +136,8 @@ check_weights(cell_kind kind, const cell_params *p, int64_t hidden)
         return mt_fail(MT_ERUNTIME,
                        "rnn: expected weight_ih and weight_hh of %lld rows (%lld gates of hidden "
                        "size %lld), 2-D, got %d-D and %d-D weights of %lld and %lld rows",
-                       (long long)rows, (long long)gates_of[kind], (long long)hidden,
-                       p->w_ih->ndim, p->w_hh->ndim, (long long)p->w_ih->sizes[0],
-                       (long long)p->w_hh->sizes[0]);
+                       (long long)rows, (long long)gates_of[kind], (long long)hidden, p->w_ih->ndim,
+                       p->w_hh->ndim, (long long)p->w_ih->sizes[0], (long long)p->w_hh->sizes[0]);
     }
     if (p->w_hr && (p->w_hr->ndim != 2 || p->w_hr->sizes[1] != hidden)) {
         return mt_fail(MT_ERUNTIME, "rnn: expected weight_hr of %lld columns, got a %d-D tensor",
@@ -160,8 +160,9 @@ check_cell_hidden(const mt_tensor *input, const mt_tensor *hx, int64_t hidden, i
                        (long long)input->sizes[0], k, (long long)hx->sizes[0]);
     }
     if (hx->sizes[1] != hidden) {
-        return mt_fail(MT_ERUNTIME, "hidden%d has inconsistent hidden_size: got %lld, expected %lld",
-                       k, (long long)hx->sizes[1], (long long)hidden);
+        return mt_fail(MT_ERUNTIME,
+                       "hidden%d has inconsistent hidden_size: got %lld, expected %lld", k,
+                       (long long)hx->sizes[1], (long long)hidden);
     }
     return MT_OK;
 }
@@ -368,8 +369,9 @@ plan_steps(rnn_plan *pl, const mt_tensor *x, const mt_tensor *batch_sizes)
         pl->off[t] = rows;
         rows += pl->bs[t];
         if (pl->bs[t] < 0 || (t > 0 && pl->bs[t] > pl->bs[t - 1])) {
-            return mt_fail(MT_ERUNTIME, "batch_sizes must be non-negative and non-increasing, got "
-                                        "%lld after %lld",
+            return mt_fail(MT_ERUNTIME,
+                           "batch_sizes must be non-negative and non-increasing, got "
+                           "%lld after %lld",
                            (long long)pl->bs[t], (long long)(t ? pl->bs[t - 1] : 0));
         }
     }
@@ -396,7 +398,8 @@ check_rnn(const rnn_plan *pl, mt_tensorlist params, const mt_tensor *x, bool pac
     for (int k = 0; k < 1 + (c0 != NULL); k++) {
         const mt_tensor *s = k ? c0 : h0;
         if (s->ndim != 3 || s->sizes[0] != (int64_t)pl->layers * pl->dirs) {
-            return mt_fail(MT_ERUNTIME, "Expected hidden%s of %d layers and directions (3-D), got %d-D",
+            return mt_fail(MT_ERUNTIME,
+                           "Expected hidden%s of %d layers and directions (3-D), got %d-D",
                            k ? "[1]" : "", pl->layers * pl->dirs, s->ndim);
         }
     }
@@ -433,7 +436,8 @@ run_layers(const rnn_plan *pl, mt_tensorlist params, mt_tensor *x, mt_tensor *h0
             if (c0) {
                 st = st ? st : mt_op_select(c0, 0, k, &c0k);
             }
-            st = st ? st : run_direction(pl, &p, d == 1, layer_in, h0k, c0k, &outd[d], &hn[k], &cn[k]);
+            st = st ? st
+                    : run_direction(pl, &p, d == 1, layer_in, h0k, c0k, &outd[d], &hn[k], &cn[k]);
             mt_tensor_clear(&h0k);
             mt_tensor_clear(&c0k);
         }
@@ -500,7 +504,7 @@ run_rnn(cell_kind kind, mt_args *a, mt_tensor *input, mt_tensor *batch_sizes, mt
     if (st == MT_OK && batch_sizes == NULL) {
         int64_t shape[3] = {tm->sizes[0], tm->sizes[1], y->sizes[1]};
         st = mt_op_view(y, 3, shape, &shaped);
-        st = st ? st
+        st = st            ? st
              : batch_first ? mt_op_transpose(shaped, 0, 1, &a->out[0])
                            : mt_op_alias(shaped, &a->out[0]);
     } else if (st == MT_OK) {
