@@ -135,6 +135,7 @@ from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noq
 from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
 from .functional import meshgrid, tensordot  # noqa: E402
 from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
+from ._rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 from ._pointwise import allclose, as_tensor, equal  # noqa: E402
 from ._finfo import finfo, iinfo  # noqa: E402

@@ -59,4 +59,14 @@ mt_vexp_nonpos_f32(float x)
     return x < MT_VEXP_MIN_X ? 0.0f : e;
 }
 
+/* sigmoid(x) for float with the exp above: exp of -|x| only (so never overflows), then
+ * 1 / (1 + e) for x >= 0 and e / (1 + e) below, as core/math.h's formula; NaN stays NaN. */
+static inline float
+mt_vsigmoid_f32(float x)
+{
+    const float e = mt_vexp_nonpos_f32(-fabsf(x));
+    const float r = 1.0f / (1.0f + e);
+    return x >= 0.0f ? r : e * r;
+}
+
 #endif

@@ -1,6 +1,6 @@
 /* The dispatcher and its tables, generated from ops.def.
  *
- * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (5)
+ * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (6)
  * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op
  * with a front end (ops/front.h) has it run here once, before its backend kernel, which gets
  * the front end's plan. */
@@ -167,6 +167,15 @@ is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
            !(position == 0 && (mt_op_flags[op] & INPLACE));
 }
 
+/* The packed recurrent ops' batch_sizes (t[1]) is a CPU tensor for data on any device, as
+ * PyTorch's: it only says how many rows each step has (csrc/ops/rnn.c reads it on the host). */
+static bool
+is_host_arg(mt_op op, int position)
+{
+    return position == 1 && (op == MT_OP_lstm_data || op == MT_OP_gru_data ||
+                             op == MT_OP_rnn_tanh_data || op == MT_OP_rnn_relu_data);
+}
+
 static mt_status
 see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
 {
@@ -204,6 +213,9 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     mt_status st = MT_OK;
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
         const mt_tensor *t = a->t[k];
+        if (t && is_host_arg(op, k)) {
+            continue;
+        }
         if (t && !t->is_wrapped_number && is_cpu_scalar(op, k, t)) {
             ks.cpu_scalars = true;
             ks.needs_grad |= mt_tensor_requires_grad(t);

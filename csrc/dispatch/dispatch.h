@@ -40,7 +40,7 @@ typedef enum mt_key {
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 
-#define MT_MAX_TENSOR_ARGS 5 /* batch_norm: input, weight, bias, running_mean, running_var */
+#define MT_MAX_TENSOR_ARGS 6 /* gru_cell: input, hx, w_ih, w_hh, b_ih, b_hh */
 #define MT_MAX_OUTPUTS 4 /* linalg_lstsq: solution, residuals, rank, singular_values */
 /* _fused_adam_: params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps */
 #define MT_MAX_TENSOR_LISTS 6
@@ -67,7 +67,7 @@ typedef struct mt_args {
     int64_t i[4];
     unsigned i_none; /* bit k: int slot k is an absent optional */
     mt_intlist l[4];
-    bool b[3];
+    bool b[4]; /* lstm: has_biases, train, bidirectional, batch_first */
     const char *str[1]; /* borrowed for the call; NULL for an absent optional */
     double f[MT_MAX_FLOAT_ARGS]; /* float: the optimizer steps' hyperparameters */
     int dtype; /* an mt_dtype, or -1 for None */

@@ -4,9 +4,10 @@ torch/nn/modules/rnn.py.
 The parameters, their names (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, weight_hr_l0, the
 _reverse suffix of the second direction), shapes, order and initialisation (U(-1/sqrt(hidden),
 1/sqrt(hidden)) on every one) are PyTorch's, so a state_dict loads either way. The forward pass is
-written over existing ops: the input-to-hidden products of a whole sequence are one F.linear per
-layer and direction, then one step per time step (F.linear on the hidden state, sigmoid, tanh),
-with PyTorch's gate order: LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h +
+one op, as PyTorch's _VF.lstm (minitorch.lstm, gru, rnn_tanh, rnn_relu and the cells' ops, written
+in C over other ops: csrc/ops/rnn.c): the input-to-hidden products of a whole sequence are one
+linear per layer and direction, then one step per time step (linear on the hidden state, sigmoid,
+tanh), with PyTorch's gate order: LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h +
 b_hn)). Dropout (training only) goes between layers, never after the last one.
 """
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any, Optional
 
 import minitorch
 from minitorch import Tensor
-from minitorch.nn import functional as F
 from minitorch.nn import init
 from minitorch.nn.modules.module import Module
 from minitorch.nn.parameter import Parameter
@@ -27,38 +27,10 @@ from minitorch.nn.utils.rnn import PackedSequence
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-def _rnn_step(mode: str, xw: Tensor, h: Tensor, c: Optional[Tensor], w_hh, b_hh, w_hr):
-    """One time step: xw is the input's product (W_ih x + b_ih), h (and c for LSTM) the state.
-    Returns (h', c')."""
-    hw = F.linear(h, w_hh, b_hh)
-    if mode == "RNN_TANH":
-        return minitorch.tanh(xw + hw), None
-    if mode == "RNN_RELU":
-        return minitorch.relu(xw + hw), None
-    if mode == "LSTM":
-        i, f, g, o = (xw + hw).chunk(4, -1)
-        c = minitorch.sigmoid(f) * c + minitorch.sigmoid(i) * minitorch.tanh(g)
-        h = minitorch.sigmoid(o) * minitorch.tanh(c)
-        return (h if w_hr is None else F.linear(h, w_hr)), c
-    i_r, i_z, i_n = xw.chunk(3, -1)
-    h_r, h_z, h_n = hw.chunk(3, -1)
-    r = minitorch.sigmoid(i_r + h_r)
-    z = minitorch.sigmoid(i_z + h_z)
-    n = minitorch.tanh(i_n + r * h_n)
-    return n + z * (h - n), None
-
-
-def _check_cell_sizes(cell: "RNNCellBase", input: Tensor, hx: tuple) -> None:
-    """The checks PyTorch's rnn_*_cell run: input width, each state's width and batch."""
-    if input.size(1) != cell.input_size:
-        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {cell.input_size}")
-    for k, h in enumerate(hx):
-        if input.size(0) != h.size(0):
-            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size {h.size(0)}")
-        if h.size(1) != cell.hidden_size:
-            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, expected {cell.hidden_size}")
+# the ops of each mode (csrc/ops/rnn.c), as torch's _VF.lstm ... and _VF.lstm_cell ...
+_OPS = {"LSTM": minitorch.lstm, "GRU": minitorch.gru, "RNN_TANH": minitorch.rnn_tanh, "RNN_RELU": minitorch.rnn_relu}
+_CELLS = {"LSTM": minitorch.lstm_cell, "GRU": minitorch.gru_cell, "RNN_TANH": minitorch.rnn_tanh_cell,
+          "RNN_RELU": minitorch.rnn_relu_cell}
 
 
 class RNNBase(Module):
@@ -202,58 +174,6 @@ class RNNBase(Module):
             s += ", bidirectional={bidirectional}"
         return s.format(**self.__dict__)
 
-    def _run(self, input: Tensor, h0: Tensor, c0: Optional[Tensor], batch_sizes: Optional[list] = None):
-        """The stacked layers over a time-major (T, B, F) input (or a packed one when batch_sizes is
-        given: rows of time step t are the first batch_sizes[t] sequences). Returns (output, h_n, c_n)."""
-        num_directions = 2 if self.bidirectional else 1
-        bias, proj = self.bias, self.proj_size > 0
-        per = 2 + 2 * bias + proj
-        weights = self._flat_weights
-        if batch_sizes is None:
-            steps = list(input.unbind(0))
-        else:
-            steps = list(input.split(batch_sizes, 0))
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                w = weights[k * per:(k + 1) * per]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if bias else (None, None)
-                w_hr = w[-1] if proj else None
-                first = 0 if direction == 0 else len(steps) - 1
-                h = h0[k][:steps[first].size(0)]  # a packed reverse pass starts with the shortest batch
-                c = c0[k][:steps[first].size(0)] if c0 is not None else None
-                xw = F.linear(minitorch.cat(steps, 0), w_ih, b_ih)
-                xw = list(xw.split([s.size(0) for s in steps], 0))
-                order = range(len(steps)) if direction == 0 else range(len(steps) - 1, -1, -1)
-                out = [None] * len(steps)
-                h_last, c_last = [], []  # packed: rows leaving the batch keep their last state
-                for t in order:
-                    n = xw[t].size(0)
-                    if n < h.size(0):  # forward through a packed batch: the batch shrinks
-                        h_last.append(h[n:])
-                        c_last.append(c[n:] if c is not None else None)
-                        h, c = h[:n], (c[:n] if c is not None else None)
-                    elif n > h.size(0):  # reverse: rows join, from their initial state
-                        h = minitorch.cat([h, h0[k][h.size(0):n]], 0)
-                        c = minitorch.cat([c, c0[k][c.size(0):n]], 0) if c is not None else None
-                    h, c = _rnn_step(self.mode, xw[t], h, c, w_hh, b_hh, w_hr)
-                    out[t] = h
-                if h_last:
-                    h = minitorch.cat([h] + h_last[::-1], 0)
-                    c = minitorch.cat([c] + c_last[::-1], 0) if c is not None else None
-                outs.append(out)
-                h_n.append(h)
-                c_n.append(c)
-            steps = [minitorch.cat(pair, -1) for pair in zip(*outs)] if num_directions == 2 else outs[0]
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                steps = list(F.dropout(minitorch.cat(steps, 0), self.dropout, True).split(
-                    [s.size(0) for s in steps], 0))
-        output = minitorch.stack(steps, 0) if batch_sizes is None else minitorch.cat(steps, 0)
-        return output, minitorch.stack(h_n, 0), (minitorch.stack(c_n, 0) if c0 is not None else None)
-
     def forward(self, input, hx=None):
         name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(self.mode, self.mode)
         lstm = self.mode == "LSTM"
@@ -262,13 +182,12 @@ class RNNBase(Module):
         packed = isinstance(input, PackedSequence)
         if packed:
             data, batch_sizes, sorted_indices, unsorted_indices = input
-            sizes = [int(b) for b in batch_sizes.tolist()]
-            max_batch, is_batched = sizes[0], True
+            max_batch, is_batched = int(batch_sizes[0]), True
             if hx is not None and sorted_indices is not None:
                 hx = tuple(h.index_select(1, sorted_indices) for h in hx) if lstm else \
                     hx.index_select(1, sorted_indices)
         else:
-            data, batch_sizes, sizes, unsorted_indices = input, None, None, None
+            data, batch_sizes, unsorted_indices = input, None, None
             if data.dim() not in (2, 3):
                 tensor = " tensor" if name == "RNN" else ""
                 raise ValueError(f"{name}: Expected input to be 2D or 3D, got {data.dim()}D{tensor} instead")
@@ -299,17 +218,20 @@ class RNNBase(Module):
             self.check_hidden_size(c0, expected[:2] + (self.hidden_size,), "Expected hidden[1] size {}, got {}")
         else:
             self.check_hidden_size(h0, expected)
-        if not packed and self.batch_first:
-            data = data.transpose(0, 1)
-        output, h_n, c_n = self._run(data, h0, c0, sizes)
+        op = _OPS[self.mode]
+        states = [h0, c0] if lstm else h0
+        flags = (self.bias, self.num_layers, self.dropout, self.training, self.bidirectional)
+        if packed:
+            result = op(data, batch_sizes, states, self._flat_weights, *flags)
+        else:
+            result = op(data, states, self._flat_weights, *flags, self.batch_first)
+        output, h_n, c_n = result if lstm else (*result, None)
         if packed:
             if unsorted_indices is not None:
                 h_n = h_n.index_select(1, unsorted_indices)
                 c_n = c_n.index_select(1, unsorted_indices) if lstm else None
             output = PackedSequence(output, batch_sizes, input.sorted_indices, unsorted_indices)
         else:
-            if self.batch_first:
-                output = output.transpose(0, 1)
             if not is_batched:
                 output = output.squeeze(0 if self.batch_first else 1)
                 h_n = h_n.squeeze(1)
@@ -402,10 +324,10 @@ class RNNCellBase(Module):
             states = (zeros,) * n_states
         elif not is_batched:
             states = tuple(s.unsqueeze(0) for s in states)
-        _check_cell_sizes(self, input, states)
-        xw = F.linear(input, self.weight_ih, self.bias_ih)
-        h, c = _rnn_step(mode, xw, states[0], states[1] if n_states == 2 else None,
-                         self.weight_hh, self.bias_hh, None)
+        cell = _CELLS[mode]
+        result = cell(input, list(states) if n_states == 2 else states[0], self.weight_ih, self.weight_hh,
+                      self.bias_ih, self.bias_hh)
+        h, c = result if n_states == 2 else (result, None)
         if not is_batched:
             h, c = h.squeeze(0), (c.squeeze(0) if c is not None else None)
         return (h, c) if n_states == 2 else h
