@@ -117,9 +117,12 @@ mt_iter_build_any_order(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *
     return build(it, ndim, shape, ops, nops, true);
 }
 
-/* Elements a side of the tiles of the two inner dims (below). A tile of one operand read across
- * its rows touches MT_TILE lines of MT_TILE elements: 32 KiB of doubles, L1-sized. */
-#define MT_TILE 64
+/* The tiles of the two inner dims (below): MT_TILE_0 elements along dim 0, the loop's length,
+ * by MT_TILE_1 rows of dim 1. A transposed operand's tile is MT_TILE_0 cache lines, which a
+ * power-of-two row stride (a 1024x1024 y.t()) puts all in one L1 set of 8 to 12 ways: 8 lines
+ * stay there, 64 thrashed it (1024^2 x + y.t(): 3.6 ms with 64x64 tiles, 1.1 with 8x256). */
+#define MT_TILE_0 8
+#define MT_TILE_1 256
 
 /* Whether to walk the two inner dims in tiles: an operand steps through dim 1 by less than
  * through dim 0 (y.t() in x + y.t()), so row by row it would take a new cache line for each
@@ -129,7 +132,7 @@ mt_iter_build_any_order(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *
 static bool
 use_tiles(const mt_iter *it)
 {
-    if (!it->any_order || it->ndim < 2 || it->shape[0] <= MT_TILE / 2 || it->shape[1] <= 1 ||
+    if (!it->any_order || it->ndim < 2 || it->shape[0] <= MT_TILE_0 || it->shape[1] <= 1 ||
         it->strides[0][0] == 0 || it->strides[1][0] == 0) {
         return false;
     }
@@ -143,18 +146,18 @@ use_tiles(const mt_iter *it)
     return false;
 }
 
-/* Dims 0 and 1 from `base`, in tiles of MT_TILE x MT_TILE: the loop runs along dim 0 inside a
- * tile, rows of dim 1 one after another, so a transposed operand's lines are all used while in
- * cache. */
+/* Dims 0 and 1 from `base`, in tiles of MT_TILE_0 x MT_TILE_1: the loop runs along dim 0
+ * inside a tile, rows of dim 1 one after another, so a transposed operand's lines are all used
+ * while in cache. */
 static void
 run_tiles(const mt_iter *it, char *const *base, mt_loop_fn loop, void *ctx)
 {
     char *data[MT_ITER_MAX_OPS];
     const int64_t n0 = it->shape[0], n1 = it->shape[1];
-    for (int64_t j0 = 0; j0 < n1; j0 += MT_TILE) {
-        const int64_t j1 = j0 + MT_TILE < n1 ? j0 + MT_TILE : n1;
-        for (int64_t i0 = 0; i0 < n0; i0 += MT_TILE) {
-            const int64_t len = i0 + MT_TILE < n0 ? MT_TILE : n0 - i0;
+    for (int64_t j0 = 0; j0 < n1; j0 += MT_TILE_1) {
+        const int64_t j1 = j0 + MT_TILE_1 < n1 ? j0 + MT_TILE_1 : n1;
+        for (int64_t i0 = 0; i0 < n0; i0 += MT_TILE_0) {
+            const int64_t len = i0 + MT_TILE_0 < n0 ? MT_TILE_0 : n0 - i0;
             for (int64_t j = j0; j < j1; j++) {
                 for (int k = 0; k < it->nops; k++) {
                     data[k] = base[k] + i0 * it->strides[0][k] + j * it->strides[1][k];
