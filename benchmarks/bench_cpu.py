@@ -1,6 +1,7 @@
 """CPU kernels where models spend their time (issue 21): minitorch beside PyTorch and NumPy.
 
-Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a GPT-style block
+Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
+of a transposed operand, float32 exp of 1M elements, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
 backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
 and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
@@ -83,6 +84,19 @@ def make_cases(libs):
     def tensors(lib, *arrays, grad=False):
         return [lib.tensor(a, requires_grad=grad) for a in arrays]
 
+    def forward_backward(label, arrays, fn):
+        """Two cases: fn(lib, *tensors) of the arrays, and the backward to every input."""
+        for backward in (False, True):
+            fns = {}
+            for name, lib in libs.items():
+                if lib is not np:
+                    xs = tensors(lib, *arrays, grad=backward)
+                    if backward:
+                        fns[name] = backward_of(lib, fn(lib, *xs), xs)
+                    else:
+                        fns[name] = lambda xs=xs, lib=lib: fn(lib, *xs)
+            cases.append((f"{label} {'backward' if backward else 'forward'}", fns))
+
     m1, m2 = rng.standard_normal((256, 256), f32), rng.standard_normal((256, 256), f32)
     v1 = rng.standard_normal(1 << 18, f32)
     fns = {}
@@ -93,6 +107,28 @@ def make_cases(libs):
             a, b, v = tensors(lib, m1, m2, v1)
             fns[name] = lambda a=a, b=b, v=v: (a @ b, v + v)
     cases.append(("matmul 256^3 + add 262k", fns))
+
+    xt, yt = rng.standard_normal((256, 1024), f32), rng.standard_normal((1024, 256), f32)
+    fns = {}
+    for name, lib in libs.items():
+        if lib is np:
+            fns[name] = lambda: xt + yt.T
+        else:
+            x, y = tensors(lib, xt, yt)
+            fns[name] = lambda x=x, y=y: x + y.t()
+    cases.append(("add (256, 1024) + transposed", fns))
+
+    ex = rng.standard_normal((1024, 1024), f32) * 10
+    fns = {}
+    for name, lib in libs.items():
+        (x,) = [ex] if lib is np else tensors(lib, ex)
+        fns[name] = lambda x=x, lib=lib: lib.exp(x)
+    cases.append(("exp (1024, 1024) float32", fns))
+
+    cimg = rng.standard_normal((32, 3, 32, 32), f32)
+    cw, cb = rng.standard_normal((64, 3, 3, 3), f32), rng.standard_normal(64, f32)
+    forward_backward("conv2d (32, 3, 32, 32) 64 3x3 bias", [cimg, cw, cb],
+                     lambda lib, x, wt, bt: lib.nn.functional.conv2d(x, wt, bt, padding=1))
 
     B, T, C = 8, 64, 128
     xb = rng.standard_normal((B, T, C), f32)
@@ -119,30 +155,13 @@ def make_cases(libs):
 
     rows = rng.standard_normal((1024 if QUICK else 4096, 1024), f32)
     w, bias = rng.standard_normal(1024, f32), rng.standard_normal(1024, f32)
-    for backward in (False, True):
-        fns = {}
-        for name, lib in libs.items():
-            if lib is not np:
-                x, wt, bt = tensors(lib, rows, w, bias, grad=backward)
-                if backward:
-                    fns[name] = backward_of(lib, lib.nn.functional.layer_norm(x, (1024,), wt, bt), (x, wt, bt))
-                else:
-                    fns[name] = lambda x=x, wt=wt, bt=bt, lib=lib: lib.nn.functional.layer_norm(x, (1024,), wt, bt)
-        cases.append((f"layer_norm {rows.shape} {'backward' if backward else 'forward'}", fns))
+    forward_backward(f"layer_norm {rows.shape}", [rows, w, bias],
+                     lambda lib, x, wt, bt: lib.nn.functional.layer_norm(x, (1024,), wt, bt))
 
     bn = rng.standard_normal((8 if QUICK else 32, 64, 56, 56), f32)
     wb, bb = rng.standard_normal(64, f32), rng.standard_normal(64, f32)
-    for backward in (False, True):
-        fns = {}
-        for name, lib in libs.items():
-            if lib is not np:
-                x, wt, bt = tensors(lib, bn, wb, bb, grad=backward)
-                F = lib.nn.functional
-                if backward:
-                    fns[name] = backward_of(lib, F.batch_norm(x, None, None, wt, bt, training=True), (x, wt, bt))
-                else:
-                    fns[name] = lambda x=x, wt=wt, bt=bt, F=F: F.batch_norm(x, None, None, wt, bt, training=True)
-        cases.append((f"batch_norm {bn.shape} train {'backward' if backward else 'forward'}", fns))
+    forward_backward(f"batch_norm {bn.shape} train", [bn, wb, bb],
+                     lambda lib, x, wt, bt: lib.nn.functional.batch_norm(x, None, None, wt, bt, training=True))
 
     logits = rng.standard_normal((4096, 1000), f32)
     target = rng.integers(0, 1000, 4096)

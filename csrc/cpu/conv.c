@@ -93,6 +93,30 @@ mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t
 INT_GEMM(gemm_int32, int32_t, uint32_t)
 INT_GEMM(gemm_int64, int64_t, uint64_t)
 
+/* row[0 .. n) = the element of `item` bytes at v: word loops the compiler vectorises (a memcpy
+ * per element was a third of a small-channel forward's time). */
+static void
+fill_row(char *row, const char *v, int64_t n, size_t item)
+{
+    if (item == 4) {
+        uint32_t w;
+        memcpy(&w, v, 4);
+        for (int64_t j = 0; j < n; j++) {
+            memcpy(row + j * 4, &w, 4);
+        }
+    } else if (item == 8) {
+        uint64_t w;
+        memcpy(&w, v, 8);
+        for (int64_t j = 0; j < n; j++) {
+            memcpy(row + j * 8, &w, 8);
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            memcpy(row + j * (int64_t)item, v, item);
+        }
+    }
+}
+
 /* Every row of out (OC, n), rows ldc apart, starts as its channel's bias, or 0. */
 static void
 init_rows(char *out, int64_t ldc, const mt_tensor *bias, int64_t oc, int64_t n, size_t item)
@@ -104,10 +128,7 @@ init_rows(char *out, int64_t ldc, const mt_tensor *bias, int64_t oc, int64_t n, 
             memset(row, 0, (size_t)n * item);
             continue;
         }
-        const char *v = b + o * bias->strides[0] * (int64_t)item;
-        for (int64_t j = 0; j < n; j++) {
-            memcpy(row + j * (int64_t)item, v, item);
-        }
+        fill_row(row, b + o * bias->strides[0] * (int64_t)item, n, item);
     }
 }
 

@@ -71,7 +71,7 @@ mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src)
     }
     mt_iter it;
     mt_tensor *ops[2] = {dst, src};
-    st = mt_iter_build(&it, dst->ndim, dst->sizes, ops, 2);
+    st = mt_iter_build_any_order(&it, dst->ndim, dst->sizes, ops, 2);
     if (st == MT_OK) {
         mt_iter_run_parallel(&it, cast_loops[dst->dtype][src->dtype], NULL);
     }
@@ -94,7 +94,7 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     }
     mt_iter it;
     mt_tensor *ops[2] = {*out, src};
-    st = mt_iter_build(&it, src->ndim, src->sizes, ops, 2);
+    st = mt_iter_build_any_order(&it, src->ndim, src->sizes, ops, 2);
     if (st) {
         mt_tensor_clear(out);
         return st;

@@ -22,6 +22,7 @@ typedef struct mt_iter {
     int64_t shape[MT_MAX_DIMS];                   /* dim 0 is the innermost */
     int64_t strides[MT_MAX_DIMS][MT_ITER_MAX_OPS]; /* bytes */
     char *data[MT_ITER_MAX_OPS];
+    bool any_order; /* mt_iter_build_any_order's: mt_iter_run may walk the dims in tiles */
 } mt_iter;
 
 /* Iterates over `shape` (ndim dims); each operand must broadcast to it. */

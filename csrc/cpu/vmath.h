@@ -11,14 +11,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MT_VEXP_MIN_X -87.3365448f /* ln(FLT_MIN): below it the result is 0 */
+#define MT_VEXP_MIN_X -87.3365448f /* ln(FLT_MIN): below it the result is subnormal */
 #define MT_VEXP_MAX_X 88.7228391f  /* ln(FLT_MAX): above it, inf */
+#define MT_VEXP_TINY_X -104.0f     /* below ln(2^-150) = -103.97: exp rounds to 0 */
 
-/* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, for x in [MIN_X, MAX_X] (or NaN,
- * which comes out NaN): Cephes' degree-6 polynomial, within 2 ulp of expf. `big` (n = 128,
- * just below MAX_X) is one past the largest exponent, so a 2 is taken out of 2^n. */
+/* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, for x in [TINY_X, MAX_X] (or
+ * NaN, which comes out NaN): Cephes' degree-6 polynomial, within 2 ulp of expf. 2^n is built
+ * from its bits, so n - shift must be a normal exponent: shift 1 takes a 2 out of n = 128 (just
+ * below MAX_X), shift -64 puts 64 into n < -126 (a subnormal result), and the product with
+ * 2^shift is then the one rounding. */
 static inline float
-vexp_core(float x, int big)
+vexp_core(float x, int shift)
 {
     /* x / ln 2 + 1.5 * 2^23 rounds to an integer in float arithmetic, which then sits in the
      * low mantissa bits: n and its bits without a float-to-int conversion. */
@@ -35,20 +38,23 @@ vexp_core(float x, int big)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    const uint32_t bits = (tbits - 0x4B400000u + 127u - (uint32_t)big) << 23;
+    const uint32_t bits = (tbits - 0x4B400000u + (uint32_t)(127 - shift)) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof(scale));
-    return big ? p * 2.0f * scale : p * scale;
+    const float post = shift > 0 ? 2.0f : shift < 0 ? 0x1p-64f : 1.0f;
+    return p * scale * post;
 }
 
-/* exp(x) for float: 0 below MIN_X (expf would give a subnormal), inf above MAX_X, NaN stays. */
+/* exp(x) for float as expf: subnormal results below MIN_X, 0 below TINY_X, inf above MAX_X,
+ * NaN stays. */
 static inline float
 mt_vexp_f32(float x)
 {
     float xc = x > MT_VEXP_MAX_X ? MT_VEXP_MAX_X : x;
-    xc = xc < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : xc;
-    const float e = vexp_core(xc, xc * 1.44269504088896341f > 127.5f);
-    return x > MT_VEXP_MAX_X ? INFINITY : x < MT_VEXP_MIN_X ? 0.0f : e;
+    xc = xc < MT_VEXP_TINY_X ? MT_VEXP_TINY_X : xc;
+    const float n = xc * 1.44269504088896341f;
+    const float e = vexp_core(xc, n > 127.5f ? 1 : n < -125.5f ? -64 : 0);
+    return x > MT_VEXP_MAX_X ? INFINITY : e;
 }
 
 /* exp(x) for x <= 0 or NaN, as softmax's x - max is: mt_vexp_f32 without the overflow cases. */

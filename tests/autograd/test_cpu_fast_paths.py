@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check_grad, child_env, same_as_torch, torch
+from helpers import check_grad, child_env, same_as_torch, to_layout, torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
 rng = np.random.default_rng(0)
@@ -238,3 +238,123 @@ def test_log_softmax_backward_data_composite_on_cuda():
     dev = minitorch._log_softmax_backward_data(minitorch.tensor(g).cuda(), minitorch.tensor(x).cuda(), 1,
                                                minitorch.float32)
     np.testing.assert_allclose(dev.cpu().numpy(), cpu.numpy(), atol=1e-5)
+
+
+# ---- operands that disagree on the fastest dim: the iterator's tiles ----
+
+def with_specials(a):
+    """a with NaN, inf and -inf at its first elements (where it has them)."""
+    a = a.copy()
+    flat = a.reshape(-1)
+    flat[:3] = [np.nan, np.inf, -np.inf][: flat.size]
+    return a
+
+
+@pytest.mark.parametrize("shape", [(256, 1024), (65, 130), (1, 200), (200, 1), (33, 31), (0, 100), (100, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_add_transposed_operand(shape, dtype, threads):
+    x = with_specials(rng.standard_normal(shape)).astype(dtype) if dtype != np.int64 else \
+        rng.integers(-9, 9, shape)
+    y = rng.standard_normal(shape[::-1]).astype(dtype) if dtype != np.int64 else rng.integers(-9, 9, shape[::-1])
+    got = minitorch.tensor(x) + minitorch.tensor(y).t()
+    np.testing.assert_array_equal(got.numpy(), x + y.T)
+    assert got.is_contiguous()
+    got = minitorch.tensor(x).t() * minitorch.tensor(y)  # the output takes the first operand's layout
+    np.testing.assert_array_equal(got.numpy(), x.T * y)
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 1), (2, 1, 0), (1, 2, 0)])
+def test_add_permuted_3d(perm, threads):
+    x = with_specials(rng.standard_normal((3, 70, 90))).astype(np.float32)
+    y = rng.standard_normal(np.array(x.shape)[list(perm)]).astype(np.float32)
+    inv = np.argsort(perm)
+    yt = minitorch.tensor(y).permute(*inv.tolist())
+    np.testing.assert_array_equal((minitorch.tensor(x) + yt).numpy(), x + y.transpose(inv))
+    # a broadcast operand and a flipped (negative stride) transposed one
+    b = rng.standard_normal((1, 1, 90)).astype(np.float32)
+    np.testing.assert_array_equal((minitorch.tensor(x) + yt - minitorch.tensor(b)).numpy(), x + y.transpose(inv) - b)
+    flipped = minitorch.tensor(y).flip(2).permute(*inv.tolist())
+    np.testing.assert_array_equal((minitorch.tensor(x) + flipped).numpy(), x + y[:, :, ::-1].transpose(inv))
+
+
+@pytest.mark.parametrize("shape", [(300, 500), (65, 7), (0, 3)])
+def test_contiguous_of_transposed(shape, threads):
+    a = with_specials(rng.standard_normal(shape))
+    t = minitorch.tensor(a).t()
+    np.testing.assert_array_equal(t.contiguous().numpy(), a.T)
+    np.testing.assert_array_equal(t.float().numpy(), a.T.astype(np.float32))
+    out = minitorch.zeros(shape[::-1]).t()  # copy_ into a transposed destination
+    out.copy_(minitorch.tensor(a.astype(np.float32)))
+    np.testing.assert_array_equal(out.numpy(), a.astype(np.float32))
+
+
+def test_add_transposed_grad(threads):
+    check_grad(lambda m, x, y: x + y.t(), [rng.standard_normal((70, 40)), rng.standard_normal((40, 70))])
+
+
+# ---- conv2d with a bias ----
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kw", [((4, 3, 16, 16), dict(padding=1)), ((2, 4, 9, 7), dict(stride=2, groups=2)),
+                                       ((3, 9, 9), dict()), ((0, 3, 8, 8), dict(padding=1))])
+def test_conv2d_bias(dtype, shape, kw, threads):
+    c = shape[-3]
+    x = with_specials(rng.standard_normal(shape)).astype(dtype) if shape[0] else np.zeros(shape, dtype)
+    w = rng.standard_normal((6, c // kw.get("groups", 1), 3, 3)).astype(dtype)
+    b = np.array([np.inf, -1e30, np.nan, 0.0, -0.0, 2.5], dtype)
+    same_as_torch(lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, **kw), [x, w, b], grad=False,
+                  rtol=1e-4, atol=1e-4)
+    # finite values with gradients, every operand strided (a bias whose elements are 2 apart)
+    same_as_torch(lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, **kw),
+                  [np.nan_to_num(x, posinf=1.0, neginf=-1.0), w, rng.standard_normal(6).astype(dtype)],
+                  layout="sliced", rtol=1e-4, atol=1e-4)
+
+
+# ---- float32 exp: a vectorised polynomial in place of libm's expf ----
+
+def ulps32(got, x):
+    """|got - exp(x)| in units of the float32 spacing at exp(x) (x float32, exp in float64)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        exact = np.exp(x.astype(np.float64))
+        rounded = exact.astype(np.float32)
+        spacing = np.spacing(np.abs(rounded)).astype(np.float64)
+        return np.where(np.isfinite(rounded), np.abs(got.astype(np.float64) - exact) / spacing, 0.0)
+
+
+EXP_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-38, 88.72283, 88.7229,
+                         89.0, -87.33654, -87.34, -100.0, -103.97, -103.98, -104.0, -1e30, 1e30, 0.34657359,
+                         -0.34657359, 1e-8], np.float32)
+
+
+def test_exp_float32_ulps(threads):
+    x = np.concatenate([np.linspace(-110, 95, 400_001, dtype=np.float32), EXP_SPECIALS,
+                        rng.standard_normal(10_000).astype(np.float32) * 30])
+    got = minitorch.tensor(x).exp().numpy()
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    assert ulps32(got, x).max() <= 1.0  # measured: 0.96
+    np.testing.assert_array_equal(minitorch.tensor(EXP_SPECIALS).exp().numpy()[3:5], [1.0, 1.0])
+    if torch is not None:  # PyTorch's own float exp (SLEEF's) agrees to 2 ulp as well
+        t = torch.tensor(x).exp().numpy()
+        np.testing.assert_allclose(got, t, rtol=3e-7, atol=3e-45)
+
+
+def test_exp_float32_layouts(threads):
+    a = with_specials(rng.standard_normal((70, 130)).astype(np.float32) * 40)
+    with np.errstate(over="ignore"):
+        want = np.exp(a.astype(np.float64)).astype(np.float32)
+    for layout in ("transposed", "sliced"):
+        t = to_layout(a, layout)
+        np.testing.assert_allclose(t.exp().numpy(), want, rtol=3e-7, atol=3e-45)
+    t = minitorch.tensor(a)
+    t.exp_()
+    np.testing.assert_allclose(t.numpy(), want, rtol=3e-7, atol=3e-45)
+    out = minitorch.empty((130, 70)).t()
+    minitorch.exp(minitorch.tensor(a), out=out)
+    np.testing.assert_allclose(out.numpy(), want, rtol=3e-7, atol=3e-45)
+    assert minitorch.tensor(np.zeros((0, 3), np.float32)).exp().shape == (0, 3)
+    check_grad(lambda m, x: x.exp(), [rng.standard_normal((5, 6)).astype(np.float32)], atol=1e-3, rtol=1e-3)
