@@ -130,12 +130,6 @@ typedef struct ew_ctx {
 #define IS_DIV_CXY 0
 #define IS_DIV_XCY 0
 
-/* The CPU's float sigmoid is vmath.h's vectorisable form (PyTorch's CPU kernel takes Sleef's
- * exp): libm's expf is a call per element, some 5x slower on an LSTM's gates. Only the loops
- * below see the name; core/math.h keeps the reference formula. tanh stays libm's: vmath.h's
- * (within 2 ulp) moved L-BFGS's float32 steps past their test's tolerance. */
-#define mt_sigmoid_f32 mt_vsigmoid_f32
-
 #define LOOP(name, form, T, S)                                                        \
     EW_LOOP(name##_##S, MT_EW_NIN_##form, MT_EW_R(form, T), T, MT_EW_T1(form, T),     \
             MT_EW_T2(form, T), MT_EW_T3(form, T), MT_EW_CALL_##form(mt_##name##_##S), \
@@ -152,28 +146,36 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 #include "ops/elementwise.def"
 };
 
-/* out (float32), x (float32) of one shape; out = exp(x) with vmath.h's exp, which the compiler
- * vectorises, where libm's expf is a call per element (PyTorch's float exp is SLEEF's vector
- * one, 1 ulp). The table's loop stays the definition for every other dtype and device. */
-MT_SIMD_CLONES static void
-exp_vec_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
-{
-    (void)ctx;
-    if (strides[0] == sizeof(float) && strides[1] == sizeof(float)) {
-        float *o = (float *)data[0];
-        const float *x = (const float *)data[1];
-        for (int64_t i = 0; i < n; i++) {
-            o[i] = mt_vexp_f32(x[i]);
-        }
-        return;
+/* The float32 loops that take the place of the table's: vmath.h's exp and sigmoid, which the
+ * compiler vectorises, where libm's expf is a call per element (PyTorch's CPU kernels take
+ * SLEEF's vector exp, 1 ulp); on an LSTM's gates libm's sigmoid was some 5x slower. The table's
+ * loops stay the definition for every other dtype and device, and core/math.h keeps the
+ * reference formulas. tanh stays libm's: vmath.h's (within 2 ulp) moved L-BFGS's float32 steps
+ * past their test's tolerance. out (float32), x (float32) of one shape. */
+#define VEC_F32_LOOP(name, fn)                                                                 \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        if (strides[0] == sizeof(float) && strides[1] == sizeof(float)) {                      \
+            float *o = (float *)data[0];                                                       \
+            const float *x = (const float *)data[1];                                           \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                o[i] = fn(x[i]);                                                               \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(float, 0, i) = fn(MT_AT(float, 1, i));                                       \
+        }                                                                                      \
     }
-    for (int64_t i = 0; i < n; i++) {
-        MT_AT(float, 0, i) = mt_vexp_f32(MT_AT(float, 1, i));
-    }
-}
 
-/* The float32 loops that take the place of the table's. */
-static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {[MT_EW_exp] = exp_vec_f32};
+VEC_F32_LOOP(exp_vec_f32, mt_vexp_f32)
+VEC_F32_LOOP(sigmoid_vec_f32, mt_vsigmoid_f32)
+
+static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
+    [MT_EW_exp] = exp_vec_f32,
+    [MT_EW_sigmoid] = sigmoid_vec_f32,
+};
 
 static mt_loop_fn
 loop_of(mt_ew_id row, mt_dtype dt)
