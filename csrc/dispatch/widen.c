@@ -217,7 +217,17 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
     int widened = 0;
     for (; widened < n && st == MT_OK; widened++) {
         mt_tensor *t = orig[widened];
-        if (is_small(t)) {
+        if (!is_small(t)) {
+            continue;
+        }
+        /* a tensor given twice (x + x, x.add_(x)) is widened once, and stays one tensor */
+        int seen = 0;
+        while (seen < widened && orig[seen] != t) {
+            seen++;
+        }
+        if (seen < widened) {
+            *slot[widened] = mt_tensor_retain(*slot[seen]);
+        } else {
             st = cast_copy(t, mt_dtype_compute(t->dtype), slot[widened]);
         }
     }

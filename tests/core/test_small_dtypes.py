@@ -477,3 +477,19 @@ def test_walk_op_table(name):
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol * 4, equal_nan=True, err_msg=op)
         compared += 1
     assert compared > 40, compared
+
+
+def test_a_tensor_given_twice_and_no_leak():
+    """x + x and x.add_(x) widen x once (one tensor, as given); the widened copies are freed."""
+    for name in ("float16", "uint8"):
+        x, y = minitorch.arange(6, dtype=mt_dt(name)), torch.arange(6, dtype=t_dt(name))
+        assert (x + x).tolist() == (y + y).tolist()
+        x.add_(x), y.add_(y)
+        assert x.tolist() == y.tolist()
+    before = minitorch._C._live_objects()
+    for _ in range(3):
+        h = minitorch.ones(4, 4, dtype=minitorch.float16, requires_grad=True)
+        (h @ h).sum().backward()
+        del h
+    after = minitorch._C._live_objects()
+    assert after["tensors"] <= before["tensors"] and after["storages"] <= before["storages"]
