@@ -108,7 +108,7 @@ cast_copy(mt_tensor *src, mt_dtype dt, mt_tensor **out)
  * else the promotion of the small tensors, unless a tensor of the computing dtype itself joined
  * them and outranks them (float16 + float32 tensors gives float32). -1: none. */
 static int
-castback_dtype(const mt_args *a, mt_tensor *const *orig, int n)
+castback_dtype(mt_op op, const mt_args *a, mt_tensor *const *orig, int n)
 {
     if (a->dtype >= 0 && mt_dtype_is_small((mt_dtype)a->dtype)) {
         return a->dtype;
@@ -133,6 +133,10 @@ castback_dtype(const mt_args *a, mt_tensor *const *orig, int n)
     }
     mt_dtype r = mt_promotion_result(&small);
     if (!mt_dtype_is_small(r)) {
+        return -1;
+    }
+    /* searchsorted's and bucketize's int32 results (out_int32) are positions, not values */
+    if ((op == MT_OP_searchsorted || op == MT_OP_bucketize) && !mt_dtype_is_float(r)) {
         return -1;
     }
     mt_dtype w = mt_dtype_compute(r);
@@ -211,7 +215,7 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
     for (int k = 0; k < n; k++) {
         orig[k] = *slot[k];
     }
-    const int castback = castback_dtype(a, orig, n);
+    const int castback = castback_dtype(op, a, orig, n);
     const int given_dtype = a->dtype;
     mt_status st = MT_OK;
     int widened = 0;

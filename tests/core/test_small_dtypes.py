@@ -493,3 +493,13 @@ def test_a_tensor_given_twice_and_no_leak():
         del h
     after = minitorch._C._live_objects()
     assert after["tensors"] <= before["tensors"] and after["storages"] <= before["storages"]
+
+
+def test_positions_stay_int32():
+    """searchsorted/bucketize with out_int32 on small-dtype inputs give int32 positions."""
+    res = []
+    for L in (minitorch, torch):
+        s, v = L.tensor([1, 3, 5, 7], dtype=L.uint8), L.tensor([2, 6, 9], dtype=L.uint8)
+        a, b = L.searchsorted(s, v, out_int32=True), L.bucketize(v, s, out_int32=True)
+        res.append((str(a.dtype).split(".")[-1], a.tolist(), str(b.dtype).split(".")[-1], b.tolist()))
+    assert res[0] == res[1]
