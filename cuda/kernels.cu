@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/half.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "ops/elementwise_table.h"
@@ -61,6 +62,85 @@ scalar_as<bool>(const mt_cuda_scalar &s)
 {
     return s.i != 0 || s.f != 0;
 }
+
+// The small dtypes (core/dtype.h) only move here: fills and casts. Integers take the scalar's
+// int, float16 and bfloat16 its double through float.
+#define SCALAR_AS_INT(T)                                                           \
+    template <> __device__ __forceinline__ T scalar_as<T>(const mt_cuda_scalar &s) \
+    {                                                                              \
+        return (T)s.i;                                                             \
+    }
+SCALAR_AS_INT(uint8_t)
+SCALAR_AS_INT(int8_t)
+SCALAR_AS_INT(int16_t)
+#undef SCALAR_AS_INT
+template <>
+__device__ __forceinline__ mt_half
+scalar_as<mt_half>(const mt_cuda_scalar &s)
+{
+    return mt_float_to_half((float)s.f);
+}
+template <>
+__device__ __forceinline__ mt_bf16
+scalar_as<mt_bf16>(const mt_cuda_scalar &s)
+{
+    return mt_float_to_bf16((float)s.f);
+}
+
+// A cast's value as a C number (float16 and bfloat16 as float), and its store with PyTorch's
+// conversions (csrc/cpu/loops.h's MT_ST_*: to uint8 through int64, int8/int16 through int32).
+template <typename T>
+static __device__ __forceinline__ T
+as_number(T v)
+{
+    return v;
+}
+static __device__ __forceinline__ float
+as_number(mt_half v)
+{
+    return mt_half_to_float(v);
+}
+static __device__ __forceinline__ float
+as_number(mt_bf16 v)
+{
+    return mt_bf16_to_float(v);
+}
+template <typename To> struct store_as {
+    template <typename V> static __device__ __forceinline__ To go(V v)
+    {
+        return (To)v;
+    }
+};
+template <> struct store_as<uint8_t> {
+    template <typename V> static __device__ __forceinline__ uint8_t go(V v)
+    {
+        return (uint8_t)(int64_t)v;
+    }
+};
+template <> struct store_as<int8_t> {
+    template <typename V> static __device__ __forceinline__ int8_t go(V v)
+    {
+        return (int8_t)(int32_t)v;
+    }
+};
+template <> struct store_as<int16_t> {
+    template <typename V> static __device__ __forceinline__ int16_t go(V v)
+    {
+        return (int16_t)(int32_t)v;
+    }
+};
+template <> struct store_as<mt_half> {
+    template <typename V> static __device__ __forceinline__ mt_half go(V v)
+    {
+        return mt_float_to_half((float)v);
+    }
+};
+template <> struct store_as<mt_bf16> {
+    template <typename V> static __device__ __forceinline__ mt_bf16 go(V v)
+    {
+        return mt_float_to_bf16((float)v);
+    }
+};
 
 // Input k (1 to 3) at element offset off, or its scalar when it has no data.
 template <typename T>
@@ -211,7 +291,7 @@ cast_kernel(mt_cuda_ew p)
             offsets(p, i, off);
         }
         const From v = load_((const From *)p.data[1] + off[1]);
-        ((To *)p.data[0])[off[0]] = (To)v;
+        ((To *)p.data[0])[off[0]] = store_as<To>::go(as_number(v));
     }
 }
 
@@ -231,13 +311,18 @@ static const void *const ew_kernels[MT_NUM_EW][MT_NUM_DTYPES] = {
 static const void *const fill_kernels[MT_NUM_DTYPES] = {
     MT_KERNEL_PTR(fill_kernel<bool>),    MT_KERNEL_PTR(fill_kernel<int32_t>),
     MT_KERNEL_PTR(fill_kernel<int64_t>), MT_KERNEL_PTR(fill_kernel<float>),
-    MT_KERNEL_PTR(fill_kernel<double>),
+    MT_KERNEL_PTR(fill_kernel<double>),  MT_KERNEL_PTR(fill_kernel<uint8_t>),
+    MT_KERNEL_PTR(fill_kernel<int8_t>),  MT_KERNEL_PTR(fill_kernel<int16_t>),
+    MT_KERNEL_PTR(fill_kernel<mt_half>), MT_KERNEL_PTR(fill_kernel<mt_bf16>),
 };
 
 #define C(To, From) MT_KERNEL_PTR(cast_kernel<To, From>)
-#define FROM(To) {C(To, bool), C(To, int32_t), C(To, int64_t), C(To, float), C(To, double)}
+#define FROM(To)                                                                    \
+    {C(To, bool),    C(To, int32_t), C(To, int64_t), C(To, float),   C(To, double), \
+     C(To, uint8_t), C(To, int8_t),  C(To, int16_t), C(To, mt_half), C(To, mt_bf16)}
 static const void *const cast_kernels[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
-    FROM(bool), FROM(int32_t), FROM(int64_t), FROM(float), FROM(double),
+    FROM(bool),    FROM(int32_t), FROM(int64_t), FROM(float),   FROM(double),
+    FROM(uint8_t), FROM(int8_t),  FROM(int16_t), FROM(mt_half), FROM(mt_bf16),
 };
 #undef C
 

@@ -30,7 +30,8 @@ _load_openblas()
 from . import _C  # noqa: E402
 from ._C import Size, dtype  # noqa: E402
 from ._C import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads  # noqa: E402
-from ._C import bool, float32, float64, int32, int64  # noqa: E402,A004
+from ._C import bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: E402,A004
+from ._C import can_cast, promote_types, result_type  # noqa: E402
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from ._tensor import Tensor  # noqa: E402
@@ -42,8 +43,8 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 int = int32  # noqa: A001
-half = None
-del half
+half = float16
+short = int16
 
 # Every op of the op table flagged FUNCTION is a minitorch.<name> function.
 for _name in _C.OPS:

@@ -10,8 +10,19 @@ from . import _C
 
 __all__ = ["finfo", "iinfo"]
 
-_FLOATS = {"float32": np.float32, "float64": np.float64}
-_INTS = {"int32": np.int32, "int64": np.int64}
+_FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+_INTS = {"uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64}
+
+
+class _BFloat16Info:
+    """bfloat16's limits (NumPy has no such dtype): float32's exponent with 8 significand bits."""
+
+    bits = 16
+    eps = 2.0 ** -7
+    max = float((2 - 2.0 ** -7) * 2.0 ** 127)
+    min = -max
+    smallest_normal = 2.0 ** -126
+    precision = 2
 
 
 def _name(dtype) -> str:
@@ -28,9 +39,9 @@ class finfo:
             type = get_default_dtype()
         if not isinstance(type, _C.dtype):
             raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {builtins.type(type).__name__}")
-        if _name(type) not in _FLOATS:
+        if _name(type) not in _FLOATS and _name(type) != "bfloat16":
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
-        info = np.finfo(_FLOATS[_name(type)])
+        info = _BFloat16Info if _name(type) == "bfloat16" else np.finfo(_FLOATS[_name(type)])
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

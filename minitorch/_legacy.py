@@ -9,8 +9,9 @@ from typing import Any, Optional
 
 from . import _C
 
-# name -> dtype, for the types minitorch has (no Half, Byte, Char, Short: minitorch lacks those dtypes)
-_DTYPES = {"Float": _C.float32, "Double": _C.float64, "Long": _C.int64, "Int": _C.int32, "Bool": _C.bool}
+# name -> dtype, PyTorch's legacy type names
+_DTYPES = {"Float": _C.float32, "Double": _C.float64, "Long": _C.int64, "Int": _C.int32, "Bool": _C.bool,
+           "Half": _C.float16, "BFloat16": _C.bfloat16, "Byte": _C.uint8, "Char": _C.int8, "Short": _C.int16}
 _NAMES = {repr(dt): name for name, dt in _DTYPES.items()}
 
 

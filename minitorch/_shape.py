@@ -7,7 +7,9 @@ from . import _C
 
 # PyTorch's names of the dtypes in its messages
 _SCALAR_NAMES = {"minitorch.float32": "Float", "minitorch.float64": "Double", "minitorch.int64": "Long",
-                 "minitorch.int32": "Int", "minitorch.bool": "Bool"}
+                 "minitorch.int32": "Int", "minitorch.bool": "Bool", "minitorch.float16": "Half",
+                 "minitorch.bfloat16": "BFloat16", "minitorch.uint8": "Byte", "minitorch.int8": "Char",
+                 "minitorch.int16": "Short"}
 
 
 def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None,

@@ -198,6 +198,21 @@ class Tensor(_C.TensorBase):
     def bool(self) -> "Tensor":
         return self.to(_C.bool)
 
+    def half(self) -> "Tensor":
+        return self.to(_C.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(_C.bfloat16)
+
+    def byte(self) -> "Tensor":
+        return self.to(_C.uint8)
+
+    def char(self) -> "Tensor":
+        return self.to(_C.int8)
+
+    def short(self) -> "Tensor":
+        return self.to(_C.int16)
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 

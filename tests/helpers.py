@@ -39,7 +39,14 @@ MT_DTYPES = {
     "int64": minitorch.int64,
     "int32": minitorch.int32,
     "bool": minitorch.bool,
+    "uint8": minitorch.uint8,
+    "int8": minitorch.int8,
+    "int16": minitorch.int16,
+    "float16": minitorch.float16,
 }
+# The dtypes stored narrow and computed wide (uint8, int8, int16, float16; bfloat16 has no NumPy
+# dtype: tests reach it through .to()), for the op tests that draw them.
+SMALL_DTYPES = ("uint8", "int8", "int16", "float16")
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
 
@@ -233,10 +240,11 @@ def arrays(dtype: str, shape, *, low: float = -10, high: float = 10):
     """Arrays of the dtype with values in [low, high] (floats finite, no subnormals)."""
     if dtype == "bool":
         elements = st.booleans()
-    elif dtype.startswith("int"):
-        elements = st.integers(int(low), int(high))
+    elif dtype.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        elements = st.integers(max(int(low), int(info.min)), min(int(high), int(info.max)))
     else:
-        width = 32 if dtype == "float32" else 64
+        width = {"float16": 16, "float32": 32}.get(dtype, 64)
         elements = st.floats(low, high, width=width, allow_subnormal=False)
     return hnp.arrays(np.dtype(dtype), shape, elements=elements)
 

@@ -3,10 +3,22 @@
 
 #include "core/dtype.h"
 
-static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8};
-static const char *const scalar_names[MT_NUM_DTYPES] = {"Bool", "Int", "Long", "Float", "Double"};
-static const char *const c_names[MT_NUM_DTYPES] = {"bool", "int", "long int", "float", "double"};
-static const char *const names[MT_NUM_DTYPES] = {"bool", "int32", "int64", "float32", "float64"};
+static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8, 1, 1, 2, 2, 2};
+static const char *const scalar_names[MT_NUM_DTYPES] = {"Bool",   "Int",     "Long", "Float",
+                                                        "Double", "Byte",    "Char", "Short",
+                                                        "Half",   "BFloat16"};
+static const char *const c_names[MT_NUM_DTYPES] = {"bool",         "int",       "long int",
+                                                   "float",        "double",    "unsigned char",
+                                                   "signed char",  "short int", "c10::Half",
+                                                   "c10::BFloat16"};
+static const char *const names[MT_NUM_DTYPES] = {"bool",  "int32", "int64", "float32", "float64",
+                                                 "uint8", "int8",  "int16", "float16", "bfloat16"};
+/* The rank of a dtype inside its category (bool 0; integers; floats): the wider wins, and two
+ * of one rank but different dtypes (uint8 and int8, float16 and bfloat16) meet one rank up. */
+static const int ranks[MT_NUM_DTYPES] = {0, 3, 4, 2, 3, 1, 1, 2, 1, 1};
+/* The integer and float dtype of each rank. */
+static const mt_dtype int_of_rank[5] = {MT_BOOL, MT_UINT8, MT_INT16, MT_INT32, MT_INT64};
+static const mt_dtype float_of_rank[4] = {MT_BOOL, MT_FLOAT16, MT_FLOAT32, MT_FLOAT64};
 
 size_t
 mt_dtype_size(mt_dtype dt)
@@ -35,8 +47,23 @@ mt_dtype_name(mt_dtype dt)
 mt_dtype
 mt_promote_types(mt_dtype a, mt_dtype b)
 {
-    /* bool < int32 < int64 < float32 < float64 is a chain for the dtypes we have. */
-    return a > b ? a : b;
+    /* PyTorch's table: bool joins anything; an integer and a float give the float; within a
+     * category the higher rank wins, and uint8 + int8 -> int16, float16 + bfloat16 -> float32. */
+    if (a == b || b == MT_BOOL) {
+        return a;
+    }
+    if (a == MT_BOOL) {
+        return b;
+    }
+    bool fa = mt_dtype_is_float(a), fb = mt_dtype_is_float(b);
+    if (fa != fb) {
+        return fa ? a : b;
+    }
+    int ra = ranks[a], rb = ranks[b];
+    if (ra != rb) {
+        return ra > rb ? a : b;
+    }
+    return fa ? float_of_rank[ra + 1] : int_of_rank[ra + 1];
 }
 
 static _Atomic int default_float = MT_FLOAT32; /* an mt_dtype; read by every float default */

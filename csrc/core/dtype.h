@@ -1,6 +1,9 @@
 /* Element types, their sizes and names, and PyTorch's type promotion.
  *
- * The order of the enum is the promotion order within the integer and float categories. */
+ * The first five are in promotion order; the small ones (uint8, int8, int16, float16, bfloat16)
+ * come after them so that the tables indexed by dtype keep their rows, and promotion is
+ * mt_promote_types's rule, not the enum order. float16 and bfloat16 are storage types: kernels
+ * load them to float32, compute and round once on store (core/half.h). */
 #ifndef MT_DTYPE_H
 #define MT_DTYPE_H
 
@@ -14,6 +17,11 @@ typedef enum mt_dtype {
     MT_INT64,
     MT_FLOAT32,
     MT_FLOAT64,
+    MT_UINT8,
+    MT_INT8,
+    MT_INT16,
+    MT_FLOAT16,
+    MT_BFLOAT16,
     MT_NUM_DTYPES
 } mt_dtype;
 
@@ -36,13 +44,29 @@ const char *mt_dtype_name(mt_dtype dt);
 static inline bool
 mt_dtype_is_float(mt_dtype dt)
 {
-    return dt == MT_FLOAT32 || dt == MT_FLOAT64;
+    return dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16;
+}
+
+/* The dtypes stored narrower than any kernel computes: float16 and bfloat16 (computed in float32)
+ * and uint8, int8, int16 (computed in int32 and wrapped on store, as C and PyTorch do). */
+static inline bool
+mt_dtype_is_small(mt_dtype dt)
+{
+    return dt >= MT_UINT8 && dt < MT_NUM_DTYPES;
+}
+
+/* The dtype a small dtype computes in: float32 or int32; any other dtype itself. */
+static inline mt_dtype
+mt_dtype_compute(mt_dtype dt)
+{
+    return !mt_dtype_is_small(dt) ? dt : mt_dtype_is_float(dt) ? MT_FLOAT32 : MT_INT32;
 }
 
 static inline bool
 mt_dtype_is_integral(mt_dtype dt, bool include_bool)
 {
-    return dt == MT_INT32 || dt == MT_INT64 || (include_bool && dt == MT_BOOL);
+    return dt == MT_INT32 || dt == MT_INT64 || dt == MT_UINT8 || dt == MT_INT8 || dt == MT_INT16 ||
+           (include_bool && dt == MT_BOOL);
 }
 
 /* promote_types(a, b): the smallest dtype both convert to without loss of category. */

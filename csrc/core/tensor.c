@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "core/tensor.h"
 #include "ops/ops.h" /* item() of a device tensor copies it to the host */
 
@@ -497,9 +498,43 @@ mt_check_writable(const mt_tensor *t)
     return MT_OK;
 }
 
+/* The small integer dtypes' bounds and names, for mt_check_scalar_fits. */
+static bool
+small_int_bounds(mt_dtype dt, int64_t *lo, int64_t *hi, const char **name)
+{
+    switch (dt) {
+    case MT_UINT8:
+        *lo = 0, *hi = 255, *name = "uint8_t";
+        return true;
+    case MT_INT8:
+        *lo = -128, *hi = 127, *name = "int8_t";
+        return true;
+    case MT_INT16:
+        *lo = -32768, *hi = 32767, *name = "int16_t";
+        return true;
+    default:
+        return false;
+    }
+}
+
 mt_status
 mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
 {
+    int64_t ilo, ihi;
+    const char *name;
+    if (small_int_bounds(dt, &ilo, &ihi, &name)) {
+        /* c10's overflows(): a float must lie in [lowest, max]; a negative int may wrap into an
+         * unsigned type when its magnitude fits (-1 -> 255). */
+        bool ok = v.type == MT_FLOAT64 ? (v.v.f >= (double)ilo && v.v.f <= (double)ihi)
+                  : v.type == MT_INT64
+                      ? (v.v.i <= ihi && (v.v.i >= ilo || (ilo == 0 && v.v.i >= -ihi)))
+                      : true;
+        if (!ok) {
+            return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
+                           name);
+        }
+        return MT_OK;
+    }
     /* [lo, hi) as doubles: both bounds are powers of two, so exactly representable. */
     double lo, hi;
     if (dt == MT_INT64) {
@@ -568,6 +603,16 @@ mt_load_scalar(const char *p, mt_dtype dt)
         return mt_scalar_int(*(const int64_t *)p);
     case MT_FLOAT32:
         return mt_scalar_float(*(const float *)p);
+    case MT_UINT8:
+        return mt_scalar_int(*(const uint8_t *)p);
+    case MT_INT8:
+        return mt_scalar_int(*(const int8_t *)p);
+    case MT_INT16:
+        return mt_scalar_int(*(const int16_t *)p);
+    case MT_FLOAT16:
+        return mt_scalar_float(mt_half_to_float(*(const mt_half *)p));
+    case MT_BFLOAT16:
+        return mt_scalar_float(mt_bf16_to_float(*(const mt_bf16 *)p));
     default:
         return mt_scalar_float(*(const double *)p);
     }
@@ -588,6 +633,22 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
         break;
     case MT_FLOAT32:
         *(float *)p = (float)mt_scalar_to_double(v);
+        break;
+    case MT_UINT8:
+        /* a float through int64, as c10 converts to uint8 */
+        *(uint8_t *)p = (uint8_t)mt_scalar_to_int(v);
+        break;
+    case MT_INT8:
+        *(int8_t *)p = (int8_t)(v.type == MT_FLOAT64 ? (int32_t)v.v.f : mt_scalar_to_int(v));
+        break;
+    case MT_INT16:
+        *(int16_t *)p = (int16_t)(v.type == MT_FLOAT64 ? (int32_t)v.v.f : mt_scalar_to_int(v));
+        break;
+    case MT_FLOAT16:
+        *(mt_half *)p = mt_float_to_half((float)mt_scalar_to_double(v));
+        break;
+    case MT_BFLOAT16:
+        *(mt_bf16 *)p = mt_float_to_bf16((float)mt_scalar_to_double(v));
         break;
     default:
         *(double *)p = mt_scalar_to_double(v);

@@ -16,22 +16,22 @@
             TO_T *o = (TO_T *)data[0];                                                            \
             const FROM_T *x = (const FROM_T *)data[1];                                            \
             for (int64_t i = 0; i < n; i++) {                                                     \
-                o[i] = (TO_T)MT_LOAD(FROM_T, x + i);                                              \
+                MT_ST_##TO_S(o + i, MT_LD_##FROM_S(x + i));                                       \
             }                                                                                     \
             return;                                                                               \
         }                                                                                         \
         for (int64_t i = 0; i < n; i++) {                                                         \
-            MT_AT(TO_T, 0, i) = (TO_T)MT_GET(FROM_T, 1, i);                                       \
+            MT_ST_##TO_S(data[0] + i * strides[0], MT_LD_##FROM_S(data[1] + i * strides[1]));     \
         }                                                                                         \
     }
-#define CAST_TO(T, S, E) MT_DTYPES_INNER(CAST_LOOP, T, S)
+#define CAST_TO(T, S, E) MT_ALL_DTYPES_INNER(CAST_LOOP, T, S)
 #define CAST_TO_ARGS(E, T, S) CAST_TO(T, S, E)
-MT_DTYPES(CAST_TO_ARGS)
+MT_ALL_DTYPES(CAST_TO_ARGS)
 
 #define CAST_ENTRY(TO_T, TO_S, FROM_T, FROM_S) cast_##FROM_S##_##TO_S,
-#define CAST_ROW(E, T, S) {MT_DTYPES_INNER(CAST_ENTRY, T, S)},
+#define CAST_ROW(E, T, S) {MT_ALL_DTYPES_INNER(CAST_ENTRY, T, S)},
 /* cast_loops[to][from] */
-static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_DTYPES(CAST_ROW)};
+static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPES(CAST_ROW)};
 
 static bool
 overlaps(const mt_tensor *a, const mt_tensor *b)
@@ -111,9 +111,9 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
             MT_AT(T, 0, i) = v;                                                     \
         }                                                                           \
     }
-MT_DTYPES(FILL_LOOP)
+MT_ALL_DTYPES(FILL_LOOP)
 #define FILL_ENTRY(E, T, S) fill_##S,
-static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {MT_DTYPES(FILL_ENTRY)};
+static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {MT_ALL_DTYPES(FILL_ENTRY)};
 
 void
 mt_cpu_fill(mt_tensor *dst, mt_scalar value)

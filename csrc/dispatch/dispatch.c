@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "dispatch/kernels.h"
+#include "dispatch/widen.h"
 #include "ops/front.h"
 #include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
 #include "profiler/trace.h"
@@ -337,6 +338,10 @@ run(mt_op op, mt_args *a, unsigned keys)
                            "Could not run 'aten::%s' with arguments from the '%s' backend.",
                            mt_op_names[op], mt_key_names[backend]);
         }
+    }
+    /* A backend kernel computes the small dtypes in the dtypes they widen to. */
+    if (key < MT_KEY_AUTOGRAD && mt_widen_needed(op, a)) {
+        return mt_widen_run(op, a, (mt_key)key, run);
     }
     /* The front end checks once, whichever backend computes, and leaves that kernel its plan
      * for the call. */

@@ -442,7 +442,7 @@ mt_composite_linalg_pinv(mt_args *a)
     mt_tensor *A = a->t[0], *at = NULL, *rt = NULL, *tol = NULL;
     const bool hermitian = a->b[0];
     char shape[128];
-    if (!mt_dtype_is_float(A->dtype) || A->ndim < 2) {
+    if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype) || A->ndim < 2) {
         return mt_fail(MT_ERUNTIME,
                        "linalg.pinv(%s{%s}): expected a tensor with 2 or more dimensions of float, "
                        "double, cfloat or cdouble types",
@@ -516,7 +516,7 @@ mt_composite_linalg_matrix_rank(mt_args *a)
         return mt_fail(MT_ERUNTIME, "%s: The input tensor input must have at least 2 dimensions.",
                        api);
     }
-    if (!mt_dtype_is_float(A->dtype)) {
+    if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype)) {
         return mt_fail(MT_ERUNTIME,
                        "This function doesn't handle types other than float and double");
     }

@@ -222,7 +222,7 @@ backward_geom(const mt_args *a, int in_ndim, const int64_t *in_sizes, int w_ndim
                        mt_format_sizes(b1, sizeof(b1), in_ndim, want + 4 - in_ndim),
                        mt_format_sizes(b2, sizeof(b2), go->ndim, go->sizes));
     }
-    if (go->dtype != MT_FLOAT32 && go->dtype != MT_FLOAT64) {
+    if (!mt_dtype_is_float(go->dtype)) {
         return mt_fail_not_implemented("convolution_backward", "", go->dtype);
     }
     return MT_OK;

@@ -4,13 +4,39 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/fails.h"
 #include "ops/front.h"
 #include "ops/linalg.h"
 #include "ops/ops.h"
 
+/* LAPACK takes float and double only: PyTorch's error for float16/bfloat16 names the kernel
+ * that refused them, or says "Low precision dtypes" (inv, slogdet). */
+static mt_status
+lapack_dtype(mt_dtype dt, const char *api)
+{
+    static const char kernels[][2][32] = {
+        {"linalg.cholesky", "cholesky_cpu"}, {"linalg.qr", "geqrf_cpu"},
+        {"linalg.svd", "linalg_svd_cpu"},    {"linalg.eigh", "linalg_eigh_cpu"},
+        {"linalg.solve", "lu_cpu"},          {"linalg.det", "lu_cpu"},
+        {"linalg.lu_factor", "lu_cpu"},      {"linalg.solve_triangular", "triangular_solve_cpu"},
+    };
+    if (!mt_dtype_is_small(dt)) {
+        return MT_OK;
+    }
+    const size_t n = strlen(api) + 1;
+    for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+        if (n <= sizeof(kernels[k][0]) && memcmp(api, kernels[k][0], n) == 0) {
+            return mt_fail_not_implemented(kernels[k][1], "", dt);
+        }
+    }
+    return mt_fail(MT_ERUNTIME, "%s: Low precision dtypes not supported. Got %s", api,
+                   mt_dtype_scalar_name(dt));
+}
+
 mt_status
 mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bool square)
 {
+    mt_status st;
     if (A->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "%s: The input tensor %s must have at least 2 dimensions.", api,
                        name);
@@ -22,7 +48,8 @@ mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name, bo
                        "matrices",
                        api, name, (long long)m, (long long)n);
     }
-    return mt_linalg_check_float(A, api);
+    st = mt_linalg_check_float(A, api);
+    return st ? st : lapack_dtype(A->dtype, api);
 }
 
 mt_status
@@ -164,7 +191,7 @@ mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_
                        "dtype %s and other's dtype %s",
                        api, mt_dtype_scalar_name(A->dtype), mt_dtype_scalar_name(B->dtype));
     }
-    if (!mt_dtype_is_float(A->dtype)) {
+    if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype)) {
         return mt_fail(MT_ERUNTIME,
                        "This function doesn't handle types other than float and double");
     }

@@ -132,7 +132,7 @@ mt_front_embedding_dense_backward(const mt_args *a, mt_plan *p)
         return mt_fail(MT_ERUNTIME, "embedding_dense_backward: grad_output must be shaped "
                                     "(*indices.shape, embedding_dim)");
     }
-    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
+    if (!mt_dtype_is_float(grad->dtype)) {
         return mt_fail_not_implemented("embedding_dense_backward", "", grad->dtype);
     }
     return MT_OK;

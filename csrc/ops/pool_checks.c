@@ -240,7 +240,7 @@ backward_geom(const mt_tensor *grad, const mt_tensor *self, int64_t oh, int64_t 
                        mt_format_sizes(b1, sizeof(b1), grad->ndim, grad->sizes),
                        mt_format_sizes(b2, sizeof(b2), self->ndim, self->sizes));
     }
-    if (grad->dtype != MT_FLOAT32 && grad->dtype != MT_FLOAT64) {
+    if (!mt_dtype_is_float(grad->dtype)) {
         return mt_fail(MT_ENOTIMPL, "pooling backward not implemented for '%s'",
                        mt_dtype_scalar_name(grad->dtype));
     }

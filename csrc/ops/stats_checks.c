@@ -25,7 +25,9 @@ check_bins(int64_t bins)
 static mt_status
 check_histogram_dtype(const mt_tensor *self, const char *kernel)
 {
-    if (!mt_dtype_is_float(self->dtype)) {
+    /* histc takes float16 and bfloat16; histogram (histogramdd) does not */
+    bool small = mt_dtype_is_small(self->dtype) && strcmp(kernel, "histogramdd") == 0;
+    if (!mt_dtype_is_float(self->dtype) || small) {
         return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", kernel,
                        mt_dtype_scalar_name(self->dtype));
     }

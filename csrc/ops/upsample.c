@@ -200,7 +200,7 @@ check(const mt_tensor *x, const mt_intlist *size, int n, const char *kernel)
                        "output (%s)",
                        ins, outs);
     }
-    if (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64) {
+    if (!mt_dtype_is_float(x->dtype)) {
         return mt_fail_not_implemented(kernel, "", x->dtype);
     }
     return MT_OK;

@@ -411,6 +411,21 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
         case '?':
             *dt = MT_BOOL;
             return 0;
+        case 'e':
+            *dt = MT_FLOAT16;
+            return 0;
+        case 'B':
+            *dt = MT_UINT8;
+            return 0;
+        case 'b':
+            *dt = MT_INT8;
+            return 0;
+        case 'h':
+            if (v->itemsize == 2) {
+                *dt = MT_INT16;
+                return 0;
+            }
+            break;
         case 'q':
         case 'l':
         case 'i':
@@ -427,7 +442,7 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
                  "can't convert np.ndarray of type %S. The only supported types are: float64, "
-                 "float32, int64, int32, and bool.",
+                 "float32, float16, int64, int32, int16, int8, uint8, and bool.",
                  np_dtype ? np_dtype : (PyObject *)Py_TYPE(arr));
     Py_XDECREF(np_dtype);
     return -1;
@@ -571,7 +586,9 @@ mt_py_from_numpy(PyObject *module, PyObject *arr)
 
 /* ---- the buffer protocol ---- */
 
-static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d"};
+/* struct module formats; bfloat16 has none, and NumPy no such dtype: numpy() refuses it */
+static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d",
+                                                   "B", "b", "h", "e", NULL};
 
 /* What an export hands out as view->obj: the storage the buffer points into, and the shape and
  * strides it describes. Not the tensor: `t.data = other` and Module.double() give the tensor
@@ -650,6 +667,11 @@ mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
                      "can't convert cuda:%d device type tensor to numpy. Use Tensor.cpu() to copy "
                      "the tensor to host memory first.",
                      mt_tensor_device(t).index);
+        return -1;
+    }
+    if (formats[t->dtype] == NULL) {
+        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType %s",
+                     mt_dtype_scalar_name(t->dtype));
         return -1;
     }
     if (t->requires_grad) {

@@ -23,7 +23,7 @@
 #define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
 
 enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 typedef struct {
     uint32_t major;
@@ -130,7 +130,9 @@ capsule_destructor(PyObject *cap)
 static const DLDataType dl_dtypes[MT_NUM_DTYPES] = {
     [MT_BOOL] = {kDLBool, 8, 1},      [MT_INT32] = {kDLInt, 32, 1},
     [MT_INT64] = {kDLInt, 64, 1},     [MT_FLOAT32] = {kDLFloat, 32, 1},
-    [MT_FLOAT64] = {kDLFloat, 64, 1},
+    [MT_FLOAT64] = {kDLFloat, 64, 1}, [MT_UINT8] = {kDLUInt, 8, 1},
+    [MT_INT8] = {kDLInt, 8, 1},       [MT_INT16] = {kDLInt, 16, 1},
+    [MT_FLOAT16] = {kDLFloat, 16, 1}, [MT_BFLOAT16] = {kDLBfloat, 16, 1},
 };
 
 static DLDevice
@@ -326,7 +328,8 @@ dtype_from_dl(DLDataType t, mt_dtype *out)
     }
     PyErr_Format(PyExc_BufferError,
                  "minitorch.from_dlpack: unsupported DLPack dtype (code %d, bits %d, lanes %d); "
-                 "minitorch supports bool, int32, int64, float32 and float64",
+                 "minitorch supports bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
+                 "float32 and float64",
                  t.code, t.bits, t.lanes);
     return -1;
 }

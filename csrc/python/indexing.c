@@ -123,6 +123,22 @@ out:
     return res;
 }
 
+/* A uint8 index tensor as the bool mask PyTorch reads it as, with its deprecation warning; NULL
+ * with an exception set. */
+static mt_tensor *
+byte_mask(mt_tensor *t)
+{
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                     "torch.bool instead.",
+                     1) < 0) {
+        return NULL;
+    }
+    mt_tensor *mask = NULL;
+    mt_status st = mt_op__to_copy(t, MT_BOOL, mt_tensor_device(t), &mask);
+    return st ? mt_py_raise(st), NULL : mask;
+}
+
 /* A sequence (a list, tuple, range, NumPy array) as an index tensor: bool stays bool, anything
  * else becomes int64 (PyTorch's indexing_tensor_from_data). NULL with an exception, or with none
  * if item is no sequence at all (a NumPy bool scalar is none, as in PyTorch). */
@@ -360,8 +376,9 @@ apply_index(PyObject *self, PyObject *index, indexing *ix)
             rc = rc ? rc : record(ix, b);
             self_dim++;
         } else {
-            int used = t->dtype == MT_BOOL ? t->ndim : 1;
-            rc = record(ix, mt_tensor_retain(t));
+            int used = t->dtype == MT_BOOL || t->dtype == MT_UINT8 ? t->ndim : 1;
+            mt_tensor *index = t->dtype == MT_UINT8 ? byte_mask(t) : mt_tensor_retain(t);
+            rc = index ? record(ix, index) : -1;
             dim += used;
             self_dim += used;
         }

@@ -160,7 +160,8 @@ static PyObject *
 dtype_is_signed(PyObject *self, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((dtype_obj *)self)->dt != MT_BOOL);
+    mt_dtype dt = ((dtype_obj *)self)->dt;
+    return PyBool_FromLong(dt != MT_BOOL && dt != MT_UINT8);
 }
 
 static PyObject *
@@ -364,6 +365,93 @@ out:
     return rc;
 }
 
+/* ---- type promotion: promote_types, can_cast, result_type ---- */
+
+/* The two dtype arguments of promote_types and can_cast (format "O!O!:<name>", names kwlist). */
+static int
+two_dtypes(PyObject *args, PyObject *kwargs, const char *format, char **kwlist, mt_dtype *a,
+           mt_dtype *b)
+{
+    PyObject *oa, *ob;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kwlist, &mt_py_dtype_Type, &oa,
+                                     &mt_py_dtype_Type, &ob)) {
+        return -1;
+    }
+    return mt_py_to_dtype(oa, a) < 0 || mt_py_to_dtype(ob, b) < 0 ? -1 : 0;
+}
+
+static PyObject *
+py_promote_types(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"type1", "type2", NULL};
+    mt_dtype a, b;
+    if (two_dtypes(args, kwargs, "O!O!:promote_types", kwlist, &a, &b) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(mt_py_dtype_obj(mt_promote_types(a, b)));
+}
+
+static PyObject *
+py_can_cast(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"from_", "to", NULL};
+    mt_dtype a, b;
+    if (two_dtypes(args, kwargs, "O!O!:can_cast", kwlist, &a, &b) < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(mt_can_cast(a, b));
+}
+
+/* One operand of result_type: a tensor, or a Python number (a wrapped number's rank). */
+static int
+add_operand(mt_promotion *p, PyObject *o)
+{
+    if (mt_py_is_tensor(o)) {
+        const mt_tensor *t = mt_py_unwrap(o);
+        mt_promotion_add(p, t->dtype, t->ndim, t->is_wrapped_number);
+        return 0;
+    }
+    mt_scalar s;
+    if (!PyNumber_Check(o) || mt_py_to_scalar(o, &s) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "result_type() received an invalid combination of arguments - got (%s)",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    mt_promotion_add(p, s.type, 0, true);
+    return 0;
+}
+
+static PyObject *
+py_result_type(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"tensor", "other", NULL};
+    PyObject *a, *b;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:result_type", kwlist, &a, &b)) {
+        return NULL;
+    }
+    mt_promotion p;
+    mt_promotion_init(&p);
+    if (add_operand(&p, a) < 0 || add_operand(&p, b) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(mt_py_dtype_obj(mt_promotion_result(&p)));
+}
+
+static PyMethodDef promotion_functions[] = {
+    {"promote_types", (PyCFunction)(void (*)(void))py_promote_types, METH_VARARGS | METH_KEYWORDS,
+     "promote_types(type1, type2): the smallest dtype both convert to (PyTorch's table)."},
+    {"can_cast", (PyCFunction)(void (*)(void))py_can_cast, METH_VARARGS | METH_KEYWORDS,
+     "can_cast(from_, to): whether a type conversion is allowed under PyTorch's casting rules."},
+    {"result_type", (PyCFunction)(void (*)(void))py_result_type, METH_VARARGS | METH_KEYWORDS,
+     "result_type(tensor, other): the dtype an arithmetic op on the two operands gives."},
+    {NULL, NULL, 0, NULL},
+};
+
 int
 mt_py_values_init(PyObject *module)
 {
@@ -382,6 +470,9 @@ mt_py_values_init(PyObject *module)
         "(a singular matrix, one not positive-definite, an algorithm that does not converge).",
         PyExc_RuntimeError, NULL);
     if (linalg_error == NULL || PyModule_AddObjectRef(module, "_LinAlgError", linalg_error) < 0) {
+        return -1;
+    }
+    if (PyModule_AddFunctions(module, promotion_functions) < 0) {
         return -1;
     }
     for (int k = 0; k < MT_NUM_DTYPES; k++) {

@@ -35,7 +35,8 @@ required = _RequiredParameter()
 def _typename(obj: Any) -> str:
     """torch.typename: 'minitorch.FloatTensor' for a float32 tensor, else the class's name."""
     if isinstance(obj, minitorch.Tensor):
-        names = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+        names = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+                 "float16": "Half", "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char", "int16": "Short"}
         return f"minitorch.{names.get(str(obj.dtype).split('.')[-1], '')}Tensor"
     cls = type(obj)
     module = cls.__module__

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import from_numpy
 from ._common import restore_location
-from ._torch_format import _TorchPickler, ascii_str, host_array
+from ._torch_format import _TorchPickler, ascii_str, host_array, storage_bytes
 from ._unpickler import LoadedStorage, StorageType, unpickle
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -51,7 +51,7 @@ def write(f: BinaryIO, pkl: bytes, storages: list, pickle_protocol: int = 2) -> 
     pickle.dump([str(i) for i in range(len(storages))], f, protocol=pickle_protocol)
     for _, _, numel, t in storages:
         f.write(struct.pack("=q", numel))
-        f.write(memoryview(t).cast("B"))
+        f.write(storage_bytes(t))
 
 
 class _Bounded:

@@ -143,7 +143,7 @@ def write(f: BinaryIO, pkl: bytes, storages: list, byteorder_record: bool = True
         if byteorder_record:
             _write_record(z, "archive/byteorder", sys.byteorder.encode())
         for i, (_, _, _, t) in enumerate(storages):
-            _write_record(z, f"archive/data/{i}", memoryview(t).cast("B"))
+            _write_record(z, f"archive/data/{i}", storage_bytes(t))
         _write_record(z, "archive/version", b"3\n")
         _write_record(z, "archive/.data/serialization_id", str(uuid.uuid4().int).zfill(40).encode())
 
@@ -257,20 +257,29 @@ def _storage_tensor(raw: bytes, stype: StorageType, byteorder: str, location: An
     return restore_location(storage, location, map_location, f"minitorch.load: storage {key}")
 
 
+def storage_bytes(t) -> memoryview:
+    """A storage tensor's bytes; bfloat16, which no buffer format names, as the int16 words."""
+    from .. import bfloat16, int16
+
+    return memoryview(t.view(int16) if t.dtype == bfloat16 else t).cast("B")
+
+
 def host_array(raw: bytes, stype: StorageType, little: bool) -> np.ndarray:
     """A storage's bytes as a 1-D array of its dtype in this machine's byte order: a copy."""
     if stype.dtype_name == "bool":
         return np.frombuffer(raw, np.uint8) != 0  # kernels are given 0 or 1, whatever the byte
-    array = np.frombuffer(raw, np.dtype(stype.dtype_name).newbyteorder("<" if little else ">"))
+    name = "int16" if stype.dtype_name == "bfloat16" else stype.dtype_name  # its words; see host_tensor
+    array = np.frombuffer(raw, np.dtype(name).newbyteorder("<" if little else ">"))
     return array.astype(array.dtype.newbyteorder("="), copy=True)
 
 
 def host_tensor(raw: bytes, stype: StorageType, little: bool):
     """A storage's bytes as a 1-D CPU tensor, over a copy that it alone holds (wrapped as it is:
     _C.tensor(array) copies element by element, far slower)."""
-    from .. import from_numpy
+    from .. import bfloat16, from_numpy
 
-    return from_numpy(host_array(raw, stype, little))
+    t = from_numpy(host_array(raw, stype, little))
+    return t.view(bfloat16) if stype.dtype_name == "bfloat16" else t
 
 
 def ascii_str(v: Any) -> Any:

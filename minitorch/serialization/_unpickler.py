@@ -77,7 +77,7 @@ class StorageType:
     def __init__(self, name: str) -> None:
         self.name, self.dtype_name = name, STORAGE_DTYPES[name]
         self.dtype = minitorch_dtype(self.dtype_name, "a storage")
-        self.itemsize = np.dtype(self.dtype_name).itemsize
+        self.itemsize = 2 if self.dtype_name == "bfloat16" else np.dtype(self.dtype_name).itemsize
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"

@@ -686,6 +686,12 @@ class Module:
     def double(self) -> "Module":
         return self._apply(lambda t: t.to(minitorch.float64) if t.dtype.is_floating_point else t)
 
+    def half(self) -> "Module":
+        return self._apply(lambda t: t.to(minitorch.float16) if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> "Module":
+        return self._apply(lambda t: t.to(minitorch.bfloat16) if t.dtype.is_floating_point else t)
+
     # ---- printing ---------------------------------------------------------------------------
 
     def _get_name(self) -> str:

@@ -1,0 +1,18 @@
+/* The small dtypes through the computing dtypes' kernels (dispatch/widen.c), for the dispatcher. */
+#ifndef MT_DISPATCH_WIDEN_H
+#define MT_DISPATCH_WIDEN_H
+
+#include <stdbool.h>
+
+#include "dispatch/dispatch.h"
+
+/* Whether a backend kernel of op called with a needs the small dtypes widened. */
+bool mt_widen_needed(mt_op op, const mt_args *a);
+
+/* The dispatcher's run() for the keys given, which runs the front end and the kernel. */
+typedef mt_status (*mt_widen_inner)(mt_op op, mt_args *a, unsigned keys);
+
+/* Runs op's kernel for key on a with its small-dtype tensors widened, and converts back. */
+mt_status mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner);
+
+#endif
