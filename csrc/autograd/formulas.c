@@ -486,6 +486,8 @@ mt_formula_overload_name(mt_op op, const mt_args *a)
         return a->l[0].none || a->l[0].n == 0 ? "MeanBackward0" : NULL;
     case MT_OP_squeeze: /* squeeze(dim), squeeze(dims) */
         return a->l[0].none ? NULL : a->l[0].n == 1 ? "SqueezeBackward1" : "SqueezeBackward2";
+    case MT_OP_squeeze_: /* squeeze_(dim), squeeze_(dims) */
+        return a->l[0].none ? NULL : a->l[0].n == 1 ? "SqueezeBackward4" : "SqueezeBackward5";
     case MT_OP_prod: /* prod(dim) */
         return a->i_none & 1u ? NULL : "ProdBackward1";
     case MT_OP_scatter: /* scatter(..., value); with a reduce, no derivative (as PyTorch) */

@@ -346,6 +346,36 @@ mt_composite_unsqueeze(mt_args *a)
     return restride(self, self->ndim + 1, sizes, strides, self->offset, &a->out[0]);
 }
 
+/* The in-place view ops squeeze_/unsqueeze_: self takes the geometry of the view its
+ * out-of-place form made (a->out[0]); its data and offset stay, its version moves on. */
+static mt_status
+adopt_view(mt_args *a, mt_status st)
+{
+    if (st) {
+        return st;
+    }
+    mt_tensor *self = a->t[0], *view = a->out[0];
+    self->ndim = view->ndim;
+    memcpy(self->sizes, view->sizes, sizeof(int64_t) * (size_t)view->ndim);
+    memcpy(self->strides, view->strides, sizeof(int64_t) * (size_t)view->ndim);
+    mt_tensor_release(view);
+    mt_tensor_bump_version(self);
+    a->out[0] = mt_tensor_retain(self);
+    return MT_OK;
+}
+
+mt_status
+mt_composite_squeeze_(mt_args *a)
+{
+    return adopt_view(a, mt_composite_squeeze(a));
+}
+
+mt_status
+mt_composite_unsqueeze_(mt_args *a)
+{
+    return adopt_view(a, mt_composite_unsqueeze(a));
+}
+
 mt_status
 mt_composite_flatten(mt_args *a)
 {

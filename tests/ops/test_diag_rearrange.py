@@ -1,7 +1,7 @@
 """Diagonals, rearranging, joining, splitting, grids and products against NumPy (float64) and
 PyTorch: diag, diagonal (a view), diag_embed, diagflat, trace, triu_indices/tril_indices, roll,
 rot90, fliplr/flipud, tile, repeat_interleave, unflatten, swapaxes/swapdims (and in place),
-transpose_/t_, narrow_copy, atleast_1d/2d/3d, hstack/vstack/row_stack/dstack/column_stack,
+transpose_/t_, squeeze_/unsqueeze_, narrow_copy, atleast_1d/2d/3d, hstack/vstack/row_stack/dstack/column_stack,
 tensor_split/hsplit/vsplit/dsplit, meshgrid, cartesian_prod, combinations, block_diag, kron,
 tensordot, cross/linalg.cross, cdist, squeeze with a tuple of dims.
 
@@ -473,3 +473,36 @@ def test_composites_decompose_into_their_ops():
     _, events = record(lambda t: minitorch.roll(t, 1, 0), x)
     names = [e.name for e in events if e.layer == "Op"]
     assert names[0] == "roll" and "narrow" in names and names[-1] == "cat"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_in_place_squeeze_and_unsqueeze_change_self(layout):
+    a = rand(3, 1, 4, 1)
+    t = to_layout(a, layout)
+    version, ptr = t._version, t.data_ptr()
+    assert t.squeeze_(1) is t and tuple(t.shape) == (3, 4, 1) and t._version > version
+    assert t.data_ptr() == ptr
+    np.testing.assert_array_equal(as_numpy(t), a.squeeze(1))
+    assert t.unsqueeze_(-1) is t and tuple(t.shape) == (3, 4, 1, 1)
+    np.testing.assert_array_equal(as_numpy(t), a.squeeze(1)[..., None])
+    assert t.squeeze_() is t and tuple(t.shape) == (3, 4)
+    assert t.unsqueeze_(0).squeeze_((0,)).shape == (3, 4)
+    same_error(lambda m, x: x.unsqueeze_(5), a)
+    same_error(lambda m, x: x.squeeze_(4), a)
+
+
+def test_in_place_squeeze_and_unsqueeze_record_their_gradient():
+    same_as_torch(lambda m, x: (x * 1).squeeze_(), [rand(3, 1, 2)])
+    same_as_torch(lambda m, x: (x * 1).squeeze_(1) * 2, [rand(3, 1, 2)])
+    same_as_torch(lambda m, x: (x * 1).unsqueeze_(1).sum(2), [rand(3, 2)])
+    same_as_torch(lambda m, x: x.unsqueeze_(0), [rand(2, 5)])  # a leaf that requires grad: refused
+    names = [(minitorch.ones(2, 1, requires_grad=True) * 1).squeeze_(*d).grad_fn.name() for d in ((), (1,))]
+    assert names == ["SqueezeBackward3", "SqueezeBackward4"]
+    assert (minitorch.ones(2, requires_grad=True) * 1).unsqueeze_(0).grad_fn.name() == "UnsqueezeBackward1"
+
+
+def test_dropout1d_in_place_on_unbatched_input():
+    x = minitorch.zeros(4, 0, dtype=minitorch.int32)
+    assert minitorch.nn.functional.dropout1d(x, 0.5, False, True).shape == (4, 0)
+    y = minitorch.ones(3, 5)
+    assert minitorch.nn.functional.dropout1d(y, 0.5, True, True) is y and y.shape == (3, 5)
