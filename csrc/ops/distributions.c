@@ -336,10 +336,12 @@ out_fail:
 
 /* ---- gamma and Dirichlet draws and gradients (cpu/gamma.c) ---- */
 
+/* PyTorch's CPU kernels of the gamma family have no float16/bfloat16 loops (its CUDA ones do) */
 static mt_status
 float_only(const mt_tensor *t, const char *name, const char *device)
 {
-    if (!mt_dtype_is_float(t->dtype)) {
+    bool small_on_cpu = mt_dtype_is_small(t->dtype) && mt_tensor_device(t).type == MT_CPU;
+    if (!mt_dtype_is_float(t->dtype) || small_on_cpu) {
         return mt_fail(MT_ENOTIMPL, "\"%s%s\" not implemented for '%s'", name, device,
                        mt_dtype_scalar_name(t->dtype));
     }

@@ -245,3 +245,15 @@ def test_kl_dirichlet_and_chi2_as_torch():
     same_as_torch(lambda lib, x, y: lib.distributions.kl_divergence(lib.distributions.Chi2(x),
                                                                     lib.distributions.Chi2(y)), [a[0], b[0]],
                   atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gamma_family_refuses_low_precision_on_the_cpu_as_pytorch(dtype):
+    torch = pytest.importorskip("torch")
+    for lib in (minitorch, torch):
+        x = lib.ones(3, dtype=getattr(lib, dtype))
+        calls = (lambda: lib._standard_gamma(x), lambda: lib._sample_dirichlet(x),
+                 lambda: lib._standard_gamma_grad(x, x), lambda: lib._dirichlet_grad(x, x, x))
+        for call in calls:
+            with pytest.raises(NotImplementedError, match="not implemented for"):
+                call()
