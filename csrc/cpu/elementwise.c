@@ -146,12 +146,11 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 #include "ops/elementwise.def"
 };
 
-/* The float32 loops that take the place of the table's: vmath.h's exp and sigmoid, which the
+/* The float32 loops that take the place of the table's: vmath.h's exp, sigmoid and tanh, which the
  * compiler vectorises, where libm's expf is a call per element (PyTorch's CPU kernels take
  * SLEEF's vector exp, 1 ulp); on an LSTM's gates libm's sigmoid was some 5x slower. The table's
  * loops stay the definition for every other dtype and device, and core/math.h keeps the
- * reference formulas. tanh stays libm's: vmath.h's (within 2 ulp) moved L-BFGS's float32 steps
- * past their test's tolerance. out (float32), x (float32) of one shape. */
+ * reference formulas. out (float32), x (float32) of one shape. */
 #define VEC_F32_LOOP(name, fn)                                                                 \
     MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                          \
@@ -171,10 +170,12 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 
 VEC_F32_LOOP(exp_vec_f32, mt_vexp_f32)
 VEC_F32_LOOP(sigmoid_vec_f32, mt_vsigmoid_f32)
+VEC_F32_LOOP(tanh_vec_f32, mt_vtanh_f32)
 
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_exp] = exp_vec_f32,
     [MT_EW_sigmoid] = sigmoid_vec_f32,
+    [MT_EW_tanh] = tanh_vec_f32,
 };
 
 static mt_loop_fn

@@ -75,4 +75,41 @@ mt_vsigmoid_f32(float x)
     return x >= 0.0f ? r : e * r;
 }
 
+/* tanh(x) for float, in double: with e = exp(2|x|) - 1, tanh|x| = e / (e + 2). exp(y), y in
+ * [0, 20], is 2^n * exp(r), |r| <= ln2 / 2, with Taylor's degree-11 polynomial (error below
+ * 7e-15); e's cancellation costs at most 1e-16 / (2|x|) relative, so the double result is within
+ * about 1e-12 of tanh and rounds to float as libm's tanhf does but in rare midpoint cases (a
+ * 2-ulp float formula had moved L-BFGS's float32 steps off PyTorch's). |x| < 2^-12 gives x
+ * (tanh x = x - x^3/3 rounds to x; -0.0 stays); |x| > 10 gives +-1 (1 - tanh 10 = 4e-9 < half an
+ * ulp of 1); NaN stays. */
+static inline float
+mt_vtanh_f32(float x)
+{
+    const double a = fabs((double)x);
+    const double y = 2.0 * (a < 10.0 ? a : 10.0); /* a select: fmin's NaN rule stops SIMD */
+    /* y / ln 2 + 1.5 * 2^52 rounds to the integer n, which sits in the low mantissa bits */
+    const double t = y * 1.4426950408889634 + 6755399441055744.0;
+    const double n = t - 6755399441055744.0;
+    uint64_t tbits;
+    memcpy(&tbits, &t, sizeof(tbits));
+    const double r = (y - n * 0.6931471803691238) - n * 1.9082149292705877e-10; /* ln 2 hi, lo */
+    double p = 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r * r + r + 1.0;
+    const uint64_t bits = (tbits - 0x4338000000000000u + 1023u) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof(scale));
+    const double e = p * scale - 1.0;
+    const float mag = fabsf(x) < 0x1p-12f ? fabsf(x) : (float)(e / (e + 2.0));
+    return x != x ? x : copysignf(mag, x);
+}
+
 #endif

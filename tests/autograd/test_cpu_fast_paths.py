@@ -358,3 +358,24 @@ def test_exp_float32_layouts(threads):
     np.testing.assert_allclose(out.numpy(), want, rtol=3e-7, atol=3e-45)
     assert minitorch.tensor(np.zeros((0, 3), np.float32)).exp().shape == (0, 3)
     check_grad(lambda m, x: x.exp(), [rng.standard_normal((5, 6)).astype(np.float32)], atol=1e-3, rtol=1e-3)
+
+
+# ---- float32 tanh: vectorised, computed in double and rounded once ----
+
+TANH_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, 2.0**-12, -2.0**-12,
+                          2.0**-13, 9.99, 10.0, 10.01, -10.01, 1e30, -1e30, 0.5493061, 3e-4], np.float32)
+
+
+def test_tanh_float32_is_rounded_once_from_double(threads):
+    """Every value equals float64 tanh rounded to float32 (libm's tanhf agrees; SLEEF's, PyTorch's,
+    is within 1 ulp), signs of zeros and NaN kept, over the ranges where the formula changes."""
+    x = np.concatenate([rng.standard_normal(200_000).astype(np.float32) * s for s in (1e-5, 1e-3, 0.3, 2, 6)]
+                       + [np.linspace(-12, 12, 100_001, dtype=np.float32), TANH_SPECIALS])
+    got = minitorch.tensor(x).tanh().numpy()
+    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)  # NaN where NaN: assert_array_equal matches them
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    for layout in ("transposed", "sliced"):
+        a = x[:4800].reshape(60, 80)
+        np.testing.assert_array_equal(to_layout(a, layout).tanh().numpy(), want[:4800].reshape(60, 80))
+    check_grad(lambda m, x: x.tanh(), [rng.standard_normal((5, 6)).astype(np.float32)], atol=1e-3, rtol=1e-3)
