@@ -71,8 +71,8 @@ mt_cpu_nll_loss(mt_args *a)
                    .K = a->plan->loss.K,
                    .ignore = a->i[1]};
     mt_status st;
-    if ((st = mt_cpu_cast(self, self->dtype, &x)) || (st = mt_cpu_cast(target, MT_INT64, &t)) ||
-        (weight && (st = mt_cpu_cast(weight, MT_FLOAT64, &w)))) {
+    if ((st = mt_cpu_dense(self, self->dtype, &x)) || (st = mt_cpu_dense(target, MT_INT64, &t)) ||
+        (weight && (st = mt_cpu_dense(weight, MT_FLOAT64, &w)))) {
         goto out_release;
     }
     f.t = (const int64_t *)mt_tensor_data(t);
