@@ -158,17 +158,6 @@ conv_block(const char *w, const char *col, int64_t ldb, char *out, int64_t ldc, 
     }
 }
 
-/* t itself if contiguous, else a contiguous copy; either way a reference the caller releases. */
-static mt_status
-contiguous(mt_tensor *t, mt_tensor **out)
-{
-    if (mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cpu_cast(t, t->dtype, out);
-}
-
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW)
 mt_status
@@ -191,7 +180,8 @@ mt_cpu_conv2d(mt_args *a)
     bool batched = a->t[0]->ndim == 4;
     if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, mt_tensor_device(a->t[0]),
                               &out)) ||
-        (st = contiguous(a->t[0], &x)) || (st = contiguous(a->t[1], &w))) {
+        (st = mt_cpu_dense(a->t[0], a->t[0]->dtype, &x)) ||
+        (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
         goto out_release;
     }
     /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col

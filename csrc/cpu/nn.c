@@ -14,17 +14,6 @@
 #include "ops/fails.h"
 #include "ops/front.h"
 
-/* t itself when contiguous and of dtype dt, else a contiguous copy in dt. */
-static mt_status
-dense(mt_tensor *t, mt_dtype dt, mt_tensor **out)
-{
-    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cpu_cast(t, dt, out);
-}
-
 /* ---- one_hot (embedding is an index kernel, index.c) ---- */
 
 // self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
@@ -33,7 +22,7 @@ mt_cpu_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL;
     int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self);
-    mt_status st = dense(self, MT_INT64, &idx);
+    mt_status st = mt_cpu_dense(self, MT_INT64, &idx);
     if (st) {
         return st;
     }
@@ -82,9 +71,9 @@ static mt_status
 affine_of(mt_tensor *weight, mt_tensor *bias, mt_dtype dt, affine *af)
 {
     af->w = af->b = NULL;
-    mt_status st = weight ? dense(weight, dt, &af->w) : MT_OK;
+    mt_status st = weight ? mt_cpu_dense(weight, dt, &af->w) : MT_OK;
     if (st == MT_OK && bias) {
-        st = dense(bias, dt, &af->b);
+        st = mt_cpu_dense(bias, dt, &af->b);
     }
     return st;
 }
@@ -156,7 +145,7 @@ mt_cpu_layer_norm(mt_args *a)
     mt_status st;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
-        (st = dense(input, input->dtype, &x)) ||
+        (st = mt_cpu_dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
                               &a->out[0]))) {
         goto out_release;
@@ -248,7 +237,7 @@ mt_cpu_batch_norm(mt_args *a)
     affine af;
     int64_t two[2] = {2, C};
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
-        (st = dense(input, input->dtype, &x)) ||
+        (st = mt_cpu_dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {
         goto out_release;
     }
