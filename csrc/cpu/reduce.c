@@ -44,6 +44,15 @@ typedef struct reduce_ctx {
             *(ACC *)data[0] += s;                                                              \
             return;                                                                            \
         }                                                                                      \
+        if (strides[0] == sizeof(ACC) && strides[1] == sizeof(T)) {                            \
+            /* a reduced outer dim: one row of x into the row of sums, vectorised */           \
+            ACC *restrict acc = (ACC *)data[0];                                                \
+            const T *restrict xs = (const T *)data[1];                                         \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                acc[i] += (ACC)MT_LOAD(T, xs + i);                                             \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
         for (int64_t i = 0; i < n; i++) {                                                      \
             MT_AT(ACC, 0, i) += (ACC)MT_GET(T, 1, i);                                          \
         }                                                                                      \

@@ -379,3 +379,22 @@ def test_tanh_float32_is_rounded_once_from_double(threads):
         a = x[:4800].reshape(60, 80)
         np.testing.assert_array_equal(to_layout(a, layout).tanh().numpy(), want[:4800].reshape(60, 80))
     check_grad(lambda m, x: x.tanh(), [rng.standard_normal((5, 6)).astype(np.float32)], atol=1e-3, rtol=1e-3)
+
+
+# ---- sums over leading dims: rows of x added into the row of sums ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+def test_sum_over_leading_dims(threads, dtype):
+    a = rng.standard_normal((300, 7, 130)) * 10
+    a = a > 0 if dtype == "bool" else a.astype(dtype)
+    want_dt = {"float32": np.float32, "float64": np.float64}.get(dtype, np.int64)
+    for dims in (0, (0, 1), 1):
+        got = minitorch.tensor(a).sum(dims).numpy()
+        assert got.dtype == want_dt
+        np.testing.assert_allclose(got, a.astype(np.float64).sum(dims), rtol=1e-6, atol=1e-6)
+    if dtype.startswith("float"):
+        b = with_specials(a)
+        np.testing.assert_array_equal(np.isnan(minitorch.tensor(b).sum(0).numpy()), np.isnan(b.sum(0)))
+        t = to_layout(a[:, 0, :], "sliced")
+        np.testing.assert_allclose(t.sum(0).numpy(), a[:, 0, :].astype(np.float64).sum(0), rtol=1e-6)
+        check_grad(lambda m, x: x.sum(0), [a[:5, 0, :6]], atol=1e-3, rtol=1e-3)
