@@ -22,8 +22,7 @@ def set_rng_state(new_state: Any) -> None:
 
 
 def get_rng_state() -> Any:
-    """The default CPU generator's state: PyTorch's 5056 state bytes, as an int64 tensor
-    (minitorch has no uint8 dtype)."""
+    """The default CPU generator's state: PyTorch's 5056 state bytes, a uint8 tensor."""
     return default_generator.get_state()
 
 

@@ -2,9 +2,10 @@
  * (core/generator.h), and the module functions over the default ones: default_generator,
  * manual_seed, seed, initial_seed, and the CUDA defaults' _cuda_* helpers for minitorch.cuda.
  *
- * get_state returns PyTorch's state bytes (5056 for a CPU generator, 16 for a CUDA one) as an
- * int64 tensor of byte values: minitorch has no uint8 dtype. set_state takes that, or any
- * integer tensor of byte values. */
+ * get_state returns PyTorch's state bytes (5056 for a CPU generator, 16 for a CUDA one) as a
+ * uint8 tensor; set_state takes only such a CPU uint8 tensor, as PyTorch. */
+#include <string.h>
+
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
 
@@ -146,23 +147,20 @@ generator_get_state(PyObject *self, PyObject *unused)
     int64_t n = (int64_t)mt_generator_state_size(g);
     mt_generator_get_state(g, bytes);
     mt_tensor *t;
-    mt_status st = mt_tensor_empty(1, &n, MT_INT64, MT_DEVICE_CPU, &t);
+    mt_status st = mt_tensor_empty(1, &n, MT_UINT8, MT_DEVICE_CPU, &t);
     if (st) {
         return mt_py_raise(st);
     }
-    int64_t *p = (int64_t *)mt_tensor_data(t);
-    for (int64_t k = 0; k < n; k++) {
-        p[k] = bytes[k];
-    }
+    memcpy(mt_tensor_data(t), bytes, (size_t)n);
     return mt_py_wrap(t);
 }
 
-/* state's values as bytes: a CPU integer tensor of at most `cap` values in [0, 255]. */
+/* state's bytes: a CPU uint8 tensor of at most `cap` elements. */
 static int
 state_bytes(PyObject *state, uint8_t *out, size_t cap, size_t *n)
 {
     mt_tensor *t = mt_py_is_tensor(state) ? mt_py_unwrap(state) : NULL;
-    if (t == NULL || mt_tensor_device(t).type != MT_CPU || !mt_dtype_is_integral(t->dtype, false)) {
+    if (t == NULL || mt_tensor_device(t).type != MT_CPU || t->dtype != MT_UINT8) {
         PyErr_SetString(PyExc_TypeError, "RNG state must be a torch.ByteTensor");
         return -1;
     }
@@ -177,19 +175,9 @@ state_bytes(PyObject *state, uint8_t *out, size_t cap, size_t *n)
         mt_py_raise(st);
         return -1;
     }
-    const char *p = mt_tensor_data(dense);
-    size_t item = mt_dtype_size(dense->dtype);
-    int r = 0;
-    for (int64_t k = 0; k < numel && r == 0; k++) {
-        int64_t v = mt_scalar_to_int(mt_load_scalar(p + (size_t)k * item, dense->dtype));
-        if (v < 0 || v > 255) {
-            PyErr_SetString(PyExc_RuntimeError, "RNG state must be a torch.ByteTensor");
-            r = -1;
-        }
-        out[k] = (uint8_t)v;
-    }
+    memcpy(out, mt_tensor_data(dense), (size_t)numel);
     mt_tensor_release(dense);
-    return r;
+    return 0;
 }
 
 static PyObject *

@@ -147,15 +147,17 @@ def test_state_bytes_are_torchs():
         t.manual_seed(3)
         t.randn(3)  # leaves a cached normal value in the state
         t.rand(7)
-        return t.get_rng_state().numpy().astype(np.int64)
+        s = t.get_rng_state()
+        assert s.dtype == t.uint8 and tuple(s.shape) == (5056,)
+        return s.numpy()
 
     np.testing.assert_array_equal(state(minitorch), state(torch))
     np.testing.assert_array_equal(minitorch.Generator().get_state().numpy(),
-                                  torch.Generator().get_state().numpy().astype(np.int64))
+                                  torch.Generator().get_state().numpy())
     # a state saved by PyTorch continues PyTorch's stream in minitorch
     torch.manual_seed(11)
     torch.rand(5)
-    minitorch.set_rng_state(minitorch.tensor(torch.get_rng_state().numpy().astype(np.int64)))
+    minitorch.set_rng_state(minitorch.tensor(torch.get_rng_state().numpy()))
     assert minitorch.randn(40).tolist() == torch.randn(40).tolist()
 
 
@@ -211,7 +213,7 @@ def test_generator_object():
     assert g.manual_seed(-1).initial_seed() == 2**64 - 1
     assert g.manual_seed(2**64 - 1).initial_seed() == 2**64 - 1
     state = g.manual_seed(9).get_state()
-    assert state.shape == (5056,) and state.dtype == minitorch.int64
+    assert state.shape == (5056,) and state.dtype == minitorch.uint8
     a = minitorch.rand(10, generator=g).tolist()
     assert g.set_state(state) is g
     assert minitorch.rand(10, generator=g).tolist() == a
@@ -230,6 +232,7 @@ def test_generator_object():
      "Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size to be 3"),
     (lambda g: g.set_state(g.get_state() * 0), RuntimeError, "Invalid mt19937 state"),
     (lambda g: g.set_state(g.get_state().double()), TypeError, "RNG state must be a torch.ByteTensor"),
+    (lambda g: g.set_state(g.get_state().long()), TypeError, "RNG state must be a torch.ByteTensor"),
     (lambda g: g.get_offset(), RuntimeError, "CPU Generator does not use offset"),
     (lambda g: g.set_offset(4), RuntimeError, "CPU Generator does not use offset"),
 ])
@@ -238,23 +241,7 @@ def test_generator_errors_are_torchs(call, exc, message):
         call(minitorch.Generator())
     if torch is not None:
         with pytest.raises(exc, match=message):
-            call(_TorchStateProxy(torch.Generator()))
-
-
-class _TorchStateProxy:
-    """torch.Generator with get_state() in minitorch's int64 form, for the shared error cases."""
-
-    def __init__(self, g):
-        self._g = g
-
-    def __getattr__(self, name):
-        return getattr(self._g, name)
-
-    def get_state(self):
-        return self._g.get_state().long()
-
-    def set_state(self, state):
-        return self._g.set_state(state.to(torch.uint8) if state.dtype == torch.int64 else state)
+            call(torch.Generator())
 
 
 def test_generator_argument_must_be_a_generator():
@@ -289,7 +276,7 @@ def test_cuda_seeding_without_cuda_does_nothing_as_in_torch():
     minitorch.cuda.manual_seed_all(1)
     minitorch.cuda.seed()
     minitorch.cuda.seed_all()
-    minitorch.cuda.set_rng_state(minitorch.zeros(16, dtype=minitorch.int64))
+    minitorch.cuda.set_rng_state(minitorch.zeros(16, dtype=minitorch.uint8))
     assert minitorch.cuda.get_rng_state_all() == [] and minitorch.cuda.default_generators == ()
     with pytest.raises((AssertionError, RuntimeError)):
         minitorch.cuda.initial_seed()
