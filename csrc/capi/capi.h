@@ -6,14 +6,14 @@
  * kernels for the device key and keeps their control flow), its own kernel table and its host
  * fallback. So a plug-in never calls a front end back; it only computes.
  *
- * The services, by group (37 entries and mt_fail):
+ * The services, by group (31 entries and mt_fail):
  *   registration  mt_register_backend, mt_last_error, mt_backend_caching (a device's caching
  *                 allocator) with mt_caching_malloc/free/record_stream (the raw-block API)
- *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init,
- *                 mt_kernel_for (the host fallback's CPU kernel)
+ *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init
  *   tensors       empty, view, release, clear, requires_grad, item, shape and dtype helpers
  *   errors        mt_fail, and mt_fail_kernel: every message of ops/fails.h, as one entry
- *   tracing       the profiler's spans, correlation ids and device events
+ *   tracing       the profiler's spans (mt_trace_span_enter, mt_trace_exit); device events go
+ *                 the other way, reported through the backend's stop hook
  *   kernel parts  the pieces of a family a device kernel still shares with the CPU one: the
  *                 generator's Philox state, reductions' and factories' results, sort's geometry,
  *                 unique's outputs, the normalisations' inputs and running statistics
@@ -62,8 +62,11 @@
  * 23: the device backend (dispatch/backend.h) replaces kernel, allocator, hook and device-index
  * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, mt_histc_range,
  * mt_bincount_*, mt_loss_finish, ...); mt_fail_kernel replaces ops/fails.h's functions,
- * mt_generator_philox_for mt_generator_for and mt_generator_philox; 72 entries down to 37 */
-#define MT_CAPI_VERSION 23
+ * mt_generator_philox_for mt_generator_for and mt_generator_philox; 72 entries down to 37; 24:
+ * mt_trace_span_enter replaces mt_trace_enabled/enter/now_ns/next_correlation/set_correlation,
+ * the backend's stop hook reports device events (no mt_trace_gpu_event_add), the host round
+ * trip is _C's (no mt_kernel_for): 31 entries */
+#define MT_CAPI_VERSION 24
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -73,7 +76,6 @@
     F(mt_status, mt_backend_caching,                                                              \
       (mt_device_type type, int device, mt_caching_allocator **out), (type, device, out))         \
     F(mt_status, mt_dispatch, (mt_op op, mt_args * a), (op, a))                                   \
-    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                        \
     V(mt_args_init, (mt_args * a), (a))                                                           \
     F(mt_status, mt_tensor_empty,                                                                 \
       (int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out),           \
@@ -104,17 +106,10 @@
     F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))              \
     F(mt_status, mt_caching_record_stream,                                                        \
       (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))                \
-    F(bool, mt_trace_enabled, (void), ())                                                         \
-    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                     \
-      (layer, name, detail))                                                                      \
+    F(int64_t, mt_trace_span_enter,                                                               \
+      (mt_layer layer, const char *name, const char *detail, bool correlated),                    \
+      (layer, name, detail, correlated))                                                          \
     V(mt_trace_exit, (void), ())                                                                  \
-    F(int64_t, mt_trace_now_ns, (void), ())                                                       \
-    F(int64_t, mt_trace_next_correlation, (void), ())                                             \
-    V(mt_trace_set_correlation, (int64_t corr), (corr))                                           \
-    V(mt_trace_gpu_event_add,                                                                     \
-      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,        \
-       int64_t end_ns),                                                                           \
-      (kind, name, device, stream, corr, start_ns, end_ns))                                       \
     F(mt_status, mt_generator_philox_for,                                                         \
       (mt_generator * gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset),  \
       (gen, dev, increment, seed, offset))                                                        \
