@@ -7,7 +7,7 @@
  * (row-major -> "N", a transposed view -> "T") and anything else made contiguous first.
  * An inner dimension of 0 gives beta * input (zeros when beta is 0) without calling cuBLAS,
  * as PyTorch does. Built only when the cuBLAS headers are found (MT_CUDA_CUBLAS); otherwise the
- * products have no CUDA kernel (they run through host_fallback.c). */
+ * products have no CUDA kernel (they run through _C's host round trip). */
 #include <limits.h>
 
 #include "cuda/elementwise.h"

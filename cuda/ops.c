@@ -201,7 +201,7 @@ mt_cuda_register(void)
         .stats = &mt_cuda_stats,
         .bce = mt_cuda_bce,
         .kernels = table,
-        .fallback = mt_cuda_host_fallback,
+        .host_fallback = true,
         .gpu_start = mt_cuda_profiler_start,
         .gpu_stop = mt_cuda_profiler_stop,
     };

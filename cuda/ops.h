@@ -28,8 +28,6 @@ mt_status mt_cuda_bce(mt_tensor *const *ins, mt_dtype dt, bool logits,
 mt_status mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
                              mt_tensor **indices);
 extern const mt_caching_backend mt_cuda_memory; /* alloc.c */
-/* The host round trip of each op, in op order (host_fallback.c) */
-extern const mt_backend_kernel mt_cuda_host_fallback[MT_NUM_OPS];
 
 void mt_cuda_register_reduce(void);      /* ops_reduce.c */
 void mt_cuda_register_pool(void);        /* ops_pool.c */

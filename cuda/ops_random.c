@@ -90,7 +90,8 @@ cuda_bernoulli_(mt_args *a)
     }
     mt_tensor *p = NULL, *pd = NULL;
     mt_random_spec r = {0, 0, 0, 1};
-    mt_status st = mt_bernoulli_tensor_p(a, "cuda", &p);
+    /* the front end checked p's dtype and range */
+    mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
     if (st == MT_OK && (st = dense_f64(p, &pd)) == MT_OK) {
         st = fill_kind(a, MT_CUDA_RAND_BERNOULLI_TENSOR, &r, pd, 1);
     }

@@ -338,7 +338,7 @@ record_for(int64_t ours)
 /* Reports the kernels of library calls (ours have their events) on the stream numbers our own
  * launches show (CUPTI numbers streams its own way). Under lock. */
 static void
-cupti_stop(void)
+cupti_stop(mt_trace_gpu_report report)
 {
     if (!atomic_exchange(&cupti_on, false)) {
         return;
@@ -368,9 +368,8 @@ cupti_stop(void)
         pending *p = ours ? record_for(ours) : NULL;
         if (p && p->library) {
             p->covered = true;
-            mt_trace_gpu_event_add(f->kind, f->name, f->device,
-                                   f->stream == default_stream ? 0 : f->stream, ours,
-                                   f->start_ns + cupti_offset_ns, f->end_ns + cupti_offset_ns);
+            report(f->kind, f->name, f->device, f->stream == default_stream ? 0 : f->stream, ours,
+                   f->start_ns + cupti_offset_ns, f->end_ns + cupti_offset_ns);
         }
     }
     for (int k = 0; k < nfound; k++) {
@@ -400,8 +399,9 @@ cupti_start(void)
 {
 }
 static void
-cupti_stop(void)
+cupti_stop(mt_trace_gpu_report report)
 {
+    (void)report;
 }
 static bool
 cupti_push(int64_t corr)
@@ -481,44 +481,6 @@ close_record(int at, unsigned gen)
     pthread_mutex_unlock(&lock);
 }
 
-mt_cuda_span
-mt_cuda_span_begin(const char *name, mt_layer layer, const char *detail, int kind,
-                   const char *gpu_name)
-{
-    mt_cuda_span s = {false, -1, 0, false};
-    if (!mt_trace_enabled()) {
-        return s;
-    }
-    int64_t corr = 0;
-    if (gpu_name) {
-        corr = mt_trace_next_correlation();
-        s.slot = open_record(gpu_name, kind, layer == MT_LAYER_LIBRARY, corr, &s.gen);
-    }
-    mt_trace_enter(layer, name, detail);
-    s.traced = true;
-    if (gpu_name) {
-        mt_trace_set_correlation(corr);
-        s.external = cupti_push(corr);
-    }
-    return s;
-}
-
-void
-mt_cuda_span_end(mt_cuda_span *s)
-{
-    if (!s->traced) {
-        return;
-    }
-    if (s->external) {
-        cupti_pop();
-    }
-    mt_trace_exit();
-    if (s->slot >= 0) {
-        close_record(s->slot, s->gen);
-    }
-    s->traced = false;
-}
-
 /* A kernel's name, demangled ("void ew_kernel<float>(mt_cuda_ew*)"), kept for the process's
  * life (the recording points at it); site when CUDA cannot name it. */
 char *__cxa_demangle(const char *mangled, char *out, size_t *n, int *status); /* libstdc++ */
@@ -563,14 +525,56 @@ kernel_name(const void *fn, const char *site)
     return out;
 }
 
+/* Opens a span; a device record too when it starts device work: named gpu_name, or as CUDA
+ * names kernel (found only while recording). */
+static mt_cuda_span
+span_open(const char *name, mt_layer layer, const char *detail, int kind, const char *gpu_name,
+          const void *kernel, const char *site)
+{
+    mt_cuda_span s = {false, -1, 0, false};
+    bool device_work = gpu_name != NULL || kernel != NULL;
+    int64_t corr = mt_trace_span_enter(layer, name, detail, device_work);
+    if (corr < 0) {
+        return s;
+    }
+    s.traced = true;
+    if (device_work) {
+        if (kernel != NULL) {
+            gpu_name = kernel_name(kernel, site);
+        }
+        s.slot = open_record(gpu_name, kind, layer == MT_LAYER_LIBRARY, corr, &s.gen);
+        s.external = cupti_push(corr);
+    }
+    return s;
+}
+
+mt_cuda_span
+mt_cuda_span_begin(const char *name, mt_layer layer, const char *detail, int kind,
+                   const char *gpu_name)
+{
+    return span_open(name, layer, detail, kind, gpu_name, NULL, NULL);
+}
+
+void
+mt_cuda_span_end(mt_cuda_span *s)
+{
+    if (!s->traced) {
+        return;
+    }
+    if (s->external) {
+        cupti_pop();
+    }
+    mt_trace_exit();
+    if (s->slot >= 0) {
+        close_record(s->slot, s->gen);
+    }
+    s->traced = false;
+}
+
 mt_cuda_span
 mt_cuda_span_launch(const void *kernel, const char *site)
 {
-    if (!mt_trace_enabled()) {
-        return (mt_cuda_span){false, -1, 0, false};
-    }
-    return mt_cuda_span_begin("LaunchKernel", MT_LAYER_RUNTIME, "CUDA", MT_GPU_KERNEL,
-                              kernel_name(kernel, site));
+    return span_open("LaunchKernel", MT_LAYER_RUNTIME, "CUDA", MT_GPU_KERNEL, NULL, kernel, site);
 }
 
 /* ---- the hooks _C calls at a recording's start and stop ---- */
@@ -602,11 +606,11 @@ to_ns(float ms)
 }
 
 void
-mt_cuda_profiler_stop(void)
+mt_cuda_profiler_stop(mt_trace_gpu_report report)
 {
     atomic_store(&collecting, false);
     pthread_mutex_lock(&lock);
-    cupti_stop(); /* marks the library records it covered */
+    cupti_stop(report); /* marks the library records it covered */
     for (int k = 0; k < nrecords; k++) {
         pending *r = &records[k];
         device_pool *p = &pools[r->device];
@@ -614,8 +618,8 @@ mt_cuda_profiler_stop(void)
         if (r->ok && !r->covered && cudaEventSynchronize(r->end) == cudaSuccess &&
             cudaEventElapsedTime(&a, p->base, r->start) == cudaSuccess &&
             cudaEventElapsedTime(&b, p->base, r->end) == cudaSuccess) {
-            mt_trace_gpu_event_add(r->kind, r->name, r->device, r->stream_id, r->corr,
-                                   p->base_ns + to_ns(a), p->base_ns + to_ns(b));
+            report(r->kind, r->name, r->device, r->stream_id, r->corr, p->base_ns + to_ns(a),
+                   p->base_ns + to_ns(b));
         }
         (void)cudaGetLastError();
         give_event(p, r->start);

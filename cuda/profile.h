@@ -6,8 +6,8 @@
  *     err = cudaLaunchKernel(...);
  *     mt_cuda_span_end(&s);
  *
- * Off, a span costs one call and one branch (mt_trace_enabled). On, it records a CPU event with a
- * fresh correlation id; with CUDA activity (and a gpu_name) also a pair of CUDA events from a pool
+ * Off, a span costs one call and one branch (mt_trace_span_enter). On, it records a CPU event with
+ * a fresh correlation id; with CUDA activity (and a gpu_name) also a pair of CUDA events from a pool
  * around the call, on the calling thread's current stream (its id in the trace), resolved to
  * times when the recording stops. */
 #ifndef MT_CUDA_PROFILE_H
@@ -40,8 +40,8 @@ void mt_cuda_span_end(mt_cuda_span *s);
 mt_cuda_span mt_cuda_span_launch(const void *kernel, const char *site);
 
 /* The backend's profiler hooks (dispatch/backend.h): _C calls start before a recording with CUDA
- * activity and stop after it; stop reports the device's events. */
+ * activity and stop after it; stop reports the device's events through report. */
 void mt_cuda_profiler_start(void);
-void mt_cuda_profiler_stop(void);
+void mt_cuda_profiler_stop(mt_trace_gpu_report report);
 
 #endif

@@ -6,17 +6,19 @@
  * kernels for the device key and keeps their control flow), its own kernel table and its host
  * fallback. So a plug-in never calls a front end back; it only computes.
  *
- * The services, by group (37 entries and mt_fail):
+ * The services, by group (24 entries and mt_fail):
  *   registration  mt_register_backend, mt_last_error, mt_backend_caching (a device's caching
  *                 allocator) with mt_caching_malloc/free/record_stream (the raw-block API)
- *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init,
- *                 mt_kernel_for (the host fallback's CPU kernel)
+ *   dispatch      mt_dispatch (composites through the typed mt_op_* API), mt_args_init
  *   tensors       empty, view, release, clear, requires_grad, item, shape and dtype helpers
  *   errors        mt_fail, and mt_fail_kernel: every message of ops/fails.h, as one entry
- *   tracing       the profiler's spans, correlation ids and device events
- *   kernel parts  the pieces of a family a device kernel still shares with the CPU one: the
- *                 generator's Philox state, reductions' and factories' results, sort's geometry,
- *                 unique's outputs, the normalisations' inputs and running statistics
+ *   tracing       the profiler's spans (mt_trace_span_enter, mt_trace_exit); device events go
+ *                 the other way, reported through the backend's stop hook
+ *   generator     mt_generator_philox_for: a Generator's Philox seed and offset, advanced
+ *
+ * The small pure pieces of a family that a device kernel shares with the CPU one (reductions'
+ * and factories' results, sort's geometry, unique's outputs, the normalisations' inputs and
+ * running statistics) are inline in their headers: each side compiles its own.
  *
  * A plug-in is a separate shared object, loaded with its symbols private, so it cannot link
  * against _C's functions: it receives this table of pointers at import and calls through it.
@@ -62,78 +64,57 @@
  * 23: the device backend (dispatch/backend.h) replaces kernel, allocator, hook and device-index
  * registration and the families' shared kernels (mt_ew_call, mt_index_*, mt_sort_with, mt_histc_range,
  * mt_bincount_*, mt_loss_finish, ...); mt_fail_kernel replaces ops/fails.h's functions,
- * mt_generator_philox_for mt_generator_for and mt_generator_philox; 72 entries down to 37 */
-#define MT_CAPI_VERSION 23
+ * mt_generator_philox_for mt_generator_for and mt_generator_philox; 72 entries down to 37; 24:
+ * mt_trace_span_enter replaces mt_trace_enabled/enter/now_ns/next_correlation/set_correlation,
+ * the backend's stop hook reports device events (no mt_trace_gpu_event_add), the host round
+ * trip is _C's (no mt_kernel_for): 31 entries; 25: mt_reduce_result, mt_factory_finish,
+ * mt_sort_geom and mt_unique_outputs inline in their headers, bernoulli_'s kernel expands p
+ * with mt_op_expand (its front end checked p), mt_norm_backward_inputs and
+ * mt_batch_norm_update_running inline in arg_checks.h: 24 entries */
+#define MT_CAPI_VERSION 25
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
-#define MT_CAPI_FUNCTIONS(F, V)                                                                   \
-    F(const char *, mt_last_error, (void), ())                                                    \
-    F(mt_status, mt_register_backend, (const mt_device_backend *be), (be))                        \
-    F(mt_status, mt_backend_caching,                                                              \
-      (mt_device_type type, int device, mt_caching_allocator **out), (type, device, out))         \
-    F(mt_status, mt_dispatch, (mt_op op, mt_args * a), (op, a))                                   \
-    F(const mt_kernel *, mt_kernel_for, (mt_op op, mt_key key), (op, key))                        \
-    V(mt_args_init, (mt_args * a), (a))                                                           \
-    F(mt_status, mt_tensor_empty,                                                                 \
-      (int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out),           \
-      (ndim, sizes, dtype, dev, out))                                                             \
-    F(mt_status, mt_tensor_view,                                                                  \
-      (mt_tensor * base, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,  \
-       mt_tensor **out),                                                                          \
-      (base, ndim, sizes, strides, offset, out))                                                  \
-    V(mt_tensor_release, (mt_tensor * t), (t))                                                    \
-    V(mt_tensor_clear, (mt_tensor * *t), (t))                                                     \
-    F(int64_t, mt_numel, (int ndim, const int64_t *sizes), (ndim, sizes))                         \
-    F(bool, mt_tensor_is_contiguous, (const mt_tensor *t), (t))                                   \
-    V(mt_contiguous_strides, (int ndim, const int64_t *sizes, int64_t *strides),                  \
-      (ndim, sizes, strides))                                                                     \
-    F(mt_status, mt_broadcast_shapes,                                                             \
-      (int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out),              \
-      (na, a, nb, b, nout, out))                                                                  \
-    F(mt_status, mt_tensor_set_requires_grad, (mt_tensor * t, bool on), (t, on))                  \
-    F(mt_status, mt_tensor_item, (const mt_tensor *t, mt_scalar *out), (t, out))                  \
-    V(mt_store_scalar, (char *p, mt_dtype dt, mt_scalar v), (p, dt, v))                           \
-    F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                 \
-    F(mt_status, mt_reduce_result,                                                                \
-      (const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res, mt_tensor **out), \
-      (self, reduce, keepdim, res, out))                                                          \
-    F(mt_status, mt_caching_malloc,                                                               \
-      (mt_caching_allocator * ca, size_t size, uintptr_t stream, void **ptr),                     \
-      (ca, size, stream, ptr))                                                                    \
-    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))              \
-    F(mt_status, mt_caching_record_stream,                                                        \
-      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))                \
-    F(bool, mt_trace_enabled, (void), ())                                                         \
-    V(mt_trace_enter, (mt_layer layer, const char *name, const char *detail),                     \
-      (layer, name, detail))                                                                      \
-    V(mt_trace_exit, (void), ())                                                                  \
-    F(int64_t, mt_trace_now_ns, (void), ())                                                       \
-    F(int64_t, mt_trace_next_correlation, (void), ())                                             \
-    V(mt_trace_set_correlation, (int64_t corr), (corr))                                           \
-    V(mt_trace_gpu_event_add,                                                                     \
-      (int kind, const char *name, int device, int stream, int64_t corr, int64_t start_ns,        \
-       int64_t end_ns),                                                                           \
-      (kind, name, device, stream, corr, start_ns, end_ns))                                       \
-    F(mt_status, mt_generator_philox_for,                                                         \
-      (mt_generator * gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset),  \
-      (gen, dev, increment, seed, offset))                                                        \
-    F(mt_status, mt_bernoulli_tensor_p, (const mt_args *a, const char *device, mt_tensor **p),    \
-      (a, device, p))                                                                             \
-    F(mt_status, mt_factory_finish, (mt_args * a, mt_tensor * out), (a, out))                     \
-    V(mt_sort_geom,                                                                               \
-      (const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,     \
-       int64_t *shape),                                                                           \
-      (self, dim, k, outer, n, inner, shape))                                                     \
-    F(mt_status, mt_unique_outputs,                                                               \
-      (mt_args * a, mt_tensor * u, mt_tensor * inverse, mt_tensor * counts),                      \
-      (a, u, inverse, counts))                                                                    \
-    F(mt_status, mt_norm_backward_inputs,                                                         \
-      (const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t), (a, nparams, dense, t))  \
-    F(mt_status, mt_batch_norm_update_running,                                                    \
-      (const mt_args *a, const double *mean, const double *var, int64_t count,                    \
-       mt_running_fn update),                                                                     \
-      (a, mean, var, count, update))                                                              \
+#define MT_CAPI_FUNCTIONS(F, V)                                                                  \
+    F(const char *, mt_last_error, (void), ())                                                   \
+    F(mt_status, mt_register_backend, (const mt_device_backend *be), (be))                       \
+    F(mt_status, mt_backend_caching,                                                             \
+      (mt_device_type type, int device, mt_caching_allocator **out), (type, device, out))        \
+    F(mt_status, mt_dispatch, (mt_op op, mt_args * a), (op, a))                                  \
+    V(mt_args_init, (mt_args * a), (a))                                                          \
+    F(mt_status, mt_tensor_empty,                                                                \
+      (int ndim, const int64_t *sizes, mt_dtype dtype, mt_device dev, mt_tensor **out),          \
+      (ndim, sizes, dtype, dev, out))                                                            \
+    F(mt_status, mt_tensor_view,                                                                 \
+      (mt_tensor * base, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, \
+       mt_tensor **out),                                                                         \
+      (base, ndim, sizes, strides, offset, out))                                                 \
+    V(mt_tensor_release, (mt_tensor * t), (t))                                                   \
+    V(mt_tensor_clear, (mt_tensor * *t), (t))                                                    \
+    F(int64_t, mt_numel, (int ndim, const int64_t *sizes), (ndim, sizes))                        \
+    F(bool, mt_tensor_is_contiguous, (const mt_tensor *t), (t))                                  \
+    V(mt_contiguous_strides, (int ndim, const int64_t *sizes, int64_t *strides),                 \
+      (ndim, sizes, strides))                                                                    \
+    F(mt_status, mt_broadcast_shapes,                                                            \
+      (int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out),             \
+      (na, a, nb, b, nout, out))                                                                 \
+    F(mt_status, mt_tensor_set_requires_grad, (mt_tensor * t, bool on), (t, on))                 \
+    F(mt_status, mt_tensor_item, (const mt_tensor *t, mt_scalar *out), (t, out))                 \
+    V(mt_store_scalar, (char *p, mt_dtype dt, mt_scalar v), (p, dt, v))                          \
+    F(size_t, mt_dtype_size, (mt_dtype dt), (dt))                                                \
+    F(mt_status, mt_caching_malloc,                                                              \
+      (mt_caching_allocator * ca, size_t size, uintptr_t stream, void **ptr),                    \
+      (ca, size, stream, ptr))                                                                   \
+    F(mt_status, mt_caching_free, (mt_caching_allocator * ca, void *ptr), (ca, ptr))             \
+    F(mt_status, mt_caching_record_stream,                                                       \
+      (mt_caching_allocator * ca, void *ptr, uintptr_t stream), (ca, ptr, stream))               \
+    F(int64_t, mt_trace_span_enter,                                                              \
+      (mt_layer layer, const char *name, const char *detail, bool correlated),                   \
+      (layer, name, detail, correlated))                                                         \
+    V(mt_trace_exit, (void), ())                                                                 \
+    F(mt_status, mt_generator_philox_for,                                                        \
+      (mt_generator * gen, mt_device dev, uint64_t increment, uint64_t *seed, uint64_t *offset), \
+      (gen, dev, increment, seed, offset))                                                       \
     F(mt_status, mt_fail_kernel, (mt_kernel_fail kind, const mt_fail_args *x), (kind, x))
 
 typedef struct mt_c_api {

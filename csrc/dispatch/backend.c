@@ -263,11 +263,8 @@ mt_register_backend(const mt_device_backend *be)
     for (size_t k = 0; k < be->num_kernels; k++) {
         mt_register_kernel(be->kernels[k].op, MT_KEY_CUDA, be->kernels[k].fn, be->kernels[k].name);
     }
-    for (int op = 0; be->fallback && op < MT_NUM_OPS; op++) {
-        if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
-            mt_op_nout[op] > 0) {
-            mt_register_kernel(op, MT_KEY_CUDA, be->fallback[op].fn, be->fallback[op].name);
-        }
+    if (be->host_fallback) {
+        mt_register_host_fallback(be);
     }
     router.name = be->name;
     mt_register_allocator(be->type, &router);

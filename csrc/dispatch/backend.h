@@ -14,8 +14,9 @@
  *            (or the host round trip);
  *   kernels  the backend's own kernels, a table of (op, kernel) that _C registers after the
  *            families';
- *   fallback one kernel per op (NULL where none) that _C registers for each op that has a CPU
- *            kernel and still none for the key: the host round trip;
+ *   fallback whether _C registers its host round trip (dispatch/host_fallback.c: copies to
+ *            the host, the CPU kernel, copies back) for each op that has a CPU kernel and
+ *            still none for the key;
  *   profiler GPU activity collection around a profiling session.
  * The services a kernel calls back (tensors, mt_fail, dispatch of composites, tracing) are the
  * C API table of capi/capi.h. This header must not include CUDA: _C is built without it. */
@@ -62,15 +63,19 @@ typedef struct mt_device_backend {
     /* kernels */
     const mt_backend_kernel *kernels;
     size_t num_kernels;
-    const mt_backend_kernel *fallback; /* MT_NUM_OPS rows in op order, or NULL */
+    bool host_fallback; /* the host round trip for the ops with a CPU kernel and none here */
 
     /* profiler: start before a recording with device activity, stop after it (stop reports the
-     * device's events with mt_trace_gpu_event_add) */
-    mt_trace_gpu_hook gpu_start, gpu_stop;
+     * device's events through its argument: the backend reports, _C records) */
+    mt_trace_gpu_start_hook gpu_start;
+    mt_trace_gpu_stop_hook gpu_stop;
 } mt_device_backend;
 
 /* Installs be (which must outlive _C) for be->type: its allocator, kernels and hooks. */
 mt_status mt_register_backend(const mt_device_backend *be);
+/* Registers the host round trip (dispatch/host_fallback.c) for be's key wherever an op has a CPU
+ * kernel and none for the key. */
+void mt_register_host_fallback(const mt_device_backend *be);
 /* The caching allocator of device's (made current) of type's backend. */
 mt_status mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out);
 

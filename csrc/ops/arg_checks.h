@@ -22,15 +22,45 @@ typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, doubl
                                    double correction);
 /* batch_norm in training: its running_mean and running_var (a->t[3], a->t[4], where given) moved
  * by momentum (a->s[0]) towards the batch's mean and var (C each, on the backend's device) over
- * count values each. */
-mt_status mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var,
-                                       int64_t count, mt_running_fn update);
+ * count values each. Inline, as mt_norm_backward_inputs: each device's kernels compile their
+ * own (a plug-in calls no C API entry for them). */
+static inline mt_status
+mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var, int64_t count,
+                             mt_running_fn update)
+{
+    double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
+    mt_status st = MT_OK;
+    if (count == 0) {
+        /* An empty batch has no statistics (0/0): PyTorch leaves the running ones untouched. */
+        return MT_OK;
+    }
+    if (a->t[3] && (st = update(a->t[3], mean, momentum, 1.0))) {
+        return st;
+    }
+    /* running_var moves towards the unbiased variance, as PyTorch's */
+    return a->t[4] ? update(a->t[4], var, momentum, n / (n - 1)) : MT_OK;
+}
 /* A backend's contiguous src in dt: src itself (retained) or a new copy. */
 typedef mt_status (*mt_dense_fn)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
 /* What the backward of layer_norm and batch_norm reads, made by dense: t[0], t[1] = grad_out
  * and input (a->t[0], a->t[1]) in grad_out's dtype, t[2 + k] = the per-feature a->t[2 + k] in
  * float64 (NULL where absent) for k < nparams. The caller releases t[] whatever the status. */
-mt_status mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t);
+static inline mt_status
+mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    mt_status st;
+    if ((st = dense(a->t[0], dt, &t[0])) || (st = dense(a->t[1], dt, &t[1]))) {
+        return st;
+    }
+    for (int k = 0; k < nparams; k++) {
+        t[2 + k] = NULL;
+        if (a->t[2 + k] && (st = dense(a->t[2 + k], MT_FLOAT64, &t[2 + k]))) {
+            return st;
+        }
+    }
+    return MT_OK;
+}
 
 /* ---- sorting (ops/sort_checks.c) ---- */
 
@@ -42,12 +72,42 @@ typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool 
  * and count of their front end's plan (descending or largest in b[0]). */
 mt_status mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
- * along dim. */
-void mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n,
-                  int64_t *inner, int64_t *shape);
+ * along dim. Inline, as mt_unique_outputs: each device's kernels compile their own (a plug-in
+ * calls no C API entry for them). */
+static inline void
+mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,
+             int64_t *shape)
+{
+    *outer = 1;
+    *inner = 1;
+    *n = self->ndim ? self->sizes[dim] : 1;
+    for (int d = 0; d < self->ndim; d++) {
+        *outer *= d < dim ? self->sizes[d] : 1;
+        *inner *= d > dim ? self->sizes[d] : 1;
+        shape[d] = d == dim ? k : self->sizes[d];
+    }
+}
 /* _unique2's results from the distinct values u, inverse and counts: out[1] and out[2] empty
  * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
-mt_status mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts);
+static inline mt_status
+mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts)
+{
+    mt_device dev = mt_tensor_device(u);
+    int64_t zero = 0;
+    a->out[0] = mt_tensor_retain(u);
+    mt_status st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
+                           : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
+    if (st == MT_OK) {
+        st = a->b[2] ? (a->out[2] = mt_tensor_retain(counts), MT_OK)
+                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
+    }
+    if (st) {
+        for (int k = 0; k < 3; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+    }
+    return st;
+}
 
 /* ---- random fills (ops/random_checks.c) ---- */
 

@@ -151,15 +151,3 @@ mt_front_randperm(const mt_args *a, mt_plan *p)
     }
     return MT_OK;
 }
-
-mt_status
-mt_factory_finish(mt_args *a, mt_tensor *out)
-{
-    mt_status st = mt_tensor_set_requires_grad(out, a->b[0]);
-    if (st) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
-}

@@ -296,7 +296,7 @@ mt_status
 mt_linalg_check_info(mt_tensor *info, const char *api, bool batched)
 {
     /* info is a fresh contiguous tensor of a kernel's: read on the host (a CUDA tensor's through
-     * a copy: the host round trip of cuda/host_fallback.c computes these on CUDA tensors) */
+     * a copy: the host round trip of dispatch/host_fallback.c computes these on CUDA tensors) */
     mt_tensor *host = NULL;
     mt_status st = mt_tensor_device(info).type == MT_CPU
                        ? (host = mt_tensor_retain(info), MT_OK)

@@ -103,23 +103,6 @@ mt_front_batch_norm(const mt_args *a, mt_plan *p)
     return MT_OK;
 }
 
-mt_status
-mt_batch_norm_update_running(const mt_args *a, const double *mean, const double *var, int64_t count,
-                             mt_running_fn update)
-{
-    double momentum = mt_scalar_to_double(a->s[0]), n = (double)count;
-    mt_status st = MT_OK;
-    if (count == 0) {
-        /* An empty batch has no statistics (0/0): PyTorch leaves the running ones untouched. */
-        return MT_OK;
-    }
-    if (a->t[3] && (st = update(a->t[3], mean, momentum, 1.0))) {
-        return st;
-    }
-    /* running_var moves towards the unbiased variance, as PyTorch's */
-    return a->t[4] ? update(a->t[4], var, momentum, n / (n - 1)) : MT_OK;
-}
-
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
 // statistics are read when not training)
 mt_status
@@ -197,21 +180,4 @@ mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
     }
     mt_status st = float_only("nll_loss_backward", grad);
     return st ? st : features("nll_loss_backward", a->t[3], *C);
-}
-
-mt_status
-mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_tensor **t)
-{
-    mt_dtype dt = a->t[0]->dtype;
-    mt_status st;
-    if ((st = dense(a->t[0], dt, &t[0])) || (st = dense(a->t[1], dt, &t[1]))) {
-        return st;
-    }
-    for (int k = 0; k < nparams; k++) {
-        t[2 + k] = NULL;
-        if (a->t[2 + k] && (st = dense(a->t[2 + k], MT_FLOAT64, &t[2 + k]))) {
-            return st;
-        }
-    }
-    return MT_OK;
 }

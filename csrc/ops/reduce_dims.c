@@ -37,27 +37,6 @@ mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce)
     return mt_dim_set(self, dims, reduce);
 }
 
-mt_status
-mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
-                 mt_tensor **out)
-{
-    if (keepdim) {
-        *out = res;
-        return MT_OK;
-    }
-    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    int n = 0;
-    for (int d = 0; d < self->ndim; d++) {
-        if (!reduce[d]) {
-            sizes[n] = self->sizes[d];
-            strides[n++] = res->strides[d];
-        }
-    }
-    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
-    mt_tensor_release(res);
-    return st;
-}
-
 mt_intlist
 mt_dim_list(const mt_args *a, int slot)
 {

@@ -16,9 +16,28 @@ mt_status mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in);
 mt_status mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce);
 
 /* *out = res (self's rank, size 1 on reduced dims) as the reduction's result: res itself when
- * keepdim, else a view without the reduced dims. Takes over the reference to res. */
-mt_status mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
-                           mt_tensor **out);
+ * keepdim, else a view without the reduced dims. Takes over the reference to res. Inline: each
+ * device's kernels compile their own. */
+static inline mt_status
+mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
+                 mt_tensor **out)
+{
+    if (keepdim) {
+        *out = res;
+        return MT_OK;
+    }
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!reduce[d]) {
+            sizes[n] = self->sizes[d];
+            strides[n++] = res->strides[d];
+        }
+    }
+    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
+    mt_tensor_release(res);
+    return st;
+}
 
 /* The one-int-dim-or-all form (prod, argmax): dim as an int list, none if absent. */
 mt_intlist mt_dim_list(const mt_args *a, int slot);

@@ -54,37 +54,3 @@ mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along)
     return want_values ? along(a->t[0], p->dim, p->n, a->b[0], &a->out[0], &a->out[1])
                        : along(a->t[0], p->dim, p->n, a->b[0], NULL, &a->out[0]);
 }
-
-void
-mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,
-             int64_t *shape)
-{
-    *outer = 1;
-    *inner = 1;
-    *n = self->ndim ? self->sizes[dim] : 1;
-    for (int d = 0; d < self->ndim; d++) {
-        *outer *= d < dim ? self->sizes[d] : 1;
-        *inner *= d > dim ? self->sizes[d] : 1;
-        shape[d] = d == dim ? k : self->sizes[d];
-    }
-}
-
-mt_status
-mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts)
-{
-    mt_device dev = mt_tensor_device(u);
-    int64_t zero = 0;
-    a->out[0] = mt_tensor_retain(u);
-    mt_status st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
-                           : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
-    if (st == MT_OK) {
-        st = a->b[2] ? (a->out[2] = mt_tensor_retain(counts), MT_OK)
-                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
-    }
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
-    return st;
-}

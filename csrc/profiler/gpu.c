@@ -3,35 +3,22 @@
  *
  * _C knows no CUDA. minitorch._C_cuda's backend (dispatch/backend.h) brings two hooks: start (a time base
  * per device, CUPTI if it loads) and stop (every pending pair of CUDA events resolved to device
- * times on the CPU clock, and CUPTI's records of library kernels), which hands each device event
- * to mt_trace_gpu_event_add. The Python bindings take them with mt_trace_gpu_take. */
+ * times on the CPU clock, and CUPTI's records of library kernels), which reports each device event
+ * through its argument, mt_trace_gpu_event_add; the Python bindings take them with
+ * mt_trace_gpu_take. The backend's spans (Runtime::, Library::) open with mt_trace_span_enter. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "profiler/trace.h"
 
 static atomic_llong next_corr = 1;
-static mt_trace_gpu_hook start_hook, stop_hook; /* set once at _C_cuda's import, under the GIL */
+static mt_trace_gpu_start_hook start_hook;
+static mt_trace_gpu_stop_hook stop_hook; /* set once at _C_cuda's import, under the GIL */
 
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static mt_trace_gpu_event *store;
 static int nstore, store_capacity;
-
-bool
-mt_trace_enabled(void)
-{
-    return mt_trace_on;
-}
-
-int64_t
-mt_trace_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int64_t
 mt_trace_next_correlation(void)
@@ -39,8 +26,23 @@ mt_trace_next_correlation(void)
     return (int64_t)atomic_fetch_add(&next_corr, 1);
 }
 
+int64_t
+mt_trace_span_enter(mt_layer layer, const char *name, const char *detail, bool correlated)
+{
+    if (!mt_trace_on) {
+        return -1;
+    }
+    mt_trace_enter(layer, name, detail);
+    if (!correlated) {
+        return 0;
+    }
+    int64_t corr = mt_trace_next_correlation();
+    mt_trace_set_correlation(corr);
+    return corr;
+}
+
 void
-mt_trace_set_gpu_hooks(mt_trace_gpu_hook start, mt_trace_gpu_hook stop)
+mt_trace_set_gpu_hooks(mt_trace_gpu_start_hook start, mt_trace_gpu_stop_hook stop)
 {
     start_hook = start;
     stop_hook = stop;
@@ -61,7 +63,7 @@ void
 mt_trace_gpu_stop(void)
 {
     if (stop_hook) {
-        stop_hook();
+        stop_hook(mt_trace_gpu_event_add);
     }
 }
 

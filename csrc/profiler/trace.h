@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/device.h"
 
@@ -112,7 +113,7 @@ extern void (*mt_trace_stack_fn)(char *buf, size_t n);
 void mt_trace_set_correlation(int64_t corr);
 
 /* The GPU half (profiler/gpu.c): device events arrive from a backend (minitorch._C_cuda, through
- * the C API) when a recording with CUDA activity stops, and are kept apart from the threads' CPU
+ * its stop hook's report) when a recording with CUDA activity stops, and are kept apart from the threads' CPU
  * events: they have no nesting, only a correlation id tying each to the Runtime or Library event
  * that started it. */
 typedef enum mt_gpu_kind { MT_GPU_KERNEL = 0, MT_GPU_MEMCPY, MT_GPU_MEMSET } mt_gpu_kind;
@@ -125,17 +126,30 @@ typedef struct mt_trace_gpu_event {
     int64_t start_ns, end_ns; /* CLOCK_MONOTONIC, as the CPU events */
 } mt_trace_gpu_event;
 
-typedef void (*mt_trace_gpu_hook)(void);
+/* Reports one device event to _C (mt_trace_gpu_event_add): a backend's stop hook receives it. */
+typedef void (*mt_trace_gpu_report)(int kind, const char *name, int device, int stream,
+                                    int64_t corr, int64_t start_ns, int64_t end_ns);
+typedef void (*mt_trace_gpu_start_hook)(void);
+typedef void (*mt_trace_gpu_stop_hook)(mt_trace_gpu_report report);
 
-/* Whether a recording is on: the backend's one branch per launch. */
-bool mt_trace_enabled(void);
-/* The CPU events' clock. */
-int64_t mt_trace_now_ns(void);
+/* The CPU events' clock, CLOCK_MONOTONIC: inline, so a backend's device times share it. */
+static inline int64_t
+mt_trace_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 /* A fresh correlation id (> 0), unique in the process. */
 int64_t mt_trace_next_correlation(void);
+/* A backend's span: when a recording is on, opens an event as mt_trace_enter does and, when
+ * correlated (the span starts device work), tags it with a fresh correlation id, which it returns
+ * (0 when not correlated); -1, opening nothing, when no recording is on (the backend's one call
+ * per launch). Closed with mt_trace_exit. */
+int64_t mt_trace_span_enter(mt_layer layer, const char *name, const char *detail, bool correlated);
 /* The backend's start (before a recording with CUDA activity starts) and stop (after it stops:
- * it resolves device times and reports them with mt_trace_gpu_event). NULL clears them. */
-void mt_trace_set_gpu_hooks(mt_trace_gpu_hook start, mt_trace_gpu_hook stop);
+ * it resolves device times and reports them through its argument). NULL clears them. */
+void mt_trace_set_gpu_hooks(mt_trace_gpu_start_hook start, mt_trace_gpu_stop_hook stop);
 void mt_trace_gpu_start(void);
 void mt_trace_gpu_stop(void);
 /* Adds one device event (name is copied); events that do not fit are dropped. */

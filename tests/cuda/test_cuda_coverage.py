@@ -1,6 +1,6 @@
 """Which kernel the CUDA key runs for each op (no GPU needed: _C_cuda registers its kernels at
 import, device or not): every op with a CPU kernel has a CUDA kernel (mt_cuda_<op>), or is in
-HOST_ROUND_TRIP, the explicit list of ops that still run through cuda/host_fallback.c (copy to
+HOST_ROUND_TRIP, the explicit list of ops that still run through dispatch/host_fallback.c (copy to
 the host, CPU kernel, copy back) until they get a CUDA kernel of their own."""
 import pytest
 

@@ -1,7 +1,7 @@
 """The statistics and linear algebra ops of issue 19 on a CUDA device against the CPU: the
 kernels of cuda/stats.cu (histc, bincount, searchsorted, cummax, cummin), the composites over
 device ops (quantile, median, mode, ...) and, through the host round trip of
-cuda/host_fallback.c, the LAPACK kernels (results and LinAlgError alike)."""
+dispatch/host_fallback.c, the LAPACK kernels (results and LinAlgError alike)."""
 import numpy as np
 import pytest
 

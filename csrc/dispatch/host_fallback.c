@@ -1,40 +1,32 @@
-/* The CUDA key's stand-in for any op that has a CPU kernel but no CUDA kernel (today: the matrix
- * products and convolutions of a build without the cuBLAS or cuDNN headers):
- * the tensor arguments are copied to the host, the CPU kernel runs, and its results are copied
- * back to the GPU (in place: into self). Correct and slow: each is a TODO for a real kernel,
- * and tests/cuda/test_cuda_coverage.py lists them by their kernel name mt_cuda_host_<op>. */
+/* The host round trip (dispatch/backend.h): a device backend's stand-in for any op that has a
+ * CPU kernel but no kernel for the device (today, on CUDA: the LAPACK ops, histogram,
+ * unique(dim=), and the matrix products and convolutions of a build without the cuBLAS or cuDNN
+ * headers). The tensor arguments are copied to the host, the CPU kernel runs, and its results
+ * are copied back to the device (in place: into self). Nothing here is device-specific: the
+ * copies are _to_copy's and copy_'s, which run the backend's own copies. Correct and slow: each
+ * is a TODO for a real kernel, and tests/cuda/test_cuda_coverage.py lists them by their kernel
+ * name mt_<backend>_host_<op>. */
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "cuda/ops.h"
+#include "dispatch/backend.h"
+#include "ops/ops.h"
 
-static const int op_nout[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = (nout),
-#include "dispatch/ops.def"
-#undef MT_OP
-};
-static const int op_flags[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = (flags),
-#include "dispatch/ops.def"
-#undef MT_OP
-};
-
-static const char *const op_names[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = #name,
-#include "dispatch/ops.def"
-#undef MT_OP
-};
+/* the backend's devices and name: a dispatcher with one device key has one backend */
+static mt_device_type device_type;
+static const char *backend_name;
 
 static bool
-on_gpu(const mt_tensor *t)
+on_device(const mt_tensor *t)
 {
-    return t != NULL && mt_tensor_device(t).type == MT_CUDA;
+    return t != NULL && mt_tensor_device(t).type == device_type;
 }
 
-/* *out = t itself (a new reference) when it is not on a GPU, else a host copy. */
+/* *out = t itself (a new reference) when it is not on the device, else a host copy. */
 static mt_status
 to_host(mt_tensor *t, mt_tensor **out)
 {
-    if (!on_gpu(t)) {
+    if (!on_device(t)) {
         *out = t ? mt_tensor_retain(t) : NULL;
         return MT_OK;
     }
@@ -45,13 +37,13 @@ static mt_status
 round_trip(mt_op op, mt_args *a)
 {
     const mt_kernel *cpu = mt_kernel_for(op, MT_KEY_CPU);
-    if (cpu->fn == NULL || op_nout[op] < 0) {
-        return mt_fail(MT_ENOTIMPL, "%s is not implemented on CUDA", op_names[op]);
+    if (cpu->fn == NULL || mt_op_nout[op] < 0) {
+        return mt_fail(MT_ENOTIMPL, "%s is not implemented on %s", mt_op_names[op], backend_name);
     }
     mt_args c = *a;
     mt_status st = MT_OK;
     bool found = false;
-    mt_device dev = a->has_device ? a->device : (mt_device){MT_CUDA, 0};
+    mt_device dev = a->has_device ? a->device : (mt_device){device_type, 0};
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         c.t[k] = NULL;
     }
@@ -60,7 +52,7 @@ round_trip(mt_op op, mt_args *a)
         c.out[k] = NULL;
     }
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (!found && on_gpu(a->t[k])) {
+        if (!found && on_device(a->t[k])) {
             dev = mt_tensor_device(a->t[k]);
             found = true;
         }
@@ -72,11 +64,11 @@ round_trip(mt_op op, mt_args *a)
         c.tl = calloc((size_t)a->ntl, sizeof(mt_tensor *));
         if (c.tl == NULL) {
             st = mt_fail(MT_ENOMEM, "%s: out of memory for the host copies of its tensors",
-                         op_names[op]);
+                         mt_op_names[op]);
             goto out_release;
         }
         for (int k = 0; k < a->ntl; k++) {
-            if (!found && on_gpu(a->tl[k])) {
+            if (!found && on_device(a->tl[k])) {
                 dev = mt_tensor_device(a->tl[k]);
                 found = true;
             }
@@ -91,7 +83,7 @@ round_trip(mt_op op, mt_args *a)
     if ((st = cpu->fn(&c))) {
         goto out_release;
     }
-    if (op_flags[op] & INPLACE) {
+    if (mt_op_flags[op] & INPLACE) {
         /* the kernel wrote the host copy of self: write it back */
         if ((st = mt_op_copy_(a->t[0], c.t[0], NULL))) {
             goto out_release;
@@ -99,7 +91,7 @@ round_trip(mt_op op, mt_args *a)
         a->out[0] = mt_tensor_retain(a->t[0]);
         goto out_release;
     }
-    for (int k = 0; k < op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
+    for (int k = 0; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
         if (c.out[k] == NULL) {
             continue;
         }
@@ -139,9 +131,26 @@ out_release:
 #include "dispatch/ops.def"
 #undef MT_OP
 
-const mt_backend_kernel mt_cuda_host_fallback[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) \
-    {MT_OP_##name, host_##name, "mt_cuda_host_" #name},
+static const mt_kernel_fn host_kernels[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = host_##name,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
+
+/* "mt_<backend>_host_<op>" */
+static char host_names[MT_NUM_OPS][80];
+
+void
+mt_register_host_fallback(const mt_device_backend *be)
+{
+    device_type = be->type;
+    backend_name = be->name;
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
+            mt_op_nout[op] > 0) {
+            snprintf(host_names[op], sizeof(host_names[op]), "mt_%s_host_%s", be->name,
+                     mt_op_names[op]);
+            mt_register_kernel(op, MT_KEY_CUDA, host_kernels[op], host_names[op]);
+        }
+    }
+}
