@@ -138,8 +138,8 @@ mt_check_sizes(int ndim, const int64_t *sizes)
 {
     char buf[256];
     if (ndim > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions, got %d", MT_MAX_DIMS,
-                       ndim);
+        return mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported (got %d)",
+                       MT_MAX_DIMS, ndim);
     }
     uint64_t n = 1;
     bool overflow = false, empty = false;
