@@ -8,6 +8,10 @@
 #include "cuda/profile.h"
 
 _Static_assert(MT_CUDA_MAX_DIMS == MT_MAX_DIMS, "cuda/kernels.h copies MT_MAX_DIMS");
+/* A launch passes its block by value: a real GPU takes at most 4 KB of kernel parameters (64
+ * dims: 2728 and 2120 bytes) */
+_Static_assert(sizeof(mt_cuda_ew) <= 4096 && sizeof(mt_cuda_red) <= 4096,
+               "a kernel's parameters must fit in 4 KB");
 
 static mt_cuda_scalar
 to_cuda_scalar(mt_scalar v)

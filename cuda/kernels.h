@@ -9,7 +9,7 @@
 #include "ops/elementwise_table.h"
 #include "cpu/pool_window.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
-#define MT_CUDA_MAX_DIMS 16
+#define MT_CUDA_MAX_DIMS 64
 
 /* The address cudaLaunchKernel takes for a __global__ function (the .cu files' tables hold
  * these). The emulated build (cuda/emu/kernel.h) defines its own: a descriptor that knows the

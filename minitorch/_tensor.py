@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-import operator
 import warnings
 from collections import OrderedDict
 from typing import Any
@@ -319,7 +318,7 @@ class Tensor(_C.TensorBase):
                 pass
         if isinstance(split_size, int):
             return _C.split(self, split_size, dim)
-        return _split_with_sizes(self, split_size, dim)
+        return _C.split_with_sizes(self, split_size, dim)
 
     def tensor_split(self, indices_or_sections=None, dim=0, *, sections=None, indices=None,
                      tensor_indices_or_sections=None) -> tuple:
@@ -380,24 +379,3 @@ def _run_grad_hooks(hooks: "OrderedDict", grad: Tensor):
 def _run_post_accumulate_hooks(hooks: "OrderedDict", leaf: Tensor) -> None:
     for hook in list(hooks.values()):
         hook(leaf)
-
-
-_MAX_LIST = 16  # the longest int[] argument the C ops take (minitorch's dimension limit)
-
-
-def _split_with_sizes(t: Tensor, sizes: list, dim: int) -> tuple:
-    """split_with_sizes for any number of pieces: a list longer than the C op takes (an RNN's
-    steps) is split as its first pieces plus the rest, and the rest again, all views of t."""
-    if not isinstance(sizes, (list, tuple)) or len(sizes) <= _MAX_LIST or t.dim() == 0:
-        return _C.split_with_sizes(t, sizes, dim)  # and its errors for what is not a list of ints
-    sizes = [operator.index(s) for s in sizes]
-    n = t.size(dim)
-    if any(s < 0 for s in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
-                           f"split_sizes={sizes}")
-    if sum(sizes) != n:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                           f"dimension {dim}), but got split_sizes={sizes}")
-    head = _C.split_with_sizes(t, sizes[:_MAX_LIST - 1] + [sum(sizes[_MAX_LIST - 1:])], dim)
-    return head[:-1] + _split_with_sizes(head[-1], sizes[_MAX_LIST - 1:], dim)
-

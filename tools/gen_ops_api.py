@@ -28,7 +28,7 @@ OPS_DEF = ROOT / "csrc" / "dispatch" / "ops.def"
 DISPATCH_H = ROOT / "csrc" / "dispatch" / "dispatch.h"
 
 # schema type (without '?') -> mt_args slot array
-SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]": "l", "int[1]": "l",
+SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]": "l", "int[*]": "l", "int[1]": "l",
          "bool": "b", "str": "str", "ScalarType": "dtype", "Device": "device",
          "Tensor[]": "tl", "Tensor?[]": "tl", "float": "f", "Generator": "gen"}
 
@@ -92,6 +92,8 @@ BOXING = {
     "i": ["a.i[{k}] = {n};", "a.i_none &= ~(1u << {k});"],
     "i?": ["if ({n} != MT_INT_NONE) {{", "    a.i[{k}] = {n};", "    a.i_none &= ~(1u << {k});", "}}"],
     "l": ["if ((st = mt_op_set_ints(&a.l[{k}], {n}_n, {n})) != MT_OK) {{", "    return st;", "}}"],
+    # int[*] (split sizes: not a shape): any length, the caller's array borrowed past MT_MAX_DIMS
+    "l*": ["if ((st = mt_op_set_ints_any(&a.l[{k}], {n}_n, {n})) != MT_OK) {{", "    return st;", "}}"],
     "b": ["a.b[{k}] = {n};"],
     "f": ["a.f[{k}] = {n};"],
     "str": ["a.str[{k}] = {n};"],
@@ -119,6 +121,7 @@ def boxing(ps):
     lines = []
     for typ, optional, name, arr, k in ps:
         key = "i?" if arr == "i" and optional else "tls" if arr == "tl" and k > 0 else arr
+        key = "l*" if typ == "int[*]" else key
         lines += ["    " + line.format(n=name, k=k, k1=k - 1) for line in BOXING[key]]
     return lines
 
@@ -168,6 +171,20 @@ mt_op_set_ints(mt_intlist *l, int n, const int64_t *v)
         memcpy(l->v, v, sizeof(int64_t) * (size_t)n);
     }
     return MT_OK;
+}
+
+/* an int[*] argument (not a shape: split sizes), of any length: past MT_MAX_DIMS the op reads v
+ * itself (borrowed for the call) */
+static inline mt_status
+mt_op_set_ints_any(mt_intlist *l, int n, const int64_t *v)
+{
+    if (v != NULL && n > MT_MAX_DIMS) {
+        l->none = false;
+        l->n = n;
+        l->ext = v;
+        return MT_OK;
+    }
+    return mt_op_set_ints(l, n, v);
 }
 
 /* The int[] argument of a boxed list (a node's saved arguments): NULL when it is None */

@@ -14,6 +14,7 @@ TYPES = {
     "Tensor": "TensorBase", "Tensor?": "Optional[TensorBase]", "Tensor|Scalar": "Union[TensorBase, Number]",
     "Scalar": "Number", "Scalar?": "Optional[Number]", "int": "int", "int?": "Optional[int]",
     "int[]": "Union[int, Sequence[int]]", "int[]?": "Union[int, Sequence[int], None]",
+    "int[*]": "Union[int, Sequence[int]]",
     "int[1]": "Union[int, Sequence[int]]", "int[1]?": "Union[int, Sequence[int], None]", "bool": "bool",
     "ScalarType": "dtype", "ScalarType?": "Optional[dtype]", "Device?": "Optional[Union[str, int, Any]]",
     "Tensor[]": "Sequence[TensorBase]",

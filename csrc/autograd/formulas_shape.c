@@ -146,7 +146,7 @@ mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
             continue;
         }
         if (r->n + 1 > MT_MAX_DIMS) {
-            st = mt_fail(MT_EVALUE, "repeat: minitorch supports at most %d dimensions",
+            st = mt_fail(MT_ERUNTIME, "repeat: only tensors with up to %d dims are supported",
                          MT_MAX_DIMS);
             break;
         }

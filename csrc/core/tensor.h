@@ -19,7 +19,7 @@
 #include "core/status.h"
 
 /* Most dims a tensor may have; sizes and strides are stored inline (NumPy allows 64). */
-#define MT_MAX_DIMS 16
+#define MT_MAX_DIMS 64
 
 /* A version counter (PyTorch's VariableVersion): bumped by every in-place write through a tensor
  * that uses it; autograd compares it with the value it saved. It belongs to a tensor and its

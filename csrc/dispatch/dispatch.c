@@ -4,8 +4,10 @@
  * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op
  * with a front end (ops/front.h) has it run here once, before its backend kernel, which gets
  * the front end's plan. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch/kernels.h"
 #include "dispatch/widen.h"
@@ -90,12 +92,20 @@ mt_set_grad_enabled(bool on)
 void
 mt_args_init(mt_args *a)
 {
-    *a = (mt_args){.dtype = -1, .i_none = ~0u};
+    /* Everything but the int lists' values (2 KB of MT_MAX_DIMS entries, of which only the
+     * first n are ever read): zeroing them cost each call as much as the rest of the set-up. */
+    size_t lists = offsetof(mt_args, l), after = lists + sizeof(a->l);
+    memset(a, 0, lists);
+    memset((char *)a + after, 0, sizeof(*a) - after);
+    a->dtype = -1;
+    a->i_none = ~0u;
     for (size_t k = 0; k < sizeof(a->s) / sizeof(a->s[0]); k++) {
         a->s[k].type = MT_NUM_DTYPES;
     }
     for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
+        a->l[k].n = 0;
         a->l[k].none = true;
+        a->l[k].ext = NULL;
     }
 }
 

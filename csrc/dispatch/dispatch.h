@@ -52,11 +52,21 @@ typedef struct mt_tensorlist {
     int n;
 } mt_tensorlist;
 
+/* An int[] argument: n values in v. An int[*] one (a list that is not a shape: split sizes) may
+ * be longer: then its values are at ext (borrowed for the call) and v is unused; read such a
+ * list through mt_intlist_values. */
 typedef struct mt_intlist {
     int n;
     bool none; /* an absent optional int[] */
-    int64_t v[MT_MAX_DIMS];
+    const int64_t *ext;
+    int64_t v[MT_MAX_DIMS]; /* only the first n are set */
 } mt_intlist;
+
+static inline const int64_t *
+mt_intlist_values(const mt_intlist *l)
+{
+    return l->ext ? l->ext : l->v;
+}
 
 struct mt_plan; /* ops/plans.h */
 

@@ -74,7 +74,7 @@ mt_composite_diag_embed(mt_args *a)
         return st;
     }
     if (self->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        return mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported", MT_MAX_DIMS);
     }
     int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
     int64_t len;

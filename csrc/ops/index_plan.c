@@ -310,7 +310,8 @@ mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_o
     for (int d = 0; d <= self->ndim; d++) {
         if (d == at) {
             if (m + nb > MT_MAX_DIMS) {
-                st = mt_fail(MT_ERUNTIME, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+                st = mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported",
+                             MT_MAX_DIMS);
                 goto out_release;
             }
             for (int j = 0; j < nb; j++, m++) {

@@ -21,7 +21,7 @@ mt_composite_kron(mt_args *a)
     mt_tensor *self = a->t[0], *other = a->t[1], *x = NULL, *y = NULL, *prod = NULL;
     int n = self->ndim > other->ndim ? self->ndim : other->ndim;
     if (2 * n > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "kron: minitorch supports at most %d dimensions",
+        return mt_fail(MT_ERUNTIME, "kron: only tensors with up to %d dims are supported",
                        MT_MAX_DIMS / 2);
     }
     int64_t xs[MT_MAX_DIMS], ys[MT_MAX_DIMS], shape[MT_MAX_DIMS];
@@ -136,7 +136,8 @@ mt_composite_tensordot(mt_args *a)
         }
     }
     if (nr > MT_MAX_DIMS) {
-        st = mt_fail(MT_EVALUE, "tensordot: minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        st = mt_fail(MT_ERUNTIME, "tensordot: only tensors with up to %d dims are supported",
+                     MT_MAX_DIMS);
         goto out_release;
     }
     int64_t s1[2] = {size1, csize}, s2[2] = {csize, size2};

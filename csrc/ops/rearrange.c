@@ -246,7 +246,7 @@ repeat_each(mt_tensor *self, int dim, int64_t r, bool has_size, int64_t output_s
                        expected, output_size);
     }
     if (self->ndim + 1 > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        return mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported", MT_MAX_DIMS);
     }
     int64_t sizes[MT_MAX_DIMS];
     for (int d = 0, k = 0; d <= self->ndim; d++) {
@@ -354,7 +354,7 @@ mt_composite_unflatten(mt_args *a)
                        a->i[0]);
     }
     if (self->ndim - 1 + sizes->n > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        return mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported", MT_MAX_DIMS);
     }
     int64_t size = self->sizes[d], known = 1, shape[MT_MAX_DIMS];
     bool fits_known = true;

@@ -166,7 +166,8 @@ mt_composite_split_with_sizes(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     const mt_intlist *sizes = &a->l[0];
-    char buf[256];
+    const int64_t *sv = mt_intlist_values(sizes); /* int[*]: any length */
+    char buf[1024];
     if (self->ndim == 0) {
         return mt_fail(MT_ERUNTIME, "split expects at least a 1-dimensional tensor");
     }
@@ -177,24 +178,23 @@ mt_composite_split_with_sizes(mt_args *a)
     }
     int64_t total = 0;
     for (int k = 0; k < sizes->n; k++) {
-        if (sizes->v[k] < 0) {
+        if (sv[k] < 0) {
             return mt_fail(MT_ERUNTIME,
                            "split_with_sizes expects split_sizes have only non-negative entries, "
                            "but got split_sizes=%s",
-                           mt_format_sizes(buf, sizeof(buf), sizes->n, sizes->v));
+                           mt_format_sizes(buf, sizeof(buf), sizes->n, sv));
         }
     }
     for (int k = 0; k < sizes->n && total <= self->sizes[d]; k++) {
-        total += sizes->v[k]; /* stops once past the dim's size, so it cannot overflow */
+        total += sv[k]; /* stops once past the dim's size, so it cannot overflow */
     }
     if (total != self->sizes[d]) {
         return mt_fail(MT_ERUNTIME,
                        "split_with_sizes expects split_sizes to sum exactly to %" PRId64
                        " (input tensor's size at dimension %" PRId64 "), but got split_sizes=%s",
-                       self->sizes[d], a->i[0],
-                       mt_format_sizes(buf, sizeof(buf), sizes->n, sizes->v));
+                       self->sizes[d], a->i[0], mt_format_sizes(buf, sizeof(buf), sizes->n, sv));
     }
-    return narrow_pieces(a, self, d, sizes->n, 0, sizes->v);
+    return narrow_pieces(a, self, d, sizes->n, 0, sv);
 }
 
 // self (..., size, ...) -> `chunks` pieces at most, of ceil(size / chunks) along dim
@@ -378,7 +378,8 @@ mt_composite_repeat(mt_args *a)
         }
     }
     if (nd > MT_MAX_DIMS) {
-        st = mt_fail(MT_EVALUE, "repeat: minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        st = mt_fail(MT_ERUNTIME, "repeat: only tensors with up to %d dims are supported",
+                     MT_MAX_DIMS);
         goto out_release;
     }
     if ((st = mt_op_as_strided(res, nd, sizes, nd, dst_strides, 0, &dst)) ||

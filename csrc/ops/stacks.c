@@ -176,6 +176,7 @@ mt_composite_tensor_split_indices(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     const mt_intlist *idx = &a->l[0];
+    const int64_t *iv = mt_intlist_values(idx); /* int[*]: any length */
     int d;
     mt_status st = split_dim(self, a->i[0], &d);
     if (st || (st = mt_args_alloc_outl(a, idx->n + 1))) {
@@ -183,7 +184,7 @@ mt_composite_tensor_split_indices(mt_args *a)
     }
     int64_t start = 0;
     for (int k = 0; k <= idx->n && st == MT_OK; k++) {
-        int64_t end = k < idx->n ? idx->v[k] : self->sizes[d];
+        int64_t end = k < idx->n ? iv[k] : self->sizes[d];
         st = mt_op_slice(self, d, start, end, 1, &a->outl[k]);
         start = end;
     }
@@ -204,7 +205,7 @@ grids_of(int n, mt_tensor *const *t, bool xy, mt_tensor **grids)
         return mt_fail(MT_ERUNTIME, "meshgrid expects a non-empty TensorList");
     }
     if (n > MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "meshgrid: minitorch supports at most %d dimensions",
+        return mt_fail(MT_ERUNTIME, "meshgrid: only tensors with up to %d dims are supported",
                        MT_MAX_DIMS);
     }
     for (int k = 0; k + 1 < n; k++) {

@@ -331,7 +331,7 @@ mt_composite_unsqueeze(mt_args *a)
         return st;
     }
     if (self->ndim >= MT_MAX_DIMS) {
-        return mt_fail(MT_EVALUE, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+        return mt_fail(MT_ERUNTIME, "only tensors with up to %d dims are supported", MT_MAX_DIMS);
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     for (int k = 0, j = 0; k <= self->ndim; k++) {

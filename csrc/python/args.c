@@ -40,6 +40,7 @@ typedef struct param {
     PyObject *name; /* interned str: its Python name (a function's self is input) */
     PyObject *numpy_names[3]; /* interned: the NumPy spellings PyTorch also accepts, or NULL */
     int slot;       /* index within its slot array of mt_args */
+    bool any_length; /* int[*]: a list that is not a shape (split sizes), of any length */
 } param;
 
 typedef struct schema {
@@ -121,6 +122,10 @@ parse_param(const char *op, char *text, param *p, int *slots)
     p->optional = type[tl - 1] == '?';
     if (p->optional) {
         type[tl - 1] = '\0';
+    }
+    if (strcmp(type, "int[*]") == 0) {
+        p->any_length = true;
+        snprintf(type, sizeof(type), "int[]");
     }
     int t = -1;
     for (int k = 0; k < (int)(sizeof(type_names) / sizeof(type_names[0])); k++) {
@@ -321,27 +326,37 @@ to_int(PyObject *o, int64_t *out)
     return 0;
 }
 
+/* A list longer than MT_MAX_DIMS (an int[*] argument) goes to l->ext, which the caller frees
+ * with PyMem_Free after the call, on every path (release_long_lists). */
 static int
-to_intlist(PyObject *o, mt_intlist *l, bool allow_int)
+to_intlist(PyObject *o, mt_intlist *l, bool allow_int, bool any_length)
 {
-    int64_t v = 0;
-    int r = allow_int ? to_int(o, &v) : -1;
+    int64_t one = 0;
+    int r = allow_int ? to_int(o, &one) : -1;
     if (r != -1) {
         l->n = 1;
-        l->v[0] = v;
+        l->v[0] = one;
         return r;
     }
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (n > MT_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions, got %zd",
+    int64_t *v = l->v; /* where the values go */
+    if (n > MT_MAX_DIMS && !any_length) {
+        PyErr_Format(PyExc_RuntimeError, "only tensors with up to %d dims are supported (got %zd)",
                      MT_MAX_DIMS, n);
         return -2;
     }
+    if (n > MT_MAX_DIMS) {
+        if (n > INT32_MAX || (v = PyMem_Malloc((size_t)n * sizeof(*v))) == NULL) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        l->ext = v;
+    }
     for (Py_ssize_t k = 0; k < n; k++) {
-        r = to_int(PySequence_Fast_GET_ITEM(o, k), &l->v[k]);
+        r = to_int(PySequence_Fast_GET_ITEM(o, k), &v[k]);
         if (r) {
             return r;
         }
@@ -398,6 +413,15 @@ release_tensorlist(mt_tensor ***tl, int *ntl)
     PyMem_Free(*tl);
     *tl = NULL;
     *ntl = 0;
+}
+
+static void
+release_long_lists(mt_args *a)
+{
+    for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
+        PyMem_Free((void *)a->l[k].ext); /* to_intlist's: only it sets ext here */
+        a->l[k].ext = NULL;
+    }
 }
 
 static void
@@ -514,7 +538,7 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
     case A_INTLIST:
     case A_INTLIST1:
         a->l[p->slot].none = false;
-        r = to_intlist(o, &a->l[p->slot], p->type == A_INTLIST1);
+        r = to_intlist(o, &a->l[p->slot], p->type == A_INTLIST1, p->any_length);
         if (r == -1) {
             arg_error(op, p, pos, o, "tuple of ints");
         }
@@ -793,6 +817,7 @@ out:
         }
     }
     release_tensorlists(&a);
+    release_long_lists(&a);
     mt_args_clear_outl(&a); /* set only if the result could not be made */
     Py_XDECREF(varargs);
     return res;

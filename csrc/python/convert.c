@@ -197,7 +197,8 @@ infer_shape(PyObject *o, int d, infer *inf)
     }
     if (d == inf->ndim) {
         if (d == MT_MAX_DIMS) {
-            PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions", MT_MAX_DIMS);
+            PyErr_Format(PyExc_RuntimeError, "only tensors with up to %d dims are supported",
+                         MT_MAX_DIMS);
             return -1;
         }
         inf->sizes[inf->ndim++] = n;
@@ -519,7 +520,7 @@ from_array(PyObject *arr, bool copy)
         goto out_release_view;
     }
     if (view->ndim > MT_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "minitorch supports at most %d dimensions, got %d",
+        PyErr_Format(PyExc_RuntimeError, "only tensors with up to %d dims are supported (got %d)",
                      MT_MAX_DIMS, view->ndim);
         goto out_release_view;
     }

@@ -360,7 +360,7 @@ tensor_of(const DLTensor *dl, mt_allocator *owner, void *managed)
         return NULL;
     }
     if (dl->ndim < 0 || dl->ndim > MT_MAX_DIMS) {
-        PyErr_Format(PyExc_BufferError, "minitorch supports at most %d dimensions, got %d",
+        PyErr_Format(PyExc_BufferError, "only tensors with up to %d dims are supported (got %d)",
                      MT_MAX_DIMS, (int)dl->ndim);
         return NULL;
     }

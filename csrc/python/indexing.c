@@ -210,7 +210,7 @@ record(indexing *ix, mt_tensor *index)
 {
     if (ix->n == MT_MAX_DIMS) {
         mt_tensor_release(index);
-        PyErr_Format(PyExc_IndexError, "minitorch supports at most %d indexed dimensions",
+        PyErr_Format(PyExc_IndexError, "only tensors with up to %d dims are supported",
                      MT_MAX_DIMS);
         return -1;
     }
