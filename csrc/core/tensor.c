@@ -112,6 +112,11 @@ mt_storage_release(mt_storage *s)
  * glibc's per-thread cache (tcache: up to 1032 bytes), and malloc's slow path made a small call
  * (bench_overhead's linear) 15% slower. A thread's spares are freed when it exits. */
 #define SPARE_TENSORS 32
+#if defined(__SANITIZE_ADDRESS__)
+#define KEEP_SPARES false /* AddressSanitizer must see each free, to catch a use after it */
+#else
+#define KEEP_SPARES true
+#endif
 
 typedef struct spare_tensors {
     int n;
@@ -154,7 +159,7 @@ tensor_struct_new(void)
 static void
 tensor_struct_free(mt_tensor *t)
 {
-    if (!spare_registered) { /* the thread's first: its exit must free the spares */
+    if (KEEP_SPARES && !spare_registered) { /* the thread's first: its exit frees the spares */
         pthread_once(&spare_once, spare_key_create);
         spare_registered = spare_key_ok && pthread_setspecific(spare_key, &spare) == 0;
     }
