@@ -165,6 +165,33 @@ mt_meta_of(const mt_tensor *t, mt_meta *m)
     m->device = mt_tensor_device(t);
 }
 
+/* kept = a's non-tensor arguments, for a node (zeroed: its tensor slots stay NULL). Of the int
+ * lists only the first n values: the rest of their MT_MAX_DIMS slots (2 KB) is never read. */
+static void
+keep_args(mt_args *kept, const mt_args *a)
+{
+    memcpy(kept->s, a->s, sizeof(a->s));
+    memcpy(kept->i, a->i, sizeof(a->i));
+    kept->i_none = a->i_none;
+    for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
+        const mt_intlist *l = &a->l[k];
+        kept->l[k].n = l->n;
+        kept->l[k].none = l->none;
+        kept->l[k].ext = l->ext;
+        if (l->ext == NULL && l->n > 0) {
+            memcpy(kept->l[k].v, l->v, sizeof(int64_t) * (size_t)l->n);
+        }
+    }
+    memcpy(kept->b, a->b, sizeof(a->b));
+    kept->str[0] = a->str[0];
+    memcpy(kept->f, a->f, sizeof(a->f));
+    kept->dtype = a->dtype;
+    kept->has_device = a->has_device;
+    kept->device = a->device;
+    kept->gen = a->gen;
+    kept->ntl = a->ntl;
+}
+
 mt_node *
 mt_node_new(const mt_formula *f, const char *name, int nedges)
 {
@@ -459,18 +486,7 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
             n->has_saved = true;
         }
     }
-    n->args = *a;
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        n->args.t[k] = NULL;
-    }
-    n->args.tl = NULL;
-    memset(n->args.tls, 0, sizeof(n->args.tls));
-    n->args.outl = NULL;
-    n->args.noutl = 0;
-    n->args.plan = NULL;
-    for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
-        n->args.out[k] = NULL;
-    }
+    keep_args(&n->args, a);
     if (a->str[0]) {
         snprintf(n->str, sizeof(n->str), "%s", a->str[0]);
         n->args.str[0] = n->str;

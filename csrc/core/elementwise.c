@@ -114,9 +114,14 @@ mt_ew_begin(mt_ew_plan *p, const mt_ew_backend *be, mt_tensor *const *ins, int n
             const mt_dtype *in_dtypes, mt_dtype result, bool inplace)
 {
     mt_status st = MT_OK;
-    memset(p, 0, sizeof(*p));
-    p->be = be;
+    /* every member but the shape, of which the broadcast below writes the first ndim */
+    p->ndim = 0;
     p->nin = nin;
+    memset(p->ops, 0, sizeof(p->ops));
+    memset(p->cast, 0, sizeof(p->cast));
+    p->self = NULL;
+    p->need_tmp = false;
+    p->be = be;
     if (nin < 1 || nin >= MT_EW_MAX_OPS) {
         return mt_fail(MT_ERUNTIME, "elementwise op with %d inputs", nin);
     }

@@ -1,6 +1,7 @@
 /* Storage and tensor lifetimes and geometry. No kernels and no dispatch here. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,12 @@ spare_key_create(void)
     spare_key_ok = pthread_key_create(&spare_key, spare_free) == 0;
 }
 
+_Static_assert(offsetof(mt_tensor, strides) ==
+                       offsetof(mt_tensor, sizes) + sizeof(int64_t) * MT_MAX_DIMS &&
+                   offsetof(mt_tensor, dtype) ==
+                       offsetof(mt_tensor, strides) + sizeof(int64_t) * MT_MAX_DIMS,
+               "tensor_struct_new skips sizes and strides, which must stand together before dtype");
+
 static mt_tensor *
 tensor_struct_new(void)
 {
@@ -152,7 +159,10 @@ tensor_struct_new(void)
         return calloc(1, sizeof(mt_tensor));
     }
     mt_tensor *t = spare.t[--spare.n];
-    memset(t, 0, sizeof(*t));
+    /* all but sizes and strides (1 KB at MT_MAX_DIMS), of which tensor_alloc sets the first ndim
+     * and nothing reads more */
+    memset(t, 0, offsetof(mt_tensor, sizes));
+    memset(&t->dtype, 0, sizeof(*t) - offsetof(mt_tensor, dtype));
     return t;
 }
 

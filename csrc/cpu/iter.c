@@ -185,7 +185,8 @@ mt_iter_run(const mt_iter *it, mt_loop_fn loop, void *ctx)
         return;
     }
     memcpy(inner_strides, it->strides[0], sizeof(inner_strides));
-    int64_t counter[MT_MAX_DIMS] = {0};
+    int64_t counter[MT_MAX_DIMS];
+    memset(counter, 0, sizeof(counter[0]) * (size_t)it->ndim);
     const bool tiles = use_tiles(it);
     for (;;) {
         if (tiles) {

@@ -93,10 +93,10 @@ void
 mt_args_init(mt_args *a)
 {
     /* Everything but the int lists' values (2 KB of MT_MAX_DIMS entries, of which only the
-     * first n are ever read): zeroing them cost each call as much as the rest of the set-up. */
-    size_t lists = offsetof(mt_args, l), after = lists + sizeof(a->l);
-    memset(a, 0, lists);
-    memset((char *)a + after, 0, sizeof(*a) - after);
+     * first n are ever read): zeroing them cost each call as much as the rest of the set-up.
+     * They are the last member, so that the rest is one memset. */
+    _Static_assert(offsetof(mt_args, l) + sizeof(a->l) == sizeof(mt_args), "l is mt_args' last");
+    memset(a, 0, offsetof(mt_args, l));
     a->dtype = -1;
     a->i_none = ~0u;
     for (size_t k = 0; k < sizeof(a->s) / sizeof(a->s[0]); k++) {

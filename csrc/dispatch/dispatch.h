@@ -70,13 +70,13 @@ mt_intlist_values(const mt_intlist *l)
 
 struct mt_plan; /* ops/plans.h */
 
-/* The boxed arguments of one call. Slots are filled in schema order (see ops.def). */
+/* The boxed arguments of one call. Slots are filled in schema order (see ops.def). An autograd
+ * node keeps the non-tensor ones (keep_args in autograd/autograd.c: a new member goes there too). */
 typedef struct mt_args {
     mt_tensor *t[MT_MAX_TENSOR_ARGS]; /* borrowed; NULL for an absent optional */
     mt_scalar s[3];
     int64_t i[4];
     unsigned i_none; /* bit k: int slot k is an absent optional */
-    mt_intlist l[4];
     bool b[4]; /* lstm: has_biases, train, bidirectional, batch_first */
     const char *str[1]; /* borrowed for the call; NULL for an absent optional */
     double f[MT_MAX_FLOAT_ARGS]; /* float: the optimizer steps' hyperparameters */
@@ -98,6 +98,8 @@ typedef struct mt_args {
     /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
      * dispatcher for the kernel's call only; NULL for an op without a front end */
     const struct mt_plan *plan;
+    /* last, as mt_args_init leaves their values (2 KB, of which only the first n are read) */
+    mt_intlist l[4];
 } mt_args;
 
 /* The k-th Tensor[] argument of a call (k = 0 is tl). */

@@ -186,8 +186,8 @@ mt_composite_transpose(mt_args *a)
         return st;
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    memcpy(sizes, self->sizes, sizeof(sizes));
-    memcpy(strides, self->strides, sizeof(strides));
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
     if (self->ndim > 0) {
         sizes[d0] = self->sizes[d1];
         sizes[d1] = self->sizes[d0];
@@ -473,8 +473,8 @@ mt_composite_slice(mt_args *a)
     int64_t end = (a->i_none & 4u) ? size : clamp_index(a->i[2], size);
     int64_t len = end > start ? (end - start + step - 1) / step : 0;
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    memcpy(sizes, self->sizes, sizeof(sizes));
-    memcpy(strides, self->strides, sizeof(strides));
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
     sizes[d] = len;
     strides[d] = self->strides[d] * step;
     /* An empty slice keeps a valid offset inside the storage. */
