@@ -37,6 +37,9 @@ typedef enum mt_key {
 #define METHOD 1
 #define FUNCTION 2
 #define INPLACE 4
+/* the small dtypes (see ops.def and dispatch/widen.c): taken as stored; results not narrowed */
+#define AS_STORED 8
+#define KEEPS_DTYPE 16
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 

@@ -13,13 +13,6 @@
 #include "dispatch/widen.h"
 #include "ops/front.h"
 
-/* The ops that take every dtype as stored (they move elements or only allocate). */
-static bool
-takes_every_dtype(mt_op op)
-{
-    return op == MT_OP_copy_ || op == MT_OP_fill_ || op == MT_OP_empty;
-}
-
 /* index and index_put_ take their indices as given: a uint8 mask is no integer index (the
  * binding layer turns it into a bool mask, with PyTorch's warning). */
 static bool
@@ -37,7 +30,7 @@ is_small(const mt_tensor *t)
 bool
 mt_widen_needed(mt_op op, const mt_args *a)
 {
-    if (takes_every_dtype(op)) {
+    if (mt_op_flags[op] & AS_STORED) {
         return false;
     }
     if (a->dtype >= 0 && mt_dtype_is_small((mt_dtype)a->dtype)) {
@@ -104,12 +97,16 @@ cast_copy(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return st;
 }
 
-/* The dtype results in the computing dtype go back to: the dtype argument where it is small,
+/* The dtype results in the computing dtype go back to: none for an op flagged KEEPS_DTYPE in
+ * ops.def (its results are positions, not values), else the dtype argument where it is small,
  * else the promotion of the small tensors, unless a tensor of the computing dtype itself joined
  * them and outranks them (float16 + float32 tensors gives float32). -1: none. */
 static int
 castback_dtype(mt_op op, const mt_args *a, mt_tensor *const *orig, int n)
 {
+    if (mt_op_flags[op] & KEEPS_DTYPE) {
+        return -1;
+    }
     if (a->dtype >= 0 && mt_dtype_is_small((mt_dtype)a->dtype)) {
         return a->dtype;
     }
@@ -133,10 +130,6 @@ castback_dtype(mt_op op, const mt_args *a, mt_tensor *const *orig, int n)
     }
     mt_dtype r = mt_promotion_result(&small);
     if (!mt_dtype_is_small(r)) {
-        return -1;
-    }
-    /* searchsorted's and bucketize's int32 results (out_int32) are positions, not values */
-    if ((op == MT_OP_searchsorted || op == MT_OP_bucketize) && !mt_dtype_is_float(r)) {
         return -1;
     }
     mt_dtype w = mt_dtype_compute(r);
