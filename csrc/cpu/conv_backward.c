@@ -61,53 +61,83 @@ col_is_image(const conv_geom *g)
 COL2IM(col2im_f32, float)
 COL2IM(col2im_f64, double)
 
+/* What both backward kernels hold: the geometry, the sizes of one image and group, and the
+ * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer (unless
+ * the image is its own col) and the gradient being made, zeroed, of the size in a->l[0]. */
+typedef struct conv_bwd {
+    conv_geom g;
+    mt_dtype dt;
+    int64_t item, ohw, hw, m, og; /* m: C/G*KH*KW, og: OC/G */
+    bool own_col;
+    mt_tensor *go, *other, *col, *grad;
+} conv_bwd;
+
+static mt_status
+conv_bwd_begin(mt_args *a, conv_bwd *c)
+{
+    *c = (conv_bwd){.g = a->plan->conv, .dt = a->t[0]->dtype};
+    const conv_geom *g = &c->g;
+    mt_status st = mt_cpu_conv_fits_blas(g);
+    if (st) {
+        return st;
+    }
+    c->item = (int64_t)mt_dtype_size(c->dt);
+    c->ohw = g->oh * g->ow;
+    c->hw = g->h * g->w;
+    c->m = g->c / g->groups * g->kh * g->kw;
+    c->og = g->oc / g->groups;
+    c->own_col = !col_is_image(g);
+    int64_t col_sizes[2] = {g->c * g->kh * g->kw, c->ohw};
+    if ((st = zeros(a->l[0].n, a->l[0].v, c->dt, &c->grad)) ||
+        (st = mt_cpu_dense(a->t[0], c->dt, &c->go)) ||
+        (st = mt_cpu_dense(a->t[1], c->dt, &c->other)) ||
+        (c->own_col && (st = mt_tensor_empty(2, col_sizes, c->dt, MT_DEVICE_CPU, &c->col)))) {
+        return st;
+    }
+    return MT_OK;
+}
+
+/* Hands the gradient to a->out[0] when st is MT_OK; releases the rest. */
+static mt_status
+conv_bwd_end(mt_args *a, conv_bwd *c, mt_status st)
+{
+    if (st == MT_OK) {
+        a->out[0] = c->grad;
+        c->grad = NULL;
+    }
+    mt_tensor_clear(&c->grad);
+    mt_tensor_clear(&c->go);
+    mt_tensor_clear(&c->other);
+    mt_tensor_clear(&c->col);
+    return st;
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, weight (OC, C/G, KH, KW), input_size (N, C, H, W)
 // or (C, H, W); out (input_size) = the gradient of conv2d's input
 mt_status
 mt_cpu_convolution_backward_input(mt_args *a)
 {
-    mt_tensor *go = NULL, *w = NULL, *col = NULL, *gx = NULL;
-    const mt_intlist *in = &a->l[0];
-    const conv_geom g = a->plan->conv;
-    mt_status st = mt_cpu_conv_fits_blas(&g);
-    if (st) {
-        return st;
-    }
-    mt_dtype dt = a->t[0]->dtype;
-    size_t item = mt_dtype_size(dt);
-    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w, m = g.c / g.groups * g.kh * g.kw;
-    const int64_t og = g.oc / g.groups;
-    bool own_col = !col_is_image(&g);
-    int64_t col_sizes[2] = {g.c * g.kh * g.kw, ohw};
-    if ((st = zeros(in->n, in->v, dt, &gx)) || (st = mt_cpu_dense(a->t[0], dt, &go)) ||
-        (st = mt_cpu_dense(a->t[1], dt, &w)) ||
-        (own_col && (st = mt_tensor_empty(2, col_sizes, dt, MT_DEVICE_CPU, &col)))) {
-        goto out_release;
-    }
-    for (int64_t b = 0; b < g.n && ohw > 0 && m > 0; b++) {
-        const char *go_b = mt_tensor_data(go) + b * g.oc * ohw * (int64_t)item;
-        char *gx_b = mt_tensor_data(gx) + b * g.c * hw * (int64_t)item;
-        char *dst = own_col ? mt_tensor_data(col) : gx_b;
-        for (int64_t gi = 0; gi < g.groups; gi++) {
-            mt_cpu_gemm_raw(dt, true, false, (int)m, (int)ohw, (int)og, 1.0,
-                            mt_tensor_data(w) + gi * og * m * (int64_t)item, (int)m,
-                            go_b + gi * og * ohw * (int64_t)item, (int)ohw, 0.0,
-                            dst + gi * m * ohw * (int64_t)item, (int)ohw);
+    conv_bwd c;
+    mt_status st = conv_bwd_begin(a, &c);
+    const conv_geom *g = &c.g;
+    const int64_t item = c.item, ohw = c.ohw, m = c.m, og = c.og;
+    for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && m > 0; b++) {
+        const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
+        char *gx_b = mt_tensor_data(c.grad) + b * g->c * c.hw * item;
+        char *dst = c.own_col ? mt_tensor_data(c.col) : gx_b;
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            mt_cpu_gemm_raw(c.dt, true, false, (int)m, (int)ohw, (int)og, 1.0,
+                            mt_tensor_data(c.other) + gi * og * m * item, (int)m,
+                            go_b + gi * og * ohw * item, (int)ohw, 0.0, dst + gi * m * ohw * item,
+                            (int)ohw);
         }
-        if (own_col && dt == MT_FLOAT32) {
-            col2im_f32((const float *)mt_tensor_data(col), (float *)gx_b, &g);
-        } else if (own_col) {
-            col2im_f64((const double *)mt_tensor_data(col), (double *)gx_b, &g);
+        if (c.own_col && c.dt == MT_FLOAT32) {
+            col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g);
+        } else if (c.own_col) {
+            col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g);
         }
     }
-    a->out[0] = gx;
-    gx = NULL;
-out_release:
-    mt_tensor_clear(&gx);
-    mt_tensor_clear(&go);
-    mt_tensor_clear(&w);
-    mt_tensor_clear(&col);
-    return st;
+    return conv_bwd_end(a, &c, st);
 }
 
 // grad_output (N, OC, OH, OW) or unbatched, input (N, C, H, W) or (C, H, W), weight_size
@@ -115,44 +145,22 @@ out_release:
 mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
-    mt_tensor *go = NULL, *x = NULL, *col = NULL, *gw = NULL;
-    const mt_intlist *ws = &a->l[0];
-    const conv_geom g = a->plan->conv;
-    mt_status st = mt_cpu_conv_fits_blas(&g);
-    if (st) {
-        return st;
-    }
-    mt_dtype dt = a->t[0]->dtype;
-    size_t item = mt_dtype_size(dt);
-    const int64_t ohw = g.oh * g.ow, hw = g.h * g.w, k = g.c / g.groups * g.kh * g.kw;
-    const int64_t og = g.oc / g.groups;
-    bool own_col = !col_is_image(&g);
-    int64_t col_sizes[2] = {g.c * g.kh * g.kw, ohw};
-    if ((st = zeros(ws->n, ws->v, dt, &gw)) || (st = mt_cpu_dense(a->t[0], dt, &go)) ||
-        (st = mt_cpu_dense(a->t[1], dt, &x)) ||
-        (own_col && (st = mt_tensor_empty(2, col_sizes, dt, MT_DEVICE_CPU, &col)))) {
-        goto out_release;
-    }
-    for (int64_t b = 0; b < g.n && ohw > 0 && k > 0; b++) {
-        const char *go_b = mt_tensor_data(go) + b * g.oc * ohw * (int64_t)item;
-        const char *src = mt_tensor_data(x) + b * g.c * hw * (int64_t)item;
-        if (own_col) {
-            mt_cpu_im2col(src, mt_tensor_data(col), &g, item, 0, g.oh);
-            src = mt_tensor_data(col);
+    conv_bwd c;
+    mt_status st = conv_bwd_begin(a, &c);
+    const conv_geom *g = &c.g;
+    const int64_t item = c.item, ohw = c.ohw, k = c.m, og = c.og;
+    for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && k > 0; b++) {
+        const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
+        const char *src = mt_tensor_data(c.other) + b * g->c * c.hw * item;
+        if (c.own_col) {
+            mt_cpu_im2col(src, mt_tensor_data(c.col), g, (size_t)item, 0, g->oh);
+            src = mt_tensor_data(c.col);
         }
-        for (int64_t gi = 0; gi < g.groups; gi++) {
-            mt_cpu_gemm_raw(dt, false, true, (int)og, (int)k, (int)ohw, 1.0,
-                            go_b + gi * og * ohw * (int64_t)item, (int)ohw,
-                            src + gi * k * ohw * (int64_t)item, (int)ohw, 1.0,
-                            mt_tensor_data(gw) + gi * og * k * (int64_t)item, (int)k);
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            mt_cpu_gemm_raw(c.dt, false, true, (int)og, (int)k, (int)ohw, 1.0,
+                            go_b + gi * og * ohw * item, (int)ohw, src + gi * k * ohw * item,
+                            (int)ohw, 1.0, mt_tensor_data(c.grad) + gi * og * k * item, (int)k);
         }
     }
-    a->out[0] = gw;
-    gw = NULL;
-out_release:
-    mt_tensor_clear(&gw);
-    mt_tensor_clear(&go);
-    mt_tensor_clear(&x);
-    mt_tensor_clear(&col);
-    return st;
+    return conv_bwd_end(a, &c, st);
 }

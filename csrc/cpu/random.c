@@ -340,13 +340,8 @@ fill_random(mt_args *a, mt_random_kind kind)
     {                                 \
         return fill_random(a, kind);  \
     }
-FILL(uniform_, MT_RANDOM_UNIFORM)
-FILL(normal_, MT_RANDOM_NORMAL)
-FILL(random_, MT_RANDOM_INTS)
-FILL(exponential_, MT_RANDOM_EXPONENTIAL)
-FILL(geometric_, MT_RANDOM_GEOMETRIC)
-FILL(log_normal_, MT_RANDOM_LOG_NORMAL)
-FILL(cauchy_, MT_RANDOM_CAUCHY)
+MT_RANDOM_FILLS(FILL)
+#undef FILL
 
 // self (any shape), p (a number, or a tensor that expands to self's shape); self = 0 or 1
 mt_status

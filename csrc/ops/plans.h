@@ -94,6 +94,17 @@ typedef enum mt_random_kind {
     MT_RANDOM_NUM_KINDS
 } mt_random_kind;
 
+/* The fill ops with one kind each (bernoulli_ takes a tensor p too), for the backends to define
+ * their kernels from: X(op, kind) per row. */
+#define MT_RANDOM_FILLS(X)                 \
+    X(uniform_, MT_RANDOM_UNIFORM)         \
+    X(normal_, MT_RANDOM_NORMAL)           \
+    X(random_, MT_RANDOM_INTS)             \
+    X(exponential_, MT_RANDOM_EXPONENTIAL) \
+    X(geometric_, MT_RANDOM_GEOMETRIC)     \
+    X(log_normal_, MT_RANDOM_LOG_NORMAL)   \
+    X(cauchy_, MT_RANDOM_CAUCHY)
+
 typedef struct mt_random_spec {
     double a, b;
     int64_t from;

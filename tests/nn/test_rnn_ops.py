@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+from rnn_weights import GATES, params_of
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 RNG = np.random.default_rng(2020)
 TOL = dict(rtol=1e-4, atol=1e-5)
-GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 DEVICES = ["cpu"] + (["cuda"] if mt.cuda.is_available() else [])
 
 
@@ -23,18 +23,6 @@ def rand(*shape):
 def leaves(arrays, device):
     return ([torch.tensor(a, requires_grad=True) for a in arrays],
             [mt.tensor(a, requires_grad=True, device=device) for a in arrays])
-
-
-def params_of(op, inp, hidden, layers, dirs, bias, proj):
-    """PyTorch's flat layout: per layer and direction w_ih, w_hh, [b_ih, b_hh], [w_hr]."""
-    out, width, g = [], proj or hidden, GATES[op]
-    for layer in range(layers):
-        for _ in range(dirs):
-            f = inp if layer == 0 else width * dirs
-            out += [rand(g * hidden, f) * 0.5, rand(g * hidden, width) * 0.5]
-            out += [rand(g * hidden), rand(g * hidden)] if bias else []
-            out += [rand(proj, hidden) * 0.5] if proj else []
-    return out
 
 
 def check_all(t_res, m_res, t_leaves, m_leaves):
@@ -62,7 +50,7 @@ CASES = [
 
 def run(op, device, layers=1, dirs=1, bias=True, proj=0, batch_first=False, packed=None):
     T, B, F, H = 5, 3, 4, 3
-    params = params_of(op, F, H, layers, dirs, bias, proj)
+    params = params_of(rand, op, F, H, layers, dirs, bias, proj)
     x = rand(B, T, F) if batch_first and packed is None else rand(T, B, F)
     states = [rand(layers * dirs, B, proj or H)] + ([rand(layers * dirs, B, H)] if op == "lstm" else [])
     t_all, m_all = leaves([x, *states, *params], device)
@@ -122,7 +110,7 @@ def test_a_long_packed_sequence_with_nan():
     lengths = [40, 33, 33, 7]
     x = rand(T, 4, F)
     x[2, 3, 0] = np.nan
-    params = params_of("lstm", F, H, 1, 2, True, 0)
+    params = params_of(rand, "lstm", F, H, 1, 2, True, 0)
     tp, mp = leaves(params, "cpu")
     t_pack = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths)
     hx = [np.zeros((2, 4, H), np.float32)] * 2
@@ -144,14 +132,14 @@ def raises_like(fn_t, fn_m):
 
 def test_errors_match_pytorch():
     x, h = rand(5, 3, 4), rand(1, 3, 3)
-    params = params_of("lstm", 4, 3, 1, 1, True, 0)
+    params = params_of(rand, "lstm", 4, 3, 1, 1, True, 0)
     tp, mp = [torch.tensor(p) for p in params], [mt.tensor(p) for p in params]
     want, got = raises_like(lambda: torch.lstm(torch.tensor(x), [torch.tensor(h)], tp, True, 1, 0.0, False, False, False),
                             lambda: mt.lstm(mt.tensor(x), [mt.tensor(h)], mp, True, 1, 0.0, False, False, False))
     assert got == want == "lstm expects two hidden states"
     raises_like(lambda: torch.lstm(torch.tensor(x), [torch.tensor(h)] * 2, tp[:3], True, 1, 0.0, False, False, False),
                 lambda: mt.lstm(mt.tensor(x), [mt.tensor(h)] * 2, mp[:3], True, 1, 0.0, False, False, False))
-    cell = params_of("gru", 4, 3, 1, 1, True, 0)
+    cell = params_of(rand, "gru", 4, 3, 1, 1, True, 0)
     for bad_x, bad_h in [(rand(3, 5), rand(3, 3)), (rand(3, 4), rand(2, 3)), (rand(3, 4), rand(3, 2))]:
         want, got = raises_like(lambda: torch.gru_cell(torch.tensor(bad_x), torch.tensor(bad_h),
                                                        *[torch.tensor(p) for p in cell]),

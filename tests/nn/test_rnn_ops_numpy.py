@@ -5,24 +5,13 @@ import numpy as np
 import pytest
 
 import minitorch as mt
+from rnn_weights import params_of
 
 RNG = np.random.default_rng(21)
 
 
 def rand(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def params_of(op, inp, hidden, layers, dirs, bias, proj):
-    g = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}[op]
-    out, width = [], proj or hidden
-    for layer in range(layers):
-        for _ in range(dirs):
-            f = inp if layer == 0 else width * dirs
-            out += [rand(g * hidden, f) * 0.5, rand(g * hidden, width) * 0.5]
-            out += [rand(g * hidden), rand(g * hidden)] if bias else []
-            out += [rand(proj, hidden) * 0.5] if proj else []
-    return out
 
 
 def sigmoid(x):
@@ -45,7 +34,7 @@ def np_step(op, x, h, c, w_ih, w_hh, b_ih, b_hh):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_one_layer_matches_numpy(op, reverse):
     T, B, F, H = 4, 3, 2, 3
-    x, w = rand(T, B, F), params_of(op, F, H, 1, 1, True, 0)
+    x, w = rand(T, B, F), params_of(rand, op, F, H, 1, 1, True, 0)
     h0, c0 = rand(1, B, H), rand(1, B, H)
     states = [mt.tensor(h0), mt.tensor(c0)] if op == "lstm" else mt.tensor(h0)
     params = [mt.tensor(p) for p in w]
@@ -66,7 +55,7 @@ def test_one_layer_matches_numpy(op, reverse):
 def test_packed_lstm_matches_numpy():
     F, H, lengths = 2, 3, [3, 2, 1]
     seqs = [rand(n, F) for n in lengths]
-    w = params_of("lstm", F, H, 1, 1, True, 0)
+    w = params_of(rand, "lstm", F, H, 1, 1, True, 0)
     data = np.concatenate([np.stack([s[t] for s in seqs if len(s) > t]) for t in range(3)])
     zeros = mt.zeros(1, 3, H)
     out, h_n, c_n = mt.lstm(mt.tensor(data), mt.tensor([3, 2, 1]), [zeros, zeros], [mt.tensor(p) for p in w],
@@ -84,7 +73,7 @@ def test_packed_lstm_matches_numpy():
 
 
 def test_dropout_between_layers_only_in_training():
-    x, params = mt.tensor(rand(4, 2, 3)), [mt.tensor(p) for p in params_of("gru", 3, 3, 2, 1, True, 0)]
+    x, params = mt.tensor(rand(4, 2, 3)), [mt.tensor(p) for p in params_of(rand, "gru", 3, 3, 2, 1, True, 0)]
     h = mt.zeros(2, 2, 3)
     a = mt.gru(x, h, params, True, 2, 0.5, False, False, False)
     b = mt.gru(x, h, params, True, 2, 0.0, True, False, False)
@@ -97,7 +86,7 @@ def test_dropout_between_layers_only_in_training():
 
 
 def test_bad_calls_raise_and_do_not_crash():
-    x, params = mt.tensor(rand(4, 2, 3)), [mt.tensor(p) for p in params_of("rnn_tanh", 3, 3, 1, 1, True, 0)]
+    x, params = mt.tensor(rand(4, 2, 3)), [mt.tensor(p) for p in params_of(rand, "rnn_tanh", 3, 3, 1, 1, True, 0)]
     h = mt.zeros(1, 2, 3)
     bad = [
         lambda: mt.rnn_tanh(x, h, params, True, 2, 0.0, False, False, False),   # too few params
@@ -123,7 +112,7 @@ def test_each_overload_is_its_op():
     data, sizes = mt.tensor(rand(6, F)), mt.tensor([3, 2, 1])
     x = mt.tensor(rand(2, 3, F))
     h = mt.tensor(rand(1, 3, H))
-    w = {op: [mt.tensor(p) for p in params_of(op, F, H, 1, 1, True, 0)] for op in ("lstm", "gru", "rnn_tanh",
+    w = {op: [mt.tensor(p) for p in params_of(rand, op, F, H, 1, 1, True, 0)] for op in ("lstm", "gru", "rnn_tanh",
                                                                                   "rnn_relu")}
     pairs = [
         (mt.lstm(data, sizes, [h, h], w["lstm"], True, 1, 0.0, False, False),

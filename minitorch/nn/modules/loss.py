@@ -28,22 +28,27 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
-class L1Loss(_Loss):
+class _ElementLoss(_Loss):
+    """A loss of input and target with nothing but the reduction: the nn.functional loss named
+    _function (by name: functional imports this module while it loads)."""
+
+    __constants__ = ["reduction"]
+    _function: str
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return getattr(F, self._function)(input, target, reduction=self.reduction)
+
+
+class L1Loss(_ElementLoss):
     """|input - target|, reduced."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, reduction=self.reduction)
+    _function = "l1_loss"
 
 
-class MSELoss(_Loss):
+class MSELoss(_ElementLoss):
     """(input - target)^2, reduced."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+    _function = "mse_loss"
 
 
 class NLLLoss(_WeightedLoss):
@@ -156,13 +161,10 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class SoftMarginLoss(_Loss):
+class SoftMarginLoss(_ElementLoss):
     """log(1 + exp(-y x)) for targets of +-1, reduced."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.soft_margin_loss(input, target, reduction=self.reduction)
+    _function = "soft_margin_loss"
 
 
 class KLDivLoss(_Loss):
