@@ -30,25 +30,25 @@ class _WeightedLoss(_Loss):
 
 class _ElementLoss(_Loss):
     """A loss of input and target with nothing but the reduction: the nn.functional loss named
-    _function (by name: functional imports this module while it loads)."""
+    _fn (by name: functional imports this module while it loads)."""
 
     __constants__ = ["reduction"]
-    _function: str
+    _fn: str
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return getattr(F, self._function)(input, target, reduction=self.reduction)
+        return getattr(F, self._fn)(input, target, reduction=self.reduction)
 
 
 class L1Loss(_ElementLoss):
     """|input - target|, reduced."""
 
-    _function = "l1_loss"
+    _fn = "l1_loss"
 
 
 class MSELoss(_ElementLoss):
     """(input - target)^2, reduced."""
 
-    _function = "mse_loss"
+    _fn = "mse_loss"
 
 
 class NLLLoss(_WeightedLoss):
@@ -164,7 +164,7 @@ class HuberLoss(_Loss):
 class SoftMarginLoss(_ElementLoss):
     """log(1 + exp(-y x)) for targets of +-1, reduced."""
 
-    _function = "soft_margin_loss"
+    _fn = "soft_margin_loss"
 
 
 class KLDivLoss(_Loss):
