@@ -63,6 +63,18 @@ mt_status mt_cuda_stream_from_pool(int device, int priority, cudaStream_t *out);
 /* A new event on device (timing off unless asked; blocking: a host wait sleeps, not spins). */
 mt_status mt_cuda_event_create(int device, bool timing, bool blocking, cudaEvent_t *out);
 
+/* Device-side assertions (device_assert.h, device_assert.c). The record the kernels write
+ * (allocated on first use; pinned, so the host reads it without a copy). */
+struct mt_cuda_assert_record;
+mt_status mt_cuda_assert_record_get(struct mt_cuda_assert_record **out);
+/* After the host waited for the device: a failure a kernel recorded, as PyTorch's RuntimeError
+ * "CUDA error: device-side assert triggered" with the kernel's assertion; the record is
+ * cleared. MT_OK when none. Every host synchronisation of the backend ends with it. */
+mt_status mt_cuda_assert_check(void);
+/* cudaStreamSynchronize(stream), then mt_cuda_assert_check: how an op that must read a result
+ * back (nonzero's count, unique's groups) waits, as PyTorch's do. */
+mt_status mt_cuda_sync_stream(cudaStream_t stream);
+
 /* Hands _C the CUDA backend (dispatch/backend.h): its kernels, the cuBLAS products (blas.c;
  * none when built without cuBLAS), its memory, device and profiler hooks (ops.c). */
 mt_status mt_cuda_register(void);

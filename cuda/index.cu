@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cuda/device_assert.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
 
@@ -107,7 +108,11 @@ move_kernel(mt_cuda_move p)
                 off[o] += k * p.strides[o][d];
             }
         }
-        const int64_t by = p.pos[off[2]] * p.step;
+        const int64_t at = p.pos[off[2]];
+        if (at == MT_CUDA_BAD_POSITION) {
+            continue; // its index failed the range check: recorded, nothing moves
+        }
+        const int64_t by = at * p.step;
         if constexpr (Mode == 0) {
             ((T *)p.dst)[off[0]] = load_((const T *)(p.src + off[1] * (int64_t)sizeof(T) + by));
         } else if constexpr (Mode == 1) {
@@ -123,12 +128,14 @@ move_kernel(mt_cuda_move p)
 }
 
 __global__ void
-range_check_kernel(const int64_t *v, int64_t n, int64_t lo, int64_t hi, unsigned long long *first)
+range_check_kernel(int64_t *v, int64_t n, int64_t lo, int64_t hi, mt_cuda_assert_record *rec,
+                   int kind)
 {
     GRID_STRIDE(i, n)
     {
         if (v[i] < lo || v[i] >= hi) {
-            atomicMin(first, (unsigned long long)i);
+            mt_cuda_assert_fail(rec, kind, (long long)v[i], (long long)hi);
+            v[i] = MT_CUDA_BAD_POSITION;
         }
     }
 }
@@ -139,6 +146,10 @@ add_offsets_kernel(int64_t *pos, const int64_t *v, int64_t n, int64_t size, int6
     GRID_STRIDE(i, n)
     {
         const int64_t j = v[i];
+        if (j == MT_CUDA_BAD_POSITION || pos[i] == MT_CUDA_BAD_POSITION) {
+            pos[i] = MT_CUDA_BAD_POSITION;
+            continue;
+        }
         pos[i] += (j < 0 ? j + size : j) * step;
     }
 }

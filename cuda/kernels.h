@@ -117,11 +117,12 @@ typedef enum mt_cuda_row_op {
 const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
 
 /* ---- 2-D pooling (pool.cu) ----
- * args (pool_geom g, const T *in, T *out, int64_t *idx, int *bad), one thread per element of
+ * args (pool_geom g, const T *in, T *out, int64_t *idx, mt_cuda_assert_record *bad), one
+ * thread per element of
  * the (P, OH, OW) output side, any grid of MT_CUDA_THREADS (a grid-stride loop). Forward: in x
  * (P, H, W), out (P, OH, OW), idx the argmax or NULL. Backward: in grad (P, OH, OW), out gx
- * (P, H, W) zeroed beforehand, idx the forward's (max), *bad set to 1 on an index outside its
- * plane. All contiguous; floats only, but for MT_CUDA_POOL_MAX also int32 and int64. */
+ * (P, H, W) zeroed beforehand, idx the forward's (max), an index outside its plane failing a
+ * device-side assertion in bad (device_assert.h). All contiguous; floats only, but for MT_CUDA_POOL_MAX also int32 and int64. */
 typedef enum mt_cuda_pool_op {
     MT_CUDA_POOL_MAX,
     MT_CUDA_POOL_AVG,

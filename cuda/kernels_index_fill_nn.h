@@ -32,11 +32,14 @@ typedef struct mt_cuda_move {
 /* The kernel (one mt_cuda_move) of mode (ops/index_plan.h's mt_index_mode: 0 take, 1 put,
  * 2 add, 3 multiply, 4 maximum, 5 minimum) on dtype dt. */
 const void *mt_cuda_move_kernel(int mode, mt_dtype dt);
-/* (const int64_t *v, int64_t n, int64_t lo, int64_t hi, unsigned long long *first): *first =
- * min(*first, i) for each v[i] outside [lo, hi). */
+/* What the range check leaves in place of a bad index: the kernels after it skip the element. */
+#define MT_CUDA_BAD_POSITION INT64_MIN
+/* (int64_t *v, int64_t n, int64_t lo, int64_t hi, mt_cuda_assert_record *rec, int kind): each
+ * v[i] outside [lo, hi) fails a device-side assertion of kind (device_assert.h) and becomes
+ * MT_CUDA_BAD_POSITION. */
 const void *mt_cuda_range_check_kernel(void);
 /* (int64_t *pos, const int64_t *v, int64_t n, int64_t size, int64_t step): pos[i] += v[i]
- * (a negative one counting from size) * step. */
+ * (a negative one counting from size) * step; MT_CUDA_BAD_POSITION where v[i] or pos[i] is. */
 const void *mt_cuda_add_offsets_kernel(void);
 
 /* ---- random fills (random.cu) ---- */
@@ -95,25 +98,26 @@ const void *mt_cuda_triangle_kernel(mt_dtype dt);
  * y = layer_norm(x) row by row, one block per row */
 const void *mt_cuda_layer_norm_kernel(mt_dtype dt);
 
-/* (const char *x, const char *t, const char *pw, char *out, int64_t n, int *flags): x, t, pw
- * (or NULL: 1) and out (n) contiguous of dtype dt (a float); out = binary_cross_entropy(x, t)
- * with flags |= 1 for an x, 2 for a t outside [0, 1] (logits 0), or its with_logits form with
- * pos_weight pw (logits 1) */
+/* (const char *x, const char *t, const char *pw, char *out, int64_t n,
+ * mt_cuda_assert_record *rec): x, t, pw (or NULL: 1) and out (n) contiguous of dtype dt (a
+ * float); out = binary_cross_entropy(x, t), an x (value 1) or t (2) outside [0, 1] failing a
+ * device-side assertion (logits 0), or its with_logits form with pos_weight pw (logits 1) */
 const void *mt_cuda_bce_kernel(int logits, mt_dtype dt);
 
 /* (const char *g, const int64_t *ix, const char *counts, char *out, int64_t n, int64_t dim,
  * int64_t padding_idx): g (n, dim), out (num_weights, dim) zeroed, counts (num_weights) or NULL,
- * of dtype dt (a float), ix (n) in range; out[ix[i]] += g[i] (divided by counts[ix[i]] when
- * given) for each ix[i] != padding_idx, atomically */
+ * of dtype dt (a float), ix (n) in range or MT_CUDA_BAD_POSITION; out[ix[i]] += g[i] (divided
+ * by counts[ix[i]] when given) for each ix[i] != padding_idx, atomically */
 const void *mt_cuda_embedding_backward_kernel(mt_dtype dt);
-/* (const int64_t *ix, char *counts, int64_t n): counts[ix[i]] += 1, counts of dtype dt */
+/* (const int64_t *ix, char *counts, int64_t n): counts[ix[i]] += 1 (not for
+ * MT_CUDA_BAD_POSITION), counts of dtype dt */
 const void *mt_cuda_count_kernel(mt_dtype dt);
 
 /* (const char *x, const int64_t *t, const double *w, char *loss, double *wt, int64_t N,
- * int64_t C, int64_t K, int64_t ignore, unsigned long long *first_bad): x (N, C, K), t, loss and
+ * int64_t C, int64_t K, int64_t ignore, mt_cuda_assert_record *rec): x (N, C, K), t, loss and
  * wt (N, K) contiguous, x and loss of dtype dt (a float), w (C) or NULL; loss = -w[t] x[n, t, k]
- * and wt = w[t] (both 0 where t is ignore), *first_bad = min(*first_bad, e) for each target e
- * outside [0, C) */
+ * and wt = w[t] (both 0 where t is ignore or outside [0, C), which fails a device-side
+ * assertion) */
 const void *mt_cuda_nll_kernel(mt_dtype dt);
 
 #ifndef __CUDACC__
@@ -122,10 +126,11 @@ const void *mt_cuda_nll_kernel(mt_dtype dt);
 /* Launches kernel with enough blocks of MT_CUDA_THREADS threads for n elements (capped: the
  * kernels loop over the grid) on the current device; nothing when n is 0. */
 mt_status mt_cuda_launch_n(const void *kernel, int64_t n, void **args);
-/* *bad (and *value, the first one) when an element of v (contiguous int64, CUDA) lies outside
- * [lo, hi); reads two numbers back from the device. */
-mt_status mt_cuda_check_range(const mt_tensor *v, int64_t lo, int64_t hi, bool *bad,
-                              int64_t *value);
+/* Checks v (contiguous int64, CUDA, a scratch copy: written) on the device: an element outside
+ * [lo, hi) fails a device-side assertion of kind (device_assert.h, reported at the next
+ * synchronisation) and becomes MT_CUDA_BAD_POSITION, which the kernels after it skip. Never
+ * waits for the device. */
+mt_status mt_cuda_check_range(mt_tensor *v, int64_t lo, int64_t hi, int kind);
 #endif
 
 #ifdef __cplusplus

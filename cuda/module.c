@@ -95,6 +95,9 @@ py_synchronize(PyObject *m, PyObject *args)
         mt_cuda_span_end(&span);
         st = mt_cuda_check(err);
     }
+    if (st == MT_OK) {
+        st = mt_cuda_assert_check(); /* a failed device-side assertion surfaces here */
+    }
     Py_END_ALLOW_THREADS if (st)
     {
         return raise_status();
@@ -216,6 +219,9 @@ synchronize_handle(PyObject *args, bool is_stream)
                                                 cudaStreamSynchronize((cudaStream_t)(uintptr_t)h))
                                           : mt_cuda_check(
                                                 cudaEventSynchronize((cudaEvent_t)(uintptr_t)h));
+    if (st == MT_OK) {
+        st = mt_cuda_assert_check(); /* a failed device-side assertion surfaces here */
+    }
     Py_END_ALLOW_THREADS if (st)
     {
         return raise_status();
@@ -432,7 +438,24 @@ py_mem_get_info(PyObject *m, PyObject *args)
     return Py_BuildValue("(nn)", (Py_ssize_t)free_b, (Py_ssize_t)total_b);
 }
 
+#ifdef MT_CUDA_EMU
+unsigned long long mt_emu_sync_count(void); /* cuda/emu/emu.h */
+
+static PyObject *
+py_emu_sync_count(PyObject *m, PyObject *args)
+{
+    (void)m;
+    (void)args;
+    return PyLong_FromUnsignedLongLong(mt_emu_sync_count());
+}
+#endif
+
 static PyMethodDef methods[] = {
+#ifdef MT_CUDA_EMU
+    {"emu_sync_count", py_emu_sync_count, METH_NOARGS,
+     "How many times the host has waited for the emulated device (synchronize calls and "
+     "blocking device to host copies)."},
+#endif
     {"device_count", py_device_count, METH_NOARGS, "Number of usable CUDA devices (0 if none)."},
     {"unavailable_reason", py_unavailable_reason, METH_NOARGS,
      "CUDA's error string for why no device is usable, or None."},

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "cuda/block_sum.h"
+#include "cuda/device_assert.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
 
@@ -30,7 +31,8 @@ layer_norm_kernel(const char *xv, char *yv, int64_t rows, int64_t n, double eps,
 // (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
 template <typename T, int Logits>
 __global__ void
-bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n, int *flags)
+bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t n,
+           mt_cuda_assert_record *rec)
 {
     const T *x = (const T *)xv, *t = (const T *)tv, *pw = (const T *)pwv;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -40,7 +42,7 @@ bce_kernel(const char *xv, const char *tv, const char *pwv, char *outv, int64_t 
         if constexpr (Logits == 0) {
             const int bad = (xi >= (T)0 && xi <= (T)1 ? 0 : 1) | (ti >= (T)0 && ti <= (T)1 ? 0 : 2);
             if (bad) {
-                atomicOr(flags, bad);
+                mt_cuda_assert_fail(rec, MT_CUDA_ASSERT_BCE_INPUT, bad & 1 ? 1 : 2, 1);
             }
             const T lx = fmax(log_(xi), (T)-100), l1x = fmax(log1p_(-xi), (T)-100);
             v = (ti - (T)1) * l1x - ti * lx;
@@ -63,7 +65,7 @@ embedding_backward_kernel(const char *gv, const int64_t *ix, const char *countsv
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * dim;
          e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t i = e / dim, j = e % dim, v = ix[i];
-        if (v == padding_idx) {
+        if (v == padding_idx || v == MT_CUDA_BAD_POSITION) {
             continue;
         }
         const T k = counts ? (T)1 / counts[v] : (T)1;
@@ -78,7 +80,9 @@ count_kernel(const int64_t *ix, char *counts, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        atomicAdd((T *)counts + ix[i], (T)1);
+        if (ix[i] != MT_CUDA_BAD_POSITION) {
+            atomicAdd((T *)counts + ix[i], (T)1);
+        }
     }
 }
 
@@ -102,7 +106,7 @@ mt_cuda_count_kernel(mt_dtype dt)
 template <typename T>
 __global__ void
 nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv, double *wt, int64_t N,
-           int64_t C, int64_t K, int64_t ignore, unsigned long long *first_bad)
+           int64_t C, int64_t K, int64_t ignore, mt_cuda_assert_record *rec)
 {
     const T *x = (const T *)xv;
     T *loss = (T *)lossv;
@@ -115,7 +119,7 @@ nll_kernel(const char *xv, const int64_t *t, const double *w, char *lossv, doubl
             continue;
         }
         if (ti < 0 || ti >= C) {
-            atomicMin(first_bad, (unsigned long long)e);
+            mt_cuda_assert_fail(rec, MT_CUDA_ASSERT_NLL_TARGET, (long long)ti, (long long)C);
             continue;
         }
         const double wv = w ? w[ti] : 1.0;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "cuda/block_sum.h"
+#include "cuda/device_assert.h"
 #include "cuda/norm.h"
 
 #define GRID_STRIDE(e, n)                                                     \
@@ -154,10 +155,10 @@ ln_backward_cols_kernel(const char *gv, const char *xv, int64_t rows, int64_t n,
     }
 }
 
-// t (n) targets, w (C); *total, *first_bad (one block)
+// t (n) targets, w (C); *total, a bad target asserted (one block)
 __global__ void
 nll_back_total_kernel(const int64_t *t, const double *w, int64_t n, int64_t C, int64_t ignore,
-                      double *total, unsigned long long *first_bad)
+                      double *total, mt_cuda_assert_record *rec)
 {
     __shared__ double buf[MT_CUDA_ROW_THREADS];
     double s = 0;
@@ -167,7 +168,7 @@ nll_back_total_kernel(const int64_t *t, const double *w, int64_t n, int64_t C, i
             continue;
         }
         if (ti < 0 || ti >= C) {
-            atomicMin(first_bad, (unsigned long long)e);
+            mt_cuda_assert_fail(rec, MT_CUDA_ASSERT_NLL_TARGET, (long long)ti, (long long)C);
             continue;
         }
         s += w ? w[ti] : 1.0;

@@ -43,20 +43,15 @@ const void *mt_cuda_ln_backward_rows_kernel(mt_dtype dt);
 const void *mt_cuda_ln_backward_cols_kernel(mt_dtype dt);
 
 /* (const int64_t *t, const double *w, int64_t n, int64_t C, int64_t ignore, double *total,
- * unsigned long long *first_bad): one block; *total = the summed weight of the kept targets
- * t (n), *first_bad = min(*first_bad, e) for each t[e] outside [0, C) and not ignore */
+ * mt_cuda_assert_record *rec): one block; *total = the summed weight of the kept targets
+ * t (n); a t[e] outside [0, C) and not ignore fails a device-side assertion */
 const void *mt_cuda_nll_back_total_kernel(void);
 /* (const double *g, const int64_t *t, const double *w, char *gx, int64_t N, int64_t C,
  * int64_t K, int64_t ignore, int none, const double *total): gx (N, C, K) zeroed beforehand;
- * gx[n, t, k] = -w[t] * (none ? g[n, k] : g[0] / *total (total NULL: 1)), targets in range */
+ * gx[n, t, k] = -w[t] * (none ? g[n, k] : g[0] / *total (total NULL: 1)), a target outside
+ * [0, C) skipped */
 const void *mt_cuda_nll_back_kernel(mt_dtype dt);
 
-#ifndef __CUDACC__
-/* Fails with nll_loss's message when *first (a device flag, ULLONG_MAX when none) names an
- * element of t (device int64) out of range; reads it back (ops_nn.c). */
-mt_status mt_cuda_nll_check_targets(const unsigned long long *first, const int64_t *t,
-                                    mt_device dev);
-#endif
 
 #ifdef __cplusplus
 }

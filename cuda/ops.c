@@ -90,9 +90,11 @@ device_to_host(mt_tensor *dst, mt_tensor *src)
     }
     mt_tensor *target = staged ? staged : dst;
     size_t nbytes = (size_t)mt_tensor_numel(dst) * mt_dtype_size(dst->dtype);
+    /* the copy waited for the device: a failed device-side assertion is raised here */
     if (nbytes > 0 && ((st = mt_cuda_use_device(mt_tensor_device(src))) ||
                        (st = traced_memcpy(mt_tensor_data(target), mt_tensor_data(dense), nbytes,
-                                           cudaMemcpyDeviceToHost)))) {
+                                           cudaMemcpyDeviceToHost)) ||
+                       (st = mt_cuda_assert_check()))) {
         goto out_release;
     }
     if (staged) {

@@ -2,10 +2,9 @@
  * index, index_put_, index_select and embedding): ops/index_plan.c's front ends check the
  * arguments, and _C's kernels for the CUDA key (dispatch/backend.c) plan each one and call this
  * file's mt_cuda_index, the backend they plan for: index values read
- * as int64 and range checked on the device (only the first bad position comes back to the host,
- * before anything is written), and index.cu's one strided move kernel. */
-#include <limits.h>
-
+ * as int64 and range checked on the device (a bad one fails a device-side assertion, reported at
+ * the next synchronisation, and moves nothing), and index.cu's one strided move kernel. */
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
@@ -22,40 +21,20 @@ mt_cuda_launch_n(const void *kernel, int64_t n, void **args)
 }
 
 mt_status
-mt_cuda_check_range(const mt_tensor *v, int64_t lo, int64_t hi, bool *bad, int64_t *value)
+mt_cuda_check_range(mt_tensor *v, int64_t lo, int64_t hi, int kind)
 {
-    mt_device dev = mt_tensor_device(v);
-    int64_t n = mt_tensor_numel(v), one = 1;
-    *bad = false;
+    int64_t n = mt_tensor_numel(v);
     if (n == 0) {
         return MT_OK;
     }
-    mt_tensor *flag = NULL;
-    mt_status st = mt_tensor_empty(1, &one, MT_INT64, dev, &flag);
-    if (st || (st = mt_cuda_use_device(dev))) {
-        goto out_release;
+    mt_cuda_assert_record *rec = NULL;
+    mt_status st = mt_cuda_assert_record_get(&rec);
+    if (st || (st = mt_cuda_use_device(mt_tensor_device(v)))) {
+        return st;
     }
-    cudaStream_t stream = mt_cuda_current_stream(dev.index);
-    unsigned long long *first = (unsigned long long *)mt_tensor_data(flag), host = 0;
-    const int64_t *data = (const int64_t *)mt_tensor_data(v);
-    void *args[] = {&data, &n, &lo, &hi, &first};
-    if ((st = mt_cuda_check(cudaMemsetAsync(first, 0xff, sizeof(host), stream))) ||
-        (st = mt_cuda_launch_n(mt_cuda_range_check_kernel(), n, args)) ||
-        (st = mt_cuda_check(
-             cudaMemcpyAsync(&host, first, sizeof(host), cudaMemcpyDeviceToHost, stream))) ||
-        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
-        goto out_release;
-    }
-    if (host != ULLONG_MAX) {
-        *bad = true;
-        if ((st = mt_cuda_check(cudaMemcpyAsync(value, data + host, sizeof(*value),
-                                                cudaMemcpyDeviceToHost, stream))) == MT_OK) {
-            st = mt_cuda_check(cudaStreamSynchronize(stream));
-        }
-    }
-out_release:
-    mt_tensor_clear(&flag);
-    return st;
+    int64_t *data = (int64_t *)mt_tensor_data(v);
+    void *args[] = {&data, &n, &lo, &hi, &rec, &kind};
+    return mt_cuda_launch_n(mt_cuda_range_check_kernel(), n, args);
 }
 
 /* The backend's positions: always a fresh int64 copy, so never self's memory. */
@@ -64,8 +43,10 @@ positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **
           int64_t *bad_value)
 {
     (void)written;
+    (void)bad_value;
+    *bad = false; /* a bad index fails on the device, reported at the next synchronisation */
     mt_status st = mt_cuda_cast(index, MT_INT64, out);
-    if (st == MT_OK && ((st = mt_cuda_check_range(*out, 0, size, bad, bad_value)) || *bad)) {
+    if (st == MT_OK && (st = mt_cuda_check_range(*out, 0, size, MT_CUDA_ASSERT_POSITION))) {
         mt_tensor_clear(out);
     }
     return st;
@@ -118,16 +99,14 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
             continue;
         }
         mt_tensor *e = NULL, *v = NULL;
-        int64_t size = self->sizes[d], step = self->strides[d] * width, bad_value = 0;
-        bool bad = false;
+        int64_t size = self->sizes[d], step = self->strides[d] * width;
         if ((st = mt_op_expand(idx[d], nb, b, &e)) == MT_OK &&
             (st = mt_cuda_cast(e, MT_INT64, &v)) == MT_OK &&
-            (st = mt_cuda_check_range(v, -size, size, &bad, &bad_value)) == MT_OK) {
+            (st = mt_cuda_check_range(v, -size, size, MT_CUDA_ASSERT_INDEX)) == MT_OK) {
             int64_t *pos = (int64_t *)mt_tensor_data(*out);
             const int64_t *vals = (const int64_t *)mt_tensor_data(v);
             void *args[] = {&pos, &vals, &n, &size, &step};
-            st = bad ? mt_fail_index_bounds(bad_value, d, size, MT_EINDEX)
-                     : mt_cuda_launch_n(mt_cuda_add_offsets_kernel(), n, args);
+            st = mt_cuda_launch_n(mt_cuda_add_offsets_kernel(), n, args);
         }
         mt_tensor_clear(&v);
         mt_tensor_clear(&e);

@@ -1,8 +1,7 @@
 /* The CUDA key's nn layers and losses: layer_norm, binary_cross_entropy (with logits), nll_loss
  * and embedding_dense_backward (nn.cu), from their front ends' plans (ops/nn_checks.c), with the
  * shared reduction of a loss (ops/nn.c) and messages of what the data shows (ops/fails.h). */
-#include <limits.h>
-
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/norm.h"
@@ -81,43 +80,30 @@ dense_broadcast(mt_tensor *const *ins, int n, mt_dtype dt, mt_tensor **dense, in
 mt_status
 mt_cuda_bce(mt_tensor *const *ins, mt_dtype dt, bool logits, mt_tensor **result)
 {
-    mt_tensor *d[3] = {NULL}, *loss = NULL, *flags = NULL;
-    int ndim, bad = 0;
-    int64_t shape[MT_MAX_DIMS], one = 1;
+    mt_tensor *d[3] = {NULL}, *loss = NULL;
+    mt_cuda_assert_record *rec = NULL;
+    int ndim;
+    int64_t shape[MT_MAX_DIMS];
     mt_device dev = mt_tensor_device(ins[0]);
     mt_status st = dense_broadcast(ins, 3, dt, d, &ndim, shape);
     if (st || (st = mt_tensor_empty(ndim, shape, dt, dev, &loss)) ||
-        (st = mt_tensor_empty(1, &one, MT_INT32, dev, &flags)) ||
-        (st = mt_cuda_fill(flags, mt_scalar_int(0)))) {
+        (st = mt_cuda_assert_record_get(&rec))) {
         goto out_release;
     }
     const char *x = mt_tensor_data(d[0]), *t = mt_tensor_data(d[1]);
     const char *pw = d[2] ? mt_tensor_data(d[2]) : NULL;
     char *out = mt_tensor_data(loss);
-    int *fl = (int *)mt_tensor_data(flags);
     int64_t n = mt_tensor_numel(loss);
-    void *args[] = {&x, &t, &pw, &out, &n, &fl};
+    /* an x or t outside [0, 1] fails a device-side assertion: nothing waits for the kernel */
+    void *args[] = {&x, &t, &pw, &out, &n, &rec};
     if ((st = mt_cuda_use_device(dev)) ||
         (st = mt_cuda_launch_n(mt_cuda_bce_kernel(logits, dt), n, args))) {
         goto out_release;
-    }
-    if (!logits) {
-        cudaStream_t stream = mt_cuda_current_stream(dev.index);
-        if ((st = mt_cuda_check(
-                 cudaMemcpyAsync(&bad, fl, sizeof(bad), cudaMemcpyDeviceToHost, stream))) ||
-            (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
-            goto out_release;
-        }
-        if (bad) {
-            st = mt_fail_bce_range(bad & 1);
-            goto out_release;
-        }
     }
     *result = loss;
     loss = NULL;
 out_release:
     mt_tensor_clear(&loss);
-    mt_tensor_clear(&flags);
     for (int k = 0; k < 3; k++) {
         mt_tensor_clear(&d[k]);
     }
@@ -131,19 +117,14 @@ static mt_status
 cuda_embedding_dense_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
-    int64_t num_weights = a->i[0], padding_idx = a->i[1], bad_value;
+    int64_t num_weights = a->i[0], padding_idx = a->i[1];
     int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
-    bool bad = false;
     mt_device dev = mt_tensor_device(grad);
     mt_status st;
     mt_dtype dt = grad->dtype;
     int64_t sizes[2] = {num_weights, dim};
     if ((st = mt_cuda_cast(grad, dt, &g)) || (st = mt_cuda_cast(a->t[1], MT_INT64, &ix)) ||
-        (st = mt_cuda_check_range(ix, 0, num_weights, &bad, &bad_value))) {
-        goto out_release;
-    }
-    if (bad) {
-        st = mt_fail_embedding_index();
+        (st = mt_cuda_check_range(ix, 0, num_weights, MT_CUDA_ASSERT_POSITION))) {
         goto out_release;
     }
     if ((st = mt_tensor_empty(2, sizes, dt, dev, &out)) ||
@@ -179,49 +160,15 @@ out_release:
     return st;
 }
 
-/* *v = the sum of t (CUDA, a float) in double, read back. */
-static mt_status
-sum_to_host(mt_tensor *t, double *v)
-{
-    mt_tensor *sum = NULL, *host = NULL;
-    mt_scalar s;
-    mt_status st = mt_op_sum(t, 0, NULL, false, MT_FLOAT64, &sum);
-    if (st == MT_OK && (st = mt_op__to_copy(sum, MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK &&
-        (st = mt_tensor_item(host, &s)) == MT_OK) {
-        *v = mt_scalar_to_double(s);
-    }
-    mt_tensor_clear(&host);
-    mt_tensor_clear(&sum);
-    return st;
-}
-
-mt_status
-mt_cuda_nll_check_targets(const unsigned long long *first, const int64_t *t, mt_device dev)
-{
-    cudaStream_t stream = mt_cuda_current_stream(dev.index);
-    unsigned long long e = 0;
-    int64_t bad = 0;
-    mt_status st = mt_cuda_check(
-        cudaMemcpyAsync(&e, first, sizeof(e), cudaMemcpyDeviceToHost, stream));
-    if (st || (st = mt_cuda_check(cudaStreamSynchronize(stream))) || e == ULLONG_MAX) {
-        return st;
-    }
-    if ((st = mt_cuda_check(
-             cudaMemcpyAsync(&bad, t + e, sizeof(bad), cudaMemcpyDeviceToHost, stream))) ||
-        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
-        return st;
-    }
-    return mt_fail_nll_target(bad);
-}
-
 // self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
 // weight (C) or NULL; out = -weight[target] * self[target], reduced
 static mt_status
 cuda_nll_loss(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
-    mt_tensor *wt = NULL, *flag = NULL;
-    int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
+    mt_tensor *wt = NULL, *total = NULL, *wsum = NULL, *mean = NULL;
+    mt_cuda_assert_record *rec = NULL;
+    int64_t reduction = a->i[0], ignore = a->i[1];
     int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
     mt_device dev = mt_tensor_device(self);
     mt_status st;
@@ -232,7 +179,7 @@ cuda_nll_loss(mt_args *a)
         (st = as_double(a->t[2], &w)) ||
         (st = mt_tensor_empty(ndim, target->sizes, self->dtype, dev, &loss)) ||
         (st = mt_tensor_empty(1, &nk, MT_FLOAT64, dev, &wt)) ||
-        (st = mt_tensor_empty(1, &one, MT_INT64, dev, &flag)) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_assert_record_get(&rec)) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *xd = mt_tensor_data(x);
@@ -240,12 +187,9 @@ cuda_nll_loss(mt_args *a)
     const double *wd = w ? (const double *)mt_tensor_data(w) : NULL;
     char *ld = mt_tensor_data(loss);
     double *wtd = (double *)mt_tensor_data(wt);
-    unsigned long long *first = (unsigned long long *)mt_tensor_data(flag);
-    void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &first};
-    if ((st = mt_cuda_check(
-             cudaMemsetAsync(first, 0xff, sizeof(*first), mt_cuda_current_stream(dev.index)))) ||
-        (st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) ||
-        (st = mt_cuda_nll_check_targets(first, td, dev))) {
+    /* a target outside [0, C) fails a device-side assertion: nothing waits for the kernel */
+    void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &rec};
+    if ((st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args))) {
         goto out_release;
     }
     if (reduction == MT_REDUCTION_NONE) {
@@ -253,17 +197,21 @@ cuda_nll_loss(mt_args *a)
         loss = NULL;
         goto out_release;
     }
-    double total = 0, wsum = 0;
-    if ((st = sum_to_host(loss, &total)) || (st = sum_to_host(wt, &wsum))) {
+    /* the sum in double on the device (the mean over the kept targets' weight: 0 / 0 = nan
+     * when none is kept), then self's dtype */
+    if ((st = mt_op_sum(loss, 0, NULL, false, MT_FLOAT64, &total))) {
         goto out_release;
     }
-    double v = reduction == MT_REDUCTION_SUM ? total : total / wsum;
-    if ((st = mt_tensor_empty(0, NULL, self->dtype, dev, &a->out[0])) == MT_OK &&
-        (st = mt_cuda_fill(a->out[0], mt_scalar_float(v)))) {
-        mt_tensor_clear(&a->out[0]);
+    if (reduction == MT_REDUCTION_MEAN &&
+        ((st = mt_op_sum(wt, 0, NULL, false, MT_FLOAT64, &wsum)) ||
+         (st = mt_op_div(total, wsum, NULL, &mean)))) {
+        goto out_release;
     }
+    st = mt_cuda_cast(mean ? mean : total, self->dtype, &a->out[0]);
 out_release:
-    mt_tensor_clear(&flag);
+    mt_tensor_clear(&mean);
+    mt_tensor_clear(&wsum);
+    mt_tensor_clear(&total);
     mt_tensor_clear(&wt);
     mt_tensor_clear(&loss);
     mt_tensor_clear(&w);

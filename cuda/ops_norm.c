@@ -2,6 +2,7 @@
  * (kernels in norm.cu), from their front ends' plans (ops/norm_checks.c): outputs from the
  * caching allocator, per-feature parameters as float64. */
 
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/norm.h"
 #include "cuda/ops.h"
@@ -200,7 +201,8 @@ static mt_status
 cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[6] = {NULL}; /* grad_output, target, weight as float64, total, flag, gx */
+    mt_tensor *t[5] = {NULL}; /* grad_output, target, weight as float64, total, gx */
+    mt_cuda_assert_record *rec = NULL;
     int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
     int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
     mt_status st;
@@ -211,29 +213,26 @@ cuda_nll_loss_backward(mt_args *a)
     if ((st = mt_cuda_cast(grad, MT_FLOAT64, &t[0])) ||
         (st = mt_cuda_cast(target, MT_INT64, &t[1])) || (st = as_double(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(1, &one, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_tensor_empty(1, &one, MT_INT64, dev, &t[4])) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &t[5])) ||
-        (st = mt_cuda_fill(t[5], mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_assert_record_get(&rec)) ||
+        (st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &t[4])) ||
+        (st = mt_cuda_fill(t[4], mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const double *gd = doubles(t[0]), *wd = doubles(t[2]);
     const int64_t *td = (const int64_t *)mt_tensor_data(t[1]);
     double *total = (double *)mt_tensor_data(t[3]);
-    unsigned long long *first = (unsigned long long *)mt_tensor_data(t[4]);
     const double *mean_total = reduction == MT_REDUCTION_MEAN ? total : NULL;
-    char *gxd = mt_tensor_data(t[5]);
-    void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &first};
+    char *gxd = mt_tensor_data(t[4]);
+    /* a target outside [0, C) fails a device-side assertion; the gradient kernel skips it */
+    void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &rec};
     void *args[] = {&gd, &td, &wd, &gxd, &N, &C, &K, &ignore, &none, &mean_total};
-    if ((st = mt_cuda_check(
-             cudaMemsetAsync(first, 0xff, sizeof(*first), mt_cuda_current_stream(dev.index)))) ||
-        (st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ||
-        (st = mt_cuda_nll_check_targets(first, td, dev)) ||
+    if ((st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ||
         (st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args))) {
         goto out_release;
     }
-    take_outputs(a, &t[5], 1);
+    take_outputs(a, &t[4], 1);
 out_release:
-    release_all(t, 6);
+    release_all(t, 5);
     return st;
 }
 

@@ -4,6 +4,7 @@
  * indices and cannot express ceil_mode's clipped windows or divisor_override. */
 #include <string.h>
 
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 
@@ -22,7 +23,7 @@ dense(mt_tensor *t, mt_tensor **out)
  * kernels.h says. */
 static mt_status
 launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt_tensor *idx,
-       int *bad)
+       mt_cuda_assert_record *bad)
 {
     int64_t n = g->planes * g->oh * g->ow;
     if (n == 0) {
@@ -95,31 +96,21 @@ cuda_pool_backward(mt_args *a)
                                    : MT_CUDA_POOL_MAX_BACK;
     mt_tensor *idx = op == MT_CUDA_POOL_MAX_BACK ? a->t[2] : NULL;
     const pool_geom *g = &a->plan->pool;
-    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL, *bad = NULL, *bad_h = NULL;
+    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL;
+    mt_cuda_assert_record *bad = NULL;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(self);
-    int64_t one = 1;
     mt_status st;
     if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &gx)) ||
         (st = mt_cuda_fill(gx, mt_scalar_int(0))) || (st = dense(a->t[0], &grad))) {
         goto out_release;
     }
-    if (idx && ((st = dense(idx, &ix)) || (st = mt_tensor_empty(1, &one, MT_INT32, dev, &bad)) ||
-                (st = mt_cuda_fill(bad, mt_scalar_int(0))))) {
+    /* an index outside its plane fails a device-side assertion: nothing waits for the kernel */
+    if (idx && ((st = dense(idx, &ix)) || (st = mt_cuda_assert_record_get(&bad)))) {
         goto out_release;
     }
-    if ((st = launch(op, g, grad, gx, ix, bad ? (int *)mt_tensor_data(bad) : NULL))) {
+    if ((st = launch(op, g, grad, gx, ix, bad))) {
         goto out_release;
-    }
-    if (bad) {
-        /* the check waits for the kernel, as PyTorch's device-side assert would not */
-        if ((st = mt_op__to_copy(bad, MT_INT32, MT_DEVICE_CPU, &bad_h))) {
-            goto out_release;
-        }
-        if (*(const int32_t *)mt_tensor_data(bad_h)) {
-            st = mt_fail_pool_index(g->h * g->w);
-            goto out_release;
-        }
     }
     a->out[0] = gx;
     gx = NULL;
@@ -127,8 +118,6 @@ out_release:
     mt_tensor_clear(&grad);
     mt_tensor_clear(&ix);
     mt_tensor_clear(&gx);
-    mt_tensor_clear(&bad);
-    mt_tensor_clear(&bad_h);
     return st;
 }
 

@@ -33,7 +33,7 @@ scan_count(mt_tensor *flags, int64_t *count)
             MT_OK &&
         (st = mt_cuda_check(cudaMemcpyAsync(count, x + n - 1, sizeof(*count),
                                             cudaMemcpyDeviceToHost, stream))) == MT_OK) {
-        st = mt_cuda_check(cudaStreamSynchronize(stream));
+        st = mt_cuda_sync_stream(stream);
     }
     mt_tensor_clear(&temp);
     return st;

@@ -4,6 +4,7 @@
  * and one_hot. */
 #include <stdint.h>
 
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
@@ -180,14 +181,6 @@ out_release:
     return st;
 }
 
-/* *bad when a value of idx lies outside [lo, hi). */
-static mt_status
-classes_in(const mt_tensor *idx, int64_t lo, int64_t hi, bool *bad)
-{
-    int64_t value;
-    return mt_cuda_check_range(idx, lo, hi, bad, &value);
-}
-
 /* *hi = the largest value of idx (not empty), read back from the device. */
 static mt_status
 largest(mt_tensor *idx, int64_t *hi)
@@ -210,23 +203,24 @@ cuda_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
     int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self), hi = -1;
-    bool bad = false;
     mt_device dev = mt_tensor_device(self);
     mt_status st = mt_cuda_cast(self, MT_INT64, &idx);
     if (st) {
         return st;
     }
-    if ((st = classes_in(idx, 0, INT64_MAX, &bad)) || bad) {
-        st = st ? st : mt_fail_one_hot_class(true);
-        goto out_release;
-    }
+    /* as PyTorch's on CUDA: num_classes -1 reads the largest class back (a synchronisation);
+     * a class outside [0, num_classes) fails scatter's device-side assertion */
     if (classes == -1) {
         if ((st = largest(idx, &hi))) {
             goto out_release;
         }
+        if (hi < 0) {
+            st = mt_fail_one_hot_class(true); /* no class at all: nothing to size the output */
+            goto out_release;
+        }
         classes = hi + 1;
-    } else if ((st = classes_in(idx, 0, classes, &bad)) || bad) {
-        st = st ? st : mt_fail_one_hot_class(false);
+    }
+    if ((st = mt_cuda_check_range(idx, 0, classes, MT_CUDA_ASSERT_POSITION))) {
         goto out_release;
     }
     int64_t shape[MT_MAX_DIMS];

@@ -140,7 +140,7 @@ unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u, mt
              mt_cuda_inclusive_sum32(mt_tensor_data(temp), &bytes, fl, gr, n, stream))) ||
         (st = mt_cuda_check(
              cudaMemcpyAsync(&last, gr + n - 1, sizeof(last), cudaMemcpyDeviceToHost, stream))) ||
-        (st = mt_cuda_check(cudaStreamSynchronize(stream)))) {
+        (st = mt_cuda_sync_stream(stream))) {
         goto out_release;
     }
     int64_t groups = last;

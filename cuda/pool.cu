@@ -4,6 +4,7 @@
 // kernels scatter each output's gradient into a zeroed gx with atomicAdd (windows overlap).
 #include <math.h>
 
+#include "cuda/device_assert.h"
 #include "cuda/kernels.h"
 
 namespace
@@ -77,7 +78,7 @@ window_add(T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1, 
 // (ints: is_nan is false)
 template <typename T>
 __global__ void
-max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)bad;
     const int64_t n = g.planes * g.oh * g.ow;
@@ -110,7 +111,7 @@ max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
 // x (P, H, W), out (P, OH, OW): a window's mean over its taps inside the image
 template <typename T>
 __global__ void
-avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;
@@ -129,7 +130,7 @@ avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
 // x (P, H, W), out (P, OH, OW): adaptive windows [floor(o*H/OH), ceil((o+1)*H/OH))
 template <typename T>
 __global__ void
-adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
+adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;
@@ -146,18 +147,19 @@ adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, int *bad)
     }
 }
 
-// grad, idx (P, OH, OW), gx (P, H, W) zeroed: gx[idx] += grad; *bad = 1 on an index outside
-// its plane
+// grad, idx (P, OH, OW), gx (P, H, W) zeroed: gx[idx] += grad; an index outside its plane
+// fails a device-side assertion
 template <typename T>
 __global__ void
-max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
     const int64_t n = g.planes * g.oh * g.ow;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t p = i / (g.ow * g.oh), at = idx[i];
         if (at < 0 || at >= g.h * g.w) {
-            *bad = 1;
+            mt_cuda_assert_fail(bad, MT_CUDA_ASSERT_POOL_INDEX, (long long)at,
+                                (long long)(g.h * g.w));
             continue;
         }
         atomicAdd(gx + p * g.h * g.w + at, grad[i]);
@@ -167,7 +169,7 @@ max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
 // grad (P, OH, OW), gx (P, H, W) zeroed: each window's grad / divisor to its pixels inside
 template <typename T>
 __global__ void
-avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;
@@ -188,7 +190,7 @@ avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
 // grad (P, OH, OW), gx (P, H, W) zeroed: each adaptive window's grad / its size to its pixels
 template <typename T>
 __global__ void
-adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, int *bad)
+adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;

@@ -230,6 +230,22 @@ def raises_alike(fn: Callable, *args, device: str = "cuda") -> None:
     assert type(dev.value) is type(cpu.value) and str(dev.value) == str(cpu.value)
 
 
+def raises_device_assert(fn: Callable, *args, device: str = "cuda") -> None:
+    """fn(*args) raises on the CPU (a bad index, target or probability in the data); on the
+    device, as PyTorch's CUDA kernels, the kernel finds it: the call returns without waiting,
+    and the next synchronisation raises RuntimeError "CUDA error: device-side assert triggered"
+    with the kernel's assertion, once (the device works on)."""
+    import pytest
+
+    with pytest.raises((IndexError, RuntimeError, ValueError)):
+        fn(*args)
+    dev_args = [on_device(a, device) for a in args]
+    fn(*dev_args)
+    with pytest.raises(RuntimeError, match="^CUDA error: device-side assert triggered\nAssertion `"):
+        minitorch.cuda.synchronize()
+    minitorch.cuda.synchronize()
+
+
 # ---- hypothesis strategies ----
 
 def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 5):

@@ -277,6 +277,20 @@ broadcast_indices(int ndim, mt_tensor *const *idx, int *nb, int64_t *b)
     return MT_OK;
 }
 
+/* PyTorch's check before the kernels: no index is valid in a dim of size 0, so a non-empty
+ * index into one fails here, on every device (a CUDA kernel's check comes only at the next
+ * synchronisation, after the result's view of no memory was made). */
+static mt_status
+check_empty_dims(const mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b)
+{
+    for (int d = 0; d < self->ndim && mt_numel(nb, b) > 0; d++) {
+        if (idx[d] && self->sizes[d] == 0) {
+            return mt_fail(MT_EINDEX, "index is out of bounds for dimension with size 0");
+        }
+    }
+    return MT_OK;
+}
+
 mt_status
 mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_offsets_fn offsets,
                    mt_index_plan *p)
@@ -289,7 +303,7 @@ mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_o
     if (st == MT_OK) {
         st = broadcast_indices(self->ndim, idx, &nb, b);
     }
-    if (st == MT_OK) {
+    if (st == MT_OK && (st = check_empty_dims(self, idx, nb, b)) == MT_OK) {
         st = offsets(self, idx, nb, b, &pos);
     }
     if (st) {

@@ -16,6 +16,10 @@
 extern "C" {
 #endif
 
+/* How many times the host has waited for the device (runtime.cc counts each synchronize call
+ * and each blocking device to host cudaMemcpy); _C_cuda_emu's _emu_sync_count returns it. */
+unsigned long long mt_emu_sync_count(void);
+
 /* The calling thread's current device (cudaSetDevice), 0 until it sets one. */
 int mt_emu_current_device(void);
 
@@ -23,6 +27,10 @@ int mt_emu_current_device(void);
  * library emulation checks every device pointer it is given with this (bytes = the extent it
  * will touch), so a host pointer or an out-of-bounds extent fails as on a GPU. */
 bool mt_emu_device_range(const void *p, size_t bytes, int *device);
+
+/* Whether [p, p + bytes) lies inside one live cudaMallocHost block: pinned host memory, which
+ * kernels may read and write too (mapped through unified addressing, as on every 64-bit GPU). */
+bool mt_emu_pinned_range(const void *p, size_t bytes);
 
 /* The device a stream belongs to (NULL, cudaStreamLegacy and cudaStreamPerThread: the current
  * device); cudaErrorInvalidResourceHandle for a stream that was never created or was destroyed. */

@@ -465,8 +465,9 @@ reverse_order()
     return reverse;
 }
 
-/* Whether every pointer argument is NULL or inside a live block of device; prints the first
- * that is not (it means a bug in the launching code). */
+/* Whether every pointer argument is NULL, inside a live block of device or inside a pinned host
+ * block (mapped: device-side assertions write one); prints the first that is not (it means a bug
+ * in the launching code). */
 static bool
 pointers_ok(mt_emu_kernel *k, void **args, int device)
 {
@@ -476,7 +477,8 @@ pointers_ok(mt_emu_kernel *k, void **args, int device)
         }
         const void *p = *(const void *const *)args[i];
         int d = -1;
-        if (p != NULL && !(mt_emu_device_range(p, 1, &d) && d == device)) {
+        if (p != NULL && !(mt_emu_device_range(p, 1, &d) && d == device) &&
+            !mt_emu_pinned_range(p, 1)) {
             fprintf(stderr,
                     "mt_emu: %s: argument %d (%p) is not in device %d's memory (%s): "
                     "cudaErrorIllegalAddress\n",

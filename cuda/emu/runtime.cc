@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -59,6 +60,26 @@ bool
 mt_emu_valid_device(int device)
 {
     return device >= 0 && device < device_count();
+}
+
+/* ---- host synchronisations, counted ---- */
+
+/* Every call that makes the host wait for device work: cudaDeviceSynchronize,
+ * cudaStreamSynchronize, cudaEventSynchronize and a blocking cudaMemcpy to the host (a device to
+ * host copy returns only when the copy, and so the work before it, has run). Tests read it
+ * (mt_emu_sync_count) to prove an op leaves the stream running. */
+static std::atomic<unsigned long long> host_syncs{0};
+
+extern "C" unsigned long long
+mt_emu_sync_count(void)
+{
+    return host_syncs.load();
+}
+
+static void
+host_sync()
+{
+    host_syncs.fetch_add(1);
 }
 
 /* ---- errors ---- */
@@ -214,6 +235,7 @@ cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
 extern "C" cudaError_t
 cudaDeviceSynchronize(void)
 {
+    host_sync();
     return device_count() ? cudaSuccess : mt_emu_error(cudaErrorNoDevice);
 }
 
@@ -332,6 +354,15 @@ mt_emu_device_range(const void *p, size_t bytes, int *device)
         *device = d;
     }
     return true;
+}
+
+bool
+mt_emu_pinned_range(const void *p, size_t bytes)
+{
+    std::lock_guard<std::mutex> g(mem_lock);
+    auto it = block_at(p);
+    return p != NULL && it != blocks.end() && it->second.device < 0 &&
+           (uintptr_t)p + bytes <= it->first + it->second.size;
 }
 
 static cudaError_t
@@ -537,6 +568,7 @@ check_stream(cudaStream_t stream)
 extern "C" cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
+    host_sync();
     return check_stream(stream);
 }
 
@@ -636,6 +668,7 @@ cudaEventQuery(cudaEvent_t event)
 extern "C" cudaError_t
 cudaEventSynchronize(cudaEvent_t event)
 {
+    host_sync();
     return check_event(event);
 }
 
@@ -722,6 +755,9 @@ copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t
 extern "C" cudaError_t
 cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
 {
+    if (count > 0 && where(src, count, NULL) == 1 && where(dst, count, NULL) == 0) {
+        host_sync(); /* a device to host copy waits for the work before it */
+    }
     return mt_emu_error(copy(dst, src, count, kind, NULL));
 }
 

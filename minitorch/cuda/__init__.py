@@ -59,6 +59,16 @@ def _is_emulated() -> bool:
     return _C_cuda is not None and bool(getattr(_C_cuda, "emulated", 0))
 
 
+def _emu_sync_count() -> int:
+    """How many times the host has waited for the emulated device so far: each
+    cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and blocking device to host
+    cudaMemcpy (the emulated runtime counts them; tests take differences). Only with
+    MINITORCH_CUDA_EMU=1: a real GPU's runtime does not count."""
+    if not _is_emulated():
+        raise RuntimeError("_emu_sync_count needs the emulated CUDA device (MINITORCH_CUDA_EMU=1)")
+    return int(_C_cuda.emu_sync_count())
+
+
 def is_available() -> bool:
     """Whether a CUDA device can be used."""
     return _C_cuda is not None and _C_cuda.device_count() > 0

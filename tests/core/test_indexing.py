@@ -208,6 +208,21 @@ def test_out_of_range_index(shape, index, message):
     assert str(e.value) == message
 
 
+@pytest.mark.parametrize("shape, index", [((0, 2), lambda i: i), ((3, 0), lambda i: (slice(None), i)),
+                                          ((2, 0, 4), lambda i: (0, i, i))])
+def test_a_tensor_index_into_an_empty_dim(shape, index):
+    """PyTorch's check before any kernel: no value indexes a dim of size 0 (on CUDA it comes
+    before the view of the result, which the device's range check would reach too late)."""
+    t = minitorch.zeros(shape)
+    i = minitorch.tensor([0])
+    with pytest.raises(IndexError, match="^index is out of bounds for dimension with size 0$"):
+        t[index(i)]
+    with pytest.raises(IndexError, match="^index is out of bounds for dimension with size 0$"):
+        t[index(i)] = 1.0
+    empty = t[index(minitorch.tensor([], dtype=minitorch.int64))]  # no index at all: fine
+    assert empty.numel() == 0
+
+
 @pytest.mark.parametrize(
     "shape, index, message",
     [

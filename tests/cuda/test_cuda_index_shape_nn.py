@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import assert_same, check_device, raises_alike
+from helpers import assert_same, check_device, raises_alike, raises_device_assert
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -99,27 +99,31 @@ def test_embedding():
 
 def test_index_errors_match_the_cpu():
     x = values((4, 5))
-    raises_alike(lambda t, j: t.gather(1, j), x, minitorch.tensor([[0, 5]]))
-    raises_alike(lambda t, j: t.gather(1, j), x, minitorch.tensor([[-1, 0]]))
+    raises_device_assert(lambda t, j: t.gather(1, j), x, minitorch.tensor([[0, 5]]))
+    raises_device_assert(lambda t, j: t.gather(1, j), x, minitorch.tensor([[-1, 0]]))
     raises_alike(lambda t, j: t.gather(1, j.float()), x, minitorch.tensor([[0, 1]]))
-    raises_alike(lambda t, j, s: t.scatter(0, j, s), x, minitorch.tensor([[4, 0]]), values((1, 2)))
-    raises_alike(lambda t, j, s: t.scatter_add_(0, j, s), x, minitorch.tensor([[0, 9]]), values((1, 2)))
+    raises_device_assert(lambda t, j, s: t.scatter(0, j, s), x, minitorch.tensor([[4, 0]]), values((1, 2)))
+    raises_device_assert(lambda t, j, s: t.scatter_add_(0, j, s), x, minitorch.tensor([[0, 9]]), values((1, 2)))
     raises_alike(lambda t, j, s: t.scatter(0, j, s), x, minitorch.tensor([[0]]), values((1, 1), minitorch.float64))
-    raises_alike(lambda t, j: t.index_select(0, j), x, minitorch.tensor([0, 4]))
+    raises_device_assert(lambda t, j: t.index_select(0, j), x, minitorch.tensor([0, 4]))
     raises_alike(lambda t, j: t.index_select(0, j), x, minitorch.tensor([[0]]))
-    raises_alike(lambda t, j: t[j], x, minitorch.tensor([1, 4, 0]))
-    raises_alike(lambda t, j: t[j], x, minitorch.tensor([-5]))
-    raises_alike(lambda t, j: t[:, j], x, minitorch.tensor([5]))
-    raises_alike(lambda t, j, v: t.index_put_((j,), v), x, minitorch.tensor([7]), values((5,)))
+    raises_device_assert(lambda t, j: t[j], x, minitorch.tensor([1, 4, 0]))
+    raises_device_assert(lambda t, j: t[j], x, minitorch.tensor([-5]))
+    raises_device_assert(lambda t, j: t[:, j], x, minitorch.tensor([5]))
+    raises_device_assert(lambda t, j, v: t.index_put_((j,), v), x, minitorch.tensor([7]), values((5,)))
     raises_alike(lambda t, j, v: t.index_put_((j,), v), x, minitorch.tensor([1]), values((4,)))
-    raises_alike(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([0, 4]))
-    raises_alike(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([-1]))
-    # nothing was written before the bad index was found
+    raises_device_assert(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([0, 4]))
+    raises_device_assert(lambda t, j: minitorch.nn.functional.embedding(j, t), x, minitorch.tensor([-1]))
+    # as PyTorch's CUDA kernels: the call does not wait for the check, the next synchronisation
+    # (here the copy to the host) raises, once; the kernel skipped the bad index only
     y = values((4, 5)).cuda()
     before = y.cpu().numpy().copy()
-    with pytest.raises(RuntimeError):
-        y.scatter_(0, minitorch.tensor([[0, 1, 2, 3, 4]]).cuda(), 9.0)
-    np.testing.assert_array_equal(y.cpu().numpy(), before)
+    y.scatter_(0, minitorch.tensor([[0, 1, 2, 3, 4]]).cuda(), 9.0)
+    with pytest.raises(RuntimeError, match="^CUDA error: device-side assert triggered\n.*index 4 is out of bounds for size 4"):
+        y.cpu()
+    after = y.cpu().numpy()
+    np.testing.assert_array_equal(after[[0, 1, 2, 3], [0, 1, 2, 3]], 9.0)
+    np.testing.assert_array_equal(after[:, 4], before[:, 4])
 
 
 # ---- random fills (Philox on the device): the distribution, not the CPU's numbers ----
@@ -230,8 +234,8 @@ def test_shape_errors_match_the_cpu():
     raises_alike(lambda t: t.flip([0, 0]), values((3, 2)))
     raises_alike(lambda a, b: minitorch.cat([a, b]), values((2, 3)), values((2, 4)))
     raises_alike(lambda a, b: minitorch.cat([a, b]), values((2, 3)), values((3,)))
-    raises_alike(lambda t: F.one_hot(t, 3), minitorch.tensor([0, 3]))
-    raises_alike(lambda t: F.one_hot(t, 3), minitorch.tensor([1, -1]))
+    raises_device_assert(lambda t: F.one_hot(t, 3), minitorch.tensor([0, 3]))
+    raises_device_assert(lambda t: F.one_hot(t, 3), minitorch.tensor([1, -1]))
     raises_alike(lambda t: F.one_hot(t), minitorch.tensor([], dtype=minitorch.int64))
     raises_alike(lambda t: F.one_hot(t), minitorch.tensor([1.0]))
 
@@ -279,8 +283,8 @@ def test_binary_cross_entropy(dtype):
 
 def test_binary_cross_entropy_errors_match_the_cpu():
     F = minitorch.nn.functional
-    raises_alike(lambda a, b: F.binary_cross_entropy(a, b), minitorch.tensor([0.5, 1.5]), probs((2,)))
-    raises_alike(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), minitorch.tensor([-0.5, 0.5]))
+    raises_device_assert(lambda a, b: F.binary_cross_entropy(a, b), minitorch.tensor([0.5, 1.5]), probs((2,)))
+    raises_device_assert(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), minitorch.tensor([-0.5, 0.5]))
     raises_alike(lambda a, b: F.binary_cross_entropy(a, b), probs((2,)), probs((2,), minitorch.float64))
 
 
@@ -290,7 +294,7 @@ def test_embedding_dense_backward(scale):
         g, i = values((3, 4, 5), dtype), ints((3, 4), 6)
         for pad in (-1, 2):
             check_device(lambda a, b: minitorch._C.embedding_dense_backward(a, b, 6, pad, scale), g, i, atol=1e-5)
-    raises_alike(lambda a, b: minitorch._C.embedding_dense_backward(a, b, 6, -1, scale), values((2, 5)), minitorch.tensor([0, 6]))
+    raises_device_assert(lambda a, b: minitorch._C.embedding_dense_backward(a, b, 6, -1, scale), values((2, 5)), minitorch.tensor([0, 6]))
     w = values((6, 5)).cuda().requires_grad_()
     minitorch.nn.functional.embedding(ints((7,), 6).cuda(), w).sum().backward()
     assert w.grad.is_cuda and float(w.grad.sum().cpu().item()) == pytest.approx(35.0)
@@ -310,7 +314,7 @@ def test_nll_loss(dtype):
 
 def test_nll_loss_errors_match_the_cpu():
     F = minitorch.nn.functional
-    raises_alike(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, 4, 1]))
-    raises_alike(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, -3, 9]))
+    raises_device_assert(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, 4, 1]))
+    raises_device_assert(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, -3, 9]))
     raises_alike(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0, 1]))
     raises_alike(lambda a, b: F.nll_loss(a, b), values((3, 4)), minitorch.tensor([0.0, 1.0, 2.0]))

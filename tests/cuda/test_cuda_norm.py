@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import assert_same, on_device, raises_alike
+from helpers import assert_same, on_device, raises_alike, raises_device_assert
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -180,8 +180,8 @@ def test_nll_loss_backward_all_ignored_and_errors():
     cpu = C_.nll_loss_backward(g, x, t, None, 1, 2)  # mean over nothing: 0 everywhere
     gpu = C_.nll_loss_backward(g.cuda(), x.cuda(), t.cuda(), None, 1, 2)
     assert_same(gpu, cpu)
-    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, 5, 1]))
-    raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, -3, 9]))
+    raises_device_assert(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, 5, 1]))
+    raises_device_assert(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0, -3, 9]))
     raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 0, -100), values((2,)), x, minitorch.tensor([0, 1, 1]))
     raises_alike(lambda a, b, c: C_.nll_loss_backward(a, b, c, None, 1, -100), g, x, minitorch.tensor([0.0, 1.0, 2.0]))
 

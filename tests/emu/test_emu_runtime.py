@@ -165,6 +165,23 @@ int main()
     CHECK(cudaFree(NULL) == cudaSuccess);
     cudaGetLastError();
 
+    // pinned host memory is mapped: a kernel writes it (device-side assertions do), the host reads
+    unsigned long long *pinned;
+    CHECK(cudaMallocHost((void **)&pinned, 8) == cudaSuccess);
+    *pinned = 0;
+    void *pargs[] = {&pinned, &m};
+    CHECK(cudaLaunchKernel(MT_KERNEL_PTR(count), dim3(1), dim3(1), pargs, 0, 0) == cudaSuccess && *pinned != 0);
+    CHECK(cudaFreeHost(pinned) == cudaSuccess);
+
+    // each wait of the host for the device is counted: synchronize calls, blocking copies to the host
+    unsigned long long syncs = mt_emu_sync_count(), word = 0, *dword;
+    CHECK(cudaMalloc((void **)&dword, 8) == cudaSuccess);
+    CHECK(cudaMemcpy(dword, &word, 8, cudaMemcpyHostToDevice) == cudaSuccess && mt_emu_sync_count() == syncs);
+    CHECK(cudaMemcpyAsync(&word, dword, 8, cudaMemcpyDeviceToHost, 0) == cudaSuccess && mt_emu_sync_count() == syncs);
+    CHECK(cudaMemcpy(&word, dword, 8, cudaMemcpyDeviceToHost) == cudaSuccess && mt_emu_sync_count() == syncs + 1);
+    CHECK(cudaStreamSynchronize(0) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess);
+    CHECK(mt_emu_sync_count() == syncs + 3 && cudaFree(dword) == cudaSuccess);
+
     // a barrier some threads never reach: runs, and is reported
     int *xs;
     CHECK(cudaMalloc((void **)&xs, 64 * 4) == cudaSuccess);
