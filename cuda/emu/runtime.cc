@@ -188,6 +188,7 @@ struct queue {
     bool legacy = false;   /* a device's legacy default stream */
     bool blocking = false; /* created with cudaStreamDefault: synchronises with the legacy one */
     std::atomic<unsigned> delay_us{0}; /* mt_emu_debug_stream_delay: sleeps before each work */
+    queue *next_made = nullptr; /* the list of every queue made (under queues_lock) */
 };
 } // namespace
 
@@ -213,14 +214,25 @@ static std::mutex queues_lock;
 static queue *legacy_queues[64];
 static std::vector<queue *> device_queues[64]; /* each device's created streams' queues */
 static std::atomic<int> async_errors[64];       /* a failed work's error, for the next sync */
+static queue *made_queues; /* every queue, kept reachable (a plain pointer: no destructor) */
+
+/* A new queue of the device (queues_lock held). */
+static queue *
+make_queue(int device)
+{
+    queue *q = new queue;
+    q->device = device;
+    q->next_made = made_queues;
+    made_queues = q;
+    return q;
+}
 
 static queue *
 legacy_queue(int device)
 {
     std::lock_guard<std::mutex> g(queues_lock);
     if (legacy_queues[device] == nullptr) {
-        queue *q = new queue;
-        q->device = device;
+        queue *q = make_queue(device);
         q->legacy = true;
         legacy_queues[device] = q;
     }
@@ -802,10 +814,9 @@ cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int prio
     priority = priority > 0 ? 0 : priority < -5 ? -5 : priority; /* CUDA clamps to the range */
     queue *q = nullptr;
     if (async_mode()) {
-        q = new queue;
-        q->device = current_device;
-        q->blocking = flags == cudaStreamDefault;
         std::lock_guard<std::mutex> g(queues_lock);
+        q = make_queue(current_device);
+        q->blocking = flags == cudaStreamDefault;
         device_queues[current_device].push_back(q);
     }
     std::lock_guard<std::mutex> g(handle_lock);
