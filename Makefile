@@ -8,7 +8,7 @@ BUILD_REQS := "setuptools>=68" wheel "scipy-openblas32>=0.3.27" "numpy>=1.24"
 EDITABLE := $(PIP) install -q --no-build-isolation -e
 
 .PHONY: demo test install install-test build build-reqs test-cpu test-wheel test-sanitize test-cuda-emu \
-	test-sanitize-cuda-emu bench clean clang-format format format-check
+	test-cuda-emu-async test-sanitize-cuda-emu bench clean clang-format format format-check
 
 ## make demo: install minitorch (editable, with its dependencies and what the examples use) and
 ## run the main job
@@ -24,12 +24,19 @@ install: build
 test: install-test
 	$(PYTHON) -m pytest
 	$(MAKE) test-cuda-emu
+	$(MAKE) test-cuda-emu-async
 
 EMU_ENV = MINITORCH_CUDA_EMU=1
 ## tests/cuda on the emulated device (about 50 s; it needs the _C_cuda_emu extension, which
 ## make test builds)
 test-cuda-emu:
 	$(EMU_ENV) $(PYTHON) -m pytest -p no:cacheprovider tests/cuda
+
+## tests/cuda again with the emulated device asynchronous (MINITORCH_EMU_ASYNC=1: each stream's
+## work runs on its own worker thread, the host returns from a launch before the kernel ran), so
+## a missing stream wait or host synchronisation shows as wrong data
+test-cuda-emu-async:
+	$(EMU_ENV) MINITORCH_EMU_ASYNC=1 $(PYTHON) -m pytest -p no:cacheprovider tests/cuda
 
 install-test: build-reqs
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace

@@ -284,6 +284,7 @@ check_placement(const call *c)
                         "the handle's stream %p belongs to device %d, the handle to device %d",
                         (void *)c->stream, sdev, c->device);
     }
+    mt_emu_stream_drain(c->stream); /* the asynchronous mode: the stream's earlier work first */
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -41,6 +41,8 @@ typedef struct id_stack {
     int depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE], cap[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
 } id_stack;
 static _Thread_local id_stack *stacks;
+/* A stream worker's: the ids of the thread that queued the work it runs (mt_emu_corr_use). */
+static _Thread_local const mt_emu_corr *adopted;
 static pthread_key_t stacks_key;
 static pthread_once_t stacks_once = PTHREAD_ONCE_INIT;
 
@@ -186,6 +188,27 @@ intern(const char *name)
     return out;
 }
 
+_Static_assert(CUPTI_EXTERNAL_CORRELATION_KIND_SIZE <= MT_EMU_CORR_KINDS,
+               "mt_emu_corr holds every kind");
+
+void
+mt_emu_corr_save(mt_emu_corr *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (int k = 0; stacks != NULL && k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+        if (stacks->depth[k] > 0) {
+            c->ids[k] = stacks->ids[k][stacks->depth[k] - 1];
+            c->has[k] = true;
+        }
+    }
+}
+
+void
+mt_emu_corr_use(const mt_emu_corr *c)
+{
+    adopted = c;
+}
+
 /* The records of one API call: the external correlations (first, as CUPTI writes the API's
  * links before the work it started completes) and the work's record. */
 static void
@@ -195,13 +218,19 @@ emit(const void *work, size_t len, uint32_t corr)
     const void *recs[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE + 1];
     size_t lens[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE + 1];
     int n = 0;
-    if (atomic_load(&on_external) && stacks != NULL) {
+    mt_emu_corr own;
+    const mt_emu_corr *ids = adopted;
+    if (atomic_load(&on_external)) {
+        if (ids == NULL) {
+            mt_emu_corr_save(&own);
+            ids = &own;
+        }
         for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
-            if (stacks->depth[k] > 0) {
+            if (ids->has[k]) {
                 links[n] = (CUpti_ActivityExternalCorrelation){
                     .kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                     .externalKind = (CUpti_ExternalCorrelationKind)k,
-                    .externalId = stacks->ids[k][stacks->depth[k] - 1],
+                    .externalId = ids->ids[k],
                     .correlationId = corr};
                 recs[n] = &links[n];
                 lens[n] = sizeof(links[n]);

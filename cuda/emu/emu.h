@@ -1,8 +1,10 @@
 /* What the parts of the emulated CUDA device share (cuda/emu/): the runtime (runtime.cc) keeps
  * the devices, the memory registry, streams, events and the clock; the cuBLAS (cublas.c), cuDNN
  * (cudnn.c) and CUPTI (cupti.c) emulations use them. Not part of the backend: cuda/'s own code sees
- * only the CUDA APIs (include/). Everything runs synchronously on the calling thread: a launch or
- * a library call has finished when it returns, whatever stream it was given. */
+ * only the CUDA APIs (include/). By default everything runs synchronously on the calling thread: a
+ * launch or a library call has finished when it returns, whatever stream it was given. With
+ * MINITORCH_EMU_ASYNC=1 each stream's work runs in order on the stream's own worker thread
+ * (runtime.cc), and the host returns from a launch, copy or fill once it is queued. */
 #ifndef MT_EMU_H
 #define MT_EMU_H
 
@@ -36,10 +38,31 @@ bool mt_emu_pinned_range(const void *p, size_t bytes);
  * device); cudaErrorInvalidResourceHandle for a stream that was never created or was destroyed. */
 cudaError_t mt_emu_stream_device(cudaStream_t stream, int *device);
 
+/* Whether the asynchronous mode is on (MINITORCH_EMU_ASYNC=1). */
+bool mt_emu_async(void);
+
+/* A library call (cuBLAS, cuDNN, CUB) runs its work on the calling thread: in the asynchronous
+ * mode it first waits here until the work queued on its stream before it has run (with the
+ * legacy stream's implicit waits), so that it is stream-ordered. Nothing in synchronous mode, or
+ * for a stream that does not exist (the caller reports that). */
+void mt_emu_stream_drain(cudaStream_t stream);
+
+/* The calling thread's innermost pushed CUPTI external correlation id of each kind: a stream's
+ * worker runs queued work under the ids of the thread that queued it, so that CUPTI links the
+ * work's record to the API call as on a GPU. */
+#define MT_EMU_CORR_KINDS 8
+typedef struct mt_emu_corr {
+    uint64_t ids[MT_EMU_CORR_KINDS];
+    bool has[MT_EMU_CORR_KINDS];
+} mt_emu_corr;
+void mt_emu_corr_save(mt_emu_corr *c);
+/* Makes c the calling thread's ids for the records it emits (NULL: its own pushed ids again). */
+void mt_emu_corr_use(const mt_emu_corr *c);
+
 /* The emulated device clock in ns (CLOCK_MONOTONIC; what CUPTI's timestamps and events read). */
 uint64_t mt_emu_now_ns(void);
 
-/* Device work just ran on the calling thread: a kernel (ours through cudaLaunchKernel, or a
+/* Device work just ran on the calling thread (or a stream's worker): a kernel (ours through cudaLaunchKernel, or a
  * library's, named as the library names it), or a copy. The runtime and the library emulations
  * call these after the work; the CUPTI emulation turns them into activity records (correlated
  * with the thread's pushed external correlation id). */

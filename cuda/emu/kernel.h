@@ -4,9 +4,10 @@
  * device intrinsics our kernels use, and MT_KERNEL_PTR's per-kernel descriptors (what
  * cudaLaunchKernel receives in place of a device function's address).
  *
- * The threads of a block run one at a time on the calling OS thread; a kernel that reaches
- * __syncthreads runs its threads as fibers switched at each barrier (runtime.cc). So a
- * __shared__ variable is one per OS thread (static thread_local): the block being run owns it.
+ * The threads of a block run one at a time on one OS thread (the caller's, or in the asynchronous
+ * mode the stream's worker); a kernel that reaches __syncthreads runs its threads as fibers
+ * switched at each barrier (launch.cc). So a __shared__ variable is one per OS thread (static
+ * thread_local): the block being run owns it.
  * Atomics are real atomics all the same: launches from several OS threads may share memory. */
 #ifndef MT_EMU_KERNEL_H
 #define MT_EMU_KERNEL_H
@@ -65,6 +66,7 @@ typedef struct mt_emu_kernel {
     const char *(*pretty_sig)(void); /* ... and its parameter types */
     int nargs;
     const bool *is_ptr; /* per parameter: a pointer (checked against the device's memory) */
+    const size_t *arg_size, *arg_align; /* per parameter: what an asynchronous launch copies */
     int barrier; /* reached __syncthreads once: runs as fibers (atomic) */
     const char *name; /* "void k<float>(const float*, long int)", made on first use (atomic) */
 } mt_emu_kernel;
@@ -81,6 +83,8 @@ template <typename T> struct mt_emu_sig;
 template <typename... A> struct mt_emu_sig<void (*)(A...)> {
     static constexpr int n = (int)sizeof...(A);
     static constexpr bool is_ptr[sizeof...(A) + 1] = {std::is_pointer_v<A>..., false};
+    static constexpr size_t size[sizeof...(A) + 1] = {sizeof(A)..., 0};
+    static constexpr size_t align[sizeof...(A) + 1] = {alignof(A)..., 1};
     template <void (*F)(A...), size_t... I> static void call(void **args, std::index_sequence<I...>)
     {
         (void)args; /* a kernel without parameters */
@@ -102,8 +106,9 @@ template <auto F> struct mt_emu_kernel_of {
     {
         return __PRETTY_FUNCTION__;
     }
-    static inline mt_emu_kernel desc = {MT_EMU_KERNEL_MAGIC, &run, &pretty, &S::pretty, S::n,
-                                        S::is_ptr,           0,    nullptr};
+    static inline mt_emu_kernel desc = {
+        MT_EMU_KERNEL_MAGIC, &run,    &pretty,  &S::pretty, S::n,
+        S::is_ptr,           S::size, S::align, 0,          nullptr};
 };
 
 /* The address cudaLaunchKernel takes for a __global__ function (a template-id may hold commas). */

@@ -1,6 +1,7 @@
 /* cudaLaunchKernel and cudaFuncGetName of the emulated runtime: checks a launch as a GPU would
- * (configuration, stream, every pointer argument), then runs the grid on the calling thread,
- * one block at a time, and reports it to the CUPTI emulation.
+ * (configuration, stream, every pointer argument), then runs the grid on the calling thread (in
+ * the asynchronous mode: copies the arguments and queues the grid on the stream's worker), one
+ * block at a time, and reports it to the CUPTI emulation.
  *
  * A block's threads run one after the other as plain calls, on a "runner" fiber's stack. The
  * first time a thread reaches __syncthreads, the runner becomes that thread's fiber, the rest
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -465,6 +468,9 @@ reverse_order()
     return reverse;
 }
 
+static cudaError_t run_launch(mt_emu_kernel *k, dim3 grid, dim3 block, void **args, int device,
+                              cudaStream_t stream);
+
 /* Whether every pointer argument is NULL, inside a live block of device or inside a pinned host
  * block (mapped: device-side assertions write one); prints the first that is not (it means a bug
  * in the launching code). */
@@ -515,12 +521,48 @@ cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t sh
     if (!pointers_ok(k, args, device)) {
         return mt_emu_error(cudaErrorIllegalAddress);
     }
-    engine &e = eng;
-    if (e.in_use) {
+    if (eng.in_use) {
         return mt_emu_error(cudaErrorLaunchFailure); /* a launch from inside a kernel */
     }
+    if (!mt_emu_async()) {
+        return mt_emu_error(run_launch(k, grid, block, args, device, stream));
+    }
+    cudaError_t late = mt_emu_async_error(device);
+    if (late != cudaSuccess) {
+        return mt_emu_error(late); /* an earlier work's failure, as CUDA reports it */
+    }
+    /* CUDA copies the arguments at the launch: the caller may reuse them when it returns. */
+    size_t offsets[64], bytes = 0;
+    if (k->nargs > 64) {
+        return mt_emu_error(cudaErrorInvalidValue);
+    }
+    for (int i = 0; i < k->nargs; i++) {
+        bytes = (bytes + k->arg_align[i] - 1) / k->arg_align[i] * k->arg_align[i];
+        offsets[i] = bytes;
+        bytes += k->arg_size[i];
+    }
+    auto copied = std::make_shared<std::vector<std::max_align_t>>(
+        (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1);
+    auto pointers = std::make_shared<std::vector<void *>>((size_t)k->nargs + 1);
+    for (int i = 0; i < k->nargs; i++) {
+        unsigned char *at = (unsigned char *)copied->data() + offsets[i];
+        memcpy(at, args[i], k->arg_size[i]);
+        (*pointers)[(size_t)i] = at;
+    }
+    mt_emu_submit(stream, [k, grid, block, device, stream, copied, pointers] {
+        return run_launch(k, grid, block, pointers->data(), device, stream);
+    });
+    return cudaSuccess;
+}
+
+/* Runs a checked launch on the calling thread (the launching one, or the stream's worker). */
+static cudaError_t
+run_launch(mt_emu_kernel *k, dim3 grid, dim3 block, void **args, int device, cudaStream_t stream)
+{
+    const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+    engine &e = eng;
     if (!ensure_stacks(e, threads + 1)) {
-        return mt_emu_error(cudaErrorLaunchOutOfResources);
+        return cudaErrorLaunchOutOfResources;
     }
     e.fibers.resize(threads > e.fibers.size() ? threads : e.fibers.size());
     e.state.assign(threads, NOT_STARTED);

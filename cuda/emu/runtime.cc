@@ -1,7 +1,9 @@
 /* The emulated CUDA runtime (cudart on the CPU): devices, device memory, streams, events, the
  * clock and the error state, with CUDA's semantics and error codes. Kernel launches are
- * launch.cc's. Everything runs synchronously on the calling thread, so a stream is a name and
- * an event a timestamp.
+ * launch.cc's. By default everything runs synchronously on the calling thread, so a stream is a
+ * name and an event a timestamp. MINITORCH_EMU_ASYNC=1 makes streams queues, each run in order
+ * by its own worker thread (see "the asynchronous mode" below), so that a missing stream wait or
+ * host synchronisation shows as wrong data, as on a GPU.
  *
  * It is strict where a GPU would fail (emu_plan.md): a pointer given as device memory must lie
  * inside a live cudaMalloc block, a copy's kind must match where its pointers are, a stream must
@@ -13,10 +15,19 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
+#include <new>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime.h"
 
@@ -159,6 +170,282 @@ cudaGetErrorName(cudaError_t error)
     return "cudaErrorUnknown";
 }
 
+/* ---- the asynchronous mode (MINITORCH_EMU_ASYNC=1) ----
+ *
+ * Each stream is a queue of work (kernel launches, copies and fills, event records, waits) run
+ * in order by the stream's own worker thread, started at its first work; each device's legacy
+ * default stream (NULL, cudaStreamLegacy, and cudaStreamPerThread, which the emulation does not
+ * tell apart from it) is one more. The host returns once the work is queued. A position in a
+ * queue is a ticket: work number t has run when the queue's count of completed work reaches t.
+ * An event record is work that stamps the event's time when it runs, and the event remembers its
+ * queue and ticket; cudaStreamWaitEvent queues a wait for that ticket on the other stream.
+ *
+ * CUDA's legacy default stream is modelled: work queued on it waits for the work queued before it
+ * on every blocking stream (cudaStreamDefault) of its device, and work queued on a blocking stream
+ * waits for the legacy stream's earlier work; non-blocking streams do neither. Library calls
+ * (cuBLAS, cuDNN, CUB) run on the calling thread once their stream's earlier work has run
+ * (mt_emu_stream_drain): stream-ordered, but the host waits for them. Work that fails while
+ * running (none of ours does yet: every check is made when the work is queued) leaves its error
+ * for the next synchronisation or launch of the device, as CUDA's asynchronous errors. */
+
+namespace
+{
+struct work {
+    std::function<cudaError_t()> run;
+    mt_emu_corr corr; /* the queuing thread's CUPTI external correlation ids */
+};
+
+struct queue {
+    std::mutex m;
+    std::condition_variable has_work, done;
+    std::deque<work> items;
+    uint64_t submitted = 0, completed = 0; /* under m */
+    bool started = false, destroyed = false; /* under m */
+    /* under m; mt_emu_debug_stream_hold: work queued after number hold_after waits */
+    bool held = false;
+    uint64_t hold_after = 0;
+    int device = 0;
+    bool legacy = false;   /* a device's legacy default stream */
+    bool blocking = false; /* created with cudaStreamDefault: synchronises with the legacy one */
+    std::atomic<unsigned> delay_us{0}; /* mt_emu_debug_stream_delay: sleeps before each work */
+    queue *next_made = nullptr; /* the list of every queue made (under queues_lock) */
+};
+} // namespace
+
+static bool
+async_mode()
+{
+    static const bool on = [] {
+        const char *v = getenv("MINITORCH_EMU_ASYNC");
+        return v != NULL && strcmp(v, "1") == 0;
+    }();
+    return on;
+}
+
+bool
+mt_emu_async(void)
+{
+    return async_mode();
+}
+
+/* Queues are never freed (a destroyed stream's ends its worker once drained), so an event keeps
+ * its queue. queues_lock: the registry below; taken after handle_lock, before a queue's m. */
+static std::mutex queues_lock;
+static queue *legacy_queues[64];
+static std::vector<queue *> device_queues[64]; /* each device's created streams' queues */
+static std::atomic<int> async_errors[64];       /* a failed work's error, for the next sync */
+static queue *made_queues; /* every queue, kept reachable (a plain pointer: no destructor) */
+
+/* A new queue of the device (queues_lock held). */
+static queue *
+make_queue(int device)
+{
+    queue *q = new queue;
+    q->device = device;
+    q->next_made = made_queues;
+    made_queues = q;
+    return q;
+}
+
+static queue *
+legacy_queue(int device)
+{
+    std::lock_guard<std::mutex> g(queues_lock);
+    if (legacy_queues[device] == nullptr) {
+        queue *q = make_queue(device);
+        q->legacy = true;
+        legacy_queues[device] = q;
+    }
+    return legacy_queues[device];
+}
+
+static void
+note_async_error(int device, cudaError_t err)
+{
+    int none = cudaSuccess;
+    async_errors[device].compare_exchange_strong(none, (int)err);
+}
+
+/* The device's error left by failed work (reported once), cudaSuccess when none. */
+static cudaError_t
+take_async_error(int device)
+{
+    return (cudaError_t)async_errors[device].exchange(cudaSuccess);
+}
+
+static void
+worker_main(queue *q)
+{
+    for (;;) {
+        work w;
+        {
+            std::unique_lock<std::mutex> l(q->m);
+            q->has_work.wait(l, [q] {
+                return (!q->items.empty() && (!q->held || q->completed < q->hold_after)) ||
+                       (q->items.empty() && q->destroyed);
+            });
+            if (q->items.empty()) {
+                q->started = false; /* destroyed and drained */
+                return;
+            }
+            w = std::move(q->items.front());
+            q->items.pop_front();
+        }
+        const unsigned delay = q->delay_us.load(std::memory_order_relaxed);
+        if (delay) {
+            usleep(delay);
+        }
+        mt_emu_corr_use(&w.corr);
+        const cudaError_t err = w.run();
+        mt_emu_corr_use(NULL);
+        if (err != cudaSuccess) {
+            note_async_error(q->device, err);
+        }
+        w.run = nullptr; /* what it captured goes before the work counts as done */
+        {
+            std::lock_guard<std::mutex> g(q->m);
+            q->completed++;
+        }
+        q->done.notify_all();
+    }
+}
+
+/* The ticket of q's last queued work while some has not run, else 0 (nothing to wait for). */
+static uint64_t
+pending_tail(queue *q)
+{
+    std::lock_guard<std::mutex> g(q->m);
+    return q->completed < q->submitted ? q->submitted : 0;
+}
+
+static bool
+reached(queue *q, uint64_t ticket)
+{
+    std::lock_guard<std::mutex> g(q->m);
+    return q->completed >= ticket;
+}
+
+static void
+wait_for(queue *q, uint64_t ticket)
+{
+    std::unique_lock<std::mutex> l(q->m);
+    q->done.wait(l, [q, ticket] { return q->completed >= ticket; });
+}
+
+static void drain_all();
+
+static uint64_t
+enqueue(queue *q, std::function<cudaError_t()> fn)
+{
+    static std::once_flag at_exit_once;
+    std::call_once(at_exit_once, [] { atexit(drain_all); });
+    work w;
+    w.run = std::move(fn);
+    mt_emu_corr_save(&w.corr);
+    uint64_t ticket;
+    {
+        std::lock_guard<std::mutex> g(q->m);
+        q->items.push_back(std::move(w));
+        ticket = ++q->submitted;
+        if (!q->started) {
+            q->started = true;
+            std::thread(worker_main, q).detach();
+        }
+    }
+    q->has_work.notify_one();
+    return ticket;
+}
+
+/* A work that waits until other reaches ticket. */
+static std::function<cudaError_t()>
+wait_work(queue *other, uint64_t ticket)
+{
+    return [other, ticket] {
+        wait_for(other, ticket);
+        return cudaSuccess;
+    };
+}
+
+/* The blocking streams' queues of a device (a copy: the registry may grow meanwhile). */
+static std::vector<queue *>
+blocking_queues(int device)
+{
+    std::lock_guard<std::mutex> g(queues_lock);
+    std::vector<queue *> out;
+    for (queue *q : device_queues[device]) {
+        if (q->blocking) {
+            out.push_back(q);
+        }
+    }
+    return out;
+}
+
+/* Queues fn on q after CUDA's implicit waits between the legacy and blocking streams; its
+ * ticket. */
+static uint64_t
+submit(queue *q, std::function<cudaError_t()> fn)
+{
+    if (q->legacy) {
+        for (queue *b : blocking_queues(q->device)) {
+            if (uint64_t t = pending_tail(b)) {
+                enqueue(q, wait_work(b, t));
+            }
+        }
+    } else if (q->blocking) {
+        queue *l = legacy_queue(q->device);
+        if (uint64_t t = pending_tail(l)) {
+            enqueue(q, wait_work(l, t));
+        }
+    }
+    return enqueue(q, std::move(fn));
+}
+
+/* The host waits for everything queued so far on q (and what q's next work would wait for). */
+static void
+drain(queue *q)
+{
+    if (q->legacy) {
+        for (queue *b : blocking_queues(q->device)) {
+            wait_for(b, pending_tail(b));
+        }
+    } else if (q->blocking) {
+        queue *l = legacy_queue(q->device);
+        wait_for(l, pending_tail(l));
+    }
+    wait_for(q, pending_tail(q));
+}
+
+/* The host waits for every stream of the device. */
+static void
+drain_device(int device)
+{
+    std::vector<queue *> all;
+    {
+        std::lock_guard<std::mutex> g(queues_lock);
+        all = device_queues[device];
+    }
+    all.push_back(legacy_queue(device));
+    for (queue *q : all) {
+        wait_for(q, pending_tail(q));
+    }
+}
+
+/* At exit: the queued work runs before the runtime's state goes. */
+static void
+drain_all()
+{
+    for (int d = 0; d < 64; d++) {
+        bool any;
+        {
+            std::lock_guard<std::mutex> g(queues_lock);
+            any = legacy_queues[d] != nullptr || !device_queues[d].empty();
+        }
+        if (any) {
+            drain_device(d);
+        }
+    }
+}
+
 /* ---- devices ---- */
 
 static thread_local int current_device = 0;
@@ -236,7 +523,14 @@ extern "C" cudaError_t
 cudaDeviceSynchronize(void)
 {
     host_sync();
-    return device_count() ? cudaSuccess : mt_emu_error(cudaErrorNoDevice);
+    if (device_count() == 0) {
+        return mt_emu_error(cudaErrorNoDevice);
+    }
+    if (async_mode()) {
+        drain_device(current_device);
+        return mt_emu_error(take_async_error(current_device));
+    }
+    return cudaSuccess;
 }
 
 extern "C" cudaError_t
@@ -436,7 +730,14 @@ cudaMalloc(void **devPtr, size_t size)
 extern "C" cudaError_t
 cudaFree(void *devPtr)
 {
-    return devPtr == NULL ? cudaSuccess : mt_emu_error(release(devPtr, true));
+    if (devPtr == NULL) {
+        return cudaSuccess;
+    }
+    int device = -1;
+    if (async_mode() && where(devPtr, 1, &device) == 1) {
+        drain_device(device); /* cudaFree synchronises: no queued work uses the block after */
+    }
+    return mt_emu_error(release(devPtr, true));
 }
 
 extern "C" cudaError_t
@@ -455,7 +756,13 @@ cudaMallocHost(void **ptr, size_t size)
 extern "C" cudaError_t
 cudaFreeHost(void *ptr)
 {
-    return ptr == NULL ? cudaSuccess : mt_emu_error(release(ptr, false));
+    if (ptr == NULL) {
+        return cudaSuccess;
+    }
+    if (async_mode()) {
+        drain_all(); /* as cudaFree: no queued copy uses the pinned memory after */
+    }
+    return mt_emu_error(release(ptr, false));
 }
 
 extern "C" cudaError_t
@@ -483,12 +790,17 @@ struct stream_info {
     unsigned flags;
     int priority;
     unsigned long long id;
+    queue *q; /* its work, in the asynchronous mode */
 };
 struct event_info {
     int device;
     unsigned flags;
     bool recorded;
     uint64_t ns;
+    /* the asynchronous mode: the last record is the work `ticket` of queue q (null: none);
+     * records are counted so that only the last one's work stamps ns */
+    queue *q;
+    uint64_t ticket, records;
 };
 } // namespace
 
@@ -530,9 +842,16 @@ cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int prio
         return mt_emu_error(cudaErrorNoDevice);
     }
     priority = priority > 0 ? 0 : priority < -5 ? -5 : priority; /* CUDA clamps to the range */
+    queue *q = nullptr;
+    if (async_mode()) {
+        std::lock_guard<std::mutex> g(queues_lock);
+        q = make_queue(current_device);
+        q->blocking = flags == cudaStreamDefault;
+        device_queues[current_device].push_back(q);
+    }
     std::lock_guard<std::mutex> g(handle_lock);
     uintptr_t h = new_handle();
-    streams[h] = stream_info{current_device, flags, priority, (unsigned long long)(h >> 4)};
+    streams[h] = stream_info{current_device, flags, priority, (unsigned long long)(h >> 4), q};
     *pStream = (cudaStream_t)h;
     return cudaSuccess;
 }
@@ -552,9 +871,149 @@ cudaStreamCreate(cudaStream_t *pStream)
 extern "C" cudaError_t
 cudaStreamDestroy(cudaStream_t stream)
 {
+    queue *q = nullptr;
+    {
+        std::lock_guard<std::mutex> g(handle_lock);
+        auto it = streams.find((uintptr_t)stream);
+        if (it == streams.end()) {
+            return mt_emu_error(cudaErrorInvalidResourceHandle);
+        }
+        q = it->second.q;
+        streams.erase(it);
+    }
+    if (q != nullptr) {
+        /* as CUDA: the queued work still runs, then the worker ends (the queue stays, for the
+         * events recorded on it) */
+        {
+            std::lock_guard<std::mutex> g(queues_lock);
+            auto &v = device_queues[q->device];
+            for (size_t i = 0; i < v.size(); i++) {
+                if (v[i] == q) {
+                    v.erase(v.begin() + (long)i);
+                    break;
+                }
+            }
+        }
+        {
+            std::lock_guard<std::mutex> g(q->m);
+            q->destroyed = true;
+        }
+        q->has_work.notify_one();
+    }
+    return cudaSuccess;
+}
+
+/* The queue of a live stream (the device's legacy queue for the default streams), or null with
+ * the error; its device into *device. */
+static queue *
+stream_queue(cudaStream_t stream, int *device, cudaError_t *err)
+{
+    if (stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+        *device = current_device;
+        *err = cudaSuccess;
+        return legacy_queue(current_device);
+    }
     std::lock_guard<std::mutex> g(handle_lock);
-    return streams.erase((uintptr_t)stream) ? cudaSuccess
-                                            : mt_emu_error(cudaErrorInvalidResourceHandle);
+    auto it = streams.find((uintptr_t)stream);
+    if (it == streams.end()) {
+        *err = cudaErrorInvalidResourceHandle;
+        return nullptr;
+    }
+    *device = it->second.device;
+    *err = cudaSuccess;
+    return it->second.q;
+}
+
+void
+mt_emu_stream_drain(cudaStream_t stream)
+{
+    int device;
+    cudaError_t err;
+    if (async_mode()) {
+        if (queue *q = stream_queue(stream, &device, &err)) {
+            drain(q);
+        }
+    }
+}
+
+/* Queues fn on the stream (live, checked by the caller); its queue and ticket. */
+static queue *
+submit_on(cudaStream_t stream, std::function<cudaError_t()> fn, uint64_t *ticket)
+{
+    int device;
+    cudaError_t err;
+    queue *q = stream_queue(stream, &device, &err);
+    if (q != nullptr) {
+        uint64_t t = submit(q, std::move(fn));
+        if (ticket) {
+            *ticket = t;
+        }
+    }
+    return q;
+}
+
+void
+mt_emu_submit(cudaStream_t stream, std::function<cudaError_t()> fn)
+{
+    submit_on(stream, std::move(fn), nullptr);
+}
+
+cudaError_t
+mt_emu_async_error(int device)
+{
+    return take_async_error(device);
+}
+
+/* ---- debug hooks for tests (exported: tests reach them with ctypes), asynchronous mode only.
+ * A stream is named as minitorch's Stream.cuda_stream names it (0 the default stream). ---- */
+
+static queue *
+debug_queue(unsigned long long stream)
+{
+    cudaStream_t s = stream == 0   ? NULL
+                     : stream == 1 ? cudaStreamLegacy
+                     : stream == 2 ? cudaStreamPerThread
+                                   : (cudaStream_t)(uintptr_t)stream;
+    int device;
+    cudaError_t err;
+    return async_mode() ? stream_queue(s, &device, &err) : nullptr;
+}
+
+/* The stream's worker sleeps this long before each work it runs (0: no more); -1 without the
+ * asynchronous mode or for a stream that does not exist. */
+extern "C" __attribute__((visibility("default"))) int
+mt_emu_debug_stream_delay(unsigned long long stream, unsigned microseconds)
+{
+    queue *q = debug_queue(stream);
+    if (q == nullptr) {
+        return -1;
+    }
+    q->delay_us.store(microseconds);
+    return 0;
+}
+
+/* hold 1: the work queued on the stream from now on stays pending (and a host synchronisation
+ * with it waits) until hold 0; what was queued before still runs. */
+extern "C" __attribute__((visibility("default"))) int
+mt_emu_debug_stream_hold(unsigned long long stream, int hold)
+{
+    queue *q = debug_queue(stream);
+    if (q == nullptr) {
+        return -1;
+    }
+    {
+        std::lock_guard<std::mutex> g(q->m);
+        q->held = hold != 0;
+        q->hold_after = q->submitted;
+    }
+    q->has_work.notify_one();
+    return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int
+mt_emu_debug_async(void)
+{
+    return async_mode();
 }
 
 /* A stream that exists (a destroyed one does not). */
@@ -569,13 +1028,32 @@ extern "C" cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
     host_sync();
-    return check_stream(stream);
+    if (!async_mode()) {
+        return check_stream(stream);
+    }
+    int device;
+    cudaError_t err;
+    queue *q = stream_queue(stream, &device, &err);
+    if (q == nullptr) {
+        return mt_emu_error(err);
+    }
+    drain(q);
+    return mt_emu_error(take_async_error(device));
 }
 
 extern "C" cudaError_t
 cudaStreamQuery(cudaStream_t stream)
 {
-    return check_stream(stream); /* all its work has run: complete */
+    if (!async_mode()) {
+        return check_stream(stream); /* all its work has run: complete */
+    }
+    int device;
+    cudaError_t err;
+    queue *q = stream_queue(stream, &device, &err);
+    if (q == nullptr) {
+        return mt_emu_error(err);
+    }
+    return pending_tail(q) ? cudaErrorNotReady : cudaSuccess; /* not an error: not recorded */
 }
 
 extern "C" cudaError_t
@@ -614,7 +1092,7 @@ cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     }
     std::lock_guard<std::mutex> g(handle_lock);
     uintptr_t h = new_handle();
-    events[h] = event_info{current_device, flags, false, 0};
+    events[h] = event_info{current_device, flags, false, 0, nullptr, 0, 0};
     *event = (cudaEvent_t)h;
     return cudaSuccess;
 }
@@ -641,13 +1119,48 @@ cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     if (err != cudaSuccess) {
         return mt_emu_error(err);
     }
+    queue *q = async_mode() ? stream_queue(stream, &device, &err) : nullptr;
+    if (async_mode() && q == nullptr) {
+        return mt_emu_error(err); /* destroyed meanwhile */
+    }
     std::lock_guard<std::mutex> g(handle_lock);
     auto it = events.find((uintptr_t)event);
     if (it == events.end() || it->second.device != device) {
         return mt_emu_error(cudaErrorInvalidResourceHandle); /* event and stream: one device */
     }
     it->second.recorded = true;
-    it->second.ns = mt_emu_now_ns(); /* the stream's work so far has run */
+    if (!async_mode()) {
+        it->second.ns = mt_emu_now_ns(); /* the stream's work so far has run */
+        return cudaSuccess;
+    }
+    /* The time is stamped when the stream reaches the record (handle_lock is taken before a
+     * queue's lock, and the work takes it only when it runs). */
+    const uintptr_t h = (uintptr_t)event;
+    const uint64_t record = ++it->second.records;
+    it->second.q = q;
+    it->second.ticket = submit(q, [h, record] {
+        const uint64_t now = mt_emu_now_ns();
+        std::lock_guard<std::mutex> l(handle_lock);
+        auto e = events.find(h);
+        if (e != events.end() && e->second.records == record) {
+            e->second.ns = now;
+        }
+        return cudaSuccess;
+    });
+    return cudaSuccess;
+}
+
+/* The queue and ticket of an event's last record (null: nothing to wait for), or the error. */
+static cudaError_t
+event_ticket(cudaEvent_t event, queue **q, uint64_t *ticket)
+{
+    std::lock_guard<std::mutex> g(handle_lock);
+    auto it = events.find((uintptr_t)event);
+    if (it == events.end()) {
+        return cudaErrorInvalidResourceHandle;
+    }
+    *q = it->second.recorded ? it->second.q : nullptr;
+    *ticket = it->second.ticket;
     return cudaSuccess;
 }
 
@@ -662,14 +1175,36 @@ check_event(cudaEvent_t event)
 extern "C" cudaError_t
 cudaEventQuery(cudaEvent_t event)
 {
-    return check_event(event); /* recorded work has run; a never-recorded event is complete */
+    if (!async_mode()) {
+        return check_event(event); /* recorded work has run; a never-recorded event is complete */
+    }
+    queue *q;
+    uint64_t ticket;
+    cudaError_t err = event_ticket(event, &q, &ticket);
+    if (err != cudaSuccess) {
+        return mt_emu_error(err);
+    }
+    return q != nullptr && !reached(q, ticket) ? cudaErrorNotReady : cudaSuccess;
 }
 
 extern "C" cudaError_t
 cudaEventSynchronize(cudaEvent_t event)
 {
     host_sync();
-    return check_event(event);
+    if (!async_mode()) {
+        return check_event(event);
+    }
+    queue *q;
+    uint64_t ticket;
+    cudaError_t err = event_ticket(event, &q, &ticket);
+    if (err != cudaSuccess) {
+        return mt_emu_error(err);
+    }
+    if (q == nullptr) {
+        return cudaSuccess;
+    }
+    wait_for(q, ticket);
+    return mt_emu_error(take_async_error(q->device));
 }
 
 extern "C" cudaError_t
@@ -679,7 +1214,18 @@ cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
         return mt_emu_error(cudaErrorInvalidValue);
     }
     cudaError_t err = check_stream(stream);
-    return err != cudaSuccess ? err : check_event(event); /* another device's event is fine */
+    if (err != cudaSuccess || (err = check_event(event)) != cudaSuccess || !async_mode()) {
+        return err; /* another device's event is fine */
+    }
+    queue *q;
+    uint64_t ticket;
+    if ((err = event_ticket(event, &q, &ticket)) != cudaSuccess) {
+        return mt_emu_error(err);
+    }
+    if (q != nullptr && !reached(q, ticket)) {
+        submit_on(stream, wait_work(q, ticket), nullptr); /* the last record at this call */
+    }
+    return cudaSuccess;
 }
 
 extern "C" cudaError_t
@@ -694,6 +1240,10 @@ cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         ((a->second.flags | b->second.flags) & cudaEventDisableTiming) ||
         a->second.device != b->second.device) {
         return mt_emu_error(cudaErrorInvalidResourceHandle);
+    }
+    if ((a->second.q && !reached(a->second.q, a->second.ticket)) ||
+        (b->second.q && !reached(b->second.q, b->second.ticket))) {
+        return cudaErrorNotReady; /* as CUDA: a record has not run yet */
     }
     *ms = (float)(((double)b->second.ns - (double)a->second.ns) / 1e6);
     return cudaSuccess;
@@ -714,8 +1264,32 @@ mt_emu_stream_for_work(cudaStream_t stream, int *device)
     return err;
 }
 
+/* Whether p is in a cudaMallocHost block. */
+static bool
+pinned(const void *p)
+{
+    std::lock_guard<std::mutex> g(mem_lock);
+    auto it = block_at(p);
+    return it != blocks.end() && it->second.device < 0;
+}
+
+/* The copy itself (checked), on the calling thread or a stream's worker, reported to CUPTI. */
 static cudaError_t
-copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
+run_copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, int device,
+         cudaStream_t stream)
+{
+    uint64_t t0 = mt_emu_now_ns();
+    mt_emu_device_work_begin();
+    memmove(dst, src, count);
+    mt_emu_device_work_end();
+    mt_emu_memcpy_ran(kind, count, device, stream, t0, mt_emu_now_ns());
+    return cudaSuccess;
+}
+
+/* A copy on stream; blocking: cudaMemcpy's (the host waits for it in any case). */
+static cudaError_t
+copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream,
+     bool blocking)
 {
     int device;
     cudaError_t err = mt_emu_stream_for_work(stream, &device);
@@ -744,11 +1318,38 @@ copy(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t
                 count, src, dst, (int)kind, (int)actual);
         return cudaErrorInvalidValue;
     }
-    uint64_t t0 = mt_emu_now_ns();
-    mt_emu_device_work_begin();
-    memmove(dst, src, count);
-    mt_emu_device_work_end();
-    mt_emu_memcpy_ran(actual, count, dw ? dd : sw ? sd : device, stream, t0, mt_emu_now_ns());
+    const int on = dw ? dd : sw ? sd : device;
+    if (!async_mode()) {
+        return run_copy(dst, src, count, actual, on, stream);
+    }
+    /* As CUDA: a copy from pageable host memory is staged (the host may reuse its buffer when
+     * the call returns), one to pageable host memory and a host-to-host one return when done;
+     * with pinned memory (cudaMallocHost) or between device blocks the host does not wait. */
+    std::shared_ptr<unsigned char[]> staged;
+    if (actual == cudaMemcpyHostToDevice && !pinned(src)) {
+        staged.reset(new (std::nothrow) unsigned char[count]);
+        if (!staged) {
+            return cudaErrorMemoryAllocation;
+        }
+        memcpy(staged.get(), src, count);
+        src = staged.get();
+    }
+    const bool host_waits = blocking || (actual == cudaMemcpyDeviceToHost && !pinned(dst)) ||
+                            actual == cudaMemcpyHostToHost;
+    uint64_t ticket = 0;
+    queue *q = submit_on(
+        stream,
+        [dst, src, count, actual, on, stream, staged] {
+            return run_copy(dst, src, count, actual, on, stream);
+        },
+        &ticket);
+    if (q == nullptr) {
+        return cudaErrorInvalidResourceHandle; /* destroyed meanwhile */
+    }
+    if (host_waits) {
+        wait_for(q, ticket);
+        return take_async_error(q->device);
+    }
     return cudaSuccess;
 }
 
@@ -758,13 +1359,13 @@ cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
     if (count > 0 && where(src, count, NULL) == 1 && where(dst, count, NULL) == 0) {
         host_sync(); /* a device to host copy waits for the work before it */
     }
-    return mt_emu_error(copy(dst, src, count, kind, NULL));
+    return mt_emu_error(copy(dst, src, count, kind, NULL, true));
 }
 
 extern "C" cudaError_t
 cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return mt_emu_error(copy(dst, src, count, kind, stream));
+    return mt_emu_error(copy(dst, src, count, kind, stream, false));
 }
 
 static cudaError_t
@@ -777,6 +1378,20 @@ fill(void *devPtr, int value, size_t count, cudaStream_t stream)
     }
     if (where(devPtr, count, NULL) != 1) {
         return cudaErrorInvalidValue;
+    }
+    if (async_mode()) {
+        /* asynchronous for the host, even cudaMemset's (on the legacy stream), as in CUDA */
+        return submit_on(
+                   stream,
+                   [devPtr, value, count] {
+                       mt_emu_device_work_begin();
+                       memset(devPtr, value, count);
+                       mt_emu_device_work_end();
+                       return cudaSuccess;
+                   },
+                   nullptr)
+                   ? cudaSuccess
+                   : cudaErrorInvalidResourceHandle;
     }
     mt_emu_device_work_begin();
     memset(devPtr, value, count);

@@ -29,4 +29,15 @@ void mt_emu_arena_free(void *p, size_t bytes);
  * device), without waiting for the registry's lock (false when it is held or p is in no block). */
 bool mt_emu_block_try_find(const void *p, uintptr_t *start, size_t *size, int *device);
 
+#ifdef __cplusplus
+#include <functional>
+
+/* The asynchronous mode: queues fn on a live stream (checked by the caller) to run on its
+ * worker; an error it returns is the device's next synchronisation's (mt_emu_async_error). */
+void mt_emu_submit(cudaStream_t stream, std::function<cudaError_t()> fn);
+
+/* The error left by queued work that failed on the device (reported once), or cudaSuccess. */
+cudaError_t mt_emu_async_error(int device);
+#endif
+
 #endif

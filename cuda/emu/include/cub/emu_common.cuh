@@ -67,6 +67,7 @@ stream_device(const char *algo, cudaStream_t stream, int *device)
         return fail(cudaErrorInvalidResourceHandle, algo,
                     "the stream belongs to another device than the current one");
     }
+    mt_emu_stream_drain(stream); // the asynchronous mode: the stream's earlier work first
     return cudaSuccess;
 }
 
