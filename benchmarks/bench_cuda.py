@@ -1,4 +1,5 @@
-"""The GPU benchmark: sgemm, vector add against a device-to-device copy, the launch
+"""The GPU benchmark: sgemm, vector add against a device-to-device copy, the sum of 256M
+floats, softmax and cumsum of 8192x8192 and a transposed add (as bandwidth), the launch
 latency of a tiny add, the cached allocation latency (a 1 MiB tensor made and dropped) and the
 seed network's forward latency, each beside PyTorch on the same GPU. Prints a table and writes
 it (and a JSON copy) into the folder given as the first argument, if any.
@@ -71,6 +72,20 @@ def bandwidth(lib, sync, device):
     return {"add 256M f32 (GB/s)": 3 * 4 * n / s_add / 1e9, "copy 256M f32 (GB/s)": 2 * 4 * n / s_copy / 1e9}
 
 
+def reductions(lib, sync, device):
+    """The grid-wide sum, the row kernels (softmax a row per block, the block scan) and a
+    strided add (32-bit indexing, fast dividers), as bandwidth: bytes read and written."""
+    n = 256 << 20
+    x = lib.ones(n, device=device)
+    m = lib.ones(8192, 8192, device=device)
+    t = lib.ones(8192, 8192, device=device).t()
+    out = {"sum 256M f32 (GB/s)": 4 * n / timed(lambda: x.sum(), sync, 10) / 1e9}
+    out["softmax 8192^2 (GB/s)"] = 2 * 4 * m.numel() / timed(lambda: lib.softmax(m, -1), sync, 10) / 1e9
+    out["cumsum 8192^2 (GB/s)"] = 2 * 4 * m.numel() / timed(lambda: m.cumsum(-1), sync, 10) / 1e9
+    out["add transposed 64M (GB/s)"] = 3 * 4 * m.numel() / timed(lambda: m + t, sync, 10) / 1e9
+    return out
+
+
 def latencies(lib, sync, device):
     t = lib.ones(1, device=device)
     out = {"tiny add (us/op)": timed(lambda: t + t, sync, 2000) * 1e6}
@@ -85,7 +100,8 @@ def cases(lib, sync, device):
     """Every row; a group that raises is reported and left out, so the others still print."""
     out = {}
     groups = [lambda: sgemm(lib, sync, device, 4096), lambda: sgemm(lib, sync, device, 8192),
-              lambda: bandwidth(lib, sync, device), lambda: latencies(lib, sync, device)]
+              lambda: bandwidth(lib, sync, device), lambda: reductions(lib, sync, device),
+              lambda: latencies(lib, sync, device)]
     for group in groups:
         try:
             out.update(group())

@@ -5,22 +5,67 @@
 
 #include "cuda/kernels_index_fill_nn.h"
 
-// The sum of v over the block (MT_CUDA_ROW_THREADS threads), in every thread; buf is reusable
-// when it returns.
-static __device__ double
-block_sum(double v, double *buf)
+// ---- a value folded over a warp or a block, the result in every thread ----
+//
+// The simple form: every thread writes v to shared memory and one thread folds them in order.
+// The form used: the 32 lanes of a warp fold with register shuffles (a butterfly: lane ^ 16,
+// 8, 4, 2, 1, after which every lane holds the warp's total), then lane 0 of each warp leaves
+// its warp's total in shared memory and every thread folds the (at most 32) warp totals in
+// warp order: one __syncthreads instead of a tree's log2(threads), the same total everywhere.
+
+#define MT_FULL_WARP 0xffffffffu
+
+// op(v) over the 32 lanes of the calling warp, in every lane (all 32 lanes must call it)
+template <typename V, typename Op>
+static __device__ __forceinline__ V
+warp_all(V v, Op op)
 {
-    buf[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = MT_CUDA_ROW_THREADS / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half) {
-            buf[threadIdx.x] += buf[threadIdx.x + half];
-        }
-        __syncthreads();
+    for (int m = 16; m > 0; m /= 2) {
+        v = op(v, __shfl_xor_sync(MT_FULL_WARP, v, m));
     }
-    const double total = buf[0];
+    return v;
+}
+
+// op(v) over the block (blockDim.x a multiple of 32, every thread calling), in every thread;
+// buf holds 32 V at least and is reusable when it returns
+template <typename V, typename Op>
+static __device__ V
+block_all(V v, Op op, V *buf)
+{
+    v = warp_all(v, op);
+    if (threadIdx.x % 32 == 0) {
+        buf[threadIdx.x / 32] = v;
+    }
+    __syncthreads();
+    V total = buf[0];
+    for (unsigned w = 1; w < blockDim.x / 32; w++) {
+        total = op(total, buf[w]);
+    }
     __syncthreads();
     return total;
+}
+
+struct AddOp {
+    template <typename V> __device__ __forceinline__ V operator()(V a, V b) const
+    {
+        return a + b;
+    }
+};
+
+// the larger, a NaN on either side winning (max and softmax's centre)
+struct MaxNanOp {
+    template <typename V> __device__ __forceinline__ V operator()(V a, V b) const
+    {
+        return (a > b || a != a) ? a : b;
+    }
+};
+
+// The sum of v over the block (blockDim.x a multiple of 32), in every thread; buf (32 doubles
+// at least) is reusable when it returns.
+static __device__ __forceinline__ double
+block_sum(double v, double *buf)
+{
+    return block_all(v, AddOp(), buf);
 }
 
 // The offset in (outer, C, inner) of element j of channel c; a row (outer 1) spares the divisions

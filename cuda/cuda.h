@@ -28,6 +28,10 @@ mt_status mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, v
 #define mt_cuda_launch(kernel, grid, block, args) \
     mt_cuda_launch_at((kernel), (grid), (block), (args), #kernel, __FILE__, __LINE__)
 
+/* The current device's number of multiprocessors (cudaDevAttrMultiProcessorCount, asked once
+ * per device): grids are sized from it (a few blocks per SM, each striding over the work). */
+int mt_cuda_sm_count(void);
+
 /* Finds the devices once; MT_OK if at least one is usable, else the CUDA error (no driver, no
  * device) as an MT_ECUDA failure, every time it is asked. */
 mt_status mt_cuda_lazy_init(void);

@@ -73,6 +73,19 @@ geometry(mt_cuda_ew *p, int ndim, const int64_t *shape, mt_tensor *const *ops, i
     for (int k = 0; k < nops; k++) {
         p->vec &= p->data[k] == NULL || (uintptr_t)p->data[k] % 32 == 0;
     }
+    /* Strided: 32-bit offsets and fast dividers when every index fits (OffsetCalculator). */
+    p->idx32 = !p->contig && p->n > 0 && p->n < (int64_t)MT_CUDA_DIVIDER_MAX; /* no size 0 */
+    for (int k = 0; k < nops && p->idx32; k++) {
+        int64_t last = 0; /* the largest offset */
+        for (int d = 0; d < p->ndim; d++) {
+            last += (p->sizes[d] - 1) * p->strides[k][d];
+            p->idx32 &= p->strides[k][d] >= 0 && p->strides[k][d] < (int64_t)MT_CUDA_DIVIDER_MAX;
+        }
+        p->idx32 = last < (int64_t)MT_CUDA_DIVIDER_MAX;
+    }
+    for (int d = 0; d < p->ndim && p->idx32; d++) {
+        p->div[d] = mt_cuda_divider_of((uint32_t)p->sizes[d]);
+    }
 }
 
 static mt_status
@@ -84,9 +97,10 @@ launch(const void *kernel, mt_cuda_ew *p)
     if (blocks == 0) {
         blocks = 1; /* fewer elements than one vector: the tail loop does them */
     }
-    if (blocks > 65536 * 8) {
-        blocks = 65536 * 8; /* the kernels' loops stride over the grid; more blocks buy nothing */
-    }
+    /* the kernels' loops stride over the grid: beyond a few waves of blocks over the SMs (a
+     * block per SM holds 2048 / 256 = 8 at once), more blocks buy nothing */
+    const int64_t most = (int64_t)mt_cuda_sm_count() * 8 * 4;
+    blocks = blocks < most ? blocks : most;
     void *args[] = {p};
     return mt_cuda_launch(kernel, (unsigned)blocks, (unsigned)threads, args);
 }

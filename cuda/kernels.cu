@@ -166,6 +166,38 @@ offsets(const mt_cuda_ew &p, int64_t i, int64_t *off)
     }
 }
 
+// The same with 32-bit indices (p.idx32: n and every offset below 2^31): a fast division by
+// each size (its divider computed on the host), the remainder by a multiply-subtract.
+static __device__ __forceinline__ void
+offsets32(const mt_cuda_ew &p, uint32_t i, int64_t *off)
+{
+    uint32_t o[MT_CUDA_MAX_OPERANDS] = {0, 0, 0, 0};
+    for (int d = p.ndim - 1; d >= 0; d--) {
+        const uint32_t q = mt_cuda_div(p.div[d], i), idx = i - q * (uint32_t)p.sizes[d];
+        i = q;
+        for (int k = 0; k < MT_CUDA_MAX_OPERANDS; k++) {
+            o[k] += idx * (uint32_t)p.strides[k][d];
+        }
+    }
+    for (int k = 0; k < MT_CUDA_MAX_OPERANDS; k++) {
+        off[k] = o[k];
+    }
+}
+
+// The element offsets of index i in each operand: i itself when every operand is contiguous.
+static __device__ __forceinline__ void
+offsets_of(const mt_cuda_ew &p, int64_t i, int64_t *off)
+{
+    if (p.contig) {
+        return; // off holds i
+    }
+    if (p.idx32) {
+        offsets32(p, (uint32_t)i, off);
+    } else {
+        offsets(p, i, off);
+    }
+}
+
 // N elements of T in one aligned load or store
 template <typename T, int N> struct alignas(sizeof(T) * N) pack {
     T v[N];
@@ -253,9 +285,7 @@ ew_kernel(mt_cuda_ew p)
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {
         int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
-        if (!p.contig) {
-            offsets(p, i, off);
-        }
+        offsets_of(p, i, off);
         const typename F::T1 x = load<typename F::T1>(p, 1, off[1]);
         const typename F::T2 y = load<typename F::T2>(p, 2, off[2]);
         const typename F::T3 z = load<typename F::T3>(p, 3, off[3]);
@@ -272,9 +302,7 @@ fill_kernel(mt_cuda_ew p)
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {
         int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
-        if (!p.contig) {
-            offsets(p, i, off);
-        }
+        offsets_of(p, i, off);
         ((T *)p.data[0])[off[0]] = k;
     }
 }
@@ -287,9 +315,7 @@ cast_kernel(mt_cuda_ew p)
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
          i += (int64_t)gridDim.x * blockDim.x) {
         int64_t off[MT_CUDA_MAX_OPERANDS] = {i, i, i, i};
-        if (!p.contig) {
-            offsets(p, i, off);
-        }
+        offsets_of(p, i, off);
         const From v = load_((const From *)p.data[1] + off[1]);
         ((To *)p.data[0])[off[0]] = store_as<To>::go(as_number(v));
     }

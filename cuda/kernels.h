@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "ops/elementwise_table.h"
 #include "cpu/pool_window.h"
+#include "cuda/int_divider.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
 #define MT_CUDA_MAX_DIMS 64
 
@@ -40,9 +41,12 @@ typedef struct mt_cuda_ew {
     int ndim, nin, contig;
     int vec; /* contiguous, every operand's data 32-byte aligned: 4 elements a thread, vector
               * loads and stores (what reaches copy bandwidth; elementwise.c decides) */
+    int idx32; /* not contig, n and every operand's offsets below 2^31: 32-bit indexing with
+                * div (a fast divider of each size) in place of 64-bit divisions */
     int64_t n;
     int64_t sizes[MT_CUDA_MAX_DIMS];
     int64_t strides[MT_CUDA_MAX_OPERANDS][MT_CUDA_MAX_DIMS];
+    mt_cuda_divider div[MT_CUDA_MAX_DIMS];
     char *data[MT_CUDA_MAX_OPERANDS];
     mt_cuda_scalar scalar[MT_CUDA_MAX_OPERANDS];
     mt_cuda_scalar k; /* the op's own scalar: alpha of add/sub, the bound of clamp_min */
@@ -62,7 +66,10 @@ const void *mt_cuda_cast_kernel(mt_dtype to, mt_dtype from);
 #define MT_CUDA_RED_THREADS 256 /* threads per block (a power of two: the tree halves it) */
 
 /* One reduction launch, passed by value: x (input dtype) reduced over the red dims into nout
- * results, one block per result. Result o is the o-th in row-major order of the kept dims
+ * results, by `slices` blocks per result: one (a block folds all of a result's elements and
+ * writes it), or more (the grid-wide reduction of few results over many elements: block k of
+ * result o folds elements k * MT_CUDA_RED_THREADS + t + m * slices * MT_CUDA_RED_THREADS into
+ * its state part[o * slices + k], and the finishing kernel folds a result's slices). Result o is the o-th in row-major order of the kept dims
  * (out_sizes; out_strides are x's strides of them); the elements it covers are x's at the
  * red dims, j-th in row-major order of red_sizes. Strides are in elements, x points at the
  * tensor's first element. */
@@ -77,7 +84,11 @@ typedef struct mt_cuda_red {
     const double *centre;  /* nout values the two-pass ops reduce about, or NULL */
     double p;              /* the norm's order; var's correction */
     int flag;              /* sum: divide by nred (mean); var: take the root (std) */
+    int64_t slices;        /* blocks per result (at least 1) */
+    char *part;            /* slices > 1: nout * slices states of MT_CUDA_RED_STATE_BYTES each */
 } mt_cuda_red;
+
+#define MT_CUDA_RED_STATE_BYTES 16 /* the largest reducer state (argmax's value and position) */
 
 /* The result dtype: float64 (sum and prod of floats, norms, var, logsumexp), int64 (sum and
  * prod of integers and bools), the input's (amax, amin, argmax's values), bool (all, any). */
@@ -101,8 +112,11 @@ typedef enum mt_cuda_red_op {
     MT_CUDA_NUM_RED_OPS
 } mt_cuda_red_op;
 
-/* The kernel (a __global__ taking one mt_cuda_red) of op on input dtype dt, or NULL. */
+/* The kernel (a __global__ taking one mt_cuda_red) of op on input dtype dt, or NULL; and the
+ * one that finishes a grid-wide reduction (slices > 1: a block per result folds its slices'
+ * states, then writes it), launched after it with the same mt_cuda_red. */
 const void *mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt);
+const void *mt_cuda_red_finish_kernel(mt_cuda_red_op op, mt_dtype dt);
 
 /* Ops along one dim with the input's shape: args (const T *x, T *y, int64_t outer, int64_t n,
  * int64_t inner), x and y contiguous (outer, n, inner), any grid of MT_CUDA_THREADS threads. */
@@ -115,6 +129,12 @@ typedef enum mt_cuda_row_op {
     MT_CUDA_NUM_ROW_OPS
 } mt_cuda_row_op;
 const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
+/* The same ops along the last dim (inner 1), a row per block (a block scan; softmax's max and
+ * sum as warp shuffles then shared memory), or for softmax and log_softmax with per_warp a
+ * row per warp (short rows): args (const T *x, T *y, int64_t rows, int64_t n), any grid of
+ * MT_CUDA_ROW_BLOCK threads; NULL where op has none. */
+#define MT_CUDA_ROW_BLOCK 256
+const void *mt_cuda_row_block_kernel(mt_cuda_row_op op, mt_dtype dt, int per_warp);
 
 /* ---- 2-D pooling (pool.cu) ----
  * args (pool_geom g, const T *in, T *out, int64_t *idx, mt_cuda_assert_record *bad), one

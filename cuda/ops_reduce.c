@@ -28,7 +28,7 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
         return mt_fail_not_implemented(r->name, "_cuda", r->in_dt);
     }
     mt_status st = MT_OK;
-    mt_tensor *x = NULL;
+    mt_tensor *x = NULL, *part = NULL;
     if (self->dtype == r->in_dt) {
         x = mt_tensor_retain(self);
     } else if ((st = mt_cuda_cast(self, r->in_dt, &x))) {
@@ -39,20 +39,27 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     memset(&p, 0, sizeof(p));
     int64_t keep[MT_MAX_DIMS];
     p.nout = p.nred = 1;
+    int last = -1; /* the kind of the last dim of size > 1: 1 reduced, 0 kept */
     for (int d = 0; d < x->ndim; d++) {
         keep[d] = reduce[d] ? 1 : x->sizes[d];
         if (x->sizes[d] == 1) {
             continue; /* covered by offset 0 either way */
         }
-        if (reduce[d]) {
-            p.red_sizes[p.red_ndim] = x->sizes[d];
-            p.red_strides[p.red_ndim++] = x->strides[d];
-            p.nred *= x->sizes[d];
+        const int64_t n = x->sizes[d], stride = x->strides[d];
+        int *nd = reduce[d] ? &p.red_ndim : &p.out_ndim;
+        int64_t *sizes = reduce[d] ? p.red_sizes : p.out_sizes;
+        int64_t *strides = reduce[d] ? p.red_strides : p.out_strides;
+        if (last == (int)reduce[d] && strides[*nd - 1] == n * stride) {
+            /* one dim with the previous (the same kind, laid out one after it): the same
+             * row-major order, one division less per element */
+            sizes[*nd - 1] *= n;
+            strides[*nd - 1] = stride;
         } else {
-            p.out_sizes[p.out_ndim] = x->sizes[d];
-            p.out_strides[p.out_ndim++] = x->strides[d];
-            p.nout *= x->sizes[d];
+            sizes[*nd] = n;
+            strides[(*nd)++] = stride;
         }
+        *(reduce[d] ? &p.nred : &p.nout) *= n;
+        last = reduce[d];
     }
     if (acc && (st = mt_tensor_empty(x->ndim, keep, r->acc_dt, dev, acc))) {
         goto out_release;
@@ -66,16 +73,35 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     p.centre = r->centre ? (const double *)mt_tensor_data(r->centre) : NULL;
     p.p = r->p;
     p.flag = r->flag;
-    if (p.nout > 0) {
-        int64_t blocks = p.nout < (1 << 20) ? p.nout
-                                            : (1 << 20); /* the kernel strides over results */
+    if (p.nout > 0 && (st = mt_cuda_use_device(dev)) == MT_OK) {
+        /* Few results over many elements: slices blocks per result (a few blocks per SM in
+         * all, each folding a thousand elements at least), then a second pass over their
+         * states; else a block per result. */
+        const int64_t per_block = 4 * MT_CUDA_RED_THREADS;
+        const int64_t want = 4 * (int64_t)mt_cuda_sm_count() / p.nout;
+        const int64_t have = (p.nred + per_block - 1) / per_block;
+        p.slices = want < have ? want : have;
+        p.slices = p.slices > 1 ? p.slices : 1;
+        if (p.slices > 1) {
+            int64_t bytes = p.nout * p.slices * MT_CUDA_RED_STATE_BYTES;
+            if ((st = mt_tensor_empty(1, &bytes, MT_UINT8, dev, &part))) {
+                goto out_release;
+            }
+            p.part = mt_tensor_data(part);
+        }
+        int64_t items = p.nout * p.slices;
+        int64_t blocks = items < (1 << 20) ? items : (1 << 20); /* the kernel strides over them */
         void *args[] = {&p};
-        if ((st = mt_cuda_use_device(dev)) ||
-            (st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {
+        if ((st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {
             goto out_release;
+        }
+        if (p.slices > 1) {
+            st = mt_cuda_launch(mt_cuda_red_finish_kernel(r->op, r->in_dt), (unsigned)p.nout,
+                                MT_CUDA_RED_THREADS, args);
         }
     }
 out_release:
+    mt_tensor_clear(&part);
     if (st) {
         if (acc) {
             mt_tensor_clear(acc);
@@ -347,14 +373,34 @@ row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
         inner *= d > dim ? self->sizes[d] : 1;
     }
     int64_t lanes = outer * inner;
+    /* Along the last dim: a row per block (or per warp for short softmax rows), its threads
+     * reading consecutive elements. Along another: a thread per lane, consecutive threads
+     * reading consecutive lanes (coalesced all the same). */
+    const bool per_warp = n <= 128;
+    const void *rows_kernel = inner == 1 ? mt_cuda_row_block_kernel(op, dt, per_warp) : NULL;
+    if (inner == 1 && rows_kernel == NULL) {
+        rows_kernel = mt_cuda_row_block_kernel(op, dt, false);
+    }
     if (lanes > 0 && n > 0) {
-        int64_t blocks = (lanes + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
-        blocks = blocks < (1 << 20) ? blocks : (1 << 20);
         void *xd = mt_tensor_data(x), *yd = mt_tensor_data(a->out[0]);
-        void *args[] = {&xd, &yd, &outer, &n, &inner};
+        void *args[] = {&xd, &yd, &outer, &n, &inner}; /* (x, y, rows, n) for rows_kernel */
+        const void *kernel = mt_cuda_row_kernel(op, dt);
+        int64_t blocks = (lanes + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
+        unsigned threads = MT_CUDA_THREADS;
+        if (rows_kernel) {
+            const int64_t rows_per_block = rows_kernel == mt_cuda_row_block_kernel(op, dt, true)
+                                               ? MT_CUDA_ROW_BLOCK / 32
+                                               : 1;
+            kernel = rows_kernel;
+            blocks = (outer + rows_per_block - 1) / rows_per_block;
+            threads = MT_CUDA_ROW_BLOCK;
+            while (rows_per_block == 1 && threads > 32 && threads / 2 >= n) {
+                threads /= 2; /* a short row: a smaller block (a warp at least, a power of two) */
+            }
+        }
+        blocks = blocks < (1 << 20) ? blocks : (1 << 20); /* the kernels stride over the rest */
         if ((st = mt_cuda_use_device(mt_tensor_device(self))) ||
-            (st = mt_cuda_launch(mt_cuda_row_kernel(op, dt), (unsigned)blocks, MT_CUDA_THREADS,
-                                 args))) {
+            (st = mt_cuda_launch(kernel, (unsigned)blocks, threads, args))) {
             mt_tensor_clear(&a->out[0]);
         }
     }

@@ -1,10 +1,14 @@
 // The reduction kernels of the CUDA backend: one generic strided kernel (a block per result,
-// each thread folding a strided share of the reduced elements, then a shared-memory tree) and
-// one small reducer per op; and the ops along one dim with the input's shape (cumsum, cumprod,
-// softmax, log_softmax), a thread per lane. The host code (ops_reduce.c) picks dims, dtypes
-// and errors.
+// each thread folding a strided share of the reduced elements, then a shared-memory tree; or,
+// for few results over many elements, several blocks per result and a second pass over their
+// states, as PyTorch's Reduce.cuh) and one small reducer per op; and the ops along one dim with
+// the input's shape (cumsum, cumprod, logcumsumexp, softmax, log_softmax): a thread per lane,
+// or along the last dim a row per block (block scans; softmax's folds as warp shuffles) or per
+// warp. The host code (ops_reduce.c) picks dims, dtypes, the grid and errors.
 #include <math.h>
+#include <string.h>
 
+#include "cuda/block_sum.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 
@@ -282,18 +286,54 @@ template <typename T> struct Make<NormPR<T>> {
 };
 #undef D
 
-// x (any strides) -> nout results; blockDim.x must be MT_CUDA_RED_THREADS. A block takes
-// results blockIdx.x, blockIdx.x + gridDim.x, ...: every thread of a block runs the same
-// number of iterations, so the __syncthreads() are reached by all.
+// The offset in x of element j of a result whose first element is at base: j in row-major
+// order of the red dims (dim 0 needs no modulo: j < nred). The host merges the dims it can,
+// so a reduction over contiguous elements is one dim and no division at all.
+static __device__ __forceinline__ int64_t
+red_offset(const mt_cuda_red &p, int64_t base, int64_t j)
+{
+    int64_t off = base;
+    for (int d = p.red_ndim - 1; d > 0; d--) {
+        off += (j % p.red_sizes[d]) * p.red_strides[d];
+        j /= p.red_sizes[d];
+    }
+    return p.red_ndim > 0 ? off + j * p.red_strides[0] : off;
+}
+
+// The states of the block's threads (buf, one per thread) folded into buf[0]: a shared-memory
+// tree, lower threads' states on the left (a state may be a struct: argmax's value and
+// position, wider than a shuffle's 8 bytes). buf is reusable after the next __syncthreads.
+template <typename R>
+static __device__ __forceinline__ void
+fold_block(const R &r, typename R::S *buf)
+{
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
+        if (threadIdx.x < h) {
+            buf[threadIdx.x] = r.join(buf[threadIdx.x], buf[threadIdx.x + h]);
+        }
+        __syncthreads();
+    }
+}
+
+// x (any strides) -> nout results; blockDim.x must be MT_CUDA_RED_THREADS. Work item b is
+// slice k = b % slices of result o = b / slices; a block takes items blockIdx.x,
+// blockIdx.x + gridDim.x, ...: every thread of a block runs the same number of iterations, so
+// the __syncthreads() are reached by all. With one slice (many results) a block folds all of a
+// result's elements and writes it; with more (few results over many elements: the grid-wide
+// reduction), slice k's block folds elements k * threads + t, + slices * threads, ... into its
+// state part[b], which red_finish_kernel folds.
 template <typename T, typename R>
 __global__ void
 red_kernel(mt_cuda_red p)
 {
     using S = typename R::S;
+    static_assert(sizeof(S) <= MT_CUDA_RED_STATE_BYTES, "the host sizes part by this");
     __shared__ S buf[MT_CUDA_RED_THREADS];
     const R r = Make<R>::make(p);
     const T *x = (const T *)p.x;
-    for (int64_t o = blockIdx.x; o < p.nout; o += gridDim.x) {
+    for (int64_t b = blockIdx.x; b < p.nout * p.slices; b += gridDim.x) {
+        const int64_t o = b / p.slices, k = b % p.slices;
         int64_t base = 0, rem = o;
         for (int d = p.out_ndim - 1; d >= 0; d--) {
             base += (rem % p.out_sizes[d]) * p.out_strides[d];
@@ -301,26 +341,45 @@ red_kernel(mt_cuda_red p)
         }
         const double c = p.centre ? p.centre[o] : 0.0;
         S s = r.init();
-        for (int64_t j = threadIdx.x; j < p.nred; j += blockDim.x) {
-            int64_t off = base, q = j;
-            for (int d = p.red_ndim - 1; d >= 0; d--) {
-                off += (q % p.red_sizes[d]) * p.red_strides[d];
-                q /= p.red_sizes[d];
-            }
-            s = r.step(s, load_(x + off), j, c);
+        const int64_t step = p.slices * blockDim.x;
+        for (int64_t j = k * blockDim.x + threadIdx.x; j < p.nred; j += step) {
+            s = r.step(s, load_(x + red_offset(p, base, j)), j, c);
         }
         buf[threadIdx.x] = s;
-        __syncthreads();
-        for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
-            if (threadIdx.x < h) {
-                buf[threadIdx.x] = r.join(buf[threadIdx.x], buf[threadIdx.x + h]);
-            }
-            __syncthreads();
-        }
+        fold_block(r, buf);
         if (threadIdx.x == 0) {
-            r.done(buf[0], p, o, c);
+            if (p.slices == 1) {
+                r.done(buf[0], p, o, c);
+            } else {
+                memcpy(p.part + b * MT_CUDA_RED_STATE_BYTES, &buf[0], sizeof(S));
+            }
         }
-        __syncthreads(); // buf is reused by the next result
+        __syncthreads(); // buf is reused by the next item
+    }
+}
+
+// The grid-wide reduction's second pass: result o (a block each, grid-stride) = its slices'
+// states part[o * slices ...] folded in slice order, then written as red_kernel would.
+template <typename T, typename R>
+__global__ void
+red_finish_kernel(mt_cuda_red p)
+{
+    using S = typename R::S;
+    __shared__ S buf[MT_CUDA_RED_THREADS];
+    const R r = Make<R>::make(p);
+    for (int64_t o = blockIdx.x; o < p.nout; o += gridDim.x) {
+        S s = r.init();
+        for (int64_t k = threadIdx.x; k < p.slices; k += blockDim.x) {
+            S q;
+            memcpy(&q, p.part + (o * p.slices + k) * MT_CUDA_RED_STATE_BYTES, sizeof(S));
+            s = r.join(s, q);
+        }
+        buf[threadIdx.x] = s;
+        fold_block(r, buf);
+        if (threadIdx.x == 0) {
+            r.done(buf[0], p, o, p.centre ? p.centre[o] : 0.0);
+        }
+        __syncthreads();
     }
 }
 
@@ -369,40 +428,148 @@ logcumsumexp_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
 
 // y = softmax (IsLog: log_softmax) of x along n: the CPU's SOFTMAX_LOOP (cpu/reduce_dim.c)
 template <typename T, bool IsLog>
-__global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner){LANES({
-    T m = -INFINITY;
-    for (int64_t j = 0; j < n; j++) {
-        const T v = xr[j * inner];
-        m = v > m || v != v ? v : m;
-    }
-    if (isinf(m)) {
-        m = m > 0 ? m : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN
-    }
-    double sum = 0;
-    for (int64_t j = 0; j < n; j++) {
-        const T e = exp_((T)(xr[j * inner] - m));
-        sum += e;
-        if (!IsLog) {
-            yr[j * inner] = e;
-        }
-    }
-    if (IsLog) {
-        const T log_sum = (T)log(sum);
+__global__ void
+softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64_t inner)
+{
+    LANES({
+        T m = -INFINITY;
         for (int64_t j = 0; j < n; j++) {
-            yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
+            const T v = xr[j * inner];
+            m = v > m || v != v ? v : m;
         }
-    } else {
-        const T scale = (T)(1.0 / sum);
+        if (isinf(m)) {
+            m = m > 0 ? m : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN
+        }
+        double sum = 0;
         for (int64_t j = 0; j < n; j++) {
-            yr[j * inner] *= scale;
+            const T e = exp_((T)(xr[j * inner] - m));
+            sum += e;
+            if (!IsLog) {
+                yr[j * inner] = e;
+            }
         }
-    }
-})}
+        if (IsLog) {
+            const T log_sum = (T)log(sum);
+            for (int64_t j = 0; j < n; j++) {
+                yr[j * inner] = (xr[j * inner] - m) - log_sum; // exact near the max, as the CPU's
+            }
+        } else {
+            const T scale = (T)(1.0 / sum);
+            for (int64_t j = 0; j < n; j++) {
+                yr[j * inner] *= scale;
+            }
+        }
+    })
+}
 #undef LANES
+
+// ---- the same along the last dim (inner 1): a row per block, or per warp ----
+
+// x, y (rows, n) contiguous; y = softmax (IsLog: log_softmax) of each row, as softmax_kernel.
+// PerWarp (short rows): warp w of the block takes rows blockIdx.x * warps + w, + gridDim.x *
+// warps, ...; else the block takes rows blockIdx.x, + gridDim.x, .... The group's threads read
+// consecutive elements (coalesced); the max and the sum are folded by warp shuffles (then
+// shared memory across the block's warps), in double.
+template <typename T, bool IsLog, bool PerWarp>
+__global__ void
+softmax_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
+{
+    __shared__ double buf[32];
+    const int64_t group = PerWarp ? 32 : blockDim.x, lane = threadIdx.x % group;
+    const int64_t warps = blockDim.x / 32;
+    const int64_t first = PerWarp ? blockIdx.x * warps + threadIdx.x / 32 : blockIdx.x;
+    const int64_t step = PerWarp ? gridDim.x * warps : gridDim.x;
+    for (int64_t r = first; r < rows; r += step) { // the same trip count in a whole group
+        const T *xr = x + r * n;
+        T *yr = y + r * n;
+        double m = -INFINITY;
+        for (int64_t j = lane; j < n; j += group) {
+            m = MaxNanOp()(m, (double)xr[j]);
+        }
+        m = PerWarp ? warp_all(m, MaxNanOp()) : block_all(m, MaxNanOp(), buf);
+        T c = (T)m;
+        if (isinf(c)) {
+            c = c > 0 ? c : 0; // a row of -inf: exp(x - 0) gives 0/0 = NaN, as the CPU's
+        }
+        double sum = 0;
+        for (int64_t j = lane; j < n; j += group) {
+            const T e = exp_((T)(xr[j] - c));
+            sum += e;
+            if (!IsLog) {
+                yr[j] = e;
+            }
+        }
+        sum = PerWarp ? warp_all(sum, AddOp()) : block_all(sum, AddOp(), buf);
+        const T log_sum = (T)log(sum), scale = (T)(1.0 / sum);
+        for (int64_t j = lane; j < n; j += group) { // each thread rereads what it wrote
+            yr[j] = IsLog ? (T)((xr[j] - c) - log_sum) : (T)(yr[j] * scale);
+        }
+    }
+}
+
+// The scans' operations on the accumulator A, and their identities.
+template <int Op> struct ScanOp {
+    template <typename A> __device__ __forceinline__ static A id()
+    {
+        if constexpr (Op == 2) {
+            return A(-INFINITY);
+        } else {
+            return A(Op); // 0 for a sum, 1 for a product
+        }
+    }
+    template <typename A> __device__ __forceinline__ static A apply(A a, A b)
+    {
+        if constexpr (Op == 0) {
+            return a + b;
+        } else if constexpr (Op == 1) {
+            return a * b;
+        } else {
+            return mt_log_add_exp(b, a);
+        }
+    }
+};
+
+// x, y (rows, n) contiguous; y = the inclusive scan of each row under ScanOp<Op> (0 cumsum,
+// 1 cumprod, 2 logcumsumexp), accumulated in A. A block per row (grid-stride) walks it in tiles
+// of blockDim.x elements: thread t loads element t of the tile (coalesced), a Hillis-Steele scan
+// in shared memory (log2(blockDim.x) steps: after the step of distance d, buf[t] folds the
+// tile's elements t - 2d + 1 .. t) gives each its prefix within the tile, and the carry (the
+// fold of the earlier tiles) is put in front. The simple form is scan_kernel's loop.
+template <typename T, typename A, int Op>
+__global__ void
+scan_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
+{
+    __shared__ A buf[MT_CUDA_ROW_BLOCK];
+    const unsigned t = threadIdx.x;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + r * n;
+        T *yr = y + r * n;
+        A carry = ScanOp<Op>::template id<A>();
+        for (int64_t tile = 0; tile < n; tile += blockDim.x) {
+            const int64_t j = tile + t;
+            A v = j < n ? (A)load_(xr + j) : ScanOp<Op>::template id<A>();
+            buf[t] = v;
+            __syncthreads();
+            for (unsigned d = 1; d < blockDim.x; d *= 2) {
+                const A left = t >= d ? buf[t - d] : ScanOp<Op>::template id<A>();
+                __syncthreads(); // every read of this step before any write
+                if (t >= d) {
+                    v = ScanOp<Op>::apply(left, v);
+                    buf[t] = v;
+                }
+                __syncthreads();
+            }
+            if (j < n) {
+                yr[j] = (T)ScanOp<Op>::apply(carry, v);
+            }
+            carry = ScanOp<Op>::apply(carry, buf[blockDim.x - 1]);
+            __syncthreads(); // buf is reused by the next tile
+        }
+    }
+}
 
 // ---- the table (positional: mt_dtype order bool, int32, int64, float32, float64) ----
 
-#define K(T, ...) MT_KERNEL_PTR(red_kernel<T, __VA_ARGS__>)
 #define ALL(R)                                                                             \
     {K(bool, R<bool>), K(int32_t, R<int32_t>), K(int64_t, R<int64_t>), K(float, R<float>), \
      K(double, R<double>)}
@@ -412,30 +579,44 @@ __global__ void softmax_kernel(const T *x, T *y, int64_t outer, int64_t n, int64
 #define FLOATS(R) {nullptr, nullptr, nullptr, K(float, R<float>), K(double, R<double>)}
 #define NORM(N) {nullptr, nullptr, nullptr, K(float, NormR<float, N>), K(double, NormR<double, N>)}
 #define BOOL_ONLY(R) {K(bool, R), nullptr, nullptr, nullptr, nullptr}
-static const void *const red_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = {
-    [MT_CUDA_RED_SUM] = ALL(SumR),
-    [MT_CUDA_RED_PROD] = ALL(ProdR),
-    [MT_CUDA_RED_AMAX] = ALL2(ExtremumR, true),
-    [MT_CUDA_RED_AMIN] = ALL2(ExtremumR, false),
-    [MT_CUDA_RED_ALL] = BOOL_ONLY(LogicalR<true>),
-    [MT_CUDA_RED_ANY] = BOOL_ONLY(LogicalR<false>),
-    [MT_CUDA_RED_NORM0] = NORM(0),
-    [MT_CUDA_RED_NORM1] = NORM(1),
-    [MT_CUDA_RED_NORM2] = NORM(2),
-    [MT_CUDA_RED_NORMP] = FLOATS(NormPR),
-    [MT_CUDA_RED_NORMINF] = NORM(4),
-    [MT_CUDA_RED_NORMNINF] = NORM(5),
-    [MT_CUDA_RED_DEVSQ] = FLOATS(DevSqR),
-    [MT_CUDA_RED_EXPSUM] = FLOATS(ExpSumR),
-    [MT_CUDA_RED_ARGMAX] = ALL2(ArgR, true),
-    [MT_CUDA_RED_ARGMIN] = ALL2(ArgR, false),
-};
+// The table of one kernel template K names (red_kernel or red_finish_kernel)
+#define RED_TABLE                                       \
+    {                                                   \
+        [MT_CUDA_RED_SUM] = ALL(SumR),                  \
+        [MT_CUDA_RED_PROD] = ALL(ProdR),                \
+        [MT_CUDA_RED_AMAX] = ALL2(ExtremumR, true),     \
+        [MT_CUDA_RED_AMIN] = ALL2(ExtremumR, false),    \
+        [MT_CUDA_RED_ALL] = BOOL_ONLY(LogicalR<true>),  \
+        [MT_CUDA_RED_ANY] = BOOL_ONLY(LogicalR<false>), \
+        [MT_CUDA_RED_NORM0] = NORM(0),                  \
+        [MT_CUDA_RED_NORM1] = NORM(1),                  \
+        [MT_CUDA_RED_NORM2] = NORM(2),                  \
+        [MT_CUDA_RED_NORMP] = FLOATS(NormPR),           \
+        [MT_CUDA_RED_NORMINF] = NORM(4),                \
+        [MT_CUDA_RED_NORMNINF] = NORM(5),               \
+        [MT_CUDA_RED_DEVSQ] = FLOATS(DevSqR),           \
+        [MT_CUDA_RED_EXPSUM] = FLOATS(ExpSumR),         \
+        [MT_CUDA_RED_ARGMAX] = ALL2(ArgR, true),        \
+        [MT_CUDA_RED_ARGMIN] = ALL2(ArgR, false),       \
+    }
+#define K(T, ...) MT_KERNEL_PTR(red_kernel<T, __VA_ARGS__>)
+static const void *const red_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_TABLE;
+#undef K
+#define K(T, ...) MT_KERNEL_PTR(red_finish_kernel<T, __VA_ARGS__>)
+static const void *const red_finish_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_TABLE;
+#undef RED_TABLE
 #undef K
 
 extern "C" const void *
 mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt)
 {
     return red_kernels[op][dt];
+}
+
+extern "C" const void *
+mt_cuda_red_finish_kernel(mt_cuda_red_op op, mt_dtype dt)
+{
+    return red_finish_kernels[op][dt];
 }
 
 #define R(...) MT_KERNEL_PTR(__VA_ARGS__)
@@ -461,4 +642,38 @@ extern "C" const void *
 mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt)
 {
     return row_kernels[op][dt];
+}
+
+#define R(...) MT_KERNEL_PTR(__VA_ARGS__)
+#define SCANS(Op)                                                                       \
+    {nullptr, R(scan_rows_kernel<int32_t, int64_t, Op>),                                \
+     R(scan_rows_kernel<int64_t, int64_t, Op>), R(scan_rows_kernel<float, double, Op>), \
+     R(scan_rows_kernel<double, double, Op>)}
+#define SOFTMAX(IsLog, PerWarp)                                                \
+    {nullptr, nullptr, nullptr, R(softmax_rows_kernel<float, IsLog, PerWarp>), \
+     R(softmax_rows_kernel<double, IsLog, PerWarp>)}
+static const void *const row_block_kernels[2][MT_CUDA_NUM_ROW_OPS][MT_NUM_DTYPES] = {
+    {
+        [MT_CUDA_ROW_CUMSUM] = SCANS(0),
+        [MT_CUDA_ROW_CUMPROD] = SCANS(1),
+        [MT_CUDA_ROW_SOFTMAX] = SOFTMAX(false, false),
+        [MT_CUDA_ROW_LOG_SOFTMAX] = SOFTMAX(true, false),
+        [MT_CUDA_ROW_LOGCUMSUMEXP] = {nullptr, nullptr, nullptr,
+                                      R(scan_rows_kernel<float, double, 2>),
+                                      R(scan_rows_kernel<double, double, 2>)},
+    },
+    {
+        [MT_CUDA_ROW_CUMSUM] = {},
+        [MT_CUDA_ROW_CUMPROD] = {},
+        [MT_CUDA_ROW_SOFTMAX] = SOFTMAX(false, true),
+        [MT_CUDA_ROW_LOG_SOFTMAX] = SOFTMAX(true, true),
+        [MT_CUDA_ROW_LOGCUMSUMEXP] = {},
+    },
+};
+#undef R
+
+extern "C" const void *
+mt_cuda_row_block_kernel(mt_cuda_row_op op, mt_dtype dt, int per_warp)
+{
+    return row_block_kernels[per_warp ? 1 : 0][op][dt];
 }

@@ -40,6 +40,25 @@ mt_cuda_launch_at(const void *kernel, unsigned grid, unsigned block, void **args
     return st;
 }
 
+/* Each device's SM count, 0 until asked (a race only asks twice). */
+static atomic_int sm_counts[MT_CUDA_MAX_DEVICES];
+
+int
+mt_cuda_sm_count(void)
+{
+    const int d = current >= 0 && current < MT_CUDA_MAX_DEVICES ? current : 0;
+    int n = atomic_load_explicit(&sm_counts[d], memory_order_relaxed);
+    if (n > 0) {
+        return n;
+    }
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d) != cudaSuccess || n <= 0) {
+        (void)cudaGetLastError();
+        return 132; /* an H200's: only the grid's size depends on it */
+    }
+    atomic_store_explicit(&sm_counts[d], n, memory_order_relaxed);
+    return n;
+}
+
 /* The outcome of the one cudaGetDeviceCount: -1 until asked. */
 static atomic_int init_state = -1;
 static int num_devices;

@@ -55,6 +55,11 @@ extern __thread uint3 threadIdx, blockIdx, blockDim, gridDim;
 /* Waits until every thread of the block has reached it (runtime.cc: a fiber switch). */
 void mt_emu_syncthreads(void);
 
+/* A warp shuffle's exchange (launch.cc): v published by the calling thread, the value lane src
+ * (0 to 31) of its warp published at the same shuffle returned (v itself for src out of range).
+ * Every live lane of the warp must reach it, as CUDA's __shfl_*_sync with a full mask. */
+unsigned long long mt_emu_warp_exchange(unsigned long long v, int src);
+
 /* What MT_KERNEL_PTR gives for a kernel: cudaLaunchKernel runs `run` once per thread, with
  * the indices set, on the argument pointers it was given. Constant-initialised (the .cu
  * files' static tables hold their addresses). */
@@ -225,6 +230,59 @@ static inline double
 __longlong_as_double(long long u)
 {
     return mt_emu_bits<double>(u);
+}
+
+/* ---- warp shuffles: CUDA's __shfl_sync, __shfl_up_sync, __shfl_down_sync, __shfl_xor_sync
+ * (a full mask, 32-lane warps; width a power of two up to 32 splits the warp into segments) ---- */
+
+static inline int
+mt_emu_lane(void)
+{
+    return (int)((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u);
+}
+template <typename T>
+static inline T
+mt_emu_shfl(T v, int src)
+{
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "a shuffle moves 8 bytes");
+    unsigned long long b = 0;
+    memcpy(&b, &v, sizeof(v));
+    b = mt_emu_warp_exchange(b, src);
+    T r;
+    memcpy(&r, &b, sizeof(r));
+    return r;
+}
+template <typename T>
+static inline T
+__shfl_sync(unsigned mask, T v, int src, int width = 32)
+{
+    (void)mask;
+    const int lane = mt_emu_lane();
+    return mt_emu_shfl(v, (lane & ~(width - 1)) + (src & (width - 1)));
+}
+template <typename T>
+static inline T
+__shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+    (void)mask;
+    const int lane = mt_emu_lane();
+    return mt_emu_shfl(v, (lane & (width - 1)) >= (int)delta ? lane - (int)delta : lane);
+}
+template <typename T>
+static inline T
+__shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+    (void)mask;
+    const int lane = mt_emu_lane();
+    return mt_emu_shfl(v, (lane & (width - 1)) + (int)delta < width ? lane + (int)delta : lane);
+}
+template <typename T>
+static inline T
+__shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32)
+{
+    (void)mask;
+    const int lane = mt_emu_lane(), src = lane ^ lane_mask;
+    return mt_emu_shfl(v, (src & ~(width - 1)) == (lane & ~(width - 1)) ? src : lane);
 }
 
 #endif /* __cplusplus */

@@ -84,8 +84,11 @@ struct fiber {
 };
 
 /* A thread's state in a block run as fibers: ARRIVED at the barrier that ends the current
- * round, READY to run to the next one. */
-enum thread_state : unsigned char { NOT_STARTED, READY, ARRIVED, DONE };
+ * round, READY to run to the next one, AT_SHFL at a warp shuffle (waiting for its warp's other
+ * lanes only). */
+enum thread_state : unsigned char { NOT_STARTED, READY, ARRIVED, AT_SHFL, DONE };
+
+#define WARP 32u
 
 /* One OS thread's launch in progress, and its stack cache. */
 struct engine {
@@ -93,6 +96,11 @@ struct engine {
     fiber runner; /* runs a block's threads as plain calls */
     std::vector<fiber> fibers;
     std::vector<thread_state> state;
+    /* the warp shuffles' exchange: each thread's value, in two slots by the parity of its
+     * shuffle count (a lane that went on to its next shuffle never overwrites a value that a
+     * slower lane of its warp still has to read) */
+    std::vector<unsigned long long> shfl[2];
+    std::vector<unsigned char> shfl_count;
     std::vector<char *> free_stacks;
     mt_emu_kernel *k = nullptr;
     void **args = nullptr;
@@ -316,6 +324,29 @@ runner_entry(void)
     fiber_switch(e.runner, e.sched, true);
 }
 
+/* After a round: every warp whose live lanes all wait at a shuffle is made READY (its lanes
+ * have exchanged their values); whether any was. */
+bool
+release_warps(engine &e)
+{
+    bool any = false;
+    for (unsigned w = 0; w < e.nthreads; w += WARP) {
+        const unsigned end = w + WARP < e.nthreads ? w + WARP : e.nthreads;
+        bool waiting = false, all = true;
+        for (unsigned t = w; t < end; t++) {
+            waiting |= e.state[t] == AT_SHFL;
+            all &= e.state[t] == AT_SHFL || e.state[t] == DONE;
+        }
+        if (waiting && all) {
+            for (unsigned t = w; t < end; t++) {
+                e.state[t] = e.state[t] == AT_SHFL ? READY : e.state[t];
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
 /* Runs the current block's threads that have not ended as fibers, round by round: a round
  * runs every thread that has not arrived at the round's barrier up to it (or to its end), so
  * no thread passes a barrier before all have reached it. */
@@ -329,6 +360,9 @@ run_block_fibers(engine &e)
                 enter(e, e.sched, u, false); /* back when the round is complete */
                 break;
             }
+        }
+        if (release_warps(e)) {
+            continue; /* warps at a shuffle go on before the block's barrier */
         }
         bool arrived = false;
         for (unsigned t = 0; t < e.nthreads; t++) {
@@ -366,6 +400,7 @@ run_grid(engine &e)
         } else {
             set_block(e.block);
             e.state.assign(e.nthreads, NOT_STARTED);
+            e.shfl_count.assign(e.nthreads, 0);
             e.as_fibers = true;
         }
         run_block_fibers(e);
@@ -414,6 +449,25 @@ kernel_of(const void *func)
 
 } // namespace
 
+/* The first barrier or shuffle of a block run as plain calls: the threads run before t have
+ * ended without reaching it, thread t keeps the runner's stack as its fiber, the rest start as
+ * fibers. */
+static void
+become_fibers(engine &e, unsigned t)
+{
+    __atomic_fetch_or(&e.k->barrier, 1, __ATOMIC_ACQ_REL);
+    e.fibers[t].stack = e.runner.stack;
+    e.fibers[t].bottom = e.runner.bottom;
+    e.fibers[t].size = e.runner.size;
+    e.runner.stack = nullptr;
+    e.state.assign(e.nthreads, NOT_STARTED);
+    e.shfl_count.assign(e.nthreads, 0);
+    for (unsigned i = 0; i < at(e, t); i++) {
+        e.state[at(e, i)] = DONE;
+    }
+    e.as_fibers = true;
+}
+
 extern "C" void
 mt_emu_syncthreads(void)
 {
@@ -423,23 +477,33 @@ mt_emu_syncthreads(void)
     }
     const unsigned t = e.cur;
     if (!e.as_fibers) {
-        /* The first barrier of a block run as plain calls: the threads run before t have ended
-         * without reaching it, thread t keeps the runner's stack as its fiber, the rest start as
-         * fibers. */
-        __atomic_fetch_or(&e.k->barrier, 1, __ATOMIC_ACQ_REL);
-        e.fibers[t].stack = e.runner.stack;
-        e.fibers[t].bottom = e.runner.bottom;
-        e.fibers[t].size = e.runner.size;
-        e.runner.stack = nullptr;
-        e.state.assign(e.nthreads, NOT_STARTED);
-        for (unsigned i = 0; i < at(e, t); i++) {
-            e.state[at(e, i)] = DONE;
-        }
         e.diverged |= at(e, t) > 0;
-        e.as_fibers = true;
+        become_fibers(e, t);
     }
     e.state[t] = ARRIVED;
     pass_on(e, t, false);
+}
+
+/* A warp shuffle (kernel.h): publishes v, waits until every live lane of the warp has reached
+ * its shuffle (a warp-scoped barrier: the other warps keep their place), and returns the value
+ * lane src of the warp published, v itself when src is out of the warp or the block. */
+extern "C" unsigned long long
+mt_emu_warp_exchange(unsigned long long v, int src)
+{
+    engine &e = eng;
+    if (!e.in_use) {
+        return v;
+    }
+    const unsigned t = e.cur;
+    if (!e.as_fibers) {
+        become_fibers(e, t);
+    }
+    const unsigned parity = e.shfl_count[t]++ & 1u;
+    e.shfl[parity][t] = v;
+    e.state[t] = AT_SHFL;
+    pass_on(e, t, false);
+    const unsigned from = t / WARP * WARP + (unsigned)src;
+    return src < 0 || src >= (int)WARP || from >= e.nthreads ? v : e.shfl[parity][from];
 }
 
 extern "C" cudaError_t
@@ -566,6 +630,10 @@ run_launch(mt_emu_kernel *k, dim3 grid, dim3 block, void **args, int device, cud
     }
     e.fibers.resize(threads > e.fibers.size() ? threads : e.fibers.size());
     e.state.assign(threads, NOT_STARTED);
+    e.shfl_count.assign(threads, 0);
+    for (auto &slots : e.shfl) {
+        slots.resize(threads > slots.size() ? threads : slots.size());
+    }
     gridDim = uint3{grid.x, grid.y, grid.z};
     blockDim = uint3{block.x, block.y, block.z};
     threadIdx = uint3{0, 0, 0}; /* set_thread leaves .y and .z alone in 1-D blocks */

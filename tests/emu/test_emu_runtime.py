@@ -4,15 +4,10 @@ a small CUDA program, compiled by g++ as the emulated build compiles cuda/*.cu, 
 and the strictness a GPU has: bad configurations, host and other-device pointers given to a
 kernel, copies of the wrong kind or past a block's end, frees of unknown pointers, the memory
 limit, destroyed and other-device streams, events without timing. Skips without g++."""
-import os
-import shutil
 import subprocess
 
 import pytest
-from emu_build import plain_env
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EMU = os.path.join(ROOT, "cuda", "emu")
+from emu_build import build_emu_program, plain_env
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -239,24 +234,7 @@ int main()
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
-    gxx = shutil.which(os.environ.get("CXX", "g++"))
-    if gxx is None:
-        pytest.skip("no g++")
-    d = tmp_path_factory.mktemp("emu_runtime")
-    src = d / "check.cu"
-    src.write_text(PROGRAM)
-    exe = d / "check"
-    inc = ["-I" + os.path.join(EMU, "include"), "-I" + EMU]
-    objs = []
-    for name in ("runtime.cc", "launch.cc", "guard.cc"):
-        obj = d / (name + ".o")
-        subprocess.run([gxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-c", os.path.join(EMU, name),
-                        "-o", str(obj), *inc], check=True, env=plain_env())
-        objs.append(str(obj))
-    subprocess.run([gxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-x", "c++", "-include",
-                    os.path.join(EMU, "kernel.h"), *inc, str(src), "-x", "none", *objs, "-o", str(exe),
-                    "-pthread"], check=True, env=plain_env())
-    return exe
+    return build_emu_program(tmp_path_factory.mktemp("emu_runtime"), PROGRAM)
 
 
 @pytest.mark.parametrize("reverse", ["0", "1"])  # MINITORCH_EMU_REVERSE: last block and thread first

@@ -76,6 +76,16 @@ typedef struct cudaDeviceProp {
     int multiProcessorCount;
 } cudaDeviceProp;
 
+/* The attributes cudaDeviceGetAttribute answers (CUDA's values). */
+typedef enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76
+} cudaDeviceAttr;
+
 const char *cudaGetErrorString(cudaError_t error);
 const char *cudaGetErrorName(cudaError_t error);
 cudaError_t cudaGetLastError(void);
@@ -85,6 +95,7 @@ cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaGetDevice(int *device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
 cudaError_t cudaDriverGetVersion(int *driverVersion);
