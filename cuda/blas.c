@@ -397,9 +397,10 @@ is_bias(const mt_tensor *self, const mt_tensor *out)
 
 // mat1 (m,k), mat2 (k,n), bias (n) dense -> out (m,n) contiguous = alpha mat1 @ mat2 + bias, one
 // cublasLtMatmul: to cuBLAS (column-major) out^T (n,m) = alpha op(mat2^T) op(mat1^T) + bias, the
-// bias one value per row of out^T, which is what CUBLASLT_EPILOGUE_BIAS adds.
+// bias one value per row of out^T, which is what CUBLASLT_EPILOGUE_BIAS adds. *done false (and
+// nothing computed): cuBLASLt has no algorithm for it (a misaligned operand or bias, say).
 static mt_status
-lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double alpha)
+lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double alpha, bool *done)
 {
     int64_t m = out->sizes[0], n = out->sizes[1], k = m1->sizes[1];
     mt_tensor *ta = NULL, *tb = NULL, *a_use, *b_use, *ws = NULL;
@@ -446,14 +447,15 @@ lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double a
     }
     cublasLtMatmulHeuristicResult_t algo;
     int found = 0;
-    if ((st = mt_cublas_check(cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, p.pref, 1,
-                                                             &algo, &found)))) {
+    cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, p.pref, 1,
+                                                       &algo, &found);
+    if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && found == 0)) {
+        goto out_release; /* not done: the caller takes the legacy path */
+    }
+    if ((st = mt_cublas_check(hs))) {
         goto out_release;
     }
-    if (found == 0) {
-        st = mt_cublas_check(CUBLAS_STATUS_NOT_SUPPORTED);
-        goto out_release;
-    }
+    *done = true;
     if (algo.workspaceSize > 0) {
         int64_t words = (int64_t)((algo.workspaceSize + 7) / 8);
         if ((st = mt_tensor_empty(1, &words, MT_FLOAT64, dev, &ws))) {
@@ -496,7 +498,11 @@ cuda_addmm(mt_args *a)
     int64_t m = sizes[0], n = sizes[1], k = m1->sizes[1];
     if (beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) && fits_int(n) && fits_int(k) &&
         is_bias(self, out)) {
-        return finish(a, lt_addmm(m1, m2, self, out, alpha), out);
+        bool done = false;
+        st = lt_addmm(m1, m2, self, out, alpha, &done);
+        if (st || done) {
+            return finish(a, st, out);
+        }
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
     if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {
