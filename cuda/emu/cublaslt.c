@@ -106,7 +106,8 @@ obj_check(const char *fn, const char *name, const void *p, obj_kind kind)
     if (found) {
         return CUBLAS_STATUS_SUCCESS;
     }
-    return complain(kind == OBJ_HANDLE ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_INVALID_VALUE,
+    return complain(kind == OBJ_HANDLE ? CUBLAS_STATUS_NOT_INITIALIZED
+                                       : CUBLAS_STATUS_INVALID_VALUE,
                     fn, "%s %p is NULL, destroyed or never created", name, p);
 }
 
@@ -209,9 +210,8 @@ attr_i32(const char *fn, const void *buf, size_t size, int32_t *v)
 }
 
 cublasStatus_t
-cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
-                               cublasLtMatmulDescAttributes_t attr, const void *buf,
-                               size_t sizeInBytes)
+cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr,
+                               const void *buf, size_t sizeInBytes)
 {
     const char *fn = "cublasLtMatmulDescSetAttribute";
     int32_t v = 0;
@@ -228,8 +228,8 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
         if (v != CUBLAS_OP_N && v != CUBLAS_OP_T && v != CUBLAS_OP_C) {
             return complain(CUBLAS_STATUS_INVALID_VALUE, fn, "%d is not an operation", (int)v);
         }
-        *(attr == CUBLASLT_MATMUL_DESC_TRANSA ? &matmulDesc->ta : &matmulDesc->tb) =
-            (cublasOperation_t)v;
+        *(attr == CUBLASLT_MATMUL_DESC_TRANSA ? &matmulDesc->ta
+                                              : &matmulDesc->tb) = (cublasOperation_t)v;
         return CUBLAS_STATUS_SUCCESS;
     case CUBLASLT_MATMUL_DESC_EPILOGUE:
         if ((s = attr_i32(fn, buf, sizeInBytes, &v))) {
@@ -337,21 +337,21 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
  * checks: every layout of the scale type, op(A) (m, k), op(B) (k, n), C and D (m, n) alike, a
  * bias pointer where the epilogue takes one. */
 static cublasStatus_t
-problem(const char *fn, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a,
-        cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd,
-        mt_emu_gemm *g)
+problem(const char *fn, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+        cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd, mt_emu_gemm *g)
 {
     cublasStatus_t s;
     if ((s = obj_check(fn, "computeDesc", d, OBJ_DESC)) ||
-        (s = obj_check(fn, "Adesc", a, OBJ_LAYOUT)) || (s = obj_check(fn, "Bdesc", b, OBJ_LAYOUT)) ||
-        (s = obj_check(fn, "Cdesc", c, OBJ_LAYOUT)) || (s = obj_check(fn, "Ddesc", dd, OBJ_LAYOUT))) {
+        (s = obj_check(fn, "Adesc", a, OBJ_LAYOUT)) ||
+        (s = obj_check(fn, "Bdesc", b, OBJ_LAYOUT)) ||
+        (s = obj_check(fn, "Cdesc", c, OBJ_LAYOUT)) ||
+        (s = obj_check(fn, "Ddesc", dd, OBJ_LAYOUT))) {
         return s;
     }
-    if (a->type != d->scale || b->type != d->scale || c->type != d->scale ||
-        dd->type != d->scale) {
+    if (a->type != d->scale || b->type != d->scale || c->type != d->scale || dd->type != d->scale) {
         return complain(CUBLAS_STATUS_NOT_SUPPORTED, fn,
-                        "the layouts' types (%d %d %d %d) are not the scale type %d",
-                        (int)a->type, (int)b->type, (int)c->type, (int)dd->type, (int)d->scale);
+                        "the layouts' types (%d %d %d %d) are not the scale type %d", (int)a->type,
+                        (int)b->type, (int)c->type, (int)dd->type, (int)d->scale);
     }
     uint64_t m = d->ta == CUBLAS_OP_N ? a->rows : a->cols;
     uint64_t k = d->ta == CUBLAS_OP_N ? a->cols : a->rows;
@@ -364,11 +364,11 @@ problem(const char *fn, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a,
                         "%llu x %llu (ld %lld): not one product",
                         (unsigned long long)m, (unsigned long long)k, (unsigned long long)bk,
                         (unsigned long long)n, (unsigned long long)c->rows,
-                        (unsigned long long)c->cols, (long long)c->ld,
-                        (unsigned long long)dd->rows, (unsigned long long)dd->cols,
-                        (long long)dd->ld);
+                        (unsigned long long)c->cols, (long long)c->ld, (unsigned long long)dd->rows,
+                        (unsigned long long)dd->cols, (long long)dd->ld);
     }
-    if ((uint64_t)a->ld < (a->rows > 1 ? a->rows : 1) || (uint64_t)b->ld < (b->rows > 1 ? b->rows : 1) ||
+    if ((uint64_t)a->ld < (a->rows > 1 ? a->rows : 1) ||
+        (uint64_t)b->ld < (b->rows > 1 ? b->rows : 1) ||
         (uint64_t)c->ld < (c->rows > 1 ? c->rows : 1) || a->ld > INT32_MAX || b->ld > INT32_MAX ||
         c->ld > INT32_MAX) {
         return complain(CUBLAS_STATUS_INVALID_VALUE, fn,
@@ -485,7 +485,6 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, c
     g.C = D;
     bool dbl = computeDesc->scale == CUDA_R_64F;
     pthread_once(&kernel_names_once, make_kernel_names);
-    return mt_emu_cublas_gemm_on(
-        fn, lightHandle->device, stream, &g, dbl,
-        kernel_names[dbl][g.ta][g.tb][g.tf32][g.bias != NULL][g.relu]);
+    return mt_emu_cublas_gemm_on(fn, lightHandle->device, stream, &g, dbl,
+                                 kernel_names[dbl][g.ta][g.tb][g.tf32][g.bias != NULL][g.relu]);
 }
