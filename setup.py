@@ -140,7 +140,11 @@ def toolkit_at(home):
     if cudart is None:
         return None
     cublas, cudnn = library("cublas", "cublas_v2.h"), library("cudnn", "cudnn.h")
-    libs = [cudart] + [lib for lib in (cublas, cudnn) if lib]
+    # cuda/blas.c runs addmm's bias epilogue on cuBLASLt (same wheel): both, or neither
+    cublaslt = library("cublasLt", "cublasLt.h")
+    if cublas is None or cublaslt is None:
+        cublas = cublaslt = None
+    libs = [cudart] + [lib for lib in (cublas, cublaslt, cudnn) if lib]
     return {"nvcc": os.path.join(home, "bin", "nvcc"), "include_dirs": incs, "libs": libs,
             "cublas": cublas is not None, "cudnn": cudnn is not None}
 

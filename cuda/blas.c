@@ -1,6 +1,10 @@
 /* The matrix products on cuBLAS: mm and addmm (cublas<t>gemm; one row goes to gemv, as in
  * PyTorch), mv and addmv (gemv), bmm and baddbmm (gemmStridedBatched) and dot (cublas<t>dot,
- * its result left on the device), float32 and float64.
+ * its result left on the device), float32 and float64. addmm with a bias vector (linear's
+ * input @ weight^T + bias) is one cublasLtMatmul with the bias as its epilogue
+ * (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into the output
+ * first. Under torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
+ * (CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32), as PyTorch's do.
  *
  * cuBLAS is column-major: a row-major (m,n) matrix is, to cuBLAS, its (n,m) transpose. So
  * out = A @ B is computed as out^T = B^T @ A^T, with each operand passed as it lies in memory
@@ -16,6 +20,7 @@
 #include "cuda/profile.h"
 
 #ifdef MT_CUDA_CUBLAS
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 
@@ -66,8 +71,28 @@ handle_for(mt_device dev, cublasHandle_t *out)
     if (st == MT_OK) {
         st = mt_cublas_check(cublasSetPointerMode(*out, CUBLAS_POINTER_MODE_HOST));
     }
+    if (st == MT_OK) { /* torch.backends.cuda.matmul.allow_tf32, which may have changed */
+        cublasMath_t math = mt_cuda_lib_flag_on(MT_MATMUL_ALLOW_TF32) ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                      : CUBLAS_DEFAULT_MATH;
+        st = mt_cublas_check(cublasSetMathMode(*out, math));
+    }
     return st;
 }
+
+static mt_status
+create_lt_handle(void **out)
+{
+    return mt_cublas_check(cublasLtCreate((cublasLtHandle_t *)out));
+}
+
+static void
+destroy_lt_handle(void *h)
+{
+    (void)cublasLtDestroy(h);
+}
+
+static mt_cuda_handles cublaslt_handles = MT_CUDA_HANDLES_INIT("cuBLASLt", create_lt_handle,
+                                                               destroy_lt_handle);
 
 /* A (rows, cols) matrix with strides (s0, s1) as cuBLAS takes it: *trans false for row-major
  * (ld s0), true for column-major (ld s1); false return: neither, copy it first. */
@@ -327,6 +352,135 @@ cuda_mm(mt_args *a)
     return finish(a, product(m1, m2, out, 1.0, 0.0), out);
 }
 
+#define MT_LT_WORKSPACE (1 << 20) /* bytes cuBLASLt's algorithms may ask for (PyTorch's default) */
+
+/* The descriptors of one cublasLtMatmul, destroyed together. */
+typedef struct lt_plan {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulPreference_t pref;
+} lt_plan;
+
+static void
+lt_plan_destroy(lt_plan *p)
+{
+    if (p->op) {
+        cublasLtMatmulDescDestroy(p->op);
+    }
+    if (p->a) {
+        cublasLtMatrixLayoutDestroy(p->a);
+    }
+    if (p->b) {
+        cublasLtMatrixLayoutDestroy(p->b);
+    }
+    if (p->c) {
+        cublasLtMatrixLayoutDestroy(p->c);
+    }
+    if (p->pref) {
+        cublasLtMatmulPreferenceDestroy(p->pref);
+    }
+}
+
+/* A bias PyTorch's gemm_and_bias takes: self of out's dtype holding one value per column of out
+ * (m, n), dense along it: (n) or (1, n), or (m, n) expanded from it (row stride 0). */
+static bool
+is_bias(const mt_tensor *self, const mt_tensor *out)
+{
+    int64_t n = out->sizes[1];
+    int d = self->ndim - 1;
+    if (self->dtype != out->dtype || self->ndim < 1 || self->ndim > 2 || self->sizes[d] != n ||
+        (n > 1 && self->strides[d] != 1)) {
+        return false;
+    }
+    return self->ndim == 1 || self->sizes[0] == 1 || self->strides[0] == 0;
+}
+
+// mat1 (m,k), mat2 (k,n), bias (n) dense -> out (m,n) contiguous = alpha mat1 @ mat2 + bias, one
+// cublasLtMatmul: to cuBLAS (column-major) out^T (n,m) = alpha op(mat2^T) op(mat1^T) + bias, the
+// bias one value per row of out^T, which is what CUBLASLT_EPILOGUE_BIAS adds. *done false (and
+// nothing computed): cuBLASLt has no algorithm for it (a misaligned operand or bias, say).
+static mt_status
+lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double alpha, bool *done)
+{
+    int64_t m = out->sizes[0], n = out->sizes[1], k = m1->sizes[1];
+    mt_tensor *ta = NULL, *tb = NULL, *a_use, *b_use, *ws = NULL;
+    mt_device dev = mt_tensor_device(out);
+    bool dbl = out->dtype == MT_FLOAT64, tf32 = !dbl && mt_cuda_lib_flag_on(MT_MATMUL_ALLOW_TF32);
+    cublasLtHandle_t h = NULL;
+    lt_plan p = {0};
+    mt_status st;
+    if ((st = mt_cuda_thread_handle(&cublaslt_handles, dev, (void **)&h)) ||
+        (st = usable(m1, &ta, &a_use)) || (st = usable(m2, &tb, &b_use))) {
+        goto out_release;
+    }
+    bool tra = false, trb = false;
+    int64_t lda = 0, ldb = 0;
+    layout(m, k, a_use->strides[0], a_use->strides[1], &tra, &lda);
+    layout(k, n, b_use->strides[0], b_use->strides[1], &trb, &ldb);
+    int32_t opa = trb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tra ? CUBLAS_OP_T : CUBLAS_OP_N;
+    uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const void *bias_ptr = mt_tensor_data(bias);
+    uint64_t max_ws = MT_LT_WORKSPACE;
+    cudaDataType_t type = dbl ? CUDA_R_64F : CUDA_R_32F;
+    cublasComputeType_t compute = dbl ? CUBLAS_COMPUTE_64F
+                                      : (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+    /* cuBLAS's A is mat2 seen column-major, (n,k) as it lies or (k,n) transposed; B is mat1 */
+    if ((st = mt_cublas_check(cublasLtMatmulDescCreate(&p.op, compute, type))) ||
+        (st = mt_cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                             &opa, sizeof(opa)))) ||
+        (st = mt_cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                             &opb, sizeof(opb)))) ||
+        (st = mt_cublas_check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                             &epilogue, sizeof(epilogue)))) ||
+        (st = mt_cublas_check(cublasLtMatmulDescSetAttribute(
+             p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr)))) ||
+        (st = mt_cublas_check(cublasLtMatrixLayoutCreate(
+             &p.a, type, trb ? (uint64_t)k : (uint64_t)n, trb ? (uint64_t)n : (uint64_t)k, ldb))) ||
+        (st = mt_cublas_check(cublasLtMatrixLayoutCreate(
+             &p.b, type, tra ? (uint64_t)m : (uint64_t)k, tra ? (uint64_t)k : (uint64_t)m, lda))) ||
+        (st = mt_cublas_check(
+             cublasLtMatrixLayoutCreate(&p.c, type, (uint64_t)n, (uint64_t)m, n))) ||
+        (st = mt_cublas_check(cublasLtMatmulPreferenceCreate(&p.pref))) ||
+        (st = mt_cublas_check(cublasLtMatmulPreferenceSetAttribute(
+             p.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws))))) {
+        goto out_release;
+    }
+    cublasLtMatmulHeuristicResult_t algo;
+    int found = 0;
+    cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.c, p.c, p.pref, 1,
+                                                       &algo, &found);
+    if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && found == 0)) {
+        goto out_release; /* not done: the caller takes the legacy path */
+    }
+    if ((st = mt_cublas_check(hs))) {
+        goto out_release;
+    }
+    *done = true;
+    if (algo.workspaceSize > 0) {
+        int64_t words = (int64_t)((algo.workspaceSize + 7) / 8);
+        if ((st = mt_tensor_empty(1, &words, MT_FLOAT64, dev, &ws))) {
+            goto out_release;
+        }
+    }
+    double zero = 0.0;
+    float alf = (float)alpha, zerof = 0.0f;
+    const void *al = dbl ? (const void *)&alpha : (const void *)&alf;
+    const void *be = dbl ? (const void *)&zero : (const void *)&zerof;
+    void *c = mt_tensor_data(out);
+    mt_cuda_span span = library_begin("cublasLtMatmul");
+    st = mt_cublas_check(cublasLtMatmul(h, p.op, al, mt_tensor_data(b_use), p.a,
+                                        mt_tensor_data(a_use), p.b, be, c, p.c, c, p.c, &algo.algo,
+                                        ws ? mt_tensor_data(ws) : NULL, algo.workspaceSize,
+                                        mt_cuda_current_stream(dev.index)));
+    mt_cuda_span_end(&span);
+out_release:
+    lt_plan_destroy(&p);
+    mt_tensor_clear(&ta);
+    mt_tensor_clear(&tb);
+    mt_tensor_clear(&ws);
+    return st;
+}
+
 // self broadcast to (m,n), mat1 (m,k), mat2 (k,n) -> out = beta self + alpha mat1 @ mat2
 static mt_status
 cuda_addmm(mt_args *a)
@@ -338,6 +492,17 @@ cuda_addmm(mt_args *a)
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
     if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
         return st;
+    }
+    /* linear's case, as PyTorch's useLtInterface: a bias vector, beta 1, more than one row and
+     * column (one row is gemv's), sizes cuBLAS takes */
+    int64_t m = sizes[0], n = sizes[1], k = m1->sizes[1];
+    if (beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) && fits_int(n) && fits_int(k) &&
+        is_bias(self, out)) {
+        bool done = false;
+        st = lt_addmm(m1, m2, self, out, alpha, &done);
+        if (st || done) {
+            return finish(a, st, out);
+        }
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
     if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {

@@ -3,8 +3,11 @@
  * a->plan), as for the CPU kernels; every operand is made contiguous first.
  *
  * One cuDNN handle per device per thread (handles.h), set to the thread's current stream
- * before each use. The algorithm is the first of cuDNN's heuristic ranking (the _v7 queries)
- * whose workspace, a device tensor from our caching allocator, can be had. Float32 asks for FMA
+ * before each use. The descriptors and the ranking of the algorithms are cached per convolution
+ * (the plan cache below, as PyTorch's): cuDNN's heuristics (the _v7 queries), or under
+ * torch.backends.cudnn.benchmark its measurements (cudnnFind*), are asked once per key. The
+ * algorithm is the first of that ranking whose workspace, a device tensor from our caching
+ * allocator, can be had. Float32 asks for FMA
  * math only: TF32 tensor cores would drift from the CPU result beyond what the tests allow.
  * Built only with the cuDNN headers (MT_CUDA_CUDNN); otherwise conv2d stays on the host round
  * trip. */
@@ -15,6 +18,9 @@
 
 #ifdef MT_CUDA_CUDNN
 #include <cudnn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 static mt_status
 cudnn_check_at(cudnnStatus_t s, const char *call, const char *file, int line)
@@ -86,13 +92,14 @@ plan_destroy(conv_plan *p)
     }
 }
 
+/* p's descriptors for convolution g of dtype dt (p->h is left NULL) */
 static mt_status
-plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt, mt_device dev)
+plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt)
 {
     *p = (conv_plan){0};
     p->type = dt == MT_FLOAT32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     mt_status st;
-    if ((st = handle_for(dev, &p->h)) || (st = cudnn_check(cudnnCreateTensorDescriptor(&p->x))) ||
+    if ((st = cudnn_check(cudnnCreateTensorDescriptor(&p->x))) ||
         (st = cudnn_check(cudnnCreateTensorDescriptor(&p->y))) ||
         (st = cudnn_check(cudnnCreateFilterDescriptor(&p->w))) ||
         (st = cudnn_check(cudnnCreateConvolutionDescriptor(&p->conv))) ||
@@ -154,9 +161,10 @@ workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
     }
 }
 
-/* cuDNN's ranking of the pass's algorithms (its heuristics, the _v7 queries) as plain arrays:
- * `query` writes *found entries of type perf_type into perf_, copied out to algos and status.
- * (A macro because each pass has its own perf struct type with the same two fields.) */
+/* cuDNN's ranking of the pass's algorithms as plain arrays: `query` (the _v7 heuristics, or
+ * cudnnFind*, which runs them) writes *found entries of type perf_type into perf_, copied out to
+ * algos, status and det. (A macro because each pass has its own perf struct type with the same
+ * fields.) */
 #define RANK(st, name, query, perf_type, count)              \
     do {                                                     \
         perf_type perf_[count];                              \
@@ -165,11 +173,13 @@ workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
         for (int j_ = 0; st == MT_OK && j_ < *found; j_++) { \
             algos[j_] = (int)perf_[j_].algo;                 \
             status[j_] = perf_[j_].status;                   \
+            det[j_] = perf_[j_].determinism;                 \
         }                                                    \
     } while (0)
 
 static mt_status
-rank(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status)
+rank_heuristic(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status,
+               cudnnDeterminism_t *det)
 {
     mt_status st;
     if (k == PASS_FWD) {
@@ -192,31 +202,195 @@ rank(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *sta
     }
     return st;
 }
+
+/* torch.backends.cudnn.benchmark: cuDNN runs each algorithm and ranks them by measured time */
+static mt_status
+rank_measured(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status,
+              cudnnDeterminism_t *det)
+{
+    mt_status st;
+    if (k == PASS_FWD) {
+        RANK(st, "cudnnFindConvolutionForwardAlgorithm",
+             cudnnFindConvolutionForwardAlgorithm(p->h, p->x, p->w, p->conv, p->y,
+                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf_),
+             cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    } else if (k == PASS_BWD_DATA) {
+        RANK(st, "cudnnFindConvolutionBackwardDataAlgorithm",
+             cudnnFindConvolutionBackwardDataAlgorithm(p->h, p->w, p->y, p->conv, p->x,
+                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found,
+                                                       perf_),
+             cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+    } else {
+        RANK(st, "cudnnFindConvolutionBackwardFilterAlgorithm",
+             cudnnFindConvolutionBackwardFilterAlgorithm(p->h, p->x, p->y, p->conv, p->w,
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                         found, perf_),
+             cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+    }
+    return st;
+}
 #undef RANK
 
-/* The first algorithm of cuDNN's ranking that works for the problem and whose workspace can be
- * had: a fast algorithm may ask for more device memory than is left, and then, as PyTorch does,
- * the next one is tried. *ws is the workspace (NULL for none) of *bytes. */
+/* ---- the plan cache ----
+ * What cuDNN needs for one pass of one convolution (its descriptors and the ranking of its
+ * algorithms) depends only on the key below, as PyTorch's ConvolutionParams: the first call with
+ * a key asks cuDNN (the heuristics, or cudnnFind* under cudnn.benchmark), later calls reuse the
+ * answer. Entries are never freed while the process runs, so a caller may use an entry's
+ * descriptors outside the lock; a full cache makes and frees a plan per call, as before. */
+
+typedef struct plan_key { /* memset to 0 first, so that memcmp compares it (padding included) */
+    conv_geom g;
+    int dtype, device, pass;
+    bool benchmark, deterministic;
+} plan_key;
+
+typedef struct plan_entry {
+    struct plan_entry *next; /* the bucket's chain */
+    plan_key key;
+    conv_plan p;     /* descriptors only: p.h is the calling thread's handle, set per call */
+    int n;           /* usable algorithms, best first */
+    int algos[MAX_ALGOS];
+} plan_entry;
+
+#define PLAN_BUCKETS 256     /* hash chains */
+#define PLAN_CACHE_MAX 4096  /* entries kept; past it, plans are made and freed per call */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static plan_entry *cache[PLAN_BUCKETS];
+static int cache_n;
+
+static unsigned
+key_hash(const plan_key *k)
+{
+    const unsigned char *b = (const unsigned char *)k;
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < sizeof(*k); i++) {
+        h = (h ^ b[i]) * 16777619u;
+    }
+    return h % PLAN_BUCKETS;
+}
+
+/* the entry of key k, or NULL; with cache_lock held */
+static plan_entry *
+cache_find(const plan_key *k)
+{
+    for (plan_entry *e = cache[key_hash(k)]; e; e = e->next) {
+        if (memcmp(&e->key, k, sizeof(*k)) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static void
+plan_free(plan_entry *e)
+{
+    if (e) {
+        plan_destroy(&e->p);
+        free(e);
+    }
+}
+
+/* e's ranking from cuDNN: the algorithms that work for the problem (and are deterministic under
+ * cudnn.deterministic, as PyTorch filters them), in cuDNN's order. */
 static mt_status
-choose(const conv_plan *p, conv_pass k, mt_device dev, int *algo, mt_tensor **ws, size_t *bytes)
+plan_rank(plan_entry *e)
 {
     int found = 0, algos[MAX_ALGOS];
     cudnnStatus_t status[MAX_ALGOS];
-    mt_status st = rank(p, k, &found, algos, status);
+    cudnnDeterminism_t det[MAX_ALGOS];
+    conv_pass k = (conv_pass)e->key.pass;
+    mt_status st = e->key.benchmark ? rank_measured(&e->p, k, &found, algos, status, det)
+                                    : rank_heuristic(&e->p, k, &found, algos, status, det);
+    e->n = 0;
+    for (int j = 0; st == MT_OK && j < found; j++) {
+        if (status[j] == CUDNN_STATUS_SUCCESS &&
+            (!e->key.deterministic || det[j] == CUDNN_DETERMINISTIC)) {
+            e->algos[e->n++] = algos[j];
+        }
+    }
+    return st;
+}
+
+/* *e = the plan of pass k of convolution g (the cached entry, or a new one owned by the caller
+ * when *owned), its descriptors ready and its algorithms ranked, p.h the thread's handle in *h. */
+static mt_status
+plan_get(const conv_geom *g, mt_dtype dt, mt_device dev, conv_pass k, cudnnHandle_t *h,
+         plan_entry **e, bool *owned)
+{
+    plan_key key;
+    memset(&key, 0, sizeof(key));
+    key.g = *g;
+    key.dtype = (int)dt;
+    key.device = dev.index;
+    key.pass = (int)k;
+    key.benchmark = mt_cuda_lib_flag_on(MT_CUDNN_BENCHMARK);
+    key.deterministic = mt_cuda_lib_flag_on(MT_CUDNN_DETERMINISTIC);
+    *owned = false;
+    mt_status st = handle_for(dev, h);
     if (st) {
         return st;
     }
-    st = cudnn_check(CUDNN_STATUS_NOT_SUPPORTED); /* when none works */
-    for (int j = 0; j < found; j++) {
-        if (status[j] != CUDNN_STATUS_SUCCESS) {
-            continue;
-        }
-        if ((st = cudnn_check(workspace_size(p, k, algos[j], bytes)))) {
-            return st;
+    pthread_mutex_lock(&cache_lock);
+    *e = cache_find(&key);
+    pthread_mutex_unlock(&cache_lock);
+    if (*e) {
+        return MT_OK;
+    }
+    plan_entry *n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        return mt_fail(MT_ENOMEM, "conv2d: out of host memory for a cuDNN plan");
+    }
+    n->key = key;
+    if ((st = plan_init(&n->p, g, dt)) == MT_OK) {
+        n->p.h = *h; /* for the ranking only: the entry keeps no handle */
+        st = plan_rank(n);
+        n->p.h = NULL;
+    }
+    if (st) {
+        plan_free(n);
+        return st;
+    }
+    /* another thread may have planned the same key meanwhile: then its entry serves */
+    pthread_mutex_lock(&cache_lock);
+    *e = cache_find(&key);
+    if (*e == NULL && cache_n < PLAN_CACHE_MAX) {
+        unsigned b = key_hash(&key);
+        n->next = cache[b];
+        cache[b] = n;
+        cache_n++;
+        *e = n;
+        n = NULL;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (*e == NULL) { /* the cache is full: the caller frees this one */
+        *e = n;
+        *owned = true;
+    } else {
+        plan_free(n);
+    }
+    return MT_OK;
+}
+
+/* The first algorithm of e's ranking whose workspace can be had: a fast algorithm may ask for
+ * more device memory than is left, and then, as PyTorch does, the next one is tried. *ws is the
+ * workspace (NULL for none) of *bytes. */
+static mt_status
+choose(const plan_entry *e, const conv_plan *p, mt_device dev, int *algo, mt_tensor **ws,
+       size_t *bytes)
+{
+    mt_status st = e->n == 0 && e->key.deterministic
+                       ? mt_fail(MT_ERUNTIME, "cuDNN has no deterministic algorithm for this "
+                                              "convolution (torch.backends.cudnn.deterministic)")
+                       : cudnn_check(CUDNN_STATUS_NOT_SUPPORTED); /* when none works */
+    for (int j = 0; j < e->n; j++) {
+        mt_status sz = cudnn_check(workspace_size(p, (conv_pass)e->key.pass, e->algos[j], bytes));
+        if (sz) {
+            return sz;
         }
         st = workspace(*bytes, dev, ws);
         if (st != MT_ECUDA_OOM) {
-            *algo = algos[j];
+            *algo = e->algos[j];
             return st;
         }
     }
@@ -264,8 +438,8 @@ cuda_conv2d(mt_args *a)
     mt_device dev = mt_tensor_device(a->t[0]);
     int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
     bool batched = a->t[0]->ndim == 4;
-    conv_plan p = {0};
-    bool planned = false;
+    plan_entry *e = NULL;
+    bool owned = false;
     if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, dev, &out))) {
         return st;
     }
@@ -286,14 +460,16 @@ cuda_conv2d(mt_args *a)
             goto out_release;
         }
     }
+    cudnnHandle_t h = NULL;
     if ((st = dense_as(a->t[0], dt, &x)) || (st = dense_as(a->t[1], dt, &w)) ||
-        (st = plan_init(&p, &g, dt, dev))) {
+        (st = plan_get(&g, dt, dev, PASS_FWD, &h, &e, &owned))) {
         goto out_release;
     }
-    planned = true;
+    conv_plan p = e->p;
+    p.h = h;
     int algo = 0;
     size_t bytes = 0;
-    if ((st = choose(&p, PASS_FWD, dev, &algo, &ws, &bytes))) {
+    if ((st = choose(e, &p, dev, &algo, &ws, &bytes))) {
         goto out_release;
     }
     double one = 1.0, beta = bias ? 1.0 : 0.0;
@@ -305,8 +481,8 @@ cuda_conv2d(mt_args *a)
                                          p.conv, (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws),
                                          bytes, be, p.y, mt_tensor_data(out)));
 out_release:
-    if (planned) {
-        plan_destroy(&p);
+    if (owned) {
+        plan_free(e);
     }
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
@@ -332,8 +508,8 @@ conv_backward(mt_args *a, grad_kind kind)
     mt_status st;
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(a->t[0]);
-    conv_plan p = {0};
-    bool planned = false;
+    plan_entry *e = NULL;
+    bool owned = false;
     if ((st = mt_tensor_empty(sz->n, sz->v, dt, dev, &out))) {
         return st;
     }
@@ -341,19 +517,21 @@ conv_backward(mt_args *a, grad_kind kind)
         st = mt_cuda_fill(out, mt_scalar_int(0));
         goto out_release;
     }
+    cudnnHandle_t h = NULL;
+    conv_pass pass = kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER;
     if ((st = dense_as(a->t[0], dt, &go)) || (st = dense_as(other, dt, &o)) ||
-        (st = plan_init(&p, &g, dt, dev))) {
+        (st = plan_get(&g, dt, dev, pass, &h, &e, &owned))) {
         goto out_release;
     }
-    planned = true;
+    conv_plan p = e->p;
+    p.h = h;
     double one = 1.0, zero = 0.0;
     float onef = 1.0f, zerof = 0.0f;
     const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
     const void *be = dt == MT_FLOAT32 ? (const void *)&zerof : (const void *)&zero;
     size_t bytes = 0;
     int algo = 0;
-    if ((st = choose(&p, kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER, dev, &algo, &ws,
-                     &bytes))) {
+    if ((st = choose(e, &p, dev, &algo, &ws, &bytes))) {
         goto out_release;
     }
     if (kind == GRAD_INPUT) {
@@ -371,8 +549,8 @@ conv_backward(mt_args *a, grad_kind kind)
                                                     mt_tensor_data(out)));
     }
 out_release:
-    if (planned) {
-        plan_destroy(&p);
+    if (owned) {
+        plan_free(e);
     }
     mt_tensor_clear(&go);
     mt_tensor_clear(&o);
@@ -396,6 +574,12 @@ cuda_convolution_backward_weight(mt_args *a)
     return conv_backward(a, GRAD_WEIGHT);
 }
 
+long
+mt_cuda_cudnn_version(void)
+{
+    return (long)cudnnGetVersion();
+}
+
 void
 mt_cuda_register_conv(void)
 {
@@ -408,6 +592,12 @@ mt_cuda_register_conv(void)
 }
 
 #else
+
+long
+mt_cuda_cudnn_version(void)
+{
+    return 0;
+}
 
 void
 mt_cuda_register_conv(void)

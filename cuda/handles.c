@@ -3,6 +3,21 @@
 
 #include "cuda/handles.h"
 
+/* mt_cuda_lib_flag bits: PyTorch's defaults (none set) until Python sets them */
+static atomic_int lib_flags;
+
+void
+mt_cuda_set_lib_flags(int flags)
+{
+    atomic_store(&lib_flags, flags);
+}
+
+bool
+mt_cuda_lib_flag_on(mt_cuda_lib_flag f)
+{
+    return (atomic_load(&lib_flags) & (int)f) != 0;
+}
+
 typedef struct thread_handles {
     mt_cuda_handles *lib;
     void *h[MT_CUDA_MAX_DEVICES];

@@ -32,4 +32,15 @@ typedef struct mt_cuda_handles {
  * or a new one). */
 mt_status mt_cuda_thread_handle(mt_cuda_handles *lib, mt_device dev, void **out);
 
+/* The switches of torch.backends that the library calls obey, set from Python
+ * (minitorch/backends: _C_cuda.set_library_flags) and read by conv.c and blas.c at each call. */
+typedef enum mt_cuda_lib_flag {
+    MT_CUDNN_BENCHMARK = 1 << 0,     /* cudnn.benchmark: cudnnFind* instead of the heuristics */
+    MT_CUDNN_DETERMINISTIC = 1 << 1, /* cudnn.deterministic: deterministic algorithms only */
+    MT_MATMUL_ALLOW_TF32 = 1 << 2,   /* cuda.matmul.allow_tf32: float32 products on TF32 */
+} mt_cuda_lib_flag;
+
+void mt_cuda_set_lib_flags(int flags);
+bool mt_cuda_lib_flag_on(mt_cuda_lib_flag f);
+
 #endif

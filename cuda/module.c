@@ -10,6 +10,8 @@
 
 #include "cuda/capi_import.h"
 #include "cuda/cuda.h"
+#include "cuda/handles.h"
+#include "cuda/ops.h"
 #include "cuda/profile.h"
 
 static PyObject *
@@ -449,6 +451,21 @@ py_emu_sync_count(PyObject *m, PyObject *args)
     return PyLong_FromUnsignedLongLong(mt_emu_sync_count());
 }
 #endif
+/* set_library_flags(benchmark, deterministic, matmul_allow_tf32): torch.backends' switches, as
+ * minitorch/backends pushes them after each change */
+static PyObject *
+py_set_library_flags(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int benchmark, deterministic, tf32;
+    if (!PyArg_ParseTuple(args, "ppp", &benchmark, &deterministic, &tf32)) {
+        return NULL;
+    }
+    mt_cuda_set_lib_flags((benchmark ? MT_CUDNN_BENCHMARK : 0) |
+                          (deterministic ? MT_CUDNN_DETERMINISTIC : 0) |
+                          (tf32 ? MT_MATMUL_ALLOW_TF32 : 0));
+    Py_RETURN_NONE;
+}
 
 static PyMethodDef methods[] = {
 #ifdef MT_CUDA_EMU
@@ -482,6 +499,8 @@ static PyMethodDef methods[] = {
     {"caching_alloc", py_caching_alloc, METH_VARARGS, "caching_alloc(device, size, stream)"},
     {"caching_free", py_caching_free, METH_VARARGS, "caching_free(device, ptr)"},
     {"mem_get_info", py_mem_get_info, METH_VARARGS, "mem_get_info(device) -> (free, total)"},
+    {"set_library_flags", py_set_library_flags, METH_VARARGS,
+     "set_library_flags(cudnn_benchmark, cudnn_deterministic, matmul_allow_tf32)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -542,7 +561,8 @@ MT_CUDA_INIT(void)
 #endif
     if (PyModule_AddIntConstant(m, "has_cudnn", has_cudnn) < 0 ||
         PyModule_AddIntConstant(m, "has_cublas", has_cublas) < 0 ||
-        PyModule_AddIntConstant(m, "emulated", emulated) < 0) {
+        PyModule_AddIntConstant(m, "emulated", emulated) < 0 ||
+        (has_cudnn && PyModule_AddIntConstant(m, "cudnn_version", mt_cuda_cudnn_version()) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -32,6 +32,7 @@ extern const mt_caching_backend mt_cuda_memory; /* alloc.c */
 void mt_cuda_register_reduce(void);      /* ops_reduce.c */
 void mt_cuda_register_pool(void);        /* ops_pool.c */
 void mt_cuda_register_conv(void);        /* conv.c (cuDNN; nothing without it) */
+long mt_cuda_cudnn_version(void);        /* conv.c: cudnnGetVersion(), 0 without cuDNN */
 void mt_cuda_register_random(void);      /* ops_random.c */
 void mt_cuda_register_shape(void);       /* ops_shape.c */
 void mt_cuda_register_nn(void);          /* ops_nn.c */

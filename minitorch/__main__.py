@@ -96,18 +96,27 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     minitorch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
-    x = minitorch.randn(1, 4).to(device)
-    model(x)  # warm-up: first calls pay for lazy initialisation in OpenBLAS (and CUDA)
+    x = minitorch.randn(1, 4)
+    model(x.to(device))  # warm-up: first calls pay for lazy initialisation in OpenBLAS (and CUDA)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
-        y = model(x)
+        # the article's path: the input moved to the device (Op::to and its Runtime::Memcpy), the
+        # forward, and on a GPU the wait for it to finish (Runtime::DeviceSynchronize)
+        x_dev = x.to(device)
+        y = model(x_dev)
+        if device == "cuda":
+            minitorch.cuda.synchronize()
 
     say(f"model:\n{model}")
     say(f"\ninput x:\n{x}")
     say(f"\noutput y = model(x):\n{y}")
-    say(f"\nThe journey of y = model(x) on {device.upper()}, layer by layer "
+    say(f"\nThe journey of y = model(x.to({device!r})) on {device.upper()}, layer by layer "
         "(Python -> Op [dispatch key] -> Kernel -> Library, with Mem events):\n")
-    print(prof.journey(width=width))
+    # the tree of the forward (the first Python module), not of the input's move before it
+    module = next((e.name for e in prof.events() if e.layer == "Python"), None)
+    print(prof.journey(module, width=width))
+    say("\nThe same journey as the article's table, one row per event as it happened:\n")
+    print(prof.article_table(width=width))
     events = prof.events()
     kernels = sorted({e.name for e in events if e.layer in ("Kernel", "Library")})
     ops = sum(e.layer == "Op" for e in events)
@@ -115,7 +124,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     prof.export_chrome_trace(os.path.join(out, TRACE))
     say(f"Chrome trace written to {os.path.join(out, TRACE)} (open it in https://ui.perfetto.dev)")
-    minitorch.viz.trace(model, x).save(os.path.join(out, GRAPH))
+    minitorch.viz.trace(model, x_dev).save(os.path.join(out, GRAPH))
     say(f"Graph of the network written to {os.path.join(out, GRAPH)}")
     if args.out == OUT:
         say(f"(both in ./{OUT}/, the default folder; --out DIR puts them elsewhere)")

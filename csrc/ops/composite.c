@@ -316,6 +316,21 @@ mt_composite_contiguous(mt_args *a)
     return mt_copy_contiguous(a->t[0], &a->out[0]);
 }
 
+// out = self when dtype and device are its own and copy is false, else _to_copy's copy
+mt_status
+mt_composite_to(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    bool same_dtype = a->dtype < 0 || (mt_dtype)a->dtype == self->dtype;
+    bool same_device = !a->has_device || mt_device_eq(a->device, mt_tensor_device(self));
+    if (same_dtype && same_device && !a->b[0]) {
+        a->out[0] = mt_tensor_retain(self);
+        return MT_OK;
+    }
+    return mt_op__to_copy(self, a->dtype, a->has_device ? a->device : mt_tensor_device(self),
+                          &a->out[0]);
+}
+
 // out = self converted to dtype and/or moved to device (always a copy)
 mt_status
 mt_composite__to_copy(mt_args *a)

@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "cublas_emu.h"
 #include "cublas_v2.h"
 #include "emu.h"
 
@@ -24,6 +26,7 @@ struct cublasContext {
     int device;                 /* current at cublasCreate: the handle works only there */
     cudaStream_t stream;
     cublasPointerMode_t mode;
+    cublasMath_t math;
 };
 
 /* Live handles, so that a destroyed or made-up handle is refused rather than read. */
@@ -36,21 +39,30 @@ typedef struct call {
     int device;
     cudaStream_t stream;
     cublasPointerMode_t mode;
+    cublasMath_t math;
 } call;
 
 static cublasStatus_t complain(cublasStatus_t status, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+cublasStatus_t
+mt_emu_cublas_vcomplain(const char *lib, cublasStatus_t status, const char *fn, const char *fmt,
+                        va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    fprintf(stderr, "%s emulation: %s: %s (%s)\n", lib, fn, msg, cublasGetStatusName(status));
+    return status;
+}
+
 static cublasStatus_t
 complain(cublasStatus_t status, const char *fn, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    cublasStatus_t s = mt_emu_cublas_vcomplain("cuBLAS", status, fn, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "cuBLAS emulation: %s: %s (%s)\n", fn, msg, cublasGetStatusName(status));
-    return status;
+    return s;
 }
 
 const char *
@@ -144,6 +156,7 @@ access_handle(cublasHandle_t h, const char *fn, call *c, const cudaStream_t *str
         c->device = h->device;
         c->stream = h->stream;
         c->mode = h->mode;
+        c->math = h->math;
         h->stream = stream != NULL ? *stream : h->stream;
         h->mode = mode != NULL ? *mode : h->mode;
     }
@@ -248,6 +261,38 @@ cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
     cublasStatus_t s = getter(handle, "cublasGetPointerMode_v2", &c, mode);
     if (s == CUBLAS_STATUS_SUCCESS) {
         *mode = c.mode;
+    }
+    return s;
+}
+
+cublasStatus_t
+cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
+{
+    call c;
+    int base = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (base != CUBLAS_DEFAULT_MATH && base != CUBLAS_TENSOR_OP_MATH &&
+        base != CUBLAS_PEDANTIC_MATH && base != CUBLAS_TF32_TENSOR_OP_MATH) {
+        return complain(CUBLAS_STATUS_INVALID_VALUE, "cublasSetMathMode",
+                        "mode %d is not a cublasMath_t", (int)mode);
+    }
+    cublasStatus_t s = handle_state(handle, "cublasSetMathMode", &c);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        pthread_mutex_lock(&handles_lock);
+        if (find_live(handle) != NULL) { /* not destroyed meanwhile */
+            handle->math = mode;
+        }
+        pthread_mutex_unlock(&handles_lock);
+    }
+    return s;
+}
+
+cublasStatus_t
+cublasGetMathMode(cublasHandle_t handle, cublasMath_t *mode)
+{
+    call c = {0}; /* getter fills it on success (gcc cannot see that at -O3) */
+    cublasStatus_t s = getter(handle, "cublasGetMathMode", &c, mode);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        *mode = c.math;
     }
     return s;
 }
@@ -659,16 +704,7 @@ batches_overlap(int64_t m, int64_t n, int64_t ldc, int64_t stride, int64_t batch
     return false;
 }
 
-/* The arguments of one (batched) gemm, as cuBLAS takes them. */
-typedef struct gemm_args {
-    cublasOperation_t ta, tb;
-    int m, n, k;
-    const void *alpha, *A, *B, *beta;
-    void *C;
-    int lda, ldb, ldc;
-    long long sa, sb, sc;
-    int batch;
-} gemm_args;
+typedef mt_emu_gemm gemm_args;
 
 /* cuBLAS's documented argument checks (CUBLAS_STATUS_INVALID_VALUE) */
 static cublasStatus_t
@@ -733,10 +769,31 @@ gemm_check_memory(const call *c, const gemm_args *g, size_t es)
         (s = check_disjoint(c, &ec, &eb))) {
         return s;
     }
+    extent ebias;
+    if (g->bias != NULL && ((s = check_device(c, &ebias, "bias", g->bias, vec_span(g->m, 1), es)) ||
+                            (s = check_disjoint(c, &ec, &ebias)))) {
+        return s;
+    }
     return CUBLAS_STATUS_SUCCESS;
 }
 
-// op(A) (m, k), op(B) (k, n), C (m, n), each column-major, batch times: C = al op(A) op(B) + be C
+/* x rounded to TF32 (10 mantissa bits, to nearest even), as tensor cores read float32 operands
+ * under CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32 */
+static double
+tf32(double x)
+{
+    float f = (float)x;
+    uint32_t b;
+    memcpy(&b, &f, sizeof(b));
+    if ((b & 0x7f800000u) != 0x7f800000u) { /* finite: inf and NaN pass unchanged */
+        b = (b + 0x0fffu + ((b >> 13) & 1u)) & ~0x1fffu;
+        memcpy(&f, &b, sizeof(f));
+    }
+    return f;
+}
+
+// op(A) (m, k), op(B) (k, n), C (m, n), each column-major, batch times, bias (m) or NULL:
+// C = al op(A) op(B) + be C (+ bias[i] on row i, then max(0, .) for a ReLU epilogue)
 static cublasStatus_t
 gemm_compute(const gemm_args *g, double al, double be, bool dbl)
 {
@@ -757,13 +814,15 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
         for (int64_t i = 0; product && i < m; i++) {
             for (int64_t p = 0; p < k; p++) {
                 int64_t off = g->ta == CUBLAS_OP_N ? i + p * g->lda : p + i * g->lda;
-                ap[i * k + p] = get(A, b * g->sa + off, dbl);
+                double v = get(A, b * g->sa + off, dbl);
+                ap[i * k + p] = g->tf32 && !dbl ? tf32(v) : v;
             }
         }
         for (int64_t j = 0; product && j < n; j++) {
             for (int64_t p = 0; p < k; p++) {
                 int64_t off = g->tb == CUBLAS_OP_N ? p + j * g->ldb : j + p * g->ldb;
-                bp[j * k + p] = get(B, b * g->sb + off, dbl);
+                double v = get(B, b * g->sb + off, dbl);
+                bp[j * k + p] = g->tf32 && !dbl ? tf32(v) : v;
             }
         }
         for (int64_t j = 0; j < n; j++) {
@@ -775,7 +834,9 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
                 int64_t ci = i + j * g->ldc;
                 /* beta == 0: C is not read, so NaN there does not propagate */
                 double v = be == 0 ? 0 : be * get(C, ci, dbl);
-                put(C, ci, product ? v + al * acc : v, dbl);
+                v = product ? v + al * acc : v;
+                v = g->bias != NULL ? v + get(g->bias, i, dbl) : v;
+                put(C, ci, g->relu && v < 0 ? 0 : v, dbl);
             }
         }
     }
@@ -784,31 +845,54 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The checks a call on a device and stream makes before gemm_compute, then gemm_compute as kernel
+ * (g's arguments checked already). */
+static cublasStatus_t
+gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
+{
+    size_t es = dbl ? sizeof(double) : sizeof(float);
+    cublasStatus_t s;
+    /* quick return: no C to write (k == 0 still scales C by beta) */
+    if (g->m == 0 || g->n == 0 || g->batch == 0) {
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if ((s = check_placement(c)) || (s = check_scalar(c, "alpha", g->alpha, es)) ||
+        (s = check_scalar(c, "beta", g->beta, es)) || (s = gemm_check_memory(c, g, es))) {
+        return s;
+    }
+    uint64_t start = mt_emu_now_ns();
+    if ((s = gemm_compute(g, get(g->alpha, 0, dbl), get(g->beta, 0, dbl), dbl))) {
+        return complain(s, c->fn, "out of host memory for a %d x %d x %d product", g->m, g->n,
+                        g->k);
+    }
+    ran(c, kernel, start);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 static cublasStatus_t
 gemm(cublasHandle_t h, const char *fn, const gemm_args *g, bool batched, bool dbl)
 {
     MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
-    size_t es = dbl ? sizeof(double) : sizeof(float);
     call c;
     cublasStatus_t s = handle_state(h, fn, &c);
     if (s || (s = gemm_check_args(fn, g))) {
         return s;
     }
-    /* quick return: no C to write (k == 0 still scales C by beta) */
-    if (g->m == 0 || g->n == 0 || g->batch == 0) {
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    if ((s = check_placement(&c)) || (s = check_scalar(&c, "alpha", g->alpha, es)) ||
-        (s = check_scalar(&c, "beta", g->beta, es)) || (s = gemm_check_memory(&c, g, es))) {
-        return s;
-    }
-    uint64_t start = mt_emu_now_ns();
-    if ((s = gemm_compute(g, get(g->alpha, 0, dbl), get(g->beta, 0, dbl), dbl))) {
-        return complain(s, fn, "out of host memory for a %d x %d x %d product", g->m, g->n, g->k);
-    }
+    gemm_args run = *g;
+    run.tf32 = ((int)c.math & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) ==
+               CUBLAS_TF32_TENSOR_OP_MATH;
     pthread_once(&gemm_names_once, make_gemm_names);
-    ran(&c, gemm_names[dbl][batched][g->ta][g->tb], start);
-    return CUBLAS_STATUS_SUCCESS;
+    return gemm_run(&c, &run, dbl, gemm_names[dbl][batched][g->ta][g->tb]);
+}
+
+cublasStatus_t
+mt_emu_cublas_gemm_on(const char *fn, int device, cudaStream_t stream, const mt_emu_gemm *g,
+                      bool dbl, const char *kernel)
+{
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory */
+    call c = {fn, device, stream, CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    cublasStatus_t s = gemm_check_args(fn, g);
+    return s ? s : gemm_run(&c, g, dbl, kernel);
 }
 
 cublasStatus_t
@@ -816,7 +900,8 @@ cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_
                int n, int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
                const float *beta, float *C, int ldc)
 {
-    gemm_args g = {transa, transb, m, n, k, alpha, A, B, beta, C, lda, ldb, ldc, 0, 0, 0, 1};
+    gemm_args g = {transa, transb, m,   n, k, alpha, A, B,    beta,  C,
+                   lda,    ldb,    ldc, 0, 0, 0,     1, NULL, false, false};
     return gemm(handle, "cublasSgemm_v2", &g, false, false);
 }
 
@@ -825,7 +910,8 @@ cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_
                int n, int k, const double *alpha, const double *A, int lda, const double *B,
                int ldb, const double *beta, double *C, int ldc)
 {
-    gemm_args g = {transa, transb, m, n, k, alpha, A, B, beta, C, lda, ldb, ldc, 0, 0, 0, 1};
+    gemm_args g = {transa, transb, m,   n, k, alpha, A, B,    beta,  C,
+                   lda,    ldb,    ldc, 0, 0, 0,     1, NULL, false, false};
     return gemm(handle, "cublasDgemm_v2", &g, false, true);
 }
 
@@ -836,8 +922,8 @@ cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
                           const float *beta, float *C, int ldc, long long int strideC,
                           int batchCount)
 {
-    gemm_args g = {transa, transb, m,   n,   k,       alpha,   A,       B,         beta,
-                   C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
+    gemm_args g = {transa, transb, m,   n,       k,       alpha,   A,          B,    beta,  C,
+                   lda,    ldb,    ldc, strideA, strideB, strideC, batchCount, NULL, false, false};
     return gemm(handle, "cublasSgemmStridedBatched", &g, true, false);
 }
 
@@ -848,7 +934,7 @@ cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
                           const double *beta, double *C, int ldc, long long int strideC,
                           int batchCount)
 {
-    gemm_args g = {transa, transb, m,   n,   k,       alpha,   A,       B,         beta,
-                   C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
+    gemm_args g = {transa, transb, m,   n,       k,       alpha,   A,          B,    beta,  C,
+                   lda,    ldb,    ldc, strideA, strideB, strideC, batchCount, NULL, false, false};
     return gemm(handle, "cublasDgemmStridedBatched", &g, true, true);
 }

@@ -333,6 +333,25 @@ get_algorithms(const char *fn, pass p, cudnnHandle_t h, cudnnTensorDescriptor_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The three passes' queries, the _v7 heuristics and cudnnFind* alike (see cudnn.h): fn's ranking
+ * copied into the pass's own perf struct. (A macro because each pass has its own perf type.) */
+#define RANKING(fn, p, perf_type, algo_type, count, x, w, y)                                    \
+    do {                                                                                        \
+        algo_perf r[count];                                                                     \
+        cudnnStatus_t st = get_algorithms(fn, p, handle, x, w, convDesc, y, requestedAlgoCount, \
+                                          returnedAlgoCount, perfResults, r);                   \
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {            \
+            perfResults[i] = (perf_type){(algo_type)r[i].algo,                                  \
+                                         r[i].status,                                           \
+                                         r[i].time,                                             \
+                                         r[i].memory,                                           \
+                                         r[i].det,                                              \
+                                         r[i].math,                                             \
+                                         {0}};                                                  \
+        }                                                                                       \
+        return st;                                                                              \
+    } while (0)
+
 cudnnStatus_t
 cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
                                        const cudnnFilterDescriptor_t filterDesc,
@@ -341,20 +360,9 @@ cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDe
                                        const int requestedAlgoCount, int *returnedAlgoCount,
                                        cudnnConvolutionFwdAlgoPerf_t *perfResults)
 {
-    algo_perf r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    cudnnStatus_t st = get_algorithms("cudnnGetConvolutionForwardAlgorithm_v7", FWD, handle,
-                                      srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount,
-                                      returnedAlgoCount, perfResults, r);
-    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
-        perfResults[i] = (cudnnConvolutionFwdAlgoPerf_t){(cudnnConvolutionFwdAlgo_t)r[i].algo,
-                                                         r[i].status,
-                                                         r[i].time,
-                                                         r[i].memory,
-                                                         r[i].det,
-                                                         r[i].math,
-                                                         {0}};
-    }
-    return st;
+    RANKING("cudnnGetConvolutionForwardAlgorithm_v7", FWD, cudnnConvolutionFwdAlgoPerf_t,
+            cudnnConvolutionFwdAlgo_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, srcDesc, filterDesc,
+            destDesc);
 }
 
 cudnnStatus_t
@@ -366,21 +374,9 @@ cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle,
                                             const int requestedAlgoCount, int *returnedAlgoCount,
                                             cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
 {
-    algo_perf r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    cudnnStatus_t st = get_algorithms("cudnnGetConvolutionBackwardDataAlgorithm_v7", BWD_DATA,
-                                      handle, gradDesc, filterDesc, convDesc, diffDesc,
-                                      requestedAlgoCount, returnedAlgoCount, perfResults, r);
-    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
-        perfResults[i] = (cudnnConvolutionBwdDataAlgoPerf_t){
-            (cudnnConvolutionBwdDataAlgo_t)r[i].algo,
-            r[i].status,
-            r[i].time,
-            r[i].memory,
-            r[i].det,
-            r[i].math,
-            {0}};
-    }
-    return st;
+    RANKING("cudnnGetConvolutionBackwardDataAlgorithm_v7", BWD_DATA,
+            cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t,
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, gradDesc, filterDesc, diffDesc);
 }
 
 cudnnStatus_t
@@ -392,22 +388,50 @@ cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle,
                                               const int requestedAlgoCount, int *returnedAlgoCount,
                                               cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
 {
-    algo_perf r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    cudnnStatus_t st = get_algorithms("cudnnGetConvolutionBackwardFilterAlgorithm_v7", BWD_FILTER,
-                                      handle, srcDesc, gradDesc, convDesc, diffDesc,
-                                      requestedAlgoCount, returnedAlgoCount, perfResults, r);
-    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {
-        perfResults[i] = (cudnnConvolutionBwdFilterAlgoPerf_t){
-            (cudnnConvolutionBwdFilterAlgo_t)r[i].algo,
-            r[i].status,
-            r[i].time,
-            r[i].memory,
-            r[i].det,
-            r[i].math,
-            {0}};
-    }
-    return st;
+    RANKING("cudnnGetConvolutionBackwardFilterAlgorithm_v7", BWD_FILTER,
+            cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, srcDesc, gradDesc, diffDesc);
 }
+
+cudnnStatus_t
+cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+                                     const cudnnFilterDescriptor_t wDesc,
+                                     const cudnnConvolutionDescriptor_t convDesc,
+                                     const cudnnTensorDescriptor_t yDesc,
+                                     const int requestedAlgoCount, int *returnedAlgoCount,
+                                     cudnnConvolutionFwdAlgoPerf_t *perfResults)
+{
+    RANKING("cudnnFindConvolutionForwardAlgorithm", FWD, cudnnConvolutionFwdAlgoPerf_t,
+            cudnnConvolutionFwdAlgo_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, xDesc, wDesc, yDesc);
+}
+
+cudnnStatus_t
+cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+                                          const cudnnTensorDescriptor_t dyDesc,
+                                          const cudnnConvolutionDescriptor_t convDesc,
+                                          const cudnnTensorDescriptor_t dxDesc,
+                                          const int requestedAlgoCount, int *returnedAlgoCount,
+                                          cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
+{
+    RANKING("cudnnFindConvolutionBackwardDataAlgorithm", BWD_DATA,
+            cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t,
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, dxDesc, wDesc, dyDesc);
+}
+
+cudnnStatus_t
+cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle,
+                                            const cudnnTensorDescriptor_t xDesc,
+                                            const cudnnTensorDescriptor_t dyDesc,
+                                            const cudnnConvolutionDescriptor_t convDesc,
+                                            const cudnnFilterDescriptor_t dwDesc,
+                                            const int requestedAlgoCount, int *returnedAlgoCount,
+                                            cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
+{
+    RANKING("cudnnFindConvolutionBackwardFilterAlgorithm", BWD_FILTER,
+            cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t,
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, xDesc, dwDesc, dyDesc);
+}
+#undef RANKING
 
 /* ---- the computation ---- */
 

@@ -1,9 +1,14 @@
 """minitorch.backends: the switches scripts set, as torch.backends.
 
 The flags are kept with PyTorch's names and defaults, so that `torch.backends.cudnn.benchmark =
-True` or `torch.backends.cuda.matmul.allow_tf32 = True` in a script runs unchanged. What they
-change today: nothing, since minitorch has no cuDNN autotuner, TF32 path or MKL-DNN; the
-queries (`is_available`, `is_built`) answer truthfully for this build.
+True` or `torch.backends.cuda.matmul.allow_tf32 = True` in a script runs unchanged. The CUDA
+backend obeys three of them, pushed to it after each change (_C_cuda.set_library_flags):
+`cudnn.benchmark` (convolutions rank cuDNN's algorithms by cudnnFind*, once per shape, instead of
+its heuristics), `cudnn.deterministic` (deterministic algorithms only) and
+`cuda.matmul.allow_tf32` (float32 products on cuBLASLt's TF32 compute type; what
+`set_float32_matmul_precision("high")` sets). `cudnn.enabled` and `cudnn.allow_tf32` are kept
+but not obeyed: convolutions always run on cuDNN where it was built, in FMA (not TF32) math.
+The queries (`is_available`, `is_built`, `version`) answer truthfully for this build.
 """
 from __future__ import annotations
 
@@ -19,6 +24,15 @@ _PRECISIONS = ("highest", "high", "medium")
 _float32_matmul_precision = "highest"
 
 
+def _push_flags() -> None:
+    """The switches the CUDA backend obeys, as they are now, to the backend (where built)."""
+    c = _cuda._C_cuda
+    if c is None or "cudnn" not in globals() or "cuda" not in globals():
+        return
+    c.set_library_flags(bool(cudnn.benchmark), bool(cudnn.deterministic),
+                        bool(cuda.matmul.allow_tf32))
+
+
 class _Flags:
     """A fixed set of attributes; setting any other raises, as PyTorch's flag objects do."""
 
@@ -31,14 +45,24 @@ class _Flags:
         if name not in self._names:
             raise AttributeError(f"Unknown attribute {name}")
         object.__setattr__(self, name, value)
+        _push_flags()
 
     def __repr__(self) -> str:
         return "<" + ", ".join(f"{n}={getattr(self, n)!r}" for n in sorted(self._names)) + ">"
 
 
+class _FlagModule(types.ModuleType):
+    """A submodule whose attribute changes reach the CUDA backend (torch.backends.cudnn is
+    such a module in PyTorch too: its flags are properties over the C++ context)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        _push_flags()
+
+
 def _module(name: str, doc: str, **attrs: object) -> types.ModuleType:
     """A submodule, registered so that `import minitorch.backends.cudnn as cudnn` finds it."""
-    mod = types.ModuleType(f"{__name__}.{name}", doc)
+    mod = _FlagModule(f"{__name__}.{name}", doc)
     mod.__dict__.update(attrs)
     sys.modules[mod.__name__] = mod
     return mod
@@ -52,7 +76,8 @@ def _cudnn_is_available() -> bool:
 
 
 def _cudnn_version() -> Optional[int]:
-    """None where cuDNN is not available, as PyTorch; the backend does not report its version yet."""
+    """cudnnGetVersion() of the cuDNN the backend runs (e.g. 91300 for 9.13.0), None where cuDNN is
+    not available, as PyTorch."""
     return getattr(_cuda._C_cuda, "cudnn_version", None) if _cudnn_is_available() else None
 
 
@@ -64,10 +89,12 @@ def _cudnn_flags(enabled: bool = False, benchmark: bool = False, deterministic: 
     saved = {n: getattr(cudnn, n) for n in names}
     cudnn.__dict__.update(enabled=enabled, benchmark=benchmark, deterministic=deterministic,
                           allow_tf32=allow_tf32)
+    _push_flags()
     try:
         yield
     finally:
         cudnn.__dict__.update(saved)
+        _push_flags()
 
 
 cudnn = _module("cudnn", "cuDNN's switches (torch.backends.cudnn).", enabled=True, benchmark=False,
@@ -96,6 +123,7 @@ cuda = _module("cuda", "CUDA's switches (torch.backends.cuda).", is_built=_cuda.
 for _kind in _sdp:
     cuda.__dict__.update(_sdp_switch(_kind))
 del _kind
+_push_flags()
 
 # ---- the backends this build does not have -------------------------------------------------
 

@@ -241,6 +241,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes whole channels of (N, C, L) or (C, L) input with probability p, scaling the rest."""
+    _tensors("dropout1d", input=input)
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (2, 3):
@@ -256,6 +257,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes whole channels of (N, C, H, W) input with probability p, scaling the rest; a 3-D
     input is taken as (N, C, L), as PyTorch does (with its warning)."""
+    _tensors("dropout2d", input=input)
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (3, 4):
@@ -277,6 +279,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    _tensors("dropout3d", input=input)
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (4, 5):

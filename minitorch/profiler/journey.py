@@ -183,18 +183,7 @@ def journey_view(functions: List, memory: List, call: Optional[str] = None, use_
         depths.append(_depth(x))
     if width is not None and use_device is None:  # a CPU-only recording's GPU column says only "-"
         table = [r[:4] + r[5:] for r in table]
-    cells = [[[("  " * d) + name]] + [[c] for c in r] for d, (name, *r) in zip(depths, table)]
-    if width is not None:
-        _fit(cells, depths, width)
-    widths = [max(len(line) for r in cells for line in r[k]) for k in range(len(table[0]))]
-    lines = []
-    for i, r in enumerate(cells):
-        for j in range(max(len(c) for c in r)):
-            parts = [(c[j] if j < len(c) else "") for c in r]
-            lines.append("  ".join(p.ljust(w) if k in (0, 1, 2) else p.rjust(w) for k, (p, w) in
-                                   enumerate(zip(parts, widths))).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = _render(table, depths, width, what=2)
 
     cpu_events = [e for e in functions if not e.on_device]
     roots = [e for e in cpu_events if e.cpu_parent is None and (call is None or e.name == call)]
@@ -210,6 +199,41 @@ def journey_view(functions: List, memory: List, call: Optional[str] = None, use_
     return "\n".join(lines)
 
 
+def _render(table, depths, width: Optional[int], what: int) -> List[str]:
+    """The rows of table (its header first) as aligned lines: the columns up to `what` (the Event
+    and the description, which wrap to fit width) left-aligned, the times and device after them
+    right-aligned; the Event indented by depth."""
+    cells = [[[("  " * d) + name]] + [[c] for c in r] for d, (name, *r) in zip(depths, table)]
+    if width is not None:
+        _fit(cells, depths, width, what)
+    widths = [max(len(line) for r in cells for line in r[k]) for k in range(len(table[0]))]
+    lines = []
+    for i, r in enumerate(cells):
+        for j in range(max(len(c) for c in r)):
+            parts = [(c[j] if j < len(c) else "") for c in r]
+            lines.append("  ".join(p.ljust(w) if k <= what else p.rjust(w) for k, (p, w) in
+                                   enumerate(zip(parts, widths))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def article_view(functions: List, memory: List, use_device: Optional[str] = None,
+                 width: Optional[int] = None) -> str:
+    """The seed article's table of the journey: one row per event in the order it happened (GPU work
+    right after the call that started it), in the article's five columns: the event (Layer::name;
+    GPU work by its kernel's or copy's name),
+    what it is, its CPU time, the GPU time of the work it started, and the device type it ran on."""
+    below = _gpu_below(functions)
+    table = [("Event", "Description", "CPU time", "GPU time", "Device type")]
+    for x in _rows(functions, memory):
+        on_gpu = getattr(x, "on_device", False)
+        cpu = "" if x.layer == "Mem" or on_gpu else f"{x.cpu_time_total:.1f} us"
+        device = (x.device if x.layer == "Mem" else ("cuda" if on_gpu else "cpu")).split(":")[0].upper()
+        table.append((x.name, describe(x), cpu, _gpu_time(x, use_device, below), device))
+    return "\n".join(_render(table, [0] * len(table), width, what=1))
+
+
 def _longest_word(text: str) -> int:
     """The widest piece of text that wrap() keeps whole while it can (see _BREAKS)."""
     pieces = [text]
@@ -218,30 +242,30 @@ def _longest_word(text: str) -> int:
     return max(len(p) for p in pieces)
 
 
-def _fit(cells, depths, width: int) -> None:
-    """Narrows the Event (0) and "What it is" (2) columns of cells (rows of columns of lines) until a
+def _fit(cells, depths, width: int, what_col: int = 2) -> None:
+    """Narrows the Event (0) and "What it is" (what_col) columns of cells (rows of columns of lines) until a
     row fits in width, and wraps their text to them. Of the ways to share the room between the two,
     the one that cuts the fewest words (or breaks inside brackets), then the one with the fewest
     lines (a wrapped name counting one more), then the widest Event. A wrapped Event name goes on
     two columns further in."""
     natural = [max(len(r[k][0]) for r in cells) for k in range(len(cells[0]))]
-    room = width - sum(w for k, w in enumerate(natural) if k not in (0, 2)) - 2 * (len(natural) - 1)
+    room = width - sum(w for k, w in enumerate(natural) if k not in (0, what_col)) - 2 * (len(natural) - 1)
     pads = ["  " * d for d in depths]
     names = [r[0][0][len(pad):] for pad, r in zip(pads, cells)]
     name_words = [(len(n), _longest_word(n)) for n in names]
-    what_words = [_longest_word(r[2][0]) for r in cells]
+    what_words = [_longest_word(r[what_col][0]) for r in cells]
 
     def layout(event: int, what: int):
         left = []
         for pad, name in zip(pads, names):
             lines = _wrap(name, event - len(pad), event - len(pad) - 2)
             left.append([pad + lines[0]] + [pad + "  " + line for line in lines[1:]])
-        return left, [_wrap(r[2][0], what, what) for r in cells]
+        return left, [_wrap(r[what_col][0], what, what) for r in cells]
 
-    lo = min(natural[0], max(_EVENT_MIN, room - natural[2]))
+    lo = min(natural[0], max(_EVENT_MIN, room - natural[what_col]))
     best = None
     for event in range(lo, max(lo, min(natural[0], room - 1)) + 1):
-        what = min(natural[2], max(room - event, 1))
+        what = min(natural[what_col], max(room - event, 1))
         room_name = [event - len(pad) for pad in pads]
         cuts = (sum(n > w and word > w - 2 for (n, word), w in zip(name_words, room_name))
                 + sum(word > what for word in what_words))
@@ -251,7 +275,7 @@ def _fit(cells, depths, width: int) -> None:
         if best is None or cost <= best[0]:
             best = (cost, left, right)
     for r, left, right in zip(cells, best[1], best[2]):
-        r[0], r[2] = left, right
+        r[0], r[what_col] = left, right
 
 
 def _launched(functions):

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, List, Optional
 
 from .. import _C
 from . import events as _events
-from .journey import journey_view
+from .journey import article_view, journey_view
 
 
 class ProfilerActivity(Enum):
@@ -204,3 +204,9 @@ class profile:
 
         text = journey_view(self._functions, self._memory, call, self.use_device, width)
         return Journey(text) if width is None else text
+
+    def article_table(self, *, width: Optional[int] = None) -> str:
+        """The seed article's table of the same recording: one row per event as it happened (Event,
+        Description, CPU time, GPU time, Device type), from `Op::to`'s `Runtime::Memcpy` to the
+        final `Runtime::DeviceSynchronize` on a GPU. With `width`, every line fits in it."""
+        return article_view(self._functions, self._memory, self.use_device, width)

@@ -41,6 +41,36 @@ typedef enum {
 
 typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
 
+/* the math the handle allows: CUBLAS_TF32_TENSOR_OP_MATH lets float32 products use TF32 tensor
+ * cores (PyTorch sets it under torch.backends.cuda.matmul.allow_tf32) */
+typedef enum {
+    CUBLAS_DEFAULT_MATH = 0,
+    CUBLAS_TENSOR_OP_MATH = 1,
+    CUBLAS_PEDANTIC_MATH = 2,
+    CUBLAS_TF32_TENSOR_OP_MATH = 3,
+    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16
+} cublasMath_t;
+
+/* library_types.h's data types (cuBLASLt's layouts and scale types) */
+typedef enum cudaDataType_t {
+    CUDA_R_16F = 2,
+    CUDA_R_32F = 0,
+    CUDA_R_64F = 1,
+    CUDA_R_16BF = 14
+} cudaDataType_t;
+typedef cudaDataType_t cudaDataType;
+
+/* the precision a product computes in (cuBLASLt's matmul descriptors, cublasGemmEx) */
+typedef enum {
+    CUBLAS_COMPUTE_16F = 64,
+    CUBLAS_COMPUTE_32F = 68,
+    CUBLAS_COMPUTE_32F_PEDANTIC = 69,
+    CUBLAS_COMPUTE_64F = 70,
+    CUBLAS_COMPUTE_32F_FAST_16F = 74,
+    CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+    CUBLAS_COMPUTE_32F_FAST_TF32 = 77
+} cublasComputeType_t;
+
 struct cublasContext;
 typedef struct cublasContext *cublasHandle_t;
 
@@ -54,6 +84,8 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId);
 cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStream_t *streamId);
 cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode);
 cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode);
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t *mode);
 
 /* Level 1: x = alpha x; result = sum x[i] y[i] */
 cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const float *alpha, float *x, int incx);

@@ -231,6 +231,24 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionBwdFilterAlgoPerf_t *perfResults);
 
+/* the same ranking by running each algorithm (cudnn.benchmark); the emulation runs none: its
+ * measured times are its heuristic's estimates, so both rankings agree */
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionFwdAlgoPerf_t *perfResults);
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdDataAlgoPerf_t *perfResults);
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdFilterAlgoPerf_t *perfResults);
+
 cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc,
