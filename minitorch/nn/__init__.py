@@ -102,3 +102,4 @@ __all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
 from minitorch.nn.modules import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 
 __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
+from minitorch.nn import parallel  # noqa: E402  (DistributedDataParallel; MPI is imported only when used)
