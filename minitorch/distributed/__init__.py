@@ -310,8 +310,13 @@ def _check_tensor(t, what: str = "tensor") -> None:
     if not isinstance(t, minitorch.Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type torch.Tensor\n"
                         f"             but got {type(t)} instead.")
-    if t.is_cuda:
-        raise RuntimeError("minitorch's MPI backend handles CPU tensors only (NCCL is not built in)")
+
+
+def _host(t):
+    """t's values in contiguous host memory (t itself when it is a contiguous CPU tensor): CUDA
+    tensors go through the host, as gloo's CUDA collectives do."""
+    t = t.detach()
+    return (t.cpu() if t.is_cuda else t).contiguous()
 
 
 def _flat(t) -> np.ndarray:
@@ -482,9 +487,10 @@ def _staged(tensor, dtype=None):
     """A contiguous tensor (of dtype when given) a collective writes, and the function that puts
     what it wrote back into tensor (nothing to do when that is tensor itself)."""
     if dtype is not None and tensor.dtype != dtype:
-        out = tensor.detach().to(dtype).contiguous()
+        out = _host(tensor).to(dtype).contiguous()
     else:
-        out = tensor if tensor.is_contiguous() else tensor.detach().contiguous()
+        out = tensor.detach().cpu().contiguous() if tensor.is_cuda else (
+            tensor if tensor.is_contiguous() else tensor.detach().contiguous())
 
     def back() -> None:
         if out is not tensor:
@@ -573,7 +579,7 @@ def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
         raise ValueError(f"all_gather: tensor_list must have {n} tensors (the group's size), got "
                          f"{len(tensor_list)}")
     _same_layout(tensor_list, tensor, "tensor_list")
-    send = _bytes(tensor.detach().contiguous())
+    send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8)
 
     def finish():
@@ -589,7 +595,7 @@ def _assign_bytes(t, raw: np.ndarray) -> None:
     """t <- raw bytes of its dtype and shape."""
     if t.numel() == 0:
         return
-    if t.is_contiguous():
+    if t.is_contiguous() and not t.is_cuda:
         _bytes(t)[:] = raw
     else:
         tmp = minitorch.empty(tuple(t.shape), dtype=t.dtype)
@@ -611,7 +617,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
         raise TypeError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * n:
         raise ValueError("output tensor size must be equal to world_size times input tensor size")
-    send = _bytes(input_tensor.detach().contiguous())
+    send = _bytes(_host(input_tensor))
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
     return _issue(pg, "all_gather_into_tensor", lambda: [pg._comm.Iallgather(send, recv)], finish, async_op,
@@ -633,8 +639,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     name = _dtype_name(input)
     mop = _mpi_op(op, name)
     up = name in _FLOAT_UP
-    src = input.detach().to(minitorch.float32) if up else input.detach()
-    send = _flat(src.contiguous())
+    src = _host(input)
+    send = _flat(src.to(minitorch.float32).contiguous() if up else src)
     out, back = _staged(output, minitorch.float32 if up else None)
     recv = _flat(out)
 
@@ -658,7 +664,7 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
     n = pg.size()
     me = pg.rank()
     _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
-    send = _bytes(tensor.detach().contiguous())
+    send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8) if me == root else None
 
     def finish():
@@ -679,7 +685,7 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
         return None
     root = group_src if group_src is not None else pg._group_rank(src, "src")
     _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
-    send = np.concatenate([_bytes(t.detach().contiguous()) for t in scatter_list]) if pg.rank() == root else None
+    send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
     out, finish = _staged(tensor)
     recv = _bytes(out)
     return _issue(pg, "scatter", lambda: [pg._comm.Iscatter(send, recv, root)], finish, async_op,
@@ -704,7 +710,7 @@ def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
                          "the current process.")
-    data = _bytes(tensor.detach().contiguous())
+    data = _bytes(_host(tensor))
     return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True)
 
 

@@ -4,7 +4,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import SCRIPTS, launch, needs_mpi, ok
+from launching import SCRIPTS, launch, needs_mpi, ok
 
 sys.path.insert(0, str(SCRIPTS))
 from inputs import inputs  # noqa: E402

@@ -6,7 +6,7 @@ import numpy as np
 import minitorch
 from minitorch import nn
 
-from conftest import SCRIPTS, launch, needs_mpi, ok
+from launching import SCRIPTS, launch, needs_mpi, ok
 
 sys.path.insert(0, str(SCRIPTS))
 from mlp import N, data, model, params  # noqa: E402

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import launch, needs_mpi, ok
+from launching import launch, needs_mpi, ok
 
 pytestmark = needs_mpi
 TIMEOUT = 3.0

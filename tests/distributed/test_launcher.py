@@ -4,7 +4,7 @@ import sys
 
 from helpers import child_env
 
-from conftest import launch, needs_mpi, ok
+from launching import launch, needs_mpi, ok
 
 
 @needs_mpi

@@ -109,7 +109,7 @@ class DistributedDataParallel(Module):
         tensors = [t for t in tensors if t.numel() > 0]
         if not tensors or self._pg.size() == 1:
             return
-        parts = [dist._bytes(t.detach().contiguous()) for t in tensors]
+        parts = [dist._bytes(dist._host(t)) for t in tensors]
         flat = minitorch.from_numpy(np.concatenate(parts))
         dist.broadcast(flat, src=self._pg._ranks[0], group=self.process_group)
         raw = flat.numpy()
@@ -224,7 +224,7 @@ class DistributedDataParallel(Module):
             if p.grad is None or not self._used[i]:
                 raw[off:off + nb] = 0
             else:
-                raw[off:off + nb] = dist._bytes(p.grad.detach().contiguous())
+                raw[off:off + nb] = dist._bytes(dist._host(p.grad))
             off += nb
         with minitorch.no_grad():
             flat.div_(self._pg.size())
@@ -248,7 +248,7 @@ class DistributedDataParallel(Module):
                     off += nb  # unused on every rank: .grad stays as it was, as PyTorch leaves it
                     continue
                 if p.grad is None:
-                    p.grad = minitorch.zeros(tuple(p.shape), dtype=p.dtype)
+                    p.grad = minitorch.zeros(tuple(p.shape), dtype=p.dtype, device=p.device)
                 with minitorch.no_grad():
                     dist._assign_bytes(p.grad, raw[off:off + nb])
                 off += nb

@@ -1,4 +1,4 @@
-"""Tests of minitorch.distributed: processes started by the launcher, compared with NumPy.
+"""Helpers of the tests of minitorch.distributed: processes started by the launcher, compared with NumPy.
 
 They need MPI (mpi4py and the mpich wheel; `make install-test` installs both) and skip without it,
 and under the sanitizer run (MPICH's own allocations would bury LeakSanitizer's report)."""
