@@ -15,6 +15,7 @@ import atexit
 import datetime
 import importlib.util
 import os
+import pickle
 import sys
 import time
 from typing import Any, List, Optional
@@ -24,10 +25,10 @@ import numpy as np
 import minitorch
 
 __all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp", "Work",
-           "all_gather", "all_gather_into_tensor", "all_reduce", "barrier", "broadcast", "destroy_process_group",
-           "gather", "get_backend", "get_rank", "get_world_size", "init_process_group", "irecv", "is_available",
-           "is_initialized", "is_mpi_available", "is_nccl_available", "is_gloo_available", "isend", "new_group",
-           "recv", "reduce_scatter_tensor", "scatter", "send"]
+           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
+           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank", "get_world_size",
+           "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
+           "is_nccl_available", "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -690,6 +691,81 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
     recv = _bytes(out)
     return _issue(pg, "scatter", lambda: [pg._comm.Iscatter(send, recv, root)], finish, async_op,
                   [tensor.numel(), _dtype_code(tensor), root])
+
+
+def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async_op: bool = False,
+           group_dst: Optional[int] = None):
+    """dst's tensor <- tensor reduced over the group's ranks (the others' tensors are left as they
+    were)."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst")
+    name = _dtype_name(tensor)
+    mop = _mpi_op(op, name)
+    MPI = _mpi()
+    n = pg.size()
+    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
+    buf = _flat(work_t)
+    me = pg.rank()
+
+    def start():
+        if me == root:
+            return [pg._comm.Ireduce(MPI.IN_PLACE, buf, mop, root)]
+        return [pg._comm.Ireduce(buf, None, mop, root)]
+
+    def finish():
+        if me == root:
+            if op == ReduceOp.AVG:
+                _avg(buf, n)
+            back()
+
+    return _issue(pg, "reduce", start, finish, async_op, [tensor.numel(), _dtype_code(tensor), root])
+
+
+def _object_bytes(obj) -> "minitorch.Tensor":
+    return minitorch.from_numpy(np.frombuffer(pickle.dumps(obj), dtype=np.uint8).copy())
+
+
+def all_gather_object(object_list: List, obj: Any, group=None) -> None:
+    """object_list[i] <- rank i's obj (any picklable object), on every rank."""
+    pg = _group(group)
+    if pg is None:
+        return
+    n = pg.size()
+    if len(object_list) != n:
+        raise ValueError(f"all_gather_object: object_list must have {n} entries (the group's size)")
+    data = _object_bytes(obj)
+    sizes = [minitorch.zeros(1, dtype=minitorch.int64) for _ in range(n)]
+    all_gather(sizes, minitorch.tensor([data.numel()], dtype=minitorch.int64), group=group)
+    longest = max(int(s.item()) for s in sizes)
+    padded = minitorch.zeros(longest, dtype=minitorch.uint8)
+    padded[:data.numel()] = data
+    parts = [minitorch.empty(longest, dtype=minitorch.uint8) for _ in range(n)]
+    all_gather(parts, padded, group=group)
+    for i in range(n):
+        object_list[i] = pickle.loads(parts[i].numpy()[: int(sizes[i].item())].tobytes())
+
+
+def broadcast_object_list(object_list: List, src: Optional[int] = None, group=None, device=None,
+                          group_src: Optional[int] = None) -> None:
+    """object_list <- src's object_list (picklable objects; every rank passes a list of that length)."""
+    pg = _group(group)
+    if pg is None:
+        return
+    root = group_src if group_src is not None else pg._group_rank(0 if src is None else src, "src")
+    data = _object_bytes(list(object_list)) if pg.rank() == root else None
+    size = minitorch.tensor([data.numel() if data is not None else 0], dtype=minitorch.int64)
+    broadcast(size, group=group, group_src=root)
+    if data is None:
+        data = minitorch.empty(int(size.item()), dtype=minitorch.uint8)
+    broadcast(data, group=group, group_src=root)
+    if pg.rank() != root:
+        got = pickle.loads(data.numpy().tobytes())
+        if len(got) != len(object_list):
+            raise ValueError(f"broadcast_object_list: src sent {len(got)} objects into a list of {len(object_list)}")
+        object_list[:] = got
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):

@@ -98,3 +98,16 @@ def test_new_group(world):
         else:  # not a member: the call does nothing, get_rank says -1
             np.testing.assert_array_equal(res[r]["group_all_reduce"], x[r]["float64"])
             assert int(res[r]["group_rank"]) == -1
+
+
+def test_reduce_and_objects(world):
+    n, res, x = world
+    for r in range(n):
+        if r == n - 1:
+            np.testing.assert_allclose(res[r]["reduce_sum"], sum(x[k]["float64"] for k in range(n)), rtol=1e-12)
+        elif r == 0:
+            np.testing.assert_array_equal(res[r]["reduce_max"], np.max([x[k]["int64"] for k in range(n)], axis=0))
+        if r != n - 1:  # not the destination: the tensor is left as it was
+            np.testing.assert_array_equal(res[r]["reduce_sum"], x[r]["float64"])
+        np.testing.assert_array_equal(res[r]["all_gather_object"], [k * 100 + k for k in range(n)])
+        assert list(res[r]["broadcast_object_list"]) == [f"from {n - 1}", str({"k": (n - 1,)})]

@@ -89,6 +89,19 @@ for w in ws:
     w.wait()
 res["irecv"] = buf2.numpy().copy()
 
+t = T(x["float64"].copy())
+dist.reduce(t, dst=n - 1)
+res["reduce_sum"] = t.numpy().copy()
+t = T(x["int64"].copy())
+dist.reduce(t, dst=0, op=dist.ReduceOp.MAX, async_op=True).wait()
+res["reduce_max"] = t.numpy().copy()
+objs = [None] * n
+dist.all_gather_object(objs, {"rank": r, "data": list(range(r))})
+res["all_gather_object"] = np.array([o["rank"] * 100 + len(o["data"]) for o in objs])
+lst = [f"from {r}", {"k": (r,)}] if r == src else [None, None]
+dist.broadcast_object_list(lst, src=src)
+res["broadcast_object_list"] = np.array([lst[0], str(lst[1])])
+
 g = dist.new_group([0, n - 1])
 t = T(x["float64"].copy())
 ret = dist.all_reduce(t, group=g)
