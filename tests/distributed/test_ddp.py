@@ -41,6 +41,7 @@ def test_ddp_matches_full_batch(tmp_path):
     assert not np.allclose(res[0]["local_grad_after_no_sync"], res[1]["local_grad_after_no_sync"])
     for r in range(n):
         assert int(res[r]["comm_events"]) >= 1
+        assert bool(res[r]["journey_comm"])
         assert int(res[r]["trace_comm"]) == int(res[0]["n_buckets"])
 
 
