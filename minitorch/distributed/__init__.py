@@ -165,6 +165,8 @@ class ProcessGroup:
         try:
             return self._ranks.index(global_rank)
         except ValueError:
+            if self is _default_pg:  # PyTorch's words for each case
+                raise RuntimeError(f"{what}: invalid root rank: {global_rank}") from None
             raise ValueError(f"Global rank {global_rank} is not part of group {self}") from None
 
     def __repr__(self) -> str:
@@ -346,7 +348,7 @@ def _mpi_op(op, dtype_name: str):
     if op.value not in table:
         raise ValueError(f"Cannot use {op} with bool tensors")
     if op.value in (5, 6, 7) and dtype_name.startswith(("float", "bfloat", "complex")):
-        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with {dtype_name} tensors")
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op.value in (3, 4) and dtype_name.startswith("complex"):
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with Complex tensors")
     return table[op.value]
@@ -514,12 +516,10 @@ def _avg(buf: np.ndarray, n: int) -> None:
 
 def _root_list(pg, root: int, lst, tensor, name: str, role: str) -> None:
     """gather's and scatter's list: one tensor per rank like tensor on the root, none elsewhere."""
-    n = pg.size()
     if pg.rank() == root:
-        if lst is None or len(lst) != n:
-            raise ValueError(f"Argument ``{name}`` must be specified on {role} rank, with one tensor per "
-                             f"rank ({n})")
-        _same_layout(lst, tensor, name)
+        if lst is None:
+            raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+        _same_layout(lst, tensor, name, pg.size())
     elif lst:
         raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
 
@@ -555,21 +555,24 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_sr
     pg = _group(group)
     if pg is None:
         return None
-    root = group_src if group_src is not None else pg._group_rank(src, "src")
+    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
     work_t, finish = _staged(tensor)
     buf = _bytes(work_t)
     return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
                   [tensor.numel(), _dtype_code(tensor), root])
 
 
-def _same_layout(tensors, ref, what: str) -> None:
-    for t in tensors:
+def _same_layout(tensors, ref, what: str, n: int) -> None:
+    """A list of one tensor per rank, each of ref's dtype and shape (PyTorch's RuntimeErrors)."""
+    if len(tensors) != n:
+        raise RuntimeError(f"{what}: invalid tensor list (expected length {n}, got {len(tensors)})")
+    for i, t in enumerate(tensors):
         _check_tensor(t, what)
         if t.dtype != ref.dtype:
-            raise TypeError(f"{what}: all tensors must have the same dtype ({t.dtype} vs {ref.dtype})")
+            raise RuntimeError(f"{what}: invalid tensor type at index {i} (expected {ref.dtype}, got {t.dtype})")
         if tuple(t.shape) != tuple(ref.shape):
-            raise ValueError(f"{what}: all tensors must have the same size ({tuple(t.shape)} vs "
-                             f"{tuple(ref.shape)})")
+            raise RuntimeError(f"{what}: invalid tensor size at index {i} (expected {tuple(ref.shape)}, got "
+                               f"{tuple(t.shape)})")
 
 
 def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
@@ -579,10 +582,7 @@ def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
     if pg is None:
         return None
     n = pg.size()
-    if len(tensor_list) != n:
-        raise ValueError(f"all_gather: tensor_list must have {n} tensors (the group's size), got "
-                         f"{len(tensor_list)}")
-    _same_layout(tensor_list, tensor, "tensor_list")
+    _same_layout(tensor_list, tensor, "all_gather", n)
     send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8)
 
@@ -618,9 +618,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
         return None
     n = pg.size()
     if output_tensor.dtype != input_tensor.dtype:
-        raise TypeError("output tensor must have the same type as input tensor")
+        raise RuntimeError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * n:
-        raise ValueError("output tensor size must be equal to world_size times input tensor size")
+        raise RuntimeError("output tensor size must be equal to world_size times input tensor size")
     send = _bytes(_host(input_tensor))
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
@@ -637,9 +637,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
         return None
     n = pg.size()
     if output.dtype != input.dtype:
-        raise TypeError("input tensor must have the same type as output tensor")
+        raise RuntimeError("input tensor must have the same type as output tensor")
     if input.numel() != output.numel() * n:
-        raise ValueError("input tensor must be the same size as output size times world size")
+        raise RuntimeError("input tensor must be the same size as output size times world size")
     name = _dtype_name(input)
     mop = _mpi_op(op, name)
     up = name in _FLOAT_UP
@@ -664,7 +664,7 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
     pg = _group(group)
     if pg is None:
         return None
-    root = group_dst if group_dst is not None else pg._group_rank(dst, "dst")
+    root = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
     n = pg.size()
     me = pg.rank()
     _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
@@ -687,7 +687,7 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
     pg = _group(group)
     if pg is None:
         return None
-    root = group_src if group_src is not None else pg._group_rank(src, "src")
+    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
     _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
     send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
     out, finish = _staged(tensor)
@@ -704,7 +704,7 @@ def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async
     pg = _group(group)
     if pg is None:
         return None
-    root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst")
+    root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst rank")
     name = _dtype_name(tensor)
     mop = _mpi_op(op, name)
     MPI = _mpi()
@@ -757,7 +757,7 @@ def broadcast_object_list(object_list: List, src: Optional[int] = None, group=No
     pg = _group(group)
     if pg is None:
         return
-    root = group_src if group_src is not None else pg._group_rank(0 if src is None else src, "src")
+    root = group_src if group_src is not None else pg._group_rank(0 if src is None else src, "src rank")
     data = _object_bytes(list(object_list)) if pg.rank() == root else None
     size = minitorch.tensor([data.numel() if data is not None else 0], dtype=minitorch.int64)
     broadcast(size, group=group, group_src=root)
@@ -785,7 +785,7 @@ def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst
     pg = _group(group)
     if pg is None:
         return None
-    peer = group_dst if group_dst is not None else pg._group_rank(dst, "dst")
+    peer = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
                          "the current process.")
@@ -800,7 +800,7 @@ def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src
     if pg is None:
         return None
     MPI = _mpi()
-    peer = group_src if group_src is not None else (MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src"))
+    peer = group_src if group_src is not None else (MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src rank"))
     out, back = _staged(tensor)
     data = _bytes(out)
 

@@ -206,6 +206,9 @@ class DistributedDataParallel(Module):
 
     def _mark_ready(self, i: int) -> None:
         self._ready[i] = True
+        for issued in self._buckets:  # MPI moves messages on inside its calls: poll the ones in flight
+            if issued.work is not None:
+                issued.work.is_completed()
         b = self._bucket_of[i]
         bucket = self._buckets[b]
         bucket.pending -= 1
