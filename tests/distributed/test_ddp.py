@@ -58,6 +58,10 @@ def test_ddp_unused_parameters(tmp_path):
         np.testing.assert_allclose(res[r]["unused_b"], res[0]["local_b"] / n, rtol=1e-12)
         assert bool(res[r]["unused_c_is_none"])
         assert "Expected to have finished reduction in the prior iteration" in str(res[r]["unfinished_error"])
+        # broadcast_buffers: both forwards began from rank 0's running statistics
+        np.testing.assert_array_equal(res[r]["bn_pre"][0], np.zeros(4))
+        np.testing.assert_array_equal(res[r]["bn_pre"][1], res[0]["bn_post1"])
+    assert not np.allclose(res[0]["bn_post1"], res[1]["bn_post1"])  # the local batches moved them apart
 
 
 def test_distributed_sampler_matches_torch():

@@ -96,5 +96,17 @@ try:
     res["unfinished_error"] = np.array("")
 except RuntimeError as e:
     res["unfinished_error"] = np.array(str(e))
+# broadcast_buffers: every forward starts from rank 0's buffers (BatchNorm's running statistics)
+minitorch.manual_seed(3)
+bn = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+with minitorch.no_grad():
+    bn[1].running_mean.fill_(float(r))  # a different start on each rank: DDP broadcasts rank 0's
+seen = []
+bn.register_forward_pre_hook(lambda mod, args: seen.append(mod[1].running_mean.numpy().copy()))
+d4 = DDP(bn)
+d4(minitorch.from_numpy(np.random.default_rng(20 + r).standard_normal((6, 3))))
+res["bn_post1"] = bn[1].running_mean.numpy().copy()
+d4(minitorch.from_numpy(np.random.default_rng(30 + r).standard_normal((6, 3))))
+res["bn_pre"] = np.stack(seen)
 np.savez(f"{out}/rank{r}.npz", **res)
 dist.destroy_process_group()
