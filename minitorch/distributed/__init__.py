@@ -1,7 +1,8 @@
-"""torch.distributed on MPI: process groups and collectives over CPU tensors.
+"""torch.distributed on MPI: process groups and collectives over CPU tensors (CUDA ones through
+host memory).
 
-The engine is MPI (MPICH from PyPI's `mpich` wheel, reached through mpi4py; see DESIGN.md's
-"distributed" section for why): every collective is one nonblocking MPI call (MPI_Iallreduce,
+The engine is MPI (MPICH from PyPI's `mpich` wheel, reached through mpi4py; the README's "More
+than one process" says why): every collective is one nonblocking MPI call (MPI_Iallreduce,
 MPI_Ibcast, ...) on the tensor's own memory, then polled against the group's timeout, so that a
 peer that died or never calls makes this process raise DistBackendError instead of hanging.
 Processes are started by `python -m minitorch.distributed.run --nproc-per-node N script.py`,

@@ -1,8 +1,8 @@
 """`python -m minitorch.distributed.run --nproc-per-node N script.py [args]`, as torchrun.
 
 Starts N processes on this machine under MPICH's mpiexec (the processes of one MPI world: MPICH
-cannot join processes that each started alone, see DESIGN.md) and gives each torchrun's
-environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR (127.0.0.1)
+cannot join processes that each started alone; see the README's "More than one process") and
+gives each torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR (127.0.0.1)
 and MASTER_PORT, on loopback only. A process that fails does not stop the others: they raise
 within their process group's timeout. The exit status is the first failed process's.
 """
