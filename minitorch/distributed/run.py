@@ -2,9 +2,10 @@
 
 Starts N processes on this machine under MPICH's mpiexec (the processes of one MPI world: MPICH
 cannot join processes that each started alone; see the README's "More than one process") and
-gives each torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR (127.0.0.1)
-and MASTER_PORT, on loopback only. A process that fails does not stop the others: they raise
-within their process group's timeout. The exit status is the first failed process's.
+gives each torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
+MASTER_ADDR (127.0.0.1) and MASTER_PORT, on loopback only. A process that fails does not stop the
+others: they raise within their process group's timeout. The exit status is mpiexec's (not 0 when
+a process failed).
 """
 from __future__ import annotations
 
