@@ -11,3 +11,4 @@ from minitorch.nn.modules import *  # noqa: F401,F403 (modules.__all__)
 from minitorch.nn import utils
 
 __all__ = ["Parameter", "functional", "init", "utils", *modules.__all__]
+from minitorch.nn import parallel  # noqa: E402  (DistributedDataParallel; MPI is imported only when used)

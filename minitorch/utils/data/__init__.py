@@ -1,6 +1,7 @@
 """torch.utils.data: datasets, samplers and the DataLoader."""
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import get_worker_info
+from . import distributed
 from .dataloader import DataLoader
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
                       random_split)

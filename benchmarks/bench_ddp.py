@@ -1,0 +1,152 @@
+"""minitorch.distributed (MPI) beside torch.distributed (gloo), on this machine (issue 23).
+
+1. all_reduce (SUM, float32) of 1 KB to 256 MB between 2 processes: time per call (best of
+   several) and bus bandwidth, busbw = bytes * 2 (n - 1) / n / time (NCCL-tests' definition), for
+   minitorch's MPI engine and PyTorch's gloo, each started by minitorch's launcher.
+2. A DDP training step (an MLP 256-1024-1024-10, batch 64 per process, SGD) at 1 and 2 processes:
+   time per step and samples per second (weak scaling: each process its own 64 samples), minitorch
+   beside PyTorch.
+The processes share the machine's cores (2 here): quote ratios, and the load (uptime).
+Run: PYTHONPATH=. python benchmarks/bench_ddp.py [--quick] [--nproc 2]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+QUICK = "--quick" in sys.argv
+SIZES = [1 << k for k in range(10, 29, 2)]  # 1 KB .. 256 MB
+if QUICK:
+    SIZES = [s for s in SIZES if s <= 16 << 20]
+
+
+def _arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+NPROC = int(_arg("--nproc", "2"))
+
+
+def _lib(engine):
+    if engine == "torch":
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        return torch, dist
+    import minitorch
+    import minitorch.distributed as dist
+
+    dist.init_process_group("mpi")
+    return minitorch, dist
+
+
+def worker_allreduce(engine, out):
+    lib, dist = _lib(engine)
+    rows = []
+    for size in SIZES:
+        t = lib.ones(size // 4, dtype=lib.float32)
+        reps = max(3, min(50, (64 << 20) // size))
+        dist.all_reduce(t)
+        best = float("inf")
+        for _ in range(3 if size >= (64 << 20) else 5):
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(reps // 3 + 1):
+                dist.all_reduce(t)
+            best = min(best, (time.perf_counter() - t0) / (reps // 3 + 1))
+        rows.append((size, best))
+    if dist.get_rank() == 0:
+        with open(out, "w") as f:
+            json.dump(rows, f)
+    dist.destroy_process_group()
+
+
+def worker_ddp(engine, out):
+    lib, dist = _lib(engine)
+    nn = lib.nn
+    lib.manual_seed(0)
+    net = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+    ddp = nn.parallel.DistributedDataParallel(net)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.01)
+    x = lib.randn(64, 256)
+    y = lib.randint(0, 10, (64,))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    best = float("inf")
+    n = 5 if QUICK else 10
+    for _ in range(3):
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        best = min(best, (time.perf_counter() - t0) / n)
+    if dist.get_rank() == 0:
+        with open(out, "w") as f:
+            json.dump(best, f)
+    dist.destroy_process_group()
+
+
+def launch(nproc, *args):
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    env = dict(os.environ, OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         env.get("PYTHONPATH", "")])
+    subprocess.run([sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc),
+                    os.path.abspath(__file__), "--worker", *args, out] + (["--quick"] if QUICK else []),
+                   env=env, check=True)
+    with open(out) as f:
+        res = json.load(f)
+    os.unlink(out)
+    return res
+
+
+def _has_torch():
+    try:
+        import torch.distributed as tdist
+
+        return tdist.is_available() and tdist.is_gloo_available()
+    except ImportError:
+        return False
+
+
+def main():
+    engines = ["minitorch"] + (["torch"] if _has_torch() else [])
+    print(f"load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"all_reduce (SUM, float32) between {NPROC} processes: time per call, bus bandwidth")
+    res = {e: dict(launch(NPROC, "allreduce", e)) for e in engines}
+    print(f"{'bytes':>10} " + " ".join(f"{e + ' us':>14} {e + ' GB/s':>14}" for e in engines)
+          + ("  minitorch/torch time" if len(engines) == 2 else ""))
+    for size in SIZES:
+        cells = []
+        for e in engines:
+            t = res[e][size]
+            bus = size * 2 * (NPROC - 1) / NPROC / t / 1e9
+            cells.append(f"{t * 1e6:14.1f} {bus:14.3f}")
+        ratio = (f"  {res['minitorch'][size] / res['torch'][size]:.2f}" if len(engines) == 2 else "")
+        print(f"{size:>10} " + " ".join(cells) + ratio)
+    print("DDP step (MLP 256-1024-1024-10, batch 64 per process, SGD): ms per step, samples/s")
+    for e in engines:
+        t1 = launch(1, "ddp", e)
+        t2 = launch(2, "ddp", e)
+        print(f"{e:>10}: 1 process {t1 * 1e3:8.2f} ms ({64 / t1:8.0f}/s); 2 processes {t2 * 1e3:8.2f} ms "
+              f"({128 / t2:8.0f}/s); scaling {128 / t2 / (64 / t1):.2f}x")
+
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        i = sys.argv.index("--worker")
+        kind, engine, out = sys.argv[i + 1:i + 4]
+        (worker_allreduce if kind == "allreduce" else worker_ddp)(engine, out)
+    else:
+        main()

@@ -1,0 +1,831 @@
+"""torch.distributed on MPI: process groups and collectives over CPU tensors (CUDA ones through
+host memory).
+
+The engine is MPI (MPICH from PyPI's `mpich` wheel, reached through mpi4py; the README's "More
+than one process" says why): every collective is one nonblocking MPI call (MPI_Iallreduce,
+MPI_Ibcast, ...) on the tensor's own memory, then polled against the group's timeout, so that a
+peer that died or never calls makes this process raise DistBackendError instead of hanging.
+Processes are started by `python -m minitorch.distributed.run --nproc-per-node N script.py`,
+which runs them under MPICH's mpiexec and sets torchrun's environment variables.
+
+minitorch imports without MPI: mpi4py is imported by init_process_group, not here.
+"""
+from __future__ import annotations
+
+import atexit
+import datetime
+import importlib.util
+import os
+import pickle
+import sys
+import time
+from typing import Any, List, Optional
+
+import numpy as np
+
+import minitorch
+
+__all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp", "Work",
+           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
+           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank", "get_world_size",
+           "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
+           "is_nccl_available", "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+class DistError(RuntimeError):
+    """Raised when an error occurs in the distributed library."""
+
+
+class DistBackendError(DistError):
+    """Raised when the communication engine fails: a timeout, a dead peer, a mismatch across ranks."""
+
+
+def is_mpi_available() -> bool:
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_available() -> bool:
+    """True when the distributed package can run here (mpi4py and an MPI library are installed)."""
+    return is_mpi_available()
+
+
+def is_gloo_available() -> bool:
+    return is_mpi_available()  # "gloo" names the CPU engine, which is MPI in minitorch
+
+
+def is_nccl_available() -> bool:
+    return False
+
+
+class Backend(str):
+    """The names of the engines: "mpi", and "gloo" as its alias (minitorch's CPU engine is MPI)."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+    def __new__(cls, name: str):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.UNDEFINED:
+            value = name.lower()
+        return super().__new__(cls, value)
+
+
+class ReduceOp:
+    """The reductions of all_reduce and reduce_scatter: ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR,
+    BXOR."""
+
+    class RedOpType:
+        def __init__(self, name: str, value: int) -> None:
+            self.name = name
+            self.value = value
+
+        def __repr__(self) -> str:
+            return f"<RedOpType.{self.name}: {self.value}>"
+
+        def __eq__(self, other: object) -> bool:
+            if isinstance(other, ReduceOp.RedOpType):
+                return self.value == other.value
+            return NotImplemented
+
+        def __hash__(self) -> int:
+            return self.value
+
+    SUM = RedOpType("SUM", 0)
+    AVG = RedOpType("AVG", 1)
+    PRODUCT = RedOpType("PRODUCT", 2)
+    MIN = RedOpType("MIN", 3)
+    MAX = RedOpType("MAX", 4)
+    BAND = RedOpType("BAND", 5)
+    BOR = RedOpType("BOR", 6)
+    BXOR = RedOpType("BXOR", 7)
+
+
+class GroupMember:
+    WORLD = None  # the default group, as torch.distributed.GroupMember.WORLD once initialized
+    NON_GROUP_MEMBER = object()
+
+
+_MPI = None  # the mpi4py.MPI module once init_process_group imported it
+_default_pg: Optional["ProcessGroup"] = None
+_broken = False  # a collective failed: MPI_Finalize could wait forever on its requests, so exit skips it
+
+
+def _mpi():
+    global _MPI
+    if _MPI is None:
+        if not is_mpi_available():
+            raise RuntimeError("minitorch.distributed needs MPI: pip install mpi4py mpich "
+                               "(or `pip install 'minitorch[distributed]'`)")
+        import mpi4py
+
+        mpi4py.rc.initialize = True
+        mpi4py.rc.finalize = True
+        mpi4py.rc.errors = "exception"
+        from mpi4py import MPI
+
+        _MPI = MPI
+        atexit.register(_exit_hook)  # registered after mpi4py's finalizer: runs before it
+    return _MPI
+
+
+def _exit_hook() -> None:
+    if _broken:
+        # a failed collective leaves requests that no peer will complete; MPI_Finalize would wait
+        # on them forever. Leave without it, as PyTorch's process groups abort their communicators.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+
+class ProcessGroup:
+    """A communicator over some ranks of the world: its MPI communicator, its ranks (global
+    numbering), its backend name and timeout."""
+
+    def __init__(self, comm, ranks: List[int], backend: str, timeout: datetime.timedelta) -> None:
+        self._comm = comm
+        self._ranks = list(ranks)
+        self._backend = backend
+        self._timeout = timeout
+
+    def rank(self) -> int:
+        return self._comm.Get_rank()
+
+    def size(self) -> int:
+        return self._comm.Get_size()
+
+    def name(self) -> str:
+        return self._backend
+
+    def _group_rank(self, global_rank: int, what: str) -> int:
+        try:
+            return self._ranks.index(global_rank)
+        except ValueError:
+            if self is _default_pg:  # PyTorch's words for each case
+                raise RuntimeError(f"{what}: invalid root rank: {global_rank}") from None
+            raise ValueError(f"Global rank {global_rank} is not part of group {self}") from None
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(backend={self._backend!r}, ranks={self._ranks})"
+
+
+def _require_init() -> "ProcessGroup":
+    if _default_pg is None:
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    return _default_pg
+
+
+def _group(group) -> Optional["ProcessGroup"]:
+    """The group to run on, or None when this rank is not a member of it."""
+    pg = _require_init()
+    if group is None or group is GroupMember.WORLD:
+        return pg
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup, got {type(group).__name__}")
+    return group
+
+
+def is_initialized() -> bool:
+    return _default_pg is not None
+
+
+def _env_int(name: str) -> int:
+    v = os.environ.get(name)
+    if v is None:
+        raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: environment "
+                         f"variable {name} expected, but not set")
+    return int(v)
+
+
+def init_process_group(backend: Optional[str] = None, init_method: Optional[str] = None,
+                       timeout: Optional[datetime.timedelta] = None, world_size: int = -1, rank: int = -1,
+                       store: Any = None, group_name: str = "", pg_options: Any = None,
+                       device_id: Any = None) -> None:
+    """Joins the default process group. The processes are MPI's (started by
+    `python -m minitorch.distributed.run`, or a single process on its own); rank and world_size,
+    given or read from RANK and WORLD_SIZE (init_method "env://"), must be MPI's."""
+    global _default_pg
+    if _default_pg is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    name = Backend(backend if backend is not None else "mpi")
+    if name == Backend.NCCL:
+        raise RuntimeError("Distributed package doesn't have NCCL built in: minitorch's collectives run on "
+                           "CPU tensors over MPI (backend='mpi' or 'gloo')")
+    if name not in (Backend.MPI, Backend.GLOO):
+        raise ValueError(f"Invalid backend: '{backend}'")
+    if store is not None:
+        raise ValueError("minitorch.distributed has no Store: the processes meet through MPI")
+    if init_method is not None and not init_method.startswith("env://"):
+        raise ValueError(f"minitorch.distributed supports init_method='env://' only, got {init_method!r}")
+    if timeout is None:
+        timeout = default_pg_timeout
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+    if rank < 0:
+        rank = _env_int("RANK") if "RANK" in os.environ or world_size != 1 else 0
+    if world_size < 0:
+        world_size = _env_int("WORLD_SIZE") if "WORLD_SIZE" in os.environ or rank != 0 else 1
+    if not 0 <= rank < world_size:
+        raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {world_size - 1}]")
+    MPI = _mpi()
+    world = MPI.COMM_WORLD
+    if world.Get_size() != world_size or world.Get_rank() != rank:
+        raise RuntimeError(
+            f"init_process_group(rank={rank}, world_size={world_size}) does not match the MPI world this "
+            f"process is in (rank {world.Get_rank()} of {world.Get_size()}): start the processes with "
+            f"`python -m minitorch.distributed.run --nproc-per-node {world_size} script.py`")
+    comm = world.Dup()
+    _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout)
+    GroupMember.WORLD = _default_pg
+
+
+def destroy_process_group(group=None) -> None:
+    """Frees the group's communicator (the default group and all others when group is None)."""
+    global _default_pg
+    pg = _require_init()
+    target = pg if group is None or group is GroupMember.WORLD else group
+    if target is GroupMember.NON_GROUP_MEMBER:
+        return
+    if not _broken:
+        target._comm.Free()
+    if target is pg:
+        _default_pg = None
+        GroupMember.WORLD = None
+
+
+def get_rank(group=None) -> int:
+    pg = _group(group)
+    return -1 if pg is None else pg.rank()
+
+
+def get_world_size(group=None) -> int:
+    pg = _group(group)
+    return -1 if pg is None else pg.size()
+
+
+def get_backend(group=None) -> str:
+    pg = _group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return pg.name()
+
+
+def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.timedelta] = None, backend=None,
+              pg_options=None, use_local_synchronization: bool = False, group_desc: Optional[str] = None):
+    """A group of some ranks of the world; every rank of the world calls it (in the same order as the
+    other new_group calls). Ranks outside it get GroupMember.NON_GROUP_MEMBER."""
+    pg = _require_init()
+    n = pg.size()
+    ranks = sorted(range(n) if ranks is None else ranks)
+    if len(set(ranks)) != len(ranks):
+        raise ValueError("ranks passed to new_group must be unique")
+    for r in ranks:
+        if not 0 <= r < n:
+            raise ValueError(f"The new group's rank should be within the world_size set by "
+                             f"init_process_group, got {r}")
+    MPI = _mpi()
+    me = pg.rank()
+    inside = me in ranks
+    comm = pg._comm.Split(0 if inside else MPI.UNDEFINED, ranks.index(me) if inside else 0)
+    if not inside:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
+                        timeout if timeout is not None else pg._timeout)
+
+
+# ---- buffers ----
+
+_FLOAT_UP = ("float16", "bfloat16")  # reduced in float32 (MPI has no 16-bit float type)
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _check_tensor(t, what: str = "tensor") -> None:
+    if not isinstance(t, minitorch.Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type torch.Tensor\n"
+                        f"             but got {type(t)} instead.")
+
+
+def _host(t):
+    """t's values in contiguous host memory (t itself when it is a contiguous CPU tensor): CUDA
+    tensors go through the host, as gloo's CUDA collectives do."""
+    t = t.detach()
+    return (t.cpu() if t.is_cuda else t).contiguous()
+
+
+def _flat(t) -> np.ndarray:
+    """The tensor's memory as a 1-D array (no copy): it must be contiguous."""
+    if not t.is_contiguous():
+        raise ValueError("Tensors must be contiguous")
+    if t.numel() == 0:
+        return np.empty(0, dtype=np.uint8)
+    return np.asarray(memoryview(t.detach())).reshape(-1)
+
+
+def _bytes(t) -> np.ndarray:
+    a = _flat(t)
+    return a.view(np.uint8) if a.size else a
+
+
+def _mpi_op(op, dtype_name: str):
+    MPI = _mpi()
+    if not isinstance(op, ReduceOp.RedOpType):
+        raise TypeError(f"op must be a ReduceOp, got {op!r}")
+    if dtype_name == "bool":
+        table = {0: MPI.LOR, 4: MPI.LOR, 3: MPI.LAND, 2: MPI.LAND, 6: MPI.LOR, 5: MPI.LAND, 7: MPI.LXOR}
+    else:
+        table = {0: MPI.SUM, 1: MPI.SUM, 2: MPI.PROD, 3: MPI.MIN, 4: MPI.MAX, 5: MPI.BAND, 6: MPI.BOR,
+                 7: MPI.BXOR}
+    if op.value not in table:
+        raise ValueError(f"Cannot use {op} with bool tensors")
+    if op.value in (5, 6, 7) and dtype_name.startswith(("float", "bfloat", "complex")):
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+    if op.value in (3, 4) and dtype_name.startswith("complex"):
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with Complex tensors")
+    return table[op.value]
+
+
+# ---- profiler ranges ----
+
+class _comm_event:
+    """A `Comm::<name>` range in the profiler's events (and so in the journey and the Chrome trace)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.open = False
+
+    def __enter__(self):
+        self.open = minitorch._C._trace_enabled()
+        if self.open:
+            minitorch._C._trace_enter("Comm::" + self.name, "user_annotation")
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.open:
+            minitorch._C._trace_exit()
+        return False
+
+
+# ---- Work ----
+
+def _fail(pg: "ProcessGroup", what: str, detail: str, broken: bool = True) -> "DistBackendError":
+    """The error of a failed collective; broken: its requests may never complete (a timeout, a
+    dead peer), so the process must not wait in MPI_Finalize at exit."""
+    global _broken
+    _broken = _broken or broken
+    return DistBackendError(f"[Rank {_default_pg.rank() if _default_pg else '?'}] {what} on {pg!r} "
+                            f"failed: {detail}")
+
+
+def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuses=None) -> None:
+    """Polls the requests (MPICH progresses them inside MPI_Test) until done or past deadline: a
+    busy poll for the first millisecond, then yielding the core between polls (the ranks may share
+    cores), then polls 1 ms apart once it has lasted 50 ms."""
+    MPI = _mpi()
+    t0 = time.monotonic()
+    try:
+        while True:
+            if MPI.Request.Testall(reqs, statuses):
+                return
+            now = time.monotonic()
+            if now > deadline:
+                raise _fail(pg, what, f"timed out after {pg._timeout.total_seconds():g} s (a peer process "
+                                      f"died, or did not call {what} with this group)")
+            if now - t0 > 0.001:
+                time.sleep(0 if now - t0 < 0.05 else 0.001)
+    except MPI.Exception as e:
+        raise _fail(pg, what, f"MPI error: {e.Get_error_string()}") from None
+
+
+class Work:
+    """An issued collective: wait() blocks until it finished (raising DistBackendError on a timeout
+    or a failed peer), is_completed() asks without blocking."""
+
+    def __init__(self, pg: "ProcessGroup", what: str, reqs, finish=None) -> None:
+        self._pg = pg
+        self._what = what
+        self._reqs = list(reqs)
+        self._statuses = [_mpi().Status() for _ in self._reqs]
+        self._finish = finish
+        self._done = False
+        self._deadline = time.monotonic() + pg._timeout.total_seconds()
+
+    def is_completed(self) -> bool:
+        if self._done:
+            return True
+        MPI = _mpi()
+        try:
+            if MPI.Request.Testall(self._reqs, self._statuses):
+                self._complete()
+        except MPI.Exception as e:
+            raise _fail(self._pg, self._what, f"MPI error: {e.Get_error_string()}") from None
+        return self._done
+
+    def _complete(self) -> None:
+        if not self._done:
+            self._done = True
+            if self._finish is not None:
+                self._finish()
+
+    def wait(self, timeout: Optional[datetime.timedelta] = None) -> bool:
+        if not self._done:
+            deadline = self._deadline
+            if timeout is not None:
+                deadline = min(deadline, time.monotonic() + timeout.total_seconds())
+            with _comm_event(self._what + ".wait"):
+                _wait_requests(self._pg, self._what, self._reqs, deadline, self._statuses)
+            self._complete()
+        return True
+
+    def is_success(self) -> bool:
+        return self._done
+
+
+def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None):
+    """Runs start() -> requests as the `what` collective: first the cross-rank check of the
+    arguments when there is one, then the nonblocking call; waits unless async_op."""
+    with _comm_event(what):
+        if check is not None:
+            _check_across(pg, what, check)
+        try:
+            reqs = start()
+        except _mpi().Exception as e:
+            raise _fail(pg, what, f"MPI error: {e.Get_error_string()}") from None
+        work = Work(pg, what, reqs, finish)
+        if not async_op:
+            work.wait()
+            return None
+    return work
+
+
+def _check_across(pg, what: str, signature: List[int]) -> None:
+    """Every rank must pass the same signature (numbers of elements, dtype codes): one small
+    all-reduce of (s, -s) under MAX tells them all whether some rank differs."""
+    if pg.size() == 1:
+        return
+    MPI = _mpi()
+    s = np.asarray(signature, dtype=np.int64)
+    buf = np.concatenate([s, -s])
+    out = np.empty_like(buf)
+    req = pg._comm.Iallreduce(buf, out, MPI.MAX)
+    _wait_requests(pg, what, [req], time.monotonic() + pg._timeout.total_seconds())
+    if not np.array_equal(out[: len(s)], -out[len(s):]):
+        raise _fail(pg, what, "the ranks passed tensors of different sizes or dtypes "
+                              f"(this rank: {list(signature)}; max over ranks: {out[: len(s)].tolist()}, "
+                              f"min: {(-out[len(s):]).tolist()})", broken=False)
+
+
+def _dtype_code(t) -> int:
+    # stable across processes: the dtype's name, hashed to a number the same everywhere
+    return sum((i + 1) * ord(c) for i, c in enumerate(_dtype_name(t)))
+
+
+def _staged(tensor, dtype=None):
+    """A contiguous tensor (of dtype when given) a collective writes, and the function that puts
+    what it wrote back into tensor (nothing to do when that is tensor itself)."""
+    if dtype is not None and tensor.dtype != dtype:
+        out = _host(tensor).to(dtype).contiguous()
+    else:
+        out = tensor.detach().cpu().contiguous() if tensor.is_cuda else (
+            tensor if tensor.is_contiguous() else tensor.detach().contiguous())
+
+    def back() -> None:
+        if out is not tensor:
+            with minitorch.no_grad():
+                tensor.copy_(out)
+
+    return out, back
+
+
+def _avg(buf: np.ndarray, n: int) -> None:
+    """ReduceOp.AVG after the SUM: floats divided, integers divided and truncated (as NCCL's)."""
+    if buf.dtype.kind in "iu":
+        np.copyto(buf, np.trunc(buf / n).astype(buf.dtype))
+    elif buf.dtype.kind != "b":
+        buf[...] /= n
+
+
+def _root_list(pg, root: int, lst, tensor, name: str, role: str) -> None:
+    """gather's and scatter's list: one tensor per rank like tensor on the root, none elsewhere."""
+    if pg.rank() == root:
+        if lst is None:
+            raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+        _same_layout(lst, tensor, name, pg.size())
+    elif lst:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+
+
+# ---- collectives ----
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduces tensor over the group's ranks, in place on each (SUM, AVG, PRODUCT, MIN, MAX, BAND,
+    BOR, BXOR)."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    name = _dtype_name(tensor)
+    mop = _mpi_op(op, name)
+    MPI = _mpi()
+    n = pg.size()
+    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
+    buf = _flat(work_t)
+
+    def finish():
+        if op == ReduceOp.AVG:
+            _avg(buf, n)
+        back()
+
+    return _issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish, async_op,
+                  [tensor.numel(), _dtype_code(tensor)])
+
+
+def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src: Optional[int] = None):
+    """Copies src's tensor into every rank's tensor."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
+    work_t, finish = _staged(tensor)
+    buf = _bytes(work_t)
+    return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
+                  [tensor.numel(), _dtype_code(tensor), root])
+
+
+def _same_layout(tensors, ref, what: str, n: int) -> None:
+    """A list of one tensor per rank, each of ref's dtype and shape (PyTorch's RuntimeErrors)."""
+    if len(tensors) != n:
+        raise RuntimeError(f"{what}: invalid tensor list (expected length {n}, got {len(tensors)})")
+    for i, t in enumerate(tensors):
+        _check_tensor(t, what)
+        if t.dtype != ref.dtype:
+            raise RuntimeError(f"{what}: invalid tensor type at index {i} (expected {ref.dtype}, got {t.dtype})")
+        if tuple(t.shape) != tuple(ref.shape):
+            raise RuntimeError(f"{what}: invalid tensor size at index {i} (expected {tuple(ref.shape)}, got "
+                               f"{tuple(t.shape)})")
+
+
+def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
+    """tensor_list[i] <- rank i's tensor, on every rank."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    n = pg.size()
+    _same_layout(tensor_list, tensor, "all_gather", n)
+    send = _bytes(_host(tensor))
+    recv = np.empty(send.size * n, dtype=np.uint8)
+
+    def finish():
+        for i, t in enumerate(tensor_list):
+            part = recv[i * send.size:(i + 1) * send.size]
+            _assign_bytes(t, part)
+
+    return _issue(pg, "all_gather", lambda: [pg._comm.Iallgather(send, recv)], finish, async_op,
+                  [tensor.numel(), _dtype_code(tensor)])
+
+
+def _assign_bytes(t, raw: np.ndarray) -> None:
+    """t <- raw bytes of its dtype and shape."""
+    if t.numel() == 0:
+        return
+    if t.is_contiguous() and not t.is_cuda:
+        _bytes(t)[:] = raw
+    else:
+        tmp = minitorch.empty(tuple(t.shape), dtype=t.dtype)
+        _bytes(tmp)[:] = raw
+        with minitorch.no_grad():
+            t.copy_(tmp)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """output_tensor (world_size * input's elements, stacked or concatenated along dim 0) <- every
+    rank's input_tensor in rank order."""
+    _check_tensor(output_tensor, "output_tensor")
+    _check_tensor(input_tensor, "input_tensor")
+    pg = _group(group)
+    if pg is None:
+        return None
+    n = pg.size()
+    if output_tensor.dtype != input_tensor.dtype:
+        raise RuntimeError("output tensor must have the same type as input tensor")
+    if output_tensor.numel() != input_tensor.numel() * n:
+        raise RuntimeError("output tensor size must be equal to world_size times input tensor size")
+    send = _bytes(_host(input_tensor))
+    out, finish = _staged(output_tensor)
+    recv = _bytes(out)
+    return _issue(pg, "all_gather_into_tensor", lambda: [pg._comm.Iallgather(send, recv)], finish, async_op,
+                  [input_tensor.numel(), _dtype_code(input_tensor)])
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """output <- rank's slice (1/world_size of input, in rank order) of input reduced over the ranks."""
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    pg = _group(group)
+    if pg is None:
+        return None
+    n = pg.size()
+    if output.dtype != input.dtype:
+        raise RuntimeError("input tensor must have the same type as output tensor")
+    if input.numel() != output.numel() * n:
+        raise RuntimeError("input tensor must be the same size as output size times world size")
+    name = _dtype_name(input)
+    mop = _mpi_op(op, name)
+    up = name in _FLOAT_UP
+    src = _host(input)
+    send = _flat(src.to(minitorch.float32).contiguous() if up else src)
+    out, back = _staged(output, minitorch.float32 if up else None)
+    recv = _flat(out)
+
+    def finish():
+        if op == ReduceOp.AVG:
+            _avg(recv, n)
+        back()
+
+    return _issue(pg, "reduce_scatter_tensor", lambda: [pg._comm.Ireduce_scatter_block(send, recv, mop)],
+                  finish, async_op, [input.numel(), _dtype_code(input)])
+
+
+def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None, async_op: bool = False,
+           group_dst: Optional[int] = None):
+    """On dst: gather_list[i] <- rank i's tensor; other ranks pass no gather_list."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    root = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
+    n = pg.size()
+    me = pg.rank()
+    _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
+    send = _bytes(_host(tensor))
+    recv = np.empty(send.size * n, dtype=np.uint8) if me == root else None
+
+    def finish():
+        if me == root:
+            for i, t in enumerate(gather_list):
+                _assign_bytes(t, recv[i * send.size:(i + 1) * send.size])
+
+    return _issue(pg, "gather", lambda: [pg._comm.Igather(send, recv, root)], finish, async_op,
+                  [tensor.numel(), _dtype_code(tensor), root])
+
+
+def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=None, async_op: bool = False,
+            group_src: Optional[int] = None):
+    """tensor <- src's scatter_list[rank]; other ranks pass no scatter_list."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
+    _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
+    send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
+    out, finish = _staged(tensor)
+    recv = _bytes(out)
+    return _issue(pg, "scatter", lambda: [pg._comm.Iscatter(send, recv, root)], finish, async_op,
+                  [tensor.numel(), _dtype_code(tensor), root])
+
+
+def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async_op: bool = False,
+           group_dst: Optional[int] = None):
+    """dst's tensor <- tensor reduced over the group's ranks (the others' tensors are left as they
+    were)."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst rank")
+    name = _dtype_name(tensor)
+    mop = _mpi_op(op, name)
+    MPI = _mpi()
+    n = pg.size()
+    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
+    buf = _flat(work_t)
+    me = pg.rank()
+
+    def start():
+        if me == root:
+            return [pg._comm.Ireduce(MPI.IN_PLACE, buf, mop, root)]
+        return [pg._comm.Ireduce(buf, None, mop, root)]
+
+    def finish():
+        if me == root:
+            if op == ReduceOp.AVG:
+                _avg(buf, n)
+            back()
+
+    return _issue(pg, "reduce", start, finish, async_op, [tensor.numel(), _dtype_code(tensor), root])
+
+
+def _object_bytes(obj) -> "minitorch.Tensor":
+    return minitorch.from_numpy(np.frombuffer(pickle.dumps(obj), dtype=np.uint8).copy())
+
+
+def all_gather_object(object_list: List, obj: Any, group=None) -> None:
+    """object_list[i] <- rank i's obj (any picklable object), on every rank."""
+    pg = _group(group)
+    if pg is None:
+        return
+    n = pg.size()
+    if len(object_list) != n:
+        raise ValueError(f"all_gather_object: object_list must have {n} entries (the group's size)")
+    data = _object_bytes(obj)
+    sizes = [minitorch.zeros(1, dtype=minitorch.int64) for _ in range(n)]
+    all_gather(sizes, minitorch.tensor([data.numel()], dtype=minitorch.int64), group=group)
+    longest = max(int(s.item()) for s in sizes)
+    padded = minitorch.zeros(longest, dtype=minitorch.uint8)
+    padded[:data.numel()] = data
+    parts = [minitorch.empty(longest, dtype=minitorch.uint8) for _ in range(n)]
+    all_gather(parts, padded, group=group)
+    for i in range(n):
+        object_list[i] = pickle.loads(parts[i].numpy()[: int(sizes[i].item())].tobytes())
+
+
+def broadcast_object_list(object_list: List, src: Optional[int] = None, group=None, device=None,
+                          group_src: Optional[int] = None) -> None:
+    """object_list <- src's object_list (picklable objects; every rank passes a list of that length)."""
+    pg = _group(group)
+    if pg is None:
+        return
+    root = group_src if group_src is not None else pg._group_rank(0 if src is None else src, "src rank")
+    data = _object_bytes(list(object_list)) if pg.rank() == root else None
+    size = minitorch.tensor([data.numel() if data is not None else 0], dtype=minitorch.int64)
+    broadcast(size, group=group, group_src=root)
+    if data is None:
+        data = minitorch.empty(int(size.item()), dtype=minitorch.uint8)
+    broadcast(data, group=group, group_src=root)
+    if pg.rank() != root:
+        got = pickle.loads(data.numpy().tobytes())
+        if len(got) != len(object_list):
+            raise ValueError(f"broadcast_object_list: src sent {len(got)} objects into a list of {len(object_list)}")
+        object_list[:] = got
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None):
+    """Returns once every rank of the group called barrier."""
+    pg = _group(group)
+    if pg is None:
+        return None
+    return _issue(pg, "barrier", lambda: [pg._comm.Ibarrier()], None, async_op)
+
+
+def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst: Optional[int] = None):
+    """Starts sending tensor to rank dst; returns a Work."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    peer = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
+    if peer == pg.rank():
+        raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
+                         "the current process.")
+    data = _bytes(_host(tensor))
+    return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True)
+
+
+def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src: Optional[int] = None):
+    """Starts receiving into tensor from rank src (any rank when None); returns a Work."""
+    _check_tensor(tensor)
+    pg = _group(group)
+    if pg is None:
+        return None
+    MPI = _mpi()
+    peer = group_src if group_src is not None else (MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src rank"))
+    out, back = _staged(tensor)
+    data = _bytes(out)
+
+    def finish():
+        got = work._statuses[0].Get_count(MPI.BYTE)
+        if got != data.size:
+            raise _fail(pg, "recv", f"received {got} bytes into a tensor of {data.size}", broken=False)
+        back()
+
+    work = _issue(pg, "recv", lambda: [pg._comm.Irecv(data, peer, tag)], finish, True)
+    return work
+
+
+def send(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst: Optional[int] = None) -> None:
+    """Sends tensor to rank dst (returns once it was handed over)."""
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src: Optional[int] = None) -> int:
+    """Receives into tensor from rank src (any rank when None); returns the sender's rank."""
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait()
+    return work._pg._ranks[work._statuses[0].Get_source()]

@@ -1,0 +1,268 @@
+"""DistributedDataParallel, as PyTorch's: one model replica per process, gradients averaged.
+
+At construction the parameters and buffers of rank 0 are broadcast to every rank (one message).
+The parameters are put in buckets (reverse registration order, about the order backward produces
+their gradients; the first bucket 1 MiB, the others bucket_cap_mb). A post-accumulate-grad hook on
+each parameter (it runs when AccumulateGrad wrote .grad) marks it ready; when all of a bucket's
+parameters are ready, their gradients are copied into the bucket's flat buffer, divided by the
+world size and all-reduced asynchronously (MPI_Iallreduce) while backward goes on with the next
+layers. When the last bucket was issued, each is waited for and copied back into the .grads.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+import minitorch
+from minitorch import distributed as dist
+from minitorch.nn.modules.module import Module
+
+_FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+def _tensors_of(obj) -> List:
+    """The tensors in a forward's output (nested tuples, lists and dicts)."""
+    if isinstance(obj, minitorch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors_of(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors_of(o)]
+    return []
+
+
+class _Bucket:
+    def __init__(self, index: List[int], dtype) -> None:
+        self.index = index  # positions in DistributedDataParallel._params
+        self.dtype = dtype
+        self.numels: List[int] = []
+        self.flat = None  # a 1-D tensor of the bucket's dtype
+        self.pending = 0
+        self.work = None
+
+
+class DistributedDataParallel(Module):
+    """Wraps module: forward runs it; backward averages the gradients over the process group."""
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
+                 broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: Optional[float] = None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False, **kwargs: Any) -> None:
+        super().__init__()
+        self.module = module
+        self.process_group = process_group
+        pg = dist._group(process_group)
+        if pg is None:
+            raise RuntimeError("DistributedDataParallel: this rank is not a member of process_group")
+        self._pg = pg
+        self.device_ids = device_ids
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._params = [p for p in module.parameters() if p.requires_grad]
+        if not self._params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
+                               "that requires a gradient.")
+        self._verify_same_model()
+        self._sync_state([*self._params, *[b for b in module.buffers()]])
+        cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        self.bucket_bytes_cap = cap
+        self._buckets = self._make_buckets(cap)
+        self._bucket_of = {}
+        for b, bucket in enumerate(self._buckets):
+            for i in bucket.index:
+                self._bucket_of[i] = b
+        self._ready = [False] * len(self._params)
+        self._used = np.ones(len(self._params), dtype=np.int32)
+        self._expect = False  # a backward of this iteration started its reduction
+        self._launched = 0
+        self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self._params)]
+
+    # ---- construction ----
+    def _verify_same_model(self) -> None:
+        shapes = [d for p in self._params for d in (p.dim(), *p.shape)]
+        h = 0
+        for v in shapes:
+            h = (h * 1000003 + v + 1) % (1 << 61)
+        sig = np.asarray([len(self._params), sum(p.numel() for p in self._params), h], dtype=np.int64)
+        out = np.empty_like(sig, shape=(self._pg.size(), 3))
+        t = minitorch.from_numpy(sig.copy())
+        gathered = [minitorch.empty(3, dtype=minitorch.int64) for _ in range(self._pg.size())]
+        dist.all_gather(gathered, t, group=self.process_group)
+        for r, g in enumerate(gathered):
+            out[r] = g.numpy()
+        for r in range(len(out)):
+            if not np.array_equal(out[r], sig):
+                raise RuntimeError(
+                    f"DDP expects same model across all ranks, but Rank {self._pg.rank()} has "
+                    f"{int(sig[0])} params ({int(sig[1])} elements), while rank {self._pg._ranks[r]} has "
+                    f"inconsistent {int(out[r][0])} params ({int(out[r][1])} elements) or shapes.")
+
+    def _sync_state(self, tensors: List) -> None:
+        """Rank 0's values of tensors, on every rank: one broadcast of their bytes."""
+        tensors = [t for t in tensors if t.numel() > 0]
+        if not tensors or self._pg.size() == 1:
+            return
+        parts = [dist._bytes(dist._host(t)) for t in tensors]
+        flat = minitorch.from_numpy(np.concatenate(parts))
+        dist.broadcast(flat, src=self._pg._ranks[0], group=self.process_group)
+        raw = flat.numpy()
+        off = 0
+        with minitorch.no_grad():
+            for t, p in zip(tensors, parts):
+                dist._assign_bytes(t, raw[off:off + p.size])
+                off += p.size
+
+    def _make_buckets(self, cap: int) -> List[_Bucket]:
+        buckets: List[_Bucket] = []
+        open_: Dict[Any, _Bucket] = {}
+        size: Dict[Any, int] = {}
+        for i in reversed(range(len(self._params))):
+            p = self._params[i]
+            key = p.dtype
+            limit = _FIRST_BUCKET_BYTES if not buckets else cap
+            b = open_.get(key)
+            if b is None or (size[key] > 0 and size[key] + p.numel() * p.element_size() > limit):
+                b = _Bucket([], p.dtype)
+                buckets.append(b)
+                open_[key] = b
+                size[key] = 0
+            b.index.append(i)
+            b.numels.append(p.numel())
+            size[key] += p.numel() * p.element_size()
+        for b in buckets:
+            b.flat = minitorch.zeros(sum(b.numels), dtype=b.dtype)
+            b.pending = len(b.index)
+        return buckets
+
+    # ---- forward ----
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._expect and self._launched < len(self._buckets):
+            raise RuntimeError(
+                "Expected to have finished reduction in the prior iteration before starting a new one. This "
+                "error indicates that your module has parameters that were not used in producing loss. You "
+                "can enable unused parameter detection by passing the keyword argument "
+                "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by making "
+                "sure all `forward` function outputs participate in calculating loss.")
+        self._reset()
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            bufs = [b for b in self.module.buffers()]
+            if bufs:
+                self._sync_state(bufs)
+        out = self.module(*inputs, **kwargs)
+        if self.find_unused_parameters and minitorch.is_grad_enabled() and self.require_backward_grad_sync:
+            self._mark_unused(out)
+        return out
+
+    def _reset(self) -> None:
+        self._expect = False
+        self._launched = 0
+        self._ready = [False] * len(self._params)
+        self._used[:] = 1
+        for b in self._buckets:
+            b.pending = len(b.index)
+            b.work = None
+
+    def _mark_unused(self, out: Any) -> None:
+        """find_unused_parameters: the parameters the output's graph does not reach are ready now
+        (their slots of the buckets are zeros), so that their buckets need not wait for them."""
+        reached = set()
+        seen = {}  # id -> node: holding the nodes keeps their ids from being reused
+        stack = [t.grad_fn for t in _tensors_of(out) if t.grad_fn is not None]
+        leaves = {id(t) for t in _tensors_of(out) if t.requires_grad and t.grad_fn is None}
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen[id(node)] = node
+            var = getattr(node, "variable", None)
+            if var is not None:
+                reached.add(id(var))
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        reached |= leaves
+        unused = [i for i, p in enumerate(self._params) if id(p) not in reached]
+        if unused:
+            self._expect = True
+            for i in unused:
+                self._used[i] = 0
+                self._mark_ready(i)
+
+    # ---- backward ----
+    def _make_hook(self, i: int):
+        def hook(param) -> None:
+            if self.require_backward_grad_sync and not self._ready[i]:
+                self._expect = True
+                self._mark_ready(i)
+
+        return hook
+
+    def _mark_ready(self, i: int) -> None:
+        self._ready[i] = True
+        for issued in self._buckets:  # MPI moves messages on inside its calls: poll the ones in flight
+            if issued.work is not None:
+                issued.work.is_completed()
+        b = self._bucket_of[i]
+        bucket = self._buckets[b]
+        bucket.pending -= 1
+        if bucket.pending == 0:
+            self._launch(bucket)
+            if self._launched == len(self._buckets):
+                self._finish()
+
+    def _launch(self, bucket: _Bucket) -> None:
+        flat = bucket.flat
+        raw = dist._bytes(flat)
+        off = 0
+        for i, n in zip(bucket.index, bucket.numels):
+            p = self._params[i]
+            nb = n * flat.element_size()
+            if p.grad is None or not self._used[i]:
+                raw[off:off + nb] = 0
+            else:
+                raw[off:off + nb] = dist._bytes(dist._host(p.grad))
+            off += nb
+        with minitorch.no_grad():
+            flat.div_(self._pg.size())
+        bucket.work = dist.all_reduce(flat, group=self.process_group, async_op=True)
+        self._launched += 1
+
+    def _finish(self) -> None:
+        used = None
+        if self.find_unused_parameters:
+            u = minitorch.from_numpy(self._used.copy())
+            dist.all_reduce(u, group=self.process_group)
+            used = u.numpy()
+        for bucket in self._buckets:
+            bucket.work.wait()
+            raw = dist._bytes(bucket.flat)
+            off = 0
+            for i, n in zip(bucket.index, bucket.numels):
+                p = self._params[i]
+                nb = n * bucket.flat.element_size()
+                if used is not None and used[i] == 0:
+                    off += nb  # unused on every rank: .grad stays as it was, as PyTorch leaves it
+                    continue
+                if p.grad is None:
+                    p.grad = minitorch.zeros(tuple(p.shape), dtype=p.dtype, device=p.device)
+                with minitorch.no_grad():
+                    dist._assign_bytes(p.grad, raw[off:off + nb])
+                off += nb
+            bucket.work = None
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Within it, backward accumulates gradients locally; the first backward after it averages them."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old

@@ -1,0 +1,65 @@
+"""Helpers of the tests of minitorch.distributed: processes started by the launcher, compared with NumPy.
+
+They need MPI (mpi4py and the mpich wheel; `make install-test` installs both) and skip without it,
+and under the sanitizer run (MPICH's own allocations would bury LeakSanitizer's report)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import child_env
+
+import minitorch
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+needs_mpi = pytest.mark.skipif(
+    not minitorch.distributed.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
+    reason="minitorch.distributed needs mpi4py and an MPI library (pip install mpi4py mpich)",
+)
+
+
+class Launched:
+    def __init__(self, proc: subprocess.CompletedProcess, seconds: float, out: Path, n: int) -> None:
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.seconds = seconds
+        self.out = out
+        self.n = n
+
+    def result(self, rank: int) -> dict:
+        with np.load(self.out / f"rank{rank}.npz") as f:
+            return dict(f)
+
+
+def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60) -> Launched:
+    """`python -m minitorch.distributed.run --nproc-per-node n scripts/<script> <out dir> args`."""
+    out = tmp_path / f"{Path(script).stem}-{n}"
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    # a session of its own: on a timeout, the launcher, mpiexec and every rank are stopped together
+    p = subprocess.Popen(
+        [sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(n), str(SCRIPTS / script),
+         str(out), *args],
+        env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1"), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        stdout, stderr = p.communicate()
+        pytest.fail(f"{script} on {n} processes did not end within {timeout} s\nstdout:\n{stdout}\n"
+                    f"stderr:\n{stderr}")
+    proc = subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+    return Launched(proc, time.monotonic() - t0, out, n)
+
+
+def ok(run: Launched) -> Launched:
+    assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    return run

@@ -1,0 +1,47 @@
+"""CUDA tensors through the MPI engine (staged through host memory, as gloo's CUDA collectives):
+collectives and 3 DDP steps of mlp.model on the device; results to <out>/rank<r>.npz."""
+import sys
+
+import numpy as np
+
+import minitorch
+import minitorch.distributed as dist
+from minitorch import nn
+from minitorch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from mlp import N, data, model, params  # noqa: E402
+
+dist.init_process_group("gloo")
+r, n = dist.get_rank(), dist.get_world_size()
+res = {}
+t = minitorch.arange(6.0, device="cuda").reshape(2, 3) * (r + 1)
+dist.all_reduce(t)
+res["all_reduce"] = t.cpu().numpy()
+res["all_reduce_device"] = np.array(str(t.device))
+v = minitorch.arange(6.0).reshape(3, 2).to("cuda").t()  # non-contiguous on the device
+dist.all_reduce(v, op=dist.ReduceOp.MAX)
+res["all_reduce_view"] = v.cpu().numpy()
+lst = [minitorch.empty(2, device="cuda") for _ in range(n)]
+dist.all_gather(lst, minitorch.full((2,), float(r), device="cuda"))
+res["all_gather"] = np.stack([x.cpu().numpy() for x in lst])
+b = minitorch.full((3,), float(r), device="cuda")
+dist.broadcast(b, src=n - 1)
+res["broadcast"] = b.cpu().numpy()
+
+net = model(seed=r).to("cuda")
+ddp = DDP(net)
+opt = minitorch.optim.SGD(ddp.parameters(), lr=0.1)
+share = slice(r * N // n, (r + 1) * N // n)
+steps = []
+for step in range(3):
+    x, y = data(step)
+    opt.zero_grad()
+    nn.functional.mse_loss(ddp(x[share].to("cuda")), y[share].to("cuda")).backward()
+    opt.step()
+    steps.append(params(net.to("cpu")))
+    net.to("cuda")
+res["steps"] = np.stack(steps)
+res["grad_device"] = np.array(str(next(net.parameters()).grad.device))
+np.savez(f"{sys.argv[1]}/rank{r}.npz", **res)
+dist.destroy_process_group()

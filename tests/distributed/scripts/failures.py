@@ -1,0 +1,53 @@
+"""Failure cases: `dead` (rank 1 exits without calling), `slow` (rank 1 calls too late), `shape`
+(ranks pass different sizes), `ddp_model` (rank 1 has another model). Each rank saves what it
+raised and how long it took to <out>/rank<r>.npz."""
+import datetime
+import os
+import sys
+import time
+
+import numpy as np
+
+import minitorch
+import minitorch.distributed as dist
+
+out, mode = sys.argv[1], sys.argv[2]
+TIMEOUT = 3.0
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=TIMEOUT))
+r, n = dist.get_rank(), dist.get_world_size()
+res = {"error": np.array(""), "kind": np.array(""), "seconds": np.array(-1.0)}
+
+
+def attempt(fn):
+    t0 = time.monotonic()
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the test reads what it was
+        res["error"] = np.array(str(e))
+        res["kind"] = np.array(type(e).__name__)
+        res["is_runtime_error"] = np.array(isinstance(e, RuntimeError))
+    res["seconds"] = np.array(time.monotonic() - t0)
+
+
+dist.barrier()
+if mode == "dead":
+    if r == 1:
+        os._exit(3)
+    attempt(lambda: dist.all_reduce(minitorch.ones(1000)))
+elif mode == "slow":
+    if r == 1:
+        time.sleep(TIMEOUT + 2)
+        np.savez(f"{out}/rank{r}.npz", **res)
+        os._exit(0)
+    attempt(lambda: dist.all_reduce(minitorch.ones(10)))
+elif mode == "shape":
+    attempt(lambda: dist.all_reduce(minitorch.ones(3 + r)))
+    t = minitorch.ones(5)
+    dist.all_reduce(t)  # the group still works after the mismatch was found
+    res["after"] = t.numpy().copy()
+elif mode == "ddp_model":
+    from minitorch import nn
+    from minitorch.nn.parallel import DistributedDataParallel as DDP
+
+    attempt(lambda: DDP(nn.Linear(3, 2 + (r == 1))))
+np.savez(f"{out}/rank{r}.npz", **res)

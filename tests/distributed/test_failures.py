@@ -1,0 +1,58 @@
+"""A dead rank, a late rank, mismatched shapes and models: the others raise, within the timeout."""
+import numpy as np
+import pytest
+
+from launching import launch, needs_mpi, ok
+
+pytestmark = needs_mpi
+TIMEOUT = 3.0
+
+
+def test_dead_rank_raises_within_timeout(tmp_path):
+    run = launch(tmp_path, 2, "failures.py", "dead", timeout=60)
+    assert run.returncode != 0  # rank 1 exited with 3; rank 0 raised
+    res = run.result(0)
+    assert res["is_runtime_error"], res
+    assert str(res["kind"]) == "DistBackendError"
+    assert "all_reduce" in str(res["error"])
+    assert float(res["seconds"]) <= TIMEOUT + 2
+    assert run.seconds < TIMEOUT + 25  # the launcher itself ends: nothing hangs
+
+
+def test_late_rank_times_out(tmp_path):
+    run = launch(tmp_path, 2, "failures.py", "slow", timeout=60)
+    res = run.result(0)
+    assert str(res["kind"]) == "DistBackendError"
+    assert "timed out after 3 s" in str(res["error"])
+    assert TIMEOUT - 0.5 <= float(res["seconds"]) <= TIMEOUT + 2
+    assert run.seconds < TIMEOUT + 25
+
+
+def test_mismatched_shapes_raise_on_every_rank(tmp_path):
+    run = ok(launch(tmp_path, 2, "failures.py", "shape"))
+    for r in range(2):
+        res = run.result(r)
+        assert str(res["kind"]) == "DistBackendError"
+        assert "different sizes" in str(res["error"])
+        np.testing.assert_array_equal(res["after"], np.full(5, 2.0, np.float32))
+
+
+def test_ddp_different_models_raise(tmp_path):
+    run = ok(launch(tmp_path, 2, "failures.py", "ddp_model"))
+    for r in range(2):
+        res = run.result(r)
+        assert str(res["kind"]) == "RuntimeError"
+        assert "DDP expects same model across all ranks" in str(res["error"])
+
+
+def test_uninitialized_and_arguments():
+    import minitorch.distributed as dist
+
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.all_reduce(__import__("minitorch").ones(2))
+    with pytest.raises(ValueError, match="Invalid backend"):
+        dist.init_process_group("carrier-pigeon", rank=0, world_size=1)
+    assert dist.Backend("GLOO") == "gloo" and dist.Backend("mpi") == dist.Backend.MPI
