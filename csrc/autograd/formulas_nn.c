@@ -182,6 +182,17 @@ mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                      &gi[0]);
 }
 
+// input (N, C, H, W), grid (N, OH, OW, 2): the backward op gives both gradients; the ones no
+// edge takes are dropped
+mt_status
+mt_grad_grid_sampler_2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return mt_op_grid_sampler_2d_backward(g[0], n->saved[0], n->saved[1], n->args.i[0],
+                                          n->args.i[1], n->args.b[0],
+                                          n->edges[0].node ? &gi[0] : NULL,
+                                          n->edges[1].node ? &gi[1] : NULL);
+}
+
 mt_status
 mt_grad_adaptive_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {

@@ -102,3 +102,13 @@ __all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
 from minitorch.nn.modules import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 
 __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
+from minitorch.nn.modules import BatchNorm3d, Bilinear, ParameterDict, ParameterList, RMSNorm, Softmax2d, Softmin
+from minitorch.nn.parameter import Buffer
+
+__all__ += ["ParameterList", "ParameterDict", "Softmin", "Softmax2d", "RMSNorm", "Bilinear", "Buffer", "BatchNorm3d"]
+from minitorch.nn.modules import LPPool1d, LPPool2d, TripletMarginWithDistanceLoss
+
+__all__ += ["LPPool1d", "LPPool2d", "TripletMarginWithDistanceLoss"]
+from minitorch.nn.modules import Conv3d
+
+__all__ += ["Conv3d"]

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import minitorch
 from minitorch import _C
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "Buffer"]
 
 
 class Parameter(minitorch.Tensor):
@@ -48,3 +48,28 @@ class Parameter(minitorch.Tensor):
 
 def _rebuild_parameter(data: minitorch.Tensor, requires_grad: bool) -> Parameter:
     return Parameter(data, requires_grad)
+
+
+class _BufferMeta(type(minitorch.Tensor)):
+    """isinstance(t, Buffer) is true for any tensor that Buffer(...) marked, as in PyTorch."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Buffer and isinstance(instance, minitorch.Tensor) and getattr(instance, "_is_buffer", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(minitorch.Tensor, metaclass=_BufferMeta):
+    """A Tensor that, assigned as a Module attribute, is registered as a buffer (state that is not
+    learned, such as BatchNorm's running_mean); persistent=False keeps it out of the state_dict.
+
+    As PyTorch's, `Buffer(data)` returns a plain Tensor over data's storage, marked as a buffer.
+    """
+
+    def __new__(cls, data: Optional[minitorch.Tensor] = None, *, persistent: bool = True) -> minitorch.Tensor:
+        if data is None:
+            data = minitorch.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
