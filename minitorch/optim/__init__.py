@@ -5,7 +5,7 @@ C core (csrc/cpu/optim.c), with PyTorch's update formulas; Python only keeps the
 state and passes them in. Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS are written with tensor
 ops, as PyTorch's single-tensor implementations.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
