@@ -112,3 +112,10 @@ __all__ += ["LPPool1d", "LPPool2d", "TripletMarginWithDistanceLoss"]
 from minitorch.nn.modules import Conv3d
 
 __all__ += ["Conv3d"]
+from minitorch.nn.modules import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear,
+)
+from minitorch.nn.parameter import UninitializedBuffer, UninitializedParameter
+
+__all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ += ["LazyBatchNorm3d", "UninitializedParameter", "UninitializedBuffer"]

@@ -89,3 +89,9 @@ __all__ += ["LPPool1d", "LPPool2d", "TripletMarginWithDistanceLoss"]
 from minitorch.nn.modules.conv import Conv3d
 
 __all__ += ["Conv3d"]
+from minitorch.nn.modules.lazy import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear, LazyModuleMixin,
+)
+
+__all__ += ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d",
+            "LazyBatchNorm2d", "LazyBatchNorm3d"]
