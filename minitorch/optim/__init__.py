@@ -17,8 +17,9 @@ from .optimizer import Optimizer
 from .radam import RAdam
 from .rprop import Rprop
 from .asgd import ASGD
+from .adafactor import Adafactor
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "swa_utils"]
+           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils"]

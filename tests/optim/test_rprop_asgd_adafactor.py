@@ -1,4 +1,4 @@
-"""Rprop and ASGD against torch.optim, as test_optimizers_adaptive.py checks the others: the same
+"""Rprop, ASGD and Adafactor against torch.optim, as test_optimizers_adaptive.py checks the others: the same
 model trained 25 steps under both, parameters after every step and the state dicts (PyTorch's
 keys and values) at the end, float64 and float32, every option; param groups; errors; repr."""
 import pytest
@@ -16,6 +16,9 @@ CASES = [
     ("ASGD", {}),
     ("ASGD", {"lr": 0.05, "lambd": 1e-2, "alpha": 0.5, "t0": 5}),
     ("ASGD", {"lr": 0.02, "weight_decay": 0.1, "t0": 3, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-20, 1e-2), "d": 2.0}),
+    ("Adafactor", {"lr": 0.02, "weight_decay": 0.1, "maximize": True}),
 ]
 
 
@@ -39,6 +42,8 @@ def test_param_groups_match_torch(name, kwargs, groups):
 @pytest.mark.parametrize("name,kwargs", [
     ("Rprop", {"lr": -1.0}), ("Rprop", {"etas": (1.5, 1.2)}), ("Rprop", {"etas": (0.5, 0.9)}),
     ("ASGD", {"lr": -0.1}), ("ASGD", {"weight_decay": -1.0}),
+    ("Adafactor", {"lr": -1.0}), ("Adafactor", {"beta2_decay": 0.5}), ("Adafactor", {"eps": (-1.0, 1e-3)}),
+    ("Adafactor", {"eps": (None, -1.0)}), ("Adafactor", {"d": 0.5}), ("Adafactor", {"weight_decay": -0.1}),
 ])
 def test_errors_match_torch(name, kwargs):
     p = [minitorch.nn.Parameter(minitorch.zeros(2))]
