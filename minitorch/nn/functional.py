@@ -569,6 +569,7 @@ def instance_norm(
     statistics when use_input_stats (moving running_mean/running_var towards their average over
     the batch), else by running_mean and running_var; then weight * y + bias per channel."""
     if use_input_stats:
+        _tensors("instance_norm", input=input)  # before input.size(): a TypeError, not AttributeError
         _verify_spatial_size(input.size())
     return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
