@@ -182,6 +182,17 @@ mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                      &gi[0]);
 }
 
+// input (N, C, H, W), grid (N, OH, OW, 2): the backward op gives both gradients; the ones no
+// edge takes are dropped
+mt_status
+mt_grad_grid_sampler_2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return mt_op_grid_sampler_2d_backward(g[0], n->saved[0], n->saved[1], n->args.i[0],
+                                          n->args.i[1], n->args.b[0],
+                                          n->edges[0].node ? &gi[0] : NULL,
+                                          n->edges[1].node ? &gi[1] : NULL);
+}
+
 mt_status
 mt_grad_adaptive_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
@@ -325,7 +336,7 @@ log_sigmoid(mt_tensor *x, mt_tensor **out)
 }
 
 // self (logits), target (one shape), weight, pos_weight or None. PyTorch's: with pw,
-// d self = g ((pw t + 1 - t) sigmoid(x) - pw t), d target = g ((1 - pw) log_sigmoid(x) - x);
+// d self = g ((pw t + 1 - t) sigmoid(x) - pw t), d target = g (log_sigmoid(-x) - pw log_sigmoid(x));
 // without, d self = g (sigmoid(x) - t), d target = -g x; each times weight (/ numel)
 mt_status
 mt_grad_binary_cross_entropy_with_logits(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
@@ -354,11 +365,13 @@ mt_grad_binary_cross_entropy_with_logits(mt_node *n, mt_tensor *const *g, mt_ten
         d = NULL;
         if (pw == NULL) {
             st = mt_op_neg(x, &d);
-        } else if ((st = log_sigmoid(x, &s[5])) == MT_OK && (st = mt_op_neg(pw, &s[6])) == MT_OK &&
-                   (st = mt_op_add(s[6], one, mt_scalar_int(1), &s[7])) == MT_OK) {
+        } else if ((st = log_sigmoid(x, &s[5])) == MT_OK && (st = mt_op_neg(x, &s[6])) == MT_OK &&
+                   (st = log_sigmoid(s[6], &s[7])) == MT_OK) {
+            /* PyTorch's form, log_sigmoid(-x) - pos_weight log_sigmoid(x): at x = -inf it is
+             * +inf, where (1 - pos_weight) log_sigmoid(x) - x, equal elsewhere, is inf - inf */
             mt_tensor *p = NULL;
-            if ((st = mt_op_mul(s[7], s[5], &p)) == MT_OK) {
-                st = mt_op_sub(p, x, mt_scalar_int(1), &d);
+            if ((st = mt_op_mul(pw, s[5], &p)) == MT_OK) {
+                st = mt_op_sub(s[7], p, mt_scalar_int(1), &d);
                 mt_tensor_release(p);
             }
         }

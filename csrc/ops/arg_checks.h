@@ -17,6 +17,10 @@ mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, con
 /* PyTorch's check that weight and the other parameters p (or NULL) have the input's dtype;
  * device ("CPU", "CUDA") as in its message. */
 mt_status mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device);
+/* layer_norm's (rms false) and rms_norm's checks, PyTorch's messages: normalized_shape has a
+ * dim, weight and bias (or NULL) have its shape, and input ends with it. */
+mt_status mt_check_norm_shapes(const mt_tensor *input, const mt_intlist *shape,
+                               const mt_tensor *weight, const mt_tensor *bias, bool rms);
 /* A backend's running = (1 - momentum) * running + momentum * stat * correction, in place. */
 typedef mt_status (*mt_running_fn)(mt_tensor *running, const double *stat, double momentum,
                                    double correction);

@@ -1,10 +1,12 @@
-/* conv1d, conv_transpose1d and conv_transpose2d as compositions of the 2-D convolution ops, for
- * every device: a 1-D convolution is the 2-D one over (N, C, 1, L) (as PyTorch's CPU conv1d
- * views it), and a transposed convolution is conv2d's input gradient,
+/* conv1d, conv3d, conv_transpose1d and conv_transpose2d as compositions of the 2-D convolution
+ * ops, for every device: a 1-D convolution is the 2-D one over (N, C, 1, L) (as PyTorch's CPU
+ * conv1d views it), a 3-D one the sum over the kernel's depth taps of 2-D ones over the depth
+ * slices each tap meets (folded into the batch), and a transposed convolution is conv2d's input gradient,
  * convolution_backward_input, whose gradient rows (autograd/formulas_nn.c) make it
  * differentiable, twice. The checks are PyTorch's (Convolution.cpp's check_shape_forward and
  * the transposed kernels' output-size checks), in its order, with the sizes as given. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/fails.h"
@@ -66,6 +68,19 @@ check_params(const mt_args *a, int dims, bool transposed, int wdims, conv_params
     return MT_OK;
 }
 
+/* v's n values as "a x b x c" in buf */
+static const char *
+join_x(char *buf, size_t size, int n, const int64_t *v)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int d = 0; d < n && used < size; d++) {
+        int w = snprintf(buf + used, size - used, d ? " x %" PRId64 : "%" PRId64, v[d]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
 /* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
  * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
 static mt_status
@@ -88,7 +103,7 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
     if (st) {
         return st;
     }
-    int64_t xs[4] = {1, 1, 1, 1};
+    int64_t xs[5] = {1, 1, 1, 1, 1};
     memcpy(xs + dims + 2 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
     mt_format_sizes(b1, sizeof(b1), dims + 2, xs);
     mt_format_sizes(b2, sizeof(b2), w->ndim, w->sizes);
@@ -127,14 +142,20 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
     }
     const int64_t *k = w->sizes + 2, *in = xs + 2;
     if (!transposed) {
+        bool too_big = false;
+        int64_t padded[3], span[3];
         for (int d = 0; d < dims; d++) {
-            if (in[d] + 2 * c->pad[d] < c->dil[d] * (k[d] - 1) + 1) {
-                return mt_fail(MT_ERUNTIME,
-                               "Calculated padded input size per channel: (%" PRId64
-                               "). Kernel size: (%" PRId64
-                               "). Kernel size can't be greater than actual input size",
-                               in[d] + 2 * c->pad[d], c->dil[d] * (k[d] - 1) + 1);
-            }
+            padded[d] = in[d] + 2 * c->pad[d];
+            span[d] = c->dil[d] * (k[d] - 1) + 1;
+            too_big = too_big || padded[d] < span[d];
+        }
+        if (too_big) {
+            /* the sizes as PyTorch prints them, "(a x b x c)" */
+            return mt_fail(MT_ERUNTIME,
+                           "Calculated padded input size per channel: (%s). Kernel size: (%s). "
+                           "Kernel size can't be greater than actual input size",
+                           join_x(b1, sizeof(b1), dims, padded),
+                           join_x(b3, sizeof(b3), dims, span));
         }
         return MT_OK;
     }
@@ -384,4 +405,90 @@ mt_status
 mt_composite_conv_transpose2d(mt_args *a)
 {
     return conv_nd(a, "conv_transpose2d", 2, true);
+}
+
+/* The 2-D convolution of depth tap kd of w (O, C/g, KD, KH, KW) with the slices of x (N, C,
+ * Dp, H, W, padded in depth) it meets for each of od output depths: (N * od, O, OH, OW). */
+static mt_status
+depth_tap(mt_tensor *x, mt_tensor *w, int64_t kd, int64_t od, const conv_params *c, mt_tensor **out)
+{
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    int64_t start = kd * c->dil[0],
+            flat[4] = {x->sizes[0] * od, x->sizes[1], x->sizes[3], x->sizes[4]};
+    mt_tensor *xs = NULL, *xp = NULL, *x2 = NULL, *wk = NULL;
+    mt_status st = mt_op_slice(x, 2, start, start + (od - 1) * c->stride[0] + 1, c->stride[0], &xs);
+    st = st ? st : mt_op_permute(xs, 5, perm, &xp);
+    st = st ? st : mt_op_reshape(xp, 4, flat, &x2);
+    st = st ? st : mt_op_select(w, 2, kd, &wk);
+    st = st ? st
+            : mt_op_conv2d(x2, wk, NULL, 2, c->stride + 1, 2, c->pad + 1, 2, c->dil + 1, c->groups,
+                           out);
+    mt_tensor_release(xs);
+    mt_tensor_release(xp);
+    mt_tensor_release(x2);
+    mt_tensor_release(wk);
+    return st;
+}
+
+// input (N, C, D, H, W) or (C, D, H, W), weight (O, C/groups, KD, KH, KW), bias (O) or None;
+// out (N, O, OD, OH, OW): sum over kd of depth_tap, back in (N, O, OD, OH, OW) order, plus bias
+mt_status
+mt_composite_conv3d(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
+    conv_params c;
+    mt_status st = check_conv(a, "conv3d", 3, false, &c, NULL);
+    if (st) {
+        return st;
+    }
+    bool batched = x->ndim == 5;
+    int64_t pad[6] = {0, 0, 0, 0, c.pad[0], c.pad[0]};
+    mt_tensor *xb = NULL, *xp = NULL, *acc = NULL, *y = NULL, *t = NULL;
+    st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
+    st = st ? st : mt_op_constant_pad_nd(xb, 6, pad, mt_scalar_int(0), &xp);
+    if (st) {
+        goto out_release;
+    }
+    int64_t n = xp->sizes[0], kd = w->sizes[2];
+    int64_t od = (xp->sizes[2] - c.dil[0] * (kd - 1) - 1) / c.stride[0] + 1;
+    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
+        st = depth_tap(xp, w, k, od, &c, acc ? &y : &acc);
+        if (st == MT_OK && y) {
+            st = mt_op_add(acc, y, mt_scalar_int(1), &t);
+            mt_tensor_clear(&acc);
+            mt_tensor_clear(&y);
+            acc = t;
+            t = NULL;
+        }
+    }
+    if (st) {
+        goto out_release;
+    }
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]}, col[4] = {-1, 1, 1, 1};
+    mt_tensor *v = NULL, *p = NULL, *b = NULL, *sum = NULL, *res = NULL;
+    st = mt_op_view(acc, 5, split, &v);
+    st = st ? st : mt_op_permute(v, 5, perm, &p);
+    if (st == MT_OK && bias) {
+        st = mt_op_view(bias, 4, col, &b);
+        st = st ? st : mt_op_add(p, b, mt_scalar_int(1), &sum);
+    }
+    st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
+    if (st == MT_OK && !batched) {
+        int64_t zero = 0;
+        st = mt_op_squeeze(res, 1, &zero, &a->out[0]);
+    } else if (st == MT_OK) {
+        a->out[0] = mt_tensor_retain(res);
+    }
+    mt_tensor_release(v);
+    mt_tensor_release(p);
+    mt_tensor_release(b);
+    mt_tensor_release(sum);
+    mt_tensor_release(res);
+out_release:
+    mt_tensor_release(xb);
+    mt_tensor_release(xp);
+    mt_tensor_release(acc);
+    mt_tensor_release(y);
+    return st;
 }

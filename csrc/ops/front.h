@@ -73,6 +73,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(max_pool2d_with_indices_backward, max_pool2d_with_indices_backward)                       \
     X(avg_pool2d_backward, avg_pool2d_backward)                                                  \
     X(_adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward)                               \
+    /* spatial transformers: grid_sample.c */                                                    \
+    X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \
     X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
     X(layer_norm_backward, layer_norm_backward) X(batch_norm_backward, batch_norm_backward)     \

@@ -35,6 +35,38 @@ check_norm_param(const char *what, const mt_tensor *p, const mt_intlist *shape)
                    mt_format_sizes(b2, sizeof(b2), shape->n, shape->v));
 }
 
+mt_status
+mt_check_norm_shapes(const mt_tensor *input, const mt_intlist *shape, const mt_tensor *weight,
+                     const mt_tensor *bias, bool rms)
+{
+    char b1[256], b2[256], b3[256];
+    if (shape->n < 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+                       "at least one element, but got normalized_shape = []");
+    }
+    mt_status st;
+    if ((st = check_norm_param("weight", weight, shape)) ||
+        (st = check_norm_param("bias", bias, shape))) {
+        return st;
+    }
+    int lead = input->ndim - shape->n;
+    if (rms && lead < 0) {
+        return mt_fail(MT_EVALUE, "Input tensor must have at least %d dimensions, but got %d",
+                       shape->n, input->ndim);
+    }
+    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
+        /* rms_norm's message has no ", " after the "*" */
+        return mt_fail(MT_ERUNTIME,
+                       "Given normalized_shape=%s, expected input with shape [*%s%s, but got "
+                       "input of size%s",
+                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v), rms ? "" : ", ",
+                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
+                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
+    }
+    return MT_OK;
+}
+
 // input (*, normalized_shape), weight and bias (normalized_shape) or NULL
 mt_status
 mt_front_layer_norm(const mt_args *a, mt_plan *p)
@@ -43,26 +75,10 @@ mt_front_layer_norm(const mt_args *a, mt_plan *p)
     const mt_intlist *shape = &a->l[0];
     const char *device = mt_front_on_cuda(input) ? "CUDA" : "CPU";
     mt_norm_plan *r = &p->norm;
-    char b1[256], b2[256], b3[256];
     r->eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
-    if (shape->n < 1) {
-        return mt_fail(MT_ERUNTIME,
-                       "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
-                       "at least one element, but got normalized_shape = []");
-    }
-    mt_status st;
-    if ((st = check_norm_param("weight", a->t[1], shape)) ||
-        (st = check_norm_param("bias", a->t[2], shape))) {
+    mt_status st = mt_check_norm_shapes(input, shape, a->t[1], a->t[2], false);
+    if (st) {
         return st;
-    }
-    int lead = input->ndim - shape->n;
-    if (lead < 0 || memcmp(input->sizes + lead, shape->v, sizeof(int64_t) * (size_t)shape->n)) {
-        return mt_fail(MT_ERUNTIME,
-                       "Given normalized_shape=%s, expected input with shape [*, %s, but got "
-                       "input of size%s",
-                       mt_format_sizes(b1, sizeof(b1), shape->n, shape->v),
-                       mt_format_sizes(b2, sizeof(b2), shape->n, shape->v) + 1,
-                       mt_format_sizes(b3, sizeof(b3), input->ndim, input->sizes));
     }
     if (!mt_dtype_is_float(input->dtype)) {
         return mt_fail_not_implemented("LayerNormKernelImpl", "", input->dtype);

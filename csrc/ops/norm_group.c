@@ -3,14 +3,16 @@
  * double, two passes, on every device, and whose backward kernel gives the input's gradient),
  * then the per-channel weight and bias are a multiply and an add (whose gradients autograd sums);
  * instance_norm is batch_norm over a (1, N * C, *) view, as ATen's instance_norm writes it,
- * with the running statistics repeated N times and averaged back. PyTorch's checks and
- * messages; every device. */
+ * with the running statistics repeated N times and averaged back; rms_norm, as ATen writes it,
+ * over square, mean and rsqrt. PyTorch's checks and messages; every device. */
+#include <float.h>
 #include <string.h>
 
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/op_chain.h"
 #include "ops/ops.h"
 
 /* PyTorch's message for input.size(1) of a tensor with fewer than two dims */
@@ -209,4 +211,47 @@ mt_composite_instance_norm(mt_args *a)
     mt_tensor_clear(&x);
     mt_tensor_clear(&y);
     return st;
+}
+
+// input (*, normalized_shape), weight (normalized_shape) or NULL: x / sqrt(mean of x^2 over the
+// normalized dims + eps) * weight, as ATen's rms_norm composite: computed in x's opmath dtype
+// (float32 for a 16-bit x), weight promoting with it, the result in input's dtype; eps defaults
+// to the opmath dtype's machine epsilon
+mt_status
+mt_composite_rms_norm(mt_args *a)
+{
+    mt_tensor *input = a->t[0], *weight = a->t[1];
+    const mt_intlist *shape = &a->l[0];
+    mt_status st = mt_check_norm_shapes(input, shape, weight, NULL, true);
+    if (st) {
+        return st;
+    }
+    if (!mt_dtype_is_float(input->dtype)) {
+        return mt_fail_not_implemented("rms_norm", "", input->dtype);
+    }
+    mt_dtype opmath = input->dtype == MT_FLOAT64 ? MT_FLOAT64 : MT_FLOAT32;
+    double eps = !mt_scalar_is_none(a->s[0]) ? mt_scalar_to_double(a->s[0])
+                 : opmath == MT_FLOAT64      ? DBL_EPSILON
+                                             : (double)FLT_EPSILON;
+    int64_t dims[MT_MAX_DIMS];
+    for (int k = 0; k < shape->n; k++) {
+        dims[k] = input->ndim - 1 - k;
+    }
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_device dev = mt_tensor_device(input);
+    mt_tensor *x = input->dtype == opmath ? input
+                                          : own(&s, mt_op__to_copy(input, opmath, dev, &r), &r);
+    mt_tensor *sq = un(&s, MT_OP_square, x);
+    mt_tensor *ms = failed(&s, sq, sq) ? NULL
+                                       : own(&s, mt_op_mean(sq, shape->n, dims, true, -1, &r), &r);
+    mt_tensor *y = bin(&s, MT_OP_mul, x, un(&s, MT_OP_rsqrt, bin(&s, MT_OP_add, ms, num(&s, eps))));
+    if (weight) {
+        y = bin(&s, MT_OP_mul, y, weight);
+    }
+    if (!failed(&s, y, y) && y->dtype != input->dtype) {
+        y = own(&s, mt_op__to_copy(y, input->dtype, dev, &r), &r);
+    }
+    give(&s, y, &a->out[0]);
+    return finish(&s);
 }

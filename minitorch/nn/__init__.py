@@ -4,11 +4,13 @@ Importing this needs minitorch.Tensor to exist already (Parameter subclasses it)
 minitorch.nn.modules' (its __all__ is the one list of them); the transformer classes load there
 on first use, which the import below makes once functional is whole.
 """
-from minitorch.nn.parameter import Parameter
+from minitorch.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from minitorch.nn import functional, init
 from minitorch.nn import modules
 from minitorch.nn.modules import *  # noqa: F401,F403 (modules.__all__)
 from minitorch.nn import utils
 
-__all__ = ["Parameter", "functional", "init", "utils", *modules.__all__]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
+           *modules.__all__]
 from minitorch.nn import parallel  # noqa: E402  (DistributedDataParallel; MPI is imported only when used)
+

@@ -35,6 +35,8 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "embedding_bag",
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    "softmin", "gumbel_softmax", "rms_norm", "bilinear", "grid_sample", "affine_grid",
+    "lp_pool1d", "lp_pool2d", "triplet_margin_with_distance_loss", "conv3d",
 ]
 
 
@@ -216,6 +218,29 @@ def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, 
     return _C.log_softmax(input, dim, dtype)
 
 
+def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along dim, computed in dtype when given (PyTorch writes it so too)."""
+    if dim is None:
+        _tensors("softmin", input=input)
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return _C.softmax(_C.neg(input), dim, dtype)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution (Jang et al. 2016): softmax((logits + g) / tau)
+    with g ~ Gumbel(0, 1) drawn as -log(Exp(1)), PyTorch's draws; hard: the one-hot of its argmax
+    in the forward with the soft sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = _C.neg(_minitorch.empty_like(logits).exponential_().log())
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _minitorch.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes each element with probability p and scales the rest by 1 / (1 - p) while training;
     the identity (input itself) otherwise."""
@@ -316,6 +341,150 @@ def layer_norm(
     return _C.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
+def rms_norm(
+    input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None, eps: Optional[float] = None
+) -> Tensor:
+    """x / sqrt(mean(x**2) + eps) * weight over the trailing normalized_shape dims; eps None is
+    the machine epsilon of x's dtype (float32's for a 16-bit x, which is computed in float32)."""
+    return _C.rms_norm(input, normalized_shape, weight, eps)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
+    return _C.bilinear(input1, input2, weight, bias)
+
+
+_ALIGN_CORNERS_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+    "Please specify align_corners=True if the old behavior is desired. "
+    "See the documentation of grid_sample for details."
+)
+
+
+def grid_sample(
+    input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+    align_corners: Optional[bool] = None,
+) -> Tensor:
+    """out[n, c, h, w] = input[n, c] read at grid[n, h, w] = (x, y) in [-1, 1] (the input's
+    left/top to right/bottom edges, or corner pixels' centres with align_corners), interpolated
+    (bilinear, nearest) and padded (zeros, border, reflection) as PyTorch's; 4-D input only."""
+    if mode != "bilinear" and mode != "nearest" and mode != "bicubic":
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
+        )
+    if padding_mode != "zeros" and padding_mode != "border" and padding_mode != "reflection":
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', "
+            f"but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if mode == "bicubic" or input.dim() == 5:
+        raise NotImplementedError(
+            f"grid_sample: minitorch has the 4-D bilinear and nearest modes; mode='{mode}' on a "
+            f"{input.dim()}-D input is not implemented"
+        )
+    return _C.grid_sampler_2d(input, grid, 0 if mode == "bilinear" else 1,
+                              ("zeros", "border", "reflection").index(padding_mode), align_corners)
+
+
+def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = None) -> Tensor:
+    """The (N, H, W, 2) grid (or (N, D, H, W, 3)) of grid_sample's coordinates that each affine
+    matrix theta[n] (N, 2, 3) (or (N, 3, 4)) maps the output's pixels to."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}."
+            )
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}."
+            )
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. "
+            f"Got size {size}."
+        )
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. "
+            "This is not an intended use case of affine_grid. See the documentation of affine_grid for details.",
+            stacklevel=2,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _C.affine_grid_generator(theta, list(size), align_corners)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """(sum over each window of x**p)**(1/p), as PyTorch writes it: avg_pool2d of x**p times the
+    window's size; p = inf is max_pool2d of |x| (-inf: the minimum of |x|)."""
+    kw, kh = _pair(kernel_size)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (_C.sign(out) * relu(_C.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    """lp_pool2d's 1-D form, over (N, C, L) or (C, L)."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (_C.sign(out) * relu(_C.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function=None, margin: float = 1.0,
+    swap: bool = False, reduction: str = "mean",
+) -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) for any distance function d (pairwise_distance by
+    default); swap takes min(d(a, n), d(p, n)) as the negative's distance."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
+        )
+    if distance_function is None:
+        distance_function = _C.pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _minitorch.minimum(dist_neg, distance_function(positive, negative))
+    loss = _C.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return _C.sum(loss)
+    if reduction == "mean":
+        return _C.mean(loss)
+    return loss
+
+
 def _verify_batch_size(size) -> None:
     size_prods = size[0]
     for i in range(len(size) - 2):
@@ -403,6 +572,7 @@ def instance_norm(
     statistics when use_input_stats (moving running_mean/running_var towards their average over
     the batch), else by running_mean and running_var; then weight * y + bias per channel."""
     if use_input_stats:
+        _tensors("instance_norm", input=input)  # before input.size(): a TypeError, not AttributeError
         _verify_spatial_size(input.size())
     return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
@@ -934,6 +1104,13 @@ def conv1d(
     """1-D cross-correlation; input (N, C, L) or (C, L), weight (OC, C/groups, K); padding as
     conv2d's."""
     return _conv_padded(_C.conv1d, 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-D cross-correlation; input (N, C, D, H, W) or (C, D, H, W), weight (OC, C/groups, KD, KH,
+    KW); padding as conv2d's."""
+    return _conv_padded(_C.conv3d, 3, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):

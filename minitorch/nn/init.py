@@ -161,6 +161,163 @@ if hasattr(Tensor, "normal_"):
     __all__ += ["normal_", "xavier_normal_", "kaiming_normal_"]
 
 
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix (ones on the main diagonal, zeros elsewhere)."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with minitorch.no_grad():
+        minitorch.eye(*tensor.shape, out=tensor, requires_grad=tensor.requires_grad)
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: each output channel of a group
+    copies one input channel (as many as there are), through the kernel's centre tap."""
+    dimensions = tensor.ndimension()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    centre = tuple(n // 2 for n in sizes[2:])
+    with minitorch.no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min_dim):
+                tensor[(g * out_chans_per_grp + d, d) + centre] = 1
+    return tensor
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def trunc_normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+    generator: Optional[Generator] = None,
+) -> Tensor:
+    """N(mean, std**2) restricted to [a, b], by PyTorch's two rejection samplers (the same draws
+    from the same seed): where [a, b] holds more than 30% of the mass, normal draws outside it are
+    redrawn; else uniform draws on [a, b] are kept with probability pdf(x) / pdf(mode)."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
+    with minitorch.no_grad():
+        p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if p > 0.3:
+            # bounds rounded to the tensor's dtype, so the test sees the values it can hold
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                redraw = minitorch.empty_like(result).normal_(mean, std, generator=generator)
+                result = minitorch.where(mask, redraw, result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = minitorch.empty_like(tensor)
+        accept_buf = minitorch.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        # log pdf(x) - log pdf(mode), against the log of a uniform draw
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = minitorch.where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                accepted = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+                pending = minitorch.where(pending, accepted, pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Optional[Generator] = None) -> Tensor:
+    """Saxe et al. (2013): a (semi-)orthogonal matrix, from the QR factorisation of a normal draw
+    with R's diagonal signs folded into Q (so Q is Haar-distributed), times gain; dims after the
+    first are flattened."""
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+    if rows < cols:
+        flattened.t_()
+    q, r = minitorch.linalg.qr(flattened)
+    q *= minitorch.diag(r, 0).sign()
+    if rows < cols:
+        q.t_()
+    with minitorch.no_grad():
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Optional[Generator] = None) -> Tensor:
+    """Martens (2010): N(0, std**2) draws with ceil(sparsity * rows) entries of each column zeroed,
+    the rows picked by a fresh permutation per column."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with minitorch.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = minitorch.randperm(rows)
+            tensor[row_indices[:num_zeros], col_idx] = 0
+    return tensor
+
+
+__all__ += ["eye_", "dirac_", "trunc_normal_", "orthogonal_", "sparse_"]
+
+
+def _make_deprecate(meth):
+    """The old name without the trailing underscore, which warns and calls the new one."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
+if hasattr(Tensor, "normal_"):
+    normal = _make_deprecate(normal_)
+    xavier_normal = _make_deprecate(xavier_normal_)
+    kaiming_normal = _make_deprecate(kaiming_normal_)
+
+
 def _reset_weight_and_bias(weight, bias) -> None:
     """Linear's and Conv's default initialisation (PyTorch's reset_parameters): weight from
     kaiming_uniform_ with a=sqrt(5), which makes its bound exactly 1/sqrt(fan_in), and bias from

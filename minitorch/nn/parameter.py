@@ -10,7 +10,7 @@ from typing import Any, Optional
 import minitorch
 from minitorch import _C
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 class Parameter(minitorch.Tensor):
@@ -48,3 +48,95 @@ class Parameter(minitorch.Tensor):
 
 def _rebuild_parameter(data: minitorch.Tensor, requires_grad: bool) -> Parameter:
     return Parameter(data, requires_grad)
+
+
+class _BufferMeta(type(minitorch.Tensor)):
+    """isinstance(t, Buffer) is true for any tensor that Buffer(...) marked, as in PyTorch."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Buffer and isinstance(instance, minitorch.Tensor) and getattr(instance, "_is_buffer", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(minitorch.Tensor, metaclass=_BufferMeta):
+    """A Tensor that, assigned as a Module attribute, is registered as a buffer (state that is not
+    learned, such as BatchNorm's running_mean); persistent=False keeps it out of the state_dict.
+
+    As PyTorch's, `Buffer(data)` returns a plain Tensor over data's storage, marked as a buffer.
+    """
+
+    def __new__(cls, data: Optional[minitorch.Tensor] = None, *, persistent: bool = True) -> minitorch.Tensor:
+        if data is None:
+            data = minitorch.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer of a Lazy module before its first forward: no data (an empty tensor
+    of the dtype and device it will have) and no shape, until materialize(shape) gives it its
+    memory and makes it a plain Parameter or Tensor (cls_to_become)."""
+
+    cls_to_become: Any = None
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        if device is None:
+            device = self.data.device
+        if dtype is None:
+            dtype = self.data.dtype
+        self.data = minitorch.empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. "
+            "This error usually happens in `load_state_dict` when trying to load "
+            "an uninitialized parameter into an initialized one. "
+            "Call `forward` to initialize the parameters before accessing their attributes."
+        )
+
+    def share_memory_(self) -> Any:
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. "
+            "Call `forward` to initialize the parameters before calling `module.share_memory()`."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto: int) -> tuple:
+        return (self.__class__, (self.requires_grad,))
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        return memo[id(self)]
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether param is a Lazy module's parameter or buffer that has no shape yet."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter of a Lazy module before its first forward (see UninitializedTensorMixin)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> "UninitializedParameter":
+        return _C.TensorBase._make_subclass(cls, minitorch.empty(0, device=device, dtype=dtype), requires_grad)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, minitorch.Tensor):
+    """A buffer of a Lazy module before its first forward (see UninitializedTensorMixin)."""
+
+    cls_to_become = minitorch.Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> "UninitializedBuffer":
+        return _C.TensorBase._make_subclass(cls, minitorch.empty(0, device=device, dtype=dtype), requires_grad)

@@ -5,7 +5,7 @@ C core (csrc/cpu/optim.c), with PyTorch's update formulas; Python only keeps the
 state and passes them in. Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS are written with tensor
 ops, as PyTorch's single-tensor implementations.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -15,8 +15,11 @@ from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
+from .rprop import Rprop
+from .asgd import ASGD
+from .adafactor import Adafactor
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "lr_scheduler"]
+           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils"]

@@ -245,6 +245,10 @@ LOSS_CASES = {
         lambda F, a, p, n, r: F.triplet_margin_loss(a, p, n, p=1.5, swap=True, reduction=r),
         lambda rng, s: first_special([rng.standard_normal((3, 4)), rng.standard_normal((3, 4)),
                                       rng.standard_normal((1, 4))], rng, s), rng),
+    "triplet_margin_with_distance_loss": lambda rng: loss_cases(
+        lambda F, a, p, n, r: F.triplet_margin_with_distance_loss(a, p, n, swap=True, margin=0.5, reduction=r),
+        lambda rng, s: first_special([rng.standard_normal((3, 4)), rng.standard_normal((3, 4)),
+                                      rng.standard_normal((1, 4))], rng, s), rng),
     "multilabel_soft_margin_loss": lambda rng: loss_cases(
         lambda F, x, t, w, r: F.multilabel_soft_margin_loss(x, t, w, reduction=r),
         lambda rng, s: first_special([rng.standard_normal((3, 4)), rng.integers(0, 2, (3, 4)) * 1.0,

@@ -1,20 +1,20 @@
 """The layers of minitorch.nn, laid out as torch/nn/modules/ is."""
 from minitorch.nn.modules.module import Module
-from minitorch.nn.modules.container import ModuleDict, ModuleList, Sequential
+from minitorch.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from minitorch.nn.modules.flatten import Flatten, Unflatten
-from minitorch.nn.modules.linear import Identity, Linear
+from minitorch.nn.modules.linear import Bilinear, Identity, Linear
 from minitorch.nn.modules.activation import GELU, ReLU, Sigmoid, SiLU, Tanh
-from minitorch.nn.modules.activation import LogSoftmax, Softmax
+from minitorch.nn.modules.activation import LogSoftmax, Softmax, Softmax2d, Softmin
 from minitorch.nn.modules.activation import (
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU,
     ReLU6, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
-from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from minitorch.nn.modules.dropout import (
     AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )
 from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm
+from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minitorch.nn.modules.sparse import Embedding, EmbeddingBag
 
@@ -80,3 +80,18 @@ def __getattr__(name: str):
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder"]
 __all__ += ["TransformerEncoderLayer", "TransformerDecoderLayer"]
 __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
+__all__ += ["ParameterList", "ParameterDict", "Softmin", "Softmax2d", "RMSNorm", "Bilinear"]
+__all__ += ["BatchNorm3d"]
+from minitorch.nn.modules.pooling import LPPool1d, LPPool2d
+from minitorch.nn.modules.loss import TripletMarginWithDistanceLoss
+
+__all__ += ["LPPool1d", "LPPool2d", "TripletMarginWithDistanceLoss"]
+from minitorch.nn.modules.conv import Conv3d
+
+__all__ += ["Conv3d"]
+from minitorch.nn.modules.lazy import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear, LazyModuleMixin,
+)
+
+__all__ += ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d",
+            "LazyBatchNorm2d", "LazyBatchNorm3d"]

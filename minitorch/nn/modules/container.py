@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Any, Iterator, List, Optional, Union
+from collections.abc import Iterable, Mapping
+from typing import Any, Iterator, List, Optional, Tuple, Union
 
+import minitorch
 from minitorch.nn.modules.module import Module, _addindent
+from minitorch.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(idx: Any, size: int) -> int:
@@ -284,3 +286,212 @@ class ModuleDict(Module):
             )
         for key, module in pairs:
             self[key] = module
+
+
+def _parameter_line(key: Any, p: Any, tensor_kind: Any) -> str:
+    """One line of ParameterList's and ParameterDict's repr, as PyTorch's."""
+    if not isinstance(p, minitorch.Tensor):
+        return "  (" + str(key) + "): Object of type: " + type(p).__name__
+    size_str = "x".join(str(size) for size in p.size())
+    device_str = f" ({p.device})" if p.device.type == "cuda" else ""
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"  ({key}): {kind} containing: [{tensor_kind(p)} of size {size_str}{device_str}]"
+
+
+class ParameterList(Module):
+    """A list of Parameters (or other objects), registered under the keys "0", "1", ... so that
+    Module.parameters() and the state_dict see them; a plain Tensor is made a Parameter."""
+
+    def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx: Any) -> str:
+        idx = operator.index(idx)
+        if not (-len(self) <= idx < len(self)):
+            raise IndexError(f"index {idx} is out of range")
+        if idx < 0:
+            idx += len(self)
+        return str(idx)
+
+    def __getitem__(self, idx: Union[int, slice]) -> Any:
+        if isinstance(idx, slice):
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        key = self._get_abs_string_index(idx)
+        if isinstance(param, minitorch.Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, key, param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
+        return self.extend(parameters)
+
+    def __dir__(self) -> List[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value: Any) -> "ParameterList":
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> "ParameterList":
+        if not isinstance(values, Iterable) or isinstance(values, minitorch.Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got " + type(values).__name__
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(k, p, lambda t: t.dtype) for k, p in enumerate(self))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of Parameters (or other objects) under string keys, registered so that
+    Module.parameters() and the state_dict see them; a plain Tensor is made a Parameter."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is "
+                f"not a string (type is '{type(key).__name__}'). Open an issue on "
+                "github if you need non-string keys."
+            )
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, minitorch.Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def copy(self) -> "ParameterDict":
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
+
+    def pop(self, key: str) -> Any:
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> Tuple[str, Any]:
+        k, _ = self._keys.popitem()
+        self._keys[k] = None  # the last key, put back so that __delitem__ finds it
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> "ParameterDict":
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self) -> Any:
+        return self._keys.keys()
+
+    def items(self) -> Iterator[Tuple[str, Any]]:
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterator[Any]:
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add key/value pairs from a mapping (a plain dict's in sorted key order, as PyTorch's)
+        or an iterable of pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                + type(parameters).__name__
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(
+                        "ParameterDict update sequence element #" + str(j) + " should be Iterable; is"
+                        + type(p).__name__
+                    )
+                if not len(p) == 2:
+                    raise ValueError(
+                        "ParameterDict update sequence element #" + str(j) + " has length " + str(len(p))
+                        + "; 2 is required"
+                    )
+                self[p[0]] = p[1]
+
+    def extra_repr(self) -> str:
+        return "\n".join(_parameter_line(k, p, lambda t: t.type()) for k, p in self.items())
+
+    def __call__(self, input: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: "ParameterDict") -> "ParameterDict":
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: "ParameterDict") -> "ParameterDict":
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: "ParameterDict") -> "ParameterDict":
+        self.update(other)
+        return self

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch/nn/modules/conv.py).
+"""Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d (torch/nn/modules/conv.py).
 
 The weight (out_channels, in_channels // groups, *kernel_size), transposed
 (in_channels, out_channels // groups, *kernel_size), and bias (out_channels,) start as PyTorch's
@@ -14,10 +14,10 @@ from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn import init
 from minitorch.nn.modules.module import Module
-from minitorch.nn.modules.utils import _pair, _reverse_repeat_tuple, _single
+from minitorch.nn.modules.utils import _ntuple, _pair, _reverse_repeat_tuple, _single
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _size_2_t = Union[int, Tuple[int, int]]
 
@@ -148,7 +148,7 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-        conv = F.conv1d if len(self.kernel_size) == 1 else F.conv2d
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[len(self.kernel_size)]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, self._expand(0), self.dilation, self.groups)
@@ -168,6 +168,13 @@ class Conv2d(_Conv):
     """out (N, out_channels, OH, OW) = cross-correlation of input (N, in_channels, H, W) with weight."""
 
     _expand = staticmethod(_pair)
+
+
+class Conv3d(_Conv):
+    """out (N, out_channels, OD, OH, OW) = cross-correlation of input (N, in_channels, D, H, W)
+    with weight."""
+
+    _expand = staticmethod(_ntuple(3, "_triple"))
 
 
 class _ConvTransposeNd(_ConvNd):

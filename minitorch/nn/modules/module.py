@@ -8,6 +8,7 @@ are single tensor methods (`copy_`, `to`).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -16,10 +17,23 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import minitorch
 from minitorch import _C
 from minitorch.nn.modules._backward_hook import BackwardHook
-from minitorch.nn.parameter import Parameter
+from minitorch.nn.parameter import Buffer, Parameter
 from minitorch.utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
+
+# The hook tables a module pickled by an older minitorch may lack (set empty on unpickling).
+_HOOK_TABLES = (
+    "_backward_hooks",
+    "_backward_pre_hooks",
+    "_state_dict_hooks",
+    "_state_dict_pre_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
+
+# The state_dict key, after the module's prefix, under which get_extra_state()'s value is saved.
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 # The profiler asks each Module call to open a Python::<class> range while it records: one
 # C call checks (off: the whole cost), one C call records the range around the call (on).
@@ -89,11 +103,15 @@ class Module:
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_is_full_backward_hook"] = None
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         # a module pickled before the backward hooks existed gets their empty tables
         self.__dict__.update(state)
-        for name in ("_backward_hooks", "_backward_pre_hooks"):
+        for name in _HOOK_TABLES:
             self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_is_full_backward_hook", None)
 
@@ -190,6 +208,20 @@ class Module:
         self._is_full_backward_hook = True
         return self._add_hook(self._backward_hooks, OrderedDict(), hook, prepend, False)
 
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The deprecated form of register_full_backward_hook (hook(module, grad_input, grad_output)).
+
+        PyTorch attaches it to the last autograd node of forward; here it sees the module's
+        inputs' gradients, which is what it gives for a module whose forward is one op.
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = False
+        return self._add_hook(self._backward_hooks, OrderedDict(), hook, False, False)
+
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_output) -> None or a new grad_output, called when the gradients of
         the module's outputs are computed, before those of its inputs."""
@@ -285,6 +317,20 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put `module` at dotted path `target`; the parent must exist (and, if strict, the old one)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def _get_member(self, target: str) -> Tuple["Module", str]:
         """The module holding dotted path `target`'s last name, and that name (which it has)."""
         module_path, _, name = target.rpartition(".")
@@ -362,13 +408,19 @@ class Module:
             modules[name] = value
             return
         buffers = d.get("_buffers")
-        if buffers is not None and name in buffers:
+        is_buffer = isinstance(value, Buffer)
+        if is_buffer or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, _C.TensorBase):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
                 )
-            buffers[name] = value
+            if is_buffer:
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self._forget(name, "__dict__", "_parameters", "_modules")
+            self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
@@ -474,48 +526,127 @@ class Module:
                 state[k] = v
         return state
 
+    def get_extra_state(self) -> Any:
+        """State beyond parameters and buffers to save; a module that has some overrides this
+        and set_extra_state, and state_dict then holds it under `<prefix>_extra_state`."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what get_extra_state returned, from a loaded state_dict."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
+
+    def _has_own(self, method: str) -> bool:
+        return getattr(type(self), method, None) is not getattr(Module, method)
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, prefix, keep_vars) -> None, run before this module's state is saved."""
+        return self._add_hook(self._state_dict_pre_hooks, OrderedDict(), hook, False, False)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata) -> None; it may edit state_dict in place."""
+        hook._from_public_api = True
+        return self._add_hook(self._state_dict_hooks, OrderedDict(), hook, False, False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) -> None, run before this module loads its entries."""
+        return self._add_hook(
+            self._load_state_dict_pre_hooks, OrderedDict(), functools.partial(hook, self), False, False
+        )
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, incompatible_keys) -> None, run after this module and its children loaded;
+        it may edit incompatible_keys' lists in place, which strict then sees."""
+        return self._add_hook(self._load_state_dict_post_hooks, OrderedDict(), hook, False, False)
+
+    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (not its children's), as PyTorch's, which subclasses may override."""
+        for name, value in self._local_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
+        if self._has_own("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
     def state_dict(
-        self, destination: Optional[Dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False
+        self, *args: Any, destination: Optional[Dict[str, Any]] = None, prefix: str = "", keep_vars: bool = False
     ) -> Dict[str, Any]:
         """An OrderedDict from dotted name to tensor, detached unless keep_vars (sharing storage)."""
+        if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
         metadata = getattr(destination, "_metadata", None)
         if metadata is not None:
-            metadata[prefix[:-1]] = {"version": self._version}
-        for name, value in self._local_state().items():
-            destination[prefix + name] = value if keep_vars else value.detach()
+            metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
-    def _load_local(
+    def _load_from_state_dict(
         self,
         state_dict: Mapping,
         prefix: str,
-        assign: bool,
-        missing: List[str],
-        unexpected: List[str],
-        errors: List[str],
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
     ) -> None:
-        """Load this module's own entries of state_dict (keys already filtered to prefix)."""
+        """Load this module's own entries of state_dict (not its children's), as PyTorch's, which
+        subclasses may override; keys missing or unexpected are listed, errors collected."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         local = self._local_state()
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local.items():
             key = prefix + name
             if key not in state_dict:
-                missing.append(key)
+                if strict:
+                    missing_keys.append(key)
                 continue
             value = state_dict[key]
             if not isinstance(value, _C.TensorBase):
-                errors.append(
+                error_msgs.append(
                     f'While copying the parameter named "{key}", expected torch.Tensor or '
                     f"Tensor-like object from checkpoint but received {type(value)}"
                 )
                 continue
+            if param.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
+                value = value[0]  # a 0-d parameter loads from a one-element vector, as in PyTorch
             if tuple(value.shape) != tuple(param.shape):
-                errors.append(
+                error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from "
                     f"checkpoint, the shape in current model is {param.shape}."
                 )
@@ -527,22 +658,33 @@ class Module:
                     else:
                         param.copy_(value)
             except Exception as ex:
-                errors.append(
+                error_msgs.append(
                     f'While copying the parameter named "{key}", whose dimensions in the model '
                     f"are {param.size()} and whose dimensions in the checkpoint are "
                     f"{value.size()}, an exception occurred : {ex.args}."
                 )
-        for key in state_dict:
-            if not key.startswith(prefix):
-                continue
-            head, dot, _ = key[len(prefix):].partition(".")
-            if (dot and head not in self._modules) or (not dot and head not in local):
-                unexpected.append(key)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if self._has_own("set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if not key.startswith(prefix) or key == extra_key:
+                    continue
+                head, dot, _ = key[len(prefix):].partition(".")
+                if (dot and head not in self._modules) or (not dot and head not in local):
+                    unexpected_keys.append(key)
 
     def _assign_loaded(self, name: str, param: minitorch.Tensor, value: minitorch.Tensor) -> None:
         if name in self._parameters:
             if not isinstance(value, Parameter):
                 value = Parameter(value, requires_grad=param.requires_grad)
+            else:
+                value.requires_grad_(param.requires_grad)
             self._parameters[name] = value
         else:
             self._buffers[name] = value
@@ -560,26 +702,38 @@ class Module:
         missing: List[str] = []
         unexpected: List[str] = []
         errors: List[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
 
         def load(module: Module, local_dict: Mapping, prefix: str) -> None:
-            module._load_local(local_dict, prefix, assign, missing, unexpected, errors)
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_dict, prefix, local_metadata, True, missing, unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
                     child_dict = {k: v for k, v in local_dict.items() if k.startswith(child_prefix)}
                     load(child, child_dict, child_prefix)
+            incompatible = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be modified, "
+                        "it should be done inplace."
+                    )
 
-        load(self, OrderedDict(state_dict), "")
+        load(self, state_dict, "")
         if strict:
-            if missing or unexpected:
-                key_errors = []
-                if missing:
-                    keys = ", ".join(f'"{k}"' for k in missing)
-                    key_errors.append(f"Missing key(s) in state_dict: {keys}. ")
-                if unexpected:
-                    keys = ", ".join(f'"{k}"' for k in unexpected)
-                    key_errors.append(f"Unexpected key(s) in state_dict: {keys}. ")
-                errors = key_errors + errors
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
@@ -620,14 +774,15 @@ class Module:
 
     # ---- device and dtype -------------------------------------------------------------------
 
-    def _apply(self, fn: Callable[[minitorch.Tensor], minitorch.Tensor]) -> "Module":
+    def _apply(self, fn: Callable[[minitorch.Tensor], minitorch.Tensor], recurse: bool = True) -> "Module":
         """Replace every parameter, grad and buffer t by fn(t), children first.
 
         A Parameter stays the same object where the Tensor lets its data be swapped (`.data = `),
         as PyTorch does, so an optimizer built before `.to()` still holds the model's parameters.
         """
-        for module in self.children():
-            module._apply(fn)
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         for key, param in self._parameters.items():
             if param is None:
                 continue
@@ -672,6 +827,21 @@ class Module:
             return t.to(*to_args)
 
         return self._apply(convert)
+
+    def type(self, dst_type: Any) -> "Module":
+        """Cast every parameter and buffer with Tensor.type(dst_type); returns self."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer new, uninitialised memory on `device` (no copy)."""
+        return self._apply(lambda t: minitorch.empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self) -> "Module":
+        """Tensor.share_memory_ on every parameter and buffer; returns self.
+
+        As Optimizer.share_memory does, a tensor whose class has no share_memory_ is left as it is.
+        """
+        return self._apply(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
 
     def cpu(self) -> "Module":
         return self._apply(lambda t: t.to("cpu"))

@@ -1,10 +1,11 @@
 """LayerNorm: normalises over the trailing normalized_shape dims of each sample, then scales and
 shifts by weight (ones at start) and bias (zeros at start); GroupNorm: over each group of
-channels of each sample, then per channel; LocalResponseNorm: by the neighbouring channels."""
+channels of each sample, then per channel; LocalResponseNorm: by the neighbouring channels;
+RMSNorm: by the root mean square of the trailing dims, then scales by weight (ones at start)."""
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import minitorch
 from minitorch import Tensor
@@ -13,7 +14,7 @@ from minitorch.nn import init
 from minitorch.nn.modules.module import Module
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 def _affine_parameters(module: Module, shape, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
@@ -130,3 +131,35 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class RMSNorm(Module):
+    """y = x / sqrt(mean(x**2) + eps) * weight over the last len(normalized_shape) dims (Zhang &
+    Sennrich 2019); eps None is the machine epsilon of x's dtype."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self,
+        normalized_shape: Union[int, Sequence[int]],
+        eps: Optional[float] = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else normalized_shape
+        self.normalized_shape, self.eps, self.elementwise_affine = tuple(shape), eps, elementwise_affine
+        weight = minitorch.empty(self.normalized_shape, device=device, dtype=dtype) if elementwise_affine else None
+        self.register_parameter("weight", None if weight is None else Parameter(weight))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)

@@ -180,3 +180,36 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max over output_size windows that tile (H, W); return_indices also gives h*W+w."""
 
     _pool = "adaptive_max_pool2d"  # the F function, looked up when called (F imports this module)
+
+
+class _LPPoolNd(Module):
+    __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, ceil_mode={ceil_mode}".format(
+            **self.__dict__
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling, (sum over each window of x**p)**(1/p), over (N, C, L) or (C, L)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling, (sum over each window of x**p)**(1/p), over (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+__all__ += ["LPPool1d", "LPPool2d"]
