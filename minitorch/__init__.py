@@ -140,6 +140,7 @@ from ._rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 from ._pointwise import allclose, as_tensor, equal  # noqa: E402
 from ._finfo import finfo, iinfo  # noqa: E402
+from ._tensor_str import set_printoptions  # noqa: E402
 from . import _aliases  # noqa: E402
 
 _aliases.install(globals(), Tensor)  # greater, arccos, multiply, ..., is_nonzero, Tensor.H

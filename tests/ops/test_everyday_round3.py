@@ -441,3 +441,21 @@ def test_diagonal_and_as_strided_scatter():
     same_as_torch(lambda m, x, s: m.as_strided_scatter(x, s, (2, 2), (1, 3), 1), [rand(3, 3), rand(2, 2)], grad=False)
     same_error(lambda m, x, s: x.diagonal_scatter(s), rand(3, 3), rand(2))
     same_error(lambda m, x, s: x.as_strided_scatter(s, (3,), (1,)), rand(3, 3), rand(2))
+
+
+# ---- set_printoptions, as minitorch.set_printoptions ----
+@pytest.mark.parametrize("opts", [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(profile="short"),
+                                  dict(linewidth=20), dict(threshold=5, edgeitems=1), dict(profile="full"),
+                                  dict(precision=6, linewidth=120)])
+def test_set_printoptions_prints_as_torch(opts):
+    torch = pytest.importorskip("torch")
+    values = [np.array([[1e-5, 1.23456789, 1000.5], [NAN, -INF, 3]]), np.arange(2000.0).reshape(40, 50),
+              np.arange(7.0), np.array([1.5e10, 2.0]), np.arange(3000.0).reshape(3, 1000), np.array(3.14159265)]
+    try:
+        minitorch.set_printoptions(**opts)
+        torch.set_printoptions(**opts)
+        for a in values:  # float32: no dtype suffix, whose name differs
+            assert str(minitorch.tensor(a, dtype=minitorch.float32)) == str(torch.tensor(a, dtype=torch.float32))
+    finally:
+        minitorch.set_printoptions(profile="default", sci_mode=None)
+        torch.set_printoptions(profile="default", sci_mode=None)
