@@ -83,7 +83,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, rebuild, holder, *tensors):
-        ctx.run_function, ctx.rebuild = run_function, rebuild
+        ctx.run_function, ctx.rebuild, ctx.reentrant = run_function, rebuild, holder["reentrant"]
         ctx.rng = _RngState(tensors) if preserve_rng_state else None
         ctx.save_for_backward(*tensors)
         args, kwargs = rebuild(tensors)
@@ -104,8 +104,10 @@ class CheckpointFunction(Function):
             with enable_grad():
                 out = ctx.run_function(*args, **kwargs)
         pairs = [(o, g) for o, g in zip(_flatten(out, []), grads) if o.requires_grad and g is not None]
-        if not pairs:
+        if not pairs and ctx.reentrant:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        if not pairs:  # non-reentrant: nothing inside needed grad (frozen parameters), so none flows
+            return (None,) * (4 + len(inputs))
         autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None, None, None) + tuple(t.grad if t.requires_grad else None for t in inputs)
 
@@ -130,7 +132,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
     if use_reentrant and (context_fn is not None or debug is not False):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-    holder: dict = {}
+    holder: dict = {"reentrant": use_reentrant}
     if use_reentrant:
         # as PyTorch's: only the positional tensor arguments are inputs (others are constants)
         tensors = [a for a in args if isinstance(a, _C.TensorBase)]

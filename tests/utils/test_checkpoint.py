@@ -123,3 +123,13 @@ def test_warnings_and_errors():
         minitorch.utils.checkpoint.checkpoint(lambda t: t * 2, x, use_reentrant=False)
     with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
         minitorch.utils.checkpoint.checkpoint(lambda t: t * 2, minitorch.ones(2), use_reentrant=True)
+
+
+def test_non_reentrant_with_nothing_to_differentiate_inside():
+    # a frozen block before a trainable head: backward passes through, giving the block nothing
+    frozen = minitorch.nn.Linear(4, 4).requires_grad_(False)
+    head = minitorch.nn.Linear(4, 1)
+    x = minitorch.tensor(X, dtype=minitorch.float32)
+    y = minitorch.utils.checkpoint.checkpoint(frozen, x, use_reentrant=False)
+    head(y).sum().backward()
+    assert head.weight.grad is not None and frozen.weight.grad is None
