@@ -142,12 +142,29 @@ mt_composite_inner(mt_args *a)
     return mt_op_tensordot(x, y, 1, &last_x, 1, &last_y, &a->out[0]);
 }
 
+/* 2 ** other, with other first expanded to its broadcast shape with self: the gradient of other
+ * is then reduced after the product with self, as PyTorch's LdexpBackward0 (0 * inf is NaN there) */
+static mt_tensor *
+powers_of_two(tmp *s, mt_tensor *self, mt_tensor *other)
+{
+    int64_t shape[MT_MAX_DIMS];
+    int n = 0;
+    mt_tensor *wide = NULL;
+    s->st = s->st ? s->st
+                  : mt_broadcast_shapes(self->ndim, self->sizes, other->ndim, other->sizes, &n,
+                                        shape);
+    if (s->st == MT_OK) {
+        own(s, mt_op_expand(other, n, shape, &wide), &wide);
+    }
+    return un(s, MT_OP_exp2, wide);
+}
+
 // self, other (broadcast); out = self * 2 ** other
 mt_status
 mt_composite_ldexp(mt_args *a)
 {
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_mul, a->t[0], un(&s, MT_OP_exp2, a->t[1])), &a->out[0]);
+    give(&s, bin(&s, MT_OP_mul, a->t[0], powers_of_two(&s, a->t[0], a->t[1])), &a->out[0]);
     return finish(&s);
 }
 
@@ -155,7 +172,7 @@ mt_status
 mt_composite_ldexp_(mt_args *a)
 {
     tmp s = {0};
-    mt_tensor *p = un(&s, MT_OP_exp2, a->t[1]), *done = NULL;
+    mt_tensor *p = powers_of_two(&s, a->t[0], a->t[1]), *done = NULL;
     if (!failed(&s, p, p)) {
         own(&s, mt_op_mul_(a->t[0], p, &done), &done);
     }
