@@ -140,6 +140,10 @@ from ._rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
 from ._pointwise import allclose, as_tensor, equal  # noqa: E402
 from ._finfo import finfo, iinfo  # noqa: E402
+from ._tensor_str import set_printoptions  # noqa: E402
+from . import _aliases  # noqa: E402
+
+_aliases.install(globals(), Tensor)  # greater, arccos, multiply, ..., is_nonzero, Tensor.H
 
 
 def is_tensor(obj) -> "bool":
@@ -176,7 +180,7 @@ def set_default_tensor_type(t, /) -> None:
     set_default_type(t)
 
 
-from . import autograd, linalg, nn, optim, profiler  # noqa: E402
+from . import autograd, linalg, nn, optim, profiler, special  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

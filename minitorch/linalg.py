@@ -4,15 +4,20 @@ Each is an op of the op table (csrc/dispatch/ops.def, the linalg_* rows): LAPACK
 the OpenBLAS the build links (csrc/cpu/linalg.c, CPU only: a CUDA tensor gets PyTorch's
 NotImplementedError from the dispatcher) and composites over them. Python only picks between
 the overloads PyTorch has for an `ord` given as a number or a string, and supplies matrix_norm's
-default dims.
+default dims. The functions below cross() arrange calls of those ops as PyTorch's
+torch/linalg composites do (multi_dot's product order, tensorinv's reshapes); lu, lu_factor,
+lu_solve, householder_product and eigvals (complex results) are not here yet.
 """
 from __future__ import annotations
 
+import math
+
 from . import _C
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
-           "matrix_exp", "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
-           "svdvals", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 #: Raised when a matrix cannot be factored or inverted (singular, not positive-definite, no
 #: convergence): a RuntimeError, as torch.linalg.LinAlgError.
@@ -36,6 +41,8 @@ matrix_rank = _C.linalg_matrix_rank
 lstsq = _C.linalg_lstsq
 vector_norm = _C.linalg_vector_norm
 matrix_exp = _C.linalg_matrix_exp
+matrix_power = _C.matrix_power
+matmul = _C.matmul
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -59,3 +66,141 @@ def cross(input, other, *, dim: int = -1, out=None):
     if out is not None:
         return out.copy_(result)
     return result
+
+
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """A view of the diagonals of the matrices of A (torch.diagonal with the last two dims)."""
+    return _C.diagonal(A, offset, dim1, dim2)
+
+
+def vecdot(x, y, *, dim: int = -1, out=None):
+    """The dot products of the vectors of x and y along dim (their other dims broadcast)."""
+    for t in (x, y):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got {_name(t.dtype)}")
+    result = _C.sum(_C.mul(x, y), dim)
+    return out.copy_(result) if out is not None else result
+
+
+def _name(dt) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}.get(
+        str(dt).split(".")[-1], str(dt))
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix of x: columns x ** 0, x ** 1, ..., x ** (N - 1) (N = x.shape[-1])."""
+    n = (x.shape[-1] if x.dim() else 1) if N is None else N
+    if n < 2:
+        raise RuntimeError("N must be greater than 1.")
+    if x.dim() < 1:
+        raise RuntimeError("x must have at least one dimension")
+    powers = _C.arange(n, device=x.device)
+    return _C.pow(x.unsqueeze(-1), powers).to(_C.promote_types(x.dtype, _C.int64))
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first and last may be vectors), in the order of
+    fewest multiplications (the classic dynamic programme, as PyTorch's)."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    if first.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first.dim()}D")
+    if last.dim() not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.dim()}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    mats = list(tensors)
+    if first.dim() == 1:
+        mats[0] = first.unsqueeze(0)
+    if last.dim() == 1:
+        mats[-1] = last.unsqueeze(-1)
+    for i in range(n - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(mats[i].shape)} and "
+                               f"{list(mats[i + 1].shape)} cannot be multiplied")
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return _C.mm(product(i, k), product(k + 1, j))
+
+    result = product(0, n - 1)
+    if first.dim() == 1 and last.dim() == 1:
+        result = result.reshape(())
+    elif first.dim() == 1:
+        result = result.squeeze(0)
+    elif last.dim() == 1:
+        result = result.squeeze(-1)
+    return out.copy_(result) if out is not None else result
+
+
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
+    """(solve(A, B), info): info is 0 for each system solved (a singular one raises)."""
+    result = solve(A, B, left=left)
+    info = _C.zeros(A.shape[:-2], dtype=_C.int32, device=A.device)
+    return _SolveEx(result, info)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of the matrices of A in the p-norm: the ratio of the largest to the
+    smallest singular value for p None, 2 or -2, else norm(A, p) * norm(inv(A), p)."""
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        top, bottom = s[..., 0], s[..., -1]
+        result = bottom / top if p == -2 else top / bottom
+    else:
+        result = matrix_norm(A, p) * matrix_norm(inv(A), p)
+    return out.copy_(result) if out is not None else result
+
+
+def tensorinv(A, ind: int = 2, *, out=None):
+    """The inverse of A for tensordot over ind dims: reshaped to a square matrix, inverted, and
+    reshaped to A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    n, m = math.prod(rows), math.prod(cols)
+    if n != m:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+                           f"but got {m} != {n}")
+    result = inv(A.reshape(n, m)).reshape(cols + rows)
+    return out.copy_(result) if out is not None else result
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) == B."""
+    if dims is not None:
+        order = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in order] + order)
+    rest = tuple(A.shape[B.dim():])
+    n, m = B.numel(), math.prod(rest)
+    if n != m:
+        raise RuntimeError("Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), "
+                           f"but got {m} != {n}")
+    result = solve(A.reshape(n, m), B.reshape(n)).reshape(rest)
+    return out.copy_(result) if out is not None else result
+
+
+class _SolveEx(tuple):
+    """solve_ex's (result, info), a named tuple as PyTorch's torch.return_types."""
+
+    def __new__(cls, result, info):
+        return super().__new__(cls, (result, info))
+
+    result = property(lambda self: self[0])
+    info = property(lambda self: self[1])

@@ -2,10 +2,10 @@
 multiprocessing included), so `import minitorch` does not pay for it."""
 import importlib
 
-__all__ = ["data", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]
 
 
 def __getattr__(name: str):
     if name in __all__:
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,193 @@
+"""torch.utils.checkpoint: activation checkpointing, which trades compute for memory.
+
+`checkpoint(function, *args)` runs function without recording its graph (so none of its
+intermediate tensors stay alive), keeps its inputs, and runs it again under autograd when the
+backward pass reaches it, then backpropagates through that recomputation. With
+preserve_rng_state=True (the default) the recomputation starts from the random state the forward
+pass saw, so dropout draws the same masks both times.
+
+Both of PyTorch's variants recompute here. minitorch has no saved-tensor hooks, so
+use_reentrant=False is the reentrant mechanism too, with the non-reentrant variant's interface:
+keyword arguments for function, tensors inside lists, tuples and dicts, and outputs that need no
+grad. Gradients of tensors the function reads without taking them as arguments (a module's
+parameters) are accumulated into their .grad, as the reentrant variant does; like it, this
+variant works with Tensor.backward() and torch.autograd.backward(), not with
+torch.autograd.grad(..., inputs=...) asked for those closed-over tensors.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Iterable
+
+from .. import _C
+from .._grad_mode import enable_grad, no_grad
+from ..autograd.function import Function
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+
+def _devices(tensors) -> list:
+    """The CUDA devices the tensors live on, whose generators the recomputation restores."""
+    return sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+
+
+def _flatten(obj, out: list):
+    """Appends the tensors inside obj (nested lists, tuples and dicts) to out."""
+    if isinstance(obj, _C.TensorBase):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            _flatten(item, out)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            _flatten(item, out)
+    return out
+
+
+def _replace(obj, it):
+    """obj with each tensor replaced by the next item of it (the same nesting)."""
+    if isinstance(obj, _C.TensorBase):
+        return next(it)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple
+        return type(obj)(*(_replace(item, it) for item in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_replace(item, it) for item in obj)
+    if isinstance(obj, dict):
+        return {k: _replace(v, it) for k, v in obj.items()}
+    return obj
+
+
+class _RngState:
+    """The CPU generator's state and those of the CUDA devices tensors live on."""
+
+    def __init__(self, tensors):
+        from .. import cuda, random
+
+        self.cpu = random.get_rng_state()
+        self.devices = _devices(tensors)
+        self.cuda = [cuda.get_rng_state(d) for d in self.devices]
+
+    def restore(self):
+        from .. import cuda, random
+
+        random.set_rng_state(self.cpu)
+        for d, state in zip(self.devices, self.cuda):
+            cuda.set_rng_state(state, d)
+
+
+class CheckpointFunction(Function):
+    """Runs run_function under no_grad; its backward recomputes it under autograd and
+    backpropagates the incoming gradients through the recomputation. rebuild(tensors) gives the
+    arguments (args, kwargs) back from the tensor inputs; holder["out"] receives the output, whose
+    tensors are this function's outputs."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, rebuild, holder, *tensors):
+        ctx.run_function, ctx.rebuild, ctx.reentrant = run_function, rebuild, holder["reentrant"]
+        ctx.rng = _RngState(tensors) if preserve_rng_state else None
+        ctx.save_for_backward(*tensors)
+        args, kwargs = rebuild(tensors)
+        holder["out"] = run_function(*args, **kwargs)
+        outs = tuple(_flatten(holder["out"], []))
+        ctx.mark_non_differentiable(*(o for o in outs if not o.dtype.is_floating_point))
+        return outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from .. import autograd, random
+
+        inputs = [t.detach().requires_grad_(t.requires_grad) for t in ctx.saved_tensors]
+        args, kwargs = ctx.rebuild(inputs)
+        with random.fork_rng(devices=ctx.rng.devices if ctx.rng else [], enabled=ctx.rng is not None):
+            if ctx.rng is not None:
+                ctx.rng.restore()
+            with enable_grad():
+                out = ctx.run_function(*args, **kwargs)
+        pairs = [(o, g) for o, g in zip(_flatten(out, []), grads) if o.requires_grad and g is not None]
+        if not pairs and ctx.reentrant:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        if not pairs:  # non-reentrant: nothing inside needed grad (frozen parameters), so none flows
+            return (None,) * (4 + len(inputs))
+        autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None, None, None) + tuple(t.grad if t.requires_grad else None for t in inputs)
+
+
+_TENSOR = object()  # marks where a reentrant checkpoint's positional tensor arguments go
+
+
+def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None, context_fn=None,
+               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
+               **kwargs: Any) -> Any:
+    """function(*args, **kwargs), recomputed during backward instead of keeping its activations."""
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
+            "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False "
+            "is recommended, but if you need to preserve the current default behavior, you can pass "
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    if use_reentrant and (context_fn is not None or debug is not False):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    holder: dict = {"reentrant": use_reentrant}
+    if use_reentrant:
+        # as PyTorch's: only the positional tensor arguments are inputs (others are constants)
+        tensors = [a for a in args if isinstance(a, _C.TensorBase)]
+        if _C.is_grad_enabled() and not any(t.requires_grad for t in tensors):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+        marked = [_TENSOR if isinstance(a, _C.TensorBase) else a for a in args]
+
+        def rebuild(ts):
+            it = iter(ts)
+            return [next(it) if a is _TENSOR else a for a in marked], {}
+
+        outs = CheckpointFunction.apply(function, preserve, rebuild, holder, *tensors)
+    else:
+        tensors = _flatten((args, kwargs), [])
+
+        def rebuild(ts):
+            return _replace((args, kwargs), iter(ts[:len(tensors)]))
+
+        # The non-reentrant variant records a node even when no input needs grad (the
+        # function's parameters may): one empty leaf that needs grad makes Function record.
+        extra = [_C.empty(0, requires_grad=True)] if _C.is_grad_enabled() else []
+        outs = CheckpointFunction.apply(function, preserve, rebuild, holder, *tensors, *extra)
+    return _replace(holder["out"], iter(outs))
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):
+    """Runs a Sequential (or a list of modules or functions) in `segments` chunks, each but the
+    last checkpointed."""
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
+            "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
+            "use_reentrant=False is recommended, but if you need to preserve the current default behavior, "
+            "you can pass use_reentrant=True. Refer to docs for more details on the differences between the "
+            "two variants.", stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    from ..nn import Sequential
+
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+
+    def run_function(start, end):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+
+        return forward
+
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1)(input)
