@@ -175,11 +175,14 @@ keep_args(mt_args *kept, const mt_args *a)
     kept->i_none = a->i_none;
     for (size_t k = 0; k < sizeof(a->l) / sizeof(a->l[0]); k++) {
         const mt_intlist *l = &a->l[k];
-        kept->l[k].n = l->n;
+        /* An int[*] list's ext values live only for the call: a node keeps what fits in v and
+         * drops the rest (no formula reads an int[*] list; their ops are composites). */
+        const int64_t *values = mt_intlist_values(l);
+        kept->l[k].n = l->n <= MT_MAX_DIMS ? l->n : 0;
         kept->l[k].none = l->none;
-        kept->l[k].ext = l->ext;
-        if (l->ext == NULL && l->n > 0) {
-            memcpy(kept->l[k].v, l->v, sizeof(int64_t) * (size_t)l->n);
+        kept->l[k].ext = NULL;
+        if (kept->l[k].n > 0) {
+            memcpy(kept->l[k].v, values, sizeof(int64_t) * (size_t)kept->l[k].n);
         }
     }
     memcpy(kept->b, a->b, sizeof(a->b));

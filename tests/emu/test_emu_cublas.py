@@ -56,6 +56,7 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *device)
     }
     return cudaErrorInvalidResourceHandle;
 }
+void mt_emu_stream_drain(cudaStream_t s) { (void)s; } /* synchronous here: nothing queued */
 static uint64_t clock_ns;
 uint64_t mt_emu_now_ns(void) { return clock_ns += 1000; }
 void mt_emu_device_work_begin(void) {}
@@ -71,6 +72,8 @@ void mt_emu_memcpy_ran(cudaMemcpyKind k, size_t b, int d, cudaStream_t s, uint64
 {
     (void)k; (void)b; (void)d; (void)s; (void)t0; (void)t1;
 }
+void mt_emu_corr_save(mt_emu_corr *c) { (void)c; } /* CUPTI's (cupti.c): no correlation ids here */
+void mt_emu_corr_use(const mt_emu_corr *c) { (void)c; }
 """
 
 SUCCESS, NOT_INITIALIZED, INVALID_VALUE, EXECUTION_FAILED = 0, 1, 7, 13

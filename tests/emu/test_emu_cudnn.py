@@ -97,6 +97,7 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *dev)
     }
     return cudaErrorInvalidResourceHandle;
 }
+void mt_emu_stream_drain(cudaStream_t s) { (void)s; } /* synchronous here: nothing queued */
 
 void mt_emu_device_work_begin(void) {}
 void mt_emu_device_work_end(void) {}
@@ -123,6 +124,8 @@ void mt_emu_memcpy_ran(cudaMemcpyKind kind, size_t bytes, int device, cudaStream
 {
     (void)kind, (void)bytes, (void)device, (void)stream, (void)t0, (void)t1;
 }
+void mt_emu_corr_save(mt_emu_corr *c) { (void)c; } /* CUPTI's (cupti.c): no correlation ids here */
+void mt_emu_corr_use(const mt_emu_corr *c) { (void)c; }
 
 const char *t_last_kernel(void) { return last_kernel; }
 int t_kernels(void) { return kernels; }

@@ -30,6 +30,8 @@ void mt_emu_kernel_ran(const char *name, int, cudaStream_t, uint64_t s, uint64_t
     kernels_ran++;
 }
 void mt_emu_memcpy_ran(cudaMemcpyKind, size_t, int, cudaStream_t, uint64_t, uint64_t) { copies_ran++; }
+void mt_emu_corr_save(mt_emu_corr *c) { (void)c; } /* CUPTI's (cupti.c): no correlation ids here */
+void mt_emu_corr_use(const mt_emu_corr *c) { (void)c; }
 
 // out[o] = sum of x[o * n .. o * n + n), a tree over the block in shared memory
 template <typename T> __global__ void block_sum(const T *x, T *out, long rows, long n)

@@ -21,6 +21,8 @@ static int failures;
 
 void mt_emu_kernel_ran(const char *, int, cudaStream_t, uint64_t, uint64_t) {}
 void mt_emu_memcpy_ran(cudaMemcpyKind, size_t, int, cudaStream_t, uint64_t, uint64_t) {}
+void mt_emu_corr_save(mt_emu_corr *c) { (void)c; } /* CUPTI's (cupti.c): no correlation ids here */
+void mt_emu_corr_use(const mt_emu_corr *c) { (void)c; }
 
 // out[t * 5 + k]: the four shuffles of 10 t (deltas 3 and 2, xor 5, lane 7) in segments of width,
 // and the butterfly sum of the lanes' numbers over the segment

@@ -50,11 +50,11 @@ EXACT = {"add", "sub", "mul", "div", "true_divide", "neg", "abs", "maximum", "mi
 
 # Calls whose results may stay on (or go to) the CPU even when their tensor inputs are on the device.
 CPU_RESULTS = {"Tensor.to", "Tensor.cpu", "minitorch.from_numpy"}
-# Calls whose values are random or uninitialized: the CPU and the GPU draw from different
+# Calls whose values are random or uninitialized (resize_ leaves what it grows uninitialized): the CPU and the GPU draw from different
 # generators (PyTorch's too: mt19937 and Philox), so only dtype, shape and device compare.
 RANDOM = {"rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "uniform", "normal",
           "bernoulli", "exponential", "random", "randperm", "multinomial", "dropout", "empty", "empty_like",
-          "new_empty", "empty_strided", "rrelu"}
+          "new_empty", "empty_strided", "new_empty_strided", "resize", "resize_as", "rrelu"}
 # Calls that take CPU tensors with CUDA ones in PyTorch: indexing (CPU index tensors; a value
 # assigned through a basic index is copied over), copies between devices, and the calls whose
 # CPU tensor arguments are data, not operands.
