@@ -29,7 +29,9 @@ def in_child(calls, timeout=300):
     proc = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0:
-        how = f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0 else proc.stderr[-3000:]
+        # the child's stderr in both cases: under the sanitizers an abort comes with its report
+        how = f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0 else "exit"
+        how += f"; its stderr ends:\n{proc.stderr[-3000:]}"
         last = proc.stdout.strip().splitlines()[-1:] or ["(before the first graph)"]
         pytest.fail(f"the child died in deep_graph{last[0]}: {how}")
 
