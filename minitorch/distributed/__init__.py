@@ -527,6 +527,15 @@ def _root_list(pg, root: int, lst, tensor, name: str, role: str) -> None:
 
 # ---- collectives ----
 
+def _reduction_buffer(tensor, op):
+    """(the MPI op, the flat buffer to reduce tensor in, the copy back into tensor) of a reduction
+    in place: the narrow float dtypes (_FLOAT_UP) reduce in float32."""
+    name = _dtype_name(tensor)
+    mop = _mpi_op(op, name)
+    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
+    return mop, _flat(work_t), back
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduces tensor over the group's ranks, in place on each (SUM, AVG, PRODUCT, MIN, MAX, BAND,
     BOR, BXOR)."""
@@ -534,12 +543,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = _group(group)
     if pg is None:
         return None
-    name = _dtype_name(tensor)
-    mop = _mpi_op(op, name)
+    mop, buf, back = _reduction_buffer(tensor, op)
     MPI = _mpi()
     n = pg.size()
-    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
-    buf = _flat(work_t)
 
     def finish():
         if op == ReduceOp.AVG:
@@ -550,13 +556,21 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
                   [tensor.numel(), _dtype_code(tensor)])
 
 
-def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src: Optional[int] = None):
-    """Copies src's tensor into every rank's tensor."""
+def _rooted(tensor, group, group_root: Optional[int], root, what: str):
+    """(group, the root's rank in it) of a collective on tensor rooted at a rank (group_root, a rank
+    of the group, or else root, a global one); (None, None) where this rank is not in the group."""
     _check_tensor(tensor)
     pg = _group(group)
     if pg is None:
+        return None, None
+    return pg, group_root if group_root is not None else pg._group_rank(root, what)
+
+
+def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src: Optional[int] = None):
+    """Copies src's tensor into every rank's tensor."""
+    pg, root = _rooted(tensor, group, group_src, src, "src rank")
+    if pg is None:
         return None
-    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
     work_t, finish = _staged(tensor)
     buf = _bytes(work_t)
     return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
@@ -609,19 +623,32 @@ def _assign_bytes(t, raw: np.ndarray) -> None:
             t.copy_(tmp)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
-    """output_tensor (world_size * input's elements, stacked or concatenated along dim 0) <- every
-    rank's input_tensor in rank order."""
-    _check_tensor(output_tensor, "output_tensor")
-    _check_tensor(input_tensor, "input_tensor")
+def _check_split_pair(group, output, input, names, gather):
+    """The group (None where this rank is not in it) of all_gather_into_tensor (gather) or
+    reduce_scatter_tensor, after their checks: both tensors, the same dtype, and the whole side
+    (output when gathering, else input) world_size times the other's elements, in the messages of
+    each (PyTorch's ProcessGroup checks)."""
+    _check_tensor(output, names[0])
+    _check_tensor(input, names[1])
     pg = _group(group)
     if pg is None:
         return None
-    n = pg.size()
-    if output_tensor.dtype != input_tensor.dtype:
-        raise RuntimeError("output tensor must have the same type as input tensor")
-    if output_tensor.numel() != input_tensor.numel() * n:
-        raise RuntimeError("output tensor size must be equal to world_size times input tensor size")
+    whole, part = (output, input) if gather else (input, output)
+    if output.dtype != input.dtype:
+        raise RuntimeError("output tensor must have the same type as input tensor" if gather
+                           else "input tensor must have the same type as output tensor")
+    if whole.numel() != part.numel() * pg.size():
+        raise RuntimeError("output tensor size must be equal to world_size times input tensor size" if gather
+                           else "input tensor must be the same size as output size times world size")
+    return pg
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """output_tensor (world_size * input's elements, stacked or concatenated along dim 0) <- every
+    rank's input_tensor in rank order."""
+    pg = _check_split_pair(group, output_tensor, input_tensor, ("output_tensor", "input_tensor"), gather=True)
+    if pg is None:
+        return None
     send = _bytes(_host(input_tensor))
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
@@ -631,16 +658,10 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """output <- rank's slice (1/world_size of input, in rank order) of input reduced over the ranks."""
-    _check_tensor(output, "output")
-    _check_tensor(input, "input")
-    pg = _group(group)
+    pg = _check_split_pair(group, output, input, ("output", "input"), gather=False)
     if pg is None:
         return None
     n = pg.size()
-    if output.dtype != input.dtype:
-        raise RuntimeError("input tensor must have the same type as output tensor")
-    if input.numel() != output.numel() * n:
-        raise RuntimeError("input tensor must be the same size as output size times world size")
     name = _dtype_name(input)
     mop = _mpi_op(op, name)
     up = name in _FLOAT_UP
@@ -661,11 +682,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
 def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None, async_op: bool = False,
            group_dst: Optional[int] = None):
     """On dst: gather_list[i] <- rank i's tensor; other ranks pass no gather_list."""
-    _check_tensor(tensor)
-    pg = _group(group)
+    pg, root = _rooted(tensor, group, group_dst, dst, "dst rank")
     if pg is None:
         return None
-    root = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
     n = pg.size()
     me = pg.rank()
     _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
@@ -684,11 +703,9 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
 def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=None, async_op: bool = False,
             group_src: Optional[int] = None):
     """tensor <- src's scatter_list[rank]; other ranks pass no scatter_list."""
-    _check_tensor(tensor)
-    pg = _group(group)
+    pg, root = _rooted(tensor, group, group_src, src, "src rank")
     if pg is None:
         return None
-    root = group_src if group_src is not None else pg._group_rank(src, "src rank")
     _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
     send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
     out, finish = _staged(tensor)
@@ -701,17 +718,12 @@ def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async
            group_dst: Optional[int] = None):
     """dst's tensor <- tensor reduced over the group's ranks (the others' tensors are left as they
     were)."""
-    _check_tensor(tensor)
-    pg = _group(group)
+    pg, root = _rooted(tensor, group, group_dst, 0 if dst is None else dst, "dst rank")
     if pg is None:
         return None
-    root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst rank")
-    name = _dtype_name(tensor)
-    mop = _mpi_op(op, name)
+    mop, buf, back = _reduction_buffer(tensor, op)
     MPI = _mpi()
     n = pg.size()
-    work_t, back = _staged(tensor, minitorch.float32 if name in _FLOAT_UP else None)
-    buf = _flat(work_t)
     me = pg.rank()
 
     def start():
@@ -782,11 +794,9 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
 
 def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst: Optional[int] = None):
     """Starts sending tensor to rank dst; returns a Work."""
-    _check_tensor(tensor)
-    pg = _group(group)
+    pg, peer = _rooted(tensor, group, group_dst, dst, "dst rank")
     if pg is None:
         return None
-    peer = group_dst if group_dst is not None else pg._group_rank(dst, "dst rank")
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
                          "the current process.")

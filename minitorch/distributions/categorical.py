@@ -36,16 +36,13 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        param_shape = batch_shape + minitorch.Size((self._num_events,))
+        new = self._expanded(Categorical, batch_shape, _instance)
+        param_shape = new.batch_shape + minitorch.Size((self._num_events,))
         for name in ("probs", "logits"):
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(param_shape))
                 new._param = getattr(new, name)
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

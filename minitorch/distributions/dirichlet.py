@@ -44,11 +44,8 @@ class Dirichlet(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expanded(Dirichlet, batch_shape, _instance, event_shape=self.event_shape)
+        new.concentration = self.concentration.expand(new.batch_shape + self.event_shape)
         return new
 
     def rsample(self, sample_shape=()):

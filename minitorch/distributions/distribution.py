@@ -2,6 +2,7 @@
 validation (PyTorch's ValueError texts) and the defaults subclasses override."""
 from __future__ import annotations
 
+import operator
 import warnings
 
 import minitorch
@@ -10,6 +11,12 @@ from . import constraints
 from .utils import lazy_property
 
 __all__ = ["Distribution"]
+
+
+def _alias(path: str) -> property:
+    """A read-only property that is another attribute of the distribution (a dotted path): a
+    Normal's mean and mode are its loc, an Independent's mean is its base distribution's."""
+    return property(operator.attrgetter(path))
 
 
 class Distribution:
@@ -171,14 +178,15 @@ class Distribution:
             )
         return self.__new__(type(self)) if _instance is None else _instance
 
-    def _expanded(self, cls, batch_shape, _instance, names):
-        """expand's common body: a new instance whose `names` parameters are expanded views."""
+    def _expanded(self, cls, batch_shape, _instance, names=(), event_shape=minitorch.Size()):
+        """expand's common body: a new instance of batch_shape and event_shape, unvalidated, whose
+        `names` parameters (those self has) are expanded views; the caller sets the rest."""
         new = self._get_checked_instance(cls, _instance)
         batch_shape = minitorch.Size(batch_shape)
         for name in names:
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
+        Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 

@@ -78,11 +78,8 @@ class Beta(Distribution):
         super().__init__(c.shape[:-1], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        new._concentration = self._concentration.expand(batch_shape + (2,))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expanded(Beta, batch_shape, _instance)
+        new._concentration = self._concentration.expand(new.batch_shape + (2,))
         return new
 
     def rsample(self, sample_shape=()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import minitorch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _alias
 from .utils import _sum_rightmost
 
 __all__ = ["Independent"]
@@ -29,17 +29,12 @@ class Independent(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[: self.reinterpreted_batch_ndims])
+        new = self._expanded(Independent, batch_shape, _instance, event_shape=self.event_shape)
+        new.base_dist = self.base_dist.expand(new.batch_shape + self.event_shape[: self.reinterpreted_batch_ndims])
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = _alias("base_dist.has_rsample")
 
     @property
     def has_enumerate_support(self):
@@ -54,17 +49,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = _alias("base_dist.mean")
+    mode = _alias("base_dist.mode")
+    variance = _alias("base_dist.variance")
 
     def sample(self, sample_shape=minitorch.Size()):
         return self.base_dist.sample(sample_shape)

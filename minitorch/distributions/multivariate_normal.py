@@ -7,7 +7,7 @@ import math
 import minitorch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _alias
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -65,17 +65,14 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        cov_shape = batch_shape + self.event_shape + self.event_shape
+        new = self._expanded(MultivariateNormal, batch_shape, _instance, event_shape=self.event_shape)
+        loc_shape = new.batch_shape + self.event_shape
+        cov_shape = loc_shape + self.event_shape
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def _matrix_shape(self):
@@ -97,13 +94,8 @@ class MultivariateNormal(Distribution):
         L_inv = minitorch.linalg.solve_triangular(L, Id, upper=False)
         return minitorch.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = _alias("loc")
+    mode = _alias("loc")
 
     @property
     def variance(self):

@@ -8,7 +8,7 @@ from numbers import Number, Real
 import minitorch
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _alias
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
@@ -28,17 +28,9 @@ class Normal(Distribution):
     def expand(self, batch_shape, _instance=None):
         return self._expanded(Normal, batch_shape, _instance, ("loc", "scale"))
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
-    def stddev(self):
-        return self.scale
+    mean = _alias("loc")
+    mode = _alias("loc")
+    stddev = _alias("scale")
 
     @property
     def variance(self):

@@ -7,7 +7,7 @@ from minitorch.nn.functional import one_hot
 
 from . import constraints
 from .categorical import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _alias
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -24,28 +24,14 @@ class OneHotCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = minitorch.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expanded(OneHotCategorical, batch_shape, _instance, event_shape=self.event_shape)
+        new._categorical = self._categorical.expand(new.batch_shape)
         return new
 
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def mean(self):
-        return self._categorical.probs
+    _param = _alias("_categorical._param")
+    probs = _alias("_categorical.probs")
+    logits = _alias("_categorical.logits")
+    mean = _alias("_categorical.probs")
 
     @property
     def mode(self):
@@ -56,9 +42,7 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    param_shape = _alias("_categorical.param_shape")
 
     def sample(self, sample_shape=minitorch.Size()):
         sample_shape = minitorch.Size(sample_shape)

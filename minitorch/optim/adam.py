@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Tuple
 import minitorch
 from minitorch import _C
 
-from .optimizer import Optimizer, ParamsT, _check_supported, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -39,18 +39,7 @@ class Adam(Optimizer):
         fused: Optional[bool] = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        if isinstance(lr, minitorch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_options(lr, ("epsilon", eps), ("betas", betas), ("weight_decay", weight_decay))
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], minitorch.Tensor) and isinstance(betas[1], minitorch.Tensor))

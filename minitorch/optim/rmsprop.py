@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 import minitorch
 from minitorch import _C
 
-from .optimizer import Optimizer, ParamsT, _check_supported, _to_scalar
+from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _to_scalar
 
 __all__ = ["RMSprop"]
 
@@ -37,18 +37,8 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, minitorch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_options(lr, ("epsilon", eps), ("momentum", momentum), ("weight_decay", weight_decay),
+                       ("alpha", alpha))
         _check_supported(differentiable, capturable)
         defaults = {
             "lr": lr,

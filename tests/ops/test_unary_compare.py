@@ -320,16 +320,6 @@ LOGICAL = {
 }
 
 
-@pytest.mark.parametrize("name", LOGICAL)
-@given(data=st.data(), dtype=st.sampled_from(ALL), layout=layouts)
-def test_logical_binary(name, dtype, data, layout):
-    fn, ref = LOGICAL[name]
-    sa, sb = data.draw(broadcastable_pair())
-    a = data.draw(arrays(dtype, sa, low=-1, high=1))
-    b = data.draw(arrays(dtype, sb, low=-1, high=1))
-    check(fn, ref, [a, b], layout=layout if a.ndim and b.ndim else "contiguous", dtype=minitorch.bool)
-
-
 @given(data=st.data(), dtype=st.sampled_from(ALL), layout=layouts)
 def test_logical_not_isnan_isinf(dtype, data, layout):
     a = data.draw(arrays(dtype, shapes(), low=-1, high=1))
@@ -354,16 +344,6 @@ BITWISE = {
     "op&": (lambda m, x, y: x & y, np.bitwise_and),
     "op|": (lambda m, x, y: x | y, np.bitwise_or),
 }
-
-
-@pytest.mark.parametrize("name", BITWISE)
-@given(data=st.data(), dtype=st.sampled_from(INTEGRAL), layout=layouts)
-def test_bitwise_binary(name, dtype, data, layout):
-    fn, ref = BITWISE[name]
-    sa, sb = data.draw(broadcastable_pair())
-    a = data.draw(arrays(dtype, sa, low=-20, high=20))
-    b = data.draw(arrays(dtype, sb, low=-20, high=20))
-    check(fn, ref, [a, b], layout=layout if a.ndim and b.ndim else "contiguous")
 
 
 @given(data=st.data(), dtype=st.sampled_from(INTEGRAL), layout=layouts)
@@ -395,14 +375,24 @@ MINMAX = {
 }
 
 
-@pytest.mark.parametrize("name", MINMAX)
-@given(data=st.data(), dtype=st.sampled_from(ALL), layout=layouts)
-def test_maximum_minimum(name, dtype, data, layout):
-    fn, ref = MINMAX[name]
+# The broadcasting binary ops against NumPy: name -> (table, dtypes, value range, result dtype)
+BINARY = {
+    **{name: (LOGICAL, ALL, 1, minitorch.bool) for name in LOGICAL},
+    **{name: (BITWISE, INTEGRAL, 20, None) for name in BITWISE},
+    **{name: (MINMAX, ALL, 10, None) for name in MINMAX},
+}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@given(data=st.data(), layout=layouts)
+def test_broadcast_binary(name, data, layout):
+    table, dtypes, bound, result = BINARY[name]
+    fn, ref = table[name]
+    dtype = data.draw(st.sampled_from(dtypes))
     sa, sb = data.draw(broadcastable_pair())
-    a = data.draw(arrays(dtype, sa))
-    b = data.draw(arrays(dtype, sb))
-    check(fn, ref, [a, b], layout=layout if a.ndim and b.ndim else "contiguous")
+    a = data.draw(arrays(dtype, sa, low=-bound, high=bound))
+    b = data.draw(arrays(dtype, sb, low=-bound, high=bound))
+    check(fn, ref, [a, b], layout=layout if a.ndim and b.ndim else "contiguous", dtype=result)
 
 
 @pytest.mark.parametrize("name", MINMAX)

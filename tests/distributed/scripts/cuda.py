@@ -6,11 +6,10 @@ import numpy as np
 
 import minitorch
 import minitorch.distributed as dist
-from minitorch import nn
 from minitorch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from mlp import N, data, model, params  # noqa: E402
+from mlp import N, model, sgd_steps  # noqa: E402
 
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
@@ -31,16 +30,7 @@ res["broadcast"] = b.cpu().numpy()
 
 net = model(seed=r).to("cuda")
 ddp = DDP(net)
-opt = minitorch.optim.SGD(ddp.parameters(), lr=0.1)
-share = slice(r * N // n, (r + 1) * N // n)
-steps = []
-for step in range(3):
-    x, y = data(step)
-    opt.zero_grad()
-    nn.functional.mse_loss(ddp(x[share].to("cuda")), y[share].to("cuda")).backward()
-    opt.step()
-    steps.append(params(net.to("cpu")))
-    net.to("cuda")
+steps = sgd_steps(ddp, net, 3, slice(r * N // n, (r + 1) * N // n), "cuda")[1]
 res["steps"] = np.stack(steps)
 res["grad_device"] = np.array(str(next(net.parameters()).grad.device))
 np.savez(f"{sys.argv[1]}/rank{r}.npz", **res)

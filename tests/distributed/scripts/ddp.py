@@ -14,7 +14,7 @@ from minitorch import nn
 from minitorch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from mlp import N, data, model, params  # noqa: E402
+from mlp import N, data, model, params, sgd_steps  # noqa: E402
 
 dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=20))
 r, n = dist.get_rank(), dist.get_world_size()
@@ -23,16 +23,8 @@ res = {}
 net = model(seed=r)  # each rank a different start: DDP must broadcast rank 0's
 ddp = DDP(net, bucket_cap_mb=0.0005)  # small buckets: several all-reduces per backward
 res["n_buckets"] = np.array(len(ddp._buckets))
-opt = minitorch.optim.SGD(ddp.parameters(), lr=0.1)
 share = slice(r * N // n, (r + 1) * N // n)
-steps = []
-for step in range(3):
-    x, y = data(step)
-    opt.zero_grad()
-    loss = nn.functional.mse_loss(ddp(x[share]), y[share])
-    loss.backward()
-    opt.step()
-    steps.append(params(net))
+opt, steps = sgd_steps(ddp, net, 3, share)
 # gradient accumulation: two micro-batches, the first under no_sync
 for step in range(3, 5):
     x, y = data(step)

@@ -18,4 +18,18 @@ def data(step: int):
 
 
 def params(m: nn.Module) -> np.ndarray:
-    return np.concatenate([p.detach().numpy().reshape(-1) for p in m.parameters()])
+    return np.concatenate([p.detach().cpu().numpy().reshape(-1) for p in m.parameters()])
+
+
+def sgd_steps(module: nn.Module, net: nn.Module, steps: int, rows=slice(None), device: str = "cpu"):
+    """SGD (lr 0.1) of module (net, or a DDP of it) on the mean squared error over data(0), ...,
+    data(steps - 1), their `rows` on device: the optimizer, and net's parameters after each step."""
+    opt = minitorch.optim.SGD(module.parameters(), lr=0.1)
+    out = []
+    for step in range(steps):
+        x, y = data(step)
+        opt.zero_grad()
+        nn.functional.mse_loss(module(x[rows].to(device)), y[rows].to(device)).backward()
+        opt.step()
+        out.append(params(net))
+    return opt, out
