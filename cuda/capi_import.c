@@ -36,7 +36,8 @@ mt_fail(mt_status code, const char *fmt, ...)
     return api->mt_fail(code, "%s", msg);
 }
 
-/* ops/fails.h's messages, through the table's one entry mt_fail_kernel */
+/* the ops/fails.h messages the backend still raises itself (the others come from the front ends
+ * and the device-side asserts), through the table's one entry mt_fail_kernel */
 mt_status
 mt_fail_not_implemented(const char *kernel, const char *suffix, mt_dtype dt)
 {
@@ -45,42 +46,9 @@ mt_fail_not_implemented(const char *kernel, const char *suffix, mt_dtype dt)
 }
 
 mt_status
-mt_fail_index_bounds(int64_t index, int dim, int64_t size, mt_status code)
-{
-    return api->mt_fail_kernel(MT_FAIL_INDEX_BOUNDS, &(mt_fail_args){.value = index,
-                                                                     .dim = dim,
-                                                                     .size = size,
-                                                                     .code = code});
-}
-
-mt_status
-mt_fail_embedding_index(void)
-{
-    return api->mt_fail_kernel(MT_FAIL_EMBEDDING_INDEX, &(mt_fail_args){0});
-}
-
-mt_status
-mt_fail_nll_target(int64_t target)
-{
-    return api->mt_fail_kernel(MT_FAIL_NLL_TARGET, &(mt_fail_args){.value = target});
-}
-
-mt_status
-mt_fail_bce_range(bool input)
-{
-    return api->mt_fail_kernel(MT_FAIL_BCE_RANGE, &(mt_fail_args){.flag = input});
-}
-
-mt_status
 mt_fail_one_hot_class(bool negative)
 {
     return api->mt_fail_kernel(MT_FAIL_ONE_HOT_CLASS, &(mt_fail_args){.flag = negative});
-}
-
-mt_status
-mt_fail_pool_index(int64_t plane)
-{
-    return api->mt_fail_kernel(MT_FAIL_POOL_INDEX, &(mt_fail_args){.value = plane});
 }
 
 #define MT_CAPI_FORWARD(ret, name, params, args) \

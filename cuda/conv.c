@@ -177,54 +177,40 @@ workspace_size(const conv_plan *p, conv_pass k, int algo, size_t *bytes)
         }                                                    \
     } while (0)
 
+/* The ranking of pass k: cuDNN's heuristics (the _v7 queries), or with measured
+ * (torch.backends.cudnn.benchmark) cudnnFind*, which runs each algorithm and ranks them by
+ * measured time. A pass's two queries take the same arguments, so one call serves both. */
 static mt_status
-rank_heuristic(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status,
-               cudnnDeterminism_t *det)
+rank_algos(const conv_plan *p, conv_pass k, bool measured, int *found, int *algos,
+           cudnnStatus_t *status, cudnnDeterminism_t *det)
 {
     mt_status st;
     if (k == PASS_FWD) {
-        RANK(st, "cudnnGetConvolutionForwardAlgorithm_v7",
-             cudnnGetConvolutionForwardAlgorithm_v7(p->h, p->x, p->w, p->conv, p->y,
-                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf_),
+        RANK(st,
+             measured ? "cudnnFindConvolutionForwardAlgorithm"
+                      : "cudnnGetConvolutionForwardAlgorithm_v7",
+             (measured ? cudnnFindConvolutionForwardAlgorithm
+                       : cudnnGetConvolutionForwardAlgorithm_v7)(p->h, p->x, p->w, p->conv, p->y,
+                                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                                 found, perf_),
              cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
     } else if (k == PASS_BWD_DATA) {
-        RANK(st, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-             cudnnGetConvolutionBackwardDataAlgorithm_v7(p->h, p->w, p->y, p->conv, p->x,
-                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                         found, perf_),
+        RANK(st,
+             measured ? "cudnnFindConvolutionBackwardDataAlgorithm"
+                      : "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+             (measured ? cudnnFindConvolutionBackwardDataAlgorithm
+                       : cudnnGetConvolutionBackwardDataAlgorithm_v7)(
+                 p->h, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found,
+                 perf_),
              cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
     } else {
-        RANK(st, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-             cudnnGetConvolutionBackwardFilterAlgorithm_v7(p->h, p->x, p->y, p->conv, p->w,
-                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                           found, perf_),
-             cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-    }
-    return st;
-}
-
-/* torch.backends.cudnn.benchmark: cuDNN runs each algorithm and ranks them by measured time */
-static mt_status
-rank_measured(const conv_plan *p, conv_pass k, int *found, int *algos, cudnnStatus_t *status,
-              cudnnDeterminism_t *det)
-{
-    mt_status st;
-    if (k == PASS_FWD) {
-        RANK(st, "cudnnFindConvolutionForwardAlgorithm",
-             cudnnFindConvolutionForwardAlgorithm(p->h, p->x, p->w, p->conv, p->y,
-                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf_),
-             cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-    } else if (k == PASS_BWD_DATA) {
-        RANK(st, "cudnnFindConvolutionBackwardDataAlgorithm",
-             cudnnFindConvolutionBackwardDataAlgorithm(p->h, p->w, p->y, p->conv, p->x,
-                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found,
-                                                       perf_),
-             cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-    } else {
-        RANK(st, "cudnnFindConvolutionBackwardFilterAlgorithm",
-             cudnnFindConvolutionBackwardFilterAlgorithm(p->h, p->x, p->y, p->conv, p->w,
-                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                         found, perf_),
+        RANK(st,
+             measured ? "cudnnFindConvolutionBackwardFilterAlgorithm"
+                      : "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+             (measured ? cudnnFindConvolutionBackwardFilterAlgorithm
+                       : cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
+                 p->h, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, found,
+                 perf_),
              cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
     }
     return st;
@@ -300,8 +286,7 @@ plan_rank(plan_entry *e)
     cudnnStatus_t status[MAX_ALGOS];
     cudnnDeterminism_t det[MAX_ALGOS];
     conv_pass k = (conv_pass)e->key.pass;
-    mt_status st = e->key.benchmark ? rank_measured(&e->p, k, &found, algos, status, det)
-                                    : rank_heuristic(&e->p, k, &found, algos, status, det);
+    mt_status st = rank_algos(&e->p, k, e->key.benchmark, &found, algos, status, det);
     e->n = 0;
     for (int j = 0; st == MT_OK && j < found; j++) {
         if (status[j] == CUDNN_STATUS_SUCCESS &&
@@ -423,24 +408,81 @@ has_work(const conv_geom *g)
     return g->n > 0 && g->oc > 0 && g->oh > 0 && g->ow > 0 && g->c > 0 && g->h > 0 && g->w > 0;
 }
 
+/* out (contiguous) = pass `pass` of convolution g, plus beta * out, over the operands t0 = a->t[0]
+ * and t1 = a->t[1] of the op: (input, weight) for PASS_FWD, (grad_output, weight) for
+ * PASS_BWD_DATA, (grad_output, input) for PASS_BWD_FILTER. The operands are made dense in out's
+ * dtype, the algorithm is the plan's choice. */
+static mt_status
+run_pass(const conv_geom *g, conv_pass pass, mt_tensor *t0, mt_tensor *t1, double beta,
+         mt_tensor *out)
+{
+    mt_dtype dt = out->dtype;
+    mt_device dev = mt_tensor_device(out);
+    mt_tensor *d0 = NULL, *d1 = NULL, *ws = NULL;
+    plan_entry *e = NULL;
+    bool owned = false;
+    cudnnHandle_t h = NULL;
+    mt_status st;
+    if ((st = dense_as(t0, dt, &d0)) || (st = dense_as(t1, dt, &d1)) ||
+        (st = plan_get(g, dt, dev, pass, &h, &e, &owned))) {
+        goto out_release;
+    }
+    conv_plan p = e->p;
+    p.h = h;
+    int algo = 0;
+    size_t bytes = 0;
+    if ((st = choose(e, &p, dev, &algo, &ws, &bytes))) {
+        goto out_release;
+    }
+    double one = 1.0;
+    float onef = 1.0f, betaf = (float)beta;
+    const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
+    const void *be = dt == MT_FLOAT32 ? (const void *)&betaf : (const void *)&beta;
+    if (pass == PASS_FWD) {
+        CUDNN_TRACED(st, "cudnnConvolutionForward",
+                     cudnnConvolutionForward(p.h, al, p.x, mt_tensor_data(d0), p.w,
+                                             mt_tensor_data(d1), p.conv,
+                                             (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws), bytes,
+                                             be, p.y, mt_tensor_data(out)));
+    } else if (pass == PASS_BWD_DATA) {
+        CUDNN_TRACED(st, "cudnnConvolutionBackwardData",
+                     cudnnConvolutionBackwardData(p.h, al, p.w, mt_tensor_data(d1), p.y,
+                                                  mt_tensor_data(d0), p.conv,
+                                                  (cudnnConvolutionBwdDataAlgo_t)algo, ws_data(ws),
+                                                  bytes, be, p.x, mt_tensor_data(out)));
+    } else {
+        CUDNN_TRACED(st, "cudnnConvolutionBackwardFilter",
+                     cudnnConvolutionBackwardFilter(p.h, al, p.x, mt_tensor_data(d1), p.y,
+                                                    mt_tensor_data(d0), p.conv,
+                                                    (cudnnConvolutionBwdFilterAlgo_t)algo,
+                                                    ws_data(ws), bytes, be, p.w,
+                                                    mt_tensor_data(out)));
+    }
+out_release:
+    if (owned) {
+        plan_free(e);
+    }
+    mt_tensor_clear(&d0);
+    mt_tensor_clear(&d1);
+    mt_tensor_clear(&ws);
+    return st;
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW)
 static mt_status
 cuda_conv2d(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
-    mt_tensor *x = NULL, *w = NULL, *out = NULL, *ws = NULL, *bias = a->t[2];
+    mt_tensor *out = NULL, *bias = a->t[2];
     mt_status st = check_float("conv2d", a->t[0]->dtype);
     if (st) {
         return st;
     }
-    mt_dtype dt = a->t[0]->dtype;
-    mt_device dev = mt_tensor_device(a->t[0]);
     int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
     bool batched = a->t[0]->ndim == 4;
-    plan_entry *e = NULL;
-    bool owned = false;
-    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, dev, &out))) {
+    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, a->t[0]->dtype,
+                              mt_tensor_device(a->t[0]), &out))) {
         return st;
     }
     if (!bias && !has_work(&g)) { /* no taps: zeros */
@@ -460,33 +502,8 @@ cuda_conv2d(mt_args *a)
             goto out_release;
         }
     }
-    cudnnHandle_t h = NULL;
-    if ((st = dense_as(a->t[0], dt, &x)) || (st = dense_as(a->t[1], dt, &w)) ||
-        (st = plan_get(&g, dt, dev, PASS_FWD, &h, &e, &owned))) {
-        goto out_release;
-    }
-    conv_plan p = e->p;
-    p.h = h;
-    int algo = 0;
-    size_t bytes = 0;
-    if ((st = choose(e, &p, dev, &algo, &ws, &bytes))) {
-        goto out_release;
-    }
-    double one = 1.0, beta = bias ? 1.0 : 0.0;
-    float onef = 1.0f, betaf = (float)beta;
-    const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
-    const void *be = dt == MT_FLOAT32 ? (const void *)&betaf : (const void *)&beta;
-    CUDNN_TRACED(st, "cudnnConvolutionForward",
-                 cudnnConvolutionForward(p.h, al, p.x, mt_tensor_data(x), p.w, mt_tensor_data(w),
-                                         p.conv, (cudnnConvolutionFwdAlgo_t)algo, ws_data(ws),
-                                         bytes, be, p.y, mt_tensor_data(out)));
+    st = run_pass(&g, PASS_FWD, a->t[0], a->t[1], bias ? 1.0 : 0.0, out);
 out_release:
-    if (owned) {
-        plan_free(e);
-    }
-    mt_tensor_clear(&x);
-    mt_tensor_clear(&w);
-    mt_tensor_clear(&ws);
     if (st) {
         mt_tensor_clear(&out);
     }
@@ -503,58 +520,15 @@ static mt_status
 conv_backward(mt_args *a, grad_kind kind)
 {
     const mt_intlist *sz = &a->l[0];
-    mt_tensor *other = a->t[1], *go = NULL, *o = NULL, *out = NULL, *ws = NULL;
     const conv_geom g = a->plan->conv;
-    mt_status st;
-    mt_dtype dt = a->t[0]->dtype;
-    mt_device dev = mt_tensor_device(a->t[0]);
-    plan_entry *e = NULL;
-    bool owned = false;
-    if ((st = mt_tensor_empty(sz->n, sz->v, dt, dev, &out))) {
+    mt_tensor *out = NULL;
+    mt_status st = mt_tensor_empty(sz->n, sz->v, a->t[0]->dtype, mt_tensor_device(a->t[0]), &out);
+    if (st) {
         return st;
     }
-    if (!has_work(&g)) {
-        st = mt_cuda_fill(out, mt_scalar_int(0));
-        goto out_release;
-    }
-    cudnnHandle_t h = NULL;
-    conv_pass pass = kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER;
-    if ((st = dense_as(a->t[0], dt, &go)) || (st = dense_as(other, dt, &o)) ||
-        (st = plan_get(&g, dt, dev, pass, &h, &e, &owned))) {
-        goto out_release;
-    }
-    conv_plan p = e->p;
-    p.h = h;
-    double one = 1.0, zero = 0.0;
-    float onef = 1.0f, zerof = 0.0f;
-    const void *al = dt == MT_FLOAT32 ? (const void *)&onef : (const void *)&one;
-    const void *be = dt == MT_FLOAT32 ? (const void *)&zerof : (const void *)&zero;
-    size_t bytes = 0;
-    int algo = 0;
-    if ((st = choose(e, &p, dev, &algo, &ws, &bytes))) {
-        goto out_release;
-    }
-    if (kind == GRAD_INPUT) {
-        CUDNN_TRACED(st, "cudnnConvolutionBackwardData",
-                     cudnnConvolutionBackwardData(p.h, al, p.w, mt_tensor_data(o), p.y,
-                                                  mt_tensor_data(go), p.conv,
-                                                  (cudnnConvolutionBwdDataAlgo_t)algo, ws_data(ws),
-                                                  bytes, be, p.x, mt_tensor_data(out)));
-    } else {
-        CUDNN_TRACED(st, "cudnnConvolutionBackwardFilter",
-                     cudnnConvolutionBackwardFilter(p.h, al, p.x, mt_tensor_data(o), p.y,
-                                                    mt_tensor_data(go), p.conv,
-                                                    (cudnnConvolutionBwdFilterAlgo_t)algo,
-                                                    ws_data(ws), bytes, be, p.w,
-                                                    mt_tensor_data(out)));
-    }
-out_release:
-    if (owned) {
-        plan_free(e);
-    }
-    mt_tensor_clear(&go);
-    mt_tensor_clear(&o);
-    mt_tensor_clear(&ws);
+    st = has_work(&g) ? run_pass(&g, kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER, a->t[0],
+                                 a->t[1], 0.0, out)
+                      : mt_cuda_fill(out, mt_scalar_int(0));
     if (st) {
         mt_tensor_clear(&out);
     }

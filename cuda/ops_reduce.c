@@ -309,20 +309,8 @@ arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
     if (st) {
         return st;
     }
-    if (want_values) {
-        st = mt_reduce_result(self, reduce, keepdim, values, &a->out[0]);
-        values = NULL;
-        if (st == MT_OK) {
-            st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[1]);
-            indices = NULL;
-            if (st) {
-                mt_tensor_clear(&a->out[0]);
-            }
-        }
-    } else {
-        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[0]);
-        indices = NULL;
-    }
+    st = mt_reduce_arg_results(self, reduce, keepdim, want_values ? &values : NULL, &indices,
+                               a->out);
     mt_tensor_clear(&values);
     mt_tensor_clear(&indices);
     return st;

@@ -108,8 +108,17 @@ max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
     }
 }
 
-// x (P, H, W), out (P, OH, OW): a window's mean over its taps inside the image
-template <typename T>
+// v over a window of h x w taps: v / divide, or (ADAPTIVE) v / h / w, as the CPU's loops
+template <typename T, bool ADAPTIVE>
+__device__ T
+window_mean(T v, int64_t divide, int64_t h, int64_t w)
+{
+    return ADAPTIVE ? v / (T)h / (T)w : v / (T)divide;
+}
+
+// x (P, H, W), out (P, OH, OW): a window's mean over its taps inside the image (0 for a window of
+// padding only)
+template <typename T, bool ADAPTIVE>
 __global__ void
 avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
@@ -121,29 +130,10 @@ avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
         const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
         const T *plane = x + p * g.h * g.w;
         int64_t h0, h1, w0, w1;
-        const int64_t divide = mt_avg_pool_window(&g, oh, ow, &h0, &h1, &w0, &w1);
+        const int64_t divide = mt_mean_pool_window(&g, ADAPTIVE, oh, ow, &h0, &h1, &w0, &w1);
         const T sum = window_sum(plane, g.w, h0, h1, w0, w1);
-        out[i] = h0 < h1 && w0 < w1 ? sum / (T)divide : (T)0;
-    }
-}
-
-// x (P, H, W), out (P, OH, OW): adaptive windows [floor(o*H/OH), ceil((o+1)*H/OH))
-template <typename T>
-__global__ void
-adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
-{
-    (void)idx;
-    (void)bad;
-    const int64_t n = g.planes * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
-        const T *plane = x + p * g.h * g.w;
-        int64_t h0, h1, w0, w1;
-        mt_adaptive_window(oh, g.h, g.oh, &h0, &h1);
-        mt_adaptive_window(ow, g.w, g.ow, &w0, &w1);
-        const T sum = window_sum(plane, g.w, h0, h1, w0, w1);
-        out[i] = sum / (T)(h1 - h0) / (T)(w1 - w0);
+        out[i] = h0 < h1 && w0 < w1 ? window_mean<T, ADAPTIVE>(sum, divide, h1 - h0, w1 - w0)
+                                    : (T)0;
     }
 }
 
@@ -167,7 +157,8 @@ max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_
 }
 
 // grad (P, OH, OW), gx (P, H, W) zeroed: each window's grad / divisor to its pixels inside
-template <typename T>
+// (the windows and divisors of avg_pool_kernel)
+template <typename T, bool ADAPTIVE>
 __global__ void
 avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
@@ -178,30 +169,11 @@ avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_
          i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
         int64_t h0, h1, w0, w1;
-        const int64_t divide = mt_avg_pool_window(&g, oh, ow, &h0, &h1, &w0, &w1);
+        const int64_t divide = mt_mean_pool_window(&g, ADAPTIVE, oh, ow, &h0, &h1, &w0, &w1);
         if (h0 >= h1 || w0 >= w1) {
             continue;
         }
-        const T v = grad[i] / (T)divide;
-        window_add(gx + p * g.h * g.w, g.w, h0, h1, w0, w1, v);
-    }
-}
-
-// grad (P, OH, OW), gx (P, H, W) zeroed: each adaptive window's grad / its size to its pixels
-template <typename T>
-__global__ void
-adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
-{
-    (void)idx;
-    (void)bad;
-    const int64_t n = g.planes * g.oh * g.ow;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
-        int64_t h0, h1, w0, w1;
-        mt_adaptive_window(oh, g.h, g.oh, &h0, &h1);
-        mt_adaptive_window(ow, g.w, g.ow, &w0, &w1);
-        const T v = grad[i] / (T)(h1 - h0) / (T)(w1 - w0);
+        const T v = window_mean<T, ADAPTIVE>(grad[i], divide, h1 - h0, w1 - w0);
         window_add(gx + p * g.h * g.w, g.w, h0, h1, w0, w1, v);
     }
 }
@@ -209,6 +181,8 @@ adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_as
 } // namespace
 
 #define POOL_PAIR(k) {MT_KERNEL_PTR(k<float>), MT_KERNEL_PTR(k<double>), NULL, NULL}
+#define MEAN_PAIR(k, adaptive) \
+    {MT_KERNEL_PTR(k<float, adaptive>), MT_KERNEL_PTR(k<double, adaptive>), NULL, NULL}
 
 extern "C" const void *
 mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
@@ -217,11 +191,11 @@ mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
     static const void *const table[MT_CUDA_NUM_POOL_OPS][4] = {
         {MT_KERNEL_PTR(max_pool_kernel<float>), MT_KERNEL_PTR(max_pool_kernel<double>),
          MT_KERNEL_PTR(max_pool_kernel<int32_t>), MT_KERNEL_PTR(max_pool_kernel<int64_t>)},
-        POOL_PAIR(avg_pool_kernel),
-        POOL_PAIR(adaptive_pool_kernel),
+        MEAN_PAIR(avg_pool_kernel, false),
+        MEAN_PAIR(avg_pool_kernel, true),
         POOL_PAIR(max_back_kernel),
-        POOL_PAIR(avg_back_kernel),
-        POOL_PAIR(adaptive_back_kernel),
+        MEAN_PAIR(avg_back_kernel, false),
+        MEAN_PAIR(avg_back_kernel, true),
     };
     const int k = dt == MT_FLOAT32   ? 0
                   : dt == MT_FLOAT64 ? 1

@@ -441,6 +441,25 @@ out_clear:
     return st;
 }
 
+/* svd_backward's term for a non-square A on the longer side, Q = U (left, m > n) or Vh (m < n),
+ * gQ its gradient: left, Q body + (I - Q Q^T) gQ S^-1; else body Q + S^-1 gQ (I - Q^T Q). */
+static mt_status
+svd_side(mt_temps *p, mt_tensor *Q, mt_tensor *body, mt_tensor *gQ, mt_tensor *S, bool left,
+         mt_tensor **out)
+{
+    mt_tensor **qb = mt_temp(p), **gs = mt_temp(p), **qt = mt_temp(p), **t = mt_temp(p);
+    mt_tensor **proj = mt_temp(p), **sum = mt_temp(p), **inv = mt_temp(p);
+    mt_status st;
+    if ((st = left ? mt_op_matmul(Q, body, qb) : mt_op_matmul(body, Q, qb)) ||
+        (st = mt_op_reciprocal(S, inv)) || (st = scale_by(p, gQ, *inv, left, gs)) ||
+        (st = mT(Q, qt)) || (st = left ? mt_op_matmul(*qt, *gs, t) : mt_op_matmul(*gs, *qt, t)) ||
+        (st = left ? mt_op_matmul(Q, *t, proj) : mt_op_matmul(*t, Q, proj)) ||
+        (st = mt_op_add(*qb, *gs, mt_scalar_int(1), sum))) {
+        return st;
+    }
+    return mt_op_sub(*sum, *proj, mt_scalar_int(1), out);
+}
+
 // A (*, m, n) = U diag(S) Vh, k = min(m, n); PyTorch's svd_backward for real matrices (distinct
 // singular values assumed; U and Vh narrowed to k columns / rows with full_matrices):
 // inner = (skew(U^T gU) S_row + S_col skew(Vh gVh^T)) / E + diag(gS), E_jk = S_k^2 - S_j^2;
@@ -498,24 +517,14 @@ mt_grad__linalg_svd(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     body = *inner;
     if (m > nc && has_u) { /* [U inner + (I - U U^T) gU S^-1] Vh */
-        mt_tensor **ui = mt_temp(&p), **gus = mt_temp(&p), **ut = mt_temp(&p), **utg = mt_temp(&p);
-        mt_tensor **proj = mt_temp(&p), **s1 = mt_temp(&p), **s2 = mt_temp(&p), **inv = mt_temp(&p);
-        if ((st = mt_op_matmul(U, body, ui)) || (st = mt_op_reciprocal(S, inv)) ||
-            (st = scale_by(&p, gU, *inv, true, gus)) || (st = mT(U, ut)) ||
-            (st = mt_op_matmul(*ut, *gus, utg)) || (st = mt_op_matmul(U, *utg, proj)) ||
-            (st = mt_op_add(*ui, *gus, mt_scalar_int(1), s1)) ||
-            (st = mt_op_sub(*s1, *proj, mt_scalar_int(1), s2))) {
+        mt_tensor **s2 = mt_temp(&p);
+        if ((st = svd_side(&p, U, body, gU, S, true, s2))) {
             goto out_clear;
         }
         st = mt_op_matmul(*s2, Vh, &gi[0]);
     } else if (m < nc && has_v) { /* U [inner Vh + S^-1 gVh (I - V Vh)] */
-        mt_tensor **iv = mt_temp(&p), **sg = mt_temp(&p), **v = mt_temp(&p), **sgv = mt_temp(&p);
-        mt_tensor **proj = mt_temp(&p), **s1 = mt_temp(&p), **s2 = mt_temp(&p), **inv = mt_temp(&p);
-        if ((st = mt_op_matmul(body, Vh, iv)) || (st = mt_op_reciprocal(S, inv)) ||
-            (st = scale_by(&p, gVh, *inv, false, sg)) || (st = mT(Vh, v)) ||
-            (st = mt_op_matmul(*sg, *v, sgv)) || (st = mt_op_matmul(*sgv, Vh, proj)) ||
-            (st = mt_op_add(*iv, *sg, mt_scalar_int(1), s1)) ||
-            (st = mt_op_sub(*s1, *proj, mt_scalar_int(1), s2))) {
+        mt_tensor **s2 = mt_temp(&p);
+        if ((st = svd_side(&p, Vh, body, gVh, S, false, s2))) {
             goto out_clear;
         }
         st = mt_op_matmul(U, *s2, &gi[0]);

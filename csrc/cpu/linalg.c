@@ -15,18 +15,47 @@
 #include "dispatch/kernels.h"
 #include "ops/linalg.h"
 
+/* ---- the _ex ops: a result shaped as A (*, n, n) and LAPACK's info (*) ---- */
+
+/* The start of an _ex op: *b the batch of A = t[0], out[0] A-shaped, out[1] the int32 info, *work
+ * a scratch of `matrices` n x n matrices of A's dtype and, with pivots, n ints. */
+static mt_status
+ex_begin(mt_args *a, mt_lapack_batch *b, int matrices, bool pivots, mt_tensor **work)
+{
+    mt_tensor *A = a->t[0];
+    mt_status st = mt_lapack_batch_of(A, b);
+    const int64_t n = b->n;
+    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, A->dtype, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1]))) {
+        return st;
+    }
+    return mt_lapack_scratch(n * n * matrices * (int64_t)b->es + (pivots ? n * 4 : 0), work);
+}
+
+/* The end of an _ex op: with check_errors, info as PyTorch's error for api; the scratch released
+ * and, on failure, the outputs. */
+static mt_status
+ex_end(mt_args *a, mt_status st, bool check_errors, const char *api, mt_lapack_batch *b,
+       mt_tensor **work)
+{
+    if (st == MT_OK && check_errors) {
+        st = mt_linalg_check_info(a->out[1], api, a->t[0]->ndim > 2);
+    }
+    mt_tensor_clear(work);
+    mt_tensor_clear(&b->x);
+    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}
+
 // A (*, n, n); inverse (*, n, n), info (*) int32: A = P L U (getrf), then U's solve for I
 mt_status
 mt_cpu_linalg_inv_ex(mt_args *a)
 {
-    mt_tensor *A = a->t[0], *work = NULL;
+    mt_tensor *work = NULL;
     mt_lapack_batch b = {0};
-    mt_status st = mt_lapack_batch_of(A, &b);
+    mt_status st = ex_begin(a, &b, 2, true, &work);
     const int n = (int)b.n;
-    const mt_dtype dt = A->dtype;
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1])) ||
-        (st = mt_lapack_scratch((int64_t)n * n * 2 * (int64_t)b.es + (int64_t)n * 4, &work))) {
+    const mt_dtype dt = a->t[0]->dtype;
+    if (st) {
         goto out_release;
     }
     char *lu = mt_tensor_data(work), *rhs = lu + (size_t)n * n * b.es;
@@ -39,13 +68,8 @@ mt_cpu_linalg_inv_ex(mt_args *a)
         LAPACK(dt, gesv, &n, &n, (void *)lu, &ld, ipiv, (void *)rhs, &ld, &info[k]);
         mt_lapack_from_cols(rhs, inv + k * n * n * (int64_t)b.es, n, n, n, b.es);
     }
-    if (a->b[0]) {
-        st = mt_linalg_check_info(a->out[1], "linalg.inv_ex", A->ndim > 2);
-    }
 out_release:
-    mt_tensor_clear(&work);
-    mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return ex_end(a, st, a->b[0], "linalg.inv_ex", &b, &work);
 }
 
 /* The LU factorisation of every matrix of A, for det and slogdet: per matrix, the sign of the
@@ -242,15 +266,13 @@ out_release:
 mt_status
 mt_cpu_linalg_cholesky_ex(mt_args *a)
 {
-    mt_tensor *A = a->t[0], *work = NULL;
+    mt_tensor *work = NULL;
     const bool upper = a->b[0];
     mt_lapack_batch b = {0};
-    mt_status st = mt_lapack_batch_of(A, &b);
+    mt_status st = ex_begin(a, &b, 1, false, &work);
     const int n = (int)b.n;
-    const mt_dtype dt = A->dtype;
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1])) ||
-        (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es, &work))) {
+    const mt_dtype dt = a->t[0]->dtype;
+    if (st) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work), *out = mt_tensor_data(a->out[0]);
@@ -273,13 +295,8 @@ mt_cpu_linalg_cholesky_ex(mt_args *a)
             }
         }
     }
-    if (a->b[1]) {
-        st = mt_linalg_check_info(a->out[1], "linalg.cholesky_ex", A->ndim > 2);
-    }
 out_release:
-    mt_tensor_clear(&work);
-    mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return ex_end(a, st, a->b[1], "linalg.cholesky_ex", &b, &work);
 }
 
 // A (*, m, n), k = min(m, n); mode 'reduced': Q (*, m, k), R (*, k, n); 'complete': Q (*, m, m),

@@ -77,41 +77,30 @@ lo(int64_t a, int64_t b)
 
 // x (H, W), out (OH, OW): each window's sum over its taps inside the image, divided by
 // divisor_override, or the window's size clipped to the padded image (count_include_pad),
-// or the count of taps inside the image.
-#define AVG_POOL(name, T, ACC, SUM)                                                       \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)          \
-    {                                                                                     \
-        (void)idx;                                                                        \
-        const T *x = (const T *)xv;                                                       \
-        T *out = (T *)ov;                                                                 \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                          \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                      \
-                int64_t h0, h1, w0, w1;                                                   \
-                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1); \
-                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                   \
-                /* a window of padding only is 0 (its divisor may be too) */              \
-                *out++ = h0 < h1 && w0 < w1 ? (T)(sum / (ACC)divide) : 0;                 \
-            }                                                                             \
-        }                                                                                 \
-    }
-
-// x (H, W), out (OH, OW): window (oh, ow) spans rows [floor(oh*H/OH), ceil((oh+1)*H/OH))
-// and the columns likewise; out is its mean.
-#define ADAPTIVE_AVG_POOL(name, T, ACC, SUM)                                     \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
-    {                                                                            \
-        (void)idx;                                                               \
-        const T *x = (const T *)xv;                                              \
-        T *out = (T *)ov;                                                        \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                 \
-            int64_t h0, h1, w0, w1;                                              \
-            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                       \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                             \
-                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                   \
-                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                          \
-                *out++ = (T)(sum / (ACC)(h1 - h0) / (ACC)(w1 - w0));             \
-            }                                                                    \
-        }                                                                        \
+// or the count of taps inside the image. ADAPTIVE (adaptive_avg_pool2d): window (oh, ow) spans
+// rows [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the columns likewise; out is its mean.
+#define AVG_POOL(name, T, ACC, SUM, ADAPTIVE)                                                  \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)               \
+    {                                                                                          \
+        (void)idx;                                                                             \
+        const T *x = (const T *)xv;                                                            \
+        T *out = (T *)ov;                                                                      \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
+                int64_t h0, h1, w0, w1;                                                        \
+                const int64_t divide = mt_mean_pool_window(g, ADAPTIVE, oh, ow, &h0, &h1, &w0, \
+                                                           &w1);                               \
+                ACC sum = SUM(x, g->w, h0, h1, w0, w1);                                        \
+                /* a window of padding only is 0 (its divisor may be too) */                   \
+                if (h0 >= h1 || w0 >= w1) {                                                    \
+                    *out++ = 0;                                                                \
+                } else if (ADAPTIVE) {                                                         \
+                    *out++ = (T)(sum / (ACC)(h1 - h0) / (ACC)(w1 - w0));                       \
+                } else {                                                                       \
+                    *out++ = (T)(sum / (ACC)divide);                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
     }
 
 #define NO_NAN(v) false
@@ -122,11 +111,11 @@ MAX_POOL(max_i64, int64_t, INT64_MIN, NO_NAN)
 WINDOW_SUM(sum_f32, float, float)
 WINDOW_SUM(sum_f64, double, double)
 WINDOW_SUM(sum_i64, int64_t, int64_t)
-AVG_POOL(avg_f32, float, float, sum_f32)
-AVG_POOL(avg_f64, double, double, sum_f64)
-AVG_POOL(avg_i64, int64_t, int64_t, sum_i64)
-ADAPTIVE_AVG_POOL(adaptive_f32, float, float, sum_f32)
-ADAPTIVE_AVG_POOL(adaptive_f64, double, double, sum_f64)
+AVG_POOL(avg_f32, float, float, sum_f32, false)
+AVG_POOL(avg_f64, double, double, sum_f64, false)
+AVG_POOL(avg_i64, int64_t, int64_t, sum_i64, false)
+AVG_POOL(adaptive_f32, float, float, sum_f32, true)
+AVG_POOL(adaptive_f64, double, double, sum_f64, true)
 
 /* One plane: x (H, W) -> out (OH, OW), idx (OH, OW) or NULL. */
 typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom *g);

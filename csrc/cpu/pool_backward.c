@@ -32,62 +32,42 @@ typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, con
         return true;                                                                   \
     }
 
-// grad (OH, OW), gx (H, W): each window's grad / divisor added to its pixels inside the image
-// (windows, divisors as avg_pool2d's forward in pool.c)
-#define AVG_BACK(name, T)                                                                 \
-    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)    \
-    {                                                                                     \
-        (void)idx;                                                                        \
-        const T *grad = (const T *)gv;                                                    \
-        T *gx = (T *)xv;                                                                  \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                          \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                      \
-                int64_t h0, h1, w0, w1;                                                   \
-                const int64_t divide = mt_avg_pool_window(g, oh, ow, &h0, &h1, &w0, &w1); \
-                if (h0 >= h1 || w0 >= w1) {                                               \
-                    continue;                                                             \
-                }                                                                         \
-                const T v = grad[oh * g->ow + ow] / (T)divide;                            \
-                for (int64_t ih = h0; ih < h1; ih++) {                                    \
-                    for (int64_t iw = w0; iw < w1; iw++) {                                \
-                        gx[ih * g->w + iw] += v;                                          \
-                    }                                                                     \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        return true;                                                                      \
-    }
-
-// grad (OH, OW), gx (H, W): window (oh, ow) spans rows [floor(oh*H/OH), ceil((oh+1)*H/OH))
-// and the columns likewise; its grad / its size goes to each of its pixels
-#define ADAPTIVE_BACK(name, T)                                                         \
-    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g) \
-    {                                                                                  \
-        (void)idx;                                                                     \
-        const T *grad = (const T *)gv;                                                 \
-        T *gx = (T *)xv;                                                               \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                       \
-            int64_t h0, h1, w0, w1;                                                    \
-            mt_adaptive_window(oh, g->h, g->oh, &h0, &h1);                             \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                   \
-                mt_adaptive_window(ow, g->w, g->ow, &w0, &w1);                         \
-                const T v = grad[oh * g->ow + ow] / (T)(h1 - h0) / (T)(w1 - w0);       \
-                for (int64_t ih = h0; ih < h1; ih++) {                                 \
-                    for (int64_t iw = w0; iw < w1; iw++) {                             \
-                        gx[ih * g->w + iw] += v;                                       \
-                    }                                                                  \
-                }                                                                      \
-            }                                                                          \
-        }                                                                              \
-        return true;                                                                   \
+// grad (OH, OW), gx (H, W): each window's grad / its divisor added to its pixels inside the
+// image; the windows and divisors of the forward in pool.c: avg_pool2d's, or (ADAPTIVE)
+// adaptive_avg_pool2d's, rows [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the columns likewise,
+// divided by their height, then their width
+#define MEAN_BACK(name, T, ADAPTIVE)                                                           \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)         \
+    {                                                                                          \
+        (void)idx;                                                                             \
+        const T *grad = (const T *)gv;                                                         \
+        T *gx = (T *)xv;                                                                       \
+        for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
+            for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
+                int64_t h0, h1, w0, w1;                                                        \
+                const int64_t divide = mt_mean_pool_window(g, ADAPTIVE, oh, ow, &h0, &h1, &w0, \
+                                                           &w1);                               \
+                if (h0 >= h1 || w0 >= w1) {                                                    \
+                    continue;                                                                  \
+                }                                                                              \
+                const T go = grad[oh * g->ow + ow];                                            \
+                const T v = ADAPTIVE ? go / (T)(h1 - h0) / (T)(w1 - w0) : go / (T)divide;      \
+                for (int64_t ih = h0; ih < h1; ih++) {                                         \
+                    for (int64_t iw = w0; iw < w1; iw++) {                                     \
+                        gx[ih * g->w + iw] += v;                                               \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        return true;                                                                           \
     }
 
 MAX_BACK(max_back_f32, float)
 MAX_BACK(max_back_f64, double)
-AVG_BACK(avg_back_f32, float)
-AVG_BACK(avg_back_f64, double)
-ADAPTIVE_BACK(adaptive_back_f32, float)
-ADAPTIVE_BACK(adaptive_back_f64, double)
+MEAN_BACK(avg_back_f32, float, false)
+MEAN_BACK(avg_back_f64, double, false)
+MEAN_BACK(adaptive_back_f32, float, true)
+MEAN_BACK(adaptive_back_f64, double, true)
 
 /* a->out[0] = zeros shaped as self (t[1]) with loop's gradient of grad (t[0]) added, plane by
  * plane; idx (or NULL) the forward's indices. */

@@ -46,4 +46,19 @@ mt_adaptive_window(int64_t i, int64_t len, int64_t n, int64_t *start, int64_t *e
     *end = ((i + 1) * len + n - 1) / n;
 }
 
+/* The window (oh, ow) of avg_pool2d (mt_avg_pool_window, returning its divisor) or, adaptive, of
+ * adaptive_avg_pool2d (rows mt_adaptive_window(oh, H, OH), columns likewise; returning 1, unused:
+ * its mean divides by the height, then the width, as PyTorch's). */
+MT_POOL_INLINE int64_t
+mt_mean_pool_window(const pool_geom *g, bool adaptive, int64_t oh, int64_t ow, int64_t *h0,
+                    int64_t *h1, int64_t *w0, int64_t *w1)
+{
+    if (!adaptive) {
+        return mt_avg_pool_window(g, oh, ow, h0, h1, w0, w1);
+    }
+    mt_adaptive_window(oh, g->h, g->oh, h0, h1);
+    mt_adaptive_window(ow, g->w, g->ow, w0, w1);
+    return 1;
+}
+
 #endif

@@ -133,21 +133,8 @@ arg_extreme(mt_args *a, const arg_fn *loops, bool flat, bool keepdim, bool want_
     }
     loops[self->dtype](mt_tensor_data(l.x), mt_tensor_data(values),
                        (int64_t *)mt_tensor_data(indices), l.outer, l.n, l.inner);
-    if (want_values) {
-        st = mt_reduce_result(self, reduce, keepdim, values, &a->out[0]);
-        values = NULL;
-        if (st) {
-            goto out_release;
-        }
-        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[1]);
-        indices = NULL;
-        if (st) {
-            mt_tensor_clear(&a->out[0]);
-        }
-    } else {
-        st = mt_reduce_result(self, reduce, keepdim, indices, &a->out[0]);
-        indices = NULL;
-    }
+    st = mt_reduce_arg_results(self, reduce, keepdim, want_values ? &values : NULL, &indices,
+                               a->out);
 out_release:
     mt_tensor_clear(&values);
     mt_tensor_clear(&indices);

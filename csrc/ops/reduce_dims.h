@@ -42,4 +42,26 @@ mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_ten
 /* The one-int-dim-or-all form (prod, argmax): dim as an int list, none if absent. */
 mt_intlist mt_dim_list(const mt_args *a, int slot);
 
+/* out[0], out[1] = *values, *indices of an arg reduction (max, min, mode, ... over dims), each as
+ * mt_reduce_result makes it; values NULL: out[0] = *indices alone. Takes over each reference it
+ * gets to (setting it NULL); on failure no output is left. */
+static inline mt_status
+mt_reduce_arg_results(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor **values,
+                      mt_tensor **indices, mt_tensor **out)
+{
+    mt_status st = MT_OK;
+    if (values) {
+        st = mt_reduce_result(self, reduce, keepdim, *values, &out[0]);
+        *values = NULL;
+    }
+    if (st == MT_OK) {
+        st = mt_reduce_result(self, reduce, keepdim, *indices, &out[values ? 1 : 0]);
+        *indices = NULL;
+        if (st && values) {
+            mt_tensor_clear(&out[0]);
+        }
+    }
+    return st;
+}
+
 #endif

@@ -1,9 +1,9 @@
-/* Shape ops made of other ops, for every device: concat, stack, split, chunk, unbind, narrow,
- * movedim, expand_as, view_as, reshape_as, repeat.
+/* Shape ops made of other ops, for every device: concat, split, chunk, unbind, narrow,
+ * movedim, expand_as, view_as, reshape_as, repeat (stack is with the other stacks, stacks.c).
  *
  * As in PyTorch, the pieces of split and chunk are narrow views (narrow -> slice -> as_strided),
- * unbind's are selects, stack is unsqueeze + cat and repeat is one copy_ between two
- * as_strided views. Nothing here reads or writes elements itself. */
+ * unbind's are selects and repeat is one copy_ between two as_strided views. Nothing here reads
+ * or writes elements itself. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,49 +21,6 @@ mt_status
 mt_composite_concatenate(mt_args *a)
 {
     return mt_op_cat(a->ntl, a->tl, a->i[0], &a->out[0]);
-}
-
-// tensors: n tensors of one shape S; out (S with a dim of size n inserted at dim)
-mt_status
-mt_composite_stack(mt_args *a)
-{
-    char b1[256], b2[256];
-    int n = a->ntl;
-    if (n == 0) {
-        return mt_fail(MT_ERUNTIME, "stack expects a non-empty TensorList");
-    }
-    const mt_tensor *first = a->tl[0];
-    int dim;
-    mt_status st = mt_wrap_dim(a->i[0], first->ndim + 1, &dim);
-    if (st) {
-        return st;
-    }
-    for (int k = 1; k < n; k++) {
-        const mt_tensor *t = a->tl[k];
-        if (t->ndim != first->ndim ||
-            memcmp(t->sizes, first->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "stack expects each tensor to be equal size, but got %s at entry 0 and "
-                           "%s at entry %d",
-                           mt_format_sizes(b1, sizeof(b1), first->ndim, first->sizes),
-                           mt_format_sizes(b2, sizeof(b2), t->ndim, t->sizes), k);
-        }
-    }
-    mt_tensor **parts = calloc((size_t)n, sizeof(*parts));
-    if (parts == NULL) {
-        return mt_fail(MT_ENOMEM, "stack: out of memory for %d tensors", n);
-    }
-    for (int k = 0; k < n && st == MT_OK; k++) {
-        st = mt_op_unsqueeze(a->tl[k], dim, &parts[k]);
-    }
-    if (st == MT_OK) {
-        st = mt_op_cat(n, parts, dim, &a->out[0]);
-    }
-    for (int k = 0; k < n; k++) {
-        mt_tensor_clear(&parts[k]);
-    }
-    free(parts);
-    return st;
 }
 
 // self (..., size, ...) -> out (..., length, ...): elements start .. start + length of dim

@@ -1,10 +1,11 @@
-/* Joining, splitting and gridding, for every device: atleast_1d/2d/3d, hstack, vstack,
+/* Joining, splitting and gridding, for every device: atleast_1d/2d/3d, stack, hstack, vstack,
  * row_stack, dstack, column_stack, tensor_split (sections or indices), meshgrid,
  * cartesian_prod, combinations and block_diag.
  *
- * As in PyTorch: the stacks are atleast_*d views joined by cat, tensor_split's pieces are slice
- * views, meshgrid's grids are expanded views, cartesian_prod stacks the flattened grids and
- * combinations selects the increasing ones. Nothing here reads or writes elements itself. */
+ * As in PyTorch: the stacks are unsqueezed or atleast_*d views joined by cat, tensor_split's
+ * pieces are slice views, meshgrid's grids are expanded views, cartesian_prod stacks the
+ * flattened grids and combinations selects the increasing ones. Nothing here reads or writes
+ * elements itself. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,23 +55,22 @@ mt_composite_atleast_3d(mt_args *a)
     return at_least(a->t[0], 3, &a->out[0]);
 }
 
-/* ---- hstack, vstack, row_stack, dstack, column_stack ---- */
+/* ---- stack, hstack, vstack, row_stack, dstack, column_stack ---- */
 
 /* How a stack shapes each tensor before joining them with cat. */
 typedef enum stack_kind {
+    STACK_NEW,    /* unsqueezed at the given dim, along it (stack) */
     STACK_H,      /* atleast_1d, along dim 1 (dim 0 when they are 1-D) */
     STACK_V,      /* atleast_2d, along dim 0 */
     STACK_D,      /* atleast_3d, along dim 2 */
     STACK_COLUMN, /* 0- and 1-dim ones as columns (k, 1), along dim 1 (dim 0 when 1-D) */
 } stack_kind;
 
+/* out = the n > 0 tensors of a->tl shaped as kind says, joined by cat; dim is STACK_NEW's. */
 static mt_status
-stack_as(mt_args *a, stack_kind kind, const char *name)
+join(mt_args *a, stack_kind kind, int dim, const char *name)
 {
     int n = a->ntl;
-    if (n == 0) {
-        return mt_fail(MT_ERUNTIME, "%s expects a non-empty TensorList", name);
-    }
     mt_tensor **parts = calloc((size_t)n, sizeof(*parts));
     if (parts == NULL) {
         return mt_fail(MT_ENOMEM, "%s: out of memory for %d tensors", name, n);
@@ -78,7 +78,9 @@ stack_as(mt_args *a, stack_kind kind, const char *name)
     mt_status st = MT_OK;
     for (int k = 0; k < n && st == MT_OK; k++) {
         mt_tensor *t = a->tl[k];
-        if (kind == STACK_COLUMN && t->ndim <= 1) {
+        if (kind == STACK_NEW) {
+            st = mt_op_unsqueeze(t, dim, &parts[k]);
+        } else if (kind == STACK_COLUMN && t->ndim <= 1) {
             int64_t col[2] = {mt_tensor_numel(t), 1};
             st = mt_op_reshape(t, 2, col, &parts[k]);
         } else {
@@ -86,7 +88,9 @@ stack_as(mt_args *a, stack_kind kind, const char *name)
         }
     }
     if (st == MT_OK) {
-        int dim = kind == STACK_V ? 0 : kind == STACK_D ? 2 : parts[0]->ndim == 1 ? 0 : 1;
+        if (kind != STACK_NEW) {
+            dim = kind == STACK_V ? 0 : kind == STACK_D ? 2 : parts[0]->ndim == 1 ? 0 : 1;
+        }
         st = mt_op_cat(n, parts, dim, &a->out[0]);
     }
     for (int k = 0; k < n; k++) {
@@ -94,6 +98,44 @@ stack_as(mt_args *a, stack_kind kind, const char *name)
     }
     free(parts);
     return st;
+}
+
+static mt_status
+stack_as(mt_args *a, stack_kind kind, const char *name)
+{
+    if (a->ntl == 0) {
+        return mt_fail(MT_ERUNTIME, "%s expects a non-empty TensorList", name);
+    }
+    return join(a, kind, 0, name);
+}
+
+// tensors: n tensors of one shape S; out (S with a dim of size n inserted at dim)
+mt_status
+mt_composite_stack(mt_args *a)
+{
+    char b1[256], b2[256];
+    int n = a->ntl;
+    if (n == 0) {
+        return mt_fail(MT_ERUNTIME, "stack expects a non-empty TensorList");
+    }
+    const mt_tensor *first = a->tl[0];
+    int dim;
+    mt_status st = mt_wrap_dim(a->i[0], first->ndim + 1, &dim);
+    if (st) {
+        return st;
+    }
+    for (int k = 1; k < n; k++) {
+        const mt_tensor *t = a->tl[k];
+        if (t->ndim != first->ndim ||
+            memcmp(t->sizes, first->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "stack expects each tensor to be equal size, but got %s at entry 0 and "
+                           "%s at entry %d",
+                           mt_format_sizes(b1, sizeof(b1), first->ndim, first->sizes),
+                           mt_format_sizes(b2, sizeof(b2), t->ndim, t->sizes), k);
+        }
+    }
+    return join(a, STACK_NEW, dim, "stack");
 }
 
 mt_status
