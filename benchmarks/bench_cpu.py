@@ -1,7 +1,9 @@
 """CPU kernels where models spend their time (issue 21): minitorch beside PyTorch and NumPy.
 
 Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
-of a transposed operand, float32 exp of 1M elements, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
+of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
+call), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms) and silu forward
+and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
 backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
 and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
@@ -124,6 +126,33 @@ def make_cases(libs):
         (x,) = [ex] if lib is np else tensors(lib, ex)
         fns[name] = lambda x=x, lib=lib: lib.exp(x)
     cases.append(("exp (1024, 1024) float32", fns))
+
+    # memory-bound elementwise: 4M float32, two operands read and one written (48 MiB a call)
+    va, vb = rng.standard_normal(1 << 22, f32), rng.standard_normal(1 << 22, f32)
+    for label, op in (("add", lambda x, y: x + y), ("mul", lambda x, y: x * y)):
+        fns = {}
+        for name, lib in libs.items():
+            x, y = (va, vb) if lib is np else tensors(lib, va, vb)
+            fns[name] = lambda x=x, y=y, op=op: op(x, y)
+        cases.append((f"{label} 4M float32 (48 MiB)", fns))
+
+    # vmath.h's float32 transcendentals on (1024, 1024); NumPy where it has the function
+    ux = rng.standard_normal((1024, 1024), f32) * 3
+    unary = {"log": (lambda lib, x: lib.log(x), True), "log1p": (lambda lib, x: lib.log1p(x), True),
+             "tanh": (lambda lib, x: lib.tanh(x), False), "erf": (lambda lib, x: lib.erf(x), False),
+             "sigmoid": (lambda lib, x: lib.sigmoid(x), False)}
+    for label, (fn, positive) in unary.items():
+        fns = {}
+        for name, lib in libs.items():
+            if lib is np and label in ("erf", "sigmoid"):
+                continue
+            (x,) = [np.abs(ux) if positive else ux] if lib is np else tensors(lib, np.abs(ux) if positive else ux)
+            fns[name] = lambda x=x, lib=lib, fn=fn: fn(lib, x)
+        cases.append((f"{label} (1024, 1024) float32", fns))
+    for label, kw in (("gelu", {}), ("gelu tanh", {"approximate": "tanh"}), ("silu", None)):
+        forward_backward(f"{label} (1024, 1024) float32", [ux],
+                         lambda lib, x, kw=kw: lib.nn.functional.silu(x) if kw is None
+                         else lib.nn.functional.gelu(x, **kw))
 
     cimg = rng.standard_normal((32, 3, 32, 32), f32)
     cw, cb = rng.standard_normal((64, 3, 3, 3), f32), rng.standard_normal(64, f32)

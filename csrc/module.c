@@ -125,6 +125,16 @@ py_cpu_allocator_stats(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+py_cpu_allocator_empty_cache(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    mt_allocator *a = mt_cpu_allocator();
+    a->empty_cache(a);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 py_live_objects(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -159,6 +169,8 @@ static PyMethodDef module_methods[] = {
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
+    {"_cpu_allocator_empty_cache", py_cpu_allocator_empty_cache, METH_NOARGS,
+     "Return the CPU allocator's cached blocks to the C library."},
     {"_live_objects", py_live_objects, METH_NOARGS,
      "How many C tensor, storage and autograd node structs are alive (for leak tests)."},
     {"_set_alloc_poison", py_set_alloc_poison, METH_O,

@@ -39,9 +39,7 @@ MT_LIBM(exp2) MT_LIBM(expm1) MT_LIBM(log2) MT_LIBM(log10)
 #undef MT_LIBM
 
 /* Float math of the unary ops, for float (f32, libm suffix f) and double (f64, no suffix).
- * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf;
- * silu and gelu are written in terms of sigmoid and erf so NaN and inf follow them; GELU's tanh
- * approximation uses PyTorch's constants, sqrt(2/pi) and 0.044715. */
+ * sigmoid never evaluates exp of a large positive number, so it cannot overflow to inf/inf. */
 #define MT_DEFINE_FLOAT_UNARY(T, suffix, F)                                                   \
     static inline MT_HD T mt_rsqrt_##suffix(T x) { return (T)1 / sqrt##F(x); }               \
     static inline MT_HD T mt_reciprocal_##suffix(T x) { return (T)1 / x; }                   \
@@ -54,16 +52,6 @@ MT_LIBM(exp2) MT_LIBM(expm1) MT_LIBM(log2) MT_LIBM(log10)
         const T e = exp##F(x); /* also the NaN path: x >= 0 is false for NaN */             \
         return e / ((T)1 + e);                                                               \
     }                                                                                        \
-    static inline MT_HD T mt_silu_##suffix(T x) { return x * mt_sigmoid_##suffix(x); }       \
-    static inline MT_HD T mt_gelu_##suffix(T x)                                              \
-    {                                                                                        \
-        return (T)0.5 * x * ((T)1 + erf##F(x * (T)MT_SQRT1_2));                              \
-    }                                                                                        \
-    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
-    {                                                                                        \
-        const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
-        return (T)0.5 * x * ((T)1 + tanh##F(inner));                                         \
-    }                                                                                        \
     static inline MT_HD T mt_div_##suffix(T x, T y) { return x / y; }                        \
     static inline MT_HD T mt_hypot_##suffix(T x, T y) { return hypot##F(x, y); }             \
     static inline MT_HD bool mt_isnan_##suffix(T x) { return x != x; }                       \
@@ -71,6 +59,38 @@ MT_LIBM(exp2) MT_LIBM(expm1) MT_LIBM(log2) MT_LIBM(log10)
 MT_DEFINE_FLOAT_UNARY(float, f32, f)
 MT_DEFINE_FLOAT_UNARY(double, f64, )
 #undef MT_DEFINE_FLOAT_UNARY
+
+/* SiLU, GELU (exact, and the tanh approximation with PyTorch's constants sqrt(2/pi) and
+ * 0.044715) and the derivatives of GELU that its backward kernel multiplies the gradient by
+ * (PyTorch's GeluBackwardKernelImpl): exact, Phi(x) + x phi(x); and of the tanh approximation.
+ * Written once in terms of the ERF, EXP, TANH and SIGMOID they are given: libm's here (every
+ * device's definition), cpu/vmath.h's vectorisable float ones for the CPU's float32 loops. */
+#define MT_DEFINE_GELU(T, suffix, ERF, EXP, TANH, SIGMOID)                                    \
+    static inline MT_HD T mt_silu_##suffix(T x) { return x * SIGMOID(x); }                    \
+    static inline MT_HD T mt_gelu_##suffix(T x)                                              \
+    {                                                                                        \
+        return (T)0.5 * x * ((T)1 + ERF(x * (T)MT_SQRT1_2));                                 \
+    }                                                                                        \
+    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
+    {                                                                                        \
+        const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
+        return (T)0.5 * x * ((T)1 + TANH(inner));                                            \
+    }                                                                                        \
+    static inline MT_HD T mt_gelu_backward_##suffix(T g, T x)                                \
+    {                                                                                        \
+        const T cdf = (T)0.5 * ((T)1 + ERF(x * (T)MT_SQRT1_2));                              \
+        const T pdf = (T)0.39894228040143267794 * EXP((T)-0.5 * x * x); /* 1/sqrt(2pi) */    \
+        return g * (cdf + x * pdf);                                                          \
+    }                                                                                        \
+    static inline MT_HD T mt_gelu_tanh_backward_##suffix(T g, T x)                           \
+    {                                                                                        \
+        const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                       \
+        const T t = TANH(beta * (x + kappa * x * x * x));                                    \
+        const T inner = beta * ((T)1 + (T)3 * kappa * x * x);                                \
+        return g * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * inner);             \
+    }
+MT_DEFINE_GELU(float, f32, erff, expf, tanhf, mt_sigmoid_f32)
+MT_DEFINE_GELU(double, f64, erf, exp, tanh, mt_sigmoid_f64)
 
 /* Integers and bools are never NaN or inf. */
 #define MT_DEFINE_INT_MATH(T, suffix)                                                        \
@@ -267,25 +287,6 @@ MT_DEFINE_SELECT(float, f32)
 MT_DEFINE_SELECT(double, f64)
 #undef MT_DEFINE_SELECT
 
-/* The derivatives of GELU that its backward kernel multiplies the gradient by (PyTorch's
- * GeluBackwardKernelImpl): exact, Phi(x) + x phi(x); and of the tanh approximation. */
-#define MT_DEFINE_GELU_BACKWARD(T, suffix, F)                                                \
-    static inline MT_HD T mt_gelu_backward_##suffix(T g, T x)                                \
-    {                                                                                        \
-        const T cdf = (T)0.5 * ((T)1 + erf##F(x * (T)MT_SQRT1_2));                           \
-        const T pdf = (T)0.39894228040143267794 * exp##F((T)-0.5 * x * x); /* 1/sqrt(2pi) */ \
-        return g * (cdf + x * pdf);                                                          \
-    }                                                                                        \
-    static inline MT_HD T mt_gelu_tanh_backward_##suffix(T g, T x)                           \
-    {                                                                                        \
-        const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                       \
-        const T t = tanh##F(beta * (x + kappa * x * x * x));                                 \
-        const T inner = beta * ((T)1 + (T)3 * kappa * x * x);                                \
-        return g * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * inner);             \
-    }
-MT_DEFINE_GELU_BACKWARD(float, f32, f)
-MT_DEFINE_GELU_BACKWARD(double, f64, )
-#undef MT_DEFINE_GELU_BACKWARD
 
 /* ---- activations of torch.nn.functional ----
  * PyTorch's CPU kernels' formulas (aten/src/ATen/native/cpu/Activation.cpp), forward and

@@ -146,11 +146,12 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 #include "ops/elementwise.def"
 };
 
-/* The float32 loops that take the place of the table's: vmath.h's exp, sigmoid and tanh, which the
- * compiler vectorises, where libm's expf is a call per element (PyTorch's CPU kernels take
- * SLEEF's vector exp, 1 ulp); on an LSTM's gates libm's sigmoid was some 5x slower. The table's
- * loops stay the definition for every other dtype and device, and core/math.h keeps the
- * reference formulas. out (float32), x (float32) of one shape. */
+/* The float32 loops that take the place of the table's: vmath.h's exp, log, log1p, erf,
+ * sigmoid, tanh and the GELU and SiLU formulas built on them, which the compiler vectorises,
+ * where libm's expf is a call per element (PyTorch's CPU kernels take SLEEF's vector functions,
+ * 1 ulp); on an LSTM's gates libm's sigmoid was some 5x slower. The table's loops stay the
+ * definition for every other dtype and device, and core/math.h keeps the reference formulas.
+ * out (float32), x (float32) of one shape; the binary ones (a backward's g, x) the same. */
 #define VEC_F32_LOOP(name, fn)                                                                 \
     MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                          \
@@ -167,15 +168,48 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
             MT_AT(float, 0, i) = fn(MT_AT(float, 1, i));                                       \
         }                                                                                      \
     }
+#define VEC_F32_LOOP2(name, fn)                                                                \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        if (strides[0] == sizeof(float) && strides[1] == sizeof(float) &&                      \
+            strides[2] == sizeof(float)) {                                                     \
+            float *o = (float *)data[0];                                                       \
+            const float *g = (const float *)data[1], *x = (const float *)data[2];              \
+            for (int64_t i = 0; i < n; i++) {                                                  \
+                o[i] = fn(g[i], x[i]);                                                         \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            MT_AT(float, 0, i) = fn(MT_AT(float, 1, i), MT_AT(float, 2, i));                   \
+        }                                                                                      \
+    }
 
 VEC_F32_LOOP(exp_vec_f32, mt_vexp_f32)
+VEC_F32_LOOP(log_vec_f32, mt_vlog_f32)
+VEC_F32_LOOP(log1p_vec_f32, mt_vlog1p_f32)
+VEC_F32_LOOP(erf_vec_f32, mt_verf_f32)
 VEC_F32_LOOP(sigmoid_vec_f32, mt_vsigmoid_f32)
 VEC_F32_LOOP(tanh_vec_f32, mt_vtanh_f32)
+VEC_F32_LOOP(silu_vec_f32, mt_silu_vf32)
+VEC_F32_LOOP(gelu_vec_f32, mt_gelu_vf32)
+VEC_F32_LOOP(gelu_tanh_vec_f32, mt_gelu_tanh_vf32)
+VEC_F32_LOOP2(gelu_backward_vec_f32, mt_gelu_backward_vf32)
+VEC_F32_LOOP2(gelu_tanh_backward_vec_f32, mt_gelu_tanh_backward_vf32)
 
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_exp] = exp_vec_f32,
+    [MT_EW_log] = log_vec_f32,
+    [MT_EW_log1p] = log1p_vec_f32,
+    [MT_EW_erf] = erf_vec_f32,
     [MT_EW_sigmoid] = sigmoid_vec_f32,
     [MT_EW_tanh] = tanh_vec_f32,
+    [MT_EW_silu] = silu_vec_f32,
+    [MT_EW_gelu] = gelu_vec_f32,
+    [MT_EW_gelu_tanh] = gelu_tanh_vec_f32,
+    [MT_EW_gelu_backward] = gelu_backward_vec_f32,
+    [MT_EW_gelu_tanh_backward] = gelu_tanh_backward_vec_f32,
 };
 
 static mt_loop_fn

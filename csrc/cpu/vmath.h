@@ -8,8 +8,11 @@
 #define MT_CPU_VMATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "core/math.h"
 
 #define MT_VEXP_MIN_X -87.3365448f /* ln(FLT_MIN): below it the result is subnormal */
 #define MT_VEXP_MAX_X 88.7228391f  /* ln(FLT_MAX): above it, inf */
@@ -70,7 +73,7 @@ mt_vexp_nonpos_f32(float x)
 static inline float
 mt_vsigmoid_f32(float x)
 {
-    const float e = mt_vexp_nonpos_f32(-fabsf(x));
+    const float e = mt_vexp_nonpos_f32(-fabsf(x)); /* 0 below x = -87.3, where e is subnormal */
     const float r = 1.0f / (1.0f + e);
     return x >= 0.0f ? r : e * r;
 }
@@ -111,5 +114,98 @@ mt_vtanh_f32(float x)
     const float mag = fabsf(x) < 0x1p-12f ? fabsf(x) : (float)(e / (e + 2.0));
     return x != x ? x : copysignf(mag, x);
 }
+
+/* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1], by Horner's rule (n is a constant: unrolled). */
+static inline float
+vhorner(float x, const float *c, int n)
+{
+    float p = c[0];
+    for (int i = 1; i < n; i++) {
+        p = p * x + c[i];
+    }
+    return p;
+}
+
+/* log(x) for float as logf (Cephes' logf): x = 2^e * m with m in [sqrt(1/2), sqrt(2)), then
+ * log x = e ln 2 + log(1 + f), f = m - 1 (exact), log(1 + f) = f - f^2 / 2 + f^3 P(f) with a
+ * degree-8 P, and e ln 2 in two parts (e * ln2_hi is exact). m and e come from the bits, a
+ * subnormal x scaled by 2^23 first. 0 gives -inf, x < 0 NaN, inf inf, NaN stays. Error under 1
+ * ulp against double log: 0.80 at most over every 61st float32 (tools/fit_vmath.py --ulps 61;
+ * tests/ops/test_vmath_f32.py checks 1 over its ranges). */
+static inline float
+mt_vlog_f32(float x)
+{
+    const bool sub = x < 0x1p-126f; /* also 0 and x < 0, whose result is replaced below */
+    const float xs = sub ? x * 0x1p23f : x;
+    uint32_t bits;
+    memcpy(&bits, &xs, sizeof(bits));
+    /* off's top bits are e (an arithmetic shift: x < sqrt(1/2) gives e < 0), its low 23 put
+     * under sqrt(1/2)'s bits give m */
+    const uint32_t off = bits - 0x3f3504f3u;
+    const int32_t e = (int32_t)off >> 23;
+    const uint32_t mbits = (off & 0x007fffffu) + 0x3f3504f3u;
+    float m;
+    memcpy(&m, &mbits, sizeof(m));
+    const float ef = (float)e - (sub ? 23.0f : 0.0f);
+    const float f = m - 1.0f, z = f * f;
+    static const float P[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                              -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                              2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+    const float p = vhorner(f, P, 9);
+    float y = p * f * z;
+    y += -2.12194440e-4f * ef; /* ln 2 in two parts, as in vexp_core */
+    y += -0.5f * z;
+    const float r = (f + y) + 0.693359375f * ef;
+    const float special = x == 0.0f ? -INFINITY : x < 0.0f ? NAN : x; /* inf and NaN stay */
+    return x > 0.0f && x < INFINITY ? r : special;
+}
+
+/* log1p(x) for float: u = 1 + x rounded, then log(u) + (x - (u - 1)) / u, the second term the
+ * first order of log(1 + x) - log(u) (u - 1 is exact for u in [1/2, 2], where it matters).
+ * u == 1 gives x (|x| < 2^-24, subnormals and -0.0 included); -1 gives -inf, x < -1 NaN, inf
+ * inf, NaN stays. Error under 2 ulp: 1.44 at most over every 61st float32. */
+static inline float
+mt_vlog1p_f32(float x)
+{
+    const float u = 1.0f + x;
+    const float l = mt_vlog_f32(u);
+    const float r = l + (x - (u - 1.0f)) / u;
+    return u == 1.0f ? x : x == INFINITY || u == 0.0f ? l : r;
+}
+
+/* erf(|x|) for a = |x| (or NaN), with two fits (tools/fit_vmath.py: Chebyshev interpolation):
+ * a < 1: a P(a^2), P of degree 6 (relative error 1.4e-9 before rounding); 1 <= a < 3.92:
+ * 1 - exp(-a^2) Q(t), t = 1 / (1 + a), Q of degree 7 fitted to erfcx(a) = exp(a^2) erfc(a)
+ * (relative 1.4e-8); from 3.92 on erfc(a) < 2^-25, half an ulp of 1, so 1. a^2's rounding
+ * (2^-24 relative) moves exp(-a^2) by a^2 2^-24, times erfc(a) <= 0.16 that is under 0.2 ulp. */
+static inline float
+verf_abs(float a)
+{
+    /* P - 1 (its constant 0.128...): a + a (P - 1) adds the large part exactly */
+    static const float P[] = {7.882497109e-05f,  -8.018854992e-04f, 5.189311943e-03f,
+                              -2.685432880e-02f, 1.128359746e-01f,  -3.761262690e-01f,
+                              1.283791659e-01f};
+    static const float Q[] = {-5.885536930e-01f, 1.265253154e+00f, -5.763978142e-01f,
+                              -6.550603801e-01f, 4.361646089e-01f, 5.330996438e-01f,
+                              5.674167899e-01f,  -1.381070044e-04f};
+    const float u = a * a;
+    const float p = vhorner(u, P, 7);
+    const float q = vhorner(1.0f / (1.0f + a), Q, 8);
+    const float big = 1.0f - mt_vexp_nonpos_f32(-u) * q;
+    return a >= 3.92f ? 1.0f : a >= 1.0f ? big : a + a * p; /* NaN takes a + a p: NaN */
+}
+
+/* erf(x) for float as erff: odd, so erf(|x|) with x's sign (-0.0 stays, +-inf give +-1, NaN
+ * stays). Error under 2 ulp: 1.33 at most over every 61st float32 (subnormals too: erf x is
+ * 2x / sqrt(pi) there). */
+static inline float
+mt_verf_f32(float x)
+{
+    return copysignf(verf_abs(fabsf(x)), x);
+}
+
+/* GELU (both forms), their derivatives and SiLU in float with the functions above: the one
+ * formula of core/math.h, given these for erf, exp, tanh and sigmoid. */
+MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vtanh_f32, mt_vsigmoid_f32)
 
 #endif

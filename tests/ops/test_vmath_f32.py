@@ -1,0 +1,220 @@
+"""The CPU's vectorised float32 transcendentals (csrc/cpu/vmath.h): log, log1p, erf and the GELU
+(exact and tanh forms, forward and backward) and SiLU built on them, against float64 NumPy (math's
+erf) over wide ranges with subnormals, +-inf, NaN and the overflow edges, in units of the float32
+spacing at the exact value; on every layout, in place and at 1 and 2 threads.
+
+The ULP bounds are the kernels' stated ones (vmath.h's comments); the maxima measured over every
+float32 are there too."""
+import math
+
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import check_grad, to_layout, torch
+
+rng = np.random.default_rng(21)
+F32 = np.float32
+TINY = np.finfo(F32).smallest_subnormal
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request):
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(request.param)
+    yield request.param
+    minitorch.set_num_threads(before)
+
+
+def ulps(got, exact):
+    """|got - exact| in float32 spacings at exact (float64), where exact is a finite float32."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = exact.astype(F32)
+        spacing = np.maximum(np.spacing(np.abs(rounded)).astype(np.float64), float(TINY))
+        return np.where(np.isfinite(rounded), np.abs(got.astype(np.float64) - exact) / spacing, 0.0)
+
+
+def same_specials(got, exact):
+    """NaN where the exact value is NaN, and the same infinities."""
+    with np.errstate(over="ignore"):
+        rounded = exact.astype(F32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(rounded))
+    inf = np.isinf(rounded)
+    np.testing.assert_array_equal(got[inf], rounded[inf])
+
+
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, TINY, -TINY, 1e-40, -1e-40, 1.1754944e-38, 1e-38,
+                     3.4028235e38, -3.4028235e38, 1.0, -1.0, 2.0, 0.5, 1e-8, -1e-8, 0.70710677, 1.4142135],
+                    F32)
+
+
+def spread(lo_exp, hi_exp, n=200_001, sign=1):
+    """n float32s spread log-uniformly over [10^lo_exp, 10^hi_exp] (subnormals where lo_exp < -38)."""
+    return (sign * np.logspace(lo_exp, hi_exp, n)).astype(F32)
+
+
+def exact(fn, x):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.frompyfunc(fn, 1, 1)(x.astype(np.float64)).astype(np.float64)
+
+
+def _log(v):
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan) if v == v and v != math.inf else v
+
+
+def _log1p(v):
+    return math.log1p(v) if v > -1 else (-math.inf if v == -1 else math.nan) if v == v and v != math.inf else v
+
+
+CASES = {
+    # name: (the call, the exact function, the ULP bound, the inputs)
+    "log": (lambda t: t.log(), _log, 1.0,
+            np.concatenate([spread(-45.8, 38.5), spread(-0.5, 0.5, 100_001), spread(-3, 3, 2001, -1)])),
+    "log1p": (lambda t: t.log1p(), _log1p, 2.0,
+              np.concatenate([spread(-45.8, 38.5), spread(-45.8, -1e-7, 200_001, -1),
+                              np.linspace(-1, 1, 200_001, dtype=F32)])),
+    "erf": (lambda t: t.erf(), lambda v: math.erf(v) if v == v else v, 2.0,
+            np.concatenate([spread(-45.8, 1.5), spread(-45.8, 1.5, sign=-1), np.linspace(-5, 5, 200_001, dtype=F32),
+                            np.array([0.99999994, 1.0, 1.0000001, 3.9199998, 3.92, 3.9200001], F32)])),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_ulps_against_float64(name, threads):
+    call, fn, bound, x = CASES[name]
+    x = np.concatenate([x, SPECIALS])
+    got = call(minitorch.tensor(x)).numpy()
+    want = exact(fn, x)
+    assert got.dtype == F32 and got.shape == x.shape
+    same_specials(got, want)
+    assert ulps(got, want).max() <= bound
+    # zeros keep their sign where the function is odd there (log1p, erf), subnormals included
+    if name != "log":
+        small = (np.abs(x) < 1e-30) & ~np.isnan(x)
+        np.testing.assert_array_equal(np.signbit(got[small]), np.signbit(x[small]))
+    if torch is not None:  # PyTorch's own float32 kernels (SLEEF's; erf's is 1e-7 off in absolute terms)
+        t = call(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(got, t, rtol=3e-7, atol=2e-7, equal_nan=True)
+
+
+def _gelu(v):
+    return 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) if not math.isinf(v) else (v if v > 0 else math.nan)
+
+
+def _gelu_grad(v):
+    if math.isinf(v) or v != v:
+        return math.nan
+    return 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) + v * math.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+
+
+def _gelu_tanh(v):
+    inner = math.sqrt(2 / math.pi) * (v + 0.044715 * v**3) if abs(v) < 1e12 else math.copysign(math.inf, v)
+    return 0.5 * v * (1.0 + math.tanh(inner)) if not math.isinf(v) else (v if v > 0 else math.nan)
+
+
+def _gelu_tanh_grad(v):
+    if v != v or abs(v) > 1.8e19:  # x * x overflows float32: x (1 - t^2) 3 kappa x^2 is 0 * inf, NaN
+        return math.nan
+    if abs(v) > 1e6:  # t is +-1: (1 + t) / 2
+        return 1.0 if v > 0 else 0.0
+    b, k = math.sqrt(2 / math.pi), 0.044715
+    t = math.tanh(b * (v + k * v**3))
+    return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * b * (1 + 3 * k * v * v)
+
+
+def _silu(v):
+    return v / (1.0 + math.exp(-v)) if v > -700 else (0.0 * v if v != -math.inf else math.nan)
+
+
+ACTIVATIONS = {
+    # name: (forward, exact forward, exact derivative or None)
+    "gelu": (lambda m, t: m.nn.functional.gelu(t), _gelu, _gelu_grad),
+    "gelu_tanh": (lambda m, t: m.nn.functional.gelu(t, approximate="tanh"), _gelu_tanh, _gelu_tanh_grad),
+    "silu": (lambda m, t: m.nn.functional.silu(t), _silu, None),
+}
+
+
+def activation_inputs():
+    x = np.concatenate([np.linspace(-12, 12, 100_001, dtype=F32), rng.standard_normal(50_000).astype(F32) * 3,
+                        spread(-45.8, 2), spread(-45.8, 2, sign=-1), SPECIALS])
+    return x
+
+
+def close(got, want, x, ulp_bound, cancel):
+    """got within ulp_bound spacings of want, plus cancel * |x| * 2^-24 where 1 + erf or 1 + tanh of a
+    negative argument cancels (that is the float formula's, libm's and PyTorch's error as well), plus
+    |x| FLT_MIN: the vectorised sigmoid is 0 where it would be subnormal (x < -87.3), so SiLU's
+    x sigmoid(x), under 1.1e-36 there, is 0."""
+    finite = np.isfinite(want)
+    err = np.abs(got[finite].astype(np.float64) - want[finite])
+    with np.errstate(over="ignore"):
+        spacing = np.maximum(np.spacing(np.abs(want[finite].astype(F32))).astype(np.float64), float(TINY))
+    ax = np.abs(x[finite].astype(np.float64))
+    allowed = ulp_bound * spacing + cancel * ax * 2.0**-24 + ax * 2.0**-126
+    assert (err <= allowed).all(), (x[finite][err > allowed][:5], got[finite][err > allowed][:5],
+                                    want[finite][err > allowed][:5])
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_against_float64(name, threads):
+    fwd, fn, grad_fn = ACTIVATIONS[name]
+    x = activation_inputs()
+    got = fwd(minitorch, minitorch.tensor(x)).numpy()
+    want = exact(fn, x)
+    assert got.dtype == F32
+    same_specials(got, want)
+    close(got, want, x, 4, 2 if name != "silu" else 0)
+    if grad_fn is not None:
+        t = minitorch.tensor(x, requires_grad=True)
+        g = rng.standard_normal(x.shape).astype(F32)
+        (gx,) = minitorch.autograd.grad(fwd(minitorch, t), t, minitorch.tensor(g))
+        want_g = g.astype(np.float64) * exact(grad_fn, x)
+        same_specials(gx.numpy(), want_g)
+        close(gx.numpy(), want_g, x, 6, 4 * np.abs(g[np.isfinite(want_g)]).max() + 2)
+    if torch is not None:  # PyTorch's exact GELU gives NaN at +inf and inf at 3.4e38 (its erf's formula)
+        t = fwd(torch, torch.tensor(x)).numpy()
+        ordinary = np.abs(x) < 1e30
+        np.testing.assert_allclose(got[ordinary], t[ordinary], rtol=1e-6, atol=2e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["log", "log1p", "erf", "gelu", "gelu_tanh", "silu"])
+def test_layouts_inplace_and_grad(name, threads):
+    a = np.abs(rng.standard_normal((70, 130)).astype(F32)) * 4 if name.startswith("log") else \
+        rng.standard_normal((70, 130)).astype(F32) * 4
+    a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    if name in ACTIVATIONS:
+        fwd = ACTIVATIONS[name][0]
+        call = lambda t: fwd(minitorch, t)
+    else:
+        call = CASES[name][0]
+    want = call(minitorch.tensor(a)).numpy()
+    for layout in ("transposed", "sliced"):
+        np.testing.assert_array_equal(call(to_layout(a, layout)).numpy(), want)
+    np.testing.assert_array_equal(call(minitorch.tensor(a[:, :1]).expand(70, 130)).numpy(),
+                                  np.broadcast_to(want[:, :1], (70, 130)))
+    if name in CASES:
+        t = minitorch.tensor(a)
+        getattr(t, name + "_")()
+        np.testing.assert_array_equal(t.numpy(), want)
+    assert call(minitorch.tensor(np.zeros((0, 3), F32))).shape == (0, 3)
+    b = rng.uniform(0.5, 3, (5, 6)).astype(F32)
+    check_grad(lambda m, x: call(x) if m is minitorch else (fwd(m, x) if name in ACTIVATIONS else CASES[name][0](x)),
+               [b], atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_layouts(approximate, threads):
+    """The backward's two operands (the gradient and the input) strided and broadcast."""
+    x = rng.standard_normal((40, 50)).astype(F32) * 3
+    g = rng.standard_normal((40, 50)).astype(F32)
+    fn = _gelu_grad if approximate == "none" else _gelu_tanh_grad
+    want = g.astype(np.float64) * exact(fn, x)
+    for layout in ("contiguous", "transposed", "sliced"):
+        t = to_layout(x, layout).requires_grad_()
+        (gx,) = minitorch.autograd.grad(minitorch.nn.functional.gelu(t, approximate=approximate), t,
+                                        to_layout(g, layout))
+        close(gx.numpy(), want, x, 6, 6)
+    t = minitorch.tensor(x, requires_grad=True)
+    (gx,) = minitorch.autograd.grad(minitorch.nn.functional.gelu(t, approximate=approximate), t,
+                                    minitorch.tensor(g[:1]).expand(40, 50))
+    close(gx.numpy(), np.broadcast_to(g[:1], (40, 50)) * exact(fn, x), x, 6, 6)
