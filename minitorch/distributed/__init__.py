@@ -24,18 +24,18 @@ from typing import Any, List, Optional
 import numpy as np
 
 import minitorch
+from minitorch.distributed._store import (DistError, DistStoreError, FileStore, HashStore, PrefixStore, Store,
+                                          TCPStore)
 
-__all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp", "Work",
-           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
-           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank", "get_world_size",
-           "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
-           "is_nccl_available", "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
+__all__ = ["Backend", "DistBackendError", "DistError", "DistStoreError", "FileStore", "GroupMember", "HashStore",
+           "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "TCPStore", "Work", "all_gather",
+           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
+           "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank",
+           "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
+           "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "new_group", "recv", "reduce",
+           "reduce_op", "reduce_scatter_tensor", "scatter", "send"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
-
-
-class DistError(RuntimeError):
-    """Raised when an error occurs in the distributed library."""
 
 
 class DistBackendError(DistError):
@@ -56,7 +56,13 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    return False
+    """Whether the "nccl" backend can run here: a CUDA device, and NCCL loads (the nvidia-nccl-cu13
+    wheel's libnccl.so.2; built into the emulated device)."""
+    if not is_mpi_available():
+        return False
+    from minitorch.distributed import _nccl
+
+    return _nccl.available()
 
 
 class Backend(str):
@@ -111,6 +117,9 @@ class GroupMember:
     NON_GROUP_MEMBER = object()
 
 
+group = GroupMember  # torch.distributed.group.WORLD
+
+
 _MPI = None  # the mpi4py.MPI module once init_process_group imported it
 _default_pg: Optional["ProcessGroup"] = None
 _broken = False  # a collective failed: MPI_Finalize could wait forever on its requests, so exit skips it
@@ -147,11 +156,12 @@ class ProcessGroup:
     """A communicator over some ranks of the world: its MPI communicator, its ranks (global
     numbering), its backend name and timeout."""
 
-    def __init__(self, comm, ranks: List[int], backend: str, timeout: datetime.timedelta) -> None:
+    def __init__(self, comm, ranks: List[int], backend: str, timeout: datetime.timedelta, store=None) -> None:
         self._comm = comm
         self._ranks = list(ranks)
         self._backend = backend
         self._timeout = timeout
+        self._store = store  # the rendezvous store (init_method tcp:// or file://, or store=), or None
 
     def rank(self) -> int:
         return self._comm.Get_rank()
@@ -217,18 +227,24 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "mpi")
     if name == Backend.NCCL:
-        raise RuntimeError("Distributed package doesn't have NCCL built in: minitorch's collectives run on "
-                           "CPU tensors over MPI (backend='mpi' or 'gloo')")
-    if name not in (Backend.MPI, Backend.GLOO):
+        from minitorch.distributed import _nccl
+
+        _nccl.load()  # RuntimeError when there is no GPU or NCCL does not load
+    if name not in (Backend.MPI, Backend.GLOO, Backend.NCCL):
         raise ValueError(f"Invalid backend: '{backend}'")
-    if store is not None:
-        raise ValueError("minitorch.distributed has no Store: the processes meet through MPI")
-    if init_method is not None and not init_method.startswith("env://"):
-        raise ValueError(f"minitorch.distributed supports init_method='env://' only, got {init_method!r}")
+    if init_method is not None and store is not None:
+        raise ValueError("Cannot specify both init_method and store.")
     if timeout is None:
         timeout = default_pg_timeout
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+    if store is not None:
+        if world_size <= 0:
+            raise ValueError("world_size must be positive if using store")
+        if rank < 0:
+            raise ValueError("rank must be non-negative if using store")
+    elif init_method is not None and not init_method.startswith("env://"):
+        store, rank, world_size = _rendezvous_store(init_method, rank, world_size, timeout)
     if rank < 0:
         rank = _env_int("RANK") if "RANK" in os.environ or world_size != 1 else 0
     if world_size < 0:
@@ -242,9 +258,48 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
             f"init_process_group(rank={rank}, world_size={world_size}) does not match the MPI world this "
             f"process is in (rank {world.Get_rank()} of {world.Get_size()}): start the processes with "
             f"`python -m minitorch.distributed.run --nproc-per-node {world_size} script.py`")
+    if store is not None:
+        _meet(store, rank, world_size, timeout)
     comm = world.Dup()
-    _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout)
+    _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout, store)
     GroupMember.WORLD = _default_pg
+
+
+def _rendezvous_store(init_method: str, rank: int, world_size: int, timeout: datetime.timedelta):
+    """The store of a "tcp://host:port" or "file:///path" init_method (rank and world_size from
+    the arguments, the URL's query ?rank=&world_size=, or RANK and WORLD_SIZE)."""
+    from urllib.parse import parse_qs, urlparse
+
+    url = urlparse(init_method)
+    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+    if rank < 0:
+        rank = int(query.get("rank", os.environ.get("RANK", -1)))
+    if world_size < 0:
+        world_size = int(query.get("world_size", os.environ.get("WORLD_SIZE", -1)))
+    if url.scheme not in ("tcp", "file"):
+        raise RuntimeError(f"No rendezvous handler for {url.scheme}://")
+    if rank < 0 or world_size <= 0:
+        what = "rank" if rank < 0 else "world size"
+        raise ValueError(f"Error initializing torch.distributed using {url.scheme}:// rendezvous: {what} "
+                         f"parameter missing")
+    if url.scheme == "tcp":
+        if not url.hostname or url.port is None:
+            raise ValueError(f"tcp:// rendezvous needs host:port, got {init_method!r}")
+        store = TCPStore(url.hostname, url.port, world_size, rank == 0, timeout)
+    else:
+        path = url.path if not url.netloc else "/" + url.netloc + url.path
+        if not path:
+            raise ValueError(f"file:// rendezvous needs a path, got {init_method!r}")
+        store = FileStore(path, world_size)
+        store.set_timeout(timeout)
+    return store, rank, world_size
+
+
+def _meet(store, rank: int, world_size: int, timeout: datetime.timedelta) -> None:
+    """Every rank checks in through the store (set rank/<r>, wait for all): the rendezvous PyTorch's
+    init_process_group makes; a rank that never comes raises the store's timeout error."""
+    store.set(f"minitorch/rank/{rank}", str(os.getpid()))
+    store.wait([f"minitorch/rank/{r}" for r in range(world_size)], timeout)
 
 
 def destroy_process_group(group=None) -> None:
@@ -254,6 +309,9 @@ def destroy_process_group(group=None) -> None:
     target = pg if group is None or group is GroupMember.WORLD else group
     if target is GroupMember.NON_GROUP_MEMBER:
         return
+    from minitorch.distributed import _nccl
+
+    _nccl.free_all(target, abort=_broken)
     if not _broken:
         target._comm.Free()
     if target is pg:
@@ -297,8 +355,29 @@ def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.time
     comm = pg._comm.Split(0 if inside else MPI.UNDEFINED, ranks.index(me) if inside else 0)
     if not inside:
         return GroupMember.NON_GROUP_MEMBER
+    prefixed = None if pg._store is None else PrefixStore("group_" + "_".join(map(str, ranks)), pg._store)
     return ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
-                        timeout if timeout is not None else pg._timeout)
+                        timeout if timeout is not None else pg._timeout, prefixed)
+
+
+def _get_default_store():
+    """The default group's store (None when it met through MPI alone, init_method env://)."""
+    return _require_init()._store
+
+
+def _nccl_module():
+    from minitorch.distributed import _nccl
+
+    return _nccl
+
+
+def _nccl_for(pg, *tensors):
+    """The NCCL backend's module when this collective goes to NCCL (a "nccl" group, CUDA
+    tensors), else None: CPU tensors of a "nccl" group take MPI, as PyTorch's "cpu:gloo,cuda:nccl"."""
+    if pg.name() != Backend.NCCL:
+        return None
+    nccl = _nccl_module()
+    return nccl if nccl.uses_nccl(pg, *tensors) else None
 
 
 # ---- buffers ----
@@ -308,6 +387,13 @@ _FLOAT_UP = ("float16", "bfloat16")  # reduced in float32 (MPI has no 16-bit flo
 
 def _dtype_name(t) -> str:
     return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _pair_group(out, out_name: str, inp, in_name: str, group) -> Optional["ProcessGroup"]:
+    """The checks of a collective from one tensor into another: both tensors, then _group."""
+    _check_tensor(out, out_name)
+    _check_tensor(inp, in_name)
+    return _group(group)
 
 
 def _check_tensor(t, what: str = "tensor") -> None:
@@ -450,6 +536,15 @@ class Work:
     def is_success(self) -> bool:
         return self._done
 
+    def result(self) -> List:
+        """The tensors the collective wrote (all_reduce's tensor, ...), once it completed."""
+        self.wait()
+        return list(getattr(self, "_result", []))
+
+    def get_future(self):
+        """A minitorch.futures.Future of the collective's result tensors (a list)."""
+        return minitorch.futures.Future._of(self.result, self.is_completed)
+
 
 def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None):
     """Runs start() -> requests as the `what` collective: first the cross-rank check of the
@@ -534,6 +629,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = _group(group)
     if pg is None:
         return None
+    if _nccl_for(pg, tensor):
+        return _with_result(_nccl_for(pg, tensor).all_reduce(pg, tensor, op, async_op), [tensor])
     name = _dtype_name(tensor)
     mop = _mpi_op(op, name)
     MPI = _mpi()
@@ -546,8 +643,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
             _avg(buf, n)
         back()
 
-    return _issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor)])
+    return _with_result(_issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish,
+                               async_op, [tensor.numel(), _dtype_code(tensor)]), [tensor])
+
+
+def _with_result(work, tensors):
+    """work (None for a blocking call), knowing the tensors it writes (Work.result())."""
+    if work is not None:
+        work._result = tensors
+    return work
 
 
 def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src: Optional[int] = None):
@@ -557,6 +661,8 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_sr
     if pg is None:
         return None
     root = group_src if group_src is not None else pg._group_rank(src, "src rank")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).broadcast(pg, tensor, root, async_op)
     work_t, finish = _staged(tensor)
     buf = _bytes(work_t)
     return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
@@ -584,6 +690,8 @@ def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
         return None
     n = pg.size()
     _same_layout(tensor_list, tensor, "all_gather", n)
+    if _nccl_for(pg, tensor, *tensor_list):
+        return _nccl_for(pg, tensor).all_gather(pg, tensor_list, tensor, async_op)
     send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8)
 
@@ -612,9 +720,7 @@ def _assign_bytes(t, raw: np.ndarray) -> None:
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """output_tensor (world_size * input's elements, stacked or concatenated along dim 0) <- every
     rank's input_tensor in rank order."""
-    _check_tensor(output_tensor, "output_tensor")
-    _check_tensor(input_tensor, "input_tensor")
-    pg = _group(group)
+    pg = _pair_group(output_tensor, "output_tensor", input_tensor, "input_tensor", group)
     if pg is None:
         return None
     n = pg.size()
@@ -622,6 +728,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
         raise RuntimeError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * n:
         raise RuntimeError("output tensor size must be equal to world_size times input tensor size")
+    if _nccl_for(pg, output_tensor, input_tensor):
+        return _nccl_for(pg, input_tensor).all_gather_into_tensor(pg, output_tensor, input_tensor, async_op)
     send = _bytes(_host(input_tensor))
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
@@ -631,9 +739,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """output <- rank's slice (1/world_size of input, in rank order) of input reduced over the ranks."""
-    _check_tensor(output, "output")
-    _check_tensor(input, "input")
-    pg = _group(group)
+    pg = _pair_group(output, "output", input, "input", group)
     if pg is None:
         return None
     n = pg.size()
@@ -641,6 +747,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
         raise RuntimeError("input tensor must have the same type as output tensor")
     if input.numel() != output.numel() * n:
         raise RuntimeError("input tensor must be the same size as output size times world size")
+    if _nccl_for(pg, output, input):
+        return _nccl_for(pg, input).reduce_scatter_tensor(pg, output, input, op, async_op)
     name = _dtype_name(input)
     mop = _mpi_op(op, name)
     up = name in _FLOAT_UP
@@ -669,6 +777,8 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
     n = pg.size()
     me = pg.rank()
     _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).gather(pg, tensor, gather_list, root, async_op)
     send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8) if me == root else None
 
@@ -690,6 +800,8 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
         return None
     root = group_src if group_src is not None else pg._group_rank(src, "src rank")
     _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).scatter(pg, tensor, scatter_list, root, async_op)
     send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
     out, finish = _staged(tensor)
     recv = _bytes(out)
@@ -706,6 +818,8 @@ def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async
     if pg is None:
         return None
     root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst rank")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).reduce(pg, tensor, root, op, async_op)
     name = _dtype_name(tensor)
     mop = _mpi_op(op, name)
     MPI = _mpi()
@@ -777,6 +891,8 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
     pg = _group(group)
     if pg is None:
         return None
+    if pg.name() == Backend.NCCL and minitorch.cuda.is_available():
+        return _nccl_module().barrier(pg, async_op)
     return _issue(pg, "barrier", lambda: [pg._comm.Ibarrier()], None, async_op)
 
 
@@ -790,6 +906,8 @@ def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
                          "the current process.")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).send(pg, tensor, peer, tag)
     data = _bytes(_host(tensor))
     return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True)
 
@@ -802,6 +920,10 @@ def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src
         return None
     MPI = _mpi()
     peer = group_src if group_src is not None else (MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src rank"))
+    if _nccl_for(pg, tensor):
+        if peer == MPI.ANY_SOURCE:
+            raise ValueError("NCCL does not support recv from any source: give src")
+        return _nccl_for(pg, tensor).recv(pg, tensor, peer, tag)
     out, back = _staged(tensor)
     data = _bytes(out)
 
@@ -828,4 +950,143 @@ def recv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src:
     if work is None:
         return -1
     work.wait()
+    if hasattr(work, "_peer"):  # NCCL's: from the rank it was asked to receive from
+        return work._pg._ranks[work._peer]
     return work._pg._ranks[work._statuses[0].Get_source()]
+
+
+# ---- all_to_all ----
+
+def _split_sizes(splits, t, n: int, what: str) -> List[int]:
+    """The rows (along dim 0) of t going to (or coming from) each rank: splits, or equal parts."""
+    rows = t.shape[0] if t.dim() else 1
+    if splits is None or len(splits) == 0:
+        if rows % n:
+            raise ValueError(f"Tensor's dim 0 does not divide equally across group size {n}")
+        return [rows // n] * n
+    splits = [int(s) for s in splits]
+    if len(splits) != n:
+        raise ValueError(f"{what} must have {n} entries (the group's size), got {len(splits)}")
+    if any(s < 0 for s in splits) or sum(splits) != rows:
+        raise ValueError(f"Split sizes doesn't match total dim 0 size: {what} {splits}, dim 0 {rows}")
+    return splits
+
+
+def _check_pairs(pg, what: str, send_counts: List[int], recv_counts: List[int]) -> None:
+    """What each rank sends to q is what q expects from it: one all-to-all of the counts, then an
+    all-reduce of whether every rank found them equal (so that all raise, or none)."""
+    if pg.size() == 1:
+        if send_counts != recv_counts:
+            raise _fail(pg, what, f"this rank sends itself {send_counts} elements but expects {recv_counts}",
+                        broken=False)
+        return
+    MPI = _mpi()
+    sent = np.asarray(send_counts, dtype=np.int64)
+    expected = np.empty_like(sent)
+    deadline = time.monotonic() + pg._timeout.total_seconds()
+    _wait_requests(pg, what, [pg._comm.Ialltoall(sent, expected)], deadline)
+    ok = np.array([int(np.array_equal(expected, np.asarray(recv_counts, dtype=np.int64)))], dtype=np.int64)
+    every = np.empty_like(ok)
+    _wait_requests(pg, what, [pg._comm.Iallreduce(ok, every, MPI.MIN)], deadline)
+    if not every[0]:
+        raise _fail(pg, what, "the ranks' split sizes do not match (what a rank sends to another is not what "
+                              f"that one expects; this rank receives {recv_counts} elements, its peers send "
+                              f"{expected.tolist()})", broken=False)
+
+
+def all_to_all_single(output, input, output_split_sizes: Optional[List[int]] = None,
+                      input_split_sizes: Optional[List[int]] = None, group=None, async_op: bool = False):
+    """Splits input along dim 0 (input_split_sizes rows, else equal parts) and sends part q to
+    rank q; output (along dim 0, output_split_sizes rows, else equal parts) <- the parts received,
+    in rank order."""
+    pg = _pair_group(output, "output", input, "input", group)
+    if pg is None:
+        return None
+    n = pg.size()
+    if output.dtype != input.dtype:
+        raise RuntimeError("all_to_all_single: input and output tensors must have the same dtype")
+    ins = _split_sizes(input_split_sizes, input, n, "input_split_sizes")
+    outs = _split_sizes(output_split_sizes, output, n, "output_split_sizes")
+    row_in = input.numel() // max(input.shape[0], 1) if input.dim() else input.numel()
+    row_out = output.numel() // max(output.shape[0], 1) if output.dim() else output.numel()
+    with _comm_event("all_to_all_single"):
+        _check_pairs(pg, "all_to_all_single", [s * row_in for s in ins], [s * row_out for s in outs])
+    if _nccl_for(pg, output, input):
+        return _nccl_for(pg, input).all_to_all_single(pg, output, input, outs, ins, async_op)
+    es = input.element_size()
+    send = _bytes(_host(input))
+    out, finish = _staged(output)
+    recv = _bytes(out)
+    sc = [s * row_in * es for s in ins]
+    rc = [s * row_out * es for s in outs]
+    sd = np.concatenate([[0], np.cumsum(sc)[:-1]]).astype(np.int64).tolist()
+    rd = np.concatenate([[0], np.cumsum(rc)[:-1]]).astype(np.int64).tolist()
+    MPI = _mpi()
+    return _issue(pg, "all_to_all_single",
+                  lambda: [pg._comm.Ialltoallv([send, (sc, sd), MPI.BYTE], [recv, (rc, rd), MPI.BYTE])], finish,
+                  async_op)
+
+
+def all_to_all(output_tensor_list: List, input_tensor_list: List, group=None, async_op: bool = False):
+    """output_tensor_list[q] <- rank q's input_tensor_list[this rank], on every rank."""
+    pg = _group(group)
+    if pg is None:
+        return None
+    n = pg.size()
+    for what, lst in (("output_tensor_list", output_tensor_list), ("input_tensor_list", input_tensor_list)):
+        if len(lst) != n:
+            raise RuntimeError(f"all_to_all: {what} must have {n} tensors (the group's size), got {len(lst)}")
+        for t in lst:
+            _check_tensor(t, what)
+    dtypes = {t.dtype for t in [*output_tensor_list, *input_tensor_list]}
+    if len(dtypes) != 1:
+        raise RuntimeError("all_to_all: every tensor must have the same dtype")
+    with _comm_event("all_to_all"):
+        _check_pairs(pg, "all_to_all", [t.numel() for t in input_tensor_list],
+                     [t.numel() for t in output_tensor_list])
+    if _nccl_for(pg, *output_tensor_list, *input_tensor_list):
+        return _nccl_for(pg, input_tensor_list[0]).all_to_all(pg, output_tensor_list, input_tensor_list, async_op)
+    parts = [_bytes(_host(t)) for t in input_tensor_list]
+    send = np.concatenate(parts) if parts else np.empty(0, np.uint8)
+    es = input_tensor_list[0].element_size()
+    rc = [t.numel() * es for t in output_tensor_list]
+    recv = np.empty(sum(rc), dtype=np.uint8)
+    sc = [p.size for p in parts]
+    sd = np.concatenate([[0], np.cumsum(sc)[:-1]]).astype(np.int64).tolist()
+    rd = np.concatenate([[0], np.cumsum(rc)[:-1]]).astype(np.int64).tolist()
+    MPI = _mpi()
+
+    def finish():
+        for t, off, size in zip(output_tensor_list, rd, rc):
+            _assign_bytes(t, recv[off:off + size])
+
+    return _issue(pg, "all_to_all",
+                  lambda: [pg._comm.Ialltoallv([send, (sc, sd), MPI.BYTE], [recv, (rc, rd), MPI.BYTE])], finish,
+                  async_op)
+
+
+class _ReduceOpAlias:
+    """torch.distributed.reduce_op, the deprecated name of ReduceOp's SUM, PRODUCT, MIN and MAX."""
+
+    def __getattr__(self, name: str):
+        if name in ("SUM", "PRODUCT", "MIN", "MAX"):
+            import warnings
+
+            warnings.warn("`torch.distributed.reduce_op` is deprecated, please use `torch.distributed.ReduceOp` "
+                          "instead", FutureWarning, stacklevel=2)
+            return getattr(ReduceOp, name)
+        raise AttributeError(name)
+
+
+reduce_op = _ReduceOpAlias()
+
+
+def __getattr__(name: str):
+    if name == "GradBucket":  # defined beside DDP, which imports this module
+        from minitorch.nn.parallel.distributed import GradBucket
+
+        return GradBucket
+    raise AttributeError(f"module 'minitorch.distributed' has no attribute '{name}'")
+
+
+from minitorch.distributed import distributed_c10d  # noqa: E402,F401  (after every name it re-exports)

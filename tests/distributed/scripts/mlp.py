@@ -18,4 +18,4 @@ def data(step: int):
 
 
 def params(m: nn.Module) -> np.ndarray:
-    return np.concatenate([p.detach().numpy().reshape(-1) for p in m.parameters()])
+    return np.concatenate([p.detach().cpu().numpy().reshape(-1) for p in m.parameters()])
