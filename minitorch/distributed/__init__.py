@@ -122,6 +122,7 @@ group = GroupMember  # torch.distributed.group.WORLD
 
 _MPI = None  # the mpi4py.MPI module once init_process_group imported it
 _default_pg: Optional["ProcessGroup"] = None
+_subgroups: List["ProcessGroup"] = []  # the live groups of new_group (destroyed with the default group)
 _broken = False  # a collective failed: MPI_Finalize could wait forever on its requests, so exit skips it
 
 
@@ -311,10 +312,17 @@ def destroy_process_group(group=None) -> None:
         return
     from minitorch.distributed import _nccl
 
-    _nccl.free_all(target, abort=_broken)
-    if not _broken:
+    # the default group takes every group made by new_group with it (their NCCL communicators)
+    for g in ([target] if target is not pg else [*_subgroups, pg]):
+        _nccl.free_all(g, abort=_broken)
+        if not _broken and g is not pg:
+            g._comm.Free()
+    if target is not pg and target in _subgroups:
+        _subgroups.remove(target)
+    if not _broken and target is pg:
         target._comm.Free()
     if target is pg:
+        _subgroups.clear()
         _default_pg = None
         GroupMember.WORLD = None
 
@@ -356,8 +364,10 @@ def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.time
     if not inside:
         return GroupMember.NON_GROUP_MEMBER
     prefixed = None if pg._store is None else PrefixStore("group_" + "_".join(map(str, ranks)), pg._store)
-    return ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
-                        timeout if timeout is not None else pg._timeout, prefixed)
+    group = ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
+                         timeout if timeout is not None else pg._timeout, prefixed)
+    _subgroups.append(group)
+    return group
 
 
 def _get_default_store():
