@@ -71,6 +71,29 @@ def test_nccl_dead_peer_raises(tmp_path):
     assert float(res["seconds"]) <= 3.0 + 2
 
 
+def test_nccl_mismatched_shapes_raise_on_every_rank(tmp_path):
+    run = ok(launch(tmp_path, 2, "failures.py", "shape", "nccl", timeout=90))
+    for r in range(2):
+        res = run.result(r)
+        assert str(res["kind"]) == "DistBackendError"
+        assert "different sizes" in str(res["error"])
+        np.testing.assert_array_equal(res["after"], np.full(5, 2.0, np.float32))
+
+
+def test_nccl_on_the_asynchronous_emulated_device(tmp_path, monkeypatch):
+    """MINITORCH_EMU_ASYNC=1: each stream's work runs on its own thread; an NCCL call first waits
+    for the work queued before it on its stream (the collectives' script, 2 ranks)."""
+    if not minitorch.cuda._is_emulated():
+        pytest.skip("the emulated device's asynchronous mode")
+    monkeypatch.setenv("MINITORCH_EMU_ASYNC", "1")
+    run = ok(launch(tmp_path, 2, "collectives.py", "nccl", "cuda", timeout=180))
+    x = [inputs(r, 2) for r in range(2)]
+    for r in range(2):
+        res = run.result(r)
+        np.testing.assert_allclose(res["all_reduce_sum_float64"], x[0]["float64"] + x[1]["float64"], rtol=1e-12)
+        np.testing.assert_array_equal(res["recv"], x[(r - 1) % 2]["float32"])
+
+
 def test_nccl_load_and_unavailable_reasons():
     import minitorch.distributed as dist
 

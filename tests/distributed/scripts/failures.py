@@ -48,10 +48,10 @@ elif mode == "slow":
         os._exit(0)
     attempt(lambda: dist.all_reduce(minitorch.ones(10, device=dev)))
 elif mode == "shape":
-    attempt(lambda: dist.all_reduce(minitorch.ones(3 + r)))
-    t = minitorch.ones(5)
+    attempt(lambda: dist.all_reduce(minitorch.ones(3 + r, device=dev)))
+    t = minitorch.ones(5, device=dev)
     dist.all_reduce(t)  # the group still works after the mismatch was found
-    res["after"] = t.numpy().copy()
+    res["after"] = t.cpu().numpy().copy()
 elif mode == "ddp_model":
     from minitorch import nn
     from minitorch.nn.parallel import DistributedDataParallel as DDP
