@@ -68,3 +68,14 @@ def test_uninitialized_and_arguments():
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.init_process_group("carrier-pigeon", rank=0, world_size=1)
     assert dist.Backend("GLOO") == "gloo" and dist.Backend("mpi") == dist.Backend.MPI
+
+
+def test_nccl_without_a_gpu_says_so():
+    import minitorch
+    import minitorch.distributed as dist
+
+    if minitorch.cuda.is_available():
+        pytest.skip("a CUDA device (or the emulated one) is here")
+    with pytest.raises(RuntimeError, match="ProcessGroupNCCL is only supported with GPUs, no GPUs found!"):
+        dist.init_process_group("nccl", rank=0, world_size=1)
+    assert not dist.is_initialized() and not dist.is_nccl_available()
