@@ -867,9 +867,11 @@ ncclGroupEnd(void)
     if (--group_depth > 0) {
         return ncclSuccess;
     }
-    size_t n = n_queued;
-    n_queued = 0;
-    return n > 0 ? run_ops(queued, n) : ncclSuccess;
+    ncclResult_t r = n_queued > 0 ? run_ops(queued, n_queued) : ncclSuccess;
+    free(queued); /* a thread's queue lives for its group only: nothing is left at its exit */
+    queued = NULL;
+    n_queued = cap_queued = 0;
+    return r;
 }
 
 ncclResult_t
