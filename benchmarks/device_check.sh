@@ -5,7 +5,9 @@
 # file (each under a time limit), then the DLPack exchange with torch.cuda and CuPy (skipped, with
 # the reason, where either is absent), then benchmarks/bench_cuda.py beside PyTorch's CUDA build
 # (installed by pip if absent; offline that fails, and the script says so and goes on), and
-# prints what failed, then the benchmark table, last. Full logs go into RESULTS_DIR (or $OUT, or
+# prints what failed, then the benchmark table, last. Where nvidia-smi -L lists more than one GPU,
+# NCCL's all_reduce runs too (benchmarks/bench_nccl.py, one process per GPU, backend "nccl"; the
+# nvidia-nccl-cu13 wheel is installed by pip if NCCL does not load); with one GPU it says so. Full logs go into RESULTS_DIR (or $OUT, or
 # ./results). The exit status is 0 only if every step passed.
 #
 # --emu runs the same steps on the emulated CUDA device (MINITORCH_CUDA_EMU=1: the backend's code
@@ -135,6 +137,29 @@ if c.is_available():
         [ $rc -eq 124 ] && failed+=("benchmark: TIMED OUT after $BENCH_LIMIT s")
         [ $rc -ne 0 ] && [ $rc -ne 124 ] && failed+=("benchmark: rc=$rc, see $RESULTS/bench.log")
         grep -E "^(a benchmark failed|no PyTorch column|Traceback|[A-Za-z]*Error)" "$RESULTS/bench.log" | head -10
+    fi
+
+    echo "== NCCL all_reduce (more than one GPU)"
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ $EMU = 1 ]; then
+        nccl_procs=2  # the emulated NCCL between two processes: the check of this step
+    elif [ "${ngpu:-0}" -gt 1 ]; then
+        nccl_procs=$ngpu
+    else
+        nccl_procs=0
+        echo "  nvidia-smi -L lists ${ngpu:-0} GPU(s): NCCL's all_reduce needs more than one, not run"
+    fi
+    if [ "$nccl_procs" -gt 1 ] && [ "$available" = 1 ]; then
+        if ! "$PYTHON" -c "import minitorch.distributed as d, sys; sys.exit(not d.is_nccl_available())" 2>/dev/null; then
+            echo "  NCCL does not load: pip install nvidia-nccl-cu13 (at most 120 s) ..."
+            timeout 120 "$PYTHON" -m pip install -q --timeout 10 --retries 0 nvidia-nccl-cu13 mpi4py mpich \
+                > "$RESULTS/pip_nccl.log" 2>&1 || echo "  could not be installed (offline?), see $RESULTS/pip_nccl.log"
+        fi
+        timeout 180 "$PYTHON" -m minitorch.distributed.run --nproc-per-node "$nccl_procs" benchmarks/bench_nccl.py \
+            $([ $EMU = 1 ] && echo --emu) > "$RESULTS/bench_nccl.txt" 2>&1
+        rc=$?
+        cat "$RESULTS/bench_nccl.txt" | tail -12
+        [ $rc -ne 0 ] && failed+=("NCCL all_reduce: rc=$rc, see $RESULTS/bench_nccl.txt")
     fi
 
     echo "== what failed"

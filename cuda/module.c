@@ -7,10 +7,12 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda/capi_import.h"
 #include "cuda/cuda.h"
 #include "cuda/handles.h"
+#include "cuda/nccl.h"
 #include "cuda/ops.h"
 #include "cuda/profile.h"
 
@@ -467,6 +469,137 @@ py_set_library_flags(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- NCCL (nccl.h), for minitorch/distributed/_nccl.py: handles and pointers as integers ---- */
+
+static PyObject *
+py_nccl_load(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *path = NULL;
+    int version = 0;
+    if (!PyArg_ParseTuple(args, "|z", &path)) {
+        return NULL;
+    }
+    if (mt_nccl_load(path, &version)) {
+        return raise_status();
+    }
+    return PyLong_FromLong(version);
+}
+
+static PyObject *
+py_nccl_unique_id(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ncclUniqueId id;
+    if (mt_nccl_unique_id(&id)) {
+        return raise_status();
+    }
+    return PyBytes_FromStringAndSize(id.internal, sizeof(id.internal));
+}
+
+static PyObject *
+py_nccl_comm_init(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int device, nranks, rank;
+    const char *raw;
+    Py_ssize_t len;
+    double timeout_s;
+    if (!PyArg_ParseTuple(args, "iiy#id", &device, &nranks, &raw, &len, &rank, &timeout_s)) {
+        return NULL;
+    }
+    if (len != NCCL_UNIQUE_ID_BYTES) {
+        PyErr_Format(PyExc_ValueError, "an NCCL unique id has %d bytes, got %zd",
+                     NCCL_UNIQUE_ID_BYTES, len);
+        return NULL;
+    }
+    ncclUniqueId id;
+    memcpy(id.internal, raw, sizeof(id.internal));
+    ncclComm_t comm = NULL;
+    mt_status st;
+    Py_BEGIN_ALLOW_THREADS st = mt_nccl_comm_init(device, nranks, &id, rank, timeout_s, &comm);
+    Py_END_ALLOW_THREADS if (st)
+    {
+        return raise_status();
+    }
+    return PyLong_FromVoidPtr(comm);
+}
+
+static PyObject *
+py_nccl_comm_free(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long h;
+    int abort = 0;
+    if (!PyArg_ParseTuple(args, "K|p", &h, &abort)) {
+        return NULL;
+    }
+    if (mt_nccl_comm_free((ncclComm_t)(uintptr_t)h, abort)) {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_nccl_async_error(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long h;
+    int code = 0;
+    const char *words = "";
+    if (!PyArg_ParseTuple(args, "K", &h)) {
+        return NULL;
+    }
+    if (mt_nccl_async_error((ncclComm_t)(uintptr_t)h, &code, &words)) {
+        return raise_status();
+    }
+    return Py_BuildValue("(is)", code, words);
+}
+
+static PyObject *
+py_nccl_run(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned long long h, send, recv, count;
+    int device, kind, dtype, op, root;
+    if (!PyArg_ParseTuple(args, "KiiKKKiii", &h, &device, &kind, &send, &recv, &count, &dtype, &op,
+                          &root)) {
+        return NULL;
+    }
+    mt_nccl_call call = {(mt_nccl_kind)kind,
+                         (const void *)(uintptr_t)send,
+                         (void *)(uintptr_t)recv,
+                         (size_t)count,
+                         dtype,
+                         op,
+                         root};
+    mt_status st;
+    Py_BEGIN_ALLOW_THREADS st = mt_nccl_run((ncclComm_t)(uintptr_t)h, device, &call);
+    Py_END_ALLOW_THREADS if (st)
+    {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_nccl_group(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int start;
+    if (!PyArg_ParseTuple(args, "p", &start)) {
+        return NULL;
+    }
+    mt_status st;
+    Py_BEGIN_ALLOW_THREADS st = mt_nccl_group(start);
+    Py_END_ALLOW_THREADS if (st)
+    {
+        return raise_status();
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
 #ifdef MT_CUDA_EMU
     {"emu_sync_count", py_emu_sync_count, METH_NOARGS,
@@ -501,6 +634,17 @@ static PyMethodDef methods[] = {
     {"mem_get_info", py_mem_get_info, METH_VARARGS, "mem_get_info(device) -> (free, total)"},
     {"set_library_flags", py_set_library_flags, METH_VARARGS,
      "set_library_flags(cudnn_benchmark, cudnn_deterministic, matmul_allow_tf32)"},
+    {"nccl_load", py_nccl_load, METH_VARARGS, "nccl_load(path=None) -> NCCL's version code"},
+    {"nccl_unique_id", py_nccl_unique_id, METH_NOARGS, "ncclGetUniqueId, as 128 bytes"},
+    {"nccl_comm_init", py_nccl_comm_init, METH_VARARGS,
+     "nccl_comm_init(device, nranks, unique_id, rank, timeout_s) -> comm"},
+    {"nccl_comm_free", py_nccl_comm_free, METH_VARARGS, "nccl_comm_free(comm, abort=False)"},
+    {"nccl_async_error", py_nccl_async_error, METH_VARARGS,
+     "nccl_async_error(comm) -> (code, words)"},
+    {"nccl_run", py_nccl_run, METH_VARARGS,
+     "nccl_run(comm, device, kind, send, recv, count, dtype, op, root_or_peer)"},
+    {"nccl_group", py_nccl_group, METH_VARARGS,
+     "nccl_group(start): ncclGroupStart or ncclGroupEnd"},
     {NULL, NULL, 0, NULL},
 };
 

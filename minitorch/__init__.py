@@ -193,6 +193,7 @@ from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402
 
 globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor
 from . import utils  # noqa: E402
+from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'

@@ -24,18 +24,18 @@ from typing import Any, List, Optional
 import numpy as np
 
 import minitorch
+from minitorch.distributed._store import (DistError, DistStoreError, FileStore, HashStore, PrefixStore, Store,
+                                          TCPStore)
 
-__all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp", "Work",
-           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "barrier", "broadcast",
-           "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank", "get_world_size",
-           "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
-           "is_nccl_available", "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter", "send"]
+__all__ = ["Backend", "DistBackendError", "DistError", "DistStoreError", "FileStore", "GroupMember", "HashStore",
+           "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "TCPStore", "Work", "all_gather",
+           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
+           "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank",
+           "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
+           "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "new_group", "recv", "reduce",
+           "reduce_op", "reduce_scatter_tensor", "scatter", "send"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
-
-
-class DistError(RuntimeError):
-    """Raised when an error occurs in the distributed library."""
 
 
 class DistBackendError(DistError):
@@ -56,7 +56,13 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    return False
+    """Whether the "nccl" backend can run here: a CUDA device, and NCCL loads (the nvidia-nccl-cu13
+    wheel's libnccl.so.2; built into the emulated device)."""
+    if not is_mpi_available():
+        return False
+    from minitorch.distributed import _nccl
+
+    return _nccl.available()
 
 
 class Backend(str):
@@ -111,8 +117,12 @@ class GroupMember:
     NON_GROUP_MEMBER = object()
 
 
+group = GroupMember  # torch.distributed.group.WORLD
+
+
 _MPI = None  # the mpi4py.MPI module once init_process_group imported it
 _default_pg: Optional["ProcessGroup"] = None
+_subgroups: List["ProcessGroup"] = []  # the live groups of new_group (destroyed with the default group)
 _broken = False  # a collective failed: MPI_Finalize could wait forever on its requests, so exit skips it
 
 
@@ -147,11 +157,12 @@ class ProcessGroup:
     """A communicator over some ranks of the world: its MPI communicator, its ranks (global
     numbering), its backend name and timeout."""
 
-    def __init__(self, comm, ranks: List[int], backend: str, timeout: datetime.timedelta) -> None:
+    def __init__(self, comm, ranks: List[int], backend: str, timeout: datetime.timedelta, store=None) -> None:
         self._comm = comm
         self._ranks = list(ranks)
         self._backend = backend
         self._timeout = timeout
+        self._store = store  # the rendezvous store (init_method tcp:// or file://, or store=), or None
 
     def rank(self) -> int:
         return self._comm.Get_rank()
@@ -217,18 +228,24 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "mpi")
     if name == Backend.NCCL:
-        raise RuntimeError("Distributed package doesn't have NCCL built in: minitorch's collectives run on "
-                           "CPU tensors over MPI (backend='mpi' or 'gloo')")
-    if name not in (Backend.MPI, Backend.GLOO):
+        from minitorch.distributed import _nccl
+
+        _nccl.load()  # RuntimeError when there is no GPU or NCCL does not load
+    if name not in (Backend.MPI, Backend.GLOO, Backend.NCCL):
         raise ValueError(f"Invalid backend: '{backend}'")
-    if store is not None:
-        raise ValueError("minitorch.distributed has no Store: the processes meet through MPI")
-    if init_method is not None and not init_method.startswith("env://"):
-        raise ValueError(f"minitorch.distributed supports init_method='env://' only, got {init_method!r}")
+    if init_method is not None and store is not None:
+        raise ValueError("Cannot specify both init_method and store.")
     if timeout is None:
         timeout = default_pg_timeout
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
+    if store is not None:
+        if world_size <= 0:
+            raise ValueError("world_size must be positive if using store")
+        if rank < 0:
+            raise ValueError("rank must be non-negative if using store")
+    elif init_method is not None and not init_method.startswith("env://"):
+        store, rank, world_size = _rendezvous_store(init_method, rank, world_size, timeout)
     if rank < 0:
         rank = _env_int("RANK") if "RANK" in os.environ or world_size != 1 else 0
     if world_size < 0:
@@ -242,9 +259,48 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
             f"init_process_group(rank={rank}, world_size={world_size}) does not match the MPI world this "
             f"process is in (rank {world.Get_rank()} of {world.Get_size()}): start the processes with "
             f"`python -m minitorch.distributed.run --nproc-per-node {world_size} script.py`")
+    if store is not None:
+        _meet(store, rank, world_size, timeout)
     comm = world.Dup()
-    _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout)
+    _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout, store)
     GroupMember.WORLD = _default_pg
+
+
+def _rendezvous_store(init_method: str, rank: int, world_size: int, timeout: datetime.timedelta):
+    """The store of a "tcp://host:port" or "file:///path" init_method (rank and world_size from
+    the arguments, the URL's query ?rank=&world_size=, or RANK and WORLD_SIZE)."""
+    from urllib.parse import parse_qs, urlparse
+
+    url = urlparse(init_method)
+    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+    if rank < 0:
+        rank = int(query.get("rank", os.environ.get("RANK", -1)))
+    if world_size < 0:
+        world_size = int(query.get("world_size", os.environ.get("WORLD_SIZE", -1)))
+    if url.scheme not in ("tcp", "file"):
+        raise RuntimeError(f"No rendezvous handler for {url.scheme}://")
+    if rank < 0 or world_size <= 0:
+        what = "rank" if rank < 0 else "world size"
+        raise ValueError(f"Error initializing torch.distributed using {url.scheme}:// rendezvous: {what} "
+                         f"parameter missing")
+    if url.scheme == "tcp":
+        if not url.hostname or url.port is None:
+            raise ValueError(f"tcp:// rendezvous needs host:port, got {init_method!r}")
+        store = TCPStore(url.hostname, url.port, world_size, rank == 0, timeout)
+    else:
+        path = url.path if not url.netloc else "/" + url.netloc + url.path
+        if not path:
+            raise ValueError(f"file:// rendezvous needs a path, got {init_method!r}")
+        store = FileStore(path, world_size)
+        store.set_timeout(timeout)
+    return store, rank, world_size
+
+
+def _meet(store, rank: int, world_size: int, timeout: datetime.timedelta) -> None:
+    """Every rank checks in through the store (set rank/<r>, wait for all): the rendezvous PyTorch's
+    init_process_group makes; a rank that never comes raises the store's timeout error."""
+    store.set(f"minitorch/rank/{rank}", str(os.getpid()))
+    store.wait([f"minitorch/rank/{r}" for r in range(world_size)], timeout)
 
 
 def destroy_process_group(group=None) -> None:
@@ -254,9 +310,19 @@ def destroy_process_group(group=None) -> None:
     target = pg if group is None or group is GroupMember.WORLD else group
     if target is GroupMember.NON_GROUP_MEMBER:
         return
-    if not _broken:
+    from minitorch.distributed import _nccl
+
+    # the default group takes every group made by new_group with it (their NCCL communicators)
+    for g in ([target] if target is not pg else [*_subgroups, pg]):
+        _nccl.free_all(g, abort=_broken)
+        if not _broken and g is not pg:
+            g._comm.Free()
+    if target is not pg and target in _subgroups:
+        _subgroups.remove(target)
+    if not _broken and target is pg:
         target._comm.Free()
     if target is pg:
+        _subgroups.clear()
         _default_pg = None
         GroupMember.WORLD = None
 
@@ -297,8 +363,31 @@ def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.time
     comm = pg._comm.Split(0 if inside else MPI.UNDEFINED, ranks.index(me) if inside else 0)
     if not inside:
         return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
-                        timeout if timeout is not None else pg._timeout)
+    prefixed = None if pg._store is None else PrefixStore("group_" + "_".join(map(str, ranks)), pg._store)
+    group = ProcessGroup(comm, ranks, str(Backend(backend)) if backend else pg.name(),
+                         timeout if timeout is not None else pg._timeout, prefixed)
+    _subgroups.append(group)
+    return group
+
+
+def _get_default_store():
+    """The default group's store (None when it met through MPI alone, init_method env://)."""
+    return _require_init()._store
+
+
+def _nccl_module():
+    from minitorch.distributed import _nccl
+
+    return _nccl
+
+
+def _nccl_for(pg, *tensors):
+    """The NCCL backend's module when this collective goes to NCCL (a "nccl" group, CUDA
+    tensors), else None: CPU tensors of a "nccl" group take MPI, as PyTorch's "cpu:gloo,cuda:nccl"."""
+    if pg.name() != Backend.NCCL:
+        return None
+    nccl = _nccl_module()
+    return nccl if nccl.uses_nccl(pg, *tensors) else None
 
 
 # ---- buffers ----
@@ -308,6 +397,13 @@ _FLOAT_UP = ("float16", "bfloat16")  # reduced in float32 (MPI has no 16-bit flo
 
 def _dtype_name(t) -> str:
     return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _pair_group(out, out_name: str, inp, in_name: str, group) -> Optional["ProcessGroup"]:
+    """The checks of a collective from one tensor into another: both tensors, then _group."""
+    _check_tensor(out, out_name)
+    _check_tensor(inp, in_name)
+    return _group(group)
 
 
 def _check_tensor(t, what: str = "tensor") -> None:
@@ -450,6 +546,15 @@ class Work:
     def is_success(self) -> bool:
         return self._done
 
+    def result(self) -> List:
+        """The tensors the collective wrote (all_reduce's tensor, ...), once it completed."""
+        self.wait()
+        return list(getattr(self, "_result", []))
+
+    def get_future(self):
+        """A minitorch.futures.Future of the collective's result tensors (a list)."""
+        return minitorch.futures.Future._of(self.result, self.is_completed)
+
 
 def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None):
     """Runs start() -> requests as the `what` collective: first the cross-rank check of the
@@ -543,6 +648,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = _group(group)
     if pg is None:
         return None
+    if _nccl_for(pg, tensor):
+        return _with_result(_nccl_for(pg, tensor).all_reduce(pg, tensor, op, async_op), [tensor])
     mop, buf, back = _reduction_buffer(tensor, op)
     MPI = _mpi()
     n = pg.size()
@@ -552,8 +659,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
             _avg(buf, n)
         back()
 
-    return _issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish, async_op,
-                  [tensor.numel(), _dtype_code(tensor)])
+    return _with_result(_issue(pg, "all_reduce", lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mop)], finish,
+                               async_op, [tensor.numel(), _dtype_code(tensor)]), [tensor])
+
+
+def _with_result(work, tensors):
+    """work (None for a blocking call), knowing the tensors it writes (Work.result())."""
+    if work is not None:
+        work._result = tensors
+    return work
 
 
 def _rooted(tensor, group, group_root: Optional[int], root, what: str):
@@ -571,6 +685,8 @@ def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_sr
     pg, root = _rooted(tensor, group, group_src, src, "src rank")
     if pg is None:
         return None
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).broadcast(pg, tensor, root, async_op)
     work_t, finish = _staged(tensor)
     buf = _bytes(work_t)
     return _issue(pg, "broadcast", lambda: [pg._comm.Ibcast(buf, root)], finish, async_op,
@@ -598,6 +714,8 @@ def all_gather(tensor_list: List, tensor, group=None, async_op: bool = False):
         return None
     n = pg.size()
     _same_layout(tensor_list, tensor, "all_gather", n)
+    if _nccl_for(pg, tensor, *tensor_list):
+        return _nccl_for(pg, tensor).all_gather(pg, tensor_list, tensor, async_op)
     send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8)
 
@@ -628,9 +746,7 @@ def _check_split_pair(group, output, input, names, gather):
     reduce_scatter_tensor, after their checks: both tensors, the same dtype, and the whole side
     (output when gathering, else input) world_size times the other's elements, in the messages of
     each (PyTorch's ProcessGroup checks)."""
-    _check_tensor(output, names[0])
-    _check_tensor(input, names[1])
-    pg = _group(group)
+    pg = _pair_group(output, names[0], input, names[1], group)
     if pg is None:
         return None
     whole, part = (output, input) if gather else (input, output)
@@ -649,6 +765,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     pg = _check_split_pair(group, output_tensor, input_tensor, ("output_tensor", "input_tensor"), gather=True)
     if pg is None:
         return None
+    if _nccl_for(pg, output_tensor, input_tensor):
+        return _nccl_for(pg, input_tensor).all_gather_into_tensor(pg, output_tensor, input_tensor, async_op)
     send = _bytes(_host(input_tensor))
     out, finish = _staged(output_tensor)
     recv = _bytes(out)
@@ -662,6 +780,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     if pg is None:
         return None
     n = pg.size()
+    if _nccl_for(pg, output, input):
+        return _nccl_for(pg, input).reduce_scatter_tensor(pg, output, input, op, async_op)
     name = _dtype_name(input)
     mop = _mpi_op(op, name)
     up = name in _FLOAT_UP
@@ -688,6 +808,8 @@ def gather(tensor, gather_list: Optional[List] = None, dst: int = 0, group=None,
     n = pg.size()
     me = pg.rank()
     _root_list(pg, root, gather_list, tensor, "gather_list", "destination")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).gather(pg, tensor, gather_list, root, async_op)
     send = _bytes(_host(tensor))
     recv = np.empty(send.size * n, dtype=np.uint8) if me == root else None
 
@@ -707,6 +829,8 @@ def scatter(tensor, scatter_list: Optional[List] = None, src: int = 0, group=Non
     if pg is None:
         return None
     _root_list(pg, root, scatter_list, tensor, "scatter_list", "source")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).scatter(pg, tensor, scatter_list, root, async_op)
     send = np.concatenate([_bytes(_host(t)) for t in scatter_list]) if pg.rank() == root else None
     out, finish = _staged(tensor)
     recv = _bytes(out)
@@ -721,6 +845,8 @@ def reduce(tensor, dst: Optional[int] = None, op=ReduceOp.SUM, group=None, async
     pg, root = _rooted(tensor, group, group_dst, 0 if dst is None else dst, "dst rank")
     if pg is None:
         return None
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).reduce(pg, tensor, root, op, async_op)
     mop, buf, back = _reduction_buffer(tensor, op)
     MPI = _mpi()
     n = pg.size()
@@ -789,6 +915,8 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
     pg = _group(group)
     if pg is None:
         return None
+    if pg.name() == Backend.NCCL and minitorch.cuda.is_available():
+        return _nccl_module().barrier(pg, async_op)
     return _issue(pg, "barrier", lambda: [pg._comm.Ibarrier()], None, async_op)
 
 
@@ -800,6 +928,8 @@ def isend(tensor, dst: Optional[int] = None, group=None, tag: int = 0, group_dst
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of "
                          "the current process.")
+    if _nccl_for(pg, tensor):
+        return _nccl_for(pg, tensor).send(pg, tensor, peer, tag)
     data = _bytes(_host(tensor))
     return _issue(pg, "send", lambda: [pg._comm.Isend(data, peer, tag)], None, True)
 
@@ -812,6 +942,10 @@ def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src
         return None
     MPI = _mpi()
     peer = group_src if group_src is not None else (MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src rank"))
+    if _nccl_for(pg, tensor):
+        if peer == MPI.ANY_SOURCE:
+            raise ValueError("NCCL does not support recv from any source: give src")
+        return _nccl_for(pg, tensor).recv(pg, tensor, peer, tag)
     out, back = _staged(tensor)
     data = _bytes(out)
 
@@ -838,4 +972,34 @@ def recv(tensor, src: Optional[int] = None, group=None, tag: int = 0, group_src:
     if work is None:
         return -1
     work.wait()
+    if hasattr(work, "_peer"):  # NCCL's: from the rank it was asked to receive from
+        return work._pg._ranks[work._peer]
     return work._pg._ranks[work._statuses[0].Get_source()]
+
+
+class _ReduceOpAlias:
+    """torch.distributed.reduce_op, the deprecated name of ReduceOp's SUM, PRODUCT, MIN and MAX."""
+
+    def __getattr__(self, name: str):
+        if name in ("SUM", "PRODUCT", "MIN", "MAX"):
+            import warnings
+
+            warnings.warn("`torch.distributed.reduce_op` is deprecated, please use `torch.distributed.ReduceOp` "
+                          "instead", FutureWarning, stacklevel=2)
+            return getattr(ReduceOp, name)
+        raise AttributeError(name)
+
+
+reduce_op = _ReduceOpAlias()
+
+
+def __getattr__(name: str):
+    if name == "GradBucket":  # defined beside DDP, which imports this module
+        from minitorch.nn.parallel.distributed import GradBucket
+
+        return GradBucket
+    raise AttributeError(f"module 'minitorch.distributed' has no attribute '{name}'")
+
+
+from minitorch.distributed._all_to_all import all_to_all, all_to_all_single  # noqa: E402  (uses the names above)
+from minitorch.distributed import distributed_c10d  # noqa: E402,F401  (after every name it re-exports)

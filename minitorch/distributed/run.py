@@ -3,19 +3,25 @@
 Starts N processes on this machine under MPICH's mpiexec (the processes of one MPI world: MPICH
 cannot join processes that each started alone; see the README's "More than one process") and
 gives each torchrun's environment: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
-MASTER_ADDR (127.0.0.1) and MASTER_PORT, on loopback only. A process that fails does not stop the
-others: they raise within their process group's timeout. The exit status is mpiexec's (not 0 when
-a process failed).
+MASTER_ADDR (127.0.0.1) and MASTER_PORT, on loopback only. As torchrun, when a process fails (a
+non-zero exit status, or it died of a signal), the launcher stops the others (SIGTERM, then SIGKILL
+after --kill-grace seconds) and exits with the failed process's status (128 + the signal's number
+for a process killed by a signal, 1 when the status could not be known). With --keep-going
+(minitorch's own) a failed process leaves the others running, so that they report the failure
+themselves (DistBackendError within their process group's timeout), and the status is mpiexec's.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
-from typing import List, Optional
+import tempfile
+import time
+from typing import Dict, List, Optional
 
 
 def find_mpiexec() -> Optional[str]:
@@ -47,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--standalone", action="store_true", help="accepted for torchrun's command lines")
     p.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
     p.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program")
+    p.add_argument("--keep-going", action="store_true",
+                   help="minitorch's own: a failed process does not stop the others")
+    p.add_argument("--kill-grace", type=float, default=5.0,
+                   help="seconds between SIGTERM and SIGKILL when stopping the processes (default 5)")
     p.add_argument("training_script", type=str)
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return p
@@ -74,11 +84,101 @@ def main(argv: Optional[List[str]] = None) -> int:
         target = [sys.executable, "-m", "minitorch.distributed._bootstrap", "-m", args.training_script]
     else:
         target = [sys.executable, "-m", "minitorch.distributed._bootstrap", args.training_script]
-    # -disable-auto-cleanup: a process that fails leaves the others running, so that they report
-    # the failure themselves (DistBackendError within their timeout) instead of being killed
+    # -disable-auto-cleanup: mpiexec itself leaves the others running when one fails; this
+    # launcher stops them (unless --keep-going), knowing which failed and with what status
     cmd = [mpiexec, "-n", str(n), "-host", "localhost", "-disable-auto-cleanup", *target,
            *args.training_script_args]
-    return subprocess.call(cmd, env=env)
+    if args.no_python:
+        return subprocess.call(cmd, env=env)  # no bootstrap to report the processes' statuses
+    with tempfile.TemporaryDirectory(prefix="minitorch-run-") as status_dir:
+        env["MINITORCH_RUN_STATUS_DIR"] = status_dir
+        proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+        try:
+            return _watch(proc, n, status_dir, args.keep_going, args.kill_grace)
+        except KeyboardInterrupt:
+            _stop(proc, _read(status_dir, "pid"), args.kill_grace)
+            return 128 + signal.SIGINT
+
+
+def _read(folder: str, what: str) -> Dict[int, int]:
+    """rank -> the number in its rank<r>.<what> file (pid or exit), for the files written so far."""
+    out = {}
+    for name in os.listdir(folder):
+        if name.startswith("rank") and name.endswith("." + what):
+            try:
+                with open(os.path.join(folder, name)) as f:
+                    out[int(name[4:-len(what) - 1])] = int(f.read())
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its proxy) has ended too
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _stop(proc: subprocess.Popen, pids: Dict[int, int], grace: float) -> None:
+    """SIGTERM to the processes and mpiexec, SIGKILL to what is left after grace seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids.values():
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        try:
+            os.killpg(proc.pid, sig)
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+            if not any(_alive(p) for p in pids.values()):
+                return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _watch(proc: subprocess.Popen, n: int, status_dir: str, keep_going: bool, grace: float) -> int:
+    """Waits for mpiexec; the first process that fails (in the order seen) stops the others and
+    gives the launcher's exit status, as torchrun's."""
+    gone_since: Dict[int, float] = {}
+    while True:
+        rc = proc.poll()
+        exits = _read(status_dir, "exit")
+        failed = {r: c for r, c in exits.items() if c != 0}
+        if rc is not None:
+            if failed:
+                return failed[min(failed)] & 0xFF or 1
+            return rc if rc >= 0 else 128 - rc
+        if not keep_going:
+            pids = _read(status_dir, "pid")
+            now = time.monotonic()
+            for r, pid in pids.items():
+                if r not in exits and not _alive(pid):
+                    gone_since.setdefault(r, now)
+            # a process gone without its exit file died of a signal or os._exit: its status file
+            # may lag its end a little, so it counts as failed once 0.2 s passed without one
+            died = [r for r, t in gone_since.items() if r not in exits and now - t > 0.2]
+            if failed or died:
+                # the status of a process that ended without writing it (os._exit, a signal) is
+                # not known here (its parent is mpiexec's proxy): 1 says that it failed
+                first = min(failed) if failed else min(died)
+                status = (failed[first] & 0xFF or 1) if failed else 1
+                print(f"minitorch.distributed.run: rank {first} failed (exit status {status}); stopping the "
+                      f"others", file=sys.stderr, flush=True)
+                _stop(proc, {r: p for r, p in pids.items() if r != first}, grace)
+                return status
+        time.sleep(0.05)
+
 
 
 if __name__ == "__main__":

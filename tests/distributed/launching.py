@@ -38,14 +38,15 @@ class Launched:
             return dict(f)
 
 
-def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60) -> Launched:
-    """`python -m minitorch.distributed.run --nproc-per-node n scripts/<script> <out dir> args`."""
+def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60, launcher_args=()) -> Launched:
+    """`python -m minitorch.distributed.run [launcher_args] --nproc-per-node n scripts/<script> <out dir> args`."""
     out = tmp_path / f"{Path(script).stem}-{n}"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     # a session of its own: on a timeout, the launcher, mpiexec and every rank are stopped together
     p = subprocess.Popen(
-        [sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(n), str(SCRIPTS / script),
+        [sys.executable, "-m", "minitorch.distributed.run", *launcher_args, "--nproc-per-node", str(n),
+         str(SCRIPTS / script),
          str(out), *args],
         env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1"), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -111,3 +111,22 @@ def test_reduce_and_objects(world):
             np.testing.assert_array_equal(res[r]["reduce_sum"], x[r]["float64"])
         np.testing.assert_array_equal(res[r]["all_gather_object"], [k * 100 + k for k in range(n)])
         assert list(res[r]["broadcast_object_list"]) == [f"from {n - 1}", str({"k": (n - 1,)})]
+
+
+def test_all_to_all(world):
+    n, res, x = world
+    for r in range(n):
+        # equal parts: rank q's rows 3r..3r+2, for each q in order
+        want = np.concatenate([np.arange(n * 3 * 2, dtype=np.float32).reshape(n * 3, 2)[3 * r:3 * r + 3] + 100 * q
+                               for q in range(n)])
+        np.testing.assert_array_equal(res[r]["all_to_all_single"], want)
+        parts = []
+        for q in range(n):  # rank q sends rank r its rows after sum(k + q + 1 for k < r)
+            start = sum(k + q + 1 for k in range(r))
+            rows = np.arange(sum(k + q + 1 for k in range(n)) * 2, dtype=np.float64).reshape(-1, 2) + 1000 * q
+            parts.append(rows[start:start + r + q + 1])
+        np.testing.assert_array_equal(res[r]["all_to_all_single_uneven"], np.concatenate(parts))
+        np.testing.assert_array_equal(res[r]["all_to_all"],
+                                      np.concatenate([np.full(q + 1, 10 * q + r, np.int64) for q in range(n)]))
+        np.testing.assert_array_equal(res[r]["reduce_op_alias"], np.max([x[k]["float32"] for k in range(n)], axis=0))
+        assert bool(res[r]["reduce_op_warned"])

@@ -9,7 +9,8 @@ TIMEOUT = 3.0
 
 
 def test_dead_rank_raises_within_timeout(tmp_path):
-    run = launch(tmp_path, 2, "failures.py", "dead", timeout=60)
+    # --keep-going: the launcher leaves rank 0 running, to see it raise by itself
+    run = launch(tmp_path, 2, "failures.py", "dead", timeout=60, launcher_args=["--keep-going"])
     assert run.returncode != 0  # rank 1 exited with 3; rank 0 raised
     res = run.result(0)
     assert res["is_runtime_error"], res
@@ -17,6 +18,17 @@ def test_dead_rank_raises_within_timeout(tmp_path):
     assert "all_reduce" in str(res["error"])
     assert float(res["seconds"]) <= TIMEOUT + 2
     assert run.seconds < TIMEOUT + 25  # the launcher itself ends: nothing hangs
+
+
+@pytest.mark.parametrize("mode, status", [("exit3", 3), ("dead", 1)])
+def test_launcher_stops_the_others_when_one_fails(tmp_path, mode, status):
+    """As torchrun: rank 1 fails (sys.exit(3); os._exit, whose status the launcher cannot know: 1),
+    the launcher stops rank 0 (blocked in a collective or asleep) and exits with the status."""
+    run = launch(tmp_path, 2, "failures.py", mode, timeout=60)
+    assert run.returncode == status, (run.stdout, run.stderr)
+    assert "rank 1 failed" in run.stderr and "stopping the others" in run.stderr
+    assert not (run.out / "rank0.npz").exists()  # stopped before it could save anything
+    assert run.seconds < 20
 
 
 def test_late_rank_times_out(tmp_path):
@@ -56,3 +68,14 @@ def test_uninitialized_and_arguments():
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.init_process_group("carrier-pigeon", rank=0, world_size=1)
     assert dist.Backend("GLOO") == "gloo" and dist.Backend("mpi") == dist.Backend.MPI
+
+
+def test_nccl_without_a_gpu_says_so():
+    import minitorch
+    import minitorch.distributed as dist
+
+    if minitorch.cuda.is_available():
+        pytest.skip("a CUDA device (or the emulated one) is here")
+    with pytest.raises(RuntimeError, match="ProcessGroupNCCL is only supported with GPUs, no GPUs found!"):
+        dist.init_process_group("nccl", rank=0, world_size=1)
+    assert not dist.is_initialized() and not dist.is_nccl_available()

@@ -4,9 +4,12 @@ At construction the parameters and buffers of rank 0 are broadcast to every rank
 The parameters are put in buckets (reverse registration order, about the order backward produces
 their gradients; the first bucket 1 MiB, the others bucket_cap_mb). A post-accumulate-grad hook on
 each parameter (it runs when AccumulateGrad wrote .grad) marks it ready; when all of a bucket's
-parameters are ready, their gradients are copied into the bucket's flat buffer, divided by the
-world size and all-reduced asynchronously (MPI_Iallreduce) while backward goes on with the next
-layers. When the last bucket was issued, each is waited for and copied back into the .grads.
+parameters are ready, their gradients are copied into the bucket's flat buffer (on the parameters'
+device: a CUDA model's buckets go to NCCL under the "nccl" backend), divided by the world size and
+all-reduced asynchronously while backward goes on with the next layers; or, once
+register_comm_hook(state, hook) was called, handed to hook(state, GradBucket), whose Future gives
+the reduced bucket. When the last bucket was issued, each is waited for and copied back into the
+.grads.
 """
 from __future__ import annotations
 
@@ -38,9 +41,40 @@ class _Bucket:
         self.index = index  # positions in DistributedDataParallel._params
         self.dtype = dtype
         self.numels: List[int] = []
-        self.flat = None  # a 1-D tensor of the bucket's dtype
+        self.flat = None  # a 1-D tensor of the bucket's dtype, on the parameters' device
         self.pending = 0
-        self.work = None
+        self.work = None  # the all_reduce in flight, or the comm hook's Future
+
+
+class GradBucket:
+    """torch.distributed.GradBucket: what a communication hook receives, one bucket of gradients
+    flattened into one tensor."""
+
+    def __init__(self, index: int, buffer, params: List, offsets: List[int], last: bool) -> None:
+        self._index = index
+        self._buffer = buffer
+        self._params = params
+        self._offsets = offsets
+        self._last = last
+
+    def index(self) -> int:
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer) -> None:
+        self._buffer = buffer
+
+    def gradients(self) -> List:
+        """Views of the buffer shaped as the parameters' gradients."""
+        return [self._buffer[o:o + p.numel()].view(tuple(p.shape)) for p, o in zip(self._params, self._offsets)]
+
+    def parameters(self) -> List:
+        return list(self._params)
+
+    def is_last(self) -> bool:
+        return self._last
 
 
 class DistributedDataParallel(Module):
@@ -82,7 +116,21 @@ class DistributedDataParallel(Module):
         self._used = np.ones(len(self._params), dtype=np.int32)
         self._expect = False  # a backward of this iteration started its reduction
         self._launched = 0
+        self._comm_hook = None
+        self._comm_state = None
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self._params)]
+
+    def register_comm_hook(self, state: Any, hook) -> None:
+        """hook(state, bucket: GradBucket) -> minitorch.futures.Future of the bucket's tensor,
+        reduced over the ranks, instead of DDP's all_reduce of the bucket over the world size
+        (default_hooks.allreduce_hook does what DDP does; fp16_compress_hook sends float16).
+        Registered once, before the first backward, as PyTorch's."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        self._comm_hook = hook
+        self._comm_state = state
 
     # ---- construction ----
     def _verify_same_model(self) -> None:
@@ -137,7 +185,7 @@ class DistributedDataParallel(Module):
             b.numels.append(p.numel())
             size[key] += p.numel() * p.element_size()
         for b in buckets:
-            b.flat = minitorch.zeros(sum(b.numels), dtype=b.dtype)
+            b.flat = minitorch.zeros(sum(b.numels), dtype=b.dtype, device=self._params[b.index[0]].device)
             b.pending = len(b.index)
         return buckets
 
@@ -208,7 +256,10 @@ class DistributedDataParallel(Module):
         self._ready[i] = True
         for issued in self._buckets:  # MPI moves messages on inside its calls: poll the ones in flight
             if issued.work is not None:
-                issued.work.is_completed()
+                if self._comm_hook is not None:
+                    issued.work.done()
+                else:
+                    issued.work.is_completed()
         b = self._bucket_of[i]
         bucket = self._buckets[b]
         bucket.pending -= 1
@@ -219,19 +270,26 @@ class DistributedDataParallel(Module):
 
     def _launch(self, bucket: _Bucket) -> None:
         flat = bucket.flat
-        raw = dist._bytes(flat)
         off = 0
-        for i, n in zip(bucket.index, bucket.numels):
-            p = self._params[i]
-            nb = n * flat.element_size()
-            if p.grad is None or not self._used[i]:
-                raw[off:off + nb] = 0
-            else:
-                raw[off:off + nb] = dist._bytes(dist._host(p.grad))
-            off += nb
+        offsets = []
         with minitorch.no_grad():
-            flat.div_(self._pg.size())
-        bucket.work = dist.all_reduce(flat, group=self.process_group, async_op=True)
+            for i, n in zip(bucket.index, bucket.numels):
+                p = self._params[i]
+                offsets.append(off)
+                if p.grad is None or not self._used[i]:
+                    flat[off:off + n].zero_()
+                else:
+                    flat[off:off + n].copy_(p.grad.detach().reshape(-1))
+                off += n
+        if self._comm_hook is not None:
+            b = self._buckets.index(bucket)
+            grad_bucket = GradBucket(b, flat, [self._params[i] for i in bucket.index], offsets,
+                                     b == len(self._buckets) - 1)
+            bucket.work = self._comm_hook(self._comm_state, grad_bucket)
+        else:
+            with minitorch.no_grad():
+                flat.div_(self._pg.size())
+            bucket.work = dist.all_reduce(flat, group=self.process_group, async_op=True)
         self._launched += 1
 
     def _finish(self) -> None:
@@ -241,20 +299,25 @@ class DistributedDataParallel(Module):
             dist.all_reduce(u, group=self.process_group)
             used = u.numpy()
         for bucket in self._buckets:
-            bucket.work.wait()
-            raw = dist._bytes(bucket.flat)
+            if self._comm_hook is not None:
+                reduced = bucket.work.wait()
+                if not isinstance(reduced, minitorch.Tensor) or reduced.numel() != bucket.flat.numel():
+                    raise RuntimeError(f"A communication hook's Future must give a tensor of the bucket's "
+                                       f"{bucket.flat.numel()} elements, got {reduced!r:.80}")
+            else:
+                bucket.work.wait()
+                reduced = bucket.flat
             off = 0
             for i, n in zip(bucket.index, bucket.numels):
                 p = self._params[i]
-                nb = n * bucket.flat.element_size()
                 if used is not None and used[i] == 0:
-                    off += nb  # unused on every rank: .grad stays as it was, as PyTorch leaves it
+                    off += n  # unused on every rank: .grad stays as it was, as PyTorch leaves it
                     continue
                 if p.grad is None:
                     p.grad = minitorch.zeros(tuple(p.shape), dtype=p.dtype, device=p.device)
                 with minitorch.no_grad():
-                    dist._assign_bytes(p.grad, raw[off:off + nb])
-                off += nb
+                    p.grad.copy_(reduced[off:off + n].view(tuple(p.shape)))
+                off += n
             bucket.work = None
 
     @contextlib.contextmanager

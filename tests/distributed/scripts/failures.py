@@ -1,6 +1,7 @@
-"""Failure cases: `dead` (rank 1 exits without calling), `slow` (rank 1 calls too late), `shape`
-(ranks pass different sizes), `ddp_model` (rank 1 has another model). Each rank saves what it
-raised and how long it took to <out>/rank<r>.npz."""
+"""Failure cases: `dead` (rank 1 exits without calling), `exit3` (rank 1's script ends with
+sys.exit(3) while rank 0 waits), `slow` (rank 1 calls too late), `shape` (ranks pass different
+sizes), `ddp_model` (rank 1 has another model). Each rank saves what it raised and how long it
+took to <out>/rank<r>.npz. A third argument "nccl" runs them on CUDA tensors over NCCL."""
 import datetime
 import os
 import sys
@@ -12,8 +13,10 @@ import minitorch
 import minitorch.distributed as dist
 
 out, mode = sys.argv[1], sys.argv[2]
+backend = sys.argv[3] if len(sys.argv) > 3 else "mpi"
+dev = "cuda" if backend == "nccl" else "cpu"
 TIMEOUT = 3.0
-dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=TIMEOUT))
+dist.init_process_group(backend, timeout=datetime.timedelta(seconds=TIMEOUT))
 r, n = dist.get_rank(), dist.get_world_size()
 res = {"error": np.array(""), "kind": np.array(""), "seconds": np.array(-1.0)}
 
@@ -33,18 +36,22 @@ dist.barrier()
 if mode == "dead":
     if r == 1:
         os._exit(3)
-    attempt(lambda: dist.all_reduce(minitorch.ones(1000)))
+    attempt(lambda: dist.all_reduce(minitorch.ones(1000, device=dev)))
+elif mode == "exit3":
+    if r == 1:
+        sys.exit(3)
+    time.sleep(60)  # the launcher stops this rank long before
 elif mode == "slow":
     if r == 1:
         time.sleep(TIMEOUT + 2)
         np.savez(f"{out}/rank{r}.npz", **res)
         os._exit(0)
-    attempt(lambda: dist.all_reduce(minitorch.ones(10)))
+    attempt(lambda: dist.all_reduce(minitorch.ones(10, device=dev)))
 elif mode == "shape":
-    attempt(lambda: dist.all_reduce(minitorch.ones(3 + r)))
-    t = minitorch.ones(5)
+    attempt(lambda: dist.all_reduce(minitorch.ones(3 + r, device=dev)))
+    t = minitorch.ones(5, device=dev)
     dist.all_reduce(t)  # the group still works after the mismatch was found
-    res["after"] = t.numpy().copy()
+    res["after"] = t.cpu().numpy().copy()
 elif mode == "ddp_model":
     from minitorch import nn
     from minitorch.nn.parallel import DistributedDataParallel as DDP
