@@ -5,7 +5,7 @@ other process as the same memory: see reductions.py), and spawn()."""
 from __future__ import annotations
 
 import multiprocessing
-import sys
+import os
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
@@ -34,5 +34,16 @@ def get_all_sharing_strategies() -> set:
     return {"file_descriptor", "file_system"}
 
 
+
+
+def _single_threaded_after_fork() -> None:
+    """A forked child runs one thread: libgomp's pool (shared by our loops and OpenBLAS) does not
+    survive fork, and a child's first parallel region after the parent ran one waits forever (as
+    PyTorch's does). One thread never touches the pool; DataLoader workers did this already."""
+    from .. import set_num_threads
+
+    set_num_threads(1)
+
+
 init_reductions()
-del sys
+os.register_at_fork(after_in_child=_single_threaded_after_fork)

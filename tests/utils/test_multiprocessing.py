@@ -78,3 +78,29 @@ def test_xpu_answers_as_pytorch_without_xpu():
     assert minitorch.xpu.device_count() == torch.xpu.device_count() == 0
     with pytest.raises(AssertionError, match="Torch not compiled with XPU enabled"):
         minitorch.xpu.current_device()
+
+
+def parallel_work(q):
+    z = minitorch.randn(300, 300)
+    q.put((((z * 2).exp().sum() + (z @ z).sum()).item() != 0, minitorch.get_num_threads()))
+
+
+def test_a_forked_child_computes_after_the_parent_ran_parallel_regions():
+    # libgomp's pool does not survive fork: without the at-fork drop to one thread this child
+    # waits forever in its first parallel region (PyTorch's does).
+    threads = minitorch.get_num_threads()
+    minitorch.set_num_threads(2)
+    try:
+        x = minitorch.randn(300, 300)
+        ((x * 2).exp().sum() + (x @ x).sum()).item()
+        ctx = mp.get_context("fork")
+        q = ctx.SimpleQueue()
+        p = ctx.Process(target=parallel_work, args=(q,))
+        p.start()
+        p.join(60)
+        if p.is_alive():
+            p.kill()
+            pytest.fail("the forked child hung in a parallel region")
+        assert p.exitcode == 0 and q.get() == (True, 1)
+    finally:
+        minitorch.set_num_threads(threads)
