@@ -144,6 +144,9 @@ from ._tensor_str import set_printoptions  # noqa: E402
 from . import _aliases  # noqa: E402
 
 _aliases.install(globals(), Tensor)  # greater, arccos, multiply, ..., is_nonzero, Tensor.H
+from . import sparse  # noqa: E402
+
+sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts
 
 
 def is_tensor(obj) -> "bool":
@@ -195,6 +198,8 @@ globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, LongTensor, IntTensor
 from . import utils  # noqa: E402
 from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
+from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
+from . import xpu  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
 conv1d = nn.functional.conv1d  # the op, plus PyTorch's padding='same' / 'valid'

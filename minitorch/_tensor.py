@@ -331,6 +331,18 @@ class Tensor(_C.TensorBase):
     def dsplit(self, indices_or_sections) -> tuple:
         return _shape.dsplit(self, indices_or_sections)
 
+    def share_memory_(self) -> Tensor:
+        """Moves the values to shared memory, where other processes reach them (see
+        minitorch.multiprocessing.reductions); returns self."""
+        from .multiprocessing import reductions
+
+        return reductions.share_memory_(self)
+
+    def is_shared(self) -> bool:
+        from .multiprocessing import reductions
+
+        return reductions.is_shared(self)
+
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad))
 

@@ -763,7 +763,8 @@ select_rows(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *fla
     if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
         return st;
     }
-    if ((st = mt_tensor_view(flat, 1, &n, &one, 0, &view)) == MT_OK) {
+    /* flat may be the caller's index itself (a contiguous int64 one is reused): keep its offset */
+    if ((st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &view)) == MT_OK) {
         mt_tensor *indices[MT_MAX_DIMS] = {NULL};
         indices[dim] = view;
         st = take(be, base, dim + 1, indices, &res);

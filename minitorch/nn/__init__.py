@@ -13,4 +13,7 @@ from minitorch.nn import utils
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
            *modules.__all__]
 from minitorch.nn import parallel  # noqa: E402  (DistributedDataParallel; MPI is imported only when used)
+from minitorch.nn.parallel import DataParallel  # noqa: E402
+
+__all__.append("DataParallel")
 

@@ -50,6 +50,18 @@ def test_index_select(ad, layout, data):
     check(lambda m, x, i: x.index_select(dim, i), lambda x, i: np.take(x, i, axis=dim), [a, idx])
 
 
+@pytest.mark.parametrize("row", [0, 1])
+def test_index_select_and_embedding_with_an_index_that_is_a_view_with_an_offset(row):
+    # A contiguous int64 index is used in place: its storage offset counts (a row of a (2, n)
+    # COO index matrix once selected row 0's values instead of row 1's).
+    rows = np.array([[0, 1, 0], [3, 4, 2]])
+    x = np.arange(10.0).reshape(5, 2)
+    idx = minitorch.tensor(rows)[row]
+    assert idx.is_contiguous() and idx.storage_offset() == 3 * row
+    np.testing.assert_array_equal(minitorch.tensor(x).index_select(0, idx).numpy(), x[rows[row]])
+    np.testing.assert_array_equal(minitorch.nn.functional.embedding(idx, minitorch.tensor(x)).numpy(), x[rows[row]])
+
+
 def test_index_select_0d_index_keeps_the_dim():
     check(lambda m, x, i: x.index_select(1, i), lambda x, i: x[:, [1]],
           [np.arange(6.0).reshape(2, 3), np.array(1)])

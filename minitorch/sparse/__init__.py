@@ -1,0 +1,401 @@
+"""minitorch.sparse: sparse COO tensors (PyTorch's torch.sparse_coo layout) for what graph models
+do with them: build an adjacency or feature matrix with sparse_coo_tensor or to_sparse(), add it to
+a dense matrix, and multiply it with dense ones (torch.sparse.mm, torch.spmm, torch.mm, @).
+
+A sparse tensor keeps PyTorch's two parts: indices, an int64 (sparse_dim, nnz) tensor, and values,
+an (nnz,) tensor (no dense dimensions: a "hybrid" tensor is refused). Every computation is an op
+on those parts (index_add for a product, index_put_ for to_dense, unique for coalesce), so no
+element is touched in Python and gradients reach the values and the dense operand through the
+ops' own formulas. What is left out: sparse gradients (a leaf's .grad is dense, on its values),
+sparse results of elementwise ops other than scaling, and isinstance(s, Tensor) (False here).
+"""
+from __future__ import annotations
+
+import numbers
+
+from .. import _C, _indexing
+from .._device import device as _device
+from .._tensor import Tensor
+
+
+class layout:
+    """A tensor's memory layout, as torch.layout: minitorch.strided or minitorch.sparse_coo."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self) -> str:
+        return "minitorch." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def _tensor_of(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data if dtype is None and device is None else data.to(dtype=dtype, device=device)
+    return _C.tensor(data, dtype=dtype, device=device)
+
+
+class SparseTensor:
+    """A sparse COO tensor: values[k] sits at indices[:, k]; repeated indices add up."""
+
+    is_sparse = True
+    layout = sparse_coo
+
+    def __init__(self, indices: Tensor, values: Tensor, size, coalesced: bool):
+        self._i = indices
+        self._v = values
+        self._size = _C.Size(size)
+        self._coalesced = coalesced
+
+    # --- what it is -------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._size
+
+    def size(self, dim=None):
+        return self._size if dim is None else self._size[dim]
+
+    def dim(self) -> int:
+        return len(self._size)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._size:
+            n *= s
+        return n
+
+    def __len__(self) -> int:
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    @property
+    def dtype(self):
+        return self._v.dtype
+
+    @property
+    def device(self):
+        return self._v.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._v.is_cuda
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._v.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self._v.requires_grad = flag
+
+    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
+        self._v.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._v.grad_fn
+
+    def sparse_dim(self) -> int:
+        return self._i.shape[0]
+
+    def dense_dim(self) -> int:
+        return 0
+
+    def _nnz(self) -> int:
+        return self._v.shape[0]
+
+    def _indices(self) -> Tensor:
+        return self._i
+
+    def _values(self) -> Tensor:
+        return self._v
+
+    def indices(self) -> Tensor:
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._i
+
+    def values(self) -> Tensor:
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._v
+
+    def is_coalesced(self) -> bool:
+        return self._coalesced
+
+    def __repr__(self) -> str:
+        pad = " " * len("tensor(indices=")
+        ind = repr(self._i).replace("\n", "\n" + pad)
+        val = repr(self._v).replace(f", dtype={self.dtype})", ")")  # the dtype is said once, after nnz
+        val = val.replace("\n", "\n" + " " * len("       values="))
+        size = tuple(self._size)
+        extra = f", dtype={self.dtype}" if self.dtype not in (_C.float32, _C.int64) else ""
+        return (f"tensor(indices={ind},\n       values={val},\n       size={size}, nnz={self._nnz()}"
+                f"{extra}, layout={sparse_coo})")
+
+    __str__ = __repr__
+
+    # --- conversions --------------------------------------------------------------------------
+    def _linear(self) -> Tensor:
+        """Each element's index into the flattened dense tensor."""
+        lin = self._i[0]
+        for d in range(1, self.sparse_dim()):
+            lin = lin * self._size[d] + self._i[d]
+        return lin
+
+    def coalesce(self) -> SparseTensor:
+        """The same tensor with its indices sorted and unique, repeated entries summed."""
+        if self._coalesced:
+            return self
+        uniq, inverse = _indexing.unique(self._linear(), sorted=True, return_inverse=True)
+        values = _C.zeros((uniq.shape[0],), dtype=self.dtype, device=self.device).index_add(0, inverse, self._v)
+        rows, rest = [], uniq
+        for d in range(self.sparse_dim() - 1, -1, -1):
+            rows.append(rest.remainder(self._size[d]))
+            rest = rest.div(self._size[d], rounding_mode="floor")
+        indices = _C.stack(rows[::-1]) if rows else uniq.view(0, -1)
+        return SparseTensor(indices, values, self._size, True)
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        out = _C.zeros(self._size, dtype=dtype or self.dtype, device=self.device)
+        values = self._v if dtype is None else self._v.to(dtype)
+        return out.index_put(tuple(self._i), values, accumulate=True)
+
+    def to_sparse(self, *args, **kwargs) -> SparseTensor:
+        return self
+
+    def to(self, *args, **kwargs) -> SparseTensor:
+        values = self._v.to(*args, **kwargs)
+        indices = self._i.to(values.device)
+        return self if values is self._v else SparseTensor(indices, values, self._size, self._coalesced)
+
+    def cpu(self) -> SparseTensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> SparseTensor:
+        return self.to(_device("cuda") if device is None else device, non_blocking=non_blocking)
+
+    def float(self) -> SparseTensor:
+        return self.to(_C.float32)
+
+    def double(self) -> SparseTensor:
+        return self.to(_C.float64)
+
+    def long(self) -> SparseTensor:
+        return self.to(_C.int64)
+
+    def detach(self) -> SparseTensor:
+        return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
+
+    def clone(self) -> SparseTensor:
+        return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
+
+    def t(self) -> SparseTensor:
+        if self.dim() != 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                               f"{self.dim()} sparse and 0 dense dimensions")
+        return SparseTensor(self._i.flip(0), self._v, (self._size[1], self._size[0]), False)
+
+    def transpose(self, dim0: int, dim1: int) -> SparseTensor:
+        n = self.dim()
+        dim0, dim1 = dim0 % n, dim1 % n
+        order = list(range(n))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        size = [self._size[d] for d in order]
+        return SparseTensor(self._i[order], self._v, size, self._coalesced and dim0 == dim1)
+
+    def sum(self, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        if dim is None:
+            return self._v.sum(dtype=dtype)
+        return self.to_dense().sum(dim, keepdim=keepdim, dtype=dtype)
+
+    # --- arithmetic ---------------------------------------------------------------------------
+    def _scaled(self, values: Tensor) -> SparseTensor:
+        return SparseTensor(self._i, values, self._size, self._coalesced)
+
+    def __neg__(self) -> SparseTensor:
+        return self._scaled(-self._v)
+
+    def __mul__(self, other):
+        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
+            return self._scaled(self._v * other)
+        return NotImplemented
+
+    __rmul__ = __mul__
+    mul = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
+            return self._scaled(self._v / other)
+        return NotImplemented
+
+    div = __truediv__
+
+    def _check_same_size(self, other, op: str) -> None:
+        if tuple(other.shape) != tuple(self._size):
+            raise RuntimeError(f"{op}: expected 'self' and 'other' to have same size, but self has size "
+                               f"{list(self._size)} while other has size {list(other.shape)} (FYI: op2-sparse "
+                               "addition does not currently support broadcasting)")
+
+    def add(self, other, *, alpha=1):
+        if isinstance(other, SparseTensor):
+            self._check_same_size(other, "add")
+            values = _C.cat([self._v, other._v * alpha if alpha != 1 else other._v])
+            return SparseTensor(_C.cat([self._i, other._i], 1), values, self._size, False)
+        if isinstance(other, Tensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        return NotImplemented
+
+    __add__ = add
+
+    def __radd__(self, other):
+        if isinstance(other, Tensor):  # dense + sparse is dense
+            self._check_same_size(other, "add")
+            return other + self.to_dense()
+        return NotImplemented
+
+    def __sub__(self, other):
+        if isinstance(other, SparseTensor):
+            return self.add(other, alpha=-1)
+        return self.add(other)
+
+    def __rsub__(self, other):
+        if isinstance(other, Tensor):
+            self._check_same_size(other, "sub")
+            return other - self.to_dense()
+        return NotImplemented
+
+    def __matmul__(self, other):
+        return mm(self, other) if isinstance(other, (Tensor, SparseTensor)) else NotImplemented
+
+    def __rmatmul__(self, other):
+        return mm(other, self) if isinstance(other, Tensor) else NotImplemented
+
+    def mm(self, mat2):
+        return mm(self, mat2)
+
+    matmul = mm
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None) -> SparseTensor:
+    """A sparse COO tensor with values[k] at indices[:, k] (PyTorch's torch.sparse_coo_tensor).
+    Without size, each dim is one more than its largest index."""
+    values = _tensor_of(values, dtype=dtype, device=device)
+    indices = _tensor_of(indices, device=values.device)
+    if indices.dtype != _C.int64:
+        indices = indices.to(_C.int64)
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    if values.dim() != 1:
+        raise NotImplementedError("minitorch's sparse COO tensors have no dense dimensions: values must be 1-D, "
+                                  f"got shape {list(values.shape)}")
+    if indices.shape[1] != values.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
+                           f"nnz from values: {values.shape[0]}")
+    nnz = indices.shape[1]
+    if size is None:
+        size = [int(indices[d].max().item()) + 1 if nnz else 0 for d in range(indices.shape[0])]
+    else:
+        size = [int(s) for s in size]
+        if len(size) != indices.shape[0]:
+            raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + dense_dim (0), "
+                               f"but got {len(size)}")
+        if nnz:
+            low, high = indices.amin(1).tolist(), indices.amax(1).tolist()
+            for d, s in enumerate(size):
+                if low[d] < 0 or high[d] >= s:
+                    bad = low[d] if low[d] < 0 else high[d]
+                    raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {s} but found "
+                                       f"index {bad}")
+    if requires_grad:
+        values = values.detach().requires_grad_(True) if values.grad_fn is not None else values.requires_grad_(True)
+    return SparseTensor(indices, values, size, bool(is_coalesced) or nnz <= 1)
+
+
+def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None) -> SparseTensor:
+    """A strided tensor as a sparse COO one: its nonzero elements, in row-major order (coalesced)."""
+    if layout not in (None, sparse_coo):
+        raise NotImplementedError(f"to_sparse: minitorch has only the sparse_coo layout, not {layout}")
+    if sparse_dim not in (None, self.dim()) or dense_dim not in (None, 0):
+        raise NotImplementedError("to_sparse: minitorch's sparse COO tensors have no dense dimensions")
+    mask = self != 0
+    indices = _C.nonzero(mask).t().contiguous()
+    return SparseTensor(indices, self.masked_select(mask), self.shape, True)
+
+
+def _product_dtype(a, b):
+    return _C.promote_types(a.dtype, b.dtype)
+
+
+def _dense_mm(input, mat2, *, out=None):
+    """minitorch.mm (and spmm): mm itself, or the sparse product where either matrix is sparse."""
+    if isinstance(input, SparseTensor) or isinstance(mat2, SparseTensor):
+        if out is not None:
+            raise NotImplementedError("mm: out= with a sparse operand is not supported")
+        return mm(input, mat2)
+    return _C.mm(input, mat2, out=out)
+
+
+def mm(mat1, mat2, reduce: str = "sum"):
+    """mat1 @ mat2 where either may be sparse COO (2-D) and the other dense: a dense result, as
+    PyTorch's torch.sparse.mm; both dense is mm itself."""
+    sparse1, sparse2 = isinstance(mat1, SparseTensor), isinstance(mat2, SparseTensor)
+    if not (sparse1 or sparse2):
+        return _C.mm(mat1, mat2)
+    if reduce != "sum":
+        raise NotImplementedError(f"sparse mm: reduce={reduce!r} is not supported (only 'sum')")
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D matrices, got {mat1.dim()}D and {mat2.dim()}D tensors")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if sparse1 and sparse2:
+        mat2 = mat2.to_dense()
+        sparse2 = False
+    dtype = _product_dtype(mat1, mat2)
+    if sparse1:
+        # out (n, k): row i gathers values[e] * mat2[cols[e]] for each entry e = (i, cols[e])
+        rows, cols = mat1._i[0], mat1._i[1]
+        terms = mat1._v.to(dtype).unsqueeze(1) * mat2.to(dtype).index_select(0, cols)
+        out = _C.zeros((mat1.shape[0], mat2.shape[1]), dtype=dtype, device=mat2.device)
+        return out.index_add(0, rows, terms)
+    # out (n, k) = mat1 (n, m) @ mat2 (m, k): column cols[e] gathers mat1[:, rows[e]] * values[e]
+    rows, cols = mat2._i[0], mat2._i[1]
+    terms = mat1.to(dtype).index_select(1, rows) * mat2._v.to(dtype)
+    out = _C.zeros((mat1.shape[0], mat2.shape[1]), dtype=dtype, device=mat1.device)
+    return out.index_add(1, cols, terms)
+
+
+def sum(input, dim=None, dtype=None):  # noqa: A001
+    """The sum of a sparse tensor's elements (all of them: a 0-dim tensor), or over dim (dense)."""
+    if dim is None:
+        return input._values().sum(dtype=dtype)
+    return input.to_dense().sum(dim, dtype=dtype)
+
+
+def _is_sparse(self) -> bool:
+    return False
+
+
+def install(namespace: dict, tensor_cls) -> None:
+    """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
+    a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout."""
+    namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
+                     sparse_coo=sparse_coo)
+    tensor_cls.to_sparse = to_sparse
+    tensor_cls.to_sparse_coo = to_sparse
+    tensor_cls.is_sparse = property(_is_sparse)
+    tensor_cls.layout = property(lambda self: strided)
+    tensor_cls.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
+
