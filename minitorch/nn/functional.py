@@ -39,7 +39,7 @@ __all__ = [
     "lp_pool1d", "lp_pool2d", "triplet_margin_with_distance_loss", "conv3d",
     "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "rrelu", "rrelu_", "multi_margin_loss",
-    "multilabel_margin_loss", "pdist",
+    "multilabel_margin_loss", "pdist", "ctc_loss",
 ]
 
 
@@ -1374,6 +1374,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
 from minitorch.nn._margin import multi_margin_loss, multilabel_margin_loss, pdist  # noqa: E402
+from minitorch.nn._ctc import ctc_loss  # noqa: E402
 from minitorch.nn._pooling import (  # noqa: E402
     _adaptive_max_pool, adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d, max_unpool1d,
     max_unpool2d, max_unpool3d,

@@ -35,6 +35,10 @@ W = rand(4, 2, 2, 3, 2)  # conv_transpose3d's weight
     lambda x: F.rrelu(x),
     lambda x: F.pdist(x.flatten(1), 3),
     lambda x: F.multi_margin_loss(x.flatten(1), minitorch.tensor([1, 0, 3], device=x.device), p=2),
+    lambda x: F.multilabel_margin_loss(x[:, 0, 0, :2, :5].flatten(1), minitorch.tensor(
+        [[1, 4, -1] + [0] * 7, [9, 0, 2] + [-1] * 7, [-1] * 10], device=x.device)),
+    lambda x: F.ctc_loss(x[:, :, 0, 0].permute(2, 0, 1).log_softmax(2), minitorch.tensor([[1, 2], [3, 3], [2, 0]]),
+                         (7, 6, 5), (2, 2, 1)),
 ])
 def test_values_and_gradients(fn):
     x = rand(3, 4, 5, 6, 7)

@@ -109,3 +109,6 @@ __all__ += ["RReLU", "MultiMarginLoss", "MultiLabelMarginLoss"]
 from minitorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from minitorch.nn.modules.loss import CTCLoss
+
+__all__ += ["CTCLoss"]

@@ -346,3 +346,23 @@ class MultiLabelMarginLoss(_Loss):
 
 
 __all__ += ["MultiMarginLoss", "MultiLabelMarginLoss"]
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of log_probs (T, N, C) against target
+    sequences (blank the blank class), reduced; zero_infinity makes an impossible alignment's
+    infinite loss (and its gradient) 0."""
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+__all__ += ["CTCLoss"]
