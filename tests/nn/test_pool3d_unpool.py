@@ -121,6 +121,35 @@ def test_adaptive_pools_3d_unbatched_empty_and_gradients():
     assert F(minitorch).adaptive_avg_pool3d(t, 3).grad_fn.name() == "AdaptiveAvgPool3DBackward0"
 
 
+def test_backward_ops_match_atens():
+    C = minitorch._C
+    x = randn(2, 3, 5, 4, 6).astype(np.float64)
+    mx = minitorch.tensor(x)
+    pool = ([3, 2, 3], [2, 1, 2], [1, 1, 1])
+    out, idx = C.max_pool3d_with_indices(mx, *pool, [1, 1, 1], True)
+    g = randn(*out.shape).astype(np.float64)
+    mg = minitorch.tensor(g)
+    got = C.max_pool3d_with_indices_backward(mg, mx, *pool, [1, 1, 1], True, idx)
+    with pytest.raises(IndexError):
+        C.max_pool3d_with_indices_backward(mg, mx, *pool, [1, 1, 1], True, idx + 1000)
+    avg = C.avg_pool3d_backward(mg, mx, *pool, True, False, None)
+    adaptive = C._adaptive_avg_pool3d_backward(minitorch.tensor(g[:, :, :2]), mx)
+    assert tuple(got.shape) == tuple(avg.shape) == tuple(adaptive.shape) == x.shape
+    if torch is None:
+        return
+    aten, tx = torch.ops.aten, torch.tensor(x)
+    t_out, t_idx = aten.max_pool3d_with_indices(tx, *pool, [1, 1, 1], True)
+    np.testing.assert_array_equal(np.asarray(idx), t_idx.numpy())
+    np.testing.assert_allclose(np.asarray(out), t_out.numpy())
+    tg = torch.tensor(g)
+    np.testing.assert_allclose(np.asarray(got), aten.max_pool3d_with_indices_backward(
+        tg, tx, *pool, [1, 1, 1], True, t_idx).numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(avg), aten.avg_pool3d_backward(tg, tx, *pool, True, False, None).numpy(),
+                               atol=1e-12)
+    np.testing.assert_allclose(np.asarray(adaptive), aten._adaptive_avg_pool3d_backward(tg[:, :, :2], tx).numpy(),
+                               atol=1e-12)
+
+
 # ---- double backward (gradient penalties) ----
 
 def _grad_of_grad(lib, fn, x):
