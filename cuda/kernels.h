@@ -136,12 +136,12 @@ const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
 #define MT_CUDA_ROW_BLOCK 256
 const void *mt_cuda_row_block_kernel(mt_cuda_row_op op, mt_dtype dt, int per_warp);
 
-/* ---- 2-D pooling (pool.cu) ----
+/* ---- 2-D and 3-D pooling (pool.cu) ----
  * args (pool_geom g, const T *in, T *out, int64_t *idx, mt_cuda_assert_record *bad), one
  * thread per element of
- * the (P, OH, OW) output side, any grid of MT_CUDA_THREADS (a grid-stride loop). Forward: in x
- * (P, H, W), out (P, OH, OW), idx the argmax or NULL. Backward: in grad (P, OH, OW), out gx
- * (P, H, W) zeroed beforehand, idx the forward's (max), an index outside its plane failing a
+ * the (P, OD, OH, OW) output side, any grid of MT_CUDA_THREADS (a grid-stride loop). Forward: in
+ * x (P, D, H, W), out (P, OD, OH, OW), idx the argmax or NULL. Backward: in grad (P, OD, OH,
+ * OW), out gx (P, D, H, W) zeroed beforehand (D = OD = 1 in 2-D), idx the forward's (max), an index outside its plane failing a
  * device-side assertion in bad (device_assert.h). All contiguous; floats only, but for MT_CUDA_POOL_MAX also int32 and int64. */
 typedef enum mt_cuda_pool_op {
     MT_CUDA_POOL_MAX,

@@ -1,5 +1,5 @@
-/* 2-D pooling on CUDA: max_pool2d (+ with_indices and its backward), avg_pool2d (+ backward),
- * adaptive_avg_pool2d (+ backward). The window geometry is the front end's plan
+/* 2-D and 3-D pooling on CUDA: max_pool2d/3d (+ with_indices and its backward), avg_pool2d/3d
+ * (+ backward), adaptive_avg_pool2d/3d (+ backward). The window geometry is the front end's plan
  * (ops/pool_checks.c), the kernels pool.cu's; cuDNN pooling is not used since it returns no
  * indices and cannot express ceil_mode's clipped windows or divisor_override. */
 #include <string.h>
@@ -25,7 +25,7 @@ static mt_status
 launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt_tensor *idx,
        mt_cuda_assert_record *bad)
 {
-    int64_t n = g->planes * g->oh * g->ow;
+    int64_t n = g->planes * g->od * g->oh * g->ow;
     if (n == 0) {
         return MT_OK;
     }
@@ -41,28 +41,38 @@ launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt
     return st ? st : mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_THREADS, args);
 }
 
-/* The forward ops: max_pool2d (and with_indices, also int64 indices: out's shape, each maximum's
- * position within its plane, h * W + w), avg_pool2d, adaptive_avg_pool2d.
- * self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW), the plan's geometry. */
+/* The forward ops: max_pool2d/3d (and with_indices, also int64 indices: out's shape, each
+ * maximum's position within its plane, (d * H + h) * W + w), avg_pool2d/3d,
+ * adaptive_avg_pool2d/3d. self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW)
+ * or (C, [OD,] OH, OW), the plan's geometry. */
 static mt_status
 cuda_pool(mt_args *a)
 {
     const mt_op which = a->plan->op;
-    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d            ? MT_CUDA_POOL_AVG
-                               : which == MT_OP_adaptive_avg_pool2d ? MT_CUDA_POOL_ADAPTIVE
-                                                                    : MT_CUDA_POOL_MAX;
-    const bool want_idx = which == MT_OP_max_pool2d_with_indices;
+    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d || which == MT_OP_avg_pool3d
+                                   ? MT_CUDA_POOL_AVG
+                               : which == MT_OP_adaptive_avg_pool2d ||
+                                       which == MT_OP_adaptive_avg_pool3d
+                                   ? MT_CUDA_POOL_ADAPTIVE
+                                   : MT_CUDA_POOL_MAX;
+    const bool want_idx = which == MT_OP_max_pool2d_with_indices ||
+                          which == MT_OP_max_pool3d_with_indices;
     mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
     const pool_geom *g = &a->plan->pool;
     if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
-        /* PyTorch's kernel names; max_pool2d's for both of its forms */
-        const char *kernel = op == MT_CUDA_POOL_AVG        ? "avg_pool2d"
-                             : op == MT_CUDA_POOL_ADAPTIVE ? "adaptive_avg_pool2d"
-                                                           : "max_pool2d";
-        return mt_fail_not_implemented(kernel, "", self->dtype);
+        /* PyTorch's kernel names; max_pool's for both of its forms */
+        static const char *const kernels[2][3] = {{"max_pool2d", "avg_pool2d",
+                                                   "adaptive_avg_pool2d"},
+                                                  {"max_pool3d_with_indices_out_frame",
+                                                   "avg_pool3d_out_cuda_frame",
+                                                   "adaptive_avg_pool3d_cuda"}};
+        return mt_fail_not_implemented(kernels[g->nd == 3][op], "", self->dtype);
     }
     int64_t sizes[MT_MAX_DIMS];
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    if (g->nd == 3) {
+        sizes[self->ndim - 3] = g->od;
+    }
     sizes[self->ndim - 2] = g->oh;
     sizes[self->ndim - 1] = g->ow;
     mt_device dev = mt_tensor_device(self);
@@ -82,16 +92,20 @@ out_release:
     return st;
 }
 
-/* The backward ops: max_pool2d_with_indices_backward (the forward's indices in t[2], checked to
- * lie in their planes), avg_pool2d_backward, _adaptive_avg_pool2d_backward.
- * grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W); out = zeros
+/* The backward ops: max_pool2d/3d_with_indices_backward (the forward's indices in t[2],
+ * checked to lie in their planes), avg_pool2d/3d_backward, _adaptive_avg_pool2d/3d_backward.
+ * grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or
+ * (C, [D,] H, W); out = zeros
  * shaped as self with the gradient of grad_output scattered in, the plan's geometry. */
 static mt_status
 cuda_pool_backward(mt_args *a)
 {
     const mt_op which = a->plan->op;
-    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d_backward ? MT_CUDA_POOL_AVG_BACK
-                               : which == MT_OP__adaptive_avg_pool2d_backward
+    const mt_cuda_pool_op op = which == MT_OP_avg_pool2d_backward ||
+                                       which == MT_OP_avg_pool3d_backward
+                                   ? MT_CUDA_POOL_AVG_BACK
+                               : which == MT_OP__adaptive_avg_pool2d_backward ||
+                                       which == MT_OP__adaptive_avg_pool3d_backward
                                    ? MT_CUDA_POOL_ADAPTIVE_BACK
                                    : MT_CUDA_POOL_MAX_BACK;
     mt_tensor *idx = op == MT_CUDA_POOL_MAX_BACK ? a->t[2] : NULL;
@@ -135,6 +149,15 @@ mt_cuda_register_pool(void)
         {MT_OP_avg_pool2d_backward, cuda_pool_backward, "mt_cuda_avg_pool2d_backward"},
         {MT_OP__adaptive_avg_pool2d_backward, cuda_pool_backward,
          "mt_cuda__adaptive_avg_pool2d_backward"},
+        {MT_OP_max_pool3d, cuda_pool, "mt_cuda_max_pool3d"},
+        {MT_OP_max_pool3d_with_indices, cuda_pool, "mt_cuda_max_pool3d_with_indices"},
+        {MT_OP_avg_pool3d, cuda_pool, "mt_cuda_avg_pool3d"},
+        {MT_OP_adaptive_avg_pool3d, cuda_pool, "mt_cuda_adaptive_avg_pool3d"},
+        {MT_OP_max_pool3d_with_indices_backward, cuda_pool_backward,
+         "mt_cuda_max_pool3d_with_indices_backward"},
+        {MT_OP_avg_pool3d_backward, cuda_pool_backward, "mt_cuda_avg_pool3d_backward"},
+        {MT_OP__adaptive_avg_pool3d_backward, cuda_pool_backward,
+         "mt_cuda__adaptive_avg_pool3d_backward"},
     };
     mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
 }

@@ -1,5 +1,5 @@
-// 2-D pooling on the GPU: max (with its indices), avg and adaptive avg, and their backward.
-// One thread per output element of one plane (P, OH, OW); the windows are the CPU loops' own
+// 2-D and 3-D pooling on the GPU: max (with its indices), avg and adaptive avg, and their
+// backward. One thread per output element of one plane (P, OD, OH, OW), OD = 1 in 2-D; the windows are the CPU loops' own
 // (cpu/pool_window.h), so both backends pick the same taps, divisors and argmax. The backward
 // kernels scatter each output's gradient into a zeroed gx with atomicAdd (windows overlap).
 #include <math.h>
@@ -48,56 +48,92 @@ lowest<int64_t>()
     return INT64_MIN;
 }
 
-// the sum of plane (H, W) over rows [h0, h1) and columns [w0, w1)
+// a window's taps along one dim of size n from output position o (kernel k, stride s, padding
+// p, dilation dil): the first tap inside the input *i0, and *i1 past the last
+__device__ __forceinline__ void
+taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t *i0, int64_t *i1)
+{
+    const int64_t start = o * s - p;
+    *i1 = lo(start + (k - 1) * dil + 1, n);
+    *i0 = first_tap(start, dil);
+}
+
+// output element i of (P, OD, OH, OW) as its plane p and position (od, oh, ow)
+__device__ __forceinline__ void
+position(const pool_geom &g, int64_t i, int64_t *p, int64_t *od, int64_t *oh, int64_t *ow)
+{
+    *ow = i % g.ow;
+    *oh = i / g.ow % g.oh;
+    *od = i / (g.ow * g.oh) % g.od;
+    *p = i / (g.ow * g.oh * g.od);
+}
+
+// the sum of plane (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]), columns [b[4], b[5])
 template <typename T>
 __device__ T
-window_sum(const T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1)
+window_sum(const T *plane, const pool_geom &g, const int64_t *b)
 {
     T sum = 0;
-    for (int64_t ih = h0; ih < h1; ih++) {
-        for (int64_t iw = w0; iw < w1; iw++) {
-            sum += plane[ih * w + iw];
+    for (int64_t id = b[0]; id < b[1]; id++) {
+        for (int64_t ih = b[2]; ih < b[3]; ih++) {
+            for (int64_t iw = b[4]; iw < b[5]; iw++) {
+                sum += plane[(id * g.h + ih) * g.w + iw];
+            }
         }
     }
     return sum;
 }
 
-// plane (H, W) += v over rows [h0, h1) and columns [w0, w1), atomically (windows overlap)
+// plane (D, H, W) += v over window b (as window_sum's), atomically (windows overlap)
 template <typename T>
 __device__ void
-window_add(T *plane, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1, T v)
+window_add(T *plane, const pool_geom &g, const int64_t *b, T v)
 {
-    for (int64_t ih = h0; ih < h1; ih++) {
-        for (int64_t iw = w0; iw < w1; iw++) {
-            atomicAdd(plane + ih * w + iw, v);
+    for (int64_t id = b[0]; id < b[1]; id++) {
+        for (int64_t ih = b[2]; ih < b[3]; ih++) {
+            for (int64_t iw = b[4]; iw < b[5]; iw++) {
+                atomicAdd(plane + (id * g.h + ih) * g.w + iw, v);
+            }
         }
     }
 }
 
-// x (P, H, W), out and idx (P, OH, OW); a NaN wins and a later NaN wins again, as on the CPU
-// (ints: is_nan is false)
+// adaptive window (od, oh, ow) as window_sum's b
+__device__ __forceinline__ void
+adaptive_window(const pool_geom &g, int64_t od, int64_t oh, int64_t ow, int64_t *b)
+{
+    mt_adaptive_window(od, g.d, g.od, &b[0], &b[1]);
+    mt_adaptive_window(oh, g.h, g.oh, &b[2], &b[3]);
+    mt_adaptive_window(ow, g.w, g.ow, &b[4], &b[5]);
+}
+
+// x (P, D, H, W), out and idx (P, OD, OH, OW); a NaN wins and a later NaN wins again, as on
+// the CPU (ints: is_nan is false)
 template <typename T>
 __global__ void
 max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)bad;
-    const int64_t n = g.planes * g.oh * g.ow;
+    const int64_t n = g.planes * g.od * g.oh * g.ow;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
-        const T *plane = x + p * g.h * g.w;
-        int64_t h0 = oh * g.sh - g.ph, h1 = lo(h0 + (g.kh - 1) * g.dh + 1, g.h);
-        int64_t w0 = ow * g.sw - g.pw, w1 = lo(w0 + (g.kw - 1) * g.dw + 1, g.w);
-        h0 = first_tap(h0, g.dh);
-        w0 = first_tap(w0, g.dw);
+        int64_t p, od, oh, ow, d0, d1, h0, h1, w0, w1;
+        position(g, i, &p, &od, &oh, &ow);
+        const T *plane = x + p * g.d * g.h * g.w;
+        taps(od, g.d, g.kd, g.sd, g.pd, g.dd, &d0, &d1);
+        taps(oh, g.h, g.kh, g.sh, g.ph, g.dh, &h0, &h1);
+        taps(ow, g.w, g.kw, g.sw, g.pw, g.dw, &w0, &w1);
         T best = lowest<T>();
-        int64_t at = h0 * g.w + w0;
-        for (int64_t ih = h0; ih < h1; ih += g.dh) {
-            for (int64_t iw = w0; iw < w1; iw += g.dw) {
-                const T v = plane[ih * g.w + iw];
-                if (v > best || is_nan(v)) {
-                    best = v;
-                    at = ih * g.w + iw;
+        int64_t at = (d0 * g.h + h0) * g.w + w0;
+        for (int64_t id = d0; id < d1; id += g.dd) {
+            for (int64_t ih = h0; ih < h1; ih += g.dh) {
+                for (int64_t iw = w0; iw < w1; iw += g.dw) {
+                    const int64_t here = (id * g.h + ih) * g.w + iw;
+                    const T v = plane[here];
+                    if (v > best || is_nan(v)) {
+                        best = v;
+                        at = here;
+                    }
                 }
             }
         }
@@ -108,81 +144,101 @@ max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_re
     }
 }
 
-// v over a window of h x w taps: v / divide, or (ADAPTIVE) v / h / w, as the CPU's loops
-template <typename T, bool ADAPTIVE>
-__device__ T
-window_mean(T v, int64_t divide, int64_t h, int64_t w)
-{
-    return ADAPTIVE ? v / (T)h / (T)w : v / (T)divide;
-}
-
-// x (P, H, W), out (P, OH, OW): a window's mean over its taps inside the image (0 for a window of
-// padding only)
-template <typename T, bool ADAPTIVE>
+// x (P, D, H, W), out (P, OD, OH, OW): a window's mean over its taps inside the input
+template <typename T>
 __global__ void
 avg_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;
-    const int64_t n = g.planes * g.oh * g.ow;
+    const int64_t n = g.planes * g.od * g.oh * g.ow;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
-        const T *plane = x + p * g.h * g.w;
-        int64_t h0, h1, w0, w1;
-        const int64_t divide = mt_mean_pool_window(&g, ADAPTIVE, oh, ow, &h0, &h1, &w0, &w1);
-        const T sum = window_sum(plane, g.w, h0, h1, w0, w1);
-        out[i] = h0 < h1 && w0 < w1 ? window_mean<T, ADAPTIVE>(sum, divide, h1 - h0, w1 - w0)
-                                    : (T)0;
+        int64_t p, od, oh, ow, b[6];
+        position(g, i, &p, &od, &oh, &ow);
+        const int64_t divide = mt_avg_pool_window(&g, od, oh, ow, b);
+        const T sum = window_sum(x + p * g.d * g.h * g.w, g, b);
+        out[i] = mt_pool_window_inside(b) ? sum / (T)divide : (T)0;
     }
 }
 
-// grad, idx (P, OH, OW), gx (P, H, W) zeroed: gx[idx] += grad; an index outside its plane
-// fails a device-side assertion
+// x (P, D, H, W), out (P, OD, OH, OW): adaptive windows [floor(o*H/OH), ceil((o+1)*H/OH))
+template <typename T>
+__global__ void
+adaptive_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
+{
+    (void)idx;
+    (void)bad;
+    const int64_t n = g.planes * g.od * g.oh * g.ow;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p, od, oh, ow, b[6];
+        position(g, i, &p, &od, &oh, &ow);
+        adaptive_window(g, od, oh, ow, b);
+        const T sum = window_sum(x + p * g.d * g.h * g.w, g, b);
+        out[i] = sum / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4]);
+    }
+}
+
+// grad, idx (P, OD, OH, OW), gx (P, D, H, W) zeroed: gx[idx] += grad; an index outside its
+// plane fails a device-side assertion
 template <typename T>
 __global__ void
 max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
-    const int64_t n = g.planes * g.oh * g.ow;
+    const int64_t n = g.planes * g.od * g.oh * g.ow, volume = g.d * g.h * g.w;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t p = i / (g.ow * g.oh), at = idx[i];
-        if (at < 0 || at >= g.h * g.w) {
-            mt_cuda_assert_fail(bad, MT_CUDA_ASSERT_POOL_INDEX, (long long)at,
-                                (long long)(g.h * g.w));
+        const int64_t p = i / (g.od * g.ow * g.oh), at = idx[i];
+        if (at < 0 || at >= volume) {
+            mt_cuda_assert_fail(bad, MT_CUDA_ASSERT_POOL_INDEX, (long long)at, (long long)volume);
             continue;
         }
-        atomicAdd(gx + p * g.h * g.w + at, grad[i]);
+        atomicAdd(gx + p * volume + at, grad[i]);
     }
 }
 
-// grad (P, OH, OW), gx (P, H, W) zeroed: each window's grad / divisor to its pixels inside
-// (the windows and divisors of avg_pool_kernel)
-template <typename T, bool ADAPTIVE>
+// grad (P, OD, OH, OW), gx (P, D, H, W) zeroed: each window's grad / divisor to its taps inside
+template <typename T>
 __global__ void
 avg_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)idx;
     (void)bad;
-    const int64_t n = g.planes * g.oh * g.ow;
+    const int64_t n = g.planes * g.od * g.oh * g.ow;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, p = i / (g.ow * g.oh);
-        int64_t h0, h1, w0, w1;
-        const int64_t divide = mt_mean_pool_window(&g, ADAPTIVE, oh, ow, &h0, &h1, &w0, &w1);
-        if (h0 >= h1 || w0 >= w1) {
-            continue;
+        int64_t p, od, oh, ow, b[6];
+        position(g, i, &p, &od, &oh, &ow);
+        const int64_t divide = mt_avg_pool_window(&g, od, oh, ow, b);
+        if (mt_pool_window_inside(b)) {
+            window_add(gx + p * g.d * g.h * g.w, g, b, grad[i] / (T)divide);
         }
-        const T v = window_mean<T, ADAPTIVE>(grad[i], divide, h1 - h0, w1 - w0);
-        window_add(gx + p * g.h * g.w, g.w, h0, h1, w0, w1, v);
+    }
+}
+
+// grad (P, OD, OH, OW), gx (P, D, H, W) zeroed: each adaptive window's grad / its size to its
+// taps
+template <typename T>
+__global__ void
+adaptive_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_record *bad)
+{
+    (void)idx;
+    (void)bad;
+    const int64_t n = g.planes * g.od * g.oh * g.ow;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p, od, oh, ow, b[6];
+        position(g, i, &p, &od, &oh, &ow);
+        adaptive_window(g, od, oh, ow, b);
+        const T v = grad[i] / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4]);
+        window_add(gx + p * g.d * g.h * g.w, g, b, v);
     }
 }
 
 } // namespace
 
 #define POOL_PAIR(k) {MT_KERNEL_PTR(k<float>), MT_KERNEL_PTR(k<double>), NULL, NULL}
-#define MEAN_PAIR(k, adaptive) \
-    {MT_KERNEL_PTR(k<float, adaptive>), MT_KERNEL_PTR(k<double, adaptive>), NULL, NULL}
 
 extern "C" const void *
 mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
@@ -191,11 +247,11 @@ mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
     static const void *const table[MT_CUDA_NUM_POOL_OPS][4] = {
         {MT_KERNEL_PTR(max_pool_kernel<float>), MT_KERNEL_PTR(max_pool_kernel<double>),
          MT_KERNEL_PTR(max_pool_kernel<int32_t>), MT_KERNEL_PTR(max_pool_kernel<int64_t>)},
-        MEAN_PAIR(avg_pool_kernel, false),
-        MEAN_PAIR(avg_pool_kernel, true),
+        POOL_PAIR(avg_pool_kernel),
+        POOL_PAIR(adaptive_pool_kernel),
         POOL_PAIR(max_back_kernel),
-        MEAN_PAIR(avg_back_kernel, false),
-        MEAN_PAIR(avg_back_kernel, true),
+        POOL_PAIR(avg_back_kernel),
+        POOL_PAIR(adaptive_back_kernel),
     };
     const int k = dt == MT_FLOAT32   ? 0
                   : dt == MT_FLOAT64 ? 1

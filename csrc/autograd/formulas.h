@@ -24,6 +24,8 @@ void mt_saves_lerp(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
 /* max_pool2d's Autograd kernel, which records max_pool2d_with_indices (formulas_nn.c) */
 mt_status mt_autograd_max_pool2d(mt_args *a);
+/* max_pool3d's, which records max_pool3d_with_indices (formulas_nn.c) */
+mt_status mt_autograd_max_pool3d(mt_args *a);
 
 /* The node name of the rows with .overload: PyTorch numbers an op's overloads apart (sum() is
  * SumBackward0, sum(dim) SumBackward1); NULL for the row's name. */

@@ -118,46 +118,77 @@ mt_grad_convolution_backward_weight(mt_node *n, mt_tensor *const *g, mt_tensor *
 
 /* ---- pooling ---- */
 
-// input (N, C, H, W) or (C, H, W); the forward's indices are its node's output 1
-mt_status
-mt_grad_max_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+// input (N, C, [D,] H, W) or (C, [D,] H, W); the forward's indices are its node's output 1
+static mt_status
+grad_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
 {
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2],
                      *dilation = &n->args.l[3];
-    return mt_op_max_pool2d_with_indices_backward(g[0], n->saved[0], k->n, k->v, stride->n,
-                                                  mt_op_ints(stride), padding->n, padding->v,
-                                                  dilation->n, dilation->v, n->args.b[0],
-                                                  n->saved_out[1], &gi[0]);
+    return (three ? mt_op_max_pool3d_with_indices_backward
+                  : mt_op_max_pool2d_with_indices_backward)(g[0], n->saved[0], k->n, k->v,
+                                                            stride->n, mt_op_ints(stride),
+                                                            padding->n, padding->v, dilation->n,
+                                                            dilation->v, n->args.b[0],
+                                                            n->saved_out[1], &gi[0]);
 }
 
-/* max_pool2d's Autograd kernel: with an input that requires grad it is max_pool2d_with_indices'
- * output 0, so that the node keeps the indices (ATen's max_pool2d does the same); else the
- * kernel without indices. */
 mt_status
-mt_autograd_max_pool2d(mt_args *a)
+mt_grad_max_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_max_pool(n, g, gi, false);
+}
+
+mt_status
+mt_grad_max_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_max_pool(n, g, gi, true);
+}
+
+/* max_pool2d's and max_pool3d's Autograd kernel (`op`, recording `with_indices`): with an input
+ * that requires grad it is the with_indices op's output 0, so that the node keeps the indices
+ * (ATen's max_pool2d does the same); else the kernel without indices. */
+static mt_status
+autograd_max_pool(mt_args *a, mt_op op, mt_op with_indices)
 {
     mt_tensor *x = a->t[0], *idx = NULL;
     if (!mt_tensor_requires_grad(x) || !mt_dtype_is_float(x->dtype)) {
-        return mt_redispatch(MT_OP_max_pool2d, a, MT_KEY_AUTOGRAD);
+        return mt_redispatch(op, a, MT_KEY_AUTOGRAD);
     }
     const mt_intlist *k = &a->l[0], *stride = &a->l[1], *padding = &a->l[2], *dilation = &a->l[3];
-    mt_status st = mt_op_max_pool2d_with_indices(x, k->n, k->v, stride->n, mt_op_ints(stride),
-                                                 padding->n, padding->v, dilation->n, dilation->v,
-                                                 a->b[0], &a->out[0], &idx);
+    mt_status (*record)(mt_tensor *, int, const int64_t *, int, const int64_t *, int,
+                        const int64_t *, int, const int64_t *, bool, mt_tensor **,
+                        mt_tensor **) = with_indices == MT_OP_max_pool3d_with_indices
+                                            ? mt_op_max_pool3d_with_indices
+                                            : mt_op_max_pool2d_with_indices;
+    mt_status st = record(x, k->n, k->v, stride->n, mt_op_ints(stride), padding->n, padding->v,
+                          dilation->n, dilation->v, a->b[0], &a->out[0], &idx);
     mt_tensor_clear(&idx);
     return st;
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self, indices (grad_output's shape): the backward
-// scatters grad_output to the indices, so its gradient gathers gg there; self's is zeros
 mt_status
-mt_grad_max_pool2d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_autograd_max_pool2d(mt_args *a)
+{
+    return autograd_max_pool(a, MT_OP_max_pool2d, MT_OP_max_pool2d_with_indices);
+}
+
+mt_status
+mt_autograd_max_pool3d(mt_args *a)
+{
+    return autograd_max_pool(a, MT_OP_max_pool3d, MT_OP_max_pool3d_with_indices);
+}
+
+// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self, indices (grad_output's shape):
+// the backward scatters grad_output to the indices, so its gradient gathers gg there; self's
+// is zeros. nd: the spatial dims.
+static mt_status
+grad_max_pool_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int nd)
 {
     mt_tensor *idx = n->saved[2], *flat_g = NULL, *flat_i = NULL, *picked = NULL;
     mt_status st = MT_OK;
     if (n->edges[0].node) {
-        if ((st = mt_op_flatten(g[0], -2, -1, &flat_g)) == MT_OK &&
-            (st = mt_op_flatten(idx, -2, -1, &flat_i)) == MT_OK &&
+        if ((st = mt_op_flatten(g[0], -nd, -1, &flat_g)) == MT_OK &&
+            (st = mt_op_flatten(idx, -nd, -1, &flat_i)) == MT_OK &&
             (st = mt_op_gather(flat_g, -1, flat_i, &picked)) == MT_OK) {
             st = mt_op_view_as(picked, idx, &gi[0]);
         }
@@ -171,15 +202,72 @@ mt_grad_max_pool2d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_ten
     return st;
 }
 
-// input (N, C, H, W) or (C, H, W); the backward op takes the forward's arguments as they are
 mt_status
-mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_grad_max_pool2d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_max_pool_with_indices_backward(n, g, gi, 2);
+}
+
+mt_status
+mt_grad_max_pool3d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_max_pool_with_indices_backward(n, g, gi, 3);
+}
+
+// input (N, C, [D,] H, W) or (C, [D,] H, W); the backward op takes the forward's arguments as
+// they are
+static mt_status
+grad_avg_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
 {
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2];
     int64_t divisor = n->args.i_none & 1u ? MT_INT_NONE : n->args.i[0];
-    return mt_op_avg_pool2d_backward(g[0], n->saved[0], k->n, k->v, stride->n, mt_op_ints(stride),
-                                     padding->n, padding->v, n->args.b[0], n->args.b[1], divisor,
-                                     &gi[0]);
+    return (three ? mt_op_avg_pool3d_backward
+                  : mt_op_avg_pool2d_backward)(g[0], n->saved[0], k->n, k->v, stride->n,
+                                               mt_op_ints(stride), padding->n, padding->v,
+                                               n->args.b[0], n->args.b[1], divisor, &gi[0]);
+}
+
+mt_status
+mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_avg_pool(n, g, gi, false);
+}
+
+mt_status
+mt_grad_avg_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_avg_pool(n, g, gi, true);
+}
+
+/* avg_pool2d/3d_backward (grad_output, self, the forward's arguments) is linear in grad_output:
+ * its gradient is the forward pool of gg; self's is zeros. */
+static mt_status
+grad_avg_pool_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
+{
+    const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2];
+    int64_t divisor = n->args.i_none & 1u ? MT_INT_NONE : n->args.i[0];
+    mt_status st = MT_OK;
+    if (n->edges[0].node) {
+        st = (three ? mt_op_avg_pool3d
+                    : mt_op_avg_pool2d)(g[0], k->n, k->v, stride->n, mt_op_ints(stride), padding->n,
+                                        padding->v, n->args.b[0], n->args.b[1], divisor, &gi[0]);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
+    }
+    return st;
+}
+
+mt_status
+mt_grad_avg_pool2d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_avg_pool_backward(n, g, gi, false);
+}
+
+mt_status
+mt_grad_avg_pool3d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_avg_pool_backward(n, g, gi, true);
 }
 
 // input (N, C, H, W), grid (N, OH, OW, 2): the backward op gives both gradients; the ones no
@@ -197,6 +285,42 @@ mt_status
 mt_grad_adaptive_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mt_op__adaptive_avg_pool2d_backward(g[0], n->saved[0], &gi[0]);
+}
+
+mt_status
+mt_grad_adaptive_avg_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return mt_op__adaptive_avg_pool3d_backward(g[0], n->saved[0], &gi[0]);
+}
+
+/* _adaptive_avg_pool2d/3d_backward (grad_output, self) is linear in grad_output: its gradient
+ * is the adaptive pool of gg to grad_output's last nd sizes; self's is zeros. */
+static mt_status
+grad_adaptive_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int nd)
+{
+    mt_status st = MT_OK;
+    if (n->edges[0].node) {
+        const mt_meta *m = &n->in_meta[0];
+        const int64_t *size = m->sizes + m->ndim - nd;
+        st = (nd == 3 ? mt_op_adaptive_avg_pool3d : mt_op_adaptive_avg_pool2d)(g[0], nd, size,
+                                                                               &gi[0]);
+    }
+    if (st == MT_OK && n->edges[1].node) {
+        st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
+    }
+    return st;
+}
+
+mt_status
+mt_grad_adaptive_avg_pool2d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_adaptive_backward(n, g, gi, 2);
+}
+
+mt_status
+mt_grad_adaptive_avg_pool3d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_adaptive_backward(n, g, gi, 3);
 }
 
 /* ---- normalisation ---- */

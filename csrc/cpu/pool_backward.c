@@ -1,8 +1,8 @@
-/* 2-D pooling's backward on the CPU: max_pool2d (the gradient goes to each window's argmax, from
+/* 2-D and 3-D pooling's backward on the CPU: max_pool2d/3d (the gradient goes to each window's argmax, from
  * the forward's indices), avg_pool2d and adaptive_avg_pool2d (each window's gradient spread
  * evenly over the pixels it averaged, with the forward's divisor).
  *
- * As in the forward, tensors are seen as planes (P, H, W); the gradient of the input is zeros of
+ * As in the forward, tensors are seen as planes (P, D, H, W), D = 1 in 2-D; the gradient of the input is zeros of
  * self's shape into which every output element adds its share. Their arguments are the front
  * end's to check (ops/pool_checks.c); an index outside its plane is seen here. Floats only. */
 #include <string.h>
@@ -13,18 +13,18 @@
 #include "ops/fails.h"
 #include "ops/front.h"
 
-/* One plane: gx (H, W) += what grad (OH, OW) gives back; idx (OH, OW) for max pooling. Returns
- * false on an index outside the plane. */
+/* One plane: gx (D, H, W) += what grad (OD, OH, OW) gives back; idx (OD, OH, OW) for max
+ * pooling. Returns false on an index outside the plane. */
 typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, const pool_geom *g);
 
-// grad, idx (OH, OW), gx (H, W): gx[idx[o]] += grad[o]
+// grad, idx (OD, OH, OW), gx (D, H, W): gx[idx[o]] += grad[o]
 #define MAX_BACK(name, T)                                                              \
     static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g) \
     {                                                                                  \
         const T *grad = (const T *)gv;                                                 \
         T *gx = (T *)xv;                                                               \
-        for (int64_t o = 0; o < g->oh * g->ow; o++) {                                  \
-            if (idx[o] < 0 || idx[o] >= g->h * g->w) {                                 \
+        for (int64_t o = 0; o < g->od * g->oh * g->ow; o++) {                          \
+            if (idx[o] < 0 || idx[o] >= g->d * g->h * g->w) {                          \
                 return false;                                                          \
             }                                                                          \
             gx[idx[o]] += grad[o];                                                     \
@@ -32,42 +32,72 @@ typedef bool (*pool_back_fn)(const void *grad, const int64_t *idx, void *gx, con
         return true;                                                                   \
     }
 
-// grad (OH, OW), gx (H, W): each window's grad / its divisor added to its pixels inside the
-// image; the windows and divisors of the forward in pool.c: avg_pool2d's, or (ADAPTIVE)
-// adaptive_avg_pool2d's, rows [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the columns likewise,
-// divided by their height, then their width
-#define MEAN_BACK(name, T, ADAPTIVE)                                                           \
-    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)         \
-    {                                                                                          \
-        (void)idx;                                                                             \
-        const T *grad = (const T *)gv;                                                         \
-        T *gx = (T *)xv;                                                                       \
-        for (int64_t oh = 0; oh < g->oh; oh++) {                                               \
-            for (int64_t ow = 0; ow < g->ow; ow++) {                                           \
-                int64_t h0, h1, w0, w1;                                                        \
-                const int64_t divide = mt_mean_pool_window(g, ADAPTIVE, oh, ow, &h0, &h1, &w0, \
-                                                           &w1);                               \
-                if (h0 >= h1 || w0 >= w1) {                                                    \
-                    continue;                                                                  \
-                }                                                                              \
-                const T go = grad[oh * g->ow + ow];                                            \
-                const T v = ADAPTIVE ? go / (T)(h1 - h0) / (T)(w1 - w0) : go / (T)divide;      \
-                for (int64_t ih = h0; ih < h1; ih++) {                                         \
-                    for (int64_t iw = w0; iw < w1; iw++) {                                     \
-                        gx[ih * g->w + iw] += v;                                               \
-                    }                                                                          \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
-        return true;                                                                           \
+/* gx (D, H, W) += v over depths [b[0], b[1]), rows [b[2], b[3]), columns [b[4], b[5]). */
+#define WINDOW_ADD(name, T)                                              \
+    static void name(T *gx, const pool_geom *g, const int64_t b[6], T v) \
+    {                                                                    \
+        for (int64_t id = b[0]; id < b[1]; id++) {                       \
+            for (int64_t ih = b[2]; ih < b[3]; ih++) {                   \
+                for (int64_t iw = b[4]; iw < b[5]; iw++) {               \
+                    gx[(id * g->h + ih) * g->w + iw] += v;               \
+                }                                                        \
+            }                                                            \
+        }                                                                \
+    }
+
+// grad (OD, OH, OW), gx (D, H, W): each window's grad / divisor added to its taps inside the
+// input (windows, divisors as the avg pooling forward's in pool.c)
+#define AVG_BACK(name, T, ADD)                                                         \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g) \
+    {                                                                                  \
+        (void)idx;                                                                     \
+        const T *grad = (const T *)gv;                                                 \
+        for (int64_t od = 0; od < g->od; od++) {                                       \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                   \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                               \
+                    int64_t b[6];                                                      \
+                    const int64_t divide = mt_avg_pool_window(g, od, oh, ow, b);       \
+                    if (mt_pool_window_inside(b)) {                                    \
+                        ADD((T *)xv, g, b, *grad / (T)divide);                         \
+                    }                                                                  \
+                    grad++;                                                            \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
+        return true;                                                                   \
+    }
+
+// grad (OD, OH, OW), gx (D, H, W): window (od, oh, ow) spans depths [floor(od*D/OD),
+// ceil((od+1)*D/OD)) and the rows and columns likewise; its grad / its size goes to each of
+// its taps
+#define ADAPTIVE_BACK(name, T, ADD)                                                        \
+    static bool name(const void *gv, const int64_t *idx, void *xv, const pool_geom *g)     \
+    {                                                                                      \
+        (void)idx;                                                                         \
+        const T *grad = (const T *)gv;                                                     \
+        int64_t b[6];                                                                      \
+        for (int64_t od = 0; od < g->od; od++) {                                           \
+            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                             \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                                       \
+                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                         \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                   \
+                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                     \
+                    ADD((T *)xv, g, b,                                                     \
+                        *grad++ / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4])); \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+        return true;                                                                       \
     }
 
 MAX_BACK(max_back_f32, float)
 MAX_BACK(max_back_f64, double)
-MEAN_BACK(avg_back_f32, float, false)
-MEAN_BACK(avg_back_f64, double, false)
-MEAN_BACK(adaptive_back_f32, float, true)
-MEAN_BACK(adaptive_back_f64, double, true)
+WINDOW_ADD(add_f32, float)
+WINDOW_ADD(add_f64, double)
+AVG_BACK(avg_back_f32, float, add_f32)
+AVG_BACK(avg_back_f64, double, add_f64)
+ADAPTIVE_BACK(adaptive_back_f32, float, add_f32)
+ADAPTIVE_BACK(adaptive_back_f64, double, add_f64)
 
 /* a->out[0] = zeros shaped as self (t[1]) with loop's gradient of grad (t[0]) added, plane by
  * plane; idx (or NULL) the forward's indices. */
@@ -88,7 +118,8 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
     if (st) {
         goto out_release;
     }
-    const int64_t in_plane = g->h * g->w, out_plane = g->oh * g->ow, size = (int64_t)item;
+    const int64_t in_plane = g->d * g->h * g->w, out_plane = g->od * g->oh * g->ow;
+    const int64_t size = (int64_t)item;
     /* threads over the planes (each writes its own plane of gx) */
     const int parts = mt_parallel_parts(g->planes * (in_plane + out_plane), 32768);
     const char *gd = mt_tensor_data(grad);
@@ -114,31 +145,69 @@ out_release:
     return st;
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
-// grad_output's shape) of each window's maximum in its plane; out (self's shape)
-mt_status
-mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
+// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
+// W), indices (int64, grad_output's shape) of each window's maximum in its plane; out (self's
+// shape)
+static mt_status
+max_back(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *idx = a->t[2];
     return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &a->plan->pool,
                     idx);
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), the forward's
-// window arguments; out (self's shape)
 mt_status
-mt_cpu_avg_pool2d_backward(mt_args *a)
+mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
+{
+    return max_back(a);
+}
+
+mt_status
+mt_cpu_max_pool3d_with_indices_backward(mt_args *a)
+{
+    return max_back(a);
+}
+
+// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
+// W), the forward's window arguments; out (self's shape)
+static mt_status
+avg_back(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
     return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &a->plan->pool,
                     NULL);
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W); out (self's shape)
 mt_status
-mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
+mt_cpu_avg_pool2d_backward(mt_args *a)
+{
+    return avg_back(a);
+}
+
+mt_status
+mt_cpu_avg_pool3d_backward(mt_args *a)
+{
+    return avg_back(a);
+}
+
+// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
+// W); out (self's shape)
+static mt_status
+adaptive_back(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
     return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64,
                     &a->plan->pool, NULL);
+}
+
+mt_status
+mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
+{
+    return adaptive_back(a);
+}
+
+mt_status
+mt_cpu__adaptive_avg_pool3d_backward(mt_args *a)
+{
+    return adaptive_back(a);
 }

@@ -1,5 +1,7 @@
 /* The pooling windows as plain C without the dispatcher, so that nvcc compiles the same
- * functions for the CUDA kernels (cuda/pool.cu) as the C compiler does for the CPU loops. */
+ * functions for the CUDA kernels (cuda/pool.cu) as the C compiler does for the CPU loops.
+ * One geometry serves 2-D and 3-D pooling: a 2-D op is a 3-D one of depth 1 (d = od = kd = sd
+ * = dd = 1, pd = 0), so an index h * W + w within a plane is (d * H + h) * W + w with d = 0. */
 #ifndef MT_CPU_POOL_WINDOW_H
 #define MT_CPU_POOL_WINDOW_H
 
@@ -13,29 +15,55 @@
 #endif
 
 typedef struct pool_geom {
-    int64_t planes, h, w, oh, ow; /* input (planes, H, W), out (planes, OH, OW) */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int nd;                              /* 2 or 3 spatial dims: the output's last nd sizes */
+    int64_t planes, d, h, w, od, oh, ow; /* input (planes, D, H, W), out (planes, OD, OH, OW) */
+    int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw;
     bool count_include_pad;
     bool has_divisor;
     int64_t divisor;
 } pool_geom;
 
-/* avg_pool2d's window (oh, ow): the taps inside the image, rows [*h0, *h1) and columns
- * [*w0, *w1) (empty for a window of padding only), and the divisor: divisor_override, or the
- * window's size clipped to the padded image (count_include_pad), or the count of taps inside. */
-MT_POOL_INLINE int64_t
-mt_avg_pool_window(const pool_geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1,
-                   int64_t *w0, int64_t *w1)
+/* The 2-D geometry as a 3-D one of depth 1. */
+MT_POOL_INLINE void
+mt_pool_flat_depth(pool_geom *g)
 {
-    int64_t a = oh * g->sh - g->ph, b = a + g->kh, c = ow * g->sw - g->pw, d = c + g->kw;
-    b = b < g->h + g->ph ? b : g->h + g->ph;
-    d = d < g->w + g->pw ? d : g->w + g->pw;
-    const int64_t padded = (b - a) * (d - c);
-    *h0 = a > 0 ? a : 0;
-    *w0 = c > 0 ? c : 0;
-    *h1 = b < g->h ? b : g->h;
-    *w1 = d < g->w ? d : g->w;
-    return g->has_divisor ? g->divisor : g->count_include_pad ? padded : (*h1 - *h0) * (*w1 - *w0);
+    g->nd = 2;
+    g->d = g->od = g->kd = g->sd = g->dd = 1;
+    g->pd = 0;
+}
+
+/* avg pooling's window from output position o along one dim of size n (kernel k, stride s,
+ * padding p): its taps inside the input [*i0, *i1), and its length clipped to the padded input. */
+MT_POOL_INLINE int64_t
+mt_avg_pool_span(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t *i0, int64_t *i1)
+{
+    int64_t a = o * s - p, b = a + k;
+    b = b < n + p ? b : n + p;
+    *i0 = a > 0 ? a : 0;
+    *i1 = b < n ? b : n;
+    return b - a;
+}
+
+/* avg pooling's window (od, oh, ow): the taps inside the input, depths [b[0], b[1]), rows
+ * [b[2], b[3]) and columns [b[4], b[5]) (empty for a window of padding only), and the divisor:
+ * divisor_override, or the window's size clipped to the padded input (count_include_pad), or
+ * the count of taps inside. */
+MT_POOL_INLINE int64_t
+mt_avg_pool_window(const pool_geom *g, int64_t od, int64_t oh, int64_t ow, int64_t b[6])
+{
+    const int64_t padded = mt_avg_pool_span(od, g->d, g->kd, g->sd, g->pd, &b[0], &b[1]) *
+                           mt_avg_pool_span(oh, g->h, g->kh, g->sh, g->ph, &b[2], &b[3]) *
+                           mt_avg_pool_span(ow, g->w, g->kw, g->sw, g->pw, &b[4], &b[5]);
+    return g->has_divisor         ? g->divisor
+           : g->count_include_pad ? padded
+                                  : (b[1] - b[0]) * (b[3] - b[2]) * (b[5] - b[4]);
+}
+
+/* Whether window b of mt_avg_pool_window has a tap inside the input. */
+MT_POOL_INLINE bool
+mt_pool_window_inside(const int64_t b[6])
+{
+    return b[0] < b[1] && b[2] < b[3] && b[4] < b[5];
 }
 
 /* adaptive pooling's window i of n over a dim of size len: [floor(i*len/n), ceil((i+1)*len/n)) */
@@ -44,21 +72,6 @@ mt_adaptive_window(int64_t i, int64_t len, int64_t n, int64_t *start, int64_t *e
 {
     *start = i * len / n;
     *end = ((i + 1) * len + n - 1) / n;
-}
-
-/* The window (oh, ow) of avg_pool2d (mt_avg_pool_window, returning its divisor) or, adaptive, of
- * adaptive_avg_pool2d (rows mt_adaptive_window(oh, H, OH), columns likewise; returning 1, unused:
- * its mean divides by the height, then the width, as PyTorch's). */
-MT_POOL_INLINE int64_t
-mt_mean_pool_window(const pool_geom *g, bool adaptive, int64_t oh, int64_t ow, int64_t *h0,
-                    int64_t *h1, int64_t *w0, int64_t *w1)
-{
-    if (!adaptive) {
-        return mt_avg_pool_window(g, oh, ow, h0, h1, w0, w1);
-    }
-    mt_adaptive_window(oh, g->h, g->oh, h0, h1);
-    mt_adaptive_window(ow, g->w, g->ow, w0, w1);
-    return 1;
 }
 
 #endif

@@ -81,6 +81,39 @@ join_x(char *buf, size_t size, int n, const int64_t *v)
     return buf;
 }
 
+/* A transposed convolution's output_padding, below its stride or its dilation in each dim;
+ * PyTorch's message names two dims (height, width; a 1-D one as a 1 x L plane) or three. */
+static mt_status
+check_output_padding(const conv_params *c, int dims)
+{
+    static const char *const names[3] = {"depth", "height", "width"};
+    const int shown = dims == 1 ? 2 : dims, skip = shown - dims;
+    bool ok = true;
+    for (int d = 0; d < dims; d++) {
+        ok = ok && (c->opad[d] < c->stride[d] || c->opad[d] < c->dil[d]);
+    }
+    if (ok) {
+        return MT_OK;
+    }
+    char msg[512];
+    size_t used = 0;
+    const char *what[3] = {"output_padding", "stride", "dilation"};
+    const int64_t *vals[3] = {c->opad, c->stride, c->dil};
+    const int64_t dflt[3] = {0, 1, 1}; /* the missing dim of a 1-D convolution */
+    msg[0] = 0;
+    for (int v = 0; v < 3; v++) {
+        for (int d = 0; d < shown && used < sizeof(msg); d++) {
+            int64_t value = d < skip ? dflt[v] : vals[v][d - skip];
+            int w = snprintf(msg + used, sizeof(msg) - used, "%s%s_%s: %" PRId64, v || d ? " " : "",
+                             what[v], names[3 - shown + d], value);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return mt_fail(MT_ERUNTIME,
+                   "output padding must be smaller than either stride or dilation, but got %s",
+                   msg);
+}
+
 /* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
  * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
 static mt_status
@@ -159,17 +192,8 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
         }
         return MT_OK;
     }
-    int64_t op[2] = {0, 0}, s[2] = {1, 1}, dl[2] = {1, 1};
-    memcpy(op + 2 - dims, c->opad, sizeof(int64_t) * (size_t)dims);
-    memcpy(s + 2 - dims, c->stride, sizeof(int64_t) * (size_t)dims);
-    memcpy(dl + 2 - dims, c->dil, sizeof(int64_t) * (size_t)dims);
-    if (!((op[1] < s[1] || op[1] < dl[1]) && (op[0] < s[0] || op[0] < dl[0]))) {
-        return mt_fail(MT_ERUNTIME,
-                       "output padding must be smaller than either stride or dilation, but got "
-                       "output_padding_height: %" PRId64 " output_padding_width: %" PRId64
-                       " stride_height: %" PRId64 " stride_width: %" PRId64
-                       " dilation_height: %" PRId64 " dilation_width: %" PRId64,
-                       op[0], op[1], s[0], s[1], dl[0], dl[1]);
+    if ((st = check_output_padding(c, dims))) {
+        return st;
     }
     bool small = false;
     for (int d = 0; d < dims; d++) {
@@ -178,16 +202,15 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
         small = small || out[d] < 1;
     }
     if (small) {
-        return dims == 1 ? mt_fail(MT_ERUNTIME,
-                                   "Given input size per channel: (1 x %" PRId64
-                                   "). Calculated output size per channel: (1 x %" PRId64
-                                   "). Output size is too small",
-                                   in[0], out[0])
-                         : mt_fail(MT_ERUNTIME,
-                                   "Given input size per channel: (%" PRId64 " x %" PRId64
-                                   "). Calculated output size per channel: (%" PRId64 " x %" PRId64
-                                   "). Output size is too small",
-                                   in[0], in[1], out[0], out[1]);
+        /* PyTorch's sizes "(a x b)", a 1-D one as "(1 x L)" */
+        int64_t in2[3] = {1, 1, 1}, out2[3] = {1, 1, 1};
+        const int shown = dims == 1 ? 2 : dims;
+        memcpy(in2 + shown - dims, in, sizeof(int64_t) * (size_t)dims);
+        memcpy(out2 + shown - dims, out, sizeof(int64_t) * (size_t)dims);
+        return mt_fail(MT_ERUNTIME,
+                       "Given input size per channel: (%s). Calculated output size per channel: "
+                       "(%s). Output size is too small",
+                       join_x(b1, sizeof(b1), shown, in2), join_x(b3, sizeof(b3), shown, out2));
     }
     return MT_OK;
 }
@@ -407,6 +430,36 @@ mt_composite_conv_transpose2d(mt_args *a)
     return conv_nd(a, "conv_transpose2d", 2, true);
 }
 
+/* A 3-D convolution's result from acc, its values depth-major (N, OD, OC, OH, OW) as split
+ * gives the sizes: (N, OC, OD, OH, OW) contiguous, plus bias (OC) if any, without N unless
+ * batched. */
+static mt_status
+depth_major_result(mt_tensor *acc, const int64_t *split, mt_tensor *bias, bool batched,
+                   mt_tensor **out)
+{
+    static const int64_t perm[5] = {0, 2, 1, 3, 4}, col[4] = {-1, 1, 1, 1};
+    mt_tensor *v = NULL, *p = NULL, *b = NULL, *sum = NULL, *res = NULL;
+    mt_status st = mt_op_reshape(acc, 5, split, &v);
+    st = st ? st : mt_op_permute(v, 5, perm, &p);
+    if (st == MT_OK && bias) {
+        st = mt_op_view(bias, 4, col, &b);
+        st = st ? st : mt_op_add(p, b, mt_scalar_int(1), &sum);
+    }
+    st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
+    if (st == MT_OK && !batched) {
+        int64_t zero = 0;
+        st = mt_op_squeeze(res, 1, &zero, out);
+    } else if (st == MT_OK) {
+        *out = mt_tensor_retain(res);
+    }
+    mt_tensor_release(v);
+    mt_tensor_release(p);
+    mt_tensor_release(b);
+    mt_tensor_release(sum);
+    mt_tensor_release(res);
+    return st;
+}
+
 /* The 2-D convolution of depth tap kd of w (O, C/g, KD, KH, KW) with the slices of x (N, C,
  * Dp, H, W, padded in depth) it meets for each of od output depths: (N * od, O, OH, OW). */
 static mt_status
@@ -464,31 +517,103 @@ mt_composite_conv3d(mt_args *a)
     if (st) {
         goto out_release;
     }
-    static const int64_t perm[5] = {0, 2, 1, 3, 4};
-    int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]}, col[4] = {-1, 1, 1, 1};
-    mt_tensor *v = NULL, *p = NULL, *b = NULL, *sum = NULL, *res = NULL;
-    st = mt_op_view(acc, 5, split, &v);
-    st = st ? st : mt_op_permute(v, 5, perm, &p);
-    if (st == MT_OK && bias) {
-        st = mt_op_view(bias, 4, col, &b);
-        st = st ? st : mt_op_add(p, b, mt_scalar_int(1), &sum);
-    }
-    st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
-    if (st == MT_OK && !batched) {
-        int64_t zero = 0;
-        st = mt_op_squeeze(res, 1, &zero, &a->out[0]);
-    } else if (st == MT_OK) {
-        a->out[0] = mt_tensor_retain(res);
-    }
-    mt_tensor_release(v);
-    mt_tensor_release(p);
-    mt_tensor_release(b);
-    mt_tensor_release(sum);
-    mt_tensor_release(res);
+    int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]};
+    st = depth_major_result(acc, split, bias, batched, &a->out[0]);
 out_release:
     mt_tensor_release(xb);
     mt_tensor_release(xp);
     mt_tensor_release(acc);
     mt_tensor_release(y);
+    return st;
+}
+
+/* Depth tap k's share of a transposed 3-D convolution: y (N * D, O, OH, OW), the 2-D transposed
+ * convolution of each input depth slice with w[:, :, k], placed at the output depths
+ * id * sd + k * dd of a (N, L, O * OH * OW) stretch, zeros elsewhere. */
+static mt_status
+place_depth_tap(mt_tensor *y, int64_t n, int64_t d, int64_t k, int64_t len, const conv_params *c,
+                mt_tensor **out)
+{
+    const int64_t rest = mt_tensor_numel(y) / (n * d > 0 ? n * d : 1);
+    const int64_t span = (d - 1) * c->stride[0] + 1, at = k * c->dil[0];
+    int64_t col[4] = {n, d, 1, rest}, flat[3] = {n, d * c->stride[0], rest};
+    int64_t gaps[4] = {0, 0, 0, c->stride[0] - 1}, shift[4] = {0, 0, at, len - at - span};
+    mt_tensor *v = NULL, *spaced = NULL, *r = NULL, *cut = NULL;
+    mt_status st = mt_op_reshape(y, 4, col, &v);
+    st = st ? st : mt_op_constant_pad_nd(v, 4, gaps, mt_scalar_int(0), &spaced);
+    st = st ? st : mt_op_reshape(spaced, 3, flat, &r);
+    st = st ? st : mt_op_narrow(r, 1, 0, span, &cut);
+    st = st ? st : mt_op_constant_pad_nd(cut, 4, shift, mt_scalar_int(0), out);
+    mt_tensor_release(v);
+    mt_tensor_release(spaced);
+    mt_tensor_release(r);
+    mt_tensor_release(cut);
+    return st;
+}
+
+// input (N, IC, D, H, W) or (IC, D, H, W), weight (IC, OC/groups, KD, KH, KW), bias (OC) or
+// None; out (N, OC, OD, OH, OW): per depth tap kd the 2-D transposed convolution of the input's
+// depth slices (folded into the batch) with w[:, :, kd], spread to the output depths they reach
+// (place_depth_tap), summed, cut by the depth padding, plus bias
+mt_status
+mt_composite_conv_transpose3d(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
+    conv_params c, c2;
+    int64_t out_sp[3];
+    mt_status st = check_conv(a, "conv_transpose3d", 3, true, &c, out_sp);
+    if (st) {
+        return st;
+    }
+    c2 = (conv_params){.dims = 2, .groups = c.groups};
+    for (int d = 0; d < 2; d++) {
+        c2.stride[d] = c.stride[d + 1];
+        c2.pad[d] = c.pad[d + 1];
+        c2.dil[d] = c.dil[d + 1];
+        c2.opad[d] = c.opad[d + 1];
+    }
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    const bool batched = x->ndim == 5;
+    mt_tensor *xb = NULL, *xt = NULL, *x2 = NULL, *acc = NULL, *wk = NULL, *y = NULL, *part = NULL,
+              *t = NULL;
+    st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
+    if (st) {
+        goto out_release;
+    }
+    const int64_t n = xb->sizes[0], d = xb->sizes[2], kd = w->sizes[2];
+    const int64_t oc = w->sizes[1] * c.groups, len = out_sp[0] + 2 * c.pad[0];
+    int64_t flat[4] = {n * d, xb->sizes[1], xb->sizes[3], xb->sizes[4]};
+    st = mt_op_permute(xb, 5, perm, &xt);
+    st = st ? st : mt_op_reshape(xt, 4, flat, &x2);
+    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
+        st = mt_op_select(w, 2, k, &wk);
+        st = st ? st : transposed2d(x2, wk, out_sp + 1, &c2, &y);
+        st = st ? st : place_depth_tap(y, n, d, k, len, &c, acc ? &part : &acc);
+        if (st == MT_OK && part) {
+            st = mt_op_add(acc, part, mt_scalar_int(1), &t);
+            mt_tensor_clear(&acc);
+            acc = t;
+            t = NULL;
+        }
+        mt_tensor_clear(&wk);
+        mt_tensor_clear(&y);
+        mt_tensor_clear(&part);
+    }
+    if (st) {
+        goto out_release;
+    }
+    /* acc (N, L, OC * OH * OW) -> the padding cut, (N, OC, OD, OH, OW), plus bias */
+    int64_t split[5] = {n, out_sp[0], oc, out_sp[1], out_sp[2]};
+    st = mt_op_narrow(acc, 1, c.pad[0], out_sp[0], &t);
+    st = st ? st : depth_major_result(t, split, bias, batched, &a->out[0]);
+out_release:
+    mt_tensor_release(xb);
+    mt_tensor_release(xt);
+    mt_tensor_release(x2);
+    mt_tensor_release(acc);
+    mt_tensor_release(wk);
+    mt_tensor_release(y);
+    mt_tensor_release(part);
+    mt_tensor_release(t);
     return st;
 }

@@ -73,6 +73,11 @@ mt_front_on_cuda(const mt_tensor *t)
     X(max_pool2d_with_indices_backward, max_pool2d_with_indices_backward)                       \
     X(avg_pool2d_backward, avg_pool2d_backward)                                                  \
     X(_adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward)                               \
+    X(max_pool3d, max_pool3d) X(max_pool3d_with_indices, max_pool3d) X(avg_pool3d, avg_pool3d)  \
+    X(adaptive_avg_pool3d, adaptive_avg_pool3d)                                                  \
+    X(max_pool3d_with_indices_backward, max_pool3d_with_indices_backward)                       \
+    X(avg_pool3d_backward, avg_pool3d_backward)                                                  \
+    X(_adaptive_avg_pool3d_backward, adaptive_avg_pool3d_backward)                               \
     /* spatial transformers: grid_sample.c */                                                    \
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \

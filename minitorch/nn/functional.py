@@ -37,6 +37,9 @@ __all__ = [
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "softmin", "gumbel_softmax", "rms_norm", "bilinear", "grid_sample", "affine_grid",
     "lp_pool1d", "lp_pool2d", "triplet_margin_with_distance_loss", "conv3d",
+    "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "rrelu", "rrelu_", "multi_margin_loss",
+    "multilabel_margin_loss", "pdist", "ctc_loss",
 ]
 
 
@@ -94,6 +97,30 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else negative_slope * input."""
     return (_C.leaky_relu_ if inplace else _C.leaky_relu)(input, negative_slope)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """input where positive, else input times a slope: in training one drawn from U(lower, upper)
+    per non-positive element (in float64, in row-major order, as PyTorch's CPU kernel draws, so
+    one seed gives its values), in eval (lower + upper) / 2."""
+    _tensors("rrelu", input=input)
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    _floats_only("leaky_relu_cpu", input)
+    with _no_grad():
+        hit = input <= 0
+        draws = _minitorch.empty(int(hit.sum()), dtype=_minitorch.float64, device=input.device)
+        noise = _minitorch.ones(input.shape, dtype=_minitorch.float64, device=input.device)
+        noise = noise.masked_scatter(hit, draws.uniform_(lower, upper)).to(input.dtype)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """rrelu in place."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -1123,6 +1150,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose (input gradient) of conv3d; input (N, IC, D, H, W), weight (IC, OC/groups, KD,
+    KH, KW)."""
+    return _C.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
 def max_pool2d(
     input: Tensor,
     kernel_size: _size_2_t,
@@ -1214,47 +1247,10 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return _C.adaptive_avg_pool2d(x, (1, _one("adaptive_avg_pool1d", "output_size", output_size))).squeeze(-2)
 
 
-def _adaptive_windows(size: int, out: int, device) -> Tuple[Tensor, int]:
-    """The input positions of each of out adaptive windows over size: an (out, kmax) index table,
-    short windows repeating their last position (which leaves a max unchanged)."""
-    starts = [(i * size) // out for i in range(out)]
-    ends = [-((-(i + 1) * size) // out) for i in range(out)]
-    kmax = max((e - b for b, e in zip(starts, ends)), default=1)
-    table = [[min(b + j, e - 1) for j in range(kmax)] for b, e in zip(starts, ends)]
-    return _minitorch.tensor(table, dtype=_minitorch.int64, device=device), kmax
-
-
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """Max over output_size windows that tile (H, W) (window i of n over size S spans
     [floor(i*S/n), ceil((i+1)*S/n))); with return_indices, also each max's h*W+w."""
-    _tensors("adaptive_max_pool2d", input=input)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(
-            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
-    size = _list_with_default(output_size, input.size())
-    oh, ow = _pair(size)
-    if oh < 0 or ow < 0:
-        bad = oh if oh < 0 else ow
-        raise RuntimeError(
-            f"Trying to create tensor with negative dimension {bad}: {list(input.shape[:-2]) + [oh, ow]}")
-    for d in range(1, input.dim()):
-        if input.shape[d] == 0:
-            raise RuntimeError(
-                "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
-                f"but input has sizes {list(input.shape)} with dimension {d} being empty")
-    h, w = input.shape[-2:]
-    rows, kh = _adaptive_windows(h, oh, input.device)
-    cols, kw = _adaptive_windows(w, ow, input.device)
-    x = input.index_select(-2, rows.flatten()).index_select(-1, cols.flatten())
-    lead = list(input.shape[:-2])
-    x = x.reshape(lead + [oh, kh, ow, kw]).movedim(-3, -2).reshape(lead + [oh, ow, kh * kw])
-    out, arg = x.max(-1)
-    if not return_indices:
-        return out
-    dev = input.device
-    hi = rows.flatten()[_minitorch.arange(oh, device=dev).reshape(oh, 1) * kh + arg.div(kw, rounding_mode="floor")]
-    wi = cols.flatten()[_minitorch.arange(ow, device=dev) * kw + arg % kw]
-    return out, hi * w + wi
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -1377,6 +1373,12 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(lead + [c * r * r, h // r, w // r])
 from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
+from minitorch.nn._margin import multi_margin_loss, multilabel_margin_loss, pdist  # noqa: E402
+from minitorch.nn._ctc import ctc_loss  # noqa: E402
+from minitorch.nn._pooling import (  # noqa: E402
+    _adaptive_max_pool, adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d, max_unpool1d,
+    max_unpool2d, max_unpool3d,
+)
 from minitorch.nn._attention import (  # noqa: E402 (it calls the functions above)
     _canonical_mask, _in_projection, _in_projection_packed, _mha_shape_check, _none_or_dtype,
     multi_head_attention_forward,

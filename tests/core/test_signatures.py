@@ -21,6 +21,7 @@ SAME_DEFAULT = {
     ("amax", "dim"): "None and PyTorch's [] both mean every dim",
     ("amin", "dim"): "None and PyTorch's [] both mean every dim",
     ("max_pool2d", "stride"): "None and PyTorch's [] both mean kernel_size",
+    ("max_pool3d", "stride"): "None and PyTorch's [] both mean kernel_size",
     ("randperm", "dtype"): "None is int64, PyTorch's 4 (ScalarType::Long)",
     ("sort", "stable"): "False, PyTorch's None (not stable)",
     ("argsort", "stable"): "False, PyTorch's None (not stable)",

@@ -95,3 +95,20 @@ from minitorch.nn.modules.lazy import (
 
 __all__ += ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d",
             "LazyBatchNorm2d", "LazyBatchNorm3d"]
+from minitorch.nn.modules.conv import ConvTranspose3d
+from minitorch.nn.modules.pooling import (
+    AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+)
+
+__all__ += ["ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d",
+            "MaxUnpool2d", "MaxUnpool3d"]
+from minitorch.nn.modules.activation import RReLU
+from minitorch.nn.modules.loss import MultiLabelMarginLoss, MultiMarginLoss
+
+__all__ += ["RReLU", "MultiMarginLoss", "MultiLabelMarginLoss"]
+from minitorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from minitorch.nn.modules.loss import CTCLoss
+
+__all__ += ["CTCLoss"]

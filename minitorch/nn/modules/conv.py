@@ -1,4 +1,5 @@
-"""Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d (torch/nn/modules/conv.py).
+"""Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+(torch/nn/modules/conv.py).
 
 The weight (out_channels, in_channels // groups, *kernel_size), transposed
 (in_channels, out_channels // groups, *kernel_size), and bias (out_channels,) start as PyTorch's
@@ -17,7 +18,7 @@ from minitorch.nn.modules.module import Module
 from minitorch.nn.modules.utils import _ntuple, _pair, _reverse_repeat_tuple, _single
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _size_2_t = Union[int, Tuple[int, int]]
 
@@ -196,7 +197,7 @@ class _ConvTransposeNd(_ConvNd):
         nd = len(self.kernel_size)
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,
                                               self.dilation)
-        conv = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                     self.dilation)
 
@@ -242,3 +243,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     """The transpose of Conv2d: input (N, in_channels, H, W), weight (in_channels, out_channels // groups, KH, KW)."""
 
     _expand = staticmethod(_pair)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The transpose of Conv3d: input (N, in_channels, D, H, W), weight (in_channels,
+    out_channels // groups, KD, KH, KW)."""
+
+    _expand = staticmethod(_ntuple(3, "_triple"))

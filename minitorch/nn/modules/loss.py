@@ -311,3 +311,58 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 __all__ += ["TripletMarginWithDistanceLoss"]
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss: sum over classes i != y of w[y] * max(0, margin - x[y] +
+    x[i])^p / C, reduced."""
+
+    __constants__ = ["p", "margin", "reduction"]
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None, size_average=None,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss: each target class (up to the first -1) against each other
+    class, max(0, 1 - (x[y_j] - x[i])) / C, reduced."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+__all__ += ["MultiMarginLoss", "MultiLabelMarginLoss"]
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of log_probs (T, N, C) against target
+    sequences (blank the blank class), reduced; zero_infinity makes an impossible alignment's
+    infinite loss (and its gradient) 0."""
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+__all__ += ["CTCLoss"]

@@ -1,5 +1,5 @@
-"""Pooling layers (torch/nn/modules/pooling.py): MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d,
-AdaptiveMaxPool1d/2d.
+"""Pooling layers (torch/nn/modules/pooling.py): MaxPool1d/2d/3d, AvgPool1d/2d/3d,
+AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d, LPPool1d/2d.
 
 Each stores its arguments as given (an int stays an int, so the repr is PyTorch's) and calls
 the matching nn.functional op.
@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple, Union
 from minitorch import Tensor
 from minitorch.nn import functional as F
 from minitorch.nn.modules.module import Module
-from minitorch.nn.modules.utils import _single
+from minitorch.nn.modules.utils import _ntuple, _pair, _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
@@ -63,16 +63,16 @@ class MaxPool2d(_MaxPoolNd):
     _pool = "max_pool2d"  # the F function, looked up when called (F imports this module)
 
 
-class AvgPool2d(Module):
-    """Mean over kernel_size windows of each plane: (N, C, H, W) -> (N, C, OH, OW)."""
+class _AvgPoolNd(Module):
+    """The 2-D and 3-D average pools' arguments, stored as given, and their call of F's _pool."""
 
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
     def __init__(
         self,
-        kernel_size: _size_2_t,
-        stride: Optional[_size_2_t] = None,
-        padding: _size_2_t = 0,
+        kernel_size: Any,
+        stride: Optional[Any] = None,
+        padding: Any = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
         divisor_override: Optional[int] = None,
@@ -89,7 +89,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
+        return getattr(F, self._pool)(
             input,
             self.kernel_size,
             self.stride,
@@ -98,6 +98,12 @@ class AvgPool2d(Module):
             self.count_include_pad,
             self.divisor_override,
         )
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over kernel_size windows of each plane: (N, C, H, W) -> (N, C, OH, OW)."""
+
+    _pool = "avg_pool2d"  # the F function, looked up when called (F imports this module)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -213,3 +219,69 @@ class LPPool2d(_LPPoolNd):
 
 
 __all__ += ["LPPool1d", "LPPool2d"]
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over kernel_size windows of each volume: (N, C, D, H, W) -> (N, C, OD, OH, OW)."""
+
+    _pool = "max_pool3d"  # the F function, looked up when called (F imports this module)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over kernel_size windows of each volume: (N, C, D, H, W) -> (N, C, OD, OH, OW)."""
+
+    _pool = "avg_pool3d"  # the F function, looked up when called (F imports this module)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Mean over output_size windows that tile each volume; None keeps that input size."""
+
+    _pool = "adaptive_avg_pool3d"  # the F function, looked up when called (F imports this module)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max over output_size windows that tile (D, H, W); return_indices also gives (d*H+h)*W+w."""
+
+    _pool = "adaptive_max_pool3d"  # the F function, looked up when called (F imports this module)
+
+
+class _MaxUnpoolNd(Module):
+    """kernel_size, stride (default kernel_size) and padding as _expand gives them, as PyTorch's."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        e = self._expand
+        self.kernel_size = e(kernel_size)
+        self.stride = e(stride if (stride is not None) else kernel_size)
+        self.padding = e(padding)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Optional[Any] = None) -> Tensor:
+        return getattr(F, self._unpool)(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """MaxPool1d's partial inverse: each value to its index along L, zeros elsewhere."""
+
+    _expand = staticmethod(_single)
+    _unpool = "max_unpool1d"
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """MaxPool2d's partial inverse: each value to its index h*W+w, zeros elsewhere."""
+
+    _expand = staticmethod(_pair)
+    _unpool = "max_unpool2d"
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """MaxPool3d's partial inverse: each value to its index (d*H+h)*W+w, zeros elsewhere."""
+
+    _expand = staticmethod(_ntuple(3, "_triple"))
+    _unpool = "max_unpool3d"
+
+
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+            "MaxUnpool3d"]
