@@ -110,36 +110,38 @@ put(void *p, mt_dtype dt, int64_t i, double v)
 ROW_STATS(row_stats_f32, float)
 ROW_STATS(row_stats_f64, double)
 
-// grad_out g, x, gx (n) of T: one row, with its mean and rstd; w (n) or NULL; gw, gb (n)
-// accumulated in double. With xh = (x - mean) * rstd and dy = g * w:
+// grad_out g, x, gx (n) of T: one row, with its mean and rstd; w (n) or NULL; gw, gb (n) of T
+// accumulated. With xh = (x - mean) * rstd and dy = g * w:
 //   gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)),  gw += g * xh,  gb += g
-// The products in T, the row's two sums in double; written once with w and once without.
+// All in T, as PyTorch's: the row's two sums have a lane each per vector element, and gw, gb
+// collect a block of rows at a time (layer_norm_back_rows adds them up in double). Written once
+// with w and once without.
 #define LAYER_NORM_BACK_ROW(name, T)                                                          \
     MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict x, T *restrict gx, \
                                     int64_t n, T mean, T rstd, const T *restrict w,           \
-                                    double *restrict gw, double *restrict gb)                 \
+                                    T *restrict gw, T *restrict gb)                           \
     {                                                                                         \
-        double sdy = 0, sdyx = 0;                                                             \
+        T sdy = 0, sdyx = 0;                                                                  \
         if (w) {                                                                              \
             _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)      \
             {                                                                                 \
                 const T xh = (x[j] - mean) * rstd, dy = g[j] * w[j];                          \
-                sdy += (double)dy;                                                            \
-                sdyx += (double)(dy * xh);                                                    \
-                gw[j] += (double)(g[j] * xh);                                                 \
-                gb[j] += (double)g[j];                                                        \
+                sdy += dy;                                                                    \
+                sdyx += dy * xh;                                                              \
+                gw[j] += g[j] * xh;                                                           \
+                gb[j] += g[j];                                                                \
             }                                                                                 \
         } else {                                                                              \
             _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)      \
             {                                                                                 \
                 const T xh = (x[j] - mean) * rstd;                                            \
-                sdy += (double)g[j];                                                          \
-                sdyx += (double)(g[j] * xh);                                                  \
-                gw[j] += (double)(g[j] * xh);                                                 \
-                gb[j] += (double)g[j];                                                        \
+                sdy += g[j];                                                                  \
+                sdyx += g[j] * xh;                                                            \
+                gw[j] += g[j] * xh;                                                           \
+                gb[j] += g[j];                                                                \
             }                                                                                 \
         }                                                                                     \
-        const T a = (T)(sdy / (double)n), c = (T)(sdyx / (double)n);                          \
+        const T a = sdy / (T)n, c = sdyx / (T)n;                                              \
         if (w) {                                                                              \
             _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                               \
             {                                                                                 \
@@ -157,6 +159,10 @@ ROW_STATS(row_stats_f64, double)
 LAYER_NORM_BACK_ROW(layer_norm_back_f32, float)
 LAYER_NORM_BACK_ROW(layer_norm_back_f64, double)
 
+/* Rows whose gw, gb a thread sums in T before adding them into its double sums: float's error
+ * then grows with this count, not with the rows' */
+#define LN_BLOCK_ROWS 32
+
 /* The arrays of one layer_norm backward: grad_out, x, gx (rows, n) of dt, mean and rstd (rows)
  * of dt or NULL (then recomputed), w (n) of dt or NULL. */
 typedef struct ln_back {
@@ -167,48 +173,55 @@ typedef struct ln_back {
     double eps;
 } ln_back;
 
-/* Rows [lo, hi) of the backward, gw and gb added into pw, pb (n each). */
-static void
-layer_norm_back_rows(const ln_back *l, int64_t lo, int64_t hi, double *pw, double *pb)
-{
-    const int64_t n = l->n;
-    for (int64_t r = lo; r < hi; r++) {
-        if (l->dt == MT_FLOAT32) {
-            const float *x = (const float *)l->x + r * n;
-            float m, k;
-            if (l->mean) {
-                m = ((const float *)l->mean)[r];
-                k = ((const float *)l->rstd)[r];
-            } else {
-                row_stats_f32(x, n, l->eps, &m, &k);
-            }
-            layer_norm_back_f32((const float *)l->g + r * n, x, (float *)l->gx + r * n, n, m, k,
-                                l->w, pw, pb);
-        } else {
-            const double *x = (const double *)l->x + r * n;
-            double m, k;
-            if (l->mean) {
-                m = ((const double *)l->mean)[r];
-                k = ((const double *)l->rstd)[r];
-            } else {
-                row_stats_f64(x, n, l->eps, &m, &k);
-            }
-            layer_norm_back_f64((const double *)l->g + r * n, x, (double *)l->gx + r * n, n, m, k,
-                                l->w, pw, pb);
-        }
+// Rows [lo, hi) of the backward: each block of LN_BLOCK_ROWS rows sums gw and gb into tw, tb
+// (n of T each), added into pw, pb (n doubles each)
+#define LAYER_NORM_BACK_ROWS(name, T, S)                                                           \
+    static void name(const ln_back *l, int64_t lo, int64_t hi, T *tw, T *tb, double *pw,           \
+                     double *pb)                                                                   \
+    {                                                                                              \
+        const int64_t n = l->n;                                                                    \
+        for (int64_t r0 = lo; r0 < hi; r0 += LN_BLOCK_ROWS) {                                      \
+            memset(tw, 0, sizeof(T) * (size_t)n);                                                  \
+            memset(tb, 0, sizeof(T) * (size_t)n);                                                  \
+            for (int64_t r = r0; r < hi && r < r0 + LN_BLOCK_ROWS; r++) {                          \
+                const T *x = (const T *)l->x + r * n;                                              \
+                T m, k;                                                                            \
+                if (l->mean) {                                                                     \
+                    m = ((const T *)l->mean)[r];                                                   \
+                    k = ((const T *)l->rstd)[r];                                                   \
+                } else {                                                                           \
+                    row_stats_##S(x, n, l->eps, &m, &k);                                           \
+                }                                                                                  \
+                layer_norm_back_##S((const T *)l->g + r * n, x, (T *)l->gx + r * n, n, m, k, l->w, \
+                                    tw, tb);                                                       \
+            }                                                                                      \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                pw[j] += (double)tw[j];                                                            \
+                pb[j] += (double)tb[j];                                                            \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
+LAYER_NORM_BACK_ROWS(layer_norm_back_rows_f32, float, f32)
+LAYER_NORM_BACK_ROWS(layer_norm_back_rows_f64, double, f64)
 
 // The rows are split among `parts` threads, each summing gw and gb into its own slice of acc
-// (parts * 2n doubles, zeroed), added up into gw, gb (n each) at the end.
+// (parts * 2n doubles, zeroed; its block sums in its slice of tmp, parts * 2n elements of dt),
+// added up into gw, gb (n each) at the end.
 static void
-layer_norm_back(const ln_back *l, double *gw, double *gb, double *acc, int parts)
+layer_norm_back(const ln_back *l, double *gw, double *gb, double *acc, void *tmp, int parts)
 {
     const int64_t n = l->n, rows = l->rows;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int p = 0; p < parts; p++) {
-        layer_norm_back_rows(l, rows * p / parts, rows * (p + 1) / parts, acc + 2 * n * p,
-                             acc + 2 * n * p + n);
+        int64_t lo = rows * p / parts, hi = rows * (p + 1) / parts;
+        double *pw = acc + 2 * n * p, *pb = pw + n;
+        if (l->dt == MT_FLOAT32) {
+            float *t = (float *)tmp + 2 * n * p;
+            layer_norm_back_rows_f32(l, lo, hi, t, t + n, pw, pb);
+        } else {
+            double *t = (double *)tmp + 2 * n * p;
+            layer_norm_back_rows_f64(l, lo, hi, t, t + n, pw, pb);
+        }
     }
     for (int p = 0; p < parts; p++) {
         for (int64_t j = 0; j < n; j++) {
@@ -232,9 +245,12 @@ mt_cpu_layer_norm_backward(mt_args *a)
     const int parts = mt_parallel_parts(rows * n, 32768);
     mt_status st = MT_OK;
     mt_dtype dt = a->t[0]->dtype;
-    /* gw, gb, then each thread's partial sums of them */
+    /* gw, gb, then each thread's partial sums of them; each thread's block sums */
     double *acc = calloc((size_t)(2 * n * (parts + 1) + 1), sizeof(double));
-    if (acc == NULL) {
+    void *tmp = malloc((size_t)(2 * n * parts + 1) * sizeof(double));
+    if (acc == NULL || tmp == NULL) {
+        free(acc);
+        free(tmp);
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
     for (int k = 0; k < 5 && st == MT_OK; k++) {
@@ -253,9 +269,10 @@ mt_cpu_layer_norm_backward(mt_args *a)
                  .rows = rows,
                  .n = n,
                  .eps = a->plan->norm.eps};
-    layer_norm_back(&l, acc, acc + n, acc + 2 * n, parts);
+    layer_norm_back(&l, acc, acc + n, acc + 2 * n, tmp, parts);
     st = three_grads(a, &t[5], acc, shape->n, shape->v);
 out_release:
+    free(tmp);
     free(acc);
     release_all(t, 6);
     return st;
