@@ -252,11 +252,13 @@ mt_cpu_conv2d(mt_args *a)
     const int64_t n = g.oh * g.ow, krows = g.c * g.kh * g.kw;
     int64_t rows = own_col ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
     rows = rows < 1 ? 1 : rows > g.oh ? g.oh : rows;
-    /* Images whose whole col fits a block go chunk by chunk through conv_images. */
+    /* Images whose whole col fits a block go chunk by chunk through conv_images, with more
+     * than one thread: on one, its copy out of the gemm's result costs more than it saves. */
     const bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
     int64_t chunk = CONV_BATCH_BYTES / ((krows + g.oc) * n * (int64_t)item + 1);
     chunk = chunk < 1 ? 1 : chunk > g.n ? g.n : chunk;
-    const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0;
+    const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0 &&
+                       mt_get_num_threads() > 1;
     int64_t col_sizes[2] = {krows, batch ? chunk * n : rows * g.ow};
     if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
         goto out_release;
