@@ -775,6 +775,12 @@ static const mt_kernel_fn autograd_kernels[MT_NUM_OPS] = {
 #undef MT_OP
 };
 
+mt_status
+mt_autograd_record_call(mt_op op, mt_args *a)
+{
+    return autograd_call(op, a);
+}
+
 /* An op with a kernel but no formula still records, so that a backward through it fails with
  * PyTorch's message rather than its inputs silently getting no gradient. */
 static mt_formula refusing[MT_NUM_OPS];

@@ -181,6 +181,9 @@ void mt_autograd_init(void);
 const mt_formula *mt_autograd_formula(mt_op op);
 /* The Autograd kernels of the ops whose rows say .own_kernel (formulas_shape.c). */
 void mt_autograd_register_own_kernels(void);
+/* The Autograd key's common kernel of op (its node's inputs, the op below, its outputs), for
+ * an own kernel (.own_kernel) that records op as its row says in some calls. */
+mt_status mt_autograd_record_call(mt_op op, mt_args *a);
 
 /* The node a gradient for t flows into: its grad_fn, or its leaf's AccumulateGrad (made on
  * first use, then shared). NULL edge when t does not require grad. New reference in e->node. */

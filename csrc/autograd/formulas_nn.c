@@ -332,14 +332,45 @@ wanted(mt_node *n, mt_tensor **gi, int e)
     return n->edges[e].node ? &gi[e] : NULL;
 }
 
-// input (*, normalized_shape), weight and bias (normalized_shape) or None
+// input (*, normalized_shape), weight and bias (normalized_shape) or None; the backward op
+// recomputes each row's statistics
 mt_status
 mt_grad_layer_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_intlist *shape = &n->args.l[0];
     return mt_op_layer_norm_backward(g[0], n->saved[0], shape->n, shape->v, n->saved[1],
-                                     n->args.s[0], wanted(n, gi, 0), wanted(n, gi, 1),
+                                     n->args.s[0], NULL, NULL, wanted(n, gi, 0), wanted(n, gi, 1),
                                      wanted(n, gi, 2));
+}
+
+// as layer_norm, eps a float; the rows' mean and rstd are the node's outputs 1 and 2
+mt_status
+mt_grad_native_layer_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const mt_intlist *shape = &n->args.l[0];
+    return mt_op_layer_norm_backward(g[0], n->saved[0], shape->n, shape->v, n->saved[1],
+                                     mt_scalar_float(n->args.f[0]), n->saved_out[1],
+                                     n->saved_out[2], wanted(n, gi, 0), wanted(n, gi, 1),
+                                     wanted(n, gi, 2));
+}
+
+/* layer_norm's Autograd kernel: on the CPU, for float32 and float64 inputs, it is
+ * native_layer_norm's output 0, so that the node keeps the statistics (ATen's layer_norm does
+ * the same); elsewhere it records itself, and the backward recomputes them. */
+mt_status
+mt_autograd_layer_norm(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *stats[2] = {NULL, NULL};
+    if (mt_tensor_device(x).type != MT_CPU || (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)) {
+        return mt_autograd_record_call(MT_OP_layer_norm, a);
+    }
+    const mt_intlist *shape = &a->l[0];
+    double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    mt_status st = mt_op_native_layer_norm(x, shape->n, shape->v, a->t[1], a->t[2], eps, &a->out[0],
+                                           &stats[0], &stats[1]);
+    mt_tensor_clear(&stats[0]);
+    mt_tensor_clear(&stats[1]);
+    return st;
 }
 
 void

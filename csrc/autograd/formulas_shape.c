@@ -500,4 +500,6 @@ mt_autograd_register_own_kernels(void)
                        "mt_autograd_kernel");
     mt_register_kernel(MT_OP_max_pool3d, MT_KEY_AUTOGRAD, mt_autograd_max_pool3d,
                        "mt_autograd_kernel");
+    mt_register_kernel(MT_OP_layer_norm, MT_KEY_AUTOGRAD, mt_autograd_layer_norm,
+                       "mt_autograd_kernel");
 }

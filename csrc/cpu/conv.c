@@ -1,9 +1,13 @@
-/* conv2d on the CPU: im2col, then one BLAS gemm per image and group (Caffe's layout).
+/* conv2d on the CPU: im2col, then one BLAS gemm per image (or chunk of small images) and group
+ * (Caffe's layout).
  *
  * For image b, col (C*KH*KW, OH*OW) holds in row (c, kh, kw) what kernel tap (kh, kw) of channel
  * c sees at every output position, 0 where the tap falls in the padding. Then
  * out[b] (OC, OH*OW) = weight (OC, C/groups*KH*KW) @ col, one gemm per group on row blocks of
  * weight and col, written straight into the NCHW output, so nothing is transposed afterwards.
+ * Small images (a whole col under CONV_COL_BYTES) go a chunk at a time: their cols side by side,
+ * one gemm for the chunk, whose (OC, image, OH*OW) result is copied out with the bias added;
+ * im2col and that copy are split among the threads, a gemm of one image is too small to be.
  * A 1x1 kernel with stride 1 and no padding needs no col: the image is its own. Integer dtypes,
  * which no BLAS has, use a plain loop on the same col. The checks and the geometry are the front
  * end's (ops/conv_checks.c). */
@@ -14,12 +18,17 @@
 #include "cpu/blas.h"
 #include "cpu/conv.h"
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 
 /* Most bytes of one block of col: the gemm then reads it from L2 rather than from memory
  * (512 KiB measured best for (32, 64, 56, 56) * (64, 64, 3, 3), 15% faster than no blocks). */
 #define CONV_COL_BYTES (1 << 19)
+/* Most bytes of col and of the gemm's result together for one chunk of a batch of small images
+ * (conv_images): big enough that one gemm splits well among the threads, small enough that the
+ * copy out of the result reads it from cache. */
+#define CONV_BATCH_BYTES (1 << 21)
 
 
 mt_status
@@ -32,17 +41,20 @@ mt_cpu_conv_fits_blas(const conv_geom *g)
     return MT_OK;
 }
 
-// x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1);
-// elements of `item` bytes (4 or 8)
+// x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1),
+// its rows ld elements apart; elements of `item` bytes (4 or 8)
 void
-mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0, int64_t oh1)
+mt_cpu_im2col(const char *x, char *col0, int64_t ld, const conv_geom *g, size_t item, int64_t oh0,
+              int64_t oh1)
 {
+    char *col;
     const int64_t rowbytes = g->ow * (int64_t)item;
     for (int64_t c = 0; c < g->c; c++) {
         for (int64_t i = 0; i < g->kh; i++) {
             for (int64_t j = 0; j < g->kw; j++) {
                 int64_t off = j * g->dw - g->pw, lo, hi;
                 mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);
+                col = col0 + ((c * g->kh + i) * g->kw + j) * ld * (int64_t)item;
                 for (int64_t oh = oh0; oh < oh1; oh++, col += rowbytes) {
                     int64_t ih = oh * g->sh + i * g->dh - g->ph;
                     if (ih < 0 || ih >= g->h) {
@@ -158,13 +170,63 @@ conv_block(const char *w, const char *col, int64_t ldb, char *out, int64_t ldc, 
     }
 }
 
+// tmp (OC, nb, n) -> out (nb, OC, n), plus bias (OC) or NULL, of T
+#define SCATTER_ROWS(name, T)                                                                     \
+    static void name(const char *tmpv, char *outv, const mt_tensor *bias, int64_t nb, int64_t oc, \
+                     int64_t n)                                                                   \
+    {                                                                                             \
+        const T *tmp = (const T *)tmpv, *b = bias ? (const T *)mt_tensor_data(bias) : NULL;       \
+        T *out = (T *)outv;                                                                       \
+        const int64_t bs = bias ? bias->strides[0] : 0;                                           \
+        const int parts = mt_parallel_parts(nb * oc * n, 32768);                                  \
+        _Pragma("omp parallel for num_threads(parts) schedule(static)") for (int64_t r = 0;       \
+                                                                             r < nb * oc; r++)    \
+        {                                                                                         \
+            const int64_t i = r / oc, o = r % oc;                                                 \
+            const T *src = tmp + (o * nb + i) * n, add = b ? b[o * bs] : (T)0;                    \
+            T *dst = out + r * n;                                                                 \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                   \
+            {                                                                                     \
+                dst[j] = src[j] + add;                                                            \
+            }                                                                                     \
+        }                                                                                         \
+    }
+SCATTER_ROWS(scatter_rows_f32, float)
+SCATTER_ROWS(scatter_rows_f64, double)
+
+// x (N, C, H, W) contiguous of float or double, out (N, OC, OH*OW); images [b0, b1): their
+// cols side by side in col (C*KH*KW, nb*OH*OW) (im2col split among the threads, an image
+// each), one gemm per group into tmp (OC, nb*OH*OW) (OpenBLAS's jobs on the same threads),
+// then each image's (OC, OH*OW) of tmp into out with the bias added (split among the threads).
+// No BLAS call runs inside one of our parallel regions (threads.c).
+static void
+conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64_t b0, int64_t b1,
+            const mt_tensor *bias, const conv_geom *g, mt_dtype dt)
+{
+    const size_t item = mt_dtype_size(dt);
+    const int64_t n = g->oh * g->ow, nb = b1 - b0, in_bytes = g->c * g->h * g->w * (int64_t)item;
+    const int parts = mt_parallel_parts(nb * g->c * g->kh * g->kw * n, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t i = 0; i < nb; i++) {
+        mt_cpu_im2col(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
+                      g->oh);
+    }
+    conv_block(w, col, nb * n, tmp, nb * n, nb * n, NULL, g, dt);
+    char *o = out + b0 * g->oc * n * (int64_t)item;
+    if (dt == MT_FLOAT32) {
+        scatter_rows_f32(tmp, o, bias, nb, g->oc, n);
+    } else {
+        scatter_rows_f64(tmp, o, bias, nb, g->oc, n);
+    }
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW)
 mt_status
 mt_cpu_conv2d(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
-    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *tmp = NULL, *out = NULL;
     mt_dtype dt = a->t[0]->dtype;
     /* PyTorch's dilated kernel, which runs for any dilation > 1, lacks int32 as well. */
     bool dilated = g.dh > 1 || g.dw > 1;
@@ -190,18 +252,36 @@ mt_cpu_conv2d(mt_args *a)
     const int64_t n = g.oh * g.ow, krows = g.c * g.kh * g.kw;
     int64_t rows = own_col ? CONV_COL_BYTES / (krows * g.ow * (int64_t)item + 1) : g.oh;
     rows = rows < 1 ? 1 : rows > g.oh ? g.oh : rows;
-    int64_t col_sizes[2] = {krows, rows * g.ow};
+    /* Images whose whole col fits a block go chunk by chunk through conv_images, with more
+     * than one thread: on one, its copy out of the gemm's result costs more than it saves. */
+    const bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
+    int64_t chunk = CONV_BATCH_BYTES / ((krows + g.oc) * n * (int64_t)item + 1);
+    chunk = chunk < 1 ? 1 : chunk > g.n ? g.n : chunk;
+    const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0 &&
+                       mt_get_num_threads() > 1;
+    int64_t col_sizes[2] = {krows, batch ? chunk * n : rows * g.ow};
     if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
         goto out_release;
     }
+    if (batch) {
+        int64_t tmp_sizes[2] = {g.oc, chunk * n};
+        if ((st = mt_tensor_empty(2, tmp_sizes, dt, mt_tensor_device(x), &tmp))) {
+            goto out_release;
+        }
+        for (int64_t b0 = 0; b0 < g.n; b0 += chunk) {
+            conv_images(mt_tensor_data(x), mt_tensor_data(out), mt_tensor_data(w),
+                        mt_tensor_data(col), mt_tensor_data(tmp), b0,
+                        b0 + chunk < g.n ? b0 + chunk : g.n, a->t[2], &g, dt);
+        }
+    }
     const int64_t in_bytes = g.c * g.h * g.w * (int64_t)item;
-    for (int64_t b = 0; b < g.n; b++) {
+    for (int64_t b = 0; b < g.n && !batch; b++) {
         const char *image = mt_tensor_data(x) + b * in_bytes;
         char *out_b = mt_tensor_data(out) + b * g.oc * n * (int64_t)item;
         for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
             int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
             if (own_col) {
-                mt_cpu_im2col(image, mt_tensor_data(col), &g, item, oh0, oh1);
+                mt_cpu_im2col(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
             }
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
                        out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);
@@ -210,6 +290,7 @@ mt_cpu_conv2d(mt_args *a)
     a->out[0] = out;
     out = NULL;
 out_release:
+    mt_tensor_clear(&tmp);
     mt_tensor_clear(&col);
     mt_tensor_clear(&w);
     mt_tensor_clear(&x);

@@ -23,7 +23,8 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
 /* Whether BLAS's 32-bit sizes hold g's products, else the error. */
 mt_status mt_cpu_conv_fits_blas(const conv_geom *g);
 
-void mt_cpu_im2col(const char *x, char *col, const conv_geom *g, size_t item, int64_t oh0,
-                   int64_t oh1);
+/* col (C*KH*KW, (oh1-oh0)*OW), rows ld elements apart, of image x (C, H, W): conv.c */
+void mt_cpu_im2col(const char *x, char *col, int64_t ld, const conv_geom *g, size_t item,
+                   int64_t oh0, int64_t oh1);
 
 #endif

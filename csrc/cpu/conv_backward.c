@@ -153,7 +153,7 @@ mt_cpu_convolution_backward_weight(mt_args *a)
         const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
         const char *src = mt_tensor_data(c.other) + b * g->c * c.hw * item;
         if (c.own_col) {
-            mt_cpu_im2col(src, mt_tensor_data(c.col), g, (size_t)item, 0, g->oh);
+            mt_cpu_im2col(src, mt_tensor_data(c.col), ohw, g, (size_t)item, 0, g->oh);
             src = mt_tensor_data(c.col);
         }
         for (int64_t gi = 0; gi < g->groups; gi++) {

@@ -1,4 +1,5 @@
-/* CPU kernels of the nn layers: embedding, one_hot, layer_norm and batch_norm (dropout's noise
+/* CPU kernels of the nn layers: embedding, one_hot, layer_norm (and native_layer_norm, which
+ * also returns the statistics) and batch_norm (dropout's noise
  * is bernoulli_, in random.c). Statistics accumulate in double whatever the input's dtype, the
  * normalised values are computed in it (as PyTorch's); inputs are made contiguous first, so the
  * loops index plain arrays, and rows (channels) are split among the threads. */
@@ -86,43 +87,114 @@ affine_release(affine *af)
 }
 
 /* Sums of a segment x[0..n), in double whatever T (a float row of 1e30s squares without
- * overflow): the values, and the squares of their distances to m. */
+ * overflow): the values, and the squares of their distances to m. SUM_LANES partial sums, so
+ * that the adds do not wait on one another: with one accumulator a row's sum was bound by the
+ * add's latency, half of layer_norm's time. */
+#define SUM_LANES 32
 #define SEGMENT_SUMS(T, S)                                                   \
     static inline double sum_##S(const T *restrict x, int64_t n)             \
     {                                                                        \
-        double s = 0;                                                        \
-        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) \
-        {                                                                    \
+        double acc[SUM_LANES] = {0}, s = 0;                                  \
+        int64_t j = 0;                                                       \
+        for (; j + SUM_LANES <= n; j += SUM_LANES) {                         \
+            _Pragma("omp simd") for (int l = 0; l < SUM_LANES; l++)          \
+            {                                                                \
+                acc[l] += (double)x[j + l];                                  \
+            }                                                                \
+        }                                                                    \
+        for (; j < n; j++) {                                                 \
             s += (double)x[j];                                               \
+        }                                                                    \
+        for (int l = 0; l < SUM_LANES; l++) {                                \
+            s += acc[l];                                                     \
         }                                                                    \
         return s;                                                            \
     }                                                                        \
     static inline double sumsq_##S(const T *restrict x, int64_t n, double m) \
     {                                                                        \
-        double s = 0;                                                        \
-        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) \
-        {                                                                    \
+        double acc[SUM_LANES] = {0}, s = 0;                                  \
+        int64_t j = 0;                                                       \
+        for (; j + SUM_LANES <= n; j += SUM_LANES) {                         \
+            _Pragma("omp simd") for (int l = 0; l < SUM_LANES; l++)          \
+            {                                                                \
+                const double d = (double)x[j + l] - m;                       \
+                acc[l] += d * d;                                             \
+            }                                                                \
+        }                                                                    \
+        for (; j < n; j++) {                                                 \
             const double d = (double)x[j] - m;                               \
             s += d * d;                                                      \
+        }                                                                    \
+        for (int l = 0; l < SUM_LANES; l++) {                                \
+            s += acc[l];                                                     \
         }                                                                    \
         return s;                                                            \
     }
 SEGMENT_SUMS(float, f32)
 SEGMENT_SUMS(double, f64)
 
+/* sumsq_f32 summed in float, around m rounded to float (what layer_norm's output subtracts):
+ * a float row's centred squares need no more, and take half the instructions of double's.
+ * Where they overflow float (values beyond 1e19) or hold a NaN, sumsq_f32 again. */
+static inline double
+sumsq_f32_fast(const float *restrict x, int64_t n, double mean)
+{
+    float acc[SUM_LANES] = {0}, s = 0;
+    const float m = (float)mean;
+    int64_t j = 0;
+    for (; j + SUM_LANES <= n; j += SUM_LANES) {
+#pragma omp simd
+        for (int l = 0; l < SUM_LANES; l++) {
+            const float d = x[j + l] - m;
+            acc[l] += d * d;
+        }
+    }
+    for (; j < n; j++) {
+        s += (x[j] - m) * (x[j] - m);
+    }
+    double total = s;
+    for (int l = 0; l < SUM_LANES; l++) {
+        total += acc[l];
+    }
+    return isfinite(total) ? total : sumsq_f32(x, n, mean);
+}
+static inline double
+sumsq_f64_fast(const double *restrict x, int64_t n, double mean)
+{
+    return sumsq_f64(x, n, mean);
+}
+
 // x, y (n): one row, w, b (n) or NULL; y = (x - mean) * rstd * w + b, with mean and
-// rstd = 1 / sqrt(biased var + eps) in double (two passes), y in T. (x - mean) before the
-// scaling, so that a row of one element (or of equal values) gives exactly b.
+// rstd = 1 / sqrt(biased var + eps) in double (two passes over the row, which is in cache),
+// y in T; *mo, *ro (or NULL) get mean and rstd. (x - mean) before the scaling, so that a row
+// of one element (or of equal values) gives exactly b. The loop is written once per presence
+// of w and b, so that each vectorises without a test per element.
 #define LAYER_NORM_ROW(name, T, S)                                                             \
     MT_SIMD_CLONES static void name(const T *restrict x, T *restrict y, int64_t n, double eps, \
-                                    const T *w, const T *b)                                    \
+                                    const T *restrict w, const T *restrict b, T *mo, T *ro)    \
     {                                                                                          \
         const double mean = sum_##S(x, n) / (double)n;                                         \
-        const double rstd = 1.0 / sqrt(sumsq_##S(x, n, mean) / (double)n + eps);               \
+        const double rstd = 1.0 / sqrt(sumsq_##S##_fast(x, n, mean) / (double)n + eps);        \
         const T k = (T)rstd, m = (T)mean;                                                      \
-        _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                    \
-        {                                                                                      \
-            y[j] = (x[j] - m) * k * (w ? w[j] : (T)1) + (b ? b[j] : (T)0);                     \
+        if (mo) {                                                                              \
+            *mo = m;                                                                           \
+            *ro = k;                                                                           \
+        }                                                                                      \
+        if (w && b) {                                                                          \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                \
+            {                                                                                  \
+                y[j] = (x[j] - m) * k * w[j] + b[j];                                           \
+            }                                                                                  \
+        } else if (w) {                                                                        \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                \
+            {                                                                                  \
+                y[j] = (x[j] - m) * k * w[j];                                                  \
+            }                                                                                  \
+        } else {                                                                               \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                \
+            {                                                                                  \
+                y[j] = (x[j] - m) * k + (b ? b[j] : (T)0);                                     \
+            }                                                                                  \
         }                                                                                      \
     }
 LAYER_NORM_ROW(layer_norm_row_f32, float, f32)
@@ -135,13 +207,20 @@ data_or_null(const mt_tensor *t)
     return t ? mt_tensor_data(t) : NULL;
 }
 
-// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
-mt_status
-mt_cpu_layer_norm(mt_args *a)
+/* layer_norm of input (*, normalized_shape) into a->out[0]; with stats, each row's mean and
+ * rstd into a->out[1], a->out[2] (input's leading dims, then a 1 per normalized dim), in the
+ * input's dtype, as PyTorch's native_layer_norm. */
+static mt_status
+layer_norm(mt_args *a, bool stats)
 {
     mt_tensor *input = a->t[0], *x = NULL;
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     const double eps = a->plan->norm.eps;
+    int64_t ssizes[MT_MAX_DIMS];
+    memcpy(ssizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim);
+    for (int d = input->ndim - a->l[0].n; d < input->ndim; d++) {
+        ssizes[d] = 1;
+    }
     mt_status st;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
@@ -150,23 +229,51 @@ mt_cpu_layer_norm(mt_args *a)
                               &a->out[0]))) {
         goto out_release;
     }
+    for (int k = 1; stats && k < 3; k++) {
+        if ((st = mt_tensor_empty(input->ndim, ssizes, input->dtype, MT_DEVICE_CPU, &a->out[k]))) {
+            goto out_release;
+        }
+    }
     const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
     void *yd = mt_tensor_data(a->out[0]);
+    void *md = stats ? mt_tensor_data(a->out[1]) : NULL,
+         *rd = stats ? mt_tensor_data(a->out[2]) : NULL;
     const bool f32 = input->dtype == MT_FLOAT32;
     /* rows (*, n) split among the threads */
     const int parts = mt_parallel_parts(rows * n, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         if (f32) {
-            layer_norm_row_f32((const float *)xd + r * n, (float *)yd + r * n, n, eps, w, b);
+            layer_norm_row_f32((const float *)xd + r * n, (float *)yd + r * n, n, eps, w, b,
+                               md ? (float *)md + r : NULL, md ? (float *)rd + r : NULL);
         } else {
-            layer_norm_row_f64((const double *)xd + r * n, (double *)yd + r * n, n, eps, w, b);
+            layer_norm_row_f64((const double *)xd + r * n, (double *)yd + r * n, n, eps, w, b,
+                               md ? (double *)md + r : NULL, md ? (double *)rd + r : NULL);
         }
     }
 out_release:
+    if (st) {
+        for (int k = 0; k < 3; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+    }
     affine_release(&af);
     mt_tensor_clear(&x);
     return st;
+}
+
+// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
+mt_status
+mt_cpu_layer_norm(mt_args *a)
+{
+    return layer_norm(a, false);
+}
+
+// as layer_norm; out[1], out[2]: mean and rstd (*, 1, ..., 1)
+mt_status
+mt_cpu_native_layer_norm(mt_args *a)
+{
+    return layer_norm(a, true);
 }
 
 // x, y (outer, C, inner), channel c: y = (x - mean[c]) * k + b[c] in T, k = rstd[c] * w[c]

@@ -1,6 +1,6 @@
 /* The backward kernels of nn.c's layers and of nll_loss (loss.c): layer_norm and batch_norm
- * (gradients of the input, weight and bias in one pass, the statistics recomputed from the
- * saved input), embedding (rows of the gradient added into the weight's), nll_loss.
+ * (gradients of the input, weight and bias in one pass; layer_norm's statistics those
+ * native_layer_norm saved, or like batch_norm's recomputed from the saved input), embedding (rows of the gradient added into the weight's), nll_loss.
  *
  * As the forwards, they make their inputs contiguous, accumulate in double and split rows
  * (channels) among the threads. These ops are
@@ -88,63 +88,139 @@ put(void *p, mt_dtype dt, int64_t i, double v)
 
 /* ---- layer_norm ---- */
 
-// grad_out g, x, gx (rows, n) of T, w (n) or NULL; gw, gb (n) accumulated. With the row's mean
-// and rstd (recomputed, in double), xh = (x - mean) * rstd and dy = g * w:
+// x (n) of T: one row's mean and rstd = 1 / sqrt(biased var + eps), in double (two passes), as
+// the forward computed them; for a call without the forward's statistics
+#define ROW_STATS(name, T)                                                                  \
+    MT_SIMD_CLONES static void name(const T *restrict x, int64_t n, double eps, T *m, T *r) \
+    {                                                                                       \
+        double s = 0, ss = 0;                                                               \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++)                \
+        {                                                                                   \
+            s += (double)x[j];                                                              \
+        }                                                                                   \
+        const double mean = s / (double)n;                                                  \
+        _Pragma("omp simd reduction(+ : ss)") for (int64_t j = 0; j < n; j++)               \
+        {                                                                                   \
+            const double d = (double)x[j] - mean;                                           \
+            ss += d * d;                                                                    \
+        }                                                                                   \
+        *m = (T)mean;                                                                       \
+        *r = (T)(1.0 / sqrt(ss / (double)n + eps));                                         \
+    }
+ROW_STATS(row_stats_f32, float)
+ROW_STATS(row_stats_f64, double)
+
+// grad_out g, x, gx (n) of T: one row, with its mean and rstd; w (n) or NULL; gw, gb (n) of T
+// accumulated. With xh = (x - mean) * rstd and dy = g * w:
 //   gx = rstd * (dy - mean(dy) - xh * mean(dy * xh)),  gw += g * xh,  gb += g
+// All in T, as PyTorch's: the row's two sums have a lane each per vector element, and gw, gb
+// collect a block of rows at a time (layer_norm_back_rows adds them up in double). Written once
+// with w and once without.
 #define LAYER_NORM_BACK_ROW(name, T)                                                          \
     MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict x, T *restrict gx, \
-                                    int64_t n, double eps, const double *w, double *gw,       \
-                                    double *gb)                                               \
+                                    int64_t n, T mean, T rstd, const T *restrict w,           \
+                                    T *restrict gw, T *restrict gb)                           \
     {                                                                                         \
-        double mean = 0, var = 0, sdy = 0, sdyx = 0;                                          \
-        _Pragma("omp simd reduction(+ : mean)") for (int64_t j = 0; j < n; j++)               \
-        {                                                                                     \
-            mean += (double)x[j];                                                             \
+        T sdy = 0, sdyx = 0;                                                                  \
+        if (w) {                                                                              \
+            _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)      \
+            {                                                                                 \
+                const T xh = (x[j] - mean) * rstd, dy = g[j] * w[j];                          \
+                sdy += dy;                                                                    \
+                sdyx += dy * xh;                                                              \
+                gw[j] += g[j] * xh;                                                           \
+                gb[j] += g[j];                                                                \
+            }                                                                                 \
+        } else {                                                                              \
+            _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)      \
+            {                                                                                 \
+                const T xh = (x[j] - mean) * rstd;                                            \
+                sdy += g[j];                                                                  \
+                sdyx += g[j] * xh;                                                            \
+                gw[j] += g[j] * xh;                                                           \
+                gb[j] += g[j];                                                                \
+            }                                                                                 \
         }                                                                                     \
-        mean /= (double)n;                                                                    \
-        _Pragma("omp simd reduction(+ : var)") for (int64_t j = 0; j < n; j++)                \
-        {                                                                                     \
-            const double d = (double)x[j] - mean;                                             \
-            var += d * d;                                                                     \
-        }                                                                                     \
-        const double rstd = 1.0 / sqrt(var / (double)n + eps);                                \
-        _Pragma("omp simd reduction(+ : sdy, sdyx)") for (int64_t j = 0; j < n; j++)          \
-        {                                                                                     \
-            const double xh = ((double)x[j] - mean) * rstd, dy = g[j] * (w ? w[j] : 1.0);     \
-            sdy += dy;                                                                        \
-            sdyx += dy * xh;                                                                  \
-            gw[j] += g[j] * xh;                                                               \
-            gb[j] += g[j];                                                                    \
-        }                                                                                     \
-        sdy /= (double)n;                                                                     \
-        sdyx /= (double)n;                                                                    \
-        _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                   \
-        {                                                                                     \
-            const double xh = ((double)x[j] - mean) * rstd, dy = g[j] * (w ? w[j] : 1.0);     \
-            gx[j] = (T)(rstd * (dy - sdy - xh * sdyx));                                       \
+        const T a = sdy / (T)n, c = sdyx / (T)n;                                              \
+        if (w) {                                                                              \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                               \
+            {                                                                                 \
+                const T xh = (x[j] - mean) * rstd;                                            \
+                gx[j] = rstd * (g[j] * w[j] - a - xh * c);                                    \
+            }                                                                                 \
+        } else {                                                                              \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                               \
+            {                                                                                 \
+                const T xh = (x[j] - mean) * rstd;                                            \
+                gx[j] = rstd * (g[j] - a - xh * c);                                           \
+            }                                                                                 \
         }                                                                                     \
     }
 LAYER_NORM_BACK_ROW(layer_norm_back_f32, float)
 LAYER_NORM_BACK_ROW(layer_norm_back_f64, double)
 
-// grad_out, x, gx (rows, n) of dtype dt, w (n) or NULL; gw, gb (n) the sums over the rows. The
-// rows are split among `parts` threads, each summing gw and gb into its own slice of acc
-// (parts * 2n doubles, zeroed), added up at the end.
+/* Rows whose gw, gb a thread sums in T before adding them into its double sums: float's error
+ * then grows with this count, not with the rows' */
+#define LN_BLOCK_ROWS 32
+
+/* The arrays of one layer_norm backward: grad_out, x, gx (rows, n) of dt, mean and rstd (rows)
+ * of dt or NULL (then recomputed), w (n) of dt or NULL. */
+typedef struct ln_back {
+    const void *g, *x, *mean, *rstd, *w;
+    void *gx;
+    mt_dtype dt;
+    int64_t rows, n;
+    double eps;
+} ln_back;
+
+// Rows [lo, hi) of the backward: each block of LN_BLOCK_ROWS rows sums gw and gb into tw, tb
+// (n of T each), added into pw, pb (n doubles each)
+#define LAYER_NORM_BACK_ROWS(name, T, S)                                                           \
+    static void name(const ln_back *l, int64_t lo, int64_t hi, T *tw, T *tb, double *pw,           \
+                     double *pb)                                                                   \
+    {                                                                                              \
+        const int64_t n = l->n;                                                                    \
+        for (int64_t r0 = lo; r0 < hi; r0 += LN_BLOCK_ROWS) {                                      \
+            memset(tw, 0, sizeof(T) * (size_t)n);                                                  \
+            memset(tb, 0, sizeof(T) * (size_t)n);                                                  \
+            for (int64_t r = r0; r < hi && r < r0 + LN_BLOCK_ROWS; r++) {                          \
+                const T *x = (const T *)l->x + r * n;                                              \
+                T m, k;                                                                            \
+                if (l->mean) {                                                                     \
+                    m = ((const T *)l->mean)[r];                                                   \
+                    k = ((const T *)l->rstd)[r];                                                   \
+                } else {                                                                           \
+                    row_stats_##S(x, n, l->eps, &m, &k);                                           \
+                }                                                                                  \
+                layer_norm_back_##S((const T *)l->g + r * n, x, (T *)l->gx + r * n, n, m, k, l->w, \
+                                    tw, tb);                                                       \
+            }                                                                                      \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                pw[j] += (double)tw[j];                                                            \
+                pb[j] += (double)tb[j];                                                            \
+            }                                                                                      \
+        }                                                                                          \
+    }
+LAYER_NORM_BACK_ROWS(layer_norm_back_rows_f32, float, f32)
+LAYER_NORM_BACK_ROWS(layer_norm_back_rows_f64, double, f64)
+
+// The rows are split among `parts` threads, each summing gw and gb into its own slice of acc
+// (parts * 2n doubles, zeroed; its block sums in its slice of tmp, parts * 2n elements of dt),
+// added up into gw, gb (n each) at the end.
 static void
-layer_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t rows, int64_t n,
-                double eps, const double *w, double *gw, double *gb, double *acc, int parts)
+layer_norm_back(const ln_back *l, double *gw, double *gb, double *acc, void *tmp, int parts)
 {
+    const int64_t n = l->n, rows = l->rows;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int p = 0; p < parts; p++) {
+        int64_t lo = rows * p / parts, hi = rows * (p + 1) / parts;
         double *pw = acc + 2 * n * p, *pb = pw + n;
-        for (int64_t r = rows * p / parts; r < rows * (p + 1) / parts; r++) {
-            if (dt == MT_FLOAT32) {
-                layer_norm_back_f32((const float *)gov + r * n, (const float *)xv + r * n,
-                                    (float *)gxv + r * n, n, eps, w, pw, pb);
-            } else {
-                layer_norm_back_f64((const double *)gov + r * n, (const double *)xv + r * n,
-                                    (double *)gxv + r * n, n, eps, w, pw, pb);
-            }
+        if (l->dt == MT_FLOAT32) {
+            float *t = (float *)tmp + 2 * n * p;
+            layer_norm_back_rows_f32(l, lo, hi, t, t + n, pw, pb);
+        } else {
+            double *t = (double *)tmp + 2 * n * p;
+            layer_norm_back_rows_f64(l, lo, hi, t, t + n, pw, pb);
         }
     }
     for (int p = 0; p < parts; p++) {
@@ -155,35 +231,50 @@ layer_norm_back(const void *gov, const void *xv, void *gxv, mt_dtype dt, int64_t
     }
 }
 
-// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; out: the gradients
-// of input, weight and bias (the last two shaped normalized_shape)
+// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL, mean and rstd (one
+// per row, native_layer_norm's) or NULL; out: the gradients of input, weight and bias (the
+// last two shaped normalized_shape)
 mt_status
 mt_cpu_layer_norm_backward(mt_args *a)
 {
-    mt_tensor *t[4] = {NULL}; /* grad_out, input, weight as float64, the gradient of input */
+    /* grad_out, input, weight, mean, rstd in grad_out's dtype, the gradient of input */
+    mt_tensor *t[6] = {NULL};
     mt_tensor *input = a->t[1];
     const mt_intlist *shape = &a->l[0];
-    const double eps = a->plan->norm.eps;
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     const int parts = mt_parallel_parts(rows * n, 32768);
-    mt_status st;
+    mt_status st = MT_OK;
     mt_dtype dt = a->t[0]->dtype;
-    /* gw, gb, then each thread's partial sums of them */
+    /* gw, gb, then each thread's partial sums of them; each thread's block sums */
     double *acc = calloc((size_t)(2 * n * (parts + 1) + 1), sizeof(double));
-    if (acc == NULL) {
+    void *tmp = malloc((size_t)(2 * n * parts + 1) * sizeof(double));
+    if (acc == NULL || tmp == NULL) {
+        free(acc);
+        free(tmp);
         return mt_fail(MT_ENOMEM, "layer_norm_backward: out of memory");
     }
-    if ((st = mt_norm_backward_inputs(a, 1, mt_cpu_dense, t)) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
+    for (int k = 0; k < 5 && st == MT_OK; k++) {
+        st = a->t[k] ? mt_cpu_dense(a->t[k], dt, &t[k]) : MT_OK;
+    }
+    if (st || (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
         goto out_release;
     }
-    layer_norm_back(mt_tensor_data(t[0]), mt_tensor_data(t[1]), mt_tensor_data(t[3]), dt, rows, n,
-                    eps, t[2] ? (const double *)mt_tensor_data(t[2]) : NULL, acc, acc + n,
-                    acc + 2 * n, parts);
-    st = three_grads(a, &t[3], acc, shape->n, shape->v);
+    ln_back l = {.g = mt_tensor_data(t[0]),
+                 .x = mt_tensor_data(t[1]),
+                 .w = t[2] ? mt_tensor_data(t[2]) : NULL,
+                 .mean = t[3] ? mt_tensor_data(t[3]) : NULL,
+                 .rstd = t[4] ? mt_tensor_data(t[4]) : NULL,
+                 .gx = mt_tensor_data(t[5]),
+                 .dt = dt,
+                 .rows = rows,
+                 .n = n,
+                 .eps = a->plan->norm.eps};
+    layer_norm_back(&l, acc, acc + n, acc + 2 * n, tmp, parts);
+    st = three_grads(a, &t[5], acc, shape->n, shape->v);
 out_release:
+    free(tmp);
     free(acc);
-    release_all(t, 4);
+    release_all(t, 6);
     return st;
 }
 
@@ -192,40 +283,39 @@ out_release:
 // grad_out g, x, gx (outer, C, inner) of T, channel c; w, mean, var (C) (mean, var: NULL in
 // training: the batch's); gw, gb (C). With xh = (x - mean) * rstd and M = outer * inner: in
 // training gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else gx = g * w * rstd.
-// Sums in double.
+// One pass reads x and g for every sum (in double), of the values shifted by the channel's
+// first one, K: mean = K + s / M, var = ss / M - (s / M)^2 and
+// sum(g * (x - mean)) = sum(g * (x - K)) - (mean - K) * sum(g) lose nothing to cancellation
+// as long as K is a few standard deviations from the mean, which a value of the channel is
+// (x - K is exact in double for float x); a second pass writes gx.
 #define BATCH_NORM_BACK(name, T)                                                                  \
     MT_SIMD_CLONES static void name(const T *g, const T *x, T *gx, int64_t outer, int64_t C,      \
                                     int64_t inner, int64_t c, double eps, const double *w,        \
                                     const double *rm, const double *rv, double *gw, double *gb)   \
     {                                                                                             \
         const double count = (double)(outer * inner);                                             \
-        double mean = 0, var = 0, sg = 0, sgx = 0;                                                \
-        for (int64_t o = 0; rm == NULL && o < outer; o++) {                                       \
-            const T *r = x + (o * C + c) * inner;                                                 \
-            _Pragma("omp simd reduction(+ : mean)") for (int64_t i = 0; i < inner; i++)           \
-            {                                                                                     \
-                mean += (double)r[i];                                                             \
-            }                                                                                     \
+        if (outer * inner == 0) { /* an empty batch: sums of nothing */                           \
+            gw[c] = gb[c] = 0;                                                                    \
+            return;                                                                               \
         }                                                                                         \
-        mean = rm ? rm[c] : mean / count;                                                         \
-        for (int64_t o = 0; rm == NULL && o < outer; o++) {                                       \
-            const T *r = x + (o * C + c) * inner;                                                 \
-            _Pragma("omp simd reduction(+ : var)") for (int64_t i = 0; i < inner; i++)            \
-            {                                                                                     \
-                const double d = (double)r[i] - mean;                                             \
-                var += d * d;                                                                     \
-            }                                                                                     \
-        }                                                                                         \
-        var = rm ? rv[c] : var / count;                                                           \
-        const double rstd = 1.0 / sqrt(var + eps), k = (w ? w[c] : 1.0) * rstd;                   \
+        const double K = rm ? rm[c] : (double)x[c * inner];                                       \
+        double s = 0, ss = 0, sg = 0, sgd = 0;                                                    \
         for (int64_t o = 0; o < outer; o++) {                                                     \
             const T *r = x + (o * C + c) * inner, *q = g + (o * C + c) * inner;                   \
-            _Pragma("omp simd reduction(+ : sg, sgx)") for (int64_t i = 0; i < inner; i++)        \
+            _Pragma("omp simd reduction(+ : s, ss, sg, sgd)") for (int64_t i = 0; i < inner; i++) \
             {                                                                                     \
+                const double d = (double)r[i] - K;                                                \
+                s += d;                                                                           \
+                ss += d * d;                                                                      \
                 sg += (double)q[i];                                                               \
-                sgx += (double)q[i] * ((double)r[i] - mean) * rstd;                               \
+                sgd += (double)q[i] * d;                                                          \
             }                                                                                     \
         }                                                                                         \
+        const double shift = rm ? 0.0 : s / count, mean = K + shift;                              \
+        /* rounding may leave a constant channel's variance a hair below 0 (NaN stays NaN) */     \
+        const double v = ss / count - shift * shift, var = rm ? rv[c] : v < 0 ? 0.0 : v;          \
+        const double rstd = 1.0 / sqrt(var + eps);                                                \
+        const double k = (w ? w[c] : 1.0) * rstd, sgx = (sgd - shift * sg) * rstd;                \
         gw[c] = sgx;                                                                              \
         gb[c] = sg;                                                                               \
         /* training: gx = k * (g - sa - xh * sb) = k * g - k * rstd * sb * (x - mean) - k * sa, \

@@ -82,6 +82,7 @@ mt_front_on_cuda(const mt_tensor *t)
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \
     X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
+    X(native_layer_norm, native_layer_norm)                                                      \
     X(layer_norm_backward, layer_norm_backward) X(batch_norm_backward, batch_norm_backward)     \
     X(nll_loss, nll_loss) X(nll_loss_backward, nll_loss_backward)                               \
     X(binary_cross_entropy, binary_cross_entropy)                                                \

@@ -130,7 +130,8 @@ mt_front_batch_norm_backward(const mt_args *a, mt_plan *p)
     return MT_OK;
 }
 
-// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL
+// grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; mean, rstd (one
+// value per row) both or neither
 mt_status
 mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
 {
@@ -151,7 +152,21 @@ mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
     *n = mt_numel(shape->n, shape->v);
     *rows = *n ? mt_tensor_numel(input) / *n : 0;
     mt_status st = float_only("layer_norm_backward", a->t[0]);
-    return st ? st : features("layer_norm_backward", a->t[2], *n);
+    if (st || (st = features("layer_norm_backward", a->t[2], *n))) {
+        return st;
+    }
+    if ((a->t[3] == NULL) != (a->t[4] == NULL)) {
+        return mt_fail(MT_ERUNTIME, "layer_norm_backward: mean and rstd go together");
+    }
+    for (int k = 3; k < 5 && a->t[k]; k++) {
+        if (mt_tensor_numel(a->t[k]) != *rows || !mt_dtype_is_float(a->t[k]->dtype)) {
+            return mt_fail(MT_ERUNTIME,
+                           "layer_norm_backward: mean and rstd must hold one float "
+                           "per row (%lld)",
+                           (long long)*rows);
+        }
+    }
+    return MT_OK;
 }
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),

@@ -22,6 +22,9 @@ HOST_ROUND_TRIP |= {"_scaled_dot_product_flash_attention_for_cpu"}
 # the gamma sampler's gradients and the Dirichlet sampler (PyTorch's CPU algorithms, csrc/cpu/gamma.c):
 # _standard_gamma itself has a CUDA kernel (cuda/random.cu)
 HOST_ROUND_TRIP |= {"_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad"}
+# layer_norm's statistics for its CPU backward: on CUDA layer_norm records itself and its backward
+# recomputes them
+HOST_ROUND_TRIP |= {"native_layer_norm"}
 # log_softmax's one-pass CPU backward: on CUDA the formula runs its chain of device ops instead
 HOST_ROUND_TRIP |= {"_log_softmax_backward_data"}
 # grid_sample's sampler (issue 20's spatial transformer; csrc/cpu/grid_sample.c): no CUDA kernel yet

@@ -225,14 +225,25 @@ def test_conv2d_padding_strings(kernel, dilation):
           lambda x, w: conv2d_ref(x, w, dilation=dilation), [x, w], atol=1e-5)
 
 
-def test_conv2d_journey_reaches_the_blas():
-    x, w = minitorch.ones(2, 3, 6, 6), minitorch.ones(4, 3, 3, 3)
-    _, events = record(minitorch.conv2d, x, w)
-    labels = [(e.depth, e.label) for e in events]
-    assert labels[:2] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
-    assert labels[2:] == [(2, "Library::cblas_sgemm")] * 2  # one gemm per image
-    _, events = record(minitorch.conv2d, x.double(), w.double(), None, 1, 0, 1, 1)
-    assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_dgemm"] * 2
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_journey_reaches_the_blas(threads):
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(threads)
+    try:
+        x, w = minitorch.ones(2, 3, 6, 6), minitorch.ones(4, 3, 3, 3)
+        _, events = record(minitorch.conv2d, x, w)
+        labels = [(e.depth, e.label) for e in events]
+        assert labels[:2] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
+        # one gemm per image on one thread, one for a chunk of small images on more
+        gemms = 2 if threads == 1 else 1
+        assert labels[2:] == [(2, "Library::cblas_sgemm")] * gemms
+        _, events = record(minitorch.conv2d, x.double(), w.double(), None, 1, 0, 1, 1)
+        assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_dgemm"] * gemms
+        # a 1x1 kernel reads each image in place: one gemm per image
+        _, events = record(minitorch.conv2d, x, minitorch.ones(4, 3, 1, 1))
+        assert [e.label for e in events if e.layer == "Library"] == ["Library::cblas_sgemm"] * 2
+    finally:
+        minitorch.set_num_threads(before)
 
 
 # ---- pooling ----
