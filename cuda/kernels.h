@@ -117,9 +117,11 @@ typedef enum mt_cuda_red_op {
  * states, then writes it), launched after it with the same mt_cuda_red. */
 const void *mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt);
 const void *mt_cuda_red_finish_kernel(mt_cuda_red_op op, mt_dtype dt);
-/* The same reduction with the threads over the results (slices 1): 32 consecutive results per
- * block of MT_CUDA_RED_THREADS, any grid; for results that lie consecutive in x (the innermost
- * kept dim of stride 1) over reduced dims that do not, so that a warp's reads are coalesced. */
+/* The same reduction with the threads over the results: a tile of 32 consecutive results per
+ * block of MT_CUDA_RED_THREADS (times slices: slice k of a tile folds its warps' shares of the
+ * reduced elements k * warps + w + m * slices * warps into part, as above), any grid; for
+ * results that lie consecutive in x (the innermost kept dim of stride 1) over reduced dims that
+ * do not, so that a warp's reads are coalesced. */
 const void *mt_cuda_red_cols_kernel(mt_cuda_red_op op, mt_dtype dt);
 
 /* Ops along one dim with the input's shape: args (const T *x, T *y, int64_t outer, int64_t n,

@@ -74,11 +74,17 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     p.p = r->p;
     p.flag = r->flag;
     if (p.nout > 0 && (st = mt_cuda_use_device(dev)) == MT_OK) {
-        /* Few results over many elements: slices blocks per result (a few blocks per SM in
-         * all, each folding a thousand elements at least), then a second pass over their
-         * states; else a block per result. */
+        /* Results lying consecutive in x over reduced elements that do not (a sum over dim 0):
+         * the threads over the results, a tile of 32 per block, reading coalesced; else a
+         * block per result. Few results (or tiles) over many elements: slices blocks per
+         * result or tile (a few blocks per SM in all, each folding a thousand elements, or
+         * rows of a tile, at least), then a second pass over their states. */
+        const bool cols = p.nout >= 32 && p.out_ndim > 0 && p.out_strides[p.out_ndim - 1] == 1 &&
+                          p.out_sizes[p.out_ndim - 1] >= 32 && p.red_ndim > 0 &&
+                          p.red_strides[p.red_ndim - 1] != 1;
+        const int64_t units = cols ? (p.nout + 31) / 32 : p.nout;
         const int64_t per_block = 4 * MT_CUDA_RED_THREADS;
-        const int64_t want = 4 * (int64_t)mt_cuda_sm_count() / p.nout;
+        const int64_t want = 4 * (int64_t)mt_cuda_sm_count() / units;
         const int64_t have = (p.nred + per_block - 1) / per_block;
         p.slices = want < have ? want : have;
         p.slices = p.slices > 1 ? p.slices : 1;
@@ -89,15 +95,8 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
             }
             p.part = mt_tensor_data(part);
         }
-        int64_t items = p.nout * p.slices;
-        /* Many results lying consecutive in x over reduced elements that do not (a sum over
-         * dim 0): the threads over the results, 32 per block, reading coalesced */
-        if (p.slices == 1 && p.nout >= 32 && p.out_ndim > 0 && p.out_strides[p.out_ndim - 1] == 1 &&
-            p.out_sizes[p.out_ndim - 1] >= 32 && p.red_ndim > 0 &&
-            p.red_strides[p.red_ndim - 1] != 1) {
-            kernel = mt_cuda_red_cols_kernel(r->op, r->in_dt);
-            items = (p.nout + 31) / 32;
-        }
+        const int64_t items = units * p.slices;
+        kernel = cols ? mt_cuda_red_cols_kernel(r->op, r->in_dt) : kernel;
         int64_t blocks = items < (1 << 20) ? items : (1 << 20); /* the kernel strides over them */
         void *args[] = {&p};
         if ((st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {

@@ -394,9 +394,12 @@ red_finish_kernel(mt_cuda_red p)
 // contiguous in x while the reduced dims do not, e.g. a sum over dim 0 of (rows, cols):
 // PyTorch's reduce kernel's "vectorize along output" case. The threads go over the results, so
 // a warp reads 32 consecutive elements at each step of the reduced dims (coalesced), where a
-// block per result would read one element per row. Block b takes results 32 b .. 32 b + 31,
-// one per lane (threadIdx.x % 32); its warps split the reduced elements (warp w folds j = w,
-// w + warps, ...), and lane c's states of the warps are folded in shared memory, warp order.
+// block per result would read one element per row. Work item b is slice k = b % slices of the
+// tile of results 32 t .. 32 t + 31, t = b / slices, one result per lane (threadIdx.x % 32);
+// the block's warps split the slice's reduced elements (warp w of slice k folds j = k warps + w,
+// + slices warps, ...), and lane c's states of the warps are folded in shared memory, warp
+// order. One slice writes the result; more (few tiles over many reduced elements) leave their
+// states in part for red_finish_kernel, as red_kernel's.
 template <typename T, typename R>
 __global__ void
 red_cols_kernel(mt_cuda_red p)
@@ -405,16 +408,16 @@ red_cols_kernel(mt_cuda_red p)
     __shared__ S buf[MT_CUDA_RED_THREADS];
     const R r = Make<R>::make(p);
     const T *x = (const T *)p.x;
-    const int64_t tiles = (p.nout + 31) / 32;
+    const int64_t items = (p.nout + 31) / 32 * p.slices;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (int64_t b = blockIdx.x; b < tiles; b += gridDim.x) { // the same trips in the block
-        const int64_t o = b * 32 + lane;
+    for (int64_t b = blockIdx.x; b < items; b += gridDim.x) { // the same trips in the block
+        const int64_t o = b / p.slices * 32 + lane, k = b % p.slices;
         S s = r.init();
         double c = 0;
         if (o < p.nout) {
             const int64_t base = out_base(p, o);
             c = p.centre ? p.centre[o] : 0.0;
-            for (int64_t j = warp; j < p.nred; j += warps) {
+            for (int64_t j = k * warps + warp; j < p.nred; j += p.slices * warps) {
                 s = r.step(s, load_(x + red_offset(p, base, j)), j, c);
             }
         }
@@ -424,9 +427,13 @@ red_cols_kernel(mt_cuda_red p)
             for (int w = 1; w < warps; w++) {
                 s = r.join(s, buf[w * 32 + lane]);
             }
-            r.done(s, p, o, c);
+            if (p.slices == 1) {
+                r.done(s, p, o, c);
+            } else {
+                memcpy(p.part + (o * p.slices + k) * MT_CUDA_RED_STATE_BYTES, &s, sizeof(S));
+            }
         }
-        __syncthreads(); // buf is reused by the next tile
+        __syncthreads(); // buf is reused by the next item
     }
 }
 

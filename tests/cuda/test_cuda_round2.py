@@ -235,7 +235,8 @@ def test_double_backward_of_softmax_still_differentiates():
 
 # ---- 4. many results over a non-contiguous reduced dim -----------------------------------------
 
-RED_CASES = [((300, 70), (0,)), ((33, 5, 64), (0, 1)), ((4, 50, 40), (1,)), ((1000, 33), (0,))]
+RED_CASES = [((300, 70), (0,)), ((33, 5, 64), (0, 1)), ((4, 50, 40), (1,)), ((1000, 33), (0,)),
+             ((5000, 40), (0,)), ((3000, 2, 48), (0, 1))]  # the last two: several slices per tile
 
 
 @pytest.mark.parametrize("shape, dims", RED_CASES)
@@ -264,6 +265,11 @@ def test_sum_over_dim_0_reads_coalesced():
     np.testing.assert_allclose(as_numpy(x.sum(0)), as_numpy(x).astype(np.float64).sum(0), atol=1e-4)
     # a contiguous reduced dim keeps a block per result
     assert not any("red_cols_kernel" in n for n in events(lambda: x.sum(1)))
+    # few tiles over many rows: slices of rows per tile, then the states folded
+    tall = minitorch.tensor(rand(6000, 64)).cuda()
+    names = events(lambda: tall.sum(0))
+    assert any("red_cols_kernel" in n for n in names) and any("red_finish_kernel" in n for n in names)
+    np.testing.assert_allclose(as_numpy(tall.sum(0)), as_numpy(tall).astype(np.float64).sum(0), atol=1e-3)
 
 
 # ---- 6. grid_sampler_2d -------------------------------------------------------------------------
