@@ -6,7 +6,10 @@ PyTorch's CUDA build on the same GPU, then one table, last:
   8192x8192 (GB/s), a ResNet-style conv2d (32x64x56x56, 64 3x3 filters; TFLOP/s), one training step
   of GPT-2 small (12 layers, 768 wide, 12 heads, vocabulary 50257; batch 4 of 512 tokens, AdamW; ms),
   the launch latency of a 1-element add (us per call, the host's cost: n calls, one synchronize)
-  and a cached allocation (a 1 MiB tensor made and dropped; ns).
+  and a cached allocation (a 1 MiB tensor made and dropped; ns); and issue 22's second round
+  (round2): linear on 8x1024x768 (TFLOP/s), the conv2d without cuDNN, softmax's backward and a
+  sum over dim 0 of 8192x8192 (GB/s), cross_entropy forward and backward over 4096x8192 and
+  grid_sample's forward and backward on 16x32x128x128 (ms).
 
 `--emu` runs the same cases at small sizes (the emulated device computes on the CPU); PyTorch's
 column is then empty, since the emulation is no GPU to compare on. The first argument, if any, is
@@ -29,9 +32,11 @@ except ImportError:  # the table then has no PyTorch column
     torch = None
 
 FULL = dict(gemm=(4096, 8192), elems=256 << 20, softmax=8192, conv=(32, 64, 56), repeats=5,
-            gpt=dict(layers=12, embd=768, heads=12, vocab=50257, batch=4, block=512), latency_n=2000)
+            gpt=dict(layers=12, embd=768, heads=12, vocab=50257, batch=4, block=512), latency_n=2000,
+            linear=(8, 1024, 768), ce=(4096, 8192), grid=(16, 32, 128))
 SMALL = dict(gemm=(64, 128), elems=1 << 16, softmax=128, conv=(2, 8, 12), repeats=2,
-             gpt=dict(layers=2, embd=32, heads=2, vocab=64, batch=2, block=16), latency_n=50)
+             gpt=dict(layers=2, embd=32, heads=2, vocab=64, batch=2, block=16), latency_n=50,
+             linear=(2, 16, 32), ce=(64, 128), grid=(2, 3, 8))
 
 
 def timed(fn, sync, n, repeats):
@@ -96,6 +101,44 @@ def conv(lib, sync, sz):
     x, w, b = randn(lib, n, c, hw, hw), randn(lib, c, c, 3, 3), randn(lib, c)
     s = timed(lambda: lib.nn.functional.conv2d(x, w, b, padding=1), sync, 2, sz["repeats"])
     return {f"conv2d {n}x{c}x{hw}x{hw} 3x3 (TFLOP/s)": 2 * n * c * hw * hw * c * 9 / s / 1e12}
+
+
+def round2(lib, sync, sz):
+    """Issue 22's second round: linear on a (B, T, C) input (one cuBLASLt product with the bias
+    epilogue), conv2d without cuDNN (im2col + cuBLAS, cudnn.enabled False), softmax's backward
+    and cross_entropy's forward and backward (a row per block), a sum over dim 0 (threads over
+    the kept columns) and grid_sample's forward and backward (a CUDA kernel each)."""
+    F, r = lib.nn.functional, sz["repeats"]
+    out = {}
+    B, T, C = sz["linear"]
+    x, w, b = randn(lib, B, T, C), randn(lib, 4 * C, C), randn(lib, 4 * C)
+    s = timed(lambda: F.linear(x, w, b), sync, 3, r)
+    out[f"linear {B}x{T}x{C} -> {4 * C} (TFLOP/s)"] = 2 * B * T * C * 4 * C / s / 1e12
+    n, c, hw = sz["conv"]
+    xc, wc, bc = randn(lib, n, c, hw, hw), randn(lib, c, c, 3, 3), randn(lib, c)
+    with lib.backends.cudnn.flags(enabled=False):
+        s = timed(lambda: F.conv2d(xc, wc, bc, padding=1), sync, 1, max(2, r - 2))
+    out[f"conv2d no cuDNN {n}x{c}x{hw}x{hw} (TFLOP/s)"] = 2 * n * c * hw * hw * c * 9 / s / 1e12
+    q = sz["softmax"]
+    y, g = lib.softmax(randn(lib, q, q), dim=-1), randn(lib, q, q)
+    s = timed(lambda: lib._softmax_backward_data(g, y, -1, y.dtype), sync, 3, r)
+    out[f"softmax backward {q}x{q} (GB/s)"] = 3 * 4 * q * q / s / 1e9
+    m = randn(lib, q, q)
+    out[f"sum dim 0 of {q}x{q} (GB/s)"] = 4 * q * q / timed(lambda: m.sum(0), sync, 3, r) / 1e9
+    rows, classes = sz["ce"]
+    logits = randn(lib, rows, classes).requires_grad_(True)
+    target = (lib.randint(0, classes, (rows,)).to("cuda") if lib is minitorch
+              else lib.randint(0, classes, (rows,), device="cuda"))
+    s = timed(lambda: F.cross_entropy(logits, target).backward(), sync, 3, r)
+    out[f"cross_entropy fwd+bwd {rows}x{classes} (ms)"] = s * 1e3
+    N, Cg, S = sz["grid"]
+    inp = randn(lib, N, Cg, S, S).requires_grad_(True)
+    grid = (randn(lib, N, S, S, 2) * 0.9).requires_grad_(True)
+    out[f"grid_sample {N}x{Cg}x{S}x{S} fwd (ms)"] = timed(
+        lambda: F.grid_sample(inp, grid, align_corners=False), sync, 3, r) * 1e3
+    out[f"grid_sample {N}x{Cg}x{S}x{S} fwd+bwd (ms)"] = timed(
+        lambda: F.grid_sample(inp, grid, align_corners=False).sum().backward(), sync, 3, r) * 1e3
+    return out
 
 
 def gpt2(lib, cfg):
@@ -163,7 +206,7 @@ def latencies(lib, sync, sz):
             "cached alloc 1 MiB (ns)": median_s(lambda: lib.empty(1 << 18, device="cuda"), sync, n) * 1e9}
 
 
-GROUPS = (sgemm, memory_bound, conv, gpt2_step, latencies)
+GROUPS = (sgemm, memory_bound, conv, round2, gpt2_step, latencies)
 
 
 def cases(lib, sync, sz, failed):

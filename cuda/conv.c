@@ -7,10 +7,12 @@
  * (the plan cache below, as PyTorch's): cuDNN's heuristics (the _v7 queries), or under
  * torch.backends.cudnn.benchmark its measurements (cudnnFind*), are asked once per key. The
  * algorithm is the first of that ranking whose workspace, a device tensor from our caching
- * allocator, can be had. Float32 asks for FMA
- * math only: TF32 tensor cores would drift from the CPU result beyond what the tests allow.
- * Built only with the cuDNN headers (MT_CUDA_CUDNN); otherwise conv2d stays on the host round
- * trip. */
+ * allocator, can be had. Float32 runs in cuDNN's default math, which lets it use TF32 tensor
+ * cores, unless torch.backends.cudnn.allow_tf32 is False (then FMA math only), as PyTorch's.
+ * Under torch.backends.cudnn.enabled = False, and in a build without the cuDNN headers
+ * (MT_CUDA_CUDNN), the convolutions run on im2col and cuBLAS instead (conv_gemm.c), as
+ * PyTorch's slow_conv2d. */
+#include "cuda/conv_gemm.h"
 #include "cuda/elementwise.h"
 #include "cuda/handles.h"
 #include "cuda/ops.h"
@@ -92,10 +94,14 @@ plan_destroy(conv_plan *p)
     }
 }
 
-/* p's descriptors for convolution g of dtype dt (p->h is left NULL) */
+/* p's descriptors for convolution g of dtype dt, float32 allowed TF32 or not (p->h is left
+ * NULL) */
 static mt_status
-plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt)
+plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt, bool tf32)
 {
+    /* PyTorch's setConvolutionParams: cuDNN's default math (TF32 where the GPU has it) unless
+     * float32 must not use TF32; doubles never do */
+    cudnnMathType_t math = dt == MT_FLOAT32 && !tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
     *p = (conv_plan){0};
     p->type = dt == MT_FLOAT32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     mt_status st;
@@ -115,7 +121,7 @@ plan_init(conv_plan *p, const conv_geom *g, mt_dtype dt)
                                                           (int)g->dw, CUDNN_CROSS_CORRELATION,
                                                           p->type))) ||
         (st = cudnn_check(cudnnSetConvolutionGroupCount(p->conv, (int)g->groups))) ||
-        (st = cudnn_check(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH)))) {
+        (st = cudnn_check(cudnnSetConvolutionMathType(p->conv, math)))) {
         plan_destroy(p);
     }
     return st;
@@ -227,7 +233,7 @@ rank_algos(const conv_plan *p, conv_pass k, bool measured, int *found, int *algo
 typedef struct plan_key { /* memset to 0 first, so that memcmp compares it (padding included) */
     conv_geom g;
     int dtype, device, pass;
-    bool benchmark, deterministic;
+    bool benchmark, deterministic, tf32;
 } plan_key;
 
 typedef struct plan_entry {
@@ -311,6 +317,7 @@ plan_get(const conv_geom *g, mt_dtype dt, mt_device dev, conv_pass k, cudnnHandl
     key.pass = (int)k;
     key.benchmark = mt_cuda_lib_flag_on(MT_CUDNN_BENCHMARK);
     key.deterministic = mt_cuda_lib_flag_on(MT_CUDNN_DETERMINISTIC);
+    key.tf32 = !mt_cuda_lib_flag_on(MT_CUDNN_NO_TF32);
     *owned = false;
     mt_status st = handle_for(dev, h);
     if (st) {
@@ -327,7 +334,7 @@ plan_get(const conv_geom *g, mt_dtype dt, mt_device dev, conv_pass k, cudnnHandl
         return mt_fail(MT_ENOMEM, "conv2d: out of host memory for a cuDNN plan");
     }
     n->key = key;
-    if ((st = plan_init(&n->p, g, dt)) == MT_OK) {
+    if ((st = plan_init(&n->p, g, dt, key.tf32)) == MT_OK) {
         n->p.h = *h; /* for the ranking only: the entry keeps no handle */
         st = plan_rank(n);
         n->p.h = NULL;
@@ -382,17 +389,6 @@ choose(const plan_entry *e, const conv_plan *p, mt_device dev, int *algo, mt_ten
     return st;
 }
 
-/* t itself (a new reference) when contiguous of dtype dt, else such a copy. */
-static mt_status
-dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out)
-{
-    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cuda_cast(t, dt, out);
-}
-
 /* cuDNN convolves floats and doubles only. */
 static mt_status
 check_float(const char *op, mt_dtype dt)
@@ -423,7 +419,7 @@ run_pass(const conv_geom *g, conv_pass pass, mt_tensor *t0, mt_tensor *t1, doubl
     bool owned = false;
     cudnnHandle_t h = NULL;
     mt_status st;
-    if ((st = dense_as(t0, dt, &d0)) || (st = dense_as(t1, dt, &d1)) ||
+    if ((st = mt_cuda_dense_as(t0, dt, &d0)) || (st = mt_cuda_dense_as(t1, dt, &d1)) ||
         (st = plan_get(g, dt, dev, pass, &h, &e, &owned))) {
         goto out_release;
     }
@@ -476,8 +472,8 @@ cuda_conv2d(mt_args *a)
     const conv_geom g = a->plan->conv;
     mt_tensor *out = NULL, *bias = a->t[2];
     mt_status st = check_float("conv2d", a->t[0]->dtype);
-    if (st) {
-        return st;
+    if (st || mt_cuda_lib_flag_on(MT_CUDNN_DISABLED)) {
+        return st ? st : mt_cuda_conv2d_gemm(a);
     }
     int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
     bool batched = a->t[0]->ndim == 4;
@@ -539,13 +535,15 @@ conv_backward(mt_args *a, grad_kind kind)
 static mt_status
 cuda_convolution_backward_input(mt_args *a)
 {
-    return conv_backward(a, GRAD_INPUT);
+    return mt_cuda_lib_flag_on(MT_CUDNN_DISABLED) ? mt_cuda_conv_backward_input_gemm(a)
+                                                  : conv_backward(a, GRAD_INPUT);
 }
 
 static mt_status
 cuda_convolution_backward_weight(mt_args *a)
 {
-    return conv_backward(a, GRAD_WEIGHT);
+    return mt_cuda_lib_flag_on(MT_CUDNN_DISABLED) ? mt_cuda_conv_backward_weight_gemm(a)
+                                                  : conv_backward(a, GRAD_WEIGHT);
 }
 
 long
@@ -573,10 +571,36 @@ mt_cuda_cudnn_version(void)
     return 0;
 }
 
+/* built without cuDNN: conv2d and its backward on im2col and cuBLAS, as PyTorch's slow_conv2d */
+static mt_status
+cuda_conv2d(mt_args *a)
+{
+    mt_dtype dt = a->t[0]->dtype;
+    return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented("conv2d", "", dt)
+                                                : mt_cuda_conv2d_gemm(a);
+}
+
+static mt_status
+cuda_convolution_backward_input(mt_args *a)
+{
+    return mt_cuda_conv_backward_input_gemm(a);
+}
+
+static mt_status
+cuda_convolution_backward_weight(mt_args *a)
+{
+    return mt_cuda_conv_backward_weight_gemm(a);
+}
+
 void
 mt_cuda_register_conv(void)
 {
-    /* built without cuDNN: conv2d and its backward stay on the host round trip */
+    static const mt_cuda_reg all[] = {
+        MT_CUDA_REG(conv2d),
+        MT_CUDA_REG(convolution_backward_input),
+        MT_CUDA_REG(convolution_backward_weight),
+    };
+    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
 }
 
 #endif

@@ -160,6 +160,16 @@ mt_cuda_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return st;
 }
 
+mt_status
+mt_cuda_dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out)
+{
+    if (t->dtype == dt && mt_tensor_is_contiguous(t)) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    return mt_cuda_cast(t, dt, out);
+}
+
 static bool
 has_loop(mt_ew_id row, mt_dtype dt)
 {

@@ -15,6 +15,9 @@ extern const mt_ew_device mt_cuda_ew_device;
 mt_status mt_cuda_copy_into(mt_tensor *dst, mt_tensor *src);
 /* *out = a new contiguous tensor holding src (CUDA) cast to dt. */
 mt_status mt_cuda_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+/* *out = t itself (a new reference) when contiguous of dtype dt, else mt_cuda_cast's copy: what
+ * a kernel that reads dense operands takes. */
+mt_status mt_cuda_dense_as(mt_tensor *t, mt_dtype dt, mt_tensor **out);
 /* fill dst (CUDA) with value */
 mt_status mt_cuda_fill(mt_tensor *dst, mt_scalar value);
 

@@ -38,6 +38,8 @@ typedef enum mt_cuda_lib_flag {
     MT_CUDNN_BENCHMARK = 1 << 0,     /* cudnn.benchmark: cudnnFind* instead of the heuristics */
     MT_CUDNN_DETERMINISTIC = 1 << 1, /* cudnn.deterministic: deterministic algorithms only */
     MT_MATMUL_ALLOW_TF32 = 1 << 2,   /* cuda.matmul.allow_tf32: float32 products on TF32 */
+    MT_CUDNN_DISABLED = 1 << 3,      /* not cudnn.enabled: convolutions on im2col + cuBLAS */
+    MT_CUDNN_NO_TF32 = 1 << 4,       /* not cudnn.allow_tf32: float32 convolutions in FMA math */
 } mt_cuda_lib_flag;
 
 void mt_cuda_set_lib_flags(int flags);

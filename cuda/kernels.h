@@ -117,6 +117,12 @@ typedef enum mt_cuda_red_op {
  * states, then writes it), launched after it with the same mt_cuda_red. */
 const void *mt_cuda_red_kernel(mt_cuda_red_op op, mt_dtype dt);
 const void *mt_cuda_red_finish_kernel(mt_cuda_red_op op, mt_dtype dt);
+/* The same reduction with the threads over the results: a tile of 32 consecutive results per
+ * block of MT_CUDA_RED_THREADS (times slices: slice k of a tile folds its warps' shares of the
+ * reduced elements k * warps + w + m * slices * warps into part, as above), any grid; for
+ * results that lie consecutive in x (the innermost kept dim of stride 1) over reduced dims that
+ * do not, so that a warp's reads are coalesced. */
+const void *mt_cuda_red_cols_kernel(mt_cuda_red_op op, mt_dtype dt);
 
 /* Ops along one dim with the input's shape: args (const T *x, T *y, int64_t outer, int64_t n,
  * int64_t inner), x and y contiguous (outer, n, inner), any grid of MT_CUDA_THREADS threads. */
@@ -135,6 +141,12 @@ const void *mt_cuda_row_kernel(mt_cuda_row_op op, mt_dtype dt);
  * MT_CUDA_ROW_BLOCK threads; NULL where op has none. */
 #define MT_CUDA_ROW_BLOCK 256
 const void *mt_cuda_row_block_kernel(mt_cuda_row_op op, mt_dtype dt, int per_warp);
+/* softmax's backward (log: log_softmax's) on float dtype dt, gx from the gradient g and the
+ * forward's output y: form 0 a thread per lane, args (const T *g, const T *y, T *gx, int64_t
+ * outer, int64_t n, int64_t inner), any grid of MT_CUDA_THREADS; form 1 a row per block, 2 a
+ * row per warp, along the last dim: args (g, y, gx, int64_t rows, int64_t n), any grid of
+ * MT_CUDA_ROW_BLOCK threads. All contiguous. NULL for other dtypes. */
+const void *mt_cuda_softmax_back_kernel(mt_dtype dt, int log, int form);
 
 /* ---- 2-D and 3-D pooling (pool.cu) ----
  * args (pool_geom g, const T *in, T *out, int64_t *idx, mt_cuda_assert_record *bad), one

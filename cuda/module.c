@@ -453,19 +453,22 @@ py_emu_sync_count(PyObject *m, PyObject *args)
     return PyLong_FromUnsignedLongLong(mt_emu_sync_count());
 }
 #endif
-/* set_library_flags(benchmark, deterministic, matmul_allow_tf32): torch.backends' switches, as
- * minitorch/backends pushes them after each change */
+/* set_library_flags(benchmark, deterministic, matmul_allow_tf32, cudnn_enabled,
+ * cudnn_allow_tf32): torch.backends' switches, as minitorch/backends pushes them after each
+ * change */
 static PyObject *
 py_set_library_flags(PyObject *m, PyObject *args)
 {
     (void)m;
-    int benchmark, deterministic, tf32;
-    if (!PyArg_ParseTuple(args, "ppp", &benchmark, &deterministic, &tf32)) {
+    int benchmark, deterministic, tf32, enabled = 1, conv_tf32 = 1;
+    if (!PyArg_ParseTuple(args, "ppp|pp", &benchmark, &deterministic, &tf32, &enabled,
+                          &conv_tf32)) {
         return NULL;
     }
     mt_cuda_set_lib_flags((benchmark ? MT_CUDNN_BENCHMARK : 0) |
                           (deterministic ? MT_CUDNN_DETERMINISTIC : 0) |
-                          (tf32 ? MT_MATMUL_ALLOW_TF32 : 0));
+                          (tf32 ? MT_MATMUL_ALLOW_TF32 : 0) | (enabled ? 0 : MT_CUDNN_DISABLED) |
+                          (conv_tf32 ? 0 : MT_CUDNN_NO_TF32));
     Py_RETURN_NONE;
 }
 

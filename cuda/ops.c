@@ -187,6 +187,7 @@ mt_cuda_register(void)
     mt_cuda_register_sort();
     mt_cuda_register_optim();
     mt_cuda_register_stats();
+    mt_cuda_register_grid();
     mt_cuda_register_blas();
     static mt_device_backend backend = {
         .name = "cuda",

@@ -41,5 +41,6 @@ void mt_cuda_register_norm(void);        /* ops_norm.c */
 void mt_cuda_register_sort(void);        /* ops_sort.c */
 void mt_cuda_register_optim(void);       /* ops_optim.c */
 void mt_cuda_register_stats(void);       /* ops_stats.c */
+void mt_cuda_register_grid(void);        /* ops_grid.c */
 
 #endif

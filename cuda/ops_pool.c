@@ -8,17 +8,6 @@
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 
-/* t itself (a new reference) when contiguous, else a contiguous copy. */
-static mt_status
-dense(mt_tensor *t, mt_tensor **out)
-{
-    if (mt_tensor_is_contiguous(t)) {
-        *out = mt_tensor_retain(t);
-        return MT_OK;
-    }
-    return mt_cuda_cast(t, t->dtype, out);
-}
-
 /* Runs pool kernel op over in into out (both contiguous, on one device); idx and bad as
  * kernels.h says. */
 static mt_status
@@ -79,7 +68,7 @@ cuda_pool(mt_args *a)
     mt_status st;
     if ((st = mt_tensor_empty(self->ndim, sizes, self->dtype, dev, &out)) ||
         (want_idx && (st = mt_tensor_empty(self->ndim, sizes, MT_INT64, dev, &idx))) ||
-        (st = dense(self, &x)) || (st = launch(op, g, x, out, idx, NULL))) {
+        (st = mt_cuda_dense_as(self, self->dtype, &x)) || (st = launch(op, g, x, out, idx, NULL))) {
         goto out_release;
     }
     a->out[0] = out;
@@ -116,11 +105,13 @@ cuda_pool_backward(mt_args *a)
     mt_device dev = mt_tensor_device(self);
     mt_status st;
     if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &gx)) ||
-        (st = mt_cuda_fill(gx, mt_scalar_int(0))) || (st = dense(a->t[0], &grad))) {
+        (st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
+        (st = mt_cuda_dense_as(a->t[0], a->t[0]->dtype, &grad))) {
         goto out_release;
     }
     /* an index outside its plane fails a device-side assertion: nothing waits for the kernel */
-    if (idx && ((st = dense(idx, &ix)) || (st = mt_cuda_assert_record_get(&bad)))) {
+    if (idx &&
+        ((st = mt_cuda_dense_as(idx, idx->dtype, &ix)) || (st = mt_cuda_assert_record_get(&bad)))) {
         goto out_release;
     }
     if ((st = launch(op, g, grad, gx, ix, bad))) {

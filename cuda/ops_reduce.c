@@ -74,11 +74,17 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     p.p = r->p;
     p.flag = r->flag;
     if (p.nout > 0 && (st = mt_cuda_use_device(dev)) == MT_OK) {
-        /* Few results over many elements: slices blocks per result (a few blocks per SM in
-         * all, each folding a thousand elements at least), then a second pass over their
-         * states; else a block per result. */
+        /* Results lying consecutive in x over reduced elements that do not (a sum over dim 0):
+         * the threads over the results, a tile of 32 per block, reading coalesced; else a
+         * block per result. Few results (or tiles) over many elements: slices blocks per
+         * result or tile (a few blocks per SM in all, each folding a thousand elements, or
+         * rows of a tile, at least), then a second pass over their states. */
+        const bool cols = p.nout >= 32 && p.out_ndim > 0 && p.out_strides[p.out_ndim - 1] == 1 &&
+                          p.out_sizes[p.out_ndim - 1] >= 32 && p.red_ndim > 0 &&
+                          p.red_strides[p.red_ndim - 1] != 1;
+        const int64_t units = cols ? (p.nout + 31) / 32 : p.nout;
         const int64_t per_block = 4 * MT_CUDA_RED_THREADS;
-        const int64_t want = 4 * (int64_t)mt_cuda_sm_count() / p.nout;
+        const int64_t want = 4 * (int64_t)mt_cuda_sm_count() / units;
         const int64_t have = (p.nred + per_block - 1) / per_block;
         p.slices = want < have ? want : have;
         p.slices = p.slices > 1 ? p.slices : 1;
@@ -89,7 +95,8 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
             }
             p.part = mt_tensor_data(part);
         }
-        int64_t items = p.nout * p.slices;
+        const int64_t items = units * p.slices;
+        kernel = cols ? mt_cuda_red_cols_kernel(r->op, r->in_dt) : kernel;
         int64_t blocks = items < (1 << 20) ? items : (1 << 20); /* the kernel strides over them */
         void *args[] = {&p};
         if ((st = mt_cuda_launch(kernel, (unsigned)blocks, MT_CUDA_RED_THREADS, args))) {
@@ -342,6 +349,48 @@ cuda_argmin(mt_args *a)
 
 /* ---- along one dim, the result shaped like the input ---- */
 
+/* How a kernel along one dim of (outer, n, inner) is launched: along the last dim (inner 1) a
+ * row per block (block_k), or per warp for short rows when warp_k is given, its threads reading
+ * consecutive elements; along another a thread per lane (lanes_k), consecutive threads reading
+ * consecutive lanes (coalesced all the same). */
+typedef struct row_launch {
+    const void *kernel;
+    int64_t blocks;
+    unsigned threads;
+} row_launch;
+
+static row_launch
+row_shape(const void *lanes_k, const void *block_k, const void *warp_k, int64_t outer, int64_t n,
+          int64_t inner)
+{
+    row_launch r = {lanes_k, (outer * inner + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS,
+                    MT_CUDA_THREADS};
+    if (inner == 1 && block_k != NULL) {
+        const bool per_warp = warp_k != NULL && n <= 128;
+        const int64_t rows_per_block = per_warp ? MT_CUDA_ROW_BLOCK / 32 : 1;
+        r.kernel = per_warp ? warp_k : block_k;
+        r.blocks = (outer + rows_per_block - 1) / rows_per_block;
+        r.threads = MT_CUDA_ROW_BLOCK;
+        while (!per_warp && r.threads > 32 && r.threads / 2 >= n) {
+            r.threads /= 2; /* a short row: a smaller block (a warp at least, a power of two) */
+        }
+    }
+    r.blocks = r.blocks < (1 << 20) ? r.blocks : (1 << 20); /* the kernels stride over the rest */
+    return r;
+}
+
+/* t's sizes seen along dim: (outer, n, inner). */
+static void
+along(const mt_tensor *t, int dim, int64_t *outer, int64_t *n, int64_t *inner)
+{
+    *outer = *inner = 1;
+    *n = t->ndim ? t->sizes[dim] : 1;
+    for (int d = 0; d < t->ndim; d++) {
+        *outer *= d < dim ? t->sizes[d] : 1;
+        *inner *= d > dim ? t->sizes[d] : 1;
+    }
+}
+
 /* out = op over the lanes of self along the plan's dim, in dtype dt (contiguous, self's
  * shape). */
 static mt_status
@@ -350,46 +399,20 @@ row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
     mt_tensor *self = a->t[0], *x = NULL;
     const int dim = a->plan->reduce.dim;
     mt_status st;
-    if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &x)) ||
-        (st = mt_cuda_copy_into(x, self)) ||
+    if ((st = mt_cuda_dense_as(self, dt, &x)) ||
         (st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]))) {
         goto out_release;
     }
-    int64_t outer = 1, n = self->ndim ? self->sizes[dim] : 1, inner = 1;
-    for (int d = 0; d < self->ndim; d++) {
-        outer *= d < dim ? self->sizes[d] : 1;
-        inner *= d > dim ? self->sizes[d] : 1;
-    }
-    int64_t lanes = outer * inner;
-    /* Along the last dim: a row per block (or per warp for short softmax rows), its threads
-     * reading consecutive elements. Along another: a thread per lane, consecutive threads
-     * reading consecutive lanes (coalesced all the same). */
-    const bool per_warp = n <= 128;
-    const void *rows_kernel = inner == 1 ? mt_cuda_row_block_kernel(op, dt, per_warp) : NULL;
-    if (inner == 1 && rows_kernel == NULL) {
-        rows_kernel = mt_cuda_row_block_kernel(op, dt, false);
-    }
-    if (lanes > 0 && n > 0) {
+    int64_t outer, n, inner;
+    along(self, dim, &outer, &n, &inner);
+    const void *block_k = mt_cuda_row_block_kernel(op, dt, false);
+    row_launch r = row_shape(mt_cuda_row_kernel(op, dt), block_k,
+                             mt_cuda_row_block_kernel(op, dt, true), outer, n, inner);
+    if (outer * inner > 0 && n > 0) {
         void *xd = mt_tensor_data(x), *yd = mt_tensor_data(a->out[0]);
-        void *args[] = {&xd, &yd, &outer, &n, &inner}; /* (x, y, rows, n) for rows_kernel */
-        const void *kernel = mt_cuda_row_kernel(op, dt);
-        int64_t blocks = (lanes + MT_CUDA_THREADS - 1) / MT_CUDA_THREADS;
-        unsigned threads = MT_CUDA_THREADS;
-        if (rows_kernel) {
-            const int64_t rows_per_block = rows_kernel == mt_cuda_row_block_kernel(op, dt, true)
-                                               ? MT_CUDA_ROW_BLOCK / 32
-                                               : 1;
-            kernel = rows_kernel;
-            blocks = (outer + rows_per_block - 1) / rows_per_block;
-            threads = MT_CUDA_ROW_BLOCK;
-            while (rows_per_block == 1 && threads > 32 && threads / 2 >= n) {
-                threads /= 2; /* a short row: a smaller block (a warp at least, a power of two) */
-            }
-        }
-        blocks = blocks < (1 << 20) ? blocks : (1 << 20); /* the kernels stride over the rest */
-        if ((st = mt_cuda_use_device(mt_tensor_device(self))) ||
-            (st = mt_cuda_launch(kernel, (unsigned)blocks, threads, args))) {
-            mt_tensor_clear(&a->out[0]);
+        void *args[] = {&xd, &yd, &outer, &n, &inner}; /* (x, y, rows, n) for a row kernel */
+        if ((st = mt_cuda_use_device(mt_tensor_device(self))) == MT_OK) {
+            st = mt_cuda_launch(r.kernel, (unsigned)r.blocks, r.threads, args);
         }
     }
 out_release:
@@ -398,6 +421,51 @@ out_release:
     }
     mt_tensor_clear(&x);
     return st;
+}
+
+// grad_output, output (any shape, the plan's float dtype), dim; out = softmax's backward
+// (log: log_softmax's) along dim, one pass over each row (cuda/reduce.cu), no host sync
+static mt_status
+softmax_backward(mt_args *a, bool log)
+{
+    const mt_dtype dt = a->plan->reduce.out_dt;
+    mt_tensor *g = NULL, *y = NULL;
+    mt_status st;
+    if ((st = mt_cuda_dense_as(a->t[0], dt, &g)) || (st = mt_cuda_dense_as(a->t[1], dt, &y)) ||
+        (st = mt_tensor_empty(g->ndim, g->sizes, dt, mt_tensor_device(g), &a->out[0]))) {
+        goto out_release;
+    }
+    int64_t outer, n, inner;
+    along(g, a->plan->reduce.dim, &outer, &n, &inner);
+    row_launch r = row_shape(mt_cuda_softmax_back_kernel(dt, log, 0),
+                             mt_cuda_softmax_back_kernel(dt, log, 1),
+                             mt_cuda_softmax_back_kernel(dt, log, 2), outer, n, inner);
+    if (outer * inner > 0 && n > 0) {
+        void *gd = mt_tensor_data(g), *yd = mt_tensor_data(y), *od = mt_tensor_data(a->out[0]);
+        void *args[] = {&gd, &yd, &od, &outer, &n, &inner}; /* (g, y, gx, rows, n) by row */
+        if ((st = mt_cuda_use_device(mt_tensor_device(g))) == MT_OK) {
+            st = mt_cuda_launch(r.kernel, (unsigned)r.blocks, r.threads, args);
+        }
+    }
+out_release:
+    if (st) {
+        mt_tensor_clear(&a->out[0]);
+    }
+    mt_tensor_clear(&g);
+    mt_tensor_clear(&y);
+    return st;
+}
+
+static mt_status
+cuda__softmax_backward_data(mt_args *a)
+{
+    return softmax_backward(a, false);
+}
+
+static mt_status
+cuda__log_softmax_backward_data(mt_args *a)
+{
+    return softmax_backward(a, true);
 }
 
 static mt_status
@@ -450,14 +518,30 @@ void
 mt_cuda_register_reduce(void)
 {
     static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(sum),          MT_CUDA_REG(mean),    MT_CUDA_REG(prod),
-        MT_CUDA_REG(amax),         MT_CUDA_REG(amin),    MT_CUDA_REG(max),
-        MT_CUDA_REG(min),          MT_CUDA_REG(all),     MT_CUDA_REG(any),
-        MT_CUDA_REG(norm),         MT_CUDA_REG(var),     MT_CUDA_REG(std),
-        MT_CUDA_REG(logsumexp),    MT_CUDA_REG(max_dim), MT_CUDA_REG(min_dim),
-        MT_CUDA_REG(argmax),       MT_CUDA_REG(argmin),  MT_CUDA_REG(cumsum),
-        MT_CUDA_REG(cumprod),      MT_CUDA_REG(softmax), MT_CUDA_REG(log_softmax),
+        MT_CUDA_REG(sum),
+        MT_CUDA_REG(mean),
+        MT_CUDA_REG(prod),
+        MT_CUDA_REG(amax),
+        MT_CUDA_REG(amin),
+        MT_CUDA_REG(max),
+        MT_CUDA_REG(min),
+        MT_CUDA_REG(all),
+        MT_CUDA_REG(any),
+        MT_CUDA_REG(norm),
+        MT_CUDA_REG(var),
+        MT_CUDA_REG(std),
+        MT_CUDA_REG(logsumexp),
+        MT_CUDA_REG(max_dim),
+        MT_CUDA_REG(min_dim),
+        MT_CUDA_REG(argmax),
+        MT_CUDA_REG(argmin),
+        MT_CUDA_REG(cumsum),
+        MT_CUDA_REG(cumprod),
+        MT_CUDA_REG(softmax),
+        MT_CUDA_REG(log_softmax),
         MT_CUDA_REG(logcumsumexp),
+        MT_CUDA_REG(_softmax_backward_data),
+        MT_CUDA_REG(_log_softmax_backward_data),
     };
     mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

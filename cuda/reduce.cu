@@ -300,6 +300,18 @@ red_offset(const mt_cuda_red &p, int64_t base, int64_t j)
     return p.red_ndim > 0 ? off + j * p.red_strides[0] : off;
 }
 
+// The offset in x of result o's first element (o in row-major order of the kept dims).
+static __device__ __forceinline__ int64_t
+out_base(const mt_cuda_red &p, int64_t o)
+{
+    int64_t base = 0;
+    for (int d = p.out_ndim - 1; d >= 0; d--) {
+        base += (o % p.out_sizes[d]) * p.out_strides[d];
+        o /= p.out_sizes[d];
+    }
+    return base;
+}
+
 // The states of the block's threads (buf, one per thread) folded into buf[0]: a shared-memory
 // tree, lower threads' states on the left (a state may be a struct: argmax's value and
 // position, wider than a shuffle's 8 bytes). buf is reusable after the next __syncthreads.
@@ -333,12 +345,7 @@ red_kernel(mt_cuda_red p)
     const R r = Make<R>::make(p);
     const T *x = (const T *)p.x;
     for (int64_t b = blockIdx.x; b < p.nout * p.slices; b += gridDim.x) {
-        const int64_t o = b / p.slices, k = b % p.slices;
-        int64_t base = 0, rem = o;
-        for (int d = p.out_ndim - 1; d >= 0; d--) {
-            base += (rem % p.out_sizes[d]) * p.out_strides[d];
-            rem /= p.out_sizes[d];
-        }
+        const int64_t o = b / p.slices, k = b % p.slices, base = out_base(p, o);
         const double c = p.centre ? p.centre[o] : 0.0;
         S s = r.init();
         const int64_t step = p.slices * blockDim.x;
@@ -380,6 +387,53 @@ red_finish_kernel(mt_cuda_red p)
             r.done(buf[0], p, o, p.centre ? p.centre[o] : 0.0);
         }
         __syncthreads();
+    }
+}
+
+// Many results (a block per result would be one each) whose kept innermost dim lies
+// contiguous in x while the reduced dims do not, e.g. a sum over dim 0 of (rows, cols):
+// PyTorch's reduce kernel's "vectorize along output" case. The threads go over the results, so
+// a warp reads 32 consecutive elements at each step of the reduced dims (coalesced), where a
+// block per result would read one element per row. Work item b is slice k = b % slices of the
+// tile of results 32 t .. 32 t + 31, t = b / slices, one result per lane (threadIdx.x % 32);
+// the block's warps split the slice's reduced elements (warp w of slice k folds j = k warps + w,
+// + slices warps, ...), and lane c's states of the warps are folded in shared memory, warp
+// order. One slice writes the result; more (few tiles over many reduced elements) leave their
+// states in part for red_finish_kernel, as red_kernel's.
+template <typename T, typename R>
+__global__ void
+red_cols_kernel(mt_cuda_red p)
+{
+    using S = typename R::S;
+    __shared__ S buf[MT_CUDA_RED_THREADS];
+    const R r = Make<R>::make(p);
+    const T *x = (const T *)p.x;
+    const int64_t items = (p.nout + 31) / 32 * p.slices;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int64_t b = blockIdx.x; b < items; b += gridDim.x) { // the same trips in the block
+        const int64_t o = b / p.slices * 32 + lane, k = b % p.slices;
+        S s = r.init();
+        double c = 0;
+        if (o < p.nout) {
+            const int64_t base = out_base(p, o);
+            c = p.centre ? p.centre[o] : 0.0;
+            for (int64_t j = k * warps + warp; j < p.nred; j += p.slices * warps) {
+                s = r.step(s, load_(x + red_offset(p, base, j)), j, c);
+            }
+        }
+        buf[threadIdx.x] = s;
+        __syncthreads();
+        if (warp == 0 && o < p.nout) {
+            for (int w = 1; w < warps; w++) {
+                s = r.join(s, buf[w * 32 + lane]);
+            }
+            if (p.slices == 1) {
+                r.done(s, p, o, c);
+            } else {
+                memcpy(p.part + (o * p.slices + k) * MT_CUDA_RED_STATE_BYTES, &s, sizeof(S));
+            }
+        }
+        __syncthreads(); // buf is reused by the next item
     }
 }
 
@@ -507,6 +561,67 @@ softmax_rows_kernel(const T *x, T *y, int64_t rows, int64_t n)
     }
 }
 
+// ---- softmax's and log_softmax's backward ----
+
+// softmax: gx = y * (g - s), s = sum(g * y); log_softmax: gx = g - exp(y) * s, s = sum(g); the
+// sums along the row in double, as the CPU's (cpu/reduce_dim.c)
+template <typename T, bool IsLog> struct SoftmaxBack {
+    static __device__ __forceinline__ double term(T g, T y)
+    {
+        return IsLog ? (double)g : (double)g * (double)y;
+    }
+    static __device__ __forceinline__ T grad(T g, T y, T s)
+    {
+        return IsLog ? (T)(g - exp_(y) * s) : (T)(y * (g - s));
+    }
+};
+
+// g, y, gx (outer, n, inner) contiguous: a thread per lane along n (consecutive threads,
+// consecutive lanes)
+template <typename T, bool IsLog>
+__global__ void
+softmax_back_kernel(const T *g, const T *y, T *gx, int64_t outer, int64_t n, int64_t inner)
+{
+    using B = SoftmaxBack<T, IsLog>;
+    const int64_t lanes = outer * inner;
+    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lanes;
+         l += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t base = l / inner * n * inner + l % inner;
+        double s = 0;
+        for (int64_t j = 0; j < n; j++) {
+            s += B::term(g[base + j * inner], y[base + j * inner]);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            gx[base + j * inner] = B::grad(g[base + j * inner], y[base + j * inner], (T)s);
+        }
+    }
+}
+
+// g, y, gx (rows, n) contiguous: a row per block, or per warp (PerWarp, short rows), as
+// softmax_rows_kernel; the row's sum folded by warp shuffles (then shared memory), in double
+template <typename T, bool IsLog, bool PerWarp>
+__global__ void
+softmax_back_rows_kernel(const T *g, const T *y, T *gx, int64_t rows, int64_t n)
+{
+    using B = SoftmaxBack<T, IsLog>;
+    __shared__ double buf[32];
+    const int64_t group = PerWarp ? 32 : blockDim.x, lane = threadIdx.x % group;
+    const int64_t warps = blockDim.x / 32;
+    const int64_t first = PerWarp ? blockIdx.x * warps + threadIdx.x / 32 : blockIdx.x;
+    const int64_t step = PerWarp ? gridDim.x * warps : gridDim.x;
+    for (int64_t r = first; r < rows; r += step) { // the same trip count in a whole group
+        const T *gr = g + r * n, *yr = y + r * n;
+        double s = 0;
+        for (int64_t j = lane; j < n; j += group) {
+            s += B::term(gr[j], yr[j]);
+        }
+        s = PerWarp ? warp_all(s, AddOp()) : block_all(s, AddOp(), buf);
+        for (int64_t j = lane; j < n; j += group) {
+            gx[r * n + j] = B::grad(gr[j], yr[j], (T)s);
+        }
+    }
+}
+
 // The scans' operations on the accumulator A, and their identities.
 template <int Op> struct ScanOp {
     template <typename A> __device__ __forceinline__ static A id()
@@ -604,6 +719,9 @@ static const void *const red_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_T
 #undef K
 #define K(T, ...) MT_KERNEL_PTR(red_finish_kernel<T, __VA_ARGS__>)
 static const void *const red_finish_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_TABLE;
+#undef K
+#define K(T, ...) MT_KERNEL_PTR(red_cols_kernel<T, __VA_ARGS__>)
+static const void *const red_cols_kernels[MT_CUDA_NUM_RED_OPS][MT_NUM_DTYPES] = RED_TABLE;
 #undef RED_TABLE
 #undef K
 
@@ -617,6 +735,12 @@ extern "C" const void *
 mt_cuda_red_finish_kernel(mt_cuda_red_op op, mt_dtype dt)
 {
     return red_finish_kernels[op][dt];
+}
+
+extern "C" const void *
+mt_cuda_red_cols_kernel(mt_cuda_red_op op, mt_dtype dt)
+{
+    return red_cols_kernels[op][dt];
 }
 
 #define R(...) MT_KERNEL_PTR(__VA_ARGS__)
@@ -676,4 +800,24 @@ extern "C" const void *
 mt_cuda_row_block_kernel(mt_cuda_row_op op, mt_dtype dt, int per_warp)
 {
     return row_block_kernels[per_warp ? 1 : 0][op][dt];
+}
+
+#define R(...) MT_KERNEL_PTR(__VA_ARGS__)
+#define BACK(T, IsLog)                                                               \
+    {R(softmax_back_kernel<T, IsLog>), R(softmax_back_rows_kernel<T, IsLog, false>), \
+     R(softmax_back_rows_kernel<T, IsLog, true>)}
+static const void *const softmax_back_kernels[2][2][3] = {
+    {BACK(float, false), BACK(float, true)},
+    {BACK(double, false), BACK(double, true)},
+};
+#undef BACK
+#undef R
+
+extern "C" const void *
+mt_cuda_softmax_back_kernel(mt_dtype dt, int log, int form)
+{
+    if ((dt != MT_FLOAT32 && dt != MT_FLOAT64) || form < 0 || form > 2) {
+        return nullptr;
+    }
+    return softmax_back_kernels[dt == MT_FLOAT64][log ? 1 : 0][form];
 }

@@ -630,9 +630,11 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
     }
     red[d] = n->in_meta[0].ndim > 0;
     mt_tensor *gy = NULL, *s = NULL, *e = NULL, *p = NULL;
-    if (log && !mt_grad_enabled() && mt_tensor_device(g).type == MT_CPU) {
-        /* one pass on the CPU; under create_graph (and on other devices) the chain below */
-        st = mt_op__log_softmax_backward_data(g, y, d, y->dtype, out);
+    if (!mt_grad_enabled() && g->dtype == y->dtype) {
+        /* one pass over each row (the CPU's and CUDA's kernels, the composite's chain
+         * elsewhere); under create_graph the chain below, which autograd can differentiate */
+        st = log ? mt_op__log_softmax_backward_data(g, y, d, y->dtype, out)
+                 : mt_op__softmax_backward_data(g, y, d, y->dtype, out);
     } else if (log) {
         if ((st = mt_ags_sum_keep(g, red, &s)) == MT_OK && (st = mt_op_exp(y, &e)) == MT_OK &&
             (st = mul(e, s, &p)) == MT_OK) {

@@ -416,31 +416,37 @@ mt_cpu_log_softmax(mt_args *a)
     return softmax(a, log_softmax_fast_f32, log_softmax_f64);
 }
 
-// g, y, gx (rows, n): gx = g - exp(y) * sum(g) per row, log_softmax's backward in one pass
-// over the row (the sum in double; exp vectorised, vmath.h)
-#define LOG_SOFTMAX_BACK_ROW(name, T, EXP)                                                    \
+// g, y, gx (rows, n): the backward of one row in one pass, s = sum of TERM over the row (in
+// double), then gx[j] = GRAD: log_softmax's gx = g - exp(y) * sum(g) (exp vectorised, vmath.h),
+// softmax's gx = y * (g - sum(g * y))
+#define SOFTMAX_BACK_ROW(name, T, TERM, GRAD)                                                 \
     MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict y, T *restrict gx, \
                                     int64_t n)                                                \
     {                                                                                         \
         double s = 0;                                                                         \
         _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++)                  \
         {                                                                                     \
-            s += (double)g[j];                                                                \
+            s += TERM;                                                                        \
         }                                                                                     \
         const T sum = (T)s;                                                                   \
         _Pragma("omp simd") for (int64_t j = 0; j < n; j++)                                   \
         {                                                                                     \
-            gx[j] = g[j] - EXP(y[j]) * sum;                                                   \
+            gx[j] = GRAD;                                                                     \
         }                                                                                     \
     }
-LOG_SOFTMAX_BACK_ROW(log_softmax_back_f32, float, mt_vexp_f32)
-LOG_SOFTMAX_BACK_ROW(log_softmax_back_f64, double, mt_exp_f64)
+SOFTMAX_BACK_ROW(log_softmax_back_f32, float, (double)g[j], g[j] - mt_vexp_f32(y[j]) * sum)
+SOFTMAX_BACK_ROW(log_softmax_back_f64, double, (double)g[j], g[j] - mt_exp_f64(y[j]) * sum)
+SOFTMAX_BACK_ROW(softmax_back_f32, float, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
+SOFTMAX_BACK_ROW(softmax_back_f64, double, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
 
-// grad_output, output (any shape), dim; out = grad_output - exp(output) * sum(grad_output) along
-// dim. Along the last dim (inner 1) rows go to the threads; along another the composite's chain
-// of ops runs.
-mt_status
-mt_cpu__log_softmax_backward_data(mt_args *a)
+typedef void (*back_row_f32)(const float *g, const float *y, float *gx, int64_t n);
+typedef void (*back_row_f64)(const double *g, const double *y, double *gx, int64_t n);
+
+// grad_output, output (any shape), dim; out = the backward of (log_)softmax along dim (f32, f64:
+// a row's loop; composite: the chain of ops). Along the last dim (inner 1) rows go to the
+// threads; along another the composite's chain of ops runs.
+static mt_status
+softmax_backward(mt_args *a, back_row_f32 f32, back_row_f64 f64, mt_kernel_fn composite)
 {
     const mt_dtype dt = a->plan->reduce.out_dt;
     const int dim = a->plan->reduce.dim;
@@ -453,7 +459,7 @@ mt_cpu__log_softmax_backward_data(mt_args *a)
         st = mt_tensor_empty(a->t[0]->ndim, a->t[0]->sizes, dt, MT_DEVICE_CPU, &a->out[0]);
         if (st == MT_OK && g.inner != 1) {
             mt_tensor_clear(&a->out[0]);
-            st = mt_composite__log_softmax_backward_data(a);
+            st = composite(a);
         } else if (st == MT_OK) {
             const int64_t rows = g.outer, n = g.n;
             const char *gd = mt_tensor_data(g.x), *yd = mt_tensor_data(y.x);
@@ -463,12 +469,11 @@ mt_cpu__log_softmax_backward_data(mt_args *a)
 #pragma omp parallel for num_threads(parts) schedule(static)
             for (int64_t r = 0; r < rows; r++) {
                 if (dt == MT_FLOAT32) {
-                    log_softmax_back_f32((const float *)(gd + r * row),
-                                         (const float *)(yd + r * row), (float *)(od + r * row), n);
+                    f32((const float *)(gd + r * row), (const float *)(yd + r * row),
+                        (float *)(od + r * row), n);
                 } else {
-                    log_softmax_back_f64((const double *)(gd + r * row),
-                                         (const double *)(yd + r * row), (double *)(od + r * row),
-                                         n);
+                    f64((const double *)(gd + r * row), (const double *)(yd + r * row),
+                        (double *)(od + r * row), n);
                 }
             }
         }
@@ -476,4 +481,20 @@ mt_cpu__log_softmax_backward_data(mt_args *a)
     }
     mt_tensor_release(g.x);
     return st;
+}
+
+// out = grad_output - exp(output) * sum(grad_output) along dim
+mt_status
+mt_cpu__log_softmax_backward_data(mt_args *a)
+{
+    return softmax_backward(a, log_softmax_back_f32, log_softmax_back_f64,
+                            mt_composite__log_softmax_backward_data);
+}
+
+// out = output * (grad_output - sum(grad_output * output)) along dim
+mt_status
+mt_cpu__softmax_backward_data(mt_args *a)
+{
+    return softmax_backward(a, softmax_back_f32, softmax_back_f64,
+                            mt_composite__softmax_backward_data);
 }

@@ -39,6 +39,29 @@ mt_composite_relu_(mt_args *a)
     return st;
 }
 
+// input (*, in) contiguous, wt (in, out), bias (out): out (*, out) = addmm over input seen as
+// (rows, in), as PyTorch's _flatten_nd_linear: one product with the bias as its epilogue (one
+// cublasLtMatmul on CUDA), not a batched product and then an add
+static mt_status
+flat_linear(mt_tensor *input, mt_tensor *wt, mt_tensor *bias, mt_tensor **out)
+{
+    int64_t flat[2] = {1, input->sizes[input->ndim - 1]}, shape[MT_MAX_DIMS];
+    for (int d = 0; d < input->ndim - 1; d++) {
+        flat[0] *= input->sizes[d]; /* the product, not -1: a dim may be 0 */
+        shape[d] = input->sizes[d];
+    }
+    shape[input->ndim - 1] = wt->sizes[1];
+    mt_tensor *x = NULL, *prod = NULL;
+    mt_status st;
+    if ((st = mt_op_reshape(input, 2, flat, &x)) == MT_OK &&
+        (st = mt_op_addmm(bias, x, wt, mt_scalar_int(1), mt_scalar_int(1), &prod)) == MT_OK) {
+        st = mt_op_view(prod, input->ndim, shape, out);
+    }
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&prod);
+    return st;
+}
+
 // input (*, in), weight (out, in), bias (out) or NULL; out (*, out) = input @ weight^T + bias
 mt_status
 mt_composite_linear(mt_args *a)
@@ -50,6 +73,9 @@ mt_composite_linear(mt_args *a)
     }
     if (input->ndim == 2 && bias != NULL) {
         st = mt_op_addmm(bias, input, wt, mt_scalar_int(1), mt_scalar_int(1), &a->out[0]);
+    } else if (input->ndim >= 3 && bias != NULL && bias->ndim == 1 &&
+               mt_tensor_is_contiguous(input)) {
+        st = flat_linear(input, wt, bias, &a->out[0]);
     } else {
         /* Out of place: matmul's result may be a view (of its bmm), and autograd does not
          * take in-place ops on views. */

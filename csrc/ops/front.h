@@ -61,6 +61,7 @@ mt_front_on_cuda(const mt_tensor *t)
     X(min_dim, arg_extreme) X(argmax, arg_extreme) X(argmin, arg_extreme) X(cumsum, scan)       \
     X(cumprod, scan) X(softmax, softmax) X(log_softmax, softmax)                                \
     X(_log_softmax_backward_data, log_softmax_backward)                                          \
+    X(_softmax_backward_data, log_softmax_backward)                                          \
     /* matrix products: matmul_checks.c */                                                      \
     X(mm, mm) X(addmm, addmm) X(bmm, bmm) X(baddbmm, baddbmm) X(mv, mv) X(addmv, addmv)         \
     X(dot, dot)                                                                                  \

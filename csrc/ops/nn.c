@@ -363,3 +363,22 @@ mt_composite__log_softmax_backward_data(mt_args *a)
     mt_tensor_clear(&p);
     return st;
 }
+
+// grad_output, output (any shape), dim: output * (grad_output - sum(grad_output * output)) along
+// dim, softmax's backward as a chain of ops (the CPU and CUDA have kernels of one pass)
+mt_status
+mt_composite__softmax_backward_data(mt_args *a)
+{
+    mt_tensor *gy = NULL, *s = NULL, *d = NULL;
+    const int64_t dim = a->plan->reduce.dim;
+    mt_status st;
+    if ((st = mt_op_mul(a->t[0], a->t[1], &gy)) == MT_OK &&
+        (st = mt_op_sum(gy, 1, &dim, true, -1, &s)) == MT_OK &&
+        (st = mt_op_sub(a->t[0], s, mt_scalar_int(1), &d)) == MT_OK) {
+        st = mt_op_mul(a->t[1], d, &a->out[0]);
+    }
+    mt_tensor_clear(&gy);
+    mt_tensor_clear(&s);
+    mt_tensor_clear(&d);
+    return st;
+}

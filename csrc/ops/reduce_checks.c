@@ -234,15 +234,18 @@ mt_front_logcumsumexp(const mt_args *a, mt_plan *p)
     return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
 }
 
-/* _log_softmax_backward_data: grad_output and output of one float dtype and shape. */
+/* _log_softmax_backward_data and _softmax_backward_data: grad_output and output of one float
+ * dtype and shape. */
 mt_status
 mt_front_log_softmax_backward(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *g = a->t[0], *y = a->t[1];
     if (!mt_dtype_is_float(g->dtype) || g->dtype != y->dtype || g->ndim != y->ndim ||
         memcmp(g->sizes, y->sizes, sizeof(int64_t) * (size_t)g->ndim) != 0) {
-        return mt_fail(MT_ERUNTIME, "_log_softmax_backward_data: expected grad_output and output "
-                                    "of one float dtype and shape");
+        return mt_fail(MT_ERUNTIME,
+                       "%s: expected grad_output and output of one float dtype and "
+                       "shape",
+                       mt_op_names[p->op]);
     }
     p->reduce.in_dt = p->reduce.out_dt = g->dtype;
     return mt_wrap_dim(a->i[0], g->ndim, &p->reduce.dim);

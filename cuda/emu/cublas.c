@@ -1,6 +1,7 @@
 /* The emulated cuBLAS (include/cublas_v2.h) on the CPU: handles, streams, pointer modes and the
  * S/D scal, dot, gemv, gemm and gemmStridedBatched of cuda/blas.c, column-major exactly as cuBLAS
- * documents them, accumulated in double, run synchronously on the calling thread.
+ * documents them, accumulated in double, run on the calling thread (in the asynchronous mode
+ * the products are queued on their stream like kernels once checked, emu.h).
  *
  * It exists to find bugs in the backend, so it is strict: each argument cuBLAS documents as
  * checked returns cuBLAS's status, and where a GPU would fault or compute garbage (a device
@@ -329,7 +330,6 @@ check_placement(const call *c)
                         "the handle's stream %p belongs to device %d, the handle to device %d",
                         (void *)c->stream, sdev, c->device);
     }
-    mt_emu_stream_drain(c->stream); /* the asynchronous mode: the stream's earlier work first */
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -500,6 +500,7 @@ scal(cublasHandle_t h, const char *fn, int n, const void *alpha, void *x, int in
         (s = check_device(&c, &ex, "x", x, vec_span(n, incx), es))) {
         return s;
     }
+    mt_emu_stream_drain(c.stream); /* the asynchronous mode: the stream's earlier work first */
     uint64_t start = mt_emu_now_ns();
     double a = get(alpha, 0, dbl);
     for (int64_t i = 0; i < n; i++) {
@@ -536,6 +537,7 @@ dot(cublasHandle_t h, const char *fn, int n, const void *x, int incx, const void
         (s = check_device(&c, &ey, "y", y, vec_span(n, incy), es))) {
         return s;
     }
+    mt_emu_stream_drain(c.stream); /* the asynchronous mode: the stream's earlier work first */
     uint64_t start = mt_emu_now_ns();
     double acc = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -615,6 +617,7 @@ gemv(cublasHandle_t h, const char *fn, cublasOperation_t op, int m, int n, const
         (s = check_scalar(&c, "beta", beta, es))) {
         return s;
     }
+    mt_emu_stream_drain(c.stream); /* the asynchronous mode: the stream's earlier work first */
     double al = get(alpha, 0, dbl), be = get(beta, 0, dbl);
     /* extents are checked even when alpha == 0 lets BLAS skip reading A and x: in device
      * pointer mode cuBLAS's kernels cannot know alpha before they run */
@@ -777,21 +780,6 @@ gemm_check_memory(const call *c, const gemm_args *g, size_t es)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-/* x rounded to TF32 (10 mantissa bits, to nearest even), as tensor cores read float32 operands
- * under CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32 */
-static double
-tf32(double x)
-{
-    float f = (float)x;
-    uint32_t b;
-    memcpy(&b, &f, sizeof(b));
-    if ((b & 0x7f800000u) != 0x7f800000u) { /* finite: inf and NaN pass unchanged */
-        b = (b + 0x0fffu + ((b >> 13) & 1u)) & ~0x1fffu;
-        memcpy(&f, &b, sizeof(f));
-    }
-    return f;
-}
-
 // op(A) (m, k), op(B) (k, n), C (m, n), each column-major, batch times, bias (m) or NULL:
 // C = al op(A) op(B) + be C (+ bias[i] on row i, then max(0, .) for a ReLU epilogue)
 static cublasStatus_t
@@ -815,14 +803,14 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
             for (int64_t p = 0; p < k; p++) {
                 int64_t off = g->ta == CUBLAS_OP_N ? i + p * g->lda : p + i * g->lda;
                 double v = get(A, b * g->sa + off, dbl);
-                ap[i * k + p] = g->tf32 && !dbl ? tf32(v) : v;
+                ap[i * k + p] = g->tf32 && !dbl ? mt_emu_tf32(v) : v;
             }
         }
         for (int64_t j = 0; product && j < n; j++) {
             for (int64_t p = 0; p < k; p++) {
                 int64_t off = g->tb == CUBLAS_OP_N ? p + j * g->ldb : j + p * g->ldb;
                 double v = get(B, b * g->sb + off, dbl);
-                bp[j * k + p] = g->tf32 && !dbl ? tf32(v) : v;
+                bp[j * k + p] = g->tf32 && !dbl ? mt_emu_tf32(v) : v;
             }
         }
         for (int64_t j = 0; j < n; j++) {
@@ -845,8 +833,43 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* One product, checked, as it runs (on the calling thread, or queued on its stream's worker in
+ * the asynchronous mode): alpha and beta already read (host pointer mode) or read when it runs
+ * (device pointer mode, where an earlier kernel on the stream may write them). */
+typedef struct gemm_work {
+    call c;
+    gemm_args g;
+    bool dbl, scalars_read;
+    double al, be;
+    const char *kernel;
+} gemm_work;
+
+static cublasStatus_t
+gemm_exec(const gemm_work *w)
+{
+    MT_EMU_DEVICE_WORK_SCOPE(); /* its device memory, alpha and beta too in device mode */
+    const gemm_args *g = &w->g;
+    double al = w->scalars_read ? w->al : get(g->alpha, 0, w->dbl);
+    double be = w->scalars_read ? w->be : get(g->beta, 0, w->dbl);
+    uint64_t start = mt_emu_now_ns();
+    cublasStatus_t s = gemm_compute(g, al, be, w->dbl);
+    if (s) {
+        return complain(s, w->c.fn, "out of host memory for a %d x %d x %d product", g->m, g->n,
+                        g->k);
+    }
+    ran(&w->c, w->kernel, start);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* gemm_exec on a stream's worker: its failure is the device's next synchronisation's */
+static int
+gemm_deferred(void *w)
+{
+    return gemm_exec(w) == CUBLAS_STATUS_SUCCESS ? (int)cudaSuccess : (int)cudaErrorLaunchFailure;
+}
+
 /* The checks a call on a device and stream makes before gemm_compute, then gemm_compute as kernel
- * (g's arguments checked already). */
+ * (g's arguments checked already): queued on the stream in the asynchronous mode. */
 static cublasStatus_t
 gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
 {
@@ -860,13 +883,16 @@ gemm_run(const call *c, const gemm_args *g, bool dbl, const char *kernel)
         (s = check_scalar(c, "beta", g->beta, es)) || (s = gemm_check_memory(c, g, es))) {
         return s;
     }
-    uint64_t start = mt_emu_now_ns();
-    if ((s = gemm_compute(g, get(g->alpha, 0, dbl), get(g->beta, 0, dbl), dbl))) {
-        return complain(s, c->fn, "out of host memory for a %d x %d x %d product", g->m, g->n,
-                        g->k);
+    gemm_work w = {*c, *g, dbl, c->mode == CUBLAS_POINTER_MODE_HOST, 0, 0, kernel};
+    if (w.scalars_read) {
+        w.al = get(g->alpha, 0, dbl);
+        w.be = get(g->beta, 0, dbl);
     }
-    ran(c, kernel, start);
-    return CUBLAS_STATUS_SUCCESS;
+    if (mt_emu_stream_defer(c->stream, gemm_deferred, &w, sizeof(w))) {
+        return CUBLAS_STATUS_SUCCESS; /* queued: it runs after the stream's earlier work */
+    }
+    mt_emu_stream_drain(c->stream); /* the stream's earlier work first */
+    return gemm_exec(&w);
 }
 
 static cublasStatus_t

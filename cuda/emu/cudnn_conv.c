@@ -1,6 +1,7 @@
 /* The emulated cuDNN's convolutions: the geometry checks, the algorithm and workspace
  * queries, and cudnnConvolutionForward / BackwardData / BackwardFilter computed naively on the
- * CPU in double. Each pass gathers its inputs into packed NCHW doubles, walks every filter tap
+ * CPU in double (float operands rounded to TF32 first unless the convolution's math is
+ * CUDNN_FMA_MATH, as tensor cores read them). Each pass gathers its inputs into packed NCHW doubles, walks every filter tap
  * once (taps()), and writes out = alpha * result + beta * out back in the caller's layout.
  * The "algorithms" differ only in the workspace they claim, which they must be given as
  * device memory and which they scribble over, so a caller that under-sizes or reuses it fails
@@ -435,9 +436,10 @@ cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle,
 
 /* ---- the computation ---- */
 
-/* The operand at p with view v, as packed NCHW doubles (NULL when out of host memory). */
+/* The operand at p with view v, as packed NCHW doubles (NULL when out of host memory); float
+ * operands rounded to TF32 when tf32 (tensor cores read them so). */
 static double *
-gather(const void *p, const mt_emu_dims4 *v, cudnnDataType_t type)
+gather(const void *p, const mt_emu_dims4 *v, cudnnDataType_t type, bool tf32)
 {
     const int *d = v->d;
     double *out = malloc((size_t)d[0] * d[1] * d[2] * d[3] * sizeof(double));
@@ -450,8 +452,9 @@ gather(const void *p, const mt_emu_dims4 *v, cudnnDataType_t type)
             for (int c = 0; c < d[2]; c++) {
                 for (int e = 0; e < d[3]; e++) {
                     int64_t i = a * v->s[0] + b * v->s[1] + c * v->s[2] + e * v->s[3];
-                    out[o++] = type == CUDNN_DATA_FLOAT ? (double)((const float *)p)[i]
+                    double x = type == CUDNN_DATA_FLOAT ? (double)((const float *)p)[i]
                                                         : ((const double *)p)[i];
+                    out[o++] = tf32 ? mt_emu_tf32(x) : x;
                 }
             }
         }
@@ -557,6 +560,64 @@ overlaps(const void *a, size_t na, const void *b, size_t nb)
 static const char *const data_names[][3] = {{"x", "w", "y"}, {"dx", "w", "dy"}, {"x", "dw", "dy"}};
 static const int out_index[] = {2, 0, 1}; /* which of (x, w, y) each pass writes */
 
+/* One pass, checked, as it runs (on the calling thread, or queued on the handle's stream in
+ * the asynchronous mode): its geometry, operands (x, w, y), alpha and beta read already (cuDNN
+ * reads them on the host at the call), workspace. */
+typedef struct conv_work {
+    const char *fn;
+    pass p;
+    geom g;
+    const void *data[3];
+    void *out, *ws;
+    size_t need;
+    double a, b;
+    int device;
+    cudaStream_t stream;
+} conv_work;
+
+static cudnnStatus_t
+conv_exec(const conv_work *w)
+{
+    MT_EMU_DEVICE_WORK_SCOPE(); /* the pass reads and writes device memory from here on */
+    const geom *g = &w->g;
+    const mt_emu_dims4 *views[3] = {&g->x, &g->w, &g->y};
+    const int o = out_index[w->p];
+    /* cuDNN's default math (and the tensor-op ones) may use TF32 for float on an Ampere or
+     * later GPU, which the emulated device is; FMA math never does */
+    bool tf32 = g->type == CUDNN_DATA_FLOAT && g->math != CUDNN_FMA_MATH;
+    uint64_t t0 = mt_emu_now_ns();
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    double *buf[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        const int *d = views[i]->d;
+        buf[i] = i == o ? calloc((size_t)d[0] * d[1] * d[2] * d[3], sizeof(double))
+                        : gather(w->data[i], views[i], g->type, tf32);
+        if (!buf[i]) {
+            st = mt_emu_cudnn_fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, false, w->fn,
+                                   "out of host memory");
+            goto out_free;
+        }
+    }
+    if (w->need > 0) {
+        memset(w->ws, WORKSPACE_FILL, w->need);
+    }
+    taps(g, w->p, buf[0], buf[1], buf[2]);
+    scatter(w->out, views[o], g->type, buf[o], w->a, w->b);
+    mt_emu_kernel_ran(kernel_names[w->p], w->device, w->stream, t0, mt_emu_now_ns());
+out_free:
+    for (int i = 0; i < 3; i++) {
+        free(buf[i]);
+    }
+    return st;
+}
+
+/* conv_exec on a stream's worker: its failure is the device's next synchronisation's */
+static int
+conv_deferred(void *w)
+{
+    return conv_exec(w) == CUDNN_STATUS_SUCCESS ? (int)cudaSuccess : (int)cudaErrorLaunchFailure;
+}
+
 /* One pass: data (x, w, y) with data[out_index[p]] == out, the operand written. */
 static cudnnStatus_t
 run(const char *fn, pass p, cudnnHandle_t h, const void *alpha, const void *beta,
@@ -621,33 +682,23 @@ run(const char *fn, pass p, cudnnHandle_t h, const void *alpha, const void *beta
         }
     }
 
-    MT_EMU_DEVICE_WORK_SCOPE(); /* the pass reads and writes device memory from here on */
     bool f32 = g.type == CUDNN_DATA_FLOAT;
-    double a = f32 ? *(const float *)alpha : *(const double *)alpha;
-    double b = f32 ? *(const float *)beta : *(const double *)beta;
-    uint64_t t0 = mt_emu_now_ns();
-    double *buf[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < 3; i++) {
-        const int *d = views[i]->d;
-        buf[i] = i == o ? calloc((size_t)d[0] * d[1] * d[2] * d[3], sizeof(double))
-                        : gather(data[i], views[i], g.type);
-        if (!buf[i]) {
-            st = mt_emu_cudnn_fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, false, fn,
-                                   "out of host memory");
-            goto out_free;
-        }
+    conv_work w = {.fn = fn,
+                   .p = p,
+                   .g = g,
+                   .data = {data[0], data[1], data[2]},
+                   .out = out,
+                   .ws = ws,
+                   .need = need,
+                   .a = f32 ? *(const float *)alpha : *(const double *)alpha,
+                   .b = f32 ? *(const float *)beta : *(const double *)beta,
+                   .device = h->device,
+                   .stream = h->stream};
+    if (mt_emu_stream_defer(h->stream, conv_deferred, &w, sizeof(w))) {
+        return CUDNN_STATUS_SUCCESS; /* queued: it runs after the stream's earlier work */
     }
-    if (need > 0) {
-        memset(ws, WORKSPACE_FILL, need);
-    }
-    taps(&g, p, buf[0], buf[1], buf[2]);
-    scatter(out, views[o], g.type, buf[o], a, b);
-    mt_emu_kernel_ran(kernel_names[p], h->device, h->stream, t0, mt_emu_now_ns());
-out_free:
-    for (int i = 0; i < 3; i++) {
-        free(buf[i]);
-    }
-    return st;
+    mt_emu_stream_drain(h->stream); /* the stream's earlier work first */
+    return conv_exec(&w);
 }
 
 cudnnStatus_t

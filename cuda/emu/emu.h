@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_runtime_api.h"
 
@@ -41,11 +42,19 @@ cudaError_t mt_emu_stream_device(cudaStream_t stream, int *device);
 /* Whether the asynchronous mode is on (MINITORCH_EMU_ASYNC=1). */
 bool mt_emu_async(void);
 
-/* A library call (cuBLAS, cuDNN, CUB) runs its work on the calling thread: in the asynchronous
- * mode it first waits here until the work queued on its stream before it has run (with the
- * legacy stream's implicit waits), so that it is stream-ordered. Nothing in synchronous mode, or
- * for a stream that does not exist (the caller reports that). */
+/* A library call that runs its work on the calling thread (CUB, cuBLAS's level 1 and 2): in
+ * the asynchronous mode it first waits here until the work queued on its stream before it has
+ * run (with the legacy stream's implicit waits), so that it is stream-ordered. Nothing in
+ * synchronous mode, or for a stream that does not exist (the caller reports that). */
 void mt_emu_stream_drain(cudaStream_t stream);
+
+/* A library call's work (cuBLAS's and cuBLASLt's products, cuDNN's convolutions), checked, its
+ * arguments in the bytes at arg: in the asynchronous mode a copy of them is queued on the live
+ * stream like a kernel, to run fn(copy) on the stream's worker after the work queued before it,
+ * the host returning at once; fn's result, a cudaError_t, is the device's next
+ * synchronisation's when not cudaSuccess. False when nothing was queued (synchronous mode, or
+ * no host memory for the copy): the caller drains the stream and runs the work itself. */
+bool mt_emu_stream_defer(cudaStream_t stream, int (*fn)(void *arg), const void *arg, size_t bytes);
 
 /* The calling thread's innermost pushed CUPTI external correlation id of each kind: a stream's
  * worker runs queued work under the ids of the thread that queued it, so that CUPTI links the
@@ -58,6 +67,22 @@ typedef struct mt_emu_corr {
 void mt_emu_corr_save(mt_emu_corr *c);
 /* Makes c the calling thread's ids for the records it emits (NULL: its own pushed ids again). */
 void mt_emu_corr_use(const mt_emu_corr *c);
+
+/* x rounded to TF32 (10 mantissa bits, to nearest even), as tensor cores read float32 operands
+ * (cuBLAS under CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32, cuDNN's convolutions
+ * in its default math); inf and NaN pass unchanged. */
+static inline double
+mt_emu_tf32(double x)
+{
+    float f = (float)x;
+    uint32_t b;
+    memcpy(&b, &f, sizeof(b));
+    if ((b & 0x7f800000u) != 0x7f800000u) {
+        b = (b + 0x0fffu + ((b >> 13) & 1u)) & ~0x1fffu;
+        memcpy(&f, &b, sizeof(f));
+    }
+    return f;
+}
 
 /* The emulated device clock in ns (CLOCK_MONOTONIC; what CUPTI's timestamps and events read). */
 uint64_t mt_emu_now_ns(void);

@@ -182,8 +182,10 @@ cudaGetErrorName(cudaError_t error)
  *
  * CUDA's legacy default stream is modelled: work queued on it waits for the work queued before it
  * on every blocking stream (cudaStreamDefault) of its device, and work queued on a blocking stream
- * waits for the legacy stream's earlier work; non-blocking streams do neither. Library calls
- * (cuBLAS, cuDNN, CUB) run on the calling thread once their stream's earlier work has run
+ * waits for the legacy stream's earlier work; non-blocking streams do neither. The library calls
+ * that compute (cuBLAS's and cuBLASLt's products, cuDNN's convolutions) are checked on the
+ * calling thread, then queued like kernels (mt_emu_stream_defer); the others (CUB, cuBLAS's
+ * level 1 and 2) run on the calling thread once their stream's earlier work has run
  * (mt_emu_stream_drain): stream-ordered, but the host waits for them. Work that fails while
  * running (none of ours does yet: every check is made when the work is queued) leaves its error
  * for the next synchronisation or launch of the device, as CUDA's asynchronous errors. */
@@ -956,6 +958,29 @@ void
 mt_emu_submit(cudaStream_t stream, std::function<cudaError_t()> fn)
 {
     submit_on(stream, std::move(fn), nullptr);
+}
+
+bool
+mt_emu_stream_defer(cudaStream_t stream, int (*fn)(void *arg), const void *arg, size_t bytes)
+{
+    void *copy = async_mode() ? malloc(bytes) : nullptr;
+    if (copy == nullptr) {
+        return false;
+    }
+    memcpy(copy, arg, bytes);
+    /* a stream that is not live queues nothing: the caller runs the work (and reports) */
+    if (submit_on(
+            stream,
+            [fn, copy] {
+                const cudaError_t err = (cudaError_t)fn(copy);
+                free(copy);
+                return err;
+            },
+            nullptr) == nullptr) {
+        free(copy);
+        return false;
+    }
+    return true;
 }
 
 cudaError_t

@@ -2,12 +2,13 @@
 
 The flags are kept with PyTorch's names and defaults, so that `torch.backends.cudnn.benchmark =
 True` or `torch.backends.cuda.matmul.allow_tf32 = True` in a script runs unchanged. The CUDA
-backend obeys three of them, pushed to it after each change (_C_cuda.set_library_flags):
+backend obeys five of them, pushed to it after each change (_C_cuda.set_library_flags):
 `cudnn.benchmark` (convolutions rank cuDNN's algorithms by cudnnFind*, once per shape, instead of
-its heuristics), `cudnn.deterministic` (deterministic algorithms only) and
+its heuristics), `cudnn.deterministic` (deterministic algorithms only),
 `cuda.matmul.allow_tf32` (float32 products on cuBLASLt's TF32 compute type; what
-`set_float32_matmul_precision("high")` sets). `cudnn.enabled` and `cudnn.allow_tf32` are kept
-but not obeyed: convolutions always run on cuDNN where it was built, in FMA (not TF32) math.
+`set_float32_matmul_precision("high")` sets), `cudnn.enabled` (False: convolutions on im2col and
+cuBLAS instead, as PyTorch's slow_conv2d) and `cudnn.allow_tf32` (True, PyTorch's default:
+float32 convolutions may run on TF32 tensor cores, cuDNN's default math; False: FMA math only).
 The queries (`is_available`, `is_built`, `version`) answer truthfully for this build.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _push_flags() -> None:
     if c is None or "cudnn" not in globals() or "cuda" not in globals():
         return
     c.set_library_flags(bool(cudnn.benchmark), bool(cudnn.deterministic),
-                        bool(cuda.matmul.allow_tf32))
+                        bool(cuda.matmul.allow_tf32), bool(cudnn.enabled), bool(cudnn.allow_tf32))
 
 
 class _Flags:

@@ -278,6 +278,29 @@ def test_log_softmax_backward_data(shape, dim, dtype, threads):
         np.testing.assert_allclose(got.numpy(), t.numpy(), atol=1e-5 if dtype == np.float32 else 1e-12, rtol=1e-4)
 
 
+@pytest.mark.parametrize("shape, dim", [((7, 5), 1), ((7, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((3,), 0),
+                                        ((0, 4), 1), ((300, 200), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_backward_data(shape, dim, dtype, threads):
+    """softmax's backward in one pass over each row: output * (grad - sum(grad * output))."""
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    e = np.exp(x - x.max(dim, keepdims=True))
+    y = (e / e.sum(dim, keepdims=True)).astype(dtype)
+    y64, g64 = y.astype(np.float64), g.astype(np.float64)
+    want = y64 * (g64 - (g64 * y64).sum(dim, keepdims=True))
+    mt = minitorch.float32 if dtype == np.float32 else minitorch.float64
+    got = minitorch._softmax_backward_data(minitorch.tensor(g), minitorch.tensor(y), dim, mt)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got.numpy(), want, atol=tol, rtol=1e-4)
+    if torch is not None:
+        t = torch._softmax_backward_data(torch.tensor(g), torch.tensor(y), dim,
+                                         torch.float32 if dtype == np.float32 else torch.float64)
+        np.testing.assert_allclose(got.numpy(), t.numpy(), atol=tol, rtol=1e-4)
+    with pytest.raises(RuntimeError, match="_softmax_backward_data: expected grad_output and output"):
+        minitorch._softmax_backward_data(minitorch.tensor(g), minitorch.tensor(y).int(), dim, mt)
+
+
 def test_log_softmax_backward_data_errors():
     g = minitorch.zeros(2, 3)
     with pytest.raises(IndexError, match="Dimension out of range"):
@@ -315,7 +338,7 @@ def test_log_softmax_double_backward(threads):
 
 
 @pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a CUDA device (or MINITORCH_CUDA_EMU=1)")
-def test_log_softmax_backward_data_composite_on_cuda():
+def test_log_softmax_backward_data_on_cuda():
     x = rng.standard_normal((6, 5)).astype(np.float32)
     g = rng.standard_normal((6, 5)).astype(np.float32)
     cpu = minitorch._log_softmax_backward_data(minitorch.tensor(g), minitorch.tensor(x), 1, minitorch.float32)

@@ -174,7 +174,7 @@ floor_divide floor_divide_ eq eq_ ne ne_ lt lt_ le le_ gt gt_ ge ge_ logical_and
 logical_or logical_or_ bitwise_and bitwise_and_ bitwise_or bitwise_or_ logical_not logical_not_
 bitwise_not bitwise_not_ isnan isinf all any argmax argmin empty arange
 one_hot randperm linspace logspace eye nonzero argsort _unique2 gelu_backward multinomial
-convolution_backward_input convolution_backward_weight _log_softmax_backward_data
+convolution_backward_input convolution_backward_weight _log_softmax_backward_data _softmax_backward_data
 layer_norm_backward batch_norm_backward
 embedding_dense_backward nll_loss_backward _fused_sgd_ _fused_adam_ _fused_adamw_ _fused_rmsprop_
 isfinite isposinf isneginf signbit bitwise_xor bitwise_xor_ bitwise_left_shift bitwise_left_shift_

@@ -239,3 +239,43 @@ def test_library_calls_are_stream_ordered():
             c = a @ eye
     s.synchronize()
     np.testing.assert_array_equal(c.cpu().numpy(), np.full((8, 8), 2, np.float32))
+
+
+def library_calls_on_held_stream(wait):
+    """On a held: x = 1 then a cuBLAS product and a cuDNN convolution of it (queued like kernels:
+    the host returns with a still held); on b, waiting for a or not, the same product."""
+    import minitorch.nn.functional as F
+
+    a, b = two_streams()
+    x = minitorch.zeros((8, 8), device="cuda")
+    eye = minitorch.eye(8, device="cuda")
+    w = minitorch.ones((1, 1, 1, 1), device="cuda")
+    a.wait_stream(minitorch.cuda.current_stream())
+    b.wait_stream(minitorch.cuda.current_stream())
+    with held(a):
+        with minitorch.cuda.stream(a):
+            x.fill_(1.0)
+            c = x @ eye  # cublasSgemm: queued after the fill
+            d = F.conv2d(x[None, None], w)  # cudnnConvolutionForward: queued too
+        assert not a.query()  # the host returned before the library work ran
+        with minitorch.cuda.stream(b):
+            if wait:
+                b.wait_stream(a)
+            e = x @ eye
+        if not wait:
+            b.synchronize()  # b's product ran while a's fill was pending
+    minitorch.cuda.synchronize()
+    return c.cpu().numpy(), d.cpu().numpy(), e.cpu().numpy()
+
+
+def test_library_calls_are_queued_on_their_stream():
+    c, d, e = library_calls_on_held_stream(wait=True)
+    np.testing.assert_array_equal(c, np.ones((8, 8), np.float32))
+    np.testing.assert_array_equal(d, np.ones((1, 1, 8, 8), np.float32))
+    np.testing.assert_array_equal(e, np.ones((8, 8), np.float32))
+
+
+def test_a_missing_wait_before_a_library_call_reads_stale_data():
+    c, _, e = library_calls_on_held_stream(wait=False)
+    np.testing.assert_array_equal(c, np.ones((8, 8), np.float32))
+    np.testing.assert_array_equal(e, np.zeros((8, 8), np.float32))  # x read before a's fill

@@ -119,7 +119,7 @@ def test_benchmark_finds_once_per_convolution(flags):
 def test_deterministic_keeps_deterministic_algorithms(flags):
     cudnn, _ = flags
     h = next(_SIZES)
-    with cudnn.flags(enabled=True, deterministic=True):
+    with cudnn.flags(enabled=True, deterministic=True, allow_tf32=False):  # flags' default: True
         x, w = rand(2, 3, h, h), rand(4, 3, 3, 3)
         gx, gw = x.cuda().requires_grad_(True), w.cuda().requires_grad_(True)
         calls = library_calls(lambda: F.conv2d(gx, gw, padding=1).sum().backward())

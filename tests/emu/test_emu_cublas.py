@@ -57,6 +57,11 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *device)
     return cudaErrorInvalidResourceHandle;
 }
 void mt_emu_stream_drain(cudaStream_t s) { (void)s; } /* synchronous here: nothing queued */
+bool mt_emu_stream_defer(cudaStream_t s, int (*fn)(void *), const void *arg, size_t bytes)
+{
+    (void)s, (void)fn, (void)arg, (void)bytes;
+    return false; /* synchronous here: the caller runs the work */
+}
 static uint64_t clock_ns;
 uint64_t mt_emu_now_ns(void) { return clock_ns += 1000; }
 void mt_emu_device_work_begin(void) {}

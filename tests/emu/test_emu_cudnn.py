@@ -98,6 +98,11 @@ cudaError_t mt_emu_stream_device(cudaStream_t s, int *dev)
     return cudaErrorInvalidResourceHandle;
 }
 void mt_emu_stream_drain(cudaStream_t s) { (void)s; } /* synchronous here: nothing queued */
+bool mt_emu_stream_defer(cudaStream_t s, int (*fn)(void *), const void *arg, size_t bytes)
+{
+    (void)s, (void)fn, (void)arg, (void)bytes;
+    return false; /* synchronous here: the caller runs the work */
+}
 
 void mt_emu_device_work_begin(void) {}
 void mt_emu_device_work_end(void) {}
