@@ -53,12 +53,14 @@ for _name in _C.OPS:
 del _name
 
 from ._reductions import max, min  # noqa: E402,A004
+from ._checks import _tensors  # noqa: E402
 
 
 def where(condition, input=None, other=None, *, out=None):
     """input where condition holds, else other; where(condition) alone is
     nonzero(condition, as_tuple=True), as in PyTorch."""
     if input is None and other is None:
+        _tensors("where", condition=condition)
         return nonzero(condition, as_tuple=True)
     return _C.where(condition, input, other, out=out)
 
@@ -128,6 +130,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 def split(tensor, split_size_or_sections, dim=0) -> "tuple":
     """tensor.split(split_size_or_sections, dim): views of one size, or of each size in a list."""
+    _tensors("split", tensor=tensor)
     return tensor.split(split_size_or_sections, dim)
 
 

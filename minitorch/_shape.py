@@ -4,6 +4,7 @@ sections, or indices). Each is then one op of _C (tensor_split or tensor_split_i
 from __future__ import annotations
 
 from . import _C
+from ._checks import _tensors
 
 # PyTorch's names of the dtypes in its messages
 _SCALAR_NAMES = {"minitorch.float32": "Float", "minitorch.float64": "Double", "minitorch.int64": "Long",
@@ -60,14 +61,17 @@ def _split_along(name: str, least: int, input, indices_or_sections) -> tuple:
 
 def hsplit(input, indices_or_sections) -> tuple:
     """tensor_split along dim 1 (dim 0 of a 1-D input); a number of sections must divide it."""
+    _tensors("hsplit", input=input)
     return _split_along("hsplit", 1, input, indices_or_sections)
 
 
 def vsplit(input, indices_or_sections) -> tuple:
     """tensor_split along dim 0 of an input of 2 dims or more."""
+    _tensors("vsplit", input=input)
     return _split_along("vsplit", 2, input, indices_or_sections)
 
 
 def dsplit(input, indices_or_sections) -> tuple:
     """tensor_split along dim 2 of an input of 3 dims or more."""
+    _tensors("dsplit", input=input)
     return _split_along("dsplit", 3, input, indices_or_sections)

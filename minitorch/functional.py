@@ -17,6 +17,7 @@ import warnings
 from typing import Dict, List, Sequence, Tuple
 
 from . import _C
+from ._checks import _tensors
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
            "cartesian_prod", "cdist", "einsum", "meshgrid", "norm", "tensordot"]
@@ -177,6 +178,7 @@ def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The p-norm of input (over dim, or all of it): a vector norm for a number p, and for 'fro'
     over at most two dims; the matrix norm (linalg.matrix_norm) for 'nuc'."""
+    _tensors("norm", input=input)
     if out is not None:
         raise NotImplementedError("norm(out=...) is not supported")
     _dim = [dim] if isinstance(dim, int) else dim
@@ -240,6 +242,7 @@ def atleast_3d(*tensors):
 def tensordot(a, b, dims=2, out=None) -> "_C.TensorBase":
     """The sum of products of a and b over their last `dims` and first `dims` dims (dims an int), or
     over the dims of two lists ([dims of a], [dims of b]), or of a (2, k) or one-element tensor."""
+    _tensors("tensordot", a=a, b=b)
     if not isinstance(dims, (tuple, list, _C.TensorBase, int)) or isinstance(dims, bool):
         raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
                            f"containing two lists, but got dims={dims}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from . import _C
+from ._checks import _tensors
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
@@ -75,6 +76,7 @@ def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
 
 def vecdot(x, y, *, dim: int = -1, out=None):
     """The dot products of the vectors of x and y along dim (their other dims broadcast)."""
+    _tensors("linalg_vecdot", x=x, y=y)
     for t in (x, y):
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got {_name(t.dtype)}")
@@ -89,6 +91,7 @@ def _name(dt) -> str:
 
 def vander(x, *, N=None):
     """The Vandermonde matrix of x: columns x ** 0, x ** 1, ..., x ** (N - 1) (N = x.shape[-1])."""
+    _tensors("linalg_vander", x=x)
     n = (x.shape[-1] if x.dim() else 1) if N is None else N
     if n < 2:
         raise RuntimeError("N must be greater than 1.")
@@ -171,6 +174,7 @@ def cond(A, p=None, *, out=None):
 def tensorinv(A, ind: int = 2, *, out=None):
     """The inverse of A for tensordot over ind dims: reshaped to a square matrix, inverted, and
     reshaped to A.shape[ind:] + A.shape[:ind]."""
+    _tensors("linalg_tensorinv", A=A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
@@ -184,6 +188,7 @@ def tensorinv(A, ind: int = 2, *, out=None):
 
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) == B."""
+    _tensors("linalg_tensorsolve", A=A, B=B)
     if dims is not None:
         order = [d % A.dim() for d in dims]
         A = A.permute([d for d in range(A.dim()) if d not in order] + order)

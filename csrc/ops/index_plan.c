@@ -291,9 +291,30 @@ check_empty_dims(const mt_tensor *self, mt_tensor *const *idx, int nb, const int
     return MT_OK;
 }
 
+/* index_put_'s values broadcast to self[indices]'s shape, which only the plan knows (a mask's
+ * count of trues is data). */
+static mt_status
+check_index_put(const mt_tensor *values, const mt_index_plan *p)
+{
+    char b1[256], b2[256];
+    bool fits = values->ndim <= p->ndim;
+    for (int d = 0; fits && d < values->ndim; d++) {
+        int64_t s = values->sizes[d];
+        fits = s == 1 || s == p->shape[p->ndim - values->ndim + d];
+    }
+    if (!fits) {
+        return mt_fail(MT_ERUNTIME,
+                       "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                       "result of shape %s",
+                       mt_format_sizes(b1, sizeof(b1), values->ndim, values->sizes),
+                       mt_format_sizes(b2, sizeof(b2), p->ndim, p->shape));
+    }
+    return MT_OK;
+}
+
 mt_status
 mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_offsets_fn offsets,
-                   mt_index_plan *p)
+                   const mt_tensor *values, mt_index_plan *p)
 {
     mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *pos = NULL;
     int64_t b[MT_MAX_DIMS], src_strides[MT_MAX_DIMS], pos_strides[MT_MAX_DIMS];
@@ -303,8 +324,8 @@ mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_o
     if (st == MT_OK) {
         st = broadcast_indices(self->ndim, idx, &nb, b);
     }
-    if (st == MT_OK && (st = check_empty_dims(self, idx, nb, b)) == MT_OK) {
-        st = offsets(self, idx, nb, b, &pos);
+    if (st == MT_OK) {
+        st = check_empty_dims(self, idx, nb, b);
     }
     if (st) {
         goto out_release;
@@ -341,6 +362,9 @@ mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices, mt_index_o
         }
     }
     p->ndim = m;
+    if ((values && (st = check_index_put(values, p))) || (st = offsets(self, idx, nb, b, &pos))) {
+        goto out_release;
+    }
     st = mt_tensor_view(self, m, p->shape, src_strides, self->offset, &p->src);
     if (st == MT_OK) {
         st = mt_tensor_view(pos, m, p->shape, pos_strides, 0, &p->pos);
@@ -354,27 +378,6 @@ out_release:
     }
     mt_tensor_clear(&pos);
     return st;
-}
-
-/* index_put_'s values broadcast to self[indices]'s shape, which only the plan knows (a mask's
- * count of trues is data). */
-static mt_status
-check_index_put(const mt_tensor *values, const mt_index_plan *p)
-{
-    char b1[256], b2[256];
-    bool fits = values->ndim <= p->ndim;
-    for (int d = 0; fits && d < values->ndim; d++) {
-        int64_t s = values->sizes[d];
-        fits = s == 1 || s == p->shape[p->ndim - values->ndim + d];
-    }
-    if (!fits) {
-        return mt_fail(MT_ERUNTIME,
-                       "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
-                       "result of shape %s",
-                       mt_format_sizes(b1, sizeof(b1), values->ndim, values->sizes),
-                       mt_format_sizes(b2, sizeof(b2), p->ndim, p->shape));
-    }
-    return MT_OK;
 }
 
 /* ---- the kernels, over a device's backend ---- */
@@ -637,7 +640,7 @@ static mt_status
 take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
 {
     mt_index_plan p;
-    mt_status st = mt_index_plan_make(self, n, indices, be->offsets, &p);
+    mt_status st = mt_index_plan_make(self, n, indices, be->offsets, NULL, &p);
     if (st) {
         return st;
     }
@@ -714,11 +717,8 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
         return st;
     }
     mt_index_plan p;
-    if ((st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, &p))) {
+    if ((st = mt_index_plan_make(self, a->ntl, a->tl, be->offsets, values, &p))) {
         return st;
-    }
-    if ((st = check_index_put(values, &p))) {
-        goto out_release;
     }
     /* values that share self's memory are read in full before anything is written; a Python
      * number (on the CPU) moves to self's device */
@@ -735,7 +735,6 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
     if (st == MT_OK) {
         a->out[0] = mt_tensor_retain(self);
     }
-out_release:
     mt_tensor_clear(&from);
     mt_index_plan_release(&p);
     return st;

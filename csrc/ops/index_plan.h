@@ -32,8 +32,11 @@ typedef struct mt_index_plan {
     mt_tensor *pos;             /* int64 byte offsets into self, shape B seen as the result's */
 } mt_index_plan;
 
+/* values: index_put_'s, checked against the result's shape before any index is read (PyTorch's
+ * order: a shape mismatch is reported before an index out of bounds), or NULL */
 mt_status mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
-                             mt_index_offsets_fn offsets, mt_index_plan *p);
+                             mt_index_offsets_fn offsets, const mt_tensor *values,
+                             mt_index_plan *p);
 void mt_index_plan_release(mt_index_plan *p);
 
 /* ---- the kernels, over a device's backend ---- */

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import minitorch as _minitorch
 from minitorch import Tensor
+from minitorch._checks import _tensors
 
 __all__ = ["ctc_loss"]
 
@@ -44,6 +45,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     """log_probs (T, N, C) or (T, C), targets (N, S) padded or (sum of target_lengths)
     concatenated, input_lengths and target_lengths (N): -log p(target | input) per sample, 'mean'
     the mean of the losses each divided by its target length, or 'sum' or 'none'."""
+    _tensors("ctc_loss", log_probs=log_probs, targets=targets)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     batched = log_probs.dim() == 3

@@ -8,6 +8,7 @@ from typing import Optional
 
 import minitorch as _minitorch
 from minitorch import _C, Tensor
+from minitorch._checks import _tensors
 
 __all__ = ["embedding_bag"]
 
@@ -29,6 +30,7 @@ def embedding_bag(
 ) -> Tensor:
     """The sum, mean or max of the rows of weight (num_embeddings, embedding_dim) named by each
     bag of indices: the rows of a 2-D input, or the slices of a 1-D input that offsets start."""
+    _tensors("embedding_bag", input=input, weight=weight)
     if weight.dtype == _minitorch.int64 and input.is_floating_point():
         warnings.warn(
             "Argument order of nn.functional.embedding_bag was changed. "

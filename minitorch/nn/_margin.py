@@ -11,6 +11,7 @@ from typing import Optional
 
 import minitorch as _minitorch
 from minitorch import Tensor
+from minitorch._checks import _tensors
 
 __all__ = ["multi_margin_loss", "multilabel_margin_loss", "pdist"]
 
@@ -57,6 +58,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                       weight: Optional[Tensor] = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss of input (N, C) or (C) and class indices target (N) or ()."""
+    _tensors("multi_margin_loss", input=input, target=target)
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -96,6 +98,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
                            reduction: str = "mean") -> Tensor:
     """The multi-label hinge loss of input (N, C) or (C) and target class lists (N, C) or (C),
     each cut at its first -1."""
+    _tensors("multilabel_margin_loss", input=input, target=target)
     reduction = _reduction(size_average, reduce, reduction)
     _vector_or_matrix(input)
     if target.shape != input.shape:
@@ -122,6 +125,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distances between the rows of input (N, M), pairs i < j in row order:
     (N * (N - 1) / 2)."""
+    _tensors("pdist", input=input)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():

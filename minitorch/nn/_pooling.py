@@ -13,6 +13,7 @@ from typing import List, Optional, Tuple
 import minitorch as _minitorch
 from minitorch import _C, Tensor
 from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair, _single
+from minitorch._checks import _tensors
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d",
            "max_unpool2d", "max_unpool3d"]
@@ -173,6 +174,7 @@ def _max_unpool(nd: int, input: Tensor, indices: Tensor, output_size: List[int])
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """max_pool1d's partial inverse: each value of input to its index, zeros elsewhere."""
+    _tensors("max_unpool1d", input=input, indices=indices)
     k = _single(kernel_size)
     s = _single(stride) if stride is not None else k
     size = _unpool_output_size(input, k, s, _single(padding), output_size)
@@ -182,6 +184,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
                  output_size=None) -> Tensor:
     """max_pool2d's partial inverse: each value of input to its index h*W+w, zeros elsewhere."""
+    _tensors("max_unpool2d", input=input, indices=indices)
     k = _pair(kernel_size)
     s = _pair(stride) if stride is not None else k
     return _max_unpool(2, input, indices, _unpool_output_size(input, k, s, _pair(padding), output_size))
@@ -191,6 +194,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
                  output_size=None) -> Tensor:
     """max_pool3d's partial inverse: each value of input to its index (d*H+h)*W+w, zeros
     elsewhere."""
+    _tensors("max_unpool3d", input=input, indices=indices)
     k = _triple(kernel_size)
     s = _triple(stride) if stride is not None else k
     return _max_unpool(3, input, indices, _unpool_output_size(input, k, s, _triple(padding), output_size))

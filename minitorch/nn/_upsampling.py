@@ -11,6 +11,7 @@ import warnings
 from typing import List, Optional, Union
 
 from minitorch import _C, Tensor
+from minitorch._checks import _tensors
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -54,6 +55,7 @@ def interpolate(
 ) -> Tensor:
     """input (N, C, *spatial) resized to size, or by scale_factor, per spatial dim: 'nearest',
     'nearest-exact', 'linear' (3-D), 'bilinear', 'bicubic' (4-D) or 'trilinear' (5-D)."""
+    _tensors("interpolate", input=input)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(

@@ -43,14 +43,6 @@ __all__ = [
 ]
 
 
-def _tensors(fname: str, **args) -> None:
-    """PyTorch's TypeError for an argument that must be a tensor and is not (before any Python
-    here reads its .size(), which would raise AttributeError instead)."""
-    for pos, (name, value) in enumerate(args.items(), 1):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not {type(value).__name__}")
-
-
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
     return _C.linear(input, weight, bias)
@@ -395,6 +387,7 @@ def grid_sample(
     """out[n, c, h, w] = input[n, c] read at grid[n, h, w] = (x, y) in [-1, 1] (the input's
     left/top to right/bottom edges, or corner pixels' centres with align_corners), interpolated
     (bilinear, nearest) and padded (zeros, border, reflection) as PyTorch's; 4-D input only."""
+    _tensors("grid_sample", input=input, grid=grid)
     if mode != "bilinear" and mode != "nearest" and mode != "bicubic":
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
@@ -422,6 +415,7 @@ def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = 
     if align_corners is None:
         warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
         align_corners = False
+    _tensors("affine_grid", theta=theta)  # before theta.is_floating_point(): a TypeError
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) == 4:
@@ -455,6 +449,7 @@ def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
     """(sum over each window of x**p)**(1/p), as PyTorch writes it: avg_pool2d of x**p times the
     window's size; p = inf is max_pool2d of |x| (-inf: the minimum of |x|)."""
+    _tensors("lp_pool2d", input=input)
     kw, kh = _pair(kernel_size)
     if isinstance(norm_type, (int, float)):
         if norm_type == float("inf"):
@@ -470,6 +465,7 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mo
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
     """lp_pool2d's 1-D form, over (N, C, L) or (C, L)."""
+    _tensors("lp_pool1d", input=input)
     if isinstance(norm_type, (int, float)):
         if norm_type == float("inf"):
             return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
@@ -492,6 +488,7 @@ def triplet_margin_with_distance_loss(
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    _tensors("triplet_margin_with_distance_loss", anchor=anchor, positive=positive, negative=negative)
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim and p_dim == n_dim):
         raise RuntimeError(
@@ -552,6 +549,7 @@ def group_norm(
 ) -> Tensor:
     """Normalises each group of C / num_groups channels of each sample of input (N, C, *) by its
     own mean and biased variance, then scales and shifts each channel by weight and bias (C)."""
+    _tensors("group_norm", input=input)
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
@@ -562,6 +560,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     """input / (k + alpha * the mean of input^2 over `size` neighbouring channels)^beta, over
     (N, C, *) input, the channels zero-padded (PyTorch's Python, over avg_pool2d: the pooling
     window spans channels only, so the spatial dims may be flattened into one)."""
+    _tensors("local_response_norm", input=input)
     dim = input.dim()
     if dim < 3:
         raise ValueError(
@@ -1383,3 +1382,4 @@ from minitorch.nn._attention import (  # noqa: E402 (it calls the functions abov
     _canonical_mask, _in_projection, _in_projection_packed, _mha_shape_check, _none_or_dtype,
     multi_head_attention_forward,
 )
+from minitorch._checks import _tensors

@@ -201,6 +201,14 @@ def _numpy_refused(kind, val) -> bool:
     return kind == "raised" and isinstance(val, TypeError) and "can't convert cuda" in str(val)
 
 
+def _no_integer_blas(kind, val) -> bool:
+    """cuBLAS has no integer products: PyTorch's CUDA matmul family refuses integer dtypes
+    ("addmm_cuda" not implemented for 'Long') where its CPU kernels compute them."""
+    return (kind == "raised" and isinstance(val, NotImplementedError)
+            and re.match(r'"(addmm|addmv_impl|bmm|dot|vdot|baddbmm|addbmm|addr)(_cuda)?" not implemented for', str(val))
+            is not None)
+
+
 def _wording(e) -> str:
     """A message with its device tags taken out: PyTorch's own differ there ("abs_cpu" and
     "abs_cuda" not implemented for 'Bool'; "pow" and "pow_cuda"; cpu and cuda:0)."""
@@ -259,7 +267,7 @@ def run_pair(label, src, thunk, info, rng, counts, fail, note):
         if c_kind != g_kind:
             if g_kind == "returned" and isinstance(c_val, RuntimeError) and str(c_val) == "ZeroDivisionError":
                 return  # integer division by zero: PyTorch's CUDA kernels cannot raise (any value)
-            if _numpy_refused(g_kind, g_val):
+            if _numpy_refused(g_kind, g_val) or (c_kind == "returned" and _no_integer_blas(g_kind, g_val)):
                 return
             which = f"CUDA raised {type(g_val).__name__}: {g_val}" if g_kind == "raised" else "CUDA returned"
             other = f"CPU raised {type(c_val).__name__}: {c_val}" if c_kind == "raised" else "CPU returned"

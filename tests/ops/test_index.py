@@ -490,3 +490,18 @@ def test_index_put_(accumulate, dtype):
 ], ids=["out_of_range", "dtype", "value_shape", "too_many", "float_index"])
 def test_index_put_errors(fn, arrays_):
     raises_like_torch(fn, *arrays_)
+
+
+def test_index_put_reports_a_shape_mismatch_before_an_index_out_of_bounds():
+    """PyTorch's order: the values' shape is checked against self[indices]'s before any index
+    is read, so a call wrong in both raises the shape's RuntimeError on every device."""
+    x = np.zeros(5, dtype=np.float32)
+
+    def put(lib, t):
+        return t.index_put_((lib.tensor([7]),), lib.ones(3))
+
+    assert raises_like_torch(put, x) is RuntimeError
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\]"):
+        minitorch.zeros(5).index_put_((minitorch.tensor([7]),), minitorch.ones(3))
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
+        minitorch.zeros(5).index_put_((minitorch.tensor([7]),), minitorch.ones(1))

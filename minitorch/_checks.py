@@ -1,0 +1,10 @@
+"""Argument checks shared by the functions written in Python."""
+from minitorch._C import TensorBase
+
+
+def _tensors(fname: str, **args) -> None:
+    """PyTorch's TypeError for an argument that must be a tensor and is not (before any Python
+    here reads its .size(), which would raise AttributeError instead)."""
+    for pos, (name, value) in enumerate(args.items(), 1):
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not {type(value).__name__}")
