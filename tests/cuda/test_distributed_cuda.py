@@ -17,7 +17,7 @@ pytestmark = [needs_mpi, pytest.mark.skipif(not minitorch.cuda.is_available(), r
 
 def test_cuda_collectives_and_ddp(tmp_path):
     n = 2
-    run = ok(launch(tmp_path, n, "cuda.py", timeout=120))
+    run = ok(launch(tmp_path, n, "ddp_cuda.py", timeout=120))
     res = [run.result(r) for r in range(n)]
     base = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     want = reference_steps()[:3]

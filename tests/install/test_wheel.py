@@ -2,7 +2,6 @@
 minitorch/ (they are found, not listed), the type stub and _C, and not the emulated CUDA device,
 a test tool. (make test-wheel installs it in a fresh environment and runs smoke.py.)"""
 import os
-import pkgutil
 import subprocess
 import sys
 import zipfile
@@ -29,12 +28,16 @@ def wheel(tmp_path_factory):
 
 
 def test_every_module_of_the_tree_is_in_the_wheel(wheel):
+    # the tree's files, not pkgutil.walk_packages: that imports each package by its bare name,
+    # and minitorch/multiprocessing would be walked as the standard library's multiprocessing
     src = os.path.join(ROOT, "minitorch")
-    for m in pkgutil.walk_packages([src]):
-        rel = m.name.replace(".", "/")
-        want = f"minitorch/{rel}/__init__.py" if m.ispkg else f"minitorch/{rel}.py"
-        if m.ispkg or os.path.exists(os.path.join(src, rel + ".py")):  # extension modules: below
-            assert want in wheel, f"{want} is missing from the wheel"
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py"))]
+        rel = os.path.relpath(folder, ROOT)
+        for f in files:
+            if f.endswith(".py"):  # extension modules: below
+                want = f"{rel}/{f}".replace(os.sep, "/")
+                assert want in wheel, f"{want} is missing from the wheel"
 
 
 def test_the_wheel_has_the_extension_and_stub_and_no_emulated_device(wheel):

@@ -50,9 +50,11 @@ def hogwild(torch, init=None):
     for rank in range(SHARDS):
         p = ctx.Process(target=train_shard, args=(torch.__name__, rank, model, q))
         p.start()
+        p.join(timeout=120)  # a worker that dies must fail the test, not leave q.get() waiting
+        if p.is_alive():
+            p.kill()
+        assert p.exitcode == 0, f"worker {rank} ended with exit code {p.exitcode}"
         losses.append(q.get())
-        p.join()
-        assert p.exitcode == 0
     x, y = make_data(SHARDS)
     with torch.no_grad():
         out = model(torch.from_numpy(x))
