@@ -23,10 +23,16 @@ PACKAGE = os.path.dirname(os.path.abspath(minitorch.__file__))
 
 def tree_modules():
     """minitorch's Python packages and modules as the checkout has them (its built extensions
-    depend on how it was built: _C is checked on its own)."""
+    depend on how it was built: _C is checked on its own). The tree's files, not
+    pkgutil.walk_packages over it: that imports each package by its bare name, and
+    minitorch/multiprocessing would be walked as the standard library's."""
     src = os.path.join(CHECKOUT, "minitorch")
-    return {f"minitorch.{m.name}" for m in pkgutil.walk_packages([src])
-            if m.ispkg or os.path.exists(os.path.join(src, m.name.replace(".", os.sep) + ".py"))} | {"minitorch"}
+    found = set()
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py"))]
+        package = os.path.relpath(folder, CHECKOUT).replace(os.sep, ".")
+        found |= {package if f == "__init__.py" else f"{package}.{f[:-3]}" for f in files if f.endswith(".py")}
+    return found
 
 
 def main() -> None:
