@@ -76,7 +76,8 @@ test-wheel: build-reqs
 ## frames and would be suppressed). For a longer stack of a reported leak, rerun its test with
 ## malloc_context_size=30 and without the suppressions. PYTHONMALLOC=malloc puts Python's objects
 ## on the heap LeakSanitizer scans: in pymalloc's arenas, a tensor that a live Python object still
-## holds at exit would look leaked.
+## holds at exit would look leaked. A child process whose LeakSanitizer crashes in its own
+## exit-time tracer (a sanitizer race, no leak report) is run again by tests/conftest.py.
 SANITIZE_ENV = PYTHONMALLOC=malloc LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=1:malloc_context_size=2:abort_on_error=1:allocator_may_return_null=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
