@@ -252,14 +252,25 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         world_size = _env_int("WORLD_SIZE") if "WORLD_SIZE" in os.environ or rank != 0 else 1
     if not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {world_size - 1}]")
+    if world_size > 1 and _MPI is None and not _under_mpiexec():
+        # processes started on their own (mp.spawn, multiprocessing.Process, a shell): they meet
+        # through the store, and the store starts their MPI world (_pmi.py)
+        if store is None:
+            store = _env_store(rank, world_size, timeout)
+        _meet(store, rank, world_size, timeout)
+        _start_world(store, rank, world_size, timeout)
+        store_met = True
+    else:
+        store_met = False
     MPI = _mpi()
     world = MPI.COMM_WORLD
     if world.Get_size() != world_size or world.Get_rank() != rank:
         raise RuntimeError(
             f"init_process_group(rank={rank}, world_size={world_size}) does not match the MPI world this "
             f"process is in (rank {world.Get_rank()} of {world.Get_size()}): start the processes with "
-            f"`python -m minitorch.distributed.run --nproc-per-node {world_size} script.py`")
-    if store is not None:
+            f"`python -m minitorch.distributed.run --nproc-per-node {world_size} script.py`, or give them a "
+            f"store to meet through (MASTER_ADDR and MASTER_PORT, tcp://, file://, store=) before MPI started")
+    if store is not None and not store_met:
         _meet(store, rank, world_size, timeout)
     comm = world.Dup()
     _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout, store)
@@ -301,6 +312,90 @@ def _meet(store, rank: int, world_size: int, timeout: datetime.timedelta) -> Non
     init_process_group makes; a rank that never comes raises the store's timeout error."""
     store.set(f"minitorch/rank/{rank}", str(os.getpid()))
     store.wait([f"minitorch/rank/{r}" for r in range(world_size)], timeout)
+
+
+# the environment of a process started by a process manager (mpiexec's proxy, srun, Open MPI's
+# orted): its MPI world is the launcher's
+_LAUNCHER_VARS = ("PMI_RANK", "PMI_FD", "PMI_PORT", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")
+
+
+def _under_mpiexec() -> bool:
+    return any(v in os.environ for v in _LAUNCHER_VARS)
+
+
+def _env_store(rank: int, world_size: int, timeout: datetime.timedelta) -> "TCPStore":
+    """init_method env:// without a launcher: the TCPStore at MASTER_ADDR:MASTER_PORT, served by
+    rank 0 (PyTorch's env:// rendezvous)."""
+    addr = os.environ.get("MASTER_ADDR")
+    port = os.environ.get("MASTER_PORT")
+    for name, value in (("MASTER_ADDR", addr), ("MASTER_PORT", port)):
+        if value is None:
+            raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: environment "
+                             f"variable {name} expected, but not set")
+    return TCPStore(addr, int(port), world_size, rank == 0, timeout)
+
+
+def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta) -> None:
+    """Starts MPI in this process as rank `rank` of a world of world_size processes that were not
+    started by mpiexec: rank 0 runs the PMI server of _pmi.py (a process of its own) and publishes
+    its port through the store; every rank connects to it and hands the socket to MPICH's MPI_Init
+    (PMI_FD, PMI_RANK, PMI_SIZE), which forms the world through it. The processes must be on one
+    machine (the server listens on loopback; the world is one node, ranks meeting over shared
+    memory)."""
+    import socket
+    import subprocess
+
+    hosts = [socket.gethostname()]
+    store.set(f"minitorch/host/{rank}", hosts[0])
+    hosts = [store.get(f"minitorch/host/{r}").decode() for r in range(world_size)]
+    if len(set(hosts)) > 1:
+        raise RuntimeError(f"minitorch.distributed: processes that meet through a store must run on one "
+                           f"machine; rank {hosts.index(hosts[-1])} is on {hosts[-1]!r}, rank 0 on {hosts[0]!r}")
+    key = "minitorch/pmi_port"
+    if rank == 0:
+        server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pmi.py")
+        proc = subprocess.Popen([sys.executable, server, str(world_size), str(timeout.total_seconds())],
+                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        line = proc.stdout.readline()
+        proc.stdout.close()
+        if not line.strip():
+            raise RuntimeError("minitorch.distributed: the PMI server (distributed/_pmi.py) did not start")
+        global _pmi_server
+        _pmi_server = proc  # it ends when every rank left MPI
+        store.set(key, line.strip())
+    port = int(store.get(key))
+    conn = socket.create_connection(("127.0.0.1", port), timeout=timeout.total_seconds())
+    try:
+        conn.sendall(f"cmd=minitorch_hello rank={rank} pid={os.getpid()}\n".encode())
+        # rank 0's MPI_Init holds Python's GIL until every rank joined, and so stops the TCPStore
+        # it serves: it starts only once every rank is done with the store
+        if store.add("minitorch/pmi_joined", 1) == world_size:
+            store.set("minitorch/pmi_go", "1")
+        if rank == 0:
+            store.wait(["minitorch/pmi_go"], timeout)
+    except BaseException:
+        try:
+            conn.sendall(b"cmd=minitorch_leave\n")  # the server ends the ranks already in MPI_Init
+        finally:
+            conn.close()
+        raise
+    conn.settimeout(None)
+    fd = conn.detach()  # MPICH's from now on (it closes it in MPI_Finalize)
+    ours = os.dup(fd)  # to say MPI_Init returned: a line between MPICH's requests and replies
+    os.environ.update(PMI_FD=str(fd), PMI_RANK=str(rank), PMI_SIZE=str(world_size))
+    try:
+        _mpi()  # MPI_Init_thread: through the server, with the other ranks
+        try:
+            os.write(ours, b"cmd=minitorch_initialized\n")
+        except OSError:
+            pass  # the server is gone (a rank died): the collectives' timeouts will say so
+    finally:
+        os.close(ours)
+        for name in ("PMI_FD", "PMI_RANK", "PMI_SIZE"):  # not for this process's children
+            os.environ.pop(name, None)
+
+
+_pmi_server = None
 
 
 def destroy_process_group(group=None) -> None:
