@@ -345,12 +345,12 @@ def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta)
     import socket
     import subprocess
 
-    hosts = [socket.gethostname()]
-    store.set(f"minitorch/host/{rank}", hosts[0])
+    store.set(f"minitorch/host/{rank}", socket.gethostname())
     hosts = [store.get(f"minitorch/host/{r}").decode() for r in range(world_size)]
-    if len(set(hosts)) > 1:
+    other = next((r for r, h in enumerate(hosts) if h != hosts[0]), None)
+    if other is not None:
         raise RuntimeError(f"minitorch.distributed: processes that meet through a store must run on one "
-                           f"machine; rank {hosts.index(hosts[-1])} is on {hosts[-1]!r}, rank 0 on {hosts[0]!r}")
+                           f"machine; rank {other} is on {hosts[other]!r}, rank 0 on {hosts[0]!r}")
     key = "minitorch/pmi_port"
     if rank == 0:
         server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pmi.py")
@@ -367,11 +367,12 @@ def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta)
     conn = socket.create_connection(("127.0.0.1", port), timeout=timeout.total_seconds())
     try:
         conn.sendall(f"cmd=minitorch_hello rank={rank} pid={os.getpid()}\n".encode())
-        # rank 0's MPI_Init holds Python's GIL until every rank joined, and so stops the TCPStore
-        # it serves: it starts only once every rank is done with the store
+        # MPI_Init holds Python's GIL until every rank joined, and so stops a TCPStore that this
+        # process serves (rank 0's, for env://): that process starts it only once every rank is
+        # done with the store; the others need it no more
         if store.add("minitorch/pmi_joined", 1) == world_size:
             store.set("minitorch/pmi_go", "1")
-        if rank == 0:
+        if _serves(store):
             store.wait(["minitorch/pmi_go"], timeout)
     except BaseException:
         try:
@@ -396,6 +397,13 @@ def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta)
 
 
 _pmi_server = None
+
+
+def _serves(store) -> bool:
+    """Whether this process serves the store (a TCPStore made with is_master=True here)."""
+    while isinstance(store, PrefixStore):
+        store = store.underlying_store
+    return getattr(store, "_server", None) is not None
 
 
 def destroy_process_group(group=None) -> None:

@@ -20,7 +20,7 @@ pytestmark = needs_mpi
 TIMEOUT = 3.0
 
 
-@pytest.mark.parametrize("n, init", [(2, "env"), (4, "env"), (2, "tcp"), (2, "file"), (2, "store")])
+@pytest.mark.parametrize("n, init", [(2, "env"), (4, "env"), (2, "tcp"), (2, "file"), (2, "store"), (4, "store_last")])
 def test_ddp_tutorial_matches_full_batch(tmp_path, n, init):
     run = ok(launch(tmp_path, n, "ddp_tutorial.py", init, via="self", timeout=180))
     net = model(seed=0)

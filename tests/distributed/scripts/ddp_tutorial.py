@@ -1,9 +1,9 @@
 """PyTorch's DDP tutorial (ddp_tutorial.rst's demo_basic) with minitorch: the script sets
 MASTER_ADDR/MASTER_PORT itself and starts its ranks with mp.spawn; each calls
-init_process_group("gloo", rank=rank, world_size=world_size), no launcher. Arguments:
-<out> <world_size> [init: env (default), tcp, file, store]. Each rank trains mlp.model on its share of every batch
-and saves the parameters after each step to <out>/rank<r>.npz, beside what new_group, send/recv,
-DistributedSampler and the collectives on a subgroup gave."""
+init_process_group("gloo", rank=rank, world_size=world_size), no launcher. Arguments: <out>
+<world_size> [init: env (default), tcp, file, store, store_last]. Each rank trains mlp.model on
+its share of every batch and saves the parameters after each step to <out>/rank<r>.npz, beside
+what new_group, send/recv, DistributedSampler and the collectives on a subgroup gave."""
 import datetime
 import os
 import sys
@@ -36,8 +36,9 @@ def setup(rank, world_size, init, port, out):
     elif init == "file":
         dist.init_process_group("gloo", init_method=f"file://{out}/rendezvous", rank=rank, world_size=world_size,
                                 timeout=timeout)
-    else:
-        store = dist.TCPStore("127.0.0.1", port, world_size, rank == 0, timeout)
+    else:  # "store": rank 0 serves the TCPStore; "store_last": the last rank does
+        master = 0 if init == "store" else world_size - 1
+        store = dist.TCPStore("127.0.0.1", port, world_size, rank == master, timeout)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size, timeout=timeout)
 
 
