@@ -6,7 +6,10 @@ than one process" says why): every collective is one nonblocking MPI call (MPI_I
 MPI_Ibcast, ...) on the tensor's own memory, then polled against the group's timeout, so that a
 peer that died or never calls makes this process raise DistBackendError instead of hanging.
 Processes are started by `python -m minitorch.distributed.run --nproc-per-node N script.py`,
-which runs them under MPICH's mpiexec and sets torchrun's environment variables.
+which runs them under MPICH's mpiexec and sets torchrun's environment variables, or by the script
+itself (mp.spawn, multiprocessing.Process, a shell), each passing its rank: those meet through a
+store (env:// with MASTER_ADDR/MASTER_PORT, tcp://, file://, store=), and the store starts their
+MPI world (_start_world, _pmi.py).
 
 minitorch imports without MPI: mpi4py is imported by init_process_group, not here.
 """
