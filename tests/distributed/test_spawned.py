@@ -72,6 +72,14 @@ def test_rank_that_never_comes_times_out(tmp_path):
     assert float(res["seconds"]) <= 2 * TIMEOUT + 2  # the store's wait for the workers, then for the ranks
 
 
+def test_rank_dying_before_mpi_init_ends_the_others(tmp_path):
+    # rank 0 waits in MPI_Init (on shared memory, holding the GIL): the PMI server ends it and says why
+    run = launch(tmp_path, 2, "failures.py", "dieinit", timeout=120, via="process")
+    assert run.returncode != 0
+    assert "did not form (rank 1" in run.stderr and "ending the ranks waiting in MPI_Init: [0]" in run.stderr
+    assert run.seconds < 60  # the init timeout: it ended as soon as rank 1 did
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_mismatched_shapes_raise_on_every_rank(tmp_path, n):
     run = ok(launch(tmp_path, n, "failures.py", "shape", via="spawn", timeout=120))

@@ -1,7 +1,8 @@
 """Failure cases: `dead` (rank 1 exits without calling), `exit3` (rank 1's script ends with
 sys.exit(3) while rank 0 waits), `slow` (rank 1 calls too late), `shape` (ranks pass different
-sizes), `ddp_model` (rank 1 has another model), `noinit` (rank 1 never calls init_process_group).
-Each rank saves what it raised and how long it took to <out>/rank<r>.npz. A third argument "nccl" runs them on CUDA tensors over NCCL."""
+sizes), `ddp_model` (rank 1 has another model), `noinit` (rank 1 never calls init_process_group),
+`dieinit` (rank 1 dies before its MPI_Init). Each rank saves what it raised and how long it took
+to <out>/rank<r>.npz. A third argument "nccl" runs them on CUDA tensors over NCCL."""
 import datetime
 import os
 import sys
@@ -31,6 +32,11 @@ def attempt(fn):
 
 
 launched = "PMI_RANK" in os.environ  # by the launcher; else started on their own (scripts/spawned.py)
+if mode == "dieinit":  # rank 1 dies after the rendezvous, before its MPI_Init (no launcher)
+    if os.environ["RANK"] == "1":
+        dist._mpi = lambda: os._exit(0)
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=60))
+    sys.exit(0)  # rank 0 never gets here: the PMI server ends it, stuck in MPI_Init
 if mode == "noinit":  # rank 1 never comes to the rendezvous
     if os.environ["RANK"] == "1":
         os._exit(0)
