@@ -386,7 +386,10 @@ def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta)
     conn.settimeout(None)
     fd = conn.detach()  # MPICH's from now on (it closes it in MPI_Finalize)
     ours = os.dup(fd)  # to say MPI_Init returned: a line between MPICH's requests and replies
-    os.environ.update(PMI_FD=str(fd), PMI_RANK=str(rank), PMI_SIZE=str(world_size))
+    # mpiexec's proxy's variables (MPI_LOCAL*: every rank is on this machine)
+    given = dict(PMI_FD=str(fd), PMI_RANK=str(rank), PMI_SIZE=str(world_size), MPI_LOCALNRANKS=str(world_size),
+                 MPI_LOCALRANKID=str(rank))
+    os.environ.update(given)
     try:
         _mpi()  # MPI_Init_thread: through the server, with the other ranks
         try:
@@ -395,7 +398,7 @@ def _start_world(store, rank: int, world_size: int, timeout: datetime.timedelta)
             pass  # the server is gone (a rank died): the collectives' timeouts will say so
     finally:
         os.close(ours)
-        for name in ("PMI_FD", "PMI_RANK", "PMI_SIZE"):  # not for this process's children
+        for name in given:  # not for this process's children
             os.environ.pop(name, None)
 
 
