@@ -2,7 +2,10 @@
 
 1. all_reduce (SUM, float32) of 1 KB to 256 MB between 2 processes: time per call (best of
    several) and bus bandwidth, busbw = bytes * 2 (n - 1) / n / time (NCCL-tests' definition), for
-   minitorch's MPI engine and PyTorch's gloo, each started by minitorch's launcher.
+   minitorch's MPI engine and PyTorch's gloo, each started by minitorch's launcher, and for
+   minitorch's processes started on their own ("minitorch-store": RANK, WORLD_SIZE, MASTER_ADDR,
+   MASTER_PORT set by this script, no launcher; they meet through a TCPStore, which starts their
+   MPI world).
 2. A DDP training step (an MLP 256-1024-1024-10, batch 64 per process, SGD) at 1 and 2 processes:
    time per step and samples per second (weak scaling: each process its own 64 samples), minitorch
    beside PyTorch.
@@ -39,7 +42,7 @@ def _lib(engine):
     import minitorch
     import minitorch.distributed as dist
 
-    dist.init_process_group("mpi")
+    dist.init_process_group("mpi" if engine == "minitorch" else "gloo")
     return minitorch, dist
 
 
@@ -96,15 +99,29 @@ def worker_ddp(engine, out):
     dist.destroy_process_group()
 
 
-def launch(nproc, *args):
+def launch(nproc, kind, engine):
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     env = dict(os.environ, OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          env.get("PYTHONPATH", "")])
-    subprocess.run([sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc),
-                    os.path.abspath(__file__), "--worker", *args, out] + (["--quick"] if QUICK else []),
-                   env=env, check=True)
+    worker = [os.path.abspath(__file__), "--worker", kind, engine, out] + (["--quick"] if QUICK else [])
+    if engine != "minitorch-store":
+        subprocess.run([sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc), *worker],
+                       env=env, check=True)
+    else:  # no launcher: each process started here, with torchrun's variables, as mp.spawn's would be
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        procs = [subprocess.Popen([sys.executable, *worker], env=dict(env, RANK=str(r), LOCAL_RANK=str(r),
+                                                                       WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
+                                                                       MASTER_PORT=str(port)))
+                 for r in range(nproc)]
+        codes = [p.wait() for p in procs]
+        if any(codes):
+            raise subprocess.CalledProcessError(max(codes, key=abs), procs[0].args)
     with open(out) as f:
         res = json.load(f)
     os.unlink(out)
@@ -121,25 +138,25 @@ def _has_torch():
 
 
 def main():
-    engines = ["minitorch"] + (["torch"] if _has_torch() else [])
+    engines = ["minitorch", "minitorch-store"] + (["torch"] if _has_torch() else [])
     print(f"load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"all_reduce (SUM, float32) between {NPROC} processes: time per call, bus bandwidth")
     res = {e: dict(launch(NPROC, "allreduce", e)) for e in engines}
-    print(f"{'bytes':>10} " + " ".join(f"{e + ' us':>14} {e + ' GB/s':>14}" for e in engines)
-          + ("  minitorch/torch time" if len(engines) == 2 else ""))
+    print(f"{'bytes':>10} " + " ".join(f"{e + ' us':>20} {e + ' GB/s':>20}" for e in engines)
+          + ("  minitorch/torch time" if "torch" in engines else ""))
     for size in SIZES:
         cells = []
         for e in engines:
             t = res[e][size]
             bus = size * 2 * (NPROC - 1) / NPROC / t / 1e9
-            cells.append(f"{t * 1e6:14.1f} {bus:14.3f}")
-        ratio = (f"  {res['minitorch'][size] / res['torch'][size]:.2f}" if len(engines) == 2 else "")
+            cells.append(f"{t * 1e6:20.1f} {bus:20.3f}")
+        ratio = (f"  {res['minitorch'][size] / res['torch'][size]:.2f}" if "torch" in engines else "")
         print(f"{size:>10} " + " ".join(cells) + ratio)
     print("DDP step (MLP 256-1024-1024-10, batch 64 per process, SGD): ms per step, samples/s")
     for e in engines:
         t1 = launch(1, "ddp", e)
         t2 = launch(2, "ddp", e)
-        print(f"{e:>10}: 1 process {t1 * 1e3:8.2f} ms ({64 / t1:8.0f}/s); 2 processes {t2 * 1e3:8.2f} ms "
+        print(f"{e:>15}: 1 process {t1 * 1e3:8.2f} ms ({64 / t1:8.0f}/s); 2 processes {t2 * 1e3:8.2f} ms "
               f"({128 / t2:8.0f}/s); scaling {128 / t2 / (64 / t1):.2f}x")
 
 

@@ -3,12 +3,12 @@ nvidia-nccl-cu13 wheel; on the emulated device, the emulation of cuda/emu/nccl.c
 memory) called on each tensor's own device memory, on its device's current stream.
 
 A process group of backend "nccl" keeps its MPI communicator for what is not a CUDA tensor
-(CPU tensors, objects, the check that every rank passed the same sizes) and makes one NCCL
-communicator per device at its first CUDA collective there, as PyTorch does: group rank 0's
-ncclGetUniqueId goes to the others through the group's store (init_method tcp:// or file://,
-or store=), else over MPI, and each calls ncclCommInitRank. A collective is
-enqueued on the stream and returns, as PyTorch's; what must follow it (a copy back into a
-non-contiguous tensor, the parts of all_gather's list) is enqueued after it on the same stream.
+(CPU tensors, objects, the check that every rank passed the same sizes, once per group and
+signature: _check_once) and makes one NCCL communicator per device at its first CUDA collective
+there, as PyTorch does: group rank 0's ncclGetUniqueId goes to the others through the group's
+store (init_method tcp:// or file://, or store=), else over MPI, and each calls ncclCommInitRank.
+A collective is enqueued on the stream and returns, as PyTorch's; what must follow it (a copy
+back into a non-contiguous tensor, the parts of all_gather's list) is enqueued after it on the same stream.
 Work.wait() waits for the stream's work (the host polls its event) at most the group's timeout,
 and a failure aborts the communicator (ncclCommAbort) and raises DistBackendError.
 """
@@ -261,11 +261,11 @@ def _run(pg, comm: Communicator, what: str, calls, after=None):
 
 
 def issue(pg, what: str, tensors: List, calls_fn, after=None, async_op: bool = False, check=None):
-    """One NCCL collective over the CUDA tensors: the cross-rank check (over MPI) when given,
-    the calls calls_fn(comm) returns, then after; a NcclWork when async_op."""
+    """One NCCL collective over the CUDA tensors: the cross-rank check (over MPI) when given and
+    new to this group, the calls calls_fn(comm) returns, then after; a NcclWork when async_op."""
     with dist._comm_event(what):
         if check is not None:
-            dist._check_across(pg, what, check)
+            _check_once(pg, what, check)
         dev = _device(pg, *tensors)
         comm = communicator(pg, dev)
         with minitorch.cuda.device(dev):
@@ -275,6 +275,23 @@ def issue(pg, what: str, tensors: List, calls_fn, after=None, async_op: bool = F
             work._check_async()
             return None
     return work
+
+
+def _check_once(pg, what: str, check: List[int]) -> None:
+    """The cross-rank check of a collective's sizes and dtypes, once per group for each signature
+    (the collective's name and its numbers): a training loop repeats the same few, and an MPI round
+    trip before every NCCL call would cost more than many of the calls themselves. PyTorch's
+    ProcessGroupNCCL checks nothing across ranks. Every rank keeps the same set (a signature joins
+    it only once every rank passed it), so ranks that differ for the first time all check and raise;
+    a rank passing a known signature while another passes a new one finds out by the timeout of
+    the other's check or of its NCCL call. The set is emptied, on every rank alike, past 4096."""
+    seen = pg.__dict__.setdefault("_nccl_checked", set())
+    key = (what, tuple(check))
+    if key not in seen:
+        dist._check_across(pg, what, check)
+        if len(seen) >= 4096:
+            seen.clear()
+        seen.add(key)
 
 
 def _ptr(t) -> int:

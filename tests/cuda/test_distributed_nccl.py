@@ -33,13 +33,16 @@ def world(request, tmp_path_factory):
     return n, res, [inputs(r, n) for r in range(n)]
 
 
-@pytest.mark.parametrize("n, init", [(2, "env://"), (4, "tcp")])
+@pytest.mark.parametrize("n, init", [(2, "env://"), (4, "tcp"), (2, "spawn")])
 def test_ddp_on_nccl_matches_full_batch(tmp_path, n, init):
+    via = "launcher"
     if init == "tcp":
         from minitorch.distributed.run import _free_port
 
         init = f"tcp://127.0.0.1:{_free_port()}"  # the unique ids go through the TCPStore
-    run = ok(launch(tmp_path, n, "nccl_ddp.py", init, timeout=180))
+    elif init == "spawn":  # no launcher: mp.spawn's processes meet through the env:// TCPStore
+        init, via = "env://", "spawn"
+    run = ok(launch(tmp_path, n, "nccl_ddp.py", init, timeout=180, via=via))
     res = [run.result(r) for r in range(n)]
     want = reference_steps()
     assert int(res[0]["n_buckets"]) > 1
@@ -78,6 +81,8 @@ def test_nccl_mismatched_shapes_raise_on_every_rank(tmp_path):
         assert str(res["kind"]) == "DistBackendError"
         assert "different sizes" in str(res["error"])
         np.testing.assert_array_equal(res["after"], np.full(5, 2.0, np.float32))
+        # the sizes' check ran once for this signature (the call after the mismatch), not per call
+        assert int(res["checks_repeated"]) == 0
 
 
 def test_nccl_on_the_asynchronous_emulated_device(tmp_path, monkeypatch):

@@ -38,16 +38,25 @@ class Launched:
             return dict(f)
 
 
-def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60, launcher_args=()) -> Launched:
-    """`python -m minitorch.distributed.run [launcher_args] --nproc-per-node n scripts/<script> <out dir> args`."""
-    out = tmp_path / f"{Path(script).stem}-{n}"
+def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60, launcher_args=(),
+           via: str = "launcher") -> Launched:
+    """`python -m minitorch.distributed.run [launcher_args] --nproc-per-node n scripts/<script> <out dir> args`;
+    via "spawn" or "process": the ranks started without the launcher, meeting through a TCPStore
+    (scripts/spawned.py); via "self": `python scripts/<script> <out dir> n args`, a script that
+    starts its ranks itself."""
+    out = tmp_path / f"{Path(script).stem}-{n}-{via}"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    if via == "launcher":
+        cmd = [sys.executable, "-m", "minitorch.distributed.run", *launcher_args, "--nproc-per-node", str(n),
+               str(SCRIPTS / script), str(out), *args]
+    elif via == "self":  # the script starts its ranks itself (mp.spawn), given <out> <n> args
+        cmd = [sys.executable, str(SCRIPTS / script), str(out), str(n), *args]
+    else:
+        cmd = [sys.executable, str(SCRIPTS / "spawned.py"), via, str(n), script, str(out), *args]
     # a session of its own: on a timeout, the launcher, mpiexec and every rank are stopped together
     p = subprocess.Popen(
-        [sys.executable, "-m", "minitorch.distributed.run", *launcher_args, "--nproc-per-node", str(n),
-         str(SCRIPTS / script),
-         str(out), *args],
+        cmd,
         env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1"), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

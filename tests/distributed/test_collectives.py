@@ -1,4 +1,6 @@
-"""Every collective, run by 2 and by 4 processes of the launcher, against NumPy."""
+"""Every collective, run by 2 and by 4 processes, against NumPy: processes of the launcher (one
+MPI world from mpiexec) and processes started by mp.spawn that meet through a TCPStore (env://
+with MASTER_ADDR/MASTER_PORT, no launcher)."""
 import sys
 
 import numpy as np
@@ -15,10 +17,11 @@ REDUCE = {"sum": lambda a: np.sum(a, axis=0), "max": lambda a: np.max(a, axis=0)
           "prod": lambda a: np.prod(a, axis=0)}
 
 
-@pytest.fixture(scope="module", params=[2, 4])
+@pytest.fixture(scope="module", params=[(2, "launcher"), (4, "launcher"), (2, "spawn"), (4, "spawn")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
 def world(request, tmp_path_factory):
-    n = request.param
-    run = ok(launch(tmp_path_factory.mktemp("coll"), n, "collectives.py", "gloo" if n == 4 else "mpi"))
+    n, via = request.param
+    run = ok(launch(tmp_path_factory.mktemp("coll"), n, "collectives.py", "gloo" if n == 4 else "mpi", via=via))
     return n, [run.result(r) for r in range(n)], [inputs(r, n) for r in range(n)]
 
 

@@ -2,6 +2,7 @@
 import sys
 
 import numpy as np
+import pytest
 
 from launching import SCRIPTS, launch, needs_mpi, ok
 
@@ -16,9 +17,10 @@ def reference_steps():
 
 
 @needs_mpi
-def test_ddp_matches_full_batch(tmp_path):
+@pytest.mark.parametrize("via", ["launcher", "spawn"])
+def test_ddp_matches_full_batch(tmp_path, via):
     n = 4
-    run = ok(launch(tmp_path, n, "ddp.py"))
+    run = ok(launch(tmp_path, n, "ddp.py", via=via))
     res = [run.result(r) for r in range(n)]
     want = reference_steps()
     assert int(res[0]["n_buckets"]) > 1

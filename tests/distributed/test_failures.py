@@ -47,6 +47,7 @@ def test_mismatched_shapes_raise_on_every_rank(tmp_path):
         assert str(res["kind"]) == "DistBackendError"
         assert "different sizes" in str(res["error"])
         np.testing.assert_array_equal(res["after"], np.full(5, 2.0, np.float32))
+        assert int(res["checks_repeated"]) == 5  # MPI: one check before each collective
 
 
 def test_ddp_different_models_raise(tmp_path):

@@ -52,6 +52,17 @@ def test_single_process_without_launcher():
 
 @needs_mpi
 def test_world_without_launcher_explains():
-    p = _python("import minitorch.distributed as d\nd.init_process_group('mpi', rank=1, world_size=2)")
+    # without the launcher, the processes meet through a store: env:// needs MASTER_ADDR (PyTorch's error)
+    env = {k: v for k, v in child_env().items() if k not in ("MASTER_ADDR", "MASTER_PORT")}
+    p = subprocess.run([sys.executable, "-c", "import minitorch.distributed as d\n"
+                        "d.init_process_group('mpi', rank=1, world_size=2)"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode != 0
+    assert ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable "
+            "MASTER_ADDR expected, but not set") in p.stderr
+    # a process whose MPI already started alone cannot join a bigger world: the launcher, or a store first
+    p = _python("import minitorch.distributed as d\nd.init_process_group('mpi', rank=0, world_size=1)\n"
+                "d.destroy_process_group()\nd.init_process_group('mpi', rank=1, world_size=2)")
     assert p.returncode != 0
     assert "python -m minitorch.distributed.run --nproc-per-node 2" in p.stderr
+    assert "give them a store to meet through" in p.stderr
