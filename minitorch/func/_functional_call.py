@@ -79,7 +79,8 @@ def _reparametrize_module(module: nn.Module, parameters_and_buffers: Dict[str, A
         if missing:
             msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
         if msgs:
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(module._get_name(), "\n\t".join(msgs)))
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(module._get_name(),
+                                                                              "\n\t".join(msgs)))
     originals: Dict[str, Any] = {}
     try:
         for name, value in untied.items():

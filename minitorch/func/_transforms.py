@@ -195,7 +195,8 @@ def grad_and_value(func: Callable, argnums: argnums_t = 0, has_aux: bool = False
             output = func(*args, **kwargs)
             output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, minitorch.Tensor):
-                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                                   f"{type(output)}")
             if output.dim() != 0:
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                    f"with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")

@@ -213,8 +213,8 @@ TRANSFORMS = {
         lib.tensor(A), lib.tensor(B)),
     "grad_argnums_neg": lambda lib: lib.func.grad(lambda x, y: f_two(lib, x, y), argnums=-1)(lib.tensor(A),
                                                                                            lib.tensor(B)),
-    "grad_has_aux": lambda lib: lib.func.grad(lambda x: (f_scalar(lib, x), {"sq": x * x, "n": [x.sum()]}), has_aux=True)(
-        lib.tensor(A)),
+    "grad_has_aux": lambda lib: lib.func.grad(lambda x: (f_scalar(lib, x), {"sq": x * x, "n": [x.sum()]}),
+                                              has_aux=True)(lib.tensor(A)),
     "grad_dict_arg": lambda lib: lib.func.grad(lambda p, x: ((x @ p["w"]) + p["b"]).tanh().sum())(
         {"w": lib.tensor(B.T.copy()), "b": lib.tensor(A[:2])}, lib.tensor(X)),
     "grad_unused": lambda lib: lib.func.grad(lambda x, y: (x * 2).sum(), argnums=(0, 1))(lib.tensor(A),
