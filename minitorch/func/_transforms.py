@@ -18,6 +18,7 @@ per output element, as jacrev does.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import minitorch
@@ -30,32 +31,38 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 _JVP_STR = "jvp(f, primals, tangents)"
 
 
-# The transforms running now, outermost first: each the ids of the fresh leaves it made.
-_LEVELS: List[set] = []
-# Every fresh leaf made since the outermost running transform began, by id (held, so ids stay
-# unique): the leaves of finished inner transforms stay in the graphs their results carry, and
-# are no more "outside" than the current transform's own.
-_ALL_FRESH: Dict[int, Any] = {}
+class _Levels(threading.local):
+    """Per thread: the transforms running now, outermost first (each the ids of the fresh leaves
+    it made), and every fresh leaf made since the outermost began, by id (held, so ids stay
+    unique): the leaves of finished inner transforms stay in the graphs their results carry, and
+    are no more "outside" than the current transform's own."""
+
+    def __init__(self) -> None:
+        self.levels: List[set] = []
+        self.fresh: Dict[int, Any] = {}
+
+
+_STATE = _Levels()
 
 
 class _Level:
     """One running transform (a level, in PyTorch's words)."""
 
     def __enter__(self) -> "_Level":
-        _LEVELS.append(set())
+        _STATE.levels.append(set())
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _LEVELS.pop()
-        if not _LEVELS:
-            _ALL_FRESH.clear()
+        _STATE.levels.pop()
+        if not _STATE.levels:
+            _STATE.fresh.clear()
 
 
 def _inner_ids() -> set:
     """Ids of the leaves that are not outside the current transform: its own and those of the
     inner transforms that ran within it."""
-    enclosing = set().union(*_LEVELS[:-1])
-    return {i for i in _ALL_FRESH if i not in enclosing}
+    enclosing = set().union(*_STATE.levels[:-1])
+    return {i for i in _STATE.fresh if i not in enclosing}
 
 
 def _reaches_outer(roots: Sequence[Any], fresh_ids: set) -> bool:
@@ -110,8 +117,8 @@ def _create_differentiable(x: Any) -> Any:
     if x.requires_grad:
         return x.view_as(x)
     leaf = x.detach().requires_grad_()
-    _ALL_FRESH[id(leaf)] = leaf
-    _LEVELS[-1].add(id(leaf))
+    _STATE.fresh[id(leaf)] = leaf
+    _STATE.levels[-1].add(id(leaf))
     return leaf
 
 
@@ -256,7 +263,7 @@ def _run_for_vjp(func: Callable, args: tuple, argnums: Optional[argnums_t], has_
 def _vjp_with_argnums(func: Callable, *primals: Any, argnums: Optional[argnums_t] = None, has_aux: bool = False):
     with _Level(), minitorch.enable_grad():
         fresh, spec, out, aux, flat_out, out_spec, ids, outer = _run_for_vjp(func, primals, argnums, has_aux)
-        held = [_ALL_FRESH[i] for i in ids]  # kept alive (their ids unique) while vjp_fn lives
+        held = [_STATE.fresh[i] for i in ids]  # kept alive (their ids unique) while vjp_fn lives
         results = _unwrap(out, ids, outer)
 
     def vjp_fn(cotangents: Any, retain_graph: bool = True, create_graph: Optional[bool] = None) -> Any:
@@ -420,16 +427,16 @@ def jacrev(func: Callable, argnums: argnums_t = 0, *, has_aux: bool = False, chu
 def jacfwd(func: Callable, argnums: argnums_t = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
     """Returns a function computing func's Jacobian with respect to the arguments argnums. PyTorch
     computes it in forward mode; minitorch has none and computes the same Jacobian in reverse mode."""
-    from ._vmap import _RANDOM_ERROR, _check_randomness_arg
+    from ._vmap import _check_no_random, _check_randomness_arg, _rng_states
 
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         # PyTorch vmaps func over the basis of the inputs, with this randomness
         _check_randomness_arg(randomness)
-        state = minitorch.get_rng_state() if randomness == "error" else None
+        states = _rng_states() if randomness == "error" else None
         result = _jacobian(func, argnums, has_aux, "jacfwd", args)
-        if state is not None and not minitorch.equal(minitorch.get_rng_state(), state):
-            raise RuntimeError(_RANDOM_ERROR)
+        if states is not None:
+            _check_no_random(states)
         return result
 
     return wrapper

@@ -9,9 +9,10 @@ chunk_size, nesting and composition with grad/vjp/jacrev are PyTorch's; the resu
 same, computed batch element by batch element (one call of func each).
 
 randomness: 'different' lets each call draw its own numbers; 'same' restores the default
-generator's state before each call, so every element sees the same numbers; 'error' raises
-when a call changed the default generator's state (after that call returns, where PyTorch
-raises at the random op). An output with out_dim None must not depend on the batch: PyTorch
+generators' states (CPU, and CUDA once in use) before each call, so every element sees the
+same numbers; 'error' raises when a call changed one of those states (after that call
+returns, where PyTorch raises at the random op; a draw from a generator passed explicitly
+is not seen). An output with out_dim None must not depend on the batch: PyTorch
 knows whether it is batched; here it is taken from the first call and must be equal in every
 call (a tensor that differs raises PyTorch's error).
 """
@@ -112,18 +113,39 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
 
+def _rng_states() -> List[Any]:
+    """The default generators' states: the CPU's, and each CUDA device's once CUDA is in use."""
+    states = [minitorch.get_rng_state()]
+    if minitorch.cuda.is_initialized():
+        states += minitorch.cuda.get_rng_state_all()
+    return states
+
+
+def _set_rng_states(states: List[Any]) -> None:
+    minitorch.set_rng_state(states[0])
+    if len(states) > 1:
+        minitorch.cuda.set_rng_state_all(states[1:])
+
+
 def _call_per_element(func, batch_size, flat_in_dims, flat_args, args_spec, randomness, kwargs) -> List[Any]:
     """func's output for each batch element, in order."""
-    state = minitorch.get_rng_state() if randomness in ("same", "error") else None
+    states = _rng_states() if randomness in ("same", "error") else None
     outputs = []
     for b in range(batch_size):
         if randomness == "same":
-            minitorch.set_rng_state(state)
+            _set_rng_states(states)
         elem = [arg if d is None else arg.select(d, b) for d, arg in zip(flat_in_dims, flat_args)]
         outputs.append(func(*tree_unflatten(elem, args_spec), **kwargs))
-        if randomness == "error" and not minitorch.equal(minitorch.get_rng_state(), state):
-            raise RuntimeError(_RANDOM_ERROR)
+        if randomness == "error":
+            _check_no_random(states)
     return outputs
+
+
+def _check_no_random(states: List[Any]) -> None:
+    """PyTorch's error for randomness='error' where a generator's state moved from states."""
+    now = _rng_states()
+    if len(now) != len(states) or not all(minitorch.equal(a, b) for a, b in zip(now, states)):
+        raise RuntimeError(_RANDOM_ERROR)
 
 
 def _call_empty_batch(func, flat_in_dims, flat_args, args_spec, kwargs) -> Any:
@@ -131,11 +153,11 @@ def _call_empty_batch(func, flat_in_dims, flat_args, args_spec, kwargs) -> Any:
     generator's state left as it was), from which the outputs' shapes follow."""
     elem = [arg if d is None else arg.new_zeros(arg.shape[:d] + arg.shape[d + 1:])
             for d, arg in zip(flat_in_dims, flat_args)]
-    state = minitorch.get_rng_state()
+    states = _rng_states()
     try:
         return func(*tree_unflatten(elem, args_spec), **kwargs)
     finally:
-        minitorch.set_rng_state(state)
+        _set_rng_states(states)
 
 
 def _stack_outputs(outputs: List[Any], batch_size: int, out_dims: out_dims_t, func: Callable) -> Any:
