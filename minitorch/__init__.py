@@ -203,6 +203,8 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
+from . import func  # noqa: E402
+from .func import vmap  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
 conv1d = nn.functional.conv1d  # the op, plus PyTorch's padding='same' / 'valid'

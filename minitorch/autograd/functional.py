@@ -2,9 +2,10 @@
 minitorch's reverse-mode engine, with PyTorch's argument checks, strict-mode errors and output
 structure (a tensor for a tensor, tuples for tuples).
 
-jvp and hvp use the double-backward trick, as PyTorch's do. minitorch has neither forward-mode AD
-nor vmap: `vectorize=True` is accepted and computes the same Jacobian one row per backward
-(PyTorch's vectorize=False path), and strategy="forward-mode" likewise computes it in reverse mode.
+jvp and hvp use the double-backward trick, as PyTorch's do. minitorch has no forward-mode AD, and
+its vmap (minitorch.func) is a loop over the batch: `vectorize=True` is accepted and computes the
+same Jacobian one row per backward (PyTorch's vectorize=False path), and strategy="forward-mode"
+likewise computes it in reverse mode.
 """
 from __future__ import annotations
 

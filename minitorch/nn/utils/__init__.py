@@ -9,7 +9,7 @@ from minitorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from minitorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
-from minitorch.nn.utils import parametrizations, parametrize, rnn
+from minitorch.nn.utils import parametrizations, parametrize, rnn, stateless
 from minitorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from minitorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
