@@ -31,6 +31,7 @@ from . import _C  # noqa: E402
 from ._C import Size, dtype  # noqa: E402
 from ._C import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads  # noqa: E402
 from ._C import bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: E402,A004
+from ._C import complex64, complex128  # noqa: E402
 from ._C import can_cast, promote_types, result_type  # noqa: E402
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
@@ -45,6 +46,8 @@ long = int64
 int = int32  # noqa: A001
 half = float16
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 # Every op of the op table flagged FUNCTION is a minitorch.<name> function.
 for _name in _C.OPS:
@@ -150,6 +153,12 @@ _aliases.install(globals(), Tensor)  # greater, arccos, multiply, ..., is_nonzer
 from . import sparse  # noqa: E402
 
 sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts
+from . import _complex  # noqa: E402
+
+_complex.install(globals(), Tensor)  # Tensor.real/.imag/conj/angle, minitorch.real/imag/conj/angle
+from ._stft import istft, stft  # noqa: E402
+
+Tensor.stft, Tensor.istft = stft, istft
 
 
 def is_tensor(obj) -> "bool":
@@ -186,7 +195,7 @@ def set_default_tensor_type(t, /) -> None:
     set_default_type(t)
 
 
-from . import autograd, linalg, nn, optim, profiler, special  # noqa: E402
+from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

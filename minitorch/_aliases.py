@@ -30,7 +30,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
         for name, member in vars(mixin).items():
             if not name.startswith("__"):
                 setattr(tensor_cls, name, member)
-    for name in ("is_signed", "is_complex", "is_nonzero", "is_same_size", "is_inference",
+    for name in ("is_signed", "is_nonzero", "is_same_size", "is_inference",
                  "is_floating_point", "positive", "ravel", "index_reduce", "put",
                  "diagonal_scatter", "as_strided_scatter"):
         namespace[name] = _function(name)
@@ -57,10 +57,6 @@ class TensorAliases:
     def is_signed(self) -> bool:
         """True for the signed dtypes: the floats and int8/16/32/64 (not bool or uint8)."""
         return self.dtype.is_signed
-
-    def is_complex(self) -> bool:
-        """minitorch has no complex dtypes."""
-        return False
 
     def is_inference(self) -> bool:
         """Tensors made under inference_mode are ordinary tensors in minitorch."""

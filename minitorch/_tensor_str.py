@@ -171,6 +171,21 @@ class _Formatter:
         return " " * (self.max_width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """Complex values as PyTorch prints them: the real parts in one formatter's notation, then the
+    imaginary parts (their own formatter, sign outside) and `j`: `1.+2.0000j`."""
+
+    def __init__(self, values: list) -> None:
+        self.re = _Formatter([v.real for v in values], True)
+        self.im = _Formatter([abs(v.imag) for v in values], True)
+        self.max_width = self.re.max_width + self.im.max_width + 2
+
+    def format(self, value: Any) -> str:
+        sign = "-" if math.copysign(1.0, value.imag) < 0 else "+"
+        text = self.re.format(value.real) + sign + self.im._plain(abs(value.imag)) + "j"
+        return " " * (self.max_width - len(text)) + text
+
+
 def _render_row(row: list, indent: int, fmt: _Formatter) -> str:
     """A 1-D row, wrapped to linewidth; continuation lines align under the first element."""
     # Each element takes its width plus ", "; `indent` columns are already used on the left.
@@ -203,7 +218,10 @@ def _shown(t: Any) -> tuple[Any, _Formatter]:
         values = _gather_summary(t, PRINT_OPTS.edgeitems)
     else:
         values = t.tolist()
-    return values, _Formatter(_flatten(values, t.dim(), []), bool(t.dtype.is_floating_point))
+    flat = _flatten(values, t.dim(), [])
+    if getattr(t.dtype, "is_complex", False):
+        return values, _ComplexFormatter(flat)
+    return values, _Formatter(flat, bool(t.dtype.is_floating_point))
 
 
 def _tensor_str(t: Any, indent: int) -> str:
@@ -235,6 +253,11 @@ def _default_dtype_name() -> str:
     # module needs no import of minitorch); float32 until then, as in PyTorch.
     get = getattr(sys.modules.get("minitorch"), "get_default_dtype", None)
     return str(get()).rsplit(".", 1)[-1] if callable(get) else "float32"
+
+
+def _default_complex_name(default_dtype: str) -> str:
+    """The complex dtype of the default float's parts: not shown, as the default float is not."""
+    return "complex128" if default_dtype == "float64" else "complex64"
 
 
 def _grad_suffix(t: Any) -> str | None:
@@ -275,7 +298,7 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
         if not PRINT_OPTS.edgeitems:  # no element is shown, so the shape is
             suffixes.append(f"size={tuple(self.shape)}")
         # int64 and bool are recognisable from the values themselves
-        if dtype_name not in (default_dtype, "int64", "bool"):
+        if dtype_name not in (default_dtype, _default_complex_name(default_dtype), "int64", "bool"):
             suffixes.append(f"dtype={self.dtype}")
         body = _tensor_str(self, indent) if tensor_contents is None else tensor_contents
     grad = _grad_suffix(self)

@@ -462,7 +462,7 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
         mt_tensor *in = a->t[k];
         if (in && !in->is_wrapped_number) {
             mt_meta_of(in, &n->in_meta[e]);
-            if (st == MT_OK && mt_dtype_is_float(in->dtype)) {
+            if (st == MT_OK && mt_autograd_dtype(in->dtype)) {
                 st = mt_autograd_edge_of(in, &n->edges[e]);
             }
         }
@@ -471,7 +471,7 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     for (int k = 0; f->diff_list && k < a->ntl; k++, e++) {
         if (a->tl[k]) {
             mt_meta_of(a->tl[k], &n->in_meta[e]);
-            if (st == MT_OK && mt_dtype_is_float(a->tl[k]->dtype)) {
+            if (st == MT_OK && mt_autograd_dtype(a->tl[k]->dtype)) {
                 st = mt_autograd_edge_of(a->tl[k], &n->edges[e]);
             }
         }
@@ -517,7 +517,7 @@ record_outputs(mt_op op, const mt_formula *f, mt_args *a, mt_node *n)
     for (int k = 0; st == MT_OK && k < n->nout; k++) {
         mt_tensor *o = a->out[k];
         mt_meta_of(o, &n->out_meta[k]);
-        n->out_diff[k] = mt_dtype_is_float(o->dtype);
+        n->out_diff[k] = mt_autograd_dtype(o->dtype);
         if ((save_outputs && n->out_diff[k]) || (f->save_index_outputs >> k & 1u)) {
             st = detached(o, &n->saved_out[k]);
             n->saved_out_version[k] = mt_tensor_version(o);
@@ -714,7 +714,7 @@ mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs)
     n->nout = nout;
     for (int k = 0; k < nout; k++) {
         mt_meta_of(outputs[k], &n->out_meta[k]);
-        n->out_diff[k] = mt_dtype_is_float(outputs[k]->dtype);
+        n->out_diff[k] = mt_autograd_dtype(outputs[k]->dtype);
         if (n->out_diff[k]) {
             mt_autograd_set_grad_fn(outputs[k], n, k);
         }

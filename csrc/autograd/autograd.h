@@ -29,6 +29,14 @@ typedef struct mt_edge {
 } mt_edge;
 
 /* Shape, dtype and device of a tensor, to check (and reduce, cast) gradients against. */
+/* Whether tensors of dt carry gradients: the floating-point and the complex dtypes (PyTorch's
+ * isDifferentiableType). */
+static inline bool
+mt_autograd_dtype(mt_dtype dt)
+{
+    return mt_dtype_is_float(dt) || mt_dtype_is_complex(dt);
+}
+
 typedef struct mt_meta {
     int ndim;
     int64_t sizes[MT_MAX_DIMS];

@@ -43,7 +43,7 @@ mt_grad_sub(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 static bool
 gets_grad(const mt_tensor *t)
 {
-    return t && !t->is_wrapped_number && mt_dtype_is_float(t->dtype) && mt_tensor_requires_grad(t);
+    return t && !t->is_wrapped_number && mt_autograd_dtype(t->dtype) && mt_tensor_requires_grad(t);
 }
 
 void

@@ -157,7 +157,7 @@ mt_autograd_grad_fn(mt_tensor *t, mt_node **out)
 {
     mt_tensor *base = t->view_base;
     *out = t->grad_fn;
-    if (base == NULL || !mt_dtype_is_float(t->dtype) ||
+    if (base == NULL || !mt_autograd_dtype(t->dtype) ||
         (t->grad_fn == NULL && !base->requires_grad) || t->view_version == mt_tensor_version(t)) {
         return MT_OK;
     }
@@ -173,7 +173,7 @@ mt_autograd_check_inplace(mt_tensor *self)
 {
     bool requires_grad = mt_tensor_requires_grad(self);
     mt_node *fn = self->grad_fn;
-    if (self->view_base && mt_dtype_is_float(self->dtype)) {
+    if (self->view_base && mt_autograd_dtype(self->dtype)) {
         mt_status st = view_error(self, false);
         if (st) {
             return st;
@@ -277,7 +277,7 @@ mt_status
 mt_autograd_rebase_history(mt_tensor *self, mt_node *n)
 {
     mt_tensor *base = self->view_base;
-    if (base == NULL || !mt_dtype_is_float(self->dtype)) {
+    if (base == NULL || !mt_autograd_dtype(self->dtype)) {
         mt_autograd_set_grad_fn(self, n, 0);
         return MT_OK;
     }

@@ -3,19 +3,29 @@
 
 #include "core/dtype.h"
 
-static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8, 1, 1, 2, 2, 2};
-static const char *const scalar_names[MT_NUM_DTYPES] = {"Bool",   "Int",     "Long", "Float",
-                                                        "Double", "Byte",    "Char", "Short",
-                                                        "Half",   "BFloat16"};
-static const char *const c_names[MT_NUM_DTYPES] = {"bool",         "int",       "long int",
-                                                   "float",        "double",    "unsigned char",
-                                                   "signed char",  "short int", "c10::Half",
-                                                   "c10::BFloat16"};
-static const char *const names[MT_NUM_DTYPES] = {"bool",  "int32", "int64", "float32", "float64",
-                                                 "uint8", "int8",  "int16", "float16", "bfloat16"};
-/* The rank of a dtype inside its category (bool 0; integers; floats): the wider wins, and two
- * of one rank but different dtypes (uint8 and int8, float16 and bfloat16) meet one rank up. */
-static const int ranks[MT_NUM_DTYPES] = {0, 3, 4, 2, 3, 1, 1, 2, 1, 1};
+static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8, 1, 1, 2, 2, 2, 8, 16};
+static const char *const scalar_names[MT_NUM_DTYPES] = {
+    "Bool", "Int",   "Long", "Float",    "Double",       "Byte",
+    "Char", "Short", "Half", "BFloat16", "ComplexFloat", "ComplexDouble"};
+static const char *const c_names[MT_NUM_DTYPES] = {"bool",
+                                                   "int",
+                                                   "long int",
+                                                   "float",
+                                                   "double",
+                                                   "unsigned char",
+                                                   "signed char",
+                                                   "short int",
+                                                   "c10::Half",
+                                                   "c10::BFloat16",
+                                                   "c10::complex<float>",
+                                                   "c10::complex<double>"};
+static const char *const names[MT_NUM_DTYPES] = {"bool",    "int32",    "int64",     "float32",
+                                                 "float64", "uint8",    "int8",      "int16",
+                                                 "float16", "bfloat16", "complex64", "complex128"};
+/* The rank of a dtype inside its category (bool 0; integers; floats; complex by the float rank
+ * of its parts): the wider wins, and two of one rank but different dtypes (uint8 and int8,
+ * float16 and bfloat16) meet one rank up. */
+static const int ranks[MT_NUM_DTYPES] = {0, 3, 4, 2, 3, 1, 1, 2, 1, 1, 2, 3};
 /* The integer and float dtype of each rank. */
 static const mt_dtype int_of_rank[5] = {MT_BOOL, MT_UINT8, MT_INT16, MT_INT32, MT_INT64};
 static const mt_dtype float_of_rank[4] = {MT_BOOL, MT_FLOAT16, MT_FLOAT32, MT_FLOAT64};
@@ -55,6 +65,13 @@ mt_promote_types(mt_dtype a, mt_dtype b)
     if (a == MT_BOOL) {
         return b;
     }
+    /* complex with anything: complex, with parts as wide as the wider float (complex64 and
+     * float64 give complex128); an integer counts as no width */
+    if (mt_dtype_is_complex(a) || mt_dtype_is_complex(b)) {
+        int wa = mt_dtype_is_float(a) || mt_dtype_is_complex(a) ? ranks[a] : 0;
+        int wb = mt_dtype_is_float(b) || mt_dtype_is_complex(b) ? ranks[b] : 0;
+        return (wa > wb ? wa : wb) >= 3 ? MT_COMPLEX128 : MT_COMPLEX64;
+    }
     bool fa = mt_dtype_is_float(a), fb = mt_dtype_is_float(b);
     if (fa != fb) {
         return fa ? a : b;
@@ -87,6 +104,9 @@ mt_can_cast(mt_dtype from, mt_dtype to)
         return false;
     }
     if (from != MT_BOOL && to == MT_BOOL) {
+        return false;
+    }
+    if (mt_dtype_is_complex(from) && !mt_dtype_is_complex(to)) {
         return false;
     }
     return true;
@@ -127,20 +147,21 @@ mt_promotion_add(mt_promotion *p, mt_dtype dt, int ndim, bool wrapped)
 static int
 category(int dt)
 {
-    return dt < 0 ? -1 : dt == MT_BOOL ? 0 : mt_dtype_is_float((mt_dtype)dt) ? 2 : 1;
+    return dt < 0                              ? -1
+           : dt == MT_BOOL                     ? 0
+           : mt_dtype_is_complex((mt_dtype)dt) ? 3
+           : mt_dtype_is_float((mt_dtype)dt)   ? 2
+                                               : 1;
 }
 
 /* PyTorch's combine_categories: the lower-ranked dtype counts only from a higher category. */
 static int
 combine(int higher, int lower)
 {
-    if (higher >= 0 && mt_dtype_is_float((mt_dtype)higher)) {
-        return higher;
+    if (higher < 0) {
+        return lower;
     }
-    if (higher == MT_BOOL || category(lower) == 2) {
-        return promote_skip_none(higher, lower);
-    }
-    return higher >= 0 ? higher : lower;
+    return category(lower) > category(higher) ? promote_skip_none(higher, lower) : higher;
 }
 
 mt_dtype

@@ -3,7 +3,9 @@
  * The first five are in promotion order; the small ones (uint8, int8, int16, float16, bfloat16)
  * come after them so that the tables indexed by dtype keep their rows, and promotion is
  * mt_promote_types's rule, not the enum order. float16 and bfloat16 are storage types: kernels
- * load them to float32, compute and round once on store (core/half.h). */
+ * load them to float32, compute and round once on store (core/half.h). complex64 and complex128
+ * (a float or double real part, then the imaginary part) come last: only the ops whose ops.def
+ * row says COMPLEX take them (the dispatcher refuses them for the others, dispatch/complex.c). */
 #ifndef MT_DTYPE_H
 #define MT_DTYPE_H
 
@@ -22,6 +24,8 @@ typedef enum mt_dtype {
     MT_INT16,
     MT_FLOAT16,
     MT_BFLOAT16,
+    MT_COMPLEX64,
+    MT_COMPLEX128,
     MT_NUM_DTYPES
 } mt_dtype;
 
@@ -52,7 +56,30 @@ mt_dtype_is_float(mt_dtype dt)
 static inline bool
 mt_dtype_is_small(mt_dtype dt)
 {
-    return dt >= MT_UINT8 && dt < MT_NUM_DTYPES;
+    return dt >= MT_UINT8 && dt <= MT_BFLOAT16;
+}
+
+static inline bool
+mt_dtype_is_complex(mt_dtype dt)
+{
+    return dt == MT_COMPLEX64 || dt == MT_COMPLEX128;
+}
+
+/* The real dtype of a complex one's parts (float32 for complex64), and the complex dtype whose
+ * parts a real float dtype is (complex64 for float32 and the 16-bit floats, as PyTorch's
+ * toComplexType); any other dtype itself. */
+static inline mt_dtype
+mt_dtype_to_real(mt_dtype dt)
+{
+    return dt == MT_COMPLEX64 ? MT_FLOAT32 : dt == MT_COMPLEX128 ? MT_FLOAT64 : dt;
+}
+
+static inline mt_dtype
+mt_dtype_to_complex(mt_dtype dt)
+{
+    return dt == MT_FLOAT64 || dt == MT_COMPLEX128       ? MT_COMPLEX128
+           : mt_dtype_is_float(dt) || dt == MT_COMPLEX64 ? MT_COMPLEX64
+                                                         : dt;
 }
 
 /* The dtype a small dtype computes in: float32 or int32; any other dtype itself. */
@@ -77,7 +104,7 @@ bool mt_can_cast(mt_dtype from, mt_dtype to);
 
 /* Operands as type promotion sees them: a tensor with dims outranks a 0-dim tensor, which
  * outranks a wrapped Python number; a weaker operand changes the result only when its category
- * (bool < integer < float) is higher, and then a wrapped float gives the default float dtype. */
+ * (bool < integer < float < complex) is higher, and then a wrapped float gives the default float dtype. */
 typedef struct mt_promotion {
     int dim, zero, wrapped; /* an mt_dtype, or -1 when no operand of that rank was seen */
 } mt_promotion;

@@ -551,7 +551,7 @@ mt_tensor_has_internal_overlap(const mt_tensor *t)
 mt_status
 mt_tensor_set_requires_grad(mt_tensor *t, bool on)
 {
-    if (on && !mt_dtype_is_float(t->dtype)) {
+    if (on && !mt_dtype_is_float(t->dtype) && !mt_dtype_is_complex(t->dtype)) {
         return mt_fail(MT_ERUNTIME,
                        "Only Tensors of floating point and complex dtype can require gradients");
     }
@@ -686,6 +686,8 @@ mt_load_scalar(const char *p, mt_dtype dt)
         return mt_scalar_float(mt_half_to_float(*(const mt_half *)p));
     case MT_BFLOAT16:
         return mt_scalar_float(mt_bf16_to_float(*(const mt_bf16 *)p));
+    case MT_COMPLEX64: /* a scalar is real: the real part (Python's tolist reads both) */
+        return mt_scalar_float(*(const float *)p);
     default:
         return mt_scalar_float(*(const double *)p);
     }
@@ -723,7 +725,11 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
     case MT_BFLOAT16:
         *(mt_bf16 *)p = mt_float_to_bf16((float)mt_scalar_to_double(v));
         break;
-    default:
+    case MT_COMPLEX64:
+        ((float *)p)[0] = (float)mt_scalar_to_double(v);
+        ((float *)p)[1] = 0.0f;
+        break;
+    default: /* float64, and complex128's real part: its imaginary part is the caller's */
         *(double *)p = mt_scalar_to_double(v);
         break;
     }

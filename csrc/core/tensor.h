@@ -206,7 +206,9 @@ mt_status mt_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b
 mt_status mt_check_sizes(int ndim, const int64_t *sizes);
 /* Writes "[2, 3]" into buf; returns buf. */
 char *mt_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
-/* Reads and writes one element of dtype dt at p. */
+/* Reads and writes one element of dtype dt at p. A complex element reads as its real part and
+ * is written as (v, 0), but for complex128 only the real part: its second 8 bytes are the
+ * caller's (so an 8-byte buffer suffices for every dtype). */
 mt_scalar mt_load_scalar(const char *p, mt_dtype dt);
 void mt_store_scalar(char *p, mt_dtype dt, mt_scalar v);
 /* The value of a one-element tensor. */

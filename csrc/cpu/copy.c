@@ -30,8 +30,81 @@ MT_ALL_DTYPES(CAST_TO_ARGS)
 
 #define CAST_ENTRY(TO_T, TO_S, FROM_T, FROM_S) cast_##FROM_S##_##TO_S,
 #define CAST_ROW(E, T, S) {MT_ALL_DTYPES_INNER(CAST_ENTRY, T, S)},
-/* cast_loops[to][from] */
+/* cast_loops[to][from], the real dtypes (complex rows and columns are NULL: cast_loop) */
 static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPES(CAST_ROW)};
+
+/* Casts to and from complex (parts of type P: float or double). A real value becomes (v, 0); a
+ * complex one becomes a real by its real part, as PyTorch's copy_ does (it warns). */
+// out (any shape) complex, in real broadcast to it
+#define TO_COMPLEX_LOOP(P, PS, FROM_T, FROM_S)                                                   \
+    static void cast_##FROM_S##_c##PS(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                            \
+        (void)ctx;                                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            P *o = (P *)(data[0] + i * strides[0]);                                              \
+            o[0] = (P)MT_LD_##FROM_S(data[1] + i * strides[1]);                                  \
+            o[1] = 0;                                                                            \
+        }                                                                                        \
+    }
+// out (any shape) real, in complex broadcast to it
+#define FROM_COMPLEX_LOOP(P, PS, TO_T, TO_S)                                                    \
+    static void cast_c##PS##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
+    {                                                                                           \
+        (void)ctx;                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            MT_ST_##TO_S(data[0] + i * strides[0], ((const P *)(data[1] + i * strides[1]))[0]); \
+        }                                                                                       \
+    }
+// out (any shape) complex of parts TO_P, in complex of parts FROM_P broadcast to it
+#define COMPLEX_COMPLEX_LOOP(TO_P, TO_S, FROM_P, FROM_S)                                 \
+    static void cast_c##FROM_S##_c##TO_S(char **data, const int64_t *strides, int64_t n, \
+                                         void *ctx)                                      \
+    {                                                                                    \
+        (void)ctx;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            TO_P *o = (TO_P *)(data[0] + i * strides[0]);                                \
+            const FROM_P *x = (const FROM_P *)(data[1] + i * strides[1]);                \
+            o[0] = (TO_P)x[0];                                                           \
+            o[1] = (TO_P)x[1];                                                           \
+        }                                                                                \
+    }
+MT_ALL_DTYPES_INNER(TO_COMPLEX_LOOP, float, 64)
+MT_ALL_DTYPES_INNER(TO_COMPLEX_LOOP, double, 128)
+MT_ALL_DTYPES_INNER(FROM_COMPLEX_LOOP, float, 64)
+MT_ALL_DTYPES_INNER(FROM_COMPLEX_LOOP, double, 128)
+COMPLEX_COMPLEX_LOOP(float, 64, float, 64)
+COMPLEX_COMPLEX_LOOP(float, 64, double, 128)
+COMPLEX_COMPLEX_LOOP(double, 128, float, 64)
+COMPLEX_COMPLEX_LOOP(double, 128, double, 128)
+
+#define TO_COMPLEX_ENTRY(P, PS, FROM_T, FROM_S) cast_##FROM_S##_c##PS,
+#define FROM_COMPLEX_ENTRY(P, PS, TO_T, TO_S) cast_c##PS##_##TO_S,
+/* [to][from] over the real dtypes, in enum order */
+static const mt_loop_fn to_complex_loops[2][MT_COMPLEX64] = {
+    {MT_ALL_DTYPES_INNER(TO_COMPLEX_ENTRY, float, 64)},
+    {MT_ALL_DTYPES_INNER(TO_COMPLEX_ENTRY, double, 128)}};
+static const mt_loop_fn from_complex_loops[2][MT_COMPLEX64] = {
+    {MT_ALL_DTYPES_INNER(FROM_COMPLEX_ENTRY, float, 64)},
+    {MT_ALL_DTYPES_INNER(FROM_COMPLEX_ENTRY, double, 128)}};
+static const mt_loop_fn complex_complex_loops[2][2] = {{cast_c64_c64, cast_c128_c64},
+                                                       {cast_c64_c128, cast_c128_c128}};
+
+/* The loop that casts from to to, for every pair of dtypes. */
+static mt_loop_fn
+cast_loop(mt_dtype to, mt_dtype from)
+{
+    const bool cto = mt_dtype_is_complex(to), cfrom = mt_dtype_is_complex(from);
+    if (cto && cfrom) {
+        return complex_complex_loops[to - MT_COMPLEX64][from - MT_COMPLEX64];
+    }
+    if (cto) {
+        return to_complex_loops[to - MT_COMPLEX64][from];
+    }
+    if (cfrom) {
+        return from_complex_loops[from - MT_COMPLEX64][to];
+    }
+    return cast_loops[to][from];
+}
 
 static bool
 overlaps(const mt_tensor *a, const mt_tensor *b)
@@ -73,7 +146,7 @@ mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src)
     mt_tensor *ops[2] = {dst, src};
     st = mt_iter_build_any_order(&it, dst->ndim, dst->sizes, ops, 2);
     if (st == MT_OK) {
-        mt_iter_run_parallel(&it, cast_loops[dst->dtype][src->dtype], NULL);
+        mt_iter_run_parallel(&it, cast_loop(dst->dtype, src->dtype), NULL);
     }
     mt_tensor_clear(&tmp);
     return st;
@@ -99,7 +172,7 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         mt_tensor_clear(out);
         return st;
     }
-    mt_iter_run_parallel(&it, cast_loops[dt][src->dtype], NULL);
+    mt_iter_run_parallel(&it, cast_loop(dt, src->dtype), NULL);
     return MT_OK;
 }
 
@@ -112,13 +185,25 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         }                                                                           \
     }
 MT_ALL_DTYPES(FILL_LOOP)
+/* complex64 as one 8-byte word; complex128 as two doubles */
+static void
+fill_c128(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    const double *v = ctx;
+    for (int64_t i = 0; i < n; i++) {
+        double *o = (double *)(data[0] + i * strides[0]);
+        o[0] = v[0];
+        o[1] = v[1];
+    }
+}
 #define FILL_ENTRY(E, T, S) fill_##S,
-static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {MT_ALL_DTYPES(FILL_ENTRY)};
+static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {
+    MT_ALL_DTYPES(FILL_ENTRY)[MT_COMPLEX64] = fill_i64, [MT_COMPLEX128] = fill_c128};
 
 void
 mt_cpu_fill(mt_tensor *dst, mt_scalar value)
 {
-    _Alignas(8) char v[8];
+    _Alignas(16) char v[16] = {0}; /* complex128's imaginary part stays 0 */
     mt_store_scalar(v, dst->dtype, value);
     mt_iter it;
     if (mt_iter_build(&it, dst->ndim, dst->sizes, &dst, 1) == MT_OK) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/complex.h"
 #include "dispatch/kernels.h"
 #include "dispatch/widen.h"
 #include "ops/front.h"
@@ -422,7 +423,14 @@ static mt_status
 dispatch_below(mt_op op, mt_args *a, unsigned mask)
 {
     unsigned keys = 0;
-    mt_status st = compute_keys(op, a, &keys);
+    mt_status st;
+    if (mt_complex_involved(a)) {
+        bool handled;
+        if ((st = mt_complex_dispatch(op, a, &handled)) || handled) {
+            return st;
+        }
+    }
+    st = compute_keys(op, a, &keys);
     if (st) {
         return st;
     }

@@ -40,6 +40,10 @@ typedef enum mt_key {
 /* the small dtypes (see ops.def and dispatch/widen.c): taken as stored; results not narrowed */
 #define AS_STORED 8
 #define KEEPS_DTYPE 16
+/* complex tensors (dispatch/complex.c): COMPLEX takes them as they are; REALVIEW acts on each
+ * part alike and runs on their real views; an op with neither refuses them */
+#define COMPLEX 32
+#define REALVIEW 64
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 

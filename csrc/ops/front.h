@@ -125,6 +125,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \
     /* everyday pointwise: reduce_checks.c */                                      \
     X(logcumsumexp, logcumsumexp)                                                               \
+    /* discrete Fourier transforms: fft.c */                                                    \
+    X(_fft_c2c, fft) X(_fft_r2c, fft) X(_fft_c2r, fft)                                           \
     /* attention: attention.c */                                                                \
     X(_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_cpu)
 /* clang-format on */

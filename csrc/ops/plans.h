@@ -111,6 +111,18 @@ typedef struct mt_random_spec {
     uint64_t span; /* 0 for all 2^64 values */
 } mt_random_spec;
 
+/* The discrete Fourier transforms (_fft_c2c, _fft_r2c, _fft_c2r; ops/fft.c): the dims
+ * transformed, wrapped, in the order given (the last is r2c's halved and c2r's rebuilt dim),
+ * the result's geometry and dtype, and the normalization's factor. */
+typedef struct mt_fft_plan {
+    int ndims;
+    int dims[MT_MAX_DIMS];
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS]; /* the result's */
+    mt_dtype dt;                /* the result's */
+    double scale;               /* 1, 1/sqrt(n) or 1/n; n the product of the signal's sizes */
+} mt_fft_plan;
+
 typedef struct mt_plan {
     mt_op op; /* set by the dispatcher */
     union {
@@ -122,6 +134,7 @@ typedef struct mt_plan {
         mt_loss_plan loss;
         mt_along_plan along;
         mt_shape_plan shape;
+        mt_fft_plan fft;
         mt_range_spec range;
         mt_random_spec random;
         mt_scalar value; /* fill_: the value, read once */

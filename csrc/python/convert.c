@@ -11,6 +11,11 @@
 static PyObject *
 tolist_at(const mt_tensor *t, int d, const char *p)
 {
+    if (d == t->ndim && mt_dtype_is_complex(t->dtype)) {
+        return t->dtype == MT_COMPLEX64
+                   ? PyComplex_FromDoubles(((const float *)p)[0], ((const float *)p)[1])
+                   : PyComplex_FromDoubles(((const double *)p)[0], ((const double *)p)[1]);
+    }
     if (d == t->ndim) {
         mt_scalar s = mt_load_scalar(p, t->dtype);
         return mt_py_from_scalar(s);
@@ -354,7 +359,7 @@ mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         t = moved;
     }
-    if (requires_grad && !mt_dtype_is_float(t->dtype)) {
+    if (requires_grad && !mt_dtype_is_float(t->dtype) && !mt_dtype_is_complex(t->dtype)) {
         mt_tensor_release(t);
         PyErr_SetString(PyExc_RuntimeError,
                         "Only Tensors of floating point and complex dtype can require gradients");
@@ -401,6 +406,10 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
     if (*f == '<' || *f == '=' || *f == '@') {
         f++;
     }
+    if (f[0] == 'Z' && (f[1] == 'f' || f[1] == 'd') && f[2] == '\0') {
+        *dt = f[1] == 'f' ? MT_COMPLEX64 : MT_COMPLEX128;
+        return 0;
+    }
     if (f[0] != '\0' && f[1] == '\0') {
         switch (f[0]) {
         case 'f':
@@ -443,7 +452,8 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
                  "can't convert np.ndarray of type %S. The only supported types are: float64, "
-                 "float32, float16, int64, int32, int16, int8, uint8, and bool.",
+                 "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and "
+                 "bool.",
                  np_dtype ? np_dtype : (PyObject *)Py_TYPE(arr));
     Py_XDECREF(np_dtype);
     return -1;
@@ -588,8 +598,8 @@ mt_py_from_numpy(PyObject *module, PyObject *arr)
 /* ---- the buffer protocol ---- */
 
 /* struct module formats; bfloat16 has none, and NumPy no such dtype: numpy() refuses it */
-static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f", "d",
-                                                   "B", "b", "h", "e", NULL};
+static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f",  "d",  "B",
+                                                   "b", "h", "e", NULL, "Zf", "Zd"};
 
 /* What an export hands out as view->obj: the storage the buffer points into, and the shape and
  * strides it describes. Not the tensor: `t.data = other` and Module.double() give the tensor

@@ -23,7 +23,7 @@
 #define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
 
 enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
 
 typedef struct {
     uint32_t major;
@@ -128,11 +128,12 @@ capsule_destructor(PyObject *cap)
 }
 
 static const DLDataType dl_dtypes[MT_NUM_DTYPES] = {
-    [MT_BOOL] = {kDLBool, 8, 1},      [MT_INT32] = {kDLInt, 32, 1},
-    [MT_INT64] = {kDLInt, 64, 1},     [MT_FLOAT32] = {kDLFloat, 32, 1},
-    [MT_FLOAT64] = {kDLFloat, 64, 1}, [MT_UINT8] = {kDLUInt, 8, 1},
-    [MT_INT8] = {kDLInt, 8, 1},       [MT_INT16] = {kDLInt, 16, 1},
-    [MT_FLOAT16] = {kDLFloat, 16, 1}, [MT_BFLOAT16] = {kDLBfloat, 16, 1},
+    [MT_BOOL] = {kDLBool, 8, 1},          [MT_INT32] = {kDLInt, 32, 1},
+    [MT_INT64] = {kDLInt, 64, 1},         [MT_FLOAT32] = {kDLFloat, 32, 1},
+    [MT_FLOAT64] = {kDLFloat, 64, 1},     [MT_UINT8] = {kDLUInt, 8, 1},
+    [MT_INT8] = {kDLInt, 8, 1},           [MT_INT16] = {kDLInt, 16, 1},
+    [MT_FLOAT16] = {kDLFloat, 16, 1},     [MT_BFLOAT16] = {kDLBfloat, 16, 1},
+    [MT_COMPLEX64] = {kDLComplex, 64, 1}, [MT_COMPLEX128] = {kDLComplex, 128, 1},
 };
 
 static DLDevice

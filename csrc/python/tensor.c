@@ -216,7 +216,7 @@ tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     if (on < 0) {
         return NULL;
     }
-    if (on && !mt_dtype_is_float(T(self)->dtype)) {
+    if (on && !mt_dtype_is_float(T(self)->dtype) && !mt_dtype_is_complex(T(self)->dtype)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "only Tensors of floating point dtype can require gradients");
         return NULL;
@@ -280,7 +280,7 @@ tensor_set_data(PyObject *self, PyObject *other)
         return NULL;
     }
     mt_tensor *t = T(self), *src = T(other);
-    if (t->requires_grad && !mt_dtype_is_float(src->dtype)) {
+    if (t->requires_grad && !mt_dtype_is_float(src->dtype) && !mt_dtype_is_complex(src->dtype)) {
         PyErr_SetString(PyExc_RuntimeError, "data set to a tensor that requires gradients must be "
                                             "floating point or complex dtype");
         return NULL;
@@ -367,7 +367,8 @@ set_requires_grad(PyObject *self, PyObject *v, void *c)
         PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
         return -1;
     }
-    if (v == Py_True && !mt_dtype_is_float(T(self)->dtype)) { /* the setter's words differ */
+    if (v == Py_True && !mt_dtype_is_float(T(self)->dtype) &&
+        !mt_dtype_is_complex(T(self)->dtype)) { /* the setter's words differ */
         PyErr_SetString(PyExc_RuntimeError,
                         "only Tensors of floating point and complex dtype can require gradients");
         return -1;

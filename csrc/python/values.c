@@ -167,9 +167,8 @@ dtype_is_signed(PyObject *self, void *closure)
 static PyObject *
 dtype_is_complex(PyObject *self, void *closure)
 {
-    (void)self;
     (void)closure;
-    Py_RETURN_FALSE;
+    return PyBool_FromLong(mt_dtype_is_complex(((dtype_obj *)self)->dt));
 }
 
 static PyObject *

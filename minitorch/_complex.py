@@ -1,0 +1,97 @@
+"""Complex tensors' Python surface: Tensor.real and .imag (views of the real view, as PyTorch's),
+conj (a conjugated copy: PyTorch's lazy conjugate bit is not modelled, so conj and
+conj_physical give the same values), resolve_conj, angle, and torch.real/imag/conj/angle.
+
+The dtypes complex64 and complex128, view_as_real, view_as_complex and conj_physical are ops of
+the op table (csrc/dispatch/ops.def); which ops take complex tensors is the dispatcher's rule
+(csrc/dispatch/complex.c). Each function here is one or two op calls; none computes on values.
+"""
+from __future__ import annotations
+
+import math
+
+from . import _C
+
+
+def _check(fname: str, t) -> None:
+    if not isinstance(t, _C.TensorBase):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
+
+
+def real(input):
+    """The real part: a view of a complex tensor (view_as_real(input)[..., 0]); input itself if real."""
+    _check("real", input)
+    if input.dtype.is_complex:
+        return _C.view_as_real(input).select(-1, 0)
+    return input
+
+
+def imag(input):
+    """The imaginary part of a complex tensor, a view (view_as_real(input)[..., 1])."""
+    _check("imag", input)
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _C.view_as_real(input).select(-1, 1)
+
+
+def conj(input):
+    """The complex conjugate (a copy, as conj_physical); input itself if real."""
+    _check("conj", input)
+    if input.dtype.is_complex:
+        return _C.conj_physical(input)
+    return input
+
+
+def resolve_conj(input):
+    """input: minitorch's conj already materializes."""
+    _check("resolve_conj", input)
+    return input
+
+
+def angle(input):
+    """The argument of each element: atan2(imag, real) for complex; 0 or pi for real numbers."""
+    _check("angle", input)
+    if input.dtype.is_complex:
+        return _C.atan2(imag(input), real(input))
+    x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
+    return _C.where(x < 0, math.pi, 0.0).to(x.dtype) + x * 0
+
+
+def is_complex(input) -> bool:
+    _check("is_complex", input)
+    return input.dtype.is_complex
+
+
+class TensorComplex:
+    """Mixed into Tensor: the complex views and predicates as methods and properties."""
+
+    @property
+    def real(self):
+        return real(self)
+
+    @property
+    def imag(self):
+        return imag(self)
+
+    def conj(self):
+        return conj(self)
+
+    def resolve_conj(self):
+        return self
+
+    def is_conj(self) -> bool:
+        return False
+
+    def angle(self):
+        return angle(self)
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+
+def install(namespace: dict, tensor_cls: type) -> None:
+    for name, member in vars(TensorComplex).items():
+        if not name.startswith("__"):
+            setattr(tensor_cls, name, member)
+    for fn in (real, imag, conj, resolve_conj, angle, is_complex):
+        namespace[fn.__name__] = fn
