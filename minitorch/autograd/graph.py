@@ -66,15 +66,17 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Saved tensors are kept on the CPU (pinned with pin_memory) and copied back to their device
-    when a backward needs them."""
+    """Saved tensors are kept on the CPU (with pin_memory a copy of theirs, PyTorch's pinned copy)
+    and copied back to their device when a backward needs them."""
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
         def pack_to_cpu(tensor):
-            packed = tensor.cpu()
-            if pin_memory and packed is tensor:
-                packed = tensor.clone()
-            return tensor.device, packed.pin_memory() if pin_memory else packed
+            if not pin_memory:
+                return tensor.device, tensor.cpu()
+            # PyTorch's pinned copy; minitorch's host memory has no pinned kind, so a plain copy
+            packed = _C.empty(tuple(tensor.shape), dtype=tensor.dtype)
+            packed.copy_(tensor)
+            return tensor.device, packed
 
         def unpack_from_cpu(packed):
             device, tensor = packed
