@@ -257,3 +257,15 @@ def test_double_backward_of_lu_solve():
         grads.append((gx.detach().numpy(), y.grad.numpy()))
     for got, want in zip(*grads):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_the_ops_behind_the_functions():
+    a = minitorch.tensor(well_conditioned(2, 3, 3))
+    b = minitorch.tensor(rng.standard_normal((2, 3, 2)))
+    lu, piv, info = minitorch._C.linalg_lu_factor_ex(a)
+    lu2, piv2 = minitorch._C.linalg_lu_factor(a)
+    assert lu.equal(lu2) and piv.equal(piv2) and not info.numpy().any()
+    P, Lo, U = minitorch._C.linalg_lu(a)
+    np.testing.assert_allclose((P @ Lo @ U).numpy(), a.numpy(), atol=1e-12)
+    x = minitorch._C.linalg_lu_solve(lu, piv, b)
+    np.testing.assert_allclose((a @ x).numpy(), b.numpy(), atol=1e-12)
