@@ -140,7 +140,7 @@ def split(tensor, split_size_or_sections, dim=0) -> "tuple":
 from ._random import normal, randint, randint_like  # noqa: E402
 from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noqa: E402
 from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
-from .functional import meshgrid, tensordot  # noqa: E402
+from .functional import lu, meshgrid, tensordot  # noqa: E402
 from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 from ._rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402

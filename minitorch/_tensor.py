@@ -262,6 +262,9 @@ class Tensor(_C.TensorBase):
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         return functional.norm(self, p, dim, keepdim, dtype=dtype)
 
+    def lu(self, pivot=True, get_infos=False):
+        return functional.lu(self, pivot, get_infos)
+
     def __contains__(self, element: Any) -> bool:
         if isinstance(element, (Tensor, numbers.Number)):
             return bool((element == self).any().item())

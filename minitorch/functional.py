@@ -20,7 +20,7 @@ from . import _C
 from ._checks import _tensors
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes", "broadcast_tensors",
-           "cartesian_prod", "cdist", "einsum", "meshgrid", "norm", "tensordot"]
+           "cartesian_prod", "cdist", "einsum", "lu", "meshgrid", "norm", "tensordot"]
 
 Term = Tuple["_C.TensorBase", str]
 
@@ -309,3 +309,19 @@ def broadcast_shapes(*shapes):
                     f"argument at index {arg_idx} had {shape}; but expected shape should be broadcastable "
                     f"to {common}")
     return _C.Size(common)
+
+
+def lu(A, pivot: bool = True, get_infos: bool = False, out=None):
+    """torch.lu (deprecated for linalg.lu_factor and linalg.lu_factor_ex): (LU, pivots), or with
+    get_infos (LU, pivots, infos). As PyTorch's, a matrix with a zero pivot raises in neither."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+                  "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+                  "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                  "torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=2)
+    result = _C.linalg_lu_factor_ex(A, pivot=pivot)
+    if out is not None:
+        for dst, src in zip(out, result):
+            dst.resize_(src.shape).copy_(src)
+        result = out
+    return tuple(result) if get_infos else (result[0], result[1])

@@ -5,8 +5,9 @@ the OpenBLAS the build links (csrc/cpu/linalg.c, CPU only: a CUDA tensor gets Py
 NotImplementedError from the dispatcher) and composites over them. Python only picks between
 the overloads PyTorch has for an `ord` given as a number or a string, and supplies matrix_norm's
 default dims. The functions below cross() arrange calls of those ops as PyTorch's
-torch/linalg composites do (multi_dot's product order, tensorinv's reshapes); lu, lu_factor,
-lu_solve, householder_product and eigvals (complex results) are not here yet.
+torch/linalg composites do (multi_dot's product order, tensorinv's reshapes). The LU family
+(lu_factor_ex's getrf, lu_unpack, lu_solve's getrs) is partial pivoting only, as PyTorch's CPU;
+householder_product and eigvals (complex results) are not here yet.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from . import _C
 from ._checks import _tensors
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm"]
 
@@ -32,6 +33,10 @@ solve = _C.linalg_solve
 solve_triangular = _C.linalg_solve_triangular
 cholesky = _C.linalg_cholesky
 cholesky_ex = _C.linalg_cholesky_ex
+lu_factor = _C.linalg_lu_factor
+lu_factor_ex = _C.linalg_lu_factor_ex
+lu = _C.linalg_lu
+lu_solve = _C.linalg_lu_solve
 qr = _C.linalg_qr
 svd = _C.linalg_svd
 svdvals = _C.linalg_svdvals

@@ -38,9 +38,101 @@ mt_autograd_formula(mt_op op)
     return formulas[op];
 }
 
+/* ---- saved-tensor hooks ---- */
+
+static const mt_saved_hooks *saved_hooks;
+static _Thread_local bool hooks_active;
+
+void
+mt_saved_hooks_install(const mt_saved_hooks *hooks)
+{
+    saved_hooks = hooks;
+}
+
+void
+mt_saved_hooks_set_active(bool active)
+{
+    hooks_active = active;
+}
+
+static void
+drop_packed(mt_node *n)
+{
+    for (int k = 0; n->has_packed && k < MT_MAX_TENSOR_ARGS; k++) {
+        if (n->packed[k]) {
+            saved_hooks->drop(n->packed[k]);
+            n->packed[k] = NULL;
+        }
+    }
+    for (int k = 0; n->has_packed && k < MT_NODE_MAX_OUT; k++) {
+        if (n->packed_out[k]) {
+            saved_hooks->drop(n->packed_out[k]);
+            n->packed_out[k] = NULL;
+        }
+    }
+    n->has_packed = false;
+}
+
+/* *slot, a tensor n just saved, through the pack hook when hooks are active on this thread: n
+ * keeps the handle in *handle, and the tensor goes. A Python number wrapped as a tensor (pow's
+ * exponent 2) is kept as it is: PyTorch saves a Scalar argument as a number, not a tensor. */
+static mt_status
+pack_saved(mt_node *n, mt_tensor **slot, void **handle)
+{
+    if (!hooks_active || saved_hooks == NULL || *slot == NULL || (*slot)->is_wrapped_number) {
+        return MT_OK;
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = saved_hooks->pack(*slot, handle);
+    mt_set_grad_enabled(was);
+    if (st == MT_OK) {
+        mt_tensor_clear(slot);
+        n->has_packed = true;
+    }
+    return st;
+}
+
+mt_status
+mt_saved_unpack(mt_node *n)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; n->has_packed && st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
+        if (n->packed[k] && (st = saved_hooks->unpack(n->packed[k], &n->saved[k])) == MT_OK) {
+            n->saved_version[k] = mt_tensor_version(n->saved[k]);
+        }
+    }
+    for (int k = 0; n->has_packed && st == MT_OK && k < MT_NODE_MAX_OUT; k++) {
+        if (n->packed_out[k] &&
+            (st = saved_hooks->unpack(n->packed_out[k], &n->saved_out[k])) == MT_OK) {
+            n->saved_out_version[k] = mt_tensor_version(n->saved_out[k]);
+        }
+    }
+    if (st) {
+        mt_saved_unpacked_clear(n);
+    }
+    return st;
+}
+
+void
+mt_saved_unpacked_clear(mt_node *n)
+{
+    for (int k = 0; n->has_packed && k < MT_MAX_TENSOR_ARGS; k++) {
+        if (n->packed[k]) {
+            mt_tensor_clear(&n->saved[k]);
+        }
+    }
+    for (int k = 0; n->has_packed && k < MT_NODE_MAX_OUT; k++) {
+        if (n->packed_out[k]) {
+            mt_tensor_clear(&n->saved_out[k]);
+        }
+    }
+}
+
 static void
 free_node(mt_node *n)
 {
+    drop_packed(n);
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor_clear(&n->saved[k]);
     }
@@ -404,6 +496,7 @@ needs_node(const mt_formula *f, const mt_args *a)
 void
 mt_node_release_saved(mt_node *n)
 {
+    drop_packed(n);
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor_clear(&n->saved[k]);
     }
@@ -484,9 +577,14 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     for (int k = 0; st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
         if ((save >> k & 1u) && in) {
-            st = saved_input(in, &n->saved[k]);
+            /* with saved-tensor hooks, pack sees a detached alias, as PyTorch's */
+            st = hooks_active && !in->is_wrapped_number ? detached(in, &n->saved[k])
+                                                        : saved_input(in, &n->saved[k]);
             n->saved_version[k] = mt_tensor_version(in);
             n->has_saved = true;
+            if (st == MT_OK) {
+                st = pack_saved(n, &n->saved[k], &n->packed[k]);
+            }
         }
     }
     keep_args(&n->args, a);
@@ -517,11 +615,14 @@ record_outputs(mt_op op, const mt_formula *f, mt_args *a, mt_node *n)
     for (int k = 0; st == MT_OK && k < n->nout; k++) {
         mt_tensor *o = a->out[k];
         mt_meta_of(o, &n->out_meta[k]);
-        n->out_diff[k] = mt_autograd_dtype(o->dtype);
+        n->out_diff[k] = mt_autograd_dtype(o->dtype) && !(f->nondiff_outputs >> k & 1u);
         if ((save_outputs && n->out_diff[k]) || (f->save_index_outputs >> k & 1u)) {
             st = detached(o, &n->saved_out[k]);
             n->saved_out_version[k] = mt_tensor_version(o);
             n->has_saved = true;
+            if (st == MT_OK) {
+                st = pack_saved(n, &n->saved_out[k], &n->packed_out[k]);
+            }
         }
     }
     if (st == MT_OK && f->keep_geometry) {

@@ -82,7 +82,9 @@ typedef struct mt_formula {
     bool save_outputs;     /* keep the outputs for the backward */
     /* bit k: keep output k though it has no gradient (max_pool2d_with_indices' indices) */
     unsigned save_index_outputs;
-    bool is_view;          /* the output shares its input's memory */
+    /* bit k: float output k gets no gradient (lu_unpack's P: PyTorch's output_differentiability) */
+    unsigned nondiff_outputs;
+    bool is_view; /* the output shares its input's memory */
     /* bit k: t[k] is an input PyTorch does not differentiate and refuses to see requiring grad
      * ("The function 'native' is not differentiable with respect to argument ..."), rather than
      * silently giving it no gradient; native: PyTorch's name of the function there, if not the
@@ -144,6 +146,11 @@ struct mt_node {
     long saved_out_version[MT_NODE_MAX_OUT];
     bool has_saved;
     bool released; /* its saved tensors were freed by a backward without retain_graph */
+    /* saved-tensor hooks' handles (mt_saved_hooks), owned, kept in place of saved[k] and
+     * saved_out[k], which hold the unpacked tensors only while a backward runs the node */
+    void *packed[MT_MAX_TENSOR_ARGS];
+    void *packed_out[MT_NODE_MAX_OUT];
+    bool has_packed;
     int nedges;
     mt_edge *edges; /* nedges, owned */
     mt_meta *in_meta; /* per edge: the input's metadata */
@@ -200,6 +207,24 @@ mt_status mt_autograd_edge_of(mt_tensor *t, mt_edge *e);
  * grad_fn was set, a new AsStridedBackward0 over the base's history, or PyTorch's error for a
  * view that may not be rebased (made in no_grad mode, by unbind/split/chunk, by a Function). */
 mt_status mt_autograd_grad_fn(mt_tensor *t, mt_node **out);
+/* Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks), from the binding layer. While
+ * hooks are active on a thread (mt_saved_hooks_set_active), each tensor a node recorded there
+ * saves goes through pack (with grad mode off; a saved input as a detached alias), and the node
+ * keeps pack's handle instead of the tensor. Each run of the node's formula gets the tensor
+ * back through unpack (a new reference), kept for that run only; drop frees a handle (with the
+ * node, or after a backward without retain_graph). As PyTorch's SavedVariable with hooks. */
+typedef struct mt_saved_hooks {
+    mt_status (*pack)(mt_tensor *t, void **handle);
+    mt_status (*unpack)(void *handle, mt_tensor **out);
+    void (*drop)(void *handle);
+} mt_saved_hooks;
+void mt_saved_hooks_install(const mt_saved_hooks *hooks);
+void mt_saved_hooks_set_active(bool active);
+/* The engine's, around a formula's run: n's packed tensors unpacked into n->saved and
+ * n->saved_out, and those released again. */
+mt_status mt_saved_unpack(mt_node *n);
+void mt_saved_unpacked_clear(mt_node *n);
+
 /* Frees n's saved tensors (after a backward without retain_graph): a later backward through n
  * fails with PyTorch's 'backward through the graph a second time'. */
 void mt_node_release_saved(mt_node *n);

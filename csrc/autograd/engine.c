@@ -326,6 +326,12 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
         }
     }
+    /* tensors saved through saved-tensor hooks: unpacked for this run of the formula */
+    bool unpacked = false;
+    if (st == MT_OK && n->has_packed && !n->released) {
+        st = mt_saved_unpack(n);
+        unpacked = st == MT_OK;
+    }
     /* With create_graph the formula's ops record too, and a saved output must lead back to
      * this node (it is a function of the inputs): link it for the call only, so that no cycle
      * (node -> saved output -> node) outlives it; what the formula recorded holds n itself. */
@@ -352,6 +358,9 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             mt_autograd_forget(o);
             o->requires_grad = false;
         }
+    }
+    if (unpacked) {
+        mt_saved_unpacked_clear(n);
     }
     for (int e = 0; e < n->nedges && gin; e++) {
         mt_edge *edge = &n->edges[e];

@@ -628,3 +628,157 @@ out_clear:
     mt_temps_clear(&p);
     return st;
 }
+
+/* ---- LU ---- */
+
+/* PyTorch's linalg_lu_backward for real matrices: A (*, m, n) = P L U, L (*, m, k) unit lower,
+ * U (*, k, n) upper, k = min(m, n), gL and gU their gradients.
+ * m == n: gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T;
+ * m < n (U = [U1 U2]): gA = P L^-T [tril(L^T gL - triu(gU) U^T, -1) U1^-T + triu(gU1), gU2];
+ * m > n (L = [L1; L2]): gA = P [L1^-T triu(gU U^T - L^T tril(gL, -1)) + tril(gL1, -1); gL2] U^-T */
+static mt_status
+lu_backward(mt_temps *p, mt_tensor *gL, mt_tensor *gU, mt_tensor *P, mt_tensor *L, mt_tensor *U,
+            mt_tensor **out)
+{
+    const int64_t m = L->sizes[L->ndim - 2], nc = U->sizes[U->ndim - 1], k = m < nc ? m : nc;
+    mt_tensor **lt = mt_temp(p), **ut = mt_temp(p), **t1 = mt_temp(p), **t2 = mt_temp(p);
+    mt_tensor **t3 = mt_temp(p), **t4 = mt_temp(p), **s = mt_temp(p), **x1 = mt_temp(p);
+    mt_tensor **x2 = mt_temp(p), **part = mt_temp(p), **tp = mt_temp(p), **pt = mt_temp(p);
+    mt_tensor **y = mt_temp(p), **rest = mt_temp(p), **z = mt_temp(p), **tr = mt_temp(p);
+    mt_status st;
+    if ((st = mT(L, lt)) || (st = mT(U, ut))) {
+        return st;
+    }
+    if (m == nc) {
+        if ((st = mt_op_matmul(*lt, gL, t1)) || (st = mt_op_tril(*t1, -1, t2)) ||
+            (st = mt_op_matmul(gU, *ut, t3)) || (st = mt_op_triu(*t3, 0, t4)) ||
+            (st = mt_op_add(*t2, *t4, mt_scalar_int(1), s)) ||
+            (st = mt_op_linalg_solve_triangular(*ut, *s, false, false, false, x1)) ||
+            (st = mt_op_linalg_solve_triangular(*lt, *x1, true, true, true, x2))) {
+            return st;
+        }
+    } else if (m < nc) {
+        if ((st = mt_op_matmul(*lt, gL, t1)) || (st = mt_op_triu(gU, 0, t2)) ||
+            (st = mt_op_matmul(*t2, *ut, t3)) || (st = mt_op_sub(*t1, *t3, mt_scalar_int(1), t4)) ||
+            (st = mt_op_tril(*t4, -1, s)) || (st = mt_op_narrow(U, -1, 0, k, part)) ||
+            (st = mT(*part, tp)) ||
+            (st = mt_op_linalg_solve_triangular(*tp, *s, false, false, false, x1)) ||
+            (st = mt_op_narrow(gU, -1, 0, k, pt)) || (st = mt_op_triu(*pt, 0, tr)) ||
+            (st = mt_op_add(*x1, *tr, mt_scalar_int(1), y)) ||
+            (st = mt_op_narrow(gU, -1, k, nc - k, rest)) ||
+            (st = mt_op_cat(2, (mt_tensor *[]){*y, *rest}, -1, z)) ||
+            (st = mt_op_linalg_solve_triangular(*lt, *z, true, true, true, x2))) {
+            return st;
+        }
+    } else {
+        if ((st = mt_op_matmul(gU, *ut, t1)) || (st = mt_op_tril(gL, -1, t2)) ||
+            (st = mt_op_matmul(*lt, *t2, t3)) || (st = mt_op_sub(*t1, *t3, mt_scalar_int(1), t4)) ||
+            (st = mt_op_triu(*t4, 0, s)) || (st = mt_op_narrow(L, -2, 0, k, part)) ||
+            (st = mT(*part, tp)) ||
+            (st = mt_op_linalg_solve_triangular(*tp, *s, true, true, true, x1)) ||
+            (st = mt_op_narrow(gL, -2, 0, k, pt)) || (st = mt_op_tril(*pt, -1, tr)) ||
+            (st = mt_op_add(*x1, *tr, mt_scalar_int(1), y)) ||
+            (st = mt_op_narrow(gL, -2, k, m - k, rest)) ||
+            (st = mt_op_cat(2, (mt_tensor *[]){*y, *rest}, -2, z)) ||
+            (st = mt_op_linalg_solve_triangular(*ut, *z, false, false, false, x2))) {
+            return st;
+        }
+    }
+    return mt_op_matmul(P, *x2, out);
+}
+
+// A (*, m, n); LU, pivots of lu_factor_ex: PyTorch's lu_factor_ex_backward, the gradient of LU
+// split into L's part (its first k columns) and U's (its first k rows)
+mt_status
+mt_grad_linalg_lu_factor_ex(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *LU = n->saved_out[0];
+    const int64_t m = LU->sizes[LU->ndim - 2], nc = LU->sizes[LU->ndim - 1], k = m < nc ? m : nc;
+    mt_temps p = {0};
+    mt_tensor **P = mt_temp(&p), **L = mt_temp(&p), **U = mt_temp(&p), **gL = mt_temp(&p);
+    mt_tensor **gU = mt_temp(&p);
+    mt_status st;
+    if ((st = mt_op_lu_unpack(LU, n->saved_out[1], true, true, P, L, U)) == MT_OK &&
+        (st = mt_op_narrow(g[0], -1, 0, k, gL)) == MT_OK &&
+        (st = mt_op_narrow(g[0], -2, 0, k, gU)) == MT_OK) {
+        st = lu_backward(&p, *gL, *gU, *P, *L, *U, &gi[0]);
+    }
+    mt_temps_clear(&p);
+    return st;
+}
+
+// LU_data (*, m, n); L (*, m, k), U (*, k, n): gLU = tril(gL, -1) + triu(gU), each placed in
+// the (m, n) matrix (PyTorch's lu_unpack_backward); zeros without unpack_data
+mt_status
+mt_grad_lu_unpack(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    const mt_meta *in = &n->in_meta[0];
+    if (!n->args.b[0]) {
+        return mt_ag_zeros(in, &gi[0]);
+    }
+    const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1];
+    mt_temps p = {0};
+    mt_tensor **lo = mt_temp(&p), **up = mt_temp(&p), **zeros = mt_temp(&p), **full = mt_temp(&p);
+    mt_tensor *gL = g[1], *gU = g[2];
+    mt_status st;
+    if ((st = mt_op_tril(gL, -1, lo)) || (st = mt_op_triu(gU, 0, up))) {
+        goto out_clear;
+    }
+    if (m == nc) {
+        st = mt_op_add(*lo, *up, mt_scalar_int(1), &gi[0]);
+        goto out_clear;
+    }
+    /* the narrower of the two gets zeros: L's columns past m (m < n), U's rows past n (m > n) */
+    mt_tensor *narrow = m < nc ? *lo : *up, *wide = m < nc ? *up : *lo;
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, narrow->sizes, sizeof(int64_t) * (size_t)narrow->ndim);
+    shape[narrow->ndim - (m < nc ? 1 : 2)] = m < nc ? nc - m : m - nc;
+    if ((st = mt_op_zeros(narrow->ndim, shape, narrow->dtype, mt_tensor_device(narrow), false,
+                          zeros)) ||
+        (st = mt_op_cat(2, (mt_tensor *[]){narrow, *zeros}, m < nc ? -1 : -2, full))) {
+        goto out_clear;
+    }
+    st = mt_op_add(wide, *full, mt_scalar_int(1), &gi[0]);
+out_clear:
+    mt_temps_clear(&p);
+    return st;
+}
+
+// LU, pivots of A (*, n, n), X the solution of op(A) X = B (left) or X op(A) = B, op(A) = A^T
+// with adjoint. gB = lu_solve(LU, pivots, g, left, !adjoint); gA = -gB X^T (left), -X gB^T (left,
+// adjoint), -X^T gB, -gB^T X (adjoint); then through A = P L U:
+// gLU = tril(P^T gA U^T, -1) + triu(L^T P^T gA)
+mt_status
+mt_grad_linalg_lu_solve(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *LU = n->saved[0], *piv = n->saved[1], *X = n->saved_out[0];
+    const bool left = n->args.b[0], adjoint = n->args.b[1];
+    mt_temps p = {0};
+    mt_tensor **gB = mt_temp(&p), **xt = mt_temp(&p), **gbt = mt_temp(&p), **prod = mt_temp(&p);
+    mt_tensor **gA = mt_temp(&p), **P = mt_temp(&p), **L = mt_temp(&p), **U = mt_temp(&p);
+    mt_tensor **pt = mt_temp(&p), **pg = mt_temp(&p), **ut = mt_temp(&p), **lt = mt_temp(&p);
+    mt_tensor **t1 = mt_temp(&p), **t2 = mt_temp(&p), **lo = mt_temp(&p), **up = mt_temp(&p);
+    mt_status st;
+    if ((st = mt_op_linalg_lu_solve(LU, piv, g[0], left, !adjoint, gB))) {
+        goto out_clear;
+    }
+    if (n->edges[1].node) {
+        gi[1] = mt_tensor_retain(*gB);
+    }
+    if (!n->edges[0].node) {
+        goto out_clear;
+    }
+    if ((st = mT(X, xt)) || (st = mT(*gB, gbt)) ||
+        (st = left ? (adjoint ? mt_op_matmul(X, *gbt, prod) : mt_op_matmul(*gB, *xt, prod))
+                   : (adjoint ? mt_op_matmul(*gbt, X, prod) : mt_op_matmul(*xt, *gB, prod))) ||
+        (st = mt_op_neg(*prod, gA)) || (st = mt_op_lu_unpack(LU, piv, true, true, P, L, U)) ||
+        (st = mT(*P, pt)) || (st = mt_op_matmul(*pt, *gA, pg)) || (st = mT(*U, ut)) ||
+        (st = mT(*L, lt)) || (st = mt_op_matmul(*pg, *ut, t1)) || (st = mt_op_tril(*t1, -1, lo)) ||
+        (st = mt_op_matmul(*lt, *pg, t2)) || (st = mt_op_triu(*t2, 0, up))) {
+        goto out_clear;
+    }
+    st = mt_op_add(*lo, *up, mt_scalar_int(1), &gi[0]);
+out_clear:
+    mt_temps_clear(&p);
+    return st;
+}

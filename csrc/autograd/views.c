@@ -228,8 +228,14 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     int64_t span = span_of(b);
     mt_tensor *flat = NULL, *result = NULL, *slice = NULL, *fg[MT_NODE_MAX_OUT] = {NULL};
     mt_tensor **fgi = calloc((size_t)fn->nedges, sizeof(*fgi));
-    mt_status st = fgi ? mt_saved_check(fn)
-                       : mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+    mt_status st = fgi ? MT_OK : mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+    const bool unpack = st == MT_OK && fn->has_packed && !fn->released;
+    if (unpack) {
+        st = mt_saved_unpack(fn);
+    }
+    if (st == MT_OK) {
+        st = mt_saved_check(fn);
+    }
     /* result: the base's gradient laid out as the base, so the view's geometry finds its slice */
     if (st == MT_OK &&
         (st = mt_op_empty(1, &span, g[0]->dtype, mt_tensor_device(g[0]), false, &flat)) == MT_OK &&
@@ -254,6 +260,9 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         }
     }
     free(fgi);
+    if (unpack) {
+        mt_saved_unpacked_clear(fn);
+    }
     mt_tensor_clear(&flat);
     mt_tensor_clear(&result);
     mt_tensor_clear(&slice);

@@ -14,6 +14,7 @@
 #include "cpu/lapack.h"
 #include "dispatch/kernels.h"
 #include "ops/linalg.h"
+#include "ops/ops.h"
 
 /* ---- the _ex ops: a result shaped as A (*, n, n) and LAPACK's info (*) ---- */
 
@@ -351,4 +352,197 @@ out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
     return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}
+
+/* ---- LU: factor, unpack, solve ---- */
+
+// A (*, m, n), k = min(m, n); LU (*, m, n): L's multipliers below the diagonal (its unit diagonal
+// implied), U on and above it; pivots (*, k) int32, LAPACK's 1-based rows (row i was swapped with
+// row pivots[i]); info (*) int32: i where U[i][i] (1-based) is the first exact zero, else 0 (getrf)
+mt_status
+mt_cpu_linalg_lu_factor_ex(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *work = NULL;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int m = (int)b.m, n = (int)b.n, k = m < n ? m : n, ld = m > 1 ? m : 1;
+    const mt_dtype dt = A->dtype;
+    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 1, k, 0, MT_INT32, &a->out[1])) ||
+        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[2])) ||
+        (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
+        goto out_release;
+    }
+    char *buf = mt_tensor_data(work), *lu = mt_tensor_data(a->out[0]);
+    int *piv = (int *)mt_tensor_data(a->out[1]), *info = (int *)mt_tensor_data(a->out[2]);
+    for (int64_t i = 0; i < b.count; i++) {
+        info[i] = 0;
+        if (k == 0) {
+            continue;
+        }
+        mt_lapack_to_cols(mt_lapack_matrix(&b, i), buf, m, n, m, b.es);
+        LAPACK(dt, getrf, &m, &n, (void *)buf, &ld, piv + i * k, &info[i]);
+        mt_lapack_from_cols(buf, lu + i * m * n * (int64_t)b.es, m, n, m, b.es);
+    }
+    if (a->b[1]) {
+        st = mt_linalg_check_info(a->out[2], "torch.linalg.lu_factor_ex", A->ndim > 2);
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+}
+
+/* The row permutation of getrf's pivots piv (k of them, checked to lie in 1..m) as perm: row i of
+ * P^T A is row perm[i] of A, the swaps applied in order to 0..m-1. */
+static mt_status
+lu_permutation(const int32_t *piv, int64_t k, int64_t m, int64_t *perm, const char *api)
+{
+    for (int64_t i = 0; i < m; i++) {
+        perm[i] = i;
+    }
+    for (int64_t i = 0; i < k; i++) {
+        if (piv[i] < 1 || piv[i] > m) {
+            return mt_fail(MT_ERUNTIME,
+                           "pivots passed to %s must be between 1 and LU.size(-2) inclusive.Did "
+                           "you properly pass the result of lu_factor?",
+                           api);
+        }
+        int64_t j = piv[i] - 1, t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    return MT_OK;
+}
+
+// LU (*, m, n), pivots int32 broadcastable to (*, k), k = min(m, n): A = P L U with P (*, m, m)
+// (unpack_pivots, else empty), L (*, m, k) unit lower and U (*, k, n) upper (unpack_data, else
+// empty), all in LU's dtype
+mt_status
+mt_cpu_lu_unpack(mt_args *a)
+{
+    mt_tensor *LU = a->t[0], *piv = NULL, *pe = NULL, *perm_t = NULL;
+    const bool data = a->b[0], pivots = a->b[1];
+    const mt_dtype dt = LU->dtype;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(LU, &b);
+    const int64_t m = b.m, n = b.n, k = m < n ? m : n;
+    if (st ||
+        (st = pivots ? mt_lapack_batch_shaped(LU, 2, m, m, dt, &a->out[0])
+                     : mt_lapack_empty_1d(dt, &a->out[0])) ||
+        (st = data ? mt_lapack_batch_shaped(LU, 2, m, k, dt, &a->out[1])
+                   : mt_lapack_empty_1d(dt, &a->out[1])) ||
+        (st = data ? mt_lapack_batch_shaped(LU, 2, k, n, dt, &a->out[2])
+                   : mt_lapack_empty_1d(dt, &a->out[2]))) {
+        goto out_release;
+    }
+    if (data) {
+        char *L = mt_tensor_data(a->out[1]), *U = mt_tensor_data(a->out[2]);
+        for (int64_t c = 0; c < b.count; c++) {
+            const char *src = mt_lapack_matrix(&b, c);
+            char *lc = L + c * m * k * (int64_t)b.es, *uc = U + c * k * n * (int64_t)b.es;
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t j = 0; j < k; j++) {
+                    double v = i > j ? mt_lapack_get(dt, src, i * n + j) : i == j ? 1.0 : 0.0;
+                    mt_lapack_set(dt, lc, i * k + j, v);
+                }
+            }
+            for (int64_t i = 0; i < k; i++) {
+                for (int64_t j = 0; j < n; j++) {
+                    mt_lapack_set(dt, uc, i * n + j,
+                                  i <= j ? mt_lapack_get(dt, src, i * n + j) : 0.0);
+                }
+            }
+        }
+    }
+    if (!pivots) {
+        goto out_release;
+    }
+    /* the pivots as (*, k), PyTorch's broadcast of them to LU's batch */
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, LU->sizes, sizeof(int64_t) * (size_t)(LU->ndim - 2));
+    shape[LU->ndim - 2] = k;
+    if ((st = mt_op_expand(a->t[1], LU->ndim - 1, shape, &pe)) ||
+        (st = mt_cpu_dense(pe, MT_INT32, &piv)) || (st = mt_lapack_scratch(m * 8 + 1, &perm_t))) {
+        goto out_release;
+    }
+    int64_t *perm = (int64_t *)mt_tensor_data(perm_t);
+    char *P = mt_tensor_data(a->out[0]);
+    memset(P, 0, (size_t)(b.count * m * m) * b.es);
+    for (int64_t c = 0; c < b.count && st == MT_OK; c++) {
+        st = lu_permutation((const int32_t *)mt_tensor_data(piv) + c * k, k, m, perm, "lu_unpack");
+        for (int64_t i = 0; i < m && st == MT_OK;
+             i++) { /* (P^T A)[i] = A[perm[i]]: P[perm[i]][i] */
+            mt_lapack_set(dt, P + c * m * m * (int64_t)b.es, perm[i] * m + i, 1.0);
+        }
+    }
+out_release:
+    mt_tensor_clear(&perm_t);
+    mt_tensor_clear(&piv);
+    mt_tensor_clear(&pe);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+}
+
+// LU (*, n, n) and pivots (*, n) of lu_factor, B (*, n, c) (left) or (*, r, n), batches broadcast;
+// out X: A X = B, A^T X = B (adjoint), X A = B (!left) or X A^T = B (!left, adjoint) (getrs)
+mt_status
+mt_cpu_linalg_lu_solve(mt_args *a)
+{
+    mt_tensor *LU = a->t[0], *B = a->t[2], *LUd = NULL, *Bd = NULL, *Pd = NULL, *work = NULL;
+    mt_linalg_system sys;
+    const bool left = a->b[0], adjoint = a->b[1];
+    const mt_dtype dt = LU->dtype;
+    const size_t es = mt_dtype_size(dt);
+    mt_status st = mt_linalg_lu_solve_spec(LU, a->t[1], B, left, &sys);
+    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_cpu_dense(LU, dt, &LUd)) || (st = mt_cpu_dense(B, dt, &Bd)) ||
+        (st = mt_cpu_dense(a->t[1], MT_INT32, &Pd))) {
+        goto out_release;
+    }
+    const int64_t n = LU->sizes[LU->ndim - 1];
+    const int64_t r = sys.out[sys.nout - 2], c = sys.out[sys.nout - 1];
+    const int64_t count = mt_numel(sys.nb, sys.batch);
+    if ((st = mt_lapack_check_fits(n, r * c)) ||
+        (st = mt_lapack_scratch((n * n + r * c) * (int64_t)es + n * 8 + 1, &work))) {
+        goto out_release;
+    }
+    char *lu = mt_tensor_data(work), *rhs = lu + (size_t)(n * n) * es;
+    int64_t *perm = (int64_t *)(rhs + (size_t)(r * c) * es);
+    /* A X = B: B in columns; X A = B is A^T X^T = B^T: row-major B read as columns is B^T */
+    const char trans = (left ? adjoint : !adjoint) ? 'T' : 'N';
+    const int in = (int)n, ld = n > 1 ? (int)n : 1, nrhs = (int)(left ? c : r);
+    for (int64_t k = 0; k < count && st == MT_OK; k++) {
+        const int64_t aoff = mt_linalg_batch_offset(&sys, LU, 2, k);
+        const char *ak = mt_tensor_data(LUd) + aoff * (int64_t)es;
+        const int32_t *pk = (const int32_t *)mt_tensor_data(Pd) + (n > 0 ? aoff / n : 0);
+        const char *bk = mt_tensor_data(Bd) + mt_linalg_batch_offset(&sys, B, 2, k) * (int64_t)es;
+        char *xk = mt_tensor_data(a->out[0]) + k * r * c * (int64_t)es;
+        /* getrs reads the pivots unchecked: out-of-range ones are refused here */
+        if ((st = lu_permutation(pk, n, n, perm, "lu_solve"))) {
+            break;
+        }
+        if (left) {
+            mt_lapack_to_cols(bk, rhs, n, c, n, es);
+        } else {
+            memcpy(rhs, bk, (size_t)(r * c) * es);
+        }
+        if (n > 0 && nrhs > 0) {
+            int info = 0;
+            mt_lapack_to_cols(ak, lu, n, n, n, es);
+            LAPACK_STR(dt, getrs, &trans, &in, &nrhs, (void *)lu, &ld, (const int *)pk, (void *)rhs,
+                       &ld, &info);
+        }
+        if (left) {
+            mt_lapack_from_cols(rhs, xk, n, c, n, es);
+        } else {
+            memcpy(xk, rhs, (size_t)(r * c) * es);
+        }
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&LUd);
+    mt_tensor_clear(&Bd);
+    mt_tensor_clear(&Pd);
+    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
 }

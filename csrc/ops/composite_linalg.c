@@ -665,3 +665,42 @@ mt_composite_matrix_exp(mt_args *a)
 {
     return mt_op_linalg_matrix_exp(a->t[0], &a->out[0]);
 }
+
+/* ---- LU ---- */
+
+// A (*, m, n); out: LU, pivots of lu_factor_ex, a RuntimeError where U has a zero diagonal entry
+mt_status
+mt_composite_linalg_lu_factor(mt_args *a)
+{
+    mt_tensor *info = NULL;
+    mt_status st = mt_op_linalg_lu_factor_ex(a->t[0], a->b[0], false, &a->out[0], &a->out[1],
+                                             &info);
+    if (st == MT_OK &&
+        (st = mt_linalg_check_info(info, "torch.linalg.lu_factor", a->t[0]->ndim > 2))) {
+        mt_tensor_clear(&a->out[0]);
+        mt_tensor_clear(&a->out[1]);
+    }
+    mt_tensor_clear(&info);
+    return st;
+}
+
+// A (*, m, n); out: P (*, m, m), L (*, m, k), U (*, k, n), A = P L U (a singular A too)
+mt_status
+mt_composite_linalg_lu(mt_args *a)
+{
+    mt_temps p = {0};
+    mt_tensor **lu = mt_temp(&p), **piv = mt_temp(&p), **info = mt_temp(&p);
+    mt_status st = mt_op_linalg_lu_factor_ex(a->t[0], a->b[0], false, lu, piv, info);
+    if (st == MT_OK) {
+        st = mt_op_lu_unpack(*lu, *piv, true, true, &a->out[0], &a->out[1], &a->out[2]);
+    }
+    mt_temps_clear(&p);
+    return st;
+}
+
+// torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU_data, LU_pivots, b)
+mt_status
+mt_composite_lu_solve(mt_args *a)
+{
+    return mt_op_linalg_lu_solve(a->t[1], a->t[2], a->t[0], true, false, &a->out[0]);
+}

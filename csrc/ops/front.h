@@ -119,6 +119,8 @@ mt_front_on_cuda(const mt_tensor *t)
     X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \
     X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \
     X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
+    X(linalg_lu_factor_ex, linalg_lu_factor_ex) X(lu_unpack, lu_unpack)                         \
+    X(linalg_lu_solve, linalg_lu_solve)                                                          \
     X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
     /* statistics: stats_checks.c */                                                            \
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \

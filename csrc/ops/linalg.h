@@ -35,13 +35,18 @@ mt_status mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool
 mt_status mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_arg,
                                mt_linalg_system *sys, const char **driver);
 
+/* linalg_lu_solve(LU, pivots, B, left, adjoint): the checks (pivots int32 (*, n) with LU's
+ * batch) and the system's shapes, B's batch broadcast with LU's. */
+mt_status mt_linalg_lu_solve_spec(const mt_tensor *LU, const mt_tensor *pivots, const mt_tensor *B,
+                                  bool left, mt_linalg_system *sys);
+
 /* The offset (in elements) of matrix `index` of the broadcast batch sys among t's own batch
  * dims (t dense, its last `mdims` dims the matrix or vector). */
 int64_t mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, int mdims,
                                int64_t index);
 
 /* A failure LAPACK reported for matrix `index` of a batch (info > 0): PyTorch's LinAlgError
- * for the op api names ("linalg.inv", "linalg.cholesky", "torch.linalg.solve", "linalg.svd",
+ * for the op api names ("linalg.inv", "torch.linalg.lu_factor" (a RuntimeError), "linalg.cholesky", "torch.linalg.solve", "linalg.svd",
  * "linalg.eigh", "torch.linalg.lstsq"), with the batch element when the input is batched. */
 mt_status mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched);
 

@@ -175,6 +175,62 @@ mt_linalg_triangular_spec(const mt_tensor *A, const mt_tensor *B, bool left, mt_
 }
 
 mt_status
+mt_linalg_lu_solve_spec(const mt_tensor *LU, const mt_tensor *pivots, const mt_tensor *B, bool left,
+                        mt_linalg_system *sys)
+{
+    const char *api = "linalg.lu_solve";
+    mt_status st = mt_linalg_check_float(LU, "torch.linalg.lu_solve");
+    if (st) {
+        return st;
+    }
+    if (LU->dtype != B->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected LU and B to have the same dtype, but found LU of type %s and "
+                       "B of type %s instead",
+                       api, mt_dtype_scalar_name(LU->dtype), mt_dtype_scalar_name(B->dtype));
+    }
+    if (pivots->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "%s: pivots should be a Tensor of scalar type torch.int32",
+                       api);
+    }
+    if ((st = mt_linalg_check_matrix(LU, "torch.linalg.lu_solve", "A", true))) {
+        return st;
+    }
+    if (B->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor B must have at least 2 dimensions.", api);
+    }
+    const int64_t n = LU->sizes[LU->ndim - 1];
+    const int64_t brows = B->sizes[B->ndim - 2], bcols = B->sizes[B->ndim - 1];
+    if (left ? brows != n : bcols != n) {
+        return incompatible(api, left, n, brows, bcols);
+    }
+    if (pivots->ndim < 1 || pivots->sizes[pivots->ndim - 1] != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Number of pivots per batch should be same as the dimension of the "
+                       "matrix",
+                       api);
+    }
+    bool same = pivots->ndim == LU->ndim - 1;
+    for (int d = 0; same && d < pivots->ndim; d++) {
+        same = pivots->sizes[d] == LU->sizes[d];
+    }
+    if (!same) {
+        char shape[256];
+        mt_format_sizes(shape, sizeof(shape), pivots->ndim, pivots->sizes);
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+                       "pivots with shape %s instead",
+                       api, shape);
+    }
+    sys->vector = false;
+    if ((st = broadcast_batch(LU, 2, B, 2, sys))) {
+        return st;
+    }
+    system_out(sys, brows, bcols);
+    return MT_OK;
+}
+
+mt_status
 mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const char *driver_arg,
                      mt_linalg_system *sys, const char **driver)
 {
@@ -256,6 +312,13 @@ mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched)
         snprintf(where, sizeof(where), ": (Batch element %lld)", (long long)index);
     }
     const long long i = (long long)info;
+    if (strstr(api, "lu_factor")) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s%s: U[%lld,%lld] is zero and using it on lu_solve would result in a "
+                       "division by zero. If you still want to perform the factorization, "
+                       "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
+                       api, where, i, i);
+    }
     if (strstr(api, "inv")) {
         return mt_fail(MT_ELINALG,
                        "%s%s: The diagonal element %lld is zero, the inversion could not be "
@@ -345,6 +408,65 @@ mt_front_linalg_cholesky_ex(const mt_args *a, mt_plan *plan)
 {
     (void)plan;
     return mt_linalg_check_matrix(a->t[0], "linalg.cholesky", "A", true);
+}
+
+/* A (*, m, n) for the LU factorisation: PyTorch's checks of linalg_lu_factor_ex and linalg_lu
+ * (partial pivoting only on the CPU, as PyTorch's CPU) */
+static mt_status
+lu_input(const mt_tensor *A, bool pivot, const char *api)
+{
+    if (A->ndim < 2) {
+        char shape[256];
+        mt_format_sizes(shape, sizeof(shape), A->ndim, A->sizes);
+        return mt_fail(MT_ERUNTIME,
+                       "%s: Expected tensor with 2 or more dimensions. Got size: %s instead", api,
+                       shape);
+    }
+    if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype)) {
+        return mt_fail_not_implemented("lu_cpu", "", A->dtype);
+    }
+    if (!pivot) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_front_linalg_lu_factor_ex(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return lu_input(a->t[0], a->b[0], "torch.lu_factor");
+}
+
+mt_status
+mt_front_lu_unpack(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    const mt_tensor *LU = a->t[0], *pivots = a->t[1];
+    if (LU->ndim < 2) {
+        char shape[256];
+        mt_format_sizes(shape, sizeof(shape), LU->ndim, LU->sizes);
+        return mt_fail(MT_ERUNTIME,
+                       "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: %s "
+                       "instead",
+                       shape);
+    }
+    if (a->b[1] && pivots->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME,
+                       "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                       "torch.int32 dtype.\nNote: this function is intended to be used with the "
+                       "output produced by torch.linalg.lu_factor");
+    }
+    return mt_linalg_check_float(LU, "torch.lu_unpack");
+}
+
+mt_status
+mt_front_linalg_lu_solve(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    mt_linalg_system sys;
+    return mt_linalg_lu_solve_spec(a->t[0], a->t[1], a->t[2], a->b[0], &sys);
 }
 
 mt_status

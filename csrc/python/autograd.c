@@ -461,6 +461,95 @@ add_grad_hook(PyObject *module, PyObject *args)
     return st ? mt_py_raise(st) : Py_NewRef(Py_None);
 }
 
+/* ---- saved-tensor hooks: the engine's handles are the tuples (unpack_hook, packed) that
+ * minitorch.autograd.graph's pack function gives for a tensor ---- */
+
+static PyObject *saved_pack_fn; /* owned: tensor -> (unpack_hook, packed) */
+
+static mt_status
+py_saved_pack(mt_tensor *t, void **handle)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    mt_status st = MT_OK;
+    PyObject *arg = mt_py_wrap(mt_tensor_retain(t));
+    PyObject *res = arg ? PyObject_CallOneArg(saved_pack_fn, arg) : NULL;
+    Py_XDECREF(arg);
+    if (res != NULL && !(PyTuple_Check(res) && PyTuple_GET_SIZE(res) == 2)) {
+        Py_CLEAR(res);
+        PyErr_SetString(PyExc_TypeError, "the saved tensor pack function must give a pair");
+    }
+    if (res == NULL) {
+        st = mt_fail(MT_EPYTHON, "error in a saved tensor pack hook"); /* the error stays set */
+    }
+    *handle = res;
+    PyGILState_Release(g);
+    return st;
+}
+
+static mt_status
+py_saved_unpack(void *handle, mt_tensor **out)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    mt_status st = MT_OK;
+    PyObject *h = handle;
+    PyObject *res = PyObject_CallOneArg(PyTuple_GET_ITEM(h, 0), PyTuple_GET_ITEM(h, 1));
+    if (res != NULL && !mt_py_is_tensor(res)) {
+        PyErr_Format(PyExc_TypeError,
+                     "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                     "type %s",
+                     Py_TYPE(res)->tp_name);
+        Py_CLEAR(res);
+    }
+    if (res == NULL) {
+        st = mt_fail(MT_EPYTHON, "error in a saved tensor unpack hook");
+    } else {
+        *out = mt_tensor_retain(mt_py_unwrap(res));
+    }
+    Py_XDECREF(res);
+    PyGILState_Release(g);
+    return st;
+}
+
+static void
+py_saved_drop(void *handle)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)handle);
+    PyGILState_Release(g);
+}
+
+static const mt_saved_hooks py_saved_hooks = {py_saved_pack, py_saved_unpack, py_saved_drop};
+
+/* _C._saved_tensors_hooks_init(pack): pack(tensor) -> (unpack_hook, packed), the function the
+ * engine calls for each tensor a node saves while hooks are active */
+static PyObject *
+saved_tensors_hooks_init(PyObject *module, PyObject *fn)
+{
+    (void)module;
+    if (!PyCallable_Check(fn)) {
+        return PyErr_Format(PyExc_TypeError, "_saved_tensors_hooks_init(callable)");
+    }
+    Py_XSETREF(saved_pack_fn, Py_NewRef(fn));
+    mt_saved_hooks_install(&py_saved_hooks);
+    Py_RETURN_NONE;
+}
+
+/* _C._saved_tensors_hooks_active(bool): whether this thread has saved-tensor hooks */
+static PyObject *
+saved_tensors_hooks_active(PyObject *module, PyObject *flag)
+{
+    (void)module;
+    int on = PyObject_IsTrue(flag);
+    if (on < 0) {
+        return NULL;
+    }
+    if (on && saved_pack_fn == NULL) {
+        return PyErr_Format(PyExc_RuntimeError, "saved tensor hooks are not initialised");
+    }
+    mt_saved_hooks_set_active(on);
+    Py_RETURN_NONE;
+}
+
 /* _C._autograd_formula(op) -> the node name op records under autograd, or None. */
 static PyObject *
 autograd_formula(PyObject *module, PyObject *name)
@@ -488,6 +577,10 @@ static PyMethodDef autograd_functions[] = {
     {"_run_backward", run_backward, METH_VARARGS,
      "_run_backward(roots, grads, retain_graph, create_graph, inputs)"},
     {"_add_grad_hook", add_grad_hook, METH_VARARGS, "_add_grad_hook(tensor, fn, post_accumulate)"},
+    {"_saved_tensors_hooks_init", saved_tensors_hooks_init, METH_O,
+     "_saved_tensors_hooks_init(pack)"},
+    {"_saved_tensors_hooks_active", saved_tensors_hooks_active, METH_O,
+     "_saved_tensors_hooks_active(flag)"},
     {NULL, NULL, 0, NULL},
 };
 

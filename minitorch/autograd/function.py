@@ -9,6 +9,15 @@ from typing import Any, Tuple
 
 from .. import _C
 from .._grad_mode import no_grad
+from . import graph
+
+
+def _unpacked(unpack_hook, packed):
+    t = unpack_hook(packed)
+    if not isinstance(t, _C.TensorBase):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(t).__name__}")
+    return t
 
 
 class FunctionCtx:
@@ -17,6 +26,12 @@ class FunctionCtx:
             if t is not None and not isinstance(t, _C.TensorBase):
                 raise TypeError(f"save_for_backward can only save variables, but argument {k} is of "
                                 f"type {type(t).__name__}")
+        if graph._hooks_active():  # saved_tensors_hooks: the ctx keeps what pack gives
+            with no_grad():
+                self._packed = tuple(None if t is None else graph._pack(t) for t in tensors)
+            self.to_save, self._saved_versions = (), ()
+            return
+        self._packed = None
         self.to_save = tensors
         # Each tensor's version now: one changed in place before backward reads it is an error
         # (as for the saved tensors of built-in ops), not a silently wrong gradient.
@@ -24,6 +39,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> Tuple:
+        packed = getattr(self, "_packed", None)
+        if packed is not None:
+            return tuple(None if p is None else _unpacked(*p) for p in packed)
         saved = getattr(self, "to_save", ())
         for t, version in zip(saved, getattr(self, "_saved_versions", ())):
             if t is not None:

@@ -1,3 +1,96 @@
-"""The autograd graph's nodes: `tensor.grad_fn` is a Node (a subclass named after it, such as
-AddmmBackward0), with `name()` and `next_functions`."""
+"""torch.autograd.graph: the graph's nodes and the hooks on the tensors it saves.
+
+`tensor.grad_fn` is a Node (a subclass named after it, such as AddmmBackward0), with `name()`
+and `next_functions`.
+
+saved_tensors_hooks(pack_hook, unpack_hook) is PyTorch's: while the context is active on a
+thread, every tensor a node recorded there saves for its backward (the C engine's saved inputs
+and outputs, an autograd.Function's ctx.save_for_backward) goes through pack_hook once, with
+grad mode off, and the node keeps what pack_hook returned instead of the tensor; each backward
+through the node calls the unpack_hook of that time on it and uses the tensor it returns. The
+contexts nest (the innermost one packs) and are per thread. save_on_cpu is the pair that moves
+saved tensors to the host, disable_saved_tensors_hooks makes entering any of them an error.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable
+
+from .. import _C
 from .._C import Node  # noqa: F401
+
+__all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+
+
+class _HookState(threading.local):
+    def __init__(self):
+        self.stack: list = []  # (pack_hook, unpack_hook), innermost last
+        self.disabled = None  # disable_saved_tensors_hooks' message while it is active
+
+
+_state = _HookState()
+
+
+def _pack(tensor) -> tuple:
+    """The engine's call for a tensor a node saves while hooks are active on this thread:
+    (the unpack hook to call in backward, what the pack hook made of the tensor)."""
+    pack_hook, unpack_hook = _state.stack[-1]
+    return unpack_hook, pack_hook(tensor)
+
+
+def _hooks_active() -> bool:
+    return bool(_state.stack)
+
+
+_C._saved_tensors_hooks_init(_pack)
+
+
+class saved_tensors_hooks:
+    """Context manager: the tensors saved for backward inside it go through pack_hook, and come
+    back through unpack_hook when a backward needs them."""
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if _state.disabled is not None:
+            raise RuntimeError(_state.disabled)
+        _state.stack.append((self.pack_hook, self.unpack_hook))
+        _C._saved_tensors_hooks_active(True)
+
+    def __exit__(self, *args: object) -> None:
+        _state.stack.pop()
+        _C._saved_tensors_hooks_active(bool(_state.stack))
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU (with pin_memory a copy of theirs, PyTorch's pinned copy)
+    and copied back to their device when a backward needs them."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return tensor.device, tensor.cpu()
+            # PyTorch's pinned copy; minitorch's host memory has no pinned kind, so a plain copy
+            packed = _C.empty(tuple(tensor.shape), dtype=tensor.dtype)
+            packed.copy_(tensor)
+            return tensor.device, packed
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Inside it, entering saved_tensors_hooks (or save_on_cpu) raises RuntimeError(error_message)."""
+    previous = _state.disabled
+    try:
+        _state.disabled = error_message
+        yield
+    finally:
+        _state.disabled = previous

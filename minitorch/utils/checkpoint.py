@@ -1,18 +1,20 @@
 """torch.utils.checkpoint: activation checkpointing, which trades compute for memory.
 
-`checkpoint(function, *args)` runs function without recording its graph (so none of its
-intermediate tensors stay alive), keeps its inputs, and runs it again under autograd when the
-backward pass reaches it, then backpropagates through that recomputation. With
-preserve_rng_state=True (the default) the recomputation starts from the random state the forward
-pass saw, so dropout draws the same masks both times.
+`checkpoint(function, *args)` runs function without keeping the tensors its ops save for
+backward, and computes them again when the backward pass needs them. With preserve_rng_state=True
+(the default) the recomputation starts from the random state the forward pass saw, so dropout
+draws the same masks both times.
 
-Both of PyTorch's variants recompute here. minitorch has no saved-tensor hooks, so
-use_reentrant=False is the reentrant mechanism too, with the non-reentrant variant's interface:
-keyword arguments for function, tensors inside lists, tuples and dicts, and outputs that need no
-grad. Gradients of tensors the function reads without taking them as arguments (a module's
-parameters) are accumulated into their .grad, as the reentrant variant does; like it, this
-variant works with Tensor.backward() and torch.autograd.backward(), not with
-torch.autograd.grad(..., inputs=...) asked for those closed-over tensors.
+use_reentrant=False is PyTorch's non-reentrant variant, over saved-tensor hooks
+(autograd.graph.saved_tensors_hooks): function runs under autograd, its graph is recorded as
+usual, but every tensor a node saves is packed as a placeholder; the first unpack of a backward
+runs function again (under hooks that collect what its nodes save, in the same order) and each
+placeholder gives its recomputed tensor. So keyword arguments, tensors inside containers, inputs
+that need no grad, closed-over parameters, autograd.grad(..., inputs=...) and nested checkpoints
+all work as without checkpointing, and a recomputation that saves differently raises
+CheckpointError. use_reentrant=True is the reentrant variant: an autograd.Function that runs
+function under no_grad and, in its backward, recomputes it and backpropagates through that
+(positional tensor arguments only, gradients accumulated into the .grad of closed-over tensors).
 """
 from __future__ import annotations
 
@@ -23,7 +25,11 @@ from .. import _C
 from .._grad_mode import enable_grad, no_grad
 from ..autograd.function import Function
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+
+
+class CheckpointError(RuntimeError):
+    """A recomputation that saved other tensors than the forward pass."""
 
 
 def _devices(tensors) -> list:
@@ -146,16 +152,80 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 
         outs = CheckpointFunction.apply(function, preserve, rebuild, holder, *tensors)
     else:
-        tensors = _flatten((args, kwargs), [])
-
-        def rebuild(ts):
-            return _replace((args, kwargs), iter(ts[:len(tensors)]))
-
-        # The non-reentrant variant records a node even when no input needs grad (the
-        # function's parameters may): one empty leaf that needs grad makes Function record.
-        extra = [_C.empty(0, requires_grad=True)] if _C.is_grad_enabled() else []
-        outs = CheckpointFunction.apply(function, preserve, rebuild, holder, *tensors, *extra)
+        return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
     return _replace(holder["out"], iter(outs))
+
+
+class _Holder:
+    """What a node keeps, in the forward pass, for a tensor it saves: the tensor's place in the
+    order of saves, and its metadata."""
+
+    __slots__ = ("index", "meta")
+
+    def __init__(self, index, meta):
+        self.index, self.meta = index, meta
+
+
+def _meta(t) -> tuple:
+    return tuple(t.shape), t.dtype, t.device
+
+
+def _noop_contexts():
+    import contextlib
+
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
+    from .. import random
+    from ..autograd.graph import saved_tensors_hooks
+
+    rng = _RngState(_flatten((args, kwargs), [])) if preserve else None
+    holders: list = []  # the forward pass's holders' metadata, in the order of saves
+    recomputed: dict = {}  # index -> tensor, from the latest recomputation, each used once
+
+    def pack(t):
+        holders.append(_meta(t))
+        return _Holder(len(holders) - 1, holders[-1])
+
+    def recompute():
+        saved: list = []
+
+        def save(t):
+            saved.append(t)
+
+        def refuse(_):
+            raise CheckpointError("torch.utils.checkpoint: unpack is called on a tensor saved during the "
+                                  "recomputation, which is not supported")
+
+        _, recompute_context = (context_fn or _noop_contexts)()
+        with random.fork_rng(devices=rng.devices if rng else [], enabled=rng is not None):
+            if rng is not None:
+                rng.restore()
+            with enable_grad(), recompute_context, saved_tensors_hooks(save, refuse):
+                function(*args, **kwargs)
+        if len(saved) < len(holders):
+            raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the "
+                                  "original forward and recomputation.\n"
+                                  f"Number of tensors saved during forward: {len(holders)}\n"
+                                  f"Number of tensors saved during recomputation: {len(saved)}")
+        wrong = [k for k, (t, meta) in enumerate(zip(saved, holders)) if _meta(t) != meta]
+        if wrong:
+            lines = "".join(f"tensor at position {k}:\nsaved metadata: {holders[k]}\nrecomputed metadata: "
+                            f"{_meta(saved[k])}\n" for k in wrong)
+            raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have "
+                                  "different metadata than during the forward pass.\n" + lines)
+        recomputed.clear()
+        recomputed.update(enumerate(saved[:len(holders)]))
+
+    def unpack(holder):
+        if holder.index not in recomputed:
+            recompute()
+        return recomputed.pop(holder.index)
+
+    forward_context, _ = (context_fn or _noop_contexts)()
+    with forward_context, saved_tensors_hooks(pack, unpack):
+        return function(*args, **kwargs)
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):

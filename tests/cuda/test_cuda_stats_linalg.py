@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check_device, raises_alike
+from helpers import assert_same, check_device, raises_alike
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -89,3 +89,21 @@ def test_linalg_through_the_host_round_trip():
     x = a.cuda().requires_grad_()
     L.det(x).sum().backward()
     assert x.grad.device.type == "cuda"
+
+
+def test_lu_family_through_the_host_round_trip():
+    a = t(3, 4, 4, dtype="float64") + 4 * minitorch.eye(4, dtype=minitorch.float64)
+    b = t(3, 4, 2, dtype="float64")
+    check_device(lambda x: L.lu_factor_ex(x), a)
+    check_device(lambda x: L.lu(x), t(2, 3, 5, dtype="float64"))
+    check_device(lambda x: minitorch.lu_unpack(*L.lu_factor(x)), a)
+    check_device(lambda x, y: L.lu_solve(*L.lu_factor(x), y), a, b)
+    check_device(lambda x, y: L.lu_solve(*L.lu_factor(x), y.mT, left=False, adjoint=True), a, b)
+    raises_alike(lambda x: L.lu_factor(x), minitorch.zeros(2, 2))
+    x, y = a.cuda().requires_grad_(), b.cuda().requires_grad_()
+    L.lu_solve(*L.lu_factor(x), y).sum().backward()
+    assert x.grad.device.type == "cuda" and y.grad.device.type == "cuda"
+    cpu_x, cpu_y = a.requires_grad_(), b.requires_grad_()
+    L.lu_solve(*L.lu_factor(cpu_x), cpu_y).sum().backward()
+    assert_same(x.grad, cpu_x.grad)
+    assert_same(y.grad, cpu_y.grad)
