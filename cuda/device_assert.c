@@ -67,11 +67,11 @@ mt_cuda_assert_check(void)
                  "Assertion `input_val >= zero && input_val <= one` failed: all elements of "
                  "input should be between 0 and 1");
         break;
-    default:
+    default: /* the max poolings' backward */
         snprintf(what, sizeof(what),
-                 "Assertion `index >= 0 && index < height * width` failed: max_pool2d index "
+                 "Assertion `index >= 0 && index < height * width` failed: max_pool%dd index "
                  "%lld is out of bounds for a plane of %lld",
-                 v, b);
+                 kind == MT_CUDA_ASSERT_POOL3D_INDEX ? 3 : 2, v, b);
         break;
     }
     return mt_fail(MT_ECUDA,

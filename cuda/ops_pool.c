@@ -2,8 +2,6 @@
  * (+ backward), adaptive_avg_pool2d/3d (+ backward). The window geometry is the front end's plan
  * (ops/pool_checks.c), the kernels pool.cu's; cuDNN pooling is not used since it returns no
  * indices and cannot express ceil_mode's clipped windows or divisor_override. */
-#include <string.h>
-
 #include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
@@ -58,12 +56,7 @@ cuda_pool(mt_args *a)
         return mt_fail_not_implemented(kernels[g->nd == 3][op], "", self->dtype);
     }
     int64_t sizes[MT_MAX_DIMS];
-    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    if (g->nd == 3) {
-        sizes[self->ndim - 3] = g->od;
-    }
-    sizes[self->ndim - 2] = g->oh;
-    sizes[self->ndim - 1] = g->ow;
+    mt_pool_out_sizes(g, self->ndim, self->sizes, sizes);
     mt_device dev = mt_tensor_device(self);
     mt_status st;
     if ((st = mt_tensor_empty(self->ndim, sizes, self->dtype, dev, &out)) ||

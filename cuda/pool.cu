@@ -191,7 +191,9 @@ max_back_kernel(pool_geom g, const T *grad, T *gx, int64_t *idx, mt_cuda_assert_
          i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t p = i / (g.od * g.ow * g.oh), at = idx[i];
         if (at < 0 || at >= volume) {
-            mt_cuda_assert_fail(bad, MT_CUDA_ASSERT_POOL_INDEX, (long long)at, (long long)volume);
+            mt_cuda_assert_fail(bad,
+                                g.nd == 3 ? MT_CUDA_ASSERT_POOL3D_INDEX : MT_CUDA_ASSERT_POOL_INDEX,
+                                (long long)at, (long long)volume);
             continue;
         }
         atomicAdd(gx + p * volume + at, grad[i]);

@@ -328,6 +328,20 @@ fold_block(const R &r, typename R::S *buf)
     }
 }
 
+// The folded state s of slice k of result o, both kernels' last step: with one slice it is the
+// result, written; with more (the grid-wide reduction) it goes to its place in part, which
+// red_finish_kernel folds.
+template <typename R>
+static __device__ __forceinline__ void
+write_slice(const R &r, typename R::S s, const mt_cuda_red &p, int64_t o, int64_t k, double c)
+{
+    if (p.slices == 1) {
+        r.done(s, p, o, c);
+    } else {
+        memcpy(p.part + (o * p.slices + k) * MT_CUDA_RED_STATE_BYTES, &s, sizeof(s));
+    }
+}
+
 // x (any strides) -> nout results; blockDim.x must be MT_CUDA_RED_THREADS. Work item b is
 // slice k = b % slices of result o = b / slices; a block takes items blockIdx.x,
 // blockIdx.x + gridDim.x, ...: every thread of a block runs the same number of iterations, so
@@ -355,11 +369,7 @@ red_kernel(mt_cuda_red p)
         buf[threadIdx.x] = s;
         fold_block(r, buf);
         if (threadIdx.x == 0) {
-            if (p.slices == 1) {
-                r.done(buf[0], p, o, c);
-            } else {
-                memcpy(p.part + b * MT_CUDA_RED_STATE_BYTES, &buf[0], sizeof(S));
-            }
+            write_slice(r, buf[0], p, o, k, c);
         }
         __syncthreads(); // buf is reused by the next item
     }
@@ -427,11 +437,7 @@ red_cols_kernel(mt_cuda_red p)
             for (int w = 1; w < warps; w++) {
                 s = r.join(s, buf[w * 32 + lane]);
             }
-            if (p.slices == 1) {
-                r.done(s, p, o, c);
-            } else {
-                memcpy(p.part + (o * p.slices + k) * MT_CUDA_RED_STATE_BYTES, &s, sizeof(S));
-            }
+            write_slice(r, s, p, o, k, c);
         }
         __syncthreads(); // buf is reused by the next item
     }

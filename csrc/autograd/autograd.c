@@ -14,7 +14,8 @@
 
 /* The formula table, one row per differentiable op (formulas.def) */
 static const mt_formula table[MT_NUM_OPS] = {
-#define MT_FORMULA(op, node, backward, ...) [MT_OP_##op] = {node, backward, __VA_ARGS__},
+#define MT_FORMULA(row_op, node, fn, ...) \
+    [MT_OP_##row_op] = {.name = node, .backward = fn, .op = MT_OP_##row_op, __VA_ARGS__},
 #include "autograd/formulas.def"
 #undef MT_FORMULA
 };
@@ -902,7 +903,8 @@ mt_autograd_init(void)
         formulas[op] = table[op].backward ? &table[op] : NULL;
         if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
             refusing[op] = (mt_formula){
-                "NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u, true, 0, false, false};
+                "NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u, true, 0, false, false,
+                .op = (mt_op)op};
             formulas[op] = &refusing[op];
         }
         if (formulas[op] && !formulas[op]->own_kernel) {

@@ -106,6 +106,9 @@ typedef struct mt_formula {
      * a zero tensor of the input's size (each step's slice of a recurrent loop, each piece of a
      * split or unbind, would otherwise cost the whole input's size) */
     mt_status (*region)(mt_node *n, mt_tensor *base, mt_tensor **out);
+    /* the op of the row (set by the table): a backward function that several rows name (the 2-D
+     * and 3-D poolings') tells them apart by it */
+    mt_op op;
 } mt_formula;
 
 /* A hook on a gradient, from the binding layer (Tensor.register_hook and

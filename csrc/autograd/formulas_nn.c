@@ -9,6 +9,7 @@
 
 #include "autograd/formulas.h"
 #include "autograd/formula_chain.h"
+#include "ops/front.h" /* mt_pool_nd */
 #include "ops/nn.h"
 #define SCRATCH 8 /* the most intermediates one formula here holds */
 
@@ -116,32 +117,27 @@ mt_grad_convolution_backward_weight(mt_node *n, mt_tensor *const *g, mt_tensor *
     return grad_convolution_backward(n, g, gi, false);
 }
 
-/* ---- pooling ---- */
+/* ---- pooling: one function per family serves the 2-D and the 3-D rows ---- */
+
+/* The spatial dims of the pooling op that n differentiates. */
+static int
+pool_nd(const mt_node *n)
+{
+    return mt_pool_nd(n->formula->op);
+}
 
 // input (N, C, [D,] H, W) or (C, [D,] H, W); the forward's indices are its node's output 1
-static mt_status
-grad_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
+mt_status
+mt_grad_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2],
                      *dilation = &n->args.l[3];
-    return (three ? mt_op_max_pool3d_with_indices_backward
-                  : mt_op_max_pool2d_with_indices_backward)(g[0], n->saved[0], k->n, k->v,
-                                                            stride->n, mt_op_ints(stride),
-                                                            padding->n, padding->v, dilation->n,
-                                                            dilation->v, n->args.b[0],
-                                                            n->saved_out[1], &gi[0]);
-}
-
-mt_status
-mt_grad_max_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_max_pool(n, g, gi, false);
-}
-
-mt_status
-mt_grad_max_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_max_pool(n, g, gi, true);
+    return (pool_nd(n) == 3
+                ? mt_op_max_pool3d_with_indices_backward
+                : mt_op_max_pool2d_with_indices_backward)(g[0], n->saved[0], k->n, k->v, stride->n,
+                                                          mt_op_ints(stride), padding->n,
+                                                          padding->v, dilation->n, dilation->v,
+                                                          n->args.b[0], n->saved_out[1], &gi[0]);
 }
 
 /* max_pool2d's and max_pool3d's Autograd kernel (`op`, recording `with_indices`): with an input
@@ -178,13 +174,14 @@ mt_autograd_max_pool3d(mt_args *a)
     return autograd_max_pool(a, MT_OP_max_pool3d, MT_OP_max_pool3d_with_indices);
 }
 
-// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self, indices (grad_output's shape):
-// the backward scatters grad_output to the indices, so its gradient gathers gg there; self's
-// is zeros. nd: the spatial dims.
-static mt_status
-grad_max_pool_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int nd)
+// max_pool2d/3d_with_indices_backward: grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW),
+// self, indices (grad_output's shape): the backward scatters grad_output to the indices, so its
+// gradient gathers gg there; self's is zeros.
+mt_status
+mt_grad_max_pool_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *idx = n->saved[2], *flat_g = NULL, *flat_i = NULL, *picked = NULL;
+    const int nd = pool_nd(n);
     mt_status st = MT_OK;
     if (n->edges[0].node) {
         if ((st = mt_op_flatten(g[0], -nd, -1, &flat_g)) == MT_OK &&
@@ -202,72 +199,38 @@ grad_max_pool_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor *
     return st;
 }
 
+// avg_pool2d/3d: input (N, C, [D,] H, W) or (C, [D,] H, W); the backward op takes the forward's
+// arguments as they are
 mt_status
-mt_grad_max_pool2d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_max_pool_with_indices_backward(n, g, gi, 2);
-}
-
-mt_status
-mt_grad_max_pool3d_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_max_pool_with_indices_backward(n, g, gi, 3);
-}
-
-// input (N, C, [D,] H, W) or (C, [D,] H, W); the backward op takes the forward's arguments as
-// they are
-static mt_status
-grad_avg_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
+mt_grad_avg_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2];
     int64_t divisor = n->args.i_none & 1u ? MT_INT_NONE : n->args.i[0];
-    return (three ? mt_op_avg_pool3d_backward
-                  : mt_op_avg_pool2d_backward)(g[0], n->saved[0], k->n, k->v, stride->n,
-                                               mt_op_ints(stride), padding->n, padding->v,
-                                               n->args.b[0], n->args.b[1], divisor, &gi[0]);
-}
-
-mt_status
-mt_grad_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_avg_pool(n, g, gi, false);
-}
-
-mt_status
-mt_grad_avg_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_avg_pool(n, g, gi, true);
+    return (pool_nd(n) == 3 ? mt_op_avg_pool3d_backward
+                            : mt_op_avg_pool2d_backward)(g[0], n->saved[0], k->n, k->v, stride->n,
+                                                         mt_op_ints(stride), padding->n, padding->v,
+                                                         n->args.b[0], n->args.b[1], divisor,
+                                                         &gi[0]);
 }
 
 /* avg_pool2d/3d_backward (grad_output, self, the forward's arguments) is linear in grad_output:
  * its gradient is the forward pool of gg; self's is zeros. */
-static mt_status
-grad_avg_pool_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, bool three)
+mt_status
+mt_grad_avg_pool_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     const mt_intlist *k = &n->args.l[0], *stride = &n->args.l[1], *padding = &n->args.l[2];
     int64_t divisor = n->args.i_none & 1u ? MT_INT_NONE : n->args.i[0];
     mt_status st = MT_OK;
     if (n->edges[0].node) {
-        st = (three ? mt_op_avg_pool3d
-                    : mt_op_avg_pool2d)(g[0], k->n, k->v, stride->n, mt_op_ints(stride), padding->n,
-                                        padding->v, n->args.b[0], n->args.b[1], divisor, &gi[0]);
+        st = (pool_nd(n) == 3 ? mt_op_avg_pool3d : mt_op_avg_pool2d)(g[0], k->n, k->v, stride->n,
+                                                                     mt_op_ints(stride), padding->n,
+                                                                     padding->v, n->args.b[0],
+                                                                     n->args.b[1], divisor, &gi[0]);
     }
     if (st == MT_OK && n->edges[1].node) {
         st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
     }
     return st;
-}
-
-mt_status
-mt_grad_avg_pool2d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_avg_pool_backward(n, g, gi, false);
-}
-
-mt_status
-mt_grad_avg_pool3d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_avg_pool_backward(n, g, gi, true);
 }
 
 // input (N, C, H, W), grid (N, OH, OW, 2): the backward op gives both gradients; the ones no
@@ -281,23 +244,20 @@ mt_grad_grid_sampler_2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                           n->edges[1].node ? &gi[1] : NULL);
 }
 
+// adaptive_avg_pool2d/3d: input (N, C, [D,] H, W) or (C, [D,] H, W)
 mt_status
-mt_grad_adaptive_avg_pool2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_grad_adaptive_avg_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return mt_op__adaptive_avg_pool2d_backward(g[0], n->saved[0], &gi[0]);
-}
-
-mt_status
-mt_grad_adaptive_avg_pool3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return mt_op__adaptive_avg_pool3d_backward(g[0], n->saved[0], &gi[0]);
+    return (pool_nd(n) == 3 ? mt_op__adaptive_avg_pool3d_backward
+                            : mt_op__adaptive_avg_pool2d_backward)(g[0], n->saved[0], &gi[0]);
 }
 
 /* _adaptive_avg_pool2d/3d_backward (grad_output, self) is linear in grad_output: its gradient
  * is the adaptive pool of gg to grad_output's last nd sizes; self's is zeros. */
-static mt_status
-grad_adaptive_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int nd)
+mt_status
+mt_grad_adaptive_avg_pool_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
+    const int nd = pool_nd(n);
     mt_status st = MT_OK;
     if (n->edges[0].node) {
         const mt_meta *m = &n->in_meta[0];
@@ -309,18 +269,6 @@ grad_adaptive_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int nd)
         st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
     }
     return st;
-}
-
-mt_status
-mt_grad_adaptive_avg_pool2d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_adaptive_backward(n, g, gi, 2);
-}
-
-mt_status
-mt_grad_adaptive_avg_pool3d_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return grad_adaptive_backward(n, g, gi, 3);
 }
 
 /* ---- normalisation ---- */

@@ -7,7 +7,6 @@
  * (ops/pool_checks.c). */
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "cpu/copy.h"
 #include "cpu/iter.h"
@@ -162,12 +161,7 @@ run_pool(mt_args *a, pool_fn loop, const pool_geom *g, bool want_idx)
 {
     mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
     int64_t sizes[MT_MAX_DIMS];
-    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    if (g->nd == 3) {
-        sizes[self->ndim - 3] = g->od;
-    }
-    sizes[self->ndim - 2] = g->oh;
-    sizes[self->ndim - 1] = g->ow;
+    mt_pool_out_sizes(g, self->ndim, self->sizes, sizes);
     mt_status st = mt_tensor_empty(self->ndim, sizes, self->dtype, mt_tensor_device(self), &out);
     if (st == MT_OK && want_idx) {
         st = mt_tensor_empty(self->ndim, sizes, MT_INT64, mt_tensor_device(self), &idx);
@@ -200,10 +194,14 @@ out_release:
     return st;
 }
 
-/* ---- the ops ---- */
+/* ---- the ops: one kernel for the 2-D and the 3-D op (ops.def's CPU_AS rows), the plan's
+ * geometry telling them apart ---- */
 
-static mt_status
-max_pool(mt_args *a, bool want_idx)
+// self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW).
+// max_pool2d/3d, and their with_indices forms, which also return int64 indices (out's shape)
+// of each maximum within its plane, (d * H + h) * W + w
+mt_status
+mt_cpu_max_pool(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
     static const pool_fn loops[MT_NUM_DTYPES] = {
@@ -213,40 +211,12 @@ max_pool(mt_args *a, bool want_idx)
         return mt_fail_not_implemented(a->plan->pool.nd == 3 ? "max_pool3d" : "max_pool2d", "",
                                        x->dtype);
     }
-    return run_pool(a, loops[x->dtype], &a->plan->pool, want_idx);
+    return run_pool(a, loops[x->dtype], &a->plan->pool, mt_op_nout[a->plan->op] == 2);
 }
 
-// self (N, C, H, W) or (C, H, W); out (N, C, OH, OW) or (C, OH, OW)
+// avg_pool2d/3d: self and out as max_pool's
 mt_status
-mt_cpu_max_pool2d(mt_args *a)
-{
-    return max_pool(a, false);
-}
-
-// as max_pool2d; indices (int64, out's shape) of each maximum within its plane, h * W + w
-mt_status
-mt_cpu_max_pool2d_with_indices(mt_args *a)
-{
-    return max_pool(a, true);
-}
-
-// self (N, C, D, H, W) or (C, D, H, W); out (N, C, OD, OH, OW) or (C, OD, OH, OW)
-mt_status
-mt_cpu_max_pool3d(mt_args *a)
-{
-    return max_pool(a, false);
-}
-
-// as max_pool3d; indices (int64, out's shape) of each maximum within its volume, (d*H+h)*W+w
-mt_status
-mt_cpu_max_pool3d_with_indices(mt_args *a)
-{
-    return max_pool(a, true);
-}
-
-// self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW)
-static mt_status
-avg_pool(mt_args *a)
+mt_cpu_avg_pool(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
     static const pool_fn loops[MT_NUM_DTYPES] = {
@@ -259,22 +229,9 @@ avg_pool(mt_args *a)
     return run_pool(a, loops[x->dtype], &a->plan->pool, false);
 }
 
+// adaptive_avg_pool2d/3d: self and out as max_pool's, output_size ([OD,] OH, OW)
 mt_status
-mt_cpu_avg_pool2d(mt_args *a)
-{
-    return avg_pool(a);
-}
-
-mt_status
-mt_cpu_avg_pool3d(mt_args *a)
-{
-    return avg_pool(a);
-}
-
-// self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW),
-// output_size ([OD,] OH, OW)
-static mt_status
-adaptive_avg_pool(mt_args *a)
+mt_cpu_adaptive_avg_pool(mt_args *a)
 {
     const mt_tensor *x = a->t[0];
     static const pool_fn loops[MT_NUM_DTYPES] = {
@@ -285,16 +242,4 @@ adaptive_avg_pool(mt_args *a)
                                        "", x->dtype);
     }
     return run_pool(a, loops[x->dtype], &a->plan->pool, false);
-}
-
-mt_status
-mt_cpu_adaptive_avg_pool2d(mt_args *a)
-{
-    return adaptive_avg_pool(a);
-}
-
-mt_status
-mt_cpu_adaptive_avg_pool3d(mt_args *a)
-{
-    return adaptive_avg_pool(a);
 }

@@ -133,7 +133,7 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
              ok;
     }
     if (!ok) {
-        st = mt_fail_pool_index(in_plane);
+        st = mt_fail_pool_index(g->nd, in_plane);
         goto out_release;
     }
     a->out[0] = gx;
@@ -145,69 +145,34 @@ out_release:
     return st;
 }
 
-// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
-// W), indices (int64, grad_output's shape) of each window's maximum in its plane; out (self's
-// shape)
-static mt_status
-max_back(mt_args *a)
+/* ---- the ops: one kernel for the 2-D and the 3-D op (ops.def's CPU_AS rows) ---- */
+
+// max_pool2d/3d_with_indices_backward: grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW),
+// self (N, C, [D,] H, W) or (C, [D,] H, W), indices (int64, grad_output's shape) of each
+// window's maximum in its plane; out (self's shape)
+mt_status
+mt_cpu_max_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *idx = a->t[2];
     return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &a->plan->pool,
                     idx);
 }
 
+// avg_pool2d/3d_backward: grad_output and self as max_pool_backward's, the forward's window
+// arguments
 mt_status
-mt_cpu_max_pool2d_with_indices_backward(mt_args *a)
-{
-    return max_back(a);
-}
-
-mt_status
-mt_cpu_max_pool3d_with_indices_backward(mt_args *a)
-{
-    return max_back(a);
-}
-
-// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
-// W), the forward's window arguments; out (self's shape)
-static mt_status
-avg_back(mt_args *a)
+mt_cpu_avg_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
     return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &a->plan->pool,
                     NULL);
 }
 
+// _adaptive_avg_pool2d/3d_backward: grad_output and self as max_pool_backward's
 mt_status
-mt_cpu_avg_pool2d_backward(mt_args *a)
-{
-    return avg_back(a);
-}
-
-mt_status
-mt_cpu_avg_pool3d_backward(mt_args *a)
-{
-    return avg_back(a);
-}
-
-// grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or (C, [D,] H,
-// W); out (self's shape)
-static mt_status
-adaptive_back(mt_args *a)
+mt_cpu_adaptive_avg_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
     return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64,
                     &a->plan->pool, NULL);
-}
-
-mt_status
-mt_cpu__adaptive_avg_pool2d_backward(mt_args *a)
-{
-    return adaptive_back(a);
-}
-
-mt_status
-mt_cpu__adaptive_avg_pool3d_backward(mt_args *a)
-{
-    return adaptive_back(a);
 }

@@ -32,6 +32,21 @@ mt_pool_flat_depth(pool_geom *g)
     g->pd = 0;
 }
 
+/* The output's ndim sizes: the input's (in) with the last nd (g->nd) replaced by g's output
+ * sizes. */
+MT_POOL_INLINE void
+mt_pool_out_sizes(const pool_geom *g, int ndim, const int64_t *in, int64_t *out)
+{
+    for (int i = 0; i < ndim; i++) {
+        out[i] = in[i];
+    }
+    if (g->nd == 3) {
+        out[ndim - 3] = g->od;
+    }
+    out[ndim - 2] = g->oh;
+    out[ndim - 1] = g->ow;
+}
+
 /* avg pooling's window from output position o along one dim of size n (kernel k, stride s,
  * padding p): its taps inside the input [*i0, *i1), and its length clipped to the padded input. */
 MT_POOL_INLINE int64_t

@@ -44,12 +44,12 @@ mt_fail_one_hot_class(bool negative)
 }
 
 mt_status
-mt_fail_pool_index(int64_t plane)
+mt_fail_pool_index(int nd, int64_t plane)
 {
     return mt_fail(MT_EINDEX,
-                   "max_pool2d_with_indices_backward: an index is outside its plane of %lld "
+                   "max_pool%dd_with_indices_backward: an index is outside its plane of %lld "
                    "elements",
-                   (long long)plane);
+                   nd, (long long)plane);
 }
 
 mt_status
@@ -69,7 +69,7 @@ mt_fail_kernel(mt_kernel_fail kind, const mt_fail_args *x)
     case MT_FAIL_ONE_HOT_CLASS:
         return mt_fail_one_hot_class(x->flag);
     case MT_FAIL_POOL_INDEX:
-        return mt_fail_pool_index(x->value);
+        return mt_fail_pool_index(x->dim, x->value);
     }
     return mt_fail(MT_ERUNTIME, "unknown kernel failure %d", (int)kind);
 }

@@ -25,8 +25,9 @@ mt_status mt_fail_nll_target(int64_t target);
 mt_status mt_fail_bce_range(bool input);
 /* one_hot: a negative class value, or (!negative) one at or above num_classes. */
 mt_status mt_fail_one_hot_class(bool negative);
-/* max_pool2d_with_indices_backward: an index outside its plane of plane elements. */
-mt_status mt_fail_pool_index(int64_t plane);
+/* max_pool2d/3d_with_indices_backward (nd 2 or 3 spatial dims): an index outside its plane
+ * of plane elements. */
+mt_status mt_fail_pool_index(int nd, int64_t plane);
 
 /* The failures above as one call, the one entry of the C API that a plug-in's same-named
  * functions forward to (cuda/capi_import.c): kind and the arguments of its function. */
@@ -37,7 +38,7 @@ typedef enum mt_kernel_fail {
     MT_FAIL_NLL_TARGET,    /* value (the target) */
     MT_FAIL_BCE_RANGE,     /* flag (input) */
     MT_FAIL_ONE_HOT_CLASS, /* flag (negative) */
-    MT_FAIL_POOL_INDEX,    /* value (the plane) */
+    MT_FAIL_POOL_INDEX,    /* dim (the spatial dims), value (the plane) */
 } mt_kernel_fail;
 
 typedef struct mt_fail_args {

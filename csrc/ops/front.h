@@ -49,6 +49,10 @@ mt_front_on_cuda(const mt_tensor *t)
     return mt_tensor_device(t).type == MT_CUDA;
 }
 
+/* A pooling op's spatial dims: 3 for the 3-D poolings and their backward ops, else 2. Their
+ * front ends, kernels and formulas serve both ranks and tell them apart by it (pool_checks.c). */
+int mt_pool_nd(mt_op op);
+
 /* The ops with a front end: X(op, front) runs mt_front_<front> before op's kernels, by family
  * and the file that defines them. A front end shared by several ops tells them apart by p->op.
  * A new op's front end is its function and one entry here. */
@@ -69,16 +73,14 @@ mt_front_on_cuda(const mt_tensor *t)
     X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \
     X(convolution_backward_weight, convolution_backward)                                        \
     /* pooling: pool_checks.c */                                                                \
-    X(max_pool2d, max_pool2d) X(max_pool2d_with_indices, max_pool2d) X(avg_pool2d, avg_pool2d)  \
-    X(adaptive_avg_pool2d, adaptive_avg_pool2d)                                                  \
-    X(max_pool2d_with_indices_backward, max_pool2d_with_indices_backward)                       \
-    X(avg_pool2d_backward, avg_pool2d_backward)                                                  \
-    X(_adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward)                               \
-    X(max_pool3d, max_pool3d) X(max_pool3d_with_indices, max_pool3d) X(avg_pool3d, avg_pool3d)  \
-    X(adaptive_avg_pool3d, adaptive_avg_pool3d)                                                  \
-    X(max_pool3d_with_indices_backward, max_pool3d_with_indices_backward)                       \
-    X(avg_pool3d_backward, avg_pool3d_backward)                                                  \
-    X(_adaptive_avg_pool3d_backward, adaptive_avg_pool3d_backward)                               \
+    X(max_pool2d, max_pool) X(max_pool2d_with_indices, max_pool) X(max_pool3d, max_pool)        \
+    X(max_pool3d_with_indices, max_pool) X(avg_pool2d, avg_pool) X(avg_pool3d, avg_pool)        \
+    X(adaptive_avg_pool2d, adaptive_avg_pool) X(adaptive_avg_pool3d, adaptive_avg_pool)         \
+    X(max_pool2d_with_indices_backward, max_pool_backward)                                      \
+    X(max_pool3d_with_indices_backward, max_pool_backward)                                      \
+    X(avg_pool2d_backward, avg_pool_backward) X(avg_pool3d_backward, avg_pool_backward)         \
+    X(_adaptive_avg_pool2d_backward, adaptive_avg_pool_backward)                                \
+    X(_adaptive_avg_pool3d_backward, adaptive_avg_pool_backward)                                \
     /* spatial transformers: grid_sample.c */                                                    \
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \

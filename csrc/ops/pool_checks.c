@@ -1,10 +1,11 @@
 /* The front ends of 2-D and 3-D pooling (max_pool2d/3d with and without indices, avg_pool2d/3d,
  * adaptive_avg_pool2d/3d) and of their backward ops, for every device: PyTorch's checks in its
  * order (Pool.h's pool2d_shape_check, pool3d_shape_check, pooling_output_shape), so the first
- * failing one gives its message,
- * and the window geometry (pool_geom) that the kernels of csrc/cpu/pool*.c and cuda/ops_pool.c
- * loop over. */
+ * failing one gives its message, and the window geometry (pool_geom) that the kernels of
+ * csrc/cpu/pool*.c and cuda/ops_pool.c loop over. One front end per family serves both ranks,
+ * over nd spatial dims (mt_pool_nd of the op); a 2-D op is a 3-D one of depth 1. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/front.h"
@@ -44,112 +45,202 @@ output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, boo
     return MT_OK;
 }
 
-/* PyTorch's pool2d_shape_check (contiguous layout) for x (C, H, W) or (N, C, H, W). */
-static mt_status
-shape_check(const mt_tensor *x, const pool_geom *g)
+int
+mt_pool_nd(mt_op op)
 {
-    if (g->kh <= 0 || g->kw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "kernel size should be greater than zero, but got kH: %" PRId64
-                       " kW: %" PRId64,
-                       g->kh, g->kw);
+    switch (op) {
+    case MT_OP_max_pool3d:
+    case MT_OP_max_pool3d_with_indices:
+    case MT_OP_avg_pool3d:
+    case MT_OP_adaptive_avg_pool3d:
+    case MT_OP_max_pool3d_with_indices_backward:
+    case MT_OP_avg_pool3d_backward:
+    case MT_OP__adaptive_avg_pool3d_backward:
+        return 3;
+    default:
+        return 2;
     }
-    if (g->sh <= 0 || g->sw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "stride should be greater than zero, but got dH: %" PRId64 " dW: %" PRId64,
-                       g->sh, g->sw);
+}
+
+/* How PyTorch's messages count nd values. */
+static const char *const count_words[4] = {"", "one", "two", "three"};
+
+/* An int[1] or int[nd] argument's values as (d, h, w), d only in 3-D, one value standing for
+ * all; false for another count. */
+static bool
+spread(const mt_intlist *l, int nd, int64_t *d, int64_t *h, int64_t *w)
+{
+    if (l->n != 1 && l->n != nd) {
+        return false;
     }
-    if (g->dh <= 0 || g->dw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "dilation should be greater than zero, but got dilationH: %" PRId64
-                       " dilationW: %" PRId64,
-                       g->dh, g->dw);
+    if (nd == 3) {
+        *d = l->v[0];
     }
-    const int64_t *s = x->sizes;
-    bool valid = x->ndim >= 3 && s[1] != 0 && s[2] != 0;
-    if (!((x->ndim == 3 && s[0] != 0 && valid) || (x->ndim == 4 && valid && s[3] != 0))) {
-        char buf[256];
+    *h = l->v[(l->n - 1) / 2];
+    *w = l->v[l->n - 1];
+    return true;
+}
+
+/* A window argument as PyTorch's shape checks show it: "kT: 1 kH: 2 kW: 3" for name "k", the T
+ * part in 3-D only. */
+static const char *
+named(char *buf, size_t size, int nd, const char *name, int64_t d, int64_t h, int64_t w)
+{
+    if (nd == 3) {
+        snprintf(buf, size, "%sT: %" PRId64 " %sH: %" PRId64 " %sW: %" PRId64, name, d, name, h,
+                 name, w);
+    } else {
+        snprintf(buf, size, "%sH: %" PRId64 " %sW: %" PRId64, name, h, name, w);
+    }
+    return buf;
+}
+
+/* "CxHxW", or "CxDxHxW" in 3-D: a plane count and its spatial sizes. */
+static const char *
+crossed(char *buf, size_t size, int nd, int64_t c, int64_t d, int64_t h, int64_t w)
+{
+    if (nd == 3) {
+        snprintf(buf, size, "%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64, c, d, h, w);
+    } else {
+        snprintf(buf, size, "%" PRId64 "x%" PRId64 "x%" PRId64, c, h, w);
+    }
+    return buf;
+}
+
+/* PyTorch's pool2d_shape_check and pool3d_shape_check (contiguous layout) for x with nd + 1 or
+ * nd + 2 dims: fn names the 3-D op in its messages, check_input_size for avg_pool3d's. */
+static mt_status
+shape_check(const mt_tensor *x, int nd, const char *fn, bool check_input_size, const pool_geom *g)
+{
+    char b1[256], b2[256];
+    if (g->kd <= 0 || g->kh <= 0 || g->kw <= 0) {
+        return mt_fail(MT_ERUNTIME, "kernel size should be greater than zero, but got %s",
+                       named(b1, sizeof(b1), nd, "k", g->kd, g->kh, g->kw));
+    }
+    if (g->sd <= 0 || g->sh <= 0 || g->sw <= 0) {
+        return mt_fail(MT_ERUNTIME, "stride should be greater than zero, but got %s",
+                       named(b1, sizeof(b1), nd, "d", g->sd, g->sh, g->sw));
+    }
+    if (g->dd <= 0 || g->dh <= 0 || g->dw <= 0) {
+        return mt_fail(MT_ERUNTIME, "dilation should be greater than zero, but got %s",
+                       named(b1, sizeof(b1), nd, "dilation", g->dd, g->dh, g->dw));
+    }
+    /* the non-batch dims must not be empty; the batch dim may */
+    int empty = x->ndim == nd + 1 || x->ndim == nd + 2 ? -1 : 0;
+    for (int i = x->ndim == nd + 2 ? 1 : 0; empty < 0 && i < x->ndim; i++) {
+        empty = x->sizes[i] <= 0 ? i : -1;
+    }
+    if (empty >= 0 && nd == 2) {
         return mt_fail(MT_ERUNTIME,
                        "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for "
                        "input, but got:%s",
-                       mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes));
+                       mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes));
     }
-    if (g->kw / 2 < g->pw || g->kh / 2 < g->ph) {
+    if (empty >= 0) {
         return mt_fail(MT_ERUNTIME,
-                       "pad should be smaller than or equal to half of kernel size, but got padW = "
-                       "%" PRId64 ", padH = %" PRId64 ", kW = %" PRId64 ", kH = %" PRId64,
-                       g->pw, g->ph, g->kw, g->kh);
+                       "%s: Expected input's non-batch dimensions to have positive length, "
+                       "but input has a shape of %s and non-batch dimension %" PRId64
+                       " has length zero!",
+                       fn, mt_format_sizes(b1, sizeof(b1), x->ndim, x->sizes), x->sizes[empty]);
     }
-    if (g->ow < 1 || g->oh < 1) {
-        int64_t c = x->sizes[x->ndim - 3];
+    if (check_input_size && (g->d < g->kd || g->h < g->kh || g->w < g->kw)) {
         return mt_fail(MT_ERUNTIME,
-                       "Given input size: (%" PRId64 "x%" PRId64 "x%" PRId64
-                       "). Calculated output size: (%" PRId64 "x%" PRId64 "x%" PRId64
-                       "). Output size is too small",
-                       c, g->h, g->w, c, g->oh, g->ow);
+                       "input image (T: %" PRId64 " H: %" PRId64 " W: %" PRId64
+                       ") smaller than kernel size (kT: %" PRId64 " kH: %" PRId64 " kW: %" PRId64
+                       ")",
+                       g->d, g->h, g->w, g->kd, g->kh, g->kw);
+    }
+    if (g->kd / 2 < g->pd || g->kw / 2 < g->pw || g->kh / 2 < g->ph) {
+        return nd == 3 ? mt_fail(MT_ERUNTIME,
+                                 "pad should be smaller than or equal to half of kernel size, but "
+                                 "got kT: %" PRId64 " kW: %" PRId64 " kH: %" PRId64
+                                 " padT: %" PRId64 " padW: %" PRId64 " padH: %" PRId64,
+                                 g->kd, g->kw, g->kh, g->pd, g->pw, g->ph)
+                       : mt_fail(MT_ERUNTIME,
+                                 "pad should be smaller than or equal to half of kernel size, but "
+                                 "got padW = %" PRId64 ", padH = %" PRId64 ", kW = %" PRId64
+                                 ", kH = %" PRId64,
+                                 g->pw, g->ph, g->kw, g->kh);
+    }
+    if (g->od < 1 || g->ow < 1 || g->oh < 1) {
+        int64_t c = x->sizes[x->ndim - nd - 1];
+        return mt_fail(MT_ERUNTIME,
+                       "Given input size: (%s). Calculated output size: (%s). Output size is too "
+                       "small",
+                       crossed(b1, sizeof(b1), nd, c, g->d, g->h, g->w),
+                       crossed(b2, sizeof(b2), nd, c, g->od, g->oh, g->ow));
     }
     return MT_OK;
 }
 
-/* Window geometry of max_pool2d and avg_pool2d from their int[] arguments kernel_size, stride
- * and padding (slots 0-2); `op` names the op in the messages. */
+/* The window arguments kernel_size, stride and padding (slots 0-2) over nd dims, with `op`'s
+ * wording (`either` for all but avg_pool3d's). */
 static mt_status
-window_args(const mt_args *a, const char *op, pool_geom *g)
+window_args(const mt_args *a, int nd, const char *op, const char *either, pool_geom *g)
 {
     const mt_intlist *stride = &a->l[1];
-    if (!mt_front_pair(&a->l[0], &g->kh, &g->kw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: kernel_size must either be a single int, or a tuple of two ints", op);
+    const char *count = count_words[nd];
+    if (!spread(&a->l[0], nd, &g->kd, &g->kh, &g->kw)) {
+        return mt_fail(MT_ERUNTIME, "%s: kernel_size must %sbe a single int, or a tuple of %s ints",
+                       op, either, count);
     }
     if (stride->none || stride->n == 0) {
+        g->sd = g->kd;
         g->sh = g->kh;
         g->sw = g->kw;
-    } else if (!mt_front_pair(stride, &g->sh, &g->sw)) {
+    } else if (!spread(stride, nd, &g->sd, &g->sh, &g->sw)) {
         return mt_fail(MT_ERUNTIME,
-                       "%s: stride must either be omitted, a single int, or a tuple of two "
-                       "ints",
-                       op);
+                       "%s: stride must %sbe omitted, a single int, or a tuple of %s ints", op,
+                       either, count);
     }
-    if (!mt_front_pair(&a->l[2], &g->ph, &g->pw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: padding must either be a single int, or a tuple of two ints", op);
+    if (!spread(&a->l[2], nd, &g->pd, &g->ph, &g->pw)) {
+        return mt_fail(MT_ERUNTIME, "%s: padding must %sbe a single int, or a tuple of %s ints", op,
+                       either, count);
     }
     return MT_OK;
 }
 
-/* Output sizes and the checks that follow them; x has at least 3 dims. */
-static mt_status
-window_shape(const mt_tensor *x, bool ceil_mode, pool_geom *g)
+/* g's input sizes from x's last nd dims and its planes (a 2-D geometry of depth 1). */
+static void
+input_sizes(const mt_tensor *x, int nd, pool_geom *g)
 {
-    mt_pool_flat_depth(g);
+    if (nd == 2) {
+        mt_pool_flat_depth(g);
+    } else {
+        g->nd = 3;
+        g->d = x->sizes[x->ndim - 3];
+    }
     g->h = x->sizes[x->ndim - 2];
     g->w = x->sizes[x->ndim - 1];
-    g->planes = mt_tensor_numel(x) / (g->h * g->w > 0 ? g->h * g->w : 1);
+    const int64_t volume = g->d * g->h * g->w;
+    g->planes = volume > 0 ? mt_tensor_numel(x) / volume : 0;
+}
+
+/* The input's spatial sizes, the output sizes and the shape checks that follow them (as
+ * shape_check's arguments); x has at least nd + 1 dims. */
+static mt_status
+window_shape(const mt_tensor *x, bool ceil_mode, int nd, const char *fn, bool check_input_size,
+             pool_geom *g)
+{
+    input_sizes(x, nd, g);
     mt_status st;
-    if ((st = output_size(g->h, g->kh, g->ph, g->sh, g->dh, ceil_mode, &g->oh)) ||
+    if ((nd == 3 && (st = output_size(g->d, g->kd, g->pd, g->sd, g->dd, ceil_mode, &g->od))) ||
+        (st = output_size(g->h, g->kh, g->ph, g->sh, g->dh, ceil_mode, &g->oh)) ||
         (st = output_size(g->w, g->kw, g->pw, g->sw, g->dw, ceil_mode, &g->ow))) {
         return st;
     }
-    return shape_check(x, g);
+    return shape_check(x, nd, fn, check_input_size, g);
 }
 
-/* max_pool2d (and with_indices): kernel_size, stride, padding, dilation, ceil_mode */
+/* Checks x has nd + 1 or nd + 2 dims, as the max pools (and avg_pool3d) do before their sizes. */
 static mt_status
-max_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
+batch_dims(const mt_tensor *x, int nd)
 {
-    *g = (pool_geom){0};
-    mt_status st = window_args(a, "max_pool2d", g);
-    if (st) {
-        return st;
+    if (x->ndim != nd + 1 && x->ndim != nd + 2) {
+        return mt_fail(MT_ERUNTIME, "non-empty %dD or %dD (batch mode) tensor expected for input",
+                       nd + 1, nd + 2);
     }
-    if (!mt_front_pair(&a->l[3], &g->dh, &g->dw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "max_pool2d: dilation must be either a single int, or a tuple of two ints");
-    }
-    if (x->ndim != 3 && x->ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "non-empty 3D or 4D (batch mode) tensor expected for input");
-    }
-    return window_shape(x, a->b[0], g);
+    return MT_OK;
 }
 
 /* Checks the input has dim -3, as PyTorch's input.size(-3) does. */
@@ -163,14 +254,40 @@ has_dim_minus_3(const mt_tensor *x)
     return mt_wrap_dim(-3, x->ndim, &d);
 }
 
-/* avg_pool2d's window geometry for input x from its arguments (kernel_size, stride, padding,
- * ceil_mode, count_include_pad, divisor_override in their slots). */
+/* max_pool2d/3d (and with_indices) over nd dims: kernel_size, stride, padding, dilation,
+ * ceil_mode */
 static mt_status
-avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
+max_pool_geom(const mt_args *a, const mt_tensor *x, int nd, pool_geom *g)
 {
-    *g = (pool_geom){.dh = 1, .dw = 1, .count_include_pad = a->b[1]};
-    mt_status st = window_args(a, "avg_pool2d", g);
+    *g = (pool_geom){0};
+    const char *op = nd == 3 ? "max_pool3d" : "max_pool2d";
+    mt_status st = window_args(a, nd, op, "either ", g);
     if (st) {
+        return st;
+    }
+    if (!spread(&a->l[3], nd, &g->dd, &g->dh, &g->dw)) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: dilation must be either a single int, or a tuple of %s ints", op,
+                       count_words[nd]);
+    }
+    if ((st = batch_dims(x, nd))) {
+        return st;
+    }
+    /* PyTorch names its 3-D kernel, per device */
+    const char *fn = mt_front_on_cuda(x) ? "max_pool3d_with_indices_out_cuda_template()"
+                                         : "max_pool3d_with_indices_out_cpu_template()";
+    return window_shape(x, a->b[0], nd, fn, false, g);
+}
+
+/* avg_pool2d/3d over nd dims for input x: kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override in their slots */
+static mt_status
+avg_pool_geom(const mt_args *a, const mt_tensor *x, int nd, pool_geom *g)
+{
+    *g = (pool_geom){.dd = 1, .dh = 1, .dw = 1, .count_include_pad = a->b[1]};
+    mt_status st = window_args(a, nd, nd == 3 ? "avg_pool3d" : "avg_pool2d",
+                               nd == 3 ? "" : "either ", g);
+    if (st || (nd == 3 && (st = batch_dims(x, nd)))) {
         return st;
     }
     g->has_divisor = !(a->i_none & 1u);
@@ -178,51 +295,65 @@ avg_pool2d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
     if (g->has_divisor && g->divisor == 0) {
         return mt_fail(MT_ERUNTIME, "divisor must be not zero");
     }
-    if ((st = has_dim_minus_3(x))) {
+    if (nd == 2 && (st = has_dim_minus_3(x))) {
         return st;
     }
-    return window_shape(x, a->b[0], g);
+    return window_shape(x, a->b[0], nd, "avg_pool3d()", nd == 3, g);
 }
 
-// self (N, C, H, W) or (C, H, W), output_size (OH, OW)
+// self (N, C, [D,] H, W) or (C, [D,] H, W); max_pool2d/3d and their with_indices forms
 mt_status
-mt_front_adaptive_avg_pool2d(const mt_args *a, mt_plan *p)
+mt_front_max_pool(const mt_args *a, mt_plan *p)
+{
+    return max_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool);
+}
+
+// self (N, C, [D,] H, W) or (C, [D,] H, W); avg_pool2d/3d
+mt_status
+mt_front_avg_pool(const mt_args *a, mt_plan *p)
+{
+    return avg_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool);
+}
+
+// self (N, C, [D,] H, W) or (C, [D,] H, W), output_size ([OD,] OH, OW); adaptive_avg_pool2d/3d
+mt_status
+mt_front_adaptive_avg_pool(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *x = a->t[0];
+    const int nd = mt_pool_nd(p->op);
+    const char *op = nd == 3 ? "adaptive_avg_pool3d" : "adaptive_avg_pool2d";
     pool_geom *g = &p->pool;
     *g = (pool_geom){0};
     char buf[256];
-    if (a->l[0].n == 1) {
-        g->oh = g->ow = a->l[0].v[0];
-    } else if (a->l[0].n == 2) {
-        g->oh = a->l[0].v[0];
-        g->ow = a->l[0].v[1];
-    } else {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d: output_size must be 2");
+    if (!spread(&a->l[0], nd, &g->od, &g->oh, &g->ow)) {
+        return mt_fail(MT_ERUNTIME, "%s: output_size must be %d", op, nd);
     }
-    if (g->oh < 0 || g->ow < 0) {
+    if (g->od < 0 || g->oh < 0 || g->ow < 0) {
+        if (nd == 3) { /* PyTorch's spacing */
+            snprintf(buf, sizeof(buf), "{%" PRId64 ", %" PRId64 ",%" PRId64 "}", g->od, g->oh,
+                     g->ow);
+        } else {
+            snprintf(buf, sizeof(buf), "{%" PRId64 ", %" PRId64 "}", g->oh, g->ow);
+        }
         return mt_fail(MT_ERUNTIME,
-                       "adaptive_avg_pool2d: elements of output_size must be greater than or "
-                       "equal to 0 but received {%" PRId64 ", %" PRId64 "}",
-                       g->oh, g->ow);
+                       "%s: elements of output_size must be greater than or equal to 0 but "
+                       "received %s",
+                       op, buf);
     }
-    if (x->ndim != 3 && x->ndim != 4) {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got %s",
-                       mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes));
+    if (x->ndim != nd + 1 && x->ndim != nd + 2) {
+        return mt_fail(MT_ERUNTIME, "%s(): Expected %dD or %dD tensor, but got %s", op, nd + 1,
+                       nd + 2, mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes));
     }
-    for (int d = x->ndim - 2; d < x->ndim; d++) {
+    /* PyTorch checks the spatial dims in 2-D, every dim but the first in 3-D */
+    for (int d = nd == 3 ? 1 : x->ndim - 2; d < x->ndim; d++) {
         if (x->sizes[d] == 0) {
             return mt_fail(MT_ERUNTIME,
-                           "adaptive_avg_pool2d(): Expected input to have non-zero size for "
-                           "non-batch dimensions, but input has sizes %s with dimension %d being "
-                           "empty",
-                           mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), d);
+                           "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                           "but input has sizes %s with dimension %d being empty",
+                           op, mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), d);
         }
     }
-    mt_pool_flat_depth(g);
-    g->h = x->sizes[x->ndim - 2];
-    g->w = x->sizes[x->ndim - 1];
-    g->planes = mt_tensor_numel(x) / (g->h * g->w);
+    input_sizes(x, nd, g);
     return MT_OK;
 }
 
@@ -262,12 +393,14 @@ backward_geom(const mt_tensor *grad, const mt_tensor *self, int nd, bool want_si
     return MT_OK;
 }
 
-/* max_pool2d/3d_with_indices_backward over nd spatial dims: indices must be int64 of
- * grad_output's shape. */
-static mt_status
-max_backward_geom(const mt_args *a, int nd, pool_geom *g)
+// max_pool2d/3d_with_indices_backward: grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW),
+// self (N, C, [D,] H, W) or (C, [D,] H, W), indices (int64, grad_output's shape)
+mt_status
+mt_front_max_pool_backward(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
+    const int nd = mt_pool_nd(p->op);
+    pool_geom *g = &p->pool;
     *g = (pool_geom){0};
     mt_status st = backward_geom(grad, self, nd, false, g);
     if (st == MT_OK && (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
@@ -280,48 +413,27 @@ max_backward_geom(const mt_args *a, int nd, pool_geom *g)
     return st;
 }
 
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), indices (int64,
-// grad_output's shape)
+// avg_pool2d/3d_backward: grad_output and self as max_pool_backward's, the forward's window
+// arguments
 mt_status
-mt_front_max_pool2d_with_indices_backward(const mt_args *a, mt_plan *p)
+mt_front_avg_pool_backward(const mt_args *a, mt_plan *p)
 {
-    return max_backward_geom(a, 2, &p->pool);
+    const int nd = mt_pool_nd(p->op);
+    mt_status st = avg_pool_geom(a, a->t[1], nd, &p->pool);
+    return st ? st : backward_geom(a->t[0], a->t[1], nd, true, &p->pool);
 }
 
-// self (N, C, H, W) or (C, H, W); max_pool2d and max_pool2d_with_indices
+// _adaptive_avg_pool2d/3d_backward: grad_output and self as max_pool_backward's
 mt_status
-mt_front_max_pool2d(const mt_args *a, mt_plan *p)
+mt_front_adaptive_avg_pool_backward(const mt_args *a, mt_plan *p)
 {
-    return max_pool2d_geom(a, a->t[0], &p->pool);
-}
-
-// self (N, C, H, W) or (C, H, W)
-mt_status
-mt_front_avg_pool2d(const mt_args *a, mt_plan *p)
-{
-    return avg_pool2d_geom(a, a->t[0], &p->pool);
-}
-
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W), the forward's
-// window arguments
-mt_status
-mt_front_avg_pool2d_backward(const mt_args *a, mt_plan *p)
-{
-    mt_status st = avg_pool2d_geom(a, a->t[1], &p->pool);
-    return st ? st : backward_geom(a->t[0], a->t[1], 2, true, &p->pool);
-}
-
-/* _adaptive_avg_pool2d/3d_backward over nd spatial dims: self (N, C, ...) or (C, ...). */
-static mt_status
-adaptive_backward_geom(const mt_args *a, int nd, pool_geom *g)
-{
-    const mt_tensor *self = a->t[1];
-    *g = (pool_geom){0};
+    const mt_tensor *self = a->t[1], *grad = a->t[0];
+    const int nd = mt_pool_nd(p->op);
+    p->pool = (pool_geom){0};
     if (self->ndim != nd + 1 && self->ndim != nd + 2) {
         return mt_fail(MT_ERUNTIME, "adaptive_avg_pool%dd_backward: expected %dD or %dD input", nd,
                        nd + 1, nd + 2);
     }
-    const mt_tensor *grad = a->t[0];
     for (int d = 1; d < grad->ndim; d++) {
         if (grad->sizes[d] == 0) {
             char buf[256];
@@ -332,251 +444,5 @@ adaptive_backward_geom(const mt_args *a, int nd, pool_geom *g)
                            nd, mt_format_sizes(buf, sizeof(buf), grad->ndim, grad->sizes), d);
         }
     }
-    return backward_geom(grad, self, nd, false, g);
-}
-
-// grad_output (N, C, OH, OW) or (C, OH, OW), self (N, C, H, W) or (C, H, W)
-mt_status
-mt_front_adaptive_avg_pool2d_backward(const mt_args *a, mt_plan *p)
-{
-    return adaptive_backward_geom(a, 2, &p->pool);
-}
-
-/* ---- 3-D pooling ---- */
-
-/* An int[1] or int[3] argument's values as (d, h, w), one value standing for all three; false
- * for another count. */
-static bool
-triple(const mt_intlist *l, int64_t *d, int64_t *h, int64_t *w)
-{
-    if (l->n != 1 && l->n != 3) {
-        return false;
-    }
-    *d = l->v[0];
-    *h = l->v[(l->n - 1) / 2];
-    *w = l->v[l->n - 1];
-    return true;
-}
-
-/* Window geometry of max_pool3d and avg_pool3d from their int[] arguments kernel_size, stride
- * and padding (slots 0-2), with each op's wording (`either` for max_pool3d's). */
-static mt_status
-window_args3(const mt_args *a, const char *op, const char *either, pool_geom *g)
-{
-    const mt_intlist *stride = &a->l[1];
-    if (!triple(&a->l[0], &g->kd, &g->kh, &g->kw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: kernel_size must %sbe a single int, or a tuple of three ints", op,
-                       either);
-    }
-    if (stride->none || stride->n == 0) {
-        g->sd = g->kd;
-        g->sh = g->kh;
-        g->sw = g->kw;
-    } else if (!triple(stride, &g->sd, &g->sh, &g->sw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s: stride must %sbe omitted, a single int, or a tuple of three ints", op,
-                       either);
-    }
-    if (!triple(&a->l[2], &g->pd, &g->ph, &g->pw)) {
-        return mt_fail(MT_ERUNTIME, "%s: padding must %sbe a single int, or a tuple of three ints",
-                       op, either);
-    }
-    return MT_OK;
-}
-
-/* The input's dims, the output sizes and PyTorch's pool3d_shape_check (fn names the op in its
- * messages; check_input_size for avg_pool3d's); x has 4 or 5 dims. */
-static mt_status
-window_shape3(const mt_tensor *x, bool ceil_mode, const char *fn, bool check_input_size,
-              pool_geom *g)
-{
-    char buf[256];
-    g->nd = 3;
-    g->d = x->sizes[x->ndim - 3];
-    g->h = x->sizes[x->ndim - 2];
-    g->w = x->sizes[x->ndim - 1];
-    const int64_t volume = g->d * g->h * g->w;
-    g->planes = volume > 0 ? mt_tensor_numel(x) / volume : 0;
-    mt_status st;
-    if ((st = output_size(g->d, g->kd, g->pd, g->sd, g->dd, ceil_mode, &g->od)) ||
-        (st = output_size(g->h, g->kh, g->ph, g->sh, g->dh, ceil_mode, &g->oh)) ||
-        (st = output_size(g->w, g->kw, g->pw, g->sw, g->dw, ceil_mode, &g->ow))) {
-        return st;
-    }
-    if (g->kd <= 0 || g->kh <= 0 || g->kw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "kernel size should be greater than zero, but got kT: %" PRId64
-                       " kH: %" PRId64 " kW: %" PRId64,
-                       g->kd, g->kh, g->kw);
-    }
-    if (g->sd <= 0 || g->sh <= 0 || g->sw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "stride should be greater than zero, but got dT: %" PRId64 " dH: %" PRId64
-                       " dW: %" PRId64,
-                       g->sd, g->sh, g->sw);
-    }
-    if (g->dd <= 0 || g->dh <= 0 || g->dw <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "dilation should be greater than zero, but got dilationT: %" PRId64
-                       " dilationH: %" PRId64 " dilationW: %" PRId64,
-                       g->dd, g->dh, g->dw);
-    }
-    for (int i = x->ndim == 5 ? 1 : 0; i < x->ndim; i++) { /* the batch dim may be empty */
-        if (x->sizes[i] <= 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "%s: Expected input's non-batch dimensions to have positive length, "
-                           "but input has a shape of %s and non-batch dimension %" PRId64
-                           " has length zero!",
-                           fn, mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), x->sizes[i]);
-        }
-    }
-    if (check_input_size && (g->d < g->kd || g->h < g->kh || g->w < g->kw)) {
-        return mt_fail(MT_ERUNTIME,
-                       "input image (T: %" PRId64 " H: %" PRId64 " W: %" PRId64
-                       ") smaller than kernel size (kT: %" PRId64 " kH: %" PRId64 " kW: %" PRId64
-                       ")",
-                       g->d, g->h, g->w, g->kd, g->kh, g->kw);
-    }
-    if (g->kd / 2 < g->pd || g->kw / 2 < g->pw || g->kh / 2 < g->ph) {
-        return mt_fail(MT_ERUNTIME,
-                       "pad should be smaller than or equal to half of kernel size, but got kT: "
-                       "%" PRId64 " kW: %" PRId64 " kH: %" PRId64 " padT: %" PRId64
-                       " padW: %" PRId64 " padH: %" PRId64,
-                       g->kd, g->kw, g->kh, g->pd, g->pw, g->ph);
-    }
-    if (g->od < 1 || g->ow < 1 || g->oh < 1) {
-        int64_t c = x->sizes[x->ndim - 4];
-        return mt_fail(MT_ERUNTIME,
-                       "Given input size: (%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64
-                       "). Calculated output size: (%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64
-                       "). Output size is too small",
-                       c, g->d, g->h, g->w, c, g->od, g->oh, g->ow);
-    }
-    return MT_OK;
-}
-
-/* Checks x has 4 or 5 dims, as both 3-D pools do before their sizes. */
-static mt_status
-four_or_five_dims(const mt_tensor *x)
-{
-    if (x->ndim != 4 && x->ndim != 5) {
-        return mt_fail(MT_ERUNTIME, "non-empty 4D or 5D (batch mode) tensor expected for input");
-    }
-    return MT_OK;
-}
-
-/* max_pool3d (and with_indices): kernel_size, stride, padding, dilation, ceil_mode */
-static mt_status
-max_pool3d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
-{
-    *g = (pool_geom){0};
-    mt_status st = window_args3(a, "max_pool3d", "either ", g);
-    if (st) {
-        return st;
-    }
-    if (!triple(&a->l[3], &g->dd, &g->dh, &g->dw)) {
-        return mt_fail(MT_ERUNTIME, "max_pool3d: dilation must be either a single int, or a tuple "
-                                    "of three ints");
-    }
-    if ((st = four_or_five_dims(x))) {
-        return st;
-    }
-    /* PyTorch names its kernel, per device */
-    const char *fn = mt_front_on_cuda(x) ? "max_pool3d_with_indices_out_cuda_template()"
-                                         : "max_pool3d_with_indices_out_cpu_template()";
-    return window_shape3(x, a->b[0], fn, false, g);
-}
-
-/* avg_pool3d: kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override */
-static mt_status
-avg_pool3d_geom(const mt_args *a, const mt_tensor *x, pool_geom *g)
-{
-    *g = (pool_geom){.dd = 1, .dh = 1, .dw = 1, .count_include_pad = a->b[1]};
-    mt_status st = window_args3(a, "avg_pool3d", "", g);
-    if (st || (st = four_or_five_dims(x))) {
-        return st;
-    }
-    g->has_divisor = !(a->i_none & 1u);
-    g->divisor = a->i[0];
-    if (g->has_divisor && g->divisor == 0) {
-        return mt_fail(MT_ERUNTIME, "divisor must be not zero");
-    }
-    return window_shape3(x, a->b[0], "avg_pool3d()", true, g);
-}
-
-// self (N, C, D, H, W) or (C, D, H, W); max_pool3d and max_pool3d_with_indices
-mt_status
-mt_front_max_pool3d(const mt_args *a, mt_plan *p)
-{
-    return max_pool3d_geom(a, a->t[0], &p->pool);
-}
-
-// self (N, C, D, H, W) or (C, D, H, W)
-mt_status
-mt_front_avg_pool3d(const mt_args *a, mt_plan *p)
-{
-    return avg_pool3d_geom(a, a->t[0], &p->pool);
-}
-
-// self (N, C, D, H, W) or (C, D, H, W), output_size (OD, OH, OW)
-mt_status
-mt_front_adaptive_avg_pool3d(const mt_args *a, mt_plan *p)
-{
-    const mt_tensor *x = a->t[0];
-    pool_geom *g = &p->pool;
-    *g = (pool_geom){.nd = 3};
-    char buf[256];
-    if (!triple(&a->l[0], &g->od, &g->oh, &g->ow)) {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool3d: output_size must be 3");
-    }
-    if (g->od < 0 || g->oh < 0 || g->ow < 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "adaptive_avg_pool3d: elements of output_size must be greater than or "
-                       "equal to 0 but received {%" PRId64 ", %" PRId64 ",%" PRId64 "}",
-                       g->od, g->oh, g->ow);
-    }
-    if (x->ndim != 4 && x->ndim != 5) {
-        return mt_fail(MT_ERUNTIME, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s",
-                       mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes));
-    }
-    for (int d = 1; d < x->ndim; d++) {
-        if (x->sizes[d] == 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "adaptive_avg_pool3d(): Expected input to have non-zero size for "
-                           "non-batch dimensions, but input has sizes %s with dimension %d being "
-                           "empty",
-                           mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), d);
-        }
-    }
-    g->d = x->sizes[x->ndim - 3];
-    g->h = x->sizes[x->ndim - 2];
-    g->w = x->sizes[x->ndim - 1];
-    const int64_t volume = g->d * g->h * g->w;
-    g->planes = volume > 0 ? mt_tensor_numel(x) / volume : 0;
-    return MT_OK;
-}
-
-// grad_output (N, C, OD, OH, OW) or (C, OD, OH, OW), self (N, C, D, H, W) or (C, D, H, W),
-// indices (int64, grad_output's shape)
-mt_status
-mt_front_max_pool3d_with_indices_backward(const mt_args *a, mt_plan *p)
-{
-    return max_backward_geom(a, 3, &p->pool);
-}
-
-// grad_output (N, C, OD, OH, OW) or (C, OD, OH, OW), self (N, C, D, H, W) or (C, D, H, W), the
-// forward's window arguments
-mt_status
-mt_front_avg_pool3d_backward(const mt_args *a, mt_plan *p)
-{
-    mt_status st = avg_pool3d_geom(a, a->t[1], &p->pool);
-    return st ? st : backward_geom(a->t[0], a->t[1], 3, true, &p->pool);
-}
-
-// grad_output (N, C, OD, OH, OW) or (C, OD, OH, OW), self (N, C, D, H, W) or (C, D, H, W)
-mt_status
-mt_front_adaptive_avg_pool3d_backward(const mt_args *a, mt_plan *p)
-{
-    return adaptive_backward_geom(a, 3, &p->pool);
+    return backward_geom(grad, self, nd, false, &p->pool);
 }

@@ -217,7 +217,7 @@ def test_backward_ops_directly():
     np.testing.assert_allclose(
         np.asarray(C.max_pool2d_with_indices_backward(minitorch.tensor(gp), mx, *pool, [1, 1], False, idx)),
         aten.max_pool2d_with_indices_backward(torch.tensor(gp), tx, *pool, [1, 1], False, tidx).numpy())
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="^max_pool2d_with_indices_backward: an index is outside its plane"):
         C.max_pool2d_with_indices_backward(minitorch.tensor(gp), mx, *pool, [1, 1], False, idx + 100)
     np.testing.assert_allclose(
         np.asarray(C.avg_pool2d_backward(minitorch.tensor(gp), mx, *pool, False, False, None)),

@@ -72,6 +72,20 @@ def test_dispatch_table_shows_keys():
         minitorch._C._dispatch_table("no_such_op")
 
 
+def test_rows_may_share_a_kernel():
+    """An ops.def row's CPU_AS(kernel) names the kernel it shares: the 2-D and 3-D poolings (with
+    and without indices) have one kernel per family, which the op's plan tells apart."""
+    cpu = {op: minitorch._C._dispatch_table(op)["CPU"] for op in minitorch._C.OPS if "pool" in op and "unpool" not in op}
+    assert cpu["max_pool2d"] == cpu["max_pool3d_with_indices"] == "mt_cpu_max_pool"
+    assert cpu["avg_pool3d_backward"] == cpu["avg_pool2d_backward"] == "mt_cpu_avg_pool_backward"
+    assert cpu["_adaptive_avg_pool3d_backward"] == "mt_cpu_adaptive_avg_pool_backward"
+    x = minitorch.arange(2 * 4 * 4 * 4.0).reshape(2, 4, 4, 4)
+    assert minitorch.max_pool2d(x, 2).shape == (2, 4, 2, 2)  # the same kernel, by rank
+    assert minitorch.max_pool3d(x, 2).shape == (2, 2, 2, 2)
+    out, idx = minitorch._C.max_pool3d_with_indices(x, 2)
+    assert idx.dtype == minitorch.int64 and minitorch.equal(out, minitorch.max_pool3d(x, 2))
+
+
 def ops_of(events):
     return [(e.depth, e.name) for e in events if e.layer == "Op"]
 

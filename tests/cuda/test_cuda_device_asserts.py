@@ -40,6 +40,13 @@ BAD_CALLS = {
     "cross_entropy": (lambda: F.cross_entropy(values(3, 4), dev([0, -3, 1])), "target -3 is out of bounds"),
     "binary_cross_entropy": (lambda: F.binary_cross_entropy(dev([0.5, 1.5], minitorch.float32), dev([0.0, 1.0], minitorch.float32)),
                              "input_val >= zero && input_val <= one"),
+    # the max poolings' backward (one kernel for both ranks) names the op of the call
+    "max_pool2d backward": (lambda: minitorch._C.max_pool2d_with_indices_backward(
+        values(1, 1, 2, 2), values(1, 1, 4, 4), 2, 2, 0, 1, False, dev(np.full((1, 1, 2, 2), 16))),
+        "max_pool2d index 16 is out of bounds for a plane of 16"),
+    "max_pool3d backward": (lambda: minitorch._C.max_pool3d_with_indices_backward(
+        values(1, 1, 1, 2, 2), values(1, 1, 2, 4, 4), 2, 2, 0, 1, False, dev(np.full((1, 1, 1, 2, 2), -1))),
+        "max_pool3d index -1 is out of bounds for a plane of 32"),
 }
 
 
