@@ -141,6 +141,7 @@ from ._random import normal, randint, randint_like  # noqa: E402
 from .functional import broadcast_shapes, broadcast_tensors, einsum, norm  # noqa: E402
 from .functional import atleast_1d, atleast_2d, atleast_3d, block_diag, cartesian_prod, cdist  # noqa: E402
 from .functional import lu, meshgrid, tensordot  # noqa: E402
+from ._numeric import cumulative_trapezoid, gradient, trapezoid, trapz, vander  # noqa: E402
 from ._shape import dsplit, hsplit, tensor_split, vsplit  # noqa: E402
 from ._rnn import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from ._stats import histogram, median, nanmedian, unique_consecutive  # noqa: E402
@@ -196,6 +197,7 @@ def set_default_tensor_type(t, /) -> None:
 
 
 from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
+from .nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

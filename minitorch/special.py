@@ -2,17 +2,21 @@
 
 They are the ops of the op table under their special names (expit is sigmoid, gammaln is
 lgamma, psi is digamma, multigammaln is mvlgamma) and its special_* ops (ndtr, xlog1py, entr:
-composites of csrc/ops/composite_special.c). softmax and log_softmax take PyTorch's keyword-only
-dtype here. Not yet here: the Bessel functions (i0, i0e, i1, i1e), ndtri, log_ndtr, erfcx,
-gammainc, gammaincc and zeta, which need kernels of their own.
+composites of csrc/ops/composite_special.c), and the special_* ops with kernels of their own
+(rows of csrc/ops/elementwise.def over core/math_special.h: the Bessel functions, ndtri, log_ndtr,
+erfcx, zeta; gammainc and gammaincc are igamma and igammac, i0 is torch.i0). softmax and
+log_softmax take PyTorch's keyword-only dtype here.
 """
 from __future__ import annotations
 
 from . import _C
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc",
-           "softmax", "xlog1py", "xlogy"]
+__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx",
+           "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
+           "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
+           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
 expit = _C.sigmoid
 erf = _C.erf
@@ -33,6 +37,27 @@ multigammaln = _C.mvlgamma
 ndtr = _C.special_ndtr
 xlog1py = _C.special_xlog1py
 entr = _C.special_entr
+i0 = _C.i0
+i0e = _C.special_i0e
+i1 = _C.special_i1
+i1e = _C.special_i1e
+ndtri = _C.special_ndtri
+log_ndtr = _C.special_log_ndtr
+erfcx = _C.special_erfcx
+bessel_j0 = _C.special_bessel_j0
+bessel_j1 = _C.special_bessel_j1
+bessel_y0 = _C.special_bessel_y0
+bessel_y1 = _C.special_bessel_y1
+modified_bessel_i0 = _C.special_modified_bessel_i0
+modified_bessel_i1 = _C.special_modified_bessel_i1
+modified_bessel_k0 = _C.special_modified_bessel_k0
+modified_bessel_k1 = _C.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
+spherical_bessel_j0 = _C.special_spherical_bessel_j0
+zeta = _C.special_zeta
+gammainc = _C.igamma
+gammaincc = _C.igammac
 
 
 def round(input, *, decimals: int = 0, out=None):  # noqa: A001

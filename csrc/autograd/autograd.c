@@ -19,6 +19,13 @@ static const mt_formula table[MT_NUM_OPS] = {
 #include "autograd/formulas.def"
 #undef MT_FORMULA
 };
+/* the ops that record nothing (MT_NO_GRADIENT rows): no refusing formula either */
+static const bool no_gradient[MT_NUM_OPS] = {
+#define MT_FORMULA(op, node, backward, ...)
+#define MT_NO_GRADIENT(op) [MT_OP_##op] = true,
+#include "autograd/formulas.def"
+#undef MT_FORMULA
+};
 /* the rows, and the refusing formula of each differentiable op without one (mt_autograd_init) */
 static const mt_formula *formulas[MT_NUM_OPS];
 static atomic_ullong next_sequence_nr;
@@ -901,7 +908,7 @@ mt_autograd_init(void)
 {
     for (int op = 0; op < MT_NUM_OPS; op++) {
         formulas[op] = table[op].backward ? &table[op] : NULL;
-        if (formulas[op] == NULL && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
+        if (formulas[op] == NULL && !no_gradient[op] && mt_kernel_for((mt_op)op, MT_KEY_CPU)->fn) {
             refusing[op] = (mt_formula){
                 "NotImplemented", refuse, (1u << MT_MAX_TENSOR_ARGS) - 1u, true, 0, false, false,
                 .op = (mt_op)op};

@@ -37,6 +37,7 @@ const char *mt_formula_math_overload_name(mt_op op, const mt_args *a);
 /* The node name of formulas_pointwise.c's numbered ops (round.decimals, lerp.Tensor...), or NULL
  * (the rows name the function themselves). */
 const char *mt_formula_pointwise_overload_name(mt_op op, const mt_args *a);
+const char *mt_formula_special_overload_name(mt_op op, const mt_args *a);
 
 /* A wrapped 0-dim number, weak in type promotion: it takes the other operand's dtype. */
 mt_status mt_ags_number(double v, mt_tensor **out);

@@ -709,6 +709,7 @@ mt_zeta_acc(double x, double q)
         k += 1;
         a *= x + k;
         b /= w;
+        k += 1; /* the next Bernoulli term's factors are (x + 2j)(x + 2j + 1) */
     }
     return s;
 }
@@ -745,5 +746,7 @@ mt_log_add_exp(double x, double acc)
 }
 
 /* clang-format on */
+
+#include "core/math_special.h"
 
 #endif

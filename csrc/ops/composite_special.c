@@ -1,7 +1,7 @@
 /* Composite ops of issue 19's everyday API, written over other ops through the dispatcher, so
  * they run on every device and record autograd through their pieces: the NaN-skipping
  * reductions (nansum, nanmean), logit, dist, inner, ldexp, msort, addr, addbmm, matrix_power,
- * mvlgamma, sinc, torch.special's ndtr, xlog1py and entr, cov and corrcoef. Each follows PyTorch's
+ * mvlgamma, sinc, torch.special's ndtr, xlog1py and entr, cov and corrcoef, frexp. Each follows PyTorch's
  * decomposition (aten/src/ATen/native), keeping its dtype rules and messages; none computes
  * a value itself. */
 #include <math.h>
@@ -177,6 +177,25 @@ mt_composite_ldexp_(mt_args *a)
         own(&s, mt_op_mul_(a->t[0], p, &done), &done);
     }
     give(&s, done, &a->out[0]);
+    return finish(&s);
+}
+
+// self (a float); out = (mantissa, exponent): self = mantissa * 2^exponent, |mantissa| in
+// [0.5, 1) (0, +-inf and NaN stay themselves with exponent 0), the exponent int32
+mt_status
+mt_composite_frexp(mt_args *a)
+{
+    mt_tensor *self = a->t[0];
+    if (!mt_dtype_is_float(self->dtype)) {
+        return mt_fail(MT_ERUNTIME, "torch.frexp() only supports floating-point dtypes");
+    }
+    tmp s = {0};
+    mt_tensor *e = un(&s, MT_OP__frexp_exponent, self), *e32 = NULL;
+    if (!failed(&s, e, e)) {
+        own(&s, mt_op__to_copy(e, MT_INT32, mt_tensor_device(self), &e32), &e32);
+    }
+    give(&s, un(&s, MT_OP__frexp_mantissa, self), &a->out[0]);
+    give(&s, e32, &a->out[1]);
     return finish(&s);
 }
 

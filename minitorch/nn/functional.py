@@ -33,6 +33,7 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+    "channel_shuffle", "native_channel_shuffle",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "embedding_bag",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "softmin", "gumbel_softmax", "rms_norm", "bilinear", "grid_sample", "affine_grid",
@@ -1383,3 +1384,23 @@ from minitorch.nn._attention import (  # noqa: E402 (it calls the functions abov
     multi_head_attention_forward,
 )
 from minitorch._checks import _tensors
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """(N, C, *) with C = g * k -> the channels interleaved across the g groups (ShuffleNet's):
+    a view as (N, g, k, *), its group and channel dims swapped, made contiguous again."""
+    _tensors("channel_shuffle", input=input)
+    if input.dim() <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = list(input.shape[2:])
+    x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
+    return x.reshape([n, c] + rest)
+
+
+native_channel_shuffle = channel_shuffle

@@ -31,11 +31,13 @@ __all__ += ["Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
 from minitorch.nn.modules.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
 from minitorch.nn.modules.fold import Fold, Unfold
 from minitorch.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from minitorch.nn.modules.channelshuffle import ChannelShuffle
 from minitorch.nn.modules.pooling import (
     AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d,
 )
 
-__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle"]
+__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle",
+            "ChannelShuffle"]
 from minitorch.nn.modules.loss import (
     CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, MarginRankingLoss,
     MultiLabelSoftMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
