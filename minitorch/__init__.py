@@ -151,6 +151,9 @@ from ._tensor_str import set_printoptions  # noqa: E402
 from . import _aliases  # noqa: E402
 
 _aliases.install(globals(), Tensor)  # greater, arccos, multiply, ..., is_nonzero, Tensor.H
+from . import _tensor_methods  # noqa: E402
+
+_tensor_methods.install(globals(), Tensor)  # unfold, sum_to_size, select_scatter, vdot, cholesky_solve, ...
 from . import sparse  # noqa: E402
 
 sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts

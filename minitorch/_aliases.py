@@ -15,7 +15,7 @@ ALIASES = {
     "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
     "multiply": "mul", "divide": "div", "negative": "neg", "absolute": "abs",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
-    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "subtract": "sub", "sgn": "sign",
 }
 
 
