@@ -201,6 +201,9 @@ def set_default_tensor_type(t, /) -> None:
 
 from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
 from .nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402
+from .autograd.anomaly_mode import (  # noqa: E402
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402

@@ -267,6 +267,13 @@ mt_status mt_autograd_record_custom(const mt_formula *f, void *user, void (*user
                                     int nin, mt_tensor *const *inputs, int nout,
                                     mt_tensor *const *outputs);
 
+/* Anomaly mode, as torch.autograd.set_detect_anomaly: when on and check_nan, a node whose
+ * backward returns a NaN fails the backward with "Function 'XBackward0' returned nan values in
+ * its 0th output." Process-wide, as PyTorch's. */
+void mt_autograd_set_anomaly(bool enabled, bool check_nan);
+bool mt_autograd_anomaly_enabled(void);
+bool mt_autograd_anomaly_check_nan(void);
+
 /* Runs the graph backwards from roots[k] with grads[k] (NULL: ones, for a one-element root).
  * With inputs (n_inputs > 0) it returns their gradients in captured[] (new references, NULL
  * where none flowed) instead of accumulating into leaves' .grad (autograd.grad). */

@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,6 +303,58 @@ add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
     return true;
 }
 
+static atomic_bool anomaly_enabled = false, anomaly_check_nan = true; /* PyTorch's defaults */
+
+void
+mt_autograd_set_anomaly(bool enabled, bool check_nan)
+{
+    atomic_store(&anomaly_enabled, enabled);
+    atomic_store(&anomaly_check_nan, check_nan);
+}
+
+bool
+mt_autograd_anomaly_enabled(void)
+{
+    return atomic_load(&anomaly_enabled);
+}
+
+bool
+mt_autograd_anomaly_check_nan(void)
+{
+    return atomic_load(&anomaly_check_nan);
+}
+
+/* Anomaly mode's check of what node n returned: a floating gradient with a NaN fails, naming n
+ * and the output (PyTorch's words). */
+static mt_status
+check_nan(const mt_node *n, mt_tensor **gin)
+{
+    for (int e = 0; e < n->nedges; e++) {
+        mt_tensor *gi = gin[e], *nan = NULL, *count = NULL;
+        if (gi == NULL || !mt_dtype_is_float(gi->dtype) || mt_tensor_numel(gi) == 0) {
+            continue;
+        }
+        bool was = mt_grad_enabled();
+        mt_set_grad_enabled(false);
+        mt_scalar v;
+        mt_status st = mt_op_isnan(gi, &nan);
+        if (st == MT_OK && (st = mt_op_sum(nan, 0, NULL, false, -1, &count)) == MT_OK) {
+            st = mt_tensor_item(count, &v);
+        }
+        mt_tensor_clear(&nan);
+        mt_tensor_clear(&count);
+        mt_set_grad_enabled(was);
+        if (st != MT_OK) {
+            return st;
+        }
+        if (mt_scalar_to_double(v) > 0) {
+            return mt_fail(MT_ERUNTIME, "Function '%s' returned nan values in its %dth output.",
+                           n->name, e);
+        }
+    }
+    return MT_OK;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
@@ -351,6 +404,9 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_set_grad_enabled(create_graph);
         st = n->formula->backward(n, grads, gin);
         mt_set_grad_enabled(was);
+        if (st == MT_OK && atomic_load(&anomaly_enabled) && atomic_load(&anomaly_check_nan)) {
+            st = check_nan(n, gin);
+        }
     }
     for (int k = 0; create_graph && k < n->nout; k++) {
         mt_tensor *o = n->saved_out[k];

@@ -568,7 +568,42 @@ autograd_formula(PyObject *module, PyObject *name)
     return PyErr_Format(PyExc_ValueError, "no op named '%s'", s);
 }
 
+/* _C._set_anomaly_enabled(enabled, check_nan=True): autograd's anomaly mode. */
+static PyObject *
+set_anomaly_enabled(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    (void)module;
+    static char *kw[] = {"enabled", "check_nan", NULL};
+    int enabled, check = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "p|p", kw, &enabled, &check)) {
+        return NULL;
+    }
+    mt_autograd_set_anomaly(enabled, check);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+is_anomaly_enabled(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(mt_autograd_anomaly_enabled());
+}
+
+static PyObject *
+is_anomaly_check_nan_enabled(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(mt_autograd_anomaly_check_nan());
+}
+
 static PyMethodDef autograd_functions[] = {
+    {"_set_anomaly_enabled", (PyCFunction)(void (*)(void))set_anomaly_enabled,
+     METH_VARARGS | METH_KEYWORDS, "_set_anomaly_enabled(enabled, check_nan=True)"},
+    {"_is_anomaly_enabled", is_anomaly_enabled, METH_NOARGS, "_is_anomaly_enabled()"},
+    {"_is_anomaly_check_nan_enabled", is_anomaly_check_nan_enabled, METH_NOARGS,
+     "_is_anomaly_check_nan_enabled()"},
     {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
      "_function_record(ctx, name, inputs, outputs)"},

@@ -11,7 +11,8 @@ from .. import _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from . import functional, graph  # noqa: F401
 from .function import Function  # noqa: F401
-from .gradcheck import gradcheck  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .._legacy import Variable  # noqa: F401
 
 _TensorOrTensors = Union["_C.TensorBase", Sequence["_C.TensorBase"]]

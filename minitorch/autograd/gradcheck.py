@@ -58,3 +58,40 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                                        f"numerical:{numerical}\nanalytical:{analytical}\n")
                 return False
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, **unused) -> bool:
+    """True if the second derivatives of func at inputs from autograd match the numerical ones:
+    gradcheck of the function (inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs,
+    create_graph=True), as torch.autograd.gradgradcheck. Without grad_outputs, random float64 ones
+    (seeded, so a failure repeats) of each output's shape are used, and are checked as inputs too."""
+    import numpy as np
+
+    from .. import autograd, enable_grad, tensor
+
+    inputs = _as_tuple(inputs)
+    diff = [x for x in inputs if isinstance(x, _C.TensorBase) and x.requires_grad]
+    if grad_outputs is None:
+        outputs = _as_tuple(func(*inputs))
+        rng = np.random.default_rng(0)
+        grad_outputs = []
+        for o in outputs:
+            g = tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype)
+            if gen_non_contig_grad_outputs and o.dim() > 1:
+                g = g.mT.contiguous().mT
+            grad_outputs.append(g.requires_grad_(o.dtype.is_floating_point))
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def new_func(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        with enable_grad():  # gradcheck evaluates its function under no_grad for the numerical part
+            outs = _as_tuple(func(*ins))
+            keep = [k for k, o in enumerate(outs) if o.requires_grad]
+            grads = autograd.grad([outs[k] for k in keep], diff, [gos[k] for k in keep], create_graph=True,
+                                  allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
