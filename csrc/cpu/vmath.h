@@ -204,8 +204,10 @@ mt_verf_f32(float x)
     return copysignf(verf_abs(fabsf(x)), x);
 }
 
-/* GELU (both forms), their derivatives and SiLU in float with the functions above: the one
- * formula of core/math.h, given these for erf, exp, tanh and sigmoid. */
-MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vtanh_f32, mt_vsigmoid_f32)
+/* GELU (both forms), SiLU, mish and their derivatives in float with the functions above: the
+ * one formula of core/math.h, given these for erf, exp, log1p, tanh and sigmoid. */
+MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vexp_nonpos_f32, mt_vlog1p_f32,
+               mt_vtanh_f32, mt_vsigmoid_f32)
+MT_DEFINE_EXP_ACTIVATIONS(float, vf32, mt_vexp_f32, mt_vlog1p_f32)
 
 #endif
