@@ -111,19 +111,24 @@ MT_DEFINE_GELU(double, f64, erf, exp, exp, log1p, tanh, mt_sigmoid_f64)
 
 /* elu with alpha a, scale s, input scale q: s x above 0, else s a (exp(q x) - 1), and its
  * derivative from x; softplus with beta b: x where b x > threshold t, else log1p(exp(b x)) / b,
- * and its derivative. In terms of the EXP and LOG1P given, as MT_DEFINE_GELU. */
+ * and its derivative. In terms of the EXP and LOG1P given, as MT_DEFINE_GELU. Both sides are
+ * computed, then one is selected: a call inside a ?: is control flow, which kept GCC from
+ * vectorising the float32 loops (softplus 12x, elu 2.5x PyTorch's time). */
 #define MT_DEFINE_EXP_ACTIVATIONS(T, suffix, EXP, LOG1P)                                     \
     static inline MT_HD T mt_elu_##suffix(T x, T a, T s, T q)                                \
     {                                                                                        \
-        return x <= 0 ? (EXP(x * q) - (T)1) * (a * s) : x * s;                               \
+        const T neg = (EXP(x * q) - (T)1) * (a * s);                                         \
+        return x <= 0 ? neg : x * s;                                                         \
     }                                                                                        \
     static inline MT_HD T mt_elu_backward_##suffix(T g, T x, T a, T s, T q)                  \
     {                                                                                        \
-        return x <= 0 ? g * q * (a * s) * EXP(x * q) : g * s;                                \
+        const T neg = g * q * (a * s) * EXP(x * q);                                          \
+        return x <= 0 ? neg : g * s;                                                         \
     }                                                                                        \
     static inline MT_HD T mt_softplus_##suffix(T x, T b, T t)                                \
     {                                                                                        \
-        return x * b > t ? x : LOG1P(EXP(x * b)) / b;                                        \
+        const T soft = LOG1P(EXP(x * b)) / b;                                                \
+        return x * b > t ? x : soft;                                                         \
     }                                                                                        \
     static inline MT_HD T mt_softplus_backward_##suffix(T g, T x, T b, T t)                  \
     {                                                                                        \
