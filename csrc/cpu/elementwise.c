@@ -198,6 +198,10 @@ VEC_F32_LOOP(elu_vec_f32, XKKK, mt_elu_vf32)
 VEC_F32_LOOP(elu_backward_vec_f32, XYKKK, mt_elu_backward_vf32)
 VEC_F32_LOOP(softplus_vec_f32, XKK, mt_softplus_vf32)
 VEC_F32_LOOP(softplus_backward_vec_f32, XYKK, mt_softplus_backward_vf32)
+/* no transcendental: the table's formula, only built for AVX2 and AVX-512 too (the table's
+ * loops are x86-64's SSE2; hardswish was 2.3x PyTorch's time) */
+VEC_F32_LOOP(hardswish_vec_f32, X, mt_hardswish_f32)
+VEC_F32_LOOP(hardswish_backward_vec_f32, XY, mt_hardswish_backward_f32)
 
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_exp] = exp_vec_f32,
@@ -218,6 +222,8 @@ static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_elu_backward] = elu_backward_vec_f32,
     [MT_EW_softplus] = softplus_vec_f32,
     [MT_EW_softplus_backward] = softplus_backward_vec_f32,
+    [MT_EW_hardswish] = hardswish_vec_f32,
+    [MT_EW_hardswish_backward] = hardswish_backward_vec_f32,
 };
 
 static mt_loop_fn
