@@ -2,8 +2,8 @@
 
 Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
 of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
-call), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms) and silu forward
-and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
+call), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
+hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
 backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
 and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
@@ -149,10 +149,13 @@ def make_cases(libs):
             (x,) = [np.abs(ux) if positive else ux] if lib is np else tensors(lib, np.abs(ux) if positive else ux)
             fns[name] = lambda x=x, lib=lib, fn=fn: fn(lib, x)
         cases.append((f"{label} (1024, 1024) float32", fns))
-    for label, kw in (("gelu", {}), ("gelu tanh", {"approximate": "tanh"}), ("silu", None)):
+    activations = {"gelu": lambda F, x: F.gelu(x), "gelu tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+                   "silu": lambda F, x: F.silu(x), "mish": lambda F, x: F.mish(x),
+                   "hardswish": lambda F, x: F.hardswish(x), "softplus": lambda F, x: F.softplus(x),
+                   "elu": lambda F, x: F.elu(x), "leaky_relu": lambda F, x: F.leaky_relu(x)}
+    for label, fn in activations.items():
         forward_backward(f"{label} (1024, 1024) float32", [ux],
-                         lambda lib, x, kw=kw: lib.nn.functional.silu(x) if kw is None
-                         else lib.nn.functional.gelu(x, **kw))
+                         lambda lib, x, fn=fn: fn(lib.nn.functional, x))
 
     cimg = rng.standard_normal((32, 3, 32, 32), f32)
     cw, cb = rng.standard_normal((64, 3, 3, 3), f32), rng.standard_normal(64, f32)

@@ -141,12 +141,17 @@ mt_grad_gelu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mt_op_gelu_backward(g[0], n->saved[0], n->args.str[0], &gi[0]);
 }
 
-// silu: g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))
+// silu: g * sigmoid(x) * (1 + x * (1 - sigmoid(x))): silu_backward's one pass, or, where the
+// backward itself records (create_graph), these ops (silu_backward has no derivative; PyTorch's
+// SiluBackward0 chooses alike)
 mt_status
 mt_grad_silu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    tmp s = {0};
     mt_tensor *x = n->saved[0];
+    if (!mt_grad_enabled()) {
+        return mt_op_silu_backward(g[0], x, &gi[0]);
+    }
+    tmp s = {0};
     mt_tensor *sig = un(&s, MT_OP_sigmoid, x);
     mt_tensor *one = num(&s, 1.0);
     mt_tensor *inner = bin(&s, MT_OP_mul, x, bin(&s, MT_OP_sub, one, sig));

@@ -147,56 +147,61 @@ static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 };
 
 /* The float32 loops that take the place of the table's: vmath.h's exp, log, log1p, erf,
- * sigmoid, tanh and the GELU and SiLU formulas built on them, which the compiler vectorises,
- * where libm's expf is a call per element (PyTorch's CPU kernels take SLEEF's vector functions,
- * 1 ulp); on an LSTM's gates libm's sigmoid was some 5x slower. The table's loops stay the
- * definition for every other dtype and device, and core/math.h keeps the reference formulas.
- * out (float32), x (float32) of one shape; the binary ones (a backward's g, x) the same. */
-#define VEC_F32_LOOP(name, fn)                                                                 \
-    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                          \
-        (void)ctx;                                                                             \
-        if (strides[0] == sizeof(float) && strides[1] == sizeof(float)) {                      \
-            float *o = (float *)data[0];                                                       \
-            const float *x = (const float *)data[1];                                           \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                o[i] = fn(x[i]);                                                               \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            MT_AT(float, 0, i) = fn(MT_AT(float, 1, i));                                       \
-        }                                                                                      \
-    }
-#define VEC_F32_LOOP2(name, fn)                                                                \
-    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                          \
-        (void)ctx;                                                                             \
-        if (strides[0] == sizeof(float) && strides[1] == sizeof(float) &&                      \
-            strides[2] == sizeof(float)) {                                                     \
-            float *o = (float *)data[0];                                                       \
-            const float *g = (const float *)data[1], *x = (const float *)data[2];              \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                o[i] = fn(g[i], x[i]);                                                         \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            MT_AT(float, 0, i) = fn(MT_AT(float, 1, i), MT_AT(float, 2, i));                   \
-        }                                                                                      \
+ * sigmoid, tanh and the activations built on them (GELU, SiLU, mish, elu, softplus and their
+ * derivatives), which the compiler vectorises, where libm's expf is a call per element
+ * (PyTorch's CPU kernels take SLEEF's vector functions, 1 ulp); on an LSTM's gates libm's
+ * sigmoid was some 5x slower, on softplus some 40x. The table's loops stay the definition for
+ * every other dtype and device, and core/math.h keeps the reference formulas.
+ * out (float32), x (float32) of one shape, y (float32) too for the binary rows (a backward's
+ * g, x); k, k2, k3 the row's scalars, CALL the row's call of fn (MT_EW_CALL_<form>). */
+#define VEC_F32_LOOP(name, form, fn)                                                            \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *vctx) \
+    {                                                                                           \
+        const ew_ctx *ctx = vctx;                                                               \
+        const float k = MT_LOAD(float, ctx->k[0]), k2 = MT_LOAD(float, ctx->k[1]),              \
+                    k3 = MT_LOAD(float, ctx->k[2]);                                             \
+        (void)k, (void)k2, (void)k3;                                                            \
+        const bool two = MT_EW_NIN_##form == 2;                                                 \
+        if (strides[0] == sizeof(float) && strides[1] == sizeof(float) &&                       \
+            (!two || strides[2] == sizeof(float))) {                                            \
+            float *o = (float *)data[0];                                                        \
+            const float *xs = (const float *)data[1], *ys = (const float *)data[two ? 2 : 1];   \
+            for (int64_t i = 0; i < n; i++) {                                                   \
+                const float x = xs[i], y = ys[i];                                               \
+                (void)y;                                                                        \
+                o[i] = MT_EW_CALL_##form(fn);                                                   \
+            }                                                                                   \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            const float x = MT_AT(float, 1, i), y = two ? MT_AT(float, 2, i) : 0.0f;            \
+            (void)y;                                                                            \
+            MT_AT(float, 0, i) = MT_EW_CALL_##form(fn);                                         \
+        }                                                                                       \
     }
 
-VEC_F32_LOOP(exp_vec_f32, mt_vexp_f32)
-VEC_F32_LOOP(log_vec_f32, mt_vlog_f32)
-VEC_F32_LOOP(log1p_vec_f32, mt_vlog1p_f32)
-VEC_F32_LOOP(erf_vec_f32, mt_verf_f32)
-VEC_F32_LOOP(sigmoid_vec_f32, mt_vsigmoid_f32)
-VEC_F32_LOOP(tanh_vec_f32, mt_vtanh_f32)
-VEC_F32_LOOP(silu_vec_f32, mt_silu_vf32)
-VEC_F32_LOOP(gelu_vec_f32, mt_gelu_vf32)
-VEC_F32_LOOP(gelu_tanh_vec_f32, mt_gelu_tanh_vf32)
-VEC_F32_LOOP2(gelu_backward_vec_f32, mt_gelu_backward_vf32)
-VEC_F32_LOOP2(gelu_tanh_backward_vec_f32, mt_gelu_tanh_backward_vf32)
+VEC_F32_LOOP(exp_vec_f32, X, mt_vexp_f32)
+VEC_F32_LOOP(log_vec_f32, X, mt_vlog_f32)
+VEC_F32_LOOP(log1p_vec_f32, X, mt_vlog1p_f32)
+VEC_F32_LOOP(erf_vec_f32, X, mt_verf_f32)
+VEC_F32_LOOP(sigmoid_vec_f32, X, mt_vsigmoid_f32)
+VEC_F32_LOOP(tanh_vec_f32, X, mt_vtanh_f32)
+VEC_F32_LOOP(silu_vec_f32, X, mt_silu_vf32)
+VEC_F32_LOOP(gelu_vec_f32, X, mt_gelu_vf32)
+VEC_F32_LOOP(gelu_tanh_vec_f32, X, mt_gelu_tanh_vf32)
+VEC_F32_LOOP(gelu_backward_vec_f32, XY, mt_gelu_backward_vf32)
+VEC_F32_LOOP(gelu_tanh_backward_vec_f32, XY, mt_gelu_tanh_backward_vf32)
+VEC_F32_LOOP(silu_backward_vec_f32, XY, mt_silu_backward_vf32)
+VEC_F32_LOOP(mish_vec_f32, X, mt_mish_vf32)
+VEC_F32_LOOP(mish_backward_vec_f32, XY, mt_mish_backward_vf32)
+VEC_F32_LOOP(elu_vec_f32, XKKK, mt_elu_vf32)
+VEC_F32_LOOP(elu_backward_vec_f32, XYKKK, mt_elu_backward_vf32)
+VEC_F32_LOOP(softplus_vec_f32, XKK, mt_softplus_vf32)
+VEC_F32_LOOP(softplus_backward_vec_f32, XYKK, mt_softplus_backward_vf32)
+/* no transcendental: the table's formula, only built for AVX2 and AVX-512 too (the table's
+ * loops are x86-64's SSE2; hardswish was 2.3x PyTorch's time) */
+VEC_F32_LOOP(hardswish_vec_f32, X, mt_hardswish_f32)
+VEC_F32_LOOP(hardswish_backward_vec_f32, XY, mt_hardswish_backward_f32)
 
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_exp] = exp_vec_f32,
@@ -210,6 +215,15 @@ static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_gelu_tanh] = gelu_tanh_vec_f32,
     [MT_EW_gelu_backward] = gelu_backward_vec_f32,
     [MT_EW_gelu_tanh_backward] = gelu_tanh_backward_vec_f32,
+    [MT_EW_silu_backward] = silu_backward_vec_f32,
+    [MT_EW_mish] = mish_vec_f32,
+    [MT_EW_mish_backward] = mish_backward_vec_f32,
+    [MT_EW_elu] = elu_vec_f32,
+    [MT_EW_elu_backward] = elu_backward_vec_f32,
+    [MT_EW_softplus] = softplus_vec_f32,
+    [MT_EW_softplus_backward] = softplus_backward_vec_f32,
+    [MT_EW_hardswish] = hardswish_vec_f32,
+    [MT_EW_hardswish_backward] = hardswish_backward_vec_f32,
 };
 
 static mt_loop_fn

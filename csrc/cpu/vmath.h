@@ -157,7 +157,10 @@ mt_vlog_f32(float x)
     y += -0.5f * z;
     const float r = (f + y) + 0.693359375f * ef;
     const float special = x == 0.0f ? -INFINITY : x < 0.0f ? NAN : x; /* inf and NaN stay */
-    return x > 0.0f && x < INFINITY ? r : special;
+    /* selects, not x > 0 && x < inf: GCC does not vectorise a mask of a mask once this is
+     * inlined under another select (log1p of exp, in softplus and mish) */
+    const float finite = x < INFINITY ? r : special;
+    return x > 0.0f ? finite : special;
 }
 
 /* log1p(x) for float: u = 1 + x rounded, then log(u) + (x - (u - 1)) / u, the second term the
@@ -170,7 +173,9 @@ mt_vlog1p_f32(float x)
     const float u = 1.0f + x;
     const float l = mt_vlog_f32(u);
     const float r = l + (x - (u - 1.0f)) / u;
-    return u == 1.0f ? x : x == INFINITY || u == 0.0f ? l : r;
+    const float lr = u == 0.0f ? l : r; /* selects, not ||: see mt_vlog_f32 */
+    const float big = x == INFINITY ? l : lr;
+    return u == 1.0f ? x : big;
 }
 
 /* erf(|x|) for a = |x| (or NaN), with two fits (tools/fit_vmath.py: Chebyshev interpolation):
@@ -204,8 +209,10 @@ mt_verf_f32(float x)
     return copysignf(verf_abs(fabsf(x)), x);
 }
 
-/* GELU (both forms), their derivatives and SiLU in float with the functions above: the one
- * formula of core/math.h, given these for erf, exp, tanh and sigmoid. */
-MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vtanh_f32, mt_vsigmoid_f32)
+/* GELU (both forms), SiLU, mish and their derivatives in float with the functions above: the
+ * one formula of core/math.h, given these for erf, exp, log1p, tanh and sigmoid. */
+MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vexp_nonpos_f32, mt_vlog1p_f32,
+               mt_vtanh_f32, mt_vsigmoid_f32)
+MT_DEFINE_EXP_ACTIVATIONS(float, vf32, mt_vexp_f32, mt_vlog1p_f32)
 
 #endif

@@ -3,8 +3,9 @@
  * sequences) and the cells lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell.
  *
  * As ATen's CPU path: per layer and direction one linear gives the input projection of every
- * time step, (N, G * H) = x (N, F) W_ih^T + b_ih, then each step is a linear of the state and
- * the cell's pointwise ops, with PyTorch's gate order (LSTM i, f, g, o; GRU r, z, n with
+ * time step, (N, G * H) = x (N, F) W_ih^T + b_ih (+ b_hh but for GRU, whose n gate needs
+ * W_hn h + b_hn apart), then each step is one addmm of the state onto its rows (a linear of the
+ * state for GRU) and the cell's pointwise ops, with PyTorch's gate order (LSTM i, f, g, o; GRU r, z, n with
  * n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Everything is an op through the dispatcher, so
  * autograd records the pieces and every device runs them; nothing here touches data but
  * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers. */
@@ -91,26 +92,48 @@ gru_gates(mt_tensor *xw, mt_tensor *hw, mt_tensor *h, mt_tensor **h_out)
     return st;
 }
 
-/* One time step: xw (B, G*H) = W_ih x + b_ih, h (B, P), c (B, H) for LSTM (else NULL) -> h'
- * and, for LSTM, c' (new references). */
+/* The input projection of x (N, F): xw (N, G*H) = x W_ih^T + b_ih, plus b_hh but for GRU (one
+ * bias add for all N rows, where a step would add b_hh to its B rows); either bias may be
+ * absent (the cells take None). */
+static mt_status
+input_projection(cell_kind kind, mt_tensor *x, const cell_params *p, mt_tensor **xw)
+{
+    if (kind == CELL_GRU || p->b_hh == NULL) {
+        return mt_op_linear(x, p->w_ih, p->b_ih, xw);
+    }
+    if (p->b_ih == NULL) {
+        return mt_op_linear(x, p->w_ih, p->b_hh, xw);
+    }
+    mt_tensor *bias = NULL;
+    mt_status st = mt_op_add(p->b_ih, p->b_hh, mt_scalar_int(1), &bias);
+    st = st ? st : mt_op_linear(x, p->w_ih, bias, xw);
+    mt_tensor_clear(&bias);
+    return st;
+}
+
+/* One time step: xw (B, G*H) its rows of input_projection, h (B, P), c (B, H) for LSTM (else
+ * NULL) -> h' and, for LSTM, c' (new references). w_hh_t is W_hh^T (P, G*H). */
 static mt_status
 cell_step(cell_kind kind, mt_tensor *xw, mt_tensor *h, mt_tensor *c, const cell_params *p,
-          mt_tensor **h_out, mt_tensor **c_out)
+          mt_tensor *w_hh_t, mt_tensor **h_out, mt_tensor **c_out)
 {
     mt_tensor *hw = NULL, *sum = NULL, *h_full = NULL;
-    mt_status st = mt_op_linear(h, p->w_hh, p->b_hh, &hw);
+    mt_status st = MT_OK;
+    if (kind == CELL_GRU) {
+        st = mt_op_linear(h, p->w_hh, p->b_hh, &hw);
+    } else { /* the gates' pre-activations xw + h W_hh^T, b_hh in xw */
+        st = mt_op_addmm(xw, h, w_hh_t, mt_scalar_int(1), mt_scalar_int(1), &sum);
+    }
     if (st) {
         return st;
     }
     switch (kind) {
     case CELL_TANH:
     case CELL_RELU:
-        st = mt_op_add(xw, hw, mt_scalar_int(1), &sum);
-        st = st ? st : kind == CELL_TANH ? mt_op_tanh(sum, h_out) : mt_op_relu(sum, h_out);
+        st = kind == CELL_TANH ? mt_op_tanh(sum, h_out) : mt_op_relu(sum, h_out);
         break;
     case CELL_LSTM:
-        st = mt_op_add(xw, hw, mt_scalar_int(1), &sum);
-        st = st ? st : lstm_gates(sum, c, p->w_hr ? &h_full : h_out, c_out);
+        st = lstm_gates(sum, c, p->w_hr ? &h_full : h_out, c_out);
         if (st == MT_OK && p->w_hr) {
             st = mt_op_linear(h_full, p->w_hr, NULL, h_out);
         }
@@ -191,9 +214,13 @@ run_cell(cell_kind kind, mt_args *a, mt_tensor *const *hx, int nh)
     for (int k = 0; k < nh && st == MT_OK; k++) {
         st = check_cell_hidden(input, hx[k], p.w_hh->sizes[1], k);
     }
-    mt_tensor *xw = NULL;
-    st = st ? st : mt_op_linear(input, p.w_ih, p.b_ih, &xw);
-    st = st ? st : cell_step(kind, xw, hx[0], nh == 2 ? hx[1] : NULL, &p, &a->out[0], &a->out[1]);
+    mt_tensor *xw = NULL, *w_hh_t = NULL;
+    st = st ? st : input_projection(kind, input, &p, &xw);
+    st = st ? st : mt_op_t(p.w_hh, &w_hh_t);
+    st = st ? st
+            : cell_step(kind, xw, hx[0], nh == 2 ? hx[1] : NULL, &p, w_hh_t, &a->out[0],
+                        &a->out[1]);
+    mt_tensor_clear(&w_hh_t);
     mt_tensor_clear(&xw);
     return st;
 }
@@ -286,8 +313,10 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
     mt_tensor **left = outs + T;
     int64_t nleft = 0;
     mt_tensor *xw = NULL, *h = NULL, *c = NULL, *xw_t = NULL, *h_next = NULL, *c_next = NULL;
+    mt_tensor *w_hh_t = NULL;
     int64_t first = reverse ? T - 1 : 0;
-    mt_status st = mt_op_linear(x, p->w_ih, p->b_ih, &xw);
+    mt_status st = input_projection(pl->kind, x, p, &xw);
+    st = st ? st : mt_op_t(p->w_hh, &w_hh_t);
     st = st ? st : mt_op_narrow(h0, 0, 0, pl->bs[first], &h);
     if (lstm) {
         st = st ? st : mt_op_narrow(c0, 0, 0, pl->bs[first], &c);
@@ -303,7 +332,7 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
             nleft += shrinks;
         }
         st = st ? st : mt_op_narrow(xw, 0, pl->off[t], n, &xw_t);
-        st = st ? st : cell_step(pl->kind, xw_t, h, c, p, &h_next, &c_next);
+        st = st ? st : cell_step(pl->kind, xw_t, h, c, p, w_hh_t, &h_next, &c_next);
         mt_tensor_clear(&xw_t);
         if (st == MT_OK) {
             mt_tensor_clear(&h);
@@ -337,6 +366,7 @@ run_direction(const rnn_plan *pl, const cell_params *p, bool reverse, mt_tensor 
         mt_tensor_clear(&outs[k]);
     }
     free(outs);
+    mt_tensor_clear(&w_hh_t);
     mt_tensor_clear(&xw);
     mt_tensor_clear(&h);
     mt_tensor_clear(&c);

@@ -179,7 +179,7 @@ layer_norm_backward batch_norm_backward
 embedding_dense_backward nll_loss_backward _fused_sgd_ _fused_adam_ _fused_adamw_ _fused_rmsprop_
 isfinite isposinf isneginf signbit bitwise_xor bitwise_xor_ bitwise_left_shift bitwise_left_shift_
 bitwise_right_shift bitwise_right_shift_ logical_xor logical_xor_ heaviside heaviside_
-mish_backward
+mish_backward silu_backward
 histc histogram_bins bincount searchsorted unique_dim linalg_lstsq
 _standard_gamma_grad _sample_dirichlet _dirichlet_grad
 grid_sampler_2d_backward

@@ -266,6 +266,8 @@ def test_activations_and_bitwise():
     g = values((6, 9), minitorch.float64)
     check_device(lambda a, b: minitorch._C.gelu_backward(a, b), g, x)
     check_device(lambda a, b: minitorch._C.gelu_backward(a, b, approximate="tanh"), g, x)
+    check_device(lambda a, b: minitorch._C.silu_backward(a, b), g, x)
+    check_device(lambda a, b: minitorch._C.silu_backward(a, b), g.float(), x.float())
     i = minitorch.tensor(RNG.integers(-9, 9, (4, 6)))
     j = minitorch.tensor(RNG.integers(-9, 9, (6,)))
     check_device(minitorch.bitwise_and, i, j)

@@ -103,6 +103,26 @@ def test_cells_match_pytorch(op, bias, device):
     check_all(t_res, m_res, [tx, *th, *tw], [mx, *mh, *mw])
 
 
+@pytest.mark.parametrize("op", list(GATES))
+@pytest.mark.parametrize("which", [0, 1])
+def test_cells_with_one_bias(op, which):
+    """b_ih or b_hh alone (the other None): the steps fold b_hh into the input projection but
+    for GRU, so each half must reach the gates alone too."""
+    B, F, H, g = 3, 4, 5, GATES[op]
+    arrays = [rand(B, F), rand(B, H)] + ([rand(B, H)] if op == "lstm" else []) + [
+        rand(g * H, F), rand(g * H, H), rand(g * H)]
+    t_all, m_all = leaves(arrays, "cpu")
+    ns = len(arrays) - 3
+    results = []
+    for L, ts in ((torch, t_all), (mt, m_all)):
+        x, hx, (w_ih, w_hh, b) = ts[0], ts[1:ns], ts[ns:]
+        biases = (b, None) if which == 0 else (None, b)
+        fn = getattr(L, op + "_cell")
+        res = fn(x, tuple(hx) if op == "lstm" else hx[0], w_ih, w_hh, *biases)
+        results.append(res if op == "lstm" else (res,))
+    check_all(results[0], results[1], t_all, m_all)
+
+
 def test_a_long_packed_sequence_with_nan():
     """More steps than the dimension limit, sequences leaving the batch, and a NaN that stays in
     its own sequence's results."""

@@ -264,6 +264,7 @@ def test_backward_ops_match_torch():
         (lambda L, a, b: L._C.softshrink_backward(a, b, 0.7), lambda a, b: aten.softshrink_backward(a, b, 0.7)),
         (lambda L, a, b: L._C.hardshrink_backward(a, b, 0.7), lambda a, b: aten.hardshrink_backward(a, b, 0.7)),
         (lambda L, a, b: L._C.threshold_backward(a, b, 0.5), lambda a, b: aten.threshold_backward(a, b, 0.5)),
+        (lambda L, a, b: L._C.silu_backward(a, b), lambda a, b: aten.silu_backward(a, b)),
     ]
     for mine, theirs in calls:
         got = mine(minitorch, minitorch.tensor(g), minitorch.tensor(x))
@@ -274,7 +275,7 @@ def test_backward_ops_match_torch():
             try:
                 grads = L.autograd.grad((f(a, b) ** 2).sum(), (a, b), allow_unused=True)
                 outs.append([None if t is None else t.numpy() for t in grads])
-            except (RuntimeError, NotImplementedError):  # none: mish_backward (in PyTorch hardsigmoid_backward too)
+            except (RuntimeError, NotImplementedError):  # none: mish_backward, silu_backward (in PyTorch hardsigmoid_backward too)
                 outs.append(None)
         if outs[1] is None:
             assert outs[0] is None or mine is calls[7][0]

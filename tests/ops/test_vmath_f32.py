@@ -1,7 +1,7 @@
 """The CPU's vectorised float32 transcendentals (csrc/cpu/vmath.h): log, log1p, erf and the GELU
-(exact and tanh forms, forward and backward) and SiLU built on them, against float64 NumPy (math's
-erf) over wide ranges with subnormals, +-inf, NaN and the overflow edges, in units of the float32
-spacing at the exact value; on every layout, in place and at 1 and 2 threads.
+(exact and tanh forms), SiLU, mish, softplus and elu built on them, forward and backward, against
+float64 NumPy (math's erf) over wide ranges with subnormals, +-inf, NaN and the overflow edges, in
+units of the float32 spacing at the exact value; on every layout, in place and at 1 and 2 threads.
 
 The ULP bounds are the kernels' stated ones (vmath.h's comments); the maxima measured over every
 float32 are there too."""
@@ -126,11 +126,18 @@ def _silu(v):
     return v / (1.0 + math.exp(-v)) if v > -700 else (0.0 * v if v != -math.inf else math.nan)
 
 
+def _silu_grad(v):
+    if v != v or math.isinf(v):  # x (1 - s) is inf * 0 at +inf, 0 * -inf at -inf: NaN, as PyTorch's
+        return math.nan
+    s = 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0
+    return s * (1.0 + v * (1.0 - s))
+
+
 ACTIVATIONS = {
     # name: (forward, exact forward, exact derivative or None)
     "gelu": (lambda m, t: m.nn.functional.gelu(t), _gelu, _gelu_grad),
     "gelu_tanh": (lambda m, t: m.nn.functional.gelu(t, approximate="tanh"), _gelu_tanh, _gelu_tanh_grad),
-    "silu": (lambda m, t: m.nn.functional.silu(t), _silu, None),
+    "silu": (lambda m, t: m.nn.functional.silu(t), _silu, _silu_grad),
 }
 
 
@@ -218,3 +225,109 @@ def test_gelu_backward_layouts(approximate, threads):
     (gx,) = minitorch.autograd.grad(minitorch.nn.functional.gelu(t, approximate=approximate), t,
                                     minitorch.tensor(g[:1]).expand(40, 50))
     close(gx.numpy(), np.broadcast_to(g[:1], (40, 50)) * exact(fn, x), x, 6, 6)
+
+
+def _softplus(v, b=2.0, t=5.0):
+    if v != v or v * b > t:
+        return v
+    return math.log1p(math.exp(v * b)) / b if v > -1e3 else 0.0
+
+
+def _softplus_grad(v, b=2.0, t=5.0):
+    if v != v:
+        return v
+    if v * b > t:
+        return 1.0
+    return 1.0 / (1.0 + math.exp(-v * b)) if v > -1e3 else 0.0
+
+
+ALPHA = float(F32(0.7))  # the float32 alpha the kernel multiplies by
+
+
+def _elu(v):
+    return v if not v <= 0 else (ALPHA * math.expm1(v) if v > -1e3 else -ALPHA)
+
+
+def _elu_grad(v):  # g scale where x <= 0 is false: NaN too, as PyTorch's
+    return (ALPHA * math.exp(v) if v > -1e3 else 0.0) if v <= 0 else 1.0
+
+
+def _mish(v):
+    if v != v or v == math.inf:
+        return v
+    if v == -math.inf:  # -inf * tanh(0)
+        return math.nan
+    return v * math.tanh(math.log1p(math.exp(v))) if v < 700 else v
+
+
+def _mish_grad(v):
+    if v != v or math.isinf(v):  # x sigmoid(x) (1 - t^2) is inf * 0 at +-inf
+        return math.nan
+    sig = 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0
+    t = math.tanh(math.log1p(math.exp(v))) if v < 700 else 1.0
+    return t + v * sig * (1.0 - t * t)
+
+
+EXP_ACTIVATIONS = {
+    # name: (forward, exact forward, exact derivative, ULP bound); softplus and elu with scalars
+    # other than their defaults, to see them reach the loop
+    "softplus": (lambda m, t: m.nn.functional.softplus(t, beta=2.0, threshold=5.0), _softplus, _softplus_grad, 4),
+    "elu": (lambda m, t: m.nn.functional.elu(t, alpha=0.7), _elu, _elu_grad, 4),
+    "mish": (lambda m, t: m.nn.functional.mish(t), _mish, _mish_grad, 8),
+}
+
+
+@pytest.mark.parametrize("name", list(EXP_ACTIVATIONS))
+def test_exp_activations_against_float64(name, threads):
+    """Within the bound in ULPs plus an absolute 4 * 2^-24 (exp(x) - 1 cancels near 0 in elu's and
+    mish's float formula, libm's and PyTorch's alike), forward and backward; the same on every
+    layout; PyTorch's within 1e-6."""
+    fwd, fn, grad_fn, bound = EXP_ACTIVATIONS[name]
+    x = np.concatenate([np.linspace(-30, 30, 100_001, dtype=F32), rng.standard_normal(50_000).astype(F32) * 3,
+                        spread(-45.8, 1.5), spread(-45.8, 1.5, sign=-1), SPECIALS])
+    g = rng.standard_normal(x.shape).astype(F32)
+    t = minitorch.tensor(x, requires_grad=True)
+    y = fwd(minitorch, t)
+    (gx,) = minitorch.autograd.grad(y, t, minitorch.tensor(g))
+    ones = np.ones_like(x)
+    for got, want, scale in ((y.detach().numpy(), exact(fn, x), ones), (gx.numpy(), g * exact(grad_fn, x), np.abs(g))):
+        assert got.dtype == F32
+        same_specials(got, want)
+        finite = np.isfinite(want)
+        err = np.abs(got[finite].astype(np.float64) - want[finite])
+        with np.errstate(over="ignore"):
+            spacing = np.maximum(np.spacing(np.abs(want[finite].astype(F32))).astype(np.float64), float(TINY))
+        allowed = bound * spacing + 4 * 2.0**-24 * np.maximum(scale[finite], 1.0)
+        assert (err <= allowed).all(), (x[finite][err > allowed][:5], got[finite][err > allowed][:5])
+    a = rng.standard_normal((70, 130)).astype(F32) * 4
+    a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    want = fwd(minitorch, minitorch.tensor(a)).numpy()
+    for layout in ("transposed", "sliced"):
+        np.testing.assert_array_equal(fwd(minitorch, to_layout(a, layout)).numpy(), want)
+    np.testing.assert_array_equal(fwd(minitorch, minitorch.tensor(a[:, :1]).expand(70, 130)).numpy(),
+                                  np.broadcast_to(want[:, :1], (70, 130)))
+    if torch is not None:
+        ordinary = np.abs(x) < 1e30
+        tt = torch.tensor(x, requires_grad=True)
+        ty = fwd(torch, tt)
+        (tg,) = torch.autograd.grad(ty, tt, torch.tensor(g))
+        np.testing.assert_allclose(y.detach().numpy()[ordinary], ty.detach().numpy()[ordinary], rtol=1e-6,
+                                   atol=2e-6, equal_nan=True)
+        np.testing.assert_allclose(gx.numpy()[ordinary], tg.numpy()[ordinary], rtol=1e-6, atol=1e-5,
+                                   equal_nan=True)
+
+
+def test_silu_backward_op_layouts():
+    """_C.silu_backward (SiluBackward0's kernel) on strided and broadcast operands, as PyTorch's."""
+    x = rng.standard_normal((40, 50)).astype(F32) * 4
+    g = rng.standard_normal((40, 50)).astype(F32)
+    want = g.astype(np.float64) * exact(_silu_grad, x)
+    for layout in ("contiguous", "transposed", "sliced"):
+        got = minitorch._C.silu_backward(to_layout(g, layout), to_layout(x, layout)).numpy()
+        close(got, want, x, 6, 6)
+    got = minitorch._C.silu_backward(minitorch.tensor(g[:1]).expand(40, 50), minitorch.tensor(x)).numpy()
+    close(got, np.broadcast_to(g[:1], (40, 50)) * exact(_silu_grad, x), x, 6, 6)
+    if torch is not None:
+        t = torch.ops.aten.silu_backward(torch.tensor(g), torch.tensor(x)).numpy()
+        np.testing.assert_allclose(minitorch._C.silu_backward(minitorch.tensor(g), minitorch.tensor(x)).numpy(), t,
+                                   rtol=1e-6, atol=1e-6)
