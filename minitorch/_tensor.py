@@ -237,6 +237,11 @@ class Tensor(_C.TensorBase):
         return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
+    def new(self, *args, device=None) -> "Tensor":
+        """The legacy constructor in self's dtype and on self's device: new(2, 3) (uninitialised),
+        new(size), new([1, 2]) (data), new(other) (other's memory, of self's dtype), new()."""
+        return _legacy.new(self.dtype, self.device.type, args, device if device is not None else self.device)
+
     # ---- selection with a variable number of results (minitorch/_indexing.py) ----
     def nonzero(self, *, as_tuple: bool = False):
         return _indexing.nonzero(self, as_tuple=as_tuple)

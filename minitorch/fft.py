@@ -225,11 +225,13 @@ def ifftn(input, s=None, dim=None, norm: str | None = None):
 
 def fft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """fftn over two dims (default the last two)."""
+    _check_input("fft2", input)
     return fftn(input, s, dim, norm)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """ifftn over two dims (default the last two)."""
+    _check_input("ifft2", input)
     return ifftn(input, s, dim, norm)
 
 
@@ -270,11 +272,13 @@ def irfftn(input, s=None, dim=None, norm: str | None = None):
 
 def rfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """rfftn over two dims (default the last two)."""
+    _check_input("rfft2", input)
     return rfftn(input, s, dim, norm)
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """irfftn over two dims (default the last two)."""
+    _check_input("irfft2", input)
     return irfftn(input, s, dim, norm)
 
 
@@ -307,11 +311,13 @@ def ihfftn(input, s=None, dim=None, norm: str | None = None):
 
 def hfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """hfftn over two dims (default the last two)."""
+    _check_input("hfft2", input)
     return hfftn(input, s, dim, norm)
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm: str | None = None):
     """ihfftn over two dims (default the last two)."""
+    _check_input("ihfft2", input)
     return ihfftn(input, s, dim, norm)
 
 

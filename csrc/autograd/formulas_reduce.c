@@ -370,8 +370,21 @@ var_grad(mt_node *n, mt_tensor *self, mt_tensor *gv, mt_tensor **out)
     }
     mt_tensor *mean = NULL, *dev = NULL, *gk = NULL, *p = NULL;
     mt_status st = mt_op_mean(self, ndims, m->ndim == 0 ? NULL : dims, true, -1, &mean);
-    if (st == MT_OK && (st = mt_op_sub(self, mean, mt_scalar_int(1), &dev)) == MT_OK &&
-        (st = mt_ags_keep(gv, m, red, &gk)) == MT_OK && (st = mul(gk, dev, &p)) == MT_OK) {
+    if (st == MT_OK && (m->ndim == 0 || n->args.l[0].none) && count - correction <= 0) {
+        /* PyTorch's var_backward without dims and no degrees of freedom: 2 / 0 is inf, so
+         * g * inf, and NaN where x equals the mean (inf * 0); a NaN x gives inf there */
+        mt_tensor *same = NULL, *nan = NULL, *inf = NULL;
+        if ((st = mt_ags_keep(gv, m, red, &gk)) == MT_OK &&
+            (st = mt_op_eq(self, mean, &same)) == MT_OK &&
+            (st = mt_ag_scale(gk, INFINITY, &inf)) == MT_OK &&
+            (st = mt_tensor_scalar(mt_scalar_float(NAN), MT_FLOAT64, &nan)) == MT_OK) {
+            st = mt_op_where(same, nan, inf, out);
+        }
+        mt_tensor_clear(&same);
+        mt_tensor_clear(&nan);
+        mt_tensor_clear(&inf);
+    } else if (st == MT_OK && (st = mt_op_sub(self, mean, mt_scalar_int(1), &dev)) == MT_OK &&
+               (st = mt_ags_keep(gv, m, red, &gk)) == MT_OK && (st = mul(gk, dev, &p)) == MT_OK) {
         st = mt_ag_scale(p, 2.0 / (count - correction), out);
     }
     mt_tensor_clear(&mean);

@@ -17,8 +17,7 @@ static bool
 on_cuda(const mt_args *a)
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (a->t[k] && !a->t[k]->is_wrapped_number &&
-            mt_tensor_device(a->t[k]).type == MT_CUDA) {
+        if (a->t[k] && !a->t[k]->is_wrapped_number && mt_tensor_device(a->t[k]).type == MT_CUDA) {
             return true;
         }
     }
@@ -45,7 +44,7 @@ complex_dtype(const mt_args *a)
         }
     }
     return a->dtype >= 0 && mt_dtype_is_complex((mt_dtype)a->dtype) ? (mt_dtype)a->dtype
-                                                                     : MT_COMPLEX64;
+                                                                    : MT_COMPLEX64;
 }
 
 static mt_status

@@ -33,8 +33,8 @@ mt_composite_view_as_real(mt_args *a)
     sizes[self->ndim] = 2;
     strides[self->ndim] = 1;
     /* a view of self's own geometry (sharing its version counter), then renamed */
-    mt_status st =
-        mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset, &a->out[0]);
+    mt_status st = mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset,
+                                  &a->out[0]);
     if (st == MT_OK) {
         mt_tensor *out = a->out[0];
         out->dtype = mt_dtype_to_real(self->dtype);
@@ -81,8 +81,8 @@ mt_composite_view_as_complex(mt_args *a)
     if (self->offset % 2 != 0) {
         return mt_fail(MT_ERUNTIME, "Tensor must have a storage_offset divisible by 2");
     }
-    mt_status st =
-        mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset, &a->out[0]);
+    mt_status st = mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset,
+                                  &a->out[0]);
     if (st == MT_OK) {
         mt_tensor *out = a->out[0];
         out->dtype = mt_dtype_to_complex(self->dtype);
@@ -182,8 +182,9 @@ mt_front_fft(const mt_args *a, mt_plan *plan)
     const int h = p->dims[p->ndims - 1];
     p->ndim = self->ndim;
     memcpy(p->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    p->dt = r2c ? mt_dtype_to_complex(self->dtype) : c2r ? mt_dtype_to_real(self->dtype)
-                                                         : self->dtype;
+    p->dt = r2c   ? mt_dtype_to_complex(self->dtype)
+            : c2r ? mt_dtype_to_real(self->dtype)
+                  : self->dtype;
     if (c2r) {
         if (a->i[1] < 1) {
             return mt_fail(MT_ERUNTIME, "Invalid number of data points (%" PRId64 ") specified",

@@ -330,7 +330,7 @@ dtype_from_dl(DLDataType t, mt_dtype *out)
     PyErr_Format(PyExc_BufferError,
                  "minitorch.from_dlpack: unsupported DLPack dtype (code %d, bits %d, lanes %d); "
                  "minitorch supports bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
-                 "float32 and float64",
+                 "float32, float64, complex64 and complex128",
                  t.code, t.bits, t.lanes);
     return -1;
 }

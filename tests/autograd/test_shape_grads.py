@@ -2,6 +2,8 @@
 formulas_reduce.c): finite differences and PyTorch's gradients through check_grad, zeros and ties
 where PyTorch picks a subgradient, in-place forms, the composite ops through their parts, and
 the node names against PyTorch's."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -319,3 +321,21 @@ def test_node_names_as_pytorch(k):
     names = [type(NAMED[k](lib, lib.tensor(a, requires_grad=True)).grad_fn).__name__
              for lib in (minitorch, torch)]
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("value", [float("nan"), 1.0, float("inf")])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_var_without_degrees_of_freedom_grad_as_torch(value, shape):
+    """PyTorch's var_backward with no dim and N <= correction: g * inf, NaN where x equals the
+    mean (so a NaN input gives inf, not NaN); with a dim it is the usual formula's NaN."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed")
+    for op in ("var", "std"):
+        got, want = [], []
+        for lib, out in ((minitorch, got), (torch, want)):
+            x = lib.full(shape, value, dtype=lib.float64, requires_grad=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                getattr(x, op)().backward()
+            out.append(np.asarray(x.grad.tolist(), dtype=np.float64))
+        np.testing.assert_array_equal(got[0], want[0], err_msg=op)
