@@ -507,8 +507,9 @@ mt_cpu_linalg_lu_solve(mt_args *a)
         (st = mt_lapack_scratch((n * n + r * c) * (int64_t)es + n * 8 + 1, &work))) {
         goto out_release;
     }
-    char *lu = mt_tensor_data(work), *rhs = lu + (size_t)(n * n) * es;
-    int64_t *perm = (int64_t *)(rhs + (size_t)(r * c) * es);
+    /* the permutation first: at the scratch's start it is 8-byte aligned whatever n, r and c are */
+    int64_t *perm = (int64_t *)mt_tensor_data(work);
+    char *lu = (char *)(perm + n), *rhs = lu + (size_t)(n * n) * es;
     /* A X = B: B in columns; X A = B is A^T X^T = B^T: row-major B read as columns is B^T */
     const char trans = (left ? adjoint : !adjoint) ? 'T' : 'N';
     const int in = (int)n, ld = n > 1 ? (int)n : 1, nrhs = (int)(left ? c : r);
