@@ -330,7 +330,7 @@ static mt_status
 check_nan(const mt_node *n, mt_tensor **gin)
 {
     for (int e = 0; e < n->nedges; e++) {
-        mt_tensor *gi = gin[e], *nan = NULL, *count = NULL;
+        mt_tensor *gi = gin[e], *nan = NULL, *any = NULL;
         if (gi == NULL || !mt_dtype_is_float(gi->dtype) || mt_tensor_numel(gi) == 0) {
             continue;
         }
@@ -338,11 +338,11 @@ check_nan(const mt_node *n, mt_tensor **gin)
         mt_set_grad_enabled(false);
         mt_scalar v;
         mt_status st = mt_op_isnan(gi, &nan);
-        if (st == MT_OK && (st = mt_op_sum(nan, 0, NULL, false, -1, &count)) == MT_OK) {
-            st = mt_tensor_item(count, &v);
+        if (st == MT_OK && (st = mt_op_any(nan, 0, NULL, false, &any)) == MT_OK) {
+            st = mt_tensor_item(any, &v);
         }
         mt_tensor_clear(&nan);
-        mt_tensor_clear(&count);
+        mt_tensor_clear(&any);
         mt_set_grad_enabled(was);
         if (st != MT_OK) {
             return st;
