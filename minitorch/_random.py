@@ -74,4 +74,54 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     return _C.normal(mean, std, generator=generator)
 
 
-__all__: Sequence[str] = ["normal", "randint", "randint_like"]
+# Below this many trials a binomial draw counts uniform draws under p directly; above it the count
+# is split first (see _binomial_split).
+_BINOMIAL_DIRECT = 32
+
+
+def _binomial_split(mt: Any, n: Any, p: Any) -> Tuple[Any, Any, Any]:
+    """One halving step of the order-statistic method for Binomial(n, p) draws, element by
+    element where n > _BINOMIAL_DIRECT: the a-th smallest of n uniforms (a = (n + 1) // 2) is
+    X ~ Beta(a, n + 1 - a). If X >= p, exactly the a - 1 uniforms below X can fall under p, each
+    uniform on [0, X): the draw is Binomial(a - 1, p / X). Else the a uniforms up to X are all
+    under p and the other n - a are uniform on (X, 1]: the draw is a + Binomial(n - a, (p - X) /
+    (1 - X)). Returns (the count already known, the new n, the new p)."""
+    big = n > _BINOMIAL_DIRECT
+    a = mt.floor((n + 1) / 2)
+    x = mt._sample_dirichlet(mt.stack([mt.where(big, a, 1.0), mt.where(big, n + 1 - a, 1.0)], -1)).select(-1, 0)
+    above = x >= p
+    new_n = mt.where(above, a - 1, n - a)
+    new_p = mt.where(above, p / x, (p - x) / (1 - x)).clamp(0.0, 1.0)
+    known = mt.where(above, 0.0, a)
+    return mt.where(big, known, 0.0), mt.where(big, new_n, n), mt.where(big, new_p, p)
+
+
+def binomial(count: Any, prob: Any, generator: Any = None) -> "_C.TensorBase":
+    """Draws from Binomial(count, prob) element by element (the two tensors broadcast), as
+    torch.binomial: the counts as count's dtype, no gradient. Counts above a few dozen are halved
+    by order statistics (Beta draws) until small, then the remaining trials are counted as
+    uniform draws under the probability."""
+    if not isinstance(count, _C.TensorBase) or not isinstance(prob, _C.TensorBase):
+        raise TypeError("binomial(): argument 'count' and 'prob' must be Tensor")
+    if not count.dtype.is_floating_point or count.dtype != prob.dtype:
+        raise RuntimeError(f"binomial(): count and prob must both be floating point tensors of one dtype, "
+                           f"got {count.dtype} and {prob.dtype}")
+    import minitorch as mt  # the package's public ops (this module is imported while it loads)
+
+    with mt.no_grad():
+        n, p = mt.broadcast_tensors(count.detach(), prob.detach())
+        n = n.to(mt.float64)
+        p = p.to(mt.float64)
+        total = mt.zeros_like(n)
+        while n.numel() and bool((n > _BINOMIAL_DIRECT).any()):
+            known, n, p = _binomial_split(mt, n, p)
+            total = total + known
+        if n.numel():
+            trials = int(n.max().item())
+            u = mt.rand(tuple(n.shape) + (trials,), dtype=mt.float64, device=n.device, generator=generator)
+            taken = mt.arange(trials, dtype=mt.float64, device=n.device) < n.unsqueeze(-1)
+            total = total + ((u < p.unsqueeze(-1)) & taken).sum(-1)
+        return total.to(count.dtype)
+
+
+__all__: Sequence[str] = ["binomial", "normal", "randint", "randint_like"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import minitorch
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+    "Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
     "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-    "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
     "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
 ]
 
@@ -220,6 +220,33 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _Multinomial(Constraint):
+    """Nonnegative counts, event by event, summing to at most upper_bound."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, positive diagonal and
+    rows of unit Euclidean norm (to ten times the dtype's eps per row element)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = minitorch.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = minitorch.linalg.vector_norm(value.detach(), dim=-1)
+        unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -249,3 +276,5 @@ simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+multinomial = _Multinomial
+corr_cholesky = _CorrCholesky()

@@ -7,7 +7,7 @@ import minitorch
 from minitorch.autograd import Function
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
 
@@ -31,7 +31,7 @@ class _Dirichlet(Function):
         return _Dirichlet_backward(x, concentration, grad_output)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -90,3 +90,10 @@ class Dirichlet(Distribution):
             - (k - a0) * minitorch.digamma(a0)
             - ((self.concentration - 1.0) * minitorch.digamma(self.concentration)).sum(-1)
         )
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - minitorch.lgamma(x.sum(-1))

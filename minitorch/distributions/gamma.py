@@ -9,13 +9,13 @@ from numbers import Number
 import minitorch
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -62,8 +62,20 @@ class Gamma(Distribution):
         c = self.concentration
         return c - minitorch.log(self.rate) + minitorch.lgamma(c) + (1.0 - c) * minitorch.digamma(c)
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return minitorch.special.gammainc(self.concentration, self.rate * value)
 
-class Beta(Distribution):
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return minitorch.lgamma(x + 1) + (x + 1) * minitorch.log(-y.reciprocal())
+
+
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
@@ -125,6 +137,13 @@ class Beta(Distribution):
             - (2 - a0) * minitorch.digamma(a0)
             - ((c - 1.0) * minitorch.digamma(c)).sum(-1)
         )
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return minitorch.lgamma(x) + minitorch.lgamma(y) - minitorch.lgamma(x + y)
 
 
 class Chi2(Gamma):
