@@ -1,20 +1,18 @@
 """Bernoulli(probs or logits), as torch.distributions.Bernoulli."""
 from __future__ import annotations
 
-from numbers import Number
-
 import minitorch
 from minitorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .categorical import _check_probs_logits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParams, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -22,19 +20,11 @@ class Bernoulli(ExponentialFamily):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _check_probs_logits(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(minitorch.Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        self._set_binary_param(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(Bernoulli, batch_shape, _instance, ("probs", "logits"))
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
+        return self._expanded_binary(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -49,18 +39,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=minitorch.Size()):
         shape = self._extended_shape(sample_shape)

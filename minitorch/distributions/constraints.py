@@ -6,7 +6,8 @@ from __future__ import annotations
 import minitorch
 
 __all__ = [
-    "Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq",
     "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
     "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
     "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
@@ -245,6 +246,28 @@ class _CorrCholesky(Constraint):
         row_norm = minitorch.linalg.vector_norm(value.detach(), dim=-1)
         unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_rows
+
+
+class MixtureSameFamilyConstraint(_IndependentConstraint):
+    """A MixtureSameFamily's support: its component distribution's constraint (no dims
+    reinterpreted), checked on a value given back the component dimension (size 1, so it
+    broadcasts)."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        super().__init__(base_constraint, 0)
+
+    def check(self, value):
+        event_dim = self.event_dim
+        if value.dim() < event_dim:
+            raise ValueError(f"Expected value.dim() >= {event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - event_dim))
+        kept = value.dim() - event_dim
+        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _PositiveDefinite(Constraint):

@@ -32,22 +32,28 @@ class FisherSnedecor(Distribution):
         new._gamma2 = self._gamma2.expand(new.batch_shape)
         return new
 
+    # Where a moment is undefined the parameter itself is replaced by NaN before the formula, so
+    # the value and the gradients there are NaN (as PyTorch's).
+
     @property
     def mean(self):
-        # df2 / (df2 - 2), undefined (NaN) for df2 <= 2
-        return minitorch.where(self.df2 > 2, self.df2 / (self.df2 - 2), float("nan"))
+        # df2 / (df2 - 2), undefined for df2 <= 2
+        df2 = minitorch.where(self.df2 > 2, self.df2, float("nan"))
+        return df2 / (df2 - 2)
 
     @property
     def mode(self):
-        # (df1 - 2) / df1 * df2 / (df2 + 2), undefined for df1 <= 2
+        # (df1 - 2) / df1 * df2 / (df2 + 2), undefined for df1 <= 2 (there the value alone is
+        # replaced, so the gradients are 0)
         mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
         return minitorch.where(self.df1 > 2, mode, float("nan"))
 
     @property
     def variance(self):
-        df1, df2 = self.df1, self.df2
-        var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
-        return minitorch.where(df2 > 4, var, float("nan"))
+        # undefined for df2 <= 4
+        df1 = self.df1
+        df2 = minitorch.where(self.df2 > 4, self.df2, float("nan"))
+        return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=minitorch.Size()):
         shape = self._extended_shape(sample_shape)

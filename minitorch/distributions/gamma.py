@@ -10,6 +10,7 @@ import minitorch
 
 from . import constraints
 from .exp_family import ExponentialFamily
+from .dirichlet import Dirichlet
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Gamma"]
@@ -86,6 +87,8 @@ class Beta(ExponentialFamily):
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
             c = minitorch.stack([concentration1, concentration0], -1)
+        if validate_args is not False and (validate_args or self._validate_args):
+            Dirichlet(c, validate_args=True)  # PyTorch's Beta is a Dirichlet: its check and message
         self._concentration = c
         super().__init__(c.shape[:-1], validate_args=validate_args)
 
@@ -95,8 +98,6 @@ class Beta(ExponentialFamily):
         return new
 
     def rsample(self, sample_shape=()):
-        from .dirichlet import Dirichlet
-
         return Dirichlet(self._concentration, validate_args=False).rsample(sample_shape).select(-1, 0)
 
     @property

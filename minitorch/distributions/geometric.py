@@ -2,32 +2,25 @@
 the first success of independent Bernoulli(probs) trials, support {0, 1, 2, ...}."""
 from __future__ import annotations
 
-from numbers import Number
-
 import minitorch
 from minitorch.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .categorical import _check_probs_logits
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParams, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryParams, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _check_probs_logits(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        batch_shape = minitorch.Size() if isinstance(given, Number) else given.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_binary_param(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             # unit_interval lets 0 through; a geometric needs a positive success probability
             value = self.probs
@@ -37,7 +30,7 @@ class Geometric(Distribution):
             )
 
     def expand(self, batch_shape, _instance=None):
-        return self._expanded(Geometric, batch_shape, _instance, ("probs", "logits"))
+        return self._expanded_binary(Geometric, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -50,14 +43,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=minitorch.Size()):
         shape = self._extended_shape(sample_shape)

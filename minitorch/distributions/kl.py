@@ -292,3 +292,208 @@ def _kl_uniform_normal(p, q):
     t2 = common_term.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+# Directly parameterised families
+
+from .binomial import Binomial  # noqa: E402
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from .exp_family import ExponentialFamily  # noqa: E402
+from .geometric import Geometric  # noqa: E402
+from .laplace import Laplace  # noqa: E402
+from .lowrank_multivariate_normal import (  # noqa: E402
+    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis, _scaled_factor_t,
+)
+from .poisson import Poisson  # noqa: E402
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normaliser F between the natural parameters:
+    F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>, the gradient by autograd."""
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot be computed "
+            "using Bregman divergences"
+        )
+    p_thetas = [t.detach().requires_grad_() for t in p._natural_params]
+    q_thetas = q._natural_params
+    with minitorch.enable_grad():
+        p_log_norm = p._log_normalizer(*p_thetas)
+        grads = minitorch.autograd.grad(p_log_norm.sum(), p_thetas, create_graph=True)
+    result = q._log_normalizer(*q_thetas) - p_log_norm
+    for p_theta, q_theta, grad in zip(p_thetas, q_thetas, grads):
+        result = result - _sum_rightmost((q_theta - p_theta) * grad, len(q.event_shape))
+    return result
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # finite only where the counts are equal; infinite where p can exceed q's count
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    per_trial = p.probs * (p.logits - q.logits) + minitorch.log1p(-p.probs) - minitorch.log1p(-q.probs)
+    kl = p.total_count * per_trial
+    return minitorch.where(p.total_count > q.total_count, inf, kl)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    cross = p.mean * (p.logits - q.logits)
+    log_norms = p._cont_bern_log_norm() - q._cont_bern_log_norm()
+    return cross + log_norms + minitorch.log1p(-p.probs) - minitorch.log1p(-q.probs)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    # E_p[log q(x)] = E_p[x] log(1 - q) + log q, E_p[x] = (1 - p) / p
+    return -p.entropy() - minitorch.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    ratio = p.scale / q.scale
+    distance = (p.loc - q.loc).abs()
+    return -ratio.log() + distance / q.scale + ratio * minitorch.exp(-distance / p.scale) - 1
+
+
+def _lowrank_inverse_factor(q):
+    """C^-1 W^T D^-1 for q's capacitance factor C, batched over the broadcast batch shape."""
+    scaled_t = _scaled_factor_t(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag)
+    cap = q._capacitance_tril
+    shape = minitorch.broadcast_shapes(cap.shape[:-2], scaled_t.shape[:-2])
+    return minitorch.linalg.solve_triangular(
+        cap.expand(shape + cap.shape[-2:]), scaled_t.expand(shape + scaled_t.shape[-2:]), upper=False
+    )
+
+
+def _lowrank_log_det(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
+
+
+def _lowrank_distance(q, p_loc):
+    """(q.loc - p_loc)^T Sigma_q^-1 (q.loc - p_loc) by Woodbury."""
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p_loc,
+                                      q._capacitance_tril)
+
+
+def _same_event_shape(p, q, what: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with different event shapes cannot be computed")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    # 2 KL = log det Sigma_q - log det Sigma_p + tr(Sigma_q^-1 Sigma_p) + distance - n, with
+    # Sigma_q^-1 = D_q^-1 - A^T A (A = C^-1 W^T D^-1) and Sigma_p = W_p W_p^T + D_p
+    _same_event_shape(p, q, "Low Rank Multivariate Normals")
+    Wp, Dp = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    Dq = q._unbroadcasted_cov_diag
+    A = _lowrank_inverse_factor(q)
+    trace = (
+        (Dp / Dq).sum(-1)
+        + _batch_trace_XXT(Wp * Dq.rsqrt().unsqueeze(-1))
+        - _batch_trace_XXT(A * Dp.sqrt().unsqueeze(-2))
+        - _batch_trace_XXT(minitorch.matmul(A, Wp))
+    )
+    log_dets = _lowrank_log_det(q) - _lowrank_log_det(p)
+    return 0.5 * (log_dets + trace + _lowrank_distance(q, p.loc) - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    Lp = p._unbroadcasted_scale_tril
+    A = _lowrank_inverse_factor(q)
+    trace = _batch_trace_XXT(Lp * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)) - _batch_trace_XXT(
+        minitorch.matmul(A, Lp)
+    )
+    log_dets = _lowrank_log_det(q) - 2 * Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return 0.5 * (log_dets + trace + _lowrank_distance(q, p.loc) - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    # tr(Sigma_q^-1 Sigma_p) = |Lq^-1 W_p|^2 + |Lq^-1 D_p^1/2|^2 (Frobenius)
+    _same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    Lq = q._unbroadcasted_scale_tril
+    Wp, Dp = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    n, m = p.event_shape[0], Wp.shape[-1]
+    batch = minitorch.broadcast_shapes(Lq.shape[:-2], Wp.shape[:-2])
+    Lq = Lq.expand(batch + (n, n))
+    trace = _batch_trace_XXT(minitorch.linalg.solve_triangular(Lq, Wp.expand(batch + (n, m)), upper=False))
+    root_dp = minitorch.diag_embed(Dp.sqrt()).expand(batch + (n, n))
+    trace = trace + _batch_trace_XXT(minitorch.linalg.solve_triangular(Lq, root_dp, upper=False))
+    log_dets = 2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _lowrank_log_det(p)
+    return 0.5 * (log_dets + trace + _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc) - n)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    # E_p[log q(x)] = P(x = 1) log(rate) - rate (log 0! = log 1! = 0)
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - minitorch.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    # E_p[(x - m)^2] / (2 s^2) with E_p[x^2] = Var + mean^2
+    log_norm = 0.5 * math.log(2.0 * math.pi) + minitorch.log(q.scale)
+    second_moment = p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean + q.loc.pow(2)
+    return -p.entropy() + log_norm + second_moment / (2.0 * q.scale.pow(2))
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # infinite where [0, 1] is not inside [low, high]
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
+    return minitorch.where(outside, inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    # E_p[log q(x)] = E_p[x] logit(q) + log(1 - q) + log C(q); infinite where [low, high] leaves [0, 1]
+    result = -p.entropy() - p.mean * q.logits - minitorch.log1p(-q.probs) - q._cont_bern_log_norm()
+    outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
+    return minitorch.where(outside, inf, result)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    # E_p[(x - m)^2] = 2 b^2 + (mu - m)^2
+    variance_ratio = (p.scale / q.scale).pow(2)
+    distance = (p.loc - q.loc).pow(2) / (2 * q.scale.pow(2))
+    return -0.5 * minitorch.log(2 * variance_ratio / math.pi) + variance_ratio + distance - 1
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    # E_p|x - m| for x ~ N(mu, s): s sqrt(2 / pi) exp(-d^2 / (2 s^2)) + d erf(d / (s sqrt 2)), d = mu - m
+    d = p.loc - q.loc
+    mean_abs = p.scale * math.sqrt(2 / math.pi) * minitorch.exp(-0.5 * (d / p.scale).pow(2)) + d * minitorch.erf(
+        d / (p.scale * math.sqrt(2))
+    )
+    return -p.entropy() + minitorch.log(2 * q.scale) + mean_abs / q.scale
+
+
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Uniform)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_outside_support(p, q):
+    """p puts mass where q has none."""
+    return _infinite_like(p.mean)

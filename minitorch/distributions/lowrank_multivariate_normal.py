@@ -52,7 +52,7 @@ class LowRankMultivariateNormal(Distribution):
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        event_shape = loc.shape[-1:]
+        event_shape = minitorch.Size(loc.shape[-1:])
         if cov_factor.dim() < 2:
             raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
         if cov_factor.shape[-2:-1] != event_shape:

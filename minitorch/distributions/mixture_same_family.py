@@ -23,8 +23,8 @@ class MixtureSameFamily(Distribution):
             raise ValueError(" The Mixture distribution needs to be an  instance of torch.distributions.Categorical")
         if not isinstance(component_distribution, Distribution):
             raise ValueError("The Component distribution needs to be an instance of torch.distributions.Distribution")
-        mix_batch = mixture_distribution.batch_shape
-        comp_batch = component_distribution.batch_shape[:-1]
+        mix_batch = minitorch.Size(mixture_distribution.batch_shape)
+        comp_batch = minitorch.Size(component_distribution.batch_shape[:-1])
         for a, b in zip(reversed(mix_batch), reversed(comp_batch)):
             if a != 1 and b != 1 and a != b:
                 raise ValueError(
@@ -53,7 +53,7 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self):
-        return self._component_distribution.support
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self):

@@ -32,7 +32,38 @@ def _precision_to_scale_tril(P):
     return minitorch.linalg.solve_triangular(L_inv, Id, upper=False)
 
 
-class MultivariateNormal(Distribution):
+def _scale_tril_of(covariance_matrix, precision_matrix, scale_tril):
+    """The lower Cholesky factor of the covariance, from whichever of the three was given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return minitorch.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
+class _CholeskyParametrised:
+    """The scale_tril, covariance_matrix and precision_matrix of a distribution given by the
+    lower Cholesky factor L of a covariance (`_unbroadcasted_scale_tril`), each computed on first
+    use and expanded to the class's `_matrix_shape()`."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return minitorch.matmul(L, L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        Id = minitorch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        L_inv = minitorch.linalg.solve_triangular(L, Id, upper=False)
+        return minitorch.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
+
+
+class MultivariateNormal(_CholeskyParametrised, Distribution):
     arg_constraints = {
         "loc": constraints.real_vector,
         "covariance_matrix": constraints.positive_definite,
@@ -57,12 +88,7 @@ class MultivariateNormal(Distribution):
                 setattr(self, name.split()[0], m.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = minitorch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(covariance_matrix, precision_matrix, scale_tril)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expanded(MultivariateNormal, batch_shape, _instance, event_shape=self.event_shape)
@@ -77,22 +103,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return minitorch.matmul(L, L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        Id = minitorch.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        L_inv = minitorch.linalg.solve_triangular(L, Id, upper=False)
-        return minitorch.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
     mean = _alias("loc")
     mode = _alias("loc")

@@ -10,12 +10,12 @@ from . import constraints
 from .categorical import _check_probs_logits
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParams, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryParams, Distribution):
     arg_constraints = {
         "total_count": constraints.greater_than_eq(0),
         "probs": constraints.half_open_interval(0.0, 1.0),
@@ -25,19 +25,11 @@ class NegativeBinomial(Distribution):
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         _check_probs_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (self.total_count,) = self._set_binary_param(probs, logits, total_count)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
+        return self._expanded_binary(NegativeBinomial, batch_shape, _instance, ("total_count",))
 
     @property
     def mean(self):
@@ -50,18 +42,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / minitorch.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

@@ -74,3 +74,35 @@ class lazy_property:
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
+
+
+class _BinaryParams:
+    """The probs/logits pair of the families built on one success probability (Binomial,
+    NegativeBinomial, Geometric): whichever was given is stored, the other computed on first
+    use; `_param` is the given one."""
+
+    def _set_binary_param(self, probs, logits, *others):
+        """Broadcasts the given one of probs/logits with `others` (say total_count, which takes
+        its dtype), stores it and returns the others."""
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        *others, given = broadcast_all(*others, given)
+        setattr(self, name, given)
+        self._param = given
+        return [o.type_as(given) for o in others]
+
+    def _expanded_binary(self, cls, batch_shape, _instance, names=()):
+        new = self._expanded(cls, batch_shape, _instance, names + ("probs", "logits"))
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

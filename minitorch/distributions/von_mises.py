@@ -30,8 +30,8 @@ def _best_fisher(loc, concentration, r, out):
         f = (1 + r * z) / (r + z)
         c = concentration * (r - f)
         accepted = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
-        fresh = accepted & ~done
-        out = minitorch.where(fresh, (u3 - 0.5).sign() * f.acos(), out)
+        # every accepted proposal is a draw, so a later one may replace an earlier (as PyTorch's)
+        out = minitorch.where(accepted, (u3 - 0.5).sign() * f.acos(), out)
         done = done | accepted
     return (out + math.pi + loc) % (2 * math.pi) - math.pi
 

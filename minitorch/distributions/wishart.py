@@ -14,8 +14,7 @@ import minitorch
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from .multivariate_normal import _CholeskyParametrised, _scale_tril_of
 
 __all__ = ["Wishart"]
 
@@ -31,7 +30,7 @@ def _mvdigamma(x, p: int):
     return minitorch.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_CholeskyParametrised, ExponentialFamily):
     support = constraints.positive_definite
     has_rsample = True
     _mean_carrier_measure = 0
@@ -59,7 +58,7 @@ class Wishart(ExponentialFamily):
         else:
             batch_shape = minitorch.broadcast_shapes(param.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
-        event_shape = param.shape[-2:]
+        event_shape = minitorch.Size(param.shape[-2:])
         p = event_shape[-1]
         if bool(self.df.le(p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
@@ -70,12 +69,7 @@ class Wishart(ExponentialFamily):
                 stacklevel=2,
             )
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = minitorch.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(covariance_matrix, precision_matrix, scale_tril)
         self._bartlett_chi2 = self._diagonal_chi2()
 
     def _diagonal_chi2(self):
@@ -101,21 +95,6 @@ class Wishart(ExponentialFamily):
     def _df_as_matrix(self):
         return self.df.view(self._batch_shape + (1, 1))
 
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return minitorch.matmul(L, L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        identity = minitorch.eye(self._event_shape[-1], dtype=L.dtype, device=L.device)
-        return minitorch.cholesky_solve(identity.expand(L.shape), L).expand(self._matrix_shape())
-
     @property
     def mean(self):
         return self._df_as_matrix() * self.covariance_matrix
@@ -139,9 +118,10 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         root_chi2 = self._bartlett_chi2.rsample(sample_shape).sqrt()
         root_chi2 = root_chi2.clamp(min=minitorch.finfo(root_chi2.dtype).eps)
-        below = minitorch.randn(sample_shape + self._batch_shape + (p, p), dtype=root_chi2.dtype,
-                                device=root_chi2.device).tril(-1)
-        A = below + minitorch.diag_embed(root_chi2)
+        A = minitorch.diag_embed(root_chi2)
+        rows, cols = minitorch.tril_indices(p, p, offset=-1, device=root_chi2.device)
+        A[..., rows, cols] = minitorch.randn(sample_shape + self._batch_shape + (p * (p - 1) // 2,),
+                                             dtype=root_chi2.dtype, device=root_chi2.device)
         LA = minitorch.matmul(self._unbroadcasted_scale_tril, A)
         return minitorch.matmul(LA, LA.mT)
 
