@@ -100,28 +100,37 @@ def binomial(count: Any, prob: Any, generator: Any = None) -> "_C.TensorBase":
     """Draws from Binomial(count, prob) element by element (the two tensors broadcast), as
     torch.binomial: the counts as count's dtype, no gradient. Counts above a few dozen are halved
     by order statistics (Beta draws) until small, then the remaining trials are counted as
-    uniform draws under the probability."""
-    if not isinstance(count, _C.TensorBase) or not isinstance(prob, _C.TensorBase):
-        raise TypeError("binomial(): argument 'count' and 'prob' must be Tensor")
-    if not count.dtype.is_floating_point or count.dtype != prob.dtype:
-        raise RuntimeError(f"binomial(): count and prob must both be floating point tensors of one dtype, "
-                           f"got {count.dtype} and {prob.dtype}")
+    uniform draws under the probability. As PyTorch's: a probability above 1 (below 0) takes
+    every trial (none), a negative count gives 0; an infinite count or a NaN gives count * prob
+    (inf or NaN)."""
+    from ._aliases import _NAMES
+
+    for name, value in (("count", count), ("prob", prob)):
+        if not isinstance(value, _C.TensorBase):
+            position = 1 if name == "count" else 2
+            raise TypeError(f"binomial(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_NAMES[count.dtype]}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {_NAMES[prob.dtype]} but expected {_NAMES[count.dtype]}")
     import minitorch as mt  # the package's public ops (this module is imported while it loads)
 
     with mt.no_grad():
-        n, p = mt.broadcast_tensors(count.detach(), prob.detach())
-        n = n.to(mt.float64)
-        p = p.to(mt.float64)
+        n, p = mt.broadcast_tensors(count.detach().to(mt.float64), prob.detach().to(mt.float64))
+        drawn = mt.isfinite(n) & ~mt.isnan(p)
+        n = mt.where(drawn, n, 0.0).clamp(min=0.0)
         total = mt.zeros_like(n)
         while n.numel() and bool((n > _BINOMIAL_DIRECT).any()):
             known, n, p = _binomial_split(mt, n, p)
             total = total + known
-        if n.numel():
-            trials = int(n.max().item())
+        trials = int(n.max().item()) if n.numel() else 0
+        if trials:
             u = mt.rand(tuple(n.shape) + (trials,), dtype=mt.float64, device=n.device, generator=generator)
             taken = mt.arange(trials, dtype=mt.float64, device=n.device) < n.unsqueeze(-1)
             total = total + ((u < p.unsqueeze(-1)) & taken).sum(-1)
-        return total.to(count.dtype)
+        undrawn = count.detach().to(mt.float64) * prob.detach().to(mt.float64)
+        return mt.where(drawn, total, undrawn).to(count.dtype)
 
 
 __all__: Sequence[str] = ["binomial", "normal", "randint", "randint_like"]

@@ -147,6 +147,80 @@ def test_values_and_gradients_as_torch(name, what):
     same_as_torch(fn, params, atol=1e-6 if loose else 1e-7, rtol=1e-5 if loose else 1e-6)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("layout", ["transposed", "sliced"])
+def test_strided_parameters_as_torch(name, layout):
+    """Parameters that are transposed or strided views give the same values and gradients."""
+    make, params, value = CASES[name]
+    what = "entropy" if "entropy" in HAS[_family(name)] else "mean" if "mean" in HAS[_family(name)] else None
+
+    def fn(lib, *ps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            d = make(lib, *ps)
+            out = d.log_prob(lib.tensor(value))
+            return out if what is None else out.sum() + _evaluate(what, d, lib, value).sum()
+
+    loose = _family(name) == "vonmises"
+    same_as_torch(fn, params, layout=layout, atol=1e-6 if loose else 1e-7, rtol=1e-5 if loose else 1e-6)
+
+
+EMPTY = {
+    "laplace": (lambda lib, m, s: _d(lib).Laplace(m, s), 2),
+    "poisson": (lambda lib, r: _d(lib).Poisson(r), 1),
+    "studentT": (lambda lib, df, m: _d(lib).StudentT(df, m), 2),
+    "binomial": (lambda lib, p: _d(lib).Binomial(4, p), 1),
+    "geometric": (lambda lib, p: _d(lib).Geometric(p), 1),
+    "negbin": (lambda lib, n, p: _d(lib).NegativeBinomial(n, p), 2),
+    "cb": (lambda lib, p: _d(lib).ContinuousBernoulli(p), 1),
+    "vonmises": (lambda lib, m, k: _d(lib).VonMises(m, k), 2),
+    "fisher": (lambda lib, a, b: _d(lib).FisherSnedecor(a, b), 2),
+    "multinomial": (lambda lib, p: _d(lib).Multinomial(3, p), 1),
+    "lowrank": (lambda lib, m, d: _d(lib).LowRankMultivariateNormal(m, lib.ones(m.shape + (2,), dtype=m.dtype), d), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY))
+@pytest.mark.parametrize("what", ["log_prob", "entropy", "mean", "variance", "sample"])
+def test_empty_batch_as_torch(name, what):
+    """A batch with no elements: empty results of the right shapes (or PyTorch's error)."""
+    make, n = EMPTY[name]
+    params = [np.full((0, 3), 0.5)] * n
+
+    def fn(lib, *ps):
+        d = make(lib, *ps)
+        if what == "log_prob":
+            return d.log_prob(lib.zeros((0,) + tuple(d.batch_shape[1:]) + tuple(d.event_shape), dtype=lib.float64))
+        if what == "sample":
+            return d.sample((2,))
+        return d.entropy() if what == "entropy" else getattr(d, what)
+
+    same_as_torch(fn, params, grad=what != "sample")
+
+
+NAN_VALUES = ["laplace", "studentT", "cb_probs", "lowrank", "mixture", "vonmises", "fisher", "negbin_probs",
+              "geometric_probs", "poisson", "binomial_probs"]
+
+
+@pytest.mark.parametrize("name", NAN_VALUES)
+def test_nan_values_as_torch(name):
+    """With validation off, a NaN value (or a NaN parameter) gives NaN where PyTorch does."""
+    make, params, value = CASES[name]
+    value = np.array(value, dtype=np.float64)
+    value.reshape(-1)[1] = np.nan
+    params = [p.copy() for p in params]
+    params[0].reshape(-1)[-1] = np.nan
+
+    def fn(lib, *ps):
+        lib.distributions.Distribution.set_default_validate_args(False)
+        try:
+            return make(lib, *ps).log_prob(lib.tensor(value))
+        finally:
+            lib.distributions.Distribution.set_default_validate_args(True)
+
+    same_as_torch(fn, params, atol=1e-7, rtol=1e-6)
+
+
 def test_mixture_cdf():
     def fn(lib, p, m, s):
         d = _d(lib).MixtureSameFamily(_d(lib).Categorical(probs=p), _d(lib).Normal(m, s))
@@ -398,6 +472,26 @@ def test_binomial_function():
     draws = minitorch.binomial(minitorch.full((1000, 1), 40.0), minitorch.tensor([0.1, 0.5, 0.9]))
     assert tuple(draws.shape) == (1000, 3) and bool(((draws >= 0) & (draws <= 40) & (draws % 1 == 0)).all())
     assert not minitorch.binomial(minitorch.ones(3, requires_grad=True), minitorch.full((3,), 0.5)).requires_grad
+    # PyTorch's answers off the usual domain: every trial above p = 1, none below 0 or for a
+    # negative count, count * prob for an infinite count or a NaN; empty stays empty
+    edges = minitorch.binomial(minitorch.tensor([3.0, 3.0, -3.0, float("inf"), 3.0, 100.0]),
+                               minitorch.tensor([1.5, -0.5, 0.5, 0.5, float("nan"), 2.0]))
+    np.testing.assert_array_equal(edges.numpy(), [3, 0, 0, np.inf, np.nan, 100])
+    assert tuple(minitorch.binomial(minitorch.zeros(0, 3), minitorch.zeros(3)).shape) == (0, 3)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.binomial(lib.tensor([3]), lib.tensor([0.5])),
+    lambda lib: lib.binomial(lib.tensor([3.0]), lib.tensor([0.5], dtype=lib.float64)),
+    lambda lib: lib.binomial(3.0, lib.tensor([0.5])),
+])
+def test_binomial_function_errors_as_torch(fn):
+    raised = []
+    for lib in (minitorch,) if torch is None else (minitorch, torch):
+        with pytest.raises(Exception) as e:
+            fn(lib)
+        raised.append((type(e.value).__name__, str(e.value)))
+    assert len(set(raised)) == 1, raised
 
 
 def _errors(fn):
