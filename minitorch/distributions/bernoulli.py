@@ -14,6 +14,16 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 __all__ = ["Bernoulli"]
 
 
+def _set_binary_param(dist, probs, logits):
+    """Stores the one of probs and logits given (a number becomes a 0-d tensor) as the
+    distribution's parameter and _param; returns the batch shape (() for a number)."""
+    _check_probs_logits(probs, logits)
+    name, given = ("probs", probs) if probs is not None else ("logits", logits)
+    (dist._param,) = broadcast_all(given)
+    setattr(dist, name, dist._param)
+    return minitorch.Size() if isinstance(given, Number) else dist._param.size()
+
+
 class Bernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -21,15 +31,7 @@ class Bernoulli(Distribution):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _check_probs_logits(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(minitorch.Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        super().__init__(_set_binary_param(self, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expanded(Bernoulli, batch_shape, _instance, ("probs", "logits"))
