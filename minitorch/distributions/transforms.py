@@ -651,7 +651,7 @@ class StickBreakingTransform(Transform):
         head = y[..., :-1]
         k = head.shape[-1]
         left = (1 - head.cumsum(-1)).clamp(min=minitorch.finfo(y.dtype).tiny)
-        return head.log() - left.log() + (k - y.new_ones(k).cumsum(-1) + 1).log()
+        return head.log() - left.log() + _stick_offsets(head, k)
 
     def log_abs_det_jacobian(self, x, y):
         shifted = x - _stick_offsets(x, x.shape[-1])

@@ -74,6 +74,7 @@ SHAPES = {  # parameter shapes per layout: all full, broadcasting against each o
     "full": lambda n: [(4, 3)] * n,
     "broadcast": lambda n: [(4, 1) if i % 2 == 0 else (3,) for i in range(n)],
     "scalar": lambda n: [()] * n,
+    "empty": lambda n: [(0, 3)] * n,
 }
 WHATS = ["log_prob", "entropy", "mean", "variance", "stddev", "mode", "cdf", "icdf"]
 
@@ -117,7 +118,26 @@ def test_values_and_gradients_as_torch(name, what, shapes):
     same_as_torch(lambda lib, *ps: _evaluate(what, make(lib, *ps), lib, x), params, layout=layout, **_tolerance(name))
 
 
-@pytest.mark.parametrize("shapes", ["full", "broadcast", "scalar"])
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("what", ["log_prob", "cdf"])
+def test_nan_values_as_torch(name, what):
+    """NaN in the value (validation off in both): where PyTorch's result is NaN, so is ours."""
+    make, params, x = _instance(name, "full")
+    x = x.copy()
+    x[1, 2] = x[3, 0] = np.nan
+
+    def fn(lib, *ps):
+        saved = lib.distributions.Distribution._validate_args
+        lib.distributions.Distribution.set_default_validate_args(False)
+        try:
+            return getattr(make(lib, *ps), what)(lib.tensor(x))
+        finally:
+            lib.distributions.Distribution.set_default_validate_args(saved)
+
+    same_as_torch(fn, params, **_tolerance(name))
+
+
+@pytest.mark.parametrize("shapes", ["full", "broadcast", "scalar", "empty"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rsample_and_its_gradients_as_torch(name, shapes):
     """The random streams equal PyTorch's after the same seed, so rsample (and its gradient
