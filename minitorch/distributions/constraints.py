@@ -270,22 +270,29 @@ class _CorrCholesky(Constraint):
         return lower_cholesky.check(value) & unit_rows
 
 
-class _Cat(Constraint):
-    """cseq[i] on the i-th block, lengths[i] wide, along dim (the layout of minitorch.cat)."""
+class _PerPart(Constraint):
+    """A sequence of constraints, each for one part of the value along dim (_Cat, _Stack)."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim=0):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
         super().__init__()
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_PerPart):
+    """cseq[i] on the i-th block, lengths[i] wide, along dim (the layout of minitorch.cat)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
 
     @property
     def event_dim(self):
@@ -300,19 +307,8 @@ class _Cat(Constraint):
         return minitorch.cat(results, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_PerPart):
     """cseq[i] on the i-th slice along dim (the layout of minitorch.stack)."""
-
-    def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self):
