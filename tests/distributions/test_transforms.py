@@ -22,56 +22,44 @@ def _positive(shape):
     return rng.uniform(0.3, 3.0, shape)
 
 
-# name -> (make(lib), a domain sample's shape, its kind)
+# name -> (make(transforms module, float64 tensor maker), a domain sample's shape, its kind)
 TRANSFORMS = {
-    "exp": (lambda T: T.ExpTransform(), (5, 4), _real),
-    "power": (lambda T: T.PowerTransform(2.5), (5, 4), _positive),
-    "power_tensor": (lambda T: T.PowerTransform(T.__dict__["_tensor"]([0.5, -1.5, 2.0, 3.0])), (5, 4), _positive),
-    "sigmoid": (lambda T: T.SigmoidTransform(), (5, 4), _real),
-    "softplus": (lambda T: T.SoftplusTransform(), (5, 4), _real),
-    "tanh": (lambda T: T.TanhTransform(), (5, 4), _real),
-    "affine": (lambda T: T.AffineTransform(1.5, -2.0), (5, 4), _real),
-    "affine_tensor": (lambda T: T.AffineTransform(T.__dict__["_tensor"]([1.0, 2.0, 3.0, 4.0]),
-                                                  T.__dict__["_tensor"]([0.5, -1.0, 2.0, -3.0])), (5, 4), _real),
-    "affine_event": (lambda T: T.AffineTransform(0.0, T.__dict__["_tensor"]([0.5, -1.0, 2.0, 3.0]), event_dim=1),
+    "exp": (lambda T, f: T.ExpTransform(), (5, 4), _real),
+    "power": (lambda T, f: T.PowerTransform(2.5), (5, 4), _positive),
+    "power_tensor": (lambda T, f: T.PowerTransform(f([0.5, -1.5, 2.0, 3.0])), (5, 4), _positive),
+    "sigmoid": (lambda T, f: T.SigmoidTransform(), (5, 4), _real),
+    "softplus": (lambda T, f: T.SoftplusTransform(), (5, 4), _real),
+    "tanh": (lambda T, f: T.TanhTransform(), (5, 4), _real),
+    "affine": (lambda T, f: T.AffineTransform(1.5, -2.0), (5, 4), _real),
+    "affine_tensor": (lambda T, f: T.AffineTransform(f([1.0, 2.0, 3.0, 4.0]),
+                                                  f([0.5, -1.0, 2.0, -3.0])), (5, 4), _real),
+    "affine_event": (lambda T, f: T.AffineTransform(0.0, f([0.5, -1.0, 2.0, 3.0]), event_dim=1),
                      (5, 4), _real),
-    "stick_breaking": (lambda T: T.StickBreakingTransform(), (5, 4), _real),
-    "lower_cholesky": (lambda T: T.LowerCholeskyTransform(), (2, 3, 3), _real),
-    "corr_cholesky": (lambda T: T.CorrCholeskyTransform(), (5, 6), _real),
-    "reshape": (lambda T: T.ReshapeTransform((4,), (2, 2)), (5, 4), _real),
-    "compose": (lambda T: T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform(), T.PowerTransform(0.5)]),
+    "stick_breaking": (lambda T, f: T.StickBreakingTransform(), (5, 4), _real),
+    "lower_cholesky": (lambda T, f: T.LowerCholeskyTransform(), (2, 3, 3), _real),
+    "corr_cholesky": (lambda T, f: T.CorrCholeskyTransform(), (5, 6), _real),
+    "reshape": (lambda T, f: T.ReshapeTransform((4,), (2, 2)), (5, 4), _real),
+    "compose": (lambda T, f: T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform(), T.PowerTransform(0.5)]),
                 (5, 4), _real),
-    "compose_widening": (lambda T: T.ComposeTransform([T.ExpTransform().inv.inv, T.StickBreakingTransform()]), (5, 4),
+    "compose_widening": (lambda T, f: T.ComposeTransform([T.ExpTransform().inv.inv, T.StickBreakingTransform()]), (5, 4),
                          _real),
-    "independent": (lambda T: T.IndependentTransform(T.SigmoidTransform(), 1), (5, 4), _real),
-    "inverse_exp": (lambda T: T.ExpTransform().inv, (5, 4), _positive),
-    "cat": (lambda T: T.CatTransform([T.ExpTransform(), T.AffineTransform(0.0, 3.0), T.SigmoidTransform()], dim=1,
+    "independent": (lambda T, f: T.IndependentTransform(T.SigmoidTransform(), 1), (5, 4), _real),
+    "inverse_exp": (lambda T, f: T.ExpTransform().inv, (5, 4), _positive),
+    "cat": (lambda T, f: T.CatTransform([T.ExpTransform(), T.AffineTransform(0.0, 3.0), T.SigmoidTransform()], dim=1,
                                      lengths=[1, 2, 1]), (5, 4), _real),
-    "cat_event": (lambda T: T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
+    "cat_event": (lambda T, f: T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
                                             T.IndependentTransform(T.SigmoidTransform(), 1)], dim=0, lengths=[2, 3]),
                   (5, 4), _real),
-    "stack": (lambda T: T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.AffineTransform(1.0, 2.0),
+    "stack": (lambda T, f: T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.AffineTransform(1.0, 2.0),
                                           T.SoftplusTransform()], dim=-1), (5, 4), _real),
-    "identity": (lambda T: T.identity_transform, (5, 4), _real),
+    "identity": (lambda T, f: T.identity_transform, (5, 4), _real),
 }
 NO_JACOBIAN = {"lower_cholesky"}  # PyTorch defines none for it
 
 
-def _lib_transforms(lib):
-    """lib.distributions.transforms, plus a float64 tensor maker for the parameters."""
-    T = lib.distributions.transforms
-
-    class _Namespace:
-        pass
-
-    ns = _Namespace()
-    ns.__dict__.update({k: getattr(T, k) for k in T.__all__})
-    ns.__dict__["_tensor"] = lambda v: lib.tensor(v, dtype=lib.float64)
-    return ns
-
-
 def _make(name, lib):
-    return TRANSFORMS[name][0](_lib_transforms(lib))
+    """TRANSFORMS[name] built from lib's transforms, with f making lib's float64 parameters."""
+    return TRANSFORMS[name][0](lib.distributions.transforms, lambda v: lib.tensor(v, dtype=lib.float64))
 
 
 def _sample(name):
