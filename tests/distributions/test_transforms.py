@@ -318,3 +318,16 @@ def test_new_constraints_as_torch():
     if torch is not None:
         T = torch.distributions.constraints
         assert repr(C.corr_cholesky) == repr(T.corr_cholesky) and repr(C.symmetric) == repr(T.symmetric)
+
+
+@pytest.mark.parametrize("diag", [-2, -1, 0, 1])
+def test_tril_vector_conversions_as_torch(diag):
+    """utils.tril_matrix_to_vec and vec_to_tril_matrix (row-major lower triangles at an offset),
+    with gradients."""
+    m = rng.standard_normal((2, 4, 4))
+    same_as_torch(lambda lib, m: lib.distributions.utils.tril_matrix_to_vec(m, diag), [m], atol=0, rtol=0)
+    size = sum(min(4, max(0, i + diag + 1)) for i in range(4))
+    v = rng.standard_normal((3, size))
+    same_as_torch(lambda lib, v: lib.distributions.utils.vec_to_tril_matrix(v, diag), [v], atol=0, rtol=0)
+    with pytest.raises(ValueError, match="cannot be expressed as"):
+        D.utils.vec_to_tril_matrix(minitorch.zeros(2, size + 1), diag)
