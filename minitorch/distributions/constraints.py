@@ -6,11 +6,12 @@ from __future__ import annotations
 import minitorch
 
 __all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
     "greater_than", "greater_than_eq",
     "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
     "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+    "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -235,19 +236,6 @@ class _Multinomial(Constraint):
         return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
 
 
-class _CorrCholesky(Constraint):
-    """Lower Cholesky factors of correlation matrices: lower triangular, positive diagonal and
-    rows of unit Euclidean norm (to ten times the dtype's eps per row element)."""
-
-    event_dim = 2
-
-    def check(self, value):
-        tol = minitorch.finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = minitorch.linalg.vector_norm(value.detach(), dim=-1)
-        unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
-        return _LowerCholesky().check(value) & unit_rows
-
-
 class MixtureSameFamilyConstraint(_IndependentConstraint):
     """A MixtureSameFamily's support: its component distribution's constraint (no dims
     reinterpreted), checked on a value given back the component dimension (size 1, so it
@@ -270,11 +258,110 @@ class MixtureSameFamilyConstraint(_IndependentConstraint):
         return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
-class _PositiveDefinite(Constraint):
+class _Square(Constraint):
+    """Square matrices: one answer per batch element, decided by the shape alone."""
+
     event_dim = 2
 
     def check(self, value):
+        is_square = value.shape[-2] == value.shape[-1]
+        return minitorch.full(value.shape[:-2], is_square, dtype=minitorch.bool, device=value.device)
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose (within an absolute 1e-6)."""
+
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return minitorch.isclose(value, value.mT, atol=1e-6).all(-1).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return minitorch.linalg.eigvalsh(value).ge(0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
         return minitorch.linalg.cholesky_ex(value).info.eq(0)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: positive diagonal and rows of unit norm
+    (within 10 eps per column)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = minitorch.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = minitorch.linalg.norm(value.detach(), dim=-1)
+        unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return lower_cholesky.check(value) & unit_rows
+
+
+class _PerPart(Constraint):
+    """A sequence of constraints, each for one part of the value along dim (_Cat, _Stack)."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_PerPart):
+    """cseq[i] on the i-th block, lengths[i] wide, along dim (the layout of minitorch.cat)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        results, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            results.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return minitorch.cat(results, self.dim)
+
+
+class _Stack(_PerPart):
+    """cseq[i] on the i-th slice along dim (the layout of minitorch.stack)."""
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        # A negative stacking dim that falls left of the slices' event dims adds one more.
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return minitorch.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
 
 
 dependent = _Dependent()
@@ -299,5 +386,10 @@ simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
-multinomial = _Multinomial
+positive_semidefinite = _PositiveSemidefinite()
+square = _Square()
+symmetric = _Symmetric()
 corr_cholesky = _CorrCholesky()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -59,6 +59,11 @@ class Gamma(ExponentialFamily):
             - minitorch.lgamma(self.concentration)
         )
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return minitorch.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         c = self.concentration
         return c - minitorch.log(self.rate) + minitorch.lgamma(c) + (1.0 - c) * minitorch.digamma(c)

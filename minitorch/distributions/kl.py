@@ -12,15 +12,21 @@ from minitorch.nn.functional import softplus
 
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Beta, Gamma
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -497,3 +503,182 @@ def _kl_normal_laplace(p, q):
 def _kl_outside_support(p, q):
     """p puts mass where q has none."""
     return _infinite_like(p.mean)
+
+
+# Transformed and heavy-tailed families
+
+
+def _inf_where(mask, value):
+    return minitorch.where(mask, inf, value)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # Chyzak and Nielsen (2019): log(((s_p + s_q)^2 + (m_p - m_q)^2) / (4 s_p s_q)).
+    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return spread.log() - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    ratio = q.rate / p.rate
+    return ratio - ratio.log() - 1
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    scale_ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    tail = minitorch.exp((1 + scale_ratio).lgamma() - shift)
+    return shift - scale_ratio.log() + scale_ratio * euler_constant + tail - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return _inf_where(p.support.lower_bound < q.support.lower_bound, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # Equal bijections leave the divergence of the bases unchanged.
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    return ratio - q.concentration * ratio.log() + q.concentration.lgamma() + (q.concentration - 1) * euler_constant - 1
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    rs = p.rate * q.scale
+    z = q.loc / q.scale
+    return rs.log() - 1 - z + z.exp() * rs / (rs + 1) + rs.reciprocal()
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var = q.scale.pow(2)
+    rate2 = p.rate.pow(2)
+    # E_p[(x - m)^2] = 2 / rate^2 - 2 m / rate + m^2, halved over the variance.
+    second_moment = rate2.reciprocal() - q.loc / p.rate + 0.5 * q.loc.pow(2)
+    return 0.5 * (2 * math.pi * rate2 * var).log() - 1 + second_moment / var
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    a = p.concentration
+    bs = p.rate * q.scale
+    z = q.loc / q.scale
+    neg_entropy_part = (a - 1) * a.digamma() - a.lgamma() - a
+    return neg_entropy_part + bs.log() + a / bs + z.exp() * (1 + bs.reciprocal()).pow(-a) - z
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    centred = (p.mean - q.loc) / q.scale
+    return (
+        -(ratio / math.sqrt(2 * math.pi)).log()
+        + (math.pi * ratio * 0.5).pow(2) / 3
+        + 0.5 * centred.pow(2)
+        - (euler_constant + 1)
+    )
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    m = p.loc / q.scale
+    v = (p.scale / q.scale).pow(2)
+    z = q.loc / q.scale
+    return m - z - 0.5 * v.log() + minitorch.exp(z - m + 0.5 * v) - 0.5 * (1 + math.log(2 * math.pi))
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    a = p.alpha
+    sr = p.scale * q.rate
+    result = (a / sr).log() - a.reciprocal() + a * sr / (a - 1) - 1
+    return _inf_where(a <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    a, k = p.alpha, q.concentration
+    mean_log = p.scale.log() + a.reciprocal()  # E_p[log x]
+    result = (
+        a.log() - mean_log + k.lgamma() - k * q.rate.log() + (1 - k) * mean_log + q.rate * p.scale * a / (a - 1) - 1
+    )
+    return _inf_where(a <= 1, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    a = p.alpha
+    per_alpha = p.scale / (a - 1)
+    spread = a * per_alpha.pow(2) / (a - 2) + (a * per_alpha - q.loc).pow(2)  # E_p[(x - m)^2]
+    result = (math.sqrt(2 * math.pi) * q.scale * a / p.scale).log() - a.reciprocal() + spread / (2 * q.scale.pow(2)) - 1
+    return _inf_where(a <= 2, result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * p.mean - ((p.high - p.low) * q.rate).log()
+    return _inf_where(p.low < q.support.lower_bound, result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    width_ratio = q.scale / (p.high - p.low)
+    hi = (p.high - q.loc) / q.scale
+    lo = (p.low - q.loc) / q.scale
+    return width_ratio.log() + 0.5 * (hi + lo) - width_ratio * (minitorch.exp(-hi) - minitorch.exp(-lo))
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    mean_log = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width  # E_p[log x]
+    result = (q.alpha + 1) * mean_log - (q.alpha * q.scale.pow(q.alpha) * width).log()
+    return _inf_where(p.low < q.support.lower_bound, result)
+
+
+# Supports that q does not cover: p puts mass where q's density is 0.
+
+
+@register_kl(Beta, Pareto)
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Pareto)
+@register_kl(Exponential, Uniform)
+@register_kl(Gamma, Pareto)
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Pareto)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+def _kl_support_not_covered(p, q):
+    return _infinite_like(p.mean)  # any of p's batch-shaped tensors

@@ -6,7 +6,10 @@ from numbers import Number
 
 import minitorch
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property"]
+__all__ = [
+    "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 euler_constant = 0.57721566490153286060
 
@@ -106,3 +109,40 @@ class _BinaryParams:
     @property
     def param_shape(self):
         return self._param.size()
+
+
+def _tril_positions(n: int, diag: int, device):
+    """Flat positions (row * n + col) of the n x n matrix's entries with col <= row + diag, row by row."""
+    rows, cols = minitorch.tril_indices(n, n, offset=diag, device=device)
+    return rows * n + cols
+
+
+def _tril_size(n: int, diag: int) -> int:
+    return sum(min(n, max(0, i + diag + 1)) for i in range(n))
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """The entries of mat's (batched) lower triangle at offset diag, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(mat.shape[:-2] + (n * n,))
+    return flat[..., _tril_positions(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """The inverse of tril_matrix_to_vec: a (batched) D x D lower-triangular matrix, zeros elsewhere."""
+    k = vec.shape[-1]
+    n = 0  # the largest size whose triangle holds k entries (1 x 1 for no strict-lower entries)
+    while _tril_size(n + 1, diag) <= k:
+        n += 1
+    if _tril_size(n, diag) != k:
+        raise ValueError(
+            f"The size of last dimension is {k} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
+    # Gather from vec with one zero appended: position k stands for every entry off the triangle.
+    source = minitorch.cat([vec, vec.new_zeros(vec.shape[:-1] + (1,))], -1)
+    index = minitorch.full((n * n,), k, dtype=minitorch.int64, device=vec.device)
+    index[_tril_positions(n, diag, vec.device)] = minitorch.arange(k, device=vec.device)
+    return source[..., index].reshape(vec.shape[:-1] + (n, n))
