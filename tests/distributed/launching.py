@@ -73,3 +73,48 @@ def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60,
 def ok(run: Launched) -> Launched:
     assert run.returncode == 0, f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     return run
+
+
+SHM = Path("/dev/shm")
+_SHM_PREFIXES = ("mpich_", "ucx_", "mt-nccl")  # MPICH's, UCX's (under MPICH) and the emulated NCCL's
+
+
+def shm_names() -> set:
+    """The names in /dev/shm now (empty where there is none)."""
+    return set(os.listdir(SHM)) if SHM.is_dir() else set()
+
+
+def _mapped_anywhere() -> set:
+    """The /dev/shm paths that some live process maps (every process whose maps are readable)."""
+    paths = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/maps") as f:
+                    paths.update(line.split(None, 5)[5].strip() for line in f if " /dev/shm/" in line)
+            except (OSError, IndexError):
+                pass
+    return paths
+
+
+def _ours(path: Path) -> bool:
+    try:
+        return path.stat().st_uid == os.getuid()
+    except OSError:  # gone meanwhile
+        return False
+
+
+def orphaned_shm(before: set) -> list:
+    """The files of MPI or minitorch that appeared in /dev/shm since `before` and that no live
+    process maps: what a run left behind. Another run (another test, elsewhere on the machine)
+    maps its own files while it lasts; a file counts only when unmapped at two looks 0.5 s apart."""
+    def candidates() -> set:
+        mapped = _mapped_anywhere()
+        return {n for n in shm_names() - before
+                if n.startswith(_SHM_PREFIXES) and str(SHM / n) not in mapped and _ours(SHM / n)}
+
+    first = candidates()
+    if not first:
+        return []
+    time.sleep(0.5)
+    return sorted(first & candidates())
