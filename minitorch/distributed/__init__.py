@@ -226,7 +226,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
     """Joins the default process group. The processes are MPI's (started by
     `python -m minitorch.distributed.run`, or a single process on its own); rank and world_size,
     given or read from RANK and WORLD_SIZE (init_method "env://"), must be MPI's."""
-    global _default_pg
+    global _default_pg, _own_cpu_rank
     if _default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "mpi")
@@ -278,6 +278,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
     comm = world.Dup()
     _unlink_shared_segments()
     if world_size > 1:
+        _own_cpu_rank = rank
         _start_on_own_cpu(rank)
     _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout, store)
     GroupMember.WORLD = _default_pg
@@ -472,7 +473,7 @@ def _serves(store) -> bool:
 
 def destroy_process_group(group=None) -> None:
     """Frees the group's communicator (the default group and all others when group is None)."""
-    global _default_pg
+    global _default_pg, _own_cpu_rank
     pg = _require_init()
     target = pg if group is None or group is GroupMember.WORLD else group
     if target is GroupMember.NON_GROUP_MEMBER:
@@ -491,6 +492,7 @@ def destroy_process_group(group=None) -> None:
     if target is pg:
         _subgroups.clear()
         _default_pg = None
+        _own_cpu_rank = -1
         GroupMember.WORLD = None
 
 
@@ -652,10 +654,12 @@ def _fail(pg: "ProcessGroup", what: str, detail: str, broken: bool = True) -> "D
 
 def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuses=None) -> None:
     """Polls the requests (MPICH progresses them inside MPI_Test) until done or past deadline: a
-    busy poll for the first millisecond, then yielding the core between polls (the ranks may share
-    cores), then polls 1 ms apart once it has lasted 50 ms."""
+    busy poll for the first millisecond, then back to this rank's CPU (_back_to_own_cpu) and
+    yielding the core between polls (the ranks may share cores), then polls 1 ms apart once it
+    has lasted 50 ms."""
     MPI = _mpi()
     t0 = time.monotonic()
+    homed = False
     try:
         while True:
             if MPI.Request.Testall(reqs, statuses):
@@ -665,9 +669,26 @@ def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuse
                 raise _fail(pg, what, f"timed out after {pg._timeout.total_seconds():g} s (a peer process "
                                       f"died, or did not call {what} with this group)")
             if now - t0 > 0.001:
+                if not homed:
+                    homed = True
+                    _back_to_own_cpu(now)
                 time.sleep(0 if now - t0 < 0.05 else 0.001)
     except MPI.Exception as e:
         raise _fail(pg, what, f"MPI error: {e.Get_error_string()}") from None
+
+
+_own_cpu_rank = -1  # the rank whose CPU this process keeps to (init_process_group's), -1: none
+_own_cpu_last = 0.0  # when it last went back there
+
+
+def _back_to_own_cpu(now: float) -> None:
+    """A wait that lasts: the peer may be waiting for a turn on this CPU (the scheduler of a
+    loaded machine moves ranks together again after init_process_group parted them). Going back
+    to this rank's CPU (at most every 10 ms) parts them again."""
+    global _own_cpu_last
+    if _own_cpu_rank >= 0 and now - _own_cpu_last > 0.01:
+        _own_cpu_last = now
+        _start_on_own_cpu(_own_cpu_rank)
 
 
 class Work:

@@ -110,7 +110,7 @@ def serve(listener: socket.socket, size: int, timeout: float) -> int:
     def close_all(why: str) -> int:
         if not world_formed:
             stuck = [rk for rk in ranks.values() if rk.pid and not rk.left and not rk.initialized]
-            print(f"minitorch.distributed: the MPI world of {size} processes did not form ({why}); "
+            print(f"minitorch.distributed: the MPI world of {size} processes ({kvsname}) did not form ({why}); "
                   f"ending the ranks waiting in MPI_Init: {sorted(rk.rank for rk in stuck)}", file=sys.stderr,
                   flush=True)
             for rk in stuck:
