@@ -1,19 +1,26 @@
 """minitorch.distributed (MPI) beside torch.distributed (gloo), on this machine (issue 23).
 
-1. all_reduce (SUM, float32) of 1 KB to 256 MB between 2 processes: time per call (best of
-   several) and bus bandwidth, busbw = bytes * 2 (n - 1) / n / time (NCCL-tests' definition), for
-   minitorch's MPI engine and PyTorch's gloo, each started by minitorch's launcher, and for
-   minitorch's processes started on their own ("minitorch-store": RANK, WORLD_SIZE, MASTER_ADDR,
-   MASTER_PORT set by this script, no launcher; they meet through a TCPStore, which starts their
-   MPI world).
+1. all_reduce (SUM, float32) of 1 KB to 256 MB between 2 processes, each call timed alone (200
+   calls up to 4 MB, fewer above): the best and the median time per call, and the bus bandwidth
+   of the best, busbw = bytes * 2 (n - 1) / n / time (NCCL-tests' definition), for minitorch's
+   MPI engine started by minitorch's launcher ("minitorch"), minitorch's processes started on
+   their own ("minitorch-store": RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set by this script,
+   no launcher; they meet through a TCPStore, which starts their MPI world), and PyTorch's gloo
+   started both ways too ("torch", "torch-store"). "store/launcher" is the ratio of the two
+   minitorch modes' medians, "torch s/l" the same for gloo (the launcher starts each rank in a
+   session of its own, this script starts them in its session: under Linux's autogroup a loaded
+   machine gives one session's processes one share of CPU time), "minitorch/torch" the launcher
+   mode's median over gloo's.
 2. A DDP training step (an MLP 256-1024-1024-10, batch 64 per process, SGD) at 1 and 2 processes:
    time per step and samples per second (weak scaling: each process its own 64 samples), minitorch
    beside PyTorch.
-The processes share the machine's cores (2 here): quote ratios, and the load (uptime).
-Run: PYTHONPATH=. python benchmarks/bench_ddp.py [--quick] [--nproc 2]
+The processes share the machine's cores (2 here): quote ratios, and the load (uptime); a loaded
+machine gives bimodal runs (two ranks polling on one CPU take turns of a time slice).
+Run: PYTHONPATH=. python benchmarks/bench_ddp.py [--quick] [--nproc 2] [--only-allreduce]
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +40,7 @@ NPROC = int(_arg("--nproc", "2"))
 
 
 def _lib(engine):
-    if engine == "torch":
+    if engine.startswith("torch"):
         import torch
         import torch.distributed as dist
 
@@ -46,21 +53,25 @@ def _lib(engine):
     return minitorch, dist
 
 
+def _calls(size):
+    """How many all_reduce calls of `size` bytes to time: 200 up to 4 MB, then about 1 GB's worth."""
+    return 200 if size <= (4 << 20) else max(5, (1 << 30) // size)
+
+
 def worker_allreduce(engine, out):
     lib, dist = _lib(engine)
     rows = []
     for size in SIZES:
         t = lib.ones(size // 4, dtype=lib.float32)
-        reps = max(3, min(50, (64 << 20) // size))
-        dist.all_reduce(t)
-        best = float("inf")
-        for _ in range(3 if size >= (64 << 20) else 5):
-            dist.barrier()
+        for _ in range(3):
+            dist.all_reduce(t)
+        times = []
+        dist.barrier()
+        for _ in range(_calls(size)):
             t0 = time.perf_counter()
-            for _ in range(reps // 3 + 1):
-                dist.all_reduce(t)
-            best = min(best, (time.perf_counter() - t0) / (reps // 3 + 1))
-        rows.append((size, best))
+            dist.all_reduce(t)
+            times.append(time.perf_counter() - t0)
+        rows.append((size, min(times), statistics.median(times)))
     if dist.get_rank() == 0:
         with open(out, "w") as f:
             json.dump(rows, f)
@@ -106,7 +117,7 @@ def launch(nproc, kind, engine):
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          env.get("PYTHONPATH", "")])
     worker = [os.path.abspath(__file__), "--worker", kind, engine, out] + (["--quick"] if QUICK else [])
-    if engine != "minitorch-store":
+    if not engine.endswith("-store"):
         subprocess.run([sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(nproc), *worker],
                        env=env, check=True)
     else:  # no launcher: each process started here, with torchrun's variables, as mp.spawn's would be
@@ -138,20 +149,25 @@ def _has_torch():
 
 
 def main():
-    engines = ["minitorch", "minitorch-store"] + (["torch"] if _has_torch() else [])
+    engines = ["minitorch", "minitorch-store"] + (["torch", "torch-store"] if _has_torch() else [])
     print(f"load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"all_reduce (SUM, float32) between {NPROC} processes: time per call, bus bandwidth")
-    res = {e: dict(launch(NPROC, "allreduce", e)) for e in engines}
-    print(f"{'bytes':>10} " + " ".join(f"{e + ' us':>20} {e + ' GB/s':>20}" for e in engines)
-          + ("  minitorch/torch time" if "torch" in engines else ""))
+    res = {e: {size: (best, med) for size, best, med in launch(NPROC, "allreduce", e)} for e in engines}
+    print(f"{'bytes':>10} " + " ".join(f"{e + ' best/median us':>30} {'GB/s':>7}" for e in engines)
+          + f" {'store/launcher':>15}" + (f" {'torch s/l':>10} {'minitorch/torch':>16}" if "torch" in engines else ""))
     for size in SIZES:
         cells = []
         for e in engines:
-            t = res[e][size]
-            bus = size * 2 * (NPROC - 1) / NPROC / t / 1e9
-            cells.append(f"{t * 1e6:20.1f} {bus:20.3f}")
-        ratio = (f"  {res['minitorch'][size] / res['torch'][size]:.2f}" if "torch" in engines else "")
+            best, med = res[e][size]
+            bus = size * 2 * (NPROC - 1) / NPROC / best / 1e9
+            cells.append(f"{best * 1e6:14.1f} /{med * 1e6:14.1f} {bus:7.3f}")
+        ratio = f" {res['minitorch-store'][size][1] / res['minitorch'][size][1]:15.2f}"
+        if "torch" in engines:
+            ratio += (f" {res['torch-store'][size][1] / res['torch'][size][1]:10.2f}"
+                      f" {res['minitorch'][size][1] / res['torch'][size][1]:16.2f}")
         print(f"{size:>10} " + " ".join(cells) + ratio)
+    if "--only-allreduce" in sys.argv:
+        return
     print("DDP step (MLP 256-1024-1024-10, batch 64 per process, SGD): ms per step, samples/s")
     for e in engines:
         t1 = launch(1, "ddp", e)

@@ -19,6 +19,14 @@ rank initialized (the world formed), or a world not formed within the timeout, w
 others there forever. So the server then tells why on stderr and ends
 the ranks that entered MPI_Init (SIGTERM), the only way out of it; once the world formed, a rank
 that dies is the others' collectives' timeout to report (DistBackendError).
+
+MPICH's ranks of a machine meet in a POSIX shared memory segment named after the key-value
+space, /dev/shm/mpich_shm_<FNV-1a hash of kvsname, hex>_<node> (mpich_vci_... for more virtual
+communication interfaces), which the first rank creates in MPI_Init and unlinks in
+MPI_Finalize. A rank killed or ending without MPI_Finalize would leave it behind (2 MB each, in a
+/dev/shm that may be small): the server unlinks these names once no rank can still need them to
+attach (a failure, the world's end); the ranks themselves unlink it once every rank is in
+(init_process_group, after its first collective over the world).
 """
 import os
 import selectors
@@ -51,6 +59,36 @@ def _fields(line: str) -> dict:
     return out
 
 
+def _world_id(kvsname: str) -> int:
+    """MPICH's id of the world: FNV-1a (32 bits) of the key-value space's name."""
+    h = 0x811C9DC5
+    for byte in kvsname.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def segments(kvsname: str) -> list:
+    """The paths of the shared memory segments MPICH names after kvsname (one node: node 0)."""
+    wid = _world_id(kvsname)
+    return [f"/dev/shm/mpich_{kind}_{wid:x}_0" for kind in ("shm", "vci")]
+
+
+def _remove_segments(kvsname: str) -> None:
+    for path in segments(kvsname):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass  # never made, or already unlinked by MPICH or a rank
+
+
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
 def serve(listener: socket.socket, size: int, timeout: float) -> int:
     # unique on the machine, as mpiexec's: MPICH names its shared memory segment after it
     kvsname = f"kvs_{os.getpid()}_0"
@@ -72,7 +110,7 @@ def serve(listener: socket.socket, size: int, timeout: float) -> int:
     def close_all(why: str) -> int:
         if not world_formed:
             stuck = [rk for rk in ranks.values() if rk.pid and not rk.left and not rk.initialized]
-            print(f"minitorch.distributed: the MPI world of {size} processes did not form ({why}); "
+            print(f"minitorch.distributed: the MPI world of {size} processes ({kvsname}) did not form ({why}); "
                   f"ending the ranks waiting in MPI_Init: {sorted(rk.rank for rk in stuck)}", file=sys.stderr,
                   flush=True)
             for rk in stuck:
@@ -80,6 +118,12 @@ def serve(listener: socket.socket, size: int, timeout: float) -> int:
                     os.kill(rk.pid, signal.SIGTERM)
                 except OSError:
                     pass
+            # a rank ended in the middle of MPI_Init may have just made the segment: unlink once
+            # they are gone (a rank that ignores SIGTERM gets 2 s)
+            end = time.monotonic() + 2.0
+            while time.monotonic() < end and not all(_ended(rk.pid) for rk in stuck):
+                time.sleep(0.02)
+        _remove_segments(kvsname)
         for rk in list(ranks.values()):
             rk.conn.close()
         listener.close()
@@ -113,6 +157,7 @@ def serve(listener: socket.socket, size: int, timeout: float) -> int:
                 if not rk.finalized:
                     return close_all(f"rank {rk.rank} (pid {rk.pid}) ended before MPI_Finalize")
                 if not ranks and joined >= size:
+                    _remove_segments(kvsname)
                     listener.close()
                     return 0
                 continue

@@ -46,6 +46,9 @@ if mode == "noinit":  # rank 1 never comes to the rendezvous
 # processes started on their own may start seconds apart (each imports minitorch): they meet with
 # a longer timeout, then fail within TIMEOUT on a group of that timeout
 dist.init_process_group(backend, timeout=datetime.timedelta(seconds=TIMEOUT if launched else 60))
+with open("/proc/self/maps") as maps, open(f"{out}/segment{os.environ['RANK']}.txt", "w") as f:
+    # MPICH's shared memory segment of this world, named in /dev/shm until its ranks were all in
+    f.write("".join(sorted({line.split(None, 5)[5] for line in maps if "/dev/shm/mpich_shm_" in line})))
 r, n = dist.get_rank(), dist.get_world_size()
 G = None if launched else dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT))
 dist.barrier(group=G)
