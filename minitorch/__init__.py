@@ -215,6 +215,13 @@ from ._modes import (  # noqa: E402
     use_deterministic_algorithms,
 )
 from ._grad_mode import is_inference_mode_enabled  # noqa: E402
+from . import _toplevel  # noqa: E402
+
+_toplevel.install(globals(), Tensor)  # isin, rsub, asarray, complex, *_copy, exp_, ..., e, pi, inf, nan
+from . import signal  # noqa: E402
+from .signal.windows.windows import (  # noqa: E402
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
+)
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from .compiler import compile  # noqa: E402,A004
 from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402
