@@ -219,6 +219,14 @@ from . import _toplevel  # noqa: E402
 
 _toplevel.install(globals(), Tensor)  # isin, rsub, asarray, complex, *_copy, exp_, ..., e, pi, inf, nan
 from . import signal  # noqa: E402
+from . import storage as _storage  # noqa: E402
+from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402
+
+globals().update(_storage.LEGACY_CLASSES)  # FloatStorage, LongStorage, ...
+Tensor.untyped_storage = _storage.untyped_storage
+Tensor.storage = _storage.storage
+Tensor.storage_type = _storage.storage_type
+Tensor.set_ = _storage.set_
 from .signal.windows.windows import (  # noqa: E402
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
 )

@@ -164,11 +164,11 @@ def to_format(t, fmt, dtype, device, copy: bool):
 class TensorFormats:
     """Mixed into Tensor by install(): the methods that take memory_format."""
 
-    def is_contiguous(self, memory_format=contiguous_format) -> bool:
+    def is_contiguous(self, *, memory_format=contiguous_format) -> bool:
         _check("is_contiguous", memory_format)
         return is_contiguous_as(self, memory_format)
 
-    def contiguous(self, memory_format=contiguous_format):
+    def contiguous(self, *, memory_format=contiguous_format):
         _check("contiguous", memory_format)
         if memory_format is contiguous_format:
             return _C.TensorBase.contiguous(self)

@@ -161,6 +161,10 @@ def test_errors_as_torch():
         x.contiguous(memory_format=3)
     with pytest.raises(TypeError, match="memory_format"):
         x.is_contiguous(memory_format="channels_last")
+    with pytest.raises(TypeError):  # keyword-only, as PyTorch's
+        x.contiguous(minitorch.contiguous_format)
+    with pytest.raises(TypeError):
+        x.is_contiguous(minitorch.contiguous_format)
 
 
 def test_module_to_memory_format():
