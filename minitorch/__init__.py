@@ -83,39 +83,28 @@ def _expect_tensor(fname, input):
         raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
-def _dense_strides(input):
-    """The strides PyTorch's memory_format=torch.preserve_format gives a *_like result of input
-    (as clone's: input's own when its elements fill their span, a transposed matrix staying
-    transposed; else dense ones ordered like input's), or None where they are contiguous."""
-    stride = input._preserve_strides()
-    return None if stride == _contiguous_strides(tuple(input.shape)) else stride
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size if size > 1 else 1  # as PyTorch: a size-0 dim still steps by 1
-    return tuple(reversed(strides))
+from . import _memory_format  # noqa: E402
 
 
 def _like(name, *args):
     factory = getattr(_C, name)
 
-    def like(input, *, dtype=None, device=None, requires_grad=False, **generator):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=_memory_format.preserve_format,
+             **generator):
         _expect_tensor(name + "_like", input)
+        _memory_format._check(name + "_like", memory_format)
         dtype = dtype if dtype is not None else input.dtype
         device = device if device is not None else input.device
         if generator and (name not in ("rand", "randn") or list(generator) != ["generator"]):
             raise TypeError(f"{name}_like() got an unexpected keyword argument '{next(iter(generator))}'")
-        strides = _dense_strides(input)
+        strides = _memory_format._dense_strides(input, memory_format)
         if strides is None:
             return factory(input.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad, **generator)
         flat = factory((input.numel(),), *args, dtype=dtype, device=device, **generator)
         return flat.as_strided(input.shape, strides).requires_grad_(requires_grad)
 
     like.__name__ = like.__qualname__ = name + "_like"
-    like.__doc__ = f"{name}(input.shape) with input's dtype, device and (dense) strides."
+    like.__doc__ = f"{name}(input.shape) with input's dtype and device, laid out as memory_format says."
     return like
 
 
@@ -126,9 +115,11 @@ rand_like = _like("rand")
 randn_like = _like("randn")
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    """full(input.shape, fill_value) with input's dtype, device and (dense) strides."""
-    return _like("full", fill_value)(input, dtype=dtype, device=device, requires_grad=requires_grad)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=_memory_format.preserve_format):
+    """full(input.shape, fill_value) with input's dtype and device, laid out as memory_format says."""
+    return _like("full", fill_value)(input, dtype=dtype, device=device, requires_grad=requires_grad,
+                                     memory_format=memory_format)
 
 
 def split(tensor, split_size_or_sections, dim=0) -> "tuple":
@@ -158,6 +149,8 @@ from . import sparse  # noqa: E402
 
 sparse.install(globals(), Tensor)  # sparse_coo_tensor, spmm, a sparse-aware mm, layouts
 from . import _complex  # noqa: E402
+
+_memory_format.install(globals(), Tensor)  # memory_format, channels_last, ...; contiguous/clone/is_contiguous(memory_format=)
 
 _complex.install(globals(), Tensor)  # Tensor.real/.imag/conj/angle, minitorch.real/imag/conj/angle
 from ._stft import istft, stft  # noqa: E402
@@ -209,7 +202,34 @@ from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
 from . import accelerator, amp, backends, compiler, cpu, distributions, jit, testing  # noqa: E402
 from .amp import autocast  # noqa: E402
-from .amp.autocast_mode import is_autocast_enabled  # noqa: E402
+from .amp.autocast_mode import is_autocast_enabled, set_autocast_enabled, get_autocast_dtype  # noqa: E402
+from .amp.autocast_mode import set_autocast_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled  # noqa: E402
+from .amp.autocast_mode import clear_autocast_cache, autocast_increment_nesting, autocast_decrement_nesting  # noqa: E402
+from .amp.autocast_mode import LEGACY as _AUTOCAST_LEGACY  # noqa: E402
+
+globals().update(_AUTOCAST_LEGACY)  # is_autocast_cpu_enabled, get_autocast_gpu_dtype, ... (deprecated)
+from ._modes import (  # noqa: E402
+    are_deterministic_algorithms_enabled, compiled_with_cxx11_abi, get_deterministic_debug_mode, get_device,
+    has_lapack, has_mkl, has_openmp, has_spectral, is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled, set_deterministic_debug_mode, set_flush_denormal, set_warn_always, typename,
+    use_deterministic_algorithms,
+)
+from ._grad_mode import is_inference_mode_enabled  # noqa: E402
+from . import _toplevel  # noqa: E402
+
+_toplevel.install(globals(), Tensor)  # isin, rsub, asarray, complex, *_copy, exp_, ..., e, pi, inf, nan
+from . import signal  # noqa: E402
+from . import storage as _storage  # noqa: E402
+from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402
+
+globals().update(_storage.LEGACY_CLASSES)  # FloatStorage, LongStorage, ...
+Tensor.untyped_storage = _storage.untyped_storage
+Tensor.storage = _storage.storage
+Tensor.storage_type = _storage.storage_type
+Tensor.set_ = _storage.set_
+from .signal.windows.windows import (  # noqa: E402
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
+)
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from .compiler import compile  # noqa: E402,A004
 from ._legacy import CPU_TYPES as _CPU_TYPES  # noqa: E402

@@ -6,6 +6,7 @@ key will read; each class works as a context manager and as a decorator, as in P
 from __future__ import annotations
 
 import functools
+import threading
 
 from . import _C
 
@@ -61,8 +62,26 @@ class set_grad_enabled(_GradModeContext):
         pass
 
 
+_inference = threading.local()  # .on: whether this thread is inside an enabled inference_mode
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread runs inside inference_mode() (grad recording is off there as well)."""
+    return getattr(_inference, "on", False)
+
+
 class inference_mode(_GradModeContext):
-    """As no_grad (minitorch has no separate inference tensors)."""
+    """As no_grad (minitorch has no separate inference tensors), and is_inference_mode_enabled()
+    says so inside; inference_mode(False) turns it off in a block."""
 
     def __init__(self, mode: bool = True) -> None:
         self._enabled = not mode
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        self._prev_inference = is_inference_mode_enabled()
+        _inference.on = not self._enabled
+
+    def __exit__(self, *exc) -> None:
+        _inference.on = self._prev_inference
+        super().__exit__(*exc)

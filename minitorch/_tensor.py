@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _C, _dlpack, _indexing, _legacy, _pointwise, _shape, _stats, functional
+from . import _C, _dlpack, _indexing, _legacy, _memory_format, _pointwise, _shape, _stats, functional
 from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
@@ -129,6 +129,7 @@ class Tensor(_C.TensorBase):
         dev = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", _memory_format.preserve_format)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
@@ -146,6 +147,8 @@ class Tensor(_C.TensorBase):
                 from . import cuda
 
                 dev = _device("cuda", cuda.current_device() if cuda.is_available() else 0)
+        if fmt is not _memory_format.preserve_format:
+            return _memory_format.to_format(self, fmt, dtype, dev, bool(copy))
         # one op (Op::to in the profiler, as aten::to): self when nothing changes, else _to_copy
         return _C.to(self, dtype=dtype, device=dev, copy=bool(copy))
 

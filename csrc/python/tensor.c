@@ -313,6 +313,22 @@ tensor_variable_data(PyObject *self, PyObject *unused)
     return mt_py_wrap(alias);
 }
 
+/* t._storage_bytes(): every byte of t's storage, as a 1-d uint8 tensor on the same memory (what
+ * Tensor.untyped_storage() wraps), whichever part of it t views. */
+static PyObject *
+tensor_storage_bytes(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    mt_storage *s = T(self)->storage;
+    int64_t nbytes = (int64_t)s->nbytes, step = 1;
+    mt_tensor *bytes;
+    mt_status st = mt_tensor_on_storage(s, 1, &nbytes, &step, 0, MT_UINT8, &bytes);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    return mt_py_wrap(bytes);
+}
+
 /* ---- properties ---- */
 
 static PyObject *
@@ -578,6 +594,7 @@ static PyMethodDef tensor_methods[] = {
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
     {"_set_data", tensor_set_data, METH_O, NULL},
     {"_variable_data", tensor_variable_data, METH_NOARGS, NULL},
+    {"_storage_bytes", tensor_storage_bytes, METH_NOARGS, NULL},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, NULL},
     {"_is_view", tensor_is_view, METH_NOARGS, NULL},
     {"_preserve_strides", tensor_preserve_strides, METH_NOARGS,

@@ -805,7 +805,7 @@ class Module:
 
         A dtype applies to floating-point tensors only; integer buffers keep theirs.
         """
-        device, dtype, non_blocking = _parse_to(args, kwargs)
+        device, dtype, non_blocking, memory_format = _parse_to(args, kwargs)
         if dtype is not None and not (
             dtype.is_floating_point or getattr(dtype, "is_complex", False)
         ):
@@ -820,6 +820,8 @@ class Module:
                 to_args.append(device)
             if dtype is not None and t.dtype.is_floating_point:
                 to_args.append(dtype)
+            if memory_format is not None and t.dim() in (4, 5):  # as PyTorch: conv weights, images
+                return t.to(*to_args, non_blocking=non_blocking, memory_format=memory_format)
             if not to_args:
                 return t
             if non_blocking:
@@ -922,13 +924,14 @@ def _rebind(param: Parameter, new_data: minitorch.Tensor) -> Parameter:
     return Parameter(new_data, requires_grad)
 
 
-def _parse_to(args: tuple, kwargs: dict) -> Tuple[Any, Any, bool]:
-    """(device, dtype, non_blocking) from Module.to's arguments, as Tensor.to reads them."""
+def _parse_to(args: tuple, kwargs: dict) -> Tuple[Any, Any, bool, Any]:
+    """(device, dtype, non_blocking, memory_format) from Module.to's arguments, as Tensor.to
+    reads them."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("copy", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dtype_type = type(minitorch.float32)
@@ -943,4 +946,4 @@ def _parse_to(args: tuple, kwargs: dict) -> Tuple[Any, Any, bool]:
             device = f"cuda:{arg}"
         elif arg is not None:
             device = arg
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format

@@ -1,0 +1,112 @@
+"""Process-wide switches and queries of the top-level API: deterministic algorithms and their debug
+mode, warn-always, flush-denormal, typename, get_device and the build's has_* flags.
+
+The deterministic switch is recorded and read back (programs set it and ask), but no op alerts
+yet: the CPU kernels give the same bits on every run, while a few CUDA kernels (index_add,
+scatter_add, some pooling and grid_sample backwards) accumulate with atomics, whose order varies,
+where PyTorch would raise or warn under use_deterministic_algorithms(True).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import _C
+
+_deterministic = {"enabled": False, "warn_only": False}
+_warn_always = False
+
+_DEBUG_MODES = ("default", "warn", "error")  # index = the mode's number
+
+
+def _expect_bool(fname: str, name: str, value: Any, position: str = "") -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{fname}(): argument '{name}'{position} must be bool, not {type(value).__name__}")
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Asks for deterministic algorithms; recorded only (see the module's note)."""
+    _expect_bool("_set_deterministic_algorithms", "mode", mode, " (position 1)")
+    _expect_bool("_set_deterministic_algorithms", "warn_only", warn_only)
+    _deterministic["enabled"] = mode
+    _deterministic["warn_only"] = warn_only
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic["enabled"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """0 or "default": off; 1 or "warn": on, warn only; 2 or "error": on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                               f"but got {debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    if not _deterministic["enabled"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
+def set_warn_always(b: bool, /) -> None:
+    """Whether warnings PyTorch gives once per process are given every time (a flag programs set
+    and read; minitorch's own once-only warnings are few)."""
+    global _warn_always
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always = b
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether denormal floats could be flushed to zero: False, minitorch does not switch the CPU's
+    FTZ/DAZ modes, which PyTorch's answer allows for (it returns False where unsupported)."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
+
+
+def typename(obj: Any, /) -> str:
+    """A tensor's legacy type name ('minitorch.FloatTensor'); else the object's module-qualified
+    name, or its class's name when it has none of its own."""
+    if isinstance(obj, _C.TensorBase):
+        return obj.type()
+    module = getattr(obj, "__module__", None)
+    prefix = f"{module}." if module not in (None, "builtins", "__builtin__") else ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return prefix + (name if isinstance(name, str) else type(obj).__name__)
+
+
+def get_device(input) -> int:
+    """input.get_device(): the CUDA device index, -1 on the CPU."""
+    if not isinstance(input, _C.TensorBase):
+        raise TypeError(f"get_device(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.get_device()
+
+
+def compiled_with_cxx11_abi() -> bool:
+    """True, as PyTorch's builds: minitorch's extensions are C, with no C++ ABI of their own to
+    disagree with a C++ extension built against the new one."""
+    return True
+
+
+# What the build has (PyTorch's has_* flags): LAPACK-style factorizations (in C, over OpenBLAS),
+# FFTs, OpenMP threads (backends.openmp.is_available()); no MKL.
+has_lapack = True
+has_spectral = True
+has_openmp = True
+has_mkl = False
