@@ -109,22 +109,47 @@ py_synchronize(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* *prop = cudaGetDeviceProperties of the device args name; -1 with an exception set on failure */
+static int
+device_properties(PyObject *args, struct cudaDeviceProp *prop)
+{
+    int d;
+    if (mt_cuda_lazy_init()) {
+        raise_status();
+        return -1;
+    }
+    if (device_arg(args, &d) < 0) {
+        return -1;
+    }
+    if (mt_cuda_check(cudaGetDeviceProperties(prop, d))) {
+        raise_status();
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 py_get_device_name(PyObject *m, PyObject *args)
 {
     (void)m;
-    int d;
-    if (mt_cuda_lazy_init()) {
-        return raise_status();
-    }
-    if (device_arg(args, &d) < 0) {
+    struct cudaDeviceProp prop;
+    if (device_properties(args, &prop) < 0) {
         return NULL;
     }
-    struct cudaDeviceProp prop;
-    if (mt_cuda_check(cudaGetDeviceProperties(&prop, d))) {
-        return raise_status();
-    }
     return PyUnicode_FromString(prop.name);
+}
+
+/* (name, total_memory, major, minor, multi_processor_count) of cudaGetDeviceProperties */
+static PyObject *
+py_get_device_properties(PyObject *m, PyObject *args)
+{
+    (void)m;
+    struct cudaDeviceProp prop;
+    if (device_properties(args, &prop) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(sKiii)", prop.name, (unsigned long long)prop.totalGlobalMem, prop.major,
+                         prop.minor, prop.multiProcessorCount);
 }
 
 static PyObject *
@@ -616,6 +641,8 @@ static PyMethodDef methods[] = {
     {"set_device", py_set_device, METH_O, NULL},
     {"synchronize", py_synchronize, METH_VARARGS, NULL},
     {"get_device_name", py_get_device_name, METH_VARARGS, NULL},
+    {"get_device_properties", py_get_device_properties, METH_VARARGS,
+     "get_device_properties(device) -> (name, total_memory, major, minor, multi_processor_count)"},
     {"is_initialized", py_is_initialized, METH_NOARGS, "Whether a device has been made current."},
     {"current_stream", py_current_stream, METH_VARARGS, "current_stream(device) -> handle"},
     {"set_current_stream", py_set_current_stream, METH_VARARGS, NULL},

@@ -198,6 +198,7 @@ from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
+from ._stream import Event, Stream  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
 from . import accelerator, amp, backends, compiler, cpu, distributions, jit, testing  # noqa: E402

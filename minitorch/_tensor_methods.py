@@ -118,6 +118,19 @@ class TensorMethods:
         x = linalg.solve_triangular(M, b, upper=up, unitriangular=unitriangular)
         return _triangular_solve_result(x, A.expand(tuple(batch) + tuple(A.shape[-2:])).clone())
 
+    def orgqr(self, input2):
+        """linalg.householder_product(self, input2): Q of geqrf's (self, tau)."""
+        from .linalg import householder_product
+
+        return householder_product(self, input2)
+
+    def ormqr(self, input2, input3, left: bool = True, transpose: bool = False):
+        """other (input3) multiplied by Q (or Q^T, transpose) of geqrf's (self, tau = input2), on
+        the left or the right."""
+        from .linalg import _ormqr
+
+        return _ormqr(self, input2, input3, left, transpose)
+
     def apply_(self, callable):
         """Applies callable to every element, in place (CPU only, as PyTorch; slow)."""
         if self.device.type != "cpu":
@@ -189,7 +202,7 @@ def _no_grad():
 
 
 _FUNCTIONS = ("select_scatter", "slice_scatter", "vdot", "cholesky_solve", "cholesky_inverse",
-              "triangular_solve", "nonzero_static")
+              "triangular_solve", "nonzero_static", "orgqr", "ormqr")
 
 
 def install(namespace: dict, tensor_cls: type) -> None:

@@ -6,8 +6,11 @@ NotImplementedError from the dispatcher) and composites over them. Python only p
 the overloads PyTorch has for an `ord` given as a number or a string, and supplies matrix_norm's
 default dims. The functions below cross() arrange calls of those ops as PyTorch's
 torch/linalg composites do (multi_dot's product order, tensorinv's reshapes). The LU family
-(lu_factor_ex's getrf, lu_unpack, lu_solve's getrs) is partial pivoting only, as PyTorch's CPU;
-householder_product and eigvals (complex results) are not here yet.
+(lu_factor_ex's getrf, lu_unpack, lu_solve's getrs) is partial pivoting only, as PyTorch's CPU.
+ldl_factor(_ex) and ldl_solve are LAPACK's sytrf/sytrs (csrc/cpu/linalg_ldl.c), real matrices
+only (hermitian changes nothing for them). householder_product (and Tensor.orgqr/ormqr) applies
+the k reflectors one after another with tensor ops, so autograd differentiates it; eig and
+eigvals (complex results) are not here yet.
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from ._checks import _tensors
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
-           "tensorsolve", "vander", "vecdot", "vector_norm"]
+           "tensorsolve", "vander", "vecdot", "vector_norm", "householder_product", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve"]
 
 #: Raised when a matrix cannot be factored or inverted (singular, not positive-definite, no
 #: convergence): a RuntimeError, as torch.linalg.LinAlgError.
@@ -40,6 +44,9 @@ lu_solve = _C.linalg_lu_solve
 qr = _C.linalg_qr
 svd = _C.linalg_svd
 svdvals = _C.linalg_svdvals
+ldl_factor = _C.linalg_ldl_factor
+ldl_factor_ex = _C.linalg_ldl_factor_ex
+ldl_solve = _C.linalg_ldl_solve
 eigh = _C.linalg_eigh
 eigvalsh = _C.linalg_eigvalsh
 pinv = _C.linalg_pinv
@@ -214,3 +221,100 @@ class _SolveEx(tuple):
 
     result = property(lambda self: self[0])
     info = property(lambda self: self[1])
+
+
+def _reflector_checks(api: str, input, tau) -> None:
+    """PyTorch's checks of householder_product's and ormqr's input (*, m, n) and tau (*, k)."""
+    _tensors(api.split(".")[-1], input=input, tau=tau)
+    if input.dim() < 2:
+        raise RuntimeError(f"{api}: input must have at least 2 dimensions.")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"{api}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.dim()} and input.ndim is equal to {input.dim()}")
+    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{api}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+
+
+def _reflect(V, tau, C, reverse: bool):
+    """H_1 H_2 ... H_k C (reverse: H_k ... H_1 C) for H_i = I - tau_i v_i v_i^T, v_i the columns of
+    V (*, m, k); one update of C per reflector, C - tau_i v_i (v_i^T C)."""
+    k = V.shape[-1]
+    order = range(k) if reverse else range(k - 1, -1, -1)
+    for i in order:
+        v = V[..., :, i:i + 1]
+        C = C - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.transpose(-2, -1) @ C)
+    return C
+
+
+def _reflectors(input, k: int):
+    """The reflectors' vectors of geqrf's result: its first k columns below the diagonal, with
+    the implied 1 on it and zeros above."""
+    m = input.shape[-2]
+    eye = _C.eye(m, k, dtype=input.dtype, device=input.device)
+    return input[..., :, :k].tril(-1) + eye
+
+
+def _lapack_dtype(kernel: str, t) -> None:
+    from .nn.functional import _floats_only
+
+    _floats_only(kernel, t)
+    if t.dtype in (_C.float16, _C.bfloat16):
+        from ._shape import _SCALAR_NAMES
+
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_SCALAR_NAMES[str(t.dtype)]}\'')
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, for A (*, m, n) holding the
+    v_i below its diagonal (geqrf's result: householder_product(*geqrf(A)) is qr(A)'s Q), k =
+    tau.shape[-1] <= n <= m."""
+    api = "torch.linalg.householder_product"
+    _reflector_checks(api, A, tau)
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{api}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < k:
+        raise RuntimeError(f"{api}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if A.dtype != tau.dtype:
+        raise RuntimeError(f"{api}: tau dtype {_name(tau.dtype)} does not match input dtype {_name(A.dtype)}")
+    _lapack_dtype("orgqr_cpu", A)
+    start = _C.eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    if k == 0:
+        # no reflectors: the identity's columns, still a result of A and tau for autograd (as
+        # PyTorch's, it requires grad when they do; the empty sums add an exact 0)
+        start = start + (A[..., :0, :0].sum() + tau[..., :0].sum())
+    result = _reflect(_reflectors(A, k), tau, start, reverse=False)
+    return out.copy_(result) if out is not None else result
+
+
+def _ormqr(input, tau, other, left: bool = True, transpose: bool = False):
+    """Q @ other, Q^T @ other (transpose), other @ Q or other @ Q^T (not left), for Q = H_1 ... H_k
+    the m x m orthogonal matrix of geqrf's reflectors in input (*, m, n) and tau (*, k)."""
+    api = "torch.ormqr"
+    _reflector_checks(api, input, tau)
+    if other.dim() < 2:
+        raise RuntimeError(f"{api}: other must have at least 2 dimensions.")
+    if other.dim() != input.dim():
+        raise RuntimeError(f"{api}: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {other.dim()} and input.ndim is equal to {input.dim()}")
+    if tuple(other.shape[:-2]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{api}: Expected batch dimensions of other to be equal to input.shape[:-2], but got "
+                           f"{list(other.shape[:-2])}")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"{api}: {which} must be equal to input.shape[-2]")
+    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"{api}: tau.shape[-1] must be equal to min({which}, input.shape[-1])")
+    for name, t in (("tau", tau), ("other", other)):
+        if t.dtype != input.dtype:
+            raise RuntimeError(f"{api}: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{_name(input.dtype)} and {name} has dtype {_name(t.dtype)}")
+    _lapack_dtype("ormqr_cpu", input)
+    V = _reflectors(input, tau.shape[-1])
+    if left:  # Q C = H_1 ... H_k C; Q^T C = H_k ... H_1 C
+        return _reflect(V, tau, other, reverse=transpose)
+    # C Q = (Q^T C^T)^T, C Q^T = (Q C^T)^T
+    return _reflect(V, tau, other.transpose(-2, -1), reverse=not transpose).transpose(-2, -1)

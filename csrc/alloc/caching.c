@@ -387,6 +387,15 @@ alloc_block(mt_caching_allocator *ca, mt_pool *p, uintptr_t stream, size_t alloc
     if (retry) {
         ca->stats.num_alloc_retries++;
     }
+    if (ca->limited && ca->backend->mem_get_info) {
+        /* the segments reserved, this one included, must stay within the fraction allowed */
+        size_t free_bytes = 0, total_bytes = 0;
+        ca->backend->mem_get_info(ca->state, &free_bytes, &total_bytes);
+        const int64_t reserved = ca->stats.reserved_bytes[MT_STAT_ALL].current;
+        if ((double)reserved + (double)alloc_size > ca->fraction * (double)total_bytes) {
+            return MT_ECUDA_OOM;
+        }
+    }
     void *ptr = NULL;
     mt_status st = ca->backend->raw_alloc(ca->state, alloc_size, &ptr);
     if (st != MT_OK) {
@@ -430,7 +439,11 @@ fail_oom(mt_caching_allocator *ca, size_t alloc_size)
     ca->stats.num_ooms++;
     int64_t allocated = ca->stats.allocated_bytes[MT_STAT_ALL].current;
     int64_t reserved = ca->stats.reserved_bytes[MT_STAT_ALL].current;
-    char want[32], total[32], freeb[32], alloc[32], unalloc[32];
+    char want[32], total[32], freeb[32], alloc[32], unalloc[32], limit[32], allowed[48] = "";
+    if (ca->limited) { /* PyTorch names the limit set_per_process_memory_fraction set */
+        format_size(limit, sizeof limit, (uint64_t)(ca->fraction * (double)total_bytes));
+        snprintf(allowed, sizeof allowed, "%s allowed; ", limit);
+    }
     format_size(want, sizeof want, alloc_size);
     format_size(total, sizeof total, total_bytes);
     format_size(freeb, sizeof freeb, free_bytes);
@@ -438,9 +451,9 @@ fail_oom(mt_caching_allocator *ca, size_t alloc_size)
     format_size(unalloc, sizeof unalloc, (uint64_t)(reserved - allocated));
     return mt_fail(MT_ECUDA_OOM,
                    "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
-                   "of which %s is free. Of the allocated memory %s is allocated by PyTorch, and "
-                   "%s is reserved by PyTorch but unallocated.",
-                   want, ca->device, total, freeb, alloc, unalloc);
+                   "of which %s is free. %sOf the allocated memory %s is allocated by PyTorch, "
+                   "and %s is reserved by PyTorch but unallocated.",
+                   want, ca->device, total, freeb, allowed, alloc, unalloc);
 }
 
 /* Hands out block b (found free or just made) for a request of size (rounded) and orig_size,

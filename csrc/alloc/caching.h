@@ -110,6 +110,12 @@ void mt_caching_get_stats(mt_caching_allocator *ca, mt_caching_stats *out);
 void mt_caching_reset_peak_stats(mt_caching_allocator *ca);
 void mt_caching_reset_accumulated_stats(mt_caching_allocator *ca);
 
+/* PyTorch's set_per_process_memory_fraction: from now on the allocator reserves at most
+ * fraction (0 to 1) of the device's total memory, freeing its cache and then failing with the
+ * out-of-memory error beyond it. mt_caching_fraction is the fraction set, 1 when none was. */
+void mt_caching_set_fraction(mt_caching_allocator *ca, double fraction);
+double mt_caching_fraction(mt_caching_allocator *ca);
+
 /* Every segment with its blocks, by address; free with mt_caching_snapshot_free. */
 mt_status mt_caching_snapshot(mt_caching_allocator *ca, mt_caching_segment_info **segs, int *n);
 void mt_caching_snapshot_free(mt_caching_segment_info *segs, int n);
@@ -127,6 +133,9 @@ mt_allocator *mt_caching_as_allocator(mt_caching_allocator *ca);
 /* device's allocator, made over backend (with state) by the first call. */
 mt_status mt_caching_device(int device, const mt_caching_backend *backend, void *state,
                             mt_caching_allocator **out);
+/* The fraction for device's allocator of the registry: set on it now, or when it is made. */
+void mt_caching_device_set_fraction(int device, double fraction);
+double mt_caching_device_fraction(int device);
 /* device's allocator, or NULL if mt_caching_device has not made one. */
 mt_caching_allocator *mt_caching_for_device(int device);
 

@@ -48,6 +48,10 @@ struct mt_caching_allocator {
     mt_pending *events; /* in the order recorded */
     size_t nevents, cap_events, nuses;
     mt_caching_stats stats;
+    /* set_per_process_memory_fraction: when limited, the segments reserved stay within fraction
+     * of the device's total memory (the backend's mem_get_info) */
+    bool limited;
+    double fraction;
 };
 
 /* mt_caching_malloc that also says whether a cached block served the request (for the

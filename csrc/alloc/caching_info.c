@@ -258,6 +258,7 @@ mt_caching_create(const mt_caching_backend *backend, void *state, int device,
     ca->device = device;
     ca->small.is_small = true;
     ca->stats.max_split_size = -1; /* PyTorch's SIZE_MAX, as memory_stats() shows it */
+    ca->fraction = 1.0;
     *out = ca;
     return MT_OK;
 }
@@ -311,6 +312,61 @@ mt_caching_for_device(int device)
     return atomic_load(&devices[device]);
 }
 
+void
+mt_caching_set_fraction(mt_caching_allocator *ca, double fraction)
+{
+    pthread_mutex_lock(&ca->mutex);
+    ca->limited = true;
+    ca->fraction = fraction;
+    pthread_mutex_unlock(&ca->mutex);
+}
+
+double
+mt_caching_fraction(mt_caching_allocator *ca)
+{
+    pthread_mutex_lock(&ca->mutex);
+    double f = ca->fraction;
+    pthread_mutex_unlock(&ca->mutex);
+    return f;
+}
+
+/* A fraction set before the device's allocator exists, given to it when mt_caching_device makes
+ * it (both guarded by devices_mutex). */
+static bool fraction_set[MT_CACHING_MAX_DEVICES];
+static double pending_fraction[MT_CACHING_MAX_DEVICES];
+
+void
+mt_caching_device_set_fraction(int device, double fraction)
+{
+    if (device < 0 || device >= MT_CACHING_MAX_DEVICES) {
+        return;
+    }
+    pthread_mutex_lock(&devices_mutex);
+    fraction_set[device] = true;
+    pending_fraction[device] = fraction;
+    mt_caching_allocator *ca = atomic_load(&devices[device]);
+    pthread_mutex_unlock(&devices_mutex);
+    if (ca != NULL) {
+        mt_caching_set_fraction(ca, fraction);
+    }
+}
+
+double
+mt_caching_device_fraction(int device)
+{
+    mt_caching_allocator *ca = mt_caching_for_device(device);
+    if (ca != NULL) {
+        return mt_caching_fraction(ca);
+    }
+    if (device < 0 || device >= MT_CACHING_MAX_DEVICES) {
+        return 1.0;
+    }
+    pthread_mutex_lock(&devices_mutex);
+    double f = fraction_set[device] ? pending_fraction[device] : 1.0;
+    pthread_mutex_unlock(&devices_mutex);
+    return f;
+}
+
 mt_status
 mt_caching_device(int device, const mt_caching_backend *backend, void *state,
                   mt_caching_allocator **out)
@@ -327,6 +383,10 @@ mt_caching_device(int device, const mt_caching_backend *backend, void *state,
     pthread_mutex_lock(&devices_mutex);
     *out = atomic_load(&devices[device]); /* another thread may have made it meanwhile */
     if (*out == NULL && (st = mt_caching_create(backend, state, device, out)) == MT_OK) {
+        if (fraction_set[device]) {
+            (*out)->limited = true;
+            (*out)->fraction = pending_fraction[device];
+        }
         atomic_store(&devices[device], *out);
     }
     pthread_mutex_unlock(&devices_mutex);

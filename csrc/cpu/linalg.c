@@ -1,5 +1,5 @@
 /* The linear algebra kernels on the CPU that factor a matrix once, LU, Cholesky or QR: inverse,
- * determinant, solve (and BLAS's trsm for triangular systems), cholesky, qr. SVD, eigh and
+ * determinant, solve (and BLAS's trsm for triangular systems), cholesky, qr and geqrf. SVD, eigh and
  * least squares are in cpu/linalg_spectral.c, the LAPACK layer in cpu/lapack.h.
  *
  * Inputs are batches of row-major matrices (..., m, n), float32 or float64, checked by the
@@ -300,6 +300,48 @@ out_release:
     return ex_end(a, st, a->b[1], "linalg.cholesky_ex", &b, &work);
 }
 
+/* Matrix i of b, column-major in buf (leading dim m), overwritten by geqrf: R on and above the
+ * diagonal, the Householder vectors below it, their scales in tau (min(m, n) of them). */
+static mt_status
+householder_qr(mt_dtype dt, const mt_lapack_batch *b, int64_t i, char *buf, char *tau)
+{
+    const int m = (int)b->m, n = (int)b->n, ld = m > 1 ? m : 1;
+    mt_status st = MT_OK;
+    mt_lapack_to_cols(mt_lapack_matrix(b, i), buf, m, n, m, b->es);
+    if (m > 0 && n > 0) {
+        int info = 0;
+        WITH_WORK(LAPACK, dt, st, &info, geqrf, &m, &n, (void *)buf, &ld, (void *)tau);
+    }
+    return st;
+}
+
+// A (*, m, n), k = min(m, n); a (*, m, n): R on and above the diagonal, below it the reflectors'
+// vectors v_i (v_i[i] = 1 implied); tau (*, k): H_i = I - tau_i v_i v_i^T, A = H_1 ... H_k R
+mt_status
+mt_cpu_geqrf(mt_args *a)
+{
+    mt_tensor *A = a->t[0], *work = NULL;
+    mt_lapack_batch b = {0};
+    mt_status st = mt_lapack_batch_of(A, &b);
+    const int m = (int)b.m, n = (int)b.n, k = m < n ? m : n;
+    const mt_dtype dt = A->dtype;
+    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
+        (st = mt_lapack_batch_shaped(A, 1, k, 0, dt, &a->out[1])) ||
+        (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
+        goto out_release;
+    }
+    char *buf = mt_tensor_data(work);
+    for (int64_t i = 0; i < b.count && st == MT_OK; i++) {
+        st = householder_qr(dt, &b, i, buf, mt_tensor_data(a->out[1]) + i * k * (int64_t)b.es);
+        mt_lapack_from_cols(buf, mt_tensor_data(a->out[0]) + i * m * n * (int64_t)b.es, m, n, m,
+                            b.es);
+    }
+out_release:
+    mt_tensor_clear(&work);
+    mt_tensor_clear(&b.x);
+    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+}
+
 // A (*, m, n), k = min(m, n); mode 'reduced': Q (*, m, k), R (*, k, n); 'complete': Q (*, m, m),
 // R (*, m, n); 'r': Q empty, R (*, k, n). A = Q R, Q orthonormal columns, R upper triangular:
 // geqrf leaves R and the reflectors in the matrix, orgqr makes Q of the reflectors.
@@ -322,11 +364,7 @@ mt_cpu_linalg_qr(mt_args *a)
     }
     char *buf = mt_tensor_data(work), *tau = buf + (size_t)m * width * b.es;
     for (int64_t i = 0; i < b.count && st == MT_OK; i++) {
-        mt_lapack_to_cols(mt_lapack_matrix(&b, i), buf, m, n, m, b.es);
-        if (k > 0) {
-            int info = 0;
-            WITH_WORK(LAPACK, dt, st, &info, geqrf, &m, &n, (void *)buf, &ld, (void *)tau);
-        }
+        st = householder_qr(dt, &b, i, buf, tau);
         char *r = mt_tensor_data(a->out[1]) + i * rrows * n * (int64_t)b.es;
         for (int64_t p = 0; p < rrows; p++) {
             for (int64_t q = 0; q < n; q++) {

@@ -684,6 +684,23 @@ mt_composite_linalg_lu_factor(mt_args *a)
     return st;
 }
 
+// A (*, n, n) symmetric; out: LD (*, n, n), pivots (*, n) of linalg_ldl_factor_ex, which must
+// have factored every matrix
+mt_status
+mt_composite_linalg_ldl_factor(mt_args *a)
+{
+    mt_tensor *info = NULL;
+    mt_status st = mt_op_linalg_ldl_factor_ex(a->t[0], a->b[0], false, &a->out[0], &a->out[1],
+                                              &info);
+    if (st == MT_OK &&
+        (st = mt_linalg_check_info(info, "torch.linalg.ldl_factor", a->t[0]->ndim > 2))) {
+        mt_tensor_clear(&a->out[0]);
+        mt_tensor_clear(&a->out[1]);
+    }
+    mt_tensor_clear(&info);
+    return st;
+}
+
 // A (*, m, n); out: P (*, m, m), L (*, m, k), U (*, k, n), A = P L U (a singular A too)
 mt_status
 mt_composite_linalg_lu(mt_args *a)

@@ -123,6 +123,7 @@ int mt_pool_nd(mt_op op);
     X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
     X(linalg_lu_factor_ex, linalg_lu_factor_ex) X(lu_unpack, lu_unpack)                         \
     X(linalg_lu_solve, linalg_lu_solve)                                                          \
+    X(geqrf, geqrf) X(linalg_ldl_factor_ex, linalg_ldl_factor_ex) X(linalg_ldl_solve, linalg_ldl_solve) \
     X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
     /* statistics: stats_checks.c */                                                            \
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \

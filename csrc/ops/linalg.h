@@ -40,6 +40,11 @@ mt_status mt_linalg_lstsq_spec(const mt_tensor *A, const mt_tensor *B, const cha
 mt_status mt_linalg_lu_solve_spec(const mt_tensor *LU, const mt_tensor *pivots, const mt_tensor *B,
                                   bool left, mt_linalg_system *sys);
 
+/* linalg_ldl_solve(LD, pivots, B): the checks (pivots int32 (*, n) with LD's batch) and the
+ * system's shapes, B's batch broadcast with LD's. */
+mt_status mt_linalg_ldl_solve_spec(const mt_tensor *LD, const mt_tensor *pivots, const mt_tensor *B,
+                                   mt_linalg_system *sys);
+
 /* The offset (in elements) of matrix `index` of the broadcast batch sys among t's own batch
  * dims (t dense, its last `mdims` dims the matrix or vector). */
 int64_t mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, int mdims,

@@ -15,10 +15,16 @@ static mt_status
 lapack_dtype(mt_dtype dt, const char *api)
 {
     static const char kernels[][2][32] = {
-        {"linalg.cholesky", "cholesky_cpu"}, {"linalg.qr", "geqrf_cpu"},
-        {"linalg.svd", "linalg_svd_cpu"},    {"linalg.eigh", "linalg_eigh_cpu"},
-        {"linalg.solve", "lu_cpu"},          {"linalg.det", "lu_cpu"},
-        {"linalg.lu_factor", "lu_cpu"},      {"linalg.solve_triangular", "triangular_solve_cpu"},
+        {"linalg.cholesky", "cholesky_cpu"},
+        {"linalg.qr", "geqrf_cpu"},
+        {"linalg.svd", "linalg_svd_cpu"},
+        {"linalg.eigh", "linalg_eigh_cpu"},
+        {"linalg.solve", "lu_cpu"},
+        {"linalg.det", "lu_cpu"},
+        {"linalg.lu_factor", "lu_cpu"},
+        {"linalg.solve_triangular", "triangular_solve_cpu"},
+        {"torch.geqrf", "geqrf_cpu"},
+        {"torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu"},
     };
     if (!mt_dtype_is_small(dt)) {
         return MT_OK;
@@ -319,6 +325,12 @@ mt_linalg_fail_info(const char *api, int64_t info, int64_t index, bool batched)
                        "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
                        api, where, i, i);
     }
+    if (strstr(api, "ldl")) { /* sytrf's info: D[i, i] (1-based) is exactly zero */
+        return mt_fail(MT_ERUNTIME,
+                       "%s%s: The factorization could not be completed because the input is "
+                       "singular (the diagonal block D[%lld,%lld] is zero).",
+                       api, where, i, i);
+    }
     if (strstr(api, "inv")) {
         return mt_fail(MT_ELINALG,
                        "%s%s: The diagonal element %lld is zero, the inversion could not be "
@@ -467,6 +479,99 @@ mt_front_linalg_lu_solve(const mt_args *a, mt_plan *plan)
     (void)plan;
     mt_linalg_system sys;
     return mt_linalg_lu_solve_spec(a->t[0], a->t[1], a->t[2], a->b[0], &sys);
+}
+
+/* pivots (*, n) int32 with A's batch dims: PyTorch's check for lu_solve and ldl_solve */
+static mt_status
+same_pivot_batch(const char *api, const char *name, const mt_tensor *A, const mt_tensor *pivots)
+{
+    bool same = pivots->ndim == A->ndim - 1;
+    for (int d = 0; same && d < pivots->ndim; d++) {
+        same = pivots->sizes[d] == A->sizes[d];
+    }
+    if (same) {
+        return MT_OK;
+    }
+    char shape[256];
+    mt_format_sizes(shape, sizeof(shape), pivots->ndim, pivots->sizes);
+    return mt_fail(MT_ERUNTIME,
+                   "%s: Expected %s.shape[:-1] and pivots.shape to be the same, but got pivots "
+                   "with shape %s instead",
+                   api, name, shape);
+}
+
+mt_status
+mt_linalg_ldl_solve_spec(const mt_tensor *LD, const mt_tensor *pivots, const mt_tensor *B,
+                         mt_linalg_system *sys)
+{
+    const char *api = "torch.linalg.ldl_solve";
+    mt_status st = mt_linalg_check_matrix(LD, api, "A", true);
+    if (st) {
+        return st;
+    }
+    if (B->ndim == 0) { /* PyTorch reads B.size(-2) before checking B */
+        return mt_fail(MT_EINDEX, "Dimension specified as -2 but tensor has no dimensions");
+    }
+    if (B->ndim < 2) {
+        return mt_fail(MT_EINDEX,
+                       "Dimension out of range (expected to be in range of [-1, 0], but got -2)");
+    }
+    if ((st = same_pivot_batch(api, "LD", LD, pivots))) {
+        return st;
+    }
+    if (pivots->dtype != MT_INT32) {
+        return mt_fail(MT_ERUNTIME, "%s: Expected pivots to be integers. Got %s", api,
+                       mt_dtype_scalar_name(pivots->dtype));
+    }
+    if (LD->dtype != B->dtype) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected b and A to have the same dtype, but found b of type %s and A of "
+                       "type %s instead.",
+                       mt_dtype_scalar_name(B->dtype), mt_dtype_scalar_name(LD->dtype));
+    }
+    const int64_t n = LD->sizes[LD->ndim - 1], brows = B->sizes[B->ndim - 2];
+    if (brows != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "Incompatible matrix sizes for %s: each A matrix is %lld by %lld but each b "
+                       "matrix is %lld by %lld",
+                       api, (long long)n, (long long)n, (long long)brows,
+                       (long long)B->sizes[B->ndim - 1]);
+    }
+    sys->vector = false;
+    if ((st = broadcast_batch(LD, 2, B, 2, sys))) {
+        return st;
+    }
+    system_out(sys, n, B->sizes[B->ndim - 1]);
+    return MT_OK;
+}
+
+mt_status
+mt_front_geqrf(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    const mt_tensor *A = a->t[0];
+    if (A->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
+    }
+    if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype)) {
+        return mt_fail_not_implemented("geqrf_cpu", "", A->dtype);
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_front_linalg_ldl_factor_ex(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_matrix(a->t[0], "torch.linalg.ldl_factor_ex", "A", true);
+}
+
+mt_status
+mt_front_linalg_ldl_solve(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    mt_linalg_system sys;
+    return mt_linalg_ldl_solve_spec(a->t[0], a->t[1], a->t[2], &sys);
 }
 
 mt_status

@@ -601,7 +601,42 @@ cuda_memory_snapshot(PyObject *m, PyObject *unused)
     return list;
 }
 
+static PyObject *
+cuda_set_memory_fraction(PyObject *m, PyObject *args)
+{
+    (void)m;
+    double fraction;
+    int device;
+    if (!PyArg_ParseTuple(args, "di", &fraction, &device)) {
+        return NULL;
+    }
+    if (device < 0 || device >= MT_CACHING_MAX_DEVICES) {
+        PyErr_Format(PyExc_RuntimeError, "Invalid device argument %d", device);
+        return NULL;
+    }
+    mt_caching_device_set_fraction(device, fraction);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cuda_get_memory_fraction(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long d = PyLong_AsLong(arg);
+    if (d == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (d < 0 || d >= MT_CACHING_MAX_DEVICES) {
+        PyErr_Format(PyExc_RuntimeError, "Invalid device argument %ld", d);
+        return NULL;
+    }
+    return PyFloat_FromDouble(mt_caching_device_fraction((int)d));
+}
+
 static PyMethodDef cuda_memory_methods[] = {
+    {"_cuda_set_memory_fraction", cuda_set_memory_fraction, METH_VARARGS,
+     "_cuda_set_memory_fraction(fraction, device): the caching allocator's limit."},
+    {"_cuda_get_memory_fraction", cuda_get_memory_fraction, METH_O, NULL},
     {"_cuda_memory_stats", cuda_memory_stats, METH_O,
      "_cuda_memory_stats(device): torch.cuda.memory_stats()'s dict for a CUDA device."},
     {"_cuda_reset_peak_memory_stats", cuda_reset_peak, METH_O, NULL},

@@ -159,6 +159,56 @@ def get_device_name(device: Any = None) -> str:
     return _C_cuda.get_device_name(_index(device))
 
 
+class _CudaDeviceProperties:
+    """What cudaGetDeviceProperties says of a device (the fields torch's scripts read most)."""
+
+    def __init__(self, name: str, total_memory: int, major: int, minor: int, multi_processor_count: int) -> None:
+        self.name = name
+        self.total_memory = total_memory
+        self.major = major
+        self.minor = minor
+        self.multi_processor_count = multi_processor_count
+
+    def __repr__(self) -> str:
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device: Any = None) -> _CudaDeviceProperties:
+    """The device's name, total_memory (bytes), compute capability (major, minor) and
+    multi_processor_count."""
+    _lazy_init()
+    idx = _index(device)
+    if idx < 0 or idx >= device_count():
+        raise AssertionError("Invalid device id")
+    return _CudaDeviceProperties(*_C_cuda.get_device_properties(idx))
+
+
+def get_device_capability(device: Any = None) -> tuple:
+    """The device's compute capability, (major, minor)."""
+    prop = get_device_properties(device)
+    return prop.major, prop.minor
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the current device computes in bfloat16: natively from compute capability 8.0, else
+    (including_emulation) as minitorch's kernels do for every small dtype, in float32."""
+    if not is_available():
+        return False
+    return get_device_properties(current_device()).major >= 8 or including_emulation
+
+
+def is_tf32_supported() -> bool:
+    """Whether the current device has TensorFloat-32 (those with native bfloat16)."""
+    return is_bf16_supported(including_emulation=False)
+
+
+def init() -> None:
+    """Initialises CUDA now (it otherwise waits for the first use): raises where none is usable."""
+    _lazy_init()
+
+
 def is_initialized() -> bool:
     """Whether CUDA has been initialised (a device made current), as torch.cuda.is_initialized."""
     return _C_cuda is not None and _C_cuda.is_initialized()
@@ -175,7 +225,8 @@ from .._legacy import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 globals().update(_CUDA_TYPES)  # cuda.FloatTensor ... (legacy constructors and isinstance checks)
 
 __all__ = ["OutOfMemoryError", "current_device", "device", "device_count", "device_of", "get_device_name", "is_available",
-           "is_initialized", "set_device", "synchronize"] + _memory_all + _streams_all + _random_all
+           "is_initialized", "set_device", "synchronize", "get_device_properties", "get_device_capability",
+           "is_bf16_supported", "is_tf32_supported", "init"] + _memory_all + _streams_all + _random_all
 
 
 def __getattr__(name: str) -> Any:
@@ -184,3 +235,4 @@ def __getattr__(name: str) -> Any:
         return tuple(_C._cuda_default_generator(i) for i in range(device_count()))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from . import amp  # noqa: E402  (torch.cuda.amp; deprecated in PyTorch)
+from . import nvtx  # noqa: E402

@@ -7,12 +7,14 @@ without a GPU memory_allocated() is 0 and memory_stats() an empty dict.
 from __future__ import annotations
 
 import collections
+import warnings
 from typing import Any, Optional
 
 from .. import _C
 from . import _C_cuda, _index, _lazy_init, is_available, is_initialized
 
-__all__ = ["caching_allocator_alloc", "caching_allocator_delete", "empty_cache",
+__all__ = ["reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
+           "set_per_process_memory_fraction", "get_per_process_memory_fraction", "caching_allocator_alloc", "caching_allocator_delete", "empty_cache",
            "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
            "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict",
            "memory_summary", "reset_accumulated_memory_stats", "reset_peak_memory_stats"]
@@ -78,6 +80,53 @@ def reset_accumulated_memory_stats(device: Any = None) -> None:
         raise _missing("_cuda_resetAccumulatedMemoryStats")
     _lazy_init()
     _C._cuda_reset_accumulated_memory_stats(_index(device))
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    """Deprecated: reset_peak_memory_stats, which resets every peak, not only this one."""
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device=device)
+
+
+def reset_max_memory_cached(device: Any = None) -> None:
+    """Deprecated: reset_peak_memory_stats, which resets every peak, not only this one."""
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, "
+                  "which resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    return reset_peak_memory_stats(device=device)
+
+
+def memory_cached(device: Any = None) -> int:
+    """Deprecated name of memory_reserved."""
+    warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device=device)
+
+
+def max_memory_cached(device: Any = None) -> int:
+    """Deprecated name of max_memory_reserved."""
+    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device=device)
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Limits the caching allocator of device (default: the current one) to fraction of the
+    device's total memory: an allocation that would reserve more frees the cache, then raises
+    OutOfMemoryError."""
+    _lazy_init()
+    idx = _index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._cuda_set_memory_fraction(fraction, idx)
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction set_per_process_memory_fraction set for device (1.0 when none was)."""
+    _lazy_init()
+    return _C._cuda_get_memory_fraction(_index(device))
 
 
 def memory_snapshot() -> list:

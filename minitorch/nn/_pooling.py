@@ -16,7 +16,10 @@ from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair, _sing
 from minitorch._checks import _tensors
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d",
-           "max_unpool2d", "max_unpool3d"]
+           "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 
 _triple = _ntuple(3, "_triple")
 
@@ -198,3 +201,171 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     k = _triple(kernel_size)
     s = _triple(stride) if stride is not None else k
     return _max_unpool(3, input, indices, _unpool_output_size(input, k, s, _triple(padding), output_size))
+
+
+# Fractional max pooling (Graham, arXiv:1412.6071): window j along a dim of size S, for an output
+# of size O and windows of size k, starts at floor((j + u) * a) - floor(u * a), a = (S - k) / (O - 1),
+# and the last one at S - k; u is the plane's draw in [0, 1) for that dim. The arithmetic runs in
+# the input's dtype, as PyTorch's does, so that given the same draws the windows are the same.
+# Each dim's draw sits in column _SAMPLE_COLUMN[nd][dim] of _random_samples: PyTorch's 2-D kernel
+# reads (W, H), its 3-D one (T, H, W).
+_SAMPLE_COLUMN = {2: (1, 0), 3: (0, 1, 2)}
+_FRACTIONAL_DIMS = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_starts(u: Tensor, size: int, out: int, k: int) -> Tensor:
+    """(N, C) draws -> (N, C, out) int64 window starts along one dim of `size`."""
+    last = _minitorch.full(list(u.shape) + [1], size - k, dtype=_minitorch.int64, device=u.device)
+    if out <= 1:
+        return last[..., :out]
+    alpha = (_minitorch.tensor(float(size - k), dtype=u.dtype, device=u.device)
+             / _minitorch.tensor(float(out - 1), dtype=u.dtype, device=u.device))
+    j = _minitorch.arange(out - 1, device=u.device).to(u.dtype)
+    at = ((j + u.unsqueeze(-1)) * alpha).trunc().long() - (u * alpha).trunc().long().unsqueeze(-1)
+    return _minitorch.cat([at, last], -1)
+
+
+def _fractional_checks(name: str, nd: int, input: Tensor, ks: List[int], outs: List[int], samples: Tensor) -> None:
+    dims = _FRACTIONAL_DIMS[nd]
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}: Expected input to have non-zero size for non-batch dimensions, "
+                               f"but got{list(input.shape)} with dimension {d} being empty.")
+    if any(k <= 0 for k in ks):
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {tuple(ks)}")
+    for o in outs:
+        if o < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {o}: "
+                               f"{list(input.shape[:-nd]) + outs}")
+    # PyTorch's 3-D kernel also refuses a window that would reach the last element (o + k - 1 == size)
+    slack = 0 if nd == 2 else 1
+    for what, size, o, k in zip(dims, input.shape[-nd:], outs, ks):
+        if o + k - 1 + slack > size:
+            raise RuntimeError(f"{name}: pool {what} {k} too large relative to input {what} {size}")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    n = input.shape[0] if input.dim() == nd + 2 else 1
+    if samples.shape[2] != nd:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}.")
+    if samples.shape[0] < n:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != input.shape[-nd - 1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.dtype != input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+
+
+def _fractional_max_pool(nd: int, input: Tensor, kernel_size, output_size, output_ratio, samples):
+    """(out, indices) of fractional max pooling over the last nd dims of (N, C, *) or (C, *)."""
+    fname = f"fractional_max_pool{nd}d"
+    _tensors(fname, input=input)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fname} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if nd == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{fname} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = _ntuple(nd)(output_ratio)
+        output_size = [int(input.size(d - nd) * r) for d, r in zip(range(nd), ratio)]
+    if samples is None:
+        n = 1 if input.dim() == nd + 1 else input.size(0)
+        samples = _minitorch.rand(n, input.size(-nd - 1), nd, dtype=input.dtype, device=input.device)
+    ks, outs = list(_ntuple(nd)(kernel_size)), list(_ntuple(nd)(output_size))
+    name = "fractional_max_pool2d()" if nd == 2 else "fractional_max_pool3d_out()"
+    many = "tuple of Ints" if nd == 2 else "tuple of three Ints"
+    if len(ks) != nd:
+        raise RuntimeError(f"fractional_max_pool{nd}d: kernel_size must either be a single Int or {many}")
+    if len(outs) != nd:
+        raise RuntimeError(f"fractional_max_pool{nd}d: output_size must either be a single Int or {many}")
+    _fractional_checks(name, nd, input, ks, outs, samples)
+    if not input.is_floating_point():
+        from minitorch._shape import _SCALAR_NAMES
+
+        kernel = f"fractional_max_pool{nd}d_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_SCALAR_NAMES.get(str(input.dtype), str(input.dtype))}'")
+    x = input if input.dim() == nd + 2 else input.unsqueeze(0)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    # flat position of each window's taps: (N, C, o0, .., o{nd-1}, k0*..*k{nd-1})
+    flat = None
+    for i in range(nd):
+        start = _fractional_starts(samples[:n, :, _SAMPLE_COLUMN[nd][i]], sizes[i], outs[i], ks[i])
+        taps = start.unsqueeze(-1) + _minitorch.arange(ks[i], device=x.device)  # (N, C, o_i, k_i)
+        # o_i to its place among the output dims, k_i to its place among the tap dims
+        taps = taps.reshape([n, c] + [outs[i] if j == i else 1 for j in range(nd)]
+                            + [ks[i] if j == i else 1 for j in range(nd)])
+        flat = taps if flat is None else flat * sizes[i] + taps
+    flat = flat.expand([n, c] + outs + ks).reshape(n, c, math.prod(outs) * math.prod(ks))
+    picked = x.reshape(n, c, math.prod(sizes)).gather(-1, flat)
+    flat = flat.reshape([n, c] + outs + [math.prod(ks)])
+    out, arg = picked.reshape([n, c] + outs + [math.prod(ks)]).max(-1)
+    indices = flat.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    if input.dim() == nd + 1:
+        return out.squeeze(0), indices.squeeze(0)
+    return out, indices
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples: Optional[Tensor] = None):
+    """(out, indices): the max over kernel_size windows of (N, C, H, W) or (C, H, W) whose starts
+    step by random amounts to give output_size (or input size * output_ratio); indices h*W+w."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Optional[Tensor] = None):
+    """fractional_max_pool2d_with_indices's output, and its indices if return_indices."""
+    out, indices = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples: Optional[Tensor] = None):
+    """(out, indices) of fractional max pooling over (N, C, T, H, W) or (C, T, H, W); indices
+    (t*H+h)*W+w."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Optional[Tensor] = None):
+    """fractional_max_pool3d_with_indices's output, and its indices if return_indices."""
+    out, indices = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return (out, indices) if return_indices else out
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """(out, indices) of max_pool1d, whatever return_indices says."""
+    from minitorch.nn.functional import max_pool1d
+
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """(out, indices) of max_pool2d, whatever return_indices says."""
+    return _C.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """(out, indices) of max_pool3d, whatever return_indices says."""
+    return _C.max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """(out, indices) of adaptive_max_pool1d, whatever return_indices says."""
+    from minitorch.nn.functional import adaptive_max_pool1d
+
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """(out, indices) of adaptive_max_pool2d, whatever return_indices says."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """(out, indices) of adaptive_max_pool3d, whatever return_indices says."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, True)

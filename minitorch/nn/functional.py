@@ -447,36 +447,40 @@ def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = 
     return _C.affine_grid_generator(theta, list(size), align_corners)
 
 
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
-    """(sum over each window of x**p)**(1/p), as PyTorch writes it: avg_pool2d of x**p times the
-    window's size; p = inf is max_pool2d of |x| (-inf: the minimum of |x|)."""
-    _tensors("lp_pool2d", input=input)
-    kw, kh = _pair(kernel_size)
+def _lp_pool(max_pool, avg_pool, window: int, input: Tensor, norm_type: float, kernel_size, stride,
+             ceil_mode: bool) -> Tensor:
+    """(sum over each window of x**p)**(1/p), as PyTorch writes it: the average pool of x**p times
+    the window's size (`window` elements); p = inf is the max pool of |x| (-inf: the minimum of |x|)."""
     if isinstance(norm_type, (int, float)):
         if norm_type == float("inf"):
-            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
         if norm_type == -float("inf"):
-            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     else:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return (_C.sign(out) * relu(_C.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (_C.sign(out) * relu(_C.abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over (N, C, H, W) or (C, H, W) (see _lp_pool)."""
+    _tensors("lp_pool2d", input=input)
+    kw, kh = _pair(kernel_size)
+    return _lp_pool(max_pool2d, avg_pool2d, kw * kh, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
     """lp_pool2d's 1-D form, over (N, C, L) or (C, L)."""
     _tensors("lp_pool1d", input=input)
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return (_C.sign(out) * relu(_C.abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+    return _lp_pool(max_pool1d, avg_pool1d, kernel_size, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """lp_pool2d's 3-D form, over (N, C, D, H, W) or (C, D, H, W)."""
+    _tensors("lp_pool3d", input=input)
+    kd, kh, kw = _ntuple(3)(kernel_size)
+    return _lp_pool(max_pool3d, avg_pool3d, kd * kh * kw, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def triplet_margin_with_distance_loss(
@@ -1376,7 +1380,10 @@ from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
 from minitorch.nn._margin import multi_margin_loss, multilabel_margin_loss, pdist  # noqa: E402
 from minitorch.nn._ctc import ctc_loss  # noqa: E402
 from minitorch.nn._pooling import (  # noqa: E402
-    _adaptive_max_pool, adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d, max_unpool1d,
+    _adaptive_max_pool, adaptive_avg_pool3d, adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, fractional_max_pool2d,
+    fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
+    max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d, max_pool3d_with_indices, max_unpool1d,
     max_unpool2d, max_unpool3d,
 )
 from minitorch.nn._attention import (  # noqa: E402 (it calls the functions above)

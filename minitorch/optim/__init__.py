@@ -20,6 +20,7 @@ from .asgd import ASGD
 from .adafactor import Adafactor
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils"]
+           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils", "SparseAdam"]

@@ -14,7 +14,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 from weakref import ref
 
@@ -25,7 +25,7 @@ from .optimizer import Optimizer, _to_scalar
 __all__ = [
     "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
     "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
-    "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler",
+    "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler", "CyclicLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -493,6 +493,118 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         self._set_lrs(values)
+
+
+
+def _constant_amplitude(cycle: float) -> float:
+    return 1.0
+
+
+def _halving_amplitude(cycle: float) -> float:
+    return 1 / (2.0 ** (cycle - 1))
+
+
+# mode -> (amplitude as a function of its argument, what the argument is); exp_range's depends on gamma
+_CYCLIC_MODES = {"triangular": (_constant_amplitude, "cycle"), "triangular2": (_halving_amplitude, "cycle"),
+                 "exp_range": (None, "iterations")}
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, arXiv:1506.01186), stepped once per batch: each group's lr
+    climbs from base_lr to max_lr over step_size_up steps and falls back over step_size_down, the
+    climb scaled by the mode's amplitude (triangular: 1, triangular2: halved each cycle,
+    exp_range: gamma**iteration) or by scale_fn of the cycle or the iteration (scale_mode). With
+    cycle_momentum, the momentum (SGD's, or beta1 of an optimizer with betas) moves the other way
+    between max_momentum and base_momentum."""
+
+    def __init__(self, optimizer: Optimizer, base_lr: Any, max_lr: Any, step_size_up: int = 2000,
+                 step_size_down: Optional[int] = None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn: Optional[Callable[[float], float]] = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float = 0.8, max_momentum: float = 0.9,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _update_param_group_val(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in _CYCLIC_MODES and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, top)
+                    group["max_momentum"] = top
+                    group["base_momentum"] = bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        """The built-in amplitude of self.mode (scale_fn, when given, replaces it)."""
+        if self._scale_fn_custom is not None:
+            return
+        fn, self.scale_mode = _CYCLIC_MODES[self.mode]
+        self._scale_fn_ref = fn if fn is not None else partial(pow, self.gamma)
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude at x (a cycle number or an iteration, as scale_mode says)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def _set_momentum(self, group: Dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def get_lr(self) -> List[Any]:
+        self._warn_if_called_outside_step()
+        # cycle counts from 1; x is the position in it, 0 to 1; rising to step_ratio, then falling
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        height = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        amplitude = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [low + (high - low) * height * amplitude for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
+                self._set_momentum(group, high - (high - low) * height * amplitude)
+        return lrs
+
+    def state_dict(self) -> Dict[str, Any]:
+        """As LRScheduler's, less the built-in amplitude (rebuilt on load) and a scale_fn that is a
+        plain function (a callable object's attributes are kept)."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
 
 
 from ._lr_scheduler_composite import ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402

@@ -15,7 +15,8 @@ if minitorch.cuda._C_cuda is None:
 # two statistics kernels whose results' sizes depend on the data sorted on the host.
 HOST_ROUND_TRIP: set = {"linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
                         "linalg_cholesky_ex", "linalg_qr", "_linalg_svd", "_linalg_eigh", "linalg_lstsq",
-                        "linalg_lu_factor_ex", "lu_unpack", "linalg_lu_solve",
+                        "linalg_lu_factor_ex", "lu_unpack", "linalg_lu_solve", "geqrf", "linalg_ldl_factor_ex",
+                        "linalg_ldl_solve",
                         "histogram_bins", "unique_dim"}
 # the fused CPU attention kernel (PyTorch's name says for_cpu): on CUDA scaled_dot_product_attention's
 # composite runs device ops and never calls it

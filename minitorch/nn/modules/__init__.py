@@ -114,3 +114,15 @@ __all__ += ["AdaptiveLogSoftmaxWithLoss"]
 from minitorch.nn.modules.loss import CTCLoss
 
 __all__ += ["CTCLoss"]
+from minitorch.nn.modules.batchnorm import SyncBatchNorm
+from minitorch.nn.modules.container import Container
+from minitorch.nn.modules.normalization import CrossMapLRN2d
+from minitorch.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d
+from minitorch.nn.modules.lazy import (
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+
+__all__ += ["SyncBatchNorm", "Container", "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool3d",
+            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d"]

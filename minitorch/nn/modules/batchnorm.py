@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d: normalise each channel by the batch's statistics while training
+"""BatchNorm1d/2d/3d and SyncBatchNorm: normalise each channel by the batch's statistics while training
 (moving running_mean and running_var towards them, by `momentum` or, with momentum=None, as a
 cumulative average over num_batches_tracked), and by the running statistics in eval mode.
 
@@ -15,7 +15,7 @@ from minitorch.nn import functional as F
 from minitorch.nn.modules.module import Module
 from minitorch.nn.modules.normalization import _affine_parameters, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -118,3 +118,110 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _SumOverRanks(minitorch.autograd.Function):
+    """all_reduce(SUM) of a tensor over a process group, differentiable: each rank's loss depends
+    on every rank's input, so the gradient is the all-reduced sum of the output gradients."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, group: Any) -> Tensor:
+        ctx.group = group
+        out = tensor.clone()
+        minitorch.distributed.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Any:
+        grad = grad.contiguous().clone()
+        minitorch.distributed.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+def _sync_batch_norm(bn: "SyncBatchNorm", input: Tensor, group: Any, factor: float) -> Tensor:
+    """Batch norm over the union of every rank's batch: the per-channel count, sum and sum of
+    squared deviations from the global mean are summed over the group (two all-reduces, the second
+    about the mean, so the variance is not a difference of large sums)."""
+    dims = [0] + list(range(2, input.dim()))
+    c = input.shape[1]
+    local = input.numel() // c
+    shape = [1, c] + [1] * (input.dim() - 2)
+    first = minitorch.cat([input.sum(dims), minitorch.full((1,), float(local), dtype=input.dtype,
+                                                           device=input.device)])
+    first = _SumOverRanks.apply(first, group)
+    count = float(first[c].item())
+    mean = first[:c] / count
+    centred = input - mean.reshape(shape)
+    var = _SumOverRanks.apply(centred.pow(2).sum(dims), group) / count
+    if bn.running_mean is not None and bn.track_running_stats:
+        with minitorch.no_grad():
+            bn.running_mean.mul_(1 - factor).add_(mean.detach().to(bn.running_mean.dtype), alpha=factor)
+            unbiased = var.detach() * (count / max(count - 1, 1))
+            bn.running_var.mul_(1 - factor).add_(unbiased.to(bn.running_var.dtype), alpha=factor)
+    out = centred * (var + bn.eps).rsqrt().reshape(shape)
+    if bn.weight is not None:
+        out = out * bn.weight.reshape(shape)
+    if bn.bias is not None:
+        out = out + bn.bias.reshape(shape)
+    return out
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation of (N, C, *) input whose statistics, while training with an initialised
+    minitorch.distributed, are those of every rank's batch together (its process_group, or the
+    world); in one process, or without a process group, it is BatchNorm. minitorch's collectives
+    run on CPU tensors too, so CPU inputs are synchronised as well (PyTorch takes only GPU ones)."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _group(self) -> Any:
+        """The group to synchronise over, or None where this forward computes as BatchNorm."""
+        dist = minitorch.distributed
+        if not (self.training and dist.is_available() and dist.is_initialized()):
+            return None
+        group = self.process_group if self.process_group else dist.group.WORLD
+        return group if dist.get_world_size(group) > 1 else None
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        group = self._group()
+        if group is None:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        return _sync_batch_norm(self, input, group, factor)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """module with each BatchNorm*d in it (itself included) replaced by a SyncBatchNorm that
+        shares its parameters and running statistics."""
+        result = module
+        if isinstance(module, _BatchNorm):
+            result = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                         process_group, bias=module.bias is not None)
+            if module.affine:
+                with minitorch.no_grad():
+                    result.weight = module.weight
+                    result.bias = module.bias
+            result.running_mean = module.running_mean
+            result.running_var = module.running_var
+            result.num_batches_tracked = module.num_batches_tracked
+            result.training = module.training
+            if hasattr(module, "qconfig"):
+                result.qconfig = module.qconfig
+        for name, child in module.named_children():
+            result.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return result

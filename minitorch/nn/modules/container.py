@@ -7,6 +7,7 @@ from Module unchanged. Deleting an item renumbers the keys, as PyTorch does.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Iterator, List, Optional, Tuple, Union
@@ -15,7 +16,7 @@ import minitorch
 from minitorch.nn.modules.module import Module, _addindent
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(idx: Any, size: int) -> int:
@@ -24,6 +25,17 @@ def _abs_index(idx: Any, size: int) -> int:
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range")
     return idx % size if size else idx
+
+
+class Container(Module):
+    """Deprecated (a FutureWarning when made): a Module whose keyword arguments become its children."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,5 +1,5 @@
 """Lazy modules (torch/nn/modules/lazy.py): LazyModuleMixin, and LazyLinear, LazyConv1d/2d/3d,
-LazyBatchNorm1d/2d/3d, whose weights are UninitializedParameters until the first forward sees
+LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d, LazyInstanceNorm1d/2d/3d, whose weights are UninitializedParameters until the first forward sees
 the input's size; they then become the plain layer (Linear, Conv2d, ...), initialised as it
 is. A state_dict loaded before that materialises them at its shapes."""
 from __future__ import annotations
@@ -9,12 +9,14 @@ from typing import Any
 
 import minitorch
 from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from minitorch.nn.modules.conv import Conv1d, Conv2d, Conv3d
+from minitorch.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minitorch.nn.modules.linear import Linear
 from minitorch.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyBatchNorm1d",
-           "LazyBatchNorm2d", "LazyBatchNorm3d"]
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class LazyModuleMixin:
@@ -109,8 +111,13 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.in_channels = self._get_in_channels(input)
             if self.in_channels % self.groups != 0:
                 raise ValueError("in_channels must be divisible by groups")
+            # a transposed convolution's weight is (in, out / groups, *kernel), the others' (out, in / groups, ...)
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
             with minitorch.no_grad():
-                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                self.weight.materialize(shape)
                 if self.bias is not None:
                     self.bias.materialize((self.out_channels,))
                 self.reset_parameters()
@@ -125,6 +132,13 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 f"{self.__class__.__name__}, but got input of size: {input.shape}"
             )
         return input.shape[1] if input.dim() == num_dims_batch else input.shape[0]
+
+
+def _named(cls: type, base: type, what: str) -> type:
+    """cls, made by a factory below, named Lazy<base> and documented as base "whose <what>"."""
+    cls.__name__ = cls.__qualname__ = "Lazy" + base.__name__
+    cls.__doc__ = f"{base.__name__} whose {what}."
+    return cls
 
 
 def _lazy_conv(base: type) -> type:
@@ -143,27 +157,49 @@ def _lazy_conv(base: type) -> type:
             if bias:
                 self.bias = UninitializedParameter(device=device, dtype=dtype)
 
-    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
-    LazyConv.__doc__ = f"{base.__name__} whose in_channels is the first input's channel count."
-    return LazyConv
+    return _named(LazyConv, base, "in_channels is the first input's channel count")
+
+
+def _lazy_conv_transpose(base: type) -> type:
+    """The Lazy form of a transposed convolution layer: base's arguments less in_channels."""
+
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                     padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode)
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.out_channels = out_channels
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    return _named(LazyConvTranspose, base, "in_channels is the first input's channel count")
 
 
 LazyConv1d = _lazy_conv(Conv1d)
 LazyConv2d = _lazy_conv(Conv2d)
 LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d)
 
 
 class _LazyNormBase(LazyModuleMixin):
     """num_features from the first input's dim 1; weight, bias and the running statistics wait."""
 
     def __init__(self, eps: float = 1e-5, momentum: Any = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__(0, eps, momentum, False, False)
         self.affine = affine
         self.track_running_stats = track_running_stats
         if self.affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if self.track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
@@ -178,26 +214,27 @@ class _LazyNormBase(LazyModuleMixin):
             self.num_features = input.shape[1]
             if self.affine:
                 self.weight.materialize((self.num_features,))
-                self.bias.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
             if self.track_running_stats:
                 self.running_mean.materialize((self.num_features,))
                 self.running_var.materialize((self.num_features,))
             self.reset_parameters()
 
 
-class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
-    """BatchNorm1d whose num_features is the first input's size(1)."""
+def _lazy_norm(base: type) -> type:
+    """The Lazy form of a norm layer, num_features from size(1) of the first input (as PyTorch's,
+    even of an unbatched input to an instance norm)."""
 
-    cls_to_become = BatchNorm1d
+    class LazyNorm(_LazyNormBase, base):
+        cls_to_become = base
 
-
-class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
-    """BatchNorm2d whose num_features is the first input's size(1)."""
-
-    cls_to_become = BatchNorm2d
+    return _named(LazyNorm, base, "num_features is the first input's size(1)")
 
 
-class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
-    """BatchNorm3d whose num_features is the first input's size(1)."""
-
-    cls_to_become = BatchNorm3d
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import minitorch
 from minitorch import _C
 from minitorch.nn.modules._backward_hook import BackwardHook
-from minitorch.nn.parameter import Buffer, Parameter
+from minitorch.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
 from minitorch.utils.hooks import RemovableHandle
 
 __all__ = ["Module"]
@@ -796,8 +796,14 @@ class Module:
                 if new_grad is not param.grad or target is not param:
                     target.grad = new_grad
         for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+            if buf is None:
+                continue
+            if isinstance(buf, UninitializedTensorMixin):
+                # a Lazy module's buffer stays uninitialised, with the new dtype and device
+                with minitorch.no_grad():
+                    buf.data = fn(buf.detach())
+                continue
+            self._buffers[key] = fn(buf)
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":

@@ -14,7 +14,7 @@ from minitorch.nn import init
 from minitorch.nn.modules.module import Module
 from minitorch.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["CrossMapLRN2d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 def _affine_parameters(module: Module, shape, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
@@ -114,8 +114,8 @@ class GroupNorm(Module):
         )
 
 
-class LocalResponseNorm(Module):
-    """F.local_response_norm(input, size, alpha, beta, k) over (N, C, *) input."""
+class _ChannelWindowNorm(Module):
+    """The arguments of the local response norms: a window of `size` channels, alpha, beta, k."""
 
     __constants__ = ["size", "alpha", "beta", "k"]
 
@@ -126,11 +126,15 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    """F.local_response_norm(input, size, alpha, beta, k) over (N, C, *) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 class RMSNorm(Module):
@@ -163,3 +167,28 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(_ChannelWindowNorm):
+    """Legacy Torch7 local response normalisation across channels of (N, C, H, W) input:
+    x / (k + alpha / size * S)**beta, S a sum of squares over neighbouring channels. The window is
+    PyTorch's, kept with its quirks: with p = (size - 1) // 2 + 1, channel c sums channels
+    c - p + 1 .. c + p - 1 (an even size gives a window of size - 1), and channel 0 stays in
+    every channel's sum. The gradient is the exact one of that forward (PyTorch's backward
+    instead applies the centred window's formula)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        c = input.shape[1]
+        reach = (self.size - 1) // 2 + 1
+        chan = minitorch.arange(c, device=input.device)
+        near = chan.unsqueeze(0) - chan.unsqueeze(1)  # [c, j] = j - c
+        window = ((near > -reach) & (near < reach)) | (chan == 0).unsqueeze(0)
+        # (N, C, H, W) -> (N, H, W, C) @ (C, C): each channel's windowed sum of squares
+        squares = input.pow(2).permute(0, 2, 3, 1)
+        sums = squares.matmul(window.t().to(input.dtype)).permute(0, 3, 1, 2)
+        return input * (sums * (self.alpha / self.size) + self.k).pow(-self.beta)

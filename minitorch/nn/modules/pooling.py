@@ -1,5 +1,6 @@
 """Pooling layers (torch/nn/modules/pooling.py): MaxPool1d/2d/3d, AvgPool1d/2d/3d,
-AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d, LPPool1d/2d.
+AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d, LPPool1d/2d/3d,
+FractionalMaxPool2d/3d.
 
 Each stores its arguments as given (an int stays an int, so the repr is PyTorch's) and calls
 the matching nn.functional op.
@@ -218,7 +219,58 @@ class LPPool2d(_LPPoolNd):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-__all__ += ["LPPool1d", "LPPool2d"]
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling, (sum over each window of x**p)**(1/p), over (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+__all__ += ["LPPool1d", "LPPool2d", "LPPool3d"]
+
+
+class _FractionalMaxPoolNd(Module):
+    """kernel_size windows at random steps (F.fractional_max_pool2d/3d); _random_samples, when
+    given, is a buffer that fixes the steps."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> None:
+        super().__init__()
+        expand = _ntuple(self._nd)
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size) if output_size is not None else None
+        self.output_ratio = expand(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        pool = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W) to output_size (or input size * output_ratio)."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W) to output_size (or input size * output_ratio)."""
+
+    _nd = 3
+
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class MaxPool3d(_MaxPoolNd):

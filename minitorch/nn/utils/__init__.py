@@ -9,11 +9,19 @@ from minitorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from minitorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
-from minitorch.nn.utils import parametrizations, parametrize, rnn, stateless
+from minitorch.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from minitorch.nn.utils.fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
+from minitorch.nn.utils.init import skip_init
 from minitorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from minitorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "fusion",
+    "skip_init",
     "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
