@@ -17,6 +17,15 @@
 #define MT_HD
 #endif
 
+/* The activations below are compositions (mish is tanh(log1p(exp(x)))); given cpu/vmath.h's
+ * functions, GCC's inliner stopped part way and left a call per element in the float32 vector
+ * loops (mish 10x PyTorch's time). Forced inline, the loop sees straight-line code. */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define MT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define MT_ALWAYS_INLINE
+#endif
+
 #define MT_SQRT1_2 0.70710678118654752440 /* 1/sqrt(2), for the exact (erf) GELU */
 
 /* A bool in memory is read as its byte != 0, as PyTorch reads it: memory minitorch shares (a
@@ -60,6 +69,24 @@ MT_DEFINE_FLOAT_UNARY(float, f32, f)
 MT_DEFINE_FLOAT_UNARY(double, f64, )
 #undef MT_DEFINE_FLOAT_UNARY
 
+/* mish and its derivative given t = tanh(softplus(x)) (and en = exp(-x)), softplus given
+ * l = log1p(exp(b x)): the arithmetic after the transcendental functions, shared by the formulas
+ * below and the CPU's staged float32 loops (cpu/elementwise.c), which compute each function
+ * over a block first. */
+#define MT_DEFINE_ACTIVATION_TAILS(T, suffix)                                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_mish_tail_##suffix(T x, T t) { return x * t; } \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_mish_backward_tail_##suffix(T g, T x, T t, T en) \
+    {                                                                                        \
+        const T sig = (T)1 / ((T)1 + en);                                                    \
+        return g * (t + x * sig * ((T)1 - t * t));                                           \
+    }                                                                                        \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_softplus_tail_##suffix(T x, T b, T t, T l)     \
+    {                                                                                        \
+        return x * b > t ? x : l / b;                                                        \
+    }
+MT_DEFINE_ACTIVATION_TAILS(float, f32)
+MT_DEFINE_ACTIVATION_TAILS(double, f64)
+
 /* SiLU, GELU (exact, and the tanh approximation with PyTorch's constants sqrt(2/pi) and
  * 0.044715) and the derivatives of GELU that its backward kernel multiplies the gradient by
  * (PyTorch's GeluBackwardKernelImpl): exact, Phi(x) + x phi(x); and of the tanh approximation;
@@ -70,41 +97,42 @@ MT_DEFINE_FLOAT_UNARY(double, f64, )
  * is exp(-(x / sqrt 2)^2), the exp that erf(x / sqrt 2) takes for |x| >= sqrt 2 there, so the
  * vectorised backward computes it once. */
 #define MT_DEFINE_GELU(T, suffix, ERF, EXP, EXPNEG, LOG1P, TANH, SIGMOID)                     \
-    static inline MT_HD T mt_silu_##suffix(T x) { return x * SIGMOID(x); }                    \
-    static inline MT_HD T mt_silu_backward_##suffix(T g, T x)                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_silu_##suffix(T x) { return x * SIGMOID(x); }  \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_silu_backward_##suffix(T g, T x)               \
     {                                                                                        \
         const T s = SIGMOID(x);                                                              \
         return g * (s * ((T)1 + x * ((T)1 - s)));                                            \
     }                                                                                        \
-    static inline MT_HD T mt_gelu_##suffix(T x)                                              \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_gelu_##suffix(T x)                             \
     {                                                                                        \
         return (T)0.5 * x * ((T)1 + ERF(x * (T)MT_SQRT1_2));                                 \
     }                                                                                        \
-    static inline MT_HD T mt_gelu_tanh_##suffix(T x)                                         \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_gelu_tanh_##suffix(T x)                        \
     {                                                                                        \
         const T inner = (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);          \
         return (T)0.5 * x * ((T)1 + TANH(inner));                                            \
     }                                                                                        \
-    static inline MT_HD T mt_gelu_backward_##suffix(T g, T x)                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_gelu_backward_##suffix(T g, T x)               \
     {                                                                                        \
         const T xs = x * (T)MT_SQRT1_2;                                                      \
         const T cdf = (T)0.5 * ((T)1 + ERF(xs));                                             \
         const T pdf = (T)0.39894228040143267794 * EXPNEG(-(xs * xs)); /* 1/sqrt(2pi) */      \
         return g * (cdf + x * pdf);                                                          \
     }                                                                                        \
-    static inline MT_HD T mt_gelu_tanh_backward_##suffix(T g, T x)                           \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_gelu_tanh_backward_##suffix(T g, T x)          \
     {                                                                                        \
         const T beta = (T)0.79788456080286535588, kappa = (T)0.044715;                       \
         const T t = TANH(beta * (x + kappa * x * x * x));                                    \
         const T inner = beta * ((T)1 + (T)3 * kappa * x * x);                                \
         return g * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * inner);             \
     }                                                                                        \
-    static inline MT_HD T mt_mish_##suffix(T x) { return x * TANH(LOG1P(EXP(x))); }          \
-    static inline MT_HD T mt_mish_backward_##suffix(T g, T x)                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_mish_##suffix(T x)                             \
     {                                                                                        \
-        const T sig = (T)1 / ((T)1 + EXP(-x));                                               \
-        const T t = TANH(LOG1P(EXP(x)));                                                     \
-        return g * (t + x * sig * ((T)1 - t * t));                                           \
+        return mt_mish_tail_##suffix(x, TANH(LOG1P(EXP(x))));                                \
+    }                                                                                        \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_mish_backward_##suffix(T g, T x)               \
+    {                                                                                        \
+        return mt_mish_backward_tail_##suffix(g, x, TANH(LOG1P(EXP(x))), EXP(-x));           \
     }
 MT_DEFINE_GELU(float, f32, erff, expf, expf, log1pf, tanhf, mt_sigmoid_f32)
 MT_DEFINE_GELU(double, f64, erf, exp, exp, log1p, tanh, mt_sigmoid_f64)
@@ -115,22 +143,21 @@ MT_DEFINE_GELU(double, f64, erf, exp, exp, log1p, tanh, mt_sigmoid_f64)
  * computed, then one is selected: a call inside a ?: is control flow, which kept GCC from
  * vectorising the float32 loops (softplus 12x, elu 2.5x PyTorch's time). */
 #define MT_DEFINE_EXP_ACTIVATIONS(T, suffix, EXP, LOG1P)                                     \
-    static inline MT_HD T mt_elu_##suffix(T x, T a, T s, T q)                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_elu_##suffix(T x, T a, T s, T q)               \
     {                                                                                        \
         const T neg = (EXP(x * q) - (T)1) * (a * s);                                         \
         return x <= 0 ? neg : x * s;                                                         \
     }                                                                                        \
-    static inline MT_HD T mt_elu_backward_##suffix(T g, T x, T a, T s, T q)                  \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_elu_backward_##suffix(T g, T x, T a, T s, T q) \
     {                                                                                        \
         const T neg = g * q * (a * s) * EXP(x * q);                                          \
         return x <= 0 ? neg : g * s;                                                         \
     }                                                                                        \
-    static inline MT_HD T mt_softplus_##suffix(T x, T b, T t)                                \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_softplus_##suffix(T x, T b, T t)               \
     {                                                                                        \
-        const T soft = LOG1P(EXP(x * b)) / b;                                                \
-        return x * b > t ? x : soft;                                                         \
+        return mt_softplus_tail_##suffix(x, b, t, LOG1P(EXP(x * b)));                        \
     }                                                                                        \
-    static inline MT_HD T mt_softplus_backward_##suffix(T g, T x, T b, T t)                  \
+    static inline MT_HD MT_ALWAYS_INLINE T mt_softplus_backward_##suffix(T g, T x, T b, T t) \
     {                                                                                        \
         const T z = EXP(x * b);                                                              \
         return x * b > t ? g : g * z / (z + (T)1);                                           \

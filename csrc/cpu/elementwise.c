@@ -192,12 +192,119 @@ VEC_F32_LOOP(gelu_tanh_vec_f32, X, mt_gelu_tanh_vf32)
 VEC_F32_LOOP(gelu_backward_vec_f32, XY, mt_gelu_backward_vf32)
 VEC_F32_LOOP(gelu_tanh_backward_vec_f32, XY, mt_gelu_tanh_backward_vf32)
 VEC_F32_LOOP(silu_backward_vec_f32, XY, mt_silu_backward_vf32)
-VEC_F32_LOOP(mish_vec_f32, X, mt_mish_vf32)
-VEC_F32_LOOP(mish_backward_vec_f32, XY, mt_mish_backward_vf32)
 VEC_F32_LOOP(elu_vec_f32, XKKK, mt_elu_vf32)
 VEC_F32_LOOP(elu_backward_vec_f32, XYKKK, mt_elu_backward_vf32)
-VEC_F32_LOOP(softplus_vec_f32, XKK, mt_softplus_vf32)
 VEC_F32_LOOP(softplus_backward_vec_f32, XYKK, mt_softplus_backward_vf32)
+/* Rows that compose two or three of the functions above (softplus is log1p(exp), mish
+ * tanh(log1p(exp))) make one dependency chain of some 40 multiply-adds per element, longer than
+ * the CPU's out-of-order window can overlap from one iteration to the next: as one expression
+ * mish took 3x the time of exp, log1p and tanh run one after the other. So these run each
+ * function over a block of STAGE elements (in L1), then core/math.h's tail; the result is the
+ * same expression's, bit for bit. */
+#define STAGE 256
+
+/* Elements i0 .. i0 + m of operand 1 into a, of operand 2 into b (the binary rows: g, x);
+ * returns m, at most STAGE. */
+static inline MT_ALWAYS_INLINE int
+stage_load(char **data, const int64_t *strides, int64_t i0, int64_t n, int nin, float *a, float *b)
+{
+    const int m = (int)(n - i0 < STAGE ? n - i0 : STAGE);
+    for (int k = 1; k <= nin; k++) {
+        float *to = k == 1 ? a : b;
+        if (strides[k] == sizeof(float)) {
+            memcpy(to, data[k] + i0 * (int64_t)sizeof(float), (size_t)m * sizeof(float));
+            continue;
+        }
+        for (int i = 0; i < m; i++) {
+            to[i] = MT_AT(float, k, i0 + i);
+        }
+    }
+    return m;
+}
+
+/* The block's m results into the output, from element i0. */
+static inline MT_ALWAYS_INLINE void
+stage_store(char **data, const int64_t *strides, int64_t i0, int m, const float *r)
+{
+    if (strides[0] == sizeof(float)) {
+        memcpy(data[0] + i0 * (int64_t)sizeof(float), r, (size_t)m * sizeof(float));
+        return;
+    }
+    for (int i = 0; i < m; i++) {
+        MT_AT(float, 0, i0 + i) = r[i];
+    }
+}
+
+MT_SIMD_CLONES static void
+softplus_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    const ew_ctx *ctx = vctx;
+    const float beta = MT_LOAD(float, ctx->k[0]), threshold = MT_LOAD(float, ctx->k[1]);
+    float x[STAGE], l[STAGE];
+    for (int64_t i0 = 0; i0 < n; i0 += STAGE) {
+        const int m = stage_load(data, strides, i0, n, 1, x, NULL);
+        for (int i = 0; i < m; i++) {
+            l[i] = mt_vexp_f32(x[i] * beta);
+        }
+        for (int i = 0; i < m; i++) {
+            l[i] = mt_vlog1p_f32(l[i]);
+        }
+        for (int i = 0; i < m; i++) {
+            l[i] = mt_softplus_tail_vf32(x[i], beta, threshold, l[i]);
+        }
+        stage_store(data, strides, i0, m, l);
+    }
+}
+
+/* t = tanh(log1p(exp(x))), stage by stage */
+static inline MT_ALWAYS_INLINE void
+mish_stages(const float *x, float *t, int m)
+{
+    for (int i = 0; i < m; i++) {
+        t[i] = mt_vexp_f32(x[i]);
+    }
+    for (int i = 0; i < m; i++) {
+        t[i] = mt_vlog1p_f32(t[i]);
+    }
+    for (int i = 0; i < m; i++) {
+        t[i] = mt_vtanh_f32(t[i]);
+    }
+}
+
+MT_SIMD_CLONES static void
+mish_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    float x[STAGE], t[STAGE];
+    for (int64_t i0 = 0; i0 < n; i0 += STAGE) {
+        const int m = stage_load(data, strides, i0, n, 1, x, NULL);
+        mish_stages(x, t, m);
+        for (int i = 0; i < m; i++) {
+            t[i] = mt_mish_tail_vf32(x[i], t[i]);
+        }
+        stage_store(data, strides, i0, m, t);
+    }
+}
+
+MT_SIMD_CLONES static void
+mish_backward_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    float g[STAGE], x[STAGE], t[STAGE], en[STAGE];
+    for (int64_t i0 = 0; i0 < n; i0 += STAGE) {
+        const int m = stage_load(data, strides, i0, n, 2, g, x);
+        mish_stages(x, t, m);
+        for (int i = 0; i < m; i++) {
+            en[i] = mt_vexp_f32(-x[i]);
+        }
+        for (int i = 0; i < m; i++) {
+            t[i] = mt_mish_backward_tail_vf32(g[i], x[i], t[i], en[i]);
+        }
+        stage_store(data, strides, i0, m, t);
+    }
+}
+#undef STAGE
+
 /* no transcendental: the table's formula, only built for AVX2 and AVX-512 too (the table's
  * loops are x86-64's SSE2; hardswish was 2.3x PyTorch's time) */
 VEC_F32_LOOP(hardswish_vec_f32, X, mt_hardswish_f32)

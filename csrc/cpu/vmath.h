@@ -14,6 +14,11 @@
 
 #include "core/math.h"
 
+/* Every function here is forced inline: under a deep composition (mish is tanh(log1p(exp(x))))
+ * GCC's inliner gave up on tanh and left a scalar call per element, and the loop around it ran
+ * at libm's speed (mish 10x PyTorch's time). */
+#define MT_VMATH static inline __attribute__((always_inline))
+
 #define MT_VEXP_MIN_X -87.3365448f /* ln(FLT_MIN): below it the result is subnormal */
 #define MT_VEXP_MAX_X 88.7228391f  /* ln(FLT_MAX): above it, inf */
 #define MT_VEXP_TINY_X -104.0f     /* below ln(2^-150) = -103.97: exp rounds to 0 */
@@ -23,7 +28,7 @@
  * from its bits, so n - shift must be a normal exponent: shift 1 takes a 2 out of n = 128 (just
  * below MAX_X), shift -64 puts 64 into n < -126 (a subnormal result), and the product with
  * 2^shift is then the one rounding. */
-static inline float
+MT_VMATH float
 vexp_core(float x, int shift)
 {
     /* x / ln 2 + 1.5 * 2^23 rounds to an integer in float arithmetic, which then sits in the
@@ -50,7 +55,7 @@ vexp_core(float x, int shift)
 
 /* exp(x) for float as expf: subnormal results below MIN_X, 0 below TINY_X, inf above MAX_X,
  * NaN stays. */
-static inline float
+MT_VMATH float
 mt_vexp_f32(float x)
 {
     float xc = x > MT_VEXP_MAX_X ? MT_VEXP_MAX_X : x;
@@ -61,7 +66,7 @@ mt_vexp_f32(float x)
 }
 
 /* exp(x) for x <= 0 or NaN, as softmax's x - max is: mt_vexp_f32 without the overflow cases. */
-static inline float
+MT_VMATH float
 mt_vexp_nonpos_f32(float x)
 {
     const float e = vexp_core(x < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : x, 0);
@@ -70,7 +75,7 @@ mt_vexp_nonpos_f32(float x)
 
 /* sigmoid(x) for float with the exp above: exp of -|x| only (so never overflows), then
  * 1 / (1 + e) for x >= 0 and e / (1 + e) below, as core/math.h's formula; NaN stays NaN. */
-static inline float
+MT_VMATH float
 mt_vsigmoid_f32(float x)
 {
     const float e = mt_vexp_nonpos_f32(-fabsf(x)); /* 0 below x = -87.3, where e is subnormal */
@@ -85,7 +90,7 @@ mt_vsigmoid_f32(float x)
  * 2-ulp float formula had moved L-BFGS's float32 steps off PyTorch's). |x| < 2^-12 gives x
  * (tanh x = x - x^3/3 rounds to x; -0.0 stays); |x| > 10 gives +-1 (1 - tanh 10 = 4e-9 < half an
  * ulp of 1); NaN stays. */
-static inline float
+MT_VMATH float
 mt_vtanh_f32(float x)
 {
     const double a = fabs((double)x);
@@ -116,7 +121,7 @@ mt_vtanh_f32(float x)
 }
 
 /* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1], by Horner's rule (n is a constant: unrolled). */
-static inline float
+MT_VMATH float
 vhorner(float x, const float *c, int n)
 {
     float p = c[0];
@@ -132,7 +137,7 @@ vhorner(float x, const float *c, int n)
  * subnormal x scaled by 2^23 first. 0 gives -inf, x < 0 NaN, inf inf, NaN stays. Error under 1
  * ulp against double log: 0.80 at most over every 61st float32 (tools/fit_vmath.py --ulps 61;
  * tests/ops/test_vmath_f32.py checks 1 over its ranges). */
-static inline float
+MT_VMATH float
 mt_vlog_f32(float x)
 {
     const bool sub = x < 0x1p-126f; /* also 0 and x < 0, whose result is replaced below */
@@ -167,7 +172,7 @@ mt_vlog_f32(float x)
  * first order of log(1 + x) - log(u) (u - 1 is exact for u in [1/2, 2], where it matters).
  * u == 1 gives x (|x| < 2^-24, subnormals and -0.0 included); -1 gives -inf, x < -1 NaN, inf
  * inf, NaN stays. Error under 2 ulp: 1.44 at most over every 61st float32. */
-static inline float
+MT_VMATH float
 mt_vlog1p_f32(float x)
 {
     const float u = 1.0f + x;
@@ -183,7 +188,7 @@ mt_vlog1p_f32(float x)
  * 1 - exp(-a^2) Q(t), t = 1 / (1 + a), Q of degree 7 fitted to erfcx(a) = exp(a^2) erfc(a)
  * (relative 1.4e-8); from 3.92 on erfc(a) < 2^-25, half an ulp of 1, so 1. a^2's rounding
  * (2^-24 relative) moves exp(-a^2) by a^2 2^-24, times erfc(a) <= 0.16 that is under 0.2 ulp. */
-static inline float
+MT_VMATH float
 verf_abs(float a)
 {
     /* P - 1 (its constant 0.128...): a + a (P - 1) adds the large part exactly */
@@ -203,7 +208,7 @@ verf_abs(float a)
 /* erf(x) for float as erff: odd, so erf(|x|) with x's sign (-0.0 stays, +-inf give +-1, NaN
  * stays). Error under 2 ulp: 1.33 at most over every 61st float32 (subnormals too: erf x is
  * 2x / sqrt(pi) there). */
-static inline float
+MT_VMATH float
 mt_verf_f32(float x)
 {
     return copysignf(verf_abs(fabsf(x)), x);
@@ -211,6 +216,7 @@ mt_verf_f32(float x)
 
 /* GELU (both forms), SiLU, mish and their derivatives in float with the functions above: the
  * one formula of core/math.h, given these for erf, exp, log1p, tanh and sigmoid. */
+MT_DEFINE_ACTIVATION_TAILS(float, vf32)
 MT_DEFINE_GELU(float, vf32, mt_verf_f32, mt_vexp_f32, mt_vexp_nonpos_f32, mt_vlog1p_f32,
                mt_vtanh_f32, mt_vsigmoid_f32)
 MT_DEFINE_EXP_ACTIVATIONS(float, vf32, mt_vexp_f32, mt_vlog1p_f32)

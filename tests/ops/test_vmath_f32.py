@@ -331,3 +331,31 @@ def test_silu_backward_op_layouts():
         t = torch.ops.aten.silu_backward(torch.tensor(g), torch.tensor(x)).numpy()
         np.testing.assert_allclose(minitorch._C.silu_backward(minitorch.tensor(g), minitorch.tensor(x)).numpy(), t,
                                    rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["mish_backward", "softplus_backward", "mish", "softplus"])
+def test_staged_loops_layouts_and_block_edges(op, threads):
+    """mish, its backward and softplus run stage by stage over blocks of 256 elements: every length
+    around a block's edge, strided and broadcast operands give the contiguous result bit for bit,
+    and that is the float64 formula's within the bounds above."""
+    C = minitorch._C
+    call = {"mish_backward": lambda g, x: C.mish_backward(g, x), "softplus_backward":
+            lambda g, x: C.softplus_backward(g, x, 2.0, 5.0), "mish": lambda g, x: C.mish(x),
+            "softplus": lambda g, x: C.softplus(x, 2.0, 5.0)}[op]
+    fn = {"mish_backward": _mish_grad, "softplus_backward": _softplus_grad, "mish": _mish, "softplus": _softplus}[op]
+    for n in (1, 255, 256, 257, 511, 513, 1000):
+        x = rng.standard_normal(n).astype(F32) * 6
+        g = rng.standard_normal(n).astype(F32) if op.endswith("backward") else np.ones(n, F32)
+        got = call(minitorch.tensor(g), minitorch.tensor(x)).numpy()
+        want = g.astype(np.float64) * exact(fn, x)
+        err = np.abs(got.astype(np.float64) - want)
+        assert (err <= 8 * np.spacing(np.abs(want).astype(F32)) + 4 * 2.0**-24 * np.maximum(np.abs(g), 1)).all(), n
+    x = rng.standard_normal((70, 130)).astype(F32) * 4
+    g = rng.standard_normal((70, 130)).astype(F32)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    want = call(minitorch.tensor(g), minitorch.tensor(x)).numpy()
+    for layout in ("transposed", "sliced"):
+        np.testing.assert_array_equal(call(to_layout(g, layout), to_layout(x, layout)).numpy(), want)
+    got = call(minitorch.tensor(g[:1]).expand(70, 130), minitorch.tensor(x)).numpy()
+    np.testing.assert_array_equal(got, call(minitorch.tensor(np.broadcast_to(g[:1], (70, 130)).copy()),
+                                            minitorch.tensor(x)).numpy())
