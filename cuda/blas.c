@@ -340,8 +340,8 @@ finish(mt_args *a, mt_status st, mt_tensor *out)
 }
 
 // self (m,k), mat2 (k,n) -> out (m,n) = self @ mat2
-static mt_status
-cuda_mm(mt_args *a)
+mt_status
+mt_cuda_mm(mt_args *a)
 {
     mt_tensor *m1 = a->t[0], *m2 = a->t[1], *out = NULL;
     mt_status st = check_float("addmm_cuda", m1->dtype);
@@ -482,8 +482,8 @@ out_release:
 }
 
 // self broadcast to (m,n), mat1 (m,k), mat2 (k,n) -> out = beta self + alpha mat1 @ mat2
-static mt_status
-cuda_addmm(mt_args *a)
+mt_status
+mt_cuda_addmm(mt_args *a)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
     double beta = mt_scalar_to_double(a->plan->product.beta);
@@ -528,15 +528,15 @@ matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta,
 }
 
 // self (m,k), vec (k) -> out (m) = self @ vec
-static mt_status
-cuda_mv(mt_args *a)
+mt_status
+mt_cuda_mv(mt_args *a)
 {
     return matvec(a, NULL, a->t[0], a->t[1], 0.0, 1.0);
 }
 
 // self broadcast to (m), mat (m,k), vec (k) -> out (m) = beta self + alpha mat @ vec
-static mt_status
-cuda_addmv(mt_args *a)
+mt_status
+mt_cuda_addmv(mt_args *a)
 {
     const mt_product_plan *p = &a->plan->product;
     return matvec(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
@@ -561,15 +561,15 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, 
 }
 
 // self (b,m,k), mat2 (b,k,n) -> out (b,m,n)
-static mt_status
-cuda_bmm(mt_args *a)
+mt_status
+mt_cuda_bmm(mt_args *a)
 {
     return batched(a, NULL, a->t[0], a->t[1], 0.0, 1.0, "bmm_cuda");
 }
 
 // self broadcast to (b,m,n), batch1 (b,m,k), batch2 (b,k,n) -> out = beta self + alpha b1 @ b2
-static mt_status
-cuda_baddbmm(mt_args *a)
+mt_status
+mt_cuda_baddbmm(mt_args *a)
 {
     const mt_product_plan *p = &a->plan->product;
     return batched(a, a->t[0], a->t[1], a->t[2], mt_scalar_to_double(p->beta),
@@ -611,8 +611,8 @@ out_release:
 }
 
 // self (n), tensor (n) -> out () = sum self * tensor
-static mt_status
-cuda_dot(mt_args *a)
+mt_status
+mt_cuda_dot(mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
     mt_status st;
@@ -623,22 +623,4 @@ cuda_dot(mt_args *a)
     return finish(a, dot_into(x, y, out), out);
 }
 
-void
-mt_cuda_register_blas(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(mm),  MT_CUDA_REG(addmm),   MT_CUDA_REG(mv),  MT_CUDA_REG(addmv),
-        MT_CUDA_REG(bmm), MT_CUDA_REG(baddbmm), MT_CUDA_REG(dot),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
-}
-
-#else
-
-void
-mt_cuda_register_blas(void)
-{
-    /* built without cuBLAS: the products have no CUDA kernel */
-}
-
-#endif
+#endif /* MT_CUDA_CUBLAS: without it, ops.def's CUBLAS rows have no kernel here */

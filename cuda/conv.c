@@ -466,8 +466,8 @@ out_release:
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW)
-static mt_status
-cuda_conv2d(mt_args *a)
+mt_status
+mt_cuda_conv2d(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
     mt_tensor *out = NULL, *bias = a->t[2];
@@ -532,15 +532,15 @@ conv_backward(mt_args *a, grad_kind kind)
     return st;
 }
 
-static mt_status
-cuda_convolution_backward_input(mt_args *a)
+mt_status
+mt_cuda_convolution_backward_input(mt_args *a)
 {
     return mt_cuda_lib_flag_on(MT_CUDNN_DISABLED) ? mt_cuda_conv_backward_input_gemm(a)
                                                   : conv_backward(a, GRAD_INPUT);
 }
 
-static mt_status
-cuda_convolution_backward_weight(mt_args *a)
+mt_status
+mt_cuda_convolution_backward_weight(mt_args *a)
 {
     return mt_cuda_lib_flag_on(MT_CUDNN_DISABLED) ? mt_cuda_conv_backward_weight_gemm(a)
                                                   : conv_backward(a, GRAD_WEIGHT);
@@ -552,16 +552,6 @@ mt_cuda_cudnn_version(void)
     return (long)cudnnGetVersion();
 }
 
-void
-mt_cuda_register_conv(void)
-{
-    static const mt_cuda_reg all[] = {
-        MT_CUDA_REG(conv2d),
-        MT_CUDA_REG(convolution_backward_input),
-        MT_CUDA_REG(convolution_backward_weight),
-    };
-    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
-}
 
 #else
 
@@ -572,35 +562,25 @@ mt_cuda_cudnn_version(void)
 }
 
 /* built without cuDNN: conv2d and its backward on im2col and cuBLAS, as PyTorch's slow_conv2d */
-static mt_status
-cuda_conv2d(mt_args *a)
+mt_status
+mt_cuda_conv2d(mt_args *a)
 {
     mt_dtype dt = a->t[0]->dtype;
     return dt != MT_FLOAT32 && dt != MT_FLOAT64 ? mt_fail_not_implemented("conv2d", "", dt)
                                                 : mt_cuda_conv2d_gemm(a);
 }
 
-static mt_status
-cuda_convolution_backward_input(mt_args *a)
+mt_status
+mt_cuda_convolution_backward_input(mt_args *a)
 {
     return mt_cuda_conv_backward_input_gemm(a);
 }
 
-static mt_status
-cuda_convolution_backward_weight(mt_args *a)
+mt_status
+mt_cuda_convolution_backward_weight(mt_args *a)
 {
     return mt_cuda_conv_backward_weight_gemm(a);
 }
 
-void
-mt_cuda_register_conv(void)
-{
-    static const mt_cuda_reg all[] = {
-        MT_CUDA_REG(conv2d),
-        MT_CUDA_REG(convolution_backward_input),
-        MT_CUDA_REG(convolution_backward_weight),
-    };
-    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
-}
 
 #endif

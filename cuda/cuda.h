@@ -79,10 +79,9 @@ mt_status mt_cuda_assert_check(void);
  * back (nonzero's count, unique's groups) waits, as PyTorch's do. */
 mt_status mt_cuda_sync_stream(cudaStream_t stream);
 
-/* Hands _C the CUDA backend (dispatch/backend.h): its kernels, the cuBLAS products (blas.c;
- * none when built without cuBLAS), its memory, device and profiler hooks (ops.c). */
+/* Hands _C the CUDA backend (dispatch/backend.h): its kernels (ops.def's cuda column; the cuBLAS
+ * products only when built with cuBLAS), its memory, device and profiler hooks (ops.c). */
 mt_status mt_cuda_register(void);
-void mt_cuda_register_blas(void);
 
 #ifdef __cplusplus
 }

@@ -628,7 +628,35 @@ py_nccl_group(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The op names, in ops.def's order, for kernels() */
+static const char *const op_names[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) #name,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+/* kernels() -> {op: kernel name}: the backend's own kernels as its table (ops.c, generated from
+ * ops.def's cuda column) hands them to _C */
+static PyObject *
+py_kernels(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (int op = 0; d && op < MT_NUM_OPS; op++) {
+        const char *name = mt_cuda_kernels[op].name;
+        PyObject *v = name ? PyUnicode_FromString(name) : NULL;
+        if (name && (v == NULL || PyDict_SetItemString(d, op_names[op], v) < 0)) {
+            Py_CLEAR(d);
+        }
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
 static PyMethodDef methods[] = {
+    {"kernels", py_kernels, METH_NOARGS,
+     "The backend's own kernels by op (ops.def's cuda column): {op: kernel name}."},
 #ifdef MT_CUDA_EMU
     {"emu_sync_count", py_emu_sync_count, METH_NOARGS,
      "How many times the host has waited for the emulated device (synchronize calls and "

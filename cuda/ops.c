@@ -1,6 +1,6 @@
-/* The CUDA key's kernels for factories and copies (a cudaMemcpy or elementwise.c's cast), and
- * mt_cuda_register (bottom), which registers them into _C's dispatcher with those of the other
- * kernel files (ops.h) and the cuBLAS products of blas.c. */
+/* The CUDA key's kernels for factories and copies (a cudaMemcpy or elementwise.c's cast), the
+ * table of every kernel file's kernels generated from ops.def's cuda column, and
+ * mt_cuda_register (bottom), which hands it to _C's dispatcher with the rest of the backend. */
 #include <string.h>
 
 #include "cuda/elementwise.h"
@@ -8,8 +8,8 @@
 #include "cuda/profile.h"
 
 // out (size) uninitialised, on a->device
-static mt_status
-cuda_empty(mt_args *a)
+mt_status
+mt_cuda_empty(mt_args *a)
 {
     mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, a->plan->range.dt, a->device, &a->out[0]);
     if (st == MT_OK && (st = mt_tensor_set_requires_grad(a->out[0], a->b[0]))) {
@@ -107,8 +107,8 @@ out_release:
 }
 
 // self (any shape, any device) = src broadcast to it; at least one of them is on a GPU
-static mt_status
-cuda_copy_(mt_args *a)
+mt_status
+mt_cuda_copy_(mt_args *a)
 {
     mt_tensor *dst = a->t[0], *src = NULL;
     mt_status st = mt_op_expand(a->t[1], dst->ndim, dst->sizes, &src);
@@ -135,8 +135,8 @@ cuda_copy_(mt_args *a)
 
 /* A self with internal overlap (an expanded tensor) is filled, as on the CPU and in PyTorch:
  * every element gets the same value, so threads writing one location agree. */
-static mt_status
-cuda_fill_(mt_args *a)
+mt_status
+mt_cuda_fill_(mt_args *a)
 {
     mt_status st = mt_cuda_fill(a->t[0], a->plan->value);
     if (st) {
@@ -149,17 +149,22 @@ cuda_fill_(mt_args *a)
 
 /* ---- registration ---- */
 
-/* The backend's own kernels, collected from the kernel files; an op has one at most. */
-static mt_backend_kernel table[MT_NUM_OPS];
-static size_t table_len;
-
-void
-mt_cuda_register_all(const mt_cuda_reg *kernels, size_t n)
-{
-    for (size_t k = 0; k < n && table_len < MT_NUM_OPS; k++) {
-        table[table_len++] = (mt_backend_kernel){kernels[k].op, kernels[k].fn, kernels[k].name};
-    }
-}
+/* The backend's own kernels, by op, from ops.def's cuda column (one table for every kernel
+ * file; ops.h declares them). A CUBLAS row's kernel exists only in a build with cuBLAS: without
+ * it the host round trip serves the op. */
+#define MT_CUDA_KERNEL(kernel) {mt_cuda_##kernel, "mt_cuda_" #kernel}
+#ifdef MT_CUDA_CUBLAS
+#define MT_CUDA_CUBLAS_KERNEL(name) MT_CUDA_KERNEL(name)
+#else
+#define MT_CUDA_CUBLAS_KERNEL(name) {NULL, NULL}
+#endif
+#define MT_CUDA_NO_KERNEL {NULL, NULL}
+const mt_kernel mt_cuda_kernels[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+    [MT_OP_##name] = MT_CUDA_COLUMN_##cuda(name),
+#include "dispatch/ops.def"
+#undef MT_OP
+};
 
 static mt_status
 use_device(int index)
@@ -170,26 +175,7 @@ use_device(int index)
 mt_status
 mt_cuda_register(void)
 {
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(empty),
-        MT_CUDA_REG(copy_),
-        MT_CUDA_REG(fill_),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
-    mt_cuda_register_reduce();
-    mt_cuda_register_pool();
-    mt_cuda_register_conv();
-    mt_cuda_register_random();
-    mt_cuda_register_shape();
-    mt_cuda_register_nn();
-    mt_cuda_register_select();
-    mt_cuda_register_norm();
-    mt_cuda_register_sort();
-    mt_cuda_register_optim();
-    mt_cuda_register_stats();
-    mt_cuda_register_grid();
-    mt_cuda_register_blas();
-    static mt_device_backend backend = {
+    static const mt_device_backend backend = {
         .name = "cuda",
         .type = MT_CUDA,
         .memory = &mt_cuda_memory,
@@ -203,11 +189,10 @@ mt_cuda_register(void)
         .multinomial = &mt_cuda_multinomial,
         .stats = &mt_cuda_stats,
         .bce = mt_cuda_bce,
-        .kernels = table,
+        .kernels = mt_cuda_kernels,
         .host_fallback = true,
         .gpu_start = mt_cuda_profiler_start,
         .gpu_stop = mt_cuda_profiler_stop,
     };
-    backend.num_kernels = table_len;
     return mt_register_backend(&backend);
 }

@@ -1,21 +1,24 @@
-/* The CUDA key's kernel files (ops*.c) and how each registers its kernels into _C. */
+/* The CUDA key's kernel files (ops*.c, blas.c, conv.c) and the loops they hand _C. */
 #ifndef MT_CUDA_OPS_H
 #define MT_CUDA_OPS_H
 
 #include "cuda/cuda.h"
+#include "dispatch/kernels.h"
 
-typedef struct mt_cuda_reg {
-    mt_op op;
-    mt_kernel_fn fn;
-    const char *name;
-} mt_cuda_reg;
-
-/* {MT_OP_<name>, cuda_<name>, "mt_cuda_<name>"}; REG2 also the in-place <name>_ */
-#define MT_CUDA_REG(name) {MT_OP_##name, cuda_##name, "mt_cuda_" #name}
-#define MT_CUDA_REG2(name) MT_CUDA_REG(name), MT_CUDA_REG(name##_)
-
-/* Adds n kernels to the backend's table (ops.c), which _C registers for the CUDA key. */
-void mt_cuda_register_all(const mt_cuda_reg *kernels, size_t n);
+/* The prototypes of the kernels ops.def's cuda column names, mt_cuda_<kernel>(a): each is
+ * defined in one kernel file, and ops.c's table (generated from the same column) registers
+ * them. Adding a CUDA kernel is the kernel and its row's column. */
+#define MT_CUDA_KERNEL(kernel) mt_status mt_cuda_##kernel(mt_args *a);
+#define MT_CUDA_CUBLAS_KERNEL(name) MT_CUDA_KERNEL(name)
+#define MT_CUDA_NO_KERNEL
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_CUDA_COLUMN_##cuda(name)
+#include "dispatch/ops.def"
+#undef MT_OP
+#undef MT_CUDA_KERNEL
+#undef MT_CUDA_CUBLAS_KERNEL
+#undef MT_CUDA_NO_KERNEL
+/* those kernels by op ({NULL, NULL} where the column is _), the table _C registers (ops.c) */
+extern const mt_kernel mt_cuda_kernels[MT_NUM_OPS];
 
 /* The loops of the families whose kernels _C runs (dispatch/backend.h) */
 extern const mt_index_backend mt_cuda_index;             /* ops_index.c */
@@ -29,18 +32,6 @@ mt_status mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_
                              mt_tensor **indices);
 extern const mt_caching_backend mt_cuda_memory; /* alloc.c */
 
-void mt_cuda_register_reduce(void);      /* ops_reduce.c */
-void mt_cuda_register_pool(void);        /* ops_pool.c */
-void mt_cuda_register_conv(void);        /* conv.c (cuDNN; nothing without it) */
 long mt_cuda_cudnn_version(void);        /* conv.c: cudnnGetVersion(), 0 without cuDNN */
-void mt_cuda_register_random(void);      /* ops_random.c */
-void mt_cuda_register_shape(void);       /* ops_shape.c */
-void mt_cuda_register_nn(void);          /* ops_nn.c */
-void mt_cuda_register_select(void);      /* ops_select.c */
-void mt_cuda_register_norm(void);        /* ops_norm.c */
-void mt_cuda_register_sort(void);        /* ops_sort.c */
-void mt_cuda_register_optim(void);       /* ops_optim.c */
-void mt_cuda_register_stats(void);       /* ops_stats.c */
-void mt_cuda_register_grid(void);        /* ops_grid.c */
 
 #endif

@@ -29,8 +29,8 @@ grid_of(const mt_args *a, int k)
 }
 
 // input (N, C, H, W), grid (N, OH, OW, 2); out (N, C, OH, OW)
-static mt_status
-cuda_grid_sampler_2d(mt_args *a)
+mt_status
+mt_cuda_grid_sampler_2d(mt_args *a)
 {
     mt_tensor *in = a->t[0], *grid = a->t[1], *out = NULL;
     mt_cuda_grid g = grid_of(a, 0);
@@ -54,8 +54,8 @@ cuda_grid_sampler_2d(mt_args *a)
 
 // grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2); out: the gradients of
 // input and of grid
-static mt_status
-cuda_grid_sampler_2d_backward(mt_args *a)
+mt_status
+mt_cuda_grid_sampler_2d_backward(mt_args *a)
 {
     mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2], *gin = NULL, *ggrid = NULL;
     mt_cuda_grid g = grid_of(a, 1);
@@ -86,14 +86,4 @@ out_release:
     a->out[0] = gin;
     a->out[1] = ggrid;
     return st;
-}
-
-void
-mt_cuda_register_grid(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(grid_sampler_2d),
-        MT_CUDA_REG(grid_sampler_2d_backward),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -16,8 +16,8 @@ as_double(mt_tensor *t, mt_tensor **out)
 }
 
 // input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
-static mt_status
-cuda_layer_norm(mt_args *a)
+mt_status
+mt_cuda_layer_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *x = NULL, *w = NULL, *b = NULL, *out = NULL;
     int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
@@ -113,8 +113,8 @@ out_release:
 // grad_output (*, D), indices (*) int64 or int32; out (num_weights, D): row v is the sum of
 // the gradient rows whose index is v (divided by v's count with scale_grad_by_freq), 0 for
 // padding_idx
-static mt_status
-cuda_embedding_dense_backward(mt_args *a)
+mt_status
+mt_cuda_embedding_dense_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
     int64_t num_weights = a->i[0], padding_idx = a->i[1];
@@ -162,8 +162,8 @@ out_release:
 
 // self (C) or (N, C, d1, ...) log-probabilities, target (N, d1, ...) int64 class indices,
 // weight (C) or NULL; out = -weight[target] * self[target], reduced
-static mt_status
-cuda_nll_loss(mt_args *a)
+mt_status
+mt_cuda_nll_loss(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
     mt_tensor *wt = NULL, *total = NULL, *wsum = NULL, *mean = NULL;
@@ -218,15 +218,4 @@ out_release:
     mt_tensor_clear(&t);
     mt_tensor_clear(&x);
     return st;
-}
-
-void
-mt_cuda_register_nn(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(layer_norm),
-        MT_CUDA_REG(embedding_dense_backward),
-        MT_CUDA_REG(nll_loss),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

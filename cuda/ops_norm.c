@@ -84,8 +84,8 @@ update_running(mt_tensor *running, const double *stat, double momentum, double c
 // input (N, C, *), weight, bias, running_mean, running_var (C) or NULL; out like input.
 // Training normalises by the batch's statistics and moves the running ones towards them (the
 // variance unbiased, as PyTorch); evaluation uses the running statistics.
-static mt_status
-cuda_batch_norm(mt_args *a)
+mt_status
+mt_cuda_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
     mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
@@ -127,8 +127,8 @@ out_release:
 
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
 // statistics are read when not training); out: the gradients of input, weight and bias (C)
-static mt_status
-cuda_batch_norm_backward(mt_args *a)
+mt_status
+mt_cuda_batch_norm_backward(mt_args *a)
 {
     mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
     mt_tensor *input = a->t[1];
@@ -158,8 +158,8 @@ out_release:
 
 // grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; out: the gradients
 // of input, weight and bias (the last two shaped normalized_shape)
-static mt_status
-cuda_layer_norm_backward(mt_args *a)
+mt_status
+mt_cuda_layer_norm_backward(mt_args *a)
 {
     mt_tensor *t[7] = {NULL}; /* grad_out, input, weight, stats, gx, gw, gb */
     mt_tensor *input = a->t[1];
@@ -197,8 +197,8 @@ out_release:
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
 // target (N, d1, ...), weight (C) or NULL; out (self's shape): -w[t] * grad at each target
 // class (divided by the kept targets' total weight for the mean), 0 elsewhere
-static mt_status
-cuda_nll_loss_backward(mt_args *a)
+mt_status
+mt_cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
     mt_tensor *t[5] = {NULL}; /* grad_output, target, weight as float64, total, gx */
@@ -234,16 +234,4 @@ cuda_nll_loss_backward(mt_args *a)
 out_release:
     release_all(t, 5);
     return st;
-}
-
-void
-mt_cuda_register_norm(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(batch_norm),
-        MT_CUDA_REG(batch_norm_backward),
-        MT_CUDA_REG(layer_norm_backward),
-        MT_CUDA_REG(nll_loss_backward),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

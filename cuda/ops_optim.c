@@ -57,42 +57,30 @@ run_steps(mt_args *a, mt_optim_kind kind, mt_cuda_optim *p)
     return st;
 }
 
-static mt_status
-cuda__fused_sgd_(mt_args *a)
+mt_status
+mt_cuda__fused_sgd_(mt_args *a)
 {
     mt_cuda_optim p = {.sgd = mt_sgd_hyper_of(a)};
     return run_steps(a, MT_OPTIM_SGD, &p);
 }
 
-static mt_status
-cuda__fused_adam_(mt_args *a)
+mt_status
+mt_cuda__fused_adam_(mt_args *a)
 {
     mt_cuda_optim p = {.adam = mt_adam_hyper_of(a, false)};
     return run_steps(a, MT_OPTIM_ADAM, &p);
 }
 
-static mt_status
-cuda__fused_adamw_(mt_args *a)
+mt_status
+mt_cuda__fused_adamw_(mt_args *a)
 {
     mt_cuda_optim p = {.adam = mt_adam_hyper_of(a, true)};
     return run_steps(a, MT_OPTIM_ADAM, &p);
 }
 
-static mt_status
-cuda__fused_rmsprop_(mt_args *a)
+mt_status
+mt_cuda__fused_rmsprop_(mt_args *a)
 {
     mt_cuda_optim p = {.rmsprop = mt_rmsprop_hyper_of(a)};
     return run_steps(a, MT_OPTIM_RMSPROP, &p);
-}
-
-void
-mt_cuda_register_optim(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(_fused_sgd_),
-        MT_CUDA_REG(_fused_adam_),
-        MT_CUDA_REG(_fused_adamw_),
-        MT_CUDA_REG(_fused_rmsprop_),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

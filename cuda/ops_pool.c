@@ -32,8 +32,8 @@ launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt
  * maximum's position within its plane, (d * H + h) * W + w), avg_pool2d/3d,
  * adaptive_avg_pool2d/3d. self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW)
  * or (C, [OD,] OH, OW), the plan's geometry. */
-static mt_status
-cuda_pool(mt_args *a)
+mt_status
+mt_cuda_pool(mt_args *a)
 {
     const mt_op which = a->plan->op;
     const mt_cuda_pool_op op = which == MT_OP_avg_pool2d || which == MT_OP_avg_pool3d
@@ -79,8 +79,8 @@ out_release:
  * grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW), self (N, C, [D,] H, W) or
  * (C, [D,] H, W); out = zeros
  * shaped as self with the gradient of grad_output scattered in, the plan's geometry. */
-static mt_status
-cuda_pool_backward(mt_args *a)
+mt_status
+mt_cuda_pool_backward(mt_args *a)
 {
     const mt_op which = a->plan->op;
     const mt_cuda_pool_op op = which == MT_OP_avg_pool2d_backward ||
@@ -117,31 +117,4 @@ out_release:
     mt_tensor_clear(&ix);
     mt_tensor_clear(&gx);
     return st;
-}
-
-void
-mt_cuda_register_pool(void)
-{
-    /* one kernel per direction, the plan's op picks the pooling */
-    static const mt_cuda_reg all[] = {
-        {MT_OP_max_pool2d, cuda_pool, "mt_cuda_max_pool2d"},
-        {MT_OP_max_pool2d_with_indices, cuda_pool, "mt_cuda_max_pool2d_with_indices"},
-        {MT_OP_avg_pool2d, cuda_pool, "mt_cuda_avg_pool2d"},
-        {MT_OP_adaptive_avg_pool2d, cuda_pool, "mt_cuda_adaptive_avg_pool2d"},
-        {MT_OP_max_pool2d_with_indices_backward, cuda_pool_backward,
-         "mt_cuda_max_pool2d_with_indices_backward"},
-        {MT_OP_avg_pool2d_backward, cuda_pool_backward, "mt_cuda_avg_pool2d_backward"},
-        {MT_OP__adaptive_avg_pool2d_backward, cuda_pool_backward,
-         "mt_cuda__adaptive_avg_pool2d_backward"},
-        {MT_OP_max_pool3d, cuda_pool, "mt_cuda_max_pool3d"},
-        {MT_OP_max_pool3d_with_indices, cuda_pool, "mt_cuda_max_pool3d_with_indices"},
-        {MT_OP_avg_pool3d, cuda_pool, "mt_cuda_avg_pool3d"},
-        {MT_OP_adaptive_avg_pool3d, cuda_pool, "mt_cuda_adaptive_avg_pool3d"},
-        {MT_OP_max_pool3d_with_indices_backward, cuda_pool_backward,
-         "mt_cuda_max_pool3d_with_indices_backward"},
-        {MT_OP_avg_pool3d_backward, cuda_pool_backward, "mt_cuda_avg_pool3d_backward"},
-        {MT_OP__adaptive_avg_pool3d_backward, cuda_pool_backward,
-         "mt_cuda__adaptive_avg_pool3d_backward"},
-    };
-    mt_cuda_register_all(all, sizeof(all) / sizeof(all[0]));
 }

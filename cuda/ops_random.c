@@ -55,10 +55,10 @@ fill_random(mt_args *a, mt_random_kind kind)
     return fill_kind(a, (int)kind, &a->plan->random, NULL, 1);
 }
 
-#define FILL(op, kind)                     \
-    static mt_status cuda_##op(mt_args *a) \
-    {                                      \
-        return fill_random(a, kind);       \
+#define FILL(op, kind)                 \
+    mt_status mt_cuda_##op(mt_args *a) \
+    {                                  \
+        return fill_random(a, kind);   \
     }
 MT_RANDOM_FILLS(FILL)
 #undef FILL
@@ -77,8 +77,8 @@ dense_f64(mt_tensor *t, mt_tensor **out)
 }
 
 // self (any shape), p (a number, or a tensor expanding to self's shape); self = 0 or 1
-static mt_status
-cuda_bernoulli_(mt_args *a)
+mt_status
+mt_cuda_bernoulli_(mt_args *a)
 {
     if (a->t[1] == NULL || a->t[1]->is_wrapped_number) {
         return fill_random(a, MT_RANDOM_BERNOULLI);
@@ -120,14 +120,14 @@ draw_each(mt_args *a, int kind)
     return st;
 }
 
-static mt_status
-cuda_poisson(mt_args *a)
+mt_status
+mt_cuda_poisson(mt_args *a)
 {
     return draw_each(a, MT_CUDA_RAND_POISSON);
 }
 
-static mt_status
-cuda__standard_gamma(mt_args *a)
+mt_status
+mt_cuda__standard_gamma(mt_args *a)
 {
     return draw_each(a, MT_CUDA_RAND_GAMMA);
 }
@@ -180,16 +180,4 @@ mt_cuda_random_keys(mt_tensor *keys, mt_generator *gen)
         st = mt_cuda_use_device(dev);
     }
     return st ? st : mt_cuda_launch_n(mt_cuda_rand_kernel(MT_RANDOM_INTS, MT_INT64), p.n, args);
-}
-
-void
-mt_cuda_register_random(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(uniform_),        MT_CUDA_REG(normal_),      MT_CUDA_REG(bernoulli_),
-        MT_CUDA_REG(random_),         MT_CUDA_REG(exponential_), MT_CUDA_REG(geometric_),
-        MT_CUDA_REG(log_normal_),     MT_CUDA_REG(cauchy_),      MT_CUDA_REG(poisson),
-        MT_CUDA_REG(_standard_gamma),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

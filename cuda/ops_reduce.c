@@ -159,20 +159,20 @@ sum_like(mt_args *a, mt_cuda_red_op op, const char *name)
     return run(a, a->b[0], &r, p->out_dt);
 }
 
-static mt_status
-cuda_sum(mt_args *a)
+mt_status
+mt_cuda_sum(mt_args *a)
 {
     return sum_like(a, MT_CUDA_RED_SUM, "sum");
 }
 
-static mt_status
-cuda_prod(mt_args *a)
+mt_status
+mt_cuda_prod(mt_args *a)
 {
     return sum_like(a, MT_CUDA_RED_PROD, "prod");
 }
 
-static mt_status
-cuda_mean(mt_args *a)
+mt_status
+mt_cuda_mean(mt_args *a)
 {
     mt_dtype out_dt = a->plan->reduce.out_dt;
     red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, 0, 1, NULL};
@@ -180,7 +180,7 @@ cuda_mean(mt_args *a)
 }
 
 #define EXTREMUM(name, OP, keepdim)                  \
-    static mt_status cuda_##name(mt_args *a)         \
+    mt_status mt_cuda_##name(mt_args *a)             \
     {                                                \
         mt_dtype dt = a->t[0]->dtype;                \
         red_req r = {#name, OP, dt, dt, 0, 0, NULL}; \
@@ -191,23 +191,23 @@ EXTREMUM(amin, MT_CUDA_RED_AMIN, a->b[0])
 EXTREMUM(max, MT_CUDA_RED_AMAX, false)
 EXTREMUM(min, MT_CUDA_RED_AMIN, false)
 
-static mt_status
-cuda_all(mt_args *a)
+mt_status
+mt_cuda_all(mt_args *a)
 {
     red_req r = {"all", MT_CUDA_RED_ALL, MT_BOOL, MT_BOOL, 0, 0, NULL};
     return run(a, a->b[0], &r, MT_BOOL);
 }
 
-static mt_status
-cuda_any(mt_args *a)
+mt_status
+mt_cuda_any(mt_args *a)
 {
     red_req r = {"any", MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, 0, 0, NULL};
     return run(a, a->b[0], &r, MT_BOOL);
 }
 
 // self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
-static mt_status
-cuda_norm(mt_args *a)
+mt_status
+mt_cuda_norm(mt_args *a)
 {
     mt_dtype out_dt = a->plan->reduce.out_dt;
     double p = a->plan->reduce.p;
@@ -244,21 +244,21 @@ out_release:
     return st;
 }
 
-static mt_status
-cuda_var(mt_args *a)
+mt_status
+mt_cuda_var(mt_args *a)
 {
     return moment(a, false);
 }
 
-static mt_status
-cuda_std(mt_args *a)
+mt_status
+mt_cuda_std(mt_args *a)
 {
     return moment(a, true);
 }
 
 // self, dims; out = log(sum exp(self)) over dims, as m + log(sum exp(self - m)), m the max
-static mt_status
-cuda_logsumexp(mt_args *a)
+mt_status
+mt_cuda_logsumexp(mt_args *a)
 {
     mt_tensor *self = a->t[0], *in = NULL, *m = NULL, *centre = NULL, *acc = NULL, *res = NULL;
     mt_dtype dt = a->plan->reduce.out_dt;
@@ -323,26 +323,26 @@ arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
     return st;
 }
 
-static mt_status
-cuda_max_dim(mt_args *a)
+mt_status
+mt_cuda_max_dim(mt_args *a)
 {
     return arg_extreme(a, "max", MT_CUDA_RED_ARGMAX, true);
 }
 
-static mt_status
-cuda_min_dim(mt_args *a)
+mt_status
+mt_cuda_min_dim(mt_args *a)
 {
     return arg_extreme(a, "min", MT_CUDA_RED_ARGMIN, true);
 }
 
-static mt_status
-cuda_argmax(mt_args *a)
+mt_status
+mt_cuda_argmax(mt_args *a)
 {
     return arg_extreme(a, "argmax", MT_CUDA_RED_ARGMAX, false);
 }
 
-static mt_status
-cuda_argmin(mt_args *a)
+mt_status
+mt_cuda_argmin(mt_args *a)
 {
     return arg_extreme(a, "argmin", MT_CUDA_RED_ARGMIN, false);
 }
@@ -456,14 +456,14 @@ out_release:
     return st;
 }
 
-static mt_status
-cuda__softmax_backward_data(mt_args *a)
+mt_status
+mt_cuda__softmax_backward_data(mt_args *a)
 {
     return softmax_backward(a, false);
 }
 
-static mt_status
-cuda__log_softmax_backward_data(mt_args *a)
+mt_status
+mt_cuda__log_softmax_backward_data(mt_args *a)
 {
     return softmax_backward(a, true);
 }
@@ -484,64 +484,32 @@ softmax(mt_args *a, mt_cuda_row_op op)
     return row_op(a, a->plan->reduce.out_dt, op);
 }
 
-static mt_status
-cuda_cumsum(mt_args *a)
+mt_status
+mt_cuda_cumsum(mt_args *a)
 {
     return scan(a, MT_CUDA_ROW_CUMSUM, "cumsum");
 }
 
-static mt_status
-cuda_cumprod(mt_args *a)
+mt_status
+mt_cuda_cumprod(mt_args *a)
 {
     return scan(a, MT_CUDA_ROW_CUMPROD, "cumprod");
 }
 
-static mt_status
-cuda_logcumsumexp(mt_args *a)
+mt_status
+mt_cuda_logcumsumexp(mt_args *a)
 {
     return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
 }
 
-static mt_status
-cuda_softmax(mt_args *a)
+mt_status
+mt_cuda_softmax(mt_args *a)
 {
     return softmax(a, MT_CUDA_ROW_SOFTMAX);
 }
 
-static mt_status
-cuda_log_softmax(mt_args *a)
+mt_status
+mt_cuda_log_softmax(mt_args *a)
 {
     return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX);
-}
-
-void
-mt_cuda_register_reduce(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(sum),
-        MT_CUDA_REG(mean),
-        MT_CUDA_REG(prod),
-        MT_CUDA_REG(amax),
-        MT_CUDA_REG(amin),
-        MT_CUDA_REG(max),
-        MT_CUDA_REG(min),
-        MT_CUDA_REG(all),
-        MT_CUDA_REG(any),
-        MT_CUDA_REG(norm),
-        MT_CUDA_REG(var),
-        MT_CUDA_REG(std),
-        MT_CUDA_REG(logsumexp),
-        MT_CUDA_REG(max_dim),
-        MT_CUDA_REG(min_dim),
-        MT_CUDA_REG(argmax),
-        MT_CUDA_REG(argmin),
-        MT_CUDA_REG(cumsum),
-        MT_CUDA_REG(cumprod),
-        MT_CUDA_REG(softmax),
-        MT_CUDA_REG(log_softmax),
-        MT_CUDA_REG(logcumsumexp),
-        MT_CUDA_REG(_softmax_backward_data),
-        MT_CUDA_REG(_log_softmax_backward_data),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

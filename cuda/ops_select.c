@@ -41,8 +41,8 @@ scan_count(mt_tensor *flags, int64_t *count)
 
 // self (*) of any dtype -> out (count, ndim) int64: the coordinates of self's nonzero elements
 // in row-major order (NaN counts as nonzero, as on the CPU)
-static mt_status
-cuda_nonzero(mt_args *a)
+mt_status
+mt_cuda_nonzero(mt_args *a)
 {
     mt_tensor *self = a->t[0], *nz = NULL, *flags = NULL, *out = NULL;
     int64_t count = 0;
@@ -79,8 +79,8 @@ out_release:
 
 // self (*), mask (*) bool, broadcast together -> out (count of trues) = self's elements where
 // mask, in row-major order of the broadcast shape
-static mt_status
-cuda_masked_select(mt_args *a)
+mt_status
+mt_cuda_masked_select(mt_args *a)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1];
     mt_tensor *se = NULL, *me = NULL, *src = NULL, *flags = NULL, *out = NULL;
@@ -121,14 +121,4 @@ out_release:
     mt_tensor_clear(&me);
     mt_tensor_clear(&se);
     return st;
-}
-
-void
-mt_cuda_register_select(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(nonzero),
-        MT_CUDA_REG(masked_select),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -40,28 +40,28 @@ range_factory(mt_args *a, int mode)
 }
 
 // out (ceil((end - start) / step)) = start + i * step
-static mt_status
-cuda_arange(mt_args *a)
+mt_status
+mt_cuda_arange(mt_args *a)
 {
     return range_factory(a, a->plan->range.ints ? 0 : 1);
 }
 
 // out (steps) = linspace(start, end, steps), or base ** linspace(...) for logspace
-static mt_status
-cuda_linspace(mt_args *a)
+mt_status
+mt_cuda_linspace(mt_args *a)
 {
     return range_factory(a, 2);
 }
 
-static mt_status
-cuda_logspace(mt_args *a)
+mt_status
+mt_cuda_logspace(mt_args *a)
 {
     return range_factory(a, 3);
 }
 
 // out (n, m) = 1 on the diagonal, else 0
-static mt_status
-cuda_eye(mt_args *a)
+mt_status
+mt_cuda_eye(mt_args *a)
 {
     const mt_dtype dt = a->plan->range.dt;
     int64_t n = a->plan->range.n, m = a->plan->range.m;
@@ -82,10 +82,13 @@ cuda_eye(mt_args *a)
 }
 
 // self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0], else 0 (in place:
-// into self)
-static mt_status
-triangle(mt_args *a, bool lower, bool inplace)
+// into self). One kernel for tril, triu and their in-place forms (the plan's op tells them apart).
+mt_status
+mt_cuda_triangle(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const bool lower = op == MT_OP_tril || op == MT_OP_tril_;
+    const bool inplace = op == MT_OP_tril_ || op == MT_OP_triu_;
     mt_tensor *self = a->t[0], *x = NULL;
     mt_status st = mt_cuda_cast(self, self->dtype, &x);
     if (st) {
@@ -113,15 +116,6 @@ out_release:
     return st;
 }
 
-#define TRIANGLE(op, lower, inplace)        \
-    static mt_status cuda_##op(mt_args *a)  \
-    {                                       \
-        return triangle(a, lower, inplace); \
-    }
-TRIANGLE(tril, true, false)
-TRIANGLE(tril_, true, true)
-TRIANGLE(triu, false, false)
-TRIANGLE(triu_, false, true)
 
 /* One move (index.h) of mode with a position of 0 everywhere except where pos is given. */
 static mt_status
@@ -145,8 +139,8 @@ device_scalar(mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out)
 
 // self (any shape), dims; out (same shape, contiguous) with the dims in dims reversed: a take
 // through negative strides, which no tensor may hold but a kernel may walk
-static mt_status
-cuda_flip(mt_args *a)
+mt_status
+mt_cuda_flip(mt_args *a)
 {
     mt_tensor *self = a->t[0], *out = NULL, *zero = NULL;
     const bool *flip = a->plan->shape.dims;
@@ -198,8 +192,8 @@ largest(mt_tensor *idx, int64_t *hi)
 }
 
 // self (*) int64 class indices, num_classes (-1: max + 1); out (*, num_classes) int64 of 0/1
-static mt_status
-cuda_one_hot(mt_args *a)
+mt_status
+mt_cuda_one_hot(mt_args *a)
 {
     mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
     int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self), hi = -1;
@@ -253,14 +247,4 @@ out_release:
     mt_tensor_clear(&one);
     mt_tensor_clear(&idx);
     return st;
-}
-
-void
-mt_cuda_register_shape(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(arange), MT_CUDA_REG(linspace), MT_CUDA_REG(logspace), MT_CUDA_REG(eye),
-        MT_CUDA_REG(flip),   MT_CUDA_REG2(tril),    MT_CUDA_REG2(triu),    MT_CUDA_REG(one_hot),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

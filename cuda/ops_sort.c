@@ -174,8 +174,8 @@ out_release:
 // self (*); out[0] (u) = its distinct values ascending, out[1] (self's shape) = the group of
 // each element if return_inverse, out[2] (u) = each group's size if return_counts; the ones not
 // asked for are empty (sorted whatever `sorted` says, as PyTorch on CUDA)
-static mt_status
-cuda__unique2(mt_args *a)
+mt_status
+mt_cuda__unique2(mt_args *a)
 {
     mt_tensor *self = a->t[0], *flat = NULL, *row = NULL, *sorted = NULL, *perm = NULL;
     mt_tensor *u = NULL, *inverse = NULL, *counts = NULL;
@@ -218,8 +218,8 @@ out_release:
 
 // out (n) = a random permutation of 0..n-1: n random 63-bit keys (Philox, the fills'
 // generator) sorted with their positions
-static mt_status
-cuda_randperm(mt_args *a)
+mt_status
+mt_cuda_randperm(mt_args *a)
 {
     mt_dtype dt = a->plan->range.dt;
     int64_t n = a->plan->range.n, one = 1;
@@ -259,14 +259,4 @@ out_finish:
     mt_tensor_clear(&temp);
     mt_tensor_clear(&perm);
     return st ? st : mt_factory_finish(a, out);
-}
-
-void
-mt_cuda_register_sort(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(_unique2),
-        MT_CUDA_REG(randperm),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

@@ -72,8 +72,8 @@ const mt_stats_device mt_cuda_stats = {histc, bincount};
 
 // sorted_sequence (*, len) (or one row), self (*, k) (or a number); out (self's shape): each
 // value's position in its row; compared as int64 when both are integers, else as float64
-static mt_status
-cuda_searchsorted(mt_args *a)
+mt_status
+mt_cuda_searchsorted(mt_args *a)
 {
     mt_tensor *seq = a->t[0], *self = a->t[1], *sorter = a->t[2], *s = NULL, *x = NULL, *o = NULL;
     const mt_device dev = mt_tensor_device(seq);
@@ -146,25 +146,14 @@ out_release:
     return st;
 }
 
-static mt_status
-cuda_cummax(mt_args *a)
+mt_status
+mt_cuda_cummax(mt_args *a)
 {
     return cumulative_extreme(a, true);
 }
 
-static mt_status
-cuda_cummin(mt_args *a)
+mt_status
+mt_cuda_cummin(mt_args *a)
 {
     return cumulative_extreme(a, false);
-}
-
-void
-mt_cuda_register_stats(void)
-{
-    static const mt_cuda_reg kernels[] = {
-        MT_CUDA_REG(searchsorted),
-        MT_CUDA_REG(cummax),
-        MT_CUDA_REG(cummin),
-    };
-    mt_cuda_register_all(kernels, sizeof(kernels) / sizeof(kernels[0]));
 }

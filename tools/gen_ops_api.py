@@ -37,7 +37,7 @@ SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]"
 def rows():
     """(name, nout, flags, schema) for each MT_OP row of ops.def."""
     text = re.sub(r"/\*.*?\*/", "", OPS_DEF.read_text(), flags=re.S)
-    for m in re.finditer(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$", text, re.M):
+    for m in re.finditer(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$", text, re.M):
         yield m.group(1), m.group(2), m.group(3).strip(), m.group(4)
 
 

@@ -396,16 +396,12 @@ mt_region_slice(mt_node *n, mt_tensor *base, mt_tensor **out)
     return embed_part(n, base, MT_OP_slice, out);
 }
 
+// select, slice, diagonal, trace, narrow_copy (their rows share it): zeros of the input's
+// shape with g written into the part n's op took
 mt_status
-mt_grad_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_grad_embed(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return mt_ags_embed(n, g[0], MT_OP_select, &gi[0]);
-}
-
-mt_status
-mt_grad_slice(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return mt_ags_embed(n, g[0], MT_OP_slice, &gi[0]);
+    return mt_ags_embed(n, g[0], n->formula->op, &gi[0]);
 }
 
 // copy_(self, src): self's old value is gone (no gradient), src gets g

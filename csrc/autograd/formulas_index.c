@@ -1,5 +1,5 @@
-/* Backward formulas of the diagonal and rearranging ops (diagonal, diag_embed, trace, roll,
- * rot90, narrow_copy, transpose_/t_ use formulas.c's) and of the index family added beside
+/* Backward formulas of the diagonal and rearranging ops (diag_embed, roll, rot90; diagonal,
+ * trace and narrow_copy share formulas.c's mt_grad_embed, transpose_/t_ use formulas.c's) and of the index family added beside
  * them: take, index_add, index_copy, index_fill, masked_scatter and scatter_reduce, each as
  * PyTorch's derivatives.yaml writes it.
  *
@@ -10,27 +10,9 @@
 #include "autograd/formulas.h"
 
 mt_status
-mt_grad_diagonal(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return mt_ags_embed(n, g[0], MT_OP_diagonal, &gi[0]);
-}
-
-mt_status
 mt_grad_diag_embed(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return mt_op_diagonal(g[0], n->args.i[0], n->args.i[1], n->args.i[2], &gi[0]);
-}
-
-mt_status
-mt_grad_trace(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return mt_ags_embed(n, g[0], MT_OP_trace, &gi[0]);
-}
-
-mt_status
-mt_grad_narrow_copy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return mt_ags_embed(n, g[0], MT_OP_narrow_copy, &gi[0]);
 }
 
 // rolled back: the same dims, the shifts negated

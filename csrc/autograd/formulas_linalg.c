@@ -88,15 +88,17 @@ rerun_indices(mt_node *n, mt_op op, mt_tensor *self, mt_tensor **indices)
     return st;
 }
 
-static mt_status
-cumulative_extreme(mt_node *n, mt_op op, mt_tensor *const *g, mt_tensor **gi)
+// cummax, cummin (their rows share it): self (any shape); grad (self's shape) summed into the
+// positions the running extremum took
+mt_status
+mt_grad_cumulative_extreme(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0], *idx = NULL, *z = NULL;
     if (self->ndim == 0) {
         gi[0] = mt_tensor_retain(g[0]);
         return MT_OK;
     }
-    mt_status st = rerun_indices(n, op, self, &idx);
+    mt_status st = rerun_indices(n, n->formula->op, self, &idx);
     if (st == MT_OK && (st = mt_ag_zeros(&n->in_meta[0], &z)) == MT_OK) {
         st = mt_op_scatter_add(z, n->args.i[0], idx, g[0], &gi[0]);
     }
@@ -105,24 +107,14 @@ cumulative_extreme(mt_node *n, mt_op op, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-// self (any shape); grad (self's shape) summed into the positions the running extremum took
+/* PyTorch's value_selecting_reduction_backward, for kthvalue, median_dim, nanmedian_dim and
+ * mode (their rows share it): the gradient of each row's picked value goes to its index along
+ * the dim (keepdim: b[0]). */
 mt_status
-mt_grad_cummax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_grad_value_selecting(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return cumulative_extreme(n, MT_OP_cummax, g, gi);
-}
-
-mt_status
-mt_grad_cummin(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return cumulative_extreme(n, MT_OP_cummin, g, gi);
-}
-
-/* PyTorch's value_selecting_reduction_backward: the gradient of each row's picked value goes
- * to its index along the dim (dim_slot: the int slot of dim; keepdim: b[0]). */
-static mt_status
-value_selecting(mt_node *n, mt_op op, int dim_slot, mt_tensor *const *g, mt_tensor **gi)
-{
+    const mt_op op = n->formula->op;
+    const int dim_slot = op == MT_OP_kthvalue ? 1 : 0; /* the int slot of dim */
     mt_tensor *self = n->saved[0];
     if (self->ndim == 0) {
         gi[0] = mt_tensor_retain(g[0]);
@@ -151,30 +143,6 @@ value_selecting(mt_node *n, mt_op op, int dim_slot, mt_tensor *const *g, mt_tens
 out_clear:
     mt_temps_clear(&p);
     return st;
-}
-
-mt_status
-mt_grad_kthvalue(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return value_selecting(n, MT_OP_kthvalue, 1, g, gi);
-}
-
-mt_status
-mt_grad_median_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return value_selecting(n, MT_OP_median_dim, 0, g, gi);
-}
-
-mt_status
-mt_grad_nanmedian_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return value_selecting(n, MT_OP_nanmedian_dim, 0, g, gi);
-}
-
-mt_status
-mt_grad_mode(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return value_selecting(n, MT_OP_mode, 0, g, gi);
 }
 
 // self (any shape), result (a 0-dim median); PyTorch's evenly_distribute_backward: grad shared

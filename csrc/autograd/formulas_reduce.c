@@ -192,13 +192,15 @@ mt_grad_max(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return evenly(n, &all, true, g[0], &gi[0]);
 }
 
-/* max_dim, min_dim, sort, topk: g goes to the positions the values came from. Those indices
- * are an integer output, which the node does not keep, so the op runs again on the saved input
- * (the same deterministic kernel, hence the same indices); dim_slot is the int slot of dim. */
-static mt_status
-to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
+/* max_dim, min_dim, sort, topk (their rows share it): g goes to the positions the values came
+ * from. Those indices are an integer output, which the node does not keep, so the op runs again
+ * on the saved input (the same deterministic kernel, hence the same indices). */
+mt_status
+mt_grad_to_indices(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
+    const mt_op op = n->formula->op;
+    const int dim_slot = op == MT_OP_topk ? 1 : 0; /* the int slot of dim */
+    mt_tensor *self = n->saved[0], *g = grads[0], **out = &gi[0];
     const mt_meta *m = &n->in_meta[0];
     if (m->ndim == 0) {
         *out = mt_tensor_retain(g);
@@ -237,30 +239,6 @@ to_indices(mt_node *n, mt_op op, int dim_slot, mt_tensor *g, mt_tensor **out)
     mt_tensor_clear(&gk);
     mt_tensor_clear(&z);
     return st;
-}
-
-mt_status
-mt_grad_max_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return to_indices(n, MT_OP_max_dim, 0, g[0], &gi[0]);
-}
-
-mt_status
-mt_grad_min_dim(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return to_indices(n, MT_OP_min_dim, 0, g[0], &gi[0]);
-}
-
-mt_status
-mt_grad_sort(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return to_indices(n, MT_OP_sort, 0, g[0], &gi[0]);
-}
-
-mt_status
-mt_grad_topk(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
-{
-    return to_indices(n, MT_OP_topk, 1, g[0], &gi[0]);
 }
 
 /* The two factors of norm's gradient, gi = scaled * scale, for p not 0, 1, 2 (PyTorch's

@@ -11,6 +11,7 @@
 #include "cpu/random.h"
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
+#include "ops/plans.h"
 
 #define GAMMA_PI 3.14159265358979323846
 
@@ -359,9 +360,15 @@ grad_f64(mt_tensor *out, mt_tensor *const *in, bool dirichlet)
     }
 }
 
-static mt_status
-grad(mt_args *a, bool dirichlet)
+// _standard_gamma_grad: self (any shape) concentrations, output (expands to self's shape) their
+// gamma draws; out = the draws' derivatives in the concentrations (the reparameterised
+// gradient). _dirichlet_grad (ops.def's CPU_AS(gamma_grad) rows; the plan's op tells them
+// apart): x (any shape) Beta draws, alpha and total (expand to x's shape); out = the derivative
+// of x in alpha for Beta(alpha, total - alpha), scaled by 1 / (1 - x) (Dirichlet's backward)
+mt_status
+mt_cpu_gamma_grad(mt_args *a)
 {
+    const bool dirichlet = a->plan->op == MT_OP__dirichlet_grad;
     int n = dirichlet ? 3 : 2;
     mt_tensor *out = NULL, *in[3] = {NULL, NULL, NULL};
     mt_status st = operands(a, n, &out, in);
@@ -374,20 +381,4 @@ grad(mt_args *a, bool dirichlet)
         grad_f64(out, in, dirichlet);
     }
     return finish(a, out, in, n);
-}
-
-// self (any shape) concentrations, output (expands to self's shape) their gamma draws; out =
-// the draws' derivatives in the concentrations (the reparameterised gradient)
-mt_status
-mt_cpu__standard_gamma_grad(mt_args *a)
-{
-    return grad(a, false);
-}
-
-// x (any shape) Beta draws, alpha and total (expand to x's shape); out = the derivative of x in
-// alpha for Beta(alpha, total - alpha), scaled by 1 / (1 - x) (Dirichlet's backward)
-mt_status
-mt_cpu__dirichlet_grad(mt_args *a)
-{
-    return grad(a, true);
 }

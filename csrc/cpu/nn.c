@@ -207,12 +207,13 @@ data_or_null(const mt_tensor *t)
     return t ? mt_tensor_data(t) : NULL;
 }
 
-/* layer_norm of input (*, normalized_shape) into a->out[0]; with stats, each row's mean and
- * rstd into a->out[1], a->out[2] (input's leading dims, then a 1 per normalized dim), in the
- * input's dtype, as PyTorch's native_layer_norm. */
-static mt_status
-layer_norm(mt_args *a, bool stats)
+// layer_norm: input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like
+// input. native_layer_norm (ops.def's CPU_AS(layer_norm) row) also: out[1], out[2] each row's
+// mean and rstd (input's leading dims, then a 1 per normalized dim), in the input's dtype
+mt_status
+mt_cpu_layer_norm(mt_args *a)
 {
+    const bool stats = a->plan->op == MT_OP_native_layer_norm;
     mt_tensor *input = a->t[0], *x = NULL;
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     const double eps = a->plan->norm.eps;
@@ -260,20 +261,6 @@ out_release:
     affine_release(&af);
     mt_tensor_clear(&x);
     return st;
-}
-
-// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; out like input
-mt_status
-mt_cpu_layer_norm(mt_args *a)
-{
-    return layer_norm(a, false);
-}
-
-// as layer_norm; out[1], out[2]: mean and rstd (*, 1, ..., 1)
-mt_status
-mt_cpu_native_layer_norm(mt_args *a)
-{
-    return layer_norm(a, true);
 }
 
 // x, y (outer, C, inner), channel c: y = (x - mean[c]) * k + b[c] in T, k = rstd[c] * w[c]

@@ -260,8 +260,10 @@ mt_register_backend(const mt_device_backend *be)
     }
     device_backend = be;
     register_families(be);
-    for (size_t k = 0; k < be->num_kernels; k++) {
-        mt_register_kernel(be->kernels[k].op, MT_KEY_CUDA, be->kernels[k].fn, be->kernels[k].name);
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        if (be->kernels[op].fn) {
+            mt_register_kernel(op, MT_KEY_CUDA, be->kernels[op].fn, be->kernels[op].name);
+        }
     }
     if (be->host_fallback) {
         mt_register_host_fallback(be);

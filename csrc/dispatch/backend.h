@@ -12,8 +12,8 @@
  *            key a kernel per op of those families that runs the front end (checks, dtypes,
  *            PyTorch's messages) and calls these; a NULL loop leaves its family to `kernels`
  *            (or the host round trip);
- *   kernels  the backend's own kernels, a table of (op, kernel) that _C registers after the
- *            families';
+ *   kernels  the backend's own kernels, a table indexed by op (generated from ops.def's cuda
+ *            column, cuda/ops.c) that _C registers after the families';
  *   fallback whether _C registers its host round trip (dispatch/host_fallback.c: copies to
  *            the host, the CPU kernel, copies back) for each op that has a CPU kernel and
  *            still none for the key;
@@ -32,12 +32,6 @@
 #include "ops/nn.h"
 #include "ops/stats.h"
 #include "profiler/trace.h"
-
-typedef struct mt_backend_kernel {
-    mt_op op;
-    mt_kernel_fn fn;
-    const char *name; /* "mt_cuda_<op>", for the profiler and the journey */
-} mt_backend_kernel;
 
 typedef struct mt_device_backend {
     const char *name;    /* "cuda": its allocator's name */
@@ -61,8 +55,7 @@ typedef struct mt_device_backend {
     mt_bce_fn bce; /* binary_cross_entropy (with logits): the loss before weight and reduction */
 
     /* kernels */
-    const mt_backend_kernel *kernels;
-    size_t num_kernels;
+    const mt_kernel *kernels; /* MT_NUM_OPS, by op ({NULL, NULL}: none); names "mt_cuda_<k>" */
     bool host_fallback; /* the host round trip for the ops with a CPU kernel and none here */
 
     /* profiler: start before a recording with device activity, stop after it (stop reports the

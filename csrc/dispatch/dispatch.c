@@ -17,25 +17,34 @@
 #include "profiler/trace.h"
 
 const char *const mt_op_names[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) #name,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) #name,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const char *const mt_op_schemas[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) schema,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) schema,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const int mt_op_nout[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) nout,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) nout,
 #include "dispatch/ops.def"
 #undef MT_OP
 };
 
 const int mt_op_flags[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) flags,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) flags,
+#include "dispatch/ops.def"
+#undef MT_OP
+};
+
+#define MT_CUDA_KERNEL(kernel) "mt_cuda_" #kernel
+#define MT_CUDA_CUBLAS_KERNEL(name) MT_CUDA_KERNEL(name)
+#define MT_CUDA_NO_KERNEL NULL
+const char *const mt_op_cuda_kernels[MT_NUM_OPS] = {
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_CUDA_COLUMN_##cuda(name),
 #include "dispatch/ops.def"
 #undef MT_OP
 };
@@ -49,8 +58,8 @@ const char *const mt_key_names[MT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Trace
 #define MT_KERNEL__(name) {NULL, NULL}
 #define MT_KERNEL_CPU_AS(kernel) MT_KERNEL_CPU(kernel) MT_EAT /* as kernels.h's MT_DECL_CPU_AS */
 static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) \
-    [MT_OP_##name] = {                                   \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+    [MT_OP_##name] = {                                         \
         [MT_KEY_CPU] = MT_KERNEL_##cpu(name), [MT_KEY_COMPOSITE] = MT_KERNEL_##composite(name)},
 #include "dispatch/ops.def"
 #undef MT_OP

@@ -17,7 +17,7 @@
 #include "core/tensor.h"
 
 typedef enum mt_op {
-#define MT_OP(name, cpu, composite, nout, flags, schema) MT_OP_##name,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) MT_OP_##name,
 #include "dispatch/ops.def"
 #undef MT_OP
     MT_NUM_OPS
@@ -140,6 +140,8 @@ extern const char *const mt_op_names[MT_NUM_OPS];
 extern const char *const mt_op_schemas[MT_NUM_OPS];
 extern const int mt_op_nout[MT_NUM_OPS];
 extern const int mt_op_flags[MT_NUM_OPS];
+/* "mt_cuda_<kernel>", the kernel a row's cuda column names (registered by _C_cuda), or NULL */
+extern const char *const mt_op_cuda_kernels[MT_NUM_OPS];
 extern const char *const mt_key_names[MT_NUM_KEYS];
 
 /* A boxed fallback: one kernel for every op of a key (PyTorch's backend fallback), used where the

@@ -123,16 +123,16 @@ out_release:
     return st;
 }
 
-#define MT_OP(name, cpu, composite, nout, flags, schema) \
-    static mt_status host_##name(mt_args *a)             \
-    {                                                    \
-        return round_trip(MT_OP_##name, a);              \
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
+    static mt_status host_##name(mt_args *a)                   \
+    {                                                          \
+        return round_trip(MT_OP_##name, a);                    \
     }
 #include "dispatch/ops.def"
 #undef MT_OP
 
 static const mt_kernel_fn host_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, composite, nout, flags, schema) [MT_OP_##name] = host_##name,
+#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) [MT_OP_##name] = host_##name,
 #include "dispatch/ops.def"
 #undef MT_OP
 };

@@ -377,16 +377,10 @@ same_dtype(const mt_args *a, int n, const char *name)
     return st;
 }
 
+/* _standard_gamma_grad (2 tensors) and _dirichlet_grad (3): MT_FRONTS maps both here */
 mt_status
 mt_front_gamma_grad(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return same_dtype(a, 2, "_standard_gamma_grad_");
-}
-
-mt_status
-mt_front_dirichlet_grad(const mt_args *a, mt_plan *plan)
-{
-    (void)plan;
-    return same_dtype(a, 3, "_dirichlet_grad_");
+    return plan->op == MT_OP__dirichlet_grad ? same_dtype(a, 3, "_dirichlet_grad_")
+                                             : same_dtype(a, 2, "_standard_gamma_grad_");
 }

@@ -11,6 +11,7 @@
 
 #include "dispatch/complex.h"
 #include "dispatch/kernels.h"
+#include "ops/reduce_dims.h"
 #include "ops/front.h"
 #include "ops/ops.h"
 
@@ -129,7 +130,6 @@ mt_composite_conj_physical(mt_args *a)
 static mt_status
 fft_dims(const mt_tensor *self, const mt_intlist *dims, mt_fft_plan *p)
 {
-    bool seen[MT_MAX_DIMS] = {false};
     if (dims->n == 0) {
         return mt_fail(MT_ERUNTIME, "_fft: dim must not be empty");
     }
@@ -137,20 +137,8 @@ fft_dims(const mt_tensor *self, const mt_intlist *dims, mt_fft_plan *p)
         return mt_fail(MT_EINDEX, "Dimension specified as %" PRId64 " but tensor has no dimensions",
                        dims->v[0]);
     }
-    for (int k = 0; k < dims->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (seen[d]) {
-            return mt_fail(MT_ERUNTIME, "FFT dims must be unique");
-        }
-        seen[d] = true;
-        p->dims[k] = d;
-    }
     p->ndims = dims->n;
-    return MT_OK;
+    return mt_wrap_dims(dims, self->ndim, "FFT dims must be unique", p->dims, NULL);
 }
 
 // _fft_c2c: self (*) complex -> (*) of its dtype; _fft_r2c: self (*) float32/float64 -> (*)

@@ -85,7 +85,7 @@ int mt_pool_nd(mt_op op);
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \
     X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
-    X(native_layer_norm, native_layer_norm)                                                      \
+    X(native_layer_norm, layer_norm)                                                      \
     X(layer_norm_backward, layer_norm_backward) X(batch_norm_backward, batch_norm_backward)     \
     X(nll_loss, nll_loss) X(nll_loss_backward, nll_loss_backward)                               \
     X(binary_cross_entropy, binary_cross_entropy)                                                \
@@ -116,7 +116,7 @@ int mt_pool_nd(mt_op op);
     /* random draws: distributions.c */                                                         \
     X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
     X(_standard_gamma, gamma) X(_sample_dirichlet, dirichlet)                                    \
-    X(_standard_gamma_grad, gamma_grad) X(_dirichlet_grad, dirichlet_grad)                       \
+    X(_standard_gamma_grad, gamma_grad) X(_dirichlet_grad, gamma_grad)                       \
     /* linear algebra: linalg_checks.c */                                                        \
     X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \
     X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \

@@ -67,15 +67,18 @@ mt_check_norm_shapes(const mt_tensor *input, const mt_intlist *shape, const mt_t
     return MT_OK;
 }
 
-// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; eps the argument
-static mt_status
-layer_norm_plan(const mt_args *a, double eps, mt_plan *p)
+// input (*, normalized_shape), weight and bias (normalized_shape) or NULL; eps: layer_norm's
+// Scalar (default 1e-5), native_layer_norm's float (one front end: MT_FRONTS maps both here)
+mt_status
+mt_front_layer_norm(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *input = a->t[0];
     const mt_intlist *shape = &a->l[0];
     const char *device = mt_front_on_cuda(input) ? "CUDA" : "CPU";
     mt_norm_plan *r = &p->norm;
-    r->eps = eps;
+    r->eps = p->op == MT_OP_native_layer_norm ? a->f[0]
+             : mt_scalar_is_none(a->s[0])     ? 1e-5
+                                              : mt_scalar_to_double(a->s[0]);
     mt_status st = mt_check_norm_shapes(input, shape, a->t[1], a->t[2], false);
     if (st) {
         return st;
@@ -90,19 +93,6 @@ layer_norm_plan(const mt_args *a, double eps, mt_plan *p)
     r->n = mt_numel(shape->n, shape->v);
     r->rows = r->n ? mt_tensor_numel(input) / r->n : 0;
     return MT_OK;
-}
-
-mt_status
-mt_front_layer_norm(const mt_args *a, mt_plan *p)
-{
-    return layer_norm_plan(a, mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]), p);
-}
-
-/* layer_norm's arguments, eps a float */
-mt_status
-mt_front_native_layer_norm(const mt_args *a, mt_plan *p)
-{
-    return layer_norm_plan(a, a->f[0], p);
 }
 
 // self, target (one shape) probabilities, weight (broadcasts to it) or NULL: one float dtype

@@ -5,23 +5,37 @@
 #include "ops/reduce_dims.h"
 
 mt_status
-mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in)
+mt_wrap_dims(const mt_intlist *dims, int ndim, const char *repeated, int *order, bool *in)
 {
     bool seen[MT_MAX_DIMS] = {false};
-    memset(in, 0, sizeof(bool) * MT_MAX_DIMS);
+    if (in) {
+        memset(in, 0, sizeof(bool) * MT_MAX_DIMS);
+    }
     for (int k = 0; k < dims->n; k++) {
         int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
+        mt_status st = mt_wrap_dim(dims->v[k], ndim, &d);
         if (st) {
             return st;
         }
-        if (seen[d]) {
-            return mt_fail(MT_ERUNTIME, "dim %d appears multiple times in the list of dims", d);
+        if (seen[d] && repeated) {
+            return mt_fail(MT_ERUNTIME, repeated, d);
         }
         seen[d] = true;
-        in[d] = self->ndim > 0; /* a 0-d tensor's dim 0 (or -1) names nothing */
+        if (order) {
+            order[k] = d;
+        }
+        if (in) {
+            in[d] = ndim > 0;
+        }
     }
     return MT_OK;
+}
+
+mt_status
+mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in)
+{
+    return mt_wrap_dims(dims, self->ndim, "dim %d appears multiple times in the list of dims", NULL,
+                        in);
 }
 
 mt_status

@@ -7,8 +7,17 @@
 
 #include "dispatch/dispatch.h"
 
+/* The one reading of a list of dims for a tensor of ndim dims: each wrapped (mt_wrap_dim's
+ * IndexError for one out of range), into order[k] in the list's order (unless order is NULL)
+ * and as a set, in[d] for each dim named (unless in is NULL; MT_MAX_DIMS entries; a 0-d
+ * tensor's dim 0 or -1 names nothing). A dim named twice fails with RuntimeError `repeated`,
+ * the caller's PyTorch message, which may print the wrapped dim with one %d; with repeated
+ * NULL the list may repeat dims. */
+mt_status mt_wrap_dims(const mt_intlist *dims, int ndim, const char *repeated, int *order,
+                       bool *in);
+
 /* in[d] is set for each dim of self that dims names (a 0-d tensor's dim 0 or -1 names nothing);
- * a dim out of range or named twice is PyTorch's error. */
+ * a dim out of range or named twice is PyTorch's error (the reductions' wording). */
 mt_status mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in);
 
 /* reduce[d] is set for each dim of self that dims names; none given (or an empty list) means

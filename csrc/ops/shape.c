@@ -5,11 +5,13 @@
  * unbind's are selects and repeat is one copy_ between two as_strided views. Nothing here reads
  * or writes elements itself. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
+#include "ops/reduce_dims.h"
 
 mt_status
 mt_composite_concat(mt_args *a)
@@ -206,25 +208,6 @@ mt_composite_unbind(mt_args *a)
     return MT_OK;
 }
 
-/* Wraps each dim of l into w; false if one repeats. */
-static mt_status
-wrap_dims(const mt_intlist *l, int ndim, int64_t *w, bool *repeated)
-{
-    bool seen[MT_MAX_DIMS] = {false};
-    *repeated = false;
-    for (int k = 0; k < l->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(l->v[k], ndim, &d);
-        if (st) {
-            return st;
-        }
-        *repeated |= seen[d];
-        seen[d] = true;
-        w[k] = d;
-    }
-    return MT_OK;
-}
-
 // self (any shape); out: a permutation of self in which dim source[k] is dim destination[k]
 mt_status
 mt_composite_movedim(mt_args *a)
@@ -239,19 +222,20 @@ mt_composite_movedim(mt_args *a)
                        mt_format_sizes(b1, sizeof(b1), src->n, src->v),
                        mt_format_sizes(b2, sizeof(b2), dst->n, dst->v));
     }
-    int64_t s[MT_MAX_DIMS], t[MT_MAX_DIMS], order[MT_MAX_DIMS];
-    bool src_repeated, dst_repeated;
-    mt_status st = wrap_dims(src, self->ndim, s, &src_repeated);
-    if (st || (st = wrap_dims(dst, self->ndim, t, &dst_repeated))) {
+    int s[MT_MAX_DIMS], t[MT_MAX_DIMS];
+    int64_t order[MT_MAX_DIMS];
+    /* both lists in range first, then each without repeats, in PyTorch's order of checks */
+    char repeated[2][300];
+    snprintf(repeated[0], sizeof(repeated[0]), "movedim: repeated dim in `source` (%s)",
+             mt_format_sizes(b1, sizeof(b1), src->n, src->v));
+    snprintf(repeated[1], sizeof(repeated[1]), "movedim: repeated dim in `destination` (%s)",
+             mt_format_sizes(b2, sizeof(b2), dst->n, dst->v));
+    mt_status st;
+    if ((st = mt_wrap_dims(src, self->ndim, NULL, s, NULL)) ||
+        (st = mt_wrap_dims(dst, self->ndim, NULL, t, NULL)) ||
+        (st = mt_wrap_dims(src, self->ndim, repeated[0], NULL, NULL)) ||
+        (st = mt_wrap_dims(dst, self->ndim, repeated[1], NULL, NULL))) {
         return st;
-    }
-    if (src_repeated) {
-        return mt_fail(MT_ERUNTIME, "movedim: repeated dim in `source` (%s)",
-                       mt_format_sizes(b1, sizeof(b1), src->n, src->v));
-    }
-    if (dst_repeated) {
-        return mt_fail(MT_ERUNTIME, "movedim: repeated dim in `destination` (%s)",
-                       mt_format_sizes(b1, sizeof(b1), dst->n, dst->v));
     }
     /* The moved dims take their places; the others fill the free places in their order. */
     bool placed[MT_MAX_DIMS] = {false}, moved[MT_MAX_DIMS] = {false};

@@ -221,19 +221,15 @@ mt_composite_permute(mt_args *a)
                        self->ndim, dims->n);
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    bool seen[MT_MAX_DIMS] = {false};
+    int order[MT_MAX_DIMS];
+    mt_status st = mt_wrap_dims(dims, self->ndim, "permute(): duplicate dims are not allowed.",
+                                order, NULL);
+    if (st) {
+        return st;
+    }
     for (int k = 0; k < dims->n; k++) {
-        int d;
-        mt_status st = mt_wrap_dim(dims->v[k], self->ndim, &d);
-        if (st) {
-            return st;
-        }
-        if (seen[d]) {
-            return mt_fail(MT_ERUNTIME, "permute(): duplicate dims are not allowed.");
-        }
-        seen[d] = true;
-        sizes[k] = self->sizes[d];
-        strides[k] = self->strides[d];
+        sizes[k] = self->sizes[order[k]];
+        strides[k] = self->strides[order[k]];
     }
     return restride(self, self->ndim, sizes, strides, self->offset, &a->out[0]);
 }

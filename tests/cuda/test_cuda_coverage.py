@@ -1,7 +1,12 @@
 """Which kernel the CUDA key runs for each op (no GPU needed: _C_cuda registers its kernels at
-import, device or not): every op with a CPU kernel has a CUDA kernel (mt_cuda_<op>), or is in
-HOST_ROUND_TRIP, the explicit list of ops that still run through dispatch/host_fallback.c (copy to
-the host, CPU kernel, copy back) until they get a CUDA kernel of their own."""
+import, device or not): every op with a CPU kernel has a CUDA kernel (mt_cuda_<op>, or the shared
+kernel its ops.def row's CUDA_AS names), or is in HOST_ROUND_TRIP, the explicit list of ops that
+still run through dispatch/host_fallback.c (copy to the host, CPU kernel, copy back) until they get
+a CUDA kernel of their own. The backend's own kernels are registered from ops.def's cuda column
+alone (cuda/ops.c's generated table)."""
+import re
+from pathlib import Path
+
 import pytest
 
 import minitorch
@@ -33,12 +38,25 @@ HOST_ROUND_TRIP |= {"_fft_c2c", "_fft_r2c", "_fft_c2r"}
 # (convolution is on cuDNN when _C_cuda was built with it, else on im2col and cuBLAS; softmax's
 # backward and grid_sample's sampler have CUDA kernels: issue 22's second round)
 # the matrix products are on cuBLAS, when its headers were found (CI's fresh venv has none)
+PRODUCTS = {"mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm"}  # ops.def's CUBLAS rows
 if not minitorch.cuda._C_cuda.has_cublas:
-    HOST_ROUND_TRIP |= {"mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm"}
+    HOST_ROUND_TRIP |= PRODUCTS
+CUDA_SOURCES = Path(__file__).resolve().parents[2] / "cuda"
 
 
 def cuda_kernel(op):
     return _C._dispatch_table(op).get("CUDA")
+
+
+def column():
+    """{op: "mt_cuda_<kernel>"} for each row of ops.def with a cuda column, as _C reads it."""
+    return {op: _C._op_info(op)["cuda"] for op in _C.OPS if _C._op_info(op)["cuda"]}
+
+
+def device_kernel(op):
+    """The CUDA kernel an op runs when it is not a host round trip: its row's cuda column, else
+    the family kernel _C registers for it (elementwise, index, sort, ...), mt_cuda_<op>."""
+    return column().get(op) or f"mt_cuda_{op}"
 
 
 def test_every_cpu_kernel_has_a_cuda_kernel_or_is_listed():
@@ -46,7 +64,7 @@ def test_every_cpu_kernel_has_a_cuda_kernel_or_is_listed():
     for op in _C.OPS:
         if "CPU" not in _C._dispatch_table(op):
             continue
-        want = f"mt_cuda_host_{op}" if op in HOST_ROUND_TRIP else f"mt_cuda_{op}"
+        want = f"mt_cuda_host_{op}" if op in HOST_ROUND_TRIP else device_kernel(op)
         if cuda_kernel(op) != want:
             wrong.append((op, cuda_kernel(op), want))
     assert wrong == []
@@ -66,4 +84,43 @@ def test_the_list_names_only_ops_with_cpu_kernels():
                                 "sort", "argsort", "topk", "_unique2", "randperm", "exponential_", "geometric_",
                                 "log_normal_", "cauchy_", "poisson", "multinomial"])
 def test_kernels_of_this_issue_are_device_kernels(op):
-    assert cuda_kernel(op) == f"mt_cuda_{op}"
+    assert cuda_kernel(op) == device_kernel(op) and not cuda_kernel(op).startswith("mt_cuda_host_")
+
+
+def test_the_backend_exports_the_table_of_the_cuda_column():
+    """_C reads ops.def's cuda column (_op_info's "cuda"), _C_cuda's kernel table is generated from
+    the same column (kernels()), and the dispatcher runs what that table holds: every row with a
+    cuda column has its kernel (but the CUBLAS rows in a build without cuBLAS), and the backend
+    registers no kernel of its own outside the column."""
+    rows, exported = column(), minitorch.cuda._C_cuda.kernels()
+    assert len(rows) > 80 and all(k.startswith("mt_cuda_") for k in rows.values())
+    missing = set(rows) - set(exported)
+    assert missing == (set() if minitorch.cuda._C_cuda.has_cublas else PRODUCTS)
+    assert {op: rows.get(op) for op in exported} == exported
+    assert {op: cuda_kernel(op) for op in exported} == exported
+
+
+def test_rows_may_share_a_cuda_kernel():
+    """CUDA_AS(kernel): one kernel for several ops, which the plan's op tells apart."""
+    pools = [op for op in _C.OPS if "pool" in op and "unpool" not in op and "_backward" not in op]
+    assert {cuda_kernel(op) for op in pools} == {"mt_cuda_pool"}
+    assert cuda_kernel("max_pool3d_with_indices_backward") == cuda_kernel("_adaptive_avg_pool2d_backward") == "mt_cuda_pool_backward"
+    assert {cuda_kernel(op) for op in ("tril", "tril_", "triu", "triu_")} == {"mt_cuda_triangle"}
+    x = minitorch.arange(1.0, 10.0).reshape(3, 3)
+    for op in ("tril", "triu"):
+        y = x.cuda()
+        assert minitorch.equal(getattr(y, op)(1).cpu(), getattr(x, op)(1))
+        assert minitorch.equal(getattr(y, op + "_")(-1).cpu(), getattr(x.clone(), op + "_")(-1))
+
+
+def test_every_kernel_defined_in_cuda_has_a_row():
+    """A kernel mt_cuda_<op>(mt_args *a) of cuda/ that its row's cuda column does not name would
+    never run: adding a CUDA kernel is the kernel and its row's column. (Helpers of that shape
+    with other names, such as conv_gemm.c's, are called by a kernel.)"""
+    defined = set()
+    for path in CUDA_SOURCES.glob("*.c"):
+        defined |= set(re.findall(r"^mt_cuda_(\w+)\(mt_args \*a\)$", path.read_text(), re.M))
+    assert len(defined) > 50
+    named = {k.removeprefix("mt_cuda_") for k in column().values()}
+    assert {k for k in defined if k in _C.OPS} - named == set()
+    assert {"pool", "pool_backward", "triangle"} <= defined & named

@@ -92,7 +92,6 @@ def test_fill_and_factories():
 
 
 BINARY = ["add", "sub", "mul", "div"]
-UNARY = ["neg", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "reciprocal", "relu"]
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -109,13 +108,6 @@ def test_binary(op):
     assert_same(minitorch.add(x.cuda(), y.cuda(), alpha=3), minitorch.add(x, y, alpha=3))
     i = minitorch.arange(12).reshape(3, 4)
     assert_same(getattr(minitorch, op)(i.cuda(), i.cuda() + 1), getattr(minitorch, op)(i, i + 1))
-
-
-@pytest.mark.parametrize("op", UNARY)
-def test_unary(op):
-    for name, x in layouts((40, 9)):
-        x = x.abs() + 0.1 if op in ("log", "sqrt", "rsqrt") else x
-        assert_same(getattr(minitorch, op)(x.cuda()), getattr(minitorch, op)(x), atol=1e-5, rtol=1e-5)
 
 
 def test_clamp_and_large():
@@ -235,27 +227,6 @@ def values(shape, dtype=minitorch.float32, nan=False):
     if nan and a.size > 2:
         a.flat[1] = np.nan
     return minitorch.tensor(a).to(dtype)
-
-
-ALL_UNARY = ["neg", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "sign",
-             "reciprocal", "exp2", "expm1", "log2", "log10", "isnan", "isinf", "logical_not"]
-
-
-@pytest.mark.parametrize("op", ALL_UNARY)
-@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64, minitorch.int64])
-def test_every_unary(op, dtype):
-    x = values((7, 5), dtype)
-    if op in ("log", "log1p", "sqrt", "rsqrt", "log2", "log10"):
-        x = x.abs() + 1
-    f = getattr(minitorch, op)
-    check_device(f, x)
-    check_device(f, x.t())
-    check_device(f, x[::2, 1:])
-    if (dtype != minitorch.int64 or op in ("neg", "abs", "sign")) and hasattr(x, op + "_"):
-        g, want = x.cuda(), x.clone()
-        getattr(g, op + "_")()
-        getattr(want, op + "_")()
-        assert_same(g, want)
 
 
 def test_activations_and_bitwise():

@@ -6,7 +6,6 @@ values, dtypes, shapes (0-dim, empty, broadcast), layouts, NaN and inf, gradient
 forms, operators, node names and bad calls (PyTorch's class and message). The binary ops' values
 and gradients over broadcast shapes are also walked by tests/autograd/test_broadcast_grads.py."""
 import math
-from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
@@ -14,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import LAYOUTS, MT_DTYPES, SMALL_DTYPES, arrays, as_numpy, check, check_grad, layouts, same_as_torch, shapes, \
-    to_layout
+from helpers import LAYOUTS, SMALL_DTYPES, arrays, as_numpy, check, check_grad, same_as_torch, shapes
+from unary_table import UNARY
 
 torch = pytest.importorskip("torch")
 special = pytest.importorskip("scipy.special")
@@ -26,91 +25,6 @@ NUMERIC = ("float32", "float64", "int64", "int32")
 FLOATS = ("float32", "float64")
 
 
-def to_float(dtype):
-    return dtype if dtype in FLOATS else "float32"
-
-
-def keep(dtype):
-    return dtype
-
-
-def to_bool(dtype):
-    return "bool"
-
-
-class Unary(NamedTuple):
-    fn: Callable  # fn(lib, x)
-    ref: Callable  # on float64 (or the integer/bool array itself)
-    domain: tuple
-    dtypes: tuple
-    result: Callable
-    rtol: float = 2e-5
-
-
-def f64(f):
-    """NumPy's f in float64 (NumPy computes a bool array in float16)."""
-    return lambda x: f(np.asarray(x, dtype=np.float64))
-
-
-def _signbit(x):
-    return np.signbit(x.astype(np.float64)) if x.dtype == bool else np.signbit(x)
-
-
-UNARY = {
-    "floor": Unary(lambda m, x: m.floor(x), np.floor, (-10, 10), NUMERIC, keep),
-    "ceil": Unary(lambda m, x: x.ceil(), np.ceil, (-10, 10), NUMERIC, keep),
-    "trunc": Unary(lambda m, x: m.trunc(x), np.trunc, (-10, 10), NUMERIC, keep),
-    "fix": Unary(lambda m, x: m.fix(x), np.trunc, (-10, 10), NUMERIC, keep),
-    "round": Unary(lambda m, x: m.round(x), np.round, (-10, 10), NUMERIC, keep),
-    "round_decimals": Unary(lambda m, x: m.round(x, decimals=2), lambda x: np.round(x, 2), (-10, 10), FLOATS, keep),
-    "round_negative_decimals": Unary(lambda m, x: x.round(decimals=-1), lambda x: np.round(x, -1), (-100, 100),
-                                     FLOATS, keep),
-    "frac": Unary(lambda m, x: m.frac(x), lambda x: x - np.trunc(x), (-10, 10), FLOATS, keep),
-    "isfinite": Unary(lambda m, x: m.isfinite(x), np.isfinite, (-10, 10), ALL, to_bool),
-    "isposinf": Unary(lambda m, x: m.isposinf(x), lambda x: np.isposinf(x.astype(np.float64)), (-10, 10), ALL,
-                      to_bool),
-    "isneginf": Unary(lambda m, x: x.isneginf(), lambda x: np.isneginf(x.astype(np.float64)), (-10, 10), ALL, to_bool),
-    "signbit": Unary(lambda m, x: m.signbit(x), _signbit, (-10, 10), ALL, to_bool),
-    "isreal": Unary(lambda m, x: m.isreal(x), lambda x: np.ones(x.shape, bool), (-10, 10), ALL, to_bool),
-    "erf": Unary(lambda m, x: m.erf(x), f64(special.erf), (-4, 4), ALL, to_float),
-    "erfc": Unary(lambda m, x: x.erfc(), f64(special.erfc), (-4, 4), ALL, to_float),
-    "erfinv": Unary(lambda m, x: m.erfinv(x), f64(special.erfinv), (-0.96875, 0.96875), FLOATS, to_float, 1e-4),
-    "lgamma": Unary(lambda m, x: m.lgamma(x), f64(special.gammaln), (0.125, 10), NUMERIC, to_float),
-    "digamma": Unary(lambda m, x: m.digamma(x), f64(special.digamma), (0.125, 10), NUMERIC, to_float, 1e-4),
-    "trigamma": Unary(lambda m, x: m.polygamma(1, x), f64(lambda x: special.polygamma(1, x)), (0.125, 10), NUMERIC,
-                      to_float, 1e-4),
-    "polygamma3": Unary(lambda m, x: x.polygamma(3), f64(lambda x: special.polygamma(3, x)), (0.5, 10), FLOATS, to_float,
-                        1e-4),
-    "sinh": Unary(lambda m, x: m.sinh(x), f64(np.sinh), (-5, 5), ALL, to_float),
-    "cosh": Unary(lambda m, x: x.cosh(), f64(np.cosh), (-5, 5), ALL, to_float),
-    "tan": Unary(lambda m, x: m.tan(x), f64(np.tan), (-1.5, 1.5), ALL, to_float, 1e-4),
-    "asin": Unary(lambda m, x: m.asin(x), f64(np.arcsin), (-0.96875, 0.96875), FLOATS, to_float),
-    "acos": Unary(lambda m, x: x.acos(), f64(np.arccos), (-0.96875, 0.96875), FLOATS, to_float),
-    "atan": Unary(lambda m, x: m.atan(x), f64(np.arctan), (-10, 10), ALL, to_float),
-    "asinh": Unary(lambda m, x: m.asinh(x), f64(np.arcsinh), (-10, 10), ALL, to_float),
-    "acosh": Unary(lambda m, x: x.acosh(), f64(np.arccosh), (1, 10), NUMERIC, to_float),
-    "atanh": Unary(lambda m, x: m.atanh(x), f64(np.arctanh), (-0.96875, 0.96875), FLOATS, to_float),
-    "deg2rad": Unary(lambda m, x: m.deg2rad(x), f64(np.deg2rad), (-360, 360), ALL, to_float),
-    "rad2deg": Unary(lambda m, x: x.rad2deg(), f64(np.rad2deg), (-7, 7), ALL, to_float),
-    "nan_to_num": Unary(lambda m, x: m.nan_to_num(x), np.nan_to_num, (-10, 10), ALL, keep),
-    "square_bool_int": Unary(lambda m, x: m.square(x), np.square, (-10, 10), ALL,
-                             lambda d: "int64" if d == "bool" else d),
-}
-
-
-@pytest.mark.parametrize("name", UNARY)
-@given(data=st.data(), layout=layouts)
-def test_unary_against_numpy(name, data, layout):
-    row = UNARY[name]
-    low, high = row.domain
-    dtype = data.draw(st.sampled_from(row.dtypes))
-    if dtype.startswith("int"):
-        low, high = math.ceil(low), math.floor(high)
-    a = data.draw(arrays(dtype, shapes(), low=low, high=high))
-    out = check(row.fn, row.ref, [a], layout=layout if a.ndim else "contiguous", atol=1e-5, rtol=row.rtol)
-    assert out.dtype == MT_DTYPES[row.result(dtype)]
-
-
 # Values at the edges of each domain, and beyond: NaN, +-inf, +-0, the poles.
 EDGES = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.5, -3.0, 1e-30, 1e30, 0.999999,
                   -0.999999, 1.5, 10.0, -10.5, 100.0, 1e-8])
@@ -119,10 +33,14 @@ EDGES = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.
 @pytest.mark.parametrize("name", UNARY)
 @pytest.mark.parametrize("dtype", ALL)
 def test_unary_same_as_torch_edges_and_grads(name, dtype):
-    """Values (NaN, inf, poles, signed zeros included) and gradients against PyTorch, every
-    layout; an unsupported dtype raises PyTorch's class."""
+    """Each row of the unary table (tests/unary_table.py; its values against NumPy are
+    test_unary_compare.py's): values (NaN, inf, poles, signed zeros included) and gradients
+    against PyTorch, every layout; an unsupported dtype raises PyTorch's class."""
     fn = UNARY[name].fn
     a = EDGES.reshape(2, 11)
+    if name.startswith("gelu"):
+        # PyTorch's vectorised float32 GELU gives NaN for +inf, its scalar path (and the formula) inf
+        a = np.where(a == INF, 3.0, a)
     if dtype not in FLOATS:
         a = np.nan_to_num(a, posinf=7, neginf=-7).clip(-100, 100).astype(dtype)
     else:
@@ -133,8 +51,14 @@ def test_unary_same_as_torch_edges_and_grads(name, dtype):
     same_as_torch(fn, [a[:0]])  # empty
 
 
-@pytest.mark.parametrize("name", UNARY)
-@pytest.mark.parametrize("dtype", SMALL_DTYPES)
+# Known differences: clamp of a uint8 tensor with a negative bound (PyTorch casts -1 to uint8
+# first, 255, so clip(x, -1, 1) is 1 everywhere; minitorch compares with -1).
+KNOWN = {("clip", "uint8"): "clamp's negative bound on uint8 is not wrapped to 255 as in PyTorch"}
+
+
+@pytest.mark.parametrize("name, dtype", [
+    pytest.param(n, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n, d])) if (n, d) in KNOWN else (n, d)
+    for d in SMALL_DTYPES for n in UNARY])
 def test_unary_small_dtypes_same_as_torch(name, dtype):
     """The small dtypes (float16 in float32 rounded once; uint8/int8/int16) against PyTorch, values
     and float16 gradients, every layout: float16 within two units in its last place, where libm's
@@ -151,29 +75,19 @@ def test_unary_small_dtypes_same_as_torch(name, dtype):
     same_as_torch(fn, [a[:0]])  # empty
 
 
-@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "round", "frac", "fix", "erf", "erfc", "erfinv", "lgamma",
-                                  "digamma", "sinh", "cosh", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-                                  "deg2rad", "rad2deg", "nan_to_num"])
+@pytest.mark.parametrize("name", [name for name, row in UNARY.items() if row.inplace])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_unary_in_place(name, dtype):
-    """x.op_() writes op(x) into x (an integer x refuses a float result, as PyTorch)."""
-    ops = {
-        "floor": lambda x: x.floor_(), "ceil": lambda x: x.ceil_(), "trunc": lambda x: x.trunc_(),
-        "round": lambda x: x.round_(), "frac": lambda x: x.frac_(), "fix": lambda x: x.fix_(),
-        "erf": lambda x: x.erf_(), "erfc": lambda x: x.erfc_(), "erfinv": lambda x: x.erfinv_(),
-        "lgamma": lambda x: x.lgamma_(), "digamma": lambda x: x.digamma_(), "sinh": lambda x: x.sinh_(),
-        "cosh": lambda x: x.cosh_(), "tan": lambda x: x.tan_(), "asin": lambda x: x.asin_(),
-        "acos": lambda x: x.acos_(), "atan": lambda x: x.atan_(), "asinh": lambda x: x.asinh_(),
-        "acosh": lambda x: x.acosh_(), "atanh": lambda x: x.atanh_(), "deg2rad": lambda x: x.deg2rad_(),
-        "rad2deg": lambda x: x.rad2deg_(), "nan_to_num": lambda x: x.nan_to_num_(),
-    }
+    """x.op_() writes op(x) into x (an integer x refuses a float result, as PyTorch), for each
+    row of the unary table with an in-place form."""
+    inplace = UNARY[name].inplace
     a = np.array([[0.25, -0.75, 0.5], [1.5, -2.5, 3.0]]).astype(dtype)
     if name == "acosh":
         a = np.abs(a) + 1
 
     def fn(lib, x):
         y = x.clone() if not x.requires_grad else x * 1
-        r = ops[name](y)
+        r = inplace(y)
         assert r is y
         return y
     same_as_torch(fn, [a])

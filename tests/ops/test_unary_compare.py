@@ -3,7 +3,6 @@
 and inf, in-place forms, operators and bad calls."""
 import math
 import operator
-from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
@@ -13,16 +12,9 @@ from hypothesis.extra import numpy as hnp
 
 import minitorch
 from helpers import MT_DTYPES, arrays, broadcastable_pair, check, layouts, raises_like_torch, shapes, to_layout
+from unary_table import ALL, FLOATS, NEEDS_SCIPY, UNARY, nn_or_top, special
 
-ALL = ("float32", "float64", "int64", "int32", "bool")
-NUMERIC = ("float32", "float64", "int64", "int32")
-FLOATS = ("float32", "float64")
 INTEGRAL = ("int64", "int32", "bool")
-
-
-def nn_or_top(m, name):
-    """gelu and silu are torch.nn.functional.* in PyTorch, minitorch.* functions here."""
-    return getattr(m, name) if m is minitorch else getattr(m.nn.functional, name)
 
 
 def check_nan(fn, ref, arrays_):
@@ -30,81 +22,22 @@ def check_nan(fn, ref, arrays_):
     return check(fn, ref, arrays_, atol=0, rtol=0)
 
 
-def f64(f):
-    return lambda x: f(np.asarray(x, dtype=np.float64))
+def rows(names):
+    """pytest params of the table's rows, those on SciPy's references skipped without SciPy."""
+    no_scipy = pytest.mark.skipif(special is None, reason="needs scipy")
+    return [pytest.param(n, marks=no_scipy) if n in NEEDS_SCIPY else n for n in names]
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def gelu_tanh_ref(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-# The result dtype of a unary op for an input dtype.
-def to_float(dtype):
-    """exp, log, ...: integers and bools give the default float dtype."""
-    return dtype if dtype in FLOATS else "float32"
-
-
-def keep(dtype):
-    """abs, sign: the input's dtype."""
-    return dtype
-
-
-def promote_bool(dtype):
-    """square: bool is squared as int64."""
-    return "int64" if dtype == "bool" else dtype
-
-
-class Unary(NamedTuple):
-    fn: Callable  # fn(lib, x) for lib = minitorch and torch
-    ref: Callable  # NumPy's, on float64 for float inputs
-    domain: tuple  # (low, high) of the inputs drawn
-    dtypes: tuple
-    result: Callable  # input dtype -> result dtype
-    rtol: float = 1e-5
-
-
-# Every unary op, one row each (and one per overload or Python form worth its own row).
-UNARY = {
-    "exp": Unary(lambda m, x: m.exp(x), f64(np.exp), (-10, 10), ALL, to_float),
-    "log": Unary(lambda m, x: m.log(x), f64(np.log), (0.125, 10), ALL[:-1], to_float),
-    "log1p": Unary(lambda m, x: x.log1p(), f64(np.log1p), (-0.875, 10), ALL, to_float),
-    "sqrt": Unary(lambda m, x: m.sqrt(x), f64(np.sqrt), (0, 10), ALL, to_float),
-    "rsqrt": Unary(lambda m, x: m.rsqrt(x), f64(lambda x: 1 / np.sqrt(x)), (0.125, 10), ALL[:-1], to_float),
-    "sin": Unary(lambda m, x: m.sin(x), f64(np.sin), (-10, 10), ALL, to_float),
-    "cos": Unary(lambda m, x: x.cos(), f64(np.cos), (-10, 10), ALL, to_float),
-    "tanh": Unary(lambda m, x: m.tanh(x), f64(np.tanh), (-10, 10), ALL, to_float),
-    "sigmoid": Unary(lambda m, x: m.sigmoid(x), f64(lambda x: 1 / (1 + np.exp(-x))), (-10, 10), ALL, to_float),
-    "abs": Unary(lambda m, x: m.abs(x), np.abs, (-10, 10), NUMERIC, keep),
-    "sign": Unary(lambda m, x: x.sign(), lambda x: x if x.dtype == bool else np.sign(x), (-10, 10), ALL, keep),
-    "gelu": Unary(lambda m, x: nn_or_top(m, "gelu")(x), lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
-                  (-10, 10), FLOATS, keep),
-    "gelu_none": Unary(lambda m, x: nn_or_top(m, "gelu")(x, approximate="none"),
-                       lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), (-10, 10), FLOATS, keep, 2e-5),
-    "gelu_tanh": Unary(lambda m, x: nn_or_top(m, "gelu")(x, approximate="tanh"), gelu_tanh_ref, (-10, 10),
-                       FLOATS, keep, 2e-5),
-    "silu": Unary(lambda m, x: nn_or_top(m, "silu")(x), lambda x: x / (1 + np.exp(-x)), (-10, 10), FLOATS, keep),
-    "square": Unary(lambda m, x: m.square(x), np.square, (-10, 10), ALL, promote_bool, 2e-5),
-    "square_method": Unary(lambda m, x: x.square(), np.square, (-10, 10), ALL, promote_bool, 2e-5),
-    "reciprocal": Unary(lambda m, x: m.reciprocal(x), lambda x: 1 / x, (0.5, 10), NUMERIC, to_float, 2e-5),
-    "exp2": Unary(lambda m, x: m.exp2(x), np.exp2, (-10, 10), ALL, to_float, 2e-5),
-    # (PyTorch's expm1 of a 0-dim bool is 1.71875: bool is left out)
-    "expm1": Unary(lambda m, x: x.expm1(), np.expm1, (-10, 10), NUMERIC, to_float, 2e-5),
-    "log2": Unary(lambda m, x: m.log2(x), np.log2, (0.5, 10), NUMERIC, to_float, 2e-5),
-    "log10": Unary(lambda m, x: x.log10(), np.log10, (0.5, 10), NUMERIC, to_float, 2e-5),
-}
-
-
-@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("name", rows(UNARY))
 @given(data=st.data(), layout=layouts)
 def test_unary(name, data, layout):
+    """Every row of the unary table (tests/unary_table.py): values against its NumPy/SciPy
+    reference and PyTorch, every layout, and its result dtype."""
     row = UNARY[name]
     low, high = row.domain
     dtype = data.draw(st.sampled_from(row.dtypes))
     if dtype.startswith("int"):
-        low = math.ceil(low) if low > 0 else int(low)
+        low, high = math.ceil(low), math.floor(high)
     a = data.draw(arrays(dtype, shapes(), low=low, high=high))
     out = check(row.fn, row.ref, [a], layout=layout if a.ndim else "contiguous", atol=1e-5, rtol=row.rtol)
     assert out.dtype == MT_DTYPES[row.result(dtype)]
@@ -162,18 +95,9 @@ def test_unary_empty_and_zero_dim():
 
 # ---- in-place forms ----
 
-INPLACE = {
-    "exp_": (lambda x: x.exp_(), np.exp),
-    "log_": (lambda x: x.log_(), np.log),
-    "log1p_": (lambda x: x.log1p_(), np.log1p),
-    "sqrt_": (lambda x: x.sqrt_(), np.sqrt),
-    "rsqrt_": (lambda x: x.rsqrt_(), lambda x: 1 / np.sqrt(x)),
-    "sin_": (lambda x: x.sin_(), np.sin),
-    "cos_": (lambda x: x.cos_(), np.cos),
-    "tanh_": (lambda x: x.tanh_(), np.tanh),
-    "sigmoid_": (lambda x: x.sigmoid_(), lambda x: 1 / (1 + np.exp(-x))),
-    "abs_": (lambda x: x.abs_(), np.abs),
-    "sign_": (lambda x: x.sign_(), np.sign),
+# The unary table's in-place forms, and the comparisons' and logical ones.
+INPLACE = {name + "_": (row.inplace, row.ref) for name, row in UNARY.items() if row.inplace}
+INPLACE |= {
     "eq_": (lambda x: x.eq_(2.0), lambda x: x == 2.0),
     "ne_": (lambda x: x.ne_(minitorch.tensor([2.0, 1.0, 0.5])), lambda x: x != [2.0, 1.0, 0.5]),
     "lt_": (lambda x: x.lt_(1), lambda x: x < 1),
@@ -186,7 +110,7 @@ INPLACE = {
 }
 
 
-@pytest.mark.parametrize("name", INPLACE)
+@pytest.mark.parametrize("name", rows(INPLACE))
 @given(layout=layouts)
 def test_inplace_forms_write_self_and_return_it(name, layout):
     fn, ref = INPLACE[name]
