@@ -244,6 +244,16 @@ mt_grad_grid_sampler_2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                           n->edges[1].node ? &gi[1] : NULL);
 }
 
+// input (N, C, D, H, W), grid (N, OD, OH, OW, 3): as grid_sampler_2d's
+mt_status
+mt_grad_grid_sampler_3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return mt_op_grid_sampler_3d_backward(g[0], n->saved[0], n->saved[1], n->args.i[0],
+                                          n->args.i[1], n->args.b[0],
+                                          n->edges[0].node ? &gi[0] : NULL,
+                                          n->edges[1].node ? &gi[1] : NULL);
+}
+
 // adaptive_avg_pool2d/3d: input (N, C, [D,] H, W) or (C, [D,] H, W)
 mt_status
 mt_grad_adaptive_avg_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
