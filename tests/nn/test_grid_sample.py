@@ -346,3 +346,22 @@ def test_the_ops_directly():
     with pytest.raises(ValueError, match="grid_sampler_3d\\(\\): interpolation_mode must be"):
         minitorch.grid_sampler_3d(minitorch.tensor(data(1, 1, 2, 2, 2)), minitorch.tensor(data(1, 1, 1, 1, 3)), 5, 0,
                                   False)
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+def test_the_3d_ops_directly():
+    x, grid, go = data(2, 3, 3, 4, 5), data(2, 2, 3, 4, 3, scale=0.8), data(2, 3, 2, 3, 4)
+    mx, mg = minitorch.tensor(x), minitorch.tensor(grid)
+    tx, tg = torch.tensor(x), torch.tensor(grid)
+    for mode in (0, 1):
+        for padding in (0, 1, 2):
+            out = minitorch.grid_sampler_3d(mx, mg, mode, padding, True)
+            np.testing.assert_allclose(out.numpy(), torch.grid_sampler_3d(tx, tg, mode, padding, True).numpy(),
+                                       atol=1e-12)
+            gi, gg = minitorch._C.grid_sampler_3d_backward(minitorch.tensor(go), mx, mg, mode, padding, True)
+            tgi, tgg = torch.ops.aten.grid_sampler_3d_backward(torch.tensor(go), tx, tg, mode, padding, True,
+                                                               [True, True])
+            np.testing.assert_allclose(gi.numpy(), tgi.numpy(), atol=1e-12)
+            np.testing.assert_allclose(gg.numpy(), tgg.numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="grid_sampler_3d_backward: grad_output of sizes"):
+        minitorch._C.grid_sampler_3d_backward(minitorch.tensor(go[:, :1]), mx, mg, 0, 0, True)
