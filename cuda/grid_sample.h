@@ -13,10 +13,12 @@ extern "C" {
 
 /* One call: input (N, C, H, W) and grid (N, OH, OW, 2) read through their strides (is, gs, in
  * elements); grad_output (N, C, OH, OW) through os (backward). The outputs are contiguous:
- * out (N, C, OH, OW); gin (N, C, H, W) and ggrid (N, OH, OW, 2), zeroed beforehand. */
+ * out (N, C, OH, OW); gin (N, C, H, W) and ggrid (N, OH, OW, 2), zeroed beforehand. In 3-D
+ * the sizes D and OD lead H and OH (input (N, C, D, H, W), grid (N, OD, OH, OW, 3)) and the
+ * strides have five entries; D = OD = 1 in 2-D. */
 typedef struct mt_cuda_grid {
-    int64_t N, C, H, W, OH, OW;
-    int64_t is[4], gs[4], os[4];
+    int64_t N, C, D, H, W, OD, OH, OW;
+    int64_t is[5], gs[5], os[5];
     int mode, padding, align;
 } mt_cuda_grid;
 
@@ -25,6 +27,10 @@ typedef struct mt_cuda_grid {
  * (n, oh, ow), looping over the channels; any grid of MT_CUDA_THREADS. dt float32 or float64,
  * NULL otherwise. */
 const void *mt_cuda_grid_kernel(mt_dtype dt, int back);
+
+/* The 3-D kernels (trilinear and nearest), with the same arguments: a thread per output point
+ * (n, od, oh, ow). */
+const void *mt_cuda_grid3d_kernel(mt_dtype dt, int back);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* grid_sampler_2d and grid_sampler_2d_backward on CUDA (kernels: grid_sample.cu), in place of
+/* grid_sampler_2d and _3d and their backwards on CUDA (kernels: grid_sample.cu), in place of
  * the host round trip. The checks are the front end's (ops/grid_sample.c); the operands are read
  * through their strides, the results are contiguous. */
 #include "cuda/elementwise.h"
@@ -7,43 +7,48 @@
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
-/* The call's sizes, strides and modes (input t[k], grid t[k + 1]). */
+/* The call's sizes, strides and modes (input t[k], grid t[k + 1]), 2-D or 3-D. */
 static mt_cuda_grid
 grid_of(const mt_args *a, int k)
 {
     const mt_tensor *in = a->t[k], *grid = a->t[k + 1];
+    const int e = in->ndim - 4; /* 1 in 3-D: D and OD lead */
     mt_cuda_grid g = {.N = in->sizes[0],
                       .C = in->sizes[1],
-                      .H = in->sizes[2],
-                      .W = in->sizes[3],
-                      .OH = grid->sizes[1],
-                      .OW = grid->sizes[2],
+                      .D = e ? in->sizes[2] : 1,
+                      .H = in->sizes[2 + e],
+                      .W = in->sizes[3 + e],
+                      .OD = e ? grid->sizes[1] : 1,
+                      .OH = grid->sizes[1 + e],
+                      .OW = grid->sizes[2 + e],
                       .mode = (int)a->i[0],
                       .padding = (int)a->i[1],
                       .align = a->b[0]};
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < in->ndim; d++) {
         g.is[d] = in->strides[d];
         g.gs[d] = grid->strides[d];
     }
     return g;
 }
 
-// input (N, C, H, W), grid (N, OH, OW, 2); out (N, C, OH, OW)
-mt_status
-mt_cuda_grid_sampler_2d(mt_args *a)
+// input (N, C, [D,] H, W), grid (N, [OD,] OH, OW, 2 or 3); out (N, C, [OD,] OH, OW)
+static mt_status
+sampler_forward(mt_args *a, const char *name, const void *kernel)
 {
     mt_tensor *in = a->t[0], *grid = a->t[1], *out = NULL;
     mt_cuda_grid g = grid_of(a, 0);
-    const void *kernel = mt_cuda_grid_kernel(in->dtype, 0);
     if (kernel == NULL) {
-        return mt_fail_not_implemented("grid_sampler_2d_cuda", "", in->dtype);
+        return mt_fail_not_implemented(name, "", in->dtype);
     }
-    int64_t sizes[4] = {g.N, g.C, g.OH, g.OW};
-    mt_status st = mt_tensor_empty(4, sizes, in->dtype, mt_tensor_device(in), &out);
+    int64_t sizes[5] = {g.N, g.C};
+    for (int d = 2; d < in->ndim; d++) {
+        sizes[d] = grid->sizes[d - 1];
+    }
+    mt_status st = mt_tensor_empty(in->ndim, sizes, in->dtype, mt_tensor_device(in), &out);
     if (st == MT_OK && (st = mt_cuda_use_device(mt_tensor_device(in))) == MT_OK) {
         void *ip = mt_tensor_data(in), *gp = mt_tensor_data(grid), *op = mt_tensor_data(out);
         void *args[] = {&g, &ip, &gp, &op};
-        st = mt_cuda_launch_n(kernel, g.N * g.OH * g.OW, args);
+        st = mt_cuda_launch_n(kernel, g.N * g.OD * g.OH * g.OW, args);
     }
     if (st) {
         mt_tensor_clear(&out);
@@ -52,24 +57,22 @@ mt_cuda_grid_sampler_2d(mt_args *a)
     return st;
 }
 
-// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2); out: the gradients of
-// input and of grid
-mt_status
-mt_cuda_grid_sampler_2d_backward(mt_args *a)
+// grad_output (N, C, [OD,] OH, OW), input, grid; out: the gradients of input and of grid
+static mt_status
+sampler_backward(mt_args *a, const char *name, const void *kernel)
 {
     mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2], *gin = NULL, *ggrid = NULL;
     mt_cuda_grid g = grid_of(a, 1);
-    const void *kernel = mt_cuda_grid_kernel(in->dtype, 1);
     if (kernel == NULL) {
-        return mt_fail_not_implemented("grid_sampler_2d_backward_cuda", "", in->dtype);
+        return mt_fail_not_implemented(name, "", in->dtype);
     }
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < go->ndim; d++) {
         g.os[d] = go->strides[d];
     }
     mt_device dev = mt_tensor_device(in);
     mt_status st;
-    if ((st = mt_tensor_empty(4, in->sizes, in->dtype, dev, &gin)) ||
-        (st = mt_tensor_empty(4, grid->sizes, in->dtype, dev, &ggrid)) ||
+    if ((st = mt_tensor_empty(in->ndim, in->sizes, in->dtype, dev, &gin)) ||
+        (st = mt_tensor_empty(grid->ndim, grid->sizes, in->dtype, dev, &ggrid)) ||
         (st = mt_cuda_fill(gin, mt_scalar_int(0))) ||
         (st = mt_cuda_fill(ggrid, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
@@ -77,7 +80,7 @@ mt_cuda_grid_sampler_2d_backward(mt_args *a)
     void *gop = mt_tensor_data(go), *ip = mt_tensor_data(in), *gp = mt_tensor_data(grid);
     void *gip = mt_tensor_data(gin), *ggp = mt_tensor_data(ggrid);
     void *args[] = {&g, &gop, &ip, &gp, &gip, &ggp};
-    st = mt_cuda_launch_n(kernel, g.N * g.OH * g.OW, args);
+    st = mt_cuda_launch_n(kernel, g.N * g.OD * g.OH * g.OW, args);
 out_release:
     if (st) {
         mt_tensor_clear(&gin);
@@ -86,4 +89,30 @@ out_release:
     a->out[0] = gin;
     a->out[1] = ggrid;
     return st;
+}
+
+mt_status
+mt_cuda_grid_sampler_2d(mt_args *a)
+{
+    return sampler_forward(a, "grid_sampler_2d_cuda", mt_cuda_grid_kernel(a->t[0]->dtype, 0));
+}
+
+mt_status
+mt_cuda_grid_sampler_2d_backward(mt_args *a)
+{
+    return sampler_backward(a, "grid_sampler_2d_backward_cuda",
+                            mt_cuda_grid_kernel(a->t[1]->dtype, 1));
+}
+
+mt_status
+mt_cuda_grid_sampler_3d(mt_args *a)
+{
+    return sampler_forward(a, "grid_sampler_3d_cuda", mt_cuda_grid3d_kernel(a->t[0]->dtype, 0));
+}
+
+mt_status
+mt_cuda_grid_sampler_3d_backward(mt_args *a)
+{
+    return sampler_backward(a, "grid_sampler_3d_backward_cuda",
+                            mt_cuda_grid3d_kernel(a->t[1]->dtype, 1));
 }

@@ -7,6 +7,8 @@
  * mish's derivative is written with ops under create_graph (PyTorch's
  * infinitely_differentiable_mish_backward), so mish_backward itself has none, as in PyTorch;
  * hardsigmoid_backward has one although PyTorch has none (see there). */
+#include <string.h>
+
 #include "autograd/formula_chain.h"
 
 /* The tensor the row saved for x: the input, or (the in-place rows) the result. */
@@ -314,4 +316,37 @@ mt_grad_log_sigmoid_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *r = NULL;
     mt_status st = mt_op_log_sigmoid_backward(g[0], n->saved[1], &r);
     return backward_op_grads(n, g[0], st, r, log_sigmoid_self_term, gi);
+}
+
+/* gelu_backward(grad_output, x, approximate): gelu's second derivative times gg_go. Exact:
+ * phi(x) (2 - x^2), phi the normal density. tanh: with u = k (x + c x^3) (k = sqrt(2 / pi),
+ * c = 0.044715) and t = tanh(u), (1 - t^2) (u' - x t u'^2 + x u'' / 2), u' = k (1 + 3 c x^2)
+ * and u'' = 6 k c x. */
+static mt_tensor *
+gelu_self_term(tmp *s, const mt_node *n, mt_tensor *gg_go, mt_tensor *x)
+{
+    mt_tensor *x2 = bin(s, MT_OP_mul, x, x);
+    const char *approximate = n->args.str[0];
+    if (approximate == NULL || strcmp(approximate, "tanh") != 0) {
+        mt_tensor *phi = scaled(s, un(s, MT_OP_exp, scaled(s, x2, -0.5)), 0.3989422804014327);
+        mt_tensor *d2 = bin(s, MT_OP_mul, phi, bin(s, MT_OP_sub, num(s, 2.0), x2));
+        return bin(s, MT_OP_mul, gg_go, d2);
+    }
+    const double k = 0.7978845608028654, c = 0.044715;
+    mt_tensor *u = scaled(s, bin(s, MT_OP_add, x, scaled(s, bin(s, MT_OP_mul, x2, x), c)), k);
+    mt_tensor *t = un(s, MT_OP_tanh, u);
+    mt_tensor *sech2 = bin(s, MT_OP_sub, num(s, 1.0), bin(s, MT_OP_mul, t, t));
+    mt_tensor *du = scaled(s, bin(s, MT_OP_add, num(s, 1.0), scaled(s, x2, 3 * c)), k);
+    mt_tensor *xt = bin(s, MT_OP_mul, x, t);
+    mt_tensor *inner = bin(s, MT_OP_sub, du, bin(s, MT_OP_mul, xt, bin(s, MT_OP_mul, du, du)));
+    inner = bin(s, MT_OP_add, inner, scaled(s, x2, 3 * k * c)); /* x u'' / 2 */
+    return bin(s, MT_OP_mul, gg_go, bin(s, MT_OP_mul, sech2, inner));
+}
+
+mt_status
+mt_grad_gelu_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *r = NULL;
+    mt_status st = mt_op_gelu_backward(g[0], n->saved[1], n->args.str[0], &r);
+    return backward_op_grads(n, g[0], st, r, gelu_self_term, gi);
 }

@@ -80,14 +80,113 @@ enum { MT_GRID_ZEROS = 0, MT_GRID_BORDER = 1, MT_GRID_REFLECTION = 2 };
         return c > (T)INT32_MAX - 1 || c < (T)INT32_MIN ? (T)-100 : c;                            \
     }
 
+/* The 3-D kernels' source index: PyTorch's generic CPU kernel (not the vectorised 2-D one)
+ * takes values that are not finite otherwise: zeros puts them out of bounds, border clips NaN
+ * and +inf to the last pixel and -inf to the first, reflection sends them all to the last
+ * (*d 0 there); finite values as mt_grid_source_index */
+#define MT_GRID_MATH_3D(T, SFX)                                                                   \
+    static inline MT_HD T mt_grid_source_index_3d_##SFX(T c, int64_t size, int padding,         \
+                                                       bool align, T *d)                         \
+    {                                                                                             \
+        T du, u = mt_grid_unnormalize_##SFX(c, size, align, &du);                                 \
+        if (isfinite(u)) {                                                                        \
+            return mt_grid_source_index_##SFX(c, size, padding, align, d);                        \
+        }                                                                                         \
+        *d = 0;                                                                                   \
+        if (padding == MT_GRID_ZEROS) {                                                           \
+            return (T)-100;                                                                       \
+        }                                                                                         \
+        return padding == MT_GRID_BORDER && u < 0 ? (T)0 : (T)(size - 1);                         \
+    }                                                                                             \
+    /* bicubic's tap at source index c (an integer value) through the padding mode, as an index \
+     * into a dim of size: clipped (border), reflected and clipped (reflection), or kept (zeros,  \
+     * where -1 stands for any index out of bounds) */                                         \
+    static inline MT_HD int64_t mt_grid_tap_##SFX(T c, int64_t size, int padding, bool align)   \
+    {                                                                                             \
+        T unused;                                                                                 \
+        if (padding == MT_GRID_BORDER) {                                                          \
+            c = mt_grid_clip_##SFX(c, size, &unused);                                             \
+        } else if (padding == MT_GRID_REFLECTION) {                                               \
+            c = align ? mt_grid_reflect_##SFX(c, 0, 2 * (size - 1), &unused)                      \
+                      : mt_grid_reflect_##SFX(c, -1, 2 * size - 1, &unused);                      \
+            c = mt_grid_clip_##SFX(c, size, &unused);                                             \
+        }                                                                                         \
+        return c >= 0 && c < (T)size ? (int64_t)c : -1;                                           \
+    }
+
 MT_GRID_MATH(float, f32)
 MT_GRID_MATH(double, f64)
+MT_GRID_MATH_3D(float, f32)
+MT_GRID_MATH_3D(double, f64)
+/* clang-format on */
+
+/* bicubic's weights of the taps floor(i) - 1 .. floor(i) + 2 at fraction t = i - floor(i) (Keys'
+ * cubic convolution with a = -0.75, PyTorch's), and in dw their derivatives in t. The kernel is
+ * near(s) = ((a + 2) s - (a + 3)) s^2 + 1 for |s| <= 1 and far(s) = ((a s - 5a) s + 8a) s - 4a
+ * for 1 < |s| < 2, at the taps' distances t + 1, t, 1 - t and 2 - t. */
+static inline MT_HD void
+mt_grid_cubic_weights(double t, double w[4], double dw[4])
+{
+    const double a = -0.75;
+    const double s[4] = {t + 1, t, 1 - t, 2 - t}, sign[4] = {1, 1, -1, -1};
+    for (int k = 0; k < 4; k++) {
+        const double x = s[k];
+        if (k == 1 || k == 2) {
+            w[k] = ((a + 2) * x - (a + 3)) * x * x + 1;
+            dw[k] = sign[k] * (3 * (a + 2) * x - 2 * (a + 3)) * x;
+        } else {
+            w[k] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+            dw[k] = sign[k] * ((3 * a * x - 10 * a) * x + 8 * a);
+        }
+    }
+}
+
+/* bicubic's taps of one point: indices into the image's columns x and rows y (-1: out of bounds,
+ * reading 0), their weights, the weights' derivatives in the point's fractions, and the
+ * derivatives (mx, my) of the unnormalised point in the grid's values */
+typedef struct mt_grid_cubic {
+    int64_t x[4], y[4];
+    double wx[4], wy[4], dwx[4], dwy[4], mx, my;
+} mt_grid_cubic;
+
+/* clang-format off */
+/* bicubic's 4 x 4 taps around grid point (gx, gy) of an h x w image: the unnormalised point is
+ * not padded, each tap is (mt_grid_tap); false where the point is not finite (its value NaN) */
+#define MT_GRID_MATH_CUBIC(T, SFX)                                                                \
+    static inline MT_HD bool mt_grid_cubic_taps_##SFX(T gx, T gy, int64_t h, int64_t w,          \
+                                                     int padding, bool align, mt_grid_cubic *k)  \
+    {                                                                                             \
+        T mx, my, ix = mt_grid_unnormalize_##SFX(gx, w, align, &mx);                              \
+        T iy = mt_grid_unnormalize_##SFX(gy, h, align, &my);                                      \
+        if (!isfinite(ix) || !isfinite(iy)) {                                                     \
+            return false;                                                                         \
+        }                                                                                         \
+        const T fx = floor(ix), fy = floor(iy);                                                   \
+        k->mx = (double)mx;                                                                       \
+        k->my = (double)my;                                                                       \
+        mt_grid_cubic_weights((double)(ix - fx), k->wx, k->dwx);                                  \
+        mt_grid_cubic_weights((double)(iy - fy), k->wy, k->dwy);                                  \
+        for (int q = 0; q < 4; q++) {                                                             \
+            k->x[q] = mt_grid_tap_##SFX(fx + (T)(q - 1), w, padding, align);                      \
+            k->y[q] = mt_grid_tap_##SFX(fy + (T)(q - 1), h, padding, align);                      \
+        }                                                                                         \
+        return true;                                                                              \
+    }
+
+MT_GRID_MATH_CUBIC(float, f32)
+MT_GRID_MATH_CUBIC(double, f64)
 /* clang-format on */
 
 static inline MT_HD bool
 mt_grid_in(int64_t y, int64_t x, int64_t h, int64_t w)
 {
     return y >= 0 && y < h && x >= 0 && x < w;
+}
+
+static inline MT_HD bool
+mt_grid_in_3d(int64_t z, int64_t y, int64_t x, int64_t d, int64_t h, int64_t w)
+{
+    return z >= 0 && z < d && mt_grid_in(y, x, h, w);
 }
 
 #endif

@@ -1,7 +1,8 @@
-/* grid_sample on the CPU: grid_sampler_2d and its backward, bilinear and nearest, each output
+/* grid_sample on the CPU: grid_sampler_2d and its backward, bilinear, nearest and bicubic, each output
  * pixel read from the input at the grid's (x, y) through the padding mode (core/grid_math.h,
  * computed in the tensors' dtype as PyTorch's CPU kernel computes it), as PyTorch's
- * grid_sampler_2d_cpu. Inputs are read through their strides; the front end
+ * grid_sampler_2d_cpu; grid_sampler_3d (trilinear and nearest) as its generic
+ * grid_sampler_3d_cpu. Inputs are read through their strides; the front end
  * (ops/grid_sample.c) has checked them. Threads over the batch, so each sample's gradient is
  * summed by one thread. */
 #include <math.h>
@@ -14,13 +15,14 @@
 #include "ops/front.h"
 
 /* One call's tensors and sizes: input (N, C, H, W), grid (N, OH, OW, 2), and for the backward
- * grad_output (N, C, OH, OW) and the two gradients, contiguous and zeroed. */
+ * grad_output (N, C, OH, OW) and the two gradients, contiguous and zeroed; in 3-D input (N, C,
+ * D, H, W), grid (N, OD, OH, OW, 3) and grad_output (N, C, OD, OH, OW). */
 typedef struct grid_args {
     const mt_tensor *in, *grid, *go;
     mt_tensor *out, *gin, *ggrid;
     int mode, padding;
     bool align;
-    int64_t N, C, H, W, OH, OW;
+    int64_t N, C, H, W, OH, OW, D, OD; /* D = OD = 1 in 2-D */
 } grid_args;
 
 /* The four neighbours of (ix, iy), nw ne sw se, and their bilinear weights */
@@ -55,6 +57,30 @@ bilinear_corners(double ix, double iy)
         *iy = mt_grid_source_index_##SFX(g[gs[3]], a->H, a->padding, a->align, dy);            \
     }
 
+/* bicubic's taps for output pixel (n, h, w) (core/grid_math.h); false where it is not finite */
+#define GRID_CUBIC(T, SFX)                                                                         \
+    static bool cubic_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w, mt_grid_cubic *k) \
+    {                                                                                              \
+        const int64_t *gs = a->grid->strides;                                                      \
+        const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + h * gs[1] + w * gs[2];       \
+        return mt_grid_cubic_taps_##SFX(g[0], g[gs[3]], a->H, a->W, a->padding, a->align, k);      \
+    }
+
+/* bicubic's value at taps k of channel plane x (strides sy, sx) */
+#define CUBIC_VALUE(T)                                                                        \
+    static double cubic_value_##T(const T *x, int64_t sy, int64_t sx, const mt_grid_cubic *k) \
+    {                                                                                         \
+        double acc = 0;                                                                       \
+        for (int j = 0; j < 4; j++) {                                                         \
+            double row = 0;                                                                   \
+            for (int i = 0; k->y[j] >= 0 && i < 4; i++) {                                     \
+                row += k->x[i] >= 0 ? (double)x[k->y[j] * sy + k->x[i] * sx] * k->wx[i] : 0;  \
+            }                                                                                 \
+            acc += row * k->wy[j];                                                            \
+        }                                                                                     \
+        return acc;                                                                           \
+    }
+
 // sample n: out[n] (C, OH, OW) from input[n] (C, H, W)
 #define SAMPLE_FORWARD(name, T, SFX)                                                             \
     static void name(const grid_args *a, int64_t n)                                              \
@@ -63,6 +89,16 @@ bilinear_corners(double ix, double iy)
         const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                               \
         T *o = (T *)mt_tensor_data(a->out) + n * C * plane;                                      \
         for (int64_t p = 0; p < plane; p++) {                                                    \
+            if (a->mode == MT_GRID_BICUBIC) {                                                    \
+                mt_grid_cubic k;                                                                 \
+                bool finite = cubic_##SFX(a, n, p / a->OW, p % a->OW, &k);                       \
+                for (int64_t c = 0; c < C; c++) {                                                \
+                    o[c * plane + p] = finite                                                    \
+                                           ? (T)cubic_value_##T(x + c * is[1], is[2], is[3], &k) \
+                                           : (T)NAN;                                             \
+                }                                                                                \
+                continue;                                                                        \
+            }                                                                                    \
             T ix, iy, dx, dy;                                                                    \
             point_##SFX(a, n, p / a->OW, p % a->OW, &ix, &iy, &dx, &dy);                         \
             bool finite = isfinite(ix) && isfinite(iy);                                          \
@@ -91,6 +127,38 @@ bilinear_corners(double ix, double iy)
         }                                                                                        \
     }
 
+// output pixel (n, h, w) of bicubic: each of the 16 taps' weight times the output's gradient gp
+// goes to its input pixel (several taps may land on one, clipped or reflected); the grid's
+// gradient is the bicubic surface's slope times the unnormalisation's (a point that is not
+// finite has none)
+#define CUBIC_BACKWARD(T, SFX)                                                               \
+    static void cubic_backward_##SFX(const grid_args *a, int64_t n, int64_t h, int64_t w,    \
+                                     const T *x, const T *gp, T *gi, T *gg)                  \
+    {                                                                                        \
+        const int64_t HW = a->H * a->W, *is = a->in->strides, *os = a->go->strides;          \
+        mt_grid_cubic k;                                                                     \
+        if (!cubic_##SFX(a, n, h, w, &k)) {                                                  \
+            return;                                                                          \
+        }                                                                                    \
+        double sx = 0, sy = 0;                                                               \
+        for (int64_t c = 0; c < a->C; c++) {                                                 \
+            const double gv = (double)gp[c * os[1]];                                         \
+            for (int j = 0; j < 4; j++) {                                                    \
+                for (int i = 0; k.y[j] >= 0 && i < 4; i++) {                                 \
+                    if (k.x[i] < 0) {                                                        \
+                        continue;                                                            \
+                    }                                                                        \
+                    gi[c * HW + k.y[j] * a->W + k.x[i]] += (T)(k.wx[i] * k.wy[j] * gv);      \
+                    const double v = (double)x[c * is[1] + k.y[j] * is[2] + k.x[i] * is[3]]; \
+                    sx += v * k.dwx[i] * k.wy[j] * gv;                                       \
+                    sy += v * k.wx[i] * k.dwy[j] * gv;                                       \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        gg[0] = (T)(sx * k.mx);                                                              \
+        gg[1] = (T)(sy * k.my);                                                              \
+    }
+
 // sample n: each tap's weight times the output's gradient goes to its input pixel; the grid's
 // gradient is the bilinear surface's slope times the source index's derivative (0 for nearest)
 #define SAMPLE_BACKWARD(name, T, SFX)                                                           \
@@ -103,9 +171,13 @@ bilinear_corners(double ix, double iy)
         T *gg = (T *)mt_tensor_data(a->ggrid) + n * a->OH * a->OW * 2;                          \
         for (int64_t p = 0; p < a->OH * a->OW; p++) {                                           \
             int64_t h = p / a->OW, w = p % a->OW;                                               \
+            const T *gp = go + h * os[2] + w * os[3];                                           \
+            if (a->mode == MT_GRID_BICUBIC) {                                                   \
+                cubic_backward_##SFX(a, n, h, w, x, gp, gi, gg + p * 2);                        \
+                continue;                                                                       \
+            }                                                                                   \
             T ix, iy, dx, dy;                                                                   \
             point_##SFX(a, n, h, w, &ix, &iy, &dx, &dy);                                        \
-            const T *gp = go + h * os[2] + w * os[3];                                           \
             if (!isfinite(ix) || !isfinite(iy)) {                                               \
                 continue; /* reads nothing: no gradient */                                      \
             }                                                                                   \
@@ -140,20 +212,166 @@ bilinear_corners(double ix, double iy)
         }                                                                                       \
     }
 
+/* 3-D (grid_sampler_3d, PyTorch's generic CPU kernel's arithmetic): the source position i =
+ * (x, y, z) of output point p of sample n, and its derivatives */
+#define GRID_POINT_3D(T, SFX)                                                                 \
+    static void point3_##SFX(const grid_args *a, int64_t n, int64_t p, T i[3], T di[3])       \
+    {                                                                                         \
+        const int64_t *gs = a->grid->strides, size[3] = {a->W, a->H, a->D};                   \
+        const int64_t w = p % a->OW, h = p / a->OW % a->OH, d = p / (a->OW * a->OH);          \
+        const T *g = (const T *)mt_tensor_data(a->grid) + n * gs[0] + d * gs[1] + h * gs[2] + \
+                     w * gs[3];                                                               \
+        for (int k = 0; k < 3; k++) {                                                         \
+            i[k] = mt_grid_source_index_3d_##SFX(g[k * gs[4]], size[k], a->padding, a->align, \
+                                                 &di[k]);                                     \
+        }                                                                                     \
+    }
+
+/* The eight neighbours of source position i, corner q at (x0 + (q & 1), y0 + (q >> 1 & 1), z0 +
+ * (q >> 2)), the fractions f past (x0, y0, z0), and the weight of corner q */
+typedef struct corners3 {
+    int64_t x0, y0, z0;
+    double f[3];
+} corners3;
+
+static corners3
+trilinear_corners(const double i[3])
+{
+    corners3 c;
+    double fl[3];
+    for (int k = 0; k < 3; k++) {
+        fl[k] = floor(i[k]);
+        c.f[k] = i[k] - fl[k];
+    }
+    c.x0 = (int64_t)fl[0];
+    c.y0 = (int64_t)fl[1];
+    c.z0 = (int64_t)fl[2];
+    return c;
+}
+
+/* corner q's weight, or with along = 0, 1, 2 its derivative in x, y or z (along = -1: none) */
+static double
+trilinear_weight(const corners3 *c, int q, int along)
+{
+    double w = 1;
+    for (int k = 0; k < 3; k++) {
+        const bool far = (q >> k) & 1;
+        w *= k == along ? (far ? 1 : -1) : far ? c->f[k] : 1 - c->f[k];
+    }
+    return w;
+}
+
+// sample n: out[n] (C, OD, OH, OW) from input[n] (C, D, H, W), trilinear or nearest
+#define SAMPLE_FORWARD_3D(name, T, SFX)                                                          \
+    static void name(const grid_args *a, int64_t n)                                              \
+    {                                                                                            \
+        const int64_t C = a->C, vol = a->OD * a->OH * a->OW, *is = a->in->strides;               \
+        const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                               \
+        T *o = (T *)mt_tensor_data(a->out) + n * C * vol;                                        \
+        for (int64_t p = 0; p < vol; p++) {                                                      \
+            T i[3], di[3];                                                                       \
+            point3_##SFX(a, n, p, i, di);                                                        \
+            if (a->mode == MT_GRID_NEAREST) {                                                    \
+                int64_t px = (int64_t)nearbyint(i[0]), py = (int64_t)nearbyint(i[1]);            \
+                int64_t pz = (int64_t)nearbyint(i[2]);                                           \
+                bool inside = mt_grid_in_3d(pz, py, px, a->D, a->H, a->W);                       \
+                const T *at = x + pz * is[2] + py * is[3] + px * is[4];                          \
+                for (int64_t c = 0; c < C; c++) {                                                \
+                    o[c * vol + p] = inside ? at[c * is[1]] : (T)0;                              \
+                }                                                                                \
+                continue;                                                                        \
+            }                                                                                    \
+            const double id[3] = {(double)i[0], (double)i[1], (double)i[2]};                     \
+            corners3 k = trilinear_corners(id);                                                  \
+            for (int64_t c = 0; c < C; c++) {                                                    \
+                double acc = 0;                                                                  \
+                for (int q = 0; q < 8; q++) {                                                    \
+                    int64_t px = k.x0 + (q & 1), py = k.y0 + (q >> 1 & 1), pz = k.z0 + (q >> 2); \
+                    if (mt_grid_in_3d(pz, py, px, a->D, a->H, a->W)) {                           \
+                        acc += (double)x[c * is[1] + pz * is[2] + py * is[3] + px * is[4]] *     \
+                               trilinear_weight(&k, q, -1);                                      \
+                    }                                                                            \
+                }                                                                                \
+                o[c * vol + p] = (T)acc;                                                         \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+// sample n in 3-D: each corner's weight times the output's gradient goes to its input point; the
+// grid's gradient is the trilinear surface's slope times the source index's derivative (0 for
+// nearest)
+#define SAMPLE_BACKWARD_3D(name, T, SFX)                                                           \
+    static void name(const grid_args *a, int64_t n)                                                \
+    {                                                                                              \
+        const int64_t C = a->C, D = a->D, H = a->H, W = a->W, DHW = D * H * W;                     \
+        const int64_t vol = a->OD * a->OH * a->OW, *is = a->in->strides, *os = a->go->strides;     \
+        const T *x = (const T *)mt_tensor_data(a->in) + n * is[0];                                 \
+        const T *go = (const T *)mt_tensor_data(a->go) + n * os[0];                                \
+        T *gi = (T *)mt_tensor_data(a->gin) + n * C * DHW;                                         \
+        T *gg = (T *)mt_tensor_data(a->ggrid) + n * vol * 3;                                       \
+        for (int64_t p = 0; p < vol; p++) {                                                        \
+            const int64_t w = p % a->OW, h = p / a->OW % a->OH, d = p / (a->OW * a->OH);           \
+            const T *gp = go + d * os[2] + h * os[3] + w * os[4];                                  \
+            T i[3], di[3];                                                                         \
+            point3_##SFX(a, n, p, i, di);                                                          \
+            if (a->mode == MT_GRID_NEAREST) {                                                      \
+                int64_t px = (int64_t)nearbyint(i[0]), py = (int64_t)nearbyint(i[1]);              \
+                int64_t pz = (int64_t)nearbyint(i[2]);                                             \
+                for (int64_t c = 0; mt_grid_in_3d(pz, py, px, D, H, W) && c < C; c++) {            \
+                    gi[c * DHW + (pz * H + py) * W + px] += gp[c * os[1]];                         \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            const double id[3] = {(double)i[0], (double)i[1], (double)i[2]};                       \
+            corners3 k = trilinear_corners(id);                                                    \
+            double s[3] = {0, 0, 0};                                                               \
+            for (int64_t c = 0; c < C; c++) {                                                      \
+                const double gv = (double)gp[c * os[1]];                                           \
+                for (int q = 0; q < 8; q++) {                                                      \
+                    int64_t px = k.x0 + (q & 1), py = k.y0 + (q >> 1 & 1), pz = k.z0 + (q >> 2);   \
+                    if (!mt_grid_in_3d(pz, py, px, D, H, W)) {                                     \
+                        continue;                                                                  \
+                    }                                                                              \
+                    gi[c * DHW + (pz * H + py) * W + px] += (T)(trilinear_weight(&k, q, -1) * gv); \
+                    const double v = (double)x[c * is[1] + pz * is[2] + py * is[3] + px * is[4]];  \
+                    for (int along = 0; along < 3; along++) {                                      \
+                        s[along] += v * trilinear_weight(&k, q, along) * gv;                       \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            for (int along = 0; along < 3; along++) {                                              \
+                gg[p * 3 + along] = (T)(s[along] * (double)di[along]);                             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 GRID_POINT(float, f32)
 GRID_POINT(double, f64)
+GRID_CUBIC(float, f32)
+GRID_CUBIC(double, f64)
+CUBIC_VALUE(float)
+CUBIC_VALUE(double)
+CUBIC_BACKWARD(float, f32)
+CUBIC_BACKWARD(double, f64)
 SAMPLE_FORWARD(forward_f32, float, f32)
 SAMPLE_FORWARD(forward_f64, double, f64)
 SAMPLE_BACKWARD(backward_f32, float, f32)
 SAMPLE_BACKWARD(backward_f64, double, f64)
+GRID_POINT_3D(float, f32)
+GRID_POINT_3D(double, f64)
+SAMPLE_FORWARD_3D(forward3_f32, float, f32)
+SAMPLE_FORWARD_3D(forward3_f64, double, f64)
+SAMPLE_BACKWARD_3D(backward3_f32, float, f32)
+SAMPLE_BACKWARD_3D(backward3_f64, double, f64)
 
 typedef void (*sample_fn)(const grid_args *a, int64_t n);
 
-/* a's sizes and modes from the op's arguments (input t[k], grid t[k + 1]) */
+/* a's sizes and modes from the op's arguments (input t[k], grid t[k + 1]), 2-D or 3-D */
 static grid_args
 grid_args_of(const mt_args *op, int k)
 {
     const mt_tensor *in = op->t[k], *grid = op->t[k + 1];
+    const int e = in->ndim - 4; /* 1 in 3-D: D and OD lead */
     return (grid_args){.in = in,
                        .grid = grid,
                        .mode = (int)op->i[0],
@@ -161,56 +379,61 @@ grid_args_of(const mt_args *op, int k)
                        .align = op->b[0],
                        .N = in->sizes[0],
                        .C = in->sizes[1],
-                       .H = in->sizes[2],
-                       .W = in->sizes[3],
-                       .OH = grid->sizes[1],
-                       .OW = grid->sizes[2]};
+                       .D = e ? in->sizes[2] : 1,
+                       .H = in->sizes[2 + e],
+                       .W = in->sizes[3 + e],
+                       .OD = e ? grid->sizes[1] : 1,
+                       .OH = grid->sizes[1 + e],
+                       .OW = grid->sizes[2 + e]};
 }
 
 /* sample(a, n) for every n, threads over the batch */
 static void
 run(const grid_args *a, sample_fn sample)
 {
-    const int parts = mt_parallel_parts(a->N * a->C * a->OH * a->OW, 16384);
+    const int parts = mt_parallel_parts(a->N * a->C * a->OD * a->OH * a->OW, 16384);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t n = 0; n < a->N; n++) {
         sample(a, n);
     }
 }
 
-// input (N, C, H, W), grid (N, OH, OW, 2); out (N, C, OH, OW)
-mt_status
-mt_cpu_grid_sampler_2d(mt_args *a)
+/* the forward of either: out (N, C, [OD,] OH, OW) */
+static mt_status
+sampler_forward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
     grid_args g = grid_args_of(a, 0);
     if (g.in->dtype != MT_FLOAT32 && g.in->dtype != MT_FLOAT64) {
-        return mt_fail_not_implemented("grid_sampler_2d_cpu_kernel_impl", "", g.in->dtype);
+        return mt_fail_not_implemented(name, "", g.in->dtype);
     }
-    int64_t sizes[4] = {g.N, g.C, g.OH, g.OW};
-    mt_status st = mt_tensor_empty(4, sizes, g.in->dtype, mt_tensor_device(g.in), &g.out);
+    const int nd = g.in->ndim;
+    int64_t sizes[5] = {g.N, g.C};
+    for (int d = 2; d < nd; d++) {
+        sizes[d] = g.grid->sizes[d - 1];
+    }
+    mt_status st = mt_tensor_empty(nd, sizes, g.in->dtype, mt_tensor_device(g.in), &g.out);
     if (st) {
         return st;
     }
-    run(&g, g.in->dtype == MT_FLOAT32 ? forward_f32 : forward_f64);
+    run(&g, g.in->dtype == MT_FLOAT32 ? f32 : f64);
     a->out[0] = g.out;
     return MT_OK;
 }
 
-// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2); out: the gradients of
-// input and of grid
-mt_status
-mt_cpu_grid_sampler_2d_backward(mt_args *a)
+/* the backward of either: the gradients of input and of grid, zeroed and filled */
+static mt_status
+sampler_backward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
     grid_args g = grid_args_of(a, 1);
     g.go = a->t[0];
     mt_dtype dt = g.in->dtype;
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
-        return mt_fail_not_implemented("grid_sampler_2d_backward_cpu", "", dt);
+        return mt_fail_not_implemented(name, "", dt);
     }
     mt_device dev = mt_tensor_device(g.in);
-    mt_status st = mt_tensor_empty(4, g.in->sizes, dt, dev, &g.gin);
+    mt_status st = mt_tensor_empty(g.in->ndim, g.in->sizes, dt, dev, &g.gin);
     if (st == MT_OK) {
-        st = mt_tensor_empty(4, g.grid->sizes, dt, dev, &g.ggrid);
+        st = mt_tensor_empty(g.grid->ndim, g.grid->sizes, dt, dev, &g.ggrid);
     }
     if (st) {
         mt_tensor_clear(&g.gin);
@@ -218,8 +441,38 @@ mt_cpu_grid_sampler_2d_backward(mt_args *a)
     }
     memset(mt_tensor_data(g.gin), 0, (size_t)mt_tensor_numel(g.gin) * mt_dtype_size(dt));
     memset(mt_tensor_data(g.ggrid), 0, (size_t)mt_tensor_numel(g.ggrid) * mt_dtype_size(dt));
-    run(&g, dt == MT_FLOAT32 ? backward_f32 : backward_f64);
+    run(&g, dt == MT_FLOAT32 ? f32 : f64);
     a->out[0] = g.gin;
     a->out[1] = g.ggrid;
     return MT_OK;
+}
+
+// input (N, C, H, W), grid (N, OH, OW, 2); out (N, C, OH, OW)
+mt_status
+mt_cpu_grid_sampler_2d(mt_args *a)
+{
+    return sampler_forward(a, "grid_sampler_2d_cpu_kernel_impl", forward_f32, forward_f64);
+}
+
+// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2); out: the gradients of
+// input and of grid
+mt_status
+mt_cpu_grid_sampler_2d_backward(mt_args *a)
+{
+    return sampler_backward(a, "grid_sampler_2d_backward_cpu", backward_f32, backward_f64);
+}
+
+// input (N, C, D, H, W), grid (N, OD, OH, OW, 3); out (N, C, OD, OH, OW)
+mt_status
+mt_cpu_grid_sampler_3d(mt_args *a)
+{
+    return sampler_forward(a, "grid_sampler3d_cpu", forward3_f32, forward3_f64);
+}
+
+// grad_output (N, C, OD, OH, OW), input (N, C, D, H, W), grid (N, OD, OH, OW, 3); out: the
+// gradients of input and of grid
+mt_status
+mt_cpu_grid_sampler_3d_backward(mt_args *a)
+{
+    return sampler_backward(a, "grid_sampler_3d_backward_cpu", backward3_f32, backward3_f64);
 }

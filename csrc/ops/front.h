@@ -83,6 +83,7 @@ int mt_pool_nd(mt_op op);
     X(_adaptive_avg_pool3d_backward, adaptive_avg_pool_backward)                                \
     /* spatial transformers: grid_sample.c */                                                    \
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
+    X(grid_sampler_3d, grid_sampler_3d) X(grid_sampler_3d_backward, grid_sampler_3d_backward)   \
     /* layers and losses: nn_checks.c, norm_checks.c */                                          \
     X(layer_norm, layer_norm) X(batch_norm, batch_norm)                                         \
     X(native_layer_norm, layer_norm)                                                      \

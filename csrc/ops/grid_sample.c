@@ -1,4 +1,4 @@
-/* The front ends of grid_sampler_2d and its backward, for every device (PyTorch's checks of
+/* The front ends of grid_sampler_2d and _3d and their backwards, for every device (PyTorch's checks of
  * GridSampler.cpp, in its order, and its messages), and affine_grid_generator, a composite as
  * in ATen's AffineGridGenerator.cpp: a base grid of pixel centres in [-1, 1] (plus a column of
  * ones) times each theta transposed, through bmm, so autograd records theta's gradient. */
@@ -9,9 +9,10 @@
 #include "ops/op_chain.h"
 #include "ops/ops.h"
 
-/* check_grid_sampler_common and check_grid_sampler_2d, then the kernels' dtype checks */
+/* check_grid_sampler_common and check_grid_sampler_2d or _3d (dims 2 or 3 spatial dims), then
+ * the kernels' dtype checks */
 static mt_status
-grid_checks(const mt_tensor *in, const mt_tensor *grid, int64_t mode, int64_t padding)
+grid_checks(const mt_tensor *in, const mt_tensor *grid, int64_t mode, int64_t padding, int dims)
 {
     char b1[256], b2[256];
     if (mt_tensor_device(in).type != mt_tensor_device(grid).type ||
@@ -43,32 +44,60 @@ grid_checks(const mt_tensor *in, const mt_tensor *grid, int64_t mode, int64_t pa
                            mt_format_sizes(b1, sizeof(b1), in->ndim, in->sizes), d);
         }
     }
-    if (in->ndim != 4 || grid->ndim != 4) {
+    if (in->ndim != dims + 2 || grid->ndim != dims + 2) {
         return mt_fail(MT_ERUNTIME,
-                       "grid_sampler(): expected 4D input and grid with same number of "
+                       "grid_sampler(): expected %dD input and grid with same number of "
                        "dimensions, but got input with sizes %s and grid with sizes %s",
-                       mt_format_sizes(b1, sizeof(b1), in->ndim, in->sizes),
+                       dims + 2, mt_format_sizes(b1, sizeof(b1), in->ndim, in->sizes),
                        mt_format_sizes(b2, sizeof(b2), grid->ndim, grid->sizes));
     }
+    if (dims == 3 && mode == MT_GRID_BICUBIC) {
+        return mt_fail(MT_ERUNTIME, "grid_sampler(): bicubic interpolation only supports 4D input");
+    }
     /* PyTorch's enums have no check (another value reads out of its switch): here an error */
-    if (mode != MT_GRID_BILINEAR && mode != MT_GRID_NEAREST) {
+    if (mode != MT_GRID_BILINEAR && mode != MT_GRID_NEAREST && mode != MT_GRID_BICUBIC) {
         return mt_fail(MT_EVALUE,
-                       "grid_sampler_2d(): interpolation_mode must be 0 (bilinear) or 1 "
-                       "(nearest), but got %lld",
-                       (long long)mode);
+                       "grid_sampler_%dd(): interpolation_mode must be 0 (bilinear), 1 (nearest) "
+                       "or 2 (bicubic), but got %lld",
+                       dims, (long long)mode);
     }
     if (padding < MT_GRID_ZEROS || padding > MT_GRID_REFLECTION) {
         return mt_fail(MT_EVALUE,
-                       "grid_sampler_2d(): padding_mode must be 0 (zeros), 1 (border) or 2 "
+                       "grid_sampler_%dd(): padding_mode must be 0 (zeros), 1 (border) or 2 "
                        "(reflection), but got %lld",
-                       (long long)padding);
+                       dims, (long long)padding);
     }
+    const char *kernel = dims == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu";
     if (!mt_dtype_is_float(in->dtype)) {
-        return mt_fail_not_implemented("grid_sampler_2d_cpu_kernel_impl", "", in->dtype);
+        return mt_fail_not_implemented(kernel, "", in->dtype);
     }
     if (grid->dtype != in->dtype) {
         return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
                        mt_dtype_scalar_name(in->dtype), mt_dtype_scalar_name(grid->dtype));
+    }
+    return MT_OK;
+}
+
+/* the backward's checks: the forward's, and grad_output shaped as its output */
+static mt_status
+grid_backward_checks(const mt_args *a, int dims)
+{
+    const mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2];
+    mt_status st = grid_checks(in, grid, a->i[0], a->i[1], dims);
+    if (st) {
+        return st;
+    }
+    bool same = go->ndim == in->ndim && go->sizes[0] == in->sizes[0] &&
+                go->sizes[1] == in->sizes[1] && go->dtype == in->dtype;
+    for (int d = 2; same && d < in->ndim; d++) {
+        same = go->sizes[d] == grid->sizes[d - 1];
+    }
+    if (!same) {
+        char b1[256];
+        return mt_fail(MT_ERUNTIME,
+                       "grid_sampler_%dd_backward: grad_output of sizes %s does not match the "
+                       "output of input and grid",
+                       dims, mt_format_sizes(b1, sizeof(b1), go->ndim, go->sizes));
     }
     return MT_OK;
 }
@@ -78,30 +107,32 @@ mt_status
 mt_front_grid_sampler_2d(const mt_args *a, mt_plan *p)
 {
     (void)p;
-    return grid_checks(a->t[0], a->t[1], a->i[0], a->i[1]);
+    return grid_checks(a->t[0], a->t[1], a->i[0], a->i[1], 2);
 }
 
-// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2): the forward's checks,
-// and grad_output shaped as its output
+// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2)
 mt_status
 mt_front_grid_sampler_2d_backward(const mt_args *a, mt_plan *p)
 {
     (void)p;
-    const mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2];
-    mt_status st = grid_checks(in, grid, a->i[0], a->i[1]);
-    if (st) {
-        return st;
-    }
-    if (go->ndim != 4 || go->sizes[0] != in->sizes[0] || go->sizes[1] != in->sizes[1] ||
-        go->sizes[2] != grid->sizes[1] || go->sizes[3] != grid->sizes[2] ||
-        go->dtype != in->dtype) {
-        char b1[256];
-        return mt_fail(MT_ERUNTIME,
-                       "grid_sampler_2d_backward: grad_output of sizes %s does not match the "
-                       "output of input and grid",
-                       mt_format_sizes(b1, sizeof(b1), go->ndim, go->sizes));
-    }
-    return MT_OK;
+    return grid_backward_checks(a, 2);
+}
+
+// input (N, C, D, H, W), grid (N, OD, OH, OW, 3), interpolation_mode (not bicubic),
+// padding_mode, align_corners
+mt_status
+mt_front_grid_sampler_3d(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    return grid_checks(a->t[0], a->t[1], a->i[0], a->i[1], 3);
+}
+
+// grad_output (N, C, OD, OH, OW), input (N, C, D, H, W), grid (N, OD, OH, OW, 3)
+mt_status
+mt_front_grid_sampler_3d_backward(const mt_args *a, mt_plan *p)
+{
+    (void)p;
+    return grid_backward_checks(a, 3);
 }
 
 /* linspace(-1, 1, n) scaled by (n - 1) / n unless align_corners (pixel centres, not corners);

@@ -387,7 +387,8 @@ def grid_sample(
 ) -> Tensor:
     """out[n, c, h, w] = input[n, c] read at grid[n, h, w] = (x, y) in [-1, 1] (the input's
     left/top to right/bottom edges, or corner pixels' centres with align_corners), interpolated
-    (bilinear, nearest) and padded (zeros, border, reflection) as PyTorch's; 4-D input only."""
+    (bilinear, nearest, bicubic) and padded (zeros, border, reflection) as PyTorch's; a 5-D input
+    (N, C, D, H, W) reads at grid[n, d, h, w] = (x, y, z), trilinear ('bilinear') or nearest."""
     _tensors("grid_sample", input=input, grid=grid)
     if mode != "bilinear" and mode != "nearest" and mode != "bicubic":
         raise ValueError(
@@ -401,13 +402,9 @@ def grid_sample(
     if align_corners is None:
         warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
         align_corners = False
-    if mode == "bicubic" or input.dim() == 5:
-        raise NotImplementedError(
-            f"grid_sample: minitorch has the 4-D bilinear and nearest modes; mode='{mode}' on a "
-            f"{input.dim()}-D input is not implemented"
-        )
-    return _C.grid_sampler_2d(input, grid, 0 if mode == "bilinear" else 1,
-                              ("zeros", "border", "reflection").index(padding_mode), align_corners)
+    sampler = _C.grid_sampler_2d if input.dim() == 4 else _C.grid_sampler_3d
+    return sampler(input, grid, ("bilinear", "nearest", "bicubic").index(mode),
+                   ("zeros", "border", "reflection").index(padding_mode), align_corners)
 
 
 def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = None) -> Tensor:

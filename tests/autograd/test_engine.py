@@ -182,9 +182,9 @@ bitwise_right_shift bitwise_right_shift_ logical_xor logical_xor_ heaviside heav
 mish_backward silu_backward
 histc histogram_bins bincount searchsorted unique_dim linalg_lstsq
 _standard_gamma_grad _sample_dirichlet _dirichlet_grad
-grid_sampler_2d_backward
+grid_sampler_2d_backward grid_sampler_3d_backward
 geqrf linalg_ldl_factor_ex linalg_ldl_solve
-""".split())  # linalg_lstsq: PyTorch has a formula (through pinv), minitorch not yet; grid_sampler_2d_backward
+""".split())  # linalg_lstsq: PyTorch has a formula (through pinv), minitorch not yet; grid_sampler_2d/3d_backward
 # (grid_sample's double backward): none in minitorch yet; geqrf and the LDL ops: none in PyTorch
 
 

@@ -2,7 +2,7 @@
 cuBLASLt product with the bias epilogue; torch.backends.cudnn.enabled (conv2d on im2col and
 cuBLAS without cuDNN) and cudnn.allow_tf32; softmax's and log_softmax's backward kernels (no host
 round trip, no chain of elementwise ops); reductions with many results over a non-contiguous dim
-(threads over the results); grid_sampler_2d's CUDA kernels."""
+(threads over the results); grid_sampler_2d's and _3d's CUDA kernels."""
 import numpy as np
 import pytest
 
@@ -272,9 +272,24 @@ def test_sum_over_dim_0_reads_coalesced():
     np.testing.assert_allclose(as_numpy(tall.sum(0)), as_numpy(tall).astype(np.float64).sum(0), atol=1e-3)
 
 
-# ---- 6. grid_sampler_2d -------------------------------------------------------------------------
+# ---- 6. grid_sampler_2d and _3d -----------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def same_sampling(x, grid, mode, padding, align):
+    """grid_sample's output and the gradients of input and grid on the device as on the CPU."""
+    tol = 1e-5 if x.dtype == np.float32 else 1e-12
+    res = []
+    for dev in ("cpu", "cuda"):
+        xt = to_layout(x, "transposed", dev).requires_grad_(True)
+        gt = minitorch.tensor(grid).to(dev).requires_grad_(True)
+        out = F.grid_sample(xt, gt, mode=mode, padding_mode=padding, align_corners=align)
+        w = minitorch.tensor(np.linspace(-2, 2, out.numel(), dtype=x.dtype).reshape(out.shape)).to(dev)
+        (out * w).sum().backward()
+        res.append((out, xt.grad, gt.grad))
+    for g, c in zip(res[1], res[0]):
+        assert_same(g, c, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -283,17 +298,19 @@ def test_grid_sample_matches_the_cpu(mode, padding, align, dtype):
     grid = (RNG.uniform(-1.3, 1.3, (2, 4, 7, 2))).astype(dtype)
     grid[0, 0, 0] = [np.nan, 0.1]
     grid[1, 2, 3] = [np.inf, -np.inf]
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    res = []
-    for dev in ("cpu", "cuda"):
-        xt = to_layout(x, "transposed", dev).requires_grad_(True)
-        gt = minitorch.tensor(grid).to(dev).requires_grad_(True)
-        out = F.grid_sample(xt, gt, mode=mode, padding_mode=padding, align_corners=align)
-        w = minitorch.tensor(np.linspace(-2, 2, out.numel(), dtype=dtype).reshape(out.shape)).to(dev)
-        (out * w).sum().backward()
-        res.append((out, xt.grad, gt.grad))
-    for g, c in zip(res[1], res[0]):
-        assert_same(g, c, atol=tol, rtol=tol)
+    same_sampling(x, grid, mode, padding, align)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grid_sample_3d_matches_the_cpu(mode, padding, align, dtype):
+    x = rand(2, 3, 4, 5, 3, dtype=dtype)
+    grid = (RNG.uniform(-1.3, 1.3, (2, 3, 2, 4, 3))).astype(dtype)
+    grid[0, 0, 0, 0] = [np.nan, 0.1, 0.2]
+    grid[1, 2, 1, 3] = [np.inf, -np.inf, 0.5]
+    same_sampling(x, grid, mode, padding, align)
 
 
 def test_grid_sample_runs_on_the_device():
@@ -304,3 +321,8 @@ def test_grid_sample_runs_on_the_device():
     assert len(kernels) >= 2, names
     assert not any("Memcpy" in n and "DtoH" in n for n in names)
     assert syncs(lambda: F.grid_sample(x, grid, align_corners=False).sum().backward()) in (0, None)
+    x3 = minitorch.tensor(rand(1, 2, 3, 4, 4)).cuda().requires_grad_(True)
+    grid3 = minitorch.tensor(RNG.uniform(-1, 1, (1, 2, 3, 3, 3)).astype(np.float32)).cuda().requires_grad_(True)
+    names = events(lambda: F.grid_sample(x3, grid3, align_corners=False).sum().backward())
+    assert sum("grid3d_forward_kernel" in n or "grid3d_backward_kernel" in n for n in names) >= 2, names
+    assert not any("Memcpy" in n and "DtoH" in n for n in names)

@@ -1,5 +1,5 @@
-"""F.grid_sample (grid_sampler_2d: bilinear and nearest, zeros/border/reflection padding,
-align_corners) and F.affine_grid (affine_grid_generator, 2-D and 3-D) against PyTorch: values,
+"""F.grid_sample (grid_sampler_2d: bilinear, nearest and bicubic; grid_sampler_3d: trilinear and
+nearest; zeros/border/reflection padding, align_corners) and F.affine_grid (affine_grid_generator, 2-D and 3-D) against PyTorch: values,
 the gradients of input, grid and theta, non-contiguous inputs, grids reaching outside the image,
 NaN, warnings and errors; and the spatial transformer tutorial's network, step by step."""
 import warnings
@@ -94,6 +94,152 @@ def test_grid_sample_warns_without_align_corners():
 ])
 def test_grid_sample_errors(call):
     same_error(call, data(2, 3, 4, 4), data(2, 3, 3, 2))
+
+
+# ---- bicubic (4-D) ----
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_grid_sample_bicubic_values_and_gradients(padding, align):
+    x = data(2, 3, 5, 6)
+    grid = data(2, 4, 7, 2, scale=0.8)
+    grid[0, 0, 0] = [3.7, -2.9]  # far outside: reflected more than once
+    grid[1, 2, 3] = [1.0, -1.0]  # a corner exactly
+    grid[1, 1, 1] = [0.9, 0.97]  # taps past the border
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode=padding,
+                                                             align_corners=align), [x, grid], atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_grid_sample_bicubic_strided_and_float32(layout, padding):
+    x, grid = data(2, 2, 4, 5), data(2, 3, 3, 2, scale=0.9)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode=padding,
+                                                             align_corners=False), [x, grid], layout=layout, atol=1e-10)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode=padding,
+                                                             align_corners=True),
+                  [x.astype("float32"), grid.astype("float32")], layout=layout, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_grid_sample_bicubic_nan_inf_and_huge_grid(padding):
+    grid = data(1, 3, 2, 2)
+    grid[0, 1, 1, 0] = np.nan
+    grid[0, 0, 1, 1] = np.inf
+    grid[0, 2, 0, 0] = -np.inf
+    grid[0, 2, 1] = [1e20, 0.1]
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode=padding,
+                                                             align_corners=False), [data(1, 2, 3, 3), grid], grad=False)
+
+
+def test_grid_sample_bicubic_size_one_and_empty():
+    for align in (False, True):
+        same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", padding_mode="reflection",
+                                                                 align_corners=align),
+                      [data(1, 2, 1, 1), data(1, 2, 2, 2)], atol=1e-10)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", align_corners=False),
+                  [data(0, 2, 3, 3), data(0, 2, 2, 2)])
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+def test_grid_sample_bicubic_gradcheck():
+    x = minitorch.tensor(data(1, 2, 4, 4), requires_grad=True)
+    g = minitorch.tensor(data(1, 3, 2, 2, scale=0.7), requires_grad=True)
+    for padding in PADDINGS:
+        assert minitorch.autograd.gradcheck(
+            lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode=padding, align_corners=False), (x, g))
+
+
+# ---- 5-D (volumetric): trilinear and nearest ----
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", MODES)
+def test_grid_sample_3d_values_and_gradients(mode, padding, align):
+    x = data(2, 3, 4, 5, 3)
+    grid = data(2, 3, 2, 4, 3, scale=0.8)
+    grid[0, 0, 0, 0] = [3.7, -2.9, 2.2]  # far outside: reflected more than once
+    grid[1, 1, 1, 1] = [1.0, -1.0, 1.0]  # a corner exactly
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                                             align_corners=align), [x, grid], atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_grid_sample_3d_strided_and_float32(layout):
+    x, grid = data(2, 2, 3, 4, 5), data(2, 2, 3, 3, 3, scale=0.7)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, padding_mode="reflection", align_corners=False),
+                  [x, grid], layout=layout, atol=1e-10)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, padding_mode="border", align_corners=True),
+                  [x.astype("float32"), grid.astype("float32")], layout=layout, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_grid_sample_3d_nan_and_inf_grid(mode, padding):
+    grid = data(1, 2, 3, 2, 3)
+    grid[0, 0, 1, 1, 0] = np.nan
+    grid[0, 1, 0, 1, 1] = np.inf
+    grid[0, 1, 2, 0, 2] = -np.inf
+    grid[0, 0, 2, 1, 0] = 1e20
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                                             align_corners=False), [data(1, 2, 3, 3, 3), grid],
+                  grad=False)
+
+
+def test_grid_sample_3d_size_one_empty_and_affine():
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, padding_mode="reflection", align_corners=True),
+                  [data(1, 2, 1, 1, 1), data(1, 2, 1, 2, 3)], atol=1e-10)
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False),
+                  [data(0, 2, 3, 3, 3), data(0, 2, 2, 2, 3)])
+    same_as_torch(lambda m, x, g: m.nn.functional.grid_sample(x, g, align_corners=False),
+                  [data(2, 1, 3, 3, 3), data(2, 0, 2, 2, 3)])
+    # an affine grid through both: theta's gradient too
+    same_as_torch(lambda m, x, t: m.nn.functional.grid_sample(
+        x, m.nn.functional.affine_grid(t, [2, 2, 3, 4, 3], align_corners=False), align_corners=False),
+        [data(2, 2, 3, 4, 5), np.tile(np.eye(3, 4), (2, 1, 1)) + data(2, 3, 4, scale=0.2)], atol=1e-10)
+
+
+def test_grid_sample_3d_identity_grid_copies_the_input():
+    x = minitorch.randn(2, 3, 2, 4, 5)
+    theta = minitorch.tensor([[[1.0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]] * 2)
+    for align in (False, True):
+        for mode in MODES:
+            grid = F.affine_grid(theta, [2, 3, 2, 4, 5], align_corners=align)
+            out = F.grid_sample(x, grid, mode=mode, align_corners=align)
+            np.testing.assert_allclose(out.numpy(), x.numpy(), atol=1e-6)
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+def test_grid_sample_3d_gradcheck():
+    x = minitorch.tensor(data(1, 2, 3, 3, 2), requires_grad=True)
+    g = minitorch.tensor(data(1, 2, 2, 1, 3, scale=0.7), requires_grad=True)
+    for padding in PADDINGS:
+        assert minitorch.autograd.gradcheck(
+            lambda x, g: F.grid_sample(x, g, padding_mode=padding, align_corners=True), (x, g))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, g: m.nn.functional.grid_sample(x, g, mode="bicubic", align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x[:1], g, align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x, g[..., :2], align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x[:, :, :, :0], g, align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x, g.float(), align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x.int(), g.int(), align_corners=False),
+    lambda m, x, g: m.nn.functional.grid_sample(x, g[:, 0], align_corners=False),
+    lambda m, x, g: m.grid_sampler_3d(x[:, :, 0], g[:, 0, ..., :2], 0, 0, False),
+    lambda m, x, g: m.grid_sampler_3d(x, g, 2, 0, False),
+])
+def test_grid_sample_3d_errors(call):
+    same_error(call, data(2, 3, 4, 4, 3), data(2, 3, 3, 2, 3))
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+def test_grid_sample_node_names():
+    for shape, gshape, name in (((1, 1, 3, 3), (1, 2, 2, 2), "GridSampler2DBackward0"),
+                                ((1, 1, 2, 3, 3), (1, 2, 2, 2, 3), "GridSampler3DBackward0")):
+        x = minitorch.tensor(data(*shape), requires_grad=True)
+        y = F.grid_sample(x, minitorch.tensor(data(*gshape)), align_corners=False)
+        assert y.grad_fn.name() == name
 
 
 # ---- affine_grid ----
@@ -193,9 +339,29 @@ def test_the_ops_directly():
     np.testing.assert_allclose(gg.numpy(), tgg.numpy(), atol=1e-12)
     with pytest.raises(RuntimeError, match="grid_sampler_2d_backward: grad_output of sizes"):
         minitorch._C.grid_sampler_2d_backward(minitorch.tensor(go[:1]), minitorch.tensor(x), grid, 0, 2, True)
-    with pytest.raises(ValueError, match="interpolation_mode must be 0 \\(bilinear\\) or 1"):
+    with pytest.raises(ValueError, match="interpolation_mode must be 0 \\(bilinear\\), 1 \\(nearest\\) or 2"):
         minitorch.grid_sampler_2d(minitorch.tensor(x), grid, 3, 0, False)
     with pytest.raises(ValueError, match="padding_mode must be 0 \\(zeros\\), 1 \\(border\\) or 2"):
         minitorch.grid_sampler_2d(minitorch.tensor(x), grid, 0, 5, False)
-    with pytest.raises(NotImplementedError, match="not implemented"):
-        F.grid_sample(minitorch.tensor(x), grid, mode="bicubic", align_corners=True)
+    with pytest.raises(ValueError, match="grid_sampler_3d\\(\\): interpolation_mode must be"):
+        minitorch.grid_sampler_3d(minitorch.tensor(data(1, 1, 2, 2, 2)), minitorch.tensor(data(1, 1, 1, 1, 3)), 5, 0,
+                                  False)
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+def test_the_3d_ops_directly():
+    x, grid, go = data(2, 3, 3, 4, 5), data(2, 2, 3, 4, 3, scale=0.8), data(2, 3, 2, 3, 4)
+    mx, mg = minitorch.tensor(x), minitorch.tensor(grid)
+    tx, tg = torch.tensor(x), torch.tensor(grid)
+    for mode in (0, 1):
+        for padding in (0, 1, 2):
+            out = minitorch.grid_sampler_3d(mx, mg, mode, padding, True)
+            np.testing.assert_allclose(out.numpy(), torch.grid_sampler_3d(tx, tg, mode, padding, True).numpy(),
+                                       atol=1e-12)
+            gi, gg = minitorch._C.grid_sampler_3d_backward(minitorch.tensor(go), mx, mg, mode, padding, True)
+            tgi, tgg = torch.ops.aten.grid_sampler_3d_backward(torch.tensor(go), tx, tg, mode, padding, True,
+                                                               [True, True])
+            np.testing.assert_allclose(gi.numpy(), tgi.numpy(), atol=1e-12)
+            np.testing.assert_allclose(gg.numpy(), tgg.numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="grid_sampler_3d_backward: grad_output of sizes"):
+        minitorch._C.grid_sampler_3d_backward(minitorch.tensor(go[:, :1]), mx, mg, 0, 0, True)

@@ -1,0 +1,114 @@
+"""grad_fn names of the common layers against PyTorch's (issue 20): many are composites in
+minitorch but one node in PyTorch, and each must still show PyTorch's node (type(y.grad_fn).__name__
+and grad_fn.name()) and the same kinds of next_functions."""
+import numpy as np
+import pytest
+
+import minitorch
+
+torch = pytest.importorskip("torch")
+
+CALLS = {
+ "linear": lambda m, F, x: F.linear(x, m.ones(3, 4), m.ones(3)),
+ "linear_nobias": lambda m, F, x: F.linear(x, m.ones(3, 4)),
+ "linear_3d": lambda m, F, x: F.linear(x.reshape(2, 1, 4), m.ones(3, 4), m.ones(3)),
+ "nn.Linear": lambda m, F, x: m.nn.Linear(4, 3)(x),
+ "matmul": lambda m, F, x: x @ m.ones(4, 3),
+ "bmm": lambda m, F, x: m.bmm(x.reshape(1, 2, 4), m.ones(1, 4, 3)),
+ "relu": lambda m, F, x: F.relu(x),
+ "gelu": lambda m, F, x: F.gelu(x),
+ "gelu_tanh": lambda m, F, x: F.gelu(x, approximate="tanh"),
+ "silu": lambda m, F, x: F.silu(x),
+ "mish": lambda m, F, x: F.mish(x),
+ "elu": lambda m, F, x: F.elu(x),
+ "selu": lambda m, F, x: F.selu(x),
+ "celu": lambda m, F, x: F.celu(x),
+ "leaky_relu": lambda m, F, x: F.leaky_relu(x, 0.1),
+ "softplus": lambda m, F, x: F.softplus(x),
+ "hardswish": lambda m, F, x: F.hardswish(x),
+ "hardsigmoid": lambda m, F, x: F.hardsigmoid(x),
+ "hardtanh": lambda m, F, x: F.hardtanh(x),
+ "relu6": lambda m, F, x: F.relu6(x),
+ "logsigmoid": lambda m, F, x: F.logsigmoid(x),
+ "sigmoid": lambda m, F, x: m.sigmoid(x),
+ "tanh": lambda m, F, x: m.tanh(x),
+ "softmax": lambda m, F, x: F.softmax(x, -1),
+ "log_softmax": lambda m, F, x: F.log_softmax(x, -1),
+ "softmin": lambda m, F, x: F.softmin(x, -1),
+ "glu": lambda m, F, x: F.glu(x, -1),
+ "prelu": lambda m, F, x: F.prelu(x, m.ones(1) * 0.2),
+ "dropout_train": lambda m, F, x: F.dropout(x, 0.5),
+ "layer_norm": lambda m, F, x: F.layer_norm(x, (4,)),
+ "layer_norm_affine": lambda m, F, x: F.layer_norm(x, (4,), m.ones(4), m.zeros(4)),
+ "rms_norm": lambda m, F, x: F.rms_norm(x, (4,)),
+ "batch_norm": lambda m, F, x: F.batch_norm(x, None, None, training=True),
+ "batch_norm_eval": lambda m, F, x: F.batch_norm(x, m.zeros(4), m.ones(4), training=False),
+ "nn.BatchNorm1d": lambda m, F, x: m.nn.BatchNorm1d(4)(x),
+ "group_norm": lambda m, F, x: F.group_norm(x.reshape(1, 4, 2), 2),
+ "instance_norm": lambda m, F, x: F.instance_norm(x.reshape(1, 2, 4)),
+ "conv1d": lambda m, F, x: F.conv1d(x.reshape(1, 2, 4), m.ones(3, 2, 2)),
+ "conv2d": lambda m, F, x: F.conv2d(x.reshape(1, 2, 2, 2), m.ones(3, 2, 1, 1)),
+ "conv2d_bias": lambda m, F, x: F.conv2d(x.reshape(1, 2, 2, 2), m.ones(3, 2, 1, 1), m.ones(3)),
+ "conv3d": lambda m, F, x: F.conv3d(x.reshape(1, 1, 2, 2, 2), m.ones(3, 1, 1, 1, 1)),
+ "conv_transpose2d": lambda m, F, x: F.conv_transpose2d(x.reshape(1, 2, 2, 2), m.ones(2, 3, 1, 1)),
+ "max_pool2d": lambda m, F, x: F.max_pool2d(x.reshape(1, 2, 2, 2), 2),
+ "max_pool1d": lambda m, F, x: F.max_pool1d(x.reshape(1, 2, 4), 2),
+ "avg_pool2d": lambda m, F, x: F.avg_pool2d(x.reshape(1, 2, 2, 2), 2),
+ "avg_pool1d": lambda m, F, x: F.avg_pool1d(x.reshape(1, 2, 4), 2),
+ "adaptive_avg_pool2d": lambda m, F, x: F.adaptive_avg_pool2d(x.reshape(1, 2, 2, 2), 1),
+ "adaptive_max_pool2d": lambda m, F, x: F.adaptive_max_pool2d(x.reshape(1, 2, 2, 2), 1),
+ "cross_entropy": lambda m, F, x: F.cross_entropy(x, m.tensor([0, 3])),
+ "nll_loss": lambda m, F, x: F.nll_loss(x, m.tensor([0, 3])),
+ "mse_loss": lambda m, F, x: F.mse_loss(x, m.zeros(2, 4)),
+ "l1_loss": lambda m, F, x: F.l1_loss(x, m.zeros(2, 4)),
+ "smooth_l1_loss": lambda m, F, x: F.smooth_l1_loss(x, m.zeros(2, 4)),
+ "huber_loss": lambda m, F, x: F.huber_loss(x, m.zeros(2, 4)),
+ "bce": lambda m, F, x: F.binary_cross_entropy(x.sigmoid(), m.zeros(2, 4)),
+ "bce_logits": lambda m, F, x: F.binary_cross_entropy_with_logits(x, m.zeros(2, 4)),
+ "kl_div": lambda m, F, x: F.kl_div(x, m.ones(2, 4) / 4, reduction="batchmean"),
+ "embedding": lambda m, F, x: F.embedding(m.tensor([0, 1]), x),
+ "normalize": lambda m, F, x: F.normalize(x),
+ "cosine_similarity": lambda m, F, x: F.cosine_similarity(x, m.ones(2, 4)),
+ "pad_constant": lambda m, F, x: F.pad(x, (1, 1)),
+ "pad_reflect": lambda m, F, x: F.pad(x.reshape(1, 2, 4), (1, 1), mode="reflect"),
+ "interpolate_nearest": lambda m, F, x: F.interpolate(x.reshape(1, 2, 4), scale_factor=2),
+ "interpolate_bilinear": lambda m, F, x: F.interpolate(x.reshape(1, 2, 2, 2), scale_factor=2, mode="bilinear"),
+ "sdpa": lambda m, F, x: F.scaled_dot_product_attention(x.reshape(1, 2, 4), x.reshape(1, 2, 4), x.reshape(1, 2, 4)),
+ "flatten": lambda m, F, x: m.flatten(x),
+ "view": lambda m, F, x: x.view(8),
+ "sum": lambda m, F, x: x.sum(),
+ "mean": lambda m, F, x: x.mean(),
+ "pixel_shuffle": lambda m, F, x: F.pixel_shuffle(x.reshape(1, 4, 1, 2), 2),
+ "unfold": lambda m, F, x: F.unfold(x.reshape(1, 2, 2, 2), 1),
+    "group_norm_affine": lambda m, F, x: F.group_norm(x.reshape(1, 4, 2), 2, m.ones(4), m.zeros(4)),
+    "grid_sample": lambda m, F, x: F.grid_sample(x.reshape(1, 1, 2, 4), m.zeros(1, 2, 2, 2), align_corners=False),
+    "grid_sample_3d": lambda m, F, x: F.grid_sample(x.reshape(1, 1, 2, 2, 2), m.zeros(1, 1, 2, 2, 3),
+                                                    align_corners=False),
+}
+# composites that record their pieces, not PyTorch's one node (named here) yet
+NOT_YET = {"conv3d": "ConvolutionBackward0", "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
+           "interpolate_nearest": "UpsampleNearest1DBackward0", "interpolate_bilinear": "UpsampleBilinear2DBackward0",
+           "sdpa": "UnsafeViewBackward0", "pixel_shuffle": "PixelShuffleBackward0", "unfold": "Im2ColBackward0"}
+
+
+def node(lib, call):
+    lib.manual_seed(0)
+    x = lib.tensor(np.arange(8.0).reshape(2, 4) / 7 - 0.3, dtype=lib.float32, requires_grad=True)
+    y = call(lib, lib.nn.functional, x)
+    f = y.grad_fn
+    return type(f).__name__, f.name(), tuple(type(e).__name__ if e is not None else None for e, _ in f.next_functions)
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason="records its pieces"))
+                                  if k in NOT_YET else k for k in CALLS])
+def test_node_is_pytorchs(name):
+    got, want = node(minitorch, CALLS[name]), node(torch, CALLS[name])
+    assert got[:2] == want[:2]
+    assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("name", ["linear", "linear_nobias", "nn.Linear", "layer_norm_affine", "batch_norm",
+                                  "cross_entropy", "conv2d_bias", "gelu", "softmax", "group_norm_affine",
+                                  "grid_sample"])
+def test_next_functions_are_pytorchs(name):
+    assert node(minitorch, CALLS[name])[2] == node(torch, CALLS[name])[2]
