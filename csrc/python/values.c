@@ -266,6 +266,41 @@ size_repr_html(PyObject *self, PyObject *unused)
     return call_html("size_html", self);
 }
 
+/* Slicing, + and * give a Size, as PyTorch's (a tuple's would give a plain tuple). */
+static PyObject *
+as_size(PyObject *res)
+{
+    if (res == NULL || !PyTuple_CheckExact(res)) {
+        return res;
+    }
+    PyObject *size = PyObject_CallOneArg((PyObject *)&mt_py_Size_Type, res);
+    Py_DECREF(res);
+    return size;
+}
+
+static PyObject *
+size_subscript(PyObject *self, PyObject *key)
+{
+    PyObject *res = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+    return PySlice_Check(key) ? as_size(res) : res;
+}
+
+static PyObject *
+size_concat(PyObject *self, PyObject *other)
+{
+    return as_size(PyTuple_Type.tp_as_sequence->sq_concat(self, other));
+}
+
+static PyObject *
+size_repeat(PyObject *self, Py_ssize_t n)
+{
+    return as_size(PyTuple_Type.tp_as_sequence->sq_repeat(self, n));
+}
+
+/* the slots not given here are the tuple's (PyType_Ready fills them in) */
+static PySequenceMethods size_as_sequence = {.sq_concat = size_concat, .sq_repeat = size_repeat};
+static PyMappingMethods size_as_mapping = {.mp_subscript = size_subscript};
+
 static PyMethodDef size_methods[] = {
     {"numel", size_numel, METH_NOARGS, "The number of elements a tensor of this size holds."},
     {"_repr_html_", size_repr_html, METH_NOARGS, "HTML for Jupyter."},
@@ -276,6 +311,8 @@ PyTypeObject mt_py_Size_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch.Size",
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_TUPLE_SUBCLASS,
     .tp_repr = size_repr,
+    .tp_as_sequence = &size_as_sequence,
+    .tp_as_mapping = &size_as_mapping,
     .tp_methods = size_methods,
     .tp_doc = "The shape of a tensor: a tuple of ints.",
 };

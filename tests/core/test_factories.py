@@ -545,6 +545,21 @@ def test_size_type():
     assert minitorch.zeros(s).shape == s
 
 
+def test_size_slicing_and_arithmetic_keep_size():
+    """As PyTorch's: a slice, s + tuple and s * n are Sizes; tuple + s is the tuple's; an index is an int."""
+    s = minitorch.Size([2, 3, 4])
+    for got, want in ((s[1:], (3, 4)), (s[::-1], (4, 3, 2)), (s[:0], ()), (s + (5,), (2, 3, 4, 5)), (s * 2, (2, 3, 4) * 2),
+                      (minitorch.ones(2, 3).shape[-1:], (3,))):
+        assert type(got) is minitorch.Size and got == want
+    assert type((1,) + s) is tuple and (1,) + s == (1, 2, 3, 4)
+    assert type(s[0]) is int and s[-1] == 4
+    assert repr(s[1:]) == "minitorch.Size([3, 4])"
+    with pytest.raises(TypeError):
+        s + [5]
+    with pytest.raises(IndexError):
+        s[3]
+
+
 @pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (2, 0, 3), (1, 1, 1, 1)])
 def test_dim_numel_size(shape):
     t = minitorch.zeros(shape)
