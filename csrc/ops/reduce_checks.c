@@ -24,31 +24,31 @@ sum_dtypes(const mt_args *a, mt_reduce_plan *r)
     r->in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(r->out_dt) ? r->out_dt : self_dt;
 }
 
-/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element. */
+/* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element.
+ * Without dims (none, or an empty list) it asks for one; with dims it names the first empty one
+ * as given (amax(-1), not 0). */
 static mt_status
-check_elements(const mt_tensor *self, const bool *reduce, const char *name)
+check_elements(const mt_tensor *self, const mt_intlist *dims, const bool *reduce, const char *name)
 {
     int64_t count = 1;
-    bool all_dims = true;
     for (int d = 0; d < self->ndim; d++) {
         count *= reduce[d] ? self->sizes[d] : 1;
-        all_dims &= reduce[d];
     }
     if (count != 0) {
         return MT_OK;
     }
-    /* Like PyTorch: reducing every dim of an empty tensor asks for a dim; reducing an empty
-     * dim while others remain names it. */
-    if (all_dims) {
+    if (dims->none || dims->n == 0) {
         return mt_fail(MT_ERUNTIME,
                        "%s(): Expected reduction dim to be specified for input.numel() == 0. "
                        "Specify the reduction dim with the 'dim' argument.",
                        name);
     }
-    for (int d = 0; d < self->ndim; d++) {
-        if (reduce[d] && self->sizes[d] == 0) {
-            return mt_fail(MT_EINDEX, "%s(): Expected reduction dim %d to have non-zero size.",
-                           name, d);
+    for (int k = 0; k < dims->n; k++) {
+        int d;
+        if (mt_wrap_dim(dims->v[k], self->ndim, &d) == MT_OK && self->sizes[d] == 0) {
+            return mt_fail(MT_EINDEX,
+                           "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", name,
+                           dims->v[k]);
         }
     }
     return MT_OK;
@@ -93,7 +93,8 @@ mt_front_extremum(const mt_args *a, mt_plan *p)
     bool all = p->op == MT_OP_max || p->op == MT_OP_min;
     r->in_dt = r->out_dt = a->t[0]->dtype;
     mt_status st = mt_reduced_dims(a->t[0], all ? &all_dims : &a->l[0], r->reduce);
-    return st ? st : check_elements(a->t[0], r->reduce, mt_op_names[p->op]);
+    return st ? st
+              : check_elements(a->t[0], all ? &all_dims : &a->l[0], r->reduce, mt_op_names[p->op]);
 }
 
 /* all and any: bools. */
@@ -141,7 +142,7 @@ mt_front_norm(const mt_args *a, mt_plan *p)
     }
     mt_status st = mt_reduced_dims(self, dims, r->reduce);
     if (st == MT_OK && isinf(r->p) && r->p < 0) {
-        st = check_elements(self, r->reduce, "norm"); /* the min of |x|: of nothing */
+        st = check_elements(self, dims, r->reduce, "norm"); /* the min of |x|: of nothing */
     }
     return st;
 }

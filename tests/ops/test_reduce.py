@@ -241,3 +241,15 @@ def test_var_correction():
     a = np.random.default_rng(0).standard_normal((4, 5))
     check(lambda m, x: x.var(1, correction=2), lambda x: np.var(x, 1, ddof=2), [a])
     check(lambda m, x: m.std(x, (0, 1), keepdim=True, correction=0), lambda x: np.std(x, (0, 1), keepdims=True), [a])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.amax(-1), lambda m, x: x.amin(dim=(0, 1)), lambda m, x: x.amax(1), lambda m, x: x.amax(),
+    lambda m, x: x.amin(()), lambda m, x: m.amax(x, dim=[-1, 0]),
+])
+def test_extremum_of_nothing_names_the_dim_as_given(call):
+    """amax/amin over an empty dim name it as the caller wrote it (PyTorch's IndexError); with no dim
+    they ask for one (its RuntimeError)."""
+    from helpers import same_error
+    same_error(call, np.zeros((3, 0), np.float64))
+    same_error(lambda m, x: x.amax(-1), np.zeros((0,), np.float64))
