@@ -7,6 +7,7 @@ edges, small dtypes and in-place forms against PyTorch (tests/ops/test_pointwise
 gradients (tests/autograd/test_math_grads.py) and the CUDA device against the CPU
 (tests/cuda/test_cuda_pointwise_ew.py). A new unary op is one row here."""
 import math
+import os
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
@@ -20,6 +21,12 @@ FLOATS = ("float32", "float64")
 try:
     import scipy.special as special
 except ImportError:  # the rows on SciPy's references are left out (tests/ops skips them too)
+    special = None
+# Under the sanitizers too: SciPy's C++ functions (erfinv's Boost) throw and catch a C++ exception
+# for an argument outside their domain, and with libasan preloaded before libstdc++ the runtime's
+# __cxa_throw interceptor has no real function to call and aborts the run (make test-sanitize
+# did, at erfinv(inf)). That run checks minitorch's memory, not SciPy's numbers.
+if os.environ.get("MINITORCH_SANITIZE_RUN") == "1":
     special = None
 
 
