@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import minitorch
 
 from . import constraints
-from .distribution import Distribution, _alias
-from .utils import broadcast_all
+from .distribution import _LocScale, Distribution, _alias
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale, Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(minitorch.Size() if scalar else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expanded(Cauchy, batch_shape, _instance, ("loc", "scale"))

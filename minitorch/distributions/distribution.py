@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import operator
 import warnings
+from numbers import Number
 
 import minitorch
 
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -197,3 +198,13 @@ class Distribution:
             for p in param_names
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class _LocScale:
+    """The loc and scale of a location-scale family (Normal, Cauchy, Laplace), broadcast together;
+    numbers for both give a 0-d batch."""
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalar = isinstance(loc, Number) and isinstance(scale, Number)
+        super().__init__(minitorch.Size() if scalar else self.loc.size(), validate_args=validate_args)

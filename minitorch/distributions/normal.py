@@ -3,28 +3,23 @@ flow to both parameters."""
 from __future__ import annotations
 
 import math
-from numbers import Number, Real
+from numbers import Real
 
 import minitorch
 
 from . import constraints
-from .distribution import _alias
+from .distribution import _LocScale, _alias
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_LocScale, ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(minitorch.Size() if scalar else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expanded(Normal, batch_shape, _instance, ("loc", "scale"))
