@@ -141,6 +141,13 @@ mt_front_norm(const mt_args *a, mt_plan *p)
         }
     }
     mt_status st = mt_reduced_dims(self, dims, r->reduce);
+    int64_t per_out = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        per_out *= r->reduce[d] ? self->sizes[d] : 1;
+    }
+    if (st == MT_OK && per_out == 1 && r->p != 0) {
+        r->p = 1; /* PyTorch's norm of one element is |x| at any order: no |x|^p to underflow */
+    }
     if (st == MT_OK && isinf(r->p) && r->p < 0) {
         st = check_elements(self, dims, r->reduce, "norm"); /* the min of |x|: of nothing */
     }

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 L = minitorch.linalg
 rng = np.random.default_rng(0)
 inf = float("inf")
+nan = float("nan")
 
 
 def well_conditioned(*shape, dtype="float64"):
@@ -336,6 +337,22 @@ def test_vector_norm(ord):
     check(lambda m, x: m.linalg.vector_norm(x, ord, 1), lambda x: np.linalg.norm(x, ord, axis=1), [a])
     if ord not in (0, -inf, -1):
         check_grad(lambda m, x: m.linalg.vector_norm(x, ord, 1), [a])
+
+
+@pytest.mark.parametrize("ord", [2, 1, 0, 3, 0.5, -2, inf, -inf])
+def test_norm_of_one_element_is_its_magnitude(ord):
+    # PyTorch reduces one element to |x| at any order: 1e-200 ** 2 would underflow to 0
+    a = np.array([[1e-200], [0.0], [-3.0000001], [nan], [-inf], [1e200]])
+    for dtype in ("float64", "float32"):
+        x = a.astype(dtype)
+        with np.errstate(over="ignore"):
+            expect = np.abs(x)[:, 0] if ord != 0 else (x != 0)[:, 0].astype(dtype)
+        for got in (minitorch.tensor(x).norm(ord, dim=1), minitorch.linalg.vector_norm(minitorch.tensor(x), ord, dim=(1,)),
+                    minitorch.tensor(x).t().norm(ord, dim=0)):
+            np.testing.assert_array_equal(np.asarray(got), expect)
+        np.testing.assert_array_equal(np.asarray(minitorch.tensor(x).norm(ord, dim=1)),
+                                      torch.tensor(x).norm(ord, dim=1).numpy())
+    assert minitorch.tensor(-1e-200, dtype=minitorch.float64).norm(ord).item() == (1e-200 if ord else 1.0)
 
 
 def test_norm_errors():
