@@ -51,11 +51,15 @@ build-reqs:
 build: build-reqs
 	$(PYTHON) setup.py -q build_ext --inplace
 
-## the configuration most users have: no CUDA backend at all (MINITORCH_CUDA=0), the whole suite;
-## then the test build (make test's) is put back (a relink: the objects are kept)
+## the configuration most users have: no CUDA backend at all (MINITORCH_CUDA=0): every test file
+## that refers to CUDA, and tests/install. The others run the same _C with CUDA absent in both
+## builds (make test's plain run has no device), so make test has run them already. tests/cuda
+## comes last, as in the whole suite: its conftest sets the session's cudnn.allow_tf32.
+## Then the test build (make test's) is put back (a relink: the objects are kept)
+CPU_ONLY_TESTS = tests/install $$(grep -rlE 'cuda' tests --include='test_*.py' | grep -v '^tests/cuda/' | sort) tests/cuda
 test-cpu:
 	MINITORCH_CUDA=0 $(PYTHON) setup.py -q build_ext --inplace
-	MINITORCH_CUDA=0 $(PYTHON) -m pytest -p no:cacheprovider
+	MINITORCH_CUDA=0 $(PYTHON) -m pytest -p no:cacheprovider $(CPU_ONLY_TESTS)
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace
 
 ## the wheel as a user gets it: built (without the emulated device), installed in a fresh virtual
