@@ -256,9 +256,10 @@ def test_nanogpt_sdpa_fused_check_and_generation():
 
 
 def test_nanogpt_bfloat16_autocast():
-    # bfloat16 matmuls: the libraries round alike but sum in different orders.
+    # PyTorch computes the region's matmuls in bfloat16; minitorch's autocast does not cast yet
+    # (it computes in float32 and warns): the runs agree to bfloat16's precision.
     ref, got = compare_program(nanogpt, dtype="bfloat16", max_iters=3, rtol=3e-2, atol=3e-2)
-    assert got["state"]["lm_head.weight"].dtype == np.float32
+    assert ref["losses"][-1] < ref["losses"][0]
 
 
 def test_nanogpt_compiled():
