@@ -11,7 +11,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
+import minitorch
 from prog_helpers import compare_program, numpy_of, start_from
 
 TEXT = "to be or not to be that is the question whether tis nobler in the mind to suffer " * 6
@@ -245,6 +247,18 @@ def nanogpt(torch, init=None, max_iters=6, batch_size=4, grad_accum=2, dtype="fl
     result["own"] = {"sample": numpy_of(out)}
     result["top5"] = numpy_of(v)
     return result
+
+
+@pytest.fixture(autouse=True)
+def tf32_flags_restored():
+    """The program turns TF32 on for the whole process, as nanoGPT does: both libraries' flags
+    are put back afterwards (later tests read their defaults)."""
+    torch = pytest.importorskip("torch")
+    saved = [(lib, lib.get_float32_matmul_precision(), lib.backends.cudnn.allow_tf32) for lib in (torch, minitorch)]
+    yield
+    for lib, precision, cudnn_tf32 in saved:
+        lib.set_float32_matmul_precision(precision)
+        lib.backends.cudnn.allow_tf32 = cudnn_tf32
 
 
 def test_nanogpt_sdpa_fused_check_and_generation():

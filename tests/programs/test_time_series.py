@@ -20,7 +20,6 @@ def sines(seed):
 def time_series(torch, init=None, steps=3, future=10):
     nn = torch.nn
     torch.manual_seed(0)
-    np.random.seed(0)
     data = sines(2)
     input = torch.from_numpy(data[3:, :-1])
     target = torch.from_numpy(data[3:, 1:])
