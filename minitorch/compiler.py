@@ -1,11 +1,15 @@
-"""minitorch.compile and minitorch.compiler: minitorch runs eagerly only, so compiling returns
-what it was given, unchanged, and says so once; scripts written for torch.compile run as they
-would with PyTorch's `backend="eager"`."""
+"""minitorch.compile and minitorch.compiler: minitorch runs eagerly only, so compiling a function
+returns it unchanged, and compiling a module wraps it in an OptimizedModule that calls it as it is
+(its state_dict keys gain "_orig_mod.", as PyTorch's do, which checkpoints written by compiled
+models and the scripts that strip that prefix rely on); the first compile says so once. Scripts
+written for torch.compile run as they would with PyTorch's `backend="eager"`."""
 from __future__ import annotations
 
 import functools
 import warnings
 from typing import Any, Callable, Optional
+
+from minitorch.nn import Module
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _told = False
@@ -15,14 +19,15 @@ def _tell_once() -> None:
     global _told
     if not _told:
         _told = True
-        warnings.warn("minitorch.compile: minitorch runs eagerly; the model or function is returned "
-                      "unchanged (as torch.compile(backend='eager') would run it)", stacklevel=3)
+        warnings.warn("minitorch.compile: minitorch runs eagerly; the model or function runs as it is "
+                      "(as torch.compile(backend='eager') would run it)", stacklevel=3)
 
 
 def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynamic: Optional[bool] = None,
             backend: Any = "inductor", mode: Optional[str] = None, options: Optional[dict] = None,
             disable: bool = False) -> Any:
-    """torch.compile's signature and checks; returns model itself (or, without model, a decorator)."""
+    """torch.compile's signature and checks; returns a function itself, a module wrapped in an
+    OptimizedModule (with disable=True the module itself), or, without model, a decorator."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode not in _MODES:
@@ -32,9 +37,72 @@ def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynami
                                  mode=mode, options=options, disable=disable)
     if not callable(model):
         raise RuntimeError("Model must be callable")
-    if not disable:
-        _tell_once()
+    if disable:
+        return model
+    _tell_once()
+    # A module compiled twice is wrapped once (PyTorch would hand back a compiled function).
+    if isinstance(model, Module) and not isinstance(model, OptimizedModule):
+        return OptimizedModule(model)
     return model
+
+
+class OptimizedModule(Module):
+    """What compile(module) returns: the module as the child `_orig_mod`, called eagerly. Any
+    other attribute is the wrapped module's: reads that find nothing here, writes and
+    deletes go through to it, and `training` is its flag."""
+
+    _OWN = frozenset({"_orig_mod", "_wrapping", "forward"})
+
+    def __init__(self, mod: Module) -> None:
+        # Until _orig_mod is registered every write stays here (Module.__init__ makes some).
+        object.__setattr__(self, "_wrapping", False)
+        super().__init__()
+        self._modules["_orig_mod"] = mod
+        object.__setattr__(self, "_wrapping", True)
+
+    @property
+    def training(self) -> bool:  # type: ignore[override]
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value: bool) -> None:
+        if self.__dict__.get("_wrapping"):
+            self._orig_mod.training = value
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._orig_mod(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        modules = self.__dict__.get("_modules")
+        if modules is None or "_orig_mod" not in modules:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if name == "_orig_mod":
+            return modules["_orig_mod"]
+        return getattr(modules["_orig_mod"], name)
+
+    def _stays_here(self, name: str) -> bool:
+        return not self.__dict__.get("_wrapping") or name in self._OWN or hasattr(type(self), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._stays_here(name):
+            super().__setattr__(name, value)
+        else:
+            setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self._stays_here(name):
+            super().__delattr__(name)
+        else:
+            delattr(self._orig_mod, name)
+
+    def __len__(self) -> int:
+        inner = self._orig_mod
+        if not hasattr(type(inner), "__len__"):
+            raise TypeError(f"{type(inner).__name__} does not support len()")
+        return len(inner)
+
+    def __dir__(self) -> list:
+        return sorted(set(dir(self._orig_mod)) | set(super().__dir__()))
 
 
 def is_compiling() -> bool:

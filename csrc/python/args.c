@@ -257,6 +257,48 @@ return_field_list(int op)
     return true;
 }
 
+/* PyTorch prints its named tuples one field a line, the values' own reprs unindented:
+ * "torch.return_types.max(\nvalues=tensor([2., 4.]),\nindices=tensor([1, 1]))". */
+static PyObject *
+return_type_repr(PyObject *self)
+{
+    int op = 0;
+    while (op < MT_NUM_OPS && return_types[op] != Py_TYPE(self)) {
+        op++;
+    }
+    if (op == MT_NUM_OPS) {
+        return PyTuple_Type.tp_repr(self); /* a subclass's own type: a plain tuple's repr */
+    }
+    PyObject *res = NULL;
+    PyObject *lines = PyList_New(0);
+    PyObject *head = PyUnicode_FromFormat("%s(", Py_TYPE(self)->tp_name);
+    if (lines == NULL || head == NULL || PyList_Append(lines, head) < 0) {
+        goto out;
+    }
+    for (int k = 0; k < mt_op_nout[op]; k++) {
+        PyObject *value = PyTuple_GET_ITEM(self, k);
+        PyObject *line = PyUnicode_FromFormat("%s=%R%s", return_fields[op][k].name, value,
+                                              k + 1 < mt_op_nout[op] ? "," : ")");
+        if (line == NULL) {
+            goto out;
+        }
+        int failed = PyList_Append(lines, line);
+        Py_DECREF(line);
+        if (failed < 0) {
+            goto out;
+        }
+    }
+    PyObject *newline = PyUnicode_FromString("\n");
+    if (newline != NULL) {
+        res = PyUnicode_Join(newline, lines);
+        Py_DECREF(newline);
+    }
+out:
+    Py_XDECREF(head);
+    Py_XDECREF(lines);
+    return res;
+}
+
 static int
 add_return_type(PyObject *types, int op)
 {
@@ -273,6 +315,8 @@ add_return_type(PyObject *types, int op)
     if (return_types[op] == NULL) {
         return -1;
     }
+    return_types[op]->tp_repr = return_type_repr;
+    PyType_Modified(return_types[op]);
     return PyDict_SetItemString(types, return_type_names[op] + strlen("minitorch.return_types."),
                                 (PyObject *)return_types[op]);
 }

@@ -92,13 +92,14 @@ def test_accelerator_on_the_emulated_device():
     assert out.stdout.split() == ["True", "True", "cuda", "0"]
 
 
-def test_compile_returns_the_model_and_says_so_once(monkeypatch):
+def test_compile_wraps_the_model_and_says_so_once(monkeypatch):
     monkeypatch.setattr(minitorch.compiler, "_told", False)
     model = minitorch.nn.Linear(3, 2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert minitorch.compile(model) is model
-        assert minitorch.compile(mode="max-autotune", fullgraph=True)(model) is model
+        assert minitorch.compile(model)._orig_mod is model
+        assert minitorch.compile(mode="max-autotune", fullgraph=True)(model)._orig_mod is model
+        assert minitorch.compile(model, disable=True) is model
 
         @minitorch.compile
         def f(x):
@@ -106,6 +107,43 @@ def test_compile_returns_the_model_and_says_so_once(monkeypatch):
 
         assert f(minitorch.ones(2)).tolist() == [2.0, 2.0]
     assert sum("runs eagerly" in str(w.message) for w in caught) == 1
+
+
+def test_compiled_module_is_a_wrapper_like_pytorchs():
+    """compile(module) gives PyTorch's OptimizedModule: state_dict keys prefixed "_orig_mod." (which
+    nanoGPT-style scripts strip when they load a checkpoint), the same outputs, attributes and
+    training flag shared with the wrapped module; Module.compile() compiles in place."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minitorch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.manual_seed(0)
+            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+            compiled = lib.compile(model)
+        assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is model
+        assert list(compiled.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
+        assert [p is q for p, q in zip(compiled.parameters(), model.parameters())] == [True, True]
+        x = lib.ones(2, 3)
+        assert lib.equal(compiled(x), model(x))
+        assert compiled.training and len(compiled) == 2
+        compiled.eval()
+        assert not model.training and not compiled.training
+        compiled.note = "kept"
+        assert model.note == "kept"
+        del compiled.note
+        assert not hasattr(model, "note")
+        fresh = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+        prefix = "_orig_mod."
+        fresh.load_state_dict({k[len(prefix):]: v for k, v in compiled.state_dict().items()})
+        assert lib.equal(fresh(x), model(x))
+        with pytest.raises(TypeError, match="Linear does not support len"):
+            len(lib.compile(lib.nn.Linear(1, 1)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert fresh.compile() is None
+        assert list(fresh.state_dict()) == ["0.weight", "0.bias"]
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fastest"):
+        minitorch.nn.Linear(1, 1).compile(mode="fastest")
 
 
 def test_compile_errors_match_pytorch():

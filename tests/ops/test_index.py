@@ -355,6 +355,21 @@ def test_sort_named_tuple():
     assert "minitorch.return_types.sort(" in repr(r)
 
 
+def test_named_tuple_repr_is_pytorchs():
+    """Printed results read as PyTorch's: one field a line after the type's name, str() the same;
+    only the package name differs."""
+    torch = pytest.importorskip("torch")
+    calls = [lambda m: m.max(m.tensor([[1.0, 2.0], [4.0, 3.0]]), 1),
+             lambda m: m.sort(m.tensor([[2, 1], [0, 3]])),
+             lambda m: m.tensor([1.0, 3.0, 2.0]).topk(2),
+             lambda m: m.linalg.slogdet(m.eye(2)),
+             lambda m: m.aminmax(m.tensor([1, 5]))]
+    for call in calls:
+        got, want = call(minitorch), call(torch)
+        assert repr(got).replace("minitorch.", "torch.") == repr(want)
+        assert str(got) == repr(got)
+
+
 @st.composite
 def distinct_array(draw, dtypes=NUMERIC):
     """An array with no repeated values (so that topk's order is unique)."""
