@@ -24,12 +24,10 @@
 #define MT_VEXP_TINY_X -104.0f     /* below ln(2^-150) = -103.97: exp rounds to 0 */
 
 /* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, for x in [TINY_X, MAX_X] (or
- * NaN, which comes out NaN): Cephes' degree-6 polynomial, within 2 ulp of expf. 2^n is built
- * from its bits, so n - shift must be a normal exponent: shift 1 takes a 2 out of n = 128 (just
- * below MAX_X), shift -64 puts 64 into n < -126 (a subnormal result), and the product with
- * 2^shift is then the one rounding. */
+ * NaN, which comes out NaN): Cephes' degree-6 polynomial, within 2 ulp of expf. Returns exp(r)
+ * and n. */
 MT_VMATH float
-vexp_core(float x, int shift)
+vexp_reduced(float x, int32_t *n_out)
 {
     /* x / ln 2 + 1.5 * 2^23 rounds to an integer in float arithmetic, which then sits in the
      * low mantissa bits: n and its bits without a float-to-int conversion. */
@@ -45,23 +43,33 @@ vexp_core(float x, int shift)
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const uint32_t bits = (tbits - 0x4B400000u + (uint32_t)(127 - shift)) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof(scale));
-    const float post = shift > 0 ? 2.0f : shift < 0 ? 0x1p-64f : 1.0f;
-    return p * scale * post;
+    *n_out = (int32_t)(tbits - 0x4B400000u);
+    return p * r * r + r + 1.0f;
+}
+
+/* 2^k for a normal exponent k (-126 <= k <= 127), from its bits. */
+MT_VMATH float
+vpow2i(int32_t k)
+{
+    const uint32_t bits = (uint32_t)(k + 127) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
 }
 
 /* exp(x) for float as expf: subnormal results below MIN_X, 0 below TINY_X, inf above MAX_X,
- * NaN stays. */
+ * NaN stays. n runs from -150 to 128 here, past the normal exponents, so 2^n is applied in two
+ * halves h and n - h (both in [-75, 64]): exp(r) 2^h is exact and the second product is the one
+ * rounding, also where the result is subnormal. */
 MT_VMATH float
 mt_vexp_f32(float x)
 {
     float xc = x > MT_VEXP_MAX_X ? MT_VEXP_MAX_X : x;
     xc = xc < MT_VEXP_TINY_X ? MT_VEXP_TINY_X : xc;
-    const float n = xc * 1.44269504088896341f;
-    const float e = vexp_core(xc, n > 127.5f ? 1 : n < -125.5f ? -64 : 0);
+    int32_t n;
+    const float p = vexp_reduced(xc, &n);
+    const int32_t h = n / 2;
+    const float e = p * vpow2i(h) * vpow2i(n - h);
     return x > MT_VEXP_MAX_X ? INFINITY : e;
 }
 
@@ -69,8 +77,9 @@ mt_vexp_f32(float x)
 MT_VMATH float
 mt_vexp_nonpos_f32(float x)
 {
-    const float e = vexp_core(x < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : x, 0);
-    return x < MT_VEXP_MIN_X ? 0.0f : e;
+    int32_t n; /* -126 .. 0: 2^n is normal */
+    const float p = vexp_reduced(x < MT_VEXP_MIN_X ? MT_VEXP_MIN_X : x, &n);
+    return x < MT_VEXP_MIN_X ? 0.0f : p * vpow2i(n);
 }
 
 /* sigmoid(x) for float with the exp above: exp of -|x| only (so never overflows), then
@@ -158,7 +167,7 @@ mt_vlog_f32(float x)
                               2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
     const float p = vhorner(f, P, 9);
     float y = p * f * z;
-    y += -2.12194440e-4f * ef; /* ln 2 in two parts, as in vexp_core */
+    y += -2.12194440e-4f * ef; /* ln 2 in two parts, as in vexp_reduced */
     y += -0.5f * z;
     const float r = (f + y) + 0.693359375f * ef;
     const float special = x == 0.0f ? -INFINITY : x < 0.0f ? NAN : x; /* inf and NaN stay */

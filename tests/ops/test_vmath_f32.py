@@ -1,5 +1,5 @@
-"""The CPU's vectorised float32 transcendentals (csrc/cpu/vmath.h): log, log1p, erf and the GELU
-(exact and tanh forms), SiLU, mish, softplus and elu built on them, forward and backward, against
+"""The CPU's vectorised float32 transcendentals (csrc/cpu/vmath.h): exp, log, log1p, erf and the
+GELU (exact and tanh forms), SiLU, mish, softplus and elu built on them, forward and backward, against
 float64 NumPy (math's erf) over wide ranges with subnormals, +-inf, NaN and the overflow edges, in
 units of the float32 spacing at the exact value; on every layout, in place and at 1 and 2 threads.
 
@@ -66,8 +66,20 @@ def _log1p(v):
     return math.log1p(v) if v > -1 else (-math.inf if v == -1 else math.nan) if v == v and v != math.inf else v
 
 
+def _exp(v):
+    return math.exp(v) if v < 709 else math.inf if v == v else v
+
+
+# exp's 2^n, n = -150 .. 128, spans subnormal results (x < -87.34) and the last binade before
+# inf; its edges: MIN_X, ln(2^-149) and TINY_X, MAX_X and the floats beside them
+EXP_EDGES = np.array([-87.336548, -87.33654, -87.33655, -103.27893, -103.97208, -104.0, -104.00001,
+                      -110.0, 88.0, 88.5, 88.72283, 88.722839, 88.72284, 89.0], F32)
+
 CASES = {
     # name: (the call, the exact function, the ULP bound, the inputs)
+    "exp": (lambda t: t.exp(), _exp, 2.0,
+            np.concatenate([np.linspace(-110, 90, 400_001, dtype=F32), spread(-45.8, 1.9),
+                            spread(-45.8, 1.9, sign=-1), EXP_EDGES])),
     "log": (lambda t: t.log(), _log, 1.0,
             np.concatenate([spread(-45.8, 38.5), spread(-0.5, 0.5, 100_001), spread(-3, 3, 2001, -1)])),
     "log1p": (lambda t: t.log1p(), _log1p, 2.0,
@@ -89,7 +101,7 @@ def test_ulps_against_float64(name, threads):
     same_specials(got, want)
     assert ulps(got, want).max() <= bound
     # zeros keep their sign where the function is odd there (log1p, erf), subnormals included
-    if name != "log":
+    if name in ("log1p", "erf"):
         small = (np.abs(x) < 1e-30) & ~np.isnan(x)
         np.testing.assert_array_equal(np.signbit(got[small]), np.signbit(x[small]))
     if torch is not None:  # PyTorch's own float32 kernels (SLEEF's; erf's is 1e-7 off in absolute terms)
