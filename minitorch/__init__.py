@@ -194,6 +194,7 @@ def set_default_tensor_type(t, /) -> None:
 
 from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
 from .nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402
+from .nn._ctc import ctc_loss_op as ctc_loss  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
@@ -241,6 +242,7 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
+from . import overrides, types, version  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 
