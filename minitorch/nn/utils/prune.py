@@ -266,38 +266,14 @@ class L1Unstructured(_Unstructured):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes `amount` slices along dim, chosen at random."""
+class _Structured(BasePruningMethod):
+    """Prunes `amount` slices of the tensor along dim, those _kept does not choose."""
 
     PRUNING_TYPE = "structured"
 
-    def __init__(self, amount: Any, dim: int = -1) -> None:
-        _check_amount(amount)
-        self.amount, self.dim = amount, dim
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _check_structured(t, self.dim)
-        size = t.shape[self.dim]
-        count = _how_many(self.amount, size)
-        if count == 0:
-            return default_mask
-        draws = minitorch.rand(size, device=t.device)
-        keep = draws > draws.kthvalue(count).values  # the count smallest draws are pruned
-        return _channels_mask(t, self.dim, keep) * default_mask.to(dtype=t.dtype)
-
-    @classmethod
-    def apply(cls, module: Any, name: str, amount: Any, dim: int = -1) -> "BasePruningMethod":  # type: ignore[override]
-        return super().apply(module, name, amount=amount, dim=dim)
-
-
-class LnStructured(BasePruningMethod):
-    """Prunes the `amount` slices along dim of smallest L`n` norm."""
-
-    PRUNING_TYPE = "structured"
-
-    def __init__(self, amount: Any, n: Any, dim: int = -1) -> None:
-        _check_amount(amount)
-        self.amount, self.n, self.dim = amount, n, dim
+    def _kept(self, t: Tensor, dim: int, size: int, count: int) -> Tensor:
+        """The slices to keep, a bool vector of size t.shape[dim] with size - count True."""
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _check_structured(t, self.dim)
@@ -306,10 +282,36 @@ class LnStructured(BasePruningMethod):
         if count == 0:
             return default_mask
         dim = self.dim % t.dim()
+        return _channels_mask(t, dim, self._kept(t, dim, size, count)) * default_mask.to(dtype=t.dtype)
+
+
+class RandomStructured(_Structured):
+    """Prunes `amount` slices along dim, chosen at random."""
+
+    def __init__(self, amount: Any, dim: int = -1) -> None:
+        _check_amount(amount)
+        self.amount, self.dim = amount, dim
+
+    def _kept(self, t: Tensor, dim: int, size: int, count: int) -> Tensor:
+        draws = minitorch.rand(size, device=t.device)
+        return draws > draws.kthvalue(count).values  # the count smallest draws are pruned
+
+    @classmethod
+    def apply(cls, module: Any, name: str, amount: Any, dim: int = -1) -> "BasePruningMethod":  # type: ignore[override]
+        return super().apply(module, name, amount=amount, dim=dim)
+
+
+class LnStructured(_Structured):
+    """Prunes the `amount` slices along dim of smallest L`n` norm."""
+
+    def __init__(self, amount: Any, n: Any, dim: int = -1) -> None:
+        _check_amount(amount)
+        self.amount, self.n, self.dim = amount, n, dim
+
+    def _kept(self, t: Tensor, dim: int, size: int, count: int) -> Tensor:
         norms = minitorch.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
-        kept = norms.topk(size - count, largest=True).indices
-        keep = minitorch.zeros(size, dtype=minitorch.bool, device=t.device).index_fill_(0, kept, True)
-        return _channels_mask(t, dim, keep) * default_mask.to(dtype=t.dtype)
+        largest = norms.topk(size - count, largest=True).indices
+        return minitorch.zeros(size, dtype=minitorch.bool, device=t.device).index_fill_(0, largest, True)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: Any, n: Any, dim: int,  # type: ignore[override]
