@@ -193,6 +193,7 @@ def set_default_tensor_type(t, /) -> None:
 
 
 from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401  (torch.autograd.profiler)
 from .nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402
 from .nn._ctc import ctc_loss_op as ctc_loss  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
