@@ -243,7 +243,7 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
-from . import overrides, types, version  # noqa: E402
+from . import hub, overrides, types, version  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 
