@@ -80,3 +80,11 @@ def test_einsum_follows_opt_einsum_path(monkeypatch):
     # two operands need no path
     minitorch.einsum("ij,jk->ik", *[minitorch.tensor(a) for a in arrays[:2]])
     assert len(fake.calls) == 1
+
+
+def test_cuda_arch_list_and_sync_mode_without_device():
+    if minitorch.cuda.is_available():
+        pytest.skip("tests/cuda/test_cuda_sync_debug.py covers the device")
+    assert minitorch.cuda.get_arch_list() == []
+    with pytest.raises((RuntimeError, AssertionError)):
+        minitorch.cuda.get_sync_debug_mode()
