@@ -97,14 +97,15 @@ static mt_status
 alert(const char *caller)
 {
     if (!warn_only) {
-        return mt_fail(MT_ERUNTIME,
-                       "%s does not have a deterministic implementation, but you set "
-                       "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
-                       "this operation, or you can use the 'warn_only=True' option, if that's acceptable "
-                       "for your application. You can also file an issue at "
-                       "https://github.com/pytorch/pytorch/issues to help us prioritize adding "
-                       "deterministic support for this operation.",
-                       caller);
+        return mt_fail(
+            MT_ERUNTIME,
+            "%s does not have a deterministic implementation, but you set "
+            "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+            "this operation, or you can use the 'warn_only=True' option, if that's acceptable "
+            "for your application. You can also file an issue at "
+            "https://github.com/pytorch/pytorch/issues to help us prioritize adding "
+            "deterministic support for this operation.",
+            caller);
     }
     snprintf(pending, sizeof pending,
              "%s does not have a deterministic implementation, but you set "
@@ -152,15 +153,21 @@ fill_value(mt_dtype dt)
 mt_status
 mt_deterministic_after(mt_op op, mt_args *a)
 {
-    if (op != MT_OP_empty || !fill_uninitialized || a->out[0] == NULL || mt_tensor_numel(a->out[0]) == 0) {
+    if (op != MT_OP_empty || !fill_uninitialized || a->out[0] == NULL ||
+        mt_tensor_numel(a->out[0]) == 0) {
         return MT_OK;
     }
     mt_dtype dt = a->out[0]->dtype;
     mt_tensor *value = NULL, *same = NULL;
-    mt_status st = mt_tensor_scalar(fill_value(dt), mt_dtype_is_integral(dt, true) ? dt : MT_FLOAT64, &value);
+    mt_status st = mt_tensor_scalar(fill_value(dt),
+                                    mt_dtype_is_integral(dt, true) ? dt : MT_FLOAT64, &value);
+    /* not recorded: the result may already be a leaf that requires grad (empty(requires_grad=True)) */
+    bool grad_mode = mt_grad_enabled();
+    mt_set_grad_enabled(false);
     if (st == MT_OK) {
         st = mt_op_fill_(a->out[0], value, &same);
     }
+    mt_set_grad_enabled(grad_mode);
     mt_tensor_clear(&same);
     mt_tensor_clear(&value);
     return st;

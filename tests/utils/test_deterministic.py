@@ -40,6 +40,16 @@ def test_fill_uninitialized_memory_as_torch(deterministic):
         np.testing.assert_array_equal(np.array(v_m), np.array(v_t))
 
 
+def test_fill_keeps_requires_grad(deterministic):
+    minitorch.use_deterministic_algorithms(True)
+    for x in (minitorch.empty(3, requires_grad=True), minitorch.empty_like(minitorch.ones(3), requires_grad=True),
+              minitorch.ones(1).new_empty(3, requires_grad=True)):
+        assert x.is_leaf and x.requires_grad and x.grad_fn is None
+        assert bool(x.isnan().all())
+        (x * 2).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
 def test_fill_switch(deterministic):
     assert det.fill_uninitialized_memory is True
     with pytest.raises(RuntimeError, match="expected a bool, but got int"):
