@@ -243,7 +243,7 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
-from . import hub, overrides, types, version  # noqa: E402
+from . import overrides, types, version  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 
@@ -259,3 +259,13 @@ adaptive_avg_pool1d = nn.functional.adaptive_avg_pool1d
 def adaptive_max_pool1d(input, output_size):
     """torch.adaptive_max_pool1d: the values and the indices (F.adaptive_max_pool1d's return_indices)."""
     return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def __getattr__(name: str):
+    """minitorch.hub is imported on first use: its urllib, zipfile and tempfile cost more than
+    the rest of `import minitorch` needs."""
+    if name == "hub":
+        import importlib
+
+        return importlib.import_module(".hub", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
