@@ -39,6 +39,27 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     _push_deterministic()
 
 
+def _alert_not_deterministic(caller: str) -> None:
+    """For the ops of PyTorch's list written in Python (max_unpool, put_): PyTorch's RuntimeError
+    under use_deterministic_algorithms(True), its UserWarning under warn_only (the dispatcher's
+    alerts, dispatch/deterministic.c, say the same for the C ops)."""
+    if not _deterministic["enabled"]:
+        return
+    if _deterministic["warn_only"]:
+        import warnings
+
+        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue at "
+                      "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic "
+                      "support for this operation.", UserWarning, stacklevel=3)
+        return
+    raise RuntimeError(f"{caller} does not have a deterministic implementation, but you set "
+                       "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this "
+                       "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
+                       "application. You can also file an issue at https://github.com/pytorch/pytorch/issues to "
+                       "help us prioritize adding deterministic support for this operation.")
+
+
 def are_deterministic_algorithms_enabled() -> bool:
     return _deterministic["enabled"]
 

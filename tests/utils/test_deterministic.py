@@ -76,3 +76,40 @@ def test_modes_roundtrip(deterministic):
     x = minitorch.rand(10)
     assert minitorch.histc(x, bins=4).sum().item() == 10
     assert minitorch.cumsum(x, 0).shape == (10,)
+
+
+def _python_op_calls(lib):
+    F = lib.nn.functional
+    x = lib.tensor(np.arange(16, dtype="float32").reshape(1, 1, 4, 4))
+    o, i = F.max_pool2d(x, 2, return_indices=True)
+    o1, i1 = F.max_pool1d(x[0, :, 0], 2, return_indices=True)
+    return [
+        lambda: F.max_unpool2d(o, i, 2),
+        lambda: F.max_unpool1d(o1, i1, 2),
+        lambda: F.max_unpool3d(o.unsqueeze(2), i.unsqueeze(2), (1, 2, 2)),
+        lambda: lib.zeros(4).put_(lib.tensor([0, 1]), lib.ones(2)),
+    ]
+
+
+def test_python_ops_alert_as_torch(deterministic):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (minitorch, torch):
+        calls = _python_op_calls(lib)
+        for call in calls:
+            call()  # off: runs
+        lib.use_deterministic_algorithms(True)
+        row = []
+        try:
+            for call in calls:
+                with pytest.raises(RuntimeError) as err:
+                    call()
+                row.append(str(err.value))
+            lib.zeros(4).put_(lib.tensor([0, 1]), lib.ones(2), accumulate=True)  # deterministic on the CPU
+            lib.use_deterministic_algorithms(True, warn_only=True)
+            with pytest.warns(UserWarning, match="max_unpooling2d_forward_out does not have a deterministic"):
+                calls[0]()
+        finally:
+            lib.use_deterministic_algorithms(False)
+        messages.append(row)
+    assert messages[0] == messages[1]
