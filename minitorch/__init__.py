@@ -193,7 +193,9 @@ def set_default_tensor_type(t, /) -> None:
 
 
 from . import autograd, fft, linalg, nn, optim, profiler, special  # noqa: E402
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401  (torch.autograd.profiler)
 from .nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402
+from .nn._ctc import ctc_loss_op as ctc_loss  # noqa: E402
 from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
@@ -202,7 +204,7 @@ from ._stream import Event, Stream  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
 from . import accelerator, amp, backends, compiler, cpu, distributions, jit, testing  # noqa: E402
-from .amp import autocast  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
 from .amp.autocast_mode import is_autocast_enabled, set_autocast_enabled, get_autocast_dtype  # noqa: E402
 from .amp.autocast_mode import set_autocast_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled  # noqa: E402
 from .amp.autocast_mode import clear_autocast_cache, autocast_increment_nesting, autocast_decrement_nesting  # noqa: E402
@@ -241,6 +243,7 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
+from . import overrides, types, version  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 
@@ -256,3 +259,13 @@ adaptive_avg_pool1d = nn.functional.adaptive_avg_pool1d
 def adaptive_max_pool1d(input, output_size):
     """torch.adaptive_max_pool1d: the values and the indices (F.adaptive_max_pool1d's return_indices)."""
     return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def __getattr__(name: str):
+    """minitorch.hub is imported on first use: its urllib, zipfile and tempfile cost more than
+    the rest of `import minitorch` needs."""
+    if name == "hub":
+        import importlib
+
+        return importlib.import_module(".hub", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

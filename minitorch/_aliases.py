@@ -196,6 +196,10 @@ class TensorIndexing:
         return flat.view(self.shape)
 
     def put_(self, index, source, accumulate=False):
+        if not accumulate or self.is_cuda:  # PyTorch's put_ has no deterministic kernel for these
+            from ._modes import _alert_not_deterministic
+
+            _alert_not_deterministic("put_")
         return self.copy_(self.put(index, source, accumulate))
 
     def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):

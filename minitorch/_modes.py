@@ -1,10 +1,10 @@
 """Process-wide switches and queries of the top-level API: deterministic algorithms and their debug
 mode, warn-always, flush-denormal, typename, get_device and the build's has_* flags.
 
-The deterministic switch is recorded and read back (programs set it and ask), but no op alerts
-yet: the CPU kernels give the same bits on every run, while a few CUDA kernels (index_add,
-scatter_add, some pooling and grid_sample backwards) accumulate with atomics, whose order varies,
-where PyTorch would raise or warn under use_deterministic_algorithms(True).
+The deterministic switch goes to the dispatcher (dispatch/deterministic.c): the ops PyTorch
+documents as having no deterministic implementation raise its RuntimeError (or warn, under
+warn_only) where minitorch has them, mostly on CUDA tensors, and empty() fills its memory while
+utils.deterministic.fill_uninitialized_memory is on too.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _C
 
-_deterministic = {"enabled": False, "warn_only": False}
+_deterministic = {"enabled": False, "warn_only": False, "fill": True}
 _warn_always = False
 
 _DEBUG_MODES = ("default", "warn", "error")  # index = the mode's number
@@ -23,12 +23,41 @@ def _expect_bool(fname: str, name: str, value: Any, position: str = "") -> None:
         raise TypeError(f"{fname}(): argument '{name}'{position} must be bool, not {type(value).__name__}")
 
 
+def _push_deterministic() -> None:
+    """The switches as they are now, to the dispatcher."""
+    d = _deterministic
+    _C._set_deterministic(d["enabled"], d["warn_only"], d["enabled"] and d["fill"])
+
+
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Asks for deterministic algorithms; recorded only (see the module's note)."""
+    """Ops without a deterministic implementation raise (warn, with warn_only) while mode is
+    True, and empty() memory is filled (see the module's note)."""
     _expect_bool("_set_deterministic_algorithms", "mode", mode, " (position 1)")
     _expect_bool("_set_deterministic_algorithms", "warn_only", warn_only)
     _deterministic["enabled"] = mode
     _deterministic["warn_only"] = warn_only
+    _push_deterministic()
+
+
+def _alert_not_deterministic(caller: str) -> None:
+    """For the ops of PyTorch's list written in Python (max_unpool, put_): PyTorch's RuntimeError
+    under use_deterministic_algorithms(True), its UserWarning under warn_only (the dispatcher's
+    alerts, dispatch/deterministic.c, say the same for the C ops)."""
+    if not _deterministic["enabled"]:
+        return
+    if _deterministic["warn_only"]:
+        import warnings
+
+        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue at "
+                      "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic "
+                      "support for this operation.", UserWarning, stacklevel=3)
+        return
+    raise RuntimeError(f"{caller} does not have a deterministic implementation, but you set "
+                       "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this "
+                       "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
+                       "application. You can also file an issue at https://github.com/pytorch/pytorch/issues to "
+                       "help us prioritize adding deterministic support for this operation.")
 
 
 def are_deterministic_algorithms_enabled() -> bool:

@@ -141,6 +141,24 @@ def _contract(a: "_C.TensorBase", sa: str, b: "_C.TensorBase", sb: str, keep: se
     return r.reshape([sizes[c] for c in out]), out
 
 
+def _contraction_order(ops: List[Term], out: str) -> List[Tuple[int, ...]]:
+    """The pairs einsum contracts, each result appended to the operands left: opt_einsum's path
+    for backends.opt_einsum.strategy where it is installed and enabled (as PyTorch's), else the
+    first two operands each time (left to right)."""
+    if len(ops) < 2:
+        return []
+    from .backends import opt_einsum
+
+    oe = opt_einsum.get_opt_einsum()
+    if len(ops) < 3 or oe is None or not opt_einsum.enabled:
+        return [(0, 1)] * (len(ops) - 1)
+    letters = {c: oe.get_symbol(i) for i, c in enumerate(dict.fromkeys("".join(s for _, s in ops) + out))}
+    spelled = ",".join("".join(letters[c] for c in s) for _, s in ops) + "->" + "".join(letters[c] for c in out)
+    path, _ = oe.contract_path(spelled, *[tuple(t.shape) for t, _ in ops], shapes=True,
+                               optimize=opt_einsum.strategy)
+    return [tuple(sorted(pair)) for pair in path]
+
+
 def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
     """Sums the product of the operands' elements over the subscripts the output leaves out:
     einsum("ij,jk->ik", a, b) is a @ b. Operands may also be given as one list."""
@@ -165,12 +183,17 @@ def einsum(equation: str, *operands: "_C.TensorBase") -> "_C.TensorBase":
                 )
             sizes[c] = max(seen, size) if size != 0 and seen != 0 else 0
         ops.append((t, s))
-    while len(ops) > 1:
-        (a, sa), (b, sb) = ops[0], ops[1]
-        later = set(out).union(*[s for _, s in ops[2:]])
+    for pair in _contraction_order(ops, out):
+        if len(pair) == 1:  # a path may sum one operand over its own subscripts first
+            rest = [op for k, op in enumerate(ops) if k != pair[0]]
+            ops = rest + [_sum_out(*ops[pair[0]], set(out).union(*[s for _, s in rest]))]
+            continue
+        (a, sa), (b, sb) = ops[pair[0]], ops[pair[1]]
+        ops = [op for k, op in enumerate(ops) if k not in pair]
+        later = set(out).union(*[s for _, s in ops])
         a, sa = _sum_out(a, sa, later | set(sb))
         b, sb = _sum_out(b, sb, later | set(sa))
-        ops = [_contract(a, sa, b, sb, later, sizes)] + ops[2:]
+        ops.append(_contract(a, sa, b, sb, later, sizes))
     t, s = _sum_out(*ops[0], set(out))
     return t.permute([s.index(c) for c in out])
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dispatch/complex.h"
+#include "dispatch/deterministic.h"
 #include "dispatch/kernels.h"
 #include "dispatch/widen.h"
 #include "ops/front.h"
@@ -453,7 +454,14 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
 mt_status
 mt_dispatch(mt_op op, mt_args *a)
 {
-    return dispatch_below(op, a, ~0u);
+    if (!mt_deterministic_on) {
+        return dispatch_below(op, a, ~0u);
+    }
+    mt_status st = mt_deterministic_check(op, a);
+    if (st == MT_OK) {
+        st = dispatch_below(op, a, ~0u);
+    }
+    return st == MT_OK ? mt_deterministic_after(op, a) : st;
 }
 
 mt_status

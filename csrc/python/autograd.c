@@ -230,6 +230,9 @@ run_backward(PyObject *module, PyObject *args)
         mt_py_raise(st);
         goto out;
     }
+    if (mt_py_give_deterministic_warning() < 0) {
+        goto out;
+    }
     if (ni == 0) {
         res = Py_NewRef(Py_None);
         goto out;

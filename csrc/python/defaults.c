@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "dispatch/deterministic.h"
 #include "python/pyminitorch.h"
 
 /* The device in force: "cuda" without an index means the current CUDA device at each call. */
@@ -102,7 +103,22 @@ py_get_default_dtype(PyObject *m, PyObject *noargs)
     return Py_NewRef(mt_py_dtype_obj(mt_default_float()));
 }
 
+static PyObject *
+py_set_deterministic(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int on, warn_only, fill;
+    if (!PyArg_ParseTuple(args, "ppp", &on, &warn_only, &fill)) {
+        return NULL;
+    }
+    mt_deterministic_set(on, warn_only, fill);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef mt_py_defaults_functions[] = {
+    {"_set_deterministic", py_set_deterministic, METH_VARARGS,
+     "(mode, warn_only, fill_uninitialized_memory): the deterministic switches the dispatcher "
+     "obeys."},
     {"_set_default_device", py_set_default_device, METH_O,
      "The factories' default device on this thread (None: the CPU)."},
     {"_get_default_device", py_get_default_device, METH_NOARGS,

@@ -8,6 +8,7 @@
  * thread-safe (thread-local, atomic or locked), and the few callbacks into Python (a Python
  * buffer's or DLPack owner's release, an autograd.Function's node freed) take the GIL themselves
  * with PyGILState_Ensure. CUDA calls keep the GIL: their launches are asynchronous anyway. */
+#include "dispatch/deterministic.h"
 #include "python/pyminitorch.h"
 
 /* 32768 elements: about 10 us of the simplest elementwise kernel, 100 times the GIL's round trip */
@@ -71,13 +72,30 @@ mt_py_worth_releasing_gil(mt_op op, const mt_args *a)
     return numel >= (heavy(op) ? MT_NOGIL_NUMEL_HEAVY : MT_NOGIL_NUMEL);
 }
 
+int
+mt_py_give_deterministic_warning(void)
+{
+    const char *msg = mt_deterministic_take_warning();
+    return msg == NULL ? 0 : PyErr_WarnEx(PyExc_UserWarning, msg, 1);
+}
+
 mt_status
 mt_py_dispatch(mt_op op, mt_args *a)
 {
-    if (!mt_py_worth_releasing_gil(op, a)) {
-        return mt_dispatch(op, a);
-    }
     mt_status st;
-    Py_BEGIN_ALLOW_THREADS st = mt_dispatch(op, a);
-    Py_END_ALLOW_THREADS return st;
+    if (!mt_py_worth_releasing_gil(op, a)) {
+        st = mt_dispatch(op, a);
+    } else {
+        Py_BEGIN_ALLOW_THREADS st = mt_dispatch(op, a);
+        Py_END_ALLOW_THREADS
+    }
+    if (st == MT_OK && mt_deterministic_on && mt_py_give_deterministic_warning() < 0) {
+        /* the warning was turned into an error: the results are dropped, the error stands */
+        for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+            mt_tensor_clear(&a->out[k]);
+        }
+        mt_args_clear_outl(a);
+        return MT_EPYTHON;
+    }
+    return st;
 }

@@ -59,6 +59,9 @@ PyObject *mt_py_size_obj(int n, const int64_t *v);
  * be kept alive by the caller, and the error, if any, is raised once the GIL is back. */
 bool mt_py_worth_releasing_gil(mt_op op, const mt_args *a);
 mt_status mt_py_dispatch(mt_op op, mt_args *a);
+/* Gives the warning a warn_only deterministic alert left (dispatch/deterministic.h) as a
+ * UserWarning: 0, or -1 with the exception set where warnings are errors. */
+int mt_py_give_deterministic_warning(void);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);

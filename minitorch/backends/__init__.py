@@ -137,6 +137,70 @@ openmp = _module("openmp", "OpenMP (torch.backends.openmp): minitorch's CPU loop
                  is_available=lambda: True)
 
 
+# ---- opt_einsum ----------------------------------------------------------------------------
+
+try:
+    import opt_einsum as _opt_einsum_package
+except ImportError:
+    _opt_einsum_package = None
+
+_STRATEGIES = ("auto", "greedy", "optimal")
+
+
+class _OptEinsumModule(types.ModuleType):
+    """torch.backends.opt_einsum: `enabled` and `strategy`, checked by set_flags and flags() as
+    PyTorch's (a plain assignment is not checked there either)."""
+
+    def _check_enabled(self, value: object) -> None:
+        if value and not self.is_available():
+            raise ValueError(
+                f"opt_einsum is not available, so setting `enabled` to {value} will not reap the benefits of "
+                "calculating an optimal path for einsum. torch.einsum will fall back to contracting from left "
+                "to right. To enable this optimal path calculation, please install opt-einsum.")
+
+    def _check_strategy(self, value: object) -> None:
+        if not self.is_available():
+            raise ValueError(
+                f"opt_einsum is not available, so setting `strategy` to {value} will not be meaningful. "
+                "torch.einsum will bypass path calculation and simply contract from left to right. Please "
+                "install opt_einsum or unset `strategy`.")
+        if not self.enabled:
+            raise ValueError(
+                f"opt_einsum is not enabled, so setting a `strategy` to {value} will not be meaningful. "
+                "torch.einsum will bypass path calculation and simply contract from left to right. Please set "
+                "`enabled` to `True` as well or unset `strategy`.")
+        if value not in _STRATEGIES:
+            raise ValueError(f"`strategy` must be one of the following: [auto, greedy, optimal] but is {value}")
+
+    def set_flags(self, _enabled: Optional[bool] = None, _strategy: Optional[str] = None) -> tuple:
+        """Sets the flags given; returns them as they were."""
+        before = (self.enabled, self.strategy if self.is_available() else None)
+        if _enabled is not None:
+            self._check_enabled(_enabled)
+            self.enabled = _enabled
+        if _strategy is not None:
+            self._check_strategy(_strategy)
+            self.strategy = _strategy
+        return before
+
+    @contextlib.contextmanager
+    def flags(self, enabled: Optional[bool] = None, strategy: Optional[str] = None) -> Iterator[None]:
+        before = self.set_flags(enabled, strategy)
+        try:
+            yield
+        finally:
+            self.set_flags(*before)
+
+
+opt_einsum = _OptEinsumModule(f"{__name__}.opt_einsum", "einsum's contraction order (torch.backends.opt_einsum): "
+                              "opt_einsum's path where the package is installed, else left to right.")
+opt_einsum.__dict__.update(is_available=lambda: _opt_einsum_package is not None,
+                           get_opt_einsum=lambda: _opt_einsum_package,
+                           enabled=_opt_einsum_package is not None,
+                           strategy="auto" if _opt_einsum_package is not None else None)
+sys.modules[opt_einsum.__name__] = opt_einsum
+
+
 def set_float32_matmul_precision(precision: str) -> None:
     """torch.set_float32_matmul_precision: 'highest' keeps float32 matrix products in float32;
     'high' and 'medium' allow TF32 (backends.cuda.matmul.allow_tf32 follows, as in PyTorch)."""

@@ -150,6 +150,7 @@ class device_of(device):
 def synchronize(device: Any = None) -> None:
     """Waits for every kernel on device (default: the current one) to finish."""
     _lazy_init()
+    _sync_debug.on_synchronize()
     _C_cuda.synchronize(_index(device))
 
 
@@ -235,4 +236,20 @@ def __getattr__(name: str) -> Any:
         return tuple(_C._cuda_default_generator(i) for i in range(device_count()))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from . import amp  # noqa: E402  (torch.cuda.amp; deprecated in PyTorch)
+from . import _sync_debug  # noqa: E402
+from ._sync_debug import get_sync_debug_mode, set_sync_debug_mode  # noqa: E402
+
+
+def get_arch_list() -> list:
+    """The architectures the CUDA backend's kernels were built for ("sm_90", ...): [] where CUDA is
+    not available, as PyTorch. minitorch's build keeps no list of them, so the device's own
+    architecture is given, which a working backend was necessarily built for (or JIT-compiled
+    from PTX to)."""
+    if not is_available():
+        return []
+    major, minor = get_device_capability()
+    return [f"sm_{major}{minor}"]
+
+
+__all__ += ["get_arch_list", "get_sync_debug_mode", "set_sync_debug_mode"]
 from . import nvtx  # noqa: E402

@@ -109,3 +109,20 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if reduction == "sum":
         return loss.sum()
     return loss
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}  # PyTorch's at::Reduction numbers
+
+
+def ctc_loss_op(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+                reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """torch.ctc_loss, the op under F.ctc_loss: reduction is PyTorch's number (0 none, 1 mean,
+    2 sum; another number leaves the losses unreduced, as PyTorch's does). Without reduction
+    PyTorch 2.13's binding returns the unreduced losses, and so does this."""
+    if not isinstance(reduction, int) or isinstance(reduction, bool):
+        raise TypeError(f"ctc_loss(): argument 'reduction' (position 6) must be int, not {type(reduction).__name__}")
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _REDUCTIONS.get(reduction, "none"),
+                    zero_infinity)
+
+
+ctc_loss_op.__name__ = ctc_loss_op.__qualname__ = "ctc_loss"

@@ -14,6 +14,7 @@ import minitorch as _minitorch
 from minitorch import _C, Tensor
 from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair, _single
 from minitorch._checks import _tensors
+from minitorch._modes import _alert_not_deterministic
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d",
            "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
@@ -161,6 +162,7 @@ def _max_unpool(nd: int, input: Tensor, indices: Tensor, output_size: List[int])
             where = "max_unpooling2d_forward_out_cpu()" if nd == 2 else "max_unpooling3d_forward_out()"
             raise RuntimeError(f"{where}: Expected input to have non-zero size for non-batch dimensions, but got "
                                f"{list(input.shape)} with dimension {d} being empty.")
+    _alert_not_deterministic(f"max_unpooling{nd}d_forward_out")
     lead = list(input.shape[:-nd])
     plane = math.prod(output_size)
     flat_idx = indices.reshape(lead + [math.prod(input.shape[-nd:])])

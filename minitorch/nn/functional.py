@@ -16,6 +16,7 @@ from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair
 import minitorch as _minitorch
 from minitorch import _C, Tensor
 from minitorch._grad_mode import no_grad as _no_grad
+from minitorch.nn.attention import _sdpa_allowed
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid",
@@ -1028,7 +1029,16 @@ def multilabel_soft_margin_loss(
 
 cosine_similarity = _C.cosine_similarity
 pairwise_distance = _C.pairwise_distance
-scaled_dot_product_attention = _C.scaled_dot_product_attention
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, *, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value, one op; fails as PyTorch's does when
+    nn.attention.sdpa_kernel (or backends.cuda) allows no backend that could run it."""
+    _sdpa_allowed(query, key, value, dropout_p)
+    return _C.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                           enable_gqa=enable_gqa)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:

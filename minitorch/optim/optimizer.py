@@ -8,15 +8,17 @@ parameters that have a gradient and hands them, with their state, to one fused C
 """
 from __future__ import annotations
 
+import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import minitorch
+from minitorch.utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
 
 ParamsT = Union[Iterable[minitorch.Tensor], Iterable[Dict[str, Any]]]
 StateDict = Dict[str, Any]
@@ -43,6 +45,68 @@ def _typename(obj: Any) -> str:
     return cls.__qualname__ if module in ("builtins", None) else f"{module}.{cls.__qualname__}"
 
 
+# hooks every optimizer's step runs, before its own (register_optimizer_step_*_hook)
+_global_optimizer_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_optimizer_post_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+
+_HOOK_TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                "_optimizer_load_state_dict_post_hooks")
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) runs before the step of every optimizer; it may return
+    (new_args, new_kwargs) for the step."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) runs after the step of every optimizer."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """step, run between the global and the optimizer's own step hooks. A step that calls its
+    base class's step (itself hooked) runs the hooks once, in the outermost call."""
+
+    @functools.wraps(step)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]  # the hooks get the optimizer in args, as PyTorch's do
+        if self.__dict__.get("_in_hooked_step", False):
+            return step(*args, **kwargs)
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{pre_hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        self._in_hooked_step = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._in_hooked_step = False
+        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    hooked._hooked_step = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _add_hook(table: "OrderedDict[int, Callable]", hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)
+    return handle
+
+
 def _to_scalar(x: Any) -> float:
     """An option given as a one-element tensor (lr=minitorch.tensor(0.1)), as a Python number."""
     return x.item() if isinstance(x, minitorch.Tensor) else x
@@ -60,8 +124,15 @@ class Optimizer:
     # (Adagrad, Adadelta, Adamax, NAdam, RAdam) keep them on the CPU, as PyTorch does
     _step_on_param_device = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked_step", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]) -> None:
         self.defaults = defaults
+        self._init_hook_tables()
         if isinstance(params, minitorch.Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be "
@@ -82,7 +153,41 @@ class Optimizer:
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._init_hook_tables()
         self.defaults.setdefault("differentiable", False)
+
+    def _init_hook_tables(self) -> None:
+        """The six hook tables, empty where missing (a fresh or unpickled optimizer: hooks are
+        not saved with it, as in PyTorch)."""
+        for name in _HOOK_TABLES:
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+
+    # ---- hooks ---------------------------------------------------------------------------------
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) runs before each step(); it may return (new_args, new_kwargs)."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook, False)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) runs after each step()."""
+        return _add_hook(self._optimizer_step_post_hooks, hook, False)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer) runs before state_dict() builds its dict."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer, state_dict) runs on the built dict; a dict it returns replaces it."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer, state_dict) runs before loading; a dict it returns is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(optimizer) runs after load_state_dict() has loaded."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self) -> str:
         format_string = self.__class__.__name__ + " ("
@@ -230,6 +335,8 @@ class Optimizer:
 
         Parameters are referred to by their index in the order of the groups; the state's tensors
         are the optimizer's own (not copies), as in PyTorch."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         param_mappings: Dict[int, int] = {}
         start_index = 0
 
@@ -248,7 +355,12 @@ class Optimizer:
             (param_mappings[id(k)] if isinstance(k, minitorch.Tensor) else k): v
             for k, v in self.state.items()
         }
-        return {"state": packed_state, "param_groups": param_groups}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: StateDict) -> None:
         """Loads the state and options of a state_dict() of an optimizer of the same parameters.
@@ -256,6 +368,10 @@ class Optimizer:
         State tensors are converted to their parameter's dtype and device (the step counts to its
         device only); like PyTorch's, tensors that need no conversion are used, not copied."""
         state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -301,6 +417,8 @@ class Optimizer:
 
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
 
 class _SingleTensorOptimizer(Optimizer):

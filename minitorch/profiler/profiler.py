@@ -60,6 +60,34 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     return schedule_fn
 
 
+def tensorboard_trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bool = False,
+                              use_python_export: bool = False) -> Callable[["profile"], None]:
+    """An on_trace_ready callback that writes each finished recording's Chrome trace into dir_name
+    as PyTorch names it, "<worker_name>.<time in ns>.pt.trace.json[.gz]", worker_name defaulting to
+    "<host name>_<pid>" (TensorBoard's profiler plugin reads such a folder)."""
+    import gzip
+    import os
+    import shutil
+    import socket
+    import time
+
+    def handler(prof: "profile") -> None:
+        if not os.path.isdir(dir_name):
+            try:
+                os.makedirs(dir_name, exist_ok=True)
+            except Exception as e:
+                raise RuntimeError("Can't create directory: " + dir_name) from e
+        worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{worker}.{time.time_ns()}.pt.trace.json")
+        prof.export_chrome_trace(path)
+        if use_gzip:
+            with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(path)
+
+    return handler
+
+
 class record_function(contextlib.ContextDecorator):
     """A user range: `with record_function("name"):` or `@record_function("name")`; recorded as a
     user_annotation event around whatever runs inside, nothing when no profiler records."""

@@ -852,6 +852,12 @@ class Module:
         """Give every parameter and buffer new, uninitialised memory on `device` (no copy)."""
         return self._apply(lambda t: minitorch.empty_like(t, device=device), recurse=recurse)
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """torch.nn.Module.compile: minitorch.compile(self's call, *args, **kwargs), kept as
+        self._compiled_call_impl. minitorch.compile checks the arguments as torch.compile does and
+        returns the call unchanged (minitorch runs eagerly), so calls to self run as before."""
+        self._compiled_call_impl = minitorch.compile(self.__call__, *args, **kwargs)
+
     def share_memory(self) -> "Module":
         """Tensor.share_memory_ on every parameter and buffer; returns self.
 

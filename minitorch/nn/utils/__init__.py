@@ -9,7 +9,7 @@ from minitorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from minitorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
-from minitorch.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from minitorch.nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
 from minitorch.nn.utils.fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 from minitorch.nn.utils.init import skip_init
 from minitorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
@@ -31,6 +31,7 @@ __all__ = [
     "vector_to_parameters",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
