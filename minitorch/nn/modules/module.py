@@ -754,14 +754,6 @@ class Module:
     def eval(self) -> "Module":
         return self.train(False)
 
-    def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compiles this module's calls in place with torch.compile's arguments. minitorch runs
-        eagerly: the arguments are checked as compile checks them and the module stays as it is
-        (its state_dict keeps its keys, unlike compile(module)'s wrapper)."""
-        from minitorch.compiler import compile as compile_callable  # compiler imports nn
-
-        compile_callable(self.forward, *args, **kwargs)
-
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         for param in self.parameters():
             param.requires_grad_(requires_grad)
