@@ -55,13 +55,12 @@ fill_random(mt_args *a, mt_random_kind kind)
     return fill_kind(a, (int)kind, &a->plan->random, NULL, 1);
 }
 
-#define FILL(op, kind)                 \
-    mt_status mt_cuda_##op(mt_args *a) \
-    {                                  \
-        return fill_random(a, kind);   \
+#define MT_RANDOM_FILL(op, kind)                 \
+    mt_status mt_cuda_##op(mt_args *a)           \
+    {                                            \
+        return fill_random(a, MT_RANDOM_##kind); \
     }
-MT_RANDOM_FILLS(FILL)
-#undef FILL
+#include "ops/random.def"
 
 /* t on its device as float64, contiguous (a new reference). */
 static mt_status
@@ -88,7 +87,7 @@ mt_cuda_bernoulli_(mt_args *a)
     /* the front end checked p's dtype and range */
     mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
     if (st == MT_OK && (st = dense_f64(p, &pd)) == MT_OK) {
-        st = fill_kind(a, MT_CUDA_RAND_BERNOULLI_TENSOR, &r, pd, 1);
+        st = fill_kind(a, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1);
     }
     mt_tensor_clear(&p);
     mt_tensor_clear(&pd);
@@ -123,13 +122,13 @@ draw_each(mt_args *a, int kind)
 mt_status
 mt_cuda_poisson(mt_args *a)
 {
-    return draw_each(a, MT_CUDA_RAND_POISSON);
+    return draw_each(a, MT_RANDOM_POISSON);
 }
 
 mt_status
 mt_cuda__standard_gamma(mt_args *a)
 {
-    return draw_each(a, MT_CUDA_RAND_GAMMA);
+    return draw_each(a, MT_RANDOM_GAMMA);
 }
 
 /* multinomial's draws with replacement, made of ops: per row the normalised cumulative
