@@ -62,19 +62,6 @@ fill_random(mt_args *a, mt_random_kind kind)
     }
 #include "ops/random.def"
 
-/* t on its device as float64, contiguous (a new reference). */
-static mt_status
-dense_f64(mt_tensor *t, mt_tensor **out)
-{
-    mt_tensor *cast = NULL;
-    mt_status st = mt_op__to_copy(t, MT_FLOAT64, mt_tensor_device(t), &cast);
-    if (st == MT_OK) {
-        st = mt_op_contiguous(cast, out);
-    }
-    mt_tensor_clear(&cast);
-    return st;
-}
-
 // self (any shape), p (a number, or a tensor expanding to self's shape); self = 0 or 1
 mt_status
 mt_cuda_bernoulli_(mt_args *a)
@@ -86,7 +73,7 @@ mt_cuda_bernoulli_(mt_args *a)
     mt_random_spec r = {0, 0, 0, 1};
     /* the front end checked p's dtype and range */
     mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
-    if (st == MT_OK && (st = dense_f64(p, &pd)) == MT_OK) {
+    if (st == MT_OK && (st = mt_cuda_dense_as(p, MT_FLOAT64, &pd)) == MT_OK) {
         st = fill_kind(a, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1);
     }
     mt_tensor_clear(&p);
@@ -106,7 +93,7 @@ draw_each(mt_args *a, int kind)
     fill.gen = a->gen;
     mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
                                    &out);
-    if (st == MT_OK && (st = dense_f64(self, &rates)) == MT_OK) {
+    if (st == MT_OK && (st = mt_cuda_dense_as(self, MT_FLOAT64, &rates)) == MT_OK) {
         fill.t[0] = out;
         st = fill_kind(&fill, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
     }
