@@ -34,9 +34,10 @@ test-cuda-emu:
 
 ## tests/cuda again with the emulated device asynchronous (MINITORCH_EMU_ASYNC=1: each stream's
 ## work runs on its own worker thread, the host returns from a launch before the kernel ran), so
-## a missing stream wait or host synchronisation shows as wrong data
+## a missing stream wait or host synchronisation shows as wrong data; and tests/emu, the emulated
+## runtime's own tests, in that mode
 test-cuda-emu-async:
-	$(EMU_ENV) MINITORCH_EMU_ASYNC=1 $(PYTHON) -m pytest -p no:cacheprovider tests/cuda
+	$(EMU_ENV) MINITORCH_EMU_ASYNC=1 $(PYTHON) -m pytest -p no:cacheprovider tests/cuda tests/emu
 
 install-test: build-reqs
 	$(EMU_ENV) $(PYTHON) setup.py -q build_ext --inplace

@@ -56,16 +56,12 @@ typedef struct mt_cuda_rand {
     const double *in; /* per element (n): bernoulli's p, poisson's rate, gamma's alpha */
 } mt_cuda_rand;
 
-/* The kinds of rand kernel: mt_random_kind's fills (ops/arg_checks.h), then two with an input:
- * bernoulli_ of a tensor p and poisson; poisson's element i draws from the counters (i, offset
- * + k) for k < MT_CUDA_POISSON_ROUNDS, each giving two uniforms. */
-#define MT_CUDA_RAND_BERNOULLI_TENSOR 8
-#define MT_CUDA_RAND_POISSON 9
-#define MT_CUDA_RAND_GAMMA 10 /* _standard_gamma: as poisson, of a concentration */
-#define MT_CUDA_RAND_KINDS 11
+/* Poisson's and gamma's element i draws from the counters (i, offset + k) for k <
+ * MT_CUDA_POISSON_ROUNDS, each giving two uniforms. */
 #define MT_CUDA_POISSON_ROUNDS 1024 /* a rejection loop that long has probability ~0 */
 
-/* The kernel (one mt_cuda_rand) of kind on dtype dt, or NULL. */
+/* The kernel (one mt_cuda_rand) of mt_random_kind kind (ops/random.def's row) on dtype dt, or
+ * NULL. */
 const void *mt_cuda_rand_kernel(int kind, mt_dtype dt);
 
 /* ---- factories and triangles (factory.cu) ---- */

@@ -91,28 +91,24 @@ out_release:
     return st;
 }
 
+// grid_sampler_2d and _3d (a->plan->op tells them apart)
 mt_status
-mt_cuda_grid_sampler_2d(mt_args *a)
+mt_cuda_grid_sampler(mt_args *a)
 {
-    return sampler_forward(a, "grid_sampler_2d_cuda", mt_cuda_grid_kernel(a->t[0]->dtype, 0));
+    const mt_dtype dt = a->t[0]->dtype;
+    if (a->plan->op == MT_OP_grid_sampler_3d) {
+        return sampler_forward(a, "grid_sampler_3d_cuda", mt_cuda_grid3d_kernel(dt, 0));
+    }
+    return sampler_forward(a, "grid_sampler_2d_cuda", mt_cuda_grid_kernel(dt, 0));
 }
 
+// grid_sampler_2d_backward and _3d_backward
 mt_status
-mt_cuda_grid_sampler_2d_backward(mt_args *a)
+mt_cuda_grid_sampler_backward(mt_args *a)
 {
-    return sampler_backward(a, "grid_sampler_2d_backward_cuda",
-                            mt_cuda_grid_kernel(a->t[1]->dtype, 1));
-}
-
-mt_status
-mt_cuda_grid_sampler_3d(mt_args *a)
-{
-    return sampler_forward(a, "grid_sampler_3d_cuda", mt_cuda_grid3d_kernel(a->t[0]->dtype, 0));
-}
-
-mt_status
-mt_cuda_grid_sampler_3d_backward(mt_args *a)
-{
-    return sampler_backward(a, "grid_sampler_3d_backward_cuda",
-                            mt_cuda_grid3d_kernel(a->t[1]->dtype, 1));
+    const mt_dtype dt = a->t[1]->dtype;
+    if (a->plan->op == MT_OP_grid_sampler_3d_backward) {
+        return sampler_backward(a, "grid_sampler_3d_backward_cuda", mt_cuda_grid3d_kernel(dt, 1));
+    }
+    return sampler_backward(a, "grid_sampler_2d_backward_cuda", mt_cuda_grid_kernel(dt, 1));
 }

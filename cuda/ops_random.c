@@ -55,26 +55,12 @@ fill_random(mt_args *a, mt_random_kind kind)
     return fill_kind(a, (int)kind, &a->plan->random, NULL, 1);
 }
 
-#define FILL(op, kind)                 \
-    mt_status mt_cuda_##op(mt_args *a) \
-    {                                  \
-        return fill_random(a, kind);   \
+#define MT_RANDOM_FILL(op, kind)                 \
+    mt_status mt_cuda_##op(mt_args *a)           \
+    {                                            \
+        return fill_random(a, MT_RANDOM_##kind); \
     }
-MT_RANDOM_FILLS(FILL)
-#undef FILL
-
-/* t on its device as float64, contiguous (a new reference). */
-static mt_status
-dense_f64(mt_tensor *t, mt_tensor **out)
-{
-    mt_tensor *cast = NULL;
-    mt_status st = mt_op__to_copy(t, MT_FLOAT64, mt_tensor_device(t), &cast);
-    if (st == MT_OK) {
-        st = mt_op_contiguous(cast, out);
-    }
-    mt_tensor_clear(&cast);
-    return st;
-}
+#include "ops/random.def"
 
 // self (any shape), p (a number, or a tensor expanding to self's shape); self = 0 or 1
 mt_status
@@ -87,8 +73,8 @@ mt_cuda_bernoulli_(mt_args *a)
     mt_random_spec r = {0, 0, 0, 1};
     /* the front end checked p's dtype and range */
     mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
-    if (st == MT_OK && (st = dense_f64(p, &pd)) == MT_OK) {
-        st = fill_kind(a, MT_CUDA_RAND_BERNOULLI_TENSOR, &r, pd, 1);
+    if (st == MT_OK && (st = mt_cuda_dense_as(p, MT_FLOAT64, &pd)) == MT_OK) {
+        st = fill_kind(a, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1);
     }
     mt_tensor_clear(&p);
     mt_tensor_clear(&pd);
@@ -107,7 +93,7 @@ draw_each(mt_args *a, int kind)
     fill.gen = a->gen;
     mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
                                    &out);
-    if (st == MT_OK && (st = dense_f64(self, &rates)) == MT_OK) {
+    if (st == MT_OK && (st = mt_cuda_dense_as(self, MT_FLOAT64, &rates)) == MT_OK) {
         fill.t[0] = out;
         st = fill_kind(&fill, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
     }
@@ -123,13 +109,13 @@ draw_each(mt_args *a, int kind)
 mt_status
 mt_cuda_poisson(mt_args *a)
 {
-    return draw_each(a, MT_CUDA_RAND_POISSON);
+    return draw_each(a, MT_RANDOM_POISSON);
 }
 
 mt_status
 mt_cuda__standard_gamma(mt_args *a)
 {
-    return draw_each(a, MT_CUDA_RAND_GAMMA);
+    return draw_each(a, MT_RANDOM_GAMMA);
 }
 
 /* multinomial's draws with replacement, made of ops: per row the normalised cumulative

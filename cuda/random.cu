@@ -1,12 +1,18 @@
-// The random fills of the CUDA backend (uniform_, normal_, bernoulli_, random_, exponential_,
-// geometric_, log_normal_, cauchy_) and poisson, from a counter-based generator, Philox4x32-10
-// (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", the generator of PyTorch's
-// CUDA backend and cuRAND). Each element is one counter value (poisson's a few), so a fill
-// needs no state on the device; ops_random.c picks the seed and the offset.
+// The random fills of the CUDA backend and its per-element draws (poisson, gamma, bernoulli_ of
+// a tensor p): one kernel, instantiated per row of ops/random.def and output dtype, transforms
+// element i's variates with the row's core/random_math.h function. The variates come from a
+// counter-based generator, Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1,
+// 2, 3", the generator of PyTorch's CUDA backend and cuRAND): each element is one counter value
+// (poisson's and gamma's a few), so a fill needs no state on the device; ops_random.c picks the
+// seed and the offset.
 #include <stdint.h>
 
+extern "C" {
+#include "core/random_math.h"
+}
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
+#include "ops/elementwise_table.h"
 
 struct u32x4 {
     uint32_t v[4];
@@ -64,8 +70,9 @@ next_uniform(stream &s)
 }
 
 // PyTorch's CPU sample_poisson (NumPy's): transformed rejection from 10 on, else Knuth's product
-static __device__ double
-poisson(double lambda, stream &s)
+template <typename T>
+static __device__ T
+poisson_of(double lambda, stream s)
 {
     if (lambda >= 10) {
         const double slam = sqrt(lambda), loglam = log(lambda);
@@ -76,14 +83,14 @@ poisson(double lambda, stream &s)
             const double us = 0.5 - fabs(U);
             const double k = floor((2 * a / us + b) * U + lambda + 0.43);
             if ((us >= 0.07 && V <= vr) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
-                return k;
+                return (T)k;
             }
             if (k < 0 || (us < 0.013 && V > us)) {
                 continue;
             }
             if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
                 -lambda + k * loglam - lgamma(k + 1)) {
-                return k;
+                return (T)k;
             }
         }
     }
@@ -92,7 +99,7 @@ poisson(double lambda, stream &s)
     for (double x = 0;; x++) {
         prod *= next_uniform(s);
         if (!(prod > enlam) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
-            return x;
+            return (T)x;
         }
     }
 }
@@ -101,7 +108,7 @@ poisson(double lambda, stream &s)
 // < 1 boosted), its normals by Box-Muller on the stream's uniforms; at least T's smallest normal
 template <typename T>
 static __device__ T
-gamma(double alpha, stream &s)
+gamma_of(double alpha, stream s)
 {
     double scale = 1.0;
     if (alpha < 1.0) {
@@ -116,7 +123,7 @@ gamma(double alpha, stream &s)
         double x, y;
         do {
             const double u1 = next_uniform(s), u2 = next_uniform(s);
-            x = sqrt(-2.0 * log1p(-u2)) * cos(6.283185307179586 * u1);
+            x = mt_box_muller(log1p(-u2), u1, NULL);
             y = 1.0 + c * x;
         } while (y <= 0 && s.round < MT_CUDA_POISSON_ROUNDS - 1);
         const double v = y * y * y, u = 1.0 - next_uniform(s), xx = x * x;
@@ -129,10 +136,49 @@ gamma(double alpha, stream &s)
     }
 }
 
-// out (n) contiguous; out[i] = a draw of Kind (mt_random_kind's order: 0 uniform, 1 normal,
-// 2 bernoulli, 3 integers, 4 exponential, 5 geometric, 6 log-normal, 7 Cauchy; then 8
-// bernoulli of in[i], 9 poisson of rate in[i], 10 standard gamma of concentration in[i])
-template <typename T, int Kind>
+// Element i of a fill: its parameters and the four words of its Philox block, counter (i,
+// offset).
+struct element {
+    const mt_cuda_rand &p;
+    int64_t i;
+    u32x4 r;
+};
+
+// The stream of uniforms of element i (the samplers of form S).
+static __device__ __forceinline__ stream
+stream_of(const element &e)
+{
+    return {e.i, e.p.seed, e.p.offset, 0, 0, {{0, 0, 0, 0}}};
+}
+
+// The variates of each form of ops/random.def, from e's block: u uniform in [0, 1) from words 0
+// and 1 (so 1 - u lies in (0, 1] and its log is finite), a second uniform from words 2 and 3.
+#define U_OF(e) unit(e.r.v[0], e.r.v[1])
+#define SAMPLE_U1(fn, e) mt_sample_##fn(U_OF(e), e.p.a)
+#define SAMPLE_U2(fn, e) mt_sample_##fn(U_OF(e), e.p.a, e.p.b)
+#define SAMPLE_UT(fn, e) mt_sample_##fn(U_OF(e), e.p.a, e.p.b, sizeof(T) == 4)
+#define SAMPLE_L1(fn, e) mt_sample_##fn(log(1.0 - U_OF(e)), e.p.a)
+#define SAMPLE_Z2(fn, e) \
+    mt_sample_##fn(mt_box_muller(log(1.0 - U_OF(e)), unit(e.r.v[2], e.r.v[3]), NULL), e.p.a, e.p.b)
+#define SAMPLE_BITS(fn, e) mt_sample_##fn(((uint64_t)e.r.v[0] << 32) | e.r.v[1], e.p.from, e.p.span)
+#define SAMPLE_UX(fn, e) mt_sample_##fn(U_OF(e), e.p.in[e.i])
+#define SAMPLE_S(fn, e) fn##_of<T>(e.p.in[e.i], stream_of(e))
+
+// One sampler per row: draw<T>(e) is element e's draw as a T.
+#define SAMPLER(kind, op, sample, form, dtypes)                                          \
+    struct sampler_##kind {                                                              \
+        template <typename T> static __device__ __forceinline__ T draw(const element &e) \
+        {                                                                                \
+            return (T)SAMPLE_##form(sample, e);                                          \
+        }                                                                                \
+    };
+#define MT_RANDOM SAMPLER
+#define MT_RANDOM_EACH SAMPLER
+#include "ops/random.def"
+#undef SAMPLER
+
+// out (n) contiguous; out[i] = a draw of Sampler's distribution from element i's block
+template <typename T, typename Sampler>
 __global__ void
 rand_kernel(mt_cuda_rand p)
 {
@@ -140,53 +186,24 @@ rand_kernel(mt_cuda_rand p)
          i += (int64_t)gridDim.x * blockDim.x) {
         const u32x4 c = {{(uint32_t)i, (uint32_t)((uint64_t)i >> 32), (uint32_t)p.offset,
                           (uint32_t)(p.offset >> 32)}};
-        const u32x4 r = philox(c, (uint32_t)p.seed, (uint32_t)(p.seed >> 32));
-        // 1 - u lies in (0, 1], so its log is finite
-        const double u = unit(r.v[0], r.v[1]), u1 = 1.0 - u;
-        T v;
-        if constexpr (Kind == 0) {
-            const double x = p.a + (p.b - p.a) * u;
-            // rounding to float can reach `to`; the interval stays half-open
-            v = (T)x < (T)p.b ? (T)x : (T)p.a;
-        } else if constexpr (Kind == 1 || Kind == 6) { // Box-Muller
-            const double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * unit(r.v[2], r.v[3]));
-            v = Kind == 1 ? (T)(p.a + p.b * z) : (T)exp(p.a + p.b * z);
-        } else if constexpr (Kind == 2) {
-            v = (T)(u < p.a);
-        } else if constexpr (Kind == 3) {
-            const uint64_t bits = ((uint64_t)r.v[0] << 32) | r.v[1];
-            v = (T)mt_random_in_range(bits, p.from, p.span);
-        } else if constexpr (Kind == 4) {
-            v = (T)(-1.0 / p.a * log(u1));
-        } else if constexpr (Kind == 5) { // at least one trial
-            v = (T)fmax(1.0, ceil(log(u1) / log1p(-p.a)));
-        } else if constexpr (Kind == 7) {
-            v = (T)(p.a + p.b * tan(3.141592653589793 * (u - 0.5)));
-        } else if constexpr (Kind == 8) {
-            v = (T)(u < p.in[i]);
-        } else if constexpr (Kind == 9) {
-            stream s = {i, p.seed, p.offset, 0, 0, {{0, 0, 0, 0}}};
-            v = (T)poisson(p.in[i], s);
-        } else {
-            stream s = {i, p.seed, p.offset, 0, 0, {{0, 0, 0, 0}}};
-            v = gamma<T>(p.in[i], s);
-        }
-        ((T *)p.out)[i] = v;
+        const element e = {p, i, philox(c, (uint32_t)p.seed, (uint32_t)(p.seed >> 32))};
+        ((T *)p.out)[i] = Sampler::template draw<T>(e);
     }
 }
 
-#define R(T, K) MT_KERNEL_PTR(rand_kernel<T, K>)
-#define FLOATS(K) {nullptr, nullptr, nullptr, R(float, K), R(double, K)}
-#define ALL(K) {R(bool, K), R(int32_t, K), R(int64_t, K), R(float, K), R(double, K)}
-static const void *const rand_kernels[MT_CUDA_RAND_KINDS][MT_NUM_DTYPES] = {
-    FLOATS(0), FLOATS(1),  ALL(2),
-    ALL(3),    FLOATS(4),  {nullptr, R(int32_t, 5), R(int64_t, 5), R(float, 5), R(double, 5)},
-    FLOATS(6), FLOATS(7),  ALL(8),
-    FLOATS(9), FLOATS(10),
+// The kernels by row (ops/random.def's order, mt_random_kind's) and dtype; positional
+#define KERNEL(sampler, form, T, S) MT_KERNEL_PTR(rand_kernel<T, sampler>),
+#define NO_KERNEL(sampler, form, T, S) nullptr,
+#define ROW(kind, op, sample, form, dtypes) \
+    {MT_EW_DTYPES_##dtypes(KERNEL, NO_KERNEL, sampler_##kind, form)},
+static const void *const rand_kernels[][MT_NUM_DTYPES] = {
+#define MT_RANDOM ROW
+#define MT_RANDOM_EACH ROW
+#include "ops/random.def"
 };
-#undef ALL
-#undef FLOATS
-#undef R
+#undef ROW
+#undef NO_KERNEL
+#undef KERNEL
 
 extern "C" const void *
 mt_cuda_rand_kernel(int kind, mt_dtype dt)

@@ -197,8 +197,43 @@ UNARY = {
     "clip": Unary(lambda m, x: x.clip(-1, 1), lambda x: np.clip(x, -1, 1), (-3, 3), NUMERIC, keep),
 }
 
+
+def _special_row(name, scipy_name, domain, *args, top=False):
+    """A torch.special function with a kernel of its own (minitorch.<name> as well when top):
+    integers compute in float32; its reference SciPy's special.<scipy_name>(*args, x)."""
+    fn = (lambda m, x: getattr(m, name)(x)) if top else (lambda m, x: getattr(m.special, name)(x))
+    return Unary(fn, _scipy(scipy_name, *args), domain, NUMERIC, to_float, 1e-4)
+
+
+# torch.special's functions of one tensor (tests/cuda/test_cuda_special.py runs them on the device
+# at float32's and float64's precision)
+SPECIAL_UNARY = {
+    "i0": _special_row("i0", "i0", (-60, 60), top=True),
+    "i0e": _special_row("i0e", "i0e", (-60, 60)),
+    "i1": _special_row("i1", "i1", (-60, 60)),
+    "i1e": _special_row("i1e", "i1e", (-60, 60)),
+    "ndtri": _special_row("ndtri", "ndtri", (0, 1)),
+    "log_ndtr": _special_row("log_ndtr", "log_ndtr", (-40, 10)),
+    "erfcx": _special_row("erfcx", "erfcx", (-9, 60)),  # float32 overflows below -9.3
+    "bessel_j0": _special_row("bessel_j0", "j0", (-40, 40)),
+    "bessel_j1": _special_row("bessel_j1", "j1", (-40, 40)),
+    "bessel_y0": _special_row("bessel_y0", "y0", (0, 40)),
+    "bessel_y1": _special_row("bessel_y1", "y1", (0, 40)),
+    "modified_bessel_i0": _special_row("modified_bessel_i0", "i0", (-60, 60)),
+    "modified_bessel_i1": _special_row("modified_bessel_i1", "i1", (-60, 60)),
+    "modified_bessel_k0": _special_row("modified_bessel_k0", "k0", (0, 60)),
+    "modified_bessel_k1": _special_row("modified_bessel_k1", "k1", (0, 60)),
+    "scaled_modified_bessel_k0": _special_row("scaled_modified_bessel_k0", "k0e", (0, 60)),
+    "scaled_modified_bessel_k1": _special_row("scaled_modified_bessel_k1", "k1e", (0, 60)),
+    # (sin(x)/x: SciPy's spherical_jn looks for torch through its array API and fails where the
+    # no-torch run hides it)
+    "spherical_bessel_j0": _special_row("spherical_bessel_j0", "spherical_jn", (-40, 40), 0)._replace(
+        ref=f64(lambda x: np.sinc(x / np.pi))),
+}
+UNARY.update(SPECIAL_UNARY)
+
 # The rows whose reference is SciPy's, which the tests against references skip without it.
-NEEDS_SCIPY = {"erf", "erfc", "erfinv", "lgamma", "digamma", "trigamma", "polygamma2", "polygamma3"}
+NEEDS_SCIPY = {"erf", "erfc", "erfinv", "lgamma", "digamma", "trigamma", "polygamma2", "polygamma3", *SPECIAL_UNARY}
 
 
 def draw_values(rng, name, shape, dtype, special_values=True):

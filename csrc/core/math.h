@@ -449,15 +449,6 @@ MT_DEFINE_ACTIVATIONS(float, f32, f)
 MT_DEFINE_ACTIVATIONS(double, f64, )
 #undef MT_DEFINE_ACTIVATIONS
 
-/* random_'s draw from 64 random bits: from + bits mod span, span 0 standing for all 2^64 values
- * (random_(-2**63) of int64). In unsigned arithmetic: the offset may pass INT64_MAX before it
- * lands in range. */
-static inline MT_HD int64_t
-mt_random_in_range(uint64_t bits, int64_t from, uint64_t span)
-{
-    return (int64_t)((uint64_t)from + (span ? bits % span : bits));
-}
-
 /* ---- everyday pointwise: rounding, tests, trigonometry, special functions, the
  * bitwise shifts, the float-pair functions; as PyTorch's kernels compute them (ATen's
  * UnaryOpsKernel, BinaryOpsKernel and native/Math.h) ---- */

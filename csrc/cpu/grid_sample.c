@@ -447,32 +447,24 @@ sampler_backward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
     return MT_OK;
 }
 
-// input (N, C, H, W), grid (N, OH, OW, 2); out (N, C, OH, OW)
+// grid_sampler_2d: input (N, C, H, W), grid (N, OH, OW, 2); grid_sampler_3d: input (N, C, D,
+// H, W), grid (N, OD, OH, OW, 3); out (N, C, [OD,] OH, OW)
 mt_status
-mt_cpu_grid_sampler_2d(mt_args *a)
+mt_cpu_grid_sampler(mt_args *a)
 {
+    if (a->plan->op == MT_OP_grid_sampler_3d) {
+        return sampler_forward(a, "grid_sampler3d_cpu", forward3_f32, forward3_f64);
+    }
     return sampler_forward(a, "grid_sampler_2d_cpu_kernel_impl", forward_f32, forward_f64);
 }
 
-// grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2); out: the gradients of
-// input and of grid
+// grad_output (N, C, [OD,] OH, OW), input, grid as the forward's; out: the gradients of input
+// and of grid
 mt_status
-mt_cpu_grid_sampler_2d_backward(mt_args *a)
+mt_cpu_grid_sampler_backward(mt_args *a)
 {
+    if (a->plan->op == MT_OP_grid_sampler_3d_backward) {
+        return sampler_backward(a, "grid_sampler_3d_backward_cpu", backward3_f32, backward3_f64);
+    }
     return sampler_backward(a, "grid_sampler_2d_backward_cpu", backward_f32, backward_f64);
-}
-
-// input (N, C, D, H, W), grid (N, OD, OH, OW, 3); out (N, C, OD, OH, OW)
-mt_status
-mt_cpu_grid_sampler_3d(mt_args *a)
-{
-    return sampler_forward(a, "grid_sampler3d_cpu", forward3_f32, forward3_f64);
-}
-
-// grad_output (N, C, OD, OH, OW), input (N, C, D, H, W), grid (N, OD, OH, OW, 3); out: the
-// gradients of input and of grid
-mt_status
-mt_cpu_grid_sampler_3d_backward(mt_args *a)
-{
-    return sampler_backward(a, "grid_sampler_3d_backward_cpu", backward3_f32, backward3_f64);
 }

@@ -8,16 +8,15 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/math.h"
+#include "core/random_math.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "cpu/random.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
+#include "ops/elementwise_table.h"
 #include "ops/front.h"
-
-#define PI 3.14159265358979323846
 
 double
 mt_draw_normal_f64(mt_generator *g)
@@ -27,10 +26,8 @@ mt_draw_normal_f64(mt_generator *g)
         return g->normal_f64;
     }
     double u1 = mt_draw_uniform_f64(g), u2 = mt_draw_uniform_f64(g);
-    double r = sqrt(-2.0 * log1p(-u2)), theta = 2.0 * PI * u1;
-    g->normal_f64 = r * sin(theta);
     g->has_normal_f64 = true;
-    return r * cos(theta);
+    return mt_box_muller(log1p(-u2), u1, &g->normal_f64);
 }
 
 /* ---- normal_fill: PyTorch's path for a contiguous self of 16 elements or more ---- */
@@ -112,7 +109,7 @@ sincos_ps(float x, float *s, float *c)
 static inline void
 fill16_f32(float *d, float mean, float std)
 {
-    const float two_pi = (float)(2.0 * PI);
+    const float two_pi = (float)(2.0 * MT_PI);
     for (int j = 0; j < 8; j++) {
         float radius = sqrtf(-2.0f * log_ps(1.0f - d[j]));
         float s, c;
@@ -126,7 +123,7 @@ static inline void
 fill16_f64(double *d, double mean, double std)
 {
     for (int j = 0; j < 8; j++) {
-        double radius = sqrt(-2 * log(1 - d[j])), theta = 2.0 * PI * d[j + 8];
+        double radius = sqrt(-2 * log(1 - d[j])), theta = 2.0 * MT_PI * d[j + 8];
         d[j] = fma(radius * cos(theta), std, mean);
         d[j + 8] = fma(radius * sin(theta), std, mean);
     }
@@ -172,87 +169,75 @@ typedef struct draw {
     bool wide;      /* random_ draws 64 bits (spans of 2^28 and more) */
 } draw;
 
-// out (any shape); one draw per element, in order
-#define FLOAT_FILLS(T, S, FMA)                                                             \
-    static void uniform_##S(char **data, const int64_t *strides, int64_t n, void *ctx)     \
-    {                                                                                      \
-        const draw *d = ctx;                                                               \
-        const T from = (T)d->a, to = (T)d->b;                                              \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            T v = FMA(mt_draw_uniform_##S(d->g), to - from, from);                         \
-            MT_AT(T, 0, i) = v == to ? from : v; /* rounding reached `to`: half-open */    \
-        }                                                                                  \
-    }                                                                                      \
-    static void normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
-    {                                                                                      \
-        const draw *d = ctx;                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            MT_AT(T, 0, i) = (T)fma(mt_draw_normal_f64(d->g), d->b, d->a);                 \
-        }                                                                                  \
-    }                                                                                      \
-    static void exponential_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                      \
-        const draw *d = ctx;                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            MT_AT(T, 0, i) = (T)(-1.0 / d->a * log1p(-mt_draw_uniform_f64(d->g)));         \
-        }                                                                                  \
-    }                                                                                      \
-    static void log_normal_##S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
-    {                                                                                      \
-        const draw *d = ctx;                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            MT_AT(T, 0, i) = (T)exp(fma(mt_draw_normal_f64(d->g), d->b, d->a));            \
-        }                                                                                  \
-    }                                                                                      \
-    static void cauchy_##S(char **data, const int64_t *strides, int64_t n, void *ctx)      \
-    {                                                                                      \
-        const draw *d = ctx;                                                               \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            double u = mt_draw_uniform_f64(d->g);                                          \
-            MT_AT(T, 0, i) = (T)fma(d->b, tan(PI * (u - 0.5)), d->a);                      \
-        }                                                                                  \
-    }
-FLOAT_FILLS(float, f32, fmaf)
-FLOAT_FILLS(double, f64, fma)
+#define FMA_f32 fmaf
+#define FMA_f64 fma
 
-// out (any shape); 0 or 1 (bernoulli_), a uniform integer of the range (random_), or the
-// number of trials up to the first success (geometric_), as T
-#define ANY_FILLS(E, T, S)                                                                     \
-    static void bernoulli_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
-    {                                                                                          \
-        const draw *d = ctx;                                                                   \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(d->g) < d->a);                            \
-        }                                                                                      \
-    }                                                                                          \
-    static void random_##S(char **data, const int64_t *strides, int64_t n, void *ctx)          \
-    {                                                                                          \
-        const draw *d = ctx;                                                                   \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            uint64_t bits = d->wide ? mt_generator_random64(d->g) : mt_generator_random(d->g); \
-            MT_AT(T, 0, i) = (T)mt_random_in_range(bits, d->from, d->span);                    \
-        }                                                                                      \
-    }                                                                                          \
-    static void geometric_##S(char **data, const int64_t *strides, int64_t n, void *ctx)       \
-    {                                                                                          \
-        const draw *d = ctx;                                                                   \
-        const double denominator = log1p(-d->a);                                               \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            MT_AT(T, 0, i) = (T)ceil(log(mt_draw_uniform_f64(d->g)) / denominator);            \
-        }                                                                                      \
+/* Each distribution's loop for out of T (suffix S), one draw per element in order: uniform_ in
+ * T's precision, from a float32 uniform for float32 (rounding reached `to`: the interval stays
+ * half-open); the others from float64 uniforms and normals, through core/random_math.h where
+ * PyTorch's CPU transform is the kernel's. */
+#define LOOP_uniform(T, S)                                         \
+    const T from = (T)d->a, to = (T)d->b;                          \
+    for (int64_t i = 0; i < n; i++) {                              \
+        T v = FMA_##S(mt_draw_uniform_##S(d->g), to - from, from); \
+        MT_AT(T, 0, i) = v == to ? from : v;                       \
     }
-MT_DTYPES(ANY_FILLS)
+#define LOOP_normal(T, S)                                              \
+    for (int64_t i = 0; i < n; i++) {                                  \
+        MT_AT(T, 0, i) = (T)fma(mt_draw_normal_f64(d->g), d->b, d->a); \
+    }
+#define LOOP_log_normal(T, S)                                               \
+    for (int64_t i = 0; i < n; i++) {                                       \
+        MT_AT(T, 0, i) = (T)exp(fma(mt_draw_normal_f64(d->g), d->b, d->a)); \
+    }
+#define LOOP_cauchy(T, S)                                            \
+    for (int64_t i = 0; i < n; i++) {                                \
+        double u = mt_draw_uniform_f64(d->g);                        \
+        MT_AT(T, 0, i) = (T)fma(d->b, tan(MT_PI * (u - 0.5)), d->a); \
+    }
+#define LOOP_exponential(T, S)                                  \
+    for (int64_t i = 0; i < n; i++) {                           \
+        double log_v = log1p(-mt_draw_uniform_f64(d->g));       \
+        MT_AT(T, 0, i) = (T)mt_sample_exponential(log_v, d->a); \
+    }
+#define LOOP_geometric(T, S)                                  \
+    for (int64_t i = 0; i < n; i++) {                         \
+        double log_v = log(mt_draw_uniform_f64(d->g));        \
+        MT_AT(T, 0, i) = (T)mt_sample_geometric(log_v, d->a); \
+    }
+#define LOOP_bernoulli(T, S)                                                      \
+    for (int64_t i = 0; i < n; i++) {                                             \
+        MT_AT(T, 0, i) = (T)mt_sample_bernoulli(mt_draw_uniform_f64(d->g), d->a); \
+    }
+#define LOOP_random(T, S)                                                                  \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        uint64_t bits = d->wide ? mt_generator_random64(d->g) : mt_generator_random(d->g); \
+        MT_AT(T, 0, i) = (T)mt_sample_random(bits, d->from, d->span);                      \
+    }
 
-/* The loops of each fill (mt_random_kind order) by dtype; NULL: not for that dtype (the front
- * end refused it). */
-#define FLOATS(f) {NULL, NULL, NULL, f##_f32, f##_f64}
-#define ALL(f) {f##_b8, f##_i32, f##_i64, f##_f32, f##_f64}
+/* The loops of ops/random.def's fills, <sample>_<suffix> for each dtype of a row. */
+#define LOOP(sample, form, T, S)                                                        \
+    static void sample##_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                   \
+        const draw *d = ctx;                                                            \
+        LOOP_##sample(T, S)                                                             \
+    }
+#define NO_LOOP(sample, form, T, S)
+#define MT_RANDOM(kind, op, sample, form, dtypes) MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, sample, form)
+#include "ops/random.def"
+#undef LOOP
+#undef NO_LOOP
+
+/* The loops by kind and dtype; NULL: not for that dtype (the front end refused it). */
+#define LOOP(sample, form, T, S) sample##_##S,
+#define NO_LOOP(sample, form, T, S) NULL,
 static const mt_loop_fn fill_loops[MT_RANDOM_NUM_KINDS][MT_NUM_DTYPES] = {
-    FLOATS(uniform),     FLOATS(normal), ALL(bernoulli),     ALL(random),
-    FLOATS(exponential), ALL(geometric), FLOATS(log_normal), FLOATS(cauchy),
+#define MT_RANDOM(kind, op, sample, form, dtypes) \
+    {MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, sample, form)},
+#include "ops/random.def"
 };
-#undef FLOATS
-#undef ALL
+#undef LOOP
+#undef NO_LOOP
 
 mt_status
 mt_cpu_memory_order(mt_tensor *self, mt_tensor *other, mt_tensor **self_out, mt_tensor **other_out)
@@ -335,13 +320,12 @@ fill_random(mt_args *a, mt_random_kind kind)
 }
 
 // self (any shape); self = draws of the kind (random_: uniform integers in [from, to))
-#define FILL(op, kind)                \
-    mt_status mt_cpu_##op(mt_args *a) \
-    {                                 \
-        return fill_random(a, kind);  \
+#define MT_RANDOM_FILL(op, kind)                 \
+    mt_status mt_cpu_##op(mt_args *a)            \
+    {                                            \
+        return fill_random(a, MT_RANDOM_##kind); \
     }
-MT_RANDOM_FILLS(FILL)
-#undef FILL
+#include "ops/random.def"
 
 // self (any shape), p (a number, or a tensor that expands to self's shape); self = 0 or 1
 mt_status

@@ -4,6 +4,7 @@
  * front ends' (ops/distributions.c). */
 #include <math.h>
 
+#include "core/random_math.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "cpu/random.h"
@@ -28,7 +29,8 @@
     {                                                                                        \
         mt_generator *g = ctx;                                                               \
         for (int64_t i = 0; i < n; i++) {                                                    \
-            MT_AT(T, 0, i) = (T)(mt_draw_uniform_f64(g) < MT_GET(double, 1, i));             \
+            double u = mt_draw_uniform_f64(g);                                               \
+            MT_AT(T, 0, i) = (T)mt_sample_bernoulli(u, MT_GET(double, 1, i));                \
         }                                                                                    \
     }
 MT_DTYPES(BERNOULLI_TENSOR)

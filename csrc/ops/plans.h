@@ -81,29 +81,23 @@ typedef struct mt_range_spec {
     double s, d, e, base;
 } mt_range_spec;
 
-/* The random fills. */
+/* The random distributions, ops/random.def's rows in order: the fills of scalar parameters
+ * (mt_random_spec; uniform_(from, to), normal_(mean, std), log_normal_(mean, std) and
+ * cauchy_(median, sigma) read a and b, bernoulli_(p), exponential_(lambd) and geometric_(p) a,
+ * random_(from, to) from and span), then those with a parameter per element. */
 typedef enum mt_random_kind {
-    MT_RANDOM_UNIFORM,   /* uniform_(from, to): a, b */
-    MT_RANDOM_NORMAL,    /* normal_(mean, std): a, b */
-    MT_RANDOM_BERNOULLI, /* bernoulli_(p): a */
-    MT_RANDOM_INTS,      /* random_(from, to): from, span */
-    MT_RANDOM_EXPONENTIAL, /* exponential_(lambd): a */
-    MT_RANDOM_GEOMETRIC,   /* geometric_(p): a */
-    MT_RANDOM_LOG_NORMAL,  /* log_normal_(mean, std): a, b */
-    MT_RANDOM_CAUCHY,      /* cauchy_(median, sigma): a, b */
-    MT_RANDOM_NUM_KINDS
+#define MT_RANDOM(kind, op, sample, form, dtypes) MT_RANDOM_##kind,
+#define MT_RANDOM_EACH(kind, op, sample, form, dtypes) MT_RANDOM_##kind,
+#include "ops/random.def"
+    MT_RANDOM_NUM_SAMPLERS
 } mt_random_kind;
 
-/* The fill ops with one kind each (bernoulli_ takes a tensor p too), for the backends to define
- * their kernels from: X(op, kind) per row. */
-#define MT_RANDOM_FILLS(X)                 \
-    X(uniform_, MT_RANDOM_UNIFORM)         \
-    X(normal_, MT_RANDOM_NORMAL)           \
-    X(random_, MT_RANDOM_INTS)             \
-    X(exponential_, MT_RANDOM_EXPONENTIAL) \
-    X(geometric_, MT_RANDOM_GEOMETRIC)     \
-    X(log_normal_, MT_RANDOM_LOG_NORMAL)   \
-    X(cauchy_, MT_RANDOM_CAUCHY)
+/* The number of fills of scalar parameters: the MT_RANDOM rows, which come first. */
+enum {
+#define MT_RANDOM(kind, op, sample, form, dtypes) MT_RANDOM_COUNT_##kind,
+#include "ops/random.def"
+    MT_RANDOM_NUM_KINDS
+};
 
 typedef struct mt_random_spec {
     double a, b;

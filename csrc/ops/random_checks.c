@@ -63,10 +63,10 @@ check_random_range(int64_t from, int64_t to_inc, mt_dtype dt)
 static const char *const random_kernels[] = {"uniform_kernel", "normal_kernel", "bernoulli_kernel",
                                              "random_kernel"};
 /* the fill of each mt_random_kind */
-static const mt_op random_ops[MT_RANDOM_NUM_KINDS] = {MT_OP_uniform_,     MT_OP_normal_,
-                                                      MT_OP_bernoulli_,   MT_OP_random_,
-                                                      MT_OP_exponential_, MT_OP_geometric_,
-                                                      MT_OP_log_normal_,  MT_OP_cauchy_};
+static const mt_op random_ops[MT_RANDOM_NUM_KINDS] = {
+#define MT_RANDOM(kind, op, sample, form, dtypes) MT_OP_##op,
+#include "ops/random.def"
+};
 
 /* bernoulli_'s p as a number: t[1], a wrapped Python number (a tensor p is
  * mt_bernoulli_tensor_p's). */

@@ -3,7 +3,9 @@ a small CUDA program, compiled by g++ as the emulated build compiles cuda/*.cu, 
 (fibers), plain launches, atomics and __shared__ under concurrent launches from several threads,
 and the strictness a GPU has: bad configurations, host and other-device pointers given to a
 kernel, copies of the wrong kind or past a block's end, frees of unknown pointers, the memory
-limit, destroyed and other-device streams, events without timing. Skips without g++."""
+limit, destroyed and other-device streams, events without timing; in the synchronous and the
+asynchronous mode (MINITORCH_EMU_ASYNC), whichever the caller's environment sets. Skips without
+g++."""
 import subprocess
 
 import pytest
@@ -167,7 +169,9 @@ int main()
     CHECK(cudaMallocHost((void **)&pinned, 8) == cudaSuccess);
     *pinned = 0;
     void *pargs[] = {&pinned, &m};
-    CHECK(cudaLaunchKernel(MT_KERNEL_PTR(count), dim3(1), dim3(1), pargs, 0, 0) == cudaSuccess && *pinned != 0);
+    // (the launch may return before the kernel ran, as on a GPU: the host reads after a synchronize)
+    CHECK(cudaLaunchKernel(MT_KERNEL_PTR(count), dim3(1), dim3(1), pargs, 0, 0) == cudaSuccess);
+    CHECK(cudaStreamSynchronize(0) == cudaSuccess && *pinned != 0);
     CHECK(cudaFreeHost(pinned) == cudaSuccess);
 
     // each wait of the host for the device is counted: synchronize calls, blocking copies to the host
@@ -213,6 +217,8 @@ int main()
     CHECK(cudaEventCreate(&a) == cudaSuccess && cudaEventCreate(&b) == cudaSuccess);
     CHECK(cudaEventElapsedTime(&ms, a, b) == cudaErrorInvalidResourceHandle);
     CHECK(cudaEventRecord(a, 0) == cudaSuccess && cudaEventRecord(b, 0) == cudaSuccess);
+    // a record still queued has no time yet (cudaErrorNotReady, as CUDA): wait for b first
+    CHECK(cudaEventSynchronize(b) == cudaSuccess);
     CHECK(cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms >= 0);
     CHECK(cudaEventCreateWithFlags(&quiet, cudaEventDisableTiming) == cudaSuccess && cudaEventRecord(quiet, 0) == cudaSuccess);
     CHECK(cudaEventElapsedTime(&ms, a, quiet) == cudaErrorInvalidResourceHandle);
@@ -239,9 +245,13 @@ def program(tmp_path_factory):
     return build_emu_program(tmp_path_factory.mktemp("emu_runtime"), PROGRAM)
 
 
+# MINITORCH_EMU_ASYNC: each stream a queue run by its own thread, launches and async copies
+# returning before they ran (the program synchronizes where a GPU needs it, so it holds in both)
+@pytest.mark.parametrize("asynchronous", ["0", "1"])
 @pytest.mark.parametrize("reverse", ["0", "1"])  # MINITORCH_EMU_REVERSE: last block and thread first
-def test_the_runtime_and_launcher(program, reverse):
-    env = plain_env(MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20), MINITORCH_EMU_REVERSE=reverse)
+def test_the_runtime_and_launcher(program, reverse, asynchronous):
+    env = plain_env(MINITORCH_EMU_DEVICES="2", MINITORCH_EMU_MEMORY=str(1 << 20), MINITORCH_EMU_REVERSE=reverse,
+                    MINITORCH_EMU_ASYNC=asynchronous)
     r = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0 and "ALL OK" in r.stdout, r.stdout + r.stderr
     # each refused pointer is named, and the divergent barrier reported once

@@ -54,6 +54,12 @@ def test_unary_same_as_torch_edges_and_grads(name, dtype):
 # Known differences: clamp of a uint8 tensor with a negative bound (PyTorch casts -1 to uint8
 # first, 255, so clip(x, -1, 1) is 1 everywhere; minitorch compares with -1).
 KNOWN = {("clip", "uint8"): "clamp's negative bound on uint8 is not wrapped to 255 as in PyTorch"}
+# torch.special's functions that PyTorch's CPU kernels (i1's and i1e's backward) refuse for Half:
+# minitorch computes them in float32 as every other row.
+KNOWN.update({(n, "float16"): f"PyTorch has no Half kernel for {n}; minitorch widens float16" for n in (
+    "i1", "i1e", "ndtri", "log_ndtr", "erfcx", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")})
 
 
 @pytest.mark.parametrize("name, dtype", [
