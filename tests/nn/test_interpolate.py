@@ -1,4 +1,4 @@
-"""F.interpolate over the upsample composites (csrc/ops/upsample.c) and nn.Upsample,
+"""F.interpolate over the upsample ops (csrc/ops/upsample.c, cpu/upsample.c) and nn.Upsample,
 UpsamplingNearest2d and UpsamplingBilinear2d against PyTorch: values and input gradients in
 float32 and float64 for every mode, size or scale_factor (PyTorch's output sizes and source
 positions, align_corners, recompute_scale_factor), non-contiguous inputs, reprs, and errors."""
