@@ -29,8 +29,7 @@ taps(const mt_resample_plan &r, bool back, int d, int64_t o, int64_t *idx, doubl
 
 // output point e of (P, OD, OH, OW): its plane's offset in the input (P, ID, IH, IW) and, per
 // dim (depth, height, width), its n taps, their indices j and weights w
-template <typename T>
-struct point {
+template <typename T> struct point {
     int64_t plane;
     int n[3];
     int64_t j[3][MT_RESAMPLE_MAX_TAPS];

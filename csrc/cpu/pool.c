@@ -89,27 +89,6 @@ taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t
         }                                                                        \
     }
 
-// x (D, H, W), out and idx (OD, OH, OW) as max_pool's: the maximum over adaptive window (od,
-// oh, ow), depths [floor(od*D/OD), ceil((od+1)*D/OD)) and the rows and columns likewise
-#define ADAPTIVE_MAX_POOL(name, T, WMAX)                                         \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
-    {                                                                            \
-        const T *x = (const T *)xv;                                              \
-        T *out = (T *)ov;                                                        \
-        const int64_t step[3] = {1, 1, 1};                                       \
-        int64_t b[6];                                                            \
-        for (int64_t od = 0; od < g->od; od++) {                                 \
-            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                   \
-            for (int64_t oh = 0; oh < g->oh; oh++) {                             \
-                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);               \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                         \
-                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);           \
-                    *out++ = WMAX(x, g, b, step, idx++);                         \
-                }                                                                \
-            }                                                                    \
-        }                                                                        \
-    }
-
 /* The sum of x (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]), columns [b[4], b[5]). */
 #define WINDOW_SUM(name, T, ACC)                                        \
     static ACC name(const T *x, const pool_geom *g, const int64_t b[6]) \
@@ -146,26 +125,46 @@ taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t
         }                                                                                    \
     }
 
-// x (D, H, W), out (OD, OH, OW): window (od, oh, ow) spans depths [floor(od*D/OD),
-// ceil((od+1)*D/OD)) and the rows and columns likewise; out is its mean.
-#define ADAPTIVE_AVG_POOL(name, T, ACC, SUM)                                              \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)          \
-    {                                                                                     \
-        (void)idx;                                                                        \
-        const T *x = (const T *)xv;                                                       \
-        T *out = (T *)ov;                                                                 \
-        int64_t b[6];                                                                     \
-        for (int64_t od = 0; od < g->od; od++) {                                          \
-            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                            \
-            for (int64_t oh = 0; oh < g->oh; oh++) {                                      \
-                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                        \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                                  \
-                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                    \
-                    *out++ = (T)(SUM(x, g, b) / (ACC)(b[1] - b[0]) / (ACC)(b[3] - b[2]) / \
-                                 (ACC)(b[5] - b[4]));                                     \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
+// x (D, H, W), out (OD, OH, OW), idx (OD, OH, OW) or NULL: window (od, oh, ow) spans depths
+// [floor(od*D/OD), ceil((od+1)*D/OD)) and the rows and columns likewise; out is OF of it (OF:
+// an ADAPTIVE_MEAN or ADAPTIVE_PEAK), which also sets its idx entry if given one.
+#define ADAPTIVE_POOL(name, T, OF)                                               \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
+    {                                                                            \
+        const T *x = (const T *)xv;                                              \
+        T *out = (T *)ov;                                                        \
+        int64_t b[6];                                                            \
+        for (int64_t od = 0; od < g->od; od++) {                                 \
+            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                   \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                             \
+                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                         \
+                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);           \
+                    *out++ = OF(x, g, b, idx ? idx++ : NULL);                    \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+    }
+
+/* a window's mean (adaptive_avg_pool) */
+#define ADAPTIVE_MEAN(name, T, ACC, SUM)                                                         \
+    static T name(const T *x, const pool_geom *g, const int64_t b[6], int64_t *idx)              \
+    {                                                                                            \
+        (void)idx;                                                                               \
+        return (T)(SUM(x, g, b) / (ACC)(b[1] - b[0]) / (ACC)(b[3] - b[2]) / (ACC)(b[5] - b[4])); \
+    }
+
+/* a window's maximum and in *idx its index (adaptive_max_pool) */
+#define ADAPTIVE_PEAK(name, T, WMAX)                                                \
+    static T name(const T *x, const pool_geom *g, const int64_t b[6], int64_t *idx) \
+    {                                                                               \
+        const int64_t step[3] = {1, 1, 1};                                          \
+        int64_t at;                                                                 \
+        const T v = WMAX(x, g, b, step, &at);                                       \
+        if (idx) {                                                                  \
+            *idx = at;                                                              \
+        }                                                                           \
+        return v;                                                                   \
     }
 
 #define NO_NAN(v) false
@@ -177,16 +176,20 @@ MAX_POOL(max_f32, float, wmax_f32)
 MAX_POOL(max_f64, double, wmax_f64)
 MAX_POOL(max_i32, int32_t, wmax_i32)
 MAX_POOL(max_i64, int64_t, wmax_i64)
-ADAPTIVE_MAX_POOL(adaptive_max_f32, float, wmax_f32)
-ADAPTIVE_MAX_POOL(adaptive_max_f64, double, wmax_f64)
+ADAPTIVE_PEAK(peak_f32, float, wmax_f32)
+ADAPTIVE_PEAK(peak_f64, double, wmax_f64)
+ADAPTIVE_POOL(adaptive_max_f32, float, peak_f32)
+ADAPTIVE_POOL(adaptive_max_f64, double, peak_f64)
 WINDOW_SUM(sum_f32, float, float)
 WINDOW_SUM(sum_f64, double, double)
 WINDOW_SUM(sum_i64, int64_t, int64_t)
 AVG_POOL(avg_f32, float, float, sum_f32)
 AVG_POOL(avg_f64, double, double, sum_f64)
 AVG_POOL(avg_i64, int64_t, int64_t, sum_i64)
-ADAPTIVE_AVG_POOL(adaptive_f32, float, float, sum_f32)
-ADAPTIVE_AVG_POOL(adaptive_f64, double, double, sum_f64)
+ADAPTIVE_MEAN(mean_f32, float, float, sum_f32)
+ADAPTIVE_MEAN(mean_f64, double, double, sum_f64)
+ADAPTIVE_POOL(adaptive_f32, float, mean_f32)
+ADAPTIVE_POOL(adaptive_f64, double, mean_f64)
 
 /* One plane: x (D, H, W) -> out (OD, OH, OW), idx (OD, OH, OW) or NULL. */
 typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom *g);

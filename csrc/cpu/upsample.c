@@ -113,35 +113,35 @@ make_tables(const mt_resample_plan *r, mt_dtype dt, bool back, tables *tb)
 /* go (P, OD, OH, OW) -> gin (P, ID, IH, IW), zeroed, the planes in [p0, p1): each output's
  * gradient times its taps' weights (depth's times height's times width's) added into them,
  * the multiply by the gradient fused into the add as PyTorch's compiled kernel has it. */
-#define UPSAMPLE_BACKWARD(T, SFX, FMA)                                                                 \
+#define UPSAMPLE_BACKWARD(T, SFX, FMA)                                                           \
     static void backward_##SFX(const mt_resample_plan *r, const tables *tb, const T *go, T *gin, \
-                               int64_t p0, int64_t p1)                                            \
-    {                                                                                             \
-        const int64_t OD = r->out[0], OH = r->out[1], OW = r->out[2];                             \
-        const int64_t IH = r->in[1], IW = r->in[2], plane = r->in[0] * IH * IW;                   \
-        const T *wd = (const T *)tb->w[0], *wh = (const T *)tb->w[1], *ww = (const T *)tb->w[2];  \
-        const int64_t *jd = tb->idx[0], *jh = tb->idx[1], *jw = tb->idx[2];                       \
-        for (int64_t p = p0; p < p1; p++) {                                                       \
-            const T *src = go + p * OD * OH * OW;                                                 \
-            T *dst = gin + p * plane;                                                             \
-            for (int64_t od = 0; od < OD; od++) {                                                 \
-                for (int64_t oh = 0; oh < OH; oh++) {                                             \
-                    for (int64_t ow = 0; ow < OW; ow++) {                                         \
-                        const T g = *src++;                                                       \
-                        for (int kd = 0; kd < tb->taps[0]; kd++) {                                \
-                            for (int kh = 0; kh < tb->taps[1]; kh++) {                            \
-                                const T wdh = wd[kd * OD + od] * wh[kh * OH + oh];                \
-                                T *line = dst + (jd[kd * OD + od] * IH + jh[kh * OH + oh]) * IW;  \
-                                for (int kw = 0; kw < tb->taps[2]; kw++) {                        \
-                                    T *at = line + jw[kw * OW + ow];                           \
-                                    *at = FMA(wdh * ww[kw * OW + ow], g, *at);                \
-                                }                                                                 \
-                            }                                                                     \
-                        }                                                                         \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
+                               int64_t p0, int64_t p1)                                           \
+    {                                                                                            \
+        const int64_t OD = r->out[0], OH = r->out[1], OW = r->out[2];                            \
+        const int64_t IH = r->in[1], IW = r->in[2], plane = r->in[0] * IH * IW;                  \
+        const T *wd = (const T *)tb->w[0], *wh = (const T *)tb->w[1], *ww = (const T *)tb->w[2]; \
+        const int64_t *jd = tb->idx[0], *jh = tb->idx[1], *jw = tb->idx[2];                      \
+        for (int64_t p = p0; p < p1; p++) {                                                      \
+            const T *src = go + p * OD * OH * OW;                                                \
+            T *dst = gin + p * plane;                                                            \
+            for (int64_t od = 0; od < OD; od++) {                                                \
+                for (int64_t oh = 0; oh < OH; oh++) {                                            \
+                    for (int64_t ow = 0; ow < OW; ow++) {                                        \
+                        const T g = *src++;                                                      \
+                        for (int kd = 0; kd < tb->taps[0]; kd++) {                               \
+                            for (int kh = 0; kh < tb->taps[1]; kh++) {                           \
+                                const T wdh = wd[kd * OD + od] * wh[kh * OH + oh];               \
+                                T *line = dst + (jd[kd * OD + od] * IH + jh[kh * OH + oh]) * IW; \
+                                for (int kw = 0; kw < tb->taps[2]; kw++) {                       \
+                                    T *at = line + jw[kw * OW + ow];                             \
+                                    *at = FMA(wdh * ww[kw * OW + ow], g, *at);                   \
+                                }                                                                \
+                            }                                                                    \
+                        }                                                                        \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
     }
 UPSAMPLE_FORWARD(float, f32, fmaf)
 UPSAMPLE_FORWARD(double, f64, fma)

@@ -104,5 +104,6 @@ mt_composite_pixel_unshuffle(mt_args *a)
         }
     }
     /* PyTorch's pixel_unshuffle gives an empty input back as it is */
-    return mt_tensor_numel(x) == 0 ? mt_op_clone(x, &a->out[0]) : rearrange(x, r, false, &a->out[0]);
+    return mt_tensor_numel(x) == 0 ? mt_op_clone(x, &a->out[0])
+                                   : rearrange(x, r, false, &a->out[0]);
 }
