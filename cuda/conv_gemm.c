@@ -1,5 +1,6 @@
 /* conv2d and its backward without cuDNN, as PyTorch's slow_conv2d (what its CUDA build runs
- * under torch.backends.cudnn.enabled = False): the input unfolded into columns by im2col
+ * under torch.backends.cudnn.enabled = False; at the end, F.unfold and F.fold's im2col and
+ * col2im ops on the same kernels): the input unfolded into columns by im2col
  * (im2col.cu), then per group one batched product on cuBLAS through the dispatcher (bmm,
  * baddbmm with the bias), so the profiler shows the decomposition. Checks and geometry are the
  * front end's (ops/conv_checks.c, a->plan->conv); every operand is made contiguous first.
@@ -242,4 +243,55 @@ out_release:
     }
     a->out[0] = out;
     return st;
+}
+
+/* ---- im2col and col2im (F.unfold and F.fold): the same kernels as ops of their own, the
+ * geometry the front end's (ops/conv_checks.c) ---- */
+
+/* The columns of self (back false: an image batch, out the columns) or the image of self's
+ * columns (back true), out of ndim dims sizes; an unbatched self is its batch of one. */
+static mt_status
+unfold_op(mt_args *a, bool back, int ndim, const int64_t *sizes)
+{
+    const conv_geom *g = &a->plan->conv;
+    mt_tensor *self = a->t[0], *src = NULL, *out = NULL;
+    if (mt_cuda_im2col_kernel(self->dtype, back) == NULL) {
+        return mt_fail_not_implemented(back ? "col2im_out_cuda" : "im2col_out_cuda", "",
+                                       self->dtype);
+    }
+    mt_status st;
+    if ((st = mt_tensor_empty(ndim, sizes, self->dtype, mt_tensor_device(self), &out)) ||
+        (st = mt_cuda_dense_as(self, self->dtype, &src))) {
+        goto out_release;
+    }
+    if (mt_tensor_numel(out) > 0 &&
+        (st = back ? unfold(g, out, src, true) : unfold(g, src, out, false))) {
+        goto out_release;
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    mt_tensor_clear(&src);
+    mt_tensor_clear(&out);
+    return st;
+}
+
+// self (N, C, H, W) or (C, H, W); out (N, C*KH*KW, OH*OW) or (C*KH*KW, OH*OW)
+mt_status
+mt_cuda_im2col(mt_args *a)
+{
+    const conv_geom *g = &a->plan->conv;
+    const int64_t sizes[3] = {g->n, g->c * g->kh * g->kw, g->oh * g->ow};
+    const bool batched = a->t[0]->ndim == 4;
+    return unfold_op(a, false, batched ? 3 : 2, sizes + !batched);
+}
+
+// self (N, C*KH*KW, L) or (C*KH*KW, L); out (N, C, H, W) or (C, H, W)
+mt_status
+mt_cuda_col2im(mt_args *a)
+{
+    const conv_geom *g = &a->plan->conv;
+    const int64_t sizes[4] = {g->n, g->c, g->h, g->w};
+    const bool batched = a->t[0]->ndim == 3;
+    return unfold_op(a, true, batched ? 4 : 3, sizes + !batched);
 }

@@ -162,6 +162,7 @@ typedef enum mt_cuda_pool_op {
     MT_CUDA_POOL_MAX_BACK,
     MT_CUDA_POOL_AVG_BACK,
     MT_CUDA_POOL_ADAPTIVE_BACK,
+    MT_CUDA_POOL_ADAPTIVE_MAX, /* idx not NULL */
     MT_CUDA_NUM_POOL_OPS
 } mt_cuda_pool_op;
 const void *mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt);

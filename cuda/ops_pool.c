@@ -1,5 +1,6 @@
 /* 2-D and 3-D pooling on CUDA: max_pool2d/3d (+ with_indices and its backward), avg_pool2d/3d
- * (+ backward), adaptive_avg_pool2d/3d (+ backward). The window geometry is the front end's plan
+ * (+ backward), adaptive_avg_pool2d/3d (+ backward), adaptive_max_pool2d/3d (+ backward, max's
+ * kernel). The window geometry is the front end's plan
  * (ops/pool_checks.c), the kernels pool.cu's; cuDNN pooling is not used since it returns no
  * indices and cannot express ceil_mode's clipped windows or divisor_override. */
 #include "cuda/device_assert.h"
@@ -30,30 +31,32 @@ launch(mt_cuda_pool_op op, const pool_geom *g, mt_tensor *in, mt_tensor *out, mt
 
 /* The forward ops: max_pool2d/3d (and with_indices, also int64 indices: out's shape, each
  * maximum's position within its plane, (d * H + h) * W + w), avg_pool2d/3d,
- * adaptive_avg_pool2d/3d. self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW)
+ * adaptive_avg_pool2d/3d, adaptive_max_pool2d/3d (with indices, as max's). self (N, C, [D,] H, W) or (C, [D,] H, W); out (N, C, [OD,] OH, OW)
  * or (C, [OD,] OH, OW), the plan's geometry. */
 mt_status
 mt_cuda_pool(mt_args *a)
 {
     const mt_op which = a->plan->op;
+    const bool adaptive_max = which == MT_OP_adaptive_max_pool2d ||
+                              which == MT_OP_adaptive_max_pool3d;
     const mt_cuda_pool_op op = which == MT_OP_avg_pool2d || which == MT_OP_avg_pool3d
                                    ? MT_CUDA_POOL_AVG
                                : which == MT_OP_adaptive_avg_pool2d ||
                                        which == MT_OP_adaptive_avg_pool3d
                                    ? MT_CUDA_POOL_ADAPTIVE
-                                   : MT_CUDA_POOL_MAX;
+                               : adaptive_max ? MT_CUDA_POOL_ADAPTIVE_MAX
+                                              : MT_CUDA_POOL_MAX;
     const bool want_idx = which == MT_OP_max_pool2d_with_indices ||
-                          which == MT_OP_max_pool3d_with_indices;
+                          which == MT_OP_max_pool3d_with_indices || adaptive_max;
     mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
     const pool_geom *g = &a->plan->pool;
     if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
         /* PyTorch's kernel names; max_pool's for both of its forms */
-        static const char *const kernels[2][3] = {{"max_pool2d", "avg_pool2d",
-                                                   "adaptive_avg_pool2d"},
-                                                  {"max_pool3d_with_indices_out_frame",
-                                                   "avg_pool3d_out_cuda_frame",
-                                                   "adaptive_avg_pool3d_cuda"}};
-        return mt_fail_not_implemented(kernels[g->nd == 3][op], "", self->dtype);
+        static const char *const kernels[2][4] = {
+            {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d_cuda"},
+            {"max_pool3d_with_indices_out_frame", "avg_pool3d_out_cuda_frame",
+             "adaptive_avg_pool3d_cuda", "adaptive_max_pool3d_cuda"}};
+        return mt_fail_not_implemented(kernels[g->nd == 3][adaptive_max ? 3 : op], "", self->dtype);
     }
     int64_t sizes[MT_MAX_DIMS];
     mt_pool_out_sizes(g, self->ndim, self->sizes, sizes);

@@ -107,40 +107,65 @@ adaptive_window(const pool_geom &g, int64_t od, int64_t oh, int64_t ow, int64_t 
     mt_adaptive_window(ow, g.w, g.ow, &b[4], &b[5]);
 }
 
-// x (P, D, H, W), out and idx (P, OD, OH, OW); a NaN wins and a later NaN wins again, as on
-// the CPU (ints: is_nan is false)
+// the maximum of plane (D, H, W) over window b (as window_sum's) every step[0], step[1] and
+// step[2] taps, and in *at its index (the first tap's if none beats the lowest); a NaN wins and
+// a later NaN wins again, as on the CPU (ints: is_nan is false)
+template <typename T>
+__device__ T
+window_max(const T *plane, const pool_geom &g, const int64_t *b, const int64_t *step, int64_t *at)
+{
+    T best = lowest<T>();
+    *at = (b[0] * g.h + b[2]) * g.w + b[4];
+    for (int64_t id = b[0]; id < b[1]; id += step[0]) {
+        for (int64_t ih = b[2]; ih < b[3]; ih += step[1]) {
+            for (int64_t iw = b[4]; iw < b[5]; iw += step[2]) {
+                const int64_t here = (id * g.h + ih) * g.w + iw;
+                const T v = plane[here];
+                if (v > best || is_nan(v)) {
+                    best = v;
+                    *at = here;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+// x (P, D, H, W), out and idx (P, OD, OH, OW): each window's maximum and its index (idx NULL:
+// none wanted)
 template <typename T>
 __global__ void
 max_pool_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
 {
     (void)bad;
-    const int64_t n = g.planes * g.od * g.oh * g.ow;
+    const int64_t n = g.planes * g.od * g.oh * g.ow, step[3] = {g.dd, g.dh, g.dw};
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t p, od, oh, ow, d0, d1, h0, h1, w0, w1;
+        int64_t p, od, oh, ow, b[6], at;
         position(g, i, &p, &od, &oh, &ow);
-        const T *plane = x + p * g.d * g.h * g.w;
-        taps(od, g.d, g.kd, g.sd, g.pd, g.dd, &d0, &d1);
-        taps(oh, g.h, g.kh, g.sh, g.ph, g.dh, &h0, &h1);
-        taps(ow, g.w, g.kw, g.sw, g.pw, g.dw, &w0, &w1);
-        T best = lowest<T>();
-        int64_t at = (d0 * g.h + h0) * g.w + w0;
-        for (int64_t id = d0; id < d1; id += g.dd) {
-            for (int64_t ih = h0; ih < h1; ih += g.dh) {
-                for (int64_t iw = w0; iw < w1; iw += g.dw) {
-                    const int64_t here = (id * g.h + ih) * g.w + iw;
-                    const T v = plane[here];
-                    if (v > best || is_nan(v)) {
-                        best = v;
-                        at = here;
-                    }
-                }
-            }
-        }
-        out[i] = best;
+        taps(od, g.d, g.kd, g.sd, g.pd, g.dd, &b[0], &b[1]);
+        taps(oh, g.h, g.kh, g.sh, g.ph, g.dh, &b[2], &b[3]);
+        taps(ow, g.w, g.kw, g.sw, g.pw, g.dw, &b[4], &b[5]);
+        out[i] = window_max(x + p * g.d * g.h * g.w, g, b, step, &at);
         if (idx) {
             idx[i] = at;
         }
+    }
+}
+
+// x (P, D, H, W), out and idx (P, OD, OH, OW): each adaptive window's maximum and its index
+template <typename T>
+__global__ void
+adaptive_max_kernel(pool_geom g, const T *x, T *out, int64_t *idx, mt_cuda_assert_record *bad)
+{
+    (void)bad;
+    const int64_t n = g.planes * g.od * g.oh * g.ow, step[3] = {1, 1, 1};
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p, od, oh, ow, b[6];
+        position(g, i, &p, &od, &oh, &ow);
+        adaptive_window(g, od, oh, ow, b);
+        out[i] = window_max(x + p * g.d * g.h * g.w, g, b, step, &idx[i]);
     }
 }
 
@@ -254,6 +279,7 @@ mt_cuda_pool_kernel(mt_cuda_pool_op op, mt_dtype dt)
         POOL_PAIR(max_back_kernel),
         POOL_PAIR(avg_back_kernel),
         POOL_PAIR(adaptive_back_kernel),
+        POOL_PAIR(adaptive_max_kernel),
     };
     const int k = dt == MT_FLOAT32   ? 0
                   : dt == MT_FLOAT64 ? 1

@@ -140,6 +140,16 @@ mt_grad_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                                                           n->args.b[0], n->saved_out[1], &gi[0]);
 }
 
+// adaptive_max_pool2d/3d: input (N, C, [D,] H, W) or (C, [D,] H, W); the gradient goes to
+// each window's argmax, the forward's indices (its output 1)
+mt_status
+mt_grad_adaptive_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return (pool_nd(n) == 3
+                ? mt_op_adaptive_max_pool3d_backward
+                : mt_op_adaptive_max_pool2d_backward)(g[0], n->saved[0], n->saved_out[1], &gi[0]);
+}
+
 /* max_pool2d's and max_pool3d's Autograd kernel (`op`, recording `with_indices`): with an input
  * that requires grad it is the with_indices op's output 0, so that the node keeps the indices
  * (ATen's max_pool2d does the same); else the kernel without indices. */

@@ -44,8 +44,8 @@ mt_cpu_conv_fits_blas(const conv_geom *g)
 // x (C, H, W) one contiguous image, col (C*KH*KW, (oh1-oh0)*OW) for output rows [oh0, oh1),
 // its rows ld elements apart; elements of `item` bytes (4 or 8)
 void
-mt_cpu_im2col(const char *x, char *col0, int64_t ld, const conv_geom *g, size_t item, int64_t oh0,
-              int64_t oh1)
+mt_cpu_im2col_rows(const char *x, char *col0, int64_t ld, const conv_geom *g, size_t item,
+                   int64_t oh0, int64_t oh1)
 {
     char *col;
     const int64_t rowbytes = g->ow * (int64_t)item;
@@ -208,8 +208,8 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     const int parts = mt_parallel_parts(nb * g->c * g->kh * g->kw * n, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t i = 0; i < nb; i++) {
-        mt_cpu_im2col(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
-                      g->oh);
+        mt_cpu_im2col_rows(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
+                           g->oh);
     }
     conv_block(w, col, nb * n, tmp, nb * n, nb * n, NULL, g, dt);
     char *o = out + b0 * g->oc * n * (int64_t)item;
@@ -281,7 +281,7 @@ mt_cpu_conv2d(mt_args *a)
         for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows) {
             int64_t oh1 = oh0 + rows < g.oh ? oh0 + rows : g.oh, nb = (oh1 - oh0) * g.ow;
             if (own_col) {
-                mt_cpu_im2col(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
+                mt_cpu_im2col_rows(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
             }
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
                        out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);

@@ -24,7 +24,11 @@ mt_conv_inside(int64_t off, int64_t stride, int64_t size, int64_t ow, int64_t *l
 mt_status mt_cpu_conv_fits_blas(const conv_geom *g);
 
 /* col (C*KH*KW, (oh1-oh0)*OW), rows ld elements apart, of image x (C, H, W): conv.c */
-void mt_cpu_im2col(const char *x, char *col, int64_t ld, const conv_geom *g, size_t item,
-                   int64_t oh0, int64_t oh1);
+void mt_cpu_im2col_rows(const char *x, char *col, int64_t ld, const conv_geom *g, size_t item,
+                        int64_t oh0, int64_t oh1);
+
+/* x (C, H, W) += col (C*KH*KW, OH*OW) summed into the pixels its taps read (im2col's
+ * adjoint), dt float32 or float64: conv_backward.c */
+void mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt);
 
 #endif

@@ -61,6 +61,16 @@ col_is_image(const conv_geom *g)
 COL2IM(col2im_f32, float)
 COL2IM(col2im_f64, double)
 
+void
+mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
+{
+    if (dt == MT_FLOAT64) {
+        col2im_f64((const double *)col, (double *)x, g);
+    } else {
+        col2im_f32((const float *)col, (float *)x, g);
+    }
+}
+
 /* What both backward kernels hold: the geometry, the sizes of one image and group, and the
  * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer (unless
  * the image is its own col) and the gradient being made, zeroed, of the size in a->l[0]. */
@@ -153,7 +163,7 @@ mt_cpu_convolution_backward_weight(mt_args *a)
         const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
         const char *src = mt_tensor_data(c.other) + b * g->c * c.hw * item;
         if (c.own_col) {
-            mt_cpu_im2col(src, mt_tensor_data(c.col), ohw, g, (size_t)item, 0, g->oh);
+            mt_cpu_im2col_rows(src, mt_tensor_data(c.col), ohw, g, (size_t)item, 0, g->oh);
             src = mt_tensor_data(c.col);
         }
         for (int64_t gi = 0; gi < g->groups; gi++) {

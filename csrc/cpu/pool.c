@@ -1,5 +1,5 @@
 /* 2-D and 3-D pooling on the CPU: max_pool2d/3d (with or without indices), avg_pool2d/3d,
- * adaptive_avg_pool2d/3d.
+ * adaptive_avg_pool2d/3d, adaptive_max_pool2d/3d.
  *
  * The input is made contiguous and seen as planes (N*C, D, H, W), D = 1 for the 2-D ops; each
  * output element is one window of its plane. Window bounds, divisors and the NaN rule are PyTorch's (Pool.h, cpu_max_pool,
@@ -40,43 +40,53 @@ taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t
     *i0 = first_tap(start, dil);
 }
 
-// x (D, H, W), out (OD, OH, OW), idx (OD, OH, OW) int64 flat (d*H+h)*W+w, or NULL.
-// A NaN wins and a later NaN wins again (PyTorch's `val > max || isnan(val)`).
-#define MAX_POOL(name, T, LOWEST, ISNAN)                                           \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)   \
-    {                                                                              \
-        const T *x = (const T *)xv;                                                \
-        T *out = (T *)ov;                                                          \
-        for (int64_t od = 0; od < g->od; od++) {                                   \
-            int64_t d0, d1;                                                        \
-            taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &d0, &d1);                  \
-            for (int64_t oh = 0; oh < g->oh; oh++) {                               \
-                int64_t h0, h1;                                                    \
-                taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &h0, &h1);              \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                           \
-                    int64_t w0, w1;                                                \
-                    taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &w0, &w1);          \
-                    T best = LOWEST;                                               \
-                    int64_t at = (d0 * g->h + h0) * g->w + w0;                     \
-                    for (int64_t id = d0; id < d1; id += g->dd) {                  \
-                        for (int64_t ih = h0; ih < h1; ih += g->dh) {              \
-                            for (int64_t iw = w0; iw < w1; iw += g->dw) {          \
-                                const int64_t here = (id * g->h + ih) * g->w + iw; \
-                                const T v = x[here];                               \
-                                if (v > best || ISNAN(v)) {                        \
-                                    best = v;                                      \
-                                    at = here;                                     \
-                                }                                                  \
-                            }                                                      \
-                        }                                                          \
-                    }                                                              \
-                    *out++ = best;                                                 \
-                    if (idx) {                                                     \
-                        *idx++ = at;                                               \
-                    }                                                              \
-                }                                                                  \
-            }                                                                      \
-        }                                                                          \
+/* The maximum of x (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]) and columns [b[4],
+ * b[5]), every step[0], step[1] and step[2] of them, and in *at its index (d*H+h)*W+w (the
+ * first tap's if none is bigger than LOWEST). A NaN wins and a later NaN wins again (PyTorch's
+ * `val > max || isnan(val)`). */
+#define WINDOW_MAX(name, T, LOWEST, ISNAN)                                                   \
+    static T name(const T *x, const pool_geom *g, const int64_t b[6], const int64_t step[3], \
+                  int64_t *at)                                                               \
+    {                                                                                        \
+        T best = LOWEST;                                                                     \
+        *at = (b[0] * g->h + b[2]) * g->w + b[4];                                            \
+        for (int64_t id = b[0]; id < b[1]; id += step[0]) {                                  \
+            for (int64_t ih = b[2]; ih < b[3]; ih += step[1]) {                              \
+                for (int64_t iw = b[4]; iw < b[5]; iw += step[2]) {                          \
+                    const int64_t here = (id * g->h + ih) * g->w + iw;                       \
+                    const T v = x[here];                                                     \
+                    if (v > best || ISNAN(v)) {                                              \
+                        best = v;                                                            \
+                        *at = here;                                                          \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        return best;                                                                         \
+    }
+
+// x (D, H, W), out (OD, OH, OW), idx (OD, OH, OW) int64 flat (d*H+h)*W+w, or NULL: each
+// window's maximum (WMAX, a WINDOW_MAX)
+#define MAX_POOL(name, T, WMAX)                                                  \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
+    {                                                                            \
+        const T *x = (const T *)xv;                                              \
+        T *out = (T *)ov;                                                        \
+        const int64_t step[3] = {g->dd, g->dh, g->dw};                           \
+        int64_t b[6], at;                                                        \
+        for (int64_t od = 0; od < g->od; od++) {                                 \
+            taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);            \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                             \
+                taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);        \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                         \
+                    taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]);    \
+                    *out++ = WMAX(x, g, b, step, &at);                           \
+                    if (idx) {                                                   \
+                        *idx++ = at;                                             \
+                    }                                                            \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
     }
 
 /* The sum of x (D, H, W) over depths [b[0], b[1]), rows [b[2], b[3]), columns [b[4], b[5]). */
@@ -115,41 +125,71 @@ taps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t p, int64_t dil, int64_t
         }                                                                                    \
     }
 
-// x (D, H, W), out (OD, OH, OW): window (od, oh, ow) spans depths [floor(od*D/OD),
-// ceil((od+1)*D/OD)) and the rows and columns likewise; out is its mean.
-#define ADAPTIVE_AVG_POOL(name, T, ACC, SUM)                                              \
-    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g)          \
-    {                                                                                     \
-        (void)idx;                                                                        \
-        const T *x = (const T *)xv;                                                       \
-        T *out = (T *)ov;                                                                 \
-        int64_t b[6];                                                                     \
-        for (int64_t od = 0; od < g->od; od++) {                                          \
-            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                            \
-            for (int64_t oh = 0; oh < g->oh; oh++) {                                      \
-                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                        \
-                for (int64_t ow = 0; ow < g->ow; ow++) {                                  \
-                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                    \
-                    *out++ = (T)(SUM(x, g, b) / (ACC)(b[1] - b[0]) / (ACC)(b[3] - b[2]) / \
-                                 (ACC)(b[5] - b[4]));                                     \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
+// x (D, H, W), out (OD, OH, OW), idx (OD, OH, OW) or NULL: window (od, oh, ow) spans depths
+// [floor(od*D/OD), ceil((od+1)*D/OD)) and the rows and columns likewise; out is OF of it (OF:
+// an ADAPTIVE_MEAN or ADAPTIVE_PEAK), which also sets its idx entry if given one.
+#define ADAPTIVE_POOL(name, T, OF)                                               \
+    static void name(const void *xv, void *ov, int64_t *idx, const pool_geom *g) \
+    {                                                                            \
+        const T *x = (const T *)xv;                                              \
+        T *out = (T *)ov;                                                        \
+        int64_t b[6];                                                            \
+        for (int64_t od = 0; od < g->od; od++) {                                 \
+            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                   \
+            for (int64_t oh = 0; oh < g->oh; oh++) {                             \
+                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);               \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                         \
+                    mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);           \
+                    *out++ = OF(x, g, b, idx ? idx++ : NULL);                    \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+    }
+
+/* a window's mean (adaptive_avg_pool) */
+#define ADAPTIVE_MEAN(name, T, ACC, SUM)                                                         \
+    static T name(const T *x, const pool_geom *g, const int64_t b[6], int64_t *idx)              \
+    {                                                                                            \
+        (void)idx;                                                                               \
+        return (T)(SUM(x, g, b) / (ACC)(b[1] - b[0]) / (ACC)(b[3] - b[2]) / (ACC)(b[5] - b[4])); \
+    }
+
+/* a window's maximum and in *idx its index (adaptive_max_pool) */
+#define ADAPTIVE_PEAK(name, T, WMAX)                                                \
+    static T name(const T *x, const pool_geom *g, const int64_t b[6], int64_t *idx) \
+    {                                                                               \
+        const int64_t step[3] = {1, 1, 1};                                          \
+        int64_t at;                                                                 \
+        const T v = WMAX(x, g, b, step, &at);                                       \
+        if (idx) {                                                                  \
+            *idx = at;                                                              \
+        }                                                                           \
+        return v;                                                                   \
     }
 
 #define NO_NAN(v) false
-MAX_POOL(max_f32, float, -INFINITY, isnan)
-MAX_POOL(max_f64, double, -INFINITY, isnan)
-MAX_POOL(max_i32, int32_t, INT32_MIN, NO_NAN)
-MAX_POOL(max_i64, int64_t, INT64_MIN, NO_NAN)
+WINDOW_MAX(wmax_f32, float, -INFINITY, isnan)
+WINDOW_MAX(wmax_f64, double, -INFINITY, isnan)
+WINDOW_MAX(wmax_i32, int32_t, INT32_MIN, NO_NAN)
+WINDOW_MAX(wmax_i64, int64_t, INT64_MIN, NO_NAN)
+MAX_POOL(max_f32, float, wmax_f32)
+MAX_POOL(max_f64, double, wmax_f64)
+MAX_POOL(max_i32, int32_t, wmax_i32)
+MAX_POOL(max_i64, int64_t, wmax_i64)
+ADAPTIVE_PEAK(peak_f32, float, wmax_f32)
+ADAPTIVE_PEAK(peak_f64, double, wmax_f64)
+ADAPTIVE_POOL(adaptive_max_f32, float, peak_f32)
+ADAPTIVE_POOL(adaptive_max_f64, double, peak_f64)
 WINDOW_SUM(sum_f32, float, float)
 WINDOW_SUM(sum_f64, double, double)
 WINDOW_SUM(sum_i64, int64_t, int64_t)
 AVG_POOL(avg_f32, float, float, sum_f32)
 AVG_POOL(avg_f64, double, double, sum_f64)
 AVG_POOL(avg_i64, int64_t, int64_t, sum_i64)
-ADAPTIVE_AVG_POOL(adaptive_f32, float, float, sum_f32)
-ADAPTIVE_AVG_POOL(adaptive_f64, double, double, sum_f64)
+ADAPTIVE_MEAN(mean_f32, float, float, sum_f32)
+ADAPTIVE_MEAN(mean_f64, double, double, sum_f64)
+ADAPTIVE_POOL(adaptive_f32, float, mean_f32)
+ADAPTIVE_POOL(adaptive_f64, double, mean_f64)
 
 /* One plane: x (D, H, W) -> out (OD, OH, OW), idx (OD, OH, OW) or NULL. */
 typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom *g);
@@ -229,17 +269,32 @@ mt_cpu_avg_pool(mt_args *a)
     return run_pool(a, loops[x->dtype], &a->plan->pool, false);
 }
 
+/* adaptive pooling with loops f32 and f64 (max: also the indices); kernel2 and kernel3 name
+ * PyTorch's 2-D and 3-D kernels in a dtype error */
+static mt_status
+adaptive(mt_args *a, pool_fn f32, pool_fn f64, const char *kernel2, const char *kernel3,
+         bool want_idx)
+{
+    const mt_dtype dt = a->t[0]->dtype;
+    if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
+        return mt_fail_not_implemented(a->plan->pool.nd == 3 ? kernel3 : kernel2, "", dt);
+    }
+    return run_pool(a, dt == MT_FLOAT64 ? f64 : f32, &a->plan->pool, want_idx);
+}
+
+// adaptive_max_pool2d/3d: self and out as max_pool's, output_size ([OD,] OH, OW); also the
+// int64 indices of the maxima within their planes
+mt_status
+mt_cpu_adaptive_max_pool(mt_args *a)
+{
+    return adaptive(a, adaptive_max_f32, adaptive_max_f64, "adaptive_max_pool2d",
+                    "adaptive_max_pool3d_cpu", true);
+}
+
 // adaptive_avg_pool2d/3d: self and out as max_pool's, output_size ([OD,] OH, OW)
 mt_status
 mt_cpu_adaptive_avg_pool(mt_args *a)
 {
-    const mt_tensor *x = a->t[0];
-    static const pool_fn loops[MT_NUM_DTYPES] = {
-        [MT_FLOAT32] = adaptive_f32, [MT_FLOAT64] = adaptive_f64};
-    if (loops[x->dtype] == NULL) {
-        return mt_fail_not_implemented(a->plan->pool.nd == 3 ? "adaptive_avg_pool3d_cpu"
-                                                             : "adaptive_avg_pool2d",
-                                       "", x->dtype);
-    }
-    return run_pool(a, loops[x->dtype], &a->plan->pool, false);
+    return adaptive(a, adaptive_f32, adaptive_f64, "adaptive_avg_pool2d", "adaptive_avg_pool3d_cpu",
+                    false);
 }

@@ -105,8 +105,9 @@ typedef struct mt_args {
     /* for the backend kernel: what the op's front end computed (ops/front.h), set by the
      * dispatcher for the kernel's call only; NULL for an op without a front end */
     const struct mt_plan *plan;
-    /* last, as mt_args_init leaves their values (2 KB, of which only the first n are read) */
-    mt_intlist l[4];
+    /* last, as mt_args_init leaves their values (2.6 KB, of which only the first n are read);
+     * five for col2im's output_size, kernel_size, dilation, padding and stride */
+    mt_intlist l[5];
 } mt_args;
 
 /* The k-th Tensor[] argument of a call (k = 0 is tl). */

@@ -1,4 +1,5 @@
-/* The front ends of conv2d and of its backward ops (convolution_backward_input and _weight),
+/* The front ends of conv2d and of its backward ops (convolution_backward_input and _weight)
+ * and of im2col and col2im (unfold and fold),
  * for every device: PyTorch's checks in its order (Convolution.cpp), so the first failing one
  * gives its message, and the geometry (conv_geom) the kernels of csrc/cpu/conv*.c and
  * cuda/conv.c compute with. */
@@ -238,4 +239,198 @@ mt_front_convolution_backward(const mt_args *a, mt_plan *p)
     return p->op == MT_OP_convolution_backward_input
                ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
                : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
+}
+
+/* ---- im2col and col2im (unfold and fold): the blocks of a convolution with a C*KH*KW x 1
+ * one-hot filter per channel, so conv_geom holds them: c channels of h x w images, blocks
+ * oh x ow (im2col's shape checks, PyTorch's im2col_shape_check and col2im_shape_check) ---- */
+
+/* floor(a / b) for b > 0 (PyTorch's div_rtn) */
+static int64_t
+floor_div(int64_t a, int64_t b)
+{
+    const int64_t q = a / b;
+    return a % b != 0 && a < 0 ? q - 1 : q;
+}
+
+/* kernel_size, dilation, padding and stride (l[first..first+3]) into g, and their checks in
+ * PyTorch's order (col2im checks the stride second) */
+static mt_status
+block_params(const mt_args *a, int first, bool fold, conv_geom *g)
+{
+    const mt_intlist *k = &a->l[first], *d = &a->l[first + 1], *p = &a->l[first + 2],
+                     *s = &a->l[first + 3];
+    const char *what = fold ? "col2im" : "im2col";
+    for (int i = 0; i < 4; i++) {
+        if (a->l[first + i].n != 2) {
+            static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+            return mt_fail(MT_ERUNTIME, "It is expected %s equals to 2, but got size %d (%s)",
+                           names[i], a->l[first + i].n, what);
+        }
+    }
+    *g = (conv_geom){.kh = k->v[0],
+                     .kw = k->v[1],
+                     .dh = d->v[0],
+                     .dw = d->v[1],
+                     .ph = p->v[0],
+                     .pw = p->v[1],
+                     .sh = s->v[0],
+                     .sw = s->v[1],
+                     .groups = 1};
+    if (g->kw <= 0 || g->kh <= 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got kernel_height: %" PRId64
+                       " kernel_width: %" PRId64,
+                       g->kh, g->kw);
+    }
+    const bool stride_ok = g->sw > 0 && g->sh > 0;
+    if (fold && !stride_ok) {
+        goto out_stride;
+    }
+    if (g->dw <= 0 || g->dh <= 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "dilation should be greater than zero, but got dilation_height: %" PRId64
+                       " dilation_width: %" PRId64,
+                       g->dh, g->dw);
+    }
+    if (g->pw < 0 || g->ph < 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "padding should be non-negative, but got pad_height: %" PRId64
+                       " pad_width: %" PRId64,
+                       g->ph, g->pw);
+    }
+    if (stride_ok) {
+        return MT_OK;
+    }
+out_stride:
+    return mt_fail(MT_ERUNTIME,
+                   "stride should be greater than zero, but got stride_height: %" PRId64
+                   " stride_width: %" PRId64,
+                   g->sh, g->sw);
+}
+
+/* the number of blocks along a dim of size n */
+static int64_t
+blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s)
+{
+    return floor_div(n + 2 * p - (d * (k - 1) + 1), s) + 1;
+}
+
+// self (N, C, H, W) or (C, H, W), kernel_size, dilation, padding, stride; out (N, C*KH*KW, L)
+// or (C*KH*KW, L), L = OH * OW blocks
+mt_status
+mt_front_im2col(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *x = a->t[0];
+    conv_geom *g = &p->conv;
+    mt_status st = block_params(a, 0, false, g);
+    if (st) {
+        return st;
+    }
+    const int nd = x->ndim, b = nd == 4;
+    if (nd < 3) { /* PyTorch's check reads sizes 1 and 2 first */
+        const int want = nd < 2 ? 1 : 2;
+        return nd == 0 ? mt_fail(MT_EINDEX, "Dimension specified as 1 but tensor has no dimensions")
+                       : mt_fail(MT_EINDEX,
+                                 "Dimension out of range (expected to be in range of [%d, %d], "
+                                 "but got %d)",
+                                 -nd, nd - 1, want);
+    }
+    const bool valid = (nd == 3 || nd == 4) && x->sizes[b] != 0 && x->sizes[b + 1] != 0 &&
+                       x->sizes[b + 2] != 0;
+    if (!valid) {
+        char buf[256];
+        return mt_fail(MT_ERUNTIME,
+                       "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                       "other non-zero dimensions for input, but got: %s",
+                       mt_format_sizes(buf, sizeof(buf), nd, x->sizes));
+    }
+    g->n = b ? x->sizes[0] : 1;
+    g->c = x->sizes[b];
+    g->h = x->sizes[b + 1];
+    g->w = x->sizes[b + 2];
+    g->oc = g->c * g->kh * g->kw;
+    g->oh = blocks(g->h, g->kh, g->dh, g->ph, g->sh);
+    g->ow = blocks(g->w, g->kw, g->dw, g->pw, g->sw);
+    if (g->oh < 1 || g->ow < 1) {
+        /* PyTorch's message repeats the height */
+        return mt_fail(MT_ERUNTIME,
+                       "Given input with spatial size (%" PRId64 ", %" PRId64
+                       "), kernel_size=(%" PRId64 ", %" PRId64 "), dilation=(%" PRId64 ", %" PRId64
+                       "), padding=(%" PRId64 ", %" PRId64
+                       "), calculated shape of the array of sliding blocks as (%" PRId64
+                       ", %" PRId64 "), but its components must be at least one.",
+                       g->h, g->h, g->kh, g->kw, g->dh, g->dw, g->ph, g->pw, g->oh, g->ow);
+    }
+    if (!mt_dtype_is_float(x->dtype)) {
+        return mt_fail_not_implemented("im2col_out_cpu", "", x->dtype);
+    }
+    return MT_OK;
+}
+
+// self (N, C*KH*KW, L) or (C*KH*KW, L), output_size (H, W), kernel_size, dilation, padding,
+// stride; out (N, C, H, W) or (C, H, W)
+mt_status
+mt_front_col2im(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *x = a->t[0];
+    const mt_intlist *size = &a->l[0];
+    conv_geom *g = &p->conv;
+    if (size->n != 2) {
+        return mt_fail(MT_ERUNTIME, "It is expected output_size equals to 2, but got size %d",
+                       size->n);
+    }
+    mt_status st = block_params(a, 1, true, g);
+    if (st) {
+        return st;
+    }
+    const int nd = x->ndim, b = nd == 3;
+    const bool valid = (nd == 2 || nd == 3) && x->sizes[b] != 0 && x->sizes[b + 1] != 0;
+    if (!valid) {
+        char buf[256];
+        return mt_fail(MT_ERUNTIME,
+                       "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                       "size and non-zero dimensions for input, but got: %s",
+                       mt_format_sizes(buf, sizeof(buf), nd, x->sizes));
+    }
+    const int64_t planes = x->sizes[b], length = x->sizes[b + 1];
+    if (planes % (g->kh * g->kw) != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "Expected size of input's dimension 1 to be divisible by the product of "
+                       "kernel_size, but got input.size(1)=%" PRId64 " and kernel_size=(%" PRId64
+                       ", %" PRId64 ").",
+                       planes, g->kh, g->kw);
+    }
+    g->n = b ? x->sizes[0] : 1;
+    g->c = planes / (g->kh * g->kw);
+    g->oc = planes;
+    g->h = size->v[0];
+    g->w = size->v[1];
+    g->oh = blocks(g->h, g->kh, g->dh, g->ph, g->sh);
+    g->ow = blocks(g->w, g->kw, g->dw, g->pw, g->sw);
+    if (length != g->oh * g->ow) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given output_size=(%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64
+                       ", %" PRId64 "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64
+                       ", %" PRId64 "), stride=(%" PRId64 ", %" PRId64
+                       "), expected size of input's dimension 2 to match the calculated number "
+                       "of sliding blocks %" PRId64 " * %" PRId64 " = %" PRId64
+                       ", but got input.size(2)=%" PRId64 ".",
+                       g->h, g->w, g->kh, g->kw, g->dh, g->dw, g->ph, g->pw, g->sh, g->sw, g->oh,
+                       g->ow, g->oh * g->ow, length);
+    }
+    if (g->oh < 1 || g->ow < 1 || g->h < 1 || g->w < 1) {
+        return mt_fail(MT_ERUNTIME,
+                       "Given output_size=(%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64
+                       ", %" PRId64 "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64
+                       ", %" PRId64 "), stride=(%" PRId64 ", %" PRId64
+                       "), calculated shape of the array of sliding blocks as (%" PRId64
+                       ", %" PRId64 "), which is too small (non-positive)",
+                       g->h, g->w, g->kh, g->kw, g->dh, g->dw, g->ph, g->pw, g->sh, g->sw, g->oh,
+                       g->ow);
+    }
+    if (!mt_dtype_is_float(x->dtype)) {
+        return mt_fail_not_implemented("col2im_out_cpu", "", x->dtype);
+    }
+    return MT_OK;
 }

@@ -71,16 +71,31 @@ int mt_pool_nd(mt_op op);
     X(dot, dot)                                                                                  \
     /* convolution: conv_checks.c */                                                            \
     X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \
-    X(convolution_backward_weight, convolution_backward)                                        \
+    X(convolution_backward_weight, convolution_backward)                                         \
+    X(im2col, im2col) X(col2im, col2im)                                                          \
     /* pooling: pool_checks.c */                                                                \
     X(max_pool2d, max_pool) X(max_pool2d_with_indices, max_pool) X(max_pool3d, max_pool)        \
     X(max_pool3d_with_indices, max_pool) X(avg_pool2d, avg_pool) X(avg_pool3d, avg_pool)        \
-    X(adaptive_avg_pool2d, adaptive_avg_pool) X(adaptive_avg_pool3d, adaptive_avg_pool)         \
+    X(adaptive_avg_pool2d, adaptive_avg_pool) X(adaptive_avg_pool3d, adaptive_avg_pool)          \
+    X(adaptive_max_pool2d, adaptive_max_pool) X(adaptive_max_pool3d, adaptive_max_pool)          \
+    X(adaptive_max_pool2d_backward, max_pool_backward)                                           \
+    X(adaptive_max_pool3d_backward, max_pool_backward)                                           \
     X(max_pool2d_with_indices_backward, max_pool_backward)                                      \
     X(max_pool3d_with_indices_backward, max_pool_backward)                                      \
     X(avg_pool2d_backward, avg_pool_backward) X(avg_pool3d_backward, avg_pool_backward)         \
     X(_adaptive_avg_pool2d_backward, adaptive_avg_pool_backward)                                \
     X(_adaptive_avg_pool3d_backward, adaptive_avg_pool_backward)                                \
+    /* upsampling: upsample.c */                                                                 \
+    X(upsample_nearest1d, upsample) X(upsample_nearest1d_backward, upsample_backward)            \
+    X(_upsample_nearest_exact1d, upsample) X(_upsample_nearest_exact1d_backward, upsample_backward) \
+    X(upsample_linear1d, upsample) X(upsample_linear1d_backward, upsample_backward)              \
+    X(upsample_nearest2d, upsample) X(upsample_nearest2d_backward, upsample_backward)            \
+    X(_upsample_nearest_exact2d, upsample) X(_upsample_nearest_exact2d_backward, upsample_backward) \
+    X(upsample_bilinear2d, upsample) X(upsample_bilinear2d_backward, upsample_backward)          \
+    X(upsample_bicubic2d, upsample) X(upsample_bicubic2d_backward, upsample_backward)            \
+    X(upsample_nearest3d, upsample) X(upsample_nearest3d_backward, upsample_backward)            \
+    X(_upsample_nearest_exact3d, upsample) X(_upsample_nearest_exact3d_backward, upsample_backward) \
+    X(upsample_trilinear3d, upsample) X(upsample_trilinear3d_backward, upsample_backward)        \
     /* spatial transformers: grid_sample.c */                                                    \
     X(grid_sampler_2d, grid_sampler_2d) X(grid_sampler_2d_backward, grid_sampler_2d_backward)   \
     X(grid_sampler_3d, grid_sampler_3d) X(grid_sampler_3d_backward, grid_sampler_3d_backward)   \

@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "dispatch/dispatch.h"
 #include "cpu/pool_window.h" /* pool_geom, plain C for the CUDA kernels too */
+#include "core/resample_math.h" /* mt_resample_plan, likewise */
 
 /* The reductions and the ops along one dim (cumsum, cumprod, softmax, log_softmax). */
 typedef struct mt_reduce_plan {
@@ -124,6 +125,7 @@ typedef struct mt_plan {
         mt_product_plan product;
         conv_geom conv;
         pool_geom pool; /* 2-D pooling and its backward ops: the windows */
+        mt_resample_plan resample; /* the upsample ops and their backwards */
         mt_norm_plan norm;
         mt_loss_plan loss;
         mt_along_plan along;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/fails.h"
 #include "ops/front.h"
 
 /* a / b rounded toward negative infinity (PyTorch's div_rtn); b != 0. */
@@ -56,6 +57,8 @@ mt_pool_nd(mt_op op)
     case MT_OP_max_pool3d_with_indices_backward:
     case MT_OP_avg_pool3d_backward:
     case MT_OP__adaptive_avg_pool3d_backward:
+    case MT_OP_adaptive_max_pool3d:
+    case MT_OP_adaptive_max_pool3d_backward:
         return 3;
     default:
         return 2;
@@ -357,6 +360,55 @@ mt_front_adaptive_avg_pool(const mt_args *a, mt_plan *p)
     return MT_OK;
 }
 
+// self (N, C, [D,] H, W) or (C, [D,] H, W), output_size ([OD,] OH, OW), its Nones already the
+// input's sizes (F.adaptive_max_pool2d/3d); adaptive_max_pool2d/3d, with the indices
+mt_status
+mt_front_adaptive_max_pool(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *x = a->t[0];
+    const int nd = mt_pool_nd(p->op);
+    const char *op = nd == 3 ? "adaptive_max_pool3d" : "adaptive_max_pool2d";
+    const mt_intlist *size = &a->l[0];
+    pool_geom *g = &p->pool;
+    *g = (pool_geom){0};
+    char buf[256];
+    if (x->ndim != nd + 1 && x->ndim != nd + 2) {
+        return mt_fail(MT_ERUNTIME, "%s(): Expected %dD or %dD tensor, but got: %s", op, nd + 1,
+                       nd + 2, mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes));
+    }
+    if (!spread(size, nd, &g->od, &g->oh, &g->ow)) {
+        return mt_fail(MT_ERUNTIME, "%s(): internal error: output_size.size() must be %d", op, nd);
+    }
+    for (int d = 0; d < size->n; d++) {
+        if (size->v[d] < 0) {
+            int64_t shape[MT_MAX_DIMS];
+            mt_pool_out_sizes(&(pool_geom){.nd = nd, .od = g->od, .oh = g->oh, .ow = g->ow},
+                              x->ndim, x->sizes, shape);
+            return mt_fail(MT_ERUNTIME,
+                           "Trying to create tensor with negative dimension %" PRId64 ": %s",
+                           size->v[d], mt_format_sizes(buf, sizeof(buf), x->ndim, shape));
+        }
+    }
+    for (int d = 1; d < x->ndim; d++) {
+        if (x->sizes[d] == 0) {
+            return mt_fail(MT_ERUNTIME,
+                           "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                           "but input has sizes %s with dimension %d being empty",
+                           op, mt_format_sizes(buf, sizeof(buf), x->ndim, x->sizes), d);
+        }
+    }
+    if (!mt_dtype_is_float(x->dtype)) {
+        return mt_fail_not_implemented(nd == 3 ? "adaptive_max_pool3d_cpu" : "adaptive_max_pool2d",
+                                       "", x->dtype);
+    }
+    input_sizes(x, nd, g);
+    /* the largest window, for the kernels' estimate of the work */
+    g->kd = nd == 3 && g->od ? g->d / g->od + 1 : 1;
+    g->kh = g->oh ? g->h / g->oh + 1 : 0;
+    g->kw = g->ow ? g->w / g->ow + 1 : 0;
+    return MT_OK;
+}
+
 /* The pooling backward ops' check over nd spatial dims: grad (..., [OD,] OH, OW) must have
  * self's (..., [D,] H, W) leading dims, and g's output sizes where want_sizes, and a float
  * dtype. Fills g's planes, input and output sizes (the depths 1 in 2-D). */
@@ -393,22 +445,25 @@ backward_geom(const mt_tensor *grad, const mt_tensor *self, int nd, bool want_si
     return MT_OK;
 }
 
-// max_pool2d/3d_with_indices_backward: grad_output (N, C, [OD,] OH, OW) or (C, [OD,] OH, OW),
+// max_pool2d/3d_with_indices_backward and adaptive_max_pool2d/3d_backward: grad_output (N, C,
+// [OD,] OH, OW) or (C, [OD,] OH, OW),
 // self (N, C, [D,] H, W) or (C, [D,] H, W), indices (int64, grad_output's shape)
 mt_status
 mt_front_max_pool_backward(const mt_args *a, mt_plan *p)
 {
     const mt_tensor *grad = a->t[0], *self = a->t[1], *idx = a->t[2];
     const int nd = mt_pool_nd(p->op);
+    const bool adaptive = p->op == MT_OP_adaptive_max_pool2d_backward ||
+                          p->op == MT_OP_adaptive_max_pool3d_backward;
     pool_geom *g = &p->pool;
     *g = (pool_geom){0};
     mt_status st = backward_geom(grad, self, nd, false, g);
     if (st == MT_OK && (idx->dtype != MT_INT64 || idx->ndim != grad->ndim ||
                         memcmp(idx->sizes, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim))) {
         st = mt_fail(MT_ERUNTIME,
-                     "max_pool%dd_with_indices_backward: expected int64 indices of "
+                     "%s_pool%dd%s_backward: expected int64 indices of "
                      "grad_output's shape",
-                     nd);
+                     adaptive ? "adaptive_max" : "max", nd, adaptive ? "" : "_with_indices");
     }
     return st;
 }

@@ -8,7 +8,7 @@ ATen's max_unpool2d/3d do. Autograd gives both their gradients (a gather)."""
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import minitorch as _minitorch
 from minitorch import _C, Tensor
@@ -57,64 +57,14 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     return _C.adaptive_avg_pool3d(input, size)
 
 
-def _adaptive_windows(size: int, out: int, device) -> Tuple[Tensor, int]:
-    """The input positions of each of out adaptive windows over size: an (out, kmax) index table,
-    short windows repeating their last position (which leaves a max unchanged)."""
-    starts = [(i * size) // out for i in range(out)]
-    ends = [-((-(i + 1) * size) // out) for i in range(out)]
-    kmax = max((e - b for b, e in zip(starts, ends)), default=1)
-    table = [[min(b + j, e - 1) for j in range(kmax)] for b, e in zip(starts, ends)]
-    return _minitorch.tensor(table, dtype=_minitorch.int64, device=device), kmax
-
-
-# PyTorch's CPU kernel names, for the dtypes they lack
-_ADAPTIVE_MAX_KERNEL = {2: "adaptive_max_pool2d", 3: "adaptive_max_pool3d_cpu"}
-
-
 def _adaptive_max_pool(name: str, nd: int, input: Tensor, output_size, return_indices: bool):
     """Max over output_size windows that tile the last nd dims (window i of n over size S spans
     [floor(i*S/n), ceil((i+1)*S/n))); with return_indices, also each max's flat position in its
-    plane (h*W+w, (d*H+h)*W+w)."""
+    plane (h*W+w, (d*H+h)*W+w). One op (adaptive_max_pool2d/3d), its checks in C."""
     _tensors(name, input=input)
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
     size = _list_with_default(output_size, input.size())
-    outs = list(_ntuple(nd)(size))
-    lead = list(input.shape[:-nd])
-    if len(outs) != nd:
-        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
-    if any(o < 0 for o in outs):
-        bad = next(o for o in outs if o < 0)
-        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {lead + outs}")
-    for d in range(1, input.dim()):
-        if input.shape[d] == 0:
-            raise RuntimeError(
-                f"{name}(): Expected input to have non-zero size for non-batch dimensions, "
-                f"but input has sizes {list(input.shape)} with dimension {d} being empty")
-    from minitorch.nn.functional import _floats_only
-
-    _floats_only(_ADAPTIVE_MAX_KERNEL[nd], input)
-    sizes = list(input.shape[-nd:])
-    tables = [_adaptive_windows(s, o, input.device) for s, o in zip(sizes, outs)]
-    ks = [k for _, k in tables]
-    x = input
-    for i, (table, _) in enumerate(tables):
-        x = x.index_select(i - nd, table.flatten())
-    # lead + [o0*k0, o1*k1, ...] -> lead + [o0, o1, ..., k0*k1*...]
-    n = len(lead)
-    x = x.reshape(lead + [v for pair in zip(outs, ks) for v in pair])
-    x = x.permute(list(range(n)) + [n + 2 * i for i in range(nd)] + [n + 2 * i + 1 for i in range(nd)])
-    out, arg = x.reshape(lead + outs + [math.prod(ks)]).max(-1)
-    if not return_indices:
-        return out
-    flat = None
-    for i, (table, k) in enumerate(tables):
-        inner = math.prod(ks[i + 1:])
-        tap = arg.div(inner, rounding_mode="floor") % k  # the window's tap along dim i
-        here = _minitorch.arange(outs[i], device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
-        pos = table.flatten()[here * k + tap]
-        flat = pos if flat is None else flat * sizes[i] + pos
-    return out, flat
+    out, indices = getattr(_C, name)(input, list(_ntuple(nd)(size)))
+    return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):

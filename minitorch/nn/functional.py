@@ -1290,98 +1290,34 @@ def _floats_only(kernel: str, input: Tensor, bool_ok: bool = False) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
-def _one_hot_kernel(channels: int, k, like: Tensor) -> Tensor:
-    """The (C*KH*KW, 1, KH, KW) weight whose grouped convolution copies out each window."""
-    n = k[0] * k[1]
-    eye = _minitorch.eye(n, dtype=like.dtype, device=like.device).reshape(n, 1, k[0], k[1])
-    return eye.repeat(channels, 1, 1, 1)
-
-
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """im2col: each kernel_size block of input (N, C, H, W) as a column of (N, C*KH*KW, L),
-    channel-major then row then column, L the number of blocks (a grouped conv2d with a one-hot
-    weight)."""
+    channel-major then row then column, L the number of blocks."""
     _tensors("unfold", input=input)
     k, d, p, s = _block_args("unfold", kernel_size, dilation, padding, stride)
-    if input.dim() not in (3, 4):
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and non-zero "
-                           f"dimensions for input, but got: {list(input.shape)}")
-    _floats_only("im2col_out_cpu", input, bool_ok=True)
     if input.dtype == _minitorch.bool:  # copied values only: bools go through as 0 and 1
-        return unfold(input.float(), k, d, p, s).bool()
-    c = input.shape[-3]
-    cols = _C.conv2d(input, _one_hot_kernel(c, k, input), None, s, p, d, c)
-    return cols.flatten(-2)
+        return _C.im2col(input.float(), k, d, p, s).bool()
+    return _C.im2col(input, k, d, p, s)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """col2im, unfold's adjoint: the columns of input (N, C*KH*KW, L) summed back into
-    (N, C, *output_size) (conv2d's input gradient for unfold's one-hot weight)."""
+    (N, C, *output_size)."""
     _tensors("fold", input=input)
-    o = _pair(output_size)
     k, d, p, s = _block_args("fold", kernel_size, dilation, padding, stride)
-    if input.dim() not in (2, 3):
-        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
-                           f"dimensions for input, but got: {list(input.shape)}")
-    _floats_only("col2im_out_cpu", input)
-    n = k[0] * k[1]
-    ck, length = input.shape[-2:]
-    if ck % n != 0:
-        raise RuntimeError(
-            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
-            f"input.size(1)={ck} and kernel_size=({k[0]}, {k[1]}).")
-    blocks = [(o[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2)]
-    if length != blocks[0] * blocks[1]:
-        raise RuntimeError(
-            f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), "
-            f"padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), expected size of input's dimension 2 to "
-            f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
-            f"but got input.size(2)={length}.")
-    lead = list(input.shape[:-2])
-    cols = input.reshape(lead + [ck] + blocks)
-    size = lead + [ck // n] + list(o)
-    return _C.convolution_backward_input(cols, _one_hot_kernel(ck // n, k, input), size, s, p, d, ck // n)
-
-
-def _shuffle_checks(name: str, input: Tensor, r: int, factor: str) -> None:
-    _tensors(name, input=input)
-    if input.dim() < 3:
-        raise RuntimeError(
-            f"{name} expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"{name} expects a positive {factor}, but got {r}")
+    return _C.col2im(input, _pair(output_size), k, d, p, s)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r): each channel block of r*r spread over an r x r patch."""
-    r = upscale_factor
-    _shuffle_checks("pixel_shuffle", input, r, "upscale_factor")
-    c, h, w = input.shape[-3:]
-    if c % (r * r) != 0:
-        raise RuntimeError(
-            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    lead = list(input.shape[:-3])
-    x = input.reshape(lead + [c // (r * r), r, r, h, w])
-    n = len(lead)
-    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
-    return x.reshape(lead + [c // (r * r), h * r, w * r])
+    _tensors("pixel_shuffle", input=input)
+    return _C.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """pixel_shuffle's inverse: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
-    r = downscale_factor
-    _shuffle_checks("pixel_unshuffle", input, r, "downscale_factor")
-    c, h, w = input.shape[-3:]
-    for size, what, dim in ((h, "height", -2), (w, "width", -1)):
-        if size % r != 0:
-            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
-                               f"input.size({dim})={size} is not divisible by {r}")
-    lead = list(input.shape[:-3])
-    x = input.reshape(lead + [c, h // r, r, w // r, r])
-    n = len(lead)
-    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
-    return x.reshape(lead + [c * r * r, h // r, w // r])
+    _tensors("pixel_unshuffle", input=input)
+    return _C.pixel_unshuffle(input, downscale_factor)
 from minitorch.nn._upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 from minitorch.nn._embedding_bag import embedding_bag  # noqa: E402
 from minitorch.nn._margin import multi_margin_loss, multilabel_margin_loss, pdist  # noqa: E402

@@ -86,9 +86,8 @@ CALLS = {
                                                     align_corners=False),
 }
 # composites that record their pieces, not PyTorch's one node (named here) yet
-NOT_YET = {"conv3d": "ConvolutionBackward0", "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
-           "interpolate_nearest": "UpsampleNearest1DBackward0", "interpolate_bilinear": "UpsampleBilinear2DBackward0",
-           "sdpa": "UnsafeViewBackward0", "pixel_shuffle": "PixelShuffleBackward0", "unfold": "Im2ColBackward0"}
+NOT_YET = {"conv3d": "ConvolutionBackward0",
+           "sdpa": "UnsafeViewBackward0"}
 
 
 def node(lib, call):

@@ -1,5 +1,5 @@
-"""group_norm, instance_norm, the upsample ops under F.interpolate and embedding_bag (composites,
-csrc/ops/norm_group.c, upsample.c, embedding_bag.c) on the CUDA device against the CPU: the
+"""group_norm, instance_norm and embedding_bag (composites, csrc/ops/norm_group.c,
+embedding_bag.c) and the upsample ops under F.interpolate (cuda/upsample.cu) on the CUDA device against the CPU: the
 same values, and the same gradients of the input and the parameters."""
 import numpy as np
 import pytest
@@ -62,3 +62,24 @@ def test_embedding_bag():
     check_device(lambda w: F.embedding_bag(minitorch.tensor(idx).to(w.device), w,
                                            minitorch.tensor(offsets).to(w.device)),
                  minitorch.tensor(RNG.standard_normal((10, 3))))
+
+
+@pytest.mark.parametrize("mode,shape", [("nearest", (2, 3, 9, 7)), ("bilinear", (2, 3, 9, 7)),
+                                        ("bicubic", (1, 2, 6, 5)), ("trilinear", (1, 2, 3, 4, 5))])
+def test_upsample_ops_one_node_float32_and_double_backward(mode, shape):
+    """the fused upsample kernels (cuda/upsample.cu) in float32 against the CPU's, one node each
+    way on the device, and their second derivative (the backward op's own gradient)"""
+    grads_alike(lambda x: F.interpolate(x, scale_factor=1.6, mode=mode), RNG.standard_normal(shape).astype("float32"),
+                atol=1e-5)
+    x0 = RNG.standard_normal(shape)
+    w = RNG.standard_normal(shape)
+    second = []
+    for device in ("cpu", "cuda"):
+        x = minitorch.tensor(x0).to(device).requires_grad_()
+        y = F.interpolate(x, size=[5] * (len(shape) - 2), mode=mode)
+        gy = minitorch.ones_like(y, requires_grad=True)
+        (g,) = minitorch.autograd.grad(y, x, gy, create_graph=True)
+        assert g.grad_fn.name().endswith("BackwardBackward0") and g.device.type == device
+        (ggy,) = minitorch.autograd.grad((g * minitorch.tensor(w).to(device)).sum(), gy)
+        second.append(ggy)
+    assert_same(second[1], second[0], atol=1e-10, rtol=1e-10)

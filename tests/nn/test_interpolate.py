@@ -1,4 +1,4 @@
-"""F.interpolate over the upsample composites (csrc/ops/upsample.c) and nn.Upsample,
+"""F.interpolate over the upsample ops (csrc/ops/upsample.c, cpu/upsample.c) and nn.Upsample,
 UpsamplingNearest2d and UpsamplingBilinear2d against PyTorch: values and input gradients in
 float32 and float64 for every mode, size or scale_factor (PyTorch's output sizes and source
 positions, align_corners, recompute_scale_factor), non-contiguous inputs, reprs, and errors."""
@@ -47,15 +47,13 @@ def test_interpolate_matches_pytorch(mode, dim, resize, align, dtype):
     if size is not None:
         size = sizes_for(size, spatial)
     tol = 1e-12 if dtype == "float64" else 1e-5
-    # A known difference: PyTorch's nearest forward picks sources by the scale even where the
-    # output keeps the input's size (here 5-D, scale 1.2), but its backward then treats the op
-    # as the identity; minitorch's gradient is that of its forward.
-    grad = not (mode == "nearest" and scale not in (None, 1.0) and not recompute and
-                all(int(s * scale) == s for s in spatial))
+    # PyTorch's nearest forward picks sources by the scale even where the output keeps the
+    # input's size (here 5-D, scale 1.2), but its backward then treats the op as the identity:
+    # minitorch's backward op does the same (core/resample_math.h), so the gradients match too
     for layout in LAYOUTS if dtype == "float64" else ("contiguous",):
         same_as_torch(lambda m, x: m.nn.functional.interpolate(
             x, size=size, scale_factor=scale, mode=mode, align_corners=align, recompute_scale_factor=recompute),
-            [x], layout=layout, atol=tol, rtol=tol, grad=grad)
+            [x], layout=layout, atol=tol, rtol=tol)
 
 
 @pytest.mark.parametrize("scale", [0.37, 0.7, 1.37, 2.3, 3.0, 0.999, 1.999])
