@@ -65,13 +65,17 @@ part(tmp *s, mt_tensor *t, int k)
     return s->st ? NULL : own(s, mt_op_select(real, real->ndim - 1, k, &p), &p);
 }
 
-// self (*) complex -> out (*) real: |self| = hypot(re, im)
+// self (*) complex -> out (*) real: |self| = hypot(re, im), 0 where self is 0; hypot is taken
+// of 1 there, so that the gradient at 0 is 0 (PyTorch's sgn(0)), not hypot's 0 / 0
 static mt_status
 complex_abs(mt_op op, mt_args *a)
 {
     (void)op;
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_hypot, part(&s, a->t[0], 0), part(&s, a->t[0], 1)), &a->out[0]);
+    mt_tensor *zero = bin(&s, MT_OP_eq, a->t[0], num(&s, 0.0));
+    mt_tensor *safe = sel(&s, zero, num(&s, 1.0), a->t[0]);
+    mt_tensor *h = bin(&s, MT_OP_hypot, part(&s, safe, 0), part(&s, safe, 1));
+    give(&s, sel(&s, zero, num(&s, 0.0), h), &a->out[0]);
     return finish(&s);
 }
 

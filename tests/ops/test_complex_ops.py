@@ -144,6 +144,8 @@ UNARY = {
     "isfinite": lambda lib, x: lib.isfinite(x),
     "pow2": lambda lib, x: x ** 2,
     "pow_half": lambda lib, x: x ** 0.5,
+    "sgn": lambda lib, x: x.sgn(),
+    "sgn_fn": lambda lib, x: lib.sgn(x),
 }
 
 
@@ -161,6 +163,12 @@ def test_unary_empty_and_complex64(name):
 
 SPECIAL = np.array([complex("nan"), complex(float("inf"), 1), complex(1, float("-inf")), 0j, -0.0 + 0j,
                     complex(float("nan"), 2), -1 + 0j, 1e300 + 1e300j])
+
+
+def test_sgn_at_zero_and_real():
+    same_as_torch_complex(lambda lib, x: x.sgn(), [np.array([0j, 3 - 4j, -2 + 0j])])
+    same_as_torch_complex(lambda lib, x: lib.sgn(x), [np.array([0.0, -2.5, 3.0])])
+    same_as_torch_complex(lambda lib, x: x.abs(), [np.array([0j, 3 - 4j, -2 + 0j])])  # gradient 0 at 0
 
 
 @pytest.mark.parametrize("name", ["neg", "exp", "log", "sqrt", "isnan", "isinf", "isfinite", "abs"])
@@ -292,8 +300,14 @@ def test_allclose_and_assert_close():
     assert minitorch.allclose(a, a + 1e-9, equal_nan=True)
     assert not minitorch.allclose(a, a + 1e-3j, equal_nan=True)
     minitorch.testing.assert_close(a, a.clone(), equal_nan=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no complex value is cast to a real one on the way
+        with pytest.raises(AssertionError, match="Mismatched elements: 1 / 2"):
+            minitorch.testing.assert_close(a, a + 1j, equal_nan=True)
+        minitorch.testing.assert_close(a, a * (1 + 1e-7), equal_nan=True)  # complex64's tolerance
     with pytest.raises(AssertionError):
-        minitorch.testing.assert_close(a, a + 1j, equal_nan=True)
+        minitorch.testing.assert_close(a.to(minitorch.cdouble), a.to(minitorch.cdouble) * (1 + 1e-5),
+                                       equal_nan=True)
 
 
 def test_complex_refused_cleanly_elsewhere():
