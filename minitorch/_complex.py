@@ -1,6 +1,7 @@
 """Complex tensors' Python surface: Tensor.real and .imag (views of the real view, as PyTorch's),
 conj (a conjugated copy: PyTorch's lazy conjugate bit is not modelled, so conj and
-conj_physical give the same values), resolve_conj, angle, and torch.real/imag/conj/angle.
+conj_physical give the same values), resolve_conj, angle, sgn (x / |x|), and
+torch.real/imag/conj/angle/sgn.
 
 The dtypes complex64 and complex128, view_as_real, view_as_complex and conj_physical are ops of
 the op table (csrc/dispatch/ops.def); which ops take complex tensors is the dispatcher's rule
@@ -57,6 +58,17 @@ def angle(input):
     return _C.where(x < 0, math.pi, 0.0).to(x.dtype) + x * 0
 
 
+def sgn(input):
+    """x / |x| for complex elements (0 where x is 0); sign(x) for real ones, as PyTorch's. The
+    quotient is taken of 1 where x is 0, so no NaN reaches the gradient there."""
+    _check("sgn", input)
+    if not input.dtype.is_complex:
+        return _C.sign(input)
+    zero = input == 0
+    nonzero = _C.where(zero, 1, input)
+    return _C.where(zero, 0, nonzero / nonzero.abs())
+
+
 def is_complex(input) -> bool:
     _check("is_complex", input)
     return input.dtype.is_complex
@@ -88,10 +100,13 @@ class TensorComplex:
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    def sgn(self):
+        return sgn(self)
+
 
 def install(namespace: dict, tensor_cls: type) -> None:
     for name, member in vars(TensorComplex).items():
         if not name.startswith("__"):
             setattr(tensor_cls, name, member)
-    for fn in (real, imag, conj, resolve_conj, angle, is_complex):
+    for fn in (real, imag, conj, resolve_conj, angle, is_complex, sgn):
         namespace[fn.__name__] = fn

@@ -406,3 +406,50 @@ def same_error(fn: Callable, *arrays) -> None:
     assert _related(mine, theirs), f"{mine!r} vs {theirs!r}"
     want = str(theirs).split("\nException raised")[0].replace("CPUBoolType", "torch.BoolTensor")
     assert str(mine) == want, f"{mine} != {theirs}"
+
+
+def complex_sample(rng: np.random.Generator, shape, dtype: str = "complex128") -> np.ndarray:
+    """Standard normal real and imaginary parts, in the given complex dtype."""
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def same_as_torch_complex(fn: Callable, arrays: Sequence[np.ndarray], *, layout: str = "contiguous",
+                          atol: float = 1e-6, rtol: float = 1e-5, grad: bool = True) -> None:
+    """same_as_torch for ops on complex tensors: every float or complex input a leaf, the values
+    compared with PyTorch's (and the dtype, shape); then the gradients of one real loss of the
+    output (its real view, or itself when real, times a seeded random weight, summed): each
+    complex leaf's gradient is PyTorch's conjugate Wirtinger one, each real leaf's real."""
+    xs, out, err = _run_both(minitorch, lambda a: to_layout(a, layout).detach(), fn, arrays, False, ())
+    if torch is None:
+        return
+    ts, t_out, t_err = _run_both(torch, lambda a: torch_layout(torch, a, layout).detach(), fn, arrays,
+                                 False, ())
+    if err or t_err:
+        assert err and t_err and _related(err, t_err), f"minitorch: {err!r}, PyTorch: {t_err!r}"
+        return
+    assert tuple(out.shape) == tuple(t_out.shape), f"shape {tuple(out.shape)} != {tuple(t_out.shape)}"
+    assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], f"dtype {out.dtype} != {t_out.dtype}"
+    got, want = as_numpy(out), t_out.detach().numpy(force=True)
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol, err_msg="values")
+    else:
+        np.testing.assert_array_equal(got, want, err_msg="values")
+    if not grad or want.dtype.kind not in "fc":
+        return
+    leaves = []
+    for lib, make in ((minitorch, lambda a: to_layout(a, layout)), (torch, lambda a: torch_layout(torch, a, layout))):
+        xs = [make(a).detach().requires_grad_(a.dtype.kind in "fc") for a in arrays]
+        o = fn(lib, *xs)
+        parts = lib.view_as_real(o) if o.is_complex() else o
+        weight = np.random.default_rng(0).standard_normal(tuple(parts.shape))
+        (parts * lib.tensor(weight, dtype=parts.dtype)).sum().backward()
+        leaves.append(xs)
+    for k, (x, t) in enumerate(zip(*leaves)):
+        if t.grad is None:
+            assert x.grad is None, f"input {k} got a gradient, PyTorch's none"
+            continue
+        assert x.grad is not None, f"input {k} got no gradient"
+        assert str(x.grad.dtype).split(".")[-1] == str(t.grad.dtype).split(".")[-1], f"input {k}'s gradient dtype"
+        np.testing.assert_allclose(as_numpy(x.grad), t.grad.numpy(force=True), atol=atol,
+                                   rtol=rtol,
+                                   err_msg=f"gradient of input {k}")

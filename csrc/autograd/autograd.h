@@ -288,6 +288,9 @@ mt_status mt_ag_binary(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out);
 mt_status mt_ag_unary(mt_op op, mt_tensor *x, mt_tensor **out);
 /* *out = x * s (s a number) */
 mt_status mt_ag_scale(mt_tensor *x, double s, mt_tensor **out);
+/* *out = op(g, conj(x)) for op mul or div (x itself when real): PyTorch's gradients of complex
+ * functions take the conjugate of the derivative (the conjugate Wirtinger convention) */
+mt_status mt_ag_by_conj(mt_op op, mt_tensor *g, mt_tensor *x, mt_tensor **out);
 /* *out = x summed to the shape of m (the reduction of a broadcast). */
 mt_status mt_ag_sum_to(mt_tensor *x, const mt_meta *m, mt_tensor **out);
 /* *out = x expanded (a view) to the shape of m. */

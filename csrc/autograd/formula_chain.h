@@ -19,11 +19,19 @@ wants(const mt_node *n, int edge)
     return n->edges[edge].node != NULL;
 }
 
-/* g times the derivative d (one input) */
+/* t's complex conjugate, t itself when real: the gradient of a complex function is g times
+ * the conjugate of its derivative (PyTorch's conjugate Wirtinger convention) */
+static inline mt_tensor *
+conj_of(tmp *s, mt_tensor *t)
+{
+    return t == NULL || !mt_dtype_is_complex(t->dtype) ? t : un(s, MT_OP_conj_physical, t);
+}
+
+/* g times the derivative d (one input), conjugated when complex */
 static inline mt_status
 chain(tmp *s, mt_tensor *g, mt_tensor *d, mt_tensor **out)
 {
-    give(s, bin(s, MT_OP_mul, g, d), out);
+    give(s, bin(s, MT_OP_mul, g, conj_of(s, d)), out);
     return finish(s);
 }
 

@@ -62,8 +62,8 @@ mt_grad_mul(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
     mt_tensor *other = n->saved[1];
-    mt_status st = other ? mt_op_mul(g[0], other, &gi[0]) : MT_OK;
-    return st || self == NULL ? st : mt_op_mul(g[0], self, &gi[1]);
+    mt_status st = other ? mt_ag_by_conj(MT_OP_mul, g[0], other, &gi[0]) : MT_OK;
+    return st || self == NULL ? st : mt_ag_by_conj(MT_OP_mul, g[0], self, &gi[1]);
 }
 
 mt_status
@@ -123,15 +123,13 @@ mt_grad_relu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_exp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *out = n->saved_out[0];
-    return mt_op_mul(g[0], out, &gi[0]);
+    return mt_ag_by_conj(MT_OP_mul, g[0], n->saved_out[0], &gi[0]);
 }
 
 mt_status
 mt_grad_log(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    return mt_op_div(g[0], self, NULL, &gi[0]);
+    return mt_ag_by_conj(MT_OP_div, g[0], n->saved[0], &gi[0]);
 }
 
 // tanh: g * (1 - out^2)

@@ -15,12 +15,12 @@
 #define LN2 0.69314718055994530942
 #define LN10 2.30258509299404568402
 
-// sqrt: g / (2 * result)
+// sqrt: g / (2 * conj(result))
 mt_status
 mt_grad_sqrt(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_div, g[0], scaled(&s, n->saved_out[0], 2.0)), &gi[0]);
+    give(&s, bin(&s, MT_OP_div, g[0], scaled(&s, conj_of(&s, n->saved_out[0]), 2.0)), &gi[0]);
     return finish(&s);
 }
 
@@ -176,6 +176,21 @@ mt_saves_pow(const mt_args *a, unsigned *save_inputs, bool *save_outputs)
     }
 }
 
+/* e >= 0; for a complex e, a real number >= 0 (imaginary part 0), as PyTorch's */
+static mt_tensor *
+nonnegative(tmp *s, mt_tensor *e)
+{
+    if (!mt_dtype_is_complex(e->dtype)) {
+        return bin(s, MT_OP_ge, e, num(s, 0.0));
+    }
+    mt_tensor *r = NULL, *re = NULL, *im = NULL;
+    mt_tensor *parts = s->st ? NULL : own(s, mt_op_view_as_real(e, &r), &r);
+    mt_tensor *real = s->st ? NULL : own(s, mt_op_select(parts, parts->ndim - 1, 0, &re), &re);
+    mt_tensor *imag = s->st ? NULL : own(s, mt_op_select(parts, parts->ndim - 1, 1, &im), &im);
+    return bin(s, MT_OP_logical_and, bin(s, MT_OP_ge, real, num(s, 0.0)),
+               bin(s, MT_OP_eq, imag, num(s, 0.0)));
+}
+
 // pow(self, exponent), either a Python number:
 //   d/dself = g * exponent * self^(exponent - 1), 0 where exponent is 0
 //   d/dexponent = g * result * log(self), 0 where self is 0 and exponent >= 0
@@ -188,12 +203,12 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         double v = item(e);
         mt_tensor *d = v == 0.0 ? zeros_of(&s, &n->in_meta[0])
                                 : scaled(&s, bin(&s, MT_OP_pow, self, num(&s, v - 1.0)), v);
-        give(&s, v == 0.0 ? d : bin(&s, MT_OP_mul, g[0], d), &gi[0]);
+        give(&s, v == 0.0 ? d : bin(&s, MT_OP_mul, g[0], conj_of(&s, d)), &gi[0]);
     } else if (wants(n, 0)) {
         mt_tensor *power = bin(&s, MT_OP_pow, self, bin(&s, MT_OP_sub, e, num(&s, 1.0)));
         mt_tensor *d = bin(&s, MT_OP_mul, e, power);
         mt_tensor *zero_e = bin(&s, MT_OP_eq, e, num(&s, 0.0));
-        give(&s, sel(&s, zero_e, num(&s, 0.0), bin(&s, MT_OP_mul, g[0], d)), &gi[0]);
+        give(&s, sel(&s, zero_e, num(&s, 0.0), bin(&s, MT_OP_mul, g[0], conj_of(&s, d))), &gi[0]);
     }
     if (wants(n, 1) && s.st == MT_OK) {
         mt_tensor *r = n->saved_out[0], *log_self;
@@ -208,16 +223,17 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
             log_self = un(&s, MT_OP_log, self);
         }
         mt_tensor *flat = bin(&s, MT_OP_logical_and, bin(&s, MT_OP_eq, self, num(&s, 0.0)),
-                              bin(&s, MT_OP_ge, e, num(&s, 0.0)));
+                              nonnegative(&s, e));
         mt_tensor *d = sel(&s, flat, num(&s, 0.0), bin(&s, MT_OP_mul, r, log_self));
-        give(&s, bin(&s, MT_OP_mul, g[0], d), &gi[1]);
+        give(&s, bin(&s, MT_OP_mul, g[0], conj_of(&s, d)), &gi[1]);
     }
     return finish(&s);
 }
 
 /* ---- division and remainders ---- */
 
-// self / other: d/dself = g / other, d/dother = -g * self / other^2; with a rounding mode the
+// self / other: d/dself = g / conj(other), d/dother = -g * conj(self / other^2) (conj: of a
+// complex value, PyTorch's convention; real values as they are); with a rounding mode the
 // result is a step function of both, and PyTorch gives them zero gradients
 mt_status
 mt_grad_div(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
@@ -232,12 +248,12 @@ mt_grad_div(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         return finish(&s);
     }
     mt_tensor *other = n->saved[1];
-    mt_tensor *q = bin(&s, MT_OP_div, g[0], other);
+    mt_tensor *q = bin(&s, MT_OP_div, g[0], conj_of(&s, other));
     if (wants(n, 0)) {
         give(&s, q, &gi[0]);
     }
     if (wants(n, 1)) {
-        mt_tensor *x = bin(&s, MT_OP_div, n->saved[0], other);
+        mt_tensor *x = conj_of(&s, bin(&s, MT_OP_div, n->saved[0], other));
         give(&s, un(&s, MT_OP_neg, bin(&s, MT_OP_mul, q, x)), &gi[1]);
     }
     return finish(&s);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/formula_chain.h"
 #include "ops/ops.h"
 
 mt_status
@@ -39,6 +40,14 @@ mt_ag_scale(mt_tensor *x, double s, mt_tensor **out)
     st = mt_op_mul(x, k, out);
     mt_tensor_release(k);
     return st;
+}
+
+mt_status
+mt_ag_by_conj(mt_op op, mt_tensor *g, mt_tensor *x, mt_tensor **out)
+{
+    tmp s = {0};
+    give(&s, bin(&s, op, g, conj_of(&s, x)), out);
+    return finish(&s);
 }
 
 mt_status

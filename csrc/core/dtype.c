@@ -134,8 +134,11 @@ void
 mt_promotion_add(mt_promotion *p, mt_dtype dt, int ndim, bool wrapped)
 {
     if (wrapped) {
-        /* A Python float is "a float" and counts as the default float dtype. */
-        mt_dtype as = mt_dtype_is_float(dt) ? MT_DEFAULT_FLOAT : dt;
+        /* A Python float is "a float" and counts as the default float dtype; a Python complex
+         * the complex dtype of the default float's parts. */
+        mt_dtype as = mt_dtype_is_float(dt)     ? MT_DEFAULT_FLOAT
+                      : mt_dtype_is_complex(dt) ? mt_dtype_to_complex(MT_DEFAULT_FLOAT)
+                                                : dt;
         p->wrapped = promote_skip_none(p->wrapped, (int)as);
     } else if (ndim == 0) {
         p->zero = promote_skip_none(p->zero, (int)dt);

@@ -783,6 +783,70 @@ mt_log_add_exp(double x, double acc)
     return x;
 }
 
+/* Complex math of the elementwise rows that have complex loops (ops/elementwise.def's
+ * MT_EW_COMPLEX), for complex64 (c64: float parts) and complex128 (c128: double parts): C's
+ * _Complex types, so the CPU loops read them as any other T. The products and quotients are
+ * written out, not C's operators: C's * and / follow Annex G (a library call per element, and
+ * other values than PyTorch's at infinities); these are PyTorch's (x*y as (ac - bd) + (ad + bc)i,
+ * x/y by Smith's scaling, so |y| near the range's ends does not overflow). The CUDA kernels
+ * have no complex loops (the dispatcher refuses complex tensors there), so nvcc never sees these. */
+#ifndef __cplusplus
+#include <complex.h>
+#define MT_DEFINE_COMPLEX(C, R, suffix, F, MAKE)                                             \
+    static inline C mt_cmul_##suffix(C x, C y)                                               \
+    {                                                                                        \
+        const R a = creal##F(x), b = cimag##F(x), c = creal##F(y), d = cimag##F(y);          \
+        return MAKE(a * c - b * d, a * d + b * c);                                           \
+    }                                                                                        \
+    static inline C mt_cdiv_##suffix(C x, C y)                                               \
+    {                                                                                        \
+        const R a = creal##F(x), b = cimag##F(x), c = creal##F(y), d = cimag##F(y);          \
+        const R ac = fabs##F(c), ad = fabs##F(d);                                            \
+        if (ac == 0 && ad == 0) { /* x / 0: each part over a zero, inf or NaN as the reals */ \
+            return MAKE(a / ac, b / ad);                                                     \
+        }                                                                                    \
+        if (ac >= ad) {                                                                      \
+            const R r = d / c, s = (R)1 / (c + d * r);                                       \
+            return MAKE((a + b * r) * s, (b - a * r) * s);                                   \
+        }                                                                                    \
+        const R r = c / d, s = (R)1 / (d + c * r);                                           \
+        return MAKE((a * r + b) * s, (b * r - a) * s);                                       \
+    }                                                                                        \
+    static inline C mt_add_##suffix(C x, C y, C k) { return x + mt_cmul_##suffix(k, y); }   \
+    static inline C mt_sub_##suffix(C x, C y, C k) { return x - mt_cmul_##suffix(k, y); }   \
+    static inline C mt_mul_##suffix(C x, C y) { return mt_cmul_##suffix(x, y); }             \
+    static inline C mt_div_##suffix(C x, C y) { return mt_cdiv_##suffix(x, y); }             \
+    static inline C mt_neg_##suffix(C x) { return MAKE(-creal##F(x), -cimag##F(x)); }        \
+    static inline C mt_reciprocal_##suffix(C x) { return mt_cdiv_##suffix(MAKE(1, 0), x); }  \
+    static inline C mt_exp_##suffix(C x) { return cexp##F(x); }                              \
+    static inline C mt_log_##suffix(C x) { return clog##F(x); }                              \
+    static inline C mt_sqrt_##suffix(C x) { return csqrt##F(x); }                            \
+    static inline C mt_pow_##suffix(C x, C y)                                                \
+    {                                                                                        \
+        /* x ** 0 is 1 and 0 ** y (Re y > 0) is 0, as PyTorch's; cpow gives NaN parts there */ \
+        if (creal##F(y) == 0 && cimag##F(y) == 0) {                                          \
+            return MAKE(1, 0);                                                               \
+        }                                                                                    \
+        if (creal##F(x) == 0 && cimag##F(x) == 0 && creal##F(y) > 0) {                       \
+            return MAKE(0, 0);                                                               \
+        }                                                                                    \
+        return cpow##F(x, y);                                                                \
+    }                                                                                        \
+    static inline bool mt_eq_##suffix(C x, C y) { return x == y; }                           \
+    static inline bool mt_ne_##suffix(C x, C y) { return x != y; }                           \
+    static inline bool mt_isnan_##suffix(C x) { return isnan(creal##F(x)) || isnan(cimag##F(x)); } \
+    static inline bool mt_isinf_##suffix(C x) { return isinf(creal##F(x)) || isinf(cimag##F(x)); } \
+    static inline bool mt_isfinite_##suffix(C x)                                             \
+    {                                                                                        \
+        return isfinite(creal##F(x)) && isfinite(cimag##F(x));                               \
+    }                                                                                        \
+    static inline C mt_where_##suffix(bool c, C x, C y) { return c ? x : y; }                \
+    static inline C mt_masked_fill_##suffix(C x, bool c, C v) { return c ? v : x; }
+MT_DEFINE_COMPLEX(float _Complex, float, c64, f, CMPLXF)
+MT_DEFINE_COMPLEX(double _Complex, double, c128, , CMPLX)
+#undef MT_DEFINE_COMPLEX
+#endif
+
 /* clang-format on */
 
 #include "core/math_special.h"

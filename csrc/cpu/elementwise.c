@@ -53,7 +53,7 @@ mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtype *in_dtyp
  * reports back: it met a zero integer divisor (atomic: mt_iter_run_parallel may run it on
  * several threads at once). */
 typedef struct ew_ctx {
-    _Alignas(8) char k[MT_EW_MAX_K][8];
+    _Alignas(16) char k[MT_EW_MAX_K][16]; /* a complex128 scalar takes 16 bytes */
     atomic_bool zero_div;
 } ew_ctx;
 
@@ -143,6 +143,16 @@ typedef struct ew_ctx {
 static const mt_loop_fn loops[MT_NUM_EW][MT_NUM_DTYPES] = {
 #define MT_EW(name, form, dtypes, meta, kernel) \
     [MT_EW_##name] = {MT_EW_DTYPES_##dtypes(LOOP_ENTRY, NO_LOOP_ENTRY, name, form)},
+#include "ops/elementwise.def"
+};
+
+/* The complex loops of the rows that have them: complex_loops[row][0] for complex64, [1] for
+ * complex128. */
+#define MT_EW_COMPLEX(name, form) \
+    LOOP(name, form, float _Complex, c64) LOOP(name, form, double _Complex, c128)
+#include "ops/elementwise.def"
+static const mt_loop_fn complex_loops[MT_NUM_EW][2] = {
+#define MT_EW_COMPLEX(name, form) [MT_EW_##name] = {name##_c64, name##_c128},
 #include "ops/elementwise.def"
 };
 
@@ -353,13 +363,16 @@ static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
 static mt_loop_fn
 loop_of(mt_ew_id row, mt_dtype dt)
 {
+    if (mt_dtype_is_complex(dt)) {
+        return complex_loops[row][dt - MT_COMPLEX64];
+    }
     return dt == MT_FLOAT32 && vector_f32_loops[row] ? vector_f32_loops[row] : loops[row][dt];
 }
 
 static bool
 has_loop(mt_ew_id row, mt_dtype dt)
 {
-    return loops[row][dt] != NULL;
+    return loop_of(row, dt) != NULL;
 }
 
 static mt_status

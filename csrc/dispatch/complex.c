@@ -2,15 +2,17 @@
  * complex128 (dispatch.c calls mt_complex_dispatch for a call that has one).
  *
  * An op whose ops.def row says COMPLEX takes them as they are: it moves or allocates elements
- * (views, copies, cat, fills) or computes in complex itself (the FFTs). An op whose row says
- * REALVIEW acts on each part alike (add, sub, neg, scaling by a real number): it runs on the
- * tensors' real views (view_as_real, ..., 2) and its result is viewed back as complex, so its
- * gradient comes through the views' rows. abs has a complex form of its own, hypot of the
- * parts (complex_forms below). Any other op refuses them with PyTorch's message for
- * a dtype a kernel has no loop for. The CUDA backend has no complex kernels: every op refuses
- * them there, naming itself. Nothing here computes an element. */
+ * (views, copies, cat, fills), has complex loops (the elementwise rows of
+ * ops/elementwise.def's MT_EW_COMPLEX: add, mul, div, exp, ...) or computes in complex itself
+ * (the FFTs). A few ops have a complex form written in other ops (complex_forms below): abs
+ * (hypot of the parts), sum and mean (each part alike, on the real view) and the matrix
+ * products (four real products of the parts), so their gradients come from those ops' rows.
+ * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for. The
+ * CUDA backend has no complex kernels: every op refuses them there, naming itself. Nothing
+ * here computes an element. */
 #include "dispatch/complex.h"
 
+#include "ops/op_chain.h"
 #include "ops/ops.h"
 
 static bool
@@ -54,81 +56,103 @@ not_implemented(mt_op op, const mt_args *a)
                    mt_dtype_scalar_name(complex_dtype(a)));
 }
 
-/* A real operand of a REALVIEW op: only a Python number that scales (x * 2, x / 2) acts on
- * both parts alike; a real tensor added to a complex one would change the real part only. */
-static bool
-scales(mt_op op, int k, const mt_tensor *t)
+/* Part k (0 real, 1 imaginary) of a complex t, a view, owned by the chain s. */
+static mt_tensor *
+part(tmp *s, mt_tensor *t, int k)
 {
-    return k == 1 && t->is_wrapped_number &&
-           (op == MT_OP_mul || op == MT_OP_mul_ || op == MT_OP_div || op == MT_OP_div_);
+    mt_tensor *r = NULL, *p = NULL;
+    mt_tensor *real = s->st ? NULL : own(s, mt_op_view_as_real(t, &r), &r);
+    return s->st ? NULL : own(s, mt_op_select(real, real->ndim - 1, k, &p), &p);
 }
 
-// each complex tensor (*) as its real view (*, 2); the result (*, 2) viewed back as (*)
+// self (*) complex -> out (*) real: |self| = hypot(re, im), 0 where self is 0; hypot is taken
+// of 1 there, so that the gradient at 0 is 0 (PyTorch's sgn(0)), not hypot's 0 / 0
 static mt_status
-run_on_real_views(mt_op op, mt_args *a)
+complex_abs(mt_op op, mt_args *a)
 {
-    mt_tensor *given[MT_MAX_TENSOR_ARGS] = {NULL};
-    mt_status st = MT_OK;
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
-        mt_tensor *t = a->t[k];
-        if (t == NULL) {
-            continue;
+    (void)op;
+    tmp s = {0};
+    mt_tensor *zero = bin(&s, MT_OP_eq, a->t[0], num(&s, 0.0));
+    mt_tensor *safe = sel(&s, zero, num(&s, 1.0), a->t[0]);
+    mt_tensor *h = bin(&s, MT_OP_hypot, part(&s, safe, 0), part(&s, safe, 1));
+    give(&s, sel(&s, zero, num(&s, 0.0), h), &a->out[0]);
+    return finish(&s);
+}
+
+// sum and mean of self (*) complex over dims: the same reduction of its real view (*, 2) over
+// the same dims (the parts' dim last, never reduced), viewed back as complex
+static mt_status
+complex_reduce(mt_op op, mt_args *a)
+{
+    mt_tensor *self = a->t[0], *real = NULL, *red = NULL;
+    const mt_intlist *l = &a->l[0];
+    const int64_t *given = mt_intlist_values(l);
+    int64_t dims[MT_MAX_DIMS];
+    int n = 0;
+    if (l->none || l->n == 0) {
+        for (int d = 0; d < self->ndim; d++) {
+            dims[n++] = d;
         }
-        if (!mt_dtype_is_complex(t->dtype)) {
-            st = scales(op, k, t) ? MT_OK : not_implemented(op, a);
-            continue;
+    } else {
+        for (int k = 0; k < l->n && k < MT_MAX_DIMS; k++) {
+            int64_t d = given[k];
+            if (d < -self->ndim || d >= (self->ndim > 0 ? self->ndim : 1)) {
+                return mt_fail(MT_EINDEX,
+                               "Dimension out of range (expected to be in range of [%d, %d], but "
+                               "got %lld)",
+                               self->ndim > 0 ? -self->ndim : -1,
+                               self->ndim > 0 ? self->ndim - 1 : 0, (long long)d);
+            }
+            dims[n++] = d < 0 ? d + (self->ndim > 0 ? self->ndim : 1) : d;
         }
-        mt_tensor *real = NULL;
-        if ((st = mt_op_view_as_real(t, &real)) == MT_OK) {
-            given[k] = t;
-            a->t[k] = real;
-        }
+    }
+    if (self->ndim == 0) { /* a 0-dim tensor's dim 0 or -1: nothing to reduce */
+        return mt_op_clone(self, &a->out[0]);
+    }
+    int dtype = a->dtype >= 0 ? (int)mt_dtype_to_real((mt_dtype)a->dtype) : -1;
+    mt_status st = mt_op_view_as_real(self, &real);
+    if (st == MT_OK) {
+        st = op == MT_OP_sum ? mt_op_sum(real, n, dims, a->b[0], dtype, &red)
+                             : mt_op_mean(real, n, dims, a->b[0], dtype, &red);
     }
     if (st == MT_OK) {
-        st = mt_dispatch(op, a);
+        st = mt_op_view_as_complex(red, &a->out[0]);
     }
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (given[k]) {
-            mt_tensor_release(a->t[k]);
-            a->t[k] = given[k];
-        }
-    }
-    if (st) {
-        return st;
-    }
-    mt_tensor *real = a->out[0];
-    a->out[0] = NULL;
-    if (mt_op_flags[op] & INPLACE) {
-        a->out[0] = mt_tensor_retain(a->t[0]);
-    } else {
-        st = mt_op_view_as_complex(real, &a->out[0]);
-    }
-    mt_tensor_release(real);
+    mt_tensor_clear(&red);
+    mt_tensor_clear(&real);
     return st;
 }
 
-// self (*) complex -> out (*) real: |self| = hypot(re, im)
+// mm, bmm, matmul of a (.., n, k) and b (.., k, m), both complex: with a = ar + i ai and
+// b = br + i bi, re = ar br - ai bi and im = ar bi + ai br (products of real tensors), and the
+// result (.., n, m) is view_as_complex(stack([re, im], -1))
 static mt_status
-complex_abs(mt_args *a)
+complex_product(mt_op op, mt_args *a)
 {
-    mt_tensor *real = NULL, *re = NULL, *im = NULL;
-    mt_status st;
-    if ((st = mt_op_view_as_real(a->t[0], &real)) == MT_OK &&
-        (st = mt_op_select(real, real->ndim - 1, 0, &re)) == MT_OK &&
-        (st = mt_op_select(real, real->ndim - 1, 1, &im)) == MT_OK) {
-        st = mt_op_hypot(re, im, &a->out[0]);
+    mt_tensor *x = a->t[0], *y = a->t[1];
+    if (x->dtype != y->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(y->dtype));
     }
-    mt_tensor_clear(&im);
-    mt_tensor_clear(&re);
-    mt_tensor_clear(&real);
-    return st;
+    tmp s = {0};
+    mt_tensor *ar = part(&s, x, 0), *ai = part(&s, x, 1);
+    mt_tensor *br = part(&s, y, 0), *bi = part(&s, y, 1);
+    mt_tensor *pair[2] = {bin(&s, MT_OP_sub, bin(&s, op, ar, br), bin(&s, op, ai, bi)),
+                          bin(&s, MT_OP_add, bin(&s, op, ar, bi), bin(&s, op, ai, br))};
+    mt_tensor *sk = NULL, *c = NULL;
+    mt_tensor *stacked = s.st ? NULL : own(&s, mt_op_stack(2, pair, -1, &sk), &sk);
+    mt_tensor *z = s.st ? NULL : own(&s, mt_op_view_as_complex(stacked, &c), &c);
+    give(&s, z, &a->out[0]);
+    return finish(&s);
 }
 
 /* The ops with a complex form written in other ops. */
 static const struct {
     mt_op op;
-    mt_status (*form)(mt_args *a);
-} complex_forms[] = {{MT_OP_abs, complex_abs}};
+    mt_status (*form)(mt_op op, mt_args *a);
+} complex_forms[] = {{MT_OP_abs, complex_abs},     {MT_OP_sum, complex_reduce},
+                     {MT_OP_mean, complex_reduce}, {MT_OP_mm, complex_product},
+                     {MT_OP_bmm, complex_product}, {MT_OP_matmul, complex_product}};
 
 mt_status
 mt_complex_refuse_cuda(mt_op op)
@@ -150,14 +174,12 @@ mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
         return MT_OK;
     }
     for (size_t k = 0; k < sizeof(complex_forms) / sizeof(complex_forms[0]); k++) {
-        if (complex_forms[k].op == op && a->t[0] && mt_dtype_is_complex(a->t[0]->dtype)) {
+        if (complex_forms[k].op == op && a->t[0] &&
+            (mt_dtype_is_complex(a->t[0]->dtype) ||
+             (a->t[1] && mt_dtype_is_complex(a->t[1]->dtype)))) {
             *handled = true;
-            return complex_forms[k].form(a);
+            return complex_forms[k].form(op, a);
         }
-    }
-    if (mt_op_flags[op] & REALVIEW) {
-        *handled = true;
-        return run_on_real_views(op, a);
     }
     return not_implemented(op, a);
 }

@@ -40,10 +40,9 @@ typedef enum mt_key {
 /* the small dtypes (see ops.def and dispatch/widen.c): taken as stored; results not narrowed */
 #define AS_STORED 8
 #define KEEPS_DTYPE 16
-/* complex tensors (dispatch/complex.c): COMPLEX takes them as they are; REALVIEW acts on each
- * part alike and runs on their real views; an op with neither refuses them */
+/* complex tensors (dispatch/complex.c): COMPLEX takes them as they are; an op without it
+ * refuses them, unless dispatch/complex.c has a complex form of it written in other ops */
 #define COMPLEX 32
-#define REALVIEW 64
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 

@@ -122,7 +122,7 @@ mt_composite_isclose(mt_args *a)
     }
     tmp s = {0};
     mt_tensor *close = bin(&s, MT_OP_eq, self, other);
-    if (a->b[0] && mt_dtype_is_float(self->dtype)) {
+    if (a->b[0] && (mt_dtype_is_float(self->dtype) || mt_dtype_is_complex(self->dtype))) {
         mt_tensor *nans = bin(&s, MT_OP_bitwise_and, un(&s, MT_OP_isnan, self),
                               un(&s, MT_OP_isnan, other));
         close = bin(&s, MT_OP_bitwise_or, close, nans);

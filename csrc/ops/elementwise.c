@@ -39,12 +39,13 @@ meta_same(ew_call *c, mt_args *a)
     return MT_OK;
 }
 
-/* as same, but integer and bool operands compute in the default float (true division, exp) */
+/* as same, but integer and bool operands compute in the default float (true division, exp);
+ * complex ones stay complex */
 static mt_status
 meta_to_float(ew_call *c, mt_args *a)
 {
     meta_same(c, a);
-    c->dt = mt_dtype_is_float(c->dt) ? c->dt : MT_DEFAULT_FLOAT;
+    c->dt = mt_dtype_is_float(c->dt) || mt_dtype_is_complex(c->dt) ? c->dt : MT_DEFAULT_FLOAT;
     return MT_OK;
 }
 
@@ -120,7 +121,8 @@ meta_arith(ew_call *c, mt_args *a)
                        "%.*s() received an invalid combination of arguments - got (Number, Number)",
                        (int)n, name);
     }
-    if (c->row != MT_EW_pow || mt_dtype_is_float(c->dt) || !a->t[1]->is_wrapped_number) {
+    if (c->row != MT_EW_pow || mt_dtype_is_float(c->dt) || mt_dtype_is_complex(c->dt) ||
+        !a->t[1]->is_wrapped_number) {
         return MT_OK;
     }
     mt_scalar e;

@@ -532,6 +532,13 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
     }
     switch (p->type) {
     case A_TENSOR_OR_SCALAR:
+        if (PyComplex_Check(o)) {
+            if (mt_py_complex_number(o, &a->t[p->slot]) < 0) {
+                return -1;
+            }
+            *owned |= 1u << p->slot;
+            return 0;
+        }
         if (!mt_py_is_tensor(o)) {
             mt_scalar s;
             r = mt_py_to_scalar(o, &s);
@@ -784,6 +791,19 @@ bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 /* The call's result: out's objects where out= was given, else the kernel's outputs. */
+/* Whether a call cast complex values to a real dtype (to, _to_copy, copy_ into a real tensor):
+ * PyTorch warns that the imaginary parts are dropped. */
+static bool
+drops_imaginary(mt_op op, const mt_args *a)
+{
+    if (op != MT_OP_to && op != MT_OP__to_copy && op != MT_OP_copy_) {
+        return false;
+    }
+    const mt_tensor *src = op == MT_OP_copy_ ? a->t[1] : a->t[0];
+    const mt_tensor *dst = op == MT_OP_copy_ ? a->t[0] : a->out[0];
+    return src && dst && mt_dtype_is_complex(src->dtype) && !mt_dtype_is_complex(dst->dtype);
+}
+
 static PyObject *
 results(mt_op op, mt_args *a, PyObject *out_obj)
 {
@@ -843,6 +863,11 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     mt_status st = mt_py_dispatch(op, &a);
     if (st) {
         mt_py_raise(st);
+        goto out;
+    }
+    if (drops_imaginary(op, &a) &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "Casting complex values to real discards the imaginary part", 1) < 0) {
         goto out;
     }
     if (out_obj && mt_py_out_finish(op, s->name, &a, outs) < 0) {

@@ -34,6 +34,15 @@ tolist_at(const mt_tensor *t, int d, const char *p)
 }
 
 PyObject *
+mt_py_complex_item(mt_tensor *t)
+{
+    if (mt_tensor_device(t).type != MT_CPU) {
+        return mt_py_tensor_tolist(t); /* not reached: complex tensors stay on the CPU */
+    }
+    return tolist_at(t, t->ndim, mt_tensor_data(t));
+}
+
+PyObject *
 mt_py_tensor_tolist(mt_tensor *t)
 {
     if (mt_tensor_device(t).type != MT_CPU) {
@@ -155,6 +164,9 @@ leaf_dtype(PyObject *o)
     if (PyFloat_Check(o)) {
         return MT_DEFAULT_FLOAT;
     }
+    if (PyComplex_Check(o)) { /* complex64 with float32 the default float, as PyTorch's */
+        return mt_dtype_to_complex(MT_DEFAULT_FLOAT);
+    }
     mt_scalar s;
     int r = mt_py_to_scalar(o, &s);
     if (r == 0) {
@@ -220,6 +232,36 @@ infer_shape(PyObject *o, int d, infer *inf)
     return 0;
 }
 
+/* A leaf written into a complex tensor: a number of any kind (a real one has 0 imaginary
+ * part), or a one-element tensor, complex or real. */
+static int
+fill_complex(PyObject *o, mt_dtype dt, char **p)
+{
+    Py_complex c = {0.0, 0.0};
+    if (mt_py_is_tensor(o)) {
+        PyObject *v = PyObject_CallMethod(o, "item", NULL);
+        if (v == NULL) {
+            return -1;
+        }
+        c = PyComplex_AsCComplex(v);
+        Py_DECREF(v);
+    } else {
+        c = PyComplex_AsCComplex(o);
+    }
+    if (c.real == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (dt == MT_COMPLEX64) {
+        ((float *)*p)[0] = (float)c.real;
+        ((float *)*p)[1] = (float)c.imag;
+    } else {
+        ((double *)*p)[0] = c.real;
+        ((double *)*p)[1] = c.imag;
+    }
+    *p += mt_dtype_size(dt);
+    return 0;
+}
+
 /* Second pass: writes the leaves in row-major order. */
 static int
 fill(PyObject *o, mt_dtype dt, char **p)
@@ -237,6 +279,13 @@ fill(PyObject *o, mt_dtype dt, char **p)
             }
         }
         return 0;
+    }
+    if (mt_dtype_is_complex(dt)) {
+        return fill_complex(o, dt, p);
+    }
+    if (PyComplex_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "must be real number, not complex");
+        return -1;
     }
     mt_scalar s;
     if (mt_py_is_tensor(o)) {

@@ -47,6 +47,10 @@ PyObject *mt_py_raise(mt_status st);
  * those. */
 int mt_py_to_scalar(PyObject *o, mt_scalar *out);
 PyObject *mt_py_from_scalar(mt_scalar s);
+/* A Python complex number (or a NumPy complex128 scalar) as PyTorch wraps one in an op's
+ * Tensor|Scalar argument: a 0-dim complex128 tensor marked as a wrapped number (weak in type
+ * promotion, so x * 1j keeps complex64 for a float32 x). 0, or -1 with an exception. */
+int mt_py_complex_number(PyObject *o, mt_tensor **out);
 
 PyObject *mt_py_dtype_obj(mt_dtype dt); /* borrowed */
 int mt_py_to_dtype(PyObject *o, mt_dtype *out); /* -1 with TypeError */
@@ -85,6 +89,8 @@ extern PyMethodDef mt_py_op_functions[];
 
 /* Conversions (convert.c) */
 PyObject *mt_py_tensor_tolist(mt_tensor *t);
+/* The one element of a complex tensor as a Python complex (item()); the caller checked numel. */
+PyObject *mt_py_complex_item(mt_tensor *t);
 PyObject *mt_py_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *mt_py_from_numpy(PyObject *module, PyObject *arr);
 int mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);

@@ -198,6 +198,9 @@ tensor_item(PyObject *self, PyObject *unused)
     (void)unused;
     mt_scalar s;
     mt_status st = mt_tensor_item(T(self), &s);
+    if (st == MT_OK && mt_dtype_is_complex(T(self)->dtype)) {
+        return mt_py_complex_item(T(self));
+    }
     return st ? mt_py_raise(st) : mt_py_from_scalar(s);
 }
 
@@ -611,6 +614,10 @@ operand(PyObject *o, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
         return T(o);
+    }
+    if (PyComplex_Check(o)) {
+        *err = mt_py_complex_number(o, owned) < 0;
+        return *owned;
     }
     mt_scalar s;
     int r = mt_py_to_scalar(o, &s);

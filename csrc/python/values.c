@@ -92,6 +92,22 @@ mt_py_to_scalar(PyObject *o, mt_scalar *out)
     return -1;
 }
 
+int
+mt_py_complex_number(PyObject *o, mt_tensor **out)
+{
+    Py_complex c = PyComplex_AsCComplex(o);
+    if (c.real == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    mt_status st = mt_tensor_scalar(mt_scalar_float(c.real), MT_COMPLEX128, out);
+    if (st) {
+        mt_py_raise(st);
+        return -1;
+    }
+    ((double *)mt_tensor_data(*out))[1] = c.imag; /* mt_tensor_scalar set the real part */
+    return 0;
+}
+
 PyObject *
 mt_py_from_scalar(mt_scalar s)
 {

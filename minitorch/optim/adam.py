@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Tuple
 import minitorch
 from minitorch import _C
 
-from .optimizer import Optimizer, ParamsT, _check_options, _check_supported, _to_scalar
+from .optimizer import Optimizer, ParamsT, _as_real, _check_options, _check_supported, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -80,11 +80,11 @@ class Adam(Optimizer):
             fused = _C._fused_adamw_ if group["decoupled_weight_decay"] else _C._fused_adam_
             with minitorch.no_grad():
                 fused(
-                    params,
-                    [p.grad for p in params],
-                    [s["exp_avg"] for s in states],
-                    [s["exp_avg_sq"] for s in states],
-                    [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
+                    _as_real(params),
+                    _as_real([p.grad for p in params]),
+                    _as_real([s["exp_avg"] for s in states]),
+                    _as_real([s["exp_avg_sq"] for s in states]),
+                    _as_real([s["max_exp_avg_sq"] for s in states]) if group["amsgrad"] else [],
                     [s["step"] for s in states],
                     lr=float(_to_scalar(group["lr"])),
                     beta1=float(_to_scalar(beta1)),

@@ -107,6 +107,13 @@ def _add_hook(table: "OrderedDict[int, Callable]", hook: Callable, prepend: bool
     return handle
 
 
+def _as_real(tensors: List[minitorch.Tensor]) -> List[minitorch.Tensor]:
+    """Complex tensors as their real views (..., 2): PyTorch's optimizers update a complex
+    parameter, its gradient and its state as pairs of reals (view_as_real), so Adam's second
+    moment is per part, not |g|^2. Real tensors as they are."""
+    return [minitorch.view_as_real(t) if t.is_complex() else t for t in tensors]
+
+
 def _to_scalar(x: Any) -> float:
     """An option given as a one-element tensor (lr=minitorch.tensor(0.1)), as a Python number."""
     return x.item() if isinstance(x, minitorch.Tensor) else x

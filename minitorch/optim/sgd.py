@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 import minitorch
 from minitorch import _C
 
-from .optimizer import Optimizer, ParamsT, _check_supported, _to_scalar
+from .optimizer import Optimizer, ParamsT, _as_real, _check_supported, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -89,9 +89,9 @@ class SGD(Optimizer):
                     continue
                 with minitorch.no_grad():
                     _C._fused_sgd_(
-                        ps,
-                        [p.grad for p in ps],
-                        bufs,
+                        _as_real(ps),
+                        _as_real([p.grad for p in ps]),
+                        _as_real(bufs),
                         weight_decay=float(group["weight_decay"]),
                         momentum=float(group["momentum"]),
                         lr=float(_to_scalar(group["lr"])),

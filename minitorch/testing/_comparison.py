@@ -14,7 +14,8 @@ import minitorch
 __all__ = ["assert_close"]
 
 # (rtol, atol) by dtype, as PyTorch's table; other dtypes compare exactly.
-_DTYPE_PRECISIONS = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+_DTYPE_PRECISIONS = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5),
+                     "complex128": (1e-7, 1e-7)}
 _NUMBER_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 
@@ -79,7 +80,7 @@ def _tensor_mismatch_msg(actual, expected, matches, rtol, atol) -> str:
     mismatches = total - int(matches.sum())
     extra = f"Mismatched elements: {mismatches} / {total} ({mismatches / total:.1%})"
     a, e, m = actual.flatten(), expected.flatten(), matches.flatten()
-    if not a.dtype.is_floating_point:
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
         a, e = a.to(minitorch.int64), e.to(minitorch.int64)
     abs_diff = minitorch.abs(a - e)
     abs_diff[m] = 0  # only mismatches count
@@ -194,7 +195,7 @@ def assert_close(
 ) -> None:
     """Asserts that actual and expected are close: |actual - expected| <= atol + rtol * |expected|
     elementwise, after their shape, device and dtype (and stride if asked) match. rtol/atol default
-    by dtype: float32 (1.3e-6, 1e-5), float64 (1e-7, 1e-7), others exact."""
+    by dtype: float32 and complex64 (1.3e-6, 1e-5), float64 and complex128 (1e-7, 1e-7), others exact."""
     __tracebackhide__ = True
     options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=check_device, check_dtype=check_dtype,
                    check_stride=check_stride)
