@@ -2,9 +2,10 @@
 sys.exit(3) while rank 0 waits), `slow` (rank 1 calls too late), `shape` (ranks pass different
 sizes), `ddp_model` (rank 1 has another model), `noinit` (rank 1 never calls init_process_group),
 `dieinit` (rank 1 dies before its MPI_Init), `killinit` (under the launcher: rank 1 is killed as
-soon as the world's shared memory segment exists, inside MPI_Init, and neither rank unlinks its
-name: the launcher must; rank 1's watcher writes the segment's path to <out>/killed.txt). Each rank saves what it raised and how long it took
-to <out>/rank<r>.npz. A third argument "nccl" runs them on CUDA tensors over NCCL."""
+soon as the world's shared memory segment exists, inside MPI_Init, and no rank unlinks its name:
+the launcher must; rank 1's watcher writes the segment's path to <out>/killed.txt). Each rank
+saves what it raised and how long it took to <out>/rank<r>.npz. A third argument "nccl" runs them
+on CUDA tensors over NCCL."""
 import datetime
 import os
 import sys
