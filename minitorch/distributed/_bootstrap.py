@@ -1,8 +1,8 @@
 """What each process of minitorch.distributed.run runs first: torchrun's RANK and LOCAL_RANK from
 MPICH's process-manager variables, then the script as __main__ (MPI itself starts later, in
-init_process_group). Its process id, the name of mpiexec's key-value space, and then its exit status, go to the
-launcher's status folder (MINITORCH_RUN_STATUS_DIR): the launcher watches them to stop the other
-processes when one fails, and removes the world's shared memory segment at the end."""
+init_process_group). Its process id, the name of mpiexec's key-value space, and then its exit
+status go to the launcher's status folder (MINITORCH_RUN_STATUS_DIR): the launcher watches them to
+stop the other processes when one fails, and removes the world's shared memory segment at the end."""
 import os
 import runpy
 import sys
