@@ -114,3 +114,32 @@ def test_a_relay_that_cannot_start_leaves_the_rank_where_it_was(monkeypatch):
     sid = os.getsid(0)
     assert session.enter_own_session() is False
     assert session._relay is None and os.getsid(0) == sid
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_the_launcher_ends_every_rank(tmp_path, sig):
+    """mpiexec's ranks are in sessions of their own: Ctrl-C (SIGINT to the launcher's group) or a
+    supervisor's SIGTERM to the launcher must still end them, through the launcher."""
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [sys.executable, "-m", "minitorch.distributed.run", "--kill-grace", "2", "--nproc-per-node", "2",
+           str(SCRIPTS / "interrupt.py"), str(out)]
+    proc = subprocess.Popen(cmd, env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    ranks = []
+    try:
+        deadline = time.monotonic() + 120
+        while not all((out / f"rank{r}.json").exists() for r in range(2)):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        ranks = [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+        assert all(info["sid"] == info["pid"] for info in ranks), ranks  # mpiexec's own sessions
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)  # the terminal's Ctrl-C: the launcher's group only
+        else:
+            proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        assert proc.returncode == 128 + sig
+        assert _wait_gone([info["pid"] for info in ranks], 30) == []
+    finally:
+        _end_all(proc, ranks)
