@@ -54,8 +54,9 @@ if mode == "killinit":
                    "end = time.monotonic() + 60\n"
                    "while not os.path.exists(seg) and time.monotonic() < end:\n"
                    "    time.sleep(0.002)\n"
-                   "os.kill(pid, signal.SIGKILL)\n"
-                   "open(note, 'w').write(seg if os.path.exists(seg) else '')\n")
+                   "with open(note, 'w') as f:  # first: mpiexec may end this watcher with its rank\n"
+                   "    f.write(seg if os.path.exists(seg) else '')\n"
+                   "os.kill(pid, signal.SIGKILL)\n")
         subprocess.Popen([sys.executable, "-c", watcher, seg, str(os.getpid()), f"{out}/killed.txt"])
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=60))
     time.sleep(60)  # rank 0, should its MPI_Init return: the launcher stops it
