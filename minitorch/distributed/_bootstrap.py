@@ -1,17 +1,14 @@
 """What each process of minitorch.distributed.run runs first: torchrun's RANK and LOCAL_RANK from
 MPICH's process-manager variables, then the script as __main__ (MPI itself starts later, in
-init_process_group). Its process id, the name of mpiexec's key-value space, and then its exit
-status go to the launcher's status folder (MINITORCH_RUN_STATUS_DIR): the launcher watches them to
-stop the other processes when one fails, and removes the world's shared memory segment at the end."""
+init_process_group). Its process id, and then its exit status, go to the launcher's status folder
+(MINITORCH_RUN_STATUS_DIR): the launcher watches them to stop the other processes when one fails."""
 import os
 import runpy
 import sys
 import traceback
 
-from minitorch.distributed._pmi import ask_kvsname
 
-
-def _status_file(rank: str, what: str, value) -> None:
+def _status_file(rank: str, what: str, value: int) -> None:
     folder = os.environ.get("MINITORCH_RUN_STATUS_DIR")
     if folder:
         path = os.path.join(folder, f"rank{rank}.{what}")
@@ -34,12 +31,6 @@ def main() -> None:
     os.environ["RANK"] = rank
     os.environ["LOCAL_RANK"] = os.environ.get("MPI_LOCALRANKID", rank)
     _status_file(rank, "pid", os.getpid())
-    if os.environ.get("MINITORCH_RUN_STATUS_DIR") and "PMI_FD" in os.environ:
-        # the name MPICH derives its shared memory segment's from: the launcher unlinks that
-        # segment once the ranks ended, should every rank that mapped it die before MPI_Finalize
-        kvsname = ask_kvsname(int(os.environ["PMI_FD"]))
-        if kvsname:
-            _status_file(rank, "kvs", kvsname)
     args = sys.argv[1:]
     code = 0
     try:

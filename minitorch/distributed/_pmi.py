@@ -29,7 +29,6 @@ attach (a failure, the world's end); the ranks themselves unlink it once every r
 (init_process_group, after its first collective over the world).
 """
 import os
-import select
 import selectors
 import signal
 import socket
@@ -80,36 +79,6 @@ def _remove_segments(kvsname: str) -> None:
             os.unlink(path)
         except OSError:
             pass  # never made, or already unlinked by MPICH or a rank
-
-
-def ask_kvsname(fd: int, timeout: float = 5.0):
-    """The name of the key-value space of the process manager on the other end of PMI_FD (MPICH's
-    mpiexec names it kvs_<its pid>_<group>_<a random number>_<host>, so no other process can
-    compute it), asked as a PMI-1 client before MPI_Init: "cmd=init", then "cmd=get_my_kvsname".
-    MPI_Init starts its own conversation afterwards (the proxy answers a second init as the
-    first). None when no answer came within timeout or the answer had no name."""
-
-    def line() -> str:
-        got = b""
-        deadline = time.monotonic() + timeout
-        while not got.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return ""
-            byte = os.read(fd, 1)  # one byte at a time: nothing of a later reply is taken from MPICH
-            if not byte:
-                return ""
-            got += byte
-        return got.decode(errors="replace")
-
-    try:
-        os.write(fd, b"cmd=init pmi_version=1 pmi_subversion=1\n")
-        if _fields(line().strip()).get("rc") != "0":
-            return None
-        os.write(fd, b"cmd=get_my_kvsname\n")
-        return _fields(line().strip()).get("kvsname") or None
-    except OSError:
-        return None
 
 
 def _ended(pid: int) -> bool:

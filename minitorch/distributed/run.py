@@ -25,8 +25,6 @@ import tempfile
 import time
 from typing import Dict, List, Optional
 
-from minitorch.distributed._pmi import segments
-
 
 def find_mpiexec() -> Optional[str]:
     """MINITORCH_MPIEXEC, else the mpiexec installed beside this Python (the mpich wheel's), else PATH's."""
@@ -107,8 +105,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         except _Stopped as e:
             _stop(proc, _read(status_dir, "pid"), args.kill_grace)
             return 128 + e.signum
-        finally:
-            _remove_world_segments(status_dir)
 
 
 class _Stopped(Exception):
@@ -135,27 +131,6 @@ def _read(folder: str, what: str) -> Dict[int, int]:
             except (OSError, ValueError):
                 pass
     return out
-
-
-def _remove_world_segments(folder: str) -> None:
-    """Unlinks the world's MPICH shared memory segments, named after mpiexec's key-value space (the
-    ranks' rank<r>.kvs files), once the ranks ended. The ranks unlink the names themselves once
-    every rank is past MPI_Init, and MPI_Finalize does; a rank killed inside MPI_Init, or the
-    others stopped there, would leave 2 MB in /dev/shm for each run."""
-    names = set()
-    for name in os.listdir(folder):
-        if name.startswith("rank") and name.endswith(".kvs"):
-            try:
-                with open(os.path.join(folder, name)) as f:
-                    names.add(f.read().strip())
-            except OSError:
-                pass
-    for kvsname in names:
-        for path in segments(kvsname):
-            try:
-                os.unlink(path)
-            except OSError:
-                pass  # never made, or already unlinked by its ranks
 
 
 def _alive(pid: int) -> bool:

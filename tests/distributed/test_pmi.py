@@ -196,31 +196,3 @@ def test_failed_run_leaves_nothing_in_dev_shm(tmp_path, via, mode):
         names.update(_pmi.segments(kvs.group(1)))
     assert names, (run.stdout, run.stderr)  # every mode names its segment one way or the other
     assert [n for n in names if os.path.exists(n)] == []
-
-
-@needs_mpi
-@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs /dev/shm")
-def test_launcher_removes_the_segment_of_a_rank_killed_in_mpi_init(tmp_path):
-    """Rank 1 is killed (SIGKILL) once its world's segment exists, inside MPI_Init; rank 0, stuck
-    there or past it, is stopped by the launcher; no rank unlinked the name (the script turns that
-    off). The launcher knows the name (mpiexec's key-value space, from each rank's bootstrap) and
-    removes it once the ranks ended."""
-    run = launch(tmp_path, 2, "failures.py", "killinit", timeout=120, launcher_args=("--kill-grace", "2"))
-    assert run.returncode != 0, (run.stdout, run.stderr)  # mpiexec's own status when it ended first
-    seg = (run.out / "killed.txt").read_text()
-    assert seg.startswith("/dev/shm/mpich_shm_"), (seg, run.stderr)  # it existed when rank 1 was killed
-    assert not os.path.exists(seg)
-
-
-@needs_mpi
-def test_bootstrap_learns_mpiexecs_kvsname(tmp_path):
-    """Under mpiexec each rank's bootstrap asks the process manager for its key-value space's name
-    (PMI-1, before MPI_Init) and MPI_Init still forms the world after it: the name hashes to the
-    segment the rank maps (checked by segments.py's run: its ranks map the segment of that name)."""
-    run = ok(launch(tmp_path, 2, "segments.py", timeout=120, launcher_args=("--kill-grace", "2")))
-    for r in range(2):
-        res = run.result(r)
-        np.testing.assert_array_equal(res["sum"], np.full(4, 2.0, np.float32))
-        kvs = str(res["kvs"])
-        assert re.fullmatch(r"kvs_\d+_0_\d+_.+", kvs), kvs
-        assert list(res["mapped"]) == [_pmi.segments(kvs)[0] + " (deleted)"], res["mapped"]

@@ -1,11 +1,8 @@
 """Failure cases: `dead` (rank 1 exits without calling), `exit3` (rank 1's script ends with
 sys.exit(3) while rank 0 waits), `slow` (rank 1 calls too late), `shape` (ranks pass different
 sizes), `ddp_model` (rank 1 has another model), `noinit` (rank 1 never calls init_process_group),
-`dieinit` (rank 1 dies before its MPI_Init), `killinit` (under the launcher: rank 1 is killed as
-soon as the world's shared memory segment exists, inside MPI_Init, and no rank unlinks its name:
-the launcher must; rank 1's watcher writes the segment's path to <out>/killed.txt). Each rank
-saves what it raised and how long it took to <out>/rank<r>.npz. A third argument "nccl" runs them
-on CUDA tensors over NCCL."""
+`dieinit` (rank 1 dies before its MPI_Init). Each rank saves what it raised and how long it took
+to <out>/rank<r>.npz. A third argument "nccl" runs them on CUDA tensors over NCCL."""
 import datetime
 import os
 import sys
@@ -40,26 +37,6 @@ if mode == "dieinit":  # rank 1 dies after the rendezvous, before its MPI_Init (
         dist._mpi = lambda: os._exit(0)
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=60))
     sys.exit(0)  # rank 0 never gets here: the PMI server ends it, stuck in MPI_Init
-if mode == "killinit":
-    import subprocess
-
-    from minitorch.distributed._pmi import segments
-
-    dist._unlink_shared_segments = lambda: None
-    if os.environ["RANK"] == "1":
-        with open(os.path.join(os.environ["MINITORCH_RUN_STATUS_DIR"], "rank1.kvs")) as f:
-            seg = segments(f.read().strip())[0]
-        watcher = ("import os, signal, sys, time\n"
-                   "seg, pid, note = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
-                   "end = time.monotonic() + 60\n"
-                   "while not os.path.exists(seg) and time.monotonic() < end:\n"
-                   "    time.sleep(0.002)\n"
-                   "with open(note, 'w') as f:  # first: mpiexec may end this watcher with its rank\n"
-                   "    f.write(seg if os.path.exists(seg) else '')\n"
-                   "os.kill(pid, signal.SIGKILL)\n")
-        subprocess.Popen([sys.executable, "-c", watcher, seg, str(os.getpid()), f"{out}/killed.txt"])
-    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=60))
-    time.sleep(60)  # rank 0, should its MPI_Init return: the launcher stops it
 if mode == "noinit":  # rank 1 never comes to the rendezvous
     if os.environ["RANK"] == "1":
         os._exit(0)
