@@ -7,10 +7,12 @@
    their own ("minitorch-store": RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set by this script,
    no launcher; they meet through a TCPStore, which starts their MPI world), and PyTorch's gloo
    started both ways too ("torch", "torch-store"). "store/launcher" is the ratio of the two
-   minitorch modes' medians, "torch s/l" the same for gloo (the launcher starts each rank in a
-   session of its own, this script starts them in its session: under Linux's autogroup a loaded
-   machine gives one session's processes one share of CPU time), "minitorch/torch" the launcher
-   mode's median over gloo's.
+   minitorch modes' medians, "torch s/l" the same for gloo (mpiexec starts each rank in a session
+   of its own, this script starts them in its session: under Linux's autogroup a loaded machine
+   gives one session's processes one share of CPU time; minitorch's store-mode ranks move to
+   sessions of their own in init_process_group, gloo's stay), "minitorch/torch" the launcher
+   mode's median over gloo's. MINITORCH_DIST_OWN_SESSION=0 keeps minitorch's ranks in this
+   script's session, for a comparison.
 2. A DDP training step (an MLP 256-1024-1024-10, batch 64 per process, SGD) at 1 and 2 processes:
    time per step and samples per second (weak scaling: each process its own 64 samples), minitorch
    beside PyTorch.

@@ -27,6 +27,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 import minitorch
+from minitorch.distributed import _session
 from minitorch.distributed._store import (DistError, DistStoreError, FileStore, HashStore, PrefixStore, Store,
                                           TCPStore)
 
@@ -261,6 +262,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         if store is None:
             store = _env_store(rank, world_size, timeout)
         _meet(store, rank, world_size, timeout)
+        _session.enter_own_session()  # as mpiexec's ranks: a scheduler's share each (_session.py)
         _start_world(store, rank, world_size, timeout)
         store_met = True
     else:
@@ -657,6 +659,7 @@ def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuse
     busy poll for the first millisecond, then back to this rank's CPU (_back_to_own_cpu) and
     yielding the core between polls (the ranks may share cores), then polls 1 ms apart once it
     has lasted 50 ms."""
+    global _broken
     MPI = _mpi()
     t0 = time.monotonic()
     homed = False
@@ -675,6 +678,10 @@ def _wait_requests(pg: "ProcessGroup", what: str, reqs, deadline: float, statuse
                 time.sleep(0 if now - t0 < 0.05 else 0.001)
     except MPI.Exception as e:
         raise _fail(pg, what, f"MPI error: {e.Get_error_string()}") from None
+    except KeyboardInterrupt:
+        # Ctrl-C during the wait: the requests stay pending, and MPI_Finalize would wait for them
+        _broken = True
+        raise
 
 
 _own_cpu_rank = -1  # the rank whose CPU this process keeps to (init_process_group's), -1: none

@@ -9,6 +9,8 @@ after --kill-grace seconds) and exits with the failed process's status (128 + th
 for a process killed by a signal, 1 when the status could not be known). With --keep-going
 (minitorch's own) a failed process leaves the others running, so that they report the failure
 themselves (DistBackendError within their process group's timeout), and the status is mpiexec's.
+Ctrl-C (SIGINT), SIGTERM and SIGHUP to the launcher stop the processes the same way (mpiexec starts
+them in sessions of their own, out of the terminal's reach), and the status is 128 + its number.
 """
 from __future__ import annotations
 
@@ -94,10 +96,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         env["MINITORCH_RUN_STATUS_DIR"] = status_dir
         proc = subprocess.Popen(cmd, env=env, start_new_session=True)
         try:
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, _raise_stop)
             return _watch(proc, n, status_dir, args.keep_going, args.kill_grace)
         except KeyboardInterrupt:
             _stop(proc, _read(status_dir, "pid"), args.kill_grace)
             return 128 + signal.SIGINT
+        except _Stopped as e:
+            _stop(proc, _read(status_dir, "pid"), args.kill_grace)
+            return 128 + e.signum
+
+
+class _Stopped(Exception):
+    """The launcher got SIGTERM or SIGHUP (a supervisor, a closed terminal)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stop(signum, frame) -> None:
+    # mpiexec and the processes are in a session of their own: only the launcher can stop them
+    raise _Stopped(signum)
 
 
 def _read(folder: str, what: str) -> Dict[int, int]:

@@ -8,16 +8,18 @@ pytestmark = needs_mpi
 TIMEOUT = 3.0
 
 
-def test_dead_rank_raises_within_timeout(tmp_path):
-    # --keep-going: the launcher leaves rank 0 running, to see it raise by itself
-    run = launch(tmp_path, 2, "failures.py", "dead", timeout=60, launcher_args=["--keep-going"])
-    assert run.returncode != 0  # rank 1 exited with 3; rank 0 raised
-    res = run.result(0)
-    assert res["is_runtime_error"], res
-    assert str(res["kind"]) == "DistBackendError"
-    assert "all_reduce" in str(res["error"])
-    assert float(res["seconds"]) <= TIMEOUT + 2
-    assert run.seconds < TIMEOUT + 25  # the launcher itself ends: nothing hangs
+@pytest.mark.parametrize("n", [2, 4])
+def test_dead_rank_raises_within_timeout(tmp_path, n):
+    # --keep-going: the launcher leaves the other ranks running, to see each raise by itself
+    run = launch(tmp_path, n, "failures.py", "dead", timeout=90, launcher_args=["--keep-going"])
+    assert run.returncode != 0  # rank 1 exited with 3; the others raised
+    for r in (r for r in range(n) if r != 1):
+        res = run.result(r)
+        assert res["is_runtime_error"], res
+        assert str(res["kind"]) == "DistBackendError"
+        assert "all_reduce" in str(res["error"])
+        assert float(res["seconds"]) <= TIMEOUT + 2
+    assert run.seconds < TIMEOUT + 25 + 5 * (n - 2)  # the launcher itself ends: nothing hangs
 
 
 @pytest.mark.parametrize("mode, status", [("exit3", 3), ("dead", 1)])
@@ -31,22 +33,25 @@ def test_launcher_stops_the_others_when_one_fails(tmp_path, mode, status):
     assert run.seconds < 20
 
 
-def test_late_rank_times_out(tmp_path):
-    run = launch(tmp_path, 2, "failures.py", "slow", timeout=60)
-    res = run.result(0)
-    assert str(res["kind"]) == "DistBackendError"
-    assert "timed out after 3 s" in str(res["error"])
-    assert TIMEOUT - 0.5 <= float(res["seconds"]) <= TIMEOUT + 2
-    assert run.seconds < TIMEOUT + 25
+@pytest.mark.parametrize("n", [2, 4])
+def test_late_rank_times_out(tmp_path, n):
+    run = launch(tmp_path, n, "failures.py", "slow", timeout=90)
+    for r in (r for r in range(n) if r != 1):
+        res = run.result(r)
+        assert str(res["kind"]) == "DistBackendError"
+        assert "timed out after 3 s" in str(res["error"])
+        assert TIMEOUT - 0.5 <= float(res["seconds"]) <= TIMEOUT + 2
+    assert run.seconds < TIMEOUT + 25 + 5 * (n - 2)
 
 
-def test_mismatched_shapes_raise_on_every_rank(tmp_path):
-    run = ok(launch(tmp_path, 2, "failures.py", "shape"))
-    for r in range(2):
+@pytest.mark.parametrize("n", [2, 4])
+def test_mismatched_shapes_raise_on_every_rank(tmp_path, n):
+    run = ok(launch(tmp_path, n, "failures.py", "shape", timeout=90))
+    for r in range(n):
         res = run.result(r)
         assert str(res["kind"]) == "DistBackendError"
         assert "different sizes" in str(res["error"])
-        np.testing.assert_array_equal(res["after"], np.full(5, 2.0, np.float32))
+        np.testing.assert_array_equal(res["after"], np.full(5, float(n), np.float32))
         assert int(res["checks_repeated"]) == 5  # MPI: one check before each collective
 
 
