@@ -151,13 +151,12 @@ fill_value(mt_dtype dt)
 }
 
 mt_status
-mt_deterministic_after(mt_op op, mt_args *a)
+mt_deterministic_fill(mt_tensor *t)
 {
-    if (op != MT_OP_empty || !fill_uninitialized || a->out[0] == NULL ||
-        mt_tensor_numel(a->out[0]) == 0) {
+    if (!mt_deterministic_on || !fill_uninitialized || t == NULL || mt_tensor_numel(t) == 0) {
         return MT_OK;
     }
-    mt_dtype dt = a->out[0]->dtype;
+    mt_dtype dt = t->dtype;
     mt_tensor *value = NULL, *same = NULL;
     mt_status st = mt_tensor_scalar(fill_value(dt),
                                     mt_dtype_is_integral(dt, true) ? dt : MT_FLOAT64, &value);
@@ -165,12 +164,18 @@ mt_deterministic_after(mt_op op, mt_args *a)
     bool grad_mode = mt_grad_enabled();
     mt_set_grad_enabled(false);
     if (st == MT_OK) {
-        st = mt_op_fill_(a->out[0], value, &same);
+        st = mt_op_fill_(t, value, &same);
     }
     mt_set_grad_enabled(grad_mode);
     mt_tensor_clear(&same);
     mt_tensor_clear(&value);
     return st;
+}
+
+mt_status
+mt_deterministic_after(mt_op op, mt_args *a)
+{
+    return op == MT_OP_empty ? mt_deterministic_fill(a->out[0]) : MT_OK;
 }
 
 const char *

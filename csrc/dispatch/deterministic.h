@@ -22,6 +22,10 @@ mt_status mt_deterministic_check(mt_op op, const mt_args *a);
 /* After op ran: empty()'s result filled, where asked. */
 mt_status mt_deterministic_after(mt_op op, mt_args *a);
 
+/* Fills t as empty() fills new memory (NaN, or the dtype's largest value) while the mode and
+ * utils.deterministic.fill_uninitialized_memory are on; MT_OK and nothing else otherwise. */
+mt_status mt_deterministic_fill(mt_tensor *t);
+
 /* The warning a warn_only alert of this thread left (NULL when none); taking it clears it. */
 const char *mt_deterministic_take_warning(void);
 

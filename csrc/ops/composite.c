@@ -4,6 +4,7 @@
  * relu -> clamp_min, matmul -> mm / mv / dot / bmm, zeros -> empty + zero_. */
 #include <string.h>
 
+#include "dispatch/deterministic.h"
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
 
@@ -282,6 +283,12 @@ mt_composite_resize_(mt_args *a)
         }
         mt_tensor_clear(&src);
         mt_tensor_clear(&dst);
+        const int64_t added = self->offset + numel - old_n;
+        if (st == MT_OK && mt_deterministic_on &&
+            !(st = mt_tensor_on_storage(grown, 1, &added, &one, old_n, dt, &dst))) {
+            st = mt_deterministic_fill(dst); /* the new elements, as PyTorch's resize_ fills them */
+            mt_tensor_clear(&dst);
+        }
         if (st == MT_OK) {
             mt_tensor_set_storage(self, grown);
             mt_tensor_clear(&self->view_base); /* no longer in its base's memory */

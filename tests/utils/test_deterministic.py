@@ -113,3 +113,21 @@ def test_python_ops_alert_as_torch(deterministic):
             lib.use_deterministic_algorithms(False)
         messages.append(row)
     assert messages[0] == messages[1]
+
+
+def test_resize_fills_its_new_elements(deterministic):
+    # freed memory of ones first, which the grown storage may reuse: the fill must come from resize_
+    minitorch.use_deterministic_algorithms(True)
+    for n in (4, 64, 1000):
+        junk = minitorch.ones(n + 8)
+        del junk
+        t = minitorch.ones(2)
+        t.resize_(n)
+        assert t[:2].tolist() == [1.0, 1.0] and bool(t[2:].isnan().all())
+    t = minitorch.ones(2, dtype=minitorch.int64)
+    t.resize_(2, 3)
+    assert t.flatten().tolist() == [1, 1] + [2**63 - 1] * 4
+    minitorch.use_deterministic_algorithms(False)
+    t = minitorch.zeros(2)
+    t.resize_(3)  # outside the mode: no fill, no error
+    assert t.shape == (3,)
