@@ -78,13 +78,17 @@ class Adam(Optimizer):
             states = [self._state_of(p, group["amsgrad"]) for p in params]
             beta1, beta2 = group["betas"]
             fused = _C._fused_adamw_ if group["decoupled_weight_decay"] else _C._fused_adam_
+            ps, grads, exp_avgs, exp_avg_sqs, maxes = _as_real(
+                params, [p.grad for p in params], [s["exp_avg"] for s in states],
+                [s["exp_avg_sq"] for s in states],
+                [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [])
             with minitorch.no_grad():
                 fused(
-                    _as_real(params),
-                    _as_real([p.grad for p in params]),
-                    _as_real([s["exp_avg"] for s in states]),
-                    _as_real([s["exp_avg_sq"] for s in states]),
-                    _as_real([s["max_exp_avg_sq"] for s in states]) if group["amsgrad"] else [],
+                    ps,
+                    grads,
+                    exp_avgs,
+                    exp_avg_sqs,
+                    maxes,
                     [s["step"] for s in states],
                     lr=float(_to_scalar(group["lr"])),
                     beta1=float(_to_scalar(beta1)),

@@ -107,11 +107,14 @@ def _add_hook(table: "OrderedDict[int, Callable]", hook: Callable, prepend: bool
     return handle
 
 
-def _as_real(tensors: List[minitorch.Tensor]) -> List[minitorch.Tensor]:
-    """Complex tensors as their real views (..., 2): PyTorch's optimizers update a complex
-    parameter, its gradient and its state as pairs of reals (view_as_real), so Adam's second
-    moment is per part, not |g|^2. Real tensors as they are."""
-    return [minitorch.view_as_real(t) if t.is_complex() else t for t in tensors]
+def _as_real(*lists: List[minitorch.Tensor]) -> Tuple[List[minitorch.Tensor], ...]:
+    """The lists with complex tensors as their real views (..., 2): PyTorch's optimizers update a
+    complex parameter, its gradient and its state as pairs of reals (view_as_real), so Adam's
+    second moment is per part, not |g|^2. The parameters (the first list) decide once: without a
+    complex one the lists come back as they are, with no pass over them on each step."""
+    if not any(p.is_complex() for p in lists[0]):
+        return lists
+    return tuple([minitorch.view_as_real(t) if t.is_complex() else t for t in ts] for ts in lists)
 
 
 def _to_scalar(x: Any) -> float:

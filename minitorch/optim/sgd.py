@@ -87,11 +87,12 @@ class SGD(Optimizer):
             for first, (ps, bufs) in calls.items():
                 if not ps:
                     continue
+                ps, grads, bufs = _as_real(ps, [p.grad for p in ps], bufs)
                 with minitorch.no_grad():
                     _C._fused_sgd_(
-                        _as_real(ps),
-                        _as_real([p.grad for p in ps]),
-                        _as_real(bufs),
+                        ps,
+                        grads,
+                        bufs,
                         weight_decay=float(group["weight_decay"]),
                         momentum=float(group["momentum"]),
                         lr=float(_to_scalar(group["lr"])),
