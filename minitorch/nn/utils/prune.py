@@ -17,6 +17,7 @@ from typing import Any, Dict, Optional, Tuple
 import minitorch
 from minitorch import Tensor
 from minitorch.nn.utils.convert_parameters import parameters_to_vector
+from minitorch.nn.utils.weight_norm import _undo_pre_hook
 
 __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", "LnStructured", "PruningContainer",
            "RandomStructured", "RandomUnstructured", "custom_from_mask", "global_unstructured", "identity",
@@ -402,12 +403,9 @@ def global_unstructured(parameters: Any, pruning_method: Any, importance_scores:
 
 def remove(module: Any, name: str) -> Any:
     """Makes module's pruned `name` a parameter again (the pruned values) and drops its hook."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    if not _undo_pre_hook(module, BasePruningMethod, lambda hook: hook._tensor_name, name):
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    return module
 
 
 def is_pruned(module: Any) -> bool:

@@ -4,7 +4,7 @@ pre-hook; parameters weight_g and weight_v, so state dicts match PyTorch's."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import minitorch
 from minitorch.nn.modules.module import Module
@@ -67,14 +67,23 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0) -> Module:
     return module
 
 
-def _remove_hook(module: Module, cls: type, name: str, what: str) -> Module:
-    """Undoes a legacy weight_norm/spectral_norm: finds its forward pre-hook, restores the weight."""
+def _undo_pre_hook(module: Module, cls: type, name_of: Callable[[Any], str], name: str) -> bool:
+    """Finds module's forward pre-hook of cls acting on `name` (name_of(hook)), lets it restore the
+    tensor (hook.remove(module)) and drops it; False if there is none. weight_norm, spectral_norm
+    and prune undo themselves so."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, cls) and hook.name == name:
+        if isinstance(hook, cls) and name_of(hook) == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"{what} of '{name}' not found in {module}")
+            return True
+    return False
+
+
+def _remove_hook(module: Module, cls: type, name: str, what: str) -> Module:
+    """Undoes a legacy weight_norm/spectral_norm: finds its forward pre-hook, restores the weight."""
+    if not _undo_pre_hook(module, cls, lambda hook: hook.name, name):
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    return module
 
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
