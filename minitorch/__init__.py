@@ -7,7 +7,11 @@ import ctypes as _ctypes
 import importlib.util as _importlib_util
 import os as _os
 
-__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
+from ._release import RELEASE as _RELEASE
+from .torch_version import TorchVersion as _TorchVersion
+
+# The PyTorch API level minitorch follows, with our own release as the local label
+__version__ = _TorchVersion(f"2.13.0+minitorch.{_RELEASE}")
 
 
 def _load_openblas() -> None:

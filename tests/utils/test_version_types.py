@@ -88,3 +88,36 @@ def test_cuda_arch_list_and_sync_mode_without_device():
     assert minitorch.cuda.get_arch_list() == []
     with pytest.raises((RuntimeError, AssertionError)):
         minitorch.cuda.get_sync_debug_mode()
+
+
+VERSIONS = ["2.13.0+minitorch.0.1.0", "2.13.0+cpu", "2.13.0", "2.13", "2.0", "1.12.1", "2.13.0a0", "2.13.0rc1",
+            "2.13.0.dev20240101", "2.13.0.post1", "2.14", "10.0", "2.13.1", "parrot", (2, 13), (2, 0), (2, 13, 0),
+            (2, 14), (1,)]
+
+
+@pytest.mark.parametrize("mine", ["2.13.0+minitorch.0.1.0", "2.13.0+cpu", "2.0.0", "1.13.1", "parrot"])
+def test_torch_version_compares_as_torchs(mine):
+    torch = pytest.importorskip("torch")
+    import operator
+
+    from minitorch.torch_version import TorchVersion
+
+    for other in VERSIONS:
+        for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+            ours = theirs = None
+            try:
+                ours = op(TorchVersion(mine), other)
+            except Exception as e:  # noqa: BLE001 - the exception class is what is compared
+                ours = type(e).__name__
+            try:
+                theirs = op(torch.torch_version.TorchVersion(mine), other)
+            except Exception as e:  # noqa: BLE001
+                theirs = type(e).__name__
+            assert ours == theirs, (mine, other, op.__name__)
+
+
+def test_version_is_the_api_level_with_our_release():
+    v = minitorch.__version__
+    assert isinstance(v, str) and v.startswith("2.13.0+minitorch.")
+    assert v >= "2.0" and v > (2, 12) and v < (2, 14) and v.split("+")[0] == "2.13.0"
+    assert minitorch.torch_version.Version(v).major == 2 and minitorch.torch_version.Version(v).minor == 13
