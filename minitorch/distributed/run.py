@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 
 def find_mpiexec() -> Optional[str]:
@@ -90,6 +90,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     # launcher stops them (unless --keep-going), knowing which failed and with what status
     cmd = [mpiexec, "-n", str(n), "-host", "localhost", "-disable-auto-cleanup", *target,
            *args.training_script_args]
+    before = _mpich_segments()
+    try:
+        return _launch(cmd, env, n, args)
+    finally:
+        _remove_orphan_segments(before)
+
+
+def _launch(cmd: List[str], env: Dict[str, str], n: int, args: argparse.Namespace) -> int:
     if args.no_python:
         return subprocess.call(cmd, env=env)  # no bootstrap to report the processes' statuses
     with tempfile.TemporaryDirectory(prefix="minitorch-run-") as status_dir:
@@ -105,6 +113,59 @@ def main(argv: Optional[List[str]] = None) -> int:
         except _Stopped as e:
             _stop(proc, _read(status_dir, "pid"), args.kill_grace)
             return 128 + e.signum
+
+
+_SHM = "/dev/shm"
+
+
+def _mpich_segments() -> Set[str]:
+    """The names of MPICH's shared memory segments in /dev/shm now."""
+    try:
+        return {n for n in os.listdir(_SHM) if n.startswith(("mpich_shm_", "mpich_vci_"))}
+    except OSError:
+        return set()  # no /dev/shm (not Linux)
+
+
+def _mapped_segments() -> Set[str]:
+    """The /dev/shm names mapped by the live processes whose maps this user may read (all of
+    its own: the only ones whose segments it may remove, see below)."""
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                found.update(line.rsplit("/", 1)[1].strip() for line in f if " " + _SHM + "/" in line)
+        except OSError:
+            continue  # ended meanwhile, or another user's
+    return found
+
+
+def _remove_orphan_segments(before: Set[str], settle: float = 1.0) -> None:
+    """Unlinks the MPICH segments that appeared during the job and that no process maps any
+    more. MPICH's first rank creates the machine's segment in MPI_Init, named after mpiexec's
+    random key-value space, and unlinks it in MPI_Finalize; the ranks unlink it themselves once
+    the world formed (init_process_group), so only a rank killed inside MPI_Init leaves one
+    (2 MB of a /dev/shm that may be small). A segment younger than settle seconds may belong
+    to another job whose first rank has created but not yet mapped it: it gets that long."""
+    new = _mpich_segments() - before
+    if not new:
+        return
+    for name in sorted(new):
+        try:
+            age = time.time() - os.stat(os.path.join(_SHM, name)).st_mtime
+        except OSError:
+            continue
+        if age < settle:
+            time.sleep(settle - age)
+    mapped = _mapped_segments()
+    for name in new - mapped:
+        path = os.path.join(_SHM, name)
+        try:
+            if os.stat(path).st_uid == os.getuid():  # another user's processes' maps were not read
+                os.unlink(path)
+        except OSError:
+            pass  # gone already
 
 
 class _Stopped(Exception):

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -196,3 +197,39 @@ def test_failed_run_leaves_nothing_in_dev_shm(tmp_path, via, mode):
         names.update(_pmi.segments(kvs.group(1)))
     assert names, (run.stdout, run.stderr)  # every mode names its segment one way or the other
     assert [n for n in names if os.path.exists(n)] == []
+
+
+@needs_mpi
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs /dev/shm")
+def test_launcher_removes_the_segment_of_a_world_that_never_formed(tmp_path):
+    """Under the launcher, rank 1 dies before its MPI_Init: rank 0, waiting inside MPI_Init, is
+    stopped there after creating MPICH's segment (named after mpiexec's random key-value space,
+    which no rank could report). The launcher removes what appeared during the run and no live
+    process maps; segments of other runs on the machine stay."""
+    from minitorch.distributed import run as launcher
+
+    before = launcher._mpich_segments()
+    run = launch(tmp_path, 2, "failures.py", "dieinit", via="launcher", timeout=120)
+    assert run.returncode != 0
+    left = launcher._mpich_segments() - before
+    assert sorted(left - launcher._mapped_segments()) == [], (run.stdout, run.stderr)
+
+
+def test_orphan_segment_removal_spares_mapped_and_young_ones(tmp_path, monkeypatch):
+    """What the launcher removes: new names that no process maps, once settled; not a name that
+    was there before, one some process maps, or (until it settled) one made just now."""
+    import mmap
+
+    from minitorch.distributed import run as launcher
+
+    monkeypatch.setattr(launcher, "_SHM", str(tmp_path))
+    (tmp_path / "mpich_shm_old_0").write_bytes(b"x")
+    before = launcher._mpich_segments()
+    for name in ("mpich_shm_dead_0", "mpich_vci_dead_0", "mpich_shm_live_0", "other_file"):
+        (tmp_path / name).write_bytes(b"x" * 4096)
+    with open(tmp_path / "mpich_shm_live_0", "r+b") as f, mmap.mmap(f.fileno(), 4096):
+        t0 = time.monotonic()
+        launcher._remove_orphan_segments(before, settle=0.3)
+        assert time.monotonic() - t0 >= 0.25  # the new names were younger than settle
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["mpich_shm_live_0", "mpich_shm_old_0", "other_file"]
+
