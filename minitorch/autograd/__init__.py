@@ -9,7 +9,8 @@ from typing import Optional, Sequence, Tuple, Union
 
 from .. import _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
-from . import forward_ad, functional, graph  # noqa: F401
+from . import forward_ad, functional, grad_mode, graph  # noqa: F401
+from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # noqa: F401
 from .function import Function  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
