@@ -204,6 +204,7 @@ from .autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
 from . import cuda  # noqa: E402  (never fails: without a usable GPU, cuda.is_available() is False)
+OutOfMemoryError = cuda.OutOfMemoryError  # torch.OutOfMemoryError is the CUDA allocator's error
 from ._stream import Event, Stream  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import viz  # noqa: E402
@@ -247,7 +248,7 @@ from . import futures  # noqa: E402
 from . import distributed  # noqa: E402  (imports no MPI until init_process_group)
 from . import multiprocessing  # noqa: E402  (registers tensors with multiprocessing's pickler)
 from . import xpu  # noqa: E402
-from . import overrides, types, version  # noqa: E402
+from . import overrides, return_types, types, version  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 

@@ -90,7 +90,7 @@ class TensorAliases:
         if self.dim() not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor. "
                                "For batches of matrices, consider using tensor.mH")
-        return self.t()
+        return self.t().conj() if self.is_complex() else self.t()
 
     @property
     def mH(self):
@@ -105,7 +105,7 @@ class TensorAliases:
 def _batch_transpose(t, name: str):
     if t.dim() == 1:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {t.dim()}-D tensor.")
-    return t.mT
+    return t.mT.conj() if t.is_complex() else t.mT
 
 
 class TensorInplace:

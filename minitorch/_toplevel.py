@@ -62,6 +62,27 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     return found.logical_not() if invert else found
 
 
+
+def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad: bool = False):
+    """torch.range (deprecated): start, start + step, ... up to and including end, in the
+    default float dtype unless dtype says otherwise; floor((end - start) / step) + 1 values,
+    each start + i * step computed in double."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        raise TypeError("range() missing 1 required positional arguments: \"end\"")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    values = _C.arange(n, dtype=_C.float64, device=device) * step + start
+    result = values.to(dtype if dtype is not None else _C._get_default_dtype())
+    result.requires_grad_(requires_grad)
+    return _to_out(result, out)
+
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (sub with its operands swapped); input may be a number."""
     if not isinstance(input, _C.TensorBase):
@@ -516,6 +537,8 @@ _NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "rsub", "unravel_index", "
 def install(namespace: dict, tensor_cls: type) -> None:
     for name in _NAMES:
         namespace[name] = globals()[name]
+    namespace["range"] = range_  # a module-level name here would hide the builtin
+    namespace["adjoint"] = tensor_cls.adjoint
     namespace.update(REMOVED)
     for view in _VIEW_COPIES:
         namespace[view + "_copy"] = _copy_of_view(view)
