@@ -5,10 +5,12 @@ grad, and _C._run_backward runs the graph. This module only shapes PyTorch's Pyt
 """
 from __future__ import annotations
 
+import warnings
 from typing import Optional, Sequence, Tuple, Union
 
 from .. import _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .._grad_mode import no_grad as _C_no_grad
 from . import forward_ad, functional, grad_mode, graph  # noqa: F401
 from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # noqa: F401
 from .function import Function  # noqa: F401
@@ -38,14 +40,42 @@ def _grads_for(outputs, grad_outputs):
 def backward(tensors: _TensorOrTensors, grad_tensors: Optional[_TensorOrTensors] = None,
              retain_graph: Optional[bool] = None, create_graph: bool = False,
              inputs: Optional[_TensorOrTensors] = None) -> None:
-    """Accumulates into each leaf's .grad the gradient of tensors (weighted by grad_tensors)."""
-    if inputs is not None:
-        raise NotImplementedError("backward(inputs=...) is not supported yet; use autograd.grad")
+    """Accumulates into each leaf's .grad the gradient of tensors (weighted by grad_tensors); with
+    inputs, into the .grad of those tensors only (leaves or not), the rest of the graph untouched."""
     tensors = _as_tuple(tensors)
     grads = _grads_for(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), ())
+    if inputs is None:
+        _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), ())
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    found = _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), inputs)
+    for x, g in zip(inputs, found):
+        if g is not None and not (x.grad_fn is not None and x.retains_grad):  # retain_grad's hook added it
+            _accumulate(x, g, bool(create_graph))
+
+
+def _accumulate(x, g, create_graph: bool) -> None:
+    """x.grad += g as the engine's accumulation does for a leaf: the first gradient is kept
+    (detached unless create_graph), later ones added in place (out of place under
+    create_graph, so the graph of the earlier one stays intact); then the post-accumulate hooks."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the .grad of a non-leaf input is wanted here
+        current = x.grad
+    if current is None:
+        x.grad = g if create_graph else g.detach()
+    elif create_graph:
+        x.grad = current + g
+    else:
+        with _C_no_grad():
+            current.add_(g)
+    hooks = getattr(x, "_post_accumulate_grad_hooks", None)
+    if hooks and x.grad_fn is None:
+        for hook in list(hooks.values()):
+            hook(x)
 
 
 def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
