@@ -122,10 +122,12 @@ def interpolate(
         return op(input, output_size, *scales)
     if mode in _INTERPOLATING and _INTERPOLATING[mode][0] == input.dim():
         return _INTERPOLATING[mode][1](input, output_size, align_corners, *scales)
+    if mode == "area" and input.dim() == 3:
+        return _C.adaptive_avg_pool2d(input.unsqueeze(-2), (1, output_size[0])).squeeze(-2)
     if mode == "area" and input.dim() == 4:
         return _C.adaptive_avg_pool2d(input, output_size)
-    if mode == "area" and input.dim() in (3, 5):
-        raise NotImplementedError(f"interpolate(mode='area') of {input.dim()}D input is not implemented yet")
+    if mode == "area" and input.dim() == 5:
+        return _C.adaptive_avg_pool3d(input, output_size)
     _wrong_dims(input.dim(), mode)
 
 

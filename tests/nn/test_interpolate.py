@@ -94,6 +94,14 @@ def test_area_mode_is_adaptive_average_pooling():
     same_as_torch(lambda m, x: m.nn.functional.interpolate(x, scale_factor=0.5, mode="area"), [x], atol=1e-12)
 
 
+@pytest.mark.parametrize("shape, kwargs", [((2, 3, 7), {"size": 3}), ((2, 3, 7), {"scale_factor": 0.5}),
+                                           ((2, 3, 5), {"size": 9}), ((1, 2, 5, 6, 7), {"size": (2, 3, 4)}),
+                                           ((1, 2, 4, 4, 4), {"scale_factor": 0.5})])
+def test_area_mode_1d_and_3d(shape, kwargs):
+    x = RNG.standard_normal(shape)
+    same_as_torch(lambda m, x: m.nn.functional.interpolate(x, mode="area", **kwargs), [x], atol=1e-12)
+
+
 def test_empty_batch():
     same_as_torch(lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear"),
                   [np.zeros((0, 2, 3, 3))])
