@@ -25,7 +25,8 @@ def _tell_once() -> None:
 
 def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynamic: Optional[bool] = None,
             backend: Any = "inductor", mode: Optional[str] = None, options: Optional[dict] = None,
-            disable: bool = False) -> Any:
+            name: Optional[str] = None, disable: bool = False, recompile_limit: Optional[int] = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """torch.compile's signature and checks; returns a function itself, a module wrapped in an
     OptimizedModule (with disable=True the module itself), or, without model, a decorator."""
     if mode is not None and options is not None:
@@ -34,7 +35,9 @@ def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynami
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(m for m in _MODES if m)}")
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable)
+                                 mode=mode, options=options, name=name, disable=disable,
+                                 recompile_limit=recompile_limit, isolate_recompiles=isolate_recompiles,
+                                 shapes_spec=shapes_spec)
     if not callable(model):
         raise RuntimeError("Model must be callable")
     if disable:

@@ -100,6 +100,8 @@ def test_compile_wraps_the_model_and_says_so_once(monkeypatch):
         assert minitorch.compile(model)._orig_mod is model
         assert minitorch.compile(mode="max-autotune", fullgraph=True)(model)._orig_mod is model
         assert minitorch.compile(model, disable=True) is model
+        assert minitorch.compile(model, name="m", recompile_limit=4, isolate_recompiles=True,
+                                 shapes_spec=None)._orig_mod is model  # 2.13's newer keywords
 
         @minitorch.compile
         def f(x):
@@ -173,3 +175,14 @@ def test_backend_submodules_import_by_name(name):
 
     mod = importlib.import_module(f"minitorch.backends.{name}")
     assert mod is getattr(minitorch.backends, name)
+
+
+def test_compile_signature_has_torchs_parameters():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    ours = inspect.signature(minitorch.compile).parameters
+    theirs = inspect.signature(torch.compile).parameters
+    assert list(ours) == list(theirs)
+    assert all(ours[n].default == theirs[n].default for n in ours if n != "backend")
+
