@@ -85,6 +85,8 @@ class _Ctx(FunctionCtx):
         res = self._fn._backward_impl()(self, *full)
         if not isinstance(res, tuple):
             res = (res,)
+        if len(res) > self._n_inputs and all(g is None for g in res[self._n_inputs:]):
+            res = res[:self._n_inputs]  # extra trailing Nones are allowed, as PyTorch's
         if len(res) != self._n_inputs:
             raise RuntimeError(f"function {self._fn.__name__}Backward returned an incorrect number of "
                                f"gradients (expected {self._n_inputs}, got {len(res)})")

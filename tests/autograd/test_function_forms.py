@@ -138,3 +138,26 @@ def test_function_without_jvp_under_forward_ad_is_not_turned_into_a_dual():
         d = fwAD.make_dual(minitorch.ones(3), minitorch.full((3,), 0.5))
         tangent = fwAD.unpack_dual(Double.apply(d)).tangent  # through backward, by double vjp
     np.testing.assert_allclose(tangent.numpy(), 1.0)
+
+
+def test_backward_may_return_extra_trailing_nones():
+    class Scale(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None, None, None  # more than the two inputs: the rest must be None
+
+    class TooMany(Scale):
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, g
+
+    x = minitorch.ones(3, requires_grad=True)
+    Scale.apply(x, 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+    with pytest.raises(RuntimeError, match=r"returned an incorrect number of gradients \(expected 2, got 3\)"):
+        TooMany.apply(x, 3.0).sum().backward()
