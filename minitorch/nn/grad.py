@@ -37,24 +37,27 @@ def _sizes(size, n: int, what: str) -> list:
     return size
 
 
+def _conv1d_as_2d(kernel, grad_output, other, size, stride, padding, dilation, groups):
+    """A 1-D convolution's backward kernel run on a height of one: size (3 values) gains a 1 at
+    dim 2, grad_output and other (the weight or the input) a dim of one there."""
+    n0, n1, n2 = size
+    g = kernel(grad_output.unsqueeze(2), other.unsqueeze(2), [n0, n1, 1, n2], [1, _tuple(stride, 1, "stride")[0]],
+               [0, _tuple(padding, 1, "padding")[0]], [1, _tuple(dilation, 1, "dilation")[0]], groups)
+    return g.squeeze(2)
+
+
 def conv1d_input(input_size, weight, grad_output, stride: _size = 1, padding: _size = 0, dilation: _size = 1,
                  groups: int = 1):
     """d(conv1d)/d(input) applied to grad_output, for an input of input_size (N, C_in, L)."""
-    n, c, length = _sizes(input_size, 1, "input_size")
-    g = _C.convolution_backward_input(grad_output.unsqueeze(2), weight.unsqueeze(2), [n, c, 1, length],
-                                      [1, _tuple(stride, 1, "stride")[0]], [0, _tuple(padding, 1, "padding")[0]],
-                                      [1, _tuple(dilation, 1, "dilation")[0]], groups)
-    return g.squeeze(2)
+    return _conv1d_as_2d(_C.convolution_backward_input, grad_output, weight, _sizes(input_size, 1, "input_size"),
+                         stride, padding, dilation, groups)
 
 
 def conv1d_weight(input, weight_size, grad_output, stride: _size = 1, padding: _size = 0, dilation: _size = 1,
                   groups: int = 1):
     """d(conv1d)/d(weight) applied to grad_output, for a weight of weight_size (C_out, C_in/groups, K)."""
-    out_c, in_c, k = _sizes(weight_size, 1, "weight_size")
-    g = _C.convolution_backward_weight(grad_output.unsqueeze(2), input.unsqueeze(2), [out_c, in_c, 1, k],
-                                       [1, _tuple(stride, 1, "stride")[0]], [0, _tuple(padding, 1, "padding")[0]],
-                                       [1, _tuple(dilation, 1, "dilation")[0]], groups)
-    return g.squeeze(2)
+    return _conv1d_as_2d(_C.convolution_backward_weight, grad_output, input, _sizes(weight_size, 1, "weight_size"),
+                         stride, padding, dilation, groups)
 
 
 def conv2d_input(input_size, weight, grad_output, stride: _size = 1, padding: _size = 0, dilation: _size = 1,
