@@ -5,6 +5,7 @@ class, as PyTorch's `MyFnBackward`) whose backward calls the class's backward wi
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Tuple
 
 from .. import _C
@@ -199,3 +200,46 @@ def _with_tangents(cls, ctx, args, out):
                   for o, t in zip(outs, res))
     return duals if isinstance(out, tuple) else duals[0]
 
+
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Function):
+    """Passes its inputs through; differentiating it raises: it stands behind the results of a
+    @once_differentiable backward run while a graph is being built (create_graph=True)."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
+def once_differentiable(fn):
+    """Decorates a Function's backward that is not itself differentiable: it runs without
+    recording, and when a graph is being built over it (create_graph=True with a gradient that
+    requires grad), its results come back linked to a node that raises if differentiated, rather
+    than as constants whose gradient would silently be missing."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled() or not any(isinstance(a, _C.TensorBase) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        slots = [k for k, o in enumerate(outs) if isinstance(o, _C.TensorBase) and o.is_floating_point()]
+        if not slots:
+            return outputs
+        linked = _DelayedError.apply(*[outs[k].detach().requires_grad_(True) for k in slots])
+        linked = linked if isinstance(linked, tuple) else (linked,)
+        outs = list(outs)
+        for k, t in zip(slots, linked):
+            outs[k] = t
+        return outs[0] if single else tuple(outs)
+
+    return wrapper

@@ -161,3 +161,33 @@ def test_backward_may_return_extra_trailing_nones():
     np.testing.assert_allclose(x.grad.numpy(), 3.0)
     with pytest.raises(RuntimeError, match=r"returned an incorrect number of gradients \(expected 2, got 3\)"):
         TooMany.apply(x, 3.0).sum().backward()
+
+
+def test_once_differentiable():
+    from minitorch.autograd.function import once_differentiable
+
+    class Square(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            assert not minitorch.is_grad_enabled()  # runs without recording
+            return 2 * x * g
+
+    x = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    Square.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, -4.0])
+    (g,) = minitorch.autograd.grad(Square.apply(x).sum(), x, create_graph=True)  # ones: need no grad
+    assert not g.requires_grad
+    v = minitorch.ones(2, requires_grad=True)
+    (g,) = minitorch.autograd.grad(Square.apply(x), x, v, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, -4.0])
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with "
+                                           "@once_differentiable"):
+        g.sum().backward()
