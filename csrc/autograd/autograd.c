@@ -437,6 +437,34 @@ mt_saved_output(mt_node *n, int k, mt_tensor **out)
 }
 
 mt_status
+mt_saved_peek(mt_node *n, bool output, int k, mt_tensor **out)
+{
+    *out = NULL;
+    if (k < 0 || k >= (output ? MT_NODE_MAX_OUT : MT_MAX_TENSOR_ARGS)) {
+        return MT_OK;
+    }
+    void *handle = output ? n->packed_out[k] : n->packed[k];
+    /* a backward without retain_graph freed what the row keeps (the call may have kept less) */
+    bool row_keeps = n->formula &&
+                     (output ? n->formula->save_outputs : (n->formula->save_inputs >> k & 1u) != 0);
+    if (n->released && (handle || row_keeps || (output ? n->saved_out[k] : n->saved[k]))) {
+        return released();
+    }
+    if (handle) { /* kept by a pack hook: what its unpack gives now */
+        return saved_hooks->unpack(handle, out);
+    }
+    mt_tensor *t = NULL;
+    if ((output ? n->saved_out[k] : n->saved[k]) == NULL) {
+        return MT_OK;
+    }
+    mt_status st = output ? mt_saved_output(n, k, &t) : mt_saved_input(n, k, &t);
+    if (st == MT_OK) {
+        *out = mt_tensor_retain(t);
+    }
+    return st;
+}
+
+mt_status
 mt_saved_check(mt_node *n)
 {
     mt_tensor *t = NULL;

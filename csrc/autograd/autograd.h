@@ -251,6 +251,10 @@ mt_status mt_autograd_check_version(const mt_tensor *t, long saved);
 /* A saved tensor of node n, checked against its version at save time. Borrowed. */
 mt_status mt_saved_input(mt_node *n, int slot, mt_tensor **out);
 mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);
+/* What n keeps of input slot k (output k when output), as a new reference through the unpack
+ * hook where a pack hook took it; *out NULL when nothing is kept there. The released-graph and
+ * version errors as for a backward. For grad_fn._saved_<name>. */
+mt_status mt_saved_peek(mt_node *n, bool output, int k, mt_tensor **out);
 /* Checks every tensor node n saved (the engine, before its backward function runs): then the
  * formula reads n->saved[k] and n->saved_out[k] as they are. */
 mt_status mt_saved_check(mt_node *n);

@@ -322,6 +322,47 @@ add_return_type(PyObject *types, int op)
 }
 
 int
+mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot)
+{
+    /* The schema says self; the parsed parameter is called input, as Python sees it. */
+    const char *pyname = strcmp(name, "self") == 0 ? "input" : name;
+    const schema *s = &schemas[op];
+    for (int k = 0; k < s->nparams; k++) {
+        const param *p = &s->params[k];
+        if (PyUnicode_CompareWithASCIIString(p->name, pyname) != 0) {
+            continue;
+        }
+        *slot = p->slot;
+        switch (p->type) {
+        case A_TENSOR:
+        case A_TENSOR_OR_SCALAR:
+            *kind = MT_PY_ARG_TENSOR;
+            return 0;
+        case A_SCALAR:
+            *kind = MT_PY_ARG_SCALAR;
+            return 0;
+        case A_INT:
+            *kind = MT_PY_ARG_INT;
+            return 0;
+        case A_INTLIST:
+        case A_INTLIST1:
+            *kind = p->any_length ? MT_PY_ARG_OTHER : MT_PY_ARG_INTLIST;
+            return 0;
+        case A_BOOL:
+            *kind = MT_PY_ARG_BOOL;
+            return 0;
+        case A_FLOAT:
+            *kind = MT_PY_ARG_FLOAT;
+            return 0;
+        default:
+            *kind = MT_PY_ARG_OTHER;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int
 mt_py_schemas_init(PyObject *m)
 {
     PyObject *types = PyDict_New();

@@ -5,6 +5,7 @@
 #include "python/pyminitorch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
@@ -72,6 +73,117 @@ node_variable(PyObject *self, void *c)
     return mt_py_wrap(mt_tensor_retain(n->variable));
 }
 
+/* The value of argument `name` of the op that made n (slot and kind from its schema), or NULL
+ * without an exception when n kept nothing for it. */
+static PyObject *
+saved_argument(mt_node *n, const char *name)
+{
+    mt_py_argkind kind;
+    int slot;
+    if (n->formula == NULL || mt_autograd_formula(n->formula->op) != n->formula ||
+        mt_py_schema_param(n->formula->op, name, &kind, &slot) < 0 || slot < 0) {
+        return NULL;
+    }
+    const mt_args *a = &n->args;
+    switch (kind) {
+    case MT_PY_ARG_TENSOR: {
+        mt_tensor *t = NULL;
+        mt_status st = mt_saved_peek(n, false, slot, &t);
+        if (st) {
+            return mt_py_raise(st);
+        }
+        if (t == NULL) {
+            return NULL;
+        }
+        if (t->is_wrapped_number) { /* a Python number (pow's exponent 2): kept as a number */
+            mt_scalar v;
+            st = mt_tensor_item(t, &v);
+            mt_tensor_release(t);
+            return st ? mt_py_raise(st) : mt_py_from_scalar(v);
+        }
+        return mt_py_wrap(t);
+    }
+    case MT_PY_ARG_SCALAR:
+        return mt_py_from_scalar(a->s[slot]);
+    case MT_PY_ARG_INT:
+        return (a->i_none >> slot & 1u) ? Py_NewRef(Py_None) : PyLong_FromLongLong(a->i[slot]);
+    case MT_PY_ARG_INTLIST: {
+        if (a->l[slot].none) {
+            return Py_NewRef(Py_None);
+        }
+        PyObject *res = PyTuple_New(a->l[slot].n);
+        for (int k = 0; res && k < a->l[slot].n; k++) {
+            PyObject *v = PyLong_FromLongLong(a->l[slot].v[k]);
+            if (v == NULL) {
+                Py_CLEAR(res);
+                break;
+            }
+            PyTuple_SET_ITEM(res, k, v);
+        }
+        return res;
+    }
+    case MT_PY_ARG_BOOL:
+        return PyBool_FromLong(a->b[slot]);
+    case MT_PY_ARG_FLOAT:
+        return PyFloat_FromDouble(a->f[slot]);
+    default:
+        return NULL;
+    }
+}
+
+/* A kept output: `result` is output 0, `result<k>` output k (PyTorch's names). */
+static PyObject *
+saved_result(mt_node *n, const char *name)
+{
+    int k = 0;
+    if (strcmp(name, "result") != 0) {
+        char *end = NULL;
+        const char *digits = name + strlen("result");
+        if (strncmp(name, "result", strlen("result")) != 0 || *digits < '0' || *digits > '9') {
+            return NULL;
+        }
+        long v = strtol(digits, &end, 10);
+        if (*end != '\0' || v >= MT_NODE_MAX_OUT) {
+            return NULL;
+        }
+        k = (int)v;
+    }
+    mt_tensor *t = NULL;
+    mt_status st = mt_saved_peek(n, true, k, &t);
+    if (st) {
+        return mt_py_raise(st);
+    }
+    return t ? mt_py_wrap(t) : NULL;
+}
+
+/* Attribute lookup: the node's methods and properties, then grad_fn._saved_<name>, what the
+ * node kept of its op's argument or result `name`, as PyTorch's nodes expose them. */
+static PyObject *
+node_getattro(PyObject *self, PyObject *attr)
+{
+    PyObject *res = PyObject_GenericGetAttr(self, attr);
+    const char *name = res == NULL && PyUnicode_Check(attr) ? PyUnicode_AsUTF8(attr) : NULL;
+    const char *prefix = "_saved_";
+    if (name == NULL || strncmp(name, prefix, strlen(prefix)) != 0 ||
+        !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return res;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    mt_node *n = ((node_object *)self)->node;
+    const char *arg = name + strlen(prefix);
+    res = strncmp(arg, "result", strlen("result")) == 0 ? saved_result(n, arg)
+                                                        : saved_argument(n, arg);
+    if (res == NULL && !PyErr_Occurred()) {
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return res;
+}
+
 static PyMethodDef node_methods[] = {
     {"name", node_name, METH_NOARGS, "The node's name, e.g. 'AddmmBackward0'."},
     {NULL, NULL, 0, NULL},
@@ -89,6 +201,7 @@ PyTypeObject mt_py_Node_Type = {
     .tp_basicsize = sizeof(node_object),
     .tp_dealloc = node_dealloc,
     .tp_repr = node_repr,
+    .tp_getattro = node_getattro,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A node of the autograd graph (a tensor's grad_fn).",
     .tp_methods = node_methods,

@@ -734,7 +734,9 @@ mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
                      mt_dtype_scalar_name(t->dtype));
         return -1;
     }
-    if (t->requires_grad) {
+    /* as PyTorch's: with grad mode off (an autograd.Function's forward, no_grad) nothing records
+     * what NumPy would do to the memory, so the view is allowed */
+    if (t->requires_grad && mt_grad_enabled()) {
         PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. Use "
                                             "tensor.detach().numpy() instead.");
         return -1;

@@ -80,6 +80,21 @@ bool mt_py_default_device(mt_device *out);
 extern PyMethodDef mt_py_defaults_functions[];
 /* set_num_threads and its kin (threads.c) */
 extern PyMethodDef mt_py_threads_functions[];
+/* The slot arrays of mt_args that mt_py_schema_param tells apart (OTHER: a kind a node does not
+ * expose, a Tensor[], a string, a dtype). */
+typedef enum mt_py_argkind {
+    MT_PY_ARG_TENSOR, /* t[] */
+    MT_PY_ARG_SCALAR, /* s[] */
+    MT_PY_ARG_INT, /* i[] */
+    MT_PY_ARG_INTLIST, /* l[] */
+    MT_PY_ARG_BOOL, /* b[] */
+    MT_PY_ARG_FLOAT, /* f[] */
+    MT_PY_ARG_OTHER,
+} mt_py_argkind;
+/* args.c: where op's schema parameter `name` (self for the first tensor, as PyTorch's schemas
+ * write it) lands in mt_args: 0 with its kind and slot, -1 when the op has none of that name. */
+int mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot);
+
 /* autograd.c: the Node type, _run_backward, and the engine's start-up */
 struct mt_node;
 int mt_py_autograd_init(PyObject *m);

@@ -5,11 +5,12 @@ class, as PyTorch's `MyFnBackward`) whose backward calls the class's backward wi
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Tuple
 
 from .. import _C
 from .._grad_mode import no_grad
-from . import graph
+from . import forward_ad, graph
 
 
 def _unpacked(unpack_hook, packed):
@@ -37,8 +38,18 @@ class FunctionCtx:
         # (as for the saved tensors of built-in ops), not a silently wrong gradient.
         self._saved_versions = tuple(None if t is None else t._version for t in tensors)
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keeps tensors for jvp, where ctx.saved_tensors gives them."""
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _C.TensorBase):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; but got {type(t).__name__} "
+                                f"at position {k}")
+        self._for_forward = tensors
+
     @property
     def saved_tensors(self) -> Tuple:
+        if getattr(self, "_in_jvp", False):
+            return getattr(self, "_for_forward", ())
         packed = getattr(self, "_packed", None)
         if packed is not None:
             return tuple(None if p is None else _unpacked(*p) for p in packed)
@@ -72,9 +83,11 @@ class _Ctx(FunctionCtx):
             if g is None and meta is not None and (materialize or slot is None):
                 g = _C.zeros(meta[0], dtype=meta[1], device=meta[2])
             full.append(g)
-        res = self._fn.backward(self, *full)
+        res = self._fn._backward_impl()(self, *full)
         if not isinstance(res, tuple):
             res = (res,)
+        if len(res) > self._n_inputs and all(g is None for g in res[self._n_inputs:]):
+            res = res[:self._n_inputs]  # extra trailing Nones are allowed, as PyTorch's
         if len(res) != self._n_inputs:
             raise RuntimeError(f"function {self._fn.__name__}Backward returned an incorrect number of "
                                f"gradients (expected {self._n_inputs}, got {len(res)})")
@@ -94,12 +107,34 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    vjp = backward  # PyTorch's other name for it: a subclass may define either
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> Any:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
+    @classmethod
+    def _backward_impl(cls):
+        """backward, or vjp where a subclass defines only that (PyTorch's alias)."""
+        if cls.backward is Function.backward and "vjp" in _own_names(cls):
+            return cls.vjp
+        return cls.backward
+
     @classmethod
     def apply(cls, *args):
         ctx = _Ctx(cls, len(args))
         ctx.needs_input_grad = tuple(isinstance(a, _C.TensorBase) and a.requires_grad for a in args)
         with no_grad():
-            out = cls.forward(ctx, *args)
+            if cls.setup_context is Function.setup_context:
+                out = cls.forward(ctx, *args)
+            else:  # forward(*args) without ctx; setup_context fills ctx from the inputs and output
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
             # An input returned as it is comes back as a new view of it (PyTorch's
             # _view_as_self_with_no_grad): linking the input itself to the node would make a leaf
             # a non-leaf and the node its own input, a cycle never freed.
@@ -126,4 +161,85 @@ class Function:
                 for o in outs
             ]
             _C._function_record(ctx, cls.__name__ + "Backward", inputs, record)
+        if cls.jvp is not Function.jvp and forward_ad._state.level >= 0:
+            out = _with_tangents(cls, ctx, args, out)
         return out
+
+
+def _own_names(cls) -> set:
+    """The attributes cls or a base below Function defines."""
+    names: set = set()
+    for klass in cls.__mro__:
+        if klass is Function:
+            break
+        names.update(vars(klass))
+    return names
+
+
+def _with_tangents(cls, ctx, args, out):
+    """Forward mode through a Function with jvp: its outputs become duals of the open level whose
+    tangents are jvp(ctx, *input tangents) (zeros for an input without one, as PyTorch
+    materializes them), unless no input has a tangent."""
+    tangents = [forward_ad._tangent_of(a) if isinstance(a, _C.TensorBase) else None for a in args]
+    if all(t is None for t in tangents):
+        return out
+    tangents = [_C.zeros(a.shape, dtype=a.dtype, device=a.device) if t is None and isinstance(a, _C.TensorBase) else t for a, t in zip(args, tangents)]
+    ctx._in_jvp = True
+    try:
+        with no_grad():
+            res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        ctx._for_forward = ()
+    outs = out if isinstance(out, tuple) else (out,)
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"function {cls.__name__} returned an incorrect number of forward gradients (expected "
+                           f"{len(outs)}, got {len(res)})")
+    duals = tuple(forward_ad.make_dual(o.detach(), t) if isinstance(o, _C.TensorBase) and t is not None else o
+                  for o, t in zip(outs, res))
+    return duals if isinstance(out, tuple) else duals[0]
+
+
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Function):
+    """Passes its inputs through; differentiating it raises: it stands behind the results of a
+    @once_differentiable backward run while a graph is being built (create_graph=True)."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
+def once_differentiable(fn):
+    """Decorates a Function's backward that is not itself differentiable: it runs without
+    recording, and when a graph is being built over it (create_graph=True with a gradient that
+    requires grad), its results come back linked to a node that raises if differentiated, rather
+    than as constants whose gradient would silently be missing."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled() or not any(isinstance(a, _C.TensorBase) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        slots = [k for k, o in enumerate(outs) if isinstance(o, _C.TensorBase) and o.is_floating_point()]
+        if not slots:
+            return outputs
+        linked = _DelayedError.apply(*[outs[k].detach().requires_grad_(True) for k in slots])
+        linked = linked if isinstance(linked, tuple) else (linked,)
+        outs = list(outs)
+        for k, t in zip(slots, linked):
+            outs[k] = t
+        return outs[0] if single else tuple(outs)
+
+    return wrapper

@@ -11,9 +11,33 @@ def _as_tuple(x):
     return (x,) if isinstance(x, _C.TensorBase) else tuple(x)
 
 
+def _forward_jacobian(func, inputs, k: int, o_idx: int, n_out: int):
+    """(x.numel(), n_out): row i is the tangent of output o_idx when input k's element i has
+    tangent 1 (forward mode, through autograd.forward_ad)."""
+    import numpy as np
+
+    from .. import tensor
+    from . import forward_ad
+
+    x = inputs[k]
+    jac = np.zeros((x.numel(), n_out))
+    for i in range(x.numel()):
+        seed = np.zeros(x.numel())
+        seed[i] = 1.0
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x.detach(), tensor(seed.reshape(tuple(x.shape)), dtype=x.dtype))
+            args = inputs[:k] + (dual,) + inputs[k + 1:]
+            tangent = forward_ad.unpack_dual(_as_tuple(func(*args))[o_idx]).tangent
+            if tangent is not None:
+                jac[i] = np.asarray(tangent.detach()).reshape(-1)
+    return jac
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, **unused) -> bool:
-    """True if the Jacobian of func at inputs from autograd matches the numerical one."""
+              raise_exception: bool = True, check_forward_ad: bool = False, check_backward_ad: bool = True,
+              **unused) -> bool:
+    """True if the Jacobian of func at inputs from autograd (reverse mode when check_backward_ad,
+    forward mode when check_forward_ad) matches the numerical one."""
     import numpy as np
 
     from .. import autograd, no_grad, tensor
@@ -43,6 +67,15 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                     minus = np.array(_as_tuple(func(*inputs))[o_idx].detach().numpy(), dtype=np.float64).reshape(-1)
                 view[at] = orig
                 numerical[i] = (plus - minus) / (2 * eps)
+            if check_forward_ad:
+                analytical = _forward_jacobian(func, inputs, k, o_idx, n_out)
+                if not np.allclose(analytical, numerical, atol=atol, rtol=rtol):
+                    if raise_exception:
+                        raise RuntimeError(f"Jacobian computed with forward mode mismatch for output {o_idx} with "
+                                           f"respect to input {k},\nnumerical:{numerical}\nanalytical:{analytical}\n")
+                    return False
+            if not check_backward_ad:
+                continue
             analytical = np.zeros((x.numel(), n_out))
             for j in range(n_out):
                 out = _as_tuple(func(*inputs))[o_idx]

@@ -5,7 +5,7 @@ minitorch.nn.modules' (its __all__ is the one list of them); the transformer cla
 on first use, which the import below makes once functional is whole.
 """
 from minitorch.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
-from minitorch.nn import functional, init
+from minitorch.nn import functional, grad, init
 from minitorch.nn import modules
 from minitorch.nn.modules import *  # noqa: F401,F403 (modules.__all__)
 from minitorch.nn import utils

@@ -155,6 +155,32 @@ def test_numpy_of_requires_grad_raises():
     assert t.detach().numpy().tolist() == [1.0, 1.0]
 
 
+def test_numpy_of_requires_grad_with_grad_mode_off():
+    # PyTorch refuses only while grad mode is on: under no_grad, and so in an autograd.Function's
+    # forward, the array shares the tensor's memory
+    t = minitorch.ones(2, requires_grad=True)
+    with minitorch.no_grad():
+        a = t.numpy()
+        assert np.asarray(t).tolist() == [1.0, 1.0]
+    a[0] = 5.0
+    assert t.detach().tolist() == [5.0, 1.0]
+
+    class ViaNumPy(minitorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return minitorch.tensor(np.cumsum(x.numpy()))
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.flip(0).cumsum(0).flip(0)
+
+    x = minitorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    ViaNumPy.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0, 2.0, 1.0]
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()  # grad mode on again
+
+
 def test_memoryview_of_tensor():
     t = minitorch.zeros(2, 3, dtype=minitorch.int32).t()
     m = memoryview(t)
