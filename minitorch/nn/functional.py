@@ -626,7 +626,10 @@ def embedding(
     else:
         padding_idx = -1
     if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...): renormalising the weight is not implemented yet")
+        # the looked-up rows of weight are rescaled in place first, outside autograd, as PyTorch's
+        input = input.contiguous()
+        with _no_grad():
+            _C.embedding_renorm_(weight, input, max_norm, norm_type)
     return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
