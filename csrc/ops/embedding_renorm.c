@@ -42,7 +42,8 @@ mt_composite_embedding_renorm_(mt_args *a)
     // idx (k): the distinct indices, as int64 (index_copy_ takes no other); rows (k, dim);
     // norm, factor, over (k, 1)
     mt_temps p = {0};
-    mt_tensor **flat = mt_temp(&p), **flat64 = mt_temp(&p), **idx = mt_temp(&p), **inverse = mt_temp(&p);
+    mt_tensor **flat = mt_temp(&p), **flat64 = mt_temp(&p), **idx = mt_temp(&p),
+              **inverse = mt_temp(&p);
     mt_tensor **counts = mt_temp(&p), **rows = mt_temp(&p), **norm = mt_temp(&p);
     mt_tensor **norm64 = mt_temp(&p), **shifted = mt_temp(&p), **factor64 = mt_temp(&p);
     mt_tensor **factor = mt_temp(&p), **scaled = mt_temp(&p), **over = mt_temp(&p);
