@@ -539,9 +539,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
         namespace[name] = globals()[name]
     namespace["range"] = range_  # a module-level name here would hide the builtin
     namespace["adjoint"] = tensor_cls.adjoint
-    from .nn.functional import embedding_renorm_
 
-    namespace["embedding_renorm_"] = embedding_renorm_
     namespace.update(REMOVED)
     for view in _VIEW_COPIES:
         namespace[view + "_copy"] = _copy_of_view(view)

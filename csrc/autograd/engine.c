@@ -386,14 +386,23 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         unpacked = st == MT_OK;
     }
     /* With create_graph the formula's ops record too, and a saved output must lead back to
-     * this node (it is a function of the inputs): link it for the call only, so that no cycle
-     * (node -> saved output -> node) outlives it; what the formula recorded holds n itself. */
-    for (int k = 0; create_graph && k < n->nout; k++) {
+     * this node (it is a function of the inputs). The formula sees, for the call only, a fresh
+     * alias of it linked to n; n's own slot stays unlinked (no cycle node -> saved output ->
+     * node). A recorded node that saves the alias keeps the link for good, so differentiating
+     * it again (a third derivative of tanh) still reaches n through that saved tensor. */
+    mt_tensor *unlinked[MT_NODE_MAX_OUT] = {NULL};
+    for (int k = 0; st == MT_OK && create_graph && k < n->nout; k++) {
         mt_tensor *o = n->saved_out[k];
         if (o && o->grad_fn == NULL) {
-            o->grad_fn = mt_node_retain(n);
-            o->output_nr = k;
-            o->requires_grad = true;
+            mt_tensor *alias = NULL;
+            st = mt_tensor_view(o, o->ndim, o->sizes, o->strides, o->offset, &alias);
+            if (st == MT_OK) {
+                alias->grad_fn = mt_node_retain(n);
+                alias->output_nr = k;
+                alias->requires_grad = true;
+                unlinked[k] = o;
+                n->saved_out[k] = alias;
+            }
         }
     }
     /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
@@ -408,11 +417,10 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             st = check_nan(n, gin);
         }
     }
-    for (int k = 0; create_graph && k < n->nout; k++) {
-        mt_tensor *o = n->saved_out[k];
-        if (o && o->grad_fn) {
-            mt_autograd_forget(o);
-            o->requires_grad = false;
+    for (int k = 0; k < n->nout; k++) {
+        if (unlinked[k]) {
+            mt_tensor_clear(&n->saved_out[k]);
+            n->saved_out[k] = unlinked[k];
         }
     }
     if (unpacked) {

@@ -5,12 +5,15 @@
  * (views, copies, cat, fills), has complex loops (the elementwise rows of
  * ops/elementwise.def's MT_EW_COMPLEX: add, mul, div, exp, ...) or computes in complex itself
  * (the FFTs). A few ops have a complex form written in other ops (complex_forms below): abs
- * (hypot of the parts), sum and mean (each part alike, on the real view) and the matrix
- * products (four real products of the parts), so their gradients come from those ops' rows.
+ * (hypot of the parts), sum and mean (each part alike, on the real view), the matrix
+ * products (four real products of the parts) and the uniform_ and normal_ fills (on the real
+ * view), so their gradients come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for. The
  * CUDA backend has no complex kernels: every op refuses them there, naming itself. Nothing
  * here computes an element. */
 #include "dispatch/complex.h"
+
+#include <math.h>
 
 #include "ops/op_chain.h"
 #include "ops/ops.h"
@@ -146,13 +149,43 @@ complex_product(mt_op op, mt_args *a)
     return finish(&s);
 }
 
+// uniform_ and normal_ of a complex self (*): the same draw on its real view (*, 2), both parts
+// alike and from one stream, as PyTorch's; normal_'s std is divided by sqrt(2), so that the
+// complex values have variance std^2 (randn's: E|z|^2 = 1). rand and randn of a complex dtype
+// fill through these.
+static mt_status
+complex_random_fill(mt_op op, mt_args *a)
+{
+    mt_tensor *self = a->t[0], *real = NULL, *filled = NULL;
+    mt_status st = mt_op_view_as_real(self, &real);
+    if (st == MT_OK && op == MT_OP_uniform_) {
+        st = mt_op_uniform_(real, a->s[0], a->s[1], a->gen, &filled);
+    } else if (st == MT_OK) {
+        double std = mt_scalar_to_double(a->s[1]);
+        /* a negative std keeps its value, for normal_'s own message */
+        mt_scalar part_std = std < 0 ? a->s[1] : mt_scalar_float(std / sqrt(2.0));
+        st = mt_op_normal_(real, a->s[0], part_std, a->gen, &filled);
+    }
+    if (st == MT_OK) {
+        a->out[0] = mt_tensor_retain(self);
+    }
+    mt_tensor_clear(&filled);
+    mt_tensor_clear(&real);
+    return st;
+}
+
 /* The ops with a complex form written in other ops. */
 static const struct {
     mt_op op;
     mt_status (*form)(mt_op op, mt_args *a);
-} complex_forms[] = {{MT_OP_abs, complex_abs},     {MT_OP_sum, complex_reduce},
-                     {MT_OP_mean, complex_reduce}, {MT_OP_mm, complex_product},
-                     {MT_OP_bmm, complex_product}, {MT_OP_matmul, complex_product}};
+} complex_forms[] = {{MT_OP_abs, complex_abs},
+                     {MT_OP_sum, complex_reduce},
+                     {MT_OP_mean, complex_reduce},
+                     {MT_OP_mm, complex_product},
+                     {MT_OP_bmm, complex_product},
+                     {MT_OP_matmul, complex_product},
+                     {MT_OP_uniform_, complex_random_fill},
+                     {MT_OP_normal_, complex_random_fill}};
 
 mt_status
 mt_complex_refuse_cuda(mt_op op)

@@ -73,10 +73,9 @@ def embedding_bag(
             raise ValueError("max mode does not support scaling the gradient by the frequency")
         if sparse:
             raise ValueError("max mode does not support sparse weights")
-    if max_norm is not None:
-        from minitorch.nn.functional import embedding_renorm_
-
-        embedding_renorm_(weight, input, max_norm, norm_type)
+    if max_norm is not None:  # the bags' rows of weight rescaled in place first, outside autograd
+        with _minitorch.no_grad():
+            _C.embedding_renorm_(weight, input, max_norm, norm_type)
     if scale_grad_by_freq:
         raise NotImplementedError("embedding_bag(scale_grad_by_freq=True) is not implemented yet")
     if per_sample_weights is not None and mode != "sum":

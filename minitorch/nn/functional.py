@@ -626,22 +626,11 @@ def embedding(
     else:
         padding_idx = -1
     if max_norm is not None:
-        input = input.contiguous()  # as PyTorch's: the renorm may write to weight, not to input
-        embedding_renorm_(weight, input, max_norm, norm_type)
+        # the looked-up rows of weight are rescaled in place first, outside autograd, as PyTorch's
+        input = input.contiguous()
+        with _no_grad():
+            _C.embedding_renorm_(weight, input, max_norm, norm_type)
     return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
-
-
-def embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> Tensor:
-    """torch.embedding_renorm_: each row of weight that input names, whose norm_type-norm exceeds
-    max_norm, scaled in place by max_norm / (norm + 1e-7); not recorded by autograd. The norm and
-    the scale are taken in double, as PyTorch's kernel does."""
-    with _no_grad():
-        rows = input.reshape(-1).unique()
-        picked = weight.index_select(0, rows)
-        norms = _C.linalg_vector_norm(picked, norm_type, [1]).double()
-        scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight.index_copy_(0, rows, picked * scale.to(weight.dtype).unsqueeze(1))
-    return weight
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -7,7 +7,7 @@ ones and bias at zeros, as in PyTorch.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, List, Optional
 
 import minitorch
 from minitorch import Tensor
@@ -20,6 +20,7 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 class _NormBase(Module):
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    _version = 2  # 2: state dicts hold num_batches_tracked (PyTorch's numbering)
 
     def __init__(
         self,
@@ -62,6 +63,28 @@ class _NormBase(Module):
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Any,
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ) -> None:
+        # A state dict of version 1 or without a version (a plain dict, an older checkpoint) may
+        # lack num_batches_tracked: it is not missing then, and the module's own count stays
+        # (0 for a new module), as in PyTorch.
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            kept = self.num_batches_tracked
+            state_dict[key] = kept if kept is not None else minitorch.tensor(0, dtype=minitorch.int64)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def extra_repr(self) -> str:
         return (
