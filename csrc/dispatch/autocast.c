@@ -177,7 +177,8 @@ widest(const mt_args *a, mt_device_type dev, mt_dtype *to)
         if (t->dtype == MT_FLOAT32) {
             *to = MT_FLOAT32;
         } else if (t->dtype != lower) {
-            return mt_fail(MT_ERUNTIME, "Unexpected floating ScalarType in at::autocast::prioritize");
+            return mt_fail(MT_ERUNTIME,
+                           "Unexpected floating ScalarType in at::autocast::prioritize");
         }
     }
     return MT_OK;

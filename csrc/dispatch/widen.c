@@ -107,6 +107,13 @@ castback_dtype(mt_op op, const mt_args *a, mt_tensor *const *orig, int n)
     if (mt_op_flags[op] & KEEPS_DTYPE) {
         return -1;
     }
+    /* the norms whose float16/bfloat16 input may have float32 parameters (PyTorch's mixed type,
+     * mt_check_param_dtype) give the input's dtype */
+    bool mixed_norm = op == MT_OP_layer_norm || op == MT_OP_native_layer_norm ||
+                      op == MT_OP_batch_norm;
+    if (mixed_norm && is_small(orig[0])) {
+        return orig[0]->dtype;
+    }
     if (a->dtype >= 0 && mt_dtype_is_small((mt_dtype)a->dtype)) {
         return a->dtype;
     }
