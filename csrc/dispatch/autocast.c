@@ -198,9 +198,10 @@ run_cast(mt_op op, mt_args *a, mt_dtype to, mt_device_type dev, mt_autocast_belo
         }
     }
     for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
-        mt_tensor *t = a->t[k];
-        if (eligible(t, dev) && t->dtype != to && (st = cast_one(t, to, dev, &a->t[k])) == MT_OK) {
+        mt_tensor *t = a->t[k], *cast = NULL;
+        if (eligible(t, dev) && t->dtype != to && (st = cast_one(t, to, dev, &cast)) == MT_OK) {
             given[k] = t;
+            a->t[k] = cast;
         }
     }
     for (int k = 0; k < a->ntl && st == MT_OK; k++) {

@@ -145,6 +145,8 @@ UNTOUCHED = {
                           [rand(3, 5), rand(5), rand(5)]),
     "batch_norm": (lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w.float(), b.float(), True),
                    [rand(4, 5), rand(5), rand(5)]),
+    "group_norm": (lambda lib, x, w, b: lib.nn.functional.group_norm(x, 2, w.float(), b.float()),
+                   [rand(3, 4, 5), rand(4), rand(4)]),
     "exp": (lambda lib, x: x.exp(), [rand(3, 5)]),
     "sum": (lambda lib, x: x.sum(0), [rand(3, 5)]),
     "gelu": (lambda lib, x: lib.nn.functional.gelu(x), [rand(3, 5)]),
@@ -403,3 +405,29 @@ def test_train_three_steps_as_torch(name):
         for k, (g, tg) in enumerate(zip(gs, tgs)):
             scale = max(np.abs(tg).max(), 1e-6)
             np.testing.assert_allclose(g / scale, tg / scale, atol=2e-2, err_msg=f"step {step}, parameter {k}")
+
+
+@needs_torch
+def test_out_and_deprecated_spellings():
+    for lib in (minitorch, torch):
+        a = lib.tensor(rand(2, 3))
+        out = lib.empty(2, 2)
+        with lib.autocast("cpu"):
+            # a call with out= is not autocast: the float32 product, exactly
+            assert lib.mm(a, a.t(), out=out) is out and out.dtype == lib.float32
+            np.testing.assert_allclose(f32(out), f32(a) @ f32(a).T, rtol=1e-6)
+        with pytest.warns(FutureWarning, match=r"torch.cpu.amp.autocast\(args...\)` is deprecated"):
+            region = lib.cpu.amp.autocast()
+        with region:
+            assert (a @ a.t()).dtype == lib.bfloat16
+            assert (a.matmul(a.t())).dtype == lib.bfloat16
+
+
+def test_backward_inside_region():
+    # PyTorch does not advise it, but it works: the float32 leaves still get float32 gradients
+    w = minitorch.randn(3, 4, requires_grad=True)
+    x = minitorch.randn(2, 4)
+    with minitorch.autocast("cpu"):
+        loss = minitorch.nn.functional.mse_loss(x @ w.t(), minitorch.zeros(2, 3))
+        loss.backward()
+    assert loss.dtype == minitorch.float32 and w.grad.dtype == minitorch.float32
