@@ -3,12 +3,14 @@
  * It must stay cheap: computing the key set is a loop over at most MT_MAX_TENSOR_ARGS (6)
  * tensors (and the Tensor[] arguments' lists), and the profiler is one branch when off. An op
  * with a front end (ops/front.h) has it run here once, before its backend kernel, which gets
- * the front end's plan. */
+ * the front end's plan. Outside an autocast region (dispatch/autocast.c) autocast costs one
+ * test of a thread-local flag. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/autocast.h"
 #include "dispatch/complex.h"
 #include "dispatch/deterministic.h"
 #include "dispatch/kernels.h"
@@ -451,8 +453,9 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
     return run(op, a, keys & mask);
 }
 
-mt_status
-mt_dispatch(mt_op op, mt_args *a)
+/* mt_dispatch past autocast */
+static mt_status
+dispatch_past_autocast(mt_op op, mt_args *a)
 {
     if (!mt_deterministic_on) {
         return dispatch_below(op, a, ~0u);
@@ -462,6 +465,15 @@ mt_dispatch(mt_op op, mt_args *a)
         st = dispatch_below(op, a, ~0u);
     }
     return st == MT_OK ? mt_deterministic_after(op, a) : st;
+}
+
+mt_status
+mt_dispatch(mt_op op, mt_args *a)
+{
+    if (mt_autocast_on) {
+        return mt_autocast_dispatch(op, a, dispatch_past_autocast);
+    }
+    return dispatch_past_autocast(op, a);
 }
 
 mt_status

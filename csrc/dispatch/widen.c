@@ -98,7 +98,7 @@ cast_copy(mt_tensor *src, mt_dtype dt, mt_tensor **out)
 }
 
 /* The dtype results in the computing dtype go back to: none for an op flagged KEEPS_DTYPE in
- * ops.def (its results are positions, not values), else the dtype argument where it is small,
+ * ops.def (its results are positions, not values), else the dtype argument where one is given,
  * else the promotion of the small tensors, unless a tensor of the computing dtype itself joined
  * them and outranks them (float16 + float32 tensors gives float32). -1: none. */
 static int
@@ -107,8 +107,16 @@ castback_dtype(mt_op op, const mt_args *a, mt_tensor *const *orig, int n)
     if (mt_op_flags[op] & KEEPS_DTYPE) {
         return -1;
     }
-    if (a->dtype >= 0 && mt_dtype_is_small((mt_dtype)a->dtype)) {
-        return a->dtype;
+    /* the norms whose float16/bfloat16 input may have float32 parameters (PyTorch's mixed type,
+     * mt_check_param_dtype) give the input's dtype */
+    bool mixed_norm = op == MT_OP_layer_norm || op == MT_OP_native_layer_norm ||
+                      op == MT_OP_batch_norm;
+    if (mixed_norm && is_small(orig[0])) {
+        return orig[0]->dtype;
+    }
+    if (a->dtype >= 0) {
+        /* a dtype= given: the results are in it (x.half().sum(dtype=float32) is float32) */
+        return mt_dtype_is_small((mt_dtype)a->dtype) ? a->dtype : -1;
     }
     mt_promotion small, all;
     mt_promotion_init(&small);

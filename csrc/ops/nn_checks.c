@@ -9,10 +9,14 @@
 #include "ops/fails.h"
 #include "ops/front.h"
 
+/* A float16 or bfloat16 input may have float32 parameters, as PyTorch's mixed-type norms (what
+ * autocast gives a layer_norm after a bfloat16 linear): the result keeps the input's dtype. */
 mt_status
 mt_check_param_dtype(const mt_tensor *input, const mt_tensor *p, const char *device)
 {
-    if (p && p->dtype != input->dtype) {
+    bool mixed = p && (input->dtype == MT_FLOAT16 || input->dtype == MT_BFLOAT16) &&
+                 p->dtype == MT_FLOAT32;
+    if (p && p->dtype != input->dtype && !mixed) {
         return mt_fail(MT_ERUNTIME, "mixed dtype (%s): expect parameter to have scalar type of %s",
                        device, mt_dtype_scalar_name(input->dtype));
     }

@@ -130,15 +130,30 @@ mt_composite_group_norm(mt_args *a)
     for (int d = 2; d < input->ndim; d++) {
         inner *= input->sizes[d];
     }
+    /* float32 weight or bias on a float16/bfloat16 input (PyTorch's mixed type): normalised
+     * and scaled in float32, rounded once to the input's dtype */
+    const mt_tensor *p = w ? w : b;
+    bool mixed = p && p->dtype == MT_FLOAT32 &&
+                 (input->dtype == MT_FLOAT16 || input->dtype == MT_BFLOAT16);
     /* one row of layer_norm per (sample, group): (N, G, C / G * inner) */
     int64_t rows[3] = {input->sizes[0], groups, input->sizes[1] / groups * inner};
-    mt_tensor *x = NULL, *y = NULL, *yv = NULL;
-    if ((st = mt_op_reshape(input, 3, rows, &x)) == MT_OK &&
+    mt_tensor *wide = NULL, *x = NULL, *y = NULL, *yv = NULL, *res = NULL;
+    if (mixed) {
+        st = mt_op__to_copy(input, MT_FLOAT32, mt_tensor_device(input), &wide);
+    }
+    if (st == MT_OK && (st = mt_op_reshape(mixed ? wide : input, 3, rows, &x)) == MT_OK &&
         (st = mt_op_layer_norm(x, 1, &rows[2], NULL, NULL, mt_scalar_float(a->f[0]), true, &y)) ==
             MT_OK &&
-        (st = mt_op_view(y, input->ndim, input->sizes, &yv)) == MT_OK) {
-        st = channel_affine(yv, w, b, &a->out[0]);
+        (st = mt_op_view(y, input->ndim, input->sizes, &yv)) == MT_OK &&
+        (st = channel_affine(yv, w, b, &res)) == MT_OK) {
+        if (mixed) {
+            st = mt_op__to_copy(res, (int)input->dtype, mt_tensor_device(input), &a->out[0]);
+        } else {
+            a->out[0] = mt_tensor_retain(res);
+        }
     }
+    mt_tensor_clear(&wide);
+    mt_tensor_clear(&res);
     mt_tensor_clear(&x);
     mt_tensor_clear(&y);
     mt_tensor_clear(&yv);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/autocast.h"
 #include "python/pyminitorch.h"
 
 typedef enum argtype {
@@ -901,7 +902,11 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     if (s->factory && !a.has_device && mt_py_default_device(&a.device)) {
         a.has_device = true; /* set_default_device, `with minitorch.device(...)` */
     }
+    /* a call with out= is not autocast, as PyTorch registers no out= overload with autocast */
+    unsigned autocast = mt_autocast_on;
+    mt_autocast_on = out_obj ? 0u : autocast;
     mt_status st = mt_py_dispatch(op, &a);
+    mt_autocast_on = autocast;
     if (st) {
         mt_py_raise(st);
         goto out;

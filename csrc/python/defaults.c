@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "dispatch/autocast.h"
 #include "dispatch/deterministic.h"
 #include "python/pyminitorch.h"
 
@@ -115,7 +116,103 @@ py_set_deterministic(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* autocast's switches for one device type: 0 the CPU, 1 CUDA (minitorch/amp/autocast_mode.py) */
+static int
+autocast_device(PyObject *o, mt_device_type *out)
+{
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v != MT_CPU && v != MT_CUDA) {
+        PyErr_Format(PyExc_ValueError, "no autocast for device type %ld", v);
+        return -1;
+    }
+    *out = (mt_device_type)v;
+    return 0;
+}
+
+/* _autocast_state(device type) -> (enabled, dtype) */
+static PyObject *
+py_autocast_state(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    mt_device_type dev;
+    if (autocast_device(arg, &dev) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(OO)", mt_autocast_enabled(dev) ? Py_True : Py_False,
+                         mt_py_dtype_obj(mt_autocast_dtype(dev)));
+}
+
+/* _set_autocast_state(device type, enabled, dtype) */
+static PyObject *
+py_set_autocast_state(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *dev_obj, *dtype_obj;
+    int on;
+    mt_device_type dev;
+    mt_dtype dt;
+    if (!PyArg_ParseTuple(args, "OpO", &dev_obj, &on, &dtype_obj) ||
+        autocast_device(dev_obj, &dev) < 0 || mt_py_to_dtype(dtype_obj, &dt) < 0) {
+        return NULL;
+    }
+    mt_autocast_set_enabled(dev, on);
+    mt_autocast_set_dtype(dev, dt);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_autocast_cache_enabled(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    return PyBool_FromLong(mt_autocast_cache_enabled());
+}
+
+static PyObject *
+py_set_autocast_cache_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    mt_autocast_set_cache_enabled(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_clear_autocast_cache(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    mt_autocast_clear_cache();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_autocast_cache_size(PyObject *m, PyObject *noargs)
+{
+    (void)m;
+    (void)noargs;
+    return PyLong_FromLongLong(mt_autocast_cache_size());
+}
+
 PyMethodDef mt_py_defaults_functions[] = {
+    {"_autocast_state", py_autocast_state, METH_O,
+     "(device type: 0 cpu, 1 cuda) -> (enabled, dtype): this thread's autocast for it."},
+    {"_set_autocast_state", py_set_autocast_state, METH_VARARGS,
+     "(device type, enabled, dtype): sets this thread's autocast for a device type."},
+    {"_autocast_cache_enabled", py_autocast_cache_enabled, METH_NOARGS,
+     "Whether autocast keeps its casts of weights for the region."},
+    {"_set_autocast_cache_enabled", py_set_autocast_cache_enabled, METH_O,
+     "Turns autocast's weight-cast cache on or off for this thread."},
+    {"_clear_autocast_cache", py_clear_autocast_cache, METH_NOARGS,
+     "Drops this thread's cached autocast casts."},
+    {"_autocast_cache_size", py_autocast_cache_size, METH_NOARGS,
+     "How many casts autocast's cache holds on this thread."},
     {"_set_deterministic", py_set_deterministic, METH_VARARGS,
      "(mode, warn_only, fill_uninitialized_memory): the deterministic switches the dispatcher "
      "obeys."},

@@ -1,6 +1,9 @@
 """autocast, as torch.amp.autocast: a context manager and decorator that turns autocasting on or
-off per device type, thread by thread. minitorch has no float16/bfloat16 yet, so an enabled
-region runs every op in its own dtype (PyTorch's results, less the speed), and says so once."""
+off per device type, thread by thread. The casting itself is the dispatcher's (csrc/dispatch/
+autocast.c, its policy per op in autocast.def): inside an enabled region the matrix products and
+convolutions run in the region's dtype (bfloat16 on the CPU, float16 on CUDA), losses and the ops
+PyTorch lists in float32, cat and friends in the widest dtype of their inputs. The CPU and CUDA
+switches live in C; ipu and xla, which minitorch has no devices for, only keep theirs here."""
 from __future__ import annotations
 
 import functools
@@ -9,11 +12,12 @@ import warnings
 from typing import Any, Optional
 
 import minitorch
+from minitorch import _C
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
-_local = threading.local()  # .enabled: device type -> bool, this thread's autocast switches
-_told = False
+_local = threading.local()  # .enabled, .dtypes: ipu and xla's switches, per thread
+_C_DEVICES = {"cpu": 0, "cuda": 1}  # the device types the dispatcher autocasts (autocast_device in C)
 
 
 def _switches() -> dict:
@@ -22,8 +26,10 @@ def _switches() -> dict:
     return _local.enabled
 
 
-# The dtype an enabled region would compute in, per device type (PyTorch's defaults)
-_DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16", "ipu": "float16", "xla": "bfloat16"}
+# The dtype an enabled region computes in, per device type without a C switch (PyTorch's defaults)
+_DEFAULT_DTYPES = {"ipu": "float16", "xla": "bfloat16"}
+# The dtypes autocast(device_type) accepts (PyTorch's get_amp_supported_dtype)
+_SUPPORTED = {"cpu": ("bfloat16", "float16"), "cuda": ("float16", "bfloat16")}
 
 
 def _dtypes() -> dict:
@@ -37,21 +43,39 @@ def _device_type(device_type: Optional[str]) -> str:
     return minitorch.device(device_type).type  # PyTorch's RuntimeError for an unknown device string
 
 
+def _is_enabled(device: str) -> bool:
+    if device in _C_DEVICES:
+        return _C._autocast_state(_C_DEVICES[device])[0]
+    return _switches().get(device, False)
+
+
+def _set_enabled(device: str, enabled: bool) -> None:
+    if device in _C_DEVICES:
+        _C._set_autocast_state(_C_DEVICES[device], enabled, _C._autocast_state(_C_DEVICES[device])[1])
+    else:
+        _switches()[device] = enabled
+
+
+def _get_dtype(device: str):
+    if device in _C_DEVICES:
+        return _C._autocast_state(_C_DEVICES[device])[1]
+    return _dtypes()[device]
+
+
+def _set_dtype(device: str, dtype) -> None:
+    if device in _C_DEVICES:
+        _C._set_autocast_state(_C_DEVICES[device], _C._autocast_state(_C_DEVICES[device])[0], dtype)
+    else:
+        _dtypes()[device] = dtype
+
+
 def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
     """Whether autocast is on for device_type ('cuda' when omitted, as PyTorch's) in this thread."""
-    return _switches().get(_device_type(device_type), False)
+    return _is_enabled(_device_type(device_type))
 
 
 def is_autocast_available(device_type: str) -> bool:
     return device_type in ("cpu", "cuda")
-
-
-def _tell_once() -> None:
-    global _told
-    if not _told:
-        _told = True
-        warnings.warn("minitorch.autocast: minitorch has no float16/bfloat16 yet; ops inside autocast run in "
-                      "their own dtype", stacklevel=3)
 
 
 class autocast:
@@ -63,29 +87,35 @@ class autocast:
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = _device_type(device_type)
         self.fast_dtype = dtype if dtype is not None else get_autocast_dtype(self.device)
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         if self.device == "cuda" and enabled and not minitorch.cuda.is_available():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             enabled = False
+        elif enabled and self.device in _SUPPORTED and self.device != "cuda" and \
+                self.fast_dtype not in [getattr(minitorch, d) for d in _SUPPORTED[self.device]]:
+            name = self.device.upper()
+            supported = ", ".join(f"torch.{d}" for d in _SUPPORTED[self.device])
+            warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          f"{name} Autocast only supports dtypes of {supported} currently.", stacklevel=2)
+            enabled = False
         self._enabled = enabled
 
-    def __enter__(self) -> None:
-        switches = _switches()
-        self.prev = switches.get(self.device, False)
-        self.prev_fastdtype = get_autocast_dtype(self.device)
+    def __enter__(self) -> "autocast":
         self.prev_cache_enabled = is_autocast_cache_enabled()
-        switches[self.device] = self._enabled
-        _dtypes()[self.device] = self.fast_dtype
-        set_autocast_cache_enabled(self._cache_enabled)
+        self.prev = _is_enabled(self.device)
+        self.prev_fastdtype = _get_dtype(self.device)
+        _set_enabled(self.device, self._enabled)
+        _set_dtype(self.device, self.fast_dtype)
         autocast_increment_nesting()
-        if self._enabled:
-            _tell_once()
+        set_autocast_cache_enabled(self._cache_enabled)
+        return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
+        # the cached casts of weights live until the outermost region ends
         if autocast_decrement_nesting() == 0:
             clear_autocast_cache()
-        _switches()[self.device] = self.prev
-        _dtypes()[self.device] = self.prev_fastdtype
+        _set_enabled(self.device, self.prev)
+        _set_dtype(self.device, self.prev_fastdtype)
         set_autocast_cache_enabled(self.prev_cache_enabled)
         return False
 
@@ -98,29 +128,70 @@ class autocast:
         return decorate_autocast
 
 
+def _check_device_type(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def _cast_inputs(value, device_type: str, dtype):
+    """value with its floating-point tensors on device_type (float64 aside) cast to dtype, looking
+    into lists, tuples and dicts as PyTorch's custom_fwd does; anything else as it is."""
+    if isinstance(value, minitorch.Tensor):
+        wanted = value.is_floating_point() and value.device.type == device_type and value.dtype != minitorch.float64
+        return value.to(dtype) if wanted else value
+    if isinstance(value, dict):
+        return {k: _cast_inputs(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_inputs(v, device_type, dtype) for v in value)
+    return value
+
+
 def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
-    """torch.amp.custom_fwd: nothing to cast in minitorch, so the forward is returned as it is."""
+    """torch.amp.custom_fwd: decorates an autograd.Function's forward. With cast_inputs, inside an
+    enabled region, its floating-point tensor arguments are cast to that dtype and it runs with
+    autocast off; without, it runs in the region as it is. Either way ctx remembers the region for
+    custom_bwd."""
+    _check_device_type(device_type)
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
-    return fwd
+
+    @functools.wraps(fwd)
+    def forward_in_region(ctx, *args, **kwargs):
+        ctx._dtype = get_autocast_dtype(device_type)
+        in_region = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = in_region and cast_inputs is None
+        if cast_inputs is None or not in_region:
+            return fwd(ctx, *args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(ctx, *_cast_inputs(args, device_type, cast_inputs),
+                       **_cast_inputs(kwargs, device_type, cast_inputs))
+
+    return forward_in_region
 
 
 def custom_bwd(bwd=None, *, device_type: str):
-    """torch.amp.custom_bwd: returned as it is."""
+    """torch.amp.custom_bwd: the backward runs in the autocast state its forward ran in."""
+    _check_device_type(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def backward_in_region(ctx, *args, **kwargs):
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(ctx, *args, **kwargs)
+
+    return backward_in_region
 
 
 # ---- the switches as functions (torch.set_autocast_enabled, get_autocast_dtype, ...) ----
 
 def get_autocast_dtype(device_type: str):
     """The dtype autocast regions on device_type compute in (cpu: bfloat16, cuda: float16)."""
-    return _dtypes()[_device_type(device_type)]
+    return _get_dtype(_device_type(device_type))
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    _dtypes()[_device_type(device_type)] = dtype
+    _set_dtype(_device_type(device_type), dtype)
 
 
 def set_autocast_enabled(*args) -> None:
@@ -134,20 +205,21 @@ def set_autocast_enabled(*args) -> None:
     if not isinstance(enabled, bool):
         raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position {len(args)}) must be bool, "
                         f"not {type(enabled).__name__}")
-    _switches()[_device_type(device_type)] = enabled
+    _set_enabled(_device_type(device_type), enabled)
 
 
 def is_autocast_cache_enabled() -> bool:
-    """Whether casts of weights are kept for reuse inside a region (minitorch casts nothing)."""
-    return getattr(_local, "cache_enabled", True)
+    """Whether casts of weights are kept for reuse until the outermost region ends."""
+    return _C._autocast_cache_enabled()
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _local.cache_enabled = bool(enabled)
+    _C._set_autocast_cache_enabled(bool(enabled))
 
 
 def clear_autocast_cache() -> None:
-    """Drops the cached casts: minitorch keeps none, so there is nothing to drop."""
+    """Drops this thread's cached casts of weights (leaving the outermost region does)."""
+    _C._clear_autocast_cache()
 
 
 def autocast_increment_nesting() -> int:
@@ -172,19 +244,19 @@ def _legacy_switches(device: str, key: str):
 
     def is_enabled() -> bool:
         _deprecated(f"is_autocast_{key}_enabled", f"is_autocast_enabled('{device}')")
-        return _switches().get(device, False)
+        return _is_enabled(device)
 
     def set_enabled(enabled: bool) -> None:
         _deprecated(f"set_autocast_{key}_enabled", f"set_autocast_enabled('{device}', enabled)")
-        _switches()[device] = bool(enabled)
+        _set_enabled(device, bool(enabled))
 
     def get_dtype():
         _deprecated(f"get_autocast_{key}_dtype", f"get_autocast_dtype('{device}')")
-        return _dtypes()[device]
+        return _get_dtype(device)
 
     def set_dtype(dtype) -> None:
         _deprecated(f"set_autocast_{key}_dtype", f"set_autocast_dtype('{device}', dtype)")
-        _dtypes()[device] = dtype
+        _set_dtype(device, dtype)
 
     out = {}
     for fn, name in ((is_enabled, f"is_autocast_{key}_enabled"), (set_enabled, f"set_autocast_{key}_enabled"),

@@ -270,9 +270,10 @@ def test_nanogpt_sdpa_fused_check_and_generation():
 
 
 def test_nanogpt_bfloat16_autocast():
-    # PyTorch computes the region's matmuls in bfloat16; minitorch's autocast does not cast yet
-    # (it computes in float32 and warns): the runs agree to bfloat16's precision.
-    ref, got = compare_program(nanogpt, dtype="bfloat16", max_iters=3, rtol=3e-2, atol=3e-2)
+    # Both autocast the region's linears and sdpa to bfloat16 and the loss to float32; the runs
+    # agree to 1e-3 after 3 steps (3e-4 fails on 5 of 3072 c_attn weights: sums of bfloat16
+    # products in another order), where 3e-2 was needed while minitorch cast nothing.
+    ref, got = compare_program(nanogpt, dtype="bfloat16", max_iters=3, rtol=1e-3, atol=1e-3)
     assert ref["losses"][-1] < ref["losses"][0]
 
 
