@@ -177,6 +177,31 @@ def pdist(input, p: float = 2):
     return _pdist(input, p)
 
 
+def embedding_renorm_(input, indices, max_norm: float, norm_type: float):
+    """In place, the rows of input named in indices whose norm_type-norm exceeds max_norm scaled
+    by max_norm / (norm + 1e-7), as F.embedding(max_norm=) does to its weight before the lookup.
+    Not recorded by autograd (the caller runs it under no_grad); one version bump of input."""
+    from . import linalg
+    from ._grad_mode import no_grad
+
+    _tensor_arg("embedding_renorm_", input)
+    _tensor_arg("embedding_renorm_", indices, "indices", 2)
+    if indices.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch{indices.type()[len('minitorch'):]} instead (while checking "
+                           "arguments for embedding_renorm_)")
+    if input.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.dim()}-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for embedding_renorm_)")
+    with no_grad():
+        rows = indices.reshape(-1).to(_C.int64).unique()
+        picked = input.index_select(0, rows)
+        norms = linalg.vector_norm(picked, norm_type, dim=1, keepdim=True)
+        scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        input.index_copy_(0, rows, picked * scale)
+    return input
+
+
 def nuclear_norm(input, dim=None, keepdim: bool = False, *, out=None):
     """The sum of singular values (deprecated: linalg.matrix_norm(input, 'nuc'))."""
     from . import linalg
@@ -501,7 +526,7 @@ class TensorSurface:
 
 
 _NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "rsub", "unravel_index", "scalar_tensor", "empty_strided",
-          "fill", "polar", "complex", "chain_matmul", "pdist", "nuclear_norm", "frobenius_norm", "is_neg",
+          "fill", "embedding_renorm_", "polar", "complex", "chain_matmul", "pdist", "nuclear_norm", "frobenius_norm", "is_neg",
           "resolve_neg", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
           "binary_cross_entropy_with_logits", "rrelu", "rrelu_", "asarray", "frombuffer", "to_dlpack")
 

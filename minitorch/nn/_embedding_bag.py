@@ -73,8 +73,8 @@ def embedding_bag(
             raise ValueError("max mode does not support scaling the gradient by the frequency")
         if sparse:
             raise ValueError("max mode does not support sparse weights")
-    if max_norm is not None:
-        raise NotImplementedError("embedding_bag(max_norm=...): renormalising the weight is not implemented yet")
+    if max_norm is not None:  # as embedding: the weight's rows used here rescaled in place first
+        _minitorch.embedding_renorm_(weight, input, max_norm, norm_type)
     if scale_grad_by_freq:
         raise NotImplementedError("embedding_bag(scale_grad_by_freq=True) is not implemented yet")
     if per_sample_weights is not None and mode != "sum":

@@ -626,7 +626,8 @@ def embedding(
     else:
         padding_idx = -1
     if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...): renormalising the weight is not implemented yet")
+        # PyTorch rescales the looked-up rows of weight itself, in place and outside autograd
+        _minitorch.embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
     return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
