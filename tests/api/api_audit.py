@@ -93,3 +93,15 @@ def same_call(fn):
         assert mine == str(t_err).split("\n")[0], f"{err} != PyTorch's {t_err}"
         return
     _assert_same(got, want)
+
+
+def table(known=frozenset()):
+    """(cases, add): add(name, fn) appends fn as a pytest case named name to cases, expected to
+    fail (strictly) where name is in `known`, the differences an audit found and left."""
+    cases = []
+
+    def add(name, fn):
+        marks = [pytest.mark.xfail(strict=True, reason="a known difference")] if name in known else []
+        cases.append(pytest.param(fn, id=name, marks=marks))
+
+    return cases, add

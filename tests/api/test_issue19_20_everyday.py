@@ -6,16 +6,14 @@ Each case is `fn(lib)`; without PyTorch only minitorch's side runs (it must not 
 import numpy as np
 import pytest
 
-from api_audit import A, B, a, b, bo, i, same_call, sq, v
+from api_audit import A, B, a, b, bo, i, same_call, sq, table, v
 
 R = np.random.default_rng(1)
 X3 = R.standard_normal((2, 3, 4))
 Y3 = R.standard_normal((2, 5, 4))
-CASES = []
 
 
-def P(name, fn):
-    CASES.append(pytest.param(fn, id=name))
+CASES, P = table()
 
 
 def O(name, fn):  # noqa: E743

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from api_audit import A, a, b, bo, i, same_call, v
+from api_audit import A, a, b, bo, i, same_call, table, v
 
 try:
     import torch
@@ -17,7 +17,6 @@ except ImportError:
     torch = None
 
 _TENSORS = [minitorch.Tensor] + ([torch.Tensor] if torch is not None else [])
-CASES = []
 
 
 # Differences the audit found and left (the report lists them): PyTorch 2.13 takes more than one
@@ -27,9 +26,7 @@ KNOWN = {"getitem two ell", "setitem two ell", "setitem tensor val two ell", "se
          "setitem tensor val uint8 mask"}
 
 
-def P(name, fn):  # noqa: N802 - the table's short name
-    marks = [pytest.mark.xfail(strict=True, reason="a known difference")] if name in KNOWN else []
-    CASES.append(pytest.param(fn, id=name, marks=marks))
+CASES, P = table(KNOWN)
 
 
 def ip(name):
