@@ -46,13 +46,19 @@ def _plain(x):
                 got if kind == "b" else got.astype(np.float64), x.requires_grad)
     if isinstance(x, (tuple, list)):
         return [_plain(y) for y in x]
+    if isinstance(x, dict):
+        return {k: _plain(y) for k, y in x.items()}
     if isinstance(x, minitorch.dtype) or (torch is not None and isinstance(x, torch.dtype)):
         return str(x).split(".")[-1]
     return x
 
 
 def _assert_same(got, want, where="result"):
-    if isinstance(want, list):
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{where}: keys {got!r} vs PyTorch's {want!r}"
+        for k in want:
+            _assert_same(got[k], want[k], f"{where}[{k!r}]")
+    elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{where}: {got!r} vs PyTorch's {want!r}"
         for k, (g, w) in enumerate(zip(got, want)):
             _assert_same(g, w, f"{where}[{k}]")
