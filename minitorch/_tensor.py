@@ -215,24 +215,29 @@ class Tensor(_C.TensorBase):
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    # new_*: self's dtype and device unless told; the size as ints or one sequence, as PyTorch
-    def _new(self, factory, size, *args, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        if len(size) == 1 and isinstance(size[0], (tuple, list, _C.Size)):
-            size = size[0]
-        return factory(tuple(size), *args, dtype=dtype or self.dtype, device=device or self.device,
+    # new_*: self's dtype and device unless told; the size as ints, one sequence or size=, as PyTorch
+    def _new(self, name, factory, args, size, *fill, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        if size is not None and args:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if size is None:
+            if not args:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, _C.Size)) else args
+        return factory(tuple(size), *fill, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new(_C.empty, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new("new_empty", _C.empty, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new(_C.zeros, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new("new_zeros", _C.zeros, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new(_C.ones, size, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        return self._new("new_ones", _C.ones, args, size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        return self._new(_C.full, (size,), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+        return self._new("new_full", _C.full, (), size, fill_value, dtype=dtype, device=device,
+                         requires_grad=requires_grad)
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> "Tensor":
         if isinstance(data, Tensor):  # PyTorch copies it too, detached

@@ -14,20 +14,13 @@ from typing import Any
 import numpy as np
 
 from . import _C
+from ._checks import _to_out
 
 
 def _tensor_arg(fname: str, value, name: str = "input", position: int = 1) -> None:
     if not isinstance(value, _C.TensorBase):
         raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be Tensor, "
                         f"not {type(value).__name__}")
-
-
-def _to_out(result, out):
-    """result, or out resized to it and holding its values (PyTorch's out= contract)."""
-    if out is None:
-        return result
-    out.resize_(result.shape)
-    return out.copy_(result)
 
 
 # ---- constants ----

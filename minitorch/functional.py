@@ -202,16 +202,14 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The p-norm of input (over dim, or all of it): a vector norm for a number p, and for 'fro'
     over at most two dims; the matrix norm (linalg.matrix_norm) for 'nuc'."""
     _tensors("norm", input=input)
-    if out is not None:
-        raise NotImplementedError("norm(out=...) is not supported")
     _dim = [dim] if isinstance(dim, int) else dim
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            return _C.linalg_vector_norm(input, 2, _dim, keepdim, dtype=dtype)
+            return _C.linalg_vector_norm(input, 2, _dim, keepdim, dtype=dtype, out=out)
         if _dim is None:
             _dim = list(range(input.dim()))
-        return _C.linalg_matrix_norm_str(input, p, _dim, keepdim, dtype=dtype)
-    return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)
+        return _C.linalg_matrix_norm_str(input, p, _dim, keepdim, dtype=dtype, out=out)
+    return _C.linalg_vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype, out=out)
 
 
 def meshgrid(*tensors, indexing: "str | None" = None) -> tuple:
@@ -282,10 +280,7 @@ def tensordot(a, b, dims=2, out=None) -> "_C.TensorBase":
         dims_a, dims_b = list(range(-n, 0)), list(range(n))
     dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
     dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
-    result = _C.tensordot(a, b, dims_a, dims_b)
-    if out is not None:
-        return out.copy_(result)
-    return result
+    return _C.tensordot(a, b, dims_a, dims_b, out=out)
 
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from . import _C
-from ._checks import _tensors
+from ._checks import _tensors, _to_out
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
@@ -58,27 +58,24 @@ matrix_power = _C.matrix_power
 matmul = _C.matmul
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ord-norm of the matrices of A over dim: 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2."""
     if isinstance(ord, str):
-        return _C.linalg_matrix_norm_str(A, ord, dim, keepdim, dtype=dtype)
-    return _C.linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+        return _C.linalg_matrix_norm_str(A, ord, dim, keepdim, dtype=dtype, out=out)
+    return _C.linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """A vector norm or, with ord given over two dims (or of a 2-D A), a matrix norm."""
     if isinstance(ord, str):
-        return _C.linalg_norm_str(A, ord, dim, keepdim, dtype=dtype)
-    return _C.linalg_norm(A, ord, dim, keepdim, dtype=dtype)
+        return _C.linalg_norm_str(A, ord, dim, keepdim, dtype=dtype, out=out)
+    return _C.linalg_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
 
 
 def cross(input, other, *, dim: int = -1, out=None):
     """The cross product of the 3-vectors of input and other along dim (their other dims
     broadcast)."""
-    result = _C.linalg_cross(input, other, dim=dim)
-    if out is not None:
-        return out.copy_(result)
-    return result
+    return _C.linalg_cross(input, other, dim=dim, out=out)
 
 
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
@@ -93,7 +90,7 @@ def vecdot(x, y, *, dim: int = -1, out=None):
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got {_name(t.dtype)}")
     result = _C.sum(_C.mul(x, y), dim)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 def _name(dt) -> str:
@@ -161,7 +158,7 @@ def multi_dot(tensors, *, out=None):
         result = result.squeeze(0)
     elif last.dim() == 1:
         result = result.squeeze(-1)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False, out=None):
@@ -180,7 +177,7 @@ def cond(A, p=None, *, out=None):
         result = bottom / top if p == -2 else top / bottom
     else:
         result = matrix_norm(A, p) * matrix_norm(inv(A), p)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 def tensorinv(A, ind: int = 2, *, out=None):
@@ -195,7 +192,7 @@ def tensorinv(A, ind: int = 2, *, out=None):
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
                            f"but got {m} != {n}")
     result = inv(A.reshape(n, m)).reshape(cols + rows)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
@@ -210,7 +207,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
         raise RuntimeError("Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), "
                            f"but got {m} != {n}")
     result = solve(A.reshape(n, m), B.reshape(n)).reshape(rest)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 class _SolveEx(tuple):
@@ -285,7 +282,7 @@ def householder_product(A, tau, *, out=None):
         # PyTorch's, it requires grad when they do; the empty sums add an exact 0)
         start = start + (A[..., :0, :0].sum() + tau[..., :0].sum())
     result = _reflect(_reflectors(A, k), tau, start, reverse=False)
-    return out.copy_(result) if out is not None else result
+    return _to_out(result, out)
 
 
 def _ormqr(input, tau, other, left: bool = True, transpose: bool = False):

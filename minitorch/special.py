@@ -62,8 +62,7 @@ gammaincc = _C.igammac
 
 def round(input, *, decimals: int = 0, out=None):  # noqa: A001
     """input rounded half to even, to `decimals` decimal places."""
-    result = _C.round(input, decimals=decimals)
-    return out.copy_(result) if out is not None else result
+    return _C.round(input, decimals=decimals, out=out)
 
 
 def softmax(input, dim: int, *, dtype=None):

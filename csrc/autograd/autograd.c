@@ -364,21 +364,41 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
 }
 
 /* PyTorch's error for a tensor saved at version `saved` and changed in place since. grad_fn:
- * the node whose output k it is, which PyTorch names (none for a leaf). */
+ * the node whose output k it is (none for a leaf), named as PyTorch's message names it: without
+ * the "Backward<n>" ending of a formula's node ("Mul"), in full otherwise ("CopySlices"). The
+ * hint depends on anomaly mode, as PyTorch's. */
 static mt_status
 stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
 {
-    char buf[128], of[128] = "";
-    static const char *const names[] = {"Bool", "Int", "Long", "Float", "Double"};
+    char buf[128], of[160] = "";
     if (grad_fn) {
-        snprintf(of, sizeof(of), ", which is output %d of %s,", k, grad_fn->name);
+        const char *name = grad_fn->name, *end = name + strlen(name);
+        const char *digits = end;
+        while (digits > name && digits[-1] >= '0' && digits[-1] <= '9') {
+            digits--;
+        }
+        size_t stem = (size_t)(end - name);
+        size_t suffix = strlen("Backward");
+        if (digits < end && (size_t)(digits - name) > suffix &&
+            strncmp(digits - suffix, "Backward", suffix) == 0) {
+            stem = (size_t)(digits - suffix - name);
+        }
+        snprintf(of, sizeof(of), ", which is output %d of %.*s,", k, (int)stem, name);
     }
+    const char *hint =
+        mt_autograd_anomaly_enabled()
+            ? "the backtrace further above shows the operation that failed to compute its "
+              "gradient. The variable in question was changed in there or anywhere later. Good "
+              "luck!"
+            : "enable anomaly detection to find the operation that failed to compute its "
+              "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).";
     return mt_fail(MT_ERUNTIME,
                    "one of the variables needed for gradient computation has been modified by an "
                    "inplace operation: [minitorch.%sTensor %s]%s is at version %ld; expected "
-                   "version %ld instead.",
-                   names[t->dtype], mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of,
-                   mt_tensor_version(t), saved);
+                   "version %ld instead. Hint: %s",
+                   mt_dtype_scalar_name(t->dtype),
+                   mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of, mt_tensor_version(t),
+                   saved, hint);
 }
 
 mt_status

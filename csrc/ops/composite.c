@@ -250,7 +250,9 @@ fill_copy(mt_tensor **out, mt_tensor *self)
 
 /* resize_(self, size): self becomes contiguous of shape size, on its storage where that holds
  * it, else on a larger new one that starts with the old one's elements (PyTorch's resize_, which
- * out= arguments use). Unlike PyTorch's, self's views keep the old storage. */
+ * out= arguments use), and its version goes up. Of the same shape, self is left as it is (its
+ * strides too, and its version), as PyTorch's. Unlike PyTorch's, self's views keep the old
+ * storage. */
 mt_status
 mt_composite_resize_(mt_args *a)
 {
@@ -267,6 +269,11 @@ mt_composite_resize_(mt_args *a)
     mt_status st = mt_check_sizes(size->n, size->v);
     if (st) {
         return st;
+    }
+    if (size->n == self->ndim &&
+        memcmp(size->v, self->sizes, sizeof(int64_t) * (size_t)size->n) == 0) {
+        a->out[0] = mt_tensor_retain(self);
+        return MT_OK;
     }
     size_t item = mt_dtype_size(self->dtype);
     int64_t numel = mt_numel(size->n, size->v), old_n = (int64_t)(self->storage->nbytes / item);
@@ -303,6 +310,7 @@ mt_composite_resize_(mt_args *a)
     self->ndim = size->n;
     memcpy(self->sizes, size->v, sizeof(int64_t) * (size_t)size->n);
     mt_contiguous_strides(self->ndim, self->sizes, self->strides);
+    mt_tensor_bump_version(self);
     a->out[0] = mt_tensor_retain(self);
     return MT_OK;
 }

@@ -1048,9 +1048,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """input divided by its p-norm along dim, the norm at least eps."""
     _tensors("normalize", input=input)
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    if out is None:
-        return input / denom
-    return out.copy_(input / denom)
+    return _minitorch.div(input, denom, out=out)
 
 
 _INTS = 16  # the most ints an int[] argument holds (MT_MAX_DIMS)
