@@ -220,10 +220,12 @@ mt_cuda_norm(mt_args *a)
     return run(a, a->b[0], &r, out_dt);
 }
 
-// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
-static mt_status
-moment(mt_args *a, bool root)
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
+// std (a->plan->op tells them apart)
+mt_status
+mt_cuda_moment(mt_args *a)
 {
+    const bool root = a->plan->op == MT_OP_std;
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
@@ -242,18 +244,6 @@ out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&mean);
     return st;
-}
-
-mt_status
-mt_cuda_var(mt_args *a)
-{
-    return moment(a, false);
-}
-
-mt_status
-mt_cuda_std(mt_args *a)
-{
-    return moment(a, true);
 }
 
 // self, dims; out = log(sum exp(self)) over dims, as m + log(sum exp(self - m)), m the max
@@ -423,11 +413,13 @@ out_release:
     return st;
 }
 
-// grad_output, output (any shape, the plan's float dtype), dim; out = softmax's backward
-// (log: log_softmax's) along dim, one pass over each row (cuda/reduce.cu), no host sync
-static mt_status
-softmax_backward(mt_args *a, bool log)
+// grad_output, output (any shape, the plan's float dtype), dim; out = _softmax_backward_data's
+// result (_log_softmax_backward_data's: a->plan->op) along dim, one pass over each row
+// (cuda/reduce.cu), no host sync
+mt_status
+mt_cuda_softmax_backward(mt_args *a)
 {
+    const bool log = a->plan->op == MT_OP__log_softmax_backward_data;
     const mt_dtype dt = a->plan->reduce.out_dt;
     mt_tensor *g = NULL, *y = NULL;
     mt_status st;
@@ -456,18 +448,6 @@ out_release:
     return st;
 }
 
-mt_status
-mt_cuda__softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, false);
-}
-
-mt_status
-mt_cuda__log_softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, true);
-}
-
 static mt_status
 scan(mt_args *a, mt_cuda_row_op op, const char *name)
 {
@@ -476,12 +456,6 @@ scan(mt_args *a, mt_cuda_row_op op, const char *name)
         return mt_fail_not_implemented(name, "_cuda", dt);
     }
     return row_op(a, dt, op);
-}
-
-static mt_status
-softmax(mt_args *a, mt_cuda_row_op op)
-{
-    return row_op(a, a->plan->reduce.out_dt, op);
 }
 
 mt_status
@@ -502,14 +476,10 @@ mt_cuda_logcumsumexp(mt_args *a)
     return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
 }
 
+// softmax and log_softmax (a->plan->op tells them apart) of self along the plan's dim
 mt_status
 mt_cuda_softmax(mt_args *a)
 {
-    return softmax(a, MT_CUDA_ROW_SOFTMAX);
-}
-
-mt_status
-mt_cuda_log_softmax(mt_args *a)
-{
-    return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX);
+    const bool log = a->plan->op == MT_OP_log_softmax;
+    return row_op(a, a->plan->reduce.out_dt, log ? MT_CUDA_ROW_LOG_SOFTMAX : MT_CUDA_ROW_SOFTMAX);
 }

@@ -438,10 +438,12 @@ about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
     return st;
 }
 
-// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
-static mt_status
-moment(mt_args *a, bool root_it)
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
+// std (a->plan->op tells them apart)
+mt_status
+mt_cpu_moment(mt_args *a)
 {
+    const bool root_it = a->plan->op == MT_OP_std;
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
@@ -469,18 +471,6 @@ out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&mean);
     return st;
-}
-
-mt_status
-mt_cpu_var(mt_args *a)
-{
-    return moment(a, false);
-}
-
-mt_status
-mt_cpu_std(mt_args *a)
-{
-    return moment(a, true);
 }
 
 static double

@@ -396,24 +396,16 @@ log_softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t i
     }
 }
 
-static mt_status
-softmax(mt_args *a, row_fn f32, row_fn f64)
-{
-    mt_dtype dt = a->plan->reduce.out_dt;
-    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
-}
-
-// self (any shape), dim; out = exp(self) / sum of exp(self) along dim
+// self (any shape), dim; out = exp(self) / sum of exp(self) along dim, or its log for
+// log_softmax (a->plan->op tells them apart)
 mt_status
 mt_cpu_softmax(mt_args *a)
 {
-    return softmax(a, softmax_fast_f32, softmax_f64);
-}
-
-mt_status
-mt_cpu_log_softmax(mt_args *a)
-{
-    return softmax(a, log_softmax_fast_f32, log_softmax_f64);
+    const mt_dtype dt = a->plan->reduce.out_dt;
+    const bool log = a->plan->op == MT_OP_log_softmax;
+    const row_fn f32 = log ? log_softmax_fast_f32 : softmax_fast_f32;
+    const row_fn f64 = log ? log_softmax_f64 : softmax_f64;
+    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
 }
 
 // g, y, gx (rows, n): the backward of one row in one pass, s = sum of TERM over the row (in
@@ -442,12 +434,18 @@ SOFTMAX_BACK_ROW(softmax_back_f64, double, (double)g[j] * (double)y[j], y[j] * (
 typedef void (*back_row_f32)(const float *g, const float *y, float *gx, int64_t n);
 typedef void (*back_row_f64)(const double *g, const double *y, double *gx, int64_t n);
 
-// grad_output, output (any shape), dim; out = the backward of (log_)softmax along dim (f32, f64:
-// a row's loop; composite: the chain of ops). Along the last dim (inner 1) rows go to the
-// threads; along another the composite's chain of ops runs.
-static mt_status
-softmax_backward(mt_args *a, back_row_f32 f32, back_row_f64 f64, mt_kernel_fn composite)
+// grad_output, output (any shape), dim; out = _softmax_backward_data's result along dim:
+// output * (grad_output - sum(grad_output * output)); _log_softmax_backward_data's (a->plan->op):
+// grad_output - exp(output) * sum(grad_output). Along the last dim (inner 1) rows go to the
+// threads, a row's loop each; along another the op's composite (its chain of ops) runs.
+mt_status
+mt_cpu_softmax_backward(mt_args *a)
 {
+    const bool log = a->plan->op == MT_OP__log_softmax_backward_data;
+    const back_row_f32 f32 = log ? log_softmax_back_f32 : softmax_back_f32;
+    const back_row_f64 f64 = log ? log_softmax_back_f64 : softmax_back_f64;
+    const mt_kernel_fn composite = log ? mt_composite__log_softmax_backward_data
+                                       : mt_composite__softmax_backward_data;
     const mt_dtype dt = a->plan->reduce.out_dt;
     const int dim = a->plan->reduce.dim;
     lanes g, y;
@@ -481,20 +479,4 @@ softmax_backward(mt_args *a, back_row_f32 f32, back_row_f64 f64, mt_kernel_fn co
     }
     mt_tensor_release(g.x);
     return st;
-}
-
-// out = grad_output - exp(output) * sum(grad_output) along dim
-mt_status
-mt_cpu__log_softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, log_softmax_back_f32, log_softmax_back_f64,
-                            mt_composite__log_softmax_backward_data);
-}
-
-// out = output * (grad_output - sum(grad_output * output)) along dim
-mt_status
-mt_cpu__softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, softmax_back_f32, softmax_back_f64,
-                            mt_composite__softmax_backward_data);
 }
