@@ -94,11 +94,16 @@ typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer,
 ARG_LOOPS(argmax, v > b[i])
 ARG_LOOPS(argmin, v < b[i])
 
-/* values (unless want_values is false) and int64 indices of the extreme of self along the
- * plan's dim; no dim (argmax and argmin's None) means the flattened tensor. */
-static mt_status
-arg_extreme(mt_args *a, const arg_fn *loops, bool flat, bool keepdim, bool want_values)
+/* max_dim and min_dim: the values and int64 indices of the extreme of self along the plan's dim;
+ * argmax and argmin (a->plan->op tells the four apart): the indices alone, a dim of None (i[0]
+ * absent) reducing the flattened tensor. */
+mt_status
+mt_cpu_arg_extreme(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const bool want_values = op == MT_OP_max_dim || op == MT_OP_min_dim;
+    const arg_fn *loops = op == MT_OP_max_dim || op == MT_OP_argmax ? argmax_loops : argmin_loops;
+    const bool flat = !want_values && (a->i_none & 1u), keepdim = a->b[0];
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
     const bool *reduce = a->plan->reduce.reduce;
     const int dim = a->plan->reduce.dim;
@@ -140,32 +145,6 @@ out_release:
     mt_tensor_clear(&indices);
     mt_tensor_clear(&l.x);
     return st;
-}
-
-// self (any shape), dim; out[0] = max along dim, out[1] = its index (int64)
-mt_status
-mt_cpu_max_dim(mt_args *a)
-{
-    return arg_extreme(a, argmax_loops, false, a->b[0], true);
-}
-
-mt_status
-mt_cpu_min_dim(mt_args *a)
-{
-    return arg_extreme(a, argmin_loops, false, a->b[0], true);
-}
-
-/* argmax and argmin: a dim of None (i[0] absent) reduces the flattened tensor */
-mt_status
-mt_cpu_argmax(mt_args *a)
-{
-    return arg_extreme(a, argmax_loops, a->i_none & 1u, a->b[0], false);
-}
-
-mt_status
-mt_cpu_argmin(mt_args *a)
-{
-    return arg_extreme(a, argmin_loops, a->i_none & 1u, a->b[0], false);
 }
 
 /* ---- scans and softmax: the output has the input's shape ---- */
