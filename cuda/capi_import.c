@@ -25,6 +25,12 @@ mt_cuda_set_api(const mt_c_api *table, char *why, size_t n)
     return 0;
 }
 
+const char *
+mt_cuda_op_name(mt_op op)
+{
+    return api->op_names[op];
+}
+
 mt_status
 mt_fail(mt_status code, const char *fmt, ...)
 {

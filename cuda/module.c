@@ -628,13 +628,6 @@ py_nccl_group(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The op names, in ops.def's order, for kernels() */
-static const char *const op_names[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) #name,
-#include "dispatch/ops.def"
-#undef MT_OP
-};
-
 /* kernels() -> {op: kernel name}: the backend's own kernels as its table (ops.c, generated from
  * ops.def's cuda column) hands them to _C */
 static PyObject *
@@ -646,7 +639,7 @@ py_kernels(PyObject *m, PyObject *unused)
     for (int op = 0; d && op < MT_NUM_OPS; op++) {
         const char *name = mt_cuda_kernels[op].name;
         PyObject *v = name ? PyUnicode_FromString(name) : NULL;
-        if (name && (v == NULL || PyDict_SetItemString(d, op_names[op], v) < 0)) {
+        if (name && (v == NULL || PyDict_SetItemString(d, mt_cuda_op_name((mt_op)op), v) < 0)) {
             Py_CLEAR(d);
         }
         Py_XDECREF(v);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cuda/capi_import.h"
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 
@@ -179,29 +180,27 @@ mt_cuda_mean(mt_args *a)
     return run(a, a->b[0], &r, out_dt);
 }
 
-#define EXTREMUM(name, OP, keepdim)                  \
-    mt_status mt_cuda_##name(mt_args *a)             \
-    {                                                \
-        mt_dtype dt = a->t[0]->dtype;                \
-        red_req r = {#name, OP, dt, dt, 0, 0, NULL}; \
-        return run(a, keepdim, &r, dt);              \
-    }
-EXTREMUM(amax, MT_CUDA_RED_AMAX, a->b[0])
-EXTREMUM(amin, MT_CUDA_RED_AMIN, a->b[0])
-EXTREMUM(max, MT_CUDA_RED_AMAX, false)
-EXTREMUM(min, MT_CUDA_RED_AMIN, false)
-
+// amax, amin, max and min (a->plan->op tells them apart): the largest (smallest) element over
+// the plan's dims in the input's dtype; max and min reduce every dim to a 0-dim result
 mt_status
-mt_cuda_all(mt_args *a)
+mt_cuda_extremum(mt_args *a)
 {
-    red_req r = {"all", MT_CUDA_RED_ALL, MT_BOOL, MT_BOOL, 0, 0, NULL};
-    return run(a, a->b[0], &r, MT_BOOL);
+    const mt_op op = a->plan->op;
+    const bool is_max = op == MT_OP_amax || op == MT_OP_max;
+    const bool keepdim = (op == MT_OP_amax || op == MT_OP_amin) && a->b[0];
+    const mt_dtype dt = a->t[0]->dtype;
+    red_req r = {
+        mt_cuda_op_name(op), is_max ? MT_CUDA_RED_AMAX : MT_CUDA_RED_AMIN, dt, dt, 0, 0, NULL};
+    return run(a, keepdim, &r, dt);
 }
 
+// all and any (a->plan->op tells them apart) over the plan's dims, a bool result
 mt_status
-mt_cuda_any(mt_args *a)
+mt_cuda_logical(mt_args *a)
 {
-    red_req r = {"any", MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, 0, 0, NULL};
+    const bool all = a->plan->op == MT_OP_all;
+    red_req r = {
+        all ? "all" : "any", all ? MT_CUDA_RED_ALL : MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, 0, 0, NULL};
     return run(a, a->b[0], &r, MT_BOOL);
 }
 
@@ -220,10 +219,12 @@ mt_cuda_norm(mt_args *a)
     return run(a, a->b[0], &r, out_dt);
 }
 
-// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
-static mt_status
-moment(mt_args *a, bool root)
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
+// std (a->plan->op tells them apart)
+mt_status
+mt_cuda_moment(mt_args *a)
 {
+    const bool root = a->plan->op == MT_OP_std;
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
@@ -242,18 +243,6 @@ out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&mean);
     return st;
-}
-
-mt_status
-mt_cuda_var(mt_args *a)
-{
-    return moment(a, false);
-}
-
-mt_status
-mt_cuda_std(mt_args *a)
-{
-    return moment(a, true);
 }
 
 // self, dims; out = log(sum exp(self)) over dims, as m + log(sum exp(self - m)), m the max
@@ -303,15 +292,23 @@ out_release:
     return st;
 }
 
-/* values (unless want_values is false) and int64 indices of the extreme of self over the
- * plan's dims (one, or all of them for argmax and argmin's None: the flattened tensor). */
-static mt_status
-arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
+/* max_dim and min_dim: the values and int64 indices of the extreme of self over the plan's dim;
+ * argmax and argmin (a->plan->op tells the four apart): the indices alone, over the plan's dims
+ * (one, or all of them for a dim of None: the flattened tensor). */
+mt_status
+mt_cuda_arg_extreme(mt_args *a)
 {
+    const mt_op which = a->plan->op;
+    const bool want_values = which == MT_OP_max_dim || which == MT_OP_min_dim;
+    const bool is_max = which == MT_OP_max_dim || which == MT_OP_argmax;
+    const char *name = !want_values ? mt_cuda_op_name(which) : is_max ? "max" : "min";
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
     bool keepdim = a->b[0];
     const bool *reduce = a->plan->reduce.reduce;
-    red_req r = {name, op, self->dtype, self->dtype, 0, 0, NULL};
+    red_req r = {name,        is_max ? MT_CUDA_RED_ARGMAX : MT_CUDA_RED_ARGMIN,
+                 self->dtype, self->dtype,
+                 0,           0,
+                 NULL};
     mt_status st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices);
     if (st) {
         return st;
@@ -321,30 +318,6 @@ arg_extreme(mt_args *a, const char *name, mt_cuda_red_op op, bool want_values)
     mt_tensor_clear(&values);
     mt_tensor_clear(&indices);
     return st;
-}
-
-mt_status
-mt_cuda_max_dim(mt_args *a)
-{
-    return arg_extreme(a, "max", MT_CUDA_RED_ARGMAX, true);
-}
-
-mt_status
-mt_cuda_min_dim(mt_args *a)
-{
-    return arg_extreme(a, "min", MT_CUDA_RED_ARGMIN, true);
-}
-
-mt_status
-mt_cuda_argmax(mt_args *a)
-{
-    return arg_extreme(a, "argmax", MT_CUDA_RED_ARGMAX, false);
-}
-
-mt_status
-mt_cuda_argmin(mt_args *a)
-{
-    return arg_extreme(a, "argmin", MT_CUDA_RED_ARGMIN, false);
 }
 
 /* ---- along one dim, the result shaped like the input ---- */
@@ -423,11 +396,13 @@ out_release:
     return st;
 }
 
-// grad_output, output (any shape, the plan's float dtype), dim; out = softmax's backward
-// (log: log_softmax's) along dim, one pass over each row (cuda/reduce.cu), no host sync
-static mt_status
-softmax_backward(mt_args *a, bool log)
+// grad_output, output (any shape, the plan's float dtype), dim; out = _softmax_backward_data's
+// result (_log_softmax_backward_data's: a->plan->op) along dim, one pass over each row
+// (cuda/reduce.cu), no host sync
+mt_status
+mt_cuda_softmax_backward(mt_args *a)
 {
+    const bool log = a->plan->op == MT_OP__log_softmax_backward_data;
     const mt_dtype dt = a->plan->reduce.out_dt;
     mt_tensor *g = NULL, *y = NULL;
     mt_status st;
@@ -456,18 +431,6 @@ out_release:
     return st;
 }
 
-mt_status
-mt_cuda__softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, false);
-}
-
-mt_status
-mt_cuda__log_softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, true);
-}
-
 static mt_status
 scan(mt_args *a, mt_cuda_row_op op, const char *name)
 {
@@ -476,12 +439,6 @@ scan(mt_args *a, mt_cuda_row_op op, const char *name)
         return mt_fail_not_implemented(name, "_cuda", dt);
     }
     return row_op(a, dt, op);
-}
-
-static mt_status
-softmax(mt_args *a, mt_cuda_row_op op)
-{
-    return row_op(a, a->plan->reduce.out_dt, op);
 }
 
 mt_status
@@ -502,14 +459,10 @@ mt_cuda_logcumsumexp(mt_args *a)
     return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
 }
 
+// softmax and log_softmax (a->plan->op tells them apart) of self along the plan's dim
 mt_status
 mt_cuda_softmax(mt_args *a)
 {
-    return softmax(a, MT_CUDA_ROW_SOFTMAX);
-}
-
-mt_status
-mt_cuda_log_softmax(mt_args *a)
-{
-    return softmax(a, MT_CUDA_ROW_LOG_SOFTMAX);
+    const bool log = a->plan->op == MT_OP_log_softmax;
+    return row_op(a, a->plan->reduce.out_dt, log ? MT_CUDA_ROW_LOG_SOFTMAX : MT_CUDA_ROW_SOFTMAX);
 }

@@ -69,36 +69,28 @@ next_uniform(stream &s)
     return u;
 }
 
-// PyTorch's CPU sample_poisson (NumPy's): transformed rejection from 10 on, else Knuth's product
+// A Poisson draw of lambda from the stream (core/random_math.h's methods, PyTorch's CPU
+// sample_poisson); on the stream's last round the candidate of the trial is the draw
 template <typename T>
 static __device__ T
 poisson_of(double lambda, stream s)
 {
-    if (lambda >= 10) {
-        const double slam = sqrt(lambda), loglam = log(lambda);
-        const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-        const double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    const mt_poisson_rate p = mt_poisson_rate_of(lambda);
+    if (p.rejection) {
         for (;;) {
-            const double U = next_uniform(s) - 0.5, V = next_uniform(s);
-            const double us = 0.5 - fabs(U);
-            const double k = floor((2 * a / us + b) * U + lambda + 0.43);
-            if ((us >= 0.07 && V <= vr) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
-                return (T)k;
-            }
-            if (k < 0 || (us < 0.013 && V > us)) {
-                continue;
-            }
-            if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
-                -lambda + k * loglam - lgamma(k + 1)) {
+            const double u = next_uniform(s);
+            const double v = next_uniform(s);
+            bool accepted;
+            const double k = mt_sample_poisson(&p, u, v, &accepted);
+            if (accepted || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
                 return (T)k;
             }
         }
     }
-    const double enlam = exp(-lambda);
     double prod = 1.0;
     for (double x = 0;; x++) {
         prod *= next_uniform(s);
-        if (!(prod > enlam) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
+        if (!(prod > p.enlam) || s.round == MT_CUDA_POISSON_ROUNDS - 1) {
             return (T)x;
         }
     }

@@ -70,8 +70,9 @@
  * trip is _C's (no mt_kernel_for): 31 entries; 25: mt_reduce_result, mt_factory_finish,
  * mt_sort_geom and mt_unique_outputs inline in their headers, bernoulli_'s kernel expands p
  * with mt_op_expand (its front end checked p), mt_norm_backward_inputs and
- * mt_batch_norm_update_running inline in arg_checks.h: 24 entries */
-#define MT_CAPI_VERSION 25
+ * mt_batch_norm_update_running inline in arg_checks.h: 24 entries; 26: op_names, _C's table of
+ * op names (the plug-in keeps no copy) */
+#define MT_CAPI_VERSION 26
 
 /* F(return type, name, parameters, arguments) for functions returning a value,
  * V(name, parameters, arguments) for void ones. */
@@ -121,6 +122,7 @@ typedef struct mt_c_api {
     int version;     /* MT_CAPI_VERSION of the _C that made the table */
     int size;        /* sizeof(mt_c_api) there */
     int num_ops;     /* MT_NUM_OPS there: a stale plug-in must not index another op table */
+    const char *const *op_names; /* mt_op_names: num_ops names, in ops.def's order */
     mt_status (*mt_fail)(mt_status code, const char *fmt, ...);
 #define MT_CAPI_FIELD(ret, name, params, args) ret(*name) params;
 #define MT_CAPI_VFIELD(name, params, args) void(*name) params;

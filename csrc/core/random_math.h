@@ -6,7 +6,8 @@
  * gives PyTorch's numbers, CUDA's from Philox counters. Where the CPU transforms its variate as
  * the kernel does it calls the same function; the CPU's uniform_, normal_, log_normal_ and
  * cauchy_ fuse their multiply-adds as PyTorch's vector kernels do (fma), so those four functions
- * are the CUDA kernel's alone. No generator state here: a function maps numbers to a draw. */
+ * are the CUDA kernel's alone. No generator state here: a function maps numbers to a draw (the
+ * Poisson sampler's loops, which draw until a trial accepts, are the callers'). */
 #ifndef MT_RANDOM_MATH_H
 #define MT_RANDOM_MATH_H
 
@@ -86,6 +87,55 @@ static inline MT_HD double
 mt_sample_cauchy(double u, double median, double sigma)
 {
     return median + sigma * tan(MT_PI * (u - 0.5));
+}
+
+/* Poisson draws as PyTorch's sample_poisson (after NumPy's), from the caller's uniforms (the CPU
+ * generator's stream, a CUDA element's Philox counters), so the loops that draw them are the
+ * callers' and the arithmetic is here. Below a rate of 10, Knuth's method: the draw is the count
+ * of uniforms multiplied in before their product falls to exp(-rate) (enlam). From 10 on,
+ * Hoermann's transformed rejection ("The transformed rejection method for generating Poisson
+ * random variables", 1993): trials of two uniforms each (mt_sample_poisson) until one accepts
+ * its candidate. mt_poisson_rate_of computes each method's constants once per rate. */
+typedef struct mt_poisson_rate {
+    double lambda;
+    bool rejection;                      /* the rate is 10 or more: the transformed rejection */
+    double loglam, a, b, invalpha, vr;   /* its constants */
+    double enlam;                        /* Knuth's threshold exp(-rate), below 10 */
+} mt_poisson_rate;
+
+static inline MT_HD mt_poisson_rate
+mt_poisson_rate_of(double lambda)
+{
+    mt_poisson_rate p = {lambda, lambda >= 10, 0, 0, 0, 0, 0, 0};
+    if (p.rejection) {
+        p.loglam = log(lambda);
+        p.b = 0.931 + 2.53 * sqrt(lambda);
+        p.a = -0.059 + 0.02483 * p.b;
+        p.invalpha = 1.1239 + 1.1328 / (p.b - 3.4);
+        p.vr = 0.9277 - 3.6224 / (p.b - 2);
+    } else {
+        p.enlam = exp(-lambda);
+    }
+    return p;
+}
+
+/* One trial of the transformed rejection for p's rate (p->rejection) with u, then v, uniform in
+ * [0, 1): its candidate count, and *accepted whether the candidate is the draw. A candidate that
+ * is no int64 count (below 0, from 2^63 on, NaN) is accepted only by the first, quick test. */
+static inline MT_HD double
+mt_sample_poisson(const mt_poisson_rate *p, double u, double v, bool *accepted)
+{
+    const double U = u - 0.5, us = 0.5 - fabs(U);
+    const double k = floor((2 * p->a / us + p->b) * U + p->lambda + 0.43);
+    if (us >= 0.07 && v <= p->vr) {
+        *accepted = true;
+    } else if (!(k >= 0 && k < 9223372036854775808.0) || (us < 0.013 && v > us)) {
+        *accepted = false;
+    } else {
+        *accepted = log(v) + log(p->invalpha) - log(p->a / (us * us) + p->b) <=
+                    -p->lambda + k * p->loglam - lgamma(k + 1);
+    }
+    return k;
 }
 
 #endif

@@ -308,57 +308,32 @@ extremum_init(mt_dtype dt, bool lowest)
     }
 }
 
-/* max or min (is_max) over the plan's dims, keeping the input's dtype. */
-static mt_status
-extremum(mt_args *a, const char *name, const mt_loop_fn *loops, bool is_max, bool keepdim)
+/* amax, amin, max and min (a->plan->op tells them apart): the largest (smallest) element over
+ * the plan's dims in the input's dtype; max and min reduce every dim to a 0-dim result. */
+mt_status
+mt_cpu_extremum(mt_args *a)
 {
-    mt_dtype dt = a->t[0]->dtype;
-    reduction r = {name, loops, dt, dt, extremum_init(dt, is_max), {0}};
+    const mt_op op = a->plan->op;
+    const bool is_max = op == MT_OP_amax || op == MT_OP_max;
+    const bool keepdim = (op == MT_OP_amax || op == MT_OP_amin) && a->b[0];
+    const mt_dtype dt = a->t[0]->dtype;
+    reduction r = {
+        mt_op_names[op], is_max ? amax_loops : amin_loops, dt, dt, extremum_init(dt, is_max), {0}};
     return run(a, keepdim, &r, NULL, false);
 }
 
+// all and any (a->plan->op tells them apart) over the plan's dims, a bool result
 mt_status
-mt_cpu_amax(mt_args *a)
+mt_cpu_logical(mt_args *a)
 {
-    return extremum(a, "amax", amax_loops, true, a->b[0]);
-}
-
-mt_status
-mt_cpu_amin(mt_args *a)
-{
-    return extremum(a, "amin", amin_loops, false, a->b[0]);
-}
-
-// self (any shape, no dims); out = the largest element (0-dim)
-mt_status
-mt_cpu_max(mt_args *a)
-{
-    return extremum(a, "max", amax_loops, true, false);
-}
-
-mt_status
-mt_cpu_min(mt_args *a)
-{
-    return extremum(a, "min", amin_loops, false, false);
-}
-
-static mt_status
-logical(mt_args *a, const char *name, const mt_loop_fn *loops, bool init)
-{
-    reduction r = {name, loops, MT_BOOL, MT_BOOL, mt_scalar_bool(init), {0}};
+    const bool all = a->plan->op == MT_OP_all;
+    reduction r = {all ? "all" : "any",
+                   all ? all_loops : any_loops,
+                   MT_BOOL,
+                   MT_BOOL,
+                   mt_scalar_bool(all),
+                   {0}};
     return run(a, a->b[0], &r, NULL, false);
-}
-
-mt_status
-mt_cpu_all(mt_args *a)
-{
-    return logical(a, "all", all_loops, true);
-}
-
-mt_status
-mt_cpu_any(mt_args *a)
-{
-    return logical(a, "any", any_loops, false);
 }
 
 // self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
@@ -438,10 +413,12 @@ about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
     return st;
 }
 
-// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction), its root for std
-static mt_status
-moment(mt_args *a, bool root_it)
+// self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
+// std (a->plan->op tells them apart)
+mt_status
+mt_cpu_moment(mt_args *a)
 {
+    const bool root_it = a->plan->op == MT_OP_std;
     mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
@@ -469,18 +446,6 @@ out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&mean);
     return st;
-}
-
-mt_status
-mt_cpu_var(mt_args *a)
-{
-    return moment(a, false);
-}
-
-mt_status
-mt_cpu_std(mt_args *a)
-{
-    return moment(a, true);
 }
 
 static double

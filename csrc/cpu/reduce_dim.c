@@ -94,11 +94,16 @@ typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer,
 ARG_LOOPS(argmax, v > b[i])
 ARG_LOOPS(argmin, v < b[i])
 
-/* values (unless want_values is false) and int64 indices of the extreme of self along the
- * plan's dim; no dim (argmax and argmin's None) means the flattened tensor. */
-static mt_status
-arg_extreme(mt_args *a, const arg_fn *loops, bool flat, bool keepdim, bool want_values)
+/* max_dim and min_dim: the values and int64 indices of the extreme of self along the plan's dim;
+ * argmax and argmin (a->plan->op tells the four apart): the indices alone, a dim of None (i[0]
+ * absent) reducing the flattened tensor. */
+mt_status
+mt_cpu_arg_extreme(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const bool want_values = op == MT_OP_max_dim || op == MT_OP_min_dim;
+    const arg_fn *loops = op == MT_OP_max_dim || op == MT_OP_argmax ? argmax_loops : argmin_loops;
+    const bool flat = !want_values && (a->i_none & 1u), keepdim = a->b[0];
     mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
     const bool *reduce = a->plan->reduce.reduce;
     const int dim = a->plan->reduce.dim;
@@ -140,32 +145,6 @@ out_release:
     mt_tensor_clear(&indices);
     mt_tensor_clear(&l.x);
     return st;
-}
-
-// self (any shape), dim; out[0] = max along dim, out[1] = its index (int64)
-mt_status
-mt_cpu_max_dim(mt_args *a)
-{
-    return arg_extreme(a, argmax_loops, false, a->b[0], true);
-}
-
-mt_status
-mt_cpu_min_dim(mt_args *a)
-{
-    return arg_extreme(a, argmin_loops, false, a->b[0], true);
-}
-
-/* argmax and argmin: a dim of None (i[0] absent) reduces the flattened tensor */
-mt_status
-mt_cpu_argmax(mt_args *a)
-{
-    return arg_extreme(a, argmax_loops, a->i_none & 1u, a->b[0], false);
-}
-
-mt_status
-mt_cpu_argmin(mt_args *a)
-{
-    return arg_extreme(a, argmin_loops, a->i_none & 1u, a->b[0], false);
 }
 
 /* ---- scans and softmax: the output has the input's shape ---- */
@@ -396,24 +375,16 @@ log_softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t i
     }
 }
 
-static mt_status
-softmax(mt_args *a, row_fn f32, row_fn f64)
-{
-    mt_dtype dt = a->plan->reduce.out_dt;
-    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
-}
-
-// self (any shape), dim; out = exp(self) / sum of exp(self) along dim
+// self (any shape), dim; out = exp(self) / sum of exp(self) along dim, or its log for
+// log_softmax (a->plan->op tells them apart)
 mt_status
 mt_cpu_softmax(mt_args *a)
 {
-    return softmax(a, softmax_fast_f32, softmax_f64);
-}
-
-mt_status
-mt_cpu_log_softmax(mt_args *a)
-{
-    return softmax(a, log_softmax_fast_f32, log_softmax_f64);
+    const mt_dtype dt = a->plan->reduce.out_dt;
+    const bool log = a->plan->op == MT_OP_log_softmax;
+    const row_fn f32 = log ? log_softmax_fast_f32 : softmax_fast_f32;
+    const row_fn f64 = log ? log_softmax_f64 : softmax_f64;
+    return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
 }
 
 // g, y, gx (rows, n): the backward of one row in one pass, s = sum of TERM over the row (in
@@ -442,12 +413,18 @@ SOFTMAX_BACK_ROW(softmax_back_f64, double, (double)g[j] * (double)y[j], y[j] * (
 typedef void (*back_row_f32)(const float *g, const float *y, float *gx, int64_t n);
 typedef void (*back_row_f64)(const double *g, const double *y, double *gx, int64_t n);
 
-// grad_output, output (any shape), dim; out = the backward of (log_)softmax along dim (f32, f64:
-// a row's loop; composite: the chain of ops). Along the last dim (inner 1) rows go to the
-// threads; along another the composite's chain of ops runs.
-static mt_status
-softmax_backward(mt_args *a, back_row_f32 f32, back_row_f64 f64, mt_kernel_fn composite)
+// grad_output, output (any shape), dim; out = _softmax_backward_data's result along dim:
+// output * (grad_output - sum(grad_output * output)); _log_softmax_backward_data's (a->plan->op):
+// grad_output - exp(output) * sum(grad_output). Along the last dim (inner 1) rows go to the
+// threads, a row's loop each; along another the op's composite (its chain of ops) runs.
+mt_status
+mt_cpu_softmax_backward(mt_args *a)
 {
+    const bool log = a->plan->op == MT_OP__log_softmax_backward_data;
+    const back_row_f32 f32 = log ? log_softmax_back_f32 : softmax_back_f32;
+    const back_row_f64 f64 = log ? log_softmax_back_f64 : softmax_back_f64;
+    const mt_kernel_fn composite = log ? mt_composite__log_softmax_backward_data
+                                       : mt_composite__softmax_backward_data;
     const mt_dtype dt = a->plan->reduce.out_dt;
     const int dim = a->plan->reduce.dim;
     lanes g, y;
@@ -481,20 +458,4 @@ softmax_backward(mt_args *a, back_row_f32 f32, back_row_f64 f64, mt_kernel_fn co
     }
     mt_tensor_release(g.x);
     return st;
-}
-
-// out = grad_output - exp(output) * sum(grad_output) along dim
-mt_status
-mt_cpu__log_softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, log_softmax_back_f32, log_softmax_back_f64,
-                            mt_composite__log_softmax_backward_data);
-}
-
-// out = output * (grad_output - sum(grad_output * output)) along dim
-mt_status
-mt_cpu__softmax_backward_data(mt_args *a)
-{
-    return softmax_backward(a, softmax_back_f32, softmax_back_f64,
-                            mt_composite__softmax_backward_data);
 }

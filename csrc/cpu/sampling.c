@@ -142,38 +142,31 @@ mt_cpu_multinomial(mt_args *a)
 
 /* ---- poisson ---- */
 
-/* PyTorch's sample_poisson (after NumPy's): transformed rejection (Hoermann, 1993) from 10 on,
- * else the product of uniforms (Knuth). */
+/* A Poisson draw of lambda on g's stream (core/random_math.h's methods); a rate of 0 draws
+ * nothing, as PyTorch's. The count is an int64 as PyTorch's, which a rate from 2^63 on (or inf)
+ * leaves undefined (INT64_MIN on x86-64, as PyTorch gives). */
 static int64_t
 sample_poisson(double lambda, mt_generator *g)
 {
-    if (lambda >= 10) {
-        double slam = sqrt(lambda), loglam = log(lambda);
-        double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-        double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    const mt_poisson_rate p = mt_poisson_rate_of(lambda);
+    if (p.rejection) {
         for (;;) {
-            double U = mt_draw_uniform_f64(g) - 0.5, V = mt_draw_uniform_f64(g);
-            double us = 0.5 - fabs(U);
-            int64_t k = (int64_t)floor((2 * a / us + b) * U + lambda + 0.43);
-            if (us >= 0.07 && V <= vr) {
-                return k;
-            }
-            if (k < 0 || (us < 0.013 && V > us)) {
-                continue;
-            }
-            if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
-                -lambda + (double)k * loglam - lgamma((double)k + 1)) {
-                return k;
+            const double u = mt_draw_uniform_f64(g);
+            const double v = mt_draw_uniform_f64(g);
+            bool accepted;
+            const double k = mt_sample_poisson(&p, u, v, &accepted);
+            if (accepted) {
+                return (int64_t)k;
             }
         }
     }
     if (lambda == 0) {
         return 0;
     }
-    double enlam = exp(-lambda), prod = 1.0;
+    double prod = 1.0;
     for (int64_t x = 0;; x++) {
         prod *= mt_draw_uniform_f64(g);
-        if (!(prod > enlam)) {
+        if (!(prod > p.enlam)) {
             return x;
         }
     }

@@ -7,6 +7,7 @@
 static const mt_c_api api = {.version = MT_CAPI_VERSION,
                              .size = (int)sizeof(mt_c_api),
                              .num_ops = MT_NUM_OPS,
+                             .op_names = mt_op_names,
                              .mt_fail = mt_fail,
 #define MT_CAPI_INIT(ret, name, params, args) .name = name,
 #define MT_CAPI_VINIT(name, params, args) .name = name,
