@@ -86,8 +86,7 @@ CALLS = {
                                                     align_corners=False),
 }
 # composites that record their pieces, not PyTorch's one node (named here) yet
-NOT_YET = {"conv3d": "ConvolutionBackward0",
-           "sdpa": "UnsafeViewBackward0"}
+NOT_YET = {"sdpa": "UnsafeViewBackward0"}
 
 
 def node(lib, call):

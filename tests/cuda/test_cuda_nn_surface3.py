@@ -53,3 +53,9 @@ def test_grid_sample_and_affine_grid(mode, padding):
 def test_conv3d():
     same_on_cuda(lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 1), padding=1), data(2, 2, 5, 4, 4), data(3, 2, 3, 3, 2),
                  data(3), atol=1e-9)
+    x = minitorch.ones(1, 2, 3, 3, 3, device="cuda", requires_grad=True)
+    node = F.conv3d(x, minitorch.ones(2, 1, 2, 2, 2, device="cuda"), groups=2).grad_fn
+    assert type(node).__name__ == "ConvolutionBackward0"  # one node there too (the composite's)
+    x.grad = None
+    F.conv3d(x, minitorch.ones(2, 1, 2, 2, 2, device="cuda"), groups=2).sum().backward()
+    assert x.grad.device.type == "cuda" and float(x.grad.sum()) == 2 * 8 * 8  # each output reads 8 inputs
