@@ -158,7 +158,7 @@ matmul_batched(mt_tensor *x, mt_tensor *y, mt_tensor **out)
     if (!y_vec) {
         shape[nd++] = p;
     }
-    st = mt_op_view(r, nd, shape, out);
+    st = mt_op__unsafe_view(r, nd, shape, out);
 out_release:
     mt_tensor_clear(&xm);
     mt_tensor_clear(&ym);
@@ -211,7 +211,7 @@ mt_composite_matmul(mt_args *a)
             st = mt_op_mv(tmp, y, &r);
         }
         if (st == MT_OK) {
-            st = mt_op_view(r, dy == 2 ? dx : dx - 1, shape, &a->out[0]);
+            st = mt_op__unsafe_view(r, dy == 2 ? dx : dx - 1, shape, &a->out[0]);
         }
         goto out_release;
     }
