@@ -59,3 +59,17 @@ def test_conv3d():
     x.grad = None
     F.conv3d(x, minitorch.ones(2, 1, 2, 2, 2, device="cuda"), groups=2).sum().backward()
     assert x.grad.device.type == "cuda" and float(x.grad.sum()) == 2 * 8 * 8  # each output reads 8 inputs
+
+
+@pytest.mark.parametrize("fmt, shape", [("channels_last", (2, 3, 4, 5)), ("channels_last_3d", (2, 3, 2, 4, 5))])
+def test_moves_keep_the_memory_format(fmt, shape):
+    """to(device) and to(device, dtype) copy in the source's layout (preserve_format), both ways,
+    a strided source included, with the values in place."""
+    x = minitorch.tensor(data(*shape)).to(memory_format=getattr(minitorch, fmt))
+    for src in (x, x[:, :, ::2]):
+        on = src.to("cuda")
+        back = on.to("cpu", minitorch.float32)
+        assert on.stride() == back.stride() == src.contiguous(memory_format=getattr(minitorch, fmt)).stride()
+        assert on.is_contiguous(memory_format=getattr(minitorch, fmt))
+        np.testing.assert_array_equal(on.cpu().numpy(), src.numpy())
+        np.testing.assert_allclose(back.numpy(), src.numpy(), rtol=1e-6)
