@@ -315,10 +315,17 @@ copy_as(mt_tensor *self, mt_dtype dt, mt_device dev, bool preserve, mt_tensor **
     int64_t strides[MT_MAX_DIMS], numel = mt_tensor_numel(self);
     mt_tensor *flat = NULL;
     mt_status st;
+    if (preserve) {
+        mt_preserve_strides(self, strides);
+        /* an empty tensor counts as dense, and keeps a broadcast dim's 0 stride that a copy
+         * cannot be written through: it gets the row-major layout */
+        for (int d = 0; d < self->ndim; d++) {
+            preserve = preserve && (strides[d] != 0 || self->sizes[d] <= 1);
+        }
+    }
     if (!preserve) {
         st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, out);
     } else if ((st = mt_op_empty(1, &numel, dt, dev, false, &flat)) == MT_OK) {
-        mt_preserve_strides(self, strides);
         st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, dt, out);
         mt_tensor_release(flat);
     }

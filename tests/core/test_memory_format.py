@@ -231,3 +231,12 @@ def test_channels_last_model_matches_contiguous():
     model.to(memory_format=minitorch.channels_last)
     got = model(x.to(memory_format=minitorch.channels_last))
     np.testing.assert_allclose(as_numpy(got), as_numpy(want), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 3), (2, 3, 4)])
+def test_to_dtype_of_a_broadcast_tensor(shape):
+    """A broadcast (0-stride) input, empty or not, converts into a layout a copy can write
+    (row-major where PyTorch's is; an empty one's strides as PyTorch gives them)."""
+    torch = pytest.importorskip("torch")
+    got, want = (lib.zeros(shape[0], 1, shape[2]).expand(*shape).to(lib.float64) for lib in (minitorch, torch))
+    assert got.shape == want.shape and got.stride() == want.stride() and got.tolist() == want.tolist()
