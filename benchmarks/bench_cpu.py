@@ -3,7 +3,8 @@
 Cases: a 256^3 matmul followed by a 262k-element add (one thread pool or two), a (256, 1024) add
 of a transposed operand, float32 exp of 1M elements, add and mul of 4M float32 (48 MiB moved a
 call), float32 log, log1p, tanh, erf, sigmoid of 1M elements and gelu (both forms), silu, mish,
-hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, a GPT-style block
+hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32, 32) with 64 3x3 filters and a bias, conv3d (8, 4, 16, 16, 16) with 16
+3x3x3 filters and a bias, a GPT-style block
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
 backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
 and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
@@ -161,6 +162,10 @@ def make_cases(libs):
     cw, cb = rng.standard_normal((64, 3, 3, 3), f32), rng.standard_normal(64, f32)
     forward_backward("conv2d (32, 3, 32, 32) 64 3x3 bias", [cimg, cw, cb],
                      lambda lib, x, wt, bt: lib.nn.functional.conv2d(x, wt, bt, padding=1))
+    vol = rng.standard_normal((8, 4, 16, 16, 16), f32)
+    vw, vb = rng.standard_normal((16, 4, 3, 3, 3), f32), rng.standard_normal(16, f32)
+    forward_backward("conv3d (8, 4, 16, 16, 16) 16 3x3x3 bias", [vol, vw, vb],
+                     lambda lib, x, wt, bt: lib.nn.functional.conv3d(x, wt, bt, padding=1))
 
     B, T, C = 8, 64, 128
     xb = rng.standard_normal((B, T, C), f32)

@@ -43,13 +43,16 @@ traced_memcpy(void *dst, const void *src, size_t nbytes, enum cudaMemcpyKind kin
 static mt_status
 host_to_device(mt_tensor *dst, mt_tensor *src)
 {
-    mt_tensor *dense = NULL, *staged = NULL;
+    mt_tensor *dense = NULL, *staged = NULL, *cast = NULL;
     mt_status st = MT_OK;
     if (is_dense_as(src, dst)) {
         dense = mt_tensor_retain(src);
-    } else if ((st = mt_op__to_copy(src, dst->dtype, src->storage->device, &dense))) {
+    } else if ((st = mt_op__to_copy(src, dst->dtype, src->storage->device, &cast)) ||
+               (st = mt_op_contiguous(cast, &dense))) { /* _to_copy keeps src's layout */
+        mt_tensor_clear(&cast);
         return st;
     }
+    mt_tensor_clear(&cast);
     mt_tensor *target = dst;
     if (!mt_tensor_is_contiguous(dst) &&
         (st = mt_tensor_empty(dst->ndim, dst->sizes, dst->dtype, mt_tensor_device(dst), &staged))) {

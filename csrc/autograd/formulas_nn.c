@@ -50,8 +50,8 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-/* conv1d and the transposed convolutions: compositions with PyTorch's node, whose gradients
- * are the 2-D convolution ops (ops/composite_conv.c) */
+/* conv1d, conv3d and the transposed convolutions: PyTorch's one node, whose gradients are the
+ * 2-D convolution ops (ops/composite_conv.c) */
 static mt_status
 grad_conv_nd(mt_node *n, mt_tensor *const *g, mt_tensor **gi, int dims, bool transposed)
 {
@@ -70,6 +70,12 @@ mt_status
 mt_grad_conv_transpose1d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return grad_conv_nd(n, g, gi, 1, true);
+}
+
+mt_status
+mt_grad_conv3d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return grad_conv_nd(n, g, gi, 3, false);
 }
 
 mt_status

@@ -297,3 +297,104 @@ out_release:
     mt_tensor_clear(&out);
     return st;
 }
+
+// x (C, D, H, W) one contiguous volume; col (C*KD*KH*KW, (od1-od0)*OH*OW) for output depths
+// [od0, od1), its rows ld elements apart: the row block (c, kd) holds, at each output depth,
+// the 2-D im2col of the depth slice tap kd meets there (g->hw, one channel), zeros where that
+// slice lies in the depth padding
+static void
+vol2col(const char *x, char *col, int64_t ld, const conv3_geom *g, size_t item, int64_t od0,
+        int64_t od1)
+{
+    const conv_geom *p = &g->hw;
+    const int64_t taps = p->kh * p->kw, n = p->oh * p->ow, plane = p->h * p->w * (int64_t)item;
+    const int parts = mt_parallel_parts(g->c * g->kd * (od1 - od0) * taps * n, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t r = 0; r < g->c * g->kd; r++) {
+        const int64_t c = r / g->kd, k = r % g->kd;
+        char *rows = col + r * taps * ld * (int64_t)item;
+        for (int64_t od = od0; od < od1; od++) {
+            const int64_t id = od * g->sd + k * g->dd - g->pd;
+            char *at = rows + (od - od0) * n * (int64_t)item;
+            if (id >= 0 && id < g->d) {
+                mt_cpu_im2col_rows(x + (c * g->d + id) * plane, at, ld, p, item, 0, p->oh);
+                continue;
+            }
+            for (int64_t t = 0; t < taps; t++) {
+                memset(at + t * ld * (int64_t)item, 0, (size_t)n * item);
+            }
+        }
+    }
+}
+
+// input (N, C, D, H, W) or (C, D, H, W), weight (OC, C/groups, KD, KH, KW), bias (OC) or None;
+// out (N, OC, OD, OH, OW) or (OC, OD, OH, OW): per volume, blocks of output depths through
+// vol2col, then out (OC, depths*OH*OW) = weight (OC, C/groups*KD*KH*KW) @ col per group
+mt_status
+mt_cpu_conv3d(mt_args *a)
+{
+    const conv3_geom *g = &a->plan->conv3;
+    const conv_geom *p = &g->hw;
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
+    mt_dtype dt = a->t[0]->dtype;
+    /* PyTorch's dilated kernel lacks int32 too, as conv2d's */
+    bool dilated = g->dd > 1 || p->dh > 1 || p->dw > 1;
+    if (dt == MT_BOOL || (dilated && dt == MT_INT32)) {
+        return mt_fail_not_implemented(dilated ? "slow_conv_dilated<>" : "compute_columns3d", "",
+                                       dt);
+    }
+    /* the gemm's view of the convolution: kernel rows KD*KH, output rows OD*OH */
+    const conv_geom flat = {.n = p->n,
+                            .c = g->c,
+                            .oc = p->oc,
+                            .kh = g->kd * p->kh,
+                            .kw = p->kw,
+                            .oh = g->od * p->oh,
+                            .ow = p->ow,
+                            .groups = p->groups};
+    mt_status st = mt_cpu_conv_fits_blas(&flat);
+    if (st) {
+        return st;
+    }
+    const size_t item = mt_dtype_size(dt);
+    int64_t sizes[5] = {p->n, p->oc, g->od, p->oh, p->ow};
+    bool batched = a->t[0]->ndim == 5;
+    if ((st = mt_tensor_empty(batched ? 5 : 4, sizes + !batched, dt, mt_tensor_device(a->t[0]),
+                              &out)) ||
+        (st = mt_cpu_dense(a->t[0], dt, &x)) || (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
+        goto out_release;
+    }
+    /* a 1x1x1 kernel with stride 1 and no padding reads each volume as it lies; otherwise col
+     * holds a block of output depths small enough to stay in cache for the gemm */
+    const bool own_col = !(g->kd == 1 && p->kh == 1 && p->kw == 1 && g->sd == 1 && p->sh == 1 &&
+                           p->sw == 1 && g->pd == 0 && p->ph == 0 && p->pw == 0);
+    const int64_t plane = p->oh * p->ow, n = g->od * plane, krows = g->c * flat.kh * p->kw;
+    int64_t depths = own_col ? CONV_COL_BYTES / (krows * plane * (int64_t)item + 1) : g->od;
+    depths = depths < 1 ? 1 : depths > g->od ? g->od : depths;
+    int64_t col_sizes[2] = {krows, depths * plane};
+    if (own_col && p->n > 0 &&
+        (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
+        goto out_release;
+    }
+    const int64_t in_bytes = g->c * g->d * p->h * p->w * (int64_t)item;
+    for (int64_t b = 0; b < p->n; b++) {
+        const char *volume = mt_tensor_data(x) + b * in_bytes;
+        char *out_b = mt_tensor_data(out) + b * p->oc * n * (int64_t)item;
+        for (int64_t od0 = 0; od0 < g->od; od0 += depths) {
+            int64_t od1 = od0 + depths < g->od ? od0 + depths : g->od, nb = (od1 - od0) * plane;
+            if (own_col) {
+                vol2col(volume, mt_tensor_data(col), nb, g, item, od0, od1);
+            }
+            conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : volume, own_col ? nb : n,
+                       out_b + od0 * plane * (int64_t)item, n, nb, a->t[2], &flat, dt);
+        }
+    }
+    a->out[0] = out;
+    out = NULL;
+out_release:
+    mt_tensor_clear(&col);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&out);
+    return st;
+}

@@ -56,7 +56,8 @@ typedef struct mt_device_backend {
 
     /* kernels */
     const mt_kernel *kernels; /* MT_NUM_OPS, by op ({NULL, NULL}: none); names "mt_cuda_<k>" */
-    bool host_fallback; /* the host round trip for the ops with a CPU kernel and none here */
+    bool
+        host_fallback; /* the host round trip for the ops with a CPU kernel, none here, no composite */
 
     /* profiler: start before a recording with device activity, stop after it (stop reports the
      * device's events through its argument: the backend reports, _C records) */
@@ -67,7 +68,7 @@ typedef struct mt_device_backend {
 /* Installs be (which must outlive _C) for be->type: its allocator, kernels and hooks. */
 mt_status mt_register_backend(const mt_device_backend *be);
 /* Registers the host round trip (dispatch/host_fallback.c) for be's key wherever an op has a CPU
- * kernel and none for the key. */
+ * kernel, none for the key and no composite (which then runs on the device). */
 void mt_register_host_fallback(const mt_device_backend *be);
 /* The caching allocator of device's (made current) of type's backend. */
 mt_status mt_backend_caching(mt_device_type type, int device, mt_caching_allocator **out);

@@ -146,8 +146,9 @@ mt_register_host_fallback(const mt_device_backend *be)
     device_type = be->type;
     backend_name = be->name;
     for (int op = 0; op < MT_NUM_OPS; op++) {
+        /* an op with a composite (conv3d) runs that on the device instead, over device ops */
         if (mt_kernel_for(op, MT_KEY_CPU)->fn && !mt_kernel_for(op, MT_KEY_CUDA)->fn &&
-            mt_op_nout[op] > 0) {
+            !mt_kernel_for(op, MT_KEY_COMPOSITE)->fn && mt_op_nout[op] > 0) {
             snprintf(host_names[op], sizeof(host_names[op]), "mt_%s_host_%s", be->name,
                      mt_op_names[op]);
             mt_register_kernel(op, MT_KEY_CUDA, host_kernels[op], host_names[op]);

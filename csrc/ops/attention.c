@@ -2,8 +2,8 @@
  * _scaled_dot_product_attention_math in ATen's transformers/attention.cpp): PyTorch's checks
  * and messages, then matmul, the mask, a softmax whose rows of only -inf give 0 (_safe_softmax),
  * dropout and a second matmul, each through the dispatcher; so it runs on every device and
- * autograd records its pieces (double backward included). Float inputs on the CPU without
- * dropout go to the fused kernel instead (_scaled_dot_product_flash_attention_for_cpu, whose
+ * autograd records its pieces (double backward included). 4-D float inputs on the CPU without
+ * dropout go to the fused kernel instead, as PyTorch's go to its flash kernel (_scaled_dot_product_flash_attention_for_cpu, whose
  * front end is here too). No kernel lives here. */
 #include <math.h>
 #include <string.h>
@@ -170,73 +170,60 @@ mt_attention_probs(mt_tensor *q, mt_tensor *k, mt_tensor *mask, bool is_causal, 
     return finish(&s);
 }
 
-/* x expanded to batch (nb dims) + (rows, cols), as (B, rows, cols) */
+/* mask as the additive float mask the fused kernel takes, in dt, expanded to (B, H, L, S) */
 static mt_tensor *
-flat3(tmp *s, mt_tensor *x, int nb, const int64_t *batch, int64_t B, int64_t rows, int64_t cols)
-{
-    mt_tensor *r = NULL;
-    if (failed(s, x, x)) {
-        return NULL;
-    }
-    int64_t full[MT_MAX_DIMS], three[3] = {B, rows, cols};
-    for (int d = 0; d < nb; d++) {
-        full[d] = batch[d];
-    }
-    full[nb] = rows;
-    full[nb + 1] = cols;
-    mt_tensor *e = own(s, mt_op_expand(x, nb + 2, full, &r), &r);
-    return failed(s, e, e) ? NULL : own(s, mt_op_reshape(e, 3, three, &r), &r);
-}
-
-/* mask as the additive float mask the fused kernel takes, in dt */
-static mt_tensor *
-additive(tmp *s, mt_tensor *mask, mt_dtype dt)
+additive(tmp *s, mt_tensor *mask, mt_dtype dt, const int64_t *sizes)
 {
     mt_tensor *r = NULL;
     mt_tensor *m = mask->dtype == MT_BOOL ? sel(s, mask, num(s, 0.0), num(s, -INFINITY)) : mask;
-    if (failed(s, m, m) || m->dtype == dt) {
-        return m;
+    if (!failed(s, m, m) && m->dtype != dt) {
+        m = own(s, mt_op__to_copy(m, dt, mt_tensor_device(m), &r), &r);
     }
-    return own(s, mt_op__to_copy(m, dt, mt_tensor_device(m), &r), &r);
+    return failed(s, m, m) ? NULL : own(s, mt_op_expand(m, 4, sizes, &r), &r);
 }
 
-/* The fused CPU kernel's call: the batch dims of every input broadcast and flattened into one,
- * and its result given them back. */
+/* Whether PyTorch's CPU flash kernel takes the call (its sdp_utils' checks): float inputs,
+ * no dropout, 4-D query, key and value of one batch and head count and one head size, no
+ * empty sequence, and a mask (if any) that needs no gradient; the rest take the math path. */
+static bool
+flash_fits(const mt_tensor *q, const mt_tensor *k, const mt_tensor *v, const mt_tensor *mask,
+           double dropout_p)
+{
+    if (mt_tensor_device(q).type != MT_CPU || dropout_p != 0 || !mt_dtype_is_float(q->dtype) ||
+        q->ndim != 4 || k->ndim != 4 || v->ndim != 4) {
+        return false;
+    }
+    for (int d = 0; d < 2; d++) {
+        if (k->sizes[d] != q->sizes[d] || v->sizes[d] != q->sizes[d]) {
+            return false;
+        }
+    }
+    return k->sizes[3] == q->sizes[3] && v->sizes[3] == q->sizes[3] && q->sizes[2] > 0 &&
+           k->sizes[2] > 0 && (mask == NULL || (mask->ndim >= 2 && !mask->requires_grad));
+}
+
+/* The fused CPU kernel's call on the 4-D inputs as they are (so its node's edges are theirs),
+ * the mask broadcast to (B, H, L, S). */
 static mt_tensor *
 fused(tmp *s, mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask, bool is_causal,
       double scale)
 {
-    mt_tensor *r = NULL, *parts[4] = {q, k, v, mask};
-    int nb = 0;
-    int64_t batch[MT_MAX_DIMS], B = 1;
-    for (int t = 0; t < 4 && s->st == MT_OK; t++) {
-        if (parts[t] && !failed(s, parts[t], parts[t])) {
-            s->st = mt_broadcast_shapes(nb, batch, parts[t]->ndim - 2, parts[t]->sizes, &nb, batch);
-        }
-    }
-    for (int d = 0; d < nb; d++) {
-        B *= batch[d];
-    }
-    const int64_t L = q->sizes[q->ndim - 2], S = k->sizes[k->ndim - 2], E = q->sizes[q->ndim - 1];
-    mt_tensor *m3 = mask ? flat3(s, additive(s, mask, q->dtype), nb, batch, B, L, S) : NULL;
-    mt_tensor *q3 = flat3(s, q, nb, batch, B, L, E), *k3 = flat3(s, k, nb, batch, B, S, E);
-    mt_tensor *v3 = flat3(s, v, nb, batch, B, S, v->sizes[v->ndim - 1]);
-    if (failed(s, q3, k3) || failed(s, v3, v3) || (mask && failed(s, m3, m3))) {
+    mt_tensor *r = NULL;
+    const int64_t sizes[4] = {q->sizes[0], q->sizes[1], q->sizes[2], k->sizes[2]};
+    mt_tensor *m4 = mask ? additive(s, mask, q->dtype, sizes) : NULL;
+    if (mask && failed(s, m4, m4)) {
         return NULL;
     }
-    mt_tensor *o3 = own(s,
-                        mt_op__scaled_dot_product_flash_attention_for_cpu(
-                            q3, k3, v3, 0.0, is_causal, m3, mt_scalar_float(scale), &r),
-                        &r);
-    batch[nb] = L;
-    batch[nb + 1] = v->sizes[v->ndim - 1];
-    return failed(s, o3, o3) ? NULL : own(s, mt_op_reshape(o3, nb + 2, batch, &r), &r);
+    return own(s,
+               mt_op__scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, m4,
+                                                                 mt_scalar_float(scale), &r),
+               &r);
 }
 
 // query (..., L, E), key (..., S, E), value (..., S, Ev), attn_mask broadcastable to
-// (..., L, S); out (..., L, Ev) = dropout(softmax(query key^T * scale + mask)) value. Float
-// inputs on the CPU without dropout take the fused kernel (csrc/cpu/attention.c); the rest,
-// CUDA and dropout_p > 0 included, this composite of ops.
+// (..., L, S); out (..., L, Ev) = dropout(softmax(query key^T * scale + mask)) value. The calls
+// PyTorch's CPU flash kernel takes (flash_fits) take the fused kernel (csrc/cpu/attention.c);
+// the rest, 3-D, CUDA and dropout_p > 0 included, this composite of ops.
 mt_status
 mt_composite_scaled_dot_product_attention(mt_args *a)
 {
@@ -258,8 +245,7 @@ mt_composite_scaled_dot_product_attention(mt_args *a)
         finish(&s);
         return st;
     }
-    if (mt_tensor_device(q).type == MT_CPU && dropout_p == 0 && mt_dtype_is_float(q->dtype) &&
-        (mask == NULL || mask->ndim >= 2)) {
+    if (flash_fits(q, k, v, mask, dropout_p)) {
         give(&s, fused(&s, q, k, v, mask, is_causal, scale), &a->out[0]);
         return finish(&s);
     }
@@ -277,9 +263,11 @@ mt_status
 mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
 {
     mt_tensor *q = a->t[0], *k = a->t[1], *v = a->t[2], *m = a->t[3];
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || (m && m->ndim != 3)) {
+    const int nd = q->ndim;
+    if ((nd != 3 && nd != 4) || k->ndim != nd || v->ndim != nd || (m && m->ndim != nd)) {
         return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: expected 3-D "
-                                    "query, key, value and attn_mask (batch, rows, cols)");
+                                    "or 4-D query, key, value and attn_mask of one rank "
+                                    "((batch, [heads,] rows, cols)");
     }
     if (!mt_dtype_is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype ||
         (m && m->dtype != q->dtype)) {
@@ -290,9 +278,14 @@ mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
         return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: attn_mask and "
                                     "is_causal together");
     }
-    const int64_t B = q->sizes[0], L = q->sizes[1], S = k->sizes[1];
-    if (k->sizes[0] != B || v->sizes[0] != B || k->sizes[2] != q->sizes[2] || v->sizes[1] != S ||
-        (m && (m->sizes[0] != B || m->sizes[1] != L || m->sizes[2] != S))) {
+    const int64_t L = q->sizes[nd - 2], S = k->sizes[nd - 2];
+    bool match = k->sizes[nd - 1] == q->sizes[nd - 1] && v->sizes[nd - 2] == S &&
+                 (m == NULL || (m->sizes[nd - 2] == L && m->sizes[nd - 1] == S));
+    for (int d = 0; d < nd - 2; d++) {
+        match = match && k->sizes[d] == q->sizes[d] && v->sizes[d] == q->sizes[d] &&
+                (m == NULL || m->sizes[d] == q->sizes[d]);
+    }
+    if (!match) {
         return mt_fail(MT_ERUNTIME, "_scaled_dot_product_flash_attention_for_cpu: query (B, L, "
                                     "E), key (B, S, E), value (B, S, Ev) and attn_mask (B, L, S) "
                                     "do not match");

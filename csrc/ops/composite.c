@@ -158,7 +158,7 @@ matmul_batched(mt_tensor *x, mt_tensor *y, mt_tensor **out)
     if (!y_vec) {
         shape[nd++] = p;
     }
-    st = mt_op_view(r, nd, shape, out);
+    st = mt_op__unsafe_view(r, nd, shape, out);
 out_release:
     mt_tensor_clear(&xm);
     mt_tensor_clear(&ym);
@@ -211,7 +211,7 @@ mt_composite_matmul(mt_args *a)
             st = mt_op_mv(tmp, y, &r);
         }
         if (st == MT_OK) {
-            st = mt_op_view(r, dy == 2 ? dx : dx - 1, shape, &a->out[0]);
+            st = mt_op__unsafe_view(r, dy == 2 ? dx : dx - 1, shape, &a->out[0]);
         }
         goto out_release;
     }
@@ -315,23 +315,35 @@ mt_composite_resize_(mt_args *a)
     return MT_OK;
 }
 
-/* *out = a copy of self, contiguous or (preserve) in self's layout: mt_preserve_strides. */
+/* *out = a copy of self in dtype dt on dev, contiguous or (preserve) in self's layout:
+ * mt_preserve_strides. */
 static mt_status
-copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
+copy_as(mt_tensor *self, mt_dtype dt, mt_device dev, bool preserve, mt_tensor **out)
 {
     int64_t strides[MT_MAX_DIMS], numel = mt_tensor_numel(self);
     mt_tensor *flat = NULL;
     mt_status st;
-    if (!preserve) {
-        st = mt_op_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self), false, out);
-    } else if ((st = mt_op_empty(1, &numel, self->dtype, mt_tensor_device(self), false, &flat)) ==
-               MT_OK) {
+    if (preserve) {
         mt_preserve_strides(self, strides);
-        st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, self->dtype,
-                                  out);
+        /* an empty tensor counts as dense, and keeps a broadcast dim's 0 stride that a copy
+         * cannot be written through: it gets the row-major layout */
+        for (int d = 0; d < self->ndim; d++) {
+            preserve = preserve && (strides[d] != 0 || self->sizes[d] <= 1);
+        }
+    }
+    if (!preserve) {
+        st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, out);
+    } else if ((st = mt_op_empty(1, &numel, dt, dev, false, &flat)) == MT_OK) {
+        st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, dt, out);
         mt_tensor_release(flat);
     }
     return st ? st : fill_copy(out, self);
+}
+
+static mt_status
+copy_of(mt_tensor *self, bool preserve, mt_tensor **out)
+{
+    return copy_as(self, self->dtype, mt_tensor_device(self), preserve, out);
 }
 
 mt_status
@@ -372,15 +384,15 @@ mt_composite_to(mt_args *a)
                           &a->out[0]);
 }
 
-// out = self converted to dtype and/or moved to device (always a copy)
+// out = self converted to dtype and/or moved to device (always a copy), in self's layout
+// (PyTorch's memory_format=preserve_format: a channels_last tensor stays channels_last)
 mt_status
 mt_composite__to_copy(mt_args *a)
 {
     mt_tensor *self = a->t[0];
     mt_dtype dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self->dtype;
     mt_device dev = a->has_device ? a->device : mt_tensor_device(self);
-    mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, &a->out[0]);
-    return st ? st : fill_copy(&a->out[0], self);
+    return copy_as(self, dt, dev, true, &a->out[0]);
 }
 
 /* A factory: empty, then fill in place with `fill` (an in-place op) and its scalars. */

@@ -7,6 +7,7 @@
  * the transposed kernels' output-size checks), in its order, with the sizes as given. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/fails.h"
@@ -339,8 +340,103 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
     return st;
 }
 
+/* The depth slices of x (N, C, Dp, H, W, padded in depth) that depth tap kd meets for each of
+ * od output depths, as a batch of planes: (N * od, C, H, W), output depth fastest. */
+static mt_status
+depth_slices(mt_tensor *x, int64_t kd, int64_t od, const conv_params *c, mt_tensor **out)
+{
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    int64_t start = kd * c->dil[0],
+            flat[4] = {x->sizes[0] * od, x->sizes[1], x->sizes[3], x->sizes[4]};
+    mt_tensor *xs = NULL, *xp = NULL;
+    mt_status st = mt_op_slice(x, 2, start, start + (od - 1) * c->stride[0] + 1, c->stride[0], &xs);
+    st = st ? st : mt_op_permute(xs, 5, perm, &xp);
+    st = st ? st : mt_op_reshape(xp, 4, flat, out);
+    mt_tensor_release(xs);
+    mt_tensor_release(xp);
+    return st;
+}
+
+/* conv3d's input gradient: the transposed convolution of g with w, its output_padding the
+ * input rows the forward's stride left unread at the end of each dim. x and g batched. */
+static mt_status
+conv3d_grad_input(mt_tensor *x, mt_tensor *w, mt_tensor *g, const conv_params *c, mt_tensor **out)
+{
+    int64_t opad[3];
+    for (int d = 0; d < 3; d++) {
+        int64_t reached = (g->sizes[2 + d] - 1) * c->stride[d] - 2 * c->pad[d] +
+                          c->dil[d] * (w->sizes[2 + d] - 1) + 1;
+        opad[d] = x->sizes[2 + d] - reached;
+    }
+    return mt_op_conv_transpose3d(g, w, NULL, 3, c->stride, 3, c->pad, 3, opad, c->groups, 3,
+                                  c->dil, out);
+}
+
+/* conv3d's weight gradient, depth tap by depth tap: tap kd's is the 2-D convolution's weight
+ * gradient of the depth slices it met (depth_slices) with g's planes (N * OD, O, OH, OW),
+ * stacked along the kernel's depth. x and g batched. */
+static mt_status
+conv3d_grad_weight(mt_tensor *x, mt_tensor *w, mt_tensor *g, const conv_params *c, mt_tensor **out)
+{
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    const int64_t kd = w->sizes[2], od = g->sizes[2];
+    const int64_t planes[4] = {g->sizes[0] * od, g->sizes[1], g->sizes[3], g->sizes[4]};
+    const int64_t wsize[4] = {w->sizes[0], w->sizes[1], w->sizes[3], w->sizes[4]};
+    int64_t pad[6] = {0, 0, 0, 0, c->pad[0], c->pad[0]};
+    mt_tensor *xp = NULL, *gt = NULL, *g2 = NULL, *x2 = NULL, *taps[MT_MAX_DIMS] = {NULL};
+    mt_tensor **many = kd > MT_MAX_DIMS ? calloc((size_t)kd, sizeof(mt_tensor *)) : taps;
+    if (many == NULL) {
+        return mt_fail(MT_ENOMEM, "conv3d: out of memory");
+    }
+    mt_status st = mt_op_constant_pad_nd(x, 6, pad, mt_scalar_int(0), &xp);
+    st = st ? st : mt_op_permute(g, 5, perm, &gt);
+    st = st ? st : mt_op_reshape(gt, 4, planes, &g2);
+    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
+        st = depth_slices(xp, k, od, c, &x2);
+        st = st ? st
+                : mt_op_convolution_backward_weight(g2, x2, 4, wsize, 2, c->stride + 1, 2,
+                                                    c->pad + 1, 2, c->dil + 1, c->groups, &many[k]);
+        mt_tensor_clear(&x2);
+    }
+    st = st ? st : mt_op_stack((int)kd, many, 2, out);
+    for (int64_t k = 0; k < kd; k++) {
+        mt_tensor_release(many[k]);
+    }
+    if (many != taps) {
+        free(many);
+    }
+    mt_tensor_release(xp);
+    mt_tensor_release(gt);
+    mt_tensor_release(g2);
+    return st;
+}
+
+/* conv3d's gradients of input (gi[0]) and weight (gi[1]) asked for in need, each through
+ * differentiable ops (so twice differentiable); unbatched x and g go as a batch of one. */
+static mt_status
+conv3d_backward(const conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g, const bool *need,
+                mt_tensor **gi)
+{
+    const bool batched = x->ndim == 5;
+    mt_tensor *xb = NULL, *gb = NULL, *r = NULL;
+    mt_status st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
+    st = st ? st : batched ? (gb = mt_tensor_retain(g), MT_OK) : mt_op_unsqueeze(g, 0, &gb);
+    if (st == MT_OK && need[0]) {
+        int64_t zero = 0;
+        st = conv3d_grad_input(xb, w, gb, c, batched ? &gi[0] : &r);
+        st = st || batched ? st : mt_op_squeeze(r, 1, &zero, &gi[0]);
+    }
+    if (st == MT_OK && need[1]) {
+        st = conv3d_grad_weight(xb, w, gb, c, &gi[1]);
+    }
+    mt_tensor_release(xb);
+    mt_tensor_release(gb);
+    mt_tensor_release(r);
+    return st;
+}
+
 /* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
- * of conv1d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
+ * of conv1d, conv3d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
  * output's gradient g: the 2-D convolution ops, each differentiable again. */
 mt_status
 mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x, mt_tensor *w,
@@ -353,8 +449,12 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
         (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil))) {
         return st;
     }
-    params2d(&c, dims, &c2);
     mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL;
+    if (dims == 3) {
+        st = conv3d_backward(&c, x, w, g, need, gi);
+        goto grad_bias;
+    }
+    params2d(&c, dims, &c2);
     int nd = x->ndim + 2 - dims;
     st = to2d(x, dims, x->ndim - 1, &x2);
     st = st ? st : to2d(w, dims, 2, &w2);
@@ -391,6 +491,7 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
         st = from2d(r, dims, 2, &gi[1]);
         r = NULL;
     }
+grad_bias:
     if (st == MT_OK && need[2]) {
         int64_t sum_dims[MT_MAX_DIMS];
         int k = 0;
@@ -465,22 +566,86 @@ depth_major_result(mt_tensor *acc, const int64_t *split, mt_tensor *bias, bool b
 static mt_status
 depth_tap(mt_tensor *x, mt_tensor *w, int64_t kd, int64_t od, const conv_params *c, mt_tensor **out)
 {
-    static const int64_t perm[5] = {0, 2, 1, 3, 4};
-    int64_t start = kd * c->dil[0],
-            flat[4] = {x->sizes[0] * od, x->sizes[1], x->sizes[3], x->sizes[4]};
-    mt_tensor *xs = NULL, *xp = NULL, *x2 = NULL, *wk = NULL;
-    mt_status st = mt_op_slice(x, 2, start, start + (od - 1) * c->stride[0] + 1, c->stride[0], &xs);
-    st = st ? st : mt_op_permute(xs, 5, perm, &xp);
-    st = st ? st : mt_op_reshape(xp, 4, flat, &x2);
+    mt_tensor *x2 = NULL, *wk = NULL;
+    mt_status st = depth_slices(x, kd, od, c, &x2);
     st = st ? st : mt_op_select(w, 2, kd, &wk);
     st = st ? st
             : mt_op_conv2d(x2, wk, NULL, 2, c->stride + 1, 2, c->pad + 1, 2, c->dil + 1, c->groups,
                            out);
-    mt_tensor_release(xs);
-    mt_tensor_release(xp);
     mt_tensor_release(x2);
     mt_tensor_release(wk);
     return st;
+}
+
+/* conv3d's checks, in PyTorch's order: the bias's dtype, then check_conv's shapes, the
+ * kernel's sizes and the weight's dtype. */
+static mt_status
+check_conv3d(const mt_args *a, conv_params *c)
+{
+    const mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
+    if ((x->ndim == 4 || x->ndim == 5) && bias && bias->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "Input type (%s) and bias type (%s) should be the same",
+                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(bias->dtype));
+    }
+    mt_status st = check_conv(a, "conv3d", 3, false, c, NULL);
+    if (st) {
+        return st;
+    }
+    if (w->sizes[2] <= 0 || w->sizes[3] <= 0 || w->sizes[4] <= 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "kernel size should be greater than zero, but got: %" PRId64 " x %" PRId64
+                       " x %" PRId64 " (TxHxW)",
+                       w->sizes[2], w->sizes[3], w->sizes[4]);
+    }
+    if (w->dtype != x->dtype) {
+        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
+                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(w->dtype));
+    }
+    return MT_OK;
+}
+
+/* conv3d's front end for its CPU kernel (cpu/conv.c): the checks, and the geometry as a depth
+ * slice's 2-D one plus the depth's. */
+mt_status
+mt_front_conv3d(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *x = a->t[0], *w = a->t[1];
+    conv_params c;
+    mt_status st = check_conv3d(a, &c);
+    if (st) {
+        return st;
+    }
+    int64_t xs[5] = {1, 1, 1, 1, 1}, out[3];
+    memcpy(xs + 5 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+    for (int d = 0; d < 3; d++) {
+        out[d] = (xs[2 + d] + 2 * c.pad[d] - c.dil[d] * (w->sizes[2 + d] - 1) - 1) / c.stride[d] +
+                 1;
+    }
+    conv3_geom *g = &p->conv3;
+    g->hw = (conv_geom){.n = xs[0],
+                        .c = 1,
+                        .h = xs[3],
+                        .w = xs[4],
+                        .oc = w->sizes[0],
+                        .kh = w->sizes[3],
+                        .kw = w->sizes[4],
+                        .oh = out[1],
+                        .ow = out[2],
+                        .sh = c.stride[1],
+                        .sw = c.stride[2],
+                        .ph = c.pad[1],
+                        .pw = c.pad[2],
+                        .dh = c.dil[1],
+                        .dw = c.dil[2],
+                        .groups = c.groups};
+    g->c = xs[1];
+    g->d = xs[2];
+    g->kd = w->sizes[2];
+    g->od = out[0];
+    g->sd = c.stride[0];
+    g->pd = c.pad[0];
+    g->dd = c.dil[0];
+    return MT_OK;
 }
 
 // input (N, C, D, H, W) or (C, D, H, W), weight (O, C/groups, KD, KH, KW), bias (O) or None;
@@ -490,7 +655,7 @@ mt_composite_conv3d(mt_args *a)
 {
     mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
     conv_params c;
-    mt_status st = check_conv(a, "conv3d", 3, false, &c, NULL);
+    mt_status st = check_conv3d(a, &c);
     if (st) {
         return st;
     }

@@ -38,6 +38,13 @@ typedef struct conv_geom {
     int64_t sh, sw, ph, pw, dh, dw, groups;
 } conv_geom;
 
+/* conv3d: the geometry of one depth slice (hw: its input channels c = 1 per slice, the
+ * batch, output channels and groups as the whole convolution's), and the depth's. */
+typedef struct conv3_geom {
+    conv_geom hw;
+    int64_t c, d, kd, od, sd, pd, dd; /* input channels, depth, kernel depth, output depth */
+} conv3_geom;
+
 /* layer_norm, batch_norm and their backward ops: the input seen as (rows, n), n the elements of
  * a normalized row (layer_norm), or as (outer, C, inner) (batch_norm); eps the argument. */
 typedef struct mt_norm_plan {
@@ -124,6 +131,7 @@ typedef struct mt_plan {
         mt_reduce_plan reduce;
         mt_product_plan product;
         conv_geom conv;
+        conv3_geom conv3; /* conv3d */
         pool_geom pool; /* 2-D pooling and its backward ops: the windows */
         mt_resample_plan resample; /* the upsample ops and their backwards */
         mt_norm_plan norm;

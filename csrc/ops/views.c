@@ -153,6 +153,14 @@ mt_composite_view(mt_args *a)
     return view_of(self, ndim, sizes, strides, self->offset, &a->out[0]);
 }
 
+/* _unsafe_view: view's result, which autograd records as a tensor of its own
+ * (UnsafeViewBackward0), not as a view of self: how PyTorch's matmul gives back its product. */
+mt_status
+mt_composite__unsafe_view(mt_args *a)
+{
+    return mt_composite_view(a);
+}
+
 mt_status
 mt_composite_reshape(mt_args *a)
 {

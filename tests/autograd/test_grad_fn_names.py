@@ -86,8 +86,7 @@ CALLS = {
                                                     align_corners=False),
 }
 # composites that record their pieces, not PyTorch's one node (named here) yet
-NOT_YET = {"conv3d": "ConvolutionBackward0",
-           "sdpa": "UnsafeViewBackward0"}
+NOT_YET = {}
 
 
 def node(lib, call):
@@ -111,3 +110,25 @@ def test_node_is_pytorchs(name):
                                   "grid_sample"])
 def test_next_functions_are_pytorchs(name):
     assert node(minitorch, CALLS[name])[2] == node(torch, CALLS[name])[2]
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)),
+                                    ((2, 0, 4), (2, 4, 5))])
+def test_matmul_gives_its_product_as_an_unsafe_view(shapes):
+    """matmul's batched forms return their bmm's or mm's product through _unsafe_view, one
+    UnsafeViewBackward0 node (not a view of the product: in-place ops on it are allowed)."""
+    names, grads = [], []
+    for lib in (minitorch, torch):
+        a, b = (lib.tensor(np.arange(float(np.prod(s))).reshape(s) / 9, requires_grad=True) for s in shapes)
+        y = a @ b
+        names.append((type(y.grad_fn).__name__, [type(e).__name__ for e, _ in y.grad_fn.next_functions]))
+        (y.mul_(2) if y.numel() else y).sum().backward()
+        grads.append((a.grad.numpy(), b.grad.numpy()))
+    assert names[0] == names[1]
+    for got, want in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    x = minitorch.arange(6.0, requires_grad=True)
+    u = minitorch._unsafe_view(x, [2, 3])
+    assert type(u.grad_fn).__name__ == u.grad_fn.name() == "UnsafeViewBackward0" and u.shape == (2, 3)
+    u.sum().backward()
+    assert x.grad.tolist() == [1.0] * 6

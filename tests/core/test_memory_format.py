@@ -90,7 +90,8 @@ def test_is_contiguous_and_layout_queries_as_torch(shape, perm, index):
 @pytest.mark.parametrize("shape, perm, index", LAYOUTS)
 @pytest.mark.parametrize("name", FORMATS)
 @pytest.mark.parametrize("how", ["contiguous", "clone", "clone_fn", "empty_like", "zeros_like", "ones_like",
-                                 "full_like", "rand_like", "to_double"])
+                                 "full_like", "rand_like", "to_double", "to_dtype", "double", "half", "float", "type",
+                                 "to_cpu"])
 def test_copies_take_the_format(shape, perm, index, name, how):
     torch = pytest.importorskip("torch")
     calls = {
@@ -103,9 +104,16 @@ def test_copies_take_the_format(shape, perm, index, name, how):
         "full_like": lambda lib, x, f: lib.full_like(x, 7, memory_format=f),
         "rand_like": lambda lib, x, f: lib.rand_like(x, memory_format=f),
         "to_double": lambda lib, x, f: x.to(lib.float64, memory_format=f),
+        # the conversions without a format keep the input's (preserve_format): name plays no part
+        "to_dtype": lambda lib, x, f: x.to(lib.float64),
+        "double": lambda lib, x, f: x.double(),
+        "half": lambda lib, x, f: x.half(),
+        "float": lambda lib, x, f: x.double().float(),
+        "type": lambda lib, x, f: x.type(lib.float64),
+        "to_cpu": lambda lib, x, f: x.to("cpu", lib.int64),
     }
-    if how == "to_double" and name == "preserve_format":
-        pytest.skip("to(dtype)'s copy (_to_copy in C) is row-major where PyTorch's keeps the layout")
+    if how in ("to_dtype", "double", "half", "float", "type", "to_cpu") and name != "preserve_format":
+        pytest.skip("takes no memory_format")
     results = []
     for lib in (minitorch, torch):
         x = _make(lib, shape, perm, index)
@@ -223,3 +231,12 @@ def test_channels_last_model_matches_contiguous():
     model.to(memory_format=minitorch.channels_last)
     got = model(x.to(memory_format=minitorch.channels_last))
     np.testing.assert_allclose(as_numpy(got), as_numpy(want), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 3), (2, 3, 4)])
+def test_to_dtype_of_a_broadcast_tensor(shape):
+    """A broadcast (0-stride) input, empty or not, converts into a layout a copy can write
+    (row-major where PyTorch's is; an empty one's strides as PyTorch gives them)."""
+    torch = pytest.importorskip("torch")
+    got, want = (lib.zeros(shape[0], 1, shape[2]).expand(*shape).to(lib.float64) for lib in (minitorch, torch))
+    assert got.shape == want.shape and got.stride() == want.stride() and got.tolist() == want.tolist()

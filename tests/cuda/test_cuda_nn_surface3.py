@@ -53,3 +53,23 @@ def test_grid_sample_and_affine_grid(mode, padding):
 def test_conv3d():
     same_on_cuda(lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 1), padding=1), data(2, 2, 5, 4, 4), data(3, 2, 3, 3, 2),
                  data(3), atol=1e-9)
+    x = minitorch.ones(1, 2, 3, 3, 3, device="cuda", requires_grad=True)
+    node = F.conv3d(x, minitorch.ones(2, 1, 2, 2, 2, device="cuda"), groups=2).grad_fn
+    assert type(node).__name__ == "ConvolutionBackward0"  # one node there too (the composite's)
+    x.grad = None
+    F.conv3d(x, minitorch.ones(2, 1, 2, 2, 2, device="cuda"), groups=2).sum().backward()
+    assert x.grad.device.type == "cuda" and float(x.grad.sum()) == 2 * 8 * 8  # each output reads 8 inputs
+
+
+@pytest.mark.parametrize("fmt, shape", [("channels_last", (2, 3, 4, 5)), ("channels_last_3d", (2, 3, 2, 4, 5))])
+def test_moves_keep_the_memory_format(fmt, shape):
+    """to(device) and to(device, dtype) copy in the source's layout (preserve_format), both ways,
+    a strided source included, with the values in place."""
+    x = minitorch.tensor(data(*shape)).to(memory_format=getattr(minitorch, fmt))
+    for src in (x, x[:, :, ::2]):
+        on = src.to("cuda")
+        back = on.to("cpu", minitorch.float32)
+        assert on.stride() == back.stride() == src.contiguous(memory_format=getattr(minitorch, fmt)).stride()
+        assert on.is_contiguous(memory_format=getattr(minitorch, fmt))
+        np.testing.assert_array_equal(on.cpu().numpy(), src.numpy())
+        np.testing.assert_allclose(back.numpy(), src.numpy(), rtol=1e-6)

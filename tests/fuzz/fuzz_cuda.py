@@ -54,7 +54,8 @@ CPU_RESULTS = {"Tensor.to", "Tensor.cpu", "minitorch.from_numpy"}
 # generators (PyTorch's too: mt19937 and Philox), so only dtype, shape and device compare.
 RANDOM = {"rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "uniform", "normal",
           "bernoulli", "exponential", "random", "randperm", "multinomial", "dropout", "empty", "empty_like",
-          "new_empty", "empty_strided", "new_empty_strided", "resize", "resize_as", "rrelu"}
+          "new_empty", "empty_strided", "new_empty_strided", "resize", "resize_as", "rrelu", "geometric",
+          "log_normal", "cauchy", "poisson"}
 # Calls that take CPU tensors with CUDA ones in PyTorch: indexing (CPU index tensors; a value
 # assigned through a basic index is copied over), copies between devices, and the calls whose
 # CPU tensor arguments are data, not operands.

@@ -154,7 +154,7 @@ def test_errors():
 
 
 def test_profiler_shows_one_op():
-    q = mt.tensor(rand(2, 4, 5))
+    q = mt.tensor(rand(2, 3, 4, 5))  # 4-D: PyTorch's flash path
     with mt.profiler.profile() as prof:
         sdpa(mt, q, q, q)
     names = [e.key for e in prof.key_averages()]
@@ -189,6 +189,78 @@ def test_fused_cpu_kernel_directly():
     x = [mt.tensor(a) for a in (q, k, v)]
     np.testing.assert_allclose(sdpa(mt, *x).numpy(), ref_sdpa(*(a.astype(np.float64) for a in (q, k, v))),
                                rtol=1e-5, atol=1e-6)
+
+
+# the calls PyTorch 2.13 sends to its CPU flash kernel (one ScaledDotProductFlashAttentionForCpuBackward0
+# node over the inputs' own nodes) and to its math path (matmul's UnsafeViewBackward0 over a bmm)
+NODE_CASES = {
+    "3d": ((1, 2, 4), (1, 2, 4), (1, 2, 4), {}),
+    "3d causal": ((2, 3, 4), (2, 3, 4), (2, 3, 4), {"is_causal": True}),
+    "4d": ((2, 3, 2, 4), (2, 3, 2, 4), (2, 3, 2, 4), {}),
+    "4d causal": ((2, 3, 2, 4), (2, 3, 2, 4), (2, 3, 2, 4), {"is_causal": True}),
+    "4d bool mask": ((2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"mask": ((2, 5), "bool")}),
+    "4d float mask": ((2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"mask": ((2, 1, 2, 5), "float32")}),
+    "4d mask needing grad": ((2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"mask": ((2, 5), "grad")}),
+    "4d dropout": ((2, 3, 2, 4), (2, 3, 2, 4), (2, 3, 2, 4), {"dropout_p": 0.5}),
+    "4d broadcast batch": ((2, 3, 2, 4), (1, 3, 2, 4), (1, 3, 2, 4), {}),
+    "4d other value size": ((2, 3, 2, 4), (2, 3, 2, 4), (2, 3, 2, 6), {}),
+    "4d float64": ((2, 3, 2, 4), (2, 3, 2, 4), (2, 3, 2, 4), {"dtype": "float64"}),
+    "4d non-contiguous": ((2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 4), {"transpose": True}),
+    "5d": ((2, 2, 3, 4, 8), (2, 2, 3, 5, 8), (2, 2, 3, 5, 8), {}),
+}
+
+
+def sdpa_node(lib, arrays, mask, kw):
+    """(node type, name, next nodes' types), the output and the inputs' gradients of one call on
+    the arrays (each given (B, L, H, E) and turned to (B, H, L, E) when kw asks to transpose)."""
+    kw = dict(kw)
+    dtype = getattr(lib, kw.pop("dtype", "float32"))
+    turn = kw.pop("transpose", False)
+    leaves = [lib.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    q, k, v = (t.transpose(1, 2) if turn else t for t in leaves)
+    if mask is not None:
+        kw["attn_mask"] = lib.tensor(mask, requires_grad=kw.pop("mask_grad", False))
+    lib.manual_seed(0)
+    y = lib.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+    f = y.grad_fn
+    y.sum().backward()
+    grads = [t.grad.numpy() if lib is mt else t.grad.detach().numpy() for t in leaves]
+    return (type(f).__name__, f.name(), [type(e).__name__ for e, _ in f.next_functions]), y, grads
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+@pytest.mark.parametrize("case", NODE_CASES)
+def test_sdpa_records_pytorchs_node(case):
+    qs, ks, vs, kw = NODE_CASES[case]
+    kw = dict(kw)
+    turned = (lambda s: s[:1] + s[2:3] + s[1:2] + s[3:]) if kw.get("transpose") else (lambda s: s)
+    arrays = [rand(*turned(s)) for s in (qs, ks, vs)]
+    mask = None
+    if "mask" in kw:
+        shape, kind = kw.pop("mask")
+        mask = rand(*shape) > 0 if kind == "bool" else rand(*shape)
+        kw["mask_grad"] = kind == "grad"
+    got, y, grads = sdpa_node(mt, arrays, mask, kw)
+    want, ty, tgrads = sdpa_node(torch, arrays, mask, kw)
+    assert got == want
+    if "dropout_p" not in kw:
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+        for a, b in zip(grads, tgrads):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_kernel_takes_4d():
+    """The fused op on 4-D (B, H, L, E) inputs as they are, against the math path."""
+    q, k, v, m = rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 5), rand(2, 3, 4, 6)
+    got = mt._C._scaled_dot_product_flash_attention_for_cpu(mt.tensor(q), mt.tensor(k), mt.tensor(v),
+                                                            attn_mask=mt.tensor(m), scale=0.4)
+    want = ref_sdpa(*(a.astype(np.float64) for a in (q, k, v, m)), scale=0.4)
+    assert got.shape == (2, 3, 4, 5)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="do not match"):
+        mt._C._scaled_dot_product_flash_attention_for_cpu(mt.tensor(q), mt.tensor(k[:1]), mt.tensor(v[:1]))
+    with pytest.raises(RuntimeError, match="of one rank"):
+        mt._C._scaled_dot_product_flash_attention_for_cpu(mt.tensor(q), mt.tensor(k[0]), mt.tensor(v[0]))
 
 
 # ---- nn.MultiheadAttention ----
