@@ -12,14 +12,6 @@ rng = np.random.default_rng(7)
 N = (3 << 20) + 5  # 12 MiB of float32, not a multiple of the 2 KiB block
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    before = minitorch.get_num_threads()
-    minitorch.set_num_threads(request.param)
-    yield request.param
-    minitorch.set_num_threads(before)
-
-
 def test_add_mul_float32(threads):
     a, b = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
     check(lambda m, x, y: m.add(x, y, alpha=2.5), lambda x, y: x + 2.5 * y, [a, b])

@@ -18,14 +18,6 @@ F32 = np.float32
 TINY = np.finfo(F32).smallest_subnormal
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    before = minitorch.get_num_threads()
-    minitorch.set_num_threads(request.param)
-    yield request.param
-    minitorch.set_num_threads(before)
-
-
 def ulps(got, exact):
     """|got - exact| in float32 spacings at exact (float64), where exact is a finite float32."""
     with np.errstate(over="ignore", invalid="ignore"):
