@@ -8,11 +8,15 @@ hardswish, softplus, elu and leaky_relu forward and backward, conv2d (32, 3, 32,
 (B=8, T=64, C=128) forward and forward+backward, max_pool2d (32, 64, 56, 56) 3x3/2 forward and
 backward, layer_norm and batch_norm forward and backward, and cross_entropy (4096x1000) forward
 and backward. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
-and torch.set_num_threads), the libraries alternate call by call and each keeps its best of many
-repeats; the ratio is minitorch's time over PyTorch's (below 1 is faster). Quote ratios: the
+and torch.set_num_threads), minitorch and PyTorch alternate call by call and each keeps its best of
+many repeats; the ratio is minitorch's time over PyTorch's (below 1 is faster). NumPy's cases run
+first, in a process of their own: after each of its matmuls NumPy's OpenBLAS threads (a pool of
+its own) spin for a while, and in one process they took the two cores from whichever library ran
+next (minitorch's or PyTorch's matmul + add took 17x its time in that slot at two threads). Quote ratios: the
 machine is shared. Run: PYTHONPATH=. python benchmarks/bench_cpu.py [--quick] [--threads 1,2]
 [--only SUBSTRING]
 """
+import json
 import os
 import subprocess
 import sys
@@ -240,33 +244,56 @@ def print_row(threads, label, width, best, names, digits):
     print(f"{threads:>2} {label:<{width}} {cells} {ratio}", flush=True)
 
 
-def per_thread_count(script, run_one, header):
+def per_thread_count(script, run_one, header, extra_env=None):
     """In a child process per thread count (--threads, 1,2 by default): run_one(threads); the
-    parent prints the header lines first."""
+    parent prints the header lines first. extra_env(threads, env), if given, returns variables
+    added to that child's environment."""
     if "--child" in sys.argv:
         run_one(int(arg("--child", "1")))
         return
     print("\n".join(header))
     for threads in arg("--threads", "1,2").split(","):
         env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+        if extra_env is not None:
+            env.update(extra_env(threads, env))
         subprocess.run([sys.executable, script, "--child", threads] + sys.argv[1:], env=env, check=True)
 
 
 def run_one(threads):
-    libs = libraries(threads)
-    libs["numpy"] = np
+    """NumPy's cases alone (--numpy-alone: their best times as JSON on stdout), or minitorch's and
+    PyTorch's, printed beside NumPy's from MT_BENCH_NUMPY."""
+    alone = "--numpy-alone" in sys.argv
+    libs = {"numpy": np} if alone else libraries(threads)
+    numpy_best = {} if alone else json.loads(os.environ.get("MT_BENCH_NUMPY", "{}"))
     only = arg("--only", "")
     repeats = 5 if QUICK else 20
     for label, fns in make_cases(libs):
-        if only not in label:
+        if only not in label or not fns:
             continue
-        print_row(threads, label, 44, alternate(fns, repeats), ("minitorch", "torch", "numpy"), 3)
+        best = alternate(fns, repeats)
+        if alone:
+            numpy_best[label] = best["numpy"]
+            continue
+        if label in numpy_best:
+            best["numpy"] = numpy_best[label]
+        print_row(threads, label, 44, best, ("minitorch", "torch", "numpy"), 3)
+    if alone:
+        print(json.dumps(numpy_best))
+
+
+def numpy_alone(threads, env):
+    """NumPy's times at `threads` threads, from a process of their own (see the module's note)."""
+    script = [sys.executable, __file__, "--child", threads, "--numpy-alone"] + sys.argv[1:]
+    done = subprocess.run(script, env=env, check=True, capture_output=True, text=True)
+    return {"MT_BENCH_NUMPY": done.stdout.strip().splitlines()[-1]}
 
 
 def main():
     per_thread_count(__file__, run_one, [
         f"{'th':>2} {'case':<44} {'minitorch':>9} {'torch':>9} {'numpy':>9} {'mt/torch':>8}",
-        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
+        "(best time in ms over alternating repeats of minitorch and PyTorch; the last column is minitorch's",
+        "time over PyTorch's; NumPy's cases ran before, in a process of their own, so that its OpenBLAS",
+        "threads, which spin after each call, take no core from the others)"], numpy_alone)
 
 
 if __name__ == "__main__":

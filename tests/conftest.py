@@ -67,3 +67,12 @@ def available_devices():
 def device(request):
     """Runs a test on every device present: cpu, and cuda where a GPU is."""
     return request.param
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request):
+    """Runs the test at 1 and at 2 threads, and restores the count."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(request.param)
+    yield request.param
+    minitorch.set_num_threads(before)

@@ -1,13 +1,16 @@
-"""The polynomial fits of csrc/cpu/vmath.h's erf, and their ULP errors over float32s.
+"""The polynomial fits of csrc/cpu/vmath.h's erf and GELU, and their ULP errors over float32s.
 
-    python3 tools/fit_vmath.py            # prints the coefficients (needs SciPy for erf, erfcx)
+    python3 tools/fit_vmath.py            # prints the coefficients (needs SciPy)
     python3 tools/fit_vmath.py --ulps 61  # max ULP error of vmath.h's float32 functions over
-                                          # every 61st float32 (1: all 2^32), against double libm
+                                          # every 61st float32 (1: all 2^32), against double libm,
+                                          # as built for x86-64 and for x86-64-v3 (FMA)
 
-The fits are Chebyshev interpolants in double at 6000 Chebyshev nodes (near-minimax), converted
-to monomial coefficients for Horner's rule: erf(a) = a + a (P(a^2) - 1) for a < 1, P of degree 6,
-and erfcx(a) = exp(a^2) erfc(a) = Q(1 / (1 + a)) for 1 <= a < 3.92, Q of degree 7. The ULP
-check compiles a small C program around vmath.h with the C compiler on PATH.
+erf(a) = a + a (P(a^2) - 1) for a < 1, P of degree 6, a Chebyshev interpolant at 6000 nodes
+(near-minimax); erf(a) = 1 - E(a - 2.46) for 1 <= a < 3.92, E of degree 14 fitted to erfc. GELU's
+Phi(x) = 1/2 + x R(x^2) for |x| < 2, R of degree 6, and Phi(-y) = G(y - 3.8) for 2 <= y < 5.55, G
+of degree 10. E, R and G are minimax fits: a linear program over 2000 Chebyshev nodes (SciPy's
+HiGHS) in the Chebyshev basis, then turned into monomials of the shifted argument for Horner's
+rule. The ULP check compiles a small C program around vmath.h with the C compiler on PATH.
 """
 import os
 import subprocess
@@ -15,7 +18,7 @@ import sys
 import tempfile
 
 import numpy as np
-from numpy.polynomial import chebyshev
+from numpy.polynomial import chebyshev, polynomial
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,14 +29,44 @@ def fit(f, lo, hi, deg, n=6000):
     return chebyshev.cheb2poly(chebyshev.chebfit(x, f(x), deg))[::-1]  # highest power first
 
 
+def minimax(f, lo, hi, deg, shift=0.0, weight=None, n=2000):
+    """Coefficients (highest power first) of the degree-deg polynomial p in s = v - shift that
+    minimises max |weight(v) (p - f(v))| over n Chebyshev nodes v of [lo, hi], and that maximum."""
+    from scipy.optimize import linprog
+
+    k = np.arange(n)
+    v = (lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (k + 0.5) / n)
+    w = np.ones_like(v) if weight is None else weight(v)
+    scale = 1e6  # errors near 1e-8 would sit under the solver's tolerances unscaled
+    basis = chebyshev.chebvander((2 * v - (lo + hi)) / (hi - lo), deg) * (w * scale)[:, None]
+    target, bound = f(v) * w * scale, -np.ones((n, 1))
+    # variables: the deg + 1 Chebyshev coefficients and the bound t; minimise t subject to
+    # -t <= basis c - target <= t
+    res = linprog(np.r_[np.zeros(deg + 1), 1.0], A_ub=np.block([[basis, bound], [-basis, bound]]),
+                  b_ub=np.r_[target, -target], bounds=[(None, None)] * (deg + 2), method="highs",
+                  options=dict(primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10))
+    # Chebyshev coefficients in t = (2v - lo - hi) / (hi - lo), then v = s + shift
+    t_of_s = [(2 * shift - lo - hi) / (hi - lo), 2 / (hi - lo)]
+    in_s = np.zeros(1)
+    for c in chebyshev.cheb2poly(res.x[:-1])[::-1]:
+        in_s = polynomial.polyadd(polynomial.polymul(in_s, t_of_s), [c])
+    return in_s[::-1], res.x[-1] / scale
+
+
 def coefficients():
-    from scipy.special import erf, erfcx
+    from scipy.special import erf, erfc
 
     p = fit(lambda u: erf(np.sqrt(u)) / np.sqrt(u), 1e-14, 1.0, 6)
     p[-1] -= 1.0  # P - 1
-    q = fit(lambda t: erfcx(1 / t - 1), 1 / (1 + 3.92), 0.5, 7)
-    for name, c in (("P - 1", p), ("Q", q)):
-        print(name, ", ".join(f"{v:.9e}f" for v in c))
+    e, e_err = minimax(erfc, 1.0, 3.92, 14, shift=float(np.float32(2.46)))
+    r2 = np.sqrt(2.0)
+    # Phi - 1/2 = x R(x^2): R in u = x^2, weighted by x (Phi's absolute error)
+    r, r_err = minimax(lambda u: 0.5 * erf(np.sqrt(u) / r2) / np.sqrt(u), 1e-12, 4.0, 6, weight=lambda u: np.sqrt(u) / 2)
+    g, g_err = minimax(lambda y: 0.5 * erfc(y / r2), 2.0, 3.92 * r2, 10, shift=float(np.float32(3.8)))
+    for name, c, err in (("erf P - 1", p, None), ("erf E", e, e_err), ("gelu R", r, r_err), ("gelu G", g, g_err)):
+        # P as fitted in double; the minimax fits as the float32s they are used as
+        values = c if err is None else c.astype(np.float32)
+        print(name, ", ".join(f"{v:.9e}f" for v in values), "" if err is None else f"(max error {err:.2e})")
 
 
 ULP_C = r"""
@@ -42,6 +75,7 @@ ULP_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include "cpu/vmath.h"
+static double gelu_exact(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 static double ulp_of(double r) {
     double a = fabs(r);
     int e;
@@ -68,6 +102,7 @@ int main(int argc, char **argv) {
     uint64_t step = (uint64_t)atoll(argv[1]);
     CHECK("exp", mt_vexp_f32, exp) CHECK("tanh", mt_vtanh_f32, tanh)
     CHECK("log", mt_vlog_f32, log) CHECK("log1p", mt_vlog1p_f32, log1p) CHECK("erf", mt_verf_f32, erf)
+    CHECK("gelu", mt_vgelu_f32, gelu_exact)
     return 0;
 }
 """
@@ -78,9 +113,11 @@ def ulps(step):
         src, exe = os.path.join(d, "ulp.c"), os.path.join(d, "ulp")
         with open(src, "w") as f:
             f.write(ULP_C)
-        subprocess.run(["cc", "-O2", "-std=c11", "-fno-trapping-math", "-I", os.path.join(ROOT, "csrc"),
-                        src, "-o", exe, "-lm"], check=True)
-        subprocess.run([exe, str(step)], check=True)
+        for arch in ("x86-64", "x86-64-v3"):  # the SIMD clones' baseline (no FMA) and AVX2 + FMA
+            print(f"-march={arch}:", flush=True)
+            subprocess.run(["cc", "-O2", "-std=c11", "-fno-trapping-math", f"-march={arch}", "-ffp-contract=fast",
+                            "-I", os.path.join(ROOT, "csrc"), src, "-o", exe, "-lm"], check=True)
+            subprocess.run([exe, str(step)], check=True)
 
 
 if __name__ == "__main__":

@@ -12,15 +12,6 @@ needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
 rng = np.random.default_rng(0)
 
 
-@pytest.fixture(params=[1, 2])
-def threads(request):
-    """Runs the test at 1 and at 2 threads, and restores the count."""
-    before = minitorch.get_num_threads()
-    minitorch.set_num_threads(request.param)
-    yield request.param
-    minitorch.set_num_threads(before)
-
-
 # ---- threads ----
 
 def test_set_num_threads_round_trip():
