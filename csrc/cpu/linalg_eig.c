@@ -20,8 +20,8 @@ typedef double complex cplx;
  * vr (n x n columns, LAPACK's packing for the real routines) when jobv is 'V'. work holds lwork
  * elements of dt (lwork -1: a query, its answer in work[0]); rwork 2n reals (complex only). */
 static void
-geev(mt_dtype dt, char jobv, int n, void *a, void *w, void *vr, void *work, int lwork,
-     void *rwork, int *info)
+geev(mt_dtype dt, char jobv, int n, void *a, void *w, void *vr, void *work, int lwork, void *rwork,
+     int *info)
 {
     const char no_left = 'N';
     const int lda = n > 1 ? n : 1, ldv = n > 1 ? n : 1, one = 1;
@@ -40,13 +40,13 @@ geev(mt_dtype dt, char jobv, int n, void *a, void *w, void *vr, void *work, int 
         break;
     case MT_COMPLEX64:
         mt_cpu_lib_enter("cgeev");
-        scipy_LAPACK_cgeev(&no_left, &jobv, &n, a, &lda, w, (void *)unused_vl, &one, vr, &ldv,
-                           work, &lwork, rwork, info);
+        scipy_LAPACK_cgeev(&no_left, &jobv, &n, a, &lda, w, (void *)unused_vl, &one, vr, &ldv, work,
+                           &lwork, rwork, info);
         break;
     default:
         mt_cpu_lib_enter("zgeev");
-        scipy_LAPACK_zgeev(&no_left, &jobv, &n, a, &lda, w, (void *)unused_vl, &one, vr, &ldv,
-                           work, &lwork, rwork, info);
+        scipy_LAPACK_zgeev(&no_left, &jobv, &n, a, &lda, w, (void *)unused_vl, &one, vr, &ldv, work,
+                           &lwork, rwork, info);
         break;
     }
     mt_cpu_lib_exit();
@@ -228,8 +228,8 @@ mt_cpu__linalg_eig_backward(mt_args *a)
         const cplx *gLi = gLd ? (const cplx *)mt_tensor_data(gLd) + i * n : NULL;
         mt_lapack_to_cols((const char *)Vi, (char *)v, n, n, n, sizeof(cplx));
         if (gVd) {
-            mt_lapack_to_cols(mt_tensor_data(gVd) + i * nn * (int64_t)sizeof(cplx), (char *)g, n,
-                              n, n, sizeof(cplx));
+            mt_lapack_to_cols(mt_tensor_data(gVd) + i * nn * (int64_t)sizeof(cplx), (char *)g, n, n,
+                              n, sizeof(cplx));
         }
         if ((st = middle(n, Li, gLi, v, gVd ? g : NULL, vhg, vhv, m))) {
             break;
