@@ -19,7 +19,7 @@ import math
 from . import _C
 from ._checks import _tensors, _to_out
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm", "householder_product", "ldl_factor", "ldl_factor_ex",
@@ -49,6 +49,8 @@ ldl_factor_ex = _C.linalg_ldl_factor_ex
 ldl_solve = _C.linalg_ldl_solve
 eigh = _C.linalg_eigh
 eigvalsh = _C.linalg_eigvalsh
+eig = _C.linalg_eig
+eigvals = _C.linalg_eigvals
 pinv = _C.linalg_pinv
 matrix_rank = _C.linalg_matrix_rank
 lstsq = _C.linalg_lstsq

@@ -549,6 +549,21 @@ out_clear:
     return st;
 }
 
+// A (*, n, n) = V diag(L) V^-1, L and V complex; PyTorch's linalg_eig_backward, one kernel
+// (cpu/linalg_eig.c), its real part for a real A
+mt_status
+mt_grad__linalg_eig(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    if (!n->args.b[0]) {
+        return mt_fail(MT_ERUNTIME, "linalg.eig: the backward needs the eigenvectors: call it "
+                                    "with compute_v=True");
+    }
+    return mt_op__linalg_eig_backward(n->grad_given[0] ? g[0] : NULL,
+                                      n->grad_given[1] ? g[1] : NULL, n->saved_out[0],
+                                      n->saved_out[1], !mt_dtype_is_complex(n->in_meta[0].dtype),
+                                      &gi[0]);
+}
+
 // A (*, m, n), P = pinv(A) (*, n, m); PyTorch's pinv_backward
 mt_status
 mt_grad_linalg_pinv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)

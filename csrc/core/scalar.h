@@ -1,4 +1,6 @@
-/* A Python number as the core sees it: a bool, an int64 or a double. */
+/* A Python number as the core sees it: a bool, an int64 or a double, or a complex number (a
+ * double, its real part, with is_complex and its imaginary part: code that knows only real
+ * numbers reads the real part, as a complex tensor's item() always gave). */
 #ifndef MT_SCALAR_H
 #define MT_SCALAR_H
 
@@ -14,26 +16,36 @@ typedef struct mt_scalar {
         int64_t i;
         double f;
     } v;
+    double imag;     /* a complex number's imaginary part; 0 for the others */
+    bool is_complex; /* a Python complex, or an element of a complex tensor (type MT_FLOAT64) */
 } mt_scalar;
 
 static inline mt_scalar
 mt_scalar_float(double f)
 {
-    mt_scalar s = {MT_FLOAT64, {.f = f}};
+    mt_scalar s = {MT_FLOAT64, {.f = f}, 0.0, false};
     return s;
 }
 
 static inline mt_scalar
 mt_scalar_int(int64_t i)
 {
-    mt_scalar s = {MT_INT64, {.i = i}};
+    mt_scalar s = {MT_INT64, {.i = i}, 0.0, false};
     return s;
 }
 
 static inline mt_scalar
 mt_scalar_bool(bool b)
 {
-    mt_scalar s = {MT_BOOL, {.b = b}};
+    mt_scalar s = {MT_BOOL, {.b = b}, 0.0, false};
+    return s;
+}
+
+/* The complex number re + i im. */
+static inline mt_scalar
+mt_scalar_complex(double re, double im)
+{
+    mt_scalar s = {MT_FLOAT64, {.f = re}, im, true};
     return s;
 }
 

@@ -571,6 +571,32 @@ mt_check_writable(const mt_tensor *t)
     return MT_OK;
 }
 
+/* c10's name of a real dtype's C++ type, as its overflow message gives it. */
+static const char *
+real_type_name(mt_dtype dt)
+{
+    switch (dt) {
+    case MT_FLOAT32:
+        return "float";
+    case MT_FLOAT64:
+        return "double";
+    case MT_FLOAT16:
+        return "c10::Half";
+    case MT_BFLOAT16:
+        return "c10::BFloat16";
+    case MT_INT64:
+        return "int64_t";
+    case MT_INT32:
+        return "int";
+    case MT_INT16:
+        return "int16_t";
+    case MT_INT8:
+        return "int8_t";
+    default:
+        return "uint8_t";
+    }
+}
+
 /* The small integer dtypes' bounds and names, for mt_check_scalar_fits. */
 static bool
 small_int_bounds(mt_dtype dt, int64_t *lo, int64_t *hi, const char **name)
@@ -595,6 +621,11 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
 {
     int64_t ilo, ihi;
     const char *name;
+    if (v.imag != 0.0 && !mt_dtype_is_complex(dt) && dt != MT_BOOL) {
+        /* c10's overflows(): a complex number with an imaginary part fits no real dtype */
+        return mt_fail(MT_ERUNTIME, "value cannot be converted to type %s without overflow",
+                       real_type_name(dt));
+    }
     if (small_int_bounds(dt, &ilo, &ihi, &name)) {
         /* c10's overflows(): a float must lie in [lowest, max]; a negative int may wrap into an
          * unsigned type when its magnitude fits (-1 -> 255). */
@@ -686,8 +717,10 @@ mt_load_scalar(const char *p, mt_dtype dt)
         return mt_scalar_float(mt_half_to_float(*(const mt_half *)p));
     case MT_BFLOAT16:
         return mt_scalar_float(mt_bf16_to_float(*(const mt_bf16 *)p));
-    case MT_COMPLEX64: /* a scalar is real: the real part (Python's tolist reads both) */
-        return mt_scalar_float(*(const float *)p);
+    case MT_COMPLEX64:
+        return mt_scalar_complex(((const float *)p)[0], ((const float *)p)[1]);
+    case MT_COMPLEX128:
+        return mt_scalar_complex(((const double *)p)[0], ((const double *)p)[1]);
     default:
         return mt_scalar_float(*(const double *)p);
     }
@@ -698,7 +731,8 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
 {
     switch (dt) {
     case MT_BOOL:
-        *(bool *)p = v.type == MT_FLOAT64 ? v.v.f != 0.0 : mt_scalar_to_int(v) != 0;
+        *(bool *)p = v.type == MT_FLOAT64 ? v.v.f != 0.0 || v.imag != 0.0
+                                          : mt_scalar_to_int(v) != 0;
         break;
     case MT_INT32:
         *(int32_t *)p = (int32_t)mt_scalar_to_int(v);
@@ -727,9 +761,13 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
         break;
     case MT_COMPLEX64:
         ((float *)p)[0] = (float)mt_scalar_to_double(v);
-        ((float *)p)[1] = 0.0f;
+        ((float *)p)[1] = (float)v.imag;
         break;
-    default: /* float64, and complex128's real part: its imaginary part is the caller's */
+    case MT_COMPLEX128:
+        ((double *)p)[0] = mt_scalar_to_double(v);
+        ((double *)p)[1] = v.imag;
+        break;
+    default:
         *(double *)p = mt_scalar_to_double(v);
         break;
     }

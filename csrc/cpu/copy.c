@@ -203,7 +203,7 @@ static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {
 void
 mt_cpu_fill(mt_tensor *dst, mt_scalar value)
 {
-    _Alignas(16) char v[16] = {0}; /* complex128's imaginary part stays 0 */
+    _Alignas(16) char v[16] = {0}; /* room for a complex128 */
     mt_store_scalar(v, dst->dtype, value);
     mt_iter it;
     if (mt_iter_build(&it, dst->ndim, dst->sizes, &dst, 1) == MT_OK) {

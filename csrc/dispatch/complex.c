@@ -5,9 +5,10 @@
  * (views, copies, cat, fills), has complex loops (the elementwise rows of
  * ops/elementwise.def's MT_EW_COMPLEX: add, mul, div, exp, ...) or computes in complex itself
  * (the FFTs). A few ops have a complex form written in other ops (complex_forms below): abs
- * (hypot of the parts), sum and mean (each part alike, on the real view), the matrix
- * products (four real products of the parts) and the uniform_ and normal_ fills (on the real
- * view), so their gradients come from those ops' rows.
+ * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
+ * cast first when dtype= is complex), the matrix products (four real products of the parts)
+ * and the uniform_ and normal_ fills (on the real view), so their gradients come from those
+ * ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for. The
  * CUDA backend has no complex kernels: every op refuses them there, naming itself. Nothing
  * here computes an element. */
@@ -82,38 +83,64 @@ complex_abs(mt_op op, mt_args *a)
     return finish(&s);
 }
 
-// sum and mean of self (*) complex over dims: the same reduction of its real view (*, 2) over
-// the same dims (the parts' dim last, never reduced), viewed back as complex
+/* *out = dim d of self wrapped into [0, ndim) (a 0-dim tensor has dim 0 and -1), or PyTorch's
+ * IndexError */
+static mt_status
+wrap_dim(const mt_tensor *self, int64_t d, int64_t *out)
+{
+    const int nd = self->ndim > 0 ? self->ndim : 1;
+    if (d < -nd || d >= nd) {
+        return mt_fail(MT_EINDEX,
+                       "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                       -nd, nd - 1, (long long)d);
+    }
+    *out = d < 0 ? d + nd : d;
+    return MT_OK;
+}
+
+/* *out = self as the complex dtype a reduction's dtype= asks for (a real self: the cast, whose
+ * gradient is the real part), else self itself, retained. */
+static mt_status
+complex_input(mt_tensor *self, int dtype, mt_tensor **out)
+{
+    if (dtype >= 0 && mt_dtype_is_complex((mt_dtype)dtype) && self->dtype != (mt_dtype)dtype) {
+        return mt_op__to_copy(self, dtype, mt_tensor_device(self), out);
+    }
+    *out = mt_tensor_retain(self);
+    return MT_OK;
+}
+
+// sum and mean of self (*) over dims, self or dtype complex: the same reduction of the complex
+// input's real view (*, 2) over the same dims (the parts' dim last, never reduced), viewed back
+// as complex
 static mt_status
 complex_reduce(mt_op op, mt_args *a)
 {
-    mt_tensor *self = a->t[0], *real = NULL, *red = NULL;
+    mt_tensor *self = a->t[0], *z = NULL, *real = NULL, *red = NULL;
     const mt_intlist *l = &a->l[0];
     const int64_t *given = mt_intlist_values(l);
     int64_t dims[MT_MAX_DIMS];
     int n = 0;
+    mt_status st = MT_OK;
     if (l->none || l->n == 0) {
         for (int d = 0; d < self->ndim; d++) {
             dims[n++] = d;
         }
     } else {
-        for (int k = 0; k < l->n && k < MT_MAX_DIMS; k++) {
-            int64_t d = given[k];
-            if (d < -self->ndim || d >= (self->ndim > 0 ? self->ndim : 1)) {
-                return mt_fail(MT_EINDEX,
-                               "Dimension out of range (expected to be in range of [%d, %d], but "
-                               "got %lld)",
-                               self->ndim > 0 ? -self->ndim : -1,
-                               self->ndim > 0 ? self->ndim - 1 : 0, (long long)d);
-            }
-            dims[n++] = d < 0 ? d + (self->ndim > 0 ? self->ndim : 1) : d;
+        for (int k = 0; k < l->n && k < MT_MAX_DIMS && st == MT_OK; k++) {
+            st = wrap_dim(self, given[k], &dims[n++]);
         }
     }
+    if (st || (st = complex_input(self, a->dtype, &z))) {
+        return st;
+    }
     if (self->ndim == 0) { /* a 0-dim tensor's dim 0 or -1: nothing to reduce */
-        return mt_op_clone(self, &a->out[0]);
+        st = mt_op_clone(z, &a->out[0]);
+        mt_tensor_clear(&z);
+        return st;
     }
     int dtype = a->dtype >= 0 ? (int)mt_dtype_to_real((mt_dtype)a->dtype) : -1;
-    mt_status st = mt_op_view_as_real(self, &real);
+    st = mt_op_view_as_real(z, &real);
     if (st == MT_OK) {
         st = op == MT_OP_sum ? mt_op_sum(real, n, dims, a->b[0], dtype, &red)
                              : mt_op_mean(real, n, dims, a->b[0], dtype, &red);
@@ -123,6 +150,31 @@ complex_reduce(mt_op op, mt_args *a)
     }
     mt_tensor_clear(&red);
     mt_tensor_clear(&real);
+    mt_tensor_clear(&z);
+    return st;
+}
+
+// cumsum of self (*) along dim, self or dtype complex: the running sums of each part, the
+// cumsum of the real view (*, 2) along the same dim, viewed back as complex
+static mt_status
+complex_cumsum(mt_op op, mt_args *a)
+{
+    (void)op;
+    mt_tensor *z = NULL, *real = NULL, *run = NULL;
+    int64_t dim = 0;
+    mt_status st = wrap_dim(a->t[0], a->i[0], &dim);
+    if (st || (st = complex_input(a->t[0], a->dtype, &z))) {
+        return st;
+    }
+    if (z->ndim == 0) {
+        st = mt_op_clone(z, &a->out[0]);
+    } else if ((st = mt_op_view_as_real(z, &real)) == MT_OK &&
+               (st = mt_op_cumsum(real, dim, -1, &run)) == MT_OK) {
+        st = mt_op_view_as_complex(run, &a->out[0]);
+    }
+    mt_tensor_clear(&run);
+    mt_tensor_clear(&real);
+    mt_tensor_clear(&z);
     return st;
 }
 
@@ -181,6 +233,7 @@ static const struct {
 } complex_forms[] = {{MT_OP_abs, complex_abs},
                      {MT_OP_sum, complex_reduce},
                      {MT_OP_mean, complex_reduce},
+                     {MT_OP_cumsum, complex_cumsum},
                      {MT_OP_mm, complex_product},
                      {MT_OP_bmm, complex_product},
                      {MT_OP_matmul, complex_product},
@@ -209,7 +262,8 @@ mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
     for (size_t k = 0; k < sizeof(complex_forms) / sizeof(complex_forms[0]); k++) {
         if (complex_forms[k].op == op && a->t[0] &&
             (mt_dtype_is_complex(a->t[0]->dtype) ||
-             (a->t[1] && mt_dtype_is_complex(a->t[1]->dtype)))) {
+             (a->t[1] && mt_dtype_is_complex(a->t[1]->dtype)) ||
+             (a->dtype >= 0 && mt_dtype_is_complex((mt_dtype)a->dtype)))) {
             *handled = true;
             return complex_forms[k].form(op, a);
         }

@@ -408,7 +408,7 @@ factory(mt_args *a, mt_op fill, mt_scalar x, mt_scalar y)
     }
     if (fill == MT_OP_fill_) { /* its value is a tensor slot: x as a wrapped number */
         mt_tensor *w = NULL;
-        if ((st = mt_tensor_scalar(x, x.type, &w)) == MT_OK) {
+        if ((st = mt_tensor_scalar(x, x.is_complex ? MT_COMPLEX128 : x.type, &w)) == MT_OK) {
             st = mt_op_fill_(t, w, NULL);
         }
         mt_tensor_clear(&w);
@@ -458,10 +458,13 @@ mt_composite_ones(mt_args *a)
 mt_status
 mt_composite_full(mt_args *a)
 {
-    /* Without a dtype, full takes the fill value's: a bool, int64 or the default float. */
+    /* Without a dtype, full takes the fill value's: a bool, int64, the default float or the
+     * complex dtype of the default float. */
     if (a->dtype < 0) {
         mt_dtype t = a->s[0].type;
-        a->dtype = (int)(t == MT_FLOAT64 ? MT_DEFAULT_FLOAT : t);
+        a->dtype = (int)(a->s[0].is_complex ? mt_dtype_to_complex(MT_DEFAULT_FLOAT)
+                         : t == MT_FLOAT64  ? MT_DEFAULT_FLOAT
+                                            : t);
     }
     return factory(a, MT_OP_fill_, a->s[0], mt_scalar_int(0));
 }

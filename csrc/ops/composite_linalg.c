@@ -382,6 +382,26 @@ mt_composite_linalg_eigvalsh(mt_args *a)
     return st;
 }
 
+// self (*, n, n) real or complex; eigenvalues (*, n) and eigenvectors (*, n, n) (columns of
+// unit norm), complex
+mt_status
+mt_composite_linalg_eig(mt_args *a)
+{
+    return mt_op__linalg_eig(a->t[0], true, &a->out[0], &a->out[1]);
+}
+
+mt_status
+mt_composite_linalg_eigvals(mt_args *a)
+{
+    mt_tensor *V = NULL;
+    mt_status st = mt_linalg_check_eig(a->t[0], MT_OP_linalg_eigvals, "linalg.eigvals");
+    if (st == MT_OK) {
+        st = mt_op__linalg_eig(a->t[0], may_need_grad(a->t[0]), &a->out[0], &V);
+    }
+    mt_tensor_clear(&V);
+    return st;
+}
+
 /* ---- pinv, matrix_rank ---- */
 
 /* PyTorch's get_atol_rtol: atol (0 by default) and rtol (0 when atol is given and positive, else

@@ -81,6 +81,16 @@ check_alpha(ew_call *c, mt_args *a, bool is_sub)
                        "For integral input tensors, argument alpha must not be a floating point "
                        "number.");
     }
+    if (c->k.is_complex && !mt_dtype_is_complex(c->dt)) {
+        return mt_fail(MT_ERUNTIME,
+                       "For non-complex input tensors, argument alpha must not be a complex "
+                       "number.");
+    }
+    if (c->k.imag != 0.0) { /* the complex loops scale by a real alpha only */
+        return mt_fail(MT_ENOTIMPL,
+                       "%s: a complex alpha with an imaginary part is not supported by minitorch",
+                       is_sub ? "sub" : "add");
+    }
     return MT_OK;
 }
 

@@ -143,6 +143,7 @@ int mt_pool_nd(mt_op op);
     X(linalg_lu_solve, linalg_lu_solve)                                                          \
     X(geqrf, geqrf) X(linalg_ldl_factor_ex, linalg_ldl_factor_ex) X(linalg_ldl_solve, linalg_ldl_solve) \
     X(_linalg_svd, _linalg_svd) X(_linalg_eigh, _linalg_eigh) X(linalg_lstsq, linalg_lstsq)     \
+    X(_linalg_eig, _linalg_eig) X(_linalg_eig_backward, _linalg_eig_backward)                 \
     /* statistics: stats_checks.c */                                                            \
     X(histc, histc) X(histogram_bins, histogram_bins) X(bincount, bincount)                     \
     X(searchsorted, searchsorted) X(cummax, cummax) X(cummin, cummax) X(unique_dim, unique_dim)   \

@@ -50,6 +50,15 @@ mt_status mt_linalg_ldl_solve_spec(const mt_tensor *LD, const mt_tensor *pivots,
 int64_t mt_linalg_batch_offset(const mt_linalg_system *sys, const mt_tensor *t, int mdims,
                                int64_t index);
 
+/* linalg.eig's and linalg.eigvals' checks of A (*, n, n), in PyTorch's order, the op named api
+ * (and op, in the refusal of a CUDA tensor: the complex results cannot live there). */
+mt_status mt_linalg_check_eig(const mt_tensor *A, mt_op op, const char *api);
+
+/* linalg.eig's kernel: a matrix with a NaN or an infinity has no eigenvectors (PyTorch's error). */
+mt_status mt_linalg_fail_eig_nonfinite(void);
+/* linalg.eig's backward: the loss depends on the eigenvectors' phases, which eig does not fix. */
+mt_status mt_linalg_fail_eig_phase(void);
+
 /* A failure LAPACK reported for matrix `index` of a batch (info > 0): PyTorch's LinAlgError
  * for the op api names ("linalg.inv", "torch.linalg.lu_factor" (a RuntimeError), "linalg.cholesky", "torch.linalg.solve", "linalg.svd",
  * "linalg.eigh", "torch.linalg.lstsq"), with the batch element when the input is batched. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/complex.h"
 #include "ops/fails.h"
 #include "ops/front.h"
 #include "ops/linalg.h"
@@ -609,6 +610,79 @@ mt_front__linalg_eigh(const mt_args *a, mt_plan *plan)
         return mt_fail(MT_ERUNTIME, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
     }
     return mt_linalg_check_matrix(a->t[0], "linalg.eigh", "A", true);
+}
+
+static bool
+same_sizes(int nx, const int64_t *x, int ny, const int64_t *y)
+{
+    return nx == ny && memcmp(x, y, sizeof(int64_t) * (size_t)nx) == 0;
+}
+
+mt_status
+mt_linalg_check_eig(const mt_tensor *A, mt_op op, const char *api)
+{
+    /* PyTorch picks the complex result dtype before any other check */
+    if (!mt_dtype_is_float(A->dtype) && !mt_dtype_is_complex(A->dtype)) {
+        return mt_fail(MT_ERUNTIME, "Unknown Complex ScalarType for %s",
+                       mt_dtype_scalar_name(A->dtype));
+    }
+    if (A->ndim < 2) {
+        return mt_fail(MT_ERUNTIME, "%s: The input tensor A must have at least 2 dimensions.", api);
+    }
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    if (m != n) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: A must be batches of square matrices, but they are %lld by %lld "
+                       "matrices",
+                       api, (long long)m, (long long)n);
+    }
+    if (mt_dtype_is_small(A->dtype)) {
+        return mt_fail_not_implemented("linalg_eig_out_cpu", "", A->dtype);
+    }
+    /* the results are complex, which the CUDA device cannot hold */
+    return mt_tensor_device(A).type == MT_CUDA ? mt_complex_refuse_cuda(op) : MT_OK;
+}
+
+mt_status
+mt_linalg_fail_eig_nonfinite(void)
+{
+    return mt_fail(MT_ERUNTIME, "torch.linalg.eig: input tensor should not contain infs or NaNs.");
+}
+
+mt_status
+mt_linalg_fail_eig_phase(void)
+{
+    return mt_fail(MT_ERUNTIME,
+                   "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                   "multiplication by e^{i phi}. The specified loss function depends on this "
+                   "quantity, so it is ill-defined.");
+}
+
+mt_status
+mt_front__linalg_eig(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    return mt_linalg_check_eig(a->t[0], MT_OP_linalg_eig, "linalg.eig");
+}
+
+/* _linalg_eig_backward(gL, gV, L, V): L (*, n) and V (*, n, n) complex, as _linalg_eig gave
+ * them; gL and gV (either may be None) shaped as they are. */
+mt_status
+mt_front__linalg_eig_backward(const mt_args *a, mt_plan *plan)
+{
+    (void)plan;
+    const mt_tensor *gL = a->t[0], *gV = a->t[1], *L = a->t[2], *V = a->t[3];
+    bool ok = L->ndim >= 1 && V->ndim == L->ndim + 1 && mt_dtype_is_complex(L->dtype) &&
+              V->dtype == L->dtype && V->sizes[V->ndim - 1] == L->sizes[L->ndim - 1] &&
+              same_sizes(L->ndim, L->sizes, V->ndim - 1, V->sizes);
+    ok = ok && (gL == NULL || same_sizes(gL->ndim, gL->sizes, L->ndim, L->sizes));
+    ok = ok && (gV == NULL || same_sizes(gV->ndim, gV->sizes, V->ndim, V->sizes));
+    if (!ok) {
+        return mt_fail(MT_ERUNTIME,
+                       "_linalg_eig_backward: expected the eigenvalues (*, n) and eigenvectors "
+                       "(*, n, n) of linalg.eig, and gradients of their shapes");
+    }
+    return MT_OK;
 }
 
 mt_status

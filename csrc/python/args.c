@@ -616,6 +616,13 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
             }
             return 0;
         }
+        if (PyComplex_Check(o) && (mt_op_flags[op] & COMPLEX)) {
+            /* only an op that takes complex tensors (full's fill_value) takes a complex number:
+             * elsewhere it stays PyTorch's TypeError rather than lose its imaginary part */
+            Py_complex c = PyComplex_AsCComplex(o);
+            a->s[p->slot] = mt_scalar_complex(c.real, c.imag);
+            return 0;
+        }
         r = mt_py_to_scalar(o, &a->s[p->slot]);
         if (r == -1) {
             arg_error(op, p, pos, o, "Number");

@@ -21,7 +21,7 @@ if minitorch.cuda._C_cuda is None:
 HOST_ROUND_TRIP: set = {"linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
                         "linalg_cholesky_ex", "linalg_qr", "_linalg_svd", "_linalg_eigh", "linalg_lstsq",
                         "linalg_lu_factor_ex", "lu_unpack", "linalg_lu_solve", "geqrf", "linalg_ldl_factor_ex",
-                        "linalg_ldl_solve",
+                        "linalg_ldl_solve", "_linalg_eig", "_linalg_eig_backward",
                         "histogram_bins", "unique_dim"}
 # the fused CPU attention kernel (PyTorch's name says for_cpu): on CUDA scaled_dot_product_attention's
 # composite runs device ops and never calls it

@@ -107,3 +107,17 @@ def test_lu_family_through_the_host_round_trip():
     L.lu_solve(*L.lu_factor(cpu_x), cpu_y).sum().backward()
     assert_same(x.grad, cpu_x.grad)
     assert_same(y.grad, cpu_y.grad)
+
+
+def test_eig_refused_on_the_device():
+    """linalg.eig and eigvals give complex results, which no CUDA tensor holds: the refusal names
+    the op, after PyTorch's checks of the shape (the same words as on the CPU)."""
+    a = t(3, 3).cuda()
+    with pytest.raises(NotImplementedError, match="^linalg_eig: complex tensors are not supported on the CUDA"):
+        L.eig(a)
+    with pytest.raises(NotImplementedError, match="^linalg_eigvals: complex tensors are not supported on the CUDA"):
+        L.eigvals(a)
+    with pytest.raises(RuntimeError, match="linalg.eig: A must be batches of square matrices"):
+        L.eig(t(2, 3).cuda())
+    with pytest.raises(NotImplementedError, match="complex tensors are not supported on the CUDA"):
+        minitorch._C._linalg_eig(a, False)
