@@ -641,7 +641,8 @@ mt_composite_linalg_matrix_exp(mt_args *a)
     mt_tensor *scale = NULL, **As = mt_temp(&p), **I = mt_temp(&p), **A2 = mt_temp(&p),
               **A4 = mt_temp(&p), **A6 = mt_temp(&p), **in_u = mt_temp(&p), **mu = mt_temp(&p),
               **pu = mt_temp(&p), **U = mt_temp(&p), **in_v = mt_temp(&p), **mv = mt_temp(&p),
-              **V = mt_temp(&p), **num = mt_temp(&p), **den = mt_temp(&p);
+              **V = mt_temp(&p), **num = mt_temp(&p), **den = mt_temp(&p), **sum_u = mt_temp(&p),
+              **sum_v = mt_temp(&p);
     if ((st = mt_temp_number(&p, ldexp(1.0, -s), &scale)) || (st = mt_op_mul(A, scale, As)) ||
         (st = mt_op_eye(n, n, A->dtype, mt_tensor_device(A), false, I)) ||
         (st = mt_op_matmul(*As, *As, A2)) || (st = mt_op_matmul(*A2, *A2, A4)) ||
@@ -654,14 +655,14 @@ mt_composite_linalg_matrix_exp(mt_args *a)
     if ((st = combination(&p, X, (double[4]){b[13], b[11], b[9], 0}, in_u)) ||
         (st = mt_op_matmul(*A6, *in_u, mu)) ||
         (st = combination(&p, X, (double[4]){b[7], b[5], b[3], b[1]}, pu)) ||
-        (st = mt_op_add(*pu, *mu, mt_scalar_float(1), in_u)) ||
-        (st = mt_op_matmul(*As, *in_u, U)) ||
+        (st = mt_op_add(*pu, *mu, mt_scalar_float(1), sum_u)) ||
+        (st = mt_op_matmul(*As, *sum_u, U)) ||
         (st = combination(&p, X, (double[4]){b[12], b[10], b[8], 0}, in_v)) ||
         (st = mt_op_matmul(*A6, *in_v, mv)) ||
         (st = combination(&p, X, (double[4]){b[6], b[4], b[2], b[0]}, V)) ||
-        (st = mt_op_add(*V, *mv, mt_scalar_float(1), in_v)) ||
-        (st = mt_op_add(*in_v, *U, mt_scalar_float(1), num)) ||
-        (st = mt_op_sub(*in_v, *U, mt_scalar_float(1), den))) {
+        (st = mt_op_add(*V, *mv, mt_scalar_float(1), sum_v)) ||
+        (st = mt_op_add(*sum_v, *U, mt_scalar_float(1), num)) ||
+        (st = mt_op_sub(*sum_v, *U, mt_scalar_float(1), den))) {
         goto out_release;
     }
     mt_tensor *r = NULL;
