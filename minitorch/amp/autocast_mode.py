@@ -83,8 +83,7 @@ class autocast:
 
     def __init__(self, device_type: str, dtype: Optional[Any] = None, enabled: bool = True,
                  cache_enabled: Optional[bool] = None) -> None:
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        _check_device_type(device_type)
         self.device = _device_type(device_type)
         self.fast_dtype = dtype if dtype is not None else get_autocast_dtype(self.device)
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled

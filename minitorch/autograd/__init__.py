@@ -74,8 +74,9 @@ def _accumulate(x, g, create_graph: bool) -> None:
             current.add_(g)
     hooks = getattr(x, "_post_accumulate_grad_hooks", None)
     if hooks and x.grad_fn is None:
-        for hook in list(hooks.values()):
-            hook(x)
+        from .._tensor import _run_post_accumulate_hooks
+
+        _run_post_accumulate_hooks(hooks, x)
 
 
 def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,

@@ -201,7 +201,6 @@ def _with_tangents(cls, ctx, args, out):
     return duals if isinstance(out, tuple) else duals[0]
 
 
-
 _TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
 
