@@ -17,6 +17,7 @@
 
 #include "cpu/blas.h"
 #include "cpu/conv.h"
+#include "cpu/conv_direct.h"
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
@@ -220,6 +221,26 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     }
 }
 
+// a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c), into *out
+// (allocated; handed over on success); x and w dense
+static mt_status
+conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, mt_tensor **out, const conv3_geom *dg)
+{
+    mt_tensor *b = NULL;
+    mt_status st = a->t[2] ? mt_cpu_dense(a->t[2], MT_FLOAT32, &b) : MT_OK;
+    if (st == MT_OK) {
+        st = mt_cpu_conv_direct((const float *)mt_tensor_data(x), (const float *)mt_tensor_data(w),
+                                b ? (const float *)mt_tensor_data(b) : NULL,
+                                (float *)mt_tensor_data(*out), dg, mt_tensor_device(x));
+    }
+    mt_tensor_clear(&b);
+    if (st == MT_OK) {
+        a->out[0] = *out;
+        *out = NULL;
+    }
+    return st;
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW)
 mt_status
@@ -244,6 +265,11 @@ mt_cpu_conv2d(mt_args *a)
                               &out)) ||
         (st = mt_cpu_dense(a->t[0], a->t[0]->dtype, &x)) ||
         (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
+        goto out_release;
+    }
+    const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+    if (mt_cpu_conv_direct_suits(&dg, dt)) {
+        st = conv_direct(a, x, w, &out, &dg);
         goto out_release;
     }
     /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col
@@ -362,6 +388,10 @@ mt_cpu_conv3d(mt_args *a)
     if ((st = mt_tensor_empty(batched ? 5 : 4, sizes + !batched, dt, mt_tensor_device(a->t[0]),
                               &out)) ||
         (st = mt_cpu_dense(a->t[0], dt, &x)) || (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
+        goto out_release;
+    }
+    if (mt_cpu_conv_direct_suits(g, dt)) {
+        st = conv_direct(a, x, w, &out, g);
         goto out_release;
     }
     /* a 1x1x1 kernel with stride 1 and no padding reads each volume as it lies; otherwise col

@@ -231,10 +231,14 @@ def test_conv2d_journey_reaches_the_blas(threads):
     minitorch.set_num_threads(threads)
     try:
         x, w = minitorch.ones(2, 3, 6, 6), minitorch.ones(4, 3, 3, 3)
+        # float32 with few taps (3*3*3) and unit width stride: the direct kernel, no BLAS
         _, events = record(minitorch.conv2d, x, w)
+        assert [(e.depth, e.label) for e in events] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
+        # a width stride of 2 goes through im2col: one gemm per image on one thread, one for a
+        # chunk of small images on more
+        _, events = record(minitorch.conv2d, x, w, None, (1, 2))
         labels = [(e.depth, e.label) for e in events]
         assert labels[:2] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
-        # one gemm per image on one thread, one for a chunk of small images on more
         gemms = 2 if threads == 1 else 1
         assert labels[2:] == [(2, "Library::cblas_sgemm")] * gemms
         _, events = record(minitorch.conv2d, x.double(), w.double(), None, 1, 0, 1, 1)

@@ -1,0 +1,21 @@
+/* Direct convolution for float32 with few taps per output (conv_direct.c), which conv2d and
+ * conv3d (conv.c) take where it suits. Both functions take conv3d's plan; conv2d's is its
+ * depth slice g->hw with d = kd = od = sd = dd = 1, pd = 0 and its channels in g->c (hw.c is
+ * not read). */
+#ifndef MT_CPU_CONV_DIRECT_H
+#define MT_CPU_CONV_DIRECT_H
+
+#include <stdbool.h>
+
+#include "ops/plans.h"
+
+/* Whether the direct kernel takes g in dtype dt: float32, unit width stride, few taps (or many
+ * on rows that fill its vectors). */
+bool mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt);
+
+/* out (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w (OC, C/groups, KD, KH, KW)) + bias (OC)
+ * or none; all dense; scratch on dev. */
+mt_status mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out,
+                             const conv3_geom *g, mt_device dev);
+
+#endif

@@ -1,0 +1,87 @@
+"""The direct float32 convolution kernel (csrc/cpu/conv_direct.c), which conv2d and conv3d take for
+few taps per output and unit width stride, at the edges of its blocking: output widths around
+its 16-lane vectors, output channels around its blocks of 8, odd output heights (its row pairs),
+groups, dilation, height and depth strides, batches larger than its padded-copy chunk, and NaN
+and inf inputs; against the float64 NumPy reference (helpers.check) and PyTorch. And the
+choice of path: what reaches BLAS and what does not (the profiler's journey)."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import LAYOUTS, check, same_as_torch
+from minitorch._journey import record
+from test_conv_pool import conv2d_ref
+
+RNG = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("ow", [1, 15, 16, 17, 31, 33])
+@pytest.mark.parametrize("oc", [1, 7, 8, 9, 17])
+def test_widths_and_channel_blocks(ow, oc):
+    # padding 1 with a 3x3 kernel keeps the width; 5 rows make an odd count of output rows
+    x, w, b = f32(2, 3, 5, ow), f32(oc, 3, 3, 3), f32(oc)
+    check(lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, padding=1),
+          lambda x, w, b: conv2d_ref(x, w, b, padding=1), [x, w, b], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    {"groups": 2}, {"groups": 3, "padding": 2}, {"dilation": 2, "padding": 2},
+    {"dilation": (2, 3), "padding": (1, 3)}, {"stride": (2, 1)}, {"stride": (3, 1), "padding": (2, 0)},
+    {"padding": (0, 2)},
+])
+def test_groups_dilation_height_stride(kw):
+    x, w, b = f32(3, 6, 11, 20), f32(6, 6 // kw.get("groups", 1), 3, 3), f32(6)
+    check(lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, **kw),
+          lambda x, w, b: conv2d_ref(x, w, b, **kw), [x, w, b], atol=1e-4, rtol=1e-4)
+
+
+def test_batch_beyond_one_padded_chunk():
+    # (4, 70, 70) floats of padded input an image: 8 MiB holds 107 of them, so 300 take three chunks
+    x, w = f32(300, 4, 68, 68), f32(5, 4, 3, 3)
+    check(lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1),
+          lambda x, w: conv2d_ref(x, w, padding=1), [x, w], atol=1e-4, rtol=1e-4)
+
+
+def test_nan_and_inf_reach_only_their_windows():
+    x, w = f32(1, 2, 6, 20), f32(3, 2, 3, 3)
+    x[0, 0, 2, 3], x[0, 1, 4, 17] = np.nan, np.inf
+    out = check(lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1),
+                lambda x, w: conv2d_ref(x, w, padding=1), [x, w], atol=1e-4, rtol=1e-4)
+    bad = ~np.isfinite(out.numpy())
+    assert bad[0, :, 1:4, 2:5].all() and bad[0, :, 3:6, 16:19].all() and bad.sum() == 3 * (9 + 9)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_non_contiguous_inputs(layout):
+    x, w, b = f32(2, 3, 9, 18), f32(4, 3, 3, 3), f32(4)
+    check(lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, padding=1),
+          lambda x, w, b: conv2d_ref(x, w, b, padding=1), [x, w, b], layout=layout, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("xs,ws,kw", [
+    ((2, 4, 9, 10, 17), (9, 4, 3, 3, 3), {"padding": 1}),
+    ((1, 2, 7, 6, 20), (4, 1, 2, 3, 3), {"groups": 2, "dilation": (2, 1, 2), "padding": (1, 0, 2)}),
+    ((3, 1, 8, 8, 8), (2, 1, 3, 3, 3), {"stride": (2, 2, 1)}),
+])
+def test_conv3d_direct(xs, ws, kw):
+    x, w, b = f32(*xs), f32(*ws), f32(ws[0])
+    same_as_torch(lambda m, x, w, b: m.nn.functional.conv3d(x, w, b, **kw), [x, w, b], atol=1e-4, rtol=1e-4)
+
+
+def test_which_path_reaches_blas():
+    def blas_calls(*args, **kw):
+        _, events = record(minitorch.nn.functional.conv2d, *args, **kw)
+        return [e.label for e in events if e.layer == "Library"]
+
+    x = minitorch.ones(2, 3, 8, 20)
+    assert blas_calls(x, minitorch.ones(4, 3, 3, 3)) == []  # few taps: direct
+    assert blas_calls(x.double(), minitorch.ones(4, 3, 3, 3).double())  # float64: im2col + gemm
+    assert blas_calls(x, minitorch.ones(4, 3, 3, 3), stride=(1, 2))  # width stride: im2col + gemm
+    assert blas_calls(x, minitorch.ones(4, 3, 1, 1))  # 1x1: the image as it lies, one gemm
+    wide = minitorch.ones(1, 64, 7, 7)  # many taps (576) on 7 columns: im2col + gemm
+    assert blas_calls(wide, minitorch.ones(8, 64, 3, 3), padding=1)
+    assert blas_calls(minitorch.ones(1, 64, 16, 16), minitorch.ones(8, 64, 3, 3), padding=1) == []
