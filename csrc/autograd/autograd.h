@@ -170,6 +170,7 @@ struct mt_node {
     /* engine scratch, valid while run == the engine's current run id */
     uint64_t run;
     int deps;
+    uint8_t need; /* with inputs given (engine.c's mark_needed): NEED_* */
     mt_tensor *buffer[MT_NODE_MAX_OUT];
     /* while its formula runs: whether a gradient reached output k (else grads[k] is zeros,
      * which a formula may skip, as PyTorch's skip an undefined gradient: svd's gU) */

@@ -22,6 +22,7 @@ typedef struct graph {
     int nall, capall;
     mt_node **heap;
     int nheap, capheap;
+    bool prune; /* inputs were given: only the nodes that reach one run (mark_needed) */
 } graph;
 
 static mt_status
@@ -116,6 +117,68 @@ discover(graph *g, mt_node *root)
     }
     free(stack);
     return st;
+}
+
+/* With inputs given (autograd.grad, backward(inputs=)) only the nodes through which one of
+ * them is reached run, as PyTorch's exec_info: a node's other edges carry no gradient, and the
+ * formula skips those inputs (a conv's weight gradient when only the input's is asked for). */
+enum { NEED_UNSEEN, NEED_VISITING, NEED_NO, NEED_YES };
+
+typedef struct need_frame {
+    mt_node *node;
+    int edge; /* the next edge to visit */
+} need_frame;
+
+/* Whether edge e of n leads to a node of this run that reaches a target (after mark_needed). */
+static bool
+edge_needed(const graph *g, const mt_node *n, int e)
+{
+    const mt_node *next = n->edges[e].node;
+    return next != NULL && next->run == g->run && next->need == NEED_YES;
+}
+
+/* Sets need of every node of g: NEED_YES where it is one of the targets' nodes or one of its
+ * edges leads to such a node (children first: a depth-first walk, finished in post-order). */
+static mt_status
+mark_needed(graph *g, const mt_edge *targets, int n_targets)
+{
+    for (int i = 0; i < g->nall; i++) {
+        g->all[i]->need = NEED_UNSEEN;
+    }
+    need_frame *stack = malloc(sizeof(*stack) * (size_t)(g->nall > 0 ? g->nall : 1));
+    if (stack == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory starting backward");
+    }
+    for (int i = 0; i < g->nall; i++) {
+        if (g->all[i]->need != NEED_UNSEEN) {
+            continue;
+        }
+        int top = 0;
+        stack[0] = (need_frame){g->all[i], 0};
+        g->all[i]->need = NEED_VISITING;
+        while (top >= 0) {
+            need_frame *f = &stack[top];
+            if (f->edge < f->node->nedges) {
+                mt_node *next = f->node->edges[f->edge++].node;
+                if (next != NULL && next->run == g->run && next->need == NEED_UNSEEN) {
+                    next->need = NEED_VISITING;
+                    stack[++top] = (need_frame){next, 0};
+                }
+                continue;
+            }
+            bool yes = false;
+            for (int t = 0; t < n_targets && !yes; t++) {
+                yes = targets[t].node == f->node;
+            }
+            for (int e = 0; e < f->node->nedges && !yes; e++) {
+                yes = edge_needed(g, f->node, e);
+            }
+            f->node->need = yes ? NEED_YES : NEED_NO;
+            top--;
+        }
+    }
+    free(stack);
+    return MT_OK;
 }
 
 /* Whether only the engine can see t (no other reference to it or its memory, no history, no
@@ -373,10 +436,18 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             st = retain(n->retains[k], grads[k]);
         }
     }
+    mt_node **hidden = NULL; /* the edges that reach no target, hidden from the formula */
     if (st == MT_OK) {
         gin = calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
-        if (gin == NULL) {
+        hidden = g->prune ? calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*hidden)) : NULL;
+        if (gin == NULL || (g->prune && hidden == NULL)) {
             st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+        }
+    }
+    for (int e = 0; st == MT_OK && hidden && e < n->nedges; e++) {
+        if (n->edges[e].node && !edge_needed(g, n, e)) {
+            hidden[e] = n->edges[e].node;
+            n->edges[e].node = NULL;
         }
     }
     /* tensors saved through saved-tensor hooks: unpacked for this run of the formula */
@@ -426,11 +497,16 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
     if (unpacked) {
         mt_saved_unpacked_clear(n);
     }
+    for (int e = 0; hidden && e < n->nedges; e++) {
+        if (hidden[e]) {
+            n->edges[e].node = hidden[e];
+        }
+    }
     for (int e = 0; e < n->nedges && gin; e++) {
         mt_edge *edge = &n->edges[e];
         mt_tensor *gi = gin[e];
         gin[e] = NULL;
-        if (edge->node == NULL) {
+        if (edge->node == NULL || (hidden && hidden[e])) {
             mt_tensor_clear(&gi);
             continue;
         }
@@ -447,6 +523,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         }
     }
     free(gin);
+    free(hidden);
     for (int k = 0; k < MT_NODE_MAX_OUT; k++) {
         mt_tensor_clear(&grads[k]);
     }
@@ -523,8 +600,12 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             st = accumulate(root_edges[k].node, root_edges[k].input_nr, grad);
         }
     }
+    g.prune = capture;
+    if (st == MT_OK && g.prune) {
+        st = mark_needed(&g, targets, n_inputs);
+    }
     for (int i = 0; st == MT_OK && i < g.nall; i++) {
-        if (g.all[i]->deps == 0) {
+        if (g.all[i]->deps == 0 && (!g.prune || g.all[i]->need == NEED_YES)) {
             st = ready(&g, g.all[i]);
         }
     }
@@ -555,7 +636,13 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             }
             continue;
         }
-        st = run_node(&g, n, retain_graph, create_graph);
+        bool runs = !g.prune;
+        for (int e = 0; e < n->nedges && !runs; e++) {
+            runs = edge_needed(&g, n, e);
+        }
+        if (runs) { /* else n is a target through which no other is reached */
+            st = run_node(&g, n, retain_graph, create_graph);
+        }
     }
     for (int i = 0; i < g.nall; i++) {
         for (int k = 0; k < MT_NODE_MAX_OUT; k++) {

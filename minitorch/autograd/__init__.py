@@ -94,8 +94,8 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
         allow_unused = True
     for k, (g, x) in enumerate(zip(result, inputs)):
         if g is None and not allow_unused:
-            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
-                               "graph. Set allow_unused=True if this is the desired behavior.")
+            raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in "
+                               "the graph. Set allow_unused=True if this is the desired behavior.")
     if materialize_grads:
         from .. import zeros_like
 
