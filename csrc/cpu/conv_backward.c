@@ -14,6 +14,7 @@
 #include "cpu/blas.h"
 #include "cpu/conv.h"
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "dispatch/kernels.h"
 
 /* A new tensor of zeros. */
@@ -150,6 +151,38 @@ mt_cpu_convolution_backward_input(mt_args *a)
     return conv_bwd_end(a, &c, st);
 }
 
+/* Most bytes of one chunk's copies of col and grad_output in the weight's gradient: small images
+ * go a chunk at a time, one gemm a chunk (and group) rather than one an image, which on
+ * (128, 16, 16, 16) planes (conv3d's depth taps) was 384 gemms too small to split. */
+#define BWD_CHUNK_BYTES (1 << 22)
+
+// images [b0, b0 + nb) side by side: col (C*KH*KW, nb*OH*OW) their im2cols (or the images
+// themselves, a 1x1 kernel), gt (OC, nb*OH*OW) their grad_outputs
+static void
+gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, char *col, char *gt)
+{
+    const conv_geom *g = &c->g;
+    const int64_t ld = nb * c->ohw, krows = g->c * g->kh * g->kw;
+    const size_t row = (size_t)(c->ohw * c->item);
+    const int parts = mt_parallel_parts(nb * (krows + g->oc) * c->ohw, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t i = 0; i < nb; i++) {
+        const char *x = mt_tensor_data(c->other) + (b0 + i) * g->c * c->hw * c->item;
+        const char *go = mt_tensor_data(c->go) + (b0 + i) * g->oc * c->ohw * c->item;
+        char *at = col + i * c->ohw * c->item;
+        if (c->own_col) {
+            mt_cpu_im2col_rows(x, at, ld, g, (size_t)c->item, 0, g->oh);
+        } else {
+            for (int64_t r = 0; r < g->c; r++) {
+                memcpy(at + r * ld * c->item, x + r * c->hw * c->item, row);
+            }
+        }
+        for (int64_t o = 0; o < g->oc; o++) {
+            memcpy(gt + (o * ld + i * c->ohw) * c->item, go + o * c->ohw * c->item, row);
+        }
+    }
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, input (N, C, H, W) or (C, H, W), weight_size
 // (OC, C/G, KH, KW); out (weight_size) = the gradient of conv2d's weight
 mt_status
@@ -158,19 +191,35 @@ mt_cpu_convolution_backward_weight(mt_args *a)
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;
-    const int64_t item = c.item, ohw = c.ohw, k = c.m, og = c.og;
-    for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && k > 0; b++) {
-        const char *go_b = mt_tensor_data(c.go) + b * g->oc * ohw * item;
-        const char *src = mt_tensor_data(c.other) + b * g->c * c.hw * item;
-        if (c.own_col) {
+    const int64_t item = c.item, ohw = c.ohw, k = c.m, og = c.og, krows = g->c * g->kh * g->kw;
+    int64_t nb = BWD_CHUNK_BYTES / ((krows + g->oc) * ohw * item + 1);
+    nb = nb < 1 ? 1 : nb > g->n ? g->n : nb;
+    mt_tensor *col = NULL, *gt = NULL;
+    if (st == MT_OK && nb > 1 && ohw > 0 && k > 0) {
+        const int64_t col_sizes[2] = {krows, nb * ohw}, gt_sizes[2] = {g->oc, nb * ohw};
+        if ((st = mt_tensor_empty(2, col_sizes, c.dt, MT_DEVICE_CPU, &col)) == MT_OK) {
+            st = mt_tensor_empty(2, gt_sizes, c.dt, MT_DEVICE_CPU, &gt);
+        }
+    }
+    for (int64_t b0 = 0; st == MT_OK && b0 < g->n && ohw > 0 && k > 0; b0 += nb) {
+        const int64_t n = b0 + nb < g->n ? nb : g->n - b0, ld = n * ohw;
+        const char *go_b = mt_tensor_data(c.go) + b0 * g->oc * ohw * item;
+        const char *src = mt_tensor_data(c.other) + b0 * g->c * c.hw * item;
+        if (col != NULL) {
+            gather_chunk(&c, b0, n, mt_tensor_data(col), mt_tensor_data(gt));
+            go_b = mt_tensor_data(gt);
+            src = mt_tensor_data(col);
+        } else if (c.own_col) {
             mt_cpu_im2col_rows(src, mt_tensor_data(c.col), ohw, g, (size_t)item, 0, g->oh);
             src = mt_tensor_data(c.col);
         }
         for (int64_t gi = 0; gi < g->groups; gi++) {
-            mt_cpu_gemm_raw(c.dt, false, true, (int)og, (int)k, (int)ohw, 1.0,
-                            go_b + gi * og * ohw * item, (int)ohw, src + gi * k * ohw * item,
-                            (int)ohw, 1.0, mt_tensor_data(c.grad) + gi * og * k * item, (int)k);
+            mt_cpu_gemm_raw(c.dt, false, true, (int)og, (int)k, (int)ld, 1.0,
+                            go_b + gi * og * ld * item, (int)ld, src + gi * k * ld * item, (int)ld,
+                            1.0, mt_tensor_data(c.grad) + gi * og * k * item, (int)k);
         }
     }
+    mt_tensor_clear(&col);
+    mt_tensor_clear(&gt);
     return conv_bwd_end(a, &c, st);
 }

@@ -10,19 +10,18 @@
  *         w[o, t] * xpad[n, g*C/groups + c, od*sd + kd*dd, oh*sh + kh*dh, ow + kw*dw]
  *
  * (unit width stride, so that the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs:
- * one vector). A block is DOC output channels by ROWS output rows by DW columns, DOC*ROWS
- * vectors of accumulators; each tap loads ROWS input vectors and DOC weights and does DOC*ROWS
- * fused multiply-adds. The weights are packed per block of DOC channels, tap by tap, so a tap's
- * DOC weights lie side by side. */
+ * one vector). A block is doc output channels by rows output rows by DW columns, 16 vectors of
+ * accumulators (8 x 2, or 4 x 4 where a group has 4 output channels or fewer); each tap loads
+ * rows input vectors and doc weights and does 16 fused multiply-adds. The weights are packed per
+ * block of doc channels, tap by tap, so a tap's doc weights lie side by side. */
 #include <string.h>
 
 #include "cpu/conv_direct.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 
-#define DW 16  /* output columns per vector: one AVX-512 register of float */
-#define DOC 8  /* output channels per block */
-#define ROWS 2 /* output rows per block: each weight loaded serves both */
+#define DW 16 /* output columns per vector: one AVX-512 register of float */
+#define ACC 16 /* accumulator vectors of a block: 8 channels x 2 rows, or 4 x 4 (direct_plan) */
 /* Up to this many taps the direct path is taken at any width (im2col + gemm took 2-4x its time
  * on (N, 3..16, 14..64, 14..64) 3x3 and 5x5 and on (8, 4, 16, 16, 16) 3x3x3, one thread). Beyond
  * it, where the rows fill the vectors: at K = 576..2304 on 14x14..56x56 it took 0.6-0.75x of
@@ -52,19 +51,20 @@ mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
     return taps <= DIRECT_FEW_TAPS || 4 * hw->ow >= 3 * lanes;
 }
 
-/* acc[r][o] for output rows r of a block (its first row's inputs at x, the next row's `step`
- * further) and channels o (packed weights wp (taps, DOC)); off[t] is tap t's offset in xpad. */
+/* acc[r * doc + o] += the sums of output row r of a block (its first row's inputs at x, the
+ * next row's `step` further) for channel o, over the taps (packed weights wp (taps, doc); off[t]
+ * tap t's offset in xpad). doc and rows are constants where it is inlined. */
 static inline __attribute__((always_inline)) void
-block_sums(const float *x, int64_t step, const int64_t *off, const float *wp, int64_t taps,
-           int rows, vf acc[ROWS][DOC])
+block_sums(const float *x, int64_t step, const int64_t *off, const float *wp, int64_t taps, int doc,
+           int rows, vf *acc)
 {
     for (int64_t t = 0; t < taps; t++) {
-        const float *wt = wp + t * DOC;
+        const float *wt = wp + t * doc;
         for (int r = 0; r < rows; r++) {
             vf xv; /* DW adjacent inputs, unaligned */
             memcpy(&xv, x + r * step + off[t], sizeof(xv));
-            for (int o = 0; o < DOC; o++) {
-                acc[r][o] += wt[o] * xv;
+            for (int o = 0; o < doc; o++) {
+                acc[r * doc + o] += wt[o] * xv;
             }
         }
     }
@@ -75,54 +75,60 @@ typedef struct direct_plan {
     const float *xpad, *wp, *bias; /* bias (OC) dense, or NULL */
     const int64_t *off;
     float *out;
-    int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_pairs;
-    int64_t n0; /* the image xpad's first holds */
+    int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_blocks;
+    int doc, rows; /* a block's channels and rows: 8 x 2, or 4 x 4 for a few channels */
+    int64_t n0;    /* the image xpad's first holds */
 } direct_plan;
 
 /* The outputs of work item `item`: image n0 + n, group gi, channel block b, output depth od and
- * output rows 2*pair, 2*pair+1 (or the last row alone), every column. */
-MT_SIMD_CLONES static void
-direct_item(const direct_plan *p, int64_t item)
+ * output rows rb*rows .. (rb+1)*rows - 1 (those that exist: the others are summed from what lies
+ * past the rows, and dropped), every column. */
+static inline __attribute__((always_inline)) void
+item_sums(const direct_plan *p, int64_t item, int doc, int rows)
 {
     const conv3_geom *g = p->g;
     const conv_geom *hw = &g->hw;
     int64_t rest = item;
-    const int64_t pair = rest % p->row_pairs;
-    rest /= p->row_pairs;
+    const int64_t rb = rest % p->row_blocks;
+    rest /= p->row_blocks;
     const int64_t od = rest % g->od;
     rest /= g->od;
     const int64_t b = rest % p->blocks;
     rest /= p->blocks;
     const int64_t gi = rest % hw->groups, n = rest / hw->groups;
-    const int64_t oh = 2 * pair, rows = oh + 1 < hw->oh ? 2 : 1;
-    const int64_t oc0 = gi * p->ocg + b * DOC,
-                  noc = p->ocg - b * DOC < DOC ? p->ocg - b * DOC : DOC;
+    const int64_t oh = rb * rows, nrows = hw->oh - oh < rows ? hw->oh - oh : rows;
+    const int64_t oc0 = gi * p->ocg + b * doc,
+                  noc = p->ocg - b * doc < doc ? p->ocg - b * doc : doc;
     const int64_t plane = p->hp * p->wpad, step = hw->sh * p->wpad;
-    const float *x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * plane +
-                     oh * hw->sh * p->wpad;
-    const float *wp = p->wp + (gi * p->blocks + b) * p->taps * DOC;
+    const float *x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * plane + oh * step;
+    const float *wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
     float *out = p->out + (((p->n0 + n) * hw->oc + oc0) * g->od + od) * hw->oh * hw->ow +
                  oh * hw->ow;
     const int64_t ochan = g->od * hw->oh * hw->ow;
     for (int64_t ow0 = 0; ow0 < hw->ow; ow0 += DW) {
-        vf acc[ROWS][DOC];
-        for (int r = 0; r < ROWS; r++) {
-            for (int o = 0; o < DOC; o++) {
-                const float b0 = p->bias && o < noc ? p->bias[oc0 + o] : 0.0f;
-                acc[r][o] = (vf){0} + b0;
+        vf acc[ACC];
+        for (int r = 0; r < rows; r++) {
+            for (int o = 0; o < doc; o++) {
+                acc[r * doc + o] = (vf){0} + (p->bias && o < noc ? p->bias[oc0 + o] : 0.0f);
             }
         }
-        if (rows == 2) {
-            block_sums(x + ow0, step, p->off, wp, p->taps, 2, acc);
-        } else {
-            block_sums(x + ow0, step, p->off, wp, p->taps, 1, acc);
-        }
+        block_sums(x + ow0, step, p->off, wp, p->taps, doc, rows, acc);
         const size_t bytes = (size_t)(hw->ow - ow0 < DW ? hw->ow - ow0 : DW) * sizeof(float);
-        for (int64_t r = 0; r < rows; r++) {
+        for (int64_t r = 0; r < nrows; r++) {
             for (int64_t o = 0; o < noc; o++) {
-                memcpy(out + o * ochan + r * hw->ow + ow0, &acc[r][o], bytes);
+                memcpy(out + o * ochan + r * hw->ow + ow0, &acc[r * doc + o], bytes);
             }
         }
+    }
+}
+
+MT_SIMD_CLONES static void
+direct_item(const direct_plan *p, int64_t item)
+{
+    if (p->doc == 8) {
+        item_sums(p, item, 8, 2);
+    } else {
+        item_sums(p, item, 4, 4);
     }
 }
 
@@ -166,10 +172,13 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     p.cg = g->c / hw->groups;
     p.ocg = hw->oc / hw->groups;
     p.taps = p.cg * g->kd * hw->kh * hw->kw;
-    p.blocks = (p.ocg + DOC - 1) / DOC;
-    p.row_pairs = (hw->oh + 1) / 2;
-    /* the padded input holds every row a block reads; a row's last vector reads up to DW - 1
-     * columns past its end (into the next row, or the DW zeros after the last) */
+    p.doc = p.ocg <= 4 ? 4 : 8;
+    p.rows = ACC / p.doc;
+    p.blocks = (p.ocg + p.doc - 1) / p.doc;
+    p.row_blocks = (hw->oh + p.rows - 1) / p.rows;
+    /* the padded input holds every row an output row reads; a row's last vector reads up to
+     * DW - 1 columns past its end, a last block up to rows - 1 rows past the last output row
+     * (into the next plane, or the zeros after the last image: slack) */
     p.dp = g->d + 2 * g->pd;
     p.hp = hw->h + 2 * hw->ph;
     p.wpad = hw->w + 2 * hw->pw;
@@ -178,7 +187,10 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     int64_t chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
     chunk = chunk < 1 ? 1 : chunk > hw->n ? hw->n : chunk;
     mt_tensor *xpad = NULL, *wpk = NULL, *off = NULL;
-    int64_t pad_elems = chunk * per_image + DW, pack_elems = hw->groups * p.blocks * p.taps * DOC;
+    /* past the last image: the rows a last block reads beyond the output rows, and a vector */
+    const int64_t slack = (p.rows - 1) * hw->sh * p.wpad + DW;
+    int64_t pad_elems = chunk * per_image + slack,
+            pack_elems = hw->groups * p.blocks * p.taps * p.doc;
     mt_status st;
     if ((st = mt_tensor_empty(1, &pad_elems, MT_FLOAT32, dev, &xpad)) ||
         (st = mt_tensor_empty(1, &pack_elems, MT_FLOAT32, dev, &wpk)) ||
@@ -187,14 +199,14 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     }
     float *wp = (float *)mt_tensor_data(wpk);
     int64_t *offs = (int64_t *)mt_tensor_data(off);
-    /* wp (groups, blocks, taps, DOC): channel gi*ocg + b*DOC + o of w (OC, taps), 0 past ocg */
+    /* wp (groups, blocks, taps, doc): channel gi*ocg + b*doc + o of w (OC, taps), 0 past ocg */
     for (int64_t gb = 0; gb < hw->groups * p.blocks; gb++) {
         const int64_t gi = gb / p.blocks, b = gb % p.blocks;
         for (int64_t t = 0; t < p.taps; t++) {
-            for (int64_t o = 0; o < DOC; o++) {
-                const int64_t oc = b * DOC + o;
-                wp[(gb * p.taps + t) * DOC + o] = oc < p.ocg ? w[(gi * p.ocg + oc) * p.taps + t]
-                                                             : 0.0f;
+            for (int64_t o = 0; o < p.doc; o++) {
+                const int64_t oc = b * p.doc + o;
+                wp[(gb * p.taps + t) * p.doc + o] = oc < p.ocg ? w[(gi * p.ocg + oc) * p.taps + t]
+                                                               : 0.0f;
             }
         }
     }
@@ -211,9 +223,9 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
         const int64_t nimg = p.n0 + chunk < hw->n ? chunk : hw->n - p.n0;
         float *xp = (float *)mt_tensor_data(xpad);
         pad_input(x + p.n0 * in_image, xp, nimg, g, p.dp, p.hp, p.wpad);
-        memset(xp + nimg * per_image, 0, DW * sizeof(float));
-        const int64_t items = nimg * hw->groups * p.blocks * g->od * p.row_pairs;
-        const int parts = mt_parallel_parts(items * DOC * ROWS * hw->ow * p.taps, 65536);
+        memset(xp + nimg * per_image, 0, (size_t)slack * sizeof(float));
+        const int64_t items = nimg * hw->groups * p.blocks * g->od * p.row_blocks;
+        const int parts = mt_parallel_parts(items * ACC * hw->ow * p.taps, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
         for (int64_t i = 0; i < items; i++) {
             direct_item(&p, i);

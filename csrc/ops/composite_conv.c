@@ -362,6 +362,33 @@ depth_slices(mt_tensor *x, int64_t kd, int64_t od, const conv_params *c, mt_tens
 static mt_status
 conv3d_grad_input(mt_tensor *x, mt_tensor *w, mt_tensor *g, const conv_params *c, mt_tensor **out)
 {
+    /* With unit strides, and padding within the kernel's reach, the transposed convolution is
+     * a convolution of g with w's channels swapped and its taps reversed, padded by what the
+     * forward's padding left of the kernel's reach: one conv3d op, rather than the transposed
+     * convolution's depth taps. */
+    bool plain = true;
+    int64_t rpad[3], ones[3] = {1, 1, 1};
+    for (int d = 0; d < 3; d++) {
+        rpad[d] = c->dil[d] * (w->sizes[2 + d] - 1) - c->pad[d];
+        plain = plain && c->stride[d] == 1 && rpad[d] >= 0;
+    }
+    if (plain) {
+        /* w (OC, C/G, K...) -> (G, OC/G, C/G, K...) -> (G, C/G, OC/G, K...) -> (C, OC/G, K...) */
+        const int64_t gr = c->groups, *ws = w->sizes;
+        const int64_t split[6] = {gr, ws[0] / gr, ws[1], ws[2], ws[3], ws[4]};
+        const int64_t back[5] = {ws[1] * gr, ws[0] / gr, ws[2], ws[3], ws[4]}, taps[3] = {2, 3, 4};
+        mt_tensor *w6 = NULL, *wt = NULL, *w5 = NULL, *wf = NULL;
+        mt_status st = mt_op_reshape(w, 6, split, &w6);
+        st = st ? st : mt_op_transpose(w6, 1, 2, &wt);
+        st = st ? st : mt_op_reshape(wt, 5, back, &w5);
+        st = st ? st : mt_op_flip(w5, 3, taps, &wf);
+        st = st ? st : mt_op_conv3d(g, wf, NULL, 3, ones, 3, rpad, 3, c->dil, gr, out);
+        mt_tensor_release(w6);
+        mt_tensor_release(wt);
+        mt_tensor_release(w5);
+        mt_tensor_release(wf);
+        return st;
+    }
     int64_t opad[3];
     for (int d = 0; d < 3; d++) {
         int64_t reached = (g->sizes[2 + d] - 1) * c->stride[d] - 2 * c->pad[d] +

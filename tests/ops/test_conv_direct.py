@@ -85,3 +85,23 @@ def test_which_path_reaches_blas():
     wide = minitorch.ones(1, 64, 7, 7)  # many taps (576) on 7 columns: im2col + gemm
     assert blas_calls(wide, minitorch.ones(8, 64, 3, 3), padding=1)
     assert blas_calls(minitorch.ones(1, 64, 16, 16), minitorch.ones(8, 64, 3, 3), padding=1) == []
+
+
+@pytest.mark.parametrize("xs,ws,kw", [
+    ((50, 4, 8, 8), (6, 2, 3, 3), {"groups": 2, "padding": 1}),  # many small images: chunks of them
+    ((40, 3, 6, 7), (5, 3, 1, 1), {}),  # 1x1: the images themselves side by side
+    ((3, 2, 20, 20), (4, 2, 3, 3), {"stride": 2, "dilation": 2}),
+])
+def test_gradients_with_chunked_weight_gradient(xs, ws, kw):
+    same_as_torch(lambda m, x, w: m.nn.functional.conv2d(x, w, **kw), [f32(*xs), f32(*ws)], atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [{"padding": 1}, {"padding": (2, 1, 0), "dilation": (2, 1, 1)}, {"padding": "same"}])
+def test_conv3d_input_gradient_as_one_convolution(kw):
+    # unit strides and padding within the kernel's reach: the input's gradient is conv3d of the
+    # output's gradient with the weight's channels swapped and taps reversed (also twice)
+    x = minitorch.randn(2, 4, 5, 6, 7, dtype=minitorch.float64, requires_grad=True)
+    w = minitorch.randn(6, 2, 3, 2, 3, dtype=minitorch.float64, requires_grad=True)
+    f = lambda x, w: minitorch.nn.functional.conv3d(x, w, groups=2, **kw)  # noqa: E731
+    assert minitorch.autograd.gradcheck(f, (x, w))
+    assert minitorch.autograd.gradgradcheck(f, (x, w))
