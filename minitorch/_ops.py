@@ -277,10 +277,10 @@ class OpOverloadPacket:
         self.__name__ = name
 
     def _overloads(self) -> Dict[str, OpOverload]:
-        if self._ns == "aten":
+        defs = _defs.get(f"{self._ns}::{self._name}", {})
+        if self._ns == "aten" and not defs:
             op = builtin_op(self._name)
             return {"default": OpOverload("aten", self._name, "", getattr(_C, op), builtin_schema(op))}
-        defs = _defs.get(f"{self._ns}::{self._name}", {})
         return {o or "default": OpOverload(self._ns, self._name, o, d, str(d.schema)) for o, d in defs.items()}
 
     def overloads(self) -> List[str]:
@@ -290,6 +290,9 @@ class OpOverloadPacket:
         if overload.startswith("__"):
             raise AttributeError(overload)
         found = self._overloads().get(overload)
+        op = builtin_op(f"{self._name}.{overload}") if self._ns == "aten" and found is None else None
+        if op is not None:  # PyTorch's overloads of one minitorch op: aten.add.Tensor, aten.max.dim
+            found = OpOverload("aten", self._name, overload, getattr(_C, op), builtin_schema(op))
         if found is None:
             raise AttributeError(f"The underlying op of '{self._ns}.{self._name}' has no overload name '{overload}'")
         return found
@@ -315,7 +318,7 @@ class _OpNamespace:
         self.name = ns
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
-        exists = builtin_op(name) if self.name == "aten" else f"{self.name}::{name}" in _defs
+        exists = f"{self.name}::{name}" in _defs or (self.name == "aten" and builtin_op(name))
         if name.startswith("__") or not exists:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
         return OpOverloadPacket(self.name, name)

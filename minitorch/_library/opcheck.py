@@ -91,11 +91,18 @@ def test_faketensor(op, args, kwargs) -> None:
         got = _outputs(fake(*_clone(args), **_clone(kwargs)))
     if len(got) != len(want):
         raise RuntimeError(f"{op.qualname}: the fake impl returned {len(got)} tensors, the kernel {len(want)}")
+    where = (f"When comparing the output of {op!r} on FakeTensor and concrete Tensors, found mismatched tensor "
+             "metadata: ")
     for k, (g, w) in enumerate(zip(got, want)):
         for what in ("shape", "dtype", "device"):
             if getattr(g, what) != getattr(w, what):
-                raise RuntimeError(f"{op.qualname}: output {k} of the fake impl has {what} {getattr(g, what)}, "
-                                   f"the kernel's {getattr(w, what)}")
+                raise RuntimeError(f"{where}output {k} has {what} {getattr(w, what)}, the fake impl's "
+                                   f"{getattr(g, what)}")
+        # strides matter only along dims of more than one element, as PyTorch compares them
+        for d, (size, sg, sw) in enumerate(zip(g.shape, g.stride(), w.stride())):
+            if size > 1 and sg != sw:
+                raise RuntimeError(f"{where}Stride mismatch! Strides are {w.stride()} and {g.stride()} "
+                                   f"(mismatched at {d})!")
 
 
 def test_aot_dispatch_dynamic(op, args, kwargs) -> None:

@@ -7,6 +7,7 @@ Errors are PyTorch's: a schema that does not parse raises RuntimeError with the 
 """
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import re
 import typing
@@ -246,13 +247,13 @@ def _hint_types() -> dict:
         table[hint] = name
         table[Optional[hint]] = name + "?"
         if hint in (Tensor, int, float, bool):
-            for seq in (Sequence, List, list, typing.Sequence):
+            for seq in (Sequence, List, list, collections.abc.Sequence):
                 try:
                     table[seq[hint]] = name + "[]"
                     table[Optional[seq[hint]]] = name + "[]?"
                 except TypeError:
                     pass
-    for seq in (Sequence, List, list):
+    for seq in (Sequence, List, list, collections.abc.Sequence):
         table[seq[Optional[Tensor]]] = "Tensor?[]"
     return table
 

@@ -5,7 +5,7 @@ minitorch and, where installed, PyTorch, with the same values, gradients and exc
 import gc
 import itertools
 import warnings
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import numpy as np
 import pytest
@@ -127,18 +127,22 @@ def test_opcheck_finds_undeclared_mutation_and_missing_fake(lib):
     assert type(e.value).__name__ == "OpCheckError"
 
 
-def test_opcheck_finds_a_fake_with_the_wrong_shape(lib):
+def test_opcheck_finds_a_fake_with_the_wrong_shape_or_layout(lib):
     ns = fresh_ns()
 
     @lib.library.custom_op(f"{ns}::grow", mutates_args=())
     def grow(x: lib.Tensor) -> lib.Tensor:
-        return x.repeat(2)
+        return x.repeat(2, 1)
 
     grow.register_fake(lambda x: lib.empty_like(x))
-    res = lib.library.opcheck(grow, (lib.ones(3),), raise_exception=False)
-    assert isinstance(res["test_faketensor"], Exception)
-    grow.register_fake(lambda x: x.new_empty(2 * x.shape[0]))  # a second registration replaces the first
-    assert lib.library.opcheck(grow, (lib.ones(3),), test_utils="test_faketensor") == {"test_faketensor": "SUCCESS"}
+    res = lib.library.opcheck(grow, (lib.ones(2, 3),), raise_exception=False)
+    assert isinstance(res["test_faketensor"], RuntimeError)
+    # the right shape in another layout; a second registration replaces the first
+    grow.register_fake(lambda x: x.new_empty(x.shape[1], 2 * x.shape[0]).t())
+    res = lib.library.opcheck(grow, (lib.ones(2, 3),), raise_exception=False)
+    assert "found mismatched tensor metadata: Stride mismatch! Strides are (3, 1) and (1, 4)" in str(res["test_faketensor"])
+    grow.register_fake(lambda x: x.new_empty(2 * x.shape[0], x.shape[1]))
+    assert lib.library.opcheck(grow, (lib.ones(2, 3),), test_utils="test_faketensor") == {"test_faketensor": "SUCCESS"}
 
 
 def test_mutating_op_with_declared_mutation(lib):
@@ -182,6 +186,55 @@ def test_register_autograd_by_name_and_setup_context_without_keywords(lib):
     lib.library.register_autograd(f"{ns}::cube", lambda ctx, g: 3 * g * ctx.saved_tensors[0] ** 2, setup_context=setup)
     x = lib.tensor(rng.standard_normal(4), requires_grad=True)
     assert lib.autograd.gradcheck(cube, (x,))
+
+
+def make_tutorial_ops(lib, ns: str):
+    """The ops of PyTorch's "Custom Python Operators" tutorial: crop (a kernel outside the
+    library's ops, its fake kernel, its gradient) and numpy_sin (a mutating op whose kernel
+    writes through NumPy)."""
+    @lib.library.custom_op(f"{ns}::crop", mutates_args=())
+    def crop(pic: lib.Tensor, box: Sequence[int]) -> lib.Tensor:
+        x0, y0, x1, y1 = box
+        return lib.from_numpy(np.ascontiguousarray(pic.numpy()[..., y0:y1, x0:x1]))
+
+    @crop.register_fake
+    def _(pic, box):
+        x0, y0, x1, y1 = box
+        return pic.new_empty(pic.shape[0], y1 - y0, x1 - x0)  # the kernel's layout: opcheck compares strides
+
+    def setup_context(ctx, inputs, output):
+        ctx.pic_shape = inputs[0].shape
+        ctx.box = inputs[1]
+
+    def backward(ctx, grad_output):
+        grad_input = grad_output.new_zeros(ctx.pic_shape)
+        grad_input[..., ctx.box[1]:ctx.box[3], ctx.box[0]:ctx.box[2]] = grad_output
+        return grad_input, None
+
+    crop.register_autograd(backward, setup_context=setup_context)
+
+    @lib.library.custom_op(f"{ns}::numpy_sin", mutates_args={"output"}, device_types="cpu")
+    def numpy_sin(input: lib.Tensor, output: lib.Tensor) -> None:
+        np.sin(input.numpy(), out=output.numpy())
+
+    return crop, numpy_sin
+
+
+def test_the_custom_python_operators_tutorial(lib):
+    crop, numpy_sin = make_tutorial_ops(lib, fresh_ns())
+    pic = rng.random((3, 8, 10))
+    got = crop(lib.tensor(pic), (2, 1, 7, 5))
+    np.testing.assert_array_equal(as_numpy(got), pic[:, 1:5, 2:7])
+    for example in ([lib.tensor(pic), [0, 0, 4, 4]], [lib.tensor(pic, requires_grad=True), (1, 2, 9, 8)]):
+        assert set(lib.library.opcheck(crop, example).values()) == {"SUCCESS"}
+    x = lib.tensor(pic, requires_grad=True)
+    assert lib.autograd.gradcheck(lambda t: crop(t, (2, 1, 7, 5)), (x,))
+    inp, out = lib.tensor(pic[0]), lib.empty(8, 10, dtype=lib.float64)
+    numpy_sin(inp, out)
+    np.testing.assert_allclose(as_numpy(out), np.sin(pic[0]))
+    assert set(lib.library.opcheck(numpy_sin, (inp, out)).values()) == {"SUCCESS"}
+    compiled = lib.compile(lambda t: crop(t, (0, 0, 2, 2)).sum(), fullgraph=True)
+    assert compiled(lib.tensor(pic)).item() == pytest.approx(pic[:, :2, :2].sum())
 
 
 # ---- the Library API ----
@@ -292,6 +345,16 @@ def test_builtin_override_reaches_every_front(lib):
     assert as_numpy(t.grad).tolist() == [0, 1]
     L._destroy()
     assert as_numpy(lib.relu(x)).tolist() == [0, 2]
+
+
+def test_ops_aten(lib):
+    x = lib.tensor([[1.0, -2.0], [3.0, 0.5]])
+    assert as_numpy(lib.ops.aten.add.Tensor(x, x, alpha=2)).tolist() == [[3, -6], [9, 1.5]]
+    values, indices = lib.ops.aten.max.dim(x, 1)
+    assert as_numpy(values).tolist() == [1, 3] and as_numpy(indices).tolist() == [0, 0]
+    assert str(lib.ops.aten.relu.default._schema) == "aten::relu(Tensor self) -> Tensor"
+    with pytest.raises(AttributeError, match="'_OpNamespace' 'aten' object has no attribute 'no_such_op'"):
+        lib.ops.aten.no_such_op
 
 
 def test_builtin_override_is_undone_when_the_library_goes(lib):
