@@ -431,6 +431,23 @@ def test_builtin_override_list_arguments(lib):
     assert lib.cat([lib.ones(1), lib.zeros(1)]).shape == (2,)
 
 
+def test_builtin_override_gets_the_generator_object():
+    """A Generator argument comes as a Generator sharing the caller's state."""
+    seen = []
+
+    def my_rand(size, *, generator=None, **kwargs):
+        seen.append(generator)
+        return minitorch.zeros(size)
+
+    L = _override(minitorch, "rand", my_rand)
+    g = minitorch.Generator().manual_seed(3)
+    minitorch.rand(2, generator=g)
+    minitorch.rand(2)
+    L._destroy()
+    assert isinstance(seen[0], minitorch.Generator) and seen[0].initial_seed() == 3 and seen[1] is None
+    assert minitorch.rand(2, generator=seen[0]).tolist() == minitorch.rand(2, generator=g.manual_seed(3)).tolist()
+
+
 def test_builtin_override_errors_propagate():
     def bad(x):
         raise KeyError("from the kernel")
