@@ -73,11 +73,12 @@ class Library:
         return name
 
     def impl(self, op_name, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False,
-             allow_override: bool = False) -> None:
+             allow_override: bool = True) -> None:
         """Registers fn as op_name's kernel for dispatch_key ("CPU", "CUDA", "Autograd",
         "CompositeImplicitAutograd", ...; the library's own key, else CompositeImplicitAutograd, by
         default). A kernel for a key that already has one (every built-in op's) replaces it, with a
-        warning, until this library is destroyed."""
+        warning, until this library is destroyed; with allow_override=False, one registered from
+        Python already is an error. with_keyset passes fn the dispatch key first."""
         self._check_alive()
         if not callable(fn):
             raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
@@ -91,6 +92,10 @@ class Library:
         if with_keyset:
             fn = _with_keyset(fn, key)
         for k in keys:
+            if not allow_override and _ops.kernel(qualname, k) is not None:
+                raise RuntimeError(f"This is not allowed since there's already a kernel registered from python "
+                                   f"overriding {name.split('.')[0]}'s behavior for {key} dispatch key and {self.ns} "
+                                   "namespace.")
             if builtin or _ops.kernel(qualname, k) is not None:
                 _warn_override(qualname, k)
             _ops.push_kernel(qualname, k, fn, _Owner.of(self))

@@ -520,6 +520,8 @@ def test_registration_errors(lib):
     L.impl("g", lambda x: x + 1, "CPU")
     with warns_override(lib):
         L.impl("g", lambda x: x + 2, "CPU")
+    with pytest.raises(RuntimeError, match="there's already a kernel registered from python overriding g's behavior"):
+        L.impl("g", lambda x: x + 3, "CPU", allow_override=False)
     assert as_numpy(getattr(lib.ops, ns).g(lib.zeros(1))).tolist() == [2]
     L._destroy()
 
