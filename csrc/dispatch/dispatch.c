@@ -70,6 +70,11 @@ static mt_kernel table[MT_NUM_OPS][MT_NUM_KEYS] = {
 
 static mt_fallback_fn fallbacks[MT_NUM_KEYS];
 
+/* Python kernels (mt_set_override): bit k of override_keys[op] for a kernel for key k */
+static uint8_t override_keys[MT_NUM_OPS];
+static mt_override_fn override_hook;
+_Static_assert(MT_NUM_KEYS <= 8, "override_keys holds a bit per key");
+
 static _Thread_local bool grad_enabled = true;
 static _Thread_local bool tracing;
 
@@ -77,6 +82,19 @@ void
 mt_register_fallback(mt_key key, mt_fallback_fn fn)
 {
     fallbacks[key] = fn;
+}
+
+void
+mt_set_override_hook(mt_override_fn fn)
+{
+    override_hook = fn;
+}
+
+void
+mt_set_override(mt_op op, mt_key key, bool on)
+{
+    override_keys[op] = (uint8_t)(on ? override_keys[op] | 1u << key
+                                     : override_keys[op] & ~(1u << key));
 }
 
 bool
@@ -338,11 +356,48 @@ call_kernel(mt_op op, mt_args *a, const mt_kernel *k, int key)
     return st;
 }
 
+/* The key whose Python kernel (mt_set_override) runs op for keys: one of op's override keys
+ * that comes before every table kernel and fallback in keys' priority order, or the composite's
+ * when nothing else would run; -1 when the table's kernel runs. */
+static int
+override_key(mt_op op, unsigned keys)
+{
+    unsigned ov = override_keys[op];
+    for (int key = MT_KEY_TRACER; key >= 0; key--) {
+        if (!(keys >> key & 1u)) {
+            continue;
+        }
+        if (ov >> key & 1u) {
+            return key;
+        }
+        if (table[op][key].fn || fallbacks[key]) {
+            return -1;
+        }
+    }
+    return ov >> MT_KEY_COMPOSITE & 1u ? MT_KEY_COMPOSITE : -1;
+}
+
+/* The Python kernel for key, inside the profiler's Op and Kernel events as any kernel's. */
+static mt_status
+run_override(mt_op op, mt_args *a, int key)
+{
+    if (!mt_trace_on) {
+        return override_hook(op, (mt_key)key, a);
+    }
+    mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, "python_kernel");
+    mt_status st = override_hook(op, (mt_key)key, a);
+    mt_trace_exit_n(2);
+    return st;
+}
+
 static mt_status
 run(mt_op op, mt_args *a, unsigned keys)
 {
     const mt_kernel *k = NULL;
     int key;
+    if (override_keys[op] && (key = override_key(op, keys)) >= 0) {
+        return run_override(op, a, key);
+    }
     for (key = MT_KEY_TRACER; key >= 0; key--) {
         if ((keys >> key & 1u) && table[op][key].fn) {
             k = &table[op][key];

@@ -148,6 +148,13 @@ extern const char *const mt_key_names[MT_NUM_KEYS];
  * op has no kernel of its own for that key. The Tracer key's is the graph tracer (csrc/tracer/). */
 typedef mt_status (*mt_fallback_fn)(mt_op op, mt_args *a);
 void mt_register_fallback(mt_key key, mt_fallback_fn fn);
+/* Kernels registered from Python for a built-in op (minitorch.library, as torch.library's
+ * Library("aten", "IMPL").impl): the binding layer keeps them and sets one hook that runs them;
+ * the dispatcher keeps only, per op, which keys have one, and prefers such a kernel to the
+ * table's for its key (one test per call while the op has none). */
+typedef mt_status (*mt_override_fn)(mt_op op, mt_key key, mt_args *a);
+void mt_set_override_hook(mt_override_fn fn);
+void mt_set_override(mt_op op, mt_key key, bool on);
 /* Thread-local tracing: while on, every call's key set has MT_KEY_TRACER. */
 bool mt_tracing_enabled(void);
 void mt_set_tracing(bool on);

@@ -26,9 +26,8 @@ mt_py_to_generator(PyObject *o, mt_generator **out)
     return 0;
 }
 
-/* Steals a reference to g. */
-static PyObject *
-wrap(mt_generator *g)
+PyObject *
+mt_py_generator_wrap(mt_generator *g)
 {
     mt_py_generator *self = PyObject_New(mt_py_generator, &mt_py_Generator_Type);
     if (self == NULL) {
@@ -103,7 +102,7 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     mt_generator *g;
     mt_status st = mt_generator_new(dev, &g);
-    return st ? mt_py_raise(st) : wrap(g);
+    return st ? mt_py_raise(st) : mt_py_generator_wrap(g);
 }
 
 static void
@@ -225,7 +224,7 @@ generator_clone_state(PyObject *self, PyObject *unused)
     }
     mt_generator_get_state(g, bytes);
     (void)mt_generator_set_state(copy, bytes, mt_generator_state_size(g)); /* its own: valid */
-    return wrap(copy);
+    return mt_py_generator_wrap(copy);
 }
 
 /* pickle: (Generator, (device,), (initial_seed, offset or None, state)), as PyTorch's. */
@@ -346,7 +345,7 @@ py_cuda_default_generator(PyObject *m, PyObject *index)
     }
     mt_generator *g;
     mt_status st = mt_generator_default((mt_device){MT_CUDA, (int)i}, &g);
-    return st ? mt_py_raise(st) : wrap(mt_generator_retain(g));
+    return st ? mt_py_raise(st) : mt_py_generator_wrap(mt_generator_retain(g));
 }
 
 static PyObject *
@@ -386,6 +385,6 @@ mt_py_generator_init(PyObject *module)
         PyModule_AddFunctions(module, generator_functions) < 0) {
         return -1;
     }
-    default_cpu = wrap(mt_generator_retain(g));
+    default_cpu = mt_py_generator_wrap(mt_generator_retain(g));
     return default_cpu ? PyModule_AddObjectRef(module, "default_generator", default_cpu) : -1;
 }

@@ -188,30 +188,60 @@ py_trace_runtime_inject(PyObject *m, PyObject *arg)
     return PyLong_FromLongLong((long long)corr);
 }
 
-/* Module.__call__ while recording: fn(*args, **kwargs) inside a Python::<class of module> range.
- * One C call instead of an enter, a try/finally and an exit from Python: a third of a module
- * call's cost under the profiler. The range closes only if it was opened (a recording that
- * starts inside the call does not see it). */
+/* fn(*args, **kwargs) inside a range of layer named name (copied) when recording. The range
+ * closes only if it was opened (a recording that starts inside the call does not see it). */
 static PyObject *
-py_trace_module_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+traced_call(mt_layer layer, const char *name, const char *detail, PyObject *const *args)
 {
-    (void)m;
-    if (nargs != 4 || !PyTuple_Check(args[2]) || (args[3] != Py_None && !PyDict_Check(args[3]))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_trace_module_call(module, fn, args: tuple, kwargs: dict | None)");
+    if (!PyTuple_Check(args[2]) || (args[3] != Py_None && !PyDict_Check(args[3]))) {
+        PyErr_SetString(PyExc_TypeError, "expected (..., fn, args: tuple, kwargs: dict | None)");
         return NULL;
     }
     PyObject *kwargs = args[3] != Py_None && PyDict_GET_SIZE(args[3]) ? args[3] : NULL;
     bool on = mt_trace_on;
     if (on) {
-        /* a class's tp_name is its __name__ ("Linear"); copied, as the class may go first */
-        mt_trace_enter_copy(MT_LAYER_PYTHON, Py_TYPE(args[0])->tp_name, "nn.Module");
+        mt_trace_enter_copy(layer, name, detail);
     }
     PyObject *r = PyObject_Call(args[1], args[2], kwargs);
     if (on) {
         mt_trace_exit();
     }
     return r;
+}
+
+/* Module.__call__ while recording: fn(*args, **kwargs) inside a Python::<class of module> range.
+ * One C call instead of an enter, a try/finally and an exit from Python: a third of a module
+ * call's cost under the profiler. */
+static PyObject *
+py_trace_module_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_trace_module_call(module, fn, args: tuple, kwargs: dict | None)");
+        return NULL;
+    }
+    /* a class's tp_name is its __name__ ("Linear"); copied, as the class may go first */
+    return traced_call(MT_LAYER_PYTHON, Py_TYPE(args[0])->tp_name, "nn.Module", args);
+}
+
+/* A Python-defined op's call (minitorch.library): fn(*args, **kwargs) inside an Op::<name>
+ * range whose detail is the dispatch key that ran, as the dispatcher records a built-in op. */
+static PyObject *
+py_trace_op_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    const char *name = nargs == 5 && PyUnicode_Check(args[0]) ? PyUnicode_AsUTF8(args[0]) : NULL;
+    int key = -1;
+    for (int k = 0; nargs == 5 && PyUnicode_Check(args[4]) && k < MT_NUM_KEYS; k++) {
+        key = PyUnicode_CompareWithASCIIString(args[4], mt_key_names[k]) == 0 ? k : key;
+    }
+    if (name == NULL || key < 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_trace_op_call(name, fn, args: tuple, kwargs: dict | None, key)");
+        return NULL;
+    }
+    return traced_call(MT_LAYER_OP, name, mt_key_names[key], args);
 }
 
 PyMethodDef mt_py_profiler_functions[] = {
@@ -236,5 +266,8 @@ PyMethodDef mt_py_profiler_functions[] = {
     {"_trace_module_call", (PyCFunction)(void (*)(void))py_trace_module_call, METH_FASTCALL,
      "_trace_module_call(module, fn, args, kwargs): fn(*args, **kwargs) inside a "
      "Python::<type(module).__name__> range ('nn.Module') when recording."},
+    {"_trace_op_call", (PyCFunction)(void (*)(void))py_trace_op_call, METH_FASTCALL,
+     "_trace_op_call(name, fn, args, kwargs, key): fn(*args, **kwargs) inside an Op::<name> "
+     "range whose dispatch key is key, when recording (a minitorch.library op's call)."},
     {NULL, NULL, 0, NULL},
 };

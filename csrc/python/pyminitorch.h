@@ -69,6 +69,16 @@ int mt_py_give_deterministic_warning(void);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);
+/* A call's arguments as Python objects, for a Python kernel (python/library.c): a tuple of
+ * op's positional parameters and, in *kwargs (NULL when none), a dict of its keyword-only ones,
+ * as op's schema names them; arguments equal to their defaults are left out, as PyTorch does
+ * (the keyword-only ones, and positional ones after the last given). NULL with an exception set. */
+PyObject *mt_py_box_args(mt_op op, const mt_args *a, PyObject **kwargs);
+/* A Python kernel's result into a's outputs, as op's schema returns them: 0, or -1 with an
+ * exception set (and no output kept). */
+int mt_py_unbox_results(mt_op op, PyObject *res, mt_args *a);
+/* library.c: the Python kernels of built-in ops (minitorch.library), _C._set_python_kernel */
+int mt_py_library_init(PyObject *module);
 /* out= (out.c): before the op runs, out's tensors from obj (the index-th parameter of the
  * function `name`) into outs (borrowed), PyTorch's autograd refusal, and the arguments out
  * fixes (a dtype, a factory's device); after it, the results checked and copied into outs. */
@@ -127,6 +137,8 @@ int mt_py_setitem(PyObject *self, PyObject *index, PyObject *value);
 int mt_py_generator_init(PyObject *module);
 /* o's generator (borrowed), or -1 without an exception if o is not a Generator */
 int mt_py_to_generator(PyObject *o, mt_generator **out);
+/* A Generator object for g (steals the reference); NULL with an exception set. */
+PyObject *mt_py_generator_wrap(mt_generator *g);
 
 /* DLPack (dlpack.c): _to_dlpack, _dlpack_device, _from_dlpack_capsule, _dlpack_stats */
 int mt_py_dlpack_init(PyObject *module);
