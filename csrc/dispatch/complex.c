@@ -264,10 +264,17 @@ complex_moment(mt_op op, mt_args *a)
     return finish(&s);
 }
 
-// norm and linalg_vector_norm of self (*) complex: the same norm of |self|, real
+// norm and linalg_vector_norm of self (*) complex: the same norm of |self|, real (a dtype=
+// names the complex dtype whose parts' dtype the result takes)
 static mt_status
 complex_norm(mt_op op, mt_args *a)
 {
+    if (op == MT_OP_linalg_vector_norm && a->dtype >= 0 &&
+        !mt_dtype_is_complex((mt_dtype)a->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",
+                       mt_dtype_scalar_name((mt_dtype)a->dtype));
+    }
     tmp s = {0};
     give(&s, same_call(&s, op, a, un(&s, MT_OP_abs, a->t[0])), &a->out[0]);
     return finish(&s);
