@@ -83,7 +83,7 @@ class TensorMethods:
 
     def vdot(self, other):
         """The dot product of two 1-D tensors (the first conjugated: the same for real tensors)."""
-        return self.dot(other)
+        return self.conj().dot(other)
 
     def cholesky_solve(self, input2, upper: bool = False):
         """X solving A X = self, where A = L L^T and input2 is L (U^T U with U = input2 if upper)."""

@@ -394,7 +394,7 @@ check_nan(const mt_node *n, mt_tensor **gin)
 {
     for (int e = 0; e < n->nedges; e++) {
         mt_tensor *gi = gin[e], *nan = NULL, *any = NULL;
-        if (gi == NULL || !mt_dtype_is_float(gi->dtype) || mt_tensor_numel(gi) == 0) {
+        if (gi == NULL || !mt_autograd_dtype(gi->dtype) || mt_tensor_numel(gi) == 0) {
             continue;
         }
         bool was = mt_grad_enabled();

@@ -132,14 +132,14 @@ mt_grad_log(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mt_ag_by_conj(MT_OP_div, g[0], n->saved[0], &gi[0]);
 }
 
-// tanh: g * (1 - out^2)
+// tanh: g * conj(1 - out^2) = g - g * conj(out^2)
 mt_status
 mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *out = n->saved_out[0];
     mt_tensor *sq = NULL, *d = NULL;
     mt_status st = mt_op_mul(out, out, &sq);
-    if (st == MT_OK && (st = mt_op_mul(g[0], sq, &d)) == MT_OK) {
+    if (st == MT_OK && (st = mt_ag_by_conj(MT_OP_mul, g[0], sq, &d)) == MT_OK) {
         st = mt_op_sub(g[0], d, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&sq);
@@ -147,14 +147,14 @@ mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-// sigmoid: g * out * (1 - out)
+// sigmoid: g * conj(out * (1 - out)) = go - go * conj(out), go = g * conj(out)
 mt_status
 mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *out = n->saved_out[0];
     mt_tensor *go = NULL, *goo = NULL;
-    mt_status st = mt_op_mul(g[0], out, &go);
-    if (st == MT_OK && (st = mt_op_mul(go, out, &goo)) == MT_OK) {
+    mt_status st = mt_ag_by_conj(MT_OP_mul, g[0], out, &go);
+    if (st == MT_OK && (st = mt_ag_by_conj(MT_OP_mul, go, out, &goo)) == MT_OK) {
         st = mt_op_sub(go, goo, mt_scalar_int(1), &gi[0]);
     }
     mt_tensor_clear(&go);

@@ -78,13 +78,13 @@ mt_grad_bernoulli(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mt_grad_zeros(n, g, gi);
 }
 
-// log1p: g / (x + 1)
+// log1p: g / conj(x + 1)
 mt_status
 mt_grad_log1p(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     mt_tensor *x1 = bin(&s, MT_OP_add, n->saved[0], num(&s, 1.0));
-    give(&s, bin(&s, MT_OP_div, g[0], x1), &gi[0]);
+    give(&s, bin(&s, MT_OP_div, g[0], conj_of(&s, x1)), &gi[0]);
     return finish(&s);
 }
 
@@ -104,12 +104,12 @@ mt_grad_expm1(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return chain(&s, g[0], bin(&s, MT_OP_add, n->saved_out[0], num(&s, 1.0)), &gi[0]);
 }
 
-/* log_b: g / (x * ln b) */
+/* log_b: g / conj(x * ln b) */
 static mt_status
 log_base_backward(mt_node *n, mt_tensor *g, double ln_base, mt_tensor **out)
 {
     tmp s = {0};
-    give(&s, bin(&s, MT_OP_div, g, scaled(&s, n->saved[0], ln_base)), out);
+    give(&s, bin(&s, MT_OP_div, g, scaled(&s, conj_of(&s, n->saved[0]), ln_base)), out);
     return finish(&s);
 }
 
@@ -199,7 +199,7 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     tmp s = {0};
     mt_tensor *self = n->saved[0], *e = n->saved[1];
-    if (wants(n, 0) && e && e->is_wrapped_number) {
+    if (wants(n, 0) && e && e->is_wrapped_number && !mt_dtype_is_complex(e->dtype)) {
         double v = item(e);
         mt_tensor *d = v == 0.0 ? zeros_of(&s, &n->in_meta[0])
                                 : scaled(&s, bin(&s, MT_OP_pow, self, num(&s, v - 1.0)), v);
@@ -212,10 +212,11 @@ mt_grad_pow(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     if (wants(n, 1) && s.st == MT_OK) {
         mt_tensor *r = n->saved_out[0], *log_self;
-        if (self->is_wrapped_number) {
+        if (self->is_wrapped_number && !mt_dtype_is_complex(n->out_meta[0].dtype)) {
             log_self = num(&s, log(item(self)));
         } else if (self->dtype != n->out_meta[0].dtype) {
-            /* an integer base: its log in the result's dtype, as PyTorch promotes it */
+            /* an integer base, or a number base of a complex result: its log in the result's
+             * dtype, as PyTorch promotes it */
             mt_tensor *c = NULL;
             mt_status st = mt_op__to_copy(self, n->out_meta[0].dtype, n->out_meta[0].device, &c);
             log_self = un(&s, MT_OP_log, own(&s, st, &c));

@@ -101,8 +101,8 @@ mt_grad_tan(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return chain(&s, g[0], bin(&s, MT_OP_add, bin(&s, MT_OP_mul, r, r), num(&s, 1)), &gi[0]);
 }
 
-/* sign * g * rsqrt(a * x^2 + b): asin (-x^2 + 1), acos (its negative), asinh (x^2 + 1), acosh
- * (x^2 - 1) */
+/* sign * g * conj(rsqrt(a * x^2 + b)): asin (-x^2 + 1), acos (its negative), asinh (x^2 + 1),
+ * acosh (x^2 - 1) */
 static mt_status
 rsqrt_backward(mt_node *n, mt_tensor *g, double sign, double a, double b, mt_tensor **out)
 {
@@ -110,8 +110,7 @@ rsqrt_backward(mt_node *n, mt_tensor *g, double sign, double a, double b, mt_ten
     mt_tensor *x = n->saved[0];
     mt_tensor *q = bin(&s, MT_OP_add, scaled(&s, bin(&s, MT_OP_mul, x, x), a), num(&s, b));
     mt_tensor *gs = sign < 0 ? un(&s, MT_OP_neg, g) : g;
-    give(&s, bin(&s, MT_OP_mul, gs, un(&s, MT_OP_rsqrt, q)), out);
-    return finish(&s);
+    return chain(&s, gs, un(&s, MT_OP_rsqrt, q), out);
 }
 
 mt_status
@@ -132,10 +131,19 @@ mt_grad_asinh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return rsqrt_backward(n, g[0], 1, 1, 1, &gi[0]);
 }
 
+// acosh: g * conj(rsqrt(x^2 - 1)); of a complex x, g * conj(rsqrt(x + 1) * rsqrt(x - 1)), which
+// keeps the principal branch's sign where x^2 - 1 crosses the negative reals (as PyTorch's)
 mt_status
 mt_grad_acosh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    return rsqrt_backward(n, g[0], 1, 1, -1, &gi[0]);
+    mt_tensor *x = n->saved[0];
+    if (!mt_dtype_is_complex(x->dtype)) {
+        return rsqrt_backward(n, g[0], 1, 1, -1, &gi[0]);
+    }
+    tmp s = {0};
+    mt_tensor *up = un(&s, MT_OP_rsqrt, bin(&s, MT_OP_add, x, num(&s, 1.0)));
+    mt_tensor *down = un(&s, MT_OP_rsqrt, bin(&s, MT_OP_sub, x, num(&s, 1.0)));
+    return chain(&s, g[0], bin(&s, MT_OP_mul, up, down), &gi[0]);
 }
 
 /* asinh_, acosh_ and atanh_: PyTorch has no formula for the in-place forms (the input is gone) */
@@ -167,14 +175,14 @@ mt_grad_atanh_(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return inplace_refused("atanh");
 }
 
-/* g / (a * x^2 + b): atan (x^2 + 1), atanh (1 - x^2) */
+/* g / conj(a * x^2 + b): atan (x^2 + 1), atanh (1 - x^2) */
 static mt_status
 quotient_backward(mt_node *n, mt_tensor *g, double a, double b, mt_tensor **out)
 {
     tmp s = {0};
     mt_tensor *x = n->saved[0];
     mt_tensor *q = bin(&s, MT_OP_add, scaled(&s, bin(&s, MT_OP_mul, x, x), a), num(&s, b));
-    give(&s, bin(&s, MT_OP_div, g, q), out);
+    give(&s, bin(&s, MT_OP_div, g, conj_of(&s, q)), out);
     return finish(&s);
 }
 

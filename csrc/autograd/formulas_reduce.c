@@ -81,11 +81,9 @@ count_zeros(mt_tensor *x, int64_t *count)
 // self (S) -> y = prod over dim (or all): gi = g * (the product of the other elements). As in
 // PyTorch's prod_backward, that is g * y / x when no element is 0 (so an inf among the others
 // gives inf / inf = NaN there too), and 0 when two or more are and no graph is being made.
-mt_status
-mt_grad_prod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+static mt_status
+prod_backward(mt_node *n, mt_tensor *self, mt_tensor *res, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int64_t numel = mt_numel(m->ndim, m->sizes), one = 1, zeros = 0;
     if (numel == 0) {
@@ -578,11 +576,9 @@ cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
 
 // self (S) -> y = cumprod along d: reversed_cumsum(g * y) / x when no element is 0, else one
 // of the two paths above (PyTorch's cumprod_backward)
-mt_status
-mt_grad_cumprod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+static mt_status
+cumprod_backward(mt_node *n, mt_tensor *self, mt_tensor *res, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     int d = 0;
     int64_t zeros = 0;
@@ -652,4 +648,50 @@ mt_status
 mt_grad_log_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     return softmax_grad(n, g[0], true, &gi[0]);
+}
+
+/* prod's and cumprod's gradients are g times the conjugate of products of the inputs (PyTorch's
+ * conjugate Wirtinger convention): the real formulas run on the conjugated input and result,
+ * whose products are the conjugates of x's. *x and *y: the saved ones, conjugated when complex. */
+static mt_status
+conj_saved(const mt_node *n, mt_tensor **x, mt_tensor **y)
+{
+    if (!mt_dtype_is_complex(n->saved[0]->dtype)) {
+        *x = mt_tensor_retain(n->saved[0]);
+        *y = mt_tensor_retain(n->saved_out[0]);
+        return MT_OK;
+    }
+    mt_status st = mt_op_conj_physical(n->saved[0], x);
+    if (st == MT_OK && (st = mt_op_conj_physical(n->saved_out[0], y))) {
+        mt_tensor_clear(x);
+    }
+    return st;
+}
+
+typedef mt_status (*product_backward_fn)(mt_node *n, mt_tensor *self, mt_tensor *res,
+                                         mt_tensor *const *g, mt_tensor **gi);
+
+static mt_status
+conj_product_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, product_backward_fn fn)
+{
+    mt_tensor *x = NULL, *y = NULL;
+    mt_status st = conj_saved(n, &x, &y);
+    if (st == MT_OK) {
+        st = fn(n, x, y, g, gi);
+        mt_tensor_clear(&x);
+        mt_tensor_clear(&y);
+    }
+    return st;
+}
+
+mt_status
+mt_grad_prod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return conj_product_backward(n, g, gi, prod_backward);
+}
+
+mt_status
+mt_grad_cumprod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    return conj_product_backward(n, g, gi, cumprod_backward);
 }

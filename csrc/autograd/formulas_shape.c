@@ -434,7 +434,7 @@ record_indexing(mt_op op, mt_args *a)
     mt_tensor *self = a->t[0], *values = inplace ? a->t[1] : NULL;
     mt_tensor *inputs[2] = {self, values};
     bool needs = (mt_tensor_requires_grad(self) || (values && mt_tensor_requires_grad(values))) &&
-                 mt_dtype_is_float(self->dtype);
+                 mt_autograd_dtype(self->dtype);
     mt_node *n = NULL;
     mt_status st = needs && inplace ? mt_autograd_check_inplace(self) : MT_OK;
     if (st == MT_OK && needs && (st = mt_autograd_node(f, values ? 2 : 1, inputs, &n)) == MT_OK) {

@@ -792,6 +792,8 @@ mt_log_add_exp(double x, double acc)
  * have no complex loops (the dispatcher refuses complex tensors there), so nvcc never sees these. */
 #ifndef __cplusplus
 #include <complex.h>
+#define MT_LN2 0.69314718055994530942  /* log2(x) = log(x) / ln 2 */
+#define MT_LN10 2.30258509299404568402 /* log10(x) = log(x) / ln 10 */
 #define MT_DEFINE_COMPLEX(C, R, suffix, F, MAKE)                                             \
     static inline C mt_cmul_##suffix(C x, C y)                                               \
     {                                                                                        \
@@ -821,6 +823,52 @@ mt_log_add_exp(double x, double acc)
     static inline C mt_exp_##suffix(C x) { return cexp##F(x); }                              \
     static inline C mt_log_##suffix(C x) { return clog##F(x); }                              \
     static inline C mt_sqrt_##suffix(C x) { return csqrt##F(x); }                            \
+    static inline C mt_rsqrt_##suffix(C x) { return mt_cdiv_##suffix(MAKE(1, 0), csqrt##F(x)); } \
+    static inline C mt_log2_##suffix(C x)                                                    \
+    {                                                                                        \
+        const C l = clog##F(x);                                                              \
+        return MAKE(creal##F(l) / (R)MT_LN2, cimag##F(l) / (R)MT_LN2);                         \
+    }                                                                                        \
+    static inline C mt_log10_##suffix(C x)                                                   \
+    {                                                                                        \
+        const C l = clog##F(x);                                                              \
+        return MAKE(creal##F(l) / (R)MT_LN10, cimag##F(l) / (R)MT_LN10);                       \
+    }                                                                                        \
+    /* log(1 + x) without 1 + x's rounding near 0: |1 + x|^2 = 1 + (2a + a^2 + b^2) */       \
+    static inline C mt_log1p_##suffix(C x)                                                   \
+    {                                                                                        \
+        const R a = creal##F(x), b = cimag##F(x);                                            \
+        if (!isfinite(a) || !isfinite(b) || fabs##F(a) + fabs##F(b) > (R)0.5) {              \
+            return clog##F(MAKE(1 + a, b));                                                  \
+        }                                                                                    \
+        return MAKE(log1p##F(2 * a + a * a + b * b) / 2, atan2##F(b, 1 + a));                \
+    }                                                                                        \
+    /* exp(x) - 1 without the cancellation near 0: Re = expm1(a) cos b - 2 sin^2(b / 2) */  \
+    static inline C mt_expm1_##suffix(C x)                                                   \
+    {                                                                                        \
+        const R a = creal##F(x), b = cimag##F(x), h = sin##F(b / 2);                         \
+        if (b == 0) {                                                                        \
+            return MAKE(expm1##F(a), b);                                                     \
+        }                                                                                    \
+        return MAKE(expm1##F(a) * cos##F(b) - 2 * h * h, exp##F(a) * sin##F(b));             \
+    }                                                                                        \
+    static inline C mt_sin_##suffix(C x) { return csin##F(x); }                              \
+    static inline C mt_cos_##suffix(C x) { return ccos##F(x); }                              \
+    static inline C mt_tan_##suffix(C x) { return ctan##F(x); }                              \
+    static inline C mt_sinh_##suffix(C x) { return csinh##F(x); }                            \
+    static inline C mt_cosh_##suffix(C x) { return ccosh##F(x); }                            \
+    static inline C mt_tanh_##suffix(C x) { return ctanh##F(x); }                            \
+    static inline C mt_asin_##suffix(C x) { return casin##F(x); }                            \
+    static inline C mt_acos_##suffix(C x) { return cacos##F(x); }                            \
+    static inline C mt_atan_##suffix(C x) { return catan##F(x); }                            \
+    static inline C mt_asinh_##suffix(C x) { return casinh##F(x); }                          \
+    static inline C mt_acosh_##suffix(C x) { return cacosh##F(x); }                          \
+    static inline C mt_atanh_##suffix(C x) { return catanh##F(x); }                          \
+    static inline C mt_sigmoid_##suffix(C x)                                                 \
+    {                                                                                        \
+        const C e = cexp##F(MAKE(-creal##F(x), -cimag##F(x)));                               \
+        return mt_cdiv_##suffix(MAKE(1, 0), MAKE(1 + creal##F(e), cimag##F(e)));             \
+    }                                                                                        \
     static inline C mt_pow_##suffix(C x, C y)                                                \
     {                                                                                        \
         /* x ** 0 is 1 and 0 ** y (Re y > 0) is 0, as PyTorch's; cpow gives NaN parts there */ \

@@ -9,8 +9,9 @@
  * the indexed dim, is added to its address (PyTorch's index kernels work the same way). Indices
  * are checked against their dim before anything is written, so a bad index leaves the
  * destination untouched. Elements move as raw words of their width, so one loop serves every
- * dtype of a width (bool for width 1, normalised as it is read: loops.h); only the accumulating
- * forms compute, per dtype. */
+ * dtype of a width (bool for width 1, normalised as it is read: loops.h; complex128 for width
+ * 16); only the accumulating forms compute, per dtype (complex ones with core/math.h's complex
+ * products). */
 #include <string.h>
 
 #include "cpu/copy.h"
@@ -57,15 +58,25 @@ typedef struct move_ctx {
 TAKE_LOOP(take_w1, bool)
 TAKE_LOOP(take_w4, uint32_t)
 TAKE_LOOP(take_w8, uint64_t)
+TAKE_LOOP(take_w16, double _Complex)
 PUT_LOOP(put_w1, bool, v)
 PUT_LOOP(put_w4, uint32_t, v)
 PUT_LOOP(put_w8, uint64_t, v)
-/* indexed by log2 of the element's width, halved: 1 -> 0, 4 -> 1, 8 -> 2 */
-static const mt_loop_fn take_loops[3] = {take_w1, take_w4, take_w8};
-static const mt_loop_fn put_loops[3] = {put_w1, put_w4, put_w8};
+PUT_LOOP(put_w16, double _Complex, v)
+/* indexed by the element's width: 1 -> 0, 4 -> 1, 8 -> 2, 16 -> 3 */
+static const mt_loop_fn take_loops[4] = {take_w1, take_w4, take_w8, take_w16};
+static const mt_loop_fn put_loops[4] = {put_w1, put_w4, put_w8, put_w16};
 #define ADD_LOOP(E, T, S) PUT_LOOP(add_##S, T, (T)(MT_LOAD(T, p) + v))
 MT_DTYPES(ADD_LOOP)
-static const mt_loop_fn add_loops[MT_NUM_DTYPES] = {add_b8, add_i32, add_i64, add_f32, add_f64};
+ADD_LOOP(MT_COMPLEX64, float _Complex, c64)
+ADD_LOOP(MT_COMPLEX128, double _Complex, c128)
+static const mt_loop_fn add_loops[MT_NUM_DTYPES] = {add_b8,
+                                                    add_i32,
+                                                    add_i64,
+                                                    add_f32,
+                                                    add_f64,
+                                                    [MT_COMPLEX64] = add_c64,
+                                                    [MT_COMPLEX128] = add_c128};
 /* scatter's other reductions: a bool's product is its and */
 #define MUL_LOOP(E, T, S) PUT_LOOP(mul_##S, T, (T)(MT_LOAD(T, p) * v))
 #define MAX_LOOP(E, T, S) PUT_LOOP(max_##S, T, mt_maximum_##S(MT_LOAD(T, p), v))
@@ -75,9 +86,17 @@ MUL_LOOP(MT_INT32, int32_t, i32)
 MUL_LOOP(MT_INT64, int64_t, i64)
 MUL_LOOP(MT_FLOAT32, float, f32)
 MUL_LOOP(MT_FLOAT64, double, f64)
+PUT_LOOP(mul_c64, float _Complex, mt_cmul_c64(MT_LOAD(float _Complex, p), v))
+PUT_LOOP(mul_c128, double _Complex, mt_cmul_c128(MT_LOAD(double _Complex, p), v))
 MT_DTYPES(MAX_LOOP)
 MT_DTYPES(MIN_LOOP)
-static const mt_loop_fn mul_loops[MT_NUM_DTYPES] = {mul_b8, mul_i32, mul_i64, mul_f32, mul_f64};
+static const mt_loop_fn mul_loops[MT_NUM_DTYPES] = {mul_b8,
+                                                    mul_i32,
+                                                    mul_i64,
+                                                    mul_f32,
+                                                    mul_f64,
+                                                    [MT_COMPLEX64] = mul_c64,
+                                                    [MT_COMPLEX128] = mul_c128};
 static const mt_loop_fn max_loops[MT_NUM_DTYPES] = {max_b8, max_i32, max_i64, max_f32, max_f64};
 static const mt_loop_fn min_loops[MT_NUM_DTYPES] = {min_b8, min_i32, min_i64, min_f32, min_f64};
 
@@ -85,7 +104,7 @@ static mt_loop_fn
 by_width(const mt_loop_fn *loops, mt_dtype dt)
 {
     size_t w = mt_dtype_size(dt);
-    return loops[w == 1 ? 0 : w == 4 ? 1 : 2];
+    return loops[w == 1 ? 0 : w == 4 ? 1 : w == 8 ? 2 : 3];
 }
 
 /* One iterator run of loop over (dst, src, pos), each broadcast to shape. */

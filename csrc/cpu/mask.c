@@ -4,7 +4,7 @@
  * The shared iterator walks its operands in row-major order of their logical shape (it drops and
  * merges dims but never reorders them), so masked_select and nonzero can append to their output
  * as they go. Elements move as raw words of their width (bool for width 1, normalised as it is
- * read: loops.h). */
+ * read: loops.h; complex128 for width 16). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -48,6 +48,7 @@ count_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
 SELECT_LOOP(select_w1, bool)
 SELECT_LOOP(select_w4, uint32_t)
 SELECT_LOOP(select_w8, uint64_t)
+SELECT_LOOP(select_w16, double _Complex)
 
 // self (*), mask (*) bool, broadcast together; out (count of trues) = self's elements where mask
 mt_status
@@ -68,7 +69,7 @@ mt_cpu_masked_select(mt_args *a)
     }
     size_t w = mt_dtype_size(self->dtype);
     c.out = mt_tensor_data(a->out[0]);
-    mt_iter_run(&it, w == 1 ? select_w1 : w == 4 ? select_w4 : select_w8, &c);
+    mt_iter_run(&it, w == 1 ? select_w1 : w == 4 ? select_w4 : w == 8 ? select_w8 : select_w16, &c);
     return MT_OK;
 }
 

@@ -108,7 +108,21 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
     REDUCE_LOOP(op##_f32, double, float, COMBINE) \
     REDUCE_LOOP(op##_f64, double, double, COMBINE)
 
-REDUCE_LOOPS(prod, int64_t, double, acc *x)
+/* prod: complex products accumulate in complex128, as core/math.h's PyTorch-valued product */
+REDUCE_LOOP(prod_b8, int64_t, bool, acc *x)
+REDUCE_LOOP(prod_i32, int64_t, int32_t, acc *x)
+REDUCE_LOOP(prod_i64, int64_t, int64_t, acc *x)
+REDUCE_LOOP(prod_f32, double, float, acc *x)
+REDUCE_LOOP(prod_f64, double, double, acc *x)
+REDUCE_LOOP(prod_c64, double _Complex, float _Complex, mt_cmul_c128(acc, x))
+REDUCE_LOOP(prod_c128, double _Complex, double _Complex, mt_cmul_c128(acc, x))
+static const mt_loop_fn prod_loops[MT_NUM_DTYPES] = {prod_b8,
+                                                     prod_i32,
+                                                     prod_i64,
+                                                     prod_f32,
+                                                     prod_f64,
+                                                     [MT_COMPLEX64] = prod_c64,
+                                                     [MT_COMPLEX128] = prod_c128};
 REDUCE_LOOPS(all, bool, bool, acc &&x)
 REDUCE_LOOPS(any, bool, bool, acc || x)
 EXTREMUM_LOOPS(amax, x > acc)
@@ -265,7 +279,7 @@ run(mt_args *a, bool keepdim, const reduction *r, double (*finish)(double, doubl
 static mt_dtype
 wide(mt_dtype dt)
 {
-    return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
+    return mt_dtype_is_complex(dt) ? MT_COMPLEX128 : mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
 }
 
 // self (any shape), dims; out = sum of self over dims (kept as size 1 when keepdim)

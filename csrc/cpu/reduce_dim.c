@@ -208,6 +208,8 @@ SCAN_LOOP(cumprod_i32, int32_t, int64_t, SCAN_MUL, 1)
 SCAN_LOOP(cumprod_i64, int64_t, int64_t, SCAN_MUL, 1)
 SCAN_LOOP(cumprod_f32, float, double, SCAN_MUL, 1)
 SCAN_LOOP(cumprod_f64, double, double, SCAN_MUL, 1)
+SCAN_LOOP(cumprod_c64, float _Complex, double _Complex, mt_cmul_c128, 1)
+SCAN_LOOP(cumprod_c128, double _Complex, double _Complex, mt_cmul_c128, 1)
 SCAN_LOOP(logcumsumexp_f32, float, double, SCAN_LOG_ADD_EXP, -INFINITY)
 SCAN_LOOP(logcumsumexp_f64, double, double, SCAN_LOG_ADD_EXP, -INFINITY)
 
@@ -231,7 +233,13 @@ mt_cpu_cumsum(mt_args *a)
 mt_status
 mt_cpu_cumprod(mt_args *a)
 {
-    static const row_fn loops[] = {NULL, cumprod_i32, cumprod_i64, cumprod_f32, cumprod_f64};
+    static const row_fn loops[MT_NUM_DTYPES] = {NULL,
+                                                cumprod_i32,
+                                                cumprod_i64,
+                                                cumprod_f32,
+                                                cumprod_f64,
+                                                [MT_COMPLEX64] = cumprod_c64,
+                                                [MT_COMPLEX128] = cumprod_c128};
     return scan(a, loops);
 }
 

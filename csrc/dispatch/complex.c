@@ -6,9 +6,10 @@
  * ops/elementwise.def's MT_EW_COMPLEX: add, mul, div, exp, ...) or computes in complex itself
  * (the FFTs). A few ops have a complex form written in other ops (complex_forms below): abs
  * (hypot of the parts), sum, mean and cumsum (each part alike, on the real view; a real input
- * cast first when dtype= is complex), the matrix products (four real products of the parts)
- * and the uniform_ and normal_ fills (on the real view), so their gradients come from those
- * ops' rows.
+ * cast first when dtype= is complex), the matrix products (four real products of the parts;
+ * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
+ * the norms (of abs) and the uniform_ and normal_ fills (on the real view), so their gradients
+ * come from those ops' rows.
  * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for. The
  * CUDA backend has no complex kernels: every op refuses them there, naming itself. Nothing
  * here computes an element. */
@@ -178,13 +179,18 @@ complex_cumsum(mt_op op, mt_args *a)
     return st;
 }
 
-// mm, bmm, matmul of a (.., n, k) and b (.., k, m), both complex: with a = ar + i ai and
+// mm, bmm, matmul of a (.., n, k) and b (.., k, m) (mv and dot: their vectors), both complex: with a = ar + i ai and
 // b = br + i bi, re = ar br - ai bi and im = ar bi + ai br (products of real tensors), and the
 // result (.., n, m) is view_as_complex(stack([re, im], -1))
 static mt_status
 complex_product(mt_op op, mt_args *a)
 {
     mt_tensor *x = a->t[0], *y = a->t[1];
+    if (x->dtype != y->dtype && op == MT_OP_dot) {
+        return mt_fail(MT_ERUNTIME,
+                       "dot : expected both vectors to have same dtype, but found %s and %s",
+                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(y->dtype));
+    }
     if (x->dtype != y->dtype) {
         return mt_fail(MT_ERUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
                        mt_dtype_c_name(x->dtype), mt_dtype_c_name(y->dtype));
@@ -198,6 +204,79 @@ complex_product(mt_op op, mt_args *a)
     mt_tensor *stacked = s.st ? NULL : own(&s, mt_op_stack(2, pair, -1, &sk), &sk);
     mt_tensor *z = s.st ? NULL : own(&s, mt_op_view_as_complex(stacked, &c), &c);
     give(&s, z, &a->out[0]);
+    return finish(&s);
+}
+
+/* a's call of op again with self in place of its first tensor (a complex dtype= read as its
+ * parts'), its result owned by s */
+static mt_tensor *
+same_call(tmp *s, mt_op op, const mt_args *a, mt_tensor *self)
+{
+    if (failed(s, self, self)) {
+        return NULL;
+    }
+    mt_args b = *a;
+    b.t[0] = self;
+    b.out[0] = NULL;
+    if (b.dtype >= 0) {
+        b.dtype = (int)mt_dtype_to_real((mt_dtype)b.dtype);
+    }
+    mt_status st = mt_dispatch(op, &b);
+    return own(s, st, &b.out[0]);
+}
+
+/* x * v for a Python number v (x itself when v is 1) */
+static mt_tensor *
+times(tmp *s, mt_tensor *x, mt_scalar v)
+{
+    if (!v.is_complex && mt_scalar_to_double(v) == 1.0) {
+        return x;
+    }
+    mt_tensor *r = NULL;
+    mt_dtype dt = v.is_complex ? MT_COMPLEX128 : MT_FLOAT64;
+    mt_tensor *k = s->st ? NULL : own(s, mt_tensor_scalar(v, dt, &r), &r);
+    return bin(s, MT_OP_mul, x, k);
+}
+
+// addmm (self (n, m), mat1 (n, k), mat2 (k, m)), addmv and baddbmm alike, an operand complex:
+// beta * self + alpha * (mat1 @ mat2), the product by its own complex form (mm, mv, bmm); self
+// is left out when beta is 0, as PyTorch's (a NaN there does not spread)
+static mt_status
+complex_add_product(mt_op op, mt_args *a)
+{
+    mt_op product = op == MT_OP_addmm ? MT_OP_mm : op == MT_OP_addmv ? MT_OP_mv : MT_OP_bmm;
+    tmp s = {0};
+    mt_tensor *p = times(&s, bin(&s, product, a->t[1], a->t[2]), a->s[1]);
+    bool no_self = !a->s[0].is_complex && mt_scalar_to_double(a->s[0]) == 0.0;
+    give(&s, no_self ? p : bin(&s, MT_OP_add, times(&s, a->t[0], a->s[0]), p), &a->out[0]);
+    return finish(&s);
+}
+
+// var and std of self (*) complex over dim: |z - mean|^2 is the sum of the parts' squared
+// distances, so var(self) = var(re) + var(im), real; std is its square root
+static mt_status
+complex_moment(mt_op op, mt_args *a)
+{
+    tmp s = {0};
+    mt_tensor *v = bin(&s, MT_OP_add, same_call(&s, MT_OP_var, a, part(&s, a->t[0], 0)),
+                       same_call(&s, MT_OP_var, a, part(&s, a->t[0], 1)));
+    give(&s, op == MT_OP_std ? un(&s, MT_OP_sqrt, v) : v, &a->out[0]);
+    return finish(&s);
+}
+
+// norm and linalg_vector_norm of self (*) complex: the same norm of |self|, real (a dtype=
+// names the complex dtype whose parts' dtype the result takes)
+static mt_status
+complex_norm(mt_op op, mt_args *a)
+{
+    if (op == MT_OP_linalg_vector_norm && a->dtype >= 0 &&
+        !mt_dtype_is_complex((mt_dtype)a->dtype)) {
+        return mt_fail(MT_ERUNTIME,
+                       "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",
+                       mt_dtype_scalar_name((mt_dtype)a->dtype));
+    }
+    tmp s = {0};
+    give(&s, same_call(&s, op, a, un(&s, MT_OP_abs, a->t[0])), &a->out[0]);
     return finish(&s);
 }
 
@@ -237,6 +316,15 @@ static const struct {
                      {MT_OP_mm, complex_product},
                      {MT_OP_bmm, complex_product},
                      {MT_OP_matmul, complex_product},
+                     {MT_OP_mv, complex_product},
+                     {MT_OP_dot, complex_product},
+                     {MT_OP_addmm, complex_add_product},
+                     {MT_OP_addmv, complex_add_product},
+                     {MT_OP_baddbmm, complex_add_product},
+                     {MT_OP_var, complex_moment},
+                     {MT_OP_std, complex_moment},
+                     {MT_OP_norm, complex_norm},
+                     {MT_OP_linalg_vector_norm, complex_norm},
                      {MT_OP_uniform_, complex_random_fill},
                      {MT_OP_normal_, complex_random_fill}};
 

@@ -360,7 +360,7 @@ moment_mean(mt_args *a, bool std, const char *name)
 {
     mt_tensor *self = a->t[0];
     const mt_intlist *dim = &a->l[0];
-    if (!mt_dtype_is_float(self->dtype)) {
+    if (!mt_dtype_is_float(self->dtype) && !mt_dtype_is_complex(self->dtype)) {
         return mt_fail(MT_ERUNTIME, "%s only support floating point and complex dtypes", name);
     }
     mt_status st = (std ? mt_op_std : mt_op_var)(self, dim->n, mt_op_ints(dim), a->b[0], a->b[1],

@@ -708,7 +708,7 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
     if (st || mask) {
         mt_scalar v;
         if (st == MT_OK && (st = mt_tensor_item(values, &v)) == MT_OK &&
-            (st = mt_tensor_scalar(v, v.type, &from)) == MT_OK &&
+            (st = mt_tensor_scalar(v, v.is_complex ? MT_COMPLEX128 : v.type, &from)) == MT_OK &&
             (st = mt_op_masked_fill_(self, mask, from, NULL)) == MT_OK) {
             a->out[0] = mt_tensor_retain(self);
         }

@@ -11,7 +11,7 @@
 mt_status mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char *name,
                                  bool square);
 
-/* A is of a float dtype (PyTorch's checkFloatingOrComplex). */
+/* A is of a float or complex dtype (PyTorch's checkFloatingOrComplex). */
 mt_status mt_linalg_check_float(const mt_tensor *A, const char *api);
 
 /* The linear system A X = B (or X A = B when !left) of linalg_solve, solve_triangular and

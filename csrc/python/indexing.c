@@ -449,8 +449,13 @@ number_value(PyObject *value, mt_dtype dt, mt_scalar *s)
         PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
         return -1;
     }
-    /* As PyTorch's valueToTensor: ints (NumPy's too), bools and floats (np.float64 is one), not
-     * other number types (np.float32, np.bool_) */
+    /* As PyTorch's valueToTensor: ints (NumPy's too), bools, floats (np.float64 is one) and
+     * complex numbers (np.complex128 is one), not other number types (np.float32, np.bool_) */
+    if (PyComplex_Check(value)) {
+        Py_complex c = PyComplex_AsCComplex(value);
+        *s = mt_scalar_complex(c.real, c.imag);
+        return c.real == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
     bool number = PyLong_Check(value) || PyFloat_Check(value) || PyIndex_Check(value);
     if (!number || mt_py_to_scalar(value, s) < 0) {
         if (!PyErr_Occurred()) {
@@ -481,7 +486,8 @@ mt_py_setitem(PyObject *self, PyObject *index, PyObject *value)
     } else if (number_value(value, mt_py_unwrap(self)->dtype, &s) < 0) {
         goto out_fail;
     } else if (!ix.advanced) {
-        if ((st = mt_tensor_scalar(s, s.type, &v)) == MT_OK) { /* a wrapped number */
+        /* a wrapped number; a complex one as complex128 */
+        if ((st = mt_tensor_scalar(s, s.is_complex ? MT_COMPLEX128 : s.type, &v)) == MT_OK) {
             st = mt_op_fill_(ix.view, v, NULL);
         }
     } else if ((st = mt_check_scalar_fits(s, ix.view->dtype)) == MT_OK &&
