@@ -917,20 +917,9 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
     return MT_OK;
 }
 
-/* One kernel function per op (mt_kernel_fn carries no op id). */
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
-    static mt_status ag_##name(mt_args *a)                     \
-    {                                                          \
-        return autograd_call(MT_OP_##name, a);                 \
-    }
-#include "dispatch/ops.def"
-#undef MT_OP
-
-static const mt_kernel_fn autograd_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) ag_##name,
-#include "dispatch/ops.def"
-#undef MT_OP
-};
+#define PER_OP_CALL autograd_call
+#define PER_OP_PREFIX autograd
+#include "dispatch/per_op_kernels.h" /* autograd_<op>, autograd_kernels */
 
 mt_status
 mt_autograd_record_call(mt_op op, mt_args *a)

@@ -781,6 +781,9 @@ mt_tensor_item(const mt_tensor *t, mt_scalar *out)
         return mt_fail(MT_ERUNTIME,
                        "a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
     }
+    if (mt_tensor_device(t).type == MT_META) {
+        return mt_fail(MT_ERUNTIME, "Tensor.item() cannot be called on meta tensors");
+    }
     if (mt_tensor_device(t).type != MT_CPU) {
         /* through a host copy: the copy_ kernel of the device's backend reads it */
         mt_tensor *host = NULL;
