@@ -165,6 +165,9 @@ free_node(mt_node *n)
         n->user_free(n->user);
     }
     mt_hooks_free(n->hooks);
+    if (n->node_hooks) {
+        n->node_hooks->free_ctx(n->node_hooks_ctx);
+    }
     free(n->edges);
     free(n->in_meta);
     free(n);

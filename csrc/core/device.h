@@ -4,7 +4,7 @@
 #define MT_DEVICE_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
 
 typedef enum mt_device_type {
     MT_CPU = 0,
@@ -28,15 +28,6 @@ static const mt_device MT_DEVICE_CPU = {MT_CPU, 0};
 static const mt_device MT_DEVICE_META = {MT_META, 0};
 
 /* Writes d as PyTorch prints it in messages ("cpu", "cuda:0", "meta"); returns buf. */
-static inline char *
-mt_device_format(char *buf, size_t n, mt_device d)
-{
-    if (d.type == MT_CUDA) {
-        snprintf(buf, n, "cuda:%d", d.index);
-    } else {
-        snprintf(buf, n, "%s", d.type == MT_META ? "meta" : "cpu");
-    }
-    return buf;
-}
+char *mt_device_format(char *buf, size_t n, mt_device d);
 
 #endif

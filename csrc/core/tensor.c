@@ -773,6 +773,17 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
     }
 }
 
+char *
+mt_device_format(char *buf, size_t n, mt_device d)
+{
+    if (d.type == MT_CUDA) {
+        snprintf(buf, n, "cuda:%d", d.index);
+    } else {
+        snprintf(buf, n, "%s", d.type == MT_META ? "meta" : "cpu");
+    }
+    return buf;
+}
+
 mt_status
 mt_tensor_item(const mt_tensor *t, mt_scalar *out)
 {

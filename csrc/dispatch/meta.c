@@ -12,6 +12,7 @@
  *
  * What the stand-ins cost: the CPU memory of the arguments and results, and the CPU kernel's
  * time, for the call (PyTorch's meta kernels, written op by op, cost neither). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
