@@ -279,11 +279,14 @@ mt_status mt_autograd_node(const mt_formula *f, int nin, mt_tensor *const *input
 /* Makes each float tensor of outputs[0..nout) output k of n (fresh results, not in place). */
 void mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs);
 
-/* A node for a Python autograd.Function (formula f, with its own state `user`): edges to the
- * inputs that require grad, and each float output made its result. */
-mt_status mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(void *),
-                                    int nin, mt_tensor *const *inputs, int nout,
-                                    mt_tensor *const *outputs);
+/* A node for a Python autograd.Function (formula f, with its own state `user`), named name
+ * (which must live as long as user): edges to the inputs that require grad, and each float
+ * output made its result. dirty (NULL: none) marks the
+ * outputs that are inputs the Function changed in place (ctx.mark_dirty): checked as an
+ * in-place op's self, their version bumped, a view's base given the new history (CopySlices). */
+mt_status mt_autograd_record_custom(const mt_formula *f, const char *name, void *user,
+                                    void (*user_free)(void *), int nin, mt_tensor *const *inputs,
+                                    int nout, mt_tensor *const *outputs, const bool *dirty);
 
 /* Anomaly mode, as torch.autograd.set_detect_anomaly: when on and check_nan, a node whose
  * backward returns a NaN fails the backward with "Function 'XBackward0' returned nan values in

@@ -402,7 +402,10 @@ call_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     py_function *f = n->user;
     PyObject *args = PyTuple_New(n->nout), *res = NULL;
     for (int k = 0; args && k < n->nout; k++) {
-        PyObject *g = grads[k] ? mt_py_wrap(mt_tensor_retain(grads[k])) : Py_NewRef(Py_None);
+        /* None where no gradient came: ctx._do_backward makes the zeros the engine made unless
+         * ctx.set_materialize_grads(False) */
+        bool given = grads[k] && n->grad_given[k];
+        PyObject *g = given ? mt_py_wrap(mt_tensor_retain(grads[k])) : Py_NewRef(Py_None);
         if (g == NULL) {
             Py_CLEAR(args);
             break;
@@ -465,15 +468,16 @@ py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
 static const mt_formula py_function_formula = {
     "PythonFunction", py_function_backward, 0, false, 0, false, false};
 
-/* _C._function_record(ctx, name, inputs, outputs): links outputs to a node that calls
- * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient). */
+/* _C._function_record(ctx, name, inputs, outputs, dirty): links outputs to a node that calls
+ * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient); dirty
+ * (optional) says, per output, whether it is an input changed in place (ctx.mark_dirty). */
 static PyObject *
 function_record(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *ctx, *inputs_o, *outputs_o;
+    PyObject *ctx, *inputs_o, *outputs_o, *dirty_o = NULL;
     const char *name;
-    if (!PyArg_ParseTuple(args, "OsOO", &ctx, &name, &inputs_o, &outputs_o)) {
+    if (!PyArg_ParseTuple(args, "OsOO|O", &ctx, &name, &inputs_o, &outputs_o, &dirty_o)) {
         return NULL;
     }
     mt_tensor **inputs = NULL, **outputs = NULL;
@@ -496,11 +500,16 @@ function_record(PyObject *module, PyObject *args)
     }
     f->ctx = Py_NewRef(ctx);
     snprintf(f->name, sizeof(f->name), "%s", name);
-    mt_status st = mt_autograd_record_custom(&py_function_formula, f, py_function_free, (int)ni,
-                                             inputs, (int)no, outputs);
-    if (st == MT_OK && no > 0 && outputs[0]->grad_fn) {
-        outputs[0]->grad_fn->name = f->name;
+    bool dirty[MT_NODE_MAX_OUT] = {false};
+    for (Py_ssize_t k = 0; dirty_o && k < no && k < MT_NODE_MAX_OUT && k < PySequence_Size(dirty_o);
+         k++) {
+        PyObject *flag = PySequence_GetItem(dirty_o, k);
+        dirty[k] = flag && PyObject_IsTrue(flag) == 1;
+        Py_XDECREF(flag);
     }
+    PyErr_Clear(); /* a flag that is not a bool reads as false */
+    mt_status st = mt_autograd_record_custom(&py_function_formula, f->name, f, py_function_free,
+                                             (int)ni, inputs, (int)no, outputs, dirty);
     if (st) {
         py_function_free(f);
     }
@@ -831,7 +840,7 @@ static PyMethodDef autograd_functions[] = {
      "_is_anomaly_check_nan_enabled()"},
     {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
-     "_function_record(ctx, name, inputs, outputs)"},
+     "_function_record(ctx, name, inputs, outputs[, dirty])"},
     {"_check_saved_version", check_saved_version, METH_VARARGS,
      "_check_saved_version(tensor, version)"},
     {"_run_backward", run_backward, METH_VARARGS,
