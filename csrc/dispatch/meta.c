@@ -2,8 +2,8 @@
  *
  * Its allocator hands out no memory. Its kernels compute only what a result looks like, from
  * what every op already knows of it: the op's CPU path (its front end's checks in PyTorch's
- * words, type promotion, the result's shape and strides) runs on stand-ins, zero-filled CPU
- * tensors laid out as the meta arguments, and its results come back as meta tensors laid out as
+ * words, type promotion, the result's shape and strides) runs on stand-ins, CPU tensors laid
+ * out as the meta arguments (holding values every kernel accepts: stand_in_values), and its results come back as meta tensors laid out as
  * the CPU ones (a view or an in-place result: on the meta argument's storage). Ops that only
  * make or fill a tensor (empty, the random fills) run just their front end and allocate on the
  * meta device, so a model of any size can be built there. The composites decompose as on any
@@ -18,6 +18,7 @@
 
 #include "dispatch/meta.h"
 #include "ops/front.h"
+#include "ops/ops.h"
 
 /* ---- the allocator: storages with a size and no memory ---- */
 
@@ -56,11 +57,11 @@ meta_empty_cache(mt_allocator *self)
 
 static mt_allocator meta_allocator = {"meta", meta_alloc, meta_free, meta_stats, meta_empty_cache};
 
-/* ---- stand-ins: a zero-filled CPU storage per meta storage among the arguments ---- */
+/* ---- stand-ins: a CPU storage per meta storage among the arguments ---- */
 
 typedef struct stand_in {
     mt_storage *meta;  /* borrowed: an argument's storage */
-    mt_storage *cpu;   /* owned: its stand-in, zero-filled (indices read as 0 stay in range) */
+    mt_storage *cpu;   /* owned: its stand-in (see stand_in_values) */
     mt_tensor *orig;   /* borrowed: the first argument on meta */
     long version;      /* cpu's version counter before the call */
 } stand_in;
@@ -101,6 +102,29 @@ grow(void **v, int *cap, int need, size_t item)
     return MT_OK;
 }
 
+/* The values a stand-in holds, which a kernel may read: 0 in integer and bool tensors (an index
+ * in range wherever a dim is not empty, an all-false mask), 1 in floating ones (a valid
+ * probability, rate or weight: multinomial, bernoulli, the gamma draws). */
+static mt_status
+stand_in_values(mt_storage *cpu, mt_dtype dtype)
+{
+    if (cpu->nbytes > 0) {
+        memset(cpu->data, 0, cpu->nbytes);
+    }
+    if (!mt_dtype_is_float(dtype) && !mt_dtype_is_complex(dtype)) {
+        return MT_OK;
+    }
+    int64_t n = (int64_t)(cpu->nbytes / mt_dtype_size(dtype)), one_stride = 1;
+    mt_tensor *all = NULL, *one = NULL;
+    mt_status st = mt_tensor_on_storage(cpu, 1, &n, &one_stride, 0, dtype, &all);
+    if (st == MT_OK && (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one)) == MT_OK) {
+        st = mt_op_fill_(all, one, NULL);
+    }
+    mt_tensor_clear(&one);
+    mt_tensor_clear(&all);
+    return st;
+}
+
 /* The stand-in of t's storage, made on first use. */
 static mt_status
 storage_of(stand_ins *s, mt_tensor *t, stand_in **out)
@@ -113,10 +137,11 @@ storage_of(stand_ins *s, mt_tensor *t, stand_in **out)
     }
     mt_status st = grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v));
     mt_storage *cpu = NULL;
-    if (st == MT_OK && (st = mt_storage_new(t->storage->nbytes, MT_DEVICE_CPU, &cpu)) == MT_OK) {
-        if (t->storage->nbytes > 0) {
-            memset(cpu->data, 0, t->storage->nbytes);
-        }
+    if (st == MT_OK && (st = mt_storage_new(t->storage->nbytes, MT_DEVICE_CPU, &cpu)) == MT_OK &&
+        (st = stand_in_values(cpu, t->dtype)) != MT_OK) {
+        mt_storage_release(cpu);
+    }
+    if (st == MT_OK) {
         s->v[s->n] = (stand_in){t->storage, cpu, t, atomic_load(&cpu->version.value)};
         *out = &s->v[s->n++];
     }
@@ -217,12 +242,26 @@ stand_ins_free(stand_ins *s)
 
 /* ---- the kernels ---- */
 
-/* The ops whose results' shapes (or whose success) depend on the values: PyTorch has no meta
- * kernel for them either. */
+/* Whether index's indices hold a boolean mask (whose true count is the result's size). */
 static bool
-needs_values(mt_op op)
+has_mask(const mt_args *a)
+{
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && (a->tl[k]->dtype == MT_BOOL || a->tl[k]->dtype == MT_UINT8)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The ops whose results' shapes depend on the values: PyTorch has no meta kernel for them
+ * either. */
+static bool
+needs_values(mt_op op, const mt_args *a)
 {
     switch (op) {
+    case MT_OP_index:
+        return has_mask(a);
     case MT_OP_nonzero:
     case MT_OP_masked_select:
     case MT_OP__unique2:
@@ -354,7 +393,7 @@ results_to_meta(const stand_ins *s, mt_args *c, mt_args *a)
 static mt_status
 meta_kernel(mt_op op, mt_args *a)
 {
-    if (needs_values(op)) {
+    if (needs_values(op, a)) {
         return mt_fail(MT_ENOTIMPL,
                        "aten::%s: attempted to run this operator with Meta tensors, but there was "
                        "no fake impl or Meta kernel registered.",

@@ -47,6 +47,12 @@ CASES = {
                               lib.full((2,), 7, device="meta"), lib.randn(3, device="meta"),
                               lib.arange(5, device="meta"), lib.empty_like(meta_of(lib, (2, 2)))),
     "to_meta": lambda lib: lib.ones(2, 3).t().to("meta"),
+    "rfft": lambda lib: lib.fft.rfft(meta_of(lib, (3, 8))),
+    # (contiguous: minitorch's CPU inv returns row-major results, PyTorch's column-major ones)
+    "linalg_inv": lambda lib: lib.linalg.inv(meta_of(lib, (2, 3, 3))).contiguous(),
+    "multinomial": lambda lib: meta_of(lib, (2, 5)).multinomial(3),
+    "int_index": lambda lib: meta_of(lib, (3, 4))[lib.empty(2, device="meta", dtype=lib.int64)],
+    "cross_entropy": lambda lib: lib.nn.functional.cross_entropy(meta_of(lib, (4, 5)), meta_of(lib, (4,), "int64")),
 }
 
 
@@ -66,6 +72,9 @@ ERRORS = {
     "copy_out": lambda lib: lib.zeros(2).copy_(meta_of(lib, (2,))),
     "float": lambda lib: float(meta_of(lib, ())),
     "nonzero": lambda lib: meta_of(lib, (3,)).nonzero(),
+    "bool_mask_index": lambda lib: meta_of(lib, (3,))[meta_of(lib, (3,), "bool")],
+    "unique": lambda lib: meta_of(lib, (3,)).unique(),
+    "linalg_inv_shape": lambda lib: lib.linalg.inv(meta_of(lib, (3, 4))),
     "masked_select": lambda lib: meta_of(lib, (3,)).masked_select(meta_of(lib, (3,), "bool")),
     "shape_mismatch": lambda lib: meta_of(lib, (2, 3)) + meta_of(lib, (4,)),
     "mm_shapes": lambda lib: meta_of(lib, (2, 3)) @ meta_of(lib, (2, 3)),
