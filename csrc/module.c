@@ -9,6 +9,7 @@
 #include "autograd/autograd.h"
 #include "cpu/iter.h"
 #include "cpu/random.h"
+#include "dispatch/meta.h"
 #include "ops/front.h"
 
 static PyObject *
@@ -196,6 +197,7 @@ PyMODINIT_FUNC
 PyInit__C(void)
 {
     mt_cpu_threads_init();
+    mt_meta_init();
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) {
         return NULL;

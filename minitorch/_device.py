@@ -10,7 +10,8 @@ _saved = threading.local()  # .stack: the device in force before each open `with
 
 
 class device:
-    """A device type ('cpu' or 'cuda') and, for CUDA, an index: device('cuda:0')."""
+    """A device type ('cpu', 'cuda' or 'meta') and, for CUDA, an index: device('cuda:0'). A
+    tensor on 'meta' has a shape, strides and a dtype but no data (PyTorch's meta device)."""
 
     __slots__ = ("type", "index")
 
@@ -26,8 +27,8 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative")
         object.__setattr__(self, "type", type)

@@ -287,7 +287,13 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
         suffixes.append(f"device='{self.device}'")
     dtype_name = str(self.dtype).rsplit(".", 1)[-1]
     default_dtype = _default_dtype_name()
-    if self.numel() == 0:
+    if self.device.type == "meta":
+        # No values to show: the shape always, the dtype unless the default (int64 too).
+        suffixes.append(f"size={tuple(self.shape)}")
+        if dtype_name != default_dtype:
+            suffixes.append(f"dtype={self.dtype}")
+        body = "..." if tensor_contents is None else tensor_contents
+    elif self.numel() == 0:
         # Nothing shows the shape or dtype, so both are printed (the shape unless it is (0,)).
         if self.dim() != 1:
             suffixes.append(f"size={tuple(self.shape)}")

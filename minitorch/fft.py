@@ -26,10 +26,10 @@ _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
 
 
 def _check_input(name: str, x) -> None:
-    """A tensor on the CPU: the CUDA backend has no FFT (nor complex kernels), and says so by
-    the function's name rather than by a primitive's."""
+    """A tensor on the CPU (or the meta device, which runs the CPU's checks): the CUDA backend has
+    no FFT (nor complex kernels), and says so by the function's name rather than by a primitive's."""
     _tensors(name, input=x)
-    if x.device.type != "cpu":
+    if x.device.type not in ("cpu", "meta"):
         raise NotImplementedError(f"minitorch.fft.{name} is not implemented for the {x.device.type} device (the FFT "
                                   "has a CPU kernel only): move the tensor with .cpu()")
 

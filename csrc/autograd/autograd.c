@@ -165,6 +165,9 @@ free_node(mt_node *n)
         n->user_free(n->user);
     }
     mt_hooks_free(n->hooks);
+    if (n->node_hooks) {
+        n->node_hooks->free_ctx(n->node_hooks_ctx);
+    }
     free(n->edges);
     free(n->in_meta);
     free(n);
@@ -878,9 +881,28 @@ mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs)
     }
 }
 
+/* PyTorch's checks of an input an autograd.Function changed in place (ctx.mark_dirty). A view
+ * must be the Function's first input: CopySlices sends the base's gradient along the node's
+ * first edge. */
+static mt_status
+check_dirty(mt_tensor *t, int nin, mt_tensor *const *inputs)
+{
+    if (t->requires_grad && t->grad_fn == NULL && t->view_base == NULL) {
+        return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad has been used in an "
+                                    "in-place operation.");
+    }
+    mt_status st = mt_autograd_check_inplace(t);
+    if (st == MT_OK && t->view_base && mt_autograd_dtype(t->dtype) && (nin < 1 || inputs[0] != t)) {
+        st = mt_fail(MT_ENOTIMPL, "mark_dirty: a view changed in place must be the Function's "
+                                  "first input");
+    }
+    return st;
+}
+
 mt_status
-mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(void *), int nin,
-                          mt_tensor *const *inputs, int nout, mt_tensor *const *outputs)
+mt_autograd_record_custom(const mt_formula *f, const char *name, void *user,
+                          void (*user_free)(void *), int nin, mt_tensor *const *inputs, int nout,
+                          mt_tensor *const *outputs, const bool *dirty)
 {
     if (nout > MT_NODE_MAX_OUT) {
         return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
@@ -890,7 +912,12 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
      * to its own AccumulateGrad: a cycle never freed. (autograd.Function passes a view of an
      * input it returns, as PyTorch; an in-place op's output is a non-leaf self.) */
     for (int k = 0; k < nout; k++) {
-        if (outputs[k]->requires_grad && outputs[k]->grad_fn == NULL) {
+        if (dirty && dirty[k]) {
+            mt_status st = check_dirty(outputs[k], nin, inputs);
+            if (st) {
+                return st;
+            }
+        } else if (outputs[k]->requires_grad && outputs[k]->grad_fn == NULL) {
             return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
                                         "in-place operation.");
         }
@@ -900,14 +927,32 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
     if (st) {
         return st;
     }
+    n->name = name;
     n->user = user;
     n->user_free = user_free;
     mt_autograd_set_outputs(n, nout, outputs);
     /* An output that is a view (an input returned as it is comes as one) keeps the Function's
-     * node: PyTorch refuses to rebase it, as that would bypass the custom backward. */
+     * node: PyTorch refuses to rebase it, as that would bypass the custom backward. A view the
+     * Function changed in place gives its base the new history instead. */
     for (int k = 0; k < nout; k++) {
         mt_tensor *o = outputs[k];
-        if (o->view_base && n->out_diff[k]) {
+        if (dirty && dirty[k]) {
+            mt_tensor_bump_version(o);
+            mt_status st = o->view_base && n->out_diff[k] ? mt_autograd_rebase_history(o, n)
+                                                          : MT_OK;
+            if (st) {
+                /* out of memory: the caller keeps user, so no output may keep n */
+                n->user = NULL;
+                n->user_free = NULL;
+                for (int j = 0; j < nout; j++) {
+                    if (outputs[j]->grad_fn == n) {
+                        mt_autograd_forget(outputs[j]);
+                    }
+                }
+                mt_node_release(n);
+                return st;
+            }
+        } else if (o->view_base && n->out_diff[k]) {
             o->view_creation = MT_VIEW_CUSTOM_FUNCTION;
             o->view_version = mt_tensor_version(o);
             o->view_output_nr = k;
@@ -917,20 +962,9 @@ mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(voi
     return MT_OK;
 }
 
-/* One kernel function per op (mt_kernel_fn carries no op id). */
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
-    static mt_status ag_##name(mt_args *a)                     \
-    {                                                          \
-        return autograd_call(MT_OP_##name, a);                 \
-    }
-#include "dispatch/ops.def"
-#undef MT_OP
-
-static const mt_kernel_fn autograd_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) ag_##name,
-#include "dispatch/ops.def"
-#undef MT_OP
-};
+#define PER_OP_CALL autograd_call
+#define PER_OP_PREFIX autograd
+#include "dispatch/per_op_kernels.h" /* autograd_<op>, autograd_kernels */
 
 mt_status
 mt_autograd_record_call(mt_op op, mt_args *a)

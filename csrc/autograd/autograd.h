@@ -134,6 +134,18 @@ typedef struct mt_hook {
 mt_status mt_autograd_add_hook(mt_tensor *t, bool post_accumulate, mt_hook_fn fn, void *ctx,
                                void (*free_ctx)(void *ctx));
 
+/* Hooks on a node itself (Node.register_prehook and Node.register_hook), from the binding layer:
+ * pre runs before the node, with the gradients of its outputs (grad_outputs, NULL where none
+ * came), post after it, with the gradients it computed for its inputs (grad_inputs, NULL for an
+ * input that takes none) as well. Each may replace entries of its first array (releasing what
+ * it replaces). A node has one pair; their ctx keeps the functions registered. */
+typedef struct mt_node_hooks {
+    mt_status (*pre)(void *ctx, mt_tensor **grad_outputs, int nout);
+    mt_status (*post)(void *ctx, mt_tensor **grad_inputs, int nin, mt_tensor *const *grad_outputs,
+                      int nout);
+    void (*free_ctx)(void *ctx);
+} mt_node_hooks;
+
 #define MT_NODE_MAX_OUT MT_MAX_OUTPUTS
 
 struct mt_node {
@@ -166,6 +178,8 @@ struct mt_node {
     void (*user_free)(void *user);
     void *pyobj; /* borrowed: its live Python wrapper, if any */
     mt_hook *hooks; /* owned: hooks on its outputs' gradients (a non-leaf tensor's) */
+    const mt_node_hooks *node_hooks; /* hooks on the node itself, or NULL */
+    void *node_hooks_ctx; /* owned (freed by node_hooks->free_ctx) */
     mt_node *next_dead; /* its link in the thread's queue of nodes to free (autograd.c) */
     /* engine scratch, valid while run == the engine's current run id */
     uint64_t run;
@@ -266,11 +280,14 @@ mt_status mt_autograd_node(const mt_formula *f, int nin, mt_tensor *const *input
 /* Makes each float tensor of outputs[0..nout) output k of n (fresh results, not in place). */
 void mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs);
 
-/* A node for a Python autograd.Function (formula f, with its own state `user`): edges to the
- * inputs that require grad, and each float output made its result. */
-mt_status mt_autograd_record_custom(const mt_formula *f, void *user, void (*user_free)(void *),
-                                    int nin, mt_tensor *const *inputs, int nout,
-                                    mt_tensor *const *outputs);
+/* A node for a Python autograd.Function (formula f, with its own state `user`), named name
+ * (which must live as long as user): edges to the inputs that require grad, and each float
+ * output made its result. dirty (NULL: none) marks the
+ * outputs that are inputs the Function changed in place (ctx.mark_dirty): checked as an
+ * in-place op's self, their version bumped, a view's base given the new history (CopySlices). */
+mt_status mt_autograd_record_custom(const mt_formula *f, const char *name, void *user,
+                                    void (*user_free)(void *), int nin, mt_tensor *const *inputs,
+                                    int nout, mt_tensor *const *outputs, const bool *dirty);
 
 /* Anomaly mode, as torch.autograd.set_detect_anomaly: when on and check_nan, a node whose
  * backward returns a NaN fails the backward with "Function 'XBackward0' returned nan values in

@@ -418,23 +418,80 @@ check_nan(const mt_node *n, mt_tensor **gin)
     return MT_OK;
 }
 
+/* The hooks on node n itself (mt_node_hooks): pre with the gradients of its outputs, or (gin
+ * not NULL) post with those and the gradients of its nin inputs; in grad mode only with
+ * create_graph. */
+static mt_status
+run_node_hooks(mt_node *n, mt_tensor **grads, mt_tensor **gin, int nin, bool create_graph)
+{
+    if (n->node_hooks == NULL) {
+        return MT_OK;
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(create_graph);
+    mt_status st = gin ? n->node_hooks->post(n->node_hooks_ctx, gin, nin, grads, n->nout)
+                       : n->node_hooks->pre(n->node_hooks_ctx, grads, n->nout);
+    mt_set_grad_enabled(was);
+    return st;
+}
+
+/* Zeros for the differentiable outputs of n that no gradient reached. */
+static mt_status
+zeros_where_missing(mt_node *n, mt_tensor **grads)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; st == MT_OK && k < n->nout; k++) {
+        if (grads[k] == NULL && n->out_diff[k]) {
+            st = mt_ag_zeros(&n->out_meta[k], &grads[k]);
+        }
+    }
+    return st;
+}
+
+/* AccumulateGrad node n: grad (owned) into its leaf's .grad, then the leaf's post-accumulate
+ * hooks and n's own post-hooks (which see no input gradients: a leaf has no inputs). */
+static mt_status
+accumulate_leaf(mt_node *n, mt_tensor *grad, bool create_graph)
+{
+    mt_status st = conform(grad, &n->out_meta[0], n, 0, &grad);
+    mt_tensor *given = st == MT_OK && n->node_hooks ? mt_tensor_retain(grad) : NULL;
+    if (st == MT_OK) {
+        st = accumulate_grad(n->variable, grad, create_graph);
+    }
+    if (st == MT_OK) {
+        st = run_post_accumulate_hooks(n->variable, create_graph);
+    }
+    if (st == MT_OK && given) {
+        mt_tensor *none = NULL;
+        st = run_node_hooks(n, &given, &none, 0, create_graph);
+    }
+    if (given) {
+        mt_tensor_release(given);
+    }
+    return st;
+}
+
 /* Runs node n: its formula on its completed buffers, the results sent along its edges. */
 static mt_status
 run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
 {
     mt_tensor *grads[MT_NODE_MAX_OUT] = {NULL};
     mt_tensor **gin = NULL;
-    mt_status st = MT_OK;
-    for (int k = 0; st == MT_OK && k < n->nout; k++) {
+    for (int k = 0; k < n->nout; k++) {
         grads[k] = n->buffer[k];
         n->buffer[k] = NULL;
         n->grad_given[k] = grads[k] != NULL;
-        if (grads[k] == NULL && n->out_diff[k]) {
-            st = mt_ag_zeros(&n->out_meta[k], &grads[k]);
-        }
-        if (st == MT_OK && n->retains[k] && grads[k]) {
+    }
+    mt_status st = zeros_where_missing(n, grads);
+    for (int k = 0; st == MT_OK && k < n->nout; k++) {
+        if (n->retains[k] && grads[k]) {
             st = retain(n->retains[k], grads[k]);
         }
+    }
+    /* the node's pre-hooks see what retain_grad() kept, as PyTorch's */
+    if (st == MT_OK && n->node_hooks &&
+        (st = run_node_hooks(n, grads, NULL, 0, create_graph)) == MT_OK) {
+        st = zeros_where_missing(n, grads);
     }
     mt_node **hidden = NULL; /* the edges that reach no target, hidden from the formula */
     if (st == MT_OK) {
@@ -477,7 +534,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         }
     }
     /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
-    bool direct = st == MT_OK && n->formula->region && n->grad_given[0] &&
+    bool direct = st == MT_OK && n->formula->region && n->grad_given[0] && !n->node_hooks &&
                   add_into_region(n, grads[0], create_graph, &st);
     if (!direct && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
@@ -486,6 +543,14 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         mt_set_grad_enabled(was);
         if (st == MT_OK && atomic_load(&anomaly_enabled) && atomic_load(&anomaly_check_nan)) {
             st = check_nan(n, gin);
+        }
+        for (int e = 0; st == MT_OK && n->node_hooks && e < n->nedges; e++) {
+            if (n->edges[e].node == NULL) { /* an input that takes no gradient: None */
+                mt_tensor_clear(&gin[e]);
+            }
+        }
+        if (st == MT_OK) {
+            st = run_node_hooks(n, grads, gin, n->nedges, create_graph);
         }
     }
     for (int k = 0; k < n->nout; k++) {
@@ -624,12 +689,9 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor *grad = n->buffer[0];
             n->buffer[0] = NULL;
             if (!capture && grad) {
-                st = conform(grad, &n->out_meta[0], n, 0, &grad);
-                if (st == MT_OK) {
-                    st = accumulate_grad(n->variable, grad, create_graph);
-                }
-                if (st == MT_OK) {
-                    st = run_post_accumulate_hooks(n->variable, create_graph);
+                st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                if (st == MT_OK && grad) {
+                    st = accumulate_leaf(n, grad, create_graph);
                 }
             } else {
                 mt_tensor_clear(&grad);

@@ -245,6 +245,9 @@ copy_slices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         (st = mt_op_as_strided(result, v->ndim, v->sizes, v->ndim, v->strides,
                                v->offset - b->offset, &slice)) == MT_OK &&
         (st = mt_op_clone(slice, &fg[0])) == MT_OK) {
+        for (int k = 0; k < fn->nout; k++) { /* the view's slice is fn's only gradient */
+            fn->grad_given[k] = k == 0;
+        }
         st = fn->formula->backward(fn, fg, fgi);
     }
     /* no gradient for the view from the formula: none for the base either, as PyTorch */

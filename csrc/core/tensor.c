@@ -773,6 +773,17 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
     }
 }
 
+char *
+mt_device_format(char *buf, size_t n, mt_device d)
+{
+    if (d.type == MT_CUDA) {
+        snprintf(buf, n, "cuda:%d", d.index);
+    } else {
+        snprintf(buf, n, "%s", d.type == MT_META ? "meta" : "cpu");
+    }
+    return buf;
+}
+
 mt_status
 mt_tensor_item(const mt_tensor *t, mt_scalar *out)
 {
@@ -780,6 +791,9 @@ mt_tensor_item(const mt_tensor *t, mt_scalar *out)
     if (n != 1) {
         return mt_fail(MT_ERUNTIME,
                        "a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
+    }
+    if (mt_tensor_device(t).type == MT_META) {
+        return mt_fail(MT_ERUNTIME, "Tensor.item() cannot be called on meta tensors");
     }
     if (mt_tensor_device(t).type != MT_CPU) {
         /* through a host copy: the copy_ kernel of the device's backend reads it */

@@ -52,8 +52,8 @@ const char *const mt_op_cuda_kernels[MT_NUM_OPS] = {
 #undef MT_OP
 };
 
-const char *const mt_key_names[MT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Tracer",
-                                               "CompositeImplicitAutograd"};
+const char *const mt_key_names[MT_NUM_KEYS] = {"CPU",      "CUDA",   "Meta",
+                                               "Autograd", "Tracer", "CompositeImplicitAutograd"};
 
 /* Kernels known at compile time; _C_cuda and autograd add theirs with mt_register_kernel. */
 #define MT_KERNEL_CPU(name) {mt_cpu_##name, "mt_cpu_" #name}
@@ -179,18 +179,7 @@ mt_kernel_for(mt_op op, mt_key key)
     return &table[op][key];
 }
 
-static char *
-device_str(char *buf, size_t n, mt_device d)
-{
-    if (d.type == MT_CPU) {
-        snprintf(buf, n, "cpu");
-    } else {
-        snprintf(buf, n, "cuda:%d", d.index);
-    }
-    return buf;
-}
-
-/* A key-set bit past the keys: CPU scalars join a CUDA call (run_with_scalars_on). */
+/* A key-set bit past the keys: CPU scalars join a CUDA or meta call (run_with_scalars_on). */
 #define MT_KEYS_CPU_SCALARS (1u << 31)
 
 /* What the key set has seen so far: the common device, whether any tensor needs grad, and
@@ -200,8 +189,8 @@ typedef struct key_state {
     mt_device dev;
 } key_state;
 
-/* A 0-dim CPU tensor other than an in-place op's self may join tensors on a CUDA device, as in
- * PyTorch (x_cuda * torch.tensor(2.0)): mt_dispatch copies it there for the call. Not for
+/* A 0-dim CPU tensor other than an in-place op's self may join tensors on a CUDA or the meta
+ * device, as in PyTorch (x_cuda * torch.tensor(2.0)): mt_dispatch copies it there for the call. Not for
  * copy_, which moves data between devices itself (and is how the copy is made). */
 static bool
 is_cpu_scalar(mt_op op, int position, const mt_tensor *t)
@@ -228,9 +217,10 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
     }
     mt_device d = mt_tensor_device(t);
     if (ks->have_device && !mt_device_eq(d, ks->dev)) {
-        /* copy_ moves data between devices; the CUDA kernel does both directions. */
+        /* copy_ moves data between devices; the CUDA kernel does both directions, the meta
+         * one refuses to copy out of the meta device. */
         if (op == MT_OP_copy_) {
-            ks->dev = d.type == MT_CUDA ? d : ks->dev;
+            ks->dev = d.type != MT_CPU && ks->dev.type != MT_META ? d : ks->dev;
             ks->needs_grad |= mt_tensor_requires_grad(t);
             return MT_OK;
         }
@@ -238,8 +228,8 @@ see_tensor(mt_op op, const mt_tensor *t, key_state *ks)
         return mt_fail(MT_EDEVICE,
                        "Expected all tensors to be on the same device, but found at least two "
                        "devices, %s and %s! (when checking argument for %s)",
-                       device_str(b1, sizeof(b1), ks->dev), device_str(b2, sizeof(b2), d),
-                       mt_op_names[op]);
+                       mt_device_format(b1, sizeof(b1), ks->dev),
+                       mt_device_format(b2, sizeof(b2), d), mt_op_names[op]);
     }
     ks->dev = d;
     ks->have_device = true;
@@ -284,7 +274,7 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     mt_device dev = ks.dev;
     if (ks.cpu_scalars && !ks.have_device) {
         ks.have_device = true; /* only CPU tensors: the CPU */
-    } else if (ks.cpu_scalars && dev.type == MT_CUDA) {
+    } else if (ks.cpu_scalars && dev.type != MT_CPU) {
         keys |= MT_KEYS_CPU_SCALARS;
     }
     if (!ks.have_device && a->has_device) {
@@ -293,7 +283,9 @@ compute_keys(mt_op op, const mt_args *a, unsigned *out)
     if (dev.type == MT_CUDA && mt_allocator_for(dev) == NULL) {
         return mt_fail(MT_ENOCUDA, "minitorch not compiled with CUDA enabled");
     }
-    keys |= 1u << (dev.type == MT_CUDA ? MT_KEY_CUDA : MT_KEY_CPU);
+    keys |= 1u << (dev.type == MT_CUDA   ? MT_KEY_CUDA
+                   : dev.type == MT_META ? MT_KEY_META
+                                         : MT_KEY_CPU);
     if (ks.needs_grad && grad_enabled) {
         keys |= 1u << MT_KEY_AUTOGRAD;
     }
@@ -412,19 +404,23 @@ run(mt_op op, mt_args *a, unsigned keys)
         key = MT_KEY_COMPOSITE;
         k = &table[op][key];
         if (k->fn == NULL) {
-            int backend = keys >> MT_KEY_CUDA & 1u ? MT_KEY_CUDA : MT_KEY_CPU;
+            int backend = keys >> MT_KEY_META & 1u   ? MT_KEY_META
+                          : keys >> MT_KEY_CUDA & 1u ? MT_KEY_CUDA
+                                                     : MT_KEY_CPU;
             return mt_fail(MT_ENOTIMPL,
                            "Could not run 'aten::%s' with arguments from the '%s' backend.",
                            mt_op_names[op], mt_key_names[backend]);
         }
     }
+    /* The meta kernels (dispatch/meta.c) run the op's CPU path, which widens and checks. */
+    bool computes = key < MT_KEY_AUTOGRAD && key != MT_KEY_META;
     /* A backend kernel computes the small dtypes in the dtypes they widen to. */
-    if (key < MT_KEY_AUTOGRAD && mt_widen_needed(op, a)) {
+    if (computes && mt_widen_needed(op, a)) {
         return mt_widen_run(op, a, (mt_key)key, run);
     }
     /* The front end checks once, whichever backend computes, and leaves that kernel its plan
      * for the call. */
-    mt_front_fn front = key < MT_KEY_AUTOGRAD ? mt_op_fronts[op] : NULL;
+    mt_front_fn front = computes ? mt_op_fronts[op] : NULL;
     if (front == NULL) {
         return call_kernel(op, a, k, key);
     }
@@ -470,17 +466,17 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
     return st;
 }
 
-/* The device of a call's first tensor on a CUDA device. */
+/* The device of a call's first tensor on a device other than the CPU. */
 static mt_device
-cuda_device_of(const mt_args *a)
+device_of(const mt_args *a)
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (a->t[k] && mt_tensor_device(a->t[k]).type == MT_CUDA) {
+        if (a->t[k] && mt_tensor_device(a->t[k]).type != MT_CPU) {
             return mt_tensor_device(a->t[k]);
         }
     }
     for (int k = 0; k < a->ntl; k++) {
-        if (a->tl[k] && mt_tensor_device(a->tl[k]).type == MT_CUDA) {
+        if (a->tl[k] && mt_tensor_device(a->tl[k]).type != MT_CPU) {
             return mt_tensor_device(a->tl[k]);
         }
     }
@@ -503,7 +499,7 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
         return st;
     }
     if (keys & MT_KEYS_CPU_SCALARS) {
-        return run_with_scalars_on(cuda_device_of(a), op, a, keys & (mask | MT_KEYS_CPU_SCALARS));
+        return run_with_scalars_on(device_of(a), op, a, keys & (mask | MT_KEYS_CPU_SCALARS));
     }
     return run(op, a, keys & mask);
 }

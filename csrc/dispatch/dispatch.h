@@ -23,10 +23,12 @@ typedef enum mt_op {
     MT_NUM_OPS
 } mt_op;
 
-/* In priority order, lowest first; Composite is the fallback, not a key of any tensor. */
+/* In priority order, lowest first; Composite is the fallback, not a key of any tensor. The
+ * backend keys (CPU, CUDA, Meta) come before Autograd. */
 typedef enum mt_key {
     MT_KEY_CPU = 0,
     MT_KEY_CUDA,
+    MT_KEY_META,
     MT_KEY_AUTOGRAD,
     MT_KEY_TRACER,
     MT_KEY_COMPOSITE,

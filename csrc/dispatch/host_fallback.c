@@ -123,19 +123,9 @@ out_release:
     return st;
 }
 
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) \
-    static mt_status host_##name(mt_args *a)                   \
-    {                                                          \
-        return round_trip(MT_OP_##name, a);                    \
-    }
-#include "dispatch/ops.def"
-#undef MT_OP
-
-static const mt_kernel_fn host_kernels[MT_NUM_OPS] = {
-#define MT_OP(name, cpu, cuda, composite, nout, flags, schema) [MT_OP_##name] = host_##name,
-#include "dispatch/ops.def"
-#undef MT_OP
-};
+#define PER_OP_CALL round_trip
+#define PER_OP_PREFIX host
+#include "dispatch/per_op_kernels.h" /* host_<op>, host_kernels */
 
 /* "mt_<backend>_host_<op>" */
 static char host_names[MT_NUM_OPS][80];

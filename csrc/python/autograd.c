@@ -15,6 +15,9 @@ typedef struct {
 } node_object;
 
 static PyObject *node_types; /* name -> subclass of Node */
+/* the Python class every node's class derives from (minitorch.autograd.graph.Node, which
+ * subclasses _C.Node with the methods written in Python); _C.Node until it is set */
+static PyObject *node_base;
 
 static void
 node_dealloc(PyObject *self)
@@ -217,7 +220,8 @@ type_for(const char *name)
         return (PyTypeObject *)tp;
     }
     PyObject *dict = PyDict_New();
-    PyObject *args = dict ? Py_BuildValue("(s(O)O)", name, &mt_py_Node_Type, dict) : NULL;
+    PyObject *base = node_base ? node_base : (PyObject *)&mt_py_Node_Type;
+    PyObject *args = dict ? Py_BuildValue("(s(O)O)", name, base, dict) : NULL;
     Py_XDECREF(dict);
     if (args == NULL) {
         return NULL;
@@ -398,7 +402,10 @@ call_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     py_function *f = n->user;
     PyObject *args = PyTuple_New(n->nout), *res = NULL;
     for (int k = 0; args && k < n->nout; k++) {
-        PyObject *g = grads[k] ? mt_py_wrap(mt_tensor_retain(grads[k])) : Py_NewRef(Py_None);
+        /* None where no gradient came: ctx._do_backward makes the zeros the engine made unless
+         * ctx.set_materialize_grads(False) */
+        bool given = grads[k] && n->grad_given[k];
+        PyObject *g = given ? mt_py_wrap(mt_tensor_retain(grads[k])) : Py_NewRef(Py_None);
         if (g == NULL) {
             Py_CLEAR(args);
             break;
@@ -461,15 +468,16 @@ py_function_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
 static const mt_formula py_function_formula = {
     "PythonFunction", py_function_backward, 0, false, 0, false, false};
 
-/* _C._function_record(ctx, name, inputs, outputs): links outputs to a node that calls
- * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient). */
+/* _C._function_record(ctx, name, inputs, outputs, dirty): links outputs to a node that calls
+ * ctx._do_backward; inputs may hold None (non-tensor arguments, which get no gradient); dirty
+ * (optional) says, per output, whether it is an input changed in place (ctx.mark_dirty). */
 static PyObject *
 function_record(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *ctx, *inputs_o, *outputs_o;
+    PyObject *ctx, *inputs_o, *outputs_o, *dirty_o = NULL;
     const char *name;
-    if (!PyArg_ParseTuple(args, "OsOO", &ctx, &name, &inputs_o, &outputs_o)) {
+    if (!PyArg_ParseTuple(args, "OsOO|O", &ctx, &name, &inputs_o, &outputs_o, &dirty_o)) {
         return NULL;
     }
     mt_tensor **inputs = NULL, **outputs = NULL;
@@ -492,11 +500,16 @@ function_record(PyObject *module, PyObject *args)
     }
     f->ctx = Py_NewRef(ctx);
     snprintf(f->name, sizeof(f->name), "%s", name);
-    mt_status st = mt_autograd_record_custom(&py_function_formula, f, py_function_free, (int)ni,
-                                             inputs, (int)no, outputs);
-    if (st == MT_OK && no > 0 && outputs[0]->grad_fn) {
-        outputs[0]->grad_fn->name = f->name;
+    bool dirty[MT_NODE_MAX_OUT] = {false};
+    for (Py_ssize_t k = 0; dirty_o && k < no && k < MT_NODE_MAX_OUT && k < PySequence_Size(dirty_o);
+         k++) {
+        PyObject *flag = PySequence_GetItem(dirty_o, k);
+        dirty[k] = flag && PyObject_IsTrue(flag) == 1;
+        Py_XDECREF(flag);
     }
+    PyErr_Clear(); /* a flag that is not a bool reads as false */
+    mt_status st = mt_autograd_record_custom(&py_function_formula, f->name, f, py_function_free,
+                                             (int)ni, inputs, (int)no, outputs, dirty);
     if (st) {
         py_function_free(f);
     }
@@ -575,6 +588,111 @@ add_grad_hook(PyObject *module, PyObject *args)
     mt_status st = mt_autograd_add_hook(mt_py_unwrap(t), post, py_hook_call, Py_NewRef(fn),
                                         py_hook_free);
     return st ? mt_py_raise(st) : Py_NewRef(Py_None);
+}
+
+/* ---- hooks on nodes: one Python object per node (graph.py's _NodeHooks) keeps the functions
+ * registered; the engine calls its pre(grad_outputs) and post(grad_inputs, grad_outputs), which
+ * return None or the checked tuple to use instead ---- */
+
+static PyObject *
+tensors_tuple(mt_tensor *const *ts, int n)
+{
+    PyObject *res = PyTuple_New(n);
+    for (int k = 0; res && k < n; k++) {
+        PyObject *v = ts[k] ? mt_py_wrap(mt_tensor_retain(ts[k])) : Py_NewRef(Py_None);
+        if (v == NULL) {
+            Py_CLEAR(res);
+            break;
+        }
+        PyTuple_SET_ITEM(res, k, v);
+    }
+    return res;
+}
+
+/* Replaces ts[0..n) by the entries of res (a tuple of n Tensors or Nones, checked by Python). */
+static void
+replace_tensors(PyObject *res, mt_tensor **ts, int n)
+{
+    for (int k = 0; k < n && k < PyTuple_GET_SIZE(res); k++) {
+        PyObject *v = PyTuple_GET_ITEM(res, k);
+        mt_tensor_clear(&ts[k]);
+        ts[k] = mt_py_is_tensor(v) ? mt_tensor_retain(mt_py_unwrap(v)) : NULL;
+    }
+}
+
+/* ctx.<method>(*args), its result put into ts[0..n) */
+static mt_status
+call_node_hooks(void *ctx, const char *method, PyObject *args, mt_tensor **ts, int n)
+{
+    mt_status st = MT_OK;
+    PyObject *res = args ? PyObject_CallMethod((PyObject *)ctx, method, "(O)", args) : NULL;
+    if (res == NULL) {
+        st = mt_fail(MT_EPYTHON, "error in a node hook"); /* the Python error stays set */
+    } else if (PyTuple_Check(res)) {
+        replace_tensors(res, ts, n);
+    }
+    Py_XDECREF(res);
+    return st;
+}
+
+static mt_status
+py_node_pre(void *ctx, mt_tensor **grad_outputs, int nout)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *go = tensors_tuple(grad_outputs, nout);
+    mt_status st = call_node_hooks(ctx, "pre", go, grad_outputs, nout);
+    Py_XDECREF(go);
+    PyGILState_Release(g);
+    return st;
+}
+
+static mt_status
+py_node_post(void *ctx, mt_tensor **grad_inputs, int nin, mt_tensor *const *grad_outputs, int nout)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *gi = tensors_tuple(grad_inputs, nin), *go = tensors_tuple(grad_outputs, nout);
+    PyObject *args = gi && go ? PyTuple_Pack(2, gi, go) : NULL;
+    mt_status st = call_node_hooks(ctx, "post", args, grad_inputs, nin);
+    Py_XDECREF(args);
+    Py_XDECREF(gi);
+    Py_XDECREF(go);
+    PyGILState_Release(g);
+    return st;
+}
+
+static const mt_node_hooks py_node_hooks = {py_node_pre, py_node_post, py_hook_free};
+
+/* _C._node_hooks(node, make): the node's hooks object, made with make() on first use */
+static PyObject *
+node_hooks(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *node, *make;
+    if (!PyArg_ParseTuple(args, "O!O", &mt_py_Node_Type, &node, &make)) {
+        return NULL;
+    }
+    mt_node *n = ((node_object *)node)->node;
+    if (n->node_hooks == NULL) {
+        PyObject *made = PyObject_CallNoArgs(make);
+        if (made == NULL) {
+            return NULL;
+        }
+        n->node_hooks_ctx = made;
+        n->node_hooks = &py_node_hooks;
+    }
+    return Py_NewRef((PyObject *)n->node_hooks_ctx);
+}
+
+/* _C._set_node_base(cls): the class the nodes' classes derive from, a subclass of _C.Node */
+static PyObject *
+set_node_base(PyObject *module, PyObject *cls)
+{
+    (void)module;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &mt_py_Node_Type)) {
+        return PyErr_Format(PyExc_TypeError, "_set_node_base(a subclass of Node)");
+    }
+    Py_XSETREF(node_base, Py_NewRef(cls));
+    Py_RETURN_NONE;
 }
 
 /* ---- saved-tensor hooks: the engine's handles are the tuples (unpack_hook, packed) that
@@ -722,12 +840,14 @@ static PyMethodDef autograd_functions[] = {
      "_is_anomaly_check_nan_enabled()"},
     {"_autograd_formula", autograd_formula, METH_O, "_autograd_formula(op) -> node name or None"},
     {"_function_record", function_record, METH_VARARGS,
-     "_function_record(ctx, name, inputs, outputs)"},
+     "_function_record(ctx, name, inputs, outputs[, dirty])"},
     {"_check_saved_version", check_saved_version, METH_VARARGS,
      "_check_saved_version(tensor, version)"},
     {"_run_backward", run_backward, METH_VARARGS,
      "_run_backward(roots, grads, retain_graph, create_graph, inputs)"},
     {"_add_grad_hook", add_grad_hook, METH_VARARGS, "_add_grad_hook(tensor, fn, post_accumulate)"},
+    {"_node_hooks", node_hooks, METH_VARARGS, "_node_hooks(node, make) -> the node's hooks object"},
+    {"_set_node_base", set_node_base, METH_O, "_set_node_base(cls)"},
     {"_saved_tensors_hooks_init", saved_tensors_hooks_init, METH_O,
      "_saved_tensors_hooks_init(pack)"},
     {"_saved_tensors_hooks_active", saved_tensors_hooks_active, METH_O,

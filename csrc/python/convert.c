@@ -723,10 +723,11 @@ mt_py_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     mt_tensor *t = mt_py_unwrap(self);
     if (mt_tensor_device(t).type != MT_CPU) {
+        char dev[32];
         PyErr_Format(PyExc_TypeError,
-                     "can't convert cuda:%d device type tensor to numpy. Use Tensor.cpu() to copy "
+                     "can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy "
                      "the tensor to host memory first.",
-                     mt_tensor_device(t).index);
+                     mt_device_format(dev, sizeof(dev), mt_tensor_device(t)));
         return -1;
     }
     if (formats[t->dtype] == NULL) {

@@ -362,12 +362,14 @@ mt_py_device_obj(mt_device d)
         Py_INCREF(cpu_device);
         return cpu_device;
     }
+    const char *type = d.type == MT_CUDA ? "cuda" : d.type == MT_META ? "meta" : "cpu";
     if (mt_py_device_class == NULL) {
-        return PyUnicode_FromString(d.type == MT_CPU ? "cpu" : "cuda");
+        return PyUnicode_FromString(type);
     }
-    PyObject *res = d.type == MT_CPU
-                        ? PyObject_CallFunction(mt_py_device_class, "s", "cpu")
-                        : PyObject_CallFunction(mt_py_device_class, "si", "cuda", d.index);
+    /* cpu and meta have no index (PyTorch's device(type='meta')) */
+    PyObject *res = d.type == MT_CUDA
+                        ? PyObject_CallFunction(mt_py_device_class, "si", type, d.index)
+                        : PyObject_CallFunction(mt_py_device_class, "s", type);
     if (res && d.type == MT_CPU) {
         Py_INCREF(res);
         cpu_device = res;
@@ -399,6 +401,9 @@ mt_py_to_device(PyObject *o, mt_device *out)
     if (strcmp(str, "cpu") == 0) {
         *out = MT_DEVICE_CPU;
         rc = 0;
+    } else if (strcmp(str, "meta") == 0) {
+        *out = MT_DEVICE_META;
+        rc = 0;
     } else if (strncmp(str, "cuda", 4) == 0 && (str[4] == '\0' || str[4] == ':')) {
         char *end = NULL;
         long idx = str[4] ? strtol(str + 5, &end, 10) : mt_default_cuda_index();
@@ -410,7 +415,8 @@ mt_py_to_device(PyObject *o, mt_device *out)
         rc = 0;
     } else {
         PyErr_Format(PyExc_RuntimeError,
-                     "Expected one of cpu, cuda device type at start of device string: %s", str);
+                     "Expected one of cpu, cuda, meta device type at start of device string: %s",
+                     str);
     }
 out:
     Py_DECREF(s);

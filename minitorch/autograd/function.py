@@ -62,6 +62,11 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors) -> None:
         self.non_differentiable = tensors
 
+    def mark_dirty(self, *tensors) -> None:
+        """Says forward changed these inputs in place: each must be returned as an output, and
+        comes back as itself, its history now this Function's (PyTorch's rules and errors)."""
+        self.dirty_tensors = tensors
+
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = value
 
@@ -137,12 +142,18 @@ class Function:
                 cls.setup_context(ctx, args, out)
             # An input returned as it is comes back as a new view of it (PyTorch's
             # _view_as_self_with_no_grad): linking the input itself to the node would make a leaf
-            # a non-leaf and the node its own input, a cycle never freed.
+            # a non-leaf and the node its own input, a cycle never freed. An input marked dirty
+            # (changed in place) comes back as itself, its history this node's.
             inputs = {id(a) for a in args if isinstance(a, _C.TensorBase)}
             skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+            dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
+            returned = {id(o) for o in (out if isinstance(out, tuple) else (out,))}
+            if not dirty <= returned:
+                raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
+                                   "output. The inputs that are modified inplace must all be outputs of the Function.")
 
             def fresh(o):
-                if id(o) not in inputs:
+                if id(o) not in inputs or id(o) in dirty:
                     return o
                 view = o.view_as(o)
                 if id(o) in skip:  # marked non-differentiable: so is its view
@@ -160,7 +171,12 @@ class Function:
                 (slots.get(id(o)), (o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None)
                 for o in outs
             ]
-            _C._function_record(ctx, cls.__name__ + "Backward", inputs, record)
+            _C._function_record(ctx, cls.__name__ + "Backward", inputs, record, [id(o) in dirty for o in record])
+            if dirty and getattr(ctx, "_saved_versions", ()):
+                # a dirty tensor saved in forward is saved as the output it became (PyTorch
+                # saves after the outputs are wrapped): at the version the recording gave it
+                ctx._saved_versions = tuple(t._version if t is not None and id(t) in dirty else v
+                                            for t, v in zip(ctx.to_save, ctx._saved_versions))
         if cls.jvp is not Function.jvp and forward_ad._state.level >= 0:
             out = _with_tangents(cls, ctx, args, out)
         return out

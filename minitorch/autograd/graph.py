@@ -1,7 +1,10 @@
 """torch.autograd.graph: the graph's nodes and the hooks on the tensors it saves.
 
-`tensor.grad_fn` is a Node (a subclass named after it, such as AddmmBackward0), with `name()`
-and `next_functions`.
+`tensor.grad_fn` is a Node (a subclass named after it, such as AddmmBackward0), with `name()`,
+`next_functions`, and hooks on the node itself: register_prehook(fn), fn(grad_outputs), runs
+before the node computes; register_hook(fn), fn(grad_inputs, grad_outputs), after it; either may
+return a tuple to use instead of its first argument. Both return a handle whose remove() undoes
+the registration.
 
 saved_tensors_hooks(pack_hook, unpack_hook) is PyTorch's: while the context is active on a
 thread, every tensor a node recorded there saves for its backward (the C engine's saved inputs
@@ -15,12 +18,85 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 from .. import _C
-from .._C import Node  # noqa: F401
 
 __all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+
+
+def _hook_name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _checked(fn, res, given: tuple) -> tuple:
+    """The tuple a node hook returned in place of `given`, checked as PyTorch checks it."""
+    if not isinstance(res, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+    if len(res) != len(given):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(res)}, "
+                           f"but expected {len(given)})")
+    for new, old in zip(res, given):
+        if new is None:
+            continue
+        if not isinstance(new, _C.TensorBase):
+            raise TypeError(f"expected Tensor or None, but hook '{_hook_name(fn)}' returned "
+                            f"'{type(new).__name__}'")
+        if old is not None and tuple(new.shape) != tuple(old.shape):
+            raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    return res
+
+
+class _NodeHooks:
+    """The hooks registered on one node, in order; the engine calls pre and post."""
+
+    __slots__ = ("prehooks", "hooks", "__weakref__")
+
+    def __init__(self) -> None:
+        self.prehooks: OrderedDict = OrderedDict()
+        self.hooks: OrderedDict = OrderedDict()
+
+    def pre(self, grad_outputs: tuple):
+        changed = False
+        for fn in list(self.prehooks.values()):
+            res = fn(grad_outputs)
+            if res is not None:
+                grad_outputs, changed = _checked(fn, res, grad_outputs), True
+        return grad_outputs if changed else None
+
+    def post(self, args: tuple):
+        grad_inputs, grad_outputs = args
+        changed = False
+        for fn in list(self.hooks.values()):
+            res = fn(grad_inputs, grad_outputs)
+            if res is not None:
+                grad_inputs, changed = _checked(fn, res, grad_inputs), True
+        return grad_inputs if changed else None
+
+
+class Node(_C.Node):
+    """A node of the autograd graph: every tensor's grad_fn is an instance of a subclass of it."""
+
+    def register_prehook(self, fn: Callable[[tuple], Any]):
+        """fn(grad_outputs) -> None or a tuple used instead, before the node runs."""
+        return self._add_hook("prehooks", fn)
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]):
+        """fn(grad_inputs, grad_outputs) -> None or a tuple used instead of grad_inputs, after the
+        node ran."""
+        return self._add_hook("hooks", fn)
+
+    def _add_hook(self, kind: str, fn):
+        from ..utils.hooks import RemovableHandle
+
+        table = getattr(_C._node_hooks(self, _NodeHooks), kind)
+        handle = RemovableHandle(table)
+        table[handle.id] = fn
+        return handle
+
+
+_C._set_node_base(Node)
 
 
 class _HookState(threading.local):

@@ -196,7 +196,6 @@ def test_model_ensembling():
     np.testing.assert_allclose(got["vmap2"], got["loop2"], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="minitorch has no 'meta' device: the tutorial's base_model.to('meta') fails")
 def test_model_ensembling_base_on_meta_device():
     ref, got = compare_program(ensembling)
     assert got["base_device"] == "meta"
