@@ -404,3 +404,34 @@ def test_gradients_of_many_views_of_one_tensor_add_into_its_gradient(create_grap
         grads.append((g.detach().numpy().copy(), t.grad.numpy().copy()))
     for want, got in zip(grads[0], grads[1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+MM_LAYOUTS = {
+    "linear": lambda lib, x, w: lib.nn.functional.linear(x, w),
+    "linear_3d": lambda lib, x, w: lib.nn.functional.linear(x.reshape(2, 3, 4), w),
+    "mm_t": lambda lib, x, w: x.mm(w.t()),
+    "matmul_t": lambda lib, x, w: x @ w.t(),
+    "addmm_alpha": lambda lib, x, w: lib.addmm(lib.zeros(5, dtype=x.dtype), x, w.t(), beta=0.5, alpha=2.0),
+    "mm_row_major": lambda lib, x, w: w.mm(x.t()),
+    "mat1_column_major": lambda lib, x, w: w.t().t().t().mm(w),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(MM_LAYOUTS))
+def test_matrix_product_gradients_take_their_operands_layout(name):
+    """A matrix product's input gradients come out laid out as the inputs were (PyTorch's
+    mm_mat1/mat2_backward): linear's weight, used as weight.t(), gets a contiguous gradient, so
+    autograd.grad's results can be view()ed, as pytorch-trpo's torch.cat([g.view(-1) ...]) does."""
+    rng = np.random.default_rng(0)
+    x_np, w_np = rng.standard_normal((6, 4)), rng.standard_normal((5, 4))
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        w = lib.tensor(w_np, requires_grad=True)
+        gx, gw = lib.autograd.grad(MM_LAYOUTS[name](lib, x, w).pow(2).sum(), [x, w], allow_unused=True)
+        results.append([(None, None) if g is None else (g.stride(), g.view(-1).numpy()) for g in (gx, gw)])
+    for (mine_strides, mine), (their_strides, theirs) in zip(*results):
+        assert mine_strides == their_strides
+        if theirs is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
