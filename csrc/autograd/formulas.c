@@ -328,17 +328,24 @@ mt_grad_sum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return spread(n, &n->args.l[0], g[0], &gi[0]);
 }
 
+/* As PyTorch's mean_backward: sum's backward (g spread over the input's shape), then divided
+ * by the count of reduced elements, so the gradient is a tensor of its own (no stride 0 a user
+ * could not write into) with PyTorch's rounding (g / n, not g * (1 / n)). */
 mt_status
 mt_grad_mean(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int64_t in = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
     int64_t out = mt_numel(n->out_meta[0].ndim, n->out_meta[0].sizes);
-    mt_tensor *s = NULL;
-    mt_status st = times(g[0], out ? (double)out / (double)(in ? in : 1) : 0.0, &s);
+    mt_tensor *spread_g = NULL, *count = NULL;
+    mt_status st = spread(n, &n->args.l[0], g[0], &spread_g);
     if (st == MT_OK) {
-        st = spread(n, &n->args.l[0], s, &gi[0]);
+        st = mt_tensor_scalar(mt_scalar_int(out ? in / out : 0), MT_INT64, &count);
     }
-    mt_tensor_clear(&s);
+    if (st == MT_OK) {
+        st = mt_op_div(spread_g, count, NULL, &gi[0]);
+    }
+    mt_tensor_clear(&spread_g);
+    mt_tensor_clear(&count);
     return st;
 }
 

@@ -435,3 +435,32 @@ def test_matrix_product_gradients_take_their_operands_layout(name):
         assert mine_strides == their_strides
         if theirs is not None:
             np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+MEAN_GRADS = {
+    "all": ((2, 3, 7), lambda lib, x: x.mean()),
+    "dim": ((2, 3, 7), lambda lib, x: x.mean(1)),
+    "dims_keepdim": ((2, 3, 7), lambda lib, x: x.mean((0, 2), keepdim=True)),
+    "adaptive_avg_pool2d_1x1": ((2, 3, 5, 5), lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 1)),
+    "empty_dim": ((0, 3), lambda lib, x: x.mean(0)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(MEAN_GRADS))
+def test_mean_gradient_is_a_tensor_of_its_own(name):
+    """mean's gradient is sum's backward divided by the count, as PyTorch's mean_backward: a
+    tensor with PyTorch's strides and bits (g / n), writable in place (a WGAN-GP script's
+    gradients.view(n, -1) and in-place edits of autograd.grad's results work)."""
+    shape, fn = MEAN_GRADS[name]
+    x_np = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        y = fn(lib, x)
+        g, = lib.autograd.grad(y, [x], lib.ones_like(y) * 0.7)
+        g.add_(1)  # its own memory: an expanded gradient would refuse the write
+        results.append((g.stride(), g.reshape(-1).numpy().copy()))
+    (mine_strides, mine), (their_strides, theirs) = results
+    assert mine_strides == their_strides
+    np.testing.assert_array_equal(mine, theirs)
