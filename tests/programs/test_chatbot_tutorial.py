@@ -15,8 +15,6 @@ import io
 import itertools
 import random
 
-import numpy as np
-
 from prog_helpers import compare_program, numpy_of, start_from
 
 PAD_token = 0  # Used for padding short sentences
