@@ -164,27 +164,74 @@ mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- matrix products ---- */
 
+/* A matrix operand's gradient comes out in the operand's own layout, as PyTorch's
+ * mm_mat1_backward and mm_mat2_backward make it: for a column-major operand (a transposed
+ * contiguous matrix, such as linear's weight.t()) the product is computed transposed and handed
+ * back as its transpose. So linear's weight gets a contiguous gradient through t()'s backward,
+ * and a gradient from autograd.grad can be view()ed where PyTorch's can. */
+static bool
+column_major(const mt_tensor *m)
+{
+    return m->ndim == 2 && m->strides[0] == 1 && m->strides[1] == m->sizes[0];
+}
+
+/* op(a) @ op(b), where op transposes an operand when its flag is set; the product itself
+ * transposed when tout is. */
+static mt_status
+mm_t(mt_tensor *a, bool ta, mt_tensor *b, bool tb, bool tout, mt_tensor **out)
+{
+    mt_tensor *x = NULL, *y = NULL, *p = NULL;
+    mt_status st = ta ? mt_op_t(a, &x) : MT_OK;
+    if (st == MT_OK && tb) {
+        st = mt_op_t(b, &y);
+    }
+    if (st == MT_OK) {
+        st = mt_op_mm(ta ? x : a, tb ? y : b, tout ? &p : out);
+    }
+    if (st == MT_OK && tout) {
+        st = mt_op_t(p, out);
+    }
+    mt_tensor_clear(&x);
+    mt_tensor_clear(&y);
+    mt_tensor_clear(&p);
+    return st;
+}
+
+// mat1 (n, k), mat2 (k, m), g (n, m): d/dmat1 = g @ mat2^T, or (mat2 @ g^T)^T for a column-major mat1
+static mt_status
+mm_mat1_grad(mt_tensor *g, mt_tensor *mat1, mt_tensor *mat2, mt_tensor **out)
+{
+    if (column_major(mat1)) {
+        return mm_t(mat2, false, g, true, true, out);
+    }
+    return mm_t(g, false, mat2, true, false, out);
+}
+
+// d/dmat2 = mat1^T @ g, or (g^T @ mat1)^T for a column-major mat2
+static mt_status
+mm_mat2_grad(mt_tensor *g, mt_tensor *mat1, mt_tensor *mat2, mt_tensor **out)
+{
+    if (column_major(mat2)) {
+        return mm_t(g, true, mat1, false, true, out);
+    }
+    return mm_t(mat1, true, g, false, false, out);
+}
+
 // self (n), mat1 (n, k), mat2 (k, m): beta * self + alpha * mat1 @ mat2
 mt_status
 mt_grad_addmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *t = NULL, *p = NULL;
+    mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *p = NULL;
     mt_status st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
     double alpha = scalar_or(n->args.s[1], 1.0);
-    if (st == MT_OK && n->edges[1].node) {
-        if ((st = mt_op_t(m2, &t)) == MT_OK && (st = mt_op_mm(g[0], t, &p)) == MT_OK) {
-            st = times(p, alpha, &gi[1]);
-        }
-        mt_tensor_clear(&t);
-        mt_tensor_clear(&p);
+    if (st == MT_OK && n->edges[1].node && (st = mm_mat1_grad(g[0], m1, m2, &p)) == MT_OK) {
+        st = times(p, alpha, &gi[1]);
     }
-    if (st == MT_OK && n->edges[2].node) {
-        if ((st = mt_op_t(m1, &t)) == MT_OK && (st = mt_op_mm(t, g[0], &p)) == MT_OK) {
-            st = times(p, alpha, &gi[2]);
-        }
-        mt_tensor_clear(&t);
-        mt_tensor_clear(&p);
+    mt_tensor_clear(&p);
+    if (st == MT_OK && n->edges[2].node && (st = mm_mat2_grad(g[0], m1, m2, &p)) == MT_OK) {
+        st = times(p, alpha, &gi[2]);
     }
+    mt_tensor_clear(&p);
     return st;
 }
 
@@ -192,16 +239,14 @@ mt_grad_addmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_mm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *t = NULL;
+    mt_tensor *self = n->saved[0], *mat2 = n->saved[1];
     mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_op_t(mat2, &t)) == MT_OK) {
-        st = mt_op_mm(g[0], t, &gi[0]);
+    if (n->edges[0].node) {
+        st = mm_mat1_grad(g[0], self, mat2, &gi[0]);
     }
-    mt_tensor_clear(&t);
-    if (st == MT_OK && n->edges[1].node && (st = mt_op_t(self, &t)) == MT_OK) {
-        st = mt_op_mm(t, g[0], &gi[1]);
+    if (st == MT_OK && n->edges[1].node) {
+        st = mm_mat2_grad(g[0], self, mat2, &gi[1]);
     }
-    mt_tensor_clear(&t);
     return st;
 }
 
@@ -283,17 +328,24 @@ mt_grad_sum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return spread(n, &n->args.l[0], g[0], &gi[0]);
 }
 
+/* As PyTorch's mean_backward: sum's backward (g spread over the input's shape), then divided
+ * by the count of reduced elements, so the gradient is a tensor of its own (no stride 0 a user
+ * could not write into) with PyTorch's rounding (g / n, not g * (1 / n)). */
 mt_status
 mt_grad_mean(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int64_t in = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
     int64_t out = mt_numel(n->out_meta[0].ndim, n->out_meta[0].sizes);
-    mt_tensor *s = NULL;
-    mt_status st = times(g[0], out ? (double)out / (double)(in ? in : 1) : 0.0, &s);
+    mt_tensor *spread_g = NULL, *count = NULL;
+    mt_status st = spread(n, &n->args.l[0], g[0], &spread_g);
     if (st == MT_OK) {
-        st = spread(n, &n->args.l[0], s, &gi[0]);
+        st = mt_tensor_scalar(mt_scalar_int(out ? in / out : 0), MT_INT64, &count);
     }
-    mt_tensor_clear(&s);
+    if (st == MT_OK) {
+        st = mt_op_div(spread_g, count, NULL, &gi[0]);
+    }
+    mt_tensor_clear(&spread_g);
+    mt_tensor_clear(&count);
     return st;
 }
 

@@ -404,3 +404,63 @@ def test_gradients_of_many_views_of_one_tensor_add_into_its_gradient(create_grap
         grads.append((g.detach().numpy().copy(), t.grad.numpy().copy()))
     for want, got in zip(grads[0], grads[1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+MM_LAYOUTS = {
+    "linear": lambda lib, x, w: lib.nn.functional.linear(x, w),
+    "linear_3d": lambda lib, x, w: lib.nn.functional.linear(x.reshape(2, 3, 4), w),
+    "mm_t": lambda lib, x, w: x.mm(w.t()),
+    "matmul_t": lambda lib, x, w: x @ w.t(),
+    "addmm_alpha": lambda lib, x, w: lib.addmm(lib.zeros(5, dtype=x.dtype), x, w.t(), beta=0.5, alpha=2.0),
+    "mm_row_major": lambda lib, x, w: w.mm(x.t()),
+    "mat1_column_major": lambda lib, x, w: w.t().t().t().mm(w),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(MM_LAYOUTS))
+def test_matrix_product_gradients_take_their_operands_layout(name):
+    """A matrix product's input gradients come out laid out as the inputs were (PyTorch's
+    mm_mat1/mat2_backward): linear's weight, used as weight.t(), gets a contiguous gradient, so
+    autograd.grad's results can be view()ed, as pytorch-trpo's torch.cat([g.view(-1) ...]) does."""
+    rng = np.random.default_rng(0)
+    x_np, w_np = rng.standard_normal((6, 4)), rng.standard_normal((5, 4))
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        w = lib.tensor(w_np, requires_grad=True)
+        gx, gw = lib.autograd.grad(MM_LAYOUTS[name](lib, x, w).pow(2).sum(), [x, w], allow_unused=True)
+        results.append([(None, None) if g is None else (g.stride(), g.view(-1).numpy()) for g in (gx, gw)])
+    for (mine_strides, mine), (their_strides, theirs) in zip(*results):
+        assert mine_strides == their_strides
+        if theirs is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+MEAN_GRADS = {
+    "all": ((2, 3, 7), lambda lib, x: x.mean()),
+    "dim": ((2, 3, 7), lambda lib, x: x.mean(1)),
+    "dims_keepdim": ((2, 3, 7), lambda lib, x: x.mean((0, 2), keepdim=True)),
+    "adaptive_avg_pool2d_1x1": ((2, 3, 5, 5), lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 1)),
+    "empty_dim": ((0, 3), lambda lib, x: x.mean(0)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(MEAN_GRADS))
+def test_mean_gradient_is_a_tensor_of_its_own(name):
+    """mean's gradient is sum's backward divided by the count, as PyTorch's mean_backward: a
+    tensor with PyTorch's strides and bits (g / n), writable in place (a WGAN-GP script's
+    gradients.view(n, -1) and in-place edits of autograd.grad's results work)."""
+    shape, fn = MEAN_GRADS[name]
+    x_np = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (minitorch, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        y = fn(lib, x)
+        g, = lib.autograd.grad(y, [x], lib.ones_like(y) * 0.7)
+        g.add_(1)  # its own memory: an expanded gradient would refuse the write
+        results.append((g.stride(), g.reshape(-1).numpy().copy()))
+    (mine_strides, mine), (their_strides, theirs) = results
+    assert mine_strides == their_strides
+    np.testing.assert_array_equal(mine, theirs)

@@ -113,6 +113,22 @@ def test_random_counts_as_torch(fn, amount, kw):
     assert mine == theirs
 
 
+@pytest.mark.parametrize("fn,amount,kw", [("random_unstructured", 0.3, {}), ("random_unstructured", 5, {}),
+                                         ("random_structured", 2, {"dim": 0})])
+def test_random_masks_follow_the_seed_as_torch(fn, amount, kw):
+    """From one seed the random methods draw PyTorch's stream and prune the entries PyTorch prunes
+    (RandomUnstructured: those of largest draw), twice in a row (the second on what is left)."""
+    def run(lib, P, conv, lin):
+        lib.manual_seed(3)
+        getattr(P, fn)(conv, "weight", amount, **kw)
+        first = conv.weight_mask.numpy().copy()
+        getattr(P, fn)(conv, "weight", amount, **kw)
+        return first, conv.weight_mask.numpy()
+
+    for mine, theirs in zip(*_both(run)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def test_iterative_random_never_reprunes():
     lin = minitorch.nn.Linear(10, 10)
     P = _prune(minitorch)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from prog_helpers import compare_program, numpy_of, start_from
+from test_d2l_seq2seq import masked_softmax, models
 
 
 def linear_and_softmax(torch, init=None, epochs=3, batch_size=10):
@@ -257,56 +258,12 @@ def batchnorm_and_rnn(torch, init=None, steps=4):
 
 
 def attention(torch, init=None):
-    nn = torch.nn
     torch.manual_seed(0)
     rng = np.random.default_rng(2)
 
-    def sequence_mask(X, valid_len, value=0):
-        maxlen = X.size(1)
-        mask = torch.arange((maxlen), dtype=torch.float32, device=X.device)[None, :] < valid_len[:, None]
-        X[~mask] = value
-        return X
-
-    def masked_softmax(X, valid_lens):
-        if valid_lens is None:
-            return nn.functional.softmax(X, dim=-1)
-        shape = X.shape
-        if valid_lens.dim() == 1:
-            valid_lens = torch.repeat_interleave(valid_lens, shape[1])
-        else:
-            valid_lens = valid_lens.reshape(-1)
-        X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
-        return nn.functional.softmax(X.reshape(shape), dim=-1)
-
-    class AdditiveAttention(nn.Module):
-        def __init__(self, num_hiddens, dropout, **kwargs):
-            super().__init__(**kwargs)
-            self.W_k = nn.LazyLinear(num_hiddens, bias=False)
-            self.W_q = nn.LazyLinear(num_hiddens, bias=False)
-            self.w_v = nn.LazyLinear(1, bias=False)
-            self.dropout = nn.Dropout(dropout)
-
-        def forward(self, queries, keys, values, valid_lens):
-            queries, keys = self.W_q(queries), self.W_k(keys)
-            features = queries.unsqueeze(2) + keys.unsqueeze(1)
-            features = torch.tanh(features)
-            scores = self.w_v(features).squeeze(-1)
-            self.attention_weights = masked_softmax(scores, valid_lens)
-            return torch.bmm(self.dropout(self.attention_weights), values)
-
-    class PositionalEncoding(nn.Module):
-        def __init__(self, num_hiddens, dropout, max_len=1000):
-            super().__init__()
-            self.dropout = nn.Dropout(dropout)
-            self.P = torch.zeros((1, max_len, num_hiddens))
-            X = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1) / torch.pow(
-                10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens)
-            self.P[:, :, 0::2] = torch.sin(X)
-            self.P[:, :, 1::2] = torch.cos(X)
-
-        def forward(self, X):
-            X = X + self.P[:, :X.shape[1], :].to(X.device)
-            return self.dropout(X)
+    # the d2l classes, as the translation chapters use them too
+    d2l = models(torch)
+    AdditiveAttention, PositionalEncoding = d2l["AdditiveAttention"], d2l["PositionalEncoding"]
 
     queries = torch.from_numpy(rng.standard_normal((2, 1, 20)).astype(np.float32))
     keys = torch.ones((2, 10, 2))
@@ -319,7 +276,7 @@ def attention(torch, init=None):
     start_from(torch, attn, init, result)
     out = attn(queries, keys, values, valid_lens)
     out.sum().backward()
-    masked = masked_softmax(torch.from_numpy(rng.random((2, 2, 4)).astype(np.float32)),
+    masked = masked_softmax(torch, torch.from_numpy(rng.random((2, 2, 4)).astype(np.float32)),
                             torch.tensor([[1, 3], [2, 4]]))
     pe = PositionalEncoding(32, 0)
     pe.eval()

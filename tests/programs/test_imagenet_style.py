@@ -56,22 +56,25 @@ class ProgressMeter:
         print("\t".join(entries))
 
 
+def accuracy(torch, output, target, topk=(1,)):
+    """Computes the accuracy over the k top predictions for the specified values of k (the
+    examples' accuracy, with the library passed in)."""
+    with torch.no_grad():
+        maxk = max(topk)
+        batch_size = target.size(0)
+        _, pred = output.topk(maxk, 1, True, True)
+        pred = pred.t()
+        correct = pred.eq(target.view(1, -1).expand_as(pred))
+        res = []
+        for k in topk:
+            correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
+            res.append(correct_k.mul_(100.0 / batch_size))
+        return res
+
+
 def imagenet_style(torch, init=None, tmp_path=None, epochs=2, batch=10):
     nn = torch.nn
     torch.manual_seed(0)
-
-    def accuracy(output, target, topk=(1,)):
-        with torch.no_grad():
-            maxk = max(topk)
-            batch_size = target.size(0)
-            _, pred = output.topk(maxk, 1, True, True)
-            pred = pred.t()
-            correct = pred.eq(target.view(1, -1).expand_as(pred))
-            res = []
-            for k in topk:
-                correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
-                res.append(correct_k.mul_(100.0 / batch_size))
-            return res
 
     def make_model():
         return nn.Sequential(
@@ -112,7 +115,7 @@ def imagenet_style(torch, init=None, tmp_path=None, epochs=2, batch=10):
         for i, (images, target) in enumerate(batches(4)):
             output = model(images)
             loss = criterion(output, target)
-            acc1, acc3 = accuracy(output, target, topk=(1, 3))
+            acc1, acc3 = accuracy(torch, output, target, topk=(1, 3))
             losses.update(loss.item(), images.size(0))
             top1.update(acc1[0], images.size(0))
             top3.update(acc3[0], images.size(0))
@@ -125,7 +128,7 @@ def imagenet_style(torch, init=None, tmp_path=None, epochs=2, batch=10):
         val1 = AverageMeter("Acc@1", ":6.2f")
         with torch.no_grad():
             for images, target in batches(2):
-                val1.update(accuracy(model(images), target)[0].item(), images.size(0))
+                val1.update(accuracy(torch, model(images), target)[0].item(), images.size(0))
         acc1 = val1.avg
         is_best = acc1 > best_acc1
         best_acc1 = max(acc1, best_acc1)

@@ -248,7 +248,9 @@ class RandomUnstructured(_Unstructured):
     """Prunes `amount` entries chosen at random."""
 
     def _ranking(self, t: Tensor) -> Tensor:
-        return minitorch.rand_like(t)
+        # PyTorch prunes the entries of largest draw from rand_like(t); ranking by the negated
+        # draw prunes the same ones, so a seeded program gets PyTorch's mask
+        return -minitorch.rand_like(t)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: Any) -> "BasePruningMethod":  # type: ignore[override]
