@@ -1,5 +1,5 @@
-"""Issues 19 and 20, audited point by point: every everyday function, argument form and legacy
-spelling the issues list, called the same way in minitorch and in PyTorch (when installed), the
+"""The everyday API, audited point by point: every everyday function, argument form and legacy
+spelling of the audit's list, called the same way in minitorch and in PyTorch (when installed), the
 results compared through tests/helpers.py: shape, dtype, values (NaN equal to NaN), requires_grad,
 and for a call that raises, a related exception class with the same first line of its message.
 Each case is `fn(lib)`; without PyTorch only minitorch's side runs (it must not crash)."""
