@@ -431,32 +431,19 @@ out_release:
     return st;
 }
 
-static mt_status
-scan(mt_args *a, mt_cuda_row_op op, const char *name)
+// cumsum, cumprod and logcumsumexp (a->plan->op tells them apart) of self along the plan's dim
+mt_status
+mt_cuda_scan(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const mt_cuda_row_op row = op == MT_OP_cumsum    ? MT_CUDA_ROW_CUMSUM
+                               : op == MT_OP_cumprod ? MT_CUDA_ROW_CUMPROD
+                                                     : MT_CUDA_ROW_LOGCUMSUMEXP;
     mt_dtype dt = a->plan->reduce.out_dt;
-    if (mt_cuda_row_kernel(op, dt) == NULL) {
-        return mt_fail_not_implemented(name, "_cuda", dt);
+    if (mt_cuda_row_kernel(row, dt) == NULL) {
+        return mt_fail_not_implemented(mt_cuda_op_name(op), "_cuda", dt);
     }
-    return row_op(a, dt, op);
-}
-
-mt_status
-mt_cuda_cumsum(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_CUMSUM, "cumsum");
-}
-
-mt_status
-mt_cuda_cumprod(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_CUMPROD, "cumprod");
-}
-
-mt_status
-mt_cuda_logcumsumexp(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
+    return row_op(a, dt, row);
 }
 
 // softmax and log_softmax (a->plan->op tells them apart) of self along the plan's dim

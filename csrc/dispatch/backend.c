@@ -133,22 +133,11 @@ static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_
 MT_INDEX_OPS(INDEX_KERNEL)
 #undef INDEX_KERNEL
 
+/* sort, argsort and topk (the plan's op tells them apart) */
 static mt_status
 device_sort(mt_args *a)
 {
-    return mt_sort_with(a, true, device_backend->sort_along);
-}
-
-static mt_status
-device_argsort(mt_args *a)
-{
-    return mt_sort_with(a, false, device_backend->sort_along);
-}
-
-static mt_status
-device_topk(mt_args *a)
-{
-    return mt_sort_with(a, true, device_backend->sort_along);
+    return mt_sort_with(a, device_backend->sort_along);
 }
 
 static mt_status
@@ -228,8 +217,8 @@ register_families(const mt_device_backend *be)
     }
     if (be->sort_along) {
         register_family(be, MT_OP_sort, device_sort);
-        register_family(be, MT_OP_argsort, device_argsort);
-        register_family(be, MT_OP_topk, device_topk);
+        register_family(be, MT_OP_argsort, device_sort);
+        register_family(be, MT_OP_topk, device_sort);
     }
     if (be->copy_into) {
         register_family(be, MT_OP_cat, device_cat);
