@@ -151,25 +151,21 @@ wide(mt_dtype dt)
     return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
 }
 
-// self (any shape), dims; out = sum (prod) of self over dims
-static mt_status
-sum_like(mt_args *a, mt_cuda_red_op op, const char *name)
+// self (any shape), dims; out = sum (prod) of self over dims. One kernel for both (ops.def's
+// CUDA_AS(sum_or_prod) rows; the plan's op tells them apart).
+mt_status
+mt_cuda_sum_or_prod(mt_args *a)
 {
+    const mt_op op = a->plan->op;
     const mt_reduce_plan *p = &a->plan->reduce;
-    red_req r = {name, op, p->in_dt, wide(p->in_dt), 0, 0, NULL};
+    red_req r = {mt_cuda_op_name(op),
+                 op == MT_OP_sum ? MT_CUDA_RED_SUM : MT_CUDA_RED_PROD,
+                 p->in_dt,
+                 wide(p->in_dt),
+                 0,
+                 0,
+                 NULL};
     return run(a, a->b[0], &r, p->out_dt);
-}
-
-mt_status
-mt_cuda_sum(mt_args *a)
-{
-    return sum_like(a, MT_CUDA_RED_SUM, "sum");
-}
-
-mt_status
-mt_cuda_prod(mt_args *a)
-{
-    return sum_like(a, MT_CUDA_RED_PROD, "prod");
 }
 
 mt_status

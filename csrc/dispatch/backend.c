@@ -110,20 +110,6 @@ static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_
     }
 #include "ops/elementwise.def"
 
-/* index family: name, the shared kernel's call */
-#define MT_INDEX_OPS(X)                                      \
-    X(gather, mt_index_gather(a, be))                        \
-    X(index, mt_index_index(a, be))                          \
-    X(index_put_, mt_index_put(a, be))                       \
-    X(index_select, mt_index_select(a, be))                  \
-    X(embedding, mt_index_embedding(a, be))                  \
-    X(scatter, mt_index_scatter(a, be, false))               \
-    X(scatter_, mt_index_scatter(a, be, true))               \
-    X(scatter_add, mt_index_scatter(a, be, false))           \
-    X(scatter_add_, mt_index_scatter(a, be, true))           \
-    X(scatter_reduce, mt_index_scatter_reduce(a, be, false)) \
-    X(scatter_reduce_, mt_index_scatter_reduce(a, be, true))
-
 #define INDEX_KERNEL(op, call)                              \
     static mt_status device_##op(mt_args *a)                \
     {                                                       \
