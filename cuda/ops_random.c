@@ -81,11 +81,12 @@ mt_cuda_bernoulli_(mt_args *a)
     return st;
 }
 
-// self (any shape) rates or concentrations; out (self's shape, contiguous) = a draw of each,
-// of kind (poisson or gamma)
-static mt_status
-draw_each(mt_args *a, int kind)
+// self (any shape) rates (poisson) or concentrations (_standard_gamma); out (self's shape,
+// contiguous) = a draw of each. One kernel for both (ops.def's CUDA_AS(draw_each) rows).
+mt_status
+mt_cuda_draw_each(mt_args *a)
 {
+    const int kind = a->plan->op == MT_OP_poisson ? MT_RANDOM_POISSON : MT_RANDOM_GAMMA;
     mt_tensor *self = a->t[0], *out = NULL, *rates = NULL;
     mt_random_spec r = {0, 0, 0, 1};
     mt_args fill;
@@ -104,18 +105,6 @@ draw_each(mt_args *a, int kind)
     }
     a->out[0] = out;
     return st;
-}
-
-mt_status
-mt_cuda_poisson(mt_args *a)
-{
-    return draw_each(a, MT_RANDOM_POISSON);
-}
-
-mt_status
-mt_cuda__standard_gamma(mt_args *a)
-{
-    return draw_each(a, MT_RANDOM_GAMMA);
 }
 
 /* multinomial's draws with replacement, made of ops: per row the normalised cumulative

@@ -151,25 +151,21 @@ wide(mt_dtype dt)
     return mt_dtype_is_float(dt) ? MT_FLOAT64 : MT_INT64;
 }
 
-// self (any shape), dims; out = sum (prod) of self over dims
-static mt_status
-sum_like(mt_args *a, mt_cuda_red_op op, const char *name)
+// self (any shape), dims; out = sum (prod) of self over dims. One kernel for both (ops.def's
+// CUDA_AS(sum_or_prod) rows; the plan's op tells them apart).
+mt_status
+mt_cuda_sum_or_prod(mt_args *a)
 {
+    const mt_op op = a->plan->op;
     const mt_reduce_plan *p = &a->plan->reduce;
-    red_req r = {name, op, p->in_dt, wide(p->in_dt), 0, 0, NULL};
+    red_req r = {mt_cuda_op_name(op),
+                 op == MT_OP_sum ? MT_CUDA_RED_SUM : MT_CUDA_RED_PROD,
+                 p->in_dt,
+                 wide(p->in_dt),
+                 0,
+                 0,
+                 NULL};
     return run(a, a->b[0], &r, p->out_dt);
-}
-
-mt_status
-mt_cuda_sum(mt_args *a)
-{
-    return sum_like(a, MT_CUDA_RED_SUM, "sum");
-}
-
-mt_status
-mt_cuda_prod(mt_args *a)
-{
-    return sum_like(a, MT_CUDA_RED_PROD, "prod");
 }
 
 mt_status
@@ -431,32 +427,19 @@ out_release:
     return st;
 }
 
-static mt_status
-scan(mt_args *a, mt_cuda_row_op op, const char *name)
+// cumsum, cumprod and logcumsumexp (a->plan->op tells them apart) of self along the plan's dim
+mt_status
+mt_cuda_scan(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const mt_cuda_row_op row = op == MT_OP_cumsum    ? MT_CUDA_ROW_CUMSUM
+                               : op == MT_OP_cumprod ? MT_CUDA_ROW_CUMPROD
+                                                     : MT_CUDA_ROW_LOGCUMSUMEXP;
     mt_dtype dt = a->plan->reduce.out_dt;
-    if (mt_cuda_row_kernel(op, dt) == NULL) {
-        return mt_fail_not_implemented(name, "_cuda", dt);
+    if (mt_cuda_row_kernel(row, dt) == NULL) {
+        return mt_fail_not_implemented(mt_cuda_op_name(op), "_cuda", dt);
     }
-    return row_op(a, dt, op);
-}
-
-mt_status
-mt_cuda_cumsum(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_CUMSUM, "cumsum");
-}
-
-mt_status
-mt_cuda_cumprod(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_CUMPROD, "cumprod");
-}
-
-mt_status
-mt_cuda_logcumsumexp(mt_args *a)
-{
-    return scan(a, MT_CUDA_ROW_LOGCUMSUMEXP, "logcumsumexp");
+    return row_op(a, dt, row);
 }
 
 // softmax and log_softmax (a->plan->op tells them apart) of self along the plan's dim

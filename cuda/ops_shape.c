@@ -9,12 +9,16 @@
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
 
-/* out (n) of the plan's dtype on the factory's device = its values in the given mode
- * (index.h). */
-static mt_status
-range_factory(mt_args *a, int mode)
+// out (n) of the plan's dtype on the factory's device: arange's start + i * step (ints or
+// floats), linspace(start, end, steps), or base ** linspace(...) for logspace: the kernel's
+// modes 0 to 3 (kernels_index_fill_nn.h). One kernel for the three (ops.def's
+// CUDA_AS(range_factory) rows; the plan's op tells them apart).
+mt_status
+mt_cuda_range_factory(mt_args *a)
 {
+    const mt_op op = a->plan->op;
     const mt_range_spec *r = &a->plan->range;
+    const int mode = op == MT_OP_arange ? (r->ints ? 0 : 1) : op == MT_OP_linspace ? 2 : 3;
     mt_tensor *out = NULL;
     mt_status st = mt_tensor_empty(1, &r->n, r->dt, a->device, &out);
     if (st) {
@@ -37,26 +41,6 @@ range_factory(mt_args *a, int mode)
         return st;
     }
     return mt_factory_finish(a, out);
-}
-
-// out (ceil((end - start) / step)) = start + i * step
-mt_status
-mt_cuda_arange(mt_args *a)
-{
-    return range_factory(a, a->plan->range.ints ? 0 : 1);
-}
-
-// out (steps) = linspace(start, end, steps), or base ** linspace(...) for logspace
-mt_status
-mt_cuda_linspace(mt_args *a)
-{
-    return range_factory(a, 2);
-}
-
-mt_status
-mt_cuda_logspace(mt_args *a)
-{
-    return range_factory(a, 3);
 }
 
 // out (n, m) = 1 on the diagonal, else 0

@@ -111,10 +111,12 @@ out_release:
     return st;
 }
 
-// self (any shape); values, indices (self's shape): the running max (min) along dim
-static mt_status
-cumulative_extreme(mt_args *a, bool max)
+// self (any shape); values, indices (self's shape): the running max (cummax) or min (cummin)
+// along dim. One kernel for both (ops.def's CUDA_AS(cumulative_extreme) rows).
+mt_status
+mt_cuda_cumulative_extreme(mt_args *a)
 {
+    const bool max = a->plan->op == MT_OP_cummax;
     mt_tensor *self = a->t[0], *x = NULL;
     const mt_device dev = mt_tensor_device(self);
     const int dim = a->plan->reduce.dim; /* wrapped by the front end */
@@ -144,16 +146,4 @@ out_release:
         mt_tensor_clear(&a->out[1]);
     }
     return st;
-}
-
-mt_status
-mt_cuda_cummax(mt_args *a)
-{
-    return cumulative_extreme(a, true);
-}
-
-mt_status
-mt_cuda_cummin(mt_args *a)
-{
-    return cumulative_extreme(a, false);
 }

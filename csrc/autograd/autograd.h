@@ -305,9 +305,6 @@ mt_status mt_backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *gr
 
 /* ---- helpers for formulas: one op each, through the dispatcher ---- */
 
-/* *out = op(t0, t1) for binary ops with a self and an other (mul, div, sub ...). */
-mt_status mt_ag_binary(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out);
-mt_status mt_ag_unary(mt_op op, mt_tensor *x, mt_tensor **out);
 /* *out = x * s (s a number) */
 mt_status mt_ag_scale(mt_tensor *x, double s, mt_tensor **out);
 /* *out = op(g, conj(x)) for op mul or div (x itself when real): PyTorch's gradients of complex

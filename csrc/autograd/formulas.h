@@ -43,6 +43,11 @@ const char *mt_formula_special_overload_name(mt_op op, const mt_args *a);
 mt_status mt_ags_number(double v, mt_tensor **out);
 /* *out = op(x, v) for a binary op and a number v (eq(x, 0), pow(x, p)...). */
 mt_status mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out);
+/* *indices = the positions a value-selecting op (max_dim, sort, cummax, kthvalue ...) picked,
+ * its second output, which the node does not keep: the node's op run again, grad mode off, on
+ * its recorded arguments with self as input (and keepdim, bool slot 0, set when keepdim). */
+mt_status mt_ags_rerun_indices(const mt_node *n, mt_tensor *self, bool keepdim,
+                               mt_tensor **indices);
 /* *out = x with v where the bool mask holds: where(mask, v, x), a select (an inf or NaN of x
  * there is gone, as masked_fill's) made of an op with a formula, so a backward built on it can
  * be differentiated. */

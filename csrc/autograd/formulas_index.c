@@ -166,13 +166,6 @@ typedef struct reduce_ctx {
     bool include_self;
 } reduce_ctx;
 
-/* *out = op(x, v) for a number v, through a wrapped 0-dim tensor. */
-static mt_status
-with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
-{
-    return mt_ags_with_number(op, x, v, out);
-}
-
 /* *out = x with 1 where mask holds. */
 static mt_status
 ones_where(mt_tensor *x, mt_tensor *mask, mt_tensor **out)
@@ -204,7 +197,8 @@ grad_mean(const reduce_ctx *c, mt_tensor *g, mt_tensor **gs, mt_tensor **gsrc)
     mt_status st = c->include_self ? mt_op_ones(g->ndim, g->sizes, g->dtype, dev, false, &base)
                                    : mt_op_zeros(g->ndim, g->sizes, g->dtype, dev, false, &base);
     if (st || (st = mt_op_ones(c->src->ndim, c->src->sizes, g->dtype, dev, false, &ones)) ||
-        (st = count_into(c, base, ones, &count)) || (st = with_number(MT_OP_eq, count, 0, &none)) ||
+        (st = count_into(c, base, ones, &count)) ||
+        (st = mt_ags_with_number(MT_OP_eq, count, 0, &none)) ||
         (st = ones_where(count, none, &n)) || (st = mt_op_div(g, n, NULL, gs)) ||
         (st = mt_op_gather(g, c->dim, c->index, &gg)) ||
         (st = mt_op_gather(n, c->dim, c->index, &ng))) {
@@ -263,7 +257,7 @@ grad_prod(const reduce_ctx *c, mt_tensor *g, mt_tensor **gs, mt_tensor **gsrc)
     mt_tensor *one_zero = NULL, *msrc = NULL, *msrc_res = NULL, *gms = NULL, *with_single = NULL;
     mt_tensor *gr = NULL, *others = NULL, *msrc0 = NULL, *quot = NULL;
     /* self: g * (the product with self's zeros taken as 1) / self (its zeros as 1) */
-    mt_status st = with_number(MT_OP_eq, c->self, 0, &self0);
+    mt_status st = mt_ags_with_number(MT_OP_eq, c->self, 0, &self0);
     if (st || (st = ones_where(c->self, self0, &mself)) ||
         (st = mt_op_scatter_reduce(mself, c->dim, c->index, c->src, prod, c->include_self,
                                    &mself_res)) ||
@@ -271,12 +265,12 @@ grad_prod(const reduce_ctx *c, mt_tensor *g, mt_tensor **gs, mt_tensor **gsrc)
         goto out_release;
     }
     /* src: the zeros reaching each element of self, seen from each src value */
-    if ((st = with_number(MT_OP_eq, c->src, 0, &src0)) ||
+    if ((st = mt_ags_with_number(MT_OP_eq, c->src, 0, &src0)) ||
         (st = mt_op__to_copy(src0, c->self->dtype, MT_DEVICE_NONE, &fsrc0)) ||
         (st = mt_op_zeros(c->self->ndim, c->self->sizes, c->self->dtype, dev, false, &z)) ||
         (st = count_into(c, z, fsrc0, &zeros_in)) ||
         (st = mt_op_gather(zeros_in, c->dim, c->index, &zeros)) ||
-        (st = with_number(MT_OP_eq, zeros, 1, &one_zero)) ||
+        (st = mt_ags_with_number(MT_OP_eq, zeros, 1, &one_zero)) ||
         (st = mt_op_logical_and(src0, one_zero, &single))) {
         goto out_release;
     }

@@ -70,24 +70,6 @@ gaps(mt_temps *p, mt_tensor *v, mt_tensor **out)
 
 /* ---- statistics ---- */
 
-/* The indices a value-selecting op (cummax, kthvalue, median(dim), mode...) picked for the
- * saved input, recomputed: its second output. */
-static mt_status
-rerun_indices(mt_node *n, mt_op op, mt_tensor *self, mt_tensor **indices)
-{
-    mt_args a = n->args;
-    a.t[0] = self;
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(false);
-    mt_status st = mt_dispatch(op, &a);
-    mt_set_grad_enabled(was);
-    if (st == MT_OK) {
-        mt_tensor_release(a.out[0]);
-        *indices = a.out[1];
-    }
-    return st;
-}
-
 // cummax, cummin (their rows share it): self (any shape); grad (self's shape) summed into the
 // positions the running extremum took
 mt_status
@@ -98,7 +80,7 @@ mt_grad_cumulative_extreme(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         gi[0] = mt_tensor_retain(g[0]);
         return MT_OK;
     }
-    mt_status st = rerun_indices(n, n->formula->op, self, &idx);
+    mt_status st = mt_ags_rerun_indices(n, self, false, &idx);
     if (st == MT_OK && (st = mt_ag_zeros(&n->in_meta[0], &z)) == MT_OK) {
         st = mt_op_scatter_add(z, n->args.i[0], idx, g[0], &gi[0]);
     }
@@ -128,7 +110,7 @@ mt_grad_value_selecting(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_temps p = {0};
     mt_tensor **idx = mt_temp(&p), **z = mt_temp(&p), **gk = mt_temp(&p), **ik = mt_temp(&p);
     mt_tensor *gv = g[0], *iv = NULL;
-    if ((st = rerun_indices(n, op, self, idx)) || (st = mt_ag_zeros(&n->in_meta[0], z))) {
+    if ((st = mt_ags_rerun_indices(n, self, false, idx)) || (st = mt_ag_zeros(&n->in_meta[0], z))) {
         goto out_clear;
     }
     iv = *idx;

@@ -209,20 +209,11 @@ mt_grad_to_indices(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     if (st) {
         return st;
     }
-    mt_args a = n->args;
-    a.t[0] = self;
-    if (op == MT_OP_max_dim || op == MT_OP_min_dim) {
-        a.b[0] = true; /* keepdim: indices shaped for scatter */
-    }
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(false);
-    st = mt_dispatch(op, &a);
-    mt_set_grad_enabled(was);
-    if (st) {
+    mt_tensor *idx = NULL, *gk = NULL, *z = NULL;
+    /* max_dim and min_dim with keepdim: indices shaped for scatter */
+    if ((st = mt_ags_rerun_indices(n, self, op == MT_OP_max_dim || op == MT_OP_min_dim, &idx))) {
         return st;
     }
-    mt_tensor *idx = a.out[1], *gk = NULL, *z = NULL;
-    mt_tensor_release(a.out[0]);
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
     if (op == MT_OP_max_dim || op == MT_OP_min_dim) {

@@ -14,24 +14,42 @@
 
 /* ---- shared op calls ---- */
 
+/* v as an int64 number when it is an integer (int64 operands stay int64), else a float64 one */
+static mt_scalar
+number(double v)
+{
+    return v == (double)(int64_t)v ? mt_scalar_int((int64_t)v) : mt_scalar_float(v);
+}
+
 mt_status
 mt_ags_number(double v, mt_tensor **out)
 {
-    if (v == (double)(int64_t)v) {
-        return mt_tensor_scalar(mt_scalar_int((int64_t)v), MT_INT64, out);
-    }
-    return mt_tensor_scalar(mt_scalar_float(v), MT_FLOAT64, out);
+    mt_scalar k = number(v);
+    return mt_tensor_scalar(k, k.type, out);
 }
 
 mt_status
 mt_ags_with_number(mt_op op, mt_tensor *x, double v, mt_tensor **out)
 {
-    mt_tensor *k = NULL;
-    mt_status st = mt_ags_number(v, &k);
-    if (st == MT_OK) {
-        st = mt_ag_binary(op, x, k, out);
+    return mt_call_with_number(op, x, number(v), out);
+}
+
+mt_status
+mt_ags_rerun_indices(const mt_node *n, mt_tensor *self, bool keepdim, mt_tensor **indices)
+{
+    mt_args a = n->args;
+    a.t[0] = self;
+    if (keepdim) {
+        a.b[0] = true;
     }
-    mt_tensor_clear(&k);
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    mt_status st = mt_dispatch(n->formula->op, &a);
+    mt_set_grad_enabled(was);
+    if (st == MT_OK) {
+        mt_tensor_release(a.out[0]);
+        *indices = a.out[1];
+    }
     return st;
 }
 

@@ -7,29 +7,6 @@
 #include "ops/ops.h"
 
 mt_status
-mt_ag_binary(mt_op op, mt_tensor *x, mt_tensor *y, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    a.t[1] = y;
-    mt_status st = mt_dispatch(op, &a);
-    *out = st ? NULL : a.out[0];
-    return st;
-}
-
-mt_status
-mt_ag_unary(mt_op op, mt_tensor *x, mt_tensor **out)
-{
-    mt_args a;
-    mt_args_init(&a);
-    a.t[0] = x;
-    mt_status st = mt_dispatch(op, &a);
-    *out = st ? NULL : a.out[0];
-    return st;
-}
-
-mt_status
 mt_ag_scale(mt_tensor *x, double s, mt_tensor **out)
 {
     mt_tensor *k = NULL;

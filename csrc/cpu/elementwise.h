@@ -24,15 +24,4 @@ mt_status mt_cpu_elementwise_typed(mt_tensor *const *ins, int nin, const mt_dtyp
                                    mt_dtype result, mt_loop_fn loop, void *ctx, bool inplace,
                                    mt_tensor **out);
 
-/* Defines the ops.def kernel mt_cpu_<op> as impl(a, id, inplace); MT_CPU_KERNELS defines both
- * mt_cpu_<op> and its in-place twin mt_cpu_<op>_. For files whose ops share one driver
- * (index.c). */
-#define MT_CPU_KERNEL(op, impl, id, inplace) \
-    mt_status mt_cpu_##op(mt_args *a)        \
-    {                                        \
-        return impl(a, id, inplace);         \
-    }
-#define MT_CPU_KERNELS(op, impl, id) \
-    MT_CPU_KERNEL(op, impl, id, false) MT_CPU_KERNEL(op##_, impl, id, true)
-
 #endif

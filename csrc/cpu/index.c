@@ -223,55 +223,12 @@ run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tens
 
 static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};
 
-mt_status
-mt_cpu_gather(mt_args *a)
-{
-    return mt_index_gather(a, &cpu);
-}
-
-/* scatter and scatter_add, in place or not (their front end plans which) */
-static mt_status
-scatter(mt_args *a, int unused, bool inplace)
-{
-    (void)unused;
-    return mt_index_scatter(a, &cpu, inplace);
-}
-
-MT_CPU_KERNELS(scatter, scatter, 0)
-MT_CPU_KERNELS(scatter_add, scatter, 0)
-
-mt_status
-mt_cpu_scatter_reduce(mt_args *a)
-{
-    return mt_index_scatter_reduce(a, &cpu, false);
-}
-
-mt_status
-mt_cpu_scatter_reduce_(mt_args *a)
-{
-    return mt_index_scatter_reduce(a, &cpu, true);
-}
-
-mt_status
-mt_cpu_index(mt_args *a)
-{
-    return mt_index_index(a, &cpu);
-}
-
-mt_status
-mt_cpu_index_put_(mt_args *a)
-{
-    return mt_index_put(a, &cpu);
-}
-
-mt_status
-mt_cpu_index_select(mt_args *a)
-{
-    return mt_index_select(a, &cpu);
-}
-
-mt_status
-mt_cpu_embedding(mt_args *a)
-{
-    return mt_index_embedding(a, &cpu);
-}
+/* mt_cpu_<op> for each op of the family (ops/index_plan.h's list) */
+#define CPU_INDEX_KERNEL(op, call)         \
+    mt_status mt_cpu_##op(mt_args *a)      \
+    {                                      \
+        const mt_index_backend *be = &cpu; \
+        return call;                       \
+    }
+MT_INDEX_OPS(CPU_INDEX_KERNEL)
+#undef CPU_INDEX_KERNEL

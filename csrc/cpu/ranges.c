@@ -30,10 +30,13 @@ range_value(const mt_range_spec *r, range_kind k, int64_t i)
 }
 
 // out (n) = the range's values: arange's start + i * step (n = ceil((end - start) / step)),
-// linspace(start, end, steps), or base ** linspace(...) for logspace
-static mt_status
-range_factory(mt_args *a, range_kind k)
+// linspace(start, end, steps), or base ** linspace(...) for logspace. One kernel for the three
+// (ops.def's CPU_AS(range_factory) rows; the plan's op tells them apart).
+mt_status
+mt_cpu_range_factory(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const range_kind k = op == MT_OP_arange ? ARANGE : op == MT_OP_linspace ? LINSPACE : LOGSPACE;
     const mt_range_spec r = a->plan->range;
     mt_tensor *out;
     mt_status st = mt_tensor_empty(1, &r.n, r.dt, mt_factory_device(a), &out);
@@ -47,15 +50,6 @@ range_factory(mt_args *a, range_kind k)
     }
     return mt_factory_finish(a, out);
 }
-
-#define RANGE_FACTORY(op, kind)        \
-    mt_status mt_cpu_##op(mt_args *a)  \
-    {                                  \
-        return range_factory(a, kind); \
-    }
-RANGE_FACTORY(arange, ARANGE)
-RANGE_FACTORY(linspace, LINSPACE)
-RANGE_FACTORY(logspace, LOGSPACE)
 
 // out (n, m) = 1 on the diagonal, else 0
 mt_status

@@ -113,9 +113,15 @@ zero_triangle(mt_tensor *t, int64_t diagonal, bool lower)
     }
 }
 
-static mt_status
-triangle(mt_args *a, bool lower, bool inplace)
+// self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0] (tril: below and
+// on it, triu: above and on it), else 0; in place: into self. One kernel for the four ops
+// (ops.def's CPU_AS(triangle) rows; the plan's op tells them apart).
+mt_status
+mt_cpu_triangle(mt_args *a)
 {
+    const mt_op op = a->plan->op;
+    const bool lower = op == MT_OP_tril || op == MT_OP_tril_;
+    const bool inplace = op == MT_OP_tril_ || op == MT_OP_triu_;
     mt_tensor *self = a->t[0];
     if (inplace) {
         zero_triangle(self, a->i[0], lower);
@@ -128,30 +134,4 @@ triangle(mt_args *a, bool lower, bool inplace)
         zero_triangle(a->out[0], a->i[0], lower);
     }
     return st;
-}
-
-// self (..., M, N); out (..., M, N): self below and on the diagonal-th diagonal, else 0
-mt_status
-mt_cpu_tril(mt_args *a)
-{
-    return triangle(a, true, false);
-}
-
-mt_status
-mt_cpu_tril_(mt_args *a)
-{
-    return triangle(a, true, true);
-}
-
-// self (..., M, N); out (..., M, N): self above and on the diagonal-th diagonal, else 0
-mt_status
-mt_cpu_triu(mt_args *a)
-{
-    return triangle(a, false, false);
-}
-
-mt_status
-mt_cpu_triu_(mt_args *a)
-{
-    return triangle(a, false, true);
 }

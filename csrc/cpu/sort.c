@@ -198,24 +198,13 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
     return st;
 }
 
-// self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came from
+// sort: self (*), dim; out[0] = self sorted along dim, out[1] = the int64 positions they came
+// from; argsort: out[0] = those positions alone; topk: self (*), k, dim; out[0] = the k largest
+// (or smallest) along dim, out[1] = their positions. One kernel (ops.def's CPU_AS(sort) rows).
 mt_status
 mt_cpu_sort(mt_args *a)
 {
-    return mt_sort_with(a, true, sort_along);
-}
-
-mt_status
-mt_cpu_argsort(mt_args *a)
-{
-    return mt_sort_with(a, false, sort_along);
-}
-
-// self (*), k, dim; out[0] = the k largest (or smallest) along dim, out[1] = their positions
-mt_status
-mt_cpu_topk(mt_args *a)
-{
-    return mt_sort_with(a, true, sort_along);
+    return mt_sort_with(a, sort_along);
 }
 
 /* ---- unique ---- */

@@ -274,11 +274,14 @@ out_release:
 
 /* ---- cummax, cummin ---- */
 
-/* x (outer, n, inner); values, indices alike: the running max (min) along n and where it was
+// self (any shape); values, indices (self's shape): the running max (cummax) or min (cummin)
+// along dim and its position. One kernel for both (ops.def's CPU_AS(cumulative_extreme) rows).
+/* x (outer, n, inner); values, indices alike: the running extreme along n and where it was
  * last reached: a NaN takes over and stays (PyTorch's cummax_cummin_helper, ties to the later) */
-static mt_status
-running_extreme(mt_args *a, bool max)
+mt_status
+mt_cpu_cumulative_extreme(mt_args *a)
 {
+    const bool max = a->plan->op == MT_OP_cummax;
     mt_tensor *self = a->t[0], *x = NULL;
     const int dim = a->plan->reduce.dim; /* wrapped by the front end */
     mt_status st;
@@ -318,19 +321,6 @@ running_extreme(mt_args *a, bool max)
     }
     mt_tensor_release(x);
     return MT_OK;
-}
-
-// self (any shape); values, indices (self's shape): running maximum along dim and its position
-mt_status
-mt_cpu_cummax(mt_args *a)
-{
-    return running_extreme(a, true);
-}
-
-mt_status
-mt_cpu_cummin(mt_args *a)
-{
-    return running_extreme(a, false);
 }
 
 /* ---- unique along a dim ---- */

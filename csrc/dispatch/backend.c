@@ -110,20 +110,6 @@ static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_
     }
 #include "ops/elementwise.def"
 
-/* index family: name, the shared kernel's call */
-#define MT_INDEX_OPS(X)                                      \
-    X(gather, mt_index_gather(a, be))                        \
-    X(index, mt_index_index(a, be))                          \
-    X(index_put_, mt_index_put(a, be))                       \
-    X(index_select, mt_index_select(a, be))                  \
-    X(embedding, mt_index_embedding(a, be))                  \
-    X(scatter, mt_index_scatter(a, be, false))               \
-    X(scatter_, mt_index_scatter(a, be, true))               \
-    X(scatter_add, mt_index_scatter(a, be, false))           \
-    X(scatter_add_, mt_index_scatter(a, be, true))           \
-    X(scatter_reduce, mt_index_scatter_reduce(a, be, false)) \
-    X(scatter_reduce_, mt_index_scatter_reduce(a, be, true))
-
 #define INDEX_KERNEL(op, call)                              \
     static mt_status device_##op(mt_args *a)                \
     {                                                       \
@@ -133,22 +119,11 @@ static mt_allocator router = {NULL, route_alloc, route_free, route_stats, route_
 MT_INDEX_OPS(INDEX_KERNEL)
 #undef INDEX_KERNEL
 
+/* sort, argsort and topk (the plan's op tells them apart) */
 static mt_status
 device_sort(mt_args *a)
 {
-    return mt_sort_with(a, true, device_backend->sort_along);
-}
-
-static mt_status
-device_argsort(mt_args *a)
-{
-    return mt_sort_with(a, false, device_backend->sort_along);
-}
-
-static mt_status
-device_topk(mt_args *a)
-{
-    return mt_sort_with(a, true, device_backend->sort_along);
+    return mt_sort_with(a, device_backend->sort_along);
 }
 
 static mt_status
@@ -228,8 +203,8 @@ register_families(const mt_device_backend *be)
     }
     if (be->sort_along) {
         register_family(be, MT_OP_sort, device_sort);
-        register_family(be, MT_OP_argsort, device_argsort);
-        register_family(be, MT_OP_topk, device_topk);
+        register_family(be, MT_OP_argsort, device_sort);
+        register_family(be, MT_OP_topk, device_sort);
     }
     if (be->copy_into) {
         register_family(be, MT_OP_cat, device_cat);

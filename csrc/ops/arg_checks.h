@@ -72,9 +72,10 @@ mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_ten
  * values (unless NULL) and int64 indices, shaped like self with k along dim. */
 typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool desc,
                                       mt_tensor **values, mt_tensor **indices);
-/* sort and topk (want_values) or argsort of a->t[0] into a->out through along, with the dim
- * and count of their front end's plan (descending or largest in b[0]). */
-mt_status mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along);
+/* sort and topk (values and indices) or argsort (indices), told apart by the plan's op, of
+ * a->t[0] into a->out through along, with the dim and count of their front end's plan
+ * (descending or largest in b[0]). */
+mt_status mt_sort_with(mt_args *a, mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
  * along dim. Inline, as mt_unique_outputs: each device's kernels compile their own (a plug-in
  * calls no C API entry for them). */

@@ -352,6 +352,24 @@ mt_copy_contiguous(mt_tensor *self, mt_tensor **out)
     return copy_of(self, false, out);
 }
 
+mt_status
+mt_call_with_number(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out)
+{
+    mt_tensor *w = NULL;
+    mt_status st = mt_tensor_scalar(v, v.type, &w);
+    if (st == MT_OK) {
+        mt_args a;
+        mt_args_init(&a);
+        a.t[0] = x;
+        a.t[1] = w;
+        if ((st = mt_dispatch(op, &a)) == MT_OK) {
+            *out = a.out[0];
+        }
+        mt_tensor_release(w);
+    }
+    return st;
+}
+
 // out = a copy of self in its layout (PyTorch's memory_format=preserve_format)
 mt_status
 mt_composite_clone(mt_args *a)

@@ -1,4 +1,4 @@
-/* Composite ops of issue 19's everyday API, written over other ops through the dispatcher, so
+/* Composite ops of the everyday API, written over other ops through the dispatcher, so
  * they run on every device and record autograd through their pieces: the NaN-skipping
  * reductions (nansum, nanmean), logit, dist, inner, ldexp, msort, addr, addbmm, matrix_power,
  * mvlgamma, sinc, torch.special's ndtr, xlog1py and entr, cov and corrcoef, frexp. Each follows PyTorch's

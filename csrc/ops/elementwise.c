@@ -159,14 +159,12 @@ meta_pow(ew_call *c, mt_args *a)
     if (x != 0.5 && x != -0.5) {
         return MT_OK;
     }
-    bool ip = c->inplace;
-    mt_op op = x > 0 ? (ip ? MT_OP_sqrt_ : MT_OP_sqrt) : (ip ? MT_OP_rsqrt_ : MT_OP_rsqrt);
-    mt_args r;
-    mt_args_init(&r);
-    r.t[0] = self;
-    st = mt_dispatch(op, &r);
+    const bool ip = c->inplace;
+    mt_tensor *r = NULL;
+    st = x > 0 ? (ip ? mt_op_sqrt_(self, &r) : mt_op_sqrt(self, &r))
+               : (ip ? mt_op_rsqrt_(self, &r) : mt_op_rsqrt(self, &r));
     if (st == MT_OK) {
-        a->out[0] = r.out[0];
+        a->out[0] = r;
         c->done = true;
     }
     return st;

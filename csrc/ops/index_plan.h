@@ -78,4 +78,20 @@ mt_status mt_index_put(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_select(mt_args *a, const mt_index_backend *be);
 mt_status mt_index_embedding(mt_args *a, const mt_index_backend *be);
 
+/* The family's ops, each with its call of the kernels above for a backend be: X(op, call). The
+ * CPU's kernels (cpu/index.c) and a device backend's (dispatch/backend.c) are generated from
+ * this one list. */
+#define MT_INDEX_OPS(X)                                      \
+    X(gather, mt_index_gather(a, be))                        \
+    X(index, mt_index_index(a, be))                          \
+    X(index_put_, mt_index_put(a, be))                       \
+    X(index_select, mt_index_select(a, be))                  \
+    X(embedding, mt_index_embedding(a, be))                  \
+    X(scatter, mt_index_scatter(a, be, false))               \
+    X(scatter_, mt_index_scatter(a, be, true))               \
+    X(scatter_add, mt_index_scatter(a, be, false))           \
+    X(scatter_add_, mt_index_scatter(a, be, true))           \
+    X(scatter_reduce, mt_index_scatter_reduce(a, be, false)) \
+    X(scatter_reduce_, mt_index_scatter_reduce(a, be, true))
+
 #endif

@@ -3,7 +3,7 @@
  * soft_margin_loss (which also have backward formulas of their own, formulas_nn.c, as PyTorch
  * names their nodes), kl_div, margin_ranking_loss, hinge_embedding_loss,
  * cosine_embedding_loss, poisson_nll_loss, triplet_margin_loss, pairwise_distance and
- * cosine_similarity. Each is written as a chain of ops (ops/chain.h); PyTorch's checks and
+ * cosine_similarity. Each is written as a chain of ops (ops/op_chain.h); PyTorch's checks and
  * messages; every device. */
 #include <math.h>
 

@@ -13,26 +13,6 @@
 
 #define SCRATCH 12 /* the most intermediates one composite here holds */
 
-/* out = op(x, v) with v a Python number (a wrapped scalar: it does not change x's dtype), for
- * the ops (Tensor self, Tensor|Scalar other) whose other arguments are None: mul, div, eq */
-static mt_status
-op_num(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out)
-{
-    mt_tensor *w = NULL;
-    mt_status st = mt_tensor_scalar(v, v.type, &w);
-    if (st == MT_OK) {
-        mt_args a;
-        mt_args_init(&a);
-        a.t[0] = x;
-        a.t[1] = w;
-        if ((st = mt_dispatch(op, &a)) == MT_OK) {
-            *out = a.out[0];
-        }
-        mt_tensor_release(w);
-    }
-    return st;
-}
-
 /* out = where(cond, 0, x): PyTorch's x.masked_fill(cond, 0) */
 static mt_status
 zero_where(mt_tensor *cond, mt_tensor *x, mt_tensor **out)
@@ -106,7 +86,7 @@ dropout_impl(mt_args *a, bool feature, bool alpha, bool inplace)
         return mt_fail(MT_ERUNTIME, "Feature dropout requires at least 2 dimensions in the input");
     }
     if (p == 1) {
-        return op_num(mul, x, mt_scalar_int(0), &a->out[0]);
+        return mt_call_with_number(mul, x, mt_scalar_int(0), &a->out[0]);
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) {
@@ -118,11 +98,11 @@ dropout_impl(mt_args *a, bool feature, bool alpha, bool inplace)
         mt_preserve_strides(x, strides);
         st = mt_tensor_empty_strided(x->ndim, sizes, strides, x->dtype, mt_tensor_device(x), &t[0]);
     }
-    if (st || (st = op_num(MT_OP_bernoulli_, t[0], mt_scalar_float(1 - p), &t[1]))) {
+    if (st || (st = mt_call_with_number(MT_OP_bernoulli_, t[0], mt_scalar_float(1 - p), &t[1]))) {
         goto out_release;
     }
     if (!alpha) {
-        if ((st = op_num(MT_OP_div_, t[0], mt_scalar_float(1 - p), &t[2]))) {
+        if ((st = mt_call_with_number(MT_OP_div_, t[0], mt_scalar_float(1 - p), &t[2]))) {
             goto out_release;
         }
         st = inplace ? mt_op_mul_(x, t[0], &a->out[0]) : mt_op_mul(x, t[0], &a->out[0]);
@@ -131,10 +111,10 @@ dropout_impl(mt_args *a, bool feature, bool alpha, bool inplace)
     /* b = (noise - 1) * alpha * a + alpha * a * p; noise *= a; out = x * noise + b */
     const double alpha_selu = 1.7580993408473766;
     double k = 1. / sqrt((alpha_selu * alpha_selu * p + 1) * (1 - p));
-    if ((st = op_num(MT_OP_add, t[0], mt_scalar_int(-1), &t[3])) ||
-        (st = op_num(MT_OP_mul_, t[3], mt_scalar_float(alpha_selu * k), &t[4])) ||
-        (st = op_num(MT_OP_add_, t[3], mt_scalar_float(alpha_selu * k * p), &t[5])) ||
-        (st = op_num(MT_OP_mul_, t[0], mt_scalar_float(k), &t[6])) ||
+    if ((st = mt_call_with_number(MT_OP_add, t[0], mt_scalar_int(-1), &t[3])) ||
+        (st = mt_call_with_number(MT_OP_mul_, t[3], mt_scalar_float(alpha_selu * k), &t[4])) ||
+        (st = mt_call_with_number(MT_OP_add_, t[3], mt_scalar_float(alpha_selu * k * p), &t[5])) ||
+        (st = mt_call_with_number(MT_OP_mul_, t[0], mt_scalar_float(k), &t[6])) ||
         (st = inplace ? mt_op_mul_(x, t[0], &t[7]) : mt_op_mul(x, t[0], &t[7]))) {
         goto out_release;
     }
@@ -214,8 +194,9 @@ cross_entropy_probs(mt_args *a, mt_tensor *logp, int class_dim, double eps, mt_t
     }
     mt_tensor *p = target, *prod;
     if (eps > 0) {
-        if ((st = op_num(MT_OP_mul, target, mt_scalar_float(1 - eps), &t[0])) ||
-            (st = op_num(MT_OP_add, t[0], mt_scalar_float(eps / (double)n_classes), &t[1]))) {
+        if ((st = mt_call_with_number(MT_OP_mul, target, mt_scalar_float(1 - eps), &t[0])) ||
+            (st = mt_call_with_number(MT_OP_add, t[0], mt_scalar_float(eps / (double)n_classes),
+                                      &t[1]))) {
             goto out_release;
         }
         p = t[1];
@@ -242,7 +223,7 @@ cross_entropy_probs(mt_args *a, mt_tensor *logp, int class_dim, double eps, mt_t
     if ((st = mt_op_neg(t[5], &t[6]))) {
         goto out_release;
     }
-    st = op_num(MT_OP_div, t[6], mt_scalar_float(rows), out);
+    st = mt_call_with_number(MT_OP_div, t[6], mt_scalar_float(rows), out);
 out_release:
     release_all(t, SCRATCH);
     return st;
@@ -256,7 +237,7 @@ smoothing_term(mt_args *a, mt_tensor *logp, int class_dim, mt_tensor **out)
     mt_tensor *target = a->t[1], *weight = a->t[2], *t[SCRATCH] = {NULL};
     int64_t reduction = a->i[0];
     mt_tensor *prod = logp;
-    mt_status st = op_num(MT_OP_eq, target, mt_scalar_int(a->i[1]), &t[0]);
+    mt_status st = mt_call_with_number(MT_OP_eq, target, mt_scalar_int(a->i[1]), &t[0]);
     if (st) {
         goto out_release;
     }
@@ -336,8 +317,9 @@ mt_composite_cross_entropy_loss(mt_args *a)
     int64_t n_classes = self->sizes[class_dim];
     if ((st = mt_op_nll_loss(t[0], target, weight, reduction, ignore_index, &t[1])) ||
         (st = smoothing_term(a, t[0], class_dim, &t[2])) ||
-        (st = op_num(MT_OP_mul, t[1], mt_scalar_float(1 - eps), &t[3])) ||
-        (st = op_num(MT_OP_mul, t[2], mt_scalar_float(eps / (double)n_classes), &t[4]))) {
+        (st = mt_call_with_number(MT_OP_mul, t[1], mt_scalar_float(1 - eps), &t[3])) ||
+        (st = mt_call_with_number(MT_OP_mul, t[2], mt_scalar_float(eps / (double)n_classes),
+                                  &t[4]))) {
         goto out_release;
     }
     st = mt_op_add(t[3], t[4], mt_scalar_int(1), &a->out[0]);

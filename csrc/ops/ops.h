@@ -16,4 +16,9 @@
  * preserve_format. Not an op (csrc/ops/composite.c). */
 mt_status mt_copy_contiguous(mt_tensor *self, mt_tensor **out);
 
+/* *out = op(x, v) for an op (Tensor self, Tensor|Scalar other) whose other arguments are at
+ * their defaults (mul, div, eq, pow ...), v a Python number: a wrapped 0-dim tensor, weak in
+ * type promotion, so x keeps its dtype. Not an op (csrc/ops/composite.c). */
+mt_status mt_call_with_number(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out);
+
 #endif

@@ -48,9 +48,10 @@ mt_front_topk(const mt_args *a, mt_plan *p)
 }
 
 mt_status
-mt_sort_with(mt_args *a, bool want_values, mt_sort_along_fn along)
+mt_sort_with(mt_args *a, mt_sort_along_fn along)
 {
     const mt_along_plan *p = &a->plan->along;
-    return want_values ? along(a->t[0], p->dim, p->n, a->b[0], &a->out[0], &a->out[1])
-                       : along(a->t[0], p->dim, p->n, a->b[0], NULL, &a->out[0]);
+    return a->plan->op != MT_OP_argsort
+               ? along(a->t[0], p->dim, p->n, a->b[0], &a->out[0], &a->out[1])
+               : along(a->t[0], p->dim, p->n, a->b[0], NULL, &a->out[0]);
 }

@@ -334,23 +334,23 @@ get_algorithms(const char *fn, pass p, cudnnHandle_t h, cudnnTensorDescriptor_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The three passes' queries, the _v7 heuristics and cudnnFind* alike (see cudnn.h): fn's ranking
- * copied into the pass's own perf struct. (A macro because each pass has its own perf type.) */
-#define RANKING(fn, p, perf_type, algo_type, count, x, w, y)                                    \
-    do {                                                                                        \
-        algo_perf r[count];                                                                     \
-        cudnnStatus_t st = get_algorithms(fn, p, handle, x, w, convDesc, y, requestedAlgoCount, \
-                                          returnedAlgoCount, perfResults, r);                   \
-        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) {            \
-            perfResults[i] = (perf_type){(algo_type)r[i].algo,                                  \
-                                         r[i].status,                                           \
-                                         r[i].time,                                             \
-                                         r[i].memory,                                           \
-                                         r[i].det,                                              \
-                                         r[i].math,                                             \
-                                         {0}};                                                  \
-        }                                                                                       \
-        return st;                                                                              \
+/* The three passes' queries, the _v7 heuristics and cudnnFind* alike (see cudnn.h): st = fn's
+ * ranking, copied into the pass's own perf struct. (A macro because each pass has its own perf
+ * type; the caller returns st.) */
+#define RANKING(st, fn, p, perf_type, algo_type, count, x, w, y)                     \
+    do {                                                                             \
+        algo_perf r[count];                                                          \
+        st = get_algorithms(fn, p, handle, x, w, convDesc, y, requestedAlgoCount,    \
+                            returnedAlgoCount, perfResults, r);                      \
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < *returnedAlgoCount; i++) { \
+            perfResults[i] = (perf_type){(algo_type)r[i].algo,                       \
+                                         r[i].status,                                \
+                                         r[i].time,                                  \
+                                         r[i].memory,                                \
+                                         r[i].det,                                   \
+                                         r[i].math,                                  \
+                                         {0}};                                       \
+        }                                                                            \
     } while (0)
 
 cudnnStatus_t
@@ -361,9 +361,11 @@ cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDe
                                        const int requestedAlgoCount, int *returnedAlgoCount,
                                        cudnnConvolutionFwdAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnGetConvolutionForwardAlgorithm_v7", FWD, cudnnConvolutionFwdAlgoPerf_t,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnGetConvolutionForwardAlgorithm_v7", FWD, cudnnConvolutionFwdAlgoPerf_t,
             cudnnConvolutionFwdAlgo_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, srcDesc, filterDesc,
             destDesc);
+    return st;
 }
 
 cudnnStatus_t
@@ -375,9 +377,11 @@ cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle,
                                             const int requestedAlgoCount, int *returnedAlgoCount,
                                             cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnGetConvolutionBackwardDataAlgorithm_v7", BWD_DATA,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnGetConvolutionBackwardDataAlgorithm_v7", BWD_DATA,
             cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t,
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, gradDesc, filterDesc, diffDesc);
+    return st;
 }
 
 cudnnStatus_t
@@ -389,9 +393,11 @@ cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle,
                                               const int requestedAlgoCount, int *returnedAlgoCount,
                                               cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnGetConvolutionBackwardFilterAlgorithm_v7", BWD_FILTER,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", BWD_FILTER,
             cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t,
             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, srcDesc, gradDesc, diffDesc);
+    return st;
 }
 
 cudnnStatus_t
@@ -402,8 +408,10 @@ cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle, const cudnnTensorDesc
                                      const int requestedAlgoCount, int *returnedAlgoCount,
                                      cudnnConvolutionFwdAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnFindConvolutionForwardAlgorithm", FWD, cudnnConvolutionFwdAlgoPerf_t,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnFindConvolutionForwardAlgorithm", FWD, cudnnConvolutionFwdAlgoPerf_t,
             cudnnConvolutionFwdAlgo_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, xDesc, wDesc, yDesc);
+    return st;
 }
 
 cudnnStatus_t
@@ -414,9 +422,11 @@ cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle, const cudnnFilte
                                           const int requestedAlgoCount, int *returnedAlgoCount,
                                           cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnFindConvolutionBackwardDataAlgorithm", BWD_DATA,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnFindConvolutionBackwardDataAlgorithm", BWD_DATA,
             cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t,
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, dxDesc, wDesc, dyDesc);
+    return st;
 }
 
 cudnnStatus_t
@@ -428,9 +438,11 @@ cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle,
                                             const int requestedAlgoCount, int *returnedAlgoCount,
                                             cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
 {
-    RANKING("cudnnFindConvolutionBackwardFilterAlgorithm", BWD_FILTER,
+    cudnnStatus_t st;
+    RANKING(st, "cudnnFindConvolutionBackwardFilterAlgorithm", BWD_FILTER,
             cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t,
             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, xDesc, dwDesc, dyDesc);
+    return st;
 }
 #undef RANKING
 

@@ -1,4 +1,4 @@
-"""torch.nn.functional's multi-class margin losses and pdist (issue 20), composites of gather,
+"""torch.nn.functional's multi-class margin losses and pdist, composites of gather,
 clamp and sums, so that autograd gives their gradients and every device runs them. PyTorch's
 checks and messages (LossMultiMargin.cpp, LossMultiLabelMargin.cpp, Distance.cpp) in its order.
 

@@ -1,4 +1,4 @@
-"""3-D pooling, the adaptive max pools and max unpooling of torch.nn.functional (issue 20).
+"""3-D pooling, the adaptive max pools and max unpooling of torch.nn.functional.
 
 max_pool3d, avg_pool3d and adaptive_avg_pool3d call their ops (the 2-D pools' kernels over
 (N*C, D, H, W) volumes, csrc/cpu/pool.c and cuda/pool.cu). The adaptive max pools gather each

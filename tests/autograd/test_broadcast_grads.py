@@ -210,7 +210,7 @@ def first_special(arrays, rng, special):
     return [with_special(arrays[0], rng) if special else arrays[0]] + arrays[1:]
 
 
-def margin_cases(rng):  # issue 20's losses of pairs and triplets, with a target of +-1
+def margin_cases(rng):  # the losses of pairs and triplets, with a target of +-1
     for shape in ((4,), (2, 3)):
         yield from loss_cases(lambda F, a, b, t, r: F.margin_ranking_loss(a, b, t, margin=0.2, reduction=r),
                               lambda rng, s: first_special([rng.standard_normal(shape), rng.standard_normal(shape),

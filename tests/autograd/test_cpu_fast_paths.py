@@ -1,4 +1,4 @@
-"""The CPU paths issue 21 made faster, against PyTorch: the thread count (one pool for minitorch's
+"""The CPU's fast paths, against PyTorch: the thread count (one pool for minitorch's
 loops and OpenBLAS's), max_pool2d keeping its indices for the backward and its double backward,
 and layer_norm / batch_norm on edge rows (one element, huge values, NaN) at 1 and 2 threads;
 layer_norm recording native_layer_norm, whose mean and rstd its backward reads."""

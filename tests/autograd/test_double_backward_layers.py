@@ -1,4 +1,4 @@
-"""Double backward through the layers that gradient penalties go through (issue 20, point 4): for
+"""Double backward through the layers that gradient penalties go through: for
 each layer, second derivatives by autograd.gradgradcheck in float64 (central differences of the
 first backward), and a WGAN-GP penalty ((|d D(x) / d x| - 1)^2).mean() through it whose gradients
 (of x and of every parameter) are PyTorch's. The normalisations' backward records as ops where

@@ -1,4 +1,4 @@
-"""grad_fn names of the common layers against PyTorch's (issue 20): many are composites in
+"""grad_fn names of the common layers against PyTorch's: many are composites in
 minitorch but one node in PyTorch, and each must still show PyTorch's node (type(y.grad_fn).__name__
 and grad_fn.name()) and the same kinds of next_functions."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The small dtypes (issue 20): uint8, int8, int16, float16, bfloat16 against PyTorch 2.13: the dtype
+"""The small dtypes: uint8, int8, int16, float16, bfloat16 against PyTorch 2.13: the dtype
 objects, promotion for every pair, conversions with PyTorch's rounding and wraparound, factories,
 NumPy in and out, integer arithmetic that wraps, float16/bfloat16 compute rounded once on store,
 autograd on float16 leaves, and a walk over the op table."""

@@ -16,7 +16,7 @@ if minitorch.cuda._C_cuda is None:
     pytest.skip(f"minitorch._C_cuda is not built: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
 
 # Not yet on CUDA: a host round trip stands in. An op with a CPU kernel and no CUDA kernel must
-# be named here. The LAPACK kernels of torch.linalg (issue 19; cuSOLVER would be theirs) and the
+# be named here. The LAPACK kernels of torch.linalg (cuSOLVER would be theirs) and the
 # two statistics kernels whose results' sizes depend on the data sorted on the host.
 HOST_ROUND_TRIP: set = {"linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
                         "linalg_cholesky_ex", "linalg_qr", "_linalg_svd", "_linalg_eigh", "linalg_lstsq",
@@ -32,11 +32,11 @@ HOST_ROUND_TRIP |= {"_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_gra
 # layer_norm's statistics for its CPU backward: on CUDA layer_norm records itself and its backward
 # recomputes them
 HOST_ROUND_TRIP |= {"native_layer_norm"}
-# the FFT primitives (issue 19): a CPU kernel only, and complex tensors cannot live on the device,
+# the FFT primitives: a CPU kernel only, and complex tensors cannot live on the device,
 # so the round trip ends in the complex-on-CUDA refusal (tests/cuda/test_cuda_fft.py)
 HOST_ROUND_TRIP |= {"_fft_c2c", "_fft_r2c", "_fft_c2r"}
 # (convolution is on cuDNN when _C_cuda was built with it, else on im2col and cuBLAS; softmax's
-# backward and grid_sample's sampler have CUDA kernels: issue 22's second round)
+# backward and grid_sample's sampler have CUDA kernels)
 # the matrix products are on cuBLAS, when its headers were found (CI's fresh venv has none)
 PRODUCTS = {"mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm"}  # ops.def's CUBLAS rows
 if not minitorch.cuda._C_cuda.has_cublas:

@@ -1,4 +1,4 @@
-"""Device-side assertions (cuda/device_assert.h, issue 22 point 3): an out-of-range index, class
+"""Device-side assertions (cuda/device_assert.h): an out-of-range index, class
 or target is found by the kernel, the op returns without waiting for the device, and the next
 synchronisation raises PyTorch's RuntimeError "CUDA error: device-side assert triggered" with
 the kernel's assertion. The emulated runtime counts the host's waits, so the tests also show

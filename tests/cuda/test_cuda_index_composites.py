@@ -1,4 +1,4 @@
-"""issue 19's shape and indexing ops on the CUDA device against the CPU: scatter_reduce and
+"""The shape and indexing ops on the CUDA device against the CPU: scatter_reduce and
 scatter(reduce=) (kernels: index.cu's multiply, maximum and minimum moves, atomic where indices
 repeat) and the composites (index_add, index_copy, index_fill, masked_scatter, take,
 take_along_dim, repeat_interleave, roll, diagonals, grids, products), which run on the device

@@ -1,4 +1,4 @@
-"""The library calls on CUDA (issue 22, points 4 and 5): cuDNN's plan cache with
+"""The library calls on CUDA: cuDNN's plan cache with
 torch.backends.cudnn's benchmark and deterministic semantics, counted through the profiler's
 Library:: events; addmm/linear on cublasLtMatmul with the bias as its epilogue, against the CPU;
 and TF32 under torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision."""

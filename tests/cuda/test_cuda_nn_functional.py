@@ -1,4 +1,4 @@
-"""The nn functions of issue 20 on the CUDA device against the CPU: the activations and their
+"""The nn functions on the CUDA device against the CPU: the activations and their
 backward rows (kernels generated from ops/elementwise.def), the composite activations, padding,
 losses and distances (composites of device ops), their gradients, and nn.utils's gradient
 clipping; errors alike on both."""

@@ -1,4 +1,4 @@
-"""The everyday pointwise ops of issue 19 on the CUDA device (a GPU or the emulated one) against
+"""The everyday pointwise ops on the CUDA device (a GPU or the emulated one) against
 the CPU: the generated elementwise kernels of each new row (contiguous, transposed, sliced,
 broadcast, NaN and inf), logcumsumexp's scan kernel, the composites, gradients, and errors."""
 import numpy as np

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import assert_same
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -33,9 +34,7 @@ def test_sparse_on_cuda_matches_the_cpu():
     on_cpu = run("cpu")
     RNG.bit_generator.state = state
     on_cuda = run("cuda")
-    for got, want in zip(on_cuda, on_cpu):
-        assert got.device.type == "cuda" and got.dtype == want.dtype
-        np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert_same(tuple(on_cuda), tuple(on_cpu), rtol=1e-6, atol=1e-6)
 
 
 def test_index_select_of_an_offset_row_on_cuda():

@@ -1,4 +1,4 @@
-"""The statistics and linear algebra ops of issue 19 on a CUDA device against the CPU: the
+"""The statistics and linear algebra ops on a CUDA device against the CPU: the
 kernels of cuda/stats.cu (histc, bincount, searchsorted, cummax, cummin), the composites over
 device ops (quantile, median, mode, ...) and, through the host round trip of
 dispatch/host_fallback.c, the LAPACK kernels (results and LinAlgError alike)."""

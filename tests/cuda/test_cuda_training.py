@@ -1,4 +1,4 @@
-"""Training end to end on CUDA against the CPU (issue 22 point 1), and how often a training step
+"""Training end to end on CUDA against the CPU, and how often a training step
 waits for the device (point 3).
 
 Four models train on the CPU and on the CUDA device (the emulated one in CI) from the same initial

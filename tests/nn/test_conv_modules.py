@@ -128,7 +128,7 @@ def normalize_sets(message):
 
 def test_conv2d_other_padding_modes_pad_first():
     """reflect/replicate/circular: F.pad by the padding, then a convolution without (PyTorch's
-    forward); compared with PyTorch in tests/nn/test_conv_more.py."""
+    forward); compared with PyTorch in tests/nn/test_conv_compositions.py."""
     c = nn.Conv2d(3, 8, 3, padding=(1, 2), padding_mode="reflect")
     assert c._reversed_padding_repeated_twice == (2, 2, 1, 1)
     assert tuple(c(minitorch.ones(1, 3, 5, 5)).shape) == (1, 8, 5, 7)

@@ -1,4 +1,4 @@
-"""nn.DataParallel and nn.parallel.data_parallel (issue 19): without CUDA the wrapper runs the
+"""nn.DataParallel and nn.parallel.data_parallel: without CUDA the wrapper runs the
 module as it is, with PyTorch's "module." state_dict prefix, outputs and gradients; on the
 emulated CUDA device inputs move to device_ids[0] and the output to output_device, and a module
 left on the CPU is refused with PyTorch's message."""

@@ -1,4 +1,4 @@
-"""The losses, distances and normalize of issue 20 against PyTorch (and finite differences):
+"""The losses, distances and normalize against PyTorch (and finite differences):
 values and gradients of every input for each reduction, on strided inputs, with broadcasting
 where PyTorch allows it; node names; the legacy size_average/reduce arguments; bad calls raise
 PyTorch's class and message; the loss and distance modules."""

@@ -1,4 +1,4 @@
-"""Issue 20: F.interpolate's upsample ops, pixel_shuffle/pixel_unshuffle, unfold/fold
+"""F.interpolate's upsample ops, pixel_shuffle/pixel_unshuffle, unfold/fold
 (im2col/col2im) and adaptive_max_pool1d/2d/3d are one op each, recording PyTorch's one node (also along next_functions
 chains), naming the op in the profiler, with values and gradients equal to PyTorch's (float32:
 bit for bit for nearest and bilinear 2-D), their backwards ops with double backward

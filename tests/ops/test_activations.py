@@ -1,4 +1,4 @@
-"""The activations of torch.nn.functional (issue 20) against NumPy (float64) and PyTorch: values
+"""The activations of torch.nn.functional against NumPy (float64) and PyTorch: values
 on every layout, empty and 0-dim shapes, NaN and inf; gradients (finite differences and
 PyTorch's, with PyTorch's node names), second derivatives; the in-place forms; the backward ops
 themselves; the modules (repr, forward, PReLU's weight); bad calls raise PyTorch's class and

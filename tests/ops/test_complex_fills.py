@@ -1,4 +1,4 @@
-"""Python complex numbers as fill values (issue 19's rest) against PyTorch: full infers the
+"""Python complex numbers as fill values against PyTorch: full infers the
 complex dtype of the default float as PyTorch does (full((2,), 1+2j) is complex64), full_like,
 new_full, fill_ and masked_fill keep both parts, and a complex value with an imaginary part into a
 real dtype is PyTorch's error; add/sub's complex alpha as PyTorch refuses it for real tensors."""

@@ -1,4 +1,4 @@
-"""Complex reductions beyond sum/mean (issue 19's rest) against PyTorch and NumPy (complex128
+"""Complex reductions beyond sum/mean against PyTorch and NumPy (complex128
 reference): cumsum of complex tensors along each dim with its gradient (PyTorch's conjugate
 Wirtinger convention), sum/mean/cumsum with a complex dtype= (real inputs cast first), on
 non-contiguous, empty and NaN inputs; PyTorch's errors."""

@@ -1,4 +1,4 @@
-"""torch.linalg (issue 19) against NumPy and PyTorch: the LAPACK kernels (inv, det, slogdet,
+"""torch.linalg against NumPy and PyTorch: the LAPACK kernels (inv, det, slogdet,
 solve, solve_triangular, cholesky, qr, svd, eigh, lstsq), the norms, pinv and matrix_rank, the
 legacy torch.* names; batches, non-contiguous inputs, float32 and float64, empty matrices,
 gradients (PyTorch's formulas), LinAlgError and PyTorch's messages."""

@@ -1,4 +1,4 @@
-"""torch.linalg.eig and eigvals (issue 19) against PyTorch and NumPy (complex128 reference): real
+"""torch.linalg.eig and eigvals against PyTorch and NumPy (complex128 reference): real
 inputs give complex results, complex inputs too; batched, non-contiguous and empty inputs;
 eigenvectors as LAPACK normalises them (unit columns); NaN and inf inputs; gradients of real and
 complex inputs against PyTorch's .grad (linalg_eig_backward); PyTorch's errors."""

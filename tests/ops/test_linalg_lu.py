@@ -1,4 +1,4 @@
-"""The LU family of torch.linalg (issue 19) against NumPy and PyTorch: lu_factor, lu_factor_ex,
+"""The LU family of torch.linalg against NumPy and PyTorch: lu_factor, lu_factor_ex,
 lu, lu_solve (left=, adjoint=), torch.lu_unpack, the deprecated torch.lu / Tensor.lu and
 torch.lu_solve / Tensor.lu_solve. Square, wide and tall matrices, batches (broadcast in lu_solve),
 non-contiguous inputs, empty matrices and batches, singular matrices (info, PyTorch's errors),

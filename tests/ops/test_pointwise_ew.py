@@ -1,4 +1,4 @@
-"""The everyday pointwise ops of issue 19 against NumPy/SciPy (float64) and PyTorch: rounding,
+"""The everyday pointwise ops against NumPy/SciPy (float64) and PyTorch: rounding,
 value tests, trigonometric and special functions, xor and shifts, the float pairs, lerp,
 addcmul/addcdiv, nan_to_num, clip, isclose/allclose/equal, float_power, heaviside, type_as,
 as_tensor, count_nonzero, broadcasting, view(dtype), cumsum/cumprod dtypes, logcumsumexp:

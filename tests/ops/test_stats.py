@@ -1,4 +1,4 @@
-"""The statistics functions (issue 19) against NumPy and PyTorch: histograms and counts, binary
+"""The statistics functions against NumPy and PyTorch: histograms and counts, binary
 search, running extrema, order statistics, quantiles, moments, differences, renorm and unique
 along a dim; values, dtypes, shapes, gradients and errors (PyTorch's classes and messages)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""minitorch.multiprocessing (issue 19, the Hogwild example): share_memory_/is_shared, a shared
+"""minitorch.multiprocessing (the Hogwild example): share_memory_/is_shared, a shared
 tensor (a view of one, a Module's parameters after share_memory()) reaching spawned, forked and
 forkserver processes as the same memory, a tensor that is not shared arriving as a copy, and
 spawn() with PyTorch's ProcessRaisedException. The process targets live in this module so that

@@ -1,4 +1,4 @@
-"""issue 19 round 3's composites on the CUDA device against the CPU: the ops of
+"""The everyday composites on the CUDA device against the CPU: the ops of
 csrc/ops/composite_special.c (nansum, nanmean, logit, dist, inner, ldexp, msort, addr, addbmm,
 matrix_power, mvlgamma, sinc, special ndtr/xlog1py/entr, cov, corrcoef), index_reduce, put and
 the new linalg functions run on the device through their parts: same values, dtypes, shapes,

@@ -1,4 +1,4 @@
-"""Issue 19, round 3: PyTorch's alias names (greater, arccos, multiply, ...), the tensor predicates
+"""PyTorch's alias names (greater, arccos, multiply, ...), the tensor predicates
 (is_signed, is_nonzero, ...), H/mH/adjoint, the in-place method forms (cumsum_, addmm_, ...),
 fill_diagonal_, new_empty_strided, the composites of csrc/ops/composite_special.c (nansum,
 nanmean, logit, dist, inner, ldexp, msort, addr, addbmm, matrix_power, mvlgamma, sinc and

@@ -1,5 +1,5 @@
-"""Issues 19 and 20, audited point by point: every everyday function, argument form and legacy
-spelling the issues list, called the same way in minitorch and in PyTorch (when installed), the
+"""The everyday API, audited call by call: every everyday function, argument form and legacy
+spelling of the audit's list, called the same way in minitorch and in PyTorch (when installed), the
 results compared through tests/helpers.py: shape, dtype, values (NaN equal to NaN), requires_grad,
 and for a call that raises, a related exception class with the same first line of its message.
 Each case is `fn(lib)`; without PyTorch only minitorch's side runs (it must not crash)."""
@@ -26,7 +26,7 @@ def O(name, fn):  # noqa: E743
     P("out= " + name, into)
 
 
-# ---- issue 19 point 6: the everyday tensor functions ----
+# ---- the everyday tensor functions ----
 P("equal", lambda L: L.equal(a(L), a(L)))
 P("equal diffshape", lambda L: L.equal(a(L), v(L)))
 P("equal int/float", lambda L: L.equal(i(L), i(L).float()))
@@ -307,7 +307,7 @@ P("matrix_power", lambda L: L.linalg.matrix_power(sq(L), 3))
 P("matrix_power -1", lambda L: L.matrix_power(sq(L), -2))
 P("matrix_exp", lambda L: L.linalg.matrix_exp(sq(L)*0.1))
 
-# ---- issue 19 point 3: legacy forms, keyword names, keepdims, out= ----
+# ---- legacy forms, keyword names, keepdims, out= ----
 P("Tensor(2,3) shape", lambda L: (L.Tensor(2, 3).shape, L.Tensor(2,3).dtype))
 P("Tensor([1,2])", lambda L: L.Tensor([1, 2]))
 P("Tensor()", lambda L: L.Tensor())

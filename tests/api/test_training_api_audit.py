@@ -1,4 +1,4 @@
-"""Issues 19 and 20's training surface, audited against PyTorch: the optimizers (three steps
+"""The training surface, audited against PyTorch: the optimizers (three steps
 through a closure on the same float64 parameters: the parameters, repr, state_dict keys), the
 learning-rate schedulers (the lr of 12 steps, state_dict keys, get_last_lr), nn.utils (gradient
 clipping, parameter vectors, the rnn packing helpers) and the random-number API (Generator,

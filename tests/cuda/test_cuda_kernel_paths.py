@@ -1,4 +1,4 @@
-"""Issue 22's second round on CUDA, each against the CPU: linear on a (B, T, C) input as one
+"""CUDA kernel paths, each against the CPU: linear on a (B, T, C) input as one
 cuBLASLt product with the bias epilogue; torch.backends.cudnn.enabled (conv2d on im2col and
 cuBLAS without cuDNN) and cudnn.allow_tf32; softmax's and log_softmax's backward kernels (no host
 round trip, no chain of elementwise ops); reductions with many results over a non-contiguous dim

@@ -1,4 +1,4 @@
-"""Issue 20's modules, audited against PyTorch: for each nn module the issue lists (and their
+"""nn modules, audited against PyTorch: for each nn module of the audit's list (and their
 neighbours), built with the same arguments in both libraries: print(module) the same (up to the
 library's own name in a dtype or legacy type), the same state_dict keys and shapes, parameters and
 buffers in the same order; PyTorch's state_dict loads (through NumPy); then, on the same input,

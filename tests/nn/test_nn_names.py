@@ -1,4 +1,4 @@
-"""Issue 19/20's nn names against PyTorch: F.max_pool1d/2d/3d_with_indices and
+"""nn names against PyTorch: F.max_pool1d/2d/3d_with_indices and
 adaptive_max_pool1d/2d/3d_with_indices, LPPool3d/lp_pool3d, CrossMapLRN2d, nn.Container,
 LazyConvTranspose1d/2d/3d, LazyInstanceNorm1d/2d/3d, SyncBatchNorm in one process (BatchNorm),
 utils.data.DistributedSampler at the package's top."""

@@ -1,4 +1,4 @@
-"""Issue 19's torch.utils.data, audited against PyTorch: DataLoader's argument forms (batch_size,
+"""torch.utils.data, audited against PyTorch: DataLoader's argument forms (batch_size,
 None, drop_last, sampler, batch_sampler, collate_fn, workers, pin_memory, their conflicts),
 default_collate and default_convert on tensors, numbers, NumPy arrays and scalars, strings, dicts,
 tuples and namedtuples, random_split, Subset, ConcatDataset and the samplers (lengths and

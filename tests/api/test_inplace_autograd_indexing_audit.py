@@ -1,4 +1,4 @@
-"""Issue 20's autograd gaps and issue 19's indexing, audited against PyTorch: in-place methods
+"""In-place autograd and indexing, audited against PyTorch: in-place methods
 (the same object back, the same values and one version bump each), the random fills (shape and
 dtype: the streams differ), in-place ops on views of tensors that require grad (CopySlices), the
 saved-tensor version check and its message, hooks, retain_grad, double backward through the
