@@ -4,6 +4,7 @@
  * op that returns its input (contiguous(), an in-place op) returns the same Python object.
  * The hot paths (operators, indexing, shape queries) are slots here; conveniences live in
  * minitorch/_tensor.py. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
@@ -840,6 +841,15 @@ nb_bool(PyObject *x)
 static PyObject *
 nb_float(PyObject *x)
 {
+    /* PyTorch warns once a process (TORCH_WARN_ONCE), for float() alone of the conversions */
+    static atomic_bool warned = false;
+    if (mt_tensor_requires_grad(T(x)) && !atomic_exchange(&warned, true) &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "Converting a tensor with requires_grad=True to a scalar may lead to "
+                     "unexpected behavior.\nConsider using tensor.detach() first.",
+                     1) < 0) {
+        return NULL;
+    }
     mt_scalar s;
     return single_value(x, &s, "float") < 0 ? NULL : PyFloat_FromDouble(mt_scalar_to_double(s));
 }

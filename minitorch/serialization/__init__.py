@@ -74,9 +74,6 @@ def load(f: PathOrFile, map_location: Any = None, pickle_module: Any = None, *,
                 src.seek(-len(head), 1)
             except (AttributeError, OSError, ValueError):
                 raise RuntimeError("minitorch.load: a PyTorch checkpoint must be read from a seekable file") from None
-            if not weights_only:
-                warnings.warn("minitorch.load with weights_only=False unpickles the file, which can run any "
-                              "code it names: load only files you trust.", UserWarning, stacklevel=2)
             if head[:4] == _ZIP_MAGIC:
                 return _torch_format.load(src, map_location, weights_only, encoding)
             return _legacy.load(src, map_location, weights_only, encoding)

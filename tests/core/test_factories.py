@@ -718,3 +718,20 @@ def test_arrays_nested_in_a_list_read_as_torch_reads_them(name):
     got = minitorch.tensor(data)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     assert got.tolist() == want.tolist()
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
+    # PyTorch 2.13 warns (TORCH_WARN_ONCE) on float() alone, not int()/item()/bool(); the test's
+    # process may have warned already, so a child process counts the warnings
+    import subprocess
+    import sys
+
+    code = ("import warnings, minitorch as t\n"
+            "x = t.tensor(2.0, requires_grad=True)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    int(x); x.item(); bool(x); float(x); float(x * 2); float(t.tensor(1.0))\n"
+            "print([str(m.message) for m in w])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == ["Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                         "behavior.\nConsider using tensor.detach() first."]
