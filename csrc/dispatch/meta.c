@@ -164,7 +164,8 @@ stand_in_for(stand_ins *s, mt_tensor *t, mt_tensor **out)
         st = mt_tensor_on_storage(si->cpu, t->ndim, t->sizes, t->strides, t->offset, t->dtype, out);
     }
     if (st == MT_OK) {
-        s->t[s->nt++] = (stand_in_tensor){t, *out};
+        /* the list's own reference: c's argument slot holds the other */
+        s->t[s->nt++] = (stand_in_tensor){t, mt_tensor_retain(*out)};
     }
     return st;
 }
