@@ -32,6 +32,12 @@
 
 typedef float vf __attribute__((vector_size(DW * sizeof(float))));
 
+/* The build is ISO C (-std=c11), under which GCC keeps a * b + c as two roundings and two
+ * instructions; the block sums are fused multiply-adds (one rounding, as oneDNN's and BLAS's
+ * kernels do), twice the arithmetic a cycle. Every function of the sums has it, as GCC inlines
+ * only between functions of the same options. */
+#define FUSED __attribute__((optimize("fp-contract=fast")))
+
 bool
 mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
 {
@@ -54,7 +60,7 @@ mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
 /* acc[r * doc + o] += the sums of output row r of a block (its first row's inputs at x, the
  * next row's `step` further) for channel o, over the taps (packed weights wp (taps, doc); off[t]
  * tap t's offset in xpad). doc and rows are constants where it is inlined. */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) FUSED void
 block_sums(const float *x, int64_t step, const int64_t *off, const float *wp, int64_t taps, int doc,
            int rows, vf *acc)
 {
@@ -83,7 +89,7 @@ typedef struct direct_plan {
 /* The outputs of work item `item`: image n0 + n, group gi, channel block b, output depth od and
  * output rows rb*rows .. (rb+1)*rows - 1 (those that exist: the others are summed from what lies
  * past the rows, and dropped), every column. */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) FUSED void
 item_sums(const direct_plan *p, int64_t item, int doc, int rows)
 {
     const conv3_geom *g = p->g;
@@ -122,7 +128,7 @@ item_sums(const direct_plan *p, int64_t item, int doc, int rows)
     }
 }
 
-MT_SIMD_CLONES static void
+MT_SIMD_CLONES FUSED static void
 direct_item(const direct_plan *p, int64_t item)
 {
     if (p->doc == 8) {
