@@ -24,13 +24,14 @@
 #define ACC 16 /* accumulator vectors of a block: 8 channels x 2 rows, or 4 x 4 (direct_plan) */
 /* Up to this many taps the direct path is taken at any width (im2col + gemm took 2-4x its time
  * on (N, 3..16, 14..64, 14..64) 3x3 and 5x5 and on (8, 4, 16, 16, 16) 3x3x3, one thread). Beyond
- * it, where the rows fill the vectors: at K = 576..2304 on 14x14..56x56 it took 0.6-0.75x of
- * im2col + gemm's time, at 7x7 (7 lanes of 16 used) 1.1x. */
+ * it, where the rows fill the vectors: at K = 576..2304 on 14x14..56x56 it took 0.5-0.75x of
+ * im2col + gemm's time, at 7x7 (two rows to a vector, 14 lanes of 16) 0.55x. */
 #define DIRECT_FEW_TAPS 256
 /* Most bytes of the padded copy of the input: images go through a chunk at a time */
 #define PAD_BYTES (8 << 20)
 
 typedef float vf __attribute__((vector_size(DW * sizeof(float))));
+typedef float vh __attribute__((vector_size(DW / 2 * sizeof(float)))); /* half a vector */
 
 /* The build is ISO C (-std=c11), under which GCC keeps a * b + c as two roundings and two
  * instructions; the block sums are fused multiply-adds (one rounding, as oneDNN's and BLAS's
@@ -52,8 +53,9 @@ mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
         return false;
     }
     /* Few taps: im2col's copies outweigh the arithmetic, whatever the width. Many: the direct
-     * kernel still wins where its vectors are mostly full (OW = 7 fills 7 lanes of 16) */
-    const int64_t lanes = (hw->ow + DW - 1) / DW * DW;
+     * kernel still wins where its vectors are mostly full (rows of 8 or fewer share a vector two
+     * by two: OW = 7 fills 7 lanes of 8, OW = 4 only 4) */
+    const int64_t lanes = hw->ow <= DW / 2 ? DW / 2 : (hw->ow + DW - 1) / DW * DW;
     return taps <= DIRECT_FEW_TAPS || 4 * hw->ow >= 3 * lanes;
 }
 
@@ -83,14 +85,22 @@ typedef struct direct_plan {
     float *out;
     int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_blocks;
     int doc, rows; /* a block's channels and rows: 8 x 2, or 4 x 4 for a few channels */
+    bool narrow;   /* rows of DW / 2 outputs or fewer: narrow_sums, 8 x 4 */
     int64_t n0;    /* the image xpad's first holds */
 } direct_plan;
 
-/* The outputs of work item `item`: image n0 + n, group gi, channel block b, output depth od and
- * output rows rb*rows .. (rb+1)*rows - 1 (those that exist: the others are summed from what lies
- * past the rows, and dropped), every column. */
-static inline __attribute__((always_inline)) FUSED void
-item_sums(const direct_plan *p, int64_t item, int doc, int rows)
+/* Work item `item`: image n0 + n, group gi, channel block b, output depth od and output rows
+ * rb*rows .. (rb+1)*rows - 1 (those that exist: the others are summed from what lies past the
+ * rows, and dropped), every column. */
+typedef struct block {
+    const float *x, *wp; /* its first row's inputs in xpad; its channels' packed weights */
+    float *out;          /* its first output */
+    int64_t nrows, oc0, noc; /* rows that exist, first channel, channels that exist */
+    int64_t step, ochan; /* from an input row to the next; from an output channel to the next */
+} block;
+
+static inline __attribute__((always_inline)) block
+block_of(const direct_plan *p, int64_t item, int doc, int rows)
 {
     const conv3_geom *g = p->g;
     const conv_geom *hw = &g->hw;
@@ -101,16 +111,26 @@ item_sums(const direct_plan *p, int64_t item, int doc, int rows)
     rest /= g->od;
     const int64_t b = rest % p->blocks;
     rest /= p->blocks;
-    const int64_t gi = rest % hw->groups, n = rest / hw->groups;
-    const int64_t oh = rb * rows, nrows = hw->oh - oh < rows ? hw->oh - oh : rows;
-    const int64_t oc0 = gi * p->ocg + b * doc,
-                  noc = p->ocg - b * doc < doc ? p->ocg - b * doc : doc;
-    const int64_t plane = p->hp * p->wpad, step = hw->sh * p->wpad;
-    const float *x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * plane + oh * step;
-    const float *wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
-    float *out = p->out + (((p->n0 + n) * hw->oc + oc0) * g->od + od) * hw->oh * hw->ow +
-                 oh * hw->ow;
-    const int64_t ochan = g->od * hw->oh * hw->ow;
+    const int64_t gi = rest % hw->groups, n = rest / hw->groups, oh = rb * rows;
+    block k = {.nrows = hw->oh - oh < rows ? hw->oh - oh : rows, .oc0 = gi * p->ocg + b * doc};
+    k.noc = p->ocg - b * doc < doc ? p->ocg - b * doc : doc;
+    k.step = hw->sh * p->wpad;
+    k.ochan = g->od * hw->oh * hw->ow;
+    k.x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * p->hp * p->wpad + oh * k.step;
+    k.wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
+    k.out = p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * hw->oh * hw->ow + oh * hw->ow;
+    return k;
+}
+
+/* The sums of work item `item`, blocks of doc channels x rows rows x DW columns. */
+static inline __attribute__((always_inline)) FUSED void
+item_sums(const direct_plan *p, int64_t item, int doc, int rows)
+{
+    const conv_geom *hw = &p->g->hw;
+    const block k = block_of(p, item, doc, rows);
+    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, step = k.step, ochan = k.ochan;
+    const float *x = k.x, *wp = k.wp;
+    float *out = k.out;
     for (int64_t ow0 = 0; ow0 < hw->ow; ow0 += DW) {
         vf acc[ACC];
         for (int r = 0; r < rows; r++) {
@@ -128,10 +148,49 @@ item_sums(const direct_plan *p, int64_t item, int doc, int rows)
     }
 }
 
+/* item_sums for rows of at most DW / 2 outputs (7x7 and 8x8 images): two rows share a vector
+ * (lanes 0-7 row r, 8-15 row r + 1), blocks of 8 channels x 4 rows. */
+static inline __attribute__((always_inline)) FUSED void
+narrow_sums(const direct_plan *p, int64_t item)
+{
+    const conv_geom *hw = &p->g->hw;
+    const block k = block_of(p, item, 8, 4);
+    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, step = k.step, ochan = k.ochan;
+    const float *x = k.x, *wp = k.wp;
+    float *out = k.out;
+    vf acc[16]; /* acc[pair * 8 + o]: rows 2 * pair and 2 * pair + 1 of channel o */
+    for (int v = 0; v < 16; v++) {
+        acc[v] = (vf){0} + (p->bias && v % 8 < noc ? p->bias[oc0 + v % 8] : 0.0f);
+    }
+    for (int64_t t = 0; t < p->taps; t++) {
+        const float *wt = wp + t * 8;
+        for (int pair = 0; pair < 2; pair++) {
+            vh lo, hi; /* DW / 2 adjacent inputs of each of the two rows */
+            memcpy(&lo, x + 2 * pair * step + p->off[t], sizeof(lo));
+            memcpy(&hi, x + (2 * pair + 1) * step + p->off[t], sizeof(hi));
+            const vf xv = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                  13, 14, 15);
+            for (int o = 0; o < 8; o++) {
+                acc[pair * 8 + o] += wt[o] * xv;
+            }
+        }
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        for (int64_t o = 0; o < noc; o++) {
+            const vf v = acc[r / 2 * 8 + o];
+            const vh row = r % 2 ? __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+                                 : __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+            memcpy(out + o * ochan + r * hw->ow, &row, (size_t)hw->ow * sizeof(float));
+        }
+    }
+}
+
 MT_SIMD_CLONES FUSED static void
 direct_item(const direct_plan *p, int64_t item)
 {
-    if (p->doc == 8) {
+    if (p->narrow) {
+        narrow_sums(p, item);
+    } else if (p->doc == 8) {
         item_sums(p, item, 8, 2);
     } else {
         item_sums(p, item, 4, 4);
@@ -178,8 +237,9 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     p.cg = g->c / hw->groups;
     p.ocg = hw->oc / hw->groups;
     p.taps = p.cg * g->kd * hw->kh * hw->kw;
-    p.doc = p.ocg <= 4 ? 4 : 8;
-    p.rows = ACC / p.doc;
+    p.narrow = hw->ow <= DW / 2;
+    p.doc = p.ocg <= 4 && !p.narrow ? 4 : 8;
+    p.rows = p.narrow ? 4 : ACC / p.doc;
     p.blocks = (p.ocg + p.doc - 1) / p.doc;
     p.row_blocks = (hw->oh + p.rows - 1) / p.rows;
     /* the padded input holds every row an output row reads; a row's last vector reads up to

@@ -82,7 +82,7 @@ def test_which_path_reaches_blas():
     assert blas_calls(x.double(), minitorch.ones(4, 3, 3, 3).double())  # float64: im2col + gemm
     assert blas_calls(x, minitorch.ones(4, 3, 3, 3), stride=(1, 2))  # width stride: im2col + gemm
     assert blas_calls(x, minitorch.ones(4, 3, 1, 1))  # 1x1: the image as it lies, one gemm
-    wide = minitorch.ones(1, 64, 7, 7)  # many taps (576) on 7 columns: im2col + gemm
+    wide = minitorch.ones(1, 64, 5, 11)  # many taps (576) on 11 columns (11 lanes of 16): im2col + gemm
     assert blas_calls(wide, minitorch.ones(8, 64, 3, 3), padding=1)
     assert blas_calls(minitorch.ones(1, 64, 16, 16), minitorch.ones(8, 64, 3, 3), padding=1) == []
 
@@ -105,3 +105,14 @@ def test_conv3d_input_gradient_as_one_convolution(kw):
     f = lambda x, w: minitorch.nn.functional.conv3d(x, w, groups=2, **kw)  # noqa: E731
     assert minitorch.autograd.gradcheck(f, (x, w))
     assert minitorch.autograd.gradgradcheck(f, (x, w))
+
+
+@pytest.mark.parametrize("hw,oc", [((7, 7), 16), ((8, 8), 9), ((9, 6), 3), ((5, 8), 20)])
+def test_narrow_rows_two_to_a_vector(hw, oc):
+    # rows of 8 outputs or fewer share a vector two by two (blocks of 8 channels x 4 rows), also
+    # with many taps (40 * 9 = 360), where wider rows that fill few lanes go to im2col instead
+    x, w, b = f32(2, 40, *hw), f32(oc, 40, 3, 3), f32(oc)
+    check(lambda m, x, w, b: m.nn.functional.conv2d(x, w, b, padding=1),
+          lambda x, w, b: conv2d_ref(x, w, b, padding=1), [x, w, b], atol=1e-3, rtol=1e-4)
+    _, events = record(minitorch.nn.functional.conv2d, minitorch.tensor(x), minitorch.tensor(w), None, 1, 1)
+    assert [e.label for e in events if e.layer == "Library"] == []
