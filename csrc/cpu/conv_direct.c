@@ -7,10 +7,10 @@
  * registers straight from a zero-padded copy of the input:
  *
  *     out[n, o, od, oh, ow] = bias[o] + sum over taps t = (c, kd, kh, kw) of
- *         w[o, t] * xpad[n, g*C/groups + c, od*sd + kd*dd, oh*sh + kh*dh, ow + kw*dw]
+ *         w[o, t] * xpad[n, g*C/groups + c, od*sd + kd*dd, oh*sh + kh*dh, ow*sw + kw*dw]
  *
- * (unit width stride, so that the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs:
- * one vector). A block is doc output channels by rows output rows by DW columns, 16 vectors of
+ * The padded copy splits each row by the width stride sw into its phases (pad_input), so that
+ * the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs: one vector. A block is doc output channels by rows output rows by DW columns, 16 vectors of
  * accumulators (8 x 2, or 4 x 4 where a group has 4 output channels or fewer); each tap loads
  * rows input vectors and doc weights and does 16 fused multiply-adds. The weights are packed per
  * block of doc channels, tap by tap, so a tap's doc weights lie side by side. */
@@ -44,8 +44,8 @@ mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
 {
     const conv_geom *hw = &g->hw;
     const int64_t taps = g->c / hw->groups * g->kd * hw->kh * hw->kw;
-    if (dt != MT_FLOAT32 || hw->sw != 1 || taps == 0 || hw->n == 0 || hw->oc == 0 || g->od <= 0 ||
-        hw->oh <= 0 || hw->ow <= 0) {
+    if (dt != MT_FLOAT32 || taps == 0 || hw->n == 0 || hw->oc == 0 || g->od <= 0 || hw->oh <= 0 ||
+        hw->ow <= 0) {
         return false;
     }
     /* a 1x1x1 kernel with unit strides and no padding: the gemm reads the input as it lies */
@@ -197,12 +197,15 @@ direct_item(const direct_plan *p, int64_t item)
     }
 }
 
-/* xpad (nimg, C, DP, HP, WP) = x (nimg, C, D, H, W) with pd, ph, pw zeros on each side */
+/* xpad (nimg, C, DP, HP, WP) = x (nimg, C, D, H, W) with pd, ph, pw zeros on each side, each row
+ * of WP = sw * wq split by the width stride sw into its phases: padded column j at
+ * (j % sw) * wq + j / sw, so that the columns a tap reads at ow = 0, 1, 2, ... lie side by side */
 static void
 pad_input(const float *x, float *xpad, int64_t nimg, const conv3_geom *g, int64_t dp, int64_t hp,
           int64_t wp)
 {
     const conv_geom *hw = &g->hw;
+    const int64_t sw = hw->sw, wq = wp / sw;
     const int64_t planes = nimg * g->c * dp;
     const int parts = mt_parallel_parts(planes * hp * wp, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
@@ -221,9 +224,17 @@ pad_input(const float *x, float *xpad, int64_t nimg, const conv3_geom *g, int64_
                 memset(row, 0, (size_t)wp * sizeof(float));
                 continue;
             }
+            if (sw > 1) {
+                memset(row, 0, (size_t)wp * sizeof(float));
+                for (int64_t iw = 0; iw < hw->w; iw++) {
+                    const int64_t j = iw + hw->pw;
+                    row[j % sw * wq + j / sw] = src[ih * hw->w + iw];
+                }
+                continue;
+            }
             memset(row, 0, (size_t)hw->pw * sizeof(float));
             memcpy(row + hw->pw, src + ih * hw->w, (size_t)hw->w * sizeof(float));
-            memset(row + hw->pw + hw->w, 0, (size_t)hw->pw * sizeof(float));
+            memset(row + wp - hw->pw, 0, (size_t)hw->pw * sizeof(float));
         }
     }
 }
@@ -247,7 +258,7 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
      * (into the next plane, or the zeros after the last image: slack) */
     p.dp = g->d + 2 * g->pd;
     p.hp = hw->h + 2 * hw->ph;
-    p.wpad = hw->w + 2 * hw->pw;
+    p.wpad = (hw->w + 2 * hw->pw + hw->sw - 1) / hw->sw * hw->sw; /* sw phases (pad_input) */
     /* images a chunk at a time, their padded copy within PAD_BYTES */
     const int64_t per_image = g->c * p.dp * p.hp * p.wpad;
     int64_t chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
@@ -279,7 +290,9 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     for (int64_t t = 0; t < p.taps; t++) {
         const int64_t kw = t % hw->kw, kh = t / hw->kw % hw->kh, kd = t / (hw->kw * hw->kh) % g->kd;
         const int64_t c = t / (hw->kw * hw->kh * g->kd);
-        offs[t] = ((c * p.dp + kd * g->dd) * p.hp + kh * hw->dh) * p.wpad + kw * hw->dw;
+        const int64_t col = kw * hw->dw; /* its phase's row, then its place there */
+        offs[t] = ((c * p.dp + kd * g->dd) * p.hp + kh * hw->dh) * p.wpad +
+                  col % hw->sw * (p.wpad / hw->sw) + col / hw->sw;
     }
     p.xpad = (float *)mt_tensor_data(xpad);
     p.wp = wp;

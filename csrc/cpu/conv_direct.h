@@ -9,8 +9,8 @@
 
 #include "ops/plans.h"
 
-/* Whether the direct kernel takes g in dtype dt: float32, unit width stride, few taps (or many
- * on rows that fill its vectors). */
+/* Whether the direct kernel takes g in dtype dt: float32, few taps (or many on rows that fill
+ * its vectors). */
 bool mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt);
 
 /* out (N, OC, OD, OH, OW) = conv(x (N, C, D, H, W), w (OC, C/groups, KD, KH, KW)) + bias (OC)

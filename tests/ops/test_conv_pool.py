@@ -234,9 +234,9 @@ def test_conv2d_journey_reaches_the_blas(threads):
         # float32 with few taps (3*3*3) and unit width stride: the direct kernel, no BLAS
         _, events = record(minitorch.conv2d, x, w)
         assert [(e.depth, e.label) for e in events] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
-        # a width stride of 2 goes through im2col: one gemm per image on one thread, one for a
-        # chunk of small images on more
-        _, events = record(minitorch.conv2d, x, w, None, (1, 2))
+        # many taps (64 * 9) on rows that fill few lanes (9 of 16) go through im2col: one gemm
+        # per image on one thread, one for a chunk of small images on more
+        _, events = record(minitorch.conv2d, minitorch.ones(2, 64, 5, 11), minitorch.ones(4, 64, 3, 3))
         labels = [(e.depth, e.label) for e in events]
         assert labels[:2] == [(0, "Op::conv2d"), (1, "Kernel::mt_cpu_conv2d")]
         gemms = 2 if threads == 1 else 1
