@@ -1,0 +1,76 @@
+"""Convolutions across the shapes models use: minitorch beside PyTorch, in one process.
+
+Which path minitorch takes depends on the shape (csrc/cpu/conv_direct.c's direct float32 kernel for
+few taps per output, for rows that fill its vectors and for width strides; im2col + OpenBLAS gemm
+otherwise), so one case says little: these are first layers (1 and 3 input channels, 3x3, 5x5,
+the ResNet stem's 7x7 stride 2), LeNet's layers, ResNet's 3x3 stages from 56x56 to 7x7 and their
+stride-2 downsamplings, a 1x1 projection, and conv3d; forward, and forward + backward for a few.
+PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
+Each thread count runs in its own process; the libraries alternate call by call and keep their
+best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
+Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING]
+"""
+import sys
+
+import numpy as np
+
+from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
+
+QUICK = "--quick" in sys.argv
+
+# (label, input shape, weight shape, stride, padding, with a backward case)
+CASES = [
+    ("MNIST conv1 1->32 3x3", (64, 1, 28, 28), (32, 1, 3, 3), 1, 1, True),
+    ("CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, True),
+    ("LeNet conv2 6->16 5x5", (16, 6, 14, 14), (16, 6, 5, 5), 1, 0, False),
+    ("3->16 5x5 on 64x64", (8, 3, 64, 64), (16, 3, 5, 5), 1, 2, False),
+    ("ResNet stem 7x7/2", (8, 3, 224, 224), (64, 3, 7, 7), 2, 3, False),
+    ("64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, True),
+    ("64->128 3x3/2 on 56x56", (8, 64, 56, 56), (128, 64, 3, 3), 2, 1, False),
+    ("128->128 3x3 on 28x28", (8, 128, 28, 28), (128, 128, 3, 3), 1, 1, False),
+    ("256->256 3x3 on 14x14", (8, 256, 14, 14), (256, 256, 3, 3), 1, 1, False),
+    ("512->512 3x3 on 7x7", (8, 512, 7, 7), (512, 512, 3, 3), 1, 1, False),
+    ("1x1 256->64 on 14x14", (8, 256, 14, 14), (64, 256, 1, 1), 1, 0, False),
+    ("conv3d 4->16 3x3x3 on 16^3", (8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, True),
+]
+
+
+def make_cases(libs, rng):
+    cases = []
+    for label, xs, ws, stride, pad, backward in CASES:
+        if QUICK and xs[0] > 8:
+            xs = (8,) + xs[1:]
+        x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
+        for with_grad in (False, True) if backward else (False,):
+            fns = {}
+            for name, lib in libs.items():
+                conv = lib.nn.functional.conv3d if len(xs) == 5 else lib.nn.functional.conv2d
+                xt, wt = lib.tensor(x, requires_grad=with_grad), lib.tensor(w, requires_grad=with_grad)
+                if with_grad:
+                    y = conv(xt, wt, None, stride, pad)
+                    g = lib.ones_like(y)
+                    fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
+                else:
+                    fns[name] = lambda xt=xt, wt=wt, conv=conv: conv(xt, wt, None, stride, pad)
+            cases.append((f"{label} {'fwd+bwd' if with_grad else 'forward'}", fns))
+    return cases
+
+
+def run_one(threads):
+    libs = libraries(threads)
+    if "torch" in libs:  # PyTorch's first convolution sets up what its later ones use
+        libs["torch"].nn.functional.conv2d(libs["torch"].ones(1, 3, 8, 8), libs["torch"].ones(4, 3, 3, 3))
+    only = arg("--only", "")
+    for label, fns in make_cases(libs, np.random.default_rng(0)):
+        if only in label:
+            print_row(threads, label, 40, alternate(fns, 3 if QUICK else 10), ("minitorch", "torch"), 3)
+
+
+def main():
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<40} {'minitorch':>9} {'torch':>9} {'mt/torch':>8}",
+        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
+
+
+if __name__ == "__main__":
+    main()
