@@ -493,11 +493,16 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
         (st = run_node_hooks(n, grads, NULL, 0, create_graph)) == MT_OK) {
         st = zeros_where_missing(n, grads);
     }
-    mt_node **hidden = NULL; /* the edges that reach no target, hidden from the formula */
+    /* the edges that reach no target, hidden from the formula (allocated only where there are) */
+    mt_node **hidden = NULL;
+    bool hides = false;
+    for (int e = 0; g->prune && e < n->nedges && !hides; e++) {
+        hides = n->edges[e].node && !edge_needed(g, n, e);
+    }
     if (st == MT_OK) {
         gin = calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*gin));
-        hidden = g->prune ? calloc(n->nedges > 0 ? (size_t)n->nedges : 1, sizeof(*hidden)) : NULL;
-        if (gin == NULL || (g->prune && hidden == NULL)) {
+        hidden = hides ? calloc((size_t)n->nedges, sizeof(*hidden)) : NULL;
+        if (gin == NULL || (hides && hidden == NULL)) {
             st = mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
         }
     }
