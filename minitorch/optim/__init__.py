@@ -2,8 +2,8 @@
 
 SGD, Adam, AdamW and RMSprop update all the parameters of a parameter group in one call into the
 C core (csrc/cpu/optim.c), with PyTorch's update formulas; Python only keeps the groups and the
-state and passes them in. Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS are written with tensor
-ops, as PyTorch's single-tensor implementations.
+state and passes them in. Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS and Muon are written
+with tensor ops, as PyTorch's single-tensor implementations.
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
@@ -12,6 +12,7 @@ from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -23,4 +24,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils", "SparseAdam"]
+           "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils", "SparseAdam", "Muon"]
