@@ -1,0 +1,57 @@
+"""Module paths that published programs import names from, beside the top-level names:
+`from torch.autograd.variable import Variable`, `from torch.distributions.beta import Beta`,
+`torch.utils.dlpack.to_dlpack`, ... Each path imports under minitorch and gives the object the
+top-level name gives, and (where torch is installed) the same path exists in torch."""
+import importlib
+
+import numpy as np
+import pytest
+
+import minitorch
+
+PATHS = [
+    ("autograd.variable", "Variable", lambda m: m.autograd.Variable),
+    ("distributions.beta", "Beta", lambda m: m.distributions.Beta),
+    ("distributions.chi2", "Chi2", lambda m: m.distributions.Chi2),
+    ("utils.dlpack", "from_dlpack", lambda m: m.from_dlpack),
+    ("optim.lr_scheduler", "StepLR", lambda m: m.optim.lr_scheduler.StepLR),
+    ("distributions.normal", "Normal", lambda m: m.distributions.Normal),
+]
+
+
+@pytest.mark.parametrize("path,name,top", PATHS, ids=[p for p, _, _ in PATHS])
+def test_path_gives_the_top_level_object(path, name, top):
+    module = importlib.import_module("minitorch." + path)
+    assert getattr(module, name) is top(minitorch)
+    try:
+        import torch
+    except ImportError:
+        return
+    assert hasattr(importlib.import_module("torch." + path), name)
+
+
+def test_utils_dlpack_round_trip_shares_memory():
+    x = minitorch.arange(6.0).reshape(2, 3)
+    y = minitorch.utils.dlpack.from_dlpack(minitorch.utils.dlpack.to_dlpack(x))
+    y[0, 0] = 7.0
+    assert x[0, 0].item() == 7.0
+    z = minitorch.utils.dlpack.from_dlpack(np.arange(4.0))
+    np.testing.assert_array_equal(z.numpy(), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_variable_from_its_old_module_returns_a_tensor_that_records_gradients():
+    from minitorch.autograd.variable import Variable
+
+    v = Variable(minitorch.ones(2), requires_grad=True)
+    assert type(v) is minitorch.Tensor
+    (v * 3).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [3.0, 3.0])
+
+
+def test_beta_from_its_module_samples_in_the_unit_interval():
+    from minitorch.distributions.beta import Beta
+
+    minitorch.manual_seed(0)
+    s = Beta(minitorch.tensor([2.0]), minitorch.tensor([3.0])).sample((500,))
+    assert 0 < s.min().item() and s.max().item() < 1
+    assert abs(s.mean().item() - 0.4) < 0.05
