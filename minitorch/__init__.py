@@ -158,6 +158,7 @@ _memory_format.install(globals(), Tensor)  # memory_format, channels_last, ...; 
 
 _complex.install(globals(), Tensor)  # Tensor.real/.imag/conj/angle, minitorch.real/imag/conj/angle
 from ._stft import istft, stft  # noqa: E402
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 Tensor.stft, Tensor.istft = stft, istft
 
