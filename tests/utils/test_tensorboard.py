@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import minitorch
+from helpers import to_layout
 from minitorch.utils.tensorboard import SummaryWriter
 from minitorch.utils.tensorboard.summary import default_bins
-from tests.helpers import to_layout
 
 
 # ---- the reader ----------------------------------------------------------------------------
