@@ -2,7 +2,7 @@
 multiprocessing included), so `import minitorch` does not pay for it."""
 import importlib
 
-__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks"]
+__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks", "tensorboard"]
 
 
 def __getattr__(name: str):
