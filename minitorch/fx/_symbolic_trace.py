@@ -21,6 +21,7 @@ import builtins
 import functools
 import inspect
 import sys
+import threading
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -199,18 +200,27 @@ def _patch_functions(patcher: _Patcher, fn_globals: Optional[Dict[str, Any]]) ->
 
 
 def _patch_modules(patcher: _Patcher, tracer: "Tracer") -> None:
+    """Module calls and attribute reads go through the tracer, in the tracing thread only (a
+    module another thread runs meanwhile runs as usual)."""
     orig_call = Module.__call__
     orig_getattr = Module.__getattr__
     cache: Dict[str, Proxy] = {}
+    tracing_thread = threading.get_ident()
 
     def module_call(mod: Module, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() != tracing_thread:
+            return orig_call(mod, *args, **kwargs)
+
         def forward(*a: Any, **k: Any) -> Any:
             return orig_call(mod, *a, **k)
 
         return tracer.call_module(mod, forward, args, kwargs)
 
     def module_getattr(mod: Module, name: str) -> Any:
-        return tracer.getattr(name, orig_getattr(mod, name), cache)
+        value = orig_getattr(mod, name)
+        if threading.get_ident() != tracing_thread:
+            return value
+        return tracer.getattr(name, value, cache)
 
     patcher.set(Module, "__call__", module_call)
     patcher.set(Module, "__getattr__", module_getattr)
@@ -252,17 +262,26 @@ class Tracer(TracerBase):
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: Dict[str, Any]) -> Any:
         """A parameter (and, with proxy_buffer_attributes, a buffer) read as a module attribute
         becomes a get_attr Proxy; other attributes are returned as they are."""
-        kinds = [(Parameter, self.root.named_parameters)]
-        if self.proxy_buffer_attributes:
-            kinds.append((minitorch.Tensor, self.root.named_buffers))
-        for cls, named in kinds:
-            if isinstance(attr_val, cls):
-                for name, value in named():
-                    if value is attr_val:
-                        if name not in parameter_proxy_cache:
-                            parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
-                        return parameter_proxy_cache[name]
-        return attr_val
+        if isinstance(attr_val, Parameter):
+            names = self._attr_names("_param_names", self.root.named_parameters)
+        elif self.proxy_buffer_attributes and isinstance(attr_val, minitorch.Tensor):
+            names = self._attr_names("_buffer_names", self.root.named_buffers)
+        else:
+            return attr_val
+        name = names.get(id(attr_val))
+        if name is None:
+            return attr_val
+        if name not in parameter_proxy_cache:
+            parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+        return parameter_proxy_cache[name]
+
+    def _attr_names(self, slot: str, named: Callable[[], Any]) -> Dict[int, str]:
+        """id -> qualified name of the root's parameters (or buffers), made once per trace."""
+        table = self.__dict__.get(slot)
+        if table is None:
+            table = {id(v): k for k, v in named()}
+            self.__dict__[slot] = table
+        return table
 
     def create_arg(self, a: Any) -> Argument:
         """Besides TracerBase's forms: a submodule becomes its path as a get_attr, a parameter,
@@ -294,12 +313,14 @@ class Tracer(TracerBase):
                 if value is not None:
                     self.tensor_attrs[id(value)] = f"{prefix}.{name}" if prefix else name
 
-    def _placeholders(self, fn: Callable, skip_self: bool, concrete_args: Optional[Dict[str, Any]]) -> List[Any]:
-        """One placeholder per argument of fn; an argument given in concrete_args is that value
-        (kept as a placeholder with it as default, so callers may still pass it)."""
+    def _placeholders(self, fn: Callable, skip_self: bool,
+                      concrete_args: Optional[Dict[str, Any]]) -> Tuple[List[Any], Dict[str, Any]]:
+        """One placeholder per argument of fn, as positional values and keyword-only ones; an
+        argument given in concrete_args is that value (kept as a placeholder with it as default,
+        so callers may still pass it)."""
         concrete_args = dict(concrete_args or {})
         params = list(inspect.signature(fn).parameters.values())[1 if skip_self else 0:]
-        values = []
+        values: List[Any] = []
         for p in params:
             if p.kind is inspect.Parameter.VAR_KEYWORD or p.kind is inspect.Parameter.VAR_POSITIONAL:
                 raise NotImplementedError(f"symbolic_trace: *args and **kwargs parameters ({p.name}) are not supported")
@@ -315,7 +336,8 @@ class Tracer(TracerBase):
         if concrete_args:
             raise RuntimeError(f"concrete_args names arguments that {fn.__name__} does not take: "
                                f"{sorted(concrete_args)}")
-        return values
+        n_positional = sum(p.kind is not inspect.Parameter.KEYWORD_ONLY for p in params)
+        return values[:n_positional], {p.name: v for p, v in zip(params[n_positional:], values[n_positional:])}
 
     def trace(self, root: Any, concrete_args: Optional[Dict[str, Any]] = None) -> Graph:
         """Runs root's forward (or root itself, a function) on Proxies and returns the Graph."""
@@ -331,15 +353,17 @@ class Tracer(TracerBase):
             args_prefix = ()
         self.graph = Graph(tracer_cls=type(self))
         self.submodule_paths = None
+        self.__dict__.pop("_param_names", None)
+        self.__dict__.pop("_buffer_names", None)
         self._collect_tensor_attrs()
-        args = self._placeholders(fn, bool(args_prefix), concrete_args)
+        args, kwargs = self._placeholders(fn, bool(args_prefix), concrete_args)
         with _Patcher() as patcher:
             _patch_functions(patcher, fn_globals)
             for extra in self._autowrap_functions:
                 if fn_globals is not None and fn_globals.get(extra.__name__) is extra:
                     patcher.set(fn_globals, extra.__name__, _RecordingWrapper(extra))
             _patch_modules(patcher, self)
-            result = fn(*args_prefix, *args)
+            result = fn(*args_prefix, *args, **kwargs)
             self.create_node("output", "output", (self.create_arg(result),), {},
                              type_expr=fn.__annotations__.get("return"))
         self.submodule_paths = None

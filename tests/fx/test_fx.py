@@ -82,8 +82,37 @@ def make_models(lib):
             z = lib.cat([y, y * 2], dim=1)
             return z.flatten(1).sum(dim=1, keepdim=True), x.shape[1]
 
+    class Scaled(N.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = N.Conv2d(2, 2, 3, padding=1)
+            self.bn = N.BatchNorm2d(2)
+            self.register_buffer("scale", lib.full((1,), 0.5))
+
+        def forward(self, x):
+            return lib.relu(self.bn(self.conv(x)) * self.scale + x)
+
+    class Nested(N.Module):
+        """Non-leaf submodules in a Sequential, a buffer, a ModuleDict, slicing, a tensor made in
+        forward, a dict of outputs."""
+
+        def __init__(self):
+            super().__init__()
+            self.layer1 = N.Sequential(Scaled(), Scaled())
+            self.w = N.Parameter(lib.randn(2, 8))
+            self.head = N.ModuleDict({"fc": N.Linear(8, 3)})
+
+        def forward(self, x, mask=None):
+            x = self.layer1(x)
+            x = x.mean(dim=(2, 3))
+            y = lib.matmul(x, self.w)
+            y = y.reshape(x.shape[0], -1)[:, 1:]
+            y = lib.cat([y, y.new_zeros(y.shape[0], 1)], 1)
+            z = self.head["fc"](y) + lib.tensor([1.0, 2.0, 3.0])
+            return {"out": z, "neg": -z, "t": z.T}
+
     return {"mlp": (MLP, (2, 6)), "cnn": (SmallCNN, (2, 3, 8, 8)), "block": (BasicBlock, (2, 4, 6, 6)),
-            "methods": (Methods, (2, 4, 3))}
+            "methods": (Methods, (2, 4, 3)), "nested": (Nested, (2, 2, 4, 4))}
 
 
 MODELS = make_models(minitorch)
@@ -93,10 +122,14 @@ def _grads(module, x):
     return [p.grad.numpy().copy() for p in module.parameters()] + [x.grad.numpy().copy()]
 
 
+def _leaves(out):
+    return list(out.values()) if isinstance(out, dict) else list(out) if isinstance(out, tuple) else [out]
+
+
 def _run_with_grad(module, x_np):
     x = minitorch.tensor(x_np, requires_grad=True)
     out = module(x)
-    first = out[0] if isinstance(out, tuple) else out
+    first = _leaves(out)[0]
     weights = np.linspace(-1, 1, first.numel()).reshape(first.shape).astype(np.float32)
     (first * minitorch.tensor(weights)).sum().backward()
     return out, _grads(module, x)
@@ -115,17 +148,22 @@ def test_traced_model_matches_original_values_and_grads(name, mode):
     x_np = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     out_ref, grads_ref = _run_with_grad(model, x_np)
     out_fx, grads_fx = _run_with_grad(gm, x_np)
-    if isinstance(out_ref, tuple):
-        assert out_ref[1] == out_fx[1]
-        out_ref, out_fx = out_ref[0], out_fx[0]
-    np.testing.assert_allclose(out_fx.detach().numpy(), out_ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert type(out_fx) is type(out_ref) and len(_leaves(out_fx)) == len(_leaves(out_ref))
+    for a, b in zip(_leaves(out_fx), _leaves(out_ref)):
+        if isinstance(b, minitorch.Tensor):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+        else:
+            assert a == b
     assert len(grads_ref) == len(grads_fx)
     for g_ref, g_fx in zip(grads_ref, grads_fx):
         np.testing.assert_allclose(g_fx, g_ref, rtol=1e-4, atol=1e-6)
     # BatchNorm's running statistics moved the same way in train mode
-    for (k, v_ref), (k2, v_fx) in zip(model.state_dict().items(), gm.state_dict().items()):
-        assert k == k2
-        np.testing.assert_allclose(v_fx.detach().numpy(), v_ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # (the GraphModule holds what its graph names, plus the tensors made in forward as constants)
+    ref_state, fx_state = model.state_dict(), gm.state_dict()
+    assert all(k.startswith("_tensor_constant") for k in set(fx_state) - set(ref_state))
+    assert set(ref_state) <= set(fx_state)
+    for k, v_ref in ref_state.items():
+        np.testing.assert_allclose(fx_state[k].detach().numpy(), v_ref.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_graph_nodes_of_a_cnn():
@@ -614,3 +652,59 @@ def test_same_nodes_as_torch_fx(name):
     assert [len(n.users) for n in ours.graph.nodes] == [len(n.users) for n in theirs.graph.nodes]
     if name != "cnn":  # torch's F.relu records its defaults as kwargs (inplace = False); ours records the call
         assert ours.code == theirs.code
+
+
+# ---- the torch.fx documentation's examples ------------------------------------------------------------
+
+
+def test_docs_transform_retargets_nodes():
+    class M(nn.Module):
+        def forward(self, x, y, *, scale=1.0):
+            return minitorch.add(x, y) * scale
+
+    def transform(m, tracer_class=fx.Tracer):
+        graph = tracer_class().trace(m)
+        for node in graph.nodes:
+            if node.op == "call_function" and node.target == minitorch.add:
+                node.target = minitorch.mul
+        graph.lint()
+        return fx.GraphModule(m, graph)
+
+    gm = transform(M())
+    x, y = minitorch.randn(3), minitorch.randn(3)
+    np.testing.assert_allclose(gm(x, y, scale=2.0).detach().numpy(), (x * y * 2).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gm(x, y).detach().numpy(), (x * y).detach().numpy(), rtol=1e-6)
+
+
+def test_docs_decomposition_with_graph_appending_tracer():
+    def relu_decomposition(x):
+        return (x > 0) * x
+
+    decomposition_rules = {F.relu: relu_decomposition}
+
+    class M(nn.Module):
+        def forward(self, x):
+            return F.relu(x) + 1
+
+    model = M()
+    graph = fx.Tracer().trace(model)
+    new_graph = fx.Graph()
+    env = {}
+    tracer = fx.proxy.GraphAppendingTracer(new_graph)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in decomposition_rules:
+            proxy_args = [fx.Proxy(env[a.name], tracer) if isinstance(a, fx.Node) else a for a in node.args]
+            env[node.name] = decomposition_rules[node.target](*proxy_args).node
+        else:
+            env[node.name] = new_graph.node_copy(node, lambda a: env[a.name])
+    gm = fx.GraphModule(model, new_graph)
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [operator.gt, operator.mul, operator.add]
+    x = minitorch.tensor([-2.0, 0.5, 3.0])
+    np.testing.assert_allclose(gm(x).detach().numpy(), [1.0, 1.5, 4.0])
+
+
+def test_interpreter_error_names_the_node():
+    gm = fx.symbolic_trace(lambda x: minitorch.matmul(x, x))
+    with pytest.raises(RuntimeError) as info:
+        fx.Interpreter(gm).run(minitorch.randn(2, 3))
+    assert "While executing %matmul" in "".join(getattr(info.value, "__notes__", []))
