@@ -8,7 +8,8 @@ every call a Python-level check would cost every program, traced or not. So the 
 while a trace runs: _Patcher replaces the public functions of minitorch, minitorch.nn.functional,
 special, linalg and fft (and the same functions bound under other names in the traced forward's
 globals, and wrap()'d globals) with wrappers that record a call_function node when any argument,
-however nested, is a Proxy, and otherwise call the original. It also replaces nn.Module.__call__
+however nested, is a Proxy, and otherwise call the original; Tensor's public methods likewise
+record a call_method when a real tensor's method gets a Proxy (torch.ones(3).to(x.device)). It also replaces nn.Module.__call__
 (to route submodule calls through Tracer.call_module) and nn.Module.__getattr__ (so parameters
 read as attributes become get_attr nodes). Everything is restored when the trace ends, on errors
 too, so code outside a trace pays nothing. Nodes always name the original function as target.
@@ -33,7 +34,7 @@ from .graph import Graph
 from .node import Argument, map_aggregate
 from .proxy import Proxy, TracerBase
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing"]
 
 
 class _PHBase:
@@ -114,6 +115,30 @@ class _RecordingWrapper:
         return self if obj is None else types.MethodType(self, obj)
 
 
+class _RecordingMethod:
+    """Stands for a Tensor method during a trace: tensor.name(..., proxy, ...) is recorded as a
+    call_method node on the tensor (a constant of the graph); read from the class, it is the
+    original method."""
+
+    def __init__(self, name: str, fn: Any) -> None:
+        self.name = name
+        self.fn = fn
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self.fn
+        bound = self.fn.__get__(obj, objtype)
+        name = self.name
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            tracer = _proxy_tracer(args, kwargs)
+            if tracer is None:
+                return bound(*args, **kwargs)
+            return tracer.create_proxy("call_method", name, (obj,) + args, kwargs)
+
+        return call
+
+
 def _proxy_tracer(args: tuple, kwargs: dict) -> Optional[TracerBase]:
     for a in args:
         if isinstance(a, Proxy):
@@ -146,6 +171,14 @@ def wrap(fn_or_name: Any) -> Any:
         raise NotImplementedError("wrap must be called at the top level of a module")
     _wrapped_globals.append((frame.f_globals, name))
     return fn_or_name
+
+
+_tracing_depth = 0
+
+
+def is_fx_tracing() -> bool:
+    """Whether a symbolic trace is running."""
+    return _tracing_depth > 0
 
 
 class _Patcher:
@@ -182,7 +215,7 @@ class _Patcher:
 
 
 def _patch_functions(patcher: _Patcher, fn_globals: Optional[Dict[str, Any]]) -> None:
-    """Installs the recording wrappers (see the module docstring)."""
+    """Installs the recording wrappers (see the module docstring), Tensor methods' included."""
     _public_name(None)  # the name table is built from the unpatched namespaces
     wrappers: Dict[int, _RecordingWrapper] = {}
     for ns, _ in _namespaces():
@@ -193,6 +226,10 @@ def _patch_functions(patcher: _Patcher, fn_globals: Optional[Dict[str, Any]]) ->
         for name, value in list(fn_globals.items()):
             if id(value) in wrappers and wrappers[id(value)].fn is value:
                 patcher.set(fn_globals, name, wrappers[id(value)])
+    for name in dir(minitorch.Tensor):
+        method = getattr(minitorch.Tensor, name)
+        if not name.startswith("_") and (_is_function(method) or inspect.ismethoddescriptor(method)):
+            patcher.set(minitorch.Tensor, name, _RecordingMethod(name, method))
     for globals_, name in _wrapped_globals:
         fn = globals_.get(name, getattr(builtins, name, None))
         if fn is not None and not isinstance(fn, _RecordingWrapper):
@@ -357,13 +394,18 @@ class Tracer(TracerBase):
         self.__dict__.pop("_buffer_names", None)
         self._collect_tensor_attrs()
         args, kwargs = self._placeholders(fn, bool(args_prefix), concrete_args)
+        global _tracing_depth
+        _tracing_depth += 1
         with _Patcher() as patcher:
             _patch_functions(patcher, fn_globals)
             for extra in self._autowrap_functions:
                 if fn_globals is not None and fn_globals.get(extra.__name__) is extra:
                     patcher.set(fn_globals, extra.__name__, _RecordingWrapper(extra))
             _patch_modules(patcher, self)
-            result = fn(*args_prefix, *args, **kwargs)
+            try:
+                result = fn(*args_prefix, *args, **kwargs)
+            finally:
+                _tracing_depth -= 1
             self.create_node("output", "output", (self.create_arg(result),), {},
                              type_expr=fn.__annotations__.get("return"))
         self.submodule_paths = None

@@ -708,3 +708,20 @@ def test_interpreter_error_names_the_node():
     with pytest.raises(RuntimeError) as info:
         fx.Interpreter(gm).run(minitorch.randn(2, 3))
     assert "While executing %matmul" in "".join(getattr(info.value, "__notes__", []))
+
+
+def test_real_tensor_methods_and_factories_with_proxy_arguments():
+    class M(nn.Module):
+        def forward(self, x):
+            assert fx._symbolic_trace.is_fx_tracing() or not isinstance(x, fx.Proxy)
+            ramp = minitorch.arange(x.shape[-1], dtype=x.dtype)
+            return x + minitorch.ones(3).to(x.dtype) * ramp
+
+    tensor_class = dict(vars(minitorch.Tensor))
+    gm = fx.symbolic_trace(M())
+    ops = [(n.op, n.target if isinstance(n.target, str) else n.target.__name__) for n in gm.graph.nodes]
+    assert ("call_function", "arange") in ops and ("call_method", "to") in ops
+    assert ("get_attr", "_tensor_constant0") in ops and not fx._symbolic_trace.is_fx_tracing()
+    assert dict(vars(minitorch.Tensor)) == tensor_class  # the methods are back as they were
+    x = minitorch.randn(2, 3, dtype=minitorch.float64)
+    np.testing.assert_allclose(gm(x).numpy(), (x + minitorch.arange(3, dtype=minitorch.float64)).numpy())
