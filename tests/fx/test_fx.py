@@ -725,3 +725,17 @@ def test_real_tensor_methods_and_factories_with_proxy_arguments():
     assert dict(vars(minitorch.Tensor)) == tensor_class  # the methods are back as they were
     x = minitorch.randn(2, 3, dtype=minitorch.float64)
     np.testing.assert_allclose(gm(x).numpy(), (x + minitorch.arange(3, dtype=minitorch.float64)).numpy())
+
+
+def test_retrace_a_graph_module_and_transform_a_nested_model():
+    model = MODELS["nested"][0]().eval()
+    gm = fx.symbolic_trace(model)
+    again = fx.symbolic_trace(gm)
+    assert again.code == gm.code
+    moved = fx.Transformer(gm).transform()
+    x = minitorch.randn(*MODELS["nested"][1])
+    for other in (again, moved):
+        out, ref = other(x), model(x)
+        assert list(out) == ["out", "neg", "t"]
+        for k in out:
+            np.testing.assert_allclose(out[k].detach().numpy(), ref[k].detach().numpy(), rtol=1e-6)
