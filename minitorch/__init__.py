@@ -270,10 +270,10 @@ def adaptive_max_pool1d(input, output_size):
 
 
 def __getattr__(name: str):
-    """minitorch.hub is imported on first use: its urllib, zipfile and tempfile cost more than
-    the rest of `import minitorch` needs."""
-    if name == "hub":
+    """minitorch.hub (its urllib, zipfile and tempfile cost more than the rest of `import minitorch`
+    needs) and minitorch.fx are imported on first use."""
+    if name in ("hub", "fx"):
         import importlib
 
-        return importlib.import_module(".hub", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

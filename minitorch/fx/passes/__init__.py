@@ -1,0 +1,2 @@
+"""torch.fx.passes: analyses and rewrites over a GraphModule's graph."""
+from . import shape_prop  # noqa: F401
