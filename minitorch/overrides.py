@@ -1,10 +1,14 @@
 """torch.overrides: the __torch_function__ protocol's helpers, for classes that stand in for
 tensors and for functions written to accept them.
 
-minitorch's own Tensor and ops do not consult __torch_function__ (a Tensor subclass that defines
-it gets minitorch's ops as they are); these helpers let Python code written against PyTorch's
-protocol (a function that calls has_torch_function / handle_torch_function, a tensor-like class
-with a classmethod __torch_function__) run with minitorch unchanged.
+An op of the C core called with an argument it cannot take, where that argument (or an element
+of a list argument) is a tensor-like object (its class defines __torch_function__ and is not a
+Tensor), hands the call to that class's __torch_function__ with the public function
+(minitorch.mean, or Tensor.mean for a method), as PyTorch's ops do: _handle_op below, reached only
+from a call that failed to convert, so calls with tensors pay nothing for it. A Tensor subclass
+that defines __torch_function__ gets minitorch's ops as they are (its instances convert). These
+helpers let Python code written against PyTorch's protocol (a function that calls
+has_torch_function / handle_torch_function) run with minitorch unchanged.
 """
 from __future__ import annotations
 
@@ -68,19 +72,28 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable[Any], *a
     """Calls the __torch_function__ of the overriding arguments' classes, subclasses first, with
     (public_api, types, args, kwargs); the first result other than NotImplemented is returned."""
     chosen = _dispatch_order(relevant_args)
+    result = _first_answer(chosen, public_api, args, kwargs)
+    if result is not NotImplemented:
+        return result
+    name = f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
+                    f"{[type(a) for a in chosen]}")
+
+
+def _first_answer(chosen: List[Any], public_api: Callable, args: tuple, kwargs: dict) -> Any:
+    """The first result other than NotImplemented of the chosen arguments' __torch_function__,
+    or NotImplemented."""
     classes = tuple(type(a) for a in chosen)
     for arg in chosen:
         method = type(arg).__torch_function__
         if not isinstance(type(arg).__dict__.get("__torch_function__", classmethod(method)), classmethod):
             warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and will be an error "
-                          "in future, please define it as a classmethod.", DeprecationWarning, stacklevel=2)
+                          "in future, please define it as a classmethod.", DeprecationWarning, stacklevel=3)
             method = functools.partial(method, arg)
         result = method(public_api, classes, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = f"{public_api.__module__}.{public_api.__name__}"
-    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
-                    f"{[type(a) for a in chosen]}")
+    return NotImplemented
 
 
 def wrap_torch_function(dispatcher: Callable) -> Callable:
@@ -114,3 +127,29 @@ def is_tensor_method_or_property(func: Callable) -> bool:
 def get_ignored_functions() -> Set[Callable]:
     """The top-level functions that never dispatch to __torch_function__."""
     return {getattr(minitorch, n) for n in _IGNORED if hasattr(minitorch, n)}
+
+
+def _relevant(values: Iterable[Any]) -> List[Any]:
+    """The tensor-like values among values and the elements of list and tuple values."""
+    found = []
+    for v in values:
+        for item in (v if isinstance(v, (list, tuple)) else (v,)):
+            if not isinstance(item, minitorch.Tensor) and _overrides(item):
+                found.append(item)
+    return found
+
+
+def _handle_op(name: str, is_method: bool, args: tuple, kwargs: dict) -> Any:
+    """The call of the C core's op `name` (a Tensor method when is_method) that did not convert,
+    handed to its tensor-like arguments' __torch_function__ (csrc/python/args.c)."""
+    public = getattr(minitorch.Tensor, name, None) if is_method else getattr(minitorch, name, None)
+    if public is None:
+        public = getattr(minitorch._C, name)
+    chosen = _dispatch_order(_relevant(list(args) + list(kwargs.values())))
+    result = _first_answer(chosen, public, args, kwargs)
+    if result is not NotImplemented:
+        return result
+    handlers = "".join(f"  - tensor subclass {type(a)}\n" for a in chosen)
+    what = f"Tensor.{name}" if is_method else f"minitorch.{name}"
+    raise TypeError(f"Multiple dispatch failed for '{what}'; all __torch_function__ handlers returned "
+                    f"NotImplemented:\n\n{handlers}")
