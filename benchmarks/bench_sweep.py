@@ -1,0 +1,200 @@
+"""A sweep of everyday ops at the sizes models use: minitorch beside PyTorch and NumPy, in one
+process, at 1 and 2 threads (issue 21: no kernel slower than PyTorch's). Each case is one call
+(reductions, indexing, data movement, pointwise with scalars, random draws, norms, linear
+algebra, FFTs), the libraries alternating, best of the repeats. Quote ratios (the machine is shared);
+a case far above 1 names a kernel to look at.
+Run: PYTHONPATH=. python3 benchmarks/bench_sweep.py [--quick] [--threads 1,2] [--only NAME]
+"""
+import sys
+
+import numpy as np
+
+from bench_cpu import QUICK, alternate, arg, libraries, per_thread_count, print_row
+
+CASES = {
+ "sort 1M": lambda l, d: l.sort(d["V"]),
+ "topk 1M k=100": lambda l, d: l.topk(d["V"], 100),
+ "argsort rows": lambda l, d: l.argsort(d["A"], dim=1),
+ "cumsum 1M": lambda l, d: l.cumsum(d["V"], 0),
+ "cumsum dim0": lambda l, d: l.cumsum(d["A"], 0),
+ "sum dim0": lambda l, d: d["A"].sum(0),
+ "sum dim1": lambda l, d: d["A"].sum(1),
+ "mean all": lambda l, d: d["V"].mean(),
+ "var dim1": lambda l, d: d["A"].var(1),
+ "std all": lambda l, d: d["V"].std(),
+ "norm all": lambda l, d: d["V"].norm(),
+ "argmax dim1": lambda l, d: d["A"].argmax(1),
+ "max dim0": lambda l, d: d["A"].max(0),
+ "amax dim1": lambda l, d: d["A"].amax(1),
+ "softmax dim0": lambda l, d: l.softmax(d["A"], 0),
+ "softmax dim1": lambda l, d: l.softmax(d["A"], 1),
+ "log_softmax dim1": lambda l, d: l.log_softmax(d["A"], 1),
+ "transpose contig": lambda l, d: d["A"].t().contiguous(),
+ "permute 4d contig": lambda l, d: d["X4"].permute(0, 2, 3, 1).contiguous(),
+ "index_select": lambda l, d: l.index_select(d["A"], 0, d["IDX"]),
+ "gather": lambda l, d: l.gather(d["A"], 1, d["G"]),
+ "scatter_add": lambda l, d: l.zeros(512, 512).scatter_add_(1, d["G"], d["A"]),
+ "index_add": lambda l, d: l.zeros(512, 512).index_add_(0, d["IDX"][:512], d["A"]),
+ "advanced idx": lambda l, d: d["A"][d["IDX"]],
+ "mask select": lambda l, d: d["V"][d["V"] > 0],
+ "where": lambda l, d: l.where(d["V"] > 0, d["V"], 0.0),
+ "clamp": lambda l, d: d["V"].clamp(-0.5, 0.5),
+ "pow 2.5": lambda l, d: d["V"].abs().pow(2.5),
+ "sqrt": lambda l, d: d["V"].abs().sqrt(),
+ "sigmoid": lambda l, d: d["V"].sigmoid(),
+ "relu": lambda l, d: l.relu(d["V"]),
+ "gelu": lambda l, d: l.nn.functional.gelu(d["V"]),
+ "silu": lambda l, d: l.nn.functional.silu(d["V"]),
+ "div": lambda l, d: d["V"] / (d["V"] + 3),
+ "fmod": lambda l, d: l.fmod(d["V"], 0.3),
+ "remainder": lambda l, d: l.remainder(d["V"], 0.3),
+ "floor": lambda l, d: d["V"].floor(),
+ "round": lambda l, d: d["V"].round(),
+ "eq": lambda l, d: d["V"] == 0.5,
+ "bool any": lambda l, d: (d["V"] > 3).any(),
+ "to float64": lambda l, d: d["V"].double(),
+ "to int64": lambda l, d: d["V"].long(),
+ "cat dim0": lambda l, d: l.cat([d["A"], d["A"], d["A"]], 0),
+ "cat dim1": lambda l, d: l.cat([d["A"], d["A"], d["A"]], 1),
+ "stack": lambda l, d: l.stack([d["A"], d["A"]], 0),
+ "repeat": lambda l, d: d["A"].repeat(2, 2),
+ "expand contig": lambda l, d: d["A"][:1].expand(512, 512).contiguous(),
+ "flip": lambda l, d: l.flip(d["A"], [0, 1]),
+ "roll": lambda l, d: l.roll(d["A"], 3, 1),
+ "tril": lambda l, d: l.tril(d["A"]),
+ "pad reflect": lambda l, d: l.nn.functional.pad(d["X4"], (2, 2, 2, 2), mode="reflect"),
+ "pad const": lambda l, d: l.nn.functional.pad(d["X4"], (2, 2, 2, 2)),
+ "interp bilinear": lambda l, d: l.nn.functional.interpolate(d["X4"], scale_factor=2, mode="bilinear"),
+ "interp nearest": lambda l, d: l.nn.functional.interpolate(d["X4"], scale_factor=2, mode="nearest"),
+ "avg_pool2d": lambda l, d: l.nn.functional.avg_pool2d(d["X4"], 2),
+ "max_pool2d": lambda l, d: l.nn.functional.max_pool2d(d["X4"], 2),
+ "adaptive_avg": lambda l, d: l.nn.functional.adaptive_avg_pool2d(d["X4"], 1),
+ "batch_norm eval": lambda l, d: l.nn.functional.batch_norm(d["X4"], d["rm"], d["rv"], training=False),
+ "group_norm": lambda l, d: l.nn.functional.group_norm(d["X4"], 8),
+ "instance_norm": lambda l, d: l.nn.functional.instance_norm(d["X4"]),
+ "layer_norm": lambda l, d: l.nn.functional.layer_norm(d["A"], (512,)),
+ "bmm": lambda l, d: l.bmm(d["B3"], d["B3"]),
+ "matmul 4d": lambda l, d: d["B3"].view(4, 8, 64, 64) @ d["B3"].view(4, 8, 64, 64).transpose(-1, -2),
+ "einsum bij,bjk": lambda l, d: l.einsum("bij,bjk->bik", d["B3"], d["B3"]),
+ "mm 512": lambda l, d: d["A"] @ d["A"],
+ "mv": lambda l, d: d["A"] @ d["A"][0],
+ "outer": lambda l, d: l.outer(d["A"][0], d["A"][1]),
+ "cdist": lambda l, d: l.cdist(d["A"][:256], d["A"][256:]),
+ "embedding": lambda l, d: l.nn.functional.embedding(d["IDX"], d["A"]),
+ "one_hot": lambda l, d: l.nn.functional.one_hot(d["IDX"], 512),
+ "unfold": lambda l, d: l.nn.functional.unfold(d["X4"], 3, padding=1),
+ "pixel_shuffle": lambda l, d: l.nn.functional.pixel_shuffle(d["X4"], 2),
+ "unique": lambda l, d: l.unique(d["IDX"]),
+ "bincount": lambda l, d: l.bincount(d["IDX"]),
+ "histc": lambda l, d: l.histc(d["V"], 100),
+ "nonzero": lambda l, d: (d["V"] > 1).nonzero(),
+ "randn 1M": lambda l, d: l.randn(1 << 20),
+ "rand 1M": lambda l, d: l.rand(1 << 20),
+ "randperm 100k": lambda l, d: l.randperm(100000),
+ "multinomial": lambda l, d: l.multinomial(d["P"], 100, replacement=True),
+ "dropout": lambda l, d: l.nn.functional.dropout(d["V"], 0.5),
+ "mse_loss": lambda l, d: l.nn.functional.mse_loss(d["A"], d["A"].flip(0)),
+ "cross_entropy": lambda l, d: l.nn.functional.cross_entropy(d["A"], d["IDX"][:512]),
+ "sdpa": lambda l, d: l.nn.functional.scaled_dot_product_attention(d["Q"], d["Q"], d["Q"], is_causal=True),
+ "linalg.inv": lambda l, d: l.linalg.inv(d["S"]),
+ "linalg.solve": lambda l, d: l.linalg.solve(d["S"], d["A"][:256, :64]),
+ "cholesky": lambda l, d: l.linalg.cholesky(d["SPD"]),
+ "svd 128": lambda l, d: l.linalg.svd(d["S"][:128, :128]),
+ "eigh 128": lambda l, d: l.linalg.eigh(d["SPD"][:128, :128]),
+ "fft 1M": lambda l, d: l.fft.fft(d["V"]),
+ "rfft2": lambda l, d: l.fft.rfft2(d["A"]),
+}
+
+# NumPy's twin of a case, where NumPy has the op (the rest print "-")
+NUMPY = {
+    "sort 1M": lambda d: np.sort(d["V"]),
+    "cumsum 1M": lambda d: np.cumsum(d["V"]),
+    "cumsum dim0": lambda d: np.cumsum(d["A"], 0),
+    "sum dim0": lambda d: d["A"].sum(0),
+    "sum dim1": lambda d: d["A"].sum(1),
+    "mean all": lambda d: d["V"].mean(),
+    "var dim1": lambda d: d["A"].var(1, ddof=1),
+    "std all": lambda d: d["V"].std(ddof=1),
+    "norm all": lambda d: np.linalg.norm(d["V"]),
+    "argmax dim1": lambda d: d["A"].argmax(1),
+    "amax dim1": lambda d: d["A"].max(1),
+    "transpose contig": lambda d: np.ascontiguousarray(d["A"].T),
+    "permute 4d contig": lambda d: np.ascontiguousarray(d["X4"].transpose(0, 2, 3, 1)),
+    "index_select": lambda d: np.take(d["A"], d["IDX"], 0),
+    "gather": lambda d: np.take_along_axis(d["A"], d["G"], 1),
+    "advanced idx": lambda d: d["A"][d["IDX"]],
+    "mask select": lambda d: d["V"][d["V"] > 0],
+    "where": lambda d: np.where(d["V"] > 0, d["V"], np.float32(0)),
+    "clamp": lambda d: np.clip(d["V"], np.float32(-0.5), np.float32(0.5)),
+    "pow 2.5": lambda d: np.abs(d["V"]) ** np.float32(2.5),
+    "sqrt": lambda d: np.sqrt(np.abs(d["V"])),
+    "relu": lambda d: np.maximum(d["V"], np.float32(0)),
+    "div": lambda d: d["V"] / (d["V"] + np.float32(3)),
+    "fmod": lambda d: np.fmod(d["V"], np.float32(0.3)),
+    "remainder": lambda d: np.remainder(d["V"], np.float32(0.3)),
+    "floor": lambda d: np.floor(d["V"]),
+    "round": lambda d: np.round(d["V"]),
+    "eq": lambda d: d["V"] == np.float32(0.5),
+    "to float64": lambda d: d["V"].astype(np.float64),
+    "to int64": lambda d: d["V"].astype(np.int64),
+    "cat dim0": lambda d: np.concatenate([d["A"]] * 3, 0),
+    "cat dim1": lambda d: np.concatenate([d["A"]] * 3, 1),
+    "stack": lambda d: np.stack([d["A"], d["A"]], 0),
+    "repeat": lambda d: np.tile(d["A"], (2, 2)),
+    "flip": lambda d: np.ascontiguousarray(np.flip(d["A"], (0, 1))),
+    "roll": lambda d: np.roll(d["A"], 3, 1),
+    "tril": lambda d: np.tril(d["A"]),
+    "pad reflect": lambda d: np.pad(d["X4"], ((0, 0), (0, 0), (2, 2), (2, 2)), mode="reflect"),
+    "pad const": lambda d: np.pad(d["X4"], ((0, 0), (0, 0), (2, 2), (2, 2))),
+    "bmm": lambda d: d["B3"] @ d["B3"],
+    "mm 512": lambda d: d["A"] @ d["A"],
+    "mv": lambda d: d["A"] @ d["A"][0],
+    "outer": lambda d: np.outer(d["A"][0], d["A"][1]),
+    "embedding": lambda d: d["A"][d["IDX"]],
+    "unique": lambda d: np.unique(d["IDX"]),
+    "bincount": lambda d: np.bincount(d["IDX"]),
+    "nonzero": lambda d: np.argwhere(d["V"] > 1),
+    "linalg.inv": lambda d: np.linalg.inv(d["S"]),
+    "linalg.solve": lambda d: np.linalg.solve(d["S"], d["A"][:256, :64]),
+    "cholesky": lambda d: np.linalg.cholesky(d["SPD"]),
+    "svd 128": lambda d: np.linalg.svd(d["S"][:128, :128]),
+    "eigh 128": lambda d: np.linalg.eigh(d["SPD"][:128, :128]),
+    "fft 1M": lambda d: np.fft.fft(d["V"]),
+    "rfft2": lambda d: np.fft.rfft2(d["A"]),
+}
+
+
+def data(lib, seed=0):
+    """The cases' inputs, the same numbers for every library (lib None: the NumPy arrays)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((512, 512)).astype(np.float32)
+    s = a[:256, :256] + 16 * np.eye(256, dtype=np.float32)
+    arrays = {
+        "A": a, "V": rng.standard_normal(1 << 20).astype(np.float32),
+        "X4": rng.standard_normal((16, 32, 32, 32)).astype(np.float32), "IDX": rng.integers(0, 512, 4096),
+        "B3": rng.standard_normal((32, 64, 64)).astype(np.float32), "G": rng.integers(0, 512, (512, 512)),
+        "rm": np.zeros(32, np.float32), "rv": np.ones(32, np.float32), "P": np.full(1000, 1e-3, np.float32),
+        "Q": rng.standard_normal((4, 8, 128, 64)).astype(np.float32), "S": s, "SPD": s @ s.T,
+    }
+    return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
+
+
+def run_one(threads):
+    libs = libraries(threads)
+    libs["minitorch"].set_num_threads(threads)
+    inputs = {name: data(lib) for name, lib in libs.items()}
+    arrays = data(None)
+    only = arg("--only", "")
+    for label, case in CASES.items():
+        if only not in label:
+            continue
+        fns = {name: (lambda lib=lib, d=inputs[name]: case(lib, d)) for name, lib in libs.items()}
+        if label in NUMPY:
+            fns["numpy"] = lambda d=arrays: NUMPY[label](d)
+        print_row(threads, label, 20, alternate(fns, 3 if QUICK else 7), ("minitorch", "torch", "numpy"), 3)
+
+
+if __name__ == "__main__":
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<20} {'minitorch':>9} {'torch':>9} {'numpy':>9} {'mt/torch':>8}",
+        "(best time in ms over alternating repeats; the last column is minitorch's time over PyTorch's)"])
