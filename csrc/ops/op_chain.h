@@ -18,9 +18,11 @@
  *     `failed(&s, y, y) ? NULL : own(...)` when y is itself a step's result;
  *   - a gradient (a result handed to the caller) is written by give(), or by an op called
  *     into it while s has not failed: `if (s.st == MT_OK) { s.st = mt_op_mm(a, b, &gi[0]); }`;
- *   - static helpers take the caller's list (`tmp *s`) and return a step's result or NULL;
+ *   - static helpers take the caller's list (`tmp *s`) and return a step's result or NULL,
+ *     or, as chain() does, end the caller's chain: finish it and return its status, called
+ *     only as `return helper(&s, ...);`;
  *   - nothing else releases an intermediate: no mt_tensor_clear, no second scratch list.
- * tests/core/test_one_place.py checks the formula files keep to it.
+ * tests/core/test_formula_temporaries.py checks the formula files keep to it.
  *
  * Static inline: each file that includes it uses a few. No formula or op lives here. */
 #ifndef MT_OPS_OP_CHAIN_H
@@ -51,8 +53,8 @@ own(tmp *s, mt_status st, mt_tensor **out)
     if (st == MT_OK && s->n == TMP_INLINE + s->cap) {
         int cap = s->cap ? 2 * s->cap : TMP_INLINE;
         mt_tensor **more = realloc(s->more, sizeof(*more) * (size_t)cap);
-        if (more == NULL) {
-            mt_tensor_clear(&r);
+        if (more == NULL) { /* released, and *out no longer points at it */
+            mt_tensor_clear(out);
             st = mt_fail(MT_ENOMEM, "out of memory holding the intermediates of a chain of ops");
         } else {
             s->more = more;
