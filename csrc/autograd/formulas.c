@@ -5,7 +5,7 @@
  * the engine sums and casts them to each input's. */
 #include <string.h>
 
-#include "autograd/formulas.h"
+#include "autograd/formula_chain.h"
 
 static double
 scalar_or(mt_scalar s, double dflt)
@@ -75,31 +75,23 @@ mt_grad_neg(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* g where mask holds (where it does not, when pass is false), else 0: a select, not g * mask,
  * so that an inf or NaN gradient where it is 0 stays 0 */
-static mt_status
-masked(mt_tensor *g, mt_tensor *mask, bool pass, mt_tensor **out)
+static mt_tensor *
+masked(tmp *s, mt_tensor *g, mt_tensor *mask, bool pass)
 {
-    mt_tensor *zero = NULL;
-    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK) {
-        st = mt_op_where(mask, pass ? g : zero, pass ? zero : g, out);
-    }
-    mt_tensor_clear(&zero);
-    return st;
+    mt_tensor *r = NULL;
+    mt_tensor *zero = s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &r), &r);
+    return sel(s, mask, pass ? g : zero, pass ? zero : g);
 }
 
 // clamp_min(self, min): the gradient passes where self >= min
 mt_status
 mt_grad_clamp_min(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *lo = NULL, *mask = NULL;
-    mt_status st = mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &lo);
-    if (st == MT_OK && (st = mt_op_ge(self, lo, &mask)) == MT_OK) {
-        st = masked(g[0], mask, true, &gi[0]);
-    }
-    mt_tensor_clear(&lo);
-    mt_tensor_clear(&mask);
-    return st;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *lo = own(&s, mt_tensor_scalar(n->args.s[0], n->args.s[0].type, &r), &r);
+    give(&s, masked(&s, g[0], bin(&s, MT_OP_ge, n->saved[0], lo), true), &gi[0]);
+    return finish(&s);
 }
 
 // relu: the gradient is 0 where the result is <= 0 and passes elsewhere, NaN included
@@ -107,15 +99,11 @@ mt_grad_clamp_min(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_relu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *out = n->saved_out[0];
-    mt_tensor *zero = NULL, *mask = NULL;
-    mt_status st = mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &zero);
-    if (st == MT_OK && (st = mt_op_le(out, zero, &mask)) == MT_OK) {
-        st = masked(g[0], mask, false, &gi[0]);
-    }
-    mt_tensor_clear(&zero);
-    mt_tensor_clear(&mask);
-    return st;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *zero = own(&s, mt_tensor_scalar(mt_scalar_int(0), MT_INT64, &r), &r);
+    give(&s, masked(&s, g[0], bin(&s, MT_OP_le, n->saved_out[0], zero), false), &gi[0]);
+    return finish(&s);
 }
 
 /* ---- unary math with the result or the input saved ---- */
@@ -136,30 +124,22 @@ mt_grad_log(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
+    tmp s = {0};
     mt_tensor *out = n->saved_out[0];
-    mt_tensor *sq = NULL, *d = NULL;
-    mt_status st = mt_op_mul(out, out, &sq);
-    if (st == MT_OK && (st = mt_ag_by_conj(MT_OP_mul, g[0], sq, &d)) == MT_OK) {
-        st = mt_op_sub(g[0], d, mt_scalar_int(1), &gi[0]);
-    }
-    mt_tensor_clear(&sq);
-    mt_tensor_clear(&d);
-    return st;
+    mt_tensor *d = bin(&s, MT_OP_mul, g[0], conj_of(&s, bin(&s, MT_OP_mul, out, out)));
+    give(&s, bin(&s, MT_OP_sub, g[0], d), &gi[0]);
+    return finish(&s);
 }
 
 // sigmoid: g * conj(out * (1 - out)) = go - go * conj(out), go = g * conj(out)
 mt_status
 mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *out = n->saved_out[0];
-    mt_tensor *go = NULL, *goo = NULL;
-    mt_status st = mt_ag_by_conj(MT_OP_mul, g[0], out, &go);
-    if (st == MT_OK && (st = mt_ag_by_conj(MT_OP_mul, go, out, &goo)) == MT_OK) {
-        st = mt_op_sub(go, goo, mt_scalar_int(1), &gi[0]);
-    }
-    mt_tensor_clear(&go);
-    mt_tensor_clear(&goo);
-    return st;
+    tmp s = {0};
+    mt_tensor *out = conj_of(&s, n->saved_out[0]);
+    mt_tensor *go = bin(&s, MT_OP_mul, g[0], out);
+    give(&s, bin(&s, MT_OP_sub, go, bin(&s, MT_OP_mul, go, out)), &gi[0]);
+    return finish(&s);
 }
 
 /* ---- matrix products ---- */
@@ -180,21 +160,12 @@ column_major(const mt_tensor *m)
 static mt_status
 mm_t(mt_tensor *a, bool ta, mt_tensor *b, bool tb, bool tout, mt_tensor **out)
 {
-    mt_tensor *x = NULL, *y = NULL, *p = NULL;
-    mt_status st = ta ? mt_op_t(a, &x) : MT_OK;
-    if (st == MT_OK && tb) {
-        st = mt_op_t(b, &y);
-    }
-    if (st == MT_OK) {
-        st = mt_op_mm(ta ? x : a, tb ? y : b, tout ? &p : out);
-    }
-    if (st == MT_OK && tout) {
-        st = mt_op_t(p, out);
-    }
-    mt_tensor_clear(&x);
-    mt_tensor_clear(&y);
-    mt_tensor_clear(&p);
-    return st;
+    tmp s = {0};
+    mt_tensor *x = ta ? un(&s, MT_OP_t, a) : a;
+    mt_tensor *y = tb ? un(&s, MT_OP_t, b) : b;
+    mt_tensor *p = bin(&s, MT_OP_mm, x, y);
+    give(&s, tout ? un(&s, MT_OP_t, p) : p, out);
+    return finish(&s);
 }
 
 // mat1 (n, k), mat2 (k, m), g (n, m): d/dmat1 = g @ mat2^T, or (mat2 @ g^T)^T for a column-major mat1
@@ -221,18 +192,17 @@ mm_mat2_grad(mt_tensor *g, mt_tensor *mat1, mt_tensor *mat2, mt_tensor **out)
 mt_status
 mt_grad_addmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *p = NULL;
-    mt_status st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
+    tmp s = {0};
+    mt_tensor *m1 = n->saved[1], *m2 = n->saved[2], *r = NULL;
     double alpha = scalar_or(n->args.s[1], 1.0);
-    if (st == MT_OK && n->edges[1].node && (st = mm_mat1_grad(g[0], m1, m2, &p)) == MT_OK) {
-        st = times(p, alpha, &gi[1]);
+    s.st = times(g[0], scalar_or(n->args.s[0], 1.0), &gi[0]);
+    if (s.st == MT_OK && wants(n, 1)) {
+        give(&s, scaled(&s, own(&s, mm_mat1_grad(g[0], m1, m2, &r), &r), alpha), &gi[1]);
     }
-    mt_tensor_clear(&p);
-    if (st == MT_OK && n->edges[2].node && (st = mm_mat2_grad(g[0], m1, m2, &p)) == MT_OK) {
-        st = times(p, alpha, &gi[2]);
+    if (s.st == MT_OK && wants(n, 2)) {
+        give(&s, scaled(&s, own(&s, mm_mat2_grad(g[0], m1, m2, &r), &r), alpha), &gi[2]);
     }
-    mt_tensor_clear(&p);
-    return st;
+    return finish(&s);
 }
 
 // self (n, k), mat2 (k, m)
@@ -254,34 +224,33 @@ mt_grad_mm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_bmm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *t = NULL;
-    mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_op_transpose(mat2, 1, 2, &t)) == MT_OK) {
-        st = mt_op_bmm(g[0], t, &gi[0]);
+    tmp s = {0};
+    mt_tensor *self = n->saved[0], *mat2 = n->saved[1], *r = NULL;
+    if (wants(n, 0)) {
+        mt_tensor *t = own(&s, mt_op_transpose(mat2, 1, 2, &r), &r);
+        give(&s, bin(&s, MT_OP_bmm, g[0], t), &gi[0]);
     }
-    mt_tensor_clear(&t);
-    if (st == MT_OK && n->edges[1].node && (st = mt_op_transpose(self, 1, 2, &t)) == MT_OK) {
-        st = mt_op_bmm(t, g[0], &gi[1]);
+    if (s.st == MT_OK && wants(n, 1)) {
+        mt_tensor *t = own(&s, mt_op_transpose(self, 1, 2, &r), &r);
+        give(&s, bin(&s, MT_OP_bmm, t, g[0]), &gi[1]);
     }
-    mt_tensor_clear(&t);
-    return st;
+    return finish(&s);
 }
 
 // self (n, k), vec (k): d/dself = g (n) outer vec, d/dvec = self^T @ g
 mt_status
 mt_grad_mv(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0], *vec = n->saved[1], *col = NULL, *t = NULL;
-    mt_status st = MT_OK;
-    if (n->edges[0].node && (st = mt_op_unsqueeze(g[0], 1, &col)) == MT_OK) {
-        st = mt_op_mul(col, vec, &gi[0]);
+    tmp s = {0};
+    mt_tensor *self = n->saved[0], *vec = n->saved[1], *r = NULL;
+    if (wants(n, 0)) {
+        mt_tensor *col = own(&s, mt_op_unsqueeze(g[0], 1, &r), &r);
+        give(&s, bin(&s, MT_OP_mul, col, vec), &gi[0]);
     }
-    mt_tensor_clear(&col);
-    if (st == MT_OK && n->edges[1].node && (st = mt_op_t(self, &t)) == MT_OK) {
-        st = mt_op_mv(t, g[0], &gi[1]);
+    if (wants(n, 1)) {
+        give(&s, bin(&s, MT_OP_mv, un(&s, MT_OP_t, self), g[0]), &gi[1]);
     }
-    mt_tensor_clear(&t);
-    return st;
+    return finish(&s);
 }
 
 mt_status
@@ -313,13 +282,12 @@ spread(mt_node *n, const mt_intlist *dims, mt_tensor *g, mt_tensor **out)
     for (int d = 0; d < m->ndim; d++) {
         keep[d] = all || reduce[d] ? 1 : m->sizes[d];
     }
+    tmp s = {0};
     mt_tensor *r = NULL;
-    mt_status st = mt_op_reshape(g, m->ndim, keep, &r);
-    if (st == MT_OK) {
-        st = mt_ag_expand_to(r, m, out);
+    if (own(&s, mt_op_reshape(g, m->ndim, keep, &r), &r)) {
+        s.st = mt_ag_expand_to(r, m, out);
     }
-    mt_tensor_clear(&r);
-    return st;
+    return finish(&s);
 }
 
 mt_status
@@ -336,17 +304,15 @@ mt_grad_mean(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     int64_t in = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
     int64_t out = mt_numel(n->out_meta[0].ndim, n->out_meta[0].sizes);
-    mt_tensor *spread_g = NULL, *count = NULL;
-    mt_status st = spread(n, &n->args.l[0], g[0], &spread_g);
-    if (st == MT_OK) {
-        st = mt_tensor_scalar(mt_scalar_int(out ? in / out : 0), MT_INT64, &count);
-    }
-    if (st == MT_OK) {
-        st = mt_op_div(spread_g, count, NULL, &gi[0]);
-    }
-    mt_tensor_clear(&spread_g);
-    mt_tensor_clear(&count);
-    return st;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *spread_g = own(&s, spread(n, &n->args.l[0], g[0], &r), &r);
+    mt_tensor *count = s.st ? NULL
+                            : own(&s,
+                                  mt_tensor_scalar(mt_scalar_int(out ? in / out : 0), MT_INT64, &r),
+                                  &r);
+    give(&s, bin(&s, MT_OP_div, spread_g, count), &gi[0]);
+    return finish(&s);
 }
 
 /* ---- views and copies ---- */
@@ -416,22 +382,14 @@ embed_part(mt_node *n, mt_tensor *z, mt_op view, mt_tensor **part)
 mt_status
 mt_ags_embed(mt_node *n, mt_tensor *g, mt_op view, mt_tensor **out)
 {
-    mt_tensor *z = NULL, *part = NULL;
-    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
-    if (st) {
-        return st;
+    tmp s = {0};
+    mt_tensor *z = zeros_of(&s, &n->in_meta[0]), *r = NULL;
+    mt_tensor *part = s.st ? NULL : own(&s, embed_part(n, z, view, &r), &r);
+    if (part) {
+        s.st = view == MT_OP_trace ? mt_op_fill_(part, g, NULL) : mt_op_copy_(part, g, NULL);
     }
-    st = embed_part(n, z, view, &part);
-    if (st == MT_OK) {
-        st = view == MT_OP_trace ? mt_op_fill_(part, g, NULL) : mt_op_copy_(part, g, NULL);
-    }
-    mt_tensor_clear(&part);
-    if (st) {
-        mt_tensor_release(z);
-        return st;
-    }
-    *out = z;
-    return MT_OK;
+    give(&s, z, out);
+    return finish(&s);
 }
 
 mt_status
@@ -491,21 +449,16 @@ mt_grad_fill(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_mse_loss(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *target = n->saved[1];
-    mt_tensor *diff = NULL, *scaled = NULL;
-    mt_status st = mt_op_sub(self, target, mt_scalar_int(1), &diff);
-    int64_t numel = st ? 0 : mt_tensor_numel(diff);
+    tmp s = {0};
+    mt_tensor *diff = bin(&s, MT_OP_sub, n->saved[0], n->saved[1]);
+    int64_t numel = diff ? mt_tensor_numel(diff) : 0;
     double k = n->args.i[0] == 1 ? 2.0 / (double)(numel ? numel : 1) : 2.0;
-    if (st == MT_OK && (st = mt_ag_scale(diff, k, &scaled)) == MT_OK) {
-        st = mt_op_mul(scaled, g[0], &gi[0]);
+    mt_tensor *gs = bin(&s, MT_OP_mul, bin(&s, MT_OP_mul, diff, num(&s, k)), g[0]);
+    give(&s, gs, &gi[0]);
+    if (wants(n, 1)) {
+        give(&s, un(&s, MT_OP_neg, gs), &gi[1]);
     }
-    if (st == MT_OK && n->edges[1].node) {
-        st = mt_op_neg(gi[0], &gi[1]);
-    }
-    mt_tensor_clear(&diff);
-    mt_tensor_clear(&scaled);
-    return st;
+    return finish(&s);
 }
 
 // stack(tensors, dim): input k's gradient is g's slice k along dim

@@ -123,13 +123,12 @@ mt_grad_glu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *x = n->saved[0], *r = NULL;
     int dim;
     if ((s.st = mt_wrap_dim(n->args.i[0], x->ndim, &dim))) {
-        return s.st;
+        return finish(&s);
     }
     int64_t h = x->sizes[dim] / 2;
-    mt_status st = mt_op_narrow(x, dim, 0, h, &r);
-    mt_tensor *a = own(&s, st, &r);
-    st = s.st ? s.st : mt_op_narrow(x, dim, h, h, &r);
-    mt_tensor *sig = un(&s, MT_OP_sigmoid, own(&s, st, &r));
+    mt_tensor *a = own(&s, mt_op_narrow(x, dim, 0, h, &r), &r);
+    mt_tensor *b = s.st ? NULL : own(&s, mt_op_narrow(x, dim, h, h, &r), &r);
+    mt_tensor *sig = un(&s, MT_OP_sigmoid, b);
     mt_tensor *halves[2];
     halves[0] = bin(&s, MT_OP_mul, g[0], sig);
     mt_tensor *dsig = bin(&s, MT_OP_mul, sig, bin(&s, MT_OP_sub, num(&s, 1.0), sig));
@@ -171,20 +170,18 @@ backward_op_grads(mt_node *n, mt_tensor *g, mt_status st, mt_tensor *r, self_ter
                   mt_tensor **gi)
 {
     tmp s = {0};
-    if (st == MT_OK && wants(n, 0)) {
-        gi[0] = r;
-        r = NULL;
+    r = own(&s, st, &r);
+    if (r && wants(n, 0)) {
+        give(&s, r, &gi[0]);
     }
-    if (st == MT_OK && wants(n, 1)) {
+    if (s.st == MT_OK && wants(n, 1)) {
         if (self_term) {
             give(&s, self_term(&s, n, bin(&s, MT_OP_mul, g, n->saved[0]), n->saved[1]), &gi[1]);
         } else {
-            st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
+            s.st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
         }
     }
-    mt_tensor_clear(&r);
-    mt_status fs = finish(&s);
-    return st ? st : fs;
+    return finish(&s);
 }
 
 mt_status

@@ -17,7 +17,7 @@ mt_grad__scaled_dot_product_flash_attention_for_cpu(mt_node *n, mt_tensor *const
     tmp s = {0};
     mt_tensor *p = own(&s, mt_attention_probs(q, k, n->saved[3], n->args.b[0], scale, &r), &r);
     mt_tensor *pt = failed(&s, p, p) ? NULL : own(&s, mt_op_transpose(p, -2, -1, &r), &r);
-    mt_tensor *vt = own(&s, mt_op_transpose(v, -2, -1, &r), &r);
+    mt_tensor *vt = s.st ? NULL : own(&s, mt_op_transpose(v, -2, -1, &r), &r);
     mt_tensor *dp = bin(&s, MT_OP_matmul, g[0], vt);
     mt_tensor *dpp = bin(&s, MT_OP_mul, dp, p);
     mt_tensor *rows = failed(&s, dpp, dpp) ? NULL

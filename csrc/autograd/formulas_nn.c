@@ -7,19 +7,9 @@
  * no row: their pieces record. Node names are PyTorch's. */
 #include <string.h>
 
-#include "autograd/formulas.h"
 #include "autograd/formula_chain.h"
 #include "ops/front.h" /* mt_pool_nd */
 #include "ops/nn.h"
-#define SCRATCH 8 /* the most intermediates one formula here holds */
-
-static void
-release_all(mt_tensor **t, int k)
-{
-    for (int i = 0; i < k; i++) {
-        mt_tensor_clear(&t[i]);
-    }
-}
 
 /* ---- convolution ---- */
 
@@ -162,7 +152,7 @@ mt_grad_adaptive_max_pool(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 static mt_status
 autograd_max_pool(mt_args *a, mt_op op, mt_op with_indices)
 {
-    mt_tensor *x = a->t[0], *idx = NULL;
+    mt_tensor *x = a->t[0];
     if (!mt_tensor_requires_grad(x) || !mt_dtype_is_float(x->dtype)) {
         return mt_redispatch(op, a, MT_KEY_AUTOGRAD);
     }
@@ -172,10 +162,12 @@ autograd_max_pool(mt_args *a, mt_op op, mt_op with_indices)
                         mt_tensor **) = with_indices == MT_OP_max_pool3d_with_indices
                                             ? mt_op_max_pool3d_with_indices
                                             : mt_op_max_pool2d_with_indices;
+    tmp s = {0};
+    mt_tensor *idx = NULL; /* the node the op records keeps them */
     mt_status st = record(x, k->n, k->v, stride->n, mt_op_ints(stride), padding->n, padding->v,
                           dilation->n, dilation->v, a->b[0], &a->out[0], &idx);
-    mt_tensor_clear(&idx);
-    return st;
+    own(&s, st, &idx);
+    return finish(&s);
 }
 
 mt_status
@@ -196,23 +188,21 @@ mt_autograd_max_pool3d(mt_args *a)
 mt_status
 mt_grad_max_pool_with_indices_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *idx = n->saved[2], *flat_g = NULL, *flat_i = NULL, *picked = NULL;
+    mt_tensor *idx = n->saved[2], *r = NULL;
     const int nd = pool_nd(n);
-    mt_status st = MT_OK;
-    if (n->edges[0].node) {
-        if ((st = mt_op_flatten(g[0], -nd, -1, &flat_g)) == MT_OK &&
-            (st = mt_op_flatten(idx, -nd, -1, &flat_i)) == MT_OK &&
-            (st = mt_op_gather(flat_g, -1, flat_i, &picked)) == MT_OK) {
-            st = mt_op_view_as(picked, idx, &gi[0]);
+    tmp s = {0};
+    if (wants(n, 0)) {
+        mt_tensor *flat_g = own(&s, mt_op_flatten(g[0], -nd, -1, &r), &r);
+        mt_tensor *flat_i = s.st ? NULL : own(&s, mt_op_flatten(idx, -nd, -1, &r), &r);
+        mt_tensor *picked = s.st ? NULL : own(&s, mt_op_gather(flat_g, -1, flat_i, &r), &r);
+        if (picked) {
+            s.st = mt_op_view_as(picked, idx, &gi[0]);
         }
     }
-    if (st == MT_OK && n->edges[1].node) {
-        st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
+    if (s.st == MT_OK && wants(n, 1)) {
+        s.st = mt_ag_zeros(&n->in_meta[1], &gi[1]);
     }
-    mt_tensor_clear(&flat_g);
-    mt_tensor_clear(&flat_i);
-    mt_tensor_clear(&picked);
-    return st;
+    return finish(&s);
 }
 
 // avg_pool2d/3d: input (N, C, [D,] H, W) or (C, [D,] H, W); the backward op takes the forward's
@@ -391,9 +381,10 @@ layer_norm_ops(mt_node *n, mt_tensor *g, double eps, mt_tensor **gi)
     tmp s = {0};
     mt_tensor *mean = NULL, *rstd = NULL;
     batch_stats(&s, &p, eps, &mean, &rstd);
-    mt_status st = s.st ? MT_OK : norm_backward_ops(n, &p, g, mean, rstd, true, gi);
-    mt_status fs = finish(&s);
-    return fs ? fs : st;
+    if (s.st == MT_OK) {
+        s.st = norm_backward_ops(n, &p, g, mean, rstd, true, gi);
+    }
+    return finish(&s);
 }
 
 // input (*, normalized_shape), weight and bias (normalized_shape) or None; the backward op
@@ -431,17 +422,19 @@ mt_grad_native_layer_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_autograd_layer_norm(mt_args *a)
 {
-    mt_tensor *x = a->t[0], *stats[2] = {NULL, NULL};
+    mt_tensor *x = a->t[0];
     if (mt_tensor_device(x).type != MT_CPU || (x->dtype != MT_FLOAT32 && x->dtype != MT_FLOAT64)) {
         return mt_autograd_record_call(MT_OP_layer_norm, a);
     }
     const mt_intlist *shape = &a->l[0];
     double eps = mt_scalar_is_none(a->s[0]) ? 1e-5 : mt_scalar_to_double(a->s[0]);
+    tmp s = {0};
+    mt_tensor *mean = NULL, *rstd = NULL; /* the node the op records keeps them */
     mt_status st = mt_op_native_layer_norm(x, shape->n, shape->v, a->t[1], a->t[2], eps, &a->out[0],
-                                           &stats[0], &stats[1]);
-    mt_tensor_clear(&stats[0]);
-    mt_tensor_clear(&stats[1]);
-    return st;
+                                           &mean, &rstd);
+    own(&s, st, &mean);
+    own(&s, st, &rstd);
+    return finish(&s);
 }
 
 void
@@ -478,13 +471,14 @@ batch_norm_ops(mt_node *n, mt_tensor *g, bool training, mt_tensor **gi)
     if (batch) {
         batch_stats(&s, &p, eps, &mean, &rstd);
     } else {
-        mean = own(&s, mt_op_view(rm, x->ndim, column, &r), &r);
+        mean = s.st ? NULL : own(&s, mt_op_view(rm, x->ndim, column, &r), &r);
         mt_tensor *var = s.st ? NULL : own(&s, mt_op_view(rv, x->ndim, column, &r), &r);
         rstd = un(&s, MT_OP_rsqrt, bin(&s, MT_OP_add, var, num(&s, eps)));
     }
-    mt_status st = s.st ? MT_OK : norm_backward_ops(n, &p, g, mean, rstd, batch, gi);
-    mt_status fs = finish(&s);
-    return fs ? fs : st;
+    if (s.st == MT_OK) {
+        s.st = norm_backward_ops(n, &p, g, mean, rstd, batch, gi);
+    }
+    return finish(&s);
 }
 
 // group_norm: input (N, C, *), weight and bias (C) or None, as one node (PyTorch's
@@ -604,26 +598,20 @@ mt_grad_nll_loss_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return st;
 }
 
-/* *out = d * g, times weight when given, divided by the input's numel for the mean: the common
- * tail of the binary cross entropies' gradients (takes the reference to d). */
-static mt_status
-loss_tail(mt_node *n, mt_tensor *d, mt_tensor *g, mt_tensor *weight, mt_tensor **out)
+/* d * g, times weight when given, divided by the input's numel for the mean: the common tail of
+ * the binary cross entropies' gradients */
+static mt_tensor *
+loss_tail(tmp *s, const mt_node *n, mt_tensor *d, mt_tensor *g, mt_tensor *weight)
 {
-    mt_tensor *t[3] = {d, NULL, NULL}, *cur = d;
-    mt_status st = mt_op_mul(cur, g, &t[1]);
-    cur = t[1];
-    if (st == MT_OK && weight) {
-        st = mt_op_mul(cur, weight, &t[2]);
-        cur = t[2];
+    mt_tensor *cur = bin(s, MT_OP_mul, d, g);
+    if (weight) {
+        cur = bin(s, MT_OP_mul, cur, weight);
     }
-    if (st == MT_OK && n->args.i[0] == MT_REDUCTION_MEAN) {
+    if (n->args.i[0] == MT_REDUCTION_MEAN) {
         int64_t numel = mt_numel(n->in_meta[0].ndim, n->in_meta[0].sizes);
-        st = mt_ag_scale(cur, 1.0 / (double)numel, out);
-    } else if (st == MT_OK) {
-        *out = mt_tensor_retain(cur);
+        cur = bin(s, MT_OP_mul, cur, num(s, 1.0 / (double)numel));
     }
-    release_all(t, 3);
-    return st;
+    return cur;
 }
 
 // self, target (one shape) probabilities, weight or None. PyTorch's: d self =
@@ -631,52 +619,34 @@ loss_tail(mt_node *n, mt_tensor *d, mt_tensor *g, mt_tensor *weight, mt_tensor *
 mt_status
 mt_grad_binary_cross_entropy(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *s[SCRATCH] = {NULL};
-    mt_status st = MT_OK;
-    if (n->edges[0].node) {
-        if ((st = mt_op_mul(x, x, &s[0])) || (st = mt_op_sub(x, s[0], mt_scalar_int(1), &s[1])) ||
-            (st = mt_op_clamp_min(s[1], mt_scalar_float(1e-12), &s[2])) ||
-            (st = mt_op_sub(x, t, mt_scalar_int(1), &s[3])) ||
-            (st = mt_op_div(s[3], s[2], NULL, &s[4]))) {
-            goto out_release;
-        }
-        st = loss_tail(n, s[4], g[0], w, &gi[0]);
-        s[4] = NULL;
-        if (st) {
-            goto out_release;
-        }
+    mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *r = NULL;
+    tmp s = {0};
+    if (wants(n, 0)) {
+        mt_tensor *var = bin(&s, MT_OP_sub, x, bin(&s, MT_OP_mul, x, x));
+        mt_tensor *den = failed(&s, var, var)
+                             ? NULL
+                             : own(&s, mt_op_clamp_min(var, mt_scalar_float(1e-12), &r), &r);
+        mt_tensor *d = bin(&s, MT_OP_div, bin(&s, MT_OP_sub, x, t), den);
+        give(&s, loss_tail(&s, n, d, g[0], w), &gi[0]);
     }
-    if (n->edges[1].node) {
+    if (wants(n, 1)) {
         /* -logit(x) = log1p(-x) - log(x) */
-        if ((st = mt_op_neg(x, &s[5])) || (st = mt_op_log1p(s[5], &s[6])) ||
-            (st = mt_op_log(x, &s[7]))) {
-            goto out_release;
-        }
-        mt_tensor *d = NULL;
-        if ((st = mt_op_sub(s[6], s[7], mt_scalar_int(1), &d)) == MT_OK) {
-            st = loss_tail(n, d, g[0], w, &gi[1]);
-        }
+        mt_tensor *l1p = un(&s, MT_OP_log1p, un(&s, MT_OP_neg, x));
+        mt_tensor *d = bin(&s, MT_OP_sub, l1p, un(&s, MT_OP_log, x));
+        give(&s, loss_tail(&s, n, d, g[0], w), &gi[1]);
     }
-out_release:
-    release_all(s, SCRATCH);
-    return st;
+    return finish(&s);
 }
 
-/* *out = log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which never overflows. */
-static mt_status
-log_sigmoid(mt_tensor *x, mt_tensor **out)
+/* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which never overflows */
+static mt_tensor *
+log_sigmoid(tmp *s, mt_tensor *x)
 {
-    mt_tensor *s[4] = {NULL};
-    mt_status st;
-    if ((st = mt_op_abs(x, &s[0])) == MT_OK && (st = mt_op_neg(s[0], &s[1])) == MT_OK &&
-        (st = mt_op_exp(s[1], &s[2])) == MT_OK && (st = mt_op_log1p(s[2], &s[3])) == MT_OK) {
-        mt_tensor_clear(&s[0]);
-        if ((st = mt_op_clamp_max(x, mt_scalar_float(0.0), &s[0])) == MT_OK) {
-            st = mt_op_sub(s[0], s[3], mt_scalar_int(1), out);
-        }
-    }
-    release_all(s, 4);
-    return st;
+    mt_tensor *l1p = un(s, MT_OP_log1p, un(s, MT_OP_exp, un(s, MT_OP_neg, un(s, MT_OP_abs, x))));
+    mt_tensor *r = NULL;
+    mt_tensor *lo = failed(s, l1p, x) ? NULL
+                                      : own(s, mt_op_clamp_max(x, mt_scalar_float(0.0), &r), &r);
+    return bin(s, MT_OP_sub, lo, l1p);
 }
 
 // self (logits), target (one shape), weight, pos_weight or None. PyTorch's: with pw,
@@ -686,47 +656,33 @@ mt_status
 mt_grad_binary_cross_entropy_with_logits(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *x = n->saved[0], *t = n->saved[1], *w = n->saved[2], *pw = n->saved[3];
-    mt_tensor *s[SCRATCH] = {NULL}, *one = NULL;
-    mt_status st = pw ? mt_ags_number(1.0, &one) : MT_OK;
-    mt_tensor *d = NULL;
-    if (st == MT_OK && n->edges[0].node) {
-        if ((st = mt_op_sigmoid(x, &s[0]))) {
-            goto out_release;
-        }
+    tmp s = {0};
+    mt_tensor *one = pw ? number_of(&s, 1.0) : NULL;
+    if (wants(n, 0)) {
+        mt_tensor *sig = un(&s, MT_OP_sigmoid, x), *d;
         if (pw == NULL) {
-            st = mt_op_sub(s[0], t, mt_scalar_int(1), &d);
-        } else if ((st = mt_op_mul(pw, t, &s[1])) == MT_OK &&
-                   (st = mt_op_sub(s[1], t, mt_scalar_int(1), &s[2])) == MT_OK &&
-                   (st = mt_op_add(s[2], one, mt_scalar_int(1), &s[3])) == MT_OK &&
-                   (st = mt_op_mul(s[3], s[0], &s[4])) == MT_OK) {
-            st = mt_op_sub(s[4], s[1], mt_scalar_int(1), &d);
+            d = bin(&s, MT_OP_sub, sig, t);
+        } else {
+            mt_tensor *pt = bin(&s, MT_OP_mul, pw, t);
+            mt_tensor *k = bin(&s, MT_OP_add, bin(&s, MT_OP_sub, pt, t), one);
+            d = bin(&s, MT_OP_sub, bin(&s, MT_OP_mul, k, sig), pt);
         }
-        if (st || (st = loss_tail(n, d, g[0], w, &gi[0]))) {
-            goto out_release;
-        }
+        give(&s, loss_tail(&s, n, d, g[0], w), &gi[0]);
     }
-    if (st == MT_OK && n->edges[1].node) {
-        d = NULL;
+    if (wants(n, 1)) {
+        mt_tensor *d;
         if (pw == NULL) {
-            st = mt_op_neg(x, &d);
-        } else if ((st = log_sigmoid(x, &s[5])) == MT_OK && (st = mt_op_neg(x, &s[6])) == MT_OK &&
-                   (st = log_sigmoid(s[6], &s[7])) == MT_OK) {
+            d = un(&s, MT_OP_neg, x);
+        } else {
             /* PyTorch's form, log_sigmoid(-x) - pos_weight log_sigmoid(x): at x = -inf it is
              * +inf, where (1 - pos_weight) log_sigmoid(x) - x, equal elsewhere, is inf - inf */
-            mt_tensor *p = NULL;
-            if ((st = mt_op_mul(pw, s[5], &p)) == MT_OK) {
-                st = mt_op_sub(s[7], p, mt_scalar_int(1), &d);
-                mt_tensor_release(p);
-            }
+            mt_tensor *ls = log_sigmoid(&s, x);
+            mt_tensor *ls_neg = log_sigmoid(&s, un(&s, MT_OP_neg, x));
+            d = bin(&s, MT_OP_sub, ls_neg, bin(&s, MT_OP_mul, pw, ls));
         }
-        if (st == MT_OK) {
-            st = loss_tail(n, d, g[0], w, &gi[1]);
-        }
+        give(&s, loss_tail(&s, n, d, g[0], w), &gi[1]);
     }
-out_release:
-    release_all(s, SCRATCH);
-    mt_tensor_clear(&one);
-    return st;
+    return finish(&s);
 }
 
 /* ---- padding and the losses ---- */
@@ -750,34 +706,29 @@ pad_index_backward(mt_node *n, mt_tensor *g, mt_pad_mode mode, mt_tensor **out)
 {
     const mt_intlist *pad = &n->args.l[0];
     const mt_meta *in = &n->in_meta[0];
-    mt_tensor *cur = mt_tensor_retain(g), *t[4] = {NULL};
-    mt_status st = MT_OK;
-    for (int k = pad->n / 2 - 1; k >= 0 && st == MT_OK; k--) {
+    tmp s = {0};
+    mt_tensor *cur = g, *r = NULL;
+    for (int k = pad->n / 2 - 1; k >= 0 && s.st == MT_OK; k--) {
         int dim = in->ndim - 1 - k;
         int64_t view[MT_MAX_DIMS], shape[MT_MAX_DIMS];
         for (int d = 0; d < cur->ndim; d++) {
             view[d] = d == dim ? cur->sizes[d] : 1;
             shape[d] = d == dim ? in->sizes[d] : cur->sizes[d];
         }
-        if ((st = mt_pad_index(mode, in->sizes[dim], pad->v[2 * k], pad->v[2 * k + 1], in->device,
-                               &t[0])) == MT_OK &&
-            (st = mt_op_reshape(t[0], cur->ndim, view, &t[1])) == MT_OK &&
-            (st = mt_op_expand(t[1], cur->ndim, cur->sizes, &t[2])) == MT_OK &&
-            (st = mt_op_zeros(cur->ndim, shape, cur->dtype, in->device, false, &t[3])) == MT_OK) {
-            mt_tensor *next = NULL;
-            if ((st = mt_op_scatter_add(t[3], dim, t[2], cur, &next)) == MT_OK) {
-                mt_tensor_release(cur);
-                cur = next;
-            }
-        }
-        release_all(t, 4);
+        mt_tensor *idx = own(&s,
+                             mt_pad_index(mode, in->sizes[dim], pad->v[2 * k], pad->v[2 * k + 1],
+                                          in->device, &r),
+                             &r);
+        mt_tensor *col = s.st ? NULL : own(&s, mt_op_reshape(idx, cur->ndim, view, &r), &r);
+        mt_tensor *wide = s.st ? NULL : own(&s, mt_op_expand(col, cur->ndim, cur->sizes, &r), &r);
+        mt_tensor *z = s.st ? NULL
+                            : own(&s,
+                                  mt_op_zeros(cur->ndim, shape, cur->dtype, in->device, false, &r),
+                                  &r);
+        cur = s.st ? NULL : own(&s, mt_op_scatter_add(z, dim, wide, cur, &r), &r);
     }
-    if (st) {
-        mt_tensor_release(cur);
-        return st;
-    }
-    *out = cur;
-    return MT_OK;
+    give(&s, cur, out);
+    return finish(&s);
 }
 
 // reflection_pad{1,2,3}d(self, padding)

@@ -5,59 +5,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas.h"
+#include "autograd/formula_chain.h"
 
-static mt_status
-mul(mt_tensor *x, mt_tensor *y, mt_tensor **out)
+static mt_tensor *
+ones(tmp *s, const mt_tensor *like, int ndim, const int64_t *sizes)
 {
-    return mt_op_mul(x, y, out);
+    mt_tensor *r = NULL;
+    return s->st ? NULL
+                 : own(s, mt_op_ones(ndim, sizes, like->dtype, mt_tensor_device(like), false, &r),
+                       &r);
 }
 
-static mt_status
-ones(const mt_tensor *like, int ndim, const int64_t *sizes, mt_tensor **out)
+/* x flipped along d */
+static mt_tensor *
+flipped(tmp *s, mt_tensor *x, int d)
 {
-    return mt_op_ones(ndim, sizes, like->dtype, mt_tensor_device(like), false, out);
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_flip(x, 1, (const int64_t[]){d}, &r), &r);
 }
 
-/* *out = x along dim d with every element replaced by the product of the others on its line:
- * the exclusive cumulative products from the left times those from the right (PyTorch's
+static mt_tensor *
+cumprod_of(tmp *s, mt_tensor *x, int d)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_cumprod(x, d, -1, &r), &r);
+}
+
+static mt_tensor *
+cumsum_of(tmp *s, mt_tensor *x, int d)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_cumsum(x, d, -1, &r), &r);
+}
+
+/* x along dim d with every element replaced by the product of the others on its line: the
+ * exclusive cumulative products from the left times those from the right (PyTorch's
  * prod_safe_zeros_backward: no division, so zeros are fine). */
-static mt_status
-others_product(mt_tensor *x, int d, mt_tensor **out)
+static mt_tensor *
+others_product(tmp *s, mt_tensor *x, int d)
 {
+    if (failed(s, x, x)) {
+        return NULL;
+    }
     int64_t size = x->sizes[d], one[MT_MAX_DIMS];
     memcpy(one, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
     one[d] = 1;
-    mt_tensor *o = NULL, *head = NULL, *tail = NULL, *rtail = NULL, *cat = NULL, *left = NULL;
-    mt_tensor *rc = NULL, *right = NULL;
-    mt_status st = ones(x, x->ndim, one, &o);
-    if (st == MT_OK && (st = mt_op_narrow(x, d, 0, size - 1, &head)) == MT_OK) {
-        mt_tensor *parts[2] = {o, head};
-        if ((st = mt_op_cat(2, parts, d, &cat)) == MT_OK) {
-            st = mt_op_cumprod(cat, d, -1, &left);
-        }
-        mt_tensor_clear(&cat);
-    }
-    if (st == MT_OK && (st = mt_op_narrow(x, d, 1, size - 1, &tail)) == MT_OK &&
-        (st = mt_op_flip(tail, 1, (const int64_t[]){d}, &rtail)) == MT_OK) {
-        mt_tensor *parts[2] = {o, rtail};
-        if ((st = mt_op_cat(2, parts, d, &cat)) == MT_OK &&
-            (st = mt_op_cumprod(cat, d, -1, &rc)) == MT_OK) {
-            st = mt_op_flip(rc, 1, (const int64_t[]){d}, &right);
-        }
-    }
-    if (st == MT_OK) {
-        st = mul(left, right, out);
-    }
-    mt_tensor_clear(&o);
-    mt_tensor_clear(&head);
-    mt_tensor_clear(&tail);
-    mt_tensor_clear(&rtail);
-    mt_tensor_clear(&cat);
-    mt_tensor_clear(&left);
-    mt_tensor_clear(&rc);
-    mt_tensor_clear(&right);
-    return st;
+    mt_tensor *o = ones(s, x, x->ndim, one);
+    mt_tensor *left = cumprod_of(s, cat2(s, o, narrowed(s, x, d, 0, size - 1), d), d);
+    mt_tensor *rtail = flipped(s, narrowed(s, x, d, 1, size - 1), d);
+    mt_tensor *right = flipped(s, cumprod_of(s, cat2(s, o, rtail, d), d), d);
+    return bin(s, MT_OP_mul, left, right);
 }
 
 /* *count = the number of zeros in x (a device sync, as in PyTorch's prod_backward). */
@@ -66,16 +63,13 @@ count_zeros(mt_tensor *x, int64_t *count)
 {
     bool every[MT_MAX_DIMS];
     memset(every, 1, sizeof(every));
-    mt_tensor *z = NULL, *s = NULL;
+    tmp s = {0};
+    mt_tensor *total = sum_kept(&s, with_number(&s, MT_OP_eq, x, 0), every);
     mt_scalar v;
-    mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &z);
-    if (st == MT_OK && (st = mt_ags_sum_keep(z, every, &s)) == MT_OK &&
-        (st = mt_tensor_item(s, &v)) == MT_OK) {
+    if (total && (s.st = mt_tensor_item(total, &v)) == MT_OK) {
         *count = mt_scalar_to_int(v);
     }
-    mt_tensor_clear(&z);
-    mt_tensor_clear(&s);
-    return st;
+    return finish(&s);
 }
 
 // self (S) -> y = prod over dim (or all): gi = g * (the product of the other elements). As in
@@ -95,60 +89,31 @@ prod_backward(mt_node *n, mt_tensor *self, mt_tensor *res, mt_tensor *const *g, 
     }
     bool all = n->args.i_none & 1u;
     bool red[MT_MAX_DIMS] = {false};
-    mt_tensor *x = NULL, *gk = NULL, *yk = NULL, *others = NULL, *p = NULL;
-    mt_status st = MT_OK;
+    tmp s = {0};
+    mt_tensor *x = self, *gk = NULL, *yk = NULL, *r = NULL;
     int d = 0;
     if (all) { /* the product of everything is the product along the flattened input */
-        if ((st = mt_op_reshape(self, 1, &numel, &x)) == MT_OK &&
-            (st = mt_op_reshape(g[0], 1, &one, &gk)) == MT_OK) {
-            st = mt_op_reshape(res, 1, &one, &yk);
-        }
-    } else if ((st = mt_wrap_dim(n->args.i[0], m->ndim, &d)) == MT_OK) {
+        x = own(&s, mt_op_reshape(self, 1, &numel, &r), &r);
+        gk = s.st ? NULL : own(&s, mt_op_reshape(g[0], 1, &one, &r), &r);
+        yk = s.st ? NULL : own(&s, mt_op_reshape(res, 1, &one, &r), &r);
+    } else if ((s.st = mt_wrap_dim(n->args.i[0], m->ndim, &d)) == MT_OK) {
         red[d] = true;
-        x = mt_tensor_retain(self);
-        if ((st = mt_ags_keep(g[0], m, red, &gk)) == MT_OK) {
-            st = mt_ags_keep(res, m, red, &yk);
-        }
+        gk = kept(&s, g[0], m, red);
+        yk = kept(&s, res, m, red);
     }
-    if (st == MT_OK) {
-        st = count_zeros(x, &zeros);
+    if (s.st == MT_OK) {
+        s.st = count_zeros(x, &zeros);
     }
-    if (st == MT_OK && zeros == 0) {
-        st = mt_op_div(yk, x, NULL, &others);
-    } else if (st == MT_OK && all && zeros > 1 && !mt_grad_enabled()) {
-        st = mt_ag_zeros(m, &gi[0]);
-        goto out_clear;
-    } else if (st == MT_OK) {
-        st = others_product(x, d, &others);
+    if (s.st == MT_OK && all && zeros > 1 && !mt_grad_enabled()) {
+        s.st = mt_ag_zeros(m, &gi[0]);
+        return finish(&s);
     }
-    if (st == MT_OK && (st = mul(gk, others, &p)) == MT_OK) {
-        st = mt_op_reshape(p, m->ndim, m->sizes, &gi[0]);
+    mt_tensor *others = zeros == 0 ? bin(&s, MT_OP_div, yk, x) : others_product(&s, x, d);
+    mt_tensor *p = bin(&s, MT_OP_mul, gk, others);
+    if (p) {
+        s.st = mt_op_reshape(p, m->ndim, m->sizes, &gi[0]);
     }
-out_clear:
-    mt_tensor_clear(&x);
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&yk);
-    mt_tensor_clear(&others);
-    mt_tensor_clear(&p);
-    return st;
-}
-
-/* *out = (x == y) | (isnan(x) & isnan(y)): where x is the value y that a NaN-propagating max
- * picked, a NaN counting as equal to a NaN result. */
-static mt_status
-eq_or_nan(mt_tensor *x, mt_tensor *y, mt_tensor **out)
-{
-    mt_tensor *eq = NULL, *xn = NULL, *yn = NULL, *both = NULL;
-    mt_status st = mt_op_eq(x, y, &eq);
-    if (st == MT_OK && (st = mt_op_isnan(x, &xn)) == MT_OK && (st = mt_op_isnan(y, &yn)) == MT_OK &&
-        (st = mt_op_logical_and(xn, yn, &both)) == MT_OK) {
-        st = mt_op_logical_or(eq, both, out);
-    }
-    mt_tensor_clear(&eq);
-    mt_tensor_clear(&xn);
-    mt_tensor_clear(&yn);
-    mt_tensor_clear(&both);
-    return st;
+    return finish(&s);
 }
 
 /* amax, amin, max, min: g split evenly among the elements equal to the result. max and min
@@ -158,23 +123,15 @@ static mt_status
 evenly(mt_node *n, const mt_intlist *dims, bool nan_ties, mt_tensor *g, mt_tensor **out)
 {
     mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
+    const mt_meta *m = &n->in_meta[0];
     bool red[MT_MAX_DIMS];
-    mt_ags_reduced(&n->in_meta[0], dims, red);
-    mt_tensor *rk = NULL, *gk = NULL, *mask = NULL, *count = NULL, *q = NULL;
-    mt_status st = mt_ags_keep(res, &n->in_meta[0], red, &rk);
-    if (st == MT_OK && (st = mt_ags_keep(g, &n->in_meta[0], red, &gk)) == MT_OK &&
-        (st = nan_ties ? eq_or_nan(self, rk, &mask) : mt_op_eq(self, rk, &mask)) == MT_OK &&
-        (st = mt_ags_sum_keep(mask, red, &count)) == MT_OK &&
-        (st = mt_op_div(gk, count, NULL, &q)) == MT_OK) {
-        st = mul(q, mask, out);
-    }
-    mt_tensor_clear(&rk);
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&mask);
-    mt_tensor_clear(&count);
-    mt_tensor_clear(&q);
-    return st;
+    mt_ags_reduced(m, dims, red);
+    tmp s = {0};
+    mt_tensor *rk = kept(&s, n->saved_out[0], m, red), *gk = kept(&s, g, m, red);
+    mt_tensor *mask = nan_ties ? eq_or_nan(&s, self, rk) : bin(&s, MT_OP_eq, self, rk);
+    mt_tensor *q = bin(&s, MT_OP_div, gk, sum_kept(&s, mask, red));
+    give(&s, bin(&s, MT_OP_mul, q, mask), out);
+    return finish(&s);
 }
 
 mt_status
@@ -209,71 +166,48 @@ mt_grad_to_indices(mt_node *n, mt_tensor *const *grads, mt_tensor **gi)
     if (st) {
         return st;
     }
-    mt_tensor *idx = NULL, *gk = NULL, *z = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL;
     /* max_dim and min_dim with keepdim: indices shaped for scatter */
-    if ((st = mt_ags_rerun_indices(n, self, op == MT_OP_max_dim || op == MT_OP_min_dim, &idx))) {
-        return st;
-    }
+    bool keepdim = op == MT_OP_max_dim || op == MT_OP_min_dim;
+    mt_tensor *idx = own(&s, mt_ags_rerun_indices(n, self, keepdim, &r), &r);
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
-    if (op == MT_OP_max_dim || op == MT_OP_min_dim) {
-        st = mt_ags_keep(g, m, red, &gk);
-    } else {
-        gk = mt_tensor_retain(g); /* sort, topk: values shaped like their indices */
+    /* sort, topk: values shaped like their indices */
+    mt_tensor *gk = keepdim ? kept(&s, g, m, red) : g;
+    mt_tensor *z = zeros_of(&s, m);
+    if (!failed(&s, gk, z)) {
+        s.st = mt_op_scatter(z, d, idx, gk, NULL, out);
     }
-    if (st == MT_OK && (st = mt_ag_zeros(m, &z)) == MT_OK) {
-        st = mt_op_scatter(z, d, idx, gk, NULL, out);
-    }
-    mt_tensor_release(idx);
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&z);
-    return st;
+    return finish(&s);
 }
 
 /* The two factors of norm's gradient, gi = scaled * scale, for p not 0, 1, 2 (PyTorch's
  * norm_backward): sign(x) |x|^(p-1) and g / norm^(p-1). Where x or the norm is 0, the factors
  * are taken at 1 instead of 0 (so nothing is inf): the other factor is 0 there, which gives
  * PyTorch's 0 with ops that all have formulas, so the backward is differentiable. */
-static mt_status
-norm_factors(mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool *red,
+static void
+norm_factors(tmp *s, mt_tensor *self, mt_tensor *nk, mt_tensor *gk, double p, const bool *red,
              mt_tensor **scaled, mt_tensor **scale)
 {
-    mt_tensor *sg = NULL, *ab = NULL, *base = NULL, *pw = NULL, *t = NULL, *den = NULL;
-    mt_status st = mt_op_sign(self, &sg);
-    if (st == MT_OK) {
-        st = mt_op_abs(self, &ab);
+    mt_tensor *sg = un(s, MT_OP_sign, self), *ab = un(s, MT_OP_abs, self);
+    if (isinf(p)) { /* the derivative of max |x|, split among the ties (NaNs) */
+        mt_tensor *t = eq_or_nan(s, ab, nk);
+        mt_tensor *count = sum_kept(s, t, red);
+        *scaled = bin(s, MT_OP_mul, sg, t);
+        *scale = bin(s, MT_OP_div, gk, count);
+        return;
     }
-    if (st == MT_OK && isinf(p)) { /* the derivative of max |x|, split among the ties (NaNs) */
-        mt_tensor *count = NULL;
-        if ((st = eq_or_nan(ab, nk, &t)) == MT_OK &&
-            (st = mt_ags_sum_keep(t, red, &count)) == MT_OK && (st = mul(sg, t, scaled)) == MT_OK) {
-            st = mt_op_div(gk, count, NULL, scale);
-        }
-        mt_tensor_clear(&count);
-    } else if (st == MT_OK) {
-        bool small = p < 1, big = p >= 2;
-        /* x |x|^(p-2) for p >= 2, else sign(x) |x|^(p-1) with |x| taken at 1 where x is 0 */
-        if ((st = small ? mt_ags_nonzero(ab, &base) : (base = mt_tensor_retain(ab), MT_OK)) ==
-                MT_OK &&
-            (st = mt_ags_with_number(MT_OP_pow, base, big ? p - 2 : p - 1, &pw)) == MT_OK) {
-            st = mul(big ? self : sg, pw, scaled);
-        }
-        if (st == MT_OK && small) { /* g * norm^(1-p) */
-            if ((st = mt_ags_with_number(MT_OP_pow, nk, 1 - p, &t)) == MT_OK) {
-                st = mul(gk, t, scale);
-            }
-        } else if (st == MT_OK && (st = mt_ags_with_number(MT_OP_pow, nk, p - 1, &t)) == MT_OK &&
-                   (st = mt_ags_nonzero(t, &den)) == MT_OK) { /* g / norm^(p-1) */
-            st = mt_op_div(gk, den, NULL, scale);
-        }
+    bool small = p < 1, big = p >= 2;
+    /* x |x|^(p-2) for p >= 2, else sign(x) |x|^(p-1) with |x| taken at 1 where x is 0 */
+    mt_tensor *base = small ? nonzero_of(s, ab) : ab;
+    mt_tensor *pw = with_number(s, MT_OP_pow, base, big ? p - 2 : p - 1);
+    *scaled = bin(s, MT_OP_mul, big ? self : sg, pw);
+    if (small) { /* g * norm^(1-p) */
+        *scale = bin(s, MT_OP_mul, gk, with_number(s, MT_OP_pow, nk, 1 - p));
+    } else { /* g / norm^(p-1) */
+        *scale = bin(s, MT_OP_div, gk, nonzero_of(s, with_number(s, MT_OP_pow, nk, p - 1)));
     }
-    mt_tensor_clear(&sg);
-    mt_tensor_clear(&ab);
-    mt_tensor_clear(&base);
-    mt_tensor_clear(&pw);
-    mt_tensor_clear(&t);
-    mt_tensor_clear(&den);
-    return st;
 }
 
 // self (S) -> the p-norm over dims: p = 1: sign(x) g; p = 2: x g / norm (0 where norm is 0,
@@ -282,7 +216,6 @@ mt_status
 mt_grad_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     double p = mt_scalar_is_none(n->args.s[0]) ? 2.0 : mt_scalar_to_double(n->args.s[0]);
     if (p == 0) {
@@ -290,26 +223,21 @@ mt_grad_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(m, &n->args.l[0], red);
-    mt_tensor *gk = NULL, *nk = NULL, *den = NULL, *scaled = NULL, *scale = NULL;
-    mt_status st = mt_ags_keep(g[0], m, red, &gk);
-    if (st == MT_OK && p == 1) {
-        if ((st = mt_op_sign(self, &scaled)) == MT_OK) {
-            st = mul(scaled, gk, &gi[0]);
-        }
-    } else if (st == MT_OK && (st = mt_ags_keep(res, m, red, &nk)) == MT_OK && p == 2) {
-        if ((st = mt_ags_nonzero(nk, &den)) == MT_OK &&
-            (st = mt_op_div(gk, den, NULL, &scale)) == MT_OK) {
-            st = mul(self, scale, &gi[0]);
-        }
-    } else if (st == MT_OK && (st = norm_factors(self, nk, gk, p, red, &scaled, &scale)) == MT_OK) {
-        st = mul(scaled, scale, &gi[0]);
+    tmp s = {0};
+    mt_tensor *gk = kept(&s, g[0], m, red);
+    if (p == 1) {
+        give(&s, bin(&s, MT_OP_mul, un(&s, MT_OP_sign, self), gk), &gi[0]);
+        return finish(&s);
     }
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&nk);
-    mt_tensor_clear(&den);
-    mt_tensor_clear(&scaled);
-    mt_tensor_clear(&scale);
-    return st;
+    mt_tensor *nk = kept(&s, n->saved_out[0], m, red);
+    if (p == 2) {
+        give(&s, bin(&s, MT_OP_mul, self, bin(&s, MT_OP_div, gk, nonzero_of(&s, nk))), &gi[0]);
+        return finish(&s);
+    }
+    mt_tensor *scaled = NULL, *scale = NULL;
+    norm_factors(&s, self, nk, gk, p, red, &scaled, &scale);
+    give(&s, bin(&s, MT_OP_mul, scaled, scale), &gi[0]);
+    return finish(&s);
 }
 
 /* var's gradient for a gradient gv of the variance: 2 / (N - correction) * gv * (x - mean). */
@@ -335,30 +263,23 @@ var_grad(mt_node *n, mt_tensor *self, mt_tensor *gv, mt_tensor **out)
             dims[ndims++] = d;
         }
     }
-    mt_tensor *mean = NULL, *dev = NULL, *gk = NULL, *p = NULL;
-    mt_status st = mt_op_mean(self, ndims, m->ndim == 0 ? NULL : dims, true, -1, &mean);
-    if (st == MT_OK && (m->ndim == 0 || n->args.l[0].none) && count - correction <= 0) {
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *mean = own(&s, mt_op_mean(self, ndims, m->ndim == 0 ? NULL : dims, true, -1, &r),
+                          &r);
+    if ((m->ndim == 0 || n->args.l[0].none) && count - correction <= 0) {
         /* PyTorch's var_backward without dims and no degrees of freedom: 2 / 0 is inf, so
          * g * inf, and NaN where x equals the mean (inf * 0); a NaN x gives inf there */
-        mt_tensor *same = NULL, *nan = NULL, *inf = NULL;
-        if ((st = mt_ags_keep(gv, m, red, &gk)) == MT_OK &&
-            (st = mt_op_eq(self, mean, &same)) == MT_OK &&
-            (st = mt_ag_scale(gk, INFINITY, &inf)) == MT_OK &&
-            (st = mt_tensor_scalar(mt_scalar_float(NAN), MT_FLOAT64, &nan)) == MT_OK) {
-            st = mt_op_where(same, nan, inf, out);
-        }
-        mt_tensor_clear(&same);
-        mt_tensor_clear(&nan);
-        mt_tensor_clear(&inf);
-    } else if (st == MT_OK && (st = mt_op_sub(self, mean, mt_scalar_int(1), &dev)) == MT_OK &&
-               (st = mt_ags_keep(gv, m, red, &gk)) == MT_OK && (st = mul(gk, dev, &p)) == MT_OK) {
-        st = mt_ag_scale(p, 2.0 / (count - correction), out);
+        mt_tensor *gk = kept(&s, gv, m, red);
+        mt_tensor *same = bin(&s, MT_OP_eq, self, mean);
+        mt_tensor *inf = bin(&s, MT_OP_mul, gk, num(&s, INFINITY));
+        give(&s, sel(&s, same, num(&s, NAN), inf), out);
+    } else {
+        mt_tensor *dev = bin(&s, MT_OP_sub, self, mean);
+        mt_tensor *p = bin(&s, MT_OP_mul, kept(&s, gv, m, red), dev);
+        give(&s, bin(&s, MT_OP_mul, p, num(&s, 2.0 / (count - correction))), out);
     }
-    mt_tensor_clear(&mean);
-    mt_tensor_clear(&dev);
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&p);
-    return st;
+    return finish(&s);
 }
 
 mt_status
@@ -373,55 +294,34 @@ mt_grad_var(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_std(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
-    mt_tensor *twice = NULL, *den = NULL, *gv = NULL;
-    mt_status st = mt_ag_scale(res, 2.0, &twice);
-    if (st == MT_OK && (st = mt_ags_nonzero(twice, &den)) == MT_OK &&
-        (st = mt_op_div(g[0], den, NULL, &gv)) == MT_OK) {
-        st = var_grad(n, self, gv, &gi[0]);
+    tmp s = {0};
+    mt_tensor *twice = bin(&s, MT_OP_mul, n->saved_out[0], num(&s, 2.0));
+    mt_tensor *gv = bin(&s, MT_OP_div, g[0], nonzero_of(&s, twice));
+    if (gv) {
+        s.st = var_grad(n, n->saved[0], gv, &gi[0]);
     }
-    mt_tensor_clear(&twice);
-    mt_tensor_clear(&den);
-    mt_tensor_clear(&gv);
-    return st;
+    return finish(&s);
 }
 
 // self (S) -> logsumexp over dims: g * exp(x - result)
 mt_status
 mt_grad_logsumexp(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    mt_tensor *self = n->saved[0];
-    mt_tensor *res = n->saved_out[0];
     const mt_meta *m = &n->in_meta[0];
     bool red[MT_MAX_DIMS];
     mt_ags_reduced(m, &n->args.l[0], red);
-    mt_tensor *rk = NULL, *gk = NULL, *d = NULL, *e = NULL;
-    mt_status st = mt_ags_keep(res, m, red, &rk);
-    if (st == MT_OK && (st = mt_ags_keep(g[0], m, red, &gk)) == MT_OK &&
-        (st = mt_op_sub(self, rk, mt_scalar_int(1), &d)) == MT_OK &&
-        (st = mt_op_exp(d, &e)) == MT_OK) {
-        st = mul(gk, e, &gi[0]);
-    }
-    mt_tensor_clear(&rk);
-    mt_tensor_clear(&gk);
-    mt_tensor_clear(&d);
-    mt_tensor_clear(&e);
-    return st;
+    tmp s = {0};
+    mt_tensor *rk = kept(&s, n->saved_out[0], m, red), *gk = kept(&s, g[0], m, red);
+    mt_tensor *e = un(&s, MT_OP_exp, bin(&s, MT_OP_sub, n->saved[0], rk));
+    give(&s, bin(&s, MT_OP_mul, gk, e), &gi[0]);
+    return finish(&s);
 }
 
-/* *out = the cumulative sum of x along dim d taken from the end. */
-static mt_status
-reversed_cumsum(mt_tensor *x, int d, mt_tensor **out)
+/* the cumulative sum of x along dim d taken from the end */
+static mt_tensor *
+reversed_cumsum(tmp *s, mt_tensor *x, int d)
 {
-    mt_tensor *f = NULL, *c = NULL;
-    mt_status st = mt_op_flip(x, 1, (const int64_t[]){d}, &f);
-    if (st == MT_OK && (st = mt_op_cumsum(f, d, -1, &c)) == MT_OK) {
-        st = mt_op_flip(c, 1, (const int64_t[]){d}, out);
-    }
-    mt_tensor_clear(&f);
-    mt_tensor_clear(&c);
-    return st;
+    return flipped(s, cumsum_of(s, flipped(s, x, d), d), d);
 }
 
 mt_status
@@ -432,45 +332,34 @@ mt_grad_cumsum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         gi[0] = mt_tensor_retain(g[0]);
         return MT_OK;
     }
-    mt_status st = mt_wrap_dim(n->args.i[0], n->in_meta[0].ndim, &d);
-    return st ? st : reversed_cumsum(g[0], d, &gi[0]);
+    tmp s = {0};
+    s.st = mt_wrap_dim(n->args.i[0], n->in_meta[0].ndim, &d);
+    give(&s, s.st ? NULL : reversed_cumsum(&s, g[0], d), &gi[0]);
+    return finish(&s);
 }
 
 /* cumprod's gradient at the first zero z of each line, 0 elsewhere: y[z-1] (1 for z = 0) times
  * the sum over i in [z, z2) of g[i] * prod(x[z+1..i]), z2 the second zero (PyTorch's
  * cumprod_backward). cz is the running count of zeros, zero x == 0, after cz != 0. */
-static mt_status
-at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_tensor *after, int d,
-              mt_tensor **out)
+static mt_tensor *
+at_first_zero(tmp *s, mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_tensor *after,
+              int d)
 {
-    mt_tensor *one = NULL, *first = NULL, *not_one = NULL, *not_mid = NULL, *xb = NULL;
-    mt_tensor *head = NULL, *last = NULL, *xm = NULL, *tail = NULL, *gm = NULL, *gt = NULL;
-    mt_tensor *s = NULL, *hs = NULL, *not_first = NULL;
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
-    mt_status st = mt_ags_with_number(MT_OP_eq, cz, 1, &one);
-    if (st == MT_OK && (st = mt_op_logical_and(zero, one, &first)) == MT_OK &&
-        (st = mt_op_logical_not(one, &not_one)) == MT_OK &&
-        /* not strictly between the first and second zeros */
-        (st = mt_op_logical_or(not_one, first, &not_mid)) == MT_OK &&
-        /* head: the products before the first zero, its last one y[z-1] */
-        (st = mt_ags_where_number(after, 1, x, &xb)) == MT_OK &&
-        (st = mt_op_cumprod(xb, d, -1, &head)) == MT_OK &&
-        (st = mt_op_narrow(head, d, x->sizes[d] - 1, 1, &last)) == MT_OK &&
-        /* tail[i] = prod(x[z+1..i]) */
-        (st = mt_ags_where_number(not_mid, 1, x, &xm)) == MT_OK &&
-        (st = mt_op_cumprod(xm, d, -1, &tail)) == MT_OK &&
-        (st = mt_ags_where_number(not_one, 0, g, &gm)) == MT_OK &&
-        (st = mul(gm, tail, &gt)) == MT_OK && (st = mt_ags_sum_keep(gt, red, &s)) == MT_OK &&
-        (st = mul(last, s, &hs)) == MT_OK && (st = mt_op_logical_not(first, &not_first)) == MT_OK) {
-        st = mt_ags_where_number(not_first, 0, hs, out);
-    }
-    mt_tensor *all[] = {one, first, not_one, not_mid, xb, head, last,
-                        xm,  tail,  gm,      gt,      s,  hs,   not_first};
-    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-        mt_tensor_clear(&all[k]);
-    }
-    return st;
+    mt_tensor *one = with_number(s, MT_OP_eq, cz, 1);
+    mt_tensor *first = bin(s, MT_OP_logical_and, zero, one);
+    mt_tensor *not_one = un(s, MT_OP_logical_not, one);
+    /* not strictly between the first and second zeros */
+    mt_tensor *not_mid = bin(s, MT_OP_logical_or, not_one, first);
+    /* head: the products before the first zero, its last one y[z-1] */
+    mt_tensor *head = cumprod_of(s, where_number(s, after, 1, x), d);
+    mt_tensor *last = narrowed(s, head, d, x->sizes[d] - 1, 1);
+    /* tail[i] = prod(x[z+1..i]) */
+    mt_tensor *tail = cumprod_of(s, where_number(s, not_mid, 1, x), d);
+    mt_tensor *gt = bin(s, MT_OP_mul, where_number(s, not_one, 0, g), tail);
+    mt_tensor *hs = bin(s, MT_OP_mul, last, sum_kept(s, gt, red));
+    return where_number(s, un(s, MT_OP_logical_not, first), 0, hs);
 }
 
 /* cumprod's gradient for an input with zeros, without a graph of it (PyTorch's O(n) path):
@@ -480,44 +369,30 @@ at_first_zero(mt_tensor *x, mt_tensor *g, mt_tensor *cz, mt_tensor *zero, mt_ten
 static mt_status
 cumprod_at_zeros(mt_tensor *x, mt_tensor *y, mt_tensor *g, int d, mt_tensor **out)
 {
-    mt_tensor *gy = NULL, *w = NULL, *rc = NULL, *zero = NULL, *cz = NULL, *after = NULL;
-    mt_tensor *xs = NULL, *q = NULL, *a = NULL, *b = NULL;
-    mt_status st;
-    if ((st = mt_ags_with_number(MT_OP_eq, x, 0, &zero)) == MT_OK &&
-        (st = mt_op_cumsum(zero, d, -1, &cz)) == MT_OK &&
-        (st = mt_ags_with_number(MT_OP_ne, cz, 0, &after)) == MT_OK &&
-        (st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_where_number(after, 0, gy, &w)) == MT_OK &&
-        (st = reversed_cumsum(w, d, &rc)) == MT_OK &&
-        (st = mt_ags_where_number(after, 1, x, &xs)) == MT_OK &&
-        (st = mt_op_div(rc, xs, NULL, &q)) == MT_OK &&
-        (st = mt_ags_where_number(after, 0, q, &a)) == MT_OK &&
-        (st = at_first_zero(x, g, cz, zero, after, d, &b)) == MT_OK) {
-        st = mt_op_add(a, b, mt_scalar_int(1), out);
-    }
-    mt_tensor *all[] = {gy, w, rc, zero, cz, after, xs, q, a, b};
-    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
-        mt_tensor_clear(&all[k]);
-    }
-    return st;
+    tmp s = {0};
+    mt_tensor *zero = with_number(&s, MT_OP_eq, x, 0);
+    mt_tensor *cz = cumsum_of(&s, zero, d);
+    mt_tensor *after = with_number(&s, MT_OP_ne, cz, 0);
+    mt_tensor *w = where_number(&s, after, 0, bin(&s, MT_OP_mul, g, y));
+    mt_tensor *q = bin(&s, MT_OP_div, reversed_cumsum(&s, w, d), where_number(&s, after, 1, x));
+    mt_tensor *a = where_number(&s, after, 0, q);
+    mt_tensor *b = at_first_zero(&s, x, g, cz, zero, after, d);
+    give(&s, bin(&s, MT_OP_add, a, b), out);
+    return finish(&s);
 }
 
-/* *out = the product of x along d over [0, k), kept as size 1 (1 for k = 0). */
-static mt_status
-prod_before(mt_tensor *x, int d, int64_t k, mt_tensor **out)
+/* the product of x along d over [0, k), kept as size 1 (1 for k = 0) */
+static mt_tensor *
+prod_before(tmp *s, mt_tensor *x, int d, int64_t k)
 {
     if (k == 0) {
         int64_t one[MT_MAX_DIMS];
         memcpy(one, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
         one[d] = 1;
-        return ones(x, x->ndim, one, out);
+        return ones(s, x, x->ndim, one);
     }
-    mt_tensor *head = NULL;
-    mt_status st = mt_op_narrow(x, d, 0, k, &head);
-    if (st == MT_OK) {
-        st = mt_op_prod(head, d, true, -1, out); /* keepdim */
-    }
-    mt_tensor_clear(&head);
-    return st;
+    mt_tensor *head = narrowed(s, x, d, 0, k), *r = NULL;
+    return failed(s, head, head) ? NULL : own(s, mt_op_prod(head, d, true, -1, &r), &r);
 }
 
 /* cumprod's gradient for an input with zeros when a graph of it is made (PyTorch's O(n^2) path,
@@ -529,40 +404,24 @@ cumprod_omitting(mt_tensor *x, mt_tensor *g, int d, mt_tensor **out)
     int64_t size = x->sizes[d];
     bool red[MT_MAX_DIMS] = {false};
     red[d] = true;
-    mt_tensor **parts = calloc((size_t)size, sizeof(*parts));
+    mt_tensor **parts = calloc((size_t)size, sizeof(*parts)); /* borrowed from s */
     if (parts == NULL) {
         return mt_fail(MT_ENOMEM, "out of memory in cumprod's backward");
     }
-    mt_status st = MT_OK;
-    for (int64_t k = 0; st == MT_OK && k < size; k++) {
-        mt_tensor *before = NULL, *rest = NULL, *after = NULL, *both = NULL, *omit = NULL;
-        mt_tensor *gk = NULL, *p = NULL;
-        st = prod_before(x, d, k, &before);
-        if (st == MT_OK && k == size - 1) {
-            omit = mt_tensor_retain(before);
-        } else if (st == MT_OK && (st = mt_op_narrow(x, d, k + 1, size - k - 1, &rest)) == MT_OK &&
-                   (st = mt_op_cumprod(rest, d, -1, &after)) == MT_OK &&
-                   (st = mul(before, after, &both)) == MT_OK) {
-            mt_tensor *pieces[2] = {before, both};
-            st = mt_op_cat(2, pieces, d, &omit);
+    tmp s = {0};
+    for (int64_t k = 0; s.st == MT_OK && k < size; k++) {
+        mt_tensor *before = prod_before(&s, x, d, k), *omit = before;
+        if (k < size - 1) {
+            mt_tensor *after = cumprod_of(&s, narrowed(&s, x, d, k + 1, size - k - 1), d);
+            omit = cat2(&s, before, bin(&s, MT_OP_mul, before, after), d);
         }
-        if (st == MT_OK && (st = mt_op_narrow(g, d, k, size - k, &gk)) == MT_OK &&
-            (st = mul(gk, omit, &p)) == MT_OK) {
-            st = mt_ags_sum_keep(p, red, &parts[k]);
-        }
-        mt_tensor *all[] = {before, rest, after, both, omit, gk, p};
-        for (size_t j = 0; j < sizeof(all) / sizeof(all[0]); j++) {
-            mt_tensor_clear(&all[j]);
-        }
+        parts[k] = sum_kept(&s, bin(&s, MT_OP_mul, narrowed(&s, g, d, k, size - k), omit), red);
     }
-    if (st == MT_OK) {
-        st = mt_op_cat((int)size, parts, d, out);
-    }
-    for (int64_t k = 0; k < size; k++) {
-        mt_tensor_clear(&parts[k]);
+    if (s.st == MT_OK) {
+        s.st = mt_op_cat((int)size, parts, d, out);
     }
     free(parts);
-    return st;
+    return finish(&s);
 }
 
 // self (S) -> y = cumprod along d: reversed_cumsum(g * y) / x when no element is 0, else one
@@ -586,13 +445,10 @@ cumprod_backward(mt_node *n, mt_tensor *self, mt_tensor *res, mt_tensor *const *
                : mt_grad_enabled() ? cumprod_omitting(self, g[0], d, &gi[0])
                                    : cumprod_at_zeros(self, res, g[0], d, &gi[0]);
     }
-    mt_tensor *gy = NULL, *rc = NULL;
-    if ((st = mul(g[0], res, &gy)) == MT_OK && (st = reversed_cumsum(gy, d, &rc)) == MT_OK) {
-        st = mt_op_div(rc, self, NULL, &gi[0]);
-    }
-    mt_tensor_clear(&gy);
-    mt_tensor_clear(&rc);
-    return st;
+    tmp s = {0};
+    mt_tensor *rc = reversed_cumsum(&s, bin(&s, MT_OP_mul, g[0], res), d);
+    give(&s, bin(&s, MT_OP_div, rc, self), &gi[0]);
+    return finish(&s);
 }
 
 /* softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g), sums along dim */
@@ -607,26 +463,21 @@ softmax_grad(mt_node *n, mt_tensor *g, bool log, mt_tensor **out)
         return st;
     }
     red[d] = n->in_meta[0].ndim > 0;
-    mt_tensor *gy = NULL, *s = NULL, *e = NULL, *p = NULL;
     if (!mt_grad_enabled() && g->dtype == y->dtype) {
         /* one pass over each row (the CPU's and CUDA's kernels, the composite's chain
          * elsewhere); under create_graph the chain below, which autograd can differentiate */
-        st = log ? mt_op__log_softmax_backward_data(g, y, d, y->dtype, out)
-                 : mt_op__softmax_backward_data(g, y, d, y->dtype, out);
-    } else if (log) {
-        if ((st = mt_ags_sum_keep(g, red, &s)) == MT_OK && (st = mt_op_exp(y, &e)) == MT_OK &&
-            (st = mul(e, s, &p)) == MT_OK) {
-            st = mt_op_sub(g, p, mt_scalar_int(1), out);
-        }
-    } else if ((st = mul(g, y, &gy)) == MT_OK && (st = mt_ags_sum_keep(gy, red, &s)) == MT_OK &&
-               (st = mt_op_sub(g, s, mt_scalar_int(1), &p)) == MT_OK) {
-        st = mul(y, p, out);
+        return log ? mt_op__log_softmax_backward_data(g, y, d, y->dtype, out)
+                   : mt_op__softmax_backward_data(g, y, d, y->dtype, out);
     }
-    mt_tensor_clear(&gy);
-    mt_tensor_clear(&s);
-    mt_tensor_clear(&e);
-    mt_tensor_clear(&p);
-    return st;
+    tmp s = {0};
+    if (log) {
+        mt_tensor *p = bin(&s, MT_OP_mul, un(&s, MT_OP_exp, y), sum_kept(&s, g, red));
+        give(&s, bin(&s, MT_OP_sub, g, p), out);
+    } else {
+        mt_tensor *p = bin(&s, MT_OP_sub, g, sum_kept(&s, bin(&s, MT_OP_mul, g, y), red));
+        give(&s, bin(&s, MT_OP_mul, y, p), out);
+    }
+    return finish(&s);
 }
 
 mt_status
@@ -643,36 +494,19 @@ mt_grad_log_softmax(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* prod's and cumprod's gradients are g times the conjugate of products of the inputs (PyTorch's
  * conjugate Wirtinger convention): the real formulas run on the conjugated input and result,
- * whose products are the conjugates of x's. *x and *y: the saved ones, conjugated when complex. */
-static mt_status
-conj_saved(const mt_node *n, mt_tensor **x, mt_tensor **y)
-{
-    if (!mt_dtype_is_complex(n->saved[0]->dtype)) {
-        *x = mt_tensor_retain(n->saved[0]);
-        *y = mt_tensor_retain(n->saved_out[0]);
-        return MT_OK;
-    }
-    mt_status st = mt_op_conj_physical(n->saved[0], x);
-    if (st == MT_OK && (st = mt_op_conj_physical(n->saved_out[0], y))) {
-        mt_tensor_clear(x);
-    }
-    return st;
-}
-
+ * whose products are the conjugates of x's (the saved ones themselves when real). */
 typedef mt_status (*product_backward_fn)(mt_node *n, mt_tensor *self, mt_tensor *res,
                                          mt_tensor *const *g, mt_tensor **gi);
 
 static mt_status
 conj_product_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi, product_backward_fn fn)
 {
-    mt_tensor *x = NULL, *y = NULL;
-    mt_status st = conj_saved(n, &x, &y);
-    if (st == MT_OK) {
-        st = fn(n, x, y, g, gi);
-        mt_tensor_clear(&x);
-        mt_tensor_clear(&y);
+    tmp s = {0};
+    mt_tensor *x = conj_of(&s, n->saved[0]), *y = conj_of(&s, n->saved_out[0]);
+    if (!failed(&s, x, y)) {
+        s.st = fn(n, x, y, g, gi);
     }
-    return st;
+    return finish(&s);
 }
 
 mt_status

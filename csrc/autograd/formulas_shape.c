@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd/formulas.h"
+#include "autograd/formula_chain.h"
 
 /* ---- shared op calls ---- */
 
@@ -42,39 +42,33 @@ mt_ags_rerun_indices(const mt_node *n, mt_tensor *self, bool keepdim, mt_tensor 
     if (keepdim) {
         a.b[0] = true;
     }
+    tmp s = {0};
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(false);
     mt_status st = mt_dispatch(n->formula->op, &a);
     mt_set_grad_enabled(was);
-    if (st == MT_OK) {
-        mt_tensor_release(a.out[0]);
+    if (own(&s, st, &a.out[0])) { /* the values, not wanted */
         *indices = a.out[1];
     }
-    return st;
+    return finish(&s);
 }
 
 mt_status
 mt_ags_where_number(mt_tensor *mask, double v, mt_tensor *x, mt_tensor **out)
 {
-    mt_tensor *k = NULL;
-    mt_status st = mt_ags_number(v, &k);
-    if (st == MT_OK) {
-        st = mt_op_where(mask, k, x, out);
-    }
-    mt_tensor_clear(&k);
-    return st;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    give(&s, sel(&s, mask, own(&s, mt_ags_number(v, &r), &r), x), out);
+    return finish(&s);
 }
 
 mt_status
 mt_ags_nonzero(mt_tensor *x, mt_tensor **out)
 {
-    mt_tensor *zero = NULL;
-    mt_status st = mt_ags_with_number(MT_OP_eq, x, 0, &zero);
-    if (st == MT_OK) {
-        st = mt_op_add(x, zero, mt_scalar_int(1), out);
-    }
-    mt_tensor_clear(&zero);
-    return st;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    give(&s, bin(&s, MT_OP_add, x, own(&s, mt_ags_with_number(MT_OP_eq, x, 0, &r), &r)), out);
+    return finish(&s);
 }
 
 mt_status
@@ -157,15 +151,15 @@ mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     const mt_meta *m = &n->in_meta[0];
     const mt_intlist *r = &n->args.l[0];
     int lead = r->n - m->ndim;
-    mt_tensor *cur = mt_tensor_retain(g[0]), *split = NULL;
-    mt_status st = MT_OK;
-    for (int d = 0; d < r->n && st == MT_OK; d++) {
+    tmp s = {0};
+    mt_tensor *cur = g[0], *t = NULL;
+    for (int d = 0; d < r->n && s.st == MT_OK; d++) {
         if (r->v[d] == 1) {
             continue;
         }
         if (r->n + 1 > MT_MAX_DIMS) {
-            st = mt_fail(MT_ERUNTIME, "repeat: only tensors with up to %d dims are supported",
-                         MT_MAX_DIMS);
+            s.st = mt_fail(MT_ERUNTIME, "repeat: only tensors with up to %d dims are supported",
+                           MT_MAX_DIMS);
             break;
         }
         int64_t sizes[MT_MAX_DIMS];
@@ -173,17 +167,13 @@ mt_grad_repeat(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         sizes[d] = r->v[d];
         sizes[d + 1] = d < lead ? 1 : m->sizes[d - lead];
         memcpy(sizes + d + 2, cur->sizes + d + 1, sizeof(int64_t) * (size_t)(r->n - d - 1));
-        if ((st = mt_op_reshape(cur, r->n + 1, sizes, &split)) == MT_OK) {
-            mt_tensor_clear(&cur);
-            st = mt_op_sum(split, 1, (const int64_t[]){d}, false, -1, &cur);
-        }
-        mt_tensor_clear(&split);
+        mt_tensor *split = own(&s, mt_op_reshape(cur, r->n + 1, sizes, &t), &t);
+        cur = s.st ? NULL : own(&s, mt_op_sum(split, 1, (const int64_t[]){d}, false, -1, &t), &t);
     }
-    if (st == MT_OK) {
-        st = mt_op_reshape(cur, m->ndim, m->sizes, &gi[0]);
+    if (s.st == MT_OK) {
+        s.st = mt_op_reshape(cur, m->ndim, m->sizes, &gi[0]);
     }
-    mt_tensor_clear(&cur);
-    return st;
+    return finish(&s);
 }
 
 mt_status
@@ -202,24 +192,26 @@ mt_grad_triu(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* *out = the int64 map of the memory of a tensor of geometry g on dev: element p of its span
  * holds the flat (row-major) index of the element stored there. */
-static mt_status
-position_map(const mt_geometry *g, mt_device dev, int64_t numel, mt_tensor **out)
+static mt_tensor *
+position_map(tmp *s, const mt_geometry *g, mt_device dev, int64_t numel)
 {
-    mt_tensor *map = NULL, *view = NULL, *flat = NULL, *shaped = NULL;
-    mt_status st = mt_op_empty(1, &numel, MT_INT64, dev, false, &map);
-    if (st == MT_OK &&
-        (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(numel), mt_scalar_int(1), MT_INT64, dev,
-                           false, &flat)) == MT_OK &&
-        (st = mt_op_reshape(flat, g->ndim, g->sizes, &shaped)) == MT_OK &&
-        (st = mt_op_as_strided(map, g->ndim, g->sizes, g->ndim, g->strides, 0, &view)) == MT_OK &&
-        (st = mt_op_copy_(view, shaped, NULL)) == MT_OK) {
-        *out = mt_tensor_retain(map);
+    mt_tensor *r = NULL;
+    mt_tensor *map = s->st ? NULL : own(s, mt_op_empty(1, &numel, MT_INT64, dev, false, &r), &r);
+    mt_tensor *flat = s->st ? NULL
+                            : own(s,
+                                  mt_op_arange(mt_scalar_int(0), mt_scalar_int(numel),
+                                               mt_scalar_int(1), MT_INT64, dev, false, &r),
+                                  &r);
+    mt_tensor *shaped = s->st ? NULL : own(s, mt_op_reshape(flat, g->ndim, g->sizes, &r), &r);
+    mt_tensor *view = s->st ? NULL
+                            : own(s,
+                                  mt_op_as_strided(map, g->ndim, g->sizes, g->ndim, g->strides, 0,
+                                                   &r),
+                                  &r);
+    if (view) {
+        s->st = mt_op_copy_(view, shaped, NULL);
     }
-    mt_tensor_clear(&map);
-    mt_tensor_clear(&view);
-    mt_tensor_clear(&flat);
-    mt_tensor_clear(&shaped);
-    return st;
+    return s->st ? NULL : map;
 }
 
 /* Whether a tensor of geometry g fills its span exactly (mt_tensor_is_dense). */
@@ -238,8 +230,8 @@ dense(const mt_geometry *g)
 mt_status
 mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    const mt_view_state *s = n->user;
-    const mt_geometry *in = &s->base, *out = &s->view;
+    const mt_view_state *vs = n->user;
+    const mt_geometry *in = &vs->base, *out = &vs->view;
     const mt_meta *m = &n->in_meta[0];
     int64_t numel = mt_numel(m->ndim, m->sizes), count = mt_numel(out->ndim, out->sizes);
     int64_t from = out->offset - in->offset, last = from;
@@ -254,23 +246,21 @@ mt_grad_as_strided(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                        "as_strided: minitorch's backward supports only inputs whose elements are "
                        "dense in memory and results that stay within them");
     }
-    mt_tensor *map = NULL, *idx = NULL, *flat_idx = NULL, *flat_g = NULL, *z = NULL;
-    mt_status st = position_map(in, m->device, numel, &map);
-    if (st == MT_OK &&
-        (st = mt_op_as_strided(map, out->ndim, out->sizes, out->ndim, out->strides, from, &idx)) ==
-            MT_OK &&
-        (st = mt_op_reshape(idx, 1, &count, &flat_idx)) == MT_OK &&
-        (st = mt_op_reshape(g[0], 1, &count, &flat_g)) == MT_OK &&
-        (st = mt_op_zeros(1, &numel, g[0]->dtype, m->device, false, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true, NULL)) == MT_OK) {
-        st = mt_op_reshape(z, m->ndim, m->sizes, &gi[0]);
+    tmp s = {0};
+    mt_tensor *map = position_map(&s, in, m->device, numel), *r = NULL;
+    mt_tensor *idx = s.st ? NULL
+                          : own(&s,
+                                mt_op_as_strided(map, out->ndim, out->sizes, out->ndim,
+                                                 out->strides, from, &r),
+                                &r);
+    mt_tensor *flat_idx = s.st ? NULL : own(&s, mt_op_reshape(idx, 1, &count, &r), &r);
+    mt_tensor *flat_g = s.st ? NULL : own(&s, mt_op_reshape(g[0], 1, &count, &r), &r);
+    mt_tensor *z = s.st ? NULL
+                        : own(&s, mt_op_zeros(1, &numel, g[0]->dtype, m->device, false, &r), &r);
+    if (z && (s.st = mt_op_index_put_(z, 1, &flat_idx, flat_g, true, NULL)) == MT_OK) {
+        s.st = mt_op_reshape(z, m->ndim, m->sizes, &gi[0]);
     }
-    mt_tensor_clear(&map);
-    mt_tensor_clear(&idx);
-    mt_tensor_clear(&flat_idx);
-    mt_tensor_clear(&flat_g);
-    mt_tensor_clear(&z);
-    return st;
+    return finish(&s);
 }
 
 /* ---- indexing along a dim ---- */
@@ -290,16 +280,16 @@ mt_grad_index_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     if (st) {
         return st;
     }
+    tmp s = {0};
     int64_t k = mt_tensor_numel(index);
-    mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *z = NULL;
-    if ((st = mt_op_reshape(index, 1, &k, &idx[d])) == MT_OK &&
-        (st = mt_ag_zeros(m, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, d + 1, idx, g[0], true, NULL)) == MT_OK) {
-        gi[0] = mt_tensor_retain(z);
+    mt_tensor *idx[MT_MAX_DIMS] = {NULL}, *r = NULL;
+    idx[d] = own(&s, mt_op_reshape(index, 1, &k, &r), &r);
+    mt_tensor *z = zeros_of(&s, m);
+    if (z) {
+        s.st = mt_op_index_put_(z, d + 1, idx, g[0], true, NULL);
     }
-    mt_tensor_clear(&idx[d]);
-    mt_tensor_clear(&z);
-    return st;
+    give(&s, z, &gi[0]);
+    return finish(&s);
 }
 
 // self (S), index (I) along dim -> out (I): g added into zeros at index
@@ -307,17 +297,16 @@ mt_status
 mt_grad_gather(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *index = n->saved[1];
-    mt_tensor *z = NULL;
     if (n->in_meta[0].ndim == 0) {
         gi[0] = mt_tensor_retain(g[0]);
         return MT_OK;
     }
-    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
-    if (st == MT_OK) {
-        st = mt_op_scatter_add(z, n->args.i[0], index, g[0], &gi[0]);
+    tmp s = {0};
+    mt_tensor *z = zeros_of(&s, &n->in_meta[0]);
+    if (z) {
+        s.st = mt_op_scatter_add(z, n->args.i[0], index, g[0], &gi[0]);
     }
-    mt_tensor_clear(&z);
-    return st;
+    return finish(&s);
 }
 
 /* scatter and scatter_add's src: the elements of g it was written to. As PyTorch, src must be
@@ -335,18 +324,21 @@ mt_status
 mt_grad_scatter(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
     mt_tensor *index = n->saved[1];
-    mt_status st = MT_OK;
     if (n->args.str[0]) {
         return mt_fail(MT_ERUNTIME, "derivative for aten::scatter is not implemented");
     }
-    if (n->edges[0].node) {
-        mt_tensor *zero = NULL;
-        if ((st = mt_ags_number(0, &zero)) == MT_OK) {
-            st = mt_op_scatter(g[0], n->args.i[0], index, zero, NULL, &gi[0]);
+    tmp s = {0};
+    if (wants(n, 0)) {
+        mt_tensor *r = NULL;
+        mt_tensor *zero = own(&s, mt_ags_number(0, &r), &r);
+        if (zero) {
+            s.st = mt_op_scatter(g[0], n->args.i[0], index, zero, NULL, &gi[0]);
         }
-        mt_tensor_clear(&zero);
     }
-    return st ? st : src_grad(n, g[0], &gi[1]);
+    if (s.st == MT_OK) {
+        s.st = src_grad(n, g[0], &gi[1]);
+    }
+    return finish(&s);
 }
 
 mt_status
@@ -363,9 +355,9 @@ mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     mt_tensor *mask = n->saved[1];
     const mt_meta *m = &n->in_meta[0];
     mt_meta shape = *m;
-    mt_tensor *wide = NULL, *z = NULL;
-    mt_status st = mt_broadcast_shapes(m->ndim, m->sizes, mask->ndim, mask->sizes, &shape.ndim,
-                                       shape.sizes);
+    tmp s = {0};
+    s.st = mt_broadcast_shapes(m->ndim, m->sizes, mask->ndim, mask->sizes, &shape.ndim,
+                               shape.sizes);
     /* A 0-dim bool index adds a dim to what it indexes, so a 0-dim self and mask are put into
      * as shape (1), the shape of g's values, and the result is viewed back. */
     bool scalar = shape.ndim == 0;
@@ -373,15 +365,15 @@ mt_grad_masked_select(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
         shape.ndim = 1;
         shape.sizes[0] = 1;
     }
-    if (st == MT_OK && (st = mt_ag_expand_to(mask, &shape, &wide)) == MT_OK &&
-        (st = mt_ag_zeros(&shape, &z)) == MT_OK &&
-        (st = mt_op_index_put_(z, 1, &wide, g[0], false, NULL)) == MT_OK) {
+    mt_tensor *r = NULL;
+    mt_tensor *wide = s.st ? NULL : own(&s, mt_ag_expand_to(mask, &shape, &r), &r);
+    mt_tensor *z = zeros_of(&s, &shape);
+    if (z && (s.st = mt_op_index_put_(z, 1, &wide, g[0], false, NULL)) == MT_OK) {
         /* the engine sums a broadcast self's back */
-        st = scalar ? mt_op_view(z, 0, NULL, &gi[0]) : (gi[0] = mt_tensor_retain(z), MT_OK);
+        mt_tensor *v = scalar ? own(&s, mt_op_view(z, 0, NULL, &r), &r) : z;
+        give(&s, v, &gi[0]);
     }
-    mt_tensor_clear(&wide);
-    mt_tensor_clear(&z);
-    return st;
+    return finish(&s);
 }
 
 /* ---- index and index_put_: Autograd kernels that keep the indices ---- */
@@ -406,14 +398,13 @@ indices_free(void *p)
 mt_status
 mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    indices *s = n->user;
-    mt_tensor *z = NULL;
-    mt_status st = mt_ag_zeros(&n->in_meta[0], &z);
-    if (st == MT_OK && (st = mt_op_index_put_(z, s->n, s->idx, g[0], true, NULL)) == MT_OK) {
-        gi[0] = mt_tensor_retain(z);
+    const indices *ix = n->user;
+    tmp s = {0};
+    mt_tensor *z = zeros_of(&s, &n->in_meta[0]);
+    if (z && (s.st = mt_op_index_put_(z, ix->n, ix->idx, g[0], true, NULL)) == MT_OK) {
+        give(&s, z, &gi[0]);
     }
-    mt_tensor_clear(&z);
-    return st;
+    return finish(&s);
 }
 
 // self[indices] = values (+= with accumulate): values get g[indices]; self gets g, zeroed at
@@ -421,24 +412,22 @@ mt_grad_index(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 mt_status
 mt_grad_index_put(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    indices *s = n->user;
-    mt_status st = MT_OK;
-    if (n->edges[0].node && s->accumulate) {
-        gi[0] = mt_tensor_retain(g[0]);
-    } else if (n->edges[0].node) {
-        mt_tensor *zero = NULL, *c = NULL;
-        if ((st = mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &zero)) == MT_OK &&
-            (st = mt_op_clone(g[0], &c)) == MT_OK &&
-            (st = mt_op_index_put_(c, s->n, s->idx, zero, false, NULL)) == MT_OK) {
-            gi[0] = mt_tensor_retain(c);
+    const indices *ix = n->user;
+    tmp s = {0};
+    if (wants(n, 0) && ix->accumulate) {
+        give(&s, g[0], &gi[0]);
+    } else if (wants(n, 0)) {
+        mt_tensor *r = NULL;
+        mt_tensor *zero = own(&s, mt_tensor_scalar(mt_scalar_int(0), g[0]->dtype, &r), &r);
+        mt_tensor *c = s.st ? NULL : own(&s, mt_op_clone(g[0], &r), &r);
+        if (c && (s.st = mt_op_index_put_(c, ix->n, ix->idx, zero, false, NULL)) == MT_OK) {
+            give(&s, c, &gi[0]);
         }
-        mt_tensor_clear(&zero);
-        mt_tensor_clear(&c);
     }
-    if (st == MT_OK && n->edges[1].node) {
-        st = mt_op_index(g[0], s->n, s->idx, &gi[1]);
+    if (s.st == MT_OK && wants(n, 1)) {
+        s.st = mt_op_index(g[0], ix->n, ix->idx, &gi[1]);
     }
-    return st;
+    return finish(&s);
 }
 
 /* The node (holding the indices) if an input needs grad, the op below the Autograd key, then

@@ -7,16 +7,11 @@
 #include "ops/ops.h"
 
 mt_status
-mt_ag_scale(mt_tensor *x, double s, mt_tensor **out)
+mt_ag_scale(mt_tensor *x, double k, mt_tensor **out)
 {
-    mt_tensor *k = NULL;
-    mt_status st = mt_tensor_scalar(mt_scalar_float(s), MT_FLOAT64, &k);
-    if (st) {
-        return st;
-    }
-    st = mt_op_mul(x, k, out);
-    mt_tensor_release(k);
-    return st;
+    tmp s = {0};
+    give(&s, bin(&s, MT_OP_mul, x, num(&s, k)), out);
+    return finish(&s);
 }
 
 mt_status
@@ -49,14 +44,13 @@ mt_ag_sum_to(mt_tensor *x, const mt_meta *m, mt_tensor **out)
     if (ndims == 0) {
         return mt_op_reshape(x, m->ndim, m->sizes, out);
     }
-    mt_tensor *sum = NULL; /* keepdim: then one reshape drops the leading dims */
-    mt_status st = mt_op_sum(x, ndims, dims, true, -1, &sum);
-    if (st) {
-        return st;
+    tmp s = {0};
+    mt_tensor *r = NULL; /* keepdim: then one reshape drops the leading dims */
+    mt_tensor *sum = own(&s, mt_op_sum(x, ndims, dims, true, -1, &r), &r);
+    if (sum) {
+        s.st = mt_op_reshape(sum, m->ndim, m->sizes, out);
     }
-    st = mt_op_reshape(sum, m->ndim, m->sizes, out);
-    mt_tensor_release(sum);
-    return st;
+    return finish(&s);
 }
 
 mt_status

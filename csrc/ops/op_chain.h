@@ -8,18 +8,40 @@
  *     give(&s, d, out);
  *     return finish(&s);
  *
+ * This is the one way the backward formulas (csrc/autograd/formulas*.c) manage their
+ * temporaries, so that none leaks on an error path and none is released twice:
+ *   - a function that makes intermediates declares one `tmp s = {0}` and every return of it is
+ *     `return finish(&s);` (or a helper's that finishes s, such as chain());
+ *   - the result of an op called directly (one with more than tensor arguments) is adopted
+ *     right after the call: `mt_tensor *r = NULL; x = own(&s, mt_op_narrow(y, 0, 0, k, &r), &r);`,
+ *     and the call is made only while s has not failed: `s.st ? NULL : own(...)`, or
+ *     `failed(&s, y, y) ? NULL : own(...)` when y is itself a step's result;
+ *   - a gradient (a result handed to the caller) is written by give(), or by an op called
+ *     into it while s has not failed: `if (s.st == MT_OK) { s.st = mt_op_mm(a, b, &gi[0]); }`;
+ *   - static helpers take the caller's list (`tmp *s`) and return a step's result or NULL,
+ *     or, as chain() does, end the caller's chain: finish it and return its status, called
+ *     only as `return helper(&s, ...);`;
+ *   - nothing else releases an intermediate: no mt_tensor_clear, no second scratch list.
+ * tests/core/test_formula_temporaries.py checks the formula files keep to it.
+ *
  * Static inline: each file that includes it uses a few. No formula or op lives here. */
 #ifndef MT_OPS_OP_CHAIN_H
 #define MT_OPS_OP_CHAIN_H
 
+#include <stdlib.h>
+
 #include "ops/ops.h"
 
-#define TMP_MAX 32 /* intermediates of the longest chain (pow's formula, 18), with room to spare */
+/* Intermediates held in the list itself; a longer chain (one whose length depends on the input,
+ * as cumprod's backward) puts the rest on the heap. */
+#define TMP_INLINE 32
 
 typedef struct tmp {
     mt_status st;
-    int n;
-    mt_tensor *t[TMP_MAX];
+    int n;   /* intermediates held: t[0 .. TMP_INLINE), then more[] */
+    int cap; /* slots of more */
+    mt_tensor *t[TMP_INLINE];
+    mt_tensor **more;
 } tmp;
 
 /* Takes the reference *out (of an op that returned st) into s; NULL once s has failed. A
@@ -28,15 +50,27 @@ static inline mt_tensor *
 own(tmp *s, mt_status st, mt_tensor **out)
 {
     mt_tensor *r = *out;
-    if (st == MT_OK && s->n == TMP_MAX) {
-        mt_tensor_clear(&r);
-        st = mt_fail(MT_ERUNTIME, "a chain of ops with too many intermediates");
+    if (st == MT_OK && s->n == TMP_INLINE + s->cap) {
+        int cap = s->cap ? 2 * s->cap : TMP_INLINE;
+        mt_tensor **more = realloc(s->more, sizeof(*more) * (size_t)cap);
+        if (more == NULL) { /* released, and *out no longer points at it */
+            mt_tensor_clear(out);
+            st = mt_fail(MT_ENOMEM, "out of memory holding the intermediates of a chain of ops");
+        } else {
+            s->more = more;
+            s->cap = cap;
+        }
     }
     if (st) {
         s->st = st;
         return NULL;
     }
-    s->t[s->n++] = r;
+    if (s->n < TMP_INLINE) {
+        s->t[s->n] = r;
+    } else {
+        s->more[s->n - TMP_INLINE] = r;
+    }
+    s->n++;
     return r;
 }
 
@@ -117,8 +151,11 @@ static inline mt_status
 finish(tmp *s)
 {
     for (int k = 0; k < s->n; k++) {
-        mt_tensor_clear(&s->t[k]);
+        mt_tensor_clear(k < TMP_INLINE ? &s->t[k] : &s->more[k - TMP_INLINE]);
     }
+    free(s->more);
+    s->more = NULL;
+    s->n = s->cap = 0;
     return s->st;
 }
 
