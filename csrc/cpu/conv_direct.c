@@ -10,10 +10,15 @@
  *         w[o, t] * xpad[n, g*C/groups + c, od*sd + kd*dd, oh*sh + kh*dh, ow*sw + kw*dw]
  *
  * The padded copy splits each row by the width stride sw into its phases (pad_input), so that
- * the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs: one vector. A block is doc output channels by rows output rows by DW columns, 16 vectors of
- * accumulators (8 x 2, or 4 x 4 where a group has 4 output channels or fewer); each tap loads
- * rows input vectors and doc weights and does 16 fused multiply-adds. The weights are packed per
- * block of doc channels, tap by tap, so a tap's doc weights lie side by side. */
+ * the DW outputs ow0 .. ow0+DW-1 of a row read DW adjacent inputs: one vector. A block is doc
+ * output channels by rows output rows by DW columns, 16 vectors of accumulators (8 x 2, or 4 x 4
+ * where a group has 4 output channels or fewer); each tap loads rows input vectors and doc
+ * weights and does 16 fused multiply-adds. The weights are packed per block of doc channels, tap
+ * by tap, so a tap's doc weights lie side by side.
+ *
+ * A block's rows are rows of a grid over each output plane: its output rows, or, where there is
+ * one (conv1d, which conv2d runs as OH = 1), that row cut into pieces of DW columns (DW further
+ * in the input too, whatever the width stride), so that a block's second row is not left empty. */
 #include <string.h>
 
 #include "cpu/conv_direct.h"
@@ -54,8 +59,10 @@ mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt)
     }
     /* Few taps: im2col's copies outweigh the arithmetic, whatever the width. Many: the direct
      * kernel still wins where its vectors are mostly full (rows of 8 or fewer share a vector two
-     * by two: OW = 7 fills 7 lanes of 8, OW = 4 only 4) */
-    const int64_t lanes = hw->ow <= DW / 2 ? DW / 2 : (hw->ow + DW - 1) / DW * DW;
+     * by two: OW = 7 fills 7 lanes of 8, OW = 4 only 4; a lone row goes in pieces of DW, two
+     * to a block) */
+    const int64_t piece = hw->oh == 1 && hw->ow > DW / 2 ? 2 * DW : DW;
+    const int64_t lanes = hw->ow <= DW / 2 ? DW / 2 : (hw->ow + piece - 1) / piece * piece;
     return taps <= DIRECT_FEW_TAPS || 4 * hw->ow >= 3 * lanes;
 }
 
@@ -86,17 +93,22 @@ typedef struct direct_plan {
     int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_blocks;
     int doc, rows; /* a block's channels and rows: 8 x 2, or 4 x 4 for a few channels */
     bool narrow;   /* rows of DW / 2 outputs or fewer: narrow_sums, 8 x 4 */
+    /* the grid of a plane's outputs the blocks cover: grid_rows rows of grid_cols columns, a
+     * grid row istep inputs and ostep outputs after the one before: the output rows (OH, OW,
+     * sh * wpad, OW), or where OH = 1 that row in pieces (OW / DW rounded up, DW, DW, DW) */
+    int64_t grid_rows, grid_cols, istep, ostep;
     int64_t n0;    /* the image xpad's first holds */
 } direct_plan;
 
-/* Work item `item`: image n0 + n, group gi, channel block b, output depth od and output rows
+/* Work item `item`: image n0 + n, group gi, channel block b, output depth od and grid rows
  * rb*rows .. (rb+1)*rows - 1 (those that exist: the others are summed from what lies past the
  * rows, and dropped), every column. */
 typedef struct block {
     const float *x, *wp; /* its first row's inputs in xpad; its channels' packed weights */
     float *out;          /* its first output */
     int64_t nrows, oc0, noc; /* rows that exist, first channel, channels that exist */
-    int64_t step, ochan; /* from an input row to the next; from an output channel to the next */
+    int64_t ochan;           /* from an output channel to the next */
+    int64_t left;            /* outputs of the plane from its first output on */
 } block;
 
 static inline __attribute__((always_inline)) block
@@ -112,13 +124,16 @@ block_of(const direct_plan *p, int64_t item, int doc, int rows)
     const int64_t b = rest % p->blocks;
     rest /= p->blocks;
     const int64_t gi = rest % hw->groups, n = rest / hw->groups, oh = rb * rows;
-    block k = {.nrows = hw->oh - oh < rows ? hw->oh - oh : rows, .oc0 = gi * p->ocg + b * doc};
+    block k = {.nrows = p->grid_rows - oh < rows ? p->grid_rows - oh : rows,
+               .oc0 = gi * p->ocg + b * doc};
     k.noc = p->ocg - b * doc < doc ? p->ocg - b * doc : doc;
-    k.step = hw->sh * p->wpad;
     k.ochan = g->od * hw->oh * hw->ow;
-    k.x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * p->hp * p->wpad + oh * k.step;
+    k.left = hw->oh * hw->ow - oh * p->ostep;
+    k.x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * p->hp * p->wpad +
+          oh * p->istep;
     k.wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
-    k.out = p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * hw->oh * hw->ow + oh * hw->ow;
+    k.out = p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * hw->oh * hw->ow +
+            oh * p->ostep;
     return k;
 }
 
@@ -126,23 +141,26 @@ block_of(const direct_plan *p, int64_t item, int doc, int rows)
 static inline __attribute__((always_inline)) FUSED void
 item_sums(const direct_plan *p, int64_t item, int doc, int rows)
 {
-    const conv_geom *hw = &p->g->hw;
     const block k = block_of(p, item, doc, rows);
-    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, step = k.step, ochan = k.ochan;
+    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, ochan = k.ochan;
+    const int64_t istep = p->istep, ostep = p->ostep;
     const float *x = k.x, *wp = k.wp;
     float *out = k.out;
-    for (int64_t ow0 = 0; ow0 < hw->ow; ow0 += DW) {
+    for (int64_t ow0 = 0; ow0 < p->grid_cols; ow0 += DW) {
         vf acc[ACC];
         for (int r = 0; r < rows; r++) {
             for (int o = 0; o < doc; o++) {
                 acc[r * doc + o] = (vf){0} + (p->bias && o < noc ? p->bias[oc0 + o] : 0.0f);
             }
         }
-        block_sums(x + ow0, step, p->off, wp, p->taps, doc, rows, acc);
-        const size_t bytes = (size_t)(hw->ow - ow0 < DW ? hw->ow - ow0 : DW) * sizeof(float);
+        block_sums(x + ow0, istep, p->off, wp, p->taps, doc, rows, acc);
         for (int64_t r = 0; r < nrows; r++) {
+            /* the columns of grid row r from ow0 on that exist: DW, fewer at the grid's edge */
+            int64_t cols = p->grid_cols - ow0 < DW ? p->grid_cols - ow0 : DW;
+            cols = k.left - r * ostep - ow0 < cols ? k.left - r * ostep - ow0 : cols;
             for (int64_t o = 0; o < noc; o++) {
-                memcpy(out + o * ochan + r * hw->ow + ow0, &acc[r * doc + o], bytes);
+                memcpy(out + o * ochan + r * ostep + ow0, &acc[r * doc + o],
+                       (size_t)cols * sizeof(float));
             }
         }
     }
@@ -155,7 +173,7 @@ narrow_sums(const direct_plan *p, int64_t item)
 {
     const conv_geom *hw = &p->g->hw;
     const block k = block_of(p, item, 8, 4);
-    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, step = k.step, ochan = k.ochan;
+    const int64_t nrows = k.nrows, oc0 = k.oc0, noc = k.noc, step = p->istep, ochan = k.ochan;
     const float *x = k.x, *wp = k.wp;
     float *out = k.out;
     vf acc[16]; /* acc[pair * 8 + o]: rows 2 * pair and 2 * pair + 1 of channel o */
@@ -252,20 +270,25 @@ mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out
     p.doc = p.ocg <= 4 && !p.narrow ? 4 : 8;
     p.rows = p.narrow ? 4 : ACC / p.doc;
     p.blocks = (p.ocg + p.doc - 1) / p.doc;
-    p.row_blocks = (hw->oh + p.rows - 1) / p.rows;
+    const bool pieces = hw->oh == 1 && !p.narrow; /* one output row: the grid cuts it */
+    p.grid_rows = pieces ? (hw->ow + DW - 1) / DW : hw->oh;
+    p.grid_cols = pieces ? DW : hw->ow;
+    p.row_blocks = (p.grid_rows + p.rows - 1) / p.rows;
     /* the padded input holds every row an output row reads; a row's last vector reads up to
      * DW - 1 columns past its end, a last block up to rows - 1 rows past the last output row
      * (into the next plane, or the zeros after the last image: slack) */
     p.dp = g->d + 2 * g->pd;
     p.hp = hw->h + 2 * hw->ph;
     p.wpad = (hw->w + 2 * hw->pw + hw->sw - 1) / hw->sw * hw->sw; /* sw phases (pad_input) */
+    p.istep = pieces ? DW : hw->sh * p.wpad;
+    p.ostep = pieces ? DW : hw->ow;
     /* images a chunk at a time, their padded copy within PAD_BYTES */
     const int64_t per_image = g->c * p.dp * p.hp * p.wpad;
     int64_t chunk = PAD_BYTES / (int64_t)sizeof(float) / per_image;
     chunk = chunk < 1 ? 1 : chunk > hw->n ? hw->n : chunk;
     mt_tensor *xpad = NULL, *wpk = NULL, *off = NULL;
-    /* past the last image: the rows a last block reads beyond the output rows, and a vector */
-    const int64_t slack = (p.rows - 1) * hw->sh * p.wpad + DW;
+    /* past the last image: the grid rows a last block reads beyond the plane's, and a vector */
+    const int64_t slack = (p.rows - 1) * p.istep + DW;
     int64_t pad_elems = chunk * per_image + slack,
             pack_elems = hw->groups * p.blocks * p.taps * p.doc;
     mt_status st;

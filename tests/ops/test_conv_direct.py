@@ -117,3 +117,39 @@ def test_narrow_rows_two_to_a_vector(hw, oc):
           lambda x, w, b: conv2d_ref(x, w, b, padding=1), [x, w, b], atol=1e-3, rtol=1e-4)
     _, events = record(minitorch.nn.functional.conv2d, minitorch.tensor(x), minitorch.tensor(w), None, 1, 1)
     assert [e.label for e in events if e.layer == "Library"] == []
+
+
+def conv1d_ref(x, w, b=None, **kw):
+    """conv2d_ref over (N, C, 1, L): the 1-D convolution, as conv1d views it."""
+    kw = {k: (0 if k == "padding" else 1, v) if k in ("stride", "padding", "dilation") else v for k, v in kw.items()}
+    return conv2d_ref(x[:, :, None], w[:, :, None], b, **kw)[:, :, 0]
+
+
+@pytest.mark.parametrize("ow", [9, 16, 17, 31, 32, 33, 48, 63, 65, 100])
+@pytest.mark.parametrize("oc,c", [(3, 40), (8, 40), (9, 40), (17, 2)])
+def test_conv1d_row_in_pieces(ow, oc, c):
+    # one output row is cut into pieces of 16 columns, two (or four for 4 channels) to a block;
+    # many taps (40 * 5 = 200) and few (2 * 5); widths around the pieces and blocks of pieces
+    x, w, b = f32(2, c, ow), f32(oc, c, 5), f32(oc)
+    check(lambda m, x, w, b: m.nn.functional.conv1d(x, w, b, padding=2),
+          lambda x, w, b: conv1d_ref(x, w, b, padding=2), [x, w, b], atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    {"stride": 2, "padding": 3}, {"stride": 3}, {"dilation": 3, "padding": 5}, {"groups": 4, "padding": 1},
+])
+def test_conv1d_pieces_strides_dilation_groups(kw):
+    x, w, b = f32(3, 8, 150), f32(8, 8 // kw.get("groups", 1), 7), f32(8)
+    check(lambda m, x, w, b: m.nn.functional.conv1d(x, w, b, **kw),
+          lambda x, w, b: conv1d_ref(x, w, b, **kw), [x, w, b], atol=1e-3, rtol=1e-4)
+
+
+def test_conv1d_pieces_gradients_nan_and_path():
+    x, w, b = f32(2, 64, 90), f32(16, 64, 9), f32(16)
+    same_as_torch(lambda m, x, w, b: m.nn.functional.conv1d(x, w, b, padding=4), [x, w, b], atol=1e-3, rtol=1e-4)
+    x[1, 5, 40] = np.nan
+    out = minitorch.nn.functional.conv1d(minitorch.tensor(x), minitorch.tensor(w), padding=4).numpy()
+    assert np.isnan(out[1, :, 36:45]).all() and np.isfinite(out[0]).all() and np.isnan(out).sum() == 16 * 9
+    # 576 taps on one row of 90: pieces of 16, two to a block, fill 90 of 96 lanes: direct
+    _, events = record(minitorch.nn.functional.conv1d, minitorch.tensor(x), minitorch.tensor(w), None, 1, 4)
+    assert [e.label for e in events if e.layer == "Library"] == []
