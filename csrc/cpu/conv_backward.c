@@ -5,14 +5,17 @@
  *   d col   = weight_g^T (C/G*KH*KW, OC/G) @ grad_out_g (OC/G, OH*OW), scattered back by col2im
  *             (each pixel gets the sum over the taps that read it);
  *   d weight_g (OC/G, C/G*KH*KW) += grad_out_g @ col_g^T.
- * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. The arguments are
- * the front end's to check (ops/conv_checks.c); floats only (BLAS). */
+ * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. With unit strides
+ * the input's gradient is itself a convolution, which float32 runs by the direct kernel where
+ * it suits (backward_input_direct). The arguments are the front end's to check
+ * (ops/conv_checks.c); floats only (BLAS). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 
 #include "cpu/blas.h"
 #include "cpu/conv.h"
+#include "cpu/conv_direct.h"
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
@@ -123,13 +126,84 @@ conv_bwd_end(mt_args *a, conv_bwd *c, mt_status st)
     return st;
 }
 
+// w (OC, C/G, KH, KW) -> wf (C, OC/G, KH, KW): each group's channels swapped, taps reversed
+static void
+flip_weight(const float *w, float *wf, const conv_geom *g)
+{
+    const int64_t cg = g->c / g->groups, og = g->oc / g->groups, taps = g->kh * g->kw;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+        for (int64_t o = 0; o < og; o++) {
+            for (int64_t c = 0; c < cg; c++) {
+                const float *src = w + ((gi * og + o) * cg + c) * taps;
+                float *dst = wf + ((gi * cg + c) * og + o) * taps;
+                for (int64_t t = 0; t < taps; t++) {
+                    dst[t] = src[taps - 1 - t];
+                }
+            }
+        }
+    }
+}
+
+/* With unit strides, grad_input[n, c, ih, iw] sums grad_output[n, o, ih + p - kh*d, ...] *
+ * w[o, c, kh, kw]: the convolution of grad_output (C = OC input channels) with flip_weight's
+ * wf, padded by d*(K-1) - p (when that is not negative), of the input's size. Float32 takes it
+ * through the direct kernel where that suits the shape (it saves the gemm's col and col2im's
+ * scattered sums); *done says whether it did. */
+static mt_status
+backward_input_direct(mt_args *a, bool *done)
+{
+    const conv_geom *g = &a->plan->conv;
+    /* the forward's geometry, input and output swapped (conv_direct.h: hw.c is not read) */
+    conv3_geom tg = {.hw = *g, .c = g->oc, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+    tg.hw.h = g->oh;
+    tg.hw.w = g->ow;
+    tg.hw.oc = g->c;
+    tg.hw.oh = g->h;
+    tg.hw.ow = g->w;
+    tg.hw.ph = g->dh * (g->kh - 1) - g->ph;
+    tg.hw.pw = g->dw * (g->kw - 1) - g->pw;
+    *done = g->sh == 1 && g->sw == 1 && tg.hw.ph >= 0 && tg.hw.pw >= 0 &&
+            mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype);
+    if (!*done) {
+        return MT_OK;
+    }
+    mt_tensor *go = NULL, *w = NULL, *wf = NULL, *out = NULL;
+    const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};
+    mt_status st;
+    if ((st = mt_tensor_empty(a->l[0].n, a->l[0].v, MT_FLOAT32, MT_DEVICE_CPU, &out)) ||
+        (st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf)) ||
+        (st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
+        (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &w))) {
+        goto out_release;
+    }
+    flip_weight((const float *)mt_tensor_data(w), (float *)mt_tensor_data(wf), g);
+    st = mt_cpu_conv_direct((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(wf),
+                            NULL, (float *)mt_tensor_data(out), &tg, MT_DEVICE_CPU);
+    if (st == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&wf);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&go);
+    return st;
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, weight (OC, C/G, KH, KW), input_size (N, C, H, W)
 // or (C, H, W); out (input_size) = the gradient of conv2d's input
 mt_status
 mt_cpu_convolution_backward_input(mt_args *a)
 {
+    bool done;
+    mt_status st = mt_cpu_conv_fits_blas(&a->plan->conv);
+    st = st ? st : backward_input_direct(a, &done);
+    if (st || done) {
+        return st;
+    }
     conv_bwd c;
-    mt_status st = conv_bwd_begin(a, &c);
+    st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;
     const int64_t item = c.item, ohw = c.ohw, m = c.m, og = c.og;
     for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && m > 0; b++) {

@@ -2,15 +2,17 @@
 few taps per output and unit width stride, at the edges of its blocking: output widths around
 its 16-lane vectors, output channels around its blocks of 8, odd output heights (its row pairs),
 groups, dilation, height and depth strides, batches larger than its padded-copy chunk, and NaN
-and inf inputs; against the float64 NumPy reference (helpers.check) and PyTorch. And the
-choice of path: what reaches BLAS and what does not (the profiler's journey)."""
+and inf inputs; against the float64 NumPy reference (helpers.check) and PyTorch. conv1d's lone
+output row, cut into pieces; conv2d's input gradient, which with unit strides is a convolution
+the kernel runs too. And the choice of path: what reaches BLAS and what does not (the
+profiler's journey)."""
 import numpy as np
 import pytest
 
 import minitorch
 from helpers import LAYOUTS, check, same_as_torch
 from minitorch._journey import record
-from test_conv_pool import conv2d_ref
+from test_conv_pool import conv2d_ref, pair
 
 RNG = np.random.default_rng(7)
 
@@ -153,3 +155,55 @@ def test_conv1d_pieces_gradients_nan_and_path():
     # 576 taps on one row of 90: pieces of 16, two to a block, fill 90 of 96 lanes: direct
     _, events = record(minitorch.nn.functional.conv1d, minitorch.tensor(x), minitorch.tensor(w), None, 1, 4)
     assert [e.label for e in events if e.layer == "Library"] == []
+
+
+def conv2d_input_ref(size, w, g, stride=1, padding=0, dilation=1, groups=1):
+    """The input's gradient of conv2d: each output's gradient times the kernel, added into the
+    window it read (the scatter, not the convolution the kernel computes)."""
+    (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
+    n, c, h, wd = size
+    oc, cg, kh, kw = w.shape
+    og, oh, ow = oc // groups, g.shape[2], g.shape[3]
+    gx = np.zeros((n, c, h + 2 * ph, wd + 2 * pw))
+    for gi in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                part = np.einsum("nohw,oc->nchw", g[:, gi * og:(gi + 1) * og], w[gi * og:(gi + 1) * og, :, i, j])
+                gx[:, gi * cg:(gi + 1) * cg, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                   j * dw:j * dw + sw * (ow - 1) + 1:sw] += part
+    return gx[:, :, ph:ph + h, pw:pw + wd]
+
+
+@pytest.mark.parametrize("size,ws,kw", [
+    ((2, 64, 9, 20), (8, 64, 3, 3), {"padding": 1}),  # 72 taps of the gradient's convolution
+    ((2, 7, 6, 47), (40, 7, 3, 3), {"padding": 1}),  # 360 taps, 7 channels (a block of 8, part empty)
+    ((3, 4, 8, 8), (24, 2, 3, 3), {"groups": 2, "padding": 1}),  # rows of 8: two to a vector
+    ((1, 6, 11, 17), (30, 3, 3, 2), {"groups": 2, "padding": (2, 0), "dilation": (2, 3)}),
+    ((2, 3, 7, 29), (20, 3, 5, 5), {"padding": (0, 2)}),  # no padding in height: all of d*(K-1)
+    ((2, 3, 7, 21), (20, 3, 3, 3), {"padding": (3, 1)}),  # beyond the kernel's reach: im2col's col2im
+    ((2, 5, 12, 40), (20, 5, 3, 3), {"stride": (1, 2), "padding": 1}),  # strided: gemm and col2im
+    ((2, 5, 12, 40), (20, 5, 3, 3), {"stride": (2, 1), "padding": 1}),
+])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_input_gradient(size, ws, kw, layout):
+    w = f32(*ws)
+    x = np.zeros(size, np.float32)
+    g = minitorch.nn.functional.conv2d(minitorch.tensor(x), minitorch.tensor(w), **kw).numpy()
+    g = f32(*g.shape)
+    check(lambda m, g, w: m.nn.grad.conv2d_input(size, w, g, **kw),
+          lambda g, w: conv2d_input_ref(size, w, g, **kw), [g, w], layout=layout, atol=1e-3, rtol=1e-4)
+
+
+def test_input_gradient_nan_and_path():
+    w, g = f32(16, 8, 3, 3), f32(2, 16, 10, 30)
+    g[1, 3, 4, 7] = np.nan
+    gx = minitorch.nn.grad.conv2d_input((2, 8, 10, 30), minitorch.tensor(w), minitorch.tensor(g), padding=1)
+    bad = np.isnan(gx.numpy())
+    assert bad[1, :, 3:6, 6:9].all() and bad.sum() == 8 * 9 and np.isfinite(gx.numpy()[0]).all()
+    # 144 taps, unit strides: the direct kernel, no gemm; with a height stride, gemm and col2im
+    _, events = record(minitorch.nn.grad.conv2d_input, (2, 8, 10, 30), minitorch.tensor(w), minitorch.tensor(g),
+                       1, 1)
+    assert [e.label for e in events if e.layer == "Library"] == []
+    _, events = record(minitorch.nn.grad.conv2d_input, (2, 8, 20, 30), minitorch.tensor(w), minitorch.tensor(g),
+                       (2, 1), 1)
+    assert [e.label for e in events if e.layer == "Library"]
