@@ -38,29 +38,29 @@ col_is_image(const conv_geom *g)
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
 }
 
-// col (C*KH*KW, OH*OW) -> x (C, H, W): x += every tap's value at the pixel it read (im2col's
-// adjoint); taps in the padding are dropped
-#define COL2IM(name, T)                                                    \
-    static void name(const T *col, T *x, const conv_geom *g)               \
-    {                                                                      \
-        for (int64_t c = 0; c < g->c; c++) {                               \
-            for (int64_t i = 0; i < g->kh; i++) {                          \
-                for (int64_t j = 0; j < g->kw; j++) {                      \
-                    int64_t off = j * g->dw - g->pw, lo, hi;               \
-                    mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);     \
-                    for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) { \
-                        int64_t ih = oh * g->sh + i * g->dh - g->ph;       \
-                        if (ih < 0 || ih >= g->h) {                        \
-                            continue;                                      \
-                        }                                                  \
-                        T *dst = x + (c * g->h + ih) * g->w + off;         \
-                        for (int64_t ow = lo; ow < hi; ow++) {             \
-                            dst[ow * g->sw] += col[ow];                    \
-                        }                                                  \
-                    }                                                      \
-                }                                                          \
-            }                                                              \
-        }                                                                  \
+// col (C*KH*KW, OH*OW) -> x (C, H, W), channel c: x[c] += every tap's value at the pixel it
+// read (im2col's adjoint); taps in the padding are dropped. Channels are independent: rows
+// (c, kh, kw) of col reach only x[c].
+#define COL2IM(name, T)                                                 \
+    static void name(const T *col, T *x, const conv_geom *g, int64_t c) \
+    {                                                                   \
+        col += c * g->kh * g->kw * g->oh * g->ow;                       \
+        for (int64_t i = 0; i < g->kh; i++) {                           \
+            for (int64_t j = 0; j < g->kw; j++) {                       \
+                int64_t off = j * g->dw - g->pw, lo, hi;                \
+                mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);      \
+                for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) {  \
+                    int64_t ih = oh * g->sh + i * g->dh - g->ph;        \
+                    if (ih < 0 || ih >= g->h) {                         \
+                        continue;                                       \
+                    }                                                   \
+                    T *dst = x + (c * g->h + ih) * g->w + off;          \
+                    for (int64_t ow = lo; ow < hi; ow++) {              \
+                        dst[ow * g->sw] += col[ow];                     \
+                    }                                                   \
+                }                                                       \
+            }                                                           \
+        }                                                               \
     }
 COL2IM(col2im_f32, float)
 COL2IM(col2im_f64, double)
@@ -68,10 +68,12 @@ COL2IM(col2im_f64, double)
 void
 mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
 {
-    if (dt == MT_FLOAT64) {
-        col2im_f64((const double *)col, (double *)x, g);
-    } else {
-        col2im_f32((const float *)col, (float *)x, g);
+    for (int64_t c = 0; c < g->c; c++) {
+        if (dt == MT_FLOAT64) {
+            col2im_f64((const double *)col, (double *)x, g, c);
+        } else {
+            col2im_f32((const float *)col, (float *)x, g, c);
+        }
     }
 }
 
@@ -216,10 +218,15 @@ mt_cpu_convolution_backward_input(mt_args *a)
                             go_b + gi * og * ohw * item, (int)ohw, 0.0, dst + gi * m * ohw * item,
                             (int)ohw);
         }
-        if (c.own_col && c.dt == MT_FLOAT32) {
-            col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g);
-        } else if (c.own_col) {
-            col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g);
+        /* col2im split among the threads by channels (after the gemm, which is BLAS's) */
+        const int parts = c.own_col ? mt_parallel_parts(m * g->groups * ohw, 32768) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int64_t ch = 0; ch < (c.own_col ? g->c : 0); ch++) {
+            if (c.dt == MT_FLOAT32) {
+                col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g, ch);
+            } else {
+                col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g, ch);
+            }
         }
     }
     return conv_bwd_end(a, &c, st);
