@@ -5,10 +5,10 @@
  *   d col   = weight_g^T (C/G*KH*KW, OC/G) @ grad_out_g (OC/G, OH*OW), scattered back by col2im
  *             (each pixel gets the sum over the taps that read it);
  *   d weight_g (OC/G, C/G*KH*KW) += grad_out_g @ col_g^T.
- * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. With unit strides
- * the input's gradient is itself a convolution, which float32 runs by the direct kernel where
- * it suits (backward_input_direct). The arguments are the front end's to check
- * (ops/conv_checks.c); floats only (BLAS). */
+ * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. Float32 goes
+ * through the direct kernels where they suit the shape (run_direct): the weight's gradient, and
+ * with unit strides the input's, which is then itself a convolution (input_as_conv). The
+ * arguments are the front end's to check (ops/conv_checks.c); floats only (BLAS). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
@@ -146,49 +146,79 @@ flip_weight(const float *w, float *wf, const conv_geom *g)
     }
 }
 
-/* With unit strides, grad_input[n, c, ih, iw] sums grad_output[n, o, ih + p - kh*d, ...] *
- * w[o, c, kh, kw]: the convolution of grad_output (C = OC input channels) with flip_weight's
- * wf, padded by d*(K-1) - p (when that is not negative), of the input's size. Float32 takes it
- * through the direct kernel where that suits the shape (it saves the gemm's col and col2im's
- * scattered sums); *done says whether it did. */
-static mt_status
-backward_input_direct(mt_args *a, bool *done)
+/* The forward's geometry as the direct kernel's (conv_direct.h), d = kd = 1 */
+static conv3_geom
+as_3d(const conv_geom *g)
 {
-    const conv_geom *g = &a->plan->conv;
-    /* the forward's geometry, input and output swapped (conv_direct.h: hw.c is not read) */
-    conv3_geom tg = {.hw = *g, .c = g->oc, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
-    tg.hw.h = g->oh;
-    tg.hw.w = g->ow;
-    tg.hw.oc = g->c;
-    tg.hw.oh = g->h;
-    tg.hw.ow = g->w;
-    tg.hw.ph = g->dh * (g->kh - 1) - g->ph;
-    tg.hw.pw = g->dw * (g->kw - 1) - g->pw;
-    *done = g->sh == 1 && g->sw == 1 && tg.hw.ph >= 0 && tg.hw.pw >= 0 &&
-            mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype);
-    if (!*done) {
-        return MT_OK;
-    }
-    mt_tensor *go = NULL, *w = NULL, *wf = NULL, *out = NULL;
+    return (conv3_geom){.hw = *g, .c = g->c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+}
+
+/* With unit strides, grad_input[n, c, ih, iw] sums grad_output[n, o, ih + p - kh*d, ...] *
+ * w[o, c, kh, kw]: the convolution of grad_output (OC input channels) with flip_weight's wf,
+ * padded by d*(K-1) - p (when that is not negative), of the input's size; *tg its geometry. */
+static bool
+input_as_conv(const conv_geom *g, conv3_geom *tg)
+{
+    *tg = as_3d(g);
+    tg->c = g->oc; /* input and output swapped (hw.c is not read) */
+    tg->hw.h = g->oh;
+    tg->hw.w = g->ow;
+    tg->hw.oc = g->c;
+    tg->hw.oh = g->h;
+    tg->hw.ow = g->w;
+    tg->hw.ph = g->dh * (g->kh - 1) - g->ph;
+    tg->hw.pw = g->dw * (g->kw - 1) - g->pw;
+    return g->sh == 1 && g->sw == 1 && tg->hw.ph >= 0 && tg->hw.pw >= 0;
+}
+
+// go (N, OC, OH, OW), w (OC, C/G, KH, KW) -> out (N, C, H, W), input_as_conv's convolution
+static mt_status
+input_direct(const float *go, const float *w, float *out, const conv_geom *g)
+{
+    conv3_geom tg;
+    input_as_conv(g, &tg);
+    mt_tensor *wf = NULL;
     const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};
+    mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);
+    if (st == MT_OK) {
+        flip_weight(w, (float *)mt_tensor_data(wf), g);
+        st = mt_cpu_conv_direct(go, (const float *)mt_tensor_data(wf), NULL, out, &tg,
+                                MT_DEVICE_CPU);
+    }
+    mt_tensor_clear(&wf);
+    return st;
+}
+
+// go (N, OC, OH, OW), x (N, C, H, W) -> out (OC, C/G, KH, KW)
+static mt_status
+weight_direct(const float *go, const float *x, float *out, const conv_geom *g)
+{
+    const conv3_geom dg = as_3d(g);
+    return mt_cpu_conv_direct_weight(x, go, out, &dg, MT_DEVICE_CPU);
+}
+
+/* a->out[0], of a->l[0]'s size, = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
+ * direct float32 kernels (conv_direct.c): they save the gemm's col, and the input gradient
+ * col2im's scattered sums. */
+static mt_status
+run_direct(mt_args *a, mt_status (*fn)(const float *, const float *, float *, const conv_geom *))
+{
+    mt_tensor *go = NULL, *other = NULL, *out = NULL;
     mt_status st;
     if ((st = mt_tensor_empty(a->l[0].n, a->l[0].v, MT_FLOAT32, MT_DEVICE_CPU, &out)) ||
-        (st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf)) ||
         (st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
-        (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &w))) {
+        (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &other))) {
         goto out_release;
     }
-    flip_weight((const float *)mt_tensor_data(w), (float *)mt_tensor_data(wf), g);
-    st = mt_cpu_conv_direct((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(wf),
-                            NULL, (float *)mt_tensor_data(out), &tg, MT_DEVICE_CPU);
+    st = fn((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(other),
+            (float *)mt_tensor_data(out), &a->plan->conv);
     if (st == MT_OK) {
         a->out[0] = out;
         out = NULL;
     }
 out_release:
     mt_tensor_clear(&out);
-    mt_tensor_clear(&wf);
-    mt_tensor_clear(&w);
+    mt_tensor_clear(&other);
     mt_tensor_clear(&go);
     return st;
 }
@@ -198,14 +228,12 @@ out_release:
 mt_status
 mt_cpu_convolution_backward_input(mt_args *a)
 {
-    bool done;
-    mt_status st = mt_cpu_conv_fits_blas(&a->plan->conv);
-    st = st ? st : backward_input_direct(a, &done);
-    if (st || done) {
-        return st;
+    conv3_geom tg;
+    if (input_as_conv(&a->plan->conv, &tg) && mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype)) {
+        return run_direct(a, input_direct);
     }
     conv_bwd c;
-    st = conv_bwd_begin(a, &c);
+    mt_status st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;
     const int64_t item = c.item, ohw = c.ohw, m = c.m, og = c.og;
     for (int64_t b = 0; st == MT_OK && b < g->n && ohw > 0 && m > 0; b++) {
@@ -269,6 +297,10 @@ gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, char *col, char *gt)
 mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
+    const conv3_geom dg = as_3d(&a->plan->conv);
+    if (mt_cpu_conv_direct_weight_suits(&dg, a->t[0]->dtype)) {
+        return run_direct(a, weight_direct);
+    }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;

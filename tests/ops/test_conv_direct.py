@@ -4,7 +4,7 @@ its 16-lane vectors, output channels around its blocks of 8, odd output heights 
 groups, dilation, height and depth strides, batches larger than its padded-copy chunk, and NaN
 and inf inputs; against the float64 NumPy reference (helpers.check) and PyTorch. conv1d's lone
 output row, cut into pieces; conv2d's input gradient, which with unit strides is a convolution
-the kernel runs too. And the choice of path: what reaches BLAS and what does not (the
+the kernel runs too, and its weight gradient (8 channels by 3 taps a work item). And the choice of path: what reaches BLAS and what does not (the
 profiler's journey)."""
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ import pytest
 import minitorch
 from helpers import LAYOUTS, check, same_as_torch
 from minitorch._journey import record
-from test_conv_pool import conv2d_ref, pair
+from test_conv_pool import conv2d_ref, pad2, pair, windows
 
 RNG = np.random.default_rng(7)
 
@@ -186,12 +186,20 @@ def conv2d_input_ref(size, w, g, stride=1, padding=0, dilation=1, groups=1):
 ])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_input_gradient(size, ws, kw, layout):
-    w = f32(*ws)
-    x = np.zeros(size, np.float32)
-    g = minitorch.nn.functional.conv2d(minitorch.tensor(x), minitorch.tensor(w), **kw).numpy()
-    g = f32(*g.shape)
-    check(lambda m, g, w: m.nn.grad.conv2d_input(size, w, g, **kw),
-          lambda g, w: conv2d_input_ref(size, w, g, **kw), [g, w], layout=layout, atol=1e-3, rtol=1e-4)
+    check_gradient("input", size, ws, kw, layout)
+
+
+def check_gradient(of, xs, ws, kw, layout):
+    """conv2d's gradient of its input or weight (`of`) for a random grad_output, in minitorch
+    against the float64 NumPy reference and PyTorch."""
+    x, w = f32(*xs), f32(*ws)
+    g = f32(*minitorch.nn.functional.conv2d(minitorch.tensor(x), minitorch.tensor(w), **kw).shape)
+    if of == "input":
+        check(lambda m, g, w: m.nn.grad.conv2d_input(xs, w, g, **kw),
+              lambda g, w: conv2d_input_ref(xs, w, g, **kw), [g, w], layout=layout, atol=1e-3, rtol=1e-4)
+    else:
+        check(lambda m, x, g: m.nn.grad.conv2d_weight(x, ws, g, **kw),
+              lambda x, g: conv2d_weight_ref(x, ws, g, **kw), [x, g], layout=layout, atol=1e-3, rtol=1e-4)
 
 
 def test_input_gradient_nan_and_path():
@@ -207,3 +215,40 @@ def test_input_gradient_nan_and_path():
     _, events = record(minitorch.nn.grad.conv2d_input, (2, 8, 20, 30), minitorch.tensor(w), minitorch.tensor(g),
                        (2, 1), 1)
     assert [e.label for e in events if e.layer == "Library"]
+
+
+def conv2d_weight_ref(x, size, g, stride=1, padding=0, dilation=1, groups=1):
+    """The weight's gradient of conv2d: each output's gradient times the window it read, summed."""
+    (ph, pw) = pair(padding)
+    win = windows(pad2(x, ph, pw), size[2:], pair(stride), pair(dilation))[:, :, :g.shape[2], :g.shape[3]]
+    cg, og = size[1], size[0] // groups
+    return np.concatenate([np.einsum("nohw,nchwij->ocij", g[:, i * og:(i + 1) * og], win[:, i * cg:(i + 1) * cg])
+                           for i in range(groups)])
+
+
+@pytest.mark.parametrize("xs,ws,kw", [
+    ((2, 3, 6, 15), (7, 3, 3, 3), {"padding": 1}),  # 15 of 16 lanes; 7 channels: a block, part empty
+    ((2, 5, 5, 16), (9, 5, 3, 3), {"padding": 1}),  # whole vectors; channel blocks 8 + 1
+    ((1, 4, 3, 37), (17, 4, 2, 2), {}),  # 36 columns; 4 taps: groups of 3 taps, the last of 1
+    ((2, 6, 7, 24), (12, 3, 1, 5), {"groups": 2, "padding": (1, 2)}),
+    ((1, 4, 9, 30), (8, 4, 3, 3), {"dilation": (2, 3), "padding": (2, 1)}),
+    ((2, 3, 12, 48), (8, 3, 5, 5), {"stride": 2, "padding": 2}),  # strided, few taps: direct
+    ((2, 32, 10, 40), (8, 32, 3, 3), {"stride": (1, 2), "padding": 1}),  # strided, 288 taps: gemm
+    ((70, 2, 8, 16), (3, 2, 3, 3), {"padding": 1}),  # 70 images: two chunks, the second added
+])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_weight_gradient(xs, ws, kw, layout):
+    check_gradient("weight", xs, ws, kw, layout)
+
+
+def test_weight_gradient_inf_past_the_row_and_path():
+    # 25 outputs a row: the last vector's lanes 9-15 read columns no output of theirs reads, and
+    # x's inf in column 26 must reach the taps that read it (kw = 2, at ow = 24) and no other
+    x, g = f32(2, 3, 5, 27), f32(2, 8, 3, 25)
+    x[1, 2, 4, 26] = np.inf
+    gw = check(lambda m, x, g: m.nn.grad.conv2d_weight(x, (8, 3, 3, 3), g),
+               lambda x, g: conv2d_weight_ref(x, (8, 3, 3, 3), g), [x, g], atol=1e-3, rtol=1e-4).numpy()
+    assert np.isfinite(gw[:, :2]).all() and np.isfinite(gw[:, 2, :, :2]).all()
+    assert not np.isfinite(gw[:, 2, 2, 2]).any() and np.isfinite(gw[:, 2, :2, 2]).all()
+    _, events = record(minitorch.nn.grad.conv2d_weight, minitorch.tensor(x), (8, 3, 3, 3), minitorch.tensor(g))
+    assert [e.label for e in events if e.layer == "Library"] == []
