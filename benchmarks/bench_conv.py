@@ -4,7 +4,7 @@ Which path minitorch takes depends on the shape (csrc/cpu/conv_direct.c's direct
 few taps per output, for rows that fill its vectors and for width strides; im2col + OpenBLAS gemm
 otherwise), so one case says little: these are first layers (1 and 3 input channels, 3x3, 5x5,
 the ResNet stem's 7x7 stride 2), LeNet's layers, ResNet's 3x3 stages from 56x56 to 7x7 and their
-stride-2 downsamplings, a 1x1 projection, and conv3d; forward, and forward + backward for a few.
+stride-2 downsamplings, a 1x1 projection, conv3d, and conv1d over sequences with many taps; forward, and forward + backward for a few.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
 best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
@@ -32,6 +32,9 @@ CASES = [
     ("512->512 3x3 on 7x7", (8, 512, 7, 7), (512, 512, 3, 3), 1, 1, False),
     ("1x1 256->64 on 14x14", (8, 256, 14, 14), (64, 256, 1, 1), 1, 0, False),
     ("conv3d 4->16 3x3x3 on 16^3", (8, 4, 16, 16, 16), (16, 4, 3, 3, 3), 1, 1, True),
+    ("conv1d 64->64 k9 on 1024", (8, 64, 1024), (64, 64, 9), 1, 4, True),
+    ("conv1d 128->128 k3 on 500", (8, 128, 500), (128, 128, 3), 1, 1, False),
+    ("conv1d 32->32 k31 on 200", (8, 32, 200), (32, 32, 31), 1, 15, False),
 ]
 
 
@@ -44,7 +47,7 @@ def make_cases(libs, rng):
         for with_grad in (False, True) if backward else (False,):
             fns = {}
             for name, lib in libs.items():
-                conv = lib.nn.functional.conv3d if len(xs) == 5 else lib.nn.functional.conv2d
+                conv = getattr(lib.nn.functional, f"conv{len(xs) - 2}d")
                 xt, wt = lib.tensor(x, requires_grad=with_grad), lib.tensor(w, requires_grad=with_grad)
                 if with_grad:
                     y = conv(xt, wt, None, stride, pad)

@@ -5,14 +5,17 @@
  *   d col   = weight_g^T (C/G*KH*KW, OC/G) @ grad_out_g (OC/G, OH*OW), scattered back by col2im
  *             (each pixel gets the sum over the taps that read it);
  *   d weight_g (OC/G, C/G*KH*KW) += grad_out_g @ col_g^T.
- * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. The arguments are
- * the front end's to check (ops/conv_checks.c); floats only (BLAS). */
+ * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. Float32 goes
+ * through the direct kernels where they suit the shape (run_direct): the weight's gradient, and
+ * with unit strides the input's, which is then itself a convolution (input_as_conv). The
+ * arguments are the front end's to check (ops/conv_checks.c); floats only (BLAS). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 
 #include "cpu/blas.h"
 #include "cpu/conv.h"
+#include "cpu/conv_direct.h"
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
@@ -35,29 +38,29 @@ col_is_image(const conv_geom *g)
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
 }
 
-// col (C*KH*KW, OH*OW) -> x (C, H, W): x += every tap's value at the pixel it read (im2col's
-// adjoint); taps in the padding are dropped
-#define COL2IM(name, T)                                                    \
-    static void name(const T *col, T *x, const conv_geom *g)               \
-    {                                                                      \
-        for (int64_t c = 0; c < g->c; c++) {                               \
-            for (int64_t i = 0; i < g->kh; i++) {                          \
-                for (int64_t j = 0; j < g->kw; j++) {                      \
-                    int64_t off = j * g->dw - g->pw, lo, hi;               \
-                    mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);     \
-                    for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) { \
-                        int64_t ih = oh * g->sh + i * g->dh - g->ph;       \
-                        if (ih < 0 || ih >= g->h) {                        \
-                            continue;                                      \
-                        }                                                  \
-                        T *dst = x + (c * g->h + ih) * g->w + off;         \
-                        for (int64_t ow = lo; ow < hi; ow++) {             \
-                            dst[ow * g->sw] += col[ow];                    \
-                        }                                                  \
-                    }                                                      \
-                }                                                          \
-            }                                                              \
-        }                                                                  \
+// col (C*KH*KW, OH*OW) -> x (C, H, W), channel c: x[c] += every tap's value at the pixel it
+// read (im2col's adjoint); taps in the padding are dropped. Channels are independent: rows
+// (c, kh, kw) of col reach only x[c].
+#define COL2IM(name, T)                                                 \
+    static void name(const T *col, T *x, const conv_geom *g, int64_t c) \
+    {                                                                   \
+        col += c * g->kh * g->kw * g->oh * g->ow;                       \
+        for (int64_t i = 0; i < g->kh; i++) {                           \
+            for (int64_t j = 0; j < g->kw; j++) {                       \
+                int64_t off = j * g->dw - g->pw, lo, hi;                \
+                mt_conv_inside(off, g->sw, g->w, g->ow, &lo, &hi);      \
+                for (int64_t oh = 0; oh < g->oh; oh++, col += g->ow) {  \
+                    int64_t ih = oh * g->sh + i * g->dh - g->ph;        \
+                    if (ih < 0 || ih >= g->h) {                         \
+                        continue;                                       \
+                    }                                                   \
+                    T *dst = x + (c * g->h + ih) * g->w + off;          \
+                    for (int64_t ow = lo; ow < hi; ow++) {              \
+                        dst[ow * g->sw] += col[ow];                     \
+                    }                                                   \
+                }                                                       \
+            }                                                           \
+        }                                                               \
     }
 COL2IM(col2im_f32, float)
 COL2IM(col2im_f64, double)
@@ -65,10 +68,12 @@ COL2IM(col2im_f64, double)
 void
 mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
 {
-    if (dt == MT_FLOAT64) {
-        col2im_f64((const double *)col, (double *)x, g);
-    } else {
-        col2im_f32((const float *)col, (float *)x, g);
+    for (int64_t c = 0; c < g->c; c++) {
+        if (dt == MT_FLOAT64) {
+            col2im_f64((const double *)col, (double *)x, g, c);
+        } else {
+            col2im_f32((const float *)col, (float *)x, g, c);
+        }
     }
 }
 
@@ -123,11 +128,110 @@ conv_bwd_end(mt_args *a, conv_bwd *c, mt_status st)
     return st;
 }
 
+// w (OC, C/G, KH, KW) -> wf (C, OC/G, KH, KW): each group's channels swapped, taps reversed
+static void
+flip_weight(const float *w, float *wf, const conv_geom *g)
+{
+    const int64_t cg = g->c / g->groups, og = g->oc / g->groups, taps = g->kh * g->kw;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+        for (int64_t o = 0; o < og; o++) {
+            for (int64_t c = 0; c < cg; c++) {
+                const float *src = w + ((gi * og + o) * cg + c) * taps;
+                float *dst = wf + ((gi * cg + c) * og + o) * taps;
+                for (int64_t t = 0; t < taps; t++) {
+                    dst[t] = src[taps - 1 - t];
+                }
+            }
+        }
+    }
+}
+
+/* The forward's geometry as the direct kernel's (conv_direct.h), d = kd = 1 */
+static conv3_geom
+as_3d(const conv_geom *g)
+{
+    return (conv3_geom){.hw = *g, .c = g->c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
+}
+
+/* With unit strides, grad_input[n, c, ih, iw] sums grad_output[n, o, ih + p - kh*d, ...] *
+ * w[o, c, kh, kw]: the convolution of grad_output (OC input channels) with flip_weight's wf,
+ * padded by d*(K-1) - p (when that is not negative), of the input's size; *tg its geometry. */
+static bool
+input_as_conv(const conv_geom *g, conv3_geom *tg)
+{
+    *tg = as_3d(g);
+    tg->c = g->oc; /* input and output swapped (hw.c is not read) */
+    tg->hw.h = g->oh;
+    tg->hw.w = g->ow;
+    tg->hw.oc = g->c;
+    tg->hw.oh = g->h;
+    tg->hw.ow = g->w;
+    tg->hw.ph = g->dh * (g->kh - 1) - g->ph;
+    tg->hw.pw = g->dw * (g->kw - 1) - g->pw;
+    return g->sh == 1 && g->sw == 1 && tg->hw.ph >= 0 && tg->hw.pw >= 0;
+}
+
+// go (N, OC, OH, OW), w (OC, C/G, KH, KW) -> out (N, C, H, W), input_as_conv's convolution
+static mt_status
+input_direct(const float *go, const float *w, float *out, const conv_geom *g)
+{
+    conv3_geom tg;
+    input_as_conv(g, &tg);
+    mt_tensor *wf = NULL;
+    const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};
+    mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);
+    if (st == MT_OK) {
+        flip_weight(w, (float *)mt_tensor_data(wf), g);
+        st = mt_cpu_conv_direct(go, (const float *)mt_tensor_data(wf), NULL, out, &tg,
+                                MT_DEVICE_CPU);
+    }
+    mt_tensor_clear(&wf);
+    return st;
+}
+
+// go (N, OC, OH, OW), x (N, C, H, W) -> out (OC, C/G, KH, KW)
+static mt_status
+weight_direct(const float *go, const float *x, float *out, const conv_geom *g)
+{
+    const conv3_geom dg = as_3d(g);
+    return mt_cpu_conv_direct_weight(x, go, out, &dg, MT_DEVICE_CPU);
+}
+
+/* a->out[0], of a->l[0]'s size, = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
+ * direct float32 kernels (conv_direct.c): they save the gemm's col, and the input gradient
+ * col2im's scattered sums. */
+static mt_status
+run_direct(mt_args *a, mt_status (*fn)(const float *, const float *, float *, const conv_geom *))
+{
+    mt_tensor *go = NULL, *other = NULL, *out = NULL;
+    mt_status st;
+    if ((st = mt_tensor_empty(a->l[0].n, a->l[0].v, MT_FLOAT32, MT_DEVICE_CPU, &out)) ||
+        (st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
+        (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &other))) {
+        goto out_release;
+    }
+    st = fn((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(other),
+            (float *)mt_tensor_data(out), &a->plan->conv);
+    if (st == MT_OK) {
+        a->out[0] = out;
+        out = NULL;
+    }
+out_release:
+    mt_tensor_clear(&out);
+    mt_tensor_clear(&other);
+    mt_tensor_clear(&go);
+    return st;
+}
+
 // grad_output (N, OC, OH, OW) or unbatched, weight (OC, C/G, KH, KW), input_size (N, C, H, W)
 // or (C, H, W); out (input_size) = the gradient of conv2d's input
 mt_status
 mt_cpu_convolution_backward_input(mt_args *a)
 {
+    conv3_geom tg;
+    if (input_as_conv(&a->plan->conv, &tg) && mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype)) {
+        return run_direct(a, input_direct);
+    }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;
@@ -142,10 +246,15 @@ mt_cpu_convolution_backward_input(mt_args *a)
                             go_b + gi * og * ohw * item, (int)ohw, 0.0, dst + gi * m * ohw * item,
                             (int)ohw);
         }
-        if (c.own_col && c.dt == MT_FLOAT32) {
-            col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g);
-        } else if (c.own_col) {
-            col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g);
+        /* col2im split among the threads by channels (after the gemm, which is BLAS's) */
+        const int parts = c.own_col ? mt_parallel_parts(m * g->groups * ohw, 32768) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int64_t ch = 0; ch < (c.own_col ? g->c : 0); ch++) {
+            if (c.dt == MT_FLOAT32) {
+                col2im_f32((const float *)mt_tensor_data(c.col), (float *)gx_b, g, ch);
+            } else {
+                col2im_f64((const double *)mt_tensor_data(c.col), (double *)gx_b, g, ch);
+            }
         }
     }
     return conv_bwd_end(a, &c, st);
@@ -188,6 +297,10 @@ gather_chunk(const conv_bwd *c, int64_t b0, int64_t nb, char *col, char *gt)
 mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
+    const conv3_geom dg = as_3d(&a->plan->conv);
+    if (mt_cpu_conv_direct_weight_suits(&dg, a->t[0]->dtype)) {
+        return run_direct(a, weight_direct);
+    }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
     const conv_geom *g = &c.g;

@@ -1,7 +1,7 @@
 /* Direct convolution for float32 with few taps per output (conv_direct.c), which conv2d and
- * conv3d (conv.c) take where it suits. Both functions take conv3d's plan; conv2d's is its
- * depth slice g->hw with d = kd = od = sd = dd = 1, pd = 0 and its channels in g->c (hw.c is
- * not read). */
+ * conv3d (conv.c) take where it suits, and conv2d's gradients (conv_backward.c). The functions
+ * take conv3d's plan; conv2d's is its depth slice g->hw with d = kd = od = sd = dd = 1, pd = 0
+ * and its channels in g->c (hw.c is not read). */
 #ifndef MT_CPU_CONV_DIRECT_H
 #define MT_CPU_CONV_DIRECT_H
 
@@ -17,5 +17,14 @@ bool mt_cpu_conv_direct_suits(const conv3_geom *g, mt_dtype dt);
  * or none; all dense; scratch on dev. */
 mt_status mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out,
                              const conv3_geom *g, mt_device dev);
+
+/* Whether the direct kernel takes the weight's gradient of the 2-D convolution g (d = kd = 1)
+ * in dtype dt: float32, rows that fill its vectors. */
+bool mt_cpu_conv_direct_weight_suits(const conv3_geom *g, mt_dtype dt);
+
+/* gw (OC, C/groups, KH, KW) = the weight's gradient of the 2-D convolution g of x (N, C, H, W)
+ * with grad_output go (N, OC, OH, OW); all dense; scratch on dev. */
+mt_status mt_cpu_conv_direct_weight(const float *x, const float *go, float *gw, const conv3_geom *g,
+                                    mt_device dev);
 
 #endif
