@@ -4,16 +4,17 @@ They are the ops of the op table under their special names (expit is sigmoid, ga
 lgamma, psi is digamma, multigammaln is mvlgamma) and its special_* ops (ndtr, xlog1py, entr:
 composites of csrc/ops/composite_special.c), and the special_* ops with kernels of their own
 (rows of csrc/ops/elementwise.def over core/math_special.h: the Bessel functions, ndtri, log_ndtr,
-erfcx, zeta; gammainc and gammaincc are igamma and igammac, i0 is torch.i0). softmax and
-log_softmax take PyTorch's keyword-only dtype here.
+erfcx, zeta, the Hermite polynomials; gammainc and gammaincc are igamma and igammac, i0 is
+torch.i0). softmax and log_softmax take PyTorch's keyword-only dtype here.
 """
 from __future__ import annotations
 
 from . import _C
 
 __all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx",
-           "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
-           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
+           "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h",
+           "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
            "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
            "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
@@ -56,6 +57,8 @@ scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0
 scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
 spherical_bessel_j0 = _C.special_spherical_bessel_j0
 zeta = _C.special_zeta
+hermite_polynomial_h = _C.special_hermite_polynomial_h
+hermite_polynomial_he = _C.special_hermite_polynomial_he
 gammainc = _C.igamma
 gammaincc = _C.igammac
 

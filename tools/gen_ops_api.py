@@ -1,4 +1,5 @@
-"""Writes the typed C API of the ops, one function per row of csrc/dispatch/ops.def:
+"""Writes the typed C API of the ops, one function per row of csrc/dispatch/ops.def (the elementwise
+family's rows are the MT_EW_OP lines of csrc/ops/elementwise.def, which ops.def includes):
 
     mt_status mt_op_add(mt_tensor *self, mt_tensor *other, mt_scalar alpha, mt_tensor **out);
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DEF = ROOT / "csrc" / "dispatch" / "ops.def"
+EW_DEF = ROOT / "csrc" / "ops" / "elementwise.def"  # the elementwise family's rows, which ops.def includes
 DISPATCH_H = ROOT / "csrc" / "dispatch" / "dispatch.h"
 
 # schema type (without '?') -> mt_args slot array
@@ -34,11 +36,27 @@ SLOTS = {"Tensor": "t", "Tensor|Scalar": "t", "Scalar": "s", "int": "i", "int[]"
 
 
 
+def uncommented(path):
+    return re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+
+
+def ew_rows():
+    """(name, nout, flags, schema) for each MT_EW_OP line of ops/elementwise.def: the elementwise
+    family's ops, which ops.def includes as its rows MT_OP(op, CPU, _, _, 1, flags, schema)."""
+    for m in re.finditer(r"^MT_EW_OP\((\w+),\s*\w+,\s*([^,]+),\s*\"(.*)\"\)\s*$", uncommented(EW_DEF), re.M):
+        yield m.group(1), "1", m.group(2).strip(), m.group(3)
+
+
 def rows():
-    """(name, nout, flags, schema) for each MT_OP row of ops.def."""
-    text = re.sub(r"/\*.*?\*/", "", OPS_DEF.read_text(), flags=re.S)
-    for m in re.finditer(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$", text, re.M):
-        yield m.group(1), m.group(2), m.group(3).strip(), m.group(4)
+    """(name, nout, flags, schema) for each row of ops.def, in its order: its MT_OP rows and, where
+    it includes ops/elementwise.def, the family's MT_EW_OP lines."""
+    row = re.compile(r"^MT_OP\((\w+),\s*\w+(?:\(\w+\))?,\s*\w+(?:\(\w+\))?,\s*\w+,\s*(\w+),\s*([^,]+),\s*\"(.*)\"\)\s*$")
+    for line in uncommented(OPS_DEF).splitlines():
+        m = row.match(line)
+        if m:
+            yield m.group(1), m.group(2), m.group(3).strip(), m.group(4)
+        elif line.strip() == '#include "ops/elementwise.def"':
+            yield from ew_rows()
 
 
 def slot_sizes():

@@ -2,7 +2,8 @@
  * nextafter, frexp's parts), shared by the CPU loops and the CUDA kernels; included by
  * core/math.h, whose MT_HD and MT_SQRT1_2 it uses. Each formula once, as ATen's native/Math.h
  * computes it: the Cephes Bessel functions and ndtri in the input's own float type
- * (core/math_special_t.h), erfcx, the incomplete gamma functions and zeta in double. */
+ * (core/math_special_t.h), erfcx, the incomplete gamma functions and zeta in double, the Hermite
+ * polynomials in the input's type. */
 #ifndef MT_MATH_SPECIAL_H
 #define MT_MATH_SPECIAL_H
 
@@ -213,6 +214,44 @@ MT_DEFINE_GCD(int64_t, uint64_t, i64)
 MT_DEFINE_FLOAT_BITS(float, f32, f)
 MT_DEFINE_FLOAT_BITS(double, f64, )
 #undef MT_DEFINE_FLOAT_BITS
+
+/* The Hermite polynomials H_n(x) (physicists': H_0 = 1, H_1 = 2x, H_k+1 = 2x H_k - 2k H_k-1)
+ * and He_n(x) (probabilists': He_0 = 1, He_1 = x, He_k+1 = x He_k - k He_k-1), by their
+ * recurrences in the row's float type, as PyTorch's special_functions compute them: both are
+ * P_0 = 1, P_1 = a, P_k+1 = a P_k - c k P_k-1, with a = 2x, c = 2 or a = x, c = 1. The degree is
+ * n truncated toward 0; a negative degree, a NaN n or one outside int64 gives 0 (PyTorch's
+ * conversion to int64 makes such an n INT64_MIN on x86-64). The values grow until they overflow,
+ * and a few steps after the first inf one is inf - inf (or 0 * inf): from that NaN on every step
+ * is NaN, so the loop stops there and never runs n times for a huge n. */
+#define MT_DEFINE_HERMITE(T, S)                                  \
+    static inline MT_HD T mt_hermite_##S(T a, int64_t c, T nf)   \
+    {                                                            \
+        if (!(nf > -1 && nf < (T)9223372036854775807.0)) {       \
+            return 0;                                            \
+        }                                                        \
+        const int64_t n = (int64_t)nf;                           \
+        T p = 1, q = a;                                          \
+        if (n == 0) {                                            \
+            return p;                                            \
+        }                                                        \
+        for (int64_t k = 1; k < n && q == q; k++) {              \
+            const T r = a * q - (T)(c * k) * p;                  \
+            p = q;                                               \
+            q = r;                                               \
+        }                                                        \
+        return q;                                                \
+    }                                                            \
+    static inline MT_HD T mt_hermite_polynomial_h_##S(T x, T n)  \
+    {                                                            \
+        return mt_hermite_##S(x + x, 2, n);                      \
+    }                                                            \
+    static inline MT_HD T mt_hermite_polynomial_he_##S(T x, T n) \
+    {                                                            \
+        return mt_hermite_##S(x, 1, n);                          \
+    }
+MT_DEFINE_HERMITE(float, f32)
+MT_DEFINE_HERMITE(double, f64)
+#undef MT_DEFINE_HERMITE
 
 /* the Cephes functions, in float then in double */
 #define MT_SP_NAME_(name, s) mt_##name##_##s

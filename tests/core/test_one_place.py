@@ -1,7 +1,10 @@
 """One op, one place: an op's checks and messages live in its front end (csrc/ops/), run once for
 every device, and a backend kernel only computes. Checked from the source and from _C's tables."""
+import importlib.util
 import re
 from pathlib import Path
+
+import pytest
 
 import minitorch
 
@@ -89,3 +92,86 @@ def test_front_ends_are_the_kinds_described():
     assert minitorch._C._op_info("sum")["front"] == "dispatcher"
     assert minitorch._C._op_info("add")["front"] == "elementwise"
     assert minitorch._C._op_info("linear")["front"] is None  # composite: its parts have them
+
+
+# ---- the elementwise family: one row per op ----
+
+EW_DEF = ROOT / "csrc" / "ops" / "elementwise.def"
+OPS_DEF = ROOT / "csrc" / "dispatch" / "ops.def"
+EW_OP_ROW = re.compile(r'^MT_EW_OP\((\w+),\s*(\w+),\s*([^,"]+),\s*"((\w+)\(.*)"\)\s*$', re.M)
+
+
+def gen_ops_api():
+    spec = importlib.util.spec_from_file_location("gen_ops_api", ROOT / "tools" / "gen_ops_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ew_op_rows():
+    """[(op, loop row, flags, schema)] of elementwise.def's MT_EW_OP lines, in order."""
+    found = [(m.group(1), m.group(2), m.group(3).strip(), m.group(4))
+             for m in EW_OP_ROW.finditer(strip_comments(EW_DEF.read_text()))]
+    assert len(found) > 200, "elementwise.def's MT_EW_OP lines were not found"
+    return found
+
+
+def test_the_row_reader_sees_what_a_row_looks_like():
+    text = 'MT_EW_OP(hypot, hypot, METHOD | FUNCTION, "hypot(Tensor self, Tensor other, *, Tensor(a!)? out=None)")\n'
+    (m,) = EW_OP_ROW.finditer(text)
+    assert m.groups()[:3] == ("hypot", "hypot", "METHOD | FUNCTION") and m.group(5) == "hypot"
+    assert not list(EW_OP_ROW.finditer('MT_OP(hypot, CPU, _, _, 1, METHOD, "hypot(Tensor self)")\n'))
+
+
+def test_every_elementwise_op_is_declared_by_exactly_one_row():
+    """An op of the family is one MT_EW_OP line of ops/elementwise.def (name, loop row, flags,
+    schema): no op has two, no op of the family has a row of its own in ops.def, and every line
+    runs a loop row of the table and is the op its schema names."""
+    rows = ew_op_rows()
+    names = [op for op, _, _, _ in rows]
+    assert len(names) == len(set(names)), f"declared twice: {sorted({n for n in names if names.count(n) > 1})}"
+    loops = set(re.findall(r"^MT_EW\((\w+),", strip_comments(EW_DEF.read_text()), re.M))
+    assert all(row in loops for _, row, _, _ in rows), [op for op, row, _, _ in rows if row not in loops]
+    assert all(schema.startswith(op + "(") for op, _, _, schema in rows)
+    own = set(re.findall(r"^\s*MT_OP\((\w+),", strip_comments(OPS_DEF.read_text()), re.M))
+    assert len(own) > 300, "ops.def's MT_OP rows were not found"
+    both = sorted(own & set(names))
+    assert not both, f"elementwise ops with a separate ops.def row: {both}"
+
+
+def test_ops_def_takes_the_family_from_its_table_once():
+    code = strip_comments(OPS_DEF.read_text())
+    assert code.count('#include "ops/elementwise.def"') == 1
+    assert re.search(r"#define MT_EW_OP\(op, row, flags, schema\) MT_OP\(op, CPU, _, _, 1, flags, schema\)", code)
+
+
+def test_every_consumer_reads_the_one_row():
+    """The binding's schema and forms, the dispatcher's kernels and the family's front end, the
+    typed C API's generator (tools/gen_ops_api.py) and the stub (minitorch/_C.pyi) all see each
+    MT_EW_OP line as it is written, and the family is exactly the ops of those lines."""
+    rows = ew_op_rows()
+    family = {op for op in minitorch._C.OPS if minitorch._C._op_info(op)["front"] == "elementwise"}
+    assert family == {op for op, _, _, _ in rows}
+    for op, _, flags, schema in rows:
+        info = minitorch._C._op_info(op)
+        assert info["schema"] == schema, op
+        assert info["nout"] == 1 and info["cuda"] is None, op
+        assert (info["method"], info["function"], info["inplace"]) == \
+            ("METHOD" in flags, "FUNCTION" in flags, "INPLACE" in flags), op
+        assert "CPU" in minitorch._C._dispatch_table(op), op
+    generated = list(gen_ops_api().rows())
+    assert [name for name, _, _, _ in generated] == list(minitorch._C.OPS)
+    by_name = {name: (flags, schema) for name, _, flags, schema in generated}
+    assert all(by_name[op] == (flags, schema) for op, _, flags, schema in rows)
+    stub = (ROOT / "minitorch" / "_C.pyi").read_text()
+    missing = [op for op, _, _, _ in rows if not re.search(rf"\bdef {op}\(", stub)]
+    assert not missing, f"not in _C.pyi (python3 tools/gen_stub.py): {missing}"
+
+
+def test_the_cuda_backend_registers_every_op_of_the_family():
+    """_C registers a device backend's kernel for each MT_EW_OP line (dispatch/backend.c), running
+    the loops _C_cuda generates from the MT_EW rows."""
+    if not minitorch.cuda.is_available():
+        pytest.skip("no CUDA device (MINITORCH_CUDA_EMU=1 emulates one)")
+    for op, _, _, _ in ew_op_rows():
+        assert "CUDA" in minitorch._C._dispatch_table(op), op

@@ -1,6 +1,6 @@
-"""torch.special's functions with kernels, the incomplete gamma functions, gcd, lcm, nextafter,
-frexp and the numeric composites (trapezoid, cumulative_trapezoid, gradient, vander,
-channel_shuffle) on the CUDA device (a GPU or the emulated one) against the CPU: the generated
+"""torch.special's functions with kernels, the Hermite polynomials, the incomplete gamma functions,
+gcd, lcm, nextafter, frexp and the numeric composites (trapezoid, cumulative_trapezoid, gradient,
+vander, channel_shuffle) on the CUDA device (a GPU or the emulated one) against the CPU: the generated
 elementwise kernels of each new row in every layout, broadcast, with NaN and infinities, float32
 and float64, gradients, and errors."""
 import numpy as np
@@ -51,6 +51,20 @@ def test_binary(fn, dtype):
     b = values((5, 6), dtype, 0, 30)
     check_device(fn, a, b, rtol=1e-6 if dtype == minitorch.float32 else 1e-13, atol=1e-30)
     check_device(fn, a.transpose(0, 2), b.t()[:, :1], rtol=1e-6, atol=1e-30)
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+@pytest.mark.parametrize("fn", [sp.hermite_polynomial_h, sp.hermite_polynomial_he], ids=["h", "he"])
+def test_hermite(fn, dtype):
+    """Degrees 0 to 8 where the values do not cancel (|x| past the largest root; the edges 0, 1,
+    -1 and 1e-30 compute exactly), and NaN, infinite, negative, fractional and past-int64 ones."""
+    x = values((4, 1, 6), dtype, 5.5, 12)
+    n = RNG.integers(0, 9, (5, 6)).astype(float)
+    n[0] = [NAN, INF, -INF, -1.0, 2.5, 1e19]
+    n = minitorch.tensor(n).to(dtype)
+    tol = dict(rtol=1e-6 if dtype == minitorch.float32 else 1e-13, atol=1e-30)
+    check_device(fn, x, n, **tol)
+    check_device(fn, -x.transpose(0, 2), n.t()[:, :1], **tol)
 
 
 def test_gcd_lcm_frexp():

@@ -1,7 +1,7 @@
 """torch.special's functions with kernels of their own (the modified Bessel functions i0, i0e, i1,
 i1e, k0, k1 and their scaled forms, the Bessel functions j0, j1, y0, y1, spherical_bessel_j0, ndtri,
-log_ndtr, erfcx, the Hurwitz zeta), the incomplete gamma functions, gcd, lcm, nextafter and
-frexp: values against float64 references (mpmath's arbitrary precision where installed; NumPy and
+log_ndtr, erfcx, the Hurwitz zeta, the Hermite polynomials), the incomplete gamma functions, gcd,
+lcm, nextafter and frexp: values against float64 references (mpmath's arbitrary precision where installed; NumPy and
 math identities always), against PyTorch (values, dtypes, layouts, broadcasting, NaN, infinities,
 negative and large arguments, float32 and float64, integer inputs), gradients with check_grad,
 PyTorch's refusals, the forms (in place, method, out=) and bad calls."""
@@ -184,6 +184,76 @@ def test_binary_same_as_torch(name, layout, dtype):
     # PyTorch's igamma is good to ~1e-9 where a ~ x (its asymptotic series), so that tolerance
     tol = dict(rtol=1e-4, atol=1e-6) if dtype == "float32" else dict(rtol=1e-8, atol=1e-12)
     same_as_torch(fn, [a.astype(dtype), b.astype(dtype)], layout=layout, grad=False, **tol)
+
+
+# ---- the Hermite polynomials: H_n(x) (physicists') and He_n(x) (probabilists'), n a float ----
+
+HERMITE = {
+    "hermite_polynomial_h": (lambda m, x, n: m.special.hermite_polynomial_h(x, n), np.polynomial.hermite.hermval),
+    "hermite_polynomial_he": (lambda m, x, n: m.special.hermite_polynomial_he(x, n),
+                              np.polynomial.hermite_e.hermeval),
+}
+
+
+def _degree(n):
+    """PyTorch's degree of a float n: truncated toward 0; NaN, negative or past int64 is none (-1)."""
+    return math.trunc(n) if -1 < n < 2.0 ** 63 else -1
+
+
+def _hermite_ref(series):
+    def ref(x, n):
+        x, n = np.broadcast_arrays(x, n)
+        out = [series(xi, [0.0] * _degree(ni) + [1.0]) if _degree(ni) >= 0 else 0.0 for xi, ni in zip(x.flat, n.flat)]
+        return np.array(out, dtype=np.float64).reshape(x.shape)
+    return ref
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(HERMITE))
+def test_hermite_against_numpy(name, layout):
+    """float64 against NumPy's Hermite series (whole and fractional degrees, negative ones, which
+    give 0), broadcast (4, 1, 6) with (5, 6), in every layout."""
+    fn, series = HERMITE[name]
+    x = RNG.uniform(-3, 3, (4, 1, 6))
+    n = np.concatenate([np.arange(-2, 11), RNG.uniform(-2, 11, 17)]).reshape(5, 6)
+    check(fn, _hermite_ref(series), [x, n], layout=layout, atol=1e-6, rtol=1e-10, dtype=minitorch.float64)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(HERMITE))
+def test_hermite_same_as_torch(name, dtype):
+    """PyTorch's values at the edges: NaN and infinite x, NaN, infinite, negative, fractional and
+    past-int64 degrees (0 for those), overflow to NaN; and at random points, float32 and float64."""
+    fn, _ = HERMITE[name]
+    x = np.array([NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 2.5, 30.0])[:, None]
+    n = np.array([NAN, INF, -INF, -1.0, -0.5, -0.0, 0.9, 1.0, 2.0, 3.0, 7.5, 40.0, 1e19, 1e300])
+    same_as_torch(fn, [x.astype(dtype), n.astype(dtype)], grad=False, rtol=1e-5 if dtype == "float32" else 1e-12)
+    x = RNG.uniform(-1.5, 1.5, (7, 5))
+    n = RNG.integers(0, 7, (7, 5)).astype(float)
+    tol = dict(rtol=1e-4, atol=5e-3) if dtype == "float32" else dict(rtol=1e-10, atol=1e-9)
+    same_as_torch(fn, [x.astype(dtype), n.astype(dtype)], grad=False, **tol)
+    same_as_torch(lambda m, x: fn(m, x, 3), [x.astype(dtype)], grad=False, **tol)
+    same_as_torch(lambda m, n: fn(m, 0.5, n), [n.astype(dtype)], grad=False, **tol)
+
+
+@pytest.mark.parametrize("name", sorted(HERMITE))
+def test_hermite_values_dtypes_and_forms(name):
+    """H_3(x) = 8x^3 - 12x, He_3(x) = x^3 - 3x; integer and bool inputs compute in the default
+    float; out=; a huge degree ends (NaN once the values overflow) rather than looping n times;
+    not differentiable, as PyTorch's."""
+    fn, _ = HERMITE[name]
+    x = np.array([-2.0, -0.5, 0.0, 0.25, 1.5])
+    want = 8 * x ** 3 - 12 * x if name.endswith("_h") else x ** 3 - 3 * x
+    np.testing.assert_allclose(as_numpy(fn(minitorch, minitorch.tensor(x), 3)), want, rtol=1e-14, atol=1e-15)
+    assert fn(minitorch, minitorch.tensor([1, 2]), minitorch.tensor([2, 3])).dtype == minitorch.float32
+    assert fn(minitorch, minitorch.tensor([True]), minitorch.tensor([True])).dtype == minitorch.float32
+    out = minitorch.empty(5, dtype=minitorch.float64)
+    assert getattr(minitorch.special, name)(minitorch.tensor(x), 3, out=out) is out
+    np.testing.assert_allclose(as_numpy(out), want, rtol=1e-14, atol=1e-15)
+    assert np.isnan(as_numpy(fn(minitorch, minitorch.tensor([0.5, 3.0, 0.0]), 1e18))).all()
+    t = minitorch.tensor([0.5, 1.5], requires_grad=True)
+    got = fn(minitorch, t, 2.0)
+    assert got.grad_fn is None and not got.requires_grad
 
 
 def test_incomplete_gamma_against_references():
@@ -406,6 +476,8 @@ def test_in_place_method_and_out_forms():
     lambda m: m.i0_(m.tensor([1, 2])),
     lambda m: m.igamma(m.tensor([1.0]), 2.0),
     lambda m: m.gcd(m.tensor([1, 2]), m.tensor([1, 2, 3])),
+    lambda m: m.special.hermite_polynomial_h(m.ones(2), m.ones(3)),
+    lambda m: m.special.hermite_polynomial_he(m.tensor([1, 2]), m.tensor([1, 2]), out=m.empty(2, dtype=m.int64)),
 ])
 def test_bad_calls_raise_as_torch(fn):
     with pytest.raises(Exception) as got:
@@ -442,6 +514,8 @@ def test_the_ops_under_their_table_names():
         (C.special_scaled_modified_bessel_k1(x), sp.scaled_modified_bessel_k1(x)),
         (C.special_spherical_bessel_j0(x), sp.spherical_bessel_j0(x)), (C.special_zeta(x + 1, x), sp.zeta(x + 1, x)),
         (C._frexp_mantissa(x), minitorch.frexp(x).mantissa),
+        (C.special_hermite_polynomial_h(x, 4.0), sp.hermite_polynomial_h(x, 4.0)),
+        (C.special_hermite_polynomial_he(x, 4.0), sp.hermite_polynomial_he(x, 4.0)),
         (C._frexp_exponent(x).to(minitorch.int32), minitorch.frexp(x).exponent),
     ]
     for got, want in pairs:
