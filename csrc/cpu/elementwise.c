@@ -36,21 +36,27 @@ mt_cpu_elementwise(mt_tensor *const *ins, int nin, mt_dtype compute, mt_loop_fn 
 
 /* ---- streaming a large output past the caches ---- */
 
-/* Outputs of at least this many bytes in one loop call are written with non-temporal stores: a
- * plain store first reads its cache line from memory (a 4M-element float32 add moved 64 MiB
- * instead of 48 and ran at 0.65x NumPy's speed), and an output this large, beside its inputs,
- * would not stay in the caches for its reader anyway (32 MiB of L3 here). Below it the output
- * stays cached for the next op. */
+/* Outputs of at least this many bytes are written with non-temporal stores: a plain store
+ * first reads its cache line from memory (a 4M-element float32 add moved 64 MiB instead of 48
+ * and ran at 0.65x NumPy's speed), and an output this large, beside its inputs, would not stay
+ * in the caches for its reader anyway (32 MiB of L3 here). Below it the output stays cached for
+ * the next op. The whole output counts, not one thread's part of it: the choice is the same at
+ * any number of threads. */
 #define MT_STREAM_MIN_BYTES (8 << 20)
 /* Elements a loop writes into the L1 buffer at a time, before they stream out. */
 #define MT_STREAM_BLOCK_BYTES 2048
+/* A dense run of the output shorter than this is stored as usual: the copy through the buffer
+ * would cost more than the line reads it saves. */
+#define MT_STREAM_MIN_RUN_BYTES 4096
 
-/* The row's loop and context, the output's element size, the operands (the output's first). */
+/* The row's loop and context, the output's element size, the operands (the output's first),
+ * whether the output is large enough to stream. */
 typedef struct stream_ctx {
     mt_loop_fn loop;
     void *ctx;
     int64_t item;
     int nops;
+    bool large;
 } stream_ctx;
 
 /* dst[0 .. bytes) = src[0 .. bytes) with non-temporal stores where the ISA has them (SSE2,
@@ -72,14 +78,14 @@ stream_copy(char *dst, const char *src, size_t bytes)
 #endif
 }
 
-/* The loop of s over n elements; a dense output of MT_STREAM_MIN_BYTES or more goes through an
- * L1 buffer, block by block, and out with stream_copy (the other operands advance as the loop
- * would move them). */
+/* The loop of s over n elements; where the whole output is large, a dense run of it (of
+ * MT_STREAM_MIN_RUN_BYTES or more) goes through an L1 buffer, block by block, and out with
+ * stream_copy (the other operands advance as the loop would move them). */
 static void
 streaming_loop(char **data, const int64_t *strides, int64_t n, void *vs)
 {
     const stream_ctx *s = vs;
-    if (strides[0] != s->item || n * s->item < MT_STREAM_MIN_BYTES) {
+    if (!s->large || strides[0] != s->item || n * s->item < MT_STREAM_MIN_RUN_BYTES) {
         s->loop(data, strides, n, s->ctx);
         return;
     }
@@ -109,7 +115,9 @@ run_plan(const mt_ew_plan *p, mt_loop_fn loop, void *ctx)
     mt_iter it;
     mt_status st = mt_iter_build_any_order(&it, p->ndim, p->shape, p->ops, p->nin + 1);
     if (st == MT_OK) {
-        stream_ctx s = {loop, ctx, (int64_t)mt_dtype_size(p->ops[0]->dtype), p->nin + 1};
+        const int64_t item = (int64_t)mt_dtype_size(p->ops[0]->dtype);
+        const bool large = mt_numel(p->ndim, p->shape) * item >= MT_STREAM_MIN_BYTES;
+        stream_ctx s = {loop, ctx, item, p->nin + 1, large};
         mt_iter_run_parallel(&it, streaming_loop, &s);
     }
     return st;
