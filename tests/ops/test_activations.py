@@ -106,6 +106,23 @@ def test_nan_inf_and_empty_like_torch(name):
     same_as_torch(fn, [np.zeros((3, 0), np.float32)])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+def test_hardswish_hardsigmoid_bit_for_bit_like_torch(name, dtype):
+    """core/math.h's relu6 inside hardswish and hardsigmoid gives PyTorch's bits, signs of zeros
+    included: at the corners -3, 0, 3, 6 and a float either side, over a dense range, where x * 6
+    overflows, at the subnormals, and at NaN and inf (vectorised and in the loop's tail)."""
+    fn = ACTS[name][0]
+    corners = np.array([-3.0, 0.0, 3.0, 6.0], dtype)
+    a = np.concatenate([corners, np.nextafter(corners, -np.inf), np.nextafter(corners, np.inf),
+                        np.linspace(-8, 8, 4001, dtype=dtype), [3e38, -3e38, 1e-45, -1e-45, -0.0, np.nan,
+                                                                np.inf, -np.inf, 5.0]]).astype(dtype)
+    got = fn(minitorch, minitorch.tensor(a)).numpy()
+    want = fn(torch, torch.tensor(a)).numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 @pytest.mark.parametrize("name", [n for n in ACTS if n not in ("glu", "prelu", "hardsigmoid")])
 def test_second_derivatives_match_torch(name):
     fn = ACTS[name][0]

@@ -1,7 +1,8 @@
-"""Elementwise ops whose output is large enough (8 MiB or more in one loop call) to be written
-past the caches with non-temporal stores (cpu/elementwise.c's streaming_loop): the values must
-be those of the ordinary loops, for every output element size, with broadcast and strided inputs,
-in place, at 1 and 2 threads, and with outputs that do not start on a 16-byte boundary."""
+"""Elementwise ops whose output is large enough (8 MiB or more in all, whatever the threads' share)
+to be written past the caches with non-temporal stores (cpu/elementwise.c's streaming_loop): the
+values must be those of the ordinary loops, for every output element size, with broadcast and
+strided inputs, in place, at 1 and 2 threads, with outputs that do not start on a 16-byte boundary,
+and with dense runs of the output too short to stream beside runs that stream from odd offsets."""
 import numpy as np
 import pytest
 
@@ -24,6 +25,16 @@ def test_strided_and_broadcast_inputs(threads):
     check(lambda m, x, y: x + y, lambda x, y: x + y, [a, row])
     check(lambda m, x, y: x - y, lambda x, y: x - y, [a, row], layout="transposed")
     check(lambda m, x: x.exp(), lambda x: np.exp(x), [a], rtol=1e-6)
+
+
+def test_short_and_odd_runs(threads):
+    # rows of 3 (12-byte runs, stored as usual) and of 1031 (4124-byte runs, streamed, each
+    # starting 12 bytes further into a 16-byte boundary than the last): 12-13 MiB either way
+    for cols in (3, 1031):
+        a = rng.standard_normal((N // cols, cols)).astype(np.float32)
+        b = rng.standard_normal(cols).astype(np.float32)
+        check(lambda m, x, y: m.add(x, y, alpha=0.5), lambda x, y: x + 0.5 * y, [a, b])
+        check(lambda m, x, y: x * y, lambda x, y: x * y, [a, b], layout="transposed")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32, np.int16])
