@@ -89,3 +89,92 @@ def test_front_ends_are_the_kinds_described():
     assert minitorch._C._op_info("sum")["front"] == "dispatcher"
     assert minitorch._C._op_info("add")["front"] == "elementwise"
     assert minitorch._C._op_info("linear")["front"] is None  # composite: its parts have them
+
+
+# The mt_tensor_empty calls (and _strided, _like) of each kernel file: its workspaces, and the
+# results of the kernels whose front ends do not state them yet. A front end states its op's
+# results (mt_front_output, csrc/ops/front.h) and the dispatcher allocates them on the call's
+# device, so these counts only go down (lower one here when a change lowers it); a kernel file
+# not listed allocates nothing.
+KERNEL_ALLOCATIONS = {
+    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 4,
+    "csrc/cpu/conv_direct.c": 3, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
+    "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/grid_sample.c": 3,
+    "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1, "csrc/cpu/lapack.c": 3,
+    "csrc/cpu/linalg.c": 6, "csrc/cpu/linalg_eig.c": 2, "csrc/cpu/linalg_ldl.c": 2,
+    "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2, "csrc/cpu/mask.c": 2,
+    "csrc/cpu/nn.c": 5, "csrc/cpu/nn_backward.c": 5, "csrc/cpu/pool.c": 2,
+    "csrc/cpu/pool_backward.c": 1, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
+    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
+    "csrc/cpu/shape.c": 1, "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 10,
+    "csrc/cpu/upsample.c": 1,
+    "cuda/blas.c": 3, "cuda/capi_import.c": 1, "cuda/conv.c": 3, "cuda/conv_gemm.c": 6,
+    "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_grid.c": 3, "cuda/ops_index.c": 1,
+    "cuda/ops_nn.c": 6, "cuda/ops_norm.c": 7, "cuda/ops_optim.c": 1, "cuda/ops_pool.c": 3,
+    "cuda/ops_random.c": 2, "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3,
+    "cuda/ops_shape.c": 5, "cuda/ops_sort.c": 14, "cuda/ops_stats.c": 4,
+    "cuda/ops_upsample.c": 1,
+}
+
+# Kernel files whose every op has its results stated by its front end: their kernels write
+# a->out[k] and never make or replace it (only workspaces of their own remain).
+RESULTS_FROM_THE_DISPATCHER = [
+    "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c",
+    "cuda/ops_reduce.c", "cuda/blas.c",
+]
+
+ALLOCATION = re.compile(r"\bmt_tensor_empty\w*\s*\(")
+# a->out[k] assigned, or handed out by address for a callee to set
+MAKES_RESULT = re.compile(r"&\s*a->out\s*\[|\ba->out\s*\[[^]]*\]\s*=(?!=)")
+
+
+def kernel_files():
+    return sorted(list(ROOT.glob("csrc/cpu/*.[ch]")) + list(ROOT.glob("cuda/*.[ch]"))
+                  + list(ROOT.glob("cuda/*.cu")))
+
+
+def test_kernels_allocate_no_more_than_before():
+    counts = {}
+    for path in kernel_files():
+        n = len(ALLOCATION.findall(strip_comments(path.read_text())))
+        if n:
+            counts[str(path.relative_to(ROOT))] = n
+    assert counts.get("csrc/cpu/stats.c"), "the counting found no allocation where there are some"
+    grown = {f: (n, KERNEL_ALLOCATIONS.get(f, 0)) for f, n in counts.items()
+             if n > KERNEL_ALLOCATIONS.get(f, 0)}
+    assert not grown, ("kernel files allocating more than before (found, allowed); state the "
+                       f"results in the op's front end instead: {grown}")
+
+
+def test_kernels_whose_front_ends_state_their_results_do_not_make_them():
+    assert MAKES_RESULT.search("st = mt_tensor_empty(1, s, dt, dev, &a->out[0]);")
+    assert MAKES_RESULT.search("    a->out[0] = out;")
+    assert not MAKES_RESULT.search("if (a->out[0] == NULL)")
+    made = {}
+    for name in RESULTS_FROM_THE_DISPATCHER:
+        source = strip_comments((ROOT / name).read_text())
+        lines = [m.group(0) for m in MAKES_RESULT.finditer(source)]
+        if lines:
+            made[name] = lines
+    assert not made, f"kernels making results their front ends stated: {made}"
+
+
+def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
+    """The front ends of the migrated families state their results: dtype, shape and
+    (contiguous) strides as PyTorch's, for the CPU key (the CUDA key: tests/cuda)."""
+    x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
+    cases = [
+        (x.sum(1), (4, 3), (3, 1), minitorch.float32),
+        (x.sum(1, keepdim=True), (4, 1, 3), (3, 3, 1), minitorch.float32),
+        (x.int().sum(), (), (), minitorch.int64),
+        (x.max(0)[1], (2, 3), (3, 1), minitorch.int64),
+        (x.argmax(), (), (), minitorch.int64),
+        (x.softmax(0), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (x.cumsum(2, dtype=minitorch.float64), (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (x[0] @ x[0].t(), (2, 2), (2, 1), minitorch.float32),
+        (minitorch.bmm(x, x.transpose(1, 2)), (4, 2, 2), (4, 2, 1), minitorch.float32),
+        (minitorch.dot(x[0, 0], x[1, 0]), (), (), minitorch.float32),
+    ]
+    for got, shape, strides, dtype in cases:
+        assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
+        assert got.device.type == "cpu"
