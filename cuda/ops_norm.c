@@ -88,7 +88,7 @@ mt_status
 mt_cuda_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
-    mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
+    mt_tensor *t[5] = {NULL}, *out = a->out[0]; /* x, weight, bias, mean, var (float64) */
     bool training = a->b[0];
     const mt_norm_plan *p = &a->plan->norm;
     double eps = p->eps;
@@ -100,12 +100,11 @@ mt_cuda_batch_norm(mt_args *a)
         (st = as_double(a->t[2], &t[2])) ||
         (training ? (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3]))
                   : ((st = as_double(rm, &t[3])) || (st = as_double(rv, &t[4])))) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, dev, &t[5])) ||
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *xd = mt_tensor_data(t[0]);
-    char *yd = mt_tensor_data(t[5]);
+    char *yd = mt_tensor_data(out);
     const double *mean = doubles(t[3]), *var = training ? mean + C : doubles(t[4]);
     const double *wd = doubles(t[1]), *bd = doubles(t[2]);
     int64_t n = mt_tensor_numel(input);
@@ -115,13 +114,11 @@ mt_cuda_batch_norm(mt_args *a)
         (st = mt_cuda_launch_n(mt_cuda_bn_apply_kernel(input->dtype), n, args))) {
         goto out_release;
     }
-    if (training &&
-        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
-        goto out_release;
+    if (training) {
+        st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running);
     }
-    take_outputs(a, &t[5], 1);
 out_release:
-    release_all(t, 6);
+    release_all(t, 5);
     return st;
 }
 
@@ -201,7 +198,7 @@ mt_status
 mt_cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[5] = {NULL}; /* grad_output, target, weight as float64, total, gx */
+    mt_tensor *t[4] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64, total */
     mt_cuda_assert_record *rec = NULL;
     int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
     int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
@@ -213,25 +210,23 @@ mt_cuda_nll_loss_backward(mt_args *a)
     if ((st = mt_cuda_cast(grad, MT_FLOAT64, &t[0])) ||
         (st = mt_cuda_cast(target, MT_INT64, &t[1])) || (st = as_double(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(1, &one, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_cuda_assert_record_get(&rec)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &t[4])) ||
-        (st = mt_cuda_fill(t[4], mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_assert_record_get(&rec)) || (st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
+        (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const double *gd = doubles(t[0]), *wd = doubles(t[2]);
     const int64_t *td = (const int64_t *)mt_tensor_data(t[1]);
     double *total = (double *)mt_tensor_data(t[3]);
     const double *mean_total = reduction == MT_REDUCTION_MEAN ? total : NULL;
-    char *gxd = mt_tensor_data(t[4]);
+    char *gxd = mt_tensor_data(gx);
     /* a target outside [0, C) fails a device-side assertion; the gradient kernel skips it */
     void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &rec};
     void *args[] = {&gd, &td, &wd, &gxd, &N, &C, &K, &ignore, &none, &mean_total};
-    if ((st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ||
-        (st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args))) {
-        goto out_release;
+    if ((st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ==
+        MT_OK) {
+        st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args);
     }
-    take_outputs(a, &t[4], 1);
 out_release:
-    release_all(t, 5);
+    release_all(t, 4);
     return st;
 }

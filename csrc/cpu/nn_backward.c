@@ -385,16 +385,14 @@ out_release:
 mt_status
 mt_cpu_embedding_dense_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *indices = a->t[1], *g = NULL, *ix = NULL, *out = NULL;
+    mt_tensor *grad = a->t[0], *indices = a->t[1], *g = NULL, *ix = NULL, *out = a->out[0];
     int64_t num_weights = a->i[0], padding_idx = a->i[1];
     bool scale = a->b[0];
     int64_t *counts = NULL;
     mt_status st;
     const int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
     mt_dtype dt = grad->dtype;
-    int64_t sizes[2] = {num_weights, dim};
-    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix)) ||
-        (st = mt_tensor_empty(2, sizes, dt, MT_DEVICE_CPU, &out))) {
+    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix))) {
         goto out_release;
     }
     memset(mt_tensor_data(out), 0, (size_t)(num_weights * dim) * mt_dtype_size(dt));
@@ -423,13 +421,10 @@ mt_cpu_embedding_dense_backward(mt_args *a)
             put(o, dt, v[i] * dim + j, at(o, dt, v[i] * dim + j) + k * at(src, dt, i * dim + j));
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
     free(counts);
     mt_tensor_clear(&g);
     mt_tensor_clear(&ix);
-    mt_tensor_clear(&out);
     return st;
 }
 
@@ -441,19 +436,18 @@ out_release:
 mt_status
 mt_cpu_nll_loss_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[4] = {NULL}; /* grad_output, target, weight as float64, the gradient */
+    mt_tensor *grad = a->t[0], *target = a->t[2];
+    mt_tensor *t[3] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64 */
     int64_t reduction = a->i[0], ignore = a->i[1];
     const int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
     mt_status st;
     bool none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
     if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) ||
-        (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2])) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
+        (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2]))) {
         goto out_release;
     }
-    memset(mt_tensor_data(t[3]), 0, (size_t)mt_tensor_numel(t[3]) * mt_dtype_size(dt));
+    memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * mt_dtype_size(dt));
     const double *g = (const double *)mt_tensor_data(t[0]);
     const double *w = t[2] ? (const double *)mt_tensor_data(t[2]) : NULL;
     const int64_t *tg = (const int64_t *)mt_tensor_data(t[1]);
@@ -475,11 +469,9 @@ mt_cpu_nll_loss_backward(mt_args *a)
         }
         int64_t n = e / K, k = e % K;
         double v = -(w ? w[tg[e]] : 1.0) * (none ? g[e] : g[0] * scale);
-        put(mt_tensor_data(t[3]), dt, (n * C + tg[e]) * K + k, v);
+        put(mt_tensor_data(gx), dt, (n * C + tg[e]) * K + k, v);
     }
-    a->out[0] = t[3];
-    t[3] = NULL;
 out_release:
-    release_all(t, 4);
+    release_all(t, 3);
     return st;
 }

@@ -100,7 +100,7 @@ mt_front_batch_norm(const mt_args *a, mt_plan *p)
             return st;
         }
     }
-    return MT_OK;
+    return mt_front_output(p, input->dtype, input->ndim, input->sizes);
 }
 
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
@@ -194,5 +194,8 @@ mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
                                     "input");
     }
     mt_status st = float_only("nll_loss_backward", grad);
-    return st ? st : features("nll_loss_backward", a->t[3], *C);
+    if (st == MT_OK) {
+        st = features("nll_loss_backward", a->t[3], *C);
+    }
+    return st ? st : mt_front_output(p, grad->dtype, self->ndim, self->sizes);
 }
