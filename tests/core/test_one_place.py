@@ -197,6 +197,11 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
          minitorch.float32),
         (x.topk(2, dim=0)[0], (2, 2, 3), (6, 3, 1), minitorch.float32),
         (x.argsort(1), (4, 2, 3), (6, 3, 1), minitorch.int64),
+        (x.index_select(1, minitorch.tensor([1, 0, 1])), (4, 3, 3), (9, 3, 1), minitorch.float32),
+        (x.gather(0, minitorch.zeros(1, 2, 2, dtype=minitorch.int64)), (1, 2, 2), (4, 2, 1),
+         minitorch.float32),
+        (minitorch.nn.functional.embedding(minitorch.tensor([[1, 0]]), x[0]), (1, 2, 3),
+         (6, 3, 1), minitorch.float32),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
