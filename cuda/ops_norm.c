@@ -37,29 +37,6 @@ release_all(mt_tensor **t, int n)
     }
 }
 
-/* g[0] like input, g[1] and g[2] shaped (ndim, sizes): a normalisation's gradients of input,
- * weight and bias, in dt. */
-static mt_status
-empty_grads(const mt_tensor *input, mt_dtype dt, int ndim, const int64_t *sizes, mt_tensor **g)
-{
-    mt_device dev = mt_tensor_device(input);
-    mt_status st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &g[0]);
-    for (int k = 1; k < 3 && st == MT_OK; k++) {
-        st = mt_tensor_empty(ndim, sizes, dt, dev, &g[k]);
-    }
-    return st;
-}
-
-/* The op's n results are t[0..n): a->out takes them. */
-static void
-take_outputs(mt_args *a, mt_tensor **t, int n)
-{
-    for (int k = 0; k < n; k++) {
-        a->out[k] = t[k];
-        t[k] = NULL;
-    }
-}
-
 /* running = (1 - momentum) * running + momentum * stat * correction, in double, written back
  * into running (any dtype and strides) in place. */
 static mt_status
@@ -127,7 +104,7 @@ out_release:
 mt_status
 mt_cuda_batch_norm_backward(mt_args *a)
 {
-    mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
+    mt_tensor *t[5] = {NULL}; /* grad_out, input, weight, mean, var; the results gx, gw, gb */
     mt_tensor *input = a->t[1];
     const mt_norm_plan *p = &a->plan->norm;
     double eps = p->eps;
@@ -136,18 +113,17 @@ mt_cuda_batch_norm_backward(mt_args *a)
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
-        (st = empty_grads(input, dt, 1, &C, &t[5])) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
-    char *gxd = mt_tensor_data(t[5]), *gwd = mt_tensor_data(t[6]), *gbd = mt_tensor_data(t[7]);
+    char *gxd = mt_tensor_data(a->out[0]), *gwd = mt_tensor_data(a->out[1]);
+    char *gbd = mt_tensor_data(a->out[2]);
     const double *wd = doubles(t[2]), *md = doubles(t[3]), *vd = doubles(t[4]);
     void *args[] = {&gd, &xd, &gxd, &outer, &C, &inner, &eps, &wd, &md, &vd, &gwd, &gbd};
-    if ((st = launch_blocks(mt_cuda_bn_backward_kernel(dt), C, args)) == MT_OK) {
-        take_outputs(a, &t[5], 3);
-    }
+    st = launch_blocks(mt_cuda_bn_backward_kernel(dt), C, args);
 out_release:
-    release_all(t, 8);
+    release_all(t, 5);
     return st;
 }
 
@@ -158,9 +134,8 @@ out_release:
 mt_status
 mt_cuda_layer_norm_backward(mt_args *a)
 {
-    mt_tensor *t[7] = {NULL}; /* grad_out, input, weight, stats, gx, gw, gb */
+    mt_tensor *t[4] = {NULL}; /* grad_out, input, weight, stats; the results gx, gw, gb */
     mt_tensor *input = a->t[1];
-    const mt_intlist *shape = &a->l[0];
     double eps = a->plan->norm.eps;
     int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     mt_status st;
@@ -168,24 +143,21 @@ mt_cuda_layer_norm_backward(mt_args *a)
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {rows, 2};
     if ((st = mt_norm_backward_inputs(a, 1, mt_cuda_cast, t)) ||
-        (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) ||
-        (st = empty_grads(input, dt, shape->n, shape->v, &t[4])) ||
-        (st = mt_cuda_use_device(dev))) {
+        (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
     const double *wd = doubles(t[2]);
     double *sd = (double *)mt_tensor_data(t[3]);
-    char *gxd = mt_tensor_data(t[4]), *gwd = mt_tensor_data(t[5]), *gbd = mt_tensor_data(t[6]);
+    char *gxd = mt_tensor_data(a->out[0]), *gwd = mt_tensor_data(a->out[1]);
+    char *gbd = mt_tensor_data(a->out[2]);
     void *rargs[] = {&gd, &xd, &gxd, &rows, &n, &eps, &wd, &sd};
     void *cargs[] = {&gd, &xd, &rows, &n, &sd, &gwd, &gbd};
-    if ((n > 0 && (st = launch_blocks(mt_cuda_ln_backward_rows_kernel(dt), rows, rargs))) ||
-        (st = mt_cuda_launch_n(mt_cuda_ln_backward_cols_kernel(dt), n, cargs))) {
-        goto out_release;
+    if (n == 0 || (st = launch_blocks(mt_cuda_ln_backward_rows_kernel(dt), rows, rargs)) == MT_OK) {
+        st = mt_cuda_launch_n(mt_cuda_ln_backward_cols_kernel(dt), n, cargs);
     }
-    take_outputs(a, &t[4], 3);
 out_release:
-    release_all(t, 7);
+    release_all(t, 4);
     return st;
 }
 

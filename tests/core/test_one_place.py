@@ -102,13 +102,13 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 3, "csrc/cpu/linalg.c": 6, "csrc/cpu/linalg_eig.c": 2,
     "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2,
-    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/nn_backward.c": 3, "csrc/cpu/random.c": 1,
-    "csrc/cpu/ranges.c": 2, "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1,
-    "csrc/cpu/sampling.c": 2, "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 10, "cuda/blas.c": 3,
-    "cuda/conv.c": 3, "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 4,
-    "cuda/ops_index.c": 1, "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 5, "cuda/ops_optim.c": 1,
-    "cuda/ops_random.c": 2, "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4,
-    "cuda/ops_sort.c": 14, "cuda/ops_stats.c": 4,
+    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
+    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
+    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 10, "cuda/blas.c": 3, "cuda/conv.c": 3,
+    "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
+    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 2,
+    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4, "cuda/ops_sort.c": 14,
+    "cuda/ops_stats.c": 4,
 }
 
 # Kernel files whose every op has its results stated by its front end: their kernels write
@@ -116,15 +116,13 @@ KERNEL_ALLOCATIONS = {
 RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
-    "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c", "cuda/ops_upsample.c",
-    "cuda/ops_grid.c",
+    "csrc/cpu/nn_backward.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
+    "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
 KERNELS_WITH_STATED_RESULTS = {
     "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm"],
-    "csrc/cpu/nn_backward.c": ["mt_cpu_embedding_dense_backward", "mt_cpu_nll_loss_backward"],
     "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward"],
-    "cuda/ops_norm.c": ["mt_cuda_batch_norm", "mt_cuda_nll_loss_backward"],
     "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
     "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
     "cuda/ops_shape.c": ["mt_cuda_flip"],
