@@ -355,10 +355,7 @@ compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
     if (nout > 0) {
         mt_device dev = key == MT_KEY_CPU ? MT_DEVICE_CPU : device_of(a);
         dev = dev.type == MT_CPU && key != MT_KEY_CPU && a->has_device ? a->device : dev;
-        for (int j = 0; j < nout && st == MT_OK; j++) {
-            const mt_out_spec *o = &plan->out[j];
-            st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype, dev, &a->out[j]);
-        }
+        st = mt_front_alloc_outputs(plan, a, dev);
     }
     if (st == MT_OK) {
         st = k->fn(a);

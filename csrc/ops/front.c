@@ -31,6 +31,20 @@ mt_front_output(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes)
 }
 
 mt_status
+mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; k < p->nout && st == MT_OK; k++) {
+        const mt_out_spec *o = &p->out[k];
+        st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype, dev, &a->out[k]);
+    }
+    for (int k = 0; st && k < p->nout; k++) {
+        mt_tensor_clear(&a->out[k]);
+    }
+    return st;
+}
+
+mt_status
 mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t)
 {
     int64_t strides[MT_MAX_DIMS];

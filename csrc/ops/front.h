@@ -32,6 +32,10 @@ mt_status mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64
                                   const int64_t *strides);
 /* A result of t's shape and layout (PyTorch's preserve_format) in dtype dt. */
 mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
+/* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator: the
+ * dispatcher's step before the kernel (and the host round trip's, for its host copies). On
+ * failure none is left. */
+mt_status mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev);
 
 /* An int[1] or int[2] argument's values as (first, second), one value standing for both; false
  * for another count. */
