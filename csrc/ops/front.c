@@ -14,8 +14,10 @@ mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
     mt_out_spec *o = &p->out[p->nout++];
     o->dtype = dt;
     o->ndim = ndim;
-    memcpy(o->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-    memcpy(o->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    if (ndim > 0) { /* a 0-dim result may come with NULL sizes */
+        memcpy(o->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+        memcpy(o->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    }
     return MT_OK;
 }
 
