@@ -329,27 +329,13 @@ out_release:
     return st;
 }
 
-static mt_status
-finish(mt_args *a, mt_status st, mt_tensor *out)
-{
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
-    return st;
-}
-
 // self (m,k), mat2 (k,n) -> out (m,n) = self @ mat2
 mt_status
 mt_cuda_mm(mt_args *a)
 {
-    mt_tensor *m1 = a->t[0], *m2 = a->t[1], *out = NULL;
+    mt_tensor *m1 = a->t[0], *m2 = a->t[1];
     mt_status st = check_float("addmm_cuda", m1->dtype);
-    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
-    if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
-        return st;
-    }
-    return finish(a, product(m1, m2, out, 1.0, 0.0), out);
+    return st ? st : product(m1, m2, a->out[0], 1.0, 0.0);
 }
 
 #define MT_LT_WORKSPACE (1 << 20) /* bytes cuBLASLt's algorithms may ask for (PyTorch's default) */
@@ -485,46 +471,45 @@ out_release:
 mt_status
 mt_cuda_addmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
+    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = a->out[0];
     double beta = mt_scalar_to_double(a->plan->product.beta);
     double alpha = mt_scalar_to_double(a->plan->product.alpha);
     mt_status st = check_float("addmm_cuda", m1->dtype);
-    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
-    if (st || (st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out))) {
+    if (st) {
         return st;
     }
     /* linear's case, as PyTorch's useLtInterface: a bias vector, beta 1, more than one row and
      * column (one row is gemv's), sizes cuBLAS takes */
-    int64_t m = sizes[0], n = sizes[1], k = m1->sizes[1];
+    int64_t m = out->sizes[0], n = out->sizes[1], k = m1->sizes[1];
     if (beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) && fits_int(n) && fits_int(k) &&
         is_bias(self, out)) {
         bool done = false;
         st = lt_addmm(m1, m2, self, out, alpha, &done);
         if (st || done) {
-            return finish(a, st, out);
+            return st;
         }
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
     if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {
-        return finish(a, st, out);
+        return st;
     }
-    return finish(a, product(m1, m2, out, alpha, beta), out);
+    return product(m1, m2, out, alpha, beta);
 }
 
 /* out (m) = beta self + alpha mat @ vec; self NULL (mv) or broadcast to (m) */
 static mt_status
 matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha)
 {
-    mt_tensor *out = NULL;
+    mt_tensor *out = a->out[0];
     mt_status st = check_float("addmv_impl_cuda", mat->dtype);
-    if (st || (st = mt_tensor_empty(1, mat->sizes, mat->dtype, mt_tensor_device(mat), &out))) {
+    if (st) {
         return st;
     }
     /* beta == 0 ignores self entirely, NaN included, as BLAS and PyTorch do */
     if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
-        return finish(a, st, out);
+        return st;
     }
-    return finish(a, gemv(mat, vec, out, alpha, self != NULL ? beta : 0.0), out);
+    return gemv(mat, vec, out, alpha, self != NULL ? beta : 0.0);
 }
 
 // self (m,k), vec (k) -> out (m) = self @ vec
@@ -548,16 +533,15 @@ static mt_status
 batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha,
         const char *kernel)
 {
-    mt_tensor *out = NULL;
-    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    mt_tensor *out = a->out[0];
     mt_status st = check_float(kernel, b1->dtype);
-    if (st || (st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out))) {
+    if (st) {
         return st;
     }
     if (self != NULL && beta != 0 && (st = mt_cuda_copy_into(out, self))) {
-        return finish(a, st, out);
+        return st;
     }
-    return finish(a, gemm(b1, b2, out, alpha, self != NULL ? beta : 0.0), out);
+    return gemm(b1, b2, out, alpha, self != NULL ? beta : 0.0);
 }
 
 // self (b,m,k), mat2 (b,k,n) -> out (b,m,n)
@@ -614,13 +598,8 @@ out_release:
 mt_status
 mt_cuda_dot(mt_args *a)
 {
-    mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
-    mt_status st;
-    if ((st = check_float("dot", x->dtype)) ||
-        (st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out))) {
-        return st;
-    }
-    return finish(a, dot_into(x, y, out), out);
+    mt_status st = check_float("dot", a->t[0]->dtype);
+    return st ? st : dot_into(a->t[0], a->t[1], a->out[0]);
 }
 
 #endif /* MT_CUDA_CUBLAS: without it, ops.def's CUBLAS rows have no kernel here */

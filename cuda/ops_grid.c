@@ -35,25 +35,17 @@ grid_of(const mt_args *a, int k)
 static mt_status
 sampler_forward(mt_args *a, const char *name, const void *kernel)
 {
-    mt_tensor *in = a->t[0], *grid = a->t[1], *out = NULL;
+    mt_tensor *in = a->t[0], *grid = a->t[1];
     mt_cuda_grid g = grid_of(a, 0);
     if (kernel == NULL) {
         return mt_fail_not_implemented(name, "", in->dtype);
     }
-    int64_t sizes[5] = {g.N, g.C};
-    for (int d = 2; d < in->ndim; d++) {
-        sizes[d] = grid->sizes[d - 1];
-    }
-    mt_status st = mt_tensor_empty(in->ndim, sizes, in->dtype, mt_tensor_device(in), &out);
-    if (st == MT_OK && (st = mt_cuda_use_device(mt_tensor_device(in))) == MT_OK) {
-        void *ip = mt_tensor_data(in), *gp = mt_tensor_data(grid), *op = mt_tensor_data(out);
+    mt_status st = mt_cuda_use_device(mt_tensor_device(in));
+    if (st == MT_OK) {
+        void *ip = mt_tensor_data(in), *gp = mt_tensor_data(grid), *op = mt_tensor_data(a->out[0]);
         void *args[] = {&g, &ip, &gp, &op};
         st = mt_cuda_launch_n(kernel, g.N * g.OD * g.OH * g.OW, args);
     }
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 
@@ -61,7 +53,7 @@ sampler_forward(mt_args *a, const char *name, const void *kernel)
 static mt_status
 sampler_backward(mt_args *a, const char *name, const void *kernel)
 {
-    mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2], *gin = NULL, *ggrid = NULL;
+    mt_tensor *go = a->t[0], *in = a->t[1], *grid = a->t[2], *gin = a->out[0], *ggrid = a->out[1];
     mt_cuda_grid g = grid_of(a, 1);
     if (kernel == NULL) {
         return mt_fail_not_implemented(name, "", in->dtype);
@@ -71,24 +63,14 @@ sampler_backward(mt_args *a, const char *name, const void *kernel)
     }
     mt_device dev = mt_tensor_device(in);
     mt_status st;
-    if ((st = mt_tensor_empty(in->ndim, in->sizes, in->dtype, dev, &gin)) ||
-        (st = mt_tensor_empty(grid->ndim, grid->sizes, in->dtype, dev, &ggrid)) ||
-        (st = mt_cuda_fill(gin, mt_scalar_int(0))) ||
+    if ((st = mt_cuda_fill(gin, mt_scalar_int(0))) ||
         (st = mt_cuda_fill(ggrid, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
-        goto out_release;
+        return st;
     }
     void *gop = mt_tensor_data(go), *ip = mt_tensor_data(in), *gp = mt_tensor_data(grid);
     void *gip = mt_tensor_data(gin), *ggp = mt_tensor_data(ggrid);
     void *args[] = {&g, &gop, &ip, &gp, &gip, &ggp};
-    st = mt_cuda_launch_n(kernel, g.N * g.OD * g.OH * g.OW, args);
-out_release:
-    if (st) {
-        mt_tensor_clear(&gin);
-        mt_tensor_clear(&ggrid);
-    }
-    a->out[0] = gin;
-    a->out[1] = ggrid;
-    return st;
+    return mt_cuda_launch_n(kernel, g.N * g.OD * g.OH * g.OW, args);
 }
 
 // grid_sampler_2d and _3d (a->plan->op tells them apart)

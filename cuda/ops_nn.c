@@ -19,14 +19,12 @@ as_double(mt_tensor *t, mt_tensor **out)
 mt_status
 mt_cuda_layer_norm(mt_args *a)
 {
-    mt_tensor *input = a->t[0], *x = NULL, *w = NULL, *b = NULL, *out = NULL;
+    mt_tensor *input = a->t[0], *x = NULL, *w = NULL, *b = NULL, *out = a->out[0];
     int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     double eps = a->plan->norm.eps;
     mt_status st;
     if ((st = as_double(a->t[1], &w)) || (st = as_double(a->t[2], &b)) ||
-        (st = mt_cuda_cast(input, input->dtype, &x)) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
-                              &out))) {
+        (st = mt_cuda_cast(input, input->dtype, &x))) {
         goto out_release;
     }
     const char *xd = mt_tensor_data(x);
@@ -35,16 +33,11 @@ mt_cuda_layer_norm(mt_args *a)
     const double *bd = b ? (const double *)mt_tensor_data(b) : NULL;
     void *args[] = {&xd, &yd, &rows, &n, &eps, &wd, &bd};
     int64_t blocks = rows < 65535 ? rows : 65535; /* the kernel strides over the rows */
-    if (rows > 0 && n > 0 &&
-        ((st = mt_cuda_use_device(mt_tensor_device(input))) ||
-         (st = mt_cuda_launch(mt_cuda_layer_norm_kernel(input->dtype), (unsigned)blocks,
-                              MT_CUDA_ROW_THREADS, args)))) {
-        goto out_release;
+    if (rows > 0 && n > 0 && (st = mt_cuda_use_device(mt_tensor_device(input))) == MT_OK) {
+        st = mt_cuda_launch(mt_cuda_layer_norm_kernel(input->dtype), (unsigned)blocks,
+                            MT_CUDA_ROW_THREADS, args);
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
     mt_tensor_clear(&b);
@@ -116,19 +109,17 @@ out_release:
 mt_status
 mt_cuda_embedding_dense_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = NULL;
+    mt_tensor *grad = a->t[0], *g = NULL, *ix = NULL, *counts = NULL, *out = a->out[0];
     int64_t num_weights = a->i[0], padding_idx = a->i[1];
     int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
     mt_device dev = mt_tensor_device(grad);
     mt_status st;
     mt_dtype dt = grad->dtype;
-    int64_t sizes[2] = {num_weights, dim};
     if ((st = mt_cuda_cast(grad, dt, &g)) || (st = mt_cuda_cast(a->t[1], MT_INT64, &ix)) ||
         (st = mt_cuda_check_range(ix, 0, num_weights, MT_CUDA_ASSERT_POSITION))) {
         goto out_release;
     }
-    if ((st = mt_tensor_empty(2, sizes, dt, dev, &out)) ||
-        (st = mt_cuda_fill(out, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+    if ((st = mt_cuda_fill(out, mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const int64_t *ixd = (const int64_t *)mt_tensor_data(ix);
@@ -148,12 +139,8 @@ mt_cuda_embedding_dense_backward(mt_args *a)
         cd = c;
     }
     void *args[] = {&gd, &ixd, &cd, &od, &n, &dim, &padding_idx};
-    if ((st = mt_cuda_launch_n(mt_cuda_embedding_backward_kernel(dt), n * dim, args)) == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
+    st = mt_cuda_launch_n(mt_cuda_embedding_backward_kernel(dt), n * dim, args);
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&counts);
     mt_tensor_clear(&ix);
     mt_tensor_clear(&g);

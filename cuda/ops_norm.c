@@ -37,29 +37,6 @@ release_all(mt_tensor **t, int n)
     }
 }
 
-/* g[0] like input, g[1] and g[2] shaped (ndim, sizes): a normalisation's gradients of input,
- * weight and bias, in dt. */
-static mt_status
-empty_grads(const mt_tensor *input, mt_dtype dt, int ndim, const int64_t *sizes, mt_tensor **g)
-{
-    mt_device dev = mt_tensor_device(input);
-    mt_status st = mt_tensor_empty(input->ndim, input->sizes, dt, dev, &g[0]);
-    for (int k = 1; k < 3 && st == MT_OK; k++) {
-        st = mt_tensor_empty(ndim, sizes, dt, dev, &g[k]);
-    }
-    return st;
-}
-
-/* The op's n results are t[0..n): a->out takes them. */
-static void
-take_outputs(mt_args *a, mt_tensor **t, int n)
-{
-    for (int k = 0; k < n; k++) {
-        a->out[k] = t[k];
-        t[k] = NULL;
-    }
-}
-
 /* running = (1 - momentum) * running + momentum * stat * correction, in double, written back
  * into running (any dtype and strides) in place. */
 static mt_status
@@ -88,7 +65,7 @@ mt_status
 mt_cuda_batch_norm(mt_args *a)
 {
     mt_tensor *input = a->t[0], *rm = a->t[3], *rv = a->t[4];
-    mt_tensor *t[6] = {NULL}; /* x, weight, bias, mean, var (float64), out */
+    mt_tensor *t[5] = {NULL}, *out = a->out[0]; /* x, weight, bias, mean, var (float64) */
     bool training = a->b[0];
     const mt_norm_plan *p = &a->plan->norm;
     double eps = p->eps;
@@ -100,12 +77,11 @@ mt_cuda_batch_norm(mt_args *a)
         (st = as_double(a->t[2], &t[2])) ||
         (training ? (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3]))
                   : ((st = as_double(rm, &t[3])) || (st = as_double(rv, &t[4])))) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, dev, &t[5])) ||
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *xd = mt_tensor_data(t[0]);
-    char *yd = mt_tensor_data(t[5]);
+    char *yd = mt_tensor_data(out);
     const double *mean = doubles(t[3]), *var = training ? mean + C : doubles(t[4]);
     const double *wd = doubles(t[1]), *bd = doubles(t[2]);
     int64_t n = mt_tensor_numel(input);
@@ -115,13 +91,11 @@ mt_cuda_batch_norm(mt_args *a)
         (st = mt_cuda_launch_n(mt_cuda_bn_apply_kernel(input->dtype), n, args))) {
         goto out_release;
     }
-    if (training &&
-        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
-        goto out_release;
+    if (training) {
+        st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running);
     }
-    take_outputs(a, &t[5], 1);
 out_release:
-    release_all(t, 6);
+    release_all(t, 5);
     return st;
 }
 
@@ -130,7 +104,7 @@ out_release:
 mt_status
 mt_cuda_batch_norm_backward(mt_args *a)
 {
-    mt_tensor *t[8] = {NULL}; /* grad_out, input, weight, mean, var, gx, gw, gb */
+    mt_tensor *t[5] = {NULL}; /* grad_out, input, weight, mean, var; the results gx, gw, gb */
     mt_tensor *input = a->t[1];
     const mt_norm_plan *p = &a->plan->norm;
     double eps = p->eps;
@@ -139,18 +113,17 @@ mt_cuda_batch_norm_backward(mt_args *a)
     mt_dtype dt = a->t[0]->dtype;
     mt_device dev = mt_tensor_device(input);
     if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cuda_cast, t)) ||
-        (st = empty_grads(input, dt, 1, &C, &t[5])) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
-    char *gxd = mt_tensor_data(t[5]), *gwd = mt_tensor_data(t[6]), *gbd = mt_tensor_data(t[7]);
+    char *gxd = mt_tensor_data(a->out[0]), *gwd = mt_tensor_data(a->out[1]);
+    char *gbd = mt_tensor_data(a->out[2]);
     const double *wd = doubles(t[2]), *md = doubles(t[3]), *vd = doubles(t[4]);
     void *args[] = {&gd, &xd, &gxd, &outer, &C, &inner, &eps, &wd, &md, &vd, &gwd, &gbd};
-    if ((st = launch_blocks(mt_cuda_bn_backward_kernel(dt), C, args)) == MT_OK) {
-        take_outputs(a, &t[5], 3);
-    }
+    st = launch_blocks(mt_cuda_bn_backward_kernel(dt), C, args);
 out_release:
-    release_all(t, 8);
+    release_all(t, 5);
     return st;
 }
 
@@ -161,9 +134,8 @@ out_release:
 mt_status
 mt_cuda_layer_norm_backward(mt_args *a)
 {
-    mt_tensor *t[7] = {NULL}; /* grad_out, input, weight, stats, gx, gw, gb */
+    mt_tensor *t[4] = {NULL}; /* grad_out, input, weight, stats; the results gx, gw, gb */
     mt_tensor *input = a->t[1];
-    const mt_intlist *shape = &a->l[0];
     double eps = a->plan->norm.eps;
     int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     mt_status st;
@@ -171,24 +143,21 @@ mt_cuda_layer_norm_backward(mt_args *a)
     mt_device dev = mt_tensor_device(input);
     int64_t two[2] = {rows, 2};
     if ((st = mt_norm_backward_inputs(a, 1, mt_cuda_cast, t)) ||
-        (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) ||
-        (st = empty_grads(input, dt, shape->n, shape->v, &t[4])) ||
-        (st = mt_cuda_use_device(dev))) {
+        (st = mt_tensor_empty(2, two, MT_FLOAT64, dev, &t[3])) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const char *gd = mt_tensor_data(t[0]), *xd = mt_tensor_data(t[1]);
     const double *wd = doubles(t[2]);
     double *sd = (double *)mt_tensor_data(t[3]);
-    char *gxd = mt_tensor_data(t[4]), *gwd = mt_tensor_data(t[5]), *gbd = mt_tensor_data(t[6]);
+    char *gxd = mt_tensor_data(a->out[0]), *gwd = mt_tensor_data(a->out[1]);
+    char *gbd = mt_tensor_data(a->out[2]);
     void *rargs[] = {&gd, &xd, &gxd, &rows, &n, &eps, &wd, &sd};
     void *cargs[] = {&gd, &xd, &rows, &n, &sd, &gwd, &gbd};
-    if ((n > 0 && (st = launch_blocks(mt_cuda_ln_backward_rows_kernel(dt), rows, rargs))) ||
-        (st = mt_cuda_launch_n(mt_cuda_ln_backward_cols_kernel(dt), n, cargs))) {
-        goto out_release;
+    if (n == 0 || (st = launch_blocks(mt_cuda_ln_backward_rows_kernel(dt), rows, rargs)) == MT_OK) {
+        st = mt_cuda_launch_n(mt_cuda_ln_backward_cols_kernel(dt), n, cargs);
     }
-    take_outputs(a, &t[4], 3);
 out_release:
-    release_all(t, 7);
+    release_all(t, 4);
     return st;
 }
 
@@ -201,7 +170,7 @@ mt_status
 mt_cuda_nll_loss_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[5] = {NULL}; /* grad_output, target, weight as float64, total, gx */
+    mt_tensor *t[4] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64, total */
     mt_cuda_assert_record *rec = NULL;
     int64_t reduction = a->i[0], ignore = a->i[1], one = 1;
     int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
@@ -213,25 +182,23 @@ mt_cuda_nll_loss_backward(mt_args *a)
     if ((st = mt_cuda_cast(grad, MT_FLOAT64, &t[0])) ||
         (st = mt_cuda_cast(target, MT_INT64, &t[1])) || (st = as_double(a->t[3], &t[2])) ||
         (st = mt_tensor_empty(1, &one, MT_FLOAT64, dev, &t[3])) ||
-        (st = mt_cuda_assert_record_get(&rec)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &t[4])) ||
-        (st = mt_cuda_fill(t[4], mt_scalar_int(0))) || (st = mt_cuda_use_device(dev))) {
+        (st = mt_cuda_assert_record_get(&rec)) || (st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
+        (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
     const double *gd = doubles(t[0]), *wd = doubles(t[2]);
     const int64_t *td = (const int64_t *)mt_tensor_data(t[1]);
     double *total = (double *)mt_tensor_data(t[3]);
     const double *mean_total = reduction == MT_REDUCTION_MEAN ? total : NULL;
-    char *gxd = mt_tensor_data(t[4]);
+    char *gxd = mt_tensor_data(gx);
     /* a target outside [0, C) fails a device-side assertion; the gradient kernel skips it */
     void *targs[] = {&td, &wd, &nk, &C, &ignore, &total, &rec};
     void *args[] = {&gd, &td, &wd, &gxd, &N, &C, &K, &ignore, &none, &mean_total};
-    if ((st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ||
-        (st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args))) {
-        goto out_release;
+    if ((st = mt_cuda_launch(mt_cuda_nll_back_total_kernel(), 1, MT_CUDA_ROW_THREADS, targs)) ==
+        MT_OK) {
+        st = mt_cuda_launch_n(mt_cuda_nll_back_kernel(dt), nk, args);
     }
-    take_outputs(a, &t[4], 1);
 out_release:
-    release_all(t, 5);
+    release_all(t, 4);
     return st;
 }

@@ -48,7 +48,7 @@ mt_cuda_pool(mt_args *a)
                                               : MT_CUDA_POOL_MAX;
     const bool want_idx = which == MT_OP_max_pool2d_with_indices ||
                           which == MT_OP_max_pool3d_with_indices || adaptive_max;
-    mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
+    mt_tensor *self = a->t[0], *x = NULL;
     const pool_geom *g = &a->plan->pool;
     if (mt_cuda_pool_kernel(op, self->dtype) == NULL) {
         /* PyTorch's kernel names; max_pool's for both of its forms */
@@ -58,22 +58,11 @@ mt_cuda_pool(mt_args *a)
              "adaptive_avg_pool3d_cuda", "adaptive_max_pool3d_cuda"}};
         return mt_fail_not_implemented(kernels[g->nd == 3][adaptive_max ? 3 : op], "", self->dtype);
     }
-    int64_t sizes[MT_MAX_DIMS];
-    mt_pool_out_sizes(g, self->ndim, self->sizes, sizes);
-    mt_device dev = mt_tensor_device(self);
-    mt_status st;
-    if ((st = mt_tensor_empty(self->ndim, sizes, self->dtype, dev, &out)) ||
-        (want_idx && (st = mt_tensor_empty(self->ndim, sizes, MT_INT64, dev, &idx))) ||
-        (st = mt_cuda_dense_as(self, self->dtype, &x)) || (st = launch(op, g, x, out, idx, NULL))) {
-        goto out_release;
+    mt_status st = mt_cuda_dense_as(self, self->dtype, &x);
+    if (st == MT_OK) {
+        st = launch(op, g, x, a->out[0], want_idx ? a->out[1] : NULL, NULL);
     }
-    a->out[0] = out;
-    a->out[1] = idx;
-    out = idx = NULL;
-out_release:
     mt_tensor_clear(&x);
-    mt_tensor_clear(&out);
-    mt_tensor_clear(&idx);
     return st;
 }
 
@@ -95,13 +84,10 @@ mt_cuda_pool_backward(mt_args *a)
                                    : MT_CUDA_POOL_MAX_BACK;
     mt_tensor *idx = op == MT_CUDA_POOL_MAX_BACK ? a->t[2] : NULL;
     const pool_geom *g = &a->plan->pool;
-    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL;
+    mt_tensor *grad = NULL, *ix = NULL, *gx = a->out[0];
     mt_cuda_assert_record *bad = NULL;
-    mt_dtype dt = a->t[0]->dtype;
-    mt_device dev = mt_tensor_device(self);
     mt_status st;
-    if ((st = mt_tensor_empty(self->ndim, self->sizes, dt, dev, &gx)) ||
-        (st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
+    if ((st = mt_cuda_fill(gx, mt_scalar_int(0))) ||
         (st = mt_cuda_dense_as(a->t[0], a->t[0]->dtype, &grad))) {
         goto out_release;
     }
@@ -110,14 +96,9 @@ mt_cuda_pool_backward(mt_args *a)
         ((st = mt_cuda_dense_as(idx, idx->dtype, &ix)) || (st = mt_cuda_assert_record_get(&bad)))) {
         goto out_release;
     }
-    if ((st = launch(op, g, grad, gx, ix, bad))) {
-        goto out_release;
-    }
-    a->out[0] = gx;
-    gx = NULL;
+    st = launch(op, g, grad, gx, ix, bad);
 out_release:
     mt_tensor_clear(&grad);
     mt_tensor_clear(&ix);
-    mt_tensor_clear(&gx);
     return st;
 }

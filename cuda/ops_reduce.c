@@ -20,7 +20,9 @@ typedef struct red_req {
 } red_req;
 
 /* *acc (and *idx, when idx is given: int64 positions) = r over reduce[] of self, of self's
- * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. */
+ * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. A tensor
+ * already in *acc or *idx (a result, contiguous: the same elements in the same order) is
+ * written and stays the caller's; a NULL one is made, and left only on success. */
 static mt_status
 reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **acc, mt_tensor **idx)
 {
@@ -30,6 +32,7 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     }
     mt_status st = MT_OK;
     mt_tensor *x = NULL, *part = NULL;
+    const bool make_acc = acc && *acc == NULL, make_idx = idx && *idx == NULL;
     if (self->dtype == r->in_dt) {
         x = mt_tensor_retain(self);
     } else if ((st = mt_cuda_cast(self, r->in_dt, &x))) {
@@ -62,10 +65,10 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
         *(reduce[d] ? &p.nred : &p.nout) *= n;
         last = reduce[d];
     }
-    if (acc && (st = mt_tensor_empty(x->ndim, keep, r->acc_dt, dev, acc))) {
+    if (make_acc && (st = mt_tensor_empty(x->ndim, keep, r->acc_dt, dev, acc))) {
         goto out_release;
     }
-    if (idx && (st = mt_tensor_empty(x->ndim, keep, MT_INT64, dev, idx))) {
+    if (make_idx && (st = mt_tensor_empty(x->ndim, keep, MT_INT64, dev, idx))) {
         goto out_release;
     }
     p.x = mt_tensor_data(x);
@@ -110,38 +113,38 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     }
 out_release:
     mt_tensor_clear(&part);
-    if (st) {
-        if (acc) {
-            mt_tensor_clear(acc);
-        }
-        if (idx) {
-            mt_tensor_clear(idx);
-        }
+    if (st && make_acc) {
+        mt_tensor_clear(acc);
+    }
+    if (st && make_idx) {
+        mt_tensor_clear(idx);
     }
     mt_tensor_clear(&x);
     return st;
 }
 
-/* a->out[0] = r over the plan's dims of self, cast to out_dt, shaped by keepdim. */
+/* out (the result the front end stated) = r over reduce[] of self, converted to out's dtype:
+ * the kernel writes out itself when it computes in that dtype. */
 static mt_status
-run(mt_args *a, bool keepdim, const red_req *r, mt_dtype out_dt)
+reduce_to(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor *out)
 {
-    mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
-    const bool *reduce = a->plan->reduce.reduce;
+    if (out->dtype == r->acc_dt) {
+        return reduce_into(self, reduce, r, &out, NULL);
+    }
+    mt_tensor *acc = NULL;
     mt_status st = reduce_into(self, reduce, r, &acc, NULL);
-    if (st) {
-        return st;
+    if (st == MT_OK) {
+        st = mt_reduce_store(acc, out, mt_cuda_copy_into);
     }
-    if (acc->dtype == out_dt) {
-        res = acc;
-        acc = NULL;
-    } else if ((st = mt_cuda_cast(acc, out_dt, &res))) {
-        goto out_release;
-    }
-    st = mt_reduce_result(self, reduce, keepdim, res, &a->out[0]);
-out_release:
     mt_tensor_clear(&acc);
     return st;
+}
+
+/* a->out[0] = r over the plan's dims of self. */
+static mt_status
+run(mt_args *a, const red_req *r)
+{
+    return reduce_to(a->t[0], a->plan->reduce.reduce, r, a->out[0]);
 }
 
 /* The kernel's result dtype of a sum or prod of dt (kernels.h). */
@@ -165,7 +168,7 @@ mt_cuda_sum_or_prod(mt_args *a)
                  0,
                  0,
                  NULL};
-    return run(a, a->b[0], &r, p->out_dt);
+    return run(a, &r);
 }
 
 mt_status
@@ -173,7 +176,7 @@ mt_cuda_mean(mt_args *a)
 {
     mt_dtype out_dt = a->plan->reduce.out_dt;
     red_req r = {"mean", MT_CUDA_RED_SUM, out_dt, MT_FLOAT64, 0, 1, NULL};
-    return run(a, a->b[0], &r, out_dt);
+    return run(a, &r);
 }
 
 // amax, amin, max and min (a->plan->op tells them apart): the largest (smallest) element over
@@ -183,11 +186,10 @@ mt_cuda_extremum(mt_args *a)
 {
     const mt_op op = a->plan->op;
     const bool is_max = op == MT_OP_amax || op == MT_OP_max;
-    const bool keepdim = (op == MT_OP_amax || op == MT_OP_amin) && a->b[0];
     const mt_dtype dt = a->t[0]->dtype;
     red_req r = {
         mt_cuda_op_name(op), is_max ? MT_CUDA_RED_AMAX : MT_CUDA_RED_AMIN, dt, dt, 0, 0, NULL};
-    return run(a, keepdim, &r, dt);
+    return run(a, &r);
 }
 
 // all and any (a->plan->op tells them apart) over the plan's dims, a bool result
@@ -197,7 +199,7 @@ mt_cuda_logical(mt_args *a)
     const bool all = a->plan->op == MT_OP_all;
     red_req r = {
         all ? "all" : "any", all ? MT_CUDA_RED_ALL : MT_CUDA_RED_ANY, MT_BOOL, MT_BOOL, 0, 0, NULL};
-    return run(a, a->b[0], &r, MT_BOOL);
+    return run(a, &r);
 }
 
 // self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
@@ -212,7 +214,7 @@ mt_cuda_norm(mt_args *a)
                         : p == 2 ? MT_CUDA_RED_NORM2
                                  : MT_CUDA_RED_NORMP;
     red_req r = {"norm", op, out_dt, MT_FLOAT64, p, 0, NULL};
-    return run(a, a->b[0], &r, out_dt);
+    return run(a, &r);
 }
 
 // self (float), dims; out = sum (x - mean)^2 / max(0, N - correction) for var, its root for
@@ -221,7 +223,7 @@ mt_status
 mt_cuda_moment(mt_args *a)
 {
     const bool root = a->plan->op == MT_OP_std;
-    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
+    mt_tensor *self = a->t[0], *mean = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
     red_req first = {"var", MT_CUDA_RED_SUM, self->dtype, MT_FLOAT64, 0, 1, NULL};
@@ -230,13 +232,7 @@ mt_cuda_moment(mt_args *a)
         return st;
     }
     red_req second = {"var", MT_CUDA_RED_DEVSQ, self->dtype, MT_FLOAT64, correction, root, mean};
-    if ((st = reduce_into(self, reduce, &second, &acc, NULL)) ||
-        (st = mt_cuda_cast(acc, self->dtype, &res))) {
-        goto out_release;
-    }
-    st = mt_reduce_result(self, reduce, a->b[1], res, &a->out[0]);
-out_release:
-    mt_tensor_clear(&acc);
+    st = reduce_to(self, reduce, &second, a->out[0]);
     mt_tensor_clear(&mean);
     return st;
 }
@@ -245,7 +241,7 @@ out_release:
 mt_status
 mt_cuda_logsumexp(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *in = NULL, *m = NULL, *centre = NULL, *acc = NULL, *res = NULL;
+    mt_tensor *self = a->t[0], *in = NULL, *m = NULL, *centre = NULL;
     mt_dtype dt = a->plan->reduce.out_dt;
     const bool *reduce = a->plan->reduce.reduce;
     mt_status st = mt_cuda_cast(self, dt, &in);
@@ -259,29 +255,12 @@ mt_cuda_logsumexp(mt_args *a)
     red_req first = {"logsumexp", MT_CUDA_RED_AMAX, dt, dt, 0, 0, NULL};
     if (count == 0) {
         /* nothing to sum: log(0) = -inf, as the CPU's centre of -inf (then 0) gives */
-        int64_t keep[MT_MAX_DIMS];
-        for (int d = 0; d < in->ndim; d++) {
-            keep[d] = reduce[d] ? 1 : in->sizes[d];
-        }
-        if ((st = mt_tensor_empty(in->ndim, keep, dt, mt_tensor_device(in), &res)) ||
-            (st = mt_cuda_fill(res, mt_scalar_float(-INFINITY)))) {
-            goto out_release;
-        }
-    } else if ((st = reduce_into(in, reduce, &first, &m, NULL)) ||
-               (st = mt_cuda_cast(m, MT_FLOAT64, &centre))) {
-        goto out_release;
-    } else {
+        st = mt_cuda_fill(a->out[0], mt_scalar_float(-INFINITY));
+    } else if ((st = reduce_into(in, reduce, &first, &m, NULL)) == MT_OK &&
+               (st = mt_cuda_cast(m, MT_FLOAT64, &centre)) == MT_OK) {
         red_req second = {"logsumexp", MT_CUDA_RED_EXPSUM, dt, MT_FLOAT64, 0, 0, centre};
-        if ((st = reduce_into(in, reduce, &second, &acc, NULL)) ||
-            (st = mt_cuda_cast(acc, dt, &res))) {
-            goto out_release;
-        }
+        st = reduce_to(in, reduce, &second, a->out[0]);
     }
-    st = mt_reduce_result(self, reduce, a->b[0], res, &a->out[0]);
-    res = NULL;
-out_release:
-    mt_tensor_clear(&res);
-    mt_tensor_clear(&acc);
     mt_tensor_clear(&centre);
     mt_tensor_clear(&m);
     mt_tensor_clear(&in);
@@ -298,22 +277,14 @@ mt_cuda_arg_extreme(mt_args *a)
     const bool want_values = which == MT_OP_max_dim || which == MT_OP_min_dim;
     const bool is_max = which == MT_OP_max_dim || which == MT_OP_argmax;
     const char *name = !want_values ? mt_cuda_op_name(which) : is_max ? "max" : "min";
-    mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    bool keepdim = a->b[0];
+    mt_tensor *self = a->t[0];
     const bool *reduce = a->plan->reduce.reduce;
     red_req r = {name,        is_max ? MT_CUDA_RED_ARGMAX : MT_CUDA_RED_ARGMIN,
                  self->dtype, self->dtype,
                  0,           0,
                  NULL};
-    mt_status st = reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices);
-    if (st) {
-        return st;
-    }
-    st = mt_reduce_arg_results(self, reduce, keepdim, want_values ? &values : NULL, &indices,
-                               a->out);
-    mt_tensor_clear(&values);
-    mt_tensor_clear(&indices);
-    return st;
+    mt_tensor *values = a->out[0], *indices = a->out[want_values ? 1 : 0];
+    return reduce_into(self, reduce, &r, want_values ? &values : NULL, &indices);
 }
 
 /* ---- along one dim, the result shaped like the input ---- */
@@ -360,17 +331,16 @@ along(const mt_tensor *t, int dim, int64_t *outer, int64_t *n, int64_t *inner)
     }
 }
 
-/* out = op over the lanes of self along the plan's dim, in dtype dt (contiguous, self's
- * shape). */
+/* out = op over the lanes of self along the plan's dim, in dtype dt (the result: contiguous,
+ * self's shape). */
 static mt_status
 row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
 {
     mt_tensor *self = a->t[0], *x = NULL;
     const int dim = a->plan->reduce.dim;
     mt_status st;
-    if ((st = mt_cuda_dense_as(self, dt, &x)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]))) {
-        goto out_release;
+    if ((st = mt_cuda_dense_as(self, dt, &x))) {
+        return st;
     }
     int64_t outer, n, inner;
     along(self, dim, &outer, &n, &inner);
@@ -383,10 +353,6 @@ row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
         if ((st = mt_cuda_use_device(mt_tensor_device(self))) == MT_OK) {
             st = mt_cuda_launch(r.kernel, (unsigned)r.blocks, r.threads, args);
         }
-    }
-out_release:
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
     }
     mt_tensor_clear(&x);
     return st;
@@ -402,8 +368,7 @@ mt_cuda_softmax_backward(mt_args *a)
     const mt_dtype dt = a->plan->reduce.out_dt;
     mt_tensor *g = NULL, *y = NULL;
     mt_status st;
-    if ((st = mt_cuda_dense_as(a->t[0], dt, &g)) || (st = mt_cuda_dense_as(a->t[1], dt, &y)) ||
-        (st = mt_tensor_empty(g->ndim, g->sizes, dt, mt_tensor_device(g), &a->out[0]))) {
+    if ((st = mt_cuda_dense_as(a->t[0], dt, &g)) || (st = mt_cuda_dense_as(a->t[1], dt, &y))) {
         goto out_release;
     }
     int64_t outer, n, inner;
@@ -419,9 +384,6 @@ mt_cuda_softmax_backward(mt_args *a)
         }
     }
 out_release:
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     mt_tensor_clear(&g);
     mt_tensor_clear(&y);
     return st;

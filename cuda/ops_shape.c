@@ -65,18 +65,19 @@ mt_cuda_eye(mt_args *a)
     return mt_factory_finish(a, out);
 }
 
-// self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0], else 0 (in place:
-// into self). One kernel for tril, triu and their in-place forms (the plan's op tells them apart).
+// self (..., M, N); out (the result, contiguous (..., M, N)): self inside the triangle of
+// diagonal i[0], else 0 (in place: into self). One kernel for tril, triu and their in-place forms (the plan's op tells them apart).
 mt_status
 mt_cuda_triangle(mt_args *a)
 {
     const mt_op op = a->plan->op;
     const bool lower = op == MT_OP_tril || op == MT_OP_tril_;
     const bool inplace = op == MT_OP_tril_ || op == MT_OP_triu_;
-    mt_tensor *self = a->t[0], *x = NULL;
-    mt_status st = mt_cuda_cast(self, self->dtype, &x);
+    /* out of place into the result; in place through a contiguous copy of self */
+    mt_tensor *self = a->t[0], *x = inplace ? NULL : mt_tensor_retain(a->out[0]);
+    mt_status st = inplace ? mt_cuda_cast(self, self->dtype, &x) : mt_cuda_copy_into(x, self);
     if (st) {
-        return st;
+        goto out_release;
     }
     char *data = mt_tensor_data(x);
     int64_t total = mt_tensor_numel(x), rows = x->sizes[x->ndim - 2], cols = x->sizes[x->ndim - 1];
@@ -87,11 +88,7 @@ mt_cuda_triangle(mt_args *a)
         (st = mt_cuda_launch_n(mt_cuda_triangle_kernel(x->dtype), total, args))) {
         goto out_release;
     }
-    if (!inplace) {
-        a->out[0] = x;
-        return MT_OK;
-    }
-    if ((st = mt_cuda_copy_into(self, x)) == MT_OK) {
+    if (inplace && (st = mt_cuda_copy_into(self, x)) == MT_OK) {
         mt_tensor_bump_version(self);
         a->out[0] = mt_tensor_retain(self);
     }
@@ -121,17 +118,17 @@ device_scalar(mt_scalar v, mt_dtype dt, mt_device dev, mt_tensor **out)
     return st;
 }
 
-// self (any shape), dims; out (same shape, contiguous) with the dims in dims reversed: a take
-// through negative strides, which no tensor may hold but a kernel may walk
+// self (any shape), dims; out (the result: same shape, contiguous) with the dims in dims
+// reversed: a take through negative strides, which no tensor may hold but a kernel may walk
 mt_status
 mt_cuda_flip(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *out = NULL, *zero = NULL;
+    mt_tensor *self = a->t[0], *out = a->out[0], *zero = NULL;
     const bool *flip = a->plan->shape.dims;
     mt_device dev = mt_tensor_device(self);
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &out);
-    if (st || (st = device_scalar(mt_scalar_int(0), MT_INT64, dev, &zero))) {
-        goto out_release;
+    mt_status st = device_scalar(mt_scalar_int(0), MT_INT64, dev, &zero);
+    if (st) {
+        return st;
     }
     mt_cuda_move p = {0};
     p.ndim = self->ndim;
@@ -150,12 +147,7 @@ mt_cuda_flip(mt_args *a)
     p.src = src;
     p.pos = (const int64_t *)mt_tensor_data(zero);
     st = launch_move(&p, 0, self->dtype, dev);
-out_release:
     mt_tensor_clear(&zero);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 

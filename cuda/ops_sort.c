@@ -53,11 +53,13 @@ sort_pairs(mt_device dev, int key_bytes, int bits, mt_tensor **buf, int64_t rows
 }
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
- * shaped like self with k along dim. */
+ * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
+ * written, NULL ones made). */
 mt_status
 mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
                    mt_tensor **indices)
 {
+    const bool make_values = values && *values == NULL, make_indices = *indices == NULL;
     /* buf: keys in, keys out, positions in, positions out, row offsets */
     mt_tensor *x = NULL, *buf[5] = {NULL}, *temp = NULL;
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
@@ -65,8 +67,9 @@ mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **v
     mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     const int64_t rows = outer * inner, total = rows * n;
     const int key_bytes = mt_cuda_sort_key_bytes(self->dtype);
-    mt_status st = mt_tensor_empty(self->ndim, shape, MT_INT64, dev, indices);
-    if (st == MT_OK && values) {
+    mt_status st = make_indices ? mt_tensor_empty(self->ndim, shape, MT_INT64, dev, indices)
+                                : MT_OK;
+    if (st == MT_OK && make_values) {
         st = mt_tensor_empty(self->ndim, shape, self->dtype, dev, values);
     }
     if (st || rows * k == 0 || (st = check_count(total))) {
@@ -100,11 +103,11 @@ mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **v
     void *gargs[] = {&xd, &sorted, &vd, &id, &outer, &n, &inner, &k};
     st = mt_cuda_launch_n(mt_cuda_sort_gather_kernel(self->dtype), outer * k * inner, gargs);
 out_release:
-    if (st) {
+    if (st && make_indices) {
         mt_tensor_clear(indices);
-        if (values) {
-            mt_tensor_clear(values);
-        }
+    }
+    if (st && make_values) {
+        mt_tensor_clear(values);
     }
     for (int b = 0; b < 5; b++) {
         mt_tensor_clear(&buf[b]);

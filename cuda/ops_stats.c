@@ -82,10 +82,7 @@ mt_cuda_searchsorted(mt_args *a)
     const mt_dtype dt = ints ? MT_INT64 : MT_FLOAT64;
     const bool right = a->b[1] || (a->str[0] && a->str[0][0] == 'r');
     mt_status st = mt_cuda_use_device(dev);
-    if (st ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, a->b[0] ? MT_INT32 : MT_INT64, dev,
-                              &a->out[0])) ||
-        (st = mt_cuda_cast(seq, dt, &s)) || (st = mt_cuda_cast(self, dt, &x)) ||
+    if (st || (st = mt_cuda_cast(seq, dt, &s)) || (st = mt_cuda_cast(self, dt, &x)) ||
         (sorter && (st = mt_cuda_cast(sorter, MT_INT64, &o)))) {
         goto out_release;
     }
@@ -105,9 +102,6 @@ out_release:
     mt_tensor_clear(&s);
     mt_tensor_clear(&x);
     mt_tensor_clear(&o);
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     return st;
 }
 
@@ -121,9 +115,7 @@ mt_cuda_cumulative_extreme(mt_args *a)
     const mt_device dev = mt_tensor_device(self);
     const int dim = a->plan->reduce.dim; /* wrapped by the front end */
     mt_status st;
-    if ((st = mt_cuda_use_device(dev)) || (st = mt_cuda_cast(self, self->dtype, &x)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, dev, &a->out[0])) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &a->out[1]))) {
+    if ((st = mt_cuda_use_device(dev)) || (st = mt_cuda_cast(self, self->dtype, &x))) {
         goto out_release;
     }
     mt_cuda_cumext p = {mt_tensor_data(x),
@@ -141,9 +133,5 @@ mt_cuda_cumulative_extreme(mt_args *a)
     st = mt_cuda_launch_n(mt_cuda_cumext_kernel(self->dtype), p.outer * p.inner, args);
 out_release:
     mt_tensor_clear(&x);
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-        mt_tensor_clear(&a->out[1]);
-    }
     return st;
 }

@@ -7,11 +7,11 @@
 #include "cuda/upsample.h"
 
 /* The plan's forward (back 0: a->t[0] the input) or backward (back 1: a->t[0] grad_output) into
- * a new dst of ndim dims sizes on its device. */
+ * the result, a->out[0]. */
 static mt_status
-run(mt_args *a, int back, int ndim, const int64_t *sizes)
+run(mt_args *a, int back)
 {
-    mt_tensor *src = NULL, *dst = NULL;
+    mt_tensor *src = NULL, *dst = a->out[0];
     const mt_dtype dt = a->t[0]->dtype;
     const void *kernel = mt_cuda_upsample_kernel(dt, back);
     if (kernel == NULL) {
@@ -20,8 +20,7 @@ run(mt_args *a, int back, int ndim, const int64_t *sizes)
     mt_resample_plan r = a->plan->resample;
     const mt_device dev = mt_tensor_device(a->t[0]);
     mt_status st;
-    if ((st = mt_tensor_empty(ndim, sizes, dt, dev, &dst)) ||
-        (back && (st = mt_cuda_fill(dst, mt_scalar_int(0)))) ||
+    if ((back && (st = mt_cuda_fill(dst, mt_scalar_int(0)))) ||
         (st = mt_cuda_dense_as(a->t[0], dt, &src)) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
@@ -29,15 +28,10 @@ run(mt_args *a, int back, int ndim, const int64_t *sizes)
     if (points > 0) {
         void *sp = mt_tensor_data(src), *dp = mt_tensor_data(dst);
         void *args[] = {&r, &sp, &dp};
-        if ((st = mt_cuda_launch_n(kernel, points, args))) {
-            goto out_release;
-        }
+        st = mt_cuda_launch_n(kernel, points, args);
     }
-    a->out[0] = dst;
-    dst = NULL;
 out_release:
     mt_tensor_clear(&src);
-    mt_tensor_clear(&dst);
     return st;
 }
 
@@ -45,17 +39,12 @@ out_release:
 mt_status
 mt_cuda_upsample(mt_args *a)
 {
-    const mt_tensor *x = a->t[0];
-    int64_t sizes[5] = {x->sizes[0], x->sizes[1]};
-    for (int d = 0; d < a->l[0].n; d++) {
-        sizes[2 + d] = a->l[0].v[d];
-    }
-    return run(a, 0, x->ndim, sizes);
+    return run(a, 0);
 }
 
 // grad_output (N, C, *output_size), input_size (N, C, *in); out (N, C, *in): their backwards
 mt_status
 mt_cuda_upsample_backward(mt_args *a)
 {
-    return run(a, 1, a->l[1].n, a->l[1].v);
+    return run(a, 1);
 }

@@ -202,18 +202,6 @@ gemm(mt_tensor *A, mt_tensor *B, mt_tensor *C, mt_scalar alpha_s, mt_scalar beta
     return st;
 }
 
-/* Hands out to the caller on success, else releases it. */
-static mt_status
-finish(mt_args *a, mt_status st, mt_tensor *out)
-{
-    if (st == MT_OK) {
-        a->out[0] = out;
-    } else {
-        mt_tensor_clear(&out);
-    }
-    return st;
-}
-
 /* The products have no bool loops, as PyTorch's CPU kernel (its name in the error). */
 static mt_status
 check_dtype(const mt_tensor *t)
@@ -225,47 +213,26 @@ check_dtype(const mt_tensor *t)
 mt_status
 mt_cpu_addmm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = NULL;
+    mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = a->out[0];
     const mt_scalar beta = a->plan->product.beta, alpha = a->plan->product.alpha;
     mt_status st = check_dtype(m1);
     if (st) {
         return st;
     }
-    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
-    st = mt_tensor_empty(2, sizes, m1->dtype, mt_tensor_device(m1), &out);
-    if (st) {
-        return st;
-    }
     bool use_self = mt_scalar_to_double(beta) != 0;
     if (use_self && (st = mt_cpu_copy_into(out, self))) {
-        goto out_release;
+        return st;
     }
-    st = gemm(m1, m2, out, alpha, use_self ? beta : mt_scalar_int(0));
-    if (st) {
-        goto out_release;
-    }
-    a->out[0] = out;
-    out = NULL;
-out_release:
-    mt_tensor_clear(&out);
-    return st;
+    return gemm(m1, m2, out, alpha, use_self ? beta : mt_scalar_int(0));
 }
 
 // self (m,k), mat2 (k,n); out (m,n) = self @ mat2
 mt_status
 mt_cpu_mm(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *m2 = a->t[1], *out = NULL;
+    mt_tensor *self = a->t[0], *m2 = a->t[1];
     mt_status st = check_dtype(self);
-    if (st) {
-        return st;
-    }
-    int64_t sizes[2] = {self->sizes[0], m2->sizes[1]};
-    st = mt_tensor_empty(2, sizes, self->dtype, mt_tensor_device(self), &out);
-    if (st == MT_OK) {
-        st = gemm(self, m2, out, mt_scalar_int(1), mt_scalar_int(0));
-    }
-    return finish(a, st, out);
+    return st ? st : gemm(self, m2, a->out[0], mt_scalar_int(1), mt_scalar_int(0));
 }
 
 /* Matrix b of a 3-D tensor, as a 2-D view that owns nothing (valid while t lives). */
@@ -287,22 +254,17 @@ batch_matrix(const mt_tensor *t, int64_t b)
 static mt_status
 batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar beta, mt_scalar alpha)
 {
-    mt_tensor *out = NULL;
-    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    mt_tensor *out = a->out[0];
     mt_status st = check_dtype(b1);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(3, sizes, b1->dtype, mt_tensor_device(b1), &out);
     bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
     }
-    for (int64_t b = 0; st == MT_OK && b < sizes[0]; b++) {
+    for (int64_t b = 0; st == MT_OK && b < out->sizes[0]; b++) {
         mt_tensor x = batch_matrix(b1, b), y = batch_matrix(b2, b), o = batch_matrix(out, b);
         st = gemm(&x, &y, &o, alpha, use_self ? beta : mt_scalar_int(0));
     }
-    return finish(a, st, out);
+    return st;
 }
 
 // self (B,m,k), mat2 (B,k,n); out (B,m,n) = self[b] @ mat2[b] for each b
@@ -325,11 +287,8 @@ mt_cpu_baddbmm(mt_args *a)
 static mt_status
 matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar beta, mt_scalar alpha)
 {
-    mt_tensor *out = NULL;
+    mt_tensor *out = a->out[0];
     mt_status st = check_dtype(mat);
-    if (st == MT_OK) {
-        st = mt_tensor_empty(1, mat->sizes, mat->dtype, mt_tensor_device(mat), &out);
-    }
     bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
@@ -341,7 +300,7 @@ matvec(mt_args *a, mt_tensor *self, mt_tensor *mat, mt_tensor *vec, mt_scalar be
         col.strides[1] = o.strides[1] = 1;
         st = gemm(mat, &col, &o, alpha, use_self ? beta : mt_scalar_int(0));
     }
-    return finish(a, st, out);
+    return st;
 }
 
 // self (m,k), vec (k); out (m) = self @ vec
@@ -363,12 +322,8 @@ mt_cpu_addmv(mt_args *a)
 mt_status
 mt_cpu_dot(mt_args *a)
 {
-    mt_tensor *x = a->t[0], *y = a->t[1], *out = NULL;
+    mt_tensor *x = a->t[0], *y = a->t[1], *out = a->out[0];
     mt_status st = check_dtype(x);
-    if (st) {
-        return st;
-    }
-    st = mt_tensor_empty(0, NULL, x->dtype, mt_tensor_device(x), &out);
     if (st) {
         return st;
     }
@@ -381,6 +336,5 @@ mt_cpu_dot(mt_args *a)
     row.strides[0] = x->sizes[0];
     col.sizes[1] = o.sizes[0] = o.sizes[1] = 1;
     col.strides[1] = o.strides[0] = o.strides[1] = 1;
-    st = gemm(&row, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
-    return finish(a, st, out);
+    return gemm(&row, &col, &o, mt_scalar_int(1), mt_scalar_int(0));
 }

@@ -398,7 +398,7 @@ run(const grid_args *a, sample_fn sample)
     }
 }
 
-/* the forward of either: out (N, C, [OD,] OH, OW) */
+/* the forward of either into the result, out (N, C, [OD,] OH, OW) */
 static mt_status
 sampler_forward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
@@ -406,21 +406,13 @@ sampler_forward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
     if (g.in->dtype != MT_FLOAT32 && g.in->dtype != MT_FLOAT64) {
         return mt_fail_not_implemented(name, "", g.in->dtype);
     }
-    const int nd = g.in->ndim;
-    int64_t sizes[5] = {g.N, g.C};
-    for (int d = 2; d < nd; d++) {
-        sizes[d] = g.grid->sizes[d - 1];
-    }
-    mt_status st = mt_tensor_empty(nd, sizes, g.in->dtype, mt_tensor_device(g.in), &g.out);
-    if (st) {
-        return st;
-    }
+    g.out = a->out[0];
     run(&g, g.in->dtype == MT_FLOAT32 ? f32 : f64);
-    a->out[0] = g.out;
     return MT_OK;
 }
 
-/* the backward of either: the gradients of input and of grid, zeroed and filled */
+/* the backward of either: the gradients of input and of grid (the results), zeroed and
+ * filled */
 static mt_status
 sampler_backward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
 {
@@ -430,20 +422,11 @@ sampler_backward(mt_args *a, const char *name, sample_fn f32, sample_fn f64)
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
         return mt_fail_not_implemented(name, "", dt);
     }
-    mt_device dev = mt_tensor_device(g.in);
-    mt_status st = mt_tensor_empty(g.in->ndim, g.in->sizes, dt, dev, &g.gin);
-    if (st == MT_OK) {
-        st = mt_tensor_empty(g.grid->ndim, g.grid->sizes, dt, dev, &g.ggrid);
-    }
-    if (st) {
-        mt_tensor_clear(&g.gin);
-        return st;
-    }
+    g.gin = a->out[0];
+    g.ggrid = a->out[1];
     memset(mt_tensor_data(g.gin), 0, (size_t)mt_tensor_numel(g.gin) * mt_dtype_size(dt));
     memset(mt_tensor_data(g.ggrid), 0, (size_t)mt_tensor_numel(g.ggrid) * mt_dtype_size(dt));
     run(&g, dt == MT_FLOAT32 ? f32 : f64);
-    a->out[0] = g.gin;
-    a->out[1] = g.ggrid;
     return MT_OK;
 }
 

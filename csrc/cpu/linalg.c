@@ -18,23 +18,20 @@
 
 /* ---- the _ex ops: a result shaped as A (*, n, n) and LAPACK's info (*) ---- */
 
-/* The start of an _ex op: *b the batch of A = t[0], out[0] A-shaped, out[1] the int32 info, *work
- * a scratch of `matrices` n x n matrices of A's dtype and, with pivots, n ints. */
+/* The start of an _ex op (its results, out[0] A-shaped and out[1] the int32 info, stated by
+ * its front end): *b the batch of A = t[0], *work a scratch of `matrices` n x n matrices of A's
+ * dtype and, with pivots, n ints. */
 static mt_status
 ex_begin(mt_args *a, mt_lapack_batch *b, int matrices, bool pivots, mt_tensor **work)
 {
-    mt_tensor *A = a->t[0];
-    mt_status st = mt_lapack_batch_of(A, b);
+    mt_status st = mt_lapack_batch_of(a->t[0], b);
     const int64_t n = b->n;
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, A->dtype, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[1]))) {
-        return st;
-    }
-    return mt_lapack_scratch(n * n * matrices * (int64_t)b->es + (pivots ? n * 4 : 0), work);
+    return st ? st
+              : mt_lapack_scratch(n * n * matrices * (int64_t)b->es + (pivots ? n * 4 : 0), work);
 }
 
-/* The end of an _ex op: with check_errors, info as PyTorch's error for api; the scratch released
- * and, on failure, the outputs. */
+/* The end of an _ex op: with check_errors, info as PyTorch's error for api; the scratch
+ * released. */
 static mt_status
 ex_end(mt_args *a, mt_status st, bool check_errors, const char *api, mt_lapack_batch *b,
        mt_tensor **work)
@@ -44,7 +41,7 @@ ex_end(mt_args *a, mt_status st, bool check_errors, const char *api, mt_lapack_b
     }
     mt_tensor_clear(work);
     mt_tensor_clear(&b->x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return st;
 }
 
 // A (*, n, n); inverse (*, n, n), info (*) int32: A = P L U (getrf), then U's solve for I
@@ -119,19 +116,16 @@ mt_status
 mt_cpu_linalg_det(mt_args *a)
 {
     mt_tensor *A = a->t[0];
-    mt_status st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[0]);
     int64_t count = mt_numel(A->ndim - 2, A->sizes);
-    double *det = st ? NULL : malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
-    if (st == MT_OK && det == NULL) {
-        st = mt_fail(MT_ENOMEM, "linalg.det: out of memory");
-    }
+    double *det = malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
+    mt_status st = det ? MT_OK : mt_fail(MT_ENOMEM, "linalg.det: out of memory");
     if (st == MT_OK && (st = lu_dets(A, NULL, NULL, det)) == MT_OK) {
         for (int64_t k = 0; k < count; k++) {
             mt_lapack_set(A->dtype, mt_tensor_data(a->out[0]), k, det[k]);
         }
     }
     free(det);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }
 
 // A (*, n, n); sign (*), logabsdet (*): det(A) = sign * exp(logabsdet)
@@ -142,11 +136,9 @@ mt_cpu_linalg_slogdet(mt_args *a)
     int64_t count = mt_numel(A->ndim - 2, A->sizes);
     double *v = malloc(sizeof(double) * 2 * (size_t)(count > 0 ? count : 1));
     mt_status st = v ? MT_OK : mt_fail(MT_ENOMEM, "linalg.slogdet: out of memory");
-    if (st || (st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, A->dtype, &a->out[1])) ||
-        (st = lu_dets(A, v, v + count, NULL))) {
+    if (st || (st = lu_dets(A, v, v + count, NULL))) {
         free(v);
-        return mt_lapack_drop_outputs(a, 2, st);
+        return st;
     }
     for (int64_t k = 0; k < count; k++) {
         mt_lapack_set(A->dtype, mt_tensor_data(a->out[0]), k, v[k]);
@@ -165,9 +157,8 @@ mt_cpu_linalg_solve(mt_args *a)
     const bool left = a->b[0];
     const mt_dtype dt = A->dtype;
     const size_t es = mt_dtype_size(dt);
-    mt_status st = mt_linalg_solve_spec(A, B, left, &sys);
-    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
+    mt_status st = mt_linalg_solve_spec(A, B, left, &sys); /* the front end's shapes again */
+    if (st || (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
         goto out_release;
     }
     const int64_t n = A->sizes[A->ndim - 1];
@@ -210,7 +201,7 @@ out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&Ad);
     mt_tensor_clear(&Bd);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }
 
 // A (*, n, n) triangular, B (*, n, k) (left) or (*, k, n); out X: A X = B or X A = B (trsm)
@@ -222,9 +213,8 @@ mt_cpu_linalg_solve_triangular(mt_args *a)
     const bool upper = a->b[0], left = a->b[1], unit = a->b[2];
     const mt_dtype dt = A->dtype;
     const size_t es = mt_dtype_size(dt);
-    mt_status st = mt_linalg_triangular_spec(A, B, left, &sys);
-    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
+    mt_status st = mt_linalg_triangular_spec(A, B, left, &sys); /* the front end's shapes again */
+    if (st || (st = mt_cpu_dense(A, dt, &Ad)) || (st = mt_cpu_dense(B, dt, &Bd))) {
         goto out_release;
     }
     const int64_t n = A->sizes[A->ndim - 1], r = sys.out[sys.nout - 2], c = sys.out[sys.nout - 1];
@@ -257,7 +247,7 @@ mt_cpu_linalg_solve_triangular(mt_args *a)
 out_release:
     mt_tensor_clear(&Ad);
     mt_tensor_clear(&Bd);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }
 
 /* ---- Cholesky, QR ---- */

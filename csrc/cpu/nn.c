@@ -217,23 +217,11 @@ mt_cpu_layer_norm(mt_args *a)
     mt_tensor *input = a->t[0], *x = NULL;
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     const double eps = a->plan->norm.eps;
-    int64_t ssizes[MT_MAX_DIMS];
-    memcpy(ssizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim);
-    for (int d = input->ndim - a->l[0].n; d < input->ndim; d++) {
-        ssizes[d] = 1;
-    }
     mt_status st;
     affine af;
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
-        (st = mt_cpu_dense(input, input->dtype, &x)) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
-                              &a->out[0]))) {
+        (st = mt_cpu_dense(input, input->dtype, &x))) {
         goto out_release;
-    }
-    for (int k = 1; stats && k < 3; k++) {
-        if ((st = mt_tensor_empty(input->ndim, ssizes, input->dtype, MT_DEVICE_CPU, &a->out[k]))) {
-            goto out_release;
-        }
     }
     const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
     void *yd = mt_tensor_data(a->out[0]);
@@ -253,11 +241,6 @@ mt_cpu_layer_norm(mt_args *a)
         }
     }
 out_release:
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
     affine_release(&af);
     mt_tensor_clear(&x);
     return st;
@@ -349,10 +332,6 @@ mt_cpu_batch_norm(mt_args *a)
             goto out_release;
         }
     }
-    if ((st = mt_tensor_empty(input->ndim, input->sizes, input->dtype, mt_tensor_device(input),
-                              &a->out[0]))) {
-        goto out_release;
-    }
     const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
     void *yd = mt_tensor_data(a->out[0]);
     const bool f32 = input->dtype == MT_FLOAT32;
@@ -366,9 +345,8 @@ mt_cpu_batch_norm(mt_args *a)
             batch_norm_channel_f64(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
         }
     }
-    if (training &&
-        (st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running))) {
-        mt_tensor_clear(&a->out[0]);
+    if (training) {
+        st = mt_batch_norm_update_running(a, mean, var, outer * inner, update_running);
     }
 out_release:
     affine_release(&af);

@@ -36,37 +36,26 @@ features(mt_tensor *p, mt_tensor **out)
     return p ? mt_cpu_cast(p, MT_FLOAT64, out) : MT_OK;
 }
 
-/* Writes the double values v[0..n) into the new tensor *out of the given shape and dtype. */
-static mt_status
-from_doubles(const double *v, int ndim, const int64_t *sizes, mt_dtype dt, mt_tensor **out)
+/* Writes the double values v[0..n) into out (contiguous, float32 or float64, n elements). */
+static void
+from_doubles(const double *v, mt_tensor *out)
 {
-    mt_status st = mt_tensor_empty(ndim, sizes, dt, MT_DEVICE_CPU, out);
-    int64_t n = st ? 0 : mt_tensor_numel(*out);
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == MT_FLOAT32) {
-            ((float *)mt_tensor_data(*out))[i] = (float)v[i];
+    for (int64_t i = 0, n = mt_tensor_numel(out); i < n; i++) {
+        if (out->dtype == MT_FLOAT32) {
+            ((float *)mt_tensor_data(out))[i] = (float)v[i];
         } else {
-            ((double *)mt_tensor_data(*out))[i] = v[i];
+            ((double *)mt_tensor_data(out))[i] = v[i];
         }
     }
-    return st;
 }
 
-/* The results of a normalisation's backward: *gx, and the gradients of weight and bias from
- * acc (each shaped `sizes`, one after the other), in gx's dtype. Takes *gx on success. */
-static mt_status
-three_grads(mt_args *a, mt_tensor **gx, const double *acc, int ndim, const int64_t *sizes)
+/* The gradients of weight and bias, a normalisation's backward's second and third results,
+ * from acc (one after the other). */
+static void
+weight_and_bias_grads(mt_args *a, const double *acc)
 {
-    int64_t n = mt_numel(ndim, sizes);
-    mt_status st;
-    if ((st = from_doubles(acc, ndim, sizes, (*gx)->dtype, &a->out[1])) ||
-        (st = from_doubles(acc + n, ndim, sizes, (*gx)->dtype, &a->out[2]))) {
-        mt_tensor_clear(&a->out[1]);
-        return st;
-    }
-    a->out[0] = *gx;
-    *gx = NULL;
-    return MT_OK;
+    from_doubles(acc, a->out[1]);
+    from_doubles(acc + mt_tensor_numel(a->out[1]), a->out[2]);
 }
 
 /* element i of a float32 or float64 array */
@@ -237,10 +226,7 @@ layer_norm_back(const ln_back *l, double *gw, double *gb, double *acc, void *tmp
 mt_status
 mt_cpu_layer_norm_backward(mt_args *a)
 {
-    /* grad_out, input, weight, mean, rstd in grad_out's dtype, the gradient of input */
-    mt_tensor *t[6] = {NULL};
-    mt_tensor *input = a->t[1];
-    const mt_intlist *shape = &a->l[0];
+    mt_tensor *t[5] = {NULL}; /* grad_out, input, weight, mean, rstd in grad_out's dtype */
     const int64_t n = a->plan->norm.n, rows = a->plan->norm.rows;
     const int parts = mt_parallel_parts(rows * n, 32768);
     mt_status st = MT_OK;
@@ -256,7 +242,7 @@ mt_cpu_layer_norm_backward(mt_args *a)
     for (int k = 0; k < 5 && st == MT_OK; k++) {
         st = a->t[k] ? mt_cpu_dense(a->t[k], dt, &t[k]) : MT_OK;
     }
-    if (st || (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
+    if (st) {
         goto out_release;
     }
     ln_back l = {.g = mt_tensor_data(t[0]),
@@ -264,17 +250,17 @@ mt_cpu_layer_norm_backward(mt_args *a)
                  .w = t[2] ? mt_tensor_data(t[2]) : NULL,
                  .mean = t[3] ? mt_tensor_data(t[3]) : NULL,
                  .rstd = t[4] ? mt_tensor_data(t[4]) : NULL,
-                 .gx = mt_tensor_data(t[5]),
+                 .gx = mt_tensor_data(a->out[0]),
                  .dt = dt,
                  .rows = rows,
                  .n = n,
                  .eps = a->plan->norm.eps};
     layer_norm_back(&l, acc, acc + n, acc + 2 * n, tmp, parts);
-    st = three_grads(a, &t[5], acc, shape->n, shape->v);
+    weight_and_bias_grads(a, acc);
 out_release:
     free(tmp);
     free(acc);
-    release_all(t, 6);
+    release_all(t, 5);
     return st;
 }
 
@@ -339,8 +325,7 @@ BATCH_NORM_BACK(batch_norm_back_f64, double)
 mt_status
 mt_cpu_batch_norm_backward(mt_args *a)
 {
-    mt_tensor *t[6] = {NULL}; /* grad_out, input, weight, mean, var, the gradient of input */
-    mt_tensor *input = a->t[1];
+    mt_tensor *t[5] = {NULL}; /* grad_out, input, weight, mean, var */
     const mt_norm_plan *p = &a->plan->norm;
     const double eps = p->eps;
     int64_t outer = p->outer, C = p->C, inner = p->inner;
@@ -350,8 +335,7 @@ mt_cpu_batch_norm_backward(mt_args *a)
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
     }
-    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cpu_dense, t)) ||
-        (st = mt_tensor_empty(input->ndim, input->sizes, dt, MT_DEVICE_CPU, &t[5]))) {
+    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cpu_dense, t))) {
         goto out_release;
     }
     const double *d[3];
@@ -359,7 +343,7 @@ mt_cpu_batch_norm_backward(mt_args *a)
         d[k] = t[k + 2] ? (const double *)mt_tensor_data(t[k + 2]) : NULL;
     }
     const void *g = mt_tensor_data(t[0]), *x = mt_tensor_data(t[1]);
-    void *gx = mt_tensor_data(t[5]);
+    void *gx = mt_tensor_data(a->out[0]);
     /* channels split among the threads (each writes its own gw[c], gb[c]) */
     const int parts = mt_parallel_parts(outer * C * inner, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
@@ -370,10 +354,10 @@ mt_cpu_batch_norm_backward(mt_args *a)
             batch_norm_back_f64(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc, acc + C);
         }
     }
-    st = three_grads(a, &t[5], acc, 1, &C);
+    weight_and_bias_grads(a, acc);
 out_release:
     free(acc);
-    release_all(t, 6);
+    release_all(t, 5);
     return st;
 }
 
@@ -385,16 +369,14 @@ out_release:
 mt_status
 mt_cpu_embedding_dense_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *indices = a->t[1], *g = NULL, *ix = NULL, *out = NULL;
+    mt_tensor *grad = a->t[0], *indices = a->t[1], *g = NULL, *ix = NULL, *out = a->out[0];
     int64_t num_weights = a->i[0], padding_idx = a->i[1];
     bool scale = a->b[0];
     int64_t *counts = NULL;
     mt_status st;
     const int64_t n = a->plan->loss.n, dim = a->plan->loss.dim;
     mt_dtype dt = grad->dtype;
-    int64_t sizes[2] = {num_weights, dim};
-    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix)) ||
-        (st = mt_tensor_empty(2, sizes, dt, MT_DEVICE_CPU, &out))) {
+    if ((st = mt_cpu_dense(grad, dt, &g)) || (st = mt_cpu_dense(indices, MT_INT64, &ix))) {
         goto out_release;
     }
     memset(mt_tensor_data(out), 0, (size_t)(num_weights * dim) * mt_dtype_size(dt));
@@ -423,13 +405,10 @@ mt_cpu_embedding_dense_backward(mt_args *a)
             put(o, dt, v[i] * dim + j, at(o, dt, v[i] * dim + j) + k * at(src, dt, i * dim + j));
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
     free(counts);
     mt_tensor_clear(&g);
     mt_tensor_clear(&ix);
-    mt_tensor_clear(&out);
     return st;
 }
 
@@ -441,19 +420,18 @@ out_release:
 mt_status
 mt_cpu_nll_loss_backward(mt_args *a)
 {
-    mt_tensor *grad = a->t[0], *self = a->t[1], *target = a->t[2];
-    mt_tensor *t[4] = {NULL}; /* grad_output, target, weight as float64, the gradient */
+    mt_tensor *grad = a->t[0], *target = a->t[2];
+    mt_tensor *t[3] = {NULL}, *gx = a->out[0]; /* grad_output, target, weight as float64 */
     int64_t reduction = a->i[0], ignore = a->i[1];
     const int64_t N = a->plan->loss.N, C = a->plan->loss.C, K = a->plan->loss.K;
     mt_status st;
     bool none = reduction == MT_REDUCTION_NONE;
     mt_dtype dt = grad->dtype;
     if ((st = mt_cpu_dense(grad, MT_FLOAT64, &t[0])) ||
-        (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2])) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &t[3]))) {
+        (st = mt_cpu_dense(target, MT_INT64, &t[1])) || (st = features(a->t[3], &t[2]))) {
         goto out_release;
     }
-    memset(mt_tensor_data(t[3]), 0, (size_t)mt_tensor_numel(t[3]) * mt_dtype_size(dt));
+    memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * mt_dtype_size(dt));
     const double *g = (const double *)mt_tensor_data(t[0]);
     const double *w = t[2] ? (const double *)mt_tensor_data(t[2]) : NULL;
     const int64_t *tg = (const int64_t *)mt_tensor_data(t[1]);
@@ -475,11 +453,9 @@ mt_cpu_nll_loss_backward(mt_args *a)
         }
         int64_t n = e / K, k = e % K;
         double v = -(w ? w[tg[e]] : 1.0) * (none ? g[e] : g[0] * scale);
-        put(mt_tensor_data(t[3]), dt, (n * C + tg[e]) * K + k, v);
+        put(mt_tensor_data(gx), dt, (n * C + tg[e]) * K + k, v);
     }
-    a->out[0] = t[3];
-    t[3] = NULL;
 out_release:
-    release_all(t, 4);
+    release_all(t, 3);
     return st;
 }

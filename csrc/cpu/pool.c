@@ -194,24 +194,17 @@ ADAPTIVE_POOL(adaptive_f64, double, mean_f64)
 /* One plane: x (D, H, W) -> out (OD, OH, OW), idx (OD, OH, OW) or NULL. */
 typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom *g);
 
-/* Runs loop on x (contiguous in a copy if need be) into a new out shaped like x with (OH, OW)
- * or (OD, OH, OW) last, and an int64 idx of that shape if want_idx; sets a->out. */
+/* Runs loop on x (contiguous in a copy if need be) into the result, a->out[0], shaped like x
+ * with (OH, OW) or (OD, OH, OW) last, and into the int64 indices of that shape, a->out[1], if
+ * want_idx. */
 static mt_status
 run_pool(mt_args *a, pool_fn loop, const pool_geom *g, bool want_idx)
 {
-    mt_tensor *self = a->t[0], *x = NULL, *out = NULL, *idx = NULL;
-    int64_t sizes[MT_MAX_DIMS];
-    mt_pool_out_sizes(g, self->ndim, self->sizes, sizes);
-    mt_status st = mt_tensor_empty(self->ndim, sizes, self->dtype, mt_tensor_device(self), &out);
-    if (st == MT_OK && want_idx) {
-        st = mt_tensor_empty(self->ndim, sizes, MT_INT64, mt_tensor_device(self), &idx);
-    }
-    if (st == MT_OK) {
-        st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
-                                           : mt_cpu_cast(self, self->dtype, &x);
-    }
+    mt_tensor *self = a->t[0], *x = NULL, *out = a->out[0], *idx = want_idx ? a->out[1] : NULL;
+    mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
+                                                 : mt_cpu_cast(self, self->dtype, &x);
     if (st) {
-        goto out_release;
+        return st;
     }
     const int64_t item = (int64_t)mt_dtype_size(x->dtype);
     /* threads over the planes; a plane costs about its output times the window */
@@ -224,14 +217,8 @@ run_pool(mt_args *a, pool_fn loop, const pool_geom *g, bool want_idx)
         loop(xd + p * in_plane * item, od + p * out_plane * item, id ? id + p * out_plane : NULL,
              g);
     }
-    a->out[0] = out;
-    a->out[1] = idx;
-    out = idx = NULL;
-out_release:
     mt_tensor_clear(&x);
-    mt_tensor_clear(&out);
-    mt_tensor_clear(&idx);
-    return st;
+    return MT_OK;
 }
 
 /* ---- the ops: one kernel for the 2-D and the 3-D op (ops.def's CPU_AS rows), the plan's

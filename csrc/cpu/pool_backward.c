@@ -99,19 +99,16 @@ AVG_BACK(avg_back_f64, double, add_f64)
 ADAPTIVE_BACK(adaptive_back_f32, float, add_f32)
 ADAPTIVE_BACK(adaptive_back_f64, double, add_f64)
 
-/* a->out[0] = zeros shaped as self (t[1]) with loop's gradient of grad (t[0]) added, plane by
- * plane; idx (or NULL) the forward's indices. */
+/* The result, a->out[0] (self's (t[1]) shape) = zeros with loop's gradient of grad (t[0])
+ * added, plane by plane; idx (or NULL) the forward's indices. */
 static mt_status
 run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
 {
-    mt_tensor *self = a->t[1], *grad = NULL, *ix = NULL, *gx = NULL;
+    mt_tensor *grad = NULL, *ix = NULL, *gx = a->out[0];
     mt_dtype dt = a->t[0]->dtype;
     size_t item = mt_dtype_size(dt);
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, dt, MT_DEVICE_CPU, &gx);
-    if (st == MT_OK) {
-        memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * item);
-        st = mt_cpu_dense(a->t[0], dt, &grad);
-    }
+    memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * item);
+    mt_status st = mt_cpu_dense(a->t[0], dt, &grad);
     if (st == MT_OK && idx) {
         st = mt_cpu_dense(idx, MT_INT64, &ix);
     }
@@ -134,14 +131,10 @@ run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
     }
     if (!ok) {
         st = mt_fail_pool_index(g->nd, in_plane);
-        goto out_release;
     }
-    a->out[0] = gx;
-    gx = NULL;
 out_release:
     mt_tensor_clear(&grad);
     mt_tensor_clear(&ix);
-    mt_tensor_clear(&gx);
     return st;
 }
 

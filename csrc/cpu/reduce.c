@@ -251,28 +251,23 @@ root(double x, double p)
     return p == 2 ? sqrt(x) : p == 1 ? x : pow(x, 1.0 / p);
 }
 
-/* Runs r over the plan's dims of self and gives its out_dt (finish, if given, maps each
+/* Runs r over the plan's dims of self into the result, a->out[0] (finish, if given, maps each
  * accumulated value). */
 static mt_status
-run(mt_args *a, bool keepdim, const reduction *r, double (*finish)(double, double),
-    bool finish_by_count)
+run(mt_args *a, const reduction *r, double (*finish)(double, double), bool finish_by_count)
 {
-    mt_tensor *self = a->t[0], *acc = NULL, *res = NULL;
-    const bool *reduce = a->plan->reduce.reduce;
+    mt_tensor *self = a->t[0], *acc = NULL;
     int64_t count;
-    mt_status st = accumulate(self, reduce, r, &acc, &count);
+    mt_status st = accumulate(self, a->plan->reduce.reduce, r, &acc, &count);
     if (st) {
         return st;
     }
     if (finish) {
         map_double(acc, finish, finish_by_count ? (double)count : r->ctx.p);
     }
-    st = mt_cpu_cast(acc, a->plan->reduce.out_dt, &res);
+    st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
     mt_tensor_release(acc);
-    if (st) {
-        return st;
-    }
-    return mt_reduce_result(self, reduce, keepdim, res, &a->out[0]);
+    return st;
 }
 
 /* The accumulator of a sum-like reduction of dtype dt. */
@@ -288,14 +283,14 @@ mt_cpu_sum(mt_args *a)
 {
     const mt_reduce_plan *p = &a->plan->reduce;
     reduction r = {"sum", sum_loops, p->in_dt, wide(p->out_dt), mt_scalar_int(0), {0}};
-    return run(a, a->b[0], &r, NULL, false);
+    return run(a, &r, NULL, false);
 }
 
 mt_status
 mt_cpu_mean(mt_args *a)
 {
     reduction r = {"mean", sum_loops, a->plan->reduce.in_dt, MT_FLOAT64, mt_scalar_int(0), {0}};
-    return run(a, a->b[0], &r, divide, true);
+    return run(a, &r, divide, true);
 }
 
 mt_status
@@ -303,7 +298,7 @@ mt_cpu_prod(mt_args *a)
 {
     const mt_reduce_plan *p = &a->plan->reduce;
     reduction r = {"prod", prod_loops, p->in_dt, wide(p->out_dt), mt_scalar_int(1), {0}};
-    return run(a, a->b[0], &r, NULL, false);
+    return run(a, &r, NULL, false);
 }
 
 /* The identity of max (lowest) or min (highest) in dtype dt. */
@@ -329,11 +324,10 @@ mt_cpu_extremum(mt_args *a)
 {
     const mt_op op = a->plan->op;
     const bool is_max = op == MT_OP_amax || op == MT_OP_max;
-    const bool keepdim = (op == MT_OP_amax || op == MT_OP_amin) && a->b[0];
     const mt_dtype dt = a->t[0]->dtype;
     reduction r = {
         mt_op_names[op], is_max ? amax_loops : amin_loops, dt, dt, extremum_init(dt, is_max), {0}};
-    return run(a, keepdim, &r, NULL, false);
+    return run(a, &r, NULL, false);
 }
 
 // all and any (a->plan->op tells them apart) over the plan's dims, a bool result
@@ -347,7 +341,7 @@ mt_cpu_logical(mt_args *a)
                    MT_BOOL,
                    mt_scalar_bool(all),
                    {0}};
-    return run(a, a->b[0], &r, NULL, false);
+    return run(a, &r, NULL, false);
 }
 
 // self (float), p (default 2), dims; out = (sum |x|^p)^(1/p), max |x| for p = inf
@@ -374,7 +368,7 @@ mt_cpu_norm(mt_args *a)
                    mt_scalar_float(inf && p < 0 ? INFINITY : 0),
                    {p},
                    inf ? NULL : sum_loops}; /* partial sums of |x|^p add up */
-    return run(a, a->b[0], &r, inf || p == 0 || p == 1 ? NULL : root, false);
+    return run(a, &r, inf || p == 0 || p == 1 ? NULL : root, false);
 }
 
 /* ---- two-pass reductions: var and std about the mean, logsumexp about the max ---- */
@@ -433,7 +427,7 @@ mt_status
 mt_cpu_moment(mt_args *a)
 {
     const bool root_it = a->plan->op == MT_OP_std;
-    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL, *res = NULL;
+    mt_tensor *self = a->t[0], *mean = NULL, *acc = NULL;
     const double correction = a->plan->reduce.p;
     const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
@@ -452,10 +446,7 @@ mt_cpu_moment(mt_args *a)
     if (root_it) {
         map_double(acc, root, 2.0);
     }
-    st = mt_cpu_cast(acc, self->dtype, &res);
-    if (st == MT_OK) {
-        st = mt_reduce_result(self, reduce, a->b[1], res, &a->out[0]);
-    }
+    st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
 out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&mean);
@@ -481,7 +472,6 @@ mt_status
 mt_cpu_logsumexp(mt_args *a)
 {
     mt_tensor *self = a->t[0], *in = self, *cast = NULL, *m = NULL, *centre = NULL, *acc = NULL;
-    mt_tensor *res = NULL;
     mt_dtype dt = a->plan->reduce.out_dt;
     const bool *reduce = a->plan->reduce.reduce;
     int64_t count;
@@ -515,10 +505,7 @@ mt_cpu_logsumexp(mt_args *a)
     for (int64_t i = 0, n = mt_tensor_numel(acc); i < n; i++) {
         v[i] += c[i];
     }
-    st = mt_cpu_cast(acc, dt, &res);
-    if (st == MT_OK) {
-        st = mt_reduce_result(self, reduce, a->b[0], res, &a->out[0]);
-    }
+    st = mt_reduce_store(acc, a->out[0], mt_cpu_copy_into);
 out_release:
     mt_tensor_clear(&acc);
     mt_tensor_clear(&centre);

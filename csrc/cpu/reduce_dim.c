@@ -42,15 +42,6 @@ lanes_of(mt_tensor *self, int dim, mt_dtype dt, lanes *l)
     return mt_cpu_cast(self, dt, &l->x);
 }
 
-/* self's shape with dim kept as size 1. */
-static void
-keep_shape(const mt_tensor *self, int dim, int64_t *keep)
-{
-    for (int d = 0; d < self->ndim; d++) {
-        keep[d] = d == dim ? 1 : self->sizes[d];
-    }
-}
-
 /* ---- max, min, argmax, argmin: the extreme value of each row and its first index ---- */
 
 /* x (outer, n, inner) -> values (outer, inner) (may be NULL), indices (outer, inner) int64.
@@ -94,19 +85,18 @@ typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer,
 ARG_LOOPS(argmax, v > b[i])
 ARG_LOOPS(argmin, v < b[i])
 
-/* max_dim and min_dim: the values and int64 indices of the extreme of self along the plan's dim;
- * argmax and argmin (a->plan->op tells the four apart): the indices alone, a dim of None (i[0]
- * absent) reducing the flattened tensor. */
+/* max_dim and min_dim: the values and int64 indices of the extreme of self along the plan's dim,
+ * into out[0] and out[1]; argmax and argmin (a->plan->op tells the four apart): the indices
+ * alone, into out[0], a dim of None (i[0] absent) reducing the flattened tensor. The results
+ * are contiguous, so (outer, inner) in memory order whether keepdim or not. */
 mt_status
 mt_cpu_arg_extreme(mt_args *a)
 {
     const mt_op op = a->plan->op;
     const bool want_values = op == MT_OP_max_dim || op == MT_OP_min_dim;
     const arg_fn *loops = op == MT_OP_max_dim || op == MT_OP_argmax ? argmax_loops : argmin_loops;
-    const bool flat = !want_values && (a->i_none & 1u), keepdim = a->b[0];
-    mt_tensor *self = a->t[0], *values = NULL, *indices = NULL;
-    const bool *reduce = a->plan->reduce.reduce;
-    const int dim = a->plan->reduce.dim;
+    const bool flat = !want_values && (a->i_none & 1u);
+    mt_tensor *self = a->t[0], *scratch = NULL;
     lanes l = {0};
     mt_status st;
     if (flat) {
@@ -115,34 +105,22 @@ mt_cpu_arg_extreme(mt_args *a)
         l.outer = l.inner = 1;
         l.n = n;
     } else {
-        st = lanes_of(self, dim, self->dtype, &l);
+        st = lanes_of(self, a->plan->reduce.dim, self->dtype, &l);
     }
     if (st) {
         return st;
     }
-    int64_t keep[MT_MAX_DIMS];
-    if (flat) {
-        for (int d = 0; d < self->ndim; d++) {
-            keep[d] = 1;
-        }
-    } else {
-        keep_shape(self, dim, keep);
+    int64_t lanes_n = l.outer * l.inner;
+    if (!want_values) { /* the loop keeps the best values somewhere: a workspace */
+        st = mt_tensor_empty(1, &lanes_n, self->dtype, MT_DEVICE_CPU, &scratch);
     }
-    st = mt_tensor_empty(self->ndim, keep, MT_INT64, mt_tensor_device(self), &indices);
-    if (st) {
-        goto out_release;
+    if (st == MT_OK) {
+        mt_tensor *values = want_values ? a->out[0] : scratch;
+        mt_tensor *indices = a->out[want_values ? 1 : 0];
+        loops[self->dtype](mt_tensor_data(l.x), mt_tensor_data(values),
+                           (int64_t *)mt_tensor_data(indices), l.outer, l.n, l.inner);
     }
-    st = mt_tensor_empty(self->ndim, keep, self->dtype, mt_tensor_device(self), &values);
-    if (st) {
-        goto out_release;
-    }
-    loops[self->dtype](mt_tensor_data(l.x), mt_tensor_data(values),
-                       (int64_t *)mt_tensor_data(indices), l.outer, l.n, l.inner);
-    st = mt_reduce_arg_results(self, reduce, keepdim, want_values ? &values : NULL, &indices,
-                               a->out);
-out_release:
-    mt_tensor_clear(&values);
-    mt_tensor_clear(&indices);
+    mt_tensor_clear(&scratch);
     mt_tensor_clear(&l.x);
     return st;
 }
@@ -152,7 +130,8 @@ out_release:
 /* The output dtype of a row op and the dtype its input is converted to. */
 typedef void (*row_fn)(const void *x, void *y, int64_t outer, int64_t n, int64_t inner);
 
-/* out = fn over the rows of self along the plan's dim, in dtype dt (contiguous, self's shape). */
+/* out = fn over the rows of self along the plan's dim, in dtype dt (the result: contiguous,
+ * self's shape). */
 static mt_status
 row_op(mt_args *a, mt_dtype dt, row_fn fn)
 {
@@ -162,21 +141,18 @@ row_op(mt_args *a, mt_dtype dt, row_fn fn)
     if (st) {
         return st;
     }
-    st = mt_tensor_empty(self->ndim, self->sizes, dt, mt_tensor_device(self), &a->out[0]);
-    if (st == MT_OK) {
-        /* Rows are independent: split the outer dim across threads. */
-        const char *x = mt_tensor_data(l.x);
-        char *y = mt_tensor_data(a->out[0]);
-        const int64_t row = l.n * l.inner * (int64_t)mt_dtype_size(dt);
-        const int parts = mt_parallel_parts(l.outer, l.outer ? 32768 / (l.n * l.inner + 1) + 1 : 1);
+    /* Rows are independent: split the outer dim across threads. */
+    const char *x = mt_tensor_data(l.x);
+    char *y = mt_tensor_data(a->out[0]);
+    const int64_t row = l.n * l.inner * (int64_t)mt_dtype_size(dt);
+    const int parts = mt_parallel_parts(l.outer, l.outer ? 32768 / (l.n * l.inner + 1) + 1 : 1);
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
-        for (int p = 0; p < parts; p++) {
-            const int64_t begin = l.outer * p / parts, end = l.outer * (p + 1) / parts;
-            fn(x + begin * row, y + begin * row, end - begin, l.n, l.inner);
-        }
+    for (int p = 0; p < parts; p++) {
+        const int64_t begin = l.outer * p / parts, end = l.outer * (p + 1) / parts;
+        fn(x + begin * row, y + begin * row, end - begin, l.n, l.inner);
     }
     mt_tensor_release(l.x);
-    return st;
+    return MT_OK;
 }
 
 // x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i], each step
@@ -418,6 +394,20 @@ SOFTMAX_BACK_ROW(log_softmax_back_f64, double, (double)g[j], g[j] - mt_exp_f64(y
 SOFTMAX_BACK_ROW(softmax_back_f32, float, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
 SOFTMAX_BACK_ROW(softmax_back_f64, double, (double)g[j] * (double)y[j], y[j] * (g[j] - sum))
 
+/* The result, a->out[0], = what the op's composite (its chain of ops) computes. */
+static mt_status
+composite_into(const mt_args *a, mt_kernel_fn composite)
+{
+    mt_args c = *a;
+    c.out[0] = NULL;
+    mt_status st = composite(&c);
+    if (st == MT_OK) {
+        st = mt_cpu_copy_into(a->out[0], c.out[0]);
+    }
+    mt_tensor_clear(&c.out[0]);
+    return st;
+}
+
 typedef void (*back_row_f32)(const float *g, const float *y, float *gx, int64_t n);
 typedef void (*back_row_f64)(const double *g, const double *y, double *gx, int64_t n);
 
@@ -441,11 +431,9 @@ mt_cpu_softmax_backward(mt_args *a)
         return st;
     }
     if ((st = lanes_of(a->t[1], dim, dt, &y)) == MT_OK) {
-        st = mt_tensor_empty(a->t[0]->ndim, a->t[0]->sizes, dt, MT_DEVICE_CPU, &a->out[0]);
-        if (st == MT_OK && g.inner != 1) {
-            mt_tensor_clear(&a->out[0]);
-            st = composite(a);
-        } else if (st == MT_OK) {
+        if (g.inner != 1) {
+            st = composite_into(a, composite);
+        } else {
             const int64_t rows = g.outer, n = g.n;
             const char *gd = mt_tensor_data(g.x), *yd = mt_tensor_data(y.x);
             char *od = mt_tensor_data(a->out[0]);

@@ -46,17 +46,13 @@ gather(char *dst, const char *src, int ndim, const int64_t *sizes, const int64_t
     }
 }
 
-// self (any shape), dims; out (same shape, contiguous) with the dims in dims reversed
+// self (any shape), dims; out (the result: same shape, contiguous) with the dims in dims
+// reversed
 mt_status
 mt_cpu_flip(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *out;
+    mt_tensor *self = a->t[0], *out = a->out[0];
     const bool *flip = a->plan->shape.dims;
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
-                                   &out);
-    if (st) {
-        return st;
-    }
     if (mt_tensor_numel(out) > 0) {
         size_t esize = mt_dtype_size(self->dtype);
         const char *src = mt_tensor_data(self);
@@ -70,7 +66,6 @@ mt_cpu_flip(mt_args *a)
         }
         gather(mt_tensor_data(out), src, self->ndim, self->sizes, strides, esize);
     }
-    a->out[0] = out;
     return MT_OK;
 }
 
@@ -113,8 +108,8 @@ zero_triangle(mt_tensor *t, int64_t diagonal, bool lower)
     }
 }
 
-// self (..., M, N); out (..., M, N): self inside the triangle of diagonal i[0] (tril: below and
-// on it, triu: above and on it), else 0; in place: into self. One kernel for the four ops
+// self (..., M, N); out (the result, contiguous (..., M, N)): self inside the triangle of
+// diagonal i[0] (tril: below and on it, triu: above and on it), else 0; in place: into self. One kernel for the four ops
 // (ops.def's CPU_AS(triangle) rows; the plan's op tells them apart).
 mt_status
 mt_cpu_triangle(mt_args *a)
@@ -129,7 +124,7 @@ mt_cpu_triangle(mt_args *a)
         a->out[0] = mt_tensor_retain(self);
         return MT_OK;
     }
-    mt_status st = mt_cpu_cast(self, self->dtype, &a->out[0]);
+    mt_status st = mt_cpu_copy_into(a->out[0], self);
     if (st == MT_OK) {
         zero_triangle(a->out[0], a->i[0], lower);
     }

@@ -157,11 +157,13 @@ static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, t
                                                   topk_rows_f32, topk_rows_f64};
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
- * shaped like self with k along dim. */
+ * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
+ * written, NULL ones made). */
 static mt_status
 sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, mt_tensor **indices)
 {
     mt_tensor *x = NULL, *scratch = NULL;
+    const bool make_values = values && *values == NULL, make_indices = *indices == NULL;
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
     mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     int64_t scratch_n = 4 * n; /* key, tk (as 8-byte slots), idx, ti */
@@ -170,10 +172,10 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
     if (st == MT_OK) {
         st = mt_tensor_empty(1, &scratch_n, MT_INT64, mt_tensor_device(self), &scratch);
     }
-    if (st == MT_OK) {
+    if (st == MT_OK && make_indices) {
         st = mt_tensor_empty(self->ndim, shape, MT_INT64, mt_tensor_device(self), indices);
     }
-    if (st == MT_OK && values) {
+    if (st == MT_OK && make_values) {
         st = mt_tensor_empty(self->ndim, shape, self->dtype, mt_tensor_device(self), values);
     }
     if (st == MT_OK) {
@@ -188,8 +190,10 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
                                     s, s + n, s + 2 * n, s + 3 * n);
         }
     } else {
-        mt_tensor_clear(indices);
-        if (values) {
+        if (make_indices) {
+            mt_tensor_clear(indices);
+        }
+        if (make_values) {
             mt_tensor_clear(values);
         }
     }

@@ -236,10 +236,9 @@ mt_cpu_searchsorted(mt_args *a)
 {
     mt_tensor *seq = a->t[0], *self = a->t[1], *sorter = a->t[2], *s = NULL, *x = NULL, *o = NULL;
     const bool right = a->b[1] || (a->str[0] && strcmp(a->str[0], "right") == 0);
-    const mt_dtype odt = a->b[0] ? MT_INT32 : MT_INT64;
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, odt, MT_DEVICE_CPU, &a->out[0]);
-    if (st || (st = mt_cpu_dense(seq, seq->dtype, &s)) ||
-        (st = mt_cpu_dense(self, self->dtype, &x)) ||
+    const mt_dtype odt = a->out[0]->dtype; /* int32 with out_int32 */
+    mt_status st;
+    if ((st = mt_cpu_dense(seq, seq->dtype, &s)) || (st = mt_cpu_dense(self, self->dtype, &x)) ||
         (sorter && (st = mt_cpu_dense(sorter, MT_INT64, &o)))) {
         goto out_release;
     }
@@ -266,9 +265,6 @@ out_release:
     mt_tensor_clear(&s);
     mt_tensor_clear(&x);
     mt_tensor_clear(&o);
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     return st;
 }
 
@@ -285,11 +281,7 @@ mt_cpu_cumulative_extreme(mt_args *a)
     mt_tensor *self = a->t[0], *x = NULL;
     const int dim = a->plan->reduce.dim; /* wrapped by the front end */
     mt_status st;
-    if ((st = mt_cpu_dense(self, self->dtype, &x)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, MT_DEVICE_CPU, &a->out[1]))) {
-        mt_tensor_clear(&x);
-        mt_tensor_clear(&a->out[0]);
+    if ((st = mt_cpu_dense(self, self->dtype, &x))) {
         return st;
     }
     int64_t outer, n, inner;

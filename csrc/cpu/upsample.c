@@ -149,12 +149,12 @@ UPSAMPLE_BACKWARD(float, f32, fmaf)
 UPSAMPLE_BACKWARD(double, f64, fma)
 
 /* Runs the forward (back false: src the input, dst sized (N, C, *out)) or the backward (src
- * grad_output, dst (N, C, *in), zeroed) of the plan into a new dst of n dims sizes. */
+ * grad_output, dst (N, C, *in), zeroed) of the plan into dst, the result a->out[0]. */
 static mt_status
-run(mt_args *a, bool back, int ndim, const int64_t *sizes)
+run(mt_args *a, bool back)
 {
     const mt_resample_plan *r = &a->plan->resample;
-    mt_tensor *src = NULL, *dst = NULL;
+    mt_tensor *src = NULL, *dst = a->out[0];
     const mt_dtype dt = a->t[0]->dtype;
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
         return mt_fail_not_implemented(back ? "upsample_backward" : "upsample", "", dt);
@@ -164,8 +164,7 @@ run(mt_args *a, bool back, int ndim, const int64_t *sizes)
     if (st) {
         return st;
     }
-    if ((st = mt_tensor_empty(ndim, sizes, dt, MT_DEVICE_CPU, &dst)) ||
-        (st = mt_cpu_dense(a->t[0], dt, &src))) {
+    if ((st = mt_cpu_dense(a->t[0], dt, &src))) {
         goto out_release;
     }
     const int64_t rows = r->planes * r->out[0] * r->out[1];
@@ -196,11 +195,8 @@ run(mt_args *a, bool back, int ndim, const int64_t *sizes)
             }
         }
     }
-    a->out[0] = dst;
-    dst = NULL;
 out_release:
     mt_tensor_clear(&src);
-    mt_tensor_clear(&dst);
     free_tables(&tb);
     return st;
 }
@@ -209,17 +205,12 @@ out_release:
 mt_status
 mt_cpu_upsample(mt_args *a)
 {
-    const mt_tensor *x = a->t[0];
-    int64_t sizes[5] = {x->sizes[0], x->sizes[1]};
-    for (int d = 0; d < a->l[0].n; d++) {
-        sizes[2 + d] = a->l[0].v[d];
-    }
-    return run(a, false, x->ndim, sizes);
+    return run(a, false);
 }
 
 // grad_output (N, C, *output_size), input_size (N, C, *in); out (N, C, *in): their backwards
 mt_status
 mt_cpu_upsample_backward(mt_args *a)
 {
-    return run(a, true, a->l[1].n, a->l[1].v);
+    return run(a, true);
 }

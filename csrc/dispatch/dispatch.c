@@ -327,19 +327,59 @@ unlink_intermediate_views(mt_args *a)
     }
 }
 
-/* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on. */
+/* The device of a call's first tensor on a device other than the CPU. */
+static mt_device
+device_of(const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && mt_tensor_device(a->t[k]).type != MT_CPU) {
+            return mt_tensor_device(a->t[k]);
+        }
+    }
+    for (int k = 0; k < a->ntl; k++) {
+        if (a->tl[k] && mt_tensor_device(a->tl[k]).type != MT_CPU) {
+            return mt_tensor_device(a->tl[k]);
+        }
+    }
+    return MT_DEVICE_CPU;
+}
+
+/* The kernel k with the results its front end stated (plan's, if any) allocated first, on the
+ * device of the backend key: the CPU, else the call's device (its tensors', or a factory's
+ * device argument). On failure no result is left. */
+static mt_status
+compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
+{
+    const int nout = plan ? plan->nout : 0;
+    mt_status st = MT_OK;
+    if (nout > 0) {
+        mt_device dev = key == MT_KEY_CPU ? MT_DEVICE_CPU : device_of(a);
+        dev = dev.type == MT_CPU && key != MT_KEY_CPU && a->has_device ? a->device : dev;
+        st = mt_front_alloc_outputs(plan, a, dev);
+    }
+    if (st == MT_OK) {
+        st = k->fn(a);
+    }
+    for (int j = 0; st && j < nout; j++) {
+        mt_tensor_clear(&a->out[j]);
+    }
+    return st;
+}
+
+/* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on; plan
+ * the front end's, or NULL. */
 static inline mt_status
-call_kernel(mt_op op, mt_args *a, const mt_kernel *k, int key)
+call_kernel(mt_op op, mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
 {
     /* The Autograd kernel runs the op again below itself, and that call is the one traced: the
      * journey shows the op once, with the backend kernel that computed it. */
     mt_status st;
     if (!mt_trace_on || key == MT_KEY_AUTOGRAD) {
-        st = k->fn(a);
+        st = compute(a, k, key, plan);
     } else {
         bool kernel = key != MT_KEY_COMPOSITE;
         mt_trace_enter_op(mt_op_names[op], mt_key_names[key], a, kernel ? k->name : NULL);
-        st = k->fn(a);
+        st = compute(a, k, key, plan);
         mt_trace_exit_n(kernel ? 2 : 1);
     }
     if (key == MT_KEY_COMPOSITE && st == MT_OK) {
@@ -422,17 +462,18 @@ run(mt_op op, mt_args *a, unsigned keys)
      * for the call. */
     mt_front_fn front = computes ? mt_op_fronts[op] : NULL;
     if (front == NULL) {
-        return call_kernel(op, a, k, key);
+        return call_kernel(op, a, k, key, NULL);
     }
     mt_plan plan;
     plan.op = op;
+    plan.nout = 0;
     const mt_plan *outer = a->plan;
     mt_status st = front(a, &plan);
     if (st) {
         return st;
     }
     a->plan = &plan;
-    st = call_kernel(op, a, k, key);
+    st = call_kernel(op, a, k, key, &plan);
     a->plan = outer;
     return st;
 }
@@ -464,23 +505,6 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
         }
     }
     return st;
-}
-
-/* The device of a call's first tensor on a device other than the CPU. */
-static mt_device
-device_of(const mt_args *a)
-{
-    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (a->t[k] && mt_tensor_device(a->t[k]).type != MT_CPU) {
-            return mt_tensor_device(a->t[k]);
-        }
-    }
-    for (int k = 0; k < a->ntl; k++) {
-        if (a->tl[k] && mt_tensor_device(a->tl[k]).type != MT_CPU) {
-            return mt_tensor_device(a->tl[k]);
-        }
-    }
-    return MT_DEVICE_CPU;
 }
 
 static mt_status

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "dispatch/backend.h"
+#include "ops/front.h"
 #include "ops/ops.h"
 
 /* the backend's devices and name: a dispatcher with one device key has one backend */
@@ -80,7 +81,11 @@ round_trip(mt_op op, mt_args *a)
     if (c.has_device) {
         c.device = MT_DEVICE_CPU; /* a factory: made on the host, then moved */
     }
-    if ((st = cpu->fn(&c))) {
+    /* results the op's front end stated: a->out holds them on the device already; the CPU
+     * kernel writes host ones, copied into them */
+    const int stated = a->plan ? a->plan->nout : 0;
+    if ((stated && (st = mt_front_alloc_outputs(a->plan, &c, MT_DEVICE_CPU))) ||
+        (st = cpu->fn(&c))) {
         goto out_release;
     }
     if (mt_op_flags[op] & INPLACE) {
@@ -91,7 +96,15 @@ round_trip(mt_op op, mt_args *a)
         a->out[0] = mt_tensor_retain(a->t[0]);
         goto out_release;
     }
-    for (int k = 0; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
+    for (int k = 0; k < stated && st == MT_OK; k++) {
+        /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
+        st = mt_op_copy_(a->out[k], c.out[k], NULL);
+        atomic_store(&a->out[k]->version->value, 0);
+    }
+    if (st) {
+        goto out_release; /* the dispatcher releases a->out */
+    }
+    for (int k = stated; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
         if (c.out[k] == NULL) {
             continue;
         }

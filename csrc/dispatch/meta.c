@@ -301,6 +301,7 @@ run_fill(mt_op op, mt_args *a)
 {
     mt_plan plan;
     plan.op = op;
+    plan.nout = 0;
     mt_status st = mt_op_fronts[op](a, &plan);
     if (st) {
         return st;

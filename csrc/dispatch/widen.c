@@ -185,6 +185,7 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
     if (front) {
         mt_plan plan;
         plan.op = op;
+        plan.nout = 0;
         mt_status st = front(a, &plan);
         if (st) {
             return st;

@@ -69,12 +69,14 @@ mt_norm_backward_inputs(const mt_args *a, int nparams, mt_dense_fn dense, mt_ten
 /* ---- sorting (ops/sort_checks.c) ---- */
 
 /* A backend's sort: the first k of each row of self along dim, sorted (descending if desc):
- * values (unless NULL) and int64 indices, shaped like self with k along dim. */
+ * values (unless NULL) and int64 indices, shaped like self with k along dim, contiguous. A
+ * tensor already in *values or *indices (the op's result) is written and stays the caller's;
+ * a NULL one is made, and left only on success. */
 typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool desc,
                                       mt_tensor **values, mt_tensor **indices);
 /* sort and topk (values and indices) or argsort (indices), told apart by the plan's op, of
- * a->t[0] into a->out through along, with the dim and count of their front end's plan
- * (descending or largest in b[0]). */
+ * a->t[0] into a->out (the results their front end stated) through along, with the dim and
+ * count of their front end's plan (descending or largest in b[0]). */
 mt_status mt_sort_with(mt_args *a, mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
  * along dim. Inline, as mt_unique_outputs: each device's kernels compile their own (a plug-in

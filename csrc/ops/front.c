@@ -1,5 +1,58 @@
-/* The tables of front ends (front.h), by op. */
+/* The tables of front ends (front.h), by op, and how a front end states its results. */
+#include <string.h>
+
 #include "ops/front.h"
+
+mt_status
+mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
+                        const int64_t *strides)
+{
+    if (p->nout >= MT_MAX_OUTPUTS || ndim > MT_MAX_DIMS) {
+        return mt_fail(MT_ERUNTIME, "%s: %d results of %d dims are more than a call holds",
+                       mt_op_names[p->op], p->nout + 1, ndim);
+    }
+    mt_out_spec *o = &p->out[p->nout++];
+    o->dtype = dt;
+    o->ndim = ndim;
+    if (ndim > 0) { /* a 0-dim result may come with NULL sizes */
+        memcpy(o->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+        memcpy(o->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_front_output(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes)
+{
+    int64_t strides[MT_MAX_DIMS];
+    if (ndim > MT_MAX_DIMS) {
+        return mt_check_sizes(ndim, sizes);
+    }
+    mt_contiguous_strides(ndim, sizes, strides);
+    return mt_front_output_strided(p, dt, ndim, sizes, strides);
+}
+
+mt_status
+mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; k < p->nout && st == MT_OK; k++) {
+        const mt_out_spec *o = &p->out[k];
+        st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype, dev, &a->out[k]);
+    }
+    for (int k = 0; st && k < p->nout; k++) {
+        mt_tensor_clear(&a->out[k]);
+    }
+    return st;
+}
+
+mt_status
+mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t)
+{
+    int64_t strides[MT_MAX_DIMS];
+    mt_preserve_strides(t, strides);
+    return mt_front_output_strided(p, dt, t->ndim, t->sizes, strides);
+}
 
 const mt_front_fn mt_op_fronts[MT_NUM_OPS] = {
 #define MT_FRONT_ENTRY(op, front) [MT_OP_##op] = mt_front_##front,

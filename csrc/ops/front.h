@@ -1,11 +1,13 @@
 /* Front ends: the device-independent part of an op, written once for every device (PyTorch's
  * structured kernels' meta function): the argument checks with PyTorch's messages, in its
- * order; the result's dtype and shape; and what else the kernels need, as a plan (ops/plans.h).
+ * order; the results' dtypes, shapes and strides (mt_front_output), which the dispatcher
+ * allocates on the call's device before the kernel runs; and what else the kernels need, as a
+ * plan (ops/plans.h).
  *
  * One mechanism, run once per call, before the device's loop:
  * - an op registered in mt_op_fronts has its front end run by the dispatcher (run() in
  *   dispatch/dispatch.c) right before its backend kernel, CPU or CUDA, which reads the plan
- *   through a->plan;
+ *   through a->plan and, where the front end stated them, finds its results in a->out;
  * - the elementwise family's front end (mt_ew_call, ops/elementwise.h) runs inside the kernels
  *   generated from its table, which go on to the device's loop.
  * A backend kernel then only computes. It has no check and no message of its own, but for a
@@ -19,6 +21,21 @@
 #include "ops/plans.h"
 
 typedef mt_status (*mt_front_fn)(const mt_args *a, mt_plan *p);
+
+/* The results of an op, stated by its front end in order (out[0], out[1], ...): the dispatcher
+ * allocates them on the call's device before the kernel runs, so the kernel finds a->out[k]
+ * allocated and only writes its values (and releases none: on failure the dispatcher does).
+ * An error for more results than MT_MAX_OUTPUTS or more dims than MT_MAX_DIMS. */
+mt_status mt_front_output(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes);
+/* The same with the given strides (a result laid out as PyTorch lays it out, not contiguous). */
+mt_status mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
+                                  const int64_t *strides);
+/* A result of t's shape and layout (PyTorch's preserve_format) in dtype dt. */
+mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
+/* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator: the
+ * dispatcher's step before the kernel (and the host round trip's, for its host copies). On
+ * failure none is left. */
+mt_status mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev);
 
 /* An int[1] or int[2] argument's values as (first, second), one value standing for both; false
  * for another count. */

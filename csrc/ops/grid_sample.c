@@ -102,20 +102,48 @@ grid_backward_checks(const mt_args *a, int dims)
     return MT_OK;
 }
 
+/* The forward over dims spatial dims: its checks, then its result (N, C, [OD,] OH, OW) in
+ * input's dtype. */
+static mt_status
+grid_forward(const mt_args *a, mt_plan *p, int dims)
+{
+    const mt_tensor *in = a->t[0], *grid = a->t[1];
+    mt_status st = grid_checks(in, grid, a->i[0], a->i[1], dims);
+    if (st) {
+        return st;
+    }
+    int64_t sizes[5] = {in->sizes[0], in->sizes[1]};
+    for (int d = 2; d < in->ndim; d++) {
+        sizes[d] = grid->sizes[d - 1];
+    }
+    return mt_front_output(p, in->dtype, in->ndim, sizes);
+}
+
+/* The backward over dims spatial dims: its checks, then its results, the gradients of input and
+ * of grid (their shapes, input's dtype). */
+static mt_status
+grid_backward(const mt_args *a, mt_plan *p, int dims)
+{
+    const mt_tensor *in = a->t[1], *grid = a->t[2];
+    mt_status st = grid_backward_checks(a, dims);
+    if (st == MT_OK) {
+        st = mt_front_output(p, in->dtype, in->ndim, in->sizes);
+    }
+    return st ? st : mt_front_output(p, in->dtype, grid->ndim, grid->sizes);
+}
+
 // input (N, C, H, W), grid (N, OH, OW, 2), interpolation_mode, padding_mode, align_corners
 mt_status
 mt_front_grid_sampler_2d(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return grid_checks(a->t[0], a->t[1], a->i[0], a->i[1], 2);
+    return grid_forward(a, p, 2);
 }
 
 // grad_output (N, C, OH, OW), input (N, C, H, W), grid (N, OH, OW, 2)
 mt_status
 mt_front_grid_sampler_2d_backward(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return grid_backward_checks(a, 2);
+    return grid_backward(a, p, 2);
 }
 
 // input (N, C, D, H, W), grid (N, OD, OH, OW, 3), interpolation_mode (not bicubic),
@@ -123,16 +151,14 @@ mt_front_grid_sampler_2d_backward(const mt_args *a, mt_plan *p)
 mt_status
 mt_front_grid_sampler_3d(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return grid_checks(a->t[0], a->t[1], a->i[0], a->i[1], 3);
+    return grid_forward(a, p, 3);
 }
 
 // grad_output (N, C, OD, OH, OW), input (N, C, D, H, W), grid (N, OD, OH, OW, 3)
 mt_status
 mt_front_grid_sampler_3d_backward(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return grid_backward_checks(a, 3);
+    return grid_backward(a, p, 3);
 }
 
 /* linspace(-1, 1, n) scaled by (n - 1) / n unless align_corners (pixel centres, not corners);

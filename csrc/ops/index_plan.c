@@ -401,7 +401,7 @@ restride(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, m
 }
 
 // self (*), index (*) int32/int64 of self's rank, no larger than self but along dim;
-// out (index's shape)[..., i, ...] = self[..., index[..., i, ...], ...] with i at dim
+// out (the result: index's shape)[..., i, ...] = self[..., index[..., i, ...], ...] with i at dim
 mt_status
 mt_index_gather(mt_args *a, const mt_index_backend *be)
 {
@@ -418,14 +418,7 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
     sst[dim] = 0;
     st = restride(self, n, is, sst, &src);
     if (st == MT_OK) {
-        st = mt_tensor_empty(index->ndim, index->sizes, self->dtype, mt_tensor_device(self),
-                             &a->out[0]);
-    }
-    if (st == MT_OK) {
         st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step);
-    }
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
     }
     mt_tensor_clear(&src);
     mt_tensor_clear(&pos);
@@ -635,19 +628,33 @@ out_release:
     return MT_OK;
 }
 
-/* out = self[indices] (a new tensor) */
+/* out = self[indices]: a new tensor, or written into *out when given (a contiguous result of
+ * as many elements, seen with the plan's shape) */
 static mt_status
 take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indices, mt_tensor **out)
 {
     mt_index_plan p;
+    mt_tensor *dst = NULL;
+    const bool make = *out == NULL;
     mt_status st = mt_index_plan_make(self, n, indices, be->offsets, NULL, &p);
     if (st) {
         return st;
     }
-    st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
-    if (st == MT_OK && (st = be->run(p.ndim, p.shape, *out, p.src, p.pos, MT_INDEX_TAKE, 1))) {
+    if (make) {
+        st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
+        dst = st == MT_OK ? mt_tensor_retain(*out) : NULL;
+    } else {
+        int64_t strides[MT_MAX_DIMS];
+        mt_contiguous_strides(p.ndim, p.shape, strides);
+        st = mt_tensor_view(*out, p.ndim, p.shape, strides, (*out)->offset, &dst);
+    }
+    if (st == MT_OK) {
+        st = be->run(p.ndim, p.shape, dst, p.src, p.pos, MT_INDEX_TAKE, 1);
+    }
+    if (st && make) {
         mt_tensor_clear(out);
     }
+    mt_tensor_clear(&dst);
     mt_index_plan_release(&p);
     return st;
 }
@@ -750,14 +757,15 @@ rows(const mt_index_backend *be, mt_tensor *index, int64_t size, mt_tensor **out
     return st ? st : bad ? mt_fail_embedding_index() : MT_OK;
 }
 
-/* out = self's entries flat[k] along dim, flat (n) int64 positions. */
+/* out (the result, contiguous: self's shape with n along dim, 0-dim for a 0-dim self, or of as
+ * many elements) = self's entries flat[k] along dim, flat (n) int64 positions. */
 static mt_status
 select_rows(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *flat, int64_t n,
-            mt_tensor **out)
+            mt_tensor *out)
 {
     /* a 0-dim self is one element of a 1-dim one; a 0-dim index one of a 1-dim index */
     int64_t one = 1, zero = 0;
-    mt_tensor *base = self, *view = NULL, *res = NULL;
+    mt_tensor *base = self, *view = NULL;
     mt_status st = MT_OK;
     if (self->ndim == 0 && (st = mt_tensor_view(self, 1, &one, &zero, self->offset, &base))) {
         return st;
@@ -766,18 +774,11 @@ select_rows(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *fla
     if ((st = mt_tensor_view(flat, 1, &n, &one, flat->offset, &view)) == MT_OK) {
         mt_tensor *indices[MT_MAX_DIMS] = {NULL};
         indices[dim] = view;
-        st = take(be, base, dim + 1, indices, &res);
+        st = take(be, base, dim + 1, indices, &out);
         mt_tensor_release(view);
     }
     if (base != self) {
         mt_tensor_release(base);
-    }
-    if (st == MT_OK && self->ndim == 0) {
-        /* the one element back as a 0-dim tensor */
-        st = mt_tensor_view(res, 0, NULL, NULL, res->offset, out);
-        mt_tensor_clear(&res);
-    } else {
-        *out = res;
     }
     return st;
 }
@@ -793,27 +794,21 @@ mt_index_select(mt_args *a, const mt_index_backend *be)
     if (st) {
         return st;
     }
-    st = select_rows(be, self, dim, flat, n, &a->out[0]);
+    st = select_rows(be, self, dim, flat, n, a->out[0]);
     mt_tensor_clear(&flat);
     return st;
 }
 
-// weight (V, D), indices (*) int64 or int32; out (*, D) = the rows of weight named by indices
+// weight (V, D), indices (*) int64 or int32; out (the result: (*, D), contiguous, so (n, D)
+// in memory) = the rows of weight named by indices
 mt_status
 mt_index_embedding(mt_args *a, const mt_index_backend *be)
 {
-    mt_tensor *weight = a->t[0], *indices = a->t[1], *flat = NULL, *rows2d = NULL;
-    int64_t shape[MT_MAX_DIMS], n = mt_tensor_numel(indices);
-    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
-    shape[indices->ndim] = weight->sizes[1];
+    mt_tensor *weight = a->t[0], *indices = a->t[1], *flat = NULL;
     mt_status st = rows(be, indices, weight->sizes[0], &flat);
-    if (st == MT_OK && (st = select_rows(be, weight, 0, flat, n, &rows2d)) == MT_OK) {
-        /* (n, D) contiguous, seen as (*, D) */
-        int64_t strides[MT_MAX_DIMS];
-        mt_contiguous_strides(indices->ndim + 1, shape, strides);
-        st = mt_tensor_view(rows2d, indices->ndim + 1, shape, strides, rows2d->offset, &a->out[0]);
+    if (st == MT_OK) {
+        st = select_rows(be, weight, 0, flat, mt_tensor_numel(indices), a->out[0]);
     }
-    mt_tensor_clear(&rows2d);
     mt_tensor_clear(&flat);
     return st;
 }
@@ -824,7 +819,9 @@ mt_index_embedding(mt_args *a, const mt_index_backend *be)
 mt_status
 mt_front_gather(const mt_args *a, mt_plan *p)
 {
-    return check_gather(a->t[0], a->i[0], a->t[1], &p->along.dim);
+    const mt_tensor *index = a->t[1];
+    mt_status st = check_gather(a->t[0], a->i[0], index, &p->along.dim);
+    return st ? st : mt_front_output(p, a->t[0]->dtype, index->ndim, index->sizes);
 }
 
 // self (*), dim, index (*), src (*) or a Python number; scatter and scatter_add, in place (and
@@ -868,7 +865,16 @@ mt_front_scatter_reduce(const mt_args *a, mt_plan *p)
 mt_status
 mt_front_index_select(const mt_args *a, mt_plan *p)
 {
-    return check_index_select(a->t[0], a->i[0], a->t[1], &p->along.dim, &p->along.n);
+    const mt_tensor *self = a->t[0];
+    mt_status st = check_index_select(self, a->i[0], a->t[1], &p->along.dim, &p->along.n);
+    if (st) {
+        return st;
+    }
+    int64_t sizes[MT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) {
+        sizes[d] = d == p->along.dim ? p->along.n : self->sizes[d];
+    }
+    return mt_front_output(p, self->dtype, self->ndim, sizes); /* 0-dim for a 0-dim self */
 }
 
 // self (*), indices (tensors or NULL, one per leading dim)
@@ -905,7 +911,6 @@ mt_front_index_put_(const mt_args *a, mt_plan *p)
 mt_status
 mt_front_embedding(const mt_args *a, mt_plan *p)
 {
-    (void)p;
     const mt_tensor *weight = a->t[0], *indices = a->t[1];
     if (indices->dtype != MT_INT64 && indices->dtype != MT_INT32) {
         return mt_fail(MT_ERUNTIME,
@@ -920,5 +925,8 @@ mt_front_embedding(const mt_args *a, mt_plan *p)
     if (indices->ndim + 1 > MT_MAX_DIMS) {
         return mt_fail(MT_ERUNTIME, "embedding: indices have too many dimensions");
     }
-    return MT_OK;
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, indices->sizes, sizeof(int64_t) * (size_t)indices->ndim);
+    shape[indices->ndim] = weight->sizes[1];
+    return mt_front_output(p, weight->dtype, indices->ndim + 1, shape);
 }

@@ -394,37 +394,72 @@ mt_linalg_check_info(mt_tensor *info, const char *api, bool batched)
 
 /* ---- front ends ---- */
 
-// A (*, n, n) float: linalg.inv_ex, det and slogdet, named as PyTorch's checks name them
+/* A result of A's batch dims (*) in dtype dt: alone (a value per matrix), or followed by A's
+ * matrix dims (a matrix per matrix). */
+static mt_status
+batch_output(mt_plan *plan, const mt_tensor *A, mt_dtype dt, bool matrices)
+{
+    return mt_front_output(plan, dt, matrices ? A->ndim : A->ndim - 2, A->sizes);
+}
+
+/* The _ex ops' results: A-shaped, and LAPACK's int32 info per matrix. */
+static mt_status
+ex_outputs(mt_status st, mt_plan *plan, const mt_tensor *A)
+{
+    if (st == MT_OK) {
+        st = batch_output(plan, A, A->dtype, true);
+    }
+    return st ? st : batch_output(plan, A, MT_INT32, false);
+}
+
+// A (*, n, n) float: linalg.inv_ex (the inverse and info), det (det) and slogdet (sign and
+// logabsdet), named as PyTorch's checks name them
 mt_status
 mt_front_linalg_square(const mt_args *a, mt_plan *plan)
 {
+    const mt_tensor *A = a->t[0];
     const char *api = plan->op == MT_OP_linalg_det       ? "linalg.det"
                       : plan->op == MT_OP_linalg_slogdet ? "linalg.slogdet"
                                                          : "linalg.inv";
-    return mt_linalg_check_matrix(a->t[0], api, "A", true);
+    mt_status st = mt_linalg_check_matrix(A, api, "A", true);
+    if (st || plan->op == MT_OP_linalg_inv_ex) {
+        return ex_outputs(st, plan, A);
+    }
+    st = batch_output(plan, A, A->dtype, false);
+    if (st == MT_OK && plan->op == MT_OP_linalg_slogdet) {
+        st = batch_output(plan, A, A->dtype, false);
+    }
+    return st;
+}
+
+/* A solve's result X, of A's dtype, the system's shape (once its checks passed). */
+static mt_status
+solution_output(mt_status st, mt_plan *plan, const mt_tensor *A, const mt_linalg_system *sys)
+{
+    return st ? st : mt_front_output(plan, A->dtype, sys->nout, sys->out);
 }
 
 mt_status
 mt_front_linalg_solve(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     mt_linalg_system sys;
-    return mt_linalg_solve_spec(a->t[0], a->t[1], a->b[0], &sys);
+    mt_status st = mt_linalg_solve_spec(a->t[0], a->t[1], a->b[0], &sys);
+    return solution_output(st, plan, a->t[0], &sys);
 }
 
 mt_status
 mt_front_linalg_solve_triangular(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     mt_linalg_system sys;
-    return mt_linalg_triangular_spec(a->t[0], a->t[1], a->b[1], &sys);
+    mt_status st = mt_linalg_triangular_spec(a->t[0], a->t[1], a->b[1], &sys);
+    return solution_output(st, plan, a->t[0], &sys);
 }
 
 mt_status
 mt_front_linalg_cholesky_ex(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_linalg_check_matrix(a->t[0], "linalg.cholesky", "A", true);
+    mt_status st = mt_linalg_check_matrix(a->t[0], "linalg.cholesky", "A", true);
+    return ex_outputs(st, plan, a->t[0]);
 }
 
 /* A (*, m, n) for the LU factorisation: PyTorch's checks of linalg_lu_factor_ex and linalg_lu

@@ -1,7 +1,7 @@
 /* The front ends of the matrix products (mm, addmm, bmm, baddbmm, mv, addmv, dot), for every
  * device: PyTorch's shape and dtype checks (worded as its CPU or CUDA kernel words them where
- * they differ), and beta and alpha for the kernels (mt_product_plan). Which dtypes a backend
- * has loops for is the backend's to say. */
+ * they differ), beta and alpha for the kernels (mt_product_plan), and the result: contiguous,
+ * in the first factor's dtype. Which dtypes a backend has loops for is the backend's to say. */
 #include <inttypes.h>
 
 #include "ops/front.h"
@@ -62,12 +62,19 @@ product_scalars(const mt_args *a, mt_dtype dt, mt_product_plan *p)
     return MT_OK;
 }
 
-/* A product without self: out = 1 * x @ y. */
+/* The product's result, of the given sizes in x's dtype, once the checks passed (st MT_OK). */
 static mt_status
-plain_product(mt_plan *p)
+product_output(mt_status st, mt_plan *p, const mt_tensor *x, int ndim, const int64_t *sizes)
+{
+    return st ? st : mt_front_output(p, x->dtype, ndim, sizes);
+}
+
+/* A product without self: out = 1 * x @ y, the result as product_output's. */
+static mt_status
+plain_product(mt_plan *p, const mt_tensor *x, int ndim, const int64_t *sizes)
 {
     p->product = (mt_product_plan){mt_scalar_int(0), mt_scalar_int(1)};
-    return MT_OK;
+    return mt_front_output(p, x->dtype, ndim, sizes);
 }
 
 // self (m,k), mat2 (k,n)
@@ -79,7 +86,11 @@ mt_front_mm(const mt_args *a, mt_plan *p)
     if (st == MT_OK && self->dtype != m2->dtype) {
         st = fail_mm_dtypes(self, m2);
     }
-    return st ? st : plain_product(p);
+    if (st) {
+        return st;
+    }
+    const int64_t sizes[2] = {self->sizes[0], m2->sizes[1]};
+    return plain_product(p, self, 2, sizes);
 }
 
 // self broadcast to (m,n), mat1 (m,k), mat2 (k,n)
@@ -102,7 +113,8 @@ mt_front_addmm(const mt_args *a, mt_plan *p)
         return mt_fail(MT_ERUNTIME, "self and mat2 must have the same dtype, but got %s and %s",
                        mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
     }
-    return product_scalars(a, m1->dtype, &p->product);
+    const int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
+    return product_output(product_scalars(a, m1->dtype, &p->product), p, m1, 2, sizes);
 }
 
 /* bmm and baddbmm: batch1 (b,m,k) and batch2 (b,k,n) (the dtypes are each one's own). */
@@ -134,7 +146,11 @@ mt_front_bmm(const mt_args *a, mt_plan *p)
         st = mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
                      mt_dtype_scalar_name(self->dtype), mt_dtype_scalar_name(m2->dtype));
     }
-    return st ? st : plain_product(p);
+    if (st) {
+        return st;
+    }
+    const int64_t sizes[3] = {self->sizes[0], self->sizes[1], m2->sizes[2]};
+    return plain_product(p, self, 3, sizes);
 }
 
 // self broadcast to (B,m,n), batch1 (B,m,k), batch2 (B,k,n)
@@ -149,7 +165,11 @@ mt_front_baddbmm(const mt_args *a, mt_plan *p)
                      mt_dtype_c_name(self->dtype), mt_dtype_c_name(b1->dtype),
                      mt_dtype_c_name(b2->dtype));
     }
-    return st ? st : product_scalars(a, b1->dtype, &p->product);
+    if (st) {
+        return st;
+    }
+    const int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    return product_output(product_scalars(a, b1->dtype, &p->product), p, b1, 3, sizes);
 }
 
 /* mv (input NULL) and addmv(input, mat, vec): the shapes, then one dtype for all. */
@@ -186,7 +206,7 @@ mt_status
 mt_front_mv(const mt_args *a, mt_plan *p)
 {
     mt_status st = check_matvec(NULL, a->t[0], a->t[1]);
-    return st ? st : plain_product(p);
+    return st ? st : plain_product(p, a->t[0], 1, a->t[0]->sizes);
 }
 
 // self broadcast to (m), mat (m,k), vec (k)
@@ -194,7 +214,10 @@ mt_status
 mt_front_addmv(const mt_args *a, mt_plan *p)
 {
     mt_status st = check_matvec(a->t[0], a->t[1], a->t[2]);
-    return st ? st : product_scalars(a, a->t[1]->dtype, &p->product);
+    if (st == MT_OK) {
+        st = product_scalars(a, a->t[1]->dtype, &p->product);
+    }
+    return product_output(st, p, a->t[1], 1, a->t[1]->sizes);
 }
 
 // self (n), tensor (n): two 1-D tensors of one size and one dtype
@@ -218,5 +241,5 @@ mt_front_dot(const mt_args *a, mt_plan *p)
                        "dot : expected both vectors to have same dtype, but found %s and %s",
                        mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(y->dtype));
     }
-    return plain_product(p);
+    return plain_product(p, x, 0, NULL);
 }

@@ -96,7 +96,17 @@ mt_front_layer_norm(const mt_args *a, mt_plan *p)
     }
     r->n = mt_numel(shape->n, shape->v);
     r->rows = r->n ? mt_tensor_numel(input) / r->n : 0;
-    return MT_OK;
+    /* the result like input; native_layer_norm's also each row's mean and rstd (input's
+     * leading dims, then a 1 per normalized dim) */
+    st = mt_front_output(p, input->dtype, input->ndim, input->sizes);
+    int64_t stat_sizes[MT_MAX_DIMS];
+    for (int d = 0; d < input->ndim; d++) {
+        stat_sizes[d] = d < input->ndim - shape->n ? input->sizes[d] : 1;
+    }
+    for (int k = 1; k < 3 && st == MT_OK && p->op == MT_OP_native_layer_norm; k++) {
+        st = mt_front_output(p, input->dtype, input->ndim, stat_sizes);
+    }
+    return st;
 }
 
 // self, target (one shape) probabilities, weight (broadcasts to it) or NULL: one float dtype
@@ -158,7 +168,8 @@ mt_front_embedding_dense_backward(const mt_args *a, mt_plan *p)
     if (!mt_dtype_is_float(grad->dtype)) {
         return mt_fail_not_implemented("embedding_dense_backward", "", grad->dtype);
     }
-    return MT_OK;
+    const int64_t sizes[2] = {num_weights, *dim};
+    return mt_front_output(p, grad->dtype, 2, sizes);
 }
 
 /* PyTorch's shape checks of nll_loss_nd; C is the class count. */

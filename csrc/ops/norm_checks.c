@@ -100,7 +100,20 @@ mt_front_batch_norm(const mt_args *a, mt_plan *p)
             return st;
         }
     }
-    return MT_OK;
+    return mt_front_output(p, input->dtype, input->ndim, input->sizes);
+}
+
+/* A normalisation's backward results, in grad_out's dtype dt: the gradients of input (its
+ * shape) and of weight and bias (each of the given shape). */
+static mt_status
+norm_backward_outputs(mt_plan *p, mt_dtype dt, const mt_tensor *input, int ndim,
+                      const int64_t *sizes)
+{
+    mt_status st = mt_front_output(p, dt, input->ndim, input->sizes);
+    for (int k = 0; k < 2 && st == MT_OK; k++) {
+        st = mt_front_output(p, dt, ndim, sizes);
+    }
+    return st;
 }
 
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
@@ -127,7 +140,7 @@ mt_front_batch_norm_backward(const mt_args *a, mt_plan *p)
         (!training && (st = features(op, a->t[4], *C)))) {
         return st;
     }
-    return MT_OK;
+    return norm_backward_outputs(p, a->t[0]->dtype, input, 1, C);
 }
 
 // grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; mean, rstd (one
@@ -166,7 +179,7 @@ mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
                            (long long)*rows);
         }
     }
-    return MT_OK;
+    return norm_backward_outputs(p, a->t[0]->dtype, input, shape->n, shape->v);
 }
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),
@@ -194,5 +207,8 @@ mt_front_nll_loss_backward(const mt_args *a, mt_plan *p)
                                     "input");
     }
     mt_status st = float_only("nll_loss_backward", grad);
-    return st ? st : features("nll_loss_backward", a->t[3], *C);
+    if (st == MT_OK) {
+        st = features("nll_loss_backward", a->t[3], *C);
+    }
+    return st ? st : mt_front_output(p, grad->dtype, self->ndim, self->sizes);
 }

@@ -125,8 +125,20 @@ typedef struct mt_fft_plan {
     double scale;               /* 1, 1/sqrt(n) or 1/n; n the product of the signal's sizes */
 } mt_fft_plan;
 
+/* A result a front end states (mt_front_output, ops/front.h): the dispatcher allocates it on
+ * the call's device, through that device's allocator, as a->out[k] before the kernel runs. */
+typedef struct mt_out_spec {
+    mt_dtype dtype;
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS];
+    int64_t strides[MT_MAX_DIMS]; /* contiguous unless the front end gave others */
+} mt_out_spec;
+
 typedef struct mt_plan {
     mt_op op; /* set by the dispatcher */
+    int nout; /* the results stated in out (the dispatcher starts it at 0: none stated, the
+               * kernel makes its results itself) */
+    mt_out_spec out[MT_MAX_OUTPUTS];
     union {
         mt_reduce_plan reduce;
         mt_product_plan product;

@@ -304,18 +304,43 @@ avg_pool_geom(const mt_args *a, const mt_tensor *x, int nd, pool_geom *g)
     return window_shape(x, a->b[0], nd, "avg_pool3d()", nd == 3, g);
 }
 
+/* The forward ops' results once the checks passed (st MT_OK): x's shape with the plan's output
+ * sizes last, in x's dtype, contiguous; and the int64 indices of that shape for the ops that
+ * return them. */
+static mt_status
+pool_outputs(mt_status st, mt_plan *p, const mt_tensor *x)
+{
+    int64_t sizes[MT_MAX_DIMS];
+    if (st) {
+        return st;
+    }
+    mt_pool_out_sizes(&p->pool, x->ndim, x->sizes, sizes);
+    st = mt_front_output(p, x->dtype, x->ndim, sizes);
+    if (st == MT_OK && mt_op_nout[p->op] == 2) {
+        st = mt_front_output(p, MT_INT64, x->ndim, sizes);
+    }
+    return st;
+}
+
+/* The backward ops' result once the checks passed: grad_output's dtype, self's shape. */
+static mt_status
+pool_backward_output(mt_status st, mt_plan *p, const mt_tensor *grad, const mt_tensor *self)
+{
+    return st ? st : mt_front_output(p, grad->dtype, self->ndim, self->sizes);
+}
+
 // self (N, C, [D,] H, W) or (C, [D,] H, W); max_pool2d/3d and their with_indices forms
 mt_status
 mt_front_max_pool(const mt_args *a, mt_plan *p)
 {
-    return max_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool);
+    return pool_outputs(max_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool), p, a->t[0]);
 }
 
 // self (N, C, [D,] H, W) or (C, [D,] H, W); avg_pool2d/3d
 mt_status
 mt_front_avg_pool(const mt_args *a, mt_plan *p)
 {
-    return avg_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool);
+    return pool_outputs(avg_pool_geom(a, a->t[0], mt_pool_nd(p->op), &p->pool), p, a->t[0]);
 }
 
 // self (N, C, [D,] H, W) or (C, [D,] H, W), output_size ([OD,] OH, OW); adaptive_avg_pool2d/3d
@@ -357,7 +382,7 @@ mt_front_adaptive_avg_pool(const mt_args *a, mt_plan *p)
         }
     }
     input_sizes(x, nd, g);
-    return MT_OK;
+    return pool_outputs(MT_OK, p, x);
 }
 
 // self (N, C, [D,] H, W) or (C, [D,] H, W), output_size ([OD,] OH, OW), its Nones already the
@@ -406,7 +431,7 @@ mt_front_adaptive_max_pool(const mt_args *a, mt_plan *p)
     g->kd = nd == 3 && g->od ? g->d / g->od + 1 : 1;
     g->kh = g->oh ? g->h / g->oh + 1 : 0;
     g->kw = g->ow ? g->w / g->ow + 1 : 0;
-    return MT_OK;
+    return pool_outputs(MT_OK, p, x);
 }
 
 /* The pooling backward ops' check over nd spatial dims: grad (..., [OD,] OH, OW) must have
@@ -465,7 +490,7 @@ mt_front_max_pool_backward(const mt_args *a, mt_plan *p)
                      "grad_output's shape",
                      adaptive ? "adaptive_max" : "max", nd, adaptive ? "" : "_with_indices");
     }
-    return st;
+    return pool_backward_output(st, p, grad, self);
 }
 
 // avg_pool2d/3d_backward: grad_output and self as max_pool_backward's, the forward's window
@@ -475,7 +500,10 @@ mt_front_avg_pool_backward(const mt_args *a, mt_plan *p)
 {
     const int nd = mt_pool_nd(p->op);
     mt_status st = avg_pool_geom(a, a->t[1], nd, &p->pool);
-    return st ? st : backward_geom(a->t[0], a->t[1], nd, true, &p->pool);
+    if (st == MT_OK) {
+        st = backward_geom(a->t[0], a->t[1], nd, true, &p->pool);
+    }
+    return pool_backward_output(st, p, a->t[0], a->t[1]);
 }
 
 // _adaptive_avg_pool2d/3d_backward: grad_output and self as max_pool_backward's
@@ -499,5 +527,5 @@ mt_front_adaptive_avg_pool_backward(const mt_args *a, mt_plan *p)
                            nd, mt_format_sizes(buf, sizeof(buf), grad->ndim, grad->sizes), d);
         }
     }
-    return backward_geom(grad, self, nd, false, &p->pool);
+    return pool_backward_output(backward_geom(grad, self, nd, false, &p->pool), p, grad, self);
 }

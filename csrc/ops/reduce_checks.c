@@ -24,6 +24,30 @@ sum_dtypes(const mt_args *a, mt_reduce_plan *r)
     r->in_dt = mt_dtype_is_float(self_dt) != mt_dtype_is_float(r->out_dt) ? r->out_dt : self_dt;
 }
 
+/* States the result of a reduction of self over the plan's dims, of dtype dt (and, with
+ * indices, its int64 positions after it): self's shape without the reduced dims, or with them
+ * as size 1 when keepdim. */
+static mt_status
+reduced_outputs(mt_plan *p, const mt_tensor *self, bool keepdim, mt_dtype dt, bool indices)
+{
+    int64_t sizes[MT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (keepdim || !p->reduce.reduce[d]) {
+            sizes[n++] = p->reduce.reduce[d] ? 1 : self->sizes[d];
+        }
+    }
+    mt_status st = mt_front_output(p, dt, n, sizes);
+    return st == MT_OK && indices ? mt_front_output(p, MT_INT64, n, sizes) : st;
+}
+
+/* The result of a reduction whose plan is made (st MT_OK), in the plan's dtype. */
+static mt_status
+reduced_output(mt_status st, mt_plan *p, const mt_tensor *self, bool keepdim)
+{
+    return st ? st : reduced_outputs(p, self, keepdim, p->reduce.out_dt, false);
+}
+
 /* An extremum of nothing: PyTorch's errors when the dims marked in reduce[] hold no element.
  * Without dims (none, or an empty list) it asks for one; with dims it names the first empty one
  * as given (amax(-1), not 0). */
@@ -58,7 +82,8 @@ mt_status
 mt_front_sum(const mt_args *a, mt_plan *p)
 {
     sum_dtypes(a, &p->reduce);
-    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    return reduced_output(st, p, a->t[0], a->b[0]);
 }
 
 mt_status
@@ -66,7 +91,8 @@ mt_front_prod(const mt_args *a, mt_plan *p)
 {
     mt_intlist dims = mt_dim_list(a, 0);
     sum_dtypes(a, &p->reduce);
-    return mt_reduced_dims(a->t[0], &dims, p->reduce.reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &dims, p->reduce.reduce);
+    return reduced_output(st, p, a->t[0], a->b[0]);
 }
 
 mt_status
@@ -80,7 +106,8 @@ mt_front_mean(const mt_args *a, mt_plan *p)
                        "point or complex dtype. Got: %s",
                        a->dtype >= 0 ? "Optional" : "Input", mt_dtype_scalar_name(r->out_dt));
     }
-    return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+    return reduced_output(st, p, a->t[0], a->b[0]);
 }
 
 static const mt_intlist all_dims = {.n = 0, .none = true};
@@ -93,8 +120,10 @@ mt_front_extremum(const mt_args *a, mt_plan *p)
     bool all = p->op == MT_OP_max || p->op == MT_OP_min;
     r->in_dt = r->out_dt = a->t[0]->dtype;
     mt_status st = mt_reduced_dims(a->t[0], all ? &all_dims : &a->l[0], r->reduce);
-    return st ? st
-              : check_elements(a->t[0], all ? &all_dims : &a->l[0], r->reduce, mt_op_names[p->op]);
+    if (st == MT_OK) {
+        st = check_elements(a->t[0], all ? &all_dims : &a->l[0], r->reduce, mt_op_names[p->op]);
+    }
+    return reduced_output(st, p, a->t[0], !all && a->b[0]);
 }
 
 /* all and any: bools. */
@@ -102,7 +131,8 @@ mt_status
 mt_front_logical(const mt_args *a, mt_plan *p)
 {
     p->reduce.in_dt = p->reduce.out_dt = MT_BOOL;
-    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    return reduced_output(st, p, a->t[0], a->b[0]);
 }
 
 /* norm: a float result, and PyTorch's errors for a norm with no identity (p < 0 or inf) of
@@ -151,7 +181,7 @@ mt_front_norm(const mt_args *a, mt_plan *p)
     if (st == MT_OK && isinf(r->p) && r->p < 0) {
         st = check_elements(self, dims, r->reduce, "norm"); /* the min of |x|: of nothing */
     }
-    return st;
+    return reduced_output(st, p, self, a->b[0]);
 }
 
 /* var and std: a float input; p the correction. */
@@ -164,7 +194,8 @@ mt_front_moment(const mt_args *a, mt_plan *p)
     }
     r->in_dt = r->out_dt = a->t[0]->dtype;
     r->p = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0) : mt_scalar_to_double(a->s[0]);
-    return mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &a->l[0], r->reduce);
+    return reduced_output(st, p, a->t[0], a->b[1]);
 }
 
 /* logsumexp: computed in self's float dtype, or the default one. */
@@ -173,7 +204,8 @@ mt_front_logsumexp(const mt_args *a, mt_plan *p)
 {
     mt_dtype dt = a->t[0]->dtype;
     p->reduce.in_dt = p->reduce.out_dt = mt_dtype_is_float(dt) ? dt : MT_DEFAULT_FLOAT;
-    return mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    mt_status st = mt_reduced_dims(a->t[0], &a->l[0], p->reduce.reduce);
+    return reduced_output(st, p, a->t[0], a->b[0]);
 }
 
 /* max_dim and min_dim (values and indices) along a dim, argmax and argmin (indices, no bool)
@@ -215,7 +247,18 @@ mt_front_arg_extreme(const mt_args *a, mt_plan *p)
     if (!dims->none && self->ndim > 0) {
         r->dim = (int)(dims->v[0] < 0 ? dims->v[0] + self->ndim : dims->v[0]);
     }
-    return MT_OK;
+    if (!want_values) {
+        return reduced_outputs(p, self, a->b[0], MT_INT64, false);
+    }
+    return reduced_outputs(p, self, a->b[0], self->dtype, true);
+}
+
+/* The result of an op along one dim whose plan is made (st MT_OK): self's shape, contiguous,
+ * in the plan's dtype. */
+static mt_status
+along_output(mt_status st, mt_plan *p, const mt_tensor *self)
+{
+    return st ? st : mt_front_output(p, p->reduce.out_dt, self->ndim, self->sizes);
 }
 
 /* cumsum and cumprod: computed in int64 for integers and bools (or the dtype asked for). */
@@ -226,7 +269,7 @@ mt_front_scan(const mt_args *a, mt_plan *p)
     p->reduce.in_dt = p->reduce.out_dt = a->dtype >= 0                         ? (mt_dtype)a->dtype
                                          : mt_dtype_is_integral(self_dt, true) ? MT_INT64
                                                                                : self_dt;
-    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
+    return along_output(mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim), p, a->t[0]);
 }
 
 /* everyday pointwise: logcumsumexp, floats only, in self's dtype. */
@@ -239,7 +282,7 @@ mt_front_logcumsumexp(const mt_args *a, mt_plan *p)
                                        mt_front_on_cuda(a->t[0]) ? "_cuda" : "_cpu", dt);
     }
     p->reduce.in_dt = p->reduce.out_dt = dt;
-    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim);
+    return along_output(mt_wrap_dim(a->i[0], a->t[0]->ndim, &p->reduce.dim), p, a->t[0]);
 }
 
 /* _log_softmax_backward_data and _softmax_backward_data: grad_output and output of one float
@@ -256,7 +299,7 @@ mt_front_log_softmax_backward(const mt_args *a, mt_plan *p)
                        mt_op_names[p->op]);
     }
     p->reduce.in_dt = p->reduce.out_dt = g->dtype;
-    return mt_wrap_dim(a->i[0], g->ndim, &p->reduce.dim);
+    return along_output(mt_wrap_dim(a->i[0], g->ndim, &p->reduce.dim), p, g);
 }
 
 /* softmax and log_softmax: a float dtype they compute in. */
@@ -271,5 +314,5 @@ mt_front_softmax(const mt_args *a, mt_plan *p)
                        mt_dtype_scalar_name(dt));
     }
     r->in_dt = r->out_dt = dt;
-    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &r->dim);
+    return along_output(mt_wrap_dim(a->i[0], a->t[0]->ndim, &r->dim), p, a->t[0]);
 }

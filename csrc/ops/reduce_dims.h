@@ -24,53 +24,22 @@ mt_status mt_dim_set(const mt_tensor *self, const mt_intlist *dims, bool *in);
  * all. A repeated dim is an error. */
 mt_status mt_reduced_dims(const mt_tensor *self, const mt_intlist *dims, bool *reduce);
 
-/* *out = res (self's rank, size 1 on reduced dims) as the reduction's result: res itself when
- * keepdim, else a view without the reduced dims. Takes over the reference to res. Inline: each
- * device's kernels compile their own. */
+/* out = res (self's rank, size 1 on the reduced dims, contiguous): res stored into the result
+ * the front end stated (the reduced dims dropped or kept, the same elements in the same order),
+ * converting its dtype with the device's copy. Inline: each device's kernels compile their own. */
 static inline mt_status
-mt_reduce_result(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor *res,
-                 mt_tensor **out)
+mt_reduce_store(mt_tensor *res, mt_tensor *out, mt_status (*copy_into)(mt_tensor *, mt_tensor *))
 {
-    if (keepdim) {
-        *out = res;
-        return MT_OK;
+    mt_tensor *view = NULL;
+    mt_status st = mt_tensor_view(res, out->ndim, out->sizes, out->strides, res->offset, &view);
+    if (st == MT_OK) {
+        st = copy_into(out, view);
     }
-    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
-    int n = 0;
-    for (int d = 0; d < self->ndim; d++) {
-        if (!reduce[d]) {
-            sizes[n] = self->sizes[d];
-            strides[n++] = res->strides[d];
-        }
-    }
-    mt_status st = mt_tensor_view(res, n, sizes, strides, res->offset, out);
-    mt_tensor_release(res);
+    mt_tensor_clear(&view);
     return st;
 }
 
 /* The one-int-dim-or-all form (prod, argmax): dim as an int list, none if absent. */
 mt_intlist mt_dim_list(const mt_args *a, int slot);
-
-/* out[0], out[1] = *values, *indices of an arg reduction (max, min, mode, ... over dims), each as
- * mt_reduce_result makes it; values NULL: out[0] = *indices alone. Takes over each reference it
- * gets to (setting it NULL); on failure no output is left. */
-static inline mt_status
-mt_reduce_arg_results(const mt_tensor *self, const bool *reduce, bool keepdim, mt_tensor **values,
-                      mt_tensor **indices, mt_tensor **out)
-{
-    mt_status st = MT_OK;
-    if (values) {
-        st = mt_reduce_result(self, reduce, keepdim, *values, &out[0]);
-        *values = NULL;
-    }
-    if (st == MT_OK) {
-        st = mt_reduce_result(self, reduce, keepdim, *indices, &out[values ? 1 : 0]);
-        *indices = NULL;
-        if (st && values) {
-            mt_tensor_clear(&out[0]);
-        }
-    }
-    return st;
-}
 
 #endif

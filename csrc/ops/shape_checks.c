@@ -63,7 +63,7 @@ mt_front_cat(const mt_args *a, mt_plan *p)
     *dim = 0;
     memset(sizes, 0, sizeof(int64_t) * MT_MAX_DIMS);
     if (ref < 0) {
-        return MT_OK;
+        return mt_front_output(p, *dt, *ndim, sizes);
     }
     mt_status st = mt_wrap_dim(a->i[0], ts[ref]->ndim, dim);
     if (st) {
@@ -81,21 +81,18 @@ mt_front_cat(const mt_args *a, mt_plan *p)
         }
         sizes[*dim] += ts[k]->sizes[*dim];
     }
-    return MT_OK;
+    return mt_front_output(p, *dt, *ndim, sizes);
 }
 
-// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (A, sum k_i, B), of
-// the promoted dtype
+// tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (the result: (A,
+// sum k_i, B), of the promoted dtype)
 mt_status
 mt_cat_with(mt_args *a, mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src))
 {
     const mt_shape_plan *p = &a->plan->shape;
     const int ndim = p->ndim, dim = p->dim;
-    mt_tensor **ts = a->tl, *out;
-    mt_status st = mt_tensor_empty(ndim, p->sizes, p->dt, mt_tensor_device(ts[0]), &out);
-    if (st) {
-        return st;
-    }
+    mt_tensor **ts = a->tl, *out = a->out[0];
+    mt_status st = MT_OK;
     int64_t at = 0; /* where the next input starts along dim */
     for (int k = 0; k < a->ntl && st == MT_OK && mt_tensor_numel(out) > 0; k++) {
         if (cat_skips(ts[k]) || ts[k]->sizes[dim] == 0) {
@@ -109,12 +106,7 @@ mt_cat_with(mt_args *a, mt_status (*copy_into)(mt_tensor *dst, mt_tensor *src))
         }
         at += ts[k]->sizes[dim];
     }
-    if (st) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return st;
 }
 
 // self (*) int64 class indices, num_classes (-1: max + 1): the checks before the values are
@@ -146,14 +138,18 @@ mt_front_triangle(const mt_args *a, mt_plan *p)
         return mt_fail(MT_ERUNTIME, "%s: input tensor must have at least 2 dimensions",
                        p->op == MT_OP_tril || p->op == MT_OP_tril_ ? "tril" : "triu");
     }
-    return mt_op_flags[p->op] & INPLACE ? mt_check_writable(a->t[0]) : MT_OK;
+    if (mt_op_flags[p->op] & INPLACE) {
+        return mt_check_writable(a->t[0]);
+    }
+    return mt_front_output(p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->sizes);
 }
 
 // self (any shape), dims: each dim at most once
 mt_status
 mt_front_flip(const mt_args *a, mt_plan *p)
 {
-    return mt_dim_set(a->t[0], &a->l[0], p->shape.dims);
+    mt_status st = mt_dim_set(a->t[0], &a->l[0], p->shape.dims);
+    return st ? st : mt_front_output(p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->sizes);
 }
 
 // self (*), mask (*) bool, broadcast together: the broadcast shape

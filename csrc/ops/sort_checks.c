@@ -33,25 +33,44 @@ sort_spec(const mt_args *a, bool topk, int *dim, int64_t *k)
     return MT_OK;
 }
 
+/* The results once the plan is made (st MT_OK): self's shape with the plan's count along its
+ * dim, the values in self's dtype (not argsort's) and their int64 positions. */
+static mt_status
+sort_outputs(mt_status st, mt_plan *p, const mt_tensor *self)
+{
+    int64_t outer, n, inner, shape[MT_MAX_DIMS];
+    if (st) {
+        return st;
+    }
+    mt_sort_geom(self, p->along.dim, p->along.n, &outer, &n, &inner, shape);
+    if (p->op != MT_OP_argsort) {
+        st = mt_front_output(p, self->dtype, self->ndim, shape);
+    }
+    return st ? st : mt_front_output(p, MT_INT64, self->ndim, shape);
+}
+
 // self (*), dim (i[0]), descending (b[0]): sort and argsort
 mt_status
 mt_front_sort(const mt_args *a, mt_plan *p)
 {
-    return sort_spec(a, false, &p->along.dim, &p->along.n);
+    return sort_outputs(sort_spec(a, false, &p->along.dim, &p->along.n), p, a->t[0]);
 }
 
 // self (*), k (i[0]), dim (i[1]), largest (b[0])
 mt_status
 mt_front_topk(const mt_args *a, mt_plan *p)
 {
-    return sort_spec(a, true, &p->along.dim, &p->along.n);
+    return sort_outputs(sort_spec(a, true, &p->along.dim, &p->along.n), p, a->t[0]);
 }
 
 mt_status
 mt_sort_with(mt_args *a, mt_sort_along_fn along)
 {
     const mt_along_plan *p = &a->plan->along;
-    return a->plan->op != MT_OP_argsort
-               ? along(a->t[0], p->dim, p->n, a->b[0], &a->out[0], &a->out[1])
-               : along(a->t[0], p->dim, p->n, a->b[0], NULL, &a->out[0]);
+    mt_tensor *values = a->out[0], *indices = a->out[1];
+    if (a->plan->op == MT_OP_argsort) {
+        indices = a->out[0];
+        return along(a->t[0], p->dim, p->n, a->b[0], NULL, &indices);
+    }
+    return along(a->t[0], p->dim, p->n, a->b[0], &values, &indices);
 }

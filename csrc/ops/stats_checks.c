@@ -244,7 +244,6 @@ check_sorter(mt_tensor *sorter, const mt_tensor *boundaries)
 mt_status
 mt_front_searchsorted(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     char x[128], y[128];
     const mt_tensor *boundaries = a->t[0], *input = a->t[1];
     const char *side = a->str[0];
@@ -284,7 +283,8 @@ mt_front_searchsorted(const mt_args *a, mt_plan *plan)
     if (boundaries->dtype == MT_BOOL || input->dtype == MT_BOOL) {
         return mt_fail(MT_ENOTIMPL, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     }
-    return MT_OK;
+    /* each value's position: input's shape, int32 with out_int32 */
+    return mt_front_output(plan, a->b[0] ? MT_INT32 : MT_INT64, input->ndim, input->sizes);
 }
 
 /* ---- cummax, cummin, unique along a dim ---- */
@@ -292,7 +292,13 @@ mt_front_searchsorted(const mt_args *a, mt_plan *plan)
 mt_status
 mt_front_cummax(const mt_args *a, mt_plan *plan)
 {
-    return mt_wrap_dim(a->i[0], a->t[0]->ndim, &plan->reduce.dim);
+    const mt_tensor *self = a->t[0];
+    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &plan->reduce.dim);
+    /* the running extremes and their int64 positions, self's shape */
+    if (st == MT_OK) {
+        st = mt_front_output(plan, self->dtype, self->ndim, self->sizes);
+    }
+    return st ? st : mt_front_output(plan, MT_INT64, self->ndim, self->sizes);
 }
 
 mt_status

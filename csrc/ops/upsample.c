@@ -133,7 +133,11 @@ mt_front_upsample(const mt_args *a, mt_plan *p)
         return mt_fail_not_implemented(kernel, "", x->dtype);
     }
     fill_plan(a, x->sizes, n, mode, &p->resample);
-    return MT_OK;
+    int64_t sizes[5] = {x->sizes[0], x->sizes[1]};
+    for (int d = 0; d < n; d++) {
+        sizes[2 + d] = a->l[0].v[d];
+    }
+    return mt_front_output(p, x->dtype, n + 2, sizes);
 }
 
 // grad_output (N, C, *output_size), output_size, input_size (N, C, *in), [align_corners,]
@@ -168,5 +172,5 @@ mt_front_upsample_backward(const mt_args *a, mt_plan *p)
         return mt_fail_not_implemented(kernel, "", go->dtype);
     }
     fill_plan(a, in->v, n, mode, &p->resample);
-    return MT_OK;
+    return mt_front_output(p, go->dtype, in->n, in->v);
 }

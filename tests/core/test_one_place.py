@@ -175,3 +175,145 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
         pytest.skip("no CUDA device (MINITORCH_CUDA_EMU=1 emulates one)")
     for op, _, _, _ in ew_op_rows():
         assert "CUDA" in minitorch._C._dispatch_table(op), op
+
+
+# The mt_tensor_empty calls (and _strided, _like) of each kernel file: its workspaces, and the
+# results of the kernels whose front ends do not state them yet. A front end states its op's
+# results (mt_front_output, csrc/ops/front.h) and the dispatcher allocates them on the call's
+# device, so these counts only go down (lower one here when a change lowers it); a kernel file
+# not listed allocates nothing.
+KERNEL_ALLOCATIONS = {
+    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 4,
+    "csrc/cpu/conv_direct.c": 3, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
+    "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
+    "csrc/cpu/lapack.c": 3, "csrc/cpu/linalg.c": 3, "csrc/cpu/linalg_eig.c": 2,
+    "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2,
+    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
+    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
+    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 7, "cuda/blas.c": 3, "cuda/conv.c": 3,
+    "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
+    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 2,
+    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4, "cuda/ops_sort.c": 14,
+    "cuda/ops_stats.c": 1,
+}
+
+# Kernel files whose every op has its results stated by its front end: their kernels write
+# a->out[k] and never make or replace it (only workspaces of their own remain).
+RESULTS_FROM_THE_DISPATCHER = [
+    "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
+    "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
+    "csrc/cpu/nn_backward.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
+    "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c",
+]
+# And the kernels of that kind in files whose other kernels still make their results.
+KERNELS_WITH_STATED_RESULTS = {
+    "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm"],
+    "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward"],
+    "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
+    "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
+    "cuda/ops_shape.c": ["mt_cuda_flip"],
+    "csrc/cpu/stats.c": ["mt_cpu_searchsorted", "mt_cpu_cumulative_extreme"],
+    "cuda/ops_stats.c": ["mt_cuda_searchsorted", "mt_cuda_cumulative_extreme"],
+    "csrc/cpu/linalg.c": ["mt_cpu_linalg_inv_ex", "mt_cpu_linalg_det", "mt_cpu_linalg_slogdet",
+                          "mt_cpu_linalg_solve", "mt_cpu_linalg_solve_triangular",
+                          "mt_cpu_linalg_cholesky_ex"],
+}
+
+ALLOCATION = re.compile(r"\bmt_tensor_empty\w*\s*\(")
+# a->out[k] assigned, or handed out by address for a callee to set
+MAKES_RESULT = re.compile(r"&\s*a->out\s*\[|\ba->out\s*\[[^]]*\]\s*=(?!=)")
+
+
+def kernel_files():
+    return sorted(list(ROOT.glob("csrc/cpu/*.[ch]")) + list(ROOT.glob("cuda/*.[ch]"))
+                  + list(ROOT.glob("cuda/*.cu")))
+
+
+def test_kernels_allocate_no_more_than_before():
+    counts = {}
+    for path in kernel_files():
+        n = len(ALLOCATION.findall(strip_comments(path.read_text())))
+        if n:
+            counts[str(path.relative_to(ROOT))] = n
+    assert counts.get("csrc/cpu/stats.c"), "the counting found no allocation where there are some"
+    grown = {f: (n, KERNEL_ALLOCATIONS.get(f, 0)) for f, n in counts.items()
+             if n > KERNEL_ALLOCATIONS.get(f, 0)}
+    assert not grown, ("kernel files allocating more than before (found, allowed); state the "
+                       f"results in the op's front end instead: {grown}")
+
+
+def function_body(source, name):
+    """The definition of C function name in source (STYLE.md: its name opens a line)."""
+    m = re.search(rf"^{name}\(.*?^}}", source, flags=re.S | re.M)
+    assert m, f"{name} not found"
+    return m.group(0)
+
+
+def test_kernels_whose_front_ends_state_their_results_do_not_make_them():
+    assert MAKES_RESULT.search("st = mt_tensor_empty(1, s, dt, dev, &a->out[0]);")
+    assert MAKES_RESULT.search("    a->out[0] = out;")
+    assert not MAKES_RESULT.search("if (a->out[0] == NULL)")
+    made = {}
+    for name in RESULTS_FROM_THE_DISPATCHER:
+        source = strip_comments((ROOT / name).read_text())
+        made[name] = [m.group(0) for m in MAKES_RESULT.finditer(source)]
+    for name, kernels in KERNELS_WITH_STATED_RESULTS.items():
+        source = strip_comments((ROOT / name).read_text())
+        for kernel in kernels:
+            made[kernel] = [m.group(0) for m in MAKES_RESULT.finditer(function_body(source, kernel))]
+    made = {k: v for k, v in made.items() if v}
+    assert not made, f"kernels making results their front ends stated: {made}"
+
+
+def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
+    """The front ends of the migrated families state their results: dtype, shape and
+    (contiguous) strides as PyTorch's, for the CPU key (the CUDA key: tests/cuda)."""
+    x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
+    cases = [
+        (x.sum(1), (4, 3), (3, 1), minitorch.float32),
+        (x.sum(1, keepdim=True), (4, 1, 3), (3, 3, 1), minitorch.float32),
+        (x.int().sum(), (), (), minitorch.int64),
+        (x.max(0)[1], (2, 3), (3, 1), minitorch.int64),
+        (x.argmax(), (), (), minitorch.int64),
+        (x.softmax(0), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (x.cumsum(2, dtype=minitorch.float64), (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (x[0] @ x[0].t(), (2, 2), (2, 1), minitorch.float32),
+        (minitorch.bmm(x, x.transpose(1, 2)), (4, 2, 2), (4, 2, 1), minitorch.float32),
+        (minitorch.dot(x[0, 0], x[1, 0]), (), (), minitorch.float32),
+        (minitorch.nn.functional.max_pool2d(x, 2), (4, 1, 1), (1, 1, 1), minitorch.float32),
+        (minitorch.nn.functional.max_pool2d(x, 2, return_indices=True)[1], (4, 1, 1),
+         (1, 1, 1), minitorch.int64),
+        (minitorch.nn.functional.layer_norm(x, (3,)), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch._C.native_layer_norm(x, [3], None, None, 1e-5)[2], (4, 2, 1), (2, 1, 1),
+         minitorch.float32),
+        (x.topk(2, dim=0)[0], (2, 2, 3), (6, 3, 1), minitorch.float32),
+        (x.argsort(1), (4, 2, 3), (6, 3, 1), minitorch.int64),
+        (x.index_select(1, minitorch.tensor([1, 0, 1])), (4, 3, 3), (9, 3, 1), minitorch.float32),
+        (x.gather(0, minitorch.zeros(1, 2, 2, dtype=minitorch.int64)), (1, 2, 2), (4, 2, 1),
+         minitorch.float32),
+        (minitorch.nn.functional.embedding(minitorch.tensor([[1, 0]]), x[0]), (1, 2, 3),
+         (6, 3, 1), minitorch.float32),
+        (minitorch.cat([x, x.int()], 1), (4, 4, 3), (12, 3, 1), minitorch.float32),
+        (x.flip(0), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (x.tril(), (4, 2, 3), (6, 3, 1), minitorch.float32),
+    ]
+    for got, shape, strides, dtype in cases:
+        assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
+        assert got.device.type == "cpu"
+
+
+def test_stated_results_through_the_host_round_trip():
+    """An op without a CUDA kernel runs its CPU kernel on host copies: the results its front end
+    stated, allocated on the device by the dispatcher, receive the host ones (new results:
+    version 0), and the CPU kernel gets host results to write."""
+    if not minitorch.cuda.is_available():
+        import pytest
+        pytest.skip("no CUDA device (nor the emulated one)")
+    assert minitorch._C._dispatch_table("linalg_det")["CUDA"].startswith("mt_cuda_host_")
+    a = minitorch.tensor([[[2.0, 1.0], [1.0, 3.0]], [[4.0, 0.0], [0.0, 0.5]]], dtype=minitorch.float64)
+    for f in (minitorch.linalg.det, minitorch.linalg.inv, lambda t: minitorch.linalg.slogdet(t)[1]):
+        got, want = f(a.cuda()), f(a)
+        assert got.device.type == "cuda" and got._version == 0
+        assert (tuple(got.shape), got.stride(), got.dtype) == (tuple(want.shape), want.stride(),
+                                                                want.dtype)
+        assert float((got.cpu() - want).abs().max()) < 1e-12
