@@ -436,7 +436,139 @@ VEC_F32_LOOP(hardswish_backward_vec_f32, XY, mt_hardswish_backward_f32)
 
 #pragma GCC pop_options
 
+/* ---- where, fmod and remainder of float32 ---- */
+
+#define BLOCK 256
+
+/* Elements i0 .. i0 + m of operand k, float32 or bool (widened to 0/1 as float32 would not
+ * be: into an int32_t array), contiguous, broadcast (stride 0) or strided. */
+static inline MT_ALWAYS_INLINE void
+block_load_f32(char **data, const int64_t *strides, int k, int64_t i0, int m, float *to)
+{
+    if (strides[k] == sizeof(float)) {
+        memcpy(to, data[k] + i0 * (int64_t)sizeof(float), (size_t)m * sizeof(float));
+    } else if (strides[k] == 0) {
+        const float v = *(const float *)data[k];
+        for (int i = 0; i < m; i++) {
+            to[i] = v;
+        }
+    } else {
+        for (int i = 0; i < m; i++) {
+            to[i] = MT_AT(float, k, i0 + i);
+        }
+    }
+}
+
+static inline MT_ALWAYS_INLINE void
+block_load_bool(char **data, const int64_t *strides, int k, int64_t i0, int m, int32_t *to)
+{
+    if (strides[k] == sizeof(bool)) {
+        const unsigned char *c = (const unsigned char *)data[k] + i0;
+        for (int i = 0; i < m; i++) {
+            to[i] = c[i];
+        }
+    } else {
+        for (int i = 0; i < m; i++) {
+            to[i] = *(const unsigned char *)(data[k] + (i0 + i) * strides[k]);
+        }
+    }
+}
+
+/* where(c, x, y): GCC vectorises no select between float32 values by a bool loaded beside them
+ * (the operands' widths differ), so the condition is widened to int32 first, a block at a time,
+ * and the select runs on equal widths (1M elements took 4x what mul does). */
+MT_SIMD_CLONES static void
+where_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    int32_t c[BLOCK];
+    float x[BLOCK], y[BLOCK], r[BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+        const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
+        block_load_bool(data, strides, 1, i0, m, c);
+        block_load_f32(data, strides, 2, i0, m, x);
+        block_load_f32(data, strides, 3, i0, m, y);
+        for (int i = 0; i < m; i++) {
+            r[i] = c[i] ? x[i] : y[i];
+        }
+        stage_store(data, strides, i0, m, r);
+    }
+}
+
+/* fmod(x, y) is exact, so any exact method gives libm's value. In double: q = x / y, t =
+ * trunc(q), and r = x - t * y is exact (t * y has at most 29 + 24 bits while |q| < 2^29, and r,
+ * smaller than 2|y| and on x's and y's grid, is representable). q may round up onto an integer
+ * (the true quotient just below it): r then has the sign opposite to x, and adding copysign(|y|,
+ * x) gives the true remainder, again exactly. A zero takes x's sign. Past the bound, and for an
+ * infinite x or y, a zero y or a NaN, *slow is set and libm's fmodf answers (fmod_block). */
+static inline MT_ALWAYS_INLINE float
+fmod_exact_f32(float x, float y, int *slow)
+{
+    const double dx = x, dy = y, q = dx / dy;
+    const bool fast = fabs(q) < 536870912.0 && fabs(dy) < (double)INFINITY;
+    const double t = trunc(fast ? q : 0.0);
+    double r = dx - t * dy;
+    r = (r != 0 && ((r < 0) != (dx < 0))) ? r + copysign(fabs(dy), dx) : r;
+    r = r == 0 ? copysign(0.0, dx) : r;
+    *slow |= !fast;
+    return (float)r;
+}
+
+/* r = fmod(x, y) over a block, libm's fmodf where fmod_exact_f32 cannot answer */
+static inline MT_ALWAYS_INLINE void
+fmod_block(const float *x, const float *y, float *r, int m)
+{
+    int slow = 0;
+    for (int i = 0; i < m; i++) {
+        r[i] = fmod_exact_f32(x[i], y[i], &slow);
+    }
+    if (slow) {
+        for (int i = 0; i < m; i++) {
+            const double q = (double)x[i] / (double)y[i];
+            if (!(fabs(q) < 536870912.0 && fabsf(y[i]) < INFINITY)) {
+                r[i] = fmodf(x[i], y[i]);
+            }
+        }
+    }
+}
+
+MT_SIMD_CLONES static void
+fmod_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    float x[BLOCK], y[BLOCK], r[BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+        const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
+        block_load_f32(data, strides, 1, i0, m, x);
+        block_load_f32(data, strides, 2, i0, m, y);
+        fmod_block(x, y, r, m);
+        stage_store(data, strides, i0, m, r);
+    }
+}
+
+/* Python's sign rule on fmod's value, as core/math.h's mt_remainder_f32 */
+MT_SIMD_CLONES static void
+remainder_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    float x[BLOCK], y[BLOCK], r[BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+        const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
+        block_load_f32(data, strides, 1, i0, m, x);
+        block_load_f32(data, strides, 2, i0, m, y);
+        fmod_block(x, y, r, m);
+        for (int i = 0; i < m; i++) {
+            r[i] = (r[i] != 0 && ((y[i] < 0) != (r[i] < 0))) ? r[i] + y[i] : r[i];
+        }
+        stage_store(data, strides, i0, m, r);
+    }
+}
+#undef BLOCK
+
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
+    [MT_EW_where] = where_vec_f32,
+    [MT_EW_fmod] = fmod_vec_f32,
+    [MT_EW_remainder] = remainder_vec_f32,
     [MT_EW_exp] = exp_vec_f32,
     [MT_EW_log] = log_vec_f32,
     [MT_EW_log1p] = log1p_vec_f32,
