@@ -3,19 +3,17 @@
 Cases: add and mul on 16M float32 with the memory bandwidth they imply (two
 reads and a write per element), sum over 16M, softmax over (4096, 1024) rows, sgemm at 1024^3
 and 2048^3, and conv2d on (32, 64, 56, 56) with 64 3x3 filters and padding 1 (no NumPy twin).
-Best of several repeats; quote the ratios. Run: python benchmarks/bench_ops.py [--quick]
+Best of several repeats; quote the ratios. Each thread count runs in its own process
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, which NumPy's OpenBLAS reads too, and
+torch.set_num_threads), as bench_cpu.py's cases.
+Run: PYTHONPATH=. python benchmarks/bench_ops.py [--quick] [--threads 1,2]
 """
 import sys
 import time
 
 import numpy as np
 
-import minitorch
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from bench_cpu import libraries, per_thread_count
 
 QUICK = "--quick" in sys.argv
 
@@ -35,13 +33,10 @@ def _np_softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def make_cases():
+def make_cases(libs):
     n = (1 << 22) if QUICK else (1 << 24)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
-    libs = {"minitorch": minitorch, "numpy": np}
-    if torch is not None:
-        libs["torch"] = torch
     cases = []
     elem_bytes = 3 * 4 * n  # two inputs read, one output written
 
@@ -91,14 +86,20 @@ def make_cases():
     return cases
 
 
-def main():
-    print(f"{'case':<22} {'minitorch':>22} {'numpy':>22} {'torch':>22} {'mt/numpy':>9} {'mt/torch':>9}")
-    print("(time per call, and the rate it implies; ratios are minitorch's throughput over the other's)")
-    for label, fns, rate in make_cases():
+def run_one(threads):
+    libs = dict(libraries(threads), numpy=np)
+    for label, fns, rate in make_cases(libs):
         t = {name: best_seconds(fn) for name, fn in fns.items()}
         cell = lambda name: f"{t[name] * 1e3:8.2f} ms {rate(t[name])}" if name in t else f"{'-':>22}"
         ratio = lambda name: f"{t[name] / t['minitorch']:9.2f}" if name in t else f"{'-':>9}"
-        print(f"{label:<22} {cell('minitorch'):>22} {cell('numpy'):>22} {cell('torch'):>22} {ratio('numpy')} {ratio('torch')}")
+        print(f"{threads:>2} {label:<22} {cell('minitorch'):>22} {cell('numpy'):>22} {cell('torch'):>22} "
+              f"{ratio('numpy')} {ratio('torch')}", flush=True)
+
+
+def main():
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<22} {'minitorch':>22} {'numpy':>22} {'torch':>22} {'mt/numpy':>9} {'mt/torch':>9}",
+        "(time per call, and the rate it implies; ratios are minitorch's throughput over the other's)"])
 
 
 if __name__ == "__main__":

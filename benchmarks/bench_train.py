@@ -3,28 +3,26 @@
 Cases: the seed network (Linear(4, 8) - ReLU - Linear(8, 2), MSE loss) at batch 1, where the
 time is per-op overhead, and an MLP 64-256-10 (cross-entropy) at batch 128, where it is
 arithmetic. Both libraries start from the same weights and data. Prints per-step times (best of
-several repeats) and minitorch's speed over PyTorch's; quote the ratios.
-Run: python benchmarks/bench_train.py [--quick]
+several repeats, the libraries alternating) and minitorch's speed over PyTorch's; quote the
+ratios. Each thread count runs in its own process (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
+torch.set_num_threads), as bench_cpu.py's cases.
+Run: PYTHONPATH=. python benchmarks/bench_train.py [--quick] [--threads 1,2]
 """
 import sys
-import timeit
 
 import numpy as np
 
-import minitorch
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from bench_cpu import alternate, libraries, per_thread_count
 
 QUICK = "--quick" in sys.argv
 
 
-def per_step_us(fn, number):
-    fn()
-    repeats = 3 if QUICK else 7
-    return min(timeit.repeat(fn, number=number, repeat=repeats)) / number * 1e6
+def steps(step, number):
+    """number training steps in one call, timed together."""
+    def run():
+        for _ in range(number):
+            step()
+    return run
 
 
 def build(lib, sizes, seed_weights):
@@ -57,7 +55,8 @@ def step_fn(lib, sizes, x, target, loss_name):
     return step
 
 
-def main():
+def run_one(threads):
+    libs = libraries(threads)
     rng = np.random.default_rng(1)
     cases = [
         ("seed network, batch 1", (4, 8, 2), rng.standard_normal((1, 4), np.float32),
@@ -65,18 +64,19 @@ def main():
         ("MLP 64-256-10, batch 128", (64, 256, 10), rng.standard_normal((128, 64), np.float32),
          rng.integers(0, 10, 128), "CrossEntropyLoss", 200),
     ]
-    libs = {"minitorch": minitorch}
-    if torch is not None:
-        torch.set_num_threads(2)
-        libs["torch"] = torch
-    print(f"{'case':<28} {'minitorch':>12} {'torch':>12} {'torch/minitorch':>16}")
-    print("(time per step; the last column is minitorch's speed relative to PyTorch's, > 1 is faster)")
     for label, sizes, x, target, loss_name, number in cases:
         number = number // 10 if QUICK else number
-        t = {name: per_step_us(step_fn(lib, sizes, x, target, loss_name), number) for name, lib in libs.items()}
+        fns = {name: steps(step_fn(lib, sizes, x, target, loss_name), number) for name, lib in libs.items()}
+        t = {name: best / number * 1e6 for name, best in alternate(fns, 3 if QUICK else 7).items()}
         ratio = f"{t['torch'] / t['minitorch']:16.2f}" if "torch" in t else f"{'-':>16}"
         torch_cell = f"{t['torch']:9.1f} us" if "torch" in t else f"{'-':>12}"
-        print(f"{label:<28} {t['minitorch']:9.1f} us {torch_cell} {ratio}")
+        print(f"{threads:>2} {label:<28} {t['minitorch']:9.1f} us {torch_cell} {ratio}", flush=True)
+
+
+def main():
+    per_thread_count(__file__, run_one, [
+        f"{'th':>2} {'case':<28} {'minitorch':>12} {'torch':>12} {'torch/minitorch':>16}",
+        "(time per step; the last column is minitorch's speed relative to PyTorch's, > 1 is faster)"])
 
 
 if __name__ == "__main__":

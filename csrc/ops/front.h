@@ -169,7 +169,9 @@ int mt_pool_nd(mt_op op);
     /* discrete Fourier transforms: fft.c */                                                    \
     X(_fft_c2c, fft) X(_fft_r2c, fft) X(_fft_c2r, fft)                                           \
     /* attention: attention.c */                                                                \
-    X(_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_cpu)
+    X(_scaled_dot_product_flash_attention_for_cpu, sdpa_flash_cpu)                              \
+    /* the fused LSTM cell: rnn.c */                                                            \
+    X(_thnn_fused_lstm_cell, lstm_cell_fused) X(_thnn_fused_lstm_cell_backward_impl, lstm_cell_fused_backward)
 /* clang-format on */
 
 #define MT_FRONT_DECLARE(op, front) mt_status mt_front_##front(const mt_args *a, mt_plan *p);

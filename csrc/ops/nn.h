@@ -44,4 +44,13 @@ mt_attention_scale(mt_scalar scale, const mt_tensor *q)
 mt_status mt_attention_probs(mt_tensor *q, mt_tensor *k, mt_tensor *mask, bool is_causal,
                              double scale, mt_tensor **out);
 
+/* The fused LSTM cell's gradients through ops, from its inputs (the gates recomputed): out[0]
+ * the gates' (B, 4H), out[1] cx's, out[2] the biases' (4H) where has_bias, else NULL; grad_hy
+ * and grad_cy may be NULL (zero). Its autograd formula's path when the backward records
+ * (ops/rnn.c). */
+mt_status mt_lstm_cell_backward_ops(mt_tensor *grad_hy, mt_tensor *grad_cy, mt_tensor *input_gates,
+                                    mt_tensor *hidden_gates, mt_tensor *input_bias,
+                                    mt_tensor *hidden_bias, mt_tensor *cx, mt_tensor *cy,
+                                    mt_tensor **out);
+
 #endif

@@ -5,7 +5,9 @@
  * As ATen's CPU path: per layer and direction one linear gives the input projection of every
  * time step, (N, G * H) = x (N, F) W_ih^T + b_ih (+ b_hh but for GRU, whose n gate needs
  * W_hn h + b_hn apart), then each step is one addmm of the state onto its rows (a linear of the
- * state for GRU) and the cell's pointwise ops, with PyTorch's gate order (LSTM i, f, g, o; GRU r, z, n with
+ * state for GRU; for LSTM a mm of the state, its rows and the cell's pointwise ops one
+ * _thnn_fused_lstm_cell, ops/rnn_cell.c) and the cell's pointwise ops, with PyTorch's gate
+ * order (LSTM i, f, g, o; GRU r, z, n with
  * n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Everything is an op through the dispatcher, so
  * autograd records the pieces and every device runs them; nothing here touches data but
  * batch_sizes (a CPU int64 tensor, as PyTorch's). Dropout (train only) goes between layers. */
@@ -30,33 +32,6 @@ static mt_status
 gate(mt_tensor *g, int64_t k, int64_t hidden, mt_tensor **out)
 {
     return mt_op_narrow(g, 1, k * hidden, hidden, out);
-}
-
-/* The pointwise part of one LSTM step: gates (B, 4H), c (B, H) -> h' (B, H), c' (B, H). */
-static mt_status
-lstm_gates(mt_tensor *gates, mt_tensor *c, mt_tensor **h_out, mt_tensor **c_out)
-{
-    mt_temps tp = {0};
-    int64_t hidden = gates->sizes[1] / 4;
-    mt_tensor **i = mt_temp(&tp), **f = mt_temp(&tp), **g = mt_temp(&tp), **o = mt_temp(&tp);
-    mt_tensor **si = mt_temp(&tp), **sf = mt_temp(&tp), **tg = mt_temp(&tp), **so = mt_temp(&tp);
-    mt_tensor **fc = mt_temp(&tp), **ig = mt_temp(&tp), **tc = mt_temp(&tp);
-    mt_status st = gate(gates, 0, hidden, i);
-    st = st ? st : gate(gates, 1, hidden, f);
-    st = st ? st : gate(gates, 2, hidden, g);
-    st = st ? st : gate(gates, 3, hidden, o);
-    st = st ? st : mt_op_sigmoid(*i, si);
-    st = st ? st : mt_op_sigmoid(*f, sf);
-    st = st ? st : mt_op_tanh(*g, tg);
-    st = st ? st : mt_op_sigmoid(*o, so);
-    /* c' = sigmoid(f) * c + sigmoid(i) * tanh(g); h' = sigmoid(o) * tanh(c') */
-    st = st ? st : mt_op_mul(*sf, c, fc);
-    st = st ? st : mt_op_mul(*si, *tg, ig);
-    st = st ? st : mt_op_add(*fc, *ig, mt_scalar_int(1), c_out);
-    st = st ? st : mt_op_tanh(*c_out, tc);
-    st = st ? st : mt_op_mul(*so, *tc, h_out);
-    mt_temps_clear(&tp);
-    return st;
 }
 
 /* The pointwise part of one GRU step: xw, hw (B, 3H), h (B, H) -> h' (B, H). */
@@ -117,11 +92,13 @@ static mt_status
 cell_step(cell_kind kind, mt_tensor *xw, mt_tensor *h, mt_tensor *c, const cell_params *p,
           mt_tensor *w_hh_t, mt_tensor **h_out, mt_tensor **c_out)
 {
-    mt_tensor *hw = NULL, *sum = NULL, *h_full = NULL;
+    mt_tensor *hw = NULL, *sum = NULL, *h_full = NULL, *ws = NULL;
     mt_status st = MT_OK;
     if (kind == CELL_GRU) {
         st = mt_op_linear(h, p->w_hh, p->b_hh, &hw);
-    } else { /* the gates' pre-activations xw + h W_hh^T, b_hh in xw */
+    } else if (kind == CELL_LSTM) { /* the state's part of the gates, h W_hh^T */
+        st = mt_op_mm(h, w_hh_t, &hw);
+    } else { /* the pre-activations xw + h W_hh^T, b_hh in xw */
         st = mt_op_addmm(xw, h, w_hh_t, mt_scalar_int(1), mt_scalar_int(1), &sum);
     }
     if (st) {
@@ -132,8 +109,9 @@ cell_step(cell_kind kind, mt_tensor *xw, mt_tensor *h, mt_tensor *c, const cell_
     case CELL_RELU:
         st = kind == CELL_TANH ? mt_op_tanh(sum, h_out) : mt_op_relu(sum, h_out);
         break;
-    case CELL_LSTM:
-        st = lstm_gates(sum, c, p->w_hr ? &h_full : h_out, c_out);
+    case CELL_LSTM: /* one op for the gates' pointwise part (b_hh in xw) */
+        st = mt_op__thnn_fused_lstm_cell(xw, hw, c, NULL, NULL, p->w_hr ? &h_full : h_out, c_out,
+                                         &ws);
         if (st == MT_OK && p->w_hr) {
             st = mt_op_linear(h_full, p->w_hr, NULL, h_out);
         }
@@ -142,6 +120,7 @@ cell_step(cell_kind kind, mt_tensor *xw, mt_tensor *h, mt_tensor *c, const cell_
         st = gru_gates(xw, hw, h, h_out);
         break;
     }
+    mt_tensor_clear(&ws);
     mt_tensor_clear(&h_full);
     mt_tensor_clear(&sum);
     mt_tensor_clear(&hw);

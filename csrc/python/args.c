@@ -869,8 +869,10 @@ results(mt_op op, mt_args *a, PyObject *out_obj)
     }
     res = return_types[op] ? PyStructSequence_New(return_types[op]) : PyTuple_New(nout);
     for (int k = 0; k < nout; k++) {
-        PyObject *o = out_obj ? Py_NewRef(PySequence_Fast_GET_ITEM(out_obj, k))
-                              : mt_py_wrap(a->out[k]);
+        /* an output the kernel left undefined (a gradient not asked for) is None, as PyTorch's */
+        PyObject *o = out_obj     ? Py_NewRef(PySequence_Fast_GET_ITEM(out_obj, k))
+                      : a->out[k] ? mt_py_wrap(a->out[k])
+                                  : Py_NewRef(Py_None);
         if (res && o) {
             PyTuple_SET_ITEM(res, k, o); /* also a structseq's item */
         } else {

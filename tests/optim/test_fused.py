@@ -225,3 +225,84 @@ def test_closure_and_pickling():
     opt2 = pickle.loads(pickle.dumps(opt))
     assert repr(opt2) == repr(opt)
     assert len(opt2.state) == 2
+
+
+F32 = np.float32
+
+
+def adam_numpy_f32(p, g, m, v, step, lr, beta1, beta2, eps, weight_decay, decoupled, maximize,
+                   vmax=None):
+    """One float32 Adam/AdamW step in NumPy, in core/optim_math.h's order of roundings."""
+    g = -g if maximize else g
+    if weight_decay and decoupled:
+        p = p * F32(1 - lr * weight_decay)
+    elif weight_decay:
+        g = g + F32(weight_decay) * p
+    m = m + F32(1 - beta1) * (g - m)  # PyTorch's lerp for a weight below 0.5
+    v = v * F32(beta2)
+    v = v + F32(1 - beta2) * g * g
+    second = v if vmax is None else np.where((vmax > v) | np.isnan(vmax), vmax, v)
+    denom = np.sqrt(second) / F32(np.sqrt(1 - beta2**step)) + F32(eps)
+    p = p + F32(-lr / (1 - beta1**step)) * m / denom
+    return p, m, v, second
+
+
+@pytest.mark.parametrize("n", [1, 15, 17, 100_003])
+@pytest.mark.parametrize("op,weight_decay,amsgrad,maximize", [
+    ("_fused_adam_", 0.0, False, False), ("_fused_adam_", 0.1, False, False),
+    ("_fused_adamw_", 0.1, False, False), ("_fused_adam_", 0.0, True, False),
+    ("_fused_adamw_", 0.1, False, True)])
+def test_float32_adam_bit_for_bit(op, weight_decay, amsgrad, maximize, n, threads):
+    """float32 Adam and AdamW (vector loops for the common options, the general loop for
+    amsgrad and maximize) equal NumPy's float32 steps bit for bit, over lengths around the vector
+    widths and one the threads split; NaN and inf gradients included."""
+    rng = np.random.default_rng(n)
+    p0 = rng.standard_normal(n).astype(F32)
+    hyper = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=weight_decay)
+    p, m, v, vmax = (minitorch.tensor(a) for a in (p0, np.zeros(n, F32), np.zeros(n, F32), np.zeros(n, F32)))
+    step = minitorch.tensor(0.0)
+    ref = [p0, np.zeros(n, F32), np.zeros(n, F32), np.zeros(n, F32)]
+    for k in range(1, 4):
+        g = rng.standard_normal(n).astype(F32) * F32(10.0**k)
+        g[:: 7] = [np.nan, np.inf, -np.inf][k - 1]
+        getattr(_C, op)([p], [minitorch.tensor(g)], [m], [v], [vmax] if amsgrad else [], [step],
+                        amsgrad=amsgrad, maximize=maximize, **hyper)
+        ref = adam_numpy_f32(ref[0], g, ref[1], ref[2], k, decoupled=op == "_fused_adamw_",
+                             maximize=maximize, vmax=ref[3] if amsgrad else None, **hyper)
+        for got, want in zip((p, m, v), ref):
+            np.testing.assert_array_equal(got.numpy(), want)
+        if amsgrad:
+            np.testing.assert_array_equal(vmax.numpy(), ref[3])
+
+
+def test_float32_adam_with_one_tensor_for_both_moments():
+    """exp_avg and exp_avg_sq the same tensor: the vector loop (whose operands must not overlap)
+    stands aside, and each element is updated in the order of the general loop."""
+    g0 = np.array([0.5, 2.0, 3.0] * 11, F32)
+    p, mv = minitorch.ones(33), minitorch.zeros(33)
+    _C._fused_adam_([p], [minitorch.tensor(g0)], [mv], [mv], [], [minitorch.tensor(0.0)], lr=0.1,
+                    beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False)
+    m = F32(0.1) * g0
+    v = m * F32(0.999) + F32(1 - 0.999) * g0 * g0  # exp_avg_sq starts from exp_avg's new value
+    want = F32(1) + F32(-0.1 / 0.1) * v / (np.sqrt(v) / F32(np.sqrt(1 - 0.999)) + F32(1e-8))
+    np.testing.assert_array_equal(mv.numpy(), v)
+    np.testing.assert_array_equal(p.numpy(), want)
+
+
+@pytest.mark.parametrize("n", [1, 17, 100_003])
+def test_float32_sgd_momentum_bit_for_bit(n, threads):
+    """float32 SGD with momentum (the vector loop after the first step) equals NumPy's float32
+    steps bit for bit."""
+    rng = np.random.default_rng(n)
+    p0 = rng.standard_normal(n).astype(F32)
+    p, buf = minitorch.tensor(p0), minitorch.zeros(n)
+    ref_p, ref_buf = p0, None
+    for k in range(3):
+        g = rng.standard_normal(n).astype(F32)
+        g[::5] = np.inf if k == 2 else g[::5]
+        _C._fused_sgd_([p], [minitorch.tensor(g)], [buf], weight_decay=0.0, momentum=0.9, lr=0.1,
+                       dampening=0.25, nesterov=False, maximize=False, is_first_step=k == 0)
+        ref_buf = g if ref_buf is None else ref_buf * F32(0.9) + F32(0.75) * g
+        ref_p = ref_p + F32(-0.1) * ref_buf
+        np.testing.assert_array_equal(buf.numpy(), ref_buf)
+        np.testing.assert_array_equal(p.numpy(), ref_p)
