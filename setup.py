@@ -54,13 +54,6 @@ NO_TRACE = os.environ.get("MINITORCH_NO_TRACE") == "1"
 DEFAULT_CUDA_ARCHS = "8.0;8.6;8.9;9.0+PTX"
 # What tools/gen_ops_api.py writes (the typed C API of the ops, from ops.def) before compiling
 GEN_DIR = "build/gen"
-# Flags of single C files, each with its reason (added after the extension's own).
-FILE_CFLAGS = {
-    # The optimizer loops' sqrtf without errno (nothing reads it): the vector square root, the
-    # same correctly rounded value, so the loops vectorise. No #pragma can say it: GCC fixes the
-    # math builtins' attributes for the whole compilation.
-    "csrc/cpu/optim.c": ["-fno-math-errno"],
-}
 
 
 def openblas():
@@ -364,7 +357,7 @@ class BuildExt(build_ext):
         macros = [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in ext.define_macros]
         incs = [f"-I{d}" for d in ext.include_dirs + self.include_dirs]
         return [*self.compiler.compiler_so, *macros, *incs, "-c", src, "-o", obj,
-                *ext.extra_compile_args, *FILE_CFLAGS.get(src, []), "-MMD", "-MF", obj + ".d"]
+                *ext.extra_compile_args, "-MMD", "-MF", obj + ".d"]
 
     def nvcc_command(self, ext, src, obj):
         macros = [f"-D{k}={v}" for k, v in ext.define_macros]
