@@ -495,6 +495,25 @@ where_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
     }
 }
 
+/* masked_fill(x, c, v): the same select with the operands in masked_fill's order */
+MT_SIMD_CLONES static void
+masked_fill_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    int32_t c[BLOCK];
+    float x[BLOCK], v[BLOCK], r[BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+        const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
+        block_load_f32(data, strides, 1, i0, m, x);
+        block_load_bool(data, strides, 2, i0, m, c);
+        block_load_f32(data, strides, 3, i0, m, v);
+        for (int i = 0; i < m; i++) {
+            r[i] = c[i] ? v[i] : x[i];
+        }
+        stage_store(data, strides, i0, m, r);
+    }
+}
+
 /* fmod(x, y) is exact, so any exact method gives libm's value. In double: q = x / y, t =
  * trunc(q), and r = x - t * y is exact (t * y has at most 29 + 24 bits while |q| < 2^29, and r,
  * smaller than 2|y| and on x's and y's grid, is representable). q may round up onto an integer
@@ -567,6 +586,7 @@ remainder_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
 
 static const mt_loop_fn vector_f32_loops[MT_NUM_EW] = {
     [MT_EW_where] = where_vec_f32,
+    [MT_EW_masked_fill] = masked_fill_vec_f32,
     [MT_EW_fmod] = fmod_vec_f32,
     [MT_EW_remainder] = remainder_vec_f32,
     [MT_EW_exp] = exp_vec_f32,

@@ -88,3 +88,14 @@ def test_sqrt_of_negatives_and_specials():
     v = np.array([-1.0, -0.0, 0.0, 4.0, np.inf, -np.inf, np.nan, 1e-45, 2.0], np.float32)
     with np.errstate(all="ignore"):
         same_bits(minitorch.tensor(v).sqrt().numpy(), np.sqrt(v))
+
+
+def test_masked_fill_with_broadcast_mask_and_value():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    mask = rng.random(300) < 0.3
+    same_bits(minitorch.tensor(x).masked_fill(minitorch.tensor(mask), -1e9).numpy(),
+              np.where(mask, np.float32(-1e9), x))
+    mask2 = rng.random((300, 64)) < 0.5
+    got = minitorch.tensor(x).masked_fill(minitorch.tensor(mask2).t(), float("nan")).numpy()
+    same_bits(got, np.where(mask2.T, np.float32(np.nan), x))
