@@ -40,11 +40,53 @@ is_pow2(int64_t n)
     return (n & (n - 1)) == 0;
 }
 
+/* The complex product written out: C's operator also handles infinities by a branch to
+ * __muldc3 on every NaN result, which keeps the butterflies from vectorising. */
+static inline cplx
+cmul(cplx a, cplx b)
+{
+    return CMPLX(creal(a) * creal(b) - cimag(a) * cimag(b),
+                 creal(a) * cimag(b) + cimag(a) * creal(b));
+}
+
+/* Sizes at most this run their butterfly stages one after the other (64 KiB of double
+ * complex: in L2); larger ones split in two halves first, so each half's stages stay in cache. */
+#define FFT_LEAF 4096
+
+// x (len) in place, decimation in frequency: the transform of length len, in bit-reversed
+// order; tw[k * step] = exp(-2 pi i k / len)
+static void
+dif(cplx *x, int64_t len, const cplx *tw, int64_t step)
+{
+    if (len > FFT_LEAF) {
+        const int64_t half = len / 2;
+        for (int64_t k = 0; k < half; k++) {
+            const cplx u = x[k], v = x[k + half];
+            x[k] = u + v;
+            x[k + half] = cmul(u - v, tw[k * step]);
+        }
+        dif(x, half, tw, 2 * step);
+        dif(x + half, half, tw, 2 * step);
+        return;
+    }
+    for (int64_t size = len, s = step; size >= 2; size >>= 1, s <<= 1) {
+        const int64_t half = size / 2;
+        for (int64_t i = 0; i < len; i += size) {
+            for (int64_t k = 0; k < half; k++) {
+                const cplx u = x[i + k], v = x[i + k + half];
+                x[i + k] = u + v;
+                x[i + k + half] = cmul(u - v, tw[k * s]);
+            }
+        }
+    }
+}
+
 // x (m), m a power of two, in place: X[k] = sum_j x[j] exp(-2 pi i j k / m)
 static void
 radix2(cplx *x, int64_t m, const cplx *tw)
 {
-    for (int64_t i = 1, j = 0; i < m; i++) { /* bit-reversed order */
+    dif(x, m, tw, 1);
+    for (int64_t i = 1, j = 0; i < m; i++) { /* from bit-reversed order */
         int64_t bit = m >> 1;
         for (; j & bit; bit >>= 1) {
             j ^= bit;
@@ -56,15 +98,27 @@ radix2(cplx *x, int64_t m, const cplx *tw)
             x[j] = t;
         }
     }
-    for (int64_t len = 2; len <= m; len <<= 1) {
-        const int64_t half = len / 2, step = m / len;
-        for (int64_t i = 0; i < m; i += len) {
-            for (int64_t k = 0; k < half; k++) {
-                cplx u = x[i + k], v = x[i + k + half] * tw[k * step];
-                x[i + k] = u + v;
-                x[i + k + half] = u - v;
-            }
-        }
+}
+
+// tw (m/2 + 1): tw[k] = exp(-2 pi i k / m); when 8 divides m, sin and cos are computed for the
+// first eighth of the circle only and the rest comes by its symmetries (a quarter of the calls)
+static void
+twiddles(cplx *tw, int64_t m)
+{
+    const bool sym = m % 8 == 0;
+    const int64_t q = m / 4, e = sym ? m / 8 : m / 2;
+    for (int64_t k = 0; k <= e; k++) {
+        const double t = 2.0 * pi * (double)k / (double)m;
+        tw[k] = CMPLX(cos(t), -sin(t));
+    }
+    if (!sym) {
+        return;
+    }
+    for (int64_t k = e + 1; k <= q; k++) { /* t = pi/2 - t': cos t = sin t', sin t = cos t' */
+        tw[k] = CMPLX(-cimag(tw[q - k]), -creal(tw[q - k]));
+    }
+    for (int64_t k = q + 1; k <= m / 2; k++) { /* t = pi - t'': cos t = -cos t'' */
+        tw[k] = CMPLX(-creal(tw[m / 2 - k]), cimag(tw[m / 2 - k]));
     }
 }
 
@@ -90,10 +144,7 @@ fft1d_init(fft1d *f, int64_t n)
     if (f->tw == NULL) {
         goto out_nomem;
     }
-    for (int64_t k = 0; k < m / 2 + 1; k++) {
-        const double t = -2.0 * pi * (double)k / (double)m;
-        f->tw[k] = cos(t) + I * sin(t);
-    }
+    twiddles(f->tw, m);
     if (m == n) {
         return MT_OK;
     }
@@ -135,16 +186,16 @@ fft1d_run(const fft1d *f, cplx *x, cplx *work, bool inverse)
         /* X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]): a convolution, done as
          * a product of transforms; the inverse transform as the conjugate of the forward one */
         for (int64_t k = 0; k < n; k++) {
-            work[k] = x[k] * f->chirp[k];
+            work[k] = cmul(x[k], f->chirp[k]);
         }
         memset(work + n, 0, sizeof(cplx) * (size_t)(m - n));
         radix2(work, m, f->tw);
         for (int64_t k = 0; k < m; k++) {
-            work[k] = conj(work[k] * f->filter[k]);
+            work[k] = conj(cmul(work[k], f->filter[k]));
         }
         radix2(work, m, f->tw);
         for (int64_t k = 0; k < n; k++) {
-            x[k] = f->chirp[k] * conj(work[k]) / (double)m;
+            x[k] = cmul(f->chirp[k], conj(work[k])) / (double)m;
         }
     }
     if (inverse) {
@@ -164,11 +215,62 @@ numel_of(int ndim, const int64_t *sizes)
     return n;
 }
 
-// w (sizes) contiguous, in place: the transform along dim d of every line. For c2r, the lines
-// whose index along dim h is `zero_from` or more are all 0 and stay so (zero_from < 0: none).
+/* The forward transform of n real values, n even, as in pocketfft's real transforms: the n/2
+ * pairs (x[2j], x[2j + 1]) as one complex signal z, its transform Z of length n/2, then
+ * X[k] = E[k] + exp(-2 pi i k / n) O[k] with E[k] = (Z[k] + conj Z[n/2 - k]) / 2 and
+ * O[k] = (Z[k] - conj Z[n/2 - k]) / 2i (the transforms of the even and the odd values). */
+typedef struct rfft1d {
+    fft1d half;
+    cplx *rtw; /* n/2 + 1: exp(-2 pi i k / n) */
+} rfft1d;
+
 static mt_status
-transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int h,
-              int64_t zero_from)
+rfft1d_init(rfft1d *r, int64_t n)
+{
+    mt_status st = fft1d_init(&r->half, n / 2);
+    if (st) {
+        return st;
+    }
+    r->rtw = malloc(sizeof(cplx) * (size_t)(n / 2 + 1));
+    if (r->rtw == NULL) {
+        fft1d_free(&r->half);
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
+    }
+    twiddles(r->rtw, n);
+    return MT_OK;
+}
+
+// x (n = 2h) whose real parts are the signal, in place; work (h + the half's m) scratch
+static void
+rfft1d_run(const rfft1d *r, cplx *x, cplx *work)
+{
+    const int64_t h = r->half.n, n = 2 * h;
+    cplx *z = work;
+    for (int64_t j = 0; j < h; j++) {
+        z[j] = CMPLX(creal(x[2 * j]), creal(x[2 * j + 1]));
+    }
+    fft1d_run(&r->half, z, work + h, false);
+    for (int64_t k = 0; k <= h; k++) {
+        const cplx zk = z[k % h], zc = conj(z[(h - k) % h]);
+        const cplx even = (zk + zc) * 0.5, odd = cmul(zk - zc, CMPLX(0.0, -0.5));
+        x[k] = even + cmul(r->rtw[k], odd);
+    }
+    for (int64_t k = h + 1; k < n; k++) {
+        x[k] = conj(x[n - k]);
+    }
+}
+
+/* Lines of a strided dim copied together: FFT_BLOCK neighbouring lines read as rows of
+ * FFT_BLOCK elements (whole cache lines), not one element per cache line. */
+#define FFT_BLOCK 8
+
+// w (sizes) contiguous, in place: the transform along dim d of every line; `real`: the lines
+// hold real values (r2c's first dim), transformed at half length when n is even. Lines whose
+// index along dim h is `skip_from` or more are skipped (skip_from < 0: none): for c2r they are
+// all 0 and stay so, for r2c one-sided they are not kept.
+static mt_status
+transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, bool real, int h,
+              int64_t skip_from)
 {
     const int64_t n = sizes[d], numel = numel_of(ndim, sizes);
     if (numel == 0 || n == 1) {
@@ -177,38 +279,63 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int 
     const int64_t inner = numel_of(ndim - d - 1, sizes + d + 1);
     const int64_t inner_h = numel_of(ndim - h - 1, sizes + h + 1);
     const int64_t lines = numel / n;
-    fft1d f;
-    mt_status st = fft1d_init(&f, n);
+    real = real && !inverse && n % 2 == 0;
+    fft1d f = {0};
+    rfft1d rf = {0};
+    mt_status st = real ? rfft1d_init(&rf, n) : fft1d_init(&f, n);
     if (st) {
         return st;
     }
+    const int64_t work = real ? n / 2 + rf.half.m : f.m, block = inner > 1 ? FFT_BLOCK : 1;
     int parts = mt_parallel_parts(numel, FFT_GRAIN);
     parts = parts > lines ? (int)lines : parts;
     atomic_bool failed = false;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int part = 0; part < parts; part++) {
-        cplx *line = malloc(sizeof(cplx) * (size_t)(n + f.m));
-        if (line == NULL) {
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(block * n + work));
+        if (buf == NULL) {
             atomic_store(&failed, true);
             continue;
         }
         const int64_t l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
-        for (int64_t l = l0; l < l1; l++) {
-            const int64_t base = l / inner * n * inner + l % inner;
-            if (zero_from >= 0 && d != h && base / inner_h % sizes[h] >= zero_from) {
+        for (int64_t l = l0; l < l1;) {
+            /* lines l .. l + cnt - 1: neighbours in memory (one block of inner), none skipped */
+            int64_t cnt = 0;
+            while (l + cnt < l1 && cnt < block && (cnt == 0 || (l + cnt) % inner != 0)) {
+                const int64_t base = (l + cnt) / inner * n * inner + (l + cnt) % inner;
+                if (skip_from >= 0 && d != h && base / inner_h % sizes[h] >= skip_from) {
+                    break;
+                }
+                cnt++;
+            }
+            if (cnt == 0) {
+                l++;
                 continue;
             }
+            const int64_t base = l / inner * n * inner + l % inner;
             for (int64_t j = 0; j < n; j++) {
-                line[j] = w[base + j * inner];
+                for (int64_t b = 0; b < cnt; b++) {
+                    buf[b * n + j] = w[base + j * inner + b];
+                }
             }
-            fft1d_run(&f, line, line + n, inverse);
+            for (int64_t b = 0; b < cnt; b++) {
+                if (real) {
+                    rfft1d_run(&rf, buf + b * n, buf + block * n);
+                } else {
+                    fft1d_run(&f, buf + b * n, buf + block * n, inverse);
+                }
+            }
             for (int64_t j = 0; j < n; j++) {
-                w[base + j * inner] = line[j];
+                for (int64_t b = 0; b < cnt; b++) {
+                    w[base + j * inner + b] = buf[b * n + j];
+                }
             }
+            l += cnt;
         }
-        free(line);
+        free(buf);
     }
-    fft1d_free(&f);
+    fft1d_free(real ? &rf.half : &f);
+    free(rf.rtw);
     if (atomic_load(&failed)) {
         return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
     }
@@ -283,29 +410,43 @@ contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
     }
 }
 
-// self (*) read into w (sizes): element idx of w is self's at idx when idx[h] < keep, else 0
+// self (*) read into w (sizes): element idx of w is self's at idx when idx[h] < keep, else 0;
+// a row along the last dim at a time (idx walks the others)
 static void
 load_signal(const mt_tensor *self, cplx *w, int ndim, const int64_t *sizes, int h, int64_t keep)
 {
     const char *base = mt_tensor_data(self);
     int64_t idx[MT_MAX_DIMS] = {0};
-    const int64_t numel = numel_of(ndim, sizes);
-    for (int64_t i = 0; i < numel; i++, next_index(ndim, sizes, idx)) {
-        w[i] = idx[h] < keep ? load(self, base, offset_of(ndim, idx, self->strides)) : 0;
+    const int last = ndim - 1;
+    const int64_t numel = numel_of(ndim, sizes), run = ndim ? sizes[last] : 1;
+    const int64_t step = ndim ? self->strides[last] : 0;
+    for (int64_t i = 0; i < numel; i += run, next_index(last, sizes, idx)) {
+        const int64_t off = offset_of(last, idx, self->strides);
+        const int64_t n = h == last ? (keep < run ? keep : run) : idx[h] < keep ? run : 0;
+        for (int64_t j = 0; j < n; j++) {
+            w[i + j] = load(self, base, off + j * step);
+        }
+        for (int64_t j = n; j < run; j++) {
+            w[i + j] = 0;
+        }
     }
 }
 
 // out (plan's sizes) = w (wsizes) * scale, out's part of it (r2c onesided keeps the first
-// n/2 + 1 along the halved dim)
+// n/2 + 1 along the halved dim); a row along the last dim at a time
 static void
 store_result(const mt_fft_plan *p, const cplx *w, const int64_t *wsizes, mt_tensor *out)
 {
     int64_t wstrides[MT_MAX_DIMS], idx[MT_MAX_DIMS] = {0};
     contiguous_strides(p->ndim, wsizes, wstrides);
     char *base = mt_tensor_data(out);
-    const int64_t numel = numel_of(p->ndim, p->sizes);
-    for (int64_t i = 0; i < numel; i++, next_index(p->ndim, p->sizes, idx)) {
-        store(p->dt, base, i, w[offset_of(p->ndim, idx, wstrides)] * p->scale);
+    const int last = p->ndim - 1;
+    const int64_t numel = numel_of(p->ndim, p->sizes), run = p->ndim ? p->sizes[last] : 1;
+    for (int64_t i = 0; i < numel; i += run, next_index(last, p->sizes, idx)) {
+        const cplx *row = w + offset_of(last, idx, wstrides);
+        for (int64_t j = 0; j < run; j++) {
+            store(p->dt, base, i + j, row[j] * p->scale);
+        }
     }
 }
 
@@ -334,8 +475,16 @@ c2c_or_r2c(mt_args *a, bool inverse)
         goto out_clear;
     }
     load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
-    for (int k = 0; k < p->ndims && st == MT_OK; k++) {
-        st = transform_dim(w, self->ndim, self->sizes, p->dims[k], inverse, h, -1);
+    /* r2c: the last dim of dim first, on the real signal; then the others only over what is
+     * kept along it (one-sided: n/2 + 1 of n) */
+    const bool real = !mt_dtype_is_complex(self->dtype);
+    const int64_t kept = self->ndim && p->sizes[h] < self->sizes[h] ? p->sizes[h] : -1;
+    if (real) {
+        st = transform_dim(w, self->ndim, self->sizes, h, false, true, h, -1);
+    }
+    for (int k = 0; k < p->ndims - (real ? 1 : 0) && st == MT_OK; k++) {
+        st = transform_dim(w, self->ndim, self->sizes, p->dims[k], inverse, false, h,
+                           real ? kept : -1);
     }
     if (st == MT_OK) {
         store_result(p, w, self->sizes, a->out[0]);
@@ -385,7 +534,7 @@ mt_cpu__fft_c2r(mt_args *a)
     }
     load_signal(self, w, p->ndim, p->sizes, h, keep);
     for (int k = 0; k < p->ndims - 1 && st == MT_OK; k++) {
-        st = transform_dim(w, p->ndim, p->sizes, p->dims[k], true, h, half);
+        st = transform_dim(w, p->ndim, p->sizes, p->dims[k], true, false, h, half);
     }
     if (st == MT_OK) {
         const int64_t numel = numel_of(p->ndim, p->sizes);
@@ -396,7 +545,7 @@ mt_cpu__fft_c2r(mt_args *a)
                 w[base + k * inner] = conj(w[base + (N - k) * inner]);
             }
         }
-        st = transform_dim(w, p->ndim, p->sizes, h, true, h, -1);
+        st = transform_dim(w, p->ndim, p->sizes, h, true, false, h, -1);
     }
     if (st == MT_OK) {
         store_result(p, w, p->sizes, a->out[0]);
