@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu/iter.h"
+#include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/front.h"
 
@@ -55,7 +56,7 @@ cmul(cplx a, cplx b)
 
 // x (len) in place, decimation in frequency: the transform of length len, in bit-reversed
 // order; tw[k * step] = exp(-2 pi i k / len)
-static void
+MT_SIMD_CLONES static void
 dif(cplx *x, int64_t len, const cplx *tw, int64_t step)
 {
     if (len > FFT_LEAF) {
@@ -264,12 +265,11 @@ rfft1d_run(const rfft1d *r, cplx *x, cplx *work)
  * FFT_BLOCK elements (whole cache lines), not one element per cache line. */
 #define FFT_BLOCK 8
 
-// w (sizes) contiguous, in place: the transform along dim d of every line; `real`: the lines
-// hold real values (r2c's first dim), transformed at half length when n is even. Lines whose
-// index along dim h is `skip_from` or more are skipped (skip_from < 0: none): for c2r they are
-// all 0 and stay so, for r2c one-sided they are not kept.
+// w (sizes) contiguous, in place: the transform along dim d of every line. Lines whose index
+// along dim h is `skip_from` or more are skipped (skip_from < 0: none): for c2r they are all 0
+// and stay so.
 static mt_status
-transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, bool real, int h,
+transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int h,
               int64_t skip_from)
 {
     const int64_t n = sizes[d], numel = numel_of(ndim, sizes);
@@ -279,20 +279,18 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, bool
     const int64_t inner = numel_of(ndim - d - 1, sizes + d + 1);
     const int64_t inner_h = numel_of(ndim - h - 1, sizes + h + 1);
     const int64_t lines = numel / n;
-    real = real && !inverse && n % 2 == 0;
-    fft1d f = {0};
-    rfft1d rf = {0};
-    mt_status st = real ? rfft1d_init(&rf, n) : fft1d_init(&f, n);
+    fft1d f;
+    mt_status st = fft1d_init(&f, n);
     if (st) {
         return st;
     }
-    const int64_t work = real ? n / 2 + rf.half.m : f.m, block = inner > 1 ? FFT_BLOCK : 1;
+    const int64_t block = inner > 1 ? FFT_BLOCK : 1;
     int parts = mt_parallel_parts(numel, FFT_GRAIN);
     parts = parts > lines ? (int)lines : parts;
     atomic_bool failed = false;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int part = 0; part < parts; part++) {
-        cplx *buf = malloc(sizeof(cplx) * (size_t)(block * n + work));
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(block * n + f.m));
         if (buf == NULL) {
             atomic_store(&failed, true);
             continue;
@@ -319,11 +317,7 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, bool
                 }
             }
             for (int64_t b = 0; b < cnt; b++) {
-                if (real) {
-                    rfft1d_run(&rf, buf + b * n, buf + block * n);
-                } else {
-                    fft1d_run(&f, buf + b * n, buf + block * n, inverse);
-                }
+                fft1d_run(&f, buf + b * n, buf + block * n, inverse);
             }
             for (int64_t j = 0; j < n; j++) {
                 for (int64_t b = 0; b < cnt; b++) {
@@ -334,8 +328,7 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, bool
         }
         free(buf);
     }
-    fft1d_free(real ? &rf.half : &f);
-    free(rf.rtw);
+    fft1d_free(&f);
     if (atomic_load(&failed)) {
         return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
     }
@@ -459,35 +452,96 @@ alloc_work(int ndim, const int64_t *sizes, mt_status *st)
     return w;
 }
 
-/* The transforms of c2c and r2c: every dim of the plan over w, shaped like self. */
+// self (*) real, n its size along dim h -> w (wsizes: self's, wsizes[h] <= n kept): the
+// transform of every line of self along h, its first wsizes[h] entries, read straight from self
+static mt_status
+real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
+{
+    const int ndim = self->ndim;
+    const int64_t n = self->sizes[h], kept = wsizes[h], numel = numel_of(ndim, self->sizes);
+    if (numel == 0) {
+        return MT_OK;
+    }
+    const int64_t inner = numel_of(ndim - h - 1, self->sizes + h + 1), lines = numel / n;
+    const bool half = n % 2 == 0;
+    fft1d f = {0};
+    rfft1d rf = {0};
+    mt_status st = half ? rfft1d_init(&rf, n) : fft1d_init(&f, n);
+    if (st) {
+        return st;
+    }
+    const int64_t work = half ? n / 2 + rf.half.m : f.m;
+    const char *base = mt_tensor_data(self);
+    int parts = mt_parallel_parts(numel, FFT_GRAIN);
+    parts = parts > lines ? (int)lines : parts;
+    atomic_bool failed = false;
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int part = 0; part < parts; part++) {
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(n + work));
+        if (buf == NULL) {
+            atomic_store(&failed, true);
+            continue;
+        }
+        for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) {
+            int64_t rest = l, off = 0; /* self's offset of line l: l unravelled without h */
+            for (int d = ndim - 1; d >= 0; d--) {
+                if (d != h) {
+                    off += rest % self->sizes[d] * self->strides[d];
+                    rest /= self->sizes[d];
+                }
+            }
+            for (int64_t j = 0; j < n; j++) {
+                buf[j] = load(self, base, off + j * self->strides[h]);
+            }
+            if (half) {
+                rfft1d_run(&rf, buf, buf + n);
+            } else {
+                fft1d_run(&f, buf, buf + n, false);
+            }
+            const int64_t wb = l / inner * kept * inner + l % inner;
+            for (int64_t j = 0; j < kept; j++) {
+                w[wb + j * inner] = buf[j];
+            }
+        }
+        free(buf);
+    }
+    fft1d_free(half ? &rf.half : &f);
+    free(rf.rtw);
+    if (atomic_load(&failed)) {
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
+    }
+    return MT_OK;
+}
+
+/* The transforms of c2c and r2c: every dim of the plan over w, shaped like self; r2c's last
+ * dim of dim first, read from self as real lines, into w shaped like the result (one-sided:
+ * n/2 + 1 of n kept), and the other dims then only over that. */
 static mt_status
 c2c_or_r2c(mt_args *a, bool inverse)
 {
     const mt_fft_plan *p = &a->plan->fft;
     mt_tensor *self = a->t[0];
     const int h = p->dims[p->ndims - 1];
+    const bool real = !mt_dtype_is_complex(self->dtype) && self->ndim > 0;
+    const int64_t *wsizes = real ? p->sizes : self->sizes;
     mt_status st = mt_tensor_empty(p->ndim, p->sizes, p->dt, MT_DEVICE_CPU, &a->out[0]);
     if (st) {
         return st;
     }
-    cplx *w = alloc_work(self->ndim, self->sizes, &st);
+    cplx *w = alloc_work(self->ndim, wsizes, &st);
     if (w == NULL) {
         goto out_clear;
     }
-    load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
-    /* r2c: the last dim of dim first, on the real signal; then the others only over what is
-     * kept along it (one-sided: n/2 + 1 of n) */
-    const bool real = !mt_dtype_is_complex(self->dtype);
-    const int64_t kept = self->ndim && p->sizes[h] < self->sizes[h] ? p->sizes[h] : -1;
     if (real) {
-        st = transform_dim(w, self->ndim, self->sizes, h, false, true, h, -1);
+        st = real_lines(self, w, wsizes, h);
+    } else {
+        load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
     }
     for (int k = 0; k < p->ndims - (real ? 1 : 0) && st == MT_OK; k++) {
-        st = transform_dim(w, self->ndim, self->sizes, p->dims[k], inverse, false, h,
-                           real ? kept : -1);
+        st = transform_dim(w, self->ndim, wsizes, p->dims[k], inverse, h, -1);
     }
     if (st == MT_OK) {
-        store_result(p, w, self->sizes, a->out[0]);
+        store_result(p, w, wsizes, a->out[0]);
     }
     free(w);
 out_clear:
@@ -534,7 +588,7 @@ mt_cpu__fft_c2r(mt_args *a)
     }
     load_signal(self, w, p->ndim, p->sizes, h, keep);
     for (int k = 0; k < p->ndims - 1 && st == MT_OK; k++) {
-        st = transform_dim(w, p->ndim, p->sizes, p->dims[k], true, false, h, half);
+        st = transform_dim(w, p->ndim, p->sizes, p->dims[k], true, h, half);
     }
     if (st == MT_OK) {
         const int64_t numel = numel_of(p->ndim, p->sizes);
@@ -545,7 +599,7 @@ mt_cpu__fft_c2r(mt_args *a)
                 w[base + k * inner] = conj(w[base + (N - k) * inner]);
             }
         }
-        st = transform_dim(w, p->ndim, p->sizes, h, true, false, h, -1);
+        st = transform_dim(w, p->ndim, p->sizes, h, true, h, -1);
     }
     if (st == MT_OK) {
         store_result(p, w, p->sizes, a->out[0]);
