@@ -241,14 +241,14 @@ rfft1d_init(rfft1d *r, int64_t n)
     return MT_OK;
 }
 
-// x (n = 2h) whose real parts are the signal, in place; work (h + the half's m) scratch
+// v (n = 2h) real -> x (n) its transform; work (h + the half's m) scratch
 static void
-rfft1d_run(const rfft1d *r, cplx *x, cplx *work)
+rfft1d_run(const rfft1d *r, const double *v, cplx *x, cplx *work)
 {
     const int64_t h = r->half.n, n = 2 * h;
     cplx *z = work;
     for (int64_t j = 0; j < h; j++) {
-        z[j] = CMPLX(creal(x[2 * j]), creal(x[2 * j + 1]));
+        z[j] = CMPLX(v[2 * j], v[2 * j + 1]);
     }
     fft1d_run(&r->half, z, work + h, false);
     for (int64_t k = 0; k <= h; k++) {
@@ -452,6 +452,21 @@ alloc_work(int ndim, const int64_t *sizes, mt_status *st)
     return w;
 }
 
+// v (n) = the float32 or float64 values at base + (off + j * step) elements
+static void
+load_real(mt_dtype dt, const char *base, int64_t off, int64_t step, int64_t n, double *v)
+{
+    if (dt == MT_FLOAT32) {
+        for (int64_t j = 0; j < n; j++) {
+            v[j] = ((const float *)base)[off + j * step];
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            v[j] = ((const double *)base)[off + j * step];
+        }
+    }
+}
+
 // self (*) real, n its size along dim h -> w (wsizes: self's, wsizes[h] <= n kept): the
 // transform of every line of self along h, its first wsizes[h] entries, read straight from self
 static mt_status
@@ -477,11 +492,12 @@ real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
     atomic_bool failed = false;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int part = 0; part < parts; part++) {
-        cplx *buf = malloc(sizeof(cplx) * (size_t)(n + work));
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(n + work) + sizeof(double) * (size_t)n);
         if (buf == NULL) {
             atomic_store(&failed, true);
             continue;
         }
+        double *v = (double *)(buf + n + work);
         for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) {
             int64_t rest = l, off = 0; /* self's offset of line l: l unravelled without h */
             for (int d = ndim - 1; d >= 0; d--) {
@@ -490,12 +506,13 @@ real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
                     rest /= self->sizes[d];
                 }
             }
-            for (int64_t j = 0; j < n; j++) {
-                buf[j] = load(self, base, off + j * self->strides[h]);
-            }
+            load_real(self->dtype, base, off, self->strides[h], n, v);
             if (half) {
-                rfft1d_run(&rf, buf, buf + n);
+                rfft1d_run(&rf, v, buf, buf + n);
             } else {
+                for (int64_t j = 0; j < n; j++) {
+                    buf[j] = v[j];
+                }
                 fft1d_run(&f, buf, buf + n, false);
             }
             const int64_t wb = l / inner * kept * inner + l % inner;
