@@ -241,9 +241,10 @@ rfft1d_init(rfft1d *r, int64_t n)
     return MT_OK;
 }
 
-// v (n = 2h) real -> x (n) its transform; work (h + the half's m) scratch
+// v (n = 2h) real -> x (kept <= n) the first kept entries of its transform; work (h + the
+// half's m) scratch
 static void
-rfft1d_run(const rfft1d *r, const double *v, cplx *x, cplx *work)
+rfft1d_run(const rfft1d *r, const double *v, cplx *x, int64_t kept, cplx *work)
 {
     const int64_t h = r->half.n, n = 2 * h;
     cplx *z = work;
@@ -251,12 +252,12 @@ rfft1d_run(const rfft1d *r, const double *v, cplx *x, cplx *work)
         z[j] = CMPLX(v[2 * j], v[2 * j + 1]);
     }
     fft1d_run(&r->half, z, work + h, false);
-    for (int64_t k = 0; k <= h; k++) {
+    for (int64_t k = 0; k <= h && k < kept; k++) {
         const cplx zk = z[k % h], zc = conj(z[(h - k) % h]);
         const cplx even = (zk + zc) * 0.5, odd = cmul(zk - zc, CMPLX(0.0, -0.5));
         x[k] = even + cmul(r->rtw[k], odd);
     }
-    for (int64_t k = h + 1; k < n; k++) {
+    for (int64_t k = h + 1; k < kept; k++) {
         x[k] = conj(x[n - k]);
     }
 }
@@ -507,16 +508,18 @@ real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
                 }
             }
             load_real(self->dtype, base, off, self->strides[h], n, v);
+            const int64_t wb = l / inner * kept * inner + l % inner;
+            /* a contiguous line of w takes the result in place */
+            cplx *dst = half && inner == 1 ? w + wb : buf;
             if (half) {
-                rfft1d_run(&rf, v, buf, buf + n);
+                rfft1d_run(&rf, v, dst, kept, buf + n);
             } else {
                 for (int64_t j = 0; j < n; j++) {
                     buf[j] = v[j];
                 }
                 fft1d_run(&f, buf, buf + n, false);
             }
-            const int64_t wb = l / inner * kept * inner + l % inner;
-            for (int64_t j = 0; j < kept; j++) {
+            for (int64_t j = 0; j < kept && dst == buf; j++) {
                 w[wb + j * inner] = buf[j];
             }
         }
