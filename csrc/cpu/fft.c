@@ -253,7 +253,7 @@ rfft1d_run(const rfft1d *r, const double *v, cplx *x, int64_t kept, cplx *work)
     }
     fft1d_run(&r->half, z, work + h, false);
     for (int64_t k = 0; k <= h && k < kept; k++) {
-        const cplx zk = z[k % h], zc = conj(z[(h - k) % h]);
+        const cplx zk = z[k < h ? k : 0], zc = conj(z[k > 0 ? h - k : 0]); /* mod h */
         const cplx even = (zk + zc) * 0.5, odd = cmul(zk - zc, CMPLX(0.0, -0.5));
         x[k] = even + cmul(r->rtw[k], odd);
     }
