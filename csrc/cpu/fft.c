@@ -50,34 +50,67 @@ cmul(cplx a, cplx b)
                  creal(a) * cimag(b) + cimag(a) * creal(b));
 }
 
-/* Sizes at most this run their butterfly stages one after the other (64 KiB of double
- * complex: in L2); larger ones split in two halves first, so each half's stages stay in cache. */
+/* Sizes at most this (in elements of all lines together) run their butterfly stages one after
+ * the other (64 KiB of double complex: in L2); larger ones split in two halves first, so each
+ * half's stages stay in cache. */
 #define FFT_LEAF 4096
 
-// x (len) in place, decimation in frequency: the transform of length len, in bit-reversed
-// order; tw[k * step] = exp(-2 pi i k / len)
-MT_SIMD_CLONES static void
-dif(cplx *x, int64_t len, const cplx *tw, int64_t step)
+// x (len, B): B transforms side by side, element j of line b at x[j * B + b]; one butterfly
+// pass of decimation in frequency over each line: the pairs (k, k + len/2),
+// tw[k * step] = exp(-2 pi i k / len)
+static inline void
+dif_pass(cplx *x, int64_t len, int64_t B, const cplx *tw, int64_t step)
 {
-    if (len > FFT_LEAF) {
-        const int64_t half = len / 2;
-        for (int64_t k = 0; k < half; k++) {
-            const cplx u = x[k], v = x[k + half];
-            x[k] = u + v;
-            x[k + half] = cmul(u - v, tw[k * step]);
+    const int64_t half = len / 2;
+    for (int64_t k = 0; k < half; k++) {
+        const cplx t = tw[k * step];
+        cplx *lo = x + k * B, *hi = x + (k + half) * B;
+        for (int64_t b = 0; b < B; b++) {
+            const cplx u = lo[b], v = hi[b];
+            lo[b] = u + v;
+            hi[b] = cmul(u - v, t);
         }
-        dif(x, half, tw, 2 * step);
-        dif(x + half, half, tw, 2 * step);
-        return;
     }
-    for (int64_t size = len, s = step; size >= 2; size >>= 1, s <<= 1) {
-        const int64_t half = size / 2;
-        for (int64_t i = 0; i < len; i += size) {
-            for (int64_t k = 0; k < half; k++) {
-                const cplx u = x[i + k], v = x[i + k + half];
-                x[i + k] = u + v;
-                x[i + k + half] = cmul(u - v, tw[k * s]);
-            }
+}
+
+// x (len, B) as dif_pass, in place: the transforms of length len, in bit-reversed order. One
+// function for one line (B the constant 1) and one for several (B = lanes, the lines of a
+// strided dim copied side by side, the butterflies vectorised across them).
+#define DIF(name, B_IS)                                                                  \
+    MT_SIMD_CLONES static void name(cplx *x, int64_t len, int64_t lanes, const cplx *tw, \
+                                    int64_t step)                                        \
+    {                                                                                    \
+        const int64_t B = B_IS;                                                          \
+        (void)lanes;                                                                     \
+        if (len * B > FFT_LEAF) {                                                        \
+            dif_pass(x, len, B, tw, step);                                               \
+            name(x, len / 2, lanes, tw, 2 * step);                                       \
+            name(x + len / 2 * B, len / 2, lanes, tw, 2 * step);                         \
+            return;                                                                      \
+        }                                                                                \
+        for (int64_t size = len, s = step; size >= 2; size >>= 1, s <<= 1) {             \
+            for (int64_t i = 0; i < len; i += size) {                                    \
+                dif_pass(x + i * B, size, B, tw, s);                                     \
+            }                                                                            \
+        }                                                                                \
+    }
+DIF(dif, 1)
+DIF(dif_lines, lanes)
+
+// x (m, B) as dif_pass: each line from bit-reversed order to natural order
+static void
+bitrev(cplx *x, int64_t m, int64_t B)
+{
+    for (int64_t i = 1, j = 0; i < m; i++) {
+        int64_t bit = m >> 1;
+        for (; j & bit; bit >>= 1) {
+            j ^= bit;
+        }
+        j ^= bit;
+        for (int64_t b = 0; b < B && i < j; b++) {
+            const cplx t = x[i * B + b];
+            x[i * B + b] = x[j * B + b];
+            x[j * B + b] = t;
         }
     }
 }
@@ -86,19 +119,8 @@ dif(cplx *x, int64_t len, const cplx *tw, int64_t step)
 static void
 radix2(cplx *x, int64_t m, const cplx *tw)
 {
-    dif(x, m, tw, 1);
-    for (int64_t i = 1, j = 0; i < m; i++) { /* from bit-reversed order */
-        int64_t bit = m >> 1;
-        for (; j & bit; bit >>= 1) {
-            j ^= bit;
-        }
-        j ^= bit;
-        if (i < j) {
-            cplx t = x[i];
-            x[i] = x[j];
-            x[j] = t;
-        }
-    }
+    dif(x, m, 1, tw, 1);
+    bitrev(x, m, 1);
 }
 
 // tw (m/2 + 1): tw[k] = exp(-2 pi i k / m); when 8 divides m, sin and cos are computed for the
@@ -262,6 +284,29 @@ rfft1d_run(const rfft1d *r, const double *v, cplx *x, int64_t kept, cplx *work)
     }
 }
 
+// w: B neighbouring lines of a power-of-two length n = f->n, element j of line b at
+// w[j * stride + b]; buf (n, B) scratch: the transform of each line, in place. The lines are
+// copied side by side and transformed together.
+static void
+lines_side_by_side(const fft1d *f, cplx *w, int64_t stride, int64_t B, cplx *buf, bool inverse)
+{
+    const int64_t n = f->n;
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(buf + j * B, w + j * stride, sizeof(cplx) * (size_t)B);
+    }
+    for (int64_t i = 0; i < n * B && inverse; i++) {
+        buf[i] = conj(buf[i]);
+    }
+    dif_lines(buf, n, B, f->tw, 1);
+    bitrev(buf, n, B);
+    for (int64_t i = 0; i < n * B && inverse; i++) {
+        buf[i] = conj(buf[i]);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(w + j * stride, buf + j * B, sizeof(cplx) * (size_t)B);
+    }
+}
+
 /* Lines of a strided dim copied together: FFT_BLOCK neighbouring lines read as rows of
  * FFT_BLOCK elements (whole cache lines), not one element per cache line. */
 #define FFT_BLOCK 8
@@ -312,6 +357,11 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int 
                 continue;
             }
             const int64_t base = l / inner * n * inner + l % inner;
+            if (f.chirp == NULL && cnt > 1) {
+                lines_side_by_side(&f, w + base, inner, cnt, buf, inverse);
+                l += cnt;
+                continue;
+            }
             for (int64_t j = 0; j < n; j++) {
                 for (int64_t b = 0; b < cnt; b++) {
                     buf[b * n + j] = w[base + j * inner + b];
