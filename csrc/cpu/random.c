@@ -224,12 +224,15 @@ typedef struct draw {
         MT_AT(T, 0, i) = (T)mt_sample_random(bits, d->from, d->span);                      \
     }
 
-/* The loops of ops/random.def's fills, <sample>_<suffix> for each dtype of a row. */
-#define LOOP(sample, form, T, S)                                                        \
-    static void sample##_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                                   \
-        const draw *d = ctx;                                                            \
-        LOOP_##sample(T, S)                                                             \
+/* The loops of ops/random.def's fills, <sample>_<suffix> for each dtype of a row; compiled per
+ * SIMD level so that fma and fmaf are one instruction, not a libm call per element (the same
+ * correctly rounded results). */
+#define LOOP(sample, form, T, S)                                                            \
+    MT_SIMD_CLONES static void sample##_##S(char **data, const int64_t *strides, int64_t n, \
+                                            void *ctx)                                      \
+    {                                                                                       \
+        const draw *d = ctx;                                                                \
+        LOOP_##sample(T, S)                                                                 \
     }
 #define NO_LOOP(sample, form, T, S)
 #define MT_RANDOM(kind, op, sample, form, dtypes) MT_EW_DTYPES_##dtypes(LOOP, NO_LOOP, sample, form)
