@@ -1,13 +1,14 @@
 /* Backward formulas of the diagonal and rearranging ops (diag_embed, roll, rot90; diagonal,
  * trace and narrow_copy share formulas.c's mt_grad_embed, transpose_/t_ use formulas.c's) and of the index family added beside
  * them: take, index_add, index_copy, index_fill, masked_scatter and scatter_reduce, each as
- * PyTorch's derivatives.yaml writes it.
+ * PyTorch's derivatives.yaml writes it; and _euclidean_dist, cdist's matrix-product path.
  *
  * The composites with no row here (diag, tile, repeat_interleave, the stacks, kron, cross,
- * cdist, take_along_dim ...) record through their parts. */
+ * cdist's other paths, take_along_dim ...) record through their parts. */
 #include <string.h>
 
 #include "autograd/formula_chain.h"
+#include "autograd/formulas.h"
 
 mt_status
 mt_grad_diag_embed(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
@@ -286,6 +287,35 @@ mt_grad_scatter_reduce(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     }
     if (wants(n, 1)) {
         give(&s, gsrc, &gi[1]);
+    }
+    return finish(&s);
+}
+
+// x1 (*, P, M), x2 (*, R, M), res (*, P, R) the distances: with ratio = g / res (0 where res is
+// 0, the subgradient PyTorch takes), dx1 = x1 * rowsum(ratio) - ratio x2 and
+// dx2 = x2 * colsum(ratio) - ratio^T x1
+mt_status
+mt_grad__euclidean_dist(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    mt_tensor *x1 = n->saved[0], *x2 = n->saved[1], *res = n->saved_out[0], *r = NULL;
+    const int64_t last = -1;
+    tmp s = {0};
+    mt_tensor *zero = num(&s, 0.0);
+    mt_tensor *ratio = sel(&s, bin(&s, MT_OP_eq, res, zero), zero, bin(&s, MT_OP_div, g[0], res));
+    mt_tensor *rt = failed(&s, ratio, ratio) ? NULL
+                                             : own(&s, mt_op_transpose(ratio, -2, -1, &r), &r);
+    if (wants(n, 0)) {
+        mt_tensor *rs = failed(&s, ratio, ratio)
+                            ? NULL
+                            : own(&s, mt_op_sum(ratio, 1, &last, true, -1, &r), &r);
+        give(&s, bin(&s, MT_OP_sub, bin(&s, MT_OP_mul, x1, rs), bin(&s, MT_OP_matmul, ratio, x2)),
+             &gi[0]);
+    }
+    if (wants(n, 1)) {
+        mt_tensor *cs = failed(&s, rt, rt) ? NULL
+                                           : own(&s, mt_op_sum(rt, 1, &last, true, -1, &r), &r);
+        give(&s, bin(&s, MT_OP_sub, bin(&s, MT_OP_mul, x2, cs), bin(&s, MT_OP_matmul, rt, x1)),
+             &gi[1]);
     }
     return finish(&s);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu/iter.h"
+#include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/front.h"
 
@@ -40,31 +41,107 @@ is_pow2(int64_t n)
     return (n & (n - 1)) == 0;
 }
 
-// x (m), m a power of two, in place: X[k] = sum_j x[j] exp(-2 pi i j k / m)
-static void
-radix2(cplx *x, int64_t m, const cplx *tw)
+/* The complex product written out: C's operator also handles infinities by a branch to
+ * __muldc3 on every NaN result, which keeps the butterflies from vectorising. */
+static inline cplx
+cmul(cplx a, cplx b)
 {
-    for (int64_t i = 1, j = 0; i < m; i++) { /* bit-reversed order */
+    return CMPLX(creal(a) * creal(b) - cimag(a) * cimag(b),
+                 creal(a) * cimag(b) + cimag(a) * creal(b));
+}
+
+/* Sizes at most this (in elements of all lines together) run their butterfly stages one after
+ * the other (64 KiB of double complex: in L2); larger ones split in two halves first, so each
+ * half's stages stay in cache. */
+#define FFT_LEAF 4096
+
+// x (len, B): B transforms side by side, element j of line b at x[j * B + b]; one butterfly
+// pass of decimation in frequency over each line: the pairs (k, k + len/2),
+// tw[k * step] = exp(-2 pi i k / len)
+static inline void
+dif_pass(cplx *x, int64_t len, int64_t B, const cplx *tw, int64_t step)
+{
+    const int64_t half = len / 2;
+    for (int64_t k = 0; k < half; k++) {
+        const cplx t = tw[k * step];
+        cplx *lo = x + k * B, *hi = x + (k + half) * B;
+        for (int64_t b = 0; b < B; b++) {
+            const cplx u = lo[b], v = hi[b];
+            lo[b] = u + v;
+            hi[b] = cmul(u - v, t);
+        }
+    }
+}
+
+// x (len, B) as dif_pass, in place: the transforms of length len, in bit-reversed order. One
+// function for one line (B the constant 1) and one for several (B = lanes, the lines of a
+// strided dim copied side by side, the butterflies vectorised across them).
+#define DIF(name, B_IS)                                                                  \
+    MT_SIMD_CLONES static void name(cplx *x, int64_t len, int64_t lanes, const cplx *tw, \
+                                    int64_t step)                                        \
+    {                                                                                    \
+        const int64_t B = B_IS;                                                          \
+        (void)lanes;                                                                     \
+        if (len * B > FFT_LEAF) {                                                        \
+            dif_pass(x, len, B, tw, step);                                               \
+            name(x, len / 2, lanes, tw, 2 * step);                                       \
+            name(x + len / 2 * B, len / 2, lanes, tw, 2 * step);                         \
+            return;                                                                      \
+        }                                                                                \
+        for (int64_t size = len, s = step; size >= 2; size >>= 1, s <<= 1) {             \
+            for (int64_t i = 0; i < len; i += size) {                                    \
+                dif_pass(x + i * B, size, B, tw, s);                                     \
+            }                                                                            \
+        }                                                                                \
+    }
+DIF(dif, 1)
+DIF(dif_lines, lanes)
+
+// x (m, B) as dif_pass: each line from bit-reversed order to natural order
+static void
+bitrev(cplx *x, int64_t m, int64_t B)
+{
+    for (int64_t i = 1, j = 0; i < m; i++) {
         int64_t bit = m >> 1;
         for (; j & bit; bit >>= 1) {
             j ^= bit;
         }
         j ^= bit;
-        if (i < j) {
-            cplx t = x[i];
-            x[i] = x[j];
-            x[j] = t;
+        for (int64_t b = 0; b < B && i < j; b++) {
+            const cplx t = x[i * B + b];
+            x[i * B + b] = x[j * B + b];
+            x[j * B + b] = t;
         }
     }
-    for (int64_t len = 2; len <= m; len <<= 1) {
-        const int64_t half = len / 2, step = m / len;
-        for (int64_t i = 0; i < m; i += len) {
-            for (int64_t k = 0; k < half; k++) {
-                cplx u = x[i + k], v = x[i + k + half] * tw[k * step];
-                x[i + k] = u + v;
-                x[i + k + half] = u - v;
-            }
-        }
+}
+
+// x (m), m a power of two, in place: X[k] = sum_j x[j] exp(-2 pi i j k / m)
+static void
+radix2(cplx *x, int64_t m, const cplx *tw)
+{
+    dif(x, m, 1, tw, 1);
+    bitrev(x, m, 1);
+}
+
+// tw (m/2 + 1): tw[k] = exp(-2 pi i k / m); when 8 divides m, sin and cos are computed for the
+// first eighth of the circle only and the rest comes by its symmetries (a quarter of the calls)
+static void
+twiddles(cplx *tw, int64_t m)
+{
+    const bool sym = m % 8 == 0;
+    const int64_t q = m / 4, e = sym ? m / 8 : m / 2;
+    for (int64_t k = 0; k <= e; k++) {
+        const double t = 2.0 * pi * (double)k / (double)m;
+        tw[k] = CMPLX(cos(t), -sin(t));
+    }
+    if (!sym) {
+        return;
+    }
+    for (int64_t k = e + 1; k <= q; k++) { /* t = pi/2 - t': cos t = sin t', sin t = cos t' */
+        tw[k] = CMPLX(-cimag(tw[q - k]), -creal(tw[q - k]));
+    }
+    for (int64_t k = q + 1; k <= m / 2; k++) { /* t = pi - t'': cos t = -cos t'' */
+        tw[k] = CMPLX(-creal(tw[m / 2 - k]), cimag(tw[m / 2 - k]));
     }
 }
 
@@ -90,10 +167,7 @@ fft1d_init(fft1d *f, int64_t n)
     if (f->tw == NULL) {
         goto out_nomem;
     }
-    for (int64_t k = 0; k < m / 2 + 1; k++) {
-        const double t = -2.0 * pi * (double)k / (double)m;
-        f->tw[k] = cos(t) + I * sin(t);
-    }
+    twiddles(f->tw, m);
     if (m == n) {
         return MT_OK;
     }
@@ -135,16 +209,16 @@ fft1d_run(const fft1d *f, cplx *x, cplx *work, bool inverse)
         /* X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]): a convolution, done as
          * a product of transforms; the inverse transform as the conjugate of the forward one */
         for (int64_t k = 0; k < n; k++) {
-            work[k] = x[k] * f->chirp[k];
+            work[k] = cmul(x[k], f->chirp[k]);
         }
         memset(work + n, 0, sizeof(cplx) * (size_t)(m - n));
         radix2(work, m, f->tw);
         for (int64_t k = 0; k < m; k++) {
-            work[k] = conj(work[k] * f->filter[k]);
+            work[k] = conj(cmul(work[k], f->filter[k]));
         }
         radix2(work, m, f->tw);
         for (int64_t k = 0; k < n; k++) {
-            x[k] = f->chirp[k] * conj(work[k]) / (double)m;
+            x[k] = cmul(f->chirp[k], conj(work[k])) / (double)m;
         }
     }
     if (inverse) {
@@ -164,11 +238,85 @@ numel_of(int ndim, const int64_t *sizes)
     return n;
 }
 
-// w (sizes) contiguous, in place: the transform along dim d of every line. For c2r, the lines
-// whose index along dim h is `zero_from` or more are all 0 and stay so (zero_from < 0: none).
+/* The forward transform of n real values, n even, as in pocketfft's real transforms: the n/2
+ * pairs (x[2j], x[2j + 1]) as one complex signal z, its transform Z of length n/2, then
+ * X[k] = E[k] + exp(-2 pi i k / n) O[k] with E[k] = (Z[k] + conj Z[n/2 - k]) / 2 and
+ * O[k] = (Z[k] - conj Z[n/2 - k]) / 2i (the transforms of the even and the odd values). */
+typedef struct rfft1d {
+    fft1d half;
+    cplx *rtw; /* n/2 + 1: exp(-2 pi i k / n) */
+} rfft1d;
+
+static mt_status
+rfft1d_init(rfft1d *r, int64_t n)
+{
+    mt_status st = fft1d_init(&r->half, n / 2);
+    if (st) {
+        return st;
+    }
+    r->rtw = malloc(sizeof(cplx) * (size_t)(n / 2 + 1));
+    if (r->rtw == NULL) {
+        fft1d_free(&r->half);
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
+    }
+    twiddles(r->rtw, n);
+    return MT_OK;
+}
+
+// v (n = 2h) real -> x (kept <= n) the first kept entries of its transform; work (h + the
+// half's m) scratch
+static void
+rfft1d_run(const rfft1d *r, const double *v, cplx *x, int64_t kept, cplx *work)
+{
+    const int64_t h = r->half.n, n = 2 * h;
+    cplx *z = work;
+    for (int64_t j = 0; j < h; j++) {
+        z[j] = CMPLX(v[2 * j], v[2 * j + 1]);
+    }
+    fft1d_run(&r->half, z, work + h, false);
+    for (int64_t k = 0; k <= h && k < kept; k++) {
+        const cplx zk = z[k < h ? k : 0], zc = conj(z[k > 0 ? h - k : 0]); /* mod h */
+        const cplx even = (zk + zc) * 0.5, odd = cmul(zk - zc, CMPLX(0.0, -0.5));
+        x[k] = even + cmul(r->rtw[k], odd);
+    }
+    for (int64_t k = h + 1; k < kept; k++) {
+        x[k] = conj(x[n - k]);
+    }
+}
+
+// w: B neighbouring lines of a power-of-two length n = f->n, element j of line b at
+// w[j * stride + b]; buf (n, B) scratch: the transform of each line, in place. The lines are
+// copied side by side and transformed together.
+static void
+lines_side_by_side(const fft1d *f, cplx *w, int64_t stride, int64_t B, cplx *buf, bool inverse)
+{
+    const int64_t n = f->n;
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(buf + j * B, w + j * stride, sizeof(cplx) * (size_t)B);
+    }
+    for (int64_t i = 0; i < n * B && inverse; i++) {
+        buf[i] = conj(buf[i]);
+    }
+    dif_lines(buf, n, B, f->tw, 1);
+    bitrev(buf, n, B);
+    for (int64_t i = 0; i < n * B && inverse; i++) {
+        buf[i] = conj(buf[i]);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(w + j * stride, buf + j * B, sizeof(cplx) * (size_t)B);
+    }
+}
+
+/* Lines of a strided dim copied together: FFT_BLOCK neighbouring lines read as rows of
+ * FFT_BLOCK elements (whole cache lines), not one element per cache line. */
+#define FFT_BLOCK 8
+
+// w (sizes) contiguous, in place: the transform along dim d of every line. Lines whose index
+// along dim h is `skip_from` or more are skipped (skip_from < 0: none): for c2r they are all 0
+// and stay so.
 static mt_status
 transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int h,
-              int64_t zero_from)
+              int64_t skip_from)
 {
     const int64_t n = sizes[d], numel = numel_of(ndim, sizes);
     if (numel == 0 || n == 1) {
@@ -182,31 +330,54 @@ transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int 
     if (st) {
         return st;
     }
+    const int64_t block = inner > 1 ? FFT_BLOCK : 1;
     int parts = mt_parallel_parts(numel, FFT_GRAIN);
     parts = parts > lines ? (int)lines : parts;
     atomic_bool failed = false;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int part = 0; part < parts; part++) {
-        cplx *line = malloc(sizeof(cplx) * (size_t)(n + f.m));
-        if (line == NULL) {
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(block * n + f.m));
+        if (buf == NULL) {
             atomic_store(&failed, true);
             continue;
         }
         const int64_t l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
-        for (int64_t l = l0; l < l1; l++) {
+        for (int64_t l = l0; l < l1;) {
+            /* lines l .. l + cnt - 1: neighbours in memory (one block of inner), none skipped */
+            int64_t cnt = 0;
+            while (l + cnt < l1 && cnt < block && (cnt == 0 || (l + cnt) % inner != 0)) {
+                const int64_t base = (l + cnt) / inner * n * inner + (l + cnt) % inner;
+                if (skip_from >= 0 && d != h && base / inner_h % sizes[h] >= skip_from) {
+                    break;
+                }
+                cnt++;
+            }
+            if (cnt == 0) {
+                l++;
+                continue;
+            }
             const int64_t base = l / inner * n * inner + l % inner;
-            if (zero_from >= 0 && d != h && base / inner_h % sizes[h] >= zero_from) {
+            if (f.chirp == NULL && cnt > 1) {
+                lines_side_by_side(&f, w + base, inner, cnt, buf, inverse);
+                l += cnt;
                 continue;
             }
             for (int64_t j = 0; j < n; j++) {
-                line[j] = w[base + j * inner];
+                for (int64_t b = 0; b < cnt; b++) {
+                    buf[b * n + j] = w[base + j * inner + b];
+                }
             }
-            fft1d_run(&f, line, line + n, inverse);
+            for (int64_t b = 0; b < cnt; b++) {
+                fft1d_run(&f, buf + b * n, buf + block * n, inverse);
+            }
             for (int64_t j = 0; j < n; j++) {
-                w[base + j * inner] = line[j];
+                for (int64_t b = 0; b < cnt; b++) {
+                    w[base + j * inner + b] = buf[b * n + j];
+                }
             }
+            l += cnt;
         }
-        free(line);
+        free(buf);
     }
     fft1d_free(&f);
     if (atomic_load(&failed)) {
@@ -283,29 +454,43 @@ contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
     }
 }
 
-// self (*) read into w (sizes): element idx of w is self's at idx when idx[h] < keep, else 0
+// self (*) read into w (sizes): element idx of w is self's at idx when idx[h] < keep, else 0;
+// a row along the last dim at a time (idx walks the others)
 static void
 load_signal(const mt_tensor *self, cplx *w, int ndim, const int64_t *sizes, int h, int64_t keep)
 {
     const char *base = mt_tensor_data(self);
     int64_t idx[MT_MAX_DIMS] = {0};
-    const int64_t numel = numel_of(ndim, sizes);
-    for (int64_t i = 0; i < numel; i++, next_index(ndim, sizes, idx)) {
-        w[i] = idx[h] < keep ? load(self, base, offset_of(ndim, idx, self->strides)) : 0;
+    const int last = ndim - 1;
+    const int64_t numel = numel_of(ndim, sizes), run = ndim ? sizes[last] : 1;
+    const int64_t step = ndim ? self->strides[last] : 0;
+    for (int64_t i = 0; i < numel; i += run, next_index(last, sizes, idx)) {
+        const int64_t off = offset_of(last, idx, self->strides);
+        const int64_t n = h == last ? (keep < run ? keep : run) : idx[h] < keep ? run : 0;
+        for (int64_t j = 0; j < n; j++) {
+            w[i + j] = load(self, base, off + j * step);
+        }
+        for (int64_t j = n; j < run; j++) {
+            w[i + j] = 0;
+        }
     }
 }
 
 // out (plan's sizes) = w (wsizes) * scale, out's part of it (r2c onesided keeps the first
-// n/2 + 1 along the halved dim)
+// n/2 + 1 along the halved dim); a row along the last dim at a time
 static void
 store_result(const mt_fft_plan *p, const cplx *w, const int64_t *wsizes, mt_tensor *out)
 {
     int64_t wstrides[MT_MAX_DIMS], idx[MT_MAX_DIMS] = {0};
     contiguous_strides(p->ndim, wsizes, wstrides);
     char *base = mt_tensor_data(out);
-    const int64_t numel = numel_of(p->ndim, p->sizes);
-    for (int64_t i = 0; i < numel; i++, next_index(p->ndim, p->sizes, idx)) {
-        store(p->dt, base, i, w[offset_of(p->ndim, idx, wstrides)] * p->scale);
+    const int last = p->ndim - 1;
+    const int64_t numel = numel_of(p->ndim, p->sizes), run = p->ndim ? p->sizes[last] : 1;
+    for (int64_t i = 0; i < numel; i += run, next_index(last, p->sizes, idx)) {
+        const cplx *row = w + offset_of(last, idx, wstrides);
+        for (int64_t j = 0; j < run; j++) {
+            store(p->dt, base, i + j, row[j] * p->scale);
+        }
     }
 }
 
@@ -318,27 +503,115 @@ alloc_work(int ndim, const int64_t *sizes, mt_status *st)
     return w;
 }
 
-/* The transforms of c2c and r2c: every dim of the plan over w, shaped like self. */
+// v (n) = the float32 or float64 values at base + (off + j * step) elements
+static void
+load_real(mt_dtype dt, const char *base, int64_t off, int64_t step, int64_t n, double *v)
+{
+    if (dt == MT_FLOAT32) {
+        for (int64_t j = 0; j < n; j++) {
+            v[j] = ((const float *)base)[off + j * step];
+        }
+    } else {
+        for (int64_t j = 0; j < n; j++) {
+            v[j] = ((const double *)base)[off + j * step];
+        }
+    }
+}
+
+// self (*) real, n its size along dim h -> w (wsizes: self's, wsizes[h] <= n kept): the
+// transform of every line of self along h, its first wsizes[h] entries, read straight from self
+static mt_status
+real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
+{
+    const int ndim = self->ndim;
+    const int64_t n = self->sizes[h], kept = wsizes[h], numel = numel_of(ndim, self->sizes);
+    if (numel == 0) {
+        return MT_OK;
+    }
+    const int64_t inner = numel_of(ndim - h - 1, self->sizes + h + 1), lines = numel / n;
+    const bool half = n % 2 == 0;
+    fft1d f = {0};
+    rfft1d rf = {0};
+    mt_status st = half ? rfft1d_init(&rf, n) : fft1d_init(&f, n);
+    if (st) {
+        return st;
+    }
+    const int64_t work = half ? n / 2 + rf.half.m : f.m;
+    const char *base = mt_tensor_data(self);
+    int parts = mt_parallel_parts(numel, FFT_GRAIN);
+    parts = parts > lines ? (int)lines : parts;
+    atomic_bool failed = false;
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int part = 0; part < parts; part++) {
+        cplx *buf = malloc(sizeof(cplx) * (size_t)(n + work) + sizeof(double) * (size_t)n);
+        if (buf == NULL) {
+            atomic_store(&failed, true);
+            continue;
+        }
+        double *v = (double *)(buf + n + work);
+        for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) {
+            int64_t rest = l, off = 0; /* self's offset of line l: l unravelled without h */
+            for (int d = ndim - 1; d >= 0; d--) {
+                if (d != h) {
+                    off += rest % self->sizes[d] * self->strides[d];
+                    rest /= self->sizes[d];
+                }
+            }
+            load_real(self->dtype, base, off, self->strides[h], n, v);
+            const int64_t wb = l / inner * kept * inner + l % inner;
+            /* a contiguous line of w takes the result in place */
+            cplx *dst = half && inner == 1 ? w + wb : buf;
+            if (half) {
+                rfft1d_run(&rf, v, dst, kept, buf + n);
+            } else {
+                for (int64_t j = 0; j < n; j++) {
+                    buf[j] = v[j];
+                }
+                fft1d_run(&f, buf, buf + n, false);
+            }
+            for (int64_t j = 0; j < kept && dst == buf; j++) {
+                w[wb + j * inner] = buf[j];
+            }
+        }
+        free(buf);
+    }
+    fft1d_free(half ? &rf.half : &f);
+    free(rf.rtw);
+    if (atomic_load(&failed)) {
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
+    }
+    return MT_OK;
+}
+
+/* The transforms of c2c and r2c: every dim of the plan over w, shaped like self; r2c's last
+ * dim of dim first, read from self as real lines, into w shaped like the result (one-sided:
+ * n/2 + 1 of n kept), and the other dims then only over that. */
 static mt_status
 c2c_or_r2c(mt_args *a, bool inverse)
 {
     const mt_fft_plan *p = &a->plan->fft;
     mt_tensor *self = a->t[0];
     const int h = p->dims[p->ndims - 1];
+    const bool real = !mt_dtype_is_complex(self->dtype) && self->ndim > 0;
+    const int64_t *wsizes = real ? p->sizes : self->sizes;
     mt_status st = mt_tensor_empty(p->ndim, p->sizes, p->dt, MT_DEVICE_CPU, &a->out[0]);
     if (st) {
         return st;
     }
-    cplx *w = alloc_work(self->ndim, self->sizes, &st);
+    cplx *w = alloc_work(self->ndim, wsizes, &st);
     if (w == NULL) {
         goto out_clear;
     }
-    load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
-    for (int k = 0; k < p->ndims && st == MT_OK; k++) {
-        st = transform_dim(w, self->ndim, self->sizes, p->dims[k], inverse, h, -1);
+    if (real) {
+        st = real_lines(self, w, wsizes, h);
+    } else {
+        load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
+    }
+    for (int k = 0; k < p->ndims - (real ? 1 : 0) && st == MT_OK; k++) {
+        st = transform_dim(w, self->ndim, wsizes, p->dims[k], inverse, h, -1);
     }
     if (st == MT_OK) {
-        store_result(p, w, self->sizes, a->out[0]);
+        store_result(p, w, wsizes, a->out[0]);
     }
     free(w);
 out_clear:

@@ -19,11 +19,13 @@ typedef struct reduce_ctx {
     double p; /* the norm's order */
 } reduce_ctx;
 
-// acc (input shape, stride 0 on reduced dims), in; acc += in
-#define SUM_LOOP(name, ACC, T)                                                                 \
+// acc (input shape, stride 0 on reduced dims), in; acc += TERM(x) for each x of in (read as
+// ACC; p is a norm's order): the sum's and the norms' loops
+#define TERM_SUM_LOOP(name, ACC, T, TERM)                                                      \
     MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                          \
-        (void)ctx;                                                                             \
+        const double p = ctx ? ((const reduce_ctx *)ctx)->p : 0;                               \
+        (void)p;                                                                               \
         if (strides[0] == 0 && strides[1] == sizeof(T)) {                                      \
             /* simd reduction: the compiler keeps one partial sum per lane (a   \
              * single accumulator would be a serial chain of adds). */              \
@@ -31,7 +33,8 @@ typedef struct reduce_ctx {
             ACC s = 0;                                                                         \
             _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++)               \
             {                                                                                  \
-                s += (ACC)MT_LOAD(T, xs + i);                                                  \
+                const ACC x = (ACC)MT_LOAD(T, xs + i);                                         \
+                s += (TERM);                                                                   \
             }                                                                                  \
             *(ACC *)data[0] += s;                                                              \
             return;                                                                            \
@@ -39,7 +42,8 @@ typedef struct reduce_ctx {
         if (strides[0] == 0) {                                                                 \
             ACC s = 0;                                                                         \
             for (int64_t i = 0; i < n; i++) {                                                  \
-                s += (ACC)MT_GET(T, 1, i);                                                     \
+                const ACC x = (ACC)MT_GET(T, 1, i);                                            \
+                s += (TERM);                                                                   \
             }                                                                                  \
             *(ACC *)data[0] += s;                                                              \
             return;                                                                            \
@@ -49,14 +53,17 @@ typedef struct reduce_ctx {
             ACC *restrict acc = (ACC *)data[0];                                                \
             const T *restrict xs = (const T *)data[1];                                         \
             for (int64_t i = 0; i < n; i++) {                                                  \
-                acc[i] += (ACC)MT_LOAD(T, xs + i);                                             \
+                const ACC x = (ACC)MT_LOAD(T, xs + i);                                         \
+                acc[i] += (TERM);                                                              \
             }                                                                                  \
             return;                                                                            \
         }                                                                                      \
         for (int64_t i = 0; i < n; i++) {                                                      \
-            MT_AT(ACC, 0, i) += (ACC)MT_GET(T, 1, i);                                          \
+            const ACC x = (ACC)MT_GET(T, 1, i);                                                \
+            MT_AT(ACC, 0, i) += (TERM);                                                        \
         }                                                                                      \
     }
+#define SUM_LOOP(name, ACC, T) TERM_SUM_LOOP(name, ACC, T, x)
 SUM_LOOP(sum_b8, int64_t, bool)
 SUM_LOOP(sum_i32, int64_t, int32_t)
 SUM_LOOP(sum_i64, int64_t, int64_t)
@@ -84,6 +91,53 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
             MT_AT(ACC, 0, i) = (COMBINE);                                       \
         }                                                                       \
     }
+/* The lanes of a contiguous run reduced into one value: REDUCE_LANES partial results, so the
+ * combines of a block are independent and vectorise (one running value is a serial chain). */
+#define REDUCE_LANES 16
+/* max and min of floats (BETTER(x, acc): x replaces acc), a NaN winning. A contiguous run into one
+ * value goes by lanes that start from acc (the combine is idempotent), ignoring NaN, with a
+ * probe summing x * 0 that turns NaN on a NaN or infinity; then the run is rescanned serially. */
+#define EXTREMUM_LOOP(name, T, BETTER)                                                         \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        T *accp = (T *)data[0];                                                                \
+        if (strides[0] == 0 && strides[1] == sizeof(T) && n >= REDUCE_LANES) {                 \
+            const T *xs = (const T *)data[1];                                                  \
+            T lane[REDUCE_LANES], probe[REDUCE_LANES] = {0}, acc = *accp;                      \
+            for (int l = 0; l < REDUCE_LANES; l++) {                                           \
+                lane[l] = acc;                                                                 \
+            }                                                                                  \
+            int64_t i = 0;                                                                     \
+            for (; i + REDUCE_LANES <= n; i += REDUCE_LANES) {                                 \
+                _Pragma("omp simd") for (int l = 0; l < REDUCE_LANES; l++)                     \
+                {                                                                              \
+                    const T x = xs[i + l];                                                     \
+                    lane[l] = BETTER(x, lane[l]) ? x : lane[l];                                \
+                    probe[l] += x * 0;                                                         \
+                }                                                                              \
+            }                                                                                  \
+            T any_probe = 0;                                                                   \
+            for (int l = 0; l < REDUCE_LANES; l++) {                                           \
+                acc = BETTER(lane[l], acc) ? lane[l] : acc;                                    \
+                any_probe += probe[l];                                                         \
+            }                                                                                  \
+            if (any_probe == 0) {                                                              \
+                for (; i < n; i++) {                                                           \
+                    acc = (BETTER(xs[i], acc) || xs[i] != xs[i]) ? xs[i] : acc;                \
+                }                                                                              \
+                *accp = acc;                                                                   \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            T *a = (T *)(data[0] + i * strides[0]);                                            \
+            const T x = MT_GET(T, 1, i);                                                       \
+            *a = (BETTER(x, *a) || x != x) ? x : *a;                                           \
+        }                                                                                      \
+    }
+#define GREATER(x, y) ((x) > (y))
+#define LESS(x, y) ((x) < (y))
 /* Every dtype, accumulating in ACC_INT for bool and integers and ACC_FLOAT for floats. */
 #define REDUCE_LOOPS(op, ACC_INT, ACC_FLOAT, COMBINE)                                           \
     REDUCE_LOOP(op##_b8, ACC_INT, bool, COMBINE)                                                \
@@ -95,18 +149,21 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
                                                          op##_f64};
 /* The same over the input's own type: max and min keep the dtype. A NaN, once met, stays
  * (x != x is true only for NaN; acc > NaN is false). */
-#define EXTREMUM_LOOPS(op, BETTER)                                                              \
+#define EXTREMUM_LOOPS(op, BETTER, FLOAT_BETTER)                                                \
     REDUCE_LOOP(op##_b8, bool, bool, (BETTER) ? x : acc)                                        \
     REDUCE_LOOP(op##_i32, int32_t, int32_t, (BETTER) ? x : acc)                                 \
     REDUCE_LOOP(op##_i64, int64_t, int64_t, (BETTER) ? x : acc)                                 \
-    REDUCE_LOOP(op##_f32, float, float, (BETTER) || x != x ? x : acc)                           \
-    REDUCE_LOOP(op##_f64, double, double, (BETTER) || x != x ? x : acc)                         \
+    EXTREMUM_LOOP(op##_f32, float, FLOAT_BETTER)                                                \
+    EXTREMUM_LOOP(op##_f64, double, FLOAT_BETTER)                                               \
     static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                          op##_f64};
-/* Norms: floats only, accumulating in double. */
+/* Norms: floats only, accumulating in double: sums of a term, or (inf, -inf) an extremum. */
 #define NORM_LOOPS(op, COMBINE)                   \
     REDUCE_LOOP(op##_f32, double, float, COMBINE) \
     REDUCE_LOOP(op##_f64, double, double, COMBINE)
+#define NORM_SUM_LOOPS(op, TERM)                 \
+    TERM_SUM_LOOP(op##_f32, double, float, TERM) \
+    TERM_SUM_LOOP(op##_f64, double, double, TERM)
 
 /* prod: complex products accumulate in complex128, as core/math.h's PyTorch-valued product */
 REDUCE_LOOP(prod_b8, int64_t, bool, acc *x)
@@ -125,12 +182,12 @@ static const mt_loop_fn prod_loops[MT_NUM_DTYPES] = {prod_b8,
                                                      [MT_COMPLEX128] = prod_c128};
 REDUCE_LOOPS(all, bool, bool, acc &&x)
 REDUCE_LOOPS(any, bool, bool, acc || x)
-EXTREMUM_LOOPS(amax, x > acc)
-EXTREMUM_LOOPS(amin, x < acc)
-NORM_LOOPS(norm0, acc + (x != 0))
-NORM_LOOPS(norm1, acc + fabs(x))
-NORM_LOOPS(norm2, acc + x * x)
-NORM_LOOPS(normp, acc + pow(fabs(x), p))
+EXTREMUM_LOOPS(amax, x > acc, GREATER)
+EXTREMUM_LOOPS(amin, x < acc, LESS)
+NORM_SUM_LOOPS(norm0, (double)(x != 0))
+NORM_SUM_LOOPS(norm1, fabs(x))
+NORM_SUM_LOOPS(norm2, x *x)
+NORM_SUM_LOOPS(normp, pow(fabs(x), p))
 NORM_LOOPS(norminf, fabs(x) > acc || x != x ? fabs(x) : acc)
 NORM_LOOPS(normninf, fabs(x) < acc || x != x ? fabs(x) : acc)
 
@@ -374,14 +431,27 @@ mt_cpu_norm(mt_args *a)
 /* ---- two-pass reductions: var and std about the mean, logsumexp about the max ---- */
 
 // acc (stride 0 on reduced dims), x, c (a float64 centre, broadcast like acc); acc += (x - c)^2
-#define DEVIATION_LOOP(name, T)                                                 \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
-    {                                                                           \
-        (void)ctx;                                                              \
-        for (int64_t i = 0; i < n; i++) {                                       \
-            const double d = (double)MT_AT(T, 1, i) - MT_AT(double, 2, i);      \
-            MT_AT(double, 0, i) += d * d;                                       \
-        }                                                                       \
+#define DEVIATION_LOOP(name, T)                                                                \
+    MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
+    {                                                                                          \
+        (void)ctx;                                                                             \
+        if (strides[0] == 0 && strides[1] == sizeof(T) && strides[2] == 0) {                   \
+            /* a contiguous run about one centre: a vectorised sum */                          \
+            const T *xs = (const T *)data[1];                                                  \
+            const double c = *(const double *)data[2];                                         \
+            double s = 0;                                                                      \
+            _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++)               \
+            {                                                                                  \
+                const double d = (double)xs[i] - c;                                            \
+                s += d * d;                                                                    \
+            }                                                                                  \
+            *(double *)data[0] += s;                                                           \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const double d = (double)MT_AT(T, 1, i) - MT_AT(double, 2, i);                     \
+            MT_AT(double, 0, i) += d * d;                                                      \
+        }                                                                                      \
     }
 // acc, x, c as above; acc += exp(x - c)
 #define EXP_SUM_LOOP(name, T)                                                         \

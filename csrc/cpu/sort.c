@@ -14,9 +14,15 @@
 #include "ops/arg_checks.h"
 
 /* Strictly before: ascending a < b, descending a > b, with NaN as the largest value. Ties are
- * never "before", which keeps the merge stable. */
-#define BEFORE(a, b, desc) \
-    ((desc) ? ((a) > (b) || ((a) != (a) && (b) == (b))) : ((a) < (b) || ((a) == (a) && (b) != (b))))
+ * never "before", which keeps the merge stable. `|` and `&`, not `||` and `&&`: the tests are
+ * then selects, not branches the data decide at random. */
+#define BEFORE(a, b, desc)                                  \
+    ((desc) ? (((a) > (b)) | (((a) != (a)) & ((b) == (b)))) \
+            : (((a) < (b)) | (((a) == (a)) & ((b) != (b)))))
+
+/* Rows are first sorted in runs of this many by insertion, which beats the merge's first
+ * levels on so few elements. */
+#define SORT_RUN 16
 
 /* x (outer, n, inner); values, indices (outer, k, inner): the first k of each row along n once
  * sorted, and their positions in the row. values may be NULL. key/tk and idx/ti are scratch
@@ -36,16 +42,35 @@
                     key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                            \
                     id[j] = j;                                                                   \
                 }                                                                                \
-                /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid) */ \
-                for (int64_t w = 1; w < n; w *= 2) {                                             \
+                /* runs of SORT_RUN by insertion (stable: only a strictly-before element \
+                 * moves past another) */       \
+                for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                                   \
+                    const int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                    \
+                    for (int64_t j = lo + 1; j < hi; j++) {                                      \
+                        const T kv = key[j];                                                     \
+                        const int64_t iv = id[j];                                                \
+                        int64_t p = j;                                                           \
+                        for (; p > lo && BEFORE(kv, key[p - 1], desc); p--) {                    \
+                            key[p] = key[p - 1];                                                 \
+                            id[p] = id[p - 1];                                                   \
+                        }                                                                        \
+                        key[p] = kv;                                                             \
+                        id[p] = iv;                                                              \
+                    }                                                                            \
+                }                                                                                \
+                /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid), \
+                 * each step a select rather than a branch (which way it goes is random) */ \
+                for (int64_t w = SORT_RUN; w < n; w *= 2) {                                      \
                     for (int64_t lo = 0; lo < n; lo += 2 * w) {                                  \
                         int64_t mid = lo + w < n ? lo + w : n;                                   \
                         int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                            \
                         int64_t a = lo, b = mid, t = lo;                                         \
                         while (a < mid && b < hi) {                                              \
-                            int64_t from = BEFORE(key[b], key[a], desc) ? b++ : a++;             \
-                            tk[t] = key[from];                                                   \
-                            tid[t++] = id[from];                                                 \
+                            const bool take_b = BEFORE(key[b], key[a], desc);                    \
+                            tk[t] = take_b ? key[b] : key[a];                                    \
+                            tid[t++] = take_b ? id[b] : id[a];                                   \
+                            b += take_b;                                                         \
+                            a += !take_b;                                                        \
                         }                                                                        \
                         for (; a < mid; a++, t++) {                                              \
                             tk[t] = key[a];                                                      \

@@ -146,13 +146,17 @@ DROPOUT(feature_alpha_dropout, true, true)
 mt_status
 mt_composite_mse_loss(mt_args *a)
 {
-    mt_tensor *d = NULL, *sq = NULL;
+    mt_tensor *d = NULL;
     mt_status st = mt_op_sub(a->t[0], a->t[1], mt_scalar_int(1), &d);
-    if (st == MT_OK && (st = mt_op_mul(d, d, &sq)) == MT_OK) {
-        st = mt_loss_finish(sq, NULL, a->i[0], &a->out[0]);
+    if (st) {
+        return st;
     }
-    mt_tensor_clear(&d);
-    return st;
+    /* squared in place: the difference is this call's own (the node is MseLossBackward0) */
+    if ((st = mt_op_mul_(d, d, NULL))) {
+        mt_tensor_release(d);
+        return st;
+    }
+    return mt_loss_finish(d, NULL, a->i[0], &a->out[0]);
 }
 
 // self, target (broadcast together); out = |self - target|, reduced

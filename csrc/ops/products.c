@@ -5,12 +5,14 @@
  * product, which fails where its mul laid the product out transposed; this one does not), tensordot a permute and an
  * mm, cross three differences of products of selects; cdist is the p-norm of the pairwise
  * differences (PyTorch's own kernel; the norm of the differences gives its values and, for
- * every p, its gradients). */
+ * every p, its gradients), or for p = 2 with more than 25 rows (PyTorch's rule) one matrix
+ * product, _euclidean_dist, which has its own gradient (EuclideanDistBackward0). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/kernels.h"
+#include "ops/op_chain.h"
 #include "ops/ops.h"
 
 // self (a1, ..., ak), other (b1, ..., bk) (the shorter padded with leading 1s) ->
@@ -261,6 +263,78 @@ check_cdist_input(const mt_tensor *x, const char *name)
     return MT_OK;
 }
 
+// x1 (*, P, M), x2 (*, R, M), M > 0 -> out (*, P, R): the distance of every row of x1 to every
+// row of x2 through one matrix product, sqrt(max(|x1_i|^2 + |x2_j|^2 - 2 x1_i . x2_j, 0))
+mt_status
+mt_composite__euclidean_dist(mt_args *a)
+{
+    mt_tensor *x1 = a->t[0], *x2 = a->t[1], *r = NULL;
+    const int64_t last = -1;
+    tmp s = {0};
+    mt_tensor *n1 = bin(&s, MT_OP_mul, x1, x1), *n2 = bin(&s, MT_OP_mul, x2, x2);
+    n1 = failed(&s, n1, n1) ? NULL : own(&s, mt_op_sum(n1, 1, &last, true, -1, &r), &r);
+    n2 = failed(&s, n2, n2) ? NULL : own(&s, mt_op_sum(n2, 1, &last, true, -1, &r), &r);
+    mt_tensor *n2t = failed(&s, n2, n2) ? NULL : own(&s, mt_op_transpose(n2, -2, -1, &r), &r);
+    mt_tensor *x2t = failed(&s, x2, x2) ? NULL : own(&s, mt_op_transpose(x2, -2, -1, &r), &r);
+    mt_tensor *dot = bin(&s, MT_OP_matmul, x1, x2t), *sq = bin(&s, MT_OP_add, n1, n2t);
+    mt_tensor *d2 = failed(&s, sq, dot) ? NULL
+                                        : own(&s, mt_op_sub(sq, dot, mt_scalar_int(2), &r), &r);
+    if (!failed(&s, d2, d2)) {
+        /* d2 is this call's own: rounding may leave it below 0, so clamp it there, in place */
+        s.st = mt_op_clamp_min_(d2, mt_scalar_int(0), NULL);
+    }
+    if (!failed(&s, d2, d2)) {
+        s.st = mt_op_sqrt_(d2, NULL);
+    }
+    give(&s, d2, &a->out[0]);
+    return finish(&s);
+}
+
+/* cdist's p = 2 path (PyTorch's cdist_impl): the batch dims of x1 (B1.., P, M) and
+ * x2 (B2.., R, M) broadcast and flattened to one, _euclidean_dist, the result viewed as
+ * (B.., P, R). */
+static mt_status
+euclidean_dist_batched(mt_tensor *x1, mt_tensor *x2, mt_tensor **out)
+{
+    const int nb1 = x1->ndim - 2, nb2 = x2->ndim - 2, nb = nb1 > nb2 ? nb1 : nb2;
+    int64_t e1[MT_MAX_DIMS], e2[MT_MAX_DIMS], shape[MT_MAX_DIMS], batch = 1;
+    for (int d = 0; d < nb; d++) {
+        const int64_t b1 = d - (nb - nb1) >= 0 ? x1->sizes[d - (nb - nb1)] : 1;
+        const int64_t b2 = d - (nb - nb2) >= 0 ? x2->sizes[d - (nb - nb2)] : 1;
+        if (b1 != b2 && b1 != 1 && b2 != 1) {
+            return mt_fail(MT_ERUNTIME,
+                           "The size of tensor a (%" PRId64 ") must match the size of tensor b "
+                           "(%" PRId64 ") at non-singleton dimension %d",
+                           b1, b2, d);
+        }
+        e1[d] = e2[d] = shape[d] = b1 == 1 ? b2 : b1;
+        batch *= shape[d];
+    }
+    const int64_t p1 = x1->sizes[nb1], p2 = x2->sizes[nb2], m = x1->sizes[nb1 + 1];
+    e1[nb] = p1;
+    e2[nb] = p2;
+    e1[nb + 1] = e2[nb + 1] = m;
+    shape[nb] = p1;
+    shape[nb + 1] = p2;
+    mt_tensor *r = NULL;
+    tmp s = {0};
+    mt_tensor *dist;
+    if (batch == 1) {
+        dist = bin(&s, MT_OP__euclidean_dist, x1, x2);
+    } else {
+        const int64_t v1[3] = {batch, p1, m}, v2[3] = {batch, p2, m};
+        mt_tensor *a1 = own(&s, mt_op_expand(x1, nb + 2, e1, &r), &r);
+        mt_tensor *a2 = own(&s, mt_op_expand(x2, nb + 2, e2, &r), &r);
+        a1 = failed(&s, a1, a2) ? NULL : own(&s, mt_op_reshape(a1, 3, v1, &r), &r);
+        a2 = failed(&s, a2, a2) ? NULL : own(&s, mt_op_reshape(a2, 3, v2, &r), &r);
+        dist = bin(&s, MT_OP__euclidean_dist, a1, a2);
+    }
+    if (!failed(&s, dist, dist)) {
+        give(&s, own(&s, mt_op_view(dist, nb + 2, shape, &r), &r), out);
+    }
+    return finish(&s);
+}
+
 // x1 (B.., P, M), x2 (B.., R, M) -> out (B.., P, R): the p-norm distance of every row of x1 to
 // every row of x2, the batch dims broadcast; as the norm of x1 (B.., P, 1, M) - x2 (B.., 1, R, M)
 mt_status
@@ -285,6 +359,13 @@ mt_composite_cdist(mt_args *a)
     }
     if (!(p >= 0)) { /* NaN too */
         return mt_fail(MT_ERUNTIME, "cdist only supports non-negative p values");
+    }
+    /* PyTorch's choice (compute_mode None: 0, use_mm: 1, donot_use_mm: 2), empty inputs aside */
+    const int64_t r1 = x1->sizes[x1->ndim - 2], r2 = x2->sizes[x2->ndim - 2];
+    const int64_t mode = a->i_none & 1 ? 0 : a->i[0];
+    if (p == 2 && mt_tensor_numel(x1) > 0 && mt_tensor_numel(x2) > 0 &&
+        (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)))) {
+        return euclidean_dist_batched(x1, x2, &a->out[0]);
     }
     if ((st = mt_op_unsqueeze(x1, -2, &u1)) == MT_OK &&
         (st = mt_op_unsqueeze(x2, -3, &u2)) == MT_OK &&

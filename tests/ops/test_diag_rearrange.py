@@ -453,6 +453,37 @@ def test_cdist(p, s1, s2):
     check(lambda m, x, y: m.cdist(x, y, p, "donot_use_mm_for_euclid_dist"), ref, [a, b])
 
 
+def cdist_ref(x, y):
+    return np.sqrt(((x[..., :, None, :] - y[..., None, :, :]) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("s1,s2,mode", [((30, 4), (27, 4), "use_mm_for_euclid_dist_if_necessary"),
+                                        ((2, 1, 31, 3), (3, 26, 3), "use_mm_for_euclid_dist_if_necessary"),
+                                        ((5, 3), (4, 3), "use_mm_for_euclid_dist")])
+def test_cdist_matrix_product_path(s1, s2, mode):
+    """p = 2 with more than 25 rows (or use_mm): PyTorch's one matrix product, _euclidean_dist,
+    values against NumPy and gradients against finite differences and PyTorch, batch dims
+    broadcast."""
+    a, b = rand(*s1), rand(*s2)
+    check(lambda m, x, y: m.cdist(x, y, 2.0, mode), cdist_ref, [a, b], layout="transposed", atol=1e-9)
+    check_grad(lambda m, x, y: m.cdist(x, y, 2.0, mode), [a, b])
+    same_as_torch(lambda m, x, y: m.cdist(x, y, 2.0, mode), [a.astype(np.float32), b.astype(np.float32)],
+                  atol=2e-5, rtol=1e-4)
+
+
+def test_euclidean_dist_zero_distance_gradient():
+    """Equal rows (integer-valued, so their distance is exactly 0): the gradient there is the
+    subgradient 0, as PyTorch's EuclideanDistBackward0 gives, not NaN."""
+    x = np.random.default_rng(3).integers(-3, 4, (30, 3)).astype(np.float64)
+    x[5] = x[2]
+    same_as_torch(lambda m, t: m.cdist(t, t), [x])
+    same_as_torch(lambda m, t, u: (m._C if m is minitorch else m)._euclidean_dist(t, u), [x, x[:7]])
+    out = minitorch._C._euclidean_dist(minitorch.tensor(x), minitorch.tensor(x))
+    assert np.all(as_numpy(out).diagonal() == 0)
+    x1 = minitorch.tensor(x, requires_grad=True)
+    assert type(minitorch.cdist(x1, x1).grad_fn.next_functions[0][0]).__name__ == "EuclideanDistBackward0"
+
+
 def test_cdist_errors():
     same_error(lambda m, x: m.cdist(x, x), rand(3))
     same_error(lambda m, x, y: m.cdist(x, y), rand(2, 3), rand(2, 4))
