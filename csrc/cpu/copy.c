@@ -176,10 +176,18 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return MT_OK;
 }
 
+// out (any shape) = v; a contiguous run is a loop the compiler vectorises
 #define FILL_LOOP(E, T, S)                                                          \
     static void fill_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                               \
         T v = *(const T *)ctx;                                                      \
+        if (strides[0] == sizeof(T)) {                                              \
+            T *o = (T *)data[0];                                                    \
+            for (int64_t i = 0; i < n; i++) {                                       \
+                o[i] = v;                                                           \
+            }                                                                       \
+            return;                                                                 \
+        }                                                                           \
         for (int64_t i = 0; i < n; i++) {                                           \
             MT_AT(T, 0, i) = v;                                                     \
         }                                                                           \

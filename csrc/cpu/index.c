@@ -28,32 +28,74 @@ typedef struct move_ctx {
 } move_ctx;
 
 // dst[i] = *(src_i + pos[i] * step): the source is indexed. One position for the whole run (a
-// row of t[idx]) is a plain strided copy, which the compiler vectorises.
-#define TAKE_LOOP(name, T)                                                                       \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                  \
-    {                                                                                            \
-        const int64_t step = ((const move_ctx *)ctx)->step;                                      \
-        if (strides[2] == 0) {                                                                   \
-            const char *src = data[1] + *(const int64_t *)data[2] * step;                        \
-            for (int64_t i = 0; i < n; i++) {                                                    \
-                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                               \
-            }                                                                                    \
-            return;                                                                              \
-        }                                                                                        \
-        for (int64_t i = 0; i < n; i++) {                                                        \
-            MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step); \
-        }                                                                                        \
+// row of t[idx]) is a plain copy, a memcpy when both sides are contiguous (dst is a new tensor,
+// so it cannot overlap src); a gather along the run reads one position per element.
+#define TAKE_LOOP(name, T)                                                                        \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                   \
+    {                                                                                             \
+        const int64_t step = ((const move_ctx *)ctx)->step;                                       \
+        if (strides[2] == 0) {                                                                    \
+            const char *src = data[1] + *(const int64_t *)data[2] * step;                         \
+            if (strides[0] == sizeof(T) && strides[1] == sizeof(T)) {                             \
+                if (_Generic((T)0, bool: false, default: true)) { /* a bool byte is normalised */ \
+                    memcpy(data[0], src, (size_t)n * sizeof(T));                                  \
+                    return;                                                                       \
+                }                                                                                 \
+                for (int64_t i = 0; i < n; i++) {                                                 \
+                    MT_AT(T, 0, i) = MT_LOAD(T, src + i * sizeof(T));                             \
+                }                                                                                 \
+                return;                                                                           \
+            }                                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                                \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        if (strides[0] == sizeof(T) && strides[1] == 0 && strides[2] == sizeof(int64_t)) {        \
+            T *restrict o = (T *)data[0];                                                         \
+            const int64_t *restrict pos = (const int64_t *)data[2];                               \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                o[i] = MT_LOAD(T, data[1] + pos[i] * step);                                       \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                         \
+            MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step);  \
+        }                                                                                         \
     }
-// *(dst_i + pos[i] * step) = src[i] (or += when accumulating): the destination is indexed
-#define PUT_LOOP(name, T, EXPR)                                                   \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)   \
-    {                                                                             \
-        const int64_t step = ((const move_ctx *)ctx)->step;                       \
-        for (int64_t i = 0; i < n; i++) {                                         \
-            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step); \
-            const T v = MT_GET(T, 1, i);                                          \
-            *p = (EXPR);                                                          \
-        }                                                                         \
+// *(dst_i + pos[i] * step) = src[i] (or EXPR of the old value p and v = src[i] when accumulating): the destination is
+// indexed. One position for the whole run (a row of index_put_ or index_add_) is read once, and
+// a contiguous run is a loop the compiler vectorises (values sharing dst's memory were copied
+// before: ops/index_plan.c); a scatter along the run reads one position per element.
+#define PUT_LOOP(name, T, EXPR)                                                            \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)            \
+    {                                                                                      \
+        const int64_t step = ((const move_ctx *)ctx)->step;                                \
+        if (strides[2] == 0 && strides[0] == sizeof(T) && strides[1] == sizeof(T)) {       \
+            T *restrict o = (T *)(data[0] + *(const int64_t *)data[2] * step);             \
+            const T *restrict x = (const T *)data[1];                                      \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T *p = o + i;                                                              \
+                const T v = MT_LOAD(T, x + i);                                             \
+                *p = (EXPR);                                                               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        if (strides[0] == 0 && strides[1] == sizeof(T) && strides[2] == sizeof(int64_t)) { \
+            const T *x = (const T *)data[1];                                               \
+            const int64_t *pos = (const int64_t *)data[2];                                 \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T *p = (T *)(data[0] + pos[i] * step);                                     \
+                const T v = MT_LOAD(T, x + i);                                             \
+                *p = (EXPR);                                                               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step);          \
+            const T v = MT_GET(T, 1, i);                                                   \
+            *p = (EXPR);                                                                   \
+        }                                                                                  \
     }
 TAKE_LOOP(take_w1, bool)
 TAKE_LOOP(take_w4, uint32_t)
@@ -107,22 +149,35 @@ by_width(const mt_loop_fn *loops, mt_dtype dt)
     return loops[w == 1 ? 0 : w == 4 ? 1 : w == 8 ? 2 : 3];
 }
 
-/* One iterator run of loop over (dst, src, pos), each broadcast to shape. */
+/* One iterator run of loop over (dst, src, pos), each broadcast to shape. Parallel writes only
+ * the loops that write each element of dst once (taking): a put may name one element twice. */
 static mt_status
 run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos, mt_loop_fn loop,
-    int64_t step)
+    int64_t step, bool parallel)
 {
     mt_tensor *ops[3] = {dst, src, pos};
     mt_iter it;
     mt_status st = mt_iter_build(&it, ndim, shape, ops, 3);
     if (st == MT_OK) {
         move_ctx c = {step};
-        mt_iter_run(&it, loop, &c);
+        (parallel ? mt_iter_run_parallel : mt_iter_run)(&it, loop, &c);
     }
     return st;
 }
 
 /* ---- shared checks ---- */
+
+/* Whether a value of v (n) lies outside [0, size): its largest value seen unsigned, where a
+ * negative one is larger than any size (a max the compiler vectorises, with no branch). */
+MT_SIMD_CLONES static bool
+any_outside(const int64_t *v, int64_t n, int64_t size)
+{
+    uint64_t top = 0;
+    for (int64_t i = 0; i < n; i++) {
+        top = (uint64_t)v[i] > top ? (uint64_t)v[i] : top;
+    }
+    return n > 0 && top >= (uint64_t)size;
+}
 
 /* The CPU's positions (ops/index_plan.h's mt_index_backend). */
 static mt_status
@@ -136,14 +191,15 @@ positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **
     if (st) {
         return st;
     }
-    const int64_t *v = (const int64_t *)mt_tensor_data(*out);
-    for (int64_t i = 0, n = mt_tensor_numel(*out); i < n; i++) {
-        if (v[i] < 0 || v[i] >= size) {
-            *bad = true;
-            *bad_value = v[i];
-            mt_tensor_clear(out);
-            break;
+    const int64_t *v = (const int64_t *)mt_tensor_data(*out), n = mt_tensor_numel(*out);
+    if (any_outside(v, n, size)) {
+        int64_t i = 0;
+        while (v[i] >= 0 && v[i] < size) {
+            i++;
         }
+        *bad = true;
+        *bad_value = v[i];
+        mt_tensor_clear(out);
     }
     return MT_OK;
 }
@@ -218,7 +274,7 @@ run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tens
     mt_loop_fn loop = mode == MT_INDEX_TAKE  ? by_width(take_loops, dst->dtype)
                       : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
                                              : reducing[mode][dst->dtype];
-    return run(ndim, shape, dst, src, pos, loop, step);
+    return run(ndim, shape, dst, src, pos, loop, step, mode == MT_INDEX_TAKE);
 }
 
 static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};
