@@ -2,12 +2,15 @@
  * forms). Views (narrow, split, ...) live in csrc/ops/, since they move nothing.
  *
  * cat copies each input into its slice of the result with mt_cpu_copy_into, so any strides and
- * any mix of dtypes work; flip gathers with negative strides, which no tensor may hold. */
+ * any mix of dtypes work; flip copies rows with negative strides, which no tensor may hold, on
+ * the thread pool. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "core/math.h"
 #include "cpu/copy.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
 #include "ops/front.h"
@@ -18,29 +21,87 @@ mt_cpu_cat(mt_args *a)
     return mt_cat_with(a, mt_cpu_copy_into);
 }
 
-/* Copies the elements of a strided block (byte strides, which may be negative) to dst in
- * row-major order; ndim may be 0 (one element). */
+/* One row of a strided block: o[i] = src[i * step] for i < n, step in bytes (negative when the
+ * row is flipped). A row kept in order or reversed is a loop the compiler vectorises; a bool
+ * byte is normalised as it is read (core/math.h), so one loop serves every dtype of a width. */
+#define ROW_LOOP(name, T)                                                 \
+    static void name(char *dst, const char *src, int64_t n, int64_t step) \
+    {                                                                     \
+        T *restrict o = (T *)dst;                                         \
+        const T *restrict x = (const T *)src;                             \
+        if (step == -(int64_t)sizeof(T)) {                                \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, x - i);                                 \
+            }                                                             \
+        } else if (step == (int64_t)sizeof(T)) {                          \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, x + i);                                 \
+            }                                                             \
+        } else {                                                          \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, src + i * step);                        \
+            }                                                             \
+        }                                                                 \
+    }
+ROW_LOOP(row_w1, bool)
+ROW_LOOP(row_w4, uint32_t)
+ROW_LOOP(row_w8, uint64_t)
+ROW_LOOP(row_w16, double _Complex)
+
+typedef void (*row_fn)(char *dst, const char *src, int64_t n, int64_t step);
+
+/* A strided block: sizes and byte strides (which may be negative), outermost first, the last
+ * dim the rows. */
+typedef struct block {
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+} block;
+
+/* Drops the size-1 dims of b and merges each dim into the next where one walk covers both (also
+ * when both run backwards), so that rows are as long as the layout allows. */
 static void
-gather(char *dst, const char *src, int ndim, const int64_t *sizes, const int64_t *strides,
-       size_t esize)
+coalesce(block *b)
 {
-    int64_t idx[MT_MAX_DIMS] = {0};
-    int64_t inner = ndim ? sizes[ndim - 1] : 1, step = ndim ? strides[ndim - 1] : 0;
-    int64_t rows = mt_numel(ndim, sizes) / inner;
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t i = 0; i < inner; i++, dst += esize) {
-            if (esize == 1) { /* a bool: normalised as it is read (core/math.h) */
-                *dst = (char)mt_load_b8(src + i * step);
-            } else {
-                memcpy(dst, src + i * step, esize);
-            }
+    int n = 0;
+    for (int d = 0; d < b->ndim; d++) {
+        if (b->sizes[d] == 1) {
+            continue;
         }
-        for (int d = ndim - 2; d >= 0; d--) {
-            src += strides[d];
-            if (++idx[d] < sizes[d]) {
+        if (n > 0 && b->strides[n - 1] == b->strides[d] * b->sizes[d]) {
+            b->sizes[n - 1] *= b->sizes[d];
+            b->strides[n - 1] = b->strides[d];
+            continue;
+        }
+        b->sizes[n] = b->sizes[d];
+        b->strides[n] = b->strides[d];
+        n++;
+    }
+    b->ndim = n;
+}
+
+// rows [r0, r1) of the block b at src (byte strides, rows of b->sizes[ndim - 1]) to dst, the
+// rows' elements of esize bytes in row-major order
+static void
+copy_rows(char *dst, const char *src, const block *b, int64_t r0, int64_t r1, size_t esize)
+{
+    static const row_fn rows[] = {[1] = row_w1, [4] = row_w4, [8] = row_w8, [16] = row_w16};
+    const int last = b->ndim - 1;
+    const int64_t inner = last >= 0 ? b->sizes[last] : 1, step = last >= 0 ? b->strides[last] : 0;
+    int64_t idx[MT_MAX_DIMS] = {0};
+    for (int64_t rest = r0, d = last - 1; d >= 0; d--) { /* row r0's place in the outer dims */
+        idx[d] = rest % b->sizes[d];
+        rest /= b->sizes[d];
+        src += idx[d] * b->strides[d];
+    }
+    dst += r0 * inner * (int64_t)esize;
+    for (int64_t r = r0; r < r1; r++, dst += inner * (int64_t)esize) {
+        rows[esize](dst, src, inner, step);
+        for (int d = last - 1; d >= 0; d--) {
+            src += b->strides[d];
+            if (++idx[d] < b->sizes[d]) {
                 break;
             }
-            src -= strides[d] * sizes[d];
+            src -= b->strides[d] * b->sizes[d];
             idx[d] = 0;
         }
     }
@@ -60,15 +121,24 @@ mt_cpu_flip(mt_args *a)
     if (mt_tensor_numel(out) > 0) {
         size_t esize = mt_dtype_size(self->dtype);
         const char *src = mt_tensor_data(self);
-        int64_t strides[MT_MAX_DIMS];
+        block b = {self->ndim, {0}, {0}};
         for (int d = 0; d < self->ndim; d++) {
-            strides[d] = self->strides[d] * (int64_t)esize;
+            b.sizes[d] = self->sizes[d];
+            b.strides[d] = self->strides[d] * (int64_t)esize;
             if (flip[d]) {
-                src += (self->sizes[d] - 1) * strides[d];
-                strides[d] = -strides[d];
+                src += (self->sizes[d] - 1) * b.strides[d];
+                b.strides[d] = -b.strides[d];
             }
         }
-        gather(mt_tensor_data(out), src, self->ndim, self->sizes, strides, esize);
+        coalesce(&b);
+        const int64_t numel = mt_tensor_numel(out);
+        const int64_t nrows = numel / (b.ndim ? b.sizes[b.ndim - 1] : 1);
+        char *dst = mt_tensor_data(out);
+        const int parts = mt_parallel_parts(numel, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int p = 0; p < parts; p++) {
+            copy_rows(dst, src, &b, nrows * p / parts, nrows * (p + 1) / parts, esize);
+        }
     }
     a->out[0] = out;
     return MT_OK;
