@@ -1,10 +1,12 @@
 /* Shape kernels on the CPU that move elements: cat, flip, tril and triu (and their in-place
- * forms). Views (narrow, split, ...) live in csrc/ops/, since they move nothing.
+ * forms), the reflection and replication pads. Views (narrow, split, ...) live in csrc/ops/,
+ * since they move nothing.
  *
  * cat copies each input into its slice of the result with mt_cpu_copy_into, so any strides and
  * any mix of dtypes work; flip copies rows with negative strides, which no tensor may hold, on
- * the thread pool. */
+ * the thread pool, and so do the pads, through runs of their source positions. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/math.h"
@@ -14,6 +16,7 @@
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
 #include "ops/front.h"
+#include "ops/nn.h"
 
 mt_status
 mt_cpu_cat(mt_args *a)
@@ -203,5 +206,151 @@ mt_cpu_triangle(mt_args *a)
     if (st == MT_OK) {
         zero_triangle(a->out[0], a->i[0], lower);
     }
+    return st;
+}
+
+/* ---- the gathering pads: reflection and replication ---- */
+
+/* Output positions [at, at + len) along the last dim that read input positions from, from + dir,
+ * ... (dir 1 or -1): a pad's middle is one run, a reflected border a reversed one. */
+typedef struct pad_run {
+    int64_t at, from, len, dir;
+} pad_run;
+
+/* The runs of src (n positions), into runs (room for n); returns their number. */
+static int64_t
+runs_of(const int64_t *src, int64_t n, pad_run *runs)
+{
+    int64_t count = 0;
+    for (int64_t j = 0; j < n;) {
+        pad_run r = {j, src[j], 1, j + 1 < n && src[j + 1] == src[j] - 1 ? -1 : 1};
+        while (j + r.len < n && src[j + r.len] == r.from + r.len * r.dir) {
+            r.len++;
+        }
+        runs[count++] = r;
+        j += r.len;
+    }
+    return count;
+}
+
+/* Output rows y[r] (width elements each, r < nrows) of a pad, row r read from the source row at
+ * base + rows[r] (bytes) through the runs of its last dim (elements step bytes apart): a run
+ * forward along a contiguous row is a loop the compiler vectorises. */
+#define PAD_ROWS(name, T)                                                                          \
+    static void name(char *y, const char *base, const int64_t *rows, int64_t nrows, int64_t width, \
+                     const pad_run *runs, int64_t nruns, int64_t step)                             \
+    {                                                                                              \
+        for (int64_t r = 0; r < nrows; r++) {                                                      \
+            T *o = (T *)y + r * width;                                                             \
+            const char *row = base + rows[r];                                                      \
+            for (int64_t k = 0; k < nruns; k++) {                                                  \
+                T *restrict to = o + runs[k].at;                                                   \
+                const char *from = row + runs[k].from * step;                                      \
+                const int64_t len = runs[k].len, by = runs[k].dir * step;                          \
+                if (by == sizeof(T)) {                                                             \
+                    const T *restrict x = (const T *)from;                                         \
+                    for (int64_t i = 0; i < len; i++) {                                            \
+                        to[i] = MT_LOAD(T, x + i);                                                 \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (int64_t i = 0; i < len; i++) {                                                \
+                    to[i] = MT_LOAD(T, from + i * by);                                             \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+PAD_ROWS(pad_rows_w1, bool)
+PAD_ROWS(pad_rows_w4, uint32_t)
+PAD_ROWS(pad_rows_w8, uint64_t)
+PAD_ROWS(pad_rows_w16, double _Complex)
+
+typedef void (*pad_rows_fn)(char *y, const char *base, const int64_t *rows, int64_t nrows,
+                            int64_t width, const pad_run *runs, int64_t nruns, int64_t step);
+
+/* The byte offset in t of position i of its first n dims (t's layout, esize bytes each). */
+static int64_t
+offset_of(const mt_tensor *t, int n, int64_t i, int64_t esize)
+{
+    int64_t off = 0;
+    for (int d = n - 1; d >= 0; d--) {
+        off += (i % t->sizes[d]) * t->strides[d] * esize;
+        i /= t->sizes[d];
+    }
+    return off;
+}
+
+// self (*, [D,] [H,] W), the last npairs dims padded by (front, back), last dim first;
+// out (*, [D',] [H',] W')[..., d, h, w] = self[..., src_d[d], src_h[h], src_w[w]], the source
+// positions mt_pad_source's (ops/pad.c). Each plane (the unpadded dims *) reads its rows at
+// the offsets of (src_d[d], src_h[h]), each row through the runs of src_w; the rows of all
+// planes split over the thread pool.
+mt_status
+mt_cpu_pad_gather(mt_args *a)
+{
+    static const pad_rows_fn row_loops[] = {
+        [1] = pad_rows_w1, [4] = pad_rows_w4, [8] = pad_rows_w8, [16] = pad_rows_w16};
+    const mt_shape_plan *plan = &a->plan->shape;
+    const int64_t *pad = a->l[0].v;
+    mt_tensor *self = a->t[0], *out;
+    const int nd = self->ndim, last = nd - 1, lead = nd - plan->npairs;
+    const int64_t esize = (int64_t)mt_dtype_size(self->dtype), width = plan->sizes[last];
+    mt_status st = mt_tensor_empty(nd, plan->sizes, self->dtype, mt_tensor_device(self), &out);
+    if (st) {
+        return st;
+    }
+    /* the source positions of each padded dim d: src[d], out's sizes[d] of them */
+    int64_t total = 0, per_plane = 1, *src[MT_MAX_DIMS] = {NULL};
+    for (int d = lead; d < nd; d++) {
+        total += plan->sizes[d];
+        per_plane *= d < last ? plan->sizes[d] : 1;
+    }
+    int64_t *table = malloc(sizeof(int64_t) * (size_t)(total + per_plane));
+    pad_run *runs = malloc(sizeof(pad_run) * (size_t)width);
+    if (table == NULL || runs == NULL) {
+        st = mt_fail(MT_ENOMEM, "%s: out of memory", mt_op_names[a->plan->op]);
+        goto out_free;
+    }
+    int64_t at = 0;
+    for (int d = lead; d < nd; d++) {
+        int k = last - d;
+        src[d] = table + at;
+        for (int64_t j = 0; j < plan->sizes[d]; j++) {
+            src[d][j] = mt_pad_source((mt_pad_mode)plan->pad_mode, j, self->sizes[d], pad[2 * k],
+                                      pad[2 * k + 1]);
+        }
+        at += plan->sizes[d];
+    }
+    /* rows[j]: the byte offset in a plane of the source of its output row j */
+    int64_t *rows = table + total;
+    for (int64_t j = 0; j < per_plane; j++) {
+        rows[j] = 0;
+        for (int64_t rest = j, d = last - 1; d >= lead; d--) {
+            rows[j] += src[d][rest % plan->sizes[d]] * self->strides[d] * esize;
+            rest /= plan->sizes[d];
+        }
+    }
+    const int64_t nruns = runs_of(src[last], width, runs), numel = mt_tensor_numel(out);
+    const int64_t nrows = numel / width, step = self->strides[last] * esize;
+    const pad_rows_fn copy = row_loops[esize];
+    const char *x = mt_tensor_data(self);
+    char *y = mt_tensor_data(out);
+    const int parts = mt_parallel_parts(numel, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; p++) {
+        const int64_t r1 = nrows * (p + 1) / parts;
+        for (int64_t r = nrows * p / parts, n; r < r1; r += n) { /* plane by plane */
+            int64_t plane = r / per_plane, j = r % per_plane;
+            n = per_plane - j < r1 - r ? per_plane - j : r1 - r;
+            copy(y + r * width * esize, x + offset_of(self, lead, plane, esize), rows + j, n, width,
+                 runs, nruns, step);
+        }
+    }
+    a->out[0] = out;
+    out = NULL;
+out_free:
+    free(table);
+    free(runs);
+    mt_tensor_clear(&out);
     return st;
 }
