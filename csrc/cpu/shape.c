@@ -82,23 +82,24 @@ coalesce(block *b)
     b->ndim = n;
 }
 
-// rows [r0, r1) of the block b at src (byte strides, rows of b->sizes[ndim - 1]) to dst, the
-// rows' elements of esize bytes in row-major order
+// elements [e0, e1) of the block b at src (byte strides, rows of b->sizes[ndim - 1]) to dst, in
+// row-major order, esize bytes each: a range may start and end inside a row (one long row is
+// split between threads too)
 static void
-copy_rows(char *dst, const char *src, const block *b, int64_t r0, int64_t r1, size_t esize)
+copy_range(char *dst, const char *src, const block *b, int64_t e0, int64_t e1, size_t esize)
 {
     static const row_fn rows[] = {[1] = row_w1, [4] = row_w4, [8] = row_w8, [16] = row_w16};
     const int last = b->ndim - 1;
     const int64_t inner = last >= 0 ? b->sizes[last] : 1, step = last >= 0 ? b->strides[last] : 0;
-    int64_t idx[MT_MAX_DIMS] = {0};
-    for (int64_t rest = r0, d = last - 1; d >= 0; d--) { /* row r0's place in the outer dims */
+    int64_t idx[MT_MAX_DIMS] = {0}, i = e0 % inner; /* e0's place: its row's, and in its row */
+    for (int64_t rest = e0 / inner, d = last - 1; d >= 0; d--) {
         idx[d] = rest % b->sizes[d];
         rest /= b->sizes[d];
         src += idx[d] * b->strides[d];
     }
-    dst += r0 * inner * (int64_t)esize;
-    for (int64_t r = r0; r < r1; r++, dst += inner * (int64_t)esize) {
-        rows[esize](dst, src, inner, step);
+    for (int64_t e = e0, n; e < e1; e += n, i = 0) {
+        n = inner - i < e1 - e ? inner - i : e1 - e;
+        rows[esize](dst + e * (int64_t)esize, src + i * step, n, step);
         for (int d = last - 1; d >= 0; d--) {
             src += b->strides[d];
             if (++idx[d] < b->sizes[d]) {
@@ -135,12 +136,11 @@ mt_cpu_flip(mt_args *a)
         }
         coalesce(&b);
         const int64_t numel = mt_tensor_numel(out);
-        const int64_t nrows = numel / (b.ndim ? b.sizes[b.ndim - 1] : 1);
         char *dst = mt_tensor_data(out);
         const int parts = mt_parallel_parts(numel, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
         for (int p = 0; p < parts; p++) {
-            copy_rows(dst, src, &b, nrows * p / parts, nrows * (p + 1) / parts, esize);
+            copy_range(dst, src, &b, numel * p / parts, numel * (p + 1) / parts, esize);
         }
     }
     a->out[0] = out;
