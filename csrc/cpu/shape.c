@@ -18,10 +18,75 @@
 #include "ops/front.h"
 #include "ops/nn.h"
 
+/* A copy left to the caller: mt_cat_with only allocates. */
+static mt_status
+copied_later(mt_tensor *dst, mt_tensor *src)
+{
+    (void)dst;
+    (void)src;
+    return MT_OK;
+}
+
+/* Whether every input is a contiguous tensor of out's rank and dtype (not bool, whose bytes are
+ * normalised as read): then cat is row by row copies. */
+static bool
+cat_in_rows(const mt_args *a, mt_dtype dt, int ndim)
+{
+    for (int k = 0; k < a->ntl; k++) {
+        const mt_tensor *t = a->tl[k];
+        if (t->ndim != ndim || t->dtype != dt || dt == MT_BOOL || !mt_tensor_is_contiguous(t)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// tensors: n tensors (A, k_i, B) along dim, out (A, sum k_i, B). Contiguous inputs of out's
+// dtype: each outer index a (of A) copies input i's chunk (k_i * B elements) after input
+// i - 1's, so out is written in order (PyTorch's cat_serial_kernel), out's elements split
+// evenly over the thread pool (a thread may start and end inside a chunk). Else each input is
+// copied into its slice, casting (mt_cpu_copy_into).
 mt_status
 mt_cpu_cat(mt_args *a)
 {
-    return mt_cat_with(a, mt_cpu_copy_into);
+    const mt_shape_plan *p = &a->plan->shape;
+    if (!cat_in_rows(a, p->dt, p->ndim)) {
+        return mt_cat_with(a, mt_cpu_copy_into);
+    }
+    mt_status st = mt_cat_with(a, copied_later);
+    if (st) {
+        return st;
+    }
+    const int64_t esize = (int64_t)mt_dtype_size(p->dt), numel = mt_tensor_numel(a->out[0]);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        outer *= d < p->dim ? p->sizes[d] : 1;
+        inner *= d > p->dim ? p->sizes[d] : 1;
+    }
+    if (numel == 0) {
+        return MT_OK;
+    }
+    const int64_t row = numel / outer; /* out's elements per outer index */
+    char *out = mt_tensor_data(a->out[0]);
+    const int parts = numel ? mt_parallel_parts(numel, 32768) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int part = 0; part < parts; part++) {
+        /* out's elements [e0, e1): the pieces of the chunks that fall in them */
+        const int64_t e0 = numel * part / parts, e1 = numel * (part + 1) / parts;
+        for (int64_t i = e0 / row, at = i * row; at < e1; i++) {
+            for (int k = 0; k < a->ntl; k++) {
+                const int64_t chunk = a->tl[k]->sizes[p->dim] * inner;
+                const int64_t lo = at > e0 ? at : e0, hi = at + chunk < e1 ? at + chunk : e1;
+                if (lo < hi) {
+                    const char *from = mt_tensor_data(a->tl[k]);
+                    memcpy(out + lo * esize, from + (i * chunk + lo - at) * esize,
+                           (size_t)(hi - lo) * (size_t)esize);
+                }
+                at += chunk;
+            }
+        }
+    }
+    return MT_OK;
 }
 
 /* One row of a strided block: o[i] = src[i * step] for i < n, step in bytes (negative when the
