@@ -149,17 +149,20 @@ by_width(const mt_loop_fn *loops, mt_dtype dt)
     return loops[w == 1 ? 0 : w == 4 ? 1 : w == 8 ? 2 : 3];
 }
 
-/* One iterator run of loop over (dst, src, pos), each broadcast to shape. Parallel writes only
- * the loops that write each element of dst once (taking): a put may name one element twice. */
+/* One iterator run of loop over (dst, src, pos), each broadcast to shape, split between threads
+ * where each thread writes elements of its own: always when taking (each element of dst is
+ * written once), and for a put into a dense tensor when dst steps along the outermost dim (its
+ * indices are then coordinates of the tensor other than the ones positions move along). */
 static mt_status
 run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos, mt_loop_fn loop,
-    int64_t step, bool parallel)
+    int64_t step, bool take, bool apart)
 {
     mt_tensor *ops[3] = {dst, src, pos};
     mt_iter it;
     mt_status st = mt_iter_build(&it, ndim, shape, ops, 3);
     if (st == MT_OK) {
         move_ctx c = {step};
+        bool parallel = take || (apart && it.ndim > 0 && it.strides[it.ndim - 1][0] != 0);
         (parallel ? mt_iter_run_parallel : mt_iter_run)(&it, loop, &c);
     }
     return st;
@@ -263,7 +266,7 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
 
 static mt_status
 run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
-         mt_index_mode mode, int64_t step)
+         mt_index_mode mode, int64_t step, bool apart)
 {
     static const mt_loop_fn *const reducing[] = {
         [MT_INDEX_ADD] = add_loops,
@@ -274,7 +277,7 @@ run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tens
     mt_loop_fn loop = mode == MT_INDEX_TAKE  ? by_width(take_loops, dst->dtype)
                       : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
                                              : reducing[mode][dst->dtype];
-    return run(ndim, shape, dst, src, pos, loop, step, mode == MT_INDEX_TAKE);
+    return run(ndim, shape, dst, src, pos, loop, step, mode == MT_INDEX_TAKE, apart);
 }
 
 static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};

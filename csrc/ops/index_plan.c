@@ -422,7 +422,7 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
                              &a->out[0]);
     }
     if (st == MT_OK) {
-        st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step);
+        st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step, true);
     }
     if (st) {
         mt_tensor_clear(&a->out[0]);
@@ -469,7 +469,7 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
         st = restride(self, n, is, sst, &dst);
     }
     if (st == MT_OK) {
-        st = be->run(n, is, dst, from, pos, mode, step);
+        st = be->run(n, is, dst, from, pos, mode, step, mt_tensor_is_dense(self));
         mt_tensor_bump_version(self);
     }
     mt_tensor_clear(&dst);
@@ -645,7 +645,8 @@ take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indic
         return st;
     }
     st = mt_tensor_empty(p.ndim, p.shape, self->dtype, mt_tensor_device(self), out);
-    if (st == MT_OK && (st = be->run(p.ndim, p.shape, *out, p.src, p.pos, MT_INDEX_TAKE, 1))) {
+    if (st == MT_OK &&
+        (st = be->run(p.ndim, p.shape, *out, p.src, p.pos, MT_INDEX_TAKE, 1, true))) {
         mt_tensor_clear(out);
     }
     mt_index_plan_release(&p);
@@ -729,7 +730,8 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
                                               : (from = mt_tensor_retain(values), MT_OK);
     }
     if (st == MT_OK) {
-        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT, 1);
+        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT, 1,
+                     mt_tensor_is_dense(self));
         mt_tensor_bump_version(self);
     }
     if (st == MT_OK) {
