@@ -63,10 +63,11 @@ typedef struct move_ctx {
             MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step);  \
         }                                                                                         \
     }
-// *(dst_i + pos[i] * step) = src[i] (or EXPR of the old value p and v = src[i] when accumulating): the destination is
-// indexed. One position for the whole run (a row of index_put_ or index_add_) is read once, and
-// a contiguous run is a loop the compiler vectorises (values sharing dst's memory were copied
-// before: ops/index_plan.c); a scatter along the run reads one position per element.
+// *(dst_i + pos[i] * step) = src[i], or EXPR of the element p and v = src[i] when accumulating:
+// the destination is indexed. One position for the whole run (a row of index_put_ or index_add_)
+// is read once, and a contiguous run is a loop the compiler vectorises (values sharing dst's
+// memory were copied before: ops/index_plan.c); a scatter along the run reads one position per
+// element.
 #define PUT_LOOP(name, T, EXPR)                                                            \
     static void name(char **data, const int64_t *strides, int64_t n, void *ctx)            \
     {                                                                                      \
