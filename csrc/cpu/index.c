@@ -150,10 +150,40 @@ by_width(const mt_loop_fn *loops, mt_dtype dt)
     return loops[w == 1 ? 0 : w == 4 ? 1 : w == 8 ? 2 : 3];
 }
 
+/* mt_iter_run with dim 0 split into blocks between threads, each block all of the outer dims
+ * (index_add_ of whole rows: each thread its own columns of every row). Blocks start on
+ * multiples of 16 elements, so that threads share no cache line of a contiguous dst. */
+static void
+run_in_blocks_of_dim0(const mt_iter *it, mt_loop_fn loop, void *ctx)
+{
+    const int64_t n0 = it->shape[0];
+    int64_t numel = 1;
+    for (int d = 0; d < it->ndim; d++) {
+        numel *= it->shape[d];
+    }
+    const int64_t most = n0 / 16 > 0 ? n0 / 16 : 1; /* blocks of 16 elements at least */
+    int parts = mt_parallel_parts(numel, 32768);
+    parts = parts < most ? parts : (int)most;
+    const int64_t block = (n0 / parts + 15) / 16 * 16;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; p++) {
+        mt_iter sub = *it;
+        const int64_t lo = p * block < n0 ? p * block : n0;
+        sub.shape[0] = (lo + block < n0 ? lo + block : n0) - lo;
+        for (int k = 0; k < sub.nops; k++) {
+            sub.data[k] += lo * sub.strides[0][k];
+        }
+        if (sub.shape[0] > 0) {
+            mt_iter_run(&sub, loop, ctx);
+        }
+    }
+}
+
 /* One iterator run of loop over (dst, src, pos), each broadcast to shape, split between threads
  * where each thread writes elements of its own: always when taking (each element of dst is
- * written once), and for a put into a dense tensor when dst steps along the outermost dim (its
- * indices are then coordinates of the tensor other than the ones positions move along). */
+ * written once); for a put into a dense tensor (apart), along a dim where dst steps (its indices
+ * are then coordinates of the tensor other than the ones positions move along): the outermost,
+ * else dim 0 in blocks. */
 static mt_status
 run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos, mt_loop_fn loop,
     int64_t step, bool take, bool apart)
@@ -161,12 +191,19 @@ run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *p
     mt_tensor *ops[3] = {dst, src, pos};
     mt_iter it;
     mt_status st = mt_iter_build(&it, ndim, shape, ops, 3);
-    if (st == MT_OK) {
-        move_ctx c = {step};
-        bool parallel = take || (apart && it.ndim > 0 && it.strides[it.ndim - 1][0] != 0);
-        (parallel ? mt_iter_run_parallel : mt_iter_run)(&it, loop, &c);
+    if (st) {
+        return st;
     }
-    return st;
+    move_ctx c = {step};
+    const int outer = it.ndim - 1;
+    if (take || (apart && outer >= 0 && it.strides[outer][0] != 0)) {
+        mt_iter_run_parallel(&it, loop, &c);
+    } else if (apart && outer > 0 && it.strides[0][0] != 0) {
+        run_in_blocks_of_dim0(&it, loop, &c);
+    } else {
+        mt_iter_run(&it, loop, &c);
+    }
+    return MT_OK;
 }
 
 /* ---- shared checks ---- */
