@@ -233,7 +233,14 @@ positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **
         return st;
     }
     const int64_t *v = (const int64_t *)mt_tensor_data(*out), n = mt_tensor_numel(*out);
-    if (any_outside(v, n, size)) {
+    const int parts = mt_parallel_parts(n, 32768);
+    bool outside = false;
+#pragma omp parallel for num_threads(parts) schedule(static) reduction(|| : outside)
+    for (int p = 0; p < parts; p++) {
+        const int64_t lo = n * p / parts;
+        outside = outside || any_outside(v + lo, n * (p + 1) / parts - lo, size);
+    }
+    if (outside) { /* the first one, as PyTorch reports it */
         int64_t i = 0;
         while (v[i] >= 0 && v[i] < size) {
             i++;
