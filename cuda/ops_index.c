@@ -64,8 +64,9 @@ broadcast_strides(const mt_tensor *t, int ndim, int64_t *strides)
 
 static mt_status
 run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
-    mt_index_mode mode, int64_t step)
+    mt_index_mode mode, int64_t step, bool apart)
 {
+    (void)apart; /* the accumulating kernels add atomically */
     mt_cuda_move p = {0};
     p.ndim = ndim;
     p.n = mt_numel(ndim, shape);

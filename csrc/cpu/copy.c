@@ -1,5 +1,6 @@
 /* copy_ and fill_ on the CPU, and the casts every other kernel uses. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "cpu/copy.h"
 #include "cpu/iter.h"
@@ -7,7 +8,8 @@
 #include "dispatch/kernels.h"
 #include "ops/front.h"
 
-// out (any shape), in broadcast to it; out = (TO)in
+// out (any shape), in broadcast to it; out = (TO)in. The callers never overlap out and in
+// (mt_cpu_copy_into copies an overlapping in first), so a contiguous run of one dtype is a memcpy.
 #define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                                     \
     static void cast_##FROM_S##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                             \
@@ -15,6 +17,10 @@
         if (strides[0] == sizeof(TO_T) && strides[1] == sizeof(FROM_T)) {                         \
             TO_T *o = (TO_T *)data[0];                                                            \
             const FROM_T *x = (const FROM_T *)data[1];                                            \
+            if (_Generic((TO_T *)0, FROM_T *: sizeof(TO_T) > 1, default: 0)) {                    \
+                memcpy(o, x, (size_t)n * sizeof(TO_T)); /* the same dtype (not bool): bytes */    \
+                return;                                                                           \
+            }                                                                                     \
             for (int64_t i = 0; i < n; i++) {                                                     \
                 MT_ST_##TO_S(o + i, MT_LD_##FROM_S(x + i));                                       \
             }                                                                                     \
@@ -176,10 +182,35 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
     return MT_OK;
 }
 
+/* Whether the n bytes at p are all 0 (a zero of any dtype but -0.0). */
+static bool
+all_zero_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    unsigned char any = 0;
+    for (size_t i = 0; i < n; i++) {
+        any |= b[i];
+    }
+    return any == 0;
+}
+
+// out (any shape) = v; a contiguous run is a memset for a zero, else a loop the compiler
+// vectorises
 #define FILL_LOOP(E, T, S)                                                          \
     static void fill_##S(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                               \
         T v = *(const T *)ctx;                                                      \
+        if (strides[0] == sizeof(T)) {                                              \
+            T *o = (T *)data[0];                                                    \
+            if (all_zero_bytes(&v, sizeof(T))) {                                    \
+                memset(o, 0, (size_t)n * sizeof(T));                                \
+                return;                                                             \
+            }                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                       \
+                o[i] = v;                                                           \
+            }                                                                       \
+            return;                                                                 \
+        }                                                                           \
         for (int64_t i = 0; i < n; i++) {                                           \
             MT_AT(T, 0, i) = v;                                                     \
         }                                                                           \

@@ -28,32 +28,75 @@ typedef struct move_ctx {
 } move_ctx;
 
 // dst[i] = *(src_i + pos[i] * step): the source is indexed. One position for the whole run (a
-// row of t[idx]) is a plain strided copy, which the compiler vectorises.
-#define TAKE_LOOP(name, T)                                                                       \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                  \
-    {                                                                                            \
-        const int64_t step = ((const move_ctx *)ctx)->step;                                      \
-        if (strides[2] == 0) {                                                                   \
-            const char *src = data[1] + *(const int64_t *)data[2] * step;                        \
-            for (int64_t i = 0; i < n; i++) {                                                    \
-                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                               \
-            }                                                                                    \
-            return;                                                                              \
-        }                                                                                        \
-        for (int64_t i = 0; i < n; i++) {                                                        \
-            MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step); \
-        }                                                                                        \
+// row of t[idx]) is a plain copy, a memcpy when both sides are contiguous (dst is a new tensor,
+// so it cannot overlap src); a gather along the run reads one position per element.
+#define TAKE_LOOP(name, T)                                                                        \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                   \
+    {                                                                                             \
+        const int64_t step = ((const move_ctx *)ctx)->step;                                       \
+        if (strides[2] == 0) {                                                                    \
+            const char *src = data[1] + *(const int64_t *)data[2] * step;                         \
+            if (strides[0] == sizeof(T) && strides[1] == sizeof(T)) {                             \
+                if (_Generic((T)0, bool: false, default: true)) { /* a bool byte is normalised */ \
+                    memcpy(data[0], src, (size_t)n * sizeof(T));                                  \
+                    return;                                                                       \
+                }                                                                                 \
+                for (int64_t i = 0; i < n; i++) {                                                 \
+                    MT_AT(T, 0, i) = MT_LOAD(T, src + i * sizeof(T));                             \
+                }                                                                                 \
+                return;                                                                           \
+            }                                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                MT_AT(T, 0, i) = MT_LOAD(T, src + i * strides[1]);                                \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        if (strides[0] == sizeof(T) && strides[1] == 0 && strides[2] == sizeof(int64_t)) {        \
+            T *restrict o = (T *)data[0];                                                         \
+            const int64_t *restrict pos = (const int64_t *)data[2];                               \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                o[i] = MT_LOAD(T, data[1] + pos[i] * step);                                       \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                         \
+            MT_AT(T, 0, i) = MT_LOAD(T, data[1] + i * strides[1] + MT_AT(int64_t, 2, i) * step);  \
+        }                                                                                         \
     }
-// *(dst_i + pos[i] * step) = src[i] (or += when accumulating): the destination is indexed
-#define PUT_LOOP(name, T, EXPR)                                                   \
-    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)   \
-    {                                                                             \
-        const int64_t step = ((const move_ctx *)ctx)->step;                       \
-        for (int64_t i = 0; i < n; i++) {                                         \
-            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step); \
-            const T v = MT_GET(T, 1, i);                                          \
-            *p = (EXPR);                                                          \
-        }                                                                         \
+// *(dst_i + pos[i] * step) = src[i], or EXPR of the element p and v = src[i] when accumulating:
+// the destination is indexed. One position for the whole run (a row of index_put_ or index_add_)
+// is read once, and a contiguous run is a loop the compiler vectorises (values sharing dst's
+// memory were copied before: ops/index_plan.c); a scatter along the run reads one position per
+// element.
+#define PUT_LOOP(name, T, EXPR)                                                            \
+    static void name(char **data, const int64_t *strides, int64_t n, void *ctx)            \
+    {                                                                                      \
+        const int64_t step = ((const move_ctx *)ctx)->step;                                \
+        if (strides[2] == 0 && strides[0] == sizeof(T) && strides[1] == sizeof(T)) {       \
+            T *restrict o = (T *)(data[0] + *(const int64_t *)data[2] * step);             \
+            const T *restrict x = (const T *)data[1];                                      \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T *p = o + i;                                                              \
+                const T v = MT_LOAD(T, x + i);                                             \
+                *p = (EXPR);                                                               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        if (strides[0] == 0 && strides[1] == sizeof(T) && strides[2] == sizeof(int64_t)) { \
+            const T *x = (const T *)data[1];                                               \
+            const int64_t *pos = (const int64_t *)data[2];                                 \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T *p = (T *)(data[0] + pos[i] * step);                                     \
+                const T v = MT_LOAD(T, x + i);                                             \
+                *p = (EXPR);                                                               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T *p = (T *)(data[0] + i * strides[0] + MT_AT(int64_t, 2, i) * step);          \
+            const T v = MT_GET(T, 1, i);                                                   \
+            *p = (EXPR);                                                                   \
+        }                                                                                  \
     }
 TAKE_LOOP(take_w1, bool)
 TAKE_LOOP(take_w4, uint32_t)
@@ -107,22 +150,75 @@ by_width(const mt_loop_fn *loops, mt_dtype dt)
     return loops[w == 1 ? 0 : w == 4 ? 1 : w == 8 ? 2 : 3];
 }
 
-/* One iterator run of loop over (dst, src, pos), each broadcast to shape. */
+/* mt_iter_run with dim 0 split into blocks between threads, each block all of the outer dims
+ * (index_add_ of whole rows: each thread its own columns of every row). Blocks start on
+ * multiples of 16 elements, so that threads share no cache line of a contiguous dst. */
+static void
+run_in_blocks_of_dim0(const mt_iter *it, mt_loop_fn loop, void *ctx)
+{
+    const int64_t n0 = it->shape[0];
+    int64_t numel = 1;
+    for (int d = 0; d < it->ndim; d++) {
+        numel *= it->shape[d];
+    }
+    const int64_t most = n0 / 16 > 0 ? n0 / 16 : 1; /* blocks of 16 elements at least */
+    int parts = mt_parallel_parts(numel, 32768);
+    parts = parts < most ? parts : (int)most;
+    const int64_t block = (n0 / parts + 15) / 16 * 16;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; p++) {
+        mt_iter sub = *it;
+        const int64_t lo = p * block < n0 ? p * block : n0;
+        sub.shape[0] = (lo + block < n0 ? lo + block : n0) - lo;
+        for (int k = 0; k < sub.nops; k++) {
+            sub.data[k] += lo * sub.strides[0][k];
+        }
+        if (sub.shape[0] > 0) {
+            mt_iter_run(&sub, loop, ctx);
+        }
+    }
+}
+
+/* One iterator run of loop over (dst, src, pos), each broadcast to shape, split between threads
+ * where each thread writes elements of its own: always when taking (each element of dst is
+ * written once); for a put into a dense tensor (apart), along a dim where dst steps (its indices
+ * are then coordinates of the tensor other than the ones positions move along): the outermost,
+ * else dim 0 in blocks. */
 static mt_status
 run(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos, mt_loop_fn loop,
-    int64_t step)
+    int64_t step, bool take, bool apart)
 {
     mt_tensor *ops[3] = {dst, src, pos};
     mt_iter it;
     mt_status st = mt_iter_build(&it, ndim, shape, ops, 3);
-    if (st == MT_OK) {
-        move_ctx c = {step};
+    if (st) {
+        return st;
+    }
+    move_ctx c = {step};
+    const int outer = it.ndim - 1;
+    if (take || (apart && outer >= 0 && it.strides[outer][0] != 0)) {
+        mt_iter_run_parallel(&it, loop, &c);
+    } else if (apart && outer > 0 && it.strides[0][0] != 0) {
+        run_in_blocks_of_dim0(&it, loop, &c);
+    } else {
         mt_iter_run(&it, loop, &c);
     }
-    return st;
+    return MT_OK;
 }
 
 /* ---- shared checks ---- */
+
+/* Whether a value of v (n) lies outside [0, size): its largest value seen unsigned, where a
+ * negative one is larger than any size (a max the compiler vectorises, with no branch). */
+MT_SIMD_CLONES static bool
+any_outside(const int64_t *v, int64_t n, int64_t size)
+{
+    uint64_t top = 0;
+    for (int64_t i = 0; i < n; i++) {
+        top = (uint64_t)v[i] > top ? (uint64_t)v[i] : top;
+    }
+    return n > 0 && top >= (uint64_t)size;
+}
 
 /* The CPU's positions (ops/index_plan.h's mt_index_backend). */
 static mt_status
@@ -136,14 +232,22 @@ positions(mt_tensor *index, int64_t size, const mt_tensor *written, mt_tensor **
     if (st) {
         return st;
     }
-    const int64_t *v = (const int64_t *)mt_tensor_data(*out);
-    for (int64_t i = 0, n = mt_tensor_numel(*out); i < n; i++) {
-        if (v[i] < 0 || v[i] >= size) {
-            *bad = true;
-            *bad_value = v[i];
-            mt_tensor_clear(out);
-            break;
+    const int64_t *v = (const int64_t *)mt_tensor_data(*out), n = mt_tensor_numel(*out);
+    const int parts = mt_parallel_parts(n, 32768);
+    bool outside = false;
+#pragma omp parallel for num_threads(parts) schedule(static) reduction(|| : outside)
+    for (int p = 0; p < parts; p++) {
+        const int64_t lo = n * p / parts;
+        outside = outside || any_outside(v + lo, n * (p + 1) / parts - lo, size);
+    }
+    if (outside) { /* the first one, as PyTorch reports it */
+        int64_t i = 0;
+        while (v[i] >= 0 && v[i] < size) {
+            i++;
         }
+        *bad = true;
+        *bad_value = v[i];
+        mt_tensor_clear(out);
     }
     return MT_OK;
 }
@@ -207,7 +311,7 @@ offsets(mt_tensor *self, mt_tensor *const *idx, int nb, const int64_t *b, mt_ten
 
 static mt_status
 run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
-         mt_index_mode mode, int64_t step)
+         mt_index_mode mode, int64_t step, bool apart)
 {
     static const mt_loop_fn *const reducing[] = {
         [MT_INDEX_ADD] = add_loops,
@@ -218,7 +322,7 @@ run_mode(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tens
     mt_loop_fn loop = mode == MT_INDEX_TAKE  ? by_width(take_loops, dst->dtype)
                       : mode == MT_INDEX_PUT ? by_width(put_loops, dst->dtype)
                                              : reducing[mode][dst->dtype];
-    return run(ndim, shape, dst, src, pos, loop, step);
+    return run(ndim, shape, dst, src, pos, loop, step, mode == MT_INDEX_TAKE, apart);
 }
 
 static const mt_index_backend cpu = {positions, mt_cpu_cast, run_mode, offsets};

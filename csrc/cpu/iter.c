@@ -18,6 +18,19 @@ outer_first(const mt_iter *it, int a, int b)
     return false;
 }
 
+static void
+swap_dims(mt_iter *it, int a, int b)
+{
+    int64_t size = it->shape[a], strides[MT_ITER_MAX_OPS];
+    memcpy(strides, it->strides[a], sizeof(strides));
+    it->shape[a] = it->shape[b];
+    memcpy(it->strides[a], it->strides[b], sizeof(strides));
+    it->shape[b] = size;
+    memcpy(it->strides[b], strides, sizeof(strides));
+}
+
+#define MT_SHORT_LOOP 8 /* inner loops shorter than this cost more in calls than in elements */
+
 static mt_status
 build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int nops, bool any_order)
 {
@@ -66,12 +79,7 @@ build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int no
     }
     for (int i = 1; reorder && i < n; i++) {
         for (int d = i; d > 0 && outer_first(it, d - 1, d); d--) {
-            int64_t size = it->shape[d], strides[MT_ITER_MAX_OPS];
-            memcpy(strides, it->strides[d], sizeof(strides));
-            it->shape[d] = it->shape[d - 1];
-            memcpy(it->strides[d], it->strides[d - 1], sizeof(strides));
-            it->shape[d - 1] = size;
-            memcpy(it->strides[d - 1], strides, sizeof(strides));
+            swap_dims(it, d - 1, d);
         }
     }
     /* Merge dim d+1 into d when every operand steps through both as through one. */
@@ -93,6 +101,11 @@ build(mt_iter *it, int ndim, const int64_t *shape, mt_tensor *const *ops, int no
         }
     }
     it->ndim = n ? m + 1 : 0;
+    /* In any order, a dim too short to pay for a call of the loop (pixel_shuffle's innermost,
+     * of r elements) goes outside the next, longer one. */
+    if (reorder && it->ndim >= 2 && it->shape[0] < MT_SHORT_LOOP && it->shape[1] > it->shape[0]) {
+        swap_dims(it, 0, 1);
+    }
     /* An empty shape anywhere means nothing to do. */
     for (int d = 0; d < ndim; d++) {
         if (shape[d] == 0) {

@@ -1,46 +1,176 @@
 /* Shape kernels on the CPU that move elements: cat, flip, tril and triu (and their in-place
- * forms). Views (narrow, split, ...) live in csrc/ops/, since they move nothing.
+ * forms), the reflection and replication pads. Views (narrow, split, ...) live in csrc/ops/,
+ * since they move nothing.
  *
  * cat copies each input into its slice of the result with mt_cpu_copy_into, so any strides and
- * any mix of dtypes work; flip gathers with negative strides, which no tensor may hold. */
+ * any mix of dtypes work; flip copies rows with negative strides, which no tensor may hold, on
+ * the thread pool, and so do the pads, through runs of their source positions. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/math.h"
 #include "cpu/copy.h"
+#include "cpu/iter.h"
+#include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/factory_args.h"
 #include "ops/front.h"
+#include "ops/nn.h"
 
+/* A copy left to the caller: mt_cat_with only allocates. */
+static mt_status
+copied_later(mt_tensor *dst, mt_tensor *src)
+{
+    (void)dst;
+    (void)src;
+    return MT_OK;
+}
+
+/* Whether every input is a contiguous tensor of out's rank and dtype (not bool, whose bytes are
+ * normalised as read): then cat is row by row copies. */
+static bool
+cat_in_rows(const mt_args *a, mt_dtype dt, int ndim)
+{
+    for (int k = 0; k < a->ntl; k++) {
+        const mt_tensor *t = a->tl[k];
+        if (t->ndim != ndim || t->dtype != dt || dt == MT_BOOL || !mt_tensor_is_contiguous(t)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// tensors: n tensors (A, k_i, B) along dim, out (A, sum k_i, B). Contiguous inputs of out's
+// dtype: each outer index a (of A) copies input i's chunk (k_i * B elements) after input
+// i - 1's, so out is written in order (PyTorch's cat_serial_kernel), out's elements split
+// evenly over the thread pool (a thread may start and end inside a chunk). Else each input is
+// copied into its slice, casting (mt_cpu_copy_into).
 mt_status
 mt_cpu_cat(mt_args *a)
 {
-    return mt_cat_with(a, mt_cpu_copy_into);
-}
-
-/* Copies the elements of a strided block (byte strides, which may be negative) to dst in
- * row-major order; ndim may be 0 (one element). */
-static void
-gather(char *dst, const char *src, int ndim, const int64_t *sizes, const int64_t *strides,
-       size_t esize)
-{
-    int64_t idx[MT_MAX_DIMS] = {0};
-    int64_t inner = ndim ? sizes[ndim - 1] : 1, step = ndim ? strides[ndim - 1] : 0;
-    int64_t rows = mt_numel(ndim, sizes) / inner;
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t i = 0; i < inner; i++, dst += esize) {
-            if (esize == 1) { /* a bool: normalised as it is read (core/math.h) */
-                *dst = (char)mt_load_b8(src + i * step);
-            } else {
-                memcpy(dst, src + i * step, esize);
+    const mt_shape_plan *p = &a->plan->shape;
+    if (!cat_in_rows(a, p->dt, p->ndim)) {
+        return mt_cat_with(a, mt_cpu_copy_into);
+    }
+    mt_status st = mt_cat_with(a, copied_later);
+    if (st) {
+        return st;
+    }
+    const int64_t esize = (int64_t)mt_dtype_size(p->dt), numel = mt_tensor_numel(a->out[0]);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        outer *= d < p->dim ? p->sizes[d] : 1;
+        inner *= d > p->dim ? p->sizes[d] : 1;
+    }
+    if (numel == 0) {
+        return MT_OK;
+    }
+    const int64_t row = numel / outer; /* out's elements per outer index */
+    char *out = mt_tensor_data(a->out[0]);
+    const int parts = numel ? mt_parallel_parts(numel, 32768) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int part = 0; part < parts; part++) {
+        /* out's elements [e0, e1): the pieces of the chunks that fall in them */
+        const int64_t e0 = numel * part / parts, e1 = numel * (part + 1) / parts;
+        for (int64_t i = e0 / row, at = i * row; at < e1; i++) {
+            for (int k = 0; k < a->ntl; k++) {
+                const int64_t chunk = a->tl[k]->sizes[p->dim] * inner;
+                const int64_t lo = at > e0 ? at : e0, hi = at + chunk < e1 ? at + chunk : e1;
+                if (lo < hi) {
+                    const char *from = mt_tensor_data(a->tl[k]);
+                    memcpy(out + lo * esize, from + (i * chunk + lo - at) * esize,
+                           (size_t)(hi - lo) * (size_t)esize);
+                }
+                at += chunk;
             }
         }
-        for (int d = ndim - 2; d >= 0; d--) {
-            src += strides[d];
-            if (++idx[d] < sizes[d]) {
+    }
+    return MT_OK;
+}
+
+/* One row of a strided block: o[i] = src[i * step] for i < n, step in bytes (negative when the
+ * row is flipped). A row kept in order or reversed is a loop the compiler vectorises; a bool
+ * byte is normalised as it is read (core/math.h), so one loop serves every dtype of a width. */
+#define ROW_LOOP(name, T)                                                 \
+    static void name(char *dst, const char *src, int64_t n, int64_t step) \
+    {                                                                     \
+        T *restrict o = (T *)dst;                                         \
+        const T *restrict x = (const T *)src;                             \
+        if (step == -(int64_t)sizeof(T)) {                                \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, x - i);                                 \
+            }                                                             \
+        } else if (step == (int64_t)sizeof(T)) {                          \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, x + i);                                 \
+            }                                                             \
+        } else {                                                          \
+            for (int64_t i = 0; i < n; i++) {                             \
+                o[i] = MT_LOAD(T, src + i * step);                        \
+            }                                                             \
+        }                                                                 \
+    }
+ROW_LOOP(row_w1, bool)
+ROW_LOOP(row_w4, uint32_t)
+ROW_LOOP(row_w8, uint64_t)
+ROW_LOOP(row_w16, double _Complex)
+
+typedef void (*row_fn)(char *dst, const char *src, int64_t n, int64_t step);
+
+/* A strided block: sizes and byte strides (which may be negative), outermost first, the last
+ * dim the rows. */
+typedef struct block {
+    int ndim;
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+} block;
+
+/* Drops the size-1 dims of b and merges each dim into the next where one walk covers both (also
+ * when both run backwards), so that rows are as long as the layout allows. */
+static void
+coalesce(block *b)
+{
+    int n = 0;
+    for (int d = 0; d < b->ndim; d++) {
+        if (b->sizes[d] == 1) {
+            continue;
+        }
+        if (n > 0 && b->strides[n - 1] == b->strides[d] * b->sizes[d]) {
+            b->sizes[n - 1] *= b->sizes[d];
+            b->strides[n - 1] = b->strides[d];
+            continue;
+        }
+        b->sizes[n] = b->sizes[d];
+        b->strides[n] = b->strides[d];
+        n++;
+    }
+    b->ndim = n;
+}
+
+// elements [e0, e1) of the block b at src (byte strides, rows of b->sizes[ndim - 1]) to dst, in
+// row-major order, esize bytes each: a range may start and end inside a row (one long row is
+// split between threads too)
+static void
+copy_range(char *dst, const char *src, const block *b, int64_t e0, int64_t e1, size_t esize)
+{
+    static const row_fn rows[] = {[1] = row_w1, [4] = row_w4, [8] = row_w8, [16] = row_w16};
+    const int last = b->ndim - 1;
+    const int64_t inner = last >= 0 ? b->sizes[last] : 1, step = last >= 0 ? b->strides[last] : 0;
+    int64_t idx[MT_MAX_DIMS] = {0}, i = e0 % inner; /* e0's place: its row's, and in its row */
+    for (int64_t rest = e0 / inner, d = last - 1; d >= 0; d--) {
+        idx[d] = rest % b->sizes[d];
+        rest /= b->sizes[d];
+        src += idx[d] * b->strides[d];
+    }
+    for (int64_t e = e0, n; e < e1; e += n, i = 0) {
+        n = inner - i < e1 - e ? inner - i : e1 - e;
+        rows[esize](dst + e * (int64_t)esize, src + i * step, n, step);
+        for (int d = last - 1; d >= 0; d--) {
+            src += b->strides[d];
+            if (++idx[d] < b->sizes[d]) {
                 break;
             }
-            src -= strides[d] * sizes[d];
+            src -= b->strides[d] * b->sizes[d];
             idx[d] = 0;
         }
     }
@@ -56,15 +186,23 @@ mt_cpu_flip(mt_args *a)
     if (mt_tensor_numel(out) > 0) {
         size_t esize = mt_dtype_size(self->dtype);
         const char *src = mt_tensor_data(self);
-        int64_t strides[MT_MAX_DIMS];
+        block b = {self->ndim, {0}, {0}};
         for (int d = 0; d < self->ndim; d++) {
-            strides[d] = self->strides[d] * (int64_t)esize;
+            b.sizes[d] = self->sizes[d];
+            b.strides[d] = self->strides[d] * (int64_t)esize;
             if (flip[d]) {
-                src += (self->sizes[d] - 1) * strides[d];
-                strides[d] = -strides[d];
+                src += (self->sizes[d] - 1) * b.strides[d];
+                b.strides[d] = -b.strides[d];
             }
         }
-        gather(mt_tensor_data(out), src, self->ndim, self->sizes, strides, esize);
+        coalesce(&b);
+        const int64_t numel = mt_tensor_numel(out);
+        char *dst = mt_tensor_data(out);
+        const int parts = mt_parallel_parts(numel, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+        for (int p = 0; p < parts; p++) {
+            copy_range(dst, src, &b, numel * p / parts, numel * (p + 1) / parts, esize);
+        }
     }
     return MT_OK;
 }
@@ -128,5 +266,151 @@ mt_cpu_triangle(mt_args *a)
     if (st == MT_OK) {
         zero_triangle(a->out[0], a->i[0], lower);
     }
+    return st;
+}
+
+/* ---- the gathering pads: reflection and replication ---- */
+
+/* Output positions [at, at + len) along the last dim that read input positions from, from + dir,
+ * ... (dir 1 or -1): a pad's middle is one run, a reflected border a reversed one. */
+typedef struct pad_run {
+    int64_t at, from, len, dir;
+} pad_run;
+
+/* The runs of src (n positions), into runs (room for n); returns their number. */
+static int64_t
+runs_of(const int64_t *src, int64_t n, pad_run *runs)
+{
+    int64_t count = 0;
+    for (int64_t j = 0; j < n;) {
+        pad_run r = {j, src[j], 1, j + 1 < n && src[j + 1] == src[j] - 1 ? -1 : 1};
+        while (j + r.len < n && src[j + r.len] == r.from + r.len * r.dir) {
+            r.len++;
+        }
+        runs[count++] = r;
+        j += r.len;
+    }
+    return count;
+}
+
+/* Output rows y[r] (width elements each, r < nrows) of a pad, row r read from the source row at
+ * base + rows[r] (bytes) through the runs of its last dim (elements step bytes apart): a run
+ * forward along a contiguous row is a loop the compiler vectorises. */
+#define PAD_ROWS(name, T)                                                                          \
+    static void name(char *y, const char *base, const int64_t *rows, int64_t nrows, int64_t width, \
+                     const pad_run *runs, int64_t nruns, int64_t step)                             \
+    {                                                                                              \
+        for (int64_t r = 0; r < nrows; r++) {                                                      \
+            T *o = (T *)y + r * width;                                                             \
+            const char *row = base + rows[r];                                                      \
+            for (int64_t k = 0; k < nruns; k++) {                                                  \
+                T *restrict to = o + runs[k].at;                                                   \
+                const char *from = row + runs[k].from * step;                                      \
+                const int64_t len = runs[k].len, by = runs[k].dir * step;                          \
+                if (by == sizeof(T)) {                                                             \
+                    const T *restrict x = (const T *)from;                                         \
+                    for (int64_t i = 0; i < len; i++) {                                            \
+                        to[i] = MT_LOAD(T, x + i);                                                 \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (int64_t i = 0; i < len; i++) {                                                \
+                    to[i] = MT_LOAD(T, from + i * by);                                             \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+PAD_ROWS(pad_rows_w1, bool)
+PAD_ROWS(pad_rows_w4, uint32_t)
+PAD_ROWS(pad_rows_w8, uint64_t)
+PAD_ROWS(pad_rows_w16, double _Complex)
+
+typedef void (*pad_rows_fn)(char *y, const char *base, const int64_t *rows, int64_t nrows,
+                            int64_t width, const pad_run *runs, int64_t nruns, int64_t step);
+
+/* The byte offset in t of position i of its first n dims (t's layout, esize bytes each). */
+static int64_t
+offset_of(const mt_tensor *t, int n, int64_t i, int64_t esize)
+{
+    int64_t off = 0;
+    for (int d = n - 1; d >= 0; d--) {
+        off += (i % t->sizes[d]) * t->strides[d] * esize;
+        i /= t->sizes[d];
+    }
+    return off;
+}
+
+// self (*, [D,] [H,] W), the last npairs dims padded by (front, back), last dim first;
+// out (*, [D',] [H',] W')[..., d, h, w] = self[..., src_d[d], src_h[h], src_w[w]], the source
+// positions mt_pad_source's (ops/pad.c). Each plane (the unpadded dims *) reads its rows at
+// the offsets of (src_d[d], src_h[h]), each row through the runs of src_w; the rows of all
+// planes split over the thread pool.
+mt_status
+mt_cpu_pad_gather(mt_args *a)
+{
+    static const pad_rows_fn row_loops[] = {
+        [1] = pad_rows_w1, [4] = pad_rows_w4, [8] = pad_rows_w8, [16] = pad_rows_w16};
+    const mt_shape_plan *plan = &a->plan->shape;
+    const int64_t *pad = a->l[0].v;
+    mt_tensor *self = a->t[0], *out;
+    const int nd = self->ndim, last = nd - 1, lead = nd - plan->npairs;
+    const int64_t esize = (int64_t)mt_dtype_size(self->dtype), width = plan->sizes[last];
+    mt_status st = mt_tensor_empty(nd, plan->sizes, self->dtype, mt_tensor_device(self), &out);
+    if (st) {
+        return st;
+    }
+    /* the source positions of each padded dim d: src[d], out's sizes[d] of them */
+    int64_t total = 0, per_plane = 1, *src[MT_MAX_DIMS] = {NULL};
+    for (int d = lead; d < nd; d++) {
+        total += plan->sizes[d];
+        per_plane *= d < last ? plan->sizes[d] : 1;
+    }
+    int64_t *table = malloc(sizeof(int64_t) * (size_t)(total + per_plane));
+    pad_run *runs = malloc(sizeof(pad_run) * (size_t)width);
+    if (table == NULL || runs == NULL) {
+        st = mt_fail(MT_ENOMEM, "%s: out of memory", mt_op_names[a->plan->op]);
+        goto out_free;
+    }
+    int64_t at = 0;
+    for (int d = lead; d < nd; d++) {
+        int k = last - d;
+        src[d] = table + at;
+        for (int64_t j = 0; j < plan->sizes[d]; j++) {
+            src[d][j] = mt_pad_source((mt_pad_mode)plan->pad_mode, j, self->sizes[d], pad[2 * k],
+                                      pad[2 * k + 1]);
+        }
+        at += plan->sizes[d];
+    }
+    /* rows[j]: the byte offset in a plane of the source of its output row j */
+    int64_t *rows = table + total;
+    for (int64_t j = 0; j < per_plane; j++) {
+        rows[j] = 0;
+        for (int64_t rest = j, d = last - 1; d >= lead; d--) {
+            rows[j] += src[d][rest % plan->sizes[d]] * self->strides[d] * esize;
+            rest /= plan->sizes[d];
+        }
+    }
+    const int64_t nruns = runs_of(src[last], width, runs), numel = mt_tensor_numel(out);
+    const int64_t nrows = numel / width, step = self->strides[last] * esize;
+    const pad_rows_fn copy = row_loops[esize];
+    const char *x = mt_tensor_data(self);
+    char *y = mt_tensor_data(out);
+    const int parts = mt_parallel_parts(numel, 32768);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; p++) {
+        const int64_t r1 = nrows * (p + 1) / parts;
+        for (int64_t r = nrows * p / parts, n; r < r1; r += n) { /* plane by plane */
+            int64_t plane = r / per_plane, j = r % per_plane;
+            n = per_plane - j < r1 - r ? per_plane - j : r1 - r;
+            copy(y + r * width * esize, x + offset_of(self, lead, plane, esize), rows + j, n, width,
+                 runs, nruns, step);
+        }
+    }
+    a->out[0] = out;
+    out = NULL;
+out_free:
+    free(table);
+    free(runs);
+    mt_tensor_clear(&out);
     return st;
 }

@@ -136,6 +136,10 @@ int mt_pool_nd(mt_op op);
     /* shape ops that move elements: shape_checks.c */                                          \
     X(cat, cat) X(flip, flip) X(tril, triangle) X(tril_, triangle) X(triu, triangle)            \
     X(triu_, triangle) X(one_hot, one_hot) X(masked_select, masked_select)                      \
+    /* the gathering pads: pad.c */                                                             \
+    X(reflection_pad1d, pad_gather) X(reflection_pad2d, pad_gather)                             \
+    X(reflection_pad3d, pad_gather) X(replication_pad1d, pad_gather)                            \
+    X(replication_pad2d, pad_gather) X(replication_pad3d, pad_gather)                           \
     /* factories: factory_args.c */                                                             \
     X(empty, empty) X(arange, arange) X(linspace, spaced) X(logspace, spaced) X(eye, eye)       \
     X(randperm, randperm)                                                                        \

@@ -418,7 +418,7 @@ mt_index_gather(mt_args *a, const mt_index_backend *be)
     sst[dim] = 0;
     st = restride(self, n, is, sst, &src);
     if (st == MT_OK) {
-        st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step);
+        st = be->run(n, is, a->out[0], src, pos, MT_INDEX_TAKE, step, true);
     }
     mt_tensor_clear(&src);
     mt_tensor_clear(&pos);
@@ -462,7 +462,7 @@ scatter_into(const mt_index_backend *be, mt_tensor *self, int dim, mt_tensor *in
         st = restride(self, n, is, sst, &dst);
     }
     if (st == MT_OK) {
-        st = be->run(n, is, dst, from, pos, mode, step);
+        st = be->run(n, is, dst, from, pos, mode, step, mt_tensor_is_dense(self));
         mt_tensor_bump_version(self);
     }
     mt_tensor_clear(&dst);
@@ -649,7 +649,7 @@ take(const mt_index_backend *be, mt_tensor *self, int n, mt_tensor *const *indic
         st = mt_tensor_view(*out, p.ndim, p.shape, strides, (*out)->offset, &dst);
     }
     if (st == MT_OK) {
-        st = be->run(p.ndim, p.shape, dst, p.src, p.pos, MT_INDEX_TAKE, 1);
+        st = be->run(p.ndim, p.shape, dst, p.src, p.pos, MT_INDEX_TAKE, 1, true);
     }
     if (st && make) {
         mt_tensor_clear(out);
@@ -736,7 +736,8 @@ mt_index_put(mt_args *a, const mt_index_backend *be)
                                               : (from = mt_tensor_retain(values), MT_OK);
     }
     if (st == MT_OK) {
-        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT, 1);
+        st = be->run(p.ndim, p.shape, p.src, from, p.pos, a->b[0] ? MT_INDEX_ADD : MT_INDEX_PUT, 1,
+                     mt_tensor_is_dense(self));
         mt_tensor_bump_version(self);
     }
     if (st == MT_OK) {

@@ -61,9 +61,11 @@ typedef struct mt_index_backend {
     /* *out = a new contiguous copy of src in dtype dt. */
     mt_status (*cast)(mt_tensor *src, mt_dtype dt, mt_tensor **out);
     /* One pass of mode over dst, src (of dst's dtype) and pos (int64), each broadcast to shape;
-     * step is the bytes per unit of position. */
+     * step is the bytes per unit of position. apart: dst is a view of a tensor whose elements
+     * are all distinct memory (dense), so where dst steps along a dim, distinct indices of it
+     * write distinct elements, whatever the positions (a device may split it between threads). */
     mt_status (*run)(int ndim, const int64_t *shape, mt_tensor *dst, mt_tensor *src, mt_tensor *pos,
-                     mt_index_mode mode, int64_t step);
+                     mt_index_mode mode, int64_t step, bool apart);
     mt_index_offsets_fn offsets;
 } mt_index_backend;
 

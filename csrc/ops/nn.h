@@ -21,6 +21,8 @@ typedef mt_status (*mt_bce_fn)(mt_tensor *const *ins, mt_dtype dt, bool logits, 
 /* The modes of the pads that gather (ops/pad.c): reflection, replication, circular. */
 typedef enum mt_pad_mode { MT_PAD_REFLECT, MT_PAD_REPLICATE, MT_PAD_CIRCULAR } mt_pad_mode;
 
+/* The input position that output position j reads along a dim of size n padded by (l, r). */
+int64_t mt_pad_source(mt_pad_mode mode, int64_t j, int64_t n, int64_t l, int64_t r);
 /* *out = the int64 index vector, on dev, of a dim of size n padded by (l, r) in mode: output
  * position j reads input position out[j] (the forward gathers through it, the backward
  * scatters back through it). */

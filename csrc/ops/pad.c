@@ -8,14 +8,14 @@
 #include <string.h>
 
 #include "dispatch/kernels.h"
+#include "ops/front.h"
 #include "ops/nn.h"
 #include "ops/ops.h"
 
-/* The source position of output position j along a dim of size n padded by (l, r). Circular
- * padding, as PyTorch's, first crops by the negative pads and wraps around what is left (m
- * positions, at least 1: mt_pad_index checks). */
-static int64_t
-source_index(mt_pad_mode mode, int64_t j, int64_t n, int64_t l, int64_t r)
+/* Circular padding, as PyTorch's, first crops by the negative pads and wraps around what is
+ * left (m positions, at least 1: mt_pad_index checks). */
+int64_t
+mt_pad_source(mt_pad_mode mode, int64_t j, int64_t n, int64_t l, int64_t r)
 {
     int64_t i = j - l;
     switch (mode) {
@@ -48,7 +48,7 @@ mt_pad_index(mt_pad_mode mode, int64_t n, int64_t l, int64_t r, mt_device dev, m
     }
     int64_t *v = (int64_t *)mt_tensor_data(idx);
     for (int64_t j = 0; j < len; j++) {
-        v[j] = source_index(mode, j, n, l, r);
+        v[j] = mt_pad_source(mode, j, n, l, r);
     }
     if (dev.type == MT_CPU) {
         *out = idx;
@@ -150,7 +150,36 @@ pad_op(mt_args *a, int npairs, mt_pad_mode mode, const char *name)
     return st ? st : pad_by_index(a->t[0], npairs, a->l[0].v, mode, &a->out[0]);
 }
 
-/* The kernels of the gathering pads: self (C, *) or (N, C, *) with npairs padded dims (1d: W,
+// self (C, *) or (N, C, *), padding (front, back) for the last 1, 2 or 3 dims (the op's), last
+// first: PyTorch's checks; the plan's npairs, pad_mode and the result's shape
+mt_status
+mt_front_pad_gather(const mt_args *a, mt_plan *p)
+{
+    const mt_op op = p->op;
+    const int npairs = op == MT_OP_reflection_pad1d || op == MT_OP_replication_pad1d   ? 1
+                       : op == MT_OP_reflection_pad2d || op == MT_OP_replication_pad2d ? 2
+                                                                                       : 3;
+    const bool reflect = op == MT_OP_reflection_pad1d || op == MT_OP_reflection_pad2d ||
+                         op == MT_OP_reflection_pad3d;
+    const mt_tensor *x = a->t[0];
+    const mt_pad_mode mode = reflect ? MT_PAD_REFLECT : MT_PAD_REPLICATE;
+    mt_status st = check_pad(x, &a->l[0], npairs, mode, mt_op_names[op]);
+    if (st) {
+        return st;
+    }
+    mt_shape_plan *s = &p->shape;
+    s->npairs = npairs;
+    s->pad_mode = (int)mode;
+    s->ndim = x->ndim;
+    for (int d = 0; d < x->ndim; d++) {
+        int k = x->ndim - 1 - d; /* the pair of dim d, when k < npairs */
+        s->sizes[d] = x->sizes[d] + (k < npairs ? a->l[0].v[2 * k] + a->l[0].v[2 * k + 1] : 0);
+    }
+    return MT_OK;
+}
+
+/* The composites of the gathering pads (the kernel of a device without its own; the CPU's is
+ * cpu/shape.c's): self (C, *) or (N, C, *) with npairs padded dims (1d: W,
  * 2d: H, W, 3d: D, H, W), padding (front, back) per dim, the last dim first. */
 #define PAD_OP(name, npairs, mode)             \
     mt_status mt_composite_##name(mt_args *a)  \

@@ -70,12 +70,13 @@ typedef struct mt_along_plan {
 
 /* The shape ops that move elements. */
 typedef struct mt_shape_plan {
-    int ndim;                   /* cat: the result's rank; masked_select: the broadcast one */
+    int ndim; /* cat, the gathering pads: the result's rank; masked_select: the broadcast one */
     int64_t sizes[MT_MAX_DIMS]; /* their sizes */
     int dim;                    /* cat: the dim joined along (wrapped) */
     mt_dtype dt;                /* cat: the promoted dtype */
     bool dims[MT_MAX_DIMS];     /* flip: the dims flipped */
     int64_t classes;            /* one_hot: num_classes as given (-1: from the values) */
+    int npairs, pad_mode;       /* the gathering pads: the last npairs dims, an mt_pad_mode */
 } mt_shape_plan;
 
 /* The factories that compute their values: arange's n values start + i * step (ints: in int64

@@ -735,3 +735,16 @@ def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert eval(out) == ["Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
                          "behavior.\nConsider using tensor.detach() first."]
+
+
+def test_fills_of_zero_and_negative_zero_keep_their_bits():
+    """A zero fill of a contiguous run is a memset (cpu/copy.c); -0.0 is not all zero bytes."""
+    neg = minitorch.full((300, 301), -0.0).numpy()
+    assert neg.shape == (300, 301) and (neg == 0).all() and np.signbit(neg).all()
+    zero = minitorch.ones(300, 301, dtype=minitorch.float64).fill_(0).numpy()
+    assert (zero == 0).all() and not np.signbit(zero).any()
+    x = minitorch.ones(300, 302)
+    x[:, ::2].fill_(0)  # strided: the loop, not memset; the other columns untouched
+    np.testing.assert_array_equal(x.numpy(), np.tile([0.0, 1.0], (300, 151)))
+    for dt in (minitorch.int32, minitorch.int64, minitorch.bool, minitorch.complex64):
+        assert not minitorch.zeros(1000, dtype=dt).numpy().any()

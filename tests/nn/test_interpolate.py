@@ -56,6 +56,31 @@ def test_interpolate_matches_pytorch(mode, dim, resize, align, dtype):
             [x], layout=layout, atol=tol, rtol=tol)
 
 
+@pytest.mark.parametrize("mode,shape,size", [
+    ("linear", (2, 3, 700), (1301,)), ("bilinear", (2, 3, 20, 300), (31, 613)),
+    ("trilinear", (2, 3, 5, 7, 300), (6, 9, 517)), ("nearest", (2, 3, 20, 300), (31, 613)),
+    ("nearest-exact", (2, 3, 5, 7, 300), (6, 9, 517))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_long_rows_on_threads(mode, shape, size, dtype):
+    """Rows longer than the forward's block of outputs (cpu/upsample.c): the same bits on 1 and
+    2 threads, and PyTorch's values (its own bits vary with its thread count)."""
+    before = minitorch.get_num_threads()
+    x = RNG.standard_normal(shape).astype(dtype)
+    got = []
+    try:
+        for threads in (1, 2):
+            minitorch.set_num_threads(threads)
+            got.append(F.interpolate(minitorch.tensor(x), size=size, mode=mode).numpy())
+    finally:
+        minitorch.set_num_threads(before)
+    np.testing.assert_array_equal(got[0], got[1])
+    assert got[0].shape == shape[:2] + size
+    if torch is not None:
+        want = torch.nn.functional.interpolate(torch.tensor(x), size=size, mode=mode).numpy()
+        tol = 1e-12 if dtype == "float64" else 1e-5
+        np.testing.assert_allclose(got[0], want, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("scale", [0.37, 0.7, 1.37, 2.3, 3.0, 0.999, 1.999])
 @pytest.mark.parametrize("n", [5, 7, 9, 13])
 @pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "linear"])

@@ -520,3 +520,35 @@ def test_index_put_reports_a_shape_mismatch_before_an_index_out_of_bounds():
         minitorch.zeros(5).index_put_((minitorch.tensor([7]),), minitorch.ones(3))
     with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 5"):
         minitorch.zeros(5).index_put_((minitorch.tensor([7]),), minitorch.ones(1))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_large_scatters_and_puts_on_threads(threads, layout):
+    """Puts into a dense self split its rows between threads (cpu/index.c); many repeated
+    positions must still all be added, and a self that is not dense (sliced) runs serially."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(11)
+        src = rng.standard_normal((300, 400))
+        idx = rng.integers(0, 50, (300, 400))  # ~8 repeats of each position per row
+        base = rng.standard_normal((300, 50))
+        want = base.copy()
+        np.add.at(want, (np.arange(300)[:, None], idx), src)
+        got = to_layout(base, layout).scatter_add_(1, minitorch.tensor(idx), minitorch.tensor(src))
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+        perm = np.argsort(rng.random((300, 50)), axis=1)  # unique positions per row: a plain put
+        want = base.copy()
+        want[np.arange(300)[:, None], perm] = src[:, :50]
+        got = to_layout(base, layout).scatter_(1, minitorch.tensor(perm), minitorch.tensor(src[:, :50]))
+        np.testing.assert_array_equal(got.numpy(), want)
+        rows = rng.integers(0, 300, 2000)  # index_put_ accumulating whole rows, repeated
+        want = rng.standard_normal((300, 400))
+        got = to_layout(want, layout)
+        vals = rng.standard_normal((2000, 400))
+        np.add.at(want, rows, vals)
+        got.index_put_((minitorch.tensor(rows),), minitorch.tensor(vals), accumulate=True)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    finally:
+        minitorch.set_num_threads(before)

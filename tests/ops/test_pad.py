@@ -42,6 +42,23 @@ def test_pad_matches_numpy_and_torch(mode, shape, pad, layout):
         check(lambda L, x: F(L).pad(x, pad, value=-1.5), lambda x: np_pad(x, pad, mode, -1.5), [a], layout=layout)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape,pad", [((4, 8, 33, 40), (3, 5, 2, 7)), ((2, 3, 9, 17, 30), (4, 2, 1, 3, 8, 0)),
+                                       ((6, 40, 300), (7, 9))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_large_pads_on_threads(threads, mode, shape, pad, dtype):
+    """Enough rows to split between threads, the splits falling inside planes."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(threads)
+    try:
+        a = (RNG.standard_normal(shape) * 100).astype(dtype)
+        for layout in ("contiguous", "transposed", "sliced"):
+            check(lambda L, x: F(L).pad(x, pad, mode=mode), lambda x: np_pad(x, pad, mode), [a], layout=layout)
+    finally:
+        minitorch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 @pytest.mark.parametrize("shape,pad", CASES[:6])
 def test_pad_gradients(mode, shape, pad):

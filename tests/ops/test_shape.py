@@ -269,6 +269,50 @@ def test_flip(data, layout):
     assert out.is_contiguous()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex128"])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_cat_of_large_tensors_on_threads(threads, dtype, dim):
+    """Contiguous inputs of one dtype are copied row by row (threads splitting inside a chunk);
+    an empty piece, a mixed dtype or a transposed input take the general copy."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(dim + 5)
+        shapes = [[5, 70, 33], [5, 70, 33], [5, 70, 33]]
+        for k, extra in enumerate((1, 0, 7)):
+            shapes[k][dim] = extra
+        arrays = [(rng.standard_normal(s) * 50).astype(dtype) for s in shapes]
+        ref = lambda *xs: np.concatenate(xs, dim)
+        out = check(lambda m, *xs: m.cat(list(xs), dim), ref, arrays)
+        assert out.is_contiguous()
+        big = [(rng.standard_normal((40, 50, 61)) * 50).astype(dtype) for _ in range(3)]
+        check(lambda m, *xs: m.cat(list(xs), dim), ref, big)
+        check(lambda m, *xs: m.cat(list(xs), dim), ref, big, layout="transposed")
+        mixed = [big[0], big[1].astype("float64")]
+        check(lambda m, *xs: m.cat(list(xs), dim), ref, mixed)
+    finally:
+        minitorch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "complex128"])
+@pytest.mark.parametrize("dims", [(0, 1, 2, 3), (3,), (0, 1), (1, 2), (0, 2)])
+def test_flip_of_a_large_tensor_on_threads(threads, dtype, dims):
+    """Large enough to split its rows between threads; runs of flipped and kept dims merge."""
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(len(dims))
+        a = rng.standard_normal((3, 70, 5, 67)) + (1j * rng.standard_normal((3, 70, 5, 67)) if dtype == "complex128" else 0)
+        a = (a > 0) if dtype == "bool" else (a * 100).astype(dtype)
+        for layout in ("contiguous", "transposed", "sliced"):
+            out = check(lambda m, x: m.flip(x, dims), lambda x: np.flip(x, dims), [a], layout=layout)
+            assert out.is_contiguous()
+    finally:
+        minitorch.set_num_threads(before)
+
+
 def test_flip_spreads_its_dims_in_the_method_form_only():
     x = minitorch.arange(6).reshape(2, 3)
     np.testing.assert_array_equal(as_numpy(x.flip(0, 1)), np.arange(6).reshape(2, 3)[::-1, ::-1])
