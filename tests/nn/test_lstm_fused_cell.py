@@ -121,12 +121,14 @@ def test_double_backward_matches_torch():
 def test_lstm_records_one_node_a_step():
     lstm = minitorch.nn.LSTM(4, H)
     out, _ = lstm(minitorch.randn(6, 2, 4))
-    names, seen, todo = [], set(), [out.grad_fn]
+    # seen keeps the nodes themselves: a node's Python object may be made anew on each visit,
+    # so an id alone could be a freed object's, reused by another node's
+    names, seen, todo = [], {}, [out.grad_fn]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         names.append(node.name())
         todo += [next_fn for next_fn, _ in node.next_functions]
     assert names.count("ThnnFusedLstmCellBackward0") == 6
