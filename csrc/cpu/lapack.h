@@ -14,6 +14,7 @@
 #include <lapack.h>
 
 #include "cpu/blas.h"
+#include "cpu/iter.h"
 #include "dispatch/dispatch.h"
 
 /* A LAPACK routine of either precision, traced: s<name> for float32, d<name> for float64. The
@@ -22,11 +23,13 @@
 #define LAPACK_IN(dt, prefix, name, ...)                              \
     do {                                                              \
         mt_cpu_lib_enter((dt) == MT_FLOAT32 ? "s" #name : "d" #name); \
+        const int threads_ = mt_cpu_lapack_begin();                   \
         if ((dt) == MT_FLOAT32) {                                     \
             prefix##s##name(__VA_ARGS__);                             \
         } else {                                                      \
             prefix##d##name(__VA_ARGS__);                             \
         }                                                             \
+        mt_cpu_lapack_end(threads_);                                  \
         mt_cpu_lib_exit();                                            \
     } while (0)
 #define LAPACK(dt, name, ...) LAPACK_IN(dt, LAPACK_, name, __VA_ARGS__)

@@ -54,6 +54,31 @@ mt_get_num_threads(void)
     return atomic_load(&num_threads);
 }
 
+/* OpenBLAS's LAPACK routines (getrf's parallel panel factorisation, under inv and solve) run on
+ * its own thread server, not through the callback above, so at two threads its workers and our
+ * OpenMP pool's spun against each other on two cores: inv of a 256 x 256 float32 matrix took
+ * 15.8 ms at two threads against 0.64 ms at one (PyTorch 0.73), 1024 x 1024 87 ms against 32
+ * (PyTorch 32 at two threads). So a LAPACK call runs with OpenBLAS at one thread; a batch of
+ * matrices is split among the threads by the kernels themselves. Global, as OpenBLAS's count is:
+ * two Python threads in LAPACK at once could leave it at one until the next call restores it. */
+int
+mt_cpu_lapack_begin(void)
+{
+    int n = atomic_load(&num_threads);
+    if (n > 1) {
+        scipy_openblas_set_num_threads(1);
+    }
+    return n;
+}
+
+void
+mt_cpu_lapack_end(int threads)
+{
+    if (threads > 1) {
+        scipy_openblas_set_num_threads(threads);
+    }
+}
+
 bool
 mt_set_num_interop_threads(int n)
 {
