@@ -549,36 +549,36 @@ fmod_block(const float *x, const float *y, float *r, int m)
     }
 }
 
-MT_SIMD_CLONES static void
-fmod_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+/* fmod over the loop's elements; with python_sign, remainder: Python's sign rule on fmod's
+ * value, as core/math.h's mt_remainder_f32 */
+static inline MT_ALWAYS_INLINE void
+fmod_loop(char **data, const int64_t *strides, int64_t n, bool python_sign)
 {
-    (void)vctx;
     float x[BLOCK], y[BLOCK], r[BLOCK];
     for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
         const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
         block_load_f32(data, strides, 1, i0, m, x);
         block_load_f32(data, strides, 2, i0, m, y);
         fmod_block(x, y, r, m);
-        stage_store(data, strides, i0, m, r);
-    }
-}
-
-/* Python's sign rule on fmod's value, as core/math.h's mt_remainder_f32 */
-MT_SIMD_CLONES static void
-remainder_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
-{
-    (void)vctx;
-    float x[BLOCK], y[BLOCK], r[BLOCK];
-    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
-        const int m = (int)(n - i0 < BLOCK ? n - i0 : BLOCK);
-        block_load_f32(data, strides, 1, i0, m, x);
-        block_load_f32(data, strides, 2, i0, m, y);
-        fmod_block(x, y, r, m);
-        for (int i = 0; i < m; i++) {
+        for (int i = 0; python_sign && i < m; i++) {
             r[i] = (r[i] != 0 && ((y[i] < 0) != (r[i] < 0))) ? r[i] + y[i] : r[i];
         }
         stage_store(data, strides, i0, m, r);
     }
+}
+
+MT_SIMD_CLONES static void
+fmod_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    fmod_loop(data, strides, n, false);
+}
+
+MT_SIMD_CLONES static void
+remainder_vec_f32(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    (void)vctx;
+    fmod_loop(data, strides, n, true);
 }
 #undef BLOCK
 
