@@ -12,6 +12,7 @@
 
 #include "cpu/blas.h"
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -249,6 +250,48 @@ batch_matrix(const mt_tensor *t, int64_t b)
     return m;
 }
 
+/* A batch of small products is split between threads, each running whole gemms at one OpenBLAS
+ * thread, as PyTorch's parallel_for over the batch: OpenBLAS splits one small gemm poorly (its
+ * threads sync on packed panels several times per call), and a batch needs no sync at all. A
+ * large gemm keeps OpenBLAS's own split (on our pool, threads.c). */
+#define BATCH_SPLIT_MNK (1 << 21) /* m * n * k up to 128^3: split the batch, not each product */
+#define GEMM_GRAIN 32768          /* multiply-adds a thread must get to be worth starting */
+
+/* The threads worth splitting the batch of b1 (B,m,k) @ b2 (B,k,n) into out (B,m,n) between,
+ * or 1: only float products BLAS reads in place (gemm() then cannot fail on a worker thread,
+ * whose error message no one would see). */
+static int
+batch_parts(const mt_tensor *b1, const mt_tensor *b2, const mt_tensor *out)
+{
+    int64_t nb = out->sizes[0], m = b1->sizes[1], k = b1->sizes[2], n = b2->sizes[2];
+    int64_t mnk = m * n * k, ld;
+    bool t;
+    if (nb < 2 || !mt_dtype_is_float(out->dtype) || mnk == 0 || mnk > BATCH_SPLIT_MNK) {
+        return 1;
+    }
+    mt_tensor x = batch_matrix(b1, 0), y = batch_matrix(b2, 0);
+    if (!blas_layout(&x, &t, &ld) || !blas_layout(&y, &t, &ld)) {
+        return 1;
+    }
+    return mt_parallel_parts(nb, GEMM_GRAIN / mnk + 1);
+}
+
+// b1 (B,m,k), b2 (B,k,n), out (B,m,n) float, as batch_parts allows; out[b] = alpha * b1[b] @
+// b2[b] + beta * out[b], the batch split in parts ranges
+static void
+batched_split(mt_tensor *b1, mt_tensor *b2, mt_tensor *out, mt_scalar alpha, mt_scalar beta,
+              int parts)
+{
+    const int64_t nb = out->sizes[0];
+    const int threads = mt_cpu_lapack_begin(); /* OpenBLAS at one thread inside our region */
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t b = 0; b < nb; b++) {
+        mt_tensor x = batch_matrix(b1, b), y = batch_matrix(b2, b), o = batch_matrix(out, b);
+        gemm(&x, &y, &o, alpha, beta);
+    }
+    mt_cpu_lapack_end(threads);
+}
+
 // self broadcast to (B,m,n) or NULL, b1 (B,m,k), b2 (B,k,n);
 // out (B,m,n) = beta * self + alpha * b1[b] @ b2[b] for each b
 static mt_status
@@ -259,6 +302,11 @@ batched(mt_args *a, mt_tensor *self, mt_tensor *b1, mt_tensor *b2, mt_scalar bet
     bool use_self = self != NULL && mt_scalar_to_double(beta) != 0;
     if (st == MT_OK && use_self) {
         st = mt_cpu_copy_into(out, self);
+    }
+    const int parts = st == MT_OK ? batch_parts(b1, b2, out) : 1;
+    if (parts > 1) {
+        batched_split(b1, b2, out, alpha, use_self ? beta : mt_scalar_int(0), parts);
+        return MT_OK;
     }
     for (int64_t b = 0; st == MT_OK && b < out->sizes[0]; b++) {
         mt_tensor x = batch_matrix(b1, b), y = batch_matrix(b2, b), o = batch_matrix(out, b);

@@ -53,8 +53,8 @@ int mt_parallel_parts(int64_t n, int64_t grain);
 void mt_cpu_threads_init(void);
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
-/* Around a LAPACK call: OpenBLAS at one thread (begin returns the count to restore), see
- * cpu/threads.c. */
+/* Around a LAPACK call, or a parallel region whose threads call BLAS (a batch of gemms split
+ * between them): OpenBLAS at one thread (begin returns the count to restore), see cpu/threads.c. */
 int mt_cpu_lapack_begin(void);
 void mt_cpu_lapack_end(int threads);
 bool mt_set_num_interop_threads(int n);

@@ -44,33 +44,88 @@ lanes_of(mt_tensor *self, int dim, mt_dtype dt, lanes *l)
 
 /* ---- max, min, argmax, argmin: the extreme value of each row and its first index ---- */
 
+/* A row op's lanes (o, i) go in blocks of up to LANE_COLS neighbouring i, each block walked row by
+ * row in memory order (a lane at a time would read with stride inner); the blocks of all outer
+ * rows are split between threads: an op along the last dim (inner 1) splits its rows, one along
+ * dim 0 (outer 1) its columns. */
+#define LANE_COLS 64
+
+/* The blocks of a row of inner lanes. */
+static inline int64_t
+lane_blocks(int64_t inner)
+{
+    return (inner + LANE_COLS - 1) / LANE_COLS;
+}
+
+/* The threads worth splitting `items` blocks of n rows of inner lanes between. */
+static int
+block_parts(int64_t items, int64_t n, int64_t inner)
+{
+    const int64_t cols = inner < LANE_COLS ? inner : LANE_COLS;
+    return mt_parallel_parts(items, 32768 / (n * cols + 1) + 1);
+}
+
+/* Block ob (numbered across all outer rows) of an (outer, n, inner) layout: where its first lane
+ * starts in x (o * n * inner + i0) and in an (outer, inner) result (o * inner + i0), and its
+ * width (LANE_COLS, or the rest of a row). */
+typedef struct lane_block {
+    int64_t at, res, w;
+} lane_block;
+
+static inline lane_block
+lane_block_at(int64_t ob, int64_t n, int64_t inner)
+{
+    const int64_t blocks = lane_blocks(inner), o = ob / blocks, i0 = ob % blocks * LANE_COLS;
+    return (lane_block){o * n * inner + i0, o * inner + i0,
+                        inner - i0 < LANE_COLS ? inner - i0 : LANE_COLS};
+}
+
+/* One block of a row op: x (outer, n, inner) in, y (and idx, argmax's indices, else NULL) out. */
+typedef void (*block_fn)(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n,
+                         int64_t inner);
+
+/* fn over every block of the (outer, n, inner) lanes, split between threads when `split`. */
+static void
+run_blocks(block_fn fn, const void *x, void *y, int64_t *idx, int64_t outer, int64_t n,
+           int64_t inner, bool split)
+{
+    const int64_t items = outer * lane_blocks(inner);
+    const int parts = split ? block_parts(items, n, inner) : 1;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t ob = 0; ob < items; ob++) {
+        fn(x, y, idx, lane_block_at(ob, n, inner), n, inner);
+    }
+}
+
 /* x (outer, n, inner) -> values (outer, inner) (may be NULL), indices (outer, inner) int64.
- * BETTER(v, best) says v replaces best; a NaN wins and then stays (as PyTorch). */
-#define ARG_LOOP(name, T, BETTER)                                                      \
-    static void name(const void *xv, void *vv, int64_t *idx, int64_t outer, int64_t n, \
-                     int64_t inner)                                                    \
-    {                                                                                  \
-        const T *x = (const T *)xv;                                                    \
-        T *best = (T *)vv;                                                             \
-        for (int64_t o = 0; o < outer; o++) {                                          \
-            T *b = best + o * inner;                                                   \
-            int64_t *k = idx + o * inner;                                              \
-            const T *row = x + o * n * inner;                                          \
-            for (int64_t i = 0; i < inner; i++) {                                      \
-                b[i] = MT_LOAD(T, row + i);                                            \
-                k[i] = 0;                                                              \
-            }                                                                          \
-            for (int64_t j = 1; j < n; j++) {                                          \
-                const T *r = row + j * inner;                                          \
-                for (int64_t i = 0; i < inner; i++) {                                  \
-                    const T v = MT_LOAD(T, r + i);                                     \
-                    if (b[i] == b[i] && (BETTER || v != v)) {                          \
-                        b[i] = v;                                                      \
-                        k[i] = j;                                                      \
-                    }                                                                  \
-                }                                                                      \
-            }                                                                          \
-        }                                                                              \
+ * BETTER(v, best) says v replaces best; a NaN wins and then stays (as PyTorch). Only a strictly
+ * better value replaces, so ties keep the first index. */
+#define ARG_LOOP(name, T, BETTER)                                                               \
+    static void name##_block(const void *xv, void *vv, int64_t *idx, lane_block blk, int64_t n, \
+                             int64_t inner)                                                     \
+    {                                                                                           \
+        T *b = (T *)vv + blk.res;                                                               \
+        int64_t *k = idx + blk.res;                                                             \
+        const T *row = (const T *)xv + blk.at;                                                  \
+        for (int64_t i = 0; i < blk.w; i++) {                                                   \
+            b[i] = MT_LOAD(T, row + i);                                                         \
+            k[i] = 0;                                                                           \
+        }                                                                                       \
+        for (int64_t j = 1; j < n; j++) {                                                       \
+            const T *r = row + j * inner;                                                       \
+            for (int64_t i = 0; i < blk.w; i++) {                                               \
+                const T v = MT_LOAD(T, r + i);                                                  \
+                if (b[i] == b[i] && (BETTER || v != v)) {                                       \
+                    b[i] = v;                                                                   \
+                    k[i] = j;                                                                   \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    static void name(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,       \
+                     int64_t inner)                                                             \
+    {                                                                                           \
+        run_blocks(name##_block, x, values, idx, outer, n, inner, true);                        \
     }
 typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,
                        int64_t inner);
@@ -127,13 +182,10 @@ mt_cpu_arg_extreme(mt_args *a)
 
 /* ---- scans and softmax: the output has the input's shape ---- */
 
-/* The output dtype of a row op and the dtype its input is converted to. */
-typedef void (*row_fn)(const void *x, void *y, int64_t outer, int64_t n, int64_t inner);
-
-/* out = fn over the rows of self along the plan's dim, in dtype dt (the result: contiguous,
- * self's shape). */
+/* out = fn over the blocks of the rows of self along the plan's dim, in dtype dt (the result:
+ * contiguous, self's shape); the blocks are split between threads (run_blocks). */
 static mt_status
-row_op(mt_args *a, mt_dtype dt, row_fn fn)
+row_op(mt_args *a, mt_dtype dt, block_fn fn)
 {
     mt_tensor *self = a->t[0];
     lanes l;
@@ -141,35 +193,31 @@ row_op(mt_args *a, mt_dtype dt, row_fn fn)
     if (st) {
         return st;
     }
-    /* Rows are independent: split the outer dim across threads. */
-    const char *x = mt_tensor_data(l.x);
-    char *y = mt_tensor_data(a->out[0]);
-    const int64_t row = l.n * l.inner * (int64_t)mt_dtype_size(dt);
-    const int parts = mt_parallel_parts(l.outer, l.outer ? 32768 / (l.n * l.inner + 1) + 1 : 1);
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int p = 0; p < parts; p++) {
-        const int64_t begin = l.outer * p / parts, end = l.outer * (p + 1) / parts;
-        fn(x + begin * row, y + begin * row, end - begin, l.n, l.inner);
-    }
+    run_blocks(fn, mt_tensor_data(l.x), mt_tensor_data(a->out[0]), NULL, l.outer, l.n, l.inner,
+               true);
     mt_tensor_release(l.x);
     return MT_OK;
 }
 
 // x, y (outer, n, inner); y[o, j, i] = x[o, 0, i] (op) ... (op) x[o, j, i], each step
-// acc = COMBINE(acc, x) in ACC from INIT
+// acc = COMBINE(acc, x) in ACC from INIT: each lane in the order of j, whatever the blocks
+// (LANE_COLS lanes at a time, in memory order). One slab (outer 1, as cumsum over dim 0) splits
+// its column blocks between threads; more slabs are split by row_op.
 #define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                          \
-    static void name(const void *xv, void *yv, int64_t outer, int64_t n, int64_t inner) \
+    static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, int64_t n, \
+                     int64_t inner)                                                     \
     {                                                                                   \
-        const T *x = (const T *)xv;                                                     \
-        T *y = (T *)yv;                                                                 \
-        for (int64_t o = 0; o < outer; o++) {                                           \
-            for (int64_t i = 0; i < inner; i++) {                                       \
-                ACC acc = INIT;                                                         \
-                for (int64_t j = 0; j < n; j++) {                                       \
-                    const int64_t at = (o * n + j) * inner + i;                         \
-                    acc = COMBINE(acc, (ACC)x[at]);                                     \
-                    y[at] = (T)acc;                                                     \
-                }                                                                       \
+        (void)idx;                                                                      \
+        const T *x = (const T *)xv + blk.at;                                            \
+        T *y = (T *)yv + blk.at;                                                        \
+        ACC acc[LANE_COLS];                                                             \
+        for (int64_t i = 0; i < blk.w; i++) {                                           \
+            acc[i] = INIT;                                                              \
+        }                                                                               \
+        for (int64_t j = 0; j < n; j++) {                                               \
+            for (int64_t i = 0; i < blk.w; i++) {                                       \
+                acc[i] = COMBINE(acc[i], (ACC)x[j * inner + i]);                        \
+                y[j * inner + i] = (T)acc[i];                                           \
             }                                                                           \
         }                                                                               \
     }
@@ -190,7 +238,7 @@ SCAN_LOOP(logcumsumexp_f32, float, double, SCAN_LOG_ADD_EXP, -INFINITY)
 SCAN_LOOP(logcumsumexp_f64, double, double, SCAN_LOG_ADD_EXP, -INFINITY)
 
 static mt_status
-scan(mt_args *a, const row_fn *loops)
+scan(mt_args *a, const block_fn *loops)
 {
     mt_dtype dt = a->plan->reduce.out_dt;
     if (loops[dt] == NULL) {
@@ -202,20 +250,20 @@ scan(mt_args *a, const row_fn *loops)
 mt_status
 mt_cpu_cumsum(mt_args *a)
 {
-    static const row_fn loops[] = {NULL, cumsum_i32, cumsum_i64, cumsum_f32, cumsum_f64};
+    static const block_fn loops[] = {NULL, cumsum_i32, cumsum_i64, cumsum_f32, cumsum_f64};
     return scan(a, loops);
 }
 
 mt_status
 mt_cpu_cumprod(mt_args *a)
 {
-    static const row_fn loops[MT_NUM_DTYPES] = {NULL,
-                                                cumprod_i32,
-                                                cumprod_i64,
-                                                cumprod_f32,
-                                                cumprod_f64,
-                                                [MT_COMPLEX64] = cumprod_c64,
-                                                [MT_COMPLEX128] = cumprod_c128};
+    static const block_fn loops[MT_NUM_DTYPES] = {NULL,
+                                                  cumprod_i32,
+                                                  cumprod_i64,
+                                                  cumprod_f32,
+                                                  cumprod_f64,
+                                                  [MT_COMPLEX64] = cumprod_c64,
+                                                  [MT_COMPLEX128] = cumprod_c128};
     return scan(a, loops);
 }
 
@@ -223,7 +271,7 @@ mt_cpu_cumprod(mt_args *a)
 mt_status
 mt_cpu_logcumsumexp(mt_args *a)
 {
-    static const row_fn loops[] = {NULL, NULL, NULL, logcumsumexp_f32, logcumsumexp_f64};
+    static const block_fn loops[] = {NULL, NULL, NULL, logcumsumexp_f32, logcumsumexp_f64};
     return scan(a, loops);
 }
 
@@ -231,67 +279,54 @@ mt_cpu_logcumsumexp(mt_args *a)
  * max keeps exp from overflowing; sums accumulate in double. log_softmax is (x - max) - log(sum):
  * x - max is exact near the max, where x - (max + log(sum)) would round max + log(sum) to max's
  * precision first (a confident logit of 100 kept about 3 digits of its log-probability). The inner dim is contiguous, so a
- * block of SOFTMAX_COLS neighbouring lanes is done together, walking rows of the block in memory
+ * block of LANE_COLS neighbouring lanes is done together, walking rows of the block in memory
  * order (a lane at a time would read a column with stride inner: 6x slower on (1024, 1024), dim 0). */
-#define SOFTMAX_COLS 64
-#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                           \
-    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t outer, int64_t n,           \
-                                    int64_t inner)                                                \
-    {                                                                                             \
-        const T *x = (const T *)xv;                                                               \
-        T *y = (T *)yv;                                                                           \
-        const int64_t blocks = (inner + SOFTMAX_COLS - 1) / SOFTMAX_COLS;                         \
-        /* one slab (outer 1, as softmax over dim 0): its column blocks go to threads */          \
-        const int parts = outer == 1 ? mt_parallel_parts(n * inner, 32768) : 1;                   \
-        _Pragma("omp parallel for num_threads(parts) schedule(static)") for (int64_t ob = 0;      \
-                                                                             ob < outer * blocks; \
-                                                                             ob++)                \
-        {                                                                                         \
-            const int64_t o = ob / blocks, i0 = ob % blocks * SOFTMAX_COLS;                       \
-            {                                                                                     \
-                const int64_t w = inner - i0 < SOFTMAX_COLS ? inner - i0 : SOFTMAX_COLS;          \
-                const T *xb = x + o * n * inner + i0;                                             \
-                T *yb = y + o * n * inner + i0;                                                   \
-                T m[SOFTMAX_COLS];                                                                \
-                double sum[SOFTMAX_COLS];                                                         \
-                for (int64_t c = 0; c < w; c++) {                                                 \
-                    m[c] = -INFINITY;                                                             \
-                    sum[c] = 0;                                                                   \
-                }                                                                                 \
-                for (int64_t j = 0; j < n; j++) {                                                 \
-                    const T *xr = xb + j * inner;                                                 \
-                    for (int64_t c = 0; c < w; c++) {                                             \
-                        m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];                     \
-                    }                                                                             \
-                }                                                                                 \
-                for (int64_t c = 0; c < w; c++) {                                                 \
-                    /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */                  \
-                    m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                            \
-                }                                                                                 \
-                for (int64_t j = 0; j < n; j++) {                                                 \
-                    const T *xr = xb + j * inner;                                                 \
-                    T *yr = yb + j * inner;                                                       \
-                    for (int64_t c = 0; c < w; c++) {                                             \
-                        const T e = EXP(xr[c] - m[c]);                                            \
-                        sum[c] += e;                                                              \
-                        if (!(LOG)) {                                                             \
-                            yr[c] = e;                                                            \
-                        }                                                                         \
-                    }                                                                             \
-                }                                                                                 \
-                T fin[SOFTMAX_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */                \
-                for (int64_t c = 0; c < w; c++) {                                                 \
-                    fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                          \
-                }                                                                                 \
-                for (int64_t j = 0; j < n; j++) {                                                 \
-                    const T *xr = xb + j * inner;                                                 \
-                    T *yr = yb + j * inner;                                                       \
-                    for (int64_t c = 0; c < w; c++) {                                             \
-                        yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];                 \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
+#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                     \
+    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, \
+                                    int64_t n, int64_t inner)                               \
+    {                                                                                       \
+        (void)idx;                                                                          \
+        const int64_t w = blk.w;                                                            \
+        const T *xb = (const T *)xv + blk.at;                                               \
+        T *yb = (T *)yv + blk.at;                                                           \
+        T m[LANE_COLS];                                                                     \
+        double sum[LANE_COLS];                                                              \
+        for (int64_t c = 0; c < w; c++) {                                                   \
+            m[c] = -INFINITY;                                                               \
+            sum[c] = 0;                                                                     \
+        }                                                                                   \
+        for (int64_t j = 0; j < n; j++) {                                                   \
+            const T *xr = xb + j * inner;                                                   \
+            for (int64_t c = 0; c < w; c++) {                                               \
+                m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];                       \
+            }                                                                               \
+        }                                                                                   \
+        for (int64_t c = 0; c < w; c++) {                                                   \
+            /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */                    \
+            m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                              \
+        }                                                                                   \
+        for (int64_t j = 0; j < n; j++) {                                                   \
+            const T *xr = xb + j * inner;                                                   \
+            T *yr = yb + j * inner;                                                         \
+            for (int64_t c = 0; c < w; c++) {                                               \
+                const T e = EXP(xr[c] - m[c]);                                              \
+                sum[c] += e;                                                                \
+                if (!(LOG)) {                                                               \
+                    yr[c] = e;                                                              \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        T fin[LANE_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */                     \
+        for (int64_t c = 0; c < w; c++) {                                                   \
+            fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                            \
+        }                                                                                   \
+        for (int64_t j = 0; j < n; j++) {                                                   \
+            const T *xr = xb + j * inner;                                                   \
+            T *yr = yb + j * inner;                                                         \
+            for (int64_t c = 0; c < w; c++) {                                               \
+                yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];                   \
+            }                                                                               \
+        }                                                                                   \
     }
 /* x - max is <= 0 (or NaN): float takes the vectorisable exp of vmath.h */
 SOFTMAX_LOOP(softmax_f32, float, mt_vexp_nonpos_f32, false)
@@ -339,23 +374,24 @@ softmax_rows_f32(const float *x, float *y, int64_t rows, int64_t n, bool log)
     }
 }
 
+/* Softmax along the last dim (inner 1: a block is one row) takes softmax_rows_f32. */
 static void
-softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t inner)
+softmax_fast_f32(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n, int64_t inner)
 {
     if (inner == 1) {
-        softmax_rows_f32(x, y, outer, n, false);
+        softmax_rows_f32((const float *)x + blk.at, (float *)y + blk.at, 1, n, false);
     } else {
-        softmax_f32(x, y, outer, n, inner);
+        softmax_f32(x, y, idx, blk, n, inner);
     }
 }
 
 static void
-log_softmax_fast_f32(const void *x, void *y, int64_t outer, int64_t n, int64_t inner)
+log_softmax_fast_f32(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n, int64_t inner)
 {
     if (inner == 1) {
-        softmax_rows_f32(x, y, outer, n, true);
+        softmax_rows_f32((const float *)x + blk.at, (float *)y + blk.at, 1, n, true);
     } else {
-        log_softmax_f32(x, y, outer, n, inner);
+        log_softmax_f32(x, y, idx, blk, n, inner);
     }
 }
 
@@ -366,8 +402,8 @@ mt_cpu_softmax(mt_args *a)
 {
     const mt_dtype dt = a->plan->reduce.out_dt;
     const bool log = a->plan->op == MT_OP_log_softmax;
-    const row_fn f32 = log ? log_softmax_fast_f32 : softmax_fast_f32;
-    const row_fn f64 = log ? log_softmax_f64 : softmax_f64;
+    const block_fn f32 = log ? log_softmax_fast_f32 : softmax_fast_f32;
+    const block_fn f64 = log ? log_softmax_f64 : softmax_f64;
     return row_op(a, dt, dt == MT_FLOAT32 ? f32 : f64);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu/copy.h"
+#include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
@@ -25,84 +26,83 @@
 #define SORT_RUN 16
 
 /* x (outer, n, inner); values, indices (outer, k, inner): the first k of each row along n once
- * sorted, and their positions in the row. values may be NULL. key/tk and idx/ti are scratch
- * rows of n elements. */
-#define SORT_ROWS(S, T)                                                                          \
-    static void sort_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,         \
-                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,        \
-                              void *tkv, int64_t *idx, int64_t *ti)                              \
-    {                                                                                            \
-        const T *x = (const T *)xv;                                                              \
-        T *values = (T *)vv;                                                                     \
-        for (int64_t o = 0; o < outer; o++) {                                                    \
-            for (int64_t i = 0; i < inner; i++) {                                                \
-                T *key = (T *)keyv, *tk = (T *)tkv;                                              \
-                int64_t *id = idx, *tid = ti;                                                    \
-                for (int64_t j = 0; j < n; j++) {                                                \
-                    key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                            \
-                    id[j] = j;                                                                   \
-                }                                                                                \
-                /* runs of SORT_RUN by insertion (stable: only a strictly-before element \
-                 * moves past another) */       \
-                for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                                   \
-                    const int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                    \
-                    for (int64_t j = lo + 1; j < hi; j++) {                                      \
-                        const T kv = key[j];                                                     \
-                        const int64_t iv = id[j];                                                \
-                        int64_t p = j;                                                           \
-                        for (; p > lo && BEFORE(kv, key[p - 1], desc); p--) {                    \
-                            key[p] = key[p - 1];                                                 \
-                            id[p] = id[p - 1];                                                   \
-                        }                                                                        \
-                        key[p] = kv;                                                             \
-                        id[p] = iv;                                                              \
-                    }                                                                            \
-                }                                                                                \
-                /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid), \
-                 * each step a select rather than a branch (which way it goes is random) */ \
-                for (int64_t w = SORT_RUN; w < n; w *= 2) {                                      \
-                    for (int64_t lo = 0; lo < n; lo += 2 * w) {                                  \
-                        int64_t mid = lo + w < n ? lo + w : n;                                   \
-                        int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                            \
-                        int64_t a = lo, b = mid, t = lo;                                         \
-                        while (a < mid && b < hi) {                                              \
-                            const bool take_b = BEFORE(key[b], key[a], desc);                    \
-                            tk[t] = take_b ? key[b] : key[a];                                    \
-                            tid[t++] = take_b ? id[b] : id[a];                                   \
-                            b += take_b;                                                         \
-                            a += !take_b;                                                        \
-                        }                                                                        \
-                        for (; a < mid; a++, t++) {                                              \
-                            tk[t] = key[a];                                                      \
-                            tid[t] = id[a];                                                      \
-                        }                                                                        \
-                        for (; b < hi; b++, t++) {                                               \
-                            tk[t] = key[b];                                                      \
-                            tid[t] = id[b];                                                      \
-                        }                                                                        \
-                    }                                                                            \
-                    T *sk = key;                                                                 \
-                    key = tk;                                                                    \
-                    tk = sk;                                                                     \
-                    int64_t *sid = id;                                                           \
-                    id = tid;                                                                    \
-                    tid = sid;                                                                   \
-                }                                                                                \
-                for (int64_t j = 0; j < k; j++) {                                                \
-                    const int64_t at = (o * k + j) * inner + i;                                  \
-                    if (values) {                                                                \
-                        values[at] = key[j];                                                     \
-                    }                                                                            \
-                    indices[at] = id[j];                                                         \
-                }                                                                                \
-            }                                                                                    \
-        }                                                                                        \
+ * sorted, and their positions in the row, for the rows (o, i) numbered o * inner + i in
+ * [begin, end). values may be NULL. key/tk and idx/ti are scratch rows of n elements. */
+#define SORT_ROWS(S, T)                                                                       \
+    static void sort_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t begin,      \
+                              int64_t end, int64_t n, int64_t inner, int64_t k, bool desc,    \
+                              void *keyv, void *tkv, int64_t *idx, int64_t *ti)               \
+    {                                                                                         \
+        const T *x = (const T *)xv;                                                           \
+        T *values = (T *)vv;                                                                  \
+        for (int64_t lane = begin; lane < end; lane++) {                                      \
+            const int64_t o = lane / inner, i = lane % inner;                                 \
+            T *key = (T *)keyv, *tk = (T *)tkv;                                               \
+            int64_t *id = idx, *tid = ti;                                                     \
+            for (int64_t j = 0; j < n; j++) {                                                 \
+                key[j] = MT_LOAD(T, x + (o * n + j) * inner + i);                             \
+                id[j] = j;                                                                    \
+            }                                                                                 \
+            /* runs of SORT_RUN by insertion (stable: only a strictly-before element moves */ \
+            /* past another) */                                                               \
+            for (int64_t lo = 0; lo < n; lo += SORT_RUN) {                                    \
+                const int64_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;                     \
+                for (int64_t j = lo + 1; j < hi; j++) {                                       \
+                    const T kv = key[j];                                                      \
+                    const int64_t iv = id[j];                                                 \
+                    int64_t p = j;                                                            \
+                    for (; p > lo && BEFORE(kv, key[p - 1], desc); p--) {                     \
+                        key[p] = key[p - 1];                                                  \
+                        id[p] = id[p - 1];                                                    \
+                    }                                                                         \
+                    key[p] = kv;                                                              \
+                    id[p] = iv;                                                               \
+                }                                                                             \
+            }                                                                                 \
+            /* bottom-up merge sort: runs of width w merged from (key, id) into (tk, tid), */ \
+            /* each step a select rather than a branch (which way it goes is random) */       \
+            for (int64_t w = SORT_RUN; w < n; w *= 2) {                                       \
+                for (int64_t lo = 0; lo < n; lo += 2 * w) {                                   \
+                    int64_t mid = lo + w < n ? lo + w : n;                                    \
+                    int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;                             \
+                    int64_t a = lo, b = mid, t = lo;                                          \
+                    while (a < mid && b < hi) {                                               \
+                        const bool take_b = BEFORE(key[b], key[a], desc);                     \
+                        tk[t] = take_b ? key[b] : key[a];                                     \
+                        tid[t++] = take_b ? id[b] : id[a];                                    \
+                        b += take_b;                                                          \
+                        a += !take_b;                                                         \
+                    }                                                                         \
+                    for (; a < mid; a++, t++) {                                               \
+                        tk[t] = key[a];                                                       \
+                        tid[t] = id[a];                                                       \
+                    }                                                                         \
+                    for (; b < hi; b++, t++) {                                                \
+                        tk[t] = key[b];                                                       \
+                        tid[t] = id[b];                                                       \
+                    }                                                                         \
+                }                                                                             \
+                T *sk = key;                                                                  \
+                key = tk;                                                                     \
+                tk = sk;                                                                      \
+                int64_t *sid = id;                                                            \
+                id = tid;                                                                     \
+                tid = sid;                                                                    \
+            }                                                                                 \
+            for (int64_t j = 0; j < k; j++) {                                                 \
+                const int64_t at = (o * k + j) * inner + i;                                   \
+                if (values) {                                                                 \
+                    values[at] = key[j];                                                      \
+                }                                                                             \
+                indices[at] = id[j];                                                          \
+            }                                                                                 \
+        }                                                                                     \
     }
 #define SORT_ROWS_ARGS(E, T, S) SORT_ROWS(S, T)
 MT_DTYPES(SORT_ROWS_ARGS)
-typedef void (*sort_fn)(const void *x, void *values, int64_t *indices, int64_t outer, int64_t n,
-                        int64_t inner, int64_t k, bool desc, void *key, void *tk, int64_t *idx,
-                        int64_t *ti);
+typedef void (*sort_fn)(const void *x, void *values, int64_t *indices, int64_t begin, int64_t end,
+                        int64_t n, int64_t inner, int64_t k, bool desc, void *key, void *tk,
+                        int64_t *idx, int64_t *ti);
 static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, sort_rows_i64,
                                                   sort_rows_f32, sort_rows_f64};
 
@@ -130,54 +130,53 @@ static const sort_fn sort_loops[MT_NUM_DTYPES] = {sort_rows_b8, sort_rows_i32, s
 
 /* The same result as SORT_ROWS for k much smaller than n, in O(n log k): a heap of the k first
  * seen so far whose root is the one that would sort last; then the heap is emptied from the back. */
-#define TOPK_ROWS(S, T)                                                                            \
-    static void topk_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t outer,           \
-                              int64_t n, int64_t inner, int64_t k, bool desc, void *keyv,          \
-                              int64_t *id)                                                         \
-    {                                                                                              \
-        const T *x = (const T *)xv;                                                                \
-        T *values = (T *)vv, *key = (T *)keyv;                                                     \
-        for (int64_t o = 0; o < outer; o++) {                                                      \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                int64_t size = 0;                                                                  \
-                for (int64_t j = 0; j < n; j++) {                                                  \
-                    const T v = MT_LOAD(T, x + (o * n + j) * inner + i);                           \
-                    int64_t at;                                                                    \
-                    if (size < k) { /* sift up from the new leaf */                                \
-                        at = size++;                                                               \
-                        while (at > 0 && AFTER(v, j, key[(at - 1) / 2], id[(at - 1) / 2], desc)) { \
-                            key[at] = key[(at - 1) / 2];                                           \
-                            id[at] = id[(at - 1) / 2];                                             \
-                            at = (at - 1) / 2;                                                     \
-                        }                                                                          \
-                    } else if (AFTER(key[0], id[0], v, j, desc)) { /* replaces the root */         \
-                        at = 0;                                                                    \
-                        SIFT_DOWN(key, id, at, size, v, j, desc)                                   \
-                    } else {                                                                       \
-                        continue;                                                                  \
-                    }                                                                              \
-                    key[at] = v;                                                                   \
-                    id[at] = j;                                                                    \
-                }                                                                                  \
-                /* pop the root (the last in order) into place k-1, k-2, ... */                    \
-                for (int64_t last = size - 1; last >= 0; last--) {                                 \
-                    const int64_t out = (o * k + last) * inner + i;                                \
-                    values[out] = key[0];                                                          \
-                    indices[out] = id[0];                                                          \
-                    const T v = key[last];                                                         \
-                    const int64_t vj = id[last];                                                   \
-                    int64_t at = 0;                                                                \
-                    SIFT_DOWN(key, id, at, last, v, vj, desc)                                      \
-                    key[at] = v;                                                                   \
-                    id[at] = vj;                                                                   \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+#define TOPK_ROWS(S, T)                                                                        \
+    static void topk_rows_##S(const void *xv, void *vv, int64_t *indices, int64_t begin,       \
+                              int64_t end, int64_t n, int64_t inner, int64_t k, bool desc,     \
+                              void *keyv, int64_t *id)                                         \
+    {                                                                                          \
+        const T *x = (const T *)xv;                                                            \
+        T *values = (T *)vv, *key = (T *)keyv;                                                 \
+        for (int64_t lane = begin; lane < end; lane++) {                                       \
+            const int64_t o = lane / inner, i = lane % inner;                                  \
+            int64_t size = 0;                                                                  \
+            for (int64_t j = 0; j < n; j++) {                                                  \
+                const T v = MT_LOAD(T, x + (o * n + j) * inner + i);                           \
+                int64_t at;                                                                    \
+                if (size < k) { /* sift up from the new leaf */                                \
+                    at = size++;                                                               \
+                    while (at > 0 && AFTER(v, j, key[(at - 1) / 2], id[(at - 1) / 2], desc)) { \
+                        key[at] = key[(at - 1) / 2];                                           \
+                        id[at] = id[(at - 1) / 2];                                             \
+                        at = (at - 1) / 2;                                                     \
+                    }                                                                          \
+                } else if (AFTER(key[0], id[0], v, j, desc)) { /* replaces the root */         \
+                    at = 0;                                                                    \
+                    SIFT_DOWN(key, id, at, size, v, j, desc)                                   \
+                } else {                                                                       \
+                    continue;                                                                  \
+                }                                                                              \
+                key[at] = v;                                                                   \
+                id[at] = j;                                                                    \
+            }                                                                                  \
+            /* pop the root (the last in order) into place k-1, k-2, ... */                    \
+            for (int64_t last = size - 1; last >= 0; last--) {                                 \
+                const int64_t out = (o * k + last) * inner + i;                                \
+                values[out] = key[0];                                                          \
+                indices[out] = id[0];                                                          \
+                const T v = key[last];                                                         \
+                const int64_t vj = id[last];                                                   \
+                int64_t at = 0;                                                                \
+                SIFT_DOWN(key, id, at, last, v, vj, desc)                                      \
+                key[at] = v;                                                                   \
+                id[at] = vj;                                                                   \
+            }                                                                                  \
+        }                                                                                      \
     }
 #define TOPK_ROWS_ARGS(E, T, S) TOPK_ROWS(S, T)
 MT_DTYPES(TOPK_ROWS_ARGS)
-typedef void (*topk_fn)(const void *x, void *values, int64_t *indices, int64_t outer, int64_t n,
-                        int64_t inner, int64_t k, bool desc, void *key, int64_t *id);
+typedef void (*topk_fn)(const void *x, void *values, int64_t *indices, int64_t begin, int64_t end,
+                        int64_t n, int64_t inner, int64_t k, bool desc, void *key, int64_t *id);
 static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, topk_rows_i64,
                                                   topk_rows_f32, topk_rows_f64};
 
@@ -191,7 +190,11 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
     const bool make_values = values && *values == NULL, make_indices = *indices == NULL;
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
     mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
-    int64_t scratch_n = 4 * n; /* key, tk (as 8-byte slots), idx, ti */
+    /* The lanes (o, i), each a row along dim, are split between threads, each with its own
+     * scratch rows: key, tk (as 8-byte slots), idx, ti. */
+    const int64_t lanes = outer * inner;
+    const int parts = mt_parallel_parts(lanes, 32768 / (n + 1) + 1);
+    int64_t scratch_n = 4 * n * parts;
     mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &x);
     if (st == MT_OK) {
@@ -204,15 +207,20 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
         st = mt_tensor_empty(self->ndim, shape, self->dtype, mt_tensor_device(self), values);
     }
     if (st == MT_OK) {
-        int64_t *s = (int64_t *)mt_tensor_data(scratch);
-        if (values && k * 8 < n) {
-            topk_loops[self->dtype](mt_tensor_data(x), mt_tensor_data(*values),
-                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc,
-                                    s, s + n);
-        } else {
-            sort_loops[self->dtype](mt_tensor_data(x), values ? mt_tensor_data(*values) : NULL,
-                                    (int64_t *)mt_tensor_data(*indices), outer, n, inner, k, desc,
-                                    s, s + n, s + 2 * n, s + 3 * n);
+        const bool heap = values && k * 8 < n;
+        const void *xd = mt_tensor_data(x);
+        void *vd = values ? mt_tensor_data(*values) : NULL;
+        int64_t *id = (int64_t *)mt_tensor_data(*indices);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+        for (int p = 0; p < parts; p++) {
+            int64_t *s = (int64_t *)mt_tensor_data(scratch) + 4 * n * p;
+            const int64_t begin = lanes * p / parts, end = lanes * (p + 1) / parts;
+            if (heap) {
+                topk_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n);
+            } else {
+                sort_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n,
+                                        s + 2 * n, s + 3 * n);
+            }
         }
     } else {
         if (make_indices) {

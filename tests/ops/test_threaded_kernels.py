@@ -1,0 +1,161 @@
+"""Kernels that split their work between threads (issue 21): the batch of bmm, the two passes of
+masked_select and nonzero, the rows of sort and argmax, the column blocks of cumsum along an outer
+dim. Each at 1 and 2 threads (the `threads` fixture), at sizes past the kernels' grain so that the
+second thread gets work, against NumPy in float64 and PyTorch, values and gradients; the exact ops
+give the same bits at any thread count."""
+import numpy as np
+import pytest
+
+import helpers
+import minitorch
+from helpers import as_numpy, check, same_as_torch, torch_alike
+
+FLOAT_TOL = dict(atol=1e-4, rtol=1e-4)
+LAYOUTS = ("contiguous", "transposed", "sliced")
+
+
+def rng():
+    return np.random.default_rng(21)
+
+
+def same_bits_at_one_thread(fn, *tensors):
+    """fn(*tensors) gives the same bits now as at one thread (restoring the count)."""
+    now = as_numpy(fn(*tensors))
+    before = minitorch.get_num_threads()
+    minitorch.set_num_threads(1)
+    try:
+        one = as_numpy(fn(*tensors))
+    finally:
+        minitorch.set_num_threads(before)
+    assert now.shape == one.shape and now.dtype == one.dtype
+    np.testing.assert_array_equal(now.view(np.uint8), one.view(np.uint8))
+
+
+# ---- bmm: the batch split between threads, one gemm each ----
+
+@pytest.mark.parametrize("b, m, k, n", [(16, 32, 32, 32), (7, 1, 40, 33), (9, 40, 20, 1), (5, 64, 64, 64)])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_bmm_batches_on_threads(threads, b, m, k, n, layout):
+    x = rng().standard_normal((b, m, k)).astype(np.float32)
+    y = rng().standard_normal((b, k, n)).astype(np.float32)
+    check(lambda t, p, q: t.bmm(p, q), np.matmul, [x, y], layout=layout, **FLOAT_TOL)
+    z = rng().standard_normal((b, m, n)).astype(np.float32)
+    check(lambda t, c, p, q: t.baddbmm(c, p, q, beta=0.5, alpha=2), lambda c, p, q: 0.5 * c + 2 * (p @ q),
+          [z, x, y], layout=layout, **FLOAT_TOL)
+    same_as_torch(lambda t, p, q: t.bmm(p, q), [x, y], layout=layout, **FLOAT_TOL)
+
+
+def test_bmm_float64_nan_and_4d_matmul(threads):
+    x = rng().standard_normal((4, 8, 24, 24))
+    x[1, 2, 3, 4] = np.nan
+    x[2, 0, 0, 0] = np.inf
+    check(lambda t, p: p @ p.transpose(-1, -2), lambda p: p @ np.swapaxes(p, -1, -2), [x], **FLOAT_TOL)
+    f = x.astype(np.float32)
+    same_as_torch(lambda t, p: t.einsum("bij,bjk->bik", p, p), [f[0]], **FLOAT_TOL)
+
+
+def test_bmm_empty_and_integer_batches(threads):
+    check(lambda t, p, q: t.bmm(p, q), np.matmul, [np.zeros((64, 0, 8), np.float32),
+                                                   np.zeros((64, 8, 5), np.float32)])
+    check(lambda t, p, q: t.bmm(p, q), np.matmul, [np.ones((64, 3, 0), np.float32),
+                                                   np.ones((64, 0, 5), np.float32)])
+    a = rng().integers(-9, 9, (40, 20, 20))
+    check(lambda t, p, q: t.bmm(p, q), np.matmul, [a, a])
+
+
+# ---- masked_select and nonzero: counts per part, a prefix, then each part writes its own ----
+
+@pytest.mark.parametrize("shape", [(300000,), (700, 513), (3, 200, 171), (0,), (5, 0, 3), ()])
+@pytest.mark.parametrize("density", [0.0, 0.1, 0.5, 1.0])
+def test_nonzero_and_masked_select_on_threads(threads, shape, density):
+    g = rng()
+    a = ((g.random(shape) < density) * g.standard_normal(shape)).astype(np.float32)
+    check(lambda t, x: x.nonzero(), lambda x: np.argwhere(x), [a])
+    check(lambda t, x: t.masked_select(x, x != 0), lambda x: x[x != 0], [a])
+    t = minitorch.tensor(a)
+    same_bits_at_one_thread(lambda x: x.nonzero(), t)
+    same_bits_at_one_thread(lambda x: x[x > 0], t)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_masked_select_broadcast_strided_and_grad(threads, layout):
+    g = rng()
+    a = g.standard_normal((300, 257)).astype(np.float32)
+    a[::5, 3] = np.nan
+    m = g.random((300, 257)) < 0.5
+    check(lambda t, x, k: t.masked_select(x, k), lambda x, k: x[k], [a, m], layout=layout)
+    row = a[:1]
+    check(lambda t, x, k: t.masked_select(x, k), lambda x, k: np.broadcast_to(x, k.shape)[k], [row, m],
+          layout=layout)
+    same_as_torch(lambda t, x, k: t.masked_select(x, k), [a, m], layout=layout)
+    same_as_torch(lambda t, x, k: x[k], [a, m], layout=layout)
+    for dt in ("int8", "int64", "float64"):
+        b = np.nan_to_num(a * 10).astype(dt)
+        check(lambda t, x, k: t.masked_select(x, k), lambda x, k: x[k], [b, m])
+
+
+def test_nonzero_of_nan_and_bool_layouts(threads):
+    a = rng().standard_normal((400, 300))
+    a[a < 0.5] = 0
+    a[7, 11] = np.nan
+    for layout in LAYOUTS:
+        check(lambda t, x: x.nonzero(), np.argwhere, [a], layout=layout)
+        check(lambda t, x: (x > 1).nonzero(), lambda x: np.argwhere(x > 1), [a], layout=layout)
+
+
+# ---- rows of sort and argmax, columns of cumsum ----
+
+SORT_SHAPES = [(300, 517), (3, 200, 171), (1, 70000), (70000, 1), (130, 3, 1), (0, 5), (5, 0)]
+
+
+@pytest.mark.parametrize("shape", SORT_SHAPES)
+def test_sort_and_argmax_rows_on_threads(threads, shape):
+    a = rng().integers(-5, 5, shape).astype(np.float32)  # ties: the first index wins
+    if a.size:
+        a.flat[::7] = np.nan
+    for d in range(a.ndim):
+        check(lambda t, x: t.argsort(x, dim=d, stable=True), lambda x: np.argsort(x, d, kind="stable"), [a])
+        check(lambda t, x: t.sort(x, dim=d, descending=True)[0], lambda x: np.flip(np.sort(x, d), d), [a])
+        if shape[d]:
+            check(lambda t, x: x.argmax(d), lambda x: np.nanargmax(np.where(np.isnan(x), np.inf, x), d), [a])
+            check(lambda t, x: x.argmin(d), lambda x: np.argmin(np.where(np.isnan(x), -np.inf, x), d), [a])
+            if helpers.torch is not None:
+                torch_alike(lambda t, x: x.max(d), a, layout="transposed")
+            same_as_torch(lambda t, x: x.max(d)[0], [a], layout="transposed")
+        if shape[d] >= 3:
+            distinct = rng().permutation(a.size).reshape(shape).astype(np.float32)
+            if helpers.torch is not None:
+                torch_alike(lambda t, x: t.topk(x, 3, dim=d), distinct)
+            same_as_torch(lambda t, x: t.topk(x, 3, dim=d)[0], [distinct])
+        t = minitorch.tensor(a)
+        same_bits_at_one_thread(lambda x: minitorch.argsort(x, dim=d), t)
+
+
+@pytest.mark.parametrize("shape", [(512, 512), (3, 300, 130), (1, 5000), (5000, 1), (64, 0)])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cumsum_cumprod_on_threads(threads, shape, layout):
+    a = rng().standard_normal(shape)
+    f = a.astype(np.float32)
+    for d in range(a.ndim):
+        # float32 sums in double, each column in the order of the dim: float64's cumsum, rounded
+        check(lambda t, x: t.cumsum(x, d), lambda x: np.cumsum(x, d).astype(np.float32), [f], layout=layout,
+              atol=0, rtol=0)
+        check(lambda t, x: t.cumsum(x, d), lambda x: np.cumsum(x, d), [a], layout=layout, atol=1e-12)
+        check(lambda t, x: t.cumprod(x, d), lambda x: np.cumprod(x, d), [a / 1.5 + 1], layout=layout, atol=1e-9)
+        i = (a * 4).astype(np.int64)
+        check(lambda t, x: t.cumsum(x, d), lambda x: np.cumsum(x, d), [i], layout=layout)
+        same_as_torch(lambda t, x: t.cumsum(x, d), [f], layout=layout, **FLOAT_TOL)
+        same_as_torch(lambda t, x: t.logcumsumexp(x, d), [f], layout=layout, **FLOAT_TOL)
+
+
+@pytest.mark.parametrize("shape", [(512, 512), (3, 300, 130), (2000, 10), (64, 0)])
+def test_softmax_blocks_on_threads(threads, shape):
+    a = rng().standard_normal(shape).astype(np.float32) * 4
+    for d in range(a.ndim):
+        def ref(x, d=d):
+            e = np.exp(x - (x.max(d, keepdims=True) if x.size else 0))
+            return e / e.sum(d, keepdims=True)
+        check(lambda t, x: t.softmax(x, d), ref, [a], layout="transposed", **FLOAT_TOL)
+        check(lambda t, x: t.log_softmax(x, d), lambda x: np.log(ref(x)), [a], **FLOAT_TOL)
+        same_as_torch(lambda t, x: t.log_softmax(x, d), [a], layout="sliced", **FLOAT_TOL)
+        same_bits_at_one_thread(lambda x: minitorch.softmax(x, d), minitorch.tensor(a))
