@@ -115,7 +115,7 @@ run_blocks(block_fn fn, const void *x, void *y, int64_t *idx, int64_t outer, int
             const T *r = row + j * inner;                                                       \
             for (int64_t i = 0; i < blk.w; i++) {                                               \
                 const T v = MT_LOAD(T, r + i);                                                  \
-                if (b[i] == b[i] && (BETTER || v != v)) {                                       \
+                if (b[i] == b[i] && (BETTER(v, b[i]) || v != v)) {                              \
                     b[i] = v;                                                                   \
                     k[i] = j;                                                                   \
                 }                                                                               \
@@ -137,8 +137,10 @@ typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer,
     ARG_LOOP(op##_f64, double, BETTER)                                                      \
     static const arg_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                      op##_f64};
-ARG_LOOPS(argmax, v > b[i])
-ARG_LOOPS(argmin, v < b[i])
+#define GREATER(v, best) ((v) > (best))
+#define LESS(v, best) ((v) < (best))
+ARG_LOOPS(argmax, GREATER)
+ARG_LOOPS(argmin, LESS)
 
 /* max_dim and min_dim: the values and int64 indices of the extreme of self along the plan's dim,
  * into out[0] and out[1]; argmax and argmin (a->plan->op tells the four apart): the indices
@@ -203,23 +205,31 @@ row_op(mt_args *a, mt_dtype dt, block_fn fn)
 // acc = COMBINE(acc, x) in ACC from INIT: each lane in the order of j, whatever the blocks
 // (LANE_COLS lanes at a time, in memory order). One slab (outer 1, as cumsum over dim 0) splits
 // its column blocks between threads; more slabs are split by row_op.
-#define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                          \
-    static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, int64_t n, \
-                     int64_t inner)                                                     \
-    {                                                                                   \
-        (void)idx;                                                                      \
-        const T *x = (const T *)xv + blk.at;                                            \
-        T *y = (T *)yv + blk.at;                                                        \
-        ACC acc[LANE_COLS];                                                             \
-        for (int64_t i = 0; i < blk.w; i++) {                                           \
-            acc[i] = INIT;                                                              \
-        }                                                                               \
-        for (int64_t j = 0; j < n; j++) {                                               \
-            for (int64_t i = 0; i < blk.w; i++) {                                       \
-                acc[i] = COMBINE(acc[i], (ACC)x[j * inner + i]);                        \
-                y[j * inner + i] = (T)acc[i];                                           \
-            }                                                                           \
-        }                                                                               \
+#define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                            \
+    static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, int64_t n,   \
+                     int64_t inner)                                                       \
+    {                                                                                     \
+        (void)idx;                                                                        \
+        const T *x = (const T *)xv + blk.at;                                              \
+        T *y = (T *)yv + blk.at;                                                          \
+        if (inner == 1) { /* a row along the last dim: one running value in a register */ \
+            ACC acc = INIT;                                                               \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                acc = COMBINE(acc, (ACC)x[j]);                                            \
+                y[j] = (T)acc;                                                            \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        ACC acc[LANE_COLS];                                                               \
+        for (int64_t i = 0; i < blk.w; i++) {                                             \
+            acc[i] = INIT;                                                                \
+        }                                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            for (int64_t i = 0; i < blk.w; i++) {                                         \
+                acc[i] = COMBINE(acc[i], (ACC)x[j * inner + i]);                          \
+                y[j * inner + i] = (T)acc[i];                                             \
+            }                                                                             \
+        }                                                                                 \
     }
 #define SCAN_ADD(acc, v) ((acc) + (v))
 #define SCAN_MUL(acc, v) ((acc) * (v))
