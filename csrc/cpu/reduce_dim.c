@@ -48,7 +48,7 @@ lanes_of(mt_tensor *self, int dim, mt_dtype dt, lanes *l)
  * row in memory order (a lane at a time would read with stride inner); the blocks of all outer
  * rows are split between threads: an op along the last dim (inner 1) splits its rows, one along
  * dim 0 (outer 1) its columns. */
-#define LANE_COLS 64
+#define LANE_COLS 128
 
 /* The blocks of a row of inner lanes. */
 static inline int64_t
@@ -75,14 +75,19 @@ typedef struct lane_block {
 static inline lane_block
 lane_block_at(int64_t ob, int64_t n, int64_t inner)
 {
-    const int64_t blocks = lane_blocks(inner), o = ob / blocks, i0 = ob % blocks * LANE_COLS;
+    const int64_t blocks = lane_blocks(inner);
+    if (blocks == 1) { /* a block is a whole row of lanes: no division */
+        return (lane_block){ob * n * inner, ob * inner, inner};
+    }
+    const int64_t o = ob / blocks, i0 = ob % blocks * LANE_COLS;
     return (lane_block){o * n * inner + i0, o * inner + i0,
                         inner - i0 < LANE_COLS ? inner - i0 : LANE_COLS};
 }
 
-/* One block of a row op: x (outer, n, inner) in, y (and idx, argmax's indices, else NULL) out. */
-typedef void (*block_fn)(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n,
-                         int64_t inner);
+/* The blocks [first, last) of a row op: x (outer, n, inner) in, y (and idx, argmax's indices,
+ * else NULL) out. With inner 1, block o is row o. */
+typedef void (*block_fn)(const void *x, void *y, int64_t *idx, int64_t first, int64_t last,
+                         int64_t n, int64_t inner);
 
 /* fn over every block of the (outer, n, inner) lanes, split between threads when `split`. */
 static void
@@ -91,41 +96,44 @@ run_blocks(block_fn fn, const void *x, void *y, int64_t *idx, int64_t outer, int
 {
     const int64_t items = outer * lane_blocks(inner);
     const int parts = split ? block_parts(items, n, inner) : 1;
-#pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t ob = 0; ob < items; ob++) {
-        fn(x, y, idx, lane_block_at(ob, n, inner), n, inner);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        fn(x, y, idx, items * p / parts, items * (p + 1) / parts, n, inner);
     }
 }
 
 /* x (outer, n, inner) -> values (outer, inner) (may be NULL), indices (outer, inner) int64.
  * BETTER(v, best) says v replaces best; a NaN wins and then stays (as PyTorch). Only a strictly
  * better value replaces, so ties keep the first index. */
-#define ARG_LOOP(name, T, BETTER)                                                               \
-    static void name##_block(const void *xv, void *vv, int64_t *idx, lane_block blk, int64_t n, \
-                             int64_t inner)                                                     \
-    {                                                                                           \
-        T *b = (T *)vv + blk.res;                                                               \
-        int64_t *k = idx + blk.res;                                                             \
-        const T *row = (const T *)xv + blk.at;                                                  \
-        for (int64_t i = 0; i < blk.w; i++) {                                                   \
-            b[i] = MT_LOAD(T, row + i);                                                         \
-            k[i] = 0;                                                                           \
-        }                                                                                       \
-        for (int64_t j = 1; j < n; j++) {                                                       \
-            const T *r = row + j * inner;                                                       \
-            for (int64_t i = 0; i < blk.w; i++) {                                               \
-                const T v = MT_LOAD(T, r + i);                                                  \
-                if (b[i] == b[i] && (BETTER(v, b[i]) || v != v)) {                              \
-                    b[i] = v;                                                                   \
-                    k[i] = j;                                                                   \
-                }                                                                               \
-            }                                                                                   \
-        }                                                                                       \
-    }                                                                                           \
-    static void name(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,       \
-                     int64_t inner)                                                             \
-    {                                                                                           \
-        run_blocks(name##_block, x, values, idx, outer, n, inner, true);                        \
+#define ARG_LOOP(name, T, BETTER)                                                                  \
+    static void name##_blocks(const void *xv, void *vv, int64_t *idx, int64_t first, int64_t last, \
+                              int64_t n, int64_t inner)                                            \
+    {                                                                                              \
+        for (int64_t ob = first; ob < last; ob++) {                                                \
+            const lane_block blk = lane_block_at(ob, n, inner);                                    \
+            T *b = (T *)vv + blk.res;                                                              \
+            int64_t *k = idx + blk.res;                                                            \
+            const T *row = (const T *)xv + blk.at;                                                 \
+            for (int64_t i = 0; i < blk.w; i++) {                                                  \
+                b[i] = MT_LOAD(T, row + i);                                                        \
+                k[i] = 0;                                                                          \
+            }                                                                                      \
+            for (int64_t j = 1; j < n; j++) {                                                      \
+                const T *r = row + j * inner;                                                      \
+                for (int64_t i = 0; i < blk.w; i++) {                                              \
+                    const T v = MT_LOAD(T, r + i);                                                 \
+                    if (b[i] == b[i] && (BETTER(v, b[i]) || v != v)) {                             \
+                        b[i] = v;                                                                  \
+                        k[i] = j;                                                                  \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void name(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,          \
+                     int64_t inner)                                                                \
+    {                                                                                              \
+        run_blocks(name##_blocks, x, values, idx, outer, n, inner, true);                          \
     }
 typedef void (*arg_fn)(const void *x, void *values, int64_t *idx, int64_t outer, int64_t n,
                        int64_t inner);
@@ -206,28 +214,35 @@ row_op(mt_args *a, mt_dtype dt, block_fn fn)
 // (LANE_COLS lanes at a time, in memory order). One slab (outer 1, as cumsum over dim 0) splits
 // its column blocks between threads; more slabs are split by row_op.
 #define SCAN_LOOP(name, T, ACC, COMBINE, INIT)                                            \
-    static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, int64_t n,   \
-                     int64_t inner)                                                       \
+    static void name(const void *xv, void *yv, int64_t *idx, int64_t first, int64_t last, \
+                     int64_t n, int64_t inner)                                            \
     {                                                                                     \
         (void)idx;                                                                        \
-        const T *x = (const T *)xv + blk.at;                                              \
-        T *y = (T *)yv + blk.at;                                                          \
-        if (inner == 1) { /* a row along the last dim: one running value in a register */ \
-            ACC acc = INIT;                                                               \
-            for (int64_t j = 0; j < n; j++) {                                             \
-                acc = COMBINE(acc, (ACC)x[j]);                                            \
-                y[j] = (T)acc;                                                            \
+        if (inner == 1) { /* rows along the last dim: one running value in a register */  \
+            for (int64_t o = first; o < last; o++) {                                      \
+                const T *x = (const T *)xv + o * n;                                       \
+                T *y = (T *)yv + o * n;                                                   \
+                ACC acc = INIT;                                                           \
+                for (int64_t j = 0; j < n; j++) {                                         \
+                    acc = COMBINE(acc, (ACC)x[j]);                                        \
+                    y[j] = (T)acc;                                                        \
+                }                                                                         \
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
-        ACC acc[LANE_COLS];                                                               \
-        for (int64_t i = 0; i < blk.w; i++) {                                             \
-            acc[i] = INIT;                                                                \
-        }                                                                                 \
-        for (int64_t j = 0; j < n; j++) {                                                 \
+        for (int64_t ob = first; ob < last; ob++) {                                       \
+            const lane_block blk = lane_block_at(ob, n, inner);                           \
+            const T *x = (const T *)xv + blk.at;                                          \
+            T *y = (T *)yv + blk.at;                                                      \
+            ACC acc[LANE_COLS];                                                           \
             for (int64_t i = 0; i < blk.w; i++) {                                         \
-                acc[i] = COMBINE(acc[i], (ACC)x[j * inner + i]);                          \
-                y[j * inner + i] = (T)acc[i];                                             \
+                acc[i] = INIT;                                                            \
+            }                                                                             \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                for (int64_t i = 0; i < blk.w; i++) {                                     \
+                    acc[i] = COMBINE(acc[i], (ACC)x[j * inner + i]);                      \
+                    y[j * inner + i] = (T)acc[i];                                         \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
     }
@@ -291,53 +306,57 @@ mt_cpu_logcumsumexp(mt_args *a)
  * precision first (a confident logit of 100 kept about 3 digits of its log-probability). The inner dim is contiguous, so a
  * block of LANE_COLS neighbouring lanes is done together, walking rows of the block in memory
  * order (a lane at a time would read a column with stride inner: 6x slower on (1024, 1024), dim 0). */
-#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                     \
-    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t *idx, lane_block blk, \
-                                    int64_t n, int64_t inner)                               \
-    {                                                                                       \
-        (void)idx;                                                                          \
-        const int64_t w = blk.w;                                                            \
-        const T *xb = (const T *)xv + blk.at;                                               \
-        T *yb = (T *)yv + blk.at;                                                           \
-        T m[LANE_COLS];                                                                     \
-        double sum[LANE_COLS];                                                              \
-        for (int64_t c = 0; c < w; c++) {                                                   \
-            m[c] = -INFINITY;                                                               \
-            sum[c] = 0;                                                                     \
-        }                                                                                   \
-        for (int64_t j = 0; j < n; j++) {                                                   \
-            const T *xr = xb + j * inner;                                                   \
-            for (int64_t c = 0; c < w; c++) {                                               \
-                m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];                       \
-            }                                                                               \
-        }                                                                                   \
-        for (int64_t c = 0; c < w; c++) {                                                   \
-            /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */                    \
-            m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                              \
-        }                                                                                   \
-        for (int64_t j = 0; j < n; j++) {                                                   \
-            const T *xr = xb + j * inner;                                                   \
-            T *yr = yb + j * inner;                                                         \
-            for (int64_t c = 0; c < w; c++) {                                               \
-                const T e = EXP(xr[c] - m[c]);                                              \
-                sum[c] += e;                                                                \
-                if (!(LOG)) {                                                               \
-                    yr[c] = e;                                                              \
-                }                                                                           \
-            }                                                                               \
-        }                                                                                   \
-        T fin[LANE_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */                     \
-        for (int64_t c = 0; c < w; c++) {                                                   \
-            fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                            \
-        }                                                                                   \
-        for (int64_t j = 0; j < n; j++) {                                                   \
-            const T *xr = xb + j * inner;                                                   \
-            T *yr = yb + j * inner;                                                         \
-            for (int64_t c = 0; c < w; c++) {                                               \
-                yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];                   \
-            }                                                                               \
-        }                                                                                   \
+#define SOFTMAX_LOOP(name, T, EXP, LOG)                                                    \
+    MT_SIMD_CLONES static void name(const void *xv, void *yv, int64_t *idx, int64_t first, \
+                                    int64_t last, int64_t n, int64_t inner)                \
+    {                                                                                      \
+        (void)idx;                                                                         \
+        for (int64_t ob = first; ob < last; ob++) {                                        \
+            const lane_block blk = lane_block_at(ob, n, inner);                            \
+            const int64_t w = blk.w;                                                       \
+            const T *xb = (const T *)xv + blk.at;                                          \
+            T *yb = (T *)yv + blk.at;                                                      \
+            T m[LANE_COLS];                                                                \
+            double sum[LANE_COLS];                                                         \
+            for (int64_t c = 0; c < w; c++) {                                              \
+                m[c] = -INFINITY;                                                          \
+                sum[c] = 0;                                                                \
+            }                                                                              \
+            for (int64_t j = 0; j < n; j++) {                                              \
+                const T *xr = xb + j * inner;                                              \
+                for (int64_t c = 0; c < w; c++) {                                          \
+                    m[c] = xr[c] > m[c] || xr[c] != xr[c] ? xr[c] : m[c];                  \
+                }                                                                          \
+            }                                                                              \
+            for (int64_t c = 0; c < w; c++) {                                              \
+                /* a lane of -inf: exp(x - 0) gives 0/0 = NaN, as PyTorch */               \
+                m[c] = isinf(m[c]) ? (m[c] > 0 ? m[c] : 0) : m[c];                         \
+            }                                                                              \
+            for (int64_t j = 0; j < n; j++) {                                              \
+                const T *xr = xb + j * inner;                                              \
+                T *yr = yb + j * inner;                                                    \
+                for (int64_t c = 0; c < w; c++) {                                          \
+                    const T e = EXP(xr[c] - m[c]);                                         \
+                    sum[c] += e;                                                           \
+                    if (!(LOG)) {                                                          \
+                        yr[c] = e;                                                         \
+                    }                                                                      \
+                }                                                                          \
+            }                                                                              \
+            T fin[LANE_COLS]; /* log_softmax: log(sum); softmax: 1 / sum */                \
+            for (int64_t c = 0; c < w; c++) {                                              \
+                fin[c] = (LOG) ? (T)log(sum[c]) : (T)(1.0 / sum[c]);                       \
+            }                                                                              \
+            for (int64_t j = 0; j < n; j++) {                                              \
+                const T *xr = xb + j * inner;                                              \
+                T *yr = yb + j * inner;                                                    \
+                for (int64_t c = 0; c < w; c++) {                                          \
+                    yr[c] = (LOG) ? (xr[c] - m[c]) - fin[c] : yr[c] * fin[c];              \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
     }
+
 /* x - max is <= 0 (or NaN): float takes the vectorisable exp of vmath.h */
 SOFTMAX_LOOP(softmax_f32, float, mt_vexp_nonpos_f32, false)
 SOFTMAX_LOOP(softmax_f64, double, mt_exp_f64, false)
@@ -384,24 +403,28 @@ softmax_rows_f32(const float *x, float *y, int64_t rows, int64_t n, bool log)
     }
 }
 
-/* Softmax along the last dim (inner 1: a block is one row) takes softmax_rows_f32. */
+/* Softmax along the last dim (inner 1: block o is row o) takes softmax_rows_f32. */
 static void
-softmax_fast_f32(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n, int64_t inner)
+softmax_fast_f32(const void *x, void *y, int64_t *idx, int64_t first, int64_t last, int64_t n,
+                 int64_t inner)
 {
     if (inner == 1) {
-        softmax_rows_f32((const float *)x + blk.at, (float *)y + blk.at, 1, n, false);
+        softmax_rows_f32((const float *)x + first * n, (float *)y + first * n, last - first, n,
+                         false);
     } else {
-        softmax_f32(x, y, idx, blk, n, inner);
+        softmax_f32(x, y, idx, first, last, n, inner);
     }
 }
 
 static void
-log_softmax_fast_f32(const void *x, void *y, int64_t *idx, lane_block blk, int64_t n, int64_t inner)
+log_softmax_fast_f32(const void *x, void *y, int64_t *idx, int64_t first, int64_t last, int64_t n,
+                     int64_t inner)
 {
     if (inner == 1) {
-        softmax_rows_f32((const float *)x + blk.at, (float *)y + blk.at, 1, n, true);
+        softmax_rows_f32((const float *)x + first * n, (float *)y + first * n, last - first, n,
+                         true);
     } else {
-        log_softmax_f32(x, y, idx, blk, n, inner);
+        log_softmax_f32(x, y, idx, first, last, n, inner);
     }
 }
 
