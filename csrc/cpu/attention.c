@@ -59,11 +59,11 @@
 SOFTMAX_ROWS(softmax_rows_f32, float, mt_vexp_nonpos_f32)
 SOFTMAX_ROWS(softmax_rows_f64, double, exp)
 
-/* rows [0, L) of p through the softmax above, in parts threads */
+/* rows [0, L) of p through the softmax above, split between threads when `split` */
 static void
-softmax_rows(mt_dtype dt, void *p, const void *mask, int64_t L, int64_t S, bool causal)
+softmax_rows(mt_dtype dt, void *p, const void *mask, int64_t L, int64_t S, bool causal, bool split)
 {
-    const int parts = mt_parallel_parts(L * S, SOFTMAX_GRAIN);
+    const int parts = split ? mt_parallel_parts(L * S, SOFTMAX_GRAIN) : 1;
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int part = 0; part < parts; part++) {
         const int64_t i0 = L * part / parts, i1 = L * (part + 1) / parts;
@@ -73,6 +73,38 @@ softmax_rows(mt_dtype dt, void *p, const void *mask, int64_t L, int64_t S, bool 
             softmax_rows_f64(p, mask, i0, i1, S, causal);
         }
     }
+}
+
+/* The operands of one call, dense, with B batch-and-heads of (L, E) queries, (S, E) keys,
+ * (S, Ev) values and (L, S) masks (NULL: none). */
+typedef struct attention {
+    mt_dtype dt;
+    const char *q, *k, *v, *m;
+    char *out;
+    int64_t L, S, E, Ev;
+    double scale;
+    bool causal;
+} attention;
+
+// batch-and-head b: out[b] (L, Ev) = softmax(q[b] k[b]^T * scale + m[b]) v[b], through p (L, S)
+// scratch; split: the softmax's rows between threads (gemm threads itself)
+static void
+attend(const attention *at, int64_t b, char *p, bool split)
+{
+    const int64_t L = at->L, S = at->S, E = at->E, Ev = at->Ev;
+    const size_t item = mt_dtype_size(at->dt);
+    const char *qb = at->q + (size_t)(b * L * E) * item, *kb = at->k + (size_t)(b * S * E) * item;
+    const char *vb = at->v + (size_t)(b * S * Ev) * item;
+    const char *mb = at->m ? at->m + (size_t)(b * L * S) * item : NULL;
+    if (E == 0) {
+        memset(p, 0, (size_t)(L * S) * item);
+    } else {
+        mt_cpu_gemm_raw(at->dt, false, true, (int)L, (int)S, (int)E, at->scale, qb, (int)E, kb,
+                        (int)E, 0.0, p, (int)S);
+    }
+    softmax_rows(at->dt, p, mb, L, S, at->causal, split);
+    mt_cpu_gemm_raw(at->dt, false, false, (int)L, (int)Ev, (int)S, 1.0, p, (int)S, vb, (int)Ev, 0.0,
+                    at->out + (size_t)(b * L * Ev) * item, (int)Ev);
 }
 
 // query (B, L, E) or (B, H, L, E), key (.., S, E), value (.., S, Ev), attn_mask (.., L, S) or
@@ -86,7 +118,13 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
     const int nd = a->t[0]->ndim;
     const int64_t L = a->t[0]->sizes[nd - 2], E = a->t[0]->sizes[nd - 1];
     const int64_t S = a->t[1]->sizes[nd - 2], Ev = a->t[2]->sizes[nd - 1];
-    const int64_t B = mt_numel(nd - 2, a->t[0]->sizes), score_sizes[2] = {L, S};
+    const int64_t B = mt_numel(nd - 2, a->t[0]->sizes);
+    /* At least as many batch-and-heads as threads: each thread attends whole heads, with gemm at
+     * one OpenBLAS thread and a scores block of its own (as PyTorch's flash attention for CPU
+     * splits its batch and heads); fewer: one head at a time, gemm and softmax threaded. */
+    const int threads = mt_get_num_threads();
+    const int parts = threads > 1 && B >= threads ? threads : 1;
+    const int64_t score_sizes[2] = {parts * L, S};
     int64_t out_sizes[4];
     memcpy(out_sizes, a->t[0]->sizes, sizeof(int64_t) * (size_t)nd);
     out_sizes[nd - 1] = Ev;
@@ -103,21 +141,32 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
     if (L == 0 || S == 0 || Ev == 0) {
         goto out_release;
     }
-    for (int64_t b = 0; b < B; b++) {
-        const char *qb = (char *)mt_tensor_data(q) + (size_t)(b * L * E) * item;
-        const char *kb = (char *)mt_tensor_data(k) + (size_t)(b * S * E) * item;
-        const char *vb = (char *)mt_tensor_data(v) + (size_t)(b * S * Ev) * item;
-        const char *mb = m ? (char *)mt_tensor_data(m) + (size_t)(b * L * S) * item : NULL;
-        if (E == 0) {
-            memset(p, 0, (size_t)(L * S) * item);
-        } else {
-            mt_cpu_gemm_raw(dt, false, true, (int)L, (int)S, (int)E, a->plan->scale, qb, (int)E, kb,
-                            (int)E, 0.0, p, (int)S);
+    const attention at = {dt,
+                          mt_tensor_data(q),
+                          mt_tensor_data(k),
+                          mt_tensor_data(v),
+                          m ? mt_tensor_data(m) : NULL,
+                          out,
+                          L,
+                          S,
+                          E,
+                          Ev,
+                          a->plan->scale,
+                          a->b[0]};
+    if (parts == 1) {
+        for (int64_t b = 0; b < B; b++) {
+            attend(&at, b, p, true);
         }
-        softmax_rows(dt, p, mb, L, S, a->b[0]);
-        mt_cpu_gemm_raw(dt, false, false, (int)L, (int)Ev, (int)S, 1.0, p, (int)S, vb, (int)Ev, 0.0,
-                        out + (size_t)(b * L * Ev) * item, (int)Ev);
+        goto out_release;
     }
+    const int blas_threads = mt_cpu_lapack_begin(); /* OpenBLAS at one thread in our region */
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int part = 0; part < parts; part++) {
+        for (int64_t b = B * part / parts; b < B * (part + 1) / parts; b++) {
+            attend(&at, b, p + (size_t)(part * L * S) * item, false);
+        }
+    }
+    mt_cpu_lapack_end(blas_threads);
 out_release:
     mt_tensor_clear(&q);
     mt_tensor_clear(&k);

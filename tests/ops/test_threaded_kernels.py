@@ -159,3 +159,27 @@ def test_softmax_blocks_on_threads(threads, shape):
         check(lambda t, x: t.log_softmax(x, d), lambda x: np.log(ref(x)), [a], **FLOAT_TOL)
         same_as_torch(lambda t, x: t.log_softmax(x, d), [a], layout="sliced", **FLOAT_TOL)
         same_bits_at_one_thread(lambda x: minitorch.softmax(x, d), minitorch.tensor(a))
+
+
+# ---- scaled_dot_product_attention: whole batch-and-heads per thread ----
+
+@pytest.mark.parametrize("shape", [(4, 3, 40, 16), (3, 33, 8), (1, 1, 70, 8)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_heads_on_threads(threads, shape, causal):
+    g = rng()
+    q, k, v = (g.standard_normal(shape).astype(np.float32) for _ in range(3))
+    L = shape[-2]
+
+    def ref(q, k, v):
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(shape[-1])
+        if causal:
+            s = np.where(np.tril(np.ones((L, L), bool)), s, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True)) @ v
+
+    sdpa = lambda t, q, k, v: t.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    check(sdpa, ref, [q, k, v], **FLOAT_TOL)
+    same_as_torch(sdpa, [q, k, v], **FLOAT_TOL)
+    mask = g.standard_normal(shape[:-1] + (L,)).astype(np.float32)
+    same_as_torch(lambda t, q, k, v, m: t.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                  [q, k, v, mask], **FLOAT_TOL)
