@@ -94,9 +94,10 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
 /* The lanes of a contiguous run reduced into one value: REDUCE_LANES partial results, so the
  * combines of a block are independent and vectorise (one running value is a serial chain). */
 #define REDUCE_LANES 16
-/* max and min of floats (BETTER(x, acc): x replaces acc), a NaN winning. A contiguous run into one
- * value goes by lanes that start from acc (the combine is idempotent), ignoring NaN, with a
- * probe summing x * 0 that turns NaN on a NaN or infinity; then the run is rescanned serially. */
+/* max and min of floats and integers (BETTER(x, acc): x replaces acc), a NaN winning. A
+ * contiguous run into one value goes by lanes that start from acc (the combine is idempotent),
+ * ignoring NaN, with a probe summing x * 0 that turns NaN on a NaN or infinity (an integer's
+ * stays 0); then the run is rescanned serially. */
 #define EXTREMUM_LOOP(name, T, BETTER)                                                         \
     MT_SIMD_CLONES static void name(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                          \
@@ -148,13 +149,14 @@ static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, su
     static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                          op##_f64};
 /* The same over the input's own type: max and min keep the dtype. A NaN, once met, stays
- * (x != x is true only for NaN; acc > NaN is false). */
-#define EXTREMUM_LOOPS(op, BETTER, FLOAT_BETTER)                                                \
+ * (x != x is true only for NaN; acc > NaN is false). A bool is read through MT_LOAD (its byte
+ * normalised), so it takes the plain loop. */
+#define EXTREMUM_LOOPS(op, BETTER, LANE_BETTER)                                                 \
     REDUCE_LOOP(op##_b8, bool, bool, (BETTER) ? x : acc)                                        \
-    REDUCE_LOOP(op##_i32, int32_t, int32_t, (BETTER) ? x : acc)                                 \
-    REDUCE_LOOP(op##_i64, int64_t, int64_t, (BETTER) ? x : acc)                                 \
-    EXTREMUM_LOOP(op##_f32, float, FLOAT_BETTER)                                                \
-    EXTREMUM_LOOP(op##_f64, double, FLOAT_BETTER)                                               \
+    EXTREMUM_LOOP(op##_i32, int32_t, LANE_BETTER)                                               \
+    EXTREMUM_LOOP(op##_i64, int64_t, LANE_BETTER)                                               \
+    EXTREMUM_LOOP(op##_f32, float, LANE_BETTER)                                                 \
+    EXTREMUM_LOOP(op##_f64, double, LANE_BETTER)                                                \
     static const mt_loop_fn op##_loops[MT_NUM_DTYPES] = {op##_b8, op##_i32, op##_i64, op##_f32, \
                                                          op##_f64};
 /* Norms: floats only, accumulating in double: sums of a term, or (inf, -inf) an extremum. */

@@ -183,3 +183,27 @@ def test_sdpa_heads_on_threads(threads, shape, causal):
     mask = g.standard_normal(shape[:-1] + (L,)).astype(np.float32)
     same_as_torch(lambda t, q, k, v, m: t.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
                   [q, k, v, mask], **FLOAT_TOL)
+
+
+# ---- integer max and min (the lanes of reduce.c's extremum loop), and bincount on them ----
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_integer_extrema_and_bincount(threads, dtype, layout):
+    g = rng()
+    info = np.iinfo(dtype)
+    a = g.integers(info.min, info.max, (300, 77), dtype=dtype, endpoint=True)
+    a[5, 7], a[200, 3] = info.min, info.max
+    for fn in ("amax", "amin"):
+        check(lambda t, x: getattr(x, fn)(), lambda x: getattr(np, fn)(x), [a], layout=layout)
+        for d in (0, 1):
+            check(lambda t, x: getattr(x, fn)(d), lambda x: getattr(np, fn)(x, d), [a], layout=layout)
+    for n in (1, 15, 16, 17, 4099):
+        v = g.integers(-50, 50, n).astype(dtype)
+        check(lambda t, x: x.max(), np.max, [v])
+        check(lambda t, x: x.min(), np.min, [v])
+    counts = g.integers(0, 700, 5000)
+    check(lambda t, x: t.bincount(x), np.bincount, [counts])
+    w = g.standard_normal(5000)
+    check(lambda t, x, y: t.bincount(x, y, minlength=800), lambda x, y: np.bincount(x, y, minlength=800),
+          [counts, w])
