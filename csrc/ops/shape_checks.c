@@ -72,6 +72,9 @@ mt_front_cat(const mt_args *a, mt_plan *p)
     *ndim = ts[ref]->ndim;
     memcpy(sizes, ts[ref]->sizes, sizeof(int64_t) * (size_t)*ndim);
     sizes[*dim] = 0;
+    /* PyTorch's result is in the memory format all its inputs suggest, else row-major; the
+     * kernels copy each input into its slice of it, whatever its strides */
+    mt_memory_format fmt = mt_suggest_memory_format(ts[ref]);
     for (int k = ref; k < n; k++) {
         if (cat_skips(ts[k])) {
             continue;
@@ -80,8 +83,11 @@ mt_front_cat(const mt_args *a, mt_plan *p)
             return st;
         }
         sizes[*dim] += ts[k]->sizes[*dim];
+        fmt = mt_suggest_memory_format(ts[k]) == fmt ? fmt : MT_CONTIGUOUS_FORMAT;
     }
-    return mt_front_output(p, *dt, *ndim, sizes);
+    int64_t strides[MT_MAX_DIMS];
+    mt_format_strides(fmt, *ndim, sizes, strides);
+    return mt_front_output_strided(p, *dt, *ndim, sizes, strides);
 }
 
 // tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (the result: (A,
