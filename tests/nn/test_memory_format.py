@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from tests.helpers import as_numpy, check, to_layout, torch_layout
+from tests.helpers import as_numpy, check, check_grad, to_layout, torch_layout
 
 try:
     import torch
@@ -203,6 +203,30 @@ def test_channels_last_values_match_numpy_and_stay_channels_last(name, device):
         assert out.is_contiguous(), out.stride()  # cuDNN keeps float64 row-major, as PyTorch's does
     else:
         assert out.is_contiguous(memory_format=fmt) and not out.is_contiguous(), out.stride()
+
+
+GRADS = {
+    "conv2d": (lambda lib, x, w, b: conv2d(lib, x, w, b, padding=1), [rand(2, 3, 4, 4), rand(2, 3, 3, 3), rand(2)]),
+    "conv2d_groups": (lambda lib, x, w: conv2d(lib, x, w, stride=2, groups=2), [rand(1, 4, 5, 5), rand(4, 2, 2, 2)]),
+    "conv_transpose2d": (lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w, stride=2),
+                         [rand(2, 3, 3, 3), rand(3, 2, 2, 2)]),
+    "batch_norm": (lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, training=True),
+                   [rand(3, 2, 3, 3), rand(2), rand(2)]),
+    "max_pool2d": (lambda lib, x: lib.nn.functional.max_pool2d(x, 2), [rand(2, 3, 4, 4)]),
+    "avg_pool2d": (lambda lib, x: lib.nn.functional.avg_pool2d(x, 3, stride=2, padding=1), [rand(2, 3, 5, 4)]),
+    "adaptive_avg_pool2d": (lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (2, 3)), [rand(2, 3, 5, 4)]),
+    "interpolate_bilinear": (lambda lib, x: lib.nn.functional.interpolate(x, size=(5, 3), mode="bilinear"),
+                             [rand(2, 3, 3, 4)]),
+    "cat_channels": (lambda lib, x, y: lib.cat([x, y], 1), [rand(2, 3, 2, 3), rand(2, 1, 2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADS))
+def test_channels_last_gradients_match_finite_differences(name):
+    """Autograd's gradients of channels-last inputs (and weights) equal float64 central
+    differences (gradcheck) and PyTorch's."""
+    fn, arrays = GRADS[name]
+    check_grad(fn, arrays, layout="channels_last")
 
 
 # ---- the rule's edges ----
