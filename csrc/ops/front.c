@@ -64,7 +64,12 @@ mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
         }
         st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype,
                                      mt_tensor_device(a->out[k]), &t);
-        if (st == MT_OK && (st = mt_op_copy_(t, a->out[k], NULL)) == MT_OK) {
+        /* an empty result has nothing to copy (and channels-last strides of 0 outside a size-0
+         * dim, which copy_ would refuse to write through) */
+        if (st == MT_OK && mt_tensor_numel(t) > 0) {
+            st = mt_op_copy_(t, a->out[k], NULL);
+        }
+        if (st == MT_OK) {
             /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
             atomic_store(&t->version->value, 0);
             mt_tensor_release(a->out[k]);

@@ -72,9 +72,6 @@ mt_front_cat(const mt_args *a, mt_plan *p)
     *ndim = ts[ref]->ndim;
     memcpy(sizes, ts[ref]->sizes, sizeof(int64_t) * (size_t)*ndim);
     sizes[*dim] = 0;
-    /* PyTorch's result is in the memory format all its inputs suggest, else row-major; the
-     * kernels copy each input into its slice of it, whatever its strides */
-    mt_memory_format fmt = mt_suggest_memory_format(ts[ref]);
     for (int k = ref; k < n; k++) {
         if (cat_skips(ts[k])) {
             continue;
@@ -83,6 +80,11 @@ mt_front_cat(const mt_args *a, mt_plan *p)
             return st;
         }
         sizes[*dim] += ts[k]->sizes[*dim];
+    }
+    /* PyTorch's result is in the memory format all its inputs suggest (the skipped ones too),
+     * else row-major; the kernels copy each input into its slice of it, whatever its strides */
+    mt_memory_format fmt = mt_suggest_memory_format(ts[0]);
+    for (int k = 1; k < n; k++) {
         fmt = mt_suggest_memory_format(ts[k]) == fmt ? fmt : MT_CONTIGUOUS_FORMAT;
     }
     int64_t strides[MT_MAX_DIMS];

@@ -256,6 +256,20 @@ def test_cat_of_mixed_formats_is_row_major(device):
 
 
 @needs_torch
+def test_empty_results_and_skipped_inputs_match_pytorch(device):
+    """An empty channels-last result (strides of 0 outside its size-0 dim, as PyTorch's) is made
+    without a copy; cat's format counts the empty 1-d inputs it skips, as PyTorch's does."""
+    for lib in (minitorch, torch):
+        dev = device if lib is minitorch else "cpu"
+        F = lib.nn.functional
+        x = lib.ones(2, 3, 4, 4, device=dev).contiguous(memory_format=lib.channels_last)
+        for y in (F.adaptive_avg_pool2d(x, (0, 3)), F.adaptive_max_pool2d(x, (0, 3))):
+            assert (tuple(y.shape), y.stride()) == ((2, 3, 0, 3), (0, 1, 9, 3)), lib
+        assert lib.cat([lib.ones(0, device=dev), x], 1).is_contiguous()
+        assert lib.cat([x, x], 0).stride() == (48, 1, 12, 3)
+
+
+@needs_torch
 def test_accumulated_grads_obey_the_layout_of_their_leaf(device):
     """.grad of a leaf is laid out as the leaf (PyTorch's AccumulateGrad layout contract): a
     channels-last parameter of a row-major convolution gets a channels-last .grad, and a row-major
