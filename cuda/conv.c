@@ -465,71 +465,48 @@ out_release:
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
-// out (N, OC, OH, OW) or (OC, OH, OW)
+// out (N, OC, OH, OW) or (OC, OH, OW), row-major (the front end's)
 mt_status
 mt_cuda_conv2d(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
-    mt_tensor *out = NULL, *bias = a->t[2];
+    mt_tensor *out = a->out[0], *bias = a->t[2];
     mt_status st = check_float("conv2d", a->t[0]->dtype);
     if (st || mt_cuda_lib_flag_on(MT_CUDNN_DISABLED)) {
         return st ? st : mt_cuda_conv2d_gemm(a);
     }
-    int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
-    bool batched = a->t[0]->ndim == 4;
-    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, a->t[0]->dtype,
-                              mt_tensor_device(a->t[0]), &out))) {
-        return st;
-    }
     if (!bias && !has_work(&g)) { /* no taps: zeros */
-        st = mt_cuda_fill(out, mt_scalar_int(0));
-        goto out_release;
+        return mt_cuda_fill(out, mt_scalar_int(0));
     }
     if (bias) { /* bias (OC) broadcast over (N, OC, OH, OW): cuDNN then adds the convolution */
         int64_t bs[3] = {g.oc, 1, 1};
         mt_tensor *bv = NULL;
         int64_t bst[3] = {bias->strides[0], 0, 0};
         if ((st = mt_tensor_view(bias, 3, bs, bst, bias->offset, &bv))) {
-            goto out_release;
+            return st;
         }
         st = mt_cuda_copy_into(out, bv);
         mt_tensor_clear(&bv);
         if (st || !has_work(&g)) { /* no taps: the output is the bias */
-            goto out_release;
+            return st;
         }
     }
-    st = run_pass(&g, PASS_FWD, a->t[0], a->t[1], bias ? 1.0 : 0.0, out);
-out_release:
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
-    return st;
+    return run_pass(&g, PASS_FWD, a->t[0], a->t[1], bias ? 1.0 : 0.0, out);
 }
 
 /* The two backward ops: which gradient, and the result's sizes. */
 typedef enum { GRAD_INPUT, GRAD_WEIGHT } grad_kind;
 
 // grad_output (N, OC, OH, OW) or unbatched; GRAD_INPUT: weight t[1], input_size l[0] ->
-// out (input_size); GRAD_WEIGHT: input t[1], weight_size l[0] -> out (weight_size)
+// out (input_size); GRAD_WEIGHT: input t[1], weight_size l[0] -> out (weight_size); out
+// row-major (the front end's)
 static mt_status
 conv_backward(mt_args *a, grad_kind kind)
 {
-    const mt_intlist *sz = &a->l[0];
     const conv_geom g = a->plan->conv;
-    mt_tensor *out = NULL;
-    mt_status st = mt_tensor_empty(sz->n, sz->v, a->t[0]->dtype, mt_tensor_device(a->t[0]), &out);
-    if (st) {
-        return st;
-    }
-    st = has_work(&g) ? run_pass(&g, kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER, a->t[0],
-                                 a->t[1], 0.0, out)
-                      : mt_cuda_fill(out, mt_scalar_int(0));
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
-    return st;
+    return has_work(&g) ? run_pass(&g, kind == GRAD_INPUT ? PASS_BWD_DATA : PASS_BWD_FILTER,
+                                   a->t[0], a->t[1], 0.0, a->out[0])
+                        : mt_cuda_fill(a->out[0], mt_scalar_int(0));
 }
 
 mt_status

@@ -78,19 +78,15 @@ has_taps(const conv_geom *g)
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/G, KH, KW), bias (OC) or None;
-// out (N, OC, OH, OW) or (OC, OH, OW)
+// out (N, OC, OH, OW) or (OC, OH, OW), row-major (the front end's)
 mt_status
 mt_cuda_conv2d_gemm(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
     const int64_t G = g.groups, K = g.c / G * g.kh * g.kw, L = g.oh * g.ow, ocg = g.oc / G;
-    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL, *bias = a->t[2];
-    mt_dtype dt = a->t[0]->dtype;
-    int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
-    bool batched = a->t[0]->ndim == 4;
-    mt_status st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, mt_tensor_device(a->t[0]),
-                                   &out);
-    if (st || mt_tensor_numel(out) == 0) {
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = a->out[0], *bias = a->t[2];
+    mt_status st = MT_OK;
+    if (mt_tensor_numel(out) == 0) {
         goto out_release;
     }
     if (!has_taps(&g)) { /* the bias alone, or zeros */
@@ -136,10 +132,6 @@ out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
     mt_tensor_clear(&col);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 
@@ -159,11 +151,10 @@ mt_cuda_conv_backward_input_gemm(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
     const int64_t G = g.groups, K = g.c / G * g.kh * g.kw, L = g.oh * g.ow, ocg = g.oc / G;
-    mt_tensor *go = NULL, *w = NULL, *gcol = NULL, *out = NULL;
+    mt_tensor *go = NULL, *w = NULL, *gcol = NULL, *out = a->out[0];
     bool done = false;
-    mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, a->t[0]->dtype, mt_tensor_device(a->t[0]),
-                                   &out);
-    if (st || (st = empty_grad(&g, out, &done)) || done) {
+    mt_status st;
+    if ((st = empty_grad(&g, out, &done)) || done) {
         goto out_release;
     }
     const int64_t sizes[3] = {g.n, G * K, L};
@@ -192,10 +183,6 @@ out_release:
     mt_tensor_clear(&go);
     mt_tensor_clear(&w);
     mt_tensor_clear(&gcol);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 
@@ -207,11 +194,10 @@ mt_cuda_conv_backward_weight_gemm(mt_args *a)
     const conv_geom g = a->plan->conv;
     const int64_t G = g.groups, K = g.c / G * g.kh * g.kw, L = g.oh * g.ow, ocg = g.oc / G;
     const int64_t batch_dim = 0;
-    mt_tensor *go = NULL, *x = NULL, *col = NULL, *out = NULL;
+    mt_tensor *go = NULL, *x = NULL, *col = NULL, *out = a->out[0];
     bool done = false;
-    mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, a->t[0]->dtype, mt_tensor_device(a->t[0]),
-                                   &out);
-    if (st || (st = empty_grad(&g, out, &done)) || done) {
+    mt_status st;
+    if ((st = empty_grad(&g, out, &done)) || done) {
         goto out_release;
     }
     if ((st = mt_cuda_dense_as(a->t[0], a->t[0]->dtype, &go)) ||
@@ -238,41 +224,29 @@ out_release:
     mt_tensor_clear(&go);
     mt_tensor_clear(&x);
     mt_tensor_clear(&col);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 
 /* ---- im2col and col2im (F.unfold and F.fold): the same kernels as ops of their own, the
  * geometry the front end's (ops/conv_checks.c) ---- */
 
-/* The columns of self (back false: an image batch, out the columns) or the image of self's
- * columns (back true), out of ndim dims sizes; an unbatched self is its batch of one. */
+/* The columns of self (back false: an image batch, a->out[0] the columns) or the image of
+ * self's columns (back true), a->out[0] the front end's result; an unbatched self is its batch
+ * of one. */
 static mt_status
-unfold_op(mt_args *a, bool back, int ndim, const int64_t *sizes)
+unfold_op(mt_args *a, bool back)
 {
     const conv_geom *g = &a->plan->conv;
-    mt_tensor *self = a->t[0], *src = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *src = NULL, *out = a->out[0];
     if (mt_cuda_im2col_kernel(self->dtype, back) == NULL) {
         return mt_fail_not_implemented(back ? "col2im_out_cuda" : "im2col_out_cuda", "",
                                        self->dtype);
     }
-    mt_status st;
-    if ((st = mt_tensor_empty(ndim, sizes, self->dtype, mt_tensor_device(self), &out)) ||
-        (st = mt_cuda_dense_as(self, self->dtype, &src))) {
-        goto out_release;
+    mt_status st = mt_cuda_dense_as(self, self->dtype, &src);
+    if (st == MT_OK && mt_tensor_numel(out) > 0) {
+        st = back ? unfold(g, out, src, true) : unfold(g, src, out, false);
     }
-    if (mt_tensor_numel(out) > 0 &&
-        (st = back ? unfold(g, out, src, true) : unfold(g, src, out, false))) {
-        goto out_release;
-    }
-    a->out[0] = out;
-    out = NULL;
-out_release:
     mt_tensor_clear(&src);
-    mt_tensor_clear(&out);
     return st;
 }
 
@@ -280,18 +254,12 @@ out_release:
 mt_status
 mt_cuda_im2col(mt_args *a)
 {
-    const conv_geom *g = &a->plan->conv;
-    const int64_t sizes[3] = {g->n, g->c * g->kh * g->kw, g->oh * g->ow};
-    const bool batched = a->t[0]->ndim == 4;
-    return unfold_op(a, false, batched ? 3 : 2, sizes + !batched);
+    return unfold_op(a, false);
 }
 
 // self (N, C*KH*KW, L) or (C*KH*KW, L); out (N, C, H, W) or (C, H, W)
 mt_status
 mt_cuda_col2im(mt_args *a)
 {
-    const conv_geom *g = &a->plan->conv;
-    const int64_t sizes[4] = {g->n, g->c, g->h, g->w};
-    const bool batched = a->t[0]->ndim == 3;
-    return unfold_op(a, true, batched ? 4 : 3, sizes + !batched);
+    return unfold_op(a, true);
 }

@@ -62,6 +62,11 @@ def to_layout(a: np.ndarray, layout: str, device: str = "cpu") -> minitorch.Tens
         wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
         wide[..., ::2] = a
         t = minitorch.tensor(wide)[..., ::2]
+    elif layout == "channels_last":
+        # A 4-d (5-d) array stored N, H, W, C (N, D, H, W, C); other ranks row-major.
+        t = minitorch.tensor(a)
+        fmt = {4: minitorch.channels_last, 5: minitorch.channels_last_3d}.get(a.ndim)
+        t = t.contiguous(memory_format=fmt) if fmt is not None else t
     else:
         raise ValueError(layout)
     return t if device == "cpu" else t.to(device)
@@ -73,6 +78,9 @@ def torch_layout(torch, a, layout):
         return torch.tensor(a)
     if layout == "transposed":
         return torch.tensor(np.ascontiguousarray(a.transpose())).permute(*reversed(range(a.ndim)))
+    if layout == "channels_last":
+        fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(a.ndim)
+        return torch.tensor(a).contiguous(memory_format=fmt) if fmt is not None else torch.tensor(a)
     wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
     wide[..., ::2] = a
     return torch.tensor(wide)[..., ::2]

@@ -256,17 +256,51 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
     return st;
 }
 
+/* Whether grad (of leaf's shape) is laid out as leaf, PyTorch's layout contract for .grad:
+ * with leaf's strides on each dim of size other than 1 when leaf is dense (a channels-last
+ * parameter gets a channels-last .grad), else row-major. */
+static bool
+obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
+{
+    if (!mt_tensor_is_dense(leaf)) {
+        return mt_tensor_is_contiguous(grad);
+    }
+    for (int d = 0; d < grad->ndim; d++) {
+        if (grad->sizes[d] != 1 ? grad->strides[d] != leaf->strides[d] : grad->strides[d] == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* *out = a copy of grad that obeys the layout contract with leaf: in leaf's strides when leaf
+ * is dense, else row-major. */
+static mt_status
+copy_as_leaf(mt_tensor *grad, const mt_tensor *leaf, mt_tensor **out)
+{
+    if (!mt_tensor_is_dense(leaf)) {
+        return mt_copy_contiguous(grad, out);
+    }
+    mt_status st = mt_tensor_empty_strided(leaf->ndim, leaf->sizes, leaf->strides, grad->dtype,
+                                           mt_tensor_device(grad), out);
+    if (st == MT_OK && (st = mt_op_copy_(*out, grad, NULL))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
 /* leaf.grad += grad, or = grad (takes the reference). */
 static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
     if (leaf->grad == NULL) {
-        /* Keep the gradient itself when nobody else can see it, else a copy of its own. */
+        /* Keep the gradient itself when nobody else can see it and it is laid out as leaf, else
+         * a copy of its own, laid out so. */
         if (!create_graph &&
-            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !mt_tensor_is_contiguous(grad))) {
+            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !obeys_layout(grad, leaf))) {
             mt_tensor *c = NULL;
-            st = mt_copy_contiguous(grad, &c);
+            st = copy_as_leaf(grad, leaf, &c);
             mt_tensor_release(grad);
             grad = c;
         }

@@ -21,23 +21,25 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     const mt_intlist *stride = &n->args.l[0], *padding = &n->args.l[1], *dilation = &n->args.l[2];
     int64_t groups = n->args.i[0];
     const mt_meta *in = &n->in_meta[0], *wm = &n->in_meta[1];
-    mt_status st = MT_OK;
-    if (n->edges[0].node) {
-        st = mt_op_convolution_backward_input(g[0], w, in->ndim, in->sizes, stride->n, stride->v,
-                                              padding->n, padding->v, dilation->n, dilation->v,
-                                              groups, &gi[0]);
+    tmp s = {0};
+    /* g[0] in the forward's memory format, which the backward ops give their results in */
+    mt_tensor *r = NULL, *go = own(&s, mt_conv_grad_output_in_format(x, w, g[0], &r), &r);
+    if (s.st == MT_OK && wants(n, 0)) {
+        s.st = mt_op_convolution_backward_input(go, w, in->ndim, in->sizes, stride->n, stride->v,
+                                                padding->n, padding->v, dilation->n, dilation->v,
+                                                groups, &gi[0]);
     }
-    if (st == MT_OK && n->edges[1].node) {
-        st = mt_op_convolution_backward_weight(g[0], x, wm->ndim, wm->sizes, stride->n, stride->v,
-                                               padding->n, padding->v, dilation->n, dilation->v,
-                                               groups, &gi[1]);
+    if (s.st == MT_OK && wants(n, 1)) {
+        s.st = mt_op_convolution_backward_weight(go, x, wm->ndim, wm->sizes, stride->n, stride->v,
+                                                 padding->n, padding->v, dilation->n, dilation->v,
+                                                 groups, &gi[1]);
     }
-    if (st == MT_OK && n->edges[2].node) {
+    if (s.st == MT_OK && wants(n, 2)) {
         static const int64_t batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};
-        st = in->ndim == 4 ? mt_op_sum(g[0], 3, batched, false, -1, &gi[2])
-                           : mt_op_sum(g[0], 2, unbatched, false, -1, &gi[2]);
+        s.st = in->ndim == 4 ? mt_op_sum(g[0], 3, batched, false, -1, &gi[2])
+                             : mt_op_sum(g[0], 2, unbatched, false, -1, &gi[2]);
     }
-    return st;
+    return finish(&s);
 }
 
 /* conv1d, conv3d and the transposed convolutions: PyTorch's one node, whose gradients are the

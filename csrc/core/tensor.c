@@ -537,6 +537,42 @@ mt_preserve_strides(const mt_tensor *t, int64_t *strides)
     mt_dense_strides_like(t->ndim, t->sizes, 1, &t->strides, strides); /* infer_dense_strides */
 }
 
+/* The dims of a channels-last layout from the innermost out: C, then W, H (D), then N. */
+static const int cl_order_2d[4] = {1, 3, 2, 0}, cl_order_3d[5] = {1, 4, 3, 2, 0};
+
+mt_memory_format
+mt_suggest_memory_format(const mt_tensor *t)
+{
+    if ((t->ndim != 4 && t->ndim != 5) || t->strides[1] == 0) {
+        return MT_CONTIGUOUS_FORMAT;
+    }
+    const int *order = t->ndim == 4 ? cl_order_2d : cl_order_3d;
+    int64_t floor = 0;
+    for (int k = 0; k < t->ndim; k++) {
+        const int d = order[k];
+        if (t->sizes[d] == 0 || t->strides[d] < floor || (d == 0 && floor == t->strides[1])) {
+            return MT_CONTIGUOUS_FORMAT;
+        }
+        floor = t->sizes[d] > 1 ? t->strides[d] * t->sizes[d] : t->strides[d];
+    }
+    return t->ndim == 4 ? MT_CHANNELS_LAST : MT_CHANNELS_LAST_3D;
+}
+
+void
+mt_format_strides(mt_memory_format fmt, int ndim, const int64_t *sizes, int64_t *strides)
+{
+    if (!((fmt == MT_CHANNELS_LAST && ndim == 4) || (fmt == MT_CHANNELS_LAST_3D && ndim == 5))) {
+        mt_contiguous_strides(ndim, sizes, strides);
+        return;
+    }
+    const int *order = ndim == 4 ? cl_order_2d : cl_order_3d;
+    int64_t step = 1;
+    for (int k = 0; k < ndim; k++) {
+        strides[order[k]] = step;
+        step *= sizes[order[k]];
+    }
+}
+
 bool
 mt_tensor_has_internal_overlap(const mt_tensor *t)
 {

@@ -178,6 +178,20 @@ bool mt_tensor_is_dense(const mt_tensor *t);
  * clone gives): t's own when its elements fill their span exactly (a transposed matrix stays
  * transposed), else dense strides in the order of t's. */
 void mt_preserve_strides(const mt_tensor *t, int64_t *strides);
+/* PyTorch's memory formats: the order a dense result's dims are stored in. */
+typedef enum mt_memory_format {
+    MT_CONTIGUOUS_FORMAT, /* row-major */
+    MT_CHANNELS_LAST,     /* (N, C, H, W) stored as (N, H, W, C) */
+    MT_CHANNELS_LAST_3D,  /* (N, C, D, H, W) stored as (N, D, H, W, C) */
+} mt_memory_format;
+/* The format t's strides look like (PyTorch's suggest_memory_format): channels-last (3d) for a
+ * 4-d (5-d) t whose strides grow from the channel dim outward in that order, else row-major.
+ * Ambiguous layouts count as row-major: a channel stride of 0, a size-0 dim, a batch dim
+ * stepping no further than the channel dim (N111). */
+mt_memory_format mt_suggest_memory_format(const mt_tensor *t);
+/* The strides of a dense tensor of sizes stored in fmt (row-major for a rank fmt is not of);
+ * as PyTorch's, a size-0 dim makes the channels-last strides outside it 0. */
+void mt_format_strides(mt_memory_format fmt, int ndim, const int64_t *sizes, int64_t *strides);
 /* Dense strides for sizes, its dims ordered as the strides of n operands of that shape say
  * (op_strides[k], 0 on a dim operand k is broadcast along): PyTorch's infer_dense_strides for
  * one operand, TensorIterator's reorder_dimensions for several (the first to differ decides). */

@@ -221,33 +221,29 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     }
 }
 
-// a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c), into *out
-// (allocated; handed over on success); x and w dense
+// a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense
 static mt_status
-conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, mt_tensor **out, const conv3_geom *dg)
+conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, const conv3_geom *dg)
 {
     mt_tensor *b = NULL;
     mt_status st = a->t[2] ? mt_cpu_dense(a->t[2], MT_FLOAT32, &b) : MT_OK;
     if (st == MT_OK) {
         st = mt_cpu_conv_direct((const float *)mt_tensor_data(x), (const float *)mt_tensor_data(w),
                                 b ? (const float *)mt_tensor_data(b) : NULL,
-                                (float *)mt_tensor_data(*out), dg, mt_tensor_device(x));
+                                (float *)mt_tensor_data(a->out[0]), dg, mt_tensor_device(x));
     }
     mt_tensor_clear(&b);
-    if (st == MT_OK) {
-        a->out[0] = *out;
-        *out = NULL;
-    }
     return st;
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
-// out (N, OC, OH, OW) or (OC, OH, OW)
+// out (N, OC, OH, OW) or (OC, OH, OW), row-major (the front end's; a channels-last result is
+// copied into its layout after)
 mt_status
 mt_cpu_conv2d(mt_args *a)
 {
     const conv_geom g = a->plan->conv;
-    mt_tensor *x = NULL, *w = NULL, *col = NULL, *tmp = NULL, *out = NULL;
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *tmp = NULL, *out = a->out[0];
     mt_dtype dt = a->t[0]->dtype;
     /* PyTorch's dilated kernel, which runs for any dilation > 1, lacks int32 as well. */
     bool dilated = g.dh > 1 || g.dw > 1;
@@ -259,17 +255,13 @@ mt_cpu_conv2d(mt_args *a)
         return st;
     }
     size_t item = mt_dtype_size(dt);
-    int64_t sizes[4] = {g.n, g.oc, g.oh, g.ow};
-    bool batched = a->t[0]->ndim == 4;
-    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, dt, mt_tensor_device(a->t[0]),
-                              &out)) ||
-        (st = mt_cpu_dense(a->t[0], a->t[0]->dtype, &x)) ||
+    if ((st = mt_cpu_dense(a->t[0], a->t[0]->dtype, &x)) ||
         (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
         goto out_release;
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
     if (mt_cpu_conv_direct_suits(&dg, dt)) {
-        st = conv_direct(a, x, w, &out, &dg);
+        st = conv_direct(a, x, w, &dg);
         goto out_release;
     }
     /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col
@@ -313,14 +305,11 @@ mt_cpu_conv2d(mt_args *a)
                        out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
     mt_tensor_clear(&tmp);
     mt_tensor_clear(&col);
     mt_tensor_clear(&w);
     mt_tensor_clear(&x);
-    mt_tensor_clear(&out);
     return st;
 }
 
@@ -354,14 +343,15 @@ vol2col(const char *x, char *col, int64_t ld, const conv3_geom *g, size_t item, 
 }
 
 // input (N, C, D, H, W) or (C, D, H, W), weight (OC, C/groups, KD, KH, KW), bias (OC) or None;
-// out (N, OC, OD, OH, OW) or (OC, OD, OH, OW): per volume, blocks of output depths through
-// vol2col, then out (OC, depths*OH*OW) = weight (OC, C/groups*KD*KH*KW) @ col per group
+// out (N, OC, OD, OH, OW) or (OC, OD, OH, OW), row-major (the front end's): per volume, blocks
+// of output depths through vol2col, then out (OC, depths*OH*OW) = weight (OC,
+// C/groups*KD*KH*KW) @ col per group
 mt_status
 mt_cpu_conv3d(mt_args *a)
 {
     const conv3_geom *g = &a->plan->conv3;
     const conv_geom *p = &g->hw;
-    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = NULL;
+    mt_tensor *x = NULL, *w = NULL, *col = NULL, *out = a->out[0];
     mt_dtype dt = a->t[0]->dtype;
     /* PyTorch's dilated kernel lacks int32 too, as conv2d's */
     bool dilated = g->dd > 1 || p->dh > 1 || p->dw > 1;
@@ -383,15 +373,11 @@ mt_cpu_conv3d(mt_args *a)
         return st;
     }
     const size_t item = mt_dtype_size(dt);
-    int64_t sizes[5] = {p->n, p->oc, g->od, p->oh, p->ow};
-    bool batched = a->t[0]->ndim == 5;
-    if ((st = mt_tensor_empty(batched ? 5 : 4, sizes + !batched, dt, mt_tensor_device(a->t[0]),
-                              &out)) ||
-        (st = mt_cpu_dense(a->t[0], dt, &x)) || (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
+    if ((st = mt_cpu_dense(a->t[0], dt, &x)) || (st = mt_cpu_dense(a->t[1], a->t[1]->dtype, &w))) {
         goto out_release;
     }
     if (mt_cpu_conv_direct_suits(g, dt)) {
-        st = conv_direct(a, x, w, &out, g);
+        st = conv_direct(a, x, w, g);
         goto out_release;
     }
     /* a 1x1x1 kernel with stride 1 and no padding reads each volume as it lies; otherwise col
@@ -419,12 +405,9 @@ mt_cpu_conv3d(mt_args *a)
                        out_b + od0 * plane * (int64_t)item, n, nb, a->t[2], &flat, dt);
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
     mt_tensor_clear(&col);
     mt_tensor_clear(&w);
     mt_tensor_clear(&x);
-    mt_tensor_clear(&out);
     return st;
 }

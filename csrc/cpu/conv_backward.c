@@ -20,17 +20,6 @@
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
 
-/* A new tensor of zeros. */
-static mt_status
-zeros(int ndim, const int64_t *sizes, mt_dtype dt, mt_tensor **out)
-{
-    mt_status st = mt_tensor_empty(ndim, sizes, dt, MT_DEVICE_CPU, out);
-    if (st == MT_OK) {
-        memset(mt_tensor_data(*out), 0, (size_t)mt_tensor_numel(*out) * mt_dtype_size(dt));
-    }
-    return st;
-}
-
 /* Whether the image is its own col (a 1x1 kernel, stride 1, no padding). */
 static bool
 col_is_image(const conv_geom *g)
@@ -79,7 +68,8 @@ mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt)
 
 /* What both backward kernels hold: the geometry, the sizes of one image and group, and the
  * tensors: grad_output and the other operand (weight or input) dense in dt, the col buffer (unless
- * the image is its own col) and the gradient being made, zeroed, of the size in a->l[0]. */
+ * the image is its own col) and the gradient being made (a->out[0], row-major, of the size in
+ * a->l[0], zeroed). */
 typedef struct conv_bwd {
     conv_geom g;
     mt_dtype dt;
@@ -104,8 +94,9 @@ conv_bwd_begin(mt_args *a, conv_bwd *c)
     c->og = g->oc / g->groups;
     c->own_col = !col_is_image(g);
     int64_t col_sizes[2] = {g->c * g->kh * g->kw, c->ohw};
-    if ((st = zeros(a->l[0].n, a->l[0].v, c->dt, &c->grad)) ||
-        (st = mt_cpu_dense(a->t[0], c->dt, &c->go)) ||
+    c->grad = a->out[0];
+    memset(mt_tensor_data(c->grad), 0, (size_t)mt_tensor_numel(c->grad) * (size_t)c->item);
+    if ((st = mt_cpu_dense(a->t[0], c->dt, &c->go)) ||
         (st = mt_cpu_dense(a->t[1], c->dt, &c->other)) ||
         (c->own_col && (st = mt_tensor_empty(2, col_sizes, c->dt, MT_DEVICE_CPU, &c->col)))) {
         return st;
@@ -113,15 +104,10 @@ conv_bwd_begin(mt_args *a, conv_bwd *c)
     return MT_OK;
 }
 
-/* Hands the gradient to a->out[0] when st is MT_OK; releases the rest. */
+/* Releases what conv_bwd_begin made (the gradient is a->out[0]'s). */
 static mt_status
-conv_bwd_end(mt_args *a, conv_bwd *c, mt_status st)
+conv_bwd_end(conv_bwd *c, mt_status st)
 {
-    if (st == MT_OK) {
-        a->out[0] = c->grad;
-        c->grad = NULL;
-    }
-    mt_tensor_clear(&c->grad);
     mt_tensor_clear(&c->go);
     mt_tensor_clear(&c->other);
     mt_tensor_clear(&c->col);
@@ -197,27 +183,21 @@ weight_direct(const float *go, const float *x, float *out, const conv_geom *g)
     return mt_cpu_conv_direct_weight(x, go, out, &dg, MT_DEVICE_CPU);
 }
 
-/* a->out[0], of a->l[0]'s size, = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
+/* a->out[0] (row-major, of a->l[0]'s size) = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
  * direct float32 kernels (conv_direct.c): they save the gemm's col, and the input gradient
  * col2im's scattered sums. */
 static mt_status
 run_direct(mt_args *a, mt_status (*fn)(const float *, const float *, float *, const conv_geom *))
 {
-    mt_tensor *go = NULL, *other = NULL, *out = NULL;
+    mt_tensor *go = NULL, *other = NULL;
     mt_status st;
-    if ((st = mt_tensor_empty(a->l[0].n, a->l[0].v, MT_FLOAT32, MT_DEVICE_CPU, &out)) ||
-        (st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
+    if ((st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
         (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &other))) {
         goto out_release;
     }
     st = fn((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(other),
-            (float *)mt_tensor_data(out), &a->plan->conv);
-    if (st == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
+            (float *)mt_tensor_data(a->out[0]), &a->plan->conv);
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&other);
     mt_tensor_clear(&go);
     return st;
@@ -257,7 +237,7 @@ mt_cpu_convolution_backward_input(mt_args *a)
             }
         }
     }
-    return conv_bwd_end(a, &c, st);
+    return conv_bwd_end(&c, st);
 }
 
 /* Most bytes of one chunk's copies of col and grad_output in the weight's gradient: small images
@@ -334,5 +314,5 @@ mt_cpu_convolution_backward_weight(mt_args *a)
     }
     mt_tensor_clear(&col);
     mt_tensor_clear(&gt);
-    return conv_bwd_end(a, &c, st);
+    return conv_bwd_end(&c, st);
 }

@@ -10,23 +10,19 @@
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 
-// self (N, C, H, W) or (C, H, W); out (N, C*KH*KW, OH*OW) or (C*KH*KW, OH*OW)
+// self (N, C, H, W) or (C, H, W); out (N, C*KH*KW, OH*OW) or (C*KH*KW, OH*OW), the front end's
 mt_status
 mt_cpu_im2col(mt_args *a)
 {
     const conv_geom *g = &a->plan->conv;
-    mt_tensor *self = a->t[0], *x = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *x = NULL, *out = a->out[0];
     if (self->dtype != MT_FLOAT32 && self->dtype != MT_FLOAT64) {
         return mt_fail_not_implemented("im2col_out_cpu", "", self->dtype);
     }
     const int64_t rows = g->c * g->kh * g->kw, length = g->oh * g->ow;
-    const int64_t sizes[3] = {g->n, rows, length};
-    const bool batched = self->ndim == 4;
-    mt_status st;
-    if ((st = mt_tensor_empty(batched ? 3 : 2, sizes + !batched, self->dtype, MT_DEVICE_CPU,
-                              &out)) ||
-        (st = mt_cpu_dense(self, self->dtype, &x))) {
-        goto out_release;
+    mt_status st = mt_cpu_dense(self, self->dtype, &x);
+    if (st) {
+        return st;
     }
     const size_t item = mt_dtype_size(self->dtype);
     const char *xd = mt_tensor_data(x);
@@ -38,30 +34,23 @@ mt_cpu_im2col(mt_args *a)
         mt_cpu_im2col_rows(xd + b * image * (int64_t)item, od + b * rows * length * (int64_t)item,
                            length, g, item, 0, g->oh);
     }
-    a->out[0] = out;
-    out = NULL;
-out_release:
     mt_tensor_clear(&x);
-    mt_tensor_clear(&out);
-    return st;
+    return MT_OK;
 }
 
-// self (N, C*KH*KW, L) or (C*KH*KW, L); out (N, C, H, W) or (C, H, W), output_size (H, W)
+// self (N, C*KH*KW, L) or (C*KH*KW, L); out (N, C, H, W) or (C, H, W), output_size (H, W), the
+// front end's
 mt_status
 mt_cpu_col2im(mt_args *a)
 {
     const conv_geom *g = &a->plan->conv;
-    mt_tensor *self = a->t[0], *col = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *col = NULL, *out = a->out[0];
     if (self->dtype != MT_FLOAT32 && self->dtype != MT_FLOAT64) {
         return mt_fail_not_implemented("col2im_out_cpu", "", self->dtype);
     }
-    const int64_t sizes[4] = {g->n, g->c, g->h, g->w};
-    const bool batched = self->ndim == 3;
-    mt_status st;
-    if ((st = mt_tensor_empty(batched ? 4 : 3, sizes + !batched, self->dtype, MT_DEVICE_CPU,
-                              &out)) ||
-        (st = mt_cpu_dense(self, self->dtype, &col))) {
-        goto out_release;
+    mt_status st = mt_cpu_dense(self, self->dtype, &col);
+    if (st) {
+        return st;
     }
     const size_t item = mt_dtype_size(self->dtype);
     memset(mt_tensor_data(out), 0, (size_t)mt_tensor_numel(out) * item);
@@ -74,10 +63,6 @@ mt_cpu_col2im(mt_args *a)
         mt_cpu_col2im_image(cd + b * cols * (int64_t)item, od + b * image * (int64_t)item, g,
                             self->dtype);
     }
-    a->out[0] = out;
-    out = NULL;
-out_release:
     mt_tensor_clear(&col);
-    mt_tensor_clear(&out);
-    return st;
+    return MT_OK;
 }

@@ -34,7 +34,8 @@ cat_in_rows(const mt_args *a, mt_dtype dt, int ndim)
 {
     for (int k = 0; k < a->ntl; k++) {
         const mt_tensor *t = a->tl[k];
-        if (t->ndim != ndim || t->dtype != dt || dt == MT_BOOL || !mt_tensor_is_contiguous(t)) {
+        if (t->ndim != ndim || t->dtype != dt || dt == MT_BOOL || !mt_tensor_is_contiguous(t) ||
+            !mt_tensor_is_contiguous(a->out[0])) { /* a channels-last result: by slices */
             return false;
         }
     }

@@ -360,6 +360,9 @@ compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
     if (st == MT_OK) {
         st = k->fn(a);
     }
+    if (st == MT_OK && nout > 0) {
+        st = mt_front_relayout_outputs(plan, a);
+    }
     for (int j = 0; st && j < nout; j++) {
         mt_tensor_clear(&a->out[j]);
     }

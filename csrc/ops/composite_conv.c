@@ -462,6 +462,36 @@ conv3d_backward(const conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g, 
     return st;
 }
 
+/* *out = t laid out in memory format fmt (t itself when it suggests fmt already), through
+ * differentiable ops: a channels-last copy is the contiguous copy of t's channels-last view. */
+static mt_status
+in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
+{
+    static const int64_t last[2][5] = {{0, 2, 3, 1}, {0, 2, 3, 4, 1}},
+                         back[2][5] = {{0, 3, 1, 2}, {0, 4, 1, 2, 3}};
+    if (mt_suggest_memory_format(t) == fmt) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    if (fmt == MT_CONTIGUOUS_FORMAT) {
+        return mt_op_contiguous(t, out);
+    }
+    const int k = fmt == MT_CHANNELS_LAST_3D;
+    mt_tensor *p = NULL, *c = NULL;
+    mt_status st = mt_op_permute(t, t->ndim, last[k], &p);
+    st = st ? st : mt_op_contiguous(p, &c);
+    st = st ? st : mt_op_permute(c, t->ndim, back[k], out);
+    mt_tensor_release(p);
+    mt_tensor_release(c);
+    return st;
+}
+
+mt_status
+mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor *g, mt_tensor **out)
+{
+    return in_format(g, mt_conv_memory_format(x, w), out);
+}
+
 /* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
  * of conv1d, conv3d or conv_transpose1d/2d (args its arguments, checked by the forward) from the
  * output's gradient g: the 2-D convolution ops, each differentiable again. */
@@ -476,16 +506,29 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
         (st = expand(&args->l[transposed ? 3 : 2], "dilation", dims, dims, c.dil))) {
         return st;
     }
-    mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL;
+    mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL, *gf = NULL;
+    /* the gradients come in the forward's memory format, as grad_output is laid out in it */
+    const mt_memory_format fmt = mt_conv_memory_format(x, w);
+    if ((st = in_format(g, fmt, &gf))) {
+        return st;
+    }
     if (dims == 3) {
-        st = conv3d_backward(&c, x, w, g, need, gi);
+        st = conv3d_backward(&c, x, w, gf, need, gi);
+        for (int k = 0; k < 2 && st == MT_OK; k++) {
+            if (need[k]) {
+                mt_tensor *r3 = gi[k];
+                gi[k] = NULL;
+                st = in_format(r3, fmt, &gi[k]);
+                mt_tensor_release(r3);
+            }
+        }
         goto grad_bias;
     }
     params2d(&c, dims, &c2);
     int nd = x->ndim + 2 - dims;
     st = to2d(x, dims, x->ndim - 1, &x2);
     st = st ? st : to2d(w, dims, 2, &w2);
-    st = st ? st : to2d(g, dims, g->ndim - 1, &g2);
+    st = st ? st : to2d(gf, dims, gf->ndim - 1, &g2);
     if (st == MT_OK && need[0] && transposed) {
         /* conv2d of the output's gradient, cut to the input where output_padding added a row */
         st = mt_op_conv2d(g2, w2, NULL, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &r);
@@ -529,6 +572,7 @@ grad_bias:
         }
         st = mt_op_sum(g, k, sum_dims, false, -1, &gi[2]);
     }
+    mt_tensor_release(gf);
     mt_tensor_release(x2);
     mt_tensor_release(w2);
     mt_tensor_release(g2);
@@ -672,7 +716,10 @@ mt_front_conv3d(const mt_args *a, mt_plan *p)
     g->sd = c.stride[0];
     g->pd = c.pad[0];
     g->dd = c.dil[0];
-    return MT_OK;
+    const int64_t sizes[5] = {xs[0], w->sizes[0], out[0], out[1], out[2]};
+    const bool batched = x->ndim == 5;
+    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
+                                  mt_conv_memory_format(x, w));
 }
 
 // input (N, C, D, H, W) or (C, D, H, W), weight (O, C/groups, KD, KH, KW), bias (O) or None;
@@ -710,7 +757,9 @@ mt_composite_conv3d(mt_args *a)
         goto out_release;
     }
     int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]};
-    st = depth_major_result(acc, split, bias, batched, &a->out[0]);
+    st = depth_major_result(acc, split, bias, batched, &y);
+    /* channels-last 3d stays so, as the CPU kernel's result (mt_front_conv3d) */
+    st = st ? st : in_format(y, mt_conv_memory_format(x, w), &a->out[0]);
 out_release:
     mt_tensor_release(xb);
     mt_tensor_release(xp);

@@ -62,6 +62,23 @@ mt_conv_check_weight(const mt_tensor *wt, int input_ndim, const char *input_size
     return MT_OK;
 }
 
+mt_memory_format
+mt_conv_memory_format(const mt_tensor *x, const mt_tensor *w)
+{
+    const mt_memory_format cl = x->ndim == 4 ? MT_CHANNELS_LAST : MT_CHANNELS_LAST_3D;
+    /* float64 stays row-major in cuDNN (cudnn_conv_suggest_memory_format) and in PyTorch's
+     * CPU conv3d (oneDNN has no float64; slow_conv3d is row-major); its CPU conv2d's slow
+     * kernels keep channels_last for every dtype */
+    const bool f64 = x->dtype == MT_FLOAT64 || w->dtype == MT_FLOAT64;
+    if ((x->ndim != 4 && x->ndim != 5) || w->ndim != x->ndim ||
+        (f64 && (mt_front_on_cuda(x) || x->ndim == 5))) {
+        return MT_CONTIGUOUS_FORMAT;
+    }
+    return mt_suggest_memory_format(x) == cl || mt_suggest_memory_format(w) == cl
+               ? cl
+               : MT_CONTIGUOUS_FORMAT;
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None
 mt_status
 mt_front_conv2d(const mt_args *a, mt_plan *p)
@@ -167,7 +184,10 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     }
     g->oh = (in_h - k_h) / g->sh + 1;
     g->ow = (in_w - k_w) / g->sw + 1;
-    return MT_OK;
+    const int64_t sizes[4] = {g->n, g->oc, g->oh, g->ow};
+    const bool batched = x->ndim == 4;
+    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
+                                  mt_conv_memory_format(x, wt));
 }
 
 /* The backward ops' geometry from the forward's input and weight sizes: grad_out (a->t[0])
@@ -236,9 +256,17 @@ mt_front_convolution_backward(const mt_args *a, mt_plan *p)
 {
     const mt_intlist *size = &a->l[0];
     const mt_tensor *other = a->t[1];
-    return p->op == MT_OP_convolution_backward_input
-               ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
-               : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
+    mt_status st = p->op == MT_OP_convolution_backward_input
+                       ? backward_geom(a, size->n, size->v, other->ndim, other->sizes, &p->conv)
+                       : backward_geom(a, other->ndim, other->sizes, size->n, size->v, &p->conv);
+    if (st) {
+        return st;
+    }
+    /* the forward's format, which grad_output and the other operand carry */
+    const mt_memory_format fmt = size->n == 4 && a->t[0]->ndim == 4
+                                     ? mt_conv_memory_format(a->t[0], other)
+                                     : MT_CONTIGUOUS_FORMAT;
+    return mt_front_output_format(p, a->t[0]->dtype, size->n, size->v, fmt);
 }
 
 /* ---- im2col and col2im (unfold and fold): the blocks of a convolution with a C*KH*KW x 1
@@ -365,7 +393,8 @@ mt_front_im2col(const mt_args *a, mt_plan *p)
     if (!mt_dtype_is_float(x->dtype)) {
         return mt_fail_not_implemented("im2col_out_cpu", "", x->dtype);
     }
-    return MT_OK;
+    const int64_t sizes[3] = {g->n, g->oc, g->oh * g->ow};
+    return mt_front_output(p, x->dtype, nd - 1, sizes + (nd == 3));
 }
 
 // self (N, C*KH*KW, L) or (C*KH*KW, L), output_size (H, W), kernel_size, dilation, padding,
@@ -432,5 +461,6 @@ mt_front_col2im(const mt_args *a, mt_plan *p)
     if (!mt_dtype_is_float(x->dtype)) {
         return mt_fail_not_implemented("col2im_out_cpu", "", x->dtype);
     }
-    return MT_OK;
+    const int64_t sizes[4] = {g->n, g->c, g->h, g->w};
+    return mt_front_output(p, x->dtype, nd + 1, sizes + !b);
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "ops/front.h"
+#include "ops/ops.h" /* copy_, for mt_front_relayout_outputs */
 
 mt_status
 mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
@@ -12,6 +13,7 @@ mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
                        mt_op_names[p->op], p->nout + 1, ndim);
     }
     mt_out_spec *o = &p->out[p->nout++];
+    o->relayout = false;
     o->dtype = dt;
     o->ndim = ndim;
     if (ndim > 0) { /* a 0-dim result may come with NULL sizes */
@@ -33,12 +35,65 @@ mt_front_output(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes)
 }
 
 mt_status
+mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
+                       mt_memory_format fmt)
+{
+    int64_t strides[MT_MAX_DIMS], rows[MT_MAX_DIMS];
+    if (ndim > MT_MAX_DIMS) {
+        return mt_check_sizes(ndim, sizes);
+    }
+    mt_format_strides(fmt, ndim, sizes, strides);
+    mt_contiguous_strides(ndim, sizes, rows);
+    mt_status st = mt_front_output_strided(p, dt, ndim, sizes, strides);
+    if (st == MT_OK) {
+        p->out[p->nout - 1].relayout = ndim > 0 &&
+                                       memcmp(strides, rows, sizeof(int64_t) * (size_t)ndim) != 0;
+    }
+    return st;
+}
+
+mt_status
+mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
+{
+    mt_status st = MT_OK;
+    for (int k = 0; k < p->nout && st == MT_OK; k++) {
+        const mt_out_spec *o = &p->out[k];
+        mt_tensor *t = NULL;
+        if (!o->relayout) {
+            continue;
+        }
+        st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype,
+                                     mt_tensor_device(a->out[k]), &t);
+        /* an empty result has nothing to copy (and channels-last strides of 0 outside a size-0
+         * dim, which copy_ would refuse to write through) */
+        if (st == MT_OK && mt_tensor_numel(t) > 0) {
+            st = mt_op_copy_(t, a->out[k], NULL);
+        }
+        if (st == MT_OK) {
+            /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
+            atomic_store(&t->version->value, 0);
+            mt_tensor_release(a->out[k]);
+            a->out[k] = t;
+            t = NULL;
+        }
+        mt_tensor_clear(&t);
+    }
+    return st;
+}
+
+mt_status
 mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev)
 {
     mt_status st = MT_OK;
     for (int k = 0; k < p->nout && st == MT_OK; k++) {
         const mt_out_spec *o = &p->out[k];
-        st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype, dev, &a->out[k]);
+        int64_t rows[MT_MAX_DIMS];
+        const int64_t *strides = o->strides;
+        if (o->relayout) { /* the kernel's row-major result, copied into strides after */
+            mt_contiguous_strides(o->ndim, o->sizes, rows);
+            strides = rows;
+        }
+        st = mt_tensor_empty_strided(o->ndim, o->sizes, strides, o->dtype, dev, &a->out[k]);
     }
     for (int k = 0; st && k < p->nout; k++) {
         mt_tensor_clear(&a->out[k]);

@@ -30,6 +30,16 @@ mt_status mt_front_output(mt_plan *p, mt_dtype dt, int ndim, const int64_t *size
 /* The same with the given strides (a result laid out as PyTorch lays it out, not contiguous). */
 mt_status mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
                                   const int64_t *strides);
+/* A result laid out in memory format fmt (a channels-last result of the CNN ops, as PyTorch's
+ * suggest_memory_format picks it) whose kernels write row-major results: they get a row-major
+ * a->out[k], which the dispatcher copies into fmt's strides after (mt_front_relayout_outputs);
+ * row-major in fmt costs nothing more. */
+mt_status mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
+                                 mt_memory_format fmt);
+/* The results stated by mt_front_output_format in a format other than row-major, copied into
+ * it once the kernel has written them (a->out[k] replaced). On failure a->out is left to the
+ * caller to release. */
+mt_status mt_front_relayout_outputs(const mt_plan *p, mt_args *a);
 /* A result of t's shape and layout (PyTorch's preserve_format) in dtype dt. */
 mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
 /* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator: the
@@ -58,6 +68,11 @@ mt_status mt_conv_expand_param(const mt_intlist *l, const char *name, int parsed
  * input's sizes, batched, as the messages show them. */
 mt_status mt_conv_check_weight(const mt_tensor *wt, int input_ndim, const char *input_sizes,
                                int64_t groups);
+
+/* The memory format of a convolution's results (PyTorch's mkldnn_conv_use_channels_last): for
+ * a batched x, channels-last (3d) when x or w suggests it, else row-major. The backward ops
+ * read it from grad_output and the other operand, which autograd lays out in the forward's. */
+mt_memory_format mt_conv_memory_format(const mt_tensor *x, const mt_tensor *w);
 
 /* Whether t is on a CUDA device: for the messages that PyTorch words per device. */
 static inline bool

@@ -33,6 +33,11 @@ mt_status mt_pad_index(mt_pad_mode mode, int64_t n, int64_t l, int64_t r, mt_dev
  * for) from the output's gradient g (ops/composite_conv.c, for their autograd formulas). */
 mt_status mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x,
                               mt_tensor *w, mt_tensor *g, const bool *need, mt_tensor **gi);
+/* *out = g, the gradient of a convolution of x and w, laid out in the convolution's memory
+ * format (mt_conv_memory_format; g itself when it suggests it), through differentiable ops:
+ * the backward ops read the format from it, as PyTorch's backward lays grad_output out. */
+mt_status mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor *g,
+                                        mt_tensor **out);
 /* scaled_dot_product_attention's scale: the given one, or 1/sqrt(E) of query (..., L, E) */
 static inline double
 mt_attention_scale(mt_scalar scale, const mt_tensor *q)

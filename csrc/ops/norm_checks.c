@@ -100,16 +100,18 @@ mt_front_batch_norm(const mt_args *a, mt_plan *p)
             return st;
         }
     }
-    return mt_front_output(p, input->dtype, input->ndim, input->sizes);
+    /* a channels-last input gives a channels-last result, as in PyTorch */
+    return mt_front_output_format(p, input->dtype, input->ndim, input->sizes,
+                                  mt_suggest_memory_format(input));
 }
 
 /* A normalisation's backward results, in grad_out's dtype dt: the gradients of input (its
- * shape) and of weight and bias (each of the given shape). */
+ * shape, in memory format fmt) and of weight and bias (each of the given shape). */
 static mt_status
-norm_backward_outputs(mt_plan *p, mt_dtype dt, const mt_tensor *input, int ndim,
-                      const int64_t *sizes)
+norm_backward_outputs(mt_plan *p, mt_dtype dt, const mt_tensor *input, mt_memory_format fmt,
+                      int ndim, const int64_t *sizes)
 {
-    mt_status st = mt_front_output(p, dt, input->ndim, input->sizes);
+    mt_status st = mt_front_output_format(p, dt, input->ndim, input->sizes, fmt);
     for (int k = 0; k < 2 && st == MT_OK; k++) {
         st = mt_front_output(p, dt, ndim, sizes);
     }
@@ -140,7 +142,7 @@ mt_front_batch_norm_backward(const mt_args *a, mt_plan *p)
         (!training && (st = features(op, a->t[4], *C)))) {
         return st;
     }
-    return norm_backward_outputs(p, a->t[0]->dtype, input, 1, C);
+    return norm_backward_outputs(p, a->t[0]->dtype, input, mt_suggest_memory_format(input), 1, C);
 }
 
 // grad_out, input (*, normalized_shape), weight (normalized_shape) or NULL; mean, rstd (one
@@ -179,7 +181,8 @@ mt_front_layer_norm_backward(const mt_args *a, mt_plan *p)
                            (long long)*rows);
         }
     }
-    return norm_backward_outputs(p, a->t[0]->dtype, input, shape->n, shape->v);
+    return norm_backward_outputs(p, a->t[0]->dtype, input, MT_CONTIGUOUS_FORMAT, shape->n,
+                                 shape->v);
 }
 
 // grad_output (scalar, or target's shape for reduction none), self (C) or (N, C, d1, ...),

@@ -133,6 +133,7 @@ typedef struct mt_out_spec {
     int ndim;
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS]; /* contiguous unless the front end gave others */
+    bool relayout; /* the kernel writes it row-major; the dispatcher then copies it into strides */
 } mt_out_spec;
 
 typedef struct mt_plan {

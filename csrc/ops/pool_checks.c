@@ -304,9 +304,23 @@ avg_pool_geom(const mt_args *a, const mt_tensor *x, int nd, pool_geom *g)
     return window_shape(x, a->b[0], nd, "avg_pool3d()", nd == 3, g);
 }
 
+/* The memory format of the results of a pooling over the spatial dims of the op's input x:
+ * the one x suggests when x is batched (channels-last stays channels-last, as PyTorch's
+ * poolings keep it; of its 3-d ones only max_pool3d's kernels keep channels_last_3d), else
+ * row-major. */
+static mt_memory_format
+pool_format(const mt_plan *p, const mt_tensor *x)
+{
+    const int nd = mt_pool_nd(p->op);
+    const bool keeps = nd == 2 || p->op == MT_OP_max_pool3d ||
+                       p->op == MT_OP_max_pool3d_with_indices ||
+                       p->op == MT_OP_max_pool3d_with_indices_backward;
+    return keeps && x->ndim == nd + 2 ? mt_suggest_memory_format(x) : MT_CONTIGUOUS_FORMAT;
+}
+
 /* The forward ops' results once the checks passed (st MT_OK): x's shape with the plan's output
- * sizes last, in x's dtype, contiguous; and the int64 indices of that shape for the ops that
- * return them. */
+ * sizes last, in x's dtype and memory format; and the int64 indices of that shape and format
+ * for the ops that return them. */
 static mt_status
 pool_outputs(mt_status st, mt_plan *p, const mt_tensor *x)
 {
@@ -314,19 +328,23 @@ pool_outputs(mt_status st, mt_plan *p, const mt_tensor *x)
     if (st) {
         return st;
     }
+    const mt_memory_format fmt = pool_format(p, x);
     mt_pool_out_sizes(&p->pool, x->ndim, x->sizes, sizes);
-    st = mt_front_output(p, x->dtype, x->ndim, sizes);
+    st = mt_front_output_format(p, x->dtype, x->ndim, sizes, fmt);
     if (st == MT_OK && mt_op_nout[p->op] == 2) {
-        st = mt_front_output(p, MT_INT64, x->ndim, sizes);
+        st = mt_front_output_format(p, MT_INT64, x->ndim, sizes, fmt);
     }
     return st;
 }
 
-/* The backward ops' result once the checks passed: grad_output's dtype, self's shape. */
+/* The backward ops' result once the checks passed: grad_output's dtype, self's shape and
+ * memory format. */
 static mt_status
 pool_backward_output(mt_status st, mt_plan *p, const mt_tensor *grad, const mt_tensor *self)
 {
-    return st ? st : mt_front_output(p, grad->dtype, self->ndim, self->sizes);
+    return st ? st
+              : mt_front_output_format(p, grad->dtype, self->ndim, self->sizes,
+                                       pool_format(p, self));
 }
 
 // self (N, C, [D,] H, W) or (C, [D,] H, W); max_pool2d/3d and their with_indices forms

@@ -81,7 +81,15 @@ mt_front_cat(const mt_args *a, mt_plan *p)
         }
         sizes[*dim] += ts[k]->sizes[*dim];
     }
-    return mt_front_output(p, *dt, *ndim, sizes);
+    /* PyTorch's result is in the memory format all its inputs suggest (the skipped ones too),
+     * else row-major; the kernels copy each input into its slice of it, whatever its strides */
+    mt_memory_format fmt = mt_suggest_memory_format(ts[0]);
+    for (int k = 1; k < n; k++) {
+        fmt = mt_suggest_memory_format(ts[k]) == fmt ? fmt : MT_CONTIGUOUS_FORMAT;
+    }
+    int64_t strides[MT_MAX_DIMS];
+    mt_format_strides(fmt, *ndim, sizes, strides);
+    return mt_front_output_strided(p, *dt, *ndim, sizes, strides);
 }
 
 // tensors: n tensors (A, k_i, B) along dim (1-D empty ones skipped); out (the result: (A,

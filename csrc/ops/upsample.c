@@ -137,7 +137,8 @@ mt_front_upsample(const mt_args *a, mt_plan *p)
     for (int d = 0; d < n; d++) {
         sizes[2 + d] = a->l[0].v[d];
     }
-    return mt_front_output(p, x->dtype, n + 2, sizes);
+    /* channels-last stays channels-last, as in PyTorch */
+    return mt_front_output_format(p, x->dtype, n + 2, sizes, mt_suggest_memory_format(x));
 }
 
 // grad_output (N, C, *output_size), output_size, input_size (N, C, *in), [align_corners,]
@@ -172,5 +173,11 @@ mt_front_upsample_backward(const mt_args *a, mt_plan *p)
         return mt_fail_not_implemented(kernel, "", go->dtype);
     }
     fill_plan(a, in->v, n, mode, &p->resample);
-    return mt_front_output(p, go->dtype, in->n, in->v);
+    /* the gradient is laid out as grad_output is, but for PyTorch's bicubic and 3-d nearest
+     * backward kernels, which make row-major ones */
+    const bool row_major = p->op == MT_OP_upsample_bicubic2d_backward ||
+                           p->op == MT_OP_upsample_nearest3d_backward ||
+                           p->op == MT_OP__upsample_nearest_exact3d_backward;
+    return mt_front_output_format(p, go->dtype, in->n, in->v,
+                                  row_major ? MT_CONTIGUOUS_FORMAT : mt_suggest_memory_format(go));
 }

@@ -183,19 +183,21 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
 # device, so these counts only go down (lower one here when a change lowers it); a kernel file
 # not listed allocates nothing.
 # Raised once, at the merge that brought them (kernels written beside the move of results into
-# the front ends): conv_backward.c and conv_direct.c's direct gradient kernels (the convolution
-# family states no results yet), rnn_cell.c's fused LSTM cell and its backward, and shape.c's
-# reflection/replication pad. Each is a result to move into its front end next.
+# the front ends): conv_backward.c and conv_direct.c's direct gradient kernels, rnn_cell.c's
+# fused LSTM cell and its backward, and shape.c's reflection/replication pad. The convolution
+# family's results have moved since (conv2d, conv3d, their backward ops, im2col and col2im):
+# conv_direct.c's 6 are its workspaces (the padded input, packed weight and tap offsets of each
+# direct kernel). The others are results to move into their front ends next.
 KERNEL_ALLOCATIONS = {
-    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 6,
+    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 3, "csrc/cpu/conv_backward.c": 4,
     "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
-    "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
+    "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 3, "csrc/cpu/linalg.c": 3, "csrc/cpu/linalg_eig.c": 2,
     "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2,
     "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
     "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
-    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 7, "cuda/blas.c": 3, "cuda/conv.c": 3,
-    "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
+    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 7, "cuda/blas.c": 3, "cuda/conv.c": 1,
+    "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
     "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 2,
     "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4, "cuda/ops_sort.c": 14,
     "cuda/ops_stats.c": 1,
@@ -207,7 +209,8 @@ RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
     "csrc/cpu/nn_backward.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
-    "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c",
+    "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c", "csrc/cpu/conv.c",
+    "csrc/cpu/conv_backward.c", "csrc/cpu/im2col.c", "cuda/conv.c", "cuda/conv_gemm.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
 KERNELS_WITH_STATED_RESULTS = {
@@ -273,6 +276,10 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
     """The front ends of the migrated families state their results: dtype, shape and
     (contiguous) strides as PyTorch's, for the CPU key (the CUDA key: tests/cuda)."""
     x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
+    F = minitorch.nn.functional
+    img = minitorch.arange(96, dtype=minitorch.float32).reshape(2, 3, 4, 4)
+    img_cl = img.contiguous(memory_format=minitorch.channels_last)
+    w, go = minitorch.ones(4, 3, 3, 3), minitorch.ones(2, 4, 2, 2)
     cases = [
         (x.sum(1), (4, 3), (3, 1), minitorch.float32),
         (x.sum(1, keepdim=True), (4, 1, 3), (3, 3, 1), minitorch.float32),
@@ -300,10 +307,22 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
         (minitorch.cat([x, x.int()], 1), (4, 4, 3), (12, 3, 1), minitorch.float32),
         (x.flip(0), (4, 2, 3), (6, 3, 1), minitorch.float32),
         (x.tril(), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (F.conv2d(img, w), (2, 4, 2, 2), (16, 4, 2, 1), minitorch.float32),
+        (F.conv2d(img[0], w, padding=1), (4, 4, 4), (16, 4, 1), minitorch.float32),
+        (F.conv3d(img[:, :, None], w[:, :, None]), (2, 4, 1, 2, 2), (16, 4, 4, 2, 1), minitorch.float32),
+        (minitorch._C.convolution_backward_input(go, w, [2, 3, 4, 4]), (2, 3, 4, 4), (48, 16, 4, 1),
+         minitorch.float32),
+        (minitorch._C.convolution_backward_weight(go, img, [4, 3, 3, 3]), (4, 3, 3, 3), (27, 9, 3, 1),
+         minitorch.float32),
+        (F.unfold(img, 2), (2, 12, 9), (108, 9, 1), minitorch.float32),
+        (F.fold(F.unfold(img, 2), (4, 4), 2), (2, 3, 4, 4), (48, 16, 4, 1), minitorch.float32),
+        # channels-last results, laid out by the dispatcher after the kernel (mt_front_output_format)
+        (F.conv2d(img_cl, w), (2, 4, 2, 2), (16, 1, 8, 4), minitorch.float32),
+        (F.max_pool2d(img_cl, 2, return_indices=True)[1], (2, 3, 2, 2), (12, 1, 6, 3), minitorch.int64),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
-        assert got.device.type == "cpu"
+        assert got.device.type == "cpu" and got._version == 0
 
 
 def test_stated_results_through_the_host_round_trip():
