@@ -162,7 +162,7 @@ device_bce(mt_args *a, mt_tensor *const *ins, bool logits)
 {
     mt_tensor *loss = NULL;
     mt_status st = device_backend->bce(ins, a->plan->loss.dt, logits, &loss);
-    return st ? st : mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    return st ? st : mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
 }
 
 static mt_status

@@ -191,7 +191,7 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
     "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 3, "csrc/cpu/linalg.c": 3, "csrc/cpu/linalg_eig.c": 2,
-    "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2,
+    "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5,
     "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
     "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
     "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 7, "cuda/blas.c": 3, "cuda/conv.c": 3,
@@ -206,13 +206,13 @@ KERNEL_ALLOCATIONS = {
 RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
-    "csrc/cpu/nn_backward.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
+    "csrc/cpu/nn_backward.c", "csrc/cpu/loss.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
     "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
 KERNELS_WITH_STATED_RESULTS = {
     "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm"],
-    "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward"],
+    "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward", "mt_cuda_nll_loss"],
     "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
     "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
     "cuda/ops_shape.c": ["mt_cuda_flip"],
@@ -272,6 +272,7 @@ def test_kernels_whose_front_ends_state_their_results_do_not_make_them():
 def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
     """The front ends of the migrated families state their results: dtype, shape and
     (contiguous) strides as PyTorch's, for the CPU key (the CUDA key: tests/cuda)."""
+    F = minitorch.nn.functional
     x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
     cases = [
         (x.sum(1), (4, 3), (3, 1), minitorch.float32),
@@ -300,6 +301,17 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
         (minitorch.cat([x, x.int()], 1), (4, 4, 3), (12, 3, 1), minitorch.float32),
         (x.flip(0), (4, 2, 3), (6, 3, 1), minitorch.float32),
         (x.tril(), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (F.nll_loss(x, minitorch.zeros(4, 3, dtype=minitorch.int64), reduction="none"), (4, 3),
+         (3, 1), minitorch.float32),
+        (F.nll_loss(x[:, 0, 0], minitorch.tensor(1), reduction="none"), (), (), minitorch.float32),
+        (F.nll_loss(x, minitorch.zeros(4, 3, dtype=minitorch.int64)), (), (), minitorch.float32),
+        (F.binary_cross_entropy(x.sigmoid(), x.sigmoid().detach(), reduction="none"), (4, 2, 3),
+         (6, 3, 1), minitorch.float32),
+        (F.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="none",
+                                            pos_weight=minitorch.ones(3, dtype=minitorch.float64)),
+         (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (F.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="sum"), (), (),
+         minitorch.float32),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
