@@ -360,10 +360,19 @@ compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
     if (st == MT_OK) {
         st = k->fn(a);
     }
-    for (int j = 0; st && j < nout; j++) {
+    for (int j = 0; st && j < MT_MAX_OUTPUTS; j++) { /* stated, or made by mt_dispatch_result */
         mt_tensor_clear(&a->out[j]);
     }
     return st;
+}
+
+mt_status
+mt_dispatch_result(mt_args *a, int k, mt_dtype dt, int ndim, const int64_t *sizes, mt_device dev)
+{
+    if (k < 0 || k >= MT_MAX_OUTPUTS || a->out[k] != NULL) {
+        return mt_fail(MT_ERUNTIME, "a kernel's result %d is out of range or made twice", k);
+    }
+    return mt_tensor_empty(ndim, sizes, dt, dev, &a->out[k]);
 }
 
 /* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on; plan
