@@ -19,12 +19,8 @@ mt_cuda_range_factory(mt_args *a)
     const mt_op op = a->plan->op;
     const mt_range_spec *r = &a->plan->range;
     const int mode = op == MT_OP_arange ? (r->ints ? 0 : 1) : op == MT_OP_linspace ? 2 : 3;
-    mt_tensor *out = NULL;
-    mt_status st = mt_tensor_empty(1, &r->n, r->dt, a->device, &out);
-    if (st) {
-        return st;
-    }
-    mt_cuda_range p = {mt_tensor_data(out),
+    mt_status st;
+    mt_cuda_range p = {mt_tensor_data(a->out[0]),
                        r->n,
                        mode,
                        r->dt == MT_FLOAT32,
@@ -37,10 +33,9 @@ mt_cuda_range_factory(mt_args *a)
     void *args[] = {&p};
     if ((st = mt_cuda_use_device(a->device)) ||
         (st = mt_cuda_launch_n(mt_cuda_range_kernel(r->dt), r->n, args))) {
-        mt_tensor_release(out);
         return st;
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }
 
 // out (n, m) = 1 on the diagonal, else 0
@@ -49,20 +44,14 @@ mt_cuda_eye(mt_args *a)
 {
     const mt_dtype dt = a->plan->range.dt;
     int64_t n = a->plan->range.n, m = a->plan->range.m;
-    mt_tensor *out = NULL;
-    int64_t sizes[2] = {n, m};
-    mt_status st = mt_tensor_empty(2, sizes, dt, a->device, &out);
-    if (st) {
-        return st;
-    }
-    char *data = mt_tensor_data(out);
+    mt_status st;
+    char *data = mt_tensor_data(a->out[0]);
     void *args[] = {&data, &n, &m};
     if ((st = mt_cuda_use_device(a->device)) ||
         (st = mt_cuda_launch_n(mt_cuda_eye_kernel(dt), n * m, args))) {
-        mt_tensor_release(out);
         return st;
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }
 
 // self (..., M, N); out (the result, contiguous (..., M, N)): self inside the triangle of

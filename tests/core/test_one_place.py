@@ -188,15 +188,15 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
 # reflection/replication pad. Each is a result to move into its front end next.
 KERNEL_ALLOCATIONS = {
     "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 6,
-    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
-"csrc/cpu/gamma.c": 2, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
+    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1,
+"csrc/cpu/gamma.c": 1, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1,
-    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
-    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
+    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, 
+    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
     "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 4, "cuda/blas.c": 3, "cuda/conv.c": 3,
-    "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
-    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 2,
-    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4, "cuda/ops_sort.c": 14,
+    "cuda/conv_gemm.c": 6, "cuda/elementwise.c": 1, "cuda/ops.c": 3, "cuda/ops_index.c": 1,
+    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
+    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 2, "cuda/ops_sort.c": 14,
 }
 
 # Kernel files whose every op has its results stated by its front end: their kernels write
@@ -205,7 +205,8 @@ RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
     "csrc/cpu/nn_backward.c", "csrc/cpu/loss.c", "csrc/cpu/linalg.c", "csrc/cpu/linalg_eig.c",
-    "csrc/cpu/linalg_ldl.c", "csrc/cpu/linalg_spectral.c", "csrc/cpu/lapack.c", "csrc/cpu/fft.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
+    "csrc/cpu/linalg_ldl.c", "csrc/cpu/linalg_spectral.c", "csrc/cpu/lapack.c", "csrc/cpu/fft.c",
+    "csrc/cpu/factory.c", "csrc/cpu/ranges.c", "csrc/cpu/sampling.c", "csrc/cpu/gamma.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
     "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c", "cuda/ops_stats.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
@@ -214,7 +215,11 @@ KERNELS_WITH_STATED_RESULTS = {
     "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward", "mt_cuda_nll_loss"],
     "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
     "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
-    "cuda/ops_shape.c": ["mt_cuda_flip"],
+    "cuda/ops_shape.c": ["mt_cuda_flip", "mt_cuda_range_factory", "mt_cuda_eye"],
+    "cuda/ops.c": ["mt_cuda_empty"],
+    "csrc/cpu/random.c": ["mt_cpu_randperm"],  # the in-place fills return self
+    "cuda/ops_random.c": ["mt_cuda_draw_each"],
+    "cuda/ops_sort.c": ["mt_cuda_randperm"],
     "csrc/cpu/stats.c": ["mt_cpu_searchsorted", "mt_cpu_cumulative_extreme", "mt_cpu_histc",
                          "mt_cpu_histogram_bins", "mt_cpu_bincount"],
 }
@@ -333,6 +338,17 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
         (minitorch.fft.irfft(minitorch.fft.rfft(m, dim=1), n=4, dim=1), (2, 4, 3), (12, 3, 1),
          minitorch.float64),
         (minitorch.fft.fft2(x.to(minitorch.complex64)), (4, 2, 3), (6, 3, 1), minitorch.complex64),
+        (minitorch.empty(2, 0, 3, dtype=minitorch.int16), (2, 0, 3), (3, 3, 1), minitorch.int16),
+        (minitorch.arange(1, 4, 0.5), (6,), (1,), minitorch.float32),
+        (minitorch.linspace(0, 1, 5, dtype=minitorch.float64), (5,), (1,), minitorch.float64),
+        (minitorch.eye(2, 3, dtype=minitorch.int32), (2, 3), (3, 1), minitorch.int32),
+        (minitorch.randperm(7, dtype=minitorch.float32), (7,), (1,), minitorch.float32),
+        (minitorch.poisson(x), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch._standard_gamma(x + 1), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch._sample_dirichlet(x.double() + 1), (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (minitorch._standard_gamma_grad(x + 1, x[:1] + 1), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch.multinomial(x[0].abs() + 1, 4, True), (2, 4), (4, 1), minitorch.int64),
+        (minitorch.multinomial(x[0, 0].abs() + 1, 1), (1,), (1,), minitorch.int64),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
