@@ -160,7 +160,7 @@ largest(mt_tensor *idx, int64_t *hi)
 mt_status
 mt_cuda_one_hot(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *idx = NULL, *one = NULL;
     int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self), hi = -1;
     mt_device dev = mt_tensor_device(self);
     mt_status st = mt_cuda_cast(self, MT_INT64, &idx);
@@ -182,13 +182,8 @@ mt_cuda_one_hot(mt_args *a)
     if ((st = mt_cuda_check_range(idx, 0, classes, MT_CUDA_ASSERT_POSITION))) {
         goto out_release;
     }
-    int64_t shape[MT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) {
-        shape[d] = self->sizes[d];
-    }
-    shape[self->ndim] = classes;
-    if ((st = mt_tensor_empty(self->ndim + 1, shape, MT_INT64, dev, &out)) ||
-        (st = mt_cuda_fill(out, mt_scalar_int(0))) ||
+    if ((a->out[0] == NULL && (st = mt_one_hot_result(a, classes))) ||
+        (st = mt_cuda_fill(a->out[0], mt_scalar_int(0))) ||
         (st = device_scalar(mt_scalar_int(1), MT_INT64, dev, &one))) {
         goto out_release;
     }
@@ -199,16 +194,12 @@ mt_cuda_one_hot(mt_args *a)
     p.sizes[0] = n;
     p.strides[0][0] = classes;
     p.strides[2][0] = 1;
-    p.dst = mt_tensor_data(out);
+    p.dst = mt_tensor_data(a->out[0]);
     p.src = mt_tensor_data(one);
     p.pos = (const int64_t *)mt_tensor_data(idx);
     p.step = (int64_t)sizeof(int64_t);
-    if ((st = launch_move(&p, 1, MT_INT64, dev)) == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
+    st = launch_move(&p, 1, MT_INT64, dev);
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&one);
     mt_tensor_clear(&idx);
     return st;

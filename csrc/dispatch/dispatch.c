@@ -366,15 +366,6 @@ compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
     return st;
 }
 
-mt_status
-mt_dispatch_result(mt_args *a, int k, mt_dtype dt, int ndim, const int64_t *sizes, mt_device dev)
-{
-    if (k < 0 || k >= MT_MAX_OUTPUTS || a->out[k] != NULL) {
-        return mt_fail(MT_ERUNTIME, "a kernel's result %d is out of range or made twice", k);
-    }
-    return mt_tensor_empty(ndim, sizes, dt, dev, &a->out[k]);
-}
-
 /* k (the kernel of op for key) on a, inside the profiler's Op and Kernel events when on; plan
  * the front end's, or NULL. */
 static inline mt_status

@@ -127,7 +127,15 @@ mt_front_one_hot(const mt_args *a, mt_plan *p)
     if (mt_tensor_numel(self) == 0 && *classes == -1) {
         return mt_fail(MT_ERUNTIME, "Can not infer total number of classes from empty tensor.");
     }
-    return MT_OK;
+    /* (*, num_classes) int64; with num_classes -1 the largest class sizes it: the kernel's */
+    if (*classes == -1) {
+        return mt_front_output_by_kernel(p, MT_INT64);
+    }
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    shape[self->ndim] = *classes;
+    mt_status st = mt_check_sizes(self->ndim + 1, shape);
+    return st ? st : mt_front_output(p, MT_INT64, self->ndim + 1, shape);
 }
 
 // self (..., M, N), diagonal: tril and triu, in place (and then self can be written) or not
