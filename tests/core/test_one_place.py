@@ -184,11 +184,10 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
 # not listed allocates nothing.
 # Raised once, at the merge that brought them (kernels written beside the move of results into
 # the front ends): conv_backward.c and conv_direct.c's direct gradient kernels (the convolution
-# family states no results yet), rnn_cell.c's fused LSTM cell and its backward, and shape.c's
-# reflection/replication pad. Each is a result to move into its front end next.
+# family states no results yet), the next results to move into their front ends.
 KERNEL_ALLOCATIONS = {
-    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 6,
-    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1,
+    "csrc/cpu/attention.c": 1, "csrc/cpu/conv.c": 5, "csrc/cpu/conv_backward.c": 6,
+    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/copy.c": 1,
 "csrc/cpu/gamma.c": 1, "csrc/cpu/im2col.c": 2, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1,
     "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 1, 
@@ -206,7 +205,8 @@ RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
     "csrc/cpu/nn_backward.c", "csrc/cpu/loss.c", "csrc/cpu/linalg.c", "csrc/cpu/linalg_eig.c",
     "csrc/cpu/linalg_ldl.c", "csrc/cpu/linalg_spectral.c", "csrc/cpu/lapack.c", "csrc/cpu/fft.c",
-    "csrc/cpu/factory.c", "csrc/cpu/ranges.c", "csrc/cpu/sampling.c", "csrc/cpu/gamma.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
+    "csrc/cpu/factory.c", "csrc/cpu/ranges.c", "csrc/cpu/sampling.c", "csrc/cpu/gamma.c",
+    "csrc/cpu/attention.c", "csrc/cpu/rnn_cell.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
     "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c", "cuda/ops_stats.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
@@ -214,7 +214,7 @@ KERNELS_WITH_STATED_RESULTS = {
     "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm", "mt_cpu_one_hot"],
     "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward", "mt_cuda_nll_loss"],
     "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
-    "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
+    "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip", "mt_cpu_pad_gather"],
     "cuda/ops_shape.c": ["mt_cuda_flip", "mt_cuda_range_factory", "mt_cuda_eye",
                          "mt_cuda_one_hot"],
     "cuda/ops.c": ["mt_cuda_empty"],
@@ -277,6 +277,7 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
     F = minitorch.nn.functional
     m = minitorch.arange(24, dtype=minitorch.float64).reshape(2, 4, 3).sin()
     sq = m[:, :3] @ m[:, :3].transpose(1, 2)
+    g = minitorch.arange(16, dtype=minitorch.float32).reshape(2, 8) / 16
     x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
     cases = [
         (x.sum(1), (4, 3), (3, 1), minitorch.float32),
@@ -352,6 +353,14 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
         (minitorch.multinomial(x[0, 0].abs() + 1, 1), (1,), (1,), minitorch.int64),
         (F.one_hot(minitorch.tensor([[2, 0]]), 4), (1, 2, 4), (8, 4, 1), minitorch.int64),
         (F.one_hot(minitorch.tensor([[2, 0]])), (1, 2, 3), (6, 3, 1), minitorch.int64),
+        (F.scaled_dot_product_attention(x, x, x[..., :2]), (4, 2, 2), (4, 2, 1), minitorch.float32),
+        (minitorch._C._thnn_fused_lstm_cell(g, g.t().t(), g[:, :2])[2], (2, 8), (8, 1),
+         minitorch.float32),
+        (minitorch._C._thnn_fused_lstm_cell_backward_impl(g[:, :2], None, g[:, 2:4], g[:, 4:6],
+                                                          g, True)[2], (8,), (1,),
+         minitorch.float32),
+        (F.pad(x, (1, 2), mode="reflect"), (4, 2, 6), (12, 6, 1), minitorch.float32),
+        (F.pad(x, (1, 0, 0, 1), mode="replicate"), (4, 3, 4), (12, 4, 1), minitorch.float32),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
