@@ -64,7 +64,7 @@ mt_cpu_masked_select(mt_args *a)
     }
     select_ctx c = {NULL, 0};
     mt_iter_run(&it, count_loop, &c);
-    if ((st = mt_tensor_empty(1, &c.count, self->dtype, mt_tensor_device(self), &a->out[0]))) {
+    if ((st = mt_dispatch_result(a, 0, self->dtype, 1, &c.count, mt_tensor_device(self)))) {
         return st;
     }
     size_t w = mt_dtype_size(self->dtype);
@@ -92,7 +92,7 @@ mt_cpu_nonzero(mt_args *a)
         count += f[i];
     }
     int64_t shape[2] = {count, self->ndim};
-    if ((st = mt_tensor_empty(2, shape, MT_INT64, mt_tensor_device(self), &a->out[0]))) {
+    if ((st = mt_dispatch_result(a, 0, MT_INT64, 2, shape, mt_tensor_device(self)))) {
         goto out_release;
     }
     int64_t *out = (int64_t *)mt_tensor_data(a->out[0]), coord[MT_MAX_DIMS] = {0};

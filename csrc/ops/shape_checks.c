@@ -160,7 +160,7 @@ mt_front_flip(const mt_args *a, mt_plan *p)
     return st ? st : mt_front_output(p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->sizes);
 }
 
-// self (*), mask (*) bool, broadcast together: the broadcast shape
+// self (*), mask (*) bool, broadcast together: the broadcast shape, and the result
 mt_status
 mt_front_masked_select(const mt_args *a, mt_plan *p)
 {
@@ -168,6 +168,8 @@ mt_front_masked_select(const mt_args *a, mt_plan *p)
     if (mask->dtype != MT_BOOL) {
         return mt_fail(MT_ERUNTIME, "masked_select: expected BoolTensor for mask");
     }
-    return mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &p->shape.ndim,
-                               p->shape.sizes);
+    mt_status st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes,
+                                       &p->shape.ndim, p->shape.sizes);
+    /* (the count of trues) of self's dtype: the kernel counts them, then makes it */
+    return st ? st : mt_front_output_by_kernel(p, self->dtype);
 }
