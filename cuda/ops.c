@@ -7,15 +7,11 @@
 #include "cuda/ops.h"
 #include "cuda/profile.h"
 
-// out (size) uninitialised, on a->device
+// out (size) uninitialised, on a->device: the dispatcher allocated it as the front end stated
 mt_status
 mt_cuda_empty(mt_args *a)
 {
-    mt_status st = mt_tensor_empty(a->l[0].n, a->l[0].v, a->plan->range.dt, a->device, &a->out[0]);
-    if (st == MT_OK && (st = mt_tensor_set_requires_grad(a->out[0], a->b[0]))) {
-        mt_tensor_clear(&a->out[0]);
-    }
-    return st;
+    return mt_factory_finish(a);
 }
 
 static bool

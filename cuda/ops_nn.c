@@ -160,11 +160,11 @@ mt_cuda_nll_loss(mt_args *a)
     mt_device dev = mt_tensor_device(self);
     mt_status st;
     int64_t nk = N * K;
-    /* without a batch dim the one loss is 0-dim, whatever target's rank */
-    int ndim = self->ndim == 1 ? 0 : target->ndim;
+    /* the per-element losses are the result without a reduction, else summed below */
+    bool none = reduction == MT_REDUCTION_NONE;
     if ((st = mt_cuda_cast(self, self->dtype, &x)) || (st = mt_cuda_cast(target, MT_INT64, &t)) ||
         (st = as_double(a->t[2], &w)) ||
-        (st = mt_tensor_empty(ndim, target->sizes, self->dtype, dev, &loss)) ||
+        (!none && (st = mt_tensor_empty(1, &nk, self->dtype, dev, &loss))) ||
         (st = mt_tensor_empty(1, &nk, MT_FLOAT64, dev, &wt)) ||
         (st = mt_cuda_assert_record_get(&rec)) || (st = mt_cuda_use_device(dev))) {
         goto out_release;
@@ -172,16 +172,11 @@ mt_cuda_nll_loss(mt_args *a)
     const char *xd = mt_tensor_data(x);
     const int64_t *td = (const int64_t *)mt_tensor_data(t);
     const double *wd = w ? (const double *)mt_tensor_data(w) : NULL;
-    char *ld = mt_tensor_data(loss);
+    char *ld = mt_tensor_data(none ? a->out[0] : loss);
     double *wtd = (double *)mt_tensor_data(wt);
     /* a target outside [0, C) fails a device-side assertion: nothing waits for the kernel */
     void *args[] = {&xd, &td, &wd, &ld, &wtd, &N, &C, &K, &ignore, &rec};
-    if ((st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args))) {
-        goto out_release;
-    }
-    if (reduction == MT_REDUCTION_NONE) {
-        a->out[0] = loss;
-        loss = NULL;
+    if ((st = mt_cuda_launch_n(mt_cuda_nll_kernel(self->dtype), nk, args)) || none) {
         goto out_release;
     }
     /* the sum in double on the device (the mean over the kept targets' weight: 0 / 0 = nan
@@ -194,7 +189,7 @@ mt_cuda_nll_loss(mt_args *a)
          (st = mt_op_div(total, wsum, NULL, &mean)))) {
         goto out_release;
     }
-    st = mt_cuda_cast(mean ? mean : total, self->dtype, &a->out[0]);
+    st = mt_op_copy_(a->out[0], mean ? mean : total, NULL);
 out_release:
     mt_tensor_clear(&mean);
     mt_tensor_clear(&wsum);

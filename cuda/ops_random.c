@@ -87,23 +87,18 @@ mt_status
 mt_cuda_draw_each(mt_args *a)
 {
     const int kind = a->plan->op == MT_OP_poisson ? MT_RANDOM_POISSON : MT_RANDOM_GAMMA;
-    mt_tensor *self = a->t[0], *out = NULL, *rates = NULL;
+    mt_tensor *rates = NULL;
     mt_random_spec r = {0, 0, 0, 1};
     mt_args fill;
     mt_args_init(&fill);
     fill.gen = a->gen;
-    mt_status st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, mt_tensor_device(self),
-                                   &out);
-    if (st == MT_OK && (st = mt_cuda_dense_as(self, MT_FLOAT64, &rates)) == MT_OK) {
-        fill.t[0] = out;
+    mt_status st = mt_cuda_dense_as(a->t[0], MT_FLOAT64, &rates);
+    if (st == MT_OK) {
+        fill.t[0] = a->out[0];
         st = fill_kind(&fill, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
     }
     mt_tensor_clear(&rates);
     mt_tensor_clear(&fill.out[0]);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    a->out[0] = out;
     return st;
 }
 

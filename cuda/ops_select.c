@@ -44,21 +44,21 @@ scan_count(mt_tensor *flags, int64_t *count)
 mt_status
 mt_cuda_nonzero(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *nz = NULL, *flags = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *nz = NULL, *flags = NULL;
     int64_t count = 0;
     mt_status st = mt_cuda_cast(self, MT_BOOL, &nz); /* contiguous: element i is flat i */
     if (st || (st = mt_cuda_cast(nz, MT_INT64, &flags)) || (st = scan_count(flags, &count))) {
         goto out_release;
     }
     int64_t shape[2] = {count, self->ndim};
-    if ((st = mt_tensor_empty(2, shape, MT_INT64, mt_tensor_device(self), &out))) {
+    if ((st = mt_dispatch_result(a, 0, MT_INT64, 2, shape, mt_tensor_device(self)))) {
         goto out_release;
     }
     if (count > 0 && self->ndim > 0) {
         mt_cuda_nz p = {.ndim = self->ndim,
                         .n = mt_tensor_numel(flags),
                         .incl = (const int64_t *)mt_tensor_data(flags),
-                        .out = (int64_t *)mt_tensor_data(out)};
+                        .out = (int64_t *)mt_tensor_data(a->out[0])};
         for (int d = 0; d < self->ndim; d++) {
             p.sizes[d] = self->sizes[d];
         }
@@ -68,10 +68,7 @@ mt_cuda_nonzero(mt_args *a)
             goto out_release;
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&flags);
     mt_tensor_clear(&nz);
     return st;
@@ -83,14 +80,14 @@ mt_status
 mt_cuda_masked_select(mt_args *a)
 {
     mt_tensor *self = a->t[0], *mask = a->t[1];
-    mt_tensor *se = NULL, *me = NULL, *src = NULL, *flags = NULL, *out = NULL;
+    mt_tensor *se = NULL, *me = NULL, *src = NULL, *flags = NULL;
     const mt_shape_plan *p = &a->plan->shape;
     int64_t count = 0;
     mt_status st;
     if ((st = mt_op_expand(self, p->ndim, p->sizes, &se)) ||
         (st = mt_op_expand(mask, p->ndim, p->sizes, &me)) ||
         (st = mt_cuda_cast(me, MT_INT64, &flags)) || (st = scan_count(flags, &count)) ||
-        (st = mt_tensor_empty(1, &count, self->dtype, mt_tensor_device(self), &out))) {
+        (st = mt_dispatch_result(a, 0, self->dtype, 1, &count, mt_tensor_device(self)))) {
         goto out_release;
     }
     if (count > 0) {
@@ -99,7 +96,7 @@ mt_cuda_masked_select(mt_args *a)
         }
         const int64_t *incl = (const int64_t *)mt_tensor_data(flags);
         const char *sp = mt_tensor_data(src);
-        char *op = mt_tensor_data(out);
+        char *op = mt_tensor_data(a->out[0]);
         int64_t n = mt_tensor_numel(flags);
         void *args[] = {&incl, &sp, &op, &n};
         const void *kernel = mt_cuda_select_kernel(mt_dtype_size(self->dtype));
@@ -112,10 +109,7 @@ mt_cuda_masked_select(mt_args *a)
             goto out_release;
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&src);
     mt_tensor_clear(&flags);
     mt_tensor_clear(&me);

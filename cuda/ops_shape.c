@@ -19,12 +19,8 @@ mt_cuda_range_factory(mt_args *a)
     const mt_op op = a->plan->op;
     const mt_range_spec *r = &a->plan->range;
     const int mode = op == MT_OP_arange ? (r->ints ? 0 : 1) : op == MT_OP_linspace ? 2 : 3;
-    mt_tensor *out = NULL;
-    mt_status st = mt_tensor_empty(1, &r->n, r->dt, a->device, &out);
-    if (st) {
-        return st;
-    }
-    mt_cuda_range p = {mt_tensor_data(out),
+    mt_status st;
+    mt_cuda_range p = {mt_tensor_data(a->out[0]),
                        r->n,
                        mode,
                        r->dt == MT_FLOAT32,
@@ -37,10 +33,9 @@ mt_cuda_range_factory(mt_args *a)
     void *args[] = {&p};
     if ((st = mt_cuda_use_device(a->device)) ||
         (st = mt_cuda_launch_n(mt_cuda_range_kernel(r->dt), r->n, args))) {
-        mt_tensor_release(out);
         return st;
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }
 
 // out (n, m) = 1 on the diagonal, else 0
@@ -49,20 +44,14 @@ mt_cuda_eye(mt_args *a)
 {
     const mt_dtype dt = a->plan->range.dt;
     int64_t n = a->plan->range.n, m = a->plan->range.m;
-    mt_tensor *out = NULL;
-    int64_t sizes[2] = {n, m};
-    mt_status st = mt_tensor_empty(2, sizes, dt, a->device, &out);
-    if (st) {
-        return st;
-    }
-    char *data = mt_tensor_data(out);
+    mt_status st;
+    char *data = mt_tensor_data(a->out[0]);
     void *args[] = {&data, &n, &m};
     if ((st = mt_cuda_use_device(a->device)) ||
         (st = mt_cuda_launch_n(mt_cuda_eye_kernel(dt), n * m, args))) {
-        mt_tensor_release(out);
         return st;
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }
 
 // self (..., M, N); out (the result, contiguous (..., M, N)): self inside the triangle of
@@ -171,7 +160,7 @@ largest(mt_tensor *idx, int64_t *hi)
 mt_status
 mt_cuda_one_hot(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *idx = NULL, *one = NULL, *out = NULL;
+    mt_tensor *self = a->t[0], *idx = NULL, *one = NULL;
     int64_t classes = a->plan->shape.classes, n = mt_tensor_numel(self), hi = -1;
     mt_device dev = mt_tensor_device(self);
     mt_status st = mt_cuda_cast(self, MT_INT64, &idx);
@@ -193,13 +182,8 @@ mt_cuda_one_hot(mt_args *a)
     if ((st = mt_cuda_check_range(idx, 0, classes, MT_CUDA_ASSERT_POSITION))) {
         goto out_release;
     }
-    int64_t shape[MT_MAX_DIMS];
-    for (int d = 0; d < self->ndim; d++) {
-        shape[d] = self->sizes[d];
-    }
-    shape[self->ndim] = classes;
-    if ((st = mt_tensor_empty(self->ndim + 1, shape, MT_INT64, dev, &out)) ||
-        (st = mt_cuda_fill(out, mt_scalar_int(0))) ||
+    if ((a->out[0] == NULL && (st = mt_one_hot_result(a, classes))) ||
+        (st = mt_cuda_fill(a->out[0], mt_scalar_int(0))) ||
         (st = device_scalar(mt_scalar_int(1), MT_INT64, dev, &one))) {
         goto out_release;
     }
@@ -210,16 +194,12 @@ mt_cuda_one_hot(mt_args *a)
     p.sizes[0] = n;
     p.strides[0][0] = classes;
     p.strides[2][0] = 1;
-    p.dst = mt_tensor_data(out);
+    p.dst = mt_tensor_data(a->out[0]);
     p.src = mt_tensor_data(one);
     p.pos = (const int64_t *)mt_tensor_data(idx);
     p.step = (int64_t)sizeof(int64_t);
-    if ((st = launch_move(&p, 1, MT_INT64, dev)) == MT_OK) {
-        a->out[0] = out;
-        out = NULL;
-    }
+    st = launch_move(&p, 1, MT_INT64, dev);
 out_release:
-    mt_tensor_clear(&out);
     mt_tensor_clear(&one);
     mt_tensor_clear(&idx);
     return st;

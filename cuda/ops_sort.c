@@ -227,8 +227,10 @@ mt_cuda_randperm(mt_args *a)
     mt_dtype dt = a->plan->range.dt;
     int64_t n = a->plan->range.n, one = 1;
     mt_device dev = a->device;
-    mt_tensor *perm = NULL, *out = NULL, *buf[5] = {NULL}, *temp = NULL;
-    mt_status st = mt_tensor_empty(1, &n, MT_INT64, dev, &perm);
+    mt_tensor *perm = NULL, *buf[5] = {NULL}, *temp = NULL;
+    /* the positions sorted by key, int64: the result itself, else cast into it */
+    mt_status st = dt == MT_INT64 ? (perm = mt_tensor_retain(a->out[0]), MT_OK)
+                                  : mt_tensor_empty(1, &n, MT_INT64, dev, &perm);
     if (st || n == 0 || (st = check_count(n))) {
         goto out_finish;
     }
@@ -253,13 +255,13 @@ mt_cuda_randperm(mt_args *a)
     void *gargs[] = {&x, &sorted, &values, &pd, &one, &n, &one, &n};
     st = mt_cuda_launch_n(mt_cuda_sort_gather_kernel(MT_INT64), n, gargs);
 out_finish:
-    if (st == MT_OK) {
-        st = dt == MT_INT64 ? (out = mt_tensor_retain(perm), MT_OK) : mt_cuda_cast(perm, dt, &out);
+    if (st == MT_OK && dt != MT_INT64) {
+        st = mt_op_copy_(a->out[0], perm, NULL);
     }
     for (int b = 0; b < 4; b++) {
         mt_tensor_clear(&buf[b]);
     }
     mt_tensor_clear(&temp);
     mt_tensor_clear(&perm);
-    return st ? st : mt_factory_finish(a, out);
+    return st ? st : mt_factory_finish(a);
 }

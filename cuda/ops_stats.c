@@ -1,7 +1,7 @@
 /* The CUDA key's statistics kernels: searchsorted, cummax and cummin, and the loops of histc and
  * bincount (mt_cuda_stats), whose kernels _C runs (dispatch/backend.c): stats.cu's kernels. The
- * front ends (ops/stats_checks.c) have checked the arguments; the range of histc and the length
- * of bincount come from _C (ops/stats.h: with ops, on the device, reading back two numbers);
+ * front ends (ops/stats_checks.c) have checked the arguments and stated the results (bincount's
+ * length found first, with ops on the device); the range of histc comes from _C (ops/stats.h);
  * the inputs are cast to contiguous copies of the kernels' dtypes. */
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h" /* mt_cuda_launch_n */
@@ -10,61 +10,44 @@
 #include "ops/plans.h"
 #include "ops/stats.h"
 
-/* *out = a new zeroed tensor (n) of dt on dev */
-static mt_status
-zeros(int64_t n, mt_dtype dt, mt_device dev, mt_tensor **out)
-{
-    mt_status st = mt_tensor_empty(1, &n, dt, dev, out);
-    if (st == MT_OK && (st = mt_cuda_fill(*out, mt_scalar_int(0)))) {
-        mt_tensor_clear(out);
-    }
-    return st;
-}
-
 // self (any shape) float; out (bins): counts of self's elements in equal bins of [lo, hi]
 static mt_status
-histc(mt_tensor *self, int64_t bins, double lo, double hi, mt_tensor **out)
+histc(mt_tensor *self, double lo, double hi, mt_tensor *out)
 {
     mt_tensor *x = NULL;
-    const mt_device dev = mt_tensor_device(self);
-    mt_status st = mt_cuda_use_device(dev);
-    if (st || (st = zeros(bins, self->dtype, dev, out)) ||
+    mt_status st = mt_cuda_use_device(mt_tensor_device(self));
+    if (st || (st = mt_cuda_fill(out, mt_scalar_int(0))) ||
         (st = mt_cuda_cast(self, self->dtype, &x))) {
         goto out_release;
     }
-    mt_cuda_histc p = {mt_tensor_data(x), mt_tensor_data(*out), mt_tensor_numel(x), bins, lo, hi};
+    mt_cuda_histc p = {
+        mt_tensor_data(x), mt_tensor_data(out), mt_tensor_numel(x), out->sizes[0], lo, hi};
     void *args[] = {&p};
     st = mt_cuda_launch_n(mt_cuda_histc_kernel(self->dtype == MT_FLOAT64), p.n, args);
 out_release:
     mt_tensor_clear(&x);
-    if (st) {
-        mt_tensor_clear(out);
-    }
     return st;
 }
 
-// self (n) non-negative ints, weights (n) or NULL; out (length) of dt: each value's count or
-// summed weights
+// self (n) non-negative ints, weights (n) or NULL; out (length): each value's count or summed
+// weights
 static mt_status
-bincount(mt_tensor *self, mt_tensor *weights, int64_t length, mt_dtype dt, mt_tensor **out)
+bincount(mt_tensor *self, mt_tensor *weights, mt_tensor *out)
 {
     mt_tensor *x = NULL, *w = NULL;
-    const mt_device dev = mt_tensor_device(self);
-    mt_status st = mt_cuda_use_device(dev);
-    if (st || (st = zeros(length, dt, dev, out)) || (st = mt_cuda_cast(self, MT_INT64, &x)) ||
-        (weights && (st = mt_cuda_cast(weights, dt, &w)))) {
+    mt_status st = mt_cuda_use_device(mt_tensor_device(self));
+    if (st || (st = mt_cuda_fill(out, mt_scalar_int(0))) ||
+        (st = mt_cuda_cast(self, MT_INT64, &x)) ||
+        (weights && (st = mt_cuda_cast(weights, out->dtype, &w)))) {
         goto out_release;
     }
     mt_cuda_bincount p = {(const int64_t *)mt_tensor_data(x), w ? mt_tensor_data(w) : NULL,
-                          mt_tensor_data(*out), mt_tensor_numel(x)};
+                          mt_tensor_data(out), mt_tensor_numel(x)};
     void *args[] = {&p};
-    st = mt_cuda_launch_n(mt_cuda_bincount_kernel(dt), p.n, args);
+    st = mt_cuda_launch_n(mt_cuda_bincount_kernel(out->dtype), p.n, args);
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
-    if (st) {
-        mt_tensor_clear(out);
-    }
     return st;
 }
 

@@ -37,13 +37,6 @@ triu(tmp *s, mt_tensor *x, int64_t k)
     return failed(s, x, x) ? NULL : own(s, mt_op_triu(x, k, &r), &r);
 }
 
-static mt_tensor *
-unsqueezed(tmp *s, mt_tensor *x, int64_t d)
-{
-    mt_tensor *r = NULL;
-    return failed(s, x, x) ? NULL : own(s, mt_op_unsqueeze(x, d, &r), &r);
-}
-
 /* X with A X = B (left) or X A = B, A triangular (upper or lower, unit diagonal when unit) */
 static mt_tensor *
 solve_tri(tmp *s, mt_tensor *A, mt_tensor *B, bool upper, bool left, bool unit)

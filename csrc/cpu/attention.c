@@ -125,15 +125,11 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
     const int threads = mt_get_num_threads();
     const int parts = threads > 1 && B >= threads ? threads : 1;
     const int64_t score_sizes[2] = {parts * L, S};
-    int64_t out_sizes[4];
-    memcpy(out_sizes, a->t[0]->sizes, sizeof(int64_t) * (size_t)nd);
-    out_sizes[nd - 1] = Ev;
     const size_t item = mt_dtype_size(dt);
     mt_status st;
     if ((st = mt_cpu_dense(a->t[0], dt, &q)) || (st = mt_cpu_dense(a->t[1], dt, &k)) ||
         (st = mt_cpu_dense(a->t[2], dt, &v)) || (a->t[3] && (st = mt_cpu_dense(a->t[3], dt, &m))) ||
-        (st = mt_tensor_empty(2, score_sizes, dt, MT_DEVICE_CPU, &scores)) ||
-        (st = mt_tensor_empty(nd, out_sizes, dt, MT_DEVICE_CPU, &a->out[0]))) {
+        (st = mt_tensor_empty(2, score_sizes, dt, MT_DEVICE_CPU, &scores))) {
         goto out_release;
     }
     char *out = mt_tensor_data(a->out[0]), *p = mt_tensor_data(scores);

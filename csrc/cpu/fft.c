@@ -594,13 +594,10 @@ c2c_or_r2c(mt_args *a, bool inverse)
     const int h = p->dims[p->ndims - 1];
     const bool real = !mt_dtype_is_complex(self->dtype) && self->ndim > 0;
     const int64_t *wsizes = real ? p->sizes : self->sizes;
-    mt_status st = mt_tensor_empty(p->ndim, p->sizes, p->dt, MT_DEVICE_CPU, &a->out[0]);
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     cplx *w = alloc_work(self->ndim, wsizes, &st);
     if (w == NULL) {
-        goto out_clear;
+        return st;
     }
     if (real) {
         st = real_lines(self, w, wsizes, h);
@@ -614,10 +611,6 @@ c2c_or_r2c(mt_args *a, bool inverse)
         store_result(p, w, wsizes, a->out[0]);
     }
     free(w);
-out_clear:
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     return st;
 }
 
@@ -648,13 +641,10 @@ mt_cpu__fft_c2r(mt_args *a)
     const int h = p->dims[p->ndims - 1];
     const int64_t N = p->sizes[h], half = N / 2 + 1;
     const int64_t keep = self->sizes[h] < half ? self->sizes[h] : half;
-    mt_status st = mt_tensor_empty(p->ndim, p->sizes, p->dt, MT_DEVICE_CPU, &a->out[0]);
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     cplx *w = alloc_work(p->ndim, p->sizes, &st);
     if (w == NULL) {
-        goto out_clear;
+        return st;
     }
     load_signal(self, w, p->ndim, p->sizes, h, keep);
     for (int k = 0; k < p->ndims - 1 && st == MT_OK; k++) {
@@ -675,9 +665,5 @@ mt_cpu__fft_c2r(mt_args *a)
         store_result(p, w, p->sizes, a->out[0]);
     }
     free(w);
-out_clear:
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     return st;
 }

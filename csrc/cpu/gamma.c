@@ -149,44 +149,31 @@ standard_gamma_grad_one(double alpha, double x)
 /* ---- the kernels: flat loops over contiguous operands of the output's shape, in its order
  * (TensorIterator's over a new output) ---- */
 
-/* out (new, contiguous, of the operands' broadcast shape and self's dtype) and the operands
- * t[0 .. n-1] expanded to that shape, contiguous (new references in in[]) */
+/* The operands t[0 .. n-1] expanded to the result's shape (their broadcast shape: the front
+ * end stated it, contiguous, as a->out[0]), contiguous (new references in in[]) */
 static mt_status
-operands(mt_args *a, int n, mt_tensor **out, mt_tensor **in)
+operands(mt_args *a, int n, mt_tensor **in)
 {
-    mt_tensor *self = a->t[0], *e = NULL;
-    int64_t shape[MT_MAX_DIMS];
-    int ndim = self->ndim;
-    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)ndim);
+    const mt_tensor *out = a->out[0];
+    mt_tensor *e = NULL;
     mt_status st = MT_OK;
-    for (int k = 1; k < n && st == MT_OK; k++) {
-        st = mt_broadcast_shapes(ndim, shape, a->t[k]->ndim, a->t[k]->sizes, &ndim, shape);
-    }
     for (int k = 0; k < n && st == MT_OK; k++) {
-        if ((st = mt_op_expand(a->t[k], ndim, shape, &e)) == MT_OK) {
+        if ((st = mt_op_expand(a->t[k], out->ndim, out->sizes, &e)) == MT_OK) {
             st = mt_op_contiguous(e, &in[k]);
         }
         mt_tensor_clear(&e);
     }
-    if (st == MT_OK) {
-        st = mt_tensor_empty(ndim, shape, self->dtype, MT_DEVICE_CPU, out);
-    }
-    if (st) {
-        for (int k = 0; k < n; k++) {
-            mt_tensor_clear(&in[k]);
-        }
-    }
     return st;
 }
 
+/* Releases the operands in[0 .. n-1]; returns st. */
 static mt_status
-finish(mt_args *a, mt_tensor *out, mt_tensor **in, int n)
+finish(mt_tensor **in, int n, mt_status st)
 {
     for (int k = 0; k < n; k++) {
         mt_tensor_clear(&in[k]);
     }
-    a->out[0] = out;
-    return MT_OK;
+    return st;
 }
 
 // self (any shape) concentrations; out (self's shape) = a standard gamma draw of each, at least
@@ -194,11 +181,11 @@ finish(mt_args *a, mt_tensor *out, mt_tensor **in, int n)
 mt_status
 mt_cpu__standard_gamma(mt_args *a)
 {
-    mt_tensor *out = NULL, *in[1] = {NULL};
+    mt_tensor *out = a->out[0], *in[1] = {NULL};
     mt_generator *g;
     mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
-    if (st || (st = operands(a, 1, &out, in))) {
-        return st;
+    if (st || (st = operands(a, 1, in))) {
+        return finish(in, 1, st);
     }
     int64_t n = mt_tensor_numel(out);
     mt_generator_lock(g);
@@ -216,7 +203,7 @@ mt_cpu__standard_gamma(mt_args *a)
         }
     }
     mt_generator_unlock(g);
-    return finish(a, out, in, 1);
+    return finish(in, 1, MT_OK);
 }
 
 /* PyTorch's CPU sum of a contiguous row of doubles (SumKernel.cpp's vectorized_inner_sum over
@@ -292,11 +279,11 @@ torch_row_sum(const double *g, int64_t n)
 mt_status
 mt_cpu__sample_dirichlet(mt_args *a)
 {
-    mt_tensor *out = NULL, *in[1] = {NULL}, *gamma = NULL;
+    mt_tensor *out = a->out[0], *in[1] = {NULL}, *gamma = NULL;
     mt_generator *g;
     mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
-    if (st || (st = operands(a, 1, &out, in))) {
-        return st;
+    if (st || (st = operands(a, 1, in))) {
+        return finish(in, 1, st);
     }
     mt_tensor *self = a->t[0];
     int64_t n = mt_tensor_numel(out), k = self->ndim > 0 ? self->sizes[self->ndim - 1] : 1;
@@ -326,11 +313,7 @@ mt_cpu__sample_dirichlet(mt_args *a)
     }
 out_release:
     mt_tensor_clear(&gamma);
-    if (st) {
-        mt_tensor_clear(&out);
-    }
-    finish(a, out, in, 1);
-    return st;
+    return finish(in, 1, st);
 }
 
 /* the gradients' loops: out[i] = f(in[0][i], in[1][i] (, in[2][i])) */
@@ -370,15 +353,15 @@ mt_cpu_gamma_grad(mt_args *a)
 {
     const bool dirichlet = a->plan->op == MT_OP__dirichlet_grad;
     int n = dirichlet ? 3 : 2;
-    mt_tensor *out = NULL, *in[3] = {NULL, NULL, NULL};
-    mt_status st = operands(a, n, &out, in);
+    mt_tensor *out = a->out[0], *in[3] = {NULL, NULL, NULL};
+    mt_status st = operands(a, n, in);
     if (st) {
-        return st;
+        return finish(in, n, st);
     }
     if (out->dtype == MT_FLOAT32) {
         grad_f32(out, in, dirichlet);
     } else {
         grad_f64(out, in, dirichlet);
     }
-    return finish(a, out, in, n);
+    return finish(in, n, MT_OK);
 }

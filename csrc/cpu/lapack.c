@@ -105,36 +105,6 @@ mt_lapack_matrix(const mt_lapack_batch *b, int64_t k)
     return b->data + k * b->m * b->n * (int64_t)b->es;
 }
 
-/* A new CPU tensor shaped like A's batch dims followed by `more` dims (sizes d0, d1). */
-mt_status
-mt_lapack_batch_shaped(const mt_tensor *A, int more, int64_t d0, int64_t d1, mt_dtype dt,
-                       mt_tensor **out)
-{
-    int64_t shape[MT_MAX_DIMS];
-    int nb = A->ndim - 2;
-    memcpy(shape, A->sizes, sizeof(int64_t) * (size_t)nb);
-    shape[nb] = d0;
-    shape[nb + 1] = d1;
-    return mt_tensor_empty(nb + more, shape, dt, MT_DEVICE_CPU, out);
-}
-
-mt_status
-mt_lapack_empty_1d(mt_dtype dt, mt_tensor **out)
-{
-    int64_t zero = 0;
-    return mt_tensor_empty(1, &zero, dt, MT_DEVICE_CPU, out);
-}
-
-/* Releases outputs 0..n-1 of a after a failure. */
-mt_status
-mt_lapack_drop_outputs(mt_args *a, int n, mt_status st)
-{
-    for (int k = 0; k < n; k++) {
-        mt_tensor_clear(&a->out[k]);
-    }
-    return st;
-}
-
 /* Whether the matrix (count elements) holds a NaN (had), or else an infinity (*inf). */
 bool
 mt_lapack_has_nan(mt_dtype dt, const char *p, int64_t count, bool *inf)

@@ -86,12 +86,5 @@ mt_status mt_lapack_check_fits(int64_t m, int64_t n);
 mt_status mt_lapack_batch_of(mt_tensor *A, mt_lapack_batch *b);
 /* matrix k of the batch */
 const char *mt_lapack_matrix(const mt_lapack_batch *b, int64_t k);
-/* A new CPU tensor shaped like A's batch dims followed by `more` dims (sizes d0, d1). */
-mt_status mt_lapack_batch_shaped(const mt_tensor *A, int more, int64_t d0, int64_t d1, mt_dtype dt,
-                                 mt_tensor **out);
-/* A new empty 1-D tensor: the result an option does not compute (Q of mode 'r', ...). */
-mt_status mt_lapack_empty_1d(mt_dtype dt, mt_tensor **out);
-/* Releases outputs 0..n-1 of a after a failure st; returns st. */
-mt_status mt_lapack_drop_outputs(mt_args *a, int n, mt_status st);
 
 #endif

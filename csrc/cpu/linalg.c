@@ -315,9 +315,7 @@ mt_cpu_geqrf(mt_args *a)
     mt_status st = mt_lapack_batch_of(A, &b);
     const int m = (int)b.m, n = (int)b.n, k = m < n ? m : n;
     const mt_dtype dt = A->dtype;
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 1, k, 0, dt, &a->out[1])) ||
-        (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
+    if (st || (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work);
@@ -329,7 +327,7 @@ mt_cpu_geqrf(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return st;
 }
 
 // A (*, m, n), k = min(m, n); mode 'reduced': Q (*, m, k), R (*, k, n); 'complete': Q (*, m, m),
@@ -345,11 +343,7 @@ mt_cpu_linalg_qr(mt_args *a)
     const bool complete = strcmp(a->str[0], "complete") == 0, want_q = strcmp(a->str[0], "r") != 0;
     const int qcols = complete ? m : k, rrows = complete ? m : k, width = n > qcols ? n : qcols;
     const mt_dtype dt = A->dtype;
-    if (st ||
-        (st = want_q ? mt_lapack_batch_shaped(A, 2, m, qcols, dt, &a->out[0])
-                     : mt_lapack_empty_1d(dt, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 2, rrows, n, dt, &a->out[1])) ||
-        (st = mt_lapack_scratch(((int64_t)m * width + k + 1) * (int64_t)b.es, &work))) {
+    if (st || (st = mt_lapack_scratch(((int64_t)m * width + k + 1) * (int64_t)b.es, &work))) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work), *tau = buf + (size_t)m * width * b.es;
@@ -379,7 +373,7 @@ mt_cpu_linalg_qr(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return st;
 }
 
 /* ---- LU: factor, unpack, solve ---- */
@@ -395,10 +389,7 @@ mt_cpu_linalg_lu_factor_ex(mt_args *a)
     mt_status st = mt_lapack_batch_of(A, &b);
     const int m = (int)b.m, n = (int)b.n, k = m < n ? m : n, ld = m > 1 ? m : 1;
     const mt_dtype dt = A->dtype;
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 1, k, 0, MT_INT32, &a->out[1])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[2])) ||
-        (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
+    if (st || (st = mt_lapack_scratch((int64_t)m * n * (int64_t)b.es + 1, &work))) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work), *lu = mt_tensor_data(a->out[0]);
@@ -418,7 +409,7 @@ mt_cpu_linalg_lu_factor_ex(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+    return st;
 }
 
 /* The row permutation of getrf's pivots piv (k of them, checked to lie in 1..m) as perm: row i of
@@ -455,13 +446,7 @@ mt_cpu_lu_unpack(mt_args *a)
     mt_lapack_batch b = {0};
     mt_status st = mt_lapack_batch_of(LU, &b);
     const int64_t m = b.m, n = b.n, k = m < n ? m : n;
-    if (st ||
-        (st = pivots ? mt_lapack_batch_shaped(LU, 2, m, m, dt, &a->out[0])
-                     : mt_lapack_empty_1d(dt, &a->out[0])) ||
-        (st = data ? mt_lapack_batch_shaped(LU, 2, m, k, dt, &a->out[1])
-                   : mt_lapack_empty_1d(dt, &a->out[1])) ||
-        (st = data ? mt_lapack_batch_shaped(LU, 2, k, n, dt, &a->out[2])
-                   : mt_lapack_empty_1d(dt, &a->out[2]))) {
+    if (st) {
         goto out_release;
     }
     if (data) {
@@ -509,7 +494,7 @@ out_release:
     mt_tensor_clear(&piv);
     mt_tensor_clear(&pe);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+    return st;
 }
 
 // LU (*, n, n) and pivots (*, n) of lu_factor, B (*, n, c) (left) or (*, r, n), batches broadcast;
@@ -523,8 +508,7 @@ mt_cpu_linalg_lu_solve(mt_args *a)
     const mt_dtype dt = LU->dtype;
     const size_t es = mt_dtype_size(dt);
     mt_status st = mt_linalg_lu_solve_spec(LU, a->t[1], B, left, &sys);
-    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_cpu_dense(LU, dt, &LUd)) || (st = mt_cpu_dense(B, dt, &Bd)) ||
+    if (st || (st = mt_cpu_dense(LU, dt, &LUd)) || (st = mt_cpu_dense(B, dt, &Bd)) ||
         (st = mt_cpu_dense(a->t[1], MT_INT32, &Pd))) {
         goto out_release;
     }
@@ -573,5 +557,5 @@ out_release:
     mt_tensor_clear(&LUd);
     mt_tensor_clear(&Bd);
     mt_tensor_clear(&Pd);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }

@@ -98,9 +98,7 @@ mt_cpu__linalg_eig(mt_args *a)
     const mt_dtype dt = A->dtype, cdt = mt_dtype_to_complex(dt), rdt = mt_dtype_to_real(dt);
     const bool cin = mt_dtype_is_complex(dt);
     const size_t ces = mt_dtype_size(cdt);
-    if (st || (st = mt_lapack_batch_shaped(A, 1, n, 0, cdt, &a->out[0])) ||
-        (st = want_v ? mt_tensor_empty(A->ndim, A->sizes, cdt, MT_DEVICE_CPU, &a->out[1])
-                     : mt_lapack_empty_1d(cdt, &a->out[1]))) {
+    if (st) {
         goto out_release;
     }
     /* buffers: the matrix in columns, w (n complex), vr (n x n), rwork (2n reals) */
@@ -148,7 +146,7 @@ mt_cpu__linalg_eig(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return st;
 }
 
 /* ---- the backward ---- */
@@ -213,7 +211,6 @@ mt_cpu__linalg_eig_backward(mt_args *a)
         (st = mt_cpu_dense(Vt, MT_COMPLEX128, &Vd)) ||
         (gLt && (st = mt_cpu_dense(gLt, MT_COMPLEX128, &gLd))) ||
         (gVt && (st = mt_cpu_dense(gVt, MT_COMPLEX128, &gVd))) ||
-        (st = mt_tensor_empty(Vt->ndim, Vt->sizes, odt, MT_DEVICE_CPU, &a->out[0])) ||
         (st = mt_lapack_scratch(6 * nn * (int64_t)sizeof(cplx) + (int64_t)n * 4 + 64, &work))) {
         goto out_release;
     }
@@ -264,5 +261,5 @@ out_release:
     mt_tensor_clear(&Vd);
     mt_tensor_clear(&gLd);
     mt_tensor_clear(&gVd);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }

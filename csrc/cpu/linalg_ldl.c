@@ -22,10 +22,7 @@ mt_cpu_linalg_ldl_factor_ex(mt_args *a)
     const int n = (int)b.n, ld = n > 1 ? n : 1;
     const mt_dtype dt = A->dtype;
     const char lower = 'L';
-    if (st || (st = mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 1, n, 0, MT_INT32, &a->out[1])) ||
-        (st = mt_lapack_batch_shaped(A, 0, 0, 0, MT_INT32, &a->out[2])) ||
-        (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es + 1, &work))) {
+    if (st || (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es + 1, &work))) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work);
@@ -50,7 +47,7 @@ mt_cpu_linalg_ldl_factor_ex(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+    return st;
 }
 
 /* sytrs reads the pivots unchecked: each must name a row (|p| in 1..n), and a 2x2 block's pair
@@ -82,8 +79,7 @@ mt_cpu_linalg_ldl_solve(mt_args *a)
     const size_t es = mt_dtype_size(dt);
     const char lower = 'L';
     mt_status st = mt_linalg_ldl_solve_spec(LD, a->t[1], B, &sys);
-    if (st || (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_cpu_dense(LD, dt, &LDd)) || (st = mt_cpu_dense(B, dt, &Bd)) ||
+    if (st || (st = mt_cpu_dense(LD, dt, &LDd)) || (st = mt_cpu_dense(B, dt, &Bd)) ||
         (st = mt_cpu_dense(a->t[1], MT_INT32, &Pd))) {
         goto out_release;
     }
@@ -116,5 +112,5 @@ out_release:
     mt_tensor_clear(&LDd);
     mt_tensor_clear(&Bd);
     mt_tensor_clear(&Pd);
-    return st ? mt_lapack_drop_outputs(a, 1, st) : MT_OK;
+    return st;
 }

@@ -26,12 +26,7 @@ mt_cpu__linalg_svd(mt_args *a)
     const int ucols = full ? m : k, vrows = full ? n : k;
     const mt_dtype dt = A->dtype;
     const char jobz = !uv ? 'N' : full ? 'A' : 'S';
-    if (st ||
-        (st = uv ? mt_lapack_batch_shaped(A, 2, m, ucols, dt, &a->out[0])
-                 : mt_lapack_empty_1d(dt, &a->out[0])) ||
-        (st = mt_lapack_batch_shaped(A, 1, k, 0, dt, &a->out[1])) ||
-        (st = uv ? mt_lapack_batch_shaped(A, 2, vrows, n, dt, &a->out[2])
-                 : mt_lapack_empty_1d(dt, &a->out[2]))) {
+    if (st) {
         goto out_release;
     }
     /* buffers in columns: a (m x n), u (m x ucols), vt (vrows x n), then iwork (8k ints) */
@@ -97,7 +92,7 @@ mt_cpu__linalg_svd(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 3, st) : MT_OK;
+    return st;
 }
 
 /* Whether the upper (else lower) triangle of the n x n matrix in columns is finite. */
@@ -126,10 +121,7 @@ mt_cpu__linalg_eigh(mt_args *a)
     const int n = (int)b.n, ld = n > 1 ? n : 1;
     const mt_dtype dt = A->dtype;
     const char jobz = want_v ? 'V' : 'N', uplo = a->str[0][0];
-    if (st || (st = mt_lapack_batch_shaped(A, 1, n, 0, dt, &a->out[0])) ||
-        (st = want_v ? mt_tensor_empty(A->ndim, A->sizes, dt, MT_DEVICE_CPU, &a->out[1])
-                     : mt_lapack_empty_1d(dt, &a->out[1])) ||
-        (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es, &work))) {
+    if (st || (st = mt_lapack_scratch((int64_t)n * n * (int64_t)b.es, &work))) {
         goto out_release;
     }
     char *buf = mt_tensor_data(work);
@@ -169,7 +161,7 @@ mt_cpu__linalg_eigh(mt_args *a)
 out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&b.x);
-    return st ? mt_lapack_drop_outputs(a, 2, st) : MT_OK;
+    return st;
 }
 
 /* ---- least squares ---- */
@@ -253,11 +245,6 @@ mt_cpu_linalg_lstsq(mt_args *a)
     memcpy(shape, sys.batch, sizeof(int64_t) * (size_t)sys.nb);
     shape[sys.nb] = k;
     if ((st = mt_lapack_check_fits(rows, nrhs)) ||
-        (st = mt_tensor_empty(sys.nout, sys.out, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = has_rank ? mt_tensor_empty(sys.nb, sys.batch, MT_INT64, MT_DEVICE_CPU, &a->out[2])
-                       : mt_lapack_empty_1d(MT_INT64, &a->out[2])) ||
-        (st = has_sv ? mt_tensor_empty(sys.nb + 1, shape, dt, MT_DEVICE_CPU, &a->out[3])
-                     : mt_lapack_empty_1d(dt, &a->out[3])) ||
         (st = mt_lapack_scratch((m * n + rows * nrhs + k + 1) * (int64_t)es, &work))) {
         goto out_release;
     }
@@ -323,9 +310,10 @@ mt_cpu_linalg_lstsq(mt_args *a)
         /* PyTorch's rule: residuals for m > n and drivers other than gelsy, and with gelsd and
          * gelss only when every matrix has full rank */
         bool residuals = res != NULL && (!has_sv || full_rank);
+        const int64_t none = 0;
         shape[sys.nb] = nrhs;
-        st = residuals ? mt_tensor_empty(sys.nb + 1, shape, dt, MT_DEVICE_CPU, &a->out[1])
-                       : mt_lapack_empty_1d(dt, &a->out[1]);
+        st = mt_dispatch_result(a, 1, dt, residuals ? sys.nb + 1 : 1, residuals ? shape : &none,
+                                MT_DEVICE_CPU);
         for (int64_t i = 0; residuals && st == MT_OK && i < count * nrhs; i++) {
             mt_lapack_set(dt, mt_tensor_data(a->out[1]), i, res[i]);
         }
@@ -335,5 +323,5 @@ out_release:
     mt_tensor_clear(&work);
     mt_tensor_clear(&Ad);
     mt_tensor_clear(&Bd);
-    return st ? mt_lapack_drop_outputs(a, 4, st) : MT_OK;
+    return st;
 }

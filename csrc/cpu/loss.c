@@ -64,7 +64,7 @@ mt_status
 mt_cpu_nll_loss(mt_args *a)
 {
     mt_tensor *self = a->t[0], *target = a->t[1], *weight = a->t[2];
-    mt_tensor *x = NULL, *t = NULL, *w = NULL, *loss = NULL;
+    mt_tensor *x = NULL, *t = NULL, *w = NULL;
     int64_t reduction = a->i[0];
     nll_frame f = {.N = a->plan->loss.N,
                    .C = a->plan->loss.C,
@@ -78,31 +78,19 @@ mt_cpu_nll_loss(mt_args *a)
     f.t = (const int64_t *)mt_tensor_data(t);
     f.w = w ? (const double *)mt_tensor_data(w) : NULL;
     /* without a batch dim the one loss is 0-dim, whatever target's rank */
-    int ndim = self->ndim == 1 ? 0 : target->ndim;
-    if (reduction == MT_REDUCTION_NONE &&
-        (st = mt_tensor_empty(ndim, target->sizes, self->dtype, MT_DEVICE_CPU, &loss))) {
-        goto out_release;
-    }
-    (self->dtype == MT_FLOAT32 ? nll_f32 : nll_f64)(mt_tensor_data(x),
-                                                    loss ? mt_tensor_data(loss) : NULL, &f);
+    /* the per-element losses are the result without a reduction, else only summed */
+    void *loss = reduction == MT_REDUCTION_NONE ? mt_tensor_data(a->out[0]) : NULL;
+    (self->dtype == MT_FLOAT32 ? nll_f32 : nll_f64)(mt_tensor_data(x), loss, &f);
     if (f.has_bad) {
         st = mt_fail_nll_target(f.bad);
-        goto out_release;
-    }
-    if (reduction == MT_REDUCTION_NONE) {
-        a->out[0] = loss;
-        loss = NULL;
-        goto out_release;
-    }
-    double v = reduction == MT_REDUCTION_SUM ? f.total : f.total / f.wsum;
-    if ((st = mt_tensor_empty(0, NULL, self->dtype, MT_DEVICE_CPU, &a->out[0])) == MT_OK) {
+    } else if (reduction != MT_REDUCTION_NONE) {
+        double v = reduction == MT_REDUCTION_SUM ? f.total : f.total / f.wsum;
         mt_store_scalar(mt_tensor_data(a->out[0]), self->dtype, mt_scalar_float(v));
     }
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&t);
     mt_tensor_clear(&w);
-    mt_tensor_clear(&loss);
     return st;
 }
 
@@ -146,7 +134,7 @@ mt_cpu_binary_cross_entropy(mt_args *a)
         mt_tensor_release(loss);
         return mt_fail_bce_range(r.bad_input);
     }
-    return mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    return mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
 }
 
 // out, x, t, pw (one shape); out = (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), where
@@ -182,5 +170,5 @@ mt_cpu_binary_cross_entropy_with_logits(mt_args *a)
     if (st) {
         return st;
     }
-    return mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    return mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
 }

@@ -94,7 +94,7 @@ mt_cpu_masked_select(mt_args *a)
         count[k] = c.count;
     }
     int64_t total = prefix(count, parts, first);
-    if ((st = mt_tensor_empty(1, &total, self->dtype, mt_tensor_device(self), &a->out[0]))) {
+    if ((st = mt_dispatch_result(a, 0, self->dtype, 1, &total, mt_tensor_device(self)))) {
         return st;
     }
     const size_t w = mt_dtype_size(self->dtype);
@@ -181,7 +181,7 @@ mt_cpu_nonzero(mt_args *a)
         count[k] = count_ones(f, n * k / parts, n * (k + 1) / parts);
     }
     int64_t shape[2] = {prefix(count, parts, first), self->ndim};
-    if ((st = mt_tensor_empty(2, shape, MT_INT64, mt_tensor_device(self), &a->out[0]))) {
+    if ((st = mt_dispatch_result(a, 0, MT_INT64, 2, shape, mt_tensor_device(self)))) {
         goto out_release;
     }
     int64_t *out = (int64_t *)mt_tensor_data(a->out[0]);

@@ -43,12 +43,7 @@ mt_cpu_one_hot(mt_args *a)
         st = mt_fail_one_hot_class(false);
         goto out_release;
     }
-    int64_t shape[MT_MAX_DIMS];
-    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    shape[self->ndim] = classes;
-    if ((st = mt_check_sizes(self->ndim + 1, shape)) ||
-        (st = mt_tensor_empty(self->ndim + 1, shape, MT_INT64, mt_tensor_device(self),
-                              &a->out[0]))) {
+    if (a->out[0] == NULL && (st = mt_one_hot_result(a, classes))) {
         goto out_release;
     }
     int64_t *out = (int64_t *)mt_tensor_data(a->out[0]);

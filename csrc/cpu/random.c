@@ -395,12 +395,11 @@ mt_cpu_randperm(mt_args *a)
     const mt_dtype dt = a->plan->range.dt;
     const int64_t n = a->plan->range.n;
     mt_generator *g;
-    mt_tensor *out;
     mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
-    if (st || (st = mt_tensor_empty(1, &n, dt, mt_factory_device(a), &out))) {
+    if (st) {
         return st;
     }
-    void *p = mt_tensor_data(out);
+    void *p = mt_tensor_data(a->out[0]);
     mt_generator_lock(g);
     if (dt == MT_INT32) {
         shuffle_i32(p, n, g);
@@ -412,10 +411,5 @@ mt_cpu_randperm(mt_args *a)
         shuffle_f64(p, n, g);
     }
     mt_generator_unlock(g);
-    if ((st = mt_tensor_set_requires_grad(out, a->b[0]))) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return mt_factory_finish(a);
 }

@@ -38,17 +38,12 @@ mt_cpu_range_factory(mt_args *a)
     const mt_op op = a->plan->op;
     const range_kind k = op == MT_OP_arange ? ARANGE : op == MT_OP_linspace ? LINSPACE : LOGSPACE;
     const mt_range_spec r = a->plan->range;
-    mt_tensor *out;
-    mt_status st = mt_tensor_empty(1, &r.n, r.dt, mt_factory_device(a), &out);
-    if (st) {
-        return st;
-    }
-    char *p = mt_tensor_data(out);
+    char *p = mt_tensor_data(a->out[0]);
     size_t item = mt_dtype_size(r.dt);
     for (int64_t i = 0; i < r.n; i++) {
         mt_store_scalar(p + i * (int64_t)item, r.dt, range_value(&r, k, i));
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }
 
 // out (n, m) = 1 on the diagonal, else 0
@@ -57,17 +52,11 @@ mt_cpu_eye(mt_args *a)
 {
     const mt_dtype dt = a->plan->range.dt;
     const int64_t n = a->plan->range.n, m = a->plan->range.m;
-    int64_t sizes[2] = {n, m};
-    mt_tensor *out;
-    mt_status st = mt_tensor_empty(2, sizes, dt, mt_factory_device(a), &out);
-    if (st) {
-        return st;
-    }
-    mt_cpu_fill(out, mt_scalar_int(0));
-    char *p = mt_tensor_data(out);
+    mt_cpu_fill(a->out[0], mt_scalar_int(0));
+    char *p = mt_tensor_data(a->out[0]);
     size_t item = mt_dtype_size(dt);
     for (int64_t i = 0; i < n && i < m; i++) {
         mt_store_scalar(p + (i * m + i) * (int64_t)item, dt, mt_scalar_int(1));
     }
-    return mt_factory_finish(a, out);
+    return mt_factory_finish(a);
 }

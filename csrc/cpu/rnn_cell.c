@@ -149,12 +149,10 @@ backward_row(const cell_call *c, int64_t r)
 }
 
 /* The call's rows through row (forward_row or backward_row), split among the threads: dense
- * copies (or references) of its inputs in[5], its first nout outputs allocated (B, 4H) or
- * (B, H) as cols[k] says, rows and h from the checked shapes. Releases in[] and, on failure,
- * the outputs. */
+ * copies (or references) of its inputs in[5], its first nout results (stated by the front end),
+ * rows and h from the checked shapes. Releases in[]. */
 static mt_status
-run_rows(mt_args *a, void (*row)(const cell_call *, int64_t), int64_t rows, int64_t h, int nout,
-         const int64_t *cols)
+run_rows(mt_args *a, void (*row)(const cell_call *, int64_t), int64_t rows, int64_t h, int nout)
 {
     mt_tensor *in[5] = {NULL};
     cell_call c = {.h = h};
@@ -164,10 +162,8 @@ run_rows(mt_args *a, void (*row)(const cell_call *, int64_t), int64_t rows, int6
         c.in[k] = in[k] ? mt_tensor_data(in[k]) : NULL;
         c.f32 = in[k] ? in[k]->dtype == MT_FLOAT32 : c.f32;
     }
-    for (int k = 0; k < nout && st == MT_OK; k++) {
-        const int64_t sizes[2] = {rows, cols[k]};
-        st = mt_tensor_empty(2, sizes, c.f32 ? MT_FLOAT32 : MT_FLOAT64, MT_DEVICE_CPU, &a->out[k]);
-        c.out[k] = st ? NULL : mt_tensor_data(a->out[k]);
+    for (int k = 0; k < nout; k++) {
+        c.out[k] = mt_tensor_data(a->out[k]);
     }
     if (st == MT_OK) {
         const int parts = mt_parallel_parts(rows * 4 * h, CELL_GRAIN);
@@ -179,9 +175,6 @@ run_rows(mt_args *a, void (*row)(const cell_call *, int64_t), int64_t rows, int6
     for (int k = 0; k < 5; k++) {
         mt_tensor_clear(&in[k]);
     }
-    for (int k = 0; st && k < nout; k++) {
-        mt_tensor_clear(&a->out[k]);
-    }
     return st;
 }
 
@@ -191,39 +184,35 @@ mt_status
 mt_cpu__thnn_fused_lstm_cell(mt_args *a)
 {
     const int64_t b = a->t[0]->sizes[0], h = a->t[0]->sizes[1] / 4;
-    return run_rows(a, forward_row, b, h, 3, (const int64_t[]){h, h, 4 * h});
+    return run_rows(a, forward_row, b, h, 3);
 }
 
-/* bias gradient (4H) = the rows of dg (B, 4H) summed, in double as the sum op adds float32 */
+/* bias gradient out (4H) = the rows of dg (B, 4H) summed, in double as the sum op adds float32 */
 static mt_status
-bias_grad(const mt_tensor *dg, mt_tensor **out)
+bias_grad(const mt_tensor *dg, mt_tensor *out)
 {
     const int64_t b = dg->sizes[0], n = dg->sizes[1];
     double *acc = calloc(n > 0 ? (size_t)n : 1, sizeof(double));
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "_thnn_fused_lstm_cell_backward_impl: out of memory");
     }
-    const int64_t sizes[1] = {n};
-    mt_status st = mt_tensor_empty(1, sizes, dg->dtype, MT_DEVICE_CPU, out);
-    if (st == MT_OK) {
-        const bool f32 = dg->dtype == MT_FLOAT32;
-        const void *d = mt_tensor_data(dg);
-        void *o = mt_tensor_data(*out);
-        for (int64_t r = 0; r < b; r++) {
-            for (int64_t j = 0; j < n; j++) {
-                acc[j] += f32 ? ((const float *)d)[r * n + j] : ((const double *)d)[r * n + j];
-            }
-        }
+    const bool f32 = dg->dtype == MT_FLOAT32;
+    const void *d = mt_tensor_data(dg);
+    void *o = mt_tensor_data(out);
+    for (int64_t r = 0; r < b; r++) {
         for (int64_t j = 0; j < n; j++) {
-            if (f32) {
-                ((float *)o)[j] = (float)acc[j];
-            } else {
-                ((double *)o)[j] = acc[j];
-            }
+            acc[j] += f32 ? ((const float *)d)[r * n + j] : ((const double *)d)[r * n + j];
+        }
+    }
+    for (int64_t j = 0; j < n; j++) {
+        if (f32) {
+            ((float *)o)[j] = (float)acc[j];
+        } else {
+            ((double *)o)[j] = acc[j];
         }
     }
     free(acc);
-    return st;
+    return MT_OK;
 }
 
 // grad_hy, grad_cy (B, H) or None, cx, cy (B, H), workspace (B, 4H), has_bias -> the gates'
@@ -232,10 +221,9 @@ mt_status
 mt_cpu__thnn_fused_lstm_cell_backward_impl(mt_args *a)
 {
     const int64_t b = a->t[2]->sizes[0], h = a->t[2]->sizes[1];
-    mt_status st = run_rows(a, backward_row, b, h, 2, (const int64_t[]){4 * h, h});
-    if (st == MT_OK && a->b[0] && (st = bias_grad(a->out[0], &a->out[2]))) {
-        mt_tensor_clear(&a->out[0]);
-        mt_tensor_clear(&a->out[1]);
+    mt_status st = run_rows(a, backward_row, b, h, 2);
+    if (st == MT_OK && a->b[0]) {
+        st = bias_grad(a->out[0], a->out[2]);
     }
     return st;
 }

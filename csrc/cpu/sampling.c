@@ -187,16 +187,11 @@ POISSON(double, f64)
 mt_status
 mt_cpu_poisson(mt_args *a)
 {
-    mt_tensor *self = a->t[0], *out;
+    mt_tensor *self = a->t[0];
     mt_generator *g;
     mt_status st = mt_generator_for(a->gen, MT_DEVICE_CPU, &g);
-    if (st || (st = mt_tensor_empty(self->ndim, self->sizes, self->dtype, MT_DEVICE_CPU, &out))) {
-        return st;
+    if (st == MT_OK) {
+        st = run_pair(a->out[0], self, self->dtype == MT_FLOAT32 ? poisson_f32 : poisson_f64, g);
     }
-    if ((st = run_pair(out, self, self->dtype == MT_FLOAT32 ? poisson_f32 : poisson_f64, g))) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return st;
 }

@@ -353,13 +353,10 @@ mt_cpu_pad_gather(mt_args *a)
         [1] = pad_rows_w1, [4] = pad_rows_w4, [8] = pad_rows_w8, [16] = pad_rows_w16};
     const mt_shape_plan *plan = &a->plan->shape;
     const int64_t *pad = a->l[0].v;
-    mt_tensor *self = a->t[0], *out;
+    mt_tensor *self = a->t[0], *out = a->out[0];
     const int nd = self->ndim, last = nd - 1, lead = nd - plan->npairs;
     const int64_t esize = (int64_t)mt_dtype_size(self->dtype), width = plan->sizes[last];
-    mt_status st = mt_tensor_empty(nd, plan->sizes, self->dtype, mt_tensor_device(self), &out);
-    if (st) {
-        return st;
-    }
+    mt_status st = MT_OK;
     /* the source positions of each padded dim d: src[d], out's sizes[d] of them */
     int64_t total = 0, per_plane = 1, *src[MT_MAX_DIMS] = {NULL};
     for (int d = lead; d < nd; d++) {
@@ -407,11 +404,8 @@ mt_cpu_pad_gather(mt_args *a)
                  runs, nruns, step);
         }
     }
-    a->out[0] = out;
-    out = NULL;
 out_free:
     free(table);
     free(runs);
-    mt_tensor_clear(&out);
     return st;
 }

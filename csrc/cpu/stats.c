@@ -89,18 +89,13 @@ mt_cpu_histc(mt_args *a)
     const int64_t bins = a->i[0];
     double lo, hi;
     mt_status st = mt_histc_range(self, a->s[0], a->s[1], &lo, &hi);
-    if (st || (st = mt_tensor_empty(1, &bins, self->dtype, MT_DEVICE_CPU, &a->out[0]))) {
+    if (st || (st = mt_cpu_dense(self, self->dtype, &x))) {
         return st;
     }
     memset(mt_tensor_data(a->out[0]), 0, (size_t)bins * mt_dtype_size(self->dtype));
-    if ((st = mt_cpu_dense(self, self->dtype, &x)) == MT_OK) {
-        (self->dtype == MT_FLOAT32 ? histc_f32 : histc_f64)(mt_tensor_data(x), mt_tensor_numel(x),
-                                                            lo, hi, bins,
-                                                            mt_tensor_data(a->out[0]));
-        mt_tensor_release(x);
-    } else {
-        mt_tensor_clear(&a->out[0]);
-    }
+    (self->dtype == MT_FLOAT32 ? histc_f32 : histc_f64)(mt_tensor_data(x), mt_tensor_numel(x), lo,
+                                                        hi, bins, mt_tensor_data(a->out[0]));
+    mt_tensor_release(x);
     return st;
 }
 
@@ -149,8 +144,8 @@ mt_cpu_histogram_bins(mt_args *a)
     mt_tensor *self = a->t[0], *bins = a->t[1], *weight = a->t[2], *x = NULL, *w = NULL;
     const mt_dtype dt = self->dtype;
     const int64_t ne = bins->sizes[0], nbins = ne - 1;
-    mt_status st = mt_tensor_empty(1, &nbins, dt, MT_DEVICE_CPU, &a->out[0]);
-    if (st || (st = mt_cpu_cast(bins, dt, &a->out[1])) || (st = mt_cpu_dense(self, dt, &x)) ||
+    mt_status st;
+    if ((st = mt_cpu_copy_into(a->out[1], bins)) || (st = mt_cpu_dense(self, dt, &x)) ||
         (weight && (st = mt_cpu_dense(weight, dt, &w)))) {
         goto out_release;
     }
@@ -162,10 +157,6 @@ mt_cpu_histogram_bins(mt_args *a)
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-        mt_tensor_clear(&a->out[1]);
-    }
     return st;
 }
 
@@ -175,11 +166,10 @@ mt_status
 mt_cpu_bincount(mt_args *a)
 {
     mt_tensor *self = a->t[0], *weights = a->t[1], *x = NULL, *w = NULL;
-    const mt_dtype dt = mt_bincount_dtype(weights);
-    int64_t len = 0;
-    mt_status st = mt_bincount_length(self, a->i[0], &len);
-    if (st || (st = mt_tensor_empty(1, &len, dt, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_cpu_dense(self, MT_INT64, &x)) ||
+    const mt_dtype dt = a->out[0]->dtype;
+    const int64_t len = a->out[0]->sizes[0];
+    mt_status st;
+    if ((st = mt_cpu_dense(self, MT_INT64, &x)) ||
         (weights && (st = mt_cpu_dense(weights, dt, &w)))) {
         goto out_release;
     }
@@ -198,9 +188,6 @@ mt_cpu_bincount(mt_args *a)
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&w);
-    if (st) {
-        mt_tensor_clear(&a->out[0]);
-    }
     return st;
 }
 

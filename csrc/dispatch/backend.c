@@ -143,17 +143,13 @@ device_histc(mt_args *a)
 {
     double lo, hi;
     mt_status st = mt_histc_range(a->t[0], a->s[0], a->s[1], &lo, &hi);
-    return st ? st : device_backend->stats->histc(a->t[0], a->i[0], lo, hi, &a->out[0]);
+    return st ? st : device_backend->stats->histc(a->t[0], lo, hi, a->out[0]);
 }
 
 static mt_status
 device_bincount(mt_args *a)
 {
-    int64_t length = 0;
-    mt_status st = mt_bincount_length(a->t[0], a->i[0], &length);
-    return st ? st
-              : device_backend->stats->bincount(a->t[0], a->t[1], length,
-                                                mt_bincount_dtype(a->t[1]), &a->out[0]);
+    return device_backend->stats->bincount(a->t[0], a->t[1], a->out[0]);
 }
 
 /* ins: input, target, pos_weight (NULL for binary_cross_entropy); a->t[2] the weight */
@@ -162,7 +158,7 @@ device_bce(mt_args *a, mt_tensor *const *ins, bool logits)
 {
     mt_tensor *loss = NULL;
     mt_status st = device_backend->bce(ins, a->plan->loss.dt, logits, &loss);
-    return st ? st : mt_loss_finish(loss, a->t[2], a->i[0], &a->out[0]);
+    return st ? st : mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
 }
 
 static mt_status

@@ -363,7 +363,7 @@ compute(mt_args *a, const mt_kernel *k, int key, const mt_plan *plan)
     if (st == MT_OK && nout > 0) {
         st = mt_front_relayout_outputs(plan, a);
     }
-    for (int j = 0; st && j < nout; j++) {
+    for (int j = 0; st && j < MT_MAX_OUTPUTS; j++) { /* stated, or made by mt_dispatch_result */
         mt_tensor_clear(&a->out[j]);
     }
     return st;

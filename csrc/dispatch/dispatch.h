@@ -132,6 +132,21 @@ mt_status mt_args_alloc_outl(mt_args *a, int64_t n);
 void mt_args_clear_outl(mt_args *a);
 
 mt_status mt_dispatch(mt_op op, mt_args *a);
+/* The one allocation of a result by a kernel: a result whose size only its values show
+ * (masked_select's and nonzero's counts, unique's distinct values, lstsq's residuals, present
+ * only where every matrix has full rank), which PyTorch too allocates once it has counted.
+ * Every other result its front end states and the dispatcher allocates before the kernel runs.
+ * a->out[k] = a new tensor (ndim, sizes) of dt on dev, through the device's allocator, as the
+ * stated results are; the dispatcher releases it if the kernel then fails. */
+static inline mt_status
+mt_dispatch_result(mt_args *a, int k, mt_dtype dt, int ndim, const int64_t *sizes, mt_device dev)
+{
+    /* inline: each device's kernels compile their own (the plug-in's mt_tensor_empty is _C's) */
+    if (k < 0 || k >= MT_MAX_OUTPUTS || a->out[k] != NULL) {
+        return mt_fail(MT_ERUNTIME, "a kernel's result %d is out of range or made twice", k);
+    }
+    return mt_tensor_empty(ndim, sizes, dt, dev, &a->out[k]);
+}
 /* Runs the kernel for key below `below` (used by Autograd and Tracer kernels). */
 mt_status mt_redispatch(mt_op op, mt_args *a, mt_key below);
 

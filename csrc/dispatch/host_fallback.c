@@ -97,6 +97,9 @@ round_trip(mt_op op, mt_args *a)
         goto out_release;
     }
     for (int k = 0; k < stated && st == MT_OK; k++) {
+        if (a->plan->out[k].ndim == MT_OUT_BY_KERNEL) {
+            continue; /* moved below, as the results of a kernel with no front end */
+        }
         /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
         st = mt_op_copy_(a->out[k], c.out[k], NULL);
         atomic_store(&a->out[k]->version->value, 0);
@@ -104,8 +107,8 @@ round_trip(mt_op op, mt_args *a)
     if (st) {
         goto out_release; /* the dispatcher releases a->out */
     }
-    for (int k = stated; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
-        if (c.out[k] == NULL) {
+    for (int k = 0; k < mt_op_nout[op] && k < MT_MAX_OUTPUTS; k++) {
+        if (c.out[k] == NULL || (k < stated && a->plan->out[k].ndim != MT_OUT_BY_KERNEL)) {
             continue;
         }
         st = mt_op__to_copy(c.out[k], c.out[k]->dtype, dev, &a->out[k]);

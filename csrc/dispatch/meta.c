@@ -306,10 +306,13 @@ run_fill(mt_op op, mt_args *a)
     if (st) {
         return st;
     }
-    if (op == MT_OP_empty) { /* the CPU kernel only allocates, on the factory's device */
+    if (op == MT_OP_empty) { /* the result as stated, on meta; the CPU kernel adds nothing */
         const mt_plan *outer = a->plan;
         a->plan = &plan;
-        st = mt_kernel_for(op, MT_KEY_CPU)->fn(a);
+        if ((st = mt_front_alloc_outputs(&plan, a, a->device)) == MT_OK &&
+            (st = mt_kernel_for(op, MT_KEY_CPU)->fn(a))) {
+            mt_tensor_clear(&a->out[0]);
+        }
         a->plan = outer;
         return st;
     }

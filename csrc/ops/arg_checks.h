@@ -6,6 +6,23 @@
 #include "dispatch/dispatch.h"
 #include "ops/plans.h"
 
+/* ---- one_hot ---- */
+
+/* one_hot's result (*, classes) int64 where the largest class sized it (num_classes -1, which
+ * its front end stated as made by the kernel): made once the kernel knows it, through the
+ * dispatcher, on self's device. Inline: each device's kernels compile their own. */
+static inline mt_status
+mt_one_hot_result(mt_args *a, int64_t classes)
+{
+    const mt_tensor *self = a->t[0];
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) {
+        shape[d] = self->sizes[d];
+    }
+    shape[self->ndim] = classes; /* the allocation checks the sizes */
+    return mt_dispatch_result(a, 0, MT_INT64, self->ndim + 1, shape, mt_tensor_device(self));
+}
+
 /* ---- fills (ops/arg_checks.c) ---- */
 
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */

@@ -291,5 +291,8 @@ mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
                                     "do not match");
     }
     p->scale = mt_attention_scale(a->s[0], q);
-    return MT_OK;
+    int64_t out_sizes[4]; /* (.., L, Ev) */
+    memcpy(out_sizes, q->sizes, sizeof(int64_t) * (size_t)nd);
+    out_sizes[nd - 1] = v->sizes[nd - 1];
+    return mt_front_output(p, q->dtype, nd, out_sizes);
 }

@@ -10,7 +10,7 @@
 #include "dispatch/kernels.h"
 #include "ops/linalg.h"
 #include "ops/ops.h"
-#include "ops/temps.h"
+#include "ops/op_chain.h"
 
 /* ---- norms ---- */
 
@@ -51,9 +51,10 @@ matrix_dims(const mt_tensor *A, const mt_intlist *dim, int *d0, int *d1)
     return mt_linalg_check_float(A, api);
 }
 
-/* *out: the singular values of A's matrices over dims d0, d1 (moved last), in dtype dt (or A's) */
-static mt_status
-svdvals_over(mt_temps *p, mt_tensor *A, int d0, int d1, int dt, mt_tensor **out)
+/* The singular values of A's matrices over dims d0, d1 (moved last), in dtype dt (or A's): a
+ * step of the chain s. */
+static mt_tensor *
+svdvals_over(tmp *s, mt_tensor *A, int d0, int d1, int dt)
 {
     int64_t perm[MT_MAX_DIMS];
     int k = 0;
@@ -64,35 +65,34 @@ svdvals_over(mt_temps *p, mt_tensor *A, int d0, int d1, int dt, mt_tensor **out)
     }
     perm[k++] = d0;
     perm[k++] = d1;
-    mt_tensor **moved = mt_temp(p), **cast = mt_temp(p), **s = mt_temp(p);
-    mt_status st = mt_op_permute(A, A->ndim, perm, moved);
-    if (st == MT_OK) {
-        st = dt >= 0 && dt != (int)A->dtype ? mt_op__to_copy(*moved, dt, mt_tensor_device(A), cast)
-                                            : mt_op_alias(*moved, cast);
+    mt_tensor *r = NULL;
+    mt_tensor *moved = s->st ? NULL : own(s, mt_op_permute(A, A->ndim, perm, &r), &r);
+    mt_tensor *cast = moved;
+    if (dt >= 0 && dt != (int)A->dtype && !failed(s, moved, moved)) {
+        cast = own(s, mt_op__to_copy(moved, dt, mt_tensor_device(A), &r), &r);
     }
-    if (st == MT_OK) {
-        st = mt_op_linalg_svdvals(*cast, NULL, s);
-    }
-    *out = *s;
-    return st;
+    return failed(s, cast, cast) ? NULL : own(s, mt_op_linalg_svdvals(cast, NULL, &r), &r);
 }
 
-/* *out = x (reduced over the two matrix dims, last) with both dims back as size 1 if keepdim */
-static mt_status
-keep_matrix_dims(mt_temps *p, mt_tensor *x, int d0, int d1, bool keepdim, mt_tensor **out)
+/* x (reduced over the two matrix dims, last) with both dims back as size 1 if keepdim */
+static mt_tensor *
+keep_matrix_dims(tmp *s, mt_tensor *x, int d0, int d1, bool keepdim)
 {
     if (!keepdim) {
-        *out = x;
-        return MT_OK;
+        return x;
     }
     int lo = d0 < d1 ? d0 : d1, hi = d0 < d1 ? d1 : d0;
-    mt_tensor **u = mt_temp(p), **v = mt_temp(p);
-    mt_status st = mt_op_unsqueeze(x, lo, u);
-    if (st == MT_OK) {
-        st = mt_op_unsqueeze(*u, hi, v);
-    }
-    *out = *v;
-    return st;
+    return unsqueezed(s, unsqueezed(s, x, lo), hi);
+}
+
+/* x's largest (ord > 0) or smallest values along dim, a step of the chain s */
+static mt_tensor *
+extreme(tmp *s, mt_tensor *x, double ord, int64_t dim, bool keepdim)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x)
+               ? NULL
+               : own(s, (ord > 0 ? mt_op_amax : mt_op_amin)(x, 1, &dim, keepdim, &r), &r);
 }
 
 // self (*, m, n) over dim; out: the ord-norm of the matrices: the largest (2) or smallest (-2)
@@ -112,32 +112,23 @@ mt_composite_linalg_matrix_norm(mt_args *a)
     if (mag != 1 && mag != 2 && !isinf(ord)) {
         return mt_fail(MT_ERUNTIME, "linalg.matrix_norm: Order %g not supported.", ord);
     }
-    mt_temps p = {0};
-    mt_tensor *r = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL, *norm;
     if (mag == 2) {
-        mt_tensor *s = NULL, **ext = mt_temp(&p);
-        int64_t last = -1;
-        if ((st = svdvals_over(&p, A, d0, d1, a->dtype, &s)) ||
-            (st = (ord > 0 ? mt_op_amax : mt_op_amin)(s, 1, &last, false, ext)) ||
-            (st = keep_matrix_dims(&p, *ext, d0, d1, keepdim, &r))) {
-            goto out_clear;
-        }
+        mt_tensor *sv = svdvals_over(&s, A, d0, d1, a->dtype);
+        norm = keep_matrix_dims(&s, extreme(&s, sv, ord, -1, false), d0, d1, keepdim);
     } else { /* 1: max over columns of the column sums; inf: the same on the transpose */
         int64_t first = isinf(ord) ? d1 : d0, second = isinf(ord) ? d0 : d1;
         if (!keepdim && first < second) {
             second--;
         }
-        mt_tensor **sums = mt_temp(&p), **ext = mt_temp(&p);
-        if ((st = mt_op_norm(A, mt_scalar_float(1), 1, &first, keepdim, a->dtype, sums)) ||
-            (st = (ord > 0 ? mt_op_amax : mt_op_amin)(*sums, 1, &second, keepdim, ext))) {
-            goto out_clear;
-        }
-        r = *ext;
+        mt_tensor *sums = own(&s,
+                              mt_op_norm(A, mt_scalar_float(1), 1, &first, keepdim, a->dtype, &r),
+                              &r);
+        norm = extreme(&s, sums, ord, second, keepdim);
     }
-    a->out[0] = mt_tensor_retain(r);
-out_clear:
-    mt_temps_clear(&p);
-    return st;
+    give(&s, norm, &a->out[0]);
+    return finish(&s);
 }
 
 // self (*, m, n) over dim; out: 'fro' (the 2-norm of the elements) or 'nuc' (the sum of the
@@ -159,16 +150,13 @@ mt_composite_linalg_matrix_norm_str(mt_args *a)
     if (strcmp(ord, "nuc") != 0) {
         return mt_fail(MT_ERUNTIME, "linalg.matrix_norm: Order %s not supported.", ord);
     }
-    mt_temps p = {0};
-    mt_tensor *s = NULL, **sum = mt_temp(&p), *r = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL, *sv = svdvals_over(&s, A, d0, d1, a->dtype);
     int64_t last = -1;
-    if ((st = svdvals_over(&p, A, d0, d1, a->dtype, &s)) == MT_OK &&
-        (st = mt_op_sum(s, 1, &last, false, -1, sum)) == MT_OK &&
-        (st = keep_matrix_dims(&p, *sum, d0, d1, a->b[0], &r)) == MT_OK) {
-        a->out[0] = mt_tensor_retain(r);
-    }
-    mt_temps_clear(&p);
-    return st;
+    mt_tensor *sum = failed(&s, sv, sv) ? NULL
+                                        : own(&s, mt_op_sum(sv, 1, &last, false, -1, &r), &r);
+    give(&s, keep_matrix_dims(&s, sum, d0, d1, a->b[0]), &a->out[0]);
+    return finish(&s);
 }
 
 /* linalg.norm's rules for dim: 1 or 2 dims; without dim (when ord is given) a 1-D or 2-D self */
@@ -269,18 +257,14 @@ mt_composite_slogdet(mt_args *a)
 mt_status
 mt_composite_logdet(mt_args *a)
 {
-    mt_temps p = {0};
-    mt_tensor **sign = mt_temp(&p), **logabs = mt_temp(&p), **neg = mt_temp(&p);
-    mt_tensor *minus = NULL, *nan = NULL;
-    mt_status st;
-    if ((st = mt_op_linalg_slogdet(a->t[0], sign, logabs)) == MT_OK &&
-        (st = mt_temp_number(&p, -1.0, &minus)) == MT_OK &&
-        (st = mt_temp_number(&p, NAN, &nan)) == MT_OK &&
-        (st = mt_op_eq(*sign, minus, neg)) == MT_OK) {
-        st = mt_op_where(*neg, nan, *logabs, &a->out[0]);
-    }
-    mt_temps_clear(&p);
-    return st;
+    tmp s = {0};
+    mt_tensor *sign = NULL, *logabs = NULL;
+    mt_status st = mt_op_linalg_slogdet(a->t[0], &sign, &logabs);
+    sign = own(&s, st, &sign); /* each result adopted, whatever became of the other */
+    logabs = own(&s, st, &logabs);
+    mt_tensor *neg = bin(&s, MT_OP_eq, sign, num(&s, -1.0));
+    give(&s, sel(&s, neg, num(&s, NAN), logabs), &a->out[0]);
+    return finish(&s);
 }
 
 // self (*, n, n) symmetric positive-definite; out: L, self = L L^T (U = L^T with upper)
@@ -404,54 +388,63 @@ mt_composite_linalg_eigvals(mt_args *a)
 
 /* ---- pinv, matrix_rank ---- */
 
+/* a 0-dim float64 v on dev, a step of the chain s */
+static mt_tensor *
+float64_full(tmp *s, double v, mt_device dev)
+{
+    mt_tensor *r = NULL;
+    return s->st ? NULL
+                 : own(s, mt_op_full(0, NULL, mt_scalar_float(v), MT_FLOAT64, dev, false, &r), &r);
+}
+
 /* PyTorch's get_atol_rtol: atol (0 by default) and rtol (0 when atol is given and positive, else
- * eps(dtype) * max(m, n) by default), as float64 tensors on A's device. */
-static mt_status
-tolerances(mt_temps *p, const mt_tensor *A, mt_tensor *atol, mt_tensor *rtol, mt_tensor **at,
+ * eps(dtype) * max(m, n) by default), as float64 tensors on A's device: steps of the chain s. */
+static void
+tolerances(tmp *s, const mt_tensor *A, mt_tensor *atol, mt_tensor *rtol, mt_tensor **at,
            mt_tensor **rt)
 {
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
     const double eps = A->dtype == MT_FLOAT32 ? FLT_EPSILON : DBL_EPSILON;
     const double dflt = eps * (double)(m > n ? m : n);
     mt_device dev = mt_tensor_device(A);
-    mt_tensor **a0 = mt_temp(p), **r0 = mt_temp(p), **pos = mt_temp(p), **zero = mt_temp(p);
-    mt_tensor **rw = mt_temp(p);
-    mt_status st = MT_OK;
-    if (atol) {
-        *at = atol;
-    } else if ((st = mt_op_full(0, NULL, mt_scalar_float(0), MT_FLOAT64, dev, false, a0)) ==
-               MT_OK) {
-        *at = *a0;
-    }
-    if (st || rtol) {
+    *at = atol ? atol : float64_full(s, 0, dev);
+    if (rtol) {
         *rt = rtol;
-        return st;
+        return;
     }
-    if ((st = mt_op_full(0, NULL, mt_scalar_float(dflt), MT_FLOAT64, dev, false, r0))) {
-        return st;
-    }
-    *rt = *r0;
+    *rt = float64_full(s, dflt, dev);
     if (atol) { /* where(atol > 0, 0, default) */
-        if ((st = mt_op_full(0, NULL, mt_scalar_float(0), MT_FLOAT64, dev, false, zero)) ||
-            (st = mt_op_gt(atol, *zero, pos)) || (st = mt_op_where(*pos, *zero, *r0, rw))) {
-            return st;
-        }
-        *rt = *rw;
+        mt_tensor *zero = float64_full(s, 0, dev);
+        *rt = sel(s, bin(s, MT_OP_gt, atol, zero), zero, *rt);
     }
-    return MT_OK;
 }
 
-/* *tol = max(atol, rtol * top), top the largest singular value (*, 1) */
-static mt_status
-tolerance(mt_temps *p, mt_tensor *at, mt_tensor *rt, mt_tensor *top, mt_tensor **tol)
+/* max(atol, rtol * top), top the largest singular value (*, 1): a step of the chain s */
+static mt_tensor *
+tolerance(tmp *s, mt_tensor *at, mt_tensor *rt, mt_tensor *top)
 {
-    mt_tensor **scaled = mt_temp(p), **t = mt_temp(p);
-    mt_status st = mt_op_mul(rt, top, scaled);
-    if (st == MT_OK) {
-        st = mt_op_maximum(at, *scaled, t);
+    return bin(s, MT_OP_maximum, at, bin(s, MT_OP_mul, rt, top));
+}
+
+/* x^T over its last two dims, a step of the chain s */
+static mt_tensor *
+transposed(tmp *s, mt_tensor *x)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_transpose(x, -2, -1, &r), &r);
+}
+
+/* U, S, V of A's svd (full_matrices, compute_uv), steps of the chain s */
+static void
+svd_of(tmp *s, mt_tensor *A, mt_tensor **U, mt_tensor **S, mt_tensor **V)
+{
+    *U = *S = *V = NULL;
+    if (s->st == MT_OK) { /* each result adopted, whatever became of the others */
+        mt_status st = mt_op_svd(A, true, true, U, S, V);
+        *U = own(s, st, U);
+        *S = own(s, st, S);
+        *V = own(s, st, V);
     }
-    *tol = *t;
-    return st;
 }
 
 // self (*, m, n); out (*, n, m): the pseudo-inverse, V diag(1/S) U^T over the singular values
@@ -469,46 +462,37 @@ mt_composite_linalg_pinv(mt_args *a)
                        mt_dtype_scalar_name(A->dtype),
                        mt_format_sizes(shape, sizeof(shape), A->ndim, A->sizes));
     }
-    mt_temps p = {0};
-    mt_tensor **U = mt_temp(&p), **S = mt_temp(&p), **V = mt_temp(&p), **absS = mt_temp(&p);
-    mt_tensor **top = mt_temp(&p), **keep = mt_temp(&p), **inv = mt_temp(&p), **sinv = mt_temp(&p);
-    mt_tensor **row = mt_temp(&p), **scaled = mt_temp(&p), **Ut = mt_temp(&p),
-              **sinv_c = mt_temp(&p);
-    mt_tensor *zero = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL, *U = NULL, *S = NULL, *V = NULL, *absS, *top;
     int64_t last = -1;
-    mt_status st = tolerances(&p, A, a->t[1], a->t[2], &at, &rt);
-    if (st) {
-        goto out_clear;
-    }
+    tolerances(&s, A, a->t[1], a->t[2], &at, &rt);
     if (mt_tensor_numel(A) == 0) { /* V diag(1/S) U^T of nothing: zeros (*, n, m) */
-        st = mt_op_svd(A, true, true, U, S, V);
-        if (st == MT_OK && (st = mt_op_transpose(*U, -2, -1, Ut)) == MT_OK) {
-            st = mt_op_matmul(*V, *Ut, &a->out[0]);
-        }
-        goto out_clear;
+        svd_of(&s, A, &U, &S, &V);
+        give(&s, bin(&s, MT_OP_matmul, V, transposed(&s, U)), &a->out[0]);
+        return finish(&s);
     }
     if (hermitian) {
-        if ((st = mt_op_linalg_eigh(A, "L", S, U)) || (st = mt_op_abs(*S, absS)) ||
-            (st = mt_op_amax(*absS, 1, &last, true, top))) {
-            goto out_clear;
+        if (s.st == MT_OK) { /* each result adopted, whatever became of the other */
+            mt_status st = mt_op_linalg_eigh(A, "L", &S, &U);
+            S = own(&s, st, &S);
+            U = own(&s, st, &U);
         }
-    } else if ((st = mt_op_svd(A, true, true, U, S, V)) || (st = mt_op_alias(*S, absS)) ||
-               (st = mt_op_narrow(*S, -1, 0, 1, top))) {
-        goto out_clear;
+        absS = un(&s, MT_OP_abs, S);
+        top = failed(&s, absS, absS) ? NULL : own(&s, mt_op_amax(absS, 1, &last, true, &r), &r);
+    } else {
+        svd_of(&s, A, &U, &S, &V);
+        absS = S;
+        top = failed(&s, S, S) ? NULL : own(&s, mt_op_narrow(S, -1, 0, 1, &r), &r);
     }
-    if ((st = tolerance(&p, at, rt, *top, &tol)) || (st = mt_op_gt(*absS, tol, keep)) ||
-        (st = mt_op_reciprocal(*S, inv)) || (st = mt_temp_number(&p, 0.0, &zero)) ||
-        (st = mt_op_where(*keep, *inv, zero, sinv)) ||
-        (st = mt_op__to_copy(*sinv, A->dtype, mt_tensor_device(A), sinv_c)) ||
-        (st = mt_op_unsqueeze(*sinv_c, -2, row)) ||
-        (st = mt_op_mul(hermitian ? *U : *V, *row, scaled)) ||
-        (st = mt_op_transpose(*U, -2, -1, Ut))) {
-        goto out_clear;
-    }
-    st = mt_op_matmul(*scaled, *Ut, &a->out[0]);
-out_clear:
-    mt_temps_clear(&p);
-    return st;
+    tol = tolerance(&s, at, rt, top);
+    mt_tensor *sinv = sel(&s, bin(&s, MT_OP_gt, absS, tol), un(&s, MT_OP_reciprocal, S),
+                          num(&s, 0.0));
+    mt_tensor *sinv_c = failed(&s, sinv, sinv)
+                            ? NULL
+                            : own(&s, mt_op__to_copy(sinv, A->dtype, mt_tensor_device(A), &r), &r);
+    mt_tensor *scaled = bin(&s, MT_OP_mul, hermitian ? U : V, unsqueezed(&s, sinv_c, -2));
+    give(&s, bin(&s, MT_OP_matmul, scaled, transposed(&s, U)), &a->out[0]);
+    return finish(&s);
 }
 
 // self (*, m, n); out: pinv(self, rtol=rcond), as PyTorch's pinverse
@@ -529,9 +513,8 @@ mt_composite_pinverse(mt_args *a)
 mt_status
 mt_composite_linalg_matrix_rank(mt_args *a)
 {
-    mt_tensor *A = a->t[0], *at = NULL, *rt = NULL, *tol = NULL;
+    mt_tensor *A = a->t[0], *at = NULL, *rt = NULL;
     const char *api = "torch.linalg.matrix_rank";
-    mt_status st;
     if (A->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "%s: The input tensor input must have at least 2 dimensions.",
                        api);
@@ -540,32 +523,26 @@ mt_composite_linalg_matrix_rank(mt_args *a)
         return mt_fail(MT_ERUNTIME,
                        "This function doesn't handle types other than float and double");
     }
-    mt_temps p = {0};
-    mt_tensor **S = mt_temp(&p), **absS = mt_temp(&p), **top = mt_temp(&p), **keep = mt_temp(&p);
+    tmp s = {0};
+    mt_tensor *r = NULL;
     int64_t last = -1;
-    mt_tensor **at1 = mt_temp(&p), **rt1 = mt_temp(&p);
-    if ((st = tolerances(&p, A, a->t[1], a->t[2], &at, &rt)) ||
-        (st = mt_op_unsqueeze(at, -1, at1)) || (st = mt_op_unsqueeze(rt, -1, rt1))) {
-        goto out_clear;
+    tolerances(&s, A, a->t[1], a->t[2], &at, &rt);
+    at = unsqueezed(&s, at, -1);
+    rt = unsqueezed(&s, rt, -1);
+    mt_tensor *S = s.st ? NULL
+                        : own(&s,
+                              a->b[0] ? mt_op_linalg_eigvalsh(A, "L", &r)
+                                      : mt_op_linalg_svdvals(A, NULL, &r),
+                              &r);
+    mt_tensor *absS = un(&s, MT_OP_abs, S), *keep = absS;
+    if (absS && mt_tensor_numel(absS) > 0) { /* else no singular values: rank 0 */
+        mt_tensor *top = own(&s, mt_op_amax(absS, 1, &last, true, &r), &r);
+        keep = bin(&s, MT_OP_gt, absS, tolerance(&s, at, rt, top));
     }
-    at = *at1;
-    rt = *rt1;
-    if ((st = a->b[0] ? mt_op_linalg_eigvalsh(A, "L", S) : mt_op_linalg_svdvals(A, NULL, S)) ||
-        (st = mt_op_abs(*S, absS))) {
-        goto out_clear;
+    if (!failed(&s, keep, keep)) {
+        s.st = mt_op_sum(keep, 1, &last, false, MT_INT64, &a->out[0]);
     }
-    if (mt_tensor_numel(*absS) == 0) { /* no singular values: rank 0 */
-        st = mt_op_sum(*absS, 1, &last, false, MT_INT64, &a->out[0]);
-        goto out_clear;
-    }
-    if ((st = mt_op_amax(*absS, 1, &last, true, top)) || (st = tolerance(&p, at, rt, *top, &tol)) ||
-        (st = mt_op_gt(*absS, tol, keep))) {
-        goto out_clear;
-    }
-    st = mt_op_sum(*keep, 1, &last, false, MT_INT64, &a->out[0]);
-out_clear:
-    mt_temps_clear(&p);
-    return st;
+    return finish(&s);
 }
 
 /* ---- the matrix exponential ---- */
@@ -589,23 +566,24 @@ static const double pade13[14] = {64764752532480000.0,
                                   1.0};
 #define PADE13_THETA 5.371920351148152
 
-/* *out = c[0] X[0] + c[1] X[1] + c[2] X[2] + c[3] X[3] */
-static mt_status
-combination(mt_temps *p, mt_tensor *const X[4], const double c[4], mt_tensor **out)
+/* c[0] X[0] + c[1] X[1] + c[2] X[2] + c[3] X[3], a step of the chain s */
+static mt_tensor *
+combination(tmp *s, mt_tensor *const X[4], const double c[4])
 {
-    mt_tensor *k = NULL, **acc = mt_temp(p);
-    mt_status st = mt_temp_number(p, c[0], &k);
-    if (st || (st = mt_op_mul(X[0], k, acc))) {
-        return st;
-    }
+    mt_tensor *r = NULL, *acc = bin(s, MT_OP_mul, X[0], num(s, c[0]));
     for (int i = 1; i < 4; i++) {
-        mt_tensor **next = i == 3 ? out : mt_temp(p);
-        if ((st = mt_op_add(*acc, X[i], mt_scalar_float(c[i]), next))) {
-            return st;
-        }
-        acc = next;
+        acc = failed(s, acc, X[i]) ? NULL
+                                   : own(s, mt_op_add(acc, X[i], mt_scalar_float(c[i]), &r), &r);
     }
-    return MT_OK;
+    return acc;
+}
+
+/* x + alpha y, a step of the chain s */
+static mt_tensor *
+added(tmp *s, mt_tensor *x, mt_tensor *y, double alpha)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, y) ? NULL : own(s, mt_op_add(x, y, mt_scalar_float(alpha), &r), &r);
 }
 
 // A (*, n, n) float; out (*, n, n) = exp(A), by scaling and squaring around a Pade [13/13]
@@ -626,59 +604,47 @@ mt_composite_linalg_matrix_exp(mt_args *a)
     if (n == 1) {
         return mt_op_exp(A, &a->out[0]);
     }
-    mt_temps p = {0};
-    mt_tensor **norms = mt_temp(&p), **largest = mt_temp(&p);
+    tmp t = {0};
+    mt_tensor *r = NULL;
     mt_scalar v;
     int64_t dims[2] = {-2, -1};
-    if ((st = mt_op_linalg_matrix_norm(A, mt_scalar_float(1), 2, dims, false, -1, norms)) ||
-        (st = mt_op_amax(*norms, 0, NULL, false, largest)) || (st = mt_tensor_item(*largest, &v))) {
-        mt_temps_clear(&p);
-        return st;
+    mt_tensor *norms = own(&t,
+                           mt_op_linalg_matrix_norm(A, mt_scalar_float(1), 2, dims, false, -1, &r),
+                           &r);
+    mt_tensor *largest = failed(&t, norms, norms)
+                             ? NULL
+                             : own(&t, mt_op_amax(norms, 0, NULL, false, &r), &r);
+    if (failed(&t, largest, largest) || (t.st = mt_tensor_item(largest, &v))) {
+        return finish(&t);
     }
     double norm = mt_scalar_to_double(v);
     int s = isfinite(norm) && norm > PADE13_THETA ? (int)ceil(log2(norm / PADE13_THETA)) : 0;
     const double *b = pade13;
-    mt_tensor *scale = NULL, **As = mt_temp(&p), **I = mt_temp(&p), **A2 = mt_temp(&p),
-              **A4 = mt_temp(&p), **A6 = mt_temp(&p), **in_u = mt_temp(&p), **mu = mt_temp(&p),
-              **pu = mt_temp(&p), **U = mt_temp(&p), **in_v = mt_temp(&p), **mv = mt_temp(&p),
-              **V = mt_temp(&p), **num = mt_temp(&p), **den = mt_temp(&p), **sum_u = mt_temp(&p),
-              **sum_v = mt_temp(&p);
-    if ((st = mt_temp_number(&p, ldexp(1.0, -s), &scale)) || (st = mt_op_mul(A, scale, As)) ||
-        (st = mt_op_eye(n, n, A->dtype, mt_tensor_device(A), false, I)) ||
-        (st = mt_op_matmul(*As, *As, A2)) || (st = mt_op_matmul(*A2, *A2, A4)) ||
-        (st = mt_op_matmul(*A4, *A2, A6))) {
-        goto out_release;
-    }
-    mt_tensor *X[4] = {*A6, *A4, *A2, *I};
+    mt_tensor *As = bin(&t, MT_OP_mul, A, num(&t, ldexp(1.0, -s)));
+    mt_tensor *I = t.st ? NULL
+                        : own(&t, mt_op_eye(n, n, A->dtype, mt_tensor_device(A), false, &r), &r);
+    mt_tensor *A2 = bin(&t, MT_OP_matmul, As, As), *A4 = bin(&t, MT_OP_matmul, A2, A2);
+    mt_tensor *A6 = bin(&t, MT_OP_matmul, A4, A2);
+    mt_tensor *X[4] = {A6, A4, A2, I};
     /* U = A (A6 (b13 A6 + b11 A4 + b9 A2) + b7 A6 + b5 A4 + b3 A2 + b1 I) */
     /* V = A6 (b12 A6 + b10 A4 + b8 A2) + b6 A6 + b4 A4 + b2 A2 + b0 I */
-    if ((st = combination(&p, X, (double[4]){b[13], b[11], b[9], 0}, in_u)) ||
-        (st = mt_op_matmul(*A6, *in_u, mu)) ||
-        (st = combination(&p, X, (double[4]){b[7], b[5], b[3], b[1]}, pu)) ||
-        (st = mt_op_add(*pu, *mu, mt_scalar_float(1), sum_u)) ||
-        (st = mt_op_matmul(*As, *sum_u, U)) ||
-        (st = combination(&p, X, (double[4]){b[12], b[10], b[8], 0}, in_v)) ||
-        (st = mt_op_matmul(*A6, *in_v, mv)) ||
-        (st = combination(&p, X, (double[4]){b[6], b[4], b[2], b[0]}, V)) ||
-        (st = mt_op_add(*V, *mv, mt_scalar_float(1), sum_v)) ||
-        (st = mt_op_add(*sum_v, *U, mt_scalar_float(1), num)) ||
-        (st = mt_op_sub(*sum_v, *U, mt_scalar_float(1), den))) {
-        goto out_release;
+    mt_tensor *mu = bin(&t, MT_OP_matmul, A6,
+                        combination(&t, X, (double[4]){b[13], b[11], b[9], 0}));
+    mt_tensor *pu = combination(&t, X, (double[4]){b[7], b[5], b[3], b[1]});
+    mt_tensor *U = bin(&t, MT_OP_matmul, As, added(&t, pu, mu, 1));
+    mt_tensor *mv = bin(&t, MT_OP_matmul, A6,
+                        combination(&t, X, (double[4]){b[12], b[10], b[8], 0}));
+    mt_tensor *V = combination(&t, X, (double[4]){b[6], b[4], b[2], b[0]});
+    mt_tensor *sum_v = added(&t, V, mv, 1);
+    mt_tensor *numer = added(&t, sum_v, U, 1), *denom = added(&t, sum_v, U, -1);
+    mt_tensor *e = failed(&t, numer, denom)
+                       ? NULL
+                       : own(&t, mt_op_linalg_solve(denom, numer, true, &r), &r);
+    for (int k = 0; k < s; k++) {
+        e = bin(&t, MT_OP_matmul, e, e);
     }
-    mt_tensor *r = NULL;
-    if ((st = mt_op_linalg_solve(*den, *num, true, &r))) {
-        goto out_release;
-    }
-    for (int k = 0; k < s && st == MT_OK; k++) {
-        mt_tensor *sq = NULL;
-        st = mt_op_matmul(r, r, &sq);
-        mt_tensor_release(r);
-        r = sq;
-    }
-    a->out[0] = r;
-out_release:
-    mt_temps_clear(&p);
-    return st;
+    give(&t, e, &a->out[0]);
+    return finish(&t);
 }
 
 mt_status
@@ -726,14 +692,16 @@ mt_composite_linalg_ldl_factor(mt_args *a)
 mt_status
 mt_composite_linalg_lu(mt_args *a)
 {
-    mt_temps p = {0};
-    mt_tensor **lu = mt_temp(&p), **piv = mt_temp(&p), **info = mt_temp(&p);
-    mt_status st = mt_op_linalg_lu_factor_ex(a->t[0], a->b[0], false, lu, piv, info);
-    if (st == MT_OK) {
-        st = mt_op_lu_unpack(*lu, *piv, true, true, &a->out[0], &a->out[1], &a->out[2]);
+    tmp s = {0};
+    mt_tensor *lu = NULL, *piv = NULL, *info = NULL;
+    mt_status st = mt_op_linalg_lu_factor_ex(a->t[0], a->b[0], false, &lu, &piv, &info);
+    lu = own(&s, st, &lu); /* each result adopted, whatever became of the others */
+    piv = own(&s, st, &piv);
+    own(&s, st, &info);
+    if (!failed(&s, lu, piv)) {
+        s.st = mt_op_lu_unpack(lu, piv, true, true, &a->out[0], &a->out[1], &a->out[2]);
     }
-    mt_temps_clear(&p);
-    return st;
+    return finish(&s);
 }
 
 // torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU_data, LU_pivots, b)

@@ -6,7 +6,7 @@
 
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
-#include "ops/temps.h"
+#include "ops/op_chain.h"
 
 typedef enum interp { LINEAR, LOWER, HIGHER, MIDPOINT, NEAREST } interp;
 
@@ -27,9 +27,10 @@ interpolation(const char *fname, const char *s, interp *out)
 }
 
 /* PyTorch's quantile_checks, and q in [0, 1]: a Python number q (a wrapped one) is checked
- * and cast to self's dtype here, a tensor q's values with ops. */
+ * and cast to self's dtype here, a tensor q's values with ops. *qt: q as used, a step of the
+ * chain s (or q itself). */
 static mt_status
-quantile_checks(mt_temps *p, const char *fname, mt_tensor *self, mt_tensor *q, mt_tensor **qt)
+quantile_checks(tmp *s, const char *fname, mt_tensor *self, mt_tensor *q, mt_tensor **qt)
 {
     if (q->is_wrapped_number) {
         mt_scalar v;
@@ -49,11 +50,10 @@ quantile_checks(mt_temps *p, const char *fname, mt_tensor *self, mt_tensor *q, m
         return mt_fail(MT_ERUNTIME, "%s() input tensor must be either float or double dtype",
                        fname);
     }
+    mt_tensor *r = NULL;
     if (q->is_wrapped_number) {
-        mt_tensor **cast = mt_temp(p);
-        mt_status st = mt_op__to_copy(q, self->dtype, mt_tensor_device(self), cast);
-        *qt = *cast;
-        return st;
+        *qt = own(s, mt_op__to_copy(q, self->dtype, mt_tensor_device(self), &r), &r);
+        return s->st;
     }
     if (q->dtype != self->dtype) {
         return mt_fail(MT_ERUNTIME, "%s() q tensor must be same dtype as the input tensor", fname);
@@ -62,14 +62,13 @@ quantile_checks(mt_temps *p, const char *fname, mt_tensor *self, mt_tensor *q, m
     if (mt_tensor_numel(q) == 0) {
         return MT_OK;
     }
-    mt_tensor **lo = mt_temp(p), **hi = mt_temp(p);
-    mt_scalar a, b;
-    mt_status st = mt_op_amin(q, 0, NULL, false, lo);
-    if (st || (st = mt_op_amax(q, 0, NULL, false, hi)) || (st = mt_tensor_item(*lo, &a)) ||
-        (st = mt_tensor_item(*hi, &b))) {
-        return st;
+    mt_scalar lo, hi;
+    mt_tensor *mn = own(s, mt_op_amin(q, 0, NULL, false, &r), &r);
+    mt_tensor *mx = s->st ? NULL : own(s, mt_op_amax(q, 0, NULL, false, &r), &r);
+    if (s->st || (s->st = mt_tensor_item(mn, &lo)) || (s->st = mt_tensor_item(mx, &hi))) {
+        return s->st;
     }
-    if (!(mt_scalar_to_double(a) >= 0 && mt_scalar_to_double(b) <= 1)) {
+    if (!(mt_scalar_to_double(lo) >= 0 && mt_scalar_to_double(hi) <= 1)) {
         return mt_fail(MT_ERUNTIME, "%s() q values must be in the range [0, 1]", fname);
     }
     return MT_OK;
@@ -77,40 +76,58 @@ quantile_checks(mt_temps *p, const char *fname, mt_tensor *self, mt_tensor *q, m
 
 typedef enum rounding { FLOOR, CEIL, ROUND } rounding;
 
-/* *idx (int64) = ranks rounded down, up, or to the nearest with ties to even (as torch.round).
- * ranks >= 0, so truncation rounds down. */
-static mt_status
-rank_index(mt_temps *p, mt_tensor *ranks, rounding how, mt_tensor **idx)
+/* an int64 0-dim number, a step of the chain s: int64 operands stay int64 */
+static mt_tensor *
+int_number(tmp *s, int64_t v)
 {
-    mt_tensor **below = mt_temp(p), **frac = mt_temp(p), **step = mt_temp(p), **out = mt_temp(p);
-    mt_tensor *half = NULL;
-    mt_status st = mt_op__to_copy(ranks, MT_INT64, mt_tensor_device(ranks), below);
-    if (st || how == FLOOR) {
-        *idx = *below;
-        return st;
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_int(v), MT_INT64, &r), &r);
+}
+
+/* x copied into dtype dt, a step of the chain s */
+static mt_tensor *
+copied_as(tmp *s, mt_tensor *x, mt_dtype dt)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op__to_copy(x, dt, mt_tensor_device(x), &r), &r);
+}
+
+/* (int64) ranks rounded down, up, or to the nearest with ties to even (as torch.round), a
+ * step of the chain s. ranks >= 0, so truncation rounds down. */
+static mt_tensor *
+rank_index(tmp *s, mt_tensor *ranks, rounding how)
+{
+    mt_tensor *below = copied_as(s, ranks, MT_INT64);
+    if (how == FLOOR) {
+        return below;
     }
-    if ((st = mt_op_sub(ranks, *below, mt_scalar_int(1), frac)) ||
-        (st = mt_temp_number(p, how == CEIL ? 0.0 : 0.5, &half))) {
-        return st;
-    }
+    mt_tensor *frac = bin(s, MT_OP_sub, ranks, below), *step;
+    mt_tensor *half = num(s, how == CEIL ? 0.0 : 0.5);
     if (how == CEIL) { /* one more where ranks has a fraction */
-        st = mt_op_gt(*frac, half, step);
+        step = bin(s, MT_OP_gt, frac, half);
     } else { /* one more above .5, and at .5 when below is odd */
-        mt_tensor **more = mt_temp(p), **tie = mt_temp(p), **rem = mt_temp(p), **odd = mt_temp(p);
-        mt_tensor **tie_odd = mt_temp(p), *two = NULL, *one = NULL;
-        if ((st = mt_op_gt(*frac, half, more)) || (st = mt_op_eq(*frac, half, tie)) ||
-            (st = mt_temp_int(p, 2, &two)) || (st = mt_temp_int(p, 1, &one)) ||
-            (st = mt_op_remainder(*below, two, rem)) || (st = mt_op_eq(*rem, one, odd)) ||
-            (st = mt_op_logical_and(*tie, *odd, tie_odd))) {
-            return st;
-        }
-        st = mt_op_logical_or(*more, *tie_odd, step);
+        mt_tensor *odd = bin(s, MT_OP_eq, bin(s, MT_OP_remainder, below, int_number(s, 2)),
+                             int_number(s, 1));
+        mt_tensor *tie_odd = bin(s, MT_OP_logical_and, bin(s, MT_OP_eq, frac, half), odd);
+        step = bin(s, MT_OP_logical_or, bin(s, MT_OP_gt, frac, half), tie_odd);
     }
-    if (st == MT_OK) {
-        st = mt_op_add(*below, *step, mt_scalar_int(1), out);
-    }
-    *idx = *out;
-    return st;
+    return bin(s, MT_OP_add, below, step);
+}
+
+/* x reshaped to (ndim, shape), a step of the chain s */
+static mt_tensor *
+reshaped(tmp *s, mt_tensor *x, int ndim, const int64_t *shape)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_reshape(x, ndim, shape, &r), &r);
+}
+
+/* x's values along dim d at index (int64), a step of the chain s */
+static mt_tensor *
+gathered(tmp *s, mt_tensor *x, int d, mt_tensor *index)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, index) ? NULL : own(s, mt_op_gather(x, d, index, &r), &r);
 }
 
 /* quantile (ignore_nan: nanquantile) of self along dim (all of self when none) at q (a scalar
@@ -121,101 +138,78 @@ static mt_status
 quantile(mt_args *a, bool ignore_nan)
 {
     const char *fname = "quantile"; /* nanquantile's messages say quantile too, as PyTorch's */
-    mt_tensor *self = a->t[0], *q = a->t[1], *qt = NULL;
+    mt_tensor *self = a->t[0], *q = a->t[1], *qt = NULL, *r = NULL;
     const bool has_dim = !(a->i_none & 1u), keepdim = a->b[0];
     interp how = LINEAR;
-    mt_temps p = {0};
-    mt_status st = interpolation(fname, a->str[0], &how);
-    if (st || (st = quantile_checks(&p, fname, self, q, &qt))) {
-        goto out_clear;
-    }
+    tmp s = {0};
     int d = 0;
-    if (has_dim && (st = mt_wrap_dim(a->i[0], self->ndim, &d))) {
-        goto out_clear;
+    if ((s.st = interpolation(fname, a->str[0], &how)) ||
+        (s.st = quantile_checks(&s, fname, self, q, &qt)) ||
+        (has_dim && (s.st = mt_wrap_dim(a->i[0], self->ndim, &d)))) {
+        return finish(&s);
     }
     /* rows: (*rest, n) */
-    mt_tensor **rows = mt_temp(&p), **sorted = mt_temp(&p), **order = mt_temp(&p);
     int64_t all = -1, src = d, dst = -1;
-    if (!has_dim || self->ndim == 0) {
-        st = mt_op_reshape(self, 1, &all, rows);
-    } else {
-        st = mt_op_movedim(self, 1, &src, 1, &dst, rows);
+    mt_tensor *rows = own(&s,
+                          !has_dim || self->ndim == 0 ? mt_op_reshape(self, 1, &all, &r)
+                                                      : mt_op_movedim(self, 1, &src, 1, &dst, &r),
+                          &r);
+    mt_tensor *sorted = NULL, *order = NULL;
+    if (rows) { /* each result adopted, whatever became of the other */
+        mt_status st = mt_op_sort(rows, -1, false, true, &sorted, &order);
+        sorted = own(&s, st, &sorted);
+        own(&s, st, &order);
     }
-    if (st || (st = mt_op_sort(*rows, -1, false, true, sorted, order))) {
-        goto out_clear;
+    if (s.st) {
+        return finish(&s);
     }
-    const int nr = (*rows)->ndim - 1;
-    const int64_t n = (*rows)->sizes[nr], nq = qt->ndim ? qt->sizes[0] : 1;
+    const int nr = rows->ndim - 1;
+    const int64_t n = rows->sizes[nr], nq = qt->ndim ? qt->sizes[0] : 1;
     /* q as (Q, 1, ..., 1) against the rows' (*rest, 1) */
     int64_t qshape[MT_MAX_DIMS + 1], eshape[MT_MAX_DIMS + 1];
     qshape[0] = nq;
     eshape[0] = nq;
     for (int k = 0; k < nr; k++) {
         qshape[k + 1] = 1;
-        eshape[k + 1] = (*rows)->sizes[k];
+        eshape[k + 1] = rows->sizes[k];
     }
     qshape[nr + 1] = 1;
     eshape[nr + 1] = n;
-    mt_tensor **qcol = mt_temp(&p), **ranks = mt_temp(&p), **ranks_b = mt_temp(&p);
-    mt_tensor **isnan = mt_temp(&p), **flag = mt_temp(&p);
-    mt_tensor **sorted_q = mt_temp(&p), **sorted_e = mt_temp(&p), **below_v = mt_temp(&p);
-    mt_tensor *span = NULL, *below = NULL;
     int64_t lastdim = -1;
-    if ((st = mt_op_reshape(qt, nr + 2, qshape, qcol))) {
-        goto out_clear;
-    }
+    mt_tensor *qcol = reshaped(&s, qt, nr + 2, qshape), *ranks;
+    mt_tensor *isnan = un(&s, MT_OP_isnan, sorted);
     if (ignore_nan) { /* ranks = max(q * (valid - 1), 0), valid the numbers of a row */
-        mt_tensor **numbers = mt_temp(&p), **valid = mt_temp(&p), **vm1 = mt_temp(&p);
-        mt_tensor **scaled = mt_temp(&p);
-        if ((st = mt_op_isnan(*sorted, isnan)) || (st = mt_op_logical_not(*isnan, numbers)) ||
-            (st = mt_op_sum(*numbers, 1, &lastdim, true, MT_INT64, valid)) ||
-            (st = mt_temp_int(&p, 1, &span)) ||
-            (st = mt_op_sub(*valid, span, mt_scalar_int(1), vm1)) ||
-            (st = mt_op_mul(*qcol, *vm1, scaled)) ||
-            (st = mt_op_clamp_min(*scaled, mt_scalar_int(0), ranks_b))) {
-            goto out_clear;
-        }
+        mt_tensor *numbers = un(&s, MT_OP_logical_not, isnan);
+        mt_tensor *valid = failed(&s, numbers, numbers)
+                               ? NULL
+                               : own(&s, mt_op_sum(numbers, 1, &lastdim, true, MT_INT64, &r), &r);
+        mt_tensor *scaled = bin(&s, MT_OP_mul, qcol, bin(&s, MT_OP_sub, valid, int_number(&s, 1)));
+        ranks = failed(&s, scaled, scaled)
+                    ? NULL
+                    : own(&s, mt_op_clamp_min(scaled, mt_scalar_int(0), &r), &r);
     } else { /* ranks = q * (n - 1), n - 1 in rows with a NaN */
-        if ((st = mt_temp_number(&p, (double)(n - 1), &span)) ||
-            (st = mt_op_mul(*qcol, span, ranks)) || (st = mt_op_isnan(*sorted, isnan)) ||
-            (st = mt_op_any(*isnan, 1, &lastdim, true, flag)) ||
-            (st = mt_op_where(*flag, span, *ranks, ranks_b))) {
-            goto out_clear;
-        }
+        mt_tensor *span = num(&s, (double)(n - 1));
+        mt_tensor *flag = failed(&s, isnan, isnan)
+                              ? NULL
+                              : own(&s, mt_op_any(isnan, 1, &lastdim, true, &r), &r);
+        ranks = sel(&s, flag, span, bin(&s, MT_OP_mul, qcol, span));
     }
     /* the sorted rows, repeated for each q: (Q, *rest, n) */
-    if ((st = mt_op_unsqueeze(*sorted, 0, sorted_q)) ||
-        (st = mt_op_expand(*sorted_q, nr + 2, eshape, sorted_e)) ||
-        (st = rank_index(&p, *ranks_b,
-                         how == HIGHER    ? CEIL
-                         : how == NEAREST ? ROUND
-                                          : FLOOR,
-                         &below)) ||
-        (st = mt_op_gather(*sorted_e, nr + 1, below, below_v))) {
-        goto out_clear;
-    }
-    mt_tensor *result = *below_v;
+    mt_tensor *sorted_q = s.st ? NULL : own(&s, mt_op_unsqueeze(sorted, 0, &r), &r);
+    mt_tensor *sorted_e = failed(&s, sorted_q, sorted_q)
+                              ? NULL
+                              : own(&s, mt_op_expand(sorted_q, nr + 2, eshape, &r), &r);
+    const rounding down = how == HIGHER ? CEIL : how == NEAREST ? ROUND : FLOOR;
+    mt_tensor *below = rank_index(&s, ranks, down);
+    mt_tensor *result = gathered(&s, sorted_e, nr + 1, below);
     if (how == LINEAR || how == MIDPOINT) { /* below + w (above - below) */
-        mt_tensor **above_v = mt_temp(&p), **gap = mt_temp(&p), **frac = mt_temp(&p);
-        mt_tensor **part = mt_temp(&p), **mixed = mt_temp(&p), **below_f = mt_temp(&p);
-        mt_tensor *above = NULL, *w = NULL;
-        if ((st = rank_index(&p, *ranks_b, CEIL, &above)) ||
-            (st = mt_op_gather(*sorted_e, nr + 1, above, above_v)) ||
-            (st = mt_op_sub(*above_v, *below_v, mt_scalar_int(1), gap))) {
-            goto out_clear;
-        }
-        if (how == MIDPOINT) {
-            st = mt_temp_number(&p, 0.5, &w);
-        } else if ((st = mt_op__to_copy(below, (*ranks_b)->dtype, mt_tensor_device(below),
-                                        below_f)) == MT_OK &&
-                   (st = mt_op_sub(*ranks_b, *below_f, mt_scalar_int(1), frac)) == MT_OK) {
-            w = *frac;
-        }
-        if (st || (st = mt_op_mul(w, *gap, part)) ||
-            (st = mt_op_add(*below_v, *part, mt_scalar_int(1), mixed))) {
-            goto out_clear;
-        }
-        result = *mixed;
+        mt_tensor *above_v = gathered(&s, sorted_e, nr + 1, rank_index(&s, ranks, CEIL));
+        mt_tensor *w = how == MIDPOINT
+                           ? num(&s, 0.5)
+                           : bin(&s, MT_OP_sub, ranks,
+                                 copied_as(&s, below, ranks ? ranks->dtype : MT_FLOAT64));
+        mt_tensor *gap = bin(&s, MT_OP_sub, above_v, result);
+        result = bin(&s, MT_OP_add, result, bin(&s, MT_OP_mul, w, gap));
     }
     /* (Q, *rest, 1) to the result's shape */
     int64_t oshape[MT_MAX_DIMS + 1];
@@ -234,10 +228,8 @@ quantile(mt_args *a, bool ignore_nan)
             }
         }
     }
-    st = mt_op_reshape(result, no, oshape, &a->out[0]);
-out_clear:
-    mt_temps_clear(&p);
-    return st;
+    give(&s, reshaped(&s, result, no, oshape), &a->out[0]);
+    return finish(&s);
 }
 
 // self (any shape), q (a number, or (Q)); out: self's q-quantiles along dim (or of all of self)

@@ -9,7 +9,7 @@
 #include "dispatch/kernels.h"
 #include "ops/linalg.h"
 #include "ops/ops.h"
-#include "ops/temps.h"
+#include "ops/op_chain.h"
 
 /* ---- helpers ---- */
 
@@ -33,9 +33,9 @@ check_nonempty(const char *name, const mt_tensor *self, int d)
     return MT_OK;
 }
 
-/* out[k] = x[k] with dim d (kept as size 1) removed unless keepdim */
+/* *out = x with dim d (kept as size 1) removed unless keepdim */
 static mt_status
-finish(mt_tensor *x, int d, bool keepdim, mt_tensor **out)
+drop_dim(mt_tensor *x, int d, bool keepdim, mt_tensor **out)
 {
     if (keepdim || x->ndim == 0) {
         *out = mt_tensor_retain(x);
@@ -56,66 +56,94 @@ scalar_pick(mt_tensor *self, mt_tensor **values, mt_tensor **indices)
     return st;
 }
 
-/* values, indices = sorted and its positions at pos (int64, keepdim shape) along d */
-static mt_status
-pick_sorted(mt_temps *p, mt_tensor *sorted, mt_tensor *order, mt_tensor *pos, int d, bool keepdim,
-            mt_tensor **values, mt_tensor **indices)
+/* an int64 0-dim number, a step of the chain s: int64 operands stay int64 */
+static mt_tensor *
+int_number(tmp *s, int64_t v)
 {
-    mt_tensor **v = mt_temp(p), **i = mt_temp(p);
-    mt_status st = mt_op_gather(sorted, d, pos, v);
-    if (st == MT_OK && (st = mt_op_gather(order, d, pos, i)) == MT_OK &&
-        (st = finish(*v, d, keepdim, values)) == MT_OK) {
-        st = finish(*i, d, keepdim, indices);
-    }
-    return st;
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_tensor_scalar(mt_scalar_int(v), MT_INT64, &r), &r);
 }
 
-/* *out (dtype dt, self's shape with 1 at d) filled with v */
+/* x narrowed to length n from start along d, a step of the chain s */
+static mt_tensor *
+narrowed(tmp *s, mt_tensor *x, int d, int64_t start, int64_t n)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_narrow(x, d, start, n, &r), &r);
+}
+
+/* (n) of dt on like's device, filled with v: a step of the chain s */
+static mt_tensor *
+filled_1d(tmp *s, int64_t n, mt_scalar v, mt_dtype dt, const mt_tensor *like)
+{
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_op_full(1, &n, v, dt, mt_tensor_device(like), false, &r), &r);
+}
+
+/* sorted and its stable sort's positions along d (NaN last), steps of the chain s */
+static void
+sort_stable(tmp *s, mt_tensor *self, int d, mt_tensor **sorted, mt_tensor **order)
+{
+    *sorted = *order = NULL;
+    if (s->st == MT_OK) { /* each result adopted, whatever became of the other */
+        mt_status st = mt_op_sort(self, d, false, true, sorted, order);
+        *sorted = own(s, st, sorted);
+        *order = own(s, st, order);
+    }
+}
+
+/* values, indices = sorted and its positions at pos (int64, keepdim shape) along d; the
+ * chain's last step (returns its status, s finished) */
 static mt_status
-row_constant(mt_temps *p, const mt_tensor *self, int d, int64_t v, mt_dtype dt, mt_tensor **out)
+pick_sorted(tmp *s, mt_tensor *sorted, mt_tensor *order, mt_tensor *pos, int d, bool keepdim,
+            mt_tensor **values, mt_tensor **indices)
+{
+    mt_tensor *r = NULL;
+    mt_tensor *v = failed(s, sorted, pos) ? NULL : own(s, mt_op_gather(sorted, d, pos, &r), &r);
+    mt_tensor *i = failed(s, order, v) ? NULL : own(s, mt_op_gather(order, d, pos, &r), &r);
+    if (!failed(s, i, i) && (s->st = drop_dim(v, d, keepdim, values)) == MT_OK) {
+        s->st = drop_dim(i, d, keepdim, indices);
+    }
+    return finish(s);
+}
+
+/* (dtype dt, self's shape with 1 at d) filled with v, a step of the chain s */
+static mt_tensor *
+row_constant(tmp *s, const mt_tensor *self, int d, int64_t v, mt_dtype dt)
 {
     int64_t shape[MT_MAX_DIMS];
     memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
     shape[d] = 1;
-    mt_tensor **t = mt_temp(p);
-    mt_status st = mt_op_full(self->ndim, shape, mt_scalar_int(v), dt, mt_tensor_device(self),
-                              false, t);
-    *out = *t;
-    return st;
+    mt_tensor *r = NULL;
+    return s->st ? NULL
+                 : own(s,
+                       mt_op_full(self->ndim, shape, mt_scalar_int(v), dt, mt_tensor_device(self),
+                                  false, &r),
+                       &r);
 }
 
 /* ---- kthvalue, median, nanmedian, mode ---- */
 
 typedef enum order_stat { KTH, MEDIAN, NANMEDIAN } order_stat;
 
-/* *pos (int64, self's shape with 1 at d): where in its sorted row (NaNs last) each row's median
- * is: MEDIAN takes the first NaN of a row that has one (n - nans), NANMEDIAN the median of the
- * n - nans numbers, (n - nans - 1) / 2, or the first NaN of a row of NaNs only. */
-static mt_status
-median_position(mt_temps *p, mt_tensor *self, int d, order_stat what, mt_tensor *middle,
-                mt_tensor **pos)
+/* (int64, self's shape with 1 at d): where in its sorted row (NaNs last) each row's median is:
+ * MEDIAN takes the first NaN of a row that has one (n - nans), NANMEDIAN the median of the
+ * n - nans numbers, (n - nans - 1) / 2, or the first NaN of a row of NaNs only. A step of the
+ * chain s. */
+static mt_tensor *
+median_position(tmp *s, mt_tensor *self, int d, order_stat what, mt_tensor *middle)
 {
     const int64_t n = self->sizes[d], dim = d;
-    mt_tensor **isnan = mt_temp(p), **nans = mt_temp(p), **has_nan = mt_temp(p);
-    mt_tensor **left = mt_temp(p), **half = mt_temp(p), **at = mt_temp(p);
-    mt_tensor *zero = NULL, *two = NULL, *count = NULL;
-    mt_status st;
-    if ((st = mt_op_isnan(self, isnan)) ||
-        (st = mt_op_sum(*isnan, 1, &dim, true, MT_INT64, nans)) ||
-        (st = mt_temp_int(p, 0, &zero)) || (st = mt_temp_int(p, 2, &two)) ||
-        (st = mt_temp_int(p, what == MEDIAN ? n : n - 1, &count)) ||
-        (st = mt_op_sub(count, *nans, mt_scalar_int(1), left))) {
-        return st;
-    }
+    mt_tensor *r = NULL, *isnan = un(s, MT_OP_isnan, self);
+    mt_tensor *nans = failed(s, isnan, isnan)
+                          ? NULL
+                          : own(s, mt_op_sum(isnan, 1, &dim, true, MT_INT64, &r), &r);
+    mt_tensor *left = bin(s, MT_OP_sub, int_number(s, what == MEDIAN ? n : n - 1), nans);
     if (what == MEDIAN) {
-        st = mt_op_gt(*nans, zero, has_nan);
-        st = st ? st : mt_op_where(*has_nan, *left, middle, at);
-    } else {
-        st = mt_op_floor_divide(*left, two, half);
-        st = st ? st : mt_op_clamp_min(*half, mt_scalar_int(0), at);
+        return sel(s, bin(s, MT_OP_gt, nans, int_number(s, 0)), left, middle);
     }
-    *pos = *at;
-    return st;
+    mt_tensor *half = bin(s, MT_OP_floor_divide, left, int_number(s, 2));
+    return failed(s, half, half) ? NULL : own(s, mt_op_clamp_min(half, mt_scalar_int(0), &r), &r);
 }
 
 /* The k-th smallest (0-based k, for KTH) or the median of each row of self along d: values
@@ -128,21 +156,15 @@ order_statistic(mt_tensor *self, int d, int64_t k, order_stat what, bool keepdim
     if (self->ndim == 0) {
         return scalar_pick(self, values, indices);
     }
-    mt_temps p = {0};
-    mt_tensor **sorted = mt_temp(&p), **order = mt_temp(&p), *pos = NULL;
+    tmp s = {0};
+    mt_tensor *sorted, *order;
     const int64_t n = self->sizes[d];
-    mt_status st = mt_op_sort(self, d, false, true, sorted, order);
-    if (st == MT_OK) {
-        st = row_constant(&p, self, d, what == KTH ? k : (n - 1) / 2, MT_INT64, &pos);
+    sort_stable(&s, self, d, &sorted, &order);
+    mt_tensor *pos = row_constant(&s, self, d, what == KTH ? k : (n - 1) / 2, MT_INT64);
+    if (what != KTH && mt_dtype_is_float(self->dtype)) {
+        pos = median_position(&s, self, d, what, pos);
     }
-    if (st == MT_OK && what != KTH && mt_dtype_is_float(self->dtype)) {
-        st = median_position(&p, self, d, what, pos, &pos);
-    }
-    if (st == MT_OK) {
-        st = pick_sorted(&p, *sorted, *order, pos, d, keepdim, values, indices);
-    }
-    mt_temps_clear(&p);
-    return st;
+    return pick_sorted(&s, sorted, order, pos, d, keepdim, values, indices);
 }
 
 // self (any shape); values, indices: the k-th smallest of each row along dim (k from 1)
@@ -248,34 +270,37 @@ mt_composite_mode(mt_args *a)
     if (self->ndim == 0) {
         return scalar_pick(self, &a->out[0], &a->out[1]);
     }
-    mt_temps p = {0};
-    mt_tensor **sorted = mt_temp(&p), **order = mt_temp(&p), **ar = mt_temp(&p);
-    mt_tensor **rest = mt_temp(&p), **prev = mt_temp(&p), **differs = mt_temp(&p);
-    mt_tensor **starts_at = mt_temp(&p), **zero_or = mt_temp(&p), *first = NULL;
-    mt_tensor **start = mt_temp(&p), **start_i = mt_temp(&p), **len = mt_temp(&p);
-    mt_tensor **pos = mt_temp(&p), *zero = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL, *sorted, *order;
     int64_t shape[MT_MAX_DIMS];
     for (int k = 0; k < self->ndim; k++) {
         shape[k] = k == d ? n : 1;
     }
-    if ((st = mt_op_sort(self, d, false, true, sorted, order)) ||
-        (st = mt_op_arange(mt_scalar_int(0), mt_scalar_int(n), mt_scalar_int(1), MT_INT64,
-                           mt_tensor_device(self), false, mt_temp(&p))) ||
-        (st = mt_op_reshape(p.t[p.n - 1], self->ndim, shape, ar)) ||
-        (st = mt_op_narrow(*sorted, d, 1, n - 1, rest)) ||
-        (st = mt_op_narrow(*sorted, d, 0, n - 1, prev)) || (st = mt_op_ne(*rest, *prev, differs)) ||
-        (st = row_constant(&p, self, d, 1, MT_BOOL, &first)) ||
-        (st = mt_op_cat(2, (mt_tensor *[]){first, *differs}, d, starts_at)) ||
-        (st = mt_temp_int(&p, 0, &zero)) || (st = mt_op_where(*starts_at, *ar, zero, zero_or)) ||
-        (st = mt_op_cummax(*zero_or, d, start, start_i)) ||
-        (st = mt_op_sub(*ar, *start, mt_scalar_int(1), len)) ||
-        (st = mt_op_argmax(*len, d, true, pos))) {
-        goto out_clear;
+    sort_stable(&s, self, d, &sorted, &order);
+    mt_tensor *ar_n = s.st ? NULL
+                           : own(&s,
+                                 mt_op_arange(mt_scalar_int(0), mt_scalar_int(n), mt_scalar_int(1),
+                                              MT_INT64, mt_tensor_device(self), false, &r),
+                                 &r);
+    mt_tensor *ar = failed(&s, ar_n, ar_n)
+                        ? NULL
+                        : own(&s, mt_op_reshape(ar_n, self->ndim, shape, &r), &r);
+    mt_tensor *differs = bin(&s, MT_OP_ne, narrowed(&s, sorted, d, 1, n - 1),
+                             narrowed(&s, sorted, d, 0, n - 1));
+    mt_tensor *first = row_constant(&s, self, d, 1, MT_BOOL);
+    mt_tensor *starts_at = failed(&s, first, differs)
+                               ? NULL
+                               : own(&s, mt_op_cat(2, (mt_tensor *[]){first, differs}, d, &r), &r);
+    mt_tensor *zero_or = sel(&s, starts_at, ar, int_number(&s, 0));
+    mt_tensor *start = NULL, *start_i = NULL;
+    if (!failed(&s, zero_or, zero_or)) { /* each result adopted, whatever became of the other */
+        mt_status st = mt_op_cummax(zero_or, d, &start, &start_i);
+        start = own(&s, st, &start);
+        own(&s, st, &start_i);
     }
-    st = pick_sorted(&p, *sorted, *order, *pos, d, a->b[0], &a->out[0], &a->out[1]);
-out_clear:
-    mt_temps_clear(&p);
-    return st;
+    mt_tensor *len = bin(&s, MT_OP_sub, ar, start);
+    mt_tensor *pos = failed(&s, len, len) ? NULL : own(&s, mt_op_argmax(len, d, true, &r), &r);
+    return pick_sorted(&s, sorted, order, pos, d, a->b[0], &a->out[0], &a->out[1]);
 }
 
 /* ---- histogram with a bin count, bucketize ---- */
@@ -520,21 +545,16 @@ mt_composite_renorm(mt_args *a)
             dims[nd++] = k;
         }
     }
-    mt_temps t = {0};
-    mt_tensor **norm = mt_temp(&t), **over = mt_temp(&t), **den = mt_temp(&t);
-    mt_tensor **scale = mt_temp(&t), **factor = mt_temp(&t), *top = NULL, *one = NULL, *eps = NULL;
-    if ((st = mt_op_norm(self, a->s[0], nd, dims, true, -1, norm)) ||
-        (st = mt_temp_number(&t, maxnorm, &top)) || (st = mt_temp_number(&t, 1.0, &one)) ||
-        (st = mt_temp_number(&t, 1e-7, &eps)) || (st = mt_op_gt(*norm, top, over)) ||
-        (st = mt_op_add(*norm, eps, mt_scalar_int(1), den)) ||
-        (st = mt_op_div(top, *den, NULL, scale)) ||
-        (st = mt_op_where(*over, *scale, one, factor))) {
-        goto out_clear;
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *norm = own(&s, mt_op_norm(self, a->s[0], nd, dims, true, -1, &r), &r);
+    mt_tensor *top = num(&s, maxnorm);
+    mt_tensor *scale = bin(&s, MT_OP_div, top, bin(&s, MT_OP_add, norm, num(&s, 1e-7)));
+    mt_tensor *factor = sel(&s, bin(&s, MT_OP_gt, norm, top), scale, num(&s, 1.0));
+    if (!failed(&s, factor, factor)) {
+        s.st = mt_op_mul(self, factor, &a->out[0]);
     }
-    st = mt_op_mul(self, *factor, &a->out[0]);
-out_clear:
-    mt_temps_clear(&t);
-    return st;
+    return finish(&s);
 }
 
 /* ---- unique_consecutive ---- */
@@ -547,74 +567,62 @@ mt_composite_unique_consecutive(mt_args *a)
     mt_tensor *self = a->t[0];
     const bool has_dim = !(a->i_none & 1u);
     int d = 0;
-    mt_temps t = {0};
-    mt_tensor **x = mt_temp(&t), **hi = mt_temp(&t), **lo = mt_temp(&t), **ne = mt_temp(&t);
-    mt_tensor **differs = mt_temp(&t), **starts = mt_temp(&t), **run = mt_temp(&t);
-    mt_tensor **at = mt_temp(&t), **at1 = mt_temp(&t), **ends = mt_temp(&t);
-    mt_tensor **first = mt_temp(&t), **total = mt_temp(&t), *one = NULL;
-    mt_status st = MT_OK;
     if (has_dim && self->ndim == 0) {
-        st = mt_fail(MT_EINDEX, "Dimension specified as %lld but tensor has no dimensions",
-                     (long long)a->i[0]);
-        goto out_clear;
+        return mt_fail(MT_EINDEX, "Dimension specified as %lld but tensor has no dimensions",
+                       (long long)a->i[0]);
     }
-    if ((st = has_dim ? mt_wrap_dim(a->i[0], self->ndim, &d) : MT_OK)) {
-        goto out_clear;
+    mt_status st = has_dim ? mt_wrap_dim(a->i[0], self->ndim, &d) : MT_OK;
+    if (st) {
+        return st;
     }
+    tmp s = {0};
+    mt_tensor *r = NULL;
     int64_t all = -1;
-    if ((st = has_dim ? mt_op_alias(self, x) : mt_op_reshape(self, 1, &all, x))) {
-        goto out_clear;
+    mt_tensor *x = own(&s, has_dim ? mt_op_alias(self, &r) : mt_op_reshape(self, 1, &all, &r), &r);
+    if (x == NULL) {
+        return finish(&s);
     }
-    const int64_t n = (*x)->sizes[d], one_i = 1;
+    const int64_t n = x->sizes[d];
     /* differs (n - 1): slice j + 1 is not slice j, somewhere */
     int64_t other[MT_MAX_DIMS], lead = n > 0 ? 1 : 0;
     int no = 0;
-    for (int k = 0; k < (*x)->ndim; k++) {
+    for (int k = 0; k < x->ndim; k++) {
         if (k != d) {
             other[no++] = k;
         }
     }
-    if ((st = mt_op_narrow(*x, d, n > 0 ? 1 : 0, n > 0 ? n - 1 : 0, hi)) ||
-        (st = mt_op_narrow(*x, d, 0, n > 0 ? n - 1 : 0, lo)) || (st = mt_op_ne(*hi, *lo, ne)) ||
-        (st = no ? mt_op_any(*ne, no, other, false, differs) : mt_op_alias(*ne, differs)) ||
-        (st = mt_op_full(1, &lead, mt_scalar_bool(true), MT_BOOL, mt_tensor_device(self), false,
-                         first))) {
-        goto out_clear;
-    }
+    mt_tensor *ne = bin(&s, MT_OP_ne, narrowed(&s, x, d, n > 0 ? 1 : 0, n > 0 ? n - 1 : 0),
+                        narrowed(&s, x, d, 0, n > 0 ? n - 1 : 0));
+    mt_tensor *differs = failed(&s, ne, ne) ? NULL
+                         : no               ? own(&s, mt_op_any(ne, no, other, false, &r), &r)
+                                            : ne;
+    mt_tensor *first = filled_1d(&s, lead, mt_scalar_bool(true), MT_BOOL, self);
     /* starts (n): where a run begins (the first slice, and each that differs from the one
-     * before); run (n): its number, cumsum - 1 */
-    if ((st = mt_op_cat(2, (mt_tensor *[]){*first, *differs}, 0, starts)) ||
-        (st = mt_op_cumsum(*starts, 0, MT_INT64, run)) || (st = mt_temp_int(&t, 1, &one)) ||
-        (st = mt_op_sub(*run, one, mt_scalar_int(1), &a->out[1])) ||
-        (st = mt_op_nonzero(*starts, at)) || (st = mt_op_reshape(*at, 1, &all, at1))) {
-        goto out_clear;
-    }
+     * before); run (n): its number, cumsum - 1, the inverse */
+    mt_tensor *starts = failed(&s, first, differs)
+                            ? NULL
+                            : own(&s, mt_op_cat(2, (mt_tensor *[]){first, differs}, 0, &r), &r);
+    mt_tensor *run = failed(&s, starts, starts)
+                         ? NULL
+                         : own(&s, mt_op_cumsum(starts, 0, MT_INT64, &r), &r);
+    mt_tensor *inverse = bin(&s, MT_OP_sub, run, int_number(&s, 1));
+    mt_tensor *at = un(&s, MT_OP_nonzero, starts);
+    mt_tensor *at1 = failed(&s, at, at) ? NULL : own(&s, mt_op_reshape(at, 1, &all, &r), &r);
     /* values: the first slice of each run; counts: the distance to the next run's start */
-    if ((st = mt_op_index_select(*x, d, *at1, &a->out[0])) ||
-        (st = mt_op_full(1, &one_i, mt_scalar_int(n), MT_INT64, mt_tensor_device(self), false,
-                         total)) ||
-        (st = mt_op_cat(2, (mt_tensor *[]){*at1, *total}, 0, ends))) {
-        goto out_clear;
+    mt_tensor *total = filled_1d(&s, 1, mt_scalar_int(n), MT_INT64, self);
+    mt_tensor *ends = failed(&s, at1, total)
+                          ? NULL
+                          : own(&s, mt_op_cat(2, (mt_tensor *[]){at1, total}, 0, &r), &r);
+    const int64_t u = at1 ? at1->sizes[0] : 0;
+    mt_tensor *counts = bin(&s, MT_OP_sub, narrowed(&s, ends, 0, 1, u),
+                            narrowed(&s, ends, 0, 0, u));
+    if (!failed(&s, counts, inverse)) {
+        s.st = mt_op_index_select(x, d, at1, &a->out[0]);
     }
-    {
-        mt_tensor **nxt = mt_temp(&t), **cur = mt_temp(&t);
-        const int64_t u = (*at1)->sizes[0];
-        if ((st = mt_op_narrow(*ends, 0, 1, u, nxt)) || (st = mt_op_narrow(*ends, 0, 0, u, cur))) {
-            goto out_clear;
-        }
-        st = mt_op_sub(*nxt, *cur, mt_scalar_int(1), &a->out[2]);
+    if (s.st == MT_OK) { /* inverse in self's shape without a dim */
+        s.st = has_dim ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
+                       : mt_op_reshape(inverse, self->ndim, self->sizes, &a->out[1]);
     }
-    if (st == MT_OK && !has_dim) { /* inverse in self's shape */
-        mt_tensor *flat = a->out[1];
-        st = mt_op_reshape(flat, self->ndim, self->sizes, &a->out[1]);
-        mt_tensor_release(flat);
-    }
-out_clear:
-    mt_temps_clear(&t);
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
-    return st;
+    give(&s, counts, &a->out[2]);
+    return finish(&s);
 }

@@ -89,6 +89,19 @@ mt_front_bernoulli_(const mt_args *a, mt_plan *plan)
     return st;
 }
 
+/* A draw's result (poisson, the gamma and Dirichlet draws and their gradients): the first n
+ * tensors broadcast together, contiguous, of the first one's dtype. */
+static mt_status
+draw_output(mt_status st, const mt_args *a, mt_plan *plan, int n)
+{
+    int ndim = 0;
+    int64_t shape[MT_MAX_DIMS];
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        st = mt_broadcast_shapes(ndim, shape, a->t[k]->ndim, a->t[k]->sizes, &ndim, shape);
+    }
+    return st ? st : mt_front_output(plan, a->t[0]->dtype, ndim, shape);
+}
+
 mt_status
 mt_check_poisson(const mt_args *a, const char *device)
 {
@@ -108,8 +121,7 @@ mt_check_poisson(const mt_args *a, const char *device)
 mt_status
 mt_front_poisson(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_check_poisson(a, device_name(a->t[0]));
+    return draw_output(mt_check_poisson(a, device_name(a->t[0])), a, plan, 1);
 }
 
 /* ---- multinomial ---- */
@@ -147,10 +159,10 @@ mt_multinomial_shape(const mt_args *a, int *ndim, int64_t *shape)
 mt_status
 mt_front_multinomial(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    int ndim;
-    int64_t shape[2];
-    return mt_multinomial_shape(a, &ndim, shape);
+    int ndim = 0;
+    int64_t shape[2] = {0, 0};
+    mt_status st = mt_multinomial_shape(a, &ndim, shape);
+    return st ? st : mt_front_output(plan, MT_INT64, ndim, shape); /* the indices drawn */
 }
 
 /* *zero = whether a row of self (one row for a 1-D self) sums to 0. */
@@ -173,7 +185,7 @@ zero_row(mt_tensor *self, bool *zero)
 static mt_status
 exponential_race(mt_args *a, int64_t n_sample)
 {
-    mt_tensor *self = a->t[0], *q = NULL, *keys = NULL, *values = NULL;
+    mt_tensor *self = a->t[0], *q = NULL, *keys = NULL, *values = NULL, *drawn = NULL;
     bool bad = false, zero = false;
     mt_status st = any_outside(self, 0, DBL_MAX, &bad);
     if (st == MT_OK && bad) {
@@ -189,11 +201,15 @@ exponential_race(mt_args *a, int64_t n_sample)
         goto out_release;
     }
     if (n_sample == 1) {
-        st = mt_op_argmax(keys, -1, true, &a->out[0]);
+        st = mt_op_argmax(keys, -1, true, &drawn);
     } else {
-        st = mt_op_topk(keys, n_sample, -1, true, true, &values, &a->out[0]);
+        st = mt_op_topk(keys, n_sample, -1, true, true, &values, &drawn);
+    }
+    if (st == MT_OK) {
+        st = mt_op_copy_(a->out[0], drawn, NULL);
     }
 out_release:
+    mt_tensor_clear(&drawn);
     mt_tensor_clear(&q);
     mt_tensor_clear(&keys);
     mt_tensor_clear(&values);
@@ -232,28 +248,20 @@ check_probabilities(mt_tensor *self)
 mt_status
 mt_multinomial_with(mt_args *a, const mt_multinomial_device *dev)
 {
-    mt_tensor *self = a->t[0], *result = NULL;
-    int64_t n_sample = a->i[0], shape[2] = {0, 0};
-    int ndim = 0;
+    mt_tensor *self = a->t[0];
+    int64_t n_sample = a->i[0];
     mt_generator *g;
-    mt_status st = mt_multinomial_shape(a, &ndim, shape);
-    if (st || (st = mt_generator_for(a->gen, mt_tensor_device(self), &g))) {
+    mt_status st = mt_generator_for(a->gen, mt_tensor_device(self), &g);
+    if (st || mt_tensor_numel(a->out[0]) == 0) {
         return st;
-    }
-    if (mt_numel(ndim, shape) == 0) {
-        return mt_tensor_empty(ndim, shape, MT_INT64, mt_tensor_device(self), &a->out[0]);
     }
     if (!a->b[0] || n_sample == 1) {
         return exponential_race(a, n_sample);
     }
-    if ((st = check_probabilities(self)) ||
-        (st = mt_tensor_empty(ndim, shape, MT_INT64, mt_tensor_device(self), &result)) ||
-        (st = dev->draws(self, n_sample, g, result))) {
-        mt_tensor_clear(&result);
-        return st;
+    if ((st = check_probabilities(self)) == MT_OK) {
+        st = dev->draws(self, n_sample, g, a->out[0]);
     }
-    a->out[0] = result;
-    return MT_OK;
+    return st;
 }
 
 /* ---- composites ---- */
@@ -351,15 +359,13 @@ float_only(const mt_tensor *t, const char *name, const char *device)
 mt_status
 mt_front_gamma(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return float_only(a->t[0], "gamma_", device_name(a->t[0]));
+    return draw_output(float_only(a->t[0], "gamma_", device_name(a->t[0])), a, plan, 1);
 }
 
 mt_status
 mt_front_dirichlet(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return float_only(a->t[0], "dirichlet", "");
+    return draw_output(float_only(a->t[0], "dirichlet", ""), a, plan, 1);
 }
 
 /* a float first input and the others of its dtype (TensorIterator's check, its message) */
@@ -381,6 +387,8 @@ same_dtype(const mt_args *a, int n, const char *name)
 mt_status
 mt_front_gamma_grad(const mt_args *a, mt_plan *plan)
 {
-    return plan->op == MT_OP__dirichlet_grad ? same_dtype(a, 3, "_dirichlet_grad_")
-                                             : same_dtype(a, 2, "_standard_gamma_grad_");
+    const bool dirichlet = plan->op == MT_OP__dirichlet_grad;
+    mt_status st = dirichlet ? same_dtype(a, 3, "_dirichlet_grad_")
+                             : same_dtype(a, 2, "_standard_gamma_grad_");
+    return draw_output(st, a, plan, dirichlet ? 3 : 2);
 }

@@ -6,7 +6,7 @@
  * writes self once (one index_copy_), so self's version moves by one. */
 #include "dispatch/kernels.h"
 #include "ops/ops.h"
-#include "ops/temps.h"
+#include "ops/op_chain.h"
 
 #define RENORM_EPS 1e-7 /* PyTorch's: keeps the factor finite and just under max_norm / norm */
 
@@ -41,34 +41,44 @@ mt_composite_embedding_renorm_(mt_args *a)
     }
     // idx (k): the distinct indices, as int64 (index_copy_ takes no other); rows (k, dim);
     // norm, factor, over (k, 1)
-    mt_temps p = {0};
-    mt_tensor **flat = mt_temp(&p), **flat64 = mt_temp(&p), **idx = mt_temp(&p),
-              **inverse = mt_temp(&p);
-    mt_tensor **counts = mt_temp(&p), **rows = mt_temp(&p), **norm = mt_temp(&p);
-    mt_tensor **norm64 = mt_temp(&p), **shifted = mt_temp(&p), **factor64 = mt_temp(&p);
-    mt_tensor **factor = mt_temp(&p), **scaled = mt_temp(&p), **over = mt_temp(&p);
-    mt_tensor **kept = mt_temp(&p);
-    mt_tensor *limit = NULL, *eps = NULL;
+    tmp s = {0};
+    mt_tensor *r = NULL, *idx = NULL, *inverse = NULL, *counts = NULL;
     const int64_t row_dim = 1;
     mt_device dev = mt_tensor_device(self);
-    if ((st = mt_op_reshape(indices, 1, (const int64_t[]){-1}, flat)) == MT_OK &&
-        (st = mt_op_to(*flat, MT_INT64, mt_tensor_device(indices), false, flat64)) == MT_OK &&
-        (st = mt_op__unique2(*flat64, true, false, false, idx, inverse, counts)) == MT_OK &&
-        (st = mt_op_index_select(self, 0, *idx, rows)) == MT_OK &&
-        (st = mt_op_linalg_vector_norm(*rows, mt_scalar_float(norm_type), 1, &row_dim, true,
-                                       self->dtype, norm)) == MT_OK &&
-        (st = mt_op_to(*norm, MT_FLOAT64, dev, false, norm64)) == MT_OK &&
-        (st = mt_temp_number(&p, max_norm, &limit)) == MT_OK &&
-        (st = mt_temp_number(&p, RENORM_EPS, &eps)) == MT_OK &&
-        (st = mt_op_add(*norm64, eps, mt_scalar_int(1), shifted)) == MT_OK &&
-        (st = mt_op_div(limit, *shifted, NULL, factor64)) == MT_OK &&
-        (st = mt_op_to(*factor64, self->dtype, dev, false, factor)) == MT_OK &&
-        (st = mt_op_mul(*rows, *factor, scaled)) == MT_OK &&
-        (st = mt_op_gt(*norm64, limit, over)) == MT_OK &&
-        (st = mt_op_where(*over, *scaled, *rows, kept)) == MT_OK &&
-        (st = mt_op_index_copy_(self, 0, *idx, *kept, NULL)) == MT_OK) {
-        a->out[0] = mt_tensor_retain(self);
+    mt_tensor *flat = own(&s, mt_op_reshape(indices, 1, (const int64_t[]){-1}, &r), &r);
+    mt_tensor *flat64 = failed(&s, flat, flat)
+                            ? NULL
+                            : own(&s,
+                                  mt_op_to(flat, MT_INT64, mt_tensor_device(indices), false, &r),
+                                  &r);
+    if (!failed(&s, flat64, flat64)) { /* each result adopted, whatever became of the others */
+        mt_status st = mt_op__unique2(flat64, true, false, false, &idx, &inverse, &counts);
+        idx = own(&s, st, &idx);
+        own(&s, st, &inverse);
+        own(&s, st, &counts);
     }
-    mt_temps_clear(&p);
-    return st;
+    mt_tensor *rows = failed(&s, idx, idx) ? NULL
+                                           : own(&s, mt_op_index_select(self, 0, idx, &r), &r);
+    mt_tensor *norm = failed(&s, rows, rows)
+                          ? NULL
+                          : own(&s,
+                                mt_op_linalg_vector_norm(rows, mt_scalar_float(norm_type), 1,
+                                                         &row_dim, true, self->dtype, &r),
+                                &r);
+    mt_tensor *norm64 = failed(&s, norm, norm)
+                            ? NULL
+                            : own(&s, mt_op_to(norm, MT_FLOAT64, dev, false, &r), &r);
+    mt_tensor *limit = num(&s, max_norm);
+    mt_tensor *factor64 = bin(&s, MT_OP_div, limit,
+                              bin(&s, MT_OP_add, norm64, num(&s, RENORM_EPS)));
+    mt_tensor *factor = failed(&s, factor64, factor64)
+                            ? NULL
+                            : own(&s, mt_op_to(factor64, self->dtype, dev, false, &r), &r);
+    mt_tensor *kept = sel(&s, bin(&s, MT_OP_gt, norm64, limit), bin(&s, MT_OP_mul, rows, factor),
+                          rows);
+    if (!failed(&s, kept, kept)) {
+        s.st = mt_op_index_copy_(self, 0, idx, kept, NULL);
+    }
+    give(&s, self, &a->out[0]);
+    return finish(&s);
 }

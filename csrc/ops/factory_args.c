@@ -84,7 +84,7 @@ mt_front_arange(const mt_args *a, mt_plan *p)
         return mt_fail(MT_ERUNTIME, "invalid size, possible overflow?");
     }
     r->n = (int64_t)count;
-    return MT_OK;
+    return mt_front_output(p, r->dt, 1, &r->n);
 }
 
 /* Start or end as the output dtype sees it first (an integer dtype truncates 0.5 to 0). */
@@ -111,7 +111,7 @@ mt_front_spaced(const mt_args *a, mt_plan *p)
     r->s = endpoint(a->s[0], r->dt);
     r->e = endpoint(a->s[1], r->dt);
     r->base = mt_scalar_is_none(a->s[2]) ? 10.0 : mt_scalar_to_double(a->s[2]);
-    return MT_OK;
+    return mt_front_output(p, r->dt, 1, &r->n);
 }
 
 // n, m (None: n)
@@ -129,7 +129,8 @@ mt_front_eye(const mt_args *a, mt_plan *p)
     if (*m < 0) {
         return mt_fail(MT_ERUNTIME, "m must be greater or equal to 0, got %lld", (long long)*m);
     }
-    return MT_OK;
+    const int64_t sizes[2] = {*n, *m};
+    return mt_front_output(p, *dt, 2, sizes);
 }
 
 // size: the dtype (the sizes are the allocator's to check)
@@ -137,7 +138,7 @@ mt_status
 mt_front_empty(const mt_args *a, mt_plan *p)
 {
     p->range.dt = a->dtype >= 0 ? (mt_dtype)a->dtype : MT_DEFAULT_FLOAT;
-    return MT_OK;
+    return mt_front_output(p, p->range.dt, a->l[0].n, a->l[0].v);
 }
 
 // n: int64 by default, no bool
@@ -149,5 +150,5 @@ mt_front_randperm(const mt_args *a, mt_plan *p)
     if (p->range.dt == MT_BOOL) {
         return mt_fail_not_implemented("randperm", "", p->range.dt);
     }
-    return MT_OK;
+    return mt_front_output(p, p->range.dt, 1, &p->range.n);
 }

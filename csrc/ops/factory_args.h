@@ -14,18 +14,12 @@ mt_factory_device(const mt_args *a)
     return a->has_device ? a->device : MT_DEVICE_CPU;
 }
 
-/* A finished factory result to the caller, with requires_grad set (out released on error).
- * Inline: each device's kernels compile their own. */
+/* A factory's result (stated by its front end, allocated by the dispatcher) with its
+ * requires_grad set. Inline: each device's kernels compile their own. */
 static inline mt_status
-mt_factory_finish(mt_args *a, mt_tensor *out)
+mt_factory_finish(mt_args *a)
 {
-    mt_status st = mt_tensor_set_requires_grad(out, a->b[0]);
-    if (st) {
-        mt_tensor_release(out);
-        return st;
-    }
-    a->out[0] = out;
-    return MT_OK;
+    return mt_tensor_set_requires_grad(a->out[0], a->b[0]);
 }
 
 /* cat's kernel for any device: each input copied into its slot of the result (the front end's

@@ -188,5 +188,5 @@ mt_front_fft(const mt_args *a, mt_plan *plan)
         p->sizes[h] = self->sizes[h] / 2 + 1;
     }
     p->scale = norm == 0 || n == 0 ? 1.0 : norm == 1 ? 1.0 / sqrt(n) : 1.0 / n;
-    return MT_OK;
+    return mt_front_output(plan, p->dt, p->ndim, p->sizes);
 }

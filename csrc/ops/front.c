@@ -87,16 +87,28 @@ mt_front_alloc_outputs(const mt_plan *p, mt_args *a, mt_device dev)
     mt_status st = MT_OK;
     for (int k = 0; k < p->nout && st == MT_OK; k++) {
         const mt_out_spec *o = &p->out[k];
-        int64_t rows[MT_MAX_DIMS];
-        const int64_t *strides = o->strides;
-        if (o->relayout) { /* the kernel's row-major result, copied into strides after */
-            mt_contiguous_strides(o->ndim, o->sizes, rows);
-            strides = rows;
+        if (o->ndim != MT_OUT_BY_KERNEL) {
+            int64_t rows[MT_MAX_DIMS];
+            const int64_t *strides = o->strides;
+            if (o->relayout) { /* the kernel's row-major result, copied into strides after */
+                mt_contiguous_strides(o->ndim, o->sizes, rows);
+                strides = rows;
+            }
+            st = mt_tensor_empty_strided(o->ndim, o->sizes, strides, o->dtype, dev, &a->out[k]);
         }
-        st = mt_tensor_empty_strided(o->ndim, o->sizes, strides, o->dtype, dev, &a->out[k]);
     }
     for (int k = 0; st && k < p->nout; k++) {
         mt_tensor_clear(&a->out[k]);
+    }
+    return st;
+}
+
+mt_status
+mt_front_output_by_kernel(mt_plan *p, mt_dtype dt)
+{
+    mt_status st = mt_front_output(p, dt, 0, NULL);
+    if (st == MT_OK) {
+        p->out[p->nout - 1].ndim = MT_OUT_BY_KERNEL;
     }
     return st;
 }

@@ -42,6 +42,9 @@ mt_status mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_
 mt_status mt_front_relayout_outputs(const mt_plan *p, mt_args *a);
 /* A result of t's shape and layout (PyTorch's preserve_format) in dtype dt. */
 mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
+/* A result whose size only its values show, of dtype dt: stated as made by the kernel, which
+ * allocates it once it knows the size, with mt_dispatch_result (dispatch/dispatch.h). */
+mt_status mt_front_output_by_kernel(mt_plan *p, mt_dtype dt);
 /* Allocates the results p states as a->out[0..p->nout) on dev, through its allocator: the
  * dispatcher's step before the kernel (and the host round trip's, for its host copies). On
  * failure none is left. */

@@ -439,6 +439,45 @@ solution_output(mt_status st, mt_plan *plan, const mt_tensor *A, const mt_linalg
     return st ? st : mt_front_output(plan, A->dtype, sys->nout, sys->out);
 }
 
+/* A result of A's batch dims (*) followed by more (0 to 2) dims d0, d1, in dtype dt. */
+static mt_status
+batch_shaped(mt_status st, mt_plan *plan, const mt_tensor *A, mt_dtype dt, int more, int64_t d0,
+             int64_t d1)
+{
+    if (st) {
+        return st;
+    }
+    int64_t shape[MT_MAX_DIMS + 2];
+    const int nb = A->ndim - 2;
+    memcpy(shape, A->sizes, sizeof(int64_t) * (size_t)nb);
+    shape[nb] = d0;
+    shape[nb + 1] = d1;
+    return mt_front_output(plan, dt, nb + more, shape);
+}
+
+/* The result a mode leaves out (no Q of qr's 'r', no U and Vh without compute_uv): PyTorch's
+ * empty tensor of dtype dt. */
+static mt_status
+empty_output(mt_status st, mt_plan *plan, mt_dtype dt)
+{
+    const int64_t zero = 0;
+    return st ? st : mt_front_output(plan, dt, 1, &zero);
+}
+
+/* A factorisation's results (lu_factor_ex, ldl_factor_ex): A-shaped, the int32 pivots (*, k)
+ * and LAPACK's int32 info per matrix. */
+static mt_status
+factor_outputs(mt_status st, mt_plan *plan, const mt_tensor *A)
+{
+    if (st) {
+        return st;
+    }
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    st = batch_shaped(st, plan, A, A->dtype, 2, m, n);
+    st = batch_shaped(st, plan, A, MT_INT32, 1, m < n ? m : n, 0);
+    return batch_shaped(st, plan, A, MT_INT32, 0, 0, 0);
+}
+
 mt_status
 mt_front_linalg_solve(const mt_args *a, mt_plan *plan)
 {
@@ -487,14 +526,12 @@ lu_input(const mt_tensor *A, bool pivot, const char *api)
 mt_status
 mt_front_linalg_lu_factor_ex(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return lu_input(a->t[0], a->b[0], "torch.lu_factor");
+    return factor_outputs(lu_input(a->t[0], a->b[0], "torch.lu_factor"), plan, a->t[0]);
 }
 
 mt_status
 mt_front_lu_unpack(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const mt_tensor *LU = a->t[0], *pivots = a->t[1];
     if (LU->ndim < 2) {
         char shape[256];
@@ -510,15 +547,23 @@ mt_front_lu_unpack(const mt_args *a, mt_plan *plan)
                        "torch.int32 dtype.\nNote: this function is intended to be used with the "
                        "output produced by torch.linalg.lu_factor");
     }
-    return mt_linalg_check_float(LU, "torch.lu_unpack");
+    /* P (*, m, m) with unpack_pivots, L (*, m, k) and U (*, k, n) with unpack_data; else
+     * empty */
+    mt_status st = mt_linalg_check_float(LU, "torch.lu_unpack");
+    const bool data = a->b[0], pivoted = a->b[1];
+    const int64_t m = LU->sizes[LU->ndim - 2], n = LU->sizes[LU->ndim - 1], k = m < n ? m : n;
+    const mt_dtype dt = LU->dtype;
+    st = pivoted ? batch_shaped(st, plan, LU, dt, 2, m, m) : empty_output(st, plan, dt);
+    st = data ? batch_shaped(st, plan, LU, dt, 2, m, k) : empty_output(st, plan, dt);
+    return data ? batch_shaped(st, plan, LU, dt, 2, k, n) : empty_output(st, plan, dt);
 }
 
 mt_status
 mt_front_linalg_lu_solve(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     mt_linalg_system sys;
-    return mt_linalg_lu_solve_spec(a->t[0], a->t[1], a->t[2], a->b[0], &sys);
+    mt_status st = mt_linalg_lu_solve_spec(a->t[0], a->t[1], a->t[2], a->b[0], &sys);
+    return solution_output(st, plan, a->t[0], &sys);
 }
 
 /* pivots (*, n) int32 with A's batch dims: PyTorch's check for lu_solve and ldl_solve */
@@ -588,7 +633,6 @@ mt_linalg_ldl_solve_spec(const mt_tensor *LD, const mt_tensor *pivots, const mt_
 mt_status
 mt_front_geqrf(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const mt_tensor *A = a->t[0];
     if (A->ndim < 2) {
         return mt_fail(MT_ERUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
@@ -596,28 +640,30 @@ mt_front_geqrf(const mt_args *a, mt_plan *plan)
     if (!mt_dtype_is_float(A->dtype) || mt_dtype_is_small(A->dtype)) {
         return mt_fail_not_implemented("geqrf_cpu", "", A->dtype);
     }
-    return MT_OK;
+    /* a (*, m, n): R and the reflectors; tau (*, min(m, n)) */
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    mt_status st = batch_shaped(MT_OK, plan, A, A->dtype, 2, m, n);
+    return batch_shaped(st, plan, A, A->dtype, 1, m < n ? m : n, 0);
 }
 
 mt_status
 mt_front_linalg_ldl_factor_ex(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_linalg_check_matrix(a->t[0], "torch.linalg.ldl_factor_ex", "A", true);
+    mt_status st = mt_linalg_check_matrix(a->t[0], "torch.linalg.ldl_factor_ex", "A", true);
+    return factor_outputs(st, plan, a->t[0]);
 }
 
 mt_status
 mt_front_linalg_ldl_solve(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     mt_linalg_system sys;
-    return mt_linalg_ldl_solve_spec(a->t[0], a->t[1], a->t[2], &sys);
+    mt_status st = mt_linalg_ldl_solve_spec(a->t[0], a->t[1], a->t[2], &sys);
+    return solution_output(st, plan, a->t[0], &sys);
 }
 
 mt_status
 mt_front_linalg_qr(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const char *mode = a->str[0];
     if (strcmp(mode, "reduced") != 0 && strcmp(mode, "complete") != 0 && strcmp(mode, "r") != 0) {
         return mt_fail(MT_ERUNTIME,
@@ -625,30 +671,60 @@ mt_front_linalg_qr(const mt_args *a, mt_plan *plan)
                        "(default), 'r', or 'complete'",
                        mode);
     }
-    return mt_linalg_check_matrix(a->t[0], "linalg.qr", "A", false);
+    /* 'reduced': Q (*, m, k), R (*, k, n); 'complete': Q (*, m, m), R (*, m, n); 'r': Q empty,
+     * R (*, k, n); k = min(m, n) */
+    const mt_tensor *A = a->t[0];
+    mt_status st = mt_linalg_check_matrix(A, "linalg.qr", "A", false);
+    const int64_t m = st ? 0 : A->sizes[A->ndim - 2], n = st ? 0 : A->sizes[A->ndim - 1];
+    const int64_t k = m < n ? m : n, rows = strcmp(mode, "complete") == 0 ? m : k;
+    st = strcmp(mode, "r") != 0 ? batch_shaped(st, plan, A, A->dtype, 2, m, rows)
+                                : empty_output(st, plan, A->dtype);
+    return batch_shaped(st, plan, A, A->dtype, 2, rows, n);
 }
 
 mt_status
 mt_front__linalg_svd(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     if (a->str[0] != NULL) {
         return mt_fail(MT_ERUNTIME,
                        "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA "
                        "inputs with cuSOLVER backend.");
     }
-    return mt_linalg_check_matrix(a->t[0], "linalg.svd", "A", false);
+    /* U (*, m, k), S (*, k), Vh (*, k, n), k = min(m, n); U (*, m, m) and Vh (*, n, n) with
+     * full_matrices; U and Vh empty without compute_uv */
+    const mt_tensor *A = a->t[0];
+    mt_status st = mt_linalg_check_matrix(A, "linalg.svd", "A", false);
+    const bool full = a->b[0], uv = a->b[1];
+    const int64_t m = st ? 0 : A->sizes[A->ndim - 2], n = st ? 0 : A->sizes[A->ndim - 1];
+    const int64_t k = m < n ? m : n;
+    const mt_dtype dt = A->dtype;
+    st = uv ? batch_shaped(st, plan, A, dt, 2, m, full ? m : k) : empty_output(st, plan, dt);
+    st = batch_shaped(st, plan, A, dt, 1, k, 0);
+    return uv ? batch_shaped(st, plan, A, dt, 2, full ? n : k, n) : empty_output(st, plan, dt);
+}
+
+/* An eigendecomposition's results, in dtype dt: the eigenvalues (*, n) and, with compute_v, the
+ * eigenvectors A-shaped (else empty). */
+static mt_status
+eigen_outputs(mt_status st, mt_plan *plan, const mt_tensor *A, mt_dtype dt, bool compute_v)
+{
+    if (st) {
+        return st;
+    }
+    const int64_t n = A->sizes[A->ndim - 1];
+    st = batch_shaped(st, plan, A, dt, 1, n, 0);
+    return compute_v ? batch_shaped(st, plan, A, dt, 2, n, n) : empty_output(st, plan, dt);
 }
 
 mt_status
 mt_front__linalg_eigh(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const char *uplo = a->str[0];
     if (strcmp(uplo, "L") != 0 && strcmp(uplo, "U") != 0) {
         return mt_fail(MT_ERUNTIME, "Expected UPLO argument to be 'L' or 'U', but got %s", uplo);
     }
-    return mt_linalg_check_matrix(a->t[0], "linalg.eigh", "A", true);
+    mt_status st = mt_linalg_check_matrix(a->t[0], "linalg.eigh", "A", true);
+    return eigen_outputs(st, plan, a->t[0], a->t[0]->dtype, a->b[0]);
 }
 
 static bool
@@ -700,8 +776,9 @@ mt_linalg_fail_eig_phase(void)
 mt_status
 mt_front__linalg_eig(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_linalg_check_eig(a->t[0], MT_OP_linalg_eig, "linalg.eig");
+    mt_status st = mt_linalg_check_eig(a->t[0], MT_OP_linalg_eig, "linalg.eig");
+    const mt_dtype dt = st ? MT_COMPLEX64 : mt_dtype_to_complex(a->t[0]->dtype);
+    return eigen_outputs(st, plan, a->t[0], dt, a->b[0]);
 }
 
 /* _linalg_eig_backward(gL, gV, L, V): L (*, n) and V (*, n, n) complex, as _linalg_eig gave
@@ -709,7 +786,6 @@ mt_front__linalg_eig(const mt_args *a, mt_plan *plan)
 mt_status
 mt_front__linalg_eig_backward(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const mt_tensor *gL = a->t[0], *gV = a->t[1], *L = a->t[2], *V = a->t[3];
     bool ok = L->ndim >= 1 && V->ndim == L->ndim + 1 && mt_dtype_is_complex(L->dtype) &&
               V->dtype == L->dtype && V->sizes[V->ndim - 1] == L->sizes[L->ndim - 1] &&
@@ -721,14 +797,35 @@ mt_front__linalg_eig_backward(const mt_args *a, mt_plan *plan)
                        "_linalg_eig_backward: expected the eigenvalues (*, n) and eigenvectors "
                        "(*, n, n) of linalg.eig, and gradients of their shapes");
     }
-    return MT_OK;
+    /* gA, V's shape: complex, or its real part when A was real */
+    return mt_front_output(plan, a->b[0] ? mt_dtype_to_real(L->dtype) : L->dtype, V->ndim,
+                           V->sizes);
 }
 
 mt_status
 mt_front_linalg_lstsq(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
+    const mt_tensor *A = a->t[0];
     mt_linalg_system sys;
     const char *driver;
-    return mt_linalg_lstsq_spec(a->t[0], a->t[1], a->str[0], &sys, &driver);
+    mt_status st = mt_linalg_lstsq_spec(A, a->t[1], a->str[0], &sys, &driver);
+    if (st) {
+        return st;
+    }
+    /* solution (*, n, k); residuals (*, k) only where every matrix has full rank (its kernel
+     * makes it); rank (*) int64 (not for gels); singular_values (*, min(m, n)) for gelsd and
+     * gelss; each else empty */
+    const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
+    int64_t shape[MT_MAX_DIMS + 1];
+    memcpy(shape, sys.batch, sizeof(int64_t) * (size_t)sys.nb);
+    shape[sys.nb] = m < n ? m : n;
+    const bool has_sv = strcmp(driver, "gelsd") == 0 || strcmp(driver, "gelss") == 0;
+    if ((st = solution_output(st, plan, A, &sys)) ||
+        (st = mt_front_output_by_kernel(plan, A->dtype))) {
+        return st;
+    }
+    st = strcmp(driver, "gels") != 0 ? mt_front_output(plan, MT_INT64, sys.nb, sys.batch)
+                                     : empty_output(st, plan, MT_INT64);
+    return has_sv ? (st ? st : mt_front_output(plan, A->dtype, sys.nb + 1, shape))
+                  : empty_output(st, plan, A->dtype);
 }

@@ -62,6 +62,18 @@ out_release:
     return st;
 }
 
+mt_status
+mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor *out)
+{
+    mt_tensor *r = NULL;
+    mt_status st = mt_loss_finish(loss, weight, reduction, &r);
+    if (st == MT_OK) {
+        st = mt_op_copy_(out, r, NULL);
+    }
+    mt_tensor_clear(&r);
+    return st;
+}
+
 /* ---- dropout ---- */
 
 /* PyTorch's _dropout_impl: x times noise, noise a bernoulli_(1 - p) draw laid out as x (as

@@ -13,6 +13,8 @@ enum { MT_REDUCTION_NONE = 0, MT_REDUCTION_MEAN = 1, MT_REDUCTION_SUM = 2 };
 /* *out = loss (times weight, in place, when weight is given) reduced: itself, its mean or its
  * sum. Takes over the reference to loss. */
 mt_status mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor **out);
+/* The same into out, a result its front end stated (the loss kernels'). */
+mt_status mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor *out);
 /* A device's binary cross entropy (with logits), before weight and reduction: *loss = the
  * per-element loss of ins[0] (input), ins[1] (target) and ins[2] (pos_weight, or NULL),
  * broadcast together, in dtype dt; PyTorch's error for a probability outside [0, 1]. */

@@ -8,6 +8,7 @@
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/nn.h"
 
 /* A float16 or bfloat16 input may have float32 parameters, as PyTorch's mixed-type norms (what
  * autocast gives a layer_norm after a bfloat16 linear): the result keeps the input's dtype. */
@@ -109,6 +110,22 @@ mt_front_layer_norm(const mt_args *a, mt_plan *p)
     return st;
 }
 
+/* A binary cross entropy's result, in p->loss.dt: the loss of ins (input, target, pos_weight
+ * or NULL) broadcast together without a reduction, else one number. */
+static mt_status
+bce_output(const mt_args *a, mt_plan *p, const mt_tensor *const *ins)
+{
+    int ndim = 0;
+    int64_t sizes[MT_MAX_DIMS];
+    mt_status st = MT_OK;
+    for (int k = 0; k < 3 && st == MT_OK && a->i[0] == MT_REDUCTION_NONE; k++) {
+        if (ins[k]) {
+            st = mt_broadcast_shapes(ndim, sizes, ins[k]->ndim, ins[k]->sizes, &ndim, sizes);
+        }
+    }
+    return st ? st : mt_front_output(p, p->loss.dt, ndim, sizes);
+}
+
 // self, target (one shape) probabilities, weight (broadcasts to it) or NULL: one float dtype
 mt_status
 mt_front_binary_cross_entropy(const mt_args *a, mt_plan *p)
@@ -122,7 +139,8 @@ mt_front_binary_cross_entropy(const mt_args *a, mt_plan *p)
         return mt_fail_not_implemented("binary_cross_entropy", "", self->dtype);
     }
     p->loss.dt = self->dtype;
-    return MT_OK;
+    const mt_tensor *ins[3] = {self, target, NULL};
+    return bce_output(a, p, ins);
 }
 
 // self, target (one shape) logits and probabilities, weight and pos_weight (broadcast to them)
@@ -145,7 +163,7 @@ mt_front_binary_cross_entropy_with_logits(const mt_args *a, mt_plan *p)
     if (!mt_dtype_is_float(p->loss.dt)) {
         return mt_fail_not_implemented("binary_cross_entropy_with_logits", "", p->loss.dt);
     }
-    return MT_OK;
+    return bce_output(a, p, ins);
 }
 
 // grad_output (*indices.shape, D), indices (*) int64 or int32
@@ -246,5 +264,9 @@ mt_front_nll_loss(const mt_args *a, mt_plan *p)
         *C = self->sizes[1];
         *K = self->ndim > 2 ? mt_numel(self->ndim - 2, self->sizes + 2) : 1;
     }
-    return MT_OK;
+    /* target's shape without a reduction (0-dim without a batch dim, whatever target's
+     * rank), else one number */
+    const bool none = a->i[0] == MT_REDUCTION_NONE;
+    return mt_front_output(p, self->dtype, none && self->ndim > 1 ? target->ndim : 0,
+                           target->sizes);
 }

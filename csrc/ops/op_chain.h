@@ -130,6 +130,14 @@ sel(tmp *s, mt_tensor *cond, mt_tensor *x, mt_tensor *y)
     return own(s, mt_op_where(cond, x, y, &r), &r);
 }
 
+/* x with a dim of size 1 inserted at d */
+static inline mt_tensor *
+unsqueezed(tmp *s, mt_tensor *x, int64_t d)
+{
+    mt_tensor *r = NULL;
+    return failed(s, x, x) ? NULL : own(s, mt_op_unsqueeze(x, d, &r), &r);
+}
+
 /* x * v, or x itself when v is 1 */
 static inline mt_tensor *
 scaled(tmp *s, mt_tensor *x, double v)

@@ -175,7 +175,7 @@ mt_front_pad_gather(const mt_args *a, mt_plan *p)
         int k = x->ndim - 1 - d; /* the pair of dim d, when k < npairs */
         s->sizes[d] = x->sizes[d] + (k < npairs ? a->l[0].v[2 * k] + a->l[0].v[2 * k + 1] : 0);
     }
-    return MT_OK;
+    return mt_front_output(p, x->dtype, x->ndim, s->sizes);
 }
 
 /* The composites of the gathering pads (the kernel of a device without its own; the CPU's is

@@ -130,11 +130,13 @@ typedef struct mt_fft_plan {
  * the call's device, through that device's allocator, as a->out[k] before the kernel runs. */
 typedef struct mt_out_spec {
     mt_dtype dtype;
-    int ndim;
+    int ndim; /* MT_OUT_BY_KERNEL: its kernel makes it, of a size only its values show */
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS]; /* contiguous unless the front end gave others */
     bool relayout; /* the kernel writes it row-major; the dispatcher then copies it into strides */
 } mt_out_spec;
+
+#define MT_OUT_BY_KERNEL (-1) /* mt_out_spec.ndim of a result the dispatcher does not allocate */
 
 typedef struct mt_plan {
     mt_op op; /* set by the dispatcher */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "ops/ops.h"
-#include "ops/temps.h"
+#include "ops/op_chain.h"
 
 typedef enum { CELL_TANH, CELL_RELU, CELL_LSTM, CELL_GRU } cell_kind;
 
@@ -27,44 +27,32 @@ typedef struct cell_params {
     mt_tensor *w_ih, *w_hh, *b_ih, *b_hh, *w_hr;
 } cell_params;
 
-/* gate k of g (B, G*H) as a view (B, H) */
-static mt_status
-gate(mt_tensor *g, int64_t k, int64_t hidden, mt_tensor **out)
+/* gate k of g (B, G*H) as a view (B, H), a step of the chain s */
+static mt_tensor *
+gate(tmp *s, mt_tensor *g, int64_t k, int64_t hidden)
 {
-    return mt_op_narrow(g, 1, k * hidden, hidden, out);
+    mt_tensor *r = NULL;
+    return s->st ? NULL : own(s, mt_op_narrow(g, 1, k * hidden, hidden, &r), &r);
 }
 
 /* The pointwise part of one GRU step: xw, hw (B, 3H), h (B, H) -> h' (B, H). */
 static mt_status
 gru_gates(mt_tensor *xw, mt_tensor *hw, mt_tensor *h, mt_tensor **h_out)
 {
-    mt_temps tp = {0};
+    tmp s = {0};
     int64_t hidden = xw->sizes[1] / 3;
-    mt_tensor *part[6] = {NULL};
-    mt_tensor **rs = mt_temp(&tp), **r = mt_temp(&tp), **zs = mt_temp(&tp), **z = mt_temp(&tp);
-    mt_tensor **rh = mt_temp(&tp), **ns = mt_temp(&tp), **n = mt_temp(&tp), **hn = mt_temp(&tp);
-    mt_tensor **zhn = mt_temp(&tp);
-    mt_status st = MT_OK;
-    for (int k = 0; k < 3 && st == MT_OK; k++) {
-        st = gate(xw, k, hidden, &part[k]);
-        st = st ? st : gate(hw, k, hidden, &part[3 + k]);
+    mt_tensor *part[6];
+    for (int k = 0; k < 3; k++) {
+        part[k] = gate(&s, xw, k, hidden);
+        part[3 + k] = gate(&s, hw, k, hidden);
     }
     /* r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r * h_n), h' = n + z (h - n) */
-    st = st ? st : mt_op_add(part[0], part[3], mt_scalar_int(1), rs);
-    st = st ? st : mt_op_sigmoid(*rs, r);
-    st = st ? st : mt_op_add(part[1], part[4], mt_scalar_int(1), zs);
-    st = st ? st : mt_op_sigmoid(*zs, z);
-    st = st ? st : mt_op_mul(*r, part[5], rh);
-    st = st ? st : mt_op_add(part[2], *rh, mt_scalar_int(1), ns);
-    st = st ? st : mt_op_tanh(*ns, n);
-    st = st ? st : mt_op_sub(h, *n, mt_scalar_int(1), hn);
-    st = st ? st : mt_op_mul(*z, *hn, zhn);
-    st = st ? st : mt_op_add(*n, *zhn, mt_scalar_int(1), h_out);
-    for (int k = 0; k < 6; k++) {
-        mt_tensor_clear(&part[k]);
-    }
-    mt_temps_clear(&tp);
-    return st;
+    mt_tensor *r = un(&s, MT_OP_sigmoid, bin(&s, MT_OP_add, part[0], part[3]));
+    mt_tensor *z = un(&s, MT_OP_sigmoid, bin(&s, MT_OP_add, part[1], part[4]));
+    mt_tensor *n = un(&s, MT_OP_tanh, bin(&s, MT_OP_add, part[2], bin(&s, MT_OP_mul, r, part[5])));
+    mt_tensor *zhn = bin(&s, MT_OP_mul, z, bin(&s, MT_OP_sub, h, n));
+    give(&s, bin(&s, MT_OP_add, n, zhn), h_out);
+    return finish(&s);
 }
 
 /* The input projection of x (N, F): xw (N, G*H) = x W_ih^T + b_ih, plus b_hh but for GRU (one

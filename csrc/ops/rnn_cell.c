@@ -80,18 +80,35 @@ check_cell_backward(const mt_args *a)
     return st;
 }
 
+/* Results (rows, cols[k]) for k < n, of dtype dt. */
+static mt_status
+cell_outputs(mt_status st, mt_plan *p, mt_dtype dt, int64_t rows, int n, const int64_t *cols)
+{
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        const int64_t sizes[2] = {rows, cols[k]};
+        st = mt_front_output(p, dt, 2, sizes);
+    }
+    return st;
+}
+
+// hy, cy (B, H) and the workspace (B, 4H), of the gates' dtype
 mt_status
 mt_front_lstm_cell_fused(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return check_cell(a);
+    mt_status st = check_cell(a);
+    const int64_t b = st ? 0 : a->t[0]->sizes[0], h = st ? 0 : a->t[0]->sizes[1] / 4;
+    return cell_outputs(st, p, a->t[0]->dtype, b, 3, (const int64_t[]){h, h, 4 * h});
 }
 
+// the gates' gradient (B, 4H), cx's (B, H), and with has_bias the biases' (4H), of cx's dtype
 mt_status
 mt_front_lstm_cell_fused_backward(const mt_args *a, mt_plan *p)
 {
-    (void)p;
-    return check_cell_backward(a);
+    mt_status st = check_cell_backward(a);
+    const int64_t b = st ? 0 : a->t[2]->sizes[0], h = st ? 0 : a->t[2]->sizes[1];
+    st = cell_outputs(st, p, a->t[2]->dtype, b, 2, (const int64_t[]){4 * h, h});
+    const int64_t four_h = 4 * h;
+    return st || !a->b[0] ? st : mt_front_output(p, a->t[2]->dtype, 1, &four_h);
 }
 
 /* gate k (of i, f, g, o) of x (B, 4H) as a view (B, H) */

@@ -135,7 +135,15 @@ mt_front_one_hot(const mt_args *a, mt_plan *p)
     if (mt_tensor_numel(self) == 0 && *classes == -1) {
         return mt_fail(MT_ERUNTIME, "Can not infer total number of classes from empty tensor.");
     }
-    return MT_OK;
+    /* (*, num_classes) int64; with num_classes -1 the largest class sizes it: the kernel's */
+    if (*classes == -1) {
+        return mt_front_output_by_kernel(p, MT_INT64);
+    }
+    int64_t shape[MT_MAX_DIMS];
+    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    shape[self->ndim] = *classes;
+    mt_status st = mt_check_sizes(self->ndim + 1, shape);
+    return st ? st : mt_front_output(p, MT_INT64, self->ndim + 1, shape);
 }
 
 // self (..., M, N), diagonal: tril and triu, in place (and then self can be written) or not
@@ -160,7 +168,7 @@ mt_front_flip(const mt_args *a, mt_plan *p)
     return st ? st : mt_front_output(p, a->t[0]->dtype, a->t[0]->ndim, a->t[0]->sizes);
 }
 
-// self (*), mask (*) bool, broadcast together: the broadcast shape
+// self (*), mask (*) bool, broadcast together: the broadcast shape, and the result
 mt_status
 mt_front_masked_select(const mt_args *a, mt_plan *p)
 {
@@ -168,6 +176,8 @@ mt_front_masked_select(const mt_args *a, mt_plan *p)
     if (mask->dtype != MT_BOOL) {
         return mt_fail(MT_ERUNTIME, "masked_select: expected BoolTensor for mask");
     }
-    return mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, &p->shape.ndim,
-                               p->shape.sizes);
+    mt_status st = mt_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes,
+                                       &p->shape.ndim, p->shape.sizes);
+    /* (the count of trues) of self's dtype: the kernel counts them, then makes it */
+    return st ? st : mt_front_output_by_kernel(p, self->dtype);
 }

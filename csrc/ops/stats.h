@@ -21,13 +21,12 @@ mt_dtype mt_bincount_dtype(const mt_tensor *weights);
 mt_status mt_bincount_length(mt_tensor *self, int64_t minlength, int64_t *length);
 
 /* What a device gives histc and bincount, whose range and length _C finds first (with ops on
- * the device): histc's counts of self in bins equal bins of [lo, hi] into a new *out of self's
- * dtype; bincount's counts (or summed weights, NULL for none) of self's values into a new *out
- * (length) of dtype dt. */
+ * the device): histc's counts of self in equal bins of [lo, hi] into out (the result its front
+ * end stated: one per bin, of self's dtype); bincount's counts (or summed weights, NULL for
+ * none) of self's values into out (the stated result, of its length and dtype). */
 typedef struct mt_stats_device {
-    mt_status (*histc)(mt_tensor *self, int64_t bins, double lo, double hi, mt_tensor **out);
-    mt_status (*bincount)(mt_tensor *self, mt_tensor *weights, int64_t length, mt_dtype dt,
-                          mt_tensor **out);
+    mt_status (*histc)(mt_tensor *self, double lo, double hi, mt_tensor *out);
+    mt_status (*bincount)(mt_tensor *self, mt_tensor *weights, mt_tensor *out);
 } mt_stats_device;
 
 #endif

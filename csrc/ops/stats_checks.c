@@ -37,9 +37,11 @@ check_histogram_dtype(const mt_tensor *self, const char *kernel)
 mt_status
 mt_front_histc(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     mt_status st = check_histogram_dtype(a->t[0], "histogram_cpu");
-    return st ? st : check_bins(a->i[0]);
+    if (st == MT_OK && (st = check_bins(a->i[0])) == MT_OK) {
+        st = mt_front_output(plan, a->t[0]->dtype, 1, &a->i[0]); /* the counts, one per bin */
+    }
+    return st;
 }
 
 /* min and max of self's elements (NaN if any is NaN), as doubles on the host */
@@ -136,8 +138,14 @@ mt_histogram_check(const mt_tensor *self, const mt_tensor *bins, const mt_tensor
 mt_status
 mt_front_histogram_bins(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    return mt_histogram_check(a->t[0], a->t[1], a->t[2]);
+    const mt_tensor *self = a->t[0], *bins = a->t[1];
+    mt_status st = mt_histogram_check(self, bins, a->t[2]);
+    /* hist (one per bin), bin_edges (bins' values) */
+    const int64_t nbins = st ? 0 : bins->sizes[0] - 1;
+    if (st == MT_OK && (st = mt_front_output(plan, self->dtype, 1, &nbins)) == MT_OK) {
+        st = mt_front_output(plan, self->dtype, 1, bins->sizes);
+    }
+    return st;
 }
 
 /* ---- bincount ---- */
@@ -157,8 +165,7 @@ mt_bincount_dtype(const mt_tensor *weights)
 mt_status
 mt_front_bincount(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
-    const mt_tensor *self = a->t[0], *weights = a->t[1];
+    mt_tensor *self = a->t[0], *weights = a->t[1];
     if (!mt_dtype_is_integral(self->dtype, false)) {
         return mt_fail(MT_ENOTIMPL, "\"bincount_cpu\" not implemented for '%s'",
                        mt_dtype_scalar_name(self->dtype));
@@ -172,7 +179,10 @@ mt_front_bincount(const mt_args *a, mt_plan *plan)
     if (weights && (weights->ndim != 1 || weights->sizes[0] != self->sizes[0])) {
         return mt_fail(MT_ERUNTIME, "weights should be 1-d and have the same length as input");
     }
-    return MT_OK;
+    /* the length depends on self's values: found first (as PyTorch does), then stated */
+    int64_t length = 0;
+    mt_status st = mt_bincount_length(self, a->i[0], &length);
+    return st ? st : mt_front_output(plan, mt_bincount_dtype(weights), 1, &length);
 }
 
 mt_status

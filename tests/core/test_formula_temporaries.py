@@ -137,3 +137,14 @@ def test_the_retired_patterns_are_recognised():
     body = DEFINITION.search(early).group(3)
     rets = re.findall(r"\breturn\b[^;]*;", body[body.index("tmp s"):])
     assert [r for r in rets if not r.startswith("return finish(&s")] == ["return MT_OK;"]
+
+
+def test_the_slots_of_temps_h_are_gone_everywhere():
+    """ops/temps.h (mt_temps, whose mt_temp reused its last slot when full) is gone: the
+    composites that chained ops through it use the op chain as the formulas do."""
+    assert not (ROOT / "csrc" / "ops" / "temps.h").exists()
+    users = [str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("csrc/**/*.[ch]"))
+             + sorted(ROOT.glob("cuda/*.[ch]"))
+             if re.search(r"\bmt_temps?\b|ops/temps\.h", strip_comments(p.read_text()))]
+    assert not users, f"files still using ops/temps.h's slots: {users}"
+    assert re.search(r"\bmt_temps?\b", "mt_temps p = {0}; mt_tensor **x = mt_temp(&p);")

@@ -183,24 +183,19 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
 # device, so these counts only go down (lower one here when a change lowers it); a kernel file
 # not listed allocates nothing.
 # Raised once, at the merge that brought them (kernels written beside the move of results into
-# the front ends): conv_backward.c and conv_direct.c's direct gradient kernels, rnn_cell.c's
-# fused LSTM cell and its backward, and shape.c's reflection/replication pad. The convolution
-# family's results have moved since (conv2d, conv3d, their backward ops, im2col and col2im):
-# conv_direct.c's 6 are its workspaces (the padded input, packed weight and tap offsets of each
-# direct kernel). The others are results to move into their front ends next.
+# the front ends): conv_direct.c's direct gradient kernels keep 6, its workspaces (the padded
+# input, packed weight and tap offsets of each direct kernel); the convolution family's results
+# (conv2d, conv3d, their backward ops, im2col and col2im) are stated by its front end. The rest
+# are workspaces and casting helpers, or results still to move into their front ends.
 KERNEL_ALLOCATIONS = {
-    "csrc/cpu/attention.c": 2, "csrc/cpu/conv.c": 3, "csrc/cpu/conv_backward.c": 4,
-    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/rnn_cell.c": 2, "csrc/cpu/shape.c": 1, "csrc/cpu/copy.c": 1, "csrc/cpu/factory.c": 1,
-    "csrc/cpu/fft.c": 2, "csrc/cpu/gamma.c": 2, "csrc/cpu/index.c": 1,
-    "csrc/cpu/lapack.c": 3, "csrc/cpu/linalg.c": 3, "csrc/cpu/linalg_eig.c": 2,
-    "csrc/cpu/linalg_ldl.c": 2, "csrc/cpu/linalg_spectral.c": 5, "csrc/cpu/loss.c": 2,
-    "csrc/cpu/mask.c": 2, "csrc/cpu/nn.c": 2, "csrc/cpu/random.c": 1, "csrc/cpu/ranges.c": 2,
-    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 2,
-    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 7, "cuda/blas.c": 3, "cuda/conv.c": 1,
-    "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 4, "cuda/ops_index.c": 1,
-    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 2,
-    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 3, "cuda/ops_shape.c": 4, "cuda/ops_sort.c": 14,
-    "cuda/ops_stats.c": 1,
+    "csrc/cpu/attention.c": 1, "csrc/cpu/conv.c": 3, "csrc/cpu/conv_backward.c": 4,
+    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/copy.c": 1, "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
+    "csrc/cpu/lapack.c": 1, "csrc/cpu/nn.c": 1,
+    "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
+    "csrc/cpu/sort.c": 6, "csrc/cpu/stats.c": 4, "cuda/blas.c": 3, "cuda/conv.c": 1,
+    "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 3, "cuda/ops_index.c": 1,
+    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
+    "cuda/ops_reduce.c": 3, "cuda/ops_select.c": 1, "cuda/ops_shape.c": 1, "cuda/ops_sort.c": 14,
 }
 
 # Kernel files whose every op has its results stated by its front end: their kernels write
@@ -208,22 +203,29 @@ KERNEL_ALLOCATIONS = {
 RESULTS_FROM_THE_DISPATCHER = [
     "csrc/cpu/reduce.c", "csrc/cpu/reduce_dim.c", "csrc/cpu/blas.c", "csrc/cpu/pool.c",
     "csrc/cpu/pool_backward.c", "csrc/cpu/upsample.c", "csrc/cpu/grid_sample.c",
-    "csrc/cpu/nn_backward.c", "cuda/ops_reduce.c", "cuda/blas.c", "cuda/ops_pool.c",
-    "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c", "csrc/cpu/conv.c",
-    "csrc/cpu/conv_backward.c", "csrc/cpu/im2col.c", "cuda/conv.c", "cuda/conv_gemm.c",
+    "csrc/cpu/nn_backward.c", "csrc/cpu/loss.c", "csrc/cpu/linalg.c", "csrc/cpu/linalg_eig.c",
+    "csrc/cpu/linalg_ldl.c", "csrc/cpu/linalg_spectral.c", "csrc/cpu/lapack.c", "csrc/cpu/fft.c",
+    "csrc/cpu/factory.c", "csrc/cpu/ranges.c", "csrc/cpu/sampling.c", "csrc/cpu/gamma.c",
+    "csrc/cpu/attention.c", "csrc/cpu/rnn_cell.c", "csrc/cpu/mask.c", "cuda/ops_reduce.c",
+    "cuda/blas.c", "cuda/ops_pool.c", "cuda/ops_upsample.c", "cuda/ops_grid.c", "cuda/ops_norm.c",
+    "cuda/ops_stats.c", "csrc/cpu/conv.c", "csrc/cpu/conv_backward.c", "csrc/cpu/im2col.c",
+    "cuda/conv.c", "cuda/conv_gemm.c",
 ]
 # And the kernels of that kind in files whose other kernels still make their results.
 KERNELS_WITH_STATED_RESULTS = {
-    "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm"],
-    "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward"],
+    "csrc/cpu/nn.c": ["mt_cpu_layer_norm", "mt_cpu_batch_norm", "mt_cpu_one_hot"],
+    "cuda/ops_nn.c": ["mt_cuda_layer_norm", "mt_cuda_embedding_dense_backward", "mt_cuda_nll_loss"],
     "csrc/cpu/sort.c": ["mt_cpu_sort"],  # its sort_along makes results only for _unique2
-    "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip"],
-    "cuda/ops_shape.c": ["mt_cuda_flip"],
-    "csrc/cpu/stats.c": ["mt_cpu_searchsorted", "mt_cpu_cumulative_extreme"],
-    "cuda/ops_stats.c": ["mt_cuda_searchsorted", "mt_cuda_cumulative_extreme"],
-    "csrc/cpu/linalg.c": ["mt_cpu_linalg_inv_ex", "mt_cpu_linalg_det", "mt_cpu_linalg_slogdet",
-                          "mt_cpu_linalg_solve", "mt_cpu_linalg_solve_triangular",
-                          "mt_cpu_linalg_cholesky_ex"],
+    "csrc/cpu/shape.c": ["mt_cpu_cat", "mt_cpu_flip", "mt_cpu_pad_gather"],
+    "cuda/ops_shape.c": ["mt_cuda_flip", "mt_cuda_range_factory", "mt_cuda_eye",
+                         "mt_cuda_one_hot"],
+    "cuda/ops.c": ["mt_cuda_empty"],
+    "csrc/cpu/random.c": ["mt_cpu_randperm"],  # the in-place fills return self
+    "cuda/ops_random.c": ["mt_cuda_draw_each"],
+    "cuda/ops_sort.c": ["mt_cuda_randperm"],
+    "cuda/ops_select.c": ["mt_cuda_nonzero", "mt_cuda_masked_select"],
+    "csrc/cpu/stats.c": ["mt_cpu_searchsorted", "mt_cpu_cumulative_extreme", "mt_cpu_histc",
+                         "mt_cpu_histogram_bins", "mt_cpu_bincount"],
 }
 
 ALLOCATION = re.compile(r"\bmt_tensor_empty\w*\s*\(")
@@ -275,6 +277,10 @@ def test_kernels_whose_front_ends_state_their_results_do_not_make_them():
 def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
     """The front ends of the migrated families state their results: dtype, shape and
     (contiguous) strides as PyTorch's, for the CPU key (the CUDA key: tests/cuda)."""
+    F = minitorch.nn.functional
+    m = minitorch.arange(24, dtype=minitorch.float64).reshape(2, 4, 3).sin()
+    sq = m[:, :3] @ m[:, :3].transpose(1, 2)
+    g = minitorch.arange(16, dtype=minitorch.float32).reshape(2, 8) / 16
     x = minitorch.arange(24, dtype=minitorch.float32).reshape(2, 3, 4).permute(2, 0, 1)
     F = minitorch.nn.functional
     img = minitorch.arange(96, dtype=minitorch.float32).reshape(2, 3, 4, 4)
@@ -319,6 +325,61 @@ def test_the_dispatcher_allocates_stated_results_on_the_calls_device():
         # channels-last results, laid out by the dispatcher after the kernel (mt_front_output_format)
         (F.conv2d(img_cl, w), (2, 4, 2, 2), (16, 1, 8, 4), minitorch.float32),
         (F.max_pool2d(img_cl, 2, return_indices=True)[1], (2, 3, 2, 2), (12, 1, 6, 3), minitorch.int64),
+        (F.nll_loss(x, minitorch.zeros(4, 3, dtype=minitorch.int64), reduction="none"), (4, 3),
+         (3, 1), minitorch.float32),
+        (F.nll_loss(x[:, 0, 0], minitorch.tensor(1), reduction="none"), (), (), minitorch.float32),
+        (F.nll_loss(x, minitorch.zeros(4, 3, dtype=minitorch.int64)), (), (), minitorch.float32),
+        (F.binary_cross_entropy(x.sigmoid(), x.sigmoid().detach(), reduction="none"), (4, 2, 3),
+         (6, 3, 1), minitorch.float32),
+        (F.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="none",
+                                            pos_weight=minitorch.ones(3, dtype=minitorch.float64)),
+         (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (F.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="sum"), (), (),
+         minitorch.float32),
+        (x.histc(5), (5,), (1,), minitorch.float32),
+        (minitorch.histogram(x, minitorch.tensor([0.0, 2.0, 30.0]))[1], (3,), (1,),
+         minitorch.float32),
+        (minitorch.tensor([3, 0, 3]).bincount(), (4,), (1,), minitorch.int64),
+        (minitorch.tensor([3, 0]).bincount(minitorch.tensor([0.5, 1.0], dtype=minitorch.float64), minlength=6), (6,), (1,),
+         minitorch.float64),
+        (minitorch.tensor([], dtype=minitorch.int64).bincount(), (0,), (1,), minitorch.int64),
+        (minitorch.geqrf(m)[1], (2, 3), (3, 1), minitorch.float64),
+        (minitorch.linalg.qr(m, mode="complete")[0], (2, 4, 4), (16, 4, 1), minitorch.float64),
+        (minitorch.linalg.qr(m, mode="r")[0], (0,), (1,), minitorch.float64),
+        (minitorch.linalg.lu_factor(m)[1], (2, 3), (3, 1), minitorch.int32),
+        (minitorch.lu_unpack(*minitorch.linalg.lu_factor(m))[2], (2, 3, 3), (9, 3, 1),
+         minitorch.float64),
+        (minitorch.linalg.svd(m, full_matrices=False)[2], (2, 3, 3), (9, 3, 1), minitorch.float64),
+        (minitorch.linalg.svdvals(m), (2, 3), (3, 1), minitorch.float64),
+        (minitorch.linalg.eigvalsh(sq), (2, 3), (3, 1), minitorch.float64),
+        (minitorch.linalg.eig(sq)[1], (2, 3, 3), (9, 3, 1), minitorch.complex128),
+        (minitorch.linalg.ldl_factor_ex(sq)[2], (2,), (1,), minitorch.int32),
+        (minitorch.linalg.lstsq(m, m[..., :2], driver="gelsd")[3], (2, 3), (3, 1), minitorch.float64),
+        (minitorch.fft.rfft(m, dim=1), (2, 3, 3), (9, 3, 1), minitorch.complex128),
+        (minitorch.fft.irfft(minitorch.fft.rfft(m, dim=1), n=4, dim=1), (2, 4, 3), (12, 3, 1),
+         minitorch.float64),
+        (minitorch.fft.fft2(x.to(minitorch.complex64)), (4, 2, 3), (6, 3, 1), minitorch.complex64),
+        (minitorch.empty(2, 0, 3, dtype=minitorch.int16), (2, 0, 3), (3, 3, 1), minitorch.int16),
+        (minitorch.arange(1, 4, 0.5), (6,), (1,), minitorch.float32),
+        (minitorch.linspace(0, 1, 5, dtype=minitorch.float64), (5,), (1,), minitorch.float64),
+        (minitorch.eye(2, 3, dtype=minitorch.int32), (2, 3), (3, 1), minitorch.int32),
+        (minitorch.randperm(7, dtype=minitorch.float32), (7,), (1,), minitorch.float32),
+        (minitorch.poisson(x), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch._standard_gamma(x + 1), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch._sample_dirichlet(x.double() + 1), (4, 2, 3), (6, 3, 1), minitorch.float64),
+        (minitorch._standard_gamma_grad(x + 1, x[:1] + 1), (4, 2, 3), (6, 3, 1), minitorch.float32),
+        (minitorch.multinomial(x[0].abs() + 1, 4, True), (2, 4), (4, 1), minitorch.int64),
+        (minitorch.multinomial(x[0, 0].abs() + 1, 1), (1,), (1,), minitorch.int64),
+        (F.one_hot(minitorch.tensor([[2, 0]]), 4), (1, 2, 4), (8, 4, 1), minitorch.int64),
+        (F.one_hot(minitorch.tensor([[2, 0]])), (1, 2, 3), (6, 3, 1), minitorch.int64),
+        (F.scaled_dot_product_attention(x, x, x[..., :2]), (4, 2, 2), (4, 2, 1), minitorch.float32),
+        (minitorch._C._thnn_fused_lstm_cell(g, g.t().t(), g[:, :2])[2], (2, 8), (8, 1),
+         minitorch.float32),
+        (minitorch._C._thnn_fused_lstm_cell_backward_impl(g[:, :2], None, g[:, 2:4], g[:, 4:6],
+                                                          g, True)[2], (8,), (1,),
+         minitorch.float32),
+        (F.pad(x, (1, 2), mode="reflect"), (4, 2, 6), (12, 6, 1), minitorch.float32),
+        (F.pad(x, (1, 0, 0, 1), mode="replicate"), (4, 3, 4), (12, 4, 1), minitorch.float32),
     ]
     for got, shape, strides, dtype in cases:
         assert (tuple(got.shape), got.stride(), got.dtype) == (shape, strides, dtype)
@@ -340,3 +401,30 @@ def test_stated_results_through_the_host_round_trip():
         assert (tuple(got.shape), got.stride(), got.dtype) == (tuple(want.shape), want.stride(),
                                                                 want.dtype)
         assert float((got.cpu() - want).abs().max()) < 1e-12
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_result_only_the_data_sizes(device):
+    """lstsq's residuals exist only where every matrix has full rank: its front end states the
+    other results and its kernel makes that one (mt_dispatch_result), on the CPU and through the
+    host round trip; masked_select's and nonzero's counts, one_hot's largest class likewise."""
+    if device == "cuda" and not minitorch.cuda.is_available():
+        pytest.skip("no CUDA device (nor the emulated one)")
+    A = minitorch.arange(30, dtype=minitorch.float64).reshape(3, 5, 2).cos().to(device)
+    B = minitorch.arange(60, dtype=minitorch.float64).reshape(3, 5, 4).sin().to(device)
+    full = minitorch.linalg.lstsq(A, B, driver="gelsd")
+    short = minitorch.linalg.lstsq(A * 0, B, driver="gelsd")
+    assert [tuple(r.shape) for r in full] == [(3, 2, 4), (3, 4), (3,), (3, 2)]
+    assert [tuple(r.shape) for r in short] == [(3, 2, 4), (0,), (3,), (3, 2)]
+    assert all(r.device.type == device for r in full + short)
+    assert float(full.residuals.min()) > 0 and int(short.rank.max()) == 0
+    x = minitorch.tensor([[0.0, 2.0, -1.0], [3.0, 0.0, 0.0]], device=device)
+    cases = [(x.masked_select(x > 0), (2,), (1,), minitorch.float32),
+             (x.t().masked_select(x.t() != 0), (3,), (1,), minitorch.float32),
+             (x.nonzero(), (3, 2), (2, 1), minitorch.int64),
+             (x[:0].nonzero(), (0, 2), (2, 1), minitorch.int64),
+             (minitorch.nn.functional.one_hot(x.long().abs()), (2, 3, 4), (12, 4, 1),
+              minitorch.int64)]
+    for got, shape, strides, dtype in cases:
+        assert (tuple(got.shape), got.stride(), got.dtype, got.device.type) == (shape, strides,
+                                                                                dtype, device)
