@@ -186,3 +186,36 @@ def test_compile_signature_has_torchs_parameters():
     assert list(ours) == list(theirs)
     assert all(ours[n].default == theirs[n].default for n in ours if n != "backend")
 
+
+
+def test_dynamo_and_logging_entry_points_like_pytorchs():
+    """torch._dynamo's reset, config (PyTorch's defaults, its AttributeError for unknown names,
+    patch as a with-block and a decorator) and shape marks, and torch._logging.set_logs: scripts
+    around torch.compile call them, and in eager mode they change no result."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minitorch):
+        cfg = lib._dynamo.config
+        assert (cfg.cache_size_limit, cfg.suppress_errors, cfg.automatic_dynamic_shapes) == (8, False, True)
+        lib._dynamo.reset()
+        old = cfg.cache_size_limit
+        cfg.cache_size_limit = 64
+        assert cfg.cache_size_limit == 64
+        cfg.cache_size_limit = old
+        with pytest.raises(AttributeError, match="config.no_such_setting does not exist"):
+            cfg.no_such_setting = 1
+        with pytest.raises(AttributeError, match="does not exist"):
+            cfg.no_such_setting
+        with cfg.patch(verbose=True):
+            assert cfg.verbose is True
+        assert cfg.verbose is False
+
+        @cfg.patch("suppress_errors", True)
+        def read():
+            return cfg.suppress_errors
+
+        assert read() is True and cfg.suppress_errors is False
+        x = lib.ones(4, 3)
+        assert lib._dynamo.mark_dynamic(x, 0) is None and lib._dynamo.maybe_mark_dynamic(x, 1) is None
+        assert lib._dynamo.is_compiling() is False
+        lib._logging.set_logs(graph_breaks=True, recompiles=True)
+        lib._logging.set_logs()
