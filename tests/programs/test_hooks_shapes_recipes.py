@@ -14,6 +14,7 @@ import importlib
 import numpy as np
 
 from prog_helpers import compare_program, numpy_of, start_from
+from test_state_dict_recipes import lenet
 
 
 def optimizer_in_backward(torch, init=None, steps=3):
@@ -139,30 +140,13 @@ def optimizer_hooks(torch, init=None, steps=3):
 
 
 def reasoning_about_shapes(torch, init=None):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     a = torch.ones(2, 3, 10, 10, device='meta')
     conv = torch.nn.Conv2d(3, 5, 2, device='meta')
     out = conv(a)
     result = {"conv": (tuple(out.shape), str(out.device), str(out.dtype).replace(torch.__name__, "torch"))}
 
-    class MyModel(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)  # flatten all dimensions except batch
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            x = self.fc3(x)
-            return x
+    MyModel = lenet(torch)  # the recipe's MyModel is the tutorials' LeNet (conv1/pool/conv2/fc1-3)
 
     printed = []
 

@@ -14,7 +14,7 @@ import numpy as np
 from prog_helpers import compare_program, numpy_of, start_from
 
 
-def _net(torch):
+def lenet(torch):
     nn, F = torch.nn, torch.nn.functional
 
     class Net(nn.Module):
@@ -42,7 +42,7 @@ def _net(torch):
 def state_dict_recipes(torch, init=None, path=None, steps=2):
     nn = torch.nn
     optim = torch.optim
-    Net = _net(torch)
+    Net = lenet(torch)
     rng = np.random.default_rng(0)
     inputs = torch.tensor(rng.standard_normal((4, 3, 32, 32)), dtype=torch.float32)
     labels = torch.tensor(rng.integers(0, 10, 4))
