@@ -87,23 +87,26 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
     const int64_t L = a->t[0]->sizes[nd - 2], E = a->t[0]->sizes[nd - 1];
     const int64_t S = a->t[1]->sizes[nd - 2], Ev = a->t[2]->sizes[nd - 1];
     const int64_t B = mt_numel(nd - 2, a->t[0]->sizes), score_sizes[2] = {L, S};
-    int64_t out_sizes[4];
-    memcpy(out_sizes, a->t[0]->sizes, sizeof(int64_t) * (size_t)nd);
-    out_sizes[nd - 1] = Ev;
     const size_t item = mt_dtype_size(dt);
     mt_status st;
     if ((st = mt_cpu_dense(a->t[0], dt, &q)) || (st = mt_cpu_dense(a->t[1], dt, &k)) ||
         (st = mt_cpu_dense(a->t[2], dt, &v)) || (a->t[3] && (st = mt_cpu_dense(a->t[3], dt, &m))) ||
-        (st = mt_tensor_empty(2, score_sizes, dt, MT_DEVICE_CPU, &scores)) ||
-        (st = mt_tensor_empty(nd, out_sizes, dt, MT_DEVICE_CPU, &a->out[0]))) {
+        (st = mt_tensor_empty(2, score_sizes, dt, MT_DEVICE_CPU, &scores))) {
         goto out_release;
     }
+    /* the result is dense in the query's order of dims with Ev innermost (the front end's
+     * out_like_query): each batch-and-head's (L, Ev) block has rows ostr[nd - 2] apart */
+    const mt_tensor *o = a->out[0];
+    const int64_t *ostr = o->strides;
     char *out = mt_tensor_data(a->out[0]), *p = mt_tensor_data(scores);
     memset(out, 0, (size_t)(B * L * Ev) * item); /* no key (S = 0): every row gives 0 */
     if (L == 0 || S == 0 || Ev == 0) {
         goto out_release;
     }
     for (int64_t b = 0; b < B; b++) {
+        /* b is (batch, head) for 4-D inputs, the batch for 3-D */
+        const int64_t ob = nd == 4 ? (b / o->sizes[1]) * ostr[0] + (b % o->sizes[1]) * ostr[1]
+                                   : b * ostr[0];
         const char *qb = (char *)mt_tensor_data(q) + (size_t)(b * L * E) * item;
         const char *kb = (char *)mt_tensor_data(k) + (size_t)(b * S * E) * item;
         const char *vb = (char *)mt_tensor_data(v) + (size_t)(b * S * Ev) * item;
@@ -116,7 +119,7 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
         }
         softmax_rows(dt, p, mb, L, S, a->b[0]);
         mt_cpu_gemm_raw(dt, false, false, (int)L, (int)Ev, (int)S, 1.0, p, (int)S, vb, (int)Ev, 0.0,
-                        out + (size_t)(b * L * Ev) * item, (int)Ev);
+                        out + (size_t)ob * item, (int)(L > 1 ? ostr[nd - 2] : Ev));
     }
 out_release:
     mt_tensor_clear(&q);
