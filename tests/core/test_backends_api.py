@@ -1,6 +1,7 @@
 """The switches and entry points that scripts call around the model (torch.backends,
 torch.accelerator, torch.compile, torch.jit): PyTorch's names, defaults and errors, so that
 a script that sets them runs unchanged."""
+import importlib
 import subprocess
 import sys
 import warnings
@@ -219,3 +220,15 @@ def test_dynamo_and_logging_entry_points_like_pytorchs():
         assert lib._dynamo.is_compiling() is False
         lib._logging.set_logs(graph_breaks=True, recompiles=True)
         lib._logging.set_logs()
+        inductor = importlib.import_module(lib.__name__ + "._inductor.config")  # import torch._inductor.config
+        assert (inductor.freezing, inductor.cpp.threads, inductor.triton.cudagraph_trees) == (False, -1, True)
+        with inductor.patch(freezing=True, coordinate_descent_tuning=True):
+            assert inductor.freezing and lib._inductor.config.coordinate_descent_tuning
+        inductor.cpp.enable_kernel_profile = True
+        assert inductor.cpp.enable_kernel_profile is True
+        inductor.cpp.enable_kernel_profile = False
+        assert not inductor.freezing
+        with pytest.raises(AttributeError, match=r"_inductor.config.cpp.no_such_setting does not exist"):
+            inductor.cpp.no_such_setting = 1
+        dynamo_config = importlib.import_module(lib.__name__ + "._dynamo.config")
+        assert dynamo_config is lib._dynamo.config

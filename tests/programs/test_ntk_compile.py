@@ -8,8 +8,12 @@ the two methods checked equal with torch.allclose as the page does. "Introductio
 torch.compile": foo(sin + cos) by torch.compile(foo) and as @torch.compile, MyModule (Linear +
 relu) by mod.compile() and torch.compile(mod), nested functions and an OuterModule,
 torch.compiler.disable(recursive=False), a graph-breaking bar with torch.compile(bar) and
-fullgraph=False, mode="reduce-overhead", backend="eager"; a training step as a compiled function
+fullgraph=False, mode="reduce-overhead", backend="eager", torch.fx.symbolic_trace refusing
+data-dependent control flow, torch._dynamo.reset / config / mark_dynamic; the Inductor CPU backend
+tutorial's torch._inductor.config switches (cpp.enable_kernel_profile, freezing) around a compiled
+module's inference, profiled; a training step as a compiled function
 (opt.zero_grad(True), CrossEntropyLoss, backward, step), the compiled and eager models agreeing."""
+import importlib
 import warnings
 
 import numpy as np
@@ -261,6 +265,23 @@ def compile_intro(torch, init=None, steps=3):
         torch._dynamo.mark_dynamic(x_dyn, 0)
         result["dynamic"] = numpy_of(torch.compile(foo, dynamic=True)(x_dyn, x_dyn))
         torch._dynamo.reset()
+
+        # The Inductor CPU backend tutorial's switches, then inference of a compiled module
+        config = importlib.import_module(torch.__name__ + "._inductor.config")  # import torch._inductor.config as config
+        config.cpp.enable_kernel_profile = True
+        config.freezing = True
+        try:
+            frozen = torch.compile(MyModule().eval())
+            frozen.load_state_dict(opt_mod2.state_dict())
+            with torch.no_grad():
+                result["inductor_cpu"] = numpy_of(frozen(t))
+            with torch.profiler.profile() as p:
+                with torch.no_grad():
+                    frozen(t)
+            result["inductor_profiled"] = len(p.key_averages()) > 0
+        finally:
+            config.cpp.enable_kernel_profile = False
+            config.freezing = False
 
         # end-to-end: a training step compiled as a function
         opt = torch.optim.Adam(model.parameters())
