@@ -232,3 +232,57 @@ def test_dynamo_and_logging_entry_points_like_pytorchs():
             inductor.cpp.no_such_setting = 1
         dynamo_config = importlib.import_module(lib.__name__ + "._dynamo.config")
         assert dynamo_config is lib._dynamo.config
+
+
+def test_is_compiling_and_set_stance_like_pytorchs():
+    """Inside a compiled function or module (torch.compile, Module.compile) is_compiling() is True,
+    inside a torch.compiler.disable'd function and under set_stance("force_eager") False;
+    set_stance as a call, a with-block and a decorator; an unknown stance fails at the call."""
+    torch = pytest.importorskip("torch")
+    runs = []
+    for lib in (torch, minitorch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+
+            @lib.compile
+            def foo(x):
+                return x + 1 if lib.compiler.is_compiling() else x - 1
+
+            @lib.compiler.disable
+            def plain():
+                return lib.compiler.is_compiling()
+
+            @lib.compile
+            def calls_plain(x):
+                return plain(), lib.compiler.is_compiling()
+
+            class Probe(lib.nn.Module):
+                def forward(self, x):
+                    return lib.compiler.is_compiling()
+
+            inp = lib.zeros(2)
+            in_place = Probe()
+            in_place.compile()
+            got = [foo(inp).tolist(), calls_plain(inp)[0], in_place(inp), lib.compile(Probe())(inp), Probe()(inp),
+                   lib.compiler.is_compiling()]
+
+            @lib.compiler.set_stance("force_eager")
+            def bar(x):
+                return foo(x)
+
+            got += [bar(inp).tolist(), foo(inp).tolist()]
+            with lib.compiler.set_stance("force_eager"):
+                got += [foo(inp).tolist(), in_place(inp)]
+            lib.compiler.set_stance("force_eager")
+            got.append(foo(inp).tolist())
+            lib.compiler.set_stance("default")
+            got.append(foo(inp).tolist())
+            lib.compiler.set_stance("no_such_stance")
+            try:
+                with pytest.raises(RuntimeError, match="invalid torch.compile stance"):
+                    foo(inp)
+            finally:
+                lib.compiler.set_stance("default")
+            runs.append(got)
+    assert runs[0] == runs[1]
+    assert runs[1][:3] == [[1.0, 1.0], False, True]

@@ -309,3 +309,53 @@ def compile_intro(torch, init=None, steps=3):
 
 def test_compile_intro():
     compare_program(compile_intro)
+
+
+def compile_stance(torch, init=None):
+    """The "Dynamic Compilation Control with torch.compiler.set_stance" recipe: a compiled foo
+    that branches on torch.compiler.is_compiling(), set_stance("force_eager") as a decorator, a
+    with-block and a call, back to "default"; "eager_on_recompile" around calls with new shapes
+    (its "fail_on_recompile" lines are left out: minitorch compiles nothing, so never
+    recompiles)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+
+        @torch.compile
+        def foo(x):
+            if torch.compiler.is_compiling():
+                # torch.compile is active
+                return x + 1
+            else:
+                # torch.compile is not active
+                return x - 1
+
+        inp = torch.zeros(3)
+        printed = [foo(inp).tolist()]  # compiled, prints 1
+
+        @torch.compiler.set_stance("force_eager")
+        def bar(x):
+            # force disable the compiler
+            return foo(x)
+
+        printed.append(bar(inp).tolist())  # not compiled, prints -1
+        with torch.compiler.set_stance("force_eager"):
+            printed.append(foo(inp).tolist())  # not compiled, prints -1
+        torch.compiler.set_stance("force_eager")
+        printed.append(foo(inp).tolist())  # not compiled, prints -1
+        torch.compiler.set_stance("default")
+        printed.append(foo(inp).tolist())  # compiled, prints 1
+
+        @torch.compile
+        def my_huge_model(x):
+            return torch.relu(x) * 2 if torch.compiler.is_compiling() else torch.relu(x)
+
+        rng = np.random.default_rng(7)
+        first = torch.tensor(rng.standard_normal(3), dtype=torch.float32)
+        printed.append(numpy_of(my_huge_model(first)))
+        with torch.compiler.set_stance("eager_on_recompile"):
+            printed.append(numpy_of(my_huge_model(first * 3)))  # same shape: the compiled code
+    return {"printed": printed}
+
+
+def test_compile_set_stance_recipe():
+    compare_program(compile_stance)
