@@ -286,3 +286,31 @@ def test_is_compiling_and_set_stance_like_pytorchs():
             runs.append(got)
     assert runs[0] == runs[1]
     assert runs[1][:3] == [[1.0, 1.0], False, True]
+
+
+def test_jit_freeze_fusion_switches_like_pytorchs():
+    """torch.jit.freeze / optimize_for_inference of a scripted module (eval mode required, the
+    outputs unchanged), enable_onednn_fusion / onednn_fusion_enabled, fuser(name) and its error."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minitorch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.manual_seed(0)
+            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+            x = lib.ones(2, 3)
+            with pytest.raises(RuntimeError, match="Freezing is currently only implemented for modules in eval mode"):
+                lib.jit.freeze(lib.jit.script(model))
+            frozen = lib.jit.freeze(lib.jit.script(model.eval()))
+            assert lib.equal(frozen(x), model(x))
+            model.train()
+            optimized = lib.jit.optimize_for_inference(lib.jit.script(model))
+            assert lib.equal(optimized(x), model.eval()(x))
+            assert lib.jit.onednn_fusion_enabled() is False
+            lib.jit.enable_onednn_fusion(True)
+            assert lib.jit.onednn_fusion_enabled() is True
+            lib.jit.enable_onednn_fusion(False)
+            with lib.jit.fuser("fuser1"):
+                pass
+            with pytest.raises(Exception, match=r"unrecognized fuser option \(name: fuser9\)"):
+                with lib.jit.fuser("fuser9"):
+                    pass
