@@ -112,17 +112,22 @@ def test_compile_wraps_the_model_and_says_so_once(monkeypatch):
     assert sum("runs eagerly" in str(w.message) for w in caught) == 1
 
 
-def test_compiled_module_is_a_wrapper_like_pytorchs():
-    """compile(module) gives PyTorch's OptimizedModule: state_dict keys prefixed "_orig_mod." (which
-    nanoGPT-style scripts strip when they load a checkpoint), the same outputs, attributes and
-    training flag shared with the wrapped module; Module.compile() compiles in place."""
+def each_library_quietly():
+    """(PyTorch, then minitorch) with a seeded Linear + ReLU, each library's warnings silenced."""
     torch = pytest.importorskip("torch")
     for lib in (torch, minitorch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lib.manual_seed(0)
-            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
-            compiled = lib.compile(model)
+            yield lib, lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+
+
+def test_compiled_module_is_a_wrapper_like_pytorchs():
+    """compile(module) gives PyTorch's OptimizedModule: state_dict keys prefixed "_orig_mod." (which
+    nanoGPT-style scripts strip when they load a checkpoint), the same outputs, attributes and
+    training flag shared with the wrapped module; Module.compile() compiles in place."""
+    for lib, model in each_library_quietly():
+        compiled = lib.compile(model)
         assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is model
         assert list(compiled.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
         assert [p is q for p, q in zip(compiled.parameters(), model.parameters())] == [True, True]
@@ -291,26 +296,21 @@ def test_is_compiling_and_set_stance_like_pytorchs():
 def test_jit_freeze_fusion_switches_like_pytorchs():
     """torch.jit.freeze / optimize_for_inference of a scripted module (eval mode required, the
     outputs unchanged), enable_onednn_fusion / onednn_fusion_enabled, fuser(name) and its error."""
-    torch = pytest.importorskip("torch")
-    for lib in (torch, minitorch):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lib.manual_seed(0)
-            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
-            x = lib.ones(2, 3)
-            with pytest.raises(RuntimeError, match="Freezing is currently only implemented for modules in eval mode"):
-                lib.jit.freeze(lib.jit.script(model))
-            frozen = lib.jit.freeze(lib.jit.script(model.eval()))
-            assert lib.equal(frozen(x), model(x))
-            model.train()
-            optimized = lib.jit.optimize_for_inference(lib.jit.script(model))
-            assert lib.equal(optimized(x), model.eval()(x))
-            assert lib.jit.onednn_fusion_enabled() is False
-            lib.jit.enable_onednn_fusion(True)
-            assert lib.jit.onednn_fusion_enabled() is True
-            lib.jit.enable_onednn_fusion(False)
-            with lib.jit.fuser("fuser1"):
+    for lib, model in each_library_quietly():
+        x = lib.ones(2, 3)
+        with pytest.raises(RuntimeError, match="Freezing is currently only implemented for modules in eval mode"):
+            lib.jit.freeze(lib.jit.script(model))
+        frozen = lib.jit.freeze(lib.jit.script(model.eval()))
+        assert lib.equal(frozen(x), model(x))
+        model.train()
+        optimized = lib.jit.optimize_for_inference(lib.jit.script(model))
+        assert lib.equal(optimized(x), model.eval()(x))
+        assert lib.jit.onednn_fusion_enabled() is False
+        lib.jit.enable_onednn_fusion(True)
+        assert lib.jit.onednn_fusion_enabled() is True
+        lib.jit.enable_onednn_fusion(False)
+        with lib.jit.fuser("fuser1"):
+            pass
+        with pytest.raises(Exception, match=r"unrecognized fuser option \(name: fuser9\)"):
+            with lib.jit.fuser("fuser9"):
                 pass
-            with pytest.raises(Exception, match=r"unrecognized fuser option \(name: fuser9\)"):
-                with lib.jit.fuser("fuser9"):
-                    pass
