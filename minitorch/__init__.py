@@ -271,8 +271,9 @@ def adaptive_max_pool1d(input, output_size):
 
 def __getattr__(name: str):
     """minitorch.hub (its urllib, zipfile and tempfile cost more than the rest of `import minitorch`
-    needs) and minitorch.fx are imported on first use."""
-    if name in ("hub", "fx"):
+    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor and minitorch._logging are
+    imported on first use."""
+    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

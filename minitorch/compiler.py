@@ -1,18 +1,46 @@
 """minitorch.compile and minitorch.compiler: minitorch runs eagerly only, so compiling a function
-returns it unchanged, and compiling a module wraps it in an OptimizedModule that calls it as it is
-(its state_dict keys gain "_orig_mod.", as PyTorch's do, which checkpoints written by compiled
-models and the scripts that strip that prefix rely on); the first compile says so once. Scripts
-written for torch.compile run as they would with PyTorch's `backend="eager"`."""
+wraps it in a function that calls it as it is, and compiling a module wraps it in an
+OptimizedModule that calls it as it is (its state_dict keys gain "_orig_mod.", as PyTorch's do,
+which checkpoints written by compiled models and the scripts that strip that prefix rely on); the
+first compile says so once. Scripts written for torch.compile run as they would with PyTorch's
+`backend="eager"`: inside a compiled call is_compiling() is True (as it is while Dynamo traces),
+inside a disabled function and under set_stance("force_eager") it is False. There is no
+compilation, so no recompilation: the recompile stances change nothing."""
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from typing import Any, Callable, Optional
 
 from minitorch.nn import Module
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+            "aot_eager_then_compile")
 _told = False
+_state = threading.local()  # depth: compiled calls running on this thread, inside any disabled one
+_stance = {"stance": "default", "skip_guard_eval_unsafe": False, "backend": None}
+
+
+def _compiled_depth() -> int:
+    return getattr(_state, "depth", 0)
+
+
+def _run_compiled(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """fn(*args, **kwargs) as a compiled call: is_compiling() True inside (unless the stance is
+    force_eager); an unknown stance fails here, as PyTorch's does at the call."""
+    stance = _stance["stance"]
+    if stance not in _STANCES:
+        raise RuntimeError(f"invalid torch.compile stance 'DynamoStance(stance='{stance}', skip_guard_eval_unsafe="
+                           f"{_stance['skip_guard_eval_unsafe']}, backend={_stance['backend']})'")
+    if stance == "force_eager":
+        return fn(*args, **kwargs)
+    _state.depth = _compiled_depth() + 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _state.depth -= 1
 
 
 def _tell_once() -> None:
@@ -44,9 +72,15 @@ def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynami
         return model
     _tell_once()
     # A module compiled twice is wrapped once (PyTorch would hand back a compiled function).
-    if isinstance(model, Module) and not isinstance(model, OptimizedModule):
-        return OptimizedModule(model)
-    return model
+    if isinstance(model, Module):
+        return model if isinstance(model, OptimizedModule) else OptimizedModule(model)
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        return _run_compiled(model, args, kwargs)
+
+    compiled._torchdynamo_orig_callable = model  # type: ignore[attr-defined]
+    return compiled
 
 
 class OptimizedModule(Module):
@@ -73,7 +107,7 @@ class OptimizedModule(Module):
             self._orig_mod.training = value
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._orig_mod(*args, **kwargs)
+        return _run_compiled(self._orig_mod, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         modules = self.__dict__.get("_modules")
@@ -109,16 +143,67 @@ class OptimizedModule(Module):
 
 
 def is_compiling() -> bool:
-    return False
+    """True inside a call of a compiled function or module (see the module's comment)."""
+    return _compiled_depth() > 0
 
 
 def is_dynamo_compiling() -> bool:
-    return False
+    return is_compiling()
 
 
 def disable(fn: Optional[Callable] = None, recursive: bool = True, *, reason: Optional[str] = None) -> Any:
-    """torch.compiler.disable: nothing is compiled, so fn runs as it is."""
-    return fn if fn is not None else (lambda f: f)
+    """torch.compiler.disable: fn runs as it is, outside any compiled call (is_compiling() False
+    inside it, and, here, in what it calls, whatever recursive says)."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+
+    @functools.wraps(fn)
+    def disabled(*args: Any, **kwargs: Any) -> Any:
+        depth = _compiled_depth()
+        _state.depth = 0
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.depth = depth
+
+    return disabled
+
+
+class set_stance:
+    """torch.compiler.set_stance(stance="default", *, skip_guard_eval_unsafe=False,
+    force_backend=None): a function call that sets the stance, a with-block that restores the
+    one before, a decorator that sets it for each call. "force_eager" runs compiled functions and
+    modules as plain ones (is_compiling() False); the recompile stances change nothing, as
+    nothing is compiled; an unknown stance fails at the next compiled call."""
+
+    def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+                 force_backend: Any = None) -> None:
+        if is_compiling():
+            raise RuntimeError("Attempt to trace forbidden callable <function set_stance>")
+        self._new = {"stance": stance, "skip_guard_eval_unsafe": skip_guard_eval_unsafe, "backend": force_backend}
+        self._prev = dict(_stance)
+        _stance.update(self._new)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _stance.update(self._prev)
+
+    def __call__(self, fn: Callable) -> Callable:
+        _stance.update(self._prev)  # as a decorator it sets the stance only for the calls
+        new = self._new
+
+        @functools.wraps(fn)
+        def with_stance(*args: Any, **kwargs: Any) -> Any:
+            prev = dict(_stance)
+            _stance.update(new)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _stance.update(prev)
+
+        return with_stance
 
 
 def reset() -> None:

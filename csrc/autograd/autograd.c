@@ -515,6 +515,49 @@ detached(mt_tensor *t, mt_tensor **out)
     return mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, out);
 }
 
+mt_status
+mt_saved_set_hooks(mt_node *n, bool output, int k, mt_saved_pack_fn pack, void *ctx)
+{
+    if (k < 0 || k >= (output ? MT_NODE_MAX_OUT : MT_MAX_TENSOR_ARGS)) {
+        return mt_fail(MT_ERUNTIME, "Calling register_hooks on a saved tensor with value None is "
+                                    "forbidden");
+    }
+    mt_tensor **slot = output ? &n->saved_out[k] : &n->saved[k];
+    void **handle = output ? &n->packed_out[k] : &n->packed[k];
+    if (n->released) {
+        return mt_fail(MT_ERUNTIME,
+                       "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                       "intermediate values of the graph are freed when you call .backward() or "
+                       "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                       "the graph a second time or if you need to access saved variables after "
+                       "calling backward.");
+    }
+    if (*handle) {
+        return mt_fail(MT_ERUNTIME, "Calling register_hooks on a saved tensor whose hooks have "
+                                    "already been set. Hint: only one pair of hooks is allowed at "
+                                    "a time.");
+    }
+    if (*slot == NULL || (*slot)->is_wrapped_number) {
+        return mt_fail(MT_ERUNTIME, "Calling register_hooks on a saved tensor with value None is "
+                                    "forbidden");
+    }
+    mt_tensor *t = NULL; /* pack sees the kept values without their history, as PyTorch's */
+    mt_status st = detached(*slot, &t);
+    if (st) {
+        return st;
+    }
+    bool was = mt_grad_enabled();
+    mt_set_grad_enabled(false);
+    st = pack(t, handle, ctx);
+    mt_set_grad_enabled(was);
+    mt_tensor_release(t);
+    if (st == MT_OK) {
+        mt_tensor_clear(slot);
+        n->has_packed = true;
+    }
+    return st;
+}
+
 /* What a node keeps of an input: the tensor, or for a view a tensor like it (memory, version
  * counter, history) without the link to its base. The base's later history may lead back to
  * the node (`h[1:] = h[:-1] * w`: h's CopySlices reaches the mul that saved h[:-1]), and that

@@ -270,6 +270,12 @@ mt_status mt_saved_output(mt_node *n, int k, mt_tensor **out);
  * hook where a pack hook took it; *out NULL when nothing is kept there. The released-graph and
  * version errors as for a backward. For grad_fn._saved_<name>. */
 mt_status mt_saved_peek(mt_node *n, bool output, int k, mt_tensor **out);
+/* grad_fn._raw_saved_<name>.register_hooks(pack, unpack): the tensor n keeps in input slot k
+ * (output k when output) goes through pack (grad mode off) and n keeps pack's handle in its
+ * place, unpacked and dropped by the installed mt_saved_hooks as a handle of the thread-wide
+ * hooks is. PyTorch's errors for a freed graph, hooks already set, and no tensor kept. */
+typedef mt_status (*mt_saved_pack_fn)(mt_tensor *t, void **handle, void *ctx);
+mt_status mt_saved_set_hooks(mt_node *n, bool output, int k, mt_saved_pack_fn pack, void *ctx);
 /* Checks every tensor node n saved (the engine, before its backward function runs): then the
  * formula reads n->saved[k] and n->saved_out[k] as they are. */
 mt_status mt_saved_check(mt_node *n);

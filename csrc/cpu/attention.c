@@ -82,6 +82,8 @@ typedef struct attention {
     const char *q, *k, *v, *m;
     char *out;
     int64_t L, S, E, Ev;
+    int64_t heads, s0, s1, ldo; /* b's (L, Ev) block of out: (b / heads) * s0 + (b % heads) * s1,
+                                   its rows ldo apart (the result is in the query's dim order) */
     double scale;
     bool causal;
 } attention;
@@ -103,8 +105,9 @@ attend(const attention *at, int64_t b, char *p, bool split)
                         (int)E, 0.0, p, (int)S);
     }
     softmax_rows(at->dt, p, mb, L, S, at->causal, split);
+    const int64_t ob = (b / at->heads) * at->s0 + (b % at->heads) * at->s1;
     mt_cpu_gemm_raw(at->dt, false, false, (int)L, (int)Ev, (int)S, 1.0, p, (int)S, vb, (int)Ev, 0.0,
-                    at->out + (size_t)(b * L * Ev) * item, (int)Ev);
+                    at->out + (size_t)ob * item, (int)at->ldo);
 }
 
 // query (B, L, E) or (B, H, L, E), key (.., S, E), value (.., S, Ev), attn_mask (.., L, S) or
@@ -132,6 +135,10 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
         (st = mt_tensor_empty(2, score_sizes, dt, MT_DEVICE_CPU, &scores))) {
         goto out_release;
     }
+    /* the result is dense in the query's order of dims with Ev innermost (the front end's
+     * out_like_query): each batch-and-head's (L, Ev) block has rows ostr[nd - 2] apart */
+    const mt_tensor *o = a->out[0];
+    const int64_t *ostr = o->strides;
     char *out = mt_tensor_data(a->out[0]), *p = mt_tensor_data(scores);
     memset(out, 0, (size_t)(B * L * Ev) * item); /* no key (S = 0): every row gives 0 */
     if (L == 0 || S == 0 || Ev == 0) {
@@ -147,6 +154,10 @@ mt_cpu__scaled_dot_product_flash_attention_for_cpu(mt_args *a)
                           S,
                           E,
                           Ev,
+                          nd == 4 ? o->sizes[1] : 1,
+                          ostr[0],
+                          nd == 4 ? ostr[1] : 0,
+                          L > 1 ? ostr[nd - 2] : Ev,
                           a->plan->scale,
                           a->b[0]};
     if (parts == 1) {

@@ -78,15 +78,16 @@ backend_copy(mt_tensor *dst, mt_tensor *src)
     return st;
 }
 
-/* A copy of src in dtype dt, laid out as src where src is dense (a transposed input keeps its
- * layout, so results follow it as they would), else contiguous. */
+/* A copy of src in dtype dt, laid out as src (PyTorch's to(dtype) with preserve_format): its
+ * strides where src is dense (a transposed input keeps its layout, so results follow it as they
+ * would), else dense strides in the order of src's. */
 static mt_status
 cast_copy(mt_tensor *src, mt_dtype dt, mt_tensor **out)
 {
-    mt_device dev = mt_tensor_device(src);
-    mt_status st = mt_tensor_is_dense(src)
-                       ? mt_tensor_empty_strided(src->ndim, src->sizes, src->strides, dt, dev, out)
-                       : mt_tensor_empty(src->ndim, src->sizes, dt, dev, out);
+    int64_t strides[MT_MAX_DIMS];
+    mt_preserve_strides(src, strides);
+    mt_status st = mt_tensor_empty_strided(src->ndim, src->sizes, strides, dt,
+                                           mt_tensor_device(src), out);
     if (st) {
         return st;
     }

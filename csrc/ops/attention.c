@@ -257,8 +257,30 @@ mt_composite_scaled_dot_product_attention(mt_args *a)
     return finish(&s);
 }
 
+/* The result (.., L, Ev) laid out in the query's order of dims, as PyTorch's CPU flash kernel
+ * lays it out: a query made by view(B, L, H, E).transpose(1, 2) gives a result whose
+ * transpose(1, 2) is contiguous again (so .view(B, L, H * Ev) works, as attention modules
+ * write it). A query whose last dim is not its innermost, or an order that would not keep Ev
+ * innermost, gives a contiguous result. */
+static mt_status
+out_like_query(mt_plan *p, const mt_tensor *q, int64_t Ev)
+{
+    const int nd = q->ndim;
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    memcpy(sizes, q->sizes, sizeof(int64_t) * (size_t)nd);
+    sizes[nd - 1] = Ev;
+    if (q->strides[nd - 1] != 1) {
+        return mt_front_output(p, q->dtype, nd, sizes);
+    }
+    mt_dense_strides_like(nd, sizes, 1, &q->strides, strides);
+    if (strides[nd - 1] != 1 && mt_numel(nd, sizes) > 1) {
+        return mt_front_output(p, q->dtype, nd, sizes);
+    }
+    return mt_front_output_strided(p, q->dtype, nd, sizes, strides);
+}
+
 /* _scaled_dot_product_flash_attention_for_cpu's checks (an internal op: the composite above
- * calls it with flattened batches); its plan: the scale */
+ * calls it with flattened batches); its plan: the scale; its result: out_like_query's */
 mt_status
 mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
 {
@@ -291,8 +313,5 @@ mt_front_sdpa_flash_cpu(const mt_args *a, mt_plan *p)
                                     "do not match");
     }
     p->scale = mt_attention_scale(a->s[0], q);
-    int64_t out_sizes[4]; /* (.., L, Ev) */
-    memcpy(out_sizes, q->sizes, sizeof(int64_t) * (size_t)nd);
-    out_sizes[nd - 1] = v->sizes[nd - 1];
-    return mt_front_output(p, q->dtype, nd, out_sizes);
+    return out_like_query(p, q, v->sizes[nd - 1]);
 }

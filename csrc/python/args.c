@@ -39,7 +39,8 @@ typedef struct param {
     bool has_default;
     PyObject *dflt; /* the default as a Python object (owned), or NULL */
     PyObject *name; /* interned str: its Python name (a function's self is input) */
-    PyObject *numpy_names[3]; /* interned: the NumPy spellings PyTorch also accepts, or NULL */
+    PyObject *numpy_names[3]; /* interned: the NumPy spellings PyTorch also accepts (or another
+                               * overload's name for it: overload_names), or NULL */
     int slot;       /* index within its slot array of mt_args */
     bool any_length; /* int[*]: a list that is not a shape (split sizes), of any length */
 } param;
@@ -70,6 +71,21 @@ static const char *const numpy_names[][4] = {
     {"input", "x", "a", "x1"},
     {"other", "x2", NULL, NULL},
 };
+
+/* A parameter one of PyTorch's overloads names otherwise, where ours has one parameter for both
+ * (a Tensor|Scalar): scatter.value's Scalar is scatter.src's Tensor here (op, name, other name). */
+static const char *const overload_names[][3] = {
+    {"scatter", "src", "value"},
+    {"scatter_", "src", "value"},
+};
+
+/* Whether schema text opens with op's name and its parenthesis. */
+static bool
+schema_of(const char *text, const char *op)
+{
+    size_t n = strlen(op);
+    return strncmp(text, op, n) == 0 && text[n] == '(';
+}
 
 static PyObject *
 parse_default(const char *s)
@@ -149,6 +165,12 @@ parse_param(const char *op, char *text, param *p, int *slots)
             if ((p->numpy_names[j - 1] = PyUnicode_InternFromString(numpy_names[k][j])) == NULL) {
                 return -1;
             }
+        }
+    }
+    for (size_t k = 0; k < sizeof(overload_names) / sizeof(overload_names[0]); k++) {
+        if (schema_of(op, overload_names[k][0]) && strcmp(pyname, overload_names[k][1]) == 0 &&
+            (p->numpy_names[0] = PyUnicode_InternFromString(overload_names[k][2])) == NULL) {
+            return -1;
         }
     }
     if (p->name == NULL || (eq && p->dflt == NULL)) {

@@ -135,21 +135,27 @@ saved_argument(mt_node *n, const char *name)
 }
 
 /* A kept output: `result` is output 0, `result<k>` output k (PyTorch's names). */
+static int
+result_index(const char *name)
+{
+    if (strcmp(name, "result") == 0) {
+        return 0;
+    }
+    char *end = NULL;
+    const char *digits = name + strlen("result");
+    if (strncmp(name, "result", strlen("result")) != 0 || *digits < '0' || *digits > '9') {
+        return -1;
+    }
+    long v = strtol(digits, &end, 10);
+    return *end != '\0' || v >= MT_NODE_MAX_OUT ? -1 : (int)v;
+}
+
 static PyObject *
 saved_result(mt_node *n, const char *name)
 {
-    int k = 0;
-    if (strcmp(name, "result") != 0) {
-        char *end = NULL;
-        const char *digits = name + strlen("result");
-        if (strncmp(name, "result", strlen("result")) != 0 || *digits < '0' || *digits > '9') {
-            return NULL;
-        }
-        long v = strtol(digits, &end, 10);
-        if (*end != '\0' || v >= MT_NODE_MAX_OUT) {
-            return NULL;
-        }
-        k = (int)v;
+    int k = result_index(name);
+    if (k < 0) {
+        return NULL;
     }
     mt_tensor *t = NULL;
     mt_status st = mt_saved_peek(n, true, k, &t);
@@ -159,24 +165,48 @@ saved_result(mt_node *n, const char *name)
     return t ? mt_py_wrap(t) : NULL;
 }
 
+/* grad_fn._raw_saved_<name>: a SavedTensor for the tensor argument or result `name` the node
+ * keeps (hooks go on it), NULL without an exception where there is no such tensor slot. */
+static PyObject *
+raw_saved(mt_node *n, const char *name)
+{
+    if (strncmp(name, "result", strlen("result")) == 0) {
+        int k = result_index(name);
+        return k < 0 || !n->formula || !n->formula->save_outputs ? NULL
+                                                                 : mt_py_saved_tensor(n, true, k);
+    }
+    mt_py_argkind kind;
+    int slot;
+    if (n->formula == NULL || mt_autograd_formula(n->formula->op) != n->formula ||
+        mt_py_schema_param(n->formula->op, name, &kind, &slot) < 0 || slot < 0 ||
+        kind != MT_PY_ARG_TENSOR || !(n->formula->save_inputs >> slot & 1u) ||
+        (n->saved[slot] && n->saved[slot]->is_wrapped_number)) { /* a number, as PyTorch keeps it */
+        return NULL;
+    }
+    return mt_py_saved_tensor(n, false, slot);
+}
+
 /* Attribute lookup: the node's methods and properties, then grad_fn._saved_<name>, what the
- * node kept of its op's argument or result `name`, as PyTorch's nodes expose them. */
+ * node kept of its op's argument or result `name`, as PyTorch's nodes expose them, and
+ * grad_fn._raw_saved_<name>, that tensor's SavedTensor. */
 static PyObject *
 node_getattro(PyObject *self, PyObject *attr)
 {
     PyObject *res = PyObject_GenericGetAttr(self, attr);
     const char *name = res == NULL && PyUnicode_Check(attr) ? PyUnicode_AsUTF8(attr) : NULL;
-    const char *prefix = "_saved_";
-    if (name == NULL || strncmp(name, prefix, strlen(prefix)) != 0 ||
+    const char *prefix = "_saved_", *raw = "_raw_saved_";
+    bool is_raw = name && strncmp(name, raw, strlen(raw)) == 0;
+    if (name == NULL || (!is_raw && strncmp(name, prefix, strlen(prefix)) != 0) ||
         !PyErr_ExceptionMatches(PyExc_AttributeError)) {
         return res;
     }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     mt_node *n = ((node_object *)self)->node;
-    const char *arg = name + strlen(prefix);
-    res = strncmp(arg, "result", strlen("result")) == 0 ? saved_result(n, arg)
-                                                        : saved_argument(n, arg);
+    const char *arg = name + strlen(is_raw ? raw : prefix);
+    res = is_raw                                          ? raw_saved(n, arg)
+          : strncmp(arg, "result", strlen("result")) == 0 ? saved_result(n, arg)
+                                                          : saved_argument(n, arg);
     if (res == NULL && !PyErr_Occurred()) {
         PyErr_Restore(type, value, tb);
         return NULL;
@@ -754,6 +784,12 @@ py_saved_drop(void *handle)
 
 static const mt_saved_hooks py_saved_hooks = {py_saved_pack, py_saved_unpack, py_saved_drop};
 
+void
+mt_py_saved_hooks_install(void)
+{
+    mt_saved_hooks_install(&py_saved_hooks);
+}
+
 /* _C._saved_tensors_hooks_init(pack): pack(tensor) -> (unpack_hook, packed), the function the
  * engine calls for each tensor a node saves while hooks are active */
 static PyObject *
@@ -764,7 +800,7 @@ saved_tensors_hooks_init(PyObject *module, PyObject *fn)
         return PyErr_Format(PyExc_TypeError, "_saved_tensors_hooks_init(callable)");
     }
     Py_XSETREF(saved_pack_fn, Py_NewRef(fn));
-    mt_saved_hooks_install(&py_saved_hooks);
+    mt_py_saved_hooks_install();
     Py_RETURN_NONE;
 }
 
@@ -858,8 +894,9 @@ static PyMethodDef autograd_functions[] = {
 int
 mt_py_autograd_init(PyObject *m)
 {
-    if (PyType_Ready(&mt_py_Node_Type) < 0 ||
+    if (PyType_Ready(&mt_py_Node_Type) < 0 || PyType_Ready(&mt_py_SavedTensor_Type) < 0 ||
         PyModule_AddObjectRef(m, "Node", (PyObject *)&mt_py_Node_Type) < 0 ||
+        PyModule_AddObjectRef(m, "SavedTensor", (PyObject *)&mt_py_SavedTensor_Type) < 0 ||
         PyModule_AddFunctions(m, autograd_functions) < 0) {
         return -1;
     }

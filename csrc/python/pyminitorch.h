@@ -108,6 +108,12 @@ int mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slo
 /* autograd.c: the Node type, _run_backward, and the engine's start-up */
 struct mt_node;
 int mt_py_autograd_init(PyObject *m);
+/* The saved-tensor hooks' handles, (unpack_hook, packed) tuples, as the engine's mt_saved_hooks. */
+void mt_py_saved_hooks_install(void);
+/* saved_tensor.c: grad_fn._raw_saved_<name>, a SavedTensor for the tensor node n keeps in input
+ * slot k (output k when output), a new reference. */
+extern PyTypeObject mt_py_SavedTensor_Type;
+PyObject *mt_py_saved_tensor(struct mt_node *n, bool output, int k);
 PyObject *mt_py_node_wrap(struct mt_node *n); /* steals the reference */
 extern PyMethodDef mt_py_tensor_op_methods[];
 extern PyMethodDef mt_py_op_functions[];

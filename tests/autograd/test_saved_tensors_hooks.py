@@ -289,3 +289,73 @@ def test_recomputation_that_saves_differently_raises():
     state["recomputing"] = True
     with pytest.raises(minitorch.utils.checkpoint.CheckpointError, match="different metadata"):
         y.sum().backward()
+
+
+def _raw_saved_run(lib):
+    """The autograd-mechanics note's per-tensor hooks: pack on registration (grad mode off),
+    unpack at backward, what unpack gives being what the backward uses; the errors."""
+    log = []
+    x = lib.tensor(rng.standard_normal(4), requires_grad=True)
+    y = x.pow(2)
+    saved = y.grad_fn._raw_saved_self
+    assert type(saved).__name__ == "SavedTensor" and not hasattr(y.grad_fn, "_raw_saved_exponent")
+
+    def pack(t):
+        log.append(("pack", t.requires_grad, lib.is_grad_enabled()))
+        return t.detach().numpy() * 3  # anything may stand for the tensor
+
+    def unpack(packed):
+        log.append(("unpack",))
+        return lib.tensor(packed)
+
+    saved.register_hooks(pack, unpack)
+    errors = []
+    for call in (lambda: saved.register_hooks(pack, unpack), lambda: saved.register_hooks(1, 2)):
+        try:
+            call()
+        except (RuntimeError, TypeError) as e:
+            errors.append((type(e).__name__, str(e).split(":")[0][:40]))
+    log.append(("before backward",))
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    grad = x.grad.numpy().copy()
+    for bad in (lambda: saved.register_hooks(pack, unpack),):
+        try:
+            bad()
+        except RuntimeError as e:
+            errors.append(("freed", str(e).startswith("Calling register_hooks on a saved tensor after it has been freed")))
+    z = x.detach().exp().requires_grad_()
+    w = z * 2  # mul keeps the other factor only: z's slot is a number here
+    r = z.exp()
+    r.grad_fn._raw_saved_result.register_hooks(lambda t: t.detach() + 1, lambda t: t)
+    r.sum().backward()
+    ok = np.allclose(z.grad.numpy(), np.exp(z.detach().numpy()) + 1)
+    del w
+    return log, errors, grad, ok, x.detach().numpy()
+
+
+def test_raw_saved_register_hooks_like_torch():
+    need_torch()
+    got, want = _raw_saved_run(minitorch), _raw_saved_run(torch)
+    assert got[0] == want[0] == [("pack", False, False), ("before backward",), ("unpack",), ("unpack",)]
+    assert got[1][0] == want[1][0] and got[1][0][0] == "RuntimeError"
+    assert got[1][1][0] == want[1][1][0] == "TypeError" and got[1][2] == want[1][2] == ("freed", True)
+    np.testing.assert_allclose(got[2], 2 * 2 * 3 * got[4], rtol=1e-6)  # two backwards of 2 * (3 x)
+    assert got[3] and want[3]
+
+
+def test_raw_saved_pack_error_leaves_the_tensor():
+    x = minitorch.randn(3, requires_grad=True)
+    y = x.pow(2)
+
+    def bad(t):
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        y.grad_fn._raw_saved_self.register_hooks(bad, lambda t: t)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy(), rtol=1e-6)
+    for lib in LIBS:  # layer_norm without a weight keeps None in its weight slot
+        y = lib.nn.functional.layer_norm(lib.randn(2, 3, requires_grad=True), (3,))
+        with pytest.raises(RuntimeError, match="saved tensor with value None is forbidden"):
+            y.grad_fn._raw_saved_weight.register_hooks(lambda t: t, lambda t: t)

@@ -1,6 +1,7 @@
 """The switches and entry points that scripts call around the model (torch.backends,
 torch.accelerator, torch.compile, torch.jit): PyTorch's names, defaults and errors, so that
 a script that sets them runs unchanged."""
+import importlib
 import subprocess
 import sys
 import warnings
@@ -111,17 +112,22 @@ def test_compile_wraps_the_model_and_says_so_once(monkeypatch):
     assert sum("runs eagerly" in str(w.message) for w in caught) == 1
 
 
-def test_compiled_module_is_a_wrapper_like_pytorchs():
-    """compile(module) gives PyTorch's OptimizedModule: state_dict keys prefixed "_orig_mod." (which
-    nanoGPT-style scripts strip when they load a checkpoint), the same outputs, attributes and
-    training flag shared with the wrapped module; Module.compile() compiles in place."""
+def each_library_quietly():
+    """(PyTorch, then minitorch) with a seeded Linear + ReLU, each library's warnings silenced."""
     torch = pytest.importorskip("torch")
     for lib in (torch, minitorch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lib.manual_seed(0)
-            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
-            compiled = lib.compile(model)
+            yield lib, lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+
+
+def test_compiled_module_is_a_wrapper_like_pytorchs():
+    """compile(module) gives PyTorch's OptimizedModule: state_dict keys prefixed "_orig_mod." (which
+    nanoGPT-style scripts strip when they load a checkpoint), the same outputs, attributes and
+    training flag shared with the wrapped module; Module.compile() compiles in place."""
+    for lib, model in each_library_quietly():
+        compiled = lib.compile(model)
         assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is model
         assert list(compiled.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
         assert [p is q for p, q in zip(compiled.parameters(), model.parameters())] == [True, True]
@@ -186,3 +192,125 @@ def test_compile_signature_has_torchs_parameters():
     assert list(ours) == list(theirs)
     assert all(ours[n].default == theirs[n].default for n in ours if n != "backend")
 
+
+
+def test_dynamo_and_logging_entry_points_like_pytorchs():
+    """torch._dynamo's reset, config (PyTorch's defaults, its AttributeError for unknown names,
+    patch as a with-block and a decorator) and shape marks, and torch._logging.set_logs: scripts
+    around torch.compile call them, and in eager mode they change no result."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minitorch):
+        cfg = lib._dynamo.config
+        assert (cfg.cache_size_limit, cfg.suppress_errors, cfg.automatic_dynamic_shapes) == (8, False, True)
+        lib._dynamo.reset()
+        old = cfg.cache_size_limit
+        cfg.cache_size_limit = 64
+        assert cfg.cache_size_limit == 64
+        cfg.cache_size_limit = old
+        with pytest.raises(AttributeError, match="config.no_such_setting does not exist"):
+            cfg.no_such_setting = 1
+        with pytest.raises(AttributeError, match="does not exist"):
+            cfg.no_such_setting
+        with cfg.patch(verbose=True):
+            assert cfg.verbose is True
+        assert cfg.verbose is False
+
+        @cfg.patch("suppress_errors", True)
+        def read():
+            return cfg.suppress_errors
+
+        assert read() is True and cfg.suppress_errors is False
+        x = lib.ones(4, 3)
+        assert lib._dynamo.mark_dynamic(x, 0) is None and lib._dynamo.maybe_mark_dynamic(x, 1) is None
+        assert lib._dynamo.is_compiling() is False
+        lib._logging.set_logs(graph_breaks=True, recompiles=True)
+        lib._logging.set_logs()
+        inductor = importlib.import_module(lib.__name__ + "._inductor.config")  # import torch._inductor.config
+        assert (inductor.freezing, inductor.cpp.threads, inductor.triton.cudagraph_trees) == (False, -1, True)
+        with inductor.patch(freezing=True, coordinate_descent_tuning=True):
+            assert inductor.freezing and lib._inductor.config.coordinate_descent_tuning
+        inductor.cpp.enable_kernel_profile = True
+        assert inductor.cpp.enable_kernel_profile is True
+        inductor.cpp.enable_kernel_profile = False
+        assert not inductor.freezing
+        with pytest.raises(AttributeError, match=r"_inductor.config.cpp.no_such_setting does not exist"):
+            inductor.cpp.no_such_setting = 1
+        dynamo_config = importlib.import_module(lib.__name__ + "._dynamo.config")
+        assert dynamo_config is lib._dynamo.config
+
+
+def test_is_compiling_and_set_stance_like_pytorchs():
+    """Inside a compiled function or module (torch.compile, Module.compile) is_compiling() is True,
+    inside a torch.compiler.disable'd function and under set_stance("force_eager") False;
+    set_stance as a call, a with-block and a decorator; an unknown stance fails at the call."""
+    torch = pytest.importorskip("torch")
+    runs = []
+    for lib in (torch, minitorch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+
+            @lib.compile
+            def foo(x):
+                return x + 1 if lib.compiler.is_compiling() else x - 1
+
+            @lib.compiler.disable
+            def plain():
+                return lib.compiler.is_compiling()
+
+            @lib.compile
+            def calls_plain(x):
+                return plain(), lib.compiler.is_compiling()
+
+            class Probe(lib.nn.Module):
+                def forward(self, x):
+                    return lib.compiler.is_compiling()
+
+            inp = lib.zeros(2)
+            in_place = Probe()
+            in_place.compile()
+            got = [foo(inp).tolist(), calls_plain(inp)[0], in_place(inp), lib.compile(Probe())(inp), Probe()(inp),
+                   lib.compiler.is_compiling()]
+
+            @lib.compiler.set_stance("force_eager")
+            def bar(x):
+                return foo(x)
+
+            got += [bar(inp).tolist(), foo(inp).tolist()]
+            with lib.compiler.set_stance("force_eager"):
+                got += [foo(inp).tolist(), in_place(inp)]
+            lib.compiler.set_stance("force_eager")
+            got.append(foo(inp).tolist())
+            lib.compiler.set_stance("default")
+            got.append(foo(inp).tolist())
+            lib.compiler.set_stance("no_such_stance")
+            try:
+                with pytest.raises(RuntimeError, match="invalid torch.compile stance"):
+                    foo(inp)
+            finally:
+                lib.compiler.set_stance("default")
+            runs.append(got)
+    assert runs[0] == runs[1]
+    assert runs[1][:3] == [[1.0, 1.0], False, True]
+
+
+def test_jit_freeze_fusion_switches_like_pytorchs():
+    """torch.jit.freeze / optimize_for_inference of a scripted module (eval mode required, the
+    outputs unchanged), enable_onednn_fusion / onednn_fusion_enabled, fuser(name) and its error."""
+    for lib, model in each_library_quietly():
+        x = lib.ones(2, 3)
+        with pytest.raises(RuntimeError, match="Freezing is currently only implemented for modules in eval mode"):
+            lib.jit.freeze(lib.jit.script(model))
+        frozen = lib.jit.freeze(lib.jit.script(model.eval()))
+        assert lib.equal(frozen(x), model(x))
+        model.train()
+        optimized = lib.jit.optimize_for_inference(lib.jit.script(model))
+        assert lib.equal(optimized(x), model.eval()(x))
+        assert lib.jit.onednn_fusion_enabled() is False
+        lib.jit.enable_onednn_fusion(True)
+        assert lib.jit.onednn_fusion_enabled() is True
+        lib.jit.enable_onednn_fusion(False)
+        with lib.jit.fuser("fuser1"):
+            pass
+        with pytest.raises(Exception, match=r"unrecognized fuser option \(name: fuser9\)"):
+            with lib.jit.fuser("fuser9"):
+                pass

@@ -263,6 +263,37 @@ def test_fused_kernel_takes_4d():
         mt._C._scaled_dot_product_flash_attention_for_cpu(mt.tensor(q), mt.tensor(k[0]), mt.tensor(v[0]))
 
 
+# Queries laid out as attention modules make them (view(B, L, H, E).transpose(1, 2) and others):
+# (sizes in memory order, the permutation back to (B, H, L, E)); PyTorch's fused CPU kernel lays
+# its result out in the query's order, so y.transpose(1, 2).view(B, L, H * E) works.
+QUERY_LAYOUTS = [((2, 3, 4, 5), (0, 1, 2, 3)), ((2, 4, 3, 5), (0, 2, 1, 3)), ((3, 2, 4, 5), (1, 0, 2, 3)),
+                 ((4, 3, 2, 5), (2, 1, 0, 3)), ((2, 5, 3, 4), (0, 2, 3, 1)), ((1, 4, 3, 5), (0, 2, 1, 3))]
+
+
+@pytest.mark.parametrize("memory,perm", QUERY_LAYOUTS)
+def test_result_follows_the_query_layout(memory, perm):
+    """The fused path's result is dense in the query's order of dims (a query whose last dim is
+    not innermost, and the math path (3-D, dropout), give contiguous results), values unchanged."""
+    qm = rand(*memory)
+    B, H, L = (memory[p] for p in perm[:3])
+    k, v = rand(B, H, 6, 5), rand(B, H, 6, 5)
+    outs = {}
+    for lib in (mt, torch) if torch is not None else (mt,):
+        q = lib.tensor(qm).permute(*perm)
+        y = sdpa(lib, q, lib.tensor(k), lib.tensor(v))
+        outs[lib.__name__] = (y.stride(), y.transpose(1, 2).is_contiguous())
+        np.testing.assert_allclose(y.numpy(), ref_sdpa(np.transpose(qm, perm).astype(np.float64), k, v),
+                                   rtol=1e-5, atol=1e-6)
+        if perm == (0, 2, 1, 3):
+            assert y.transpose(1, 2).view(B, L, -1).shape == (B, L, H * 5)
+    if torch is not None:
+        assert outs["minitorch"] == outs["torch"]
+    q3 = mt.tensor(rand(4, 3, 5)).transpose(0, 1)
+    assert sdpa(mt, q3, mt.tensor(rand(3, 6, 5)), mt.tensor(rand(3, 6, 5))).is_contiguous()
+    q4 = mt.tensor(rand(2, 4, 3, 5)).transpose(1, 2)  # value's head size differs: the math path
+    assert sdpa(mt, q4, mt.tensor(rand(2, 3, 6, 5)), mt.tensor(rand(2, 3, 6, 7))).is_contiguous()
+
+
 # ---- nn.MultiheadAttention ----
 
 def mha_pair(*args, **kwargs):

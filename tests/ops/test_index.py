@@ -161,6 +161,19 @@ def test_scatter_value(dtype, value):
     expected = scatter_ref(a, 1, index, np.full(index.shape, value).astype(dtype))
     check(lambda m, x, i: m.scatter(x, 1, i, value), lambda x, i: expected, [a, index])
     check(lambda m, x, i: x.clone().scatter_(1, i, value), lambda x, i: expected, [a, index])
+    # PyTorch's scatter.value overload names the number value= (the Transforms page's one-hot)
+    check(lambda m, x, i: m.scatter(x, 1, i, value=value), lambda x, i: expected, [a, index])
+    check(lambda m, x, i: x.clone().scatter_(1, i, value=value), lambda x, i: expected, [a, index])
+
+
+def test_scatter_value_keyword_is_scatter_s_only():
+    """value= names scatter's number as PyTorch's scatter.value overload does; both src= and
+    value=, or value= for scatter_add_, are refused."""
+    x = minitorch.zeros(3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'value'"):
+        x.scatter_(0, minitorch.tensor([1]), src=minitorch.ones(1), value=2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'value'"):
+        x.scatter_add_(0, minitorch.tensor([1]), value=2)
 
 
 def test_scatter_in_place_returns_self_and_bumps_the_version():

@@ -66,3 +66,75 @@ def test_compare_lists_every_measurement():
     assert "add" in text and "small" in text and "large" in text and "numpy" in text
     assert "Times are in microseconds (us)." in text
     assert text.count("1.0") + text.count("1.1") >= 4
+
+
+def _fuzz_runs(lib, bench, seed, n):
+    fuzzer = bench.Fuzzer(
+        parameters=[bench.FuzzedParameter("k0", minval=1, maxval=1000, distribution="loguniform"),
+                    bench.FuzzedParameter("k1", minval=2, maxval=9, distribution="uniform"),
+                    bench.FuzzedParameter("scale", minval=0.5, maxval=2.0, distribution="uniform")],
+        tensors=[bench.FuzzedTensor("x", size=("k0", "k1"), min_elements=16, max_elements=2000,
+                                    probability_contiguous=0.4),
+                 bench.FuzzedTensor("i", size=("k1", 3), steps=(2, 1), dtype=lib.int64)],
+        constraints=[lambda params: params["k0"] != params["k1"]],  # called with the dict, as PyTorch calls it
+        seed=seed)
+    runs = [(params, {name: (t.numpy().copy(), t.stride(), props[name]["is_contiguous"], props[name]["numel"],
+                             list(props[name]["order"]), props[name]["steps"]) for name, t in tensors.items()})
+            for tensors, props, params in fuzzer.take(n)]
+    return runs, fuzzer.rejection_rate
+
+
+def test_fuzzer_draws_pytorchs_parameters_and_tensors():
+    """Fuzzer.take(n): the parameters from a NumPy RandomState of the seed (loguniform and integer
+    and float uniform draws, resampled until the constraints and the tensors' element limits
+    hold), the tensors from manual_seed of its next draw (so PyTorch's values), laid out in a
+    permuted order with chance 1 - probability_contiguous and strided by steps; the same as
+    PyTorch's fuzzer, draw for draw."""
+    torch = pytest.importorskip("torch")
+    import torch.utils.benchmark as tbench
+    for seed in (0, 5):
+        got, got_rate = _fuzz_runs(minitorch, benchmark, seed, 8)
+        want, want_rate = _fuzz_runs(torch, tbench, seed, 8)
+        assert got_rate == want_rate
+        for (gp, gt), (wp, wt) in zip(got, want):
+            assert gp == wp
+            for name in wt:
+                np.testing.assert_array_equal(gt[name][0], wt[name][0])
+                assert gt[name][1:] == wt[name][1:]
+    for params, tensors in got:
+        assert 16 <= params["k0"] * params["k1"] <= 2000 and params["k0"] != params["k1"]
+        assert tensors["i"][5] == (2, 1) and tensors["i"][0].min() >= 1
+
+
+def test_fuzzer_aliases_and_errors():
+    """ParameterAlias (through a dict distribution, which must sum to one as the docs say), a cycle
+    of aliases, duplicate names, an unknown distribution, impossible constraints."""
+    fuzzer = benchmark.Fuzzer(
+        parameters=[benchmark.FuzzedParameter("x_len", 4, 64, distribution="uniform"),
+                    benchmark.FuzzedParameter("y_len", distribution={1: 0.5, benchmark.ParameterAlias("x_len"): 0.5})],
+        tensors=[benchmark.FuzzedTensor("x", size=("x_len",)), benchmark.FuzzedTensor("y", size=("y_len",))],
+        seed=3)
+    seen = set()
+    for tensors, _, params in fuzzer.take(20):
+        assert params["y_len"] in (1, params["x_len"])
+        seen.add(params["y_len"] == 1)
+        assert (tensors["x"] + tensors["y"]).shape == (params["x_len"],)
+    assert seen == {True, False}
+    assert repr(benchmark.ParameterAlias("k")) == "ParameterAlias[alias_to: k]"
+    cyc = benchmark.Fuzzer(parameters=[benchmark.FuzzedParameter("a", distribution={benchmark.ParameterAlias("b"): 1.0}),
+                                       benchmark.FuzzedParameter("b", distribution={benchmark.ParameterAlias("a"): 1.0})],
+                           tensors=[], seed=0)
+    with pytest.raises(ValueError, match="ParameterAlias cycle detected"):
+        next(cyc.take(1))
+    with pytest.raises(ValueError, match="Duplicate names in parameters and tensors"):
+        benchmark.Fuzzer(parameters=[benchmark.FuzzedParameter("x", 1, 2, distribution="uniform")],
+                         tensors=[benchmark.FuzzedTensor("x", size=("x",))])
+    with pytest.raises(AssertionError, match="Unknown distribution: normal"):
+        benchmark.FuzzedParameter("x", 1, 2, distribution="normal")
+    with pytest.raises(AssertionError, match="Distribution is not normalized"):
+        benchmark.FuzzedParameter("x", distribution={1: 0.3, 2: 0.3})
+    never = benchmark.Fuzzer(parameters=[benchmark.FuzzedParameter("n", 1, 4, distribution="uniform")],
+                             tensors=[benchmark.FuzzedTensor("t", size=("n",), min_elements=10)], seed=0)
+    with pytest.raises(ValueError, match="Failed to generate a set of valid parameters"):
+        next(never.take(1))
+    assert never.rejection_rate == 1.0

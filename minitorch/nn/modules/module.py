@@ -108,6 +108,12 @@ class Module:
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # a module compiled in place pickles as the plain module, as PyTorch's does
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)
+        return state
+
     def __setstate__(self, state: Dict[str, Any]) -> None:
         # a module pickled before the backward hooks existed gets their empty tables
         self.__dict__.update(state)
@@ -123,6 +129,14 @@ class Module:
     # ---- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # PyTorch's _wrapped_call_impl: a module compiled in place (Module.compile) runs its
+        # compiled call, which runs _call_impl
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         hooked = (
             self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
         )
@@ -845,10 +859,11 @@ class Module:
         return self._apply(lambda t: minitorch.empty_like(t, device=device), recurse=recurse)
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """torch.nn.Module.compile: minitorch.compile(self's call, *args, **kwargs), kept as
-        self._compiled_call_impl. minitorch.compile checks the arguments as torch.compile does and
-        returns the call unchanged (minitorch runs eagerly), so calls to self run as before."""
-        self._compiled_call_impl = minitorch.compile(self.__call__, *args, **kwargs)
+        """torch.nn.Module.compile: minitorch.compile(self._call_impl, *args, **kwargs), kept as
+        self._compiled_call_impl, which calls to self then run. minitorch.compile checks the
+        arguments as torch.compile does and runs the call as it is (minitorch runs eagerly), as a
+        compiled call (compiler.py)."""
+        self._compiled_call_impl = minitorch.compile(self._call_impl, *args, **kwargs)
 
     def share_memory(self) -> "Module":
         """Tensor.share_memory_ on every parameter and buffer; returns self.

@@ -15,7 +15,10 @@ import numpy as np
 
 import minitorch
 
-__all__ = ["Compare", "Language", "Measurement", "TaskSpec", "Timer", "select_unit"]
+from .fuzzer import FuzzedParameter, FuzzedTensor, Fuzzer, ParameterAlias  # noqa: E402
+
+__all__ = ["Compare", "FuzzedParameter", "FuzzedTensor", "Fuzzer", "Language", "Measurement", "ParameterAlias",
+           "TaskSpec", "Timer", "select_unit"]
 
 _WARN_IQR = 0.1  # an interquartile range above this fraction of the median is reported
 _GROSS_IQR = 0.25  # ... and above this one, called environmental influence
