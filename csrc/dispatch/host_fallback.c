@@ -100,9 +100,7 @@ round_trip(mt_op op, mt_args *a)
         if (a->plan->out[k].ndim == MT_OUT_BY_KERNEL) {
             continue; /* moved below, as the results of a kernel with no front end */
         }
-        /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
-        st = mt_op_copy_(a->out[k], c.out[k], NULL);
-        atomic_store(&a->out[k]->version->value, 0);
+        st = mt_front_write_result(a->out[k], c.out[k]);
     }
     if (st) {
         goto out_release; /* the dispatcher releases a->out */

@@ -206,7 +206,7 @@ exponential_race(mt_args *a, int64_t n_sample)
         st = mt_op_topk(keys, n_sample, -1, true, true, &values, &drawn);
     }
     if (st == MT_OK) {
-        st = mt_op_copy_(a->out[0], drawn, NULL);
+        st = mt_front_write_result(a->out[0], drawn);
     }
 out_release:
     mt_tensor_clear(&drawn);

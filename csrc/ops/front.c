@@ -53,6 +53,17 @@ mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
 }
 
 mt_status
+mt_front_write_result(mt_tensor *out, const mt_tensor *src)
+{
+    /* an empty result has nothing to copy (and channels-last strides of 0 outside a size-0
+     * dim, which copy_ would refuse to write through) */
+    mt_status st = mt_tensor_numel(out) > 0 ? mt_op_copy_(out, (mt_tensor *)src, NULL) : MT_OK;
+    /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
+    atomic_store(&out->version->value, 0);
+    return st;
+}
+
+mt_status
 mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
 {
     mt_status st = MT_OK;
@@ -64,14 +75,10 @@ mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
         }
         st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype,
                                      mt_tensor_device(a->out[k]), &t);
-        /* an empty result has nothing to copy (and channels-last strides of 0 outside a size-0
-         * dim, which copy_ would refuse to write through) */
-        if (st == MT_OK && mt_tensor_numel(t) > 0) {
-            st = mt_op_copy_(t, a->out[k], NULL);
+        if (st == MT_OK) {
+            st = mt_front_write_result(t, a->out[k]);
         }
         if (st == MT_OK) {
-            /* a new result nobody has seen: its version stays 0 (copy_ is its first write) */
-            atomic_store(&t->version->value, 0);
             mt_tensor_release(a->out[k]);
             a->out[k] = t;
             t = NULL;

@@ -40,6 +40,10 @@ mt_status mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_
  * it once the kernel has written them (a->out[k] replaced). On failure a->out is left to the
  * caller to release. */
 mt_status mt_front_relayout_outputs(const mt_plan *p, mt_args *a);
+
+/* out (a result just allocated) = src, as copy_ but leaving out's version 0, as a result no one
+ * has seen yet: results a kernel computes elsewhere and hands over whole */
+mt_status mt_front_write_result(mt_tensor *out, const mt_tensor *src);
 /* A result of t's shape and layout (PyTorch's preserve_format) in dtype dt. */
 mt_status mt_front_output_like(mt_plan *p, mt_dtype dt, const mt_tensor *t);
 /* A result whose size only its values show, of dtype dt: stated as made by the kernel, which

@@ -68,7 +68,7 @@ mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor *
     mt_tensor *r = NULL;
     mt_status st = mt_loss_finish(loss, weight, reduction, &r);
     if (st == MT_OK) {
-        st = mt_op_copy_(out, r, NULL);
+        st = mt_front_write_result(out, r);
     }
     mt_tensor_clear(&r);
     return st;
