@@ -1,18 +1,19 @@
-"""jacobgil's pytorch-grad-cam, its core as the package writes it, on a small VGG-like model in
-place of torchvision's (the target layer its in-place ReLU features[-1]): ActivationsAndGradients (two register_forward_hook handles per target
-layer, the second registering output.register_hook(_store_grad) only when output.requires_grad,
-activations kept as activation.cpu().detach(), gradients prepended in reverse order, handles
-removed by release()); BaseCAM.forward (model.eval(), targets from np.argmax of
-outputs.cpu().data.numpy(), ClassifierOutputTarget indexing model_output[self.category], the loss
-as Python sum() of target outputs, backward(retain_graph=True), per-layer cams in NumPy, scaled
-by scale_cam_image with PIL's bilinear resize standing in for cv2.resize); GradCAM's
-np.mean(grads, axis=(2, 3)) and GradCAM++'s alpha weights; ScoreCAM (torch.from_numpy of the
-activations through nn.UpsamplingBilinear2d(size=...), per-channel min/max by view(...).max(dim=-1)[0],
-masked inputs input_tensor[:, None] * upsampled[:, :, None] scored under no_grad,
-torch.nn.Softmax(dim=-1) of torch.Tensor(scores)); and guided backpropagation (GuidedBackpropReLU, an
-old-style autograd.Function with torch.addcmul of type_as'd zeros and save_for_backward, swapped
-for every nn.ReLU by replace_all_layer_type_recursive through model._modules and back).
-Seeds are torch.manual_seed in both libraries."""
+"""jacobgil's pytorch-grad-cam, its core as the package writes it, on a small VGG-like model in place
+of torchvision's (the target layer its in-place ReLU features[-1]): ActivationsAndGradients (two
+register_forward_hook handles per target layer, the second registering
+output.register_hook(_store_grad) only when output.requires_grad, activations kept as
+activation.cpu().detach(), gradients prepended in reverse order, handles removed by release());
+BaseCAM.forward (model.eval(), targets from np.argmax of outputs.cpu().data.numpy(),
+ClassifierOutputTarget indexing model_output[self.category], the loss as Python sum() of target
+outputs, backward(retain_graph=True), per-layer cams in NumPy, scaled by scale_cam_image with PIL's
+bilinear resize standing in for cv2.resize); GradCAM's np.mean(grads, axis=(2, 3)) and GradCAM++'s
+alpha weights; ScoreCAM (torch.from_numpy of the activations through
+nn.UpsamplingBilinear2d(size=...), per-channel min/max by view(...).max(dim=-1)[0], masked inputs
+input_tensor[:, None] * upsampled[:, :, None] scored under no_grad, torch.nn.Softmax(dim=-1) of
+torch.Tensor(scores)); and guided backpropagation (GuidedBackpropReLU, an old-style
+autograd.Function with torch.addcmul of type_as'd zeros and save_for_backward, swapped for every
+nn.ReLU by replace_all_layer_type_recursive through model._modules and back). Seeds are
+torch.manual_seed in both libraries."""
 import numpy as np
 from PIL import Image
 
