@@ -269,6 +269,13 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
             st = mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
             grad = c;
+        } else if (!create_graph && grad->view_base) {
+            /* A kept view is kept as PyTorch keeps it, detached: .grad shares its memory but is
+             * never a view, so that in-place changes of its own (grad.detach_()) are allowed. */
+            mt_tensor *d = NULL;
+            st = mt_op_detach(grad, &d);
+            mt_tensor_release(grad);
+            grad = d;
         }
         if (st == MT_OK) {
             leaf->grad = grad;
