@@ -256,17 +256,36 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
     return st;
 }
 
+/* Whether grad is laid out as PyTorch's AccumulateGrad lays out a leaf's new .grad (its layout
+ * contract): with the leaf's strides (size-1 dims aside) when the leaf's elements fill their span
+ * exactly (a transposed or channels_last parameter), else row-major. */
+static bool
+obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
+{
+    if (!mt_tensor_is_dense(leaf)) {
+        return mt_tensor_is_contiguous(grad);
+    }
+    for (int d = 0; d < grad->ndim; d++) {
+        if (grad->sizes[d] != 1 ? grad->strides[d] != leaf->strides[d] : grad->strides[d] == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* leaf.grad += grad, or = grad (takes the reference). */
 static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
     if (leaf->grad == NULL) {
-        /* Keep the gradient itself when nobody else can see it, else a copy of its own. */
+        /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
+         * layout of the contract. */
         if (!create_graph &&
-            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !mt_tensor_is_contiguous(grad))) {
+            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !obeys_layout(grad, leaf))) {
             mt_tensor *c = NULL;
-            st = mt_copy_contiguous(grad, &c);
+            st = mt_tensor_is_dense(leaf) ? mt_copy_strided(grad, leaf->strides, &c)
+                                          : mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
             grad = c;
         } else if (!create_graph && grad->view_base) {

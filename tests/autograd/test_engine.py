@@ -101,6 +101,26 @@ def test_leaf_grad_is_never_a_view(make_loss):
     for g, t in zip(grads["minitorch"], grads["torch"]):
         np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
 
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.randn(4, 3).t(),  # a transposed parameter
+    lambda m: m.randn(2, 3, 4, 4).contiguous(memory_format=m.channels_last),
+    lambda m: m.randn(3, 1, 4).transpose(0, 2),  # a size-1 dim's stride is free
+    lambda m: m.randn(4, 6)[:, ::2],  # not dense: row-major
+], ids=["transposed", "channels_last", "size1", "strided"])
+def test_leaf_grad_follows_the_layout_contract(make):
+    """A leaf's new .grad has the leaf's strides when its elements fill their span exactly, else
+    row-major (PyTorch's AccumulateGrad layout contract), whatever layout backward produced."""
+    torch = pytest.importorskip("torch")
+    strides = {}
+    for m in (minitorch, torch):
+        m.manual_seed(0)
+        p = m.nn.Parameter(make(m))
+        ((p * p).sum() + (p.reshape(-1)[:3] * 2).sum()).backward()
+        strides[m.__name__] = (p.grad.stride(), p.grad.numpy().copy())
+    assert strides["minitorch"][0] == strides["torch"][0]
+    np.testing.assert_allclose(strides["minitorch"][1], strides["torch"][1], rtol=1e-6)
+
 def test_errors_as_pytorch():
     x = minitorch.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="does not require grad"):
