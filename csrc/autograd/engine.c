@@ -256,9 +256,9 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
     return st;
 }
 
-/* Whether grad (of leaf's shape) is laid out as leaf, PyTorch's layout contract for .grad:
- * with leaf's strides on each dim of size other than 1 when leaf is dense (a channels-last
- * parameter gets a channels-last .grad), else row-major. */
+/* Whether grad is laid out as PyTorch's AccumulateGrad lays out a leaf's new .grad (its layout
+ * contract): with the leaf's strides (size-1 dims aside) when the leaf's elements fill their span
+ * exactly (a transposed or channels_last parameter), else row-major. */
 static bool
 obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
 {
@@ -273,36 +273,28 @@ obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
     return true;
 }
 
-/* *out = a copy of grad that obeys the layout contract with leaf: in leaf's strides when leaf
- * is dense, else row-major. */
-static mt_status
-copy_as_leaf(mt_tensor *grad, const mt_tensor *leaf, mt_tensor **out)
-{
-    if (!mt_tensor_is_dense(leaf)) {
-        return mt_copy_contiguous(grad, out);
-    }
-    mt_status st = mt_tensor_empty_strided(leaf->ndim, leaf->sizes, leaf->strides, grad->dtype,
-                                           mt_tensor_device(grad), out);
-    if (st == MT_OK && (st = mt_op_copy_(*out, grad, NULL))) {
-        mt_tensor_clear(out);
-    }
-    return st;
-}
-
 /* leaf.grad += grad, or = grad (takes the reference). */
 static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
     if (leaf->grad == NULL) {
-        /* Keep the gradient itself when nobody else can see it and it is laid out as leaf, else
-         * a copy of its own, laid out so. */
+        /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
+         * layout of the contract. */
         if (!create_graph &&
             (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !obeys_layout(grad, leaf))) {
             mt_tensor *c = NULL;
-            st = copy_as_leaf(grad, leaf, &c);
+            st = mt_tensor_is_dense(leaf) ? mt_copy_strided(grad, leaf->strides, &c)
+                                          : mt_copy_contiguous(grad, &c);
             mt_tensor_release(grad);
             grad = c;
+        } else if (!create_graph && grad->view_base) {
+            /* A kept view is kept as PyTorch keeps it, detached: .grad shares its memory but is
+             * never a view, so that in-place changes of its own (grad.detach_()) are allowed. */
+            mt_tensor *d = NULL;
+            st = mt_op_detach(grad, &d);
+            mt_tensor_release(grad);
+            grad = d;
         }
         if (st == MT_OK) {
             leaf->grad = grad;

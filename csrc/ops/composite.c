@@ -315,14 +315,27 @@ mt_composite_resize_(mt_args *a)
     return MT_OK;
 }
 
+/* *out = a copy of self in dtype dt on dev with the given strides, which fill the span of its
+ * elements exactly (a permutation of a row-major layout). */
+static mt_status
+copy_strided(mt_tensor *self, mt_dtype dt, mt_device dev, const int64_t *strides, mt_tensor **out)
+{
+    int64_t numel = mt_tensor_numel(self);
+    mt_tensor *flat = NULL;
+    mt_status st = mt_op_empty(1, &numel, dt, dev, false, &flat);
+    if (st == MT_OK) {
+        st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, dt, out);
+        mt_tensor_release(flat);
+    }
+    return st ? st : fill_copy(out, self);
+}
+
 /* *out = a copy of self in dtype dt on dev, contiguous or (preserve) in self's layout:
  * mt_preserve_strides. */
 static mt_status
 copy_as(mt_tensor *self, mt_dtype dt, mt_device dev, bool preserve, mt_tensor **out)
 {
-    int64_t strides[MT_MAX_DIMS], numel = mt_tensor_numel(self);
-    mt_tensor *flat = NULL;
-    mt_status st;
+    int64_t strides[MT_MAX_DIMS];
     if (preserve) {
         mt_preserve_strides(self, strides);
         /* an empty tensor counts as dense, and keeps a broadcast dim's 0 stride that a copy
@@ -331,13 +344,17 @@ copy_as(mt_tensor *self, mt_dtype dt, mt_device dev, bool preserve, mt_tensor **
             preserve = preserve && (strides[d] != 0 || self->sizes[d] <= 1);
         }
     }
-    if (!preserve) {
-        st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, out);
-    } else if ((st = mt_op_empty(1, &numel, dt, dev, false, &flat)) == MT_OK) {
-        st = mt_tensor_on_storage(flat->storage, self->ndim, self->sizes, strides, 0, dt, out);
-        mt_tensor_release(flat);
+    if (preserve) {
+        return copy_strided(self, dt, dev, strides, out);
     }
+    mt_status st = mt_op_empty(self->ndim, self->sizes, dt, dev, false, out);
     return st ? st : fill_copy(out, self);
+}
+
+mt_status
+mt_copy_strided(mt_tensor *self, const int64_t *strides, mt_tensor **out)
+{
+    return copy_strided(self, self->dtype, mt_tensor_device(self), strides, out);
 }
 
 static mt_status

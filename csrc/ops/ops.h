@@ -15,6 +15,9 @@
  * result (contiguous(), reshape's copy); mt_op_clone keeps self's layout, as PyTorch's
  * preserve_format. Not an op (csrc/ops/composite.c). */
 mt_status mt_copy_contiguous(mt_tensor *self, mt_tensor **out);
+/* A copy of self with the given strides, which fill its span exactly (a permutation of a
+ * row-major layout: another tensor's strides when mt_tensor_is_dense says so). Not an op. */
+mt_status mt_copy_strided(mt_tensor *self, const int64_t *strides, mt_tensor **out);
 
 /* *out = op(x, v) for an op (Tensor self, Tensor|Scalar other) whose other arguments are at
  * their defaults (mul, div, eq, pow ...), v a Python number: a wrapped 0-dim tensor, weak in

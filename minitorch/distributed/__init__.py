@@ -1198,3 +1198,4 @@ def __getattr__(name: str):
 
 from minitorch.distributed._all_to_all import all_to_all, all_to_all_single  # noqa: E402  (uses the names above)
 from minitorch.distributed import distributed_c10d  # noqa: E402,F401  (after every name it re-exports)
+from minitorch.distributed import rpc  # noqa: E402,F401

@@ -14,6 +14,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Beta, Chi2, Gamma
+from . import beta, chi2  # noqa: F401,E402  (Beta's and Chi2's public modules, named by them)
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel

@@ -23,5 +23,9 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
+# PyTorch's Adafactor and Muon name torch.optim as their module (their files are private there).
+for _cls in (Adafactor, Muon):
+    _cls.__module__ = __name__
+
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "LBFGS", "lr_scheduler", "Rprop", "ASGD", "Adafactor", "swa_utils", "SparseAdam", "Muon"]

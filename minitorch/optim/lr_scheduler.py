@@ -608,3 +608,9 @@ class CyclicLR(LRScheduler):
 
 
 from ._lr_scheduler_composite import ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402
+
+# PyTorch defines these four in this module; they live in _lr_scheduler_composite.py for this file's
+# length, and name this module as theirs, as code compares it (d2l's train steps a scheduler whose
+# __module__ == lr_scheduler.__name__ and calls any other one with the epoch).
+for _cls in (ChainedScheduler, OneCycleLR, ReduceLROnPlateau, SequentialLR):
+    _cls.__module__ = __name__

@@ -55,3 +55,49 @@ def test_beta_from_its_module_samples_in_the_unit_interval():
     s = Beta(minitorch.tensor([2.0]), minitorch.tensor([3.0])).sample((500,))
     assert 0 < s.min().item() and s.max().item() < 1
     assert abs(s.mean().item() - 0.4) < 0.05
+
+
+# A public class names the module PyTorch's names as its own (its __module__), which code compares,
+# prints and pickle follows: d2l's train() steps a scheduler whose __module__ == lr_scheduler.__name__
+# and calls any other one with the epoch, so OneCycleLR reported from a private file stopped it; and
+# tutorials print(type(x)), <class 'torch.Tensor'> under PyTorch.
+OWN_MODULES = [
+    ("", ["Tensor", "device", "finfo", "iinfo", "Stream", "Event", "Size", "dtype"]),  # print(type(x))
+    ("optim.lr_scheduler", ["ChainedScheduler", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]),
+    ("optim", ["Adafactor", "Muon", "SGD"]),
+    ("distributions", ["Beta", "Chi2", "Gamma"]),
+]
+
+
+@pytest.mark.parametrize("path,names", OWN_MODULES, ids=[p or "torch" for p, _ in OWN_MODULES])
+def test_public_classes_name_pytorchs_module(path, names):
+    import pickle
+
+    module = importlib.import_module("minitorch" + ("." + path if path else ""))
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    for name in names:
+        cls = getattr(module, name)
+        assert pickle.loads(pickle.dumps(cls)) is cls  # the named module really holds it
+        if torch is not None:
+            theirs = getattr(importlib.import_module("torch" + ("." + path if path else "")), name).__module__
+            assert cls.__module__ == "mini" + theirs, name
+
+
+def test_d2l_scheduler_dispatch_by_module():
+    from minitorch.optim import lr_scheduler
+
+    opt = minitorch.optim.SGD([minitorch.nn.Parameter(minitorch.zeros(1))], lr=0.1)
+    for scheduler in (lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=4),
+                      lr_scheduler.ReduceLROnPlateau(opt),
+                      lr_scheduler.SequentialLR(opt, [lr_scheduler.ConstantLR(opt), lr_scheduler.StepLR(opt, 1)],
+                                                milestones=[1])):
+        assert scheduler.__module__ == lr_scheduler.__name__, type(scheduler).__name__
+
+
+def test_type_of_a_tensor_prints_as_pytorchs():
+    assert str(type(minitorch.ones(1))) == "<class 'minitorch.Tensor'>"
+    assert str(type(minitorch.device("cpu"))) == "<class 'minitorch.device'>"
+    assert str(type(minitorch.nn.Parameter(minitorch.ones(1)))) == "<class 'minitorch.nn.parameter.Parameter'>"

@@ -70,6 +70,57 @@ def test_accumulation_and_retain_graph():
         y.backward()
 
 
+
+@pytest.mark.parametrize("make_loss", [
+    lambda m, w, x: m.nn.functional.linear(x, w[0], w[1]).sum(),  # addmm's grads: views of a transpose
+    lambda m, w, x: (w[1] + m.ones(2, 3)).sum(),  # summed to a broadcast leaf's shape
+    lambda m, w, x: w[1].expand(4, 3).sum(),
+    lambda m, w, x: (w[0].t() * 2).sum() + (w[1][1:] ** 2).sum(),
+], ids=["linear", "broadcast", "expand", "transpose-slice"])
+def test_leaf_grad_is_never_a_view(make_loss):
+    """A leaf's .grad is its own tensor, never a view (PyTorch keeps a detached gradient), so that
+    the in-place metadata changes of optimizer code work on it: UvA's OptimizerTemplate.zero_grad
+    calls p.grad.detach_(), which raised "Can't detach views in-place"."""
+    rng = np.random.default_rng(1)
+    vals = [rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
+    x_val = rng.standard_normal((5, 4)).astype(np.float32)
+    torch = pytest.importorskip("torch")
+    grads = {}
+    for m in (minitorch, torch):
+        w = [m.nn.Parameter(m.tensor(v)) for v in vals]
+        make_loss(m, w, m.tensor(x_val)).backward()
+        used = [p for p in w if p.grad is not None]
+        assert used and not any(p.grad._is_view() or p.grad._base is not None for p in used)
+        grads[m.__name__] = [p.grad.numpy().copy() for p in used]
+        for p in used:
+            p.grad.detach_()
+            p.grad.zero_()
+        make_loss(m, w, m.tensor(x_val)).backward()  # accumulates into the zeroed tensors
+        for p, g in zip(used, grads[m.__name__]):
+            np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-6)
+    for g, t in zip(grads["minitorch"], grads["torch"]):
+        np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.randn(4, 3).t(),  # a transposed parameter
+    lambda m: m.randn(2, 3, 4, 4).contiguous(memory_format=m.channels_last),
+    lambda m: m.randn(3, 1, 4).transpose(0, 2),  # a size-1 dim's stride is free
+    lambda m: m.randn(4, 6)[:, ::2],  # not dense: row-major
+], ids=["transposed", "channels_last", "size1", "strided"])
+def test_leaf_grad_follows_the_layout_contract(make):
+    """A leaf's new .grad has the leaf's strides when its elements fill their span exactly, else
+    row-major (PyTorch's AccumulateGrad layout contract), whatever layout backward produced."""
+    torch = pytest.importorskip("torch")
+    strides = {}
+    for m in (minitorch, torch):
+        m.manual_seed(0)
+        p = m.nn.Parameter(make(m))
+        ((p * p).sum() + (p.reshape(-1)[:3] * 2).sum()).backward()
+        strides[m.__name__] = (p.grad.stride(), p.grad.numpy().copy())
+    assert strides["minitorch"][0] == strides["torch"][0]
+    np.testing.assert_allclose(strides["minitorch"][1], strides["torch"][1], rtol=1e-6)
+
 def test_errors_as_pytorch():
     x = minitorch.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="does not require grad"):

@@ -14,6 +14,19 @@ from prog_helpers import compare_program, numpy_of, start_from
 from test_d2l_seq2seq import masked_softmax, models
 
 
+class Accumulator:
+    """d2l's Accumulator: sums over `n` variables (the book's other chapters import it too)."""
+
+    def __init__(self, n):
+        self.data = [0.0] * n
+
+    def add(self, *args):
+        self.data = [a + float(b) for a, b in zip(self.data, args)]
+
+    def __getitem__(self, idx):
+        return self.data[idx]
+
+
 def linear_and_softmax(torch, init=None, epochs=3, batch_size=10):
     rng = np.random.default_rng(0)
     result = {"own": {}}
@@ -83,16 +96,6 @@ def linear_and_softmax(torch, init=None, epochs=3, batch_size=10):
             y_hat = y_hat.argmax(axis=1)
         cmp = y_hat.type(y.dtype) == y
         return float(cmp.type(y.dtype).sum())
-
-    class Accumulator:
-        def __init__(self, n):
-            self.data = [0.0] * n
-
-        def add(self, *args):
-            self.data = [a + float(b) for a, b in zip(self.data, args)]
-
-        def __getitem__(self, idx):
-            return self.data[idx]
 
     centers = rng.standard_normal((num_outputs, num_inputs)).astype(np.float32)
     yl = rng.integers(0, num_outputs, 60)

@@ -31,6 +31,24 @@ class GPTConfig:
     bias: bool = False
 
 
+
+def generate(torch, model, idx, max_new_tokens, temperature=1.0, top_k=None):
+    """nanoGPT's GPT.generate (llm.c's train_gpt2.py carries it unchanged): top-k sampling of
+    max_new_tokens tokens, each from the logits of the last position of a block_size window."""
+    F = torch.nn.functional
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            idx_cond = idx if idx.size(1) <= model.config.block_size else idx[:, -model.config.block_size:]
+            logits, _ = model(idx_cond)
+            logits = logits[:, -1, :] / temperature
+            if top_k is not None:
+                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+                logits[logits < v[:, [-1]]] = -float("Inf")
+            probs = F.softmax(logits, dim=-1)
+            idx_next = torch.multinomial(probs, num_samples=1)
+            idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
 def nanogpt(torch, init=None, max_iters=6, batch_size=4, grad_accum=2, dtype="float32", compile=False):
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(1337)
@@ -168,19 +186,8 @@ def nanogpt(torch, init=None, max_iters=6, batch_size=4, grad_accum=2, dtype="fl
             optimizer = torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas, **extra_args)
             return optimizer, (num_decay_params, num_nodecay_params, fused_available)
 
-        @torch.no_grad()
         def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
-            for _ in range(max_new_tokens):
-                idx_cond = idx if idx.size(1) <= self.config.block_size else idx[:, -self.config.block_size:]
-                logits, _ = self(idx_cond)
-                logits = logits[:, -1, :] / temperature
-                if top_k is not None:
-                    v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
-                    logits[logits < v[:, [-1]]] = -float("Inf")
-                probs = F.softmax(logits, dim=-1)
-                idx_next = torch.multinomial(probs, num_samples=1)
-                idx = torch.cat((idx, idx_next), dim=1)
-            return idx
+            return generate(torch, self, idx, max_new_tokens, temperature, top_k)
 
     config = GPTConfig()
     model = GPT(config)
