@@ -112,6 +112,87 @@ cast_loop(mt_dtype to, mt_dtype from)
     return cast_loops[to][from];
 }
 
+/* ---- transposing copies ---- */
+
+/* Elements a side of a transpose's tile: 16 rows of the input and 16 of the output, 16 cache
+ * lines each (of 4-byte elements), stay in L1 while the tile moves. */
+#define MT_TRANSPOSE_TILE 16
+
+/* Whether the iterator's two inner dims transpose: the output contiguous along dim 0, the input
+ * along dim 1 (x.t().contiguous(), a permute's copy), both at least a tile long. */
+static bool
+transposes(const mt_iter *it, int64_t item)
+{
+    return it->ndim >= 2 && it->strides[0][0] == item && it->strides[1][1] == item &&
+           it->shape[0] >= MT_TRANSPOSE_TILE && it->shape[1] >= MT_TRANSPOSE_TILE;
+}
+
+// out (outer..., n1, n0) contiguous along n0, in the same elements contiguous along n1; words
+// of W bytes. Tile by tile, each element a load and a store: the iterator's loop along dim 0,
+// 8 elements a call in its own tiles, took 1.3-1.6x PyTorch's time on a 512x512 float32.
+#define TRANSPOSE_LOOP(W, T)                                                                      \
+    static void transpose_##W(const mt_iter *it)                                                  \
+    {                                                                                             \
+        const int64_t n0 = it->shape[0], n1 = it->shape[1];                                       \
+        const int64_t os = it->strides[1][0] / W, xs = it->strides[0][1] / W;                     \
+        int64_t outer = 1, counter[MT_MAX_DIMS] = {0};                                            \
+        for (int d = 2; d < it->ndim; d++) {                                                      \
+            outer *= it->shape[d];                                                                \
+        }                                                                                         \
+        char *od = it->data[0], *xd = it->data[1];                                                \
+        for (int64_t k = 0; k < outer; k++) {                                                     \
+            T *o = (T *)od;                                                                       \
+            const T *x = (const T *)xd;                                                           \
+            for (int64_t j0 = 0; j0 < n1; j0 += MT_TRANSPOSE_TILE) {                              \
+                const int64_t j1 = j0 + MT_TRANSPOSE_TILE < n1 ? j0 + MT_TRANSPOSE_TILE : n1;     \
+                for (int64_t i0 = 0; i0 < n0; i0 += MT_TRANSPOSE_TILE) {                          \
+                    const int64_t i1 = i0 + MT_TRANSPOSE_TILE < n0 ? i0 + MT_TRANSPOSE_TILE : n0; \
+                    for (int64_t j = j0; j < j1; j++) {                                           \
+                        for (int64_t i = i0; i < i1; i++) {                                       \
+                            o[j * os + i] = x[i * xs + j];                                        \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            for (int d = 2; d < it->ndim; d++) { /* the outer dims, as an odometer */             \
+                od += it->strides[d][0];                                                          \
+                xd += it->strides[d][1];                                                          \
+                if (++counter[d] < it->shape[d]) {                                                \
+                    break;                                                                        \
+                }                                                                                 \
+                od -= it->strides[d][0] * it->shape[d];                                           \
+                xd -= it->strides[d][1] * it->shape[d];                                           \
+                counter[d] = 0;                                                                   \
+            }                                                                                     \
+        }                                                                                         \
+    }
+TRANSPOSE_LOOP(2, uint16_t)
+TRANSPOSE_LOOP(4, uint32_t)
+TRANSPOSE_LOOP(8, uint64_t)
+
+/* out = in through the iterator's two operands: a transpose of one dtype of 2, 4 or 8 bytes in
+ * tiles, anything else by the cast loop of the two dtypes; on the threads. */
+static void
+run_copy(const mt_iter *it, mt_dtype to, mt_dtype from)
+{
+    const int64_t item = (int64_t)mt_dtype_size(to);
+    void (*tiled)(const mt_iter *) = item == 2   ? transpose_2
+                                     : item == 4 ? transpose_4
+                                     : item == 8 ? transpose_8
+                                                 : NULL;
+    if (to != from || tiled == NULL || !transposes(it, item)) {
+        mt_iter_run_parallel(it, cast_loop(to, from), NULL);
+        return;
+    }
+    const int parts = mt_iter_parts(it);
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+    for (int p = 0; p < parts; p++) {
+        mt_iter sub;
+        mt_iter_part(it, parts, p, &sub);
+        tiled(&sub);
+    }
+}
+
 static bool
 overlaps(const mt_tensor *a, const mt_tensor *b)
 {
@@ -152,7 +233,7 @@ mt_cpu_copy_into(mt_tensor *dst, mt_tensor *src)
     mt_tensor *ops[2] = {dst, src};
     st = mt_iter_build_any_order(&it, dst->ndim, dst->sizes, ops, 2);
     if (st == MT_OK) {
-        mt_iter_run_parallel(&it, cast_loop(dst->dtype, src->dtype), NULL);
+        run_copy(&it, dst->dtype, src->dtype);
     }
     mt_tensor_clear(&tmp);
     return st;
@@ -178,7 +259,7 @@ mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         mt_tensor_clear(out);
         return st;
     }
-    mt_iter_run_parallel(&it, cast_loop(dt, src->dtype), NULL);
+    run_copy(&it, dt, src->dtype);
     return MT_OK;
 }
 

@@ -92,18 +92,11 @@ mt_vsigmoid_f32(float x)
     return x >= 0.0f ? r : e * r;
 }
 
-/* tanh(x) for float, in double: with e = exp(2|x|) - 1, tanh|x| = e / (e + 2). exp(y), y in
- * [0, 20], is 2^n * exp(r), |r| <= ln2 / 2, with Taylor's degree-11 polynomial (error below
- * 7e-15); e's cancellation costs at most 1e-16 / (2|x|) relative, so the double result is within
- * about 1e-12 of tanh and rounds to float as libm's tanhf does but in rare midpoint cases (a
- * 2-ulp float formula had moved L-BFGS's float32 steps off PyTorch's). |x| < 2^-12 gives x
- * (tanh x = x - x^3/3 rounds to x; -0.0 stays); |x| > 10 gives +-1 (1 - tanh 10 = 4e-9 < half an
- * ulp of 1); NaN stays. */
-MT_VMATH float
-mt_vtanh_f32(float x)
+/* exp(y) in double for y in [-700, 700]: 2^n * exp(r), n = round(y / ln 2), |r| <= ln2 / 2,
+ * with Taylor's degree-11 polynomial (relative error below 7e-15); NaN gives NaN. */
+MT_VMATH double
+vexp_f64(double y)
 {
-    const double a = fabs((double)x);
-    const double y = 2.0 * (a < 10.0 ? a : 10.0); /* a select: fmin's NaN rule stops SIMD */
     /* y / ln 2 + 1.5 * 2^52 rounds to the integer n, which sits in the low mantissa bits */
     const double t = y * 1.4426950408889634 + 6755399441055744.0;
     const double n = t - 6755399441055744.0;
@@ -124,7 +117,21 @@ mt_vtanh_f32(float x)
     const uint64_t bits = (tbits - 0x4338000000000000u + 1023u) << 52;
     double scale;
     memcpy(&scale, &bits, sizeof(scale));
-    const double e = p * scale - 1.0;
+    return p * scale;
+}
+
+/* tanh(x) for float, in double: with e = exp(2|x|) - 1 (vexp_f64, y = 2|x| in [0, 20]),
+ * tanh|x| = e / (e + 2). e's cancellation costs at most 1e-16 / (2|x|) relative, so the double
+ * result is within about 1e-12 of tanh and rounds to float as libm's tanhf does but in rare
+ * midpoint cases (a 2-ulp float formula had moved L-BFGS's float32 steps off PyTorch's).
+ * |x| < 2^-12 gives x (tanh x = x - x^3/3 rounds to x; -0.0 stays); |x| > 10 gives +-1
+ * (1 - tanh 10 = 4e-9 < half an ulp of 1); NaN stays. */
+MT_VMATH float
+mt_vtanh_f32(float x)
+{
+    const double a = fabs((double)x);
+    const double y = 2.0 * (a < 10.0 ? a : 10.0); /* a select: fmin's NaN rule stops SIMD */
+    const double e = vexp_f64(y) - 1.0;
     const float mag = fabsf(x) < 0x1p-12f ? fabsf(x) : (float)(e / (e + 2.0));
     return x != x ? x : copysignf(mag, x);
 }
@@ -140,23 +147,33 @@ vhorner(float x, const float *c, int n)
     return p;
 }
 
-/* log(xs) + e0 ln 2 for a normal, finite xs > 0 (Cephes' logf): xs = 2^e * m with m in
- * [sqrt(1/2), sqrt(2)), then log xs = e ln 2 + log(1 + f), f = m - 1 (exact),
- * log(1 + f) = f - f^2 / 2 + f^3 P(f) with a degree-8 P, and (e + e0) ln 2 in two parts
- * ((e + e0) * ln2_hi is exact). m and e come from the bits. Any other xs gives a finite number
- * or NaN that the callers replace. */
+/* m and e of a normal, finite xs > 0: xs = 2^e * m with m in [sqrt(1/2), sqrt(2)), from the
+ * bits (any other xs gives numbers the callers replace). */
 MT_VMATH float
-vlog_normal(float xs, float e0)
+vlog_split(float xs, int32_t *e)
 {
     uint32_t bits;
     memcpy(&bits, &xs, sizeof(bits));
     /* off's top bits are e (an arithmetic shift: xs < sqrt(1/2) gives e < 0), its low 23 put
      * under sqrt(1/2)'s bits give m */
     const uint32_t off = bits - 0x3f3504f3u;
-    const int32_t e = (int32_t)off >> 23;
+    *e = (int32_t)off >> 23;
     const uint32_t mbits = (off & 0x007fffffu) + 0x3f3504f3u;
     float m;
     memcpy(&m, &mbits, sizeof(m));
+    return m;
+}
+
+/* log(xs) + e0 ln 2 for a normal, finite xs > 0 (Cephes' logf): with xs = 2^e * m
+ * (vlog_split), log xs = e ln 2 + log(1 + f), f = m - 1 (exact),
+ * log(1 + f) = f - f^2 / 2 + f^3 P(f) with a degree-8 P, and (e + e0) ln 2 in two parts
+ * ((e + e0) * ln2_hi is exact). Any other xs gives a finite number or NaN that the callers
+ * replace. */
+MT_VMATH float
+vlog_normal(float xs, float e0)
+{
+    int32_t e;
+    const float m = vlog_split(xs, &e);
     const float ef = (float)e + e0;
     const float f = m - 1.0f, z = f * f;
     static const float P[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
@@ -205,6 +222,56 @@ mt_vlog1p_f32(float x)
     const float r = vlog_normal(u, 0.0f) + (x - (u - 1.0f)) / u;
     const float l = vlog_specials(u, r); /* u is inf only for x inf */
     return u == 1.0f ? x : l;
+}
+
+/* Whether v is an integer: every float of magnitude 2^23 or more is (and +-inf counts as
+ * one, as C's pow takes it); below, |v| + 2^23 - 2^23 rounds |v| to an integer. NaN is not. */
+MT_VMATH bool
+vis_int_f32(float v)
+{
+    const float a = fabsf(v);
+    return (a >= 0x1p23f) | ((a + 0x1p23f) - 0x1p23f == a); /* no branch: | not || */
+}
+
+/* pow(x, y) for float as powf, computed in double: |x|^y = exp(y log|x|), log|x| = e ln 2 +
+ * 2 atanh(s), s = (m - 1) / (m + 1) for |x| = 2^e m (vlog_split; |s| < 0.172), atanh by its
+ * series to s^15 (relative error below 4e-14), exp by vexp_f64 (7e-15), so the double result
+ * is within 1e-12 of |x|^y (|y log|x|| is at most 200 where it matters) and its rounding to
+ * float is the one rounding that counts: error at most 0.5 ulp + 1e-5 (tests/ops/
+ * test_vmath_f32.py checks it against float64 NumPy). y log|x| is held to [-200, 200], past the
+ * range of float results, so exp neither overflows nor loses its scaling. C's special cases by
+ * selects: pow(x, +-0) and pow(1, y) are 1 (NaN too), NaN otherwise propagates, a negative
+ * finite x to a non-integer y is NaN, a negative x (-0 and -inf too) to an odd integer y takes
+ * x's sign, zero and infinite x and y give 0 or inf as exp's limits do. */
+MT_VMATH float
+mt_vpow_f32(float x, float y)
+{
+    static const double ATANH[] = {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9,
+                                   1.0 / 7,  1.0 / 5,  1.0 / 3,  1.0};
+    const float a = fabsf(x);
+    const bool sub = a < 0x1p-126f; /* and 0, whose log is replaced */
+    int32_t e;
+    const double m = vlog_split(sub ? a * 0x1p23f : a, &e);
+    const double s = (m - 1.0) / (m + 1.0), z = s * s;
+    double q = ATANH[0];
+    for (int i = 1; i < 8; i++) {
+        q = q * z + ATANH[i];
+    }
+    const double l = (double)(e - (sub ? 23 : 0)) * 0.6931471805599453 + 2.0 * s * q;
+    double t = (double)y * l;
+    t = t < -200.0 ? -200.0 : t > 200.0 ? 200.0 : t; /* selects: NaN stays */
+    float mag = (float)vexp_f64(t);
+    /* the limits of zero and infinite |x| (l is finite there), then NaN and 1, in float: a
+     * select between doubles by a float's test took a third of the loop's time */
+    const bool edge = (a == 0.0f) | (a == INFINITY);
+    mag = edge ? ((a == 0.0f) == (y > 0.0f) ? 0.0f : INFINITY) : mag;
+    mag = a != a ? a : a == 1.0f ? 1.0f : mag;
+    /* & and |, not && and ||: a branch stops SIMD */
+    const bool y_int = vis_int_f32(y), y_odd = y_int & !vis_int_f32(y * 0.5f);
+    float r = (signbit(x) != 0) & y_odd ? -mag : mag;
+    r = (x < 0.0f) & (x > -INFINITY) & !y_int ? NAN : r;
+    r = mt_isnan_f32(y) & (x != 1.0f) ? y : r;
+    return (y == 0.0f) | (x == 1.0f) ? 1.0f : r;
 }
 
 /* erf(|x|) for a = |x| (or NaN), two polynomials and no division or exp (tools/fit_vmath.py:

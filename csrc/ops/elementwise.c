@@ -200,6 +200,32 @@ no_bound(mt_dtype dt, bool highest)
     }
 }
 
+/* clamp's bounds given as Python numbers (and absent ones) pass as the row's scalars, as
+ * clamp_min's does: clamp_min, clamp_max or hardtanh's row (min(max(x, lo), hi), clamp's own
+ * formula) over self alone. As 0-dim operands they took the broadcast path, reading both
+ * bounds for every element. Whether it did; otherwise clamp's row runs as it was. */
+static bool
+numbers_as_scalars(ew_call *c, mt_args *a, int missing)
+{
+    mt_scalar lo = mt_scalar_int(0), hi = lo;
+    if ((a->t[1] && (!a->t[1]->is_wrapped_number || mt_tensor_item(a->t[1], &lo) != MT_OK)) ||
+        (a->t[2] && (!a->t[2]->is_wrapped_number || mt_tensor_item(a->t[2], &hi) != MT_OK))) {
+        return false;
+    }
+    const mt_ew_id row = missing == 2   ? MT_EW_clamp_min
+                         : missing == 1 ? MT_EW_clamp_max
+                                        : MT_EW_hardtanh;
+    if (!c->dev->has_loop(row, c->dt)) {
+        return false;
+    }
+    c->row = row;
+    c->uses_k = true;
+    c->k = missing == 1 ? hi : lo;
+    c->k2 = hi;
+    c->ins[1] = c->ins[2] = NULL;
+    return true;
+}
+
 /* clamp(self, min, max): one bound may be absent (a number that clamps nothing stands in), not
  * both; all three in their promoted dtype */
 static mt_status
@@ -222,6 +248,9 @@ meta_clamp(ew_call *c, mt_args *a)
         return mt_fail(MT_ENOTIMPL, "\"clamp_scalar_%s\" not implemented for 'Bool'", c->dev->name);
     }
     int missing = a->t[1] == NULL ? 1 : a->t[2] == NULL ? 2 : 0;
+    if (numbers_as_scalars(c, a, missing)) {
+        return MT_OK;
+    }
     if (missing == 0) {
         return MT_OK;
     }

@@ -390,3 +390,83 @@ def test_staged_loops_layouts_and_block_edges(op, threads):
     got = call(minitorch.tensor(g[:1]).expand(70, 130), minitorch.tensor(x)).numpy()
     np.testing.assert_array_equal(got, call(minitorch.tensor(np.broadcast_to(g[:1], (70, 130)).copy()),
                                             minitorch.tensor(x)).numpy())
+
+
+# ---- pow ----
+
+def pow_exact(x, y):
+    with np.errstate(all="ignore"):
+        return np.power(x.astype(np.float64), y.astype(np.float64))
+
+
+POW_BASES = np.concatenate([spread(-45.8, 38.5, 100_001), spread(-45.8, 38.5, 20_001, -1),
+                            np.linspace(0.5, 2, 50_001, dtype=F32), np.nextafter(F32(1), F32(2)) * np.ones(3, F32)])
+
+
+@pytest.mark.parametrize("e", [2.5, 1.7, -0.3, 0.1, 7.0, -5.0, 33.3, -11.0, 4.0, 0.75, 1e-3])
+def test_pow_by_a_number_within_half_an_ulp(e, threads):
+    """x ** e for e a Python number: vmath.h's double-precision pow, its bound 0.5 ulp + 1e-5
+    (0.500001 measured): NumPy's float64 pow rounded to float32 but at near-ties. PyTorch's
+    float32 pow is less exact (up to 15 ulp off here, at x near 1e-8 with e = 1.7): within 2e-6
+    of it."""
+    x = np.concatenate([POW_BASES, SPECIALS])
+    got = minitorch.tensor(x).pow(e).numpy()
+    want = pow_exact(x, np.full_like(x, e))
+    assert got.dtype == F32 and got.shape == x.shape
+    same_specials(got, want)
+    assert ulps(got, want).max() <= 0.50001
+    if torch is not None:
+        t = torch.tensor(x).pow(e).numpy()
+        np.testing.assert_allclose(got, t, rtol=2e-6, atol=3e-45, equal_nan=True)  # subnormals: 1 ulp
+
+
+def test_pow_by_a_tensor_of_exponents_and_every_special_pair(threads):
+    """A tensor exponent (random bits as bases, exponents normal and integer), and every pair of
+    special values: C's pow cases (pow(x, 0) and pow(1, y) are 1, NaN included; a negative finite
+    base to a non-integer is NaN; zeros and infinities to odd integers keep the base's sign), bit
+    for bit with NaN as NaN, as float64 NumPy rounded."""
+    bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(F32)
+    for y in ((rng.standard_normal(200_000) * 3).astype(F32), rng.integers(-6, 7, 200_000).astype(F32)):
+        got = minitorch.pow(minitorch.tensor(bits), minitorch.tensor(y)).numpy()
+        want = pow_exact(bits, y)
+        same_specials(got, want)
+        assert ulps(got, want).max() <= 0.50001
+    sp = np.concatenate([SPECIALS, np.array([3.0, -3.0, -2.0, 0.25, -0.5, 1e10, -1e10], F32)])
+    x, y = (a.ravel() for a in np.meshgrid(sp, sp))
+    got = minitorch.pow(minitorch.tensor(x), minitorch.tensor(y)).numpy()
+    with np.errstate(all="ignore"):
+        want = pow_exact(x, y).astype(F32)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    close = ulps(got, pow_exact(x, y)) <= 0.50001
+    exact_or_inf = (got == want) & (np.signbit(got) == np.signbit(want))
+    assert np.all(nan | exact_or_inf | (close & np.isfinite(want)))
+    np.testing.assert_array_equal(np.signbit(got[~nan & (want == 0)]), np.signbit(want[~nan & (want == 0)]))
+
+
+@pytest.mark.parametrize("e", [2, 3, -1, -2, 2.0, 3.0])
+def test_pow_by_pytorchs_special_exponents_bit_for_bit(e):
+    """2, 3, -1 and -2 are products and quotients in PyTorch's kernel (x * x * x is 1.3 ulp off
+    at worst, 1 / (x * x) 1.5): the same operations, so the same bits; on every layout."""
+    x = np.concatenate([(rng.standard_normal(10_000) * 30).astype(F32), SPECIALS])
+    for layout in ("contiguous", "transposed", "sliced"):
+        got = to_layout(x, layout).pow(e).numpy()
+        f = np.float32
+        with np.errstate(all="ignore"):
+            want = {2: x * x, 3: x * x * x, -1: f(1) / x, -2: f(1) / (x * x)}[int(e)]
+        np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)])
+        if torch is not None:
+            t = torch.tensor(x).pow(e).numpy()
+            np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(t)], t.view(np.uint32)[~np.isnan(t)])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_pow_layouts_block_edges_and_gradients(layout):
+    for n in (1, 255, 256, 257, 600):
+        x = (rng.random(n) * 4 + 0.1).astype(F32)
+        got = to_layout(x, layout).pow(2.5).numpy()
+        assert ulps(got, pow_exact(x, np.full_like(x, 2.5))).max() <= 0.50001
+    x = (rng.random((3, 7)) * 3 + 0.2).astype(np.float32)
+    y = (rng.standard_normal((3, 7))).astype(np.float32)
+    check_grad(lambda m, a: m.pow(a, 2.5), [x.astype(np.float64)], layout=layout)
+    check_grad(lambda m, a, b: m.pow(a, b), [x, y], layout=layout, gradcheck=False, atol=1e-4, rtol=1e-4)
