@@ -91,22 +91,30 @@ PyObject *mt_py_tf_call(const char *name, mt_py_tf_kind kind, PyObject *self, Py
  * Tensor.__r<dunder>__(y, x) where x is no tensor; y is NULL for a unary operator. */
 PyObject *mt_py_tf_slot(mt_op op, const char *dunder, PyObject *x, PyObject *y);
 
-/* The gate's fast part: a plain Tensor, an int, a float or None never overrides, so a call of
- * those alone only compares type pointers; anything else is looked at by mt_py_tf_scan. */
+/* The last Tensor subclass found not to override (nn.Parameter, in a model's calls) with its
+ * version tag, which CPython changes whenever an attribute of the class or of a base is set. */
+extern PyTypeObject *mt_py_tf_plain_type;
+extern unsigned int mt_py_tf_plain_version;
+
 static inline bool
-mt_py_tf_plain(PyObject *o)
+mt_py_tf_known_plain(PyObject *o)
 {
     PyTypeObject *tp = Py_TYPE(o);
-    return tp == mt_py_tensor_class || tp == &PyLong_Type || tp == &PyFloat_Type ||
-           tp == &PyBool_Type || o == Py_None;
+    if (__builtin_expect(tp == mt_py_tensor_class, 1)) {
+        return true; /* on a branch of its own: the hint keeps the compiler from merging tests */
+    }
+    return tp == mt_py_tf_plain_type && tp->tp_version_tag == mt_py_tf_plain_version;
 }
 
+/* The gate's fast part: a call whose arguments are all plain Tensors or Parameters, with no mode
+ * pushed, only compares type pointers; anything else (a number too) is looked at by
+ * mt_py_tf_scan. */
 static inline bool
 mt_py_tf_wanted(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    bool plain = mt_py_tf_modes_anywhere == 0 && (self == NULL || mt_py_tf_plain(self));
+    bool plain = mt_py_tf_modes_anywhere == 0 && (self == NULL || mt_py_tf_known_plain(self));
     for (Py_ssize_t k = 0; plain && k < n; k++) {
-        plain = mt_py_tf_plain(args[k]);
+        plain = mt_py_tf_known_plain(args[k]);
     }
     return !plain && mt_py_tf_scan(self, args, n);
 }

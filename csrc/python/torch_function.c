@@ -11,6 +11,8 @@
 
 _Thread_local mt_py_tf_state_t mt_py_tf_state;
 int mt_py_tf_modes_anywhere;
+PyTypeObject *mt_py_tf_plain_type;
+unsigned int mt_py_tf_plain_version;
 
 static PyObject *disabled_impl; /* _C._disabled_torch_function_impl */
 static PyObject *tf_name;       /* "__torch_function__", interned */
@@ -23,11 +25,19 @@ static bool
 overrides(PyObject *o)
 {
     PyTypeObject *tp = Py_TYPE(o);
-    if (tp == mt_py_tensor_class || tp == &PyLong_Type || tp == &PyFloat_Type || o == Py_None) {
+    if (mt_py_tf_known_plain(o) || tp == &PyLong_Type || tp == &PyFloat_Type ||
+        tp == &PyBool_Type || o == Py_None) {
         return false;
     }
     PyObject *fn = _PyType_Lookup(tp, tf_name); /* borrowed, through the type's method cache */
-    return fn != NULL && fn != disabled_impl;
+    if (fn != NULL && fn != disabled_impl) {
+        return true;
+    }
+    if (mt_py_is_tensor(o) && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+        mt_py_tf_plain_type = tp;
+        mt_py_tf_plain_version = tp->tp_version_tag;
+    }
+    return false;
 }
 
 static bool
@@ -44,18 +54,9 @@ overrides_item(PyObject *o)
     return overrides(o);
 }
 
-bool
-mt_py_tf_scan(PyObject *self, PyObject *const *args, Py_ssize_t n)
+static bool
+any_overrides(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (mt_py_tf_state.disabled == MT_TF_ALL_DISABLED) {
-        return false;
-    }
-    if (mt_py_tf_state.modes > 0) {
-        return true;
-    }
-    if (mt_py_tf_state.disabled == MT_TF_SUBCLASSES_DISABLED) {
-        return false;
-    }
     if (self && overrides(self)) {
         return true;
     }
@@ -65,6 +66,22 @@ mt_py_tf_scan(PyObject *self, PyObject *const *args, Py_ssize_t n)
         }
     }
     return false;
+}
+
+bool
+mt_py_tf_scan(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    /* the thread-local state is read only past this point: a call of tensors and numbers with
+     * no mode anywhere ends here */
+    bool found = any_overrides(self, args, n);
+    if (!found && mt_py_tf_modes_anywhere == 0) {
+        return false;
+    }
+    mt_py_tf_state_t *st = &mt_py_tf_state;
+    if (st->disabled == MT_TF_ALL_DISABLED) {
+        return false;
+    }
+    return st->modes > 0 || (found && st->disabled == MT_TF_ENABLED);
 }
 
 PyObject *

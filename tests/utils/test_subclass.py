@@ -281,6 +281,20 @@ def test_disable_switches():
     assert all(r == rows[0] for r in rows)
 
 
+def test_a_class_that_changes_its_torch_function_is_seen_at_once():
+    """The gate remembers a class found not to override with its version tag (csrc/python/
+    torch_function.c): setting the attribute afterwards must take effect on the next call."""
+    class Switch(minitorch.Tensor):
+        __torch_function__ = minitorch._C._disabled_torch_function_impl
+
+    a = minitorch.ones(1).as_subclass(Switch)
+    assert type(a + a) is minitorch.Tensor and type(a.sum()) is minitorch.Tensor
+    Switch.__torch_function__ = vars(minitorch.Tensor)["__torch_function__"]
+    assert type(a + a) is Switch and type(a.sum()) is Switch
+    Switch.__torch_function__ = minitorch._C._disabled_torch_function_impl
+    assert type(a + a) is minitorch.Tensor
+
+
 def test_not_implemented_from_every_handler_is_a_type_error():
     for lib in LIBS:
         class Refuses(lib.Tensor):
@@ -460,3 +474,14 @@ def test_plain_tensors_and_parameters_stay_on_the_c_path():
         assert _python_calls(call) == 0
     x = a.as_subclass(_plain_subclass(minitorch))
     assert _python_calls(lambda: x + 1) > 0
+
+
+@pytest.mark.skipif(not minitorch.cuda.is_available(), reason="no CUDA device (MINITORCH_CUDA_EMU=1 emulates one)")
+def test_a_subclass_on_the_cuda_device():
+    MyT = _plain_subclass(minitorch)
+    x = minitorch.ones(3, device="cuda", requires_grad=True)
+    y = x.as_subclass(MyT)
+    out = (y * 2)[1:].sum()
+    out.backward()
+    assert type(out) is MyT and out.device.type == "cuda" and out.item() == 4.0
+    assert type(x.grad) is minitorch.Tensor and x.grad.tolist() == [0.0, 2.0, 2.0]
