@@ -623,7 +623,7 @@ static PyMethodDef tensor_methods[] = {
 /* ---- operators ---- */
 
 /* o as a tensor: itself, or a wrapped Python number (new reference in *owned). */
-static mt_tensor *
+static inline mt_tensor *
 operand(PyObject *o, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
@@ -649,13 +649,16 @@ operand(PyObject *o, mt_tensor **owned, int *err)
     return *owned;
 }
 
-/* x op y, unless a subclass or a mode takes it (dunder names its reflected form) */
+/* x op y, unless a subclass or a mode takes it (dunder names its reflected form); the gate is
+ * mt_py_tf_wanted's, spelled out for two operands so that the compiler keeps it inline */
 static PyObject *
 binary(mt_op op, const char *dunder, PyObject *x, PyObject *y)
 {
-    PyObject *pair[2] = {x, y};
-    if (mt_py_tf_wanted(NULL, pair, 2)) {
-        return mt_py_tf_slot(op, dunder, x, y);
+    if (!mt_py_tf_known_plain(x) || !mt_py_tf_known_plain(y) || mt_py_tf_modes_anywhere) {
+        PyObject *pair[2] = {x, y};
+        if (mt_py_tf_scan(NULL, pair, 2)) {
+            return mt_py_tf_slot(op, dunder, x, y);
+        }
     }
     mt_tensor *ox = NULL, *oy = NULL;
     int err = 0;
@@ -769,9 +772,11 @@ tensor_richcompare(PyObject *self, PyObject *other, int cmp)
 static PyObject *
 nb_matmul(PyObject *x, PyObject *y)
 {
-    PyObject *pair[2] = {x, y};
-    if (mt_py_tf_wanted(NULL, pair, 2)) {
-        return mt_py_tf_slot(MT_OP_matmul, "matmul", x, y);
+    if (!mt_py_tf_known_plain(x) || !mt_py_tf_known_plain(y) || mt_py_tf_modes_anywhere) {
+        PyObject *pair[2] = {x, y};
+        if (mt_py_tf_scan(NULL, pair, 2)) {
+            return mt_py_tf_slot(MT_OP_matmul, "matmul", x, y);
+        }
     }
     if (!mt_py_is_tensor(x) || !mt_py_is_tensor(y)) {
         Py_RETURN_NOTIMPLEMENTED;
