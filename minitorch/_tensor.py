@@ -4,6 +4,7 @@ Everything that computes is a C slot or an op method generated from the op table
 adds only pure-Python conveniences (conversions, printing, NumPy interop)."""
 from __future__ import annotations
 
+import copy
 import functools
 import numbers
 import warnings
@@ -26,6 +27,27 @@ class Tensor(_C.TensorBase):
         Tensor([1, 2]) (data, in the default dtype), Tensor(other) (other's memory), Tensor()."""
         t = _legacy.new(None, "cpu", args, device)
         return t if cls is Tensor else _C.TensorBase._make_subclass(cls, t, t.requires_grad)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from .overrides import _install_member_wrappers
+
+        _install_member_wrappers(cls)  # its properties and methods that are no ops dispatch too
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """What a Tensor subclass's calls run unless it defines its own: func with subclass
+        dispatch off, its tensor results made instances of cls (in tuples and lists too).
+        Returns NotImplemented when an argument's class is not a base of cls."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _C.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _nowrap_functions():
+                return ret
+            return _convert(ret, cls)
 
     def __repr__(self) -> str:
         from ._tensor_str import _str
@@ -360,15 +382,28 @@ class Tensor(_C.TensorBase):
         return reductions.is_shared(self)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad))
+        with _C.DisableTorchFunctionSubclass():
+            args = (self.detach().cpu().numpy().copy(), str(self.device), self.requires_grad)
+        if type(self) is Tensor:
+            return (_rebuild, args)
+        # a subclass's instance comes back of its class, with its attributes, as PyTorch's
+        return (_rebuild_subclass, (type(self), args, dict(self.__dict__)))
 
     __dlpack__ = _dlpack.tensor_dlpack
     __dlpack_device__ = _dlpack.tensor_dlpack_device
 
     def __deepcopy__(self, memo):
-        t = self.detach().clone()
-        t.requires_grad_(self.requires_grad)
+        if id(self) in memo:
+            return memo[id(self)]
+        with _C.DisableTorchFunctionSubclass():
+            t = self.detach().clone()
+        if type(self) is Tensor:
+            t.requires_grad_(self.requires_grad)
+            memo[id(self)] = t
+            return t
+        t = _C.TensorBase._make_subclass(type(self), t, self.requires_grad)
         memo[id(self)] = t
+        t.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return t
 
 
@@ -376,6 +411,36 @@ def _rebuild(array, dev, requires_grad):
     t = _C.tensor(array).to(dev)
     t.requires_grad_(requires_grad)
     return t
+
+
+def _rebuild_subclass(cls, args, state):
+    """A pickled instance of a Tensor subclass: its values as a cls leaf, then its attributes
+    (through cls.__setstate__ where the class has one)."""
+    t = _C.TensorBase._make_subclass(cls, _rebuild(*args[:2], False), args[2])
+    setstate = getattr(t, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+    else:
+        t.__dict__.update(state)
+    return t
+
+
+def _convert(ret, cls):
+    """ret with its tensors made instances of cls (views of the same memory, as_subclass)."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        ret = type(ret)(_convert(r, cls) for r in ret)
+    return ret
+
+
+@functools.lru_cache(maxsize=None)
+def _nowrap_functions():
+    from .overrides import get_default_nowrap_functions
+
+    return frozenset(get_default_nowrap_functions())
 
 
 

@@ -1100,81 +1100,6 @@ mt_py_unbox_results(mt_op op, PyObject *res, mt_args *a)
     return r;
 }
 
-/* Whether o, or an element of o when it is a list or tuple, is an object other than a tensor
- * whose class defines __torch_function__ (PyTorch's protocol for tensor-like classes). */
-static bool
-is_tensor_like(PyObject *o)
-{
-    if (PyList_Check(o) || PyTuple_Check(o)) {
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(o); k++) {
-            PyObject *item = PySequence_Fast_GET_ITEM(o, k);
-            if (!PyList_Check(item) && !PyTuple_Check(item) && is_tensor_like(item)) {
-                return true;
-            }
-        }
-        return false;
-    }
-    return !mt_py_is_tensor(o) && o != Py_None && !PyLong_CheckExact(o) && !PyFloat_CheckExact(o) &&
-           PyObject_HasAttrString((PyObject *)Py_TYPE(o), "__torch_function__");
-}
-
-/* A call whose arguments did not convert (a TypeError is set) hands itself to the
- * __torch_function__ of a tensor-like argument, as PyTorch's ops do
- * (minitorch.overrides._handle_op). Only a failed call pays for the search, so tensors' calls
- * cost nothing more. NULL with the original error kept where no argument is tensor-like. */
-static PyObject *
-torch_function_call(const schema *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                    PyObject *kwnames)
-{
-    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
-        return NULL;
-    }
-    /* fetched first: looking an attribute up clears a pending error */
-    PyObject *type, *value, *trace;
-    PyErr_Fetch(&type, &value, &trace);
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    bool found = false;
-    for (Py_ssize_t k = 0; k < nargs + nkw && !found; k++) {
-        found = is_tensor_like(args[k]);
-    }
-    PyObject *res = NULL, *pos = NULL, *kw = NULL, *overrides = NULL;
-    if (!found) {
-        goto out;
-    }
-    overrides = PyImport_ImportModule("minitorch.overrides");
-    if (overrides == NULL || (pos = PyTuple_New(nargs + (self != NULL))) == NULL ||
-        (kw = PyDict_New()) == NULL) {
-        goto out;
-    }
-    if (self) {
-        Py_INCREF(self);
-        PyTuple_SET_ITEM(pos, 0, self);
-    }
-    for (Py_ssize_t k = 0; k < nargs; k++) {
-        Py_INCREF(args[k]);
-        PyTuple_SET_ITEM(pos, k + (self != NULL), args[k]);
-    }
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
-            goto out;
-        }
-    }
-    res = PyObject_CallMethod(overrides, "_handle_op", "sOOO", s->name, self ? Py_True : Py_False,
-                              pos, kw);
-out:
-    Py_XDECREF(overrides);
-    Py_XDECREF(pos);
-    Py_XDECREF(kw);
-    if (res == NULL && !PyErr_Occurred()) {
-        PyErr_Restore(type, value, trace);
-    } else {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(trace);
-    }
-    return res;
-}
-
 PyObject *
 mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -1182,17 +1107,20 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
     mt_tensor *outs[MT_MAX_OUTPUTS] = {NULL};
     unsigned owned = 0, keywords = 0;
+    /* a Tensor subclass, a tensor-like object or a mode takes the call (torch_function.c) */
+    if (mt_py_tf_wanted(self, args, nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0))) {
+        return mt_py_tf_call(s->name, self ? MT_TF_METHOD : MT_TF_FUNCTION, self, args, nargs,
+                             kwnames);
+    }
     mt_args a;
     mt_args_init(&a);
     if (bind(op, s, self, args, nargs, kwnames, vals, &varargs, &keywords) < 0) {
-        res = torch_function_call(s, self, args, nargs, kwnames);
         goto out;
     }
     for (int j = 0; j < s->nparams; j++) {
         PyObject *o = vals[j] ? vals[j] : s->params[j].dflt;
         int pos = keywords >> j & 1u ? -1 : j - (self != NULL);
         if (convert(op, &s->params[j], pos, o, &a, &owned) < 0) {
-            res = torch_function_call(s, self, args, nargs, kwnames);
             goto out;
         }
     }

@@ -401,6 +401,9 @@ out:
 PyObject *
 mt_py_getitem(PyObject *self, PyObject *index)
 {
+    if (mt_py_tf_wanted(self, &index, 1)) {
+        return mt_py_tf_call("__getitem__", MT_TF_METHOD, self, &index, 1, NULL);
+    }
     indexing ix;
     if (apply_index(self, index, &ix) < 0) {
         return NULL;

@@ -58,6 +58,67 @@ PyObject *mt_py_device_obj(mt_device d);  /* new reference */
 int mt_py_to_device(PyObject *o, mt_device *out);
 PyObject *mt_py_size_obj(int n, const int64_t *v);
 
+/* torch_function.c: the __torch_function__ protocol's gate. The state is per thread, as
+ * PyTorch's: how many torch function modes are pushed, and what DisableTorchFunction(Subclass)
+ * turned off. */
+typedef enum {
+    MT_TF_ENABLED,
+    MT_TF_SUBCLASSES_DISABLED,
+    MT_TF_ALL_DISABLED,
+} mt_py_tf_mode_t;
+typedef struct {
+    int modes;
+    mt_py_tf_mode_t disabled;
+} mt_py_tf_state_t;
+extern _Thread_local mt_py_tf_state_t mt_py_tf_state;
+/* The modes pushed on all threads together: the gate reads this plain global, not the
+ * thread-local state, whose every read from an extension module is a call (__tls_get_addr). */
+extern int mt_py_tf_modes_anywhere;
+/* How a call named itself to overrides._handle_c_call: minitorch.<name>, Tensor.<name>. */
+typedef enum {
+    MT_TF_FUNCTION,
+    MT_TF_METHOD,
+} mt_py_tf_kind;
+int mt_py_tf_init(PyObject *module);
+/* Whether a call of (self, args...) goes to __torch_function__: self may be NULL. */
+bool mt_py_tf_scan(PyObject *self, PyObject *const *args, Py_ssize_t n);
+/* The call handed to minitorch.overrides._handle_c_call; args holds nargs positional values
+ * then the values of kwnames. A new reference, or NULL with an exception set. */
+PyObject *mt_py_tf_call(const char *name, mt_py_tf_kind kind, PyObject *self, PyObject *const *args,
+                        Py_ssize_t nargs, PyObject *kwnames);
+
+/* The call x <op> y of an operator slot handed on, as PyTorch names it: Tensor.<op>(x, y), or
+ * Tensor.__r<dunder>__(y, x) where x is no tensor; y is NULL for a unary operator. */
+PyObject *mt_py_tf_slot(mt_op op, const char *dunder, PyObject *x, PyObject *y);
+
+/* The last Tensor subclass found not to override (nn.Parameter, in a model's calls) with its
+ * version tag, which CPython changes whenever an attribute of the class or of a base is set. */
+extern PyTypeObject *mt_py_tf_plain_type;
+extern unsigned int mt_py_tf_plain_version;
+
+static inline bool
+mt_py_tf_known_plain(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    if (__builtin_expect(tp == mt_py_tensor_class, 1)) {
+        return true; /* on a branch of its own: the hint keeps the compiler from merging tests */
+    }
+    return tp == mt_py_tf_plain_type && tp->tp_version_tag == mt_py_tf_plain_version;
+}
+
+/* The gate's fast part: a call whose arguments are all plain Tensors or Parameters, with no mode
+ * pushed, only compares type pointers; anything else (a number too) is looked at by
+ * mt_py_tf_scan. */
+static inline bool
+mt_py_tf_wanted(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    bool plain = mt_py_tf_modes_anywhere == 0 && (self == NULL || mt_py_tf_known_plain(self));
+    for (Py_ssize_t k = 0; plain && k < n; k++) {
+        plain = mt_py_tf_known_plain(args[k]);
+    }
+    return !plain && mt_py_tf_scan(self, args, n);
+}
+
 /* Calls op with Python arguments parsed by its schema (self first for methods). */
 /* mt_dispatch, without the GIL when the call has enough work (nogil.c): the tensors in a must
  * be kept alive by the caller, and the error, if any, is raised once the GIL is back. */

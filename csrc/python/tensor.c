@@ -13,6 +13,20 @@
 
 PyTypeObject *mt_py_tensor_class = NULL;
 
+/* A new tp object over t (whose reference it takes), t's wrapper from then on. */
+static PyObject *
+wrap_as(PyTypeObject *tp, mt_tensor *t)
+{
+    mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
+    if (o == NULL) {
+        mt_tensor_release(t);
+        return NULL;
+    }
+    o->t = t;
+    t->pyobj = o;
+    return (PyObject *)o;
+}
+
 PyObject *
 mt_py_wrap(mt_tensor *t)
 {
@@ -22,15 +36,7 @@ mt_py_wrap(mt_tensor *t)
         mt_tensor_release(t);
         return o;
     }
-    PyTypeObject *tp = mt_py_tensor_class ? mt_py_tensor_class : &mt_py_TensorBase_Type;
-    mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
-    if (o == NULL) {
-        mt_tensor_release(t);
-        return NULL;
-    }
-    o->t = t;
-    t->pyobj = o;
-    return (PyObject *)o;
+    return wrap_as(mt_py_tensor_class ? mt_py_tensor_class : &mt_py_TensorBase_Type, t);
 }
 
 static void
@@ -260,18 +266,23 @@ tensor_make_subclass(PyObject *unused, PyObject *args)
     if (st == MT_OK && (st = mt_tensor_set_requires_grad(alias, require_grad))) {
         mt_tensor_release(alias); /* nn.Parameter(an integer tensor) */
     }
-    if (st) {
-        return mt_py_raise(st);
+    return st ? mt_py_raise(st) : wrap_as((PyTypeObject *)cls, alias);
+}
+
+/* t.as_subclass(cls): a cls object over an alias of t, linked to t in the autograd graph (its
+ * grad_fn is AliasBackward0), as PyTorch's. */
+static PyObject *
+tensor_as_subclass(PyObject *self, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &mt_py_TensorBase_Type)) {
+        return PyErr_Format(PyExc_TypeError,
+                            "as_subclass(): argument 'cls' must be a subclass of Tensor, not %s",
+                            PyType_Check(cls) ? ((PyTypeObject *)cls)->tp_name
+                                              : Py_TYPE(cls)->tp_name);
     }
-    PyTypeObject *tp = (PyTypeObject *)cls;
-    mt_py_tensor *o = (mt_py_tensor *)tp->tp_alloc(tp, 0);
-    if (o == NULL) {
-        mt_tensor_release(alias);
-        return NULL;
-    }
-    o->t = alias;
-    alias->pyobj = o;
-    return (PyObject *)o;
+    mt_tensor *alias = NULL;
+    mt_status st = mt_op_alias(T(self), &alias);
+    return st ? mt_py_raise(st) : wrap_as((PyTypeObject *)cls, alias);
 }
 
 /* t._set_data(new): t becomes a view of new's memory (storage, geometry, dtype, device) and
@@ -596,6 +607,8 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"_make_subclass", tensor_make_subclass, METH_VARARGS | METH_STATIC, NULL},
+    {"as_subclass", tensor_as_subclass, METH_O,
+     "A cls object over the same memory, linked to this tensor in the autograd graph."},
     {"_set_data", tensor_set_data, METH_O, NULL},
     {"_variable_data", tensor_variable_data, METH_NOARGS, NULL},
     {"_storage_bytes", tensor_storage_bytes, METH_NOARGS, NULL},
@@ -610,7 +623,7 @@ static PyMethodDef tensor_methods[] = {
 /* ---- operators ---- */
 
 /* o as a tensor: itself, or a wrapped Python number (new reference in *owned). */
-static mt_tensor *
+static inline mt_tensor *
 operand(PyObject *o, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
@@ -636,9 +649,17 @@ operand(PyObject *o, mt_tensor **owned, int *err)
     return *owned;
 }
 
+/* x op y, unless a subclass or a mode takes it (dunder names its reflected form); the gate is
+ * mt_py_tf_wanted's, spelled out for two operands so that the compiler keeps it inline */
 static PyObject *
-binary(mt_op op, PyObject *x, PyObject *y)
+binary(mt_op op, const char *dunder, PyObject *x, PyObject *y)
 {
+    if (!mt_py_tf_known_plain(x) || !mt_py_tf_known_plain(y) || mt_py_tf_modes_anywhere) {
+        PyObject *pair[2] = {x, y};
+        if (mt_py_tf_scan(NULL, pair, 2)) {
+            return mt_py_tf_slot(op, dunder, x, y);
+        }
+    }
     mt_tensor *ox = NULL, *oy = NULL;
     int err = 0;
     PyObject *res = NULL;
@@ -667,7 +688,7 @@ out:
 static PyObject *
 inplace(mt_op op, const char *sym, PyObject *x, PyObject *y)
 {
-    PyObject *res = binary(op, x, y);
+    PyObject *res = binary(op, NULL, x, y); /* self is the tensor: no reflected form */
     if (res == Py_NotImplemented) {
         Py_DECREF(res);
         return PyErr_Format(PyExc_TypeError,
@@ -680,27 +701,27 @@ inplace(mt_op op, const char *sym, PyObject *x, PyObject *y)
 /* The number slots: x op y through the op (NotImplemented for what is not a tensor or a number),
  * and x op= y through its in-place twin. The shifts take a Python-number self too (2 << x), as
  * PyTorch's. */
-#define BINARY_SLOT(name, op)                       \
+#define BINARY_SLOT(name, op, dunder)               \
     static PyObject *name(PyObject *x, PyObject *y) \
     {                                               \
-        return binary(op, x, y);                    \
+        return binary(op, dunder, x, y);            \
     }
 #define INPLACE_SLOT(name, op, sym)                 \
     static PyObject *name(PyObject *x, PyObject *y) \
     {                                               \
         return inplace(op, sym, x, y);              \
     }
-BINARY_SLOT(nb_add, MT_OP_add)
-BINARY_SLOT(nb_sub, MT_OP_sub)
-BINARY_SLOT(nb_mul, MT_OP_mul)
-BINARY_SLOT(nb_div, MT_OP_div)
-BINARY_SLOT(nb_floordiv, MT_OP_floor_divide)
-BINARY_SLOT(nb_rem, MT_OP_remainder)
-BINARY_SLOT(nb_and, MT_OP_bitwise_and)
-BINARY_SLOT(nb_or, MT_OP_bitwise_or)
-BINARY_SLOT(nb_xor, MT_OP_bitwise_xor)
-BINARY_SLOT(nb_lshift, MT_OP_bitwise_left_shift)
-BINARY_SLOT(nb_rshift, MT_OP_bitwise_right_shift)
+BINARY_SLOT(nb_add, MT_OP_add, "add")
+BINARY_SLOT(nb_sub, MT_OP_sub, "sub")
+BINARY_SLOT(nb_mul, MT_OP_mul, "mul")
+BINARY_SLOT(nb_div, MT_OP_div, "truediv")
+BINARY_SLOT(nb_floordiv, MT_OP_floor_divide, "floordiv")
+BINARY_SLOT(nb_rem, MT_OP_remainder, "mod")
+BINARY_SLOT(nb_and, MT_OP_bitwise_and, "and")
+BINARY_SLOT(nb_or, MT_OP_bitwise_or, "or")
+BINARY_SLOT(nb_xor, MT_OP_bitwise_xor, "xor")
+BINARY_SLOT(nb_lshift, MT_OP_bitwise_left_shift, "lshift")
+BINARY_SLOT(nb_rshift, MT_OP_bitwise_right_shift, "rshift")
 INPLACE_SLOT(nb_iadd, MT_OP_add_, "+=")
 INPLACE_SLOT(nb_isub, MT_OP_sub_, "-=")
 INPLACE_SLOT(nb_imul, MT_OP_mul_, "*=")
@@ -723,7 +744,7 @@ nb_pow(PyObject *x, PyObject *y, PyObject *mod)
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return binary(MT_OP_pow, x, y);
+    return binary(MT_OP_pow, "pow", x, y);
 }
 
 static PyObject *
@@ -745,12 +766,18 @@ tensor_richcompare(PyObject *self, PyObject *other, int cmp)
         [Py_LT] = MT_OP_lt, [Py_LE] = MT_OP_le, [Py_EQ] = MT_OP_eq,
         [Py_NE] = MT_OP_ne, [Py_GT] = MT_OP_gt, [Py_GE] = MT_OP_ge,
     };
-    return binary(ops[cmp], self, other);
+    return binary(ops[cmp], NULL, self, other);
 }
 
 static PyObject *
 nb_matmul(PyObject *x, PyObject *y)
 {
+    if (!mt_py_tf_known_plain(x) || !mt_py_tf_known_plain(y) || mt_py_tf_modes_anywhere) {
+        PyObject *pair[2] = {x, y};
+        if (mt_py_tf_scan(NULL, pair, 2)) {
+            return mt_py_tf_slot(MT_OP_matmul, "matmul", x, y);
+        }
+    }
     if (!mt_py_is_tensor(x) || !mt_py_is_tensor(y)) {
         Py_RETURN_NOTIMPLEMENTED;
     }
@@ -766,6 +793,9 @@ nb_matmul(PyObject *x, PyObject *y)
 static PyObject *
 unary(mt_op op, PyObject *x)
 {
+    if (mt_py_tf_wanted(x, NULL, 0)) {
+        return mt_py_tf_slot(op, NULL, x, NULL);
+    }
     mt_args a;
     mt_args_init(&a);
     a.t[0] = T(x);
@@ -928,6 +958,12 @@ mp_ass_subscript(PyObject *self, PyObject *index, PyObject *value)
     if (value == NULL) {
         PyErr_SetString(PyExc_TypeError, "Tensor does not support deleting items");
         return -1;
+    }
+    PyObject *args[2] = {index, value};
+    if (mt_py_tf_wanted(self, args, 2)) {
+        PyObject *res = mt_py_tf_call("__setitem__", MT_TF_METHOD, self, args, 2, NULL);
+        Py_XDECREF(res);
+        return res ? 0 : -1;
     }
     return mt_py_setitem(self, index, value);
 }

@@ -47,12 +47,12 @@ def backward(tensors: _TensorOrTensors, grad_tensors: Optional[_TensorOrTensors]
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
-        _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), ())
+        graph._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), ())
         return
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    found = _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), inputs)
+    found = graph._run_backward(tensors, grads, bool(retain_graph), bool(create_graph), inputs)
     for x, g in zip(inputs, found):
         if g is not None and not (x.grad_fn is not None and x.retains_grad):  # retain_grad's hook added it
             _accumulate(x, g, bool(create_graph))
@@ -89,7 +89,7 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
     grads = _grads_for(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    result = _C._run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs)
+    result = graph._run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs)
     if materialize_grads:
         allow_unused = True
     for k, (g, x) in enumerate(zip(result, inputs)):

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .. import _C
 
-__all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["Node", "disable_saved_tensors_hooks", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 def _hook_name(fn) -> str:
@@ -170,3 +170,70 @@ def disable_saved_tensors_hooks(error_message: str):
         yield
     finally:
         _state.disabled = previous
+
+
+# ---- the backward passes running on this thread, and hooks over several tensors ----
+
+class _Tasks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []  # per running backward: the callbacks to run once it is done
+
+
+_tasks = _Tasks()
+
+
+def _run_backward(*args):
+    """_C._run_backward, then the callbacks the hooks queued during it (register_multi_grad_hook's)."""
+    callbacks: list = []
+    _tasks.stack.append(callbacks)
+    try:
+        result = _C._run_backward(*args)
+    finally:
+        _tasks.stack.pop()
+    for callback in callbacks:
+        callback()
+    return result
+
+
+class _MultiHandle:
+    """The handle register_multi_grad_hook returns: remove() takes every tensor's hook away."""
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
+    """fn runs once per backward pass that computes a gradient of one of tensors. mode "all":
+    fn(grads) once that backward is done, grads holding each tensor's gradient (None where the
+    pass computed none); mode "any": fn(grad) with the first gradient of one of them it computes.
+    Returns a handle whose remove() unregisters it."""
+    supported = ("all", "any")
+    if mode not in supported:
+        raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    tensors = tuple(tensors)
+    pending: dict = {}  # id of a running backward's callback list -> what fn gets from it
+
+    def inner(k: int):
+        def hook(grad):
+            if not _tasks.stack:  # a hook run outside autograd.backward/grad: fn at once
+                return fn(grad) if mode == "any" else fn(tuple(grad if j == k else None for j in range(len(tensors))))
+            task = _tasks.stack[-1]
+            if mode == "any":
+                if id(task) not in pending:
+                    pending[id(task)] = True
+                    task.append(lambda: pending.pop(id(task), None))
+                    fn(grad)
+                return None
+            if id(task) not in pending:
+                pending[id(task)] = [None] * len(tensors)
+                task.append(lambda: fn(tuple(pending.pop(id(task)))))
+            pending[id(task)][k] = grad
+            return None
+
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(inner(k)) for k, t in enumerate(tensors) if t.requires_grad))

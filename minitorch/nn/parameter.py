@@ -13,21 +13,48 @@ from minitorch import _C
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
-class Parameter(minitorch.Tensor):
+class _MarkMeta(type(minitorch.Tensor)):
+    """isinstance(t, Parameter) and isinstance(t, Buffer) are true for any tensor marked as one
+    (t._is_param, t._is_buffer), as in PyTorch: Buffer(data) and the Parameter of a Tensor
+    subclass's instance keep their class and are only marked."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        mark = cls.__dict__.get("_mark")
+        if mark and isinstance(instance, minitorch.Tensor) and getattr(instance, mark, False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(minitorch.Tensor, metaclass=_MarkMeta):
     """A Tensor that, assigned as a Module attribute, is listed in `Module.parameters()`.
 
     `Parameter(data)` shares `data`'s storage and requires grad unless told otherwise;
     `Parameter()` holds an empty tensor, as `torch.nn.Parameter()` does.
     """
 
+    _mark = "_is_param"
+
     def __new__(cls, data: Optional[minitorch.Tensor] = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
             data = minitorch.empty(0)
-        return _C.TensorBase._make_subclass(cls, data, requires_grad)
+        if type(data) is minitorch.Tensor or type(data) is Parameter:
+            return _C.TensorBase._make_subclass(cls, data, requires_grad)
+        # an instance of another Tensor subclass stays of its class, marked as a parameter
+        t = data.detach().requires_grad_(requires_grad)
+        if type(t) is not type(data):
+            raise RuntimeError(f"Creating a Parameter from an instance of type {type(data).__name__} requires that "
+                               f"detach() returns an instance of the same type, but return type {type(t).__name__} "
+                               "was found instead. To use the type as a Parameter, please correct the detach() "
+                               "semantics defined by its __torch_dispatch__() implementation.")
+        t._is_param = True
+        return t
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Everything was set in __new__; this keeps a base __init__ from seeing the arguments.
         pass
+
+    # Results of ops on a Parameter are plain Tensors, and its calls take the C path, as PyTorch's.
+    __torch_function__ = _C._disabled_torch_function_impl
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -50,21 +77,14 @@ def _rebuild_parameter(data: minitorch.Tensor, requires_grad: bool) -> Parameter
     return Parameter(data, requires_grad)
 
 
-class _BufferMeta(type(minitorch.Tensor)):
-    """isinstance(t, Buffer) is true for any tensor that Buffer(...) marked, as in PyTorch."""
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        if cls is Buffer and isinstance(instance, minitorch.Tensor) and getattr(instance, "_is_buffer", False):
-            return True
-        return super().__instancecheck__(instance)
-
-
-class Buffer(minitorch.Tensor, metaclass=_BufferMeta):
+class Buffer(minitorch.Tensor, metaclass=_MarkMeta):
     """A Tensor that, assigned as a Module attribute, is registered as a buffer (state that is not
     learned, such as BatchNorm's running_mean); persistent=False keeps it out of the state_dict.
 
     As PyTorch's, `Buffer(data)` returns a plain Tensor over data's storage, marked as a buffer.
     """
+
+    _mark = "_is_buffer"
 
     def __new__(cls, data: Optional[minitorch.Tensor] = None, *, persistent: bool = True) -> minitorch.Tensor:
         if data is None:
