@@ -47,10 +47,10 @@ CASES = {
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("name", CASES)
-def test_equals_numpy_and_torch(name, layout):
+def test_equals_numpy_and_torch(name, layout, device):
     fn, a = CASES[name]
-    out = check(lambda lib, x: fn(x), fn, [a], layout=layout, atol=1e-12)
-    assert type(out) is minitorch.Tensor
+    out = check(lambda lib, x: fn(x), fn, [a], layout=layout, device=device, atol=1e-12)
+    assert type(out) is minitorch.Tensor and out.device.type == device
 
 
 @pytest.mark.parametrize("op", ["any", "all"])
@@ -168,3 +168,16 @@ def test_backend_layers_are_minitorch_modules():
     out.sum().backward()
     assert mix.weight.grad is not None and tuple(mix.weight.grad.shape) == (6, 5)
     np.testing.assert_allclose(as_numpy(mix.bias.grad), np.full((1, 1, 1, 5), 2.0), rtol=1e-6)  # d(sum of b means)/d bias
+
+
+def test_einops_own_torch_code_runs_where_torch_is_aliased_to_minitorch():
+    # Third-party code that imports torch itself runs on minitorch after sys.modules['torch'] = minitorch:
+    # then einops.layers.torch and einops's PyTorch backend are einops's own code over minitorch.
+    out = _child("import sys, minitorch\nsys.modules['torch'] = minitorch\nimport torch\n"
+                 "from einops.layers.torch import EinMix, Rearrange, Reduce\nfrom einops import repeat\n"
+                 "m = torch.nn.Sequential(Rearrange('b c h w -> b (h w) c'), EinMix('b n c -> b n e', "
+                 "weight_shape='c e', c=3, e=5), Reduce('b n e -> b e', 'max'))\n"
+                 "x = torch.ones(2, 3, 4, 4)\n"
+                 "print(isinstance(m[0], minitorch.nn.Module), tuple(m(x).shape), "
+                 "tuple(repeat(x, 'b c h w -> b c h w r', r=2).shape))")
+    assert out == "True (2, 5) (2, 3, 4, 4, 2)"
