@@ -39,6 +39,8 @@ def module(device: str) -> dict:
                       stacklevel=2)
         return _custom_bwd(bwd, device_type=device)
 
-    for obj in (autocast, GradScaler):
-        obj.__module__ = f"minitorch.{device}.amp"
+    for obj, where in ((autocast, "autocast_mode"), (custom_fwd, "autocast_mode"), (custom_bwd, "autocast_mode"),
+                       (GradScaler, "grad_scaler")):  # PyTorch's modules for them (minitorch/<device>/amp/)
+        obj.__module__ = f"minitorch.{device}.amp.{where}"
+        obj.__qualname__ = obj.__name__  # found there by pickle
     return {"autocast": autocast, "GradScaler": GradScaler, "custom_fwd": custom_fwd, "custom_bwd": custom_bwd}

@@ -66,6 +66,14 @@ OWN_MODULES = [
     ("optim.lr_scheduler", ["ChainedScheduler", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]),
     ("optim", ["Adafactor", "Muon", "SGD"]),
     ("distributions", ["Beta", "Chi2", "Gamma"]),
+    ("autograd.grad_mode", ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]),
+    ("nn", ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d"]),  # beside the class each becomes
+    ("cuda.amp", ["autocast", "GradScaler"]),
+    ("cpu.amp", ["autocast", "GradScaler"]),
+    ("distributed", ["Backend", "GroupMember", "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "Work",
+                     "DistError", "DistStoreError"]),
 ]
 
 
@@ -84,6 +92,15 @@ def test_public_classes_name_pytorchs_module(path, names):
         if torch is not None:
             theirs = getattr(importlib.import_module("torch" + ("." + path if path else "")), name).__module__
             assert cls.__module__ == "mini" + theirs, name
+
+
+def test_stores_pytorch_defines_in_c_name_the_public_module():
+    # PyTorch's FileStore, HashStore and TCPStore name its private torch._C._distributed_c10d.
+    import pickle
+
+    for name in ("FileStore", "HashStore", "TCPStore"):
+        cls = getattr(minitorch.distributed, name)
+        assert cls.__module__ == "minitorch.distributed" and pickle.loads(pickle.dumps(cls)) is cls
 
 
 def test_d2l_scheduler_dispatch_by_module():

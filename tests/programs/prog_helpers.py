@@ -50,6 +50,18 @@ def start_from(torch, model, init: dict | None, result: dict) -> None:
         m.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
 
 
+def fit(optimizer, loss_fn: Callable, steps: int) -> list:
+    """`steps` plain training steps (zero_grad, loss_fn().backward(), step); the losses as floats."""
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
 def run_both(program: Callable, mt_options: dict | None = None, **options) -> tuple[dict, dict]:
     """(PyTorch's result, minitorch's result) of program with the same options (and for minitorch
     those of mt_options too) and the same initial weights."""

@@ -5,6 +5,7 @@ is. A state_dict loaded before that materialises them at its shapes."""
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import minitorch
@@ -238,3 +239,17 @@ LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
 LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
 LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
 LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)
+
+
+def _home_beside_base(cls: type) -> None:
+    """A Lazy module belongs, as in PyTorch, to the module of the class it becomes (Lazy Linear to
+    nn.modules.linear): its __module__ says so, and that module holds it, for pickle."""
+    home = sys.modules[cls.cls_to_become.__module__]
+    cls.__module__ = home.__name__
+    setattr(home, cls.__name__, cls)
+
+
+for _cls in (LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+             LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
+             LazyInstanceNorm2d, LazyInstanceNorm3d):
+    _home_beside_base(_cls)
