@@ -342,6 +342,16 @@ def book(torch, last_token=False):
         model.train()
         return train_loss, val_loss
 
+    def log_evaluation(model, train_loader, val_loader, device, eval_iter, tracks, tokens_seen, epoch, global_step,
+                       step_word="Step"):
+        """What the book's training loops do every eval_freq steps (written out in each loop there):
+        evaluate, append to the train/val/tokens tracks, print the losses."""
+        train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
+        for track, value in zip(tracks, (train_loss, val_loss, tokens_seen)):
+            track.append(value)
+        print(f"Ep {epoch+1} ({step_word} {global_step:06d}): "
+              f"Train loss {train_loss:.3f}, Val loss {val_loss:.3f}")
+
     def generate_and_print_sample(model, tokenizer, device, start_context):
         model.eval()
         context_size = model.pos_emb.weight.shape[0]
@@ -366,12 +376,8 @@ def book(torch, last_token=False):
                 tokens_seen += input_batch.numel()
                 global_step += 1
                 if global_step % eval_freq == 0:
-                    train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                    train_losses.append(train_loss)
-                    val_losses.append(val_loss)
-                    track_tokens_seen.append(tokens_seen)
-                    print(f"Ep {epoch+1} (Step {global_step:06d}): "
-                          f"Train loss {train_loss:.3f}, Val loss {val_loss:.3f}")
+                    log_evaluation(model, train_loader, val_loader, device, eval_iter,
+                                   (train_losses, val_losses, track_tokens_seen), tokens_seen, epoch, global_step)
             generate_and_print_sample(model, tokenizer, device, start_context)
         return train_losses, val_losses, track_tokens_seen
 
