@@ -157,3 +157,139 @@ def test_llms_from_scratch_lora():
     assert got["frozen"] == 0 and 0 < got["lora_params"] < got["total_params"]
     assert got["names"][0].endswith("W_query.lora.A")
     assert ref["losses"][-1] < ref["losses"][0]
+
+
+def kv_cache(torch, init=None, max_new_tokens=6):
+    """ch04/03_kv-cache's gpt_with_kv_cache.py: cache buffers registered as None
+    (persistent=False) and grown by torch.cat, the mask rows picked by ptr_current_pos, position ids
+    from current_pos, reset_kv_cache, and generate_text_simple_cached with and without the cache."""
+    nn = torch.nn
+    b = book(torch)
+    tokenizer, vocab = make_tokenizer()
+    cfg = {**GPT_CONFIG, "vocab_size": len(vocab), "context_length": 16}
+
+    # The cache file repeats chapter 4's classes with use_cache threaded through; here they extend
+    # the chapter's classes instead and write out only what the cache changes.
+    class MultiHeadAttention(b["MultiHeadAttention"]):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+            self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1),
+                                 persistent=False)
+            self.register_buffer("cache_k", None, persistent=False)
+            self.register_buffer("cache_v", None, persistent=False)
+            self.ptr_current_pos = 0
+            self.use_cache = False
+
+        def forward(self, x):
+            b, num_tokens, d_in = x.shape
+            keys_new = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim)
+            values_new = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim)
+            queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim)
+            if self.use_cache:
+                if self.cache_k is None:
+                    self.cache_k, self.cache_v = keys_new, values_new
+                else:
+                    self.cache_k = torch.cat([self.cache_k, keys_new], dim=1)
+                    self.cache_v = torch.cat([self.cache_v, values_new], dim=1)
+                keys, values = self.cache_k, self.cache_v
+            else:
+                keys, values = keys_new, values_new
+            keys = keys.transpose(1, 2)
+            queries = queries.transpose(1, 2)
+            values = values.transpose(1, 2)
+            attn_scores = queries @ keys.transpose(2, 3)  # Dot product for each head
+            num_tokens_Q = queries.shape[-2]
+            num_tokens_K = keys.shape[-2]
+            if self.use_cache:
+                mask_bool = self.mask.bool()[self.ptr_current_pos:self.ptr_current_pos + num_tokens_Q, :num_tokens_K]
+                self.ptr_current_pos += num_tokens_Q
+            else:
+                mask_bool = self.mask.bool()[:num_tokens_Q, :num_tokens_K]
+            attn_scores.masked_fill_(mask_bool, -torch.inf)
+            attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+            context_vec = (attn_weights @ values).transpose(1, 2)
+            return self.out_proj(context_vec.contiguous().view(b, num_tokens, self.d_out))
+
+        def reset_cache(self):
+            self.cache_k, self.cache_v = None, None
+            self.ptr_current_pos = 0
+
+    class TransformerBlock(b["TransformerBlock"]):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            self.att = MultiHeadAttention(d_in=cfg["emb_dim"], d_out=cfg["emb_dim"],
+                                          context_length=cfg["context_length"], num_heads=cfg["n_heads"],
+                                          dropout=cfg["drop_rate"], qkv_bias=cfg["qkv_bias"])
+
+        def forward(self, x, use_cache=False):
+            self.att.use_cache = use_cache
+            return super().forward(x)
+
+    class GPTModel(b["GPTModel"]):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            self.trf_blocks = nn.ModuleList([TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+            self.current_pos = 0
+
+        def forward(self, in_idx, use_cache=False):
+            batch_size, seq_len = in_idx.shape
+            tok_embeds = self.tok_emb(in_idx)
+            if use_cache:
+                pos_ids = torch.arange(self.current_pos, self.current_pos + seq_len, device=in_idx.device,
+                                       dtype=torch.long)
+                self.current_pos += seq_len
+            else:
+                pos_ids = torch.arange(0, seq_len, device=in_idx.device, dtype=torch.long)
+            pos_embeds = self.pos_emb(pos_ids).unsqueeze(0)
+            x = self.drop_emb(tok_embeds + pos_embeds)  # Shape [batch_size, num_tokens, emb_size]
+            for blk in self.trf_blocks:
+                x = blk(x, use_cache=use_cache)
+            return self.out_head(self.final_norm(x))
+
+        def reset_kv_cache(self):
+            for blk in self.trf_blocks:
+                blk.att.reset_cache()
+            self.current_pos = 0
+
+    def generate_text_simple_cached(model, idx, max_new_tokens, context_size=None, use_cache=True):
+        model.eval()
+        ctx_len = context_size or model.pos_emb.num_embeddings
+        with torch.no_grad():
+            if use_cache:
+                # Init cache with full prompt
+                model.reset_kv_cache()
+                logits = model(idx[:, -ctx_len:], use_cache=True)
+                for _ in range(max_new_tokens):
+                    # a) pick the token with the highest log-probability (greedy sampling)
+                    next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)
+                    # b) append it to the running sequence
+                    idx = torch.cat([idx, next_idx], dim=1)
+                    # c) feed model only the new token
+                    logits = model(next_idx, use_cache=True)
+            else:
+                for _ in range(max_new_tokens):
+                    logits = model(idx[:, -ctx_len:], use_cache=False)
+                    next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)
+                    idx = torch.cat([idx, next_idx], dim=1)
+        return idx
+
+    torch.manual_seed(123)
+    model = GPTModel(cfg)
+    result = {}
+    start_from(torch, model, init, result)
+    encoded_tensor = torch.tensor(tokenizer.encode("Jack Gisburn rather a")).unsqueeze(0)
+    cached = generate_text_simple_cached(model, encoded_tensor, max_new_tokens)
+    cache_shape = list(model.trf_blocks[0].att.cache_k.shape)
+    plain = generate_text_simple_cached(model, encoded_tensor, max_new_tokens, use_cache=False)
+    result.update(cached=numpy_of(cached), plain=numpy_of(plain), cache_shape=cache_shape,
+                  buffers=sorted(k for k, _ in model.named_buffers()), state_keys=len(model.state_dict()),
+                  text=tokenizer.decode(cached.squeeze(0).tolist()))
+    return result
+
+
+def test_llms_from_scratch_kv_cache():
+    ref, got = compare_program(kv_cache)
+    assert (got["cached"] == got["plain"]).all()
+    assert got["cache_shape"] == [1, 4 + 6, 2, 8]  # the prompt and every new token (each is fed back)
+    assert got["buffers"] == ["trf_blocks.0.att.cache_k", "trf_blocks.0.att.cache_v", "trf_blocks.0.att.mask",
+                              "trf_blocks.1.att.cache_k", "trf_blocks.1.att.cache_v", "trf_blocks.1.att.mask"]
