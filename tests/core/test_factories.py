@@ -741,7 +741,8 @@ def test_arrays_nested_in_a_list_read_as_torch_reads_them(name):
 
 
 def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
-    # PyTorch 2.13 warns (TORCH_WARN_ONCE) on float() alone, not int()/item()/bool(); the test's
+    # PyTorch 2.13 warns (TORCH_WARN_ONCE) on float() alone, not int()/item()/bool(), and only in
+    # grad mode (not under no_grad or inference_mode: LBFGS's float(closure()) is quiet); the test's
     # process may have warned already, so a child process counts the warnings
     import subprocess
     import sys
@@ -750,6 +751,13 @@ def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
             "x = t.tensor(2.0, requires_grad=True)\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
+            "    with t.no_grad():\n"
+            "        float(x)\n"
+            "    with t.inference_mode():\n"
+            "        float(x)\n"
+            "    p = t.nn.Parameter(t.tensor([1.0, -2.0]))\n"
+            "    o = t.optim.LBFGS([p], max_iter=2)\n"
+            "    o.step(lambda: (o.zero_grad(), (p ** 2).sum().backward())[0] or (p ** 2).sum())\n"
             "    int(x); x.item(); bool(x); float(x); float(x * 2); float(t.tensor(1.0))\n"
             "print([str(m.message) for m in w])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
