@@ -875,6 +875,44 @@ drops_imaginary(mt_op op, const mt_args *a)
     return src && dst && mt_dtype_is_complex(src->dtype) && !mt_dtype_is_complex(dst->dtype);
 }
 
+/* var and std (and their _mean forms) leaving no degrees of freedom: each result reduces n
+ * elements (input numel over output numel) and the correction is n or more, so PyTorch warns
+ * (the result is inf or NaN). */
+static bool
+no_degrees_of_freedom(mt_op op, const mt_args *a)
+{
+    if (op != MT_OP_var && op != MT_OP_std && op != MT_OP_var_mean && op != MT_OP_std_mean) {
+        return false;
+    }
+    if (a->t[0] == NULL || a->out[0] == NULL) {
+        return false;
+    }
+    int64_t out = mt_tensor_numel(a->out[0]);
+    double n = (double)(mt_tensor_numel(a->t[0]) / (out > 1 ? out : 1));
+    double correction = mt_scalar_is_none(a->s[0]) ? (a->b[0] ? 1.0 : 0.0)
+                                                   : mt_scalar_to_double(a->s[0]);
+    return n - correction <= 0;
+}
+
+/* The warnings PyTorch gives about a call that ran: -1 where a filter turned one into an error. */
+static int
+warn_after(mt_op op, const mt_args *a)
+{
+    if (drops_imaginary(op, a) &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "Casting complex values to real discards the imaginary part", 1) < 0) {
+        return -1;
+    }
+    if (no_degrees_of_freedom(op, a)) {
+        return PyErr_WarnFormat(PyExc_UserWarning, 1,
+                                "%s(): degrees of freedom is <= 0. Correction should be strictly "
+                                "less than the reduction factor (input numel divided by output "
+                                "numel).",
+                                mt_op_names[op]);
+    }
+    return 0;
+}
+
 static PyObject *
 results(mt_op op, mt_args *a, PyObject *out_obj)
 {
@@ -1142,9 +1180,11 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         mt_py_raise(st);
         goto out;
     }
-    if (drops_imaginary(op, &a) &&
-        PyErr_WarnEx(PyExc_UserWarning,
-                     "Casting complex values to real discards the imaginary part", 1) < 0) {
+    if (warn_after(op, &a) < 0) {
+        /* a warning filter made it an error: the results are dropped, as an error drops them */
+        for (int k = 0; k < MT_MAX_OUTPUTS; k++) {
+            mt_tensor_clear(&a.out[k]);
+        }
         goto out;
     }
     if (out_obj && mt_py_out_finish(op, s->name, &a, outs) < 0) {

@@ -871,9 +871,10 @@ nb_bool(PyObject *x)
 static PyObject *
 nb_float(PyObject *x)
 {
-    /* PyTorch warns once a process (TORCH_WARN_ONCE), for float() alone of the conversions */
+    /* PyTorch warns once a process (TORCH_WARN_ONCE), for float() alone of the conversions, and
+     * only while grad mode is on: LBFGS's float(closure()) under no_grad stays quiet */
     static atomic_bool warned = false;
-    if (mt_tensor_requires_grad(T(x)) && !atomic_exchange(&warned, true) &&
+    if (mt_tensor_requires_grad(T(x)) && mt_grad_enabled() && !atomic_exchange(&warned, true) &&
         PyErr_WarnEx(PyExc_UserWarning,
                      "Converting a tensor with requires_grad=True to a scalar may lead to "
                      "unexpected behavior.\nConsider using tensor.detach() first.",

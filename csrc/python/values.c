@@ -301,10 +301,55 @@ size_subscript(PyObject *self, PyObject *key)
     return PySlice_Check(key) ? as_size(res) : res;
 }
 
+/* size + other reaches here only when nb_add declined (other is no tuple): PyTorch's message */
 static PyObject *
 size_concat(PyObject *self, PyObject *other)
 {
+    if (!PyTuple_Check(other)) {
+        PyErr_Format(PyExc_TypeError, "can only concatenate tuple (not %s) to minitorch.Size",
+                     Py_TYPE(other)->tp_name);
+        return NULL;
+    }
     return as_size(PyTuple_Type.tp_as_sequence->sq_concat(self, other));
+}
+
+/* Size + tuple and tuple + Size are Sizes, as PyTorch's Size.__add__ and __radd__ give: a
+ * binary slot runs for either operand, where the tuple's sq_concat would answer a tuple. */
+static PyObject *
+size_add(PyObject *a, PyObject *b)
+{
+    if (!PyTuple_Check(a) || !PyTuple_Check(b)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return as_size(PyTuple_Type.tp_as_sequence->sq_concat(a, b));
+}
+
+/* Size(iterable) takes ints, as PyTorch's: a bool, or anything with __index__ (a 0-d integer
+ * tensor, a NumPy integer), becomes an int; a float or a str is a TypeError. */
+static PyObject *
+size_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *self = PyTuple_Type.tp_new(type, args, kwds);
+    if (self == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self); k++) {
+        PyObject *item = PyTuple_GET_ITEM(self, k);
+        if (PyLong_Check(item) && !PyBool_Check(item)) {
+            continue;
+        }
+        PyObject *number = PyNumber_Index(item);
+        if (number == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "minitorch.Size() takes an iterable of 'int' (item %zd is '%s')", k,
+                         Py_TYPE(item)->tp_name);
+            Py_DECREF(self);
+            return NULL;
+        }
+        /* the tuple is new and ours alone, so its item may still be replaced */
+        Py_SETREF(((PyTupleObject *)self)->ob_item[k], number);
+    }
+    return self;
 }
 
 static PyObject *
@@ -315,6 +360,7 @@ size_repeat(PyObject *self, Py_ssize_t n)
 
 /* the slots not given here are the tuple's (PyType_Ready fills them in) */
 static PySequenceMethods size_as_sequence = {.sq_concat = size_concat, .sq_repeat = size_repeat};
+static PyNumberMethods size_as_number = {.nb_add = size_add};
 static PyMappingMethods size_as_mapping = {.mp_subscript = size_subscript};
 
 static PyMethodDef size_methods[] = {
@@ -327,6 +373,8 @@ PyTypeObject mt_py_Size_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minitorch.Size",
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_TUPLE_SUBCLASS,
     .tp_repr = size_repr,
+    .tp_new = size_new,
+    .tp_as_number = &size_as_number,
     .tp_as_sequence = &size_as_sequence,
     .tp_as_mapping = &size_as_mapping,
     .tp_methods = size_methods,

@@ -546,18 +546,38 @@ def test_size_type():
 
 
 def test_size_slicing_and_arithmetic_keep_size():
-    """As PyTorch's: a slice, s + tuple and s * n are Sizes; tuple + s is the tuple's; an index is an int."""
+    """As PyTorch 2.13's: a slice, s + tuple, tuple + s (Size.__radd__; d2l's X.reshape((1, 1) + X.shape))
+    and s * n are Sizes; an index is an int."""
     s = minitorch.Size([2, 3, 4])
     for got, want in ((s[1:], (3, 4)), (s[::-1], (4, 3, 2)), (s[:0], ()), (s + (5,), (2, 3, 4, 5)), (s * 2, (2, 3, 4) * 2),
-                      (minitorch.ones(2, 3).shape[-1:], (3,))):
+                      (minitorch.ones(2, 3).shape[-1:], (3,)), ((1,) + s, (1, 2, 3, 4)), (() + s, (2, 3, 4)),
+                      (s + s, (2, 3, 4) * 2), (2 * s, (2, 3, 4) * 2)):
         assert type(got) is minitorch.Size and got == want
-    assert type((1,) + s) is tuple and (1,) + s == (1, 2, 3, 4)
+    assert repr((1, 1) + minitorch.ones(2, 3).shape) == "minitorch.Size([1, 1, 2, 3])"
     assert type(s[0]) is int and s[-1] == 4
     assert repr(s[1:]) == "minitorch.Size([3, 4])"
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^can only concatenate tuple \(not list\) to minitorch.Size$"):
         s + [5]
+    with pytest.raises(TypeError, match="unsupported operand"):
+        1 + s
+    with pytest.raises(TypeError, match=r"takes an iterable of 'int' \(item 0 is 'float'\)"):
+        (1.5,) + s
     with pytest.raises(IndexError):
         s[3]
+
+
+def test_size_items_are_ints():
+    """Size() holds ints, as PyTorch's: bools, NumPy integers and 0-d integer tensors become ints
+    through __index__; floats, strings and float tensors are TypeErrors naming the item."""
+    got = minitorch.Size([True, np.int64(2), minitorch.tensor(3), 4])
+    assert got == (1, 2, 3, 4) and all(type(v) is int for v in got)
+    for bad, k, name in (([2.0], 0, "float"), ([1, "a"], 1, "str"), ([minitorch.tensor(2.5)], 0, "Tensor")):
+        with pytest.raises(TypeError, match=rf"^minitorch.Size\(\) takes an iterable of 'int' \(item {k} is '{name}'\)$"):
+            minitorch.Size(bad)
+    assert minitorch.Size(v for v in (5, 6)) == (5, 6)
+    torch = pytest.importorskip("torch")
+    assert list(torch.Size([True, torch.tensor(3)])) == list(minitorch.Size([True, minitorch.tensor(3)]))
+    assert type((1,) + torch.Size([2])) is torch.Size  # the behaviour followed above
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (2, 0, 3), (1, 1, 1, 1)])
@@ -721,7 +741,8 @@ def test_arrays_nested_in_a_list_read_as_torch_reads_them(name):
 
 
 def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
-    # PyTorch 2.13 warns (TORCH_WARN_ONCE) on float() alone, not int()/item()/bool(); the test's
+    # PyTorch 2.13 warns (TORCH_WARN_ONCE) on float() alone, not int()/item()/bool(), and only in
+    # grad mode (not under no_grad or inference_mode: LBFGS's float(closure()) is quiet); the test's
     # process may have warned already, so a child process counts the warnings
     import subprocess
     import sys
@@ -730,6 +751,13 @@ def test_float_of_a_tensor_requiring_grad_warns_once_a_process():
             "x = t.tensor(2.0, requires_grad=True)\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
+            "    with t.no_grad():\n"
+            "        float(x)\n"
+            "    with t.inference_mode():\n"
+            "        float(x)\n"
+            "    p = t.nn.Parameter(t.tensor([1.0, -2.0]))\n"
+            "    o = t.optim.LBFGS([p], max_iter=2)\n"
+            "    o.step(lambda: (o.zero_grad(), (p ** 2).sum().backward())[0] or (p ** 2).sum())\n"
             "    int(x); x.item(); bool(x); float(x); float(x * 2); float(t.tensor(1.0))\n"
             "print([str(m.message) for m in w])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -243,6 +243,35 @@ def test_var_correction():
     check(lambda m, x: m.std(x, (0, 1), keepdim=True, correction=0), lambda x: np.std(x, (0, 1), keepdims=True), [a])
 
 
+@pytest.mark.parametrize("call, warns", [
+    (lambda m: m.tensor([1.0]).std(), "std"), (lambda m: m.ones(2, 3).var(dim=1, correction=3), "var"),
+    (lambda m: m.ones(0, 3).var(dim=1), "var"), (lambda m: m.var_mean(m.ones(1), correction=1), "var_mean"),
+    (lambda m: m.std_mean(m.ones(3, 1), dim=1), "std_mean"), (lambda m: m.var(m.ones(1), out=m.empty(())), "var"),
+    (lambda m: m.ones(2, 3).var(dim=1, correction=2.5), None), (lambda m: m.ones(1, 2).var(dim=0, unbiased=False), None),
+    (lambda m: m.ones(3).var(), None),
+])
+def test_var_std_without_degrees_of_freedom_warn(call, warns):
+    """PyTorch warns, naming the op, when the correction leaves no degrees of freedom (the result is
+    inf or NaN), counting the elements each result reduces as input numel over output numel."""
+    import warnings
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        call(minitorch)
+    want = [] if warns is None else [f"{warns}(): degrees of freedom is <= 0. Correction should be strictly less than "
+                                     "the reduction factor (input numel divided by output numel)."]
+    assert [str(w.message) for w in got] == want
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings(record=True) as ref:
+        warnings.simplefilter("always")
+        call(torch)
+    assert [str(w.message).split(" (Triggered")[0] for w in ref] == want
+    with warnings.catch_warnings():  # a warning made an error raises, and nothing leaks
+        warnings.simplefilter("error")
+        if warns:
+            with pytest.raises(UserWarning):
+                call(minitorch)
+
+
 @pytest.mark.parametrize("call", [
     lambda m, x: x.amax(-1), lambda m, x: x.amin(dim=(0, 1)), lambda m, x: x.amax(1), lambda m, x: x.amax(),
     lambda m, x: x.amin(()), lambda m, x: m.amax(x, dim=[-1, 0]),
