@@ -313,8 +313,12 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
     }
     conv_params c2;
     params2d(&c, dims, &c2);
-    mt_tensor *x2 = NULL, *w2 = NULL, *y = NULL, *b = NULL;
-    st = to2d(x, dims, x->ndim - 1, &x2);
+    mt_tensor *x2 = NULL, *w2 = NULL, *y = NULL, *b = NULL, *xc = NULL;
+    /* a 1-D input is made contiguous first, as PyTorch's _convolution does, so that a permuted
+     * (N, L, C) -> (N, C, L) input does not read as channels-last once viewed in 2-D (its
+     * result stays row-major; only a channels-last-like weight makes it channels-last) */
+    st = dims == 1 ? mt_op_contiguous(x, &xc) : (xc = mt_tensor_retain(x), MT_OK);
+    st = st ? st : to2d(xc, dims, x->ndim - 1, &x2);
     st = st ? st : to2d(w, dims, 2, &w2);
     if (st == MT_OK && !transposed) {
         st = mt_op_conv2d(x2, w2, bias, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &y);
@@ -333,6 +337,7 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
         st = from2d(y, dims, y->ndim - 2, &a->out[0]);
         y = NULL;
     }
+    mt_tensor_release(xc);
     mt_tensor_release(x2);
     mt_tensor_release(w2);
     mt_tensor_release(y);

@@ -1241,7 +1241,12 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if return_indices:
         out, indices = _C.max_pool2d_with_indices(x, *args)
         return out.squeeze(-2), indices.squeeze(-2)
-    return _C.max_pool2d(x, *args).squeeze(-2)
+    out = _C.max_pool2d(x, *args).squeeze(-2)
+    # PyTorch's CPU max_pool1d without autograd is a kernel of its own with a row-major result;
+    # with a gradient to record it is max_pool2d's, whose layout follows the input's
+    if out.device.type == "cpu" and not (input.requires_grad and _C.is_grad_enabled()):
+        return out.contiguous()
+    return out
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):

@@ -245,6 +245,31 @@ def test_ambiguous_and_unbatched_layouts_stay_row_major(device):
     assert minitorch.nn.functional.max_pool2d(x, 1).is_contiguous()
 
 
+@needs_torch
+@pytest.mark.parametrize("B, C, L", [(4, 12, 7), (1, 3, 10), (2, 1, 9)])
+def test_one_d_layouts_match_pytorch(B, C, L):
+    """1-D convolutions and poolings of a permuted (N, L, C) -> (N, C, L) input, the way
+    sequence models call them: conv1d and conv_transpose1d make the input contiguous first
+    (only a channels-last-like weight, or a 1-channel input's size-1 strides, gives a
+    channels-last-like result); max_pool1d is row-major unless it records a gradient. The
+    layouts decide the order dropout's draws fill a later result, so a program's numbers follow
+    them."""
+    x = rand(B, L, C)
+    w, wt_t = rand(6, 3, C), rand(C, 4, 3)
+    got, ref = [], []
+    for lib, out in ((minitorch, got), (torch, ref)):
+        xt = lib.tensor(x).permute(0, 2, 1)
+        wt = lib.tensor(w).permute(0, 2, 1)
+        F = lib.nn.functional
+        out += [F.conv1d(xt, wt.contiguous(), padding=1), F.conv1d(lib.tensor(x).transpose(1, 2).contiguous(), wt),
+                F.conv_transpose1d(xt, lib.tensor(wt_t)), F.max_pool1d(xt, 2),
+                F.max_pool1d(xt.clone().requires_grad_(), 2), F.avg_pool1d(xt, 2)]
+    for g, r in zip(got, ref):  # a size-1 dim's stride says nothing of the layout
+        assert [st for st, n in zip(g.stride(), g.shape) if n > 1] == \
+            [st for st, n in zip(r.stride(), r.shape) if n > 1]
+        np.testing.assert_allclose(as_numpy(g.detach()), r.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_cat_of_mixed_formats_is_row_major(device):
     cl = minitorch.channels_last
     a = minitorch.randn(2, 3, 4, 4, device=device)
