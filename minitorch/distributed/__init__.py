@@ -37,7 +37,10 @@ __all__ = ["Backend", "DistBackendError", "DistError", "DistStoreError", "FileSt
            "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "get_backend", "get_rank",
            "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
            "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "new_group", "recv", "reduce",
-           "reduce_op", "reduce_scatter_tensor", "scatter", "send"]
+           "reduce_op", "reduce_scatter_tensor", "scatter", "send", "P2POp", "batch_isend_irecv", "gather_object",
+           "get_global_rank", "get_group_rank", "get_node_local_rank", "get_pg_count", "get_process_group_ranks",
+           "is_backend_available", "is_torchelastic_launched", "monitored_barrier", "recv_object_list",
+           "reduce_scatter", "scatter_object_list", "send_object_list", "supports_complex"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -127,6 +130,7 @@ group = GroupMember  # torch.distributed.group.WORLD
 _MPI = None  # the mpi4py.MPI module once init_process_group imported it
 _default_pg: Optional["ProcessGroup"] = None
 _subgroups: List["ProcessGroup"] = []  # the live groups of new_group (destroyed with the default group)
+_group_count = 0  # the groups made: the default one and every new_group call (members or not), as PyTorch's
 _broken = False  # a collective failed: MPI_Finalize could wait forever on its requests, so exit skips it
 
 
@@ -227,7 +231,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
     """Joins the default process group. The processes are MPI's (started by
     `python -m minitorch.distributed.run`, or a single process on its own); rank and world_size,
     given or read from RANK and WORLD_SIZE (init_method "env://"), must be MPI's."""
-    global _default_pg, _own_cpu_rank
+    global _default_pg, _own_cpu_rank, _group_count
     if _default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "mpi")
@@ -283,6 +287,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         _own_cpu_rank = rank
         _start_on_own_cpu(rank)
     _default_pg = ProcessGroup(comm, list(range(world_size)), str(name), timeout, store)
+    _group_count = 1
     GroupMember.WORLD = _default_pg
 
 
@@ -475,7 +480,7 @@ def _serves(store) -> bool:
 
 def destroy_process_group(group=None) -> None:
     """Frees the group's communicator (the default group and all others when group is None)."""
-    global _default_pg, _own_cpu_rank
+    global _default_pg, _own_cpu_rank, _group_count
     pg = _require_init()
     target = pg if group is None or group is GroupMember.WORLD else group
     if target is GroupMember.NON_GROUP_MEMBER:
@@ -494,6 +499,7 @@ def destroy_process_group(group=None) -> None:
     if target is pg:
         _subgroups.clear()
         _default_pg = None
+        _group_count = 0
         _own_cpu_rank = -1
         GroupMember.WORLD = None
 
@@ -529,6 +535,8 @@ def new_group(ranks: Optional[List[int]] = None, timeout: Optional[datetime.time
             raise ValueError(f"The new group's rank should be within the world_size set by "
                              f"init_process_group, got {r}")
     MPI = _mpi()
+    global _group_count
+    _group_count += 1
     me = pg.rank()
     inside = me in ranks
     comm = pg._comm.Split(0 if inside else MPI.UNDEFINED, ranks.index(me) if inside else 0)
@@ -1197,5 +1205,11 @@ def __getattr__(name: str):
 
 
 from minitorch.distributed._all_to_all import all_to_all, all_to_all_single  # noqa: E402  (uses the names above)
+from minitorch.distributed._objects_p2p import (P2POp, batch_isend_irecv, gather_object,  # noqa: E402
+                                                get_global_rank, get_group_rank, get_node_local_rank, get_pg_count,
+                                                get_process_group_ranks, is_backend_available,
+                                                is_torchelastic_launched, monitored_barrier, recv_object_list,
+                                                reduce_scatter, scatter_object_list, send_object_list,
+                                                supports_complex)
 from minitorch.distributed import distributed_c10d  # noqa: E402,F401  (after every name it re-exports)
 from minitorch.distributed import rpc  # noqa: E402,F401

@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--master-addr", "--master_addr", type=str, default="127.0.0.1")
     p.add_argument("--master-port", "--master_port", type=int, default=None)
     p.add_argument("--standalone", action="store_true", help="accepted for torchrun's command lines")
+    p.add_argument("--rdzv-id", "--rdzv_id", type=str, default="none", help="the run's id (TORCHELASTIC_RUN_ID)")
+    p.add_argument("--rdzv-backend", "--rdzv_backend", type=str, default="static",
+                   help="accepted for torchrun's command lines: the processes meet through MPI")
+    p.add_argument("--rdzv-endpoint", "--rdzv_endpoint", type=str, default="",
+                   help="accepted for torchrun's command lines: loopback only")
     p.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
     p.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program")
     p.add_argument("--keep-going", action="store_true",
@@ -70,7 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("minitorch.distributed.run: only --nnodes 1 (this machine) is supported")
     if args.nproc_per_node < 1:
         raise SystemExit("minitorch.distributed.run: --nproc-per-node must be at least 1")
-    if args.master_addr not in ("127.0.0.1", "localhost"):
+    host = args.rdzv_endpoint.rsplit(":", 1)[0] if args.rdzv_endpoint else "localhost"
+    if args.master_addr not in ("127.0.0.1", "localhost") or host not in ("127.0.0.1", "localhost"):
         raise SystemExit("minitorch.distributed.run: processes meet on loopback only (--master-addr 127.0.0.1)")
     mpiexec = find_mpiexec()
     if mpiexec is None:
@@ -79,7 +85,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = dict(os.environ)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(args.master_port or _free_port()), WORLD_SIZE=str(n),
                LOCAL_WORLD_SIZE=str(n), GROUP_RANK="0", ROLE_RANK="0", ROLE_WORLD_SIZE=str(n), NODE_RANK="0",
-               OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"))
+               OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"), TORCHELASTIC_RUN_ID=args.rdzv_id,
+               TORCHELASTIC_RESTART_COUNT="0", TORCHELASTIC_MAX_RESTARTS="0")
     if args.no_python:
         target = [args.training_script]
     elif args.module:
