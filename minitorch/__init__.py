@@ -271,9 +271,9 @@ def adaptive_max_pool1d(input, output_size):
 
 def __getattr__(name: str):
     """minitorch.hub (its urllib, zipfile and tempfile cost more than the rest of `import minitorch`
-    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor and minitorch._logging are
-    imported on first use."""
-    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging"):
+    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor, minitorch._logging and
+    minitorch.__config__ are imported on first use."""
+    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging", "__config__"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

@@ -137,6 +137,30 @@ openmp = _module("openmp", "OpenMP (torch.backends.openmp): minitorch's CPU loop
                  is_available=lambda: True)
 
 
+def _cpu_capability() -> str:
+    """The instruction set the CPU loops run: they are built for x86-64-v4 (AVX-512), x86-64-v3
+    (AVX2 and FMA) and the baseline (MT_SIMD_CLONES in csrc/cpu/loops.h), and the loader picks the
+    best this CPU has; named as PyTorch names its levels."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return "DEFAULT"
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return "DEFAULT"
+    have = set(flags)
+    if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= have:
+        return "AVX512"
+    if {"avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"} <= have:
+        return "AVX2"
+    return "DEFAULT"
+
+
+cpu = _module("cpu", "The CPU's capability (torch.backends.cpu).", get_cpu_capability=_cpu_capability)
+
+
 # ---- opt_einsum ----------------------------------------------------------------------------
 
 try:

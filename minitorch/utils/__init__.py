@@ -2,7 +2,7 @@
 multiprocessing included), so `import minitorch` does not pay for it."""
 import importlib
 
-__all__ = ["benchmark", "checkpoint", "data", "deterministic", "dlpack", "hooks", "tensorboard"]
+__all__ = ["benchmark", "checkpoint", "collect_env", "data", "deterministic", "dlpack", "hooks", "model_zoo", "tensorboard"]
 
 
 def __getattr__(name: str):
