@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
@@ -42,6 +43,66 @@ _trace_module_call = _C._trace_module_call
 
 # minitorch.viz.trace sets this while it traces: each Module call marks its scope in it.
 _viz_scope = None
+
+
+# ---- hooks on every module (torch.nn.modules.module.register_module_*_hook) ----------------
+
+_global_forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_forward_hooks_with_kwargs: "OrderedDict[int, bool]" = OrderedDict()
+_global_forward_hooks_always_called: "OrderedDict[int, bool]" = OrderedDict()
+_global_backward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_backward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_hooked = False  # any of the above non-empty: a module's call takes the hooked path
+
+
+class _GlobalHookHandle(RemovableHandle):
+    """A handle whose remove() also updates whether any global hook is left."""
+
+    def remove(self) -> None:
+        super().remove()
+        _update_global_hooked()
+
+
+def _update_global_hooked() -> None:
+    global _global_hooked
+    _global_hooked = bool(_global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                          or _global_backward_pre_hooks)
+
+
+def _add_global_hook(hooks: OrderedDict, hook: Callable, with_kwargs: bool = False,
+                     always_call: bool = False) -> RemovableHandle:
+    forward = hooks is _global_forward_hooks
+    handle = _GlobalHookHandle(hooks, *((_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called)
+                                        if forward else ()))
+    hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    _update_global_hooked()
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, args) -> None or new args, before every module's forward (before its own hooks)."""
+    return _add_global_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """hook(module, args, output) -> None or new output, after every module's forward."""
+    return _add_global_hook(_global_forward_hooks, hook, with_kwargs, always_call)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_output) -> None or new grad_output, for every module."""
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) -> None or new grad_input, for every module."""
+    return _add_global_hook(_global_backward_hooks, hook)
 
 
 def _typename(obj: Any) -> str:
@@ -100,6 +161,7 @@ class Module:
         d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_is_full_backward_hook"] = None
@@ -139,6 +201,7 @@ class Module:
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         hooked = (
             self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+            or _global_hooked
         )
         if _viz_scope is None:
             if not _trace_enabled():
@@ -159,6 +222,10 @@ class Module:
             scope.pop()
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook in list(_global_forward_pre_hooks.values()):  # the global ones first, as PyTorch's
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -174,17 +241,34 @@ class Module:
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         bw_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            bw_hook = BackwardHook(self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values()))
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or _global_backward_pre_hooks:
+            bw_hook = BackwardHook(self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
+                                   [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
             args = bw_hook.setup_input_hook(args)
-        result = self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
-                res = hook(self, args, kwargs, result)
-            else:
-                res = hook(self, args, result)
-            if res is not None:
-                result = res
+        # forward hooks: the global ones, then the module's; those registered with always_call
+        # also run when forward (or an earlier hook) raises, with the result so far
+        hooks = [(i, h, i in _global_forward_hooks_with_kwargs, i in _global_forward_hooks_always_called)
+                 for i, h in _global_forward_hooks.items()]
+        always = getattr(self, "_forward_hooks_always_called", ())
+        hooks += [(i, h, i in self._forward_hooks_with_kwargs, i in always) for i, h in self._forward_hooks.items()]
+        result = None
+        called = set()
+        try:
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook, with_kwargs, _ in hooks:
+                res = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                called.add(hook_id)
+                if res is not None:
+                    result = res
+        except Exception:
+            for hook_id, hook, with_kwargs, always_call in hooks:
+                if always_call and hook_id not in called:
+                    try:
+                        hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                    except Exception as e:  # noqa: BLE001 - the first error is the one raised
+                        warnings.warn("forward hook with ``always_call=True`` raised an exception that was silenced "
+                                      f"as another error was raised in forward: {e}", stacklevel=2)
+            raise
         if bw_hook is not None:
             if not isinstance(result, (minitorch.Tensor, tuple)):
                 warnings.warn(
@@ -204,12 +288,19 @@ class Module:
         )
 
     def register_forward_hook(
-        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
     ) -> RemovableHandle:
-        """hook(module, args, output) -> None or new output; with_kwargs adds kwargs before output."""
-        return self._add_hook(
+        """hook(module, args, output) -> None or new output; with_kwargs adds kwargs before output;
+        always_call: also when forward raises."""
+        if "_forward_hooks_always_called" not in self.__dict__:  # modules pickled before it existed
+            self.__dict__["_forward_hooks_always_called"] = OrderedDict()
+        handle = self._add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+        handle._refs.append(weakref.ref(self._forward_hooks_always_called))
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) -> None or a new grad_input, called once the
