@@ -13,6 +13,21 @@ import warnings
 from . import _C
 
 _warned_real = False
+_warned_no_window = set()  # "stft", "istft": PyTorch warns once per process for each
+_NO_WINDOW = {
+    "stft": "A window was not provided. A rectangular window will be applied,which is known to cause spectral "
+            "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
+            "spectral leakage.",
+    "istft": "A window was not provided. A rectangular window will be applied.Please provide the same window used "
+             "by stft to make the inversion lossless.",
+}
+
+
+def _warn_no_window(name: str) -> None:
+    if name not in _warned_no_window:
+        _warned_no_window.add(name)
+        warnings.warn(_NO_WINDOW[name] + "To suppress this warning and use a rectangular window, explicitly set "
+                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
 
 
 def _window_for(window, win_length: int, n_fft: int, like, name: str):
@@ -68,6 +83,8 @@ def stft(input, n_fft: int, hop_length: int | None = None, win_length: int | Non
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
     if win <= 0 or win > n_fft:
         raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is None:
+        _warn_no_window("stft")
     w = None if window is None and win == n_fft else _window_for(window, win, n_fft, x, "stft")
     n_frames = 1 + (length - n_fft) // hop
     s0, s1 = x.stride()
@@ -106,6 +123,8 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
         raise RuntimeError("istft: Input tensor must not be empty")
     if input.dim() not in (2, 3):
         raise RuntimeError(f"istft: Tensor of complex type should have 2 or 3 dimensions, but got {input.dim()}")
+    if window is None:
+        _warn_no_window("istft")
     n_frames, fft_size = input.shape[-1], input.shape[-2]
     expected = n_fft + hop * (n_frames - 1)
     one = fft_size != n_fft if onesided is None else onesided

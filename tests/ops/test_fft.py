@@ -474,3 +474,28 @@ def test_complex_checkpoints_from_torch(tmp_path):
     minitorch.save(got, tmp_path / "m.pt")
     back = torch.load(tmp_path / "m.pt")
     np.testing.assert_array_equal(back["c64"].numpy(), spec.to(torch.complex64).numpy())
+
+
+def test_stft_and_istft_warn_once_without_a_window():
+    """PyTorch warns once per process for each of stft and istft when no window is given."""
+    import warnings
+
+    from minitorch import _stft
+
+    saved = set(_stft._warned_no_window)
+    _stft._warned_no_window.clear()
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s = minitorch.stft(minitorch.randn(400), 64, return_complex=True)
+            minitorch.stft(minitorch.randn(400), 64, return_complex=True)
+            minitorch.istft(s, 64)
+            minitorch.istft(s, 64)
+            minitorch.stft(minitorch.randn(400), 64, return_complex=True, window=minitorch.hann_window(64))
+        msgs = [str(x.message) for x in w if "window was not provided" in str(x.message)]
+        assert len(msgs) == 2
+        assert "spectral leakage" in msgs[0] and "inversion lossless" in msgs[1]
+        assert all(m.endswith("explicitly set `window=torch.ones(n_fft, device=<device>)`.") for m in msgs)
+    finally:
+        _stft._warned_no_window.clear()
+        _stft._warned_no_window.update(saved)
