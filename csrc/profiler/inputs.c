@@ -99,3 +99,31 @@ mt_trace_format_inputs(const struct mt_args *a, char *shapes_buf, size_t nshapes
     put(&shapes, "]");
     put(&dtypes, "]");
 }
+
+/* conv2d's stride, padding and dilation lists and its groups: "[[2, 2], [1, 1], [1, 1], 2]" (its
+ * schema's int slots l[0..2] and i[0]); the other ops PyTorch counts (mm, addmm, bmm, baddbmm,
+ * mul, add) need only their shapes. */
+void
+mt_trace_format_flop_args(const char *op, const struct mt_args *a, char *buf, size_t n)
+{
+    text t = {buf, n, 0, false};
+    buf[0] = '\0';
+    if (strcmp(op, "conv2d") != 0) {
+        return;
+    }
+    put(&t, "[");
+    for (int k = 0; k < 3; k++) {
+        const mt_intlist *l = &a->l[k];
+        const int64_t *v = mt_intlist_values(l);
+        put(&t, "[");
+        for (int d = 0; d < l->n; d++) {
+            if (d) {
+                put(&t, ", ");
+            }
+            put_int(&t, (long long)v[d]);
+        }
+        put(&t, "], ");
+    }
+    put_int(&t, (long long)a->i[0]);
+    put(&t, "]");
+}

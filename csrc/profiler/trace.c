@@ -171,11 +171,12 @@ find_session(unsigned id)
 static void
 sessions_changed(void)
 {
-    mt_trace_config any = {false, false, false};
+    mt_trace_config any = {false, false, false, false};
     for (session *x = open_sessions; x; x = x->next) {
         any.record_shapes |= x->cfg.record_shapes;
         any.profile_memory |= x->cfg.profile_memory;
         any.with_stack |= x->cfg.with_stack;
+        any.with_flops |= x->cfg.with_flops;
     }
     mt_trace_cfg = any;
     atomic_store(&shared_session, open_sessions ? open_sessions->id : 0u);
@@ -266,6 +267,7 @@ collect(unsigned id, mt_trace_recording *out)
                 e.shapes_at = e.shapes_at >= 0 ? e.shapes_at + text_at : 0;
                 e.dtypes_at = e.dtypes_at >= 0 ? e.dtypes_at + text_at : 0;
                 e.stack_at = e.stack_at >= 0 ? e.stack_at + text_at : 0;
+                e.flop_args_at = e.flop_args_at >= 0 ? e.flop_args_at + text_at : 0;
                 out->events[out->nevents++] = e;
             }
             if (b->ntext > 0) { /* a buffer that saw no text has none (NULL) */
@@ -334,7 +336,7 @@ mt_trace_start_with(mt_trace_config cfg)
 void
 mt_trace_start(void)
 {
-    mt_trace_start_with((mt_trace_config){false, false, false});
+    mt_trace_start_with((mt_trace_config){false, false, false, false});
 }
 
 int
@@ -411,6 +413,7 @@ append(thread_buf *b)
                           .shapes_at = -1,
                           .dtypes_at = -1,
                           .stack_at = -1,
+                          .flop_args_at = -1,
                           .depth = b->depth,
                           .tid = b->tid,
                           .device = MT_DEVICE_CPU,
@@ -475,7 +478,7 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
     open_event(b, layer, name, copy, detail, 0);
     if (at >= 0 && at < b->nevents) {
         mt_trace_event *e = &b->events[at];
-        if (a && b->cfg.record_shapes) {
+        if (a && (b->cfg.record_shapes || b->cfg.with_flops)) {
             char shapes[256], dtypes[160];
             mt_trace_format_inputs(a, shapes, sizeof(shapes), dtypes, sizeof(dtypes));
             e->shapes_at = keep_text(b, shapes);
@@ -483,6 +486,13 @@ enter(mt_layer layer, const char *name, bool copy, const char *detail, const str
         }
         if (stack[0]) {
             e->stack_at = keep_text(b, stack);
+        }
+        if (a && b->cfg.with_flops) {
+            char flop_args[128];
+            mt_trace_format_flop_args(name, a, flop_args, sizeof(flop_args));
+            if (flop_args[0]) {
+                e->flop_args_at = keep_text(b, flop_args);
+            }
         }
     }
     /* The clock is read last, so that formatting the inputs is not counted as the op's time;

@@ -37,6 +37,7 @@ typedef struct mt_trace_event {
     int32_t shapes_at; /* record_shapes: "[[1, 4], [8, 4], [8]]" in text, or -1 */
     int32_t dtypes_at; /* record_shapes: "['float', 'float', 'float']" in text, or -1 */
     int32_t stack_at; /* with_stack, Op events: "file(line): function" lines in text, or -1 */
+    int32_t flop_args_at; /* with_flops: what besides shapes the op's count needs, or -1 */
     int32_t depth; /* nesting within its thread, 0 outermost */
     int64_t start_ns; /* CLOCK_MONOTONIC */
     int64_t end_ns; /* equal to start_ns for Mem events (instants) */
@@ -60,6 +61,7 @@ typedef struct mt_trace_config {
     bool record_shapes; /* Op events carry their inputs' shapes and dtypes */
     bool profile_memory; /* allocators report Mem::alloc / Mem::free */
     bool with_stack; /* Op events carry the Python stack (mt_trace_stack_fn) */
+    bool with_flops; /* Op events carry shapes, and the counted ops their other arguments */
 } mt_trace_config;
 
 /* Whether any thread's recording is open. Read with a plain load: every op tests it once.
@@ -103,6 +105,9 @@ void mt_trace_exit_n(int n);
  * (profiler/inputs.c). */
 void mt_trace_format_inputs(const struct mt_args *a, char *shapes, size_t nshapes, char *dtypes,
                             size_t ndtypes);
+/* with_flops: the arguments besides tensors that op's FLOP count needs, as PyTorch's profiler
+ * saves them for the ops it counts; "" for the others (profiler/inputs.c). */
+void mt_trace_format_flop_args(const char *op, const struct mt_args *a, char *buf, size_t n);
 /* An instant Mem event: an allocation (bytes > 0) or a free (bytes < 0) of ptr on dev. */
 void mt_trace_mem(const void *ptr, int64_t bytes, mt_device dev, const char *pool, int cache);
 

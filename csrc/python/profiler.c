@@ -47,30 +47,31 @@ static PyObject *
 py_trace_start(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"record_shapes", "profile_memory", "with_stack", "cuda", NULL};
-    int shapes = 0, memory = 0, stack = 0, cuda = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pppp:_trace_start", kwlist, &shapes, &memory,
-                                     &stack, &cuda)) {
+    static char *kwlist[] = {"record_shapes", "profile_memory", "with_stack",
+                             "cuda",          "with_flops",     NULL};
+    int shapes = 0, memory = 0, stack = 0, cuda = 0, flops = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ppppp:_trace_start", kwlist, &shapes, &memory,
+                                     &stack, &cuda, &flops)) {
         return NULL;
     }
     mt_trace_stack_fn = python_stack;
     if (cuda) {
         mt_trace_gpu_start(); /* before the CPU clock starts: the device's time base */
     }
-    mt_trace_start_with((mt_trace_config){shapes != 0, memory != 0, stack != 0});
+    mt_trace_start_with((mt_trace_config){shapes != 0, memory != 0, stack != 0, flops != 0});
     Py_RETURN_NONE;
 }
 
 static PyObject *
 event_tuple(const mt_trace_recording *r, const mt_trace_event *e)
 {
-    return Py_BuildValue("(isssdLLLssLKiiiLs)", (int)e->depth, mt_layer_names[e->layer],
+    return Py_BuildValue("(isssdLLLssLKiiiLss)", (int)e->depth, mt_layer_names[e->layer],
                          mt_trace_name(r, e), e->detail, (e->end_ns - e->start_ns) / 1000.0,
                          (long long)e->start_ns, (long long)e->end_ns, (long long)e->tid,
                          mt_trace_text(r, e->shapes_at), mt_trace_text(r, e->dtypes_at),
                          (long long)e->bytes, (unsigned long long)e->ptr, (int)e->device.type,
                          e->device.index, (int)e->cache, (long long)e->corr,
-                         mt_trace_text(r, e->stack_at));
+                         mt_trace_text(r, e->stack_at), mt_trace_text(r, e->flop_args_at));
 }
 
 static PyObject *

@@ -39,7 +39,8 @@ class profile:
         self.record_shapes, self.profile_memory, self.with_stack = record_shapes, profile_memory, with_stack
         self.with_flops, self.with_modules = with_flops, with_modules
         self._recorder = _profiler.profile(activities=activities, record_shapes=record_shapes,
-                                           profile_memory=profile_memory, with_stack=with_stack)
+                                           profile_memory=profile_memory, with_stack=with_stack,
+                                           with_flops=with_flops)
         self.function_events: Optional[EventList] = None
         self.entered = False
 

@@ -69,6 +69,7 @@ class FunctionEvent:
     launch: Optional["FunctionEvent"] = None  # a GPU event's Runtime/Library event
     stack: list = field(default_factory=list)
     count: int = 1
+    flops: int = 0  # with_flops: the op's floating-point operations as PyTorch counts them (op_flops)
 
     @property
     def key(self) -> str:
@@ -139,7 +140,43 @@ class FunctionEvent:
 _GPU_KINDS = ("kernel", "memcpy", "memset")
 
 
-def build(raw: list, gpu_raw: list = ()):
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= int(x)
+    return p
+
+
+def op_flops(name: str, shapes: list, flop_args: str) -> int:
+    """The floating-point operations of an op as PyTorch's profiler counts them (with_flops): a
+    product's 2 * M * N * K (mm, addmm; times the batch for bmm, baddbmm), conv2d's 2 * N * Hout *
+    Wout * Kh * Kw * Cin * Cout / groups (the output size from its stride, padding and dilation,
+    recorded for it), mul's and add's one per element of the first input; 0 for other ops."""
+    try:
+        if name in ("mm", "addmm"):
+            a, b = shapes[-2], shapes[-1]
+            return 2 * a[0] * a[1] * b[1]
+        if name in ("bmm", "baddbmm"):
+            a, b = shapes[-2], shapes[-1]
+            return 2 * a[0] * a[1] * a[2] * b[2]
+        if name in ("mul", "add"):
+            return _prod(shapes[0])
+        if name == "conv2d" and flop_args:
+            import ast
+
+            stride, padding, dilation, groups = ast.literal_eval(flop_args)
+            (n, cin, h, w), (cout, _, kh, kw) = shapes[0], shapes[1]
+            pairs = [(list(v) * 2)[:2] if len(v) == 1 else list(v) for v in (stride, padding, dilation)]
+            (sh, sw), (ph, pw), (dh, dw) = pairs
+            hout = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+            wout = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+            return 2 * n * hout * wout * kh * kw * cin * cout // groups
+    except (IndexError, ValueError, TypeError, SyntaxError):
+        return 0  # inputs not of the counted form (a 0-dim mul, a batched conv2d input of 3 dims)
+    return 0
+
+
+def build(raw: list, gpu_raw: list = (), with_flops: bool = False):
     """Turns _C._trace_stop()'s tuples (and _C._trace_gpu_events()') into (function events, memory
     events): CPU parents linked, each GPU event to the Runtime or Library event that started it, and
     its time counted in the op around that (as PyTorch counts a kernel in the op that launched it)."""
@@ -148,7 +185,7 @@ def build(raw: list, gpu_raw: list = ()):
     open_by_thread: Dict[int, List[FunctionEvent]] = {}
     by_corr: Dict[int, FunctionEvent] = {}
     for (depth, layer, name, detail, _, start, end, tid, shapes, dtypes, nbytes, ptr, dev_type, dev_index,
-         cache, corr, stack_text) in raw:
+         cache, corr, stack_text, flop_args) in raw:
         stack = open_by_thread.setdefault(tid, [])
         del stack[depth:]
         parent = stack[-1] if stack else None
@@ -163,6 +200,8 @@ def build(raw: list, gpu_raw: list = ()):
         e = FunctionEvent(len(functions), label, layer, detail, tid, depth, start, end,
                           _parse_list(shapes), _parse_list(dtypes), correlation=corr, cpu_parent=parent,
                           stack=stack_text.split("\n") if stack_text else [])
+        if with_flops and layer == "Op":
+            e.flops = op_flops(name, e.input_shapes, flop_args)
         if parent is not None:
             parent.cpu_children.append(e)
         if corr:
@@ -201,12 +240,13 @@ class FunctionEventAvg:
     self_cpu_memory_usage: int = 0
     device_memory_usage: int = 0
     self_device_memory_usage: int = 0
+    flops: int = 0
 
     def add(self, e: FunctionEvent) -> None:
         self.count += 1
         for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
                      "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage",
-                     "self_device_memory_usage"):
+                     "self_device_memory_usage", "flops"):
             setattr(self, attr, getattr(self, attr) + getattr(e, attr))
 
     @property

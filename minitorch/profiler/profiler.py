@@ -136,6 +136,7 @@ class profile:
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack  # Op events carry the Python stack (file(line): function)
+        self.with_flops = with_flops  # the ops PyTorch counts carry their FLOPs (events.op_flops)
         self.step_num = 0
         self.current_action = ProfilerAction.NONE
         self._recording = False
@@ -146,7 +147,7 @@ class profile:
     # the recording itself
     def _begin(self) -> None:
         _C._trace_start(record_shapes=self.record_shapes, profile_memory=self.profile_memory,
-                        with_stack=self.with_stack, cuda=self.use_device == "cuda")
+                        with_stack=self.with_stack, cuda=self.use_device == "cuda", with_flops=self.with_flops)
         self._recording = True
 
     def _end(self, keep: bool) -> None:
@@ -154,7 +155,7 @@ class profile:
         gpu = _C._trace_gpu_events()
         self._recording = False
         if keep:
-            self._functions, self._memory = _events.build(raw, gpu)
+            self._functions, self._memory = _events.build(raw, gpu, self.with_flops)
             if self.on_trace_ready is not None:
                 self.on_trace_ready(self)
 

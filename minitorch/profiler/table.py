@@ -1,6 +1,7 @@
 """key_averages().table(): PyTorch's profiler table, column for column (autograd/profiler_util.py)."""
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 _WIDTH = 12  # every column but Name and Input Shapes
@@ -24,6 +25,13 @@ def format_memory(nbytes: int) -> str:
         if abs(nbytes) >= size:
             return f"{nbytes / size:.2f} {unit}"
     return f"{nbytes} B"
+
+
+def flops_unit(smallest: int):
+    """(scale, header) of the FLOPs column: the unit of the smallest count (PyTorch's)."""
+    names = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+    level = int(max(0.0, min(math.log10(smallest) / 3, float(len(names) - 1))))
+    return 10.0 ** (-3 * level), names[level]
 
 
 def trim_path(path: str, width: int) -> str:
@@ -58,6 +66,10 @@ def build_table(events, sort_by: Optional[str], row_limit: int, max_name_width: 
         if use_device and has_device_mem:
             headers += [f"{dev} Mem", f"Self {dev} Mem"]
     headers.append("# of Calls")
+    counted = [e.flops for e in events if getattr(e, "flops", 0) > 0]
+    if counted:
+        flops_scale, flops_name = flops_unit(min(counted))
+        headers.append(f"Total {flops_name}")
     widths = [name_width] + [_WIDTH] * (len(headers) - 1)
     if has_shapes:
         headers.append("Input Shapes")
@@ -93,6 +105,8 @@ def build_table(events, sort_by: Optional[str], row_limit: int, max_name_width: 
             if use_device and has_device_mem:
                 row += [format_memory(e.device_memory_usage), format_memory(e.self_device_memory_usage)]
         row.append(e.count)
+        if counted:
+            row.append(f"{e.flops * flops_scale:8.3f}" if e.flops > 0 else "--")
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_width])
         if stacks:

@@ -122,7 +122,7 @@ def synthetic():
     """Op::addmm > Kernel::mt_cuda_addmm > (Library::cublasSgemv_v2, Runtime::LaunchKernel), each
     call's device work after it: times in ns."""
     def cpu(depth, layer, name, detail, start, end, corr=0):
-        return (depth, layer, name, detail, (end - start) / 1e3, start, end, 1, "", "", 0, 0, 0, 0, -1, corr, "")
+        return (depth, layer, name, detail, (end - start) / 1e3, start, end, 1, "", "", 0, 0, 0, 0, -1, corr, "", "")
     raw = [cpu(0, "Python", "Linear", "nn.Module", 0, 100_000),
            cpu(1, "Op", "addmm", "CUDA", 10_000, 90_000),
            cpu(2, "Kernel", "mt_cuda_addmm", "CUDA", 11_000, 89_000),
