@@ -189,7 +189,7 @@ mt_cuda_nll_loss(mt_args *a)
          (st = mt_op_div(total, wsum, NULL, &mean)))) {
         goto out_release;
     }
-    st = mt_op_copy_(a->out[0], mean ? mean : total, NULL);
+    st = mt_cuda_copy_into(a->out[0], mean ? mean : total); /* a new result: no version bump */
 out_release:
     mt_tensor_clear(&mean);
     mt_tensor_clear(&wsum);

@@ -126,7 +126,7 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     }
     mt_tensor *view = NULL;
     if ((st = mt_op_view(t[CLAMPED], result->ndim, result->sizes, &view)) == MT_OK) {
-        st = mt_op_copy_(result, view, NULL);
+        st = mt_cuda_copy_into(result, view); /* a new result: no version bump */
         mt_tensor_release(view);
     }
 out_release:

@@ -239,7 +239,7 @@ mt_cuda_randperm(mt_args *a)
     st = mt_cuda_launch_n(mt_cuda_sort_gather_kernel(MT_INT64), n, gargs);
 out_finish:
     if (st == MT_OK && dt != MT_INT64) {
-        st = mt_op_copy_(a->out[0], perm, NULL);
+        st = mt_cuda_copy_into(a->out[0], perm); /* a new result: no version bump */
     }
     for (int b = 0; b < 4; b++) {
         mt_tensor_clear(&buf[b]);
