@@ -430,7 +430,8 @@ def test_a_result_only_the_data_sizes(device):
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_results_a_kernel_converts_into_are_new(device):
     """A kernel that computes a result elsewhere (a reduced loss, a cast permutation, draws made
-    of ops) writes it with the device's own copy: the result is new, version 0, as PyTorch's."""
+    of ops) writes it with the device's own copy, and a draw fills its new result without the
+    in-place fills' version bump: the result is new, version 0, as PyTorch's."""
     if device == "cuda" and not minitorch.cuda.is_available():
         pytest.skip("no CUDA device (nor the emulated one)")
     F = minitorch.nn.functional
@@ -439,7 +440,8 @@ def test_results_a_kernel_converts_into_are_new(device):
     results = [F.nll_loss(x, t), F.nll_loss(x, t, reduction="sum"), F.nll_loss(x, t, reduction="none"),
                minitorch.randperm(5, dtype=minitorch.float32, device=device),
                minitorch.randperm(5, device=device), minitorch.multinomial(x + 0.1, 3, True),
-               minitorch.multinomial(x + 0.1, 2), x.max(1)[1], x.argmax(), x.sum(0, dtype=minitorch.float64),
+               minitorch.multinomial(x + 0.1, 2), minitorch.poisson(x + 1), minitorch._standard_gamma(x + 1),
+               x.max(1)[1], x.argmax(), x.sum(0, dtype=minitorch.float64),
                *minitorch._unique2(t, True, True, True), *minitorch._C.unique_dim(x, 0, True, True, True)]
     assert [r._version for r in results] == [0] * len(results)
     assert all(r.device.type == device for r in results)
