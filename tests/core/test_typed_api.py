@@ -156,3 +156,28 @@ def test_c_code_calls_fixed_ops_through_the_typed_api():
     assert "csrc/ops/op_chain.h" in found  # the scan sees a hand-filled call
     unexpected = sorted(set(found) - set(BOXED))
     assert not unexpected, f"mt_args filled by hand outside the boxed calls: {unexpected}"
+
+
+def test_the_op_by_id_helpers_fill_what_each_op_takes():
+    """op_chain.h's bin() and un() box their operands into t[0] (and t[1]) and leave the rest as
+    mt_args_init does (None); mt_call_with_number its tensor and a wrapped number. So each op they
+    call must take those tensors first and have a default for every other argument (a required
+    one would be read as None)."""
+    calls = {}
+    helper = re.compile(r"\b(bin|un|mt_call_with_number|mt_ags_with_number)\(\s*(?:&?\w+,\s*)?MT_OP_(\w+)\b")
+    for path in ROOT.glob("csrc/**/*.[ch]"):
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", " ", path.read_text(), flags=re.S)
+        for m in helper.finditer(code):
+            calls.setdefault((m.group(1), m.group(2)), str(path.relative_to(ROOT)))
+    assert ("bin", "mul") in calls and ("un", "neg") in calls and len(calls) > 50
+    wrong = []
+    for (fn, op), where in sorted(calls.items()):
+        schema = _C._op_info(op)["schema"]
+        params = [p.strip() for p in schema[schema.index("(") + 1:schema.rindex(")")].split(",")]
+        params = [p for p in params if p != "*"]
+        n = 1 if fn == "un" else 2
+        first, rest = params[:n], params[n:]
+        if not (len(first) == n and all(p.split()[0] in ("Tensor", "Tensor|Scalar") for p in first)
+                and all("=" in p or p.startswith("Tensor(a!)") for p in rest)):
+            wrong.append(f"{fn}(MT_OP_{op}) in {where}: {schema}")
+    assert not wrong, wrong
