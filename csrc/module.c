@@ -169,6 +169,8 @@ static PyMethodDef module_methods[] = {
     {"_dispatch_table", py_dispatch_table, METH_O,
      "The kernels an op has, by dispatch key: {'CPU': 'mt_cpu_addmm'}."},
     {"_op_info", py_op_info, METH_O, "An op's schema and flags from the op table."},
+    {"_schema_slots", mt_py_schema_slots, METH_O,
+     "The mt_args slot of each parameter of a schema: [(name, type, slot)]."},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},

@@ -70,9 +70,10 @@ out_release:
     return st;
 }
 
-/* dst (CPU) = src (CUDA): the mirror image of host_to_device. */
+/* dst (CPU) = src (CUDA): the mirror image of host_to_device. A strided dst is written by the
+ * CPU's copy_, which counts that write in its version (*counted). */
 static mt_status
-device_to_host(mt_tensor *dst, mt_tensor *src)
+device_to_host(mt_tensor *dst, mt_tensor *src, bool *counted)
 {
     mt_tensor *dense = NULL, *staged = NULL;
     mt_status st = MT_OK;
@@ -98,6 +99,7 @@ device_to_host(mt_tensor *dst, mt_tensor *src)
     }
     if (staged) {
         st = mt_op_copy_(dst, staged, NULL);
+        *counted = st == MT_OK;
     }
 out_release:
     mt_tensor_clear(&staged);
@@ -116,18 +118,21 @@ mt_cuda_copy_(mt_args *a)
     }
     bool dst_gpu = mt_tensor_device(dst).type == MT_CUDA;
     bool src_gpu = mt_tensor_device(src).type == MT_CUDA;
+    bool counted = false; /* dst's version already bumped for this write */
     if (dst_gpu && src_gpu) {
         st = mt_cuda_copy_into(dst, src);
     } else if (dst_gpu) {
         st = host_to_device(dst, src);
     } else {
-        st = device_to_host(dst, src);
+        st = device_to_host(dst, src, &counted);
     }
     mt_tensor_release(src);
     if (st) {
         return st;
     }
-    mt_tensor_bump_version(dst);
+    if (!counted) {
+        mt_tensor_bump_version(dst);
+    }
     a->out[0] = mt_tensor_retain(dst);
     return MT_OK;
 }

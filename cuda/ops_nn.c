@@ -160,7 +160,8 @@ mt_cuda_nll_loss(mt_args *a)
     mt_device dev = mt_tensor_device(self);
     mt_status st;
     int64_t nk = N * K;
-    /* the per-element losses are the result without a reduction, else summed below */
+    /* the per-element losses are the result without a reduction, else summed below (loss and
+     * wt, each target's weight summed for the mean, are then workspaces) */
     bool none = reduction == MT_REDUCTION_NONE;
     if ((st = mt_cuda_cast(self, self->dtype, &x)) || (st = mt_cuda_cast(target, MT_INT64, &t)) ||
         (st = as_double(a->t[2], &w)) ||
@@ -189,7 +190,7 @@ mt_cuda_nll_loss(mt_args *a)
          (st = mt_op_div(total, wsum, NULL, &mean)))) {
         goto out_release;
     }
-    st = mt_op_copy_(a->out[0], mean ? mean : total, NULL);
+    st = mt_cuda_copy_into(a->out[0], mean ? mean : total); /* a new result: no version bump */
 out_release:
     mt_tensor_clear(&mean);
     mt_tensor_clear(&wsum);

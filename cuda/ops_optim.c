@@ -8,6 +8,7 @@
 #include "cuda/optim.h"
 #include "ops/optim.h"
 
+/* *out = a dense copy of a strided operand: a workspace, copied back once updated */
 static mt_status
 dense_copy(mt_tensor *t, mt_tensor **out)
 {

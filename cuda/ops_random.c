@@ -11,11 +11,13 @@
 #include "ops/distributions.h"
 
 // self (any shape, CUDA), in (self's shape, float64, contiguous) or NULL; self = draws of
-// kind (rand_kernel's), in place
+// kind (rand_kernel's) from gen (NULL: the default one), in place; its version is the caller's
+// (an in-place fill's changes it, a new result's stays 0)
 static mt_status
-fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t increment)
+fill_kind(mt_tensor *self, mt_generator *gen, int kind, const mt_random_spec *r, mt_tensor *in,
+          uint64_t increment)
 {
-    mt_tensor *self = a->t[0], *dense = NULL;
+    mt_tensor *dense = NULL;
     mt_status st = MT_OK;
     mt_device dev = mt_tensor_device(self);
     /* a strided self is filled through a dense scratch tensor */
@@ -34,25 +36,34 @@ fill_kind(mt_args *a, int kind, const mt_random_spec *r, mt_tensor *in, uint64_t
                       r->span,
                       in ? (const double *)mt_tensor_data(in) : NULL};
     void *args[] = {&p};
-    if ((st = mt_generator_philox_for(a->gen, dev, increment, &p.seed, &p.offset)) ||
+    if ((st = mt_generator_philox_for(gen, dev, increment, &p.seed, &p.offset)) ||
         (st = mt_cuda_use_device(dev)) ||
         (st = mt_cuda_launch_n(mt_cuda_rand_kernel(kind, self->dtype), p.n, args))) {
         goto out_release;
     }
-    if (dense != self && (st = mt_cuda_copy_into(self, dense))) {
-        goto out_release;
+    if (dense != self) {
+        st = mt_cuda_copy_into(self, dense);
     }
-    mt_tensor_bump_version(self);
-    a->out[0] = mt_tensor_retain(self);
 out_release:
     mt_tensor_clear(&dense);
+    return st;
+}
+
+/* An in-place fill's end (st its status): self changed, and returned. */
+static mt_status
+filled(mt_args *a, mt_status st)
+{
+    if (st == MT_OK) {
+        mt_tensor_bump_version(a->t[0]);
+        a->out[0] = mt_tensor_retain(a->t[0]);
+    }
     return st;
 }
 
 static mt_status
 fill_random(mt_args *a, mt_random_kind kind)
 {
-    return fill_kind(a, (int)kind, &a->plan->random, NULL, 1);
+    return filled(a, fill_kind(a->t[0], a->gen, (int)kind, &a->plan->random, NULL, 1));
 }
 
 #define MT_RANDOM_FILL(op, kind)                 \
@@ -74,7 +85,7 @@ mt_cuda_bernoulli_(mt_args *a)
     /* the front end checked p's dtype and range */
     mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
     if (st == MT_OK && (st = mt_cuda_dense_as(p, MT_FLOAT64, &pd)) == MT_OK) {
-        st = fill_kind(a, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1);
+        st = filled(a, fill_kind(a->t[0], a->gen, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1));
     }
     mt_tensor_clear(&p);
     mt_tensor_clear(&pd);
@@ -89,16 +100,11 @@ mt_cuda_draw_each(mt_args *a)
     const int kind = a->plan->op == MT_OP_poisson ? MT_RANDOM_POISSON : MT_RANDOM_GAMMA;
     mt_tensor *rates = NULL;
     mt_random_spec r = {0, 0, 0, 1};
-    mt_args fill;
-    mt_args_init(&fill);
-    fill.gen = a->gen;
     mt_status st = mt_cuda_dense_as(a->t[0], MT_FLOAT64, &rates);
     if (st == MT_OK) {
-        fill.t[0] = a->out[0];
-        st = fill_kind(&fill, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
+        st = fill_kind(a->out[0], a->gen, kind, &r, rates, MT_CUDA_POISSON_ROUNDS);
     }
     mt_tensor_clear(&rates);
-    mt_tensor_clear(&fill.out[0]);
     return st;
 }
 
@@ -126,7 +132,7 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     }
     mt_tensor *view = NULL;
     if ((st = mt_op_view(t[CLAMPED], result->ndim, result->sizes, &view)) == MT_OK) {
-        st = mt_op_copy_(result, view, NULL);
+        st = mt_cuda_copy_into(result, view); /* a new result: no version bump */
         mt_tensor_release(view);
     }
 out_release:

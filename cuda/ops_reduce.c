@@ -22,7 +22,9 @@ typedef struct red_req {
 /* *acc (and *idx, when idx is given: int64 positions) = r over reduce[] of self, of self's
  * rank with size 1 on the reduced dims, contiguous. acc is NULL to skip the values. A tensor
  * already in *acc or *idx (a result, contiguous: the same elements in the same order) is
- * written and stays the caller's; a NULL one is made, and left only on success. */
+ * written and stays the caller's; a NULL *acc (an accumulator in r's dtype, or a centre, that
+ * the caller converts into its result) is made, and left only on success. *idx is always a
+ * result (argmax's and max_dim's, stated by the front end). */
 static mt_status
 reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **acc, mt_tensor **idx)
 {
@@ -32,7 +34,7 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
     }
     mt_status st = MT_OK;
     mt_tensor *x = NULL, *part = NULL;
-    const bool make_acc = acc && *acc == NULL, make_idx = idx && *idx == NULL;
+    const bool make_acc = acc && *acc == NULL;
     if (self->dtype == r->in_dt) {
         x = mt_tensor_retain(self);
     } else if ((st = mt_cuda_cast(self, r->in_dt, &x))) {
@@ -66,9 +68,6 @@ reduce_into(mt_tensor *self, const bool *reduce, const red_req *r, mt_tensor **a
         last = reduce[d];
     }
     if (make_acc && (st = mt_tensor_empty(x->ndim, keep, r->acc_dt, dev, acc))) {
-        goto out_release;
-    }
-    if (make_idx && (st = mt_tensor_empty(x->ndim, keep, MT_INT64, dev, idx))) {
         goto out_release;
     }
     p.x = mt_tensor_data(x);
@@ -115,9 +114,6 @@ out_release:
     mt_tensor_clear(&part);
     if (st && make_acc) {
         mt_tensor_clear(acc);
-    }
-    if (st && make_idx) {
-        mt_tensor_clear(idx);
     }
     mt_tensor_clear(&x);
     return st;

@@ -54,7 +54,7 @@ sort_pairs(mt_device dev, int key_bytes, int bits, mt_tensor **buf, int64_t rows
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
- * written, NULL ones made). */
+ * written, NULL ones made: the sort family's results are given, _unique2's workspaces made). */
 mt_status
 mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,
                    mt_tensor **indices)
@@ -116,20 +116,21 @@ out_release:
     mt_tensor_clear(&x);
     return st;
 }
-/* sorted, perm (n) = self's elements ascending and their flat positions; groups = how many
- * distinct; u, inverse (self's shape) and counts as _unique2's. */
+/* sorted, perm (n) = a->t[0]'s elements ascending and their flat positions (n > 0): _unique2's
+ * results, made once the groups are counted (out[0], out[2]) or stated (out[1]); the inverse
+ * and counts not asked for are computed into workspaces. */
 static mt_status
-unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u, mt_tensor **inverse,
-          mt_tensor **counts)
+unique_of(mt_args *a, mt_tensor *sorted, mt_tensor *perm)
 {
-    mt_tensor *flags = NULL, *group = NULL, *temp = NULL, *starts = NULL;
+    mt_tensor *self = a->t[0], *flags = NULL, *group = NULL, *temp = NULL, *starts = NULL;
+    mt_tensor *inverse = NULL, *counts = NULL;
     mt_device dev = mt_tensor_device(self);
     cudaStream_t stream = mt_cuda_current_stream(dev.index);
     int64_t n = mt_tensor_numel(self);
     int32_t last = 0;
     size_t bytes = 0;
-    mt_status st = mt_tensor_empty(1, &n, MT_INT32, dev, &flags);
-    if (st || (st = mt_tensor_empty(1, &n, MT_INT32, dev, &group))) {
+    mt_status st = scratch(dev, (size_t)n * 4, &flags);
+    if (st || (st = scratch(dev, (size_t)n * 4, &group))) {
         goto out_release;
     }
     const char *s = mt_tensor_data(sorted);
@@ -147,42 +148,41 @@ unique_of(mt_tensor *self, mt_tensor *sorted, mt_tensor *perm, mt_tensor **u, mt
         goto out_release;
     }
     int64_t groups = last;
-    if ((st = mt_tensor_empty(1, &groups, self->dtype, dev, u)) ||
-        (st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, inverse)) ||
-        (st = mt_tensor_empty(1, &groups, MT_INT64, dev, counts)) ||
-        (st = mt_tensor_empty(1, &groups, MT_INT64, dev, &starts))) {
+    if ((st = mt_unique_results(a, groups, self->dtype, dev)) ||
+        (st = a->b[1] ? (inverse = mt_tensor_retain(a->out[1]), MT_OK)
+                      : scratch(dev, (size_t)n * 8, &inverse)) ||
+        (st = a->b[2] ? (counts = mt_tensor_retain(a->out[2]), MT_OK)
+                      : scratch(dev, (size_t)groups * 8, &counts)) ||
+        (st = scratch(dev, (size_t)groups * 8, &starts))) {
         goto out_release;
     }
-    char *ud = mt_tensor_data(*u);
-    int64_t *inv = (int64_t *)mt_tensor_data(*inverse), *st_ = (int64_t *)mt_tensor_data(starts);
-    int64_t *cn = (int64_t *)mt_tensor_data(*counts);
+    char *ud = mt_tensor_data(a->out[0]);
+    int64_t *inv = (int64_t *)mt_tensor_data(inverse), *st_ = (int64_t *)mt_tensor_data(starts);
+    int64_t *cn = (int64_t *)mt_tensor_data(counts);
     void *sargs[] = {&s, &p, &fl, &gr, &ud, &inv, &st_, &n};
     void *cargs[] = {&st_, &cn, &groups, &n};
     if ((st = mt_cuda_launch_n(mt_cuda_unique_scatter_kernel(self->dtype), n, sargs)) == MT_OK) {
         st = mt_cuda_launch_n(mt_cuda_unique_counts_kernel(), groups, cargs);
     }
 out_release:
-    if (st) {
-        mt_tensor_clear(u);
-        mt_tensor_clear(inverse);
-        mt_tensor_clear(counts);
-    }
     mt_tensor_clear(&flags);
     mt_tensor_clear(&group);
     mt_tensor_clear(&temp);
     mt_tensor_clear(&starts);
+    mt_tensor_clear(&inverse);
+    mt_tensor_clear(&counts);
     return st;
 }
 
 // self (*); out[0] (u) = its distinct values ascending, out[1] (self's shape) = the group of
 // each element if return_inverse, out[2] (u) = each group's size if return_counts; the ones not
-// asked for are empty (sorted whatever `sorted` says, as PyTorch on CUDA)
+// asked for are empty (sorted whatever `sorted` says, as PyTorch on CUDA). The front end stated
+// out[1] (and the empty ones); out[0] and out[2] are made once the groups are counted.
 mt_status
 mt_cuda__unique2(mt_args *a)
 {
     mt_tensor *self = a->t[0], *flat = NULL, *row = NULL, *sorted = NULL, *perm = NULL;
-    mt_tensor *u = NULL, *inverse = NULL, *counts = NULL;
-    int64_t n = mt_tensor_numel(self), zero = 0, one = 1;
+    int64_t n = mt_tensor_numel(self), one = 1;
     mt_device dev = mt_tensor_device(self);
     mt_status st = check_count(n);
     if (st ||
@@ -193,29 +193,12 @@ mt_cuda__unique2(mt_args *a)
         (st = mt_cuda_use_device(dev))) {
         goto out_release;
     }
-    if (n == 0) {
-        st = mt_tensor_empty(1, &zero, self->dtype, dev, &u);
-        if (st == MT_OK) {
-            st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &inverse);
-        }
-        if (st == MT_OK) {
-            st = mt_tensor_empty(1, &zero, MT_INT64, dev, &counts);
-        }
-    } else {
-        st = unique_of(self, sorted, perm, &u, &inverse, &counts);
-    }
-    if (st) {
-        goto out_release;
-    }
-    st = mt_unique_outputs(a, u, inverse, counts);
+    st = n == 0 ? mt_unique_results(a, 0, self->dtype, dev) : unique_of(a, sorted, perm);
 out_release:
     mt_tensor_clear(&flat);
     mt_tensor_clear(&row);
     mt_tensor_clear(&sorted);
     mt_tensor_clear(&perm);
-    mt_tensor_clear(&u);
-    mt_tensor_clear(&inverse);
-    mt_tensor_clear(&counts);
     return st;
 }
 
@@ -235,9 +218,9 @@ mt_cuda_randperm(mt_args *a)
         goto out_finish;
     }
     /* buf: keys in, keys out, positions in, positions out; no offsets (one row) */
-    int64_t words[4] = {n, n, (n + 1) / 2, (n + 1) / 2};
+    size_t bytes[4] = {(size_t)n * 8, (size_t)n * 8, (size_t)n * 4, (size_t)n * 4};
     for (int b = 0; b < 4 && st == MT_OK; b++) {
-        st = mt_tensor_empty(1, &words[b], MT_INT64, dev, &buf[b]);
+        st = scratch(dev, bytes[b], &buf[b]);
     }
     if (st || (st = mt_cuda_random_keys(buf[0], a->gen)) || (st = mt_cuda_use_device(dev))) {
         goto out_finish;
@@ -256,7 +239,7 @@ mt_cuda_randperm(mt_args *a)
     st = mt_cuda_launch_n(mt_cuda_sort_gather_kernel(MT_INT64), n, gargs);
 out_finish:
     if (st == MT_OK && dt != MT_INT64) {
-        st = mt_op_copy_(a->out[0], perm, NULL);
+        st = mt_cuda_copy_into(a->out[0], perm); /* a new result: no version bump */
     }
     for (int b = 0; b < 4; b++) {
         mt_tensor_clear(&buf[b]);

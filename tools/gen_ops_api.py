@@ -234,7 +234,7 @@ def generate():
             if n > sizes[arr]:
                 raise SystemExit(f"gen_ops_api: {op}: {n} arguments in slot {arr}[], mt_args holds {sizes[arr]}")
         asserts = [f'_Static_assert(MT_ARGS_FIT({arr}, {n}), "{op}: too many {arr}[] arguments for mt_args");'
-                   for arr, n in sorted(counts.items()) if arr in ("t", "s", "i", "l", "b", "str")]
+                   for arr, n in sorted(counts.items()) if arr in ("t", "s", "i", "l", "b", "str", "f")]
         body = boxing(ps)
         uses_st = any("mt_op_set_ints" in line for line in body)
         fn = [*asserts, "static inline mt_status",

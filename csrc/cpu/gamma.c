@@ -287,6 +287,7 @@ mt_cpu__sample_dirichlet(mt_args *a)
     }
     mt_tensor *self = a->t[0];
     int64_t n = mt_tensor_numel(out), k = self->ndim > 0 ? self->sizes[self->ndim - 1] : 1;
+    /* the gamma draws in double: a workspace, each over its row's sum written into out */
     if ((st = mt_tensor_empty(self->ndim, self->sizes, MT_FLOAT64, MT_DEVICE_CPU, &gamma))) {
         goto out_release;
     }

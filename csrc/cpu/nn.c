@@ -307,7 +307,7 @@ mt_cpu_batch_norm(mt_args *a)
     const int64_t outer = p->outer, C = p->C, inner = p->inner;
     mt_status st;
     affine af;
-    int64_t two[2] = {2, C};
+    int64_t two[2] = {2, C}; /* stats: each channel's mean and variance, a workspace */
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
         (st = mt_cpu_dense(input, input->dtype, &x)) ||
         (st = mt_tensor_empty(2, two, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {

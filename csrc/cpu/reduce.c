@@ -242,8 +242,9 @@ run_reduction(const mt_iter *it, mt_tensor *acc, mt_scalar init, mt_loop_fn loop
     return MT_OK;
 }
 
-/* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt;
- * *count = the number of elements reduced into each result. */
+/* *acc = the reduction of self over reduce[] (self's rank, size 1 on reduced dims), of acc_dt:
+ * an accumulator, which the caller stores into its stated result; *count = the number of
+ * elements reduced into each result. */
 static mt_status
 accumulate(mt_tensor *self, const bool *reduce, const reduction *r, mt_tensor **acc, int64_t *count)
 {
@@ -469,7 +470,7 @@ DEVIATION_LOOP(deviation_f64, double)
 EXP_SUM_LOOP(exp_sum_f32, float)
 EXP_SUM_LOOP(exp_sum_f64, double)
 
-/* *acc = sum over reduce[] of loop(x, centre), float64 of centre's shape. */
+/* *acc = sum over reduce[] of loop(x, centre), float64 of centre's shape (an accumulator). */
 static mt_status
 about(mt_tensor *x, mt_tensor *centre, mt_loop_fn loop, mt_tensor **acc)
 {

@@ -111,7 +111,7 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     int64_t n = self->sizes[self->ndim - 1], rows = self->ndim == 2 ? self->sizes[0] : 1;
     int64_t stride = self->strides[self->ndim - 1],
             row_stride = self->ndim == 2 ? self->strides[0] : 0;
-    mt_tensor *cum;
+    mt_tensor *cum; /* a row's cumulative distribution: a workspace */
     mt_status st = mt_tensor_empty(1, &n, self->dtype, MT_DEVICE_CPU, &cum);
     if (st) {
         return st;

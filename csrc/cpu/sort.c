@@ -182,7 +182,7 @@ static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, t
 
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
- * written, NULL ones made). */
+ * written, NULL ones made: the sort family's results are given, _unique2's workspaces made). */
 static mt_status
 sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, mt_tensor **indices)
 {
@@ -246,9 +246,10 @@ mt_cpu_sort(mt_args *a)
 
 /* ---- unique ---- */
 
-/* sorted (n) ascending with their flat positions perm; writes the distinct values, the group of
- * each position (inverse) and each group's size. Returns the number of groups. NaN != NaN, so
- * every NaN is a group of its own, as in PyTorch. */
+/* sorted (n) ascending with their flat positions perm; writes the distinct values u, the group
+ * of each position (inverse) and each group's size (counts), each unless NULL (all NULL: it only
+ * counts). Returns the number of groups. NaN != NaN, so every NaN is a group of its own, as in
+ * PyTorch. */
 #define UNIQUE_LOOP(E, T, S)                                                            \
     static int64_t unique_##S(const void *sv, const int64_t *perm, int64_t n, void *uv, \
                               int64_t *inverse, int64_t *counts)                        \
@@ -258,11 +259,20 @@ mt_cpu_sort(mt_args *a)
         int64_t g = -1;                                                                 \
         for (int64_t j = 0; j < n; j++) {                                               \
             if (j == 0 || !(sorted[j] == sorted[j - 1])) {                              \
-                u[++g] = sorted[j];                                                     \
-                counts[g] = 0;                                                          \
+                g++;                                                                    \
+                if (u) {                                                                \
+                    u[g] = sorted[j];                                                   \
+                }                                                                       \
+                if (counts) {                                                           \
+                    counts[g] = 0;                                                      \
+                }                                                                       \
             }                                                                           \
-            counts[g]++;                                                                \
-            inverse[perm[j]] = g;                                                       \
+            if (counts) {                                                               \
+                counts[g]++;                                                            \
+            }                                                                           \
+            if (inverse) {                                                              \
+                inverse[perm[j]] = g;                                                   \
+            }                                                                           \
         }                                                                               \
         return g + 1;                                                                   \
     }
@@ -273,15 +283,14 @@ static const unique_fn unique_loops[MT_NUM_DTYPES] = {unique_b8, unique_i32, uni
                                                       unique_f64};
 
 // self (*); out[0] (u) = its distinct values ascending, out[1] (self's shape) = the group of
-// each element if return_inverse, out[2] (u) = each group's size if return_counts; the ones not
-// asked for are empty (as PyTorch's _unique2; on the CPU the result is sorted either way)
+// each element if return_inverse, out[2] (u) = each group's size if return_counts (as PyTorch's
+// _unique2; on the CPU the result is sorted either way). The front end stated out[1] (and the
+// empty ones not asked for); out[0] and out[2] are made once the groups are counted.
 mt_status
 mt_cpu__unique2(mt_args *a)
 {
     mt_tensor *self = a->t[0], *flat = NULL, *row = NULL, *sorted = NULL, *perm = NULL;
-    mt_tensor *inverse = NULL, *counts = NULL, *u = NULL, *uv = NULL, *cv = NULL;
     int64_t n = mt_tensor_numel(self), one = 1;
-    mt_device dev = mt_tensor_device(self);
     mt_status st = mt_tensor_is_contiguous(self) ? (flat = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &flat);
     if (st == MT_OK) {
@@ -290,36 +299,23 @@ mt_cpu__unique2(mt_args *a)
     if (st == MT_OK) {
         st = sort_along(row, 0, n, false, &sorted, &perm);
     }
-    if (st == MT_OK) {
-        st = mt_tensor_empty(self->ndim, self->sizes, MT_INT64, dev, &inverse);
-    }
-    if (st == MT_OK) {
-        st = mt_tensor_empty(1, &n, MT_INT64, dev, &counts);
-    }
-    if (st == MT_OK) {
-        st = mt_tensor_empty(1, &n, self->dtype, dev, &u);
-    }
     if (st) {
         goto out_release;
     }
-    int64_t groups = unique_loops[self->dtype](mt_tensor_data(sorted),
-                                               (int64_t *)mt_tensor_data(perm), n,
-                                               mt_tensor_data(u),
-                                               (int64_t *)mt_tensor_data(inverse),
-                                               (int64_t *)mt_tensor_data(counts));
-    if ((st = mt_tensor_view(u, 1, &groups, &one, 0, &uv)) == MT_OK &&
-        (st = mt_tensor_view(counts, 1, &groups, &one, 0, &cv)) == MT_OK) {
-        st = mt_unique_outputs(a, uv, inverse, cv);
+    const unique_fn loop = unique_loops[self->dtype];
+    const void *sd = mt_tensor_data(sorted);
+    const int64_t *pd = (const int64_t *)mt_tensor_data(perm);
+    int64_t groups = loop(sd, pd, n, NULL, NULL, NULL);
+    st = mt_unique_results(a, groups, self->dtype, mt_tensor_device(self));
+    if (st == MT_OK) {
+        loop(sd, pd, n, mt_tensor_data(a->out[0]),
+             a->b[1] ? (int64_t *)mt_tensor_data(a->out[1]) : NULL,
+             a->b[2] ? (int64_t *)mt_tensor_data(a->out[2]) : NULL);
     }
 out_release:
-    mt_tensor_clear(&uv);
-    mt_tensor_clear(&cv);
     mt_tensor_clear(&flat);
     mt_tensor_clear(&row);
     mt_tensor_clear(&sorted);
     mt_tensor_clear(&perm);
-    mt_tensor_clear(&inverse);
-    mt_tensor_clear(&counts);
-    mt_tensor_clear(&u);
     return st;
 }

@@ -371,21 +371,21 @@ sort_slices(const slices *s, int64_t *perm, int64_t *tmp)
 }
 
 // self (..., n, ...) with n at dim; values (..., u, ...): the distinct slices along dim, sorted;
-// inverse (n): each slice's position among them; counts (u): how often each occurs
+// inverse (n, stated by the front end): each slice's position among them; counts (u): how often
+// each occurs. values and counts are made once u is known.
 mt_status
 mt_cpu_unique_dim(mt_args *a)
 {
     mt_tensor *self = a->t[0], *x = NULL, *work = NULL;
-    int dim = 0;
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
-    if (st || (st = mt_cpu_dense(self, self->dtype, &x))) {
+    const int dim = a->plan->reduce.dim;
+    mt_status st = mt_cpu_dense(self, self->dtype, &x);
+    if (st) {
         return st;
     }
     slices s = {mt_tensor_data(x), self->dtype, 0, 0, 0};
     around(self, dim, &s.outer, &s.n, &s.inner);
     int64_t scratch_n = 2 * s.n + 1, shape[MT_MAX_DIMS];
-    if ((st = mt_tensor_empty(1, &scratch_n, MT_INT64, MT_DEVICE_CPU, &work)) ||
-        (st = mt_tensor_empty(1, &s.n, MT_INT64, MT_DEVICE_CPU, &a->out[1]))) {
+    if ((st = mt_tensor_empty(1, &scratch_n, MT_INT64, MT_DEVICE_CPU, &work))) {
         goto out_release;
     }
     int64_t *perm = (int64_t *)mt_tensor_data(work), *tmp = perm + s.n;
@@ -403,8 +403,8 @@ mt_cpu_unique_dim(mt_args *a)
     }
     memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
     shape[dim] = u;
-    if ((st = mt_tensor_empty(self->ndim, shape, self->dtype, MT_DEVICE_CPU, &a->out[0])) ||
-        (st = mt_tensor_empty(1, &u, MT_INT64, MT_DEVICE_CPU, &a->out[2]))) {
+    if ((st = mt_dispatch_result(a, 0, self->dtype, self->ndim, shape, MT_DEVICE_CPU)) ||
+        (st = mt_dispatch_result(a, 2, MT_INT64, 1, &u, MT_DEVICE_CPU))) {
         goto out_release;
     }
     const size_t es = mt_dtype_size(self->dtype);
@@ -422,10 +422,5 @@ mt_cpu_unique_dim(mt_args *a)
 out_release:
     mt_tensor_clear(&x);
     mt_tensor_clear(&work);
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
     return st;
 }

@@ -96,7 +96,7 @@ typedef mt_status (*mt_sort_along_fn)(mt_tensor *self, int dim, int64_t k, bool 
  * count of their front end's plan (descending or largest in b[0]). */
 mt_status mt_sort_with(mt_args *a, mt_sort_along_fn along);
 /* self seen as (outer, n, inner) around dim; shape (self->ndim) the result's: self's with k
- * along dim. Inline, as mt_unique_outputs: each device's kernels compile their own (a plug-in
+ * along dim. Inline, as mt_unique_results: each device's kernels compile their own (a plug-in
  * calls no C API entry for them). */
 static inline void
 mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t *n, int64_t *inner,
@@ -111,26 +111,14 @@ mt_sort_geom(const mt_tensor *self, int dim, int64_t k, int64_t *outer, int64_t 
         shape[d] = d == dim ? k : self->sizes[d];
     }
 }
-/* _unique2's results from the distinct values u, inverse and counts: out[1] and out[2] empty
- * int64 tensors unless return_inverse (b[1]) and return_counts (b[2]) ask for them. */
+/* _unique2's results sized by its data, once the kernel has counted groups distinct values
+ * (its front end, ops/sort_checks.c, stated the others): out[0] (groups) of dt and, where
+ * return_counts (b[2]) asks for them, the counts out[2] (groups) int64, on dev. */
 static inline mt_status
-mt_unique_outputs(mt_args *a, mt_tensor *u, mt_tensor *inverse, mt_tensor *counts)
+mt_unique_results(mt_args *a, int64_t groups, mt_dtype dt, mt_device dev)
 {
-    mt_device dev = mt_tensor_device(u);
-    int64_t zero = 0;
-    a->out[0] = mt_tensor_retain(u);
-    mt_status st = a->b[1] ? (a->out[1] = mt_tensor_retain(inverse), MT_OK)
-                           : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[1]);
-    if (st == MT_OK) {
-        st = a->b[2] ? (a->out[2] = mt_tensor_retain(counts), MT_OK)
-                     : mt_tensor_empty(1, &zero, MT_INT64, dev, &a->out[2]);
-    }
-    if (st) {
-        for (int k = 0; k < 3; k++) {
-            mt_tensor_clear(&a->out[k]);
-        }
-    }
-    return st;
+    mt_status st = mt_dispatch_result(a, 0, dt, 1, &groups, dev);
+    return st || !a->b[2] ? st : mt_dispatch_result(a, 2, MT_INT64, 1, &groups, dev);
 }
 
 /* ---- random fills (ops/random_checks.c) ---- */

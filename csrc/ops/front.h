@@ -154,7 +154,7 @@ int mt_pool_nd(mt_op op);
     X(scatter_reduce_, scatter_reduce) X(index_select, index_select) X(index, index)                      \
     X(index_put_, index_put_) X(embedding, embedding)                                            \
     /* sorting: sort_checks.c */                                                                \
-    X(sort, sort) X(argsort, sort) X(topk, topk)                                                 \
+    X(sort, sort) X(argsort, sort) X(topk, topk) X(_unique2, unique)                              \
     /* shape ops that move elements: shape_checks.c */                                          \
     X(cat, cat) X(flip, flip) X(tril, triangle) X(tril_, triangle) X(triu, triangle)            \
     X(triu_, triangle) X(one_hot, one_hot) X(masked_select, masked_select)                      \

@@ -1,4 +1,4 @@
-/* The front ends of the sort family (sort, argsort, topk), for every device, and the result
+/* The front ends of the sort family (sort, argsort, topk, _unique2), for every device, and the result
  * shapes that the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C
  * API) share, so that both wrap dim, refuse the same calls and shape their results alike; each
  * backend only brings its sort_along. */
@@ -61,6 +61,27 @@ mt_status
 mt_front_topk(const mt_args *a, mt_plan *p)
 {
     return sort_outputs(sort_spec(a, true, &p->along.dim, &p->along.n), p, a->t[0]);
+}
+
+// self (*), sorted (b[0]), return_inverse (b[1]), return_counts (b[2]): the distinct values
+// (u) and, where asked, each one's count (u) are sized by the data, so the kernel makes them
+// once it has counted (mt_unique_results, ops/arg_checks.h), as PyTorch allocates them; the
+// inverse has self's shape where asked; a result not asked for is empty (0,) int64
+mt_status
+mt_front_unique(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *self = a->t[0];
+    int64_t zero = 0;
+    mt_status st = mt_front_output_by_kernel(p, self->dtype);
+    if (st == MT_OK) {
+        st = a->b[1] ? mt_front_output(p, MT_INT64, self->ndim, self->sizes)
+                     : mt_front_output(p, MT_INT64, 1, &zero);
+    }
+    if (st == MT_OK) {
+        st = a->b[2] ? mt_front_output_by_kernel(p, MT_INT64)
+                     : mt_front_output(p, MT_INT64, 1, &zero);
+    }
+    return st;
 }
 
 mt_status

@@ -311,22 +311,30 @@ mt_front_cummax(const mt_args *a, mt_plan *plan)
     return st ? st : mt_front_output(plan, MT_INT64, self->ndim, self->sizes);
 }
 
+// self (..., n, ...) with n at dim (i[0]): the distinct slices (..., u, ...) and their counts (u)
+// are sized by the data, made by the kernel once it has counted (as PyTorch allocates them); the
+// inverse (n) int64 is always computed
 mt_status
 mt_front_unique_dim(const mt_args *a, mt_plan *plan)
 {
-    (void)plan;
     const mt_tensor *self = a->t[0];
-    int dim;
+    int *dim = &plan->reduce.dim;
     if (self->ndim == 0) {
         return mt_fail(MT_EINDEX, "Dimension specified as %lld but tensor has no dimensions",
                        (long long)a->i[0]);
     }
-    mt_status st = mt_wrap_dim(a->i[0], self->ndim, &dim);
+    mt_status st = mt_wrap_dim(a->i[0], self->ndim, dim);
     for (int d = 0; st == MT_OK && d < self->ndim; d++) {
-        if (d != dim && self->sizes[d] == 0) {
+        if (d != *dim && self->sizes[d] == 0) {
             return mt_fail(MT_ERUNTIME, "There are 0 sized dimensions, and they aren't selected, "
                                         "so unique cannot be applied");
         }
     }
-    return st;
+    if (st == MT_OK) {
+        st = mt_front_output_by_kernel(plan, self->dtype);
+    }
+    if (st == MT_OK) {
+        st = mt_front_output(plan, MT_INT64, 1, &self->sizes[*dim]);
+    }
+    return st ? st : mt_front_output_by_kernel(plan, MT_INT64);
 }

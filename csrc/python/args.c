@@ -222,6 +222,11 @@ parse_schema(const char *text, schema *s)
             kwonly = true;
             continue;
         }
+        if (s->nparams == MAX_PARAMS) {
+            PyErr_Format(PyExc_SystemError, "%s: more than %d parameters, the most a schema holds",
+                         text, MAX_PARAMS);
+            return -1;
+        }
         param *p = &s->params[s->nparams++];
         p->kwonly = kwonly;
         if (parse_param(text, tok, p, slots) < 0) {
@@ -383,6 +388,40 @@ mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot)
         }
     }
     return -1;
+}
+
+PyObject *
+mt_py_schema_slots(PyObject *m, PyObject *text)
+{
+    (void)m;
+    const char *utf8 = PyUnicode_AsUTF8(text);
+    schema *s = utf8 ? PyMem_Calloc(1, sizeof(schema)) : NULL;
+    if (s == NULL) {
+        return utf8 ? PyErr_NoMemory() : NULL;
+    }
+    PyObject *res = NULL;
+    if (parse_schema(utf8, s) == 0 && (res = PyList_New(s->nparams)) != NULL) {
+        for (int k = 0; k < s->nparams; k++) {
+            const param *p = &s->params[k];
+            PyObject *item = Py_BuildValue("(Osi)", p->name, type_names[p->type], p->slot);
+            if (item == NULL) {
+                Py_CLEAR(res);
+                break;
+            }
+            PyList_SET_ITEM(res, k, item);
+        }
+    }
+    /* what parse_param made, up to where it stopped (calloc left the rest NULL) */
+    for (int k = 0; k < s->nparams; k++) {
+        param *p = &s->params[k];
+        Py_XDECREF(p->dflt);
+        Py_XDECREF(p->name);
+        for (int j = 0; j < 3; j++) {
+            Py_XDECREF(p->numpy_names[j]);
+        }
+    }
+    PyMem_Free(s);
+    return res;
 }
 
 int

@@ -130,6 +130,10 @@ int mt_py_give_deterministic_warning(void);
 PyObject *mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
 int mt_py_schemas_init(PyObject *m);
+/* _C._schema_slots(text): the mt_args slot each parameter of a schema gets, [(name, type,
+ * slot)], by the parse the op table's schemas get at import, with its errors (SystemError for a
+ * schema with more arguments of a kind than mt_args holds, or more parameters than it reads). */
+PyObject *mt_py_schema_slots(PyObject *m, PyObject *text);
 /* A call's arguments as Python objects, for a Python kernel (python/library.c): a tuple of
  * op's positional parameters and, in *kwargs (NULL when none), a dict of its keyword-only ones,
  * as op's schema names them; arguments equal to their defaults are left out, as PyTorch does

@@ -63,3 +63,19 @@ def test_save_and_load(t):
     f.seek(0)
     ps = minitorch.load(f)
     assert all(p.device == minitorch.device("cuda:1") and isinstance(p, minitorch.nn.Parameter) for p in ps)
+
+
+def test_a_copy_across_devices_counts_one_write(t):
+    """copy_ between the host and the device changes dst's version by one, whatever its layout
+    (a strided host dst is written through the CPU's copy_, which counts it), as PyTorch; the
+    host copies .cpu() and .to() make are new results."""
+    targets = [(minitorch.zeros(3, 2).t(), t), (minitorch.zeros(2, 3), t),
+               (minitorch.zeros(4, 3)[::2], t), (minitorch.zeros(3, 2, device="cuda").t(), t.cpu()),
+               (minitorch.zeros(2, 3, device="cuda"), t.cpu())]
+    for dst, src in targets:
+        before = dst._version
+        dst.copy_(src)
+        assert dst._version == before + 1, (dst.shape, dst.stride(), dst.device)
+        assert dst.tolist() == VALUES
+    for host in (t.t().cpu(), t.cpu(), t[:, ::2].to("cpu"), t.t().to(minitorch.float64).cpu()):
+        assert host._version == 0

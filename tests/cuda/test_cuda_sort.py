@@ -156,6 +156,21 @@ def test_unique(dtype, shape):
         np.testing.assert_array_equal(u.cpu().numpy()[inv.cpu().numpy()], x.numpy())
 
 
+def test_unique_results_are_sized_by_their_data():
+    """The device's distinct values and counts are allocated once counted (their storage holds
+    exactly their elements), the inverse stated with the input's shape, as on the CPU."""
+    x = minitorch.tensor([4, 1, 4, 4, 2, 1, 9], dtype=minitorch.int32)
+    for inverse in (False, True):
+        for counts in (False, True):
+            for got, want in zip(_C._unique2(x.cuda(), True, inverse, counts), _C._unique2(x, True, inverse, counts)):
+                assert_same(got, want, **EXACT)
+                assert got.untyped_storage().nbytes() == want.untyped_storage().nbytes() == \
+                    got.numel() * got.element_size()
+                assert got._version == 0
+    u, inv, cnt = _C._unique2(x[:0].cuda(), True, True, True)
+    assert [tuple(t.shape) for t in (u, inv, cnt)] == [(0,), (0,), (0,)]
+
+
 def test_unique_large_and_nan():
     a = RNG.integers(0, 1000, 200001).astype(np.float64)
     a[::97] = np.nan

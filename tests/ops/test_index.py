@@ -477,6 +477,30 @@ def test_unique_nan_and_private_form():
     assert minitorch.unique(minitorch.tensor([2, 1, 2]), dim=0).tolist() == [1, 2]  # more in test_stats.py
 
 
+UNIQUE_INPUTS = [[3, 1, 3, 2, 1, 1], [1.0, math.nan, math.nan, 1.0], [True, False, True], 5.0, [],
+                 [[2, 1], [1, 2]], [[0.5] * 3] * 4]
+
+
+@pytest.mark.parametrize("data", UNIQUE_INPUTS, ids=range(len(UNIQUE_INPUTS)))
+def test_unique_results_are_sized_by_their_data(data):
+    """_unique2's distinct values and counts are allocated once counted, as PyTorch's: their
+    storage holds exactly their elements (not a buffer sized by the input); the inverse has the
+    input's shape; the results not asked for are empty. unique_dim's likewise."""
+    torch = pytest.importorskip("torch")
+    for flags in [(False, False), (True, False), (False, True), (True, True)]:
+        got = minitorch._unique2(minitorch.tensor(data).t(), True, *flags)
+        want = torch._unique2(torch.tensor(data).t(), True, *flags)
+        for g, w in zip(got, want):
+            assert (tuple(g.shape), g.stride(), g.untyped_storage().nbytes(), g._version) == \
+                (tuple(w.shape), w.stride(), w.untyped_storage().nbytes(), 0), (data, flags)
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    x = minitorch.tensor([[1, 2], [1, 2], [0, 5], [1, 2]])
+    for dim, sizes in [(0, [(2, 2), (4,), (2,)]), (1, [(4, 2), (2,), (2,)])]:
+        got = minitorch._C.unique_dim(x, dim, True, True, True)
+        assert [tuple(g.shape) for g in got] == sizes
+        assert [g.untyped_storage().nbytes() for g in got] == [8 * g.numel() for g in got]
+
+
 # ---- index and index_put_: the ops behind t[idx] and t[idx] = v (more in tests/core/test_indexing.py) ----
 
 def test_index_op():
