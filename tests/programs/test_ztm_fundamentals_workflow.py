@@ -20,20 +20,11 @@ model, then LinearRegressionModelV2 (an nn.Linear(1, 1)) moved to the device and
 next(model.parameters()).device. The printed text and every number match PyTorch's."""
 import contextlib
 import io
-import re
 from pathlib import Path
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of
-
-
-def printed_lines(out):
-    """What a program printed, line by line. The library's name (minitorch.Size, minitorch.float32)
-    differs by design, and a float printed in full (f"{loss}" of a 0-d tensor is its item()'s repr)
-    to 6 significant digits: minitorch sums float32 in double, PyTorch in float32 lanes."""
-    text = out.getvalue().replace("minitorch", "torch")
-    return re.sub(r"\d+\.\d{9,}(e-?\d+)?", lambda m: f"{float(m.group()):.6g}", text).splitlines()
+from prog_helpers import compare_program, numpy_of, printed_lines
 
 
 def fundamentals(torch):
