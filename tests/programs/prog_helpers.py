@@ -13,8 +13,10 @@ options, so a missing minitorch API raises from the minitorch run.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -117,7 +119,17 @@ class Printed(list):
     sums in float32 lanes, so a 5th decimal or a sum printed as 1.0000 against 1. may differ."""
 
 
-_DECIMAL = re.compile(r"(\d+\.\d*(?:e[-+]?\d+)?)")
+_DECIMAL = re.compile(r"(-?\d+\.\d*(?:e[-+]?\d+)?)")
+
+
+@contextlib.contextmanager
+def captured_run(torch, seed: int = 0) -> Iterator[io.StringIO]:
+    """A program run as in a fresh process seeded with seed (its first shuffles and draws agree
+    between the libraries), what it prints captured into the StringIO it yields."""
+    torch.manual_seed(seed)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        yield out
 
 
 def printed_lines(out) -> Printed:

@@ -9,12 +9,10 @@ stride=2) to 7x7, two more up to 28x28, a Conv2d out), its inputs images + noise
 torch.randn(*images.shape) clipped by np.clip(noisy_imgs, 0., 1.) on the tensor; MSELoss, Adam(lr=
 0.001), train_loss += loss.item()*images.size(0) over the epoch, 'Epoch: {} \\tTraining Loss:
 {:.6f}' lines, then output.view(batch_size, 1, 28, 28).detach().numpy() of a test batch."""
-import contextlib
-import io
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 
 def strokes(n, seed):
@@ -41,10 +39,8 @@ def autoencoders(torch, init=None, n_epochs=3, batch_size=20):
         def __getitem__(self, i):
             return torch.from_numpy(self.data[i]), int(self.targets[i])
 
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         num_workers = 0
         train_loader = torch.utils.data.DataLoader(LocalMNIST(True), batch_size=batch_size, num_workers=num_workers)
         test_loader = torch.utils.data.DataLoader(LocalMNIST(False), batch_size=batch_size, num_workers=num_workers)

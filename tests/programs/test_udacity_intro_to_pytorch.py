@@ -21,13 +21,11 @@ extended by zip(hidden_layers[:-1], hidden_layers[1:]), its train/validation fun
 checkpoint dict {'input_size', 'output_size', 'hidden_layers', 'state_dict'} saved by torch.save and
 rebuilt by load_checkpoint, and the RuntimeError of loading the state_dict into a model of other
 sizes ("Error(s) in loading state_dict for Network" with "size mismatch for")."""
-import contextlib
-import io
 from collections import OrderedDict
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 
 def digit_arrays(n, seed):
@@ -58,10 +56,8 @@ def parts_1_to_3(torch, init=None):
     nn = torch.nn
     F = torch.nn.functional
     optim = torch.optim
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         def activation(x):
             return 1 / (1 + torch.exp(-x))
 
@@ -258,10 +254,8 @@ def parts_4_to_6(torch, init=None, tmp=None, epochs=3):
     nn = torch.nn
     F = torch.nn.functional
     optim = torch.optim
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         trainloader = make_loader(torch, 256, 2, True)
         testloader = make_loader(torch, 128, 3, True)
 

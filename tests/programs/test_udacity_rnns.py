@@ -18,14 +18,12 @@ LSTM with dropout, nn.Dropout(0.3), fc, nn.Sigmoid, sig_out.view(batch_size, -1)
 BCELoss of output.squeeze() against labels.float(), the test loop (torch.round, pred.eq(labels.
 float().view_as(pred)), np.squeeze(correct_tensor.numpy()), np.sum) and predict() of a new review
 with 'Prediction value, pre-rounding: {:.6f}'.format(output.item())."""
-import contextlib
-import io
 from collections import Counter
 from string import punctuation
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 TEXT = ("Happy families are all alike; every unhappy family is unhappy in its own way.\n"
         "Everything was in confusion in the Oblonskys' house. The wife had discovered that the husband "
@@ -54,10 +52,8 @@ def local_reviews(n, seed):
 def char_rnn(torch, init=None, tmp=None, epochs=2):
     nn = torch.nn
     F = torch.nn.functional
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         text = TEXT
         print(text[:100])
         chars = tuple(sorted(set(text)))  # tuple(set(text)): sorted, so both runs' order agree
@@ -241,10 +237,8 @@ def char_rnn(torch, init=None, tmp=None, epochs=2):
 
 def sentiment_rnn(torch, init=None, epochs=2):
     nn = torch.nn
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         reviews, labels = local_reviews(250, 0)
         print(reviews[:200])
         reviews = reviews.lower()

@@ -12,13 +12,11 @@ hand-written relu by torch.maximum(torch.tensor(0), x) and sigmoid 1 / (1 + torc
 torch.arange(-10, 10, 1, dtype=torch.float32); the multi-class BlobModel (nn.Sequential stack
 with ReLU, y_blob by .type(torch.LongTensor)), nn.CrossEntropyLoss, torch.softmax(y_logits,
 dim=1), argmax(dim=1) and the accuracy per epoch. The printed text and every number match."""
-import contextlib
-import io
 
 import numpy as np
 import pytest
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 
 def classification(torch, init=None, epochs_v1=1000, epochs_v2=1000):
@@ -26,9 +24,8 @@ def classification(torch, init=None, epochs_v1=1000, epochs_v2=1000):
     from sklearn.model_selection import train_test_split
 
     nn = torch.nn
-    out = io.StringIO()
     res = {}
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         n_samples = 1000
         X, y = datasets.make_circles(n_samples, noise=0.03, random_state=42)
         print(f"First 5 X features:\n{X[:5]}")

@@ -15,14 +15,12 @@ MaxPool2d(kernel_size=2) on torch.randn(size=(1, 1, 2, 2))); make_predictions (u
 of the squeezed logit, torch.stack) over random.sample(list(test_data), k=9) from random.seed(42),
 pred_probs.argmax(dim=1); the model saved with torch.save(obj=model_2.state_dict(), f=...), loaded,
 evaluated again and checked by torch.isclose(..., atol=1e-08, rtol=0.0001). Timings are left out."""
-import contextlib
-import io
 import random
 from pathlib import Path
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
            "Ankle boot"]
@@ -70,10 +68,8 @@ def computer_vision(torch, init=None, tmp=None, n_train=384, n_test=96, epochs=3
                 target = self.target_transform(target)
             return img, target
 
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)  # the notebook's first shuffle draws from a fresh process's generator
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         train_data = FashionMNIST(root="data", train=True, download=True, transform=ToTensor(), target_transform=None)
         test_data = FashionMNIST(root="data", train=False, download=True, transform=ToTensor())
         image, label = train_data[0]

@@ -12,15 +12,13 @@ torch.argmax(torch.softmax(y_pred, dim=1), dim=1), the test accuracy from argmax
 inference_mode, the per-epoch f-string), train.py's NUM_EPOCHS/BATCH_SIZE/HIDDEN_UNITS/LEARNING_RATE
 with Adam, and utils.save_model's assert on the suffix and torch.save(obj=model.state_dict(), f=...).
 The printed text and every number match PyTorch's."""
-import contextlib
-import io
 import os
 import pathlib
 
 import numpy as np
 import pytest
 
-from prog_helpers import compare_program, printed_lines
+from prog_helpers import captured_run, compare_program, printed_lines
 
 CLASS_NAMES = ["pizza", "steak", "sushi"]
 
@@ -81,10 +79,8 @@ def custom_datasets_modular(torch, init=None, data_root=None, save_dir=None, NUM
                 img = t(img)
             return img
 
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)  # a fresh process's generator
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         image_path = pathlib.Path(data_root)
 
         def walk_through_dir(dir_path):

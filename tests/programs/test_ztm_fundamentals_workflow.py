@@ -18,19 +18,16 @@ training loop printing f"Epoch: {epoch} | MAE Train Loss: {loss} | MAE Test Loss
 state_dict to models/01_pytorch_workflow_model_0.pth through pathlib and loaded into a new
 model, then LinearRegressionModelV2 (an nn.Linear(1, 1)) moved to the device and trained 1000 epochs,
 next(model.parameters()).device. The printed text and every number match PyTorch's."""
-import contextlib
-import io
 from pathlib import Path
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 
 def fundamentals(torch):
-    out = io.StringIO()
     res = {}
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         scalar = torch.tensor(7)
         print(scalar, scalar.ndim, scalar.item())
         vector = torch.tensor([7, 7])
@@ -186,9 +183,8 @@ def fundamentals(torch):
 def workflow(torch, tmp):
     nn = torch.nn  # from torch import nn
 
-    out = io.StringIO()
     res = {}
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         weight = 0.7
         bias = 0.3
         start = 0

@@ -16,12 +16,10 @@ an nn.Sequential of blocks by a list comprehension, a LayerNorm + Linear classif
 trained with engine.train's train_step/test_step under Adam(lr=3e-3, betas=(0.9, 0.999),
 weight_decay=0.3), then a prediction through torch.softmax(..., dim=1).argmax(dim=1). Dropout masks
 are PyTorch's streams, so training matches number for number."""
-import contextlib
-import io
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
 
 
 def local_images(n, seed):
@@ -36,10 +34,8 @@ def local_images(n, seed):
 
 def vit_replicating(torch, init=None, epochs=3):
     nn = torch.nn
-    out = io.StringIO()
     res = {}
-    torch.manual_seed(0)  # a fresh process's generator
-    with contextlib.redirect_stdout(out):
+    with captured_run(torch) as out:
         height = 32
         width = 32
         color_channels = 3
