@@ -80,6 +80,9 @@ CASES = {
     "add_relu": (lambda lib, x: lib.relu(x + 1) * 2, (2, 3, 4, 5), []),
     "cat_channels": (lambda lib, x: lib.cat([x, x * 2], 1), (2, 3, 4, 5), []),
     "cat_batch": (lambda lib, x: lib.cat([x, x.sin()], 0), (2, 3, 4, 5), []),
+    # constant_pad_nd allocates in the format self suggests (F.pad of a UNet's skip connection)
+    "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5), (2, 3, 4, 5), []),
+    "pad_constant_negative": (lambda lib, x: lib.nn.functional.pad(x, (1, -1, 2, 0)), (2, 3, 4, 5), []),
 }
 RUNNING_STATS = {"batch_norm_eval"}  # parameters that take no gradient
 RANDOM = {"dropout": (lambda lib, x: lib.nn.functional.dropout(x, 0.5), (2, 3, 4, 5), [])}
@@ -190,6 +193,8 @@ NUMPY = {
     "relu": (lambda lib, x: lib.nn.functional.relu(x), lambda x: np.maximum(x, 0), [rand(2, 3, 4, 5)]),
     "cat_channels": (lambda lib, x: lib.cat([x, x * 2], 1), lambda x: np.concatenate([x, x * 2], 1),
                      [rand(2, 3, 4, 5)]),
+    "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5),
+                     lambda x: np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 2)), constant_values=0.5), [rand(2, 3, 4, 5)]),
 }
 
 
