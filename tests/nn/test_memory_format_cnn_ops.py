@@ -336,3 +336,26 @@ def test_module_and_tensor_conversions_match_pytorch(device):
         assert lib.zeros_like(y, memory_format=lib.contiguous_format).is_contiguous()
         v = lib.randn(1, 2, 2, 2, 2, device=dev).to(memory_format=lib.channels_last_3d)
         assert v.stride() == (16, 1, 8, 4, 2)
+
+
+@needs_torch
+@pytest.mark.parametrize("x_layout", LAYOUTS)
+@pytest.mark.parametrize("i_layout", LAYOUTS)
+def test_max_unpool2d_follows_its_input_layout(x_layout, i_layout):
+    """ATen's max_unpool2d writes in the format its input (not the indices) suggests; values and
+    the gradient are PyTorch's whatever the layout."""
+    a = np.random.default_rng(3).standard_normal((2, 4, 6, 6))
+
+    def run(lib):
+        F = lib.nn.functional
+        y, idx = F.max_pool2d(lib.tensor(a), 2, return_indices=True)
+        y = (y.contiguous(memory_format=lib.channels_last) if x_layout == "channels_last" else y).requires_grad_()
+        idx = idx.contiguous(memory_format=lib.channels_last) if i_layout == "channels_last" else idx.contiguous()
+        out = F.max_unpool2d(y, idx, 2)
+        out.backward(lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(out.shape)))
+        return out, y.grad
+
+    (out, g), (rout, rg) = run(minitorch), run(torch)
+    assert layout_of(out) == layout_of(rout)
+    np.testing.assert_array_equal(as_numpy(out), rout.detach().numpy())
+    np.testing.assert_array_equal(as_numpy(g), rg.numpy())
