@@ -83,6 +83,11 @@ CASES = {
     # constant_pad_nd allocates in the format self suggests (F.pad of a UNet's skip connection)
     "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5), (2, 3, 4, 5), []),
     "pad_constant_negative": (lambda lib, x: lib.nn.functional.pad(x, (1, -1, 2, 0)), (2, 3, 4, 5), []),
+    # native_group_norm and its backward write in the format the input suggests
+    "group_norm": (lambda lib, x: lib.nn.functional.group_norm(x, 2), (2, 4, 3, 5), []),
+    "group_norm_affine": (lambda lib, x, w, b: lib.nn.functional.group_norm(x, 2, w, b), (2, 6, 3, 5),
+                          [rand(6), rand(6)]),
+    "group_norm3d": (lambda lib, x: lib.nn.functional.group_norm(x, 2), (2, 4, 2, 3, 3), []),
 }
 RUNNING_STATS = {"batch_norm_eval"}  # parameters that take no gradient
 RANDOM = {"dropout": (lambda lib, x: lib.nn.functional.dropout(x, 0.5), (2, 3, 4, 5), [])}
@@ -195,6 +200,9 @@ NUMPY = {
                      [rand(2, 3, 4, 5)]),
     "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5),
                      lambda x: np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 2)), constant_values=0.5), [rand(2, 3, 4, 5)]),
+    "group_norm": (lambda lib, x: lib.nn.functional.group_norm(x, 2),
+                   lambda x: ((lambda r: ((r - r.mean(-1, keepdims=True)) / np.sqrt(r.var(-1, keepdims=True) + 1e-5)))(
+                       x.reshape(2, 2, -1))).reshape(x.shape), [rand(2, 4, 3, 5)]),
 }
 
 
