@@ -650,11 +650,16 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     }
     mt_status st = MT_OK;
     int e = 0;
+    const unsigned scalar_slots = mt_formula_scalar_slots(op);
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         if (!(f->diff_inputs >> k & 1u)) {
             continue;
         }
         mt_tensor *in = a->t[k];
+        if ((in == NULL || in->is_wrapped_number) && (scalar_slots >> k & 1u) && e < 32) {
+            /* clamp(x, min=0)'s absent max: no input of clamp.Scalar's node either */
+            n->scalar_edges |= 1u << e;
+        }
         if (in && !in->is_wrapped_number) {
             mt_meta_of(in, &n->in_meta[e]);
             if (st == MT_OK && mt_autograd_dtype(in->dtype)) {

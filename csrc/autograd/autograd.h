@@ -168,6 +168,9 @@ struct mt_node {
     bool has_packed;
     int nedges;
     mt_edge *edges; /* nedges, owned */
+    /* edges (bit e) of numbers that PyTorch's overload takes as a Scalar (x.pow(2)'s 2): kept
+     * for the formula, left out of next_functions */
+    uint32_t scalar_edges;
     mt_meta *in_meta; /* per edge: the input's metadata */
     int nout;
     mt_meta out_meta[MT_NODE_MAX_OUT];

@@ -515,7 +515,12 @@ mt_grad_group_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
                               mean_red(&s, &grp, bin(&s, MT_OP_mul, g3, xhat3)));
         mt_tensor *gx3 = bin(&s, MT_OP_sub, bin(&s, MT_OP_sub, g3, mean_red(&s, &grp, g3)), proj);
         gx3 = bin(&s, MT_OP_mul, gx3, rstd);
-        give(&s, failed(&s, gx3, gx3) ? NULL : own(&s, mt_op_reshape(gx3, nd, x->sizes, &r), &r),
+        mt_tensor *gx = failed(&s, gx3, gx3) ? NULL
+                                             : own(&s, mt_op_reshape(gx3, nd, x->sizes, &r), &r);
+        /* in the memory format input suggests, as ATen's native_group_norm_backward */
+        give(&s,
+             failed(&s, gx, gx) ? NULL
+                                : own(&s, mt_in_format(gx, mt_suggest_memory_format(x), &r), &r),
              &gi[0]);
     }
     if (n->edges[1].node) {

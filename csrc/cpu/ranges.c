@@ -13,6 +13,28 @@
 
 typedef enum { ARANGE, LINSPACE, LOGSPACE } range_kind;
 
+/* Value i of a floating arange as PyTorch's CPU kernel (RangeFactoriesKernel) writes it: a
+ * vector at a time, lane k of the vector that starts at i0 being base + k * step with base = start
+ * + i0 * step rounded to the dtype first; the last values (fewer than two vectors) one by one,
+ * start + i * step. All in double, each a * b + c fused (PyTorch's AVX2 and AVX-512 kernels are
+ * built with FMA contraction). So arange(0, 1, 0.02)[9] is 0.16f + 0.02 = 0.17999999f, not the
+ * float nearest 0.18. (float16 and bfloat16 compute as float32, dispatch/widen.c.) */
+static double
+arange_float(const mt_range_spec *r, int64_t i)
+{
+    /* lanes of PyTorch's 256-bit Vectorized<T>; its loop takes two vectors at a time */
+    const int64_t lanes = 32 / (int64_t)mt_dtype_size(r->dt);
+    if (i >= r->n - r->n % (2 * lanes)) {
+        return fma(r->d, (double)i, r->s);
+    }
+    const int64_t i0 = i - i % lanes;
+    double base = fma(r->d, (double)i0, r->s);
+    if (r->dt == MT_FLOAT32) {
+        base = (float)base;
+    }
+    return fma((double)(i - i0), r->d, base);
+}
+
 /* Value i of the range r of kind k. */
 static mt_scalar
 range_value(const mt_range_spec *r, range_kind k, int64_t i)
@@ -20,7 +42,7 @@ range_value(const mt_range_spec *r, range_kind k, int64_t i)
     if (k == ARANGE) {
         /* unsigned: i * step may pass INT64_MAX on the way to a value in range */
         return r->ints ? mt_scalar_int((int64_t)((uint64_t)r->si + (uint64_t)i * (uint64_t)r->di))
-                       : mt_scalar_float(r->s + (double)i * r->d);
+                       : mt_scalar_float(arange_float(r, i));
     }
     double v = mt_range_point(r->dt == MT_FLOAT32, r->s, r->e, i, r->n);
     if (k == LOGSPACE) {

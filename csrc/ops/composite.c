@@ -74,8 +74,9 @@ mt_composite_linear(mt_args *a)
     }
     if (input->ndim == 2 && bias != NULL) {
         st = mt_op_addmm(bias, input, wt, mt_scalar_int(1), mt_scalar_int(1), &a->out[0]);
-    } else if (input->ndim >= 3 && bias != NULL && bias->ndim == 1 &&
+    } else if (input->ndim >= 1 && bias != NULL && bias->ndim == 1 &&
                mt_tensor_is_contiguous(input)) {
+        /* any other contiguous input, a 1-D one too (PyTorch's grad_fn ViewBackward0) */
         st = flat_linear(input, wt, bias, &a->out[0]);
     } else {
         /* Out of place: matmul's result may be a view (of its bmm), and autograd does not
@@ -189,8 +190,9 @@ mt_composite_matmul(mt_args *a)
         return mt_op_mv(x, y, &a->out[0]);
     }
     if (dx == 1 && dy == 2) {
+        /* the product's row dim squeezed in place, as PyTorch's (grad_fn SqueezeBackward4) */
         if ((st = mt_op_unsqueeze(x, 0, &tmp)) == MT_OK && (st = mt_op_mm(tmp, y, &r)) == MT_OK) {
-            st = mt_op_squeeze(r, 1, (const int64_t[]){0}, &a->out[0]);
+            st = mt_op_squeeze_(r, 1, (const int64_t[]){0}, &a->out[0]);
         }
         goto out_release;
     }

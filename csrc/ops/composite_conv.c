@@ -469,8 +469,8 @@ conv3d_backward(const conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g, 
 
 /* *out = t laid out in memory format fmt (t itself when it suggests fmt already), through
  * differentiable ops: a channels-last copy is the contiguous copy of t's channels-last view. */
-static mt_status
-in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
+mt_status
+mt_in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
 {
     static const int64_t last[2][5] = {{0, 2, 3, 1}, {0, 2, 3, 4, 1}},
                          back[2][5] = {{0, 3, 1, 2}, {0, 4, 1, 2, 3}};
@@ -494,7 +494,7 @@ in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out)
 mt_status
 mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor *g, mt_tensor **out)
 {
-    return in_format(g, mt_conv_memory_format(x, w), out);
+    return mt_in_format(g, mt_conv_memory_format(x, w), out);
 }
 
 /* The gradients of input x (gi[0]), weight w (gi[1]) and bias (gi[2]), those asked for in need,
@@ -514,7 +514,7 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
     mt_tensor *x2 = NULL, *w2 = NULL, *g2 = NULL, *r = NULL, *xp = NULL, *gf = NULL;
     /* the gradients come in the forward's memory format, as grad_output is laid out in it */
     const mt_memory_format fmt = mt_conv_memory_format(x, w);
-    if ((st = in_format(g, fmt, &gf))) {
+    if ((st = mt_in_format(g, fmt, &gf))) {
         return st;
     }
     if (dims == 3) {
@@ -523,7 +523,7 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
             if (need[k]) {
                 mt_tensor *r3 = gi[k];
                 gi[k] = NULL;
-                st = in_format(r3, fmt, &gi[k]);
+                st = mt_in_format(r3, fmt, &gi[k]);
                 mt_tensor_release(r3);
             }
         }
@@ -764,7 +764,7 @@ mt_composite_conv3d(mt_args *a)
     int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]};
     st = depth_major_result(acc, split, bias, batched, &y);
     /* channels-last 3d stays so, as the CPU kernel's result (mt_front_conv3d) */
-    st = st ? st : in_format(y, mt_conv_memory_format(x, w), &a->out[0]);
+    st = st ? st : mt_in_format(y, mt_conv_memory_format(x, w), &a->out[0]);
 out_release:
     mt_tensor_release(xb);
     mt_tensor_release(xp);

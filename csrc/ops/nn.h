@@ -40,6 +40,9 @@ mt_status mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt
  * the backward ops read the format from it, as PyTorch's backward lays grad_output out. */
 mt_status mt_conv_grad_output_in_format(const mt_tensor *x, const mt_tensor *w, mt_tensor *g,
                                         mt_tensor **out);
+/* *out = t laid out in memory format fmt (t itself when it suggests fmt already), through
+ * differentiable ops (ops/composite_conv.c) */
+mt_status mt_in_format(mt_tensor *t, mt_memory_format fmt, mt_tensor **out);
 /* scaled_dot_product_attention's scale: the given one, or 1/sqrt(E) of query (..., L, E) */
 static inline double
 mt_attention_scale(mt_scalar scale, const mt_tensor *q)

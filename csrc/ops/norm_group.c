@@ -12,6 +12,7 @@
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/nn.h"
 #include "ops/op_chain.h"
 #include "ops/ops.h"
 
@@ -146,11 +147,17 @@ mt_composite_group_norm(mt_args *a)
             MT_OK &&
         (st = mt_op_view(y, input->ndim, input->sizes, &yv)) == MT_OK &&
         (st = channel_affine(yv, w, b, &res)) == MT_OK) {
+        mt_tensor *y_in = NULL;
         if (mixed) {
-            st = mt_op__to_copy(res, (int)input->dtype, mt_tensor_device(input), &a->out[0]);
+            st = mt_op__to_copy(res, (int)input->dtype, mt_tensor_device(input), &y_in);
         } else {
-            a->out[0] = mt_tensor_retain(res);
+            y_in = mt_tensor_retain(res);
         }
+        /* in the memory format input suggests, as ATen's native_group_norm */
+        if (st == MT_OK) {
+            st = mt_in_format(y_in, mt_suggest_memory_format(input), &a->out[0]);
+        }
+        mt_tensor_clear(&y_in);
     }
     mt_tensor_clear(&wide);
     mt_tensor_clear(&res);

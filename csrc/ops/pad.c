@@ -277,9 +277,19 @@ mt_composite_constant_pad_nd(mt_args *a)
             }
         }
     }
-    mt_tensor *value = NULL;
-    if ((st = mt_op_empty(x->ndim, shape, x->dtype, mt_tensor_device(x), false, &out)) ||
-        (st = mt_tensor_scalar(a->s[0], a->s[0].type, &value))) {
+    /* in the memory format self suggests (a channels-last image stays channels-last), as
+     * PyTorch's: storage for all of it, seen with that format's strides */
+    mt_tensor *value = NULL, *flat = NULL;
+    int64_t numel = 1, strides[MT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        numel *= shape[d];
+    }
+    mt_format_strides(mt_suggest_memory_format(x), x->ndim, shape, strides);
+    if ((st = mt_op_empty(1, &numel, x->dtype, mt_tensor_device(x), false, &flat)) == MT_OK) {
+        st = mt_op_as_strided(flat, x->ndim, shape, x->ndim, strides, 0, &out);
+        mt_tensor_release(flat);
+    }
+    if (st || (st = mt_tensor_scalar(a->s[0], a->s[0].type, &value))) {
         goto out_release;
     }
     st = mt_op_fill_(out, value, &next);

@@ -50,8 +50,15 @@ node_next_functions(PyObject *self, void *c)
 {
     (void)c;
     mt_node *n = ((node_object *)self)->node;
-    PyObject *res = PyTuple_New(n->nedges);
-    for (int e = 0; res && e < n->nedges; e++) {
+    int shown = 0;
+    for (int e = 0; e < n->nedges; e++) {
+        shown += !(e < 32 && (n->scalar_edges >> e & 1u));
+    }
+    PyObject *res = PyTuple_New(shown);
+    for (int e = 0, i = 0; res && e < n->nedges; e++) {
+        if (e < 32 && (n->scalar_edges >> e & 1u)) {
+            continue; /* a number PyTorch's overload takes as a Scalar: no input of its node */
+        }
         PyObject *next = n->edges[e].node ? mt_py_node_wrap(mt_node_retain(n->edges[e].node))
                                           : Py_NewRef(Py_None);
         PyObject *pair = next ? Py_BuildValue("(Ni)", next, n->edges[e].input_nr) : NULL;
@@ -59,7 +66,7 @@ node_next_functions(PyObject *self, void *c)
             Py_CLEAR(res);
             break;
         }
-        PyTuple_SET_ITEM(res, e, pair);
+        PyTuple_SET_ITEM(res, i++, pair);
     }
     return res;
 }

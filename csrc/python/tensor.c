@@ -649,6 +649,42 @@ operand(PyObject *o, mt_tensor **owned, int *err)
     return *owned;
 }
 
+/* number op tensor (2 * x reaches nb_multiply as (2, x)) as PyTorch's reflected methods run it:
+ * the tensor first for the ops that commute (x.__rmul__(2) is mul(x, 2), so its grad_fn's
+ * next_functions lead with x's node), and 2 / x as x.reciprocal() * 2 (its rounding too). */
+static mt_status
+reflected(mt_op op, mt_args *a)
+{
+    mt_tensor *number = a->t[0], *recip = NULL;
+    switch (op) {
+    case MT_OP_add:
+    case MT_OP_mul:
+    case MT_OP_bitwise_and:
+    case MT_OP_bitwise_or:
+    case MT_OP_bitwise_xor:
+        a->t[0] = a->t[1];
+        a->t[1] = number;
+        return mt_py_dispatch(op, a);
+    case MT_OP_div: {
+        mt_args r;
+        mt_args_init(&r);
+        r.t[0] = a->t[1];
+        mt_status st = mt_py_dispatch(MT_OP_reciprocal, &r);
+        if (st) {
+            return st;
+        }
+        recip = r.out[0];
+        a->t[0] = recip;
+        a->t[1] = number;
+        st = mt_py_dispatch(MT_OP_mul, a);
+        mt_tensor_release(recip);
+        return st;
+    }
+    default:
+        return mt_py_dispatch(op, a);
+    }
+}
+
 /* x op y, unless a subclass or a mode takes it (dunder names its reflected form); the gate is
  * mt_py_tf_wanted's, spelled out for two operands so that the compiler keeps it inline */
 static PyObject *
@@ -674,7 +710,7 @@ binary(mt_op op, const char *dunder, PyObject *x, PyObject *y)
         res = Py_NewRef(Py_NotImplemented);
         goto out;
     }
-    mt_status st = mt_py_dispatch(op, &a);
+    mt_status st = !mt_py_is_tensor(x) ? reflected(op, &a) : mt_py_dispatch(op, &a);
     res = st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 out:
     mt_tensor_clear(&ox);

@@ -14,6 +14,7 @@ import minitorch as _minitorch
 from minitorch import _C, Tensor
 from minitorch.nn.modules.utils import _list_with_default, _ntuple, _pair, _single
 from minitorch._checks import _tensors
+from minitorch._memory_format import suggest_memory_format
 from minitorch._modes import _alert_not_deterministic
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d",
@@ -123,7 +124,11 @@ def _max_unpool(nd: int, input: Tensor, indices: Tensor, output_size: List[int])
                                f"{'x'.join(str(s) for s in output_size)})")
     out = _minitorch.zeros(lead + [plane], dtype=input.dtype, device=input.device)
     out = out.scatter(-1, flat_idx, input.reshape(flat_idx.shape))
-    return out.reshape(lead + list(output_size))
+    out = out.reshape(lead + list(output_size))
+    if nd == 2 and suggest_memory_format(input) is _minitorch.channels_last:
+        # ATen's max_unpool2d writes in the format its input suggests (its 3-d one row-major)
+        out = out.contiguous(memory_format=_minitorch.channels_last)
+    return out
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,

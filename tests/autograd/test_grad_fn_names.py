@@ -13,7 +13,12 @@ CALLS = {
  "linear_nobias": lambda m, F, x: F.linear(x, m.ones(3, 4)),
  "linear_3d": lambda m, F, x: F.linear(x.reshape(2, 1, 4), m.ones(3, 4), m.ones(3)),
  "nn.Linear": lambda m, F, x: m.nn.Linear(4, 3)(x),
+ # a 1-D input: PyTorch flattens it to (1, in) for addmm and views the result back
+ "linear_1d": lambda m, F, x: F.linear(x[0], m.ones(3, 4), m.ones(3)),
+ "linear_1d_nobias": lambda m, F, x: F.linear(x[0], m.ones(3, 4)),
+ "linear_1d_strided": lambda m, F, x: F.linear(x.reshape(8)[::2], m.ones(3, 4), m.ones(3)),
  "matmul": lambda m, F, x: x @ m.ones(4, 3),
+ "matmul_vec_mat": lambda m, F, x: x[0] @ m.ones(4, 3),
  "bmm": lambda m, F, x: m.bmm(x.reshape(1, 2, 4), m.ones(1, 4, 3)),
  "relu": lambda m, F, x: F.relu(x),
  "gelu": lambda m, F, x: F.gelu(x),
@@ -105,7 +110,8 @@ def test_node_is_pytorchs(name):
     assert got[1] == got[0]
 
 
-@pytest.mark.parametrize("name", ["linear", "linear_nobias", "nn.Linear", "layer_norm_affine", "batch_norm",
+@pytest.mark.parametrize("name", ["linear", "linear_nobias", "nn.Linear", "linear_1d", "linear_1d_nobias",
+                                  "matmul_vec_mat", "layer_norm_affine", "batch_norm",
                                   "cross_entropy", "conv2d_bias", "gelu", "softmax", "group_norm_affine",
                                   "grid_sample"])
 def test_next_functions_are_pytorchs(name):
@@ -132,3 +138,73 @@ def test_matmul_gives_its_product_as_an_unsafe_view(shapes):
     assert type(u.grad_fn).__name__ == u.grad_fn.name() == "UnsafeViewBackward0" and u.shape == (2, 3)
     u.sum().backward()
     assert x.grad.tolist() == [1.0] * 6
+
+
+@pytest.mark.parametrize("name", ["linear_1d", "linear_1d_nobias", "linear_1d_strided", "matmul_vec_mat"])
+def test_vector_input_values_and_gradients(name):
+    """The 1-D paths (flattened addmm, in-place squeeze) give PyTorch's values and gradients."""
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.tensor(np.arange(8.0).reshape(2, 4) / 7 - 0.3, dtype=lib.float32, requires_grad=True)
+        y = CALLS[name](lib, lib.nn.functional, x)
+        (y * lib.arange(1.0, y.numel() + 1).reshape(y.shape)).sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+
+    (y, g), (ry, rg) = run(minitorch), run(torch)
+    assert y.shape == ry.shape == (3,)
+    np.testing.assert_allclose(y, ry, rtol=1e-6)
+    np.testing.assert_allclose(g, rg, rtol=1e-6)
+
+
+# Python numbers in arithmetic and PyTorch's Scalar overloads: the tensor comes first in a reflected
+# commutative op (2 * x is x.__rmul__(2), mul(x, 2)), 2 / x is x.reciprocal() * 2, 1 - x is
+# rsub(x, 1), and a number a Scalar overload takes (x.pow(2), clamp(x, min=0)) is no input of the
+# node. The tutorials walk d.grad_fn.next_functions[0][0] ... from d = 2 * sin(a) + 1.
+SCALAR_CALLS = {
+    "rmul": lambda m, x: 2 * x, "radd": lambda m, x: 1 + x, "rsub": lambda m, x: 1 - x,
+    "rdiv": lambda m, x: 2 / x, "rand_int": lambda m, x: 3 & (x > 0).int(),
+    "mul": lambda m, x: x * 2, "sub": lambda m, x: x - 1, "div": lambda m, x: x / 2,
+    "pow_scalar": lambda m, x: x ** 2, "rpow": lambda m, x: 2 ** x, "pow_tensor": lambda m, x: x ** x,
+    "clamp": lambda m, x: m.clamp(x, 0, 1), "clamp_min_kw": lambda m, x: x.clamp(min=0.5),
+    "clamp_max_kw": lambda m, x: x.clamp(max=0.5), "clamp_tensors": lambda m, x: x.clamp(m.zeros(5), m.ones(5)),
+    "masked_fill": lambda m, x: x.masked_fill(x > 1, 0.0), "remainder": lambda m, x: x.remainder(2),
+    "fmod": lambda m, x: x.fmod(2), "lerp": lambda m, x: m.lerp(x, x * 3, 0.5),
+    "where": lambda m, x: m.where(x > 1, x, 0.0), "add_alpha": lambda m, x: x.add(1, alpha=2),
+}
+
+
+def next_kinds(lib, call):
+    a = lib.linspace(0.1, 2.0, 5, requires_grad=True)
+    y = call(lib, lib.sin(a))
+    if y.grad_fn is None:
+        return None, ()
+    return y.grad_fn.name(), tuple(type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_CALLS))
+def test_python_numbers_and_scalar_overloads_next_functions(name):
+    assert next_kinds(minitorch, SCALAR_CALLS[name]) == next_kinds(torch, SCALAR_CALLS[name])
+
+
+def test_tutorial_chain_walks_to_the_leaf():
+    a = minitorch.linspace(0.0, 2.0 * np.pi, steps=25, requires_grad=True)
+    d = 2 * minitorch.sin(a) + 1
+    sin_node = d.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert sin_node.name() == "SinBackward0"
+    assert sin_node.next_functions[0][0].variable is a
+
+
+@pytest.mark.parametrize("values", [[3.0, -7.0, 0.1, 1e-3], [1.0, 0.0, -0.0, np.inf]])
+def test_reflected_division_is_reciprocal_times_number(values):
+    x = np.array(values, np.float32)
+    t = minitorch.tensor(x, requires_grad=True)
+    y = 2.5 / t
+    want = (np.float32(1) / x) * np.float32(2.5)  # rounded twice, as PyTorch's x.reciprocal() * 2.5
+    np.testing.assert_array_equal(y.detach().numpy(), want)
+    np.testing.assert_array_equal(y.detach().numpy(), (2.5 / torch.tensor(x)).numpy())
+    finite = np.isfinite(x) & (x != 0)
+    y.sum().backward()
+    ref = torch.tensor(x, requires_grad=True)
+    (2.5 / ref).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy()[finite], ref.grad.numpy()[finite], rtol=1e-6)
+    np.testing.assert_allclose(t.grad.numpy()[finite], -2.5 / x[finite].astype(np.float64) ** 2, rtol=1e-5)

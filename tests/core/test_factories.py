@@ -363,6 +363,37 @@ def test_arange_length_and_values_match_torch(args):
     np.testing.assert_allclose(np.asarray(t), r.numpy(), rtol=1e-6, atol=1e-6)
 
 
+def _arange_rule(start, end, step, dtype):
+    """PyTorch's CPU arange, value by value, in exact arithmetic rounded once per fused a * b + c:
+    lane k of a 256-bit vector starting at i0 is base + k * step, base = start + i0 * step rounded
+    to the dtype; the tail of fewer than two vectors is start + i * step."""
+    from fractions import Fraction
+
+    def fma(a, b, c):
+        return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+    n = int(np.ceil((end - start) / step))
+    lanes = 32 // np.dtype(dtype).itemsize
+    out = []
+    for i in range(n):
+        if i >= n - n % (2 * lanes):
+            out.append(fma(step, i, start))
+        else:
+            base = float(np.dtype(dtype).type(fma(step, i - i % lanes, start)))
+            out.append(fma(i % lanes, step, base))
+    return np.array(out).astype(dtype)
+
+
+@pytest.mark.parametrize("args", [(0, 1, 0.02), (-3.1, 2.7, 0.013), (5, -5, -0.3), (0.5, 300.5, 0.7), (0, 1, 0.1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_arange_float_values_bit_for_bit(args, dtype):
+    # ZTM's torch.arange(0, 1, 0.02) data: PyTorch's [9] is 0.17999999f (0.16f + 0.02), not 0.18f
+    t = minitorch.arange(*args, dtype=getattr(minitorch, dtype))
+    np.testing.assert_array_equal(np.asarray(t), _arange_rule(*args, dtype))
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(np.asarray(t), torch.arange(*args, dtype=getattr(torch, dtype)).numpy())
+
+
 @pytest.mark.parametrize(
     "args, message",
     [((0, 1, 0), "step must be nonzero"), ((0, 10, 0.0), "step must be nonzero"),

@@ -80,6 +80,14 @@ CASES = {
     "add_relu": (lambda lib, x: lib.relu(x + 1) * 2, (2, 3, 4, 5), []),
     "cat_channels": (lambda lib, x: lib.cat([x, x * 2], 1), (2, 3, 4, 5), []),
     "cat_batch": (lambda lib, x: lib.cat([x, x.sin()], 0), (2, 3, 4, 5), []),
+    # constant_pad_nd allocates in the format self suggests (F.pad of a UNet's skip connection)
+    "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5), (2, 3, 4, 5), []),
+    "pad_constant_negative": (lambda lib, x: lib.nn.functional.pad(x, (1, -1, 2, 0)), (2, 3, 4, 5), []),
+    # native_group_norm and its backward write in the format the input suggests
+    "group_norm": (lambda lib, x: lib.nn.functional.group_norm(x, 2), (2, 4, 3, 5), []),
+    "group_norm_affine": (lambda lib, x, w, b: lib.nn.functional.group_norm(x, 2, w, b), (2, 6, 3, 5),
+                          [rand(6), rand(6)]),
+    "group_norm3d": (lambda lib, x: lib.nn.functional.group_norm(x, 2), (2, 4, 2, 3, 3), []),
 }
 RUNNING_STATS = {"batch_norm_eval"}  # parameters that take no gradient
 RANDOM = {"dropout": (lambda lib, x: lib.nn.functional.dropout(x, 0.5), (2, 3, 4, 5), [])}
@@ -190,6 +198,11 @@ NUMPY = {
     "relu": (lambda lib, x: lib.nn.functional.relu(x), lambda x: np.maximum(x, 0), [rand(2, 3, 4, 5)]),
     "cat_channels": (lambda lib, x: lib.cat([x, x * 2], 1), lambda x: np.concatenate([x, x * 2], 1),
                      [rand(2, 3, 4, 5)]),
+    "pad_constant": (lambda lib, x: lib.nn.functional.pad(x, (1, 2, 1, 1), value=0.5),
+                     lambda x: np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 2)), constant_values=0.5), [rand(2, 3, 4, 5)]),
+    "group_norm": (lambda lib, x: lib.nn.functional.group_norm(x, 2),
+                   lambda x: ((lambda r: ((r - r.mean(-1, keepdims=True)) / np.sqrt(r.var(-1, keepdims=True) + 1e-5)))(
+                       x.reshape(2, 2, -1))).reshape(x.shape), [rand(2, 4, 3, 5)]),
 }
 
 
@@ -331,3 +344,26 @@ def test_module_and_tensor_conversions_match_pytorch(device):
         assert lib.zeros_like(y, memory_format=lib.contiguous_format).is_contiguous()
         v = lib.randn(1, 2, 2, 2, 2, device=dev).to(memory_format=lib.channels_last_3d)
         assert v.stride() == (16, 1, 8, 4, 2)
+
+
+@needs_torch
+@pytest.mark.parametrize("x_layout", LAYOUTS)
+@pytest.mark.parametrize("i_layout", LAYOUTS)
+def test_max_unpool2d_follows_its_input_layout(x_layout, i_layout):
+    """ATen's max_unpool2d writes in the format its input (not the indices) suggests; values and
+    the gradient are PyTorch's whatever the layout."""
+    a = np.random.default_rng(3).standard_normal((2, 4, 6, 6))
+
+    def run(lib):
+        F = lib.nn.functional
+        y, idx = F.max_pool2d(lib.tensor(a), 2, return_indices=True)
+        y = (y.contiguous(memory_format=lib.channels_last) if x_layout == "channels_last" else y).requires_grad_()
+        idx = idx.contiguous(memory_format=lib.channels_last) if i_layout == "channels_last" else idx.contiguous()
+        out = F.max_unpool2d(y, idx, 2)
+        out.backward(lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(out.shape)))
+        return out, y.grad
+
+    (out, g), (rout, rg) = run(minitorch), run(torch)
+    assert layout_of(out) == layout_of(rout)
+    np.testing.assert_array_equal(as_numpy(out), rout.detach().numpy())
+    np.testing.assert_array_equal(as_numpy(g), rg.numpy())

@@ -13,7 +13,10 @@ options, so a missing minitorch API raises from the minitorch run.
 """
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+import io
+import re
+from typing import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -81,7 +84,9 @@ def assert_same_results(got, ref, *, rtol: float = RTOL, atol: float = ATOL, pat
     """got equals ref key by key and item by item: arrays and floats within rtol/atol (integers and
     strings exactly); a key only ref has is a failure. "init" (the input) and "own" (draws from each
     library's own generator) are not compared."""
-    if isinstance(ref, dict):
+    if isinstance(ref, Printed):
+        assert_same_printed(got, ref, rtol=rtol, atol=atol, path=path)
+    elif isinstance(ref, dict):
         missing = set(ref) - set(got) - UNPAIRED
         assert not missing, f"{path}: minitorch's result lacks {sorted(missing)}"
         for key in ref:
@@ -106,3 +111,44 @@ def compare_program(program: Callable, *, rtol: float = RTOL, atol: float = ATOL
     ref, got = run_both(program, mt_options, **options)
     assert_same_results(got, ref, rtol=rtol, atol=atol)
     return ref, got
+
+
+class Printed(list):
+    """The lines a program printed (printed_lines), compared by assert_same_results as text whose
+    decimal numbers may differ within the tolerance: minitorch sums float32 in double where PyTorch
+    sums in float32 lanes, so a 5th decimal or a sum printed as 1.0000 against 1. may differ."""
+
+
+_DECIMAL = re.compile(r"(-?\d+\.\d*(?:e[-+]?\d+)?)")
+
+
+@contextlib.contextmanager
+def captured_run(torch, seed: int = 0) -> Iterator[io.StringIO]:
+    """A program run as in a fresh process seeded with seed (its first shuffles and draws agree
+    between the libraries), what it prints captured into the StringIO it yields."""
+    torch.manual_seed(seed)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        yield out
+
+
+def printed_lines(out) -> Printed:
+    """What a program printed into the StringIO out, line by line; the library's name
+    (minitorch.Size, minitorch.float32) and objects' addresses (<PowBackward0 object at 0x...>)
+    differ by design."""
+    text = re.sub(r"\bat 0x[0-9a-f]+", "at 0x", out.getvalue().replace("minitorch", "torch"))
+    return Printed(text.splitlines())
+
+
+def assert_same_printed(got: list, ref: list, *, rtol: float, atol: float, path: str) -> None:
+    """Line by line: the same text around the decimals, the decimals within rtol/atol (a printed
+    number is rounded, so also within one unit of its last printed digit)."""
+    assert len(got) == len(ref), f"{path}: {len(got)} lines, PyTorch's {len(ref)}"
+    for k, (g, r) in enumerate(zip(got, ref)):
+        gs, rs = _DECIMAL.split(g), _DECIMAL.split(r)
+        assert gs[0::2] == rs[0::2], f"{path}[{k}]: {g!r}, PyTorch's {r!r}"
+        for gn, rn in zip(gs[1::2], rs[1::2]):
+            digits = len(rn.split(".")[1].split("e")[0])
+            unit = 10.0 ** -digits * (10.0 ** int(rn.split("e")[1]) if "e" in rn else 1.0)
+            assert abs(float(gn) - float(rn)) <= atol + rtol * abs(float(rn)) + unit, \
+                f"{path}[{k}]: {g!r}, PyTorch's {r!r}"

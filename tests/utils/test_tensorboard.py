@@ -563,3 +563,107 @@ def test_histogram_image_pr_hparams_match_pytorchs(tmp_path):
         return sorted(fields(fields(plugin(v)[1])[3][0])[1])
     assert start_info(hp_ours[1][1]) == start_info(hp_theirs[1][1])
     assert [hp_ours[i][1] for i in (0, 2, 3)] == [hp_theirs[i][1] for i in (0, 2, 3)]
+
+
+# ---- audio, video, mesh --------------------------------------------------------------------
+
+def read_events(logdir):
+    ea_mod = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    ea = ea_mod.EventAccumulator(str(logdir), size_guidance={"audio": 0, "tensors": 0})
+    ea.Reload()
+    return ea
+
+
+def test_add_audio(tmp_path, capsys):
+    import io
+    import wave
+
+    rng = np.random.default_rng(5)
+    snd = rng.uniform(-1.3, 1.3, (1, 300)).astype(np.float32)
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_audio("clip", minitorch.tensor(snd), 3, sample_rate=8000)
+        w.add_audio("quiet", snd[0] / 2, 4)
+    assert capsys.readouterr().out == "warning: audio amplitude out of range, auto clipped.\n"
+    (s1, v1), (s2, v2) = values(tmp_path)
+    for (step, v), want_step, x, rate in [((s1, v1), 3, snd.clip(-1, 1), 8000), ((s2, v2), 4, snd / 2, 44100)]:
+        a = fields(v[6][0])
+        assert (step, struct.unpack("<f", a[1][0])[0], a[2], a[3], a[5]) == (want_step, rate, [1], [300], [b"audio/wav"])
+        with wave.open(io.BytesIO(a[4][0])) as wav:
+            assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (1, 2, rate)
+            pcm = np.frombuffer(wav.readframes(wav.getnframes()), "<i2")
+        np.testing.assert_array_equal(pcm, (x.reshape(-1) * 32767).astype(np.int16))
+    ea = read_events(tmp_path)
+    assert sorted(ea.Tags()["audio"]) == ["clip", "quiet"]
+    (ev,) = ea.Audio("clip")
+    assert (ev.step, ev.sample_rate, ev.length_frames, ev.content_type) == (3, 8000, 300, "audio/wav")
+    with pytest.raises(AssertionError, match="input tensor should be 1 dimensional."):
+        SummaryWriter(str(tmp_path / "bad")).add_audio("x", np.zeros((2, 5)))
+
+
+def test_add_video_without_moviepy_is_pytorchs(tmp_path, capsys):
+    try:
+        import moviepy  # noqa: F401
+        pytest.skip("moviepy installed: the GIF path runs")
+    except ImportError:
+        pass
+    vid = np.random.default_rng(6).uniform(0, 1, (3, 4, 3, 8, 6)).astype(np.float32)
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_video("clip", minitorch.tensor(vid), 2, fps=5)
+    assert capsys.readouterr().out == "add_video needs package moviepy\n"
+    ((step, v),) = values(tmp_path)
+    assert step == 2 and v == {1: [b"clip"]}  # PyTorch's Summary.Value(tag=tag, image=None)
+
+
+@pytest.mark.parametrize("b, t, c", [(1, 2, 3), (3, 4, 3), (4, 1, 1), (5, 2, 3)])
+def test_video_frames_tile_clips_like_pytorchs(b, t, c):
+    from minitorch.utils.tensorboard.summary import _prepare_video
+
+    v = np.random.default_rng(b).uniform(0, 1, (b, t, c, 4, 5))
+    grid = _prepare_video(v)
+    rows = 2 ** ((b.bit_length() - 1) // 2)
+    cols = (2 ** (b - 1).bit_length() if b & (b - 1) else b) // rows
+    assert grid.shape == (t, rows * 4, cols * 5, c)
+    for k in range(b):  # clip k at row k // cols, column k % cols; the padding clips black
+        r, q = divmod(k, cols)
+        np.testing.assert_array_equal(grid[:, r * 4:(r + 1) * 4, q * 5:(q + 1) * 5], v[k].transpose(0, 2, 3, 1))
+    assert grid[:, :, :, :].size == t * rows * 4 * cols * 5 * c
+
+
+def test_add_mesh(tmp_path):
+    rng = np.random.default_rng(7)
+    verts = rng.standard_normal((1, 6, 3)).astype(np.float32)
+    colors = rng.integers(0, 256, (1, 6, 3)).astype(np.int32)
+    faces = rng.integers(0, 6, (1, 4, 3)).astype(np.int32)
+    config = {"camera": {"cls": "PerspectiveCamera", "fov": 75}}
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_mesh("m", minitorch.tensor(verts), colors=minitorch.tensor(colors), faces=minitorch.tensor(faces),
+                   config_dict=config, global_step=1)
+        w.add_mesh("cloud", verts, global_step=2)
+    vals = values(tmp_path)
+    assert [(s, tag(v)) for s, v in vals] == [(1, "m_VERTEX"), (1, "m_FACE"), (1, "m_COLOR"), (2, "cloud_VERTEX")]
+    for (_, v), kind, arr, comps, cfg in zip(vals, (1, 2, 3, 1), (verts, faces, colors, verts), (14, 14, 14, 2),
+                                             ('{"camera": {"cls": "PerspectiveCamera", "fov": 75}}',) * 3 + ("{}",)):
+        name, content = plugin(v)
+        pd = fields(content)
+        assert name == "mesh" and pd[3] == [kind] and pd[7] == [comps] and pd[5] == [cfg.encode()]
+        assert list(pd[6][0]) == list(arr.shape)  # packed int32 shape (small values: one byte each)
+        t = fields(v[8][0])
+        np.testing.assert_array_equal(np.frombuffer(t[5][0], "<f4").reshape(arr.shape), arr.astype(np.float32))
+    ea = read_events(tmp_path)
+    assert sorted(ea.Tags()["tensors"]) == ["cloud_VERTEX", "m_COLOR", "m_FACE", "m_VERTEX"]
+    with pytest.raises(ValueError, match="Tensor shape should be of shape BxNx3"):
+        SummaryWriter(str(tmp_path / "bad")).add_mesh("x", verts[0])
+
+
+def test_audio_and_mesh_summaries_are_pytorchs_bytes():
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import summary as TS
+
+    from minitorch.utils.tensorboard import summary as MS
+
+    rng = np.random.default_rng(8)
+    snd = rng.uniform(-1, 1, (1, 64)).astype(np.float32)
+    assert MS.audio("a", minitorch.tensor(snd), 16000) == TS.audio("a", torch.tensor(snd), 16000).SerializeToString()
+    v, f = rng.standard_normal((1, 5, 3)).astype(np.float32), rng.integers(0, 5, (1, 3, 3)).astype(np.int32)
+    assert MS.mesh("m", minitorch.tensor(v), None, minitorch.tensor(f), {"a": 1}) == \
+        TS.mesh("m", torch.tensor(v), None, torch.tensor(f), {"a": 1}).SerializeToString()

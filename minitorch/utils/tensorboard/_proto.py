@@ -90,15 +90,37 @@ def event(wall_time: float, step: int = 0, *, file_version: Optional[str] = None
 
 
 def summary_value(tag: str, *, simple_value: Optional[float] = None, image: Optional[bytes] = None,
-                  histo: Optional[bytes] = None, tensor: Optional[bytes] = None,
+                  histo: Optional[bytes] = None, audio: Optional[bytes] = None, tensor: Optional[bytes] = None,
                   metadata: Optional[bytes] = None) -> bytes:
     """tensorboard.Summary wrapping one Summary.Value: tag 1, oneof {simple_value 2, image 4,
-    histo 5, tensor 8}, metadata 9. The Summary's `value` is field 1."""
+    histo 5, audio 6, tensor 8}, metadata 9. The Summary's `value` is field 1 (repeated: the
+    concatenation of several of these is one Summary of several values)."""
     out = f_bytes(1, tag)
     if simple_value is not None:
         out += f_float(2, simple_value, keep=True)
-    out += f_message(4, image) + f_message(5, histo) + f_message(8, tensor) + f_message(9, metadata)
+    out += (f_message(4, image) + f_message(5, histo) + f_message(6, audio) + f_message(8, tensor)
+            + f_message(9, metadata))
     return f_message(1, out)
+
+
+def audio_proto(sample_rate: float, num_channels: int, length_frames: int, encoded: bytes,
+                content_type: str) -> bytes:
+    """Summary.Audio: sample_rate 1, num_channels 2, length_frames 3, encoded_audio_string 4,
+    content_type 5."""
+    return (f_float(1, sample_rate) + f_int(2, num_channels) + f_int(3, length_frames) + f_bytes(4, encoded)
+            + f_bytes(5, content_type))
+
+
+def f_packed_ints(field: int, values: Sequence[int]) -> bytes:
+    """A packed repeated int32/int64 field; nothing when empty."""
+    return f_bytes(field, b"".join(_varint(int(v)) for v in values)) if len(values) else b""
+
+
+def mesh_plugin_data(name: str, content_type: int, components: int, shape: Sequence[int], json_config: str) -> bytes:
+    """tensorboard's MeshPluginData: version 1 (0), name 2, content_type 3, json_config 5,
+    shape 6 (packed), components 7."""
+    return (f_bytes(2, name) + f_int(3, content_type) + f_bytes(5, json_config) + f_packed_ints(6, shape)
+            + f_int(7, components))
 
 
 def plugin_metadata(plugin_name: str, content: bytes = b"") -> bytes:

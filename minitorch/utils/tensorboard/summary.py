@@ -7,7 +7,10 @@ Python.
 """
 from __future__ import annotations
 
+import io
+import json
 import numbers
+import wave
 from typing import Optional
 
 import numpy as np
@@ -15,7 +18,8 @@ import numpy as np
 from . import _proto as pb
 from ._image import convert_to_HWC, png, to_uint8
 
-__all__ = ["hparams", "histogram", "image", "make_histogram", "make_np", "pr_curve", "scalar", "text"]
+__all__ = ["audio", "hparams", "histogram", "image", "make_histogram", "make_np", "mesh", "pr_curve", "scalar", "text",
+           "video"]
 
 
 def make_np(x) -> np.ndarray:
@@ -192,3 +196,89 @@ def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: Option
     return (_hparams_summary("_hparams_/experiment", 2, experiment),
             _hparams_summary("_hparams_/session_start_info", 3, start),
             _hparams_summary("_hparams_/session_end_info", 4, end))
+
+
+def audio(tag: str, tensor, sample_rate: int = 44100) -> bytes:
+    """One mono clip as 16-bit PCM WAV: amplitudes in [-1, 1] (clipped, with PyTorch's printed
+    warning, when beyond), scaled by 32767."""
+    array = make_np(tensor).squeeze()
+    if abs(array).max() > 1:
+        print("warning: audio amplitude out of range, auto clipped.")
+        array = array.clip(-1, 1)
+    if array.ndim != 1:
+        raise AssertionError("input tensor should be 1 dimensional.")
+    array = (array * np.iinfo(np.int16).max).astype("<i2")
+    fio = io.BytesIO()
+    with wave.open(fio, "wb") as wave_write:
+        wave_write.setnchannels(1)
+        wave_write.setsampwidth(2)
+        wave_write.setframerate(sample_rate)
+        wave_write.writeframes(array.data)
+    clip = pb.audio_proto(sample_rate, 1, array.shape[-1], fio.getvalue(), "audio/wav")
+    return pb.summary_value(tag, audio=clip)
+
+
+def _prepare_video(v: np.ndarray) -> np.ndarray:
+    """(N, T, C, H, W) -> (T, rows * H, cols * W, C): the N clips tiled in a grid, N padded with
+    black clips to a power of two, rows = 2 ** (floor(log2 N) // 2); uint8 values to [0, 1]."""
+    b, t, c, h, w = v.shape
+    if v.dtype == np.uint8:
+        v = np.float32(v) / 255.0
+    if b & (b - 1):
+        v = np.concatenate((v, np.zeros((2 ** b.bit_length() - b, t, c, h, w))), axis=0)
+    n_rows = 2 ** ((b.bit_length() - 1) // 2)
+    n_cols = v.shape[0] // n_rows
+    v = np.reshape(v, (n_rows, n_cols, t, c, h, w)).transpose(2, 0, 4, 1, 5, 3)
+    return np.reshape(v, (t, n_rows * h, n_cols * w, c))
+
+
+def video(tag: str, tensor, fps: int = 4) -> bytes:
+    """A clip (N, T, C, H, W) as an animated GIF image, which needs moviepy as PyTorch's does:
+    without it, PyTorch's printed message and a value with the tag alone."""
+    frames = _prepare_video(make_np(tensor))
+    frames = (frames.astype(np.float32) * 255).clip(0, 255).astype(np.uint8)  # floats by now
+    try:
+        import moviepy  # noqa: F401
+    except ImportError:
+        print("add_video needs package moviepy")
+        return pb.summary_value(tag)
+    try:
+        from moviepy import editor as mpy
+    except ImportError:
+        print("moviepy is installed, but can't import moviepy.editor.", "Some packages could be missing [imageio, requests]")
+        return pb.summary_value(tag)
+    import tempfile
+
+    _, h, w, c = frames.shape
+    clip = mpy.ImageSequenceClip(list(frames), fps=fps)
+    with tempfile.NamedTemporaryFile(suffix=".gif") as f:
+        clip.write_gif(f.name, logger=None)
+        with open(f.name, "rb") as gif:
+            encoded = gif.read()
+    return pb.summary_value(tag, image=pb.image_proto(h, w, c, encoded))
+
+
+_MESH_CONTENT = {"VERTEX": 1, "FACE": 2, "COLOR": 3}  # MeshPluginData.ContentType
+
+
+def mesh(tag: str, vertices, colors, faces, config_dict, display_name=None, description=None) -> bytes:
+    """A mesh or point cloud for TensorBoard's mesh plugin: one float tensor value per part given
+    (vertices, faces, colors: each (B, N, 3)) tagged <tag>_VERTEX and so on, each with the plugin's
+    metadata (the parts' bitmask, the shape, config_dict as sorted JSON)."""
+    json_config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+    parts = [(t, kind) for t, kind in ((vertices, "VERTEX"), (faces, "FACE"), (colors, "COLOR")) if t is not None]
+    components = 0
+    for _, kind in parts:
+        components |= 1 << _MESH_CONTENT[kind]
+    out = b""
+    for t, kind in parts:
+        array = make_np(t)
+        if array.ndim != 3:
+            raise ValueError("Tensor shape should be of shape BxNx3, but got %s." % str(list(array.shape)))
+        content = pb.mesh_plugin_data(tag, _MESH_CONTENT[kind], components, array.shape, json_config)
+        # SummaryMetadata: plugin_data 1 (plugin_name 1, content 2), display_name 2, summary_description 3
+        metadata = (pb.f_message(1, pb.f_bytes(1, "mesh") + pb.f_bytes(2, content)) + pb.f_bytes(2, display_name or "")
+                    + pb.f_bytes(3, description or ""))
+        values = pb.tensor_proto(pb.DT_FLOAT, array.shape, float_val=array.reshape(-1).astype(np.float32).tolist())
+        out += pb.summary_value(f"{tag}_{kind}", tensor=values, metadata=metadata)
+    return out

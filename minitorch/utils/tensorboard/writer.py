@@ -199,6 +199,20 @@ class SummaryWriter:
         else:
             self.add_image(tag, figure_to_image(figure, close), global_step, walltime, dataformats="CHW")
 
+    def add_audio(self, tag: str, snd_tensor, global_step=None, sample_rate: int = 44100, walltime=None) -> None:
+        """A mono clip (1, L) with values in [-1, 1], as 16-bit WAV for the AUDIO tab."""
+        self._add(S.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
+
+    def add_video(self, tag: str, vid_tensor, global_step=None, fps: int = 4, walltime=None) -> None:
+        """Clips (N, T, C, H, W), uint8 in [0, 255] or floats in [0, 1], tiled into one GIF; needs
+        moviepy (without it, PyTorch's message and an empty value)."""
+        self._add(S.video(tag, vid_tensor, fps), global_step, walltime)
+
+    def add_mesh(self, tag: str, vertices, colors=None, faces=None, config_dict=None, global_step=None,
+                 walltime=None) -> None:
+        """Vertices (B, N, 3), and optionally colors (B, N, 3) and faces (B, F, 3), for the MESH tab."""
+        self._add(S.mesh(tag, vertices, colors, faces, config_dict), global_step, walltime)
+
     def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
         self._add(S.text(tag, text_string), global_step, walltime)
 
