@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Optional, Tuple
 import numpy as np
 
 from ._common import StorageTable, restore_location
-from ._unpickler import STORAGE_NAMES, LoadedStorage, StorageType, unpickle
+from ._unpickler import Q_STORAGE_NAMES, STORAGE_NAMES, LoadedStorage, StorageType, unpickle
 
 _ALIGN = 64
 _FB_PADDING = 0x4246  # the extra field ("FB") with which PyTorch's writer aligns record data
@@ -85,8 +85,15 @@ class _TorchPickler(pickle._Pickler):
         self.Size, self.Tensor, self.device, self.Parameter = Size, Tensor, device, Parameter
         self.dispatch = dict(self.dispatch)
         self.dispatch[dtype] = _write_dtype
+        from .._qtensor import QTensor, QuantizedDtype, qscheme
+
+        self.QTensor = QTensor
+        self.dispatch[QuantizedDtype] = _write_dtype
+        self.dispatch[qscheme] = _write_dtype
 
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, self.QTensor):
+            return self._qtensor(obj)
         if isinstance(obj, self.Tensor):
             state = dict(getattr(obj, "__dict__", {}))  # attributes a user set, saved as PyTorch saves them
             if isinstance(obj, self.Parameter):
@@ -108,11 +115,26 @@ class _TorchPickler(pickle._Pickler):
             return _Global("torch", "Size"), (tuple(obj),)
         return NotImplemented
 
+    def _qtensor(self, q: Any) -> Any:
+        """A quantized tensor as torch.save writes it: _rebuild_qtensor over a QInt8Storage (or
+        QUInt8Storage, QInt32Storage) of its integers, with its quantizer's parameters."""
+        ir = q._ir
+        index = self.storages.add(ir, q.dtype.name)
+        ref = self.refs.setdefault(index, _StorageRef(index))
+        scheme = _Global("torch", q.qscheme().name)
+        if q._axis is None:
+            params = (scheme, q.q_scale(), q.q_zero_point())
+        else:
+            params = (scheme, q._scales, q._zero_points, q._axis)
+        args = (ref, ir.storage_offset(), tuple(ir.shape), tuple(ir.stride()), params, False, OrderedDict())
+        return _Global("torch._utils", "_rebuild_qtensor"), args
+
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not _StorageRef:
             return None
         dtype, device, numel = self.ids[obj.index] if self.ids else ("float32", "cpu", 0)
-        return ("storage", _Global("torch", STORAGE_NAMES[dtype]), str(obj.index), device, numel)
+        name = STORAGE_NAMES.get(dtype) or Q_STORAGE_NAMES[dtype]
+        return ("storage", _Global("torch", name), str(obj.index), device, numel)
 
 
 _TorchPickler.dispatch[_Global] = _write_global
