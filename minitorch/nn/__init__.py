@@ -17,3 +17,13 @@ from minitorch.nn.parallel import DataParallel  # noqa: E402
 
 __all__.append("DataParallel")
 
+
+
+def __getattr__(name: str):
+    """minitorch.nn.quantized (the quantized modules of minitorch.ao.nn.quantized) is imported on
+    first use, as it imports the quantization package, which imports minitorch.nn."""
+    if name == "quantized":
+        import importlib
+
+        return importlib.import_module(".quantized", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -90,6 +90,7 @@ class _TorchPickler(pickle._Pickler):
         self.QTensor = QTensor
         self.dispatch[QuantizedDtype] = _write_dtype
         self.dispatch[qscheme] = _write_dtype
+        _add_packed_writers(self.dispatch)
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, self.QTensor):
@@ -138,6 +139,26 @@ class _TorchPickler(pickle._Pickler):
 
 
 _TorchPickler.dispatch[_Global] = _write_global
+
+
+def _write_script_object(pickler: pickle._Pickler, state: Any, obj: Any) -> None:
+    """obj as PyTorch pickles its TorchScript classes (packed quantized weights): a
+    torch.ScriptObject made empty (NEWOBJ) and given (state, class name) by BUILD."""
+    pickler.save(_Global("torch", "ScriptObject"))
+    pickler.write(pickle.EMPTY_TUPLE + pickle.NEWOBJ)
+    pickler.memoize(obj)
+    pickler.save(state)
+    pickler.write(pickle.BUILD)
+
+
+def _add_packed_writers(dispatch: dict) -> None:
+    from ..ao.nn.quantized._packed import LinearPacked
+    from ..ao.nn.quantized.dynamic.modules.rnn import CellParams
+
+    dispatch[LinearPacked] = lambda p, obj: _write_script_object(
+        p, (obj.unpack(), "__torch__.torch.classes.quantized.LinearPackedParamsBase"), obj)
+    dispatch[CellParams] = lambda p, obj: _write_script_object(
+        p, (obj.__getstate__(), "__torch__.torch.classes.rnn.CellParamsBase"), obj)
 
 
 class _Sink:

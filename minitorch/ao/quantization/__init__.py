@@ -1,0 +1,14 @@
+"""minitorch.ao.quantization (also minitorch.quantization): eager-mode quantization as PyTorch's:
+quantize_dynamic, QConfig and the default configurations, the observers."""
+from .observer import (  # noqa: F401
+    MinMaxObserver, MovingAverageMinMaxObserver, NoopObserver, ObserverBase, PerChannelMinMaxObserver,
+    PlaceholderObserver, default_dynamic_quant_observer, default_float_qparams_observer, default_observer,
+    default_per_channel_weight_observer, default_placeholder_observer, default_weight_observer,
+)
+from .qconfig import (  # noqa: F401
+    QConfig, QConfigDynamic, default_dynamic_qconfig, default_per_channel_qconfig, default_qconfig,
+    float16_dynamic_qconfig, float_qparams_weight_only_qconfig, get_default_qconfig, per_channel_dynamic_qconfig,
+)
+from .quantization_mappings import DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS  # noqa: F401
+from .quantization_mappings import get_default_dynamic_quant_module_mappings  # noqa: F401
+from .quantize import convert, propagate_qconfig_, quantize_dynamic, swap_module  # noqa: F401

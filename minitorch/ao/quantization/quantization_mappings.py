@@ -1,0 +1,23 @@
+"""Which quantized module replaces which float module (torch.ao.quantization.quantization_mappings)."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict
+
+from minitorch import nn
+from minitorch.ao.nn.quantized import dynamic as nnqd
+
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
+    nn.GRUCell: nnqd.GRUCell,
+    nn.LSTMCell: nnqd.LSTMCell,
+    nn.RNNCell: nnqd.RNNCell,
+    nn.LSTM: nnqd.LSTM,
+    nn.GRU: nnqd.GRU,
+    nn.Linear: nnqd.Linear,
+    nn.modules.linear.NonDynamicallyQuantizableLinear: nnqd.Linear,
+}
+
+
+def get_default_dynamic_quant_module_mappings() -> Dict[Any, Any]:
+    """A copy of the float-module -> dynamic-quantized-module table quantize_dynamic uses."""
+    return copy.deepcopy(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
