@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from prog_helpers import compare_program, numpy_of, start_from
+from test_word_lm import batchify, get_batch_bptt
 
 TEXT = {
     "train": ["the cat sat on the mat", "the dog sat on the log", "a bird sang in the tall tree",
@@ -132,19 +133,10 @@ def dynamic_quantization_tutorial(torch, init=None, data_dir=".", train_steps=8)
     start_from(torch, model, init, result)
     bptt = 6
 
-    def batchify(data, bsz):
-        # Work out how cleanly we can divide the dataset into bsz parts.
-        nbatch = data.size(0) // bsz
-        # Trim off any extra elements that wouldn't cleanly fit (remainders).
-        data = data.narrow(0, 0, nbatch * bsz)
-        # Evenly divide the data across the bsz batches.
-        return data.view(bsz, -1).t().contiguous()
-
+    # batchify and get_batch as the tutorial's (the word_language_model example's, shared with
+    # test_word_lm): the ids cut into bsz columns; bptt rows and the next rows as targets
     def get_batch(source, i):
-        seq_len = min(bptt, len(source) - 1 - i)
-        data = source[i:i + seq_len]
-        target = source[i + 1:i + 1 + seq_len].reshape(-1)
-        return data, target
+        return get_batch_bptt(source, i, bptt)
 
     def repackage_hidden(h):
         """Wraps hidden states in new Tensors, to detach them from their history."""
