@@ -260,6 +260,7 @@ from ._qtensor import (  # noqa: E402
     per_tensor_symmetric, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
     _empty_affine_quantized, _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor,
 )
+from ._fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
 conv1d = nn.functional.conv1d  # the op, plus PyTorch's padding='same' / 'valid'

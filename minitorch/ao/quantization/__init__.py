@@ -1,5 +1,6 @@
 """minitorch.ao.quantization (also minitorch.quantization): eager-mode quantization as PyTorch's:
-quantize_dynamic, QConfig and the default configurations, the observers."""
+quantize_dynamic; static post-training quantization (QuantStub/DeQuantStub, prepare, calibration,
+convert) for Linear; FakeQuantize; QConfig and the default configurations; the observers."""
 from .observer import (  # noqa: F401
     MinMaxObserver, MovingAverageMinMaxObserver, NoopObserver, ObserverBase, PerChannelMinMaxObserver,
     PlaceholderObserver, default_dynamic_quant_observer, default_float_qparams_observer, default_observer,
@@ -11,4 +12,8 @@ from .qconfig import (  # noqa: F401
 )
 from .quantization_mappings import DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS  # noqa: F401
 from .quantization_mappings import get_default_dynamic_quant_module_mappings  # noqa: F401
-from .quantize import convert, propagate_qconfig_, quantize_dynamic, swap_module  # noqa: F401
+from .quantization_mappings import DEFAULT_STATIC_QUANT_MODULE_MAPPINGS  # noqa: F401
+from .quantization_mappings import get_default_static_quant_module_mappings  # noqa: F401
+from .quantize import convert, prepare, propagate_qconfig_, quantize, quantize_dynamic, swap_module  # noqa: F401
+from .fake_quantize import FakeQuantize, FakeQuantizeBase, default_fake_quant, default_weight_fake_quant  # noqa: F401
+from .stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401

@@ -91,7 +91,8 @@ class UniformQuantizationObserverBase(ObserverBase):
                 raise AssertionError("Used-specified quantization range must include 0.")
             if quant_min >= quant_max:
                 raise AssertionError("qmin must be strictly less than qmax for user-specified quantization range.")
-            self.quant_min, self.quant_max = quant_min, quant_max
+            # reduce_range halves a custom range too, as PyTorch's calculate_qmin_qmax
+            self.quant_min, self.quant_max = (quant_min // 2, quant_max // 2) if reduce_range else (quant_min, quant_max)
         else:
             self.quant_min, self.quant_max = _qrange(dtype, reduce_range)
 

@@ -13,9 +13,11 @@ from minitorch import nn
 from minitorch._qtensor import qint8, quint8
 
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig, float_qparams_weight_only_qconfig
-from .quantization_mappings import get_default_dynamic_quant_module_mappings
+from .quantization_mappings import (get_default_dynamic_quant_module_mappings, get_default_qconfig_propagation_list,
+                                    get_default_static_quant_module_mappings)
+from .stubs import DeQuantStub
 
-__all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module"]
+__all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module", "prepare", "quantize"]
 
 # PyTorch 2.13 deprecates eager-mode quantization in favour of torchao; its entry points warn so.
 DEPRECATION_WARNING = ("torch.ao.quantization is deprecated and will be removed in 2.10. For migrations of users: "
@@ -44,14 +46,15 @@ def propagate_qconfig_(module: nn.Module, qconfig_dict: Optional[Dict[Any, Any]]
 def swap_module(mod: nn.Module, mapping: Dict[Any, Any], custom_module_class_mapping: Optional[dict] = None,
                 use_precomputed_fake_quant: bool = False) -> nn.Module:
     """mod's quantized twin when mod has a qconfig and its type is in mapping, else mod itself;
-    the forward hooks move over."""
+    the user's forward hooks move over, prepare's observer hook does not."""
     if getattr(mod, "qconfig", None) is None or type(mod) not in mapping:
         return mod
     new_mod = mapping[type(mod)].from_float(mod)
     for hook in mod._forward_pre_hooks.values():
         new_mod.register_forward_pre_hook(hook)
     for hook in mod._forward_hooks.values():
-        new_mod.register_forward_hook(hook)
+        if hook is not _observer_forward_hook:  # the observer stays behind with the float module
+            new_mod.register_forward_hook(hook)
     return new_mod
 
 
@@ -79,9 +82,7 @@ def convert(module: nn.Module, mapping: Optional[Dict[Any, Any]] = None, inplace
     never replaced, as in PyTorch)."""
     warnings.warn(DEPRECATION_WARNING, DeprecationWarning, stacklevel=2)
     if mapping is None:
-        from .quantization_mappings import DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS
-
-        mapping = DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS
+        mapping = get_default_static_quant_module_mappings()
     if not inplace:
         module = copy.deepcopy(module)
     _convert(module, mapping)
@@ -129,3 +130,50 @@ def quantize_dynamic(model: nn.Module, qconfig_spec: Any = None, dtype: Any = qi
     return model
 
 
+
+
+def _observer_forward_hook(module: nn.Module, input: Any, output: Any) -> Any:
+    """Runs the module's output through its activation_post_process (an observer)."""
+    return module.activation_post_process(output)
+
+
+def _add_observer_(module: nn.Module, propagation: set) -> None:
+    """An activation_post_process child, and a forward hook calling it, on each leaf module with
+    a qconfig whose type convert can swap (DeQuantStub's output is float: no observer)."""
+    for child in module.children():
+        if type(child) is not nn.Dropout:
+            _add_observer_(child, propagation)
+    is_leaf = not any(True for _ in module.children())
+    qconfig = getattr(module, "qconfig", None)
+    if is_leaf and qconfig is not None and type(module) in propagation and type(module) is not DeQuantStub:
+        module.add_module("activation_post_process", qconfig.activation())
+        module.register_forward_hook(_observer_forward_hook)
+
+
+def prepare(model: nn.Module, inplace: bool = False, allow_list: Any = None, observer_non_leaf_module_list: Any = None,
+            prepare_custom_config_dict: Any = None) -> nn.Module:
+    """model with observers for static quantization: each submodule gets its qconfig (from
+    model.qconfig or the submodules' own), and each quantizable leaf an observer of its output;
+    run calibration data through it, then convert."""
+    warnings.warn(DEPRECATION_WARNING, DeprecationWarning, stacklevel=2)
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model, None)
+    propagation = allow_list if allow_list is not None else get_default_qconfig_propagation_list()
+    if not any(getattr(m, "qconfig", None) for m in model.modules()):
+        warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct configuration "
+                      "through `qconfig_dict` or by assigning the `.qconfig` attribute directly on submodules")
+    _add_observer_(model, propagation)
+    return model
+
+
+def quantize(model: nn.Module, run_fn: Any, run_args: Any, mapping: Any = None, inplace: bool = False) -> nn.Module:
+    """prepare, run_fn(model, run_args) to calibrate, convert: static post-training quantization."""
+    warnings.warn(DEPRECATION_WARNING, DeprecationWarning, stacklevel=2)
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    prepare(model, inplace=True)
+    run_fn(model, *run_args) if isinstance(run_args, (list, tuple)) else run_fn(model, run_args)
+    convert(model, mapping, inplace=True)
+    return model

@@ -8,7 +8,7 @@ import minitorch
 from minitorch._qtensor import qint8
 
 from ..._packed import linear_dynamic, linear_dynamic_fp16
-from ...modules import linear as nnq_linear
+from ...modules import linear as nnq_linear  # the shared base, not the static Linear
 from ...modules.utils import _quantize_weight, _RecordsVersion
 
 
