@@ -247,3 +247,88 @@ def test_dynamic_quantization_tutorial(tmp_path):
     assert "DynamicQuantizedLinear(in_features=32, out_features=" in got["printed"]
     assert abs(got["quantized_loss"] - got["float_loss"]) < 0.05  # quantization costs little accuracy
     assert ref["losses"][-1] < ref["losses"][0]
+
+
+def dynamic_quantization_recipe(torch, init=None, data_dir="."):
+    """PyTorch's recipe "Dynamic Quantization" (recipes/recipes/dynamic_quantization), as published:
+    an LSTM wrapper module, quantize_dynamic, the sizes of both, and the mean absolute outputs and
+    their difference."""
+    nn = torch.nn
+    result = {}
+
+    class lstm_for_demonstration(nn.Module):
+        """Elementary Long Short Term Memory style model which simply wraps nn.LSTM
+           Not to be used for anything other than demonstration.
+        """
+        def __init__(self, in_dim, out_dim, depth):
+            super(lstm_for_demonstration, self).__init__()
+            self.lstm = nn.LSTM(in_dim, out_dim, depth)
+
+        def forward(self, inputs, hidden):
+            out, hidden = self.lstm(inputs, hidden)
+            return out, hidden
+
+    torch.manual_seed(29592)  # set the seed for reproducibility
+
+    # shape parameters
+    model_dimension = 8
+    sequence_length = 20
+    batch_size = 1
+    lstm_depth = 1
+
+    # random data for input (drawn from NumPy: the same in both runs)
+    rng = np.random.default_rng(29592)
+    inputs = torch.tensor(rng.normal(size=(sequence_length, batch_size, model_dimension)).astype(np.float32))
+    hidden = (torch.tensor(rng.normal(size=(lstm_depth, batch_size, model_dimension)).astype(np.float32)),
+              torch.tensor(rng.normal(size=(lstm_depth, batch_size, model_dimension)).astype(np.float32)))
+
+    # here is our floating point instance
+    float_lstm = lstm_for_demonstration(model_dimension, model_dimension, lstm_depth)
+    start_from(torch, float_lstm, init, result)
+
+    # this is the call that does the work
+    quantized_lstm = torch.quantization.quantize_dynamic(
+        float_lstm, {nn.LSTM, nn.Linear}, dtype=torch.qint8
+    )
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        # show the changes that were made
+        print('Here is the floating point version of this module:')
+        print(float_lstm)
+        print('')
+        print('and now the quantized version:')
+        print(quantized_lstm)
+
+    def print_size_of_model(model, label=""):
+        path = os.path.join(data_dir, "temp.p")
+        torch.save(model.state_dict(), path)
+        size = os.path.getsize(path)
+        os.remove(path)
+        return size
+
+    # compare the sizes
+    f = print_size_of_model(float_lstm, "fp32")
+    q = print_size_of_model(quantized_lstm, "int8")
+
+    # run the float model
+    out1, hidden1 = float_lstm(inputs, hidden)
+    mag1 = torch.mean(abs(out1)).item()
+    # run the quantized model
+    out2, hidden2 = quantized_lstm(inputs, hidden)
+    mag2 = torch.mean(abs(out2)).item()
+    # compare them
+    Difference = torch.mean(abs(out1 - out2)).item()
+    result.update(printed=out.getvalue().replace("minitorch.", "torch."), mag1=mag1, mag2=mag2,
+                  difference=Difference, out2=numpy_of(out2), hidden2=[numpy_of(h) for h in hidden2],
+                  own={"sizes": (f, q)})
+    return result
+
+
+def test_dynamic_quantization_recipe(tmp_path):
+    ref, got = compare_program(dynamic_quantization_recipe, data_dir=str(tmp_path), rtol=1e-4, atol=2e-5)
+    assert "DynamicQuantizedLSTM(8, 8)" in got["printed"]
+    assert 0 < got["difference"] < 0.05 * got["mag1"]  # a small difference, as the recipe shows
+    f, q = got["own"]["sizes"]
+    tf, tq = ref["own"]["sizes"]
+    assert q < f and abs(q / f - tq / tf) < 0.05
