@@ -121,11 +121,11 @@ def _static_model(lib, qconfig):
             return self.dequant(self.fc2(self.relu(self.fc1(self.quant(x)))))
 
     m = M().eval()
-    m.qconfig = getattr(q, qconfig)
+    m.qconfig = q.get_default_qconfig(qconfig) if qconfig in ("x86", "fbgemm", "qnnpack") else getattr(q, qconfig)
     return m
 
 
-@pytest.mark.parametrize("qconfig", ["default_qconfig", "default_per_channel_qconfig"])
+@pytest.mark.parametrize("qconfig", ["default_qconfig", "default_per_channel_qconfig", "x86", "qnnpack"])
 def test_static_quantization_as_torch(qconfig):
     rng = np.random.default_rng(4)
     tm, mm = _static_model(torch, qconfig), _static_model(minitorch, qconfig)
@@ -174,3 +174,22 @@ def test_quantize_and_quant_wrapper():
     (mq, mout), (tq, tout) = results
     _same_repr(mq, tq)  # the same seeded initial weights
     np.testing.assert_allclose(as_numpy(mout), tout.numpy(), rtol=0, atol=tq.module[0].scale * 1.01)
+
+
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_histogram_observer_as_torch(reduce_range):
+    # the histogram grows with the range seen (rescaled each time), then the L2 search picks the range
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        xs = [rng.normal(rng.uniform(-1, 1), rng.uniform(0.5, 3), int(rng.integers(50, 400))).astype(np.float32)
+              for _ in range(3)]
+        got = []
+        for lib in (minitorch, torch):
+            obs = lib.ao.quantization.HistogramObserver(reduce_range=reduce_range)
+            for x in xs:
+                obs(lib.tensor(x))
+            got.append((obs.calculate_qparams(), obs.min_val.item(), obs.max_val.item()))
+        ((ms, mz), mmin, mmax), ((ts, tz), tmin, tmax) = got
+        assert (mmin, mmax) == (tmin, tmax)
+        np.testing.assert_array_equal(as_numpy(ms), ts.numpy())
+        np.testing.assert_array_equal(as_numpy(mz), tz.numpy())

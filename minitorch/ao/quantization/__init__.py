@@ -2,8 +2,8 @@
 quantize_dynamic; static post-training quantization (QuantStub/DeQuantStub, prepare, calibration,
 convert) for Linear; FakeQuantize; QConfig and the default configurations; the observers."""
 from .observer import (  # noqa: F401
-    MinMaxObserver, MovingAverageMinMaxObserver, NoopObserver, ObserverBase, PerChannelMinMaxObserver,
-    PlaceholderObserver, default_dynamic_quant_observer, default_float_qparams_observer, default_observer,
+    HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver, NoopObserver, ObserverBase, PerChannelMinMaxObserver,
+    PlaceholderObserver, default_dynamic_quant_observer, default_float_qparams_observer, default_histogram_observer, default_observer,
     default_per_channel_weight_observer, default_placeholder_observer, default_weight_observer,
 )
 from .qconfig import (  # noqa: F401

@@ -9,13 +9,15 @@ import functools
 import warnings
 from typing import Any, Tuple
 
+import numpy as np
+
 import minitorch
 from minitorch import nn
 from minitorch._qtensor import per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric
 from minitorch._qtensor import per_tensor_affine, per_tensor_symmetric, qint8, qint32, quint8
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "PlaceholderObserver", "NoopObserver", "default_observer",
+           "PerChannelMinMaxObserver", "HistogramObserver", "PlaceholderObserver", "NoopObserver", "default_observer",
            "default_weight_observer", "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer"]
 
@@ -228,6 +230,141 @@ class PerChannelMinMaxObserver(_RangeObserver):
         self.max_val = minitorch.tensor([])
 
 
+class HistogramObserver(UniformQuantizationObserverBase):
+    """Keeps a histogram (bins) of the values seen over a running [min_val, max_val], rescaled
+    when the range grows; calculate_qparams picks the [min, max] that minimises the L2 error of
+    quantizing that histogram (PyTorch's search, from caffe2's norm minimization) and turns it
+    into parameters. The float32 tensor arithmetic is PyTorch's, in its order."""
+
+    def __init__(self, bins: int = 2048, dtype: Any = quint8, qscheme: Any = per_tensor_affine,
+                 reduce_range: bool = False, quant_min: Any = None, quant_max: Any = None, factory_kwargs: Any = None,
+                 eps: float = 1.1920928955078125e-07, is_dynamic: bool = False, **kwargs: Any) -> None:
+        if qscheme not in (per_tensor_affine, per_tensor_symmetric):
+            raise NotImplementedError("HistogramObserver's qscheme only support torch.per_tensor_symmetric "
+                                      "and torch.per_tensor_affine.")
+        if is_dynamic:
+            raise NotImplementedError("HistogramObserver doesn't support dynamic quantization")
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, factory_kwargs, eps, is_dynamic,
+                         **kwargs)
+        self.bins = bins
+        self.register_buffer("histogram", minitorch.zeros(bins))
+        self.register_buffer("min_val", minitorch.tensor(float("inf")))
+        self.register_buffer("max_val", minitorch.tensor(float("-inf")))
+        self.dst_nbins = 2 ** (32 if dtype is qint32 else 8)
+        self.upsample_rate = 16  # a histogram rescaled to a wider range is first split 16 ways per bin
+
+    @staticmethod
+    def _get_norm(delta_begin: Any, delta_end: Any, density: Any) -> Any:
+        """density * integral of x^2 from delta_begin to delta_end (the L2 error of uniform values)."""
+        return density * ((delta_end * delta_end * delta_end - delta_begin * delta_begin * delta_begin) / 3)
+
+    def _compute_quantization_error(self, next_start_bin: int, next_end_bin: int) -> float:
+        """The L2 error of quantizing the histogram with bins start..end as the range."""
+        bin_width = (self.max_val.item() - self.min_val.item()) / self.bins
+        dst_bin_width = bin_width * (next_end_bin - next_start_bin + 1) / self.dst_nbins
+        if dst_bin_width == 0.0:
+            return 0.0
+        src_bin = minitorch.arange(self.bins)
+        src_bin_begin = (src_bin - next_start_bin) * bin_width
+        src_bin_end = src_bin_begin + bin_width
+        last = self.dst_nbins - 1
+        dst_bin_of_begin = minitorch.clamp(minitorch.div(src_bin_begin, dst_bin_width, rounding_mode="floor"), 0, last)
+        dst_bin_of_begin_center = (dst_bin_of_begin + 0.5) * dst_bin_width
+        dst_bin_of_end = minitorch.clamp(minitorch.div(src_bin_end, dst_bin_width, rounding_mode="floor"), 0, last)
+        density = self.histogram / bin_width
+        norm = minitorch.zeros(self.bins)
+        norm += self._get_norm(src_bin_begin - dst_bin_of_begin_center, minitorch.ones(self.bins) * (dst_bin_width / 2),
+                               density)
+        norm += (dst_bin_of_end - dst_bin_of_begin - 1) * self._get_norm(
+            minitorch.tensor(-dst_bin_width / 2), minitorch.tensor(dst_bin_width / 2), density)
+        dst_bin_of_end_center = dst_bin_of_end * dst_bin_width + dst_bin_width / 2
+        norm += self._get_norm(minitorch.tensor(-dst_bin_width / 2), src_bin_end - dst_bin_of_end_center, density)
+        return norm.sum().item()
+
+    def _non_linear_param_search(self) -> Tuple[Any, Any]:
+        """Narrows [start_bin, end_bin] from whichever side holds fewer values (by steps of 1e-5 of
+        the count) while the quantization error decreases."""
+        bin_width = (self.max_val - self.min_val) / self.bins
+        total = minitorch.sum(self.histogram).item()
+        csum = [float(np.float32(v)) for v in minitorch.cumsum(self.histogram, dim=0).tolist()]
+        stepsize, alpha, beta = 1e-5, 0.0, 1.0
+        start_bin, end_bin, norm_min = 0, self.bins - 1, float("inf")
+        while alpha < beta:
+            next_alpha, next_beta = alpha + stepsize, beta - stepsize
+            lo_bound, hi_bound = float(np.float32(next_alpha * total)), float(np.float32(next_beta * total))
+            left, right = start_bin, end_bin
+            while left < end_bin and csum[left] < lo_bound:
+                left += 1
+            while right > start_bin and csum[right] > hi_bound:
+                right -= 1
+            next_start_bin, next_end_bin = start_bin, end_bin
+            if (left - start_bin) > (end_bin - right):
+                next_start_bin, alpha = left, next_alpha
+            else:
+                next_end_bin, beta = right, next_beta
+            if next_start_bin == start_bin and next_end_bin == end_bin:
+                continue
+            norm = self._compute_quantization_error(next_start_bin, next_end_bin)
+            if norm > norm_min:
+                break
+            norm_min, start_bin, end_bin = norm, next_start_bin, next_end_bin
+        return self.min_val + bin_width * start_bin, self.min_val + bin_width * (end_bin + 1)
+
+    def _upscale_histogram(self, histogram: Any, orig_min: Any, orig_max: Any, update_min: Any,
+                           update_max: Any) -> Any:
+        """histogram over [orig_min, orig_max] re-binned over [update_min, update_max]."""
+        histogram = histogram.repeat_interleave(self.upsample_rate) / self.upsample_rate
+        bin_size = (orig_max - orig_min) / (self.bins * self.upsample_rate)
+        mid_points = minitorch.linspace(orig_min, orig_max, self.bins * self.upsample_rate + 1)[:-1] + 0.5 * bin_size
+        boundaries = minitorch.linspace(update_min, update_max, self.bins + 1)
+        buckets = (minitorch.bucketize(mid_points, boundaries, right=True) - 1).clamp(0, self.bins - 1)
+        return minitorch.bincount(buckets, weights=histogram, minlength=self.bins)
+
+    def _combine_histograms(self, orig_hist: Any, orig_min: Any, orig_max: Any, update_hist: Any,
+                            update_min: Any, update_max: Any) -> Any:
+        if bool(update_min == orig_min) and bool(update_max == orig_max):
+            return orig_hist + update_hist
+        if bool(orig_min == orig_max):
+            bin_value = minitorch.sum(orig_hist)
+            moved = minitorch.histc(orig_min.reshape(1), bins=self.bins, min=float(update_min), max=float(update_max))
+            return moved * bin_value + update_hist
+        return update_hist + self._upscale_histogram(orig_hist, orig_min, orig_max, update_min, update_max)
+
+    def forward(self, x_orig: Any) -> Any:
+        if x_orig.numel() == 0:
+            return x_orig
+        x = x_orig.detach()
+        x_min, x_max = minitorch.aminmax(x)
+        if float(x_min) == float("-inf") or float(x_max) == float("inf"):
+            warnings.warn("torch.inf detected in input tensor, ignoring input", stacklevel=2)
+            x = x[x.abs() != float("inf")]
+            if x.numel() == 0:
+                return x_orig
+            x_min, x_max = minitorch.aminmax(x)
+        if float(self.min_val) == float("inf") or float(self.max_val) == float("-inf"):
+            self.min_val, self.max_val = x_min.clone(), x_max.clone()
+            self.histogram = minitorch.histc(x, self.bins, min=float(x_min), max=float(x_max))
+            return x_orig
+        new_min = minitorch.minimum(self.min_val, x_min)
+        new_max = minitorch.maximum(self.max_val, x_max)
+        update = minitorch.histc(x, self.bins, min=float(new_min), max=float(new_max))
+        self.histogram = self._combine_histograms(self.histogram, self.min_val, self.max_val, update, new_min,
+                                                  new_max)
+        self.min_val, self.max_val = new_min.clone(), new_max.clone()
+        return x_orig
+
+    def calculate_qparams(self) -> Tuple[Any, Any]:
+        if float(self.min_val) == float("inf") and float(self.max_val) == float("-inf"):
+            warnings.warn("must run observer before calling calculate_qparams. Returning default scale and zero "
+                          "point ", stacklevel=2)
+            return minitorch.tensor([1.0]), minitorch.tensor([0])
+        new_min, new_max = self._non_linear_param_search()
+        return self._calculate_qparams(new_min, new_max)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
 class PlaceholderObserver(ObserverBase):
     """Observes nothing: it carries a dtype (and a range) for the conversion, as the dynamic
     activation observer and the float16 one do."""
@@ -282,3 +419,4 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(dtype=quint8, qua
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(dtype=quint8,
                                                                     qscheme=per_channel_affine_float_qparams,
                                                                     ch_axis=0)
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)

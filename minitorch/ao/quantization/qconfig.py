@@ -8,7 +8,7 @@ from typing import Any
 import minitorch
 from minitorch._qtensor import per_channel_affine_float_qparams, quint8
 
-from .observer import (MinMaxObserver, PerChannelMinMaxObserver, PlaceholderObserver, _PartialWrapper,
+from .observer import (HistogramObserver, PerChannelMinMaxObserver, PlaceholderObserver,
                        default_dynamic_quant_observer, default_observer, default_per_channel_weight_observer,
                        default_weight_observer)
 
@@ -57,18 +57,15 @@ float_qparams_weight_only_qconfig = QConfig(
 
 
 def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
-    """The static post-training QConfig of a backend: reduce_range activations on x86/fbgemm."""
+    """The static post-training QConfig of a backend: histogram-observed activations (reduce_range
+    on x86/fbgemm), per-channel weights (per-tensor on qnnpack)."""
     if backend not in ("fbgemm", "x86", "qnnpack", "onednn"):
         raise AssertionError(f"backend: {backend} not supported. backend must be one of "
                              "['x86', 'fbgemm', 'qnnpack', 'onednn']")
     if backend in ("fbgemm", "x86"):
-        return QConfig(activation=_reduce_range_histogram(), weight=default_per_channel_weight_observer)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
+                       weight=default_per_channel_weight_observer)
     if backend == "qnnpack":
-        return QConfig(activation=MinMaxObserver.with_args(reduce_range=False), weight=default_weight_observer)
-    return QConfig(activation=MinMaxObserver.with_args(reduce_range=False), weight=default_per_channel_weight_observer)
-
-
-def _reduce_range_histogram() -> _PartialWrapper:
-    # PyTorch's x86 default is a HistogramObserver; minitorch has MinMaxObserver only (a wider
-    # range, the same scheme): reduce_range through quant_min/quant_max, without the warning.
-    return MinMaxObserver.with_args(quant_min=0, quant_max=127)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=False), weight=default_weight_observer)
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
+                   weight=default_per_channel_weight_observer)
