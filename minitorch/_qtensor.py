@@ -97,6 +97,16 @@ class QuantizedDtype:
     def to_complex(self):
         raise RuntimeError(f"Unsupported ScalarType {_storage_name(self)}")
 
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: tuple = (), kwargs: Optional[dict] = None) -> Any:
+        """A quantized dtype given to a factory or a cast: PyTorch's refusal (no quantized
+        tensor is made that way; quantize_per_tensor makes them)."""
+        name = getattr(func, "__name__", "")
+        if name in ("zeros", "new_zeros"):
+            raise _not_implemented("aten::zero_")
+        raise RuntimeError("empty_strided not supported on quantized tensors yet see "
+                           "https://github.com/pytorch/pytorch/issues/74540")
+
 
 def _qdtype_named(name: str) -> QuantizedDtype:
     return QuantizedDtype._by_name[name]

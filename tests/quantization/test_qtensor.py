@@ -299,3 +299,27 @@ def test_save_load_both_ways(per_channel):
     buf.seek(0)
     mine = minitorch.load(buf)["q"]
     _same_qtensor(mine, tq)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.zeros(3, dtype=lib.qint8), lambda lib: lib.ones(2, dtype=lib.quint8),
+    lambda lib: lib.tensor([1.0]).to(dtype=lib.qint8), lambda lib: lib.randn(2).to(lib.float32).to(dtype=lib.qint32),
+], ids=["zeros", "ones", "to", "to-qint32"])
+def test_quantized_dtype_in_factories_and_casts_raises_as_torch(fn):
+    classes = []
+    for lib in (minitorch, torch):
+        with pytest.raises((RuntimeError, NotImplementedError)) as e:
+            fn(lib)
+        classes.append(e.type)
+    assert classes[0] is classes[1]
+
+
+def test_corrupt_quantized_checkpoint_is_refused():
+    q = minitorch.quantize_per_tensor(minitorch.tensor([1.0, 2.0]), 0.1, 0, minitorch.qint8)
+    buf = io.BytesIO()
+    minitorch.save(q, buf)
+    raw = buf.getvalue().replace(b"per_tensor_affine", b"per_tensor_affinX")
+    with pytest.raises(Exception):
+        minitorch.load(io.BytesIO(raw))
+    buf.seek(0)
+    _same_qtensor(minitorch.load(buf), torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.1, 0, torch.qint8))
