@@ -50,7 +50,7 @@ def _compare(got, want, atol: float) -> None:
 
 @pytest.mark.parametrize("shape,in_f,out_f,bias", [
     ((5, 16), 16, 8, True), ((2, 3, 16), 16, 8, True), ((4, 33), 33, 7, False),
-    ((1, 1), 1, 1, True), ((64, 40), 40, 70, True),
+    ((1, 1), 1, 1, True), ((64, 40), 40, 70, True), ((3, 1100), 1100, 5, True),  # K > 1032: the float64 product
 ])
 def test_dynamic_linear_bit_for_bit(shape, in_f, out_f, bias):
     rng = np.random.default_rng(in_f * out_f)

@@ -9,8 +9,9 @@ linear_dynamic(x, packed) with a qint8 weight, per PyTorch's qlinear_dynamic.cpp
      acc[m, n] = sum_k (xq[m, k] - x_zp) * (wq[n, k] - w_zp);
   3. out = acc * (x_scale * w_scale) + bias, one fused multiply-add in float32 (the multiplier
      is the float32 product of the two scales).
-Each step is a few calls of minitorch ops. The integer product runs as a float64 matmul: every
-partial sum is an integer below 2**53, so it is exact, as the int32 accumulation is. The fused
+Each step is a few calls of minitorch ops. The integer product runs as a float32 matmul where
+every partial sum stays below 2**24 (K * 127 * 128 < 2**24, K up to 1032 with reduce_range), else
+as a float64 one (below 2**53): exact either way, as the int32 accumulation is. The fused
 multiply-add is float64 arithmetic rounded once to float32 (the product of two float32 numbers
 is exact in float64). The tests compare with torch element by element.
 With a float16 weight (dtype=torch.float16) the weight is rounded to float16 once and the
@@ -32,8 +33,8 @@ def _f32(v: float) -> float:
 
 class LinearPacked:
     """A weight (qint8 QTensor, or float32 values already rounded to float16) and its float bias,
-    as linear_prepack / linear_prepack_fp16 pack them; the float64 copy of the integer weight,
-    transposed for the product, is made once here."""
+    as linear_prepack / linear_prepack_fp16 pack them; the float64 and float32 copies of the
+    integer weight, transposed for the product, are made once here."""
 
     def __init__(self, weight: Any, bias: Optional[Any], dtype: Any) -> None:
         self.dtype, self.bias = dtype, bias
@@ -49,6 +50,7 @@ class LinearPacked:
                 axis_zp = weight.q_per_channel_zero_points().to(minitorch.float64).view(-1, 1)
                 self._w = (ir - axis_zp).t().contiguous()
                 self._w_scale = weight.q_per_channel_scales().to(minitorch.float32)
+            self._w32 = self._w.float()  # integers below 256 in magnitude: exact in float32
         else:
             self.weight = weight.detach().to(minitorch.float32)
             if bool((self.weight.abs() > 65504.0).any()):
@@ -83,10 +85,14 @@ def linear_dynamic(x: Any, packed: LinearPacked, reduce_range: bool = True) -> A
     qmax = 127 if reduce_range else 255
     inv = _f32(np.float32(1.0) / np.float32(x_scale))
     xq = (rows.double() * inv + x_zp).float().round()  # fbgemm's fused x * (1/scale) + zero_point
-    xq = minitorch.nan_to_num(xq, nan=float(qmax)).clamp(0, qmax)
-    acc = (xq.double() - x_zp) @ packed._w  # (M, N), exact integers
+    if lo != lo or hi != hi:  # NaN rounds to the top of the range, as fbgemm's clamp does
+        xq = minitorch.nan_to_num(xq, nan=float(qmax))
+    xq = xq.clamp(0, qmax) - x_zp
+    # every partial sum is an integer of magnitude below K * qmax * 128: where that is below 2**24,
+    # float32 holds them all exactly and sgemm is exact; else float64 (exact below 2**53)
+    acc = xq @ packed._w32 if K * qmax * 128 < 2 ** 24 else xq.double() @ packed._w  # (M, N)
     mult = (minitorch.tensor(_f32(x_scale)) * packed._w_scale).double()
-    out = acc * mult
+    out = acc.double() * mult
     if packed.bias is not None:
         out = out + packed.bias.detach().double()
     return out.float().reshape(*lead, N)
