@@ -10,8 +10,9 @@ linear_dynamic(x, packed) with a qint8 weight, per PyTorch's qlinear_dynamic.cpp
   3. out = acc * (x_scale * w_scale) + bias, one fused multiply-add in float32 (the multiplier
      is the float32 product of the two scales).
 Each step is a few calls of minitorch ops. The integer product runs as a float32 matmul where
-every partial sum stays below 2**24 (K * 127 * 128 < 2**24, K up to 1032 with reduce_range), else
-as a float64 one (below 2**53): exact either way, as the int32 accumulation is. The fused
+every partial sum stays below 2**24 (K * 127 * 128 < 2**24: K up to 1032 with reduce_range and a
+symmetric weight), else as a float64 one (below 2**53): exact either way, as the int32
+accumulation is. The fused
 multiply-add is float64 arithmetic rounded once to float32 (the product of two float32 numbers
 is exact in float64). The tests compare with torch element by element.
 With a float16 weight (dtype=torch.float16) the weight is rounded to float16 once and the
@@ -51,6 +52,7 @@ class LinearPacked:
                 self._w = (ir - axis_zp).t().contiguous()
                 self._w_scale = weight.q_per_channel_scales().to(minitorch.float32)
             self._w32 = self._w.float()  # integers below 256 in magnitude: exact in float32
+            self._w_bound = int(self._w.abs().max()) if self._w.numel() else 0  # 128 at most when symmetric
         else:
             self.weight = weight.detach().to(minitorch.float32)
             if bool((self.weight.abs() > 65504.0).any()):
@@ -88,9 +90,10 @@ def linear_dynamic(x: Any, packed: LinearPacked, reduce_range: bool = True) -> A
     if lo != lo or hi != hi:  # NaN rounds to the top of the range, as fbgemm's clamp does
         xq = minitorch.nan_to_num(xq, nan=float(qmax))
     xq = xq.clamp(0, qmax) - x_zp
-    # every partial sum is an integer of magnitude below K * qmax * 128: where that is below 2**24,
-    # float32 holds them all exactly and sgemm is exact; else float64 (exact below 2**53)
-    acc = xq @ packed._w32 if K * qmax * 128 < 2 ** 24 else xq.double() @ packed._w  # (M, N)
+    # every partial sum is an integer of magnitude at most K * qmax * max|w - w_zp|: where that is
+    # below 2**24, float32 holds them all exactly and sgemm is exact; else float64 (exact below 2**53)
+    exact32 = K * qmax * packed._w_bound < 2 ** 24
+    acc = xq @ packed._w32 if exact32 else xq.double() @ packed._w  # (M, N)
     mult = (minitorch.tensor(_f32(x_scale)) * packed._w_scale).double()
     out = acc.double() * mult
     if packed.bias is not None:
