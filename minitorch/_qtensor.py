@@ -309,13 +309,36 @@ class QTensor:
     def __iter__(self):
         return iter(self.unbind(0))
 
+    # ---- one element's value, and what has no quantized form ----
+    def item(self) -> float:
+        return _dequantize(self).item()
+
     def __bool__(self) -> bool:
-        raise _not_implemented("aten::is_nonzero")
+        return bool(_dequantize(self))
 
     def __float__(self) -> float:
-        raise _not_implemented("aten::_local_scalar_dense")
+        return float(_dequantize(self))
 
-    __int__ = __index__ = __float__
+    def __int__(self) -> int:
+        return int(_dequantize(self))
+
+    def numpy(self, *, force: bool = False) -> Any:
+        raise TypeError(f"Got unsupported ScalarType {_storage_name(self._dtype)}")
+
+    def tolist(self) -> Any:
+        raise RuntimeError("load_scalar: invalid type")
+
+    def _float_cast(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Creation of quantized tensor requires quantized dtype like torch.quint8")
+
+    float = double = half = bfloat16 = long = int = _float_cast
+
+    def mean(self, dim: Any = None, keepdim: bool = False) -> "QTensor":
+        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's)."""
+        self._per_tensor("mean")
+        x = _dequantize(self)
+        m = x.mean() if dim is None else x.mean(dim, keepdim=keepdim)
+        return quantize_per_tensor(m, self._scale, self._zero_point, self._dtype)
 
     def __hash__(self) -> int:
         return id(self)
@@ -632,7 +655,7 @@ _HANDLED: dict = {
     "q_zero_point": QTensor.q_zero_point, "q_per_channel_scales": QTensor.q_per_channel_scales,
     "q_per_channel_zero_points": QTensor.q_per_channel_zero_points,
     "q_per_channel_axis": QTensor.q_per_channel_axis, "qscheme": QTensor.qscheme,
-    "relu": _relu, "relu_": lambda t: t.relu_(), "cat": _cat, "concat": _cat, "concatenate": _cat,
+    "relu": _relu, "relu_": lambda t: t.relu_(), "mean": QTensor.mean, "cat": _cat, "concat": _cat, "concatenate": _cat,
     "equal": _equal, "is_floating_point": lambda t: False, "is_complex": lambda t: False,
     **{n: getattr(QTensor, n) for n in ("eq", "ne", "lt", "le", "gt", "ge")},
 }

@@ -323,3 +323,31 @@ def test_corrupt_quantized_checkpoint_is_refused():
         minitorch.load(io.BytesIO(raw))
     buf.seek(0)
     _same_qtensor(minitorch.load(buf), torch.quantize_per_tensor(torch.tensor([1.0, 2.0]), 0.1, 0, torch.qint8))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, q: q.item(), lambda lib, q: float(q), lambda lib, q: bool(q), lambda lib, q: q.numpy(),
+    lambda lib, q: q.tolist(), lambda lib, q: q.float(), lambda lib, q: q.double(), lambda lib, q: q.mean(),
+    lambda lib, q: lib.mean(q),
+], ids=["item", "float", "bool", "numpy", "tolist", "float()", "double()", "mean", "torch.mean"])
+def test_values_and_casts_as_torch(fn):
+    results = []
+    for lib in (minitorch, torch):
+        q = lib.quantize_per_tensor(lib.tensor([1.37]), 0.25, 3, lib.qint8)
+        try:
+            results.append(fn(lib, q))
+        except Exception as e:  # noqa: BLE001 - the class and words are compared
+            results.append(e)
+    got, want = results
+    if isinstance(want, Exception):
+        assert type(got) is type(want) and str(got) == str(want)
+    elif isinstance(want, torch.Tensor):
+        _same_qtensor(got, want)
+    else:
+        assert got == want and type(got) is type(want)
+
+
+def test_quantized_mean_along_a_dim():
+    x = np.linspace(-2, 3, 12, dtype=np.float32).reshape(3, 4)
+    got, want = _both(lambda lib, t: lib.quantize_per_tensor(t, 0.1, 5, lib.quint8).mean(1, keepdim=True), x)
+    _same_qtensor(got, want)
