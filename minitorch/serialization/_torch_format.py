@@ -59,7 +59,8 @@ def _write_global(pickler: pickle._Pickler, g: _Global) -> None:
 
 
 def _write_dtype(pickler: pickle._Pickler, dtype: Any) -> None:
-    _write_global(pickler, _Global("torch", str(dtype).split(".")[-1]))
+    # through save: a dtype saved twice (two quantized layers' dtype entries) refers to the memo
+    pickler.save(_Global("torch", str(dtype).split(".")[-1]))
 
 
 class _StorageRef:

@@ -528,3 +528,15 @@ def test_a_torchscript_archive_is_named():
             z.writestr("m/constants.pkl", b"")
             z.writestr("m/version", b"3\n")
         minitorch.load(io.BytesIO(buf.getvalue()))
+
+
+def test_a_dtype_saved_twice():
+    # the second occurrence of a dtype refers to the pickle's memo (it once failed an assertion)
+    buf = io.BytesIO()
+    minitorch.save({"a": minitorch.float32, "b": minitorch.float32, "c": [minitorch.int64, minitorch.int64]}, buf)
+    buf.seek(0)
+    assert minitorch.load(buf) == {"a": minitorch.float32, "b": minitorch.float32,
+                                   "c": [minitorch.int64, minitorch.int64]}
+    torch = pytest.importorskip("torch")
+    buf.seek(0)
+    assert torch.load(buf) == {"a": torch.float32, "b": torch.float32, "c": [torch.int64, torch.int64]}

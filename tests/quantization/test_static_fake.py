@@ -193,3 +193,26 @@ def test_histogram_observer_as_torch(reduce_range):
         assert (mmin, mmax) == (tmin, tmax)
         np.testing.assert_array_equal(as_numpy(ms), ts.numpy())
         np.testing.assert_array_equal(as_numpy(mz), tz.numpy())
+
+
+def test_static_quantized_state_dict_loads_both_ways():
+    import io
+
+    rng = np.random.default_rng(7)
+    models = {}
+    for lib in (minitorch, torch):
+        m = _static_model(lib, "default_per_channel_qconfig")
+        prepared = lib.ao.quantization.prepare(m)
+        prepared(lib.tensor(rng.normal(size=(6, 8)).astype(np.float32)))
+        models[lib] = lib.ao.quantization.convert(prepared)
+    assert list(models[minitorch].state_dict()) == list(models[torch].state_dict())
+    x = rng.normal(size=(4, 8)).astype(np.float32)
+    for src, dst in ((torch, minitorch), (minitorch, torch)):
+        buf = io.BytesIO()
+        src.save(models[src].state_dict(), buf)
+        buf.seek(0)
+        models[dst].load_state_dict(dst.load(buf, weights_only=False))
+    # both now hold the weights each other had: each maps x as the other did before
+    got = models[minitorch](minitorch.tensor(x))
+    want = models[torch](torch.tensor(x))
+    np.testing.assert_allclose(as_numpy(got), want.numpy(), rtol=0, atol=models[torch].fc2.scale * 1.01)
