@@ -112,7 +112,8 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
 
 def _rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, quantizer_params: Any,
                      requires_grad: Any, backward_hooks: Any):
-    """A quantized tensor: its integers viewed from a QInt8Storage (or kin) and its quantizer."""
+    """A quantized tensor: its integers viewed from a QInt8Storage (or kin) and its quantizer. A
+    view, not a copy: a legacy file's storage bytes are read after its pickle."""
     from .. import _qtensor
 
     t = _rebuild_tensor(storage, storage_offset, size, stride)
@@ -123,11 +124,11 @@ def _rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, 
         raise RuntimeError("minitorch.load: corrupt pickle: a bad quantized tensor")
     if scheme.name == "per_tensor_affine" and len(params) == 3 and isinstance(params[1], float) \
             and type(params[2]) is int:
-        return _qtensor.QTensor(t.clone(), _qtensor._qdtype_named(qdtype), scheme, params[1], params[2])
+        return _qtensor.QTensor(t, _qtensor._qdtype_named(qdtype), scheme, params[1], params[2])
     if scheme.name in ("per_channel_affine", "per_channel_affine_float_qparams") and len(params) == 4 \
             and all(isinstance(p, _C.TensorBase) for p in params[1:3]) and type(params[3]) is int \
             and 0 <= params[3] < t.dim() and params[1].numel() == params[2].numel() == t.shape[params[3]]:
-        return _qtensor.QTensor(t.clone(), _qtensor._qdtype_named(qdtype), scheme, params[1], params[2], params[3])
+        return _qtensor.QTensor(t, _qtensor._qdtype_named(qdtype), scheme, params[1], params[2], params[3])
     raise RuntimeError(f"minitorch.load: the file holds a quantized tensor of scheme {scheme}, which "
                        "minitorch cannot rebuild")
 

@@ -276,8 +276,9 @@ def test_attributes_and_comparisons_as_torch():
 
 # ---- saving ----
 
+@pytest.mark.parametrize("zip_format", [True, False])
 @pytest.mark.parametrize("per_channel", [False, True])
-def test_save_load_both_ways(per_channel):
+def test_save_load_both_ways(per_channel, zip_format):
     rng = np.random.default_rng(5)
     x = rng.normal(size=(3, 4)).astype(np.float32)
 
@@ -289,13 +290,13 @@ def test_save_load_both_ways(per_channel):
 
     q, tq = make(minitorch), make(torch)
     buf = io.BytesIO()
-    minitorch.save({"q": q, "dtype": minitorch.qint8}, buf)
+    minitorch.save({"q": q, "dtype": minitorch.qint8}, buf, _use_new_zipfile_serialization=zip_format)
     buf.seek(0)
     back = torch.load(buf)  # PyTorch reads minitorch's file, weights_only
     assert back["dtype"] is torch.qint8
     assert torch.equal(back["q"], tq)
     buf = io.BytesIO()
-    torch.save({"q": tq}, buf)
+    torch.save({"q": tq}, buf, _use_new_zipfile_serialization=zip_format)
     buf.seek(0)
     mine = minitorch.load(buf)["q"]
     _same_qtensor(mine, tq)
