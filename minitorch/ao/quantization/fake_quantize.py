@@ -9,9 +9,10 @@ from minitorch import nn
 from minitorch._qtensor import per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric
 from minitorch._qtensor import per_tensor_affine, per_tensor_symmetric, qint8, quint8
 
-from .observer import MovingAverageMinMaxObserver, _with_args
+from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _with_args
 
-__all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant"]
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
+           "default_per_channel_weight_fake_quant"]
 
 _PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
 
@@ -103,3 +104,7 @@ default_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver
 default_weight_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=-128,
                                                    quant_max=127, dtype=qint8, qscheme=per_tensor_symmetric,
                                                    reduce_range=False)
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(observer=MovingAveragePerChannelMinMaxObserver,
+                                                               quant_min=-128, quant_max=127, dtype=qint8,
+                                                               qscheme=per_channel_symmetric, reduce_range=False,
+                                                               ch_axis=0)

@@ -17,7 +17,7 @@ from minitorch._qtensor import per_channel_affine, per_channel_affine_float_qpar
 from minitorch._qtensor import per_tensor_affine, per_tensor_symmetric, qint8, qint32, quint8
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "HistogramObserver", "PlaceholderObserver", "NoopObserver", "default_observer",
+           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "PlaceholderObserver", "NoopObserver", "default_observer",
            "default_weight_observer", "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer"]
 
@@ -228,6 +228,29 @@ class PerChannelMinMaxObserver(_RangeObserver):
     def reset_min_max_vals(self) -> None:
         self.min_val = minitorch.tensor([])
         self.max_val = minitorch.tensor([])
+
+
+class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
+    """Per-channel min and max as moving averages: m += c * (current - m) after the first batch."""
+
+    def __init__(self, averaging_constant: float = 0.01, ch_axis: int = 0, dtype: Any = quint8,
+                 qscheme: Any = per_channel_affine, reduce_range: bool = False, quant_min: Any = None,
+                 quant_max: Any = None, eps: float = 1.1920928955078125e-07, is_dynamic: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(ch_axis=ch_axis, dtype=dtype, qscheme=qscheme, reduce_range=reduce_range,
+                         quant_min=quant_min, quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
+        self.averaging_constant = averaging_constant
+
+    def forward(self, x_orig: Any) -> Any:
+        if x_orig.numel() == 0:
+            return x_orig
+        x = x_orig.detach().to(self.min_val.dtype)
+        lo, hi = minitorch.aminmax(x.movedim(self.ch_axis, 0).reshape(x.shape[self.ch_axis], -1), dim=1)
+        if self.min_val.numel() and self.max_val.numel():
+            c = self.averaging_constant
+            lo, hi = self.min_val + c * (lo - self.min_val), self.max_val + c * (hi - self.max_val)
+        self.min_val, self.max_val = lo, hi
+        return x_orig
 
 
 class HistogramObserver(UniformQuantizationObserverBase):

@@ -14,7 +14,7 @@ from .observer import (HistogramObserver, PerChannelMinMaxObserver, PlaceholderO
 
 __all__ = ["QConfig", "QConfigDynamic", "default_qconfig", "default_dynamic_qconfig", "float16_dynamic_qconfig",
            "per_channel_dynamic_qconfig", "default_per_channel_qconfig", "float_qparams_weight_only_qconfig",
-           "get_default_qconfig"]
+           "get_default_qconfig", "default_qat_qconfig", "get_default_qat_qconfig"]
 
 
 def _check_not_instance(activation: Any, weight: Any) -> None:
@@ -69,3 +69,34 @@ def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
         return QConfig(activation=HistogramObserver.with_args(reduce_range=False), weight=default_weight_observer)
     return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
                    weight=default_per_channel_weight_observer)
+
+
+def _fake_quant_qconfigs() -> tuple:
+    from .fake_quantize import (FakeQuantize, default_fake_quant, default_per_channel_weight_fake_quant,
+                                default_weight_fake_quant)
+    from .observer import MovingAverageMinMaxObserver
+
+    def activation(reduce_range: bool) -> Any:
+        return FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                      reduce_range=reduce_range)
+
+    return (QConfig(activation=default_fake_quant, weight=default_weight_fake_quant), activation,
+            default_weight_fake_quant, default_per_channel_weight_fake_quant)
+
+
+def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
+    """The quantization-aware training QConfig of a backend: FakeQuantize over moving-average
+    observers (activations with reduce_range on x86/fbgemm; weights per channel but on qnnpack).
+    PyTorch's version 1 uses its fused FakeQuantize module; minitorch has the unfused one only,
+    which computes the same thing, so both versions give it."""
+    default, activation, weight, per_channel_weight = _fake_quant_qconfigs()
+    if backend in ("fbgemm", "x86"):
+        return QConfig(activation=activation(True), weight=per_channel_weight)
+    if backend == "qnnpack":
+        return QConfig(activation=activation(False), weight=weight)
+    if backend == "onednn":
+        return QConfig(activation=activation(False), weight=per_channel_weight)
+    return default
+
+
+default_qat_qconfig = _fake_quant_qconfigs()[0]

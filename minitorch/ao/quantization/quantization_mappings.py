@@ -5,6 +5,7 @@ import copy
 from typing import Any, Dict
 
 from minitorch import nn
+from minitorch.ao.nn import qat as nnqat
 from minitorch.ao.nn import quantized as nnq
 from minitorch.ao.nn.quantized import dynamic as nnqd
 
@@ -15,7 +16,10 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear,
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnq.Linear,
+    nnqat.Linear: nnq.Linear,
 }
+
+DEFAULT_QAT_MODULE_MAPPINGS: Dict[Any, Any] = {nn.Linear: nnqat.Linear}
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nn.GRUCell: nnqd.GRUCell,
@@ -40,4 +44,10 @@ def get_default_static_quant_module_mappings() -> Dict[Any, Any]:
 
 def get_default_qconfig_propagation_list() -> set:
     """The module types prepare gives an output observer (those convert can swap)."""
-    return set(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
+    return (set(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS)
+            | set(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS))
+
+
+def get_default_qat_module_mappings() -> Dict[Any, Any]:
+    """A copy of the float-module -> QAT-module table prepare_qat uses."""
+    return copy.deepcopy(DEFAULT_QAT_MODULE_MAPPINGS)

@@ -13,11 +13,11 @@ from minitorch import nn
 from minitorch._qtensor import qint8, quint8
 
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig, float_qparams_weight_only_qconfig
-from .quantization_mappings import (get_default_dynamic_quant_module_mappings, get_default_qconfig_propagation_list,
-                                    get_default_static_quant_module_mappings)
+from .quantization_mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
+                                    get_default_qconfig_propagation_list, get_default_static_quant_module_mappings)
 from .stubs import DeQuantStub
 
-__all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module", "prepare", "quantize"]
+__all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module", "prepare", "quantize", "prepare_qat", "quantize_qat"]
 
 # PyTorch 2.13 deprecates eager-mode quantization in favour of torchao; its entry points warn so.
 DEPRECATION_WARNING = ("torch.ao.quantization is deprecated and will be removed in 2.10. For migrations of users: "
@@ -137,13 +137,17 @@ def _observer_forward_hook(module: nn.Module, input: Any, output: Any) -> Any:
     return module.activation_post_process(output)
 
 
-def _add_observer_(module: nn.Module, propagation: set) -> None:
-    """An activation_post_process child, and a forward hook calling it, on each leaf module with
-    a qconfig whose type convert can swap (DeQuantStub's output is float: no observer)."""
-    for child in module.children():
-        if type(child) is not nn.Dropout:
-            _add_observer_(child, propagation)
-    is_leaf = not any(True for _ in module.children())
+def _add_observer_(module: nn.Module, propagation: set, non_leaf: Any = ()) -> None:
+    """An activation_post_process child, and a forward hook calling it, on each leaf module (or
+    module of a type in non_leaf: a QAT Linear, whose child is its weight's FakeQuantize) with a
+    qconfig whose type convert can swap (DeQuantStub's output is float: no observer)."""
+    if type(module) in non_leaf:
+        is_leaf = True
+    else:
+        for child in module.children():
+            if type(child) is not nn.Dropout:
+                _add_observer_(child, propagation, non_leaf)
+        is_leaf = not any(True for _ in module.children())
     qconfig = getattr(module, "qconfig", None)
     if is_leaf and qconfig is not None and type(module) in propagation and type(module) is not DeQuantStub:
         module.add_module("activation_post_process", qconfig.activation())
@@ -176,4 +180,32 @@ def quantize(model: nn.Module, run_fn: Any, run_args: Any, mapping: Any = None, 
     prepare(model, inplace=True)
     run_fn(model, *run_args) if isinstance(run_args, (list, tuple)) else run_fn(model, run_args)
     convert(model, mapping, inplace=True)
+    return model
+
+
+def prepare_qat(model: nn.Module, mapping: Any = None, inplace: bool = False) -> nn.Module:
+    """model (in training mode) ready for quantization-aware training: its Linears become QAT
+    Linears (fake-quantized weights) and each quantizable leaf's output a FakeQuantize."""
+    warnings.warn(DEPRECATION_WARNING, DeprecationWarning, stacklevel=2)
+    if not model.training:
+        raise AssertionError("prepare_qat only works on models in training mode")
+    if mapping is None:
+        mapping = get_default_qat_module_mappings()
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model, None)
+    _convert(model, mapping)
+    _add_observer_(model, get_default_qconfig_propagation_list(), set(mapping.values()))
+    return model
+
+
+def quantize_qat(model: nn.Module, run_fn: Any, run_args: Any, inplace: bool = False) -> nn.Module:
+    """prepare_qat, run_fn(model, *run_args) to train, convert."""
+    warnings.warn(DEPRECATION_WARNING, DeprecationWarning, stacklevel=2)
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.train()
+    prepare_qat(model, inplace=True)
+    run_fn(model, *run_args)
+    convert(model, inplace=True)
     return model

@@ -80,11 +80,15 @@ class Linear(_LinearBase):
     def from_float(cls, mod: Any, use_precomputed_fake_quant: bool = False) -> "Linear":
         from .utils import _quantize_weight
 
-        if type(mod) not in cls._FLOAT_MODULE:
-            raise AssertionError(" nnq.Linear.from_float only works for Linear")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        observer = mod.qconfig.weight()
+        if hasattr(mod, "weight_fake_quant"):  # a QAT Linear: its own weight FakeQuantize quantizes
+            observer = mod.weight_fake_quant
+        else:
+            if type(mod) not in cls._FLOAT_MODULE:
+                raise AssertionError(f"nnq.Linear.from_float only works for Linear, NonDynamicallyQuantizableLinear, "
+                                     f"but got: {type(mod)}")
+            if not hasattr(mod, "qconfig"):
+                raise AssertionError("Input float module must have qconfig defined")
+            observer = mod.qconfig.weight()
         observer(mod.weight)
         if observer.dtype is not minitorch.qint8:
             raise AssertionError("Weight observer must have dtype torch.qint8")
