@@ -254,6 +254,13 @@ from . import func  # noqa: E402
 from . import library  # noqa: E402
 from ._ops import ops  # noqa: E402  (minitorch.ops.aten.relu, minitorch.ops.mylib.foo)
 from .func import vmap  # noqa: E402
+from ._qtensor import qint8, qint32, quint8, qscheme  # noqa: E402  (quantized dtypes: Python objects)
+from ._qtensor import (  # noqa: E402
+    dequantize, per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
+    per_tensor_symmetric, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
+    _empty_affine_quantized, _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor,
+)
+from ._fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine  # noqa: E402
 
 conv2d = nn.functional.conv2d  # the op, plus PyTorch's padding='same' / 'valid'
 conv1d = nn.functional.conv1d  # the op, plus PyTorch's padding='same' / 'valid'
@@ -271,9 +278,9 @@ def adaptive_max_pool1d(input, output_size):
 
 def __getattr__(name: str):
     """minitorch.hub (its urllib, zipfile and tempfile cost more than the rest of `import minitorch`
-    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor, minitorch._logging and
-    minitorch.__config__ are imported on first use."""
-    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging", "__config__"):
+    needs), minitorch.fx, minitorch._dynamo, minitorch._inductor, minitorch._logging,
+    minitorch.__config__, minitorch.ao and minitorch.quantization are imported on first use."""
+    if name in ("hub", "fx", "_dynamo", "_inductor", "_logging", "__config__", "ao", "quantization"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

@@ -161,6 +161,44 @@ def _cpu_capability() -> str:
 cpu = _module("cpu", "The CPU's capability (torch.backends.cpu).", get_cpu_capability=_cpu_capability)
 
 
+# ---- quantized ----------------------------------------------------------------------------
+
+_QENGINES = ("none", "fbgemm", "qnnpack", "onednn", "x86")  # the names PyTorch knows (c10 QEngine)
+_SUPPORTED_QENGINES = ["x86", "fbgemm"]  # the numerics minitorch's quantized kernels follow
+
+
+class _QuantizedModule(types.ModuleType):
+    """torch.backends.quantized: `engine`, the quantized kernels' backend ('x86', as PyTorch's
+    default on x86 CPUs; 'fbgemm' names the same numerics), and the read-only `supported_engines`."""
+
+    _engine = "x86"
+
+    @property
+    def engine(self) -> str:
+        return self._engine
+
+    @engine.setter
+    def engine(self, value: str) -> None:
+        if value not in _QENGINES and value not in ("", None):
+            raise RuntimeError(f"{value} is not a valid value for quantized engine")
+        if value not in _SUPPORTED_QENGINES:
+            name = {"none": "NoQEngine", "": "NoQEngine", None: "NoQEngine", "qnnpack": "QNNPACK",
+                    "onednn": "ONEDNN"}.get(value, value)
+            raise RuntimeError(f"quantized engine {name} is not supported")
+        type(self)._engine = value
+
+    @property
+    def supported_engines(self) -> list:
+        return list(_SUPPORTED_QENGINES)
+
+    @supported_engines.setter
+    def supported_engines(self, value: object) -> None:
+        raise RuntimeError("Assignment not supported")
+
+
+quantized = _QuantizedModule(f"{__name__}.quantized", "The quantized engine (torch.backends.quantized).")
+sys.modules[quantized.__name__] = quantized
+
 # ---- opt_einsum ----------------------------------------------------------------------------
 
 try:

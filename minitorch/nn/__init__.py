@@ -17,3 +17,13 @@ from minitorch.nn.parallel import DataParallel  # noqa: E402
 
 __all__.append("DataParallel")
 
+
+
+def __getattr__(name: str):
+    """minitorch.nn.quantized and minitorch.nn.qat (minitorch.ao.nn's) are imported on first use,
+    as they import the quantization package, which imports minitorch.nn."""
+    if name in ("quantized", "qat"):
+        import importlib
+
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -97,9 +97,10 @@ class StorageTable:
         # (base address, dtype, device) -> [index, a tensor reaching the end, elements]
         self.storages: Dict[Tuple[int, str, str], list] = {}
 
-    def add(self, t) -> int:
-        """The index of the storage that t (detached) views."""
-        key = (t.data_ptr() - t.storage_offset() * t.element_size(), dtype_name(t.dtype), str(t.device))
+    def add(self, t, dtype: Optional[str] = None) -> int:
+        """The index of the storage that t (detached) views; dtype names its elements where t's
+        own dtype does not (a quantized tensor's integers: "qint8")."""
+        key = (t.data_ptr() - t.storage_offset() * t.element_size(), dtype or dtype_name(t.dtype), str(t.device))
         s = self.storages.setdefault(key, [len(self.storages), t, 0])
         end = t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
         if t.numel() and end > s[2]:

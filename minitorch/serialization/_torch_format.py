@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Optional, Tuple
 import numpy as np
 
 from ._common import StorageTable, restore_location
-from ._unpickler import STORAGE_NAMES, LoadedStorage, StorageType, unpickle
+from ._unpickler import Q_STORAGE_NAMES, STORAGE_NAMES, LoadedStorage, StorageType, unpickle
 
 _ALIGN = 64
 _FB_PADDING = 0x4246  # the extra field ("FB") with which PyTorch's writer aligns record data
@@ -59,7 +59,8 @@ def _write_global(pickler: pickle._Pickler, g: _Global) -> None:
 
 
 def _write_dtype(pickler: pickle._Pickler, dtype: Any) -> None:
-    _write_global(pickler, _Global("torch", str(dtype).split(".")[-1]))
+    # through save: a dtype saved twice (two quantized layers' dtype entries) refers to the memo
+    pickler.save(_Global("torch", str(dtype).split(".")[-1]))
 
 
 class _StorageRef:
@@ -85,8 +86,16 @@ class _TorchPickler(pickle._Pickler):
         self.Size, self.Tensor, self.device, self.Parameter = Size, Tensor, device, Parameter
         self.dispatch = dict(self.dispatch)
         self.dispatch[dtype] = _write_dtype
+        from .._qtensor import QTensor, QuantizedDtype, qscheme
+
+        self.QTensor = QTensor
+        self.dispatch[QuantizedDtype] = _write_dtype
+        self.dispatch[qscheme] = _write_dtype
+        _add_packed_writers(self.dispatch)
 
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, self.QTensor):
+            return self._qtensor(obj)
         if isinstance(obj, self.Tensor):
             state = dict(getattr(obj, "__dict__", {}))  # attributes a user set, saved as PyTorch saves them
             if isinstance(obj, self.Parameter):
@@ -108,14 +117,49 @@ class _TorchPickler(pickle._Pickler):
             return _Global("torch", "Size"), (tuple(obj),)
         return NotImplemented
 
+    def _qtensor(self, q: Any) -> Any:
+        """A quantized tensor as torch.save writes it: _rebuild_qtensor over a QInt8Storage (or
+        QUInt8Storage, QInt32Storage) of its integers, with its quantizer's parameters."""
+        ir = q._ir
+        index = self.storages.add(ir, q.dtype.name)
+        ref = self.refs.setdefault(index, _StorageRef(index))
+        scheme = _Global("torch", q.qscheme().name)
+        if q._axis is None:
+            params = (scheme, q.q_scale(), q.q_zero_point())
+        else:
+            params = (scheme, q._scales, q._zero_points, q._axis)
+        args = (ref, ir.storage_offset(), tuple(ir.shape), tuple(ir.stride()), params, False, OrderedDict())
+        return _Global("torch._utils", "_rebuild_qtensor"), args
+
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not _StorageRef:
             return None
         dtype, device, numel = self.ids[obj.index] if self.ids else ("float32", "cpu", 0)
-        return ("storage", _Global("torch", STORAGE_NAMES[dtype]), str(obj.index), device, numel)
+        name = STORAGE_NAMES.get(dtype) or Q_STORAGE_NAMES[dtype]
+        return ("storage", _Global("torch", name), str(obj.index), device, numel)
 
 
 _TorchPickler.dispatch[_Global] = _write_global
+
+
+def _write_script_object(pickler: pickle._Pickler, state: Any, obj: Any) -> None:
+    """obj as PyTorch pickles its TorchScript classes (packed quantized weights): a
+    torch.ScriptObject made empty (NEWOBJ) and given (state, class name) by BUILD."""
+    pickler.save(_Global("torch", "ScriptObject"))
+    pickler.write(pickle.EMPTY_TUPLE + pickle.NEWOBJ)
+    pickler.memoize(obj)
+    pickler.save(state)
+    pickler.write(pickle.BUILD)
+
+
+def _add_packed_writers(dispatch: dict) -> None:
+    from ..ao.nn.quantized._packed import LinearPacked
+    from ..ao.nn.quantized.dynamic.modules.rnn import CellParams
+
+    dispatch[LinearPacked] = lambda p, obj: _write_script_object(
+        p, (obj.unpack(), "__torch__.torch.classes.quantized.LinearPackedParamsBase"), obj)
+    dispatch[CellParams] = lambda p, obj: _write_script_object(
+        p, (obj.__getstate__(), "__torch__.torch.classes.rnn.CellParamsBase"), obj)
 
 
 class _Sink:

@@ -40,10 +40,12 @@ STORAGE_DTYPES = {
     "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",
 }
 STORAGE_NAMES = {dtype: name for name, dtype in STORAGE_DTYPES.items()}
+# a quantized tensor's storage: its quantized dtype -> the storage name, and the integers' dtype
+Q_STORAGE_NAMES = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
+Q_STORAGE_DTYPES = {"QInt8Storage": "int8", "QUInt8Storage": "uint8", "QInt32Storage": "int32"}
 
 # PyTorch's globals for things minitorch does not have: named in the error, not refused as unsafe.
 _UNSUPPORTED = {
-    "torch._utils._rebuild_qtensor": "quantized tensors",
     "torch._utils._rebuild_sparse_tensor": "sparse tensors",
     "torch._utils._rebuild_nested_tensor": "nested tensors",
     "torch._utils._rebuild_meta_tensor_no_storage": "meta tensors",
@@ -75,7 +77,7 @@ class StorageType:
     """torch.FloatStorage and its kin, as named in a persistent id: the dtype of the storage."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.dtype_name = name, STORAGE_DTYPES[name]
+        self.name, self.dtype_name = name, STORAGE_DTYPES.get(name) or Q_STORAGE_DTYPES[name]
         self.dtype = minitorch_dtype(self.dtype_name, "a storage")
         self.itemsize = 2 if self.dtype_name == "bfloat16" else np.dtype(self.dtype_name).itemsize
 
@@ -106,6 +108,29 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
             raise RuntimeError("minitorch.load: corrupt tensor: only floating point tensors can require gradients")
         t.requires_grad_(True)
     return t
+
+
+def _rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, quantizer_params: Any,
+                     requires_grad: Any, backward_hooks: Any):
+    """A quantized tensor: its integers viewed from a QInt8Storage (or kin) and its quantizer. A
+    view, not a copy: a legacy file's storage bytes are read after its pickle."""
+    from .. import _qtensor
+
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    qdtype = {v: k for k, v in Q_STORAGE_NAMES.items()}.get(storage.stype.name)
+    params = quantizer_params if isinstance(quantizer_params, tuple) else ()
+    scheme = params[0] if params else None
+    if qdtype is None or not isinstance(scheme, _qtensor.qscheme):
+        raise RuntimeError("minitorch.load: corrupt pickle: a bad quantized tensor")
+    if scheme.name == "per_tensor_affine" and len(params) == 3 and isinstance(params[1], float) \
+            and type(params[2]) is int:
+        return _qtensor.QTensor(t, _qtensor._qdtype_named(qdtype), scheme, params[1], params[2])
+    if scheme.name in ("per_channel_affine", "per_channel_affine_float_qparams") and len(params) == 4 \
+            and all(isinstance(p, _C.TensorBase) for p in params[1:3]) and type(params[3]) is int \
+            and 0 <= params[3] < t.dim() and params[1].numel() == params[2].numel() == t.shape[params[3]]:
+        return _qtensor.QTensor(t, _qtensor._qdtype_named(qdtype), scheme, params[1], params[2], params[3])
+    raise RuntimeError(f"minitorch.load: the file holds a quantized tensor of scheme {scheme}, which "
+                       "minitorch cannot rebuild")
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any):
@@ -217,7 +242,14 @@ def _allowed_globals() -> Dict[str, Any]:
         "_codecs.encode": _encode, "torch.Size": _size, "torch.device": _device, "torch.Tensor": _TENSOR,
         "torch.nn.parameter.Parameter": _PARAMETER,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_qtensor": _rebuild_qtensor,
     }
+    from .. import _qtensor
+
+    for name in _qtensor.qscheme._by_name:
+        rc[f"torch.{name}"] = _qtensor.qscheme._by_name[name]
+    for name in _qtensor.QuantizedDtype._by_name:
+        rc[f"torch.{name}"] = _qtensor.QuantizedDtype._by_name[name]
     for f in _REBUILDS:
         rc[f"torch._utils.{f.__name__}"] = f
     return rc
@@ -233,7 +265,7 @@ def _torch_global(full: str) -> Any:
     if full in _UNSUPPORTED:
         raise RuntimeError(f"minitorch.load: the file holds {_UNSUPPORTED[full]} ({full}), which minitorch does not support")
     module, _, name = full.rpartition(".")
-    if module == "torch" and name in STORAGE_DTYPES:
+    if module == "torch" and (name in STORAGE_DTYPES or name in Q_STORAGE_DTYPES):
         return StorageType(name)
     if module == "torch" and name in STORAGE_NAMES:
         return minitorch_dtype(name, "a value")
@@ -252,7 +284,8 @@ def unsafe_globals(data: bytes) -> List[str]:
     except Exception as e:  # ValueError, struct.error, ...: all mean a malformed pickle
         raise RuntimeError(f"minitorch.load: corrupt pickle: {e}") from None
     module_name = (n.rpartition(".") for n in names)
-    allowed = {f"{m}.{n}" for m, _, n in module_name if m == "torch" and (n in STORAGE_DTYPES or n in STORAGE_NAMES)}
+    allowed = {f"{m}.{n}" for m, _, n in module_name
+               if m == "torch" and (n in STORAGE_DTYPES or n in STORAGE_NAMES or n in Q_STORAGE_DTYPES)}
     allowed |= _ALLOWED.keys() | _UNSUPPORTED.keys() | _user_allowed().keys()
     return sorted(names - allowed)
 
@@ -323,6 +356,30 @@ class _WeightsUnpickler(pickle._Unpickler):
     dispatch[pickle.BUILD[0]] = load_build
 
 
+class _ScriptObject:
+    """torch.ScriptObject, for weights_only=False: PyTorch pickles its packed quantized weights
+    as an empty ScriptObject given (state, class name) by BUILD; the object becomes minitorch's
+    class of that name (LinearPacked, CellParams) from the state."""
+
+    def __setstate__(self, state: Any) -> None:
+        from .. import _qtensor
+        from ..ao.nn.quantized._packed import LinearPacked
+        from ..ao.nn.quantized.dynamic.modules.rnn import CellParams
+
+        inner, name = state
+        if name.endswith(".LinearPackedParamsBase"):
+            weight, bias = inner[:2]
+            dtype = _qtensor.qint8 if isinstance(weight, _qtensor.QTensor) else _C.float16
+            self.__class__ = LinearPacked
+            LinearPacked.__init__(self, weight, bias, dtype)
+        elif name.endswith(".CellParamsBase"):
+            self.__class__ = CellParams
+            CellParams.__setstate__(self, inner)
+        else:
+            raise RuntimeError(f"minitorch.load: the file holds a TorchScript object {name}, which minitorch "
+                               "does not have")
+
+
 class _FullUnpickler(pickle.Unpickler):
     """weights_only=False: any global, as pickle; PyTorch's become minitorch's, torch is never imported."""
 
@@ -338,6 +395,8 @@ class _FullUnpickler(pickle.Unpickler):
         if module != "torch" and not module.startswith("torch."):
             return super().find_class(module, name)
         full = f"{module}.{name}"
+        if full == "torch.ScriptObject":
+            return _ScriptObject
         found = _torch_global(full)
         if found is _TENSOR or found is _PARAMETER:
             from .._tensor import Tensor

@@ -486,7 +486,9 @@ BROKEN = {
     "storage_is_an_int": (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(K\x00K\x00K\x02\x85K\x01\x85\x89}tR.",
                           "a tensor's storage is a int"),
     "not_a_storage_pid": (b"\x80\x02X\x01\x00\x00\x00xQ.", "not a storage's"),
-    "quantized": (call("torch._utils", "_rebuild_qtensor"), "quantized tensors"),
+    "quantized_no_args": (call("torch._utils", "_rebuild_qtensor"), "corrupt pickle"),
+    "quantized_bad_params": (call("torch._utils", "_rebuild_qtensor", b"(K\x00K\x00)))\x89}t"),
+                             "a tensor's storage is a int"),
     "grad_on_ints": (tensor_of(FLOAT_PID.replace(b"Float", b"Long") + b"K\x02t").replace(b"\x89c", b"\x88c"),
                      "only floating point tensors can require gradients"),
 }
@@ -526,3 +528,15 @@ def test_a_torchscript_archive_is_named():
             z.writestr("m/constants.pkl", b"")
             z.writestr("m/version", b"3\n")
         minitorch.load(io.BytesIO(buf.getvalue()))
+
+
+def test_a_dtype_saved_twice():
+    # the second occurrence of a dtype refers to the pickle's memo (it once failed an assertion)
+    buf = io.BytesIO()
+    minitorch.save({"a": minitorch.float32, "b": minitorch.float32, "c": [minitorch.int64, minitorch.int64]}, buf)
+    buf.seek(0)
+    assert minitorch.load(buf) == {"a": minitorch.float32, "b": minitorch.float32,
+                                   "c": [minitorch.int64, minitorch.int64]}
+    torch = pytest.importorskip("torch")
+    buf.seek(0)
+    assert torch.load(buf) == {"a": torch.float32, "b": torch.float32, "c": [torch.int64, torch.int64]}

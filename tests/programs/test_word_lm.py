@@ -16,6 +16,19 @@ WORDS = ("the cat sat on the mat and the dog sat on the log while a bird sang in
          "and the cat saw the bird and the dog saw the cat").split()
 
 
+def batchify(data, bsz):
+    """main.py's batchify: the ids cut into bsz columns (trimmed to a multiple of bsz)."""
+    nbatch = data.size(0) // bsz
+    data = data.narrow(0, 0, nbatch * bsz)
+    return data.view(bsz, -1).t().contiguous()
+
+
+def get_batch_bptt(source, i, bptt):
+    """main.py's get_batch: bptt rows from row i, and the next rows' ids flattened as targets."""
+    seq_len = min(bptt, len(source) - 1 - i)
+    return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].reshape(-1)
+
+
 def clipped_sgd_step(torch, model, loss, clip, lr):
     """main.py's update: backward, clip_grad_norm_ (against exploding gradients in RNNs), then
     p.data.add_(p.grad, alpha=-lr)."""
@@ -152,14 +165,8 @@ def word_lm(torch, init=None, tmp_path=None, epochs=2, bptt=5, batch=4):
     ids = torch.tensor([dictionary.add_word(w) for w in WORDS * 3]).type(torch.int64)
     ntokens = len(dictionary.idx2word)
 
-    def batchify(data, bsz):
-        nbatch = data.size(0) // bsz
-        data = data.narrow(0, 0, nbatch * bsz)
-        return data.view(bsz, -1).t().contiguous()
-
     def get_batch(source, i):
-        seq_len = min(bptt, len(source) - 1 - i)
-        return source[i:i + seq_len], source[i + 1:i + 1 + seq_len].view(-1)
+        return get_batch_bptt(source, i, bptt)
 
     def repackage_hidden(h):
         if isinstance(h, torch.Tensor):

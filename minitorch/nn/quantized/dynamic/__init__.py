@@ -1,0 +1,2 @@
+"""minitorch.nn.quantized.dynamic: the older name of minitorch.ao.nn.quantized.dynamic."""
+from minitorch.ao.nn.quantized.dynamic import *  # noqa: F401,F403
