@@ -1,0 +1,779 @@
+/* The FFT of csrc/cpu/fft.c for one real type R (float for complex64, double for complex128:
+ * each dtype computes in its own precision, as pocketfft does), instantiated there twice with
+ * FFT_R, FFT_NAME(f) and FFT_LANES set. Included by fft.c only; nothing here fails but malloc.
+ *
+ * Every transform runs on a block of L lines at once (L = FFT_LANES, one AVX-512 register of
+ * R): element j of the block is L real parts then L imaginary parts, at blk + 2 L j, so each
+ * butterfly is a loop over the lanes that the compiler vectorises with no shuffles. A plan of
+ * length n is a mixed-radix Stockham transform (radices 4, 2, then odd primes; no bit
+ * reversal: each stage reads one buffer and writes the other), Bluestein's chirp-z for a
+ * length with a prime factor above FFT_MAX_RADIX, and, for long lines of which there are too
+ * few to fill a block, the four-step split n = n1 n2 (lines of n1 down the columns of an
+ * (n1, n2) matrix, a twiddle, lines of n2 along its rows), which gives blocks again. */
+#define R FFT_R
+#define F FFT_NAME
+#define L FFT_LANES
+
+typedef struct F(plan) {
+    int64_t n;
+    int nstages;
+    int radix[64];
+    R *tw;           /* per stage, from tw_at[s]: W_len^(i r), i < len/p, 0 < r < p; then W_p^t */
+    int64_t tw_at[64];
+    R *half;         /* the real transforms of 2n: exp(-pi i k / n), k <= n / 2 */
+    struct F(plan) * blue; /* Bluestein: the power-of-two plan it convolves at, else NULL */
+    R *chirp;        /* n: exp(-pi i k^2 / n) */
+    R *filter;       /* blue->n: the transform of conj(chirp), wrapped, divided by blue->n */
+    struct F(plan) * p1, *p2; /* four-step: n = n1 n2, NULL when not split */
+    R *tw4;          /* (n1, n2): W_n^(k1 j2) */
+} F(plan);
+
+static void
+F(plan_free)(F(plan) * p)
+{
+    if (p == NULL) {
+        return;
+    }
+    free(p->tw);
+    free(p->half);
+    free(p->chirp);
+    free(p->filter);
+    F(plan_free)(p->blue);
+    F(plan_free)(p->p1);
+    F(plan_free)(p->p2);
+    free(p->tw4);
+    free(p);
+}
+
+static R *
+F(roots)(int64_t count)
+{
+    return malloc(sizeof(R) * 2 * (size_t)(count > 0 ? count : 1));
+}
+
+static void
+F(set_root)(R *dst, int64_t k, int64_t n)
+{
+    double re, im;
+    unit_root(k, n, &re, &im);
+    dst[0] = (R)re;
+    dst[1] = (R)im;
+}
+
+/* The butterflies of one (i, q) of a stage: p blocks in from a (steps ai), p out to o (steps
+ * oi), output r times W_len^(i r) = w[r - 1] when tw (never for i = 0, whose twiddles are 1:
+ * skipping them keeps x * 1 exact and inf * 0 out). Inlined with tw constant, each lane loop
+ * is one vector loop. */
+
+// radix 2: o0 = a0 + a1, o1 = a0 - a1
+FFT_INLINE void
+F(bf2)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, bool tw)
+{
+    const R wr = tw ? w[0] : 1, wi = tw ? w[1] : 0;
+#pragma omp simd
+    for (int b = 0; b < L; b++) {
+        const R vr = a[b] - a[ai + b], vi = a[L + b] - a[ai + L + b];
+        o[b] = a[b] + a[ai + b];
+        o[L + b] = a[L + b] + a[ai + L + b];
+        o[oi + b] = tw ? vr * wr - vi * wi : vr;
+        o[oi + L + b] = tw ? vr * wi + vi * wr : vi;
+    }
+}
+
+// radix 4 (W_4 = -i): with t0 = a0 + a2, t1 = a0 - a2, t2 = a1 + a3, t3 = a1 - a3:
+// o0 = t0 + t2, o1 = t1 - i t3, o2 = t0 - t2, o3 = t1 + i t3
+FFT_INLINE void
+F(bf4)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, bool tw)
+{
+    R wr[4] = {1, 1, 1, 1}, wi[4] = {0, 0, 0, 0};
+    for (int r = 1; r < 4 && tw; r++) {
+        wr[r] = w[2 * (r - 1)];
+        wi[r] = w[2 * (r - 1) + 1];
+    }
+#pragma omp simd
+    for (int b = 0; b < L; b++) {
+        const R t0r = a[b] + a[2 * ai + b], t0i = a[L + b] + a[2 * ai + L + b];
+        const R t1r = a[b] - a[2 * ai + b], t1i = a[L + b] - a[2 * ai + L + b];
+        const R t2r = a[ai + b] + a[3 * ai + b], t2i = a[ai + L + b] + a[3 * ai + L + b];
+        const R t3r = a[ai + b] - a[3 * ai + b], t3i = a[ai + L + b] - a[3 * ai + L + b];
+        const R yr[4] = {t0r + t2r, t1r + t3i, t0r - t2r, t1r - t3i};
+        const R yi[4] = {t0i + t2i, t1i - t3r, t0i - t2i, t1i + t3r};
+        o[b] = yr[0];
+        o[L + b] = yi[0];
+        for (int r = 1; r < 4; r++) {
+            o[r * oi + b] = tw ? yr[r] * wr[r] - yi[r] * wi[r] : yr[r];
+            o[r * oi + L + b] = tw ? yr[r] * wi[r] + yi[r] * wr[r] : yi[r];
+        }
+    }
+}
+
+// odd radix p, in pairs t and p - t (pocketfft's generic pass): with S_t = a_t + a_(p-t),
+// D_t = a_t - a_(p-t), A = a0 + sum_t S_t cos(2 pi t r / p), B = sum_t D_t sin(2 pi t r / p):
+// o_r = A - i B, o_(p-r) = A + i B; wp: W_p^t, t < p
+FFT_INLINE void
+F(bfp)(const R *restrict a, int64_t ai, R *restrict o, int64_t oi, const R *w, bool tw, int p,
+       const R *wp)
+{
+    R sum[FFT_MAX_RADIX / 2 + 1][2 * L], dif[FFT_MAX_RADIX / 2 + 1][2 * L];
+    for (int t = 1; 2 * t < p; t++) {
+        const R *u = a + t * ai, *v = a + (p - t) * ai;
+#pragma omp simd
+        for (int b = 0; b < 2 * L; b++) {
+            sum[t][b] = u[b] + v[b];
+            dif[t][b] = u[b] - v[b];
+        }
+    }
+#pragma omp simd
+    for (int b = 0; b < 2 * L; b++) {
+        R y = a[b];
+        for (int t = 1; 2 * t < p; t++) {
+            y += sum[t][b];
+        }
+        o[b] = y;
+    }
+    for (int r = 1; 2 * r < p; r++) {
+        R ar[L], ai_[L], br[L], bi[L];
+#pragma omp simd
+        for (int b = 0; b < L; b++) {
+            ar[b] = a[b];
+            ai_[b] = a[L + b];
+            br[b] = bi[b] = 0;
+        }
+        for (int t = 1; 2 * t < p; t++) {
+            const R c = wp[2 * (t * r % p)], sn = -wp[2 * (t * r % p) + 1];
+#pragma omp simd
+            for (int b = 0; b < L; b++) {
+                ar[b] += sum[t][b] * c;
+                ai_[b] += sum[t][L + b] * c;
+                br[b] += dif[t][b] * sn;
+                bi[b] += dif[t][L + b] * sn;
+            }
+        }
+        const int rr[2] = {r, p - r};
+        for (int k = 0; k < 2; k++) {
+            const R sg = k ? -1 : 1; /* o_r = (A_r + B_i, A_i - B_r), o_(p-r) the other sign */
+            const R wr = tw ? w[2 * (rr[k] - 1)] : 1, wi = tw ? w[2 * (rr[k] - 1) + 1] : 0;
+            R *out = o + rr[k] * oi;
+#pragma omp simd
+            for (int b = 0; b < L; b++) {
+                const R yr = ar[b] + sg * bi[b], yi = ai_[b] - sg * br[b];
+                out[b] = tw ? yr * wr - yi * wi : yr;
+                out[L + b] = tw ? yr * wi + yi * wr : yi;
+            }
+        }
+    }
+}
+
+// x, y (n blocks): one Stockham stage of radix p over sub-transforms of length len, s of them
+// interleaved: x[q + s (i + t m)] -> y[q + s (p i + r)] = W_len^(i r) sum_t x[..] W_p^(t r),
+// m = len / p. tw: the stage's twiddles, (m, p - 1); then W_p^t for an odd radix.
+MT_SIMD_CLONES static void
+F(stage)(const R *restrict x, R *restrict y, int64_t len, int64_t s, int p, const R *tw)
+{
+    const int64_t m = len / p, ai = 2 * L * s * m, oi = 2 * L * s; /* steps of t and of r */
+    for (int64_t i = 0; i < m; i++) {
+        const R *w = tw + 2 * (p - 1) * i;
+        for (int64_t q = 0; q < s; q++) {
+            const R *a = x + 2 * L * (q + s * i);
+            R *o = y + 2 * L * (q + s * p * i);
+            if (p == 4) {
+                if (i) {
+                    F(bf4)(a, ai, o, oi, w, true);
+                } else {
+                    F(bf4)(a, ai, o, oi, w, false);
+                }
+            } else if (p == 2) {
+                if (i) {
+                    F(bf2)(a, ai, o, oi, w, true);
+                } else {
+                    F(bf2)(a, ai, o, oi, w, false);
+                }
+            } else if (i) {
+                F(bfp)(a, ai, o, oi, w, true, p, tw + 2 * (p - 1) * m);
+            } else {
+                F(bfp)(a, ai, o, oi, w, false, p, tw + 2 * (p - 1) * m);
+            }
+        }
+    }
+}
+
+static size_t
+F(scratch_len)(const F(plan) * p)
+{
+    /* in blocks: the Stockham partner buffer, and Bluestein's two of its length */
+    return (size_t)(p->blue ? 2 * p->blue->n : p->n);
+}
+
+// x (n blocks) -> the forward transform of each lane, in x; scratch (scratch_len blocks)
+static void
+F(run)(const F(plan) * p, R *x, R *scratch)
+{
+    if (p->blue != NULL) {
+        /* X[k] = chirp[k] sum_j (x[j] chirp[j]) conj(chirp[k - j]): the convolution as a
+         * product of transforms, the inverse transform as the conjugate of a forward one */
+        const int64_t n = p->n, m = p->blue->n;
+        R *w = scratch, *ws = scratch + 2 * L * m;
+        for (int64_t k = 0; k < m; k++) {
+            const R cr = k < n ? p->chirp[2 * k] : 0, ci = k < n ? p->chirp[2 * k + 1] : 0;
+            for (int b = 0; b < L; b++) {
+                const R xr = k < n ? x[2 * L * k + b] : 0, xi = k < n ? x[2 * L * k + L + b] : 0;
+                w[2 * L * k + b] = xr * cr - xi * ci;
+                w[2 * L * k + L + b] = xr * ci + xi * cr;
+            }
+        }
+        F(run)(p->blue, w, ws);
+        for (int64_t k = 0; k < m; k++) {
+            const R fr = p->filter[2 * k], fi = p->filter[2 * k + 1];
+            for (int b = 0; b < L; b++) {
+                const R wr = w[2 * L * k + b], wi = w[2 * L * k + L + b];
+                w[2 * L * k + b] = wr * fr - wi * fi;
+                w[2 * L * k + L + b] = -(wr * fi + wi * fr);
+            }
+        }
+        F(run)(p->blue, w, ws);
+        for (int64_t k = 0; k < n; k++) {
+            const R cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];
+            for (int b = 0; b < L; b++) {
+                const R vr = w[2 * L * k + b], vi = -w[2 * L * k + L + b];
+                x[2 * L * k + b] = vr * cr - vi * ci;
+                x[2 * L * k + L + b] = vr * ci + vi * cr;
+            }
+        }
+        return;
+    }
+    R *src = x, *dst = scratch;
+    for (int st = 0, s = 1; st < p->nstages; st++) {
+        const int radix = p->radix[st];
+        F(stage)(src, dst, p->n / s, s, radix, p->tw + 2 * p->tw_at[st]);
+        s *= radix;
+        R *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != x) {
+        memcpy(x, src, sizeof(R) * 2 * L * (size_t)p->n);
+    }
+}
+
+static F(plan) * F(plan_new)(int64_t n, bool split);
+
+static bool
+F(init_stages)(F(plan) * p)
+{
+    int64_t rest = p->n, count = 0;
+    while (rest > 1) {
+        int r = rest % 4 == 0 ? 4 : rest % 2 == 0 ? 2 : 3;
+        while (rest % r != 0) {
+            r += 2;
+        }
+        p->radix[p->nstages++] = r;
+        rest /= r;
+    }
+    int64_t s = 1;
+    for (int st = 0; st < p->nstages; st++) {
+        const int r = p->radix[st];
+        p->tw_at[st] = count;
+        count += (r - 1) * (p->n / s / r) + (r > 2 && r != 4 ? r : 0);
+        s *= r;
+    }
+    p->tw = F(roots)(count);
+    if (p->tw == NULL) {
+        return false;
+    }
+    s = 1;
+    for (int st = 0; st < p->nstages; st++) {
+        const int r = p->radix[st];
+        const int64_t len = p->n / s, m = len / r;
+        R *w = p->tw + 2 * p->tw_at[st];
+        for (int64_t i = 0; i < m; i++) {
+            for (int q = 1; q < r; q++) {
+                F(set_root)(w + 2 * ((r - 1) * i + q - 1), i * q, len);
+            }
+        }
+        for (int t = 0; t < r && r > 2 && r != 4; t++) {
+            F(set_root)(w + 2 * ((r - 1) * m + t), t, r);
+        }
+        s *= r;
+    }
+    return true;
+}
+
+static bool
+F(init_bluestein)(F(plan) * p)
+{
+    const int64_t n = p->n;
+    int64_t m = 1;
+    while (m < 2 * n - 1) {
+        m <<= 1;
+    }
+    p->blue = F(plan_new)(m, false);
+    p->chirp = F(roots)(n);
+    p->filter = F(roots)(m);
+    if (p->blue == NULL || p->chirp == NULL || p->filter == NULL) {
+        return false;
+    }
+    /* k^2 mod 2n (stepped: (k + 1)^2 = k^2 + 2k + 1) keeps the angle exact */
+    for (int64_t k = 0, k2 = 0; k < n; k++) {
+        F(set_root)(p->chirp + 2 * k, k2, 2 * n);
+        k2 = (k2 + 2 * k + 1) % (2 * n);
+    }
+    /* the filter in double, transformed by a one-lane O(m log m) pass: conj(chirp) at k and
+     * m - k, zero between */
+    double *f = calloc((size_t)m, 2 * sizeof(double));
+    if (f == NULL) {
+        return false;
+    }
+    for (int64_t k = 0, k2 = 0; k < n; k++) {
+        double re, im;
+        unit_root(k2, 2 * n, &re, &im);
+        f[2 * k] = re;
+        f[2 * k + 1] = -im;
+        if (k > 0) {
+            f[2 * (m - k)] = re;
+            f[2 * (m - k) + 1] = -im;
+        }
+        k2 = (k2 + 2 * k + 1) % (2 * n);
+    }
+    dft_pow2(f, m);
+    for (int64_t k = 0; k < 2 * m; k++) {
+        p->filter[k] = (R)(f[k] / (double)m);
+    }
+    free(f);
+    return true;
+}
+
+static bool
+F(init_four_step)(F(plan) * p, int64_t n1)
+{
+    const int64_t n2 = p->n / n1;
+    p->p1 = F(plan_new)(n1, false);
+    p->p2 = F(plan_new)(n2, false);
+    p->tw4 = F(roots)(p->n);
+    if (p->p1 == NULL || p->p2 == NULL || p->tw4 == NULL) {
+        return false;
+    }
+    for (int64_t k1 = 0; k1 < n1; k1++) {
+        for (int64_t j2 = 0; j2 < n2; j2++) {
+            F(set_root)(p->tw4 + 2 * (k1 * n2 + j2), k1 * j2 % p->n, p->n);
+        }
+    }
+    return true;
+}
+
+// the plan of length n >= 1 (split: four-step when long), or NULL when out of memory
+static F(plan) * F(plan_new)(int64_t n, bool split)
+{
+    F(plan) *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->n = n;
+    p->half = F(roots)(n / 2 + 1);
+    if (p->half == NULL) {
+        goto out_free_plan;
+    }
+    for (int64_t k = 0; k <= n / 2; k++) {
+        F(set_root)(p->half + 2 * k, k, 2 * n);
+    }
+    const int64_t n1 = split ? four_step_split(n) : 1;
+    const bool ok = n1 > 1                             ? F(init_four_step)(p, n1)
+                    : largest_prime(n) > FFT_MAX_RADIX ? F(init_bluestein)(p)
+                                                       : F(init_stages)(p);
+    if (!ok) {
+        goto out_free_plan;
+    }
+    return p;
+out_free_plan:
+    F(plan_free)(p);
+    return NULL;
+}
+
+/* ---- a block's lines in memory: gathered into it and scattered back ---- */
+
+// blk (n blocks) <- lanes b < cnt of v (the rest 0): element j of lane b at line[b] + j * es
+// (R units), its imaginary part io further (io < 0: a real line, zero imaginary part). Lanes
+// evenly spaced (the usual case) index from line[0], which the compiler vectorises: neighbours
+// of a complex dim (spacing 2) are one contiguous load split into real and imaginary parts.
+FFT_INLINE void
+F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es, int64_t io)
+{
+    if (cnt < L) {
+        memset(blk, 0, sizeof(R) * 2 * L * (size_t)n);
+    }
+    const int64_t ls = cnt > 1 ? line[1] - line[0] : 0;
+    bool even = cnt == L;
+    for (int b = 2; b < cnt && even; b++) {
+        even = line[b] - line[0] == b * ls;
+    }
+    const R *p = line[0];
+    for (int64_t j = 0; j < n; j++) {
+        R *e = blk + 2 * L * j;
+        if (even && ls == 2 && io == 1) {
+#pragma omp simd
+            for (int b = 0; b < L; b++) {
+                e[b] = p[j * es + 2 * b];
+                e[L + b] = p[j * es + 2 * b + 1];
+            }
+        } else if (even) {
+            for (int b = 0; b < L; b++) {
+                e[b] = p[j * es + b * ls];
+                e[L + b] = io < 0 ? 0 : p[j * es + b * ls + io];
+            }
+        } else {
+            for (int b = 0; b < cnt; b++) {
+                e[b] = line[b][j * es];
+                e[L + b] = io < 0 ? 0 : line[b][j * es + io];
+            }
+        }
+    }
+}
+
+// lanes b < cnt of blk: element j (< n) to line[b] + j * es, its imaginary part io further
+// (io < 0: its real part only), times scale; evenly spaced lanes as in gather
+FFT_INLINE void
+F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es, int64_t io,
+           R scale)
+{
+    const int64_t ls = cnt > 1 ? line[1] - line[0] : 0;
+    bool even = cnt == L;
+    for (int b = 2; b < cnt && even; b++) {
+        even = line[b] - line[0] == b * ls;
+    }
+    R *p = line[0];
+    for (int64_t j = 0; j < n; j++) {
+        const R *e = blk + 2 * L * j;
+        if (even && ls == 2 && io == 1) {
+#pragma omp simd
+            for (int b = 0; b < L; b++) {
+                p[j * es + 2 * b] = e[b] * scale;
+                p[j * es + 2 * b + 1] = e[L + b] * scale;
+            }
+        } else if (even) {
+            for (int b = 0; b < L; b++) {
+                p[j * es + b * ls] = e[b] * scale;
+                if (io >= 0) {
+                    p[j * es + b * ls + io] = e[L + b] * scale;
+                }
+            }
+        } else {
+            for (int b = 0; b < cnt; b++) {
+                line[b][j * es] = e[b] * scale;
+                if (io >= 0) {
+                    line[b][j * es + io] = e[L + b] * scale;
+                }
+            }
+        }
+    }
+}
+
+FFT_INLINE void
+F(conj_block)(R *blk, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        for (int b = 0; b < L; b++) {
+            blk[2 * L * j + L + b] = -blk[2 * L * j + L + b];
+        }
+    }
+}
+
+// blk (n / 2 + 1 blocks of nl lanes used, room for n; nl = 1: contiguous complex): Z = the transform of h = n / 2 pairs of reals ->
+// X (kept entries) of the n reals; X[k] = E + W_n^k O, X[h - k] = conj(E - W_n^k O) with
+// E = (Z[k] + conj Z[h - k]) / 2, O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]
+FFT_INLINE void
+F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
+{
+    const int64_t h = n / 2;
+    R *z0 = blk, *zh = blk + 2 * nl * h;
+    for (int b = 0; b < nl; b++) {
+        const R re = z0[b], im = z0[nl + b];
+        z0[b] = re + im;
+        zh[b] = re - im;
+        z0[nl + b] = zh[nl + b] = 0;
+    }
+    for (int64_t k = 1; 2 * k <= h; k++) {
+        R *zk = blk + 2 * nl * k, *zc = blk + 2 * nl * (h - k);
+        const R wr = half[2 * k], wi = half[2 * k + 1];
+        for (int b = 0; b < nl; b++) {
+            const R er = (zk[b] + zc[b]) / 2, ei = (zk[nl + b] - zc[nl + b]) / 2;
+            const R dr = (zk[b] - zc[b]) / 2, di = (zk[nl + b] + zc[nl + b]) / 2;
+            const R qr = di, qi = -dr; /* O = -i D */
+            const R tr = wr * qr - wi * qi, ti = wr * qi + wi * qr;
+            zk[b] = er + tr;
+            zk[nl + b] = ei + ti;
+            zc[b] = er - tr; /* conj(E - W O) */
+            zc[nl + b] = -(ei - ti);
+        }
+    }
+    for (int64_t k = h + 1; k < kept; k++) {
+        for (int b = 0; b < nl; b++) {
+            blk[2 * nl * k + b] = blk[2 * nl * (n - k) + b];
+            blk[2 * nl * k + nl + b] = -blk[2 * nl * (n - k) + nl + b];
+        }
+    }
+}
+
+// blk (h + 1 blocks of nl lanes): X, the non-negative frequencies of n = 2h reals -> Z' (h blocks), whose
+// inverse transform is n (x[2j] + i x[2j + 1]): Z'[k] = S + i conj(W_n^k) D and
+// Z'[h - k] = conj(S - i conj(W_n^k) D), S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]
+FFT_INLINE void
+F(pack_real)(R *blk, int nl, const R *half, int64_t n)
+{
+    const int64_t h = n / 2;
+    R *x0 = blk, *xh = blk + 2 * nl * h;
+    for (int b = 0; b < nl; b++) {
+        const R a = x0[b], c = xh[b]; /* the imaginary parts of X[0], X[h] drop out */
+        x0[b] = a + c;
+        x0[nl + b] = a - c;
+    }
+    for (int64_t k = 1; 2 * k <= h; k++) {
+        R *xk = blk + 2 * nl * k, *xc = blk + 2 * nl * (h - k);
+        const R wr = half[2 * k], wi = -half[2 * k + 1]; /* conj(W_n^k) */
+        for (int b = 0; b < nl; b++) {
+            const R sr = xk[b] + xc[b], si = xk[nl + b] - xc[nl + b];
+            const R dr = xk[b] - xc[b], di = xk[nl + b] + xc[nl + b];
+            const R tr = -(wr * di + wi * dr), ti = wr * dr - wi * di; /* i conj(W) D */
+            xk[b] = sr + tr;
+            xk[nl + b] = si + ti;
+            xc[b] = sr - tr;
+            xc[nl + b] = -(si - ti);
+        }
+    }
+}
+
+// the hermitian line of odd length n from its first `have` entries (zeros up to n / 2 + 1):
+// x[n - k] = conj x[k], the imaginary part of x[0] dropped; blk (n blocks of nl lanes)
+FFT_INLINE void
+F(hermitian)(R *blk, int nl, int64_t n, int64_t have)
+{
+    memset(blk + 2 * nl * have, 0, sizeof(R) * 2 * nl * (size_t)(n - have));
+    for (int b = 0; b < nl; b++) {
+        blk[nl + b] = 0;
+    }
+    for (int64_t k = n / 2 + 1; k < n; k++) {
+        for (int b = 0; b < nl; b++) {
+            blk[2 * nl * k + b] = blk[2 * nl * (n - k) + b];
+            blk[2 * nl * k + nl + b] = -blk[2 * nl * (n - k) + nl + b];
+        }
+    }
+}
+
+/* ---- the passes: every line of a pass, a block of L lines at a time, over the threads ---- */
+
+// the lines l0 .. l0 + cnt - 1 of the pass: where each starts in the source and the result
+static void
+F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
+{
+    for (int b = 0; b < cnt; b++) {
+        int64_t rest = l0 + b, so = 0, dof = 0;
+        for (int k = ps->nd - 1; k >= 0; k--) {
+            so += rest % ps->sizes[k] * ps->s_str[k];
+            dof += rest % ps->sizes[k] * ps->d_str[k];
+            rest /= ps->sizes[k];
+        }
+        src[b] = (const R *)ps->src + so;
+        dst[b] = (R *)ps->dst + dof;
+    }
+}
+
+// blk (room blocks) <- a block of lines, transformed -> their results; the shape of the pass
+// (c2c; r2c and c2r of even n through the complex transform of n / 2 pairs, of odd n through
+// the full complex one) decides the reading and the writing
+MT_SIMD_CLONES static void
+F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt)
+{
+    const R *src[L];
+    R *dst[L];
+    F(line_starts)(ps, l0, cnt, src, dst);
+    const int64_t n = ps->n, h = n / 2;
+    const bool even = n % 2 == 0, inv = ps->inverse;
+    const R scale = (R)ps->scale;
+    if (ps->kind == FFT_C2C) {
+        F(gather)(blk, src, cnt, n, ps->s_es, 1);
+    } else if (ps->kind == FFT_R2C) {
+        F(gather)(blk, src, cnt, even ? h : n, even ? 2 * ps->s_es : ps->s_es,
+                  even ? ps->s_es : -1);
+    } else {
+        F(gather)(blk, src, cnt, ps->have, ps->s_es, 1);
+        if (even) {
+            memset(blk + 2 * L * ps->have, 0, sizeof(R) * 2 * L * (size_t)(h + 1 - ps->have));
+            F(pack_real)(blk, L, p->half, n);
+        } else {
+            F(hermitian)(blk, L, n, ps->have);
+        }
+    }
+    if (inv) {
+        F(conj_block)(blk, p->n);
+    }
+    F(run)(p, blk, scratch);
+    if (inv) {
+        F(conj_block)(blk, p->n);
+    }
+    if (ps->kind == FFT_C2C) {
+        F(scatter)(blk, dst, cnt, n, ps->d_es, 1, scale);
+    } else if (ps->kind == FFT_R2C) {
+        if (even) {
+            F(unpack_real)(blk, L, p->half, n, ps->kept);
+        }
+        F(scatter)(blk, dst, cnt, ps->kept, ps->d_es, 1, scale);
+    } else if (even) {
+        F(scatter)(blk, dst, cnt, h, 2 * ps->d_es, ps->d_es, scale);
+    } else {
+        F(scatter)(blk, dst, cnt, n, ps->d_es, -1, scale);
+    }
+}
+
+static mt_status
+F(block_pass)(const fft_pass *ps, const F(plan) * p)
+{
+    const int64_t blocks = (ps->lines + L - 1) / L;
+    const size_t room = (size_t)(p->n > ps->n ? p->n : ps->n) + 1, per = room + F(scratch_len)(p);
+    int parts = mt_parallel_parts(ps->lines * ps->n, FFT_GRAIN);
+    parts = parts > blocks ? (int)blocks : parts;
+    R *bufs = malloc(sizeof(R) * 2 * L * per * (size_t)parts);
+    if (bufs == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)ps->n);
+    }
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t k = 0; k < blocks; k++) {
+        R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num();
+        const int64_t l0 = k * L;
+        F(block)(ps, p, blk, blk + 2 * L * room, l0,
+                 ps->lines - l0 < L ? (int)(ps->lines - l0) : L);
+    }
+    free(bufs);
+    return MT_OK;
+}
+
+// one line, n = n1 n2 (p->p1, p->p2): src (element j at src + j s_es, its imaginary part s_io
+// further, or a real line for s_io < 0) -> dst (element k at dst + k d_es, d_io likewise: the
+// real part only for d_io < 0), transformed (the inverse: unscaled) and times scale; t (n
+// complex) scratch. Lines of n1 down the columns of src as (n1, n2), times W_n^(k1 j2), into
+// t; then lines of n2 along t's rows, element k2 of row k1 to dst's k1 + n1 k2.
+static mt_status
+F(four_step)(const F(plan) * p, const R *src, int64_t s_es, int64_t s_io, R *dst, int64_t d_es,
+             int64_t d_io, bool inverse, R scale, R *t)
+{
+    const F(plan) *p1 = p->p1, *p2 = p->p2;
+    const int64_t n1 = p1->n, n2 = p2->n;
+    const size_t room = (size_t)(n1 > n2 ? n1 : n2);
+    const size_t s1 = F(scratch_len)(p1), s2 = F(scratch_len)(p2);
+    const size_t per = room + (s1 > s2 ? s1 : s2);
+    int parts = mt_parallel_parts(p->n, FFT_GRAIN);
+    parts = parts > (n1 + L - 1) / L ? (int)((n1 + L - 1) / L) : parts;
+    R *bufs = malloc(sizeof(R) * 2 * L * per * (size_t)parts);
+    if (bufs == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)p->n);
+    }
+#pragma omp parallel num_threads(parts)
+    {
+        R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num(), *scratch = blk + 2 * L * room;
+        const R *from[L];
+        R *to[L];
+#pragma omp for schedule(static)
+        for (int64_t c = 0; c < n2; c += L) {
+            const int cnt = n2 - c < L ? (int)(n2 - c) : L;
+            for (int b = 0; b < cnt; b++) {
+                from[b] = src + (c + b) * s_es;
+                to[b] = t + 2 * (c + b);
+            }
+            F(gather)(blk, from, cnt, n1, n2 * s_es, s_io);
+            if (inverse) {
+                F(conj_block)(blk, n1);
+            }
+            F(run)(p1, blk, scratch);
+            for (int64_t k1 = 1; k1 < n1; k1++) {
+                const R *w = p->tw4 + 2 * (k1 * n2 + c);
+                R *e = blk + 2 * L * k1;
+                for (int b = 0; b < cnt; b++) {
+                    const R er = e[b], ei = e[L + b];
+                    e[b] = er * w[2 * b] - ei * w[2 * b + 1];
+                    e[L + b] = er * w[2 * b + 1] + ei * w[2 * b];
+                }
+            }
+            F(scatter)(blk, to, cnt, n1, 2 * n2, 1, 1);
+        }
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < n1; r += L) {
+            const int cnt = n1 - r < L ? (int)(n1 - r) : L;
+            for (int b = 0; b < cnt; b++) {
+                from[b] = t + 2 * (r + b) * n2;
+                to[b] = dst + (r + b) * d_es;
+            }
+            F(gather)(blk, from, cnt, n2, 2, 1);
+            F(run)(p2, blk, scratch);
+            if (inverse) {
+                F(conj_block)(blk, n2);
+            }
+            F(scatter)(blk, to, cnt, n2, n1 * d_es, d_io, scale);
+        }
+    }
+    free(bufs);
+    return MT_OK;
+}
+
+// u (m complex, contiguous) -> dst (element k at dst + k es, its imaginary part 1 further)
+static void
+F(copy_line)(const R *u, int64_t m, R *dst, int64_t es)
+{
+    for (int64_t k = 0; k < m; k++) {
+        dst[k * es] = u[2 * k];
+        dst[k * es + 1] = u[2 * k + 1];
+    }
+}
+
+// the lines of a pass one at a time, each by the four-step transform (its two passes shared
+// among the threads); r2c and c2r of even n through the transform of n / 2 pairs, the
+// packing and unpacking in u, a contiguous line
+static mt_status
+F(long_lines)(const fft_pass *ps, const F(plan) * p)
+{
+    const int64_t n = ps->n, h = n / 2;
+    const bool even = n % 2 == 0, c2r = ps->kind == FFT_C2R;
+    const int64_t ulen = ps->kind == FFT_C2C ? 0 : c2r ? (even ? h + 1 : n) : n;
+    R *t = F(roots)(p->n), *u = F(roots)(ulen);
+    mt_status st = MT_OK;
+    if (t == NULL || u == NULL) {
+        st = mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
+        goto out_free;
+    }
+    const R scale = (R)ps->scale;
+    for (int64_t l = 0; l < ps->lines && st == MT_OK; l++) {
+        const R *src;
+        R *dst;
+        F(line_starts)(ps, l, 1, &src, &dst);
+        if (ps->kind == FFT_C2C) {
+            st = F(four_step)(p, src, ps->s_es, 1, dst, ps->d_es, 1, ps->inverse, scale, t);
+        } else if (!c2r) {
+            /* the result straight into a contiguous line of the destination */
+            R *w = ps->d_es == 2 && (even || ps->kept == n) ? dst : u;
+            st = even ? F(four_step)(p, src, 2 * ps->s_es, ps->s_es, w, 2, 1, false, scale, t)
+                      : F(four_step)(p, src, ps->s_es, -1, w, 2, 1, false, scale, t);
+            if (even) {
+                F(unpack_real)(w, 1, p->half, n, ps->kept);
+            }
+            if (w == u) {
+                F(copy_line)(u, ps->kept, dst, ps->d_es);
+            }
+        } else {
+            for (int64_t k = 0; k < ulen; k++) {
+                u[2 * k] = k < ps->have ? src[k * ps->s_es] : 0;
+                u[2 * k + 1] = k < ps->have ? src[k * ps->s_es + 1] : 0;
+            }
+            if (even) {
+                F(pack_real)(u, 1, p->half, n);
+                st = F(four_step)(p, u, 2, 1, dst, 2 * ps->d_es, ps->d_es, true, scale, t);
+            } else {
+                F(hermitian)(u, 1, n, ps->have);
+                st = F(four_step)(p, u, 2, 1, dst, ps->d_es, -1, true, scale, t);
+            }
+        }
+    }
+out_free:
+    free(t);
+    free(u);
+    return st;
+}
+
+#undef L
+#undef F
+#undef R
