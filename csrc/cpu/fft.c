@@ -142,6 +142,7 @@ four_step_split(int64_t n)
 #define FFT_NAME(f) f##_f64
 #define FFT_LANES 8 /* doubles of one AVX-512 register */
 #include "cpu/fft_impl.h"
+#include "cpu/fft_long_impl.h"
 #undef FFT_LANES
 #undef FFT_NAME
 #undef FFT_R
@@ -149,6 +150,7 @@ four_step_split(int64_t n)
 #define FFT_NAME(f) f##_f32
 #define FFT_LANES 16
 #include "cpu/fft_impl.h"
+#include "cpu/fft_long_impl.h"
 #undef FFT_LANES
 #undef FFT_NAME
 #undef FFT_R
@@ -266,10 +268,10 @@ run_pass(const fft_pass *ps, bool dbl)
     mt_status st;
     if (dbl) {
         const plan_f64 *p = plan;
-        st = p->p1 ? long_lines_f64(ps, p) : block_pass_f64(ps, p);
+        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f64(ps, p) : block_pass_f64(ps, p);
     } else {
         const plan_f32 *p = plan;
-        st = p->p1 ? long_lines_f32(ps, p) : block_pass_f32(ps, p);
+        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f32(ps, p) : block_pass_f32(ps, p);
     }
     put_plan(plan, dbl);
     return st;

@@ -188,10 +188,16 @@ F(stage)(const R *restrict x, R *restrict y, int64_t len, int64_t s, int p, cons
                 } else {
                     F(bf2)(a, ai, o, oi, w, false);
                 }
-            } else if (i) {
-                F(bfp)(a, ai, o, oi, w, true, p, tw + 2 * (p - 1) * m);
+            } else if (p == 3) { /* a constant p unrolls the pairs */
+                F(bfp)(a, ai, o, oi, w, i != 0, 3, tw + 2 * (p - 1) * m);
+            } else if (p == 5) {
+                F(bfp)(a, ai, o, oi, w, i != 0, 5, tw + 2 * (p - 1) * m);
+            } else if (p == 7) {
+                F(bfp)(a, ai, o, oi, w, i != 0, 7, tw + 2 * (p - 1) * m);
+            } else if (p == 11) {
+                F(bfp)(a, ai, o, oi, w, i != 0, 11, tw + 2 * (p - 1) * m);
             } else {
-                F(bfp)(a, ai, o, oi, w, false, p, tw + 2 * (p - 1) * m);
+                F(bfp)(a, ai, o, oi, w, i != 0, p, tw + 2 * (p - 1) * m);
             }
         }
     }
@@ -200,12 +206,13 @@ F(stage)(const R *restrict x, R *restrict y, int64_t len, int64_t s, int p, cons
 static size_t
 F(scratch_len)(const F(plan) * p)
 {
-    /* in blocks: the Stockham partner buffer, and Bluestein's two of its length */
+    /* in blocks: the Stockham partner buffer, or Bluestein's two of its length */
     return (size_t)(p->blue ? 2 * p->blue->n : p->n);
 }
 
-// x (n blocks) -> the forward transform of each lane, in x; scratch (scratch_len blocks)
-static void
+// x (n blocks) -> the forward transform of each lane, in x or in scratch (scratch_len
+// blocks): the one returned (a Stockham stage writes the other buffer than it reads)
+static R *
 F(run)(const F(plan) * p, R *x, R *scratch)
 {
     if (p->blue != NULL) {
@@ -221,25 +228,25 @@ F(run)(const F(plan) * p, R *x, R *scratch)
                 w[2 * L * k + L + b] = xr * ci + xi * cr;
             }
         }
-        F(run)(p->blue, w, ws);
+        R *v = F(run)(p->blue, w, ws);
         for (int64_t k = 0; k < m; k++) {
             const R fr = p->filter[2 * k], fi = p->filter[2 * k + 1];
             for (int b = 0; b < L; b++) {
-                const R wr = w[2 * L * k + b], wi = w[2 * L * k + L + b];
-                w[2 * L * k + b] = wr * fr - wi * fi;
-                w[2 * L * k + L + b] = -(wr * fi + wi * fr);
+                const R wr = v[2 * L * k + b], wi = v[2 * L * k + L + b];
+                v[2 * L * k + b] = wr * fr - wi * fi;
+                v[2 * L * k + L + b] = -(wr * fi + wi * fr);
             }
         }
-        F(run)(p->blue, w, ws);
+        v = F(run)(p->blue, v, v == w ? ws : w);
         for (int64_t k = 0; k < n; k++) {
             const R cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];
             for (int b = 0; b < L; b++) {
-                const R vr = w[2 * L * k + b], vi = -w[2 * L * k + L + b];
+                const R vr = v[2 * L * k + b], vi = -v[2 * L * k + L + b];
                 x[2 * L * k + b] = vr * cr - vi * ci;
                 x[2 * L * k + L + b] = vr * ci + vi * cr;
             }
         }
-        return;
+        return x;
     }
     R *src = x, *dst = scratch;
     for (int st = 0, s = 1; st < p->nstages; st++) {
@@ -250,9 +257,7 @@ F(run)(const F(plan) * p, R *x, R *scratch)
         src = dst;
         dst = t;
     }
-    if (src != x) {
-        memcpy(x, src, sizeof(R) * 2 * L * (size_t)p->n);
-    }
+    return src;
 }
 
 static F(plan) * F(plan_new)(int64_t n, bool split);
@@ -299,14 +304,14 @@ F(init_stages)(F(plan) * p)
 }
 
 static bool
-F(init_bluestein)(F(plan) * p)
+F(init_bluestein)(F(plan) * p, bool split)
 {
     const int64_t n = p->n;
     int64_t m = 1;
     while (m < 2 * n - 1) {
         m <<= 1;
     }
-    p->blue = F(plan_new)(m, false);
+    p->blue = F(plan_new)(m, split);
     p->chirp = F(roots)(n);
     p->filter = F(roots)(m);
     if (p->blue == NULL || p->chirp == NULL || p->filter == NULL) {
@@ -376,9 +381,10 @@ static F(plan) * F(plan_new)(int64_t n, bool split)
         F(set_root)(p->half + 2 * k, k, 2 * n);
     }
     const int64_t n1 = split ? four_step_split(n) : 1;
-    const bool ok = n1 > 1                             ? F(init_four_step)(p, n1)
-                    : largest_prime(n) > FFT_MAX_RADIX ? F(init_bluestein)(p)
-                                                       : F(init_stages)(p);
+    const bool ok = n1 > 1 ? F(init_four_step)(p, n1)
+                    : largest_prime(n) > FFT_MAX_RADIX
+                        ? F(init_bluestein)(p, split && n >= FFT_FOUR_STEP)
+                        : F(init_stages)(p);
     if (!ok) {
         goto out_free_plan;
     }
@@ -406,7 +412,22 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
         even = line[b] - line[0] == b * ls;
     }
     const R *p = line[0];
-    for (int64_t j = 0; j < n; j++) {
+    int64_t j = 0;
+    for (; cnt == L && es == 2 && io == 1 && !(even && ls == 2) && j + L / 2 <= n; j += L / 2) {
+        /* whole complex lines: L / 2 elements of each, an L x L tile, transposed */
+        R tile[L][L];
+        for (int b = 0; b < L; b++) {
+            for (int c = 0; c < L; c++) {
+                tile[b][c] = line[b][2 * j + c];
+            }
+        }
+        for (int c = 0; c < L; c++) {
+            for (int b = 0; b < L; b++) {
+                blk[2 * L * j + L * c + b] = tile[b][c];
+            }
+        }
+    }
+    for (; j < n; j++) {
         R *e = blk + 2 * L * j;
         if (even && ls == 2 && io == 1) {
 #pragma omp simd
@@ -440,7 +461,21 @@ F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es
         even = line[b] - line[0] == b * ls;
     }
     R *p = line[0];
-    for (int64_t j = 0; j < n; j++) {
+    int64_t j = 0;
+    for (; cnt == L && es == 2 && io == 1 && !(even && ls == 2) && j + L / 2 <= n; j += L / 2) {
+        R tile[L][L]; /* as in gather, the other way */
+        for (int c = 0; c < L; c++) {
+            for (int b = 0; b < L; b++) {
+                tile[b][c] = blk[2 * L * j + L * c + b] * scale;
+            }
+        }
+        for (int b = 0; b < L; b++) {
+            for (int c = 0; c < L; c++) {
+                line[b][2 * j + c] = tile[b][c];
+            }
+        }
+    }
+    for (; j < n; j++) {
         const R *e = blk + 2 * L * j;
         if (even && ls == 2 && io == 1) {
 #pragma omp simd
@@ -575,13 +610,14 @@ F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
     }
 }
 
-// blk (room blocks) <- a block of lines, transformed -> their results; the shape of the pass
+// blk, scratch (room blocks, and scratch at least the plan's) <- a block of lines, transformed
+// (in either) -> their results; the shape of the pass
 // (c2c; r2c and c2r of even n through the complex transform of n / 2 pairs, of odd n through
 // the full complex one) decides the reading and the writing
 MT_SIMD_CLONES static void
 F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, int cnt)
 {
-    const R *src[L];
+    const R *src[L] = {NULL};
     R *dst[L];
     F(line_starts)(ps, l0, cnt, src, dst);
     const int64_t n = ps->n, h = n / 2;
@@ -604,7 +640,7 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
     if (inv) {
         F(conj_block)(blk, p->n);
     }
-    F(run)(p, blk, scratch);
+    blk = F(run)(p, blk, scratch);
     if (inv) {
         F(conj_block)(blk, p->n);
     }
@@ -626,7 +662,8 @@ static mt_status
 F(block_pass)(const fft_pass *ps, const F(plan) * p)
 {
     const int64_t blocks = (ps->lines + L - 1) / L;
-    const size_t room = (size_t)(p->n > ps->n ? p->n : ps->n) + 1, per = room + F(scratch_len)(p);
+    const size_t room = (size_t)(p->n > ps->n ? p->n : ps->n) + 1, extra = F(scratch_len)(p);
+    const size_t per = room + (extra > room ? extra : room);
     int parts = mt_parallel_parts(ps->lines * ps->n, FFT_GRAIN);
     parts = parts > blocks ? (int)blocks : parts;
     R *bufs = malloc(sizeof(R) * 2 * L * per * (size_t)parts);
@@ -642,136 +679,6 @@ F(block_pass)(const fft_pass *ps, const F(plan) * p)
     }
     free(bufs);
     return MT_OK;
-}
-
-// one line, n = n1 n2 (p->p1, p->p2): src (element j at src + j s_es, its imaginary part s_io
-// further, or a real line for s_io < 0) -> dst (element k at dst + k d_es, d_io likewise: the
-// real part only for d_io < 0), transformed (the inverse: unscaled) and times scale; t (n
-// complex) scratch. Lines of n1 down the columns of src as (n1, n2), times W_n^(k1 j2), into
-// t; then lines of n2 along t's rows, element k2 of row k1 to dst's k1 + n1 k2.
-static mt_status
-F(four_step)(const F(plan) * p, const R *src, int64_t s_es, int64_t s_io, R *dst, int64_t d_es,
-             int64_t d_io, bool inverse, R scale, R *t)
-{
-    const F(plan) *p1 = p->p1, *p2 = p->p2;
-    const int64_t n1 = p1->n, n2 = p2->n;
-    const size_t room = (size_t)(n1 > n2 ? n1 : n2);
-    const size_t s1 = F(scratch_len)(p1), s2 = F(scratch_len)(p2);
-    const size_t per = room + (s1 > s2 ? s1 : s2);
-    int parts = mt_parallel_parts(p->n, FFT_GRAIN);
-    parts = parts > (n1 + L - 1) / L ? (int)((n1 + L - 1) / L) : parts;
-    R *bufs = malloc(sizeof(R) * 2 * L * per * (size_t)parts);
-    if (bufs == NULL) {
-        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)p->n);
-    }
-#pragma omp parallel num_threads(parts)
-    {
-        R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num(), *scratch = blk + 2 * L * room;
-        const R *from[L];
-        R *to[L];
-#pragma omp for schedule(static)
-        for (int64_t c = 0; c < n2; c += L) {
-            const int cnt = n2 - c < L ? (int)(n2 - c) : L;
-            for (int b = 0; b < cnt; b++) {
-                from[b] = src + (c + b) * s_es;
-                to[b] = t + 2 * (c + b);
-            }
-            F(gather)(blk, from, cnt, n1, n2 * s_es, s_io);
-            if (inverse) {
-                F(conj_block)(blk, n1);
-            }
-            F(run)(p1, blk, scratch);
-            for (int64_t k1 = 1; k1 < n1; k1++) {
-                const R *w = p->tw4 + 2 * (k1 * n2 + c);
-                R *e = blk + 2 * L * k1;
-                for (int b = 0; b < cnt; b++) {
-                    const R er = e[b], ei = e[L + b];
-                    e[b] = er * w[2 * b] - ei * w[2 * b + 1];
-                    e[L + b] = er * w[2 * b + 1] + ei * w[2 * b];
-                }
-            }
-            F(scatter)(blk, to, cnt, n1, 2 * n2, 1, 1);
-        }
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < n1; r += L) {
-            const int cnt = n1 - r < L ? (int)(n1 - r) : L;
-            for (int b = 0; b < cnt; b++) {
-                from[b] = t + 2 * (r + b) * n2;
-                to[b] = dst + (r + b) * d_es;
-            }
-            F(gather)(blk, from, cnt, n2, 2, 1);
-            F(run)(p2, blk, scratch);
-            if (inverse) {
-                F(conj_block)(blk, n2);
-            }
-            F(scatter)(blk, to, cnt, n2, n1 * d_es, d_io, scale);
-        }
-    }
-    free(bufs);
-    return MT_OK;
-}
-
-// u (m complex, contiguous) -> dst (element k at dst + k es, its imaginary part 1 further)
-static void
-F(copy_line)(const R *u, int64_t m, R *dst, int64_t es)
-{
-    for (int64_t k = 0; k < m; k++) {
-        dst[k * es] = u[2 * k];
-        dst[k * es + 1] = u[2 * k + 1];
-    }
-}
-
-// the lines of a pass one at a time, each by the four-step transform (its two passes shared
-// among the threads); r2c and c2r of even n through the transform of n / 2 pairs, the
-// packing and unpacking in u, a contiguous line
-static mt_status
-F(long_lines)(const fft_pass *ps, const F(plan) * p)
-{
-    const int64_t n = ps->n, h = n / 2;
-    const bool even = n % 2 == 0, c2r = ps->kind == FFT_C2R;
-    const int64_t ulen = ps->kind == FFT_C2C ? 0 : c2r ? (even ? h + 1 : n) : n;
-    R *t = F(roots)(p->n), *u = F(roots)(ulen);
-    mt_status st = MT_OK;
-    if (t == NULL || u == NULL) {
-        st = mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
-        goto out_free;
-    }
-    const R scale = (R)ps->scale;
-    for (int64_t l = 0; l < ps->lines && st == MT_OK; l++) {
-        const R *src;
-        R *dst;
-        F(line_starts)(ps, l, 1, &src, &dst);
-        if (ps->kind == FFT_C2C) {
-            st = F(four_step)(p, src, ps->s_es, 1, dst, ps->d_es, 1, ps->inverse, scale, t);
-        } else if (!c2r) {
-            /* the result straight into a contiguous line of the destination */
-            R *w = ps->d_es == 2 && (even || ps->kept == n) ? dst : u;
-            st = even ? F(four_step)(p, src, 2 * ps->s_es, ps->s_es, w, 2, 1, false, scale, t)
-                      : F(four_step)(p, src, ps->s_es, -1, w, 2, 1, false, scale, t);
-            if (even) {
-                F(unpack_real)(w, 1, p->half, n, ps->kept);
-            }
-            if (w == u) {
-                F(copy_line)(u, ps->kept, dst, ps->d_es);
-            }
-        } else {
-            for (int64_t k = 0; k < ulen; k++) {
-                u[2 * k] = k < ps->have ? src[k * ps->s_es] : 0;
-                u[2 * k + 1] = k < ps->have ? src[k * ps->s_es + 1] : 0;
-            }
-            if (even) {
-                F(pack_real)(u, 1, p->half, n);
-                st = F(four_step)(p, u, 2, 1, dst, 2 * ps->d_es, ps->d_es, true, scale, t);
-            } else {
-                F(hermitian)(u, 1, n, ps->have);
-                st = F(four_step)(p, u, 2, 1, dst, ps->d_es, -1, true, scale, t);
-            }
-        }
-    }
-out_free:
-    free(t);
-    free(u);
-    return st;
 }
 
 #undef L
