@@ -525,7 +525,7 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
         zh[b] = re - im;
         z0[nl + b] = zh[nl + b] = 0;
     }
-    for (int64_t k = 1; 2 * k <= h; k++) {
+    for (int64_t k = 1; 2 * k < h; k++) {
         R *zk = blk + 2 * nl * k, *zc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = half[2 * k + 1];
         for (int b = 0; b < nl; b++) {
@@ -538,6 +538,9 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
             zc[b] = er - tr; /* conj(E - W O) */
             zc[nl + b] = -(ei - ti);
         }
+    }
+    for (int b = 0; b < nl && h % 2 == 0; b++) { /* k = h - k = h / 2: X = conj Z, exactly */
+        blk[nl * h + nl + b] = -blk[nl * h + nl + b];
     }
     for (int64_t k = h + 1; k < kept; k++) {
         for (int b = 0; b < nl; b++) {
@@ -560,7 +563,7 @@ F(pack_real)(R *blk, int nl, const R *half, int64_t n)
         x0[b] = a + c;
         x0[nl + b] = a - c;
     }
-    for (int64_t k = 1; 2 * k <= h; k++) {
+    for (int64_t k = 1; 2 * k < h; k++) {
         R *xk = blk + 2 * nl * k, *xc = blk + 2 * nl * (h - k);
         const R wr = half[2 * k], wi = -half[2 * k + 1]; /* conj(W_n^k) */
         for (int b = 0; b < nl; b++) {
@@ -572,6 +575,10 @@ F(pack_real)(R *blk, int nl, const R *half, int64_t n)
             xc[b] = sr - tr;
             xc[nl + b] = -(si - ti);
         }
+    }
+    for (int b = 0; b < nl && h % 2 == 0; b++) { /* k = h - k = h / 2: Z' = 2 conj X */
+        blk[nl * h + b] *= 2;
+        blk[nl * h + nl + b] *= -2;
     }
 }
 
