@@ -396,107 +396,152 @@ out_free_plan:
 
 /* ---- a block's lines in memory: gathered into it and scattered back ---- */
 
+// The lanes of a block whose lines neighbour in memory (a dim other than the line's, contiguous:
+// complex elements 2 reals apart, real ones 1) form runs, each copied by one vector loop; whole
+// complex lines with none neighbouring (the last dim) go by L x L tiles, transposed; what is
+// left, lane by lane.
+
+// the lanes b0 .. b1 - 1 that follow b0 in memory by sp reals each (at least b0 itself)
+FFT_INLINE int
+F(run_end)(const R *const *line, int b0, int cnt, int64_t sp)
+{
+    int b1 = b0 + 1;
+    while (b1 < cnt && line[b1] == line[b1 - 1] + sp) {
+        b1++;
+    }
+    return b1;
+}
+
+// blk's lanes b0 .. b1 - 1 <- element j of lane b at p + j es + sp b, its imaginary part io
+// further (none for io < 0)
+FFT_INLINE void
+F(gather_run)(R *restrict blk, const R *p, int b0, int b1, int64_t n, int64_t es, int64_t io,
+              int64_t sp)
+{
+    for (int64_t j = 0; j < n; j++) {
+        R *e = blk + 2 * L * j;
+        if (sp == 2) {
+            for (int b = b0; b < b1; b++) {
+                e[b] = p[j * es + 2 * b];
+                e[L + b] = p[j * es + 2 * b + 1];
+            }
+        } else {
+            for (int b = b0; b < b1; b++) {
+                e[b] = p[j * es + b];
+                e[L + b] = io < 0 ? 0 : p[j * es + b + io];
+            }
+        }
+    }
+}
+
+// the other way: lanes b0 .. b1 - 1 of blk, times scale, to p as in gather_run
+FFT_INLINE void
+F(scatter_run)(const R *restrict blk, R *p, int b0, int b1, int64_t n, int64_t es, int64_t io,
+               int64_t sp, R scale)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const R *e = blk + 2 * L * j;
+        if (sp == 2) {
+            for (int b = b0; b < b1; b++) {
+                p[j * es + 2 * b] = e[b] * scale;
+                p[j * es + 2 * b + 1] = e[L + b] * scale;
+            }
+        } else {
+            for (int b = b0; b < b1; b++) {
+                p[j * es + b] = e[b] * scale;
+                if (io >= 0) {
+                    p[j * es + b + io] = e[L + b] * scale;
+                }
+            }
+        }
+    }
+}
+
 // blk (n blocks) <- lanes b < cnt of v (the rest 0): element j of lane b at line[b] + j * es
-// (R units), its imaginary part io further (io < 0: a real line, zero imaginary part). Lanes
-// evenly spaced (the usual case) index from line[0], which the compiler vectorises: neighbours
-// of a complex dim (spacing 2) are one contiguous load split into real and imaginary parts.
+// (R units), its imaginary part io further (io < 0: a real line, zero imaginary part)
 FFT_INLINE void
 F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es, int64_t io)
 {
     if (cnt < L) {
         memset(blk, 0, sizeof(R) * 2 * L * (size_t)n);
     }
-    const int64_t ls = cnt > 1 ? line[1] - line[0] : 0;
-    bool even = cnt == L;
-    for (int b = 2; b < cnt && even; b++) {
-        even = line[b] - line[0] == b * ls;
-    }
-    const R *p = line[0];
-    int64_t j = 0;
-    for (; cnt == L && es == 2 && io == 1 && !(even && ls == 2) && j + L / 2 <= n; j += L / 2) {
-        /* whole complex lines: L / 2 elements of each, an L x L tile, transposed */
-        R tile[L][L];
-        for (int b = 0; b < L; b++) {
+    const int64_t sp = io == 1 ? 2 : 1;
+    if (cnt == L && es == 2 && io == 1 && F(run_end)(line, 0, cnt, sp) == 1) {
+        for (int b = 0; b < L; b++) { /* each line's cache lines asked for in order, at once */
+            for (int64_t c = 0; c < 2 * n; c += 64 / (int64_t)sizeof(R)) {
+                __builtin_prefetch(line[b] + c);
+            }
+        }
+        int64_t j = 0;
+        for (; j + L / 2 <= n; j += L / 2) { /* L / 2 elements of each line: an L x L tile */
+            R tile[L][L];
+            for (int b = 0; b < L; b++) {
+                for (int c = 0; c < L; c++) {
+                    tile[b][c] = line[b][2 * j + c];
+                }
+            }
             for (int c = 0; c < L; c++) {
-                tile[b][c] = line[b][2 * j + c];
+                for (int b = 0; b < L; b++) {
+                    blk[2 * L * j + L * c + b] = tile[b][c];
+                }
             }
         }
-        for (int c = 0; c < L; c++) {
+        for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
-                blk[2 * L * j + L * c + b] = tile[b][c];
+                blk[2 * L * j + b] = line[b][2 * j];
+                blk[2 * L * j + L + b] = line[b][2 * j + 1];
             }
         }
+        return;
     }
-    for (; j < n; j++) {
-        R *e = blk + 2 * L * j;
-        if (even && ls == 2 && io == 1) {
-#pragma omp simd
-            for (int b = 0; b < L; b++) {
-                e[b] = p[j * es + 2 * b];
-                e[L + b] = p[j * es + 2 * b + 1];
-            }
-        } else if (even) {
-            for (int b = 0; b < L; b++) {
-                e[b] = p[j * es + b * ls];
-                e[L + b] = io < 0 ? 0 : p[j * es + b * ls + io];
-            }
+    for (int b0 = 0, b1; b0 < cnt; b0 = b1) {
+        b1 = F(run_end)(line, b0, cnt, sp);
+        const R *p = line[b0] - sp * b0; /* lane b at p + sp b */
+        if (b1 - b0 == L) {              /* one run: constant bounds vectorise */
+            F(gather_run)(blk, p, 0, L, n, es, io, sp);
         } else {
-            for (int b = 0; b < cnt; b++) {
-                e[b] = line[b][j * es];
-                e[L + b] = io < 0 ? 0 : line[b][j * es + io];
-            }
+            F(gather_run)(blk, p, b0, b1, n, es, io, sp);
         }
     }
 }
 
 // lanes b < cnt of blk: element j (< n) to line[b] + j * es, its imaginary part io further
-// (io < 0: its real part only), times scale; evenly spaced lanes as in gather
+// (io < 0: its real part only), times scale; the ways of gather, the other way
 FFT_INLINE void
 F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es, int64_t io,
            R scale)
 {
-    const int64_t ls = cnt > 1 ? line[1] - line[0] : 0;
-    bool even = cnt == L;
-    for (int b = 2; b < cnt && even; b++) {
-        even = line[b] - line[0] == b * ls;
-    }
-    R *p = line[0];
-    int64_t j = 0;
-    for (; cnt == L && es == 2 && io == 1 && !(even && ls == 2) && j + L / 2 <= n; j += L / 2) {
-        R tile[L][L]; /* as in gather, the other way */
-        for (int c = 0; c < L; c++) {
-            for (int b = 0; b < L; b++) {
-                tile[b][c] = blk[2 * L * j + L * c + b] * scale;
-            }
-        }
-        for (int b = 0; b < L; b++) {
+    const int64_t sp = io == 1 ? 2 : 1;
+    if (cnt == L && es == 2 && io == 1 && F(run_end)((const R *const *)line, 0, cnt, sp) == 1) {
+        int64_t j = 0;
+        for (; j + L / 2 <= n; j += L / 2) {
+            R tile[L][L];
             for (int c = 0; c < L; c++) {
-                line[b][2 * j + c] = tile[b][c];
+                for (int b = 0; b < L; b++) {
+                    tile[b][c] = blk[2 * L * j + L * c + b] * scale;
+                }
+            }
+            for (int b = 0; b < L; b++) {
+                for (int c = 0; c < L; c++) {
+                    line[b][2 * j + c] = tile[b][c];
+                }
             }
         }
+        for (; j < n; j++) {
+            for (int b = 0; b < L; b++) {
+                line[b][2 * j] = blk[2 * L * j + b] * scale;
+                line[b][2 * j + 1] = blk[2 * L * j + L + b] * scale;
+            }
+        }
+        return;
     }
-    for (; j < n; j++) {
-        const R *e = blk + 2 * L * j;
-        if (even && ls == 2 && io == 1) {
-#pragma omp simd
-            for (int b = 0; b < L; b++) {
-                p[j * es + 2 * b] = e[b] * scale;
-                p[j * es + 2 * b + 1] = e[L + b] * scale;
-            }
-        } else if (even) {
-            for (int b = 0; b < L; b++) {
-                p[j * es + b * ls] = e[b] * scale;
-                if (io >= 0) {
-                    p[j * es + b * ls + io] = e[L + b] * scale;
-                }
-            }
+    for (int b0 = 0, b1; b0 < cnt; b0 = b1) {
+        b1 = F(run_end)((const R *const *)line, b0, cnt, sp);
+        R *p = line[b0] - sp * b0;
+        if (b1 - b0 == L) {
+            F(scatter_run)(blk, p, 0, L, n, es, io, sp, scale);
         } else {
-            for (int b = 0; b < cnt; b++) {
-                line[b][j * es] = e[b] * scale;
-                if (io >= 0) {
-                    line[b][j * es + io] = e[L + b] * scale;
-                }
-            }
+            F(scatter_run)(blk, p, b0, b1, n, es, io, sp, scale);
         }
     }
 }
@@ -602,18 +647,30 @@ F(hermitian)(R *blk, int nl, int64_t n, int64_t have)
 /* ---- the passes: every line of a pass, a block of L lines at a time, over the threads ---- */
 
 // the lines l0 .. l0 + cnt - 1 of the pass: where each starts in the source and the result
+// (line l0 unravelled over the other dims, the next ones stepped from it)
 static void
 F(line_starts)(const fft_pass *ps, int64_t l0, int cnt, const R **src, R **dst)
 {
+    int64_t idx[MT_MAX_DIMS], rest = l0, so = 0, dof = 0;
+    for (int k = ps->nd - 1; k >= 0; k--) {
+        idx[k] = rest % ps->sizes[k];
+        rest /= ps->sizes[k];
+        so += idx[k] * ps->s_str[k];
+        dof += idx[k] * ps->d_str[k];
+    }
     for (int b = 0; b < cnt; b++) {
-        int64_t rest = l0 + b, so = 0, dof = 0;
-        for (int k = ps->nd - 1; k >= 0; k--) {
-            so += rest % ps->sizes[k] * ps->s_str[k];
-            dof += rest % ps->sizes[k] * ps->d_str[k];
-            rest /= ps->sizes[k];
-        }
         src[b] = (const R *)ps->src + so;
         dst[b] = (R *)ps->dst + dof;
+        for (int k = ps->nd - 1; k >= 0; k--) {
+            so += ps->s_str[k];
+            dof += ps->d_str[k];
+            if (++idx[k] < ps->sizes[k]) {
+                break;
+            }
+            so -= ps->sizes[k] * ps->s_str[k];
+            dof -= ps->sizes[k] * ps->d_str[k];
+            idx[k] = 0;
+        }
     }
 }
 
@@ -668,7 +725,11 @@ F(block)(const fft_pass *ps, const F(plan) * p, R *blk, R *scratch, int64_t l0, 
 static mt_status
 F(block_pass)(const fft_pass *ps, const F(plan) * p)
 {
-    const int64_t blocks = (ps->lines + L - 1) / L;
+    /* blocks within one run of the innermost line dim when it fills them (their lanes one run
+     * in memory, or lines of the last dim), else straight across it */
+    const int64_t inner = ps->nd > 0 && ps->sizes[ps->nd - 1] >= L ? ps->sizes[ps->nd - 1] : 1;
+    const int64_t per_row = inner > 1 ? (inner + L - 1) / L : 1, rows = ps->lines / inner;
+    const int64_t blocks = inner > 1 ? rows * per_row : (ps->lines + L - 1) / L;
     const size_t room = (size_t)(p->n > ps->n ? p->n : ps->n) + 1, extra = F(scratch_len)(p);
     const size_t per = room + (extra > room ? extra : room);
     int parts = mt_parallel_parts(ps->lines * ps->n, FFT_GRAIN);
@@ -680,9 +741,9 @@ F(block_pass)(const fft_pass *ps, const F(plan) * p)
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t k = 0; k < blocks; k++) {
         R *blk = bufs + 2 * L * per * (size_t)omp_get_thread_num();
-        const int64_t l0 = k * L;
-        F(block)(ps, p, blk, blk + 2 * L * room, l0,
-                 ps->lines - l0 < L ? (int)(ps->lines - l0) : L);
+        const int64_t l0 = inner > 1 ? k / per_row * inner + k % per_row * L : k * L;
+        const int64_t end = inner > 1 ? (k / per_row + 1) * inner : ps->lines;
+        F(block)(ps, p, blk, blk + 2 * L * room, l0, end - l0 < L ? (int)(end - l0) : L);
     }
     free(bufs);
     return MT_OK;
