@@ -2,8 +2,9 @@
 
 Every transform is one of PyTorch's three ATen primitives, ops of the op table (csrc/dispatch/
 ops.def): _fft_c2c (complex to complex), _fft_r2c (real to complex, one-sided or full) and
-_fft_c2r (one-sided complex to real), computed by one C kernel (csrc/cpu/fft.c: radix-2, and
-Bluestein's chirp-z for any other length) with their gradients (csrc/autograd/formulas_fft.c).
+_fft_c2r (one-sided complex to real), computed by one C kernel (csrc/cpu/fft.c: mixed-radix
+Stockham passes over blocks of lines in each dtype's own precision, Bluestein's chirp-z for large
+prime factors, the four-step split for long lines) with their gradients (csrc/autograd/formulas_fft.c).
 What is here is what ATen's SpectralOps.cpp does around them: the dtype promotion (integers to the
 default float, float32 to complex64), the signal sizes n/s (cropping with narrow, zero-padding with
 cat), the dims and norm ("backward", "ortho", "forward") with PyTorch's errors, and the

@@ -1,14 +1,18 @@
 /* The discrete Fourier transform on the CPU: _fft_c2c, _fft_r2c, _fft_c2r (their front end is
  * ops/fft.c, which has checked everything; nothing here raises but out of memory).
  *
- * The signal is copied into a work array of double complex (every dtype computes in double)
- * shaped like the transform's full signal; each dim of `dim` is then transformed in place, one
- * line at a time, the lines shared among the threads; the result is written out scaled. A line
- * of length n runs as an iterative radix-2 FFT when n is a power of two, else through
- * Bluestein's chirp-z identity as a convolution of power-of-two length m >= 2n - 1. The
- * inverse transform is the conjugate of the forward one of the conjugate. */
-#include <complex.h>
+ * A transform over several dims is one pass per dim, each transforming every line along its
+ * dim (pocketfft's way, which PyTorch's CPU FFT is): c2c's first pass reads the input and
+ * writes the result, the others work in the result in place; r2c's first pass is the real
+ * one, along the last dim of `dim`, and c2r's real pass comes last, after the complex ones
+ * over the one-sided half. The lines of a pass go a block at a time (cpu/fft_impl.h), the
+ * blocks shared among the threads; a complex64 or float32 transform computes in float, a
+ * complex128 or float64 one in double. The plans (twiddles, Bluestein's chirp) of the
+ * lengths last used stay in a small cache. The inverse transform is the conjugate of the
+ * forward one of the conjugate. */
 #include <math.h>
+#include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,88 +22,60 @@
 #include "dispatch/kernels.h"
 #include "ops/front.h"
 
-typedef double complex cplx;
-
 static const double pi = 3.14159265358979323846;
 
-/* Lines of one dim's transform: a thread takes at least this many elements' worth. */
+/* A pass's lines: a thread takes at least this many elements' worth. */
 #define FFT_GRAIN 16384
+/* Prime factors up to this run as one O(p^2) Stockham stage; a length with a larger one goes
+ * through Bluestein's convolution (about 6 power-of-two transforms of 2n to 4n). */
+#define FFT_MAX_RADIX 53
+/* Lines at least this long run by the four-step split into lines of about sqrt(n), blocks of
+ * which stay in L2 (a block of n elements would not). */
+#define FFT_FOUR_STEP 32768
+/* Plans kept, the least recently used dropped first (pocketfft's cache in PyTorch keeps 16). */
+#define FFT_PLANS 16
 
-/* The transform of one length n: m/2 twiddles exp(-2 pi i k / m) of the power-of-two length m
- * the work runs at (n itself, or Bluestein's); for Bluestein also the chirp exp(-pi i k^2 / n),
- * k < n, and the transform of its conjugate's filter, length m. */
-typedef struct fft1d {
-    int64_t n, m;
-    cplx *tw;
-    cplx *chirp; /* NULL when n is a power of two */
-    cplx *filter;
-} fft1d;
+enum { FFT_C2C, FFT_R2C, FFT_C2R };
 
-static bool
-is_pow2(int64_t n)
-{
-    return (n & (n - 1)) == 0;
-}
+/* One pass: the transform along one dim of every line. Offsets and steps count reals (R): a
+ * complex element is two. r2c's source and c2r's result are real lines of n; r2c keeps the
+ * first `kept` entries of each result, c2r reads the first `have` of each line. */
+typedef struct fft_pass {
+    int kind;
+    bool inverse;
+    double scale;
+    int64_t n, kept, have;
+    void *src, *dst;
+    int64_t s_es, d_es; /* the step between neighbours along a line */
+    int nd;             /* the lines: the other dims, their sizes and steps */
+    int64_t sizes[MT_MAX_DIMS], s_str[MT_MAX_DIMS], d_str[MT_MAX_DIMS];
+    int64_t lines;
+} fft_pass;
 
-/* The complex product written out: C's operator also handles infinities by a branch to
- * __muldc3 on every NaN result, which keeps the butterflies from vectorising. */
-static inline cplx
-cmul(cplx a, cplx b)
-{
-    return CMPLX(creal(a) * creal(b) - cimag(a) * cimag(b),
-                 creal(a) * cimag(b) + cimag(a) * creal(b));
-}
-
-/* Sizes at most this (in elements of all lines together) run their butterfly stages one after
- * the other (64 KiB of double complex: in L2); larger ones split in two halves first, so each
- * half's stages stay in cache. */
-#define FFT_LEAF 4096
-
-// x (len, B): B transforms side by side, element j of line b at x[j * B + b]; one butterfly
-// pass of decimation in frequency over each line: the pairs (k, k + len/2),
-// tw[k * step] = exp(-2 pi i k / len)
-static inline void
-dif_pass(cplx *x, int64_t len, int64_t B, const cplx *tw, int64_t step)
-{
-    const int64_t half = len / 2;
-    for (int64_t k = 0; k < half; k++) {
-        const cplx t = tw[k * step];
-        cplx *lo = x + k * B, *hi = x + (k + half) * B;
-        for (int64_t b = 0; b < B; b++) {
-            const cplx u = lo[b], v = hi[b];
-            lo[b] = u + v;
-            hi[b] = cmul(u - v, t);
-        }
-    }
-}
-
-// x (len, B) as dif_pass, in place: the transforms of length len, in bit-reversed order. One
-// function for one line (B the constant 1) and one for several (B = lanes, the lines of a
-// strided dim copied side by side, the butterflies vectorised across them).
-#define DIF(name, B_IS)                                                                  \
-    MT_SIMD_CLONES static void name(cplx *x, int64_t len, int64_t lanes, const cplx *tw, \
-                                    int64_t step)                                        \
-    {                                                                                    \
-        const int64_t B = B_IS;                                                          \
-        (void)lanes;                                                                     \
-        if (len * B > FFT_LEAF) {                                                        \
-            dif_pass(x, len, B, tw, step);                                               \
-            name(x, len / 2, lanes, tw, 2 * step);                                       \
-            name(x + len / 2 * B, len / 2, lanes, tw, 2 * step);                         \
-            return;                                                                      \
-        }                                                                                \
-        for (int64_t size = len, s = step; size >= 2; size >>= 1, s <<= 1) {             \
-            for (int64_t i = 0; i < len; i += size) {                                    \
-                dif_pass(x + i * B, size, B, tw, s);                                     \
-            }                                                                            \
-        }                                                                                \
-    }
-DIF(dif, 1)
-DIF(dif_lines, lanes)
-
-// x (m, B) as dif_pass: each line from bit-reversed order to natural order
+// exp(-2 pi i k / n), 0 <= k: the angle reduced to the first octant, so that the multiples of
+// pi/4 come out exact (cos(pi/2) in floating point is 6e-17, not 0)
 static void
-bitrev(cplx *x, int64_t m, int64_t B)
+unit_root(int64_t k, int64_t n, double *re, double *im)
+{
+    k %= n;
+    const int64_t q = 4 * k / n, r = 4 * k - q * n; /* the angle: pi/2 (q + r/n) */
+    double c, s;
+    if (2 * r <= n) {
+        c = cos(pi / 2 * (double)r / (double)n);
+        s = sin(pi / 2 * (double)r / (double)n);
+    } else {
+        c = sin(pi / 2 * (double)(n - r) / (double)n);
+        s = cos(pi / 2 * (double)(n - r) / (double)n);
+    }
+    const double er[4] = {c, -s, -c, s}, ei[4] = {s, c, -s, -c};
+    *re = er[q];
+    *im = -ei[q];
+}
+
+// x (m complex, interleaved), m a power of two, in place: the forward transform (radix 2,
+// one line, in double: Bluestein's filter, once per plan)
+static void
+dft_pow2(double *x, int64_t m)
 {
     for (int64_t i = 1, j = 0; i < m; i++) {
         int64_t bit = m >> 1;
@@ -107,341 +83,198 @@ bitrev(cplx *x, int64_t m, int64_t B)
             j ^= bit;
         }
         j ^= bit;
-        for (int64_t b = 0; b < B && i < j; b++) {
-            const cplx t = x[i * B + b];
-            x[i * B + b] = x[j * B + b];
-            x[j * B + b] = t;
+        if (i < j) {
+            const double tr = x[2 * i], ti = x[2 * i + 1];
+            x[2 * i] = x[2 * j];
+            x[2 * i + 1] = x[2 * j + 1];
+            x[2 * j] = tr;
+            x[2 * j + 1] = ti;
         }
     }
-}
-
-// x (m), m a power of two, in place: X[k] = sum_j x[j] exp(-2 pi i j k / m)
-static void
-radix2(cplx *x, int64_t m, const cplx *tw)
-{
-    dif(x, m, 1, tw, 1);
-    bitrev(x, m, 1);
-}
-
-// tw (m/2 + 1): tw[k] = exp(-2 pi i k / m); when 8 divides m, sin and cos are computed for the
-// first eighth of the circle only and the rest comes by its symmetries (a quarter of the calls)
-static void
-twiddles(cplx *tw, int64_t m)
-{
-    const bool sym = m % 8 == 0;
-    const int64_t q = m / 4, e = sym ? m / 8 : m / 2;
-    for (int64_t k = 0; k <= e; k++) {
-        const double t = 2.0 * pi * (double)k / (double)m;
-        tw[k] = CMPLX(cos(t), -sin(t));
-    }
-    if (!sym) {
-        return;
-    }
-    for (int64_t k = e + 1; k <= q; k++) { /* t = pi/2 - t': cos t = sin t', sin t = cos t' */
-        tw[k] = CMPLX(-cimag(tw[q - k]), -creal(tw[q - k]));
-    }
-    for (int64_t k = q + 1; k <= m / 2; k++) { /* t = pi - t'': cos t = -cos t'' */
-        tw[k] = CMPLX(-creal(tw[m / 2 - k]), cimag(tw[m / 2 - k]));
-    }
-}
-
-static void
-fft1d_free(fft1d *f)
-{
-    free(f->tw);
-    free(f->chirp);
-    free(f->filter);
-}
-
-static mt_status
-fft1d_init(fft1d *f, int64_t n)
-{
-    memset(f, 0, sizeof(*f));
-    f->n = n;
-    f->m = 1;
-    while (f->m < (is_pow2(n) ? n : 2 * n - 1)) {
-        f->m <<= 1;
-    }
-    const int64_t m = f->m;
-    f->tw = malloc(sizeof(cplx) * (size_t)(m / 2 + 1));
-    if (f->tw == NULL) {
-        goto out_nomem;
-    }
-    twiddles(f->tw, m);
-    if (m == n) {
-        return MT_OK;
-    }
-    f->chirp = malloc(sizeof(cplx) * (size_t)n);
-    f->filter = calloc((size_t)m, sizeof(cplx));
-    if (f->chirp == NULL || f->filter == NULL) {
-        goto out_nomem;
-    }
-    /* k^2 mod 2n (stepped: (k + 1)^2 = k^2 + 2k + 1) keeps the angle small and exact */
-    for (int64_t k = 0, k2 = 0; k < n; k++) {
-        const double t = -pi * (double)k2 / (double)n;
-        f->chirp[k] = cos(t) + I * sin(t);
-        k2 = (k2 + 2 * k + 1) % (2 * n);
-    }
-    f->filter[0] = conj(f->chirp[0]);
-    for (int64_t k = 1; k < n; k++) {
-        f->filter[k] = f->filter[m - k] = conj(f->chirp[k]);
-    }
-    radix2(f->filter, m, f->tw);
-    return MT_OK;
-out_nomem:
-    fft1d_free(f);
-    return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
-}
-
-// x (n) in place; work (m) scratch: the forward transform, or the inverse (unscaled)
-static void
-fft1d_run(const fft1d *f, cplx *x, cplx *work, bool inverse)
-{
-    const int64_t n = f->n, m = f->m;
-    if (inverse) {
-        for (int64_t k = 0; k < n; k++) {
-            x[k] = conj(x[k]);
-        }
-    }
-    if (f->chirp == NULL) {
-        radix2(x, n, f->tw);
-    } else {
-        /* X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]): a convolution, done as
-         * a product of transforms; the inverse transform as the conjugate of the forward one */
-        for (int64_t k = 0; k < n; k++) {
-            work[k] = cmul(x[k], f->chirp[k]);
-        }
-        memset(work + n, 0, sizeof(cplx) * (size_t)(m - n));
-        radix2(work, m, f->tw);
-        for (int64_t k = 0; k < m; k++) {
-            work[k] = conj(cmul(work[k], f->filter[k]));
-        }
-        radix2(work, m, f->tw);
-        for (int64_t k = 0; k < n; k++) {
-            x[k] = cmul(f->chirp[k], conj(work[k])) / (double)m;
-        }
-    }
-    if (inverse) {
-        for (int64_t k = 0; k < n; k++) {
-            x[k] = conj(x[k]);
+    for (int64_t len = 2; len <= m; len <<= 1) {
+        for (int64_t k = 0; k < len / 2; k++) {
+            double wr, wi;
+            unit_root(k, len, &wr, &wi);
+            for (int64_t i = k; i < m; i += len) {
+                double *u = x + 2 * i, *v = x + 2 * (i + len / 2);
+                const double tr = v[0] * wr - v[1] * wi, ti = v[0] * wi + v[1] * wr;
+                v[0] = u[0] - tr;
+                v[1] = u[1] - ti;
+                u[0] += tr;
+                u[1] += ti;
+            }
         }
     }
 }
 
 static int64_t
-numel_of(int ndim, const int64_t *sizes)
+largest_prime(int64_t n)
 {
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        n *= sizes[d];
-    }
-    return n;
-}
-
-/* The forward transform of n real values, n even, as in pocketfft's real transforms: the n/2
- * pairs (x[2j], x[2j + 1]) as one complex signal z, its transform Z of length n/2, then
- * X[k] = E[k] + exp(-2 pi i k / n) O[k] with E[k] = (Z[k] + conj Z[n/2 - k]) / 2 and
- * O[k] = (Z[k] - conj Z[n/2 - k]) / 2i (the transforms of the even and the odd values). */
-typedef struct rfft1d {
-    fft1d half;
-    cplx *rtw; /* n/2 + 1: exp(-2 pi i k / n) */
-} rfft1d;
-
-static mt_status
-rfft1d_init(rfft1d *r, int64_t n)
-{
-    mt_status st = fft1d_init(&r->half, n / 2);
-    if (st) {
-        return st;
-    }
-    r->rtw = malloc(sizeof(cplx) * (size_t)(n / 2 + 1));
-    if (r->rtw == NULL) {
-        fft1d_free(&r->half);
-        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
-    }
-    twiddles(r->rtw, n);
-    return MT_OK;
-}
-
-// v (n = 2h) real -> x (kept <= n) the first kept entries of its transform; work (h + the
-// half's m) scratch
-static void
-rfft1d_run(const rfft1d *r, const double *v, cplx *x, int64_t kept, cplx *work)
-{
-    const int64_t h = r->half.n, n = 2 * h;
-    cplx *z = work;
-    for (int64_t j = 0; j < h; j++) {
-        z[j] = CMPLX(v[2 * j], v[2 * j + 1]);
-    }
-    fft1d_run(&r->half, z, work + h, false);
-    for (int64_t k = 0; k <= h && k < kept; k++) {
-        const cplx zk = z[k < h ? k : 0], zc = conj(z[k > 0 ? h - k : 0]); /* mod h */
-        const cplx even = (zk + zc) * 0.5, odd = cmul(zk - zc, CMPLX(0.0, -0.5));
-        x[k] = even + cmul(r->rtw[k], odd);
-    }
-    for (int64_t k = h + 1; k < kept; k++) {
-        x[k] = conj(x[n - k]);
-    }
-}
-
-// w: B neighbouring lines of a power-of-two length n = f->n, element j of line b at
-// w[j * stride + b]; buf (n, B) scratch: the transform of each line, in place. The lines are
-// copied side by side and transformed together.
-static void
-lines_side_by_side(const fft1d *f, cplx *w, int64_t stride, int64_t B, cplx *buf, bool inverse)
-{
-    const int64_t n = f->n;
-    for (int64_t j = 0; j < n; j++) {
-        memcpy(buf + j * B, w + j * stride, sizeof(cplx) * (size_t)B);
-    }
-    for (int64_t i = 0; i < n * B && inverse; i++) {
-        buf[i] = conj(buf[i]);
-    }
-    dif_lines(buf, n, B, f->tw, 1);
-    bitrev(buf, n, B);
-    for (int64_t i = 0; i < n * B && inverse; i++) {
-        buf[i] = conj(buf[i]);
-    }
-    for (int64_t j = 0; j < n; j++) {
-        memcpy(w + j * stride, buf + j * B, sizeof(cplx) * (size_t)B);
-    }
-}
-
-/* Lines of a strided dim copied together: FFT_BLOCK neighbouring lines read as rows of
- * FFT_BLOCK elements (whole cache lines), not one element per cache line. */
-#define FFT_BLOCK 8
-
-// w (sizes) contiguous, in place: the transform along dim d of every line. Lines whose index
-// along dim h is `skip_from` or more are skipped (skip_from < 0: none): for c2r they are all 0
-// and stay so.
-static mt_status
-transform_dim(cplx *w, int ndim, const int64_t *sizes, int d, bool inverse, int h,
-              int64_t skip_from)
-{
-    const int64_t n = sizes[d], numel = numel_of(ndim, sizes);
-    if (numel == 0 || n == 1) {
-        return MT_OK;
-    }
-    const int64_t inner = numel_of(ndim - d - 1, sizes + d + 1);
-    const int64_t inner_h = numel_of(ndim - h - 1, sizes + h + 1);
-    const int64_t lines = numel / n;
-    fft1d f;
-    mt_status st = fft1d_init(&f, n);
-    if (st) {
-        return st;
-    }
-    const int64_t block = inner > 1 ? FFT_BLOCK : 1;
-    int parts = mt_parallel_parts(numel, FFT_GRAIN);
-    parts = parts > lines ? (int)lines : parts;
-    atomic_bool failed = false;
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int part = 0; part < parts; part++) {
-        cplx *buf = malloc(sizeof(cplx) * (size_t)(block * n + f.m));
-        if (buf == NULL) {
-            atomic_store(&failed, true);
-            continue;
+    int64_t p = 1;
+    for (int64_t d = 2; d * d <= n; d++) {
+        while (n % d == 0) {
+            p = d;
+            n /= d;
         }
-        const int64_t l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
-        for (int64_t l = l0; l < l1;) {
-            /* lines l .. l + cnt - 1: neighbours in memory (one block of inner), none skipped */
-            int64_t cnt = 0;
-            while (l + cnt < l1 && cnt < block && (cnt == 0 || (l + cnt) % inner != 0)) {
-                const int64_t base = (l + cnt) / inner * n * inner + (l + cnt) % inner;
-                if (skip_from >= 0 && d != h && base / inner_h % sizes[h] >= skip_from) {
-                    break;
-                }
-                cnt++;
-            }
-            if (cnt == 0) {
-                l++;
-                continue;
-            }
-            const int64_t base = l / inner * n * inner + l % inner;
-            if (f.chirp == NULL && cnt > 1) {
-                lines_side_by_side(&f, w + base, inner, cnt, buf, inverse);
-                l += cnt;
-                continue;
-            }
-            for (int64_t j = 0; j < n; j++) {
-                for (int64_t b = 0; b < cnt; b++) {
-                    buf[b * n + j] = w[base + j * inner + b];
-                }
-            }
-            for (int64_t b = 0; b < cnt; b++) {
-                fft1d_run(&f, buf + b * n, buf + block * n, inverse);
-            }
-            for (int64_t j = 0; j < n; j++) {
-                for (int64_t b = 0; b < cnt; b++) {
-                    w[base + j * inner + b] = buf[b * n + j];
-                }
-            }
-            l += cnt;
-        }
-        free(buf);
     }
-    fft1d_free(&f);
-    if (atomic_load(&failed)) {
-        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
-    }
-    return MT_OK;
+    return n > p ? n : p;
 }
 
-/* Steps idx (ndim coordinates within sizes) to the next element in row-major order. */
-static void
-next_index(int ndim, const int64_t *sizes, int64_t *idx)
+// n1 of the four-step split n = n1 n2 (the largest divisor up to sqrt n), or 1: no split
+static int64_t
+four_step_split(int64_t n)
 {
-    for (int d = ndim - 1; d >= 0; d--) {
-        if (++idx[d] < sizes[d]) {
+    if (n < FFT_FOUR_STEP) {
+        return 1;
+    }
+    int64_t n1 = 1;
+    for (int64_t d = 2; d * d <= n; d++) {
+        n1 = n % d == 0 ? d : n1;
+    }
+    return n1 >= 16 ? n1 : 1;
+}
+
+/* The butterflies and the copies in and out of a block: inlined into their callers, which are
+ * compiled for each SIMD level (MT_SIMD_CLONES), so that they vectorise for it. */
+#define FFT_INLINE static inline __attribute__((always_inline))
+
+#define FFT_R double
+#define FFT_NAME(f) f##_f64
+#define FFT_LANES 8 /* doubles of one AVX-512 register */
+#include "cpu/fft_impl.h"
+#include "cpu/fft_long_impl.h"
+#undef FFT_LANES
+#undef FFT_NAME
+#undef FFT_R
+#define FFT_R float
+#define FFT_NAME(f) f##_f32
+#define FFT_LANES 16
+#include "cpu/fft_impl.h"
+#include "cpu/fft_long_impl.h"
+#undef FFT_LANES
+#undef FFT_NAME
+#undef FFT_R
+
+/* ---- the plans of the lengths last used: shared, counted while in use ---- */
+
+typedef struct cached_plan {
+    int64_t n;
+    bool dbl;
+    void *plan;
+    int users;
+    uint64_t used; /* the clock at its last use */
+} cached_plan;
+
+static cached_plan plans[FFT_PLANS];
+static uint64_t plan_clock;
+static pthread_mutex_t plans_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+plan_free(void *plan, bool dbl)
+{
+    if (dbl) {
+        plan_free_f64(plan);
+    } else {
+        plan_free_f32(plan);
+    }
+}
+
+static cached_plan *
+find_plan(int64_t n, bool dbl)
+{
+    for (int i = 0; i < FFT_PLANS; i++) {
+        if (plans[i].plan != NULL && plans[i].n == n && plans[i].dbl == dbl) {
+            return &plans[i];
+        }
+    }
+    return NULL;
+}
+
+// the plan of length n (split when long) in double or float, or NULL when out of memory;
+// give it back with put_plan
+static void *
+get_plan(int64_t n, bool dbl)
+{
+    pthread_mutex_lock(&plans_mutex);
+    cached_plan *c = find_plan(n, dbl);
+    if (c != NULL) {
+        c->users++;
+        c->used = ++plan_clock;
+        pthread_mutex_unlock(&plans_mutex);
+        return c->plan;
+    }
+    pthread_mutex_unlock(&plans_mutex);
+    void *plan = dbl ? (void *)plan_new_f64(n, true) : (void *)plan_new_f32(n, true);
+    if (plan == NULL) {
+        return NULL;
+    }
+    pthread_mutex_lock(&plans_mutex);
+    c = find_plan(n, dbl); /* made meanwhile by another thread */
+    if (c != NULL) {
+        plan_free(plan, dbl);
+        plan = c->plan;
+    } else {
+        for (int i = 0; i < FFT_PLANS; i++) { /* an empty slot, else the oldest unused */
+            if (plans[i].plan == NULL) {
+                c = &plans[i];
+                break;
+            }
+            if (plans[i].users == 0 && (c == NULL || plans[i].used < c->used)) {
+                c = &plans[i];
+            }
+        }
+        if (c == NULL) { /* all 16 in use: this one is the caller's alone */
+            pthread_mutex_unlock(&plans_mutex);
+            return plan;
+        }
+        if (c->plan != NULL) {
+            plan_free(c->plan, c->dbl);
+        }
+        *c = (cached_plan){.n = n, .dbl = dbl, .plan = plan};
+    }
+    c->users++;
+    c->used = ++plan_clock;
+    pthread_mutex_unlock(&plans_mutex);
+    return plan;
+}
+
+static void
+put_plan(void *plan, bool dbl)
+{
+    pthread_mutex_lock(&plans_mutex);
+    for (int i = 0; i < FFT_PLANS; i++) {
+        if (plans[i].plan == plan) {
+            plans[i].users--;
+            pthread_mutex_unlock(&plans_mutex);
             return;
         }
-        idx[d] = 0;
     }
+    pthread_mutex_unlock(&plans_mutex);
+    plan_free(plan, dbl);
 }
 
-static int64_t
-offset_of(int ndim, const int64_t *idx, const int64_t *strides)
+// every line of the pass, in float or double
+static mt_status
+run_pass(const fft_pass *ps, bool dbl)
 {
-    int64_t off = 0;
-    for (int d = 0; d < ndim; d++) {
-        off += idx[d] * strides[d];
+    if (ps->lines == 0 || ps->n == 0) {
+        return MT_OK;
     }
-    return off;
-}
-
-static cplx
-load(const mt_tensor *t, const char *base, int64_t off)
-{
-    switch (t->dtype) {
-    case MT_FLOAT32:
-        return ((const float *)base)[off];
-    case MT_FLOAT64:
-        return ((const double *)base)[off];
-    case MT_COMPLEX64:
-        return ((const float *)base)[2 * off] + I * ((const float *)base)[2 * off + 1];
-    default:
-        return ((const double *)base)[2 * off] + I * ((const double *)base)[2 * off + 1];
+    const int64_t len = ps->kind != FFT_C2C && ps->n % 2 == 0 ? ps->n / 2 : ps->n;
+    void *plan = get_plan(len, dbl);
+    if (plan == NULL) {
+        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)ps->n);
     }
-}
-
-static void
-store(mt_dtype dt, char *base, int64_t i, cplx v)
-{
-    switch (dt) {
-    case MT_FLOAT32:
-        ((float *)base)[i] = (float)creal(v);
-        break;
-    case MT_FLOAT64:
-        ((double *)base)[i] = creal(v);
-        break;
-    case MT_COMPLEX64:
-        ((float *)base)[2 * i] = (float)creal(v);
-        ((float *)base)[2 * i + 1] = (float)cimag(v);
-        break;
-    default:
-        ((double *)base)[2 * i] = creal(v);
-        ((double *)base)[2 * i + 1] = cimag(v);
-        break;
+    mt_status st;
+    if (dbl) {
+        const plan_f64 *p = plan;
+        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f64(ps, p) : block_pass_f64(ps, p);
+    } else {
+        const plan_f32 *p = plan;
+        st = p->p1 || (p->blue && p->blue->p1) ? long_lines_f32(ps, p) : block_pass_f32(ps, p);
     }
+    put_plan(plan, dbl);
+    return st;
 }
 
 static void
@@ -454,163 +287,46 @@ contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
     }
 }
 
-// self (*) read into w (sizes): element idx of w is self's at idx when idx[h] < keep, else 0;
-// a row along the last dim at a time (idx walks the others)
+// ps: the pass along dim d of a signal of `sizes`, read from src (strides sstr in elements,
+// sw reals each) and written to dst (dstr, dw reals each)
 static void
-load_signal(const mt_tensor *self, cplx *w, int ndim, const int64_t *sizes, int h, int64_t keep)
+set_lines(fft_pass *ps, int ndim, const int64_t *sizes, int d, void *src, const int64_t *sstr,
+          int sw, void *dst, const int64_t *dstr, int dw)
 {
-    const char *base = mt_tensor_data(self);
-    int64_t idx[MT_MAX_DIMS] = {0};
-    const int last = ndim - 1;
-    const int64_t numel = numel_of(ndim, sizes), run = ndim ? sizes[last] : 1;
-    const int64_t step = ndim ? self->strides[last] : 0;
-    for (int64_t i = 0; i < numel; i += run, next_index(last, sizes, idx)) {
-        const int64_t off = offset_of(last, idx, self->strides);
-        const int64_t n = h == last ? (keep < run ? keep : run) : idx[h] < keep ? run : 0;
-        for (int64_t j = 0; j < n; j++) {
-            w[i + j] = load(self, base, off + j * step);
-        }
-        for (int64_t j = n; j < run; j++) {
-            w[i + j] = 0;
+    ps->src = src;
+    ps->dst = dst;
+    ps->s_es = sstr[d] * sw;
+    ps->d_es = dstr[d] * dw;
+    ps->nd = 0;
+    ps->lines = 1;
+    for (int k = 0; k < ndim; k++) {
+        if (k != d) {
+            ps->sizes[ps->nd] = sizes[k];
+            ps->s_str[ps->nd] = sstr[k] * sw;
+            ps->d_str[ps->nd] = dstr[k] * dw;
+            ps->lines *= sizes[k];
+            ps->nd++;
         }
     }
 }
 
-// out (plan's sizes) = w (wsizes) * scale, out's part of it (r2c onesided keeps the first
-// n/2 + 1 along the halved dim); a row along the last dim at a time
-static void
-store_result(const mt_fft_plan *p, const cplx *w, const int64_t *wsizes, mt_tensor *out)
-{
-    int64_t wstrides[MT_MAX_DIMS], idx[MT_MAX_DIMS] = {0};
-    contiguous_strides(p->ndim, wsizes, wstrides);
-    char *base = mt_tensor_data(out);
-    const int last = p->ndim - 1;
-    const int64_t numel = numel_of(p->ndim, p->sizes), run = p->ndim ? p->sizes[last] : 1;
-    for (int64_t i = 0; i < numel; i += run, next_index(last, p->sizes, idx)) {
-        const cplx *row = w + offset_of(last, idx, wstrides);
-        for (int64_t j = 0; j < run; j++) {
-            store(p->dt, base, i + j, row[j] * p->scale);
-        }
-    }
-}
-
-static cplx *
-alloc_work(int ndim, const int64_t *sizes, mt_status *st)
-{
-    const int64_t n = numel_of(ndim, sizes);
-    cplx *w = malloc(sizeof(cplx) * (size_t)(n > 0 ? n : 1));
-    *st = w ? MT_OK : mt_fail(MT_ENOMEM, "out of memory for an FFT of %lld elements", (long long)n);
-    return w;
-}
-
-// v (n) = the float32 or float64 values at base + (off + j * step) elements
-static void
-load_real(mt_dtype dt, const char *base, int64_t off, int64_t step, int64_t n, double *v)
-{
-    if (dt == MT_FLOAT32) {
-        for (int64_t j = 0; j < n; j++) {
-            v[j] = ((const float *)base)[off + j * step];
-        }
-    } else {
-        for (int64_t j = 0; j < n; j++) {
-            v[j] = ((const double *)base)[off + j * step];
-        }
-    }
-}
-
-// self (*) real, n its size along dim h -> w (wsizes: self's, wsizes[h] <= n kept): the
-// transform of every line of self along h, its first wsizes[h] entries, read straight from self
+// the complex passes over dims[0 .. count - 1] of out (sizes, contiguous), the first reading
+// src (strides, when not NULL) and the others out in place; the last one scaled
 static mt_status
-real_lines(const mt_tensor *self, cplx *w, const int64_t *wsizes, int h)
+complex_passes(const mt_fft_plan *p, int count, const mt_tensor *src, const int64_t *sizes,
+               char *out, bool inverse, double scale, bool dbl)
 {
-    const int ndim = self->ndim;
-    const int64_t n = self->sizes[h], kept = wsizes[h], numel = numel_of(ndim, self->sizes);
-    if (numel == 0) {
-        return MT_OK;
-    }
-    const int64_t inner = numel_of(ndim - h - 1, self->sizes + h + 1), lines = numel / n;
-    const bool half = n % 2 == 0;
-    fft1d f = {0};
-    rfft1d rf = {0};
-    mt_status st = half ? rfft1d_init(&rf, n) : fft1d_init(&f, n);
-    if (st) {
-        return st;
-    }
-    const int64_t work = half ? n / 2 + rf.half.m : f.m;
-    const char *base = mt_tensor_data(self);
-    int parts = mt_parallel_parts(numel, FFT_GRAIN);
-    parts = parts > lines ? (int)lines : parts;
-    atomic_bool failed = false;
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int part = 0; part < parts; part++) {
-        cplx *buf = malloc(sizeof(cplx) * (size_t)(n + work) + sizeof(double) * (size_t)n);
-        if (buf == NULL) {
-            atomic_store(&failed, true);
-            continue;
-        }
-        double *v = (double *)(buf + n + work);
-        for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) {
-            int64_t rest = l, off = 0; /* self's offset of line l: l unravelled without h */
-            for (int d = ndim - 1; d >= 0; d--) {
-                if (d != h) {
-                    off += rest % self->sizes[d] * self->strides[d];
-                    rest /= self->sizes[d];
-                }
-            }
-            load_real(self->dtype, base, off, self->strides[h], n, v);
-            const int64_t wb = l / inner * kept * inner + l % inner;
-            /* a contiguous line of w takes the result in place */
-            cplx *dst = half && inner == 1 ? w + wb : buf;
-            if (half) {
-                rfft1d_run(&rf, v, dst, kept, buf + n);
-            } else {
-                for (int64_t j = 0; j < n; j++) {
-                    buf[j] = v[j];
-                }
-                fft1d_run(&f, buf, buf + n, false);
-            }
-            for (int64_t j = 0; j < kept && dst == buf; j++) {
-                w[wb + j * inner] = buf[j];
-            }
-        }
-        free(buf);
-    }
-    fft1d_free(half ? &rf.half : &f);
-    free(rf.rtw);
-    if (atomic_load(&failed)) {
-        return mt_fail(MT_ENOMEM, "out of memory for an FFT of length %lld", (long long)n);
-    }
-    return MT_OK;
-}
-
-/* The transforms of c2c and r2c: every dim of the plan over w, shaped like self; r2c's last
- * dim of dim first, read from self as real lines, into w shaped like the result (one-sided:
- * n/2 + 1 of n kept), and the other dims then only over that. */
-static mt_status
-c2c_or_r2c(mt_args *a, bool inverse)
-{
-    const mt_fft_plan *p = &a->plan->fft;
-    mt_tensor *self = a->t[0];
-    const int h = p->dims[p->ndims - 1];
-    const bool real = !mt_dtype_is_complex(self->dtype) && self->ndim > 0;
-    const int64_t *wsizes = real ? p->sizes : self->sizes;
+    int64_t cstr[MT_MAX_DIMS];
+    contiguous_strides(p->ndim, sizes, cstr);
     mt_status st = MT_OK;
-    cplx *w = alloc_work(self->ndim, wsizes, &st);
-    if (w == NULL) {
-        return st;
+    for (int k = 0; k < count && st == MT_OK; k++) {
+        fft_pass ps = {.kind = FFT_C2C, .inverse = inverse, .scale = k == count - 1 ? scale : 1};
+        const bool first = k == 0 && src != NULL;
+        set_lines(&ps, p->ndim, sizes, p->dims[k], first ? mt_tensor_data(src) : out,
+                  first ? src->strides : cstr, 2, out, cstr, 2);
+        ps.n = sizes[p->dims[k]];
+        st = run_pass(&ps, dbl);
     }
-    if (real) {
-        st = real_lines(self, w, wsizes, h);
-    } else {
-        load_signal(self, w, self->ndim, self->sizes, h, self->ndim ? self->sizes[h] : 1);
-    }
-    for (int k = 0; k < p->ndims - (real ? 1 : 0) && st == MT_OK; k++) {
-        st = transform_dim(w, self->ndim, wsizes, p->dims[k], inverse, h, -1);
-    }
-    if (st == MT_OK) {
-        store_result(p, w, wsizes, a->out[0]);
-    }
-    free(w);
     return st;
 }
 
@@ -618,15 +334,35 @@ c2c_or_r2c(mt_args *a, bool inverse)
 mt_status
 mt_cpu__fft_c2c(mt_args *a)
 {
-    return c2c_or_r2c(a, !a->b[0]);
+    const mt_fft_plan *p = &a->plan->fft;
+    return complex_passes(p, p->ndims, a->t[0], p->sizes, mt_tensor_data(a->out[0]), !a->b[0],
+                          p->scale, p->dt == MT_COMPLEX128);
 }
 
 // self (*) real -> out (*) complex: the forward transform; onesided keeps n/2 + 1 along the
-// last dim of dim
+// last dim of dim, else the rest by conjugate symmetry, line by line
 mt_status
 mt_cpu__fft_r2c(mt_args *a)
 {
-    return c2c_or_r2c(a, false);
+    const mt_fft_plan *p = &a->plan->fft;
+    mt_tensor *self = a->t[0], *out = a->out[0];
+    const int h = p->dims[p->ndims - 1];
+    const bool dbl = p->dt == MT_COMPLEX128;
+    char *o = mt_tensor_data(out);
+    if (self->sizes[h] == 0) { /* no signal: the transform of nothing is 0 */
+        memset(o, 0, (size_t)mt_tensor_numel(out) * (dbl ? 16 : 8));
+        return MT_OK;
+    }
+    int64_t cstr[MT_MAX_DIMS];
+    contiguous_strides(p->ndim, p->sizes, cstr);
+    const double last = p->ndims == 1 ? p->scale : 1;
+    fft_pass ps = {.kind = FFT_R2C, .scale = last, .n = self->sizes[h], .kept = p->sizes[h]};
+    set_lines(&ps, p->ndim, p->sizes, h, mt_tensor_data(self), self->strides, 1, o, cstr, 2);
+    mt_status st = run_pass(&ps, dbl);
+    if (st == MT_OK) {
+        st = complex_passes(p, p->ndims - 1, NULL, p->sizes, o, false, p->scale, dbl);
+    }
+    return st;
 }
 
 // self (..., h, ...) complex, the non-negative frequencies along dim h (the last of dim) ->
@@ -637,32 +373,39 @@ mt_status
 mt_cpu__fft_c2r(mt_args *a)
 {
     const mt_fft_plan *p = &a->plan->fft;
-    mt_tensor *self = a->t[0];
+    mt_tensor *self = a->t[0], *out = a->out[0];
     const int h = p->dims[p->ndims - 1];
-    const int64_t N = p->sizes[h], half = N / 2 + 1;
-    const int64_t keep = self->sizes[h] < half ? self->sizes[h] : half;
+    const bool dbl = p->dt == MT_FLOAT64;
+    const int64_t N = p->sizes[h], have = self->sizes[h] < N / 2 + 1 ? self->sizes[h] : N / 2 + 1;
+    int64_t wsizes[MT_MAX_DIMS], wstr[MT_MAX_DIMS], ostr[MT_MAX_DIMS];
+    memcpy(wsizes, p->sizes, sizeof(int64_t) * (size_t)p->ndim);
+    wsizes[h] = have;
+    contiguous_strides(p->ndim, wsizes, wstr);
+    contiguous_strides(p->ndim, p->sizes, ostr);
+    int64_t wnumel = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        wnumel *= wsizes[d];
+    }
+    /* the complex passes over the half spectrum, into w; with none, the real pass reads self */
+    char *w = NULL;
     mt_status st = MT_OK;
-    cplx *w = alloc_work(p->ndim, p->sizes, &st);
-    if (w == NULL) {
-        return st;
-    }
-    load_signal(self, w, p->ndim, p->sizes, h, keep);
-    for (int k = 0; k < p->ndims - 1 && st == MT_OK; k++) {
-        st = transform_dim(w, p->ndim, p->sizes, p->dims[k], true, h, half);
-    }
-    if (st == MT_OK) {
-        const int64_t numel = numel_of(p->ndim, p->sizes);
-        const int64_t inner = numel_of(p->ndim - h - 1, p->sizes + h + 1);
-        for (int64_t l = 0; l < numel / N; l++) {
-            const int64_t base = l / inner * N * inner + l % inner;
-            for (int64_t k = half; k < N; k++) {
-                w[base + k * inner] = conj(w[base + (N - k) * inner]);
-            }
+    if (p->ndims > 1) {
+        w = malloc((dbl ? 16 : 8) * (size_t)(wnumel > 0 ? wnumel : 1));
+        if (w == NULL) {
+            return mt_fail(MT_ENOMEM, "out of memory for an FFT of %lld elements",
+                           (long long)wnumel);
         }
-        st = transform_dim(w, p->ndim, p->sizes, h, true, h, -1);
+        st = complex_passes(p, p->ndims - 1, self, wsizes, w, true, 1, dbl);
+    }
+    fft_pass ps = {.kind = FFT_C2R, .inverse = true, .scale = p->scale, .n = N, .have = have};
+    if (w != NULL) {
+        set_lines(&ps, p->ndim, p->sizes, h, w, wstr, 2, mt_tensor_data(out), ostr, 1);
+    } else {
+        set_lines(&ps, p->ndim, p->sizes, h, mt_tensor_data(self), self->strides, 2,
+                  mt_tensor_data(out), ostr, 1);
     }
     if (st == MT_OK) {
-        store_result(p, w, p->sizes, a->out[0]);
+        st = run_pass(&ps, dbl);
     }
     free(w);
     return st;

@@ -1,6 +1,6 @@
 """minitorch.fft against numpy.fft (the reference, in float64) and torch.fft (values, dtypes,
 gradients, errors): every transform over random lengths (primes, powers of two, others: the
-radix-2 and Bluestein paths), n/s cropping and padding, dims, the three norms, batched and
+radix and Bluestein paths), n/s cropping and padding, dims, the three norms, batched and
 non-contiguous inputs, empty tensors; and the complex-tensor surface the transforms need."""
 import numpy as np
 import pytest
