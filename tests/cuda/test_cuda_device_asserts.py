@@ -108,7 +108,13 @@ def test_ops_that_wait_as_pytorch_does():
     for fn, waits in ((lambda: x.nonzero(), 1), (lambda: x.masked_select(x > 0), 1),
                       (lambda: minitorch.unique(x), 1), (lambda: x.sum(), 0), (lambda: x[dev([1, 3])], 0),
                       (lambda: F.one_hot(dev([0, 2])), 1), (lambda: F.one_hot(dev([0, 2]), 4), 0),
-                      (lambda: F.nll_loss(values(3, 4), dev([0, 3, 1])), 0)):
+                      (lambda: F.nll_loss(values(3, 4), dev([0, 3, 1])), 0),
+                      # the value checks of the draws read their summary back at once (PyTorch's
+                      # multinomial reads twice, its CUDA bernoulli_ and with-replacement kernel
+                      # check on the device)
+                      (lambda: minitorch.multinomial(x + 1, 2), 1),
+                      (lambda: minitorch.multinomial(x.view(2, 2) + 1, 3, True), 1),
+                      (lambda: minitorch.bernoulli(x / 4), 1), (lambda: minitorch.poisson(x), 1)):
         before = minitorch.cuda._emu_sync_count()
         fn()
         assert minitorch.cuda._emu_sync_count() - before == waits
