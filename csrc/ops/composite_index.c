@@ -8,7 +8,8 @@
  * would take, a negative one for index_add_). On a device nothing is read back, as PyTorch's CUDA
  * kernels read nothing: the indexing kernel checks the range there (a device-side assertion,
  * reported at the next synchronisation), and index_add_/index_copy_, which take only [0, size),
- * scatter along dim instead, whose kernel checks that range. */
+ * scatter along dim instead, whose kernel checks that range; masked_scatter_ picks source's
+ * elements by a running count of the mask with index_select, whose kernel checks the count. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -497,8 +498,41 @@ COMPOSITE_PAIR(index_fill)
 
 /* ---- masked_scatter ---- */
 
+// self (S) on a device, m (S) bool, flat (n > 0) of self's dtype: the same as scatter_masked
+// without a read back, as PyTorch's CUDA kernel. The k-th element of self where m holds (row-
+// major) takes flat[k]: k is the count of m's ones before it (an int64 cumsum less m itself),
+// and index_select's kernel checks k < n on the device (more ones in m than elements in source
+// fail there, reported at the next synchronisation). The elements m leaves read flat[0].
+static mt_status
+scatter_masked_on_device(mt_tensor *self, mt_tensor *m, mt_tensor *flat)
+{
+    mt_tensor *line = NULL, *ones = NULL, *count = NULL, *before = NULL, *pos = NULL;
+    mt_tensor *picked = NULL, *values = NULL, *merged = NULL;
+    int64_t numel = mt_tensor_numel(m);
+    mt_status st = mt_op_reshape(m, 1, &numel, &line);
+    if (st == MT_OK && (st = mt_op__to_copy(line, MT_INT64, mt_tensor_device(m), &ones)) == MT_OK &&
+        (st = mt_op_cumsum(ones, 0, MT_INT64, &count)) == MT_OK &&
+        (st = mt_op_sub(count, ones, mt_scalar_int(1), &before)) == MT_OK &&
+        (st = mt_op_mul(before, ones, &pos)) == MT_OK &&
+        (st = mt_op_index_select(flat, 0, pos, &picked)) == MT_OK &&
+        (st = mt_op_view(picked, self->ndim, self->sizes, &values)) == MT_OK &&
+        (st = mt_op_where(m, values, self, &merged)) == MT_OK) {
+        st = mt_op_copy_(self, merged, NULL);
+    }
+    mt_tensor_clear(&line);
+    mt_tensor_clear(&ones);
+    mt_tensor_clear(&count);
+    mt_tensor_clear(&before);
+    mt_tensor_clear(&pos);
+    mt_tensor_clear(&picked);
+    mt_tensor_clear(&values);
+    mt_tensor_clear(&merged);
+    return st;
+}
+
 // self (S), mask bool broadcast to S, source (any shape, of self's dtype): the elements of self
-// where mask holds, in row-major order, get source's first elements
+// where mask holds, in row-major order, get source's first elements. On the CPU (and for an empty
+// source) the ones of mask are counted first, for PyTorch's error.
 static mt_status
 scatter_masked(mt_tensor *self, mt_tensor *mask, mt_tensor *source)
 {
@@ -506,6 +540,12 @@ scatter_masked(mt_tensor *self, mt_tensor *mask, mt_tensor *source)
     mt_scalar c;
     int64_t n = mt_tensor_numel(source);
     mt_status st = mt_op_expand(mask, self->ndim, self->sizes, &m);
+    if (st == MT_OK && !read_here(self) && n > 0) {
+        if ((st = mt_op_reshape(source, 1, &n, &flat)) == MT_OK) {
+            st = scatter_masked_on_device(self, m, flat);
+        }
+        goto out_release;
+    }
     if (st || (st = mt_op_sum(m, 0, NULL, false, -1, &count)) || (st = mt_tensor_item(count, &c))) {
         goto out_release;
     }

@@ -41,6 +41,9 @@ BAD_CALLS = {
     "index_add_": (lambda: values(4, 5).index_add_(0, dev([1, -1]), values(2, 5)), "index -1 is out of bounds for size 4"),
     "index_copy_": (lambda: values(4, 5).index_copy_(1, dev([5]), values(4, 1)), "index 5 is out of bounds for size 5"),
     "index_fill_": (lambda: values(4, 5).index_fill_(0, dev([4]), 1.0), "index 4 is out of bounds for size 4"),
+    # a source shorter than the mask's ones: the running count reaches past it
+    "masked_scatter_": (lambda: values(2, 3).masked_scatter_(dev([True, False, True]), values(3)),
+                        "index 3 is out of bounds for size 3"),
     "nll_loss": (lambda: F.nll_loss(values(3, 4), dev([0, 4, 1])), "target 4 is out of bounds for 4 classes"),
     "cross_entropy": (lambda: F.cross_entropy(values(3, 4), dev([0, -3, 1])), "target -3 is out of bounds"),
     "binary_cross_entropy": (lambda: F.binary_cross_entropy(dev([0.5, 1.5], minitorch.float32), dev([0.0, 1.0], minitorch.float32)),

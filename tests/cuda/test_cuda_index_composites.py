@@ -101,7 +101,30 @@ def test_index_family():
                          values((5, 1), minitorch.float64))
     raises_device_assert(lambda a, j, b: a.index_copy(0, j, b), x, minitorch.tensor([-1]), values((1, 4), minitorch.float64))
     raises_device_assert(lambda a, j: a.index_fill(1, j, 2.0), x, minitorch.tensor([-5]))
-    raises_alike(lambda a, k, b: a.masked_scatter(k, b), x, m, values((2,), minitorch.float64))
+    raises_device_assert(lambda a, k, b: a.masked_scatter(k, b), x, m, values((2,), minitorch.float64))
+    raises_alike(lambda a, k, b: a.masked_scatter(k, b), x, m, values((0,), minitorch.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_scatter_layouts(dtype):
+    """On the device the k-th masked element takes source[k] through a running count, without
+    reading the count back: broadcast masks, transposed targets, exact and spare sources."""
+    x = values((4, 6), dtype)
+    m = minitorch.tensor(RNG.standard_normal((4, 6)) > 0.3)
+    ones = int(m.sum())
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m, values((ones,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m, values((3, 9), dtype))
+    check_device(lambda a, k, b: a.t().clone().t().masked_scatter_(k, b), x, m, values((30,), dtype))
+    check_device(lambda a, k, b: a.clone().masked_scatter_(k[:, :1], b), x, m, values((30,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m & False, values((0,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m | True, values((24,), dtype))
+    if dtype.is_floating_point:
+        def grads(a, k, b):
+            a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)
+            out = a.masked_scatter(k, b)
+            (out * out).sum().backward()
+            return minitorch.cat([a.grad.flatten(), b.grad.flatten()])
+        check_device(grads, x, m, values((30,), dtype))
 
 
 def test_rearranging_and_diagonals():
