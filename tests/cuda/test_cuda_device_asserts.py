@@ -41,6 +41,8 @@ BAD_CALLS = {
     "index_add_": (lambda: values(4, 5).index_add_(0, dev([1, -1]), values(2, 5)), "index -1 is out of bounds for size 4"),
     "index_copy_": (lambda: values(4, 5).index_copy_(1, dev([5]), values(4, 1)), "index 5 is out of bounds for size 5"),
     "index_fill_": (lambda: values(4, 5).index_fill_(0, dev([4]), 1.0), "index 4 is out of bounds for size 4"),
+    "max_unpool2d": (lambda: F.max_unpool2d(values(1, 1, 2, 2), dev(np.array([[[[0, 1], [2, 16]]]])), 2),
+                     "index 16 is out of bounds for size 16"),  # a (4, 4) plane
     # a source shorter than the mask's ones: the running count reaches past it
     "masked_scatter_": (lambda: values(2, 3).masked_scatter_(dev([True, False, True]), values(3)),
                         "index 3 is out of bounds for size 3"),
