@@ -1,8 +1,9 @@
 /* The random ops' device-independent parts, PyTorch's ATen/native/Distributions.cpp: the front
  * ends of exponential_, geometric_, log_normal_, cauchy_, bernoulli_, poisson and multinomial
  * (checks with PyTorch's messages; values are read back from a device where a check needs
- * them), multinomial's driver, and the composites bernoulli and normal. The kernels draw:
- * csrc/cpu/random.c, sampling.c and cuda/ops_random.c. */
+ * them, at once, but for bernoulli_'s p, which a device's kernel checks), multinomial's driver,
+ * and the composites bernoulli and normal. The kernels draw: csrc/cpu/random.c, sampling.c and
+ * cuda/ops_random.c. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -99,7 +100,8 @@ mt_front_bernoulli_(const mt_args *a, mt_plan *plan)
     mt_tensor *p = NULL;
     bool bad = false;
     st = mt_bernoulli_tensor_p(a, device_name(a->t[0]), &p);
-    if (st == MT_OK && mt_tensor_numel(p) > 0) {
+    /* a device's kernel checks p there (a device-side assertion), as PyTorch's CUDA bernoulli_ */
+    if (st == MT_OK && mt_tensor_numel(p) > 0 && mt_tensor_device(p).type == MT_CPU) {
         st = any_outside(p, 0, 1, &bad);
     }
     mt_tensor_clear(&p);

@@ -48,6 +48,8 @@ BAD_CALLS = {
                         "index 3 is out of bounds for size 3"),
     "nll_loss": (lambda: F.nll_loss(values(3, 4), dev([0, 4, 1])), "target 4 is out of bounds for 4 classes"),
     "cross_entropy": (lambda: F.cross_entropy(values(3, 4), dev([0, -3, 1])), "target -3 is out of bounds"),
+    "bernoulli_": (lambda: values(3).bernoulli_(dev([0.5, 1.5, 0.0], minitorch.float32)), "0 <= p1 && p1 <= 1"),
+    "bernoulli NaN": (lambda: minitorch.bernoulli(dev([0.5, np.nan], minitorch.float64)), "0 <= p1 && p1 <= 1"),
     "binary_cross_entropy": (lambda: F.binary_cross_entropy(dev([0.5, 1.5], minitorch.float32), dev([0.0, 1.0], minitorch.float32)),
                              "input_val >= zero && input_val <= one"),
     # the max poolings' backward (one kernel for both ranks) names the op of the call
@@ -115,11 +117,11 @@ def test_ops_that_wait_as_pytorch_does():
                       (lambda: F.one_hot(dev([0, 2])), 1), (lambda: F.one_hot(dev([0, 2]), 4), 0),
                       (lambda: F.nll_loss(values(3, 4), dev([0, 3, 1])), 0),
                       # the value checks of the draws read their summary back at once (PyTorch's
-                      # multinomial reads twice, its CUDA bernoulli_ and with-replacement kernel
-                      # check on the device)
+                      # multinomial reads twice, its with-replacement kernel checks on the device);
+                      # bernoulli_'s kernel checks p on the device, as PyTorch's
                       (lambda: minitorch.multinomial(x + 1, 2), 1),
                       (lambda: minitorch.multinomial(x.view(2, 2) + 1, 3, True), 1),
-                      (lambda: minitorch.bernoulli(x / 4), 1), (lambda: minitorch.poisson(x), 1)):
+                      (lambda: minitorch.bernoulli(x / 4), 0), (lambda: minitorch.poisson(x), 1)):
         before = minitorch.cuda._emu_sync_count()
         fn()
         assert minitorch.cuda._emu_sync_count() - before == waits
