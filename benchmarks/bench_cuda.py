@@ -7,7 +7,8 @@ PyTorch's CUDA build on the same GPU, then one table, last:
   of GPT-2 small (12 layers, 768 wide, 12 heads, vocabulary 50257; batch 4 of 512 tokens, AdamW; ms),
   the launch latency of a 1-element add (us per call, the host's cost: n calls, one synchronize)
   and a cached allocation (a 1 MiB tensor made and dropped; ns); and issue 22's second round
-  (round2): linear on 8x1024x768 (TFLOP/s), the conv2d without cuDNN, softmax's backward and a
+  (round2): linear on 8x1024x768 (TFLOP/s), and with GELU as two ops and as _addmm_activation's
+  epilogue (ms), the conv2d without cuDNN, softmax's backward and a
   sum over dim 0 of 8192x8192 (GB/s), cross_entropy forward and backward over 4096x8192 and
   grid_sample's forward and backward on 16x32x128x128 (ms).
 
@@ -114,6 +115,12 @@ def round2(lib, sync, sz):
     x, w, b = randn(lib, B, T, C), randn(lib, 4 * C, C), randn(lib, 4 * C)
     s = timed(lambda: F.linear(x, w, b), sync, 3, r)
     out[f"linear {B}x{T}x{C} -> {4 * C} (TFLOP/s)"] = 2 * B * T * C * 4 * C / s / 1e12
+    # the same product with GELU: as two ops, and fused into cuBLASLt's GELU_BIAS epilogue
+    x2, wt = x.reshape(B * T, C), w.t()
+    s = timed(lambda: F.gelu(F.linear(x, w, b), approximate="tanh"), sync, 3, r)
+    out[f"linear+gelu {B}x{T}x{C} (ms)"] = s * 1e3
+    s = timed(lambda: lib._addmm_activation(b, x2, wt, use_gelu=True), sync, 3, r)
+    out[f"_addmm_activation gelu {B}x{T}x{C} (ms)"] = s * 1e3
     n, c, hw = sz["conv"]
     xc, wc, bc = randn(lib, n, c, hw, hw), randn(lib, c, c, 3, 3), randn(lib, c)
     with lib.backends.cudnn.flags(enabled=False):

@@ -3,7 +3,7 @@
  * its result left on the device), float32 and float64. addmm with a bias vector (linear's
  * input @ weight^T + bias) is one cublasLtMatmul with the bias as its epilogue
  * (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into the output
- * first. Under torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
+ * first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
  * (CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32), as PyTorch's do.
  *
  * cuBLAS is column-major: a row-major (m,n) matrix is, to cuBLAS, its (n,m) transpose. So
@@ -18,6 +18,7 @@
 #include "cuda/handles.h"
 #include "cuda/ops.h"
 #include "cuda/profile.h"
+#include "ops/ops.h"
 
 #ifdef MT_CUDA_CUBLAS
 #include <cublasLt.h>
@@ -381,12 +382,18 @@ is_bias(const mt_tensor *self, const mt_tensor *out)
     return self->ndim == 1 || self->sizes[0] == 1 || self->strides[0] == 0;
 }
 
-// mat1 (m,k), mat2 (k,n), bias (n) dense -> out (m,n) contiguous = alpha mat1 @ mat2 + bias, one
-// cublasLtMatmul: to cuBLAS (column-major) out^T (n,m) = alpha op(mat2^T) op(mat1^T) + bias, the
-// bias one value per row of out^T, which is what CUBLASLT_EPILOGUE_BIAS adds. *done false (and
-// nothing computed): cuBLASLt has no algorithm for it (a misaligned operand or bias, say).
+/* The activation after addmm's product: none (addmm), relu or gelu (_addmm_activation's
+ * use_gelu; tanh-approximated, as cuBLASLt's GELU epilogue and PyTorch's CUDA fallback are). */
+typedef enum activation { ACT_NONE, ACT_RELU, ACT_GELU } activation;
+
+// mat1 (m,k), mat2 (k,n), bias (n) dense -> out (m,n) contiguous = act(alpha mat1 @ mat2 + bias),
+// one cublasLtMatmul: to cuBLAS (column-major) out^T (n,m) = alpha op(mat2^T) op(mat1^T) + bias,
+// the bias one value per row of out^T, which is what CUBLASLT_EPILOGUE_BIAS adds (RELU_BIAS and
+// GELU_BIAS then apply act). *done false (and nothing computed): cuBLASLt has no algorithm for it
+// (a misaligned operand or bias, say).
 static mt_status
-lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double alpha, bool *done)
+lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double alpha,
+         activation act, bool *done)
 {
     int64_t m = out->sizes[0], n = out->sizes[1], k = m1->sizes[1];
     mt_tensor *ta = NULL, *tb = NULL, *a_use, *b_use, *ws = NULL;
@@ -404,7 +411,9 @@ lt_addmm(mt_tensor *m1, mt_tensor *m2, mt_tensor *bias, mt_tensor *out, double a
     layout(m, k, a_use->strides[0], a_use->strides[1], &tra, &lda);
     layout(k, n, b_use->strides[0], b_use->strides[1], &trb, &ldb);
     int32_t opa = trb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tra ? CUBLAS_OP_T : CUBLAS_OP_N;
-    uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    uint32_t epilogue = act == ACT_RELU   ? CUBLASLT_EPILOGUE_RELU_BIAS
+                        : act == ACT_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                          : CUBLASLT_EPILOGUE_BIAS;
     const void *bias_ptr = mt_tensor_data(bias);
     uint64_t max_ws = MT_LT_WORKSPACE;
     cudaDataType_t type = dbl ? CUDA_R_64F : CUDA_R_32F;
@@ -467,9 +476,9 @@ out_release:
     return st;
 }
 
-// self broadcast to (m,n), mat1 (m,k), mat2 (k,n) -> out = beta self + alpha mat1 @ mat2
-mt_status
-mt_cuda_addmm(mt_args *a)
+// self broadcast to (m,n), mat1 (m,k), mat2 (k,n) -> out = act(beta self + alpha mat1 @ mat2)
+static mt_status
+addmm(mt_args *a, activation act)
 {
     mt_tensor *self = a->t[0], *m1 = a->t[1], *m2 = a->t[2], *out = a->out[0];
     double beta = mt_scalar_to_double(a->plan->product.beta);
@@ -484,7 +493,7 @@ mt_cuda_addmm(mt_args *a)
     if (beta == 1 && m > 1 && n > 1 && k > 0 && fits_int(m) && fits_int(n) && fits_int(k) &&
         is_bias(self, out)) {
         bool done = false;
-        st = lt_addmm(m1, m2, self, out, alpha, &done);
+        st = lt_addmm(m1, m2, self, out, alpha, act, &done);
         if (st || done) {
             return st;
         }
@@ -493,7 +502,21 @@ mt_cuda_addmm(mt_args *a)
     if (beta != 0 && (st = mt_cuda_copy_into(out, self))) {
         return st;
     }
-    return product(m1, m2, out, alpha, beta);
+    st = product(m1, m2, out, alpha, beta);
+    return st || act == ACT_NONE ? st : mt_activate_result(out, act == ACT_GELU, "tanh");
+}
+
+mt_status
+mt_cuda_addmm(mt_args *a)
+{
+    return addmm(a, ACT_NONE);
+}
+
+// _addmm_activation: addmm, then relu, or (use_gelu) gelu approximated by tanh, as PyTorch's CUDA
+mt_status
+mt_cuda__addmm_activation(mt_args *a)
+{
+    return addmm(a, a->b[0] ? ACT_GELU : ACT_RELU);
 }
 
 /* out (m) = beta self + alpha mat @ vec; self NULL (mv) or broadcast to (m) */

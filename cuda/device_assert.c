@@ -67,6 +67,9 @@ mt_cuda_assert_check(void)
                  "Assertion `input_val >= zero && input_val <= one` failed: all elements of "
                  "input should be between 0 and 1");
         break;
+    case MT_CUDA_ASSERT_BERNOULLI_P:
+        snprintf(what, sizeof(what), "Assertion `0 <= p1 && p1 <= 1` failed.");
+        break;
     default: /* the max poolings' backward */
         snprintf(what, sizeof(what),
                  "Assertion `index >= 0 && index < height * width` failed: max_pool%dd index "

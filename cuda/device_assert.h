@@ -22,6 +22,7 @@ typedef enum mt_cuda_assert_kind {
     MT_CUDA_ASSERT_BCE_INPUT,    /* binary_cross_entropy: an input outside [0, 1] */
     MT_CUDA_ASSERT_POOL_INDEX,   /* max_pool2d backward: an index outside its plane */
     MT_CUDA_ASSERT_POOL3D_INDEX, /* max_pool3d backward: the same */
+    MT_CUDA_ASSERT_BERNOULLI_P,  /* bernoulli_: a probability outside [0, 1] (or NaN) */
 } mt_cuda_assert_kind;
 
 typedef struct mt_cuda_assert_record {

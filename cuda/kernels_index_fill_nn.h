@@ -63,6 +63,8 @@ typedef struct mt_cuda_rand {
 /* The kernel (one mt_cuda_rand) of mt_random_kind kind (ops/random.def's row) on dtype dt, or
  * NULL. */
 const void *mt_cuda_rand_kernel(int kind, mt_dtype dt);
+/* (const double *p, int64_t n, mt_cuda_assert_record *rec): bernoulli_'s p within [0, 1] */
+const void *mt_cuda_unit_interval_check_kernel(void);
 
 /* ---- factories and triangles (factory.cu) ---- */
 

@@ -4,6 +4,7 @@
  * random.cu's Philox. A launch draws from a CUDA generator (core/generator.h): the call's
  * generator= or its device's default, PyTorch's kind (a seed and an offset that every launch
  * advances, so no two launches share a counter). */
+#include "cuda/device_assert.h"
 #include "cuda/elementwise.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "cuda/ops.h"
@@ -81,10 +82,18 @@ mt_cuda_bernoulli_(mt_args *a)
         return fill_random(a, MT_RANDOM_BERNOULLI);
     }
     mt_tensor *p = NULL, *pd = NULL;
+    mt_cuda_assert_record *rec = NULL;
     mt_random_spec r = {0, 0, 0, 1};
-    /* the front end checked p's dtype and range */
+    /* the front end checked p's dtype; its range is checked here, on the device */
     mt_status st = mt_op_expand(a->t[1], a->t[0]->ndim, a->t[0]->sizes, &p);
-    if (st == MT_OK && (st = mt_cuda_dense_as(p, MT_FLOAT64, &pd)) == MT_OK) {
+    if (st == MT_OK && (st = mt_cuda_dense_as(p, MT_FLOAT64, &pd)) == MT_OK &&
+        (st = mt_cuda_assert_record_get(&rec)) == MT_OK) {
+        const double *pv = (const double *)mt_tensor_data(pd);
+        int64_t n = mt_tensor_numel(pd);
+        void *args[] = {&pv, &n, &rec};
+        st = mt_cuda_launch_n(mt_cuda_unit_interval_check_kernel(), n, args);
+    }
+    if (st == MT_OK) {
         st = filled(a, fill_kind(a->t[0], a->gen, MT_RANDOM_BERNOULLI_TENSOR, &r, pd, 1));
     }
     mt_tensor_clear(&p);

@@ -10,6 +10,7 @@
 extern "C" {
 #include "core/random_math.h"
 }
+#include "cuda/device_assert.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
 #include "ops/elementwise_table.h"
@@ -181,6 +182,25 @@ rand_kernel(mt_cuda_rand p)
         const element e = {p, i, philox(c, (uint32_t)p.seed, (uint32_t)(p.seed >> 32))};
         ((T *)p.out)[i] = Sampler::template draw<T>(e);
     }
+}
+
+// p (n) float64: each probability in [0, 1], else (NaN too) a device-side assertion, as PyTorch's
+// bernoulli_ kernel asserts 0 <= p && p <= 1 (the draw then compares with it as it is)
+__global__ void
+unit_interval_check_kernel(const double *p, int64_t n, mt_cuda_assert_record *rec)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        if (!(p[i] >= 0 && p[i] <= 1)) {
+            mt_cuda_assert_fail(rec, MT_CUDA_ASSERT_BERNOULLI_P, 0, 1);
+        }
+    }
+}
+
+extern "C" const void *
+mt_cuda_unit_interval_check_kernel(void)
+{
+    return MT_KERNEL_PTR(unit_interval_check_kernel);
 }
 
 // The kernels by row (ops/random.def's order, mt_random_kind's) and dtype; positional

@@ -292,12 +292,15 @@ mt_grad_fmod(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return mod_backward(n, g[0], gi, "trunc", "fmod");
 }
 
-// floor_divide: PyTorch records a node whose backward refuses
+// floor_divide, _addmm_activation: PyTorch records a node (NotImplemented) whose backward refuses
 mt_status
-mt_grad_floor_divide(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+mt_grad_not_implemented(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
-    (void)n, (void)g, (void)gi;
-    return mt_fail(MT_ERUNTIME, "derivative for aten::floor_divide is not implemented");
+    (void)g, (void)gi;
+    const char *op = mt_op_names[n->formula->op];
+    /* the in-place form's node names the op itself */
+    size_t len = strlen(op) - (op[strlen(op) - 1] == '_' ? 1 : 0);
+    return mt_fail(MT_ERUNTIME, "derivative for aten::%.*s is not implemented", (int)len, op);
 }
 
 /* ---- clamps and selections: the gradient goes where the value came from ---- */

@@ -16,6 +16,7 @@
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/ops.h"
 #include "profiler/trace.h"
 
 /* scipy-openblas32 prefixes every symbol with "scipy_". */
@@ -224,7 +225,11 @@ mt_cpu_addmm(mt_args *a)
     if (use_self && (st = mt_cpu_copy_into(out, self))) {
         return st;
     }
-    return gemm(m1, m2, out, alpha, use_self ? beta : mt_scalar_int(0));
+    st = gemm(m1, m2, out, alpha, use_self ? beta : mt_scalar_int(0));
+    if (st == MT_OK && a->plan->op == MT_OP__addmm_activation) { /* PyTorch's CPU: exact gelu */
+        st = mt_activate_result(out, a->b[0], "none");
+    }
+    return st;
 }
 
 // self (m,k), mat2 (k,n); out (m,n) = self @ mat2

@@ -3,8 +3,13 @@
  *
  * PyTorch has kernels for most of these; here each is PyTorch's checks (its words) and one
  * indexing op: index_add_ is index_put_ along one dim with accumulate, index_copy_ and
- * index_fill_ without, masked_scatter_ index_put_ with the mask. Where PyTorch refuses an index
- * value that index_put_ would take (a negative one, for index_add_), its range is read first. */
+ * index_fill_ without, masked_scatter_ index_put_ with the mask. An index on the CPU has its
+ * range read first, for PyTorch's errors (and where PyTorch refuses a value that index_put_
+ * would take, a negative one for index_add_). On a device nothing is read back, as PyTorch's CUDA
+ * kernels read nothing: the indexing kernel checks the range there (a device-side assertion,
+ * reported at the next synchronisation), and index_add_/index_copy_, which take only [0, size),
+ * scatter along dim instead, whose kernel checks that range; masked_scatter_ picks source's
+ * elements by a running count of the mask with index_select, whose kernel checks the count. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +20,23 @@
 
 /* ---- shared ---- */
 
-/* Whether a value of index lies outside [low, size) (its range read back from its device):
- * *bad, and *value the smallest one if it is too small, else the largest. */
+/* Whether the values of index are read on the host to check them: on the CPU, where that costs
+ * no wait; a device's kernels check them on the device instead (see the top). */
+static bool
+read_here(const mt_tensor *index)
+{
+    return mt_tensor_device(index).type == MT_CPU;
+}
+
+/* Whether a value of a CPU index lies outside [low, size): *bad, and *value the smallest one if
+ * it is too small, else the largest. Never for a device's index (read_here). */
 static mt_status
 outside(mt_tensor *index, int64_t low, int64_t size, bool *bad, int64_t *value)
 {
     mt_tensor *mn = NULL, *mx = NULL;
     mt_scalar a, b;
     *bad = false;
-    if (mt_tensor_numel(index) == 0) {
+    if (mt_tensor_numel(index) == 0 || !read_here(index)) {
         return MT_OK;
     }
     mt_status st = mt_op_amin(index, 0, NULL, false, &mn);
@@ -55,10 +68,41 @@ target_of(mt_tensor *self, bool inplace, mt_tensor **view, mt_tensor **out)
     return st;
 }
 
-/* target[..., index, ...] = values (+= with accumulate), index (k) or 0-dim along dim. */
+// target (..., n, ...), index (k) int32/int64, values (..., k, ...) of target's rank:
+// target[..., index[j], ...] = values[..., j, ...] (+= with accumulate), by scatter_(_add_)
+// with index expanded to values' shape, whose kernel checks index within [0, n)
 static mt_status
-put_along(mt_tensor *target, int dim, mt_tensor *index, mt_tensor *values, bool accumulate)
+scatter_along(mt_tensor *target, int dim, mt_tensor *index, mt_tensor *values, bool accumulate)
 {
+    mt_tensor *wide = NULL, *shaped = NULL, *full = NULL;
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < values->ndim; d++) {
+        shape[d] = d == dim ? mt_tensor_numel(index) : 1;
+    }
+    mt_status st = index->dtype == MT_INT64
+                       ? (wide = mt_tensor_retain(index), MT_OK)
+                       : mt_op__to_copy(index, MT_INT64, mt_tensor_device(index), &wide);
+    if (st == MT_OK && (st = mt_op_reshape(wide, values->ndim, shape, &shaped)) == MT_OK &&
+        (st = mt_op_expand(shaped, values->ndim, values->sizes, &full)) == MT_OK) {
+        st = accumulate ? mt_op_scatter_add_(target, dim, full, values, NULL)
+                        : mt_op_scatter_(target, dim, full, values, NULL, NULL);
+    }
+    mt_tensor_clear(&full);
+    mt_tensor_clear(&shaped);
+    mt_tensor_clear(&wide);
+    return st;
+}
+
+/* target[..., index, ...] = values (+= with accumulate), index (k) or 0-dim along dim; with
+ * nonnegative (index_add_, index_copy_: only [0, n) is valid), a device's index scatters
+ * (scatter_along), whose kernel checks that range, where index_put_'s takes [-n, n). */
+static mt_status
+put_along(mt_tensor *target, int dim, mt_tensor *index, mt_tensor *values, bool accumulate,
+          bool nonnegative)
+{
+    if (nonnegative && !read_here(index)) {
+        return scatter_along(target, dim, index, values, accumulate);
+    }
     mt_tensor *idx[MT_MAX_DIMS] = {NULL};
     int64_t k = mt_tensor_numel(index);
     mt_status st = mt_op_reshape(index, 1, &k, &idx[dim]);
@@ -282,7 +326,7 @@ index_add(mt_args *a, bool inplace)
         shaped = mt_tensor_retain(scaled);
     }
     if (st == MT_OK) {
-        st = put_along(view, d, index, shaped, true);
+        st = put_along(view, d, index, shaped, true, true);
     }
     mt_tensor_clear(&scaled);
     mt_tensor_clear(&shaped);
@@ -393,7 +437,7 @@ index_copy(mt_args *a, bool inplace)
     st = source->ndim == 0 ? mt_op_reshape(source, 1, (const int64_t[]){1}, &shaped)
                            : (shaped = mt_tensor_retain(source), MT_OK);
     if (st == MT_OK) {
-        st = put_along(view, d, index, shaped, false);
+        st = put_along(view, d, index, shaped, false, true);
     }
     mt_tensor_clear(&shaped);
     return finish(a, st, target, view);
@@ -444,7 +488,7 @@ index_fill(mt_args *a, bool inplace)
     /* the value in self's dtype, on self's device (PyTorch takes it as a number) */
     st = mt_op__to_copy(value, self->dtype, mt_tensor_device(self), &fill);
     if (st == MT_OK) {
-        st = put_along(view, d, index, fill, false);
+        st = put_along(view, d, index, fill, false, false);
     }
     mt_tensor_clear(&fill);
     return finish(a, st, target, view);
@@ -454,8 +498,41 @@ COMPOSITE_PAIR(index_fill)
 
 /* ---- masked_scatter ---- */
 
+// self (S) on a device, m (S) bool, flat (n > 0) of self's dtype: the same as scatter_masked
+// without a read back, as PyTorch's CUDA kernel. The k-th element of self where m holds (row-
+// major) takes flat[k]: k is the count of m's ones before it (an int64 cumsum less m itself),
+// and index_select's kernel checks k < n on the device (more ones in m than elements in source
+// fail there, reported at the next synchronisation). The elements m leaves read flat[0].
+static mt_status
+scatter_masked_on_device(mt_tensor *self, mt_tensor *m, mt_tensor *flat)
+{
+    mt_tensor *line = NULL, *ones = NULL, *count = NULL, *before = NULL, *pos = NULL;
+    mt_tensor *picked = NULL, *values = NULL, *merged = NULL;
+    int64_t numel = mt_tensor_numel(m);
+    mt_status st = mt_op_reshape(m, 1, &numel, &line);
+    if (st == MT_OK && (st = mt_op__to_copy(line, MT_INT64, mt_tensor_device(m), &ones)) == MT_OK &&
+        (st = mt_op_cumsum(ones, 0, MT_INT64, &count)) == MT_OK &&
+        (st = mt_op_sub(count, ones, mt_scalar_int(1), &before)) == MT_OK &&
+        (st = mt_op_mul(before, ones, &pos)) == MT_OK &&
+        (st = mt_op_index_select(flat, 0, pos, &picked)) == MT_OK &&
+        (st = mt_op_view(picked, self->ndim, self->sizes, &values)) == MT_OK &&
+        (st = mt_op_where(m, values, self, &merged)) == MT_OK) {
+        st = mt_op_copy_(self, merged, NULL);
+    }
+    mt_tensor_clear(&line);
+    mt_tensor_clear(&ones);
+    mt_tensor_clear(&count);
+    mt_tensor_clear(&before);
+    mt_tensor_clear(&pos);
+    mt_tensor_clear(&picked);
+    mt_tensor_clear(&values);
+    mt_tensor_clear(&merged);
+    return st;
+}
+
 // self (S), mask bool broadcast to S, source (any shape, of self's dtype): the elements of self
-// where mask holds, in row-major order, get source's first elements
+// where mask holds, in row-major order, get source's first elements. On the CPU (and for an empty
+// source) the ones of mask are counted first, for PyTorch's error.
 static mt_status
 scatter_masked(mt_tensor *self, mt_tensor *mask, mt_tensor *source)
 {
@@ -463,6 +540,12 @@ scatter_masked(mt_tensor *self, mt_tensor *mask, mt_tensor *source)
     mt_scalar c;
     int64_t n = mt_tensor_numel(source);
     mt_status st = mt_op_expand(mask, self->ndim, self->sizes, &m);
+    if (st == MT_OK && !read_here(self) && n > 0) {
+        if ((st = mt_op_reshape(source, 1, &n, &flat)) == MT_OK) {
+            st = scatter_masked_on_device(self, m, flat);
+        }
+        goto out_release;
+    }
     if (st || (st = mt_op_sum(m, 0, NULL, false, -1, &count)) || (st = mt_tensor_item(count, &c))) {
         goto out_release;
     }

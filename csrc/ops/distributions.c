@@ -1,10 +1,12 @@
 /* The random ops' device-independent parts, PyTorch's ATen/native/Distributions.cpp: the front
  * ends of exponential_, geometric_, log_normal_, cauchy_, bernoulli_, poisson and multinomial
  * (checks with PyTorch's messages; values are read back from a device where a check needs
- * them), multinomial's driver, and the composites bernoulli and normal. The kernels draw:
- * csrc/cpu/random.c, sampling.c and cuda/ops_random.c. */
+ * them, at once, but for bernoulli_'s p, which a device's kernel checks), multinomial's driver,
+ * and the composites bernoulli and normal. The kernels draw: csrc/cpu/random.c, sampling.c and
+ * cuda/ops_random.c. */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
@@ -18,19 +20,48 @@ device_name(const mt_tensor *t)
     return mt_tensor_device(t).type == MT_CUDA ? "cuda" : "cpu";
 }
 
-/* *out = op(t) over all elements, as a double: a read back on a device. */
+/* The values of the 0-dim tensors vals[0..n) (n <= 3) as doubles, read back from their device
+ * together: one wait for the device, not one per value. */
 static mt_status
-reduce_all(mt_op op, mt_tensor *t, double *out)
+read_back(int n, mt_tensor *const *vals, double *out)
 {
-    mt_tensor *r = NULL;
-    mt_scalar v;
-    mt_status st = op == MT_OP_amin   ? mt_op_amin(t, 0, NULL, false, &r)
-                   : op == MT_OP_amax ? mt_op_amax(t, 0, NULL, false, &r)
-                                      : mt_op_sum(t, 0, NULL, false, -1, &r);
-    if (st == MT_OK && (st = mt_tensor_item(r, &v)) == MT_OK) {
-        *out = mt_scalar_to_double(v);
+    mt_tensor *wide[3] = {NULL}, *all = NULL, *host = NULL;
+    mt_status st = MT_OK;
+    for (int k = 0; k < n && st == MT_OK; k++) {
+        st = mt_op__to_copy(vals[k], MT_FLOAT64, mt_tensor_device(vals[k]), &wide[k]);
     }
-    mt_tensor_clear(&r);
+    if (st == MT_OK && (st = mt_op_stack(n, wide, 0, &all)) == MT_OK &&
+        (st = mt_op__to_copy(all, MT_FLOAT64, MT_DEVICE_CPU, &host)) == MT_OK) {
+        memcpy(out, mt_tensor_data(host), sizeof(double) * (size_t)n);
+    }
+    for (int k = 0; k < n; k++) {
+        mt_tensor_clear(&wide[k]);
+    }
+    mt_tensor_clear(&all);
+    mt_tensor_clear(&host);
+    return st;
+}
+
+/* v[0], v[1] = the smallest and largest element of t (not empty), NaN where t holds one (amin and
+ * amax propagate it); with row_sums, v[2] = the smallest sum of a row (along the last dim). One
+ * read back on a device. */
+static mt_status
+summary(mt_tensor *t, bool row_sums, double *v)
+{
+    mt_tensor *r[3] = {NULL}, *sums = NULL;
+    int64_t last = -1;
+    mt_status st = mt_op_amin(t, 0, NULL, false, &r[0]);
+    if (st == MT_OK && (st = mt_op_amax(t, 0, NULL, false, &r[1])) == MT_OK && row_sums &&
+        (st = mt_op_sum(t, 1, &last, false, -1, &sums)) == MT_OK) {
+        st = mt_op_amin(sums, 0, NULL, false, &r[2]);
+    }
+    if (st == MT_OK) {
+        st = read_back(row_sums ? 3 : 2, r, v);
+    }
+    for (int k = 0; k < 3; k++) {
+        mt_tensor_clear(&r[k]);
+    }
+    mt_tensor_clear(&sums);
     return st;
 }
 
@@ -38,17 +69,10 @@ reduce_all(mt_op op, mt_tensor *t, double *out)
 static mt_status
 any_outside(mt_tensor *t, double lo, double hi, bool *bad)
 {
-    mt_tensor *nan = NULL;
-    double lowest = 0, highest = 0, nans = 0;
-    mt_status st = mt_op_isnan(t, &nan);
-    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) ||
-        (st = reduce_all(MT_OP_amin, t, &lowest)) || (st = reduce_all(MT_OP_amax, t, &highest))) {
-        mt_tensor_clear(&nan);
-        return st;
-    }
-    mt_tensor_release(nan);
-    *bad = nans > 0 || !(lowest >= lo && highest <= hi);
-    return MT_OK;
+    double v[2];
+    mt_status st = summary(t, false, v);
+    *bad = st == MT_OK && !(v[0] >= lo && v[1] <= hi); /* a NaN compares false */
+    return st;
 }
 
 /* ---- the fills' front ends ---- */
@@ -76,7 +100,8 @@ mt_front_bernoulli_(const mt_args *a, mt_plan *plan)
     mt_tensor *p = NULL;
     bool bad = false;
     st = mt_bernoulli_tensor_p(a, device_name(a->t[0]), &p);
-    if (st == MT_OK && mt_tensor_numel(p) > 0) {
+    /* a device's kernel checks p there (a device-side assertion), as PyTorch's CUDA bernoulli_ */
+    if (st == MT_OK && mt_tensor_numel(p) > 0 && mt_tensor_device(p).type == MT_CPU) {
         st = any_outside(p, 0, 1, &bad);
     }
     mt_tensor_clear(&p);
@@ -165,33 +190,18 @@ mt_front_multinomial(const mt_args *a, mt_plan *plan)
     return st ? st : mt_front_output(plan, MT_INT64, ndim, shape); /* the indices drawn */
 }
 
-/* *zero = whether a row of self (one row for a 1-D self) sums to 0. */
-static mt_status
-zero_row(mt_tensor *self, bool *zero)
-{
-    int64_t last = -1;
-    double lowest = 0;
-    mt_tensor *sums = NULL;
-    mt_status st = mt_op_sum(self, 1, &last, false, -1, &sums);
-    if (st == MT_OK && (st = reduce_all(MT_OP_amin, sums, &lowest)) == MT_OK) {
-        *zero = !(lowest > 0);
-    }
-    mt_tensor_clear(&sums);
-    return st;
-}
-
 /* The largest p / E, E ~ Exp(1) (the Gumbel-max trick without its logs), per row: PyTorch's
  * path without replacement and for one sample. */
 static mt_status
 exponential_race(mt_args *a, int64_t n_sample)
 {
     mt_tensor *self = a->t[0], *q = NULL, *keys = NULL, *values = NULL, *drawn = NULL;
-    bool bad = false, zero = false;
-    mt_status st = any_outside(self, 0, DBL_MAX, &bad);
-    if (st == MT_OK && bad) {
+    double v[3]; /* PyTorch reads its two checks back one by one; here both come in one read */
+    mt_status st = summary(self, true, v);
+    if (st == MT_OK && !(v[0] >= 0 && v[1] <= DBL_MAX)) {
         st = mt_fail(MT_ERUNTIME, "probability tensor contains either `inf`, `nan` or element < 0");
     }
-    if (st == MT_OK && (st = zero_row(self, &zero)) == MT_OK && zero) {
+    if (st == MT_OK && !(v[2] > 0)) {
         st = mt_fail(MT_ERUNTIME, "invalid multinomial distribution (sum of probabilities <= 0)");
     }
     /* q as self's layout (empty_like), filled in memory order as PyTorch's */
@@ -221,28 +231,22 @@ out_release:
 static mt_status
 check_probabilities(mt_tensor *self)
 {
-    mt_tensor *nan = NULL;
-    double lowest = 0, highest = 0, nans = 0;
-    bool zero = false;
-    mt_status st = mt_op_isnan(self, &nan);
-    if (st || (st = reduce_all(MT_OP_sum, nan, &nans)) ||
-        (st = reduce_all(MT_OP_amin, self, &lowest)) ||
-        (st = reduce_all(MT_OP_amax, self, &highest)) || (st = zero_row(self, &zero))) {
-        mt_tensor_clear(&nan);
+    double v[3]; /* lowest (NaN where one is), highest, smallest row sum: one read back */
+    mt_status st = summary(self, true, v);
+    if (st) {
         return st;
     }
-    mt_tensor_release(nan);
-    if (nans > 0 || lowest < 0) {
+    if (isnan(v[0]) || v[0] < 0) {
         return mt_fail(MT_ERUNTIME,
                        "invalid multinomial distribution (encountering probability entry < 0)");
     }
-    if (isinf(highest)) {
+    if (isinf(v[1])) {
         return mt_fail(MT_ERUNTIME, "invalid multinomial distribution (encountering probability "
                                     "entry = infinity or NaN)");
     }
-    return zero ? mt_fail(MT_ERUNTIME,
-                          "invalid multinomial distribution (sum of probabilities <= 0)")
-                : MT_OK;
+    return v[2] > 0 ? MT_OK
+                    : mt_fail(MT_ERUNTIME,
+                              "invalid multinomial distribution (sum of probabilities <= 0)");
 }
 
 mt_status

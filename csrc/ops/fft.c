@@ -58,9 +58,6 @@ mt_composite_view_as_complex(mt_args *a)
                        "a tensor of scalar type: %s",
                        mt_dtype_scalar_name(self->dtype));
     }
-    if (mt_tensor_device(self).type == MT_CUDA) {
-        return mt_complex_refuse_cuda(MT_OP_view_as_complex);
-    }
     const int last = self->ndim - 1;
     if (self->ndim == 0) {
         return mt_fail(MT_ERUNTIME, "Input tensor must have one or more dimensions");
@@ -81,6 +78,9 @@ mt_composite_view_as_complex(mt_args *a)
     }
     if (self->offset % 2 != 0) {
         return mt_fail(MT_ERUNTIME, "Tensor must have a storage_offset divisible by 2");
+    }
+    if (mt_tensor_device(self).type == MT_CUDA) { /* after PyTorch's checks, as the CPU's errors */
+        return mt_complex_refuse_cuda(MT_OP_view_as_complex);
     }
     mt_status st = mt_tensor_view(self, self->ndim, self->sizes, self->strides, self->offset,
                                   &a->out[0]);

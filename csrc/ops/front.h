@@ -106,7 +106,7 @@ int mt_pool_nd(mt_op op);
     X(_log_softmax_backward_data, log_softmax_backward)                                          \
     X(_softmax_backward_data, log_softmax_backward)                                          \
     /* matrix products: matmul_checks.c */                                                      \
-    X(mm, mm) X(addmm, addmm) X(bmm, bmm) X(baddbmm, baddbmm) X(mv, mv) X(addmv, addmv)         \
+    X(mm, mm) X(addmm, addmm) X(_addmm_activation, addmm) X(bmm, bmm) X(baddbmm, baddbmm) X(mv, mv) X(addmv, addmv)         \
     X(dot, dot)                                                                                  \
     /* convolution: conv_checks.c */                                                            \
     X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \

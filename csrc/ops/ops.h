@@ -8,6 +8,9 @@
 #ifndef MT_OPS_H
 #define MT_OPS_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include "dispatch/dispatch.h"
 #include "dispatch/ops_api.h"
 
@@ -23,5 +26,20 @@ mt_status mt_copy_strided(mt_tensor *self, const int64_t *strides, mt_tensor **o
  * their defaults (mul, div, eq, pow ...), v a Python number: a wrapped 0-dim tensor, weak in
  * type promotion, so x keeps its dtype. Not an op (csrc/ops/composite.c). */
 mt_status mt_call_with_number(mt_op op, mt_tensor *x, mt_scalar v, mt_tensor **out);
+
+/* out = relu(out), or gelu(out, approximate): _addmm_activation's activation where no product
+ * epilogue applied it (PyTorch's relu_/gelu_ after its gemm). out is the call's new result,
+ * whose version stays 0. Inline: each device's kernels compile their own. */
+static inline mt_status
+mt_activate_result(mt_tensor *out, bool gelu, const char *approximate)
+{
+    mt_tensor *act = NULL;
+    mt_status st = gelu ? mt_op_gelu(out, approximate, &act) : mt_op_relu(out, &act);
+    if (st == MT_OK && (st = mt_op_copy_(out, act, NULL)) == MT_OK) {
+        atomic_store(&out->version->value, 0);
+    }
+    mt_tensor_clear(&act);
+    return st;
+}
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "cublas_emu.h"
 #include "cublas_v2.h"
 #include "emu.h"
@@ -824,7 +825,10 @@ gemm_compute(const gemm_args *g, double al, double be, bool dbl)
                 double v = be == 0 ? 0 : be * get(C, ci, dbl);
                 v = product ? v + al * acc : v;
                 v = g->bias != NULL ? v + get(g->bias, i, dbl) : v;
-                put(C, ci, g->relu && v < 0 ? 0 : v, dbl);
+                v = g->act == MT_EMU_ACT_RELU && v < 0 ? 0
+                    : g->act == MT_EMU_ACT_GELU        ? mt_gelu_tanh_f64(v)
+                                                       : v;
+                put(C, ci, v, dbl);
             }
         }
     }

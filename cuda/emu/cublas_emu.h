@@ -11,7 +11,10 @@
 
 /* The arguments of one (batched) gemm, column-major as cuBLAS takes them:
  * C = alpha op(A) op(B) + beta C, op(A) (m, k), op(B) (k, n), matrix i at A + i * sa (B, C
- * likewise); bias (m) added to each row of C, then relu, where an epilogue asks. */
+ * likewise); bias (m) added to each row of C, then relu or gelu, where an epilogue asks. */
+/* The activation of an epilogue: none, relu, gelu (cuBLASLt's: approximated with tanh). */
+enum { MT_EMU_ACT_NONE, MT_EMU_ACT_RELU, MT_EMU_ACT_GELU };
+
 typedef struct mt_emu_gemm {
     cublasOperation_t ta, tb;
     int m, n, k;
@@ -21,7 +24,7 @@ typedef struct mt_emu_gemm {
     long long sa, sb, sc;
     int batch;
     const void *bias; /* NULL: no bias epilogue */
-    bool relu;        /* CUBLASLT_EPILOGUE_RELU(_BIAS) */
+    int act;          /* MT_EMU_ACT_*: CUBLASLT_EPILOGUE_RELU(_BIAS), GELU(_BIAS) */
     bool tf32;        /* float32 operands rounded to TF32 (tensor cores) */
 } mt_emu_gemm;
 

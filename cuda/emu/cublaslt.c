@@ -1,12 +1,13 @@
 /* The emulated cuBLASLt (include/cublasLt.h) on the CPU: handles, matmul descriptors, matrix
- * layouts, preferences, the heuristic and cublasLtMatmul with the bias and ReLU epilogues and the
+ * layouts, preferences, the heuristic and cublasLtMatmul with the bias, ReLU and GELU epilogues and the
  * TF32 compute type, for the products of cuda/blas.c. The product itself is cublas.c's (its
  * memory checks and loops, through mt_emu_cublas_gemm_on).
  *
  * Strict as cublas.c: an argument cuBLASLt rejects gets its status (INVALID_VALUE for a wrong
  * attribute size, mismatched layouts or types, NOT_SUPPORTED for a problem no algorithm
  * handles), a destroyed or made-up object is refused, and what this emulation does not cover
- * (GELU epilogues, device pointer mode, D apart from C) says so rather than computing wrongly. */
+ * (the epilogues that write auxiliary outputs, device pointer mode, D apart from C) says so
+ * rather than computing wrongly. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -236,9 +237,11 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDe
             return s;
         }
         if (v != CUBLASLT_EPILOGUE_DEFAULT && v != CUBLASLT_EPILOGUE_RELU &&
-            v != CUBLASLT_EPILOGUE_BIAS && v != CUBLASLT_EPILOGUE_RELU_BIAS) {
+            v != CUBLASLT_EPILOGUE_BIAS && v != CUBLASLT_EPILOGUE_RELU_BIAS &&
+            v != CUBLASLT_EPILOGUE_GELU && v != CUBLASLT_EPILOGUE_GELU_BIAS) {
             return complain(CUBLAS_STATUS_NOT_SUPPORTED, fn,
-                            "epilogue %d is not emulated (DEFAULT, RELU, BIAS, RELU_BIAS are)",
+                            "epilogue %d is not emulated (DEFAULT, RELU, BIAS, RELU_BIAS, GELU, "
+                            "GELU_BIAS are)",
                             (int)v);
         }
         matmulDesc->epilogue = (cublasLtEpilogue_t)v;
@@ -374,7 +377,9 @@ problem(const char *fn, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a, cublas
         return complain(CUBLAS_STATUS_INVALID_VALUE, fn,
                         "a leading dimension is below its layout's rows or beyond int");
     }
-    bool bias = d->epilogue == CUBLASLT_EPILOGUE_BIAS || d->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+    cublasLtEpilogue_t e = d->epilogue;
+    bool bias = e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
+                e == CUBLASLT_EPILOGUE_GELU_BIAS;
     if (bias && d->bias == NULL) {
         return complain(CUBLAS_STATUS_INVALID_VALUE, fn,
                         "the epilogue adds a bias but BIAS_POINTER is not set");
@@ -389,8 +394,11 @@ problem(const char *fn, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a, cublas
                        .ldc = (int)c->ld,
                        .batch = 1,
                        .bias = bias ? d->bias : NULL,
-                       .relu = d->epilogue == CUBLASLT_EPILOGUE_RELU ||
-                               d->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS,
+                       .act = e == CUBLASLT_EPILOGUE_RELU || e == CUBLASLT_EPILOGUE_RELU_BIAS
+                                  ? MT_EMU_ACT_RELU
+                              : e == CUBLASLT_EPILOGUE_GELU || e == CUBLASLT_EPILOGUE_GELU_BIAS
+                                  ? MT_EMU_ACT_GELU
+                                  : MT_EMU_ACT_NONE,
                        .tf32 = d->compute == CUBLAS_COMPUTE_32F_FAST_TF32};
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -429,7 +437,7 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_
 
 /* "emu_cublasLt_{s,d}gemm_<opA><opB>[_tf32][_bias][_relu]", built once: the profiler keeps the
  * names given to mt_emu_kernel_ran */
-static char kernel_names[2][3][3][2][2][2][48];
+static char kernel_names[2][3][3][2][2][3][48];
 static pthread_once_t kernel_names_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -441,10 +449,13 @@ make_kernel_names(void)
             for (int j = 0; j < 3; j++) {
                 for (int t = 0; t < 2; t++) {
                     for (int b = 0; b < 2; b++) {
-                        for (int r = 0; r < 2; r++) {
+                        for (int r = 0; r < 3; r++) {
                             snprintf(kernel_names[d][i][j][t][b][r], 48,
                                      "emu_cublasLt_%cgemm_%c%c%s%s%s", d ? 'd' : 's', ops[i],
-                                     ops[j], t ? "_tf32" : "", b ? "_bias" : "", r ? "_relu" : "");
+                                     ops[j], t ? "_tf32" : "", b ? "_bias" : "",
+                                     r == MT_EMU_ACT_RELU   ? "_relu"
+                                     : r == MT_EMU_ACT_GELU ? "_gelu"
+                                                            : "");
                         }
                     }
                 }
@@ -486,5 +497,5 @@ cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, c
     bool dbl = computeDesc->scale == CUDA_R_64F;
     pthread_once(&kernel_names_once, make_kernel_names);
     return mt_emu_cublas_gemm_on(fn, lightHandle->device, stream, &g, dbl,
-                                 kernel_names[dbl][g.ta][g.tb][g.tf32][g.bias != NULL][g.relu]);
+                                 kernel_names[dbl][g.ta][g.tb][g.tf32][g.bias != NULL][g.act]);
 }

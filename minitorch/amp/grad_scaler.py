@@ -8,8 +8,6 @@ from collections import abc, defaultdict
 from enum import Enum
 from typing import Any, Optional
 
-import numpy as np
-
 import minitorch
 
 __all__ = ["GradScaler", "OptState"]
@@ -155,21 +153,25 @@ class GradScaler:
             found_infs = [f for s in self._per_optimizer_states.values() for f in s["found_inf_per_device"].values()]
             if len(found_infs) == 0:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            found_inf = sum(f.to(scale.device).item() for f in found_infs)
-            # PyTorch's _amp_update_scale_: the product in double, stored as float32.
-            if found_inf:
-                scale.fill_(scale.item() * self._backoff_factor)
-                tracker.fill_(0)
-            else:
-                successful = int(tracker.item()) + 1
-                if successful == self._growth_interval:
-                    grown = np.float32(scale.item() * self._growth_factor)
-                    if np.isfinite(grown):
-                        scale.fill_(float(grown))
-                    tracker.fill_(0)
-                else:
-                    tracker.fill_(successful)
+            found_inf = found_infs[0].to(scale.device)
+            for f in found_infs[1:]:
+                found_inf = found_inf + f.to(scale.device)
+            self._update_scale_(scale, tracker, found_inf)
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
+
+    def _update_scale_(self, scale, tracker, found_inf) -> None:
+        """PyTorch's _amp_update_scale_ on scale's device, without reading anything back (so a
+        CUDA step waits only for step()'s found_inf): after an inf/NaN the scale backs off and
+        the tracker restarts; growth_interval good steps in a row grow it (kept only if finite).
+        The products are in double, stored as float32, as that kernel's."""
+        bad = found_inf > 0
+        successful = tracker + 1
+        grow = successful == self._growth_interval
+        backed = (scale.double() * self._backoff_factor).float()
+        grown = (scale.double() * self._growth_factor).float()
+        kept = minitorch.where(grow & minitorch.isfinite(grown), grown, scale)
+        scale.copy_(minitorch.where(bad, backed, kept))
+        tracker.copy_(minitorch.where(bad | grow, minitorch.zeros_like(successful), successful))
 
     def get_scale(self) -> float:
         if not self._enabled:

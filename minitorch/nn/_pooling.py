@@ -117,7 +117,9 @@ def _max_unpool(nd: int, input: Tensor, indices: Tensor, output_size: List[int])
     lead = list(input.shape[:-nd])
     plane = math.prod(output_size)
     flat_idx = indices.reshape(lead + [math.prod(input.shape[-nd:])])
-    if flat_idx.numel():
+    # the CPU reads the indices for PyTorch's error; on a device scatter's kernel checks them (a
+    # device-side assertion at the next synchronisation, as PyTorch's CUDA kernel): no wait
+    if flat_idx.numel() and flat_idx.device.type == "cpu":
         bad = flat_idx[(flat_idx < 0) | (flat_idx >= plane)]
         if bad.numel():
             raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of size "

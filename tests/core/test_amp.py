@@ -104,6 +104,8 @@ def _train(lib, steps, bad_steps, **scaler_kwargs):
 @pytest.mark.parametrize("kwargs", [
     dict(init_scale=2.0**10, growth_interval=3),
     dict(init_scale=3.0, growth_factor=1.7, backoff_factor=0.3, growth_interval=2),
+    # a grown scale past float32's range is not kept (the tracker still restarts)
+    dict(init_scale=1e38, growth_factor=8.0, backoff_factor=0.9, growth_interval=1),
     dict(enabled=False),
 ])
 def test_grad_scaler_sequence_as_torch(kwargs):

@@ -38,7 +38,7 @@ HOST_ROUND_TRIP |= {"_fft_c2c", "_fft_r2c", "_fft_c2r"}
 # (convolution is on cuDNN when _C_cuda was built with it, else on im2col and cuBLAS; softmax's
 # backward and grid_sample's sampler have CUDA kernels)
 # the matrix products are on cuBLAS, when its headers were found (CI's fresh venv has none)
-PRODUCTS = {"mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm"}  # ops.def's CUBLAS rows
+PRODUCTS = {"mm", "addmm", "_addmm_activation", "bmm", "mv", "dot", "addmv", "baddbmm"}  # ops.def's CUBLAS rows
 if not minitorch.cuda._C_cuda.has_cublas:
     HOST_ROUND_TRIP |= PRODUCTS
 CUDA_SOURCES = Path(__file__).resolve().parents[2] / "cuda"

@@ -36,8 +36,20 @@ BAD_CALLS = {
     "embedding backward": (lambda: minitorch._C.embedding_dense_backward(values(2, 3), dev([0, 6]), 6, -1, False),
                            "index 6 is out of bounds for size 6"),
     "one_hot": (lambda: F.one_hot(dev([0, 3]), 3), "index 3 is out of bounds for size 3"),
+    # composites of the indexing ops: their kernels check (index_add_/index_copy_ take [0, size))
+    "take": (lambda: values(4, 5).take(dev([3, -21])), "index -21 is out of bounds for size 20"),
+    "index_add_": (lambda: values(4, 5).index_add_(0, dev([1, -1]), values(2, 5)), "index -1 is out of bounds for size 4"),
+    "index_copy_": (lambda: values(4, 5).index_copy_(1, dev([5]), values(4, 1)), "index 5 is out of bounds for size 5"),
+    "index_fill_": (lambda: values(4, 5).index_fill_(0, dev([4]), 1.0), "index 4 is out of bounds for size 4"),
+    "max_unpool2d": (lambda: F.max_unpool2d(values(1, 1, 2, 2), dev(np.array([[[[0, 1], [2, 16]]]])), 2),
+                     "index 16 is out of bounds for size 16"),  # a (4, 4) plane
+    # a source shorter than the mask's ones: the running count reaches past it
+    "masked_scatter_": (lambda: values(2, 3).masked_scatter_(dev([True, False, True]), values(3)),
+                        "index 3 is out of bounds for size 3"),
     "nll_loss": (lambda: F.nll_loss(values(3, 4), dev([0, 4, 1])), "target 4 is out of bounds for 4 classes"),
     "cross_entropy": (lambda: F.cross_entropy(values(3, 4), dev([0, -3, 1])), "target -3 is out of bounds"),
+    "bernoulli_": (lambda: values(3).bernoulli_(dev([0.5, 1.5, 0.0], minitorch.float32)), "0 <= p1 && p1 <= 1"),
+    "bernoulli NaN": (lambda: minitorch.bernoulli(dev([0.5, np.nan], minitorch.float64)), "0 <= p1 && p1 <= 1"),
     "binary_cross_entropy": (lambda: F.binary_cross_entropy(dev([0.5, 1.5], minitorch.float32), dev([0.0, 1.0], minitorch.float32)),
                              "input_val >= zero && input_val <= one"),
     # the max poolings' backward (one kernel for both ranks) names the op of the call
@@ -103,7 +115,13 @@ def test_ops_that_wait_as_pytorch_does():
     for fn, waits in ((lambda: x.nonzero(), 1), (lambda: x.masked_select(x > 0), 1),
                       (lambda: minitorch.unique(x), 1), (lambda: x.sum(), 0), (lambda: x[dev([1, 3])], 0),
                       (lambda: F.one_hot(dev([0, 2])), 1), (lambda: F.one_hot(dev([0, 2]), 4), 0),
-                      (lambda: F.nll_loss(values(3, 4), dev([0, 3, 1])), 0)):
+                      (lambda: F.nll_loss(values(3, 4), dev([0, 3, 1])), 0),
+                      # the value checks of the draws read their summary back at once (PyTorch's
+                      # multinomial reads twice, its with-replacement kernel checks on the device);
+                      # bernoulli_'s kernel checks p on the device, as PyTorch's
+                      (lambda: minitorch.multinomial(x + 1, 2), 1),
+                      (lambda: minitorch.multinomial(x.view(2, 2) + 1, 3, True), 1),
+                      (lambda: minitorch.bernoulli(x / 4), 0), (lambda: minitorch.poisson(x), 1)):
         before = minitorch.cuda._emu_sync_count()
         fn()
         assert minitorch.cuda._emu_sync_count() - before == waits

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check_device, raises_alike
+from helpers import check_device, raises_alike, raises_device_assert
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -67,17 +67,64 @@ def test_index_family():
     check_device(lambda a, j, b: a.index_add(0, j, b, alpha=0.5), x, i, values((4, 4), minitorch.float64))
     check_device(lambda a, j, b: a.clone().index_add_(1, j % 4, b), x, i, values((5, 4), minitorch.float64))
     check_device(lambda a, j, b: a.index_copy(0, j, b), x, minitorch.tensor([3, 0]), values((2, 4), minitorch.float64))
+    # int32 indices, a 0-dim self and source, and a column source along dim 1
+    check_device(lambda a, j, b: a.index_add(1, j, b, alpha=2), x, minitorch.tensor([3, 3], dtype=minitorch.int32),
+                 values((5, 2), minitorch.float64))
+    check_device(lambda a, j, b: a.index_add(0, j, b), values((), minitorch.float64), minitorch.tensor([0]),
+                 values((), minitorch.float64))
+    check_device(lambda a, j, b: a.index_copy(1, j, b), x, minitorch.tensor([2]), values((5, 1), minitorch.float64))
+    check_device(lambda a, j, b: a.index_copy(0, j, b), values((), minitorch.float64), minitorch.tensor(0),
+                 values((), minitorch.float64))
     check_device(lambda a, j: a.index_fill(1, j, -1.5), x, minitorch.tensor([-1, 0]))
     check_device(lambda a, j, v: a.clone().index_fill_(0, j, v), x, minitorch.tensor([2]), minitorch.tensor(3.0))
+
+    def grads(op):
+        def run(a, j, b):
+            a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)
+            out = op(a, j, b)
+            (out * out).sum().backward()
+            return minitorch.cat([a.grad.flatten(), b.grad.flatten()])
+        return run
+
+    check_device(grads(lambda a, j, b: a.index_add(1, j, b, alpha=-2)), x, minitorch.tensor([1, 1, 3]),
+                 values((5, 3), minitorch.float64))
+    check_device(grads(lambda a, j, b: a.index_copy(0, j, b)), x, minitorch.tensor([4, 1]), values((2, 4), minitorch.float64))
     m = minitorch.tensor(RNG.standard_normal((5, 4)) > 0)
     check_device(lambda a, k, b: a.masked_scatter(k, b), x, m, values((30,), minitorch.float64))
     check_device(lambda a, k, b: a.clone().masked_scatter_(k[0], b), x, m, values((30,), minitorch.float64))
     check_device(lambda a, j: a.take(j), x, ints((3, 2), 20, -20))
     check_device(lambda a, j: minitorch.take_along_dim(a, j, 1), x, ints((5, 7), 4))
-    raises_alike(lambda a, j: a.take(j), x, minitorch.tensor([20]))
-    raises_alike(lambda a, j, b: a.index_add(0, j, b), x, minitorch.tensor([5]), values((1, 4), minitorch.float64))
-    raises_alike(lambda a, j, b: a.index_copy(0, j, b), x, minitorch.tensor([-1]), values((1, 4), minitorch.float64))
-    raises_alike(lambda a, k, b: a.masked_scatter(k, b), x, m, values((2,), minitorch.float64))
+    # a bad index: found by the kernel on the device, as PyTorch's CUDA kernels (nothing waits)
+    raises_device_assert(lambda a, j: a.take(j), x, minitorch.tensor([20]))
+    raises_device_assert(lambda a, j, b: a.index_add(0, j, b), x, minitorch.tensor([5]), values((1, 4), minitorch.float64))
+    raises_device_assert(lambda a, j, b: a.index_add(1, j, b), x, minitorch.tensor([-1], dtype=minitorch.int32),
+                         values((5, 1), minitorch.float64))
+    raises_device_assert(lambda a, j, b: a.index_copy(0, j, b), x, minitorch.tensor([-1]), values((1, 4), minitorch.float64))
+    raises_device_assert(lambda a, j: a.index_fill(1, j, 2.0), x, minitorch.tensor([-5]))
+    raises_device_assert(lambda a, k, b: a.masked_scatter(k, b), x, m, values((2,), minitorch.float64))
+    raises_alike(lambda a, k, b: a.masked_scatter(k, b), x, m, values((0,), minitorch.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_scatter_layouts(dtype):
+    """On the device the k-th masked element takes source[k] through a running count, without
+    reading the count back: broadcast masks, transposed targets, exact and spare sources."""
+    x = values((4, 6), dtype)
+    m = minitorch.tensor(RNG.standard_normal((4, 6)) > 0.3)
+    ones = int(m.sum())
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m, values((ones,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m, values((3, 9), dtype))
+    check_device(lambda a, k, b: a.t().clone().t().masked_scatter_(k, b), x, m, values((30,), dtype))
+    check_device(lambda a, k, b: a.clone().masked_scatter_(k[:, :1], b), x, m, values((30,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m & False, values((0,), dtype))
+    check_device(lambda a, k, b: a.masked_scatter(k, b), x, m | True, values((24,), dtype))
+    if dtype.is_floating_point:
+        def grads(a, k, b):
+            a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)
+            out = a.masked_scatter(k, b)
+            (out * out).sum().backward()
+            return minitorch.cat([a.grad.flatten(), b.grad.flatten()])
+        check_device(grads, x, m, values((30,), dtype))
 
 
 def test_rearranging_and_diagonals():

@@ -1,6 +1,7 @@
 """The library calls on CUDA: cuDNN's plan cache with
 torch.backends.cudnn's benchmark and deterministic semantics, counted through the profiler's
-Library:: events; addmm/linear on cublasLtMatmul with the bias as its epilogue, against the CPU;
+Library:: events; addmm/linear on cublasLtMatmul with the bias as its epilogue, against the CPU,
+and _addmm_activation with the bias and ReLU/GELU as one;
 and TF32 under torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision."""
 import itertools
 
@@ -156,6 +157,71 @@ def test_addmm_with_a_bias_is_one_lt_matmul(flags, dtype, layout, bias_shape, al
     assert count(calls, "cublasLtMatmul") == 1 and count(calls, "cublasSgemm") + count(calls, "cublasDgemm") == 0
     tol = 1e-5 if dtype == np.float32 else 1e-12
     assert_same(got[0], want, atol=tol, rtol=tol)
+
+
+def activation_case(use_gelu, dtype, layout, bias_shape=(5,), **kw):
+    """A _addmm_activation call's CPU operands and what CUDA must give: addmm, then ReLU or
+    GELU approximated by tanh (cuBLASLt's epilogue and PyTorch's CUDA fallback alike)."""
+    m1, m2, bias = addmm_case(7, 3, 5, dtype, layout, bias_shape)
+    pre = minitorch.addmm(bias, m1, m2, **kw)
+    return (bias, m1, m2), F.gelu(pre, approximate="tanh") if use_gelu else F.relu(pre)
+
+
+@needs_cublas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("use_gelu", [False, True])
+def test_addmm_activation_is_one_lt_matmul_with_its_epilogue(flags, dtype, layout, use_gelu):
+    """A bias vector and beta 1: one cublasLtMatmul whose epilogue adds the bias and applies the
+    activation (RELU_BIAS, GELU_BIAS), no kernel of its own after it."""
+    args, want = activation_case(use_gelu, dtype, layout, alpha=-0.5)
+    got = []
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        got.append(minitorch._addmm_activation(*[t.cuda() for t in args], alpha=-0.5, use_gelu=use_gelu))
+        minitorch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == "CPU"]
+    under = names[names.index("Kernel::mt_cuda__addmm_activation"):]
+    if dtype == np.float32 or minitorch.cuda._is_emulated():  # a GPU's cuBLASLt may refuse float64's GELU
+        assert count(under, "cublasLtMatmul") == 1
+        assert not any(n.startswith(("Runtime::LaunchKernel", "Op::")) or "Memcpy" in n for n in under)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert_same(got[0], want, atol=tol, rtol=tol)
+    assert got[0]._version == 0
+
+
+@needs_cublas
+@pytest.mark.parametrize("use_gelu", [False, True])
+def test_addmm_activation_off_the_epilogue(flags, use_gelu):
+    """beta != 1 or a full (m, n) self: gemm, then the activation as its own op (PyTorch's
+    relu_/gelu_(tanh) after the product); one row: gemv, then the same."""
+    for bias_shape, kw in [((5,), dict(beta=0.5)), ((7, 5), {}), ((7, 1), dict(alpha=2))]:
+        args, want = activation_case(use_gelu, np.float32, "contiguous", bias_shape, **kw)
+        got = []
+        calls = library_calls(lambda: got.append(
+            minitorch._addmm_activation(*[t.cuda() for t in args], use_gelu=use_gelu, **kw)))
+        assert count(calls, "cublasLtMatmul") == 0 and count(calls, "cublasSgemm") == 1
+        assert_same(got[0], want, atol=1e-5, rtol=1e-5)
+        assert got[0]._version == 0
+
+
+@needs_cublas
+def test_addmm_activation_nan_empty_and_no_derivative(flags):
+    bias = minitorch.tensor(np.array([np.nan, -1.0, 2.0], dtype=np.float32))
+    m1, m2 = rand(4, 2), rand(2, 3)
+    for use_gelu in (False, True):
+        args = (bias, m1, m2)
+        want = minitorch.addmm(*args)
+        want = F.gelu(want, approximate="tanh") if use_gelu else F.relu(want)
+        assert_same(minitorch._addmm_activation(*[t.cuda() for t in args], use_gelu=use_gelu), want)
+        e1, e2 = rand(4, 0), rand(0, 3)
+        got = minitorch._addmm_activation(bias.cuda(), e1.cuda(), e2.cuda(), use_gelu=use_gelu)
+        assert_same(got, F.relu(minitorch.addmm(bias, e1, e2)) if not use_gelu
+                    else F.gelu(minitorch.addmm(bias, e1, e2), approximate="tanh"))
+    w = m2.cuda().requires_grad_(True)
+    y = bias.cuda()._addmm_activation(m1.cuda(), w)
+    assert type(y.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="^derivative for aten::_addmm_activation is not implemented$"):
+        y.sum().backward()
 
 
 @needs_cublas

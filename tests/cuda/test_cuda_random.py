@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import raises_alike
+from helpers import raises_alike, raises_device_assert
 
 if not minitorch.cuda.is_available():
     pytest.skip(f"CUDA is not available: {minitorch.cuda._unavailable_reason()}", allow_module_level=True)
@@ -113,7 +113,6 @@ def test_seeding_functions_reach_every_device():
     lambda t: t.log_normal_(1, 0),
     lambda t: t.cauchy_(0, -1),
     lambda t: t.long().exponential_(),
-    lambda t: t.bernoulli_(t * 3),
     lambda t: minitorch.poisson(-t),
     lambda t: minitorch.multinomial(t, 4),
     lambda t: minitorch.multinomial(t * 0, 1),
@@ -122,6 +121,11 @@ def test_seeding_functions_reach_every_device():
 ])
 def test_errors_match_the_cpu(call):
     raises_alike(call, minitorch.tensor([0.25, 0.5, 0.75]))
+
+
+def test_bernoulli_p_is_checked_on_the_device():
+    """As PyTorch's CUDA bernoulli_: its kernel asserts 0 <= p <= 1, nothing waits."""
+    raises_device_assert(lambda t: t.bernoulli_(t * 3), minitorch.tensor([0.25, 0.5, 0.75]))
 
 
 def test_dtype_errors_name_the_cuda_kernels():

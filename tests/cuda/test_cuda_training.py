@@ -223,3 +223,39 @@ def test_the_other_models_step_without_waiting():
         for _ in range(2):
             count, _ = syncs_of(step)
             assert count == 0, make.__name__
+
+
+def scaled_steps(device, steps=7, bad=(2, 3)):
+    """SGD under a GradScaler (growth_interval 2) on device; the loss is inf on the bad steps.
+    Returns (scale, growth tracker, host waits of scale+backward+step+update) per step."""
+    minitorch.manual_seed(0)
+    model = mlp().to(device)
+    opt = minitorch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = minitorch.amp.GradScaler(device, init_scale=2.0**8, growth_interval=2)
+    x = as_tensor(np.random.default_rng(2).standard_normal((24, 10)), device)
+    y = as_tensor(np.random.default_rng(3).integers(0, 3, size=24), device)
+    out = []
+    for i in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y) * (float("inf") if i in bad else 1.0)
+
+        def step():
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        counted = device == "cuda" and minitorch.cuda._is_emulated()
+        waits = syncs_of(step)[0] if counted else step()
+        out.append((scaler.get_scale(), scaler._get_growth_tracker(), waits))
+    return out
+
+
+def test_grad_scaler_step_waits_once():
+    """GradScaler.step reads found_inf back once (PyTorch's _maybe_opt_step does too) and
+    update() backs off or grows the scale on the device without waiting (PyTorch's
+    _amp_update_scale_); the scales and trackers are the CPU run's."""
+    got, want = scaled_steps("cuda"), scaled_steps("cpu")
+    assert [g[:2] for g in got] == [w[:2] for w in want]
+    # grown after 2 good steps, backed off by the 2 bad ones, grown again
+    assert [g[0] for g in got] == [256.0, 512.0, 256.0, 128.0, 128.0, 256.0, 256.0]
+    if minitorch.cuda._is_emulated():
+        assert [g[2] for g in got] == [1] * len(got)

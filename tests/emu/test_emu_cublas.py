@@ -97,8 +97,9 @@ def lib(tmp_path_factory):
     so = d / "libemucublas.so"
     emu = os.path.join(ROOT, "cuda", "emu")
     subprocess.run([gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-                    "-I", os.path.join(emu, "include"), "-I", emu, os.path.join(emu, "cublas.c"),
-                    str(d / "stub.c"), "-o", str(so), "-lpthread"], check=True, env=plain_env())
+                    "-I", os.path.join(emu, "include"), "-I", emu, "-I", os.path.join(ROOT, "csrc"),
+                    os.path.join(emu, "cublas.c"), str(d / "stub.c"), "-o", str(so), "-lpthread", "-lm"],
+                   check=True, env=plain_env())  # csrc: core/math.h's GELU for the GELU epilogue
     lib = ctypes.CDLL(str(so))
     lib.stub_register.argtypes = [P, ctypes.c_size_t, I]
     lib.stub_add_stream.argtypes = [P, I]

@@ -1,12 +1,15 @@
-"""Matrix products (addmm, mm, bmm, mv, dot, matmul, linear) against NumPy float64 and PyTorch,
-on strided and transposed operands, and the gemv path of one-row and one-column products."""
+"""Matrix products (addmm, _addmm_activation, mm, bmm, mv, dot, matmul, linear) against NumPy
+float64 and PyTorch, on strided and transposed operands, and the gemv path of one-row and
+one-column products."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch
-from helpers import arrays, check, layouts, raises_like_torch
+from helpers import arrays, check, layouts, raises_like_torch, torch
 
 dims = st.integers(0, 6)
 FLOAT_TOL = dict(atol=1e-4, rtol=1e-4)
@@ -24,6 +27,46 @@ def test_mm_addmm(dtype, data, m, k, n, layout):
     check(lambda t, z, x, y: t.addmm(z, x, y), lambda z, x, y: z + x @ y, [c, a, b], layout=lay, **FLOAT_TOL)
     check(lambda t, z, x, y: t.addmm(z, x, y, beta=2, alpha=3), lambda z, x, y: 2 * z + 3 * (x @ y),
           [c, a, b], layout=lay, **FLOAT_TOL)
+
+
+def gelu(x):
+    """The exact GELU, x Phi(x), in float64."""
+    return 0.5 * x * (1 + np.vectorize(math.erf, otypes=[np.float64])(x / math.sqrt(2)))
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@given(data=st.data(), m=dims, k=dims, n=dims, layout=layouts)
+def test_addmm_activation(dtype, data, m, k, n, layout):
+    """torch._addmm_activation on the CPU: addmm, then relu or the exact gelu (CUDA's is
+    tanh-approximated: tests/cuda/test_cuda_libs.py)."""
+    a = data.draw(arrays(dtype, (m, k)))
+    b = data.draw(arrays(dtype, (k, n)))
+    c = data.draw(arrays(dtype, (n,)))
+    c2 = data.draw(arrays(dtype, (m, n)))
+    lay = layout if m and k and n else "contiguous"
+    check(lambda t, z, x, y: t._addmm_activation(z, x, y), lambda z, x, y: np.maximum(z + x @ y, 0),
+          [c, a, b], layout=lay, **FLOAT_TOL)
+    check(lambda t, z, x, y: t._addmm_activation(z, x, y, use_gelu=True), lambda z, x, y: gelu(z + x @ y),
+          [c, a, b], layout=lay, **FLOAT_TOL)
+    check(lambda t, z, x, y: z._addmm_activation(x, y, beta=0.5, alpha=-2, use_gelu=True),
+          lambda z, x, y: gelu(0.5 * z - 2 * (x @ y)), [c2, a, b], layout=lay, **FLOAT_TOL)
+
+
+def test_addmm_activation_nan_result_version_and_no_derivative():
+    z = minitorch.tensor([float("nan"), -1.0, 2.0])
+    x, y = minitorch.ones(2, 3), minitorch.ones(3, 3)
+    out = minitorch._addmm_activation(z, x, y)
+    assert np.isnan(out[:, 0].numpy()).all() and out[:, 1:].tolist() == [[2.0, 5.0], [2.0, 5.0]]
+    assert out._version == 0
+    y.requires_grad_(True)
+    r = minitorch._addmm_activation(z, x, y, use_gelu=True)
+    assert type(r.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="^derivative for aten::_addmm_activation is not implemented$"):
+        r.sum().backward()
+    if torch is not None:  # PyTorch's node and message
+        ty = torch.ones(3, 3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="^derivative for aten::_addmm_activation is not implemented$"):
+            torch._addmm_activation(torch.zeros(3), torch.ones(2, 3), ty).sum().backward()
 
 
 @pytest.mark.parametrize("m, k, n", [(1, 4, 8), (8, 4, 1), (1, 1, 1), (1, 7, 1), (5, 3, 1)])
@@ -144,6 +187,8 @@ def test_int64_product_wraps_in_integers():
         (lambda t, x, y: t.mm(x, y), ((2, 3), (3,))),
         (lambda t, x, y: t.mm(x.double(), y), ((2, 3), (3, 2))),
         (lambda t, x, y: t.addmm(y, x, y), ((2, 3), (4, 5))),
+        (lambda t, x, y: t._addmm_activation(y, x, y), ((2, 3), (4, 5))),
+        (lambda t, x, y: t._addmm_activation(x, x, y, use_gelu=True), ((2, 3), (3, 5))),
         (lambda t, x, y: t.bmm(x, y), ((2, 3, 4), (5, 6))),
         (lambda t, x, y: t.bmm(x, y), ((2, 3, 4), (3, 4, 5))),
         (lambda t, x, y: t.mv(x, y), ((2, 3), (4,))),
