@@ -1,7 +1,7 @@
 """The CPU kernels of issue 21's reductions, gather and casts, at 1 and 2 threads (the `threads`
 fixture), against NumPy in float64 and PyTorch, values and gradients: the float cascade of sum and
 mean (its error against a float64 reference no worse than PyTorch's), amax/amin by lanes with a
-probe for NaN, gather's unrolled take loop, and the casts built for AVX-512 and AVX2. Lengths
+probe for NaN, prod's simd product, gather's unrolled take loop, and the casts built for AVX-512 and AVX2. Lengths
 straddle the kernels' blocks (64 floats, 32 doubles) and tails; layouts are contiguous,
 transposed and sliced; NaN, infinities and empty tensors are covered."""
 import numpy as np
@@ -157,6 +157,29 @@ def test_amax_amin_gradients(threads, layout):
     check_grad(lambda m, x: x.amin(), [a], layout=layout)
     tied = np.ones((2, 70))  # ties share the gradient evenly, as PyTorch's
     same_as_torch(lambda m, x: x.amax(1), [tied], layout=layout)
+
+
+# ---- prod: the simd product of a contiguous run ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_prod_rows(threads, dtype):
+    for n in LENGTHS:
+        a = (1 + rng(n).standard_normal((4, n)) / 20).astype(dtype)  # near 1: no overflow
+        for layout in LAYOUTS:
+            check(lambda m, x: x.prod(-1), lambda x: x.prod(-1), [a], layout=layout, atol=0, rtol=1e-5)
+            check(lambda m, x: x.prod(), lambda x: x.prod(), [a[:, :40]], layout=layout, atol=0, rtol=1e-5)
+    b = np.ones((5, 100), dtype)
+    b[0, 3], b[1, 99], b[2, 50], b[3, 10], b[3, 90], b[4, 20] = np.nan, np.inf, 0, 0, np.inf, -np.inf
+    check(lambda m, x: x.prod(1), lambda x: x.prod(1), [b], atol=0, rtol=0)
+    check(lambda m, x: x.prod(1), lambda x: x.prod(1), [np.zeros((3, 0), dtype)])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_prod_gradients(threads, layout):
+    a = 1 + rng().standard_normal((3, 70)) / 20
+    check_grad(lambda m, x: x.prod(1), [a], layout=layout)
+    a[1, 7] = 0  # one zero in a row: PyTorch's gradient there is the product of the others
+    same_as_torch(lambda m, x: x.prod(1), [a], layout=layout, **TOL)
 
 
 # ---- gather: the unrolled take loop ----
