@@ -12,6 +12,7 @@
 #include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
+#include "cpu/vmath.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/front.h"
@@ -595,8 +596,28 @@ mt_cpu_norm(mt_args *a)
     }
 DEVIATION_LOOP(deviation_f32, float)
 DEVIATION_LOOP(deviation_f64, double)
-EXP_SUM_LOOP(exp_sum_f32, float)
+EXP_SUM_LOOP(exp_sum_f32_strided, float)
 EXP_SUM_LOOP(exp_sum_f64, double)
+
+// acc, x, c as above; acc += exp(x - c): a contiguous float run about one centre (a row of
+// logsumexp along the last dim) takes vmath.h's vectorised exp in float (libm's exp in double,
+// a call per element, took 3.3-3.8x PyTorch's time on rows of 512), summed in double
+MT_SIMD_CLONES static void
+exp_sum_f32(char **data, const int64_t *strides, int64_t n, void *ctx)
+{
+    if (strides[0] == 0 && strides[1] == sizeof(float) && strides[2] == 0) {
+        const float *xs = (const float *)data[1];
+        const float c = (float)*(const double *)data[2]; /* a float's max, or 0: exact */
+        double s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; i++) {
+            s += mt_vexp_f32(xs[i] - c);
+        }
+        *(double *)data[0] += s;
+        return;
+    }
+    exp_sum_f32_strided(data, strides, n, ctx);
+}
 
 /* *acc = sum over reduce[] of loop(x, centre), float64 of centre's shape. */
 static mt_status

@@ -1,9 +1,10 @@
 """The CPU kernels of issue 21's reductions, gather and casts, at 1 and 2 threads (the `threads`
 fixture), against NumPy in float64 and PyTorch, values and gradients: the float cascade of sum and
 mean (its error against a float64 reference no worse than PyTorch's), amax/amin by lanes with a
-probe for NaN, prod's simd product, gather's unrolled take loop, and the casts built for AVX-512 and AVX2. Lengths
-straddle the kernels' blocks (64 floats, 32 doubles) and tails; layouts are contiguous,
-transposed and sliced; NaN, infinities and empty tensors are covered."""
+probe for NaN, prod's simd product, logsumexp's vectorised exp, gather's unrolled take loop, and
+the casts built for AVX-512 and AVX2. Lengths straddle the kernels' blocks (64 floats, 32
+doubles) and tails; layouts are contiguous, transposed and sliced; NaN, infinities and empty
+tensors are covered."""
 import numpy as np
 import pytest
 
@@ -180,6 +181,33 @@ def test_prod_gradients(threads, layout):
     check_grad(lambda m, x: x.prod(1), [a], layout=layout)
     a[1, 7] = 0  # one zero in a row: PyTorch's gradient there is the product of the others
     same_as_torch(lambda m, x: x.prod(1), [a], layout=layout, **TOL)
+
+
+# ---- logsumexp: the float rows' vectorised exp ----
+
+def _logsumexp(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.squeeze(np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m, axis)
+
+
+def test_logsumexp_rows(threads):
+    for n in LENGTHS:
+        a = (rng(n).standard_normal((4, n)) * 30).astype(np.float32)
+        for layout in LAYOUTS:
+            check(lambda m, x: x.logsumexp(1), lambda x: _logsumexp(x, 1), [a], layout=layout, atol=1e-5,
+                  rtol=1e-6)
+    b = rng().standard_normal((5, 90)).astype(np.float32)
+    b[0, 3], b[1, 89], b[2, :], b[3, 40], b[4, 0] = np.nan, np.inf, -np.inf, -np.inf, 88.0
+    check(lambda m, x: x.logsumexp(1), lambda x: _logsumexp(x, 1), [b], atol=1e-5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_logsumexp_gradients(threads, layout):
+    a = rng().standard_normal((3, 70)).astype(np.float32)
+    same_as_torch(lambda m, x: x.logsumexp(-1), [a], layout=layout, **TOL)
+    check_grad(lambda m, x: x.logsumexp(1), [a.astype(np.float64)], layout=layout)
 
 
 # ---- gather: the unrolled take loop ----
