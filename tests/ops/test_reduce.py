@@ -37,10 +37,13 @@ def test_sum_dtype_argument():
 
 
 def test_sum_float32_is_accurate():
-    # 1e6 ones plus small values: a naive float32 running sum loses the small ones.
+    # 1e6 times 0.1: a naive float32 running sum is off by about 1e3 (each add rounds at the
+    # running total's scale); the float cascade stays within two units in the last place of
+    # the float32 result, as PyTorch's does (tests/ops/test_reduce_kernels.py compares the two).
     a = np.full(1_000_003, 0.1, np.float32)
     got = minitorch.from_numpy(a).sum().item()
-    assert abs(got - np.sum(a.astype(np.float64))) < 1e-2
+    want = np.sum(a.astype(np.float64))
+    assert abs(got - want) <= 2 * np.spacing(np.float32(want))
 
 
 def test_sum_of_empty_is_zero():

@@ -1,0 +1,280 @@
+"""The CPU kernels of issue 21's reductions, gather and casts, at 1 and 2 threads (the `threads`
+fixture), against NumPy in float64 and PyTorch, values and gradients: the float cascade of sum and
+mean (its error against a float64 reference no worse than PyTorch's), amax/amin by lanes with a
+probe for NaN, prod's simd product, logsumexp's vectorised exp, gather's unrolled take loop, and
+the casts built for AVX-512 and AVX2. Lengths straddle the kernels' blocks (64 floats, 32
+doubles) and tails; layouts are contiguous, transposed and sliced; NaN, infinities and empty
+tensors are covered."""
+import numpy as np
+import pytest
+
+import minitorch
+from helpers import LAYOUTS, as_numpy, check, check_grad, raises_like_torch, same_as_torch
+
+torch = pytest.importorskip("torch")
+
+# around the cascade's block (64 floats, 32 doubles), its whole-vector tail and its single tail
+LENGTHS = (1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1000, 4097)
+TOL = dict(atol=1e-5, rtol=1e-5)
+
+
+def rng(seed=21):
+    return np.random.default_rng(seed)
+
+
+def max_error(got, ref):
+    return float(np.max(np.abs(np.asarray(got, np.float64) - ref), initial=0.0))
+
+
+def no_worse_than_torch(fn, a, ref):
+    """fn(lib, tensor)'s error against the float64 reference `ref` is at most twice PyTorch's, plus
+    one unit in the last place of the float32 result (the rounding of the result itself)."""
+    ours = max_error(as_numpy(fn(minitorch, minitorch.from_numpy(a))), ref)
+    theirs = max_error(fn(torch, torch.from_numpy(a)).double().numpy(), ref)
+    ulp = float(np.max(np.spacing(np.abs(ref).astype(np.float32)), initial=0.0))
+    assert ours <= 2 * theirs + ulp, f"error {ours:.3g}, PyTorch's {theirs:.3g} (ulp {ulp:.3g})"
+
+
+# ---- sum and mean: the float cascade ----
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_full_sum_of_16m_is_as_accurate_as_pytorch(threads, seed):
+    # standard normal: the sum is about 4000 while the terms add up to 13M in magnitude, so the
+    # accumulation's error shows above the rounding of the result
+    a = rng(seed).standard_normal(1 << 24).astype(np.float32)
+    ref = a.astype(np.float64).sum()
+    no_worse_than_torch(lambda m, x: x.sum(), a, ref)
+    no_worse_than_torch(lambda m, x: x.mean(), a, ref / a.size)
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 1 << 21), -1), ((64, 100003), -1), ((3, 999_999), 1),
+                                        ((1000, 1000), 0), ((2, 4096, 257), (0, 2))])
+def test_long_rows_are_as_accurate_as_pytorch(threads, shape, dim):
+    for seed in (0, 1):
+        a = (rng(seed).standard_normal(shape) + 0.25).astype(np.float32)
+        ref = a.astype(np.float64).sum(axis=dim)
+        no_worse_than_torch(lambda m, x: x.sum(dim), a, ref)
+        no_worse_than_torch(lambda m, x: x.mean(dim), a, ref / (a.size // ref.size))
+        no_worse_than_torch(lambda m, x: x.nansum(dim), a, ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_sum_mean_rows_of_every_length(threads, dtype, n):
+    a = rng(n).standard_normal((5, n)).astype(dtype)
+    for layout in LAYOUTS:
+        check(lambda m, x: x.sum(-1), lambda x: x.sum(-1), [a], layout=layout, **TOL)
+        check(lambda m, x: x.mean(1, keepdim=True), lambda x: x.mean(1, keepdims=True), [a], layout=layout,
+              **TOL)
+        check(lambda m, x: x.sum(), lambda x: x.sum(), [a], layout=layout, **TOL)
+        check(lambda m, x: m.sum(x, 0), lambda x: x.sum(0), [a], layout=layout, **TOL)
+
+
+def test_sum_of_many_short_rows_and_across_threads(threads):
+    # rows shorter than a vector (each a tail alone), and a 2-D sum the threads split by rows
+    a = rng().standard_normal((40000, 3)).astype(np.float32)
+    check(lambda m, x: x.sum(1), lambda x: x.sum(1), [a], **TOL)
+    b = rng().standard_normal((300, 700)).astype(np.float32)
+    check(lambda m, x: x.sum(1), lambda x: x.sum(1), [b], **TOL)
+    check(lambda m, x: x.mean(), lambda x: x.mean(), [b], **TOL)
+
+
+def test_sum_nan_inf_and_empty(threads):
+    a = rng().standard_normal((6, 200)).astype(np.float32)
+    a[0, 5] = np.nan
+    a[1, 199] = np.inf            # in the single-element tail
+    a[2, 70] = -np.inf            # in a whole vector after the block
+    a[3, 10], a[3, 150] = np.inf, -np.inf
+    a[4, :] = np.float32(3e38)    # overflows float: inf, as PyTorch's float sum
+    check(lambda m, x: x.sum(1), lambda x: x.astype(np.float32).sum(1, dtype=np.float32), [a], **TOL)
+    check(lambda m, x: x.nansum(1), lambda x: np.nansum(x.astype(np.float32), 1, dtype=np.float32), [a], **TOL)
+    check(lambda m, x: x.sum(), lambda x: np.float32(np.nan), [a])
+    empty = np.zeros((3, 0), np.float32)
+    check(lambda m, x: x.sum(1), lambda x: x.sum(1), [empty])
+    check(lambda m, x: x.mean(1), lambda x: np.full(3, np.nan), [empty])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_sum_mean_nansum_gradients(threads, layout):
+    a = rng().standard_normal((3, 130))
+    check_grad(lambda m, x: x.sum(-1), [a], layout=layout)
+    check_grad(lambda m, x: x.mean(), [a], layout=layout)
+    same_as_torch(lambda m, x: x.nansum(1), [a.astype(np.float32)], layout=layout, **TOL)
+
+
+# ---- amax, amin: lanes, and the probe for NaN ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_amax_amin_rows_of_every_length(threads, dtype, n):
+    a = rng(n).standard_normal((4, n)) * 1000
+    a = a.astype(dtype)
+    for layout in LAYOUTS:
+        check(lambda m, x: x.amax(-1), lambda x: x.max(-1), [a], layout=layout, atol=0, rtol=0)
+        check(lambda m, x: m.amin(x, 1, True), lambda x: x.min(1, keepdims=True), [a], layout=layout, atol=0,
+              rtol=0)
+        check(lambda m, x: x.amax(), lambda x: x.max(), [a], layout=layout, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_extremes(threads, dtype):
+    info = np.iinfo(dtype)
+    a = rng().integers(-5, 5, (3, 200)).astype(dtype)
+    a[0, 7], a[1, 199], a[2, 64] = info.max, info.min, info.max
+    check(lambda m, x: x.amax(1), lambda x: x.max(1), [a])
+    check(lambda m, x: x.amin(1), lambda x: x.min(1), [a])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_amax_amin_nan_and_inf_anywhere(threads, dtype):
+    n = 150  # two blocks of floats and an overlapping final one
+    for where in (0, 1, 63, 64, 70, 85, 100, 149):
+        a = rng(where).standard_normal((5, n)).astype(dtype)
+        a[0, where] = np.nan              # NaN wins
+        a[1, where] = np.inf              # an infinity trips the probe, yet is no NaN
+        a[2, where] = -np.inf
+        a[3, :] = -np.inf                 # all -inf
+        a[4, where], a[4, n - 1 - where] = np.nan, np.inf
+        check(lambda m, x: x.amax(1), lambda x: x.max(1), [a], atol=0, rtol=0)
+        check(lambda m, x: x.amin(1), lambda x: x.min(1), [a], atol=0, rtol=0)
+    big = np.full((2, 100), np.finfo(dtype).max, dtype)  # the probe's sum overflows: still no NaN
+    check(lambda m, x: x.amax(1), lambda x: x.max(1), [big], atol=0, rtol=0)
+    check(lambda m, x: x.amin(), lambda x: x.min(), [big], atol=0, rtol=0)
+
+
+def test_amax_across_threads_and_empty(threads):
+    a = rng().standard_normal((1000, 300)).astype(np.float32)
+    a[123, 45] = np.nan
+    check(lambda m, x: x.amax(), lambda x: x.max(), [a], atol=0, rtol=0)
+    check(lambda m, x: x.amax(1), lambda x: x.max(1), [a], atol=0, rtol=0)
+    check(lambda m, x: x.amin(0), lambda x: x.min(0), [a], atol=0, rtol=0)
+    raises_like_torch(lambda m, x: x.amax(1), np.zeros((3, 0), np.float32))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_amax_amin_gradients(threads, layout):
+    a = rng().permutation(3 * 130).reshape(3, 130).astype(np.float64) / 7  # distinct: one max a row
+    check_grad(lambda m, x: x.amax(-1), [a], layout=layout)
+    check_grad(lambda m, x: x.amin(), [a], layout=layout)
+    tied = np.ones((2, 70))  # ties share the gradient evenly, as PyTorch's
+    same_as_torch(lambda m, x: x.amax(1), [tied], layout=layout)
+
+
+# ---- prod: the simd product of a contiguous run ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_prod_rows(threads, dtype):
+    for n in LENGTHS:
+        a = (1 + rng(n).standard_normal((4, n)) / 20).astype(dtype)  # near 1: no overflow
+        for layout in LAYOUTS:
+            check(lambda m, x: x.prod(-1), lambda x: x.prod(-1), [a], layout=layout, atol=0, rtol=1e-5)
+            check(lambda m, x: x.prod(), lambda x: x.prod(), [a[:, :40]], layout=layout, atol=0, rtol=1e-5)
+    b = np.ones((5, 100), dtype)
+    b[0, 3], b[1, 99], b[2, 50], b[3, 10], b[3, 90], b[4, 20] = np.nan, np.inf, 0, 0, np.inf, -np.inf
+    check(lambda m, x: x.prod(1), lambda x: x.prod(1), [b], atol=0, rtol=0)
+    check(lambda m, x: x.prod(1), lambda x: x.prod(1), [np.zeros((3, 0), dtype)])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_prod_gradients(threads, layout):
+    a = 1 + rng().standard_normal((3, 70)) / 20
+    check_grad(lambda m, x: x.prod(1), [a], layout=layout)
+    a[1, 7] = 0  # one zero in a row: PyTorch's gradient there is the product of the others
+    same_as_torch(lambda m, x: x.prod(1), [a], layout=layout, **TOL)
+
+
+# ---- logsumexp: the float rows' vectorised exp ----
+
+def _logsumexp(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.squeeze(np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m, axis)
+
+
+def test_logsumexp_rows(threads):
+    for n in LENGTHS:
+        a = (rng(n).standard_normal((4, n)) * 30).astype(np.float32)
+        for layout in LAYOUTS:
+            check(lambda m, x: x.logsumexp(1), lambda x: _logsumexp(x, 1), [a], layout=layout, atol=1e-5,
+                  rtol=1e-6)
+    b = rng().standard_normal((5, 90)).astype(np.float32)
+    b[0, 3], b[1, 89], b[2, :], b[3, 40], b[4, 0] = np.nan, np.inf, -np.inf, -np.inf, 88.0
+    check(lambda m, x: x.logsumexp(1), lambda x: _logsumexp(x, 1), [b], atol=1e-5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_logsumexp_gradients(threads, layout):
+    a = rng().standard_normal((3, 70)).astype(np.float32)
+    same_as_torch(lambda m, x: x.logsumexp(-1), [a], layout=layout, **TOL)
+    check_grad(lambda m, x: x.logsumexp(1), [a.astype(np.float64)], layout=layout)
+
+
+# ---- gather: the unrolled take loop ----
+
+@pytest.mark.parametrize("n", (1, 7, 8, 9, 100, 513))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gather_rows(threads, n, layout):
+    a = rng(n).standard_normal((6, n)).astype(np.float32)
+    idx = rng(n + 1).integers(0, n, (6, n + 3))
+    take = lambda x, i: np.take_along_axis(x, i, 1)  # noqa: E731
+    check(lambda m, x, i: m.gather(x, 1, i), take, [a, idx], layout=layout)
+    check(lambda m, x, i: m.gather(x, 1, i), take, [a.astype(np.float64), idx[:, :n]], layout=layout)
+    check(lambda m, x, i: x.gather(0, i), lambda x, i: np.take_along_axis(x, i, 0),
+          [a, rng().integers(0, 6, (4, n))], layout=layout)
+    for dt in ("int64", "int32", "bool"):
+        check(lambda m, x, i: m.gather(x, 1, i), take, [(a * 10).astype(dt), idx], layout=layout)
+
+
+def test_gather_gradient_and_bad_index(threads):
+    a = rng().standard_normal((4, 300))
+    idx = rng().integers(0, 300, (4, 500))
+    check_grad(lambda m, x, i: m.gather(x, 1, i), [a, idx])
+    same_as_torch(lambda m, x, i: m.gather(x, 1, i), [a.astype(np.float32), idx], layout="transposed")
+    bad = idx.copy()
+    bad[2, 400] = 300
+    raises_like_torch(lambda m, x, i: m.gather(x, 1, i), a, bad)
+    bad[2, 400] = -1
+    raises_like_torch(lambda m, x, i: m.gather(x, 1, i), a, bad)
+    check(lambda m, x, i: m.gather(x, 1, i), lambda x, i: np.zeros((4, 0)), [a, idx[:, :0]])
+
+
+# ---- casts: the loops built for AVX-512 and AVX2 ----
+
+CASTS = ["float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16", "float16"]
+
+
+@pytest.mark.parametrize("to", CASTS)
+@pytest.mark.parametrize("src", ["float32", "float64", "int64", "int32"])
+def test_casts_of_every_length(threads, src, to):
+    for n in (1, 15, 16, 17, 63, 64, 65, 1000):
+        a = rng(n).standard_normal((3, n)) * 100
+        a[0, :: 3] = 0
+        if to in ("uint8", "int8"):
+            a = np.clip(a, 0 if to == "uint8" else -128, 127)  # in range: PyTorch and NumPy agree
+        a = a.astype(src)
+        for layout in LAYOUTS:
+            check(lambda m, x: x.to(getattr(m, to)), lambda x: x.astype(to), [a.astype(src)], layout=layout,
+                  atol=0, rtol=0)
+
+
+def test_casts_of_nan_inf_and_large_values(threads):
+    a = np.array([np.nan, np.inf, -np.inf, 1e300, -1e-300, 0.5, -0.0, 2.5, 3.4e38] * 30)
+    check(lambda m, x: x.float(), lambda x: x.astype(np.float32), [a], atol=0, rtol=0)
+    check(lambda m, x: x.float().double(), lambda x: x.astype(np.float32).astype(np.float64), [a], atol=0,
+          rtol=0)
+    check(lambda m, x: x.bool(), lambda x: x != 0, [a])
+    big = np.array([2.0 ** 40, -2.0 ** 40, 2.0 ** 62, 1.5, -1.5, 0.0] * 20)
+    check(lambda m, x: x.long(), lambda x: x.astype(np.int64), [big])
+    check(lambda m, x: x.long().float(), lambda x: x.astype(np.int64).astype(np.float32), [big], atol=0, rtol=0)
+    b = np.array([0, 1] * 70, bool)
+    check(lambda m, x: x.double(), lambda x: x.astype(np.float64), [b])
+    check(lambda m, x: x.to(m.bfloat16).float(), lambda x: x.astype(np.float32),
+          [np.arange(-200, 200, dtype=np.float32)], atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_cast_gradients(threads, layout):
+    a = rng().standard_normal((3, 70))
+    check_grad(lambda m, x: x.float().double() * 2, [a], layout=layout, gradcheck=False, atol=1e-6)
+    same_as_torch(lambda m, x: x.double().sum(1), [a.astype(np.float32)], layout=layout, **TOL)
