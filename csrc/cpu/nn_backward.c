@@ -485,12 +485,11 @@ dense_channels_last(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         return mt_cpu_dense(src, dt, out);
     }
     const mt_memory_format fmt = src->ndim == 5 ? MT_CHANNELS_LAST_3D : MT_CHANNELS_LAST;
-    mt_tensor *cast = NULL;
-    mt_status st = mt_cpu_dense(src, dt, &cast);
-    if (st == MT_OK && cast == src) { /* of dt already: laid out as fmt, if not already */
-        mt_tensor_clear(&cast);
+    if (src->dtype == dt) {
         return mt_cpu_dense_format(src, fmt, out);
     }
+    mt_tensor *cast = NULL; /* another dtype: cast (row-major), then laid out */
+    mt_status st = mt_cpu_cast(src, dt, &cast);
     if (st == MT_OK) {
         st = mt_cpu_dense_format(cast, fmt, out);
     }
