@@ -11,7 +11,7 @@ results all stay channels-last.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
 best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
-Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING]
+Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING] [--repeats N]
 """
 import sys
 
@@ -20,6 +20,7 @@ import numpy as np
 from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
 
 QUICK = "--quick" in sys.argv
+REPEATS = int(arg("--repeats", 3 if QUICK else 10))  # more on a loaded machine
 
 # (label, input shape, weight shape, stride, padding, with a backward case)
 CASES = [
@@ -106,7 +107,7 @@ def run_one(threads):
     only = arg("--only", "")
     for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
         if only in label:
-            print_row(threads, label, 40, alternate(fns, 3 if QUICK else 10), ("minitorch", "torch"), 3)
+            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch"), 3)
 
 
 def main():
