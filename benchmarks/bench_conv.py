@@ -5,10 +5,13 @@ few taps per output, for rows that fill its vectors and for width strides; im2co
 otherwise), so one case says little: these are first layers (1 and 3 input channels, 3x3, 5x5,
 the ResNet stem's 7x7 stride 2), LeNet's layers, ResNet's 3x3 stages from 56x56 to 7x7 and their
 stride-2 downsamplings, a 1x1 projection, conv3d, and conv1d over sequences with many taps; forward, and forward + backward for a few.
+The "CL" cases run channels_last inputs and weights (as model.to(memory_format=torch.channels_last)
+and an input converted alike): conv2d, and a conv -> batch_norm -> relu -> max_pool2d block whose
+results all stay channels-last.
 PyTorch runs its first conv2d before timing (its first call picks slower paths for later ones).
 Each thread count runs in its own process; the libraries alternate call by call and keep their
 best of several repeats; the last column is minitorch's time over PyTorch's. Quote ratios.
-Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING]
+Run: PYTHONPATH=. python benchmarks/bench_conv.py [--quick] [--threads 1,2] [--only SUBSTRING] [--repeats N]
 """
 import sys
 
@@ -17,6 +20,7 @@ import numpy as np
 from bench_cpu import alternate, arg, libraries, per_thread_count, print_row
 
 QUICK = "--quick" in sys.argv
+REPEATS = int(arg("--repeats", 3 if QUICK else 10))  # more on a loaded machine
 
 # (label, input shape, weight shape, stride, padding, with a backward case)
 CASES = [
@@ -36,6 +40,43 @@ CASES = [
     ("conv1d 128->128 k3 on 500", (8, 128, 500), (128, 128, 3), 1, 1, False),
     ("conv1d 32->32 k31 on 200", (8, 32, 200), (32, 32, 31), 1, 15, False),
 ]
+
+
+# channels_last cases: (label, input shape, weight shape, stride, padding, with a backward case)
+CL_CASES = [
+    ("CL 32->64 3x3 on 32x32", (8, 32, 32, 32), (64, 32, 3, 3), 1, 1, True),
+    ("CL 64->64 3x3 on 56x56", (8, 64, 56, 56), (64, 64, 3, 3), 1, 1, False),
+    ("CL CIFAR conv1 3->64 3x3", (32, 3, 32, 32), (64, 3, 3, 3), 1, 1, False),
+]
+
+
+def cl_block(lib, xt, wt, stride, pad):
+    F = lib.nn.functional
+    y = F.batch_norm(F.conv2d(xt, wt, None, stride, pad), None, None, training=True)
+    return F.max_pool2d(F.relu(y), 2)
+
+
+def make_cl_cases(libs, rng):
+    cases = []
+    for label, xs, ws, stride, pad, backward in CL_CASES:
+        x, w = rng.standard_normal(xs, np.float32), rng.standard_normal(ws, np.float32)
+        for kind in ("conv forward", "block forward") + (("conv fwd+bwd", "block fwd+bwd") if backward else ()):
+            fns = {}
+            for name, lib in libs.items():
+                grad = "bwd" in kind
+                cl = lib.channels_last
+                xt = lib.tensor(x).contiguous(memory_format=cl).requires_grad_(grad)
+                wt = lib.tensor(w).contiguous(memory_format=cl).requires_grad_(grad)
+                f = cl_block if kind.startswith("block") else (
+                    lambda lib, xt, wt, s, p: lib.nn.functional.conv2d(xt, wt, None, s, p))
+                if grad:
+                    y = f(lib, xt, wt, stride, pad)
+                    g = lib.ones_like(y)
+                    fns[name] = lambda y=y, xt=xt, wt=wt, g=g, lib=lib: lib.autograd.grad(y, (xt, wt), g, retain_graph=True)
+                else:
+                    fns[name] = lambda f=f, lib=lib, xt=xt, wt=wt: f(lib, xt, wt, stride, pad)
+            cases.append((f"{label} {kind}", fns))
+    return cases
 
 
 def make_cases(libs, rng):
@@ -64,9 +105,9 @@ def run_one(threads):
     if "torch" in libs:  # PyTorch's first convolution sets up what its later ones use
         libs["torch"].nn.functional.conv2d(libs["torch"].ones(1, 3, 8, 8), libs["torch"].ones(4, 3, 3, 3))
     only = arg("--only", "")
-    for label, fns in make_cases(libs, np.random.default_rng(0)):
+    for label, fns in make_cases(libs, np.random.default_rng(0)) + make_cl_cases(libs, np.random.default_rng(1)):
         if only in label:
-            print_row(threads, label, 40, alternate(fns, 3 if QUICK else 10), ("minitorch", "torch"), 3)
+            print_row(threads, label, 40, alternate(fns, REPEATS), ("minitorch", "torch"), 3)
 
 
 def main():

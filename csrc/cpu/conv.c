@@ -22,6 +22,7 @@
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
+#include "ops/front.h"
 
 /* Most bytes of one block of col: the gemm then reads it from L2 rather than from memory
  * (512 KiB measured best for (32, 64, 56, 56) * (64, 64, 3, 3), 15% faster than no blocks). */
@@ -145,22 +146,47 @@ init_rows(char *out, int64_t ldc, const mt_tensor *bias, int64_t oc, int64_t n, 
     }
 }
 
+/* Every row of out (n, OC), rows ldc apart, is the bias (OC), or 0: a channels-last result. */
+static void
+init_cols(char *out, int64_t ldc, const mt_tensor *bias, int64_t oc, int64_t n, size_t item)
+{
+    const size_t bytes = (size_t)oc * item;
+    const char *b = bias ? mt_tensor_data(bias) : NULL;
+    for (int64_t o = 0; o < oc && n > 0; o++) { /* the first row; the others copy it */
+        if (b == NULL) {
+            memset(out, 0, bytes);
+            break;
+        }
+        memcpy(out + o * (int64_t)item, b + o * bias->strides[0] * (int64_t)item, item);
+    }
+    for (int64_t j = 1; j < n; j++) {
+        memcpy(out + j * ldc * (int64_t)item, out, bytes);
+    }
+}
+
 // out (OC, n) = bias + weight (OC, C/G*KH*KW) @ col (C*KH*KW, n), group by group: n columns
-// of an image's OH*OW; the rows of col are ldb apart, those of out ldc apart
+// of an image's OH*OW; the rows of col are ldb apart, those of out ldc apart. With cl (float
+// dtypes only) out is (n, OC), a channels-last block: the same gemm with its operands
+// transposed, out^T = col^T @ weight^T, so BLAS writes it in that layout.
 static void
 conv_block(const char *w, const char *col, int64_t ldb, char *out, int64_t ldc, int64_t n,
-           const mt_tensor *bias, const conv_geom *g, mt_dtype dt)
+           const mt_tensor *bias, const conv_geom *g, mt_dtype dt, bool cl)
 {
     size_t item = mt_dtype_size(dt);
     int64_t m = g->oc / g->groups, k = g->c / g->groups * g->kh * g->kw;
     bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
-    if (bias || !blas || k == 0) {
+    if (cl && (bias || k == 0)) {
+        init_cols(out, ldc, bias, g->oc, n, item);
+    } else if (bias || !blas || k == 0) {
         init_rows(out, ldc, bias, g->oc, n, item);
     }
     for (int64_t gi = 0; gi < g->groups && k > 0; gi++) {
         const char *wg = w + gi * m * k * (int64_t)item, *cg = col + gi * k * ldb * (int64_t)item;
-        char *og = out + gi * m * ldc * (int64_t)item;
-        if (blas) {
+        char *og = out + gi * m * (cl ? 1 : ldc) * (int64_t)item;
+        if (cl) {
+            mt_cpu_gemm_raw(dt, true, true, (int)n, (int)m, (int)k, 1.0, cg, (int)ldb, wg, (int)k,
+                            bias ? 1.0 : 0.0, og, (int)ldc);
+        } else if (blas) {
             mt_cpu_gemm_raw(dt, false, false, (int)m, (int)n, (int)k, 1.0, wg, (int)k, cg, (int)ldb,
                             bias ? 1.0 : 0.0, og, (int)ldc);
         } else if (dt == MT_INT32) {
@@ -199,6 +225,7 @@ SCATTER_ROWS(scatter_rows_f64, double)
 // cols side by side in col (C*KH*KW, nb*OH*OW) (im2col split among the threads, an image
 // each), one gemm per group into tmp (OC, nb*OH*OW) (OpenBLAS's jobs on the same threads),
 // then each image's (OC, OH*OW) of tmp into out with the bias added (split among the threads).
+// With no tmp, out is channels-last (N, OH*OW, OC), and the gemm writes the chunk's rows of it.
 // No BLAS call runs inside one of our parallel regions (threads.c).
 static void
 conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64_t b0, int64_t b1,
@@ -212,8 +239,12 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
         mt_cpu_im2col_rows(x + (b0 + i) * in_bytes, col + i * n * (int64_t)item, nb * n, g, item, 0,
                            g->oh);
     }
-    conv_block(w, col, nb * n, tmp, nb * n, nb * n, NULL, g, dt);
     char *o = out + b0 * g->oc * n * (int64_t)item;
+    if (tmp == NULL) { /* channels-last: the chunk's (nb*OH*OW, OC) is one block of out */
+        conv_block(w, col, nb * n, o, g->oc, nb * n, bias, g, dt, true);
+        return;
+    }
+    conv_block(w, col, nb * n, tmp, nb * n, nb * n, NULL, g, dt, false);
     if (dt == MT_FLOAT32) {
         scatter_rows_f32(tmp, o, bias, nb, g->oc, n);
     } else {
@@ -221,24 +252,26 @@ conv_images(const char *x, char *out, const char *w, char *col, char *tmp, int64
     }
 }
 
-// a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense
+// a->out[0] = conv(x, w) + bias (a->t[2]) by the direct kernel (conv_direct.c); x and w dense,
+// out row-major, or channels-last with cl
 static mt_status
-conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, const conv3_geom *dg)
+conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, const conv3_geom *dg, bool cl)
 {
     mt_tensor *b = NULL;
     mt_status st = a->t[2] ? mt_cpu_dense(a->t[2], MT_FLOAT32, &b) : MT_OK;
     if (st == MT_OK) {
         st = mt_cpu_conv_direct((const float *)mt_tensor_data(x), (const float *)mt_tensor_data(w),
                                 b ? (const float *)mt_tensor_data(b) : NULL,
-                                (float *)mt_tensor_data(a->out[0]), dg, mt_tensor_device(x));
+                                (float *)mt_tensor_data(a->out[0]), cl, dg, mt_tensor_device(x));
     }
     mt_tensor_clear(&b);
     return st;
 }
 
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
-// out (N, OC, OH, OW) or (OC, OH, OW), row-major (the front end's; a channels-last result is
-// copied into its layout after)
+// out (N, OC, OH, OW) or (OC, OH, OW) row-major, or channels-last (N, OH, OW, OC) as the front
+// end states it, written so by the direct kernel and the gemm (the integer loops write
+// row-major, which the dispatcher copies into that layout after)
 mt_status
 mt_cpu_conv2d(mt_args *a)
 {
@@ -261,7 +294,7 @@ mt_cpu_conv2d(mt_args *a)
     }
     const conv3_geom dg = {.hw = g, .c = g.c, .d = 1, .kd = 1, .od = 1, .sd = 1, .dd = 1};
     if (mt_cpu_conv_direct_suits(&dg, dt)) {
-        st = conv_direct(a, x, w, &dg);
+        st = conv_direct(a, x, w, &dg, mt_front_take_format(a->plan, a, 0));
         goto out_release;
     }
     /* A 1x1 kernel with stride 1 and no padding reads each image as it lies. Otherwise col
@@ -275,20 +308,22 @@ mt_cpu_conv2d(mt_args *a)
     const bool blas = dt == MT_FLOAT32 || dt == MT_FLOAT64;
     int64_t chunk = CONV_BATCH_BYTES / ((krows + g.oc) * n * (int64_t)item + 1);
     chunk = chunk < 1 ? 1 : chunk > g.n ? g.n : chunk;
+    /* a channels-last result takes the gemm's output as it comes, with no copy out */
+    const bool cl = blas && mt_front_take_format(a->plan, a, 0);
     const bool batch = own_col && blas && rows == g.oh && g.n > 1 && g.c / g.groups > 0 &&
-                       mt_get_num_threads() > 1;
+                       (mt_get_num_threads() > 1 || cl);
     int64_t col_sizes[2] = {krows, batch ? chunk * n : rows * g.ow};
     if (own_col && g.n > 0 && (st = mt_tensor_empty(2, col_sizes, dt, mt_tensor_device(x), &col))) {
         goto out_release;
     }
     if (batch) {
         int64_t tmp_sizes[2] = {g.oc, chunk * n};
-        if ((st = mt_tensor_empty(2, tmp_sizes, dt, mt_tensor_device(x), &tmp))) {
+        if (!cl && (st = mt_tensor_empty(2, tmp_sizes, dt, mt_tensor_device(x), &tmp))) {
             goto out_release;
         }
         for (int64_t b0 = 0; b0 < g.n; b0 += chunk) {
             conv_images(mt_tensor_data(x), mt_tensor_data(out), mt_tensor_data(w),
-                        mt_tensor_data(col), mt_tensor_data(tmp), b0,
+                        mt_tensor_data(col), tmp ? mt_tensor_data(tmp) : NULL, b0,
                         b0 + chunk < g.n ? b0 + chunk : g.n, a->t[2], &g, dt);
         }
     }
@@ -301,8 +336,10 @@ mt_cpu_conv2d(mt_args *a)
             if (own_col) {
                 mt_cpu_im2col_rows(image, mt_tensor_data(col), nb, &g, item, oh0, oh1);
             }
+            /* rows [oh0, oh1) of out_b: (OC, nb) rows n apart, or (nb, OC) channels-last */
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : image, own_col ? nb : n,
-                       out_b + oh0 * g.ow * (int64_t)item, n, nb, a->t[2], &g, dt);
+                       out_b + oh0 * g.ow * (cl ? g.oc : 1) * (int64_t)item, cl ? g.oc : n, nb,
+                       a->t[2], &g, dt, cl);
         }
     }
 out_release:
@@ -377,7 +414,7 @@ mt_cpu_conv3d(mt_args *a)
         goto out_release;
     }
     if (mt_cpu_conv_direct_suits(g, dt)) {
-        st = conv_direct(a, x, w, g);
+        st = conv_direct(a, x, w, g, false);
         goto out_release;
     }
     /* a 1x1x1 kernel with stride 1 and no padding reads each volume as it lies; otherwise col
@@ -402,7 +439,7 @@ mt_cpu_conv3d(mt_args *a)
                 vol2col(volume, mt_tensor_data(col), nb, g, item, od0, od1);
             }
             conv_block(mt_tensor_data(w), own_col ? mt_tensor_data(col) : volume, own_col ? nb : n,
-                       out_b + od0 * plane * (int64_t)item, n, nb, a->t[2], &flat, dt);
+                       out_b + od0 * plane * (int64_t)item, n, nb, a->t[2], &flat, dt, false);
         }
     }
 out_release:

@@ -19,6 +19,7 @@
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "dispatch/kernels.h"
+#include "ops/front.h"
 
 /* Whether the image is its own col (a 1x1 kernel, stride 1, no padding). */
 static bool
@@ -157,9 +158,10 @@ input_as_conv(const conv_geom *g, conv3_geom *tg)
     return g->sh == 1 && g->sw == 1 && tg->hw.ph >= 0 && tg->hw.pw >= 0;
 }
 
-// go (N, OC, OH, OW), w (OC, C/G, KH, KW) -> out (N, C, H, W), input_as_conv's convolution
+// go (N, OC, OH, OW), w (OC, C/G, KH, KW) -> out (N, C, H, W), or channels-last (N, H, W, C)
+// with cl: input_as_conv's convolution
 static mt_status
-input_direct(const float *go, const float *w, float *out, const conv_geom *g)
+input_direct(const float *go, const float *w, float *out, bool cl, const conv_geom *g)
 {
     conv3_geom tg;
     input_as_conv(g, &tg);
@@ -168,26 +170,31 @@ input_direct(const float *go, const float *w, float *out, const conv_geom *g)
     mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);
     if (st == MT_OK) {
         flip_weight(w, (float *)mt_tensor_data(wf), g);
-        st = mt_cpu_conv_direct(go, (const float *)mt_tensor_data(wf), NULL, out, &tg,
+        st = mt_cpu_conv_direct(go, (const float *)mt_tensor_data(wf), NULL, out, cl, &tg,
                                 MT_DEVICE_CPU);
     }
     mt_tensor_clear(&wf);
     return st;
 }
 
-// go (N, OC, OH, OW), x (N, C, H, W) -> out (OC, C/G, KH, KW)
+// go (N, OC, OH, OW), x (N, C, H, W) -> out (OC, C/G, KH, KW), row-major whatever cl says (a
+// channels-last weight's gradient is copied into its layout after)
 static mt_status
-weight_direct(const float *go, const float *x, float *out, const conv_geom *g)
+weight_direct(const float *go, const float *x, float *out, bool cl, const conv_geom *g)
 {
+    (void)cl;
     const conv3_geom dg = as_3d(g);
     return mt_cpu_conv_direct_weight(x, go, out, &dg, MT_DEVICE_CPU);
 }
 
-/* a->out[0] (row-major, of a->l[0]'s size) = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
+/* a->out[0] (of a->l[0]'s size) = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
  * direct float32 kernels (conv_direct.c): they save the gemm's col, and the input gradient
- * col2im's scattered sums. */
+ * col2im's scattered sums. fn is told to write a channels-last result where its front end
+ * stated one (cl), and writes it so if it can. */
 static mt_status
-run_direct(mt_args *a, mt_status (*fn)(const float *, const float *, float *, const conv_geom *))
+run_direct(mt_args *a,
+           mt_status (*fn)(const float *, const float *, float *, bool cl, const conv_geom *),
+           bool cl)
 {
     mt_tensor *go = NULL, *other = NULL;
     mt_status st;
@@ -196,7 +203,7 @@ run_direct(mt_args *a, mt_status (*fn)(const float *, const float *, float *, co
         goto out_release;
     }
     st = fn((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(other),
-            (float *)mt_tensor_data(a->out[0]), &a->plan->conv);
+            (float *)mt_tensor_data(a->out[0]), cl, &a->plan->conv);
 out_release:
     mt_tensor_clear(&other);
     mt_tensor_clear(&go);
@@ -210,7 +217,7 @@ mt_cpu_convolution_backward_input(mt_args *a)
 {
     conv3_geom tg;
     if (input_as_conv(&a->plan->conv, &tg) && mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype)) {
-        return run_direct(a, input_direct);
+        return run_direct(a, input_direct, mt_front_take_format(a->plan, a, 0));
     }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
@@ -279,7 +286,7 @@ mt_cpu_convolution_backward_weight(mt_args *a)
 {
     const conv3_geom dg = as_3d(&a->plan->conv);
     if (mt_cpu_conv_direct_weight_suits(&dg, a->t[0]->dtype)) {
-        return run_direct(a, weight_direct);
+        return run_direct(a, weight_direct, false);
     }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);

@@ -94,6 +94,7 @@ typedef struct direct_plan {
     const float *xpad, *wp, *bias; /* bias (OC) dense, or NULL */
     const int64_t *off;
     float *out;
+    int64_t pix; /* from an output to the next of its row: 1, or OC in a channels-last out */
     int64_t taps, hp, wpad, dp, cg, ocg, blocks, row_blocks;
     int doc, rows; /* a block's channels and rows: 8 x 2, or 4 x 4 for a few channels */
     bool narrow;   /* rows of DW / 2 outputs or fewer: narrow_sums, 8 x 4 */
@@ -120,25 +121,51 @@ block_of(const direct_plan *p, int64_t item, int doc, int rows)
 {
     const conv3_geom *g = p->g;
     const conv_geom *hw = &g->hw;
-    int64_t rest = item;
-    const int64_t rb = rest % p->row_blocks;
-    rest /= p->row_blocks;
-    const int64_t od = rest % g->od;
-    rest /= g->od;
-    const int64_t b = rest % p->blocks;
+    int64_t rest = item, rb, od, b, gi;
+    if (p->pix == 1) { /* row-major: a channel block's rows one after the other */
+        rb = rest % p->row_blocks;
+        rest /= p->row_blocks;
+        od = rest % g->od;
+        rest /= g->od;
+    }
+    b = rest % p->blocks; /* channels-last: the blocks of the same pixels one after the other */
     rest /= p->blocks;
-    const int64_t gi = rest % hw->groups, n = rest / hw->groups, oh = rb * rows;
+    gi = rest % hw->groups;
+    rest /= hw->groups;
+    if (p->pix != 1) {
+        rb = rest % p->row_blocks;
+        rest /= p->row_blocks;
+        od = rest % g->od;
+        rest /= g->od;
+    }
+    const int64_t n = rest, oh = rb * rows;
     block k = {.nrows = p->grid_rows - oh < rows ? p->grid_rows - oh : rows,
                .oc0 = gi * p->ocg + b * doc};
     k.noc = p->ocg - b * doc < doc ? p->ocg - b * doc : doc;
-    k.ochan = g->od * hw->oh * hw->ow;
-    k.left = hw->oh * hw->ow - oh * p->ostep;
+    const int64_t plane = hw->oh * hw->ow;
+    k.ochan = p->pix == 1 ? g->od * plane : 1;
+    k.left = plane - oh * p->ostep;
     k.x = p->xpad + ((n * g->c + gi * p->cg) * p->dp + od * g->sd) * p->hp * p->wpad +
           oh * p->istep;
     k.wp = p->wp + (gi * p->blocks + b) * p->taps * doc;
-    k.out = p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * hw->oh * hw->ow +
-            oh * p->ostep;
+    k.out = p->pix == 1
+                ? p->out + (((p->n0 + n) * hw->oc + k.oc0) * g->od + od) * plane + oh * p->ostep
+                : p->out + ((p->n0 + n) * plane + oh * p->ostep) * hw->oc + k.oc0;
     return k;
+}
+
+/* dst[j * pix] = v[j] for j < n: a row's outputs from one vector of sums, side by side (pix 1)
+ * or one channel of a channels-last out (pix OC) */
+static inline void
+store_row(float *dst, const float *v, int64_t n, int64_t pix)
+{
+    if (pix == 1) {
+        memcpy(dst, v, (size_t)n * sizeof(float));
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        dst[j * pix] = v[j];
+    }
 }
 
 /* The sums of work item `item`, blocks of doc channels x rows rows x DW columns. */
@@ -162,9 +189,19 @@ item_sums(const direct_plan *p, int64_t item, int doc, int rows)
             /* the columns of grid row r from ow0 on that exist: DW, fewer at the grid's edge */
             int64_t cols = p->grid_cols - ow0 < DW ? p->grid_cols - ow0 : DW;
             cols = k.left - r * ostep - ow0 < cols ? k.left - r * ostep - ow0 : cols;
+            if (p->pix != 1 && cols == DW && noc == doc) {
+                /* channels-last, a whole block: each column's doc channels side by side */
+                float *dst = out + (r * ostep + ow0) * p->pix;
+                for (int j = 0; j < DW; j++) {
+                    for (int o = 0; o < doc; o++) {
+                        dst[j * p->pix + o] = acc[r * doc + o][j];
+                    }
+                }
+                continue;
+            }
             for (int64_t o = 0; o < noc; o++) {
-                memcpy(out + o * ochan + r * ostep + ow0, &acc[r * doc + o],
-                       (size_t)cols * sizeof(float));
+                store_row(out + o * ochan + (r * ostep + ow0) * p->pix,
+                          (const float *)&acc[r * doc + o], cols, p->pix);
             }
         }
     }
@@ -202,7 +239,7 @@ narrow_sums(const direct_plan *p, int64_t item)
             const vf v = acc[r / 2 * 8 + o];
             const vh row = r % 2 ? __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
                                  : __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-            memcpy(out + o * ochan + r * hw->ow, &row, (size_t)hw->ow * sizeof(float));
+            store_row(out + o * ochan + r * hw->ow * p->pix, (const float *)&row, hw->ow, p->pix);
         }
     }
 }
@@ -277,11 +314,11 @@ tap_offsets(const conv3_geom *g, int64_t taps, int64_t dp, int64_t hp, int64_t w
 }
 
 mt_status
-mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out,
+mt_cpu_conv_direct(const float *x, const float *w, const float *bias, float *out, bool cl,
                    const conv3_geom *g, mt_device dev)
 {
     const conv_geom *hw = &g->hw;
-    direct_plan p = {.g = g, .bias = bias, .out = out};
+    direct_plan p = {.g = g, .bias = bias, .out = out, .pix = cl ? hw->oc : 1};
     p.cg = g->c / hw->groups;
     p.ocg = hw->oc / hw->groups;
     p.taps = p.cg * g->kd * hw->kh * hw->kw;

@@ -7,6 +7,7 @@
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/front.h"
+#include "ops/ops.h" /* mt_copy_strided */
 
 // out (any shape), in broadcast to it; out = (TO)in. The callers never overlap out and in
 // (mt_cpu_copy_into copies an overlapping in first), so a contiguous run of one dtype is a memcpy.
@@ -357,4 +358,18 @@ mt_cpu_dense(mt_tensor *src, mt_dtype dt, mt_tensor **out)
         return MT_OK;
     }
     return mt_cpu_cast(src, dt, out);
+}
+
+mt_status
+mt_cpu_dense_format(mt_tensor *src, mt_memory_format fmt, mt_tensor **out)
+{
+    int64_t want[MT_MAX_DIMS];
+    mt_format_strides(fmt, src->ndim, src->sizes, want);
+    for (int d = 0; d < src->ndim && mt_tensor_numel(src) > 0; d++) { /* (empty: none to read) */
+        if (src->sizes[d] != 1 && src->strides[d] != want[d]) {
+            return mt_copy_strided(src, want, out);
+        }
+    }
+    *out = mt_tensor_retain(src);
+    return MT_OK;
 }

@@ -11,6 +11,10 @@ mt_status mt_cpu_cast(mt_tensor *src, mt_dtype dt, mt_tensor **out);
 /* src itself (a new reference) when it is contiguous and of dtype dt, else mt_cpu_cast's copy:
  * for kernels that index plain arrays. */
 mt_status mt_cpu_dense(mt_tensor *src, mt_dtype dt, mt_tensor **out);
+/* src itself (a new reference) when its elements lie one after the other in memory format fmt
+ * (channels-last: (N, H, W, C) in that order; a size-1 dim steps by anything), else a copy so
+ * laid out: for kernels that index (N, H, W, C) arrays. */
+mt_status mt_cpu_dense_format(mt_tensor *src, mt_memory_format fmt, mt_tensor **out);
 void mt_cpu_fill(mt_tensor *dst, mt_scalar value);
 
 #endif

@@ -1,14 +1,16 @@
 /* CPU kernels of the nn layers: embedding, one_hot, layer_norm (and native_layer_norm, which
  * also returns the statistics) and batch_norm (dropout's noise
  * is bernoulli_, in random.c). Statistics accumulate in double whatever the input's dtype, the
- * normalised values are computed in it (as PyTorch's); inputs are made contiguous first, so the
- * loops index plain arrays, and rows (channels) are split among the threads. */
+ * normalised values are computed in it (as PyTorch's); inputs are made contiguous first (a
+ * channels-last batch_norm's, channels-last), so the loops index plain arrays, and rows
+ * (channels) are split among the threads. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
+#include "cpu/norm_rows.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/factory_args.h"
@@ -275,6 +277,48 @@ out_release:
 BATCH_NORM_CHANNEL(batch_norm_channel_f32, float, f32)
 BATCH_NORM_CHANNEL(batch_norm_channel_f64, double, f64)
 
+/* The doubles batch_norm_cl needs beside the statistics for M rows of C channels: the blocks'
+ * sums, K (C), the totals (4, C), then the coefficients (4, C) and their rounded copy. */
+static int64_t
+batch_norm_cl_scratch(int64_t M, int64_t C)
+{
+    return mt_bn_blocks(M) * 4 * C + 13 * C;
+}
+
+// x, y (M, C) the rows of a channels-last input and result (f32: float, else double); with
+// compute, each channel's mean and biased variance into mean and var first, from the sums of
+// its values shifted by its first one, K (mean = K + s / M, var = ss / M - (s / M)^2, which lose
+// nothing to cancellation as BATCH_NORM_BACK's, nn_backward.c); sums: batch_norm_cl_scratch's
+static void
+batch_norm_cl(const void *x, void *y, int64_t M, int64_t C, bool f32, double *mean, double *var,
+              bool compute, double eps, const void *w, const void *b, double *sums)
+{
+    double *K = sums + mt_bn_blocks(M) * 4 * C, *total = K + C, *apply = total + 4 * C;
+    for (int64_t c = 0; compute && c < C; c++) { /* (an empty batch: sums of nothing, 0/0) */
+        K[c] = M == 0 ? 0.0 : f32 ? (double)((const float *)x)[c] : ((const double *)x)[c];
+    }
+    if (compute) {
+        mt_cpu_batch_norm_cl_sums(NULL, x, f32, M, C, K, sums, total);
+    }
+    for (int64_t c = 0; compute && c < C; c++) {
+        const double shift = total[c] / (double)M, v = total[C + c] / (double)M - shift * shift;
+        mean[c] = K[c] + shift;
+        var[c] = v < 0 ? 0.0 : v; /* a hair below 0 from rounding (NaN stays NaN) */
+    }
+    /* y = (x - mean) * k + shift, k = w * rstd, as BATCH_NORM_CHANNEL's: coef {a, b, m, e} */
+    double *coef = apply, *t = coef + 4 * C;
+    for (int64_t c = 0; c < C; c++) {
+        const double wc = w == NULL ? 1.0 : f32 ? ((const float *)w)[c] : ((const double *)w)[c];
+        const double bc = b == NULL ? 0.0 : f32 ? ((const float *)b)[c] : ((const double *)b)[c];
+        coef[c] = 0;
+        coef[C + c] = wc / sqrt(var[c] + eps);
+        coef[2 * C + c] = mean[c];
+        coef[3 * C + c] = bc;
+    }
+    mt_cpu_batch_norm_cl_apply(NULL, x, y, f32, M, C, coef, t);
+}
+
+
 /* running = (1 - momentum) * running + momentum * stat, written back into running's dtype. */
 static mt_status
 update_running(mt_tensor *running, const double *stat, double momentum, double correction)
@@ -296,7 +340,8 @@ update_running(mt_tensor *running, const double *stat, double momentum, double c
 
 // input (N, C, *), weight, bias, running_mean, running_var (C) or NULL; out like input.
 // Training normalises by the batch's statistics and moves the running ones towards them (the
-// variance unbiased, as PyTorch); evaluation uses the running statistics.
+// variance unbiased, as PyTorch); evaluation uses the running statistics. A channels-last
+// result (of a channels-last input) is computed over the rows (N*H*W, C) of both.
 mt_status
 mt_cpu_batch_norm(mt_args *a)
 {
@@ -307,10 +352,13 @@ mt_cpu_batch_norm(mt_args *a)
     const int64_t outer = p->outer, C = p->C, inner = p->inner;
     mt_status st;
     affine af;
-    int64_t two[2] = {2, C}; /* stats: each channel's mean and variance, a workspace */
+    const bool cl = mt_front_take_format(a->plan, a, 0);
+    /* mean (C) and var (C), then a channels-last input's scratch: a workspace */
+    const int64_t nstats = 2 * C + (cl ? batch_norm_cl_scratch(outer * inner, C) : 0);
+    const mt_memory_format fmt = input->ndim == 5 ? MT_CHANNELS_LAST_3D : MT_CHANNELS_LAST;
     if ((st = affine_of(a->t[1], a->t[2], input->dtype, &af)) ||
-        (st = mt_cpu_dense(input, input->dtype, &x)) ||
-        (st = mt_tensor_empty(2, two, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {
+        (st = cl ? mt_cpu_dense_format(input, fmt, &x) : mt_cpu_dense(input, input->dtype, &x)) ||
+        (st = mt_tensor_empty(1, &nstats, MT_FLOAT64, MT_DEVICE_CPU, &stats))) {
         goto out_release;
     }
     double *mean = (double *)mt_tensor_data(stats), *var = mean + C;
@@ -330,14 +378,18 @@ mt_cpu_batch_norm(mt_args *a)
     const void *xd = mt_tensor_data(x), *w = data_or_null(af.w), *b = data_or_null(af.b);
     void *yd = mt_tensor_data(a->out[0]);
     const bool f32 = input->dtype == MT_FLOAT32;
-    /* channels split among the threads */
-    const int parts = mt_parallel_parts(outer * C * inner, 32768);
+    if (cl) {
+        batch_norm_cl(xd, yd, outer * inner, C, f32, mean, var, training, eps, w, b, var + C);
+    } else {
+        /* channels split among the threads */
+        const int parts = mt_parallel_parts(outer * C * inner, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t c = 0; c < C; c++) {
-        if (f32) {
-            batch_norm_channel_f32(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
-        } else {
-            batch_norm_channel_f64(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
+        for (int64_t c = 0; c < C; c++) {
+            if (f32) {
+                batch_norm_channel_f32(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
+            } else {
+                batch_norm_channel_f64(xd, yd, outer, C, inner, c, mean, var, training, eps, w, b);
+            }
         }
     }
     if (training) {

@@ -13,6 +13,7 @@
 #include "cpu/copy.h"
 #include "cpu/iter.h"
 #include "cpu/loops.h"
+#include "cpu/norm_rows.h"
 #include "dispatch/kernels.h"
 #include "ops/arg_checks.h"
 #include "ops/fails.h"
@@ -266,6 +267,34 @@ out_release:
 
 /* ---- batch_norm ---- */
 
+/* A batch_norm channel's sums for its backward, over its values: of d = x - K (K the running
+ * mean when evaluating, else one of the channel's values), d^2, g and g * d. */
+typedef struct bn_sums {
+    double s, ss, sg, sgd;
+} bn_sums;
+
+/* From channel c's sums t (count values): gw[c], gb[c], and coef = {kg, kx, k0, m} of
+ * gx = kg * g - kx * (x - m) - k0 (BATCH_NORM_BACK's formulas); rm, rv NULL in training. */
+static void
+batch_norm_coefs(bn_sums t, double K, double count, int64_t c, double eps, const double *w,
+                 const double *rm, const double *rv, double *gw, double *gb, double coef[4])
+{
+    const double shift = rm ? 0.0 : t.s / count, mean = K + shift;
+    /* rounding may leave a constant channel's variance a hair below 0 (NaN stays NaN) */
+    const double v = t.ss / count - shift * shift, var = rm ? rv[c] : v < 0 ? 0.0 : v;
+    const double rstd = 1.0 / sqrt(var + eps);
+    const double k = (w ? w[c] : 1.0) * rstd, sgx = (t.sgd - shift * t.sg) * rstd;
+    gw[c] = sgx;
+    gb[c] = t.sg;
+    /* training: gx = k * (g - sa - xh * sb) = k * g - k * rstd * sb * (x - mean) - k * sa,
+     * sa and sb the means of g and g * xh (0 when evaluating) */
+    const double sa = rm ? 0.0 : t.sg / count, sb = rm ? 0.0 : sgx / count;
+    coef[0] = k;
+    coef[1] = k * rstd * sb;
+    coef[2] = k * sa;
+    coef[3] = mean;
+}
+
 // grad_out g, x, gx (outer, C, inner) of T, channel c; w, mean, var (C) (mean, var: NULL in
 // training: the batch's); gw, gb (C). With xh = (x - mean) * rstd and M = outer * inner: in
 // training gx = w * rstd * (g - sum(g) / M - xh * sum(g * xh) / M), else gx = g * w * rstd.
@@ -297,17 +326,9 @@ out_release:
                 sgd += (double)q[i] * d;                                                          \
             }                                                                                     \
         }                                                                                         \
-        const double shift = rm ? 0.0 : s / count, mean = K + shift;                              \
-        /* rounding may leave a constant channel's variance a hair below 0 (NaN stays NaN) */     \
-        const double v = ss / count - shift * shift, var = rm ? rv[c] : v < 0 ? 0.0 : v;          \
-        const double rstd = 1.0 / sqrt(var + eps);                                                \
-        const double k = (w ? w[c] : 1.0) * rstd, sgx = (sgd - shift * sg) * rstd;                \
-        gw[c] = sgx;                                                                              \
-        gb[c] = sg;                                                                               \
-        /* training: gx = k * (g - sa - xh * sb) = k * g - k * rstd * sb * (x - mean) - k * sa, \
-         * sa and sb the means of g and g * xh (0 when evaluating) */ \
-        const double sa = rm ? 0.0 : sg / count, sb = rm ? 0.0 : sgx / count;                     \
-        const T kg = (T)k, kx = (T)(k * rstd * sb), k0 = (T)(k * sa), m = (T)mean;                \
+        double coef[4];                                                                           \
+        batch_norm_coefs((bn_sums){s, ss, sg, sgd}, K, count, c, eps, w, rm, rv, gw, gb, coef);   \
+        const T kg = (T)coef[0], kx = (T)coef[1], k0 = (T)coef[2], m = (T)coef[3];                \
         for (int64_t o = 0; o < outer; o++) {                                                     \
             const T *r = x + (o * C + c) * inner, *q = g + (o * C + c) * inner;                   \
             T *d = gx + (o * C + c) * inner;                                                      \
@@ -320,8 +341,166 @@ out_release:
 BATCH_NORM_BACK(batch_norm_back_f32, float)
 BATCH_NORM_BACK(batch_norm_back_f64, double)
 
+// g (or NULL), x (M, C) channels-last rows of T, K (C); sums (blocks, 4, C): block j's sums of
+// its rows [j * MT_BN_BLOCK_ROWS, ...) as mt_cpu_batch_norm_cl_sums's, channel by channel
+#define BATCH_NORM_CL_SUMS(name, T)                                                              \
+    MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict x, int64_t M,         \
+                                    int64_t C, const double *restrict K, double *restrict sums)  \
+    {                                                                                            \
+        const int64_t blocks = mt_bn_blocks(M);                                                  \
+        const int parts = mt_parallel_parts(M * C, 32768);                                       \
+        _Pragma("omp parallel for num_threads(parts) schedule(static)") for (int64_t j = 0;      \
+                                                                             j < blocks; j++)    \
+        {                                                                                        \
+            double *restrict s = sums + j * 4 * C, *restrict ss = s + C;                         \
+            double *restrict sg = s + 2 * C, *restrict sgd = s + 3 * C;                          \
+            const int64_t end = (j + 1) * MT_BN_BLOCK_ROWS < M ? (j + 1) * MT_BN_BLOCK_ROWS : M; \
+            memset(s, 0, sizeof(double) * (size_t)(4 * C));                                      \
+            for (int64_t r = j * MT_BN_BLOCK_ROWS; r < end; r++) {                               \
+                const T *restrict xr = x + r * C, *restrict gr = g ? g + r * C : NULL;           \
+                for (int64_t c = 0; c < C; c++) {                                                \
+                    const double d = (double)xr[c] - K[c];                                       \
+                    s[c] += d;                                                                   \
+                    ss[c] += d * d;                                                              \
+                }                                                                                \
+                for (int64_t c = 0; gr && c < C; c++) {                                          \
+                    sg[c] += (double)gr[c];                                                      \
+                    sgd[c] += (double)gr[c] * ((double)xr[c] - K[c]);                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    }
+BATCH_NORM_CL_SUMS(batch_norm_cl_sums_f32, float)
+BATCH_NORM_CL_SUMS(batch_norm_cl_sums_f64, double)
+
+void
+mt_cpu_batch_norm_cl_sums(const void *g, const void *x, bool f32, int64_t M, int64_t C,
+                          const double *K, double *sums, double *total)
+{
+    const int64_t blocks = mt_bn_blocks(M);
+    if (f32) {
+        batch_norm_cl_sums_f32(g, x, M, C, K, sums);
+    } else {
+        batch_norm_cl_sums_f64(g, x, M, C, K, sums);
+    }
+    for (int64_t i = 0; i < 4 * C; i++) { /* the blocks in order */
+        double t = 0;
+        for (int64_t j = 0; j < blocks; j++) {
+            t += sums[j * 4 * C + i];
+        }
+        total[i] = t;
+    }
+}
+
+// g (or NULL), x, y (M, C) channels-last rows of T: y = a * g + b * (x - m) + e channel by
+// channel (the g term only with g), coef (4, C) in double each channel's a, b, m, e, rounded
+// to T in t (4, C)
+#define BATCH_NORM_CL_APPLY(name, T)                                                               \
+    MT_SIMD_CLONES static void name(const T *restrict g, const T *restrict x, T *restrict y,       \
+                                    int64_t M, int64_t C, const double *coef, T *restrict t)       \
+    {                                                                                              \
+        for (int64_t i = 0; i < 4 * C; i++) {                                                      \
+            t[i] = (T)coef[i];                                                                     \
+        }                                                                                          \
+        const T *restrict a = t, *restrict b = t + C, *restrict m = t + 2 * C;                     \
+        const T *restrict e = t + 3 * C;                                                           \
+        const int parts = mt_parallel_parts(M * C, 32768);                                         \
+        _Pragma("omp parallel for num_threads(parts) schedule(static)") for (int64_t r = 0; r < M; \
+                                                                             r++)                  \
+        {                                                                                          \
+            const T *restrict q = g ? g + r * C : NULL, *restrict xr = x + r * C;                  \
+            T *restrict d = y + r * C;                                                             \
+            if (q == NULL) {                                                                       \
+                for (int64_t c = 0; c < C; c++) {                                                  \
+                    d[c] = b[c] * (xr[c] - m[c]) + e[c];                                           \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            for (int64_t c = 0; c < C; c++) {                                                      \
+                d[c] = a[c] * q[c] + b[c] * (xr[c] - m[c]) + e[c];                                 \
+            }                                                                                      \
+        }                                                                                          \
+    }
+BATCH_NORM_CL_APPLY(batch_norm_cl_apply_f32, float)
+BATCH_NORM_CL_APPLY(batch_norm_cl_apply_f64, double)
+
+void
+mt_cpu_batch_norm_cl_apply(const void *g, const void *x, void *y, bool f32, int64_t M, int64_t C,
+                           const double *coef, double *t)
+{
+    if (f32) {
+        batch_norm_cl_apply_f32(g, x, y, M, C, coef, (float *)t);
+    } else {
+        batch_norm_cl_apply_f64(g, x, y, M, C, coef, t);
+    }
+}
+
+/* The doubles batch_norm_back_cl needs for M rows of C channels: the blocks' sums, K, the
+ * totals, the coefficients in double and in T. */
+static int64_t
+batch_norm_back_cl_scratch(int64_t M, int64_t C)
+{
+    return mt_bn_blocks(M) * 4 * C + 13 * C;
+}
+
+// g, x, gx (M, C) channels-last rows (f32: float, else double), w, rm, rv as BATCH_NORM_BACK's
+// (C); gw, gb (C); scratch: batch_norm_back_cl_scratch's doubles
+static void
+batch_norm_back_cl(const void *g, const void *x, void *gx, int64_t M, int64_t C, bool f32,
+                   double eps, const double *w, const double *rm, const double *rv, double *gw,
+                   double *gb, double *scratch)
+{
+    double *sums = scratch, *K = sums + mt_bn_blocks(M) * 4 * C, *total = K + C;
+    double *coef = total + 4 * C, *t = coef + 4 * C;
+    for (int64_t c = 0; c < C; c++) { /* the first row's values, or the running means */
+        K[c] = rm       ? rm[c]
+               : M == 0 ? 0.0
+               : f32    ? (double)((const float *)x)[c]
+                        : ((const double *)x)[c];
+    }
+    mt_cpu_batch_norm_cl_sums(g, x, f32, M, C, K, sums, total);
+    for (int64_t c = 0; c < C; c++) {
+        const bn_sums tc = {total[c], total[C + c], total[2 * C + c], total[3 * C + c]};
+        double k[4];
+        if (M == 0) { /* an empty batch: sums of nothing */
+            gw[c] = gb[c] = 0;
+            continue;
+        }
+        batch_norm_coefs(tc, K[c], (double)M, c, eps, w, rm, rv, gw, gb, k);
+        /* gx = kg * g - kx * (x - m) - k0, as BATCH_NORM_BACK's (negating rounds nothing) */
+        coef[c] = k[0];
+        coef[C + c] = -k[1];
+        coef[2 * C + c] = k[3];
+        coef[3 * C + c] = -k[2];
+    }
+    mt_cpu_batch_norm_cl_apply(g, x, gx, f32, M, C, coef, t);
+}
+
+/* mt_cpu_dense for a channels-last batch_norm_backward: grad_out and input (N, C, *) laid out
+ * channels-last in dt, the per-channel ones as mt_cpu_dense makes them. */
+static mt_status
+dense_channels_last(mt_tensor *src, mt_dtype dt, mt_tensor **out)
+{
+    if (src->ndim < 4) {
+        return mt_cpu_dense(src, dt, out);
+    }
+    const mt_memory_format fmt = src->ndim == 5 ? MT_CHANNELS_LAST_3D : MT_CHANNELS_LAST;
+    if (src->dtype == dt) {
+        return mt_cpu_dense_format(src, fmt, out);
+    }
+    mt_tensor *cast = NULL; /* another dtype: cast (row-major), then laid out */
+    mt_status st = mt_cpu_cast(src, dt, &cast);
+    if (st == MT_OK) {
+        st = mt_cpu_dense_format(cast, fmt, out);
+    }
+    mt_tensor_clear(&cast);
+    return st;
+}
+
 // grad_out, input (N, C, *), weight, running_mean, running_var (C) or NULL (the running
-// statistics are read when not training); out: the gradients of input, weight and bias (C)
+// statistics are read when not training); out: the gradients of input, weight and bias (C).
+// A channels-last gradient of input (the front end's, for a channels-last forward) is
+// computed over the rows (N*H*W, C) of grad_out, input and it.
 mt_status
 mt_cpu_batch_norm_backward(mt_args *a)
 {
@@ -331,11 +510,15 @@ mt_cpu_batch_norm_backward(mt_args *a)
     int64_t outer = p->outer, C = p->C, inner = p->inner;
     mt_status st;
     mt_dtype dt = a->t[0]->dtype;
-    double *acc = calloc((size_t)(2 * C + 1), sizeof(double));
+    const bool cl = mt_front_take_format(a->plan, a, 0);
+    /* gw, gb (C), then a channels-last gradient's scratch */
+    const int64_t nacc = 2 * C + 1 + (cl ? batch_norm_back_cl_scratch(outer * inner, C) : 0);
+    double *acc = calloc((size_t)nacc, sizeof(double));
     if (acc == NULL) {
         return mt_fail(MT_ENOMEM, "batch_norm_backward: out of memory");
     }
-    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, mt_cpu_dense, t))) {
+    if ((st = mt_norm_backward_inputs(a, a->b[0] ? 1 : 3, cl ? dense_channels_last : mt_cpu_dense,
+                                      t))) {
         goto out_release;
     }
     const double *d[3];
@@ -344,14 +527,21 @@ mt_cpu_batch_norm_backward(mt_args *a)
     }
     const void *g = mt_tensor_data(t[0]), *x = mt_tensor_data(t[1]);
     void *gx = mt_tensor_data(a->out[0]);
-    /* channels split among the threads (each writes its own gw[c], gb[c]) */
-    const int parts = mt_parallel_parts(outer * C * inner, 32768);
+    if (cl) {
+        batch_norm_back_cl(g, x, gx, outer * inner, C, dt == MT_FLOAT32, eps, d[0], d[1], d[2], acc,
+                           acc + C, acc + 2 * C + 1);
+    } else {
+        /* channels split among the threads (each writes its own gw[c], gb[c]) */
+        const int parts = mt_parallel_parts(outer * C * inner, 32768);
 #pragma omp parallel for num_threads(parts) schedule(static)
-    for (int64_t c = 0; c < C; c++) {
-        if (dt == MT_FLOAT32) {
-            batch_norm_back_f32(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc, acc + C);
-        } else {
-            batch_norm_back_f64(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc, acc + C);
+        for (int64_t c = 0; c < C; c++) {
+            if (dt == MT_FLOAT32) {
+                batch_norm_back_f32(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc,
+                                    acc + C);
+            } else {
+                batch_norm_back_f64(g, x, gx, outer, C, inner, c, eps, d[0], d[1], d[2], acc,
+                                    acc + C);
+            }
         }
     }
     weight_and_bias_grads(a, acc);

@@ -2,7 +2,8 @@
  * adaptive_avg_pool2d/3d, adaptive_max_pool2d/3d.
  *
  * The input is made contiguous and seen as planes (N*C, D, H, W), D = 1 for the 2-D ops; each
- * output element is one window of its plane. Window bounds, divisors and the NaN rule are PyTorch's (Pool.h, cpu_max_pool,
+ * output element is one window of its plane. A channels-last result (of a channels-last input,
+ * ops/pool_checks.c) is written so, from the input laid out so: each window's channels at once. Window bounds, divisors and the NaN rule are PyTorch's (Pool.h, cpu_max_pool,
  * cpu_avg_pool, cpu_adaptive_avg_pool); the checks and the geometry are the front end's
  * (ops/pool_checks.c). */
 #include <math.h>
@@ -194,12 +195,138 @@ ADAPTIVE_POOL(adaptive_f64, double, mean_f64)
 /* One plane: x (D, H, W) -> out (OD, OH, OW), idx (OD, OH, OW) or NULL. */
 typedef void (*pool_fn)(const void *x, void *out, int64_t *idx, const pool_geom *g);
 
+/* ---- channels-last: an image (D, H, W, C) at a time, each window's C channels side by side,
+ * so the loop over the channels is the inner one and runs over adjacent elements. The
+ * windows, the order of the taps and so the values are those of the loops above. ---- */
+
+// x (D, H, W, C) one image; out (C) and idx (C) or NULL the results of output position (od, oh,
+// ow): per channel the maximum and its index (d*H+h)*W+w (a NaN wins, as WINDOW_MAX), or the
+// mean (AVG_POOL's, ADAPTIVE_MEAN's divisors), of the kind's window there
+#define POOL_CL(name, T, LOWEST, ISNAN)                                                          \
+    static void name(pool_kind kind, const void *xv, void *ov, int64_t *idx, const pool_geom *g, \
+                     int64_t C, int64_t od, int64_t oh, int64_t ow)                              \
+    {                                                                                            \
+        const T *restrict x = (const T *)xv;                                                     \
+        T *restrict out = (T *)ov;                                                               \
+        int64_t *restrict at = idx, b[6], step[3] = {1, 1, 1}, divide = 1;                       \
+        const bool adaptive = kind == POOL_ADAPTIVE_MAX || kind == POOL_ADAPTIVE_AVG;            \
+        if (adaptive) {                                                                          \
+            mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                                   \
+            mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                                   \
+            mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                                   \
+        } else if (kind == POOL_MAX) {                                                           \
+            taps(od, g->d, g->kd, g->sd, g->pd, g->dd, &b[0], &b[1]);                            \
+            taps(oh, g->h, g->kh, g->sh, g->ph, g->dh, &b[2], &b[3]);                            \
+            taps(ow, g->w, g->kw, g->sw, g->pw, g->dw, &b[4], &b[5]);                            \
+            step[0] = g->dd, step[1] = g->dh, step[2] = g->dw;                                   \
+        } else {                                                                                 \
+            divide = mt_avg_pool_window(g, od, oh, ow, b);                                       \
+        }                                                                                        \
+        const bool peak = kind == POOL_MAX || kind == POOL_ADAPTIVE_MAX;                         \
+        const int64_t first = (b[0] * g->h + b[2]) * g->w + b[4];                                \
+        for (int64_t c = 0; c < C; c++) {                                                        \
+            out[c] = peak ? LOWEST : (T)0;                                                       \
+        }                                                                                        \
+        for (int64_t c = 0; at && c < C; c++) {                                                  \
+            at[c] = first;                                                                       \
+        }                                                                                        \
+        if (!peak && !mt_pool_window_inside(b)) {                                                \
+            return; /* a window of padding only is 0 (its divisor may be too) */                 \
+        }                                                                                        \
+        for (int64_t id = b[0]; id < b[1]; id += step[0]) {                                      \
+            for (int64_t ih = b[2]; ih < b[3]; ih += step[1]) {                                  \
+                for (int64_t iw = b[4]; iw < b[5]; iw += step[2]) {                              \
+                    const int64_t here = (id * g->h + ih) * g->w + iw;                           \
+                    const T *restrict v = x + here * C;                                          \
+                    if (!peak) {                                                                 \
+                        for (int64_t c = 0; c < C; c++) {                                        \
+                            out[c] += v[c];                                                      \
+                        }                                                                        \
+                    } else if (at == NULL) {                                                     \
+                        for (int64_t c = 0; c < C; c++) {                                        \
+                            out[c] = (v[c] > out[c]) | ISNAN(v[c]) ? v[c] : out[c];              \
+                        }                                                                        \
+                    } else {                                                                     \
+                        for (int64_t c = 0; c < C; c++) {                                        \
+                            const bool more = (v[c] > out[c]) | ISNAN(v[c]);                     \
+                            out[c] = more ? v[c] : out[c];                                       \
+                            at[c] = more ? here : at[c];                                         \
+                        }                                                                        \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        for (int64_t c = 0; kind == POOL_AVG && c < C; c++) {                                    \
+            out[c] = (T)(out[c] / (T)divide);                                                    \
+        }                                                                                        \
+        for (int64_t c = 0; kind == POOL_ADAPTIVE_AVG && c < C; c++) {                           \
+            out[c] = out[c] / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) / (T)(b[5] - b[4]);            \
+        }                                                                                        \
+    }
+POOL_CL(pool_cl_f32, float, -INFINITY, isnan)
+POOL_CL(pool_cl_f64, double, -INFINITY, isnan)
+POOL_CL(pool_cl_i32, int32_t, INT32_MIN, NO_NAN)
+POOL_CL(pool_cl_i64, int64_t, INT64_MIN, NO_NAN)
+
+/* One output position of a channels-last image (POOL_CL). */
+typedef void (*pool_cl_fn)(pool_kind kind, const void *x, void *out, int64_t *idx,
+                           const pool_geom *g, int64_t C, int64_t od, int64_t oh, int64_t ow);
+
+/* The channels-last loop of dtype dt, or NULL. */
+static pool_cl_fn
+cl_loop(mt_dtype dt)
+{
+    static const pool_cl_fn loops[MT_NUM_DTYPES] = {[MT_FLOAT32] = pool_cl_f32,
+                                                    [MT_FLOAT64] = pool_cl_f64,
+                                                    [MT_INT32] = pool_cl_i32,
+                                                    [MT_INT64] = pool_cl_i64};
+    return loops[dt];
+}
+
+// x (N, C, [D,] H, W) of the front end's sizes, out and idx (N, C, [OD,] OH, OW) (idx or NULL),
+// all three stored channels-last: a->out as mt_front_take_format left them
+static mt_status
+run_pool_cl(mt_args *a, pool_cl_fn loop, pool_kind kind, const pool_geom *g, bool want_idx)
+{
+    mt_tensor *self = a->t[0], *x = NULL;
+    const mt_memory_format fmt = self->ndim == 5 ? MT_CHANNELS_LAST_3D : MT_CHANNELS_LAST;
+    mt_status st = mt_cpu_dense_format(self, fmt, &x);
+    if (st) {
+        return st;
+    }
+    const int64_t item = (int64_t)mt_dtype_size(x->dtype), C = self->sizes[1];
+    const int64_t n = self->sizes[0], in_image = g->d * g->h * g->w * C;
+    const int64_t rows = n * g->od * g->oh; /* output rows (n, od, oh), threads over them */
+    const int parts = mt_parallel_parts(rows * g->ow * C * g->kd * g->kh * g->kw, 32768);
+    const char *xd = mt_tensor_data(x);
+    char *od = mt_tensor_data(a->out[0]);
+    int64_t *id = want_idx ? (int64_t *)mt_tensor_data(a->out[1]) : NULL;
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t oh = r % g->oh, d = r / g->oh % g->od, b = r / g->oh / g->od;
+        for (int64_t ow = 0; ow < g->ow; ow++) {
+            const int64_t at = (r * g->ow + ow) * C; /* the position's first result */
+            loop(kind, xd + b * in_image * item, od + at * item, id ? id + at : NULL, g, C, d, oh,
+                 ow);
+        }
+    }
+    mt_tensor_clear(&x);
+    return MT_OK;
+}
+
 /* Runs loop on x (contiguous in a copy if need be) into the result, a->out[0], shaped like x
  * with (OH, OW) or (OD, OH, OW) last, and into the int64 indices of that shape, a->out[1], if
  * want_idx. */
 static mt_status
-run_pool(mt_args *a, pool_fn loop, const pool_geom *g, bool want_idx)
+run_pool(mt_args *a, pool_fn loop, pool_kind kind, const pool_geom *g, bool want_idx)
 {
+    /* a channels-last result (the front end's, from a channels-last input) is written so */
+    if (cl_loop(a->t[0]->dtype) && mt_front_take_format(a->plan, a, 0)) {
+        if (want_idx) {
+            mt_front_take_format(a->plan, a, 1);
+        }
+        return run_pool_cl(a, cl_loop(a->t[0]->dtype), kind, g, want_idx);
+    }
     mt_tensor *self = a->t[0], *x = NULL, *out = a->out[0], *idx = want_idx ? a->out[1] : NULL;
     mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &x);
@@ -238,7 +365,7 @@ mt_cpu_max_pool(mt_args *a)
         return mt_fail_not_implemented(a->plan->pool.nd == 3 ? "max_pool3d" : "max_pool2d", "",
                                        x->dtype);
     }
-    return run_pool(a, loops[x->dtype], &a->plan->pool, mt_op_nout[a->plan->op] == 2);
+    return run_pool(a, loops[x->dtype], POOL_MAX, &a->plan->pool, mt_op_nout[a->plan->op] == 2);
 }
 
 // avg_pool2d/3d: self and out as max_pool's
@@ -253,7 +380,7 @@ mt_cpu_avg_pool(mt_args *a)
                                                              : "avg_pool2d",
                                        "", x->dtype);
     }
-    return run_pool(a, loops[x->dtype], &a->plan->pool, false);
+    return run_pool(a, loops[x->dtype], POOL_AVG, &a->plan->pool, false);
 }
 
 /* adaptive pooling with loops f32 and f64 (max: also the indices); kernel2 and kernel3 name
@@ -266,7 +393,8 @@ adaptive(mt_args *a, pool_fn f32, pool_fn f64, const char *kernel2, const char *
     if (dt != MT_FLOAT32 && dt != MT_FLOAT64) {
         return mt_fail_not_implemented(a->plan->pool.nd == 3 ? kernel3 : kernel2, "", dt);
     }
-    return run_pool(a, dt == MT_FLOAT64 ? f64 : f32, &a->plan->pool, want_idx);
+    return run_pool(a, dt == MT_FLOAT64 ? f64 : f32,
+                    want_idx ? POOL_ADAPTIVE_MAX : POOL_ADAPTIVE_AVG, &a->plan->pool, want_idx);
 }
 
 // adaptive_max_pool2d/3d: self and out as max_pool's, output_size ([OD,] OH, OW); also the

@@ -3,7 +3,8 @@
  * evenly over the pixels it averaged, with the forward's divisor).
  *
  * As in the forward, tensors are seen as planes (P, D, H, W), D = 1 in 2-D; the gradient of the input is zeros of
- * self's shape into which every output element adds its share. Their arguments are the front
+ * self's shape into which every output element adds its share. A channels-last result (of a
+ * channels-last self) is computed an image (D, H, W, C) at a time, a position's channels at once. Their arguments are the front
  * end's to check (ops/pool_checks.c); an index outside its plane is seen here. Floats only. */
 #include <string.h>
 
@@ -99,15 +100,113 @@ AVG_BACK(avg_back_f64, double, add_f64)
 ADAPTIVE_BACK(adaptive_back_f32, float, add_f32)
 ADAPTIVE_BACK(adaptive_back_f64, double, add_f64)
 
-/* The result, a->out[0] (self's (t[1]) shape) = zeros with loop's gradient of grad (t[0])
- * added, plane by plane; idx (or NULL) the forward's indices. */
+/* ---- channels-last: an image (D, H, W, C) at a time, a position's C channels side by side,
+ * each element's shares added in the order of the loops above ---- */
+
+// grad and idx (OD, OH, OW, C) (idx: max pooling's, else NULL), gx (D, H, W, C): one image,
+// as MAX_BACK, AVG_BACK or ADAPTIVE_BACK (kind) channel by channel. False on an index
+// outside the plane.
+#define BACK_CL(name, T)                                                                          \
+    static bool name(pool_kind kind, const T *restrict grad, const int64_t *restrict idx,         \
+                     T *restrict gx, const pool_geom *g, int64_t C)                               \
+    {                                                                                             \
+        const int64_t in_plane = g->d * g->h * g->w;                                              \
+        for (int64_t pos = 0; pos < g->od * g->oh * g->ow; pos++) {                               \
+            const T *restrict gr = grad + pos * C;                                                \
+            if (kind == POOL_MAX) {                                                               \
+                const int64_t *restrict ix = idx + pos * C;                                       \
+                for (int64_t c = 0; c < C; c++) {                                                 \
+                    if (ix[c] < 0 || ix[c] >= in_plane) {                                         \
+                        return false;                                                             \
+                    }                                                                             \
+                    gx[ix[c] * C + c] += gr[c];                                                   \
+                }                                                                                 \
+                continue;                                                                         \
+            }                                                                                     \
+            const int64_t od = pos / (g->oh * g->ow), oh = pos / g->ow % g->oh, ow = pos % g->ow; \
+            int64_t b[6], divide = 1;                                                             \
+            if (kind == POOL_AVG) {                                                               \
+                divide = mt_avg_pool_window(g, od, oh, ow, b);                                    \
+            } else {                                                                              \
+                mt_adaptive_window(od, g->d, g->od, &b[0], &b[1]);                                \
+                mt_adaptive_window(oh, g->h, g->oh, &b[2], &b[3]);                                \
+                mt_adaptive_window(ow, g->w, g->ow, &b[4], &b[5]);                                \
+            }                                                                                     \
+            for (int64_t id = b[0]; id < b[1]; id++) {                                            \
+                for (int64_t ih = b[2]; ih < b[3]; ih++) {                                        \
+                    for (int64_t iw = b[4]; iw < b[5]; iw++) {                                    \
+                        T *restrict x = gx + ((id * g->h + ih) * g->w + iw) * C;                  \
+                        for (int64_t c = 0; c < C && kind == POOL_AVG; c++) {                     \
+                            x[c] += gr[c] / (T)divide;                                            \
+                        }                                                                         \
+                        for (int64_t c = 0; c < C && kind != POOL_AVG; c++) {                     \
+                            x[c] += gr[c] / (T)(b[1] - b[0]) / (T)(b[3] - b[2]) /                 \
+                                    (T)(b[5] - b[4]);                                             \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        return true;                                                                              \
+    }
+BACK_CL(back_cl_f32, float)
+BACK_CL(back_cl_f64, double)
+
+// gx (N, C, [D,] H, W) = a->out[0] (zeros) and grad_output (a->t[0]) and idx (or NULL) of the
+// front end's sizes, all channels-last: kind's gradient, an image at a time
 static mt_status
-run_back(mt_args *a, pool_back_fn loop, const pool_geom *g, mt_tensor *idx)
+run_back_cl(mt_args *a, pool_kind kind, const pool_geom *g, mt_tensor *idx)
+{
+    mt_tensor *grad = NULL, *ix = NULL, *gx = a->out[0];
+    const mt_memory_format fmt = gx->ndim == 5 ? MT_CHANNELS_LAST_3D : MT_CHANNELS_LAST;
+    mt_status st = mt_cpu_dense_format(a->t[0], fmt, &grad);
+    if (st == MT_OK && idx) {
+        st = mt_cpu_dense_format(idx, fmt, &ix);
+    }
+    if (st) {
+        goto out_release;
+    }
+    const int64_t n = gx->sizes[0], C = gx->sizes[1];
+    const int64_t in_image = g->d * g->h * g->w * C, out_image = g->od * g->oh * g->ow * C;
+    const bool f32 = gx->dtype == MT_FLOAT32;
+    const int64_t size = f32 ? 4 : 8;
+    const char *gd = mt_tensor_data(grad);
+    const int64_t *id = ix ? (const int64_t *)mt_tensor_data(ix) : NULL;
+    char *xd = mt_tensor_data(gx);
+    /* threads over the images (each writes its own image of gx) */
+    const int parts = mt_parallel_parts(n * (in_image + out_image), 32768);
+    bool ok = true;
+#pragma omp parallel for num_threads(parts) schedule(static) reduction(&& : ok)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *iix = id ? id + i * out_image : NULL;
+        ok = (f32 ? back_cl_f32(kind, (const float *)(gd + i * out_image * size), iix,
+                                (float *)(xd + i * in_image * size), g, C)
+                  : back_cl_f64(kind, (const double *)(gd + i * out_image * size), iix,
+                                (double *)(xd + i * in_image * size), g, C)) &&
+             ok;
+    }
+    if (!ok) {
+        st = mt_fail_pool_index(g->nd, g->d * g->h * g->w);
+    }
+out_release:
+    mt_tensor_clear(&grad);
+    mt_tensor_clear(&ix);
+    return st;
+}
+
+/* The result, a->out[0] (self's (t[1]) shape) = zeros with loop's gradient of grad (t[0])
+ * added, plane by plane (kind's channels-last loop for a channels-last result); idx (or NULL)
+ * the forward's indices. */
+static mt_status
+run_back(mt_args *a, pool_back_fn loop, pool_kind kind, const pool_geom *g, mt_tensor *idx)
 {
     mt_tensor *grad = NULL, *ix = NULL, *gx = a->out[0];
     mt_dtype dt = a->t[0]->dtype;
     size_t item = mt_dtype_size(dt);
     memset(mt_tensor_data(gx), 0, (size_t)mt_tensor_numel(gx) * item);
+    if (mt_front_take_format(a->plan, a, 0)) {
+        return run_back_cl(a, kind, g, idx);
+    }
     mt_status st = mt_cpu_dense(a->t[0], dt, &grad);
     if (st == MT_OK && idx) {
         st = mt_cpu_dense(idx, MT_INT64, &ix);
@@ -147,8 +246,8 @@ mt_status
 mt_cpu_max_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0], *idx = a->t[2];
-    return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, &a->plan->pool,
-                    idx);
+    return run_back(a, grad->dtype == MT_FLOAT32 ? max_back_f32 : max_back_f64, POOL_MAX,
+                    &a->plan->pool, idx);
 }
 
 // avg_pool2d/3d_backward: grad_output and self as max_pool_backward's, the forward's window
@@ -157,8 +256,8 @@ mt_status
 mt_cpu_avg_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
-    return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, &a->plan->pool,
-                    NULL);
+    return run_back(a, grad->dtype == MT_FLOAT32 ? avg_back_f32 : avg_back_f64, POOL_AVG,
+                    &a->plan->pool, NULL);
 }
 
 // _adaptive_avg_pool2d/3d_backward: grad_output and self as max_pool_backward's
@@ -167,5 +266,5 @@ mt_cpu_adaptive_avg_pool_backward(mt_args *a)
 {
     mt_tensor *grad = a->t[0];
     return run_back(a, grad->dtype == MT_FLOAT32 ? adaptive_back_f32 : adaptive_back_f64,
-                    &a->plan->pool, NULL);
+                    POOL_ADAPTIVE_AVG, &a->plan->pool, NULL);
 }

@@ -23,6 +23,10 @@ typedef struct pool_geom {
     int64_t divisor;
 } pool_geom;
 
+/* The pooling a channels-last loop does (pool.c, pool_backward.c): which windows, and their
+ * maximum or their mean. */
+typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_ADAPTIVE_MAX, POOL_ADAPTIVE_AVG } pool_kind;
+
 /* The 2-D geometry as a 3-D one of depth 1. */
 MT_POOL_INLINE void
 mt_pool_flat_depth(pool_geom *g)

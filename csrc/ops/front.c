@@ -63,6 +63,19 @@ mt_front_write_result(mt_tensor *out, const mt_tensor *src)
     return st;
 }
 
+bool
+mt_front_take_format(const mt_plan *p, mt_args *a, int k)
+{
+    const mt_out_spec *o = &p->out[k];
+    mt_tensor *t = a->out[k];
+    if (!o->relayout || t == NULL || t->ndim != o->ndim) {
+        return false;
+    }
+    /* a permutation of the row-major strides of the same sizes: the same bytes, laid out anew */
+    memcpy(t->strides, o->strides, sizeof(int64_t) * (size_t)o->ndim);
+    return true;
+}
+
 mt_status
 mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
 {
@@ -70,8 +83,9 @@ mt_front_relayout_outputs(const mt_plan *p, mt_args *a)
     for (int k = 0; k < p->nout && st == MT_OK; k++) {
         const mt_out_spec *o = &p->out[k];
         mt_tensor *t = NULL;
-        if (!o->relayout) {
-            continue;
+        if (!o->relayout ||
+            memcmp(a->out[k]->strides, o->strides, sizeof(int64_t) * (size_t)o->ndim) == 0) {
+            continue; /* row-major as stated, or written in its layout (mt_front_take_format) */
         }
         st = mt_tensor_empty_strided(o->ndim, o->sizes, o->strides, o->dtype,
                                      mt_tensor_device(a->out[k]), &t);

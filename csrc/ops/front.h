@@ -36,9 +36,16 @@ mt_status mt_front_output_strided(mt_plan *p, mt_dtype dt, int ndim, const int64
  * row-major in fmt costs nothing more. */
 mt_status mt_front_output_format(mt_plan *p, mt_dtype dt, int ndim, const int64_t *sizes,
                                  mt_memory_format fmt);
+/* A kernel that writes result k straight in the layout its front end stated with
+ * mt_front_output_format (a channels-last conv2d result from its gemm, a channels-last pooling)
+ * says so before writing it: a->out[k], allocated row-major for the relayout and not written
+ * yet, takes the stated strides (the same dense span), so the dispatcher copies nothing after.
+ * True when the result is now in a layout other than row-major, which the kernel must write;
+ * false when it was stated row-major (nothing changes). */
+bool mt_front_take_format(const mt_plan *p, mt_args *a, int k);
 /* The results stated by mt_front_output_format in a format other than row-major, copied into
- * it once the kernel has written them (a->out[k] replaced). On failure a->out is left to the
- * caller to release. */
+ * it once the kernel has written them (a->out[k] replaced) unless the kernel took the format
+ * (mt_front_take_format). On failure a->out is left to the caller to release. */
 mt_status mt_front_relayout_outputs(const mt_plan *p, mt_args *a);
 
 /* out (a result just allocated) = src, as copy_ but leaving out's version 0, as a result no one
