@@ -20,6 +20,13 @@ int8: dtype
 int16: dtype
 float16: dtype
 bfloat16: dtype
+uint16: dtype
+uint32: dtype
+uint64: dtype
+float8_e4m3fn: dtype
+float8_e5m2: dtype
+float8_e4m3fnuz: dtype
+float8_e5m2fnuz: dtype
 
 class _ValuesIndices(NamedTuple):
     """Stub only: the minitorch.return_types.* structseqs (torch.return_types.*) of the ops with two
