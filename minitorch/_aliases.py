@@ -59,8 +59,8 @@ class TensorAliases:
         return self.dtype.is_signed
 
     def is_inference(self) -> bool:
-        """Tensors made under inference_mode are ordinary tensors in minitorch."""
-        return False
+        """Whether this is an inference tensor: made in inference_mode, or a view of one."""
+        return self._is_inference
 
     def is_same_size(self, other) -> bool:
         return tuple(self.shape) == tuple(other.shape)

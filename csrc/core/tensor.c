@@ -181,6 +181,62 @@ tensor_struct_free(mt_tensor *t)
     }
 }
 
+static _Thread_local bool inference_mode; /* mt_inference_mode */
+
+bool
+mt_inference_mode(void)
+{
+    return inference_mode;
+}
+
+void
+mt_set_inference_mode(bool on)
+{
+    inference_mode = on;
+}
+
+mt_status
+mt_check_inference_write(const mt_tensor *t)
+{
+    if (t->is_inference && !inference_mode) {
+        return mt_fail(MT_ERUNTIME,
+                       "Inplace update to inference tensor outside InferenceMode is not "
+                       "allowed.You can make a clone to get a normal tensor before doing inplace "
+                       "update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_saved(const mt_tensor *t)
+{
+    if (t->is_inference && !t->is_wrapped_number && !inference_mode) {
+        return mt_fail(MT_ERUNTIME,
+                       "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                       "created in inference mode in computation tracked by autograd. To work "
+                       "around this, you can make a clone to get a normal tensor and use it in "
+                       "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_requires_grad(const mt_tensor *t, bool on)
+{
+    if (on && t->is_inference && !inference_mode) {
+        return mt_fail(MT_ERUNTIME, "Setting requires_grad=True on inference tensor outside "
+                                    "InferenceMode is not allowed.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_version(const mt_tensor *t)
+{
+    return t->is_inference ? mt_fail(MT_ERUNTIME, "Inference tensors do not track version counter.")
+                           : MT_OK;
+}
+
 static mt_status
 tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t *strides,
              int64_t offset, mt_dtype dtype, mt_tensor **out)
@@ -203,6 +259,7 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
         memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
     }
     t->dtype = dtype;
+    t->is_inference = inference_mode;
     *out = t;
     return MT_OK;
 }
@@ -279,6 +336,7 @@ mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *s
                                         out);
     if (st == MT_OK) {
         version_hold(*out, base->version);
+        (*out)->is_inference = base->is_inference; /* a view is what its base is */
     }
     return st;
 }

@@ -569,6 +569,13 @@ dispatch_past_autocast(mt_op op, mt_args *a)
 mt_status
 mt_dispatch(mt_op op, mt_args *a)
 {
+    /* an inference tensor is updated in place only in inference mode */
+    if ((mt_op_flags[op] & INPLACE) && a->t[0] && a->t[0]->is_inference) {
+        mt_status st = mt_check_inference_write(a->t[0]);
+        if (st) {
+            return st;
+        }
+    }
     if (mt_autocast_on) {
         return mt_autocast_dispatch(op, a, dispatch_past_autocast);
     }
