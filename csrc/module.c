@@ -93,16 +93,38 @@ py_op_info(PyObject *m, PyObject *name)
     return PyErr_Format(PyExc_ValueError, "no operator named '%s'", s);
 }
 
+/* A thread-local switch set from a Python truth value. */
 static PyObject *
-py_set_grad_enabled(PyObject *m, PyObject *arg)
+set_switch(PyObject *arg, void (*set)(bool))
 {
-    (void)m;
     int on = PyObject_IsTrue(arg);
     if (on < 0) {
         return NULL;
     }
-    mt_set_grad_enabled(on);
+    set(on);
     Py_RETURN_NONE;
+}
+
+static PyObject *
+py_set_grad_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    return set_switch(arg, mt_set_grad_enabled);
+}
+
+static PyObject *
+py_set_inference_mode(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    return set_switch(arg, mt_set_inference_mode);
+}
+
+static PyObject *
+py_is_inference_mode_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(mt_inference_mode());
 }
 
 static PyObject *
@@ -173,6 +195,8 @@ static PyMethodDef module_methods[] = {
      "The mt_args slot of each parameter of a schema: [(name, type, slot)]."},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
+    {"_set_inference_mode", py_set_inference_mode, METH_O, NULL},
+    {"is_inference_mode_enabled", py_is_inference_mode_enabled, METH_NOARGS, NULL},
     {"_cpu_allocator_stats", py_cpu_allocator_stats, METH_NOARGS, NULL},
     {"_cpu_allocator_empty_cache", py_cpu_allocator_empty_cache, METH_NOARGS,
      "Return the CPU allocator's cached blocks to the C library."},

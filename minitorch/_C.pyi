@@ -20,6 +20,13 @@ int8: dtype
 int16: dtype
 float16: dtype
 bfloat16: dtype
+uint16: dtype
+uint32: dtype
+uint64: dtype
+float8_e4m3fn: dtype
+float8_e5m2: dtype
+float8_e4m3fnuz: dtype
+float8_e5m2fnuz: dtype
 
 class _ValuesIndices(NamedTuple):
     """Stub only: the minitorch.return_types.* structseqs (torch.return_types.*) of the ops with two
@@ -140,6 +147,7 @@ class TensorBase:
     grad_fn: None
     is_leaf: bool
     _version: int
+    _is_inference: bool
     _base: Optional["TensorBase"]
     itemsize: int
     nbytes: int
@@ -1217,6 +1225,8 @@ def _cuda_default_generator(index: int) -> Generator: ...
 def _cuda_manual_seed_all(seed: int) -> None: ...
 def is_grad_enabled() -> bool: ...
 def _set_grad_enabled(mode: bool) -> None: ...
+def is_inference_mode_enabled() -> bool: ...
+def _set_inference_mode(mode: bool) -> None: ...
 def _autocast_state(device_type: int) -> Tuple[bool, dtype]: ...
 def _set_autocast_state(device_type: int, enabled: bool, dtype: dtype) -> None: ...
 def _autocast_cache_enabled() -> bool: ...

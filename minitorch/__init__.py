@@ -36,6 +36,8 @@ from ._C import Size, dtype  # noqa: E402
 from ._C import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads  # noqa: E402
 from ._C import bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: E402,A004
 from ._C import complex64, complex128  # noqa: E402
+from ._C import uint16, uint32, uint64  # noqa: E402
+from ._C import float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz  # noqa: E402
 from ._C import can_cast, promote_types, result_type  # noqa: E402
 from ._device import device, get_default_device, set_default_device  # noqa: E402
 from ._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402

@@ -59,8 +59,8 @@ class TensorAliases:
         return self.dtype.is_signed
 
     def is_inference(self) -> bool:
-        """Tensors made under inference_mode are ordinary tensors in minitorch."""
-        return False
+        """Whether this is an inference tensor: made in inference_mode, or a view of one."""
+        return self._is_inference
 
     def is_same_size(self, other) -> bool:
         return tuple(self.shape) == tuple(other.shape)
@@ -222,7 +222,9 @@ def _scatter_into(self, src, view_of):
 
 
 _NAMES = {_C.float32: "Float", _C.float64: "Double", _C.int64: "Long", _C.int32: "Int", _C.bool: "Bool",
-          _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte", _C.float16: "Half", _C.bfloat16: "BFloat16"}
+          _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte", _C.float16: "Half", _C.bfloat16: "BFloat16",
+          _C.uint16: "UInt16", _C.uint32: "UInt32", _C.uint64: "UInt64", _C.float8_e4m3fn: "Float8_e4m3fn",
+          _C.float8_e5m2: "Float8_e5m2", _C.float8_e4m3fnuz: "Float8_e4m3fnuz", _C.float8_e5m2fnuz: "Float8_e5m2fnuz"}
 
 
 def _same_dtype(t, dtype) -> None:
@@ -233,7 +235,9 @@ def _same_dtype(t, dtype) -> None:
 
 _C_NAMES = {_C.float32: "float", _C.float64: "double", _C.int64: "long int", _C.int32: "int", _C.bool: "bool",
             _C.int16: "short int", _C.int8: "signed char", _C.uint8: "unsigned char", _C.float16: "c10::Half",
-            _C.bfloat16: "c10::BFloat16"}
+            _C.bfloat16: "c10::BFloat16", _C.uint16: "unsigned short", _C.uint32: "unsigned int",
+            _C.uint64: "unsigned long", _C.float8_e4m3fn: "c10::Float8_e4m3fn", _C.float8_e5m2: "c10::Float8_e5m2",
+            _C.float8_e4m3fnuz: "c10::Float8_e4m3fnuz", _C.float8_e5m2fnuz: "c10::Float8_e5m2fnuz"}
 
 
 def _source(t):

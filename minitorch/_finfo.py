@@ -11,7 +11,8 @@ from . import _C
 __all__ = ["finfo", "iinfo"]
 
 _FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
-_INTS = {"uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64}
+_INTS = {"uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+         "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}
 
 
 class _BFloat16Info:
@@ -23,6 +24,26 @@ class _BFloat16Info:
     min = -max
     smallest_normal = 2.0 ** -126
     precision = 2
+
+
+class _Float8Info:
+    """A float8 format's limits (NumPy has none): 8 bits, one significant decimal digit."""
+
+    bits = 8
+    precision = 0
+
+    def __init__(self, max: float, eps: float, smallest_normal: float):  # noqa: A002
+        self.max, self.min, self.eps, self.smallest_normal = max, -max, eps, smallest_normal
+
+
+# max, eps and smallest normal of each format, as PyTorch's finfo gives them (c10's
+# numeric_limits: e5m2fnuz's epsilon is 2^-3, one step below its 2 stored mantissa bits' 2^-2)
+_FLOAT8 = {
+    "float8_e4m3fn": _Float8Info(448.0, 2.0 ** -3, 2.0 ** -6),
+    "float8_e5m2": _Float8Info(57344.0, 2.0 ** -2, 2.0 ** -14),
+    "float8_e4m3fnuz": _Float8Info(240.0, 2.0 ** -3, 2.0 ** -7),
+    "float8_e5m2fnuz": _Float8Info(57344.0, 2.0 ** -3, 2.0 ** -15),
+}
 
 
 def _name(dtype) -> str:
@@ -39,9 +60,10 @@ class finfo:
             type = get_default_dtype()
         if not isinstance(type, _C.dtype):
             raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {builtins.type(type).__name__}")
-        if _name(type) not in _FLOATS and _name(type) != "bfloat16":
+        if _name(type) not in _FLOATS and _name(type) != "bfloat16" and _name(type) not in _FLOAT8:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
-        info = _BFloat16Info if _name(type) == "bfloat16" else np.finfo(_FLOATS[_name(type)])
+        info = (_BFloat16Info if _name(type) == "bfloat16" else _FLOAT8[_name(type)] if _name(type) in _FLOAT8
+                else np.finfo(_FLOATS[_name(type)]))
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

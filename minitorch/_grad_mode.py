@@ -6,7 +6,6 @@ key will read; each class works as a context manager and as a decorator, as in P
 from __future__ import annotations
 
 import functools
-import threading
 
 from . import _C
 
@@ -62,29 +61,38 @@ class set_grad_enabled(_GradModeContext):
         pass
 
 
-_inference = threading.local()  # .on: whether this thread is inside an enabled inference_mode
-
-
-def is_inference_mode_enabled() -> bool:
-    """Whether this thread runs inside inference_mode() (grad recording is off there as well)."""
-    return getattr(_inference, "on", False)
+is_inference_mode_enabled = _C.is_inference_mode_enabled  # thread-local, in the C core
 
 
 class inference_mode(_GradModeContext):
-    """As no_grad (minitorch has no separate inference tensors), and is_inference_mode_enabled()
-    says so inside; inference_mode(False) turns it off in a block."""
+    """Inference mode: grad recording off, and every tensor made inside (but a view of a tensor
+    made outside) an inference tensor, which outside the mode cannot be updated in place, saved
+    for backward or made to require grad (PyTorch's rules). inference_mode(False) turns it off in
+    a block; as a decorator, with or without the call."""
+
+    def __new__(cls, mode_or_fn=True):
+        if callable(mode_or_fn):  # @inference_mode without parentheses
+            return cls()(mode_or_fn)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
+        self._mode = bool(mode)
         self._enabled = not mode
 
     def __enter__(self) -> None:
-        super().__enter__()
-        self._prev_inference = is_inference_mode_enabled()
-        _inference.on = not self._enabled
+        self._prev_inference = _C.is_inference_mode_enabled()
+        self._prev = _C.is_grad_enabled()
+        _C._set_inference_mode(self._mode)
+        _C._set_grad_enabled(self._enabled)  # as PyTorch's: inference_mode(False) turns grad on
 
     def __exit__(self, *exc) -> None:
-        _inference.on = self._prev_inference
-        super().__exit__(*exc)
+        _C._set_inference_mode(self._prev_inference)
+        _C._set_grad_enabled(self._prev)
+
+    def _clone(self, other):
+        self._mode = other._mode
+        self._enabled = other._enabled
+        return self
 
 
 for _cls in (no_grad, enable_grad, set_grad_enabled, inference_mode):

@@ -17,8 +17,10 @@ _NAMES = {repr(dt): name for name, dt in _DTYPES.items()}
 
 def type_name(t: Any) -> str:
     """t.type(): 'minitorch.FloatTensor', 'minitorch.cuda.LongTensor', ..."""
+    from ._aliases import _NAMES as scalar_names  # the shell dtypes have a name and no class
+
     where = "minitorch.cuda." if t.device.type == "cuda" else "minitorch."
-    return f"{where}{_NAMES[repr(t.dtype)]}Tensor"
+    return f"{where}{_NAMES.get(repr(t.dtype)) or scalar_names[t.dtype]}Tensor"
 
 
 def _sizes(args: tuple) -> Optional[tuple]:

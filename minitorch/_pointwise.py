@@ -30,6 +30,10 @@ def equal(input, other) -> bool:
                            f"and {other.device}")
     if input.shape != other.shape:
         return False
+    if input.dtype.is_floating_point and input.dtype.itemsize == 1:  # PyTorch's kernel has no float8 loop
+        from ._aliases import _NAMES
+
+        raise NotImplementedError(f'"equal_notnan_cpu" not implemented for \'{_NAMES[input.dtype]}\'')
     return bool(_C.eq(input, other).all())
 
 

@@ -683,6 +683,9 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     }
     for (int k = 0; st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor *in = k == 0 && original_self ? original_self : a->t[k];
+        if ((save >> k & 1u) && in && (st = mt_check_inference_saved(in))) {
+            break;
+        }
         if ((save >> k & 1u) && in) {
             /* with saved-tensor hooks, pack sees a detached alias, as PyTorch's */
             st = hooks_active && !in->is_wrapped_number ? detached(in, &n->saved[k])

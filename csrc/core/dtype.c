@@ -2,11 +2,15 @@
 #include <stdatomic.h>
 
 #include "core/dtype.h"
+#include "core/status.h"
 
-static const size_t sizes[MT_NUM_DTYPES] = {1, 4, 8, 4, 8, 1, 1, 2, 2, 2, 8, 16};
+static const size_t sizes[MT_NUM_DTYPES] = {1, 4,  8, 4, 8, 1, 1, 2, 2, 2,
+                                            8, 16, 2, 4, 8, 1, 1, 1, 1};
 static const char *const scalar_names[MT_NUM_DTYPES] = {
-    "Bool", "Int",   "Long", "Float",    "Double",       "Byte",
-    "Char", "Short", "Half", "BFloat16", "ComplexFloat", "ComplexDouble"};
+    "Bool",           "Int",    "Long",   "Float",         "Double",       "Byte",
+    "Char",           "Short",  "Half",   "BFloat16",      "ComplexFloat", "ComplexDouble",
+    "UInt16",         "UInt32", "UInt64", "Float8_e4m3fn", "Float8_e5m2",  "Float8_e4m3fnuz",
+    "Float8_e5m2fnuz"};
 static const char *const c_names[MT_NUM_DTYPES] = {"bool",
                                                    "int",
                                                    "long int",
@@ -18,14 +22,26 @@ static const char *const c_names[MT_NUM_DTYPES] = {"bool",
                                                    "c10::Half",
                                                    "c10::BFloat16",
                                                    "c10::complex<float>",
-                                                   "c10::complex<double>"};
-static const char *const names[MT_NUM_DTYPES] = {"bool",    "int32",    "int64",     "float32",
-                                                 "float64", "uint8",    "int8",      "int16",
-                                                 "float16", "bfloat16", "complex64", "complex128"};
+                                                   "c10::complex<double>",
+                                                   "unsigned short",
+                                                   "unsigned int",
+                                                   "unsigned long",
+                                                   "c10::Float8_e4m3fn",
+                                                   "c10::Float8_e5m2",
+                                                   "c10::Float8_e4m3fnuz",
+                                                   "c10::Float8_e5m2fnuz"};
+static const char *const names[MT_NUM_DTYPES] = {"bool",           "int32",       "int64",
+                                                 "float32",        "float64",     "uint8",
+                                                 "int8",           "int16",       "float16",
+                                                 "bfloat16",       "complex64",   "complex128",
+                                                 "uint16",         "uint32",      "uint64",
+                                                 "float8_e4m3fn",  "float8_e5m2", "float8_e4m3fnuz",
+                                                 "float8_e5m2fnuz"};
 /* The rank of a dtype inside its category (bool 0; integers; floats; complex by the float rank
  * of its parts): the wider wins, and two of one rank but different dtypes (uint8 and int8,
- * float16 and bfloat16) meet one rank up. */
-static const int ranks[MT_NUM_DTYPES] = {0, 3, 4, 2, 3, 1, 1, 2, 1, 1, 2, 3};
+ * float16 and bfloat16) meet one rank up. The shell dtypes promote by mt_promote_check's rule,
+ * never by rank. */
+static const int ranks[MT_NUM_DTYPES] = {0, 3, 4, 2, 3, 1, 1, 2, 1, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0};
 /* The integer and float dtype of each rank. */
 static const mt_dtype int_of_rank[5] = {MT_BOOL, MT_UINT8, MT_INT16, MT_INT32, MT_INT64};
 static const mt_dtype float_of_rank[4] = {MT_BOOL, MT_FLOAT16, MT_FLOAT32, MT_FLOAT64};
@@ -59,7 +75,14 @@ mt_promote_types(mt_dtype a, mt_dtype b)
 {
     /* PyTorch's table: bool joins anything; an integer and a float give the float; within a
      * category the higher rank wins, and uint8 + int8 -> int16, float16 + bfloat16 -> float32. */
-    if (a == b || b == MT_BOOL) {
+    if (a == b) {
+        return a;
+    }
+    if (mt_dtype_is_shell(a) || mt_dtype_is_shell(b)) {
+        /* a uint16/32/64 with a float: the float; any other pair is refused (mt_promote_check) */
+        return mt_dtype_is_float(b) && !mt_dtype_is_float8(b) && !mt_dtype_is_float8(a) ? b : a;
+    }
+    if (b == MT_BOOL) {
         return a;
     }
     if (a == MT_BOOL) {
@@ -81,6 +104,30 @@ mt_promote_types(mt_dtype a, mt_dtype b)
         return ra > rb ? a : b;
     }
     return fa ? float_of_rank[ra + 1] : int_of_rank[ra + 1];
+}
+
+int
+mt_promote_check(mt_dtype a, mt_dtype b)
+{
+    if (a == b || !(mt_dtype_is_shell(a) || mt_dtype_is_shell(b))) {
+        return MT_OK;
+    }
+    if (mt_dtype_is_float8(a) || mt_dtype_is_float8(b)) {
+        return mt_fail(MT_ERUNTIME,
+                       "Promotion for Float8 Types is not supported, attempted to promote %s and "
+                       "%s",
+                       scalar_names[a], scalar_names[b]);
+    }
+    /* uint16/32/64 meet a float (not float8, above) as the float; nothing else */
+    bool to_float = (mt_dtype_is_float(a) && !mt_dtype_is_shell(a)) ||
+                    (mt_dtype_is_float(b) && !mt_dtype_is_shell(b));
+    if (to_float) {
+        return MT_OK;
+    }
+    return mt_fail(MT_ERUNTIME,
+                   "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                   "promote %s and %s",
+                   scalar_names[a], scalar_names[b]);
 }
 
 static _Atomic int default_float = MT_FLOAT32; /* an mt_dtype; read by every float default */

@@ -5,7 +5,11 @@
  * mt_promote_types's rule, not the enum order. float16 and bfloat16 are storage types: kernels
  * load them to float32, compute and round once on store (core/half.h). complex64 and complex128
  * (a float or double real part, then the imaginary part) come last: only the ops whose ops.def
- * row says COMPLEX take them (the dispatcher refuses them for the others, dispatch/complex.c). */
+ * row says COMPLEX take them (the dispatcher refuses them for the others, dispatch/complex.c).
+ * After them, PyTorch's "shell" dtypes: uint16, uint32, uint64 and the four float8 formats
+ * (core/float8.h). They are stored, converted, printed and moved like any dtype, but only the few
+ * ops PyTorch's CPU computes on them take them (dispatch/shell.c), and they promote with no other
+ * dtype but their own (uint16/32/64 also with a float, which wins). */
 #ifndef MT_DTYPE_H
 #define MT_DTYPE_H
 
@@ -26,6 +30,13 @@ typedef enum mt_dtype {
     MT_BFLOAT16,
     MT_COMPLEX64,
     MT_COMPLEX128,
+    MT_UINT16,
+    MT_UINT32,
+    MT_UINT64,
+    MT_FLOAT8_E4M3FN,
+    MT_FLOAT8_E5M2,
+    MT_FLOAT8_E4M3FNUZ,
+    MT_FLOAT8_E5M2FNUZ,
     MT_NUM_DTYPES
 } mt_dtype;
 
@@ -46,17 +57,33 @@ const char *mt_dtype_c_name(mt_dtype dt);
 const char *mt_dtype_name(mt_dtype dt);
 
 static inline bool
-mt_dtype_is_float(mt_dtype dt)
+mt_dtype_is_float8(mt_dtype dt)
 {
-    return dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16;
+    return dt >= MT_FLOAT8_E4M3FN && dt <= MT_FLOAT8_E5M2FNUZ;
 }
 
-/* The dtypes stored narrower than any kernel computes: float16 and bfloat16 (computed in float32)
- * and uint8, int8, int16 (computed in int32 and wrapped on store, as C and PyTorch do). */
+/* The shell dtypes: uint16, uint32, uint64 and the float8 formats. */
+static inline bool
+mt_dtype_is_shell(mt_dtype dt)
+{
+    return dt >= MT_UINT16 && dt < MT_NUM_DTYPES;
+}
+
+static inline bool
+mt_dtype_is_float(mt_dtype dt)
+{
+    return dt == MT_FLOAT32 || dt == MT_FLOAT64 || dt == MT_FLOAT16 || dt == MT_BFLOAT16 ||
+           mt_dtype_is_float8(dt);
+}
+
+/* The dtypes no kernel computes in: float16, bfloat16 and float8 (computed in float32), uint8,
+ * int8, int16, uint16 (computed in int32 and wrapped on store, as C and PyTorch do), uint32 and
+ * uint64 (computed in int64: every uint32 fits, and a uint64 is its two's complement bits, which
+ * add, multiply, compare for equality and combine bitwise alike). */
 static inline bool
 mt_dtype_is_small(mt_dtype dt)
 {
-    return dt >= MT_UINT8 && dt <= MT_BFLOAT16;
+    return (dt >= MT_UINT8 && dt <= MT_BFLOAT16) || mt_dtype_is_shell(dt);
 }
 
 static inline bool
@@ -82,22 +109,35 @@ mt_dtype_to_complex(mt_dtype dt)
                                                          : dt;
 }
 
-/* The dtype a small dtype computes in: float32 or int32; any other dtype itself. */
+/* The dtype a small dtype computes in: float32, int32 or int64; any other dtype itself. */
 static inline mt_dtype
 mt_dtype_compute(mt_dtype dt)
 {
-    return !mt_dtype_is_small(dt) ? dt : mt_dtype_is_float(dt) ? MT_FLOAT32 : MT_INT32;
+    return !mt_dtype_is_small(dt)               ? dt
+           : mt_dtype_is_float(dt)              ? MT_FLOAT32
+           : dt == MT_UINT32 || dt == MT_UINT64 ? MT_INT64
+                                                : MT_INT32;
 }
 
 static inline bool
 mt_dtype_is_integral(mt_dtype dt, bool include_bool)
 {
     return dt == MT_INT32 || dt == MT_INT64 || dt == MT_UINT8 || dt == MT_INT8 || dt == MT_INT16 ||
-           (include_bool && dt == MT_BOOL);
+           dt == MT_UINT16 || dt == MT_UINT32 || dt == MT_UINT64 || (include_bool && dt == MT_BOOL);
 }
 
-/* promote_types(a, b): the smallest dtype both convert to without loss of category. */
+/* Whether an integral dtype has no negative values (bool, uint8, uint16, uint32, uint64). */
+static inline bool
+mt_dtype_is_unsigned(mt_dtype dt)
+{
+    return dt == MT_BOOL || dt == MT_UINT8 || dt == MT_UINT16 || dt == MT_UINT32 || dt == MT_UINT64;
+}
+
+/* promote_types(a, b): the smallest dtype both convert to without loss of category. For a pair
+ * PyTorch refuses (a shell dtype with another but a float, mt_promote_check), the first. */
 mt_dtype mt_promote_types(mt_dtype a, mt_dtype b);
+/* MT_OK where a and b promote; else PyTorch's error for the shell dtypes, recorded. */
+int mt_promote_check(mt_dtype a, mt_dtype b);
 /* Whether a value of dtype from may be written into a tensor of dtype to (PyTorch's canCast):
  * no float into an integer, nothing non-bool into a bool. */
 bool mt_can_cast(mt_dtype from, mt_dtype to);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/float8.h"
 #include "core/half.h"
 #include "core/tensor.h"
 #include "ops/ops.h" /* item() of a device tensor copies it to the host */
@@ -180,6 +181,62 @@ tensor_struct_free(mt_tensor *t)
     }
 }
 
+static _Thread_local bool inference_mode; /* mt_inference_mode */
+
+bool
+mt_inference_mode(void)
+{
+    return inference_mode;
+}
+
+void
+mt_set_inference_mode(bool on)
+{
+    inference_mode = on;
+}
+
+mt_status
+mt_check_inference_write(const mt_tensor *t)
+{
+    if (t->is_inference && !inference_mode) {
+        return mt_fail(MT_ERUNTIME,
+                       "Inplace update to inference tensor outside InferenceMode is not "
+                       "allowed.You can make a clone to get a normal tensor before doing inplace "
+                       "update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_saved(const mt_tensor *t)
+{
+    if (t->is_inference && !t->is_wrapped_number && !inference_mode) {
+        return mt_fail(MT_ERUNTIME,
+                       "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                       "created in inference mode in computation tracked by autograd. To work "
+                       "around this, you can make a clone to get a normal tensor and use it in "
+                       "autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_requires_grad(const mt_tensor *t, bool on)
+{
+    if (on && t->is_inference && !inference_mode) {
+        return mt_fail(MT_ERUNTIME, "Setting requires_grad=True on inference tensor outside "
+                                    "InferenceMode is not allowed.");
+    }
+    return MT_OK;
+}
+
+mt_status
+mt_check_inference_version(const mt_tensor *t)
+{
+    return t->is_inference ? mt_fail(MT_ERUNTIME, "Inference tensors do not track version counter.")
+                           : MT_OK;
+}
+
 static mt_status
 tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t *strides,
              int64_t offset, mt_dtype dtype, mt_tensor **out)
@@ -202,6 +259,7 @@ tensor_alloc(mt_storage *storage, int ndim, const int64_t *sizes, const int64_t 
         memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
     }
     t->dtype = dtype;
+    t->is_inference = inference_mode;
     *out = t;
     return MT_OK;
 }
@@ -278,6 +336,7 @@ mt_tensor_view(mt_tensor *base, int ndim, const int64_t *sizes, const int64_t *s
                                         out);
     if (st == MT_OK) {
         version_hold(*out, base->version);
+        (*out)->is_inference = base->is_inference; /* a view is what its base is */
     }
     return st;
 }
@@ -628,8 +687,14 @@ real_type_name(mt_dtype dt)
         return "int16_t";
     case MT_INT8:
         return "int8_t";
+    case MT_UINT16:
+        return "uint16_t";
+    case MT_UINT32:
+        return "uint32_t";
+    case MT_UINT64:
+        return "uint64_t";
     default:
-        return "uint8_t";
+        return mt_dtype_is_float8(dt) ? mt_dtype_c_name(dt) : "uint8_t";
     }
 }
 
@@ -646,6 +711,12 @@ small_int_bounds(mt_dtype dt, int64_t *lo, int64_t *hi, const char **name)
         return true;
     case MT_INT16:
         *lo = -32768, *hi = 32767, *name = "int16_t";
+        return true;
+    case MT_UINT16:
+        *lo = 0, *hi = 65535, *name = "uint16_t";
+        return true;
+    case MT_UINT32:
+        *lo = 0, *hi = 4294967295, *name = "uint32_t";
         return true;
     default:
         return false;
@@ -674,6 +745,13 @@ mt_check_scalar_fits(mt_scalar v, mt_dtype dt)
                            name);
         }
         return MT_OK;
+    }
+    if (dt == MT_UINT64) {
+        /* any int64 wraps in (-1 -> 2^64 - 1), as into uint8; a float must lie in [0, 2^64) */
+        bool ok = v.type != MT_FLOAT64 || (v.v.f >= 0.0 && v.v.f < 18446744073709551616.0);
+        return ok ? MT_OK
+                  : mt_fail(MT_ERUNTIME,
+                            "value cannot be converted to type uint64_t without overflow");
     }
     /* [lo, hi) as doubles: both bounds are powers of two, so exactly representable. */
     double lo, hi;
@@ -729,6 +807,13 @@ mt_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)
     return buf;
 }
 
+/* The float8 format of a float8 dtype (core/float8.h). */
+static mt_f8_kind
+f8_kind(mt_dtype dt)
+{
+    return (mt_f8_kind)(dt - MT_FLOAT8_E4M3FN);
+}
+
 mt_scalar
 mt_load_scalar(const char *p, mt_dtype dt)
 {
@@ -753,6 +838,17 @@ mt_load_scalar(const char *p, mt_dtype dt)
         return mt_scalar_float(mt_half_to_float(*(const mt_half *)p));
     case MT_BFLOAT16:
         return mt_scalar_float(mt_bf16_to_float(*(const mt_bf16 *)p));
+    case MT_UINT16:
+        return mt_scalar_int(*(const uint16_t *)p);
+    case MT_UINT32:
+        return mt_scalar_int(*(const uint32_t *)p);
+    case MT_UINT64:
+        return mt_scalar_uint(*(const uint64_t *)p);
+    case MT_FLOAT8_E4M3FN:
+    case MT_FLOAT8_E5M2:
+    case MT_FLOAT8_E4M3FNUZ:
+    case MT_FLOAT8_E5M2FNUZ:
+        return mt_scalar_float(mt_f8_to_float(*(const mt_f8 *)p, f8_kind(dt)));
     case MT_COMPLEX64:
         return mt_scalar_complex(((const float *)p)[0], ((const float *)p)[1]);
     case MT_COMPLEX128:
@@ -794,6 +890,23 @@ mt_store_scalar(char *p, mt_dtype dt, mt_scalar v)
         break;
     case MT_BFLOAT16:
         *(mt_bf16 *)p = mt_float_to_bf16((float)mt_scalar_to_double(v));
+        break;
+    case MT_UINT16:
+        *(uint16_t *)p = (uint16_t)mt_scalar_to_int(v);
+        break;
+    case MT_UINT32:
+        *(uint32_t *)p = (uint32_t)mt_scalar_to_int(v);
+        break;
+    case MT_UINT64:
+        *(uint64_t *)p = v.type == MT_UINT64    ? v.v.u
+                         : v.type == MT_FLOAT64 ? mt_f64_to_u64(v.v.f)
+                                                : (uint64_t)mt_scalar_to_int(v);
+        break;
+    case MT_FLOAT8_E4M3FN:
+    case MT_FLOAT8_E5M2:
+    case MT_FLOAT8_E4M3FNUZ:
+    case MT_FLOAT8_E5M2FNUZ:
+        *(mt_f8 *)p = mt_float_to_f8((float)mt_scalar_to_double(v), f8_kind(dt));
         break;
     case MT_COMPLEX64:
         ((float *)p)[0] = (float)mt_scalar_to_double(v);

@@ -55,6 +55,10 @@ typedef struct mt_tensor {
     mt_dtype dtype;
     bool requires_grad; /* its own flag: a view also requires grad when its base does */
     bool is_wrapped_number; /* made from a Python number: weaker in type promotion */
+    /* made in inference mode (mt_inference_mode), or a view of such a tensor (PyTorch's
+     * inference tensors): outside inference mode it is not updated in place nor saved for
+     * backward, and it has no version counter to read */
+    bool is_inference;
     /* A view (made by a view op: PyTorch's _base): the tensor whose memory it views, never
      * itself a view (a view of a view points at the first one's base), owned; NULL otherwise.
      * It shares its base's version counter. Under autograd (autograd/autograd.h), a view whose
@@ -168,6 +172,17 @@ mt_tensor_requires_grad(const mt_tensor *t)
 {
     return t->requires_grad || (t->view_base && t->view_base->requires_grad);
 }
+
+/* Inference mode (PyTorch's InferenceMode), for the calling thread: while on, every new tensor
+ * but a view is an inference tensor. */
+bool mt_inference_mode(void);
+void mt_set_inference_mode(bool on);
+/* PyTorch's errors for an inference tensor outside inference mode: updated in place (written),
+ * saved for backward, asked to require grad, asked its version. MT_OK when t may be so used. */
+mt_status mt_check_inference_write(const mt_tensor *t);
+mt_status mt_check_inference_saved(const mt_tensor *t);
+mt_status mt_check_inference_requires_grad(const mt_tensor *t, bool on);
+mt_status mt_check_inference_version(const mt_tensor *t);
 
 void mt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 bool mt_tensor_is_contiguous(const mt_tensor *t);

@@ -13,7 +13,7 @@
 // (mt_cpu_copy_into copies an overlapping in first), so a contiguous run of one dtype is a memcpy.
 // Built for AVX-512 and AVX2 too (loops.h), as the elementwise loops: the x86-64 baseline's
 // SSE2 converts 2 or 4 elements an instruction (float to double took 1.1x PyTorch's time).
-#define CAST_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                                  \
+#define CAST_LOOP(TO_T, TO_S, FROM_E, FROM_T, FROM_S)                                          \
     MT_SIMD_CLONES static void cast_##FROM_S##_##TO_S(char **data, const int64_t *strides,     \
                                                       int64_t n, void *ctx)                    \
     {                                                                                          \
@@ -38,15 +38,15 @@
 #define CAST_TO_ARGS(E, T, S) CAST_TO(T, S, E)
 MT_ALL_DTYPES(CAST_TO_ARGS)
 
-#define CAST_ENTRY(TO_T, TO_S, FROM_T, FROM_S) cast_##FROM_S##_##TO_S,
-#define CAST_ROW(E, T, S) {MT_ALL_DTYPES_INNER(CAST_ENTRY, T, S)},
+#define CAST_ENTRY(TO_T, TO_S, FROM_E, FROM_T, FROM_S) [FROM_E] = cast_##FROM_S##_##TO_S,
+#define CAST_ROW(E, T, S) [E] = {MT_ALL_DTYPES_INNER(CAST_ENTRY, T, S)},
 /* cast_loops[to][from], the real dtypes (complex rows and columns are NULL: cast_loop) */
 static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPES(CAST_ROW)};
 
 /* Casts to and from complex (parts of type P: float or double). A real value becomes (v, 0); a
  * complex one becomes a real by its real part, as PyTorch's copy_ does (it warns). */
 // out (any shape) complex, in real broadcast to it
-#define TO_COMPLEX_LOOP(P, PS, FROM_T, FROM_S)                                                   \
+#define TO_COMPLEX_LOOP(P, PS, FROM_E, FROM_T, FROM_S)                                           \
     static void cast_##FROM_S##_c##PS(char **data, const int64_t *strides, int64_t n, void *ctx) \
     {                                                                                            \
         (void)ctx;                                                                               \
@@ -57,7 +57,7 @@ static const mt_loop_fn cast_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {MT_ALL_DTYPE
         }                                                                                        \
     }
 // out (any shape) real, in complex broadcast to it
-#define FROM_COMPLEX_LOOP(P, PS, TO_T, TO_S)                                                    \
+#define FROM_COMPLEX_LOOP(P, PS, TO_E, TO_T, TO_S)                                              \
     static void cast_c##PS##_##TO_S(char **data, const int64_t *strides, int64_t n, void *ctx)  \
     {                                                                                           \
         (void)ctx;                                                                              \
@@ -87,17 +87,37 @@ COMPLEX_COMPLEX_LOOP(float, 64, double, 128)
 COMPLEX_COMPLEX_LOOP(double, 128, float, 64)
 COMPLEX_COMPLEX_LOOP(double, 128, double, 128)
 
-#define TO_COMPLEX_ENTRY(P, PS, FROM_T, FROM_S) cast_##FROM_S##_c##PS,
-#define FROM_COMPLEX_ENTRY(P, PS, TO_T, TO_S) cast_c##PS##_##TO_S,
-/* [to][from] over the real dtypes, in enum order */
-static const mt_loop_fn to_complex_loops[2][MT_COMPLEX64] = {
+#define TO_COMPLEX_ENTRY(P, PS, FROM_E, FROM_T, FROM_S) [FROM_E] = cast_##FROM_S##_c##PS,
+#define FROM_COMPLEX_ENTRY(P, PS, TO_E, TO_T, TO_S) [TO_E] = cast_c##PS##_##TO_S,
+/* [to][from] over the real dtypes (the complex columns are NULL) */
+static const mt_loop_fn to_complex_loops[2][MT_NUM_DTYPES] = {
     {MT_ALL_DTYPES_INNER(TO_COMPLEX_ENTRY, float, 64)},
     {MT_ALL_DTYPES_INNER(TO_COMPLEX_ENTRY, double, 128)}};
-static const mt_loop_fn from_complex_loops[2][MT_COMPLEX64] = {
+static const mt_loop_fn from_complex_loops[2][MT_NUM_DTYPES] = {
     {MT_ALL_DTYPES_INNER(FROM_COMPLEX_ENTRY, float, 64)},
     {MT_ALL_DTYPES_INNER(FROM_COMPLEX_ENTRY, double, 128)}};
 static const mt_loop_fn complex_complex_loops[2][2] = {{cast_c64_c64, cast_c128_c64},
                                                        {cast_c64_c128, cast_c128_c128}};
+
+// out (any shape) of any dtype, in a float8 fnuz format broadcast to it: as the float cast, but a
+// NaN gives 0 (PyTorch's conversion of these formats to the integer dtypes)
+#define FNUZ_INT_LOOP(FROM_T, FROM_S, TO_E, TO_T, TO_S)                                    \
+    static void cast_##FROM_S##_int_##TO_S(char **data, const int64_t *strides, int64_t n, \
+                                           void *ctx)                                      \
+    {                                                                                      \
+        (void)ctx;                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const float v = MT_LD_##FROM_S(data[1] + i * strides[1]);                      \
+            MT_ST_##TO_S(data[0] + i * strides[0], isnan(v) ? 0.0f : v);                   \
+        }                                                                                  \
+    }
+MT_ALL_DTYPES_INNER(FNUZ_INT_LOOP, mt_f8e4m3fnuz, f8e4m3fnuz)
+MT_ALL_DTYPES_INNER(FNUZ_INT_LOOP, mt_f8e5m2fnuz, f8e5m2fnuz)
+#define FNUZ_INT_ENTRY(FROM_T, FROM_S, TO_E, TO_T, TO_S) [TO_E] = cast_##FROM_S##_int_##TO_S,
+/* [e4m3fnuz, e5m2fnuz][to] */
+static const mt_loop_fn fnuz_int_loops[2][MT_NUM_DTYPES] = {
+    {MT_ALL_DTYPES_INNER(FNUZ_INT_ENTRY, mt_f8e4m3fnuz, f8e4m3fnuz)},
+    {MT_ALL_DTYPES_INNER(FNUZ_INT_ENTRY, mt_f8e5m2fnuz, f8e5m2fnuz)}};
 
 /* The loop that casts from to to, for every pair of dtypes. */
 static mt_loop_fn
@@ -112,6 +132,10 @@ cast_loop(mt_dtype to, mt_dtype from)
     }
     if (cfrom) {
         return from_complex_loops[from - MT_COMPLEX64][to];
+    }
+    if ((from == MT_FLOAT8_E4M3FNUZ || from == MT_FLOAT8_E5M2FNUZ) &&
+        mt_dtype_is_integral(to, false)) {
+        return fnuz_int_loops[from == MT_FLOAT8_E5M2FNUZ][to];
     }
     return cast_loops[to][from];
 }
@@ -312,7 +336,7 @@ fill_c128(char **data, const int64_t *strides, int64_t n, void *ctx)
         o[1] = v[1];
     }
 }
-#define FILL_ENTRY(E, T, S) fill_##S,
+#define FILL_ENTRY(E, T, S) [E] = fill_##S,
 static const mt_loop_fn fill_loops[MT_NUM_DTYPES] = {
     MT_ALL_DTYPES(FILL_ENTRY)[MT_COMPLEX64] = fill_i64, [MT_COMPLEX128] = fill_c128};
 

@@ -20,8 +20,8 @@
 #include "ops/op_chain.h"
 #include "ops/ops.h"
 
-static bool
-on_cuda(const mt_args *a)
+bool
+mt_args_on_cuda(const mt_args *a)
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         if (a->t[k] && !a->t[k]->is_wrapped_number && mt_tensor_device(a->t[k]).type == MT_CUDA) {
@@ -36,22 +36,28 @@ on_cuda(const mt_args *a)
     return a->has_device && a->device.type == MT_CUDA;
 }
 
-/* The first complex dtype of the call (for the message). */
-static mt_dtype
-complex_dtype(const mt_args *a)
+int
+mt_args_first_dtype(const mt_args *a, bool (*is)(mt_dtype))
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (a->t[k] && mt_dtype_is_complex(a->t[k]->dtype)) {
+        if (a->t[k] && is(a->t[k]->dtype)) {
             return a->t[k]->dtype;
         }
     }
     for (int k = 0; k < a->ntl; k++) {
-        if (a->tl[k] && mt_dtype_is_complex(a->tl[k]->dtype)) {
+        if (a->tl[k] && is(a->tl[k]->dtype)) {
             return a->tl[k]->dtype;
         }
     }
-    return a->dtype >= 0 && mt_dtype_is_complex((mt_dtype)a->dtype) ? (mt_dtype)a->dtype
-                                                                    : MT_COMPLEX64;
+    return a->dtype >= 0 && is((mt_dtype)a->dtype) ? a->dtype : -1;
+}
+
+/* The first complex dtype of the call (for the message). */
+static mt_dtype
+complex_dtype(const mt_args *a)
+{
+    const int dt = mt_args_first_dtype(a, mt_dtype_is_complex);
+    return dt >= 0 ? (mt_dtype)dt : MT_COMPLEX64;
 }
 
 static mt_status
@@ -341,7 +347,7 @@ mt_status
 mt_complex_dispatch(mt_op op, mt_args *a, bool *handled)
 {
     *handled = false;
-    if (on_cuda(a)) {
+    if (mt_args_on_cuda(a)) {
         return mt_complex_refuse_cuda(op);
     }
     if (mt_op_flags[op] & COMPLEX) {

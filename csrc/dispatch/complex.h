@@ -6,23 +6,38 @@
 
 #include "dispatch/dispatch.h"
 
-/* Whether a call has a complex tensor or asks for a complex dtype: the one check that every
- * call pays (a few pointer reads), before mt_complex_dispatch. */
+/* Whether a call has a tensor of a dtype that is(dtype) says yes to, or asks for one: a few
+ * pointer reads (the complex and the shell dtypes' rules start with it). */
 static inline bool
-mt_complex_involved(const mt_args *a)
+mt_args_any_dtype(const mt_args *a, bool (*is)(mt_dtype))
 {
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
-        if (a->t[k] && a->t[k]->dtype >= MT_COMPLEX64) {
+        if (a->t[k] && is(a->t[k]->dtype)) {
             return true;
         }
     }
     for (int k = 0; k < a->ntl; k++) {
-        if (a->tl[k] && a->tl[k]->dtype >= MT_COMPLEX64) {
+        if (a->tl[k] && is(a->tl[k]->dtype)) {
             return true;
         }
     }
-    return a->dtype >= MT_COMPLEX64;
+    return a->dtype >= 0 && is((mt_dtype)a->dtype);
 }
+
+/* Whether a call has a complex tensor or asks for a complex dtype: the one check that every
+ * call pays, before mt_complex_dispatch. */
+static inline bool
+mt_complex_involved(const mt_args *a)
+{
+    return mt_args_any_dtype(a, mt_dtype_is_complex);
+}
+
+/* The first dtype of the call's tensors (a->t, then its list), then of its dtype=, that is(dtype)
+ * says yes to; -1 for none. */
+int mt_args_first_dtype(const mt_args *a, bool (*is)(mt_dtype));
+
+/* Whether a call is on the CUDA device: a tensor there (not a wrapped number) or device=. */
+bool mt_args_on_cuda(const mt_args *a);
 
 /* A call with complex tensors or dtype: refused (the op takes none, or the device has no
  * complex kernels), left to the dispatcher (*handled false: the op takes them), or run on the

@@ -145,6 +145,12 @@ fill_value(mt_dtype dt)
         return mt_scalar_int(INT32_MAX);
     case MT_INT64:
         return mt_scalar_int(INT64_MAX);
+    case MT_UINT16:
+        return mt_scalar_int(UINT16_MAX);
+    case MT_UINT32:
+        return mt_scalar_int(UINT32_MAX);
+    case MT_UINT64:
+        return mt_scalar_uint(UINT64_MAX);
     default:
         return mt_scalar_float(NAN);
     }

@@ -14,6 +14,7 @@
 #include "dispatch/complex.h"
 #include "dispatch/deterministic.h"
 #include "dispatch/kernels.h"
+#include "dispatch/shell.h"
 #include "dispatch/widen.h"
 #include "ops/front.h"
 #include "ops/ops.h" /* mt_op_to_copy, for CPU scalars joining a CUDA call */
@@ -510,8 +511,28 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
     return st;
 }
 
+static mt_status dispatch_typed(mt_op op, mt_args *a, unsigned mask);
+
 static mt_status
 dispatch_below(mt_op op, mt_args *a, unsigned mask)
+{
+    bool guard = false;
+    if (!mt_shell_involved(a)) {
+        return dispatch_typed(op, a, mask);
+    }
+    mt_status st = mt_shell_check(op, a, &guard);
+    if (st || !guard) {
+        return st ? st : dispatch_typed(op, a, mask);
+    }
+    mt_shell_enter();
+    st = mt_shell_run(op, a, mask, dispatch_typed);
+    mt_shell_leave();
+    return st;
+}
+
+/* dispatch_below past the shell dtypes' rule */
+static mt_status
+dispatch_typed(mt_op op, mt_args *a, unsigned mask)
 {
     unsigned keys = 0;
     mt_status st;
@@ -548,6 +569,13 @@ dispatch_past_autocast(mt_op op, mt_args *a)
 mt_status
 mt_dispatch(mt_op op, mt_args *a)
 {
+    /* an inference tensor is updated in place only in inference mode */
+    if ((mt_op_flags[op] & INPLACE) && a->t[0] && a->t[0]->is_inference) {
+        mt_status st = mt_check_inference_write(a->t[0]);
+        if (st) {
+            return st;
+        }
+    }
     if (mt_autocast_on) {
         return mt_autocast_dispatch(op, a, dispatch_past_autocast);
     }

@@ -1,4 +1,5 @@
-/* The small dtypes (uint8, int8, int16, float16, bfloat16) through the kernels of the dtypes
+/* The small dtypes (uint8, int8, int16, float16, bfloat16, and the shell dtypes that
+ * dispatch/shell.c lets through) through the kernels of the dtypes
  * they compute in, as PyTorch's CPU computes float16 and bfloat16: load to float32 (integers to
  * int32, which C's arithmetic on them does too), compute, round or wrap once on store.
  *
@@ -163,6 +164,20 @@ written(mt_op op, int k, int nt)
            (op == MT_OP_batch_norm && (k == 3 || k == 4));
 }
 
+/* Whether result o of op holds values of the inputs' dtype when that dtype computes in int64
+ * (uint32, uint64): only the first result (sort's values, not its indices), and not argsort's
+ * positions nor the integer sums and products, which PyTorch gives in int64 whatever the integer
+ * input. */
+static bool
+values_result(mt_op op, int o, int castback)
+{
+    if (castback < 0 || mt_dtype_compute((mt_dtype)castback) != MT_INT64) {
+        return true;
+    }
+    return o == 0 && op != MT_OP_sum && op != MT_OP_prod && op != MT_OP_cumsum &&
+           op != MT_OP_cumprod && op != MT_OP_nansum && op != MT_OP_argsort;
+}
+
 /* Result r in the computing dtype back to dt, in place of r. */
 static mt_status
 narrow_result(mt_tensor **r, int dt)
@@ -280,7 +295,7 @@ mt_widen_run(mt_op op, mt_args *a, mt_key key, mt_widen_inner inner)
                 a->out[o] = n;
             }
         }
-        st = st ? st : narrow_result(&a->out[o], castback);
+        st = st ? st : narrow_result(&a->out[o], values_result(op, o, castback) ? castback : -1);
     }
     for (int o = 0; o < a->noutl && st == MT_OK; o++) {
         st = narrow_result(&a->outl[o], castback);

@@ -476,6 +476,17 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
         case 'B':
             *dt = MT_UINT8;
             return 0;
+        case 'H':
+            *dt = MT_UINT16;
+            return 0;
+        case 'I':
+        case 'L':
+        case 'Q':
+            if (v->itemsize == 8 || v->itemsize == 4) {
+                *dt = v->itemsize == 8 ? MT_UINT64 : MT_UINT32;
+                return 0;
+            }
+            break;
         case 'b':
             *dt = MT_INT8;
             return 0;
@@ -501,8 +512,8 @@ buffer_dtype(PyObject *arr, const Py_buffer *v, mt_dtype *dt)
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
                  "can't convert np.ndarray of type %S. The only supported types are: float64, "
-                 "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and "
-                 "bool.",
+                 "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                 "uint32, uint16, uint8, and bool.",
                  np_dtype ? np_dtype : (PyObject *)Py_TYPE(arr));
     Py_XDECREF(np_dtype);
     return -1;
@@ -646,9 +657,13 @@ mt_py_from_numpy(PyObject *module, PyObject *arr)
 
 /* ---- the buffer protocol ---- */
 
-/* struct module formats; bfloat16 has none, and NumPy no such dtype: numpy() refuses it */
-static const char *const formats[MT_NUM_DTYPES] = {"?", "i", "q", "f",  "d",  "B",
-                                                   "b", "h", "e", NULL, "Zf", "Zd"};
+/* struct module formats; bfloat16 and the float8 formats have none, and NumPy no such dtypes:
+ * numpy() refuses them */
+static const char *const formats[MT_NUM_DTYPES] = {
+    [MT_BOOL] = "?",    [MT_INT32] = "i",      [MT_INT64] = "q",       [MT_FLOAT32] = "f",
+    [MT_FLOAT64] = "d", [MT_UINT8] = "B",      [MT_INT8] = "b",        [MT_INT16] = "h",
+    [MT_FLOAT16] = "e", [MT_COMPLEX64] = "Zf", [MT_COMPLEX128] = "Zd", [MT_UINT16] = "H",
+    [MT_UINT32] = "I",  [MT_UINT64] = "Q"};
 
 /* What an export hands out as view->obj: the storage the buffer points into, and the shape and
  * strides it describes. Not the tensor: `t.data = other` and Module.double() give the tensor

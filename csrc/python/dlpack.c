@@ -24,6 +24,13 @@
 
 enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3 };
 enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
+/* DLPack 1.1's float8 codes */
+enum {
+    kDLFloat8_e4m3fn = 10,
+    kDLFloat8_e4m3fnuz = 11,
+    kDLFloat8_e5m2 = 12,
+    kDLFloat8_e5m2fnuz = 13
+};
 
 typedef struct {
     uint32_t major;
@@ -128,12 +135,25 @@ capsule_destructor(PyObject *cap)
 }
 
 static const DLDataType dl_dtypes[MT_NUM_DTYPES] = {
-    [MT_BOOL] = {kDLBool, 8, 1},          [MT_INT32] = {kDLInt, 32, 1},
-    [MT_INT64] = {kDLInt, 64, 1},         [MT_FLOAT32] = {kDLFloat, 32, 1},
-    [MT_FLOAT64] = {kDLFloat, 64, 1},     [MT_UINT8] = {kDLUInt, 8, 1},
-    [MT_INT8] = {kDLInt, 8, 1},           [MT_INT16] = {kDLInt, 16, 1},
-    [MT_FLOAT16] = {kDLFloat, 16, 1},     [MT_BFLOAT16] = {kDLBfloat, 16, 1},
-    [MT_COMPLEX64] = {kDLComplex, 64, 1}, [MT_COMPLEX128] = {kDLComplex, 128, 1},
+    [MT_BOOL] = {kDLBool, 8, 1},
+    [MT_INT32] = {kDLInt, 32, 1},
+    [MT_INT64] = {kDLInt, 64, 1},
+    [MT_FLOAT32] = {kDLFloat, 32, 1},
+    [MT_FLOAT64] = {kDLFloat, 64, 1},
+    [MT_UINT8] = {kDLUInt, 8, 1},
+    [MT_INT8] = {kDLInt, 8, 1},
+    [MT_INT16] = {kDLInt, 16, 1},
+    [MT_FLOAT16] = {kDLFloat, 16, 1},
+    [MT_BFLOAT16] = {kDLBfloat, 16, 1},
+    [MT_COMPLEX64] = {kDLComplex, 64, 1},
+    [MT_COMPLEX128] = {kDLComplex, 128, 1},
+    [MT_UINT16] = {kDLUInt, 16, 1},
+    [MT_UINT32] = {kDLUInt, 32, 1},
+    [MT_UINT64] = {kDLUInt, 64, 1},
+    [MT_FLOAT8_E4M3FN] = {kDLFloat8_e4m3fn, 8, 1},
+    [MT_FLOAT8_E5M2] = {kDLFloat8_e5m2, 8, 1},
+    [MT_FLOAT8_E4M3FNUZ] = {kDLFloat8_e4m3fnuz, 8, 1},
+    [MT_FLOAT8_E5M2FNUZ] = {kDLFloat8_e5m2fnuz, 8, 1},
 };
 
 static DLDevice
@@ -329,8 +349,9 @@ dtype_from_dl(DLDataType t, mt_dtype *out)
     }
     PyErr_Format(PyExc_BufferError,
                  "minitorch.from_dlpack: unsupported DLPack dtype (code %d, bits %d, lanes %d); "
-                 "minitorch supports bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
-                 "float32, float64, complex64 and complex128",
+                 "minitorch supports bool, uint8, uint16, uint32, uint64, int8, int16, int32, "
+                 "int64, float16, bfloat16, float32, float64, complex64, complex128 and the "
+                 "float8 formats e4m3fn, e5m2, e4m3fnuz and e5m2fnuz",
                  t.code, t.bits, t.lanes);
     return -1;
 }

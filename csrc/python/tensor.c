@@ -231,6 +231,10 @@ tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
                         "only Tensors of floating point dtype can require gradients");
         return NULL;
     }
+    mt_status st = mt_check_inference_requires_grad(T(self), on);
+    if (st) {
+        return mt_py_raise(st);
+    }
     if (T(self)->grad_fn && !on) {
         PyErr_SetString(PyExc_RuntimeError,
                         "you can only change requires_grad flags of leaf variables. If you want to "
@@ -542,10 +546,18 @@ tensor_retain_grad(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
+get_is_inference(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(T(self)->is_inference);
+}
+
+static PyObject *
 get_version(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(mt_tensor_version(T(self)));
+    mt_status st = mt_check_inference_version(T(self));
+    return st ? mt_py_raise(st) : PyLong_FromLong(mt_tensor_version(T(self)));
 }
 
 static PyObject *
@@ -584,6 +596,7 @@ static PyGetSetDef tensor_getset[] = {
     {"is_leaf", get_is_leaf, NULL, NULL, NULL},
     {"retains_grad", get_retains_grad, NULL, NULL, NULL},
     {"_version", get_version, NULL, NULL, NULL},
+    {"_is_inference", get_is_inference, NULL, NULL, NULL},
     {"_base", get_base, NULL, "The tensor this view views (None if it is no view).", NULL},
     {"itemsize", get_itemsize, NULL, NULL, NULL},
     {"nbytes", get_nbytes, NULL, NULL, NULL},

@@ -116,6 +116,8 @@ mt_py_from_scalar(mt_scalar s)
         return PyBool_FromLong(s.v.b);
     case MT_INT64:
         return PyLong_FromLongLong(s.v.i);
+    case MT_UINT64:
+        return PyLong_FromUnsignedLongLong(s.v.u);
     default:
         return PyFloat_FromDouble(s.v.f);
     }
@@ -177,7 +179,7 @@ dtype_is_signed(PyObject *self, void *closure)
 {
     (void)closure;
     mt_dtype dt = ((dtype_obj *)self)->dt;
-    return PyBool_FromLong(dt != MT_BOOL && dt != MT_UINT8);
+    return PyBool_FromLong(!mt_dtype_is_unsigned(dt));
 }
 
 static PyObject *
@@ -495,7 +497,8 @@ py_promote_types(PyObject *m, PyObject *args, PyObject *kwargs)
     if (two_dtypes(args, kwargs, "O!O!:promote_types", kwlist, &a, &b) < 0) {
         return NULL;
     }
-    return Py_NewRef(mt_py_dtype_obj(mt_promote_types(a, b)));
+    mt_status st = mt_promote_check(a, b);
+    return st ? mt_py_raise(st) : Py_NewRef(mt_py_dtype_obj(mt_promote_types(a, b)));
 }
 
 static PyObject *

@@ -1,0 +1,457 @@
+/* Which ops take PyTorch's "shell" dtypes (uint16, uint32, uint64 and the four float8 formats),
+ * for every device: the dispatcher's rule for them (dispatch.c calls mt_shell_check for a call
+ * that has one, before anything runs).
+ *
+ * PyTorch stores, converts, moves and prints these dtypes, but its CPU kernels compute on them
+ * only here and there; every other op raises NotImplementedError naming its kernel. The rows
+ * below are the ops PyTorch 2.13's CPU takes them in (measured over each op and dtype,
+ * tests/core/test_dtype_shell.py), and for a few refused ones the kernel name PyTorch's message
+ * gives. An op the rows allow runs as for uint8 or float16: widened to its computing dtype
+ * (dispatch/widen.c). A call that passes here is not checked again in the ops it calls (a
+ * composite's steps), as PyTorch's checks are its kernels'. Two forms run apart
+ * (mt_shell_run): the orderings of uint64, which int64 would misorder from 2^63 up, and true
+ * division of the uints, in the float result's dtype. The CUDA backend has no kernels for them:
+ * every op refuses them there. Nothing here computes an element. */
+#include "dispatch/shell.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+/* Which shell dtypes an op takes. */
+enum {
+    U = 1,      /* uint16, uint32, uint64 */
+    F = 2,      /* the four float8 formats */
+    E5 = 4,     /* float8_e5m2 alone (the one with infinities) */
+    NO_NUM = 8, /* float8 only with no Python number or 0-dim tensor beside it ("reduced float") */
+    PROMOTES = 16, /* its operands meet in one dtype: PyTorch's promotion errors apply */
+    FLOATS = 32, /* computes on the uints as floats: they are converted to the default float
+                    * first (a uint64 from 2^63 up read as itself, not as int64) */
+    THROUGH = 64, /* a composite whose steps are checked, not the call itself (matmul: mm or mv) */
+};
+
+typedef struct shell_row {
+    const char *op;
+    int takes;
+    const char *kernel; /* PyTorch's kernel name in its message when refused; NULL: the op's */
+} shell_row;
+
+static const shell_row rows[] = {
+    /* moving, viewing, allocating: every shell dtype */
+    {"copy_", U | F, NULL},
+    {"fill_", U | F, NULL},
+    {"zero_", U | F, NULL},
+    {"empty", U | F, NULL},
+    {"zeros", U | F, NULL},
+    {"ones", U | F, NULL},
+    {"full", U | F, NULL},
+    {"clone", U | F, NULL},
+    {"contiguous", U | F, NULL},
+    {"to", U | F, NULL},
+    {"_to_copy", U | F, NULL},
+    {"alias", U | F, NULL},
+    {"as_strided", U | F, NULL},
+    {"view", U | F, NULL},
+    {"view_dtype", U | F, NULL},
+    {"view_as", U | F, NULL},
+    {"reshape", U | F, NULL},
+    {"reshape_as", U | F, NULL},
+    {"_unsafe_view", U | F, NULL},
+    {"t", U | F, NULL},
+    {"transpose", U | F, NULL},
+    {"transpose_", U | F, NULL},
+    {"swapaxes", U | F, NULL},
+    {"permute", U | F, NULL},
+    {"movedim", U | F, NULL},
+    {"moveaxis", U | F, NULL},
+    {"expand", U | F, NULL},
+    {"expand_as", U | F, NULL},
+    {"squeeze", U | F, NULL},
+    {"squeeze_", U | F, NULL},
+    {"unsqueeze", U | F, NULL},
+    {"unsqueeze_", U | F, NULL},
+    {"flatten", U | F, NULL},
+    {"unflatten", U | F, NULL},
+    {"select", U | F, NULL},
+    {"slice", U | F, NULL},
+    {"narrow", U | F, NULL},
+    {"detach", U | F, NULL},
+    {"cat", U | F, NULL},
+    {"concat", U | F, NULL},
+    {"concatenate", U | F, NULL},
+    {"stack", U | F, NULL},
+    {"split", U | F, NULL},
+    {"split_with_sizes", U | F, NULL},
+    {"chunk", U | F, NULL},
+    {"unbind", U | F, NULL},
+    {"repeat", U | F, NULL},
+    {"index", U | F, NULL},
+    {"index_select", U | F, NULL},
+    {"where", U | F, NULL},
+    {"flip", U | F, NULL},
+    {"roll", U | F, NULL},
+    {"diagonal", U | F, NULL},
+    {"diag", U | F, NULL},
+    {"random_", U, "random_update_from_to"},
+    {"randint", U, "random_update_from_to"},
+    /* float8 only */
+    {"index_put_", F, "index_put"},
+    {"index_put", F, "index_put"},
+    {"masked_select", F, NULL},
+    {"mm", F | PROMOTES, "addmm_impl_cpu_"},
+    {"eye", F, NULL},
+    {"abs", F, "abs_cpu"},
+    {"abs_", F, "abs_cpu"},
+    {"isinf", U | E5, NULL},
+    {"isfinite", U | E5, NULL},
+    {"matmul", THROUGH, NULL},
+    /* computing on both */
+    {"mul", U | F | NO_NUM | PROMOTES, "mul_cpu_reduced_float"},
+    {"mul_", U | F | NO_NUM | PROMOTES, "mul_cpu_reduced_float"},
+    {"eq", U | F | PROMOTES, NULL},
+    {"ne", U | F | PROMOTES, NULL},
+    {"isnan", U | F, NULL},
+    {"isreal", U | F, NULL},
+    {"any", U | F, NULL},
+    {"all", U | F, NULL},
+    /* computing on uint16, uint32, uint64 only */
+    {"div", U | PROMOTES | FLOATS, "div_cpu"},
+    {"true_divide", U | PROMOTES | FLOATS, "div_cpu"},
+    {"bitwise_and", U | PROMOTES, "bitwise_and_cpu"},
+    {"bitwise_or", U | PROMOTES, "bitwise_or_cpu"},
+    {"bitwise_xor", U | PROMOTES, "bitwise_xor_cpu"},
+    {"bitwise_and_", U | PROMOTES, "bitwise_and_cpu"},
+    {"bitwise_or_", U | PROMOTES, "bitwise_or_cpu"},
+    {"bitwise_xor_", U | PROMOTES, "bitwise_xor_cpu"},
+    {"isposinf", U, "isposinf_cpu"},
+    {"isneginf", U, "isneginf_cpu"},
+    {"signbit", U, "signbit_cpu"},
+    {"floor", U, NULL},
+    {"ceil", U, NULL},
+    {"round", U, NULL},
+    {"trunc", U, NULL},
+    {"nan_to_num", U, NULL},
+    /* the integer-to-float ones: on the uints' values as floats */
+    {"exp", U | FLOATS, "exp_vml_cpu"},
+    {"exp2", U | FLOATS, NULL},
+    {"expm1", U | FLOATS, NULL},
+    {"log", U | FLOATS, "log_vml_cpu"},
+    {"log2", U | FLOATS, NULL},
+    {"log10", U | FLOATS, NULL},
+    {"log1p", U | FLOATS, NULL},
+    {"sqrt", U | FLOATS, "sqrt_vml_cpu"},
+    {"rsqrt", U | FLOATS, NULL},
+    {"reciprocal", U | FLOATS, NULL},
+    {"sin", U | FLOATS, NULL},
+    {"cos", U | FLOATS, NULL},
+    {"tan", U | FLOATS, NULL},
+    {"tanh", U | FLOATS, NULL},
+    {"sinh", U | FLOATS, NULL},
+    {"cosh", U | FLOATS, NULL},
+    {"asin", U | FLOATS, NULL},
+    {"acos", U | FLOATS, NULL},
+    {"atan", U | FLOATS, NULL},
+    {"asinh", U | FLOATS, NULL},
+    {"acosh", U | FLOATS, NULL},
+    {"atanh", U | FLOATS, NULL},
+    {"sigmoid", U | FLOATS, NULL},
+    {"erf", U | FLOATS, NULL},
+    {"erfc", U | FLOATS, NULL},
+    {"erfinv", U | FLOATS, NULL},
+    {"lgamma", U | FLOATS, NULL},
+    {"digamma", U | FLOATS, NULL},
+    {"deg2rad", U | FLOATS, NULL},
+    {"rad2deg", U | FLOATS, NULL},
+    {"i0", U | FLOATS, NULL},
+    {"logit", U | FLOATS, NULL},
+    {"sinc", U | FLOATS, NULL},
+    {"sum", U, "sum_cpu"},
+    {"mean", U, "sum_cpu"}, /* its front end refuses an integer input, as PyTorch's */
+    {"prod", U, "prod_out_cpu"},
+    {"cumsum", U, "cumsum_out_cpu"},
+    {"sort", U, "sorting_kernel_method_name"},
+    {"argsort", U, "sorting_kernel_method_name"},
+    {"_unique2", U, "unique"},
+    {"unique_dim", U, "unique"},
+    {"isclose", U | PROMOTES, "mul_cpu_reduced_float"},
+    /* refused everywhere, with PyTorch's kernel names */
+    {"add", 0, "add_stub"},
+    {"add_", 0, "add_stub"},
+    {"sub", 0, "add_stub"},
+    {"sub_", 0, "add_stub"},
+    {"neg", 0, "neg_cpu"},
+    {"sign", 0, "sign_cpu"},
+    {"lt", 0, "lt_cpu"},
+    {"le", 0, "le_cpu"},
+    {"gt", 0, "gt_cpu"},
+    {"ge", 0, "ge_cpu"},
+    {"maximum", 0, "maximum_cpu"},
+    {"minimum", 0, "minimum_cpu"},
+    {"clamp", 0, "clamp_scalar_cpu"},
+    {"clamp_min", 0, "clamp_min_scalar_cpu"},
+    {"clamp_max", 0, "clamp_max_scalar_cpu"},
+    {"max", 0, "max_all"},
+    {"min", 0, "min_all"},
+    {"amax", 0, "max_values_cpu"},
+    {"amin", 0, "min_values_cpu"},
+    {"argmax", 0, "argmax_cpu"},
+    {"argmin", 0, "argmin_cpu"},
+    {"max_dim", 0, "max_cpu"},
+    {"min_dim", 0, "min_cpu"},
+    {"topk", 0, "topk_cpu"},
+    {"nonzero", 0, "nonzero_count_cpu"},
+    {"count_nonzero", 0, "nonzero_count_cpu"},
+    {"gather", 0, "scatter_gather_tensor_cpu"},
+    {"scatter", 0, "scatter_gather_tensor_cpu"},
+    {"scatter_", 0, "scatter_gather_tensor_cpu"},
+    {"take", 0, "take_cpu"},
+    {"remainder", 0, "remainder_cpu"},
+    {"floor_divide", 0, "div_floor_cpu"},
+    {"bitwise_not", 0, "bitwise_not_cpu"},
+    {"bitwise_left_shift", 0, "lshift_cpu"},
+    {"bitwise_right_shift", 0, "rshift_cpu"},
+    {"frac", 0, "frac_cpu"},
+    {"square", 0, "pow"},
+    {"sgn", 0, "sign_cpu"},
+    {"logical_not", 0, "logical_not_cpu"},
+    {"logical_and", 0, "logical_and_cpu"},
+    {"logical_or", 0, "logical_or_cpu"},
+    {"softmax", 0, "softmax_lastdim_kernel_impl"},
+    {"arange", 0, "arange_cpu"},
+    {"linspace", 0, "linspace_cpu"},
+    {"addmv", 0, "addmv_impl_cpu"},
+    {"mv", 0, "addmv_impl_cpu"},
+    {"uniform_", 0, "check_uniform_bounds"},
+    {"rand", 0, "check_uniform_bounds"},
+    {"normal_", 0, "normal_kernel_cpu"},
+    {"randn", 0, "normal_kernel_cpu"},
+    {"relu", 0, "clamp_min_scalar_cpu"},
+};
+
+/* rows by op, filled on first use: -1 for an op with no row (refused, named by itself) */
+static int row_of[MT_NUM_OPS];
+static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+
+static void
+index_rows(void)
+{
+    for (int op = 0; op < MT_NUM_OPS; op++) {
+        row_of[op] = -1;
+        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+            if (strcmp(rows[r].op, mt_op_names[op]) == 0) {
+                row_of[op] = (int)r;
+            }
+        }
+    }
+}
+
+/* Whether a row takes dtype dt. */
+static bool
+takes(const shell_row *r, mt_dtype dt)
+{
+    if (mt_dtype_is_float8(dt)) {
+        return (r->takes & F) || (dt == MT_FLOAT8_E5M2 && (r->takes & E5));
+    }
+    return (r->takes & U) != 0;
+}
+
+/* bool 0, integers 1, floats 2, complex 3 */
+static int
+category(mt_dtype dt)
+{
+    return dt == MT_BOOL ? 0 : mt_dtype_is_complex(dt) ? 3 : mt_dtype_is_float(dt) ? 2 : 1;
+}
+
+/* PyTorch's promotion of the call's tensors (the operands of the computing rows), refusing the
+ * pairs it refuses: within each rank (tensors with dims, 0-dim tensors, Python numbers) every
+ * pair meets; a lower rank joins only from a higher category (mt_promotion's rule). */
+static mt_status
+check_promotion(const mt_args *a)
+{
+    int dt[3] = {-1, -1, -1}; /* dims, 0-dim, wrapped */
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        const mt_tensor *t = a->t[k];
+        if (t == NULL) {
+            continue;
+        }
+        const int rank = t->is_wrapped_number ? 2 : t->ndim == 0 ? 1 : 0;
+        mt_status st = dt[rank] < 0 ? MT_OK : mt_promote_check((mt_dtype)dt[rank], t->dtype);
+        if (st) {
+            return st;
+        }
+        dt[rank] = dt[rank] < 0 ? (int)t->dtype
+                                : (int)mt_promote_types((mt_dtype)dt[rank], t->dtype);
+    }
+    int r = dt[0];
+    for (int rank = 1; rank < 3; rank++) {
+        if (dt[rank] < 0) {
+            continue;
+        }
+        if (r < 0) {
+            r = dt[rank];
+            continue;
+        }
+        if (category((mt_dtype)dt[rank]) > category((mt_dtype)r)) {
+            mt_status st = mt_promote_check((mt_dtype)r, (mt_dtype)dt[rank]);
+            if (st) {
+                return st;
+            }
+        }
+    }
+    return MT_OK;
+}
+
+/* Whether a float8 operand meets a Python number or a 0-dim tensor (PyTorch's "reduced float"
+ * scalar path, which has no float8 loop). */
+static bool
+has_scalar_operand(const mt_args *a)
+{
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (a->t[k] && (a->t[k]->is_wrapped_number || a->t[k]->ndim == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static _Thread_local int passed; /* > 0 inside a call that passed the check */
+
+mt_status
+mt_shell_check(mt_op op, const mt_args *a, bool *guard)
+{
+    const int found = mt_args_first_dtype(a, mt_dtype_is_shell);
+    *guard = false;
+    if (found < 0 || passed > 0) {
+        return MT_OK;
+    }
+    const mt_dtype dt = (mt_dtype)found;
+    pthread_once(&rows_once, index_rows);
+    const shell_row *r = row_of[op] >= 0 ? &rows[row_of[op]] : NULL;
+    const char *name = r && r->kernel ? r->kernel : mt_op_names[op];
+    if (mt_args_on_cuda(a)) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s' on the CUDA device",
+                       mt_op_names[op], mt_dtype_scalar_name(dt));
+    }
+    if (r && (r->takes & THROUGH)) {
+        return MT_OK;
+    }
+    if (r && takes(r, dt) && (r->takes & PROMOTES)) {
+        mt_status st = check_promotion(a);
+        if (st) {
+            return st;
+        }
+    }
+    /* div with a rounding mode is PyTorch's div_floor/div_trunc kernels, which take none */
+    if ((op == MT_OP_div || op == MT_OP_div_) && a->str[0]) {
+        return mt_fail(MT_ENOTIMPL, "\"div_%s_cpu\" not implemented for '%s'", a->str[0],
+                       mt_dtype_scalar_name(dt));
+    }
+    if (r == NULL || !takes(r, dt) ||
+        (mt_dtype_is_float8(dt) && (r->takes & NO_NUM) && has_scalar_operand(a))) {
+        return mt_fail(MT_ENOTIMPL, "\"%s\" not implemented for '%s'", name,
+                       mt_dtype_scalar_name(dt));
+    }
+    *guard = true;
+    return MT_OK;
+}
+
+void
+mt_shell_enter(void)
+{
+    passed++;
+}
+
+void
+mt_shell_leave(void)
+{
+    passed--;
+}
+
+/* ---- the forms computed apart ---- */
+
+static bool
+orders(mt_op op)
+{
+    return op == MT_OP_sort || op == MT_OP_argsort || op == MT_OP__unique2 ||
+           op == MT_OP_unique_dim;
+}
+
+// sort, argsort and unique of a uint64 self: the same op on self's bits as int64 with the top
+// bit flipped (x ^ 2^63 orders as signed what x orders as unsigned), its values flipped back
+// and viewed as uint64
+static mt_status
+run_flipped(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
+{
+    mt_tensor *self = a->t[0], *bits = NULL, *key = NULL, *top = NULL, *v = NULL, *u = NULL;
+    mt_status st = mt_op_view_dtype(self, MT_INT64, &bits);
+    if (st == MT_OK && (st = mt_tensor_scalar(mt_scalar_int(INT64_MIN), MT_INT64, &top)) == MT_OK) {
+        top->is_wrapped_number = true;
+        st = mt_op_bitwise_xor(bits, top, &key);
+    }
+    if (st == MT_OK) {
+        a->t[0] = key;
+        st = next(op, a, mask);
+        a->t[0] = self;
+    }
+    if (st == MT_OK && op != MT_OP_argsort && a->out[0]) {
+        if ((st = mt_op_bitwise_xor(a->out[0], top, &v)) == MT_OK &&
+            (st = mt_op_view_dtype(v, MT_UINT64, &u)) == MT_OK) {
+            mt_tensor_release(a->out[0]);
+            a->out[0] = u;
+        }
+    }
+    if (st) {
+        for (int o = 0; o < MT_MAX_OUTPUTS; o++) {
+            mt_tensor_clear(&a->out[o]);
+        }
+        mt_args_clear_outl(a);
+    }
+    mt_tensor_clear(&v);
+    mt_tensor_clear(&key);
+    mt_tensor_clear(&top);
+    mt_tensor_clear(&bits);
+    return st;
+}
+
+// true division and the integer-to-float ops with uint16/32/64 tensors: each converted to the
+// default float dtype first, as PyTorch's kernels convert their operands (a uint64 above 2^63
+// read as itself, not as int64)
+static mt_status
+run_in_float(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
+{
+    mt_tensor *given[MT_MAX_TENSOR_ARGS] = {NULL};
+    mt_status st = MT_OK;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS && st == MT_OK; k++) {
+        mt_tensor *t = a->t[k], *f = NULL;
+        if (t && !t->is_wrapped_number && mt_dtype_is_shell(t->dtype)) {
+            if ((st = mt_op__to_copy(t, (int)MT_DEFAULT_FLOAT, mt_tensor_device(t), &f)) == MT_OK) {
+                given[k] = t;
+                a->t[k] = f;
+            }
+        }
+    }
+    if (st == MT_OK) {
+        st = next(op, a, mask);
+    }
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if (given[k]) {
+            mt_tensor_release(a->t[k]);
+            a->t[k] = given[k];
+        }
+    }
+    return st;
+}
+
+mt_status
+mt_shell_run(mt_op op, mt_args *a, unsigned mask, mt_shell_next next)
+{
+    if (orders(op) && a->t[0] && a->t[0]->dtype == MT_UINT64) {
+        return run_flipped(op, a, mask, next);
+    }
+    pthread_once(&rows_once, index_rows);
+    if (row_of[op] >= 0 && (rows[row_of[op]].takes & FLOATS)) {
+        return run_in_float(op, a, mask, next);
+    }
+    return next(op, a, mask);
+}
