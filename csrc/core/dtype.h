@@ -69,6 +69,14 @@ mt_dtype_is_shell(mt_dtype dt)
     return dt >= MT_UINT16 && dt < MT_NUM_DTYPES;
 }
 
+/* Complex or a shell dtype: the enum's tail, the dtypes the dispatcher routes through a rule of
+ * their own (dispatch/complex.c, dispatch/shell.c) before the kernels' keys. */
+static inline bool
+mt_dtype_has_own_rule(mt_dtype dt)
+{
+    return dt >= MT_COMPLEX64 && dt < MT_NUM_DTYPES;
+}
+
 static inline bool
 mt_dtype_is_float(mt_dtype dt)
 {

@@ -24,8 +24,8 @@ mt_args_any_dtype(const mt_args *a, bool (*is)(mt_dtype))
     return a->dtype >= 0 && is((mt_dtype)a->dtype);
 }
 
-/* Whether a call has a complex tensor or asks for a complex dtype: the one check that every
- * call pays, before mt_complex_dispatch. */
+/* Whether a call has a complex tensor or asks for a complex dtype, before mt_complex_dispatch
+ * (a call with neither a complex nor a shell dtype skips it: mt_dtype_has_own_rule). */
 static inline bool
 mt_complex_involved(const mt_args *a)
 {

@@ -512,10 +512,14 @@ run_with_scalars_on(mt_device dev, mt_op op, mt_args *a, unsigned keys)
 }
 
 static mt_status dispatch_typed(mt_op op, mt_args *a, unsigned mask);
+static mt_status dispatch_keys(mt_op op, mt_args *a, unsigned mask);
 
 static mt_status
 dispatch_below(mt_op op, mt_args *a, unsigned mask)
 {
+    if (!mt_args_any_dtype(a, mt_dtype_has_own_rule)) {
+        return dispatch_keys(op, a, mask); /* the common call: one scan for both rules */
+    }
     bool guard = false;
     if (!mt_shell_involved(a)) {
         return dispatch_typed(op, a, mask);
@@ -530,19 +534,26 @@ dispatch_below(mt_op op, mt_args *a, unsigned mask)
     return st;
 }
 
-/* dispatch_below past the shell dtypes' rule */
+/* dispatch_below past the shell dtypes' rule: the complex dtypes' */
 static mt_status
 dispatch_typed(mt_op op, mt_args *a, unsigned mask)
 {
-    unsigned keys = 0;
-    mt_status st;
     if (mt_complex_involved(a)) {
         bool handled;
-        if ((st = mt_complex_dispatch(op, a, &handled)) || handled) {
+        mt_status st = mt_complex_dispatch(op, a, &handled);
+        if (st || handled) {
             return st;
         }
     }
-    st = compute_keys(op, a, &keys);
+    return dispatch_keys(op, a, mask);
+}
+
+/* the kernel of the call's keys */
+static mt_status
+dispatch_keys(mt_op op, mt_args *a, unsigned mask)
+{
+    unsigned keys = 0;
+    mt_status st = compute_keys(op, a, &keys);
     if (st) {
         return st;
     }

@@ -16,8 +16,8 @@ import numpy as np
 
 import minitorch
 from minitorch.distributed import (Backend, DistBackendError, GroupMember, ReduceOp, _comm_event, _fail, _group,
-                                   _object_bytes, _require_init, _wait_requests, irecv, isend,
-                                   recv, reduce_scatter_tensor, scatter, send, gather, broadcast)
+                                   _object_bytes, _require_init, _wait_requests, all_gather, broadcast, gather,
+                                   irecv, isend, recv, reduce_scatter_tensor, scatter, send)
 
 
 def _unpickle(t, size: int) -> Any:
@@ -64,8 +64,6 @@ def gather_object(obj: Any, object_gather_list: Optional[List[Any]] = None, dst:
     data = _object_bytes(obj)
     size = minitorch.tensor([data.numel()], dtype=minitorch.int64)
     sizes = [minitorch.zeros(1, dtype=minitorch.int64) for _ in range(n)]
-    from minitorch.distributed import all_gather
-
     all_gather(sizes, size, group=pg)  # every rank pads to the longest, so every rank needs it
     longest = max(int(s.item()) for s in sizes)
     padded = _padded(data, longest)
@@ -134,11 +132,10 @@ def recv_object_list(object_list: List[Any], src: Optional[int] = None, group=No
     pg = _group(group)
     if pg is None:
         return -1
+    peer = {}  # any source
     if group_src is not None or src is not None:
-        _not_self(pg, _root(pg, src, group_src, "src"), "source")
-        peer = {"group_src": _root(pg, src, group_src, "src")}
-    else:
-        peer = {}
+        peer["group_src"] = _root(pg, src, group_src, "src")
+        _not_self(pg, peer["group_src"], "source")
     sizes = minitorch.empty(len(object_list), dtype=minitorch.int64)
     sender = recv(sizes, group=pg, **peer)
     data = minitorch.empty(int(sizes.sum().item()), dtype=minitorch.uint8)
@@ -307,17 +304,13 @@ def get_group_rank(group, global_rank: int) -> int:
 
 def get_pg_count() -> int:
     """The number of process groups made so far (the default one and new_group's)."""
-    from minitorch import distributed
-
-    return distributed._group_count
+    return minitorch.distributed._group_count
 
 
 def is_backend_available(backend: str) -> bool:
-    from minitorch import distributed as d
-
-    name = str(backend).lower()
-    return {"mpi": d.is_mpi_available, "gloo": d.is_gloo_available, "nccl": d.is_nccl_available}.get(
-        name, lambda: False)()
+    d = minitorch.distributed
+    available = {"mpi": d.is_mpi_available, "gloo": d.is_gloo_available, "nccl": d.is_nccl_available}
+    return available.get(str(backend).lower(), lambda: False)()
 
 
 def is_torchelastic_launched() -> bool:

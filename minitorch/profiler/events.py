@@ -162,8 +162,6 @@ def op_flops(name: str, shapes: list, flop_args: str) -> int:
         if name in ("mul", "add"):
             return _prod(shapes[0])
         if name == "conv2d" and flop_args:
-            import ast
-
             stride, padding, dilation, groups = ast.literal_eval(flop_args)
             (n, cin, h, w), (cout, _, kh, kw) = shapes[0], shapes[1]
             pairs = [(list(v) * 2)[:2] if len(v) == 1 else list(v) for v in (stride, padding, dilation)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
@@ -31,6 +30,7 @@ _HOOK_TABLES = (
     "_state_dict_pre_hooks",
     "_load_state_dict_pre_hooks",
     "_load_state_dict_post_hooks",
+    "_forward_hooks_always_called",
 )
 
 # The state_dict key, after the module's prefix, under which get_extra_state()'s value is saved.
@@ -73,13 +73,9 @@ def _update_global_hooked() -> None:
 def _add_global_hook(hooks: OrderedDict, hook: Callable, with_kwargs: bool = False,
                      always_call: bool = False) -> RemovableHandle:
     forward = hooks is _global_forward_hooks
-    handle = _GlobalHookHandle(hooks, *((_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called)
-                                        if forward else ()))
-    hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
+    handle = Module._add_hook(hooks, _global_forward_hooks_with_kwargs if forward else OrderedDict(), hook, False,
+                              with_kwargs, _global_forward_hooks_always_called if forward else None, always_call,
+                              _GlobalHookHandle)
     _update_global_hooked()
     return handle
 
@@ -249,8 +245,8 @@ class Module:
         # also run when forward (or an earlier hook) raises, with the result so far
         hooks = [(i, h, i in _global_forward_hooks_with_kwargs, i in _global_forward_hooks_always_called)
                  for i, h in _global_forward_hooks.items()]
-        always = getattr(self, "_forward_hooks_always_called", ())
-        hooks += [(i, h, i in self._forward_hooks_with_kwargs, i in always) for i, h in self._forward_hooks.items()]
+        hooks += [(i, h, i in self._forward_hooks_with_kwargs, i in self._forward_hooks_always_called)
+                  for i, h in self._forward_hooks.items()]
         result = None
         called = set()
         try:
@@ -292,15 +288,8 @@ class Module:
     ) -> RemovableHandle:
         """hook(module, args, output) -> None or new output; with_kwargs adds kwargs before output;
         always_call: also when forward raises."""
-        if "_forward_hooks_always_called" not in self.__dict__:  # modules pickled before it existed
-            self.__dict__["_forward_hooks_always_called"] = OrderedDict()
-        handle = self._add_hook(
-            self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
-        )
-        handle._refs.append(weakref.ref(self._forward_hooks_always_called))
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        return handle
+        return self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs,
+                              self._forward_hooks_always_called, always_call)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) -> None or a new grad_input, called once the
@@ -334,12 +323,17 @@ class Module:
 
     @staticmethod
     def _add_hook(
-        hooks: OrderedDict, kw_ids: OrderedDict, hook: Callable, prepend: bool, with_kwargs: bool
+        hooks: OrderedDict, kw_ids: OrderedDict, hook: Callable, prepend: bool, with_kwargs: bool,
+        always_ids: Optional[OrderedDict] = None, always_call: bool = False, handle_cls: type = RemovableHandle
     ) -> RemovableHandle:
-        handle = RemovableHandle(hooks, kw_ids)
+        """hook under a new handle's id in hooks, marked in kw_ids (with_kwargs) and always_ids
+        (always_call: forward hooks), which the handle's remove() clears too."""
+        handle = handle_cls(hooks, kw_ids, *(() if always_ids is None else (always_ids,)))
         hooks[handle.id] = hook
         if with_kwargs:
             kw_ids[handle.id] = True
+        if always_call:
+            always_ids[handle.id] = True
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
