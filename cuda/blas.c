@@ -3,7 +3,8 @@
  * its result left on the device), float32 and float64. addmm with a bias vector (linear's
  * input @ weight^T + bias) is one cublasLtMatmul with the bias as its epilogue
  * (CUBLASLT_EPILOGUE_BIAS), as PyTorch's gemm_and_bias: no copy of the bias into the output
- * first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
+ * first; _addmm_activation's ReLU or GELU joins it (RELU_BIAS, GELU_BIAS). Under
+ * torch.backends.cuda.matmul.allow_tf32, float32 products run on TF32 tensor cores
  * (CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32), as PyTorch's do.
  *
  * cuBLAS is column-major: a row-major (m,n) matrix is, to cuBLAS, its (n,m) transpose. So

@@ -556,9 +556,10 @@ F(conj_block)(R *blk, int64_t n)
     }
 }
 
-// blk (n / 2 + 1 blocks of nl lanes used, room for n; nl = 1: contiguous complex): Z = the transform of h = n / 2 pairs of reals ->
-// X (kept entries) of the n reals; X[k] = E + W_n^k O, X[h - k] = conj(E - W_n^k O) with
-// E = (Z[k] + conj Z[h - k]) / 2, O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]
+// blk (n / 2 + 1 blocks of nl lanes used, room for n; nl = 1: contiguous complex):
+// Z = the transform of h = n / 2 pairs of reals -> X (kept entries) of the n reals;
+// X[k] = E + W_n^k O, X[h - k] = conj(E - W_n^k O) with E = (Z[k] + conj Z[h - k]) / 2,
+// O = -i (Z[k] - conj Z[h - k]) / 2; X[n - k] = conj X[k]
 FFT_INLINE void
 F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
 {
@@ -595,9 +596,10 @@ F(unpack_real)(R *blk, int nl, const R *half, int64_t n, int64_t kept)
     }
 }
 
-// blk (h + 1 blocks of nl lanes): X, the non-negative frequencies of n = 2h reals -> Z' (h blocks), whose
-// inverse transform is n (x[2j] + i x[2j + 1]): Z'[k] = S + i conj(W_n^k) D and
-// Z'[h - k] = conj(S - i conj(W_n^k) D), S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]
+// blk (h + 1 blocks of nl lanes): X, the non-negative frequencies of n = 2h reals ->
+// Z' (h blocks), whose inverse transform is n (x[2j] + i x[2j + 1]):
+// Z'[k] = S + i conj(W_n^k) D and Z'[h - k] = conj(S - i conj(W_n^k) D),
+// S = X[k] + conj X[h - k], D = X[k] - conj X[h - k]
 FFT_INLINE void
 F(pack_real)(R *blk, int nl, const R *half, int64_t n)
 {

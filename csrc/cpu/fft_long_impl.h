@@ -149,9 +149,9 @@ F(copy_line)(const R *u, int64_t m, R *dst, int64_t es)
     }
 }
 
-// the lines of a pass one at a time, each by the four-step transform (its two passes shared
-// among the threads; Bluestein's around it for a long prime length); r2c and c2r of even n through the transform of n / 2 pairs, the
-// packing and unpacking in u, a contiguous line
+// the lines of a pass one at a time, each by the four-step transform (its two passes shared among
+// the threads; Bluestein's around it for a long prime length); r2c and c2r of even n through the
+// transform of n / 2 pairs, the packing and unpacking in u, a contiguous line
 static mt_status
 F(long_lines)(const fft_pass *ps, const F(plan) * p)
 {

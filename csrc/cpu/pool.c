@@ -3,9 +3,9 @@
  *
  * The input is made contiguous and seen as planes (N*C, D, H, W), D = 1 for the 2-D ops; each
  * output element is one window of its plane. A channels-last result (of a channels-last input,
- * ops/pool_checks.c) is written so, from the input laid out so: each window's channels at once. Window bounds, divisors and the NaN rule are PyTorch's (Pool.h, cpu_max_pool,
- * cpu_avg_pool, cpu_adaptive_avg_pool); the checks and the geometry are the front end's
- * (ops/pool_checks.c). */
+ * ops/pool_checks.c) is written so, from the input laid out so: each window's channels at once.
+ * Window bounds, divisors and the NaN rule are PyTorch's (Pool.h, cpu_max_pool, cpu_avg_pool,
+ * cpu_adaptive_avg_pool); the checks and the geometry are the front end's (ops/pool_checks.c). */
 #include <math.h>
 #include <stdint.h>
 

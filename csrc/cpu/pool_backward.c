@@ -1,11 +1,12 @@
-/* 2-D and 3-D pooling's backward on the CPU: max_pool2d/3d (the gradient goes to each window's argmax, from
- * the forward's indices), avg_pool2d and adaptive_avg_pool2d (each window's gradient spread
- * evenly over the pixels it averaged, with the forward's divisor).
+/* 2-D and 3-D pooling's backward on the CPU: max_pool2d/3d (the gradient goes to each window's
+ * argmax, from the forward's indices), avg_pool2d and adaptive_avg_pool2d (each window's gradient
+ * spread evenly over the pixels it averaged, with the forward's divisor).
  *
- * As in the forward, tensors are seen as planes (P, D, H, W), D = 1 in 2-D; the gradient of the input is zeros of
- * self's shape into which every output element adds its share. A channels-last result (of a
- * channels-last self) is computed an image (D, H, W, C) at a time, a position's channels at once. Their arguments are the front
- * end's to check (ops/pool_checks.c); an index outside its plane is seen here. Floats only. */
+ * As in the forward, tensors are seen as planes (P, D, H, W), D = 1 in 2-D; the gradient of the
+ * input is zeros of self's shape into which every output element adds its share. A channels-last
+ * result (of a channels-last self) is computed an image (D, H, W, C) at a time, a position's
+ * channels at once. Their arguments are the front end's to check (ops/pool_checks.c); an index
+ * outside its plane is seen here. Floats only. */
 #include <string.h>
 
 #include "cpu/copy.h"

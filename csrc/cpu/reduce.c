@@ -41,11 +41,11 @@ typedef struct reduce_ctx {
 /* The first index past a span of `span` from b, at most end. */
 #define SPAN_END(b, span, end) ((end) - (b) < (span) ? (end) : (b) + (span))
 
-// x (n) contiguous; returns the sum of x in T: blocks of CASCADE_ILP vectors (W lanes each)
-// into the level-0 vectors, each level's vectors added into the next one's every `step` of its
-// units (2^shift of them; the top level takes the rest); then the tail (whole vectors, then single elements)
-// and a fold of the lanes in halves. Forced inline, so the SIMD clone that calls it (loops.h)
-// compiles it for its own instruction set.
+// x (n) contiguous; returns the sum of x in T: blocks of CASCADE_ILP vectors (W lanes each) into
+// the level-0 vectors, each level's vectors added into the next one's every `step` of its units
+// (2^shift of them; the top level takes the rest); then the tail (whole vectors, then single
+// elements) and a fold of the lanes in halves. Forced inline, so the SIMD clone that calls it
+// (loops.h) compiles it for its own instruction set.
 #define CASCADE_SUM(name, T)                                                                   \
     typedef T name##_vec __attribute__((vector_size(CASCADE_VEC)));                            \
     static inline MT_ALWAYS_INLINE void name##_up(name##_vec *acc, const name##_vec *part)     \

@@ -1,6 +1,6 @@
-/* The front ends of the sort family (sort, argsort, topk, _unique2), for every device, and the result
- * shapes that the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the C
- * API) share, so that both wrap dim, refuse the same calls and shape their results alike; each
+/* The front ends of the sort family (sort, argsort, topk, _unique2), for every device, and the
+ * result shapes that the CPU kernels (cpu/sort.c) and the CUDA ones (cuda/ops_sort.c, through the
+ * C API) share, so that both wrap dim, refuse the same calls and shape their results alike; each
  * backend only brings its sort_along. */
 #include "ops/arg_checks.h"
 #include "ops/fails.h"

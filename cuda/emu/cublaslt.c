@@ -1,6 +1,6 @@
 /* The emulated cuBLASLt (include/cublasLt.h) on the CPU: handles, matmul descriptors, matrix
- * layouts, preferences, the heuristic and cublasLtMatmul with the bias, ReLU and GELU epilogues and the
- * TF32 compute type, for the products of cuda/blas.c. The product itself is cublas.c's (its
+ * layouts, preferences, the heuristic and cublasLtMatmul with the bias, ReLU and GELU epilogues
+ * and the TF32 compute type, for the products of cuda/blas.c. The product itself is cublas.c's (its
  * memory checks and loops, through mt_emu_cublas_gemm_on).
  *
  * Strict as cublas.c: an argument cuBLASLt rejects gets its status (INVALID_VALUE for a wrong
