@@ -6,6 +6,7 @@
 #include "cuda/elementwise.h"
 #include "cuda/ops.h"
 #include "cuda/profile.h"
+#include "ops/arg_checks.h"
 
 // out (size) uninitialised, on a->device: the dispatcher allocated it as the front end stated
 mt_status
@@ -142,11 +143,27 @@ mt_cuda_copy_(mt_args *a)
 mt_status
 mt_cuda_fill_(mt_args *a)
 {
-    mt_status st = mt_cuda_fill(a->t[0], a->plan->value);
+    mt_tensor *self = a->t[0], *value = a->t[1], *held = NULL, *src = NULL;
+    mt_status st = MT_OK;
+    if (!mt_fill_value_on_device(self, value)) {
+        st = mt_cuda_fill(self, a->plan->value);
+    } else {
+        /* a value inside self is copied out first (as PyTorch's), so no thread reads it after
+         * another rewrote it */
+        if (value->storage == self->storage &&
+            (st = mt_cuda_cast(value, value->dtype, &held)) == MT_OK) {
+            value = held;
+        }
+        if (st == MT_OK && (st = mt_op_expand(value, self->ndim, self->sizes, &src)) == MT_OK) {
+            st = mt_cuda_copy_into(self, src);
+        }
+        mt_tensor_clear(&src);
+        mt_tensor_clear(&held);
+    }
     if (st) {
         return st;
     }
-    mt_tensor_bump_version(a->t[0]);
+    mt_tensor_bump_version(self);
     a->out[0] = mt_tensor_retain(a->t[0]);
     return MT_OK;
 }

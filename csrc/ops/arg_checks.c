@@ -24,6 +24,10 @@ check_fill_value(const mt_tensor *self, const mt_tensor *value, mt_scalar *v)
                        "dimensions.",
                        value->ndim);
     }
+    if (mt_fill_value_on_device(self, value)) {
+        *v = mt_scalar_int(0); /* unread: the kernel copies the value on the device */
+        return MT_OK;
+    }
     return value_of(self, value, v);
 }
 

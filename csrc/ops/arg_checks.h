@@ -25,6 +25,17 @@ mt_one_hot_result(mt_args *a, int64_t classes)
 
 /* ---- fills (ops/arg_checks.c) ---- */
 
+/* fill_(self, value) with value a tensor (not a number) on self's CUDA device: PyTorch copies
+ * it on the device (fill_ is copy_ there), so no wait reads it back; its front end then checks
+ * only its dim and its kernel copies it. Inline: each device's kernels compile their own. */
+static inline bool
+mt_fill_value_on_device(const mt_tensor *self, const mt_tensor *value)
+{
+    mt_device s = mt_tensor_device(self);
+    return !value->is_wrapped_number && s.type == MT_CUDA &&
+           mt_device_eq(s, mt_tensor_device(value));
+}
+
 /* masked_fill(self, mask, value): a bool mask, a 0-dim value that fits self's dtype (*v). */
 mt_status mt_check_masked_fill(const mt_tensor *self, const mt_tensor *mask, const mt_tensor *value,
                                mt_scalar *v);

@@ -4,7 +4,7 @@
  * amax (max); entries equal to padding_idx are dropped first (nonzero), and an empty bag gives
  * zeros, as PyTorch's; and PyTorch's other results, max mode's argmax rows among them.
  * Autograd and every device come from those ops. PyTorch's checks and
- * messages (the offsets are read on the host for them). */
+ * messages (the offsets are read on the host for them, on the CPU only). */
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/ops.h"
@@ -50,7 +50,10 @@ checks(mt_tensor *indices, mt_tensor *offsets, int64_t mode, int64_t nbags_offse
     if (mode < MODE_SUM || mode > MODE_MAX) {
         return mt_fail(MT_ERUNTIME, "`mode` must be sum, mean, or max.");
     }
-    if (nbags_offsets > 0) {
+    /* PyTorch reads the offsets back for these checks on the CPU only: its CUDA kernel takes them
+     * as given, and so does ours (a bad offsets[0] leaves positions in bag -1, which index_add's
+     * device-side check reports at the next synchronisation) */
+    if (nbags_offsets > 0 && mt_tensor_device(offsets).type != MT_CUDA) {
         int64_t first = int_at(offsets, 0, &st);
         int64_t last = int_at(offsets, nbags_offsets - 1, &st);
         if (st) {

@@ -121,7 +121,11 @@ def test_ops_that_wait_as_pytorch_does():
                       # bernoulli_'s kernel checks p on the device, as PyTorch's
                       (lambda: minitorch.multinomial(x + 1, 2), 1),
                       (lambda: minitorch.multinomial(x.view(2, 2) + 1, 3, True), 1),
-                      (lambda: minitorch.bernoulli(x / 4), 0), (lambda: minitorch.poisson(x), 1)):
+                      (lambda: minitorch.bernoulli(x / 4), 0), (lambda: minitorch.poisson(x), 1),
+                      # PyTorch's CUDA embedding_bag takes the offsets as given; fill_ with a
+                      # 0-dim tensor on the device is a copy there
+                      (lambda: F.embedding_bag(dev([0, 2, 1]), values(4, 3), dev([0, 1])), 0),
+                      (lambda: values(2, 3).fill_(x[3]), 0), (lambda: values(2).fill_(2.5), 0)):
         before = minitorch.cuda._emu_sync_count()
         fn()
         assert minitorch.cuda._emu_sync_count() - before == waits

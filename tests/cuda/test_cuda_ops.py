@@ -91,6 +91,30 @@ def test_fill_and_factories():
     np.testing.assert_array_equal(x.cpu().numpy(), want)
 
 
+def test_fill_with_a_tensor_on_the_device():
+    """fill_ with a 0-dim CUDA tensor copies it on the device (cast to self's dtype), also when
+    it is an element of self, and on a strided or expanded self; as on the CPU."""
+    base = RNG.standard_normal((4, 6)).astype(np.float32)
+    for make in (lambda t: t, lambda t: t[:, ::2], lambda t: t.t()):
+        for v in (minitorch.tensor(-1.75), minitorch.tensor(3, dtype=minitorch.int64)):
+            got, want = minitorch.tensor(base).cuda(), minitorch.tensor(base)
+            make(got).fill_(v.cuda())
+            make(want).fill_(v)
+            assert_same(got, want)
+    got, want = minitorch.tensor(base).cuda(), minitorch.tensor(base)
+    got.fill_(got[1, 2])  # the value inside self
+    want.fill_(want[1, 2])
+    assert_same(got, want)
+    ints = minitorch.zeros(3, dtype=minitorch.int32, device="cuda")
+    ints.fill_(minitorch.tensor(2.9, device="cuda"))
+    assert ints.tolist() == minitorch.zeros(3, dtype=minitorch.int32).fill_(minitorch.tensor(2.9)).tolist()
+    e = minitorch.zeros(1, device="cuda").expand(3, 4)
+    e.fill_(minitorch.tensor(5.0, device="cuda"))
+    assert e.tolist() == [[5.0] * 4] * 3
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
+        minitorch.zeros(2, device="cuda").fill_(minitorch.ones(2, device="cuda"))
+
+
 BINARY = ["add", "sub", "mul", "div"]
 
 
