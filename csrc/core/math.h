@@ -146,7 +146,7 @@ MT_DEFINE_GELU(double, f64, erf, exp, exp, log1p, tanh, mt_sigmoid_f64)
     static inline MT_HD MT_ALWAYS_INLINE T mt_elu_##suffix(T x, T a, T s, T q)               \
     {                                                                                        \
         const T neg = (EXP(x * q) - (T)1) * (a * s);                                         \
-        return x <= 0 ? neg : x * s;                                                         \
+        return x < 0 ? neg : x * s; /* -0.0 gives -0.0, as PyTorch's expm1 */                \
     }                                                                                        \
     static inline MT_HD MT_ALWAYS_INLINE T mt_elu_backward_##suffix(T g, T x, T a, T s, T q) \
     {                                                                                        \

@@ -123,6 +123,20 @@ def test_hardswish_hardsigmoid_bit_for_bit_like_torch(name, dtype):
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", [n for n in ACTS if n != "glu"])
+def test_signed_zeros_and_specials_as_torch(name, dtype):
+    """-0.0 and 0.0 (elu's family keeps -0.0, as PyTorch's expm1 does), NaN and infinities, in
+    the vectorised body and in the loop's tail."""
+    fn = ACTS[name][0]
+    a = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf] * 7, dtype)
+    got = fn(minitorch, minitorch.tensor(a)).numpy()
+    want = fn(torch, torch.tensor(a)).numpy()
+    np.testing.assert_array_equal(got, want)
+    real = ~np.isnan(want)  # a NaN's sign bit is no part of the result
+    np.testing.assert_array_equal(np.signbit(got)[real], np.signbit(want)[real])
+
+
 @pytest.mark.parametrize("name", [n for n in ACTS if n not in ("glu", "prelu", "hardsigmoid")])
 def test_second_derivatives_match_torch(name):
     fn = ACTS[name][0]
