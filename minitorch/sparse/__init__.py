@@ -16,6 +16,9 @@ import numbers
 from .. import _C, _indexing
 from .._device import device as _device
 from .._tensor import Tensor
+from . import _compressed
+from ._base import SparseBase
+from ._compressed import SparseCompressedTensor
 
 
 class layout:
@@ -33,6 +36,9 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+_LAYOUTS = {"sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
 
 
 def _tensor_of(data, dtype=None, device=None):
@@ -41,7 +47,7 @@ def _tensor_of(data, dtype=None, device=None):
     return _C.tensor(data, dtype=dtype, device=device)
 
 
-class SparseTensor:
+class SparseTensor(SparseBase):
     """A sparse COO tensor: values[k] sits at indices[:, k]; repeated indices add up."""
 
     is_sparse = True
@@ -53,66 +59,24 @@ class SparseTensor:
         self._size = _C.Size(size)
         self._coalesced = coalesced
 
-    # --- what it is -------------------------------------------------------------------------
     @property
-    def shape(self):
-        return self._size
+    def grad(self):
+        """A leaf's gradient, as PyTorch gives it: the gradient of the dense tensor at this tensor's
+        coalesced indices. Repeated entries each got that same gradient, so their mean is it."""
+        g = self._v.grad
+        if g is None or self._coalesced:
+            return None if g is None else SparseTensor(self._i, g, self._size, True)
+        total = SparseTensor(self._i, g, self._size, False).coalesce()
+        count = SparseTensor(self._i, _C.ones((g.shape[0],), dtype=g.dtype, device=g.device), self._size, False).coalesce()
+        return SparseTensor(total._i, total._v / count._v, self._size, True)
 
-    def size(self, dim=None):
-        return self._size if dim is None else self._size[dim]
-
-    def dim(self) -> int:
-        return len(self._size)
-
-    ndim = property(dim)
-
-    def numel(self) -> int:
-        n = 1
-        for s in self._size:
-            n *= s
-        return n
-
-    def __len__(self) -> int:
-        if not self._size:
-            raise TypeError("len() of a 0-d tensor")
-        return self._size[0]
-
-    @property
-    def dtype(self):
-        return self._v.dtype
-
-    @property
-    def device(self):
-        return self._v.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._v.is_cuda
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._v.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self._v.requires_grad = flag
-
-    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
-        self._v.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def grad_fn(self):
-        return self._v.grad_fn
+    is_sparse_csr = False
 
     def sparse_dim(self) -> int:
         return self._i.shape[0]
 
     def dense_dim(self) -> int:
         return 0
-
-    def _nnz(self) -> int:
-        return self._v.shape[0]
 
     def _indices(self) -> Tensor:
         return self._i
@@ -136,7 +100,7 @@ class SparseTensor:
     def __repr__(self) -> str:
         pad = " " * len("tensor(indices=")
         ind = repr(self._i).replace("\n", "\n" + pad)
-        val = repr(self._v).replace(f", dtype={self.dtype})", ")")  # the dtype is said once, after nnz
+        val = repr(self._v.detach()).replace(f", dtype={self.dtype})", ")")  # the dtype is said once, after nnz
         val = val.replace("\n", "\n" + " " * len("       values="))
         size = tuple(self._size)
         extra = f", dtype={self.dtype}" if self.dtype not in (_C.float32, _C.int64) else ""
@@ -171,28 +135,27 @@ class SparseTensor:
         values = self._v if dtype is None else self._v.to(dtype)
         return out.index_put(tuple(self._i), values, accumulate=True)
 
-    def to_sparse(self, *args, **kwargs) -> SparseTensor:
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is None or layout is sparse_coo:
+            return self
+        return _compressed.compress(self, _check_layout(layout))
+
+    def to_sparse_coo(self) -> SparseTensor:
         return self
+
+    def to_sparse_csr(self, dense_dim=None):
+        return _compressed.compress(self, sparse_csr)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return _compressed.compress(self, sparse_csc)
 
     def to(self, *args, **kwargs) -> SparseTensor:
         values = self._v.to(*args, **kwargs)
         indices = self._i.to(values.device)
         return self if values is self._v else SparseTensor(indices, values, self._size, self._coalesced)
 
-    def cpu(self) -> SparseTensor:
-        return self.to("cpu")
-
     def cuda(self, device=None, non_blocking: bool = False) -> SparseTensor:
         return self.to(_device("cuda") if device is None else device, non_blocking=non_blocking)
-
-    def float(self) -> SparseTensor:
-        return self.to(_C.float32)
-
-    def double(self) -> SparseTensor:
-        return self.to(_C.float64)
-
-    def long(self) -> SparseTensor:
-        return self.to(_C.int64)
 
     def detach(self) -> SparseTensor:
         return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
@@ -214,10 +177,16 @@ class SparseTensor:
         size = [self._size[d] for d in order]
         return SparseTensor(self._i[order], self._v, size, self._coalesced and dim0 == dim1)
 
-    def sum(self, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-        if dim is None:
-            return self._v.sum(dtype=dtype)
-        return self.to_dense().sum(dim, keepdim=keepdim, dtype=dtype)
+    def sum(self, dim=None, keepdim: bool = False, dtype=None):
+        if keepdim:
+            return self.to_dense().sum(dim, keepdim=True, dtype=dtype)
+        return sum(self, dim, dtype)
+
+    def softmax(self, dim: int, dtype=None) -> SparseTensor:
+        return softmax(self, dim, dtype)
+
+    def log_softmax(self, dim: int, dtype=None) -> SparseTensor:
+        return log_softmax(self, dim, dtype)
 
     # --- arithmetic ---------------------------------------------------------------------------
     def _scaled(self, values: Tensor) -> SparseTensor:
@@ -323,15 +292,46 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor(indices, values, size, bool(is_coalesced) or nnz <= 1)
 
 
-def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None) -> SparseTensor:
-    """A strided tensor as a sparse COO one: its nonzero elements, in row-major order (coalesced)."""
-    if layout not in (None, sparse_coo):
-        raise NotImplementedError(f"to_sparse: minitorch has only the sparse_coo layout, not {layout}")
+def _check_layout(layout):
+    if layout not in _LAYOUTS.values():
+        raise NotImplementedError(f"to_sparse: minitorch has the sparse_coo, sparse_csr and sparse_csc layouts, "
+                                  f"not {layout}")
+    return layout
+
+
+def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """A strided tensor as a sparse one: its nonzero elements, in row-major order (coalesced COO),
+    or compressed by rows or columns (layout=sparse_csr / sparse_csc)."""
     if sparse_dim not in (None, self.dim()) or dense_dim not in (None, 0):
-        raise NotImplementedError("to_sparse: minitorch's sparse COO tensors have no dense dimensions")
+        raise NotImplementedError("to_sparse: minitorch's sparse tensors have no dense dimensions")
     mask = self != 0
     indices = _C.nonzero(mask).t().contiguous()
-    return SparseTensor(indices, self.masked_select(mask), self.shape, True)
+    coo = SparseTensor(indices, self.masked_select(mask), self.shape, True)
+    return coo if layout in (None, sparse_coo) else _compressed.compress(coo, _check_layout(layout))
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A CSR matrix: row i holds values[crow_indices[i]:crow_indices[i+1]] at those col_indices."""
+    return _compressed.compressed_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad,
+                                         sparse_csr)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A CSC matrix: column j holds values[ccol_indices[j]:ccol_indices[j+1]] at those row_indices."""
+    return _compressed.compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad,
+                                         sparse_csc)
+
+
+def sparse_mask(self: Tensor, mask):
+    """This dense tensor's elements at the entries of the sparse `mask`, in mask's layout."""
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} but "
+                           f"mask has size {list(mask.shape)}")
+    coo = mask.to_sparse_coo()  # an uncoalesced mask's repeated entries stay repeated, as in PyTorch
+    picked = SparseTensor(coo._i, self[tuple(coo._i)], coo.shape, coo._coalesced)
+    return picked if isinstance(mask, SparseTensor) else _compressed.compress(picked, mask.layout)
 
 
 def _product_dtype(a, b):
@@ -340,7 +340,8 @@ def _product_dtype(a, b):
 
 def _dense_mm(input, mat2, *, out=None):
     """minitorch.mm (and spmm): mm itself, or the sparse product where either matrix is sparse."""
-    if isinstance(input, SparseTensor) or isinstance(mat2, SparseTensor):
+    if isinstance(input, (SparseTensor, SparseCompressedTensor)) or isinstance(mat2, (SparseTensor,
+                                                                                      SparseCompressedTensor)):
         if out is not None:
             raise NotImplementedError("mm: out= with a sparse operand is not supported")
         return mm(input, mat2)
@@ -350,6 +351,8 @@ def _dense_mm(input, mat2, *, out=None):
 def mm(mat1, mat2, reduce: str = "sum"):
     """mat1 @ mat2 where either may be sparse COO (2-D) and the other dense: a dense result, as
     PyTorch's torch.sparse.mm; both dense is mm itself."""
+    if isinstance(mat1, SparseCompressedTensor) or isinstance(mat2, SparseCompressedTensor):
+        return mm(*[m.to_sparse_coo() if isinstance(m, SparseCompressedTensor) else m for m in (mat1, mat2)], reduce)
     sparse1, sparse2 = isinstance(mat1, SparseTensor), isinstance(mat2, SparseTensor)
     if not (sparse1 or sparse2):
         return _C.mm(mat1, mat2)
@@ -377,11 +380,68 @@ def mm(mat1, mat2, reduce: str = "sum"):
     return out.index_add(1, cols, terms)
 
 
+def addmm(mat: Tensor, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
+    """beta * mat + alpha * (mat1 @ mat2), mat1 sparse (torch.sparse.addmm)."""
+    return mat * beta + mm(mat1, mat2) * alpha
+
+
+def _dims(dim, n: int) -> list:
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return sorted({d % n for d in dims})
+
+
 def sum(input, dim=None, dtype=None):  # noqa: A001
-    """The sum of a sparse tensor's elements (all of them: a 0-dim tensor), or over dim (dense)."""
+    """torch.sparse.sum: over all elements, a 0-dim dense tensor; over some dims, a coalesced sparse
+    tensor of the dims left."""
     if dim is None:
         return input._values().sum(dtype=dtype)
-    return input.to_dense().sum(dim, dtype=dtype)
+    dims = _dims(dim, input.dim())
+    values = input._v if dtype is None else input._v.to(dtype)
+    if len(dims) == input.dim():
+        return values.sum()
+    keep = [d for d in range(input.dim()) if d not in dims]
+    return SparseTensor(input._i[keep], values, [input.shape[d] for d in keep], False).coalesce()
+
+
+def _softmax_parts(input, dim: int, dtype):
+    """The shifted values of a sparse tensor and the sum of exp over each slice along dim (only the
+    specified entries take part: the others count as -inf), as (coalesced tensor, shifted, sums)."""
+    s = input.coalesce()
+    dim = _dims(dim, s.dim())[0]
+    values = s._v if dtype is None else s._v.to(dtype)
+    others = [d for d in range(s.dim()) if d != dim]
+    key = s._i[others[0]] if others else _C.zeros_like(s._i[0])
+    for d in others[1:]:
+        key = key * s.shape[d] + s._i[d]
+    groups, slot = _indexing.unique(key, sorted=True, return_inverse=True)
+    n = groups.shape[0]
+    top = _C.zeros((n,), dtype=values.dtype, device=values.device).scatter_reduce(
+        0, slot, values.detach(), "amax", include_self=False)
+    shifted = values - top.index_select(0, slot)
+    sums = _C.zeros((n,), dtype=values.dtype, device=values.device).index_add(0, slot, shifted.exp())
+    return s, shifted, sums.index_select(0, slot)
+
+
+def softmax(input, dim: int, dtype=None) -> SparseTensor:
+    """torch.sparse.softmax: softmax along dim over the specified entries of each slice."""
+    s, shifted, sums = _softmax_parts(input, dim, dtype)
+    return SparseTensor(s._i, shifted.exp() / sums, s.shape, True)
+
+
+def log_softmax(input, dim: int, dtype=None) -> SparseTensor:
+    """torch.sparse.log_softmax: log_softmax along dim over the specified entries of each slice."""
+    s, shifted, sums = _softmax_parts(input, dim, dtype)
+    return SparseTensor(s._i, shifted - sums.log(), s.shape, True)
+
+
+def _crow_missing(name: str, row: bool):
+    def method(self):
+        raise _compressed._wrong_layout(name, self, row)
+
+    return method
 
 
 def _is_sparse(self) -> bool:
@@ -392,10 +452,18 @@ def install(namespace: dict, tensor_cls) -> None:
     """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
     a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout."""
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
-                     sparse_coo=sparse_coo)
+                     sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
+                     sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)
     tensor_cls.to_sparse = to_sparse
     tensor_cls.to_sparse_coo = to_sparse
+    tensor_cls.to_sparse_csr = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csr)
+    tensor_cls.to_sparse_csc = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csc)
+    tensor_cls.sparse_mask = sparse_mask
+    for name, row in (("crow_indices", True), ("col_indices", True), ("ccol_indices", False),
+                      ("row_indices", False)):
+        setattr(tensor_cls, name, _crow_missing(name, row))
     tensor_cls.is_sparse = property(_is_sparse)
+    tensor_cls.is_sparse_csr = property(_is_sparse)
     tensor_cls.layout = property(lambda self: strided)
     tensor_cls.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
 
