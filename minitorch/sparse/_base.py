@@ -3,9 +3,10 @@ device and autograd. A layout's class adds its index tensors; nothing here reads
 from __future__ import annotations
 
 from .. import _C
+from .._backed import BackedByValues
 
 
-class SparseBase:
+class SparseBase(BackedByValues):
     """The attributes common to sparse COO and compressed tensors, read off _size and _v."""
 
     _size: _C.Size
@@ -33,38 +34,6 @@ class SparseBase:
         if not self._size:
             raise TypeError("len() of a 0-d tensor")
         return self._size[0]
-
-    @property
-    def dtype(self):
-        return self._v.dtype
-
-    @property
-    def device(self):
-        return self._v.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._v.is_cuda
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._v.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self._v.requires_grad = flag
-
-    def requires_grad_(self, requires_grad: bool = True):
-        self._v.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def grad_fn(self):
-        return self._v.grad_fn
-
-    @property
-    def is_leaf(self) -> bool:
-        return self._v.is_leaf
 
     def _nnz(self) -> int:
         return self._v.shape[0]
