@@ -14,22 +14,16 @@ transpose of regular dims and the jagged values().
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 from .. import _C
-from .._backed import BackedByValues
+from .._backed import BackedByValues, PointwiseMethods, install_dunders
 from .._tensor import Tensor
 from ..sparse import layout, strided
 
 jagged = layout("jagged")
 
-# The ops that act element by element: those the elementwise front end computes, and the few
-# composites over them that nn.functional calls.
-_POINTWISE = frozenset(name for name in _C.OPS if _C._op_info(name)["front"] == "elementwise") | {
-    "relu", "relu6", "dropout", "square", "rsub", "selu", "celu", "softsign", "tanhshrink", "logit", "float_power",
-    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-    "__pow__", "__rpow__", "__neg__", "__abs__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-}
 _ragged_ids = itertools.count(1)  # names the jagged dims as PyTorch's symbolic sizes j1, j2, ...
 
 
@@ -43,7 +37,7 @@ class _RaggedDim:
         return f"j{self._id}"
 
 
-class NestedTensor(BackedByValues):
+class NestedTensor(PointwiseMethods, BackedByValues):
     """A list of tensors of one dtype, device and number of dims, in one buffer."""
 
     is_nested = True
@@ -176,41 +170,7 @@ class NestedTensor(BackedByValues):
             raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
         return _from_parts([t.transpose(dim0 - 1, dim1 - 1) for t in self.unbind()], strided)
 
-    # --- ops ----------------------------------------------------------------------------------
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = getattr(func, "__name__", "")
-        if name in _POINTWISE:
-            return _pointwise(func, args, kwargs)
-        if name in ("softmax", "log_softmax"):
-            return _softmax(name, *args, **kwargs)
-        if name == "linear":
-            return _linear(*args, **kwargs)
-        if name in ("matmul", "bmm", "__matmul__"):
-            return _matmul(*args)
-        raise NotImplementedError(f"minitorch.nested: {name} is not supported on nested tensors")
 
-    def __getattr__(self, name: str):
-        """Tensor's pointwise methods (nt.exp(), nt.add(1), nt.relu()) on the buffer."""
-        fn = getattr(Tensor, name, None) if name in _POINTWISE else None
-        if fn is None:
-            raise AttributeError(f"'NestedTensor' object has no attribute {name!r}")
-        return lambda *args, **kwargs: _pointwise(fn, (self,) + args, kwargs)
-
-
-def _binary_dunder(name: str):
-    def method(self, *args):
-        return _pointwise(getattr(Tensor, name), (self,) + args, {})
-
-    method.__name__ = name
-    return method
-
-
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-              "__pow__", "__rpow__", "__neg__", "__abs__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
-    setattr(NestedTensor, _name, _binary_dunder(_name))
-NestedTensor.__hash__ = object.__hash__
 NestedTensor.__matmul__ = lambda self, other: _matmul(self, other)
 NestedTensor.softmax = lambda self, dim, dtype=None: _softmax("softmax", self, dim, dtype)
 NestedTensor.log_softmax = lambda self, dim, dtype=None: _softmax("log_softmax", self, dim, dtype)
@@ -266,6 +226,13 @@ def _matmul(a, b):
     if len(a) != len(b):
         raise RuntimeError(f"matmul: nested tensors have {len(a)} and {len(b)} components")
     return _from_parts([x @ y for x, y in zip(a.unbind(), b.unbind())], a.layout)
+
+
+NestedTensor._pointwise = staticmethod(_pointwise)
+NestedTensor._functions = {"softmax": functools.partial(_softmax, "softmax"),
+                           "log_softmax": functools.partial(_softmax, "log_softmax"), "linear": _linear,
+                           "matmul": _matmul, "bmm": _matmul, "__matmul__": _matmul}
+install_dunders(NestedTensor, _pointwise)
 
 
 def _from_parts(tensors, layout) -> NestedTensor:
