@@ -1,13 +1,15 @@
-"""minitorch.sparse: sparse COO tensors (PyTorch's torch.sparse_coo layout) for what graph models
-do with them: build an adjacency or feature matrix with sparse_coo_tensor or to_sparse(), add it to
-a dense matrix, and multiply it with dense ones (torch.sparse.mm, torch.spmm, torch.mm, @).
+"""minitorch.sparse: sparse COO tensors (PyTorch's torch.sparse_coo layout) and the torch.sparse
+functions: build an adjacency or feature matrix with sparse_coo_tensor or to_sparse(), add it to a
+dense matrix, multiply it with dense ones (torch.sparse.mm, addmm, torch.spmm, torch.mm, @), sum
+it, take softmax over its entries; CSR and CSC matrices live in _compressed.py.
 
 A sparse tensor keeps PyTorch's two parts: indices, an int64 (sparse_dim, nnz) tensor, and values,
-an (nnz,) tensor (no dense dimensions: a "hybrid" tensor is refused). Every computation is an op
-on those parts (index_add for a product, index_put_ for to_dense, unique for coalesce), so no
-element is touched in Python and gradients reach the values and the dense operand through the
-ops' own formulas. What is left out: sparse gradients (a leaf's .grad is dense, on its values),
-sparse results of elementwise ops other than scaling, and isinstance(s, Tensor) (False here).
+an (nnz, *dense sizes) tensor (a "hybrid" tensor has dense dims; products take none). Every
+computation is an op on those parts (index_add for a product, index_put_ for to_dense, unique for
+coalesce), so no element is touched in Python and gradients reach the values and the dense
+operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTorch's. What is
+left out: sparse results of elementwise ops other than scaling, and isinstance(s, Tensor) (False
+here).
 """
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ class SparseTensor(SparseBase):
         return self._i.shape[0]
 
     def dense_dim(self) -> int:
-        return 0
+        return self._v.dim() - 1
 
     def _indices(self) -> Tensor:
         return self._i
@@ -122,7 +124,8 @@ class SparseTensor(SparseBase):
         if self._coalesced:
             return self
         uniq, inverse = _indexing.unique(self._linear(), sorted=True, return_inverse=True)
-        values = _C.zeros((uniq.shape[0],), dtype=self.dtype, device=self.device).index_add(0, inverse, self._v)
+        values = _C.zeros((uniq.shape[0], *self._v.shape[1:]), dtype=self.dtype, device=self.device).index_add(
+            0, inverse, self._v)
         rows, rest = [], uniq
         for d in range(self.sparse_dim() - 1, -1, -1):
             rows.append(rest.remainder(self._size[d]))
@@ -164,17 +167,22 @@ class SparseTensor(SparseBase):
         return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
 
     def t(self) -> SparseTensor:
-        if self.dim() != 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
-                               f"{self.dim()} sparse and 0 dense dimensions")
+        if self.sparse_dim() > 2 or self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
+        if self.sparse_dim() < 2:
+            return self
         return SparseTensor(self._i.flip(0), self._v, (self._size[1], self._size[0]), False)
 
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         n = self.dim()
         dim0, dim1 = dim0 % n, dim1 % n
-        order = list(range(n))
+        if max(dim0, dim1) >= self.sparse_dim():
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: "
+                               f"{self.sparse_dim()}, d0: {dim0}, d1: {dim1}")
+        order = list(range(self.sparse_dim()))
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        size = [self._size[d] for d in order]
+        size = [self._size[d] for d in order] + list(self._size[self.sparse_dim():])
         return SparseTensor(self._i[order], self._v, size, self._coalesced and dim0 == dim1)
 
     def sum(self, dim=None, keepdim: bool = False, dtype=None):
@@ -266,23 +274,25 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         indices = indices.to(_C.int64)
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
-    if values.dim() != 1:
-        raise NotImplementedError("minitorch's sparse COO tensors have no dense dimensions: values must be 1-D, "
-                                  f"got shape {list(values.shape)}")
+    if values.dim() == 0:
+        raise RuntimeError("values must be at least 1-D (nnz, *dense sizes), got a 0-d tensor")
     if indices.shape[1] != values.shape[0]:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
                            f"nnz from values: {values.shape[0]}")
-    nnz = indices.shape[1]
+    nnz, sparse_dim, dense = indices.shape[1], indices.shape[0], list(values.shape[1:])
     if size is None:
-        size = [int(indices[d].max().item()) + 1 if nnz else 0 for d in range(indices.shape[0])]
+        size = [int(indices[d].max().item()) + 1 if nnz else 0 for d in range(sparse_dim)] + dense
     else:
         size = [int(s) for s in size]
-        if len(size) != indices.shape[0]:
-            raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + dense_dim (0), "
-                               f"but got {len(size)}")
+        if len(size) != sparse_dim + len(dense):
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                               f"sparse_dim = {sparse_dim}, dense_dim = {len(dense)}")
+        if size[sparse_dim:] != dense:
+            raise RuntimeError(f"values has incorrect size, expected {[nnz] + size[sparse_dim:]}, got "
+                               f"{list(values.shape)}")
         if nnz:
             low, high = indices.amin(1).tolist(), indices.amax(1).tolist()
-            for d, s in enumerate(size):
+            for d, s in enumerate(size[:sparse_dim]):
                 if low[d] < 0 or high[d] >= s:
                     bad = low[d] if low[d] < 0 else high[d]
                     raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {s} but found "
@@ -301,12 +311,18 @@ def _check_layout(layout):
 
 def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """A strided tensor as a sparse one: its nonzero elements, in row-major order (coalesced COO),
-    or compressed by rows or columns (layout=sparse_csr / sparse_csc)."""
-    if sparse_dim not in (None, self.dim()) or dense_dim not in (None, 0):
-        raise NotImplementedError("to_sparse: minitorch's sparse tensors have no dense dimensions")
+    or compressed by rows or columns (layout=sparse_csr / sparse_csc). With sparse_dim (or
+    dense_dim) the last dims stay dense: an entry per index of the first ones with any nonzero."""
+    if sparse_dim is None:
+        sparse_dim = self.dim() - (dense_dim or 0)
+    if not 0 <= sparse_dim <= self.dim():
+        raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {sparse_dim} is given")
     mask = self != 0
+    if sparse_dim < self.dim():
+        mask = mask.flatten(sparse_dim).any(-1) if sparse_dim else mask.any().view(1)
     indices = _C.nonzero(mask).t().contiguous()
-    coo = SparseTensor(indices, self.masked_select(mask), self.shape, True)
+    values = self[tuple(indices)] if sparse_dim else self.unsqueeze(0)[: indices.shape[1]]
+    coo = SparseTensor(indices[:sparse_dim], values, self.shape, True)
     return coo if layout in (None, sparse_coo) else _compressed.compress(coo, _check_layout(layout))
 
 
@@ -398,12 +414,16 @@ def sum(input, dim=None, dtype=None):  # noqa: A001
     tensor of the dims left."""
     if dim is None:
         return input._values().sum(dtype=dtype)
-    dims = _dims(dim, input.dim())
+    dims, sd = _dims(dim, input.dim()), input.sparse_dim()
     values = input._v if dtype is None else input._v.to(dtype)
-    if len(dims) == input.dim():
-        return values.sum()
-    keep = [d for d in range(input.dim()) if d not in dims]
-    return SparseTensor(input._i[keep], values, [input.shape[d] for d in keep], False).coalesce()
+    dense = [d - sd + 1 for d in dims if d >= sd]  # dense dims, as dims of values
+    if dense:
+        values = values.sum(dense)
+    size = [input.shape[d] for d in range(input.dim()) if d not in dims]
+    keep = [d for d in range(sd) if d not in dims]
+    if not keep:  # every sparse dim reduced: a dense tensor of the dense dims left
+        return values.sum(0)
+    return SparseTensor(input._i[keep], values, size, False).coalesce()
 
 
 def _softmax_parts(input, dim: int, dtype):
@@ -412,16 +432,20 @@ def _softmax_parts(input, dim: int, dtype):
     s = input.coalesce()
     dim = _dims(dim, s.dim())[0]
     values = s._v if dtype is None else s._v.to(dtype)
-    others = [d for d in range(s.dim()) if d != dim]
+    if dim >= s.sparse_dim():  # along a dense dim: each entry's values on their own
+        shifted = values - values.detach().amax(dim - s.sparse_dim() + 1, keepdim=True)
+        return s, shifted, shifted.exp().sum(dim - s.sparse_dim() + 1, keepdim=True)
+    others = [d for d in range(s.sparse_dim()) if d != dim]
     key = s._i[others[0]] if others else _C.zeros_like(s._i[0])
     for d in others[1:]:
         key = key * s.shape[d] + s._i[d]
     groups, slot = _indexing.unique(key, sorted=True, return_inverse=True)
-    n = groups.shape[0]
-    top = _C.zeros((n,), dtype=values.dtype, device=values.device).scatter_reduce(
-        0, slot, values.detach(), "amax", include_self=False)
+    shape = (groups.shape[0], *values.shape[1:])
+    spread = slot.view(-1, *[1] * (values.dim() - 1)).expand(values.shape)
+    top = _C.zeros(shape, dtype=values.dtype, device=values.device).scatter_reduce(
+        0, spread, values.detach(), "amax", include_self=False)
     shifted = values - top.index_select(0, slot)
-    sums = _C.zeros((n,), dtype=values.dtype, device=values.device).index_add(0, slot, shifted.exp())
+    sums = _C.zeros(shape, dtype=values.dtype, device=values.device).index_add(0, slot, shifted.exp())
     return s, shifted, sums.index_select(0, slot)
 
 

@@ -179,12 +179,13 @@ class SparseCompressedTensor(SparseBase):
 
 
 def compress(coo, layout) -> SparseCompressedTensor:
-    """A 2-D COO tensor as CSR or CSC (layout): its entries sorted by row (by column for CSC)."""
-    if coo.dim() != 2:
-        raise RuntimeError(f"to_sparse_{layout._name[7:]}: expected a 2-D tensor, got {coo.dim()}-D "
+    """A COO tensor of 2 sparse dims as CSR or CSC (layout): its entries sorted by row (by column
+    for CSC); dense dims stay in the values."""
+    if coo.sparse_dim() != 2:
+        raise RuntimeError(f"to_sparse_{layout._name[7:]}: expected 2 sparse dims, got {coo.sparse_dim()} "
                            "(minitorch's compressed tensors are not batched)")
     csr = layout._name == "sparse_csr"
-    src = coo.coalesce() if csr else coo.t().coalesce()
+    src = coo.coalesce() if csr else coo.transpose(0, 1).coalesce()
     major, minor = src._i[0], src._i[1]
     n = coo.shape[0] if csr else coo.shape[1]
     counts = _C.bincount(major, minlength=n) if major.numel() else _C.zeros((n,), dtype=_C.int64, device=major.device)

@@ -193,3 +193,46 @@ def test_csr_matmul_and_gradients():
         minitorch.sparse_csr_tensor(CROW, COL, CVALS, (3, 4)) @ minitorch.ones(3, 1, dtype=minitorch.float64)
     with pytest.raises(RuntimeError, match="col_indices and values must have the same number of elements"):
         minitorch.sparse_csr_tensor(CROW, COL, [1.0, 2.0])
+
+
+HYBRID_IDX = [[0, 2, 0], [1, 0, 1]]  # 2 sparse dims, a repeated entry (0, 1); values (3, 2)
+
+
+def hybrid_ref(v):
+    out = np.zeros((3, 2, 2))
+    np.add.at(out, tuple(np.array(HYBRID_IDX)), v)
+    return out
+
+
+def test_hybrid_coo():
+    v = rng.standard_normal((3, 2))
+    hybrid = lambda lib, vals: lib.sparse_coo_tensor(HYBRID_IDX, vals, (3, 2, 2))  # noqa: E731
+    check(lambda m, x: hybrid(m, x).to_dense(), hybrid_ref, [v])
+    s, t = hybrid(minitorch, minitorch.tensor(v)), hybrid(torch, torch.tensor(v))
+    assert (s.sparse_dim(), s.dense_dim()) == (t.sparse_dim(), t.dense_dim()) == (2, 1)
+    assert repr(s.coalesce()).replace("minitorch.", "torch.") == repr(t.coalesce())
+    assert tuple(minitorch.sparse_coo_tensor(HYBRID_IDX, minitorch.tensor(v)).shape) == (3, 2, 2)
+    for dim in (0, 2, (0, 1), (1, 2)):
+        check(lambda m, x: (lambda r: r.to_dense() if r.layout == m.sparse_coo else r)(
+            m.sparse.sum(hybrid(m, x).coalesce(), dim)), lambda x: hybrid_ref(x).sum(dim), [v])
+    for dim in (0, 2):
+        got = minitorch.sparse.softmax(s, dim).to_dense()
+        want = torch.sparse.softmax(t.coalesce(), dim).to_dense()
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    check_grad(lambda m, x: m.sparse.softmax(hybrid(m, x), 2).to_dense(), [v])
+    same_sparse(s.to_sparse_csr(), t.coalesce().to_sparse_csr())
+    d = np.arange(6.0).reshape(3, 2) * np.array([[1.0], [0.0], [1.0]])
+    got, want = minitorch.tensor(d).to_sparse(1), torch.tensor(d).to_sparse(1)
+    assert got.dense_dim() == want.dense_dim() == 1
+    np.testing.assert_array_equal(got.indices().numpy(), want.indices().numpy())
+    np.testing.assert_array_equal(got.values().numpy(), want.values().numpy())
+    messages = []
+    for lib in (minitorch, torch):
+        for call in (lambda: lib.sparse_coo_tensor(HYBRID_IDX, lib.tensor(v), (3, 2)),
+                     lambda: lib.sparse_coo_tensor(HYBRID_IDX, lib.tensor(v), (3, 2, 3)),
+                     lambda: hybrid(lib, lib.tensor(v)).transpose(1, 2),
+                     lambda: hybrid(lib, lib.tensor(v)).t()):
+            with pytest.raises(RuntimeError) as err:
+                call()
+            messages.append(str(err.value))
+    assert messages[:4] == messages[4:]
