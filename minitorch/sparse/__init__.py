@@ -99,17 +99,8 @@ class SparseTensor(SparseBase):
     def is_coalesced(self) -> bool:
         return self._coalesced
 
-    def __repr__(self) -> str:
-        pad = " " * len("tensor(indices=")
-        ind = repr(self._i).replace("\n", "\n" + pad)
-        val = repr(self._v.detach()).replace(f", dtype={self.dtype})", ")")  # the dtype is said once, after nnz
-        val = val.replace("\n", "\n" + " " * len("       values="))
-        size = tuple(self._size)
-        extra = f", dtype={self.dtype}" if self.dtype not in (_C.float32, _C.int64) else ""
-        return (f"tensor(indices={ind},\n       values={val},\n       size={size}, nnz={self._nnz()}"
-                f"{extra}, layout={sparse_coo})")
-
-    __str__ = __repr__
+    def _parts(self) -> list:
+        return [("indices=tensor(", self._i), ("values=tensor(", self._v)]
 
     # --- conversions --------------------------------------------------------------------------
     def _linear(self) -> Tensor:

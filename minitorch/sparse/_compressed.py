@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from .. import _C
 from .._tensor import Tensor
-from .._tensor_str import _add_suffixes, _tensor_str
 from ._base import SparseBase
 
 # layout -> (compressed name, plain name, the name torch's messages give the layout)
@@ -84,23 +83,10 @@ class SparseCompressedTensor(SparseBase):
     def indices(self):
         raise RuntimeError(f"indices expected sparse coordinate tensor layout but got {_layout_word(self)}")
 
-    def __repr__(self) -> str:
+    def _parts(self) -> list:
         cname, pname, _ = _NAMES[self.layout._name]
-        indent = len("tensor(")
-        parts = []
-        for prefix, t in ((f"{cname}_indices=tensor(", self._c), (f"{pname}_indices=tensor(", self._p),
-                          ("values=tensor(", self._v.detach())):
-            body = _tensor_str(t, indent + len(prefix)) if t.numel() else "[]"
-            if not t.numel():
-                body += f", size={tuple(t.shape)}"
-            parts.append(prefix + body + ")")
-        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
-        if self.dtype != _C._get_default_dtype():
-            suffixes.append(f"dtype={self.dtype}")
-        suffixes.append(f"layout={self.layout}")
-        return _add_suffixes("tensor(" + (",\n" + " " * indent).join(parts), suffixes, indent)
-
-    __str__ = __repr__
+        return [(f"{cname}_indices=tensor(", self._c), (f"{pname}_indices=tensor(", self._p),
+                ("values=tensor(", self._v)]
 
     # --- conversions --------------------------------------------------------------------------
     def _expanded(self) -> Tensor:
