@@ -9,8 +9,9 @@ the last dim is regular. The jagged layout (layout=minitorch.jagged) is the same
 values (sum of lengths, *rest) with offsets, for components that differ only in their first dim.
 Every op goes through autograd on the buffer, so gradients reach as_nested_tensor's inputs and
 nested_tensor(..., requires_grad=True)'s leaf. Functions of minitorch reach a nested tensor through
-__torch_function__ (minitorch/overrides.py). Not done: reductions, and views other than unbind,
-transpose of regular dims and the jagged values().
+__torch_function__ (minitorch/overrides.py). sum, mean, amax and amin reduce where PyTorch's
+nested tensors do (the last dim; for jagged ones also the ragged dim, giving a dense tensor).
+Not done: views other than unbind and transpose, indexing beyond picking one component.
 """
 from __future__ import annotations
 
@@ -228,10 +229,66 @@ def _matmul(a, b):
     return _from_parts([x @ y for x, y in zip(a.unbind(), b.unbind())], a.layout)
 
 
+_REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def _reduce(name, input, dim=None, keepdim=False, *, dtype=None):
+    """sum / mean / amax / amin of a nested tensor, where PyTorch's nested tensors take them: over
+    everything (a 0-dim tensor); over the last dim of a strided one (keepdim=True); over regular
+    dims of a jagged one (nested); over its ragged dim, with or without the batch dim (dense)."""
+    values = input._v if dtype is None else input._v.to(dtype)
+    if dim is None:
+        return getattr(values, name)()
+    n = input.dim()
+    dims = sorted({d % n for d in ([dim] if isinstance(dim, int) else dim)})
+    if input.layout is not jagged:
+        if len(dims) != 1:
+            raise RuntimeError("NestedTensor only allows reduction of a single dimension for now.")
+        if dims[0] != n - 1:
+            raise RuntimeError(f"NestedTensor can only be reduced across the last dimension for now got dimension "
+                               f"{dims[0]} instead.")
+        if not keepdim:
+            raise RuntimeError("NestedTensor always requires keepdim=True for now.")
+        return _from_parts([getattr(t, name)(-1, keepdim=True) for t in input.unbind()], input.layout)
+    # jagged: every component is (L_i, *rest); rows is values, (sum of L_i, *rest)
+    rows = values.view(-1, *input._sizes[0][1:])
+    if 1 not in dims:
+        if 0 in dims:
+            raise RuntimeError(f"{name}(): reducing along the batch dimension but not the ragged dimension is not "
+                               "supported for nested tensors")
+        out = getattr(rows, name)([d - 1 for d in dims], keepdim=bool(keepdim))
+        return input._like(out.reshape(-1), [(s[0],) + tuple(out.shape[1:]) for s in input._sizes])
+    if any(d > 1 for d in dims):
+        raise RuntimeError(f"{name}(): reducing along a ragged and non-batch dimension is not supported for nested "
+                           "tensors")
+    if 0 in dims:  # batch and ragged dims together: every row
+        out = getattr(rows, name)(0, keepdim=bool(keepdim))
+        return out.unsqueeze(0) if keepdim else out
+    # over the ragged dim alone: each component's rows reduced into its slot
+    lengths = _C.tensor([s[0] for s in input._sizes], dtype=_C.int64, device=values.device)
+    slot = _C.arange(len(input._sizes), device=values.device).repeat_interleave(lengths)
+    out = _C.zeros((len(input._sizes), *rows.shape[1:]), dtype=rows.dtype, device=rows.device)
+    if name in ("sum", "mean"):
+        out = out.index_add(0, slot, rows)
+        if name == "mean":
+            out = out / lengths.to(out.dtype).view(-1, *[1] * (out.dim() - 1))
+    else:
+        spread = slot.view(-1, *[1] * (rows.dim() - 1)).expand(rows.shape)
+        out = out.scatter_reduce(0, spread, rows, name, include_self=False)
+    return out.unsqueeze(1) if keepdim else out
+
+
+def _reduce_method(self, name, dim=None, keepdim=False, *, dtype=None):
+    return _reduce(name, self, dim, keepdim, dtype=dtype)
+
+
 NestedTensor._pointwise = staticmethod(_pointwise)
 NestedTensor._functions = {"softmax": functools.partial(_softmax, "softmax"),
                            "log_softmax": functools.partial(_softmax, "log_softmax"), "linear": _linear,
                            "matmul": _matmul, "bmm": _matmul, "__matmul__": _matmul}
+NestedTensor._functions.update({name: functools.partial(_reduce, name) for name in _REDUCTIONS})
+for _name in _REDUCTIONS:
+    setattr(NestedTensor, _name, functools.partialmethod(_reduce_method, _name))
 install_dunders(NestedTensor, _pointwise)
 
 
