@@ -69,7 +69,8 @@ class SparseTensor(SparseBase):
         if g is None or self._coalesced:
             return None if g is None else SparseTensor(self._i, g, self._size, True)
         total = SparseTensor(self._i, g, self._size, False).coalesce()
-        count = SparseTensor(self._i, _C.ones((g.shape[0],), dtype=g.dtype, device=g.device), self._size, False).coalesce()
+        ones = _C.ones((g.shape[0],), dtype=g.dtype, device=g.device)
+        count = SparseTensor(self._i, ones, self._size, False).coalesce()
         return SparseTensor(total._i, total._v / count._v, self._size, True)
 
     is_sparse_csr = False

@@ -182,7 +182,8 @@ def test_jagged_layout():
     got = minitorch.nested.nested_tensor_from_jagged(minitorch.tensor(values), minitorch.tensor(offsets))
     want = torch.nested.nested_tensor_from_jagged(torch.tensor(values), torch.tensor(offsets))
     same_components(got, want)
-    by_lengths = minitorch.nested.nested_tensor_from_jagged(minitorch.tensor(values), lengths=minitorch.tensor([2, 4, 1]))
+    by_lengths = minitorch.nested.nested_tensor_from_jagged(minitorch.tensor(values),
+                                                           lengths=minitorch.tensor([2, 4, 1]))
     np.testing.assert_array_equal(by_lengths.offsets().numpy(), offsets)
     v = minitorch.tensor(values, requires_grad=True)  # a view of values: gradients reach them
     minitorch.nested.to_padded_tensor(minitorch.nested.nested_tensor_from_jagged(v, minitorch.tensor(offsets)) * 2,
