@@ -7,9 +7,9 @@ A sparse tensor keeps PyTorch's two parts: indices, an int64 (sparse_dim, nnz) t
 an (nnz, *dense sizes) tensor (a "hybrid" tensor has dense dims; products take none). Every
 computation is an op on those parts (index_add for a product, index_put_ for to_dense, unique for
 coalesce), so no element is touched in Python and gradients reach the values and the dense
-operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTorch's. What is
-left out: sparse results of elementwise ops other than scaling, and isinstance(s, Tensor) (False
-here).
+operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTorch's. Sparse @
+sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's. What is left out: sparse
+results of unary elementwise ops, and isinstance(s, Tensor) (False here).
 """
 from __future__ import annotations
 
@@ -196,8 +196,20 @@ class SparseTensor(SparseBase):
         return self._scaled(-self._v)
 
     def __mul__(self, other):
-        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
+        """Sparse times a number, a dense tensor (broadcast to this shape, read at the entries) or a
+        sparse tensor (the entries both have): a sparse tensor, as PyTorch's."""
+        if isinstance(other, SparseTensor):
+            return _sparse_mul(self, other)
+        if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and other.dim() == 0):
             return self._scaled(self._v * other)
+        if isinstance(other, Tensor):
+            n = len(self._size)
+            for d in range(1, max(other.dim(), n) + 1):  # the dense operand must broadcast to this shape
+                a, b = other.shape[-d] if d <= other.dim() else 1, self._size[-d] if d <= n else 1
+                if a not in (1, b) or d > n:
+                    raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                                       f"non-singleton dimension {max(n, other.dim()) - d}")
+            return self._scaled(self._v * other.expand(self._size)[tuple(self._i)])
         return NotImplemented
 
     __rmul__ = __mul__
@@ -372,8 +384,7 @@ def mm(mat1, mat2, reduce: str = "sum"):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if sparse1 and sparse2:
-        mat2 = mat2.to_dense()
-        sparse2 = False
+        return _sparse_sparse_mm(mat1, mat2)
     dtype = _product_dtype(mat1, mat2)
     if sparse1:
         # out (n, k): row i gathers values[e] * mat2[cols[e]] for each entry e = (i, cols[e])
@@ -399,6 +410,38 @@ def _dims(dim, n: int) -> list:
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return sorted({d % n for d in dims})
+
+
+def _sparse_sparse_mm(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    """a (n, m) @ b (m, p), both sparse: a coalesced sparse product, as PyTorch's. Each entry
+    (i, k) of a meets the entries (k, j) of b's row k (b coalesced: its rows are runs), and their
+    products land at (i, j)."""
+    b = b.coalesce()
+    dev = b._i.device
+    counts = _C.bincount(b._i[0], minlength=b.shape[0]) if b._nnz() else _C.zeros(
+        (b.shape[0],), dtype=_C.int64, device=dev)
+    starts = counts.cumsum(0) - counts  # where row k of b begins among its entries
+    k = a._i[1]
+    per = counts.index_select(0, k)  # how many entries of b each entry of a meets
+    owner = _C.arange(a._nnz(), device=dev).repeat_interleave(per)
+    first = (per.cumsum(0) - per).index_select(0, owner)
+    pos = starts.index_select(0, k.index_select(0, owner)) + _C.arange(owner.shape[0], device=dev) - first
+    indices = _C.stack([a._i[0].index_select(0, owner), b._i[1].index_select(0, pos)])
+    values = a._v.index_select(0, owner) * b._v.index_select(0, pos)
+    return SparseTensor(indices, values, (a.shape[0], b.shape[1]), False).coalesce()
+
+
+def _sparse_mul(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    """a * b, both sparse of one shape: the products at the entries both have."""
+    a._check_same_size(b, "mul")
+    a, b = a.coalesce(), b.coalesce()
+    la, lb = a._linear(), b._linear()
+    if not lb.numel():
+        return SparseTensor(a._i[:, :0], a._v[:0] * b._v[:0], a.shape, True)
+    pos = _C.searchsorted(lb, la).clamp_max(lb.numel() - 1)
+    keep = _C.nonzero(lb.index_select(0, pos) == la).view(-1)
+    values = a._v.index_select(0, keep) * b._v.index_select(0, pos.index_select(0, keep))
+    return SparseTensor(a._i.index_select(1, keep), values, a.shape, True)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001

@@ -24,8 +24,11 @@ def sparse_results(device):
     assert csr.crow_indices().device.type == device and csr.col_indices().device.type == device
     product = csr @ b
     soft = minitorch.sparse.softmax(x.to_sparse(), 1).to_dense()
-    (product.sum() + (soft * soft).sum()).backward()
-    return [product, soft, csr.to_sparse_csc().row_indices(), x.grad, b.grad]
+    square = minitorch.sparse.mm(x.to_sparse(), x.t().to_sparse())
+    scaled = (x.to_sparse() * b[:3, :4]).to_dense()
+    (product.sum() + (soft * soft).sum() + square.to_dense().sum() + scaled.sum()).backward()
+    return [product, soft, csr.to_sparse_csc().row_indices(), square.indices(), square.values(), scaled, x.grad,
+            b.grad]
 
 
 def nested_results(device):

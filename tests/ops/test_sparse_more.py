@@ -249,3 +249,38 @@ def test_printing_matches_torch():
 
     for got, want in zip(cases(minitorch), cases(torch)):
         assert repr(got).replace("minitorch.", "torch.") == repr(want)
+
+
+def test_sparse_products_stay_sparse():
+    sq = [[0, 1, 1, 0], [1, 0, 2, 1]]  # a repeated entry (0, 1)
+    vals = np.array([1.0, 2.0, 3.0, 4.0])
+    dense = rng.standard_normal((3, 3))
+    ops = {"sparse_mm": lambda lib, s: lib.sparse.mm(s, s), "matmul": lambda lib, s: s @ s,
+           "mul_sparse": lambda lib, s: s * s, "mul_dense": lambda lib, s: s * lib.tensor(dense),
+           "rmul_dense": lambda lib, s: lib.tensor(dense) * s, "mul_row": lambda lib, s: s * lib.tensor(dense[0]),
+           "mul_col": lambda lib, s: s * lib.tensor(dense[:, :1])}
+    for name, op in ops.items():
+        got = op(minitorch, minitorch.sparse_coo_tensor(sq, minitorch.tensor(vals), (3, 3)))
+        want = op(torch, torch.sparse_coo_tensor(sq, torch.tensor(vals), (3, 3)))
+        assert got.layout == minitorch.sparse_coo and want.layout == torch.sparse_coo, name
+        np.testing.assert_allclose(got.to_dense().numpy(), want.to_dense().numpy(), err_msg=name)
+    ref = np.zeros((3, 3))
+    np.add.at(ref, tuple(np.array(sq)), vals)
+    check(lambda m, v: m.sparse.mm(m.sparse_coo_tensor(sq, v, (3, 3)), m.sparse_coo_tensor(sq, v, (3, 3))
+                                   ).to_dense(), lambda v: ref @ ref, [vals])
+    check_grad(lambda m, v: m.sparse.mm(m.sparse_coo_tensor(sq, v, (3, 3)), m.sparse_coo_tensor(sq, v, (3, 3))
+                                        ).to_dense(), [vals])
+    grads = []  # PyTorch's gradient of the dense operand is sparse; minitorch's is dense, the same numbers
+    for lib in (minitorch, torch):
+        v, d = lib.tensor(vals, requires_grad=True), lib.tensor(dense, requires_grad=True)
+        ((lib.sparse_coo_tensor(sq, v, (3, 3)) * d).to_dense() * lib.tensor(dense)).sum().backward()
+        grads.append((v.grad.numpy(), d.grad.to_dense().numpy()))
+    for g, w in zip(*grads):
+        np.testing.assert_allclose(g, w)
+    empty = minitorch.sparse_coo_tensor(minitorch.zeros(2, 0, dtype=minitorch.int64), minitorch.zeros(0), (3, 3))
+    assert (minitorch.sparse_coo_tensor(sq, minitorch.tensor(vals), (3, 3)).float() * empty)._nnz() == 0
+    assert minitorch.sparse.mm(empty, empty)._nnz() == 0
+    for lib in (minitorch, torch):
+        with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\) at "
+                                               "non-singleton dimension 0"):
+            lib.sparse_coo_tensor(sq, lib.tensor(vals), (3, 3)) * lib.ones(2, 3, dtype=lib.float64)
