@@ -4,7 +4,7 @@ along some dims: sentences of different lengths without padding.
 A NestedTensor keeps, as PyTorch's strided NestedTensorImpl does, one contiguous 1-D buffer holding
 every component's elements one after another and each component's size; a component is a view
 of the buffer. So a pointwise op (exp, x + y, x * 2, relu, dropout) is one call on the buffer, and
-linear and softmax over the last dim are one call on the buffer seen as (rows, last dim) when
+linear, layer_norm and softmax over the last dim are one call on the buffer seen as (rows, last dim) when
 the last dim is regular. The jagged layout (layout=minitorch.jagged) is the same buffer read as
 values (sum of lengths, *rest) with offsets, for components that differ only in their first dim.
 Every op goes through autograd on the buffer, so gradients reach as_nested_tensor's inputs and
@@ -221,6 +221,19 @@ def _linear(input, weight, bias=None):
     return input._like(out.reshape(-1), sizes)
 
 
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *rest):
+    """layer_norm over the last dims (regular ones): one call on the buffer seen as rows of them."""
+    from ..nn.functional import layer_norm
+
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    n = input.dim()
+    if len(shape) >= n or any(input._regular(n - len(shape) + k) != s for k, s in enumerate(shape)):
+        raise RuntimeError(f"layer_norm: the last {len(shape)} dims of a nested input must be regular and equal "
+                           f"normalized_shape {list(shape)}")
+    out = layer_norm(input._v.view(-1, *shape), shape, weight, bias, eps)
+    return input._like(out.reshape(-1))
+
+
 def _matmul(a, b):
     if not (isinstance(a, NestedTensor) and isinstance(b, NestedTensor)):
         raise RuntimeError("Expected both to be nested, but got a nested self and non-nested other")
@@ -285,7 +298,7 @@ def _reduce_method(self, name, dim=None, keepdim=False, *, dtype=None):
 NestedTensor._pointwise = staticmethod(_pointwise)
 NestedTensor._functions = {"softmax": functools.partial(_softmax, "softmax"),
                            "log_softmax": functools.partial(_softmax, "log_softmax"), "linear": _linear,
-                           "matmul": _matmul, "bmm": _matmul, "__matmul__": _matmul}
+                           "matmul": _matmul, "bmm": _matmul, "__matmul__": _matmul, "layer_norm": _layer_norm}
 NestedTensor._functions.update({name: functools.partial(_reduce, name) for name in _REDUCTIONS})
 for _name in _REDUCTIONS:
     setattr(NestedTensor, _name, functools.partialmethod(_reduce_method, _name))

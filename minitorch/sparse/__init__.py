@@ -522,7 +522,6 @@ def install(namespace: dict, tensor_cls) -> None:
                       ("row_indices", False)):
         setattr(tensor_cls, name, _crow_missing(name, row))
     tensor_cls.is_sparse = property(_is_sparse)
-    tensor_cls.is_sparse_csr = property(_is_sparse)
     tensor_cls.layout = property(lambda self: strided)
     tensor_cls.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
 

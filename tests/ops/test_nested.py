@@ -162,6 +162,28 @@ def test_softmax_and_linear(dim):
         np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("layout", ["strided", "jagged"])
+def test_layer_norm(layout):
+    arrays = parts([(2, 3), (4, 3)])
+    grads = []
+    for lib in (minitorch, torch):
+        lib.manual_seed(0)
+        norm = lib.nn.LayerNorm(3, dtype=lib.float64)
+        with lib.no_grad():
+            norm.weight.copy_(lib.tensor([1.0, 2.0, -1.0]))
+            norm.bias.copy_(lib.tensor([0.5, 0.0, 1.0]))
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = norm(lib.nested.as_nested_tensor(xs, layout=getattr(lib, layout)))
+        assert out.is_nested
+        padded = lib.nested.to_padded_tensor(out, 0.0)
+        (padded * lib.tensor(np.arange(24.0).reshape(2, 4, 3))).sum().backward()
+        grads.append([padded.detach().numpy()] + [x.grad.numpy() for x in xs] + [norm.weight.grad.numpy()])
+    for g, w in zip(*grads):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
+    with pytest.raises(RuntimeError, match="must be regular"):
+        minitorch.nn.functional.layer_norm(nested(minitorch, arrays), (4, 3))
+
+
 def test_jagged_layout():
     arrays = parts()
     nj, tj = nested(minitorch, arrays, layout=minitorch.jagged), nested(torch, arrays, layout=torch.jagged)
