@@ -292,3 +292,6 @@ def __getattr__(name: str):
 from ._einops import install as _install_einops  # noqa: E402
 
 _install_einops()  # einops finds minitorch's backend, imported before or after us (minitorch/_einops)
+from . import masked, nested  # noqa: E402  (torch.masked: MaskedTensor; torch.nested: nested tensors)
+
+nested.install(globals(), Tensor)  # minitorch.jagged, Tensor.is_nested

@@ -230,14 +230,16 @@ def _tensor_str(t: Any, indent: int) -> str:
     return _render(values, t.dim(), indent, fmt)
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
-    """Append `, suffix` items, moving one to a new line when it would pass linewidth."""
+def _add_suffixes(text: str, suffixes: list[str], indent: int, force_newline: bool = False) -> str:
+    """Append `, suffix` items, moving one to a new line when it would pass linewidth (the first
+    one always with force_newline, as a sparse COO tensor's size goes under its values)."""
     parts = [text]
     # PyTorch's measure of the last line: on a single line it counts two more than its length
     # (rfind gives -1). Kept as is, since it decides where the line breaks.
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            force_newline = False
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:

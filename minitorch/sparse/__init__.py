@@ -1,13 +1,15 @@
-"""minitorch.sparse: sparse COO tensors (PyTorch's torch.sparse_coo layout) for what graph models
-do with them: build an adjacency or feature matrix with sparse_coo_tensor or to_sparse(), add it to
-a dense matrix, and multiply it with dense ones (torch.sparse.mm, torch.spmm, torch.mm, @).
+"""minitorch.sparse: sparse COO tensors (PyTorch's torch.sparse_coo layout) and the torch.sparse
+functions: build an adjacency or feature matrix with sparse_coo_tensor or to_sparse(), add it to a
+dense matrix, multiply it with dense ones (torch.sparse.mm, addmm, torch.spmm, torch.mm, @), sum
+it, take softmax over its entries; CSR and CSC matrices live in _compressed.py.
 
 A sparse tensor keeps PyTorch's two parts: indices, an int64 (sparse_dim, nnz) tensor, and values,
-an (nnz,) tensor (no dense dimensions: a "hybrid" tensor is refused). Every computation is an op
-on those parts (index_add for a product, index_put_ for to_dense, unique for coalesce), so no
-element is touched in Python and gradients reach the values and the dense operand through the
-ops' own formulas. What is left out: sparse gradients (a leaf's .grad is dense, on its values),
-sparse results of elementwise ops other than scaling, and isinstance(s, Tensor) (False here).
+an (nnz, *dense sizes) tensor (a "hybrid" tensor has dense dims; products take none). Every
+computation is an op on those parts (index_add for a product, index_put_ for to_dense, unique for
+coalesce), so no element is touched in Python and gradients reach the values and the dense
+operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTorch's. Sparse @
+sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's. What is left out: sparse
+results of unary elementwise ops, and isinstance(s, Tensor) (False here).
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import numbers
 from .. import _C, _indexing
 from .._device import device as _device
 from .._tensor import Tensor
+from . import _compressed
+from ._base import SparseBase
+from ._compressed import SparseCompressedTensor
 
 
 class layout:
@@ -33,6 +38,9 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+_LAYOUTS = {"sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
 
 
 def _tensor_of(data, dtype=None, device=None):
@@ -41,7 +49,7 @@ def _tensor_of(data, dtype=None, device=None):
     return _C.tensor(data, dtype=dtype, device=device)
 
 
-class SparseTensor:
+class SparseTensor(SparseBase):
     """A sparse COO tensor: values[k] sits at indices[:, k]; repeated indices add up."""
 
     is_sparse = True
@@ -53,66 +61,25 @@ class SparseTensor:
         self._size = _C.Size(size)
         self._coalesced = coalesced
 
-    # --- what it is -------------------------------------------------------------------------
     @property
-    def shape(self):
-        return self._size
+    def grad(self):
+        """A leaf's gradient, as PyTorch gives it: the gradient of the dense tensor at this tensor's
+        coalesced indices. Repeated entries each got that same gradient, so their mean is it."""
+        g = self._v.grad
+        if g is None or self._coalesced:
+            return None if g is None else SparseTensor(self._i, g, self._size, True)
+        total = SparseTensor(self._i, g, self._size, False).coalesce()
+        ones = _C.ones((g.shape[0],), dtype=g.dtype, device=g.device)
+        count = SparseTensor(self._i, ones, self._size, False).coalesce()
+        return SparseTensor(total._i, total._v / count._v, self._size, True)
 
-    def size(self, dim=None):
-        return self._size if dim is None else self._size[dim]
-
-    def dim(self) -> int:
-        return len(self._size)
-
-    ndim = property(dim)
-
-    def numel(self) -> int:
-        n = 1
-        for s in self._size:
-            n *= s
-        return n
-
-    def __len__(self) -> int:
-        if not self._size:
-            raise TypeError("len() of a 0-d tensor")
-        return self._size[0]
-
-    @property
-    def dtype(self):
-        return self._v.dtype
-
-    @property
-    def device(self):
-        return self._v.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._v.is_cuda
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._v.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self._v.requires_grad = flag
-
-    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
-        self._v.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def grad_fn(self):
-        return self._v.grad_fn
+    is_sparse_csr = False
 
     def sparse_dim(self) -> int:
         return self._i.shape[0]
 
     def dense_dim(self) -> int:
-        return 0
-
-    def _nnz(self) -> int:
-        return self._v.shape[0]
+        return self._v.dim() - 1
 
     def _indices(self) -> Tensor:
         return self._i
@@ -133,17 +100,8 @@ class SparseTensor:
     def is_coalesced(self) -> bool:
         return self._coalesced
 
-    def __repr__(self) -> str:
-        pad = " " * len("tensor(indices=")
-        ind = repr(self._i).replace("\n", "\n" + pad)
-        val = repr(self._v).replace(f", dtype={self.dtype})", ")")  # the dtype is said once, after nnz
-        val = val.replace("\n", "\n" + " " * len("       values="))
-        size = tuple(self._size)
-        extra = f", dtype={self.dtype}" if self.dtype not in (_C.float32, _C.int64) else ""
-        return (f"tensor(indices={ind},\n       values={val},\n       size={size}, nnz={self._nnz()}"
-                f"{extra}, layout={sparse_coo})")
-
-    __str__ = __repr__
+    def _parts(self) -> list:
+        return [("indices=tensor(", self._i), ("values=tensor(", self._v)]
 
     # --- conversions --------------------------------------------------------------------------
     def _linear(self) -> Tensor:
@@ -158,7 +116,8 @@ class SparseTensor:
         if self._coalesced:
             return self
         uniq, inverse = _indexing.unique(self._linear(), sorted=True, return_inverse=True)
-        values = _C.zeros((uniq.shape[0],), dtype=self.dtype, device=self.device).index_add(0, inverse, self._v)
+        values = _C.zeros((uniq.shape[0], *self._v.shape[1:]), dtype=self.dtype, device=self.device).index_add(
+            0, inverse, self._v)
         rows, rest = [], uniq
         for d in range(self.sparse_dim() - 1, -1, -1):
             rows.append(rest.remainder(self._size[d]))
@@ -171,28 +130,27 @@ class SparseTensor:
         values = self._v if dtype is None else self._v.to(dtype)
         return out.index_put(tuple(self._i), values, accumulate=True)
 
-    def to_sparse(self, *args, **kwargs) -> SparseTensor:
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is None or layout is sparse_coo:
+            return self
+        return _compressed.compress(self, _check_layout(layout))
+
+    def to_sparse_coo(self) -> SparseTensor:
         return self
+
+    def to_sparse_csr(self, dense_dim=None):
+        return _compressed.compress(self, sparse_csr)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return _compressed.compress(self, sparse_csc)
 
     def to(self, *args, **kwargs) -> SparseTensor:
         values = self._v.to(*args, **kwargs)
         indices = self._i.to(values.device)
         return self if values is self._v else SparseTensor(indices, values, self._size, self._coalesced)
 
-    def cpu(self) -> SparseTensor:
-        return self.to("cpu")
-
     def cuda(self, device=None, non_blocking: bool = False) -> SparseTensor:
         return self.to(_device("cuda") if device is None else device, non_blocking=non_blocking)
-
-    def float(self) -> SparseTensor:
-        return self.to(_C.float32)
-
-    def double(self) -> SparseTensor:
-        return self.to(_C.float64)
-
-    def long(self) -> SparseTensor:
-        return self.to(_C.int64)
 
     def detach(self) -> SparseTensor:
         return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
@@ -201,23 +159,34 @@ class SparseTensor:
         return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
 
     def t(self) -> SparseTensor:
-        if self.dim() != 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
-                               f"{self.dim()} sparse and 0 dense dimensions")
+        if self.sparse_dim() > 2 or self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
+        if self.sparse_dim() < 2:
+            return self
         return SparseTensor(self._i.flip(0), self._v, (self._size[1], self._size[0]), False)
 
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         n = self.dim()
         dim0, dim1 = dim0 % n, dim1 % n
-        order = list(range(n))
+        if max(dim0, dim1) >= self.sparse_dim():
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: "
+                               f"{self.sparse_dim()}, d0: {dim0}, d1: {dim1}")
+        order = list(range(self.sparse_dim()))
         order[dim0], order[dim1] = order[dim1], order[dim0]
-        size = [self._size[d] for d in order]
+        size = [self._size[d] for d in order] + list(self._size[self.sparse_dim():])
         return SparseTensor(self._i[order], self._v, size, self._coalesced and dim0 == dim1)
 
-    def sum(self, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-        if dim is None:
-            return self._v.sum(dtype=dtype)
-        return self.to_dense().sum(dim, keepdim=keepdim, dtype=dtype)
+    def sum(self, dim=None, keepdim: bool = False, dtype=None):
+        if keepdim:
+            return self.to_dense().sum(dim, keepdim=True, dtype=dtype)
+        return sum(self, dim, dtype)
+
+    def softmax(self, dim: int, dtype=None) -> SparseTensor:
+        return softmax(self, dim, dtype)
+
+    def log_softmax(self, dim: int, dtype=None) -> SparseTensor:
+        return log_softmax(self, dim, dtype)
 
     # --- arithmetic ---------------------------------------------------------------------------
     def _scaled(self, values: Tensor) -> SparseTensor:
@@ -227,8 +196,20 @@ class SparseTensor:
         return self._scaled(-self._v)
 
     def __mul__(self, other):
-        if isinstance(other, (numbers.Number, Tensor)) and (not isinstance(other, Tensor) or other.dim() == 0):
+        """Sparse times a number, a dense tensor (broadcast to this shape, read at the entries) or a
+        sparse tensor (the entries both have): a sparse tensor, as PyTorch's."""
+        if isinstance(other, SparseTensor):
+            return _sparse_mul(self, other)
+        if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and other.dim() == 0):
             return self._scaled(self._v * other)
+        if isinstance(other, Tensor):
+            n = len(self._size)
+            for d in range(1, max(other.dim(), n) + 1):  # the dense operand must broadcast to this shape
+                a, b = other.shape[-d] if d <= other.dim() else 1, self._size[-d] if d <= n else 1
+                if a not in (1, b) or d > n:
+                    raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                                       f"non-singleton dimension {max(n, other.dim()) - d}")
+            return self._scaled(self._v * other.expand(self._size)[tuple(self._i)])
         return NotImplemented
 
     __rmul__ = __mul__
@@ -297,23 +278,25 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         indices = indices.to(_C.int64)
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
-    if values.dim() != 1:
-        raise NotImplementedError("minitorch's sparse COO tensors have no dense dimensions: values must be 1-D, "
-                                  f"got shape {list(values.shape)}")
+    if values.dim() == 0:
+        raise RuntimeError("values must be at least 1-D (nnz, *dense sizes), got a 0-d tensor")
     if indices.shape[1] != values.shape[0]:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
                            f"nnz from values: {values.shape[0]}")
-    nnz = indices.shape[1]
+    nnz, sparse_dim, dense = indices.shape[1], indices.shape[0], list(values.shape[1:])
     if size is None:
-        size = [int(indices[d].max().item()) + 1 if nnz else 0 for d in range(indices.shape[0])]
+        size = [int(indices[d].max().item()) + 1 if nnz else 0 for d in range(sparse_dim)] + dense
     else:
         size = [int(s) for s in size]
-        if len(size) != indices.shape[0]:
-            raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + dense_dim (0), "
-                               f"but got {len(size)}")
+        if len(size) != sparse_dim + len(dense):
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                               f"sparse_dim = {sparse_dim}, dense_dim = {len(dense)}")
+        if size[sparse_dim:] != dense:
+            raise RuntimeError(f"values has incorrect size, expected {[nnz] + size[sparse_dim:]}, got "
+                               f"{list(values.shape)}")
         if nnz:
             low, high = indices.amin(1).tolist(), indices.amax(1).tolist()
-            for d, s in enumerate(size):
+            for d, s in enumerate(size[:sparse_dim]):
                 if low[d] < 0 or high[d] >= s:
                     bad = low[d] if low[d] < 0 else high[d]
                     raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {s} but found "
@@ -323,15 +306,52 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor(indices, values, size, bool(is_coalesced) or nnz <= 1)
 
 
-def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None) -> SparseTensor:
-    """A strided tensor as a sparse COO one: its nonzero elements, in row-major order (coalesced)."""
-    if layout not in (None, sparse_coo):
-        raise NotImplementedError(f"to_sparse: minitorch has only the sparse_coo layout, not {layout}")
-    if sparse_dim not in (None, self.dim()) or dense_dim not in (None, 0):
-        raise NotImplementedError("to_sparse: minitorch's sparse COO tensors have no dense dimensions")
+def _check_layout(layout):
+    if layout not in _LAYOUTS.values():
+        raise NotImplementedError(f"to_sparse: minitorch has the sparse_coo, sparse_csr and sparse_csc layouts, "
+                                  f"not {layout}")
+    return layout
+
+
+def to_sparse(self: Tensor, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """A strided tensor as a sparse one: its nonzero elements, in row-major order (coalesced COO),
+    or compressed by rows or columns (layout=sparse_csr / sparse_csc). With sparse_dim (or
+    dense_dim) the last dims stay dense: an entry per index of the first ones with any nonzero."""
+    if sparse_dim is None:
+        sparse_dim = self.dim() - (dense_dim or 0)
+    if not 0 <= sparse_dim <= self.dim():
+        raise RuntimeError(f"sparse_dim argument must be in [0, {self.dim()}] range, but {sparse_dim} is given")
     mask = self != 0
+    if sparse_dim < self.dim():
+        mask = mask.flatten(sparse_dim).any(-1) if sparse_dim else mask.any().view(1)
     indices = _C.nonzero(mask).t().contiguous()
-    return SparseTensor(indices, self.masked_select(mask), self.shape, True)
+    values = self[tuple(indices)] if sparse_dim else self.unsqueeze(0)[: indices.shape[1]]
+    coo = SparseTensor(indices[:sparse_dim], values, self.shape, True)
+    return coo if layout in (None, sparse_coo) else _compressed.compress(coo, _check_layout(layout))
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A CSR matrix: row i holds values[crow_indices[i]:crow_indices[i+1]] at those col_indices."""
+    return _compressed.compressed_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad,
+                                         sparse_csr)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None) -> SparseCompressedTensor:
+    """A CSC matrix: column j holds values[ccol_indices[j]:ccol_indices[j+1]] at those row_indices."""
+    return _compressed.compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad,
+                                         sparse_csc)
+
+
+def sparse_mask(self: Tensor, mask):
+    """This dense tensor's elements at the entries of the sparse `mask`, in mask's layout."""
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} but "
+                           f"mask has size {list(mask.shape)}")
+    coo = mask.to_sparse_coo()  # an uncoalesced mask's repeated entries stay repeated, as in PyTorch
+    picked = SparseTensor(coo._i, self[tuple(coo._i)], coo.shape, coo._coalesced)
+    return picked if isinstance(mask, SparseTensor) else _compressed.compress(picked, mask.layout)
 
 
 def _product_dtype(a, b):
@@ -340,7 +360,8 @@ def _product_dtype(a, b):
 
 def _dense_mm(input, mat2, *, out=None):
     """minitorch.mm (and spmm): mm itself, or the sparse product where either matrix is sparse."""
-    if isinstance(input, SparseTensor) or isinstance(mat2, SparseTensor):
+    if isinstance(input, (SparseTensor, SparseCompressedTensor)) or isinstance(mat2, (SparseTensor,
+                                                                                      SparseCompressedTensor)):
         if out is not None:
             raise NotImplementedError("mm: out= with a sparse operand is not supported")
         return mm(input, mat2)
@@ -350,6 +371,8 @@ def _dense_mm(input, mat2, *, out=None):
 def mm(mat1, mat2, reduce: str = "sum"):
     """mat1 @ mat2 where either may be sparse COO (2-D) and the other dense: a dense result, as
     PyTorch's torch.sparse.mm; both dense is mm itself."""
+    if isinstance(mat1, SparseCompressedTensor) or isinstance(mat2, SparseCompressedTensor):
+        return mm(*[m.to_sparse_coo() if isinstance(m, SparseCompressedTensor) else m for m in (mat1, mat2)], reduce)
     sparse1, sparse2 = isinstance(mat1, SparseTensor), isinstance(mat2, SparseTensor)
     if not (sparse1 or sparse2):
         return _C.mm(mat1, mat2)
@@ -361,8 +384,7 @@ def mm(mat1, mat2, reduce: str = "sum"):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if sparse1 and sparse2:
-        mat2 = mat2.to_dense()
-        sparse2 = False
+        return _sparse_sparse_mm(mat1, mat2)
     dtype = _product_dtype(mat1, mat2)
     if sparse1:
         # out (n, k): row i gathers values[e] * mat2[cols[e]] for each entry e = (i, cols[e])
@@ -377,11 +399,108 @@ def mm(mat1, mat2, reduce: str = "sum"):
     return out.index_add(1, cols, terms)
 
 
+def addmm(mat: Tensor, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
+    """beta * mat + alpha * (mat1 @ mat2), mat1 sparse (torch.sparse.addmm)."""
+    return mat * beta + mm(mat1, mat2) * alpha
+
+
+def _dims(dim, n: int) -> list:
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return sorted({d % n for d in dims})
+
+
+def _sparse_sparse_mm(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    """a (n, m) @ b (m, p), both sparse: a coalesced sparse product, as PyTorch's. Each entry
+    (i, k) of a meets the entries (k, j) of b's row k (b coalesced: its rows are runs), and their
+    products land at (i, j)."""
+    b = b.coalesce()
+    dev = b._i.device
+    counts = _C.bincount(b._i[0], minlength=b.shape[0]) if b._nnz() else _C.zeros(
+        (b.shape[0],), dtype=_C.int64, device=dev)
+    starts = counts.cumsum(0) - counts  # where row k of b begins among its entries
+    k = a._i[1]
+    per = counts.index_select(0, k)  # how many entries of b each entry of a meets
+    owner = _C.arange(a._nnz(), device=dev).repeat_interleave(per)
+    first = (per.cumsum(0) - per).index_select(0, owner)
+    pos = starts.index_select(0, k.index_select(0, owner)) + _C.arange(owner.shape[0], device=dev) - first
+    indices = _C.stack([a._i[0].index_select(0, owner), b._i[1].index_select(0, pos)])
+    values = a._v.index_select(0, owner) * b._v.index_select(0, pos)
+    return SparseTensor(indices, values, (a.shape[0], b.shape[1]), False).coalesce()
+
+
+def _sparse_mul(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    """a * b, both sparse of one shape: the products at the entries both have."""
+    a._check_same_size(b, "mul")
+    a, b = a.coalesce(), b.coalesce()
+    la, lb = a._linear(), b._linear()
+    if not lb.numel():
+        return SparseTensor(a._i[:, :0], a._v[:0] * b._v[:0], a.shape, True)
+    pos = _C.searchsorted(lb, la).clamp_max(lb.numel() - 1)
+    keep = _C.nonzero(lb.index_select(0, pos) == la).view(-1)
+    values = a._v.index_select(0, keep) * b._v.index_select(0, pos.index_select(0, keep))
+    return SparseTensor(a._i.index_select(1, keep), values, a.shape, True)
+
+
 def sum(input, dim=None, dtype=None):  # noqa: A001
-    """The sum of a sparse tensor's elements (all of them: a 0-dim tensor), or over dim (dense)."""
+    """torch.sparse.sum: over all elements, a 0-dim dense tensor; over some dims, a coalesced sparse
+    tensor of the dims left."""
     if dim is None:
         return input._values().sum(dtype=dtype)
-    return input.to_dense().sum(dim, dtype=dtype)
+    dims, sd = _dims(dim, input.dim()), input.sparse_dim()
+    values = input._v if dtype is None else input._v.to(dtype)
+    dense = [d - sd + 1 for d in dims if d >= sd]  # dense dims, as dims of values
+    if dense:
+        values = values.sum(dense)
+    size = [input.shape[d] for d in range(input.dim()) if d not in dims]
+    keep = [d for d in range(sd) if d not in dims]
+    if not keep:  # every sparse dim reduced: a dense tensor of the dense dims left
+        return values.sum(0)
+    return SparseTensor(input._i[keep], values, size, False).coalesce()
+
+
+def _softmax_parts(input, dim: int, dtype):
+    """The shifted values of a sparse tensor and the sum of exp over each slice along dim (only the
+    specified entries take part: the others count as -inf), as (coalesced tensor, shifted, sums)."""
+    s = input.coalesce()
+    dim = _dims(dim, s.dim())[0]
+    values = s._v if dtype is None else s._v.to(dtype)
+    if dim >= s.sparse_dim():  # along a dense dim: each entry's values on their own
+        shifted = values - values.detach().amax(dim - s.sparse_dim() + 1, keepdim=True)
+        return s, shifted, shifted.exp().sum(dim - s.sparse_dim() + 1, keepdim=True)
+    others = [d for d in range(s.sparse_dim()) if d != dim]
+    key = s._i[others[0]] if others else _C.zeros_like(s._i[0])
+    for d in others[1:]:
+        key = key * s.shape[d] + s._i[d]
+    groups, slot = _indexing.unique(key, sorted=True, return_inverse=True)
+    shape = (groups.shape[0], *values.shape[1:])
+    spread = slot.view(-1, *[1] * (values.dim() - 1)).expand(values.shape)
+    top = _C.zeros(shape, dtype=values.dtype, device=values.device).scatter_reduce(
+        0, spread, values.detach(), "amax", include_self=False)
+    shifted = values - top.index_select(0, slot)
+    sums = _C.zeros(shape, dtype=values.dtype, device=values.device).index_add(0, slot, shifted.exp())
+    return s, shifted, sums.index_select(0, slot)
+
+
+def softmax(input, dim: int, dtype=None) -> SparseTensor:
+    """torch.sparse.softmax: softmax along dim over the specified entries of each slice."""
+    s, shifted, sums = _softmax_parts(input, dim, dtype)
+    return SparseTensor(s._i, shifted.exp() / sums, s.shape, True)
+
+
+def log_softmax(input, dim: int, dtype=None) -> SparseTensor:
+    """torch.sparse.log_softmax: log_softmax along dim over the specified entries of each slice."""
+    s, shifted, sums = _softmax_parts(input, dim, dtype)
+    return SparseTensor(s._i, shifted - sums.log(), s.shape, True)
+
+
+def _crow_missing(name: str, row: bool):
+    def method(self):
+        raise _compressed._wrong_layout(name, self, row)
+
+    return method
 
 
 def _is_sparse(self) -> bool:
@@ -392,9 +511,16 @@ def install(namespace: dict, tensor_cls) -> None:
     """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
     a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout."""
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
-                     sparse_coo=sparse_coo)
+                     sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
+                     sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)
     tensor_cls.to_sparse = to_sparse
     tensor_cls.to_sparse_coo = to_sparse
+    tensor_cls.to_sparse_csr = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csr)
+    tensor_cls.to_sparse_csc = lambda self, dense_dim=None: to_sparse(self, layout=sparse_csc)
+    tensor_cls.sparse_mask = sparse_mask
+    for name, row in (("crow_indices", True), ("col_indices", True), ("ccol_indices", False),
+                      ("row_indices", False)):
+        setattr(tensor_cls, name, _crow_missing(name, row))
     tensor_cls.is_sparse = property(_is_sparse)
     tensor_cls.layout = property(lambda self: strided)
     tensor_cls.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)

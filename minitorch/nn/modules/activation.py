@@ -463,6 +463,9 @@ class MultiheadAttention(Module):
         need_weights: bool = True, attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
         is_causal: bool = False,
     ):
+        if query.is_nested or key.is_nested or value.is_nested:
+            return self._nested_forward(query, key, value, key_padding_mask, need_weights, attn_mask,
+                                        average_attn_weights)
         is_batched = query.dim() == 3
         key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
                                              "attn_mask", query.dtype)
@@ -490,6 +493,52 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             return attn_output.transpose(1, 0), attn_output_weights
         return attn_output, attn_output_weights
+
+    def _why_not_fast_path(self, query, key, value, key_padding_mask, attn_mask) -> str:
+        """Why PyTorch's inference fast path (_native_multi_head_attention) would not run, in its
+        words, or ''. Only a nested input depends on it: it is the one path that takes one."""
+        params = (self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        checks = (
+            (query.dim() != 3, f"input not batched; expected query.dim() of 3 but got {query.dim()}"),
+            (query is not key or key is not value,
+             "non-self attention was used (query, key, and value are not the same Tensor)"),
+            (self.in_proj_weight is None, "in_proj_weight was None"),
+            (self.training, "training is enabled"),
+            (self.num_heads % 2 != 0, "self.num_heads is not even"),
+            (not self.batch_first, "batch_first was not True"),
+            (self.bias_k is not None, "self.bias_k was not None"),
+            (self.bias_v is not None, "self.bias_v was not None"),
+            (self.add_zero_attn, "add_zero_attn was enabled"),
+            (not self._qkv_same_embed_dim, "_qkv_same_embed_dim was not True"),
+            (key_padding_mask is not None or attn_mask is not None,
+             "supplying both src_key_padding_mask and src_mask at the same time is not supported with "
+             "NestedTensor input"),
+            (minitorch.is_grad_enabled() and any(p is not None and p.requires_grad for p in params + (query,)),
+             "grad is enabled and at least one of query or the input/output projection weights or biases "
+             "requires_grad"),
+        )
+        return next((why for failed, why in checks if failed), "")
+
+    def _nested_forward(self, query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights):
+        """Self-attention over each component of a nested query (L_i, E) on its own, as PyTorch's
+        fast path does: the components padded to one length, the padding masked out, the rows cut
+        back. The weights come padded, zero outside each component, as PyTorch's."""
+        why = self._why_not_fast_path(query, key, value, key_padding_mask, attn_mask)
+        if why:
+            raise AssertionError("MultiheadAttention does not support NestedTensor outside of its fast path. "
+                                 f"The fast path was not hit because {why}")
+        weights = []
+
+        def attend(x, pad):
+            out, w = self.forward(x, x, x, key_padding_mask=pad, need_weights=need_weights,
+                                  average_attn_weights=average_attn_weights)
+            if w is not None:
+                rows = pad.unsqueeze(-1) if average_attn_weights else pad.unsqueeze(1).unsqueeze(-1)
+                weights.append(w.masked_fill(rows, 0.0))
+            return out
+
+        out = minitorch.nested.run_padded(query, attend)
+        return out, (weights[0] if weights else None)
 
 
 class RReLU(Module):

@@ -2,8 +2,10 @@
 encoder and decoder layers (self-attention, cross-attention and a feed-forward block, each with
 a residual connection and a LayerNorm after it, or before it with norm_first), their stacks and
 the whole encoder-decoder model, with PyTorch's parameter names so a PyTorch state_dict loads.
-PyTorch's inference fast paths (the nested-tensor encoder, _transformer_encoder_layer_fwd) are
-optimisations minitorch leaves out; enable_nested_tensor is accepted and changes nothing."""
+PyTorch's inference fast paths compute what the ordinary path does, with two visible
+differences that minitorch keeps: the encoder's nested-tensor path (eval, no grad, a left-aligned
+src_key_padding_mask) gives zeros at the padded positions, and an encoder layer or
+MultiheadAttention in that mode takes a nested tensor and returns one."""
 from __future__ import annotations
 
 import copy
@@ -153,9 +155,30 @@ class TransformerEncoder(Module):
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if self._takes_nested_path(src, mask, src_key_padding_mask):
+            # PyTorch runs each sequence alone as a nested tensor and pads the result with zeros:
+            # the same numbers at the valid positions, zeros at the padded ones
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _takes_nested_path(self, src: Tensor, mask: Optional[Tensor], padding: Optional[Tensor]) -> bool:
+        """Whether PyTorch's encoder would turn src into a nested tensor (its conditions, in order)."""
+        first = self.layers[0]
+        if not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3 or padding is None:
+            return False
+        valid = padding == 0
+        if getattr(self, "mask_check", True) and not bool((valid[:, 1:] <= valid[:, :-1]).all()):
+            return False  # not left aligned
+        if mask is not None or minitorch.is_autocast_enabled():
+            return False
+        attn = first.self_attn
+        params = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                  first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                  first.linear1.bias, first.linear2.weight, first.linear2.bias)
+        return not (minitorch.is_grad_enabled() and any(p is not None and p.requires_grad for p in params))
 
 
 def _why_not_sparsity_fast_path(layer: Module) -> str:
@@ -277,6 +300,12 @@ class TransformerEncoderLayer(_TransformerLayer):
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: bool = False) -> Tensor:
+        if src.is_nested:  # PyTorch's fast path: each component on its own
+            why = self.self_attn._why_not_fast_path(src, src, src, src_key_padding_mask, src_mask)
+            if why:
+                raise AssertionError("MultiheadAttention does not support NestedTensor outside of its fast path. "
+                                     f"The fast path was not hit because {why}")
+            return minitorch.nested.run_padded(src, lambda x, pad: self.forward(x, src_key_padding_mask=pad))
         src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                  F._none_or_dtype(src_mask), "src_mask", src.dtype)
         src_mask = F._canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
