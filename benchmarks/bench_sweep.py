@@ -25,6 +25,8 @@ CASES = {
  "mean all": lambda l, d: d["V"].mean(),
  "var dim1": lambda l, d: d["A"].var(1),
  "std all": lambda l, d: d["V"].std(),
+ "nansum 1M": lambda l, d: l.nansum(d["VN"]),
+ "nanmean dim1": lambda l, d: l.nanmean(d["VN"].reshape(1024, 1024), 1),
  "norm all": lambda l, d: d["V"].norm(),
  "argmax dim1": lambda l, d: d["A"].argmax(1),
  "max dim0": lambda l, d: d["A"].max(0),
@@ -106,6 +108,7 @@ CASES = {
  "eigh 128": lambda l, d: l.linalg.eigh(d["SPD"][:128, :128]),
  "fft 1M": lambda l, d: l.fft.fft(d["V"]),
  "rfft2": lambda l, d: l.fft.rfft2(d["A"]),
+ "rfft FNO": lambda l, d: l.fft.rfft(d["F4"]),
 }
 
 # NumPy's twin of a case, where NumPy has the op (the rest print "-")
@@ -118,6 +121,8 @@ NUMPY = {
     "mean all": lambda d: d["V"].mean(),
     "var dim1": lambda d: d["A"].var(1, ddof=1),
     "std all": lambda d: d["V"].std(ddof=1),
+    "nansum 1M": lambda d: np.nansum(d["VN"]),
+    "nanmean dim1": lambda d: np.nanmean(d["VN"].reshape(1024, 1024), 1),
     "norm all": lambda d: np.linalg.norm(d["V"]),
     "argmax dim1": lambda d: d["A"].argmax(1),
     "amax dim1": lambda d: d["A"].max(1),
@@ -164,6 +169,7 @@ NUMPY = {
     "eigh 128": lambda d: np.linalg.eigh(d["SPD"][:128, :128]),
     "fft 1M": lambda d: np.fft.fft(d["V"]),
     "rfft2": lambda d: np.fft.rfft2(d["A"]),
+    "rfft FNO": lambda d: np.fft.rfft(d["F4"]),
 }
 
 
@@ -179,6 +185,10 @@ def data(lib, seed=0):
         "rm": np.zeros(32, np.float32), "rv": np.ones(32, np.float32), "P": np.full(1000, 1e-3, np.float32),
         "Q": rng.standard_normal((4, 8, 128, 64)).astype(np.float32), "S": s, "SPD": s @ s.T,
     }
+    arrays["VN"] = rng.standard_normal(1 << 20).astype(np.float32)
+    arrays["VN"][::97] = np.nan  # the NaN-skipping reductions' input: one NaN in 97
+    # a Fourier Neural Operator's activations (batch, channels, 64x64 grid)
+    arrays["F4"] = rng.standard_normal((20, 32, 64, 64)).astype(np.float32)
     return arrays if lib is None else {k: lib.tensor(v) for k, v in arrays.items()}
 
 

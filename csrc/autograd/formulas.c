@@ -315,6 +315,19 @@ mt_grad_mean(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return finish(&s);
 }
 
+/* As PyTorch's nansum_backward: sum's backward times (self is no NaN), so a NaN of self gets 0
+ * (and an infinite g there NaN, as PyTorch's product gives it). */
+mt_status
+mt_grad_nansum(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *spread_g = own(&s, spread(n, &n->args.l[0], g[0], &r), &r);
+    mt_tensor *kept = un(&s, MT_OP_logical_not, un(&s, MT_OP_isnan, n->saved[0]));
+    give(&s, bin(&s, MT_OP_mul, spread_g, kept), &gi[0]);
+    return finish(&s);
+}
+
 /* ---- views and copies ---- */
 
 mt_status

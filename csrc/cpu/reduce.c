@@ -1,4 +1,4 @@
-/* Reductions on the CPU over a set of dims: sum, mean, prod, amax, amin, all, any, norm.
+/* Reductions on the CPU over a set of dims: sum, nansum, mean, prod, amax, amin, all, any, norm.
  *
  * The accumulator is viewed with stride 0 along reduced dims, so the shared iterator walks the
  * input once and the inner loop accumulates. Float products and norms accumulate in double,
@@ -44,9 +44,11 @@ typedef struct reduce_ctx {
 // x (n) contiguous; returns the sum of x in T: blocks of CASCADE_ILP vectors (W lanes each) into
 // the level-0 vectors, each level's vectors added into the next one's every `step` of its units
 // (2^shift of them; the top level takes the rest); then the tail (whole vectors, then single
-// elements) and a fold of the lanes in halves. Forced inline, so the SIMD clone that calls it
-// (loops.h) compiles it for its own instruction set.
-#define CASCADE_SUM(name, T)                                                                   \
+// elements) and a fold of the lanes in halves. SKIP_NAN (nansum): each vector loaded has its NaN
+// lanes cleared to +0 first (x == x is false only for NaN: its mask, all ones elsewhere, ANDed
+// into the bits), and so has each element of the tail. Forced inline, so the SIMD clone that
+// calls it (loops.h) compiles it for its own instruction set.
+#define CASCADE_SUM(name, T, SKIP_NAN)                                                         \
     typedef T name##_vec __attribute__((vector_size(CASCADE_VEC)));                            \
     static inline MT_ALWAYS_INLINE void name##_up(name##_vec *acc, const name##_vec *part)     \
     {                                                                                          \
@@ -75,7 +77,7 @@ typedef struct reduce_ctx {
                         for (int k = 0; k < CASCADE_ILP; k++) {                                \
                             vec v;                                                             \
                             memcpy(&v, x + b * BLOCK + k * W, sizeof(v));                      \
-                            l0[k] += v;                                                        \
+                            l0[k] += CASCADE_KEEP(SKIP_NAN, v);                                \
                         }                                                                      \
                     }                                                                          \
                     name##_up(l1, l0);                                                         \
@@ -88,11 +90,11 @@ typedef struct reduce_ctx {
         for (int k = 0; i + W <= n; i += W, k++) { /* fewer than ILP whole vectors */          \
             vec v;                                                                             \
             memcpy(&v, x + i, sizeof(v));                                                      \
-            top[k] += v;                                                                       \
+            top[k] += CASCADE_KEEP(SKIP_NAN, v);                                               \
         }                                                                                      \
         T rest = 0;                                                                            \
         for (; i < n; i++) {                                                                   \
-            rest += x[i];                                                                      \
+            rest += SKIP_NAN && x[i] != x[i] ? 0 : x[i];                                       \
         }                                                                                      \
         const vec all = (top[0] + top[1]) + (top[2] + top[3]);                                 \
         T lane[W];                                                                             \
@@ -105,8 +107,13 @@ typedef struct reduce_ctx {
         }                                                                                      \
         return lane[0] + rest;                                                                 \
     }
-CASCADE_SUM(cascade_sum_f32, float)
-CASCADE_SUM(cascade_sum_f64, double)
+/* v, or (skip_nan) v with its NaN lanes +0: the bits ANDed with the lanes' v == v masks */
+#define CASCADE_KEEP(skip_nan, v) \
+    ((skip_nan) ? (__typeof__(v))((__typeof__((v) == (v)))(v) & ((v) == (v))) : (v))
+CASCADE_SUM(cascade_sum_f32, float, 0)
+CASCADE_SUM(cascade_sum_f64, double, 0)
+CASCADE_SUM(cascade_nansum_f32, float, 1)
+CASCADE_SUM(cascade_nansum_f64, double, 1)
 _Static_assert(CASCADE_ILP == 4, "CASCADE_SUM adds its top vectors as a pair of pairs");
 _Static_assert(CASCADE_LEVELS == 4, "CASCADE_SUM nests one loop a level");
 
@@ -126,6 +133,8 @@ _Static_assert(CASCADE_LEVELS == 4, "CASCADE_SUM nests one loop a level");
     }
 #define RUN_CASCADE_f32(xs, n, p) ((double)cascade_sum_f32(xs, n))
 #define RUN_CASCADE_f64(xs, n, p) cascade_sum_f64(xs, n)
+#define RUN_NAN_CASCADE_f32(xs, n, p) ((double)cascade_nansum_f32(xs, n))
+#define RUN_NAN_CASCADE_f64(xs, n, p) cascade_nansum_f64(xs, n)
 
 // acc (input shape, stride 0 on reduced dims), in; acc += TERM(x) for each x of in (read as
 // ACC; p is a norm's order), a contiguous run into one value by RUN: the sums' and the norms'
@@ -173,6 +182,17 @@ SUM_LOOP(sum_i64, int64_t, int64_t)
 RUN_SUM_LOOP(sum_f32, double, float, x, RUN_CASCADE_f32)
 RUN_SUM_LOOP(sum_f64, double, double, x, RUN_CASCADE_f64)
 static const mt_loop_fn sum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, sum_f32, sum_f64};
+/* nansum: floats skip their NaNs (x == x only when x is no NaN); integers have none */
+RUN_SUM_LOOP(nansum_f32, double, float, x == x ? x : 0, RUN_NAN_CASCADE_f32)
+RUN_SUM_LOOP(nansum_f64, double, double, x == x ? x : 0, RUN_NAN_CASCADE_f64)
+static const mt_loop_fn nansum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, nansum_f32,
+                                                       nansum_f64};
+/* nansum of floats into an integer dtype: each term converted as PyTorch converts it (toward
+ * zero), its NaNs skipped before (they have no integer value) */
+TERM_SUM_LOOP(nansum_trunc_f32, double, float, x == x ? trunc(x) : 0)
+TERM_SUM_LOOP(nansum_trunc_f64, double, double, x == x ? trunc(x) : 0)
+static const mt_loop_fn nansum_trunc_loops[MT_NUM_DTYPES] = {
+    [MT_FLOAT32] = nansum_trunc_f32, [MT_FLOAT64] = nansum_trunc_f64};
 
 // acc (input shape, stride 0 on reduced dims), in; acc = COMBINE(acc, x) for each x of in
 #define REDUCE_LOOP(name, ACC, T, COMBINE)                                      \
@@ -473,6 +493,24 @@ mt_cpu_sum(mt_args *a)
 {
     const mt_reduce_plan *p = &a->plan->reduce;
     reduction r = {"sum", sum_loops, p->in_dt, wide(p->out_dt), mt_scalar_int(0), {0}};
+    return run(a, &r, NULL, false);
+}
+
+// self (any shape), dims; out = sum of the elements of self that are no NaN, over dims. The
+// threads' partial sums fold by sum's loops: a NaN among them (inf + -inf) is the sum's.
+mt_status
+mt_cpu_nansum(mt_args *a)
+{
+    const mt_reduce_plan *p = &a->plan->reduce;
+    const mt_dtype self_dt = a->t[0]->dtype;
+    const bool trunc_terms = mt_dtype_is_float(self_dt) && !mt_dtype_is_float(p->in_dt);
+    reduction r = {"nansum",
+                   trunc_terms ? nansum_trunc_loops : nansum_loops,
+                   trunc_terms ? self_dt : p->in_dt,
+                   trunc_terms ? MT_FLOAT64 : wide(p->out_dt),
+                   mt_scalar_int(0),
+                   {0},
+                   sum_loops};
     return run(a, &r, NULL, false);
 }
 

@@ -1,6 +1,6 @@
 /* Shape kernels on the CPU that move elements: cat, flip, tril and triu (and their in-place
- * forms), the reflection and replication pads. Views (narrow, split, ...) live in csrc/ops/,
- * since they move nothing.
+ * forms), the reflection, replication and constant pads. Views (narrow, split, ...) live in
+ * csrc/ops/, since they move nothing.
  *
  * cat copies each input into its slice of the result with mt_cpu_copy_into, so any strides and
  * any mix of dtypes work; flip copies rows with negative strides, which no tensor may hold, on
@@ -270,22 +270,27 @@ mt_cpu_triangle(mt_args *a)
     return st;
 }
 
-/* ---- the gathering pads: reflection and replication ---- */
+/* ---- the pads: reflection, replication and constant ---- */
 
-/* Output positions [at, at + len) along the last dim that read input positions from, from + dir,
- * ... (dir 1 or -1): a pad's middle is one run, a reflected border a reversed one. */
+/* Output positions [at, at + len) along the innermost dim that read input positions from,
+ * from + dir, ... (dir 1 or -1): a pad's middle is one run, a reflected border a reversed one;
+ * from -1 (dir 0): a constant pad's border, the value. */
 typedef struct pad_run {
     int64_t at, from, len, dir;
 } pad_run;
 
-/* The runs of src (n positions), into runs (room for n); returns their number. */
+/* The runs of src (n positions, -1 for the value), into runs (room for n); returns their
+ * number. */
 static int64_t
 runs_of(const int64_t *src, int64_t n, pad_run *runs)
 {
     int64_t count = 0;
     for (int64_t j = 0; j < n;) {
-        pad_run r = {j, src[j], 1, j + 1 < n && src[j + 1] == src[j] - 1 ? -1 : 1};
-        while (j + r.len < n && src[j + r.len] == r.from + r.len * r.dir) {
+        int64_t dir = src[j] < 0 ? 0 : j + 1 < n && src[j + 1] == src[j] - 1 ? -1 : 1;
+        pad_run r = {j, src[j], 1, dir};
+        /* (a reversed run down to position 0 stops there: the -1 after it is the value) */
+        while (j + r.len < n && src[j + r.len] == r.from + r.len * r.dir &&
+               (src[j + r.len] < 0) == (dir == 0)) {
             r.len++;
         }
         runs[count++] = r;
@@ -295,19 +300,39 @@ runs_of(const int64_t *src, int64_t n, pad_run *runs)
 }
 
 /* Output rows y[r] (width elements each, r < nrows) of a pad, row r read from the source row at
- * base + rows[r] (bytes) through the runs of its last dim (elements step bytes apart): a run
- * forward along a contiguous row is a loop the compiler vectorises. */
+ * base + rows[r] (bytes; -1: a row of the value, *fill) through the runs of the innermost dim
+ * (elements step bytes apart): a run forward along a contiguous row, and a run of the value, are
+ * loops the compiler vectorises. */
 #define PAD_ROWS(name, T)                                                                          \
-    static void name(char *y, const char *base, const int64_t *rows, int64_t nrows, int64_t width, \
-                     const pad_run *runs, int64_t nruns, int64_t step)                             \
+    MT_SIMD_CLONES static void name(char *y, const char *base, const int64_t *rows, int64_t nrows, \
+                                    int64_t width, const pad_run *runs, int64_t nruns,             \
+                                    int64_t step, const void *fill)                                \
     {                                                                                              \
+        T v;                                                                                       \
+        memcpy(&v, fill, sizeof(T));                                                               \
         for (int64_t r = 0; r < nrows; r++) {                                                      \
             T *o = (T *)y + r * width;                                                             \
+            if (rows[r] < 0) {                                                                     \
+                for (int64_t i = 0; i < width; i++) {                                              \
+                    o[i] = v;                                                                      \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
             const char *row = base + rows[r];                                                      \
             for (int64_t k = 0; k < nruns; k++) {                                                  \
                 T *restrict to = o + runs[k].at;                                                   \
                 const char *from = row + runs[k].from * step;                                      \
                 const int64_t len = runs[k].len, by = runs[k].dir * step;                          \
+                if (runs[k].dir == 0) {                                                            \
+                    for (int64_t i = 0; i < len; i++) {                                            \
+                        to[i] = v;                                                                 \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
+                if (by == sizeof(T) && !MT_IS_BOOL(T)) {                                           \
+                    memcpy(to, from, (size_t)len * sizeof(T));                                     \
+                    continue;                                                                      \
+                }                                                                                  \
                 if (by == sizeof(T)) {                                                             \
                     const T *restrict x = (const T *)from;                                         \
                     for (int64_t i = 0; i < len; i++) {                                            \
@@ -321,47 +346,134 @@ runs_of(const int64_t *src, int64_t n, pad_run *runs)
             }                                                                                      \
         }                                                                                          \
     }
-PAD_ROWS(pad_rows_w1, bool)
-PAD_ROWS(pad_rows_w4, uint32_t)
-PAD_ROWS(pad_rows_w8, uint64_t)
-PAD_ROWS(pad_rows_w16, double _Complex)
+/* The rows of a constant pad, as PAD_ROWS's but with its runs known: the value up to runs[0]
+ * (its copy, forward, len elements, maybe none), the copy, the value after it to the row's end;
+ * a row whose source is -1 all value. A short loop each and no walk of runs: on rows of 36 floats
+ * the walk's bookkeeping cost more than the copy (1.4x PyTorch's fill-then-copy). */
+#define PAD_CONST_ROWS(name, T)                                                                    \
+    MT_SIMD_CLONES static void name(char *y, const char *base, const int64_t *rows, int64_t nrows, \
+                                    int64_t width, const pad_run *runs, int64_t nruns,             \
+                                    int64_t step, const void *fill)                                \
+    {                                                                                              \
+        (void)nruns;                                                                               \
+        T v;                                                                                       \
+        memcpy(&v, fill, sizeof(T));                                                               \
+        const int64_t lo = runs[0].at, len = runs[0].len, from = runs[0].from * step;              \
+        for (int64_t r = 0; r < nrows; r++) {                                                      \
+            T *restrict o = (T *)y + r * width;                                                    \
+            const int64_t hi = rows[r] < 0 ? 0 : lo + len; /* the value from here on */            \
+            for (int64_t i = 0; i < lo && hi > 0; i++) {                                           \
+                o[i] = v;                                                                          \
+            }                                                                                      \
+            const char *x = base + rows[r] + from;                                                 \
+            if (hi > 0 && step == sizeof(T) && !MT_IS_BOOL(T)) {                                   \
+                memcpy(o + lo, x, (size_t)len * sizeof(T));                                        \
+            } else if (hi > 0) {                                                                   \
+                for (int64_t i = 0; i < len; i++) {                                                \
+                    o[lo + i] = MT_LOAD(T, x + i * step);                                          \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t i = hi; i < width; i++) {                                                 \
+                o[i] = v;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+    }
+#define MT_IS_BOOL(T) _Generic((T)0, bool: 1, default: 0)
+/* by dtype: bool, then 1, 2, 4, 8 and 16 bytes wide (the other 1-byte dtypes reach the kernel
+ * only through constant_pad_nd, which takes them as stored) */
+#define PAD_ROWS_BY_WIDTH(ROWS, prefix)                                                  \
+    ROWS(prefix##_b8, bool)                                                              \
+    ROWS(prefix##_w1, uint8_t)                                                           \
+    ROWS(prefix##_w2, uint16_t)                                                          \
+    ROWS(prefix##_w4, uint32_t)                                                          \
+    ROWS(prefix##_w8, uint64_t)                                                          \
+    ROWS(prefix##_w16, double _Complex)                                                  \
+    static const pad_rows_fn prefix##_loops[6] = {prefix##_b8, prefix##_w1, prefix##_w2, \
+                                                  prefix##_w4, prefix##_w8, prefix##_w16};
 
 typedef void (*pad_rows_fn)(char *y, const char *base, const int64_t *rows, int64_t nrows,
-                            int64_t width, const pad_run *runs, int64_t nruns, int64_t step);
+                            int64_t width, const pad_run *runs, int64_t nruns, int64_t step,
+                            const void *fill);
+PAD_ROWS_BY_WIDTH(PAD_ROWS, pad_rows)
+PAD_ROWS_BY_WIDTH(PAD_CONST_ROWS, pad_const_rows)
 
-/* The byte offset in t of position i of its first n dims (t's layout, esize bytes each). */
+/* The byte offset of position i of the first n dims of a layout (sizes, strides; esize bytes an
+ * element). */
 static int64_t
-offset_of(const mt_tensor *t, int n, int64_t i, int64_t esize)
+offset_of(const int64_t *sizes, const int64_t *strides, int n, int64_t i, int64_t esize)
 {
     int64_t off = 0;
     for (int d = n - 1; d >= 0; d--) {
-        off += (i % t->sizes[d]) * t->strides[d] * esize;
-        i /= t->sizes[d];
+        off += (i % sizes[d]) * strides[d] * esize;
+        i /= sizes[d];
     }
     return off;
 }
 
+/* order = the dims of t from its largest stride to its smallest (its memory order: out is
+ * dense, so that order walks it as a row-major array; size-1 dims, whose stride is anything, go
+ * where the stable sort puts them, which moves no element) */
+static void
+dims_in_memory_order(const mt_tensor *t, int *order)
+{
+    for (int d = 0; d < t->ndim; d++) {
+        int k = d;
+        for (; k > 0 && t->strides[order[k - 1]] < t->strides[d]; k--) {
+            order[k] = order[k - 1];
+        }
+        order[k] = d;
+    }
+}
+
 // self (*, [D,] [H,] W), the last npairs dims padded by (front, back), last dim first;
 // out (*, [D',] [H',] W')[..., d, h, w] = self[..., src_d[d], src_h[h], src_w[w]], the source
-// positions mt_pad_source's (ops/pad.c). Each plane (the unpadded dims *) reads its rows at
-// the offsets of (src_d[d], src_h[h]), each row through the runs of src_w; the rows of all
-// planes split over the thread pool.
+// positions mt_pad_source's (ops/pad.c; constant_pad_nd: -1 in its border, there the value).
+// out is walked in its memory order (row-major, or channels-last from constant_pad_nd), dims
+// p = 0 .. nd-1 of that order: the planes (the unpadded dims before the first padded one in it)
+// read their rows at the offsets of the sources of the dims between, each row through the runs
+// of the innermost dim's sources; the rows of all planes split over the thread pool. So every
+// element of out is written once: a constant pad's border in the same pass as its copy.
 mt_status
 mt_cpu_pad_gather(mt_args *a)
 {
-    static const pad_rows_fn row_loops[] = {
-        [1] = pad_rows_w1, [4] = pad_rows_w4, [8] = pad_rows_w8, [16] = pad_rows_w16};
     const mt_shape_plan *plan = &a->plan->shape;
     const int64_t *pad = a->l[0].v;
     mt_tensor *self = a->t[0], *out = a->out[0];
-    const int nd = self->ndim, last = nd - 1, lead = nd - plan->npairs;
-    const int64_t esize = (int64_t)mt_dtype_size(self->dtype), width = plan->sizes[last];
+    const int nd = self->ndim, last = nd - 1;
+    const int64_t esize = (int64_t)mt_dtype_size(self->dtype), numel = mt_tensor_numel(out);
+    const bool constant = plan->pad_mode == MT_PAD_CONSTANT;
+    const int by_width = self->dtype == MT_BOOL ? 0
+                                                : 1 + __builtin_ctzll((unsigned long long)esize);
+    const pad_rows_fn copy = (constant ? pad_const_rows_loops : pad_rows_loops)[by_width];
+    _Alignas(16) char fill[16] = {0}; /* the value, as stored in self's dtype */
+    if (constant) {
+        mt_store_scalar(fill, self->dtype, a->s[0]);
+    }
+    if (numel == 0) {
+        return MT_OK;
+    }
+    if (nd == 0) { /* constant_pad_nd of a 0-dim self, by no pad: its one element */
+        memcpy(mt_tensor_data(out), mt_tensor_data(self), (size_t)esize);
+        return MT_OK;
+    }
+    /* sizes, xstrides, xsizes: out's sizes and self's strides and sizes in out's memory order;
+     * lead: the dims of that order before the first padded one (at most nd - 1) */
+    int order[MT_MAX_DIMS], lead = last;
+    int64_t sizes[MT_MAX_DIMS], xstrides[MT_MAX_DIMS], xsizes[MT_MAX_DIMS];
+    dims_in_memory_order(out, order);
+    for (int p = nd - 1; p >= 0; p--) {
+        sizes[p] = plan->sizes[order[p]];
+        xsizes[p] = self->sizes[order[p]];
+        xstrides[p] = self->strides[order[p]];
+        lead = order[p] >= nd - plan->npairs ? p : lead;
+    }
+    const int64_t width = sizes[last];
     mt_status st = MT_OK;
-    /* the source positions of each padded dim d: src[d], out's sizes[d] of them */
+    /* the source positions of each dim p >= lead: src[p], sizes[p] of them (-1: the value) */
     int64_t total = 0, per_plane = 1, *src[MT_MAX_DIMS] = {NULL};
-    for (int d = lead; d < nd; d++) {
-        total += plan->sizes[d];
-        per_plane *= d < last ? plan->sizes[d] : 1;
+    for (int p = lead; p < nd; p++) {
+        total += sizes[p];
+        per_plane *= p < last ? sizes[p] : 1;
     }
     int64_t *table = malloc(sizeof(int64_t) * (size_t)(total + per_plane));
     pad_run *runs = malloc(sizeof(pad_run) * (size_t)width);
@@ -370,27 +482,31 @@ mt_cpu_pad_gather(mt_args *a)
         goto out_free;
     }
     int64_t at = 0;
-    for (int d = lead; d < nd; d++) {
-        int k = last - d;
-        src[d] = table + at;
-        for (int64_t j = 0; j < plan->sizes[d]; j++) {
-            src[d][j] = mt_pad_source((mt_pad_mode)plan->pad_mode, j, self->sizes[d], pad[2 * k],
-                                      pad[2 * k + 1]);
+    for (int p = lead; p < nd; p++) {
+        int k = last - order[p]; /* the pad pair of this dim, when k < npairs */
+        src[p] = table + at;
+        for (int64_t j = 0; j < sizes[p]; j++) {
+            src[p][j] = k < plan->npairs ? mt_pad_source((mt_pad_mode)plan->pad_mode, j, xsizes[p],
+                                                         pad[2 * k], pad[2 * k + 1])
+                                         : j;
         }
-        at += plan->sizes[d];
+        at += sizes[p];
     }
-    /* rows[j]: the byte offset in a plane of the source of its output row j */
+    /* rows[j]: the byte offset in a plane of the source of its output row j (-1: the value) */
     int64_t *rows = table + total;
     for (int64_t j = 0; j < per_plane; j++) {
         rows[j] = 0;
-        for (int64_t rest = j, d = last - 1; d >= lead; d--) {
-            rows[j] += src[d][rest % plan->sizes[d]] * self->strides[d] * esize;
-            rest /= plan->sizes[d];
+        for (int64_t rest = j, p = last - 1; p >= lead && rows[j] >= 0; p--) {
+            const int64_t i = src[p][rest % sizes[p]];
+            rows[j] = i < 0 ? -1 : rows[j] + i * xstrides[p] * esize;
+            rest /= sizes[p];
         }
     }
-    const int64_t nruns = runs_of(src[last], width, runs), numel = mt_tensor_numel(out);
-    const int64_t nrows = numel / width, step = self->strides[last] * esize;
-    const pad_rows_fn copy = row_loops[esize];
+    const int64_t nruns = runs_of(src[last], width, runs), nrows = numel / width;
+    for (int64_t k = 0; constant && k < nruns; k++) { /* its one copy (none: all of it value) */
+        runs[0] = runs[k].dir != 0 ? runs[k] : k == 0 ? (pad_run){width, 0, 0, 1} : runs[0];
+    }
+    const int64_t step = xstrides[last] * esize;
     const char *x = mt_tensor_data(self);
     char *y = mt_tensor_data(out);
     const int parts = mt_parallel_parts(numel, 32768);
@@ -400,8 +516,8 @@ mt_cpu_pad_gather(mt_args *a)
         for (int64_t r = nrows * p / parts, n; r < r1; r += n) { /* plane by plane */
             int64_t plane = r / per_plane, j = r % per_plane;
             n = per_plane - j < r1 - r ? per_plane - j : r1 - r;
-            copy(y + r * width * esize, x + offset_of(self, lead, plane, esize), rows + j, n, width,
-                 runs, nruns, step);
+            copy(y + r * width * esize, x + offset_of(xsizes, xstrides, lead, plane, esize),
+                 rows + j, n, width, runs, nruns, step, fill);
         }
     }
 out_free:

@@ -27,7 +27,8 @@ nan_to_zero(tmp *s, mt_tensor *x)
     return sel(s, un(s, MT_OP_isnan, x), num(s, 0), x);
 }
 
-// self (any), dim; out = sum of the non-NaN elements over dim
+// self (any), dim; out = sum of the non-NaN elements over dim (the CPU has a kernel of its own:
+// cpu/reduce.c)
 mt_status
 mt_composite_nansum(mt_args *a)
 {
@@ -40,7 +41,8 @@ mt_composite_nansum(mt_args *a)
     return finish(&s);
 }
 
-// self (float), dim; out = nansum(self, dim) / (number of non-NaN elements over dim)
+// self (float), dim; out = nansum(self, dim) / (number of non-NaN elements over dim), as
+// PyTorch's nanmean
 mt_status
 mt_composite_nanmean(mt_args *a)
 {
@@ -55,9 +57,8 @@ mt_composite_nanmean(mt_args *a)
     const int64_t *dims = dims_of(&a->l[0]);
     mt_tensor *total = NULL, *count = NULL;
     mt_tensor *present = un(&s, MT_OP_logical_not, un(&s, MT_OP_isnan, x));
-    mt_tensor *clean = nan_to_zero(&s, x);
-    if (!failed(&s, present, clean)) {
-        own(&s, mt_op_sum(clean, a->l[0].n, dims, a->b[0], a->dtype, &total), &total);
+    if (!failed(&s, present, present)) {
+        own(&s, mt_op_nansum(x, a->l[0].n, dims, a->b[0], a->dtype, &total), &total);
         own(&s, mt_op_sum(present, a->l[0].n, dims, a->b[0], -1, &count), &count);
     }
     give(&s, bin(&s, MT_OP_div, total, count), &a->out[0]);

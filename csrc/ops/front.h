@@ -108,6 +108,7 @@ int mt_pool_nd(mt_op op);
     X(sum, sum) X(prod, prod) X(mean, mean) X(amax, extremum) X(amin, extremum)                 \
     X(max, extremum) X(min, extremum) X(all, logical) X(any, logical) X(norm, norm)             \
     X(var, moment) X(std, moment) X(logsumexp, logsumexp) X(max_dim, arg_extreme)               \
+    X(nansum, sum)                                                                               \
     X(min_dim, arg_extreme) X(argmax, arg_extreme) X(argmin, arg_extreme) X(cumsum, scan)       \
     X(cumprod, scan) X(softmax, softmax) X(log_softmax, softmax)                                \
     X(_log_softmax_backward_data, log_softmax_backward)                                          \
@@ -169,6 +170,7 @@ int mt_pool_nd(mt_op op);
     X(reflection_pad1d, pad_gather) X(reflection_pad2d, pad_gather)                             \
     X(reflection_pad3d, pad_gather) X(replication_pad1d, pad_gather)                            \
     X(replication_pad2d, pad_gather) X(replication_pad3d, pad_gather)                           \
+    X(constant_pad_nd, constant_pad_nd)                                                          \
     /* factories: factory_args.c */                                                             \
     X(empty, empty) X(arange, arange) X(linspace, spaced) X(logspace, spaced) X(eye, eye)       \
     X(randperm, randperm)                                                                        \

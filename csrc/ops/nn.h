@@ -20,10 +20,17 @@ mt_status mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, m
  * broadcast together, in dtype dt; PyTorch's error for a probability outside [0, 1]. */
 typedef mt_status (*mt_bce_fn)(mt_tensor *const *ins, mt_dtype dt, bool logits, mt_tensor **loss);
 
-/* The modes of the pads that gather (ops/pad.c): reflection, replication, circular. */
-typedef enum mt_pad_mode { MT_PAD_REFLECT, MT_PAD_REPLICATE, MT_PAD_CIRCULAR } mt_pad_mode;
+/* The modes of the pads (ops/pad.c): reflection, replication, circular gather; constant reads
+ * no input position in its border. */
+typedef enum mt_pad_mode {
+    MT_PAD_REFLECT,
+    MT_PAD_REPLICATE,
+    MT_PAD_CIRCULAR,
+    MT_PAD_CONSTANT
+} mt_pad_mode;
 
-/* The input position that output position j reads along a dim of size n padded by (l, r). */
+/* The input position that output position j reads along a dim of size n padded by (l, r); -1
+ * for a constant pad's border (negative pads crop, so j - l is always the position). */
 int64_t mt_pad_source(mt_pad_mode mode, int64_t j, int64_t n, int64_t l, int64_t r);
 /* *out = the int64 index vector, on dev, of a dim of size n padded by (l, r) in mode: output
  * position j reads input position out[j] (the forward gathers through it, the backward

@@ -26,6 +26,8 @@ mt_pad_source(mt_pad_mode mode, int64_t j, int64_t n, int64_t l, int64_t r)
     }
     case MT_PAD_REPLICATE:
         return i < 0 ? 0 : i >= n ? n - 1 : i;
+    case MT_PAD_CONSTANT:
+        return i >= 0 && i < n ? i : -1;
     default: {
         int64_t front = l > 0 ? l : 0, crop = l < 0 ? -l : 0, m = n - crop - (r < 0 ? -r : 0);
         return (((j - front) % m) + m) % m + crop;
@@ -223,14 +225,13 @@ mt_composite__pad_circular(mt_args *a)
 
 /* ---- constant padding ---- */
 
-// self (any shape), pad (front, back) for its last len(pad) / 2 dims, last first; negative
-// pads narrow; out filled with value around a copy of self
-mt_status
-mt_composite_constant_pad_nd(mt_args *a)
+/* PyTorch's checks of constant_pad_nd(self, pad): an even pad list, at most two per dim of self,
+ * and negative pads that crop no more than a dim holds (PyTorch narrows by them first, so its
+ * narrow's message); sizes = the result's. */
+static mt_status
+constant_pad_shape(const mt_tensor *x, const mt_intlist *pad, int64_t *sizes)
 {
-    mt_tensor *x = a->t[0], *in = NULL, *out = NULL, *mid = NULL, *next = NULL;
-    const mt_intlist *pad = &a->l[0];
-    int npairs = pad->n / 2, lead = x->ndim - npairs;
+    const int lead = x->ndim - pad->n / 2;
     if (pad->n % 2 != 0) {
         return mt_fail(MT_ERUNTIME, "Length of pad must be even but instead it equals %d", pad->n);
     }
@@ -240,9 +241,65 @@ mt_composite_constant_pad_nd(mt_args *a)
                        "input. Pad length is %dwhile the input has %ddimensions.",
                        pad->n, x->ndim);
     }
+    for (int d = 0; d < x->ndim; d++) {
+        int64_t n = x->sizes[d];
+        if (d >= lead) {
+            int64_t front = pad->v[2 * (x->ndim - d - 1)], back = pad->v[2 * (x->ndim - d - 1) + 1];
+            bool cropped_away = (n += front < 0 ? front : 0) < 0;
+            cropped_away |= (n += back < 0 ? back : 0) < 0;
+            if (cropped_away) {
+                return mt_fail(MT_ERUNTIME, "narrow(): length must be non-negative.");
+            }
+            n += (front > 0 ? front : 0) + (back > 0 ? back : 0);
+        }
+        sizes[d] = n;
+    }
+    return MT_OK;
+}
+
+// self (any shape), pad (front, back) for its last len(pad) / 2 dims, last first: the result
+// in the memory format self suggests (a channels-last image stays channels-last, as PyTorch's),
+// which the CPU kernel (cpu/shape.c's mt_cpu_pad_gather) writes once, border and copy together
+mt_status
+mt_front_constant_pad_nd(const mt_args *a, mt_plan *p)
+{
+    const mt_tensor *x = a->t[0];
+    mt_shape_plan *s = &p->shape;
+    int64_t strides[MT_MAX_DIMS];
+    mt_status st = constant_pad_shape(x, &a->l[0], s->sizes);
+    if (st) {
+        return st;
+    }
+    s->ndim = x->ndim;
+    s->npairs = a->l[0].n / 2;
+    s->pad_mode = (int)MT_PAD_CONSTANT;
+    bool any_positive = false;
+    for (int k = 0; k < a->l[0].n; k++) {
+        any_positive |= a->l[0].v[k] > 0;
+    }
+    if (any_positive) {
+        mt_format_strides(mt_suggest_memory_format(x), x->ndim, s->sizes, strides);
+    } else { /* PyTorch clones self narrowed: that view's layout, made dense */
+        mt_dense_strides_like(x->ndim, s->sizes, 1, &x->strides, strides);
+    }
+    return mt_front_output_strided(p, x->dtype, x->ndim, s->sizes, strides);
+}
+
+// self (any shape), pad as above; negative pads narrow; out filled with value around a copy of
+// self (the composite of a device without a kernel of its own)
+mt_status
+mt_composite_constant_pad_nd(mt_args *a)
+{
+    mt_tensor *x = a->t[0], *in = NULL, *out = NULL, *mid = NULL, *next = NULL;
+    const mt_intlist *pad = &a->l[0];
+    int64_t shape[MT_MAX_DIMS];
+    mt_status st = constant_pad_shape(x, pad, shape);
+    if (st) {
+        return st;
+    }
     /* negative pads: a narrower view of self */
     bool any_positive = false;
-    mt_status st = MT_OK;
+    const int lead = x->ndim - pad->n / 2;
     in = mt_tensor_retain(x);
     for (int d = lead; d < x->ndim && st == MT_OK; d++) {
         int64_t front = pad->v[2 * (x->ndim - d - 1)], back = pad->v[2 * (x->ndim - d - 1) + 1];
@@ -261,24 +318,8 @@ mt_composite_constant_pad_nd(mt_args *a)
         st = st ? st : mt_op_clone(in, &a->out[0]);
         goto out_release;
     }
-    int64_t shape[MT_MAX_DIMS];
-    for (int d = 0; d < x->ndim; d++) {
-        shape[d] = x->sizes[d];
-        if (d >= lead) {
-            int64_t front = pad->v[2 * (x->ndim - d - 1)], back = pad->v[2 * (x->ndim - d - 1) + 1];
-            shape[d] += front + back;
-            if (shape[d] < 0) {
-                st = mt_fail(MT_ERUNTIME,
-                             "The input size %lld, plus negative padding %lld and %lld resulted in "
-                             "a negative output size, which is invalid. Check dimension %d of your "
-                             "input.",
-                             (long long)x->sizes[d], (long long)front, (long long)back, d);
-                goto out_release;
-            }
-        }
-    }
-    /* in the memory format self suggests (a channels-last image stays channels-last), as
-     * PyTorch's: storage for all of it, seen with that format's strides */
+    /* in the memory format self suggests: storage for all of it, seen with that format's
+     * strides */
     mt_tensor *value = NULL, *flat = NULL;
     int64_t numel = 1, strides[MT_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) {

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
 import minitorch
-from helpers import LAYOUTS, check, raises_like_torch, to_layout
+from helpers import LAYOUTS, check, raises_like_torch, same_as_torch, to_layout
 from minitorch._journey import record
 
 F = minitorch.nn.functional
@@ -335,6 +335,51 @@ def test_adaptive_avg_pool2d_none_keeps_the_input_size():
     for size in [(None, 2), (3, None), (None, None)]:
         check(lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, size),
               lambda x: adaptive_avg_pool_ref(x, tuple(d or n for d, n in zip(size, x.shape[2:]))), [x])
+
+
+BLOCK_POOLS = [  # the kinds of window of the row-major pools
+    lambda L, x: L.nn.functional.max_pool2d(x, 2),
+    lambda L, x: L.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    lambda L, x: L.nn.functional.max_pool2d(x, (3, 2), (1, 2), (1, 0), dilation=(2, 3)),
+    lambda L, x: L.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda L, x: L.nn.functional.avg_pool2d(x, 2, divisor_override=3),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (3, 5)),
+    lambda L, x: L.nn.functional.adaptive_max_pool2d(x, (3, 5)),
+]
+
+
+@pytest.mark.parametrize("planes", [8, 13 * 8 + 3, 300])  # one block; the last block short; many
+@pytest.mark.parametrize("hw", [(4, 4), (7, 6), (33, 31)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_row_major_pools_in_blocks_of_planes(threads, planes, hw, layout):
+    """8 planes or more of a row-major input pool a block of planes at a time, the block
+    transposed so that the channels-last loop runs across its planes: values, indices and
+    gradients as PyTorch's, NaN and infinities where they fall, every kind of window."""
+    torch = pytest.importorskip("torch")
+    x = values(planes, (planes // 4, 4) + hw if planes % 4 == 0 else (planes,) + hw, "float32", -9, 9)
+    flat = x.reshape(-1)
+    flat[::37], flat[5::41], flat[11::43] = np.nan, np.inf, -np.inf
+    for fn in BLOCK_POOLS:
+        same_as_torch(fn, [x], layout=layout)
+    for k, kw in [(2, {}), (3, dict(stride=2, padding=1, ceil_mode=True))]:
+        out, idx = F.max_pool2d(to_layout(x, layout), k, **kw, return_indices=True)
+        t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), k, **kw, return_indices=True)
+        np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    _, idx = F.adaptive_max_pool2d(to_layout(x, layout), (3, 5), return_indices=True)
+    _, t_idx = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), (3, 5), return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32"])
+def test_row_major_pools_in_blocks_of_every_dtype(threads, dtype):
+    """The blocks' transposes move 4- and 8-byte elements; max_pool3d's windows too."""
+    torch = pytest.importorskip("torch")
+    x = values(1, (3, 5, 9, 8), dtype, -50, 50)
+    for fn in (lambda L, x: L.nn.functional.max_pool2d(x, 3, 2, 1),
+               lambda L, x: L.nn.functional.max_pool3d(x.unsqueeze(0), 2, 1),
+               lambda L, x: L.nn.functional.avg_pool2d(x, 2)):
+        same_as_torch(fn, [x], grad=dtype == "float64")  # (both refuse avg_pool2d of int32 alike)
 
 
 def test_pooling_names_as_in_torch():

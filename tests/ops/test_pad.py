@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import check, check_grad, same_as_torch, same_error
+from helpers import check, check_grad, same_as_torch, same_error, torch_layout
 
 torch = pytest.importorskip("torch")
 
@@ -57,6 +57,58 @@ def test_large_pads_on_threads(threads, mode, shape, pad, dtype):
             check(lambda L, x: F(L).pad(x, pad, mode=mode), lambda x: np_pad(x, pad, mode), [a], layout=layout)
     finally:
         minitorch.set_num_threads(before)
+
+
+CONSTANT_ON_THREADS = [  # (shape, pad): rows that split between threads inside planes; a border
+    # that covers whole rows and planes; crops beside pads; a pad of the outermost dim only; a
+    # 1-wide source whose only position is followed by border (no reversed run into it)
+    ((16, 32, 33, 35), (2, 2, 2, 2)), ((4, 8, 33, 40), (3, -5, 2, 7)), ((2, 3, 9, 17, 30), (4, 2, -1, 3, 8, 0)),
+    ((6, 40, 300), (7, 9, 0, 0, 1, 1)), ((2, 1), (1, 1, 1, 1)), ((3, 1, 1), (1, 1, 1, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("shape,pad", CONSTANT_ON_THREADS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "channels_last"])
+def test_constant_pad_in_one_pass_on_threads(threads, shape, pad, layout):
+    """constant_pad_nd's CPU kernel writes each output row once, border and copy together, in the
+    layout of its result (channels-last for a channels-last image): values, NumPy's and PyTorch's,
+    and PyTorch's strides; the value cast to the dtype."""
+    a = RNG.standard_normal(shape).astype(np.float32)
+    a[0, ..., 0] = np.nan  # copied as it is
+    crop = tuple(slice(max(-pad[2 * k], 0), shape[-1 - k] - max(-pad[2 * k + 1], 0)) for k in reversed(range(len(pad) // 2)))
+    ref = lambda x: np_pad(x[(Ellipsis,) + crop], [max(p, 0) for p in pad], "constant", 2.5)  # noqa: E731
+    out = check(lambda L, x: F(L).pad(x, pad, value=2.5), ref, [a], layout=layout)
+    want = F(torch).pad(torch_layout(torch, a, layout), pad, value=2.5)
+    assert out.stride() == want.stride()
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "float16", "bfloat16", "bool", "int64", "float64"])
+def test_constant_pad_of_every_width_as_stored(threads, dtype):
+    """1-, 2-, 4- and 8-byte elements padded as stored (no trip through a wider dtype), the value
+    stored in the dtype as fill_ stores it."""
+    a = RNG.standard_normal((3, 40, 37)) * 50
+    value = True if dtype == "bool" else 7
+    got = minitorch.constant_pad_nd(minitorch.tensor(a).to(getattr(minitorch, dtype)), (3, 1, -2, 2), value)
+    want = torch.constant_pad_nd(torch.tensor(a).to(getattr(torch, dtype)), (3, 1, -2, 2), value)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.double().numpy(), want.double().numpy())
+
+
+@pytest.mark.parametrize("shape,pad", [((0, 4), (1, 1)), ((4, 0), (1, 1, 2, 0)), ((0, 3), (0, 0, 1, 1)),
+                                       ((2, 3), ()), ((2, 3), (0, 0)), ((2, 3), (-3, 0)), ((5,), (-2, -1))])
+def test_constant_pad_empty_and_unpadded_like_torch(shape, pad):
+    """An empty input padded into a border of the value, an empty result, no pads at all (PyTorch's
+    clone, in the input's layout) and crops only."""
+    for layout in ("contiguous", "transposed"):
+        same_as_torch(lambda L, x: L.constant_pad_nd(x, pad, -1.0), [RNG.standard_normal(shape)], layout=layout)
+    got = minitorch.constant_pad_nd(minitorch.tensor(3.0), ())
+    assert got.shape == () and got.item() == 3.0
+
+
+def test_constant_pad_gradients_channels_last(threads):
+    a = RNG.standard_normal((2, 3, 5, 4))
+    check_grad(lambda L, x: F(L).pad(x, (1, -1, 2, 1), value=3.0), [a], layout="channels_last")
+    same_as_torch(lambda L, x: F(L).pad(x, (2, 2, 2, 2)), [a.astype(np.float32)], layout="channels_last")
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])

@@ -5,6 +5,8 @@ probe for NaN, prod's simd product, logsumexp's vectorised exp, gather's unrolle
 the casts built for AVX-512 and AVX2. Lengths straddle the kernels' blocks (64 floats, 32
 doubles) and tails; layouts are contiguous, transposed and sliced; NaN, infinities and empty
 tensors are covered."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,65 @@ def test_sum_mean_nansum_gradients(threads, layout):
     check_grad(lambda m, x: x.sum(-1), [a], layout=layout)
     check_grad(lambda m, x: x.mean(), [a], layout=layout)
     same_as_torch(lambda m, x: x.nansum(1), [a.astype(np.float32)], layout=layout, **TOL)
+
+
+# ---- nansum: the cascade with NaN lanes cleared; nanmean over it ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_nansum_nanmean_rows_of_every_length(threads, dtype, n):
+    """NaNs in the cascade's blocks, its whole-vector tail and its single tail, and a row of
+    nothing but NaN (0, and nanmean's 0 / 0)."""
+    a = rng(n).standard_normal((5, n)).astype(dtype)
+    a[0, ::7] = np.nan
+    a[1, -1] = np.nan
+    a[2, :] = np.nan
+    a[3, n // 2] = np.inf
+    for layout in LAYOUTS:
+        check(lambda m, x: x.nansum(-1), lambda x: np.nansum(x, -1), [a], layout=layout, **TOL)
+        check(lambda m, x: m.nansum(x, 0, keepdim=True), lambda x: np.nansum(x, 0, keepdims=True), [a],
+              layout=layout, **TOL)
+        check(lambda m, x: x.nansum(), lambda x: np.nansum(x), [a], layout=layout, **TOL)
+        with warnings.catch_warnings():  # NumPy's "Mean of empty slice" for the row of NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            check(lambda m, x: m.nanmean(x, 1), lambda x: np.nanmean(x, 1), [a], layout=layout, **TOL)
+
+
+def test_nansum_across_threads_and_dtypes(threads):
+    """A full nansum the threads split (their partial sums folded as sums: inf + -inf in two halves
+    is NaN, as PyTorch's), nansum into an integer dtype (the NaNs skipped, each term converted
+    toward zero), integer and bool inputs, and empty ones."""
+    a = rng().standard_normal(1 << 20).astype(np.float32)
+    a[::101] = np.nan
+    no_worse_than_torch(lambda m, x: x.nansum(), a, np.nansum(a.astype(np.float64)))
+    b = a.copy()
+    b[10], b[-10] = np.inf, -np.inf
+    check(lambda m, x: x.nansum(), lambda x: np.float64(np.nan), [b])
+    c = np.array([[1.5, np.nan, 2.7, -0.5], [np.nan, np.nan, 3.9, -1.9]], np.float32)
+    check(lambda m, x: x.nansum(1, dtype=m.int64), lambda x: np.array([3, 2]), [c])
+    check(lambda m, x: x.nansum(dtype=m.float64), lambda x: np.nansum(x), [c], **TOL)
+    ints = rng().integers(-9, 9, (7, 300))
+    check(lambda m, x: x.nansum(0), lambda x: x.sum(0), [ints])
+    check(lambda m, x: x.nansum(), lambda x: x.sum(), [ints > 0])
+    check(lambda m, x: x.nansum(1), lambda x: np.zeros(3), [np.zeros((3, 0), np.float32)])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nansum_nanmean_gradients(threads, layout):
+    """NansumBackward0: the gradient is 0 where the input is NaN (NaN where an infinite gradient
+    meets one, as PyTorch's product)."""
+    a = rng().standard_normal((4, 130))
+    a[0, 3], a[2, 129], a[3, :] = np.nan, np.nan, np.nan
+    same_as_torch(lambda m, x: x.nansum(1), [a.astype(np.float32)], layout=layout, **TOL)
+    same_as_torch(lambda m, x: (m.nansum(x, 0) * m.arange(130.0)).sum(), [a], layout=layout, **TOL)
+    same_as_torch(lambda m, x: m.nanmean(x, 1).nansum(), [a], layout=layout, **TOL)
+    x = minitorch.tensor(a, requires_grad=True)
+    y = x.nansum(1)
+    assert y.grad_fn.name() == "NansumBackward0"
+    y.backward(minitorch.tensor([1.0, np.inf, 2.0, 3.0], dtype=minitorch.float64))
+    xt = torch.tensor(a, requires_grad=True)
+    xt.nansum(1).backward(torch.tensor([1.0, np.inf, 2.0, 3.0], dtype=torch.float64))
+    np.testing.assert_array_equal(as_numpy(x.grad), xt.grad.numpy())
 
 
 # ---- amax, amin: lanes, and the probe for NaN ----
