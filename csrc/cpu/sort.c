@@ -180,6 +180,119 @@ typedef void (*topk_fn)(const void *x, void *values, int64_t *indices, int64_t b
 static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, topk_rows_i64,
                                                   topk_rows_f32, topk_rows_f64};
 
+/* ---- long rows of 32-bit values: a radix sort ---- */
+
+/* A row of float32 or int32 at least this long is sorted by radix, four stable passes over the
+ * bytes of its keys (least significant first), rather than merged in log2(n) passes; below it
+ * the passes' fixed cost (a 256-bucket count each) outweighs what they save. */
+#define RADIX_MIN 2048
+/* A row's passes are split between threads from this many elements a thread. */
+#define RADIX_GRAIN 65536
+#define RADIX_BUCKETS 256 /* a byte of the key a pass */
+
+/* The key of a value: an unsigned number in BEFORE's order, ascending or (desc) descending,
+ * equal for the values BEFORE calls ties: -0.0 and 0.0, and every NaN (above every number). */
+static inline uint32_t
+radix_key_f32(float v, bool desc)
+{
+    uint32_t bits;
+    v = v == 0 ? 0.0f : v; /* -0.0 ties with 0.0 */
+    memcpy(&bits, &v, sizeof bits);
+    /* a negative number: every bit flipped (a larger magnitude, a smaller key); else the sign set */
+    bits = bits >> 31 ? ~bits : bits | 0x80000000u;
+    bits = v != v ? UINT32_MAX : bits; /* +inf's key is 0xff800000 */
+    return desc ? ~bits : bits;
+}
+
+static inline uint32_t
+radix_key_i32(int32_t v, bool desc)
+{
+    const uint32_t bits = (uint32_t)v ^ 0x80000000u; /* the sign flipped: unsigned order */
+    return desc ? ~bits : bits;
+}
+
+/* Sorts the n words of a by their high 32 bits, stably, a byte a pass, through b; returns the
+ * one of the two that holds the result. Each of `parts` threads counts the bytes of its range
+ * of the current order, then writes its words where the counts place them: for each byte
+ * value, after the words of the lower threads, so a pass keeps the order of equal bytes. A pass
+ * where every word has the same byte leaves the order as it is. hist: parts * RADIX_BUCKETS. */
+static uint64_t *
+radix_passes(uint64_t *a, uint64_t *b, int64_t n, int64_t *hist, int parts)
+{
+    for (int shift = 32; shift < 64; shift += 8) {
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+        for (int p = 0; p < parts; p++) {
+            int64_t *h = hist + p * RADIX_BUCKETS;
+            memset(h, 0, RADIX_BUCKETS * sizeof *h);
+            for (int64_t j = n * p / parts; j < n * (p + 1) / parts; j++) {
+                h[(a[j] >> shift) & 0xff]++;
+            }
+        }
+        /* each (byte, thread)'s first slot: byte values in order, threads in order within one */
+        int64_t at = 0;
+        bool one_byte = false;
+        for (int d = 0; d < RADIX_BUCKETS; d++) {
+            const int64_t start = at;
+            for (int p = 0; p < parts; p++) {
+                const int64_t count = hist[p * RADIX_BUCKETS + d];
+                hist[p * RADIX_BUCKETS + d] = at;
+                at += count;
+            }
+            one_byte |= at - start == n;
+        }
+        if (one_byte) {
+            continue;
+        }
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+        for (int p = 0; p < parts; p++) {
+            int64_t *h = hist + p * RADIX_BUCKETS;
+            for (int64_t j = n * p / parts; j < n * (p + 1) / parts; j++) {
+                b[h[(a[j] >> shift) & 0xff]++] = a[j];
+            }
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* x (outer, n, inner) of float32 or int32 (is_float); values, indices (outer, k, inner): as
+ * SORT_ROWS, for the one row of lane (o, i) = (lane / inner, lane % inner), on `parts` threads.
+ * Each word of the scratch (2 n words, then parts * RADIX_BUCKETS counts) is key << 32 |
+ * position (n < 2^32): a pass moves both, equal keys stay in the order of their positions (the
+ * merge sort's stable order), and the values are copied back from x by position, bit for bit. */
+static void
+radix_row(const void *xv, void *vv, int64_t *indices, int64_t lane, int64_t n, int64_t inner,
+          int64_t k, bool desc, bool is_float, uint64_t *words, int parts)
+{
+    const int64_t o = lane / inner, i = lane % inner;
+    const uint32_t *x = (const uint32_t *)xv + o * n * inner + i; /* the values' bits */
+    uint32_t *values = vv ? (uint32_t *)vv + o * k * inner + i : NULL;
+    int64_t *id = indices + o * k * inner + i;
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+    for (int64_t j = 0; j < n; j++) {
+        uint32_t key;
+        if (is_float) {
+            float v;
+            memcpy(&v, &x[j * inner], sizeof v);
+            key = radix_key_f32(v, desc);
+        } else {
+            key = radix_key_i32((int32_t)x[j * inner], desc);
+        }
+        words[j] = (uint64_t)key << 32 | (uint64_t)j;
+    }
+    const uint64_t *sorted = radix_passes(words, words + n, n, (int64_t *)(words + 2 * n), parts);
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+    for (int64_t j = 0; j < k; j++) {
+        const int64_t at = (int64_t)(sorted[j] & 0xffffffffu);
+        if (values) {
+            values[j * inner] = x[at * inner];
+        }
+        id[j * inner] = at;
+    }
+}
+
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
  * written, NULL ones made: the sort family's results are given, _unique2's workspaces made). */
@@ -191,10 +304,16 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
     mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     /* The lanes (o, i), each a row along dim, are split between threads, each with its own
-     * scratch rows: key, tk (as 8-byte slots), idx, ti. */
+     * scratch rows: key, tk (as 8-byte slots), idx, ti; or, sorting by radix, its words and
+     * counts. A long row sorted by radix has the threads to itself, lane after lane. */
     const int64_t lanes = outer * inner;
-    const int parts = mt_parallel_parts(lanes, 32768 / (n + 1) + 1);
-    int64_t scratch_n = 4 * n * parts;
+    const bool heap = values && k * 8 < n;
+    const bool radix = !heap && n >= RADIX_MIN && n <= UINT32_MAX &&
+                       (self->dtype == MT_FLOAT32 || self->dtype == MT_INT32);
+    const int row_parts = radix ? mt_parallel_parts(n, RADIX_GRAIN) : 1;
+    const int parts = row_parts > 1 ? 1 : mt_parallel_parts(lanes, 32768 / (n + 1) + 1);
+    const int64_t per_part = radix ? 2 * n + RADIX_BUCKETS * row_parts : 4 * n;
+    int64_t scratch_n = per_part * parts;
     mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &x);
     if (st == MT_OK) {
@@ -207,16 +326,21 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
         st = mt_tensor_empty(self->ndim, shape, self->dtype, mt_tensor_device(self), values);
     }
     if (st == MT_OK) {
-        const bool heap = values && k * 8 < n;
         const void *xd = mt_tensor_data(x);
         void *vd = values ? mt_tensor_data(*values) : NULL;
         int64_t *id = (int64_t *)mt_tensor_data(*indices);
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
+        const bool is_float = self->dtype == MT_FLOAT32;
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
         for (int p = 0; p < parts; p++) {
-            int64_t *s = (int64_t *)mt_tensor_data(scratch) + 4 * n * p;
+            int64_t *s = (int64_t *)mt_tensor_data(scratch) + per_part * p;
             const int64_t begin = lanes * p / parts, end = lanes * (p + 1) / parts;
             if (heap) {
                 topk_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n);
+            } else if (radix) {
+                for (int64_t lane = begin; lane < end; lane++) {
+                    radix_row(xd, vd, id, lane, n, inner, k, desc, is_float, (uint64_t *)s,
+                              row_parts);
+                }
             } else {
                 sort_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n,
                                         s + 2 * n, s + 3 * n);

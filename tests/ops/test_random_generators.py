@@ -420,14 +420,6 @@ def _chi_square(counts, p):
     return ((counts - expected) ** 2 / expected).sum()
 
 
-@pytest.fixture(params=[1, 2], ids=["1 thread", "2 threads"])
-def threads(request):
-    before = minitorch.get_num_threads()
-    minitorch.set_num_threads(request.param)
-    yield request.param
-    minitorch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("device", ["cpu"])
 def test_multinomial_frequencies_pass_a_chi_square_test(device, threads):
     p = np.array([0.05, 0.15, 0.3, 0.0, 0.5])
