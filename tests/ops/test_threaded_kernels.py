@@ -144,18 +144,19 @@ def stable_order(a, axis, descending):
 
 
 def radix_sample(dtype, shape, seed=0):
-    """Values with many ties, the extremes, and for float32 NaN, +-0.0 and +-inf mixed in."""
+    """Values with many ties, the extremes, and for floats NaN, +-0.0 and +-inf mixed in."""
     r = np.random.default_rng(seed)
-    if dtype == "int32":
-        a = r.integers(-50, 50, shape).astype(np.int32)
-        a.flat[::97] = np.iinfo(np.int32).min
-        a.flat[5::89] = np.iinfo(np.int32).max
+    if dtype in ("int32", "int64"):
+        a = r.integers(-50, 50, shape).astype(dtype)
+        a.flat[::97] = np.iinfo(dtype).min
+        a.flat[5::89] = np.iinfo(dtype).max
+        a.flat[6::83] = 1 << 20  # a third byte that differs
         return a
-    a = (r.standard_normal(shape) * 1e3).astype(np.float32)
+    a = (r.standard_normal(shape) * 1e3).astype(dtype)
     a.flat[::3] = np.round(a.flat[::3] / 500)  # ties
     a.flat[::17], a.flat[1::19], a.flat[2::23] = np.nan, -0.0, 0.0
     a.flat[5::29], a.flat[7::31], a.flat[11::37] = np.inf, -np.inf, -np.nan
-    a.flat[13::41] = np.float32(1e-45)  # the smallest subnormal
+    a.flat[13::41] = np.finfo(dtype).smallest_subnormal
     return a
 
 
@@ -163,7 +164,7 @@ def radix_sample(dtype, shape, seed=0):
 # of several lanes, rows along an outer dim (strided), odd sizes, and the length where it starts
 @pytest.mark.parametrize("shape, dim", [((300001,), 0), ((3, 70001), 1), ((2049, 3), 0), ((2, 2048), 1),
                                         ((2047,), 0)])
-@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
 @pytest.mark.parametrize("descending", [False, True])
 def test_radix_sort_rows_on_threads(threads, shape, dim, dtype, descending):
     a = radix_sample(dtype, shape)
@@ -173,19 +174,41 @@ def test_radix_sort_rows_on_threads(threads, shape, dim, dtype, descending):
         values, indices = minitorch.sort(x, dim, descending=descending, stable=True)
         np.testing.assert_array_equal(as_numpy(indices), order)
         # the values bit for bit: -0.0 stays -0.0, a NaN keeps its sign
-        np.testing.assert_array_equal(as_numpy(values).view(np.uint32),
-                                      np.take_along_axis(a, order, dim).view(np.uint32))
+        bits = f"u{a.itemsize}"
+        np.testing.assert_array_equal(as_numpy(values).view(bits), np.take_along_axis(a, order, dim).view(bits))
         np.testing.assert_array_equal(as_numpy(minitorch.argsort(x, dim, descending=descending, stable=True)),
                                       order)
         k = shape[dim] // 4 + 1  # k * 8 >= n: the sort's first k, not the heap
         top_v, top_i = minitorch.topk(x, k, dim, largest=descending)
         want = order.take(np.arange(k), axis=dim)
         np.testing.assert_array_equal(as_numpy(top_i), want)
-        np.testing.assert_array_equal(as_numpy(top_v).view(np.uint32), np.take_along_axis(a, want, dim).view(np.uint32))
+        np.testing.assert_array_equal(as_numpy(top_v).view(bits), np.take_along_axis(a, want, dim).view(bits))
     if helpers.torch is not None and a.ndim == 1:
         t = helpers.torch.sort(helpers.torch.tensor(a), descending=descending, stable=True)
         np.testing.assert_array_equal(as_numpy(indices), t.indices.numpy())
     same_bits_at_one_thread(lambda x: minitorch.sort(x, dim, descending=descending)[1], minitorch.tensor(a))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+@pytest.mark.parametrize("shape", [(4096,), (70, 300), (150001,)])
+def test_unique_of_radix_sorted_rows(threads, dtype, shape):
+    a = radix_sample(dtype, shape, seed=3)
+    x = helpers.to_layout(a, "transposed")
+    out, inverse, counts = minitorch.unique(x, return_inverse=True, return_counts=True)
+    u, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
+    # NumPy orders -0.0 and 0.0 as one value as well; NaN != NaN: one group each, last
+    np.testing.assert_array_equal(as_numpy(out), u)
+    np.testing.assert_array_equal(as_numpy(counts), cnt)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    got = as_numpy(inverse)
+    np.testing.assert_array_equal(got[~nan], inv.reshape(a.shape)[~nan])
+    # NumPy's sort there is not stable: the NaNs' groups are the last ones, each its own, in any order
+    assert sorted(got[nan]) == list(range(len(u) - nan.sum(), len(u)))
+    if helpers.torch is not None:
+        want = helpers.torch.unique(helpers.torch.tensor(a), return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(as_numpy(out), want[0].numpy())
+        np.testing.assert_array_equal(got[~nan], want[1].numpy()[~nan])  # PyTorch's NaNs: any order too
+        np.testing.assert_array_equal(as_numpy(counts), want[2].numpy())
 
 
 @pytest.mark.parametrize("shape", [(512, 512), (3, 300, 130), (1, 5000), (5000, 1), (64, 0)])
