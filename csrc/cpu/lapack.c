@@ -15,67 +15,18 @@ mt_lapack_scratch(int64_t bytes, mt_tensor **out)
     return mt_tensor_empty(1, &words, MT_INT64, MT_DEVICE_CPU, out);
 }
 
-/* Elements a side of the tiles the column-major copies move: 16 rows and 16 columns, 16 cache
- * lines each of 4-byte elements, stay in L1 while a tile moves. */
-#define LAPACK_TILE 16
-
-// dst[i dr + j dc] = src[i sr + j sc] for i < m, j < n (strides in elements of T), tile by tile;
-// each element one load and one store (a memcpy of a size known only at run time was a call per
-// element: the copies took 40% of a 256 x 256 float32 cholesky)
-#define TILED_COPY(T)                                                                    \
-    static void tiled_copy_##T(const T *src, int64_t sr, int64_t sc, T *dst, int64_t dr, \
-                               int64_t dc, int64_t m, int64_t n)                         \
-    {                                                                                    \
-        for (int64_t i0 = 0; i0 < m; i0 += LAPACK_TILE) {                                \
-            const int64_t i1 = i0 + LAPACK_TILE < m ? i0 + LAPACK_TILE : m;              \
-            for (int64_t j0 = 0; j0 < n; j0 += LAPACK_TILE) {                            \
-                const int64_t j1 = j0 + LAPACK_TILE < n ? j0 + LAPACK_TILE : n;          \
-                for (int64_t i = i0; i < i1; i++) {                                      \
-                    for (int64_t j = j0; j < j1; j++) {                                  \
-                        dst[i * dr + j * dc] = src[i * sr + j * sc];                     \
-                    }                                                                    \
-                }                                                                        \
-            }                                                                            \
-        }                                                                                \
-    }
-TILED_COPY(uint32_t)
-TILED_COPY(uint64_t)
-
-/* The same for elements of es bytes (a complex128 one is two 8-byte words side by side). */
-static void
-tiled_copy(const char *src, int64_t sr, int64_t sc, char *dst, int64_t dr, int64_t dc, int64_t m,
-           int64_t n, size_t es)
-{
-    if (es == 4) {
-        tiled_copy_uint32_t((const uint32_t *)src, sr, sc, (uint32_t *)dst, dr, dc, m, n);
-    } else if (es % 8 == 0) {
-        const int64_t w = (int64_t)(es / 8); /* words an element */
-        for (int64_t k = 0; k < w; k++) {
-            tiled_copy_uint64_t((const uint64_t *)src + k, sr * w, sc * w, (uint64_t *)dst + k,
-                                dr * w, dc * w, m, n);
-        }
-    } else {
-        for (int64_t i = 0; i < m; i++) {
-            for (int64_t j = 0; j < n; j++) {
-                memcpy(dst + (i * dr + j * dc) * (int64_t)es, src + (i * sr + j * sc) * (int64_t)es,
-                       es);
-            }
-        }
-    }
-}
-
 /* dst (col-major, leading dim ld) = src (row-major m x n) */
 void
 mt_lapack_to_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es)
 {
-    tiled_copy(src, n, 1, dst, 1, ld, m, n, es);
+    mt_cpu_copy_tiles(src, n, 1, dst, 1, ld, m, n, es);
 }
 
 /* dst (row-major m x n) = src (col-major, leading dim ld) */
 void
 mt_lapack_from_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es)
 {
-    tiled_copy(src, 1, ld, dst, n, 1, m, n, es);
+    mt_cpu_copy_tiles(src, 1, ld, dst, n, 1, m, n, es);
 }
 
 /* dst (row-major n x n) = the identity */
