@@ -1,10 +1,11 @@
 /* Sorting on the CPU: sort, argsort, topk, and _unique2 (the kernel of unique).
  *
  * The input is made contiguous and seen as (outer, n, inner) around dim, as in reduce_dim.c.
- * Each row along dim is copied with its indices into a scratch buffer, merge-sorted there and
- * written back. The merge sort is stable, so stable=True and stable=False give the same result
- * (PyTorch's unstable sort may order ties otherwise; both orders are valid). NaN sorts above
- * every number, as in PyTorch: last ascending, first descending. */
+ * Each row along dim is copied with its indices into a scratch buffer, merge-sorted there (a
+ * long row of 4- or 8-byte values: radix-sorted) and written back. Both sorts are stable, so
+ * stable=True and stable=False give the same result (PyTorch's unstable sort may order ties
+ * otherwise; both orders are valid). NaN sorts above every number, as in PyTorch: last
+ * ascending, first descending. */
 #include <inttypes.h>
 #include <string.h>
 
