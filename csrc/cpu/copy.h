@@ -16,5 +16,9 @@ mt_status mt_cpu_dense(mt_tensor *src, mt_dtype dt, mt_tensor **out);
  * laid out: for kernels that index (N, H, W, C) arrays. */
 mt_status mt_cpu_dense_format(mt_tensor *src, mt_memory_format fmt, mt_tensor **out);
 void mt_cpu_fill(mt_tensor *dst, mt_scalar value);
+/* dst[i dr + j dc] = src[i sr + j sc] for i < m, j < n, elements of es bytes (strides in
+ * elements), in tiles that keep both sides' lines in cache: a transpose, a column-major copy. */
+void mt_cpu_copy_tiles(const char *src, int64_t sr, int64_t sc, char *dst, int64_t dr, int64_t dc,
+                       int64_t m, int64_t n, size_t es);
 
 #endif

@@ -19,38 +19,14 @@ mt_lapack_scratch(int64_t bytes, mt_tensor **out)
 void
 mt_lapack_to_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es)
 {
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) {
-            memcpy(dst + (i + j * ld) * es, src + (i * n + j) * es, es);
-        }
-    }
+    mt_cpu_copy_tiles(src, n, 1, dst, 1, ld, m, n, es);
 }
 
 /* dst (row-major m x n) = src (col-major, leading dim ld) */
 void
 mt_lapack_from_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es)
 {
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) {
-            memcpy(dst + (i * n + j) * es, src + (i + j * ld) * es, es);
-        }
-    }
-}
-
-double
-mt_lapack_get(mt_dtype dt, const char *p, int64_t i)
-{
-    return dt == MT_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-}
-
-void
-mt_lapack_set(mt_dtype dt, char *p, int64_t i, double v)
-{
-    if (dt == MT_FLOAT32) {
-        ((float *)p)[i] = (float)v;
-    } else {
-        ((double *)p)[i] = v;
-    }
+    mt_cpu_copy_tiles(src, 1, ld, dst, n, 1, m, n, es);
 }
 
 /* dst (row-major n x n) = the identity */

@@ -67,9 +67,22 @@ mt_status mt_lapack_scratch(int64_t bytes, mt_tensor **out);
 void mt_lapack_to_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es);
 /* dst (row-major m x n) = src (col-major, leading dim ld) */
 void mt_lapack_from_cols(const char *src, char *dst, int64_t m, int64_t n, int64_t ld, size_t es);
-/* element i of a float32 or float64 buffer, as a double */
-double mt_lapack_get(mt_dtype dt, const char *p, int64_t i);
-void mt_lapack_set(mt_dtype dt, char *p, int64_t i, double v);
+/* element i of a float32 or float64 buffer, as a double (inline: the kernels' loops call them
+ * per element) */
+static inline double
+mt_lapack_get(mt_dtype dt, const char *p, int64_t i)
+{
+    return dt == MT_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+static inline void
+mt_lapack_set(mt_dtype dt, char *p, int64_t i, double v)
+{
+    if (dt == MT_FLOAT32) {
+        ((float *)p)[i] = (float)v;
+    } else {
+        ((double *)p)[i] = v;
+    }
+}
 /* dst (row-major n x n) = the identity */
 void mt_lapack_eye(mt_dtype dt, char *dst, int64_t n);
 /* dst (row-major rows x cols) = the identity's first rows and columns */

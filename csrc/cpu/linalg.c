@@ -276,14 +276,17 @@ mt_cpu_linalg_cholesky_ex(mt_args *a)
         if (n > 0) {
             LAPACK_STR(dt, potrf, &lower, &n, (void *)buf, &ld, &info[k]);
         }
+        /* L[i][j] = buf[i + j n] on and below the diagonal: L is buf read by rows, U = L^T buf
+         * as it lies; the other triangle zeroed */
         char *ok = out + k * n * n * (int64_t)b.es;
-        for (int i = 0; i < n; i++) {
-            for (int j = 0; j < n; j++) { /* L[i][j] = buf[i + j n] below the diagonal */
-                int64_t from = upper ? j + (int64_t)i * n : i + (int64_t)j * n;
-                bool keep = upper ? i <= j : i >= j;
-                mt_lapack_set(dt, ok, (int64_t)i * n + j,
-                              keep ? mt_lapack_get(dt, buf, from) : 0.0);
-            }
+        if (upper) {
+            memcpy(ok, buf, (size_t)n * (size_t)n * b.es);
+        } else {
+            mt_lapack_from_cols(buf, ok, n, n, n, b.es);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t first = upper ? 0 : i + 1, count = upper ? i : n - i - 1;
+            memset(ok + (i * n + first) * (int64_t)b.es, 0, (size_t)count * b.es);
         }
     }
 out_release:

@@ -69,16 +69,19 @@ mt_cpu_bernoulli_tensor(mt_tensor *self, mt_tensor *p, mt_generator *g)
 
 /* PyTorch's multinomial_with_replacement: per row, the cumulative distribution in self's
  * dtype, normalised, its last entry set to 1; each sample the first bucket whose cumulative
- * value is not below a uniform double (a binary search). */
+ * value is not below a uniform double. The search halves the range without a branch (a
+ * conditional move per step): the uniform draws make its branches unpredictable, and
+ * mispredicted ones cost most of a draw. */
 #define MULTINOMIAL(T, S)                                                                        \
-    static void multinomial_##S(const char *p, int64_t rows, int64_t n, int64_t row_stride,      \
+    static void multinomial_##S(const T *p, int64_t rows, int64_t n, int64_t row_stride,         \
                                 int64_t stride, int64_t n_sample, mt_generator *g, int64_t *out, \
                                 T *cum)                                                          \
     {                                                                                            \
         for (int64_t i = 0; i < rows; i++) {                                                     \
+            const T *row = p + i * row_stride;                                                   \
             T sum = 0;                                                                           \
             for (int64_t j = 0; j < n; j++) {                                                    \
-                sum += *(const T *)(p + (i * row_stride + j * stride) * (int64_t)sizeof(T));     \
+                sum += row[j * stride];                                                          \
                 cum[j] = sum;                                                                    \
             }                                                                                    \
             for (int64_t j = 0; j < n; j++) {                                                    \
@@ -87,18 +90,34 @@ mt_cpu_bernoulli_tensor(mt_tensor *self, mt_tensor *p, mt_generator *g)
             cum[n - 1] = 1;                                                                      \
             for (int64_t s = 0; s < n_sample; s++) {                                             \
                 double u = mt_draw_uniform_f64(g);                                               \
-                int64_t left = 0, right = n;                                                     \
-                while (right - left > 0) {                                                       \
-                    int64_t mid = left + (right - left) / 2;                                     \
-                    if (cum[mid] < u) {                                                          \
-                        left = mid + 1;                                                          \
-                    } else {                                                                     \
-                        right = mid;                                                             \
-                    }                                                                            \
+                const T *base = cum; /* the answer is in [base, base + len): cum[n-1] = 1 > u */ \
+                for (int64_t len = n; len > 1; len -= len / 2) {                                 \
+                    base = base[len / 2 - 1] < u ? base + len / 2 : base;                        \
                 }                                                                                \
-                out[i * n_sample + s] = left;                                                    \
+                out[i * n_sample + s] = base - cum;                                              \
             }                                                                                    \
         }                                                                                        \
+    }                                                                                            \
+    /* v = the lowest of p (NaN where one is), the highest (0 at least), the smallest row sum */ \
+    static void summary_##S(const T *p, int64_t rows, int64_t n, int64_t row_stride,             \
+                            int64_t stride, double *v)                                           \
+    {                                                                                            \
+        double lo = INFINITY, hi = 0, low_sum = INFINITY; /* no category: a zero sum */          \
+        bool nan = false;                                                                        \
+        for (int64_t i = 0; i < rows; i++) {                                                     \
+            double sum = 0;                                                                      \
+            for (int64_t j = 0; j < n; j++) {                                                    \
+                double x = p[i * row_stride + j * stride];                                       \
+                nan |= x != x;                                                                   \
+                lo = x < lo ? x : lo;                                                            \
+                hi = x > hi ? x : hi;                                                            \
+                sum += x;                                                                        \
+            }                                                                                    \
+            low_sum = sum < low_sum ? sum : low_sum;                                             \
+        }                                                                                        \
+        v[0] = nan ? NAN : lo;                                                                   \
+        v[1] = nan ? NAN : hi;                                                                   \
+        v[2] = low_sum;                                                                          \
     }
 MULTINOMIAL(float, f32)
 MULTINOMIAL(double, f64)
@@ -116,7 +135,7 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     if (st) {
         return st;
     }
-    const char *p = mt_tensor_data(self);
+    const void *p = mt_tensor_data(self);
     int64_t *out = (int64_t *)mt_tensor_data(result);
     mt_generator_lock(g);
     if (self->dtype == MT_FLOAT32) {
@@ -131,7 +150,22 @@ draws_with_replacement(mt_tensor *self, int64_t n_sample, mt_generator *g, mt_te
     return MT_OK;
 }
 
-static const mt_multinomial_device cpu_multinomial = {"cpu", draws_with_replacement};
+// self (n) or (rows, n) probabilities (not empty); v as summary_f32's
+static void
+summary(const mt_tensor *self, double v[3])
+{
+    int64_t n = self->sizes[self->ndim - 1], rows = self->ndim == 2 ? self->sizes[0] : 1;
+    int64_t stride = self->strides[self->ndim - 1],
+            row_stride = self->ndim == 2 ? self->strides[0] : 0;
+    const void *p = mt_tensor_data(self);
+    if (self->dtype == MT_FLOAT32) {
+        summary_f32(p, rows, n, row_stride, stride, v);
+    } else {
+        summary_f64(p, rows, n, row_stride, stride, v);
+    }
+}
+
+static const mt_multinomial_device cpu_multinomial = {"cpu", draws_with_replacement, summary};
 
 // self (n) or (rows, n) probabilities; out (num_samples) or (rows, num_samples) indices
 mt_status

@@ -1,10 +1,11 @@
 /* Sorting on the CPU: sort, argsort, topk, and _unique2 (the kernel of unique).
  *
  * The input is made contiguous and seen as (outer, n, inner) around dim, as in reduce_dim.c.
- * Each row along dim is copied with its indices into a scratch buffer, merge-sorted there and
- * written back. The merge sort is stable, so stable=True and stable=False give the same result
- * (PyTorch's unstable sort may order ties otherwise; both orders are valid). NaN sorts above
- * every number, as in PyTorch: last ascending, first descending. */
+ * Each row along dim is copied with its indices into a scratch buffer, merge-sorted there (a
+ * long row of 4- or 8-byte values: radix-sorted) and written back. Both sorts are stable, so
+ * stable=True and stable=False give the same result (PyTorch's unstable sort may order ties
+ * otherwise; both orders are valid). NaN sorts above every number, as in PyTorch: last
+ * ascending, first descending. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -180,6 +181,162 @@ typedef void (*topk_fn)(const void *x, void *values, int64_t *indices, int64_t b
 static const topk_fn topk_loops[MT_NUM_DTYPES] = {topk_rows_b8, topk_rows_i32, topk_rows_i64,
                                                   topk_rows_f32, topk_rows_f64};
 
+/* ---- long rows of 32- and 64-bit values: a radix sort ---- */
+
+/* A row of float32, int32, int64 or float64 at least this long is sorted by radix, stable
+ * passes over the bytes of its keys (least significant first, only the bytes that differ
+ * between keys), rather than merged in log2(n) passes; below it the passes' fixed cost (a
+ * 256-bucket count each) outweighs what they save. */
+#define RADIX_MIN 2048
+/* A row's passes are split between threads from this many elements a thread. */
+#define RADIX_GRAIN 65536
+#define RADIX_BUCKETS 256 /* a byte of the key a pass */
+
+/* The key of the value at e: an unsigned number in BEFORE's order, ascending or (desc)
+ * descending, equal for the values BEFORE calls ties: -0.0 and 0.0, and every NaN (above every
+ * number; +inf's key is 0xff800000 in float32). A negative float's bits are all flipped (a larger
+ * magnitude, a smaller key), another's sign set; an integer's sign is flipped. */
+static inline uint64_t
+radix_key(const char *e, mt_dtype dt, bool desc)
+{
+    uint64_t key;
+    if (dt == MT_FLOAT32) {
+        float v;
+        uint32_t bits;
+        memcpy(&v, e, sizeof v);
+        v = v == 0 ? 0.0f : v; /* -0.0 ties with 0.0 */
+        memcpy(&bits, &v, sizeof bits);
+        bits = bits >> 31 ? ~bits : bits | 0x80000000u;
+        key = v != v ? UINT32_MAX : bits;
+        return desc ? ~key & UINT32_MAX : key;
+    }
+    if (dt == MT_FLOAT64) {
+        double v;
+        memcpy(&v, e, sizeof v);
+        v = v == 0 ? 0.0 : v;
+        memcpy(&key, &v, sizeof key);
+        key = key >> 63 ? ~key : key | (UINT64_C(1) << 63);
+        key = v != v ? UINT64_MAX : key;
+    } else if (dt == MT_INT32) {
+        int32_t v;
+        memcpy(&v, e, sizeof v);
+        return ((uint32_t)v ^ 0x80000000u) ^ (desc ? UINT32_MAX : 0);
+    } else {
+        int64_t v;
+        memcpy(&v, e, sizeof v);
+        key = (uint64_t)v ^ (UINT64_C(1) << 63);
+    }
+    return desc ? ~key : key;
+}
+
+/* Sorts the n words of a by their bits from `shift` up (with their positions pa, unless NULL),
+ * stably, a byte a pass, through b (and pb); a byte where no two words differ (none of its bits
+ * in `vary`) is skipped. Returns whether the result ended in b. Each of `parts` threads counts
+ * the bytes of its range of the current order, then writes its words where the counts place
+ * them: for each byte value, after the words of the lower threads, so a pass keeps the order of
+ * equal bytes. hist: parts * RADIX_BUCKETS. */
+static bool
+radix_passes(uint64_t *a, uint64_t *b, int64_t *pa, int64_t *pb, int64_t n, int shift,
+             uint64_t vary, int64_t *hist, int parts)
+{
+    bool in_b = false;
+    for (; shift < 64; shift += 8) {
+        if (((vary >> shift) & 0xff) == 0) {
+            continue;
+        }
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+        for (int p = 0; p < parts; p++) {
+            int64_t *h = hist + p * RADIX_BUCKETS;
+            memset(h, 0, RADIX_BUCKETS * sizeof *h);
+            for (int64_t j = n * p / parts; j < n * (p + 1) / parts; j++) {
+                h[(a[j] >> shift) & 0xff]++;
+            }
+        }
+        /* each (byte, thread)'s first slot: byte values in order, threads in order within one */
+        int64_t at = 0;
+        for (int d = 0; d < RADIX_BUCKETS; d++) {
+            for (int p = 0; p < parts; p++) {
+                const int64_t count = hist[p * RADIX_BUCKETS + d];
+                hist[p * RADIX_BUCKETS + d] = at;
+                at += count;
+            }
+        }
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+        for (int p = 0; p < parts; p++) {
+            int64_t *h = hist + p * RADIX_BUCKETS;
+            for (int64_t j = n * p / parts; j < n * (p + 1) / parts; j++) {
+                const int64_t to = h[(a[j] >> shift) & 0xff]++;
+                b[to] = a[j];
+                if (pa) {
+                    pb[to] = pa[j];
+                }
+            }
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+        int64_t *pt = pa;
+        pa = pb;
+        pb = pt;
+        in_b = !in_b;
+    }
+    return in_b;
+}
+
+/* The scratch words radix_row needs for a row of n elements of es bytes on `parts` threads. */
+static int64_t
+radix_scratch(int64_t n, size_t es, int parts)
+{
+    return (es == 4 ? 2 : 4) * n + RADIX_BUCKETS * parts;
+}
+
+/* x (outer, n, inner) of a 4- or 8-byte dtype dt; values, indices (outer, k, inner): as
+ * SORT_ROWS, for the one row of lane (o, i) = (lane / inner, lane % inner), on `parts` threads.
+ * A 32-bit key shares its word with its position (key << 32 | position, n < 2^32), a 64-bit one
+ * has its position beside it; a pass moves both, equal keys stay in the order of their
+ * positions (the merge sort's stable order), and the values are copied back from x by
+ * position, bit for bit. scratch: radix_scratch's words. */
+static void
+radix_row(const void *xv, void *vv, int64_t *indices, int64_t lane, int64_t n, int64_t inner,
+          int64_t k, bool desc, mt_dtype dt, uint64_t *scratch, int parts)
+{
+    const int64_t o = lane / inner, i = lane % inner, es = (int64_t)mt_dtype_size(dt);
+    const bool packed = es == 4;
+    const char *x = (const char *)xv + (o * n * inner + i) * es;
+    char *values = vv ? (char *)vv + (o * k * inner + i) * es : NULL;
+    int64_t *id = indices + o * k * inner + i;
+    uint64_t *a = scratch, *b = a + n;
+    int64_t *pa = packed ? NULL : (int64_t *)(b + n), *pb = packed ? NULL : pa + n;
+    int64_t *hist = packed ? (int64_t *)(b + n) : pb + n;
+    const uint64_t first = radix_key(x, dt, desc);
+    uint64_t vary = 0; /* the bits where some key differs from the first */
+#pragma omp parallel for num_threads(parts) if (parts > 1) reduction(| : vary)
+    for (int64_t j = 0; j < n; j++) {
+        const uint64_t key = radix_key(x + j * inner * es, dt, desc);
+        vary |= key ^ first;
+        if (packed) {
+            a[j] = key << 32 | (uint64_t)j;
+        } else {
+            a[j] = key;
+            pa[j] = j;
+        }
+    }
+    if (radix_passes(a, b, pa, pb, n, packed ? 32 : 0, packed ? vary << 32 : vary, hist, parts)) {
+        a = b;
+        pa = pb;
+    }
+#pragma omp parallel for num_threads(parts) if (parts > 1)
+    for (int64_t j = 0; j < k; j++) {
+        const int64_t at = packed ? (int64_t)(a[j] & 0xffffffffu) : pa[j];
+        if (values && packed) {
+            memcpy(values + j * inner * 4, x + at * inner * 4, 4);
+        } else if (values) {
+            memcpy(values + j * inner * 8, x + at * inner * 8, 8);
+        }
+        id[j * inner] = at;
+    }
+}
+
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim (ops/arg_checks.h's mt_sort_along_fn: given ones are
  * written, NULL ones made: the sort family's results are given, _unique2's workspaces made). */
@@ -191,10 +348,17 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
     int64_t outer, n, inner, shape[MT_MAX_DIMS];
     mt_sort_geom(self, dim, k, &outer, &n, &inner, shape);
     /* The lanes (o, i), each a row along dim, are split between threads, each with its own
-     * scratch rows: key, tk (as 8-byte slots), idx, ti. */
+     * scratch rows: key, tk (as 8-byte slots), idx, ti; or, sorting by radix, its words and
+     * counts. A long row sorted by radix has the threads to itself, lane after lane. */
     const int64_t lanes = outer * inner;
-    const int parts = mt_parallel_parts(lanes, 32768 / (n + 1) + 1);
-    int64_t scratch_n = 4 * n * parts;
+    const bool heap = values && k * 8 < n;
+    const bool radix = !heap && n >= RADIX_MIN && n <= UINT32_MAX &&
+                       self->dtype != MT_BOOL; /* 4 or 8 bytes */
+    const int row_parts = radix ? mt_parallel_parts(n, RADIX_GRAIN) : 1;
+    const int parts = row_parts > 1 ? 1 : mt_parallel_parts(lanes, 32768 / (n + 1) + 1);
+    const int64_t per_part = radix ? radix_scratch(n, mt_dtype_size(self->dtype), row_parts)
+                                   : 4 * n;
+    int64_t scratch_n = per_part * parts;
     mt_status st = mt_tensor_is_contiguous(self) ? (x = mt_tensor_retain(self), MT_OK)
                                                  : mt_cpu_cast(self, self->dtype, &x);
     if (st == MT_OK) {
@@ -207,16 +371,20 @@ sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values, m
         st = mt_tensor_empty(self->ndim, shape, self->dtype, mt_tensor_device(self), values);
     }
     if (st == MT_OK) {
-        const bool heap = values && k * 8 < n;
         const void *xd = mt_tensor_data(x);
         void *vd = values ? mt_tensor_data(*values) : NULL;
         int64_t *id = (int64_t *)mt_tensor_data(*indices);
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
         for (int p = 0; p < parts; p++) {
-            int64_t *s = (int64_t *)mt_tensor_data(scratch) + 4 * n * p;
+            int64_t *s = (int64_t *)mt_tensor_data(scratch) + per_part * p;
             const int64_t begin = lanes * p / parts, end = lanes * (p + 1) / parts;
             if (heap) {
                 topk_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n);
+            } else if (radix) {
+                for (int64_t lane = begin; lane < end; lane++) {
+                    radix_row(xd, vd, id, lane, n, inner, k, desc, self->dtype, (uint64_t *)s,
+                              row_parts);
+                }
             } else {
                 sort_loops[self->dtype](xd, vd, id, begin, end, n, inner, k, desc, s, s + n,
                                         s + 2 * n, s + 3 * n);

@@ -92,6 +92,14 @@ STREAMS = {
     "exponential_ large": lambda t: t.empty(100000).exponential_(),
     "multinomial large with replacement": lambda t: t.multinomial(t.arange(1, 2001, dtype=t.float32), 5000, True),
     "multinomial large without replacement": lambda t: t.multinomial(t.arange(1, 2001, dtype=t.float32), 1500),
+    # the search over the cumulative distribution: every size from 1 to 9 categories, zero
+    # buckets first, last and in runs, and a strided 2-D float64 input
+    "multinomial with replacement odd sizes": lambda t: t.cat([t.multinomial(
+        (t.arange(n, dtype=t.float32) % 3 != 1).float() * (t.arange(n) + 1.0), 257, True) for n in range(1, 10)]),
+    "multinomial with replacement zero runs": lambda t: t.multinomial(t.tensor(
+        [0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 5.0, 0.0]), 3000, True),
+    "multinomial with replacement strided float64": lambda t: t.multinomial(
+        (t.arange(3 * 1001 * 2, dtype=t.float64).reshape(3, 2002) % 7)[:, ::2], 999, True),
     "_standard_gamma": lambda t: t._standard_gamma(t.rand(100000) * 3),
     "_sample_dirichlet": lambda t: t._sample_dirichlet(t.rand(200, 7, dtype=t.float64) * 3),
     "poisson large": lambda t: t.poisson(t.rand(100000) * 30),
@@ -321,6 +329,10 @@ ERRORS = [
     lambda t: t.multinomial(t.tensor(1.0), 1),
     lambda t: t.multinomial(t.ones(2, 2, 2), 1),
     lambda t: t.multinomial(t.ones(2, 0), 1),
+    lambda t: t.multinomial(t.ones(2, 0), 2, True),
+    lambda t: t.multinomial(t.ones(0), 3, True),
+    lambda t: t.multinomial(t.tensor([[1.0, 2.0], [-0.0, 0.0]]), 3, True),
+    lambda t: t.multinomial(t.tensor([[1.0, 2.0], [1.0, -1e-30]]).t(), 3, True),
     lambda t: t.multinomial(t.tensor([1, 2]), 1),
     lambda t: t.multinomial(t.ones(2**24 + 1), 1),
     lambda t: t.normal(t.zeros(2), t.ones(3)),
@@ -409,7 +421,7 @@ def _chi_square(counts, p):
 
 
 @pytest.mark.parametrize("device", ["cpu"])
-def test_multinomial_frequencies_pass_a_chi_square_test(device):
+def test_multinomial_frequencies_pass_a_chi_square_test(device, threads):
     p = np.array([0.05, 0.15, 0.3, 0.0, 0.5])
     minitorch.manual_seed(0)
     probs = minitorch.tensor(p * 7, device=device)  # unnormalised weights

@@ -131,6 +131,86 @@ def test_sort_and_argmax_rows_on_threads(threads, shape):
         same_bits_at_one_thread(lambda x: minitorch.argsort(x, dim=d), t)
 
 
+def stable_order(a, axis, descending):
+    """NumPy's stable order of a's rows along axis with BEFORE's ties: -0.0 ties with 0.0, every
+    NaN ties with every other and sorts above all numbers."""
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    key = np.where(nan, 0, a).astype(np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+    rows = lambda x: np.moveaxis(x, axis, -1).reshape(-1, a.shape[axis])  # noqa: E731
+    position = np.arange(a.shape[axis])
+    order = [np.lexsort((position, -k if descending else k, ~m if descending else m))
+             for k, m in zip(rows(key), rows(nan))]
+    return np.moveaxis(np.array(order).reshape(np.moveaxis(a, axis, -1).shape), -1, axis)
+
+
+def radix_sample(dtype, shape, seed=0):
+    """Values with many ties, the extremes, and for floats NaN, +-0.0 and +-inf mixed in."""
+    r = np.random.default_rng(seed)
+    if dtype in ("int32", "int64"):
+        a = r.integers(-50, 50, shape).astype(dtype)
+        a.flat[::97] = np.iinfo(dtype).min
+        a.flat[5::89] = np.iinfo(dtype).max
+        a.flat[6::83] = 1 << 20  # a third byte that differs
+        return a
+    a = (r.standard_normal(shape) * 1e3).astype(dtype)
+    a.flat[::3] = np.round(a.flat[::3] / 500)  # ties
+    a.flat[::17], a.flat[1::19], a.flat[2::23] = np.nan, -0.0, 0.0
+    a.flat[5::29], a.flat[7::31], a.flat[11::37] = np.inf, -np.inf, -np.nan
+    a.flat[13::41] = np.finfo(dtype).smallest_subnormal
+    return a
+
+
+# the long rows sorted by radix (2048 elements and more): one row split between the threads, rows
+# of several lanes, rows along an outer dim (strided), odd sizes, and the length where it starts
+@pytest.mark.parametrize("shape, dim", [((300001,), 0), ((3, 70001), 1), ((2049, 3), 0), ((2, 2048), 1),
+                                        ((2047,), 0)])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_radix_sort_rows_on_threads(threads, shape, dim, dtype, descending):
+    a = radix_sample(dtype, shape)
+    order = stable_order(a, dim, descending)
+    for layout in ("contiguous", "transposed"):
+        x = helpers.to_layout(a, layout)
+        values, indices = minitorch.sort(x, dim, descending=descending, stable=True)
+        np.testing.assert_array_equal(as_numpy(indices), order)
+        # the values bit for bit: -0.0 stays -0.0, a NaN keeps its sign
+        bits = f"u{a.itemsize}"
+        np.testing.assert_array_equal(as_numpy(values).view(bits), np.take_along_axis(a, order, dim).view(bits))
+        np.testing.assert_array_equal(as_numpy(minitorch.argsort(x, dim, descending=descending, stable=True)),
+                                      order)
+        k = shape[dim] // 4 + 1  # k * 8 >= n: the sort's first k, not the heap
+        top_v, top_i = minitorch.topk(x, k, dim, largest=descending)
+        want = order.take(np.arange(k), axis=dim)
+        np.testing.assert_array_equal(as_numpy(top_i), want)
+        np.testing.assert_array_equal(as_numpy(top_v).view(bits), np.take_along_axis(a, want, dim).view(bits))
+    if helpers.torch is not None and a.ndim == 1:
+        t = helpers.torch.sort(helpers.torch.tensor(a), descending=descending, stable=True)
+        np.testing.assert_array_equal(as_numpy(indices), t.indices.numpy())
+    same_bits_at_one_thread(lambda x: minitorch.sort(x, dim, descending=descending)[1], minitorch.tensor(a))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+@pytest.mark.parametrize("shape", [(4096,), (70, 300), (150001,)])
+def test_unique_of_radix_sorted_rows(threads, dtype, shape):
+    a = radix_sample(dtype, shape, seed=3)
+    x = helpers.to_layout(a, "transposed")
+    out, inverse, counts = minitorch.unique(x, return_inverse=True, return_counts=True)
+    u, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
+    # NumPy orders -0.0 and 0.0 as one value as well; NaN != NaN: one group each, last
+    np.testing.assert_array_equal(as_numpy(out), u)
+    np.testing.assert_array_equal(as_numpy(counts), cnt)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    got = as_numpy(inverse)
+    np.testing.assert_array_equal(got[~nan], inv.reshape(a.shape)[~nan])
+    # NumPy's sort there is not stable: the NaNs' groups are the last ones, each its own, in any order
+    assert sorted(got[nan]) == list(range(len(u) - nan.sum(), len(u)))
+    if helpers.torch is not None:
+        want = helpers.torch.unique(helpers.torch.tensor(a), return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(as_numpy(out), want[0].numpy())
+        np.testing.assert_array_equal(got[~nan], want[1].numpy()[~nan])  # PyTorch's NaNs: any order too
+        np.testing.assert_array_equal(as_numpy(counts), want[2].numpy())
+
+
 @pytest.mark.parametrize("shape", [(512, 512), (3, 300, 130), (1, 5000), (5000, 1), (64, 0)])
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_cumsum_cumprod_on_threads(threads, shape, layout):
