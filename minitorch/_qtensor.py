@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _C
+from ._tensor import Tensor
 
 _DEPRECATED = ("torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor creation "
                "functions that produce tensors with dtype torch.quint8, torch.qint8, and torch.qint32 are "
@@ -151,11 +152,13 @@ _SHAPE = ("size", "dim", "numel", "nelement", "stride", "is_contiguous", "storag
           "__len__")
 
 
-class QTensor:
-    """A quantized tensor: integers (int_repr) and the quantizer that maps them to reals."""
+class QTensor(Tensor):
+    """A quantized tensor: integers (int_repr) and the quantizer that maps them to reals.
 
-    __slots__ = ("_ir", "_dtype", "_qscheme", "_scale", "_zero_point", "_scales", "_zero_points", "_axis",
-                 "__weakref__")
+    It is a Tensor (isinstance says so, as PyTorch's), made over the storage of its int_repr
+    (_make_subclass), so sizes and strides are the C tensor's; every op reaches
+    __torch_function__, which runs the few quantized ones and refuses the others."""
+
     is_quantized = True
     is_sparse = False
     is_cuda = False
@@ -164,6 +167,9 @@ class QTensor:
     grad = None
     grad_fn = None
     is_leaf = True
+
+    def __new__(cls, ir, *args: Any) -> "QTensor":
+        return _C.TensorBase._make_subclass(cls, ir, False)
 
     def __init__(self, ir, dtype: QuantizedDtype, scheme: qscheme, scale: Any, zero_point: Any,
                  axis: Optional[int] = None) -> None:
@@ -288,16 +294,6 @@ class QTensor:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        if name in _VIEWS:
-            return lambda *a, **k: self._view_op(name, *a, **k)
-        if name in _SHAPE:
-            return getattr(self._ir, name)
-        from ._tensor import Tensor
-
-        if hasattr(Tensor, name) and not name.startswith("_"):
-            def unsupported(*args: Any, **kwargs: Any) -> Any:
-                raise _not_implemented(_aten_name(name))
-            return unsupported
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
     def __getitem__(self, index: Any) -> "QTensor":
@@ -370,6 +366,9 @@ class QTensor:
         memo[id(self)] = out
         return out
 
+    def __reduce_ex__(self, protocol: int):
+        return self.__reduce__()
+
     def __reduce__(self):
         params = ((self._scale, self._zero_point) if self._axis is None
                   else (self._scales, self._zero_points, self._axis))
@@ -379,6 +378,8 @@ class QTensor:
     def __torch_function__(cls, func: Any, types: Any, args: tuple = (), kwargs: Optional[dict] = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
+        if name == "__get__" and args and isinstance(args[0], QTensor):
+            return func(args[0]._ir)  # a Tensor property none of ours covers: the integers' answer
         if name in _HANDLED:
             return _HANDLED[name](*args, **kwargs)
         raise _not_implemented(_aten_name(name))
@@ -614,9 +615,9 @@ def _empty_affine_quantized(size: Sequence[int], *, scale: float = 1.0, zero_poi
 
 
 def _handled_views() -> dict:
-    out = {}
-    for name in _VIEWS + _SHAPE:
-        out[name] = (lambda n: lambda self, *a, **k: getattr(self, n)(*a, **k))(name)
+    """Views make a quantized tensor with the same quantizer; shape questions are the integers'."""
+    out = {name: (lambda n: lambda self, *a, **k: self._view_op(n, *a, **k))(name) for name in _VIEWS}
+    out.update({name: (lambda n: lambda self, *a, **k: getattr(self._ir, n)(*a, **k))(name) for name in _SHAPE})
     return out
 
 
