@@ -330,7 +330,8 @@ class QTensor(Tensor):
     float = double = half = bfloat16 = long = int = _float_cast
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "QTensor":
-        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's)."""
+        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's
+        mean of an NCHW tensor: dequantize, mean, quantize)."""
         self._per_tensor("mean")
         x = _dequantize(self)
         m = x.mean() if dim is None else x.mean(dim, keepdim=keepdim)
@@ -625,6 +626,67 @@ def _relu(input: QTensor, inplace: bool = False) -> QTensor:
     return input.relu_() if inplace else input.relu()
 
 
+def _quantized_value(input: QTensor, value: float) -> int:
+    """value quantized with input's scale and zero point (PyTorch's quantize_val)."""
+    from . import tensor
+
+    return int(quantize_per_tensor(tensor([float(value)]), input._scale, input._zero_point, input._dtype)._ir)
+
+
+def _hardtanh(input: QTensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> QTensor:
+    """The integers clamped to min_val and max_val quantized (quantized::hardtanh, relu6)."""
+    input._per_tensor("hardtanh")
+    lo, hi = _quantized_value(input, min_val), _quantized_value(input, max_val)
+    if inplace:
+        input._ir.clamp_(lo, hi)
+        return input
+    return input._like(input._ir.clamp(lo, hi))
+
+
+def _relu6(input: QTensor, inplace: bool = False) -> QTensor:
+    return _hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _dropout(input: QTensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> QTensor:
+    """Dropout in eval mode passes a quantized tensor through, as PyTorch's."""
+    if training:
+        raise _not_implemented("aten::native_dropout")
+    return input
+
+
+def _max_pooling(name: str):
+    """max_pool1d/2d/3d of the integers (the maximum of the reals, as the map is increasing); the
+    quantizer kept. The integers pool exactly in float32."""
+    def op(input: QTensor, *args: Any, **kwargs: Any) -> Any:
+        from .nn import functional as F
+
+        out = getattr(F, name)(input._ir.float(), *args, **kwargs)
+        if isinstance(out, tuple):  # return_indices=True
+            return input._like(out[0].to(input._ir.dtype)), out[1]
+        return input._like(out.to(input._ir.dtype))
+    return op
+
+
+def _integer_average(input: QTensor, average: Any) -> QTensor:
+    """average (a mean or an average pooling) of the integers less the zero point, in float64
+    (exact sums, one rounding of the quotient), rounded half to even, plus the zero point: the
+    result keeps the input's quantizer, as PyTorch's quantized averages do."""
+    zp = input._zero_point
+    v = average(input._ir.to(_C.float64) - zp).round() + zp
+    return QTensor(v.clamp(input._dtype._qmin, input._dtype._qmax).to(input._dtype._storage), input._dtype,
+                   input._qscheme, input._scale, zp)
+
+
+def _average_pooling(name: str):
+    """avg_pool2d, adaptive_avg_pool2d, ... of a quantized tensor (_integer_average)."""
+    def op(input: QTensor, *args: Any, **kwargs: Any) -> QTensor:
+        from .nn import functional as F
+
+        input._per_tensor(name)
+        return _integer_average(input, lambda v: getattr(F, name)(v, *args, **kwargs))
+    return op
+
+
 def _cat(tensors: List[QTensor], dim: int = 0) -> QTensor:
     """cat of quantized tensors with one quantizer: the int_reprs joined."""
     from . import cat
@@ -657,6 +719,10 @@ _HANDLED: dict = {
     "q_per_channel_zero_points": QTensor.q_per_channel_zero_points,
     "q_per_channel_axis": QTensor.q_per_channel_axis, "qscheme": QTensor.qscheme,
     "relu": _relu, "relu_": lambda t: t.relu_(), "mean": QTensor.mean, "cat": _cat, "concat": _cat, "concatenate": _cat,
+    "hardtanh": _hardtanh, "relu6": _relu6, "dropout": _dropout,
+    **{n: _max_pooling(n) for n in ("max_pool1d", "max_pool2d", "max_pool3d")},
+    **{n: _average_pooling(n) for n in ("avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+                                        "adaptive_avg_pool2d", "adaptive_avg_pool3d")},
     "equal": _equal, "is_floating_point": lambda t: False, "is_complex": lambda t: False,
     **{n: getattr(QTensor, n) for n in ("eq", "ne", "lt", "le", "gt", "ge")},
 }

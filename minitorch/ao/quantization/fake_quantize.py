@@ -12,7 +12,8 @@ from minitorch._qtensor import per_tensor_affine, per_tensor_symmetric, qint8, q
 from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _with_args
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
-           "default_per_channel_weight_fake_quant"]
+           "default_per_channel_weight_fake_quant", "disable_fake_quant", "disable_observer", "enable_fake_quant",
+           "enable_observer"]
 
 _PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
 
@@ -108,3 +109,22 @@ default_per_channel_weight_fake_quant = FakeQuantize.with_args(observer=MovingAv
                                                                quant_min=-128, quant_max=127, dtype=qint8,
                                                                qscheme=per_channel_symmetric, reduce_range=False,
                                                                ch_axis=0)
+
+
+def _switch(method: str, doc: str) -> Any:
+    """A function for model.apply(...): calls method on the FakeQuantize modules it is given and
+    passes the other modules by."""
+
+    def switch(mod: nn.Module) -> None:
+        if isinstance(mod, FakeQuantizeBase):
+            getattr(mod, method)()
+
+    switch.__name__ = switch.__qualname__ = method
+    switch.__doc__ = doc
+    return switch
+
+
+disable_fake_quant = _switch("disable_fake_quant", "Turns off fake quantization in mod if it is a FakeQuantize.")
+enable_fake_quant = _switch("enable_fake_quant", "Turns on fake quantization in mod if it is a FakeQuantize.")
+disable_observer = _switch("disable_observer", "Freezes the observer of mod if it is a FakeQuantize.")
+enable_observer = _switch("enable_observer", "Lets the observer of mod run again if it is a FakeQuantize.")

@@ -5,8 +5,10 @@ import copy
 from typing import Any, Dict
 
 from minitorch import nn
+from minitorch.ao.nn import intrinsic as nni
 from minitorch.ao.nn import qat as nnqat
 from minitorch.ao.nn import quantized as nnq
+from minitorch.ao.nn.intrinsic import quantized as nniq
 from minitorch.ao.nn.quantized import dynamic as nnqd
 
 from .stubs import DeQuantStub, QuantStub
@@ -17,6 +19,11 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nn.Linear: nnq.Linear,
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnq.Linear,
     nnqat.Linear: nnq.Linear,
+    nn.Conv2d: nnq.Conv2d,
+    nn.ReLU6: nnq.ReLU6,
+    nnq.FloatFunctional: nnq.QFunctional,
+    nni.ConvReLU2d: nniq.ConvReLU2d,
+    nni.LinearReLU: nniq.LinearReLU,
 }
 
 DEFAULT_QAT_MODULE_MAPPINGS: Dict[Any, Any] = {nn.Linear: nnqat.Linear}

@@ -1,5 +1,9 @@
 """Quantized modules: the packed-weight parts shared with the dynamic ones, and the static ones."""
+from .activation import ReLU6  # noqa: F401
+from .conv import Conv2d  # noqa: F401
+from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional  # noqa: F401
 from .linear import LinearPackedParams  # noqa: F401
 from .static import DeQuantize, Linear, Quantize  # noqa: F401
 
-__all__ = ["Linear", "LinearPackedParams", "Quantize", "DeQuantize"]
+__all__ = ["Conv2d", "DeQuantize", "FloatFunctional", "FXFloatFunctional", "Linear", "LinearPackedParams",
+           "QFunctional", "Quantize", "ReLU6"]
