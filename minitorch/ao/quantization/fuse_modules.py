@@ -30,11 +30,8 @@ def fuse_known_modules(mod_list: List[nn.Module], is_qat: bool,
                        additional_fuser_method_mapping: Optional[Dict[tuple, Callable]] = None) -> List[nn.Module]:
     """[the fused module, nn.Identity, ...] for mod_list; the first module's forward pre-hooks and
     the last one's forward hooks move to the fused module."""
-    types = tuple(type(m) for m in mod_list)
-    fuser_method = get_fuser_method(types, additional_fuser_method_mapping)
-    if fuser_method is None:
-        raise NotImplementedError(f"Cannot fuse modules: {types}")
-    fused = fuser_method(is_qat, *mod_list)
+    fused_method = get_fuser_method(tuple(type(m) for m in mod_list), additional_fuser_method_mapping)
+    fused = fused_method(is_qat, *mod_list)
     for hook in mod_list[0]._forward_pre_hooks.values():
         fused.register_forward_pre_hook(hook)
     mod_list[0]._forward_pre_hooks.clear()

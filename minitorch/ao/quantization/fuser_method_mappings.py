@@ -92,6 +92,9 @@ _DEFAULT_OP_LIST_TO_FUSER_METHOD: Dict[tuple, Callable] = {
 
 def get_fuser_method(op_list: tuple, additional_fuser_method_mapping: Optional[Dict[tuple, Callable]] = None
                      ) -> Optional[Callable]:
-    """The fuser method for a tuple of module types (the additional mapping's first), or None."""
+    """The fuser method for a tuple of module types (the additional mapping's first)."""
     mapping = {**_DEFAULT_OP_LIST_TO_FUSER_METHOD, **(additional_fuser_method_mapping or {})}
-    return mapping.get(op_list, None)
+    fuser_method = mapping.get(op_list, None)
+    if fuser_method is None:
+        raise AssertionError(f"did not find fuser method for: {op_list} ")
+    return fuser_method
