@@ -20,6 +20,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nn.modules.linear.NonDynamicallyQuantizableLinear: nnq.Linear,
     nnqat.Linear: nnq.Linear,
     nn.Conv2d: nnq.Conv2d,
+    nn.Dropout: nnq.Dropout,
     nn.ReLU6: nnq.ReLU6,
     nnq.FloatFunctional: nnq.QFunctional,
     nni.ConvReLU2d: nniq.ConvReLU2d,

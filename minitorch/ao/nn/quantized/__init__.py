@@ -1,8 +1,8 @@
 """minitorch.ao.nn.quantized (also minitorch.nn.quantized): quantized modules. The dynamic ones
 (float in, float out, quantized weights) are in .dynamic."""
 from . import dynamic  # noqa: F401
-from .modules import (Conv2d, DeQuantize, FloatFunctional, FXFloatFunctional, Linear,  # noqa: F401
+from .modules import (Conv2d, DeQuantize, Dropout, FloatFunctional, FXFloatFunctional, Linear,  # noqa: F401
                       LinearPackedParams, QFunctional, Quantize, ReLU6)
 
-__all__ = ["Conv2d", "DeQuantize", "FloatFunctional", "FXFloatFunctional", "Linear", "LinearPackedParams",
+__all__ = ["Conv2d", "DeQuantize", "Dropout", "FloatFunctional", "FXFloatFunctional", "Linear", "LinearPackedParams",
            "QFunctional", "Quantize", "ReLU6", "dynamic"]
