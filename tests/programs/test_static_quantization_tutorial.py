@@ -25,7 +25,8 @@ import os
 
 import numpy as np
 
-from prog_helpers import numpy_of, printed_lines, run_both, assert_same_results, state_numpy
+from prog_helpers import assert_same_results, numpy_of, printed_lines, run_both, state_numpy
+from test_imagenet_style import AverageMeter, accuracy
 
 CLASSES, SIDE = 4, 16
 
@@ -172,46 +173,8 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12)
                         if type(m.conv[idx]) == nn.Conv2d:
                             fuse_modules(m.conv, [str(idx), str(idx + 1)], inplace=True)
 
-    # 2. Helper functions
-    class AverageMeter(object):
-        """Computes and stores the average and current value"""
-        def __init__(self, name, fmt=':f'):
-            self.name = name
-            self.fmt = fmt
-            self.reset()
-
-        def reset(self):
-            self.val = 0
-            self.avg = 0
-            self.sum = 0
-            self.count = 0
-
-        def update(self, val, n=1):
-            self.val = val
-            self.sum += val * n
-            self.count += n
-            self.avg = self.sum / self.count
-
-        def __str__(self):
-            fmtstr = '{name} {val' + self.fmt + '} ({avg' + self.fmt + '})'
-            return fmtstr.format(**self.__dict__)
-
-    def accuracy(output, target, topk=(1,)):
-        """Computes the accuracy over the k top predictions for the specified values of k"""
-        with torch.no_grad():
-            maxk = max(topk)
-            batch_size = target.size(0)
-
-            _, pred = output.topk(maxk, 1, True, True)
-            pred = pred.t()
-            correct = pred.eq(target.view(1, -1).expand_as(pred))
-
-            res = []
-            for k in topk:
-                correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
-                res.append(correct_k.mul_(100.0 / batch_size))
-            return res
-
+    # 2. Helper functions: AverageMeter and accuracy as the tutorial's (the ImageNet example's,
+    # shared with test_imagenet_style)
     outputs = []
 
     def evaluate(model, criterion, data_loader, neval_batches):
@@ -225,7 +188,7 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12)
                 outputs.append(numpy_of(output))
                 loss = criterion(output, target)
                 cnt += 1
-                acc1, acc5 = accuracy(output, target, topk=(1, 2))
+                acc1, acc5 = accuracy(torch, output, target, topk=(1, 2))
                 print('.', end='')
                 top1.update(acc1[0], image.size(0))
                 top5.update(acc5[0], image.size(0))
@@ -317,7 +280,9 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12)
     float_outputs = list(outputs)
     outputs.clear()
 
-    with contextlib.redirect_stdout(out):
+    def post_training_quantization(qconfig, show=False):
+        """load, fuse, qconfig, prepare, calibrate, convert: the tutorial's steps, which it writes
+        out for each qconfig (printing the first time)."""
         myModel = load_model(os.path.join(saved_model_dir, float_model_file)).to('cpu')
         myModel.eval()
 
@@ -325,50 +290,45 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12)
         myModel.fuse_model()
 
         # Specify quantization configuration
-        # Start with simple min/max range estimation and per-tensor quantization of weights
-        myModel.qconfig = torch.ao.quantization.default_qconfig
+        myModel.qconfig = qconfig
         print(myModel.qconfig)
         torch.ao.quantization.prepare(myModel, inplace=True)
 
         # Calibrate first
-        print('Post Training Quantization Prepare: Inserting Observers')
-        print('\n Inverted Residual Block:After observer insertion \n\n', myModel.features[1].conv)
+        if show:
+            print('Post Training Quantization Prepare: Inserting Observers')
+            print('\n Inverted Residual Block:After observer insertion \n\n', myModel.features[1].conv)
 
         # Calibrate with the training set
         evaluate(myModel, criterion, data_loader, neval_batches=num_calibration_batches)
-        print('Post Training Quantization: Calibration done')
+        if show:
+            print('Post Training Quantization: Calibration done')
 
         # Convert to quantized model
         torch.ao.quantization.convert(myModel, inplace=True)
-        print('Post Training Quantization: Convert done')
-        print('\n Inverted Residual Block: After fusion and quantization, note fused modules: \n\n',
-              myModel.features[1].conv)
+        if show:
+            print('Post Training Quantization: Convert done')
+            print('\n Inverted Residual Block: After fusion and quantization, note fused modules: \n\n',
+                  myModel.features[1].conv)
+        return myModel
+
+    quantized_outputs = {}
+    with contextlib.redirect_stdout(out):
+        # Start with simple min/max range estimation and per-tensor quantization of weights
+        myModel = post_training_quantization(torch.ao.quantization.default_qconfig, show=True)
     with contextlib.redirect_stdout(size_lines):
         print("Size of model after quantization")
         print_size_of_model(myModel)
-    outputs.clear()
-    with contextlib.redirect_stdout(out):
-        top1, top5 = evaluate(myModel, criterion, data_loader_test, neval_batches=num_eval_batches)
-        print('Evaluation accuracy on %d images, %2.2f' % (num_eval_batches * eval_batch_size, top1.avg))
-    per_tensor_outputs = list(outputs)
-    outputs.clear()
-
-    with contextlib.redirect_stdout(out):
-        per_channel_quantized_model = load_model(os.path.join(saved_model_dir, float_model_file))
-        per_channel_quantized_model.eval()
-        per_channel_quantized_model.fuse_model()
-        # The old 'fbgemm' is still available but 'x86' is the recommended default.
-        per_channel_quantized_model.qconfig = torch.ao.quantization.get_default_qconfig('x86')
-        print(per_channel_quantized_model.qconfig)
-
-        torch.ao.quantization.prepare(per_channel_quantized_model, inplace=True)
-        evaluate(per_channel_quantized_model, criterion, data_loader, num_calibration_batches)
-        torch.ao.quantization.convert(per_channel_quantized_model, inplace=True)
-        outputs.clear()
-        top1, top5 = evaluate(per_channel_quantized_model, criterion, data_loader_test,
-                              neval_batches=num_eval_batches)
-        print('Evaluation accuracy on %d images, %2.2f' % (num_eval_batches * eval_batch_size, top1.avg))
-    per_channel_outputs = list(outputs)
+    # The old 'fbgemm' is still available but 'x86' is the recommended default.
+    for name, qconfig in [("per_tensor", None), ("per_channel", torch.ao.quantization.get_default_qconfig('x86'))]:
+        with contextlib.redirect_stdout(out):
+            model = myModel if qconfig is None else post_training_quantization(qconfig)
+            outputs.clear()
+            top1, top5 = evaluate(model, criterion, data_loader_test, neval_batches=num_eval_batches)
+            print('Evaluation accuracy on %d images, %2.2f' % (num_eval_batches * eval_batch_size, top1.avg))
+        quantized_outputs[name] = (model, list(outputs))
+    per_channel_quantized_model, per_channel_outputs = quantized_outputs["per_channel"]
+    per_tensor_outputs = quantized_outputs["per_tensor"][1]
 
     result.update(
         printed=printed_lines(out), float_outputs=float_outputs,

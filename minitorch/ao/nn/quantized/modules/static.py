@@ -9,7 +9,6 @@ from typing import Any
 
 import minitorch
 from minitorch import nn
-from minitorch._qtensor import QTensor, per_tensor_affine, quint8
 
 from .linear import Linear as _LinearBase
 from .utils import _input_integers, _quantize_weight, _requantize
