@@ -370,3 +370,69 @@ def test_fake_quant_switches_for_model_apply():
     m.apply(q.enable_observer)
     assert [int(f.fake_quant_enabled[0]) + int(f.observer_enabled[0]) for f in (m[0], m[2])] == [2, 2]
     assert q.disable_observer.__name__ == "disable_observer"
+
+
+# ---- quantization-aware training of the fused CNN ----
+
+def _qat_run(lib, steps: int = 4):
+    """fuse_modules_qat, prepare_qat with the x86 QAT qconfig (version 0: the unfused FakeQuantize
+    that minitorch has), a few SGD steps, observers and batch norm statistics frozen for the last
+    one, convert."""
+    q = lib.ao.quantization
+    rng = np.random.default_rng(10)
+    data, target = lib.tensor(rng.standard_normal((8, 3, 6, 6)).astype(np.float32)), lib.tensor(rng.integers(0, 4, 8))
+    net = _small_cnn(lib).train()
+    q.fuse_modules_qat(net, [["conv1", "bn1", "relu1"], ["conv2", "relu2"], ["fc", "relu3"]], inplace=True)
+    net.qconfig = q.get_default_qat_qconfig("x86", version=0)
+    q.prepare_qat(net, inplace=True)
+    types = [type(m).__name__ for m in net.modules()]
+    opt = lib.optim.SGD(net.parameters(), lr=0.01)
+    losses = []
+    for step in range(steps):
+        if step == steps - 1:
+            net.apply(q.disable_observer)
+            net.apply(lib.ao.nn.intrinsic.qat.freeze_bn_stats)
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(net(data), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    frozen = (net.conv1.freeze_bn, net.conv1.bn.training, int(net.conv1.weight_fake_quant.observer_enabled[0]))
+    qnet = q.convert(net.eval())
+    return dict(types=types, losses=losses, frozen=frozen, out=qnet(data), qnet=qnet)
+
+
+def test_quantization_aware_training_as_torch():
+    got, want = _qat_run(minitorch), _qat_run(torch)
+    assert got["types"] == want["types"]
+    assert {"ConvBnReLU2d", "ConvReLU2d", "LinearReLU", "FakeQuantize"} <= set(got["types"])
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
+    assert got["frozen"] == want["frozen"] == (True, False, 0)
+    m, t = got["qnet"], want["qnet"]
+    assert [x._get_name() for x in m.modules()] == [x._get_name() for x in t.modules()]
+    for name in ("conv1", "conv2", "fc", "fc2"):
+        a, b = getattr(m, name), getattr(t, name)
+        assert a.scale == pytest.approx(b.scale, rel=1e-5) and a.zero_point == b.zero_point, name
+        assert np.abs(_ints(a.weight()) - _ints(b.weight())).max() <= 1
+    assert np.abs(as_numpy(got["out"]) - want["out"].numpy()).max() <= 1.01 * t.fc2.scale
+
+
+def test_qat_conv_bn_forward_and_errors():
+    nni, nniqat = minitorch.ao.nn.intrinsic, minitorch.ao.nn.intrinsic.qat
+    qconfig = minitorch.ao.quantization.get_default_qat_qconfig("x86")
+    with pytest.raises(AssertionError, match="qconfig must be provided for QAT module"):
+        nniqat.ConvBn2d(3, 4, 3)
+    float_mod = nni.ConvBn2d(minitorch.nn.Conv2d(3, 4, 3), minitorch.nn.BatchNorm2d(4))
+    with pytest.raises(AssertionError, match="Input float module must have qconfig defined"):
+        nniqat.ConvBn2d.from_float(float_mod)
+    float_mod.qconfig = qconfig
+    qat = nniqat.ConvBn2d.from_float(float_mod)
+    assert qat.weight is float_mod[0].weight and qat.bn.running_var is float_mod[1].running_var
+    # with fake quantization off, the forward is conv then batch norm, as the float modules'
+    qat.apply(minitorch.ao.quantization.disable_fake_quant)
+    x = minitorch.randn(2, 3, 6, 6)
+    np.testing.assert_allclose(as_numpy(qat(x).detach()), as_numpy(float_mod(x).detach()), rtol=1e-5, atol=1e-5)
+    qat.apply(nniqat.freeze_bn_stats)
+    assert qat.freeze_bn and not qat.bn.training
+    qat.apply(nniqat.update_bn_stats)
+    assert not qat.freeze_bn and qat.bn.training

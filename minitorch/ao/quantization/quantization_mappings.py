@@ -8,6 +8,7 @@ from minitorch import nn
 from minitorch.ao.nn import intrinsic as nni
 from minitorch.ao.nn import qat as nnqat
 from minitorch.ao.nn import quantized as nnq
+from minitorch.ao.nn.intrinsic import qat as nniqat
 from minitorch.ao.nn.intrinsic import quantized as nniq
 from minitorch.ao.nn.quantized import dynamic as nnqd
 
@@ -25,9 +26,21 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nnq.FloatFunctional: nnq.QFunctional,
     nni.ConvReLU2d: nniq.ConvReLU2d,
     nni.LinearReLU: nniq.LinearReLU,
+    nnqat.Conv2d: nnq.Conv2d,
+    nniqat.ConvBn2d: nnq.Conv2d,
+    nniqat.ConvBnReLU2d: nniq.ConvReLU2d,
+    nniqat.ConvReLU2d: nniq.ConvReLU2d,
+    nniqat.LinearReLU: nniq.LinearReLU,
 }
 
-DEFAULT_QAT_MODULE_MAPPINGS: Dict[Any, Any] = {nn.Linear: nnqat.Linear}
+DEFAULT_QAT_MODULE_MAPPINGS: Dict[Any, Any] = {
+    nn.Linear: nnqat.Linear,
+    nn.Conv2d: nnqat.Conv2d,
+    nni.ConvBn2d: nniqat.ConvBn2d,
+    nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
+    nni.ConvReLU2d: nniqat.ConvReLU2d,
+    nni.LinearReLU: nniqat.LinearReLU,
+}
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nn.GRUCell: nnqd.GRUCell,

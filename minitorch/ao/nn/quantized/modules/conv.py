@@ -94,19 +94,32 @@ class Conv2d(_WithOutputQParams):
 
     @classmethod
     def from_float(cls, mod: Any, use_precomputed_fake_quant: bool = False) -> "Conv2d":
-        """The quantized twin of an observed float Conv2d (or fused ConvReLU2d): the weight
-        quantized by qconfig.weight()'s observer, the output parameters from its output observer."""
+        """The quantized twin of an observed float Conv2d (or fused ConvReLU2d), or of a QAT one:
+        the weight quantized by its observer (qconfig.weight()'s, or the QAT module's
+        weight_fake_quant after the batch norm is folded in), the output parameters from its
+        output observer."""
         from minitorch.ao.nn.intrinsic import ConvReLU2d
+        from minitorch.ao.nn.intrinsic.qat import ConvBn2d
+        from minitorch.nn.utils.fusion import fuse_conv_bn_weights
 
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f" nnq.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__} but "
-                                 f"got:{type(mod)}")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined.")
-        post = mod.activation_post_process
-        if type(mod) is ConvReLU2d:
-            mod = mod[0]
-        observer = mod.qconfig.weight()
+        if hasattr(mod, "weight_fake_quant"):
+            if isinstance(mod, ConvBn2d):
+                bn = mod.bn
+                mod.weight, mod.bias = fuse_conv_bn_weights(mod.weight, mod.bias, bn.running_mean, bn.running_var,
+                                                            bn.eps, bn.weight, bn.bias)
+            if not hasattr(mod, "activation_post_process"):
+                raise AssertionError("Input QAT module must have observer attached")
+            post, observer = mod.activation_post_process, mod.weight_fake_quant
+        else:
+            if type(mod) is not cls._FLOAT_MODULE:
+                raise AssertionError(f" nnq.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__} "
+                                     f"but got:{type(mod)}")
+            if not hasattr(mod, "qconfig"):
+                raise AssertionError("Input float module must have qconfig defined.")
+            post = mod.activation_post_process
+            if type(mod) is ConvReLU2d:
+                mod = mod[0]
+            observer = mod.qconfig.weight()
         observer(mod.weight)
         if observer.dtype is not qint8:
             raise AssertionError("Weight observer must have a dtype of qint8")
