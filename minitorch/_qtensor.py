@@ -493,12 +493,20 @@ def _f32(v: float) -> float:
     return float(np.float32(v))
 
 
-def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_range: bool) -> tuple:
+def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_range: bool,
+                    preserve_sparsity: bool = False) -> tuple:
     """(scale, zero_point) for values in [x_min, x_max] as PyTorch's ChooseQuantizationParams
     (quant_utils, the same as fbgemm's): the range widened to hold 0, scale in double, zero point
-    from whichever end adds the smaller error, nudged to an integer in [qmin, qmax]."""
+    from whichever end adds the smaller error, nudged to an integer in [qmin, qmax].
+    preserve_sparsity (symmetric schemes) first makes the range symmetric about 0 on the integer
+    grid, and puts the zero point in the middle of [qmin, qmax]."""
     if reduce_range:
         qmin, qmax = int(qmin / 2), int(qmax / 2)
+    symmetric = preserve_sparsity and x_min < 0 < x_max
+    if symmetric:
+        sym_qmin, sym_qmax = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        max_scale = max(abs(_f32(x_min) / sym_qmin), abs(_f32(x_max) / sym_qmax))
+        x_min, x_max = max_scale * sym_qmin, max_scale * sym_qmax
     x_min, x_max = min(_f32(x_min), 0.0), max(_f32(x_max), 0.0)
     scale = (x_max - x_min) / (qmax - qmin)
     with np.errstate(over="ignore", divide="ignore"):
@@ -518,6 +526,8 @@ def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_ran
     from_min, from_max = qmin - x_min / scale, qmax - x_max / scale
     err_min, err_max = abs(qmin) - abs(x_min / scale), abs(qmax) - abs(x_max / scale)
     zero = from_min if err_min < err_max else from_max
+    if symmetric:
+        zero = (qmin + qmax) / 2
     if zero < qmin:
         return scale, qmin
     if zero > qmax:

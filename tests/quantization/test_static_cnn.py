@@ -374,16 +374,16 @@ def test_fake_quant_switches_for_model_apply():
 
 # ---- quantization-aware training of the fused CNN ----
 
-def _qat_run(lib, steps: int = 4):
-    """fuse_modules_qat, prepare_qat with the x86 QAT qconfig (version 0: the unfused FakeQuantize
-    that minitorch has), a few SGD steps, observers and batch norm statistics frozen for the last
-    one, convert."""
+def _qat_run(lib, version: int, steps: int = 4):
+    """fuse_modules_qat, prepare_qat with the x86 QAT qconfig (version 0: FakeQuantize; 1:
+    FusedMovingAvgObsFakeQuantize), a few SGD steps, observers and batch norm statistics frozen
+    for the last one, convert."""
     q = lib.ao.quantization
     rng = np.random.default_rng(10)
     data, target = lib.tensor(rng.standard_normal((8, 3, 6, 6)).astype(np.float32)), lib.tensor(rng.integers(0, 4, 8))
     net = _small_cnn(lib).train()
     q.fuse_modules_qat(net, [["conv1", "bn1", "relu1"], ["conv2", "relu2"], ["fc", "relu3"]], inplace=True)
-    net.qconfig = q.get_default_qat_qconfig("x86", version=0)
+    net.qconfig = q.get_default_qat_qconfig("x86", version=version)
     q.prepare_qat(net, inplace=True)
     types = [type(m).__name__ for m in net.modules()]
     opt = lib.optim.SGD(net.parameters(), lr=0.01)
@@ -402,12 +402,15 @@ def _qat_run(lib, steps: int = 4):
     return dict(types=types, losses=losses, frozen=frozen, out=qnet(data), qnet=qnet)
 
 
-def test_quantization_aware_training_as_torch():
-    got, want = _qat_run(minitorch), _qat_run(torch)
+@pytest.mark.parametrize("version", [0, 1])
+def test_quantization_aware_training_as_torch(version):
+    got, want = _qat_run(minitorch, version), _qat_run(torch, version)
     assert got["types"] == want["types"]
-    assert {"ConvBnReLU2d", "ConvReLU2d", "LinearReLU", "FakeQuantize"} <= set(got["types"])
+    fake_quant = "FusedMovingAvgObsFakeQuantize" if version else "FakeQuantize"
+    assert {"ConvBnReLU2d", "ConvReLU2d", "LinearReLU", fake_quant} <= set(got["types"])
     np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
     assert got["frozen"] == want["frozen"] == (True, False, 0)
+    assert repr(got["qnet"].fc2).replace("minitorch", "torch")[:60] == repr(want["qnet"].fc2)[:60]
     m, t = got["qnet"], want["qnet"]
     assert [x._get_name() for x in m.modules()] == [x._get_name() for x in t.modules()]
     for name in ("conv1", "conv2", "fc", "fc2"):
@@ -436,3 +439,27 @@ def test_qat_conv_bn_forward_and_errors():
     assert qat.freeze_bn and not qat.bn.training
     qat.apply(nniqat.update_bn_stats)
     assert not qat.freeze_bn and qat.bn.training
+
+
+@pytest.mark.parametrize("qscheme,ch_axis", [("per_tensor_affine", None), ("per_tensor_symmetric", None),
+                                             ("per_channel_symmetric", 0)])
+def test_fused_moving_average_fake_quantize_as_torch(qscheme, ch_axis):
+    """The fused module's scale and zero point (ChooseQuantizationParams, sparsity-preserving for
+    symmetric schemes) and its output, step by step, as torch's."""
+    rng = np.random.default_rng(11)
+    xs = [(rng.standard_normal((4, 6)) * s + m).astype(np.float32) for s, m in [(1, 0.3), (2, -0.5), (0.5, 1)]]
+    mods = []
+    for lib in (minitorch, torch):
+        q = lib.ao.quantization
+        per_channel = ch_axis is not None
+        observer = q.MovingAveragePerChannelMinMaxObserver if per_channel else q.MovingAverageMinMaxObserver
+        dtype, (lo, hi) = (lib.qint8, (-128, 127)) if "symmetric" in qscheme else (lib.quint8, (0, 255))
+        kwargs = {"ch_axis": ch_axis} if per_channel else {}
+        mods.append(q.FusedMovingAvgObsFakeQuantize(observer=observer, quant_min=lo, quant_max=hi, dtype=dtype,
+                                                    qscheme=getattr(lib, qscheme), **kwargs))
+    for x in xs:
+        got, want = mods[0](minitorch.tensor(x)), mods[1](torch.tensor(x))
+        np.testing.assert_array_equal(as_numpy(mods[0].scale), mods[1].scale.numpy())
+        np.testing.assert_array_equal(as_numpy(mods[0].zero_point), mods[1].zero_point.numpy())
+        np.testing.assert_array_equal(as_numpy(got), want.numpy())
+    assert repr(mods[0]).replace("minitorch", "torch") == repr(mods[1])

@@ -21,6 +21,8 @@ from .quantize import convert, prepare, propagate_qconfig_, quantize, quantize_d
 from .quantize import prepare_qat, quantize_qat  # noqa: F401
 from .fake_quantize import FakeQuantize, FakeQuantizeBase, default_fake_quant, default_weight_fake_quant  # noqa: F401
 from .fake_quantize import default_per_channel_weight_fake_quant  # noqa: F401
+from .fake_quantize import FusedMovingAvgObsFakeQuantize, default_fused_act_fake_quant  # noqa: F401
+from .fake_quantize import default_fused_per_channel_wt_fake_quant, default_fused_wt_fake_quant  # noqa: F401
 from .fake_quantize import disable_fake_quant, disable_observer, enable_fake_quant, enable_observer  # noqa: F401
 from .fuse_modules import fuse_known_modules, fuse_modules, fuse_modules_qat  # noqa: F401
 from .fuser_method_mappings import fuse_conv_bn, fuse_conv_bn_relu, fuse_linear_bn, get_fuser_method  # noqa: F401
