@@ -463,3 +463,22 @@ def test_fused_moving_average_fake_quantize_as_torch(qscheme, ch_axis):
         np.testing.assert_array_equal(as_numpy(mods[0].zero_point), mods[1].zero_point.numpy())
         np.testing.assert_array_equal(as_numpy(got), want.numpy())
     assert repr(mods[0]).replace("minitorch", "torch") == repr(mods[1])
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.Hardswish(), lambda nn: nn.LeakyReLU(0.2), lambda nn: nn.ELU(0.7),
+                                  lambda nn: nn.ReLU6()])
+def test_quantized_activation_modules_after_convert_as_torch(make):
+    x = np.random.default_rng(12).uniform(-4, 7, (3, 4, 5)).astype(np.float32)
+    results = []
+    for lib in (minitorch, torch):
+        q = lib.ao.quantization
+        net = lib.nn.Sequential(q.QuantStub(), make(lib.nn), q.DeQuantStub()).eval()
+        net.qconfig = q.default_qconfig
+        q.prepare(net, inplace=True)
+        net(lib.tensor(x))
+        q.convert(net, inplace=True)
+        results.append((net, net[0](lib.tensor(x)), net[1](net[0](lib.tensor(x)))))
+    (mn, mq, mo), (tn, tq, to) = results
+    assert repr(mn).replace("minitorch", "torch") == repr(tn)
+    assert set(mn.state_dict()) == set(tn.state_dict())
+    _within_one_step(mo, to)
