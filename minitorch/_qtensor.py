@@ -149,7 +149,7 @@ _VIEWS = ("view", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "t"
           "narrow", "select", "__getitem__", "contiguous", "clone", "detach", "unflatten", "view_as",
           "reshape_as", "chunk", "split", "unbind")
 _SHAPE = ("size", "dim", "numel", "nelement", "stride", "is_contiguous", "storage_offset", "ndimension",
-          "__len__")
+          "__len__", "data_ptr")
 
 
 class QTensor(Tensor):
@@ -241,6 +241,14 @@ class QTensor(Tensor):
     @property
     def layout(self):
         return self._ir.layout
+
+    @property
+    def T(self) -> "QTensor":
+        return self._like(self._ir.T)
+
+    @property
+    def mT(self) -> "QTensor":
+        return self._like(self._ir.mT)
 
     @property
     def data(self) -> "QTensor":
