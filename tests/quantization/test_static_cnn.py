@@ -5,6 +5,7 @@ same integers, and of a float64 NumPy reference), the quantized pooling ops, pre
 a small CNN, the FakeQuantize switches and saving a converted model."""
 from __future__ import annotations
 
+import copy
 import io
 import re
 
@@ -482,3 +483,34 @@ def test_quantized_activation_modules_after_convert_as_torch(make):
     assert repr(mn).replace("minitorch", "torch") == repr(tn)
     assert set(mn.state_dict()) == set(tn.state_dict())
     _within_one_step(mo, to)
+
+
+def test_torch_saved_quantized_cnn_loads_into_minitorch(tmp_path):
+    """A quantized CNN converted and saved by PyTorch loads into minitorch's converted model (its
+    quantized conv weights, packed Linear parameters, scales and zero points), which then computes
+    PyTorch's outputs within one step; and the other way round."""
+    data = np.random.default_rng(13).standard_normal((4, 3, 6, 6)).astype(np.float32)
+    nets = []
+    for lib in (minitorch, torch):
+        q = lib.ao.quantization
+        net = _small_cnn(lib)
+        q.fuse_modules(net, [["conv1", "bn1", "relu1"], ["conv2", "relu2"], ["fc", "relu3"]], inplace=True)
+        net.qconfig = q.get_default_qconfig("x86")
+        q.prepare(net, inplace=True)
+        net(lib.tensor(data * (1.5 if lib is torch else 1.0)))  # different calibrations
+        nets.append(q.convert(net))
+    mnet, tnet = nets
+    # minitorch's model, saved, loads into a copy of PyTorch's, which then computes as minitorch's
+    minitorch.save(mnet.state_dict(), str(tmp_path / "minitorch.pt"))
+    tcopy = copy.deepcopy(tnet)
+    tcopy.load_state_dict(torch.load(tmp_path / "minitorch.pt"))
+    assert tcopy.conv1.scale == mnet.conv1.scale and tcopy.conv1.scale != tnet.conv1.scale
+    mine = mnet(minitorch.tensor(data))
+    assert np.abs(tcopy(torch.tensor(data)).numpy() - as_numpy(mine)).max() <= 1.01 * mnet.fc2.scale
+    # and PyTorch's into minitorch's
+    torch.save(tnet.state_dict(), tmp_path / "torch.pt")
+    mnet.load_state_dict(minitorch.load(str(tmp_path / "torch.pt")))
+    assert mnet.conv1.scale == tnet.conv1.scale and mnet.fc2.zero_point == tnet.fc2.zero_point
+    np.testing.assert_array_equal(_ints(mnet.conv2.weight()), _ints(tnet.conv2.weight()))
+    got, want = mnet(minitorch.tensor(data)), tnet(torch.tensor(data))
+    assert np.abs(as_numpy(got) - want.numpy()).max() <= 1.01 * tnet.fc2.scale
