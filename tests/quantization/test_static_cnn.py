@@ -514,3 +514,32 @@ def test_torch_saved_quantized_cnn_loads_into_minitorch(tmp_path):
     np.testing.assert_array_equal(_ints(mnet.conv2.weight()), _ints(tnet.conv2.weight()))
     got, want = mnet(minitorch.tensor(data)), tnet(torch.tensor(data))
     assert np.abs(as_numpy(got) - want.numpy()).max() <= 1.01 * tnet.fc2.scale
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_quantized_batch_norm_as_torch(fuse):
+    """An unfused BatchNorm2d (or BatchNorm2d + ReLU fused to BNReLU2d) after an add: prepared,
+    calibrated, converted to the quantized batch norm, as torch's."""
+    x = np.random.default_rng(14).uniform(-2, 3, (2, 4, 5, 5)).astype(np.float32)
+    rng = np.random.default_rng(15)
+    stats = [rng.uniform(0.5, 1.5, 4), rng.standard_normal(4) * 0.3, rng.standard_normal(4) * 0.2,
+             rng.uniform(0.5, 2.0, 4)]
+    results = []
+    for lib in (minitorch, torch):
+        q = lib.ao.quantization
+        net = lib.nn.Sequential(q.QuantStub(), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), q.DeQuantStub()).eval()
+        with lib.no_grad():
+            for t, v in zip((net[1].weight, net[1].bias, net[1].running_mean, net[1].running_var), stats):
+                t.copy_(lib.tensor(v.astype(np.float32)))
+        if fuse:
+            q.fuse_modules(net, ["1", "2"], inplace=True)
+        net.qconfig = q.default_qconfig
+        q.prepare(net, inplace=True)
+        net(lib.tensor(x))
+        q.convert(net, inplace=True)
+        qx = net[0](lib.tensor(x))
+        results.append((net, net[2](net[1](qx))))
+    (mn, mo), (tn, to) = results
+    assert repr(mn).replace("minitorch", "torch") == repr(tn)
+    assert list(mn.state_dict()) == list(tn.state_dict())
+    _within_one_step(mo, to)

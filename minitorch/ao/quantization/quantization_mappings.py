@@ -23,6 +23,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: Dict[Any, Any] = {
     nn.Conv2d: nnq.Conv2d,
     nn.Dropout: nnq.Dropout,
     nn.ReLU6: nnq.ReLU6,
+    nn.BatchNorm2d: nnq.BatchNorm2d,
+    nni.BNReLU2d: nniq.BNReLU2d,
     nn.Hardswish: nnq.Hardswish,
     nn.LeakyReLU: nnq.LeakyReLU,
     nn.ELU: nnq.ELU,

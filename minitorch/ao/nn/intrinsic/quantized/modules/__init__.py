@@ -7,7 +7,7 @@ from minitorch.ao.nn import quantized as nnq
 from ...modules.fused import ConvReLU2d as _FloatConvReLU2d
 from ...modules.fused import LinearReLU as _FloatLinearReLU
 
-__all__ = ["ConvReLU2d", "LinearReLU"]
+__all__ = ["BNReLU2d", "ConvReLU2d", "LinearReLU"]
 
 
 class ConvReLU2d(nnq.Conv2d):
@@ -28,3 +28,12 @@ class LinearReLU(nnq.Linear):
 
     def _get_name(self) -> str:
         return "QuantizedLinearReLU"
+
+
+class BNReLU2d(nnq.BatchNorm2d):
+    """relu(batch_norm(x)) of a quantized x, in one output stage."""
+
+    _relu = True
+
+    def _get_name(self) -> str:
+        return "QuantizedBNReLU2d"
