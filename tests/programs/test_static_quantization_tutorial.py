@@ -15,8 +15,9 @@ In place of ImageNet: 3x16x16 images of four classes (a bright quadrant plus noi
 NumPy; in place of the pretrained checkpoint: the PyTorch run's model after a few training steps
 and a pass that estimates the batch norms' statistics again (both runs train from the same
 initial weights and their losses are compared; then both load the PyTorch run's trained weights,
-as the tutorial loads its checkpoint, so the quantization starts from the same float model). The tutorial's torch.jit.script / jit.save of the models is left out
-(minitorch has no TorchScript). Compared with PyTorch: everything printed (modules, qconfigs, accuracies; the
+as the tutorial loads its checkpoint, so the quantization starts from the same float model).
+The tutorial's torch.jit.script / jit.save of the models is left out (minitorch has no
+TorchScript). Compared with PyTorch: everything printed (modules, qconfigs, accuracies; the
 scales within float32 precision), the losses, the float outputs, and the quantized models'
 outputs within two quantization steps of the classifier's output."""
 from __future__ import annotations
@@ -403,7 +404,8 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12,
         printed=printed_lines(out), float_outputs=float_outputs,
         qat_printed=printed_lines(qat_lines),
         own={"qat_outputs": qat_outputs, "qat_step": quantized_model.classifier[1].scale,
-             "qat_types": [m._get_name() for m in quantized_model.modules()], "losses": losses, "sizes": sizes, "size_lines": size_lines.getvalue(), "per_tensor_outputs": per_tensor_outputs,
+             "qat_types": [m._get_name() for m in quantized_model.modules()], "losses": losses, "sizes": sizes,
+             "size_lines": size_lines.getvalue(), "per_tensor_outputs": per_tensor_outputs,
              "per_channel_outputs": per_channel_outputs,
              "steps": [myModel.classifier[1].scale, per_channel_quantized_model.classifier[1].scale],
              "types": [m._get_name() for m in myModel.modules()]})

@@ -543,3 +543,19 @@ def test_quantized_batch_norm_as_torch(fuse):
     assert repr(mn).replace("minitorch", "torch") == repr(tn)
     assert list(mn.state_dict()) == list(tn.state_dict())
     _within_one_step(mo, to)
+
+
+def test_quantized_pooling_against_numpy():
+    """Max pooling takes the largest integer; average pooling the mean of the integers less the
+    zero point, rounded half to even, plus the zero point (the input's quantizer kept)."""
+    x = np.random.default_rng(16).uniform(-3, 9, (2, 3, 6, 8)).astype(np.float32)
+    q = minitorch.quantize_per_tensor(minitorch.tensor(x), 0.05, 60, minitorch.quint8)
+    ints = _ints(q).astype(np.float64)
+    blocks = ints.reshape(2, 3, 3, 2, 4, 2)  # 2x2 windows
+    F = minitorch.nn.functional
+    np.testing.assert_array_equal(_ints(F.max_pool2d(q, 2)), blocks.max(axis=(3, 5)))
+    np.testing.assert_array_equal(_ints(F.avg_pool2d(q, 2)), np.rint((blocks - 60).mean(axis=(3, 5))) + 60)
+    np.testing.assert_array_equal(_ints(F.adaptive_avg_pool2d(q, 1))[..., 0, 0],
+                                  np.rint((ints - 60).mean(axis=(2, 3))) + 60)
+    out = F.avg_pool2d(q, 2)
+    assert out.q_scale() == 0.05 and out.q_zero_point() == 60 and out.dtype is minitorch.quint8

@@ -11,9 +11,9 @@ from minitorch._qtensor import per_tensor_affine, per_tensor_symmetric, qint8, q
 
 from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _with_args
 
-__all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize", "default_fake_quant", "default_weight_fake_quant",
-           "default_per_channel_weight_fake_quant", "disable_fake_quant", "disable_observer", "enable_fake_quant",
-           "enable_observer"]
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize", "default_fake_quant",
+           "default_weight_fake_quant", "default_per_channel_weight_fake_quant", "disable_fake_quant",
+           "disable_observer", "enable_fake_quant", "enable_observer"]
 
 _PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
 

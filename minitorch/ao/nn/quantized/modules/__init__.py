@@ -7,5 +7,5 @@ from .functional_modules import FloatFunctional, FXFloatFunctional, QFunctional 
 from .linear import LinearPackedParams  # noqa: F401
 from .static import DeQuantize, Linear, Quantize  # noqa: F401
 
-__all__ = ["BatchNorm2d", "Conv2d", "DeQuantize", "Dropout", "ELU", "FloatFunctional", "FXFloatFunctional", "Hardswish", "LeakyReLU",
-           "Linear", "LinearPackedParams", "QFunctional", "Quantize", "ReLU6"]
+__all__ = ["BatchNorm2d", "Conv2d", "DeQuantize", "Dropout", "ELU", "FloatFunctional", "FXFloatFunctional", "Hardswish",
+           "LeakyReLU", "Linear", "LinearPackedParams", "QFunctional", "Quantize", "ReLU6"]
