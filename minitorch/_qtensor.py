@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _C
+from ._tensor import Tensor
 
 _DEPRECATED = ("torch.quantize_per_tensor, torch.quantize_per_channel and other quantized tensor creation "
                "functions that produce tensors with dtype torch.quint8, torch.qint8, and torch.qint32 are "
@@ -148,14 +149,16 @@ _VIEWS = ("view", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "t"
           "narrow", "select", "__getitem__", "contiguous", "clone", "detach", "unflatten", "view_as",
           "reshape_as", "chunk", "split", "unbind")
 _SHAPE = ("size", "dim", "numel", "nelement", "stride", "is_contiguous", "storage_offset", "ndimension",
-          "__len__")
+          "__len__", "data_ptr")
 
 
-class QTensor:
-    """A quantized tensor: integers (int_repr) and the quantizer that maps them to reals."""
+class QTensor(Tensor):
+    """A quantized tensor: integers (int_repr) and the quantizer that maps them to reals.
 
-    __slots__ = ("_ir", "_dtype", "_qscheme", "_scale", "_zero_point", "_scales", "_zero_points", "_axis",
-                 "__weakref__")
+    It is a Tensor (isinstance says so, as PyTorch's), made over the storage of its int_repr
+    (_make_subclass), so sizes and strides are the C tensor's; every op reaches
+    __torch_function__, which runs the few quantized ones and refuses the others."""
+
     is_quantized = True
     is_sparse = False
     is_cuda = False
@@ -164,6 +167,9 @@ class QTensor:
     grad = None
     grad_fn = None
     is_leaf = True
+
+    def __new__(cls, ir, *args: Any) -> "QTensor":
+        return _C.TensorBase._make_subclass(cls, ir, False)
 
     def __init__(self, ir, dtype: QuantizedDtype, scheme: qscheme, scale: Any, zero_point: Any,
                  axis: Optional[int] = None) -> None:
@@ -237,6 +243,14 @@ class QTensor:
         return self._ir.layout
 
     @property
+    def T(self) -> "QTensor":
+        return self._like(self._ir.T)
+
+    @property
+    def mT(self) -> "QTensor":
+        return self._like(self._ir.mT)
+
+    @property
     def data(self) -> "QTensor":
         return self.detach()
 
@@ -288,16 +302,6 @@ class QTensor:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        if name in _VIEWS:
-            return lambda *a, **k: self._view_op(name, *a, **k)
-        if name in _SHAPE:
-            return getattr(self._ir, name)
-        from ._tensor import Tensor
-
-        if hasattr(Tensor, name) and not name.startswith("_"):
-            def unsupported(*args: Any, **kwargs: Any) -> Any:
-                raise _not_implemented(_aten_name(name))
-            return unsupported
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
     def __getitem__(self, index: Any) -> "QTensor":
@@ -334,7 +338,8 @@ class QTensor:
     float = double = half = bfloat16 = long = int = _float_cast
 
     def mean(self, dim: Any = None, keepdim: bool = False) -> "QTensor":
-        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's)."""
+        """The mean of the real values, quantized with this tensor's parameters (as PyTorch's
+        mean of an NCHW tensor: dequantize, mean, quantize)."""
         self._per_tensor("mean")
         x = _dequantize(self)
         m = x.mean() if dim is None else x.mean(dim, keepdim=keepdim)
@@ -370,6 +375,9 @@ class QTensor:
         memo[id(self)] = out
         return out
 
+    def __reduce_ex__(self, protocol: int):
+        return self.__reduce__()
+
     def __reduce__(self):
         params = ((self._scale, self._zero_point) if self._axis is None
                   else (self._scales, self._zero_points, self._axis))
@@ -379,6 +387,8 @@ class QTensor:
     def __torch_function__(cls, func: Any, types: Any, args: tuple = (), kwargs: Optional[dict] = None) -> Any:
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
+        if name == "__get__" and args and isinstance(args[0], QTensor):
+            return func(args[0]._ir)  # a Tensor property none of ours covers: the integers' answer
         if name in _HANDLED:
             return _HANDLED[name](*args, **kwargs)
         raise _not_implemented(_aten_name(name))
@@ -491,12 +501,20 @@ def _f32(v: float) -> float:
     return float(np.float32(v))
 
 
-def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_range: bool) -> tuple:
+def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_range: bool,
+                    preserve_sparsity: bool = False) -> tuple:
     """(scale, zero_point) for values in [x_min, x_max] as PyTorch's ChooseQuantizationParams
     (quant_utils, the same as fbgemm's): the range widened to hold 0, scale in double, zero point
-    from whichever end adds the smaller error, nudged to an integer in [qmin, qmax]."""
+    from whichever end adds the smaller error, nudged to an integer in [qmin, qmax].
+    preserve_sparsity (symmetric schemes) first makes the range symmetric about 0 on the integer
+    grid, and puts the zero point in the middle of [qmin, qmax]."""
     if reduce_range:
         qmin, qmax = int(qmin / 2), int(qmax / 2)
+    symmetric = preserve_sparsity and x_min < 0 < x_max
+    if symmetric:
+        sym_qmin, sym_qmax = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        max_scale = max(abs(_f32(x_min) / sym_qmin), abs(_f32(x_max) / sym_qmax))
+        x_min, x_max = max_scale * sym_qmin, max_scale * sym_qmax
     x_min, x_max = min(_f32(x_min), 0.0), max(_f32(x_max), 0.0)
     scale = (x_max - x_min) / (qmax - qmin)
     with np.errstate(over="ignore", divide="ignore"):
@@ -516,6 +534,8 @@ def _choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int, reduce_ran
     from_min, from_max = qmin - x_min / scale, qmax - x_max / scale
     err_min, err_max = abs(qmin) - abs(x_min / scale), abs(qmax) - abs(x_max / scale)
     zero = from_min if err_min < err_max else from_max
+    if symmetric:
+        zero = (qmin + qmax) / 2
     if zero < qmin:
         return scale, qmin
     if zero > qmax:
@@ -614,14 +634,75 @@ def _empty_affine_quantized(size: Sequence[int], *, scale: float = 1.0, zero_poi
 
 
 def _handled_views() -> dict:
-    out = {}
-    for name in _VIEWS + _SHAPE:
-        out[name] = (lambda n: lambda self, *a, **k: getattr(self, n)(*a, **k))(name)
+    """Views make a quantized tensor with the same quantizer; shape questions are the integers'."""
+    out = {name: (lambda n: lambda self, *a, **k: self._view_op(n, *a, **k))(name) for name in _VIEWS}
+    out.update({name: (lambda n: lambda self, *a, **k: getattr(self._ir, n)(*a, **k))(name) for name in _SHAPE})
     return out
 
 
 def _relu(input: QTensor, inplace: bool = False) -> QTensor:
     return input.relu_() if inplace else input.relu()
+
+
+def _quantized_value(input: QTensor, value: float) -> int:
+    """value quantized with input's scale and zero point (PyTorch's quantize_val)."""
+    from . import tensor
+
+    return int(quantize_per_tensor(tensor([float(value)]), input._scale, input._zero_point, input._dtype)._ir)
+
+
+def _hardtanh(input: QTensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> QTensor:
+    """The integers clamped to min_val and max_val quantized (quantized::hardtanh, relu6)."""
+    input._per_tensor("hardtanh")
+    lo, hi = _quantized_value(input, min_val), _quantized_value(input, max_val)
+    if inplace:
+        input._ir.clamp_(lo, hi)
+        return input
+    return input._like(input._ir.clamp(lo, hi))
+
+
+def _relu6(input: QTensor, inplace: bool = False) -> QTensor:
+    return _hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _dropout(input: QTensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> QTensor:
+    """Dropout in eval mode passes a quantized tensor through, as PyTorch's."""
+    if training:
+        raise _not_implemented("aten::native_dropout")
+    return input
+
+
+def _max_pooling(name: str):
+    """max_pool1d/2d/3d of the integers (the maximum of the reals, as the map is increasing); the
+    quantizer kept. The integers pool exactly in float32."""
+    def op(input: QTensor, *args: Any, **kwargs: Any) -> Any:
+        from .nn import functional as F
+
+        out = getattr(F, name)(input._ir.float(), *args, **kwargs)
+        if isinstance(out, tuple):  # return_indices=True
+            return input._like(out[0].to(input._ir.dtype)), out[1]
+        return input._like(out.to(input._ir.dtype))
+    return op
+
+
+def _integer_average(input: QTensor, average: Any) -> QTensor:
+    """average (a mean or an average pooling) of the integers less the zero point, in float64
+    (exact sums, one rounding of the quotient), rounded half to even, plus the zero point: the
+    result keeps the input's quantizer, as PyTorch's quantized averages do."""
+    zp = input._zero_point
+    v = average(input._ir.to(_C.float64) - zp).round() + zp
+    return QTensor(v.clamp(input._dtype._qmin, input._dtype._qmax).to(input._dtype._storage), input._dtype,
+                   input._qscheme, input._scale, zp)
+
+
+def _average_pooling(name: str):
+    """avg_pool2d, adaptive_avg_pool2d, ... of a quantized tensor (_integer_average)."""
+    def op(input: QTensor, *args: Any, **kwargs: Any) -> QTensor:
+        from .nn import functional as F
+
+        input._per_tensor(name)
+        return _integer_average(input, lambda v: getattr(F, name)(v, *args, **kwargs))
+    return op
 
 
 def _cat(tensors: List[QTensor], dim: int = 0) -> QTensor:
@@ -656,6 +737,10 @@ _HANDLED: dict = {
     "q_per_channel_zero_points": QTensor.q_per_channel_zero_points,
     "q_per_channel_axis": QTensor.q_per_channel_axis, "qscheme": QTensor.qscheme,
     "relu": _relu, "relu_": lambda t: t.relu_(), "mean": QTensor.mean, "cat": _cat, "concat": _cat, "concatenate": _cat,
+    "hardtanh": _hardtanh, "relu6": _relu6, "dropout": _dropout,
+    **{n: _max_pooling(n) for n in ("max_pool1d", "max_pool2d", "max_pool3d")},
+    **{n: _average_pooling(n) for n in ("avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+                                        "adaptive_avg_pool2d", "adaptive_avg_pool3d")},
     "equal": _equal, "is_floating_point": lambda t: False, "is_complex": lambda t: False,
     **{n: getattr(QTensor, n) for n in ("eq", "ne", "lt", "le", "gt", "ge")},
 }

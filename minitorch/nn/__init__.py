@@ -20,9 +20,9 @@ __all__.append("DataParallel")
 
 
 def __getattr__(name: str):
-    """minitorch.nn.quantized and minitorch.nn.qat (minitorch.ao.nn's) are imported on first use,
-    as they import the quantization package, which imports minitorch.nn."""
-    if name in ("quantized", "qat"):
+    """minitorch.nn.quantized, nn.qat and nn.intrinsic (minitorch.ao.nn's) are imported on first
+    use, as they import the quantization package, which imports minitorch.nn."""
+    if name in ("quantized", "qat", "intrinsic"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

@@ -259,6 +259,11 @@ def test_attributes_and_comparisons_as_torch():
     x = (np.arange(6, dtype=np.float32).reshape(2, 3) - 2) / 3
     q, tq = _both(lambda lib, t: lib.quantize_per_tensor(t, 0.05, 1, lib.quint8), x)
     assert q.is_quantized and tq.is_quantized and not minitorch.ones(1).is_quantized
+    assert isinstance(q, minitorch.Tensor) and isinstance(tq, torch.Tensor)
+    assert q.stride() == tq.stride() and q.t().stride() == tq.t().stride() and q.t().q_scale() == 0.05
+    _same_qtensor(q.T, tq.T)
+    _same_qtensor(q.mT, tq.mT)
+    assert q.data_ptr() == q._ir.data_ptr() and q.t().data_ptr() == q.data_ptr()
     assert q.shape == tuple(tq.shape) and q.size(1) == tq.size(1) and q.dim() == tq.dim()
     assert q.numel() == tq.numel() and q.element_size() == tq.element_size() and len(q) == len(tq)
     assert q.is_floating_point() is tq.is_floating_point() is False

@@ -23,16 +23,19 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", 
 
 
 class _PartialWrapper:
-    """What Observer.with_args returns: calling it makes the observer with those arguments."""
+    """What Observer.with_args returns: calling it makes the observer with those arguments.
+    callable_args (PyTorch's, for arguments computed at each call) is always empty here, and
+    prints after the partial as PyTorch prints it."""
 
     def __init__(self, p: functools.partial) -> None:
         self.p = p
+        self.callable_args: dict = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.p(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return self.p.__repr__()
+        return self.p.__repr__() + self.callable_args.__repr__()
 
     with_args = lambda self, **kwargs: _with_args(self, **kwargs)  # noqa: E731
 

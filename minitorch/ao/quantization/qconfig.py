@@ -71,25 +71,30 @@ def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
                    weight=default_per_channel_weight_observer)
 
 
-def _fake_quant_qconfigs() -> tuple:
-    from .fake_quantize import (FakeQuantize, default_fake_quant, default_per_channel_weight_fake_quant,
-                                default_weight_fake_quant)
+def _fake_quant_qconfigs(version: int = 0) -> tuple:
+    """(the default QAT QConfig, activation(reduce_range), per-tensor weight, per-channel weight):
+    FakeQuantize's (version 0) or FusedMovingAvgObsFakeQuantize's (version 1)."""
+    from . import fake_quantize as fq
     from .observer import MovingAverageMinMaxObserver
 
-    def activation(reduce_range: bool) -> Any:
-        return FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-                                      reduce_range=reduce_range)
+    cls = fq.FusedMovingAvgObsFakeQuantize if version == 1 else fq.FakeQuantize
 
-    return (QConfig(activation=default_fake_quant, weight=default_weight_fake_quant), activation,
-            default_weight_fake_quant, default_per_channel_weight_fake_quant)
+    def activation(reduce_range: bool) -> Any:
+        return cls.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                             reduce_range=reduce_range)
+
+    if version == 1:
+        return (QConfig(activation=fq.default_fused_act_fake_quant, weight=fq.default_fused_wt_fake_quant), activation,
+                fq.default_fused_wt_fake_quant, fq.default_fused_per_channel_wt_fake_quant)
+    return (QConfig(activation=fq.default_fake_quant, weight=fq.default_weight_fake_quant), activation,
+            fq.default_weight_fake_quant, fq.default_per_channel_weight_fake_quant)
 
 
 def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
-    """The quantization-aware training QConfig of a backend: FakeQuantize over moving-average
-    observers (activations with reduce_range on x86/fbgemm; weights per channel but on qnnpack).
-    PyTorch's version 1 uses its fused FakeQuantize module; minitorch has the unfused one only,
-    which computes the same thing, so both versions give it."""
-    default, activation, weight, per_channel_weight = _fake_quant_qconfigs()
+    """The quantization-aware training QConfig of a backend: fake quantization over moving-average
+    observers (activations with reduce_range on x86/fbgemm; weights per channel but on qnnpack),
+    with FusedMovingAvgObsFakeQuantize (version 1, PyTorch's default) or FakeQuantize (version 0)."""
+    default, activation, weight, per_channel_weight = _fake_quant_qconfigs(version)
     if backend in ("fbgemm", "x86"):
         return QConfig(activation=activation(True), weight=per_channel_weight)
     if backend == "qnnpack":

@@ -11,6 +11,8 @@ from typing import Any, Dict, Optional
 import minitorch
 from minitorch import nn
 from minitorch._qtensor import qint8, quint8
+from minitorch.ao.nn.intrinsic import _FusedModule
+from minitorch.ao.nn.quantized import FloatFunctional
 
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig, float_qparams_weight_only_qconfig
 from .quantization_mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
@@ -68,7 +70,8 @@ def _remove_qconfig(module: nn.Module) -> None:
 def _convert(module: nn.Module, mapping: Dict[Any, Any]) -> nn.Module:
     swapped = {}
     for name, child in module.named_children():
-        _convert(child, mapping)
+        if not isinstance(child, _FusedModule):  # a fused module is swapped whole
+            _convert(child, mapping)
         swapped[name] = swap_module(child, mapping)
     for name, new in swapped.items():
         module._modules[name] = new
@@ -139,17 +142,23 @@ def _observer_forward_hook(module: nn.Module, input: Any, output: Any) -> Any:
 
 def _add_observer_(module: nn.Module, propagation: set, non_leaf: Any = ()) -> None:
     """An activation_post_process child, and a forward hook calling it, on each leaf module (or
-    module of a type in non_leaf: a QAT Linear, whose child is its weight's FakeQuantize) with a
-    qconfig whose type convert can swap (DeQuantStub's output is float: no observer)."""
-    if type(module) in non_leaf:
+    fused module, or module of a type in non_leaf: a QAT Linear, whose child is its weight's
+    FakeQuantize) with a qconfig whose type convert can swap (DeQuantStub's output is float: no
+    observer). A FloatFunctional gets the observer alone: its operations call it."""
+    if type(module) in non_leaf or isinstance(module, _FusedModule):
         is_leaf = True
+    elif isinstance(module, FloatFunctional):
+        if getattr(module, "qconfig", None) is not None:
+            module.activation_post_process = module.qconfig.activation()
+        return
     else:
         for child in module.children():
             if type(child) is not nn.Dropout:
                 _add_observer_(child, propagation, non_leaf)
-        is_leaf = not any(True for _ in module.children())
+        is_leaf = not any(True for _ in module.children()) and not isinstance(module, nn.Sequential)
     qconfig = getattr(module, "qconfig", None)
-    if is_leaf and qconfig is not None and type(module) in propagation and type(module) is not DeQuantStub:
+    in_list = type(module) in propagation or isinstance(module, _FusedModule)
+    if is_leaf and qconfig is not None and in_list and type(module) is not DeQuantStub:
         module.add_module("activation_post_process", qconfig.activation())
         module.register_forward_hook(_observer_forward_hook)
 

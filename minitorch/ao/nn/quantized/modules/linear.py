@@ -14,6 +14,7 @@ from minitorch import nn
 from minitorch._qtensor import _empty_affine_quantized, qint8
 
 from .._packed import LinearPacked
+from .utils import _WithOutputQParams
 
 
 class LinearPackedParams(nn.Module):
@@ -82,7 +83,7 @@ def _hide_packed_params_repr(self: nn.Module, params: type) -> str:
     return self._get_name() + "(" + body + ")"
 
 
-class Linear(nn.Module):
+class Linear(_WithOutputQParams):
     """The quantized Linear's state: in/out features, the packed weight, and the output scale and
     zero point (unused by the dynamic module, saved as PyTorch saves them)."""
 
@@ -114,15 +115,8 @@ class Linear(nn.Module):
     def __repr__(self) -> str:
         return _hide_packed_params_repr(self, LinearPackedParams)
 
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = minitorch.tensor(self.scale)
-        destination[prefix + "zero_point"] = minitorch.tensor(self.zero_point)
-
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
                               missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        self.scale = float(state_dict.pop(prefix + "scale"))
-        self.zero_point = int(state_dict.pop(prefix + "zero_point"))
         version = local_metadata.get("version", None)
         if version is None or version == 1:
             weight = state_dict.pop(prefix + "weight")
