@@ -39,6 +39,16 @@ def state_numpy(model) -> dict:
     return {k: numpy_of(v) for k, v in model.state_dict().items()}
 
 
+def split_bias_before_norm(state: dict, biases) -> tuple[dict, dict]:
+    """(state without `biases` and the running means, those): the bias of a layer that feeds a
+    BatchNorm gets a gradient of rounding noise only (the batch mean takes it out), which Adam
+    scales into full steps, so such biases and the running means they move differ between the
+    libraries by design. The second dict goes under result["own"]; the first is compared."""
+    state = dict(state)
+    noisy = {k: state.pop(k) for k in list(state) if k in biases or k.endswith("running_mean")}
+    return state, noisy
+
+
 def start_from(torch, model, init: dict | None, result: dict) -> None:
     """Loads `init` (a state_dict as NumPy arrays) into model, or, with init=None, records the
     model's own initial state in result["init"]. model may be a dict of named modules (a GAN's

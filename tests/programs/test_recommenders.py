@@ -12,7 +12,7 @@ functional F.embedding_bag. The sparse=True embeddings with optim.SparseAdam are
 is kept out (minitorch's autograd makes dense gradients only; see the module test)."""
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, start_from
+from prog_helpers import compare_program, numpy_of, split_bias_before_norm, start_from, state_numpy
 
 N_USERS, N_ITEMS = 12, 20
 
@@ -213,11 +213,8 @@ def deepfm(torch, init=None, embed_dim=4, mlp_dims=(16, 8), dropout=0.0, epochs=
         train_scores = model(torch.from_numpy(fields))
         model.eval()
         scores = model(torch.from_numpy(fields))
-    # A Linear's bias before a BatchNorm gets a gradient of rounding noise only (the batch mean
-    # takes it out), which Adam scales to full steps: those biases and the running means they
-    # move differ by design, so they and the eval-mode scores are compared on their own, loosely.
-    state = {k: numpy_of(v) for k, v in model.state_dict().items()}
-    noisy = {k: state.pop(k) for k in list(state) if k.endswith("running_mean") or k in ("mlp.mlp.0.bias", "mlp.mlp.4.bias")}
+    # the eval-mode scores depend on the noisy biases (split_bias_before_norm): compared loosely
+    state, noisy = split_bias_before_norm(state_numpy(model), ("mlp.mlp.0.bias", "mlp.mlp.4.bias"))
     result.update(losses=losses, train_scores=numpy_of(train_scores), state=state,
                   own={"scores": numpy_of(scores), "noisy": noisy})
     return result
