@@ -21,6 +21,7 @@ import numpy as np
 import minitorch
 from minitorch import distributed as dist
 from minitorch.nn.modules.module import Module
+from minitorch.nn.parallel.data_parallel import _index, _to
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
 
@@ -91,7 +92,6 @@ class DistributedDataParallel(Module):
         if pg is None:
             raise RuntimeError("DistributedDataParallel: this rank is not a member of process_group")
         self._pg = pg
-        self.device_ids = device_ids
         self.dim = dim
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
@@ -103,6 +103,7 @@ class DistributedDataParallel(Module):
         if not self._params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
+        self.device_ids, self.output_device = self._single_device(module, device_ids, output_device)
         self._verify_same_model()
         self._sync_state([*self._params, *[b for b in module.buffers()]])
         cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
@@ -119,6 +120,26 @@ class DistributedDataParallel(Module):
         self._comm_hook = None
         self._comm_state = None
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self._params)]
+
+    def _single_device(self, module: Module, device_ids, output_device) -> tuple:
+        """(device_ids, output_device) as DDP keeps them: the module's one GPU index each for a
+        module on one GPU given device_ids, else None (and device_ids refused for other modules)."""
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError("device_ids can only be None or contain a single element.")
+        devices = {p.device for p in module.parameters()}
+        types = {d.type for d in devices}
+        if len(types) != 1:
+            raise ValueError("DistributedDataParallel's input module must be on the same type of devices, but "
+                             f"input module parameters locate in {types}.")
+        self.device_type = next(iter(types))
+        if not device_ids or self.device_type == "cpu" or len(devices) > 1:
+            if device_ids or output_device:
+                raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                                 "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                                 f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
+            return None, None
+        ids = [_index(d) for d in device_ids]
+        return ids, ids[0] if output_device is None else _index(output_device)
 
     def register_comm_hook(self, state: Any, hook) -> None:
         """hook(state, bucket: GradBucket) -> minitorch.futures.Future of the bucket's tensor,
@@ -199,6 +220,9 @@ class DistributedDataParallel(Module):
                 "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by making "
                 "sure all `forward` function outputs participate in calculating loss.")
         self._reset()
+        if self.device_ids:  # a single-GPU module: the inputs go to its device first
+            device = minitorch.device(self.device_type, self.device_ids[0])
+            inputs, kwargs = _to(inputs, device), _to(kwargs, device)
         if self.broadcast_buffers and self.require_forward_param_sync:
             bufs = [b for b in self.module.buffers()]
             if bufs:
