@@ -11,14 +11,14 @@ their batches unseeded, as the script does, so there is no reference to compare 
 numbers against single-process training are in tests/distributed and test_ddp_series_torchrun.py.)"""
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
-import pytest
+
+from prog_helpers import needs_distributed, run_script
 
 import minitorch as torch
 import minitorch.distributed as dist
@@ -120,18 +120,11 @@ if __name__ == "__main__":
 
 # ---- the test ----
 
-@pytest.mark.skipif(not dist.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
-                    reason="minitorch.distributed needs mpi4py and an MPI library")
+@needs_distributed
 def test_ddp_example_under_the_legacy_launcher(tmp_path):
-    from helpers import child_env
-
-    env = child_env(MINITORCH_CUDA_EMU="1", MINITORCH_CUDA="1", OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1",
-                    DDP_EXAMPLE_OUT=str(tmp_path))
-    proc = subprocess.run(
-        [sys.executable, "-m", "minitorch.distributed.launch", "--nnode=1", "--node_rank=0", "--nproc_per_node=2",
-         str(Path(__file__).resolve()), "--local_world_size=2"], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=180)
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    proc = run_script(["-m", "minitorch.distributed.launch", "--nnode=1", "--node_rank=0", "--nproc_per_node=2",
+                       Path(__file__).resolve(), "--local_world_size=2"], tmp_path, gpus=True,
+                      DDP_EXAMPLE_OUT=str(tmp_path))
     out = proc.stdout
     for rank in range(2):
         assert f"world_size = 2, rank = {rank}, backend=nccl" in out

@@ -14,12 +14,12 @@ NumPy arrays, and the Linear(20, 1) a small classifier: with one output, cross_e
 gradient). The test runs one epoch, then resumes from the snapshot for two more, and compares the
 final snapshot with PyTorch training from the first snapshot on the two ranks' batches together."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from prog_helpers import needs_distributed, run_script
 
 import minitorch as torch
 import minitorch.nn.functional as F
@@ -163,14 +163,8 @@ NPROC, BATCH = 2, 8
 
 def torchrun(cwd: Path, *args: str) -> str:
     """`python -m minitorch.distributed.run --nproc-per-node 2 <this script> args` in cwd; its stdout."""
-    from helpers import child_env
-
-    env = child_env(MINITORCH_CUDA_EMU="1", MINITORCH_CUDA="1", OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "minitorch.distributed.run", "--nproc-per-node", str(NPROC),
-         str(Path(__file__).resolve()), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    return proc.stdout
+    return run_script(["-m", "minitorch.distributed.run", "--nproc-per-node", NPROC, Path(__file__).resolve(), *args],
+                      cwd, gpus=True).stdout
 
 
 def full_batch_epochs(state: dict, epochs) -> dict:
@@ -202,8 +196,7 @@ def snapshot(path: Path) -> tuple:
     return {k: v.numpy() for k, v in snap["MODEL_STATE"].items()}, snap["EPOCHS_RUN"]
 
 
-@pytest.mark.skipif(not torch.distributed.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
-                    reason="minitorch.distributed needs mpi4py and an MPI library")
+@needs_distributed
 def test_multigpu_torchrun_matches_full_batch_and_resumes(tmp_path):
     first = torchrun(tmp_path, "1", "1", "--batch_size", str(BATCH))
     steps = DATA_SIZE // NPROC // BATCH

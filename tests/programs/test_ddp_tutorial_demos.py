@@ -10,13 +10,12 @@ MASTER_PORT comes from the command line instead of the tutorial's fixed 12355 (c
 must not collide), and the checkpoint's name carries it for the same reason. A line added after
 each demo's step saves the parameters, so that the test can check the replicas agree."""
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from prog_helpers import free_port, needs_distributed, run_script
 
 import minitorch as torch
 import minitorch.distributed as dist
@@ -181,21 +180,11 @@ if __name__ == "__main__":
 
 # ---- the test ----
 
-@pytest.mark.skipif(not dist.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
-                    reason="minitorch.distributed needs mpi4py and an MPI library")
+@needs_distributed
 def test_ddp_tutorial_demos(tmp_path):
-    import socket
-
-    from helpers import child_env
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = child_env(MINITORCH_CUDA_EMU="1", MINITORCH_CUDA="1", OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1",
-                    DEMO_PORT=str(port), DEMO_OUT=str(tmp_path))
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve())], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    port = free_port()
+    proc = run_script([Path(__file__).resolve()], tmp_path, timeout=300, gpus=True, DEMO_PORT=str(port),
+                      DEMO_OUT=str(tmp_path))
     for rank in range(2):
         assert f"Finished running basic DDP example on rank {rank}." in proc.stdout
         assert f"Finished running DDP checkpoint example on rank {rank}." in proc.stdout

@@ -21,6 +21,8 @@ from random import Random
 import numpy as np
 import pytest
 
+from prog_helpers import free_port, needs_distributed, run_script
+
 torch = importlib.import_module(os.environ.get("DIST_TUTO_LIB", "minitorch"))
 dist = torch.distributed
 mp = torch.multiprocessing
@@ -258,20 +260,9 @@ if __name__ == "__main__":
 
 def launch_tutorial(tmp_path, library):
     """The script under `library` on 2 processes; each rank's saved results."""
-    import socket
-    import subprocess
-
-    from helpers import child_env
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     out = tmp_path / library
     out.mkdir()
-    env = child_env(DIST_TUTO_LIB=library, OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(out), "2", str(port)], env=env,
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, f"{library}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    proc = run_script([Path(__file__).resolve(), out, 2, free_port()], tmp_path, DIST_TUTO_LIB=library)
     results = []
     for rank in range(2):
         with np.load(out / f"rank{rank}.npz") as f:
@@ -279,10 +270,9 @@ def launch_tutorial(tmp_path, library):
     return results, proc.stdout
 
 
+@needs_distributed
 def test_dist_tuto_run_functions(tmp_path):
     pytest.importorskip("torch")
-    if not dist.is_available():
-        pytest.skip("minitorch.distributed needs mpi4py and an MPI library")
     ref, _ = launch_tutorial(tmp_path, "torch")
     got, printed = launch_tutorial(tmp_path, "minitorch")
     for rank in range(2):

@@ -12,12 +12,13 @@ see the same batch, so DDP's mean gradient is that batch's) and checks that shar
 state lowers the peak memory of the step."""
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from prog_helpers import free_port, needs_distributed, run_script
 
 import minitorch as torch
 import minitorch.distributed as dist
@@ -102,20 +103,9 @@ def torch_reference() -> float:
     return sum(model.parameters()).sum().item()
 
 
-@pytest.mark.skipif(not dist.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
-                    reason="minitorch.distributed needs mpi4py and an MPI library")
+@needs_distributed
 def test_zero_redundancy_recipe(tmp_path):
-    import socket
-
-    from helpers import child_env
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = child_env(MINITORCH_CUDA_EMU="1", MINITORCH_CUDA="1", OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(port)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    proc = run_script([Path(__file__).resolve(), free_port()], tmp_path, timeout=300, gpus=True)
     zero, plain = proc.stdout.split("=== Not Using ZeroRedundancyOptimizer ===")
     want = torch_reference()
     for part in (zero, plain):
