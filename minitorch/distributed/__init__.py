@@ -773,7 +773,14 @@ def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None
         if not async_op:
             work.wait()
             return None
+    # MPI writes into the buffers until the request completes: an async collective whose Work the
+    # caller drops (Join.notify_join_context's) stays referenced here until then
+    _in_flight[:] = [w for w in _in_flight if not w._done and not w.is_completed()]
+    _in_flight.append(work)
     return work
+
+
+_in_flight: List[Work] = []  # the async collectives issued and not seen completed
 
 
 def _check_across(pg, what: str, signature: List[int]) -> None:

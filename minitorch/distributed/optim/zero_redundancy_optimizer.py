@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import minitorch
 import minitorch.distributed as dist
+from minitorch.distributed.algorithms.join import Join, JoinHook, Joinable
 from minitorch.optim.optimizer import Optimizer
 
 __all__ = ["ZeroRedundancyOptimizer"]
@@ -41,7 +42,18 @@ def _sync_param_groups(src: List[Dict[str, Any]], dst: List[Dict[str, Any]]) -> 
                 dst_group[key] = value
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class _ZeROJoinHook(JoinHook):
+    """On a joined rank, each iteration's step: this rank's shard is stepped (without gradients,
+    so unchanged) and broadcast, matching the others' broadcasts."""
+
+    def __init__(self, zero: "ZeroRedundancyOptimizer") -> None:
+        self.zero = zero
+
+    def main_hook(self) -> None:
+        self.zero.step()
+
+
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """Wraps optimizer_class, sharding its state across the ranks of process_group."""
 
     def __init__(self, params: Any, optimizer_class: type, process_group: Any = None,
@@ -51,7 +63,8 @@ class ZeroRedundancyOptimizer(Optimizer):
                                       "call step() after backward() instead")
         params = self._verified_params(params)
         self._initialized = False
-        super().__init__(params, defaults)
+        Optimizer.__init__(self, params, defaults)
+        Joinable.__init__(self)
         self.process_group = process_group if process_group is not None else dist.group.WORLD
         self.world_size = dist.get_world_size(self.process_group)
         self.rank = dist.get_rank(self.process_group)
@@ -159,11 +172,23 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def step(self, closure: Optional[Callable[[], float]] = None, **kwargs: Any) -> Optional[float]:
         """The local optimizer's step on this rank's shard, then every shard to every rank."""
+        Join.notify_join_context(self)
         _sync_param_groups(self.param_groups, self.optim.param_groups)
         loss = self.optim.step(**kwargs) if closure is None else self.optim.step(closure=closure, **kwargs)
         _sync_param_groups(self.optim.param_groups, self.param_groups)
         self._sync_params()
         return loss
+
+    def join_hook(self, **kwargs: Any) -> JoinHook:
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self) -> minitorch.device:
+        return self._default_device
+
+    @property
+    def join_process_group(self) -> Any:
+        return self.process_group
 
     # ---- state dicts -----------------------------------------------------------------------------
 
