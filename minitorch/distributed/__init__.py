@@ -773,6 +773,18 @@ def _issue(pg, what: str, start, finish=None, async_op: bool = False, check=None
         if not async_op:
             work.wait()
             return None
+    return _retained(work)
+
+
+_in_flight: List[Work] = []  # the async collectives issued and not seen completed
+
+
+def _retained(work: Work) -> Work:
+    """work, referenced here until it completes: MPI (or NCCL on its stream) uses the buffers until
+    then, so an async collective whose Work the caller drops (Join.notify_join_context's) must not
+    free them."""
+    _in_flight[:] = [w for w in _in_flight if not w.is_completed()]
+    _in_flight.append(work)
     return work
 
 
@@ -870,6 +882,8 @@ def _with_result(work, tensors):
     """work (None for a blocking call), knowing the tensors it writes (Work.result())."""
     if work is not None:
         work._result = tensors
+        if work not in _in_flight:
+            _retained(work)
     return work
 
 

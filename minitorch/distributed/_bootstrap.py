@@ -1,5 +1,6 @@
 """What each process of minitorch.distributed.run runs first: torchrun's RANK and LOCAL_RANK from
-MPICH's process-manager variables, then the script as __main__ (MPI itself starts later, in
+MPICH's process-manager variables (and, for minitorch.distributed.launch without --use-env, the
+script's first argument --local-rank=<LOCAL_RANK>), then the script as __main__ (MPI itself starts later, in
 init_process_group). Its process id, and then its exit status, go to the launcher's status folder
 (MINITORCH_RUN_STATUS_DIR): the launcher watches them to stop the other processes when one fails."""
 import os
@@ -32,6 +33,9 @@ def main() -> None:
     os.environ["LOCAL_RANK"] = os.environ.get("MPI_LOCALRANKID", rank)
     _status_file(rank, "pid", os.getpid())
     args = sys.argv[1:]
+    if os.environ.pop("MINITORCH_RUN_LOCAL_RANK_ARG", None) == "1":  # the legacy launcher's argument
+        at = 2 if args and args[0] == "-m" else 1
+        args[at:at] = [f"--local-rank={os.environ['LOCAL_RANK']}"]
     code = 0
     try:
         if args and args[0] == "-m":

@@ -283,20 +283,20 @@ def get_process_group_ranks(group) -> List[int]:
 
 
 def get_global_rank(group, group_rank: int) -> int:
-    """The global rank of the group's rank group_rank."""
+    """The global rank of the group's rank group_rank (on the default group: group_rank itself)."""
     pg = _explicit(group)
     if pg is _require_init():
-        raise ValueError("group.WORLD does not have local rank to global rank mapping")
+        return group_rank
     if not 0 <= group_rank < len(pg._ranks):
         raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
     return pg._ranks[group_rank]
 
 
 def get_group_rank(group, global_rank: int) -> int:
-    """The rank within the group of the global rank global_rank."""
+    """The rank within the group of the global rank global_rank (on the default group: itself)."""
     pg = _explicit(group)
     if pg is _require_init():
-        raise ValueError("group.WORLD does not have local rank to global rank mapping")
+        return global_rank
     if global_rank not in pg._ranks:
         raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
     return pg._ranks.index(global_rank)

@@ -70,7 +70,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Starts the processes of parsed command-line arguments (minitorch.distributed.launch's too:
+    args.use_env False there passes each process --local-rank=<its local rank>)."""
     if args.nnodes not in ("1", "1:1") or args.node_rank != 0:
         raise SystemExit("minitorch.distributed.run: only --nnodes 1 (this machine) is supported")
     if args.nproc_per_node < 1:
@@ -87,6 +92,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                LOCAL_WORLD_SIZE=str(n), GROUP_RANK="0", ROLE_RANK="0", ROLE_WORLD_SIZE=str(n), NODE_RANK="0",
                OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"), TORCHELASTIC_RUN_ID=args.rdzv_id,
                TORCHELASTIC_RESTART_COUNT="0", TORCHELASTIC_MAX_RESTARTS="0")
+    if not getattr(args, "use_env", True):
+        env["MINITORCH_RUN_LOCAL_RANK_ARG"] = "1"  # read by _bootstrap, which knows the local rank
     if args.no_python:
         target = [args.training_script]
     elif args.module:

@@ -11,6 +11,7 @@ import minitorch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "distributed"))
 from launching import launch, needs_mpi, ok  # noqa: E402
 from test_ddp import reference_steps  # noqa: E402
+from mlp import data, model  # noqa: E402
 
 pytestmark = [needs_mpi, pytest.mark.skipif(not minitorch.cuda.is_available(), reason="needs a CUDA device")]
 
@@ -29,3 +30,8 @@ def test_cuda_collectives_and_ddp(tmp_path):
         np.testing.assert_array_equal(res[r]["broadcast"], np.full(3, n - 1.0, np.float32))
         np.testing.assert_allclose(res[r]["steps"], want, rtol=1e-9, atol=1e-12)
         assert str(res[r]["grad_device"]).startswith("cuda")
+        assert str(res[r]["moved_device"]) == "cuda:0"
+        np.testing.assert_allclose(res[r]["moved_out"], model(seed=0)(data(0)[0]).detach().numpy(), rtol=1e-12)
+        np.testing.assert_array_equal(res[r]["kept_ids"], [0, 0])
+        assert "device_ids and output_device arguments only work with single-device" in str(res[r]["cpu_ids"])
+        assert str(res[r]["two_ids"]) == "device_ids can only be None or contain a single element."

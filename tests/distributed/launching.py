@@ -47,8 +47,9 @@ def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60,
     out = tmp_path / f"{Path(script).stem}-{n}-{via}"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    if via == "launcher":
-        cmd = [sys.executable, "-m", "minitorch.distributed.run", *launcher_args, "--nproc-per-node", str(n),
+    if via in ("launcher", "launch"):  # "launch": the legacy minitorch.distributed.launch
+        module = "minitorch.distributed.run" if via == "launcher" else "minitorch.distributed.launch"
+        cmd = [sys.executable, "-m", module, *launcher_args, "--nproc-per-node", str(n),
                str(SCRIPTS / script), str(out), *args]
     elif via == "self":  # the script starts its ranks itself (mp.spawn), given <out> <n> args
         cmd = [sys.executable, str(SCRIPTS / script), str(out), str(n), *args]

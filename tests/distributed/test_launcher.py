@@ -2,6 +2,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from helpers import child_env
 
 from launching import launch, needs_mpi, ok
@@ -66,3 +68,24 @@ def test_world_without_launcher_explains():
     assert p.returncode != 0
     assert "python -m minitorch.distributed.run --nproc-per-node 2" in p.stderr
     assert "give them a store to meet through" in p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("use_env", [False, True])
+def test_legacy_launch_passes_local_rank(tmp_path, use_env):
+    n = 2
+    run = ok(launch(tmp_path, n, "legacy_launch.py", "a", "b", via="launch",
+                    launcher_args=["--use-env"] if use_env else []))
+    assert "torch.distributed.launch is deprecated" in run.stderr  # PyTorch's FutureWarning
+    for r in range(n):
+        res = run.result(r)
+        assert int(res["local_rank_env"]) == r
+        assert int(res["local_rank_arg"]) == (-1 if use_env else r)
+        assert list(res["rest"]) == ["a", "b"]
+
+
+def test_legacy_launch_refuses_no_python_without_use_env():
+    from minitorch.distributed import launch as legacy
+
+    with pytest.raises(ValueError, match="you must also set the '--use-env' flag"):
+        legacy.launch(legacy.parse_args(["--no-python", "--nproc-per-node", "2", "prog"]))

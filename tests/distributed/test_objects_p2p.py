@@ -45,6 +45,7 @@ def test_rank_queries(world):
     for q in range(n):
         assert int(res[q]["pg_count"]) == 2
         np.testing.assert_array_equal(res[q]["world_ranks"], np.arange(n))
+        np.testing.assert_array_equal(res[q]["world_translations"], [n - 1, q])
         assert bool(res[q]["elastic"]) and int(res[q]["local_rank"]) == q
     for q in (0, n - 1):  # new_group sorts its ranks, as PyTorch's
         np.testing.assert_array_equal(res[q]["group_ranks"], [0, n - 1])

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import socket
+import subprocess
+import sys
 from typing import Callable, Iterator
 
 import numpy as np
@@ -37,6 +41,42 @@ def numpy_of(t) -> np.ndarray:
 def state_numpy(model) -> dict:
     """model.state_dict() as {name: NumPy array}."""
     return {k: numpy_of(v) for k, v in model.state_dict().items()}
+
+
+def split_bias_before_norm(state: dict, biases) -> tuple[dict, dict]:
+    """(state without `biases` and the running means, those): the bias of a layer that feeds a
+    BatchNorm gets a gradient of rounding noise only (the batch mean takes it out), which Adam
+    scales into full steps, so such biases and the running means they move differ between the
+    libraries by design. The second dict goes under result["own"]; the first is compared."""
+    state = dict(state)
+    noisy = {k: state.pop(k) for k in list(state) if k in biases or k.endswith("running_mean")}
+    return state, noisy
+
+
+def free_port() -> int:
+    """A loopback port free now (a script's MASTER_PORT, so that concurrent runs do not collide)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_script(args: list, cwd, timeout: float = 180, gpus: bool = False, **env: str) -> subprocess.CompletedProcess:
+    """`python args...` in cwd with this checkout's minitorch, one thread, the two emulated GPUs
+    when gpus, and env; fails the test with the output when it exits non-zero."""
+    from helpers import child_env
+
+    extra = dict(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1", **env)
+    if gpus:
+        extra.update(MINITORCH_CUDA_EMU="1", MINITORCH_CUDA="1")
+    proc = subprocess.run([sys.executable, *map(str, args)], cwd=cwd, env=child_env(**extra), capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
+
+
+needs_distributed = pytest.mark.skipif(
+    not minitorch.distributed.is_available() or os.environ.get("MINITORCH_SANITIZE_RUN") == "1",
+    reason="minitorch.distributed needs mpi4py and an MPI library")
 
 
 def start_from(torch, model, init: dict | None, result: dict) -> None:

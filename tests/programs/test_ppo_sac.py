@@ -1,7 +1,9 @@
 """Two much-used reinforcement-learning scripts on toy environments written here, randomness from
 torch.manual_seed (both libraries draw PyTorch's streams). CleanRL's ppo.py: layer_init with
 torch.nn.init.orthogonal_(layer.weight, std) and constant_ bias, an Agent with critic and actor
-heads, Categorical(logits=...) sample/log_prob/entropy, rollout buffers from torch.zeros((steps,
+heads, Categorical(logits=...) sample/log_prob/entropy (and ppo_continuous_action.py's Agent: an
+nn.Parameter log std expanded with expand_as, Normal(mean, std) log_prob(...).sum(1) on a point
+mass; the target_kl early stop), rollout buffers from torch.zeros((steps,
 envs) + shape), the learning-rate annealing written into optimizer.param_groups[0]["lr"], GAE in a
 reversed loop, minibatches from a shuffled np.arange, the clipped surrogate with clipfracs,
 the clipped value loss, approx_kl, clip_grad_norm_, explained variance through np.var.
@@ -37,43 +39,80 @@ class CorridorEnvs:
         return self.obs(), reward, done
 
 
+class PointMassEnvs:
+    """num_envs point masses on a line: the action (clipped to [-1, 1]) is a push, the reward is
+    minus the squared distance to the origin; an episode ends after `horizon` steps."""
+
+    def __init__(self, num_envs, horizon=8, seed=0):
+        self.rng = np.random.default_rng(seed)
+        self.n, self.horizon = num_envs, horizon
+        self.single_observation_space_shape = (2,)
+        self.single_action_space_shape = (1,)
+        self.reset_all()
+
+    def reset_all(self):
+        self.pos = self.rng.uniform(-1, 1, self.n).astype(np.float32)
+        self.vel = np.zeros(self.n, dtype=np.float32)
+        self.t = np.zeros(self.n, dtype=np.int64)
+
+    def obs(self):
+        return np.stack([self.pos, self.vel], axis=1).astype(np.float32)
+
+    def step(self, action):
+        a = np.clip(action[:, 0], -1, 1)
+        self.vel = 0.9 * self.vel + 0.1 * a
+        self.pos = self.pos + self.vel
+        self.t += 1
+        reward = -(self.pos ** 2).astype(np.float32)
+        done = self.t >= self.horizon
+        self.pos[done] = self.rng.uniform(-1, 1, done.sum())
+        self.vel[done] = 0
+        self.t[done] = 0
+        return self.obs(), reward, done
+
+
 def ppo(torch, init=None, num_envs=4, num_steps=16, num_updates=3, update_epochs=2, num_minibatches=4,
         learning_rate=2.5e-3, gamma=0.99, gae_lambda=0.95, clip_coef=0.2, ent_coef=0.01, vf_coef=0.5,
-        max_grad_norm=0.5, anneal_lr=True, clip_vloss=True):
+        max_grad_norm=0.5, anneal_lr=True, clip_vloss=True, target_kl=None, continuous=False):
+    """ppo.py, or with continuous=True ppo_continuous_action.py (the two scripts differ only in
+    the environment, the Agent and the actions' dtype)."""
     nn, optim = torch.nn, torch.optim
     from_dist = torch.distributions.categorical
     Categorical = from_dist.Categorical
+    Normal = torch.distributions.normal.Normal
     rng = np.random.default_rng(1)  # the script's np.random.seed(args.seed)
     torch.manual_seed(1)
     torch.backends.cudnn.deterministic = True
     device = torch.device("cpu")
     batch_size = int(num_envs * num_steps)
     minibatch_size = int(batch_size // num_minibatches)
-    envs = CorridorEnvs(num_envs)
-    obs_dim, n_actions = envs.length, 2
+    if continuous:
+        envs = PointMassEnvs(num_envs)
+        obs_shape, act_shape = envs.single_observation_space_shape, envs.single_action_space_shape
+    else:
+        envs = CorridorEnvs(num_envs)
+        obs_shape, act_shape = (envs.length,), ()
+    obs_dim, n_actions = int(np.array(obs_shape).prod()), 2
 
     def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
         torch.nn.init.orthogonal_(layer.weight, std)
         torch.nn.init.constant_(layer.bias, bias_const)
         return layer
 
+    def tower(out_dim, std):  # the scripts' critic and actor: two Tanh layers of 64
+        return nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, out_dim), std=std),
+        )
+
     class Agent(nn.Module):
         def __init__(self):
             super().__init__()
-            self.critic = nn.Sequential(
-                layer_init(nn.Linear(obs_dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 1), std=1.0),
-            )
-            self.actor = nn.Sequential(
-                layer_init(nn.Linear(obs_dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, n_actions), std=0.01),
-            )
+            self.critic = tower(1, std=1.0)
+            self.actor = tower(n_actions, std=0.01)
 
         def get_value(self, x):
             return self.critic(x)
@@ -85,11 +124,31 @@ def ppo(torch, init=None, num_envs=4, num_steps=16, num_updates=3, update_epochs
                 action = probs.sample()
             return action, probs.log_prob(action), probs.entropy(), self.critic(x)
 
-    agent = Agent().to(device)
+    class ContinuousAgent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            act_dim = int(np.prod(act_shape))
+            self.critic = tower(1, std=1.0)
+            self.actor_mean = tower(act_dim, std=0.01)
+            self.actor_logstd = nn.Parameter(torch.zeros(1, act_dim))
+
+        def get_value(self, x):
+            return self.critic(x)
+
+        def get_action_and_value(self, x, action=None):
+            action_mean = self.actor_mean(x)
+            action_logstd = self.actor_logstd.expand_as(action_mean)
+            action_std = torch.exp(action_logstd)
+            probs = Normal(action_mean, action_std)
+            if action is None:
+                action = probs.sample()
+            return action, probs.log_prob(action).sum(1), probs.entropy().sum(1), self.critic(x)
+
+    agent = (ContinuousAgent() if continuous else Agent()).to(device)
     optimizer = optim.Adam(agent.parameters(), lr=learning_rate, eps=1e-5)
     # ALGO Logic: Storage setup
-    obs = torch.zeros((num_steps, num_envs) + (obs_dim,)).to(device)
-    actions = torch.zeros((num_steps, num_envs) + ()).to(device)
+    obs = torch.zeros((num_steps, num_envs) + obs_shape).to(device)
+    actions = torch.zeros((num_steps, num_envs) + act_shape).to(device)
     logprobs = torch.zeros((num_steps, num_envs)).to(device)
     rewards = torch.zeros((num_steps, num_envs)).to(device)
     dones = torch.zeros((num_steps, num_envs)).to(device)
@@ -134,9 +193,9 @@ def ppo(torch, init=None, num_envs=4, num_steps=16, num_updates=3, update_epochs
                 advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
             returns = advantages + values
         # flatten the batch
-        b_obs = obs.reshape((-1,) + (obs_dim,))
+        b_obs = obs.reshape((-1,) + obs_shape)
         b_logprobs = logprobs.reshape(-1)
-        b_actions = actions.reshape((-1,) + ())
+        b_actions = actions.reshape((-1,) + act_shape)
         b_advantages = advantages.reshape(-1)
         b_returns = returns.reshape(-1)
         b_values = values.reshape(-1)
@@ -148,8 +207,8 @@ def ppo(torch, init=None, num_envs=4, num_steps=16, num_updates=3, update_epochs
             for start in range(0, batch_size, minibatch_size):
                 end = start + minibatch_size
                 mb_inds = b_inds[start:end]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb_inds],
-                                                                              b_actions.long()[mb_inds])
+                mb_actions = b_actions[mb_inds] if continuous else b_actions.long()[mb_inds]
+                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb_inds], mb_actions)
                 logratio = newlogprob - b_logprobs[mb_inds]
                 ratio = logratio.exp()
                 with torch.no_grad():
@@ -177,14 +236,16 @@ def ppo(torch, init=None, num_envs=4, num_steps=16, num_updates=3, update_epochs
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * vf_coef
                 optimizer.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+                grad_norm = nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
                 optimizer.step()
+            if target_kl is not None and approx_kl > target_kl:
+                break
         y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
         var_y = np.var(y_true)
         explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
         log.append([optimizer.param_groups[0]["lr"], v_loss.item(), pg_loss.item(), entropy_loss.item(),
                     old_approx_kl.item(), approx_kl.item(), np.mean(clipfracs), explained_var,
-                    rewards.sum().item()])
+                    rewards.sum().item(), float(grad_norm), epoch])
     return {"log": log, "actions": numpy_of(actions), "params": {k: numpy_of(v) for k, v in agent.named_parameters()}}
 
 
@@ -342,6 +403,19 @@ def sac(torch, init=None, updates=6, batch_size=16, gamma=0.99, tau=0.005, lr=3e
 def test_cleanrl_ppo():
     ref, got = compare_program(ppo, rtol=1e-3, atol=1e-5)
     np.testing.assert_allclose([row[0] for row in ref["log"]], [2.5e-3, 2.5e-3 * 2 / 3, 2.5e-3 / 3])
+
+
+def test_cleanrl_ppo_continuous_action():
+    ref, got = compare_program(ppo, rtol=1e-3, atol=1e-5, continuous=True, num_envs=2, update_epochs=3,
+                               num_minibatches=2, learning_rate=3e-3, ent_coef=0.0)
+    np.testing.assert_allclose([row[0] for row in ref["log"]], [3e-3, 2e-3, 1e-3])
+    assert ref["actions"].shape == (16, 2, 1) and ref["actions"].dtype == np.float32
+    assert ref["params"]["actor_logstd"][0, 0] != 0  # the state-independent log std learns
+
+
+def test_cleanrl_ppo_target_kl_stops_early():
+    ref, got = compare_program(ppo, rtol=1e-3, atol=1e-5, continuous=True, num_updates=2, target_kl=1e-6)
+    assert [row[-1] for row in ref["log"]] == [0, 0]  # every update stopped after its first epoch
 
 
 def test_soft_actor_critic():

@@ -20,7 +20,9 @@ import numpy as np
 
 import minitorch
 from minitorch import distributed as dist
+from minitorch.distributed.algorithms.join import Join, JoinHook, Joinable
 from minitorch.nn.modules.module import Module
+from minitorch.nn.parallel.data_parallel import _index, _to
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
 
@@ -77,21 +79,21 @@ class GradBucket:
         return self._last
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Wraps module: forward runs it; backward averages the gradients over the process group."""
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
                  broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: Optional[float] = None,
                  find_unused_parameters: bool = False, check_reduction: bool = False,
                  gradient_as_bucket_view: bool = False, static_graph: bool = False, **kwargs: Any) -> None:
-        super().__init__()
+        Module.__init__(self)
+        Joinable.__init__(self)
         self.module = module
         self.process_group = process_group
         pg = dist._group(process_group)
         if pg is None:
             raise RuntimeError("DistributedDataParallel: this rank is not a member of process_group")
         self._pg = pg
-        self.device_ids = device_ids
         self.dim = dim
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
@@ -103,6 +105,7 @@ class DistributedDataParallel(Module):
         if not self._params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
+        self.device_ids, self.output_device = self._single_device(module, device_ids, output_device)
         self._verify_same_model()
         self._sync_state([*self._params, *[b for b in module.buffers()]])
         cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
@@ -115,10 +118,31 @@ class DistributedDataParallel(Module):
         self._ready = [False] * len(self._params)
         self._used = np.ones(len(self._params), dtype=np.int32)
         self._expect = False  # a backward of this iteration started its reduction
+        self._join_count = None  # inside join(divide_by_initial_world_size=False): the count's Work
         self._launched = 0
         self._comm_hook = None
         self._comm_state = None
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self._params)]
+
+    def _single_device(self, module: Module, device_ids, output_device) -> tuple:
+        """(device_ids, output_device) as DDP keeps them: the module's one GPU index each for a
+        module on one GPU given device_ids, else None (and device_ids refused for other modules)."""
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError("device_ids can only be None or contain a single element.")
+        devices = {p.device for p in module.parameters()}
+        types = {d.type for d in devices}
+        if len(types) != 1:
+            raise ValueError("DistributedDataParallel's input module must be on the same type of devices, but "
+                             f"input module parameters locate in {types}.")
+        self.device_type = next(iter(types))
+        if not device_ids or self.device_type == "cpu" or len(devices) > 1:
+            if device_ids or output_device:
+                raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                                 "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                                 f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
+            return None, None
+        ids = [_index(d) for d in device_ids]
+        return ids, ids[0] if output_device is None else _index(output_device)
 
     def register_comm_hook(self, state: Any, hook) -> None:
         """hook(state, bucket: GradBucket) -> minitorch.futures.Future of the bucket's tensor,
@@ -152,14 +176,14 @@ class DistributedDataParallel(Module):
                     f"{int(sig[0])} params ({int(sig[1])} elements), while rank {self._pg._ranks[r]} has "
                     f"inconsistent {int(out[r][0])} params ({int(out[r][1])} elements) or shapes.")
 
-    def _sync_state(self, tensors: List) -> None:
-        """Rank 0's values of tensors, on every rank: one broadcast of their bytes."""
+    def _sync_state(self, tensors: List, src: int = 0) -> None:
+        """The values of tensors on the group's rank src, on every rank: one broadcast of their bytes."""
         tensors = [t for t in tensors if t.numel() > 0]
         if not tensors or self._pg.size() == 1:
             return
         parts = [dist._bytes(dist._host(t)) for t in tensors]
         flat = minitorch.from_numpy(np.concatenate(parts))
-        dist.broadcast(flat, src=self._pg._ranks[0], group=self.process_group)
+        dist.broadcast(flat, src=self._pg._ranks[src], group=self.process_group)
         raw = flat.numpy()
         off = 0
         with minitorch.no_grad():
@@ -199,10 +223,19 @@ class DistributedDataParallel(Module):
                 "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by making "
                 "sure all `forward` function outputs participate in calculating loss.")
         self._reset()
+        work = Join.notify_join_context(self)  # inside Join: this rank has not joined
+        self._join_count = work if work is not None and not self._divide_by_initial_world_size else None
+        if self.device_ids:  # a single-GPU module: the inputs go to its device first
+            device = minitorch.device(self.device_type, self.device_ids[0])
+            inputs, kwargs = _to(inputs, device), _to(kwargs, device)
         if self.broadcast_buffers and self.require_forward_param_sync:
             bufs = [b for b in self.module.buffers()]
             if bufs:
-                self._sync_state(bufs)
+                # inside Join, rank 0 may have joined with stale buffers: the highest rank still training
+                src = self._find_common_rank(self._pg.rank(), True) if self._join_config.enable else 0
+                self._sync_state(bufs, src)
+        if self._join_config.enable:  # tells the joined ranks whether this backward all-reduces
+            self._global_requires_sync(is_joined_rank=False)
         out = self.module(*inputs, **kwargs)
         if self.find_unused_parameters and minitorch.is_grad_enabled() and self.require_backward_grad_sync:
             self._mark_unused(out)
@@ -288,7 +321,7 @@ class DistributedDataParallel(Module):
             bucket.work = self._comm_hook(self._comm_state, grad_bucket)
         else:
             with minitorch.no_grad():
-                flat.div_(self._pg.size())
+                flat.div_(self._divisor())
             bucket.work = dist.all_reduce(flat, group=self.process_group, async_op=True)
         self._launched += 1
 
@@ -320,6 +353,53 @@ class DistributedDataParallel(Module):
                 off += n
             bucket.work = None
 
+    # ---- uneven inputs (Join) ----
+    _divide_by_initial_world_size = True
+
+    def _divisor(self) -> float:
+        """What the gradients are divided by: the world size, or inside join(...,
+        divide_by_initial_world_size=False) the number of ranks not joined this iteration."""
+        if self._join_count is None:
+            return self._pg.size()
+        self._join_count.wait()
+        return self._join_count.result()[0].item()
+
+    def _find_common_rank(self, rank: int, candidate: bool) -> int:
+        """The highest group rank among the candidates (every rank calls it)."""
+        t = minitorch.tensor([rank if candidate else -1], device=self.join_device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.process_group)
+        if t.item() == -1:
+            raise ValueError("BUG! Expected rank_cond to be true for at least one process.")
+        return int(t.item())
+
+    def _global_requires_sync(self, is_joined_rank: bool):
+        """An all-reduce of whether the ranks still training all-reduce gradients this iteration;
+        the joined rank waits for it and gets the answer."""
+        flag = minitorch.ones(1, device=self.join_device) if not is_joined_rank and self.require_backward_grad_sync \
+            else minitorch.zeros(1, device=self.join_device)
+        work = dist.all_reduce(flag, group=self.process_group, async_op=True)
+        if is_joined_rank:
+            work.wait()
+            return flag.item() != 0
+        return None
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Join:
+        """Join([self]) (see minitorch.distributed.algorithms.join) for training on uneven inputs."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs: Any) -> JoinHook:
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self) -> minitorch.device:
+        return self._params[0].device
+
+    @property
+    def join_process_group(self) -> Any:
+        return self.process_group if self.process_group is not None else dist.group.WORLD
+
     @contextlib.contextmanager
     def no_sync(self):
         """Within it, backward accumulates gradients locally; the first backward after it averages them."""
@@ -329,3 +409,42 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
+
+
+class _DDPJoinHook(JoinHook):
+    """DDP on a joined rank: each iteration, the buffer broadcast and the gradient all-reduces of
+    the ranks still training (with zero gradients); at the end, the last joiner's model to all."""
+
+    def __init__(self, ddp: DistributedDataParallel, divide_by_initial_world_size: bool) -> None:
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self) -> None:
+        ddp = self.ddp
+        bufs = [b for b in ddp.module.buffers()]
+        if ddp.broadcast_buffers and ddp.require_forward_param_sync and bufs:
+            ddp._sync_state(bufs, ddp._find_common_rank(ddp._pg.rank(), False))
+        should_sync = ddp._global_requires_sync(is_joined_rank=True)
+        ddp.require_forward_param_sync = should_sync
+        if not should_sync:
+            return
+        works = []
+        for b, bucket in enumerate(ddp._buckets):
+            with minitorch.no_grad():
+                bucket.flat.zero_()
+            if ddp._comm_hook is not None:
+                params = [ddp._params[i] for i in bucket.index]
+                offsets = [int(o) for o in np.cumsum([0, *bucket.numels[:-1]])]
+                works.append(ddp._comm_hook(ddp._comm_state, GradBucket(b, bucket.flat, params, offsets,
+                                                                        b == len(ddp._buckets) - 1)))
+            else:
+                works.append(dist.all_reduce(bucket.flat, group=ddp.process_group, async_op=True))
+        for work in works:
+            work.wait()
+        if ddp.find_unused_parameters:
+            dist.all_reduce(minitorch.zeros(len(ddp._params), dtype=minitorch.int32), group=ddp.process_group)
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        ddp = self.ddp
+        src = ddp._find_common_rank(ddp._pg.rank(), is_last_joiner)
+        ddp._sync_state([*ddp._params, *([b for b in ddp.module.buffers()] if ddp.broadcast_buffers else [])], src)

@@ -90,6 +90,9 @@ if g is not dist.GroupMember.NON_GROUP_MEMBER:
     res["global_of_1"] = np.array(dist.get_global_rank(g, 1))
     res["group_rank_of_me"] = np.array(dist.get_group_rank(g, r))
 res["world_ranks"] = np.array(dist.get_process_group_ranks(dist.group.WORLD))
+# on the default group the rank translations are the identity (PyTorch 2's, not a ValueError)
+res["world_translations"] = np.array([dist.get_global_rank(dist.group.WORLD, n - 1),
+                                      dist.get_group_rank(dist.group.WORLD, r)])
 res["elastic"] = np.array(dist.is_torchelastic_launched())
 res["local_rank"] = np.array(dist.get_node_local_rank())
 dist.destroy_process_group()

@@ -1,0 +1,1 @@
+"""minitorch.distributed.elastic.multiprocessing: the errors module of torchelastic's."""

@@ -1,0 +1,4 @@
+"""minitorch.distributed.optim, as torch.distributed.optim: ZeroRedundancyOptimizer."""
+from .zero_redundancy_optimizer import ZeroRedundancyOptimizer
+
+__all__ = ["ZeroRedundancyOptimizer"]

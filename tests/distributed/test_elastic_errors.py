@@ -1,0 +1,68 @@
+"""distributed.elastic.multiprocessing.errors: @record writes torchelastic's error file, as PyTorch's."""
+import json
+
+import pytest
+
+from minitorch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure, record
+
+LIBS = ["minitorch", "torch"]
+
+
+def errors_module(lib):
+    if lib == "torch":
+        pytest.importorskip("torch")
+        from torch.distributed.elastic.multiprocessing import errors
+        return errors
+    from minitorch.distributed.elastic.multiprocessing import errors
+    return errors
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_record_writes_the_error_file_and_raises(tmp_path, monkeypatch, lib):
+    errors = errors_module(lib)
+    path = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(path))
+
+    @errors.record
+    def main(x):
+        raise ValueError(f"bad batch {x}")
+
+    with pytest.raises(ValueError, match="bad batch 3"):
+        main(3)
+    data = json.loads(path.read_text())
+    assert data["message"]["message"] == "ValueError: bad batch 3"
+    assert sorted(data["message"]["extraInfo"]) == ["py_callstack", "timestamp"]
+    assert "raise ValueError" in data["message"]["extraInfo"]["py_callstack"]
+    assert int(data["message"]["extraInfo"]["timestamp"]) > 0
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_record_passes_results_and_exits(tmp_path, monkeypatch, lib):
+    errors = errors_module(lib)
+    monkeypatch.delenv("TORCHELASTIC_ERROR_FILE", raising=False)
+    assert errors.record(lambda a, b=1: a + b)(2, b=5) == 7
+    assert errors.record(lambda: exit(0))() is None  # exit(0) is a success
+    with pytest.raises(SystemExit):
+        errors.record(lambda: exit(3))()
+    with pytest.raises(KeyError):  # without an error file, only the exception
+        errors.record(lambda: {}["k"])()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_child_failed_error_copies_the_first_failure(tmp_path, monkeypatch):
+    child = tmp_path / "child.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(child))
+    with pytest.raises(RuntimeError):
+        record(lambda: (_ for _ in ()).throw(RuntimeError("rank 1 diverged")))()
+    failure = ProcessFailure(local_rank=1, pid=123, exitcode=1, error_file=str(child))
+    assert failure.message == "RuntimeError: rank 1 diverged"
+    parent = tmp_path / "parent.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(parent))
+
+    def launcher():
+        raise ChildFailedError("train.py", {1: failure})
+
+    with pytest.raises(ChildFailedError, match="train.py FAILED"):
+        record(launcher)()
+    assert json.loads(parent.read_text())["message"]["message"] == "RuntimeError: rank 1 diverged"
+    assert ChildFailedError("x", {1: failure}).get_first_failure() == (1, failure)
