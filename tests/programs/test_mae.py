@@ -141,13 +141,16 @@ def mae_model(torch):
             self.patch_embed = PatchEmbed(img_size, patch_size, in_chans, embed_dim)
             num_patches = self.patch_embed.num_patches
 
-            self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
-            self.pos_embed = nn.Parameter(torch.zeros(1, num_patches + 1, embed_dim),
-                                          requires_grad=False)  # fixed sin-cos embedding
+            def fixed_pos_embed(dim):  # fixed sin-cos embedding, written by initialize_weights
+                return nn.Parameter(torch.zeros(1, num_patches + 1, dim), requires_grad=False)
 
-            self.blocks = nn.ModuleList([
-                Block(embed_dim, num_heads, mlp_ratio, qkv_bias=True, norm_layer=norm_layer)
-                for i in range(depth)])
+            def transformer(dim, heads, depth):
+                return nn.ModuleList([Block(dim, heads, mlp_ratio, qkv_bias=True, norm_layer=norm_layer)
+                                      for i in range(depth)])
+
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+            self.pos_embed = fixed_pos_embed(embed_dim)
+            self.blocks = transformer(embed_dim, num_heads, depth)
             self.norm = norm_layer(embed_dim)
             # --------------------------------------------------------------------------
 
@@ -157,12 +160,8 @@ def mae_model(torch):
 
             self.mask_token = nn.Parameter(torch.zeros(1, 1, decoder_embed_dim))
 
-            self.decoder_pos_embed = nn.Parameter(torch.zeros(1, num_patches + 1, decoder_embed_dim),
-                                                  requires_grad=False)  # fixed sin-cos embedding
-
-            self.decoder_blocks = nn.ModuleList([
-                Block(decoder_embed_dim, decoder_num_heads, mlp_ratio, qkv_bias=True, norm_layer=norm_layer)
-                for i in range(decoder_depth)])
+            self.decoder_pos_embed = fixed_pos_embed(decoder_embed_dim)
+            self.decoder_blocks = transformer(decoder_embed_dim, decoder_num_heads, decoder_depth)
 
             self.decoder_norm = norm_layer(decoder_embed_dim)
             self.decoder_pred = nn.Linear(decoder_embed_dim, patch_size**2 * in_chans, bias=True)  # decoder to patch
