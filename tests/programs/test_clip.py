@@ -14,7 +14,11 @@ ClipLoss (labels by torch.arange, (F.cross_entropy(logits_per_image, labels) +
 F.cross_entropy(logits_per_text, labels)) / 2), AdamW with the gain/bias/logit_scale exclusion
 groups, its cosine_lr warmup scheduler assigning param_group["lr"], clip_grad_norm_, and
 logit_scale.clamp_(0, math.log(100)) under torch.no_grad() after each step; then zero-shot
-classification: (100.0 * image_features @ text_features.T).softmax(dim=-1) and .topk(3)."""
+classification: (100.0 * image_features @ text_features.T).softmax(dim=-1) and .topk(3). The image
+encoder is the vision transformer or CLIP's ModifiedResNet (3-conv stem, anti-aliased Bottlenecks
+with nn.AvgPool2d(stride) or nn.Identity(), downsample from an OrderedDict, bn3 weights zeroed by
+initialize_parameters, AttentionPool2d through F.multi_head_attention_forward with separate q, k, v
+projection weights and in_proj_bias=torch.cat([...]))."""
 import math
 from collections import OrderedDict
 
@@ -74,6 +78,147 @@ def clip_model(torch):
         def forward(self, x):
             return self.resblocks(x)
 
+    class Bottleneck(nn.Module):
+        expansion = 4
+
+        def __init__(self, inplanes, planes, stride=1):
+            super().__init__()
+
+            # all conv layers have stride 1. an avgpool is performed after the second convolution when stride > 1
+            self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu1 = nn.ReLU(inplace=True)
+
+            self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.relu2 = nn.ReLU(inplace=True)
+
+            self.avgpool = nn.AvgPool2d(stride) if stride > 1 else nn.Identity()
+
+            self.conv3 = nn.Conv2d(planes, planes * self.expansion, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(planes * self.expansion)
+            self.relu3 = nn.ReLU(inplace=True)
+
+            self.downsample = None
+            self.stride = stride
+
+            if stride > 1 or inplanes != planes * Bottleneck.expansion:
+                # downsampling layer is prepended with an avgpool, and the subsequent convolution has stride 1
+                self.downsample = nn.Sequential(OrderedDict([
+                    ("-1", nn.AvgPool2d(stride)),
+                    ("0", nn.Conv2d(inplanes, planes * self.expansion, 1, stride=1, bias=False)),
+                    ("1", nn.BatchNorm2d(planes * self.expansion))
+                ]))
+
+        def forward(self, x):
+            identity = x
+
+            out = self.relu1(self.bn1(self.conv1(x)))
+            out = self.relu2(self.bn2(self.conv2(out)))
+            out = self.avgpool(out)
+            out = self.bn3(self.conv3(out))
+
+            if self.downsample is not None:
+                identity = self.downsample(x)
+
+            out += identity
+            out = self.relu3(out)
+            return out
+
+    class AttentionPool2d(nn.Module):
+        def __init__(self, spacial_dim: int, embed_dim: int, num_heads: int, output_dim: int = None):
+            super().__init__()
+            self.positional_embedding = nn.Parameter(torch.randn(spacial_dim ** 2 + 1, embed_dim) / embed_dim ** 0.5)
+            self.k_proj = nn.Linear(embed_dim, embed_dim)
+            self.q_proj = nn.Linear(embed_dim, embed_dim)
+            self.v_proj = nn.Linear(embed_dim, embed_dim)
+            self.c_proj = nn.Linear(embed_dim, output_dim or embed_dim)
+            self.num_heads = num_heads
+
+        def forward(self, x):
+            x = x.flatten(start_dim=2).permute(2, 0, 1)  # NCHW -> (HW)NC
+            x = torch.cat([x.mean(dim=0, keepdim=True), x], dim=0)  # (HW+1)NC
+            x = x + self.positional_embedding[:, None, :].to(x.dtype)  # (HW+1)NC
+            x, _ = F.multi_head_attention_forward(
+                query=x[:1], key=x, value=x,
+                embed_dim_to_check=x.shape[-1],
+                num_heads=self.num_heads,
+                q_proj_weight=self.q_proj.weight,
+                k_proj_weight=self.k_proj.weight,
+                v_proj_weight=self.v_proj.weight,
+                in_proj_weight=None,
+                in_proj_bias=torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias]),
+                bias_k=None,
+                bias_v=None,
+                add_zero_attn=False,
+                dropout_p=0,
+                out_proj_weight=self.c_proj.weight,
+                out_proj_bias=self.c_proj.bias,
+                use_separate_proj_weight=True,
+                training=self.training,
+                need_weights=False
+            )
+            return x.squeeze(0)
+
+    class ModifiedResNet(nn.Module):
+        """A ResNet like torchvision's with a 3-conv stem and an avgpool in place of its max pool,
+        anti-aliased strided convolutions (an avgpool before each), and a QKV attention pool in
+        place of the final average pool."""
+
+        def __init__(self, layers, output_dim, heads, input_resolution=224, width=64):
+            super().__init__()
+            self.output_dim = output_dim
+            self.input_resolution = input_resolution
+
+            # the 3-layer stem
+            self.conv1 = nn.Conv2d(3, width // 2, kernel_size=3, stride=2, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(width // 2)
+            self.relu1 = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(width // 2, width // 2, kernel_size=3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(width // 2)
+            self.relu2 = nn.ReLU(inplace=True)
+            self.conv3 = nn.Conv2d(width // 2, width, kernel_size=3, padding=1, bias=False)
+            self.bn3 = nn.BatchNorm2d(width)
+            self.relu3 = nn.ReLU(inplace=True)
+            self.avgpool = nn.AvgPool2d(2)
+
+            # residual layers
+            self._inplanes = width  # this is a *mutable* variable used during construction
+            self.layer1 = self._make_layer(width, layers[0])
+            self.layer2 = self._make_layer(width * 2, layers[1], stride=2)
+            self.layer3 = self._make_layer(width * 4, layers[2], stride=2)
+            self.layer4 = self._make_layer(width * 8, layers[3], stride=2)
+
+            embed_dim = width * 32  # the ResNet feature dimension
+            self.attnpool = AttentionPool2d(input_resolution // 32, embed_dim, heads, output_dim)
+
+        def _make_layer(self, planes, blocks, stride=1):
+            layers = [Bottleneck(self._inplanes, planes, stride)]
+
+            self._inplanes = planes * Bottleneck.expansion
+            for _ in range(1, blocks):
+                layers.append(Bottleneck(self._inplanes, planes))
+
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            def stem(x):
+                x = self.relu1(self.bn1(self.conv1(x)))
+                x = self.relu2(self.bn2(self.conv2(x)))
+                x = self.relu3(self.bn3(self.conv3(x)))
+                x = self.avgpool(x)
+                return x
+
+            x = x.type(self.conv1.weight.dtype)
+            x = stem(x)
+            x = self.layer1(x)
+            x = self.layer2(x)
+            x = self.layer3(x)
+            x = self.layer4(x)
+            x = self.attnpool(x)
+
+            return x
+
     class VisionTransformer(nn.Module):
         def __init__(self, input_resolution: int, patch_size: int, width: int, layers: int, heads: int,
                      output_dim: int):
@@ -121,15 +266,25 @@ def clip_model(torch):
 
             self.context_length = context_length
 
-            vision_heads = vision_width // 64 if vision_width >= 64 else 2
-            self.visual = VisionTransformer(
-                input_resolution=image_resolution,
-                patch_size=vision_patch_size,
-                width=vision_width,
-                layers=vision_layers,
-                heads=vision_heads,
-                output_dim=embed_dim
-            )
+            if isinstance(vision_layers, (tuple, list)):
+                vision_heads = vision_width * 32 // 64
+                self.visual = ModifiedResNet(
+                    layers=vision_layers,
+                    output_dim=embed_dim,
+                    heads=vision_heads,
+                    input_resolution=image_resolution,
+                    width=vision_width
+                )
+            else:
+                vision_heads = vision_width // 64 if vision_width >= 64 else 2
+                self.visual = VisionTransformer(
+                    input_resolution=image_resolution,
+                    patch_size=vision_patch_size,
+                    width=vision_width,
+                    layers=vision_layers,
+                    heads=vision_heads,
+                    output_dim=embed_dim
+                )
 
             self.transformer = Transformer(
                 width=transformer_width,
@@ -151,6 +306,19 @@ def clip_model(torch):
         def initialize_parameters(self):
             nn.init.normal_(self.token_embedding.weight, std=0.02)
             nn.init.normal_(self.positional_embedding, std=0.01)
+
+            if isinstance(self.visual, ModifiedResNet):
+                if self.visual.attnpool is not None:
+                    std = self.visual.attnpool.c_proj.in_features ** -0.5
+                    nn.init.normal_(self.visual.attnpool.q_proj.weight, std=std)
+                    nn.init.normal_(self.visual.attnpool.k_proj.weight, std=std)
+                    nn.init.normal_(self.visual.attnpool.v_proj.weight, std=std)
+                    nn.init.normal_(self.visual.attnpool.c_proj.weight, std=std)
+
+                for resnet_block in [self.visual.layer1, self.visual.layer2, self.visual.layer3, self.visual.layer4]:
+                    for name, param in resnet_block.named_parameters():
+                        if name.endswith("bn3.weight"):
+                            nn.init.zeros_(param)
 
             proj_std = (self.transformer.width ** -0.5) * ((2 * self.transformer.layers) ** -0.5)
             attn_std = self.transformer.width ** -0.5
@@ -247,14 +415,14 @@ def cosine_lr(optimizer, base_lr, warmup_length, steps):
     return _lr_adjuster
 
 
-def pairs(rng, n):
+def pairs(rng, n, img=IMG):
     """Image-caption pairs of K concepts: an image holds its concept's pattern, its caption the
     concept's word after a few random filler tokens, then the end token EOT (the largest id) and
     padding zeros."""
     concepts = rng.integers(0, 4, n)
-    r, c = np.meshgrid(np.arange(IMG), np.arange(IMG), indexing="ij")
+    r, c = np.meshgrid(np.arange(img), np.arange(img), indexing="ij")
     patterns = np.stack([np.sin(r / 2.0), np.sin(c / 2.0), np.sin((r + c) / 3.0), np.cos((r - c) / 3.0)])
-    images = patterns[concepts][:, None].repeat(3, 1) + 0.3 * rng.standard_normal((n, 3, IMG, IMG))
+    images = patterns[concepts][:, None].repeat(3, 1) + 0.3 * rng.standard_normal((n, 3, img, img))
     text = np.zeros((n, CTX), dtype=np.int64)
     for i, k in enumerate(concepts):
         length = int(rng.integers(1, CTX - 2))
@@ -264,11 +432,11 @@ def pairs(rng, n):
     return images.astype(np.float32), text, concepts
 
 
-def clip_training(torch, init=None, steps=5, batch=8):
+def clip_training(torch, init=None, steps=5, batch=8, vision_layers=2, img=IMG, vision_width=32):
     F = torch.nn.functional
     torch.manual_seed(0)
     CLIP, ClipLoss = clip_model(torch)
-    model = CLIP(embed_dim=16, image_resolution=IMG, vision_layers=2, vision_width=32, vision_patch_size=PATCH,
+    model = CLIP(embed_dim=16, image_resolution=img, vision_layers=vision_layers, vision_width=vision_width, vision_patch_size=PATCH,
                  context_length=CTX, vocab_size=VOCAB, transformer_width=24, transformer_heads=2,
                  transformer_layers=2)
     result = {"mask": numpy_of(model.transformer.resblocks[0].attn_mask)}
@@ -291,7 +459,7 @@ def clip_training(torch, init=None, steps=5, batch=8):
     model.train()
     for step in range(steps):
         lrs.append(scheduler(step))
-        images, texts, _ = pairs(rng, batch)
+        images, texts, _ = pairs(rng, batch, img)
         images, texts = torch.from_numpy(images), torch.from_numpy(texts)
         image_features = F.normalize(model.encode_image(images), dim=-1)
         text_features = F.normalize(model.encode_text(texts), dim=-1)
@@ -309,7 +477,7 @@ def clip_training(torch, init=None, steps=5, batch=8):
 
     # zero-shot: one prompt per concept ("<filler> <concept word> <eot>")
     model.eval()
-    images, texts, concepts = pairs(np.random.default_rng(2), 6)
+    images, texts, concepts = pairs(np.random.default_rng(2), 6, img)
     prompts = np.zeros((4, CTX), dtype=np.int64)
     prompts[:, 0], prompts[:, 1], prompts[:, 2] = 5, np.arange(1, 5), EOT
     with torch.no_grad():
@@ -334,3 +502,12 @@ def test_clip_contrastive_training():
     assert ref["scales"][0] == np.float32(1 / 0.07)
     assert ref["losses"][-1] < ref["losses"][0]
 
+
+
+def test_clip_modified_resnet():
+    """CLIP's ResNet image encoder: anti-aliased Bottlenecks (an OrderedDict downsample keyed "-1",
+    "0", "1"), zero-initialised bn3 weights, and the attention pool through
+    F.multi_head_attention_forward with separate q/k/v projection weights."""
+    ref, got = compare_program(clip_training, steps=3, vision_layers=(1, 1, 1, 1), img=32, vision_width=8)
+    assert "visual.layer2.0.downsample.-1" not in ref["state"]  # the avgpool holds no state
+    assert np.all(ref["init"]["visual.layer1.0.bn3.weight"] == 0)
