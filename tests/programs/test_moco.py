@@ -22,6 +22,7 @@ import socket
 import numpy as np
 
 from prog_helpers import compare_program, numpy_of, start_from
+from test_imagenet_style import accuracy  # main_moco.py's accuracy is the ImageNet example's
 
 IMG = 16
 
@@ -231,23 +232,6 @@ def two_crops(rng, images):
             out[i] = crop * rng.uniform(0.6, 1.4, (3, 1, 1))
         views.append(out)
     return views
-
-
-def accuracy(torch, output, target, topk=(1,)):
-    """Computes the accuracy over the k top predictions for the specified values of k"""
-    with torch.no_grad():
-        maxk = max(topk)
-        batch_size = target.size(0)
-
-        _, pred = output.topk(maxk, 1, True, True)
-        pred = pred.t()
-        correct = pred.eq(target.view(1, -1).expand_as(pred))
-
-        res = []
-        for k in topk:
-            correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
-            res.append(correct_k.mul_(100.0 / batch_size))
-        return res
 
 
 def moco(torch, init=None, epochs=2, iters=2, batch=8, K=32):
