@@ -15,6 +15,19 @@
 
 static atomic_ullong run_ids;
 
+/* A node's engine scratch as the run enclosing this one left it. A run started inside a node's
+ * backward (an autograd.Function whose backward calls autograd.grad) may reach nodes of the run
+ * still going on outside it, the AccumulateGrad of a parameter both use: it sets their scratch
+ * aside as it reaches them and puts it back as it ends, so the outer run's counts and buffers
+ * come through whole. */
+typedef struct outer_scratch {
+    mt_node *node; /* borrowed: the enclosing run holds it */
+    uint64_t run;
+    int deps;
+    uint8_t need;
+    mt_tensor *buffer[MT_NODE_MAX_OUT];
+} outer_scratch;
+
 /* The nodes of one run: all reached (owned references), and a max-heap of the ready ones. */
 typedef struct graph {
     uint64_t run;
@@ -23,6 +36,8 @@ typedef struct graph {
     mt_node **heap;
     int nheap, capheap;
     bool prune; /* inputs were given: only the nodes that reach one run (mark_needed) */
+    outer_scratch *outer; /* nouter, owned: what join set aside */
+    int nouter, capouter;
 } graph;
 
 static mt_status
@@ -82,6 +97,31 @@ pop(graph *g)
     return top;
 }
 
+/* x joins run g with a fresh scratch; one an enclosing run still uses (run != 0: a run ends by
+ * zeroing it) is set aside first. */
+static mt_status
+join(graph *g, mt_node *x)
+{
+    if (x->run != 0) {
+        if (g->nouter == g->capouter) {
+            int c = g->capouter ? g->capouter * 2 : 8;
+            outer_scratch *p = realloc(g->outer, sizeof(*p) * (size_t)c);
+            if (p == NULL) {
+                return mt_fail(MT_ENOMEM, "out of memory running the autograd graph");
+            }
+            g->outer = p;
+            g->capouter = c;
+        }
+        outer_scratch *o = &g->outer[g->nouter++];
+        *o = (outer_scratch){.node = x, .run = x->run, .deps = x->deps, .need = x->need};
+        memcpy(o->buffer, x->buffer, sizeof(o->buffer));
+        memset(x->buffer, 0, sizeof(x->buffer));
+    }
+    x->run = g->run;
+    x->deps = 0;
+    return push(&g->all, &g->nall, &g->capall, mt_node_retain(x));
+}
+
 /* Marks every node reachable from n as part of this run and counts its incoming edges. */
 static mt_status
 discover(graph *g, mt_node *root)
@@ -90,9 +130,7 @@ discover(graph *g, mt_node *root)
     int n = 0, cap = 0;
     mt_status st = MT_OK;
     if (root->run != g->run) {
-        root->run = g->run;
-        root->deps = 0;
-        st = push(&g->all, &g->nall, &g->capall, mt_node_retain(root));
+        st = join(g, root);
         if (st == MT_OK) {
             st = push(&stack, &n, &cap, root);
         }
@@ -105,9 +143,7 @@ discover(graph *g, mt_node *root)
                 continue;
             }
             if (next->run != g->run) {
-                next->run = g->run;
-                next->deps = 0;
-                st = push(&g->all, &g->nall, &g->capall, mt_node_retain(next));
+                st = join(g, next);
                 if (st == MT_OK) {
                     st = push(&stack, &n, &cap, next);
                 }
@@ -742,6 +778,15 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor_clear(&g.all[i]->buffer[k]);
         }
         g.all[i]->run = 0;
+    }
+    for (int i = g.nouter - 1; i >= 0; i--) { /* the enclosing run's scratch, back in place */
+        outer_scratch *o = &g.outer[i];
+        o->node->run = o->run;
+        o->node->deps = o->deps;
+        o->node->need = o->need;
+        memcpy(o->node->buffer, o->buffer, sizeof(o->buffer));
+    }
+    for (int i = 0; i < g.nall; i++) {
         mt_node_release(g.all[i]);
     }
     for (int k = 0; root_edges && k < n_roots; k++) {
@@ -761,6 +806,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
     free(targets);
     free(g.all);
     free(g.heap);
+    free(g.outer);
     return st;
 }
 

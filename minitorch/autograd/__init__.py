@@ -86,6 +86,8 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors,
     """The gradients of outputs with respect to inputs, returned rather than accumulated."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _grads_for(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph

@@ -189,6 +189,58 @@ def test_custom_function():
     np.testing.assert_allclose(np.asarray(x.grad), [6, 24])
 
 
+def recompute_function(lib, nested):
+    """A Function that recomputes its forward in backward and differentiates it there by a
+    nested engine run (guided-diffusion's CheckpointFunction with nested="grad", torch's
+    reentrant checkpoint with nested="backward"): the parameters it is handed are leaves the
+    outer run reaches too."""
+
+    class Recompute(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, run_function, length, *args):
+            ctx.run_function, ctx.length = run_function, length
+            ctx.save_for_backward(*args)
+            with lib.no_grad():
+                return run_function(*args[:length])
+
+        @staticmethod
+        def backward(ctx, *output_grads):
+            saved = ctx.saved_tensors
+            inputs, params = [x.detach().requires_grad_(True) for x in saved[:ctx.length]], list(saved[ctx.length:])
+            with lib.enable_grad():
+                outputs = ctx.run_function(*inputs)
+            if nested == "grad":
+                return (None, None) + lib.autograd.grad(outputs, inputs + params, output_grads, allow_unused=True)
+            lib.autograd.backward(outputs, output_grads)  # parameters' .grad filled by this run
+            return (None, None) + tuple(x.grad for x in inputs) + (None,) * len(params)
+
+    return Recompute
+
+
+@pytest.mark.parametrize("nested", ["grad", "backward"])
+def test_engine_run_inside_a_function_backward_keeps_the_outer_runs_leaves(nested):
+    """The nested run reaches the AccumulateGrad nodes of w and b while the outer run still
+    waits on them (w is also used outside the Function): both runs' gradients arrive."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x0, w0, b0 = rng.standard_normal((4, 3)), rng.standard_normal((3, 3)), rng.standard_normal(3)
+    got = {}
+    for lib in (torch, minitorch):
+        x = lib.tensor(x0, dtype=lib.float32, requires_grad=True)
+        w = lib.tensor(w0, dtype=lib.float32, requires_grad=True)
+        b = lib.tensor(b0, dtype=lib.float32, requires_grad=True)
+        unused = lib.ones(2, requires_grad=True)
+        f = lambda h: lib.tanh(h @ w + b)  # noqa: E731
+        y = recompute_function(lib, nested).apply(f, 1, x * 2, w, b, unused)
+        loss = (y * y).sum() + (w ** 2).sum()
+        loss.backward()
+        got[lib.__name__] = [x.grad, w.grad, b.grad, unused.grad]
+    for g, r in zip(got["minitorch"], got["torch"]):
+        assert (g is None) == (r is None)
+        if r is not None:
+            np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_gradcheck_catches_a_wrong_formula():
     class Wrong(minitorch.autograd.Function):
         @staticmethod

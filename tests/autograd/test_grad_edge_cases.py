@@ -464,3 +464,15 @@ def test_mean_gradient_is_a_tensor_of_its_own(name):
     (mine_strides, mine), (their_strides, theirs) = results
     assert mine_strides == their_strides
     np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("inputs", [[], ()])
+def test_grad_with_no_inputs_raises_as_pytorch(inputs):
+    """autograd.grad(y, []) is PyTorch's RuntimeError, not a fall-back to backward()."""
+    x = minitorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^`inputs` argument to `grad\\(\\)` cannot be empty.$"):
+        minitorch.autograd.grad((x * 2).sum(), inputs)
+    assert x.grad is None
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="^`inputs` argument to `grad\\(\\)` cannot be empty.$"):
+        torch.autograd.grad((torch.ones(2, requires_grad=True) * 2).sum(), inputs)
