@@ -292,3 +292,11 @@ def __getattr__(name: str):
 from ._einops import install as _install_einops  # noqa: E402
 
 _install_einops()  # einops finds minitorch's backend, imported before or after us (minitorch/_einops)
+
+# histogramdd (a composite in _stats, its result type named in return_types), quasirandom, lobpcg
+from ._stats import histogramdd  # noqa: E402
+from . import quasirandom  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
+from . import return_types as _return_types  # noqa: E402
+
+_return_types.histogramdd = _stats._histogramdd_result
