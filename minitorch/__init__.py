@@ -295,3 +295,11 @@ _install_einops()  # einops finds minitorch's backend, imported before or after 
 from . import masked, nested  # noqa: E402  (torch.masked: MaskedTensor; torch.nested: nested tensors)
 
 nested.install(globals(), Tensor)  # minitorch.jagged, Tensor.is_nested
+
+# histogramdd (a composite in _stats, its result type named in return_types), quasirandom, lobpcg
+from ._stats import histogramdd  # noqa: E402
+from . import quasirandom  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
+from . import return_types as _return_types  # noqa: E402
+
+_return_types.histogramdd = _stats._histogramdd_result

@@ -1,10 +1,13 @@
 """Tensor methods (and their top-level functions) that PyTorch has and that are composites of
 minitorch's ops: unfold (an as_strided view, so its gradient is as_strided's), sum_to_size,
 select_scatter/slice_scatter, renorm_, vdot, cholesky_solve/cholesky_inverse/triangular_solve,
-apply_/map_, nonzero_static, pin_memory/is_pinned and the layout predicates."""
+apply_/map_, nonzero_static, pin_memory/is_pinned and the layout predicates; output_nr, name,
+const_data_ptr, as_strided_ (over set_), dim_order and the deprecated resize/resize_as."""
 from __future__ import annotations
 
 import collections
+import math
+import warnings
 
 from . import _C, functional
 from ._aliases import _scatter_into, _source
@@ -183,6 +186,110 @@ class TensorMethods:
     is_sparse_csr = property(lambda self: False)
     is_quantized = property(lambda self: False)
     is_mkldnn = property(lambda self: False)
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its grad_fn this tensor is (0 for a leaf and a tensor without grad_fn)."""
+        if self.grad_fn is None:
+            return 0
+        from .autograd.graph import get_gradient_edge
+
+        return get_gradient_edge(self).output_nr
+
+    @property
+    def name(self):
+        """None: PyTorch's Tensor.name, set by nothing in eager code."""
+        return None
+
+    def const_data_ptr(self) -> int:
+        """The address of the first element (data_ptr), for reading only."""
+        return self.data_ptr()
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        """self re-pointed in place to the view as_strided(size, stride, storage_offset) of its
+        own storage (the offset defaults to self's); the version counter counts the change."""
+        if self.requires_grad and _C.is_grad_enabled():
+            raise RuntimeError("as_strided_: minitorch does not record an in-place view change of a tensor "
+                               "that requires grad; use as_strided (out of place)")
+        from .autograd.graph import increment_version
+
+        offset = self.storage_offset() if storage_offset is None else storage_offset
+        self.as_strided(size, stride, offset)  # PyTorch's checks of the geometry against the storage
+        with _no_grad():
+            self.set_(self.untyped_storage(), offset, tuple(size), tuple(stride))
+        increment_version(self)
+        return self
+
+    def dim_order(self, *, ambiguity_check=False) -> tuple:
+        """The dims from outermost to innermost in memory (strides descending; a tie goes to the
+        longer dim, 0-strided dims keep their places), PyTorch's order. ambiguity_check=True
+        raises when singleton dims or equal neighbouring strides allow more than one order; a
+        list of memory formats raises then unless exactly one of them describes the layout."""
+        from ._memory_format import channels_last, channels_last_3d, contiguous_format
+
+        if not isinstance(ambiguity_check, (bool, list)):
+            raise ValueError(f"ambiguity_check should be bool or a list of memory formats, got "
+                             f"{type(ambiguity_check).__name__}")
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        for fmt in formats:
+            if fmt not in (contiguous_format, channels_last, channels_last_3d):
+                raise ValueError(f"Memory format {fmt} is not supported.")
+        sizes, strides = tuple(self.shape), self.stride()
+        several = 1 in sizes or any(a == b for a, b in zip(strides, strides[1:]))
+        if ambiguity_check is not False and several:
+            if sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
+                raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of "
+                                   "the given memory formats.")
+        if len(sizes) <= 1 or self.is_contiguous():  # PyTorch's fast paths: no ambiguity raised
+            return tuple(range(len(sizes)))
+        if len(sizes) == 4 and self.is_contiguous(memory_format=channels_last):
+            return (0, 2, 3, 1)
+
+        def outer(a: int, b: int) -> int:
+            """1 when dim a lies outside dim b in memory, -1 when inside, 0 when either can"""
+            if strides[a] == 0 or strides[b] == 0:
+                return 0
+            if strides[a] == strides[b]:
+                return 0 if sizes[b] >= sizes[a] else 1
+            return 1 if strides[a] > strides[b] else -1
+
+        # insertion sort from the innermost dim out, stopping at the first dim known to be inner
+        perm = list(reversed(range(len(sizes))))
+        for i in range(1, len(perm)):
+            j = i
+            for k in reversed(range(i)):
+                order = outer(perm[k], perm[j])
+                if order < 0:
+                    break
+                if order > 0:
+                    perm[k], perm[j] = perm[j], perm[k]
+                    j = k
+        if ambiguity_check and any(outer(a, b) != -1 for a, b in zip(perm, perm[1:])):
+            raise RuntimeError("The tensor does not have unique dim order.")
+        return tuple(reversed(perm))
+
+    def resize(self, *sizes):
+        """Deprecated out-of-place resize: self's elements in the shape sizes (same count), with
+        gradient."""
+        warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+        return _resized(self, sizes)
+
+    def resize_as(self, tensor):
+        """Deprecated out-of-place resize_as: self's elements in tensor's shape (same count)."""
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+        return _resized(self, tuple(tensor.size()))
+
+
+def _resized(t, sizes: tuple):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    n = math.prod(sizes)
+    if t.numel() != n:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in total), but the given "
+                           f"tensor has a size of {'x'.join(map(str, t.size()))} ({t.numel()} elements). autograd's "
+                           "resize can only change the shape of a given tensor, while preserving the number of "
+                           "elements. ")
+    return t.contiguous().view(*sizes)
 
 
 def _is_dense(t) -> bool:

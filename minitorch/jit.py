@@ -1,12 +1,26 @@
-"""minitorch.jit: TorchScript's entry points where they are harmless in eager mode. script and
-trace return what they were given (the eager model computes the same), the decorators leave
-functions alone, freeze and optimize_for_inference give the (eval-mode) module itself, and the
-fusion switches are kept and change nothing; saving or loading TorchScript archives is not
+"""minitorch.jit: TorchScript's entry points where they are harmless in eager mode. script,
+trace and trace_module return what they were given (the eager model computes the same), the
+decorators leave functions alone, annotate and Attribute keep their values, fork runs its function
+at once and returns a completed Future, isinstance checks typing containers element by element,
+freeze and optimize_for_inference give the (eval-mode) module itself, and the fusion and
+optimization switches are kept and change nothing. ScriptModule and ScriptFunction are classes for
+isinstance checks and for old-style ScriptModule subclasses (whose script_method methods run
+eagerly); nothing eager is an instance of them. Saving or loading TorchScript archives is not
 supported."""
 from __future__ import annotations
 
+import builtins
+import collections
 import contextlib
-from typing import Any, Callable, Iterator, List, Optional
+import types
+import typing
+import warnings
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from .futures import Future
+from .nn.modules.module import Module
+
+Final = typing.Final
 
 
 def script(obj: Any, optimize: Optional[bool] = None, _frames_up: int = 0, _rcb: Any = None,
@@ -18,6 +32,120 @@ def trace(func: Any, example_inputs: Any = None, *args: Any, **kwargs: Any) -> A
     """Returns func itself: runs the eager function rather than a recording of one call (so it
     also follows data-dependent control flow, which a real trace would freeze)."""
     return func
+
+
+def trace_module(mod: Any, inputs: Dict[str, Any], optimize: Any = None, check_trace: bool = True,
+                 check_inputs: Any = None, check_tolerance: float = 1e-05, strict: bool = True,
+                 _force_outplace: bool = False, _module_class: Any = None, _compilation_unit: Any = None,
+                 example_inputs_is_kwarg: bool = False, _store_inputs: bool = True) -> Any:
+    """Returns mod itself, every method named in inputs runs eagerly (as trace does for forward);
+    PyTorch's errors for inputs that are not a dict of existing methods."""
+    if not builtins.isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    for name in inputs:
+        if not callable(getattr(mod, name, None)):
+            raise AttributeError(f"'{type(mod).__name__}' object has no attribute '{name}'")
+    return mod
+
+
+def script_if_tracing(fn: Callable) -> Callable:
+    """fn itself: it would be scripted only while tracing, and nothing is traced here."""
+    return fn
+
+
+def script_method(fn: Callable) -> Callable:
+    return fn
+
+
+def annotate(the_type: Any, the_value: Any) -> Any:
+    """the_value: the type only guides TorchScript's inference."""
+    return the_value
+
+
+Attribute = collections.namedtuple("Attribute", ["value", "type"])
+
+
+class ScriptModule(Module):
+    """The class of compiled modules. script() returns eager modules unchanged, so none is an
+    instance; a subclass written in the old style (forward marked with script_method) is an
+    ordinary module that runs eagerly."""
+
+
+class ScriptFunction:
+    """The class of compiled functions: script() returns eager functions unchanged, so none is an
+    instance. Wrapping a function in one gives a callable that runs it."""
+
+    def __init__(self, fn: Callable) -> None:
+        self._fn = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+
+def fork(func: Callable, *args: Any, **kwargs: Any) -> Future:
+    """Runs func(*args, **kwargs) now (an exception propagates from fork, as PyTorch's eager fork
+    raises it) and returns a completed Future of its result."""
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def wait(future: Future) -> Any:
+    return future.wait()
+
+
+_RAW_CONTAINERS = {dict: "dict", list: "list", tuple: "tuple", typing.Dict: "Dict", typing.List: "List",
+                   typing.Optional: "Optional", typing.Tuple: "Tuple"}
+
+
+def _check_has_args(target_type: Any) -> None:
+    name = _RAW_CONTAINERS.get(target_type) if builtins.isinstance(target_type, collections.abc.Hashable) else None
+    if name is None:
+        return
+    if name.endswith("ict"):
+        raise RuntimeError(f"Attempted to use {name} without contained types. Please add contained type, "
+                           f"e.g. {name}[int, int]")
+    raise RuntimeError(f"Attempted to use {name} without a contained type. Please add a contained type, "
+                       f"e.g. {name}[int]")
+
+
+def _warn_if_empty(obj: Any) -> None:
+    if builtins.isinstance(obj, (list, dict, tuple)) and len(obj) == 0:
+        warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance in eager mode. "
+                      "For example, List[int] would become list and therefore falsely return True for "
+                      "List[float] or List[str].", stacklevel=3)
+
+
+def _matches(obj: Any, target_type: Any) -> bool:
+    """whether obj is a target_type, looking into List[T], Dict[K, V], Tuple[...] and unions"""
+    _check_has_args(target_type)
+    origin, args = typing.get_origin(target_type), typing.get_args(target_type)
+    if origin is None:
+        return builtins.isinstance(obj, target_type)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_matches(obj, t) for t in args)
+    if origin in (list, dict, tuple):
+        _warn_if_empty(obj)
+    if origin is list:
+        return builtins.isinstance(obj, list) and all(_matches(el, args[0]) for el in obj)
+    if origin is dict:
+        return builtins.isinstance(obj, dict) and all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in obj.items())
+    if origin is tuple:
+        return builtins.isinstance(obj, tuple) and len(obj) == len(args) and all(map(_matches, obj, args))
+    return False
+
+
+def isinstance(obj: Any, target_type: Any) -> bool:  # noqa: A001 - torch.jit.isinstance
+    """Whether obj is of target_type, a type, a typing container (List[int], Dict[str, Tensor],
+    Tuple[int, str], Optional[T], nested) or a tuple of such. Elements are checked one by one; an
+    empty container matches any element type (with PyTorch's warning)."""
+    if builtins.isinstance(target_type, collections.abc.Container) and typing.get_origin(target_type) is None:
+        if not builtins.isinstance(target_type, tuple):
+            raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type or a tuple of types")
+        return any(isinstance(obj, t) for t in target_type)
+    return _matches(obj, target_type)
 
 
 def ignore(drop: Any = False, **kwargs: Any) -> Any:
@@ -59,6 +187,8 @@ def optimize_for_inference(mod: Any, other_methods: Optional[List[str]] = None) 
 
 
 _onednn_fusion = False
+_fusion_strategy: List[Tuple[str, int]] = [("STATIC", 2), ("DYNAMIC", 10)]
+_optimize_graphs = True
 _FUSERS = ("fuser0", "fuser1", "fuser2", "fuser3", "none")
 
 
@@ -69,6 +199,28 @@ def enable_onednn_fusion(enabled: bool) -> None:
 
 def onednn_fusion_enabled() -> bool:
     return _onednn_fusion
+
+
+def set_fusion_strategy(strategy: List[Tuple[str, int]]) -> List[Tuple[str, int]]:
+    """Keeps the fusion strategy (a list of ("STATIC" | "DYNAMIC", depth)) and returns the one it
+    replaces, as PyTorch does; nothing is fused here."""
+    for kind, _depth in strategy:
+        if kind not in ("STATIC", "DYNAMIC"):
+            raise ValueError(f"FusionBehavior only supported 'STATIC' or 'DYNAMIC', got: {kind}")
+    global _fusion_strategy
+    previous, _fusion_strategy = _fusion_strategy, [(kind, int(depth)) for kind, depth in strategy]
+    return previous
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize: bool) -> Iterator[None]:
+    """Sets whether the graph executor optimizes for the block and restores the previous flag."""
+    global _optimize_graphs
+    stored, _optimize_graphs = _optimize_graphs, bool(should_optimize)
+    try:
+        yield
+    finally:
+        _optimize_graphs = stored
 
 
 @contextlib.contextmanager

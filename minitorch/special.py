@@ -4,20 +4,24 @@ They are the ops of the op table under their special names (expit is sigmoid, ga
 lgamma, psi is digamma, multigammaln is mvlgamma) and its special_* ops (ndtr, xlog1py, entr:
 composites of csrc/ops/composite_special.c), and the special_* ops with kernels of their own
 (rows of csrc/ops/elementwise.def over core/math_special.h: the Bessel functions, ndtri, log_ndtr,
-erfcx, zeta, the Hermite polynomials; gammainc and gammaincc are igamma and igammac, i0 is
-torch.i0). softmax and log_softmax take PyTorch's keyword-only dtype here.
+erfcx, zeta, airy_ai, the Hermite, Chebyshev (plain and shifted), Legendre and Laguerre polynomials;
+gammainc and gammaincc are igamma and igammac, i0 is torch.i0). softmax and log_softmax take PyTorch's keyword-only dtype here.
 """
 from __future__ import annotations
 
 from . import _C
 
-__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx",
-           "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h",
-           "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
-           "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
-           "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-           "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
-           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
+           "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+           "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e",
+           "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+           "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
+           "xlogy", "zeta"]
 
 expit = _C.sigmoid
 erf = _C.erf
@@ -59,6 +63,17 @@ spherical_bessel_j0 = _C.special_spherical_bessel_j0
 zeta = _C.special_zeta
 hermite_polynomial_h = _C.special_hermite_polynomial_h
 hermite_polynomial_he = _C.special_hermite_polynomial_he
+airy_ai = _C.special_airy_ai
+chebyshev_polynomial_t = _C.special_chebyshev_polynomial_t
+chebyshev_polynomial_u = _C.special_chebyshev_polynomial_u
+chebyshev_polynomial_v = _C.special_chebyshev_polynomial_v
+chebyshev_polynomial_w = _C.special_chebyshev_polynomial_w
+shifted_chebyshev_polynomial_t = _C.special_shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u = _C.special_shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v = _C.special_shifted_chebyshev_polynomial_v
+shifted_chebyshev_polynomial_w = _C.special_shifted_chebyshev_polynomial_w
+legendre_polynomial_p = _C.special_legendre_polynomial_p
+laguerre_polynomial_l = _C.special_laguerre_polynomial_l
 gammainc = _C.igamma
 gammaincc = _C.igammac
 

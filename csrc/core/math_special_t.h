@@ -1,8 +1,9 @@
-/* torch.special's Bessel functions, ndtri, log_ndtr and spherical_bessel_j0 for one float type,
- * as PyTorch computes them in that type (ATen's native/Math.h, after the Cephes Math Library:
- * its Chebyshev and rational coefficients, evaluated in T). Included twice by core/math_special.h,
- * with MT_SP_T (float, double), MT_SP_S (f32, f64) and MT_SP_F (libm's suffix: f or nothing)
- * set; it defines mt_<name>_<S>. No state, no checks: NaN in gives NaN out. */
+/* torch.special's Bessel functions, airy_ai, ndtri, log_ndtr and spherical_bessel_j0 for one float
+ * type, as PyTorch computes them in that type (ATen's native/Math.h, after the Cephes Math
+ * Library: its Chebyshev and rational coefficients, evaluated in T). Included twice by
+ * core/math_special.h, with MT_SP_T (float, double), MT_SP_S (f32, f64), MT_SP_F (libm's suffix:
+ * f or nothing) and MT_SP_EPS (the type's epsilon) set; it defines mt_<name>_<S>. No state, no
+ * checks: NaN in gives NaN out. */
 #define T MT_SP_T
 #define SP(name) MT_SP_NAME(name, MT_SP_S)
 #define LM(fn) MT_SP_LIBM(fn, MT_SP_F)
@@ -358,6 +359,84 @@ SP(spherical_bessel_j0)(T x)
                                            xx * ((T)-1 / 39916800 + xx * ((T)1 / 6227020800))))));
     }
     return LM(sin)(x) / x;
+}
+
+/* Airy's Ai(x) (Cephes' airy, as PyTorch's airy_ai): the Maclaurin series
+ * Ai = c1 f(x) - c2 g(x) in (-2.09, 2.09), where f and g sum x^3k terms until the last one of f
+ * is below epsilon relative; beyond, the asymptotic forms in zeta = 2/3 |x|^(3/2): a rational
+ * function of 1/zeta times exp(-zeta) on the right (0 past 103.892, where it underflows), a
+ * damped oscillation with rational amplitude and phase corrections in 1/zeta^2 on the left.
+ * Both infinities give NaN, as PyTorch's does. */
+static inline MT_HD T
+SP(airy_ai)(T x)
+{
+    const T AN[8] = {3.46538101525629032477e-01, 1.20075952739645805542e+01,
+                     7.62796053615234516538e+01, 1.68089224934630576269e+02,
+                     1.59756391350164413639e+02, 7.05360906840444183113e+01,
+                     1.40264691163389668864e+01, 9.99999999999999995305e-01};
+    const T AD[8] = {5.67594532638770212846e-01, 1.47562562584847203173e+01,
+                     8.45138970141474626562e+01, 1.77318088145400459522e+02,
+                     1.64234692871529701831e+02, 7.14778400825575695274e+01,
+                     1.40959135607834029598e+01, 1.00000000000000000470e+00};
+    const T AFN[9] = {-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+                      -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+                      -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+                      -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+                      -1.67787698489114633780e-08};
+    const T AFD[9] = {1.33560420706553243746e+01, 3.26825032795224613948e+01,
+                      2.67367040941499554804e+01, 9.18707402907259625840e+00,
+                      1.47529146771666414581e+00, 1.15687173795188044134e-01,
+                      4.40291641615211203805e-03, 7.54720348287414296618e-05,
+                      4.51850092970580378464e-07};
+    const T AGN[11] = {1.97339932091685679179e-02, 3.91103029615688277255e-01,
+                       1.06579897599595591108e+00, 9.39169229816650230044e-01,
+                       3.51465656105547619242e-01, 6.33888919628925490927e-02,
+                       5.85804113048388458567e-03, 2.82851600836737019778e-04,
+                       6.98793669997260967291e-06, 8.11789239554389293311e-08,
+                       3.41551784765923618484e-10};
+    const T AGD[10] = {9.30892908077441974853e+00, 1.98352928718312140417e+01,
+                       1.55646628932864612953e+01, 5.47686069422975497931e+00,
+                       9.54293611618961883998e-01, 8.64580826352392193095e-02,
+                       4.12656523824222607191e-03, 1.01259085116509135510e-04,
+                       1.17166733214413521882e-06, 4.91834570062930015649e-09};
+    const T rsqrt_pi = (T)5.64189583547756286948e-01; /* 1/sqrt(pi) */
+    if (isinf(x)) {
+        return (T)NAN;
+    }
+    if (x > (T)103.892) {
+        return 0;
+    }
+    if (x < (T)-2.09) {
+        const T zeta = -2 * x * LM(sqrt)(-x) / 3;
+        const T z = 1 / zeta, zz = z * z;
+        const T f = 1 + zz * SP(polevl)(zz, AFN, 8) / SP(polevl)(zz, AFD, 8);
+        const T g = z * SP(polevl)(zz, AGN, 10) / SP(polevl)(zz, AGD, 9);
+        const T t = zeta + (T)0.25 * (T)3.14159265358979323846;
+        return rsqrt_pi / LM(sqrt)(LM(sqrt)(-x)) * (LM(sin)(t) * f - LM(cos)(t) * g);
+    }
+    if (x >= (T)2.09) {
+        const T zeta = 2 * x * LM(sqrt)(x) / 3;
+        const T r = SP(polevl)(1 / zeta, AN, 7) / SP(polevl)(1 / zeta, AD, 7);
+        return rsqrt_pi * r / (2 * LM(sqrt)(LM(sqrt)(x)) * LM(exp)(zeta));
+    }
+    /* f = sum 3^k (1/3)_k x^3k / (3k)!, g = sum 3^k (2/3)_k x^(3k+1) / (3k+1)!, term by term */
+    const T z = x * x * x;
+    T f = 1, g = x, m = 1, n = x, k = 1, t = 1;
+    while (t > (T)MT_SP_EPS) {
+        m *= z;
+        k += 1;
+        m /= k;
+        n *= z;
+        k += 1;
+        n /= k;
+        m /= k;
+        f += m;
+        k += 1;
+        n /= k;
+        g += n;
+        t = LM(fabs)(m / f);
+    }
+    return (T)0.355028053887817239260 * f - (T)0.258819403792806798405 * g;
 }
 
 /* ndtri, the inverse of the normal distribution function (Cephes' ndtri): a rational function of

@@ -13,17 +13,55 @@ grad mode off, and the node keeps what pack_hook returned instead of the tensor;
 through the node calls the unpack_hook of that time on it and uses the tensor it returns. The
 contexts nest (the innermost one packs) and are per thread. save_on_cpu is the pair that moves
 saved tensors to the host, disable_saved_tensors_hooks makes entering any of them an error.
+
+get_gradient_edge(t) is the (node, output_nr) pair a consumer of t records: t's grad_fn, or the
+AccumulateGrad node of a leaf, read from an alias of t taken in grad mode (the alias's node is
+kept as the ownership token). increment_version(t) bumps t's version counter by copying t onto
+itself without grad, so a saved t then fails its version check as after any in-place write.
 """
 from __future__ import annotations
 
 import contextlib
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple, Optional
 
 from .. import _C
 
-__all__ = ["Node", "disable_saved_tensors_hooks", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
+           "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: output output_nr of node (a tensor's place in the backward pass)."""
+    node: Any
+    output_nr: int
+    ownership_token: Optional[Any] = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge the gradient of tensor flows into: (grad_fn, output_nr), or (AccumulateGrad, 0)
+    for a leaf."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    from .._grad_mode import enable_grad
+
+    with enable_grad():
+        token = tensor.view_as(tensor).grad_fn
+    node, output_nr = token.next_functions[0]
+    return GradientEdge(node, output_nr, ownership_token=token)
+
+
+def increment_version(tensor) -> None:
+    """Bumps the version counter of tensor (or of each tensor of an iterable), as an in-place
+    write would: for writes autograd cannot see (through data_ptr)."""
+    from .._grad_mode import no_grad
+
+    tensors = (tensor,) if isinstance(tensor, _C.TensorBase) else tuple(tensor)
+    with no_grad():
+        for t in tensors:
+            t.copy_(t)
 
 
 def _hook_name(fn) -> str:

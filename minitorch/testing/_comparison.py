@@ -1,9 +1,11 @@
 """assert_close, as torch.testing.assert_close: tensors (and NumPy arrays, Python numbers, None,
 and sequences and mappings of them, pairwise) compared by shape, device, dtype, optionally stride,
-then values to rtol/atol with the defaults of PyTorch's dtype table; PyTorch's messages."""
+then values to rtol/atol with the defaults of PyTorch's dtype table; PyTorch's messages. Also the
+deprecated assert_allclose over it."""
 from __future__ import annotations
 
 import cmath
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
@@ -11,7 +13,7 @@ import numpy as np
 
 import minitorch
 
-__all__ = ["assert_close"]
+__all__ = ["assert_allclose", "assert_close"]
 
 # (rtol, atol) by dtype, as PyTorch's table; other dtypes compare exactly.
 _DTYPE_PRECISIONS = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5),
@@ -203,3 +205,27 @@ def assert_close(
         _compare(actual, expected, (), options)
     except _Mismatch as mismatch:
         raise mismatch.to_error(msg) from None
+
+
+# assert_allclose's own (rtol, atol) table, looser than assert_close's; other dtypes compare exactly
+_ALLCLOSE_PRECISIONS = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: Optional[float] = None, atol: Optional[float] = None,
+                    equal_nan: bool = True, msg: str = "") -> None:
+    """Deprecated (PyTorch 1.12) form of assert_close: non-tensors become tensors (expected in
+    actual's dtype), the dtypes need not match, NaNs compare equal by default, and the default
+    tolerances are the largest of the two dtypes' in assert_allclose's own table."""
+    __tracebackhide__ = True
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    if not isinstance(actual, minitorch.Tensor):
+        actual = minitorch.tensor(actual)
+    if not isinstance(expected, minitorch.Tensor):
+        expected = minitorch.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        tols = [_ALLCLOSE_PRECISIONS.get(_dtype_name(t.dtype), (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(t[0] for t in tols), max(t[1] for t in tols)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)

@@ -12,20 +12,85 @@ runs function again (under hooks that collect what its nodes save, in the same o
 placeholder gives its recomputed tensor. So keyword arguments, tensors inside containers, inputs
 that need no grad, closed-over parameters, autograd.grad(..., inputs=...) and nested checkpoints
 all work as without checkpointing, and a recomputation that saves differently raises
-CheckpointError. use_reentrant=True is the reentrant variant: an autograd.Function that runs
+CheckpointError. Selective checkpointing (create_selective_checkpoint_contexts, CheckpointPolicy) runs as plain
+checkpointing: every op is recomputed, whatever the policy says to save. That is allowed because
+the recomputation restores the random state and replays the same ops, so the values and gradients
+are the same; only the memory saved and the compute spent differ (the policy function is not
+called). set_checkpoint_early_stop keeps its flag; a recomputation here always runs the whole
+function, which early stopping only shortens. use_reentrant=True is the reentrant variant: an autograd.Function that runs
 function under no_grad and, in its backward, recomputes it and backpropagates through that
 (positional tensor arguments only, gradients accumulated into the .grad of closed-over tensors).
 """
 from __future__ import annotations
 
+import contextlib
+import enum
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Tuple
 
 from .. import _C
 from .._grad_mode import enable_grad, no_grad
 from ..autograd.function import Function
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "CheckpointPolicy", "checkpoint", "checkpoint_sequential",
+           "create_selective_checkpoint_contexts", "detach_variable", "set_checkpoint_early_stop"]
+
+_early_stop = True  # set_checkpoint_early_stop's flag (a recomputation here always runs to the end)
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output: keep it or recompute it."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+def detach_variable(inputs: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """inputs with each tensor detached, keeping its requires_grad (other values as they are)."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    out = []
+    for inp in inputs:
+        if isinstance(inp, _C.TensorBase):
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            inp = x
+        out.append(inp)
+    return tuple(out)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether a non-reentrant checkpoint's recomputation may stop once it has every tensor the
+    backward needs; restored on exit."""
+    global _early_stop
+    prev, _early_stop = _early_stop, enable
+    try:
+        yield
+    finally:
+        _early_stop = prev
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation: bool = False):
+    """The (forward, recompute) context pair for checkpoint(..., context_fn=...): a list of ops to
+    save or a policy function(ctx, op, *args, **kwargs) -> CheckpointPolicy, checked as PyTorch
+    does. Every op is recomputed here (see the module's note), so both contexts do nothing."""
+    from .._ops import OpOverload, OpOverloadPacket
+
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not isinstance(op, OpOverload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload.For example, if you have "
+                         "`torch.ops.aten.mm`, change it to `torch.ops.aten.mm.default`."
+                         if isinstance(op, OpOverloadPacket) else "")
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of type {type(op)}. "
+                                 f"{extra}")
+    elif not callable(policy_fn_or_list):
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 class CheckpointError(RuntimeError):

@@ -1,8 +1,8 @@
-"""torch.special's functions with kernels, the Hermite polynomials, the incomplete gamma functions,
-gcd, lcm, nextafter, frexp and the numeric composites (trapezoid, cumulative_trapezoid, gradient,
-vander, channel_shuffle) on the CUDA device (a GPU or the emulated one) against the CPU: the generated
-elementwise kernels of each new row in every layout, broadcast, with NaN and infinities, float32
-and float64, gradients, and errors."""
+"""torch.special's functions with kernels, the Hermite, Chebyshev, Legendre and Laguerre
+polynomials, airy_ai, the incomplete gamma functions, gcd, lcm, nextafter, frexp and the numeric
+composites (trapezoid, cumulative_trapezoid, gradient, vander, channel_shuffle) on the CUDA device
+(a GPU or the emulated one) against the CPU: the generated elementwise kernels of each new row in
+every layout, broadcast, with NaN and infinities, float32 and float64, gradients, and errors."""
 import numpy as np
 import pytest
 
@@ -65,6 +65,32 @@ def test_hermite(fn, dtype):
     tol = dict(rtol=1e-6 if dtype == minitorch.float32 else 1e-13, atol=1e-30)
     check_device(fn, x, n, **tol)
     check_device(fn, -x.transpose(0, 2), n.t()[:, :1], **tol)
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "legendre_polynomial_p", "laguerre_polynomial_l"]
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials(name, dtype):
+    """Degrees 0 to 12 (the trigonometric forms past 4, 6 or 8 included) at points inside and
+    outside [-1, 1], the endpoints, and NaN, infinite, negative, fractional and past-int64 ones."""
+    fn = getattr(sp, name)
+    x = values((4, 1, 6), dtype, -1.2, 1.2)
+    n = RNG.integers(0, 13, (5, 6)).astype(float)
+    n[0] = [NAN, INF, -INF, -1.0, 2.5, 1e19]
+    n = minitorch.tensor(n).to(dtype)
+    tol = dict(rtol=1e-5 if dtype == minitorch.float32 else 1e-12, atol=1e-6 if dtype == minitorch.float32 else 1e-12)
+    check_device(fn, x, n, **tol)
+    check_device(fn, -x.transpose(0, 2), n.t()[:, :1], **tol)
+
+
+@pytest.mark.parametrize("dtype", [minitorch.float32, minitorch.float64])
+def test_airy_ai(dtype):
+    for x in layouts(values((6, 9), dtype, -30, 30)):
+        check_device(sp.airy_ai, x, rtol=1e-5 if dtype == minitorch.float32 else 1e-12, atol=1e-12)
 
 
 def test_gcd_lcm_frexp():
