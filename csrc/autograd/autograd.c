@@ -650,14 +650,22 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     }
     mt_status st = MT_OK;
     int e = 0;
-    const unsigned scalar_slots = mt_formula_scalar_slots(op);
+    const unsigned scalar_slots = mt_op_scalar_slots(op); /* ops.def's SCALAR_SLOTS */
+    /* PyTorch's Scalar overload serves the call unless a tensor fills one of those slots */
+    bool scalar_overload = true;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if ((scalar_slots >> k & 1u) && a->t[k] && !a->t[k]->is_wrapped_number) {
+            scalar_overload = false;
+        }
+    }
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         if (!(f->diff_inputs >> k & 1u)) {
             continue;
         }
         mt_tensor *in = a->t[k];
-        if ((in == NULL || in->is_wrapped_number) && (scalar_slots >> k & 1u) && e < 32) {
-            /* clamp(x, min=0)'s absent max: no input of clamp.Scalar's node either */
+        if ((in ? in->is_wrapped_number : scalar_overload) && (scalar_slots >> k & 1u) && e < 32) {
+            /* clamp(x, min=0)'s absent max: no input of clamp.Scalar's node either (clamp.Tensor's
+             * keeps it, as None) */
             n->scalar_edges |= 1u << e;
         }
         if (in && !in->is_wrapped_number) {
