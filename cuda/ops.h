@@ -24,8 +24,7 @@ extern const mt_kernel mt_cuda_kernels[MT_NUM_OPS];
 extern const mt_index_backend mt_cuda_index;             /* ops_index.c */
 extern const mt_multinomial_device mt_cuda_multinomial; /* ops_random.c */
 extern const mt_stats_device mt_cuda_stats;             /* ops_stats.c */
-mt_status mt_cuda_bce(mt_tensor *const *ins, mt_dtype dt, bool logits,
-                      mt_tensor **result); /* ops_nn.c */
+mt_status mt_cuda_bce(mt_tensor *const *ins, bool logits, mt_tensor *loss); /* ops_nn.c */
 /* The first k of each row of self along dim, sorted: values (unless NULL) and int64 indices,
  * shaped like self with k along dim (ops_sort.c). */
 mt_status mt_cuda_sort_along(mt_tensor *self, int dim, int64_t k, bool desc, mt_tensor **values,

@@ -44,61 +44,23 @@ out_release:
     return st;
 }
 
-/* dense[k] = ins[k] (k < n; NULL stays NULL) broadcast together, contiguous in dtype dt; *numel
- * their element count; *shape and *ndim the common shape. */
-static mt_status
-dense_broadcast(mt_tensor *const *ins, int n, mt_dtype dt, mt_tensor **dense, int *ndim,
-                int64_t *shape)
-{
-    mt_status st = MT_OK;
-    *ndim = 0;
-    for (int k = 0; k < n && st == MT_OK; k++) {
-        if (ins[k]) {
-            st = mt_broadcast_shapes(*ndim, shape, ins[k]->ndim, ins[k]->sizes, ndim, shape);
-        }
-    }
-    for (int k = 0; k < n && st == MT_OK; k++) {
-        mt_tensor *e = NULL;
-        dense[k] = NULL;
-        if (ins[k] && (st = mt_op_expand(ins[k], *ndim, shape, &e)) == MT_OK) {
-            st = mt_cuda_cast(e, dt, &dense[k]);
-            mt_tensor_release(e);
-        }
-    }
-    return st;
-}
-
-/* The backend's bce loop (ops/nn.h's mt_bce_fn): the per-element loss of x, t (and pw); _C's
- * kernels weigh and reduce it. */
+/* The backend's bce loop (ops/nn.h's mt_bce_fn): the per-element loss of x, t (and pw), dense
+ * and of loss's shape and dtype, into loss; _C's kernels prepared them and weigh and reduce it. */
+// x, t, pw (n) or NULL, loss (n); loss = bce(x, t) or, with logits, bce(sigmoid(x), t) with pw
 mt_status
-mt_cuda_bce(mt_tensor *const *ins, mt_dtype dt, bool logits, mt_tensor **result)
+mt_cuda_bce(mt_tensor *const *ins, bool logits, mt_tensor *loss)
 {
-    mt_tensor *d[3] = {NULL}, *loss = NULL;
     mt_cuda_assert_record *rec = NULL;
-    int ndim;
-    int64_t shape[MT_MAX_DIMS];
-    mt_device dev = mt_tensor_device(ins[0]);
-    mt_status st = dense_broadcast(ins, 3, dt, d, &ndim, shape);
-    if (st || (st = mt_tensor_empty(ndim, shape, dt, dev, &loss)) ||
-        (st = mt_cuda_assert_record_get(&rec))) {
-        goto out_release;
-    }
-    const char *x = mt_tensor_data(d[0]), *t = mt_tensor_data(d[1]);
-    const char *pw = d[2] ? mt_tensor_data(d[2]) : NULL;
+    mt_dtype dt = loss->dtype;
+    const char *x = mt_tensor_data(ins[0]), *t = mt_tensor_data(ins[1]);
+    const char *pw = ins[2] ? mt_tensor_data(ins[2]) : NULL;
     char *out = mt_tensor_data(loss);
     int64_t n = mt_tensor_numel(loss);
     /* an x or t outside [0, 1] fails a device-side assertion: nothing waits for the kernel */
     void *args[] = {&x, &t, &pw, &out, &n, &rec};
-    if ((st = mt_cuda_use_device(dev)) ||
-        (st = mt_cuda_launch_n(mt_cuda_bce_kernel(logits, dt), n, args))) {
-        goto out_release;
-    }
-    *result = loss;
-    loss = NULL;
-out_release:
-    mt_tensor_clear(&loss);
-    for (int k = 0; k < 3; k++) {
-        mt_tensor_clear(&d[k]);
+    mt_status st = mt_cuda_assert_record_get(&rec);
+    if (st == MT_OK && (st = mt_cuda_use_device(mt_tensor_device(loss))) == MT_OK) {
+        st = mt_cuda_launch_n(mt_cuda_bce_kernel(logits, dt), n, args);
     }
     return st;
 }

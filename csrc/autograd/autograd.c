@@ -1,4 +1,5 @@
-/* The Autograd dispatch key: recording nodes, and their life.
+/* The Autograd dispatch key: recording nodes, and their life (saved tensors: autograd/saved.c;
+ * nodes recorded by hand, autograd.Function's: autograd/custom.c).
  *
  * One kernel serves every op with a formula: it runs the op below the Autograd key with grad
  * mode off (so nothing inside records), then links the outputs to a new node. In-place ops on
@@ -46,101 +47,10 @@ mt_autograd_formula(mt_op op)
     return formulas[op];
 }
 
-/* ---- saved-tensor hooks ---- */
-
-static const mt_saved_hooks *saved_hooks;
-static _Thread_local bool hooks_active;
-
-void
-mt_saved_hooks_install(const mt_saved_hooks *hooks)
-{
-    saved_hooks = hooks;
-}
-
-void
-mt_saved_hooks_set_active(bool active)
-{
-    hooks_active = active;
-}
-
-static void
-drop_packed(mt_node *n)
-{
-    for (int k = 0; n->has_packed && k < MT_MAX_TENSOR_ARGS; k++) {
-        if (n->packed[k]) {
-            saved_hooks->drop(n->packed[k]);
-            n->packed[k] = NULL;
-        }
-    }
-    for (int k = 0; n->has_packed && k < MT_NODE_MAX_OUT; k++) {
-        if (n->packed_out[k]) {
-            saved_hooks->drop(n->packed_out[k]);
-            n->packed_out[k] = NULL;
-        }
-    }
-    n->has_packed = false;
-}
-
-/* *slot, a tensor n just saved, through the pack hook when hooks are active on this thread: n
- * keeps the handle in *handle, and the tensor goes. A Python number wrapped as a tensor (pow's
- * exponent 2) is kept as it is: PyTorch saves a Scalar argument as a number, not a tensor. */
-static mt_status
-pack_saved(mt_node *n, mt_tensor **slot, void **handle)
-{
-    if (!hooks_active || saved_hooks == NULL || *slot == NULL || (*slot)->is_wrapped_number) {
-        return MT_OK;
-    }
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(false);
-    mt_status st = saved_hooks->pack(*slot, handle);
-    mt_set_grad_enabled(was);
-    if (st == MT_OK) {
-        mt_tensor_clear(slot);
-        n->has_packed = true;
-    }
-    return st;
-}
-
-mt_status
-mt_saved_unpack(mt_node *n)
-{
-    mt_status st = MT_OK;
-    for (int k = 0; n->has_packed && st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
-        if (n->packed[k] && (st = saved_hooks->unpack(n->packed[k], &n->saved[k])) == MT_OK) {
-            n->saved_version[k] = mt_tensor_version(n->saved[k]);
-        }
-    }
-    for (int k = 0; n->has_packed && st == MT_OK && k < MT_NODE_MAX_OUT; k++) {
-        if (n->packed_out[k] &&
-            (st = saved_hooks->unpack(n->packed_out[k], &n->saved_out[k])) == MT_OK) {
-            n->saved_out_version[k] = mt_tensor_version(n->saved_out[k]);
-        }
-    }
-    if (st) {
-        mt_saved_unpacked_clear(n);
-    }
-    return st;
-}
-
-void
-mt_saved_unpacked_clear(mt_node *n)
-{
-    for (int k = 0; n->has_packed && k < MT_MAX_TENSOR_ARGS; k++) {
-        if (n->packed[k]) {
-            mt_tensor_clear(&n->saved[k]);
-        }
-    }
-    for (int k = 0; n->has_packed && k < MT_NODE_MAX_OUT; k++) {
-        if (n->packed_out[k]) {
-            mt_tensor_clear(&n->saved_out[k]);
-        }
-    }
-}
-
 static void
 free_node(mt_node *n)
 {
-    drop_packed(n);
+    mt_saved_drop_packed(n);
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor_clear(&n->saved[k]);
     }
@@ -366,147 +276,6 @@ mt_autograd_edge_of(mt_tensor *t, mt_edge *e)
     return MT_OK;
 }
 
-/* PyTorch's error for a tensor saved at version `saved` and changed in place since. grad_fn:
- * the node whose output k it is (none for a leaf), named as PyTorch's message names it: without
- * the "Backward<n>" ending of a formula's node ("Mul"), in full otherwise ("CopySlices"). The
- * hint depends on anomaly mode, as PyTorch's. */
-static mt_status
-stale(const mt_tensor *t, long saved, const mt_node *grad_fn, int k)
-{
-    char buf[128], of[160] = "";
-    if (grad_fn) {
-        const char *name = grad_fn->name, *end = name + strlen(name);
-        const char *digits = end;
-        while (digits > name && digits[-1] >= '0' && digits[-1] <= '9') {
-            digits--;
-        }
-        size_t stem = (size_t)(end - name);
-        size_t suffix = strlen("Backward");
-        if (digits < end && (size_t)(digits - name) > suffix &&
-            strncmp(digits - suffix, "Backward", suffix) == 0) {
-            stem = (size_t)(digits - suffix - name);
-        }
-        snprintf(of, sizeof(of), ", which is output %d of %.*s,", k, (int)stem, name);
-    }
-    const char *hint =
-        mt_autograd_anomaly_enabled()
-            ? "the backtrace further above shows the operation that failed to compute its "
-              "gradient. The variable in question was changed in there or anywhere later. Good "
-              "luck!"
-            : "enable anomaly detection to find the operation that failed to compute its "
-              "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).";
-    return mt_fail(MT_ERUNTIME,
-                   "one of the variables needed for gradient computation has been modified by an "
-                   "inplace operation: [minitorch.%sTensor %s]%s is at version %ld; expected "
-                   "version %ld instead. Hint: %s",
-                   mt_dtype_scalar_name(t->dtype),
-                   mt_format_sizes(buf, sizeof(buf), t->ndim, t->sizes), of, mt_tensor_version(t),
-                   saved, hint);
-}
-
-mt_status
-mt_autograd_check_version(const mt_tensor *t, long saved)
-{
-    if (mt_tensor_version(t) != saved) {
-        return stale(t, saved, t->grad_fn, t->output_nr);
-    }
-    return MT_OK;
-}
-
-static mt_status
-released(void)
-{
-    return mt_fail(MT_ERUNTIME,
-                   "Trying to backward through the graph a second time (or directly access saved "
-                   "tensors after they have already been freed). Saved intermediate values of the "
-                   "graph are freed when you call .backward() or autograd.grad(). Specify "
-                   "retain_graph=True if you need to backward through the graph a second time or "
-                   "if you need to access saved tensors after calling backward.");
-}
-
-mt_status
-mt_saved_input(mt_node *n, int slot, mt_tensor **out)
-{
-    mt_tensor *t = n->saved[slot];
-    if (n->released) {
-        return released();
-    }
-    if (t == NULL) {
-        return mt_fail(MT_ERUNTIME, "%s: input %d was not saved", n->name, slot);
-    }
-    mt_status st = mt_autograd_check_version(t, n->saved_version[slot]);
-    if (st) {
-        return st;
-    }
-    *out = t;
-    return MT_OK;
-}
-
-mt_status
-mt_saved_output(mt_node *n, int k, mt_tensor **out)
-{
-    mt_tensor *t = n->saved_out[k];
-    if (n->released) {
-        return released();
-    }
-    if (t == NULL) {
-        return mt_fail(MT_ERUNTIME, "%s: output %d was not saved", n->name, k);
-    }
-    if (mt_tensor_version(t) != n->saved_out_version[k]) {
-        return stale(t, n->saved_out_version[k], n, k); /* a saved output: n's, as in PyTorch */
-    }
-    *out = t;
-    return MT_OK;
-}
-
-mt_status
-mt_saved_peek(mt_node *n, bool output, int k, mt_tensor **out)
-{
-    *out = NULL;
-    if (k < 0 || k >= (output ? MT_NODE_MAX_OUT : MT_MAX_TENSOR_ARGS)) {
-        return MT_OK;
-    }
-    void *handle = output ? n->packed_out[k] : n->packed[k];
-    /* a backward without retain_graph freed what the row keeps (the call may have kept less) */
-    bool row_keeps = n->formula &&
-                     (output ? n->formula->save_outputs : (n->formula->save_inputs >> k & 1u) != 0);
-    if (n->released && (handle || row_keeps || (output ? n->saved_out[k] : n->saved[k]))) {
-        return released();
-    }
-    if (handle) { /* kept by a pack hook: what its unpack gives now */
-        return saved_hooks->unpack(handle, out);
-    }
-    mt_tensor *t = NULL;
-    if ((output ? n->saved_out[k] : n->saved[k]) == NULL) {
-        return MT_OK;
-    }
-    mt_status st = output ? mt_saved_output(n, k, &t) : mt_saved_input(n, k, &t);
-    if (st == MT_OK) {
-        *out = mt_tensor_retain(t);
-    }
-    return st;
-}
-
-mt_status
-mt_saved_check(mt_node *n)
-{
-    mt_tensor *t = NULL;
-    mt_status st = MT_OK;
-    for (int k = 0; n->has_saved && st == MT_OK && k < MT_MAX_TENSOR_ARGS; k++) {
-        /* a NULL slot of a live node is an optional input passed as None */
-        if ((n->formula->save_inputs >> k & 1u) && (n->saved[k] || n->released)) {
-            st = mt_saved_input(n, k, &t);
-        }
-    }
-    for (int k = 0; n->has_saved && st == MT_OK && k < n->nout; k++) {
-        bool kept = n->out_diff[k] || (n->formula->save_index_outputs >> k & 1u);
-        if (n->saved_out[k] || (n->released && kept)) {
-            st = mt_saved_output(n, k, &t);
-        }
-    }
-    return st;
-}
-
 /* A tensor the node keeps: the same memory and version counter, but no grad_fn, so that a
  * saved output does not keep its own node alive through itself. */
 static mt_status
@@ -598,7 +367,7 @@ needs_node(const mt_formula *f, const mt_args *a)
 void
 mt_node_release_saved(mt_node *n)
 {
-    drop_packed(n);
+    mt_saved_drop_packed(n);
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         mt_tensor_clear(&n->saved[k]);
     }
@@ -650,14 +419,22 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
     }
     mt_status st = MT_OK;
     int e = 0;
-    const unsigned scalar_slots = mt_formula_scalar_slots(op);
+    const unsigned scalar_slots = mt_op_scalar_slots(op); /* ops.def's SCALAR_SLOTS */
+    /* PyTorch's Scalar overload serves the call unless a tensor fills one of those slots */
+    bool scalar_overload = true;
+    for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
+        if ((scalar_slots >> k & 1u) && a->t[k] && !a->t[k]->is_wrapped_number) {
+            scalar_overload = false;
+        }
+    }
     for (int k = 0; k < MT_MAX_TENSOR_ARGS; k++) {
         if (!(f->diff_inputs >> k & 1u)) {
             continue;
         }
         mt_tensor *in = a->t[k];
-        if ((in == NULL || in->is_wrapped_number) && (scalar_slots >> k & 1u) && e < 32) {
-            /* clamp(x, min=0)'s absent max: no input of clamp.Scalar's node either */
+        if ((in ? in->is_wrapped_number : scalar_overload) && (scalar_slots >> k & 1u) && e < 32) {
+            /* clamp(x, min=0)'s absent max: no input of clamp.Scalar's node either (clamp.Tensor's
+             * keeps it, as None) */
             n->scalar_edges |= 1u << e;
         }
         if (in && !in->is_wrapped_number) {
@@ -688,12 +465,12 @@ record_inputs(mt_op op, const mt_formula *f, mt_args *a, mt_tensor *original_sel
         }
         if ((save >> k & 1u) && in) {
             /* with saved-tensor hooks, pack sees a detached alias, as PyTorch's */
-            st = hooks_active && !in->is_wrapped_number ? detached(in, &n->saved[k])
-                                                        : saved_input(in, &n->saved[k]);
+            st = mt_saved_hooks_active && !in->is_wrapped_number ? detached(in, &n->saved[k])
+                                                                 : saved_input(in, &n->saved[k]);
             n->saved_version[k] = mt_tensor_version(in);
             n->has_saved = true;
             if (st == MT_OK) {
-                st = pack_saved(n, &n->saved[k], &n->packed[k]);
+                st = mt_saved_pack(n, &n->saved[k], &n->packed[k]);
             }
         }
     }
@@ -731,7 +508,7 @@ record_outputs(mt_op op, const mt_formula *f, mt_args *a, mt_node *n)
             n->saved_out_version[k] = mt_tensor_version(o);
             n->has_saved = true;
             if (st == MT_OK) {
-                st = pack_saved(n, &n->saved_out[k], &n->packed_out[k]);
+                st = mt_saved_pack(n, &n->saved_out[k], &n->packed_out[k]);
             }
         }
     }
@@ -895,122 +672,6 @@ autograd_call(mt_op op, mt_args *a)
         mt_tensor_clear(&a->out[k]);
     }
     return st;
-}
-
-mt_status
-mt_autograd_node(const mt_formula *f, int nin, mt_tensor *const *inputs, mt_node **out)
-{
-    mt_node *n = mt_node_new(f, f->name, nin);
-    if (n == NULL) {
-        return mt_fail(MT_ENOMEM, "out of memory recording the autograd graph");
-    }
-    mt_status st = MT_OK;
-    for (int k = 0; st == MT_OK && k < nin; k++) {
-        if (inputs[k]) {
-            mt_meta_of(inputs[k], &n->in_meta[k]);
-            st = mt_autograd_edge_of(inputs[k], &n->edges[k]);
-        }
-    }
-    if (st) {
-        mt_node_release(n);
-        return st;
-    }
-    *out = n;
-    return MT_OK;
-}
-
-void
-mt_autograd_set_outputs(mt_node *n, int nout, mt_tensor *const *outputs)
-{
-    n->nout = nout;
-    for (int k = 0; k < nout; k++) {
-        mt_meta_of(outputs[k], &n->out_meta[k]);
-        n->out_diff[k] = mt_autograd_dtype(outputs[k]->dtype);
-        if (n->out_diff[k]) {
-            mt_autograd_set_grad_fn(outputs[k], n, k);
-        }
-    }
-}
-
-/* PyTorch's checks of an input an autograd.Function changed in place (ctx.mark_dirty). A view
- * must be the Function's first input: CopySlices sends the base's gradient along the node's
- * first edge. */
-static mt_status
-check_dirty(mt_tensor *t, int nin, mt_tensor *const *inputs)
-{
-    if (t->requires_grad && t->grad_fn == NULL && t->view_base == NULL) {
-        return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad has been used in an "
-                                    "in-place operation.");
-    }
-    mt_status st = mt_autograd_check_inplace(t);
-    if (st == MT_OK && t->view_base && mt_autograd_dtype(t->dtype) && (nin < 1 || inputs[0] != t)) {
-        st = mt_fail(MT_ENOTIMPL, "mark_dirty: a view changed in place must be the Function's "
-                                  "first input");
-    }
-    return st;
-}
-
-mt_status
-mt_autograd_record_custom(const mt_formula *f, const char *name, void *user,
-                          void (*user_free)(void *), int nin, mt_tensor *const *inputs, int nout,
-                          mt_tensor *const *outputs, const bool *dirty)
-{
-    if (nout > MT_NODE_MAX_OUT) {
-        return mt_fail(MT_ERUNTIME, "an autograd.Function may return at most %d tensors",
-                       MT_NODE_MAX_OUT);
-    }
-    /* A leaf that requires grad as an output would become a non-leaf whose node's edge leads
-     * to its own AccumulateGrad: a cycle never freed. (autograd.Function passes a view of an
-     * input it returns, as PyTorch; an in-place op's output is a non-leaf self.) */
-    for (int k = 0; k < nout; k++) {
-        if (dirty && dirty[k]) {
-            mt_status st = check_dirty(outputs[k], nin, inputs);
-            if (st) {
-                return st;
-            }
-        } else if (outputs[k]->requires_grad && outputs[k]->grad_fn == NULL) {
-            return mt_fail(MT_ERUNTIME, "a leaf Variable that requires grad is being used in an "
-                                        "in-place operation.");
-        }
-    }
-    mt_node *n = NULL;
-    mt_status st = mt_autograd_node(f, nin, inputs, &n);
-    if (st) {
-        return st;
-    }
-    n->name = name;
-    n->user = user;
-    n->user_free = user_free;
-    mt_autograd_set_outputs(n, nout, outputs);
-    /* An output that is a view (an input returned as it is comes as one) keeps the Function's
-     * node: PyTorch refuses to rebase it, as that would bypass the custom backward. A view the
-     * Function changed in place gives its base the new history instead. */
-    for (int k = 0; k < nout; k++) {
-        mt_tensor *o = outputs[k];
-        if (dirty && dirty[k]) {
-            mt_tensor_bump_version(o);
-            mt_status st = o->view_base && n->out_diff[k] ? mt_autograd_rebase_history(o, n)
-                                                          : MT_OK;
-            if (st) {
-                /* out of memory: the caller keeps user, so no output may keep n */
-                n->user = NULL;
-                n->user_free = NULL;
-                for (int j = 0; j < nout; j++) {
-                    if (outputs[j]->grad_fn == n) {
-                        mt_autograd_forget(outputs[j]);
-                    }
-                }
-                mt_node_release(n);
-                return st;
-            }
-        } else if (o->view_base && n->out_diff[k]) {
-            o->view_creation = MT_VIEW_CUSTOM_FUNCTION;
-            o->view_version = mt_tensor_version(o);
-            o->view_output_nr = k;
-        }
-    }
-    mt_node_release(n);
-    return MT_OK;
 }
 
 #define PER_OP_CALL autograd_call

@@ -245,6 +245,11 @@ void mt_saved_hooks_set_active(bool active);
  * n->saved_out, and those released again. */
 mt_status mt_saved_unpack(mt_node *n);
 void mt_saved_unpacked_clear(mt_node *n);
+/* For recording (autograd.c; saved.c holds them): whether the hooks are on for this thread; n's
+ * packed handles dropped; *slot, a tensor n just saved, through the pack hook when they are on. */
+extern _Thread_local bool mt_saved_hooks_active;
+void mt_saved_drop_packed(mt_node *n);
+mt_status mt_saved_pack(mt_node *n, mt_tensor **slot, void **handle);
 
 /* Frees n's saved tensors (after a backward without retain_graph): a later backward through n
  * fails with PyTorch's 'backward through the graph a second time'. */

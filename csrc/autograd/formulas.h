@@ -34,7 +34,6 @@ mt_status mt_autograd_max_pool3d(mt_args *a);
 const char *mt_formula_overload_name(mt_op op, const mt_args *a);
 /* The node name of formulas_math.c's numbered ops, or NULL (called by the one above). */
 const char *mt_formula_math_overload_name(mt_op op, const mt_args *a);
-unsigned mt_formula_scalar_slots(mt_op op);
 /* The node name of formulas_pointwise.c's numbered ops (round.decimals, lerp.Tensor...), or NULL
  * (the rows name the function themselves). */
 const char *mt_formula_pointwise_overload_name(mt_op op, const mt_args *a);

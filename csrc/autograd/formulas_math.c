@@ -500,38 +500,6 @@ is_number(const mt_tensor *t)
     return t != NULL && t->is_wrapped_number;
 }
 
-/* The inputs (a bit per tensor slot) that PyTorch's overload for this call takes as a Scalar
- * when they are numbers: they are no inputs of its node, so its next_functions leave them out
- * (x.pow(2) has one, PowBackward0's of x; x + 2 has two, the number wrapped as a tensor). */
-unsigned
-mt_formula_scalar_slots(mt_op op)
-{
-    switch (op) {
-    case MT_OP_sub: /* 1 - x is rsub(x, 1) */
-        return 0x1;
-    case MT_OP_pow:
-    case MT_OP_pow_:
-    case MT_OP_remainder:
-    case MT_OP_remainder_:
-    case MT_OP_fmod:
-    case MT_OP_fmod_:
-    case MT_OP_clamp:
-    case MT_OP_clamp_:
-    case MT_OP_masked_fill:
-    case MT_OP_masked_fill_:
-    case MT_OP_lerp:
-    case MT_OP_lerp_:
-    case MT_OP_scatter:
-    case MT_OP_scatter_:
-    case MT_OP_index_fill:
-    case MT_OP_index_fill_:
-    case MT_OP_fill_:
-        return ~0u;
-    default:
-        return 0;
-    }
-}
-
 /* The overloads PyTorch numbers apart (pow(Tensor, Tensor): PowBackward1 ...). */
 const char *
 mt_formula_math_overload_name(mt_op op, const mt_args *a)

@@ -3,10 +3,11 @@
  * binary_cross_entropy_with_logits. Sums accumulate in double; the reduction of the
  * elementwise losses is mt_loss_finish's (ops/nn.c), as PyTorch's apply_loss_reduction. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "cpu/copy.h"
-#include "cpu/elementwise.h"
+#include "cpu/iter.h"
 #include "cpu/loops.h"
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
@@ -96,55 +97,45 @@ out_release:
 
 /* ---- binary cross entropy ---- */
 
-typedef struct range_flags {
-    bool bad_input, bad_target; /* a value outside [0, 1] */
-} range_flags;
+/* A loop's context: whether pos_weight is given (else 1), and what the loops report back: a
+ * value outside [0, 1] (atomic: mt_iter_run_parallel may run a loop on several threads). */
+typedef struct bce_ctx {
+    bool has_pw;
+    atomic_bool bad_input, bad_target;
+} bce_ctx;
 
 // out, x, t (one shape); out = -(t log x + (1 - t) log(1 - x)), each log clamped at -100
 #define BCE_LOOP(name, T, F)                                                                    \
     static void name(char **data, const int64_t *strides, int64_t n, void *ctx)                 \
     {                                                                                           \
-        range_flags *r = ctx;                                                                   \
+        bce_ctx *r = ctx;                                                                       \
+        bool bad_x = false, bad_t = false;                                                      \
         for (int64_t i = 0; i < n; i++) {                                                       \
             const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i);                                     \
-            r->bad_input |= !(x >= 0 && x <= 1);                                                \
-            r->bad_target |= !(t >= 0 && t <= 1);                                               \
+            bad_x |= !(x >= 0 && x <= 1);                                                       \
+            bad_t |= !(t >= 0 && t <= 1);                                                       \
             const T lx = fmax##F(log##F(x), (T) - 100), l1x = fmax##F(log1p##F(-x), (T) - 100); \
             MT_AT(T, 0, i) = (t - (T)1) * l1x - t * lx;                                         \
+        }                                                                                       \
+        if (bad_x) {                                                                            \
+            atomic_store(&r->bad_input, true);                                                  \
+        }                                                                                       \
+        if (bad_t) {                                                                            \
+            atomic_store(&r->bad_target, true);                                                 \
         }                                                                                       \
     }
 BCE_LOOP(bce_f32, float, f)
 BCE_LOOP(bce_f64, double, )
 
-// self, target (one shape) probabilities, weight (broadcasts to it) or NULL; out = the binary
-// cross entropy, reduced
-mt_status
-mt_cpu_binary_cross_entropy(mt_args *a)
-{
-    mt_tensor *self = a->t[0], *target = a->t[1], *loss = NULL;
-    range_flags r = {false, false};
-    mt_tensor *ins[2] = {self, target};
-    mt_status st = mt_cpu_elementwise(ins, 2, self->dtype,
-                                      self->dtype == MT_FLOAT32 ? bce_f32 : bce_f64, &r, false,
-                                      &loss);
-    if (st) {
-        return st;
-    }
-    if (r.bad_input || r.bad_target) {
-        mt_tensor_release(loss);
-        return mt_fail_bce_range(r.bad_input);
-    }
-    return mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
-}
-
-// out, x, t, pw (one shape); out = (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t), where
-// log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) never overflows
+// out, x, t, pw (one shape; pw 1 where absent); out = (1 - t) x - log_sigmoid(x) (1 + (pw - 1) t),
+// where log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) never overflows
 #define BCE_LOGITS_LOOP(name, T, F)                                               \
     static void name(char **data, const int64_t *strides, int64_t n, void *ctx)   \
     {                                                                             \
-        (void)ctx;                                                                \
+        const bool has_pw = ((const bce_ctx *)ctx)->has_pw;                       \
         for (int64_t i = 0; i < n; i++) {                                         \
-            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i), pw = MT_AT(T, 3, i);  \
+            const T x = MT_AT(T, 1, i), t = MT_AT(T, 2, i);                       \
+            const T pw = has_pw ? MT_AT(T, 3, i) : (T)1;                          \
             const T log_sig = fmin##F(x, (T)0) - log1p##F(exp##F(-fabs##F(x)));   \
             MT_AT(T, 0, i) = ((T)1 - t) * x - log_sig * ((T)1 + (pw - (T)1) * t); \
         }                                                                         \
@@ -152,23 +143,42 @@ mt_cpu_binary_cross_entropy(mt_args *a)
 BCE_LOGITS_LOOP(bce_logits_f32, float, f)
 BCE_LOGITS_LOOP(bce_logits_f64, double, )
 
+/* The CPU's bce loop (ops/nn.h's mt_bce_fn), on the threads over the prepared operands. */
+// x, t, pw (one shape) or NULL, loss (that shape); loss = bce(x, t) or, with logits,
+// bce(sigmoid(x), t) with pw
+static mt_status
+cpu_bce(mt_tensor *const *ins, bool logits, mt_tensor *loss)
+{
+    mt_tensor *ops[4] = {loss, ins[0], ins[1], ins[2]};
+    bce_ctx r = {.has_pw = ins[2] != NULL};
+    atomic_init(&r.bad_input, false);
+    atomic_init(&r.bad_target, false);
+    const bool f32 = loss->dtype == MT_FLOAT32;
+    mt_iter it;
+    mt_status st = mt_iter_build_any_order(&it, loss->ndim, loss->sizes, ops, ins[2] ? 4 : 3);
+    if (st) {
+        return st;
+    }
+    mt_iter_run_parallel(&it,
+                         logits ? (f32 ? bce_logits_f32 : bce_logits_f64)
+                                : (f32 ? bce_f32 : bce_f64),
+                         &r);
+    const bool bad_input = atomic_load(&r.bad_input);
+    return bad_input || atomic_load(&r.bad_target) ? mt_fail_bce_range(bad_input) : MT_OK;
+}
+
+// self, target (one shape) probabilities, weight (broadcasts to it) or NULL; out = the binary
+// cross entropy, reduced
+mt_status
+mt_cpu_binary_cross_entropy(mt_args *a)
+{
+    return mt_bce_with(a, false, cpu_bce);
+}
+
 // self, target (one shape) logits and probabilities, weight and pos_weight (broadcast to
 // them) or NULL; out = binary_cross_entropy(sigmoid(self), target), reduced
 mt_status
 mt_cpu_binary_cross_entropy_with_logits(mt_args *a)
 {
-    mt_tensor *one = NULL, *loss = NULL;
-    mt_status st = MT_OK;
-    if (a->t[3] == NULL && (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one))) {
-        return st;
-    }
-    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3] ? a->t[3] : one};
-    mt_dtype dt = a->plan->loss.dt;
-    st = mt_cpu_elementwise(ins, 3, dt, dt == MT_FLOAT32 ? bce_logits_f32 : bce_logits_f64, NULL,
-                            false, &loss);
-    mt_tensor_clear(&one);
-    if (st) {
-        return st;
-    }
-    return mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
+    return mt_bce_with(a, true, cpu_bce);
 }

@@ -152,27 +152,16 @@ device_bincount(mt_args *a)
     return device_backend->stats->bincount(a->t[0], a->t[1], a->out[0]);
 }
 
-/* ins: input, target, pos_weight (NULL for binary_cross_entropy); a->t[2] the weight */
-static mt_status
-device_bce(mt_args *a, mt_tensor *const *ins, bool logits)
-{
-    mt_tensor *loss = NULL;
-    mt_status st = device_backend->bce(ins, a->plan->loss.dt, logits, &loss);
-    return st ? st : mt_loss_store(loss, a->t[2], a->i[0], a->out[0]);
-}
-
 static mt_status
 device_binary_cross_entropy(mt_args *a)
 {
-    mt_tensor *ins[3] = {a->t[0], a->t[1], NULL};
-    return device_bce(a, ins, false);
+    return mt_bce_with(a, false, device_backend->bce);
 }
 
 static mt_status
 device_binary_cross_entropy_with_logits(mt_args *a)
 {
-    mt_tensor *ins[3] = {a->t[0], a->t[1], a->t[3]};
-    return device_bce(a, ins, true);
+    return mt_bce_with(a, true, device_backend->bce);
 }
 
 /* "mt_<backend>_<op>", the names PyTorch's profiles would show for the device's kernels */

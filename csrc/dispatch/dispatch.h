@@ -45,6 +45,14 @@ typedef enum mt_key {
 /* complex tensors (dispatch/complex.c): COMPLEX takes them as they are; an op without it
  * refuses them, unless dispatch/complex.c has a complex form of it written in other ops */
 #define COMPLEX 32
+/* Python numbers PyTorch's overload takes as a Scalar: a bit per tensor slot (mt_args.t[k]) that
+ * the overload PyTorch picks for a number there declares Scalar, not Tensor (pow.Tensor_Scalar,
+ * clamp, masked_fill.Scalar; rsub.Scalar for 1 - x, which is x.__rsub__(1), sub with the number
+ * in slot 0 here). Such a number, or an absent optional there (clamp(x, min=0)'s max), is no
+ * input of the op's autograd node, so its next_functions leave it out: x.pow(2) has one entry,
+ * x + 2 two (add.Tensor takes the number wrapped as a tensor). Read with mt_op_scalar_slots. */
+#define SCALAR_SLOTS(mask) ((mask) << MT_SCALAR_SLOTS_SHIFT)
+#define MT_SCALAR_SLOTS_SHIFT 8 /* above the flags; MT_MAX_TENSOR_ARGS bits */
 /* nout of an op that returns a Tensor[] (split, chunk, unbind): its kernel fills outl */
 #define LIST -1
 
@@ -157,6 +165,12 @@ extern const char *const mt_op_names[MT_NUM_OPS];
 extern const char *const mt_op_schemas[MT_NUM_OPS];
 extern const int mt_op_nout[MT_NUM_OPS];
 extern const int mt_op_flags[MT_NUM_OPS];
+/* the tensor slots a row's SCALAR_SLOTS(mask) flag names, a bit each */
+static inline unsigned
+mt_op_scalar_slots(mt_op op)
+{
+    return (unsigned)mt_op_flags[op] >> MT_SCALAR_SLOTS_SHIFT;
+}
 /* "mt_cuda_<kernel>", the kernel a row's cuda column names (registered by _C_cuda), or NULL */
 extern const char *const mt_op_cuda_kernels[MT_NUM_OPS];
 extern const char *const mt_key_names[MT_NUM_KEYS];

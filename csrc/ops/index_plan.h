@@ -38,6 +38,9 @@ mt_status mt_index_plan_make(mt_tensor *self, int n, mt_tensor *const *indices,
                              mt_index_offsets_fn offsets, const mt_tensor *values,
                              mt_index_plan *p);
 void mt_index_plan_release(mt_index_plan *p);
+/* self[indices]'s checks before any index is read (index_advanced.c), which the front ends of
+ * index and index_put_ run first. */
+mt_status mt_index_check_indices(const mt_tensor *self, int n, mt_tensor *const *indices);
 
 /* ---- the kernels, over a device's backend ---- */
 

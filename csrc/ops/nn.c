@@ -1,10 +1,13 @@
 /* Composite nn ops, in terms of other ops through the dispatcher: dropout (bernoulli_ noise),
  * mse_loss, l1_loss and cross_entropy_loss (log_softmax + nll_loss, plus label smoothing and
- * class-probability targets), and the loss reduction the loss kernels share.
+ * class-probability targets), the loss reduction the loss kernels share, and the binary cross
+ * entropy's inputs and loss prepared for each device's loop (mt_bce_with).
  *
  * Each function keeps its intermediate tensors in a scratch array released on one exit, so
  * an error at any step leaks nothing. */
 #include <math.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #include "dispatch/kernels.h"
 #include "ops/front.h"
@@ -71,6 +74,61 @@ mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor *
         st = mt_front_write_result(out, r);
     }
     mt_tensor_clear(&r);
+    return st;
+}
+
+/* ---- binary cross entropy: its inputs and its loss, for a device's loop ---- */
+
+/* *out = t broadcast to (ndim, sizes) and contiguous in dtype dt: t itself when it is so */
+static mt_status
+dense_as(mt_tensor *t, int ndim, const int64_t *sizes, mt_dtype dt, mt_tensor **out)
+{
+    if (t->dtype == dt && t->ndim == ndim && mt_tensor_is_contiguous(t) &&
+        memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
+        *out = mt_tensor_retain(t);
+        return MT_OK;
+    }
+    mt_status st = mt_tensor_empty(ndim, sizes, dt, mt_tensor_device(t), out);
+    if (st == MT_OK && mt_numel(ndim, sizes) > 0 && (st = mt_op_copy_(*out, t, NULL))) {
+        mt_tensor_clear(out);
+    }
+    return st;
+}
+
+mt_status
+mt_bce_with(mt_args *a, bool logits, mt_bce_fn loop)
+{
+    const mt_loss_plan *p = &a->plan->loss;
+    mt_tensor *ins[3] = {a->t[0], a->t[1], logits ? a->t[3] : NULL}, *weight = a->t[2];
+    mt_tensor *dense[3] = {NULL, NULL, NULL}, *loss = NULL, *out = a->out[0];
+    const bool none = a->i[0] == MT_REDUCTION_NONE;
+    mt_status st = MT_OK;
+    for (int k = 0; k < 3 && st == MT_OK; k++) {
+        if (ins[k]) {
+            st = dense_as(ins[k], p->ndim, p->sizes, p->dt, &dense[k]);
+        }
+    }
+    /* without a reduction the loss is the result, stated by the front end in this shape and
+     * dtype, contiguous; else a workspace the reduction reads */
+    if (st == MT_OK && none) {
+        loss = mt_tensor_retain(out);
+    } else if (st == MT_OK) {
+        st = mt_tensor_empty(p->ndim, p->sizes, p->dt, mt_tensor_device(out), &loss);
+    }
+    if (st || (st = loop(dense, logits, loss))) {
+        goto out_release;
+    }
+    if (!none) {
+        st = mt_loss_store(loss, weight, a->i[0], out);
+        loss = NULL; /* taken over */
+    } else if (weight && (st = mt_op_mul_(out, weight, NULL)) == MT_OK) {
+        atomic_store(&out->version->value, 0); /* weighed in place, still a new result */
+    }
+out_release:
+    mt_tensor_clear(&loss);
+    for (int k = 0; k < 3; k++) {
+        mt_tensor_clear(&dense[k]);
+    }
     return st;
 }
 

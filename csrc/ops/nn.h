@@ -15,10 +15,16 @@ enum { MT_REDUCTION_NONE = 0, MT_REDUCTION_MEAN = 1, MT_REDUCTION_SUM = 2 };
 mt_status mt_loss_finish(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor **out);
 /* The same into out, a result its front end stated (the loss kernels'). */
 mt_status mt_loss_store(mt_tensor *loss, mt_tensor *weight, int64_t reduction, mt_tensor *out);
-/* A device's binary cross entropy (with logits), before weight and reduction: *loss = the
- * per-element loss of ins[0] (input), ins[1] (target) and ins[2] (pos_weight, or NULL),
- * broadcast together, in dtype dt; PyTorch's error for a probability outside [0, 1]. */
-typedef mt_status (*mt_bce_fn)(mt_tensor *const *ins, mt_dtype dt, bool logits, mt_tensor **loss);
+/* A device's binary cross entropy loop (with logits): loss = the per-element loss of ins[0]
+ * (input), ins[1] (target) and ins[2] (pos_weight, or NULL for 1), each contiguous, of loss's
+ * shape and dtype, loss allocated (contiguous): it only computes; PyTorch's error for a
+ * probability outside [0, 1] (mt_fail_bce_range) where the device reports it then. */
+typedef mt_status (*mt_bce_fn)(mt_tensor *const *ins, bool logits, mt_tensor *loss);
+/* binary_cross_entropy (logits false) or binary_cross_entropy_with_logits on the call's device,
+ * around the device's loop: the inputs made contiguous in the shape and dtype of the front end's
+ * plan, the per-element loss allocated (the result itself without a reduction), then the weight
+ * and the reduction into a->out[0]. Each device's kernel of the two ops. */
+mt_status mt_bce_with(mt_args *a, bool logits, mt_bce_fn loop);
 
 /* The modes of the pads (ops/pad.c): reflection, replication, circular gather; constant reads
  * no input position in its border. */

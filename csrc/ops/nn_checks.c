@@ -110,20 +110,26 @@ mt_front_layer_norm(const mt_args *a, mt_plan *p)
     return st;
 }
 
-/* A binary cross entropy's result, in p->loss.dt: the loss of ins (input, target, pos_weight
- * or NULL) broadcast together without a reduction, else one number. */
+/* A binary cross entropy's per-element loss, in p->loss.dt, of the shape of ins (input, target,
+ * pos_weight or NULL) broadcast together (mt_bce_with prepares the inputs and the loss in it);
+ * its result, that loss without a reduction, else one number. */
 static mt_status
 bce_output(const mt_args *a, mt_plan *p, const mt_tensor *const *ins)
 {
-    int ndim = 0;
-    int64_t sizes[MT_MAX_DIMS];
+    mt_loss_plan *r = &p->loss;
     mt_status st = MT_OK;
-    for (int k = 0; k < 3 && st == MT_OK && a->i[0] == MT_REDUCTION_NONE; k++) {
+    r->ndim = 0;
+    for (int k = 0; k < 3 && st == MT_OK; k++) {
         if (ins[k]) {
-            st = mt_broadcast_shapes(ndim, sizes, ins[k]->ndim, ins[k]->sizes, &ndim, sizes);
+            st = mt_broadcast_shapes(r->ndim, r->sizes, ins[k]->ndim, ins[k]->sizes, &r->ndim,
+                                     r->sizes);
         }
     }
-    return st ? st : mt_front_output(p, p->loss.dt, ndim, sizes);
+    if (st) {
+        return st;
+    }
+    return a->i[0] == MT_REDUCTION_NONE ? mt_front_output(p, r->dt, r->ndim, r->sizes)
+                                        : mt_front_output(p, r->dt, 0, NULL);
 }
 
 // self, target (one shape) probabilities, weight (broadcasts to it) or NULL: one float dtype

@@ -56,7 +56,9 @@ typedef struct mt_norm_plan {
 /* The losses and embedding_dense_backward. */
 typedef struct mt_loss_plan {
     int64_t N, C, K; /* nll_loss (and backward): self seen as (N, C, K), target (N, K) */
-    mt_dtype dt;     /* binary_cross_entropy (with logits): the dtype it computes in */
+    mt_dtype dt;     /* binary_cross_entropy (with logits): the dtype it computes in, */
+    int ndim;        /* and the shape of its per-element loss (its inputs broadcast together) */
+    int64_t sizes[MT_MAX_DIMS];
     int64_t n, dim;  /* embedding_dense_backward: the number of indices, the embedding dim */
 } mt_loss_plan;
 

@@ -21,6 +21,9 @@ extern PyTypeObject *mt_py_tensor_class;
 extern PyObject *mt_py_device_class;
 
 int mt_py_tensor_init_types(PyObject *module);
+/* TensorBase's number slots and comparisons (python/tensor_number.c) */
+extern PyNumberMethods mt_py_tensor_as_number;
+PyObject *mt_py_tensor_richcompare(PyObject *self, PyObject *other, int cmp);
 int mt_py_values_init(PyObject *module);
 void mt_py_set_oom_error(PyObject *cls);
 void mt_py_set_device_class(PyObject *cls);
@@ -170,7 +173,7 @@ typedef enum mt_py_argkind {
  * write it) lands in mt_args: 0 with its kind and slot, -1 when the op has none of that name. */
 int mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot);
 
-/* autograd.c: the Node type, _run_backward, and the engine's start-up */
+/* autograd.c: _run_backward, the hooks, and the engine's start-up (the Node type: node.c) */
 struct mt_node;
 int mt_py_autograd_init(PyObject *m);
 /* The saved-tensor hooks' handles, (unpack_hook, packed) tuples, as the engine's mt_saved_hooks. */
@@ -180,6 +183,14 @@ void mt_py_saved_hooks_install(void);
 extern PyTypeObject mt_py_SavedTensor_Type;
 PyObject *mt_py_saved_tensor(struct mt_node *n, bool output, int k);
 PyObject *mt_py_node_wrap(struct mt_node *n); /* steals the reference */
+/* node.c: a node's Python object; the classes made so far, by name (_C._node_types); the
+ * class they derive from (_C._set_node_base) */
+typedef struct mt_py_node_object {
+    PyObject_HEAD struct mt_node *node; /* owned */
+} mt_py_node_object;
+extern PyTypeObject mt_py_Node_Type;
+extern PyObject *mt_py_node_types;
+PyObject *mt_py_set_node_base(PyObject *module, PyObject *cls);
 extern PyMethodDef mt_py_tensor_op_methods[];
 extern PyMethodDef mt_py_op_functions[];
 

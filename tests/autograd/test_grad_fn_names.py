@@ -186,6 +186,62 @@ def test_python_numbers_and_scalar_overloads_next_functions(name):
     assert next_kinds(minitorch, SCALAR_CALLS[name]) == next_kinds(torch, SCALAR_CALLS[name])
 
 
+# Every op whose ops.def row carries SCALAR_SLOTS (the tensor slots where PyTorch's overload takes a
+# number as a Scalar), in place too, with a number there, a tensor there and (clamp) a bound left
+# out: the node's name and its next_functions, each edge's kind and input number, are PyTorch's.
+SCALAR_SLOT_CALLS = {
+    "rsub": lambda m, x: 1 - x, "sub_tensor": lambda m, x: x - x, "rsub_0dim": lambda m, x: m.tensor(1.0) - x,
+    "pow_number": lambda m, x: x.pow(2), "pow_": lambda m, x: x.clone().pow_(2), "rpow": lambda m, x: 3 ** x,
+    "pow_tensor_": lambda m, x: x.clone().pow_(x), "pow_0dim": lambda m, x: x.pow(m.tensor(2.0)),
+    "remainder_": lambda m, x: x.clone().remainder_(2), "remainder_tensor": lambda m, x: x.remainder(x + 3),
+    "fmod_": lambda m, x: x.clone().fmod_(2), "fmod_tensor": lambda m, x: m.fmod(x, x + 3),
+    "clamp_": lambda m, x: x.clone().clamp_(0, 1), "clamp_min_only": lambda m, x: m.clamp(x, min=0.2),
+    "clamp_tensor_min": lambda m, x: x.clamp(min=x * 0), "clamp_tensor_max_": lambda m, x: x.clone().clamp_(max=x + 1),
+    "masked_fill_": lambda m, x: x.clone().masked_fill_(x > 1, 2.0),
+    "masked_fill_0dim": lambda m, x: x.masked_fill(x > 1, m.tensor(2.0, requires_grad=True)),
+    "lerp_": lambda m, x: x.clone().lerp_(x * 2, 0.25), "lerp_tensor_weight": lambda m, x: m.lerp(x, x * 2, x / 4),
+    "scatter_number": lambda m, x: x.scatter(0, m.tensor([1, 0, 2]), 5.0),
+    "scatter_": lambda m, x: x.clone().scatter_(0, m.tensor([1, 0, 2]), 5.0),
+    "scatter_tensor": lambda m, x: x.scatter(0, m.tensor([1, 0, 2]), x * 2),
+    "index_fill": lambda m, x: x.index_fill(0, m.tensor([1, 3]), -1.0),
+    "index_fill_": lambda m, x: x.clone().index_fill_(0, m.tensor([1, 3]), -1.0),
+    "fill_": lambda m, x: x.clone().fill_(3.0), "fill_0dim": lambda m, x: x.clone().fill_(x[0]),
+}
+
+
+def edges(lib, call):
+    a = lib.linspace(0.1, 2.0, 5, requires_grad=True)
+    y = call(lib, lib.sin(a))
+    return y.grad_fn.name(), tuple((type(f).__name__ if f is not None else None, nr) for f, nr in y.grad_fn.next_functions)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_SLOT_CALLS))
+def test_scalar_slots_leave_numbers_out_of_next_functions(name):
+    got = edges(minitorch, SCALAR_SLOT_CALLS[name])
+    assert got == edges(torch, SCALAR_SLOT_CALLS[name])
+    assert got[1], "a node with no inputs says nothing"
+
+
+def test_scalar_slots_name_tensor_slots_the_schema_takes_numbers_in():
+    """ops.def's SCALAR_SLOTS(mask) bits name tensor slots of the op's schema that take a Python
+    number (Tensor|Scalar), or self of sub, which 1 - x (x.__rsub__(1)) fills with the number."""
+    slots = {}
+    for op in minitorch._C.OPS:
+        mask = minitorch._C._op_info(op)["scalar_slots"]
+        if mask:
+            schema = minitorch._C._op_info(op)["schema"]
+            inner = schema[schema.index("(") + 1:schema.rindex(")")]
+            types = [tok.split()[0].rstrip("?") for tok in inner.split(", ") if tok != "*"]
+            tensors = [t for t in types if t in ("Tensor", "Tensor|Scalar")]
+            named = [k for k in range(mask.bit_length()) if mask >> k & 1]
+            assert all(k < len(tensors) for k in named), (op, mask, schema)
+            assert all(tensors[k] == "Tensor|Scalar" or (op, k) == ("sub", 0) for k in named), (op, schema)
+            slots[op] = mask
+    assert slots["pow"] == 0b11 and slots["pow_"] == 0b10 and slots["clamp"] == 0b110
+    assert slots["sub"] == 0b1 and "add" not in slots and "mul" not in slots and "where" not in slots
+    assert set(slots) >= {"masked_fill", "masked_fill_", "lerp", "scatter", "index_fill", "fill_", "fmod_"}
+
+
 def test_tutorial_chain_walks_to_the_leaf():
     a = minitorch.linspace(0.0, 2.0 * np.pi, steps=25, requires_grad=True)
     d = 2 * minitorch.sin(a) + 1

@@ -193,7 +193,7 @@ KERNEL_ALLOCATIONS = {
     "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
     "csrc/cpu/sort.c": 3, "csrc/cpu/stats.c": 1, "cuda/blas.c": 3, "cuda/conv.c": 1,
     "cuda/conv_gemm.c": 2, "cuda/elementwise.c": 1, "cuda/ops.c": 3, "cuda/ops_index.c": 1,
-    "cuda/ops_nn.c": 4, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
+    "cuda/ops_nn.c": 3, "cuda/ops_norm.c": 3, "cuda/ops_optim.c": 1, "cuda/ops_random.c": 1,
     "cuda/ops_reduce.c": 2, "cuda/ops_select.c": 1, "cuda/ops_shape.c": 1, "cuda/ops_sort.c": 4,
 }
 

@@ -127,7 +127,7 @@ def test_the_compiler_checks_each_generated_function_against_mt_args():
 # or call a kernel below the dispatcher. A fixed op called from C goes through its mt_op_*.
 BOXED = {
     "csrc/python/args.c": "the binding: Python arguments into their slots",
-    "csrc/python/tensor.c": "the binding's operator slots (a + b): an op by id",
+    "csrc/python/tensor_number.c": "the binding's operator slots (a + b): an op by id",
     "csrc/ops/op_chain.h": "bin() and un(): an op by id, its other arguments at their defaults",
     "csrc/ops/composite.c": "mt_call_with_number: an op by id with a wrapped number",
     "csrc/dispatch/complex.c": "the call handed to the complex fallback, again on the real parts",

@@ -504,6 +504,51 @@ def test_binary_cross_entropy_clamps_log_at_minus_100():
     assert out.dtype == minitorch.float32
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_results_are_new_and_broadcast_inputs(reduction):
+    """The loss of inputs the front end makes dense (a transposed input, a pos_weight and a weight
+    broadcast along the rows, a float64 target promoted with float32 logits) is PyTorch's, and
+    the result is a new tensor at version 0 however the weight was applied."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.05, 0.95, (7, 5)).astype(np.float32)
+    t = rng.uniform(0, 1, (5, 7)).astype(np.float32).T
+    w, pw = rng.uniform(0, 2, 5).astype(np.float32), rng.uniform(0, 3, 5).astype(np.float32)
+    for lib in (minitorch, torch):
+        F = lib.nn.functional
+        got = [F.binary_cross_entropy(lib.tensor(x.T).t(), lib.tensor(t), lib.tensor(w), reduction=reduction),
+               F.binary_cross_entropy_with_logits(lib.tensor(x * 8 - 4), lib.tensor(t.astype(np.float64)),
+                                                  lib.tensor(w), reduction=reduction, pos_weight=lib.tensor(pw))]
+        if lib is minitorch:
+            mine = got
+    for a, b in zip(mine, got):
+        assert a.dtype == getattr(minitorch, str(b.dtype).split(".")[1]) and tuple(a.shape) == tuple(b.shape)
+        assert a._version == b._version == 0
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    manual = bce_np(x.astype(np.float64), t.astype(np.float64)) * w
+    np.testing.assert_allclose(mine[0].numpy(), reduce_np(manual, reduction), rtol=1e-5)
+
+
+def test_binary_cross_entropy_on_threads_finds_a_bad_value_anywhere():
+    """A large input runs on several threads: a value outside [0, 1] in any part raises, and the
+    loss of a good one is the NumPy loss everywhere."""
+    n = 1 << 18
+    x = np.linspace(0.01, 0.99, n).astype(np.float32)
+    t = np.linspace(1.0, 0.0, n).astype(np.float32)
+    F = minitorch.nn.functional
+    out = F.binary_cross_entropy(minitorch.tensor(x), minitorch.tensor(t), reduction="none")
+    np.testing.assert_allclose(out.numpy(), bce_np(x.astype(np.float64), t.astype(np.float64)), rtol=1e-4)
+    for k in (0, n // 2 + 7, n - 1):
+        bad = x.copy()
+        bad[k] = 1.5
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            F.binary_cross_entropy(minitorch.tensor(bad), minitorch.tensor(t))
+        bad_t = t.copy()
+        bad_t[k] = -0.5
+        with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+            F.binary_cross_entropy(minitorch.tensor(x), minitorch.tensor(bad_t))
+
+
 def softplus_np(x):
     return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
 
