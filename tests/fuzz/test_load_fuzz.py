@@ -157,7 +157,9 @@ entries = st.fixed_dictionaries({
 }, optional={"requires_grad": json_values, "parameter": json_values})
 
 
-@settings(max_examples=300)
+# 150: the lines of minitorch/ these draws reach stop growing by then (132 at 150 and at 300, with the
+# ci profile's derandomized draws; 107 at 75); the examples past it cost ~15 s and reach no new check
+@settings(max_examples=150)
 @given(json_values, st.lists(entries | json_values, max_size=3), st.binary(max_size=96))
 def test_forged_headers_raise_runtime_error_or_load(tree, tensors, data):
     header = json.dumps({"format": 1, "object": tree, "tensors": tensors, "data_crc32": zlib.crc32(data)}).encode()
@@ -283,7 +285,9 @@ views_v2 = st.fixed_dictionaries({
 }, optional={"requires_grad": json_values, "parameter": json_values})
 
 
-@settings(max_examples=300)
+# 150, as test_forged_headers_raise_runtime_error_or_load: no new line of minitorch/ past it (136 at 150,
+# 132 at 300; 102 at 75)
+@settings(max_examples=150)
 @given(json_values, st.lists(storages_v2 | json_values, max_size=3), st.lists(views_v2 | json_values, max_size=3),
        st.binary(max_size=200))
 def test_forged_format_2_headers_raise_runtime_error_or_load(tree, storages, tensors, data):
