@@ -392,8 +392,11 @@ run_pool(mt_args *a, pool_fn plane_loop, pool_cl_fn loop, pool_kind kind, const 
     const int64_t blocks = P > 0 ? (g->planes + P - 1) / P : 0;
     /* threads over the blocks; a block costs about its output times the window */
     const int parts = mt_parallel_parts(g->planes * out_plane * g->kd * g->kh * g->kw, 32768);
-    /* each part's buf, obuf and ibuf */
-    const int64_t per_part = P * (in_plane + out_plane) * item + P * out_plane * 8;
+    /* each part's buf, obuf and ibuf, each starting on a 64-byte boundary: ibuf's int64s and a
+     * float64 buf need their alignment whatever the float32 sizes before them */
+    const int64_t buf_bytes = (P * in_plane * item + 63) & ~(int64_t)63;
+    const int64_t obuf_bytes = (P * out_plane * item + 63) & ~(int64_t)63;
+    const int64_t per_part = buf_bytes + obuf_bytes + ((P * out_plane * 8 + 63) & ~(int64_t)63);
     const bool by_plane = g->planes < POOL_BLOCK_MIN;
     char *room = blocks > 0 && !by_plane ? malloc((size_t)(parts * per_part)) : NULL;
     if (blocks > 0 && !by_plane && room == NULL) {
@@ -412,8 +415,8 @@ run_pool(mt_args *a, pool_fn plane_loop, pool_cl_fn loop, pool_kind kind, const 
     } else {
 #pragma omp parallel for num_threads(parts) schedule(static)
         for (int part = 0; part < parts; part++) {
-            char *buf = room + part * per_part, *obuf = buf + P * in_plane * item;
-            int64_t *ibuf = (int64_t *)(obuf + P * out_plane * item);
+            char *buf = room + part * per_part, *obuf = buf + buf_bytes;
+            int64_t *ibuf = (int64_t *)(obuf + obuf_bytes);
             for (int64_t blk = blocks * part / parts; blk < blocks * (part + 1) / parts; blk++) {
                 const int64_t p0 = blk * P, n = g->planes - p0 < P ? g->planes - p0 : P;
                 pool_planes(loop, kind, g, xd + p0 * in_plane * item, od + p0 * out_plane * item,
