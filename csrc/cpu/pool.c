@@ -328,18 +328,11 @@ run_pool_cl(mt_args *a, pool_cl_fn loop, pool_kind kind, const pool_geom *g, boo
 #define POOL_BLOCK_MIN 8
 #define POOL_BLOCK_MAX 64
 
-/* dst (cols, rows) = src (rows, cols) transposed, elements of item bytes (4 or 8). */
+/* dst (cols, rows) = src (rows, cols) transposed, elements of item bytes: copy.c's tiled copy */
 static void
 transpose(const char *src, char *dst, int64_t rows, int64_t cols, int64_t item)
 {
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t j = 0; j < cols && item == 4; j++) {
-            ((uint32_t *)dst)[j * rows + i] = ((const uint32_t *)src)[i * cols + j];
-        }
-        for (int64_t j = 0; j < cols && item == 8; j++) {
-            ((uint64_t *)dst)[j * rows + i] = ((const uint64_t *)src)[i * cols + j];
-        }
-    }
+    mt_cpu_copy_tiles(src, cols, 1, dst, 1, rows, rows, cols, (size_t)item);
 }
 
 // x (P, IN) P planes, IN = D*H*W; out (P, OUT) and idx (P, OUT) or NULL, OUT = OD*OH*OW; buf
