@@ -27,6 +27,7 @@ import io
 import os
 
 import numpy as np
+import pytest
 
 from prog_helpers import assert_same_results, numpy_of, printed_lines, run_both, state_numpy
 from test_imagenet_style import AverageMeter, accuracy
@@ -413,7 +414,7 @@ def static_quantization_tutorial(torch, init=None, data_dir=".", train_steps=12,
 
 
 def test_static_quantization_tutorial(tmp_path):
-    import torch
+    torch = pytest.importorskip("torch")
 
     old = torch.backends.quantized.engine
     torch.backends.quantized.engine = "x86"
