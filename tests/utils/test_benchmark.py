@@ -27,6 +27,29 @@ def test_timer_binds_torch_and_threads():
     assert seen[-1] == (True, 1)
 
 
+def test_timer_stores_block_strings_dedented_as_torch():
+    torch = pytest.importorskip("torch")
+    from torch.utils.benchmark import Timer as TorchTimer
+
+    cases = [("x * y", """
+        x = torch.ones((128,))
+        y = torch.ones((4,))[:1]
+        """), ("""
+        z = x * 2
+        z.sum()
+        """, "x = torch.ones(3)\n\n"), ("x + 1  ", "  x = 1")]
+    for stmt, setup in cases:
+        ours, theirs = benchmark.Timer(stmt, setup).timeit(3), TorchTimer(stmt, setup).timeit(3)
+        assert (ours.stmt, ours.setup) == (theirs.stmt, theirs.setup)
+        assert printed_task(ours) == printed_task(theirs)
+
+
+def printed_task(m):
+    """The lines of repr(m) between its object line and its timings: the statement and setup."""
+    lines = repr(m).splitlines()[1:]
+    return lines[:next(k for k, line in enumerate(lines) if re.match(r"  (Median: )?\d", line))]
+
+
 def test_adaptive_autorange_stops_on_confidence_or_time():
     calls = []
     m = benchmark.Timer("sum(range(50))").adaptive_autorange(threshold=10.0, min_run_time=0.01, max_run_time=1.0,

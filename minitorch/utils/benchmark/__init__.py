@@ -33,6 +33,11 @@ def select_unit(t: float) -> Tuple[str, float]:
     return unit, {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
+def _dedent_block(code: str) -> str:
+    code = textwrap.dedent(code)
+    return (code[1:] if code.startswith("\n") else code).rstrip()
+
+
 class Language(enum.Enum):
     PYTHON = 0
     CPP = 1
@@ -182,10 +187,12 @@ class Timer:
         namespace.setdefault("minitorch", minitorch)
         if global_setup:
             exec(global_setup, namespace)  # noqa: S102 (the caller's code, as timeit runs it)
+        # a block string written inside a function is stored (and printed) dedented, without its
+        # first newline and trailing blanks, as PyTorch's Timer stores it
+        stmt, setup = _dedent_block(stmt), _dedent_block(setup)
         self._task_spec = TaskSpec(stmt=stmt, setup=setup, global_setup=global_setup, label=label,
                                    sub_label=sub_label, description=description, env=env, num_threads=num_threads)
-        self._timer = _timeit.Timer(stmt=textwrap.dedent(stmt).strip() or "pass",
-                                    setup=textwrap.dedent(setup).strip() or "pass", timer=timer, globals=namespace)
+        self._timer = _timeit.Timer(stmt=stmt or "pass", setup=setup or "pass", timer=timer, globals=namespace)
 
     def _blocks(self, number: int) -> float:
         """Seconds for `number` runs, on the Timer's thread count."""
