@@ -68,7 +68,7 @@ def regression_main(torch, init=None, seed=0, compared=200):
     return res
 
 
-POLY = re.compile(r"y = ([-+]\d+\.\d\d) x\^1 ([-+]\d+\.\d\d) x\^2 ([-+]\d+\.\d\d) x\^3 ([-+]\d+\.\d\d) x\^4 ([-+]\d+\.\d\d)$")
+POLY = re.compile(r"y = " + " ".join([r"([-+]\d+\.\d\d) x\^%d" % i for i in range(1, 5)]) + r" ([-+]\d+\.\d\d)$")
 
 
 def coefficients(line):

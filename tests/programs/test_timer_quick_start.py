@@ -14,6 +14,7 @@ import pytest
 
 from prog_helpers import run_both
 
+OBJECT = re.compile(r"<(torch|minitorch)\.utils\.benchmark\.(utils\.common\.)?Measurement object at 0x[0-9a-f]+>")
 TIMING = re.compile(r"  (Median: )?\d+\.\d\d (ns|us|ms|s)$")
 IQR = re.compile(r"  IQR:    \d+\.\d\d (ns|us|ms|s) \(\d+\.\d\d to \d+\.\d\d\)$")
 COUNTS = re.compile(r"  (\d+) measurements?, (\d+) runs (per measurement,|,) 1 thread$")
@@ -48,8 +49,7 @@ def structure(printed):
         if not block.strip():
             continue
         lines = block.strip("\n").splitlines()
-        assert re.fullmatch(r"<(torch|minitorch)\.utils\.benchmark\.(utils\.common\.)?Measurement object at 0x[0-9a-f]+>",
-                            lines[0]), lines[0]
+        assert OBJECT.fullmatch(lines[0]), lines[0]
         k = next(k for k, line in enumerate(lines) if TIMING.match(line))
         c = next(c for c, line in enumerate(lines) if COUNTS.match(line))
         n = int(COUNTS.match(lines[c])[1])
