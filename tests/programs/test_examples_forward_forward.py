@@ -17,13 +17,13 @@ import numpy as np
 from prog_helpers import captured_run, compare_program, printed_lines
 
 
-def local_mnist(torch):
+def local_mnist(torch, train_size=64, test_size=32):
     """torchvision's MNIST as the script calls it, on seeded NumPy images (pixels in [0, 1])."""
 
     class MNIST(torch.utils.data.Dataset):
         def __init__(self, root, train=True, download=False, transform=None):
             rng = np.random.default_rng(0 if train else 1)
-            n = 64 if train else 32
+            n = train_size if train else test_size
             self.targets = rng.integers(0, 10, n)
             # a bright bar per class on noise, so that the labels can be learned
             self.data = rng.random((n, 28, 28)).astype(np.float32) * 0.3
