@@ -167,6 +167,14 @@ def compare_program(program: Callable, *, rtol: float = RTOL, atol: float = ATOL
     return ref, got
 
 
+def compare_in_folders(program: Callable, tmp_path, option: str, **kwargs) -> tuple[dict, dict]:
+    """compare_program for a program that writes files: each library gets a new folder of its
+    own under tmp_path ("pt", "mt") as the option named `option`."""
+    (tmp_path / "pt").mkdir()
+    (tmp_path / "mt").mkdir()
+    return compare_program(program, mt_options={option: tmp_path / "mt"}, **{option: tmp_path / "pt"}, **kwargs)
+
+
 class Printed(list):
     """The lines a program printed (printed_lines), compared by assert_same_results as text whose
     decimal numbers may differ within the tolerance: minitorch sums float32 in double where PyTorch

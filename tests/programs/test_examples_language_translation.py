@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from prog_helpers import compare_program, numpy_of, start_from
+from prog_helpers import compare_in_folders, numpy_of, start_from
 
 SRC_WORDS = "ein zwei drei vier fuenf mann frau hund katze sieht laeuft schnell langsam der die das".split()
 TGT_WORDS = "one two three four five man woman dog cat sees runs fast slow the a an".split()
@@ -315,9 +315,6 @@ def translation(torch, init=None, tmp_path=None, epochs=2, batch=4):
 
 
 def test_language_translation_example(tmp_path):
-    (tmp_path / "pt").mkdir()
-    (tmp_path / "mt").mkdir()
-    ref, got = compare_program(translation, rtol=1e-3, atol=1e-4, tmp_path=tmp_path / "pt",
-                               mt_options={"tmp_path": tmp_path / "mt"})
+    ref, got = compare_in_folders(translation, tmp_path, "tmp_path", rtol=1e-3, atol=1e-4)
     assert got["log"][:2] == ["Translation task: de -> en", "Using device: cpu"]
     assert all(t.strip() and "<" not in t for t in got["translations"])

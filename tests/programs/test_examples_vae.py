@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from prog_helpers import captured_run, compare_program, numpy_of, printed_lines
+from prog_helpers import captured_run, compare_in_folders, numpy_of, printed_lines
 from test_examples_forward_forward import local_mnist
 
 
@@ -147,10 +147,7 @@ def vae_main(torch, init=None, results=None, epochs=2):
 
 
 def test_vae_example(tmp_path):
-    (tmp_path / "pt").mkdir()
-    (tmp_path / "mt").mkdir()
-    ref, got = compare_program(vae_main, rtol=1e-3, atol=1e-4, results=tmp_path / "pt",
-                               mt_options={"results": tmp_path / "mt"})
+    ref, got = compare_in_folders(vae_main, tmp_path, "results", rtol=1e-3, atol=1e-4)
     for name, image in ref["own"]["images"].items():  # a saved pixel is a rounded byte
         np.testing.assert_allclose(got["own"]["images"][name], image, atol=1, err_msg=name)
     printed = got["printed"]
