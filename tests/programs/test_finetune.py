@@ -10,6 +10,7 @@ import copy
 import numpy as np
 
 from prog_helpers import compare_program, numpy_of, start_from
+from torchvision_models import torchvision_resnet
 
 
 def shapes(rng, n, side=12):
@@ -24,26 +25,7 @@ def finetune(torch, init=None, epochs=3, batch=8):
     nn = torch.nn
     torch.manual_seed(0)
 
-    class BasicBlock(nn.Module):
-        expansion = 1
-
-        def __init__(self, inplanes, planes, stride=1, downsample=None):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = downsample
-
-        def forward(self, x):
-            identity = x
-            out = self.relu(self.bn1(self.conv1(x)))
-            out = self.bn2(self.conv2(out))
-            if self.downsample is not None:
-                identity = self.downsample(x)
-            out += identity
-            return self.relu(out)
+    BasicBlock = torchvision_resnet(torch)[0]
 
     class ResNet(nn.Module):
         def __init__(self, num_classes=10):
