@@ -1,15 +1,15 @@
 """torch.distributed.fsdp.wrap: auto-wrap policies, which choose the submodules that become FSDP
 units of their own. A policy is called as policy(module=, recurse=, nonwrapped_numel=): with
 recurse=True it says whether to look inside module, with recurse=False whether to wrap module,
-whose parameters not yet in a unit number nonwrapped_numel."""
+whose parameters not yet in a unit number nonwrapped_numel. enable_wrap and wrap wrap by hand."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Set, Tuple, Type
 
 from minitorch import nn
 
-__all__ = ["ModuleWrapPolicy", "always_wrap_policy", "lambda_auto_wrap_policy", "size_based_auto_wrap_policy",
-           "transformer_auto_wrap_policy"]
+__all__ = ["ModuleWrapPolicy", "always_wrap_policy", "enable_wrap", "lambda_auto_wrap_policy",
+           "size_based_auto_wrap_policy", "transformer_auto_wrap_policy", "wrap"]
 
 
 def always_wrap_policy(module: nn.Module, recurse: bool, *args: Any, **kwargs: Any) -> bool:
@@ -101,3 +101,31 @@ def _as_policy(policy: Any) -> Callable:
         raise TypeError(f"auto_wrap_policy must be callable or a ModuleWrapPolicy, got {type(policy).__name__}")
     return policy
 
+
+
+_wrap_context: dict = {}  # enable_wrap's wrapper class and arguments while it is active
+
+
+class enable_wrap:
+    """Context manager: inside it, wrap(module) wraps module with wrapper_cls and these arguments."""
+
+    def __init__(self, *, wrapper_cls: Any, **wrapper_kwargs: Any) -> None:
+        self.config = {"wrapper_cls": wrapper_cls, **wrapper_kwargs}
+
+    def __enter__(self) -> None:
+        if _wrap_context:
+            raise NotImplementedError("You are already within an autowrap context and we currently do not "
+                                      "supported nested autowrap.")
+        _wrap_context.update(self.config)
+
+    def __exit__(self, *exc: Any) -> None:
+        _wrap_context.clear()
+
+
+def wrap(module: nn.Module, **wrap_overrides: Any) -> nn.Module:
+    """module wrapped by enable_wrap's wrapper class (its arguments, wrap_overrides over them);
+    outside enable_wrap, module itself."""
+    if not _wrap_context:
+        return module
+    kwargs = {k: v for k, v in _wrap_context.items() if k != "wrapper_cls"}
+    return _wrap_context["wrapper_cls"](module, **{**kwargs, **wrap_overrides})
