@@ -8,7 +8,7 @@ and get_group() communicate nothing. A dimension that spans the whole world uses
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 

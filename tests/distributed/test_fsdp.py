@@ -96,6 +96,11 @@ def test_fsdp_trains_as_one_process(tmp_path, refs, n):
         # step by step, on every rank: single-process full-batch training
         for key in ("full_steps", "orig_steps", "noshard_steps", "tf_steps", "hybrid_steps"):
             np.testing.assert_allclose(got[key], refs[key], rtol=1e-9, atol=1e-11, err_msg=key)
+        # no_sync: the first micro-batch's gradients stayed unreduced (no .grad yet), the second
+        # backward reduced both: the full batch's step
+        assert got["grads_after_no_sync"].all()
+        np.testing.assert_allclose(got["accumulated_steps"], refs["noshard_steps"], rtol=1e-9, atol=1e-11)
+        assert str(got["err_no_sync_inner"]).startswith("AssertionError: `no_sync()` on inner FSDP instances")
         np.testing.assert_allclose(got["full_norms"], refs["full_norms"], rtol=1e-10)
         assert (refs["full_norms"] > 0.5).any()  # the clipping did clip
         # each rank keeps 1/n of every unit (the root's 57 parameters, each Block's 162), rounded

@@ -43,7 +43,14 @@ class _Gather(Function):
     @staticmethod
     def backward(ctx, grad):
         handle = ctx.handle
-        out = handle._reduce_grad(grad)
+        if handle.pending is not None:  # what backward passes under no_sync() left unreduced
+            grad = grad + handle.pending
+            handle.pending = None
+        if handle.no_sync:
+            handle.pending = grad
+            out = None
+        else:
+            out = handle._reduce_grad(grad)
         handle.reshard()
         return out, None
 
@@ -76,6 +83,8 @@ class FlatParamHandle:
         ref = params[0]
         self.dtype, self.device = ref.dtype, ref.device
         self.full = None  # the unsharded flat parameter between unshard() and reshard()
+        self.no_sync = False  # FSDP.no_sync(): gradients kept whole here, reduced by the next backward
+        self.pending = None  # those gradients (the full flat parameter's)
         self._regathered = None  # FULL_SHARD: gathered again for backward, after forward freed it
         with minitorch.no_grad():
             padding = minitorch.zeros(self.shard_numel * world - self.numel, dtype=self.dtype, device=self.device)

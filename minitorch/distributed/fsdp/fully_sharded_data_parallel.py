@@ -208,6 +208,24 @@ class FullyShardedDataParallel(nn.Module):
                     handle.reshard()
         return out
 
+    @contextlib.contextmanager
+    def no_sync(self) -> Generator:
+        """Gradient accumulation: inside, backward keeps each unit's full gradient on this rank
+        unreduced (the shards' .grad stay as they were); the first backward after it reduces
+        them together with its own. On the root only."""
+        self._lazy_init()
+        if not self._is_root:
+            raise AssertionError("`no_sync()` on inner FSDP instances is not supported. Please call `no_sync()` "
+                                 "on root FSDP module.")
+        handles = self._handles()
+        for h in handles:
+            h.no_sync = True
+        try:
+            yield
+        finally:
+            for h in handles:
+                h.no_sync = False
+
     # ---- full parameters ----
 
     @staticmethod

@@ -93,6 +93,24 @@ m = FSDP(mlp(0), sharding_strategy=ShardingStrategy.NO_SHARD)
 res["noshard_local_numel"] = np.array(sum(p.numel() for p in m.parameters()))
 _, res["noshard_steps"], _ = train(m, "mlp", 3, rows)
 
+# gradient accumulation: two micro-batches a step, the first under no_sync
+m = FSDP(mlp(0), auto_wrap_policy=ModuleWrapPolicy({Block}))
+opt = minitorch.optim.SGD(m.parameters(), lr=0.1)
+accumulated = []
+for step in range(3):
+    x, y = data("mlp", step)
+    half = (rows.stop - rows.start) // 2
+    opt.zero_grad()
+    with m.no_sync():
+        (nn.functional.mse_loss(m(x[rows.start:rows.start + half]), y[rows.start:rows.start + half]) / 2).backward()
+    if step == 0:
+        res["grads_after_no_sync"] = np.array([p.grad is None for p in m.parameters()])
+    (nn.functional.mse_loss(m(x[rows.start + half:rows.stop]), y[rows.start + half:rows.stop]) / 2).backward()
+    opt.step()
+    accumulated.append(full_params(m.state_dict()))
+res["accumulated_steps"] = np.stack(accumulated)
+res["err_no_sync_inner"] = np.array(error(lambda: m.module[2].no_sync().__enter__()))
+
 # a transformer: a unit per encoder layer, original parameters
 policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={nn.TransformerEncoderLayer})
 m = FSDP(transformer(0), auto_wrap_policy=policy, use_orig_params=True)
