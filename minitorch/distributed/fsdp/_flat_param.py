@@ -81,13 +81,12 @@ class FlatParamHandle:
         self.shard_numel = -(-self.numel // world)
         self.start = (pg.rank() if sharded else 0) * self.shard_numel
         ref = params[0]
-        self.dtype, self.device = ref.dtype, ref.device
         self.full = None  # the unsharded flat parameter between unshard() and reshard()
         self.no_sync = False  # FSDP.no_sync(): gradients kept whole here, reduced by the next backward
         self.pending = None  # those gradients (the full flat parameter's)
         self._regathered = None  # FULL_SHARD: gathered again for backward, after forward freed it
         with minitorch.no_grad():
-            padding = minitorch.zeros(self.shard_numel * world - self.numel, dtype=self.dtype, device=self.device)
+            padding = minitorch.zeros(self.shard_numel * world - self.numel, dtype=ref.dtype, device=ref.device)
             full = minitorch.cat([p.detach().reshape(-1) for p in params] + [padding])
             local = full[self.start:self.start + self.shard_numel].clone()
         if use_orig_params:
@@ -100,8 +99,7 @@ class FlatParamHandle:
                 self.pieces.append(piece)
             for mod, name, i in aliases:
                 mod._parameters[name] = self.pieces[i]
-            used = sum(p.numel() for p in self.pieces)
-            self.padding = minitorch.zeros(self.shard_numel - used, dtype=self.dtype, device=self.device)
+            self.padding_numel = self.shard_numel - sum(p.numel() for p in self.pieces)
             self.flat_param = None
         else:
             self.flat_param = nn.Parameter(local, requires_grad=infos[0].requires_grad)
@@ -111,7 +109,7 @@ class FlatParamHandle:
             for mod, name, _ in aliases:
                 mod._parameters.pop(name)
             module.register_parameter(FLAT_PARAM, self.flat_param)
-            self._freed = minitorch.empty(0, dtype=self.dtype, device=self.device)
+            self._freed = minitorch.empty(0, dtype=ref.dtype, device=ref.device)
             self.reshard()
 
     def _overlap(self, info: _ParamInfo):
@@ -124,7 +122,7 @@ class FlatParamHandle:
         """This rank's shard as one 1-D tensor (differentiable back to the pieces)."""
         if self.flat_param is not None:
             return self.flat_param
-        return minitorch.cat([*self.pieces, self.padding])
+        return minitorch.cat([*self.pieces, self.padding()])
 
     def local_grad(self):
         """The shard's gradient as one 1-D tensor (zeros where a piece has none), or None."""
@@ -133,7 +131,20 @@ class FlatParamHandle:
         if all(p.grad is None for p in self.pieces):
             return None
         parts = [p.grad if p.grad is not None else minitorch.zeros_like(p) for p in self.pieces]
-        return minitorch.cat([*parts, self.padding])
+        return minitorch.cat([*parts, self.padding()])
+
+    # the shard's dtype and device are its parameters' (Module.to may move them after wrapping)
+    @property
+    def dtype(self):
+        return self.shard_params()[0].dtype
+
+    @property
+    def device(self):
+        return self.shard_params()[0].device
+
+    def padding(self):
+        """use_orig_params: the zeros after the pieces that make the shard whole."""
+        return minitorch.zeros(self.padding_numel, dtype=self.dtype, device=self.device)
 
     def shard_params(self) -> List:
         return [self.flat_param] if self.flat_param is not None else list(self.pieces)

@@ -76,7 +76,7 @@ def _gathered(h, states: List[Any], fqns: List[str]) -> Dict[str, Dict[str, Any]
                 local = ref
             else:
                 parts = [s[key] if s else minitorch.zeros_like(q) for s, q in zip(states, h.pieces)]
-                local = minitorch.cat([*[t.reshape(-1) for t in parts], h.padding.to(ref.dtype)])
+                local = minitorch.cat([*[t.reshape(-1) for t in parts], h.padding().to(ref.dtype)])
             full = h.gather_full(local)
             for f, info in zip(fqns, h.infos):
                 out[f][key] = full[info.offset:info.offset + info.numel].view(info.shape).clone()
