@@ -35,6 +35,7 @@ def references():
     out["continued_step"] = np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()])
     _, out["noshard_steps"], _ = train(mlp(0), "mlp", 3)
     _, out["tf_steps"], _ = train(transformer(0), "transformer", 3)
+    out["fs_steps"] = out["tf_steps"]
     _, out["hybrid_steps"], _ = train(mlp(0), "mlp", 3)
     return out
 
@@ -94,7 +95,7 @@ def test_fsdp_trains_as_one_process(tmp_path, refs, n):
     for r in range(n):
         got = res[r]
         # step by step, on every rank: single-process full-batch training
-        for key in ("full_steps", "orig_steps", "noshard_steps", "tf_steps", "hybrid_steps"):
+        for key in ("full_steps", "orig_steps", "noshard_steps", "tf_steps", "hybrid_steps", "fs_steps"):
             np.testing.assert_allclose(got[key], refs[key], rtol=1e-9, atol=1e-11, err_msg=key)
         # no_sync: the first micro-batch's gradients stayed unreduced (no .grad yet), the second
         # backward reduced both: the full batch's step
@@ -123,6 +124,14 @@ def test_fsdp_trains_as_one_process(tmp_path, refs, n):
         np.testing.assert_allclose(got["orig_exp_avg"], refs["orig_exp_avg"], rtol=1e-9, atol=1e-13)
         np.testing.assert_allclose(got["continued_step"], refs["continued_step"], rtol=1e-9, atol=1e-11)
         np.testing.assert_array_equal(got["resumed_step"], got["continued_step"])
+        # fully_shard (FSDP2): the classes, the shards, the state (model and Adam) through get/set_state_dict
+        assert list(got["fs_class"]) == ["FSDPSequential", "FSDPTransformerEncoderLayer", "True"]
+        assert 0 < int(got["fs_local_numel"]) <= tf_total / n + 3
+        assert len(got["fs_osd_names"]) == len(transformer(0).state_dict())
+        np.testing.assert_array_equal(got["fs_loaded"], got["fs_saved"])
+        np.testing.assert_array_equal(got["fs_loaded_exp_avg"], got["fs_saved_exp_avg"])
+        assert str(got["err_fs_twice"]).startswith("ValueError: fully_shard was applied to this module already")
+    assert sum(int(res[r]["fs_local_numel"]) for r in range(n)) == tf_total
     assert sum(int(res[r]["orig_local_numel"]) for r in range(n)) == total  # the pieces partition the model
     assert sum(int(res[r]["tf_local_numel"]) for r in range(n)) == tf_total
 

@@ -2,8 +2,9 @@
 canonical names (no DDP "module." nor FSDP "_fsdp_wrapped_module." in them), whatever wraps the
 model, and the way back. The optimizer state is keyed by those names too ({"state": {name: ...},
 "param_groups": [{..., "params": [names]}]}), so a checkpoint outlives the wrapping and the
-number of ranks. An FSDP model's state is its full state (PyTorch's default is its sharded DTensor
-state, which minitorch has not; full_state_dict=True is PyTorch's option for this one)."""
+number of ranks. An FSDP model's state (FSDP1's or fully_shard's) is its full state (PyTorch's
+default is its sharded DTensor state, which minitorch has not; full_state_dict=True is PyTorch's
+option for this one)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,9 +54,15 @@ def _offload(obj: Any) -> Any:
 
 def get_model_state_dict(model: nn.Module, *, submodules: Any = None,
                          options: Optional[StateDictOptions] = None) -> Dict[str, Any]:
+    from minitorch.distributed.fsdp import FSDPModule
+
     options = options or StateDictOptions()
     inner = _unwrapped(model)
-    sd = dict(inner.state_dict())
+    if isinstance(inner, FSDPModule):  # fully_shard's: its full parameters, gathered
+        with inner._full_state():
+            sd = {k: v.clone() for k, v in inner.state_dict().items()}
+    else:
+        sd = dict(inner.state_dict())
     if options.ignore_frozen_params:
         frozen = {name for name, p in inner.named_parameters() if not p.requires_grad}
         sd = {k: v for k, v in sd.items() if k not in frozen}
@@ -108,8 +115,14 @@ def get_state_dict(model: nn.Module, optimizers, *, submodules: Any = None,
 
 def set_model_state_dict(model: nn.Module, model_state_dict: Dict[str, Any], *,
                          options: Optional[StateDictOptions] = None):
+    from minitorch.distributed.fsdp import FSDPModule
+
     options = options or StateDictOptions()
-    return _unwrapped(model).load_state_dict(model_state_dict, strict=options.strict)
+    inner = _unwrapped(model)
+    if isinstance(inner, FSDPModule):  # loaded into the full parameters, kept in the shards
+        with inner._full_state(writeback=True):
+            return inner.load_state_dict(model_state_dict, strict=options.strict)
+    return inner.load_state_dict(model_state_dict, strict=options.strict)
 
 
 def set_optimizer_state_dict(model: nn.Module, optimizers, optim_state_dict: Dict[str, Any], *,

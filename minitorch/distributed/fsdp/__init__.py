@@ -1,10 +1,12 @@
-"""torch.distributed.fsdp: FullyShardedDataParallel (FSDP1) and its configuration classes."""
+"""torch.distributed.fsdp: FullyShardedDataParallel (FSDP1) and its configuration classes, and
+FSDP2's fully_shard."""
 from minitorch.distributed.fsdp.api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig,
                                             FullStateDictConfig, LocalStateDictConfig, MixedPrecision,
                                             OptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
                                             StateDictConfig, StateDictSettings, StateDictType)
 from minitorch.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel
+from minitorch.distributed.fsdp._fully_shard import FSDPModule, MixedPrecisionPolicy, OffloadPolicy, fully_shard
 
-__all__ = ["BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
-           "FullyShardedDataParallel", "LocalStateDictConfig", "MixedPrecision", "OptimStateDictConfig",
+__all__ = ["BackwardPrefetch", "CPUOffload", "FSDPModule", "FullOptimStateDictConfig", "FullStateDictConfig",
+           "FullyShardedDataParallel", "MixedPrecisionPolicy", "OffloadPolicy", "fully_shard", "LocalStateDictConfig", "MixedPrecision", "OptimStateDictConfig",
            "ShardedStateDictConfig", "ShardingStrategy", "StateDictConfig", "StateDictSettings", "StateDictType"]

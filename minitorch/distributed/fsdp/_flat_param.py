@@ -11,7 +11,8 @@ original parameter stays registered as a 1-D Parameter holding its part of this 
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional
+import contextlib
+from typing import Iterator, List, NamedTuple, Optional
 
 import minitorch
 from minitorch import distributed as dist
@@ -281,3 +282,22 @@ def saved_full_views(handles: List[FlatParamHandle]) -> Optional[object]:
     from minitorch.autograd.graph import saved_tensors_hooks
 
     return saved_tensors_hooks(_pack(handles), _unpack)
+
+
+@contextlib.contextmanager
+def full_params(handles: List[FlatParamHandle], writeback: bool) -> Iterator[None]:
+    """Inside: the handles' full parameters registered as Parameters under their original names
+    (state_dict, named_parameters see them); at the end, with writeback, this rank's part of
+    each is copied back into its shard."""
+    gathered = []
+    try:
+        for h in handles:
+            full = h.gather_full(h.local_shard())
+            h._use_views(full, as_params=True)
+            gathered.append((h, full))
+        yield
+    finally:
+        for h, full in gathered:
+            if writeback:
+                h.write_back(full)
+            h.restore_params()

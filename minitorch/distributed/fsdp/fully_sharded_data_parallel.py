@@ -20,7 +20,8 @@ from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Opt
 import minitorch
 from minitorch import distributed as dist
 from minitorch import nn
-from minitorch.distributed.fsdp._flat_param import FLAT_PARAM, FlatParamHandle, _ParamInfo, saved_full_views
+from minitorch.distributed.fsdp._flat_param import (FLAT_PARAM, FlatParamHandle, _ParamInfo, full_params,
+                                                    saved_full_views)
 from minitorch.distributed.fsdp.api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig,
                                             FullStateDictConfig, MixedPrecision, OptimStateDictConfig,
                                             ShardingStrategy, StateDictConfig, StateDictSettings, StateDictType)
@@ -36,9 +37,10 @@ def _clean(name: str) -> str:
     return name.replace(FSDP_PREFIX, "")
 
 
-def _own_params(module: nn.Module):
-    """The parameters of module's subtree outside nested FSDP units: (infos without offsets yet
-    as (submodule, name, fqn, param)), and the aliases of a parameter registered twice."""
+def _own_params(module: nn.Module, units: type = None):
+    """The parameters of module's subtree outside nested units (FSDP instances, or instances of
+    `units`): (submodule, name, fqn, param) each, and the aliases of a parameter registered twice."""
+    units = units or FullyShardedDataParallel
     found, aliases, seen = [], [], {}
 
     def walk(mod: nn.Module, prefix: str) -> None:
@@ -51,7 +53,7 @@ def _own_params(module: nn.Module):
             seen[id(p)] = len(found)
             found.append((mod, name, prefix + name, p))
         for cname, child in mod._modules.items():
-            if child is not None and not isinstance(child, FullyShardedDataParallel):
+            if child is not None and not isinstance(child, units):
                 walk(child, prefix + cname + ".")
 
     walk(module, "")
@@ -70,6 +72,20 @@ def _check_flattenable(found, use_orig_params: bool) -> None:
         if device is not None and p.device != device:
             raise ValueError(f"Must flatten tensors on the same device but got both {device} and {p.device}")
         dtype, rg, device = p.dtype, p.requires_grad, p.device
+
+
+def _handle_of(module: nn.Module, own, pg, sharded: bool, use_orig_params: bool,
+               replicate_pg=None) -> Optional[FlatParamHandle]:
+    """The flat parameter of module's own parameters (own: _own_params'), None when it has none."""
+    found, aliases = own
+    if not found:
+        return None
+    _check_flattenable(found, use_orig_params)
+    infos, offset = [], 0
+    for mod, name, fqn, p in found:
+        infos.append(_ParamInfo(mod, name, fqn, tuple(p.shape), offset, p.numel(), p.requires_grad))
+        offset += p.numel()
+    return FlatParamHandle(module, infos, [f[3] for f in found], aliases, pg, sharded, use_orig_params, replicate_pg)
 
 
 class FullyShardedDataParallel(nn.Module):
@@ -121,16 +137,8 @@ class FullyShardedDataParallel(nn.Module):
         for sub in module.modules():
             if isinstance(sub, FullyShardedDataParallel):
                 sub._is_root = False
-        found, aliases = _own_params(module)
-        self._handle: Optional[FlatParamHandle] = None
-        if found:
-            _check_flattenable(found, use_orig_params)
-            infos, offset = [], 0
-            for mod, name, fqn, p in found:
-                infos.append(_ParamInfo(mod, name, fqn, tuple(p.shape), offset, p.numel(), p.requires_grad))
-                offset += p.numel()
-            self._handle = FlatParamHandle(module, infos, [f[3] for f in found], aliases, pg,
-                                           strategy != ShardingStrategy.NO_SHARD, use_orig_params, replicate_pg)
+        self._handle = _handle_of(module, _own_params(module), pg, strategy != ShardingStrategy.NO_SHARD,
+                                  use_orig_params, replicate_pg)
 
     @staticmethod
     def _groups(process_group, device_mesh, strategy) -> Tuple[Any, Any]:
@@ -245,21 +253,12 @@ class FullyShardedDataParallel(nn.Module):
                 raise AssertionError("Cannot manually unshard parameters during forward/backward")
             if u._summoned:
                 raise AssertionError("Cannot manually unshard parameters when already unsharding parameters")
-        gathered = []
         try:
             for u in units:
                 u._summoned = True
-                if u._handle is not None:
-                    h = u._handle
-                    full = h.gather_full(h.local_shard())
-                    h._use_views(full, as_params=True)
-                    gathered.append((h, full))
-            yield
+            with full_params([u._handle for u in units if u._handle is not None], writeback):
+                yield
         finally:
-            for h, full in gathered:
-                if writeback:
-                    h.write_back(full)
-                h.restore_params()
             for u in units:
                 u._summoned = False
 

@@ -118,6 +118,35 @@ res["tf_units"] = np.array(sum(isinstance(u, FSDP) for u in m.modules()))
 res["tf_local_numel"] = np.array(sum(p.numel() for p in m.parameters()))
 _, res["tf_steps"], _ = train(m, "transformer", 3, rows)
 
+# FSDP2: fully_shard each encoder layer, then the model; the state through get_state_dict
+from minitorch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict  # noqa: E402
+from minitorch.distributed.fsdp import FSDPModule, fully_shard  # noqa: E402
+
+m = transformer(0)
+for layer in (m[1], m[2]):
+    fully_shard(layer)
+fully_shard(m)
+res["fs_class"] = np.array([type(m).__name__, type(m[1]).__name__, str(isinstance(m[2], FSDPModule))])
+res["fs_local_numel"] = np.array(sum(p.numel() for p in m.parameters()))
+_, res["fs_steps"], _ = train(m, "transformer", 3, rows, state=lambda: get_state_dict(m, [])[0])
+fs_opt = minitorch.optim.Adam(m.parameters(), lr=0.01)
+x, y = data("transformer", 0)
+nn.functional.mse_loss(m(x[rows]), y[rows]).backward()
+fs_opt.step()
+msd, osd = get_state_dict(m, fs_opt)
+res["fs_osd_names"] = np.array(list(osd["state"]))
+other = transformer(1)
+for layer in (other[1], other[2]):
+    fully_shard(layer)
+fully_shard(other)
+other_opt = minitorch.optim.Adam(other.parameters(), lr=0.01)
+set_state_dict(other, other_opt, model_state_dict=msd, optim_state_dict=osd)
+res["fs_loaded"] = full_params(get_state_dict(other, [])[0])
+res["fs_saved"] = full_params(msd)
+res["fs_loaded_exp_avg"] = full_params({k: v["exp_avg"] for k, v in get_state_dict(other, other_opt)[1]["state"].items()})
+res["fs_saved_exp_avg"] = full_params({k: v["exp_avg"] for k, v in osd["state"].items()})
+res["err_fs_twice"] = np.array(error(lambda: fully_shard(m)))
+
 # HYBRID_SHARD on a 2-D mesh: replicated along "replicate", sharded along "shard"
 mesh = init_device_mesh("cpu", (2, n // 2) if n >= 4 else (1, n), mesh_dim_names=("replicate", "shard"))
 m = FSDP(mlp(0), device_mesh=mesh, sharding_strategy=ShardingStrategy.HYBRID_SHARD,
