@@ -223,3 +223,13 @@ def test_wrap_policies():
     assert not size_based_auto_wrap_policy(nn.MultiheadAttention(8, 2), recurse=True, nonwrapped_numel=10 ** 9)
     assert not size_based_auto_wrap_policy(nn.ModuleList([nn.Linear(99, 99)]), recurse=False,
                                            nonwrapped_numel=10 ** 9)
+
+
+def test_fsdp_without_a_process_group_raises_as_torch():
+    """PyTorch's words (its CPU build stops earlier: FSDP there needs an accelerator; minitorch's
+    runs on the CPU too)."""
+    from minitorch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+    with pytest.raises(ValueError, match="Default process group has not been initialized, please make sure to call "
+                                         "init_process_group"):
+        FSDP(nn.Linear(2, 2))
