@@ -148,6 +148,8 @@ def test_fsdp_state_dict_summon_and_errors(tmp_path):
         assert str(got["load_result"]) == "<All keys matched successfully>"
         np.testing.assert_array_equal(got["loaded_sd"], got["full_steps"][-1])
         np.testing.assert_array_equal(got["loaded_out"], got["saved_out"])
+        np.testing.assert_array_equal(got["synced"], np.concatenate([v.numpy().reshape(-1)
+                                                                     for v in mlp(0).state_dict().values()]))
         assert list(got["summoned_shapes"]) == ["(6, 5)", "(6,)"]
         np.testing.assert_array_equal(got["written_back"], np.full((6, 5), 2.0))
         assert not np.any(got["not_written_back"] == 7.0)

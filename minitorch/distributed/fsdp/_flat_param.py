@@ -271,7 +271,7 @@ def _pack(handles: List[FlatParamHandle]):
 def _unpack(packed):
     if isinstance(packed, _FullView):
         full = packed.handle.full_for_backward()
-        return full.as_strided(packed.size, packed.stride, packed.offset)
+        return full.as_strided(packed.size, packed.stride, full.storage_offset() + packed.offset)
     return packed
 
 

@@ -180,6 +180,10 @@ after = other.state_dict()
 res["written_back"] = after["0.weight"].numpy()
 res["not_written_back"] = after["4.bias"].numpy()
 
+# sync_module_states: every rank starts from rank 0's parameters
+synced = FSDP(mlp(r), sync_module_states=True, auto_wrap_policy=ModuleWrapPolicy({Block}))
+res["synced"] = full_params(synced.state_dict())
+
 # misuse, in PyTorch's classes and words
 res["err_clip_nonroot"] = np.array(error(lambda: full_model.module[2].clip_grad_norm_(1.0)))
 mixed = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).double())
