@@ -122,6 +122,7 @@ def test_fsdp_trains_as_one_process(tmp_path, refs, n):
         # the optimizer's state gathered under the original names; loaded, it resumes exactly
         assert list(got["orig_osd_names"]) == FULL_NAMES and list(got["orig_osd_groups"]) == FULL_NAMES
         np.testing.assert_allclose(got["orig_exp_avg"], refs["orig_exp_avg"], rtol=1e-9, atol=1e-13)
+        assert int(got["full_osd_len"]) == (2 if r == 0 else 0)
         np.testing.assert_allclose(got["continued_step"], refs["continued_step"], rtol=1e-9, atol=1e-11)
         np.testing.assert_array_equal(got["resumed_step"], got["continued_step"])
         # fully_shard (FSDP2): the classes, the shards, the state (model and Adam) through get/set_state_dict

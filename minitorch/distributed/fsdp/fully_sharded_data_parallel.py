@@ -385,7 +385,13 @@ class FullyShardedDataParallel(nn.Module):
             optim.load_state_dict(sd)
         return sd
 
-    full_optim_state_dict = optim_state_dict
+    @staticmethod
+    def full_optim_state_dict(model: nn.Module, optim, optim_input: Any = None, rank0_only: bool = True,
+                              group: Any = None) -> Dict[str, Any]:
+        """The older API: optim_state_dict's result on rank 0 ({} on the others unless
+        rank0_only=False); every rank calls it."""
+        full = FullyShardedDataParallel.optim_state_dict(model, optim)
+        return {} if rank0_only and dist.get_rank() != 0 else full
 
 
 def _local_norm(grads: List, norm_type: float) -> float:

@@ -74,6 +74,7 @@ osd = FSDP.optim_state_dict(m, opt)
 res["orig_osd_names"] = np.array(list(osd["state"]))
 res["orig_exp_avg"] = np.concatenate([osd["state"][k]["exp_avg"].numpy().reshape(-1) for k in osd["state"]])
 res["orig_osd_groups"] = np.array(osd["param_groups"][0]["params"])
+res["full_osd_len"] = np.array(len(FSDP.full_optim_state_dict(m, opt)))  # rank 0 only
 # loaded into a fresh model's optimizer, the state gives the same next step
 m2 = FSDP(mlp(0), sharding_strategy=ShardingStrategy.SHARD_GRAD_OP, use_orig_params=True,
           auto_wrap_policy=functools.partial(size_based_auto_wrap_policy, min_num_params=60))
