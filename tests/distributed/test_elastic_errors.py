@@ -78,9 +78,10 @@ def test_launcher_gives_each_process_an_error_file(tmp_path):
     run = launch(tmp_path, 2, "elastic_error.py", "record", launcher_args=["--log-dir", str(logs), "--rdzv-id", "job7"],
                  env={"TORCHELASTIC_ERROR_FILE": str(own)})
     assert run.returncode == 1, run.stderr
-    files = sorted(logs.glob("job7_*/attempt_0/*/error.json"))
-    assert [f.parent.name for f in files] == ["1"]  # only the failed process wrote one
-    data = json.loads(files[0].read_text())
+    files = {f.parent.name: f for f in logs.glob("job7_*/attempt_0/*/error.json")}
+    # record's fault handler opens every process's file; only the failed one wrote into it
+    assert "1" in files and all(files[r].read_text() == "" for r in files if r != "1")
+    data = json.loads(files["1"].read_text())
     assert data["message"]["message"] == "ValueError: rank 1 found a bad batch"
     assert "raise ValueError" in data["message"]["extraInfo"]["py_callstack"]
     copied = json.loads(own.read_text())
@@ -89,7 +90,7 @@ def test_launcher_gives_each_process_an_error_file(tmp_path):
     err = run.stderr
     assert "elastic_error.py FAILED" in err and "Root Cause (first observed failure):" in err
     assert "rank      : 1 (local_rank: 1)" in err and "exitcode  : 1" in err
-    assert f"error_file: {files[0]}" in err and "raise ValueError" in err
+    assert f"error_file: {files['1']}" in err and "raise ValueError" in err
 
 
 @needs_mpi
