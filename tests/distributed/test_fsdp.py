@@ -85,11 +85,24 @@ def refs():
     return references()
 
 
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory):
+    """scripts/fsdp.py's results on n processes, launched once per n for all the tests here."""
+    runs = {}
+
+    def results(n: int):
+        if n not in runs:
+            run = ok(launch(tmp_path_factory.mktemp(f"fsdp{n}"), n, "fsdp.py", timeout=240))
+            runs[n] = [run.result(r) for r in range(n)]
+        return runs[n]
+
+    return results
+
+
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 4])
-def test_fsdp_trains_as_one_process(tmp_path, refs, n):
-    run = ok(launch(tmp_path, n, "fsdp.py", timeout=240))
-    res = [run.result(r) for r in range(n)]
+def test_fsdp_trains_as_one_process(launched, refs, n):
+    res = launched(n)
     total = sum(p.numel() for p in mlp(0).parameters())
     tf_total = sum(p.numel() for p in transformer(0).parameters())
     for r in range(n):
@@ -138,10 +151,9 @@ def test_fsdp_trains_as_one_process(tmp_path, refs, n):
 
 
 @needs_mpi
-def test_fsdp_state_dict_summon_and_errors(tmp_path):
+def test_fsdp_state_dict_summon_and_errors(launched):
     n = 2
-    run = ok(launch(tmp_path, n, "fsdp.py", timeout=240))
-    res = [run.result(r) for r in range(n)]
+    res = launched(n)
     for r in range(n):
         got = res[r]
         assert list(got["sd_keys"]) == FULL_NAMES
@@ -167,11 +179,10 @@ def test_fsdp_state_dict_summon_and_errors(tmp_path):
 
 
 @needs_mpi
-def test_device_mesh(tmp_path):
+def test_device_mesh(launched):
     n = 4
-    run = ok(launch(tmp_path, n, "fsdp.py", timeout=240))
     for r in range(n):
-        got = run.result(r)
+        got = launched(n)[r]
         np.testing.assert_array_equal(got["mesh1"], [n, r, 1, n])
         dp_rank, tp_rank = divmod(r, n // 2)
         tp_sum = sum(range(dp_rank * (n // 2), (dp_rank + 1) * (n // 2)))
