@@ -21,6 +21,25 @@ def clip(model):
     return nn.utils.clip_grad_norm_(model.parameters(), 0.5)
 
 
+def mixed_precision_steps(steps):
+    """SGD of mlp(0) in float64 whose gradients are computed by a float32 copy of it."""
+    master = mlp(0)
+    work = mlp(0).float()
+    out = []
+    for step in range(steps):
+        with minitorch.no_grad():
+            for w, p in zip(work.parameters(), master.parameters()):
+                w.copy_(p)
+        x, y = data("mlp", step)
+        work.zero_grad()
+        nn.functional.mse_loss(work(x.float()), y.float()).backward()
+        with minitorch.no_grad():
+            for w, p in zip(work.parameters(), master.parameters()):
+                p -= 0.1 * w.grad.double()
+        out.append(np.concatenate([v.numpy().reshape(-1) for v in master.state_dict().values()]))
+    return np.stack(out)
+
+
 def references():
     """One process, the full batch: the same trainings as scripts/fsdp.py's."""
     out = {}
@@ -34,6 +53,7 @@ def references():
     opt.step()
     out["continued_step"] = np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()])
     _, out["noshard_steps"], _ = train(mlp(0), "mlp", 3)
+    out["mp_steps"] = mixed_precision_steps(3)
     _, out["tf_steps"], _ = train(transformer(0), "transformer", 3)
     out["fs_steps"] = out["tf_steps"]
     _, out["hybrid_steps"], _ = train(mlp(0), "mlp", 3)
@@ -125,6 +145,10 @@ def test_fsdp_trains_as_one_process(launched, refs, n):
         assert int(got["noshard_local_numel"]) == total
         shard_world = n // 2 if n >= 4 else n  # HYBRID_SHARD shards along the mesh's second dimension
         assert int(got["hybrid_local_numel"]) == -(-57 // shard_world) + 2 * -(-162 // shard_world)
+        # mixed precision: float32's steps (the float64 shards updated from float32 gradients)
+        np.testing.assert_allclose(got["mp_steps"], refs["mp_steps"], rtol=1e-5, atol=1e-6)
+        assert np.abs(got["mp_steps"] - refs["noshard_steps"]).max() > 1e-9  # not float64's
+        assert set(got["mp_param_dtypes"]) == {"minitorch.float64"}
         assert list(got["full_held"]) == [True, False, False]
         np.testing.assert_array_equal(got["full_backward_comm"], [2, 3])
         assert list(got["orig_held"]) == [True] * 5  # the root and the four Linears of the Blocks

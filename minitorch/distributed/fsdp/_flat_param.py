@@ -84,6 +84,8 @@ class FlatParamHandle:
         ref = params[0]
         self.full = None  # the unsharded flat parameter between unshard() and reshard()
         self.no_sync = False  # FSDP.no_sync(): gradients kept whole here, reduced by the next backward
+        self.param_dtype = None  # MixedPrecision: forward and backward compute in it,
+        self.reduce_dtype = None  # and the gradients are reduced in this one
         self.pending = None  # those gradients (the full flat parameter's)
         self._regathered = None  # FULL_SHARD: gathered again for backward, after forward freed it
         with minitorch.no_grad():
@@ -160,6 +162,8 @@ class FlatParamHandle:
         return out
 
     def _reduce_grad(self, grad):
+        if self.reduce_dtype is not None and grad.dtype != self.reduce_dtype:
+            return self._reduce_grad(grad.to(self.reduce_dtype)).to(grad.dtype)
         grad = grad.contiguous()
         if not self.sharded:
             out = grad.clone()
@@ -179,13 +183,18 @@ class FlatParamHandle:
     # ---- unshard / reshard ----
 
     def unshard(self) -> None:
-        """All-gathers the full parameter and points the modules' attributes at its views."""
+        """All-gathers the full parameter (in param_dtype under mixed precision: the cast is
+        differentiable, so the gradient comes back in the shard's dtype) and points the modules'
+        attributes at its views."""
         local = self.local_shard()
         if minitorch.is_grad_enabled() and local.requires_grad:
-            self.full = _Gather.apply(local, self)
+            self.full = self._compute(_Gather.apply(local, self))
         else:
-            self.full = self.gather_full(local)
+            self.full = self._compute(self.gather_full(local))
         self._use_views(self.full, as_params=False)
+
+    def _compute(self, full):
+        return full if self.param_dtype is None else full.to(self.param_dtype)
 
     def views(self, full) -> List:
         return [full[i.offset:i.offset + i.numel].view(i.shape) for i in self.infos]
@@ -254,7 +263,7 @@ class FlatParamHandle:
         if self.full is not None:
             return self.full
         if self._regathered is None:
-            self._regathered = self.gather_full(self.local_shard())
+            self._regathered = self._compute(self.gather_full(self.local_shard()))
         return self._regathered
 
 

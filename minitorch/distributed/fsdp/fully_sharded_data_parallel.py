@@ -103,8 +103,8 @@ class FullyShardedDataParallel(nn.Module):
         if isinstance(module, FullyShardedDataParallel):
             raise ValueError("FSDP auto wrapping requires modules to not already have FSDP applied but found "
                              f"the root module in\n{module}")
-        if mixed_precision is not None or (cpu_offload is not None and cpu_offload.offload_params):
-            raise NotImplementedError("minitorch's FSDP has no mixed_precision nor cpu_offload of parameters")
+        if cpu_offload is not None and cpu_offload.offload_params:
+            raise NotImplementedError("minitorch's FSDP has no cpu_offload of parameters")
         if ignored_modules or ignored_states:
             raise NotImplementedError("minitorch's FSDP has no ignored_modules nor ignored_states")
         strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None else sharding_strategy
@@ -115,7 +115,7 @@ class FullyShardedDataParallel(nn.Module):
         if sync_module_states:
             _broadcast_state(module, pg)
         kwargs = dict(process_group=(pg, replicate_pg) if replicate_pg is not None else pg,
-                      sharding_strategy=strategy, use_orig_params=use_orig_params)
+                      sharding_strategy=strategy, use_orig_params=use_orig_params, mixed_precision=mixed_precision)
         if auto_wrap_policy is not None:
             policy = _as_policy(auto_wrap_policy)
             for name, sub in module.named_modules():
@@ -139,6 +139,9 @@ class FullyShardedDataParallel(nn.Module):
                 sub._is_root = False
         self._handle = _handle_of(module, _own_params(module), pg, strategy != ShardingStrategy.NO_SHARD,
                                   use_orig_params, replicate_pg)
+        self.mixed_precision = mixed_precision
+        if mixed_precision is not None:
+            _mixed_precision(self, mixed_precision)
 
     @staticmethod
     def _groups(process_group, device_mesh, strategy) -> Tuple[Any, Any]:
@@ -200,6 +203,10 @@ class FullyShardedDataParallel(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         self._lazy_init()
+        mp = self.mixed_precision
+        if mp is not None and mp.param_dtype is not None and (
+                mp.cast_forward_inputs or (self._is_root and mp.cast_root_forward_inputs)):
+            args, kwargs = _cast_floats((args, kwargs), mp.param_dtype)
         hooks = (saved_full_views(self._handles()) if self._is_root and minitorch.is_grad_enabled()
                  else contextlib.nullcontext())
         handle = self._handle
@@ -392,6 +399,31 @@ class FullyShardedDataParallel(nn.Module):
         rank0_only=False); every rank calls it."""
         full = FullyShardedDataParallel.optim_state_dict(model, optim)
         return {} if rank0_only and dist.get_rank() != 0 else full
+
+
+def _mixed_precision(unit: FullyShardedDataParallel, mp: MixedPrecision) -> None:
+    """The unit computes in mp.param_dtype, reduces gradients in mp.reduce_dtype (param_dtype when
+    not given, as PyTorch's) and keeps its own buffers in mp.buffer_dtype; the shards (what the
+    optimizer steps) stay in their dtype."""
+    if unit._handle is not None:
+        unit._handle.param_dtype = mp.param_dtype
+        unit._handle.reduce_dtype = mp.reduce_dtype if mp.reduce_dtype is not None else mp.param_dtype
+    if mp.buffer_dtype is not None:
+        for mod in unit.module.modules():  # nested units' too (they cast them to the same dtype)
+            for name, b in mod._buffers.items():
+                if b is not None and b.is_floating_point():
+                    mod._buffers[name] = b.to(mp.buffer_dtype)
+
+
+def _cast_floats(obj: Any, dtype) -> Any:
+    """obj (nested tuples, lists, dicts) with its floating-point tensors in dtype."""
+    if isinstance(obj, minitorch.Tensor):
+        return obj.to(dtype) if obj.is_floating_point() else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cast_floats(o, dtype) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _cast_floats(v, dtype) for k, v in obj.items()}
+    return obj
 
 
 def _local_norm(grads: List, norm_type: float) -> float:

@@ -11,7 +11,7 @@ import minitorch
 import minitorch.distributed as dist
 from minitorch import nn
 from minitorch.distributed.device_mesh import init_device_mesh
-from minitorch.distributed.fsdp import FullStateDictConfig, ShardingStrategy, StateDictType
+from minitorch.distributed.fsdp import FullStateDictConfig, MixedPrecision, ShardingStrategy, StateDictType
 from minitorch.distributed.fsdp import FullyShardedDataParallel as FSDP
 from minitorch.distributed.fsdp.wrap import (ModuleWrapPolicy, size_based_auto_wrap_policy,
                                              transformer_auto_wrap_policy)
@@ -111,6 +111,12 @@ for step in range(3):
     accumulated.append(full_params(m.state_dict()))
 res["accumulated_steps"] = np.stack(accumulated)
 res["err_no_sync_inner"] = np.array(error(lambda: m.module[2].no_sync().__enter__()))
+
+# mixed precision: a float64 model computing in float32
+mp = MixedPrecision(param_dtype=minitorch.float32, reduce_dtype=minitorch.float32)
+m = FSDP(mlp(0), auto_wrap_policy=ModuleWrapPolicy({Block}), mixed_precision=mp)
+_, res["mp_steps"], _ = train(m, "mlp", 3, rows)
+res["mp_param_dtypes"] = np.array([str(p.dtype) for p in m.parameters()])
 
 # a transformer: a unit per encoder layer, original parameters
 policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={nn.TransformerEncoderLayer})
