@@ -10,6 +10,8 @@ unit). Backward reduce-scatters each unit's gradient as soon as it is complete (
 backward), averaged over the ranks, as DDP's all-reduce averages it. The optimizer runs on the
 shards (model.parameters()). state_dict() under FULL_STATE_DICT (the default) gathers the full
 parameters under their original names; summon_full_params gives them for a while.
+backward_prefetch, forward_prefetch and limit_all_gathers (schedules of the communication) are
+accepted and change nothing: a unit gathers when its forward starts and when backward needs it.
 """
 from __future__ import annotations
 
@@ -105,10 +107,10 @@ class FullyShardedDataParallel(nn.Module):
                              f"the root module in\n{module}")
         if cpu_offload is not None and cpu_offload.offload_params:
             raise NotImplementedError("minitorch's FSDP has no cpu_offload of parameters")
-        if ignored_modules or ignored_states:
-            raise NotImplementedError("minitorch's FSDP has no ignored_modules nor ignored_states")
+        if ignored_modules or ignored_states or param_init_fn is not None:
+            raise NotImplementedError("minitorch's FSDP has no ignored_modules, ignored_states nor param_init_fn")
         strategy = ShardingStrategy.FULL_SHARD if sharding_strategy is None else sharding_strategy
-        pg, replicate_pg = self._groups(process_group, device_mesh, strategy)
+        pg, replicate_pg = self._groups(process_group, device_mesh)
         if device_id is not None:
             module = module.to(minitorch.device(device_id) if not isinstance(device_id, int)
                                else minitorch.device("cuda", device_id))
@@ -144,7 +146,7 @@ class FullyShardedDataParallel(nn.Module):
             _mixed_precision(self, mixed_precision)
 
     @staticmethod
-    def _groups(process_group, device_mesh, strategy) -> Tuple[Any, Any]:
+    def _groups(process_group, device_mesh) -> Tuple[Any, Any]:
         """(the group that shards, the group that replicates under HYBRID_SHARD or None)."""
         if device_mesh is not None:
             if process_group is not None:
