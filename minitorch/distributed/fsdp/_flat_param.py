@@ -67,6 +67,8 @@ class _FullView:
 
 
 class FlatParamHandle:
+    """One unit's flat parameter: its shard on this rank, and the full one while gathered."""
+
     def __init__(self, module: nn.Module, infos: List[_ParamInfo], params: List, aliases: List, pg,
                  sharded: bool, use_orig_params: bool, replicate_pg=None) -> None:
         self.module = module
@@ -84,9 +86,9 @@ class FlatParamHandle:
         ref = params[0]
         self.full = None  # the unsharded flat parameter between unshard() and reshard()
         self.no_sync = False  # FSDP.no_sync(): gradients kept whole here, reduced by the next backward
+        self.pending = None  # those gradients (the full flat parameter's)
         self.param_dtype = None  # MixedPrecision: forward and backward compute in it,
         self.reduce_dtype = None  # and the gradients are reduced in this one
-        self.pending = None  # those gradients (the full flat parameter's)
         self._regathered = None  # FULL_SHARD: gathered again for backward, after forward freed it
         with minitorch.no_grad():
             padding = minitorch.zeros(self.shard_numel * world - self.numel, dtype=ref.dtype, device=ref.device)
