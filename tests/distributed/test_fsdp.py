@@ -11,7 +11,7 @@ import minitorch
 from minitorch import nn
 
 sys.path.insert(0, str(SCRIPTS))
-from fsdp_models import data, mlp, train, transformer  # noqa: E402
+from fsdp_models import data, mlp, tied, train, transformer  # noqa: E402
 
 FULL_NAMES = ["0.weight", "0.bias", "2.fc1.weight", "2.fc1.bias", "2.fc2.weight", "2.fc2.bias", "3.fc1.weight",
               "3.fc1.bias", "3.fc2.weight", "3.fc2.bias", "4.weight", "4.bias"]
@@ -54,6 +54,7 @@ def references():
     out["continued_step"] = np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()])
     _, out["noshard_steps"], _ = train(mlp(0), "mlp", 3)
     out["mp_steps"] = mixed_precision_steps(3)
+    _, out["tied_steps"], _ = train(tied(0), "mlp", 3)
     _, out["tf_steps"], _ = train(transformer(0), "transformer", 3)
     out["fs_steps"] = out["tf_steps"]
     _, out["hybrid_steps"], _ = train(mlp(0), "mlp", 3)
@@ -130,6 +131,9 @@ def test_fsdp_trains_as_one_process(launched, refs, n):
         # step by step, on every rank: single-process full-batch training
         for key in ("full_steps", "orig_steps", "noshard_steps", "tf_steps", "hybrid_steps", "fs_steps"):
             np.testing.assert_allclose(got[key], refs[key], rtol=1e-9, atol=1e-11, err_msg=key)
+        for orig in (False, True):  # the tied weight: one parameter, both uses' gradients
+            np.testing.assert_allclose(got[f"tied_steps_{orig}"], refs["tied_steps"], rtol=1e-9, atol=1e-11)
+            assert list(got[f"tied_keys_{orig}"]) == list(tied(0).state_dict())
         # no_sync: the first micro-batch's gradients stayed unreduced (no .grad yet), the second
         # backward reduced both: the full batch's step
         assert got["grads_after_no_sync"].all()

@@ -17,7 +17,7 @@ from minitorch.distributed.fsdp.wrap import (ModuleWrapPolicy, size_based_auto_w
                                              transformer_auto_wrap_policy)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from fsdp_models import N, Block, data, full_params, mlp, train, transformer  # noqa: E402
+from fsdp_models import N, Block, data, full_params, mlp, tied, train, transformer  # noqa: E402
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
 r, n = dist.get_rank(), dist.get_world_size()
@@ -93,6 +93,12 @@ res["continued_step"] = full_params(m.state_dict())
 m = FSDP(mlp(0), sharding_strategy=ShardingStrategy.NO_SHARD)
 res["noshard_local_numel"] = np.array(sum(p.numel() for p in m.parameters()))
 _, res["noshard_steps"], _ = train(m, "mlp", 3, rows)
+
+# a weight registered twice (tied), flat or as original parameters
+for orig in (False, True):
+    m = FSDP(tied(0), use_orig_params=orig)
+    _, res[f"tied_steps_{orig}"], _ = train(m, "mlp", 3, rows)
+    res[f"tied_keys_{orig}"] = np.array(list(m.state_dict()))
 
 # gradient accumulation: two micro-batches a step, the first under no_sync
 m = FSDP(mlp(0), auto_wrap_policy=ModuleWrapPolicy({Block}))

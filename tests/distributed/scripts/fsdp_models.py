@@ -25,6 +25,14 @@ def mlp(seed: int) -> nn.Module:
     return nn.Sequential(nn.Linear(5, 6), nn.Tanh(), Block(6), Block(6), nn.Linear(6, 3)).double()
 
 
+def tied(seed: int) -> nn.Module:
+    """An MLP whose first and last Linear share one weight (registered twice)."""
+    minitorch.manual_seed(seed)
+    m = nn.Sequential(nn.Linear(5, 5), nn.Tanh(), nn.Linear(5, 5, bias=False), nn.Tanh(), nn.Linear(5, 3)).double()
+    m[2].weight = m[0].weight
+    return m
+
+
 def transformer(seed: int) -> nn.Module:
     minitorch.manual_seed(seed)
     return nn.Sequential(nn.Linear(5, 8),
@@ -35,8 +43,8 @@ def transformer(seed: int) -> nn.Module:
 
 def data(kind: str, step: int):
     g = np.random.default_rng(100 + step)
-    shape = (N, 5) if kind == "mlp" else (N, 4, 5)
-    y_shape = (N, 3) if kind == "mlp" else (N, 4, 3)
+    shape = (N, 4, 5) if kind == "transformer" else (N, 5)
+    y_shape = (N, 4, 3) if kind == "transformer" else (N, 3)
     return minitorch.from_numpy(g.standard_normal(shape)), minitorch.from_numpy(g.standard_normal(y_shape))
 
 
