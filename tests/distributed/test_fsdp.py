@@ -194,6 +194,8 @@ def test_fsdp_state_dict_summon_and_errors(launched):
         assert list(got["summoned_shapes"]) == ["(6, 5)", "(6,)"]
         np.testing.assert_array_equal(got["written_back"], np.full((6, 5), 2.0))
         assert not np.any(got["not_written_back"] == 7.0)
+        assert str(got["err_sharded_state"]).startswith("NotImplementedError: minitorch's FSDP supports "
+                                                        "StateDictType.FULL_STATE_DICT only")
         assert str(got["err_clip_nonroot"]) == ("RuntimeError: `clip_grad_norm_()` should only be called on the root "
                                                 "FSDP instance")
         assert str(got["err_dtype"]).startswith("ValueError: Must flatten tensors with uniform dtype but got")

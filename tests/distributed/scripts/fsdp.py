@@ -198,6 +198,8 @@ synced = FSDP(mlp(r), sync_module_states=True, auto_wrap_policy=ModuleWrapPolicy
 res["synced"] = full_params(synced.state_dict())
 
 # misuse, in PyTorch's classes and words
+res["err_sharded_state"] = np.array(error(lambda: FSDP.set_state_dict_type(full_model,
+                                                                           StateDictType.SHARDED_STATE_DICT)))
 res["err_clip_nonroot"] = np.array(error(lambda: full_model.module[2].clip_grad_norm_(1.0)))
 mixed = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).double())
 res["err_dtype"] = np.array(error(lambda: FSDP(mixed)))
