@@ -222,7 +222,8 @@ def test_device_mesh(launched):
         np.testing.assert_array_equal(got["mesh2_dp_ranks"], [tp_rank, tp_rank + n // 2])
         np.testing.assert_array_equal(got["mesh2_shape"], [2, n // 2])
         assert list(got["mesh2_names"]) == ["tp"]
-        assert "Optional kwarg `mesh_dim` needs to be specified when device_mesh.ndim > 1." in str(got["err_mesh_group"])
+        assert ("Optional kwarg `mesh_dim` needs to be specified when device_mesh.ndim > 1."
+                in str(got["err_mesh_group"]))
         assert str(got["err_mesh_key"]).startswith("KeyError: \"Invalid mesh_dim_names ('pp',) specified.")
         assert str(got["err_mesh_names"]) == ("RuntimeError: mesh_shape and mesh_dim_names should have same length! "
                                               "Found len(mesh_dim_names): 2 and len(mesh_shape):1.")

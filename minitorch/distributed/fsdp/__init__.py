@@ -8,5 +8,6 @@ from minitorch.distributed.fsdp.fully_sharded_data_parallel import FullyShardedD
 from minitorch.distributed.fsdp._fully_shard import FSDPModule, MixedPrecisionPolicy, OffloadPolicy, fully_shard
 
 __all__ = ["BackwardPrefetch", "CPUOffload", "FSDPModule", "FullOptimStateDictConfig", "FullStateDictConfig",
-           "FullyShardedDataParallel", "MixedPrecisionPolicy", "OffloadPolicy", "fully_shard", "LocalStateDictConfig", "MixedPrecision", "OptimStateDictConfig",
-           "ShardedStateDictConfig", "ShardingStrategy", "StateDictConfig", "StateDictSettings", "StateDictType"]
+           "FullyShardedDataParallel", "LocalStateDictConfig", "MixedPrecision", "MixedPrecisionPolicy",
+           "OffloadPolicy", "OptimStateDictConfig", "ShardedStateDictConfig", "ShardingStrategy", "StateDictConfig",
+           "StateDictSettings", "StateDictType", "fully_shard"]

@@ -156,7 +156,8 @@ other_opt = minitorch.optim.Adam(other.parameters(), lr=0.01)
 set_state_dict(other, other_opt, model_state_dict=msd, optim_state_dict=osd)
 res["fs_loaded"] = full_params(get_state_dict(other, [])[0])
 res["fs_saved"] = full_params(msd)
-res["fs_loaded_exp_avg"] = full_params({k: v["exp_avg"] for k, v in get_state_dict(other, other_opt)[1]["state"].items()})
+loaded_osd = get_state_dict(other, other_opt)[1]
+res["fs_loaded_exp_avg"] = full_params({k: v["exp_avg"] for k, v in loaded_osd["state"].items()})
 res["fs_saved_exp_avg"] = full_params({k: v["exp_avg"] for k, v in osd["state"].items()})
 res["err_fs_twice"] = np.array(error(lambda: fully_shard(m)))
 
