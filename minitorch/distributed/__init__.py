@@ -1215,6 +1215,10 @@ def __getattr__(name: str):
         from minitorch.nn.parallel.distributed import GradBucket
 
         return GradBucket
+    if name in ("DeviceMesh", "init_device_mesh"):  # torch.distributed's names of device_mesh's
+        from minitorch.distributed import device_mesh
+
+        return getattr(device_mesh, name)
     raise AttributeError(f"module 'minitorch.distributed' has no attribute '{name}'")
 
 

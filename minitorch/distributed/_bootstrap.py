@@ -1,7 +1,8 @@
 """What each process of minitorch.distributed.run runs first: torchrun's RANK and LOCAL_RANK from
 MPICH's process-manager variables (and, for minitorch.distributed.launch without --use-env, the
 script's first argument --local-rank=<LOCAL_RANK>), then the script as __main__ (MPI itself starts later, in
-init_process_group). Its process id, and then its exit status, go to the launcher's status folder
+init_process_group), with TORCHELASTIC_ERROR_FILE naming its own error file in the launcher's
+folder for them. Its process id, and then its exit status, go to the launcher's status folder
 (MINITORCH_RUN_STATUS_DIR): the launcher watches them to stop the other processes when one fails."""
 import os
 import runpy
@@ -31,6 +32,11 @@ def main() -> None:
     rank = os.environ.get("PMI_RANK", "0")
     os.environ["RANK"] = rank
     os.environ["LOCAL_RANK"] = os.environ.get("MPI_LOCALRANKID", rank)
+    errors = os.environ.pop("MINITORCH_RUN_ERROR_DIR", None)
+    if errors:  # torchrun's file per process, which @record (elastic.multiprocessing.errors) writes
+        folder = os.path.join(errors, "attempt_0", os.environ["LOCAL_RANK"])
+        os.makedirs(folder, exist_ok=True)
+        os.environ["TORCHELASTIC_ERROR_FILE"] = os.path.join(folder, "error.json")
     _status_file(rank, "pid", os.getpid())
     args = sys.argv[1:]
     if os.environ.pop("MINITORCH_RUN_LOCAL_RANK_ARG", None) == "1":  # the legacy launcher's argument

@@ -9,6 +9,10 @@ after --kill-grace seconds) and exits with the failed process's status (128 + th
 for a process killed by a signal, 1 when the status could not be known). With --keep-going
 (minitorch's own) a failed process leaves the others running, so that they report the failure
 themselves (DistBackendError within their process group's timeout), and the status is mpiexec's.
+Each process gets torchrun's TORCHELASTIC_ERROR_FILE (<log dir>/<run id>_*/attempt_0/<local rank>/error.json;
+--log-dir keeps them, else a temporary folder): @record writes a failing process's exception
+there, and the launcher prints torchrun's report of the failure with that traceback and copies the
+file to its own TORCHELASTIC_ERROR_FILE where one is set.
 Ctrl-C (SIGINT), SIGTERM and SIGHUP to the launcher stop the processes the same way (mpiexec starts
 them in sessions of their own, out of the terminal's reach), and the status is 128 + its number.
 """
@@ -62,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program")
     p.add_argument("--keep-going", action="store_true",
                    help="minitorch's own: a failed process does not stop the others")
+    p.add_argument("--log-dir", "--log_dir", type=str, default=None,
+                   help="keep the processes' error files under this folder (default: a temporary one)")
     p.add_argument("--kill-grace", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL when stopping the processes (default 5)")
     p.add_argument("training_script", type=str)
@@ -114,13 +120,22 @@ def run(args: argparse.Namespace) -> int:
 def _launch(cmd: List[str], env: Dict[str, str], n: int, args: argparse.Namespace) -> int:
     if args.no_python:
         return subprocess.call(cmd, env=env)  # no bootstrap to report the processes' statuses
-    with tempfile.TemporaryDirectory(prefix="minitorch-run-") as status_dir:
+    log_dir = getattr(args, "log_dir", None)
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="minitorch-run-") as status_dir, \
+            tempfile.TemporaryDirectory(prefix="torchelastic_") as temp_errors:
+        errors = tempfile.mkdtemp(prefix=f"{args.rdzv_id}_", dir=log_dir) if log_dir else temp_errors
         env["MINITORCH_RUN_STATUS_DIR"] = status_dir
+        env["MINITORCH_RUN_ERROR_DIR"] = errors
         proc = subprocess.Popen(cmd, env=env, start_new_session=True)
         try:
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, _raise_stop)
-            return _watch(proc, n, status_dir, args.keep_going, args.kill_grace)
+            status, failed = _watch(proc, n, status_dir, args.keep_going, args.kill_grace)
+            if failed is not None:
+                _report(args.training_script, failed, status, _read(status_dir, "pid").get(failed, -1), errors)
+            return status
         except KeyboardInterrupt:
             _stop(proc, _read(status_dir, "pid"), args.kill_grace)
             return 128 + signal.SIGINT
@@ -242,9 +257,23 @@ def _stop(proc: subprocess.Popen, pids: Dict[int, int], grace: float) -> None:
             pass
 
 
-def _watch(proc: subprocess.Popen, n: int, status_dir: str, keep_going: bool, grace: float) -> int:
+def _report(script: str, rank: int, status: int, pid: int, errors: str) -> None:
+    """torchrun's report of a failed process (its traceback, when @record wrote its error file), and
+    its error file copied to the launcher's own TORCHELASTIC_ERROR_FILE where one is set."""
+    from minitorch.distributed.elastic.multiprocessing.errors import (ChildFailedError, ErrorHandler,
+                                                                      ProcessFailure)
+
+    path = os.path.join(errors, "attempt_0", str(rank), "error.json")
+    failure = ProcessFailure(local_rank=rank, pid=pid, exitcode=status,
+                             error_file=path if os.path.isfile(path) else "<N/A>")
+    print(ChildFailedError(script, {rank: failure}).format_msg(), file=sys.stderr, flush=True)
+    if os.path.isfile(path):
+        ErrorHandler().dump_error_file(path, status)
+
+
+def _watch(proc: subprocess.Popen, n: int, status_dir: str, keep_going: bool, grace: float):
     """Waits for mpiexec; the first process that fails (in the order seen) stops the others and
-    gives the launcher's exit status, as torchrun's."""
+    gives the launcher's exit status, as torchrun's: (that status, that rank or None)."""
     gone_since: Dict[int, float] = {}
     while True:
         rc = proc.poll()
@@ -252,8 +281,8 @@ def _watch(proc: subprocess.Popen, n: int, status_dir: str, keep_going: bool, gr
         failed = {r: c for r, c in exits.items() if c != 0}
         if rc is not None:
             if failed:
-                return failed[min(failed)] & 0xFF or 1
-            return rc if rc >= 0 else 128 - rc
+                return failed[min(failed)] & 0xFF or 1, min(failed)
+            return (rc if rc >= 0 else 128 - rc), None
         if not keep_going:
             pids = _read(status_dir, "pid")
             now = time.monotonic()
@@ -271,7 +300,7 @@ def _watch(proc: subprocess.Popen, n: int, status_dir: str, keep_going: bool, gr
                 print(f"minitorch.distributed.run: rank {first} failed (exit status {status}); stopping the "
                       f"others", file=sys.stderr, flush=True)
                 _stop(proc, {r: p for r, p in pids.items() if r != first}, grace)
-                return status
+                return status, first
         time.sleep(0.05)
 
 

@@ -39,11 +39,11 @@ class Launched:
 
 
 def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60, launcher_args=(),
-           via: str = "launcher") -> Launched:
+           via: str = "launcher", env=None) -> Launched:
     """`python -m minitorch.distributed.run [launcher_args] --nproc-per-node n scripts/<script> <out dir> args`;
     via "spawn" or "process": the ranks started without the launcher, meeting through a TCPStore
     (scripts/spawned.py); via "self": `python scripts/<script> <out dir> n args`, a script that
-    starts its ranks itself."""
+    starts its ranks itself. env: more environment variables for the command."""
     out = tmp_path / f"{Path(script).stem}-{n}-{via}"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -58,7 +58,7 @@ def launch(tmp_path: Path, n: int, script: str, *args: str, timeout: float = 60,
     # a session of its own: on a timeout, the launcher, mpiexec and every rank are stopped together
     p = subprocess.Popen(
         cmd,
-        env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1"), stdout=subprocess.PIPE,
+        env=child_env(OMP_NUM_THREADS="1", MINITORCH_NUM_THREADS="1", **(env or {})), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = p.communicate(timeout=timeout)

@@ -119,6 +119,28 @@ class ChildFailedError(Exception):
         rank = min(self.failures, key=lambda r: self.failures[r].timestamp)
         return rank, self.failures[rank]
 
+    def format_msg(self, boarder_delim: str = "=", section_delim: str = "-") -> str:
+        """torchrun's report: the title, the other failures, then the root cause (the first),
+        each with its time, rank, exit code, error file and traceback."""
+        import socket
+
+        title = f"{self.name} FAILED"
+        root, _ = self.get_first_failure()
+        blocks = {}
+        for idx, (rank, f) in enumerate(self.failures.items()):
+            trace = f.error_file_data.get("message", {}) if f.error_file_data else {}
+            text = trace.get("extraInfo", {}).get("py_callstack", f.message) if isinstance(trace, dict) else f.message
+            signal = f" ({f.signal_name()})" if f.signal_name() != _NOT_AVAILABLE else ""
+            blocks[rank] = (f"[{idx}]:\n  time      : {f.timestamp_isoformat()}\n  host      : {socket.getfqdn()}\n"
+                            f"  rank      : {rank} (local_rank: {f.local_rank})\n"
+                            f"  exitcode  : {f.exitcode} (pid: {f.pid}){signal}\n  error_file: {f.error_file}\n"
+                            f"  traceback : {text.rstrip().replace(chr(10), chr(10) + '  ')}")
+        width = min(60, max(len(title), *(len(line) for b in blocks.values() for line in b.splitlines())))
+        others = [b for r, b in blocks.items() if r != root] or ["  <NO_OTHER_FAILURES>"]
+        return "\n".join([boarder_delim * width, title, section_delim * width, "Failures:", *others,
+                          section_delim * width, "Root Cause (first observed failure):", blocks[root],
+                          boarder_delim * width])
+
 
 def record(fn: Callable, error_handler: Optional[ErrorHandler] = None) -> Callable:
     """Decorates a worker's entry point: an exception is written to the error file, then raised
