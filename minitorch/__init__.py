@@ -229,6 +229,9 @@ from ._grad_mode import is_inference_mode_enabled  # noqa: E402
 from . import _toplevel  # noqa: E402
 
 _toplevel.install(globals(), Tensor)  # isin, rsub, asarray, complex, *_copy, exp_, ..., e, pi, inf, nan
+from . import _foreach  # noqa: E402
+
+_foreach.install(globals())  # _foreach_add, _foreach_mul_, _foreach_norm, ...
 from . import signal  # noqa: E402
 from . import storage as _storage  # noqa: E402
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402
