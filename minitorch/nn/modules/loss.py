@@ -2,6 +2,7 @@
 for the weighted ones, the class weights as a buffer (so they are in the state_dict)."""
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 from minitorch import Tensor
@@ -69,6 +70,19 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its deprecated name (it once took (N, C, H, W) inputs only)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # NLLLoss's parameters
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+            "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(*args, **kwargs)
 
 
 class CrossEntropyLoss(_WeightedLoss):
