@@ -80,7 +80,7 @@ from ._dlpack import from_dlpack  # noqa: E402
 Generator = _C.Generator
 default_generator = _C.default_generator
 from . import random  # noqa: E402
-from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state, thread_safe_generator  # noqa: E402
 
 
 def _expect_tensor(fname, input):
@@ -233,6 +233,7 @@ from . import _foreach  # noqa: E402
 
 _foreach.install(globals())  # _foreach_add, _foreach_mul_, _foreach_norm, ...
 from ._symbolic import *  # noqa: E402,F401,F403  (sym_int, sym_max, ..., cond, while_loop)
+from ._native import *  # noqa: E402,F401,F403  (native_layer_norm, convolution, ...)
 from . import signal  # noqa: E402
 from . import storage as _storage  # noqa: E402
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402
