@@ -39,6 +39,7 @@ add("norm_except_dim_1d", lambda lib: lib.norm_except_dim(lib.tensor([-3.0, 4.0]
 add("norm_except_dim_float_pow", lambda lib: lib.norm_except_dim(a(lib), 1.5, 0))
 add("is_vulkan_available", lambda lib: lib.is_vulkan_available())
 add("init_num_threads", lambda lib: lib.init_num_threads())
+add("thread_safe_generator", lambda lib: [lib.thread_safe_generator(), lib.random.thread_safe_generator()])
 add("device_module_cpu", lambda lib: lib.get_device_module("cpu").__name__.split(".")[-1])
 add("device_module_cuda", lambda lib: lib.get_device_module(lib.device("cuda", 1)).__name__.split(".")[-1])
 add("device_module_bad", lambda lib: lib.get_device_module(3))
