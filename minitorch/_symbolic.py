@@ -48,6 +48,35 @@ def sym_sum(args: Iterable):
     return builtins.sum(args)
 
 
+_INT64_RANGE = (-(2 ** 63), 2 ** 63 - 1)  # the bounds an unbounded side stands for, as PyTorch prints them
+
+
+def _constrain(name: str, size, lo, hi) -> None:
+    if isinstance(size, Tensor):
+        if size.dim() != 0:
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be Number, not Tensor")
+        size = size.item()
+    if not lo <= size <= hi:
+        raise RuntimeError(f"Invalid value range for {size} between [{lo}, {hi}].")
+
+
+def sym_constrain_range(size, *, min=None, max=None) -> None:  # noqa: A002 - PyTorch's names
+    """Checks that size lies in [min, max] (a symbolic size gets that range when traced)."""
+    _constrain("sym_constrain_range", size, _INT64_RANGE[0] if min is None else min,
+               _INT64_RANGE[1] if max is None else max)
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None) -> None:  # noqa: A002
+    """sym_constrain_range for a size: min defaults to 0."""
+    _constrain("sym_constrain_range_for_size", size, 0 if min is None else min,
+               _INT64_RANGE[1] if max is None else max)
+
+
+def sym_fresh_size(expr):
+    """expr itself: a fresh unbacked size only exists under tracing."""
+    return expr
+
+
 def _predicate(pred) -> bool:
     if isinstance(pred, Tensor):
         if pred.numel() != 1:
@@ -77,4 +106,4 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
 
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "cond",
-           "while_loop"]
+           "while_loop", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size"]

@@ -19,6 +19,14 @@ add("sym_int_float", lambda lib: [lib.sym_int(3.7), lib.sym_int(-3.7), lib.sym_i
 add("sym_max_min", lambda lib: [lib.sym_max(2, 3.0), lib.sym_max(4, 3), lib.sym_min(2, 3), lib.sym_min(2.5, 3)])
 add("sym_not_ite", lambda lib: [lib.sym_not(True), lib.sym_not(0), lib.sym_ite(True, 1, 2), lib.sym_ite(False, 1, 2)])
 add("sym_sqrt_sum", lambda lib: [lib.sym_sqrt(4), lib.sym_sqrt(2.25), lib.sym_sum([1, 2, 3]), lib.sym_sum((0.5, 2))])
+add("constrain_ok", lambda lib: [lib.sym_constrain_range(2, min=0, max=3), lib.sym_constrain_range(-5, max=3),
+                                 lib.sym_constrain_range_for_size(0), lib.sym_constrain_range(2.5, max=3),
+                                 lib.sym_fresh_size(3)])
+add("constrain_above", lambda lib: lib.sym_constrain_range(5, max=3))
+add("constrain_tensor", lambda lib: lib.sym_constrain_range(lib.tensor(5), min=0, max=3))
+add("constrain_tensor_dims", lambda lib: lib.sym_constrain_range(lib.tensor([5, 1]), max=3))
+add("constrain_for_size_negative", lambda lib: lib.sym_constrain_range_for_size(-1))
+add("constrain_for_size_min", lambda lib: lib.sym_constrain_range_for_size(1, min=2))
 add("cond_tensor_true", lambda lib: lib.cond(lib.tensor(True), lambda x: x + 1, lambda x: x - 1, (a(lib),)))
 add("cond_bool_false", lambda lib: lib.cond(False, lambda x, y: x * y, lambda x, y: x - y, [a(lib), sq(lib)[:3]]))
 add("cond_tensor_pred_many", lambda lib: lib.cond(lib.tensor([True, False]), lambda x: x, lambda x: x, (a(lib),)))
