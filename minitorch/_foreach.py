@@ -7,9 +7,10 @@ Python loops over the tensors of a list, never over their elements.
 The calls are matched to the overloads the way PyTorch's argument parser does (each overload a
 list of parameters; a 0-dim tensor passes for a Number only where no overload takes it as a
 Tensor), with PyTorch's TypeError where none matches and its RuntimeErrors for lists of different
-lengths and for an empty list. In-place forms return None, the others a tuple."""
+lengths and for an empty list. In-place forms return their list of tensors, the others a tuple."""
 from __future__ import annotations
 
+import ast
 import numbers
 
 from . import _C
@@ -27,13 +28,16 @@ def _param(text: str):
         return None
     spec, _, default = text.partition("=")
     kind, name = spec.split()
-    return kind, name, (eval(default) if default else _REQUIRED)  # noqa: S307 - our own literals
+    return kind, name, (ast.literal_eval(default) if default else _REQUIRED)
 
 
-_REQUIRED = object()
+_REQUIRED = object()  # a parameter's default where it has none
 
 
 class _Overload:
+    """One of PyTorch's overloads of a foreach function: its tag ('Scalar', 'List', ...) and its
+    parameters, from a signature written 'TL self, TL other, *, S alpha=1'."""
+
     def __init__(self, tag: str, sig: str):
         self.tag = tag
         params = [_param(p.strip()) for p in sig.split(",")]
