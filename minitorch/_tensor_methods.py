@@ -195,6 +195,16 @@ class TensorMethods:
         warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
         return False
 
+    def dequantize(self):
+        """A plain tensor's values as float32: itself where it is float32 (quantized tensors
+        have their own)."""
+        return self if self.dtype == _C.float32 else self.to(_C.float32)
+
+    def module_load(self, other, assign: bool = False):
+        """What load_state_dict swaps in for this parameter or buffer: other detached (assign),
+        else this tensor with other's values copied in, detached."""
+        return other.detach() if assign else self.copy_(other).detach()
+
     def is_set_to(self, tensor) -> bool:
         """Whether both tensors view the same memory the same way: one storage (told by its address
         and length; storages without memory are the same only for the same tensor), offset, sizes

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from api_audit import a, same_call, sq, table
+from api_audit import a, b, bo, i, same_call, sq, table
 from helpers import same_as_torch, torch
 
 cases, add = table()
@@ -54,6 +54,13 @@ add("device_module_bad", lambda lib: lib.get_device_module(3))
 add("device_flags", lambda lib: [getattr(a(lib), f) for f in ("is_mps", "is_xpu", "is_ipu", "is_mtia", "is_maia",
                                                               "is_vulkan", "is_xla")])
 add("volatile", lambda lib: a(lib).volatile)
+add("dequantize_plain", lambda lib: [a(lib).dequantize(), lib.ones(2, dtype=lib.float64).dequantize(),
+                                     i(lib).dequantize(), lib.dequantize(i(lib)), lib.dequantize(bo(lib))])
+add("dequantize_self", lambda lib: (lambda x: x.dequantize() is x)(a(lib)))
+add("module_load", lambda lib: (lambda p, o: [p.module_load(o), p.module_load(o, assign=True), p])(
+    lib.nn.Parameter(a(lib)), b(lib)))
+add("module_load_new_object", lambda lib: (lambda p, o: [p.module_load(o) is p, p.module_load(o, True) is o])(
+    lib.nn.Parameter(a(lib)), b(lib)))
 add("is_set_to", lambda lib: (lambda x: [x.is_set_to(x), x.is_set_to(x[:]), x.is_set_to(x.view(3, 4)),
                                          x.is_set_to(x.clone()), x[1:].is_set_to(x[:2]), x.is_set_to(x.t()),
                                          lib.empty(0).is_set_to(lib.empty(0))])(a(lib)))
