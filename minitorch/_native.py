@@ -1,9 +1,9 @@
 """torch's low-level entry points that some programs call directly: native_layer_norm,
 native_batch_norm and native_group_norm (the normalized output with the saved mean and inverse
 standard deviation), native_dropout (output and keep mask), convolution (every conv and transposed
-conv in one signature), max_pool1d_with_indices, grid_sampler (modes as PyTorch's integer codes)
-and is_distributed. Each is a composite of the nn.functional ops, so values, gradients and
-devices are theirs."""
+conv in one signature), conv_tbc (the time, batch, channel layout), max_pool1d_with_indices,
+grid_sampler (modes as PyTorch's integer codes) and is_distributed. Each is a composite of the
+nn.functional ops, so values, gradients and devices are theirs."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -84,6 +84,23 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: S
     return getattr(F, f"conv{n}d")(input, weight, bias, list(stride), list(padding), list(dilation), groups)
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution over time of input (time, batch, in_channels) with weight (kernel_width,
+    in_channels, out_channels) and bias (out_channels), padded by pad on both ends of time; the
+    result (time', batch, out_channels): conv1d in the time-last layout it takes."""
+    from .nn.functional import conv1d
+
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    return conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad).permute(2, 0, 1)
+
+
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
     """(max_pool1d(input), the flat positions of the maxima); an empty stride is kernel_size."""
     from .nn.functional import max_pool1d
@@ -106,4 +123,4 @@ def is_distributed(input: Tensor) -> bool:
 
 
 __all__ = ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout", "convolution",
-           "max_pool1d_with_indices", "grid_sampler", "is_distributed"]
+           "conv_tbc", "max_pool1d_with_indices", "grid_sampler", "is_distributed"]

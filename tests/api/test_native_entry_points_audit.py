@@ -39,6 +39,15 @@ CASES = {
                                                           True, [1], 1),
     "conv2d_groups": lambda lib, x, w: lib.convolution(x.reshape(1, 2, 3, 4), w[:4, :4].reshape(4, 1, 2, 2), None,
                                                        [1, 2], [1, 0], [1, 1], False, [0, 0], 2),
+    # (PyTorch 2.13's conv_tbc views some strided inputs and fails there: this one made contiguous)
+    "conv_tbc": lambda lib, x, w: lib.conv_tbc(x.permute(2, 0, 1).contiguous(), w[:4, :3].reshape(2, 3, 2), w[5, :2],
+                                               1),
+    "conv_tbc_functional": lambda lib, x, w: lib.nn.functional.conv_tbc(x.permute(1, 0, 2), w[:2, :4].reshape(2, 4, 1),
+                                                                        w[5, :1]),
+    "conv_tbc_bias_size": lambda lib, x, w: lib.conv_tbc(x.permute(2, 0, 1), w[:4, :3].reshape(2, 3, 2), w[5, :3]),
+    "conv_tbc_input_dims": lambda lib, x, w: lib.conv_tbc(x[0], w[:4, :3].reshape(2, 3, 2), w[5, :2]),
+    "conv_tbc_channels": lambda lib, x, w: lib.conv_tbc(x, w[:4, :3].reshape(2, 3, 2), w[5, :2]),
+    "conv_tbc_weight_dims": lambda lib, x, w: lib.conv_tbc(x, w[:3, :3], w[5, :3]),
     "max_pool1d": lambda lib, x, w: _cat(lib, lib.max_pool1d_with_indices(x, 2)),
     "max_pool1d_options": lambda lib, x, w: _cat(lib, lib.max_pool1d_with_indices(x, [2], [1], [1], [1], True)),
     "grid_sampler_bilinear_zeros": lambda lib, x, w: lib.grid_sampler(
