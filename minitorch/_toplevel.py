@@ -571,6 +571,9 @@ def install(namespace: dict, tensor_cls: type) -> None:
     for member, value in vars(TensorSurface).items():
         if not member.startswith("__"):
             setattr(tensor_cls, member, value)
+    # clamp_ as _C's function form: its refusal of mixed bounds names the function's overloads
+    # (input first), as torch.clamp_'s does, where the method's would not
+    namespace["clamp_"] = _C.clamp_
     for name in _INPLACE:
         if name not in namespace:
             namespace[name] = _inplace(name)
