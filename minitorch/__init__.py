@@ -80,7 +80,7 @@ from ._dlpack import from_dlpack  # noqa: E402
 Generator = _C.Generator
 default_generator = _C.default_generator
 from . import random  # noqa: E402
-from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state, thread_safe_generator  # noqa: E402
 
 
 def _expect_tensor(fname, input):
@@ -223,12 +223,17 @@ from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled, compiled_with_cxx11_abi, get_deterministic_debug_mode, get_device,
     has_lapack, has_mkl, has_openmp, has_spectral, is_deterministic_algorithms_warn_only_enabled,
     is_warn_always_enabled, set_deterministic_debug_mode, set_flush_denormal, set_warn_always, typename,
-    use_deterministic_algorithms,
+    use_deterministic_algorithms, get_device_module, init_num_threads, is_vulkan_available,
 )
 from ._grad_mode import is_inference_mode_enabled  # noqa: E402
 from . import _toplevel  # noqa: E402
 
 _toplevel.install(globals(), Tensor)  # isin, rsub, asarray, complex, *_copy, exp_, ..., e, pi, inf, nan
+from . import _foreach  # noqa: E402
+
+_foreach.install(globals())  # _foreach_add, _foreach_mul_, _foreach_norm, ...
+from ._symbolic import *  # noqa: E402,F401,F403  (sym_int, sym_max, ..., cond, while_loop)
+from ._native import *  # noqa: E402,F401,F403  (native_layer_norm, convolution, ...)
 from . import signal  # noqa: E402
 from . import storage as _storage  # noqa: E402
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402

@@ -139,3 +139,33 @@ has_lapack = True
 has_spectral = True
 has_openmp = True
 has_mkl = False
+
+
+def is_vulkan_available() -> bool:
+    """False: minitorch has no Vulkan backend."""
+    return False
+
+
+def init_num_threads() -> None:
+    """Sets up this thread's intra-op thread pool, as PyTorch's: minitorch's starts on first use."""
+    return None
+
+
+def get_device_module(device: Any = None):
+    """The module of a device's type (minitorch.cuda for 'cuda:1'); with no device, the current
+    accelerator's, or minitorch.cpu where there is none."""
+    import minitorch
+
+    if isinstance(device, minitorch.device):
+        kind = device.type
+    elif isinstance(device, str):
+        kind = minitorch.device(device).type
+    elif device is None:
+        acc = minitorch.accelerator.current_accelerator()
+        kind = "cpu" if acc is None else acc.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = getattr(minitorch, kind, None)
+    if module is None:
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'minitorch.{kind}'.")
+    return module

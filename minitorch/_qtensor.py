@@ -601,12 +601,13 @@ def _dequantize(q: QTensor):
 
 
 def dequantize(tensor: Any) -> Any:
-    """The float32 values of a quantized tensor (or of each in a list); a float tensor as it is."""
+    """The float32 values of a quantized tensor (or of each in a list); a plain tensor as float32
+    (itself where it is float32 already), as PyTorch's."""
     if isinstance(tensor, (list, tuple)):
         return [dequantize(t) for t in tensor]
     if isinstance(tensor, QTensor):
         return _dequantize(tensor)
-    return tensor
+    return tensor if tensor.dtype == _C.float32 else tensor.to(_C.float32)
 
 
 def _make_per_tensor_quantized_tensor(input: Any, scale: float, zero_point: int) -> QTensor:

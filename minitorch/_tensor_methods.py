@@ -186,6 +186,34 @@ class TensorMethods:
     is_sparse_csr = property(lambda self: False)
     is_quantized = property(lambda self: False)
     is_mkldnn = property(lambda self: False)
+    # the device kinds minitorch has no backend for: no tensor is on one
+    is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_vulkan = is_xla = property(lambda self: False)
+
+    @property
+    def volatile(self) -> bool:
+        """Always False (the pre-0.4 flag, which no_grad replaced), with PyTorch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    def dequantize(self):
+        """A plain tensor's values as float32: itself where it is float32 (quantized tensors
+        have their own)."""
+        return self if self.dtype == _C.float32 else self.to(_C.float32)
+
+    def module_load(self, other, assign: bool = False):
+        """What load_state_dict swaps in for this parameter or buffer: other detached (assign),
+        else this tensor with other's values copied in, detached."""
+        return other.detach() if assign else self.copy_(other).detach()
+
+    def is_set_to(self, tensor) -> bool:
+        """Whether both tensors view the same memory the same way: one storage (told by its address
+        and length; storages without memory are the same only for the same tensor), offset, sizes
+        and strides."""
+        mine, theirs = self.untyped_storage(), tensor.untyped_storage()
+        same_storage = self is tensor or (mine.data_ptr() != 0 and mine.data_ptr() == theirs.data_ptr()
+                                          and mine.nbytes() == theirs.nbytes())
+        return (same_storage and self.storage_offset() == tensor.storage_offset() and self.size() == tensor.size()
+                and self.stride() == tensor.stride())
 
     @property
     def output_nr(self) -> int:

@@ -7,6 +7,7 @@ and the functions PyTorch removed in 1.9 (matrix_rank, lstsq, eig, symeig, solve
 Each function is a few op calls on whole tensors; none computes on values in Python."""
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from typing import Any
@@ -129,6 +130,36 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     base = _C.empty((span,), dtype=dtype, device=device)
     out = base.as_strided(size, stride)
     return out.requires_grad_(True) if requires_grad else out
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                   pin_memory: bool = False):
+    """An uninitialised tensor of `size` whose memory holds its dims in the order physical_layout
+    lists them (physical_layout[0] outermost): empty(sizes in that order), permuted back."""
+    size, physical_layout = tuple(size), tuple(physical_layout)
+    if len(size) != len(physical_layout):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(physical_layout)}")
+    if sorted(physical_layout) != list(builtins.range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    stored = _C.empty(tuple(size[d] for d in physical_layout), dtype=dtype, device=device)
+    out = stored.permute(*[physical_layout.index(d) for d in builtins.range(len(size))])
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def norm_except_dim(v, pow: int = 2, dim: int = 0):  # noqa: A002 - PyTorch's parameter name
+    """The pow-norm (an int pow, as PyTorch's schema) of each slice of v along dim, over all its
+    other dims, shaped to broadcast against v (size 1 but at dim); dim=-1 is the norm of all of v."""
+    for k, (name, value) in enumerate((("pow", pow), ("dim", dim))):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"norm_except_dim(): argument '{name}' (position {k + 2}) must be int, "
+                            f"not {type(value).__name__}")
+    if dim == -1:
+        return v.norm(pow)
+    rows = v.movedim(dim, 0).reshape(v.size(dim), -1)
+    shape = [1] * v.dim()
+    shape[dim] = v.size(dim)
+    return rows.norm(pow, 1).reshape(shape)
 
 
 def fill(input, value):
@@ -522,6 +553,7 @@ class TensorSurface:
 
 
 _NAMES = ("e", "pi", "inf", "nan", "newaxis", "isin", "rsub", "unravel_index", "scalar_tensor", "empty_strided",
+          "empty_permuted", "norm_except_dim",
           "fill", "polar", "complex", "chain_matmul", "pdist", "nuclear_norm", "frobenius_norm", "is_neg",
           "resolve_neg", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
           "binary_cross_entropy_with_logits", "rrelu", "rrelu_", "asarray", "frombuffer", "to_dlpack")
@@ -539,6 +571,9 @@ def install(namespace: dict, tensor_cls: type) -> None:
     for member, value in vars(TensorSurface).items():
         if not member.startswith("__"):
             setattr(tensor_cls, member, value)
+    # clamp_ as _C's function form: its refusal of mixed bounds names the function's overloads
+    # (input first), as torch.clamp_'s does, where the method's would not
+    namespace["clamp_"] = _C.clamp_
     for name in _INPLACE:
         if name not in namespace:
             namespace[name] = _inplace(name)

@@ -13,7 +13,7 @@ from . import _C
 
 default_generator = _C.default_generator
 
-__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng"]
+__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng", "thread_safe_generator"]
 
 
 def set_rng_state(new_state: Any) -> None:
@@ -71,3 +71,10 @@ def fork_rng(devices: Optional[Iterable[Any]] = None, enabled: bool = True, _cal
         set_rng_state(cpu_state)
         for d, state in zip(devices, device_states):
             cuda.set_rng_state(state, d)
+
+
+def thread_safe_generator() -> Optional["_C.Generator"]:
+    """The generator of the DataLoader thread worker this code runs in, else None (the default
+    generator then serves, as in the main process and process workers). minitorch's DataLoader
+    workers are processes, so it is None here."""
+    return None

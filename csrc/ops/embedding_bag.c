@@ -13,18 +13,6 @@
 #define MODE_MEAN 1
 #define MODE_MAX 2
 
-static int64_t
-int_at(mt_tensor *t, int64_t k, mt_status *st)
-{
-    mt_tensor *e = NULL;
-    mt_scalar v = mt_scalar_int(0);
-    if (*st == MT_OK && (*st = mt_op_select(t, 0, k, &e)) == MT_OK) {
-        *st = mt_tensor_item(e, &v);
-    }
-    mt_tensor_clear(&e);
-    return mt_scalar_to_int(v);
-}
-
 static mt_status
 check_index_dtype(const char *what, int arg, const mt_tensor *t)
 {
@@ -39,8 +27,47 @@ check_index_dtype(const char *what, int arg, const mt_tensor *t)
     return MT_OK;
 }
 
+/* PyTorch's CPU checks of the offsets' values v[0..noff), in its order: where the first bag
+ * starts, where the last one may start, then (its kernels') no negative offset and none below the
+ * one before it; with include_last_offset, a last offset that is not the indices' count is named
+ * first where the offsets go backwards. */
 static mt_status
-checks(mt_tensor *indices, mt_tensor *offsets, int64_t mode, int64_t nbags_offsets)
+check_offset_values(const int64_t *v, int64_t noff, int64_t n, bool include_last, mt_dtype dt)
+{
+    if (v[0] != 0) {
+        return mt_fail(MT_ERUNTIME,
+                       "offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                       "has to start from position 0. However, got %lld\n[ minitorch.%sTensor{} ]",
+                       (long long)v[0], mt_dtype_scalar_name(dt));
+    }
+    if (v[noff - 1] > n) {
+        return mt_fail(MT_ERUNTIME,
+                       "offsets[-1] can not be greater than input's length %lld but got "
+                       "offsets[-1] of %lld",
+                       (long long)n, (long long)v[noff - 1]);
+    }
+    for (int64_t k = 1; k < noff; k++) {
+        if (v[k] < 0) {
+            return mt_fail_embedding_index();
+        }
+    }
+    for (int64_t k = 1; k < noff; k++) {
+        if (v[k] < v[k - 1] && include_last && v[noff - 1] != n) {
+            return mt_fail(MT_ERUNTIME,
+                           "Your input appears to be incorrect: the last offset value should be "
+                           "the size of the indices tensor, but it seems not to be the case.");
+        }
+        if (v[k] < v[k - 1]) {
+            return mt_fail(MT_ERUNTIME, "Expected i < index_size to be true, but got false.  "
+                                        "(Could this error message be improved?  If so, please "
+                                        "report an enhancement request to PyTorch.)");
+        }
+    }
+    return MT_OK;
+}
+
+static mt_status
+checks(mt_tensor *indices, mt_tensor *offsets, int64_t mode, int64_t noff, bool include_last)
 {
     mt_status st;
     if ((st = check_index_dtype("indices", 1, indices)) ||
@@ -53,26 +80,22 @@ checks(mt_tensor *indices, mt_tensor *offsets, int64_t mode, int64_t nbags_offse
     /* PyTorch reads the offsets back for these checks on the CPU only: its CUDA kernel takes them
      * as given, and so does ours (a bad offsets[0] leaves positions in bag -1, which index_add's
      * device-side check reports at the next synchronisation) */
-    if (nbags_offsets > 0 && mt_tensor_device(offsets).type != MT_CUDA) {
-        int64_t first = int_at(offsets, 0, &st);
-        int64_t last = int_at(offsets, nbags_offsets - 1, &st);
-        if (st) {
-            return st;
-        }
-        if (first != 0) {
-            return mt_fail(MT_ERUNTIME,
-                           "offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           "has to start from position 0. However, got %lld",
-                           (long long)first);
-        }
-        if (last > mt_tensor_numel(indices)) {
-            return mt_fail(MT_ERUNTIME,
-                           "offsets[-1] can not be greater than input's length %lld but got "
-                           "offsets[-1] of %lld",
-                           (long long)mt_tensor_numel(indices), (long long)last);
-        }
+    if (noff == 0 || mt_tensor_device(offsets).type == MT_CUDA ||
+        mt_tensor_device(offsets).type == MT_META) {
+        return MT_OK;
     }
-    return MT_OK;
+    /* PyTorch's message prints the offsets in the indices' and offsets' common type */
+    mt_dtype common = indices->dtype == MT_INT32 && offsets->dtype == MT_INT32 ? MT_INT32
+                                                                               : MT_INT64;
+    mt_tensor *wide = NULL, *host = NULL;
+    if ((st = mt_op__to_copy(offsets, MT_INT64, MT_DEVICE_CPU, &wide)) == MT_OK &&
+        (st = mt_op_contiguous(wide, &host)) == MT_OK) {
+        st = check_offset_values((const int64_t *)mt_tensor_data(host), noff,
+                                 mt_tensor_numel(indices), include_last, common);
+    }
+    mt_tensor_clear(&wide);
+    mt_tensor_clear(&host);
+    return st;
 }
 
 /* The tensors the reduction reads, each a new reference: the kept entries' rows (k, D),
@@ -276,7 +299,7 @@ mt_composite_embedding_bag(mt_args *a)
     int64_t mode = a->i[0];
     int64_t noff = offsets->ndim ? offsets->sizes[0] : 1;
     int64_t nbags = a->b[2] ? (noff > 0 ? noff - 1 : 0) : noff;
-    mt_status st = checks(a->t[1], offsets, mode, noff);
+    mt_status st = checks(a->t[1], offsets, mode, noff, a->b[2]);
     if (st) {
         return st;
     }

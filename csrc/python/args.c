@@ -469,6 +469,73 @@ bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_
     return 0;
 }
 
+/* Which of clamp's two overloads (as PyTorch's) a bound fits: bit 0 the Tensor form (None or a
+ * tensor), bit 1 the Number form (None, a number, or a 0-dim tensor that needs no grad, as
+ * PyTorch's parser takes a tensor for a Number). */
+static unsigned
+bound_fits(PyObject *o)
+{
+    if (o == NULL || o == Py_None) {
+        return 3u;
+    }
+    if (mt_py_is_tensor(o)) {
+        const mt_tensor *t = mt_py_unwrap(o);
+        return 1u | (t->ndim == 0 && !mt_tensor_requires_grad(t) ? 2u : 0u);
+    }
+    return PyNumber_Check(o) ? 2u : 0u;
+}
+
+/* Our clamp and clip take Tensor|Scalar for each bound in one schema; a call whose bounds fit
+ * neither of PyTorch's overloads (a tensor with dims beside a number) is refused, as there. */
+static bool
+mixed_bounds(mt_op op, PyObject *const *vals)
+{
+    if (op != MT_OP_clamp && op != MT_OP_clamp_ && op != MT_OP_clip && op != MT_OP_clip_) {
+        return false;
+    }
+    return (bound_fits(vals[1]) & bound_fits(vals[2])) == 0;
+}
+
+/* PyTorch's TypeError for such a call: the types it got (keywords in the reverse of their order,
+ * as its parser prints them) and the two overloads (a method's without input and out=). */
+static int
+mixed_bounds_error(mt_op op, const schema *s, PyObject *self, PyObject *const *args,
+                   Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *parts = PyList_New(0);
+    for (Py_ssize_t k = 0; parts && k < nargs + nkw; k++) {
+        PyObject *part = NULL;
+        if (k < nargs) {
+            part = PyUnicode_FromFormat("%s%s", k ? ", " : "", Py_TYPE(args[k])->tp_name);
+        } else {
+            Py_ssize_t kw = nargs + nkw - 1 - (k - nargs);
+            part = PyUnicode_FromFormat(nargs ? ", %U=%s" : "%U=%s, ",
+                                        PyTuple_GET_ITEM(kwnames, kw - nargs),
+                                        Py_TYPE(args[kw])->tp_name);
+        }
+        if (part == NULL || PyList_Append(parts, part) < 0) {
+            Py_CLEAR(parts);
+        }
+        Py_XDECREF(part);
+    }
+    PyObject *empty = parts ? PyUnicode_FromString("") : NULL;
+    PyObject *got = empty ? PyUnicode_Join(empty, parts) : NULL;
+    if (got) {
+        const char *input = self ? "" : "Tensor input, ";
+        const char *out = self || (mt_op_flags[op] & INPLACE) ? "" : ", *, Tensor out = None";
+        PyErr_Format(PyExc_TypeError,
+                     "%s() received an invalid combination of arguments - got (%U), but expected "
+                     "one of:\n * (%sTensor min = None, Tensor max = None%s)\n * (%sNumber min = "
+                     "None, Number max = None%s)\n",
+                     s->name, got, input, out, input, out);
+    }
+    Py_XDECREF(got);
+    Py_XDECREF(empty);
+    Py_XDECREF(parts);
+    return -1;
+}
+
 /* The call's result: out's objects where out= was given, else the kernel's outputs. */
 /* Whether a call cast complex values to a real dtype (to, _to_copy, copy_ into a real tensor):
  * PyTorch warns that the imaginary parts are dropped. */
@@ -566,6 +633,10 @@ mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     mt_args a;
     mt_args_init(&a);
     if (bind(op, s, self, args, nargs, kwnames, vals, &varargs, &keywords) < 0) {
+        goto out;
+    }
+    if (mixed_bounds(op, vals)) {
+        mixed_bounds_error(op, s, self, args, nargs, kwnames);
         goto out;
     }
     for (int j = 0; j < s->nparams; j++) {

@@ -327,7 +327,9 @@ size_add(PyObject *a, PyObject *b)
 }
 
 /* Size(iterable) takes ints, as PyTorch's: a bool, or anything with __index__ (a 0-d integer
- * tensor, a NumPy integer), becomes an int; a float or a str is a TypeError. */
+ * tensor, a NumPy integer), becomes an int; a float or a str is a TypeError. A symbolic size (a
+ * type marked _mt_symbolic_size: a jagged nested tensor's ragged dim, PyTorch's nested int j1)
+ * stays as it is, as PyTorch's Size holds a SymInt. */
 static PyObject *
 size_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -337,7 +339,8 @@ size_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self); k++) {
         PyObject *item = PyTuple_GET_ITEM(self, k);
-        if (PyLong_Check(item) && !PyBool_Check(item)) {
+        if ((PyLong_Check(item) && !PyBool_Check(item)) ||
+            PyObject_HasAttrString((PyObject *)Py_TYPE(item), "_mt_symbolic_size")) {
             continue;
         }
         PyObject *number = PyNumber_Index(item);

@@ -29,7 +29,10 @@ _ragged_ids = itertools.count(1)  # names the jagged dims as PyTorch's symbolic 
 
 
 class _RaggedDim:
-    """The size of a jagged tensor's ragged dim: no single number; prints as PyTorch's j<n>."""
+    """The size of a jagged tensor's ragged dim: no single number; prints as PyTorch's j<n>, and
+    a minitorch.Size holds it as PyTorch's holds its nested int."""
+
+    _mt_symbolic_size = True
 
     def __init__(self):
         self._id = next(_ragged_ids)
@@ -83,7 +86,7 @@ class NestedTensor(PointwiseMethods, BackedByValues):
     def shape(self):
         if self.layout is not jagged:
             return self.size()
-        return tuple(self._ragged if s is None else s for s in map(self._regular, range(self.dim())))
+        return _C.Size(self._ragged if s is None else s for s in map(self._regular, range(self.dim())))
 
     def numel(self) -> int:
         return self._v.numel()
@@ -144,7 +147,7 @@ class NestedTensor(PointwiseMethods, BackedByValues):
 
     def __repr__(self) -> str:
         if self.layout is jagged:
-            return f"NestedTensor(size={self.shape}, offsets={self.offsets()!r}, contiguous=True)"
+            return f"NestedTensor(size={tuple(self.shape)}, offsets={self.offsets()!r}, contiguous=True)"
         parts = [("  " + repr(t.detach())).replace("\n", "\n  ") for t in self.unbind()]
         return "nested_tensor([\n" + ",\n".join(parts) + "\n])"
 

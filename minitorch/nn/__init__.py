@@ -16,6 +16,26 @@ from minitorch.nn import parallel  # noqa: E402  (DistributedDataParallel; MPI i
 from minitorch.nn.parallel import DataParallel  # noqa: E402
 
 __all__.append("DataParallel")
+from minitorch.nn import common_types  # noqa: E402,F401
+
+
+def factory_kwargs(kwargs):
+    """The device, dtype and memory_format of a module's **kwargs as one dict for a factory call,
+    as torch.nn.factory_kwargs: they may also come grouped in kwargs['factory_kwargs']; any other
+    key, or one given both ways, is a TypeError."""
+    if kwargs is None:
+        return {}
+    simple = ("device", "dtype", "memory_format")
+    unexpected = set(kwargs) - set(simple) - {"factory_kwargs"}
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    out = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple:
+        if key in kwargs:
+            if key in out:
+                raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+            out[key] = kwargs[key]
+    return out
 
 
 

@@ -505,3 +505,93 @@ def _scalar_state(value: float) -> minitorch.Tensor:
     """A step count (or NAdam's mu_product) as PyTorch's single-tensor optimizers keep it: a
     float32 tensor on the CPU."""
     return minitorch.tensor(float(value), dtype=minitorch.float32)
+
+
+# ---- the helpers of torch.optim.optimizer that optimizers written after PyTorch's import ----
+# (minitorch's own optimizers step through one fused C call and use none of them)
+
+from minitorch.utils._foreach_utils import (  # noqa: E402
+    Indices, TensorListList, _foreach_supported_types, _get_foreach_kernels_supported_devices,
+    _get_fused_kernels_supported_devices, _group_tensors_by_device_and_dtype,
+)
+
+Optimizer._group_tensors_by_device_and_dtype = staticmethod(_group_tensors_by_device_and_dtype)
+
+
+def _use_grad_for_differentiable(func: Callable) -> Callable:
+    """Wraps an optimizer's step so that it runs with grad mode on only where the optimizer was
+    made with differentiable=True."""
+
+    @functools.wraps(func)
+    def _use_grad(self, *args: Any, **kwargs: Any) -> Any:
+        with minitorch.set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            return func(self, *args, **kwargs)
+
+    return _use_grad
+
+
+def _get_value(x: Any) -> Any:
+    """A one-element tensor's number, anything else as it is."""
+    return x.item() if isinstance(x, minitorch.Tensor) else x
+
+
+def _stack_if_compiling(x: Any) -> Any:
+    """x: nothing is compiled here."""
+    return x
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn: Optional[Callable] = None) -> Callable:
+    """A decorator that leaves its function as it is (there is no dynamo to keep out)."""
+    return lambda func: func
+
+
+def _get_scalar_dtype(is_fused: Optional[bool] = None) -> minitorch.dtype:
+    """The dtype of an optimizer's scalar state (step): float64 under a float64 default dtype."""
+    return minitorch.float64 if minitorch.get_default_dtype() == minitorch.float64 else minitorch.float32
+
+
+def _get_capturable_supported_devices(supports_xla: bool = True) -> List[str]:
+    """The device types on which capturable=True steps can run (as PyTorch lists them)."""
+    return ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if supports_xla else [])
+
+
+def _default_to_fused_or_foreach(params: List[minitorch.Tensor], differentiable: bool,
+                                 use_fused: bool = False) -> Tuple[bool, bool]:
+    """(fused, foreach) as PyTorch's optimizers pick them when the user gave neither: nothing for
+    a differentiable step; fused where asked for and every parameter is a float tensor on a device
+    with fused kernels; else foreach where every parameter is on a device with foreach kernels
+    (CUDA: the CPU loops over its tensors either way)."""
+    if differentiable:
+        return False, False
+    fused_devices = _get_fused_kernels_supported_devices()
+    foreach_devices = _get_foreach_kernels_supported_devices()
+    fused = use_fused and all(
+        p is None or (type(p) in _foreach_supported_types and p.device.type in fused_devices
+                      and p.is_floating_point()) for p in params)
+    foreach = not fused and all(
+        p is None or (type(p) in _foreach_supported_types and p.device.type in foreach_devices) for p in params)
+    return fused, foreach
+
+
+def _view_as_real(params: List[minitorch.Tensor], *state_and_grads: List[minitorch.Tensor]) -> None:
+    """Replaces, in the lists, each complex parameter and its state and gradient entries by their
+    real views (..., 2)."""
+    for k, p in enumerate(params):
+        if p.is_complex():
+            params[k] = minitorch.view_as_real(p)
+            for s in state_and_grads:
+                s[k] = minitorch.view_as_real(s[k])
+
+
+_params_doc = """params (iterable): iterable of parameters or named_parameters to optimize
+            or iterable of dicts defining parameter groups. When using named_parameters,
+            all parameters in all groups should be named"""
+_foreach_doc = """foreach (bool, optional): whether the foreach implementation is used (a step over
+            lists of tensors); None picks it where it is faster (default: None)"""
+_fused_doc = """fused (bool, optional): whether the fused implementation is used (default: None)"""
+_capturable_doc = """capturable (bool, optional): whether this instance is safe to capture in a graph
+            (default: False)"""
+_differentiable_doc = """differentiable (bool, optional): whether autograd should occur through the
+            optimizer step in training (default: False)"""
+_maximize_doc = """maximize (bool, optional): maximize the objective with respect to the params,
+            instead of minimizing (default: False)"""

@@ -113,3 +113,9 @@ def table(known=frozenset()):
         cases.append(pytest.param(fn, id=name, marks=marks))
 
     return cases, add
+
+
+def missing_public_names(theirs, ours) -> list:
+    """The public names (no leading underscore) of PyTorch's module or class `theirs` that
+    minitorch's `ours` lacks: the audit's list of what is left to write."""
+    return sorted(n for n in dir(theirs) if not n.startswith("_") and not hasattr(ours, n))

@@ -132,3 +132,63 @@ def test_embedding_bag_errors_in_minitorch_words(call, start):
     with pytest.raises(Exception) as e:
         call(minitorch, minitorch.tensor(weight()))
     assert str(e.value).startswith(start)
+
+
+# Offsets that go backwards or below zero, on the CPU, where PyTorch's float32 sum and mean
+# (its fbgemm kernels) refuse them with these words. Its other paths (float64, max, padding_idx)
+# return values for such offsets that no bag layout gives; minitorch refuses them alike there.
+BAD_OFFSETS = [([0, 4, 2], False), ([0, 4, 2, 10], True), ([0, 5, 3], True), ([0, 4, 4, 3], False),
+               ([0, 4, 2], False)]
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("offsets,last", BAD_OFFSETS)
+@pytest.mark.parametrize("odtype", ["int64", "int32"])
+def test_embedding_bag_offsets_backwards_as_torch(mode, offsets, last, odtype):
+    same_error(lambda m, w: m.nn.functional.embedding_bag(
+        m.tensor(IDX), w, m.tensor(np.array(offsets, odtype)), mode=mode, include_last_offset=last),
+        weight("float32"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag_offsets_refused_on_every_path(mode, dtype, padding_idx):
+    w = minitorch.tensor(weight(dtype))
+    with pytest.raises(RuntimeError, match=r"^Expected i < index_size to be true, but got false\."):
+        minitorch.nn.functional.embedding_bag(minitorch.tensor(IDX), w, minitorch.tensor([0, 4, 2]), mode=mode,
+                                              padding_idx=padding_idx)
+    with pytest.raises(RuntimeError, match=r"^Your input appears to be incorrect: the last offset value"):
+        minitorch.nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=True)(
+            minitorch.tensor(IDX), minitorch.tensor([0, 5, 3]))
+    # a negative offset is PyTorch's IndexError (mean and max, and float64 sum; float32 sum reads
+    # out of bounds there)
+    with pytest.raises(IndexError, match="^index out of range in self$"):
+        minitorch.nn.functional.embedding_bag(minitorch.tensor(IDX), w, minitorch.tensor([0, -1]), mode=mode)
+    if torch is not None and (mode != "sum" or dtype == "float64"):
+        with pytest.raises(IndexError, match="^index out of range in self$"):
+            torch.nn.functional.embedding_bag(torch.tensor(IDX), torch.tensor(weight(dtype)), torch.tensor([0, -1]),
+                                              mode=mode)
+    # equal offsets (an empty bag) stay valid
+    out = minitorch.nn.functional.embedding_bag(minitorch.tensor(IDX), w, minitorch.tensor([0, 4, 4, 7]), mode=mode,
+                                                padding_idx=padding_idx)
+    assert tuple(out.shape) == (4, 3) and not out[1].any()
+
+
+@pytest.mark.parametrize("idtype,odtype,name", [("int64", "int64", "LongTensor"), ("int64", "int32", "LongTensor"),
+                                                 ("int32", "int32", "IntTensor")])
+def test_embedding_bag_first_offset_message(idtype, odtype, name):
+    """PyTorch's message goes on with the offending value's print, in the indices' and offsets'
+    common type, named the legacy way."""
+    call = lambda m, w: m.nn.functional.embedding_bag(  # noqa: E731
+        m.tensor(IDX.astype(idtype)), w, m.tensor(np.array([2, 4], odtype)))
+    raises_like_torch(call, weight())
+    with pytest.raises(RuntimeError) as e:
+        call(minitorch, minitorch.tensor(weight()))
+    want = ("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+            f"However, got 2\n[ minitorch.{name}{{}} ]")
+    assert str(e.value) == want
+    if torch is not None:
+        with pytest.raises(RuntimeError) as t:
+            call(torch, torch.tensor(weight()))
+        assert str(t.value) == want.replace("minitorch.", "torch.")

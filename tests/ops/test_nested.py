@@ -189,7 +189,11 @@ def test_jagged_layout():
     nj, tj = nested(minitorch, arrays, layout=minitorch.jagged), nested(torch, arrays, layout=torch.jagged)
     assert nj.layout == minitorch.jagged and repr(nj.layout) == "minitorch.jagged"
     assert nj.dim() == 3 and nj.size(0) == 3 and nj.size(-1) == 3
-    assert repr(nj.size(1)).startswith("j") and repr(nj.shape) == f"(3, {nj.size(1)!r}, 3)"
+    assert repr(nj.size(1)).startswith("j") and repr(nj.shape) == f"minitorch.Size([3, {nj.size(1)!r}, 3])"
+    # a Size, as PyTorch's (its ragged entry kept, slices and comparisons as a Size's)
+    assert isinstance(nj.shape, minitorch.Size) and isinstance(tj.shape, torch.Size) and nj.size() == nj.shape
+    assert nj.shape[1:] == minitorch.Size([nj.size(1), 3]) and isinstance(nj.shape[1:], minitorch.Size)
+    assert list(nj.shape) == [3, nj.size(1), 3] and len(nj.shape) == 3 and nj.shape[-1] == 3
     np.testing.assert_array_equal(nj.offsets().numpy(), tj.offsets().numpy())
     np.testing.assert_array_equal(nj.values().numpy(), tj.values().numpy())
     assert repr(nj).startswith("NestedTensor(size=(3, j") and repr(nj).endswith(

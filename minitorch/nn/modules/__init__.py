@@ -13,7 +13,9 @@ from minitorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from minitorch.nn.modules.dropout import (
     AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )
-from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from minitorch.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, NLLLoss2d
+from minitorch.nn.modules.loss import LinearCrossEntropyLoss
+from minitorch.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
 from minitorch.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from minitorch.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minitorch.nn.modules.sparse import Embedding, EmbeddingBag
@@ -23,7 +25,8 @@ __all__ += ["Threshold", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish"
 __all__ += ["LeakyReLU", "GLU", "Hardshrink", "Softshrink", "Softplus", "PReLU", "LogSigmoid", "Softsign"]
 __all__ += ["Tanhshrink"]
 __all__ += ["Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Embedding"]
-__all__ += ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ += ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss",
+            "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 from minitorch.nn.modules.conv import Conv2d
 from minitorch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 

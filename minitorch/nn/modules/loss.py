@@ -2,10 +2,13 @@
 for the weighted ones, the class weights as a buffer (so they are in the state_dict)."""
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Optional
 
 from minitorch import Tensor
 from minitorch.nn import functional as F
+from minitorch.nn.modules.linear import Linear
 from minitorch.nn.modules.module import Module
 
 __all__ = ["L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss"]
@@ -69,6 +72,19 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its deprecated name (it once took (N, C, H, W) inputs only)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # NLLLoss's parameters
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+            "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(*args, **kwargs)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -366,3 +382,37 @@ class CTCLoss(_Loss):
 
 
 __all__ += ["CTCLoss"]
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits of a Linear layer it owns (num_classes * prod(out_features)
+    outputs, viewed as (num_classes, *out_features) per sample) against the target:
+    F.linear_cross_entropy."""
+
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight: Optional[Tensor] = None,
+                 ignore_index: Optional[int] = None, label_smoothing: float = 0.0, options=None) -> None:
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.options = options
+        self.linear = Linear(in_features, num_classes * math.prod(self.out_features), bias=bias, device=device,
+                             dtype=dtype)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        logical = (self.num_classes, *self.out_features)
+        bias = None if self.linear.bias is None else self.linear.bias.reshape(logical)
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(*logical, self.linear.in_features), target,
+                                      linear_bias=bias, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

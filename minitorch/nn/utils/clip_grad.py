@@ -1,7 +1,7 @@
 """Gradient clipping, as torch/nn/utils/clip_grad.py: by the total norm of all the gradients
 (one norm op per gradient, then the norm of those norms) or elementwise by a value. Gradients
-are scaled or clamped in place, with grad mode off. PyTorch's foreach kernels are a speed-up
-of the same arithmetic; `foreach=` is accepted and the per-tensor ops run either way."""
+are scaled or clamped in place, with grad mode off. foreach (the default where it is None) takes
+the norms with torch._foreach_norm, as PyTorch's does, else one norm op per tensor."""
 from __future__ import annotations
 
 import functools
@@ -51,14 +51,10 @@ def get_total_norm(
         return minitorch.tensor(0.0)
     _check_foreach(tensors, foreach)
     first_device = tensors[0].device
-    if norm_type == float("inf") and foreach is not False and any(t.numel() == 0 for t in tensors):
-        # what PyTorch's foreach kernel (its default on the CPU and CUDA) says; without foreach
-        # the norm op's own message
-        raise RuntimeError(
-            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
-            "operation does not have an identity"
-        )
-    norms = [minitorch.norm(t, norm_type).to(first_device) for t in tensors]
+    if foreach is not False:  # PyTorch's default on the CPU and CUDA, with its errors
+        norms = [n.to(first_device) for n in minitorch._foreach_norm(tensors, norm_type)]
+    else:
+        norms = [minitorch.norm(t, norm_type).to(first_device) for t in tensors]
     total_norm = minitorch.norm(minitorch.stack(norms), norm_type)
     if error_if_nonfinite and bool(minitorch.logical_or(total_norm.isnan(), total_norm.isinf())):
         raise RuntimeError(
