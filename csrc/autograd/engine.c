@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/sparse_grad.h"
 #include "ops/ops.h"
 
 static atomic_ullong run_ids;
@@ -227,16 +228,49 @@ engine_only(const mt_tensor *t)
            !mt_tensor_has_internal_overlap(t);
 }
 
+/* accumulate() where grad or the buffer is a sparse gradient: only a leaf's AccumulateGrad keeps
+ * one sparse (a formula gets its gradients dense); sparse + sparse stays sparse. */
+static mt_status
+accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
+{
+    const mt_meta *m = &n->out_meta[nr];
+    mt_tensor *sum = NULL, *b = n->buffer[nr];
+    mt_status st = MT_OK;
+    if (b == NULL) {
+        sum = mt_tensor_retain(grad);
+    } else {
+        st = mt_sparse_grad_add(b, grad, m->ndim, m->sizes, false, &sum);
+    }
+    mt_tensor_release(grad);
+    if (st == MT_OK && n->formula && mt_is_sparse_grad(sum)) {
+        mt_tensor *dense = NULL;
+        st = mt_sparse_grad_dense(sum, m->ndim, m->sizes, &dense);
+        mt_tensor_release(sum);
+        sum = dense;
+    }
+    if (st == MT_OK) {
+        mt_tensor_clear(&n->buffer[nr]);
+        n->buffer[nr] = sum;
+    }
+    return st;
+}
+
 /* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
  * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
  * gets one buffer, not a new one per step). */
 static mt_status
 accumulate(mt_node *n, int nr, mt_tensor *grad)
 {
+    if (mt_is_sparse_grad(grad)) {
+        return accumulate_sparse(n, nr, grad);
+    }
     mt_tensor *b = n->buffer[nr];
     if (b == NULL) {
         n->buffer[nr] = grad;
         return MT_OK;
+    }
+    if (mt_is_sparse_grad(b)) {
+        return accumulate_sparse(n, nr, grad);
     }
     if (engine_only(b) && !grad->requires_grad && b->dtype == grad->dtype &&
         b->ndim == grad->ndim &&
@@ -268,6 +302,11 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
 {
     mt_status st = MT_OK;
     mt_tensor *g = grad;
+    if (mt_is_sparse_grad(g)) { /* its values are cast; its size is m's by construction */
+        st = mt_sparse_grad_to(g, m->dtype, m->device, out);
+        mt_tensor_release(g);
+        return st;
+    }
     if (!same_shape(g, m)) {
         char b1[128], b2[128];
         mt_format_sizes(b1, sizeof(b1), g->ndim, g->sizes);
@@ -314,6 +353,18 @@ static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
+    if (mt_is_sparse_grad(grad) || (leaf->grad && mt_is_sparse_grad(leaf->grad))) {
+        mt_tensor *sum = NULL;
+        st = leaf->grad ? mt_sparse_grad_add(leaf->grad, grad, leaf->ndim, leaf->sizes,
+                                             !create_graph, &sum)
+                        : mt_sparse_grad_own(grad, &sum);
+        mt_tensor_release(grad);
+        if (st == MT_OK) {
+            mt_tensor_clear(&leaf->grad);
+            leaf->grad = sum;
+        }
+        return st;
+    }
     if (leaf->grad == NULL) {
         /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
          * layout of the contract. */
@@ -364,6 +415,23 @@ retain(mt_tensor *x, mt_tensor *g)
     return st;
 }
 
+/* *g made dense where it is a sparse gradient (of m's size), for a hook: the Python hooks take
+ * dense tensors (PyTorch's would see the sparse one). */
+static mt_status
+dense_for_hook(mt_tensor **g, const mt_meta *m)
+{
+    mt_tensor *dense = NULL;
+    if (*g == NULL || !mt_is_sparse_grad(*g)) {
+        return MT_OK;
+    }
+    mt_status st = mt_sparse_grad_dense(*g, m->ndim, m->sizes, &dense);
+    if (st == MT_OK) {
+        mt_tensor_release(*g);
+        *g = dense;
+    }
+    return st;
+}
+
 /* The gradient hooks on n's outputs (an AccumulateGrad's: on its leaf) replace the gradients
  * that reached them, before they are captured, kept by retain_grad() or used. */
 static mt_status
@@ -374,7 +442,8 @@ run_grad_hooks(mt_node *n, bool create_graph)
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
     for (; st == MT_OK && h; h = h->next) {
-        if (!h->post_accumulate && n->buffer[h->output_nr]) {
+        if (!h->post_accumulate && n->buffer[h->output_nr] &&
+            (st = dense_for_hook(&n->buffer[h->output_nr], &n->out_meta[h->output_nr])) == MT_OK) {
             st = h->fn(h->ctx, &n->buffer[h->output_nr]);
         }
     }
@@ -412,7 +481,8 @@ add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
     }
     mt_tensor **buf = &edge->node->buffer[edge->input_nr];
     const mt_meta *m = &n->in_meta[0];
-    if (*buf && !(engine_only(*buf) && (*buf)->dtype == m->dtype && (*buf)->ndim == m->ndim &&
+    if (*buf && !(engine_only(*buf) && !mt_is_sparse_grad(*buf) && (*buf)->dtype == m->dtype &&
+                  (*buf)->ndim == m->ndim &&
                   memcmp((*buf)->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0)) {
         return false;
     }
@@ -756,13 +826,16 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor *grad = n->buffer[0];
             n->buffer[0] = NULL;
             if (!capture && grad) {
-                st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                st = n->node_hooks ? dense_for_hook(&grad, &n->out_meta[0]) : MT_OK;
+                if (st == MT_OK) {
+                    st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                }
                 if (st == MT_OK && grad) {
                     st = accumulate_leaf(n, grad, create_graph);
+                    grad = NULL; /* taken */
                 }
-            } else {
-                mt_tensor_clear(&grad);
             }
+            mt_tensor_clear(&grad);
             continue;
         }
         bool runs = !g.prune;

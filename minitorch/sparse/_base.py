@@ -5,9 +5,10 @@ from __future__ import annotations
 from .. import _C
 from .._tensor_str import _add_suffixes, _grad_suffix, _tensor_str
 from .._backed import BackedByValues
+from ._unary import UnaryMethods
 
 
-class SparseBase(BackedByValues):
+class SparseBase(UnaryMethods, BackedByValues):
     """The attributes common to sparse COO and compressed tensors, read off _size and _v."""
 
     _size: _C.Size

@@ -58,7 +58,7 @@ def get_total_norm(
             "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
             "operation does not have an identity"
         )
-    norms = [minitorch.norm(t, norm_type).to(first_device) for t in tensors]
+    norms = [minitorch.linalg.vector_norm(t, norm_type).to(first_device) for t in tensors]
     total_norm = minitorch.norm(minitorch.stack(norms), norm_type)
     if error_if_nonfinite and bool(minitorch.logical_or(total_norm.isnan(), total_norm.isinf())):
         raise RuntimeError(
