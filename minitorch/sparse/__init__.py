@@ -126,14 +126,6 @@ class SparseTensor(SparseBase):
         total = self.add(other, alpha=alpha)
         return self._rebind(total._i, total._v, False)
 
-    def _added_to(self, dense: Tensor, alpha, inplace: bool) -> Tensor:
-        """dense + alpha * self (dense.add(self, alpha=) and add_): a dense tensor."""
-        self._check_same_size(dense, "add")
-        values = self._v if alpha == 1 else self._v * alpha
-        if not inplace:
-            return dense + (self if alpha == 1 else self._scaled(values)).to_dense()
-        return dense.index_put_(tuple(self._i), values.to(dense.dtype), accumulate=True)
-
     def _parts(self) -> list:
         return [("indices=tensor(", self._i), ("values=tensor(", self._v)]
 
@@ -150,7 +142,8 @@ class SparseTensor(SparseBase):
         if self._coalesced:
             return self
         uniq, inverse = _indexing.unique(self._linear(), sorted=True, return_inverse=True)
-        values = _C.zeros((uniq.shape[0], *self._v.shape[1:]), dtype=self.dtype, device=self.device).index_add(
+        # sums start from -0.0, which adds to any x as x: a lone -0.0 entry stays -0.0 (signbit)
+        values = _C.full((uniq.shape[0], *self._v.shape[1:]), -0.0, dtype=self.dtype, device=self.device).index_add(
             0, inverse, self._v)
         rows, rest = [], uniq
         for d in range(self.sparse_dim() - 1, -1, -1):

@@ -52,6 +52,15 @@ class SparseBase(UnaryMethods, BackedByValues):
     def cpu(self):
         return self.to("cpu")
 
+    def _added_to(self, dense, alpha, inplace: bool):
+        """dense + alpha * self (dense.add(self, alpha=), add_, sub, sub_): a dense tensor."""
+        coo = self.to_sparse_coo()
+        coo._check_same_size(dense, "add")
+        values = coo._v if alpha == 1 else coo._v * alpha
+        if not inplace:
+            return dense + coo._scaled(values).to_dense()
+        return dense.index_put_(tuple(coo._i), values.to(dense.dtype), accumulate=True)
+
     def _repr(self, parts: list, force_newline: bool) -> str:
         """PyTorch's print of a sparse tensor: `tensor(` and each (prefix, index or values tensor)
         part on its own line, then device, size, nnz, dtype (unless a default), layout, grad."""
