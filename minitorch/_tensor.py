@@ -18,7 +18,18 @@ from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
 
-class Tensor(_C.TensorBase):
+class _TensorMeta(type):
+    """Tensor's class: isinstance(x, Tensor) holds for the tensors of the other layouts too (a
+    sparse COO or CSR tensor, which minitorch.sparse registers in `others`), as in PyTorch, where
+    they are Tensors. Only isinstance against Tensor itself (not a subclass) asks."""
+
+    others: tuple = ()
+
+    def __instancecheck__(cls, obj) -> bool:
+        return type.__instancecheck__(cls, obj) or (cls is Tensor and isinstance(obj, _TensorMeta.others))
+
+
+class Tensor(_C.TensorBase, metaclass=_TensorMeta):
     # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
     __array_priority__ = 1000
 

@@ -2,7 +2,9 @@
  * creation order as their gradients complete (PyTorch's engine, on one thread).
  *
  * Gradients are checked against what each node's input was: summed back over broadcast dims
- * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. */
+ * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. A sparse
+ * gradient (embedding(sparse=True), sparse_grad.h) stays sparse only on its way into a leaf's
+ * AccumulateGrad and its .grad. */
 #define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
 
 #include <pthread.h>
@@ -234,25 +236,9 @@ static mt_status
 accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
 {
     const mt_meta *m = &n->out_meta[nr];
-    mt_tensor *sum = NULL, *b = n->buffer[nr];
-    mt_status st = MT_OK;
-    if (b == NULL) {
-        sum = mt_tensor_retain(grad);
-    } else {
-        st = mt_sparse_grad_add(b, grad, m->ndim, m->sizes, false, &sum);
-    }
-    mt_tensor_release(grad);
-    if (st == MT_OK && n->formula && mt_is_sparse_grad(sum)) {
-        mt_tensor *dense = NULL;
-        st = mt_sparse_grad_dense(sum, m->ndim, m->sizes, &dense);
-        mt_tensor_release(sum);
-        sum = dense;
-    }
-    if (st == MT_OK) {
-        mt_tensor_clear(&n->buffer[nr]);
-        n->buffer[nr] = sum;
-    }
-    return st;
+    mt_status st = mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
+    return st == MT_OK && n->formula ? mt_sparse_grad_densify(&n->buffer[nr], m->ndim, m->sizes)
+                                     : st;
 }
 
 /* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
@@ -354,16 +340,11 @@ accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
     if (mt_is_sparse_grad(grad) || (leaf->grad && mt_is_sparse_grad(leaf->grad))) {
-        mt_tensor *sum = NULL;
-        st = leaf->grad ? mt_sparse_grad_add(leaf->grad, grad, leaf->ndim, leaf->sizes,
-                                             !create_graph, &sum)
-                        : mt_sparse_grad_own(grad, &sum);
-        mt_tensor_release(grad);
-        if (st == MT_OK) {
-            mt_tensor_clear(&leaf->grad);
-            leaf->grad = sum;
+        if (leaf->grad == NULL && (st = mt_sparse_grad_own(&grad)) != MT_OK) {
+            mt_tensor_release(grad);
+            return st;
         }
-        return st;
+        return mt_sparse_grad_accumulate(&leaf->grad, grad, leaf->ndim, leaf->sizes, !create_graph);
     }
     if (leaf->grad == NULL) {
         /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
@@ -415,23 +396,6 @@ retain(mt_tensor *x, mt_tensor *g)
     return st;
 }
 
-/* *g made dense where it is a sparse gradient (of m's size), for a hook: the Python hooks take
- * dense tensors (PyTorch's would see the sparse one). */
-static mt_status
-dense_for_hook(mt_tensor **g, const mt_meta *m)
-{
-    mt_tensor *dense = NULL;
-    if (*g == NULL || !mt_is_sparse_grad(*g)) {
-        return MT_OK;
-    }
-    mt_status st = mt_sparse_grad_dense(*g, m->ndim, m->sizes, &dense);
-    if (st == MT_OK) {
-        mt_tensor_release(*g);
-        *g = dense;
-    }
-    return st;
-}
-
 /* The gradient hooks on n's outputs (an AccumulateGrad's: on its leaf) replace the gradients
  * that reached them, before they are captured, kept by retain_grad() or used. */
 static mt_status
@@ -442,9 +406,12 @@ run_grad_hooks(mt_node *n, bool create_graph)
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
     for (; st == MT_OK && h; h = h->next) {
-        if (!h->post_accumulate && n->buffer[h->output_nr] &&
-            (st = dense_for_hook(&n->buffer[h->output_nr], &n->out_meta[h->output_nr])) == MT_OK) {
-            st = h->fn(h->ctx, &n->buffer[h->output_nr]);
+        /* a hook takes a dense tensor (PyTorch's would see a sparse gradient as it is) */
+        mt_tensor **g = &n->buffer[h->output_nr];
+        const mt_meta *m = &n->out_meta[h->output_nr];
+        if (!h->post_accumulate && *g &&
+            (st = mt_sparse_grad_densify(g, m->ndim, m->sizes)) == MT_OK) {
+            st = h->fn(h->ctx, g);
         }
     }
     mt_set_grad_enabled(was);
@@ -826,7 +793,8 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor *grad = n->buffer[0];
             n->buffer[0] = NULL;
             if (!capture && grad) {
-                st = n->node_hooks ? dense_for_hook(&grad, &n->out_meta[0]) : MT_OK;
+                const mt_meta *m = &n->out_meta[0]; /* node hooks take dense tensors too */
+                st = n->node_hooks ? mt_sparse_grad_densify(&grad, m->ndim, m->sizes) : MT_OK;
                 if (st == MT_OK) {
                     st = run_node_hooks(n, &grad, NULL, 0, create_graph);
                 }

@@ -104,17 +104,53 @@ mt_sparse_grad_to(mt_tensor *g, mt_dtype dtype, mt_device device, mt_tensor **ou
 }
 
 mt_status
-mt_sparse_grad_own(mt_tensor *g, mt_tensor **out)
+mt_sparse_grad_own(mt_tensor **g)
 {
-    if (atomic_load(&g->storage->refcount) == 1 && g->view_base == NULL) {
-        *out = mt_tensor_retain(g);
+    mt_tensor *values = NULL, *own = NULL;
+    if (atomic_load(&(*g)->storage->refcount) == 1 && (*g)->view_base == NULL) {
         return MT_OK;
     }
-    tmp s = {0};
-    mt_tensor *r = NULL;
-    mt_tensor *values = own(&s, mt_op_clone(g, &r), &r);
-    if (s.st == MT_OK) {
-        s.st = mt_sparse_grad_new(values, g->sparse_indices, g->sparse_coalesced, out);
+    mt_status st = mt_op_clone(*g, &values);
+    if (st == MT_OK) {
+        st = mt_sparse_grad_new(values, (*g)->sparse_indices, (*g)->sparse_coalesced, &own);
+        mt_tensor_release(values);
     }
-    return finish(&s);
+    if (st == MT_OK) {
+        mt_tensor_release(*g);
+        *g = own;
+    }
+    return st;
+}
+
+mt_status
+mt_sparse_grad_densify(mt_tensor **g, int ndim, const int64_t *sizes)
+{
+    mt_tensor *dense = NULL;
+    if (*g == NULL || !mt_is_sparse_grad(*g)) {
+        return MT_OK;
+    }
+    mt_status st = mt_sparse_grad_dense(*g, ndim, sizes, &dense);
+    if (st == MT_OK) {
+        mt_tensor_release(*g);
+        *g = dense;
+    }
+    return st;
+}
+
+mt_status
+mt_sparse_grad_accumulate(mt_tensor **slot, mt_tensor *grad, int ndim, const int64_t *sizes,
+                          bool in_place)
+{
+    if (*slot == NULL) {
+        *slot = grad;
+        return MT_OK;
+    }
+    mt_tensor *sum = NULL;
+    mt_status st = mt_sparse_grad_add(*slot, grad, ndim, sizes, in_place, &sum);
+    mt_tensor_release(grad);
+    if (st == MT_OK) {
+        mt_tensor_release(*slot);
+        *slot = sum;
+    }
+    return st;
 }

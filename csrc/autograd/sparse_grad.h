@@ -34,7 +34,15 @@ mt_status mt_sparse_grad_add(mt_tensor *a, mt_tensor *b, int ndim, const int64_t
 /* g with values of dtype and device (g itself, retained, when they already are). */
 mt_status mt_sparse_grad_to(mt_tensor *g, mt_dtype dtype, mt_device device, mt_tensor **out);
 
-/* g with values of its own (a contiguous copy when their memory is shared), for a leaf's .grad. */
-mt_status mt_sparse_grad_own(mt_tensor *g, mt_tensor **out);
+/* *g with values of its own (a copy when their memory is shared), for a leaf's new .grad. */
+mt_status mt_sparse_grad_own(mt_tensor **g);
+
+/* *g made dense (of ndim, sizes) where it is a sparse gradient; as it is otherwise. */
+mt_status mt_sparse_grad_densify(mt_tensor **g, int ndim, const int64_t *sizes);
+
+/* *slot (a gradient buffer or a leaf's .grad, or NULL) += grad (taken), one of them sparse:
+ * mt_sparse_grad_add's sum, or grad itself into an empty slot. */
+mt_status mt_sparse_grad_accumulate(mt_tensor **slot, mt_tensor *grad, int ndim,
+                                    const int64_t *sizes, bool in_place);
 
 #endif

@@ -11,7 +11,7 @@ operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTor
 sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's, and so do the
 zero-preserving unary ops (_unary.py). A dense tensor's .grad is sparse where autograd made it
 so (embedding(sparse=True)): _from_grad and _grad_parts are how csrc/python/sparse_grad.c hands
-one out and takes one in. What is left out: isinstance(s, Tensor) (False here).
+one out and takes one in. isinstance(s, Tensor) holds, as in PyTorch (_tensor.py's _TensorMeta).
 """
 from __future__ import annotations
 
@@ -180,7 +180,11 @@ class SparseTensor(SparseBase):
         return self.to(_device("cuda") if device is None else device, non_blocking=non_blocking)
 
     def detach(self) -> SparseTensor:
-        return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
+        out = SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
+        out._grad_of = getattr(self, "_grad_of", None)  # p.grad.data.zero_() empties p.grad
+        return out
+
+    data = property(detach)
 
     def clone(self) -> SparseTensor:
         return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
@@ -563,7 +567,9 @@ def _is_sparse(self) -> bool:
 
 def install(namespace: dict, tensor_cls) -> None:
     """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
-    a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout."""
+    a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout; and makes a sparse
+    tensor an instance of Tensor (isinstance), as PyTorch's are."""
+    type(tensor_cls).others = (SparseBase,)
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
                      sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
                      sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)

@@ -316,3 +316,32 @@ def test_sparse_gradients_leak_nothing():
     for k in range(20):
         step(k)
     assert minitorch._C._live_objects() == before
+
+
+def test_grad_data_and_a_weight_that_is_not_a_leaf():
+    """p.grad.data.zero_() (older scripts' spelling) empties the sparse .grad; a sparse gradient
+    that reaches another node (the weight is w * 2) goes on dense there (PyTorch keeps it sparse:
+    the values agree)."""
+    emb = minitorch.nn.Embedding(V, D, sparse=True)
+    emb(minitorch.tensor([1, 1])).sum().backward()
+    emb.weight.grad.data.zero_()
+    assert emb.weight.grad._nnz() == 0
+    grads = []
+    for lib in (minitorch, torch):
+        w = lib.ones(V, D, requires_grad=True)
+        lib.nn.functional.embedding(lib.tensor([2, 5, 2]), w * 2, sparse=True).sum().backward()
+        grads.append(w.grad.to_dense() if w.grad.is_sparse else w.grad)
+    np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
+
+
+def test_a_hook_sees_the_gradient_dense():
+    """A gradient hook on the weight gets the gradient as a dense tensor (PyTorch would hand it
+    the sparse one): the values it sees, and the .grad it returns, are PyTorch's made dense."""
+    seen = []
+    for lib in (minitorch, torch):
+        w = lib.ones(V, D, requires_grad=True)
+        w.register_hook(lambda g: seen.append(g.to_dense() if g.is_sparse else g) or g * 2)
+        lib.nn.functional.embedding(lib.tensor([4, 0, 4]), w, sparse=True).sum().backward()
+        seen.append(w.grad.to_dense() if w.grad.is_sparse else w.grad)
+    for got, want in zip(seen[:2], seen[2:]):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -146,3 +146,14 @@ def test_dense_with_sparse_operands():
     check(lambda m, d, v: m.sub(d, coo(m, v)), lambda d, v: d - dense_ref(v), [a, VALS])
     check(lambda m, d, v: d.clone().add_(coo(m, v), alpha=-0.5), lambda d, v: d - 0.5 * dense_ref(v), [a, VALS])
     check(lambda m, d, v: d.clone().sub_(coo(m, v)), lambda d, v: d - dense_ref(v), [a, VALS])
+
+
+def test_sparse_tensors_are_tensors():
+    """isinstance(s, Tensor) holds for COO and CSR tensors, as in PyTorch; not for Tensor's
+    subclasses (Parameter), and a dense tensor's checks are unchanged."""
+    for lib in (minitorch, torch):
+        s = coo(lib, lib.tensor(VALS))
+        for t in (s, csr(lib, lib.tensor(VALS))):
+            assert isinstance(t, lib.Tensor) and lib.is_tensor(t) and isinstance(t, (int, lib.Tensor))
+            assert not isinstance(t, lib.nn.Parameter)
+        assert isinstance(lib.nn.Parameter(lib.ones(2)), lib.Tensor) and not isinstance(2.0, lib.Tensor)
