@@ -18,18 +18,9 @@ from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
 
-class _TensorMeta(type):
-    """Tensor's class: isinstance(x, Tensor) holds for the tensors of the other layouts too (a
-    sparse COO or CSR tensor, which minitorch.sparse registers in `others`), as in PyTorch, where
-    they are Tensors. Only isinstance against Tensor itself (not a subclass) asks."""
-
-    others: tuple = ()
-
-    def __instancecheck__(cls, obj) -> bool:
-        return type.__instancecheck__(cls, obj) or (cls is Tensor and isinstance(obj, _TensorMeta.others))
-
-
-class Tensor(_C.TensorBase, metaclass=_TensorMeta):
+# _C._TensorMeta: isinstance(x, Tensor) holds for the sparse tensors too (minitorch.sparse
+# registers its classes), as PyTorch's sparse tensors are Tensors
+class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
     # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
     __array_priority__ = 1000
 

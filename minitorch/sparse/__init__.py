@@ -11,7 +11,7 @@ operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTor
 sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's, and so do the
 zero-preserving unary ops (_unary.py). A dense tensor's .grad is sparse where autograd made it
 so (embedding(sparse=True)): _from_grad and _grad_parts are how csrc/python/sparse_grad.c hands
-one out and takes one in. isinstance(s, Tensor) holds, as in PyTorch (_tensor.py's _TensorMeta).
+one out and takes one in. isinstance(s, Tensor) holds, as in PyTorch (_C._TensorMeta).
 """
 from __future__ import annotations
 
@@ -569,7 +569,7 @@ def install(namespace: dict, tensor_cls) -> None:
     """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
     a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout; and makes a sparse
     tensor an instance of Tensor (isinstance), as PyTorch's are."""
-    type(tensor_cls).others = (SparseBase,)
+    type(tensor_cls)._register_layout(SparseBase)
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
                      sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
                      sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)
