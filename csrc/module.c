@@ -230,9 +230,9 @@ PyInit__C(void)
         return NULL;
     }
     if (mt_py_schemas_init(m) < 0 || mt_py_values_init(m) < 0 || mt_py_tensor_init_types(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_op_functions) < 0 || mt_py_autograd_init(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 || mt_py_caching_init(m) < 0 ||
-        PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 ||
+        mt_py_tensor_meta_init(m) < 0 || PyModule_AddFunctions(m, mt_py_op_functions) < 0 ||
+        mt_py_autograd_init(m) < 0 || PyModule_AddFunctions(m, mt_py_profiler_functions) < 0 ||
+        mt_py_caching_init(m) < 0 || PyModule_AddFunctions(m, mt_py_defaults_functions) < 0 ||
         PyModule_AddFunctions(m, mt_py_threads_functions) < 0 || mt_py_tracer_init(m) < 0 ||
         mt_py_capi_init(m) < 0 || mt_py_dlpack_init(m) < 0 || mt_py_generator_init(m) < 0 ||
         mt_py_library_init(m) < 0 || mt_py_tf_init(m) < 0) {

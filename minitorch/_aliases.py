@@ -39,6 +39,10 @@ def install(namespace: dict, tensor_cls: type) -> None:
 def _function(name: str):
     def fn(input, *args, **kwargs):
         if not isinstance(input, _C.TensorBase):
+            if _C._has_torch_function((input,)):  # a sparse tensor
+                from .overrides import handle_torch_function
+
+                return handle_torch_function(fn, (input,), input, *args, **kwargs)
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return getattr(input, name)(*args, **kwargs)
 

@@ -61,6 +61,10 @@ def angle(input):
 def sgn(input):
     """x / |x| for complex elements (0 where x is 0); sign(x) for real ones, as PyTorch's. The
     quotient is taken of 1 where x is 0, so no NaN reaches the gradient there."""
+    if not isinstance(input, _C.TensorBase) and _C._has_torch_function((input,)):  # a sparse tensor
+        from .overrides import handle_torch_function
+
+        return handle_torch_function(sgn, (input,), input)
     _check("sgn", input)
     if not input.dtype.is_complex:
         return _C.sign(input)

@@ -18,7 +18,9 @@ from ._device import device as _device
 from ._reductions import max as _max, min as _min
 
 
-class Tensor(_C.TensorBase):
+# _C._TensorMeta: isinstance(x, Tensor) holds for the sparse tensors too (minitorch.sparse
+# registers its classes), as PyTorch's sparse tensors are Tensors
+class Tensor(_C.TensorBase, metaclass=_C._TensorMeta):
     # NumPy defers binary operators to us: ndarray + Tensor gives a Tensor.
     __array_priority__ = 1000
 

@@ -2,7 +2,9 @@
  * creation order as their gradients complete (PyTorch's engine, on one thread).
  *
  * Gradients are checked against what each node's input was: summed back over broadcast dims
- * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. */
+ * and cast to its dtype, as PyTorch's validate_outputs does, so formulas need not. A sparse
+ * gradient (embedding(sparse=True), sparse_grad.h) stays sparse only on its way into a leaf's
+ * AccumulateGrad and its .grad. */
 #define _DEFAULT_SOURCE /* PTHREAD_MUTEX_RECURSIVE */
 
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/sparse_grad.h"
 #include "ops/ops.h"
 
 static atomic_ullong run_ids;
@@ -227,16 +230,33 @@ engine_only(const mt_tensor *t)
            !mt_tensor_has_internal_overlap(t);
 }
 
+/* accumulate() where grad or the buffer is a sparse gradient: only a leaf's AccumulateGrad keeps
+ * one sparse (a formula gets its gradients dense); sparse + sparse stays sparse. */
+static mt_status
+accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
+{
+    const mt_meta *m = &n->out_meta[nr];
+    mt_status st = mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
+    return st == MT_OK && n->formula ? mt_sparse_grad_densify(&n->buffer[nr], m->ndim, m->sizes)
+                                     : st;
+}
+
 /* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
  * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
  * gets one buffer, not a new one per step). */
 static mt_status
 accumulate(mt_node *n, int nr, mt_tensor *grad)
 {
+    if (mt_is_sparse_grad(grad)) {
+        return accumulate_sparse(n, nr, grad);
+    }
     mt_tensor *b = n->buffer[nr];
     if (b == NULL) {
         n->buffer[nr] = grad;
         return MT_OK;
+    }
+    if (mt_is_sparse_grad(b)) {
+        return accumulate_sparse(n, nr, grad);
     }
     if (engine_only(b) && !grad->requires_grad && b->dtype == grad->dtype &&
         b->ndim == grad->ndim &&
@@ -268,6 +288,11 @@ conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **
 {
     mt_status st = MT_OK;
     mt_tensor *g = grad;
+    if (mt_is_sparse_grad(g)) { /* its values are cast; its size is m's by construction */
+        st = mt_sparse_grad_to(g, m->dtype, m->device, out);
+        mt_tensor_release(g);
+        return st;
+    }
     if (!same_shape(g, m)) {
         char b1[128], b2[128];
         mt_format_sizes(b1, sizeof(b1), g->ndim, g->sizes);
@@ -314,6 +339,13 @@ static mt_status
 accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
 {
     mt_status st = MT_OK;
+    if (mt_is_sparse_grad(grad) || (leaf->grad && mt_is_sparse_grad(leaf->grad))) {
+        if (leaf->grad == NULL && (st = mt_sparse_grad_own(&grad)) != MT_OK) {
+            mt_tensor_release(grad);
+            return st;
+        }
+        return mt_sparse_grad_accumulate(&leaf->grad, grad, leaf->ndim, leaf->sizes, !create_graph);
+    }
     if (leaf->grad == NULL) {
         /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
          * layout of the contract. */
@@ -374,8 +406,12 @@ run_grad_hooks(mt_node *n, bool create_graph)
     bool was = mt_grad_enabled();
     mt_set_grad_enabled(create_graph);
     for (; st == MT_OK && h; h = h->next) {
-        if (!h->post_accumulate && n->buffer[h->output_nr]) {
-            st = h->fn(h->ctx, &n->buffer[h->output_nr]);
+        /* a hook takes a dense tensor (PyTorch's would see a sparse gradient as it is) */
+        mt_tensor **g = &n->buffer[h->output_nr];
+        const mt_meta *m = &n->out_meta[h->output_nr];
+        if (!h->post_accumulate && *g &&
+            (st = mt_sparse_grad_densify(g, m->ndim, m->sizes)) == MT_OK) {
+            st = h->fn(h->ctx, g);
         }
     }
     mt_set_grad_enabled(was);
@@ -412,7 +448,8 @@ add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
     }
     mt_tensor **buf = &edge->node->buffer[edge->input_nr];
     const mt_meta *m = &n->in_meta[0];
-    if (*buf && !(engine_only(*buf) && (*buf)->dtype == m->dtype && (*buf)->ndim == m->ndim &&
+    if (*buf && !(engine_only(*buf) && !mt_is_sparse_grad(*buf) && (*buf)->dtype == m->dtype &&
+                  (*buf)->ndim == m->ndim &&
                   memcmp((*buf)->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0)) {
         return false;
     }
@@ -756,13 +793,17 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
             mt_tensor *grad = n->buffer[0];
             n->buffer[0] = NULL;
             if (!capture && grad) {
-                st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                const mt_meta *m = &n->out_meta[0]; /* node hooks take dense tensors too */
+                st = n->node_hooks ? mt_sparse_grad_densify(&grad, m->ndim, m->sizes) : MT_OK;
+                if (st == MT_OK) {
+                    st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                }
                 if (st == MT_OK && grad) {
                     st = accumulate_leaf(n, grad, create_graph);
+                    grad = NULL; /* taken */
                 }
-            } else {
-                mt_tensor_clear(&grad);
             }
+            mt_tensor_clear(&grad);
             continue;
         }
         bool runs = !g.prune;

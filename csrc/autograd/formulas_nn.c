@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "autograd/formula_chain.h"
+#include "autograd/sparse_grad.h"
 #include "ops/front.h" /* mt_pool_nd */
 #include "ops/nn.h"
 
@@ -552,10 +553,46 @@ mt_grad_batch_norm(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 
 /* ---- embedding ---- */
 
-// weight (V, D), indices (*)
+/* sparse=True: weight's gradient sparse COO (PyTorch's embedding_sparse_backward): an entry per
+ * looked-up index, repeats kept (uncoalesced), g's row for it as its values; padding_idx's rows
+ * left out. g (*, D), indices (*) -> indices (1, nnz), values (nnz, D). */
+static mt_status
+embedding_sparse_grad(mt_node *n, mt_tensor *g, mt_tensor **out)
+{
+    if (n->args.b[0]) {
+        return mt_fail(MT_ERUNTIME, "embedding_backward: scale_grad_by_freq not supported with "
+                                    "sparse gradients");
+    }
+    tmp s = {0};
+    mt_tensor *r = NULL;
+    mt_tensor *idx = own(&s, mt_op_reshape(n->saved[1], 1, (int64_t[]){-1}, &r), &r);
+    mt_tensor *rows = s.st ? NULL
+                           : own(&s,
+                                 mt_op_reshape(g, 2, (int64_t[]){-1, n->in_meta[0].sizes[1]}, &r),
+                                 &r);
+    if (n->args.i[0] != -1) {
+        mt_tensor *keep = un(&s, MT_OP_nonzero, bin(&s, MT_OP_ne, idx, num(&s, n->args.i[0])));
+        keep = failed(&s, keep, keep) ? NULL : own(&s, mt_op_select(keep, 1, 0, &r), &r);
+        idx = failed(&s, idx, keep) ? NULL : own(&s, mt_op_index_select(idx, 0, keep, &r), &r);
+        rows = failed(&s, rows, keep) ? NULL : own(&s, mt_op_index_select(rows, 0, keep, &r), &r);
+    }
+    if (!failed(&s, idx, rows) && idx->dtype != MT_INT64) {
+        idx = own(&s, mt_op__to_copy(idx, MT_INT64, mt_tensor_device(idx), &r), &r);
+    }
+    idx = unsqueezed(&s, idx, 0);
+    if (!failed(&s, idx, rows)) {
+        s.st = mt_sparse_grad_new(rows, idx, idx->sizes[1] <= 1, out);
+    }
+    return finish(&s);
+}
+
+// weight (V, D), indices (*); a sparse gradient only outside grad mode (not for create_graph)
 mt_status
 mt_grad_embedding(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
+    if (n->args.b[1] && !mt_grad_enabled()) {
+        return embedding_sparse_grad(n, g[0], &gi[0]);
+    }
     return mt_op_embedding_dense_backward(g[0], n->saved[1], n->in_meta[0].sizes[0], n->args.i[0],
                                           n->args.b[0], &gi[0]);
 }

@@ -454,6 +454,9 @@ mt_tensor_release(mt_tensor *t)
     if (t->view_base) {
         mt_tensor_release(t->view_base); /* never a view itself: no deeper recursion */
     }
+    if (t->sparse_indices) {
+        mt_tensor_release(t->sparse_indices); /* never sparse itself: no deeper recursion */
+    }
     release_version(t);
     mt_storage_release(t->storage);
     tensor_struct_free(t);

@@ -78,6 +78,11 @@ typedef struct mt_tensor {
     struct mt_node *grad_acc;
     /* a leaf's gradient hooks (autograd/autograd.h), owned; a non-leaf's are its grad_fn's */
     struct mt_hook *hooks;
+    /* Set on a sparse COO gradient (autograd/sparse_grad.h): this tensor holds its values
+     * (nnz, *dense dims) and sparse_indices, owned, its int64 indices (sparse_dim, nnz); its
+     * dense size is that of the variable it is the gradient of. NULL on every other tensor. */
+    struct mt_tensor *sparse_indices;
+    bool sparse_coalesced; /* its indices are sorted and unique */
 } mt_tensor;
 
 /* How a view was made, which decides whether autograd lets it (or its base) be modified in

@@ -1,4 +1,5 @@
-/* embedding_bag as a composite: the rows of weight named by indices (index_select), each
+/* embedding_bag as a composite: the rows of weight named by indices (embedding, whose
+ * gradient is sparse with sparse=True, padding_idx's rows left out), each
  * scaled by its per_sample_weight, reduced per bag (the bag of position k is the last offset
  * <= k, searchsorted) by index_add (sum, and mean over the bag's count) or scatter_reduce's
  * amax (max); entries equal to padding_idx are dropped first (nonzero), and an empty bag gives
@@ -146,7 +147,8 @@ gather_parts(mt_args *a, int64_t nbags, bag_parts *p)
         (st = mt_op_searchsorted(starts, pos, false, true, NULL, NULL, &after)) ||
         (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one)) ||
         (st = mt_op_sub(after, one, mt_scalar_int(1), &p->bag)) ||
-        (st = mt_op_index_select(weight, 0, flat, &p->rows))) {
+        (st = mt_op_embedding(weight, flat, (a->i_none & 2u) ? -1 : a->i[1], false, a->b[1],
+                              &p->rows))) {
         goto out;
     }
     p->all_bags = mt_tensor_retain(p->bag);

@@ -2,6 +2,7 @@
  * gradient, node and saved-tensor hooks, anomaly mode. The grad_fn nodes' Python objects are
  * python/node.c's. */
 #include "python/pyminitorch.h"
+#include "python/sparse_grad.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +109,8 @@ run_backward(PyObject *module, PyObject *args)
     }
     res = PyTuple_New(ni);
     for (Py_ssize_t k = 0; k < ni; k++) {
-        PyObject *g = captured[k] ? mt_py_wrap(captured[k]) : Py_NewRef(Py_None);
+        PyObject *g = captured[k] ? mt_py_wrap_grad(captured[k], inputs[k], NULL)
+                                  : Py_NewRef(Py_None);
         captured[k] = NULL;
         if (res == NULL || g == NULL) {
             Py_XDECREF(g);

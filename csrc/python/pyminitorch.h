@@ -21,6 +21,7 @@ extern PyTypeObject *mt_py_tensor_class;
 extern PyObject *mt_py_device_class;
 
 int mt_py_tensor_init_types(PyObject *module);
+int mt_py_tensor_meta_init(PyObject *module); /* _C._TensorMeta, python/tensor_meta.c */
 /* TensorBase's number slots and comparisons (python/tensor_number.c) */
 extern PyNumberMethods mt_py_tensor_as_number;
 PyObject *mt_py_tensor_richcompare(PyObject *self, PyObject *other, int cmp);

@@ -10,6 +10,7 @@
 #include "autograd/autograd.h"
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
+#include "python/sparse_grad.h"
 
 PyTypeObject *mt_py_tensor_class = NULL;
 
@@ -432,19 +433,28 @@ get_grad(PyObject *self, void *c)
     if (g == NULL) {
         Py_RETURN_NONE;
     }
-    return mt_py_wrap(mt_tensor_retain(g));
+    return mt_py_wrap_grad(mt_tensor_retain(g), T(self), self);
 }
 
 static int
 set_grad(PyObject *self, PyObject *v, void *c)
 {
     (void)c;
+    mt_tensor *g = NULL;
     if (v != NULL && v != Py_None && !mt_py_is_tensor(v)) {
-        PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got %s",
-                     Py_TYPE(v)->tp_name);
-        return -1;
+        if (PyObject_HasAttrString(v, "_nnz")) { /* a sparse tensor of minitorch.sparse */
+            if (mt_py_sparse_grad(v, self, &g) < 0) {
+                return -1;
+            }
+        } else {
+            PyErr_Format(PyExc_TypeError,
+                         "assigned grad expected to be a Tensor or None but got %s",
+                         Py_TYPE(v)->tp_name);
+            return -1;
+        }
+    } else if (v && v != Py_None) {
+        g = mt_tensor_retain(T(v));
     }
-    mt_tensor *g = (v && v != Py_None) ? mt_tensor_retain(T(v)) : NULL;
     mt_tensor_clear(&T(self)->grad);
     T(self)->grad = g;
     return 0;

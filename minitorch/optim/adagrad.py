@@ -10,6 +10,7 @@ from typing import Optional
 
 import minitorch
 
+from . import _sparse
 from .optimizer import ParamsT, _SingleTensorOptimizer, _check_options, _check_supported, _lr_of, _scalar_state
 
 __all__ = ["Adagrad"]
@@ -17,7 +18,9 @@ __all__ = ["Adagrad"]
 
 class Adagrad(_SingleTensorOptimizer):
     """Implements the Adagrad algorithm, as torch.optim.Adagrad (foreach and fused are accepted
-    and ignored; sparse gradients are not supported)."""
+    and ignored); a sparse gradient updates only its entries (optim/_sparse.py)."""
+
+    _sparse_grad_error = None
 
     _old_defaults = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
@@ -68,8 +71,12 @@ class Adagrad(_SingleTensorOptimizer):
 
     def _update(self, group: dict, param: minitorch.Tensor, grad: minitorch.Tensor, state: dict, step: float) -> None:
         if group["weight_decay"] != 0:
+            if grad.is_sparse:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
             grad = grad.add(param, alpha=group["weight_decay"])
         clr = _lr_of(group) / (1 + (step - 1) * group["lr_decay"])
+        if grad.is_sparse:
+            return _sparse.adagrad(param, grad, state["sum"], clr, group["eps"])
         state["sum"].addcmul_(grad, grad, value=1)
         std = state["sum"].sqrt().add_(group["eps"])
         param.addcdiv_(grad, std, value=-clr)

@@ -65,6 +65,8 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
+    _sparse_grad_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         self._group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False,

@@ -133,6 +133,9 @@ class Optimizer:
     # the fused optimizers keep step counts on the parameters' device; the single-tensor ones
     # (Adagrad, Adadelta, Adamax, NAdam, RAdam) keep them on the CPU, as PyTorch does
     _step_on_param_device = True
+    # PyTorch's error for a sparse gradient (embedding(sparse=True)), with the class's name; None
+    # for the optimizers that take one (SGD, Adagrad, SparseAdam)
+    _sparse_grad_error: Optional[str] = "{} does not support sparse gradients"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -318,7 +321,10 @@ class Optimizer:
         for group in self.param_groups:
             by_device: Dict[Any, List[minitorch.Tensor]] = {}
             for p in group["params"]:
-                if p.grad is not None:
+                grad = p.grad
+                if grad is not None:
+                    if self._sparse_grad_error and grad.is_sparse:
+                        raise RuntimeError(self._sparse_grad_error.format(type(self).__name__))
                     by_device.setdefault(p.device, []).append(p)
             for params in by_device.values():
                 yield group, params

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 import minitorch
 from minitorch import _C
 
+from . import _sparse
 from .optimizer import Optimizer, ParamsT, _as_real, _check_supported, _to_scalar
 
 __all__ = ["SGD"]
@@ -19,8 +20,11 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """Implements stochastic gradient descent (optionally with momentum), as torch.optim.SGD.
 
-    foreach and fused are accepted and ignored: the update is always one fused C call.
+    foreach and fused are accepted and ignored: the update is always one fused C call, but for
+    a parameter with a sparse gradient (optim/_sparse.py).
     """
+
+    _sparse_grad_error = None
 
     def __init__(
         self,
@@ -74,6 +78,10 @@ class SGD(Optimizer):
             # their own.
             calls = {False: ([], []), True: ([], [])}
             for p in params:
+                if p.grad.is_sparse:  # embedding(sparse=True): PyTorch's single-tensor update
+                    with minitorch.no_grad():
+                        _sparse.sgd(p, p.grad, self.state[p], group, float(_to_scalar(group["lr"])))
+                    continue
                 first, buf = False, None
                 if group["momentum"] != 0:
                     state = self.state[p]

@@ -1,10 +1,7 @@
 """optim.SparseAdam: Adam for parameters whose gradients are sparse (an Embedding with sparse=True),
-moving only the moments of the rows that have gradient.
-
-minitorch's autograd makes dense gradients only (minitorch.sparse keeps no sparse .grad), so, as
-PyTorch's SparseAdam does for a dense gradient, step() refuses every parameter that has one and
-points to Adam. The constructor and the state_dict are PyTorch's, so a script that builds one
-(and steps only parameters without gradients) runs unchanged.
+moving only the moments of the rows that have gradient (optim/_sparse.py), as PyTorch's: the
+state ('step', a number, and the dense 'exp_avg' and 'exp_avg_sq') is made on a parameter's
+first step; a dense gradient is refused with PyTorch's error, which points to Adam.
 """
 from __future__ import annotations
 
@@ -12,13 +9,16 @@ from typing import Any, Callable, Optional, Tuple
 
 import minitorch
 
-from .optimizer import Optimizer, ParamsT
+from . import _sparse
+from .optimizer import Optimizer, ParamsT, _to_scalar
 
 __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """torch.optim.SparseAdam's arguments and checks; step() raises for a dense gradient."""
+    """Implements the lazy Adam of torch.optim.SparseAdam, for sparse gradients."""
+
+    _sparse_grad_error = None
 
     def __init__(self, params: ParamsT, lr: Any = 1e-3, betas: Tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, maximize: bool = False) -> None:
@@ -44,8 +44,18 @@ class SparseAdam(Optimizer):
             with minitorch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    # every minitorch gradient is dense (see the module's docstring)
+            with_grad = [p for p in group["params"] if p.grad is not None]
+            for p in with_grad:  # every gradient is checked before any parameter moves
+                if not p.grad.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
+            beta1, beta2 = group["betas"]
+            for p in with_grad:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = minitorch.zeros_like(p, memory_format=minitorch.preserve_format)
+                    state["exp_avg_sq"] = minitorch.zeros_like(p, memory_format=minitorch.preserve_format)
+                state["step"] += 1
+                grad = -p.grad if group["maximize"] else p.grad
+                _sparse.sparse_adam(p, grad, state, float(_to_scalar(group["lr"])), beta1, beta2, group["eps"])
         return loss

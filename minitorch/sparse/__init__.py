@@ -8,8 +8,10 @@ an (nnz, *dense sizes) tensor (a "hybrid" tensor has dense dims; products take n
 computation is an op on those parts (index_add for a product, index_put_ for to_dense, unique for
 coalesce), so no element is touched in Python and gradients reach the values and the dense
 operand through the ops' own formulas; a sparse leaf's .grad is sparse, as PyTorch's. Sparse @
-sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's. What is left out: sparse
-results of unary elementwise ops, and isinstance(s, Tensor) (False here).
+sparse and sparse * (number, dense or sparse) stay sparse, as PyTorch's, and so do the
+zero-preserving unary ops (_unary.py). A dense tensor's .grad is sparse where autograd made it
+so (embedding(sparse=True)): _from_grad and _grad_parts are how csrc/python/sparse_grad.c hands
+one out and takes one in. isinstance(s, Tensor) holds, as in PyTorch (_C._TensorMeta).
 """
 from __future__ import annotations
 
@@ -100,6 +102,30 @@ class SparseTensor(SparseBase):
     def is_coalesced(self) -> bool:
         return self._coalesced
 
+    # --- in place: the object takes new parts (a parameter's .grad is assigned them back) ------
+    def _rebind(self, indices: Tensor, values: Tensor, coalesced: bool) -> SparseTensor:
+        self._i, self._v, self._coalesced = indices, values, coalesced
+        owner = getattr(self, "_grad_of", None)
+        if owner is not None:
+            owner.grad = self
+        return self
+
+    def zero_(self) -> SparseTensor:
+        """No entries left, as PyTorch's."""
+        return self._rebind(self._i[:, :0], self._v[:0].detach().clone(), True)
+
+    def mul_(self, other) -> SparseTensor:
+        """The values scaled in place by a number or a 0-dim tensor."""
+        if isinstance(other, Tensor) and other.dim() != 0 or isinstance(other, SparseBase):
+            raise NotImplementedError("mul_: minitorch scales a sparse tensor in place by a number only")
+        self._v.mul_(other)
+        return self
+
+    def add_(self, other, *, alpha=1) -> SparseTensor:
+        """self += alpha * other, other sparse: the entries of both (uncoalesced), as PyTorch's."""
+        total = self.add(other, alpha=alpha)
+        return self._rebind(total._i, total._v, False)
+
     def _parts(self) -> list:
         return [("indices=tensor(", self._i), ("values=tensor(", self._v)]
 
@@ -116,7 +142,8 @@ class SparseTensor(SparseBase):
         if self._coalesced:
             return self
         uniq, inverse = _indexing.unique(self._linear(), sorted=True, return_inverse=True)
-        values = _C.zeros((uniq.shape[0], *self._v.shape[1:]), dtype=self.dtype, device=self.device).index_add(
+        # sums start from -0.0, which adds to any x as x: a lone -0.0 entry stays -0.0 (signbit)
+        values = _C.full((uniq.shape[0], *self._v.shape[1:]), -0.0, dtype=self.dtype, device=self.device).index_add(
             0, inverse, self._v)
         rows, rest = [], uniq
         for d in range(self.sparse_dim() - 1, -1, -1):
@@ -153,7 +180,11 @@ class SparseTensor(SparseBase):
         return self.to(_device("cuda") if device is None else device, non_blocking=non_blocking)
 
     def detach(self) -> SparseTensor:
-        return SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
+        out = SparseTensor(self._i, self._v.detach(), self._size, self._coalesced)
+        out._grad_of = getattr(self, "_grad_of", None)  # p.grad.data.zero_() empties p.grad
+        return out
+
+    data = property(detach)
 
     def clone(self) -> SparseTensor:
         return SparseTensor(self._i.clone(), self._v.clone(), self._size, self._coalesced)
@@ -304,6 +335,33 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         values = values.detach().requires_grad_(True) if values.grad_fn is not None else values.requires_grad_(True)
     return SparseTensor(indices, values, size, bool(is_coalesced) or nnz <= 1)
+
+
+def _from_grad(values: Tensor, indices: Tensor, size, coalesced: bool, owner) -> SparseTensor:
+    """A sparse gradient as autograd hands it out (csrc/python/sparse_grad.c): owner is the tensor
+    whose .grad it is, or None."""
+    grad = SparseTensor(indices, values, size, coalesced)
+    grad._grad_of = owner
+    return grad
+
+
+def _grad_parts(tensor: Tensor, grad) -> tuple:
+    """(values, indices, coalesced) of a sparse COO tensor assigned as tensor.grad, checked as
+    PyTorch checks an assigned grad."""
+    if not isinstance(grad, SparseTensor):  # a CSR or CSC tensor: PyTorch's layout check
+        raise RuntimeError("attempting to assign a gradient to a tensor that has data of a different type")
+    if grad.dtype != tensor.dtype:
+        from .._aliases import _NAMES
+
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{_NAMES[grad.dtype].lower()}' to a tensor "
+                           f"with grad_dtype '{_NAMES[tensor.dtype]}'. The gradient must match the tensor's "
+                           "grad_dtype (defaults to the tensor's dtype).")
+    if grad.device != tensor.device:
+        raise RuntimeError("attempting to assign a gradient located on a different device than the tensor")
+    if tuple(grad.shape) != tuple(tensor.shape):
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+                           f"'{list(tensor.shape)}'. Please ensure that the gradient and the tensor are the same size")
+    return grad._v, grad._i, grad._coalesced
 
 
 def _check_layout(layout):
@@ -509,7 +567,9 @@ def _is_sparse(self) -> bool:
 
 def install(namespace: dict, tensor_cls) -> None:
     """Adds the sparse entry points to minitorch's namespace and Tensor: sparse_coo_tensor, spmm,
-    a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout."""
+    a sparse-aware mm, the layouts, Tensor.to_sparse / is_sparse / layout; and makes a sparse
+    tensor an instance of Tensor (isinstance), as PyTorch's are."""
+    type(tensor_cls)._register_layout(SparseBase)
     namespace.update(sparse_coo_tensor=sparse_coo_tensor, spmm=_dense_mm, mm=_dense_mm, layout=layout, strided=strided,
                      sparse_coo=sparse_coo, sparse_csr=sparse_csr, sparse_csc=sparse_csc,
                      sparse_csr_tensor=sparse_csr_tensor, sparse_csc_tensor=sparse_csc_tensor)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from .. import _C
 from .._tensor_str import _add_suffixes, _grad_suffix, _tensor_str
 from .._backed import BackedByValues
+from ._unary import UnaryMethods
 
 
-class SparseBase(BackedByValues):
+class SparseBase(UnaryMethods, BackedByValues):
     """The attributes common to sparse COO and compressed tensors, read off _size and _v."""
 
     _size: _C.Size
@@ -50,6 +51,15 @@ class SparseBase(BackedByValues):
 
     def cpu(self):
         return self.to("cpu")
+
+    def _added_to(self, dense, alpha, inplace: bool):
+        """dense + alpha * self (dense.add(self, alpha=), add_, sub, sub_): a dense tensor."""
+        coo = self.to_sparse_coo()
+        coo._check_same_size(dense, "add")
+        values = coo._v if alpha == 1 else coo._v * alpha
+        if not inplace:
+            return dense + coo._scaled(values).to_dense()
+        return dense.index_put_(tuple(coo._i), values.to(dense.dtype), accumulate=True)
 
     def _repr(self, parts: list, force_newline: bool) -> str:
         """PyTorch's print of a sparse tensor: `tensor(` and each (prefix, index or values tensor)

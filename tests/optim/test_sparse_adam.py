@@ -1,5 +1,5 @@
 """optim.SparseAdam against PyTorch: its checks, defaults and state_dict, and the RuntimeError
-that a dense gradient (every minitorch gradient) gets from step()."""
+that a dense gradient gets from step() (its steps on sparse gradients: tests/ops/test_sparse_grad.py)."""
 import pytest
 
 import minitorch
