@@ -381,9 +381,10 @@ bool
 mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt)
 {
     /* output channels that fill 3/4 of an item's vectors or more (16 of 32 took twice the
-     * NCHW kernel's time), input channels enough to outweigh an item's setup at each tap */
-    return dt == MT_FLOAT32 && g->oc / g->groups >= 3 * DW / 2 &&
-           g->c / g->groups >= NHWC_MIN_CHANNELS && g->n > 0 && g->oh > 0 && g->ow > 0;
+     * NCHW kernel's time); any input channels (3, a first layer's: 0.8x the time of a copy
+     * into NCHW and the NCHW kernel) */
+    return dt == MT_FLOAT32 && g->oc / g->groups >= 3 * DW / 2 && g->c / g->groups > 0 &&
+           g->n > 0 && g->oh > 0 && g->ow > 0;
 }
 
 mt_status
