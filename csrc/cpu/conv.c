@@ -281,7 +281,7 @@ conv_nhwc(mt_args *a)
         st = mt_cpu_conv_nhwc_direct((const float *)mt_tensor_data(x),
                                      (const float *)mt_tensor_data(w),
                                      b ? (const float *)mt_tensor_data(b) : NULL,
-                                     (float *)mt_tensor_data(a->out[0]), &a->plan->conv);
+                                     (float *)mt_tensor_data(a->out[0]), false, &a->plan->conv);
     }
     mt_tensor_clear(&b);
     mt_tensor_clear(&w);

@@ -43,9 +43,11 @@ mt_status mt_cpu_conv_nhwc_input(const char *go, const char *w, char *gx, const 
                                  mt_dtype dt);
 
 /* out (N, OH, OW, OC) = conv(x (N, H, W, C), w (OC, KH, KW, C/G)) + bias (OC) or none, all
- * dense float32 (conv_nhwc.c), where mt_cpu_conv_nhwc_direct_suits(g, dt). */
+ * dense float32 (conv_nhwc.c), where mt_cpu_conv_nhwc_direct_suits(g, dt). With flip, g is the
+ * convolution that gives another's input gradient from its grad_output (unit strides), and w
+ * (C, KH, KW, OC/G) that other's weight, read with its taps reversed and channels swapped. */
 bool mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt);
 mt_status mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out,
-                                  const conv_geom *g);
+                                  bool flip, const conv_geom *g);
 
 #endif

@@ -199,23 +199,8 @@ weight_direct(const char *go, const char *x, char *out, bool cl, const conv_geom
 }
 
 // channels-last go (N, OH, OW, OC) and w (OC, KH, KW, C/G) or x (N, H, W, C): conv_nhwc.c's
-// gemms, out channels-last too (cl is always true)
-// w (OC, KH, KW, C/G) -> wf (C, KH, KW, OC/G): flip_weight's in the channels-last layout
-static void
-flip_weight_nhwc(const float *w, float *wf, const conv_geom *g)
-{
-    const int64_t cg = g->c / g->groups, og = g->oc / g->groups, taps = g->kh * g->kw;
-    for (int64_t o = 0; o < g->oc; o++) {
-        const int64_t gi = o / og;
-        for (int64_t t = 0; t < taps; t++) {
-            for (int64_t c = 0; c < cg; c++) {
-                wf[((gi * cg + c) * taps + taps - 1 - t) * og + o % og] =
-                    w[(o * taps + t) * cg + c];
-            }
-        }
-    }
-}
-
+// kernels (the input's gradient with unit strides as its direct convolution, else its gemms), out
+// channels-last too (cl is always true)
 static mt_status
 input_nhwc(const char *go, const char *w, char *out, bool cl, const conv_geom *g, mt_dtype dt)
 {
@@ -224,16 +209,8 @@ input_nhwc(const char *go, const char *w, char *out, bool cl, const conv_geom *g
     if (!input_as_conv(g, &tg) || !mt_cpu_conv_nhwc_direct_suits(&tg.hw, dt)) {
         return mt_cpu_conv_nhwc_input(go, w, out, g, dt);
     }
-    mt_tensor *wf = NULL;
-    const int64_t wf_sizes[4] = {g->c, g->kh, g->kw, g->oc / g->groups};
-    mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);
-    if (st == MT_OK) {
-        flip_weight_nhwc((const float *)w, (float *)mt_tensor_data(wf), g);
-        st = mt_cpu_conv_nhwc_direct((const float *)go, (const float *)mt_tensor_data(wf), NULL,
-                                     (float *)out, &tg.hw);
-    }
-    mt_tensor_clear(&wf);
-    return st;
+    return mt_cpu_conv_nhwc_direct((const float *)go, (const float *)w, NULL, (float *)out, true,
+                                   &tg.hw);
 }
 
 static mt_status

@@ -387,8 +387,29 @@ mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt)
            g->n > 0 && g->oh > 0 && g->ow > 0;
 }
 
+/* wp (G, KH*KW, C/G, ogp) = the weights of g, each group's output channels last, 0 past og:
+ * w (OC, KH, KW, C/G) as it lies, or with flip the forward weight (C, KH, KW, OC/G) of the
+ * convolution whose input gradient g is: its taps reversed, its channels swapped */
+static void
+pack_weight(const float *w, float *wp, const conv_nhwc *p, bool flip)
+{
+    const conv_geom *g = p->g;
+    const int64_t taps = g->kh * g->kw;
+    memset(wp, 0, (size_t)(g->groups * taps * p->cg * p->ogp) * sizeof(float));
+    for (int64_t o = 0; o < g->oc; o++) {
+        const int64_t gi = o / p->og, oo = o % p->og;
+        for (int64_t t = 0; t < taps; t++) {
+            for (int64_t c = 0; c < p->cg; c++) {
+                const int64_t src = flip ? ((gi * p->cg + c) * taps + taps - 1 - t) * p->og + oo
+                                         : (o * taps + t) * p->cg + c;
+                wp[((gi * taps + t) * p->cg + c) * p->ogp + oo] = w[src];
+            }
+        }
+    }
+}
+
 mt_status
-mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out,
+mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out, bool flip,
                         const conv_geom *g)
 {
     conv_nhwc p = {.g = g, .x = x, .bias = bias, .out = out};
@@ -398,36 +419,26 @@ mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float
     p.ogp = (p.og + p.xv * DW - 1) / (p.xv * DW) * (p.xv * DW);
     p.oblocks = p.ogp / (p.xv * DW);
     p.xblocks = (g->n * g->oh * g->ow + XACC / p.xv - 1) / (XACC / p.xv);
-    const int64_t taps = g->kh * g->kw;
-    mt_tensor *packed = NULL, *zeros = NULL;
-    int64_t np = g->groups * taps * p.cg * p.ogp, nz = p.cg;
-    mt_status st;
-    if ((st = mt_tensor_empty(1, &np, MT_FLOAT32, MT_DEVICE_CPU, &packed)) ||
-        (st = mt_tensor_empty(1, &nz, MT_FLOAT32, MT_DEVICE_CPU, &zeros))) {
-        goto out_release;
+    const int64_t taps = g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
+    mt_tensor *packed = NULL;
+    int64_t numel = np + p.cg; /* the packed weights, then a pixel of zeros */
+    mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
+    if (st) {
+        return st;
     }
-    /* wp (G, KH*KW, C/G, ogp) = w (OC, KH*KW, C/G) with each group's channels last, 0 past og */
     float *wp = (float *)mt_tensor_data(packed);
-    memset(wp, 0, (size_t)np * sizeof(float));
-    for (int64_t o = 0; o < g->oc; o++) {
-        const int64_t gi = o / p.og;
-        for (int64_t tc = 0; tc < taps * p.cg; tc++) {
-            wp[(gi * taps * p.cg + tc) * p.ogp + o % p.og] = w[o * taps * p.cg + tc];
-        }
-    }
-    memset(mt_tensor_data(zeros), 0, (size_t)nz * sizeof(float));
+    pack_weight(w, wp, &p, flip);
+    memset(wp + np, 0, (size_t)p.cg * sizeof(float));
     p.wp = wp;
-    p.zeros = (const float *)mt_tensor_data(zeros);
+    p.zeros = wp + np;
     const int64_t items = p.xblocks * g->groups * p.oblocks;
     const int parts = mt_parallel_parts(items * XACC * DW * taps * p.cg, 65536);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int64_t i = 0; i < items; i++) {
         conv_nhwc_item(&p, i);
     }
-out_release:
-    mt_tensor_clear(&zeros);
     mt_tensor_clear(&packed);
-    return st;
+    return MT_OK;
 }
 
 /* *col: a block of col for plan p (none without one). */
