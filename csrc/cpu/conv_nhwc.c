@@ -294,13 +294,16 @@ typedef struct conv_nhwc {
     float *out;
     int64_t cg, og, ogp, oblocks, xblocks; /* ogp: og rounded up to xv*DW */
     int xv;
+    bool row_runs; /* one group, dw = 1: a kernel row's taps read adjacent pixels */
 } conv_nhwc;
 
-/* acc += the sums of one tap: pixels xr[0 .. xp), weights wt (C/G rows of ogp) */
+/* acc += the sums of one tap, or of a kernel row's taps side by side: nc channels of pixels
+ * xr[0 .. xp), weights wt (nc rows of ogp) */
 static inline __attribute__((always_inline)) FUSED void
-tap_sums(const conv_nhwc *p, const float *const *xr, const float *wt, vf *acc, int xv, int xp)
+tap_sums(const conv_nhwc *p, const float *const *xr, int64_t nc, const float *wt, vf *acc, int xv,
+         int xp)
 {
-    for (int64_t c = 0; c < p->cg; c++, wt += p->ogp) {
+    for (int64_t c = 0; c < nc; c++, wt += p->ogp) {
         vf wv[4];
         for (int v = 0; v < xv; v++) {
             memcpy(&wv[v], wt + v * DW, sizeof(vf));
@@ -344,15 +347,28 @@ item_sums(const conv_nhwc *p, int64_t item, int xv, int xp)
         base[q] = r / g->oh * g->h;
     }
     for (int64_t kh = 0; kh < g->kh; kh++) {
+        const float *wk = p->wp + (gi * g->kh + kh) * g->kw * p->cg * p->ogp + o0, *xr[XACC];
+        /* with one group and no width dilation, a pixel's kernel row reads KW*C adjacent
+         * values: one run of channels for the row, where each pixel reads all of it or none
+         * (a first layer's 3 channels then make a run of 9, not 3) */
+        bool row = p->row_runs;
+        for (int q = 0; q < xp; q++) {
+            const int64_t ih = ih0[q] + kh * g->dh, iw = iw0[q];
+            const bool in = ih >= 0 && ih < g->h && iw >= 0 && iw + g->kw <= g->w;
+            row = row && (in || ih < 0 || ih >= g->h);
+            xr[q] = in ? p->x + ((base[q] + ih) * g->w + iw) * g->c : p->zeros;
+        }
+        if (row) {
+            tap_sums(p, xr, g->kw * p->cg, wk, acc, xv, xp);
+            continue;
+        }
         for (int64_t kw = 0; kw < g->kw; kw++) {
-            const float *xr[XACC];
             for (int q = 0; q < xp; q++) {
                 const int64_t ih = ih0[q] + kh * g->dh, iw = iw0[q] + kw * g->dw;
                 const bool in = ih >= 0 && ih < g->h && iw >= 0 && iw < g->w;
                 xr[q] = in ? p->x + ((base[q] + ih) * g->w + iw) * g->c + gi * p->cg : p->zeros;
             }
-            tap_sums(p, xr, p->wp + ((gi * g->kh + kh) * g->kw + kw) * p->cg * p->ogp + o0, acc, xv,
-                     xp);
+            tap_sums(p, xr, p->cg, wk + kw * p->cg * p->ogp, acc, xv, xp);
         }
     }
     /* the sums out of their registers (constant indices: acc stays in them), then the
@@ -421,14 +437,15 @@ mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float
     p.xblocks = (g->n * g->oh * g->ow + XACC / p.xv - 1) / (XACC / p.xv);
     const int64_t taps = g->kh * g->kw, np = g->groups * taps * p.cg * p.ogp;
     mt_tensor *packed = NULL;
-    int64_t numel = np + p.cg; /* the packed weights, then a pixel of zeros */
+    int64_t numel = np + g->kw * p.cg; /* the packed weights, then a kernel row of zeros */
     mt_status st = mt_tensor_empty(1, &numel, MT_FLOAT32, MT_DEVICE_CPU, &packed);
     if (st) {
         return st;
     }
     float *wp = (float *)mt_tensor_data(packed);
     pack_weight(w, wp, &p, flip);
-    memset(wp + np, 0, (size_t)p.cg * sizeof(float));
+    memset(wp + np, 0, (size_t)(g->kw * p.cg) * sizeof(float));
+    p.row_runs = g->groups == 1 && g->dw == 1;
     p.wp = wp;
     p.zeros = wp + np;
     const int64_t items = p.xblocks * g->groups * p.oblocks;
