@@ -158,8 +158,8 @@ col2im_nhwc(const char *dcol, char *x, const nhwc_plan *p, int64_t r0, int64_t r
  * in NHWC both factors are runs of channels: a work item holds WO output channels by WV vectors
  * of DW input channels in WO*WV vectors of sums, one tap, and at each pixel loads WV vectors of x
  * and broadcasts WO values of go into WO*WV fused multiply-adds (the outer product that a gemm
- * over the pixels would do, with no col). The rows go a chunk at a time, so that the chunk's go and x, which every
- * item of it reads, stay in L2. */
+ * over the pixels would do, with no col). The rows go a chunk at a time, so that the chunk's go
+ * and x, which every item of it reads, stay in L2. */
 
 #define DW 16 /* floats of a vector: one AVX-512 register (as conv_direct.c's) */
 #define WO 8  /* output channels of an item */
