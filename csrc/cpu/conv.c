@@ -268,6 +268,27 @@ conv_direct(mt_args *a, mt_tensor *x, mt_tensor *w, const conv3_geom *dg, bool c
     return st;
 }
 
+// a->out[0] (N, OH, OW, OC) = conv(x, w) + bias by conv_nhwc.c's direct kernel, which reads x and
+// w channels-last (as they lie in a channels-last model; laid out so first otherwise)
+static mt_status
+conv_nhwc(mt_args *a)
+{
+    mt_tensor *x = NULL, *w = NULL, *b = NULL;
+    mt_status st = mt_cpu_dense_format(a->t[0], MT_CHANNELS_LAST, &x);
+    st = st ? st : mt_cpu_dense_format(a->t[1], MT_CHANNELS_LAST, &w);
+    st = st || a->t[2] == NULL ? st : mt_cpu_dense(a->t[2], MT_FLOAT32, &b);
+    if (st == MT_OK) {
+        st = mt_cpu_conv_nhwc_direct((const float *)mt_tensor_data(x),
+                                     (const float *)mt_tensor_data(w),
+                                     b ? (const float *)mt_tensor_data(b) : NULL,
+                                     (float *)mt_tensor_data(a->out[0]), false, &a->plan->conv);
+    }
+    mt_tensor_clear(&b);
+    mt_tensor_clear(&w);
+    mt_tensor_clear(&x);
+    return st;
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/groups, KH, KW), bias (OC) or None;
 // out (N, OC, OH, OW) or (OC, OH, OW) row-major, or channels-last (N, OH, OW, OC) as the front
 // end states it, written so by the direct kernel and the gemm (the integer loops write
@@ -286,6 +307,11 @@ mt_cpu_conv2d(mt_args *a)
     mt_status st = mt_cpu_conv_fits_blas(&g);
     if (st) {
         return st;
+    }
+    /* channels-last float32 (the stated layout): the NHWC kernel, with no copy into NCHW */
+    if (mt_cpu_conv_nhwc_direct_suits(&g, dt) && a->t[1]->dtype == dt &&
+        mt_front_take_format(a->plan, a, 0)) {
+        return conv_nhwc(a);
     }
     size_t item = mt_dtype_size(dt);
     if ((st = mt_cpu_dense(a->t[0], a->t[0]->dtype, &x)) ||

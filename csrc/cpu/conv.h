@@ -31,4 +31,23 @@ void mt_cpu_im2col_rows(const char *x, char *col, int64_t ld, const conv_geom *g
  * adjoint), dt float32 or float64: conv_backward.c */
 void mt_cpu_col2im_image(const void *col, void *x, const conv_geom *g, mt_dtype dt);
 
+/* conv2d's gradients on channels-last operands, all dense in dt (float32 or float64), from
+ * the NHWC data as it lies (conv_nhwc.c), where mt_cpu_conv_nhwc_suits(g, dt):
+ * gw (OC, KH, KW, C/G) from grad_out (N, OH, OW, OC) and x (N, H, W, C);
+ * gx (N, H, W, C) from grad_out and w (OC, KH, KW, C/G), through gemms and col2im (float32 with
+ * unit strides goes through mt_cpu_conv_nhwc_direct instead: conv_backward.c). */
+bool mt_cpu_conv_nhwc_suits(const conv_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_nhwc_weight(const char *go, const char *x, char *gw, const conv_geom *g,
+                                  mt_dtype dt);
+mt_status mt_cpu_conv_nhwc_input(const char *go, const char *w, char *gx, const conv_geom *g,
+                                 mt_dtype dt);
+
+/* out (N, OH, OW, OC) = conv(x (N, H, W, C), w (OC, KH, KW, C/G)) + bias (OC) or none, all
+ * dense float32 (conv_nhwc.c), where mt_cpu_conv_nhwc_direct_suits(g, dt). With flip, g is the
+ * convolution that gives another's input gradient from its grad_output (unit strides), and w
+ * (C, KH, KW, OC/G) that other's weight, read with its taps reversed and channels swapped. */
+bool mt_cpu_conv_nhwc_direct_suits(const conv_geom *g, mt_dtype dt);
+mt_status mt_cpu_conv_nhwc_direct(const float *x, const float *w, const float *bias, float *out,
+                                  bool flip, const conv_geom *g);
+
 #endif

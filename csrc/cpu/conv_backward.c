@@ -6,9 +6,11 @@
  *             (each pixel gets the sum over the taps that read it);
  *   d weight_g (OC/G, C/G*KH*KW) += grad_out_g @ col_g^T.
  * A 1x1 kernel with stride 1 and no padding needs no col, as in the forward. Float32 goes
- * through the direct kernels where they suit the shape (run_direct): the weight's gradient, and
- * with unit strides the input's, which is then itself a convolution (input_as_conv). The
- * arguments are the front end's to check (ops/conv_checks.c); floats only (BLAS). */
+ * through the direct kernels where they suit the shape (run_dense): the weight's gradient, and
+ * with unit strides the input's, which is then itself a convolution (input_as_conv). A
+ * channels-last call (the front end states channels-last results) goes to conv_nhwc.c's
+ * kernels, which read grad_output and the other operand as they lie. The arguments are the
+ * front end's to check (ops/conv_checks.c); floats only (BLAS). */
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
@@ -147,7 +149,8 @@ static bool
 input_as_conv(const conv_geom *g, conv3_geom *tg)
 {
     *tg = as_3d(g);
-    tg->c = g->oc; /* input and output swapped (hw.c is not read) */
+    tg->c = g->oc; /* input and output swapped (the 3-D kernel reads c, the NHWC one hw.c) */
+    tg->hw.c = g->oc;
     tg->hw.h = g->oh;
     tg->hw.w = g->ow;
     tg->hw.oc = g->c;
@@ -158,53 +161,96 @@ input_as_conv(const conv_geom *g, conv3_geom *tg)
     return g->sh == 1 && g->sw == 1 && tg->hw.ph >= 0 && tg->hw.pw >= 0;
 }
 
+/* A gradient from grad_output and the other operand (weight or input), all dense, into out;
+ * cl: out is to be channels-last (the direct kernels write it so if they can) */
+typedef mt_status (*bwd_fn)(const char *go, const char *other, char *out, bool cl,
+                            const conv_geom *g, mt_dtype dt);
+
 // go (N, OC, OH, OW), w (OC, C/G, KH, KW) -> out (N, C, H, W), or channels-last (N, H, W, C)
-// with cl: input_as_conv's convolution
+// with cl: input_as_conv's convolution; float32
 static mt_status
-input_direct(const float *go, const float *w, float *out, bool cl, const conv_geom *g)
+input_direct(const char *go, const char *w, char *out, bool cl, const conv_geom *g, mt_dtype dt)
 {
+    (void)dt;
     conv3_geom tg;
     input_as_conv(g, &tg);
     mt_tensor *wf = NULL;
     const int64_t wf_sizes[4] = {g->c, g->oc / g->groups, g->kh, g->kw};
     mt_status st = mt_tensor_empty(4, wf_sizes, MT_FLOAT32, MT_DEVICE_CPU, &wf);
     if (st == MT_OK) {
-        flip_weight(w, (float *)mt_tensor_data(wf), g);
-        st = mt_cpu_conv_direct(go, (const float *)mt_tensor_data(wf), NULL, out, cl, &tg,
-                                MT_DEVICE_CPU);
+        flip_weight((const float *)w, (float *)mt_tensor_data(wf), g);
+        st = mt_cpu_conv_direct((const float *)go, (const float *)mt_tensor_data(wf), NULL,
+                                (float *)out, cl, &tg, MT_DEVICE_CPU);
     }
     mt_tensor_clear(&wf);
     return st;
 }
 
 // go (N, OC, OH, OW), x (N, C, H, W) -> out (OC, C/G, KH, KW), row-major whatever cl says (a
-// channels-last weight's gradient is copied into its layout after)
+// channels-last weight's gradient is copied into its layout after); float32
 static mt_status
-weight_direct(const float *go, const float *x, float *out, bool cl, const conv_geom *g)
+weight_direct(const char *go, const char *x, char *out, bool cl, const conv_geom *g, mt_dtype dt)
 {
     (void)cl;
+    (void)dt;
     const conv3_geom dg = as_3d(g);
-    return mt_cpu_conv_direct_weight(x, go, out, &dg, MT_DEVICE_CPU);
+    return mt_cpu_conv_direct_weight((const float *)x, (const float *)go, (float *)out, &dg,
+                                     MT_DEVICE_CPU);
 }
 
-/* a->out[0] (of a->l[0]'s size) = fn(grad_output, the other operand) (a->t[0], a->t[1]) by the
- * direct float32 kernels (conv_direct.c): they save the gemm's col, and the input gradient
- * col2im's scattered sums. fn is told to write a channels-last result where its front end
- * stated one (cl), and writes it so if it can. */
+// channels-last go (N, OH, OW, OC) and w (OC, KH, KW, C/G) or x (N, H, W, C): conv_nhwc.c's
+// kernels (the input's gradient with unit strides as its direct convolution, else its gemms), out
+// channels-last too (cl is always true)
 static mt_status
-run_direct(mt_args *a,
-           mt_status (*fn)(const float *, const float *, float *, bool cl, const conv_geom *),
-           bool cl)
+input_nhwc(const char *go, const char *w, char *out, bool cl, const conv_geom *g, mt_dtype dt)
+{
+    (void)cl;
+    conv3_geom tg;
+    if (!input_as_conv(g, &tg) || !mt_cpu_conv_nhwc_direct_suits(&tg.hw, dt)) {
+        return mt_cpu_conv_nhwc_input(go, w, out, g, dt);
+    }
+    return mt_cpu_conv_nhwc_direct((const float *)go, (const float *)w, NULL, (float *)out, true,
+                                   &tg.hw);
+}
+
+static mt_status
+weight_nhwc(const char *go, const char *x, char *out, bool cl, const conv_geom *g, mt_dtype dt)
+{
+    (void)cl;
+    return mt_cpu_conv_nhwc_weight(go, x, out, g, dt);
+}
+
+/* Whether the channels-last gemms (conv_nhwc.c) take this call: the front end states a
+ * channels-last result (a channels-last forward's), and the dtypes suit; then a->out[0] takes
+ * that layout, and the kernel writes it so. */
+static bool
+nhwc_takes(mt_args *a)
+{
+    const mt_dtype dt = a->t[0]->dtype;
+    return a->t[1]->dtype == dt && mt_cpu_conv_nhwc_suits(&a->plan->conv, dt) &&
+           mt_front_take_format(a->plan, a, 0);
+}
+
+/* a->out[0] (of a->l[0]'s size) = fn(grad_output, the other operand) (a->t[0], a->t[1]), both
+ * made dense: row-major float32 for the direct kernels (conv_direct.c, which save the gemm's col,
+ * and the input gradient col2im's scattered sums), channels-last in their own dtype with nhwc.
+ * fn is told to write a channels-last result where its front end stated one (cl). */
+static mt_status
+run_dense(mt_args *a, bwd_fn fn, bool cl, bool nhwc)
 {
     mt_tensor *go = NULL, *other = NULL;
     mt_status st;
-    if ((st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go)) ||
-        (st = mt_cpu_dense(a->t[1], MT_FLOAT32, &other))) {
-        goto out_release;
+    if (nhwc) {
+        st = mt_cpu_dense_format(a->t[0], MT_CHANNELS_LAST, &go);
+        st = st ? st : mt_cpu_dense_format(a->t[1], MT_CHANNELS_LAST, &other);
+    } else {
+        st = mt_cpu_dense(a->t[0], MT_FLOAT32, &go);
+        st = st ? st : mt_cpu_dense(a->t[1], MT_FLOAT32, &other);
     }
-    st = fn((const float *)mt_tensor_data(go), (const float *)mt_tensor_data(other),
-            (float *)mt_tensor_data(a->out[0]), cl, &a->plan->conv);
-out_release:
+    if (st == MT_OK) {
+        st = fn(mt_tensor_data(go), mt_tensor_data(other), mt_tensor_data(a->out[0]), cl,
+                &a->plan->conv, a->t[0]->dtype);
+    }
     mt_tensor_clear(&other);
     mt_tensor_clear(&go);
     return st;
@@ -216,8 +262,16 @@ mt_status
 mt_cpu_convolution_backward_input(mt_args *a)
 {
     conv3_geom tg;
-    if (input_as_conv(&a->plan->conv, &tg) && mt_cpu_conv_direct_suits(&tg, a->t[0]->dtype)) {
-        return run_direct(a, input_direct, mt_front_take_format(a->plan, a, 0));
+    const mt_dtype dt = a->t[0]->dtype;
+    const bool unit = input_as_conv(&a->plan->conv, &tg);
+    const bool direct = unit && mt_cpu_conv_direct_suits(&tg, dt);
+    /* channels-last: conv_nhwc.c's direct kernel, or its gemms where the NCHW direct kernel
+     * does not suit either (they took 3x its time on 16 channels, copies included) */
+    if ((!direct || (unit && mt_cpu_conv_nhwc_direct_suits(&tg.hw, dt))) && nhwc_takes(a)) {
+        return run_dense(a, input_nhwc, true, true);
+    }
+    if (direct) {
+        return run_dense(a, input_direct, mt_front_take_format(a->plan, a, 0), false);
     }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);
@@ -285,8 +339,11 @@ mt_status
 mt_cpu_convolution_backward_weight(mt_args *a)
 {
     const conv3_geom dg = as_3d(&a->plan->conv);
+    if (nhwc_takes(a)) {
+        return run_dense(a, weight_nhwc, true, true);
+    }
     if (mt_cpu_conv_direct_weight_suits(&dg, a->t[0]->dtype)) {
-        return run_direct(a, weight_direct, false);
+        return run_dense(a, weight_direct, false, false);
     }
     conv_bwd c;
     mt_status st = conv_bwd_begin(a, &c);

@@ -34,6 +34,19 @@
     } while (0)
 #define LAPACK(dt, name, ...) LAPACK_IN(dt, LAPACK_, name, __VA_ARGS__)
 #define LAPACK_STR(dt, name, ...) LAPACK_IN(dt, scipy_LAPACK_, name, __VA_ARGS__)
+/* LAPACK_STR inside a parallel region whose caller holds OpenBLAS at one thread already
+ * (mt_cpu_lapack_begin): a call must not set it back to more while another thread is in BLAS
+ * (threads.c: a nested region runs OpenBLAS's jobs on one thread, which wait on one another) */
+#define LAPACK_STR_HELD(dt, name, ...)                                \
+    do {                                                              \
+        mt_cpu_lib_enter((dt) == MT_FLOAT32 ? "s" #name : "d" #name); \
+        if ((dt) == MT_FLOAT32) {                                     \
+            scipy_LAPACK_s##name(__VA_ARGS__);                        \
+        } else {                                                      \
+            scipy_LAPACK_d##name(__VA_ARGS__);                        \
+        }                                                             \
+        mt_cpu_lib_exit();                                            \
+    } while (0)
 
 /* A LAPACK routine whose last arguments are (work, lwork, info), called through CALL (LAPACK
  * or LAPACK_STR): a workspace query (lwork -1) first, then the call with the workspace it asked

@@ -1,7 +1,8 @@
 /* The linear algebra kernels on the CPU built on iterative LAPACK routines: the SVD (gesdd),
- * symmetric eigenvalues (syevd) and least squares (gels, gelsy, gelsd, gelss). A matrix with a
- * NaN or an infinity never reaches them (they may not return on one): it gets NaNs, or the
- * SVD's LinAlgError for a NaN, as PyTorch. Layout and conventions as cpu/linalg.c's. */
+ * symmetric eigenvalues (syevd, or its steps two at once at two threads) and least squares
+ * (gels, gelsy, gelsd, gelss). A matrix with a NaN or an infinity never reaches them (they may
+ * not return on one): it gets NaNs, or the SVD's LinAlgError for a NaN, as PyTorch. Layout and
+ * conventions as cpu/linalg.c's. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,6 +110,76 @@ triangle_finite(mt_dtype dt, const char *cols, int n, bool upper)
     return true;
 }
 
+/* Fewest rows of a matrix whose eigenvectors eigh_overlapped finds at two threads or more */
+#define EIGH_OVERLAP_MIN 32
+
+/* Whether the largest magnitude of the buf's UPLO triangle (columns, n x n) lies where syevd
+ * would not scale the matrix (its rmin and rmax, sqrt(safmin/eps) and its inverse, with room to
+ * spare): eigh_overlapped does not scale. */
+static bool
+unscaled(mt_dtype dt, const char *cols, int n, bool upper)
+{
+    const double lo = dt == MT_FLOAT32 ? 1e-14 : 1e-140, hi = 1.0 / lo;
+    double amax = 0.0;
+    for (int j = 0; j < n; j++) {
+        for (int i = upper ? 0 : j; i < (upper ? j + 1 : n); i++) {
+            const double v = fabs(mt_lapack_get(dt, cols, i + (int64_t)j * n));
+            amax = v > amax ? v : amax;
+        }
+    }
+    return amax == 0.0 || (amax > lo && amax < hi);
+}
+
+/* syevd's steps with two at once: A = Q T Q^T (sytrd; a's columns then hold Q's reflectors),
+ * then on one thread T = Z diag(L) Z^T (stedc, divide and conquer; L into w) while another
+ * forms Q (orgtr, in a), then V = Q Z (one gemm) into v (*, n, n) row-major. At 128 x 128,
+ * stedc is half of syevd's time and forming Q about a fifth; syevd's own order (ormtr after
+ * stedc) leaves the second thread idle. *info is the first failure's. */
+static mt_status
+eigh_overlapped(mt_dtype dt, char uplo, int n, char *a, char *w, char *v, int *info)
+{
+    const size_t es = mt_dtype_size(dt);
+    const char compz = 'I';
+    char q1[16], q2[16], q3[16];
+    int lw = -1, liw = -1, iq = 0, info2 = 0, info3 = 0;
+    mt_tensor *scratch = NULL;
+    /* the workspace queries: sytrd (q1), stedc (q2, iq), orgtr (q3) */
+    LAPACK_STR(dt, sytrd, &uplo, &n, (void *)a, &n, (void *)w, (void *)w, (void *)w, (void *)q1,
+               &lw, info);
+    LAPACK_STR(dt, stedc, &compz, &n, (void *)w, (void *)w, (void *)w, &n, (void *)q2, &lw, &iq,
+               &liw, info);
+    LAPACK_STR(dt, orgtr, &uplo, &n, (void *)a, &n, (void *)w, (void *)q3, &lw, info);
+    int l1 = mt_lapack_lwork(dt, q1), l2 = mt_lapack_lwork(dt, q2), l3 = mt_lapack_lwork(dt, q3);
+    int li = iq > 1 ? iq : 1;
+    /* e (n), tau (n), z (n x n), the three workspaces, then stedc's ints */
+    const int64_t elems = 2 * (int64_t)n + (int64_t)n * n + l1 + l2 + l3;
+    mt_status st = mt_lapack_scratch(elems * (int64_t)es + (int64_t)li * 4, &scratch);
+    if (st) {
+        return st;
+    }
+    char *e = mt_tensor_data(scratch), *tau = e + n * es, *z = tau + n * es;
+    char *w1 = z + (size_t)n * n * es, *w2 = w1 + l1 * es, *w3 = w2 + l2 * es;
+    int *iw = (int *)(w3 + l3 * es);
+    LAPACK_STR(dt, sytrd, &uplo, &n, (void *)a, &n, (void *)w, (void *)e, (void *)tau, (void *)w1,
+               &l1, info);
+    const int held = mt_cpu_lapack_begin();
+#pragma omp parallel sections num_threads(2)
+    {
+#pragma omp section
+        LAPACK_STR_HELD(dt, stedc, &compz, &n, (void *)w, (void *)e, (void *)z, &n, (void *)w2, &l2,
+                        iw, &li, &info2);
+#pragma omp section
+        LAPACK_STR_HELD(dt, orgtr, &uplo, &n, (void *)a, &n, (void *)tau, (void *)w3, &l3, &info3);
+    }
+    mt_cpu_lapack_end(held);
+    *info = *info ? *info : info2 ? info2 : info3;
+    if (*info == 0) { /* column-major Q and Z are row-major Q^T and Z^T */
+        mt_cpu_gemm_raw(dt, true, true, n, n, n, 1.0, a, n, z, n, 0.0, v, n);
+    }
+    mt_tensor_clear(&scratch);
+    return MT_OK;
+}
+
 // A (*, n, n) symmetric (its UPLO triangle read); A = V diag(L) V^T (syevd): eigenvalues L
 // (*, n) ascending, eigenvectors V (*, n, n) in columns (empty without compute_v)
 mt_status
@@ -138,6 +209,15 @@ mt_cpu__linalg_eigh(mt_args *a)
         }
         char query[16];
         int lwork = -1, liwork = -1, iquery = 0, info = 0;
+        if (want_v && n >= EIGH_OVERLAP_MIN && mt_get_num_threads() > 1 &&
+            unscaled(dt, buf, n, uplo == 'U')) {
+            st = eigh_overlapped(dt, uplo, n, buf, w,
+                                 mt_tensor_data(a->out[1]) + i * n * n * (int64_t)b.es, &info);
+            if (st == MT_OK && info > 0) {
+                st = mt_linalg_fail_info("linalg.eigh", info, i, A->ndim > 2);
+            }
+            continue;
+        }
         LAPACK_STR(dt, syevd, &jobz, &uplo, &n, (void *)buf, &ld, (void *)w, (void *)query, &lwork,
                    &iquery, &liwork, &info);
         lwork = mt_lapack_lwork(dt, query);

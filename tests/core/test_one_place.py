@@ -183,12 +183,15 @@ def test_the_cuda_backend_registers_every_op_of_the_family():
 # not listed allocates nothing.
 # Raised once, at the merge that brought them (kernels written beside the move of results into
 # the front ends): conv_direct.c's direct gradient kernels keep 6, its workspaces (the padded
-# input, packed weight and tap offsets of each direct kernel); the convolution family's results
-# (conv2d, conv3d, their backward ops, im2col and col2im) are stated by its front end. The rest
-# are workspaces and casting helpers, or results still to move into their front ends.
+# input, packed weight and tap offsets of each direct kernel), conv_nhwc.c's channels-last
+# kernels 2 (the gemms' block of col, the direct convolution's packed weights); the convolution
+# family's results (conv2d, conv3d, their backward ops, im2col and col2im) are stated by its
+# front end. The rest are workspaces and casting helpers, or results still to move into their
+# front ends.
 KERNEL_ALLOCATIONS = {
     "csrc/cpu/attention.c": 1, "csrc/cpu/conv.c": 3, "csrc/cpu/conv_backward.c": 4,
-    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/copy.c": 1, "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
+    "csrc/cpu/conv_direct.c": 6, "csrc/cpu/conv_nhwc.c": 2, "csrc/cpu/copy.c": 1,
+    "csrc/cpu/gamma.c": 1, "csrc/cpu/index.c": 1,
     "csrc/cpu/lapack.c": 1, "csrc/cpu/nn.c": 1,
     "csrc/cpu/reduce.c": 3, "csrc/cpu/reduce_dim.c": 1, "csrc/cpu/sampling.c": 1,
     "csrc/cpu/sort.c": 3, "csrc/cpu/stats.c": 1, "cuda/blas.c": 3, "cuda/conv.c": 1,

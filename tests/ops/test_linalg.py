@@ -239,6 +239,35 @@ def test_eigh(dtype):
     same_error(lambda m, x: m.linalg.eigvalsh(x), np.ones(3))
 
 
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("n", (31, 32, 97, 128))
+def test_eigh_at_every_thread_count(n, dtype, threads):
+    """At two threads a matrix of 32 rows or more with its eigenvectors goes through sytrd, then
+    stedc beside orgtr, then a gemm (cpu/linalg_spectral.c's eigh_overlapped) rather than syevd:
+    NumPy's float64 eigenvalues, orthonormal eigenvectors that rebuild the matrix, both triangles,
+    a batch; a matrix of huge entries (syevd scales it) and one with a NaN keep syevd's
+    results."""
+    a = rng.standard_normal((2, n, n))
+    a = (a + np.swapaxes(a, -1, -2)).astype(dtype)
+    tol = 2e-4 if dtype == "float32" else 1e-10
+    for uplo in ("L", "U"):
+        w, v = L.eigh(minitorch.tensor(a), UPLO=uplo)
+        w, v = np.asarray(w), np.asarray(v)
+        close(w, np.linalg.eigvalsh(a.astype(np.float64), UPLO=uplo), atol=tol * n, rtol=tol)
+        close(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape), atol=tol * n)
+        close(v @ (w[..., None] * np.swapaxes(v, -1, -2)), a, atol=tol * n)
+        t = torch.linalg.eigh(torch.tensor(a), UPLO=uplo)
+        close(np.abs(v), np.abs(t.eigenvectors.numpy()), atol=10 * tol * n)  # the same vectors up to sign
+    big = a[0] * (1e20 if dtype == "float32" else 1e200)  # beyond where syevd scales
+    w, v = L.eigh(minitorch.tensor(big))
+    close(np.asarray(w) / np.abs(big).max(), np.linalg.eigvalsh(big.astype(np.float64)) / np.abs(big).max(),
+          atol=tol * n)
+    bad = a[0].copy()
+    bad[3, 1] = bad[1, 3] = np.nan
+    w, v = L.eigh(minitorch.tensor(bad))
+    assert np.isnan(np.asarray(w)).all() and np.isnan(np.asarray(v)).all()
+
+
 @pytest.mark.parametrize("driver", (None, "gels", "gelsy", "gelsd", "gelss"))
 def test_lstsq(driver):
     a, b = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 6, 2))
