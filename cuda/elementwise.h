@@ -8,6 +8,10 @@
 #include "cuda/kernels.h"
 #include "ops/elementwise.h"
 
+/* The kernel of ops/elementwise.def's row on dtype dt (a __global__ taking one mt_cuda_ew whose
+ * inputs have the row's operand dtypes), or NULL if none: kernels.cu's table. Declared here, not
+ * in kernels.h, so that the other kernel files do not depend on the rows. */
+const void *mt_cuda_ew_kernel(mt_ew_id row, mt_dtype dt);
 /* The CUDA device of the elementwise family (ops/elementwise.h): the front end prepares each
  * call, this runs the loop. */
 extern const mt_ew_device mt_cuda_ew_device;

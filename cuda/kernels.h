@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
-#include "ops/elementwise_table.h"
 #include "cpu/pool_window.h"
 #include "cuda/int_divider.h"
 /* core/tensor.h is C only (stdatomic.h); its MT_MAX_DIMS is checked equal in elementwise.c */
@@ -53,9 +52,6 @@ typedef struct mt_cuda_ew {
     mt_cuda_scalar k2, k3; /* a row's second and third scalars (elu's scale, input_scale) */
 } mt_cuda_ew;
 
-/* The kernel of ops/elementwise.def's row on dtype dt (a __global__ taking one mt_cuda_ew whose
- * inputs have the row's operand dtypes), or NULL if none. */
-const void *mt_cuda_ew_kernel(mt_ew_id row, mt_dtype dt);
 /* The kernel that sets every element of operand 0 (dtype dt) to k. */
 const void *mt_cuda_fill_kernel(mt_dtype dt);
 /* The kernel that copies operand 1 (dtype from) into operand 0 (dtype to), casting. */

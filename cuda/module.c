@@ -409,14 +409,12 @@ py_caching_alloc(PyObject *m, PyObject *args)
 {
     (void)m;
     int d;
-    Py_ssize_t n;
-    unsigned long long s;
+    unsigned long long n, s;
     void *p;
-    if (!PyArg_ParseTuple(args, "inK", &d, &n, &s)) {
+    /* n is checked non-negative by minitorch.cuda.caching_allocator_alloc, its one caller; a
+     * negative one wraps to a size no device has (OutOfMemoryError) */
+    if (!PyArg_ParseTuple(args, "iKK", &d, &n, &s)) {
         return NULL;
-    }
-    if (n < 0) {
-        return PyErr_Format(PyExc_ValueError, "size must be non-negative, got %zd", n);
     }
     mt_status st = mt_cuda_caching_alloc(d, (size_t)n, (cudaStream_t)(uintptr_t)s, &p);
     if (st == MT_ECUDA_OOM) {

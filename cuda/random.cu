@@ -13,7 +13,7 @@ extern "C" {
 #include "cuda/device_assert.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels_index_fill_nn.h"
-#include "ops/elementwise_table.h"
+#include "ops/elementwise_forms.h"
 
 struct u32x4 {
     uint32_t v[4];

@@ -1,6 +1,6 @@
-"""API sweep (issues 19 and 20): run from the repository root as `PYTHONPATH=. python3 tools/api_sweep.py`.
-Sweep: each named API of issue 19 points 2-6 and issue 20 point 1 exists in minitorch and a
-simple call gives torch's result. Prints failures and the count."""
+"""API sweep: run from the repository root as `PYTHONPATH=. python3 tools/api_sweep.py`.
+Each named API below (everyday tensor functions and methods, linalg, nn.utils, losses, ...)
+exists in minitorch and a simple call gives torch's result. Prints failures and the count."""
 import sys, traceback
 import numpy as np
 import minitorch, torch
@@ -12,7 +12,7 @@ A = np.arange(12.0).reshape(3, 4) / 5 - 1
 B = np.arange(12.0)[::-1].reshape(3, 4) / 7 + 0.1
 S = np.array([[4.0, 1, 0.5], [1, 3, 0.2], [0.5, 0.2, 2]])
 CASES = {
- # point 2
+ # random sampling
  "multinomial": lambda t: (t.manual_seed(0), t.multinomial(T(t, [0.1, 0.3, 0.6]), 5, True))[1],
  "normal": lambda t: (t.manual_seed(0), t.normal(T(t, A), 1.0))[1],
  "bernoulli": lambda t: (t.manual_seed(0), t.bernoulli(T(t, np.full(20, 0.3))))[1],
@@ -33,7 +33,7 @@ CASES = {
  "exponential_": lambda t: (t.manual_seed(0), t.empty(20).exponential_(2))[1],
  "random_": lambda t: (t.manual_seed(0), t.empty(20).random_(0, 5))[1],
  "seed": lambda t: type(t.seed()).__name__,
- # point 3
+ # legacy constructors, new_*, keyword and out= arguments
  "Tensor(2,3)": lambda t: tuple(t.Tensor(2, 3).shape),
  "Tensor([1,2])": lambda t: t.Tensor([1, 2]),
  "FloatTensor": lambda t: t.FloatTensor([1, 2]),
@@ -60,14 +60,14 @@ CASES = {
  "cat out=": lambda t: (lambda o: (t.cat([T(t, A), T(t, B)], out=o), o)[1])(t.empty(6, 4, dtype=t.float64)),
  "stack out=": lambda t: (lambda o: (t.stack([T(t, A), T(t, B)], out=o), o)[1])(t.empty(2, 3, 4, dtype=t.float64)),
  "where out=": lambda t: (lambda o: (t.where(T(t, A) > 0, T(t, A), T(t, B), out=o), o)[1])(t.empty(3, 4, dtype=t.float64)),
- # point 4
+ # indexing
  "index range": lambda t: T(t, A)[range(2)],
  "index list": lambda t: T(t, A)[[0, 2], 1:],
  "index bools": lambda t: T(t, A)[[True, False, True]],
  "index ellipsis None": lambda t: T(t, A)[..., None, 1],
  "setitem list": lambda t: (lambda x: (x.__setitem__(([0, 2], [1, 3]), 9.0), x)[1])(T(t, A)),
  "index tensor 2d": lambda t: T(t, A)[T(t, [[0, 1], [2, 0]])],
- # point 5
+ # defaults, devices, backends, compile and jit
  "get_default_device": lambda t: str(t.get_default_device()),
  "set_default_dtype": lambda t: (t.set_default_dtype(t.float64), t.get_default_dtype(), t.set_default_dtype(t.float32))[1],
  "set_default_device": lambda t: (t.set_default_device("cpu"), str(t.ones(1).device))[1],
@@ -76,7 +76,7 @@ CASES = {
  "backends flags": lambda t: (setattr(t.backends.cudnn, "benchmark", True), setattr(t.backends.cudnn, "deterministic", True), setattr(t.backends.cuda.matmul, "allow_tf32", True), t.backends.mps.is_available())[3],
  "compile": lambda t: t.compile(lambda x: x * 2)(T(t, [1.0])),
  "jit.script": lambda t: t.jit.script(lambda x: x + 1)(T(t, [1.0])) if t is minitorch else T(t, [2.0]),
- # point 6
+ # everyday functions, operators and linalg
  **{name: fn for name, fn in [
   ("equal", lambda t: t.equal(T(t, A), T(t, A))),
   ("allclose", lambda t: t.allclose(T(t, A), T(t, A) + 1e-9)),
@@ -130,7 +130,7 @@ CASES = {
   ("linalg.svd", lambda t: t.linalg.svd(T(t, S))[1]), ("linalg.eigh", lambda t: t.linalg.eigh(T(t, S))[0]),
   ("linalg.matrix_exp", lambda t: t.linalg.matrix_exp(T(t, S) / 4)),
  ]},
- # issue 20 point 1
+ # nn.utils and losses
  **{name: fn for name, fn in [
   ("clip_grad_norm_", lambda t: (lambda p: (p.sum().backward(), t.nn.utils.clip_grad_norm_([p], 0.5))[1])(T(t, A, requires_grad=True) * 1 if False else t.nn.Parameter(T(t, A)))),
   ("clip_grad_value_", lambda t: (lambda p: ((p * 3).sum().backward(), t.nn.utils.clip_grad_value_([p], 0.5), p.grad)[2])(t.nn.Parameter(T(t, A)))),

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "autograd/engine.h"
 #include "autograd/sparse_grad.h"
 #include "ops/ops.h"
 
@@ -220,251 +221,6 @@ mark_needed(graph *g, const mt_edge *targets, int n_targets)
     return MT_OK;
 }
 
-/* Whether only the engine can see t (no other reference to it or its memory, no history, no
- * element twice), so that writing into it in place changes nothing anyone else reads. */
-static bool
-engine_only(const mt_tensor *t)
-{
-    return atomic_load(&t->refcount) == 1 && atomic_load(&t->storage->refcount) == 1 &&
-           t->view_base == NULL && t->grad_fn == NULL && !t->requires_grad &&
-           !mt_tensor_has_internal_overlap(t);
-}
-
-/* accumulate() where grad or the buffer is a sparse gradient: only a leaf's AccumulateGrad keeps
- * one sparse (a formula gets its gradients dense); sparse + sparse stays sparse. */
-static mt_status
-accumulate_sparse(mt_node *n, int nr, mt_tensor *grad)
-{
-    const mt_meta *m = &n->out_meta[nr];
-    mt_status st = mt_sparse_grad_accumulate(&n->buffer[nr], grad, m->ndim, m->sizes, false);
-    return st == MT_OK && n->formula ? mt_sparse_grad_densify(&n->buffer[nr], m->ndim, m->sizes)
-                                     : st;
-}
-
-/* Adds grad into n's buffer for output nr (takes the reference to grad): in place where the
- * buffer is the engine's alone, as PyTorch's InputBuffer (a weight used at every step of a loop
- * gets one buffer, not a new one per step). */
-static mt_status
-accumulate(mt_node *n, int nr, mt_tensor *grad)
-{
-    if (mt_is_sparse_grad(grad)) {
-        return accumulate_sparse(n, nr, grad);
-    }
-    mt_tensor *b = n->buffer[nr];
-    if (b == NULL) {
-        n->buffer[nr] = grad;
-        return MT_OK;
-    }
-    if (mt_is_sparse_grad(b)) {
-        return accumulate_sparse(n, nr, grad);
-    }
-    if (engine_only(b) && !grad->requires_grad && b->dtype == grad->dtype &&
-        b->ndim == grad->ndim &&
-        memcmp(b->sizes, grad->sizes, sizeof(int64_t) * (size_t)b->ndim) == 0) {
-        mt_status st = mt_op_add_(b, grad, mt_scalar_int(1), NULL);
-        mt_tensor_release(grad);
-        return st;
-    }
-    mt_tensor *sum = NULL;
-    mt_status st = mt_op_add(n->buffer[nr], grad, mt_scalar_int(1), &sum);
-    mt_tensor_release(grad);
-    if (st == MT_OK) {
-        mt_tensor_release(n->buffer[nr]);
-        n->buffer[nr] = sum;
-    }
-    return st;
-}
-
-static bool
-same_shape(const mt_tensor *t, const mt_meta *m)
-{
-    return t->ndim == m->ndim && memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0;
-}
-
-/* grad, node n's gradient for its input e, made to match m: summed over broadcast dims, cast
- * to m's dtype (takes the reference). */
-static mt_status
-conform(mt_tensor *grad, const mt_meta *m, const mt_node *n, int e, mt_tensor **out)
-{
-    mt_status st = MT_OK;
-    mt_tensor *g = grad;
-    if (mt_is_sparse_grad(g)) { /* its values are cast; its size is m's by construction */
-        st = mt_sparse_grad_to(g, m->dtype, m->device, out);
-        mt_tensor_release(g);
-        return st;
-    }
-    if (!same_shape(g, m)) {
-        char b1[128], b2[128];
-        mt_format_sizes(b1, sizeof(b1), g->ndim, g->sizes);
-        mt_tensor *r = NULL;
-        st = mt_ag_sum_to(g, m, &r);
-        mt_tensor_release(g);
-        if (st) {
-            return mt_fail(MT_ERUNTIME,
-                           "Function %s returned an invalid gradient at index %d - got %s but "
-                           "expected shape compatible with %s",
-                           n->name, e, b1, mt_format_sizes(b2, sizeof(b2), m->ndim, m->sizes));
-        }
-        g = r;
-    }
-    if (g->dtype != m->dtype || !mt_device_eq(mt_tensor_device(g), m->device)) {
-        mt_tensor *c = NULL;
-        st = mt_op__to_copy(g, m->dtype, m->device, &c);
-        mt_tensor_release(g);
-        g = c;
-    }
-    *out = g;
-    return st;
-}
-
-/* Whether grad is laid out as PyTorch's AccumulateGrad lays out a leaf's new .grad (its layout
- * contract): with the leaf's strides (size-1 dims aside) when the leaf's elements fill their span
- * exactly (a transposed or channels_last parameter), else row-major. */
-static bool
-obeys_layout(const mt_tensor *grad, const mt_tensor *leaf)
-{
-    if (!mt_tensor_is_dense(leaf)) {
-        return mt_tensor_is_contiguous(grad);
-    }
-    for (int d = 0; d < grad->ndim; d++) {
-        if (grad->sizes[d] != 1 ? grad->strides[d] != leaf->strides[d] : grad->strides[d] == 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* leaf.grad += grad, or = grad (takes the reference). */
-static mt_status
-accumulate_grad(mt_tensor *leaf, mt_tensor *grad, bool create_graph)
-{
-    mt_status st = MT_OK;
-    if (mt_is_sparse_grad(grad) || (leaf->grad && mt_is_sparse_grad(leaf->grad))) {
-        if (leaf->grad == NULL && (st = mt_sparse_grad_own(&grad)) != MT_OK) {
-            mt_tensor_release(grad);
-            return st;
-        }
-        return mt_sparse_grad_accumulate(&leaf->grad, grad, leaf->ndim, leaf->sizes, !create_graph);
-    }
-    if (leaf->grad == NULL) {
-        /* Keep the gradient itself when nobody else can see it, else a copy of its own, in the
-         * layout of the contract. */
-        if (!create_graph &&
-            (atomic_load(&grad->refcount) > 1 || grad->grad_fn || !obeys_layout(grad, leaf))) {
-            mt_tensor *c = NULL;
-            st = mt_tensor_is_dense(leaf) ? mt_copy_strided(grad, leaf->strides, &c)
-                                          : mt_copy_contiguous(grad, &c);
-            mt_tensor_release(grad);
-            grad = c;
-        } else if (!create_graph && grad->view_base) {
-            /* A kept view is kept as PyTorch keeps it, detached: .grad shares its memory but is
-             * never a view, so that in-place changes of its own (grad.detach_()) are allowed. */
-            mt_tensor *d = NULL;
-            st = mt_op_detach(grad, &d);
-            mt_tensor_release(grad);
-            grad = d;
-        }
-        if (st == MT_OK) {
-            leaf->grad = grad;
-        }
-        return st;
-    }
-    if (create_graph) {
-        mt_tensor *sum = NULL;
-        st = mt_op_add(leaf->grad, grad, mt_scalar_int(1), &sum);
-        if (st == MT_OK) {
-            mt_tensor_release(leaf->grad);
-            leaf->grad = sum;
-        }
-    } else {
-        st = mt_op_add_(leaf->grad, grad, mt_scalar_int(1), NULL);
-    }
-    mt_tensor_release(grad);
-    return st;
-}
-
-/* x.grad for a tensor that retains its gradient: a copy of, or a sum with, g. */
-static mt_status
-retain(mt_tensor *x, mt_tensor *g)
-{
-    mt_tensor *r = NULL;
-    mt_status st = x->grad ? mt_op_add(x->grad, g, mt_scalar_int(1), &r) : mt_op_clone(g, &r);
-    if (st == MT_OK) {
-        mt_tensor_clear(&x->grad);
-        x->grad = r;
-    }
-    return st;
-}
-
-/* The gradient hooks on n's outputs (an AccumulateGrad's: on its leaf) replace the gradients
- * that reached them, before they are captured, kept by retain_grad() or used. */
-static mt_status
-run_grad_hooks(mt_node *n, bool create_graph)
-{
-    mt_hook *h = n->formula ? n->hooks : n->variable->hooks;
-    mt_status st = MT_OK;
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(create_graph);
-    for (; st == MT_OK && h; h = h->next) {
-        /* a hook takes a dense tensor (PyTorch's would see a sparse gradient as it is) */
-        mt_tensor **g = &n->buffer[h->output_nr];
-        const mt_meta *m = &n->out_meta[h->output_nr];
-        if (!h->post_accumulate && *g &&
-            (st = mt_sparse_grad_densify(g, m->ndim, m->sizes)) == MT_OK) {
-            st = h->fn(h->ctx, g);
-        }
-    }
-    mt_set_grad_enabled(was);
-    return st;
-}
-
-static mt_status
-run_post_accumulate_hooks(mt_tensor *leaf, bool create_graph)
-{
-    mt_status st = MT_OK;
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(create_graph);
-    for (mt_hook *h = leaf->hooks; st == MT_OK && h; h = h->next) {
-        mt_tensor *arg = leaf;
-        if (h->post_accumulate) {
-            st = h->fn(h->ctx, &arg);
-        }
-    }
-    mt_set_grad_enabled(was);
-    return st;
-}
-
-/* A view node's gradient g added into its part of the input's gradient buffer, in place (zeros
- * first where nothing arrived yet): the pieces of a split, unbind or slicing loop then cost their
- * own size each, not the input's. false (nothing done) where the buffer is not the engine's
- * alone, or g not a plain gradient: the formula runs instead. */
-static bool
-add_into_region(mt_node *n, mt_tensor *g, bool create_graph, mt_status *st)
-{
-    mt_edge *edge = &n->edges[0];
-    if (create_graph || n->nedges != 1 || edge->node == NULL || !g || g->requires_grad ||
-        mt_tensor_has_internal_overlap(g)) {
-        return false;
-    }
-    mt_tensor **buf = &edge->node->buffer[edge->input_nr];
-    const mt_meta *m = &n->in_meta[0];
-    if (*buf && !(engine_only(*buf) && !mt_is_sparse_grad(*buf) && (*buf)->dtype == m->dtype &&
-                  (*buf)->ndim == m->ndim &&
-                  memcmp((*buf)->sizes, m->sizes, sizeof(int64_t) * (size_t)m->ndim) == 0)) {
-        return false;
-    }
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(false);
-    mt_tensor *part = NULL;
-    *st = *buf ? MT_OK : mt_ag_zeros(m, buf);
-    if (*st == MT_OK && (*st = n->formula->region(n, *buf, &part)) == MT_OK) {
-        *st = mt_op_add_(part, g, mt_scalar_int(1), NULL);
-    }
-    mt_tensor_clear(&part);
-    mt_set_grad_enabled(was);
-    return true;
-}
-
 static atomic_bool anomaly_enabled = false, anomaly_check_nan = true; /* PyTorch's defaults */
 
 void
@@ -517,23 +273,6 @@ check_nan(const mt_node *n, mt_tensor **gin)
     return MT_OK;
 }
 
-/* The hooks on node n itself (mt_node_hooks): pre with the gradients of its outputs, or (gin
- * not NULL) post with those and the gradients of its nin inputs; in grad mode only with
- * create_graph. */
-static mt_status
-run_node_hooks(mt_node *n, mt_tensor **grads, mt_tensor **gin, int nin, bool create_graph)
-{
-    if (n->node_hooks == NULL) {
-        return MT_OK;
-    }
-    bool was = mt_grad_enabled();
-    mt_set_grad_enabled(create_graph);
-    mt_status st = gin ? n->node_hooks->post(n->node_hooks_ctx, gin, nin, grads, n->nout)
-                       : n->node_hooks->pre(n->node_hooks_ctx, grads, n->nout);
-    mt_set_grad_enabled(was);
-    return st;
-}
-
 /* Zeros for the differentiable outputs of n that no gradient reached. */
 static mt_status
 zeros_where_missing(mt_node *n, mt_tensor **grads)
@@ -543,29 +282,6 @@ zeros_where_missing(mt_node *n, mt_tensor **grads)
         if (grads[k] == NULL && n->out_diff[k]) {
             st = mt_ag_zeros(&n->out_meta[k], &grads[k]);
         }
-    }
-    return st;
-}
-
-/* AccumulateGrad node n: grad (owned) into its leaf's .grad, then the leaf's post-accumulate
- * hooks and n's own post-hooks (which see no input gradients: a leaf has no inputs). */
-static mt_status
-accumulate_leaf(mt_node *n, mt_tensor *grad, bool create_graph)
-{
-    mt_status st = conform(grad, &n->out_meta[0], n, 0, &grad);
-    mt_tensor *given = st == MT_OK && n->node_hooks ? mt_tensor_retain(grad) : NULL;
-    if (st == MT_OK) {
-        st = accumulate_grad(n->variable, grad, create_graph);
-    }
-    if (st == MT_OK) {
-        st = run_post_accumulate_hooks(n->variable, create_graph);
-    }
-    if (st == MT_OK && given) {
-        mt_tensor *none = NULL;
-        st = run_node_hooks(n, &given, &none, 0, create_graph);
-    }
-    if (given) {
-        mt_tensor_release(given);
     }
     return st;
 }
@@ -584,12 +300,12 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
     mt_status st = zeros_where_missing(n, grads);
     for (int k = 0; st == MT_OK && k < n->nout; k++) {
         if (n->retains[k] && grads[k]) {
-            st = retain(n->retains[k], grads[k]);
+            st = mt_engine_retain(n->retains[k], grads[k]);
         }
     }
     /* the node's pre-hooks see what retain_grad() kept, as PyTorch's */
     if (st == MT_OK && n->node_hooks &&
-        (st = run_node_hooks(n, grads, NULL, 0, create_graph)) == MT_OK) {
+        (st = mt_engine_node_hooks(n, grads, NULL, 0, create_graph)) == MT_OK) {
         st = zeros_where_missing(n, grads);
     }
     /* the edges that reach no target, hidden from the formula (allocated only where there are) */
@@ -639,7 +355,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
     }
     /* a view's gradient added straight into its input's (gin stays empty: the edge only counts) */
     bool direct = st == MT_OK && n->formula->region && n->grad_given[0] && !n->node_hooks &&
-                  add_into_region(n, grads[0], create_graph, &st);
+                  mt_engine_add_into_region(n, grads[0], create_graph, &st);
     if (!direct && st == MT_OK && (st = mt_saved_check(n)) == MT_OK) {
         bool was = mt_grad_enabled();
         mt_set_grad_enabled(create_graph);
@@ -654,7 +370,7 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             }
         }
         if (st == MT_OK) {
-            st = run_node_hooks(n, grads, gin, n->nedges, create_graph);
+            st = mt_engine_node_hooks(n, grads, gin, n->nedges, create_graph);
         }
     }
     for (int k = 0; k < n->nout; k++) {
@@ -680,9 +396,9 @@ run_node(graph *g, mt_node *n, bool retain_graph, bool create_graph)
             continue;
         }
         if (st == MT_OK && gi) {
-            st = conform(gi, &n->in_meta[e], n, e, &gi);
+            st = mt_engine_conform(gi, &n->in_meta[e], n, e, &gi);
             if (st == MT_OK) {
-                st = accumulate(edge->node, edge->input_nr, gi);
+                st = mt_engine_accumulate(edge->node, edge->input_nr, gi);
             }
         } else {
             mt_tensor_clear(&gi);
@@ -766,7 +482,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
         mt_tensor *grad = NULL;
         st = root_grad(k, roots[k], grads[k], &grad);
         if (st == MT_OK) {
-            st = accumulate(root_edges[k].node, root_edges[k].input_nr, grad);
+            st = mt_engine_accumulate(root_edges[k].node, root_edges[k].input_nr, grad);
         }
     }
     g.prune = capture;
@@ -780,7 +496,7 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
     }
     while (st == MT_OK && g.nheap > 0) {
         mt_node *n = pop(&g);
-        if ((st = run_grad_hooks(n, create_graph))) {
+        if ((st = mt_engine_grad_hooks(n, create_graph))) {
             break;
         }
         for (int i = 0; capture && i < n_inputs; i++) {
@@ -796,10 +512,10 @@ backward(int n_roots, mt_tensor *const *roots, mt_tensor *const *grads, bool ret
                 const mt_meta *m = &n->out_meta[0]; /* node hooks take dense tensors too */
                 st = n->node_hooks ? mt_sparse_grad_densify(&grad, m->ndim, m->sizes) : MT_OK;
                 if (st == MT_OK) {
-                    st = run_node_hooks(n, &grad, NULL, 0, create_graph);
+                    st = mt_engine_node_hooks(n, &grad, NULL, 0, create_graph);
                 }
                 if (st == MT_OK && grad) {
-                    st = accumulate_leaf(n, grad, create_graph);
+                    st = mt_engine_accumulate_leaf(n, grad, create_graph);
                     grad = NULL; /* taken */
                 }
             }

@@ -131,14 +131,27 @@ mt_grad_tanh(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     return finish(&s);
 }
 
-// sigmoid: g * conj(out * (1 - out)) = go - go * conj(out), go = g * conj(out)
+// sigmoid: sigmoid_backward(g, out) = g * conj((1 - out) * out), as PyTorch's
 mt_status
 mt_grad_sigmoid(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
 {
+    return mt_op_sigmoid_backward(g[0], n->saved_out[0], &gi[0]);
+}
+
+// sigmoid_backward(grad_output, y), linear in grad_output: its gradient is
+// sigmoid_backward(g, conj(y)); y's is conj(g) * grad_output * (1 - 2 conj(y)) (derivatives.yaml)
+mt_status
+mt_grad_sigmoid_backward(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
+{
     tmp s = {0};
-    mt_tensor *out = conj_of(&s, n->saved_out[0]);
-    mt_tensor *go = bin(&s, MT_OP_mul, g[0], out);
-    give(&s, bin(&s, MT_OP_sub, go, bin(&s, MT_OP_mul, go, out)), &gi[0]);
+    mt_tensor *y = conj_of(&s, n->saved[1]);
+    if (wants(n, 0) && !failed(&s, y, y)) {
+        s.st = mt_op_sigmoid_backward(g[0], y, &gi[0]);
+    }
+    if (wants(n, 1)) {
+        mt_tensor *d = bin(&s, MT_OP_sub, num(&s, 1.0), scaled(&s, y, 2.0));
+        give(&s, bin(&s, MT_OP_mul, bin(&s, MT_OP_mul, conj_of(&s, g[0]), n->saved[0]), d), &gi[1]);
+    }
     return finish(&s);
 }
 

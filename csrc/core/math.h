@@ -394,7 +394,7 @@ MT_DEFINE_ACTIVATIONS_NUMERIC(double, f64)
 /* leaky_relu (slope k below 0); elu's derivative from the result r (in place: r <= 0 where
  * x <= 0; elu and softplus are MT_DEFINE_EXP_ACTIVATIONS' below); hardtanh's derivative (1 strictly inside (lo, hi)); (mish is GELU's macro's); hardswish
  * x relu6(x + 3) / 6 and hardsigmoid relu6(x + 3) / 6 (relu6 with std::min/max's NaN rule);
- * log_sigmoid min(x, 0) - log1p(exp(-|x|)); prelu's kernel (weight w below 0); softshrink and
+ * log_sigmoid min(x, 0) - log1p(exp(-|x|)); sigmoid's derivative g y (1 - y); prelu's kernel (weight w below 0); softshrink and
  * hardshrink by lambda l, one derivative for both. */
 #define MT_DEFINE_ACTIVATIONS(T, suffix, F)                                                   \
     static inline MT_HD T mt_leaky_relu_##suffix(T x, T k) { return x > 0 ? x : x * k; }      \
@@ -443,6 +443,11 @@ MT_DEFINE_ACTIVATIONS_NUMERIC(double, f64)
     {                                                                                        \
         const T b = exp##F(-fabs##F(x));                                                     \
         return x < (T)0 ? ((T)1 - b / ((T)1 + b)) * g : (b / ((T)1 + b)) * g;                \
+    }                                                                                        \
+    /* sigmoid's derivative from its result y, in PyTorch's order: (g (1 - y)) y */          \
+    static inline MT_HD T mt_sigmoid_backward_##suffix(T g, T y)                             \
+    {                                                                                        \
+        return g * ((T)1 - y) * y;                                                           \
     }                                                                                        \
     static inline MT_HD T mt_prelu_##suffix(T x, T w) { return x > 0 ? x : w * x; }          \
     static inline MT_HD T mt_softshrink_##suffix(T x, T l)                                   \
@@ -880,6 +885,11 @@ mt_log_add_exp(double x, double acc)
     {                                                                                        \
         const C e = cexp##F(MAKE(-creal##F(x), -cimag##F(x)));                               \
         return mt_cdiv_##suffix(MAKE(1, 0), MAKE(1 + creal##F(e), cimag##F(e)));             \
+    }                                                                                        \
+    /* g conj((1 - y) y): the derivative conjugated, as PyTorch's */                         \
+    static inline C mt_sigmoid_backward_##suffix(C g, C y)                                   \
+    {                                                                                        \
+        return g * conj##F((1 - y) * y);                                                     \
     }                                                                                        \
     static inline C mt_pow_##suffix(C x, C y)                                                \
     {                                                                                        \

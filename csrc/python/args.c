@@ -14,7 +14,7 @@
 
 /* pos: the argument's position, or -1 for a keyword argument (PyTorch names no position). */
 static PyObject *
-arg_error(mt_op op, const param *p, int pos, PyObject *got, const char *want)
+arg_error(mt_op op, const mt_py_param *p, int pos, PyObject *got, const char *want)
 {
     if (pos < 0) {
         return PyErr_Format(PyExc_TypeError, "%s(): argument '%U' must be %s, not %s",
@@ -84,11 +84,11 @@ to_intlist(PyObject *o, mt_intlist *l, bool allow_int, bool any_length)
 /* A list or tuple of tensors (and, for Tensor?[], Nones) into the list slot p->slot (a->tl, then
  * a->tls); each tensor is retained until release_tensorlists. */
 static int
-to_tensorlist(mt_op op, const param *p, int pos, PyObject *o, mt_args *a)
+to_tensorlist(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a)
 {
     mt_tensor ***tl = p->slot == 0 ? &a->tl : &a->tls[p->slot - 1].t;
     int *ntl = p->slot == 0 ? &a->ntl : &a->tls[p->slot - 1].n;
-    const bool allow_none = p->type == A_TENSORLIST_OPT;
+    const bool allow_none = p->type == MT_ARG_TENSORLIST_OPT;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
         arg_error(op, p, pos, o, "tuple of Tensors");
         return -1;
@@ -169,32 +169,32 @@ wrap_tensorlist(mt_args *a)
 
 /* Converts one argument into its slot. Returns 0, or -1 with an exception set. */
 static int
-convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
+convert(mt_op op, const mt_py_param *p, int pos, PyObject *o, mt_args *a, unsigned *owned)
 {
     int r;
     if (o == Py_None && p->optional) {
         switch (p->type) {
-        case A_TENSOR:
-        case A_TENSOR_OR_SCALAR:
+        case MT_ARG_TENSOR:
+        case MT_ARG_TENSOR_OR_SCALAR:
             a->t[p->slot] = NULL;
             break;
-        case A_INT:
+        case MT_ARG_INT:
             a->i_none |= 1u << p->slot;
             break;
-        case A_INTLIST:
-        case A_INTLIST1:
+        case MT_ARG_INTLIST:
+        case MT_ARG_INTLIST1:
             a->l[p->slot].none = true;
             break;
-        case A_DTYPE:
+        case MT_ARG_DTYPE:
             a->dtype = -1;
             break;
-        case A_DEVICE:
+        case MT_ARG_DEVICE:
             a->has_device = false;
             break;
-        case A_STR:
+        case MT_ARG_STR:
             a->str[p->slot] = NULL;
             break;
-        case A_GENERATOR:
+        case MT_ARG_GENERATOR:
             a->gen = NULL;
             break;
         default:
@@ -203,7 +203,7 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         return 0;
     }
     switch (p->type) {
-    case A_TENSOR_OR_SCALAR:
+    case MT_ARG_TENSOR_OR_SCALAR:
         if (PyComplex_Check(o)) {
             if (mt_py_complex_number(o, &a->t[p->slot]) < 0) {
                 return -1;
@@ -230,14 +230,14 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
             return 0;
         }
         /* fall through */
-    case A_TENSOR:
+    case MT_ARG_TENSOR:
         if (!mt_py_is_tensor(o)) {
             arg_error(op, p, pos, o, "Tensor");
             return -1;
         }
         a->t[p->slot] = mt_py_unwrap(o);
         return 0;
-    case A_SCALAR:
+    case MT_ARG_SCALAR:
         if (mt_py_is_tensor(o) && mt_py_unwrap(o)->ndim == 0) {
             mt_status st = mt_tensor_item(mt_py_unwrap(o), &a->s[p->slot]);
             if (st) {
@@ -258,29 +258,29 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
             arg_error(op, p, pos, o, "Number");
         }
         return r < 0 ? -1 : 0;
-    case A_INT:
+    case MT_ARG_INT:
         r = to_int(o, &a->i[p->slot]);
         if (r == -1) {
             arg_error(op, p, pos, o, "int");
         }
         a->i_none &= ~(1u << p->slot);
         return r < 0 ? -1 : 0;
-    case A_INTLIST:
-    case A_INTLIST1:
+    case MT_ARG_INTLIST:
+    case MT_ARG_INTLIST1:
         a->l[p->slot].none = false;
-        r = to_intlist(o, &a->l[p->slot], p->type == A_INTLIST1, p->any_length);
+        r = to_intlist(o, &a->l[p->slot], p->type == MT_ARG_INTLIST1, p->any_length);
         if (r == -1) {
             arg_error(op, p, pos, o, "tuple of ints");
         }
         return r < 0 ? -1 : 0;
-    case A_BOOL:
+    case MT_ARG_BOOL:
         if (!PyBool_Check(o)) {
             arg_error(op, p, pos, o, "bool");
             return -1;
         }
         a->b[p->slot] = o == Py_True;
         return 0;
-    case A_DTYPE: {
+    case MT_ARG_DTYPE: {
         mt_dtype dt;
         if (mt_py_to_dtype(o, &dt) < 0) {
             PyErr_Clear();
@@ -290,16 +290,16 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         a->dtype = (int)dt;
         return 0;
     }
-    case A_DEVICE:
+    case MT_ARG_DEVICE:
         if (mt_py_to_device(o, &a->device) < 0) {
             return -1;
         }
         a->has_device = true;
         return 0;
-    case A_TENSORLIST:
-    case A_TENSORLIST_OPT:
+    case MT_ARG_TENSORLIST:
+    case MT_ARG_TENSORLIST_OPT:
         return to_tensorlist(op, p, pos, o, a);
-    case A_FLOAT:
+    case MT_ARG_FLOAT:
         if (mt_py_is_tensor(o) && mt_py_unwrap(o)->ndim == 0) {
             mt_scalar v;
             mt_status st = mt_tensor_item(mt_py_unwrap(o), &v);
@@ -316,15 +316,15 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
         }
         a->f[p->slot] = PyFloat_AsDouble(o);
         return a->f[p->slot] == -1.0 && PyErr_Occurred() ? -1 : 0;
-    case A_GENERATOR:
+    case MT_ARG_GENERATOR:
         if (mt_py_to_generator(o, &a->gen) < 0) {
             arg_error(op, p, pos, o, "Generator");
             return -1;
         }
         return 0; /* the object outlives the call, and holds the generator */
-    case A_OUT:
+    case MT_ARG_OUT:
         return 0; /* python/out.c's */
-    case A_STR:
+    case MT_ARG_STR:
         if (!PyUnicode_Check(o)) {
             arg_error(op, p, pos, o, "str");
             return -1;
@@ -337,7 +337,7 @@ convert(mt_op op, const param *p, int pos, PyObject *o, mt_args *a, unsigned *ow
 
 /* PyTorch's message for the required parameters from index `from` on that the call left out. */
 static int
-missing_args(const schema *s, PyObject **vals, int from)
+missing_args(const mt_py_schema *s, PyObject **vals, int from)
 {
     PyObject *names = PyList_New(0);
     int n = 0;
@@ -367,11 +367,11 @@ missing_args(const schema *s, PyObject **vals, int from)
 /* The parameter a keyword names, by its name (numpy = false) or by a NumPy spelling; -1 if
  * none. A method's self is no keyword, nor is a method's out (Tensor methods take no out=). */
 static int
-find_param(const schema *s, PyObject *key, bool method, bool numpy)
+find_param(const mt_py_schema *s, PyObject *key, bool method, bool numpy)
 {
     for (int j = method ? 1 : 0; j < s->nparams; j++) {
-        const param *p = &s->params[j];
-        if (method && p->type == A_OUT) {
+        const mt_py_param *p = &s->params[j];
+        if (method && p->type == MT_ARG_OUT) {
             continue;
         }
         for (int k = 0; k < (numpy ? 3 : 1); k++) {
@@ -388,7 +388,7 @@ find_param(const schema *s, PyObject *key, bool method, bool numpy)
  * bit k of *keywords says it came as a keyword. A keyword's NumPy spelling binds only where the
  * parameter got no value otherwise, as in PyTorch (sum(x, dim=0, axis=1) is refused). */
 static int
-bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+bind(mt_op op, const mt_py_schema *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
      PyObject *kwnames, PyObject **vals, PyObject **varargs, unsigned *keywords)
 {
     const char *name = s->name;
@@ -400,7 +400,7 @@ bind(mt_op op, const schema *s, PyObject *self, PyObject *const *args, Py_ssize_
     }
     /* Like PyTorch: a single int[] parameter also takes its ints spread out: x.view(2, 3). */
     int npos = s->npositional - first;
-    if (npos == 1 && s->params[first].type == A_INTLIST && nargs >= 1 &&
+    if (npos == 1 && s->params[first].type == MT_ARG_INTLIST && nargs >= 1 &&
         (nargs > 1 || (!PyTuple_Check(args[0]) && !PyList_Check(args[0])))) {
         PyObject *tuple = PyTuple_New(nargs);
         if (tuple == NULL) {
@@ -499,7 +499,7 @@ mixed_bounds(mt_op op, PyObject *const *vals)
 /* PyTorch's TypeError for such a call: the types it got (keywords in the reverse of their order,
  * as its parser prints them) and the two overloads (a method's without input and out=). */
 static int
-mixed_bounds_error(mt_op op, const schema *s, PyObject *self, PyObject *const *args,
+mixed_bounds_error(mt_op op, const mt_py_schema *s, PyObject *self, PyObject *const *args,
                    Py_ssize_t nargs, PyObject *kwnames)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -621,8 +621,8 @@ results(mt_op op, mt_args *a, PyObject *out_obj)
 PyObject *
 mt_py_call_op(mt_op op, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    const schema *s = &mt_py_arg_schemas[op];
-    PyObject *vals[MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
+    const mt_py_schema *s = &mt_py_arg_schemas[op];
+    PyObject *vals[MT_MAX_PARAMS] = {NULL}, *varargs = NULL, *res = NULL, *out_obj = NULL;
     mt_tensor *outs[MT_MAX_OUTPUTS] = {NULL};
     unsigned owned = 0, keywords = 0;
     /* a Tensor subclass, a tensor-like object or a mode takes the call (torch_function.c) */

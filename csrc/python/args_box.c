@@ -49,37 +49,37 @@ tensor_value(mt_tensor *t)
 
 /* Parameter p's value in a, as a new reference (NULL with an exception set). */
 static PyObject *
-param_value(const param *p, const mt_args *a)
+param_value(const mt_py_param *p, const mt_args *a)
 {
     switch (p->type) {
-    case A_TENSOR:
-    case A_TENSOR_OR_SCALAR:
+    case MT_ARG_TENSOR:
+    case MT_ARG_TENSOR_OR_SCALAR:
         return tensor_value(a->t[p->slot]);
-    case A_SCALAR: /* unset: None, or the default a C caller (x + y) left out */
+    case MT_ARG_SCALAR: /* unset: None, or the default a C caller (x + y) left out */
         if (a->s[p->slot].type == MT_NUM_DTYPES) {
             return Py_NewRef(p->dflt ? p->dflt : Py_None);
         }
         return mt_py_from_scalar(a->s[p->slot]);
-    case A_INT:
+    case MT_ARG_INT:
         return (a->i_none >> p->slot & 1u) ? Py_NewRef(Py_None)
                                            : PyLong_FromLongLong(a->i[p->slot]);
-    case A_INTLIST:
-    case A_INTLIST1:
+    case MT_ARG_INTLIST:
+    case MT_ARG_INTLIST1:
         return int_list(&a->l[p->slot]);
-    case A_BOOL:
+    case MT_ARG_BOOL:
         return PyBool_FromLong(a->b[p->slot]);
-    case A_DTYPE:
+    case MT_ARG_DTYPE:
         return a->dtype < 0 ? Py_NewRef(Py_None) : Py_NewRef(mt_py_dtype_obj((mt_dtype)a->dtype));
-    case A_DEVICE:
+    case MT_ARG_DEVICE:
         return a->has_device ? mt_py_device_obj(a->device) : Py_NewRef(Py_None);
-    case A_TENSORLIST:
-    case A_TENSORLIST_OPT:
+    case MT_ARG_TENSORLIST:
+    case MT_ARG_TENSORLIST_OPT:
         return tensor_list(mt_args_tensorlist(a, p->slot));
-    case A_STR:
+    case MT_ARG_STR:
         return a->str[p->slot] ? PyUnicode_FromString(a->str[p->slot]) : Py_NewRef(Py_None);
-    case A_FLOAT:
+    case MT_ARG_FLOAT:
         return PyFloat_FromDouble(a->f[p->slot]);
-    case A_GENERATOR:
+    case MT_ARG_GENERATOR:
         return a->gen ? mt_py_generator_wrap(mt_generator_retain(a->gen)) : Py_NewRef(Py_None);
     default:
         return Py_NewRef(Py_None);
@@ -89,7 +89,7 @@ param_value(const param *p, const mt_args *a)
 /* Whether v is p's default value: PyTorch leaves such arguments out of a Python kernel's call
  * (the keyword-only ones, and the positional ones after the last given one). */
 static bool
-is_default(const param *p, PyObject *v)
+is_default(const mt_py_param *p, PyObject *v)
 {
     if (!p->has_default || p->dflt == NULL || mt_py_is_tensor(v)) {
         return false;
@@ -107,12 +107,12 @@ is_default(const param *p, PyObject *v)
 PyObject *
 mt_py_box_args(mt_op op, const mt_args *a, PyObject **kwargs)
 {
-    const schema *s = &mt_py_arg_schemas[op];
-    PyObject *vals[MAX_PARAMS] = {NULL}, *args = NULL, *kw = NULL;
+    const mt_py_schema *s = &mt_py_arg_schemas[op];
+    PyObject *vals[MT_MAX_PARAMS] = {NULL}, *args = NULL, *kw = NULL;
     int npos = 0, j;
     for (j = 0; j < s->nparams; j++) {
-        const param *p = &s->params[j];
-        if (p->type == A_OUT) {
+        const mt_py_param *p = &s->params[j];
+        if (p->type == MT_ARG_OUT) {
             continue;
         }
         if ((vals[j] = param_value(p, a)) == NULL) {
@@ -128,7 +128,7 @@ mt_py_box_args(mt_op op, const mt_args *a, PyObject **kwargs)
         vals[j] = NULL;
     }
     for (; j < s->nparams; j++) {
-        const param *p = &s->params[j];
+        const mt_py_param *p = &s->params[j];
         if (vals[j] == NULL || !p->kwonly || is_default(p, vals[j])) {
             continue;
         }

@@ -7,7 +7,7 @@
 
 #include "python/args_schema.h"
 
-schema mt_py_arg_schemas[MT_NUM_OPS];
+mt_py_schema mt_py_arg_schemas[MT_NUM_OPS];
 
 /* int[1] is a list of ints that may also be given as one int (dim=0); a plain int[] takes a
  * lone int only as the spread-out form of a single-parameter call (x.view(6)). */
@@ -62,21 +62,21 @@ parse_default(const char *s)
 
 #define CAPACITY(arr) ((int)(sizeof(((mt_args *)0)->arr) / sizeof(((mt_args *)0)->arr[0])))
 
-/* How many arguments of each slot class mt_args holds, by argtype (the schemas' counts are
+/* How many arguments of each slot class mt_args holds, by mt_py_argtype (the schemas' counts are
  * checked at import, and by tools/gen_ops_api.py at build time); dtype and device hold one
  * each, Tensor[] tl and the lists after it (tls), Generator gen. */
 static const int slot_capacity[] = {
-    [A_TENSOR] = CAPACITY(t), [A_SCALAR] = CAPACITY(s),
-    [A_INT] = CAPACITY(i),    [A_INTLIST] = CAPACITY(l),
-    [A_BOOL] = CAPACITY(b),   [A_STR] = CAPACITY(str),
-    [A_FLOAT] = CAPACITY(f),  [A_DTYPE] = 1,
-    [A_DEVICE] = 1,           [A_TENSORLIST] = 1 + CAPACITY(tls),
-    [A_GENERATOR] = 1,
+    [MT_ARG_TENSOR] = CAPACITY(t), [MT_ARG_SCALAR] = CAPACITY(s),
+    [MT_ARG_INT] = CAPACITY(i),    [MT_ARG_INTLIST] = CAPACITY(l),
+    [MT_ARG_BOOL] = CAPACITY(b),   [MT_ARG_STR] = CAPACITY(str),
+    [MT_ARG_FLOAT] = CAPACITY(f),  [MT_ARG_DTYPE] = 1,
+    [MT_ARG_DEVICE] = 1,           [MT_ARG_TENSORLIST] = 1 + CAPACITY(tls),
+    [MT_ARG_GENERATOR] = 1,
 };
 
 /* One parameter: "Tensor? bias=None". */
 static int
-parse_param(const char *op, char *text, param *p, int *slots)
+parse_param(const char *op, char *text, mt_py_param *p, int *slots)
 {
     char type[32], name[64];
     char *eq = strchr(text, '=');
@@ -106,7 +106,7 @@ parse_param(const char *op, char *text, param *p, int *slots)
         PyErr_Format(PyExc_SystemError, "unknown schema type '%s' in %s", type, op);
         return -1;
     }
-    p->type = (argtype)t;
+    p->type = (mt_py_argtype)t;
     p->has_default = eq != NULL;
     p->dflt = eq ? parse_default(eq + 1) : NULL;
     /* PyTorch's Python signatures call a function's self input (a method binds it). */
@@ -128,15 +128,15 @@ parse_param(const char *op, char *text, param *p, int *slots)
     if (p->name == NULL || (eq && p->dflt == NULL)) {
         return -1;
     }
-    if (t == A_OUT) {
+    if (t == MT_ARG_OUT) {
         p->slot = -1;
         return 0;
     }
     /* Tensor and Tensor|Scalar share the tensor slots, int[] and int[1] the list slots. */
-    int cls = t == A_TENSOR_OR_SCALAR ? A_TENSOR
-              : t == A_INTLIST1       ? A_INTLIST
-              : t == A_TENSORLIST_OPT ? A_TENSORLIST
-                                      : t;
+    int cls = t == MT_ARG_TENSOR_OR_SCALAR ? MT_ARG_TENSOR
+              : t == MT_ARG_INTLIST1       ? MT_ARG_INTLIST
+              : t == MT_ARG_TENSORLIST_OPT ? MT_ARG_TENSORLIST
+                                           : t;
     p->slot = slots[cls]++;
     if (p->slot >= slot_capacity[cls]) {
         PyErr_Format(PyExc_SystemError, "%s: more %s arguments than mt_args holds (%d)", op,
@@ -147,7 +147,7 @@ parse_param(const char *op, char *text, param *p, int *slots)
 }
 
 static int
-parse_schema(const char *text, schema *s)
+parse_schema(const char *text, mt_py_schema *s)
 {
     char buf[512];
     snprintf(buf, sizeof(buf), "%s", text);
@@ -162,7 +162,7 @@ parse_schema(const char *text, schema *s)
     }
     *close = '\0';
     snprintf(s->name, sizeof(s->name), "%.*s", (int)(open - buf), buf);
-    int slots[16] = {0}; /* indexed by argtype */
+    int slots[16] = {0}; /* indexed by mt_py_argtype */
     bool kwonly = false, tensors = false;
     s->nparams = s->npositional = 0;
     s->out = s->device = -1;
@@ -174,24 +174,24 @@ parse_schema(const char *text, schema *s)
             kwonly = true;
             continue;
         }
-        if (s->nparams == MAX_PARAMS) {
+        if (s->nparams == MT_MAX_PARAMS) {
             PyErr_Format(PyExc_SystemError, "%s: more than %d parameters, the most a schema holds",
-                         text, MAX_PARAMS);
+                         text, MT_MAX_PARAMS);
             return -1;
         }
-        param *p = &s->params[s->nparams++];
+        mt_py_param *p = &s->params[s->nparams++];
         p->kwonly = kwonly;
         if (parse_param(text, tok, p, slots) < 0) {
             return -1;
         }
         s->npositional += !kwonly;
-        if (p->type == A_OUT) {
+        if (p->type == MT_ARG_OUT) {
             s->out = s->nparams - 1;
-        } else if (p->type == A_DEVICE) {
+        } else if (p->type == MT_ARG_DEVICE) {
             s->device = s->nparams - 1;
         }
-        tensors |= p->type == A_TENSOR || p->type == A_TENSOR_OR_SCALAR ||
-                   p->type == A_TENSORLIST || p->type == A_TENSORLIST_OPT;
+        tensors |= p->type == MT_ARG_TENSOR || p->type == MT_ARG_TENSOR_OR_SCALAR ||
+                   p->type == MT_ARG_TENSORLIST || p->type == MT_ARG_TENSORLIST_OPT;
     }
     s->factory = s->device >= 0 && !tensors;
     return 0;
@@ -306,32 +306,32 @@ mt_py_schema_param(mt_op op, const char *name, mt_py_argkind *kind, int *slot)
 {
     /* The schema says self; the parsed parameter is called input, as Python sees it. */
     const char *pyname = strcmp(name, "self") == 0 ? "input" : name;
-    const schema *s = &mt_py_arg_schemas[op];
+    const mt_py_schema *s = &mt_py_arg_schemas[op];
     for (int k = 0; k < s->nparams; k++) {
-        const param *p = &s->params[k];
+        const mt_py_param *p = &s->params[k];
         if (PyUnicode_CompareWithASCIIString(p->name, pyname) != 0) {
             continue;
         }
         *slot = p->slot;
         switch (p->type) {
-        case A_TENSOR:
-        case A_TENSOR_OR_SCALAR:
+        case MT_ARG_TENSOR:
+        case MT_ARG_TENSOR_OR_SCALAR:
             *kind = MT_PY_ARG_TENSOR;
             return 0;
-        case A_SCALAR:
+        case MT_ARG_SCALAR:
             *kind = MT_PY_ARG_SCALAR;
             return 0;
-        case A_INT:
+        case MT_ARG_INT:
             *kind = MT_PY_ARG_INT;
             return 0;
-        case A_INTLIST:
-        case A_INTLIST1:
+        case MT_ARG_INTLIST:
+        case MT_ARG_INTLIST1:
             *kind = p->any_length ? MT_PY_ARG_OTHER : MT_PY_ARG_INTLIST;
             return 0;
-        case A_BOOL:
+        case MT_ARG_BOOL:
             *kind = MT_PY_ARG_BOOL;
             return 0;
-        case A_FLOAT:
+        case MT_ARG_FLOAT:
             *kind = MT_PY_ARG_FLOAT;
             return 0;
         default:
@@ -347,14 +347,14 @@ mt_py_schema_slots(PyObject *m, PyObject *text)
 {
     (void)m;
     const char *utf8 = PyUnicode_AsUTF8(text);
-    schema *s = utf8 ? PyMem_Calloc(1, sizeof(schema)) : NULL;
+    mt_py_schema *s = utf8 ? PyMem_Calloc(1, sizeof(mt_py_schema)) : NULL;
     if (s == NULL) {
         return utf8 ? PyErr_NoMemory() : NULL;
     }
     PyObject *res = NULL;
     if (parse_schema(utf8, s) == 0 && (res = PyList_New(s->nparams)) != NULL) {
         for (int k = 0; k < s->nparams; k++) {
-            const param *p = &s->params[k];
+            const mt_py_param *p = &s->params[k];
             PyObject *item = Py_BuildValue("(Osi)", p->name, type_names[p->type], p->slot);
             if (item == NULL) {
                 Py_CLEAR(res);
@@ -365,7 +365,7 @@ mt_py_schema_slots(PyObject *m, PyObject *text)
     }
     /* what parse_param made, up to where it stopped (calloc left the rest NULL) */
     for (int k = 0; k < s->nparams; k++) {
-        param *p = &s->params[k];
+        mt_py_param *p = &s->params[k];
         Py_XDECREF(p->dflt);
         Py_XDECREF(p->name);
         for (int j = 0; j < 3; j++) {

@@ -64,8 +64,6 @@ tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return NULL;
 }
 
-#define T(self) mt_py_unwrap(self)
-
 /* ---- geometry ---- */
 
 static int
@@ -81,12 +79,12 @@ dim_arg(PyObject *self, PyObject *arg, int *d)
     if (v == -1 && PyErr_Occurred()) {
         return -1;
     }
-    if (T(self)->ndim == 0) {
+    if (mt_py_unwrap(self)->ndim == 0) {
         PyErr_Format(PyExc_IndexError, "Dimension specified as %lld but tensor has no dimensions",
                      v);
         return -1;
     }
-    mt_status st = mt_wrap_dim(v, T(self)->ndim, d);
+    mt_status st = mt_wrap_dim(v, mt_py_unwrap(self)->ndim, d);
     if (st) {
         mt_py_raise(st);
         return -1;
@@ -108,13 +106,13 @@ tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         dim = args[0];
     }
     if (dim == NULL || dim == Py_None) {
-        return mt_py_size_obj(T(self)->ndim, T(self)->sizes);
+        return mt_py_size_obj(mt_py_unwrap(self)->ndim, mt_py_unwrap(self)->sizes);
     }
     int d;
     if (dim_arg(self, dim, &d) < 0) {
         return NULL;
     }
-    return PyLong_FromLongLong(T(self)->sizes[d]);
+    return PyLong_FromLongLong(mt_py_unwrap(self)->sizes[d]);
 }
 
 /* A tuple of n Python ints. */
@@ -147,27 +145,27 @@ tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
         dim = args[0];
     }
     if (dim == NULL || dim == Py_None) {
-        return ints_tuple(T(self)->ndim, T(self)->strides);
+        return ints_tuple(mt_py_unwrap(self)->ndim, mt_py_unwrap(self)->strides);
     }
     int d;
     if (dim_arg(self, dim, &d) < 0) {
         return NULL;
     }
-    return PyLong_FromLongLong(T(self)->strides[d]);
+    return PyLong_FromLongLong(mt_py_unwrap(self)->strides[d]);
 }
 
 static PyObject *
 tensor_dim(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromLong(T(self)->ndim);
+    return PyLong_FromLong(mt_py_unwrap(self)->ndim);
 }
 
 static PyObject *
 tensor_numel(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromLongLong(mt_tensor_numel(T(self)));
+    return PyLong_FromLongLong(mt_tensor_numel(mt_py_unwrap(self)));
 }
 
 static PyObject *
@@ -176,28 +174,28 @@ tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
     (void)args;
     (void)nargs;
     (void)kw;
-    return PyBool_FromLong(mt_tensor_is_contiguous(T(self)));
+    return PyBool_FromLong(mt_tensor_is_contiguous(mt_py_unwrap(self)));
 }
 
 static PyObject *
 tensor_storage_offset(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromLongLong(T(self)->offset);
+    return PyLong_FromLongLong(mt_py_unwrap(self)->offset);
 }
 
 static PyObject *
 tensor_data_ptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromVoidPtr(mt_tensor_data(T(self)));
+    return PyLong_FromVoidPtr(mt_tensor_data(mt_py_unwrap(self)));
 }
 
 static PyObject *
 tensor_element_size(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromSize_t(mt_dtype_size(T(self)->dtype));
+    return PyLong_FromSize_t(mt_dtype_size(mt_py_unwrap(self)->dtype));
 }
 
 static PyObject *
@@ -205,9 +203,9 @@ tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
     mt_scalar s;
-    mt_status st = mt_tensor_item(T(self), &s);
-    if (st == MT_OK && mt_dtype_is_complex(T(self)->dtype)) {
-        return mt_py_complex_item(T(self));
+    mt_status st = mt_tensor_item(mt_py_unwrap(self), &s);
+    if (st == MT_OK && mt_dtype_is_complex(mt_py_unwrap(self)->dtype)) {
+        return mt_py_complex_item(mt_py_unwrap(self));
     }
     return st ? mt_py_raise(st) : mt_py_from_scalar(s);
 }
@@ -216,7 +214,7 @@ static PyObject *
 tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return mt_py_tensor_tolist(T(self));
+    return mt_py_tensor_tolist(mt_py_unwrap(self));
 }
 
 static PyObject *
@@ -227,23 +225,24 @@ tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     if (on < 0) {
         return NULL;
     }
-    if (on && !mt_dtype_is_float(T(self)->dtype) && !mt_dtype_is_complex(T(self)->dtype)) {
+    if (on && !mt_dtype_is_float(mt_py_unwrap(self)->dtype) &&
+        !mt_dtype_is_complex(mt_py_unwrap(self)->dtype)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "only Tensors of floating point dtype can require gradients");
         return NULL;
     }
-    mt_status st = mt_check_inference_requires_grad(T(self), on);
+    mt_status st = mt_check_inference_requires_grad(mt_py_unwrap(self), on);
     if (st) {
         return mt_py_raise(st);
     }
-    if (T(self)->grad_fn && !on) {
+    if (mt_py_unwrap(self)->grad_fn && !on) {
         PyErr_SetString(PyExc_RuntimeError,
                         "you can only change requires_grad flags of leaf variables. If you want to "
                         "use a computed variable in a subgraph that doesn't require "
                         "differentiation use var_no_grad = var.detach().");
         return NULL;
     }
-    T(self)->requires_grad = on;
+    mt_py_unwrap(self)->requires_grad = on;
     Py_INCREF(self);
     return self;
 }
@@ -266,7 +265,7 @@ tensor_make_subclass(PyObject *unused, PyObject *args)
         PyErr_Format(PyExc_TypeError, "data must be a Tensor, not %s", Py_TYPE(data)->tp_name);
         return NULL;
     }
-    mt_tensor *src = T(data), *alias;
+    mt_tensor *src = mt_py_unwrap(data), *alias;
     mt_status st = mt_tensor_view(src, src->ndim, src->sizes, src->strides, src->offset, &alias);
     if (st == MT_OK && (st = mt_tensor_set_requires_grad(alias, require_grad))) {
         mt_tensor_release(alias); /* nn.Parameter(an integer tensor) */
@@ -286,7 +285,7 @@ tensor_as_subclass(PyObject *self, PyObject *cls)
                                               : Py_TYPE(cls)->tp_name);
     }
     mt_tensor *alias = NULL;
-    mt_status st = mt_op_alias(T(self), &alias);
+    mt_status st = mt_op_alias(mt_py_unwrap(self), &alias);
     return st ? mt_py_raise(st) : wrap_as((PyTypeObject *)cls, alias);
 }
 
@@ -299,7 +298,7 @@ tensor_set_data(PyObject *self, PyObject *other)
         PyErr_Format(PyExc_TypeError, "data must be a Tensor, not %s", Py_TYPE(other)->tp_name);
         return NULL;
     }
-    mt_tensor *t = T(self), *src = T(other);
+    mt_tensor *t = mt_py_unwrap(self), *src = mt_py_unwrap(other);
     if (t->requires_grad && !mt_dtype_is_float(src->dtype) && !mt_dtype_is_complex(src->dtype)) {
         PyErr_SetString(PyExc_RuntimeError, "data set to a tensor that requires gradients must be "
                                             "floating point or complex dtype");
@@ -321,7 +320,7 @@ static PyObject *
 tensor_variable_data(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    mt_tensor *t = T(self), *alias;
+    mt_tensor *t = mt_py_unwrap(self), *alias;
     mt_status st = mt_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset, &alias);
     if (st) {
         return mt_py_raise(st);
@@ -339,7 +338,7 @@ static PyObject *
 tensor_storage_bytes(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    mt_storage *s = T(self)->storage;
+    mt_storage *s = mt_py_unwrap(self)->storage;
     int64_t nbytes = (int64_t)s->nbytes, step = 1;
     mt_tensor *bytes;
     mt_status st = mt_tensor_on_storage(s, 1, &nbytes, &step, 0, MT_UINT8, &bytes);
@@ -355,14 +354,14 @@ static PyObject *
 get_shape(PyObject *self, void *c)
 {
     (void)c;
-    return mt_py_size_obj(T(self)->ndim, T(self)->sizes);
+    return mt_py_size_obj(mt_py_unwrap(self)->ndim, mt_py_unwrap(self)->sizes);
 }
 
 static PyObject *
 get_dtype(PyObject *self, void *c)
 {
     (void)c;
-    PyObject *d = mt_py_dtype_obj(T(self)->dtype);
+    PyObject *d = mt_py_dtype_obj(mt_py_unwrap(self)->dtype);
     Py_INCREF(d);
     return d;
 }
@@ -371,28 +370,28 @@ static PyObject *
 get_device(PyObject *self, void *c)
 {
     (void)c;
-    return mt_py_device_obj(mt_tensor_device(T(self)));
+    return mt_py_device_obj(mt_tensor_device(mt_py_unwrap(self)));
 }
 
 static PyObject *
 get_is_cuda(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(mt_tensor_device(T(self)).type == MT_CUDA);
+    return PyBool_FromLong(mt_tensor_device(mt_py_unwrap(self)).type == MT_CUDA);
 }
 
 static PyObject *
 get_ndim(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromLong(T(self)->ndim);
+    return PyLong_FromLong(mt_py_unwrap(self)->ndim);
 }
 
 static PyObject *
 get_requires_grad(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(mt_tensor_requires_grad(T(self)));
+    return PyBool_FromLong(mt_tensor_requires_grad(mt_py_unwrap(self)));
 }
 
 static int
@@ -403,8 +402,8 @@ set_requires_grad(PyObject *self, PyObject *v, void *c)
         PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
         return -1;
     }
-    if (v == Py_True && !mt_dtype_is_float(T(self)->dtype) &&
-        !mt_dtype_is_complex(T(self)->dtype)) { /* the setter's words differ */
+    if (v == Py_True && !mt_dtype_is_float(mt_py_unwrap(self)->dtype) &&
+        !mt_dtype_is_complex(mt_py_unwrap(self)->dtype)) { /* the setter's words differ */
         PyErr_SetString(PyExc_RuntimeError,
                         "only Tensors of floating point and complex dtype can require gradients");
         return -1;
@@ -418,8 +417,8 @@ static PyObject *
 get_grad(PyObject *self, void *c)
 {
     (void)c;
-    mt_tensor *g = T(self)->grad;
-    if (g == NULL && T(self)->grad_fn && !T(self)->retains_grad &&
+    mt_tensor *g = mt_py_unwrap(self)->grad;
+    if (g == NULL && mt_py_unwrap(self)->grad_fn && !mt_py_unwrap(self)->retains_grad &&
         PyErr_WarnEx(PyExc_UserWarning,
                      "The .grad attribute of a Tensor that is not a leaf Tensor is being "
                      "accessed. Its .grad attribute won't be populated during "
@@ -433,7 +432,7 @@ get_grad(PyObject *self, void *c)
     if (g == NULL) {
         Py_RETURN_NONE;
     }
-    return mt_py_wrap_grad(mt_tensor_retain(g), T(self), self);
+    return mt_py_wrap_grad(mt_tensor_retain(g), mt_py_unwrap(self), self);
 }
 
 static int
@@ -453,10 +452,10 @@ set_grad(PyObject *self, PyObject *v, void *c)
             return -1;
         }
     } else if (v && v != Py_None) {
-        g = mt_tensor_retain(T(v));
+        g = mt_tensor_retain(mt_py_unwrap(v));
     }
-    mt_tensor_clear(&T(self)->grad);
-    T(self)->grad = g;
+    mt_tensor_clear(&mt_py_unwrap(self)->grad);
+    mt_py_unwrap(self)->grad = g;
     return 0;
 }
 
@@ -466,7 +465,7 @@ get_grad_fn(PyObject *self, void *c)
 {
     (void)c;
     struct mt_node *n = NULL;
-    mt_status st = mt_autograd_grad_fn(T(self), &n);
+    mt_status st = mt_autograd_grad_fn(mt_py_unwrap(self), &n);
     if (st) {
         return mt_py_raise(st);
     }
@@ -481,7 +480,7 @@ get_is_leaf(PyObject *self, void *c)
 {
     (void)c;
     struct mt_node *n = NULL;
-    mt_status st = mt_autograd_grad_fn(T(self), &n);
+    mt_status st = mt_autograd_grad_fn(mt_py_unwrap(self), &n);
     return st ? mt_py_raise(st) : PyBool_FromLong(n == NULL);
 }
 
@@ -490,7 +489,7 @@ static PyObject *
 get_base(PyObject *self, void *c)
 {
     (void)c;
-    mt_tensor *base = T(self)->view_base;
+    mt_tensor *base = mt_py_unwrap(self)->view_base;
     return base ? mt_py_wrap(mt_tensor_retain(base)) : Py_NewRef(Py_None);
 }
 
@@ -498,14 +497,14 @@ static PyObject *
 tensor_is_view(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyBool_FromLong(T(self)->view_base != NULL);
+    return PyBool_FromLong(mt_py_unwrap(self)->view_base != NULL);
 }
 
 static PyObject *
 get_retains_grad(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(T(self)->retains_grad);
+    return PyBool_FromLong(mt_py_unwrap(self)->retains_grad);
 }
 
 /* t.detach_(): t itself leaves the graph (a leaf that does not require grad). */
@@ -513,7 +512,7 @@ static PyObject *
 tensor_detach_(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    mt_tensor *t = T(self);
+    mt_tensor *t = mt_py_unwrap(self);
     if (t->view_base) {
         PyErr_SetString(
             PyExc_RuntimeError,
@@ -537,7 +536,7 @@ static PyObject *
 tensor_retain_grad(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    mt_tensor *t = T(self);
+    mt_tensor *t = mt_py_unwrap(self);
     struct mt_node *n = NULL;
     if (!mt_tensor_requires_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -559,29 +558,30 @@ static PyObject *
 get_is_inference(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(T(self)->is_inference);
+    return PyBool_FromLong(mt_py_unwrap(self)->is_inference);
 }
 
 static PyObject *
 get_version(PyObject *self, void *c)
 {
     (void)c;
-    mt_status st = mt_check_inference_version(T(self));
-    return st ? mt_py_raise(st) : PyLong_FromLong(mt_tensor_version(T(self)));
+    mt_status st = mt_check_inference_version(mt_py_unwrap(self));
+    return st ? mt_py_raise(st) : PyLong_FromLong(mt_tensor_version(mt_py_unwrap(self)));
 }
 
 static PyObject *
 get_itemsize(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromSize_t(mt_dtype_size(T(self)->dtype));
+    return PyLong_FromSize_t(mt_dtype_size(mt_py_unwrap(self)->dtype));
 }
 
 static PyObject *
 get_nbytes(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromLongLong(mt_tensor_numel(T(self)) * (int64_t)mt_dtype_size(T(self)->dtype));
+    return PyLong_FromLongLong(mt_tensor_numel(mt_py_unwrap(self)) *
+                               (int64_t)mt_dtype_size(mt_py_unwrap(self)->dtype));
 }
 
 static PyObject *
@@ -589,8 +589,8 @@ tensor_preserve_strides(PyObject *self, PyObject *unused)
 {
     (void)unused;
     int64_t strides[MT_MAX_DIMS];
-    mt_preserve_strides(T(self), strides);
-    return ints_tuple(T(self)->ndim, strides);
+    mt_preserve_strides(mt_py_unwrap(self), strides);
+    return ints_tuple(mt_py_unwrap(self)->ndim, strides);
 }
 
 static PyGetSetDef tensor_getset[] = {
@@ -646,11 +646,11 @@ static PyMethodDef tensor_methods[] = {
 static Py_ssize_t
 mp_length(PyObject *self)
 {
-    if (T(self)->ndim == 0) {
+    if (mt_py_unwrap(self)->ndim == 0) {
         PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
         return -1;
     }
-    return (Py_ssize_t)T(self)->sizes[0];
+    return (Py_ssize_t)mt_py_unwrap(self)->sizes[0];
 }
 
 static int

@@ -7,8 +7,6 @@
 #include "ops/ops.h"
 #include "python/pyminitorch.h"
 
-#define T(self) mt_py_unwrap(self)
-
 /* ---- operators ---- */
 
 /* o as a tensor: itself, or a wrapped Python number (new reference in *owned). */
@@ -16,7 +14,7 @@ static inline mt_tensor *
 operand(PyObject *o, mt_tensor **owned, int *err)
 {
     if (mt_py_is_tensor(o)) {
-        return T(o);
+        return mt_py_unwrap(o);
     }
     if (PyComplex_Check(o)) {
         *err = mt_py_complex_number(o, owned) < 0;
@@ -208,8 +206,8 @@ nb_matmul(PyObject *x, PyObject *y)
     }
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = T(x);
-    a.t[1] = T(y);
+    a.t[0] = mt_py_unwrap(x);
+    a.t[1] = mt_py_unwrap(y);
     mt_status st = mt_py_dispatch(MT_OP_matmul, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
@@ -223,7 +221,7 @@ unary(mt_op op, PyObject *x)
     }
     mt_args a;
     mt_args_init(&a);
-    a.t[0] = T(x);
+    a.t[0] = mt_py_unwrap(x);
     mt_status st = mt_py_dispatch(op, &a);
     return st ? mt_py_raise(st) : mt_py_wrap(a.out[0]);
 }
@@ -238,7 +236,7 @@ nb_neg(PyObject *x)
 static PyObject *
 nb_invert(PyObject *x)
 {
-    if (mt_dtype_is_float(T(x)->dtype)) {
+    if (mt_dtype_is_float(mt_py_unwrap(x)->dtype)) {
         PyErr_SetString(PyExc_TypeError,
                         "~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors");
@@ -264,7 +262,7 @@ nb_abs(PyObject *x)
 static int
 single_value(PyObject *x, mt_scalar *s, const char *what)
 {
-    mt_tensor *t = T(x);
+    mt_tensor *t = mt_py_unwrap(x);
     if (mt_tensor_numel(t) != 1) {
         if (what[0] == 'b') {
             PyErr_SetString(PyExc_RuntimeError,
@@ -299,7 +297,8 @@ nb_float(PyObject *x)
     /* PyTorch warns once a process (TORCH_WARN_ONCE), for float() alone of the conversions, and
      * only while grad mode is on: LBFGS's float(closure()) under no_grad stays quiet */
     static atomic_bool warned = false;
-    if (mt_tensor_requires_grad(T(x)) && mt_grad_enabled() && !atomic_exchange(&warned, true) &&
+    if (mt_tensor_requires_grad(mt_py_unwrap(x)) && mt_grad_enabled() &&
+        !atomic_exchange(&warned, true) &&
         PyErr_WarnEx(PyExc_UserWarning,
                      "Converting a tensor with requires_grad=True to a scalar may lead to "
                      "unexpected behavior.\nConsider using tensor.detach() first.",
@@ -324,7 +323,8 @@ nb_int(PyObject *x)
 static PyObject *
 nb_index(PyObject *x)
 {
-    if (!mt_dtype_is_integral(T(x)->dtype, true) || mt_tensor_numel(T(x)) != 1) {
+    if (!mt_dtype_is_integral(mt_py_unwrap(x)->dtype, true) ||
+        mt_tensor_numel(mt_py_unwrap(x)) != 1) {
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be "
                                          "converted to an index");
         return NULL;

@@ -7,6 +7,7 @@ without a GPU memory_allocated() is 0 and memory_stats() an empty dict.
 from __future__ import annotations
 
 import collections
+import operator
 import warnings
 from typing import Any, Optional
 
@@ -150,6 +151,9 @@ def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -
     from .streams import Stream, current_stream
 
     _lazy_init()
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"size must be non-negative, got {size}")
     idx = _index(device)
     if stream is None:
         stream = current_stream(idx)

@@ -70,6 +70,72 @@ def test_no_message_is_written_in_both_the_core_and_the_cuda_backend():
     assert not both, f"messages written in cuda/ and csrc/ alike: {both}"
 
 
+def sentences(paths):
+    """The literals of paths that read as a sentence (three words or more), as grep would find
+    a message: any literal, not only mt_fail's formats (PyErr_Format, a device assert's text)."""
+    return {lit: path.name for path in paths for lit in literals([path])
+            if len(re.findall(r"[A-Za-z]{2,}", FORMAT_SPEC.sub("", lit))) >= 3 and " " in lit}
+
+
+def test_no_sentence_is_written_in_both_the_core_and_the_cuda_backend():
+    """The grep of the message test above over every string of cuda/ (.c, .h, .cu): a message
+    raised through Python's API or kept for a device-side failure is not a copy of csrc/'s."""
+    cuda = sentences(p for p in sorted((ROOT / "cuda").glob("*")) if p.suffix in (".c", ".h", ".cu"))
+    assert any("CUDA" in lit for lit in cuda), "cuda/'s literals were not found"
+    core = literals(list(ROOT.glob("csrc/**/*.c")) + list(ROOT.glob("csrc/**/*.h")))
+    both = {lit: where for lit, where in cuda.items() if lit in core}
+    assert not both, f"text written in cuda/ and csrc/ alike: {both}"
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+CONDITION = re.compile(r"^\s*#\s*(if|ifdef|ifndef|else|elif|endif)\b(.*)")
+
+
+def device_includes(source):
+    """The quoted includes of source as nvcc reads it: those under `#ifndef __CUDACC__` (host
+    code only) are left out (the conditions nest; other conditions count as taken)."""
+    names, skipping = [], []  # one entry per open condition: whether its branch is host-only
+    for line in source.splitlines():
+        m = CONDITION.match(line)
+        if m and m.group(1).startswith("if"):
+            host_only = (m.group(1) == "ifndef" and m.group(2).strip() == "__CUDACC__") or \
+                re.fullmatch(r"\s*!\s*defined\s*\(?\s*__CUDACC__\s*\)?\s*", m.group(2)) is not None
+            skipping.append(host_only)
+        elif m and m.group(1) in ("else", "elif") and skipping:
+            skipping[-1] = False
+        elif m and skipping:
+            skipping.pop()
+        elif not any(skipping) and (inc := INCLUDE.match(line)):
+            names.append(inc.group(1))
+    return names
+
+
+def includes(path, seen=None):
+    """The files the CUDA compiler reads for path, directly or not (quoted includes found under
+    csrc/, the root or beside the includer)."""
+    seen = set() if seen is None else seen
+    for name in device_includes(path.read_text()):
+        for base in (ROOT / "csrc", ROOT, path.parent):
+            found = base / name
+            if found.is_file():
+                if found not in seen:
+                    seen.add(found)
+                    includes(found, seen)
+                break
+    return seen
+
+
+def test_only_the_elementwise_kernels_depend_on_the_elementwise_rows():
+    """A change of ops/elementwise.def rebuilds, of the CUDA kernel files, only kernels.cu (the
+    functors and their table): the others read the rows' forms (ops/elementwise_forms.h), not the
+    rows."""
+    rows = ROOT / "csrc" / "ops" / "elementwise.def"
+    kernels = sorted((ROOT / "cuda").glob("*.cu"))
+    assert len(kernels) > 10, "cuda/*.cu were not found"
+    reach = [k.name for k in kernels if rows in includes(k)]
+    assert reach == ["kernels.cu"], reach
+
+
 def test_every_op_with_a_kernel_has_a_front_end():
     """Each op with a CPU kernel (and so a backend kernel per device) has its checks in a front end
     run once for every device: registered in ops/front.h's MT_FRONTS (run by the dispatcher) or

@@ -86,6 +86,10 @@ def test_raw_caching_allocator_alloc():
         minitorch.cuda.caching_allocator_alloc(1 << 60)  # 1 EiB: no device has it
     p = minitorch.cuda.caching_allocator_alloc(4096)  # still usable
     minitorch.cuda.caching_allocator_delete(p)
+    with pytest.raises(ValueError, match="size must be non-negative, got -1"):
+        minitorch.cuda.caching_allocator_alloc(-1)
+    with pytest.raises(TypeError):
+        minitorch.cuda.caching_allocator_alloc(4096.0)
 
 
 def test_stream_context_changes_current_stream():

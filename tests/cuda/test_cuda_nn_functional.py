@@ -60,9 +60,10 @@ def test_backward_ops_and_second_derivatives():
                lambda a, b: C.hardtanh_backward(a, b, -1.0, 1.0), lambda a, b: C.mish_backward(a, b),
                lambda a, b: C.hardswish_backward(a, b), lambda a, b: C.hardsigmoid_backward(a, b),
                lambda a, b: C.log_sigmoid_backward(a, b), lambda a, b: C.softshrink_backward(a, b, 0.5),
-               lambda a, b: C.hardshrink_backward(a, b, 0.5), lambda a, b: C.threshold_backward(a, b, 0.1)):
+               lambda a, b: C.hardshrink_backward(a, b, 0.5), lambda a, b: C.threshold_backward(a, b, 0.1),
+               lambda a, b: C.sigmoid_backward(a, b), lambda a, b: C.sigmoid_backward(a.float(), b[:1])):
         check_device(fn, g, x, atol=1e-12)
-    for act in (F.elu, F.softplus, F.logsigmoid, F.mish, F.hardswish):
+    for act in (F.elu, F.softplus, F.logsigmoid, F.mish, F.hardswish, minitorch.sigmoid):
         grads = []
         for dev in ("cpu", "cuda"):
             t = x.to(dev).requires_grad_()
