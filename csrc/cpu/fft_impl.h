@@ -457,6 +457,80 @@ F(scatter_run)(const R *restrict blk, R *p, int b0, int b1, int64_t n, int64_t e
     }
 }
 
+// The L x L tiles of gather and scatter: row r (L reals) at from[r] + fo -> column r of the
+// tile, its entry c to to[c] + to_ + r, times scale. Whole vectors of W lanes (tile_bytes) hold
+// the rows of a W x W sub-tile; each round K (1, 2, .. W / 2) swaps the off-diagonal K x K
+// blocks of every 2K x 2K block (rows i, i + K), which trades one bit of a row's index with the
+// column's: after them all, the sub-tile is transposed. The scalar loop is the same tile.
+typedef R F(vrow) __attribute__((vector_size(L * sizeof(R)), aligned(sizeof(R))));
+typedef R F(vhalf) __attribute__((vector_size(L / 2 * sizeof(R)), aligned(sizeof(R))));
+
+#define FFT_ROUND(t, W, K, LANES)                                               \
+    for (int i = 0; i < (W) && (K) < (W); i++) {                                \
+        if (!(i & (K))) {                                                       \
+            const __typeof__(t[0]) lo = t[i], hi = t[i + (K)];                  \
+            t[i] = __builtin_shufflevector(lo, hi, LANES(FFT_TLO, W, K));       \
+            t[i + (K)] = __builtin_shufflevector(lo, hi, LANES(FFT_THI, W, K)); \
+        }                                                                       \
+    }
+#define FFT_SUBTILES(V, W, LANES)                                 \
+    for (int r0 = 0; r0 < L; r0 += (W)) {                         \
+        for (int c0 = 0; c0 < L; c0 += (W)) {                     \
+            V t[(W)];                                             \
+            for (int i = 0; i < (W); i++) {                       \
+                memcpy(&t[i], from[r0 + i] + fo + c0, sizeof(V)); \
+            }                                                     \
+            FFT_ROUND(t, W, 1, LANES)                             \
+            FFT_ROUND(t, W, 2, LANES)                             \
+            FFT_ROUND(t, W, 4, LANES)                             \
+            FFT_ROUND(t, W, 8, LANES)                             \
+            for (int i = 0; i < (W); i++) {                       \
+                const V v = t[i] * scale;                         \
+                memcpy(to[c0 + i] + to_ + r0, &v, sizeof(V));     \
+            }                                                     \
+        }                                                         \
+    }
+
+FFT_INLINE void
+F(tile)(const R *const *from, int64_t fo, R *const *to, int64_t to_, R scale, int bytes)
+{
+    if (bytes == (int)sizeof(F(vrow))) {
+        FFT_SUBTILES(F(vrow), L, FFT_ROW_W)
+    } else if (bytes == (int)sizeof(F(vhalf))) {
+        FFT_SUBTILES(F(vhalf), L / 2, FFT_ROW_H)
+    } else {
+        for (int c = 0; c < L; c++) {
+            for (int r = 0; r < L; r++) {
+                to[c][to_ + r] = from[r][fo + c] * scale;
+            }
+        }
+    }
+}
+
+#undef FFT_SUBTILES
+#undef FFT_ROUND
+
+// asks for the cache lines of the next block's L lines of `reals` each (at line[b] + d reals,
+// d = L times the step between this block's lines: right while the lines go on evenly, and
+// harmless where not, as a prefetch never faults), to be written or read: moving a block
+// waits for memory, and the next block's is then in cache (at (20, 32, 64, 64), rfft and irfft
+// along the last dim took 1.3x and 1.4x of the time they take so)
+FFT_INLINE void
+F(prefetch_next)(const R *const *line, int64_t reals, bool write)
+{
+    const intptr_t d = L * (intptr_t)sizeof(R) * (line[1] - line[0]);
+    for (int b = 0; b < L; b++) {
+        for (int64_t c = 0; c < reals; c += 64 / (int64_t)sizeof(R)) {
+            const void *next = (const void *)((uintptr_t)(line[b] + c) + (uintptr_t)d);
+            if (write) {
+                __builtin_prefetch(next, 1);
+            } else {
+                __builtin_prefetch(next, 0);
+            }
+        }
+    }
+}
+
 // blk (n blocks) <- lanes b < cnt of v (the rest 0): element j of lane b at line[b] + j * es
 // (R units), its imaginary part io further (io < 0: a real line, zero imaginary part)
 FFT_INLINE void
@@ -467,24 +541,15 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
     }
     const int64_t sp = io == 1 ? 2 : 1;
     if (cnt == L && es == 2 && io == 1 && F(run_end)(line, 0, cnt, sp) == 1) {
-        for (int b = 0; b < L; b++) { /* each line's cache lines asked for in order, at once */
-            for (int64_t c = 0; c < 2 * n; c += 64 / (int64_t)sizeof(R)) {
-                __builtin_prefetch(line[b] + c);
-            }
+        F(prefetch_next)(line, 2 * n, false);
+        const int bytes = tile_bytes();
+        R *rows[L]; /* the block's element 0 as L rows of L reals */
+        for (int b = 0; b < L; b++) {
+            rows[b] = blk + L * b;
         }
         int64_t j = 0;
         for (; j + L / 2 <= n; j += L / 2) { /* L / 2 elements of each line: an L x L tile */
-            R tile[L][L];
-            for (int b = 0; b < L; b++) {
-                for (int c = 0; c < L; c++) {
-                    tile[b][c] = line[b][2 * j + c];
-                }
-            }
-            for (int c = 0; c < L; c++) {
-                for (int b = 0; b < L; b++) {
-                    blk[2 * L * j + L * c + b] = tile[b][c];
-                }
-            }
+            F(tile)(line, 2 * j, rows, 2 * L * j, 1, bytes);
         }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {
@@ -497,7 +562,7 @@ F(gather)(R *restrict blk, const R *const *line, int cnt, int64_t n, int64_t es,
     for (int b0 = 0, b1; b0 < cnt; b0 = b1) {
         b1 = F(run_end)(line, b0, cnt, sp);
         const R *p = line[b0] - sp * b0; /* lane b at p + sp b */
-        if (b1 - b0 == L) {              /* one run: constant bounds vectorise */
+        if (b1 - b0 == L) { /* one run: constant bounds vectorise */
             F(gather_run)(blk, p, 0, L, n, es, io, sp);
         } else {
             F(gather_run)(blk, p, b0, b1, n, es, io, sp);
@@ -513,19 +578,15 @@ F(scatter)(const R *restrict blk, R *const *line, int cnt, int64_t n, int64_t es
 {
     const int64_t sp = io == 1 ? 2 : 1;
     if (cnt == L && es == 2 && io == 1 && F(run_end)((const R *const *)line, 0, cnt, sp) == 1) {
+        F(prefetch_next)((const R *const *)line, 2 * n, true);
+        const int bytes = tile_bytes();
+        const R *rows[L];
+        for (int b = 0; b < L; b++) {
+            rows[b] = blk + L * b;
+        }
         int64_t j = 0;
         for (; j + L / 2 <= n; j += L / 2) {
-            R tile[L][L];
-            for (int c = 0; c < L; c++) {
-                for (int b = 0; b < L; b++) {
-                    tile[b][c] = blk[2 * L * j + L * c + b] * scale;
-                }
-            }
-            for (int b = 0; b < L; b++) {
-                for (int c = 0; c < L; c++) {
-                    line[b][2 * j + c] = tile[b][c];
-                }
-            }
+            F(tile)(rows, 2 * L * j, line, 2 * j, scale, bytes);
         }
         for (; j < n; j++) {
             for (int b = 0; b < L; b++) {

@@ -187,12 +187,48 @@ RUN_SUM_LOOP(nansum_f32, double, float, x == x ? x : 0, RUN_NAN_CASCADE_f32)
 RUN_SUM_LOOP(nansum_f64, double, double, x == x ? x : 0, RUN_NAN_CASCADE_f64)
 static const mt_loop_fn nansum_loops[MT_NUM_DTYPES] = {sum_b8, sum_i32, sum_i64, nansum_f32,
                                                        nansum_f64};
-/* nansum of floats into an integer dtype: each term converted as PyTorch converts it (toward
- * zero), its NaNs skipped before (they have no integer value) */
-TERM_SUM_LOOP(nansum_trunc_f32, double, float, x == x ? trunc(x) : 0)
-TERM_SUM_LOOP(nansum_trunc_f64, double, double, x == x ? trunc(x) : 0)
-static const mt_loop_fn nansum_trunc_loops[MT_NUM_DTYPES] = {
-    [MT_FLOAT32] = nansum_trunc_f32, [MT_FLOAT64] = nansum_trunc_f64};
+/* nansum of floats into an integer (or bool) dtype, as PyTorch's: each element converted to
+ * that dtype first, its NaNs skipped before (they have no integer value). A term is what a cast
+ * to the result's dtype makes of the element (loops.h's MT_ST_: toward zero; out of range, an
+ * infinity too, x86's "indefinite"), added into an int64 accumulator wrapping around, whose
+ * sum the result's dtype then wraps. (Summed in double and converted once, [inf, -inf, 3.9]
+ * gave INT64_MIN; PyTorch's is 3.) Accumulator: int64, read as uint64 (the same bits). */
+#define NANSUM_TO_INT_LOOP(TO_T, TO_S, FROM_T, FROM_S)                                      \
+    static void nansum_##FROM_S##_to_##TO_S(char **data, const int64_t *strides, int64_t n, \
+                                            void *ctx)                                      \
+    {                                                                                       \
+        (void)ctx;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            const FROM_T x = MT_GET(FROM_T, 1, i);                                          \
+            TO_T v = 0;                                                                     \
+            if (x == x) {                                                                   \
+                MT_ST_##TO_S(&v, x);                                                        \
+            }                                                                               \
+            MT_AT(uint64_t, 0, i) += (uint64_t)v;                                           \
+        }                                                                                   \
+    }
+#define NANSUM_TO_INT_LOOPS(TO_T, TO_S)        \
+    NANSUM_TO_INT_LOOP(TO_T, TO_S, float, f32) \
+    NANSUM_TO_INT_LOOP(TO_T, TO_S, double, f64)
+NANSUM_TO_INT_LOOPS(bool, b8)
+NANSUM_TO_INT_LOOPS(int32_t, i32)
+NANSUM_TO_INT_LOOPS(int64_t, i64)
+NANSUM_TO_INT_LOOPS(uint8_t, u8)
+NANSUM_TO_INT_LOOPS(int8_t, i8)
+NANSUM_TO_INT_LOOPS(int16_t, i16)
+NANSUM_TO_INT_LOOPS(uint16_t, u16)
+NANSUM_TO_INT_LOOPS(uint32_t, u32)
+NANSUM_TO_INT_LOOPS(uint64_t, u64)
+#define NANSUM_TO_INT_ROW(E, S) \
+    [E] = {[MT_FLOAT32] = nansum_f32_to_##S, [MT_FLOAT64] = nansum_f64_to_##S}
+/* nansum_to_int_loops[the result's dtype][the input's] */
+static const mt_loop_fn nansum_to_int_loops[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
+    NANSUM_TO_INT_ROW(MT_BOOL, b8),    NANSUM_TO_INT_ROW(MT_INT32, i32),
+    NANSUM_TO_INT_ROW(MT_INT64, i64),  NANSUM_TO_INT_ROW(MT_UINT8, u8),
+    NANSUM_TO_INT_ROW(MT_INT8, i8),    NANSUM_TO_INT_ROW(MT_INT16, i16),
+    NANSUM_TO_INT_ROW(MT_UINT16, u16), NANSUM_TO_INT_ROW(MT_UINT32, u32),
+    NANSUM_TO_INT_ROW(MT_UINT64, u64),
+};
 
 // acc (input shape, stride 0 on reduced dims), in; acc = COMBINE(acc, x) for each x of in
 #define REDUCE_LOOP(name, ACC, T, COMBINE)                                      \
@@ -503,11 +539,11 @@ mt_cpu_nansum(mt_args *a)
 {
     const mt_reduce_plan *p = &a->plan->reduce;
     const mt_dtype self_dt = a->t[0]->dtype;
-    const bool trunc_terms = mt_dtype_is_float(self_dt) && !mt_dtype_is_float(p->in_dt);
+    const bool int_terms = mt_dtype_is_float(self_dt) && !mt_dtype_is_float(p->in_dt);
     reduction r = {"nansum",
-                   trunc_terms ? nansum_trunc_loops : nansum_loops,
-                   trunc_terms ? self_dt : p->in_dt,
-                   trunc_terms ? MT_FLOAT64 : wide(p->out_dt),
+                   int_terms ? nansum_to_int_loops[p->out_dt] : nansum_loops,
+                   int_terms ? self_dt : p->in_dt,
+                   int_terms ? MT_INT64 : wide(p->out_dt),
                    mt_scalar_int(0),
                    {0},
                    sum_loops};

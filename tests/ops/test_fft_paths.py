@@ -157,6 +157,38 @@ def test_threads_give_the_same_bits():
         assert np.array_equal(x, y)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [16, 62, 63, 64, 66])
+def test_last_dim_blocks_of_many_lines(threads, n):
+    """Many short lines along the last dim (a Fourier Neural Operator's activations): full blocks
+    of lines go through the in-register tile transposes (whole tiles and a remainder of
+    elements), the last block of a row is partial, and each block asks for the next one's
+    memory; rfft, irfft, fft, ifft and hfft, 1-D and 2-D, at one and two threads."""
+    saved = minitorch.get_num_threads()
+    a = _signal((3, 7, 5, n), False, n)
+    c = _signal((3, 7, 5, n), True, n + 1)
+    half = _signal((3, 7, 5, n // 2 + 1), True, n + 2)
+    try:
+        minitorch.set_num_threads(threads)
+        for norm in NORMS:
+            _compare("rfft", a, norm=norm)
+            _compare("fft", c, norm=norm)
+            _compare("irfft", half, n=n, norm=norm)
+        _compare("ifft", c, "transposed")
+        _compare("hfft", half, n=n)
+        _compare("rfft2", a, "sliced")
+        _compare("irfft2", half, s=(5, n))
+        x = np.random.default_rng(n).standard_normal((3, 7, 5, n))
+        z = x + 1j * np.random.default_rng(n + 1).standard_normal((3, 7, 5, n))
+        tol = 1e-13 * np.log2(n)
+        np.testing.assert_allclose(_np(minitorch.fft.rfft(minitorch.tensor(x))), np.fft.rfft(x), atol=tol, rtol=0)
+        np.testing.assert_allclose(_np(minitorch.fft.ifft(minitorch.tensor(z), norm="ortho")),
+                                   np.fft.ifft(z, norm="ortho"), atol=tol, rtol=0)
+        np.testing.assert_allclose(_np(minitorch.fft.irfft(minitorch.tensor(np.fft.rfft(x)), n=n)), x, atol=tol, rtol=0)
+    finally:
+        minitorch.set_num_threads(saved)
+
+
 def test_plan_cache_evicts_and_reuses():
     """More lengths than the cache keeps (16), twice over, each still right."""
     rng = np.random.default_rng(3)

@@ -145,6 +145,24 @@ def test_nansum_across_threads_and_dtypes(threads):
     check(lambda m, x: x.nansum(1), lambda x: np.zeros(3), [np.zeros((3, 0), np.float32)])
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool"])
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_nansum_into_integers_converts_each_element_first(threads, dtype, src):
+    """nansum(x, dtype=<integer>) of floats converts each element to that dtype before adding, as
+    PyTorch does: an infinity or an out-of-range value becomes that dtype's conversion of it
+    (INT64_MIN for int64 on x86) and the integer sum wraps ([inf, -inf, 3.9] is 3); a sum in
+    double converted once gave INT64_MIN. Long rows, so the threads split them."""
+    inf, nan = np.inf, np.nan
+    rows = [[1.5, inf, 2.7, nan], [-inf, 1.0, -2.5, 0.25], [inf, inf, nan, 1.0], [inf, -inf, 3.9, nan],
+            [1e19, 1.0, -1e19, 7.9], [-2.5, 3e18, 3e18, 3e18], [3e9, -3e9, 300.7, -0.5], [0.5, 0, 0, 0]]
+    a = np.tile(np.array(rows, src), (1, 2000))
+    a[:, 4::7] = nan
+    for layout in ("contiguous", "transposed"):
+        same_as_torch(lambda m, x: x.nansum(1, dtype=getattr(m, dtype)), [a], layout=layout, grad=False)
+        same_as_torch(lambda m, x: m.nansum(x, dtype=getattr(m, dtype)), [a], layout=layout, grad=False)
+    same_as_torch(lambda m, x: x.nansum(0, dtype=getattr(m, dtype)), [a[:, :64]], grad=False)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_nansum_nanmean_gradients(threads, layout):
     """NansumBackward0: the gradient is 0 where the input is NaN (NaN where an infinite gradient
