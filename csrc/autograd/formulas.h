@@ -23,7 +23,7 @@ void mt_saves_mul(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 void mt_saves_lerp(const mt_args *a, unsigned *save_inputs, bool *save_outputs);
 
 /* The Autograd kernels of max_pool2d and layer_norm, which record max_pool2d_with_indices and
- * (on the CPU) native_layer_norm (formulas_nn.c) */
+ * (on the CPU) native_layer_norm (formulas_nn.c and formulas_norm.c) */
 mt_status mt_autograd_max_pool2d(mt_args *a);
 mt_status mt_autograd_layer_norm(mt_args *a);
 /* max_pool3d's, which records max_pool3d_with_indices (formulas_nn.c) */
