@@ -3,7 +3,7 @@
  * least squares are in cpu/linalg_spectral.c, the LAPACK layer in cpu/lapack.h.
  *
  * Inputs are batches of row-major matrices (..., m, n), float32 or float64, checked by the
- * front ends (ops/linalg_checks.c). Each matrix is copied into a column-major scratch buffer,
+ * front ends (ops/linalg_fronts.c). Each matrix is copied into a column-major scratch buffer,
  * as LAPACK wants it (so each routine sees the matrix itself, as PyTorch's do, and reports the
  * same info), and the results are copied back into row-major outputs. */
 #include <math.h>

@@ -187,7 +187,7 @@ int mt_pool_nd(mt_op op);
     X(bernoulli_, bernoulli_) X(poisson, poisson) X(multinomial, multinomial)                   \
     X(_standard_gamma, gamma) X(_sample_dirichlet, dirichlet)                                    \
     X(_standard_gamma_grad, gamma_grad) X(_dirichlet_grad, gamma_grad)                       \
-    /* linear algebra: linalg_checks.c */                                                        \
+    /* linear algebra: linalg_fronts.c */                                                        \
     X(linalg_inv_ex, linalg_square) X(linalg_det, linalg_square) X(linalg_slogdet, linalg_square) \
     X(linalg_solve, linalg_solve) X(linalg_solve_triangular, linalg_solve_triangular)           \
     X(linalg_cholesky_ex, linalg_cholesky_ex) X(linalg_qr, linalg_qr)                           \
