@@ -57,7 +57,7 @@ const void *mt_cuda_fill_kernel(mt_dtype dt);
 /* The kernel that copies operand 1 (dtype from) into operand 0 (dtype to), casting. */
 const void *mt_cuda_cast_kernel(mt_dtype to, mt_dtype from);
 
-/* ---- reductions (reduce.cu) ---- */
+/* ---- reductions (reduce.cu; the ops along one dim: reduce_dim.cu) ---- */
 
 #define MT_CUDA_RED_THREADS 256 /* threads per block (a power of two: the tree halves it) */
 

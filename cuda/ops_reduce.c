@@ -1,7 +1,7 @@
 /* The CUDA key's reductions (sum, mean, prod, amax, amin, all, any, norm, var, std, logsumexp,
  * max, min, max_dim, min_dim, argmax, argmin) and the ops along one dim (cumsum, cumprod,
  * softmax, log_softmax): the dims and dtypes are the front end's plan (ops/reduce_checks.c),
- * the result's shape the shared ops/reduce_dims.h's, the loops reduce.cu's kernels. */
+ * the result's shape the shared ops/reduce_dims.h's, the loops reduce.cu's and reduce_dim.cu's kernels. */
 #include <math.h>
 #include <string.h>
 
@@ -356,7 +356,7 @@ row_op(mt_args *a, mt_dtype dt, mt_cuda_row_op op)
 
 // grad_output, output (any shape, the plan's float dtype), dim; out = _softmax_backward_data's
 // result (_log_softmax_backward_data's: a->plan->op) along dim, one pass over each row
-// (cuda/reduce.cu), no host sync
+// (cuda/reduce_dim.cu), no host sync
 mt_status
 mt_cuda_softmax_backward(mt_args *a)
 {
