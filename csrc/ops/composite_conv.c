@@ -1,25 +1,20 @@
-/* conv1d, conv3d, conv_transpose1d and conv_transpose2d as compositions of the 2-D convolution
- * ops, for every device: a 1-D convolution is the 2-D one over (N, C, 1, L) (as PyTorch's CPU
- * conv1d views it), a 3-D one the sum over the kernel's depth taps of 2-D ones over the depth
- * slices each tap meets (folded into the batch), and a transposed convolution is conv2d's input gradient,
+/* conv1d, conv_transpose1d and conv_transpose2d as compositions of the 2-D convolution ops, for
+ * every device: a 1-D convolution is the 2-D one over (N, C, 1, L) (as PyTorch's CPU conv1d
+ * views it), and a transposed convolution is conv2d's input gradient,
  * convolution_backward_input, whose gradient rows (autograd/formulas_nn.c) make it
- * differentiable, twice. The checks are PyTorch's (Convolution.cpp's check_shape_forward and
- * the transposed kernels' output-size checks), in its order, with the sizes as given. */
+ * differentiable, twice; the gradients of these and of conv3d (mt_conv_nd_backward). The 3-D
+ * convolutions are in composite_conv3d.c. The checks, shared with it (ops/conv_nd.h), are
+ * PyTorch's (Convolution.cpp's check_shape_forward and the transposed kernels' output-size
+ * checks), in its order, with the sizes as given. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/conv_nd.h"
 #include "ops/nn.h"
 #include "ops/ops.h"
-
-/* One convolution's arguments, each as dims values. */
-typedef struct conv_params {
-    int dims;
-    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS], opad[MT_MAX_DIMS], groups;
-} conv_params;
 
 /* An int[] argument of an op over dims spatial dims as wdims values (see mt_conv_expand_param). */
 static mt_status
@@ -30,7 +25,7 @@ expand(const mt_intlist *l, const char *name, int dims, int wdims, int64_t *out)
 }
 
 static mt_status
-check_params(const mt_args *a, int dims, bool transposed, int wdims, conv_params *c)
+check_params(const mt_args *a, int dims, bool transposed, int wdims, mt_conv_params *c)
 {
     const mt_intlist *dil = &a->l[transposed ? 3 : 2];
     mt_status st;
@@ -85,7 +80,7 @@ join_x(char *buf, size_t size, int n, const int64_t *v)
 /* A transposed convolution's output_padding, below its stride or its dilation in each dim;
  * PyTorch's message names two dims (height, width; a 1-D one as a 1 x L plane) or three. */
 static mt_status
-check_output_padding(const conv_params *c, int dims)
+check_output_padding(const mt_conv_params *c, int dims)
 {
     static const char *const names[3] = {"depth", "height", "width"};
     const int shown = dims == 1 ? 2 : dims, skip = shown - dims;
@@ -117,9 +112,9 @@ check_output_padding(const conv_params *c, int dims)
 
 /* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
  * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
-static mt_status
-check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_params *c,
-           int64_t *out)
+mt_status
+mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed, mt_conv_params *c,
+              int64_t *out)
 {
     const mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
     char b1[256], b2[256], b3[256];
@@ -220,8 +215,8 @@ check_conv(const mt_args *a, const char *name, int dims, bool transposed, conv_p
  * out_hw with weight w2: rows an output_padding at least the stride adds (allowed when below
  * the dilation) meet a grad_output row x2 lacks, so x2 is padded with zeros to that size. */
 static mt_status
-transposed_input(mt_tensor *x2, const mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
-                 mt_tensor **out)
+transposed_input(mt_tensor *x2, const mt_tensor *w2, const int64_t *out_hw,
+                 const mt_conv_params *c2, mt_tensor **out)
 {
     int nd = x2->ndim;
     int64_t pad[4] = {0, 0, 0, 0};
@@ -241,9 +236,9 @@ transposed_input(mt_tensor *x2, const mt_tensor *w2, const int64_t *out_hw, cons
 
 /* The transposed convolution of x2 (a 2-D batch or plane) with w2 (in, out / groups, KH, KW):
  * conv2d's input gradient for an input of the output's size. */
-static mt_status
-transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const conv_params *c2,
-             mt_tensor **out)
+mt_status
+mt_conv_transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const mt_conv_params *c2,
+                     mt_tensor **out)
 {
     int nd = x2->ndim;
     int64_t size[4];
@@ -264,9 +259,9 @@ transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw, const conv_par
 /* The arguments of a convolution over dims spatial dims as the 2-D one's: a length L is a
  * 1 x L plane. */
 static void
-params2d(const conv_params *c, int dims, conv_params *c2)
+params2d(const mt_conv_params *c, int dims, mt_conv_params *c2)
 {
-    *c2 = (conv_params){.dims = 2, .groups = c->groups};
+    *c2 = (mt_conv_params){.dims = 2, .groups = c->groups};
     for (int d = 0; d < 2; d++) {
         int k = d - (2 - dims);
         c2->stride[d] = k < 0 ? 1 : c->stride[k];
@@ -305,13 +300,13 @@ static mt_status
 conv_nd(mt_args *a, const char *name, int dims, bool transposed)
 {
     mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
-    conv_params c;
+    mt_conv_params c;
     int64_t out_sp[2] = {1, 1};
-    mt_status st = check_conv(a, name, dims, transposed, &c, out_sp + 2 - dims);
+    mt_status st = mt_conv_check(a, name, dims, transposed, &c, out_sp + 2 - dims);
     if (st) {
         return st;
     }
-    conv_params c2;
+    mt_conv_params c2;
     params2d(&c, dims, &c2);
     mt_tensor *x2 = NULL, *w2 = NULL, *y = NULL, *b = NULL, *xc = NULL;
     /* a 1-D input is made contiguous first, as PyTorch's _convolution does, so that a permuted
@@ -323,7 +318,7 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
     if (st == MT_OK && !transposed) {
         st = mt_op_conv2d(x2, w2, bias, 2, c2.stride, 2, c2.pad, 2, c2.dil, c2.groups, &y);
     } else if (st == MT_OK) {
-        st = transposed2d(x2, w2, out_sp, &c2, &y);
+        st = mt_conv_transposed2d(x2, w2, out_sp, &c2, &y);
         if (st == MT_OK && bias) {
             static const int64_t col[3] = {-1, 1, 1};
             mt_tensor *sum = NULL;
@@ -342,128 +337,6 @@ conv_nd(mt_args *a, const char *name, int dims, bool transposed)
     mt_tensor_release(w2);
     mt_tensor_release(y);
     mt_tensor_release(b);
-    return st;
-}
-
-/* The depth slices of x (N, C, Dp, H, W, padded in depth) that depth tap kd meets for each of
- * od output depths, as a batch of planes: (N * od, C, H, W), output depth fastest. */
-static mt_status
-depth_slices(mt_tensor *x, int64_t kd, int64_t od, const conv_params *c, mt_tensor **out)
-{
-    static const int64_t perm[5] = {0, 2, 1, 3, 4};
-    int64_t start = kd * c->dil[0],
-            flat[4] = {x->sizes[0] * od, x->sizes[1], x->sizes[3], x->sizes[4]};
-    mt_tensor *xs = NULL, *xp = NULL;
-    mt_status st = mt_op_slice(x, 2, start, start + (od - 1) * c->stride[0] + 1, c->stride[0], &xs);
-    st = st ? st : mt_op_permute(xs, 5, perm, &xp);
-    st = st ? st : mt_op_reshape(xp, 4, flat, out);
-    mt_tensor_release(xs);
-    mt_tensor_release(xp);
-    return st;
-}
-
-/* conv3d's input gradient: the transposed convolution of g with w, its output_padding the
- * input rows the forward's stride left unread at the end of each dim. x and g batched. */
-static mt_status
-conv3d_grad_input(mt_tensor *x, mt_tensor *w, mt_tensor *g, const conv_params *c, mt_tensor **out)
-{
-    /* With unit strides, and padding within the kernel's reach, the transposed convolution is
-     * a convolution of g with w's channels swapped and its taps reversed, padded by what the
-     * forward's padding left of the kernel's reach: one conv3d op, rather than the transposed
-     * convolution's depth taps. */
-    bool plain = true;
-    int64_t rpad[3], ones[3] = {1, 1, 1};
-    for (int d = 0; d < 3; d++) {
-        rpad[d] = c->dil[d] * (w->sizes[2 + d] - 1) - c->pad[d];
-        plain = plain && c->stride[d] == 1 && rpad[d] >= 0;
-    }
-    if (plain) {
-        /* w (OC, C/G, K...) -> (G, OC/G, C/G, K...) -> (G, C/G, OC/G, K...) -> (C, OC/G, K...) */
-        const int64_t gr = c->groups, *ws = w->sizes;
-        const int64_t split[6] = {gr, ws[0] / gr, ws[1], ws[2], ws[3], ws[4]};
-        const int64_t back[5] = {ws[1] * gr, ws[0] / gr, ws[2], ws[3], ws[4]}, taps[3] = {2, 3, 4};
-        mt_tensor *w6 = NULL, *wt = NULL, *w5 = NULL, *wf = NULL;
-        mt_status st = mt_op_reshape(w, 6, split, &w6);
-        st = st ? st : mt_op_transpose(w6, 1, 2, &wt);
-        st = st ? st : mt_op_reshape(wt, 5, back, &w5);
-        st = st ? st : mt_op_flip(w5, 3, taps, &wf);
-        st = st ? st : mt_op_conv3d(g, wf, NULL, 3, ones, 3, rpad, 3, c->dil, gr, out);
-        mt_tensor_release(w6);
-        mt_tensor_release(wt);
-        mt_tensor_release(w5);
-        mt_tensor_release(wf);
-        return st;
-    }
-    int64_t opad[3];
-    for (int d = 0; d < 3; d++) {
-        int64_t reached = (g->sizes[2 + d] - 1) * c->stride[d] - 2 * c->pad[d] +
-                          c->dil[d] * (w->sizes[2 + d] - 1) + 1;
-        opad[d] = x->sizes[2 + d] - reached;
-    }
-    return mt_op_conv_transpose3d(g, w, NULL, 3, c->stride, 3, c->pad, 3, opad, c->groups, 3,
-                                  c->dil, out);
-}
-
-/* conv3d's weight gradient, depth tap by depth tap: tap kd's is the 2-D convolution's weight
- * gradient of the depth slices it met (depth_slices) with g's planes (N * OD, O, OH, OW),
- * stacked along the kernel's depth. x and g batched. */
-static mt_status
-conv3d_grad_weight(mt_tensor *x, mt_tensor *w, mt_tensor *g, const conv_params *c, mt_tensor **out)
-{
-    static const int64_t perm[5] = {0, 2, 1, 3, 4};
-    const int64_t kd = w->sizes[2], od = g->sizes[2];
-    const int64_t planes[4] = {g->sizes[0] * od, g->sizes[1], g->sizes[3], g->sizes[4]};
-    const int64_t wsize[4] = {w->sizes[0], w->sizes[1], w->sizes[3], w->sizes[4]};
-    int64_t pad[6] = {0, 0, 0, 0, c->pad[0], c->pad[0]};
-    mt_tensor *xp = NULL, *gt = NULL, *g2 = NULL, *x2 = NULL, *taps[MT_MAX_DIMS] = {NULL};
-    mt_tensor **many = kd > MT_MAX_DIMS ? calloc((size_t)kd, sizeof(mt_tensor *)) : taps;
-    if (many == NULL) {
-        return mt_fail(MT_ENOMEM, "conv3d: out of memory");
-    }
-    mt_status st = mt_op_constant_pad_nd(x, 6, pad, mt_scalar_int(0), &xp);
-    st = st ? st : mt_op_permute(g, 5, perm, &gt);
-    st = st ? st : mt_op_reshape(gt, 4, planes, &g2);
-    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
-        st = depth_slices(xp, k, od, c, &x2);
-        st = st ? st
-                : mt_op_convolution_backward_weight(g2, x2, 4, wsize, 2, c->stride + 1, 2,
-                                                    c->pad + 1, 2, c->dil + 1, c->groups, &many[k]);
-        mt_tensor_clear(&x2);
-    }
-    st = st ? st : mt_op_stack((int)kd, many, 2, out);
-    for (int64_t k = 0; k < kd; k++) {
-        mt_tensor_release(many[k]);
-    }
-    if (many != taps) {
-        free(many);
-    }
-    mt_tensor_release(xp);
-    mt_tensor_release(gt);
-    mt_tensor_release(g2);
-    return st;
-}
-
-/* conv3d's gradients of input (gi[0]) and weight (gi[1]) asked for in need, each through
- * differentiable ops (so twice differentiable); unbatched x and g go as a batch of one. */
-static mt_status
-conv3d_backward(const conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g, const bool *need,
-                mt_tensor **gi)
-{
-    const bool batched = x->ndim == 5;
-    mt_tensor *xb = NULL, *gb = NULL, *r = NULL;
-    mt_status st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
-    st = st ? st : batched ? (gb = mt_tensor_retain(g), MT_OK) : mt_op_unsqueeze(g, 0, &gb);
-    if (st == MT_OK && need[0]) {
-        int64_t zero = 0;
-        st = conv3d_grad_input(xb, w, gb, c, batched ? &gi[0] : &r);
-        st = st || batched ? st : mt_op_squeeze(r, 1, &zero, &gi[0]);
-    }
-    if (st == MT_OK && need[1]) {
-        st = conv3d_grad_weight(xb, w, gb, c, &gi[1]);
-    }
-    mt_tensor_release(xb);
-    mt_tensor_release(gb);
-    mt_tensor_release(r);
     return st;
 }
 
@@ -504,7 +377,7 @@ mt_status
 mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x, mt_tensor *w,
                     mt_tensor *g, const bool *need, mt_tensor **gi)
 {
-    conv_params c = {.dims = dims, .groups = args->i[0]}, c2;
+    mt_conv_params c = {.dims = dims, .groups = args->i[0]}, c2;
     mt_status st;
     if ((st = expand(&args->l[0], "stride", dims, dims, c.stride)) ||
         (st = expand(&args->l[1], "padding", dims, dims, c.pad)) ||
@@ -518,7 +391,7 @@ mt_conv_nd_backward(const mt_args *args, int dims, bool transposed, mt_tensor *x
         return st;
     }
     if (dims == 3) {
-        st = conv3d_backward(&c, x, w, gf, need, gi);
+        st = mt_conv3d_backward(&c, x, w, gf, need, gi);
         for (int k = 0; k < 2 && st == MT_OK; k++) {
             if (need[k]) {
                 mt_tensor *r3 = gi[k];
@@ -605,261 +478,4 @@ mt_status
 mt_composite_conv_transpose2d(mt_args *a)
 {
     return conv_nd(a, "conv_transpose2d", 2, true);
-}
-
-/* A 3-D convolution's result from acc, its values depth-major (N, OD, OC, OH, OW) as split
- * gives the sizes: (N, OC, OD, OH, OW) contiguous, plus bias (OC) if any, without N unless
- * batched. */
-static mt_status
-depth_major_result(mt_tensor *acc, const int64_t *split, mt_tensor *bias, bool batched,
-                   mt_tensor **out)
-{
-    static const int64_t perm[5] = {0, 2, 1, 3, 4}, col[4] = {-1, 1, 1, 1};
-    mt_tensor *v = NULL, *p = NULL, *b = NULL, *sum = NULL, *res = NULL;
-    mt_status st = mt_op_reshape(acc, 5, split, &v);
-    st = st ? st : mt_op_permute(v, 5, perm, &p);
-    if (st == MT_OK && bias) {
-        st = mt_op_view(bias, 4, col, &b);
-        st = st ? st : mt_op_add(p, b, mt_scalar_int(1), &sum);
-    }
-    st = st ? st : mt_op_contiguous(sum ? sum : p, &res);
-    if (st == MT_OK && !batched) {
-        int64_t zero = 0;
-        st = mt_op_squeeze(res, 1, &zero, out);
-    } else if (st == MT_OK) {
-        *out = mt_tensor_retain(res);
-    }
-    mt_tensor_release(v);
-    mt_tensor_release(p);
-    mt_tensor_release(b);
-    mt_tensor_release(sum);
-    mt_tensor_release(res);
-    return st;
-}
-
-/* The 2-D convolution of depth tap kd of w (O, C/g, KD, KH, KW) with the slices of x (N, C,
- * Dp, H, W, padded in depth) it meets for each of od output depths: (N * od, O, OH, OW). */
-static mt_status
-depth_tap(mt_tensor *x, mt_tensor *w, int64_t kd, int64_t od, const conv_params *c, mt_tensor **out)
-{
-    mt_tensor *x2 = NULL, *wk = NULL;
-    mt_status st = depth_slices(x, kd, od, c, &x2);
-    st = st ? st : mt_op_select(w, 2, kd, &wk);
-    st = st ? st
-            : mt_op_conv2d(x2, wk, NULL, 2, c->stride + 1, 2, c->pad + 1, 2, c->dil + 1, c->groups,
-                           out);
-    mt_tensor_release(x2);
-    mt_tensor_release(wk);
-    return st;
-}
-
-/* conv3d's checks, in PyTorch's order: the bias's dtype, then check_conv's shapes, the
- * kernel's sizes and the weight's dtype. */
-static mt_status
-check_conv3d(const mt_args *a, conv_params *c)
-{
-    const mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
-    if ((x->ndim == 4 || x->ndim == 5) && bias && bias->dtype != x->dtype) {
-        return mt_fail(MT_ERUNTIME, "Input type (%s) and bias type (%s) should be the same",
-                       mt_dtype_c_name(x->dtype), mt_dtype_c_name(bias->dtype));
-    }
-    mt_status st = check_conv(a, "conv3d", 3, false, c, NULL);
-    if (st) {
-        return st;
-    }
-    if (w->sizes[2] <= 0 || w->sizes[3] <= 0 || w->sizes[4] <= 0) {
-        return mt_fail(MT_ERUNTIME,
-                       "kernel size should be greater than zero, but got: %" PRId64 " x %" PRId64
-                       " x %" PRId64 " (TxHxW)",
-                       w->sizes[2], w->sizes[3], w->sizes[4]);
-    }
-    if (w->dtype != x->dtype) {
-        return mt_fail(MT_ERUNTIME, "expected scalar type %s but found %s",
-                       mt_dtype_scalar_name(x->dtype), mt_dtype_scalar_name(w->dtype));
-    }
-    return MT_OK;
-}
-
-/* conv3d's front end for its CPU kernel (cpu/conv.c): the checks, and the geometry as a depth
- * slice's 2-D one plus the depth's. */
-mt_status
-mt_front_conv3d(const mt_args *a, mt_plan *p)
-{
-    const mt_tensor *x = a->t[0], *w = a->t[1];
-    conv_params c;
-    mt_status st = check_conv3d(a, &c);
-    if (st) {
-        return st;
-    }
-    int64_t xs[5] = {1, 1, 1, 1, 1}, out[3];
-    memcpy(xs + 5 - x->ndim, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
-    for (int d = 0; d < 3; d++) {
-        out[d] = (xs[2 + d] + 2 * c.pad[d] - c.dil[d] * (w->sizes[2 + d] - 1) - 1) / c.stride[d] +
-                 1;
-    }
-    conv3_geom *g = &p->conv3;
-    g->hw = (conv_geom){.n = xs[0],
-                        .c = 1,
-                        .h = xs[3],
-                        .w = xs[4],
-                        .oc = w->sizes[0],
-                        .kh = w->sizes[3],
-                        .kw = w->sizes[4],
-                        .oh = out[1],
-                        .ow = out[2],
-                        .sh = c.stride[1],
-                        .sw = c.stride[2],
-                        .ph = c.pad[1],
-                        .pw = c.pad[2],
-                        .dh = c.dil[1],
-                        .dw = c.dil[2],
-                        .groups = c.groups};
-    g->c = xs[1];
-    g->d = xs[2];
-    g->kd = w->sizes[2];
-    g->od = out[0];
-    g->sd = c.stride[0];
-    g->pd = c.pad[0];
-    g->dd = c.dil[0];
-    const int64_t sizes[5] = {xs[0], w->sizes[0], out[0], out[1], out[2]};
-    const bool batched = x->ndim == 5;
-    return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
-                                  mt_conv_memory_format(x, w));
-}
-
-// input (N, C, D, H, W) or (C, D, H, W), weight (O, C/groups, KD, KH, KW), bias (O) or None;
-// out (N, O, OD, OH, OW): sum over kd of depth_tap, back in (N, O, OD, OH, OW) order, plus bias
-mt_status
-mt_composite_conv3d(mt_args *a)
-{
-    mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
-    conv_params c;
-    mt_status st = check_conv3d(a, &c);
-    if (st) {
-        return st;
-    }
-    bool batched = x->ndim == 5;
-    int64_t pad[6] = {0, 0, 0, 0, c.pad[0], c.pad[0]};
-    mt_tensor *xb = NULL, *xp = NULL, *acc = NULL, *y = NULL, *t = NULL;
-    st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
-    st = st ? st : mt_op_constant_pad_nd(xb, 6, pad, mt_scalar_int(0), &xp);
-    if (st) {
-        goto out_release;
-    }
-    int64_t n = xp->sizes[0], kd = w->sizes[2];
-    int64_t od = (xp->sizes[2] - c.dil[0] * (kd - 1) - 1) / c.stride[0] + 1;
-    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
-        st = depth_tap(xp, w, k, od, &c, acc ? &y : &acc);
-        if (st == MT_OK && y) {
-            st = mt_op_add(acc, y, mt_scalar_int(1), &t);
-            mt_tensor_clear(&acc);
-            mt_tensor_clear(&y);
-            acc = t;
-            t = NULL;
-        }
-    }
-    if (st) {
-        goto out_release;
-    }
-    int64_t split[5] = {n, od, acc->sizes[1], acc->sizes[2], acc->sizes[3]};
-    st = depth_major_result(acc, split, bias, batched, &y);
-    /* channels-last 3d stays so, as the CPU kernel's result (mt_front_conv3d) */
-    st = st ? st : mt_in_format(y, mt_conv_memory_format(x, w), &a->out[0]);
-out_release:
-    mt_tensor_release(xb);
-    mt_tensor_release(xp);
-    mt_tensor_release(acc);
-    mt_tensor_release(y);
-    return st;
-}
-
-/* Depth tap k's share of a transposed 3-D convolution: y (N * D, O, OH, OW), the 2-D transposed
- * convolution of each input depth slice with w[:, :, k], placed at the output depths
- * id * sd + k * dd of a (N, L, O * OH * OW) stretch, zeros elsewhere. */
-static mt_status
-place_depth_tap(mt_tensor *y, int64_t n, int64_t d, int64_t k, int64_t len, const conv_params *c,
-                mt_tensor **out)
-{
-    const int64_t rest = mt_tensor_numel(y) / (n * d > 0 ? n * d : 1);
-    const int64_t span = (d - 1) * c->stride[0] + 1, at = k * c->dil[0];
-    int64_t col[4] = {n, d, 1, rest}, flat[3] = {n, d * c->stride[0], rest};
-    int64_t gaps[4] = {0, 0, 0, c->stride[0] - 1}, shift[4] = {0, 0, at, len - at - span};
-    mt_tensor *v = NULL, *spaced = NULL, *r = NULL, *cut = NULL;
-    mt_status st = mt_op_reshape(y, 4, col, &v);
-    st = st ? st : mt_op_constant_pad_nd(v, 4, gaps, mt_scalar_int(0), &spaced);
-    st = st ? st : mt_op_reshape(spaced, 3, flat, &r);
-    st = st ? st : mt_op_narrow(r, 1, 0, span, &cut);
-    st = st ? st : mt_op_constant_pad_nd(cut, 4, shift, mt_scalar_int(0), out);
-    mt_tensor_release(v);
-    mt_tensor_release(spaced);
-    mt_tensor_release(r);
-    mt_tensor_release(cut);
-    return st;
-}
-
-// input (N, IC, D, H, W) or (IC, D, H, W), weight (IC, OC/groups, KD, KH, KW), bias (OC) or
-// None; out (N, OC, OD, OH, OW): per depth tap kd the 2-D transposed convolution of the input's
-// depth slices (folded into the batch) with w[:, :, kd], spread to the output depths they reach
-// (place_depth_tap), summed, cut by the depth padding, plus bias
-mt_status
-mt_composite_conv_transpose3d(mt_args *a)
-{
-    mt_tensor *x = a->t[0], *w = a->t[1], *bias = a->t[2];
-    conv_params c, c2;
-    int64_t out_sp[3];
-    mt_status st = check_conv(a, "conv_transpose3d", 3, true, &c, out_sp);
-    if (st) {
-        return st;
-    }
-    c2 = (conv_params){.dims = 2, .groups = c.groups};
-    for (int d = 0; d < 2; d++) {
-        c2.stride[d] = c.stride[d + 1];
-        c2.pad[d] = c.pad[d + 1];
-        c2.dil[d] = c.dil[d + 1];
-        c2.opad[d] = c.opad[d + 1];
-    }
-    static const int64_t perm[5] = {0, 2, 1, 3, 4};
-    const bool batched = x->ndim == 5;
-    mt_tensor *xb = NULL, *xt = NULL, *x2 = NULL, *acc = NULL, *wk = NULL, *y = NULL, *part = NULL,
-              *t = NULL;
-    st = batched ? (xb = mt_tensor_retain(x), MT_OK) : mt_op_unsqueeze(x, 0, &xb);
-    if (st) {
-        goto out_release;
-    }
-    const int64_t n = xb->sizes[0], d = xb->sizes[2], kd = w->sizes[2];
-    const int64_t oc = w->sizes[1] * c.groups, len = out_sp[0] + 2 * c.pad[0];
-    int64_t flat[4] = {n * d, xb->sizes[1], xb->sizes[3], xb->sizes[4]};
-    st = mt_op_permute(xb, 5, perm, &xt);
-    st = st ? st : mt_op_reshape(xt, 4, flat, &x2);
-    for (int64_t k = 0; k < kd && st == MT_OK; k++) {
-        st = mt_op_select(w, 2, k, &wk);
-        st = st ? st : transposed2d(x2, wk, out_sp + 1, &c2, &y);
-        st = st ? st : place_depth_tap(y, n, d, k, len, &c, acc ? &part : &acc);
-        if (st == MT_OK && part) {
-            st = mt_op_add(acc, part, mt_scalar_int(1), &t);
-            mt_tensor_clear(&acc);
-            acc = t;
-            t = NULL;
-        }
-        mt_tensor_clear(&wk);
-        mt_tensor_clear(&y);
-        mt_tensor_clear(&part);
-    }
-    if (st) {
-        goto out_release;
-    }
-    /* acc (N, L, OC * OH * OW) -> the padding cut, (N, OC, OD, OH, OW), plus bias */
-    int64_t split[5] = {n, out_sp[0], oc, out_sp[1], out_sp[2]};
-    st = mt_op_narrow(acc, 1, c.pad[0], out_sp[0], &t);
-    st = st ? st : depth_major_result(t, split, bias, batched, &a->out[0]);
-out_release:
-    mt_tensor_release(xb);
-    mt_tensor_release(xt);
-    mt_tensor_release(x2);
-    mt_tensor_release(acc);
-    mt_tensor_release(wk);
-    mt_tensor_release(y);
-    mt_tensor_release(part);
-    mt_tensor_release(t);
-    return st;
 }

@@ -120,7 +120,7 @@ int mt_pool_nd(mt_op op);
     X(conv2d, conv2d) X(convolution_backward_input, convolution_backward)                       \
     X(convolution_backward_weight, convolution_backward)                                         \
     X(im2col, im2col) X(col2im, col2im)                                                          \
-    /* conv3d's own kernel (composite_conv.c: its checks are the composite's) */                \
+    /* conv3d's own kernel (composite_conv3d.c: its checks are the composite's) */                \
     X(conv3d, conv3d)                                                                            \
     /* pooling: pool_checks.c */                                                                \
     X(max_pool2d, max_pool) X(max_pool2d_with_indices, max_pool) X(max_pool3d, max_pool)        \

@@ -1,0 +1,28 @@
+/* What the convolutions composed of the 2-D convolution ops share between ops/composite_conv.c
+ * (1-D, the transposed 1-D and 2-D, the gradients) and ops/composite_conv3d.c (3-D): one
+ * convolution's arguments, their checks, the 2-D transposed convolution, conv3d's gradients. */
+#ifndef MT_OPS_CONV_ND_H
+#define MT_OPS_CONV_ND_H
+
+#include "dispatch/dispatch.h"
+
+/* One convolution's arguments, each as dims values. */
+typedef struct mt_conv_params {
+    int dims;
+    int64_t stride[MT_MAX_DIMS], pad[MT_MAX_DIMS], dil[MT_MAX_DIMS], opad[MT_MAX_DIMS], groups;
+} mt_conv_params;
+
+/* The checks of input x (dims + 1 or dims + 2 dims), weight and bias, and the output's spatial
+ * sizes in out (transposed only: a plain convolution's come from conv2d's front end). */
+mt_status mt_conv_check(const mt_args *a, const char *name, int dims, bool transposed,
+                        mt_conv_params *c, int64_t *out);
+/* The transposed convolution of x2 (a 2-D batch or plane) with w2 (in, out / groups, KH, KW):
+ * conv2d's input gradient for an input of the output's size. */
+mt_status mt_conv_transposed2d(mt_tensor *x2, mt_tensor *w2, const int64_t *out_hw,
+                               const mt_conv_params *c2, mt_tensor **out);
+/* conv3d's gradients of input (gi[0]) and weight (gi[1]) asked for in need, each through
+ * differentiable ops (so twice differentiable); unbatched x and g go as a batch of one. */
+mt_status mt_conv3d_backward(const mt_conv_params *c, mt_tensor *x, mt_tensor *w, mt_tensor *g,
+                             const bool *need, mt_tensor **gi);
+
+#endif
