@@ -1,7 +1,7 @@
-"""Backward formulas of the nn ops (csrc/autograd/formulas_nn.c): conv2d, pooling, layer_norm,
-batch_norm, embedding, the losses; against finite differences and PyTorch (check_grad), node
-names against PyTorch's, the backward ops called directly, and a small CNN's parameter
-gradients against the same network in PyTorch."""
+"""Backward formulas of the nn ops (csrc/autograd/formulas_nn.c, formulas_norm.c): conv2d, pooling,
+layer_norm, batch_norm, embedding, the losses; against finite differences and PyTorch
+(check_grad), node names against PyTorch's, the backward ops called directly, and a small CNN's
+parameter gradients against the same network in PyTorch."""
 import numpy as np
 import pytest
 
