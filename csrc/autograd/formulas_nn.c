@@ -14,6 +14,17 @@
 
 /* ---- convolution ---- */
 
+/* *out = zeros laid out as t (PyTorch's zeros_like, preserve_format) */
+static mt_status
+zeros_like(const mt_tensor *t, mt_tensor **out)
+{
+    int64_t strides[MT_MAX_DIMS];
+    mt_preserve_strides(t, strides);
+    mt_status st = mt_tensor_empty_strided(t->ndim, t->sizes, strides, t->dtype,
+                                           mt_tensor_device(t), out);
+    return st ? st : mt_op_zero_(*out, NULL);
+}
+
 // input (N, C, H, W) or (C, H, W), weight (OC, C/G, KH, KW), bias (OC) or None
 mt_status
 mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
@@ -23,17 +34,23 @@ mt_grad_conv2d(mt_node *n, mt_tensor *const *g, mt_tensor **gi)
     int64_t groups = n->args.i[0];
     const mt_meta *in = &n->in_meta[0], *wm = &n->in_meta[1];
     tmp s = {0};
-    /* g[0] in the forward's memory format, which the backward ops give their results in */
-    mt_tensor *r = NULL, *go = own(&s, mt_conv_grad_output_in_format(x, w, g[0], &r), &r);
+    /* g[0] in the forward's memory format, which the backward ops give their results in; of an
+     * empty batch, zero gradients laid out as input and weight each (PyTorch's Empty backend's),
+     * not in the convolution's format */
+    const bool empty = mt_tensor_numel(x) == 0;
+    mt_tensor *r = NULL;
+    mt_tensor *go = empty ? NULL : own(&s, mt_conv_grad_output_in_format(x, w, g[0], &r), &r);
     if (s.st == MT_OK && wants(n, 0)) {
-        s.st = mt_op_convolution_backward_input(go, w, in->ndim, in->sizes, stride->n, stride->v,
-                                                padding->n, padding->v, dilation->n, dilation->v,
-                                                groups, &gi[0]);
+        s.st = empty ? zeros_like(x, &gi[0])
+                     : mt_op_convolution_backward_input(go, w, in->ndim, in->sizes, stride->n,
+                                                        stride->v, padding->n, padding->v,
+                                                        dilation->n, dilation->v, groups, &gi[0]);
     }
     if (s.st == MT_OK && wants(n, 1)) {
-        s.st = mt_op_convolution_backward_weight(go, x, wm->ndim, wm->sizes, stride->n, stride->v,
-                                                 padding->n, padding->v, dilation->n, dilation->v,
-                                                 groups, &gi[1]);
+        s.st = empty ? zeros_like(w, &gi[1])
+                     : mt_op_convolution_backward_weight(go, x, wm->ndim, wm->sizes, stride->n,
+                                                         stride->v, padding->n, padding->v,
+                                                         dilation->n, dilation->v, groups, &gi[1]);
     }
     if (s.st == MT_OK && wants(n, 2)) {
         static const int64_t batched[3] = {0, 2, 3}, unbatched[2] = {1, 2};

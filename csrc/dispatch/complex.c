@@ -10,13 +10,14 @@
  * addmm, addmv and baddbmm add beta * self to one), var and std (the parts' variances summed),
  * the norms (of abs) and the uniform_ and normal_ fills (on the real view), so their gradients
  * come from those ops' rows.
- * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for. The
- * CUDA backend has no complex kernels: every op refuses them there, naming itself. Nothing
- * here computes an element. */
+ * Any other op refuses them with PyTorch's message for a dtype a kernel has no loop for (sign
+ * with its own, pointing at sgn). The CUDA backend has no complex kernels: every op refuses
+ * them there, naming itself. Nothing here computes an element. */
 #include "dispatch/complex.h"
 
 #include <math.h>
 
+#include "ops/linalg.h"
 #include "ops/op_chain.h"
 #include "ops/ops.h"
 
@@ -63,6 +64,10 @@ complex_dtype(const mt_args *a)
 static mt_status
 not_implemented(mt_op op, const mt_args *a)
 {
+    if (op == MT_OP_sign || op == MT_OP_sign_) { /* PyTorch's own words, and class, for sign */
+        return mt_fail(MT_ENOTIMPL, "Unlike NumPy, torch.sign is not intended to support complex "
+                                    "numbers. Please use torch.sgn instead.");
+    }
     return mt_fail(MT_ERUNTIME, "\"%s\" not implemented for '%s'", mt_op_names[op],
                    mt_dtype_scalar_name(complex_dtype(a)));
 }
@@ -275,11 +280,9 @@ complex_moment(mt_op op, mt_args *a)
 static mt_status
 complex_norm(mt_op op, mt_args *a)
 {
-    if (op == MT_OP_linalg_vector_norm && a->dtype >= 0 &&
-        !mt_dtype_is_complex((mt_dtype)a->dtype)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",
-                       mt_dtype_scalar_name((mt_dtype)a->dtype));
+    mt_status st = mt_linalg_check_norm_dtype(a->t[0]->dtype, a->dtype);
+    if (st) {
+        return st;
     }
     tmp s = {0};
     give(&s, same_call(&s, op, a, un(&s, MT_OP_abs, a->t[0])), &a->out[0]);

@@ -186,8 +186,10 @@ mt_front_conv2d(const mt_args *a, mt_plan *p)
     g->ow = (in_w - k_w) / g->sw + 1;
     const int64_t sizes[4] = {g->n, g->oc, g->oh, g->ow};
     const bool batched = x->ndim == 4;
+    /* an empty batch's output is row-major, as PyTorch's (its Empty backend's view) */
     return mt_front_output_format(p, x->dtype, x->ndim, sizes + !batched,
-                                  mt_conv_memory_format(x, wt));
+                                  mt_tensor_numel(x) == 0 ? MT_CONTIGUOUS_FORMAT
+                                                          : mt_conv_memory_format(x, wt));
 }
 
 /* The backward ops' geometry from the forward's input and weight sizes: grad_out (a->t[0])

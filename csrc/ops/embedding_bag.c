@@ -1,11 +1,11 @@
 /* embedding_bag as a composite: the rows of weight named by indices (embedding, whose
- * gradient is sparse with sparse=True, padding_idx's rows left out), each
- * scaled by its per_sample_weight, reduced per bag (the bag of position k is the last offset
- * <= k, searchsorted) by index_add (sum, and mean over the bag's count) or scatter_reduce's
- * amax (max); entries equal to padding_idx are dropped first (nonzero), and an empty bag gives
- * zeros, as PyTorch's; and PyTorch's other results, max mode's argmax rows among them.
- * Autograd and every device come from those ops. PyTorch's checks and
- * messages (the offsets are read on the host for them, on the CPU only). */
+ * gradient is sparse with sparse=True, padding_idx's rows left out, and over each row's count
+ * with scale_grad_by_freq), each scaled by its per_sample_weight, reduced per bag (the bag of
+ * position k is the last offset <= k, searchsorted) by index_add (sum, and mean over the bag's
+ * count) or scatter_reduce's amax (max); entries equal to padding_idx are dropped first
+ * (nonzero), and an empty bag gives zeros, as PyTorch's; and PyTorch's other results, max
+ * mode's argmax rows among them. Autograd and every device come from those ops. PyTorch's
+ * checks and messages (the offsets are read on the host for them, on the CPU only). */
 #include "dispatch/kernels.h"
 #include "ops/fails.h"
 #include "ops/ops.h"
@@ -139,6 +139,9 @@ gather_parts(mt_args *a, int64_t nbags, bag_parts *p)
     int64_t n = mt_tensor_numel(indices);
     mt_tensor *starts = NULL, *pos = NULL, *after = NULL, *keep = NULL, *idx = NULL, *ones = NULL;
     mt_tensor *flat = NULL, *zeros = NULL, *w = NULL, *scaled = NULL, *one = NULL;
+    /* scale_grad_by_freq: each row's gradient over its count among all n indices (embedding's
+     * own); max mode's gradient is never scaled, as PyTorch's */
+    bool scale = a->b[0] && a->i[0] != MODE_MAX;
     mt_status st;
     if ((st = mt_op_reshape(indices, 1, &n, &flat)) ||
         (st = mt_op_slice(offsets, 0, 0, nbags, 1, &starts)) ||
@@ -147,7 +150,7 @@ gather_parts(mt_args *a, int64_t nbags, bag_parts *p)
         (st = mt_op_searchsorted(starts, pos, false, true, NULL, NULL, &after)) ||
         (st = mt_tensor_scalar(mt_scalar_int(1), MT_INT64, &one)) ||
         (st = mt_op_sub(after, one, mt_scalar_int(1), &p->bag)) ||
-        (st = mt_op_embedding(weight, flat, (a->i_none & 2u) ? -1 : a->i[1], false, a->b[1],
+        (st = mt_op_embedding(weight, flat, (a->i_none & 2u) ? -1 : a->i[1], scale, a->b[1],
                               &p->rows))) {
         goto out;
     }

@@ -13,6 +13,10 @@ mt_status mt_linalg_check_matrix(const mt_tensor *A, const char *api, const char
 
 /* A is of a float or complex dtype (PyTorch's checkFloatingOrComplex). */
 mt_status mt_linalg_check_float(const mt_tensor *A, const char *api);
+/* linalg.vector_norm's (and norm's) dtype= for an input of dtype self_dt (none when dtype < 0):
+ * a float or complex dtype, complex exactly when self_dt is, that self_dt converts to without
+ * narrowing; PyTorch's RuntimeErrors. */
+mt_status mt_linalg_check_norm_dtype(mt_dtype self_dt, int dtype);
 
 /* The linear system A X = B (or X A = B when !left) of linalg_solve, solve_triangular and
  * lstsq: B is a vector when `vector` (B (..., n) for A (..., n, n)), its batch dims broadcast

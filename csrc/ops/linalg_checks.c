@@ -71,6 +71,33 @@ mt_linalg_check_float(const mt_tensor *A, const char *api)
     return MT_OK;
 }
 
+mt_status
+mt_linalg_check_norm_dtype(mt_dtype self_dt, int dtype)
+{
+    const char *api = "linalg.vector_norm";
+    if (dtype < 0) {
+        return MT_OK;
+    }
+    mt_dtype dt = (mt_dtype)dtype;
+    bool is_cx = mt_dtype_is_complex(self_dt);
+    if (!mt_dtype_is_float(dt) && !mt_dtype_is_complex(dt)) {
+        return mt_fail(MT_ERUNTIME, "%s: dtype should be floating point or complex, but got %s",
+                       api, mt_dtype_scalar_name(dt));
+    }
+    if (mt_dtype_is_complex(dt) != is_cx) {
+        return mt_fail(MT_ERUNTIME, "%s: dtype should be %s for %s inputs, but got %s", api,
+                       is_cx ? "complex" : "real", is_cx ? "complex" : "real",
+                       mt_dtype_scalar_name(dt));
+    }
+    if (mt_promote_types(self_dt, dt) != dt) {
+        return mt_fail(MT_ERUNTIME,
+                       "%s: the dtype of the input (%s) should be convertible without narrowing to "
+                       "the specified dtype (%s)",
+                       api, mt_dtype_scalar_name(self_dt), mt_dtype_scalar_name(dt));
+    }
+    return MT_OK;
+}
+
 /* sys's batch: A's batch dims (adims of them) broadcast with B's (bdims). */
 static mt_status
 broadcast_batch(const mt_tensor *A, int adims, const mt_tensor *B, int bdims, mt_linalg_system *sys)

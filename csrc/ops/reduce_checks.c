@@ -10,6 +10,7 @@
 
 #include "ops/fails.h"
 #include "ops/front.h"
+#include "ops/linalg.h"
 #include "ops/reduce_dims.h"
 
 /* sum and prod: the result dtype, and the dtype the input is summed in. */
@@ -146,11 +147,9 @@ mt_front_norm(const mt_args *a, mt_plan *p)
     mt_dtype self_dt = self->dtype;
     r->in_dt = r->out_dt = a->dtype >= 0 ? (mt_dtype)a->dtype : self_dt;
     r->p = mt_scalar_is_none(a->s[0]) ? 2.0 : mt_scalar_to_double(a->s[0]);
-    if (!mt_dtype_is_float(self_dt) || !mt_dtype_is_float(r->out_dt)) {
-        return mt_fail(MT_ERUNTIME,
-                       "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                       "Got %s",
-                       mt_dtype_scalar_name(mt_dtype_is_float(self_dt) ? r->out_dt : self_dt));
+    mt_status st = mt_linalg_check_float(self, "linalg.vector_norm");
+    if (st || (st = mt_linalg_check_norm_dtype(self_dt, a->dtype))) {
+        return st;
     }
     if (mt_tensor_numel(self) == 0 && (r->p < 0 || r->p == INFINITY)) {
         if (dims->none || dims->n == 0) {
@@ -170,7 +169,7 @@ mt_front_norm(const mt_args *a, mt_plan *p)
             }
         }
     }
-    mt_status st = mt_reduced_dims(self, dims, r->reduce);
+    st = mt_reduced_dims(self, dims, r->reduce);
     int64_t per_out = 1;
     for (int d = 0; d < self->ndim; d++) {
         per_out *= r->reduce[d] ? self->sizes[d] : 1;

@@ -76,8 +76,6 @@ def embedding_bag(
     if max_norm is not None:  # the bags' rows of weight rescaled in place first, outside autograd
         with _minitorch.no_grad():
             _C.embedding_renorm_(weight, input, max_norm, norm_type)
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag(scale_grad_by_freq=True) is not implemented yet")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. "

@@ -94,7 +94,7 @@ def test_conv2d_gradients_channels_last(case, dtype, threads):
     for name, g, r in zip(("input", "weight", "bias"), got[1:], want):
         assert g.dtype == getattr(minitorch, dtype) and tuple(g.shape) == r.shape, name
         np.testing.assert_allclose(as_numpy(g), r, err_msg=f"gradient of the {name}", **tol)
-    for g in got[1:3] if xs[0] > 0 else ():  # an empty batch: its weight gradient stays row-major
+    for g in got[1:3]:
         assert g.is_contiguous(memory_format=minitorch.channels_last), g.stride()
     rows = run(minitorch, minitorch.tensor, [x, w, b], gy, stride, pad, dil, groups)  # the NCHW kernels'
     for g, r in zip(got, rows):
@@ -103,10 +103,9 @@ def test_conv2d_gradients_channels_last(case, dtype, threads):
         t = run(torch, lambda a: torch_layout(torch, a, "channels_last"), [x, w, b], gy, stride, pad, dil, groups)
         for g, r in zip(got, t):
             np.testing.assert_allclose(as_numpy(g), r.detach().numpy(), **tol)
-        if xs[0] > 0:
-            for g, r in zip(got[:3], t[:3]):
-                assert [s for s, n in zip(g.stride(), g.shape) if n > 1] == \
-                       [s for s, n in zip(r.stride(), r.shape) if n > 1], (g.stride(), r.stride())
+        for g, r in zip(got[:3], t[:3]):
+            assert [s for s, n in zip(g.stride(), g.shape) if n > 1 or xs[0] == 0] == \
+                   [s for s, n in zip(r.stride(), r.shape) if n > 1 or xs[0] == 0], (g.stride(), r.stride())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -141,3 +140,35 @@ def test_conv2d_weight_gradient_of_a_strided_channels_last_input(threads):
     rx, rw = minitorch.autograd.grad(fn(minitorch, xr, wr).sum(), (xr, wr))
     np.testing.assert_allclose(as_numpy(gx), as_numpy(rx), atol=1e-4, rtol=1e-4)
     np.testing.assert_allclose(as_numpy(gw), as_numpy(rw), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("x_layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("w_layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("xs,ws,groups", [((0, 3, 5, 5), (4, 3, 3, 3), 1), ((0, 4, 6, 5), (6, 2, 3, 1), 2)])
+def test_conv2d_of_an_empty_batch_lays_out_as_torch(xs, ws, groups, x_layout, w_layout, dtype):
+    """PyTorch's empty batch: a row-major output whatever the operands' layout, and zero gradients
+    laid out as the input and the weight each (not in the convolution's channels-last format)."""
+    arrays = [RNG.standard_normal(xs).astype(dtype), RNG.standard_normal(ws).astype(dtype),
+              RNG.standard_normal(ws[0]).astype(dtype)]
+
+    def go(lib):
+        def make(a, lay):  # empty() states the strides (PyTorch's tensor() of no element has all 0)
+            fmt = lib.channels_last if lay == "channels_last" else lib.contiguous_format
+            return lib.empty(a.shape, dtype=getattr(lib, dtype), memory_format=fmt).copy_(lib.tensor(a))
+
+        x, w, b = [make(a, lay).requires_grad_(True) for a, lay in zip(arrays, (x_layout, w_layout, "contiguous"))]
+        y = lib.nn.functional.conv2d(x, w, b, 1, 1, 1, groups)
+        return (y, *lib.autograd.grad(y.sum(), (x, w, b)))
+
+    got = go(minitorch)
+    cl = minitorch.channels_last
+    assert got[0].shape[0] == 0 and got[0].is_contiguous() and not got[0].is_contiguous(memory_format=cl)
+    for g, a, lay in zip(got[1:3], arrays, (x_layout, w_layout)):
+        assert g.is_contiguous(memory_format=cl) == (lay == "channels_last"), g.stride()
+        np.testing.assert_array_equal(as_numpy(g), np.zeros_like(a))
+    np.testing.assert_array_equal(as_numpy(got[3]), np.zeros(ws[0]))
+    if torch is not None:
+        want = go(torch)
+        for g, r in zip(got, want):
+            assert g.stride() == r.stride() and tuple(g.shape) == tuple(r.shape), (g.stride(), r.stride())

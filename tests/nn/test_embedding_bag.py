@@ -44,6 +44,82 @@ def test_per_sample_weights():
         [weight(), psw.reshape(2, 5)], atol=1e-12)
 
 
+def np_bag_grad_scaled(idx, offsets, mode, psw, padding_idx, num):
+    """float64 weight gradient of the sum of embedding_bag's output with scale_grad_by_freq: each
+    entry's row gets its weight (psw, over its bag's kept count in mean mode) over its index's count
+    among all the indices; padding entries and the padding row get nothing."""
+    counts = np.bincount(idx, minlength=num)
+    bags = np.searchsorted(np.asarray(offsets), np.arange(len(idx)), side="right") - 1
+    kept = idx != padding_idx if padding_idx is not None else np.ones(len(idx), bool)
+    per_bag = np.bincount(bags[kept], minlength=len(offsets))
+    grad = np.zeros((num, 3))
+    for k, (i, b) in enumerate(zip(idx, bags)):
+        if kept[k]:
+            grad[i] += (psw[k] if psw is not None else 1.0) / (per_bag[b] if mode == "mean" else 1) / counts[i]
+    return grad
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("offsets,padding_idx,psw", [([0, 4], None, False), ([0, 0, 5, 7], 4, False),
+                                                     ([0, 3, 3], 9, True), ([0], None, True)])
+def test_scale_grad_by_freq(mode, offsets, padding_idx, psw):
+    """Each row's gradient over its index's count in the batch (PyTorch's documented rule), against
+    NumPy; the values unchanged. IDX holds 4, 2 and 0 twice, the others once."""
+    if psw and mode != "sum":
+        pytest.skip("per_sample_weights are sum mode's only")
+    p = RNG.standard_normal(IDX.shape) if psw else None
+    w = minitorch.tensor(weight(), requires_grad=True)
+    kwargs = dict(mode=mode, padding_idx=padding_idx, per_sample_weights=None if p is None else minitorch.tensor(p))
+    out = minitorch.nn.functional.embedding_bag(minitorch.tensor(IDX), w, minitorch.tensor(offsets),
+                                                scale_grad_by_freq=True, **kwargs)
+    plain = minitorch.nn.functional.embedding_bag(minitorch.tensor(IDX), w, minitorch.tensor(offsets), **kwargs)
+    np.testing.assert_array_equal(out.detach().numpy(), plain.detach().numpy())
+    out.sum().backward()
+    want = np_bag_grad_scaled(IDX, offsets, mode, p, padding_idx, 10)
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12, atol=1e-15)
+
+
+# Every index as often as the others: PyTorch's CPU kernel scales the k-th distinct index by the
+# count of the k-th index in sorted order (not its own), which agrees with the rule only then.
+EVEN = np.array([3, 1, 3, 0, 1, 0, 7, 7])
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("offsets,padding_idx", [([0, 3], None), ([0, 0, 5], 1), ([0], None)])
+def test_scale_grad_by_freq_as_torch(mode, offsets, padding_idx):
+    same_as_torch(lambda m, w: m.nn.functional.embedding_bag(
+        m.tensor(EVEN), w, m.tensor(offsets), mode=mode, padding_idx=padding_idx, scale_grad_by_freq=True),
+        [weight()], atol=1e-12, rtol=1e-12)
+    same_as_torch(lambda m, w, p: m.nn.functional.embedding_bag(
+        m.tensor(EVEN), w, m.tensor(offsets), mode="sum", per_sample_weights=p, scale_grad_by_freq=True),
+        [weight(), RNG.standard_normal(EVEN.shape)], atol=1e-12, rtol=1e-12)
+
+
+def test_scale_grad_by_freq_sparse_refused_at_backward():
+    """As PyTorch's: the forward runs, the backward refuses (its embedding_backward's words)."""
+    def backward(m, w):
+        m.nn.functional.embedding_bag(m.tensor(IDX), w.requires_grad_(), m.tensor([0, 4]), mode="sum",
+                                      sparse=True, scale_grad_by_freq=True).sum().backward()
+
+    same_error(backward, weight())
+
+
+def test_scale_grad_by_freq_module_and_2d_input():
+    w = weight()
+    ours = minitorch.nn.EmbeddingBag.from_pretrained(minitorch.tensor(w), freeze=False, mode="mean",
+                                                     scale_grad_by_freq=True)
+    ours(minitorch.tensor(IDX.reshape(5, 2))).sum().backward()
+    want = np_bag_grad_scaled(IDX, list(range(0, 10, 2)), "mean", None, None, 10)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), want, rtol=1e-12, atol=1e-15)
+    if torch is not None:
+        theirs = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(w), freeze=False, mode="mean",
+                                                       scale_grad_by_freq=True)
+        theirs(torch.tensor(EVEN.reshape(4, 2))).sum().backward()
+        ours.weight.grad = None
+        ours(minitorch.tensor(EVEN.reshape(4, 2))).sum().backward()
+        np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), atol=1e-15)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_all_four_results_of_the_op_match_pytorch(dtype):
     """torch.embedding_bag's output, offset2bag, bag_size and max_indices (ties in max mode,
@@ -106,6 +182,8 @@ def test_module_and_from_pretrained():
     lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w[0], m.tensor([0])),
     lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="min"),
     lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="max", sparse=True),
+    lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="max",
+                                               scale_grad_by_freq=True),
     lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0]), mode="mean",
                                                per_sample_weights=w[:, 0]),
     lambda m, w: m.nn.functional.embedding_bag(m.tensor(IDX), w, m.tensor([0, 11])),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import complex_sample, same_as_torch_complex, torch
+from helpers import complex_sample, same_as_torch_complex, same_error, torch
 
 rng = np.random.default_rng(19)
 Z = complex_sample(rng, (3, 4))
@@ -308,6 +308,16 @@ def test_allclose_and_assert_close():
     with pytest.raises(AssertionError):
         minitorch.testing.assert_close(a.to(minitorch.cdouble), a.to(minitorch.cdouble) * (1 + 1e-5),
                                        equal_nan=True)
+
+
+@pytest.mark.parametrize("call", [lambda L, x: L.sign(x), lambda L, x: x.sign(), lambda L, x: x.sign_(),
+                                  lambda L, x: L.sign(x, out=L.empty(2, dtype=x.dtype)),
+                                  lambda L, x: L.sign(x, out=L.empty(2))])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_sign_refuses_complex_as_torch(call, dtype):
+    """torch.sign is real only: NotImplementedError pointing at sgn, on every path."""
+    same_error(call, np.array([1 + 1j, -2j], dtype))
+    np.testing.assert_array_equal(minitorch.sign(minitorch.tensor([-2.0, 0.0, 3.0])).numpy(), [-1, 0, 1])
 
 
 def test_complex_refused_cleanly_elsewhere():

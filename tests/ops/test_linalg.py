@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from helpers import LAYOUTS, check, check_grad, same_as_torch, torch_alike
+from helpers import LAYOUTS, check, check_grad, same_as_torch, same_error, torch_alike
 
 torch = pytest.importorskip("torch")
 L = minitorch.linalg
@@ -366,6 +366,29 @@ def test_vector_norm(ord):
     check(lambda m, x: m.linalg.vector_norm(x, ord, 1), lambda x: np.linalg.norm(x, ord, axis=1), [a])
     if ord not in (0, -inf, -1):
         check_grad(lambda m, x: m.linalg.vector_norm(x, ord, 1), [a])
+
+
+@pytest.mark.parametrize("x_dtype,dtype", [("float32", "float16"), ("float64", "float32"), ("float32", "int64"),
+                                           ("float32", "bool"), ("float32", "complex64"),
+                                           ("complex128", "complex64"), ("complex64", "float64"),
+                                           ("int64", "float64"), ("int64", "int32")])
+@pytest.mark.parametrize("call", [lambda m, x, dt: m.linalg.vector_norm(x, dtype=dt),
+                                  lambda m, x, dt: m.linalg.vector_norm(x, 1, dim=0, dtype=dt),
+                                  lambda m, x, dt: m.norm(x, dtype=dt),
+                                  lambda m, x, dt: m.linalg.norm(x, dtype=dt)])
+def test_vector_norm_dtype_refusals(call, x_dtype, dtype):
+    """dtype= must be float or complex, of the input's kind, and no narrower than the input's
+    (PyTorch's order of checks and words)."""
+    a = np.array([[3.0, -4.0], [1.0, 2.0]], x_dtype)
+    same_error(lambda m, x: call(m, x, getattr(m, dtype)), a)
+
+
+@pytest.mark.parametrize("x_dtype", ["float16", "float32", "float64"])
+def test_vector_norm_widening_dtype(x_dtype):
+    a = rng.standard_normal((3, 4)).astype(x_dtype)
+    got = minitorch.linalg.vector_norm(minitorch.tensor(a), 3, dim=1, dtype=minitorch.float64)
+    assert got.dtype == minitorch.float64
+    np.testing.assert_allclose(got.numpy(), np.linalg.norm(a.astype(np.float64), 3, axis=1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("ord", [2, 1, 0, 3, 0.5, -2, inf, -inf])
