@@ -1,11 +1,18 @@
 """Test set-up shared by every layer: hypothesis profiles, poisoned allocations, devices."""
 import os
+import signal
 import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 import minitorch
+
+# A suite started in the background of a shell without job control (`cmd &` in a script) inherits
+# SIGINT ignored, and so would every child it starts: the tests of Ctrl-C (a rank's or a DataLoader's
+# KeyboardInterrupt) need it as a terminal has it. A handler here is reset to the default in children.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The sanitizer run cannot load PyTorch (ASan's exception interceptor aborts on its C++ throws):
 # make `import torch` fail, so every comparison with PyTorch skips as where it is not installed.
